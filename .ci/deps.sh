@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what zyx-tt's build and tests need on a fresh Debian machine.
+# Idempotent: packages already present are not reinstalled.
+set -euo pipefail
+
+pkgs=(
+  build-essential g++ cmake pkg-config git
+  nlohmann-json3-dev
+  libopenblas0 libopenblas-dev
+  ocl-icd-libopencl1 ocl-icd-opencl-dev pocl-opencl-icd clinfo
+  libvulkan1 mesa-vulkan-drivers vulkan-tools glslang-tools
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "deps: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "deps: all packages present"
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+  echo "deps: go is not on PATH; install Go 1.26 or newer" >&2
+  exit 1
+fi

@@ -1,0 +1,124 @@
+// Package backends is the device API that every zyx-tt user sees: devices,
+// their memory pools and buffers, programs and their launch, the backend
+// registry with lazy initialisation, device selection with fallback, the
+// config file, and copies between pools.
+package backends
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/zyxtt/zyxtt/hostpool"
+)
+
+// BufferID names a buffer inside one pool.
+type BufferID = hostpool.BufferID
+
+// Pool is a device's memory. Buffers are refcounted: Alloc starts the count
+// at one and the last Release frees the buffer. Every method is safe for
+// concurrent use; an unknown, freed or foreign id is ErrUnknownBuffer.
+type Pool interface {
+	// Name identifies the pool ("host", "cuda:0", "tt:1").
+	Name() string
+	Alloc(ctx context.Context, bytes int64) (BufferID, error)
+	Retain(id BufferID) error
+	Release(id BufferID) error
+	Size(id BufferID) (int64, error)
+	// FreeBytes is how many more bytes the pool can hand out.
+	FreeBytes() int64
+	// Write copies src into the buffer at off. When src lies in host-pool
+	// memory a backend may read it in place (the Tenstorrent runtime does).
+	Write(ctx context.Context, dst BufferID, off int64, src []byte) error
+	// Read copies the buffer's bytes at off into dst.
+	Read(ctx context.Context, src BufferID, off int64, dst []byte) error
+}
+
+// HostMemory is a pool whose buffers are addressable host memory (the host
+// pool, the disk pool). Copies use it to skip staging.
+type HostMemory interface {
+	Bytes(id BufferID) ([]byte, error)
+}
+
+// PeerCopier is a pool that can copy from another pool of its own backend
+// without host staging (CUDA peer copies, a runtime's device-to-device copy).
+// It returns ErrUnsupported when it cannot handle that pair, and Copy then
+// stages through the host pool.
+type PeerCopier interface {
+	CopyFrom(ctx context.Context, dst BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n int64) error
+}
+
+// Device runs programs on the memory of its Pool.
+type Device interface {
+	// Name is the selector that names this device ("cuda:0", "c", "tt:1").
+	Name() string
+	// Backend is the registered backend name ("cuda", "c", "tt").
+	Backend() string
+	Info() *DeviceInfo
+	Pool() Pool
+	// Compile builds the program's variant for this backend. A program with
+	// no such variant gives ErrNoVariant.
+	Compile(ctx context.Context, p *Program) (Executable, error)
+	// Close releases the device; its pool's buffers become invalid unless
+	// the pool is shared (the host pool).
+	Close() error
+}
+
+// Executable is a compiled program on one device.
+type Executable interface {
+	// Launch runs the program with args in parameter order and waits for it
+	// to finish. The grid is evaluated from the program's GwsDim.
+	Launch(ctx context.Context, args []LaunchArg) error
+	// LaunchTimed runs the program once, uncontended, and returns the run
+	// time the device measured.
+	LaunchTimed(ctx context.Context, args []LaunchArg) (time.Duration, error)
+	// Release frees the compiled program.
+	Release() error
+}
+
+// LaunchArg is one launch argument: a buffer of the device's pool or a
+// scalar value for a Variable param.
+type LaunchArg struct {
+	Buffer BufferID
+	Value  Constant
+	isVar  bool
+}
+
+// BufArg is a buffer argument.
+func BufArg(id BufferID) LaunchArg { return LaunchArg{Buffer: id} }
+
+// VarArg is a scalar argument.
+func VarArg(c Constant) LaunchArg { return LaunchArg{Value: c, isVar: true} }
+
+// IsVar reports whether the argument is a scalar.
+func (a LaunchArg) IsVar() bool { return a.isVar }
+
+func (a LaunchArg) String() string {
+	if a.isVar {
+		return "var " + a.Value.String()
+	}
+	return fmt.Sprintf("buffer %d", a.Buffer)
+}
+
+// EvalGrid evaluates every grid axis of p from args.
+func EvalGrid(p *Program, args []LaunchArg) ([]uint64, error) {
+	out := make([]uint64, len(p.Grid))
+	for i, g := range p.Grid {
+		v, err := g.Eval(args)
+		if err != nil {
+			return nil, fmt.Errorf("grid axis %d: %w", i, err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// The host pool is an ordinary pool whose memory the host addresses.
+var (
+	_ Pool       = (*hostpool.Pool)(nil)
+	_ HostMemory = (*hostpool.Pool)(nil)
+)
+
+// HostPool is the process-wide host pool that the C and CBLAS devices share
+// and that stages every cross-pool copy.
+func HostPool() (*hostpool.Pool, error) { return hostpool.Default() }

@@ -1,0 +1,228 @@
+package backends
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/zyxtt/zyxtt/hostpool"
+)
+
+// StagingChunk is the size of one host staging buffer for cross-pool
+// copies. Two are used at once so that reading the next chunk overlaps
+// writing the last.
+const StagingChunk = 16 << 20
+
+// CopyOption adjusts a Copy.
+type CopyOption func(*copyOpts)
+
+type copyOpts struct {
+	progress func(done, total int64)
+	chunk    int64
+}
+
+// WithProgress reports the bytes copied so far after every chunk.
+func WithProgress(f func(done, total int64)) CopyOption {
+	return func(o *copyOpts) { o.progress = f }
+}
+
+// WithChunk sets the staging chunk size.
+func WithChunk(n int64) CopyOption {
+	return func(o *copyOpts) {
+		if n > 0 {
+			o.chunk = n
+		}
+	}
+}
+
+// Copy moves n bytes from src's buffer at srcOff to dst's buffer at dstOff.
+// Memory that the host can address (the host pool, the disk pool) is read or
+// written in place. A pool that copies from its own backend's pools does so
+// natively (PeerCopier). Anything else stages through reused host-pool
+// chunks: the copy never holds a whole extra copy of the data.
+func Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n int64, opts ...CopyOption) error {
+	o := copyOpts{chunk: StagingChunk}
+	for _, f := range opts {
+		f(&o)
+	}
+	if err := checkRange(src, srcID, srcOff, n); err != nil {
+		return fmt.Errorf("copy from %s: %w", src.Name(), err)
+	}
+	if err := checkRange(dst, dstID, dstOff, n); err != nil {
+		return fmt.Errorf("copy to %s: %w", dst.Name(), err)
+	}
+	if n == 0 {
+		return nil
+	}
+	report := func(done int64) {
+		if o.progress != nil {
+			o.progress(done, n)
+		}
+	}
+	if pc, ok := dst.(PeerCopier); ok {
+		err := pc.CopyFrom(ctx, dstID, dstOff, src, srcID, srcOff, n)
+		if err == nil {
+			report(n)
+			return nil
+		}
+		if !errors.Is(err, ErrUnsupported) {
+			return err
+		}
+	}
+	if hm, ok := src.(HostMemory); ok {
+		mem, err := hm.Bytes(srcID)
+		if err != nil {
+			return err
+		}
+		return chunked(n, o.chunk, report, func(off, len int64) error {
+			return dst.Write(ctx, dstID, dstOff+off, mem[srcOff+off:srcOff+off+len])
+		})
+	}
+	if hm, ok := dst.(HostMemory); ok {
+		mem, err := hm.Bytes(dstID)
+		if err != nil {
+			return err
+		}
+		return chunked(n, o.chunk, report, func(off, len int64) error {
+			return src.Read(ctx, srcID, srcOff+off, mem[dstOff+off:dstOff+off+len])
+		})
+	}
+	return staged(ctx, dst, dstID, dstOff, src, srcID, srcOff, n, o.chunk, report)
+}
+
+func checkRange(p Pool, id BufferID, off, n int64) error {
+	size, err := p.Size(id)
+	if err != nil {
+		return err
+	}
+	if off < 0 || n < 0 || off > size || n > size-off {
+		return fmt.Errorf("%w: range [%d,%d) outside buffer %d of %d bytes", ErrInvalidArgument, off, off+n, id, size)
+	}
+	return nil
+}
+
+func chunked(n, chunk int64, report func(int64), f func(off, len int64) error) error {
+	for off := int64(0); off < n; off += chunk {
+		l := min(chunk, n-off)
+		if err := f(off, l); err != nil {
+			return err
+		}
+		report(off + l)
+	}
+	return nil
+}
+
+// staged copies device to device through two host-pool chunks: while one
+// chunk is written to dst, the next is read from src.
+func staged(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n, chunk int64, report func(int64)) error {
+	host, err := hostpool.Default()
+	if err != nil {
+		return fmt.Errorf("copy: staging: %w", err)
+	}
+	chunk = min(chunk, n)
+	bufs, release, err := stagingPair(host, chunk)
+	if err != nil {
+		return err
+	}
+	defer release()
+
+	type filled struct {
+		buf      []byte
+		off, len int64
+	}
+	ready := make(chan filled, 1)
+	free := make(chan []byte, 2)
+	free <- bufs[0]
+	free <- bufs[1]
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(ready)
+		for off := int64(0); off < n; off += chunk {
+			l := min(chunk, n-off)
+			var b []byte
+			select {
+			case b = <-free:
+			case <-ctx.Done():
+				readErr <- ctx.Err()
+				return
+			}
+			if err := src.Read(ctx, srcID, srcOff+off, b[:l]); err != nil {
+				readErr <- err
+				return
+			}
+			select {
+			case ready <- filled{b, off, l}:
+			case <-ctx.Done():
+				readErr <- ctx.Err()
+				return
+			}
+		}
+		readErr <- nil
+	}()
+	for f := range ready {
+		if err := dst.Write(ctx, dstID, dstOff+f.off, f.buf[:f.len]); err != nil {
+			cancel()
+			for range ready { //nolint:revive // drain so the reader exits
+			}
+			<-readErr
+			return err
+		}
+		report(f.off + f.len)
+		free <- f.buf
+	}
+	return <-readErr
+}
+
+// stagingCache keeps staging buffers between copies so repeated transfers
+// reuse the same mapped pages.
+var stagingCache struct {
+	sync.Mutex
+	ids []BufferID
+}
+
+func stagingPair(host *hostpool.Pool, chunk int64) ([2][]byte, func(), error) {
+	var out [2][]byte
+	var got []BufferID
+	stagingCache.Lock()
+	for len(stagingCache.ids) > 0 && len(got) < 2 {
+		id := stagingCache.ids[len(stagingCache.ids)-1]
+		stagingCache.ids = stagingCache.ids[:len(stagingCache.ids)-1]
+		if sz, err := host.Size(id); err == nil && sz >= chunk {
+			got = append(got, id)
+		} else {
+			_ = host.Release(id)
+		}
+	}
+	stagingCache.Unlock()
+	for len(got) < 2 {
+		id, err := host.Alloc(context.Background(), max(chunk, StagingChunk))
+		if err != nil {
+			for _, g := range got {
+				_ = host.Release(g)
+			}
+			return out, nil, fmt.Errorf("copy: staging buffer: %w", err)
+		}
+		got = append(got, id)
+	}
+	for i, id := range got {
+		b, err := host.Bytes(id)
+		if err != nil {
+			return out, nil, err
+		}
+		out[i] = b
+	}
+	release := func() {
+		stagingCache.Lock()
+		defer stagingCache.Unlock()
+		stagingCache.ids = append(stagingCache.ids, got...)
+		for len(stagingCache.ids) > 4 {
+			_ = host.Release(stagingCache.ids[0])
+			stagingCache.ids = stagingCache.ids[1:]
+		}
+	}
+	return out, release, nil
+}

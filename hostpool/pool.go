@@ -1,0 +1,262 @@
+// Package hostpool is the host RAM pool: refcounted buffers whose memory
+// lives in shm arena segments. The C and CBLAS devices compute on it directly,
+// every cross-pool copy stages through it, and the Tenstorrent runtime reads
+// and writes it by segment name without a copy.
+package hostpool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/zyxtt/zyxtt/shm"
+)
+
+// BufferID names a buffer inside one pool. IDs are never reused by a pool,
+// so a stale ID is always reported as unknown.
+type BufferID uint64
+
+// Errors shared with the backends package, which re-exports them.
+var (
+	ErrUnknownBuffer   = errors.New("unknown buffer")
+	ErrOutOfMemory     = errors.New("out of memory")
+	ErrInvalidArgument = errors.New("invalid argument")
+)
+
+type buffer struct {
+	region shm.Region
+	refs   int
+}
+
+// Pool is the host memory pool. It is safe for concurrent use.
+type Pool struct {
+	arena *shm.Arena
+
+	mu      sync.Mutex
+	bufs    map[BufferID]*buffer
+	next    BufferID
+	used    int64
+	limit   int64
+	ownsAll bool
+}
+
+// Config sets up a Pool.
+type Config struct {
+	// Limit caps the bytes the pool hands out. Zero means the host's
+	// physical memory.
+	Limit int64
+	// Arena is the shm arena to allocate from. Nil creates a private one
+	// that Close releases.
+	Arena *shm.Arena
+}
+
+// New returns a pool over cfg.Arena, or over a fresh arena of its own.
+func New(cfg Config) (*Pool, error) {
+	p := &Pool{bufs: make(map[BufferID]*buffer), next: 1, limit: cfg.Limit, arena: cfg.Arena}
+	if p.arena == nil {
+		a, err := shm.NewArena()
+		if err != nil {
+			return nil, fmt.Errorf("hostpool: %w", err)
+		}
+		p.arena, p.ownsAll = a, true
+	}
+	if p.limit <= 0 {
+		p.limit = physicalMemory()
+	}
+	return p, nil
+}
+
+var (
+	defaultOnce sync.Once
+	defaultPool *Pool
+	defaultErr  error
+)
+
+// Default is the process-wide host pool, created on first use and shared by
+// every backend.
+func Default() (*Pool, error) {
+	defaultOnce.Do(func() { defaultPool, defaultErr = New(Config{}) })
+	return defaultPool, defaultErr
+}
+
+func physicalMemory() int64 {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		return 1 << 34
+	}
+	return int64(si.Totalram) * int64(si.Unit)
+}
+
+// Name identifies the pool in errors and listings.
+func (p *Pool) Name() string { return "host" }
+
+// Arena is the shm arena behind the pool's memory.
+func (p *Pool) Arena() *shm.Arena { return p.arena }
+
+// Alloc returns a new buffer of n bytes with a reference count of one.
+func (p *Pool) Alloc(_ context.Context, n int64) (BufferID, error) {
+	if n <= 0 {
+		return 0, fmt.Errorf("hostpool: alloc %d bytes: %w: size must be positive", n, ErrInvalidArgument)
+	}
+	p.mu.Lock()
+	if n > p.limit-p.used {
+		free := p.limit - p.used
+		p.mu.Unlock()
+		return 0, fmt.Errorf("hostpool: alloc %d bytes with %d free: %w", n, free, ErrOutOfMemory)
+	}
+	p.used += n // reserve before the (possibly slow) segment creation
+	p.mu.Unlock()
+
+	r, err := p.arena.Alloc(n)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		p.used -= n
+		return 0, fmt.Errorf("hostpool: alloc %d bytes: %w", n, err)
+	}
+	id := p.next
+	p.next++
+	p.bufs[id] = &buffer{region: r, refs: 1}
+	return id, nil
+}
+
+func (p *Pool) lookup(id BufferID) (*buffer, error) {
+	b, ok := p.bufs[id]
+	if !ok {
+		return nil, fmt.Errorf("hostpool: buffer %d: %w", id, ErrUnknownBuffer)
+	}
+	return b, nil
+}
+
+// Retain adds a reference to a buffer.
+func (p *Pool) Retain(id BufferID) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, err := p.lookup(id)
+	if err != nil {
+		return err
+	}
+	b.refs++
+	return nil
+}
+
+// Release drops a reference; the last one frees the buffer. Releasing a
+// freed or unknown buffer is an error and changes nothing.
+func (p *Pool) Release(id BufferID) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, err := p.lookup(id)
+	if err != nil {
+		return err
+	}
+	b.refs--
+	if b.refs > 0 {
+		return nil
+	}
+	delete(p.bufs, id)
+	p.used -= b.region.Len()
+	return p.arena.Free(b.region)
+}
+
+// Size is the buffer's length in bytes.
+func (p *Pool) Size(id BufferID) (int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, err := p.lookup(id)
+	if err != nil {
+		return 0, err
+	}
+	return b.region.Len(), nil
+}
+
+// FreeBytes is how many more bytes the pool will hand out.
+func (p *Pool) FreeBytes() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.limit - p.used
+}
+
+// TotalBytes is the pool's limit.
+func (p *Pool) TotalBytes() int64 { return p.limit }
+
+// Live is the number of buffers not yet freed.
+func (p *Pool) Live() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.bufs)
+}
+
+// Bytes is the buffer's memory. It stays valid while the caller holds a
+// reference.
+func (p *Pool) Bytes(id BufferID) ([]byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, err := p.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	return b.region.Bytes(), nil
+}
+
+// Region is the shm region that holds the buffer, for handing to another
+// process by segment name and offset.
+func (p *Pool) Region(id BufferID) (shm.Region, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, err := p.lookup(id)
+	if err != nil {
+		return shm.Region{}, err
+	}
+	return b.region, nil
+}
+
+func (p *Pool) span(id BufferID, off int64, n int) ([]byte, error) {
+	mem, err := p.Bytes(id)
+	if err != nil {
+		return nil, err
+	}
+	if off < 0 || off > int64(len(mem)) || int64(n) > int64(len(mem))-off {
+		return nil, fmt.Errorf("hostpool: buffer %d: range [%d,%d) outside its %d bytes: %w",
+			id, off, off+int64(n), len(mem), ErrInvalidArgument)
+	}
+	return mem[off : off+int64(n)], nil
+}
+
+// Write copies src into the buffer at off.
+func (p *Pool) Write(_ context.Context, dst BufferID, off int64, src []byte) error {
+	mem, err := p.span(dst, off, len(src))
+	if err != nil {
+		return err
+	}
+	copy(mem, src)
+	return nil
+}
+
+// Read copies the buffer's bytes at off into dst.
+func (p *Pool) Read(_ context.Context, src BufferID, off int64, dst []byte) error {
+	mem, err := p.span(src, off, len(dst))
+	if err != nil {
+		return err
+	}
+	copy(dst, mem)
+	return nil
+}
+
+// Close frees every buffer and, when the pool made its own arena, unmaps it.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var errs []error
+	for id, b := range p.bufs {
+		errs = append(errs, p.arena.Free(b.region))
+		delete(p.bufs, id)
+	}
+	p.used = 0
+	if p.ownsAll {
+		errs = append(errs, p.arena.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,177 @@
+package shm
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// Prefix starts the name of every segment this package creates. The pid
+// follows, so Sweep can tell which segments belong to dead processes.
+const Prefix = "zyx-"
+
+var seq atomic.Uint64
+
+// NewName returns a fresh segment name that carries the pid of this process:
+// zyx-<pid>-<seq>-<random>.
+func NewName() string {
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	return fmt.Sprintf("%s%d-%d-%s", Prefix, os.Getpid(), seq.Add(1), hex.EncodeToString(r[:]))
+}
+
+// Segment is one POSIX shared memory object, mapped read-write into this
+// process for its whole life. Close unmaps it and, when this process created
+// it, unlinks the name.
+type Segment struct {
+	name  string
+	data  []byte
+	owner bool
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Create makes a new segment of size bytes with O_CREAT|O_EXCL and mode 0600,
+// and maps it.
+func Create(name string, size int64) (*Segment, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("shm: create %s: size %d must be positive", name, size)
+	}
+	if int64(int(size)) != size {
+		return nil, fmt.Errorf("shm: create %s: size %d does not fit in this address space", name, size)
+	}
+	if err := validName(name); err != nil {
+		return nil, err
+	}
+	if err := checkDir(); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(Dir, name)
+	fd, err := shmOpen(path, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFD(fd, name) //nolint:errcheck // the mapping keeps the object alive
+	if err := ftruncate(fd, size, name); err != nil {
+		_ = unlink(path)
+		return nil, err
+	}
+	data, err := mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, name)
+	if err != nil {
+		_ = unlink(path)
+		return nil, err
+	}
+	return &Segment{name: name, data: data, owner: true}, nil
+}
+
+// Open maps an existing segment created by another process. Close unmaps it
+// but leaves the name in place.
+func Open(name string) (*Segment, error) {
+	if err := validName(name); err != nil {
+		return nil, err
+	}
+	if err := checkDir(); err != nil {
+		return nil, err
+	}
+	fd, err := shmOpen(filepath.Join(Dir, name), unix.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFD(fd, name) //nolint:errcheck
+	size, err := fstatSize(fd, name)
+	if err != nil {
+		return nil, err
+	}
+	if size <= 0 {
+		return nil, fmt.Errorf("shm: open %s: segment is empty", name)
+	}
+	data, err := mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, name)
+	if err != nil {
+		return nil, err
+	}
+	return &Segment{name: name, data: data}, nil
+}
+
+// validName rejects names that would escape Dir or that the runtime could not
+// open by name.
+func validName(name string) error {
+	if name == "" || len(name) > 200 || strings.ContainsAny(name, "/\x00") || name == "." || name == ".." {
+		return fmt.Errorf("shm: invalid segment name %q", name)
+	}
+	return nil
+}
+
+// Name is the segment's name under /dev/shm, as other processes open it.
+func (s *Segment) Name() string { return s.name }
+
+// Size is the mapped length in bytes.
+func (s *Segment) Size() int64 { return int64(len(s.data)) }
+
+// Bytes is the whole mapping. It is valid until Close.
+func (s *Segment) Bytes() []byte { return s.data }
+
+// Close unmaps the segment and unlinks it if this process created it. It is
+// safe to call more than once.
+func (s *Segment) Close() error {
+	s.closeOnce.Do(func() {
+		err := munmap(s.data, s.name)
+		s.data = nil
+		if s.owner {
+			if uerr := unlink(filepath.Join(Dir, s.name)); uerr != nil && err == nil {
+				err = uerr
+			}
+		}
+		s.closeErr = err
+	})
+	return s.closeErr
+}
+
+// Sweep removes segments whose creator process is gone. It returns the names
+// it removed. Segments of live processes, and names it does not recognise,
+// are left alone.
+func Sweep() ([]string, error) {
+	if err := checkDir(); err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(Dir)
+	if err != nil {
+		return nil, wrap("readdir", Dir, err)
+	}
+	var removed []string
+	for _, e := range entries {
+		pid, ok := ownerPID(e.Name())
+		if !ok || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		if err := unlink(filepath.Join(Dir, e.Name())); err == nil {
+			removed = append(removed, e.Name())
+		}
+	}
+	return removed, nil
+}
+
+// ownerPID extracts the pid from a name made by NewName.
+func ownerPID(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, Prefix)
+	if !ok {
+		return 0, false
+	}
+	pidStr, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(pidStr)
+	if err != nil || pid <= 0 {
+		return 0, false
+	}
+	return pid, true
+}

@@ -1,0 +1,99 @@
+// Package shm provides POSIX shared memory for zyx-tt: named segments under
+// /dev/shm, an arena that maps each segment once and reuses its regions, and a
+// sweep that removes segments left behind by dead processes.
+//
+// Every system call goes through the thin wrappers in this file, so each errno
+// is wrapped with the name of the operation that produced it.
+package shm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrUnsupported is returned when the host has no POSIX shared memory
+// (no /dev/shm tmpfs), so segments cannot be created.
+var ErrUnsupported = errors.New("shm: POSIX shared memory is not available (no /dev/shm)")
+
+// Dir is where POSIX shared memory objects live on Linux. shm_open(3) in glibc
+// is open(2) on this directory, so using it directly needs no cgo.
+var Dir = "/dev/shm"
+
+// opError names the failing operation and the object it worked on.
+type opError struct {
+	op   string
+	name string
+	err  error
+}
+
+func (e *opError) Error() string {
+	if e.name == "" {
+		return fmt.Sprintf("shm: %s: %v", e.op, e.err)
+	}
+	return fmt.Sprintf("shm: %s %s: %v", e.op, e.name, e.err)
+}
+
+func (e *opError) Unwrap() error { return e.err }
+
+func wrap(op, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &opError{op: op, name: name, err: err}
+}
+
+func checkDir() error {
+	st, err := os.Stat(Dir)
+	if err != nil || !st.IsDir() {
+		return fmt.Errorf("%w: %s", ErrUnsupported, Dir)
+	}
+	return nil
+}
+
+func shmOpen(path string, flags int, mode uint32) (int, error) {
+	fd, err := unix.Open(path, flags|unix.O_CLOEXEC|unix.O_NOFOLLOW, mode)
+	return fd, wrap("open", path, err)
+}
+
+func ftruncate(fd int, size int64, name string) error {
+	return wrap("ftruncate", name, unix.Ftruncate(fd, size))
+}
+
+func fstatSize(fd int, name string) (int64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, wrap("fstat", name, err)
+	}
+	return st.Size, nil
+}
+
+func mmap(fd int, off int64, size int, prot int, name string) ([]byte, error) {
+	b, err := unix.Mmap(fd, off, size, prot, unix.MAP_SHARED)
+	return b, wrap("mmap", name, err)
+}
+
+func munmap(b []byte, name string) error {
+	return wrap("munmap", name, unix.Munmap(b))
+}
+
+func closeFD(fd int, name string) error {
+	return wrap("close", name, unix.Close(fd))
+}
+
+func unlink(path string) error {
+	return wrap("unlink", path, unix.Unlink(path))
+}
+
+func madvise(b []byte, advice int, name string) error {
+	return wrap("madvise", name, unix.Madvise(b, advice))
+}
+
+// processAlive reports whether pid names a live process. EPERM means it
+// exists but belongs to someone else, which still counts as alive.
+func processAlive(pid int) bool {
+	err := unix.Kill(pid, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
+}
