@@ -39,10 +39,15 @@ type TTArgKind string
 const (
 	TTArgParam      TTArgKind = "param"       // the value of a Variable param
 	TTArgBufferAddr TTArgKind = "buffer_addr" // the device address of a buffer param
-	TTArgAccessor   TTArgKind = "accessor"    // the tensor-accessor args of a buffer param
-	TTArgCoreRow    TTArgKind = "core_row"    // this core's row
-	TTArgCoreCol    TTArgKind = "core_col"    // this core's column
-	TTArgConst      TTArgKind = "const"       // Value
+	TTArgBufferSize TTArgKind = "buffer_size" // the byte size of a buffer param
+	TTArgPages      TTArgKind = "buffer_pages"
+	TTArgPageSize   TTArgKind = "page_size"
+	TTArgAccessor   TTArgKind = "accessor"   // the tensor-accessor args of a buffer param
+	TTArgCoreRow    TTArgKind = "core_row"   // this core's row
+	TTArgCoreCol    TTArgKind = "core_col"   // this core's column
+	TTArgCoreIndex  TTArgKind = "core_index" // row*cols+col over the launch grid
+	TTArgNumCores   TTArgKind = "num_cores"  // cores in the launch grid
+	TTArgConst      TTArgKind = "const"      // Value
 )
 
 // TTArg is one entry of an argument layout.
