@@ -55,6 +55,9 @@ type DeviceInfo struct {
 	SupportedVecLens []uint8 `json:"supported_vec_lens"`
 	// Tenstorrent marks a Tensix device.
 	Tenstorrent bool `json:"tenstorrent"`
+	// Emulated marks a device that a host program emulates (the Tensix
+	// emulator). Auto selection never prefers it over real hardware.
+	Emulated bool `json:"emulated,omitempty"`
 	// Tile is the native tile shape [rows, cols] of a tile-based device.
 	Tile [2]uint64 `json:"tile"`
 	// TileSizes lists the supported tile shapes; empty means no tiles.

@@ -19,8 +19,8 @@ func (s Skip) String() string { return s.Device + ": " + s.Reason }
 
 // Candidates lists, in preference order, the devices that selector allows
 // and that have a variant for p, with the reason for each one left out.
-// "auto" (or "") allows every device: Tenstorrent first, then by compute,
-// most first. Any other selector is as in Lookup, or a name prefix
+// "auto" (or "") allows every device: Tenstorrent cards first, then by
+// compute, most first, and emulators last. Any other selector is as in Lookup, or a name prefix
 // ("tt-emu" matches "tt-emu:0").
 func Candidates(ctx context.Context, p *Program, selector string) ([]Device, []Skip, error) {
 	var devs []Device
@@ -34,11 +34,15 @@ func Candidates(ctx context.Context, p *Program, selector string) ([]Device, []S
 			devs = append(devs, st.Devices...)
 		}
 		sort.SliceStable(devs, func(i, j int) bool {
-			ti, tj := devs[i].Info().Tenstorrent, devs[j].Info().Tenstorrent
+			ii, ij := devs[i].Info(), devs[j].Info()
+			ti, tj := ii.Tenstorrent && !ii.Emulated, ij.Tenstorrent && !ij.Emulated
 			if ti != tj {
 				return ti
 			}
-			return devs[i].Info().Compute > devs[j].Info().Compute
+			if ii.Emulated != ij.Emulated {
+				return ij.Emulated
+			}
+			return ii.Compute > ij.Compute
 		})
 	} else {
 		d, err := Lookup(ctx, selector)
