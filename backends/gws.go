@@ -7,7 +7,6 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
-	"unicode"
 )
 
 // GwsOp is the operation at one node of a grid expression.
@@ -57,9 +56,13 @@ func (g GwsDim) Eval(args []LaunchArg) (uint64, error) {
 	return g.eval(args, 0)
 }
 
+// maxGwsDepth bounds how deeply a grid expression may nest. ParseGws
+// rejects deeper trees, so everything it accepts also evaluates and formats.
+const maxGwsDepth = 64
+
 func (g GwsDim) eval(args []LaunchArg, depth int) (uint64, error) {
-	if depth > 64 {
-		return 0, fmt.Errorf("%w: nested more than 64 deep", ErrGridExpr)
+	if depth > maxGwsDepth {
+		return 0, fmt.Errorf("%w: nested more than %d deep", ErrGridExpr, maxGwsDepth)
 	}
 	switch g.Op {
 	case GwsConst:
@@ -191,7 +194,31 @@ func ParseGws(expr string, lookup func(name string) (int, bool)) (GwsDim, error)
 	if p.tok != "" {
 		return GwsDim{}, fmt.Errorf("grid expression %q: unexpected %q at %d", expr, p.tok, p.pos)
 	}
+	if deeperThan(&d, maxGwsDepth) {
+		// A long chain such as 1+1+…+1 nests one level per operator.
+		return GwsDim{}, fmt.Errorf("grid expression %q: nested more than %d deep", expr, maxGwsDepth)
+	}
 	return d, nil
+}
+
+// deeperThan reports whether the tree below d has more than limit levels of
+// operators. It stops descending at the limit, so it is cheap on long chains.
+func deeperThan(d *GwsDim, limit int) bool {
+	if d == nil || d.X == nil && d.Y == nil {
+		return false
+	}
+	if limit == 0 {
+		return true
+	}
+	return deeperThan(d.X, limit-1) || deeperThan(d.Y, limit-1)
+}
+
+// Grid expressions are ASCII: byte-wise classification of UTF-8 would split
+// multi-byte characters into pieces.
+func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
 
 type gwsParser struct {
@@ -203,7 +230,7 @@ type gwsParser struct {
 }
 
 func (p *gwsParser) next() {
-	for p.pos < len(p.src) && unicode.IsSpace(rune(p.src[p.pos])) {
+	for p.pos < len(p.src) && isSpace(p.src[p.pos]) {
 		p.pos++
 	}
 	if p.pos >= len(p.src) {
@@ -211,15 +238,15 @@ func (p *gwsParser) next() {
 		return
 	}
 	start := p.pos
-	c := rune(p.src[p.pos])
+	c := p.src[p.pos]
 	switch {
-	case unicode.IsDigit(c):
-		for p.pos < len(p.src) && unicode.IsDigit(rune(p.src[p.pos])) {
+	case isDigit(c):
+		for p.pos < len(p.src) && isDigit(p.src[p.pos]) {
 			p.pos++
 		}
-	case c == '_' || c == '$' || unicode.IsLetter(c):
+	case c == '_' || c == '$' || isLetter(c):
 		p.pos++
-		for p.pos < len(p.src) && (p.src[p.pos] == '_' || unicode.IsLetter(rune(p.src[p.pos])) || unicode.IsDigit(rune(p.src[p.pos]))) {
+		for p.pos < len(p.src) && (p.src[p.pos] == '_' || isLetter(p.src[p.pos]) || isDigit(p.src[p.pos])) {
 			p.pos++
 		}
 	default:
@@ -265,7 +292,9 @@ func (p *gwsParser) product() (GwsDim, error) {
 func (p *gwsParser) atom() (GwsDim, error) {
 	p.depth++
 	defer func() { p.depth-- }()
-	if p.depth > 64 {
+	// A tree of depth maxGwsDepth formats with one more level of
+	// parentheses, which must still parse.
+	if p.depth > maxGwsDepth+1 {
 		return GwsDim{}, errors.New("nested too deep")
 	}
 	tok := p.tok
@@ -283,7 +312,7 @@ func (p *gwsParser) atom() (GwsDim, error) {
 		}
 		p.next()
 		return d, nil
-	case unicode.IsDigit(rune(tok[0])):
+	case isDigit(tok[0]):
 		v, err := strconv.ParseUint(tok, 10, 64)
 		if err != nil {
 			return GwsDim{}, fmt.Errorf("number %s: %w", tok, err)
@@ -297,7 +326,7 @@ func (p *gwsParser) atom() (GwsDim, error) {
 		}
 		p.next()
 		return ParamDim(n), nil
-	case tok[0] == '_' || unicode.IsLetter(rune(tok[0])):
+	case tok[0] == '_' || isLetter(tok[0]):
 		p.next()
 		if op, ok := gwsFuncs[strings.ToLower(tok)]; ok && p.tok == "(" {
 			p.next()
