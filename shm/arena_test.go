@@ -1,0 +1,215 @@
+package shm
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func newArena(t *testing.T, opts ...ArenaOption) *Arena {
+	t.Helper()
+	a, err := NewArena(opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, a.Close()) })
+	return a
+}
+
+func TestArenaAllocRejectsBadSizes(t *testing.T) {
+	a := newArena(t)
+	for _, n := range []int64{0, -1, -1 << 40, 1<<50 + 1} {
+		r, err := a.Alloc(n)
+		require.Error(t, err, "alloc %d", n)
+		require.True(t, r.IsZero())
+	}
+	require.Empty(t, a.Segments(), "a failed alloc maps nothing")
+}
+
+func TestArenaReusesFreedRegions(t *testing.T) {
+	a := newArena(t, WithChunk(1<<20))
+	r1, err := a.Alloc(1000)
+	require.NoError(t, err)
+	require.EqualValues(t, 1000, r1.Len())
+	require.Len(t, r1.Bytes(), 1000)
+	require.Equal(t, 1000, cap(r1.Bytes()), "a region's slice cannot grow into its neighbour")
+	r2, err := a.Alloc(1000)
+	require.NoError(t, err)
+	require.Equal(t, r1.Segment(), r2.Segment(), "small regions share a segment")
+	require.Zero(t, r2.Offset()%align, "offsets are %d-byte aligned", align)
+	require.GreaterOrEqual(t, r2.Offset(), r1.Offset()+r1.Len())
+
+	copy(r1.Bytes(), "first tenant")
+	require.NoError(t, a.Free(r1))
+	r3, err := a.Alloc(900)
+	require.NoError(t, err)
+	require.Equal(t, r1.Segment(), r3.Segment())
+	require.Equal(t, r1.Offset(), r3.Offset(), "the freed region is handed out again")
+	require.Equal(t, "first tenant", string(r3.Bytes()[:12]), "reuse maps no new memory (and does not zero it)")
+	require.Len(t, a.Segments(), 1)
+	require.EqualValues(t, 1<<20, a.Mapped())
+}
+
+func TestArenaCoalescesInAnyFreeOrder(t *testing.T) {
+	const chunk = 4096
+	orders := [][3]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}
+	for _, order := range orders {
+		t.Run(fmt.Sprint(order), func(t *testing.T) {
+			a := newArena(t, WithChunk(chunk))
+			var rs [3]Region
+			for i, n := range []int64{1024, 1024, 2048} {
+				r, err := a.Alloc(n)
+				require.NoError(t, err)
+				rs[i] = r
+			}
+			require.Len(t, a.Segments(), 1, "the three regions fill one chunk exactly")
+			for _, i := range order {
+				require.NoError(t, a.Free(rs[i]))
+			}
+			whole, err := a.Alloc(chunk)
+			require.NoError(t, err)
+			require.Zero(t, whole.Offset(), "the freed spans merged back into one")
+			require.Equal(t, rs[0].Segment(), whole.Segment())
+			require.Len(t, a.Segments(), 1)
+		})
+	}
+}
+
+func TestArenaDetectsDoubleAndForeignFree(t *testing.T) {
+	a := newArena(t, WithChunk(1<<16))
+	r, err := a.Alloc(512)
+	require.NoError(t, err)
+	keep, err := a.Alloc(512)
+	require.NoError(t, err)
+	require.NoError(t, a.Free(r))
+	require.ErrorContains(t, a.Free(r), "already free")
+	require.NoError(t, a.Free(Region{}), "freeing the zero region is a no-op")
+
+	other := newArena(t, WithChunk(1<<16))
+	require.ErrorContains(t, other.Free(keep), "does not belong")
+
+	// The failed frees changed nothing: the kept region is still allocated
+	// and the rest of the chunk is still whole.
+	rest, err := a.Alloc(1<<16 - 1024)
+	require.NoError(t, err)
+	require.Equal(t, keep.Segment(), rest.Segment())
+	require.NoError(t, a.Free(keep))
+	require.ErrorContains(t, a.Free(keep), "already free")
+}
+
+func TestArenaLocate(t *testing.T) {
+	a := newArena(t, WithChunk(1<<16))
+	_, err := a.Alloc(4096)
+	require.NoError(t, err)
+	r, err := a.Alloc(4096)
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name   string
+		b      []byte
+		ok     bool
+		offset int64
+	}{
+		{"whole region", r.Bytes(), true, r.Offset()},
+		{"inside region", r.Bytes()[100:200], true, r.Offset() + 100},
+		{"Go heap", make([]byte, 64), false, 0},
+		{"empty", r.Bytes()[:0], false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seg, off, ok := a.Locate(tc.b)
+			require.Equal(t, tc.ok, ok)
+			if tc.ok {
+				require.Equal(t, r.Segment(), seg)
+				require.Equal(t, tc.offset, off)
+			}
+		})
+	}
+	other := newArena(t)
+	_, _, ok := other.Locate(r.Bytes())
+	require.False(t, ok, "another arena does not claim this memory")
+}
+
+func TestArenaDedicatedSegmentUnmappedWhenEmpty(t *testing.T) {
+	a := newArena(t, WithChunk(1<<16))
+	small, err := a.Alloc(100)
+	require.NoError(t, err)
+	big, err := a.Alloc(1<<16 + 1)
+	require.NoError(t, err)
+	require.NotEqual(t, small.Segment(), big.Segment())
+	segs := a.Segments()
+	require.Len(t, segs, 2)
+	require.EqualValues(t, 1<<16+4096, segs[big.Segment()], "a dedicated segment is rounded up to whole pages")
+	big.Bytes()[1<<16] = 7
+
+	require.NoError(t, a.Free(big))
+	require.NotContains(t, a.Segments(), big.Segment())
+	_, err = os.Stat(filepath.Join(Dir, big.Segment()))
+	require.ErrorIs(t, err, os.ErrNotExist, "an empty dedicated segment is unlinked")
+
+	require.NoError(t, a.Free(small))
+	require.Contains(t, a.Segments(), small.Segment(), "ordinary segments stay mapped for reuse")
+}
+
+func TestArenaCloseIsIdempotentAndFinal(t *testing.T) {
+	a, err := NewArena(WithChunk(1 << 16))
+	require.NoError(t, err)
+	r, err := a.Alloc(10)
+	require.NoError(t, err)
+	path := filepath.Join(Dir, r.Segment())
+	require.FileExists(t, path)
+
+	require.NoError(t, a.Close())
+	require.NoError(t, a.Close())
+	require.NoFileExists(t, path)
+	require.Empty(t, a.Segments())
+	_, err = a.Alloc(10)
+	require.ErrorIs(t, err, ErrClosed)
+	require.Error(t, a.Free(r), "regions of a closed arena are gone")
+}
+
+func TestArenaConcurrentRegionsNeverOverlap(t *testing.T) {
+	a := newArena(t, WithChunk(1<<18))
+	const workers, rounds = 8, 200
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range rounds {
+				n := int64(1 + (w*rounds+i)%5000)
+				r, err := a.Alloc(n)
+				if err != nil {
+					errs <- err
+					return
+				}
+				b := r.Bytes()
+				for j := range b {
+					b[j] = byte(w)
+				}
+				for j := range b {
+					if b[j] != byte(w) {
+						errs <- fmt.Errorf("worker %d: byte %d of %s@%d overwritten", w, j, r.Segment(), r.Offset())
+						return
+					}
+				}
+				if err := a.Free(r); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	// Everything was freed, so one chunk's worth of allocation fits in the
+	// first segment again.
+	r, err := a.Alloc(1 << 18)
+	require.NoError(t, err)
+	require.Zero(t, r.Offset())
+}
