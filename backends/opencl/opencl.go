@@ -1,0 +1,416 @@
+// Package opencl is the zyx-tt OpenCL backend: it loads the OpenCL ICD
+// loader with purego (no cgo), opens every device of every platform as
+// "opencl:N", keeps device buffers in a per-device pool, and builds and
+// launches a program's OpenCL C variant, caching compiled binaries on disk.
+package opencl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+// Name is the backend's registry key and the prefix of its device names.
+const Name = "opencl"
+
+func init() { backends.Register(Name, driver{}) }
+
+// Config is the "opencl" section of the config file.
+type Config struct {
+	// DeviceIDs keeps only these device ordinals (the N of "opencl:N",
+	// counted over the kept platforms). Absent means every device.
+	DeviceIDs *[]int `json:"device_ids"`
+	// PlatformIDs keeps only these platform ordinals (clGetPlatformIDs
+	// order). Absent means every platform.
+	PlatformIDs *[]int `json:"platform_ids"`
+	// CacheDir is where compiled program binaries are kept. Empty means
+	// $XDG_CACHE_HOME/zyx/opencl (or ~/.cache/zyx/opencl); "off" disables
+	// the cache.
+	CacheDir string `json:"cache_dir"`
+}
+
+func allowed(ids *[]int, i int) bool {
+	if ids == nil {
+		return true
+	}
+	for _, id := range *ids {
+		if id == i {
+			return true
+		}
+	}
+	return false
+}
+
+type driver struct{}
+
+// Open loads libOpenCL and opens every allowed device.
+func (driver) Open(ctx context.Context, cfg *backends.Config) ([]backends.Device, error) {
+	var c Config
+	if err := cfg.Section(Name, &c); err != nil {
+		return nil, err
+	}
+	return OpenDevices(ctx, c)
+}
+
+// OpenDevices opens the devices that c allows. It is what the registered
+// driver calls; tests and tools call it to open devices of their own.
+func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
+	l, err := load()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, err)
+	}
+	cacheDir := resolveCacheDir(c.CacheDir)
+	platforms, err := l.platforms()
+	if err != nil {
+		return nil, err
+	}
+	var devs []backends.Device
+	var errs []error
+	ordinal := 0
+	for pi, p := range platforms {
+		if !allowed(c.PlatformIDs, pi) {
+			continue
+		}
+		ids, err := l.deviceIDs(p)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("platform %d (%s): %w", pi, l.platformString(p, clPlatformName), err))
+			continue
+		}
+		for _, id := range ids {
+			n := ordinal
+			ordinal++
+			if !allowed(c.DeviceIDs, n) {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				closeAll(devs)
+				return nil, err
+			}
+			d, err := newDevice(l, p, id, n, cacheDir)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s:%d: %w", Name, n, err))
+				continue
+			}
+			devs = append(devs, d)
+		}
+	}
+	if len(devs) == 0 {
+		if len(errs) == 0 {
+			errs = append(errs, errors.New("no OpenCL devices on the allowed platforms"))
+		}
+		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, errors.Join(errs...))
+	}
+	for _, e := range errs {
+		backends.Debug(backends.DebugDevice, "opencl device skipped", "err", e)
+	}
+	return devs, nil
+}
+
+func closeAll(devs []backends.Device) {
+	for _, d := range devs {
+		_ = d.Close()
+	}
+}
+
+func resolveCacheDir(dir string) string {
+	switch dir {
+	case "off":
+		return ""
+	case "":
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		return filepath.Join(base, "zyx", "opencl")
+	}
+	return dir
+}
+
+func (l *lib) platforms() ([]uintptr, error) {
+	var n uint32
+	if st := call(l.getPlatformIDs, 0, 0, uintptr(unsafe.Pointer(&n))); st != clSuccess {
+		if st == -1001 { // CL_PLATFORM_NOT_FOUND_KHR: the loader found no ICD
+			return nil, fmt.Errorf("%w: the OpenCL loader found no platform (no ICD installed)", backends.ErrNoDevice)
+		}
+		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, clError("clGetPlatformIDs", st))
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%w: no OpenCL platform", backends.ErrNoDevice)
+	}
+	ids := make([]uintptr, n)
+	if st := call(l.getPlatformIDs, uintptr(n), uintptr(unsafe.Pointer(&ids[0])), 0); st != clSuccess {
+		return nil, clError("clGetPlatformIDs", st)
+	}
+	return ids, nil
+}
+
+func (l *lib) deviceIDs(p uintptr) ([]uintptr, error) {
+	var n uint32
+	if st := call(l.getDeviceIDs, p, clDeviceTypeAll, 0, 0, uintptr(unsafe.Pointer(&n))); st != clSuccess {
+		return nil, clError("clGetDeviceIDs", st)
+	}
+	if n == 0 {
+		return nil, errors.New("no devices")
+	}
+	ids := make([]uintptr, n)
+	if st := call(l.getDeviceIDs, p, clDeviceTypeAll, uintptr(n), uintptr(unsafe.Pointer(&ids[0])), 0); st != clSuccess {
+		return nil, clError("clGetDeviceIDs", st)
+	}
+	return ids, nil
+}
+
+func (l *lib) platformString(p uintptr, param uint32) string {
+	var size uintptr
+	if call(l.getPlatformInfo, p, uintptr(param), 0, 0, uintptr(unsafe.Pointer(&size))) != clSuccess || size == 0 {
+		return ""
+	}
+	buf := make([]byte, size)
+	if call(l.getPlatformInfo, p, uintptr(param), size, uintptr(unsafe.Pointer(&buf[0])), 0) != clSuccess {
+		return ""
+	}
+	return strings.TrimSpace(goString(buf))
+}
+
+// deviceBytes reads a device query's raw value.
+func (l *lib) deviceBytes(d uintptr, param uint32) ([]byte, error) {
+	var size uintptr
+	if st := call(l.getDeviceInfo, d, uintptr(param), 0, 0, uintptr(unsafe.Pointer(&size))); st != clSuccess {
+		return nil, clError(fmt.Sprintf("clGetDeviceInfo(0x%x)", param), st)
+	}
+	if size == 0 {
+		return nil, nil
+	}
+	buf := make([]byte, size)
+	if st := call(l.getDeviceInfo, d, uintptr(param), size, uintptr(unsafe.Pointer(&buf[0])), 0); st != clSuccess {
+		return nil, clError(fmt.Sprintf("clGetDeviceInfo(0x%x)", param), st)
+	}
+	return buf, nil
+}
+
+func (l *lib) deviceString(d uintptr, param uint32) string {
+	b, err := l.deviceBytes(d, param)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(goString(b))
+}
+
+// deviceUint reads an integer query of any width (cl_uint, cl_ulong,
+// size_t, cl_bitfield).
+func (l *lib) deviceUint(d uintptr, param uint32) uint64 {
+	b, err := l.deviceBytes(d, param)
+	if err != nil {
+		return 0
+	}
+	var v uint64
+	for i := len(b) - 1; i >= 0 && i < 8; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v
+}
+
+// limits is what Compile and Launch check a dispatch against.
+type limits struct {
+	maxWorkGroup uint64
+	maxItems     [3]uint64
+	addressBits  uint64
+	maxAlloc     uint64
+}
+
+type device struct {
+	l        *lib
+	name     string
+	id       uintptr
+	context  uintptr
+	queue    uintptr
+	info     *backends.DeviceInfo
+	lim      limits
+	pool     *pool
+	cacheDir string
+	cacheTag string // device name, driver and platform versions: the binary cache's device half of the key
+
+	mu     sync.Mutex
+	closed bool
+}
+
+func newDevice(l *lib, platform, id uintptr, ordinal int, cacheDir string) (*device, error) {
+	d := &device{l: l, name: Name + ":" + strconv.Itoa(ordinal), id: id, cacheDir: cacheDir}
+	d.info, d.lim = l.describe(platform, id)
+	d.cacheTag = strings.Join([]string{d.info.Name, d.info.Extra["driver_version"], d.info.Extra["platform_version"], d.info.Extra["device_version"]}, "\x00")
+
+	dev := id
+	ctxHandle, st := callHandle(l.createContext, 0, 1, uintptr(unsafe.Pointer(&dev)), 0, 0)
+	if st != clSuccess {
+		return nil, clError("clCreateContext", st)
+	}
+	d.context = ctxHandle
+	if l.createQueueWithProperties != 0 {
+		props := [3]uint64{clQueueProperties, clQueueProfilingEnable, 0}
+		d.queue, st = callHandle(l.createQueueWithProperties, d.context, id, uintptr(unsafe.Pointer(&props[0])))
+	} else {
+		d.queue, st = callHandle(l.createCommandQueue, d.context, id, clQueueProfilingEnable)
+	}
+	if st != clSuccess {
+		call(l.releaseContext, d.context)
+		return nil, clError("clCreateCommandQueue", st)
+	}
+	d.pool = newPool(d, d.info.Memory)
+	return d, nil
+}
+
+func (l *lib) describe(platform, id uintptr) (*backends.DeviceInfo, limits) {
+	var lim limits
+	typ := l.deviceUint(id, clDeviceType)
+	name := l.deviceString(id, clDeviceName)
+	vendor := l.deviceString(id, clDeviceVendor)
+	exts := l.deviceString(id, clDeviceExtensions)
+	cus := l.deviceUint(id, clDeviceMaxComputeUnits)
+	clockMHz := l.deviceUint(id, clDeviceMaxClockFrequency)
+	lim.maxWorkGroup = l.deviceUint(id, clDeviceMaxWorkGroupSize)
+	lim.addressBits = l.deviceUint(id, clDeviceAddressBits)
+	lim.maxAlloc = l.deviceUint(id, clDeviceMaxMemAllocSize)
+	dims := l.deviceUint(id, clDeviceMaxWorkItemDimensions)
+	if b, err := l.deviceBytes(id, clDeviceMaxWorkItemSizes); err == nil {
+		for i := 0; i < 3 && i < int(dims) && (i+1)*8 <= len(b); i++ {
+			var v uint64
+			for j := 7; j >= 0; j-- {
+				v = v<<8 | uint64(b[i*8+j])
+			}
+			lim.maxItems[i] = v
+		}
+	}
+	vec := map[string]uint64{}
+	for _, q := range []struct {
+		name  string
+		param uint32
+	}{
+		{"char", clDevicePrefVecWidthChar}, {"short", clDevicePrefVecWidthShort},
+		{"int", clDevicePrefVecWidthInt}, {"long", clDevicePrefVecWidthLong},
+		{"float", clDevicePrefVecWidthFloat}, {"double", clDevicePrefVecWidthDouble},
+		{"half", clDevicePrefVecWidthHalf},
+	} {
+		vec[q.name] = l.deviceUint(id, q.param)
+	}
+	hasExt := func(e string) bool { return strings.Contains(" "+exts+" ", " "+e+" ") }
+
+	info := &backends.DeviceInfo{
+		Name:                name,
+		Kind:                backends.KindOther,
+		MaxLocalThreads:     uint32(min(lim.maxWorkGroup, math.MaxUint32)),
+		PreferredVectorSize: uint8(min(vec["float"]*4, 255)),
+		LocalMemSize:        l.deviceUint(id, clDeviceLocalMemSize),
+		HasNativeExp2:       true,
+		SupportedVecLens:    []uint8{1, 2, 4, 8, 16},
+		Cores:               int(cus),
+		Memory:              l.deviceUint(id, clDeviceGlobalMemSize),
+	}
+	lanes := uint64(1) // FP32 lanes per compute unit, for the compute estimate
+	switch {
+	case typ&clDeviceTypeGPU != 0:
+		info.Kind = backends.KindGPU
+		lanes = 64
+	case typ&clDeviceTypeCPU != 0:
+		info.Kind = backends.KindCPU
+		lanes = max(vec["float"], 1)
+		info.WarpSize = 1
+	case typ&clDeviceTypeAccelerator != 0:
+		info.Kind = backends.KindAccelerator
+	}
+	switch v := strings.ToLower(vendor); {
+	case strings.Contains(v, "nvidia"):
+		info.WarpSize, lanes = 32, 128
+		info.TensorCores = true
+	case strings.Contains(v, "amd") || strings.Contains(v, "advanced micro"):
+		info.WarpSize = 64
+	}
+	// Peak FP32: compute units × lanes × 2 (fused multiply-add) × clock.
+	info.Compute = cus * lanes * 2 * clockMHz * 1_000_000
+	for i := range 3 {
+		info.MaxLocalWorkDims = append(info.MaxLocalWorkDims, uint32(min(lim.maxItems[i], math.MaxUint32)))
+		// The global size (groups × local size) must fit a size_t; the
+		// grid in groups is capped so that any legal local size fits.
+		maxGlobal := uint64(math.MaxUint32)
+		if lim.addressBits >= 64 {
+			maxGlobal = math.MaxUint64
+		}
+		info.MaxGlobalWorkDims = append(info.MaxGlobalWorkDims, maxGlobal/max(lim.maxItems[i], 1))
+	}
+	for _, t := range []backends.DType{backends.I8, backends.I16, backends.I32, backends.I64, backends.U8, backends.U16, backends.U32, backends.U64} {
+		info.DTypeCaps[t] = backends.CapIntOps
+	}
+	info.DTypeCaps[backends.Bool] = backends.CapOr | backends.CapAnd | backends.CapNotEq | backends.CapEq | backends.CapBitXor | backends.CapBitOr | backends.CapBitAnd
+	info.DTypeCaps[backends.F32] = backends.CapFloatOps
+	if hasExt("cl_khr_fp64") {
+		info.DTypeCaps[backends.F64] = backends.CapFloatOps
+	}
+	if hasExt("cl_khr_fp16") {
+		info.DTypeCaps[backends.F16] = backends.CapFloatOps
+	}
+	info.Extra = map[string]string{
+		"platform":         l.platformString(platform, clPlatformName),
+		"platform_vendor":  l.platformString(platform, clPlatformVendor),
+		"platform_version": l.platformString(platform, clPlatformVersion),
+		"vendor":           vendor,
+		"driver_version":   l.deviceString(id, clDriverVersion),
+		"device_version":   l.deviceString(id, clDeviceVersion),
+		"clock_mhz":        strconv.FormatUint(clockMHz, 10),
+		"compute_units":    strconv.FormatUint(cus, 10),
+		"max_alloc":        strconv.FormatUint(lim.maxAlloc, 10),
+		"global_mem_cache": strconv.FormatUint(l.deviceUint(id, clDeviceGlobalMemCacheSize), 10),
+		"max_param_size":   strconv.FormatUint(l.deviceUint(id, clDeviceMaxParameterSize), 10),
+		"fp16":             strconv.FormatBool(hasExt("cl_khr_fp16")),
+		"fp64":             strconv.FormatBool(hasExt("cl_khr_fp64")),
+		"vector_widths": fmt.Sprintf("char=%d short=%d int=%d long=%d half=%d float=%d double=%d",
+			vec["char"], vec["short"], vec["int"], vec["long"], vec["half"], vec["float"], vec["double"]),
+	}
+	if info.Kind == backends.KindCPU {
+		info.Extra["implementation"] = "cpu"
+	}
+	return info, lim
+}
+
+func (d *device) Name() string               { return d.name }
+func (d *device) Backend() string            { return Name }
+func (d *device) Info() *backends.DeviceInfo { return d.info }
+func (d *device) Pool() backends.Pool        { return d.pool }
+func (d *device) String() string             { return d.name + " (" + d.info.Name + ")" }
+func (d *device) isClosed() bool             { d.mu.Lock(); defer d.mu.Unlock(); return d.closed }
+func (d *device) errClosed(op string) error {
+	return backends.Errorf(Name, op, backends.ErrClosed, "%s", d.name)
+}
+func (d *device) checkOpen(op string) error {
+	if d.isClosed() {
+		return d.errClosed(op)
+	}
+	return nil
+}
+
+// Close frees every buffer of the device's pool, its queue and context.
+func (d *device) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	d.mu.Unlock()
+	call(d.l.finish, d.queue)
+	d.pool.freeAll()
+	var errs []error
+	if st := call(d.l.releaseCommandQueue, d.queue); st != clSuccess {
+		errs = append(errs, clError("clReleaseCommandQueue", st))
+	}
+	if st := call(d.l.releaseContext, d.context); st != clSuccess {
+		errs = append(errs, clError("clReleaseContext", st))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,413 @@
+package opencl
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+// executable is a built cl_program and its kernel on one device.
+type executable struct {
+	dev     *device
+	prog    *backends.Program
+	program uintptr
+	kernel  uintptr
+	local   [3]uint64
+	dims    int
+
+	mu       sync.Mutex // clSetKernelArg and enqueue are one step
+	released bool
+}
+
+// Compile builds the program's OpenCL C variant, from the binary cache when
+// the same source, options, device and driver were built before.
+func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := d.checkOpen("compile"); err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	v := p.OpenCL
+	if v == nil {
+		return nil, backends.Errorf(Name, "compile", backends.ErrNoVariant, "program %q has no OpenCL variant", p.Name)
+	}
+	if v.Entry == "" {
+		return nil, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "program %q: OpenCL variant has no entry", p.Name)
+	}
+	local, dims, err := d.checkLocal(p, v.Local)
+	if err != nil {
+		return nil, err
+	}
+	options := strings.Join(v.Options, " ")
+	program, err := d.buildCached(v.Source, options)
+	if err != nil {
+		return nil, err
+	}
+	entry := cString(v.Entry)
+	kernel, st := callHandle(d.l.createKernel, program, uintptr(unsafe.Pointer(entry)))
+	runtime.KeepAlive(entry)
+	if st != clSuccess {
+		call(d.l.releaseProgram, program)
+		e := clError("clCreateKernel", st).(*backends.Error)
+		e.Err = fmt.Errorf("%w: no kernel %q in program %q", backends.ErrCompile, v.Entry, p.Name)
+		return nil, e
+	}
+	x := &executable{dev: d, prog: p, program: program, kernel: kernel, local: local, dims: dims}
+	var nargs uint32
+	if st := call(d.l.getKernelInfo, kernel, clKernelNumArgs, 4, uintptr(unsafe.Pointer(&nargs)), 0); st == clSuccess && int(nargs) != len(p.Params) {
+		_ = x.Release()
+		return nil, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "kernel %s takes %d arguments, program %q has %d params", v.Entry, nargs, p.Name, len(p.Params))
+	}
+	var wg uintptr
+	if st := call(d.l.getKernelWorkGroupInfo, kernel, d.id, clKernelWorkGroupSize, unsafe.Sizeof(wg), uintptr(unsafe.Pointer(&wg)), 0); st == clSuccess && wg > 0 {
+		if n := local[0] * local[1] * local[2]; n > uint64(wg) {
+			_ = x.Release()
+			return nil, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "local size %v (%d work items) exceeds kernel %s's limit of %d on %s", local, n, v.Entry, wg, d.name)
+		}
+	}
+	return x, nil
+}
+
+// checkLocal applies the device's work-group limits to the variant's local
+// size (zeros mean 1).
+func (d *device) checkLocal(p *backends.Program, l [3]uint32) ([3]uint64, int, error) {
+	var local [3]uint64
+	total := uint64(1)
+	for i := range 3 {
+		local[i] = uint64(max(l[i], 1))
+		if m := d.lim.maxItems[i]; m > 0 && local[i] > m {
+			return local, 0, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "local size %d on axis %d exceeds %s's limit of %d", local[i], i, d.name, m)
+		}
+		total *= local[i]
+	}
+	if d.lim.maxWorkGroup > 0 && total > d.lim.maxWorkGroup {
+		return local, 0, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "local size %v (%d work items) exceeds %s's limit of %d", local, total, d.name, d.lim.maxWorkGroup)
+	}
+	return local, max(len(p.Grid), 1), nil
+}
+
+// cacheKey names a compiled binary: the source, the options, and the
+// device with its driver version.
+func (d *device) cacheKey(source, options string) string {
+	h := sha256.New()
+	for _, s := range []string{"zyx-opencl-v1", source, options, d.cacheTag} {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (d *device) buildCached(source, options string) (uintptr, error) {
+	var path string
+	if d.cacheDir != "" {
+		path = filepath.Join(d.cacheDir, d.cacheKey(source, options)+".bin")
+		if bin, err := os.ReadFile(path); err == nil && len(bin) > 0 {
+			if prog, err := d.buildBinary(bin, options); err == nil {
+				backends.Debug(backends.DebugCompile, "opencl binary cache hit", "device", d.name, "path", path)
+				return prog, nil
+			} else {
+				backends.Debug(backends.DebugCompile, "opencl cached binary rejected; building from source", "path", path, "err", err)
+			}
+		}
+	}
+	prog, err := d.buildSource(source, options)
+	if err != nil {
+		return 0, err
+	}
+	if path != "" {
+		if err := d.saveBinary(prog, path); err != nil {
+			backends.Debug(backends.DebugCompile, "opencl binary not cached", "path", path, "err", err)
+		}
+	}
+	return prog, nil
+}
+
+func (d *device) buildSource(source, options string) (uintptr, error) {
+	if source == "" {
+		return 0, backends.Errorf(Name, "compile", backends.ErrCompile, "empty source")
+	}
+	src := cString(source)
+	length := uintptr(len(source))
+	srcs := [1]uintptr{uintptr(unsafe.Pointer(src))}
+	prog, st := callHandle(d.l.createProgramWithSource, d.context, 1, uintptr(unsafe.Pointer(&srcs[0])), uintptr(unsafe.Pointer(&length)))
+	runtime.KeepAlive(src)
+	if st != clSuccess {
+		return 0, clError("clCreateProgramWithSource", st)
+	}
+	if err := d.build(prog, options); err != nil {
+		call(d.l.releaseProgram, prog)
+		return 0, err
+	}
+	return prog, nil
+}
+
+func (d *device) buildBinary(bin []byte, options string) (uintptr, error) {
+	var pin runtime.Pinner
+	pin.Pin(&bin[0])
+	defer pin.Unpin()
+	ptrs := [1]uintptr{uintptr(unsafe.Pointer(&bin[0]))}
+	length := uintptr(len(bin))
+	var binStatus int32
+	dev := d.id
+	prog, st := callHandle(d.l.createProgramWithBinary, d.context, 1, uintptr(unsafe.Pointer(&dev)), uintptr(unsafe.Pointer(&length)), uintptr(unsafe.Pointer(&ptrs[0])), uintptr(unsafe.Pointer(&binStatus)))
+	if st != clSuccess {
+		return 0, clError("clCreateProgramWithBinary", st)
+	}
+	if binStatus != clSuccess {
+		call(d.l.releaseProgram, prog)
+		return 0, clError("clCreateProgramWithBinary", binStatus)
+	}
+	if err := d.build(prog, options); err != nil {
+		call(d.l.releaseProgram, prog)
+		return 0, err
+	}
+	return prog, nil
+}
+
+// build runs clBuildProgram; a failure carries the whole build log.
+func (d *device) build(prog uintptr, options string) error {
+	opts := cString(options)
+	dev := d.id
+	st := call(d.l.buildProgram, prog, 1, uintptr(unsafe.Pointer(&dev)), uintptr(unsafe.Pointer(opts)), 0, 0)
+	runtime.KeepAlive(opts)
+	if st == clSuccess {
+		return nil
+	}
+	log := d.buildLog(prog)
+	backends.Debug(backends.DebugCompile, "opencl build failed", "device", d.name, "log", log)
+	return &backends.Error{Backend: Name, Op: "clBuildProgram", Native: statusName(st) + "\n" + log, Err: backends.ErrCompile}
+}
+
+func (d *device) buildLog(prog uintptr) string {
+	var size uintptr
+	if call(d.l.getProgramBuildInfo, prog, d.id, clProgramBuildLog, 0, 0, uintptr(unsafe.Pointer(&size))) != clSuccess || size == 0 {
+		return "(no build log)"
+	}
+	buf := make([]byte, size)
+	if call(d.l.getProgramBuildInfo, prog, d.id, clProgramBuildLog, size, uintptr(unsafe.Pointer(&buf[0])), 0) != clSuccess {
+		return "(build log unreadable)"
+	}
+	return strings.TrimSpace(goString(buf))
+}
+
+// saveBinary writes the program's binary to path through a temporary file,
+// so a concurrent reader never sees half a binary.
+func (d *device) saveBinary(prog uintptr, path string) error {
+	var size uintptr
+	if st := call(d.l.getProgramInfo, prog, clProgramBinarySizes, unsafe.Sizeof(size), uintptr(unsafe.Pointer(&size)), 0); st != clSuccess {
+		return clError("clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)", st)
+	}
+	if size == 0 {
+		return fmt.Errorf("the driver offers no binary")
+	}
+	bin := make([]byte, size)
+	var pin runtime.Pinner
+	pin.Pin(&bin[0])
+	defer pin.Unpin()
+	ptrs := [1]uintptr{uintptr(unsafe.Pointer(&bin[0]))}
+	if st := call(d.l.getProgramInfo, prog, clProgramBinaries, unsafe.Sizeof(ptrs), uintptr(unsafe.Pointer(&ptrs[0])), 0); st != clSuccess {
+		return clError("clGetProgramInfo(CL_PROGRAM_BINARIES)", st)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".bin-*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(bin)
+	cerr := f.Close()
+	if werr != nil || cerr != nil {
+		_ = os.Remove(f.Name())
+		return fmt.Errorf("write %s: %v %v", f.Name(), werr, cerr)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		_ = os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// Launch runs the kernel and waits for it.
+func (x *executable) Launch(ctx context.Context, args []backends.LaunchArg) error {
+	_, err := x.run(ctx, args, false)
+	return err
+}
+
+// LaunchTimed runs the kernel and returns the time between the command's
+// start and end as the device's profiling clock measured them.
+func (x *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
+	ns, err := x.run(ctx, args, true)
+	return time.Duration(ns), err
+}
+
+func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed bool) (float64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	d := x.dev
+	if err := d.checkOpen("launch"); err != nil {
+		return 0, err
+	}
+	if _, err := backends.CheckArgs(x.prog, d.pool, args); err != nil {
+		return 0, &backends.Error{Backend: Name, Op: "launch", Err: err}
+	}
+	grid, err := backends.EvalGrid(x.prog, args)
+	if err != nil {
+		return 0, &backends.Error{Backend: Name, Op: "launch", Err: fmt.Errorf("%w: %w", backends.ErrInvalidArgument, err)}
+	}
+	var global [3]uint64
+	for i := range 3 {
+		g := uint64(1)
+		if i < len(grid) {
+			g = grid[i]
+		}
+		if g == 0 {
+			return 0, nil // an empty grid runs nothing
+		}
+		if i < len(d.info.MaxGlobalWorkDims) && g > d.info.MaxGlobalWorkDims[i] {
+			return 0, backends.Errorf(Name, "launch", backends.ErrInvalidArgument, "grid %v exceeds %s's limit of %d groups on axis %d", grid, d.name, d.info.MaxGlobalWorkDims[i], i)
+		}
+		hi, lo := bits.Mul64(g, x.local[i])
+		if hi != 0 || (d.lim.addressBits < 64 && lo > math.MaxUint32) {
+			return 0, backends.Errorf(Name, "launch", backends.ErrInvalidArgument, "grid %v × local %v overflows the device's size_t", grid, x.local)
+		}
+		global[i] = lo
+	}
+
+	var ids []backends.BufferID
+	for i, a := range args {
+		if x.prog.Params[i].Kind.IsBuffer() {
+			ids = append(ids, a.Buffer)
+		}
+	}
+	bufs, release, err := d.pool.acquire("launch", ids...)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+
+	x.mu.Lock()
+	if x.released {
+		x.mu.Unlock()
+		return 0, backends.Errorf(Name, "launch", backends.ErrClosed, "executable released")
+	}
+	bi := 0
+	for i, a := range args {
+		var st int32
+		if x.prog.Params[i].Kind.IsBuffer() {
+			mem := bufs[bi].mem
+			bi++
+			st = call(d.l.setKernelArg, x.kernel, uintptr(i), unsafe.Sizeof(mem), uintptr(unsafe.Pointer(&mem)))
+		} else {
+			val, err := scalarBytes(a.Value)
+			if err != nil {
+				x.mu.Unlock()
+				return 0, backends.Errorf(Name, "launch", backends.ErrUnsupported, "param %d: %v", i, err)
+			}
+			st = call(d.l.setKernelArg, x.kernel, uintptr(i), uintptr(len(val)), uintptr(unsafe.Pointer(&val[0])))
+		}
+		if st != clSuccess {
+			x.mu.Unlock()
+			return 0, clError(fmt.Sprintf("clSetKernelArg(%d)", i), st)
+		}
+	}
+	sizes := [6]uintptr{uintptr(global[0]), uintptr(global[1]), uintptr(global[2]), uintptr(x.local[0]), uintptr(x.local[1]), uintptr(x.local[2])}
+	var ev uintptr
+	st := call(d.l.enqueueNDRangeKernel, d.queue, x.kernel, uintptr(x.dims), 0,
+		uintptr(unsafe.Pointer(&sizes[0])), uintptr(unsafe.Pointer(&sizes[3])), 0, 0, uintptr(unsafe.Pointer(&ev)))
+	x.mu.Unlock()
+	if st != clSuccess {
+		return 0, clError("clEnqueueNDRangeKernel", st)
+	}
+	return d.waitEvent(ev, timed)
+}
+
+// Release frees the kernel and program.
+func (x *executable) Release() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.released {
+		return nil
+	}
+	x.released = true
+	call(x.dev.l.releaseKernel, x.kernel)
+	call(x.dev.l.releaseProgram, x.program)
+	return nil
+}
+
+// scalarBytes is a Variable's value as an OpenCL kernel receives it by
+// value: the dtype's own size, little endian, half floats as IEEE binary16.
+func scalarBytes(c backends.Constant) ([]byte, error) {
+	switch c.DType {
+	case backends.F16:
+		h := f32ToF16(math.Float32frombits(uint32(c.Bits)))
+		return []byte{byte(h), byte(h >> 8)}, nil
+	case backends.BF16:
+		h := f32ToBF16(math.Float32frombits(uint32(c.Bits)))
+		return []byte{byte(h), byte(h >> 8)}, nil
+	case backends.F8E4M3, backends.F8E5M2:
+		return nil, fmt.Errorf("%s scalars have no OpenCL C type", c.DType)
+	}
+	return c.Bytes(), nil
+}
+
+// f32ToBF16 rounds to nearest even.
+func f32ToBF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	if f != f {
+		return uint16(b>>16) | 0x40
+	}
+	b += 0x7fff + (b>>16)&1
+	return uint16(b >> 16)
+}
+
+// f32ToF16 converts to IEEE binary16, rounding to nearest even.
+func f32ToF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int32(b>>23&0xff) - 127 + 15
+	mant := b & 0x7fffff
+	switch {
+	case b&0x7fffffff > 0x7f800000: // NaN
+		return sign | 0x7e00
+	case exp >= 31: // overflow and infinity
+		return sign | 0x7c00
+	case exp <= 0: // subnormal or zero
+		if exp < -10 {
+			return sign
+		}
+		mant |= 0x800000
+		shift := uint32(14 - exp)
+		half := uint32(1) << (shift - 1)
+		r := mant >> shift
+		if rem := mant & (1<<shift - 1); rem > half || (rem == half && r&1 == 1) {
+			r++
+		}
+		return sign | uint16(r)
+	}
+	r := uint32(exp)<<10 | mant>>13
+	if rem := mant & 0x1fff; rem > 0x1000 || (rem == 0x1000 && r&1 == 1) {
+		r++ // may carry into the exponent, which is the correct rounding
+	}
+	return sign | uint16(r)
+}

@@ -1,0 +1,8 @@
+// z = x + y over n f32 elements; one work item per element.
+__kernel void vadd(__global const float *x, __global const float *y,
+                   __global float *z, const uint n) {
+    size_t i = get_global_id(0);
+    if (i < n) {
+        z[i] = x[i] + y[i];
+    }
+}
