@@ -1,0 +1,380 @@
+// Package dummy is a config-gated test backend: one device whose memory is
+// ordinary Go memory with exact refcount and free-bytes accounting, and
+// which compiles every valid program and launches it by checking its
+// arguments and evaluating its grid, without computing anything.
+//
+// It is off unless the config's "dummy" section sets "enabled": true, so a
+// user never sees it by accident:
+//
+//	{"dummy": {"enabled": true, "memory": 268435456}}
+package dummy
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+// Name is the backend's registry name, its device's name and its pool's name.
+const Name = "dummy"
+
+// DefaultMemory is the pool size when the config gives none.
+const DefaultMemory = 1 << 30
+
+// Config is the config file's "dummy" section.
+type Config struct {
+	// Enabled turns the backend on; it is off by default.
+	Enabled bool `json:"enabled"`
+	// Memory is the pool's size in bytes.
+	Memory int64 `json:"memory"`
+}
+
+func init() { backends.Register(Name, Driver{}) }
+
+// Driver opens the dummy backend from the "dummy" config section.
+type Driver struct{}
+
+// Open returns the dummy device when the config enables it, else the reason
+// it does not.
+func (Driver) Open(_ context.Context, cfg *backends.Config) ([]backends.Device, error) {
+	c := Config{Memory: DefaultMemory}
+	if err := cfg.Section(Name, &c); err != nil {
+		return nil, err
+	}
+	if !c.Enabled {
+		return nil, fmt.Errorf("%w: disabled in config (set dummy.enabled)", backends.ErrNoDevice)
+	}
+	if !cfg.Common(Name).Allows(0) {
+		return nil, fmt.Errorf("%w: dummy.device_ids leaves out device 0", backends.ErrNoDevice)
+	}
+	d, err := New(c)
+	if err != nil {
+		return nil, err
+	}
+	return []backends.Device{d}, nil
+}
+
+// New makes a dummy device directly, whatever c.Enabled says. Tests use it
+// to get a private device; the registry goes through Driver.
+func New(c Config) (*Device, error) {
+	if c.Memory <= 0 {
+		return nil, fmt.Errorf("dummy: memory %d: %w: must be positive", c.Memory, backends.ErrInvalidArgument)
+	}
+	d := &Device{pool: newPool(c.Memory)}
+	d.info = backends.DeviceInfo{
+		Name:              "zyx-tt dummy device",
+		Kind:              backends.KindOther,
+		Compute:           1,
+		MaxGlobalWorkDims: []uint64{1 << 31, 1 << 16, 1 << 16},
+		MaxLocalThreads:   1,
+		MaxLocalWorkDims:  []uint32{1, 1, 1},
+		WarpSize:          1,
+		// It computes nothing, so auto selection ranks it with the
+		// emulators, after every real device.
+		Emulated: true,
+		Memory:   uint64(c.Memory),
+		Extra:    map[string]string{"purpose": "tests: checks launch args and grids, computes nothing"},
+	}
+	for _, t := range backends.AllDTypes() {
+		if t.IsFloat() {
+			d.info.DTypeCaps[t] = backends.CapFloatOps
+		} else {
+			d.info.DTypeCaps[t] = backends.CapIntOps
+		}
+	}
+	return d, nil
+}
+
+// Device is the dummy device.
+type Device struct {
+	pool     *Pool
+	info     backends.DeviceInfo
+	launches atomic.Uint64
+	closed   atomic.Bool
+}
+
+var _ backends.Device = (*Device)(nil)
+
+// Name is "dummy".
+func (d *Device) Name() string { return Name }
+
+// Backend is "dummy".
+func (d *Device) Backend() string { return Name }
+
+// Info describes the device.
+func (d *Device) Info() *backends.DeviceInfo { return &d.info }
+
+// Pool is the device's memory.
+func (d *Device) Pool() backends.Pool { return d.pool }
+
+// Memory is the device's memory with its dummy-only extras (Live, Close).
+func (d *Device) Memory() *Pool { return d.pool }
+
+// Launches is how many launches have succeeded on this device.
+func (d *Device) Launches() uint64 { return d.launches.Load() }
+
+// Compile accepts every program that validates.
+func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
+	if d.closed.Load() {
+		return nil, fmt.Errorf("dummy: compile: %w", backends.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("dummy: compile %s: %w", p.Name, err)
+	}
+	// Keep a copy: the caller may reuse its Program value.
+	prog := *p
+	prog.Params = append([]backends.Param(nil), p.Params...)
+	prog.Grid = append([]backends.GwsDim(nil), p.Grid...)
+	backends.Debug(backends.DebugCompile, "dummy: compiled", "program", p.Name)
+	return &Executable{dev: d, prog: &prog}, nil
+}
+
+// Close closes the device and frees its pool.
+func (d *Device) Close() error {
+	if d.closed.Swap(true) {
+		return nil
+	}
+	d.pool.Close()
+	return nil
+}
+
+// Executable is a program compiled for the dummy device.
+type Executable struct {
+	dev      *Device
+	prog     *backends.Program
+	released atomic.Bool
+
+	mu   sync.Mutex
+	grid []uint64
+}
+
+var _ backends.Executable = (*Executable)(nil)
+
+// Launch checks args against the program's params and the device's pool and
+// evaluates the grid; it computes nothing.
+func (e *Executable) Launch(ctx context.Context, args []backends.LaunchArg) error {
+	if e.released.Load() {
+		return fmt.Errorf("dummy: launch %s: program %w", e.prog.Name, backends.ErrClosed)
+	}
+	if e.dev.closed.Load() {
+		return fmt.Errorf("dummy: launch %s: device %w", e.prog.Name, backends.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := backends.CheckArgs(e.prog, e.dev.pool, args); err != nil {
+		return fmt.Errorf("dummy: launch %s: %w", e.prog.Name, err)
+	}
+	grid, err := backends.EvalGrid(e.prog, args)
+	if err != nil {
+		return fmt.Errorf("dummy: launch %s: %w", e.prog.Name, err)
+	}
+	e.mu.Lock()
+	e.grid = grid
+	e.mu.Unlock()
+	e.dev.launches.Add(1)
+	return nil
+}
+
+// LaunchTimed launches once and returns the host time the launch took.
+func (e *Executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
+	start := time.Now()
+	if err := e.Launch(ctx, args); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// LastGrid is the grid the last successful launch evaluated, nil before any.
+func (e *Executable) LastGrid() []uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]uint64(nil), e.grid...)
+}
+
+// Release frees the program; a second Release is an error.
+func (e *Executable) Release() error {
+	if e.released.Swap(true) {
+		return fmt.Errorf("dummy: release %s: %w: already released", e.prog.Name, backends.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// errClosedPool is returned by every pool operation after Close.
+var errClosedPool = fmt.Errorf("dummy pool: %w", backends.ErrClosed)
+
+// Pool is the dummy device's memory. Buffers are plain Go byte slices: the
+// pool stands in for device memory that the host cannot address, so it must
+// not be host memory that copies could read in place, and Go memory needs
+// no mapping, no file descriptor and no cleanup if a test forgets to close.
+type Pool struct {
+	mu     sync.Mutex
+	bufs   map[backends.BufferID]*buffer
+	next   backends.BufferID
+	used   int64
+	limit  int64
+	closed bool
+}
+
+type buffer struct {
+	data []byte
+	refs int
+}
+
+var _ backends.Pool = (*Pool)(nil)
+
+func newPool(limit int64) *Pool {
+	return &Pool{bufs: map[backends.BufferID]*buffer{}, next: 1, limit: limit}
+}
+
+// Name is "dummy".
+func (p *Pool) Name() string { return Name }
+
+// Alloc returns a zeroed buffer of n bytes with one reference.
+func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if n <= 0 {
+		return 0, fmt.Errorf("dummy pool: alloc %d bytes: %w: size must be positive", n, backends.ErrInvalidArgument)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return 0, errClosedPool
+	}
+	if n > p.limit-p.used {
+		return 0, fmt.Errorf("dummy pool: alloc %d bytes with %d free: %w", n, p.limit-p.used, backends.ErrOutOfMemory)
+	}
+	id := p.next
+	p.next++
+	p.used += n
+	p.bufs[id] = &buffer{data: make([]byte, n), refs: 1}
+	return id, nil
+}
+
+func (p *Pool) lookup(id backends.BufferID) (*buffer, error) {
+	if p.closed {
+		return nil, errClosedPool
+	}
+	b, ok := p.bufs[id]
+	if !ok {
+		return nil, fmt.Errorf("dummy pool: buffer %d: %w", id, backends.ErrUnknownBuffer)
+	}
+	return b, nil
+}
+
+// Retain adds a reference.
+func (p *Pool) Retain(id backends.BufferID) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, err := p.lookup(id)
+	if err != nil {
+		return err
+	}
+	b.refs++
+	return nil
+}
+
+// Release drops a reference; the last one frees the buffer.
+func (p *Pool) Release(id backends.BufferID) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, err := p.lookup(id)
+	if err != nil {
+		return err
+	}
+	if b.refs--; b.refs == 0 {
+		delete(p.bufs, id)
+		p.used -= int64(len(b.data))
+	}
+	return nil
+}
+
+// Size is the buffer's length.
+func (p *Pool) Size(id backends.BufferID) (int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, err := p.lookup(id)
+	if err != nil {
+		return 0, err
+	}
+	return int64(len(b.data)), nil
+}
+
+// FreeBytes is how many more bytes the pool hands out.
+func (p *Pool) FreeBytes() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return 0
+	}
+	return p.limit - p.used
+}
+
+// TotalBytes is the pool's size.
+func (p *Pool) TotalBytes() int64 { return p.limit }
+
+// Live is the number of buffers not yet freed.
+func (p *Pool) Live() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.bufs)
+}
+
+func (p *Pool) span(id backends.BufferID, off int64, n int) ([]byte, error) {
+	p.mu.Lock()
+	b, err := p.lookup(id)
+	p.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	size := int64(len(b.data))
+	if off < 0 || off > size || int64(n) > size-off {
+		return nil, fmt.Errorf("dummy pool: buffer %d: range [%d,%d) outside its %d bytes: %w",
+			id, off, off+int64(n), size, backends.ErrInvalidArgument)
+	}
+	return b.data[off : off+int64(n)], nil
+}
+
+// Write copies src into the buffer at off.
+func (p *Pool) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	mem, err := p.span(dst, off, len(src))
+	if err != nil {
+		return err
+	}
+	copy(mem, src)
+	return nil
+}
+
+// Read copies the buffer's bytes at off into dst.
+func (p *Pool) Read(ctx context.Context, src backends.BufferID, off int64, dst []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	mem, err := p.span(src, off, len(dst))
+	if err != nil {
+		return err
+	}
+	copy(dst, mem)
+	return nil
+}
+
+// Close frees every buffer; every later call reports ErrClosed.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	p.bufs = nil
+	p.used = 0
+}
