@@ -1,0 +1,484 @@
+package ttruntime_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/shm"
+	"github.com/zyxtt/zyxtt/ttruntime"
+	"github.com/zyxtt/zyxtt/ttruntime/mockrt"
+)
+
+// helperEnv makes the test binary act as a helper process: "mockrt" runs
+// the mock runtime, "echo" echoes stdin lines (the raw-pipe reference).
+const helperEnv = "ZYX_TT_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(helperEnv) {
+	case "mockrt":
+		os.Exit(mockrt.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	case "echo":
+		echo(os.Stdin, os.Stdout)
+		os.Exit(0)
+	}
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+			code = 1
+		}
+		if left := ownSegments(); len(left) > 0 {
+			fmt.Fprintln(os.Stderr, "shm segments left behind:", left)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func echo(r io.Reader, w io.Writer) {
+	br := bufio.NewReader(r)
+	bw := bufio.NewWriter(w)
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return
+		}
+		_, _ = bw.Write(line)
+		_ = bw.Flush()
+	}
+}
+
+func ownSegments() []string {
+	ents, _ := os.ReadDir(shm.Dir)
+	var out []string
+	prefix := fmt.Sprintf("%s%d-", shm.Prefix, os.Getpid())
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), prefix) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// mockConfig runs the mock runtime from this test binary with flags.
+func mockConfig(flags ...string) ttruntime.Config {
+	env := []string{helperEnv + "=mockrt"}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, helperEnv+"=") && !strings.HasPrefix(kv, mockrt.EnvFlags+"=") {
+			env = append(env, kv)
+		}
+	}
+	return ttruntime.Config{
+		Path:             os.Args[0],
+		Args:             flags,
+		Env:              env,
+		Timeout:          5 * time.Second,
+		HandshakeTimeout: 5 * time.Second,
+		ShutdownTimeout:  time.Second,
+		Logger:           quietLogger(),
+		Init:             ttruntime.InitRequest{Layer: "emu", Board: "n150"},
+	}
+}
+
+func start(t *testing.T, cfg ttruntime.Config) *ttruntime.Client {
+	t.Helper()
+	c, err := ttruntime.Start(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(c.Kill)
+	return c
+}
+
+func TestHandshakeReportsTheRuntime(t *testing.T) {
+	c := start(t, mockConfig("-rows", "10", "-cols", "13", "-harvest-rows", "3", "-board", "p150a"))
+	info := c.Info()
+	require.Equal(t, ttruntime.ProtocolVersion, info.Protocol)
+	require.Equal(t, "emu", info.Runtime)
+	require.Equal(t, "blackhole", info.Arch)
+	require.EqualValues(t, 9, info.Grid.Rows)
+	require.EqualValues(t, 13, info.Grid.Cols)
+	require.Equal(t, []uint32{3}, info.Grid.HarvestedRows)
+	require.EqualValues(t, 8*(4<<30), info.DRAM.Total())
+	require.NoError(t, c.Ping(context.Background()))
+	require.NoError(t, c.Close())
+	require.False(t, c.Alive())
+	err := c.Ping(context.Background())
+	require.ErrorIs(t, err, backends.ErrDeviceLost)
+	require.ErrorIs(t, err, backends.ErrClosed)
+}
+
+func TestBuffersMoveThroughShm(t *testing.T) {
+	c := start(t, mockConfig())
+	ctx := context.Background()
+	seg, err := shm.Create(shm.NewName(), 1<<16)
+	require.NoError(t, err)
+	defer seg.Close()
+	mem := seg.Bytes()
+	for i := range 4096 {
+		mem[i] = byte(i * 7)
+	}
+	var a ttruntime.AllocReply
+	require.NoError(t, c.Call(ctx, ttruntime.CmdAlloc, ttruntime.AllocRequest{Size: 4096, PageSize: 2048}, &a))
+	require.NotZero(t, a.Buffer)
+	require.NoError(t, c.Call(ctx, ttruntime.CmdWrite, ttruntime.TransferRequest{Buffer: a.Buffer, Segment: seg.Name(), Length: 4096}, nil))
+	require.NoError(t, c.Call(ctx, ttruntime.CmdRead, ttruntime.TransferRequest{Buffer: a.Buffer, Offset: 100, Segment: seg.Name(), SegmentOffset: 8192, Length: 3996}, nil))
+	require.Equal(t, mem[100:4096], mem[8192:8192+3996])
+
+	// out of range: nothing moves, a typed error comes back, the client lives
+	err = c.Call(ctx, ttruntime.CmdRead, ttruntime.TransferRequest{Buffer: a.Buffer, Offset: 4000, Segment: seg.Name(), Length: 200}, nil)
+	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	var re *ttruntime.RemoteError
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, ttruntime.CodeInvalidArgument, re.Code)
+
+	require.NoError(t, c.Call(ctx, ttruntime.CmdFree, ttruntime.BufferRequest{Buffer: a.Buffer}, nil))
+	err = c.Call(ctx, ttruntime.CmdFree, ttruntime.BufferRequest{Buffer: a.Buffer}, nil)
+	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
+	require.NoError(t, c.Call(ctx, ttruntime.CmdUnmap, ttruntime.SegmentRequest{Segment: seg.Name()}, nil))
+	require.NoError(t, c.Ping(ctx))
+}
+
+func TestConcurrentCallsStayInStep(t *testing.T) {
+	c := start(t, mockConfig())
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				var a ttruntime.AllocReply
+				if err := c.Call(context.Background(), ttruntime.CmdAlloc, ttruntime.AllocRequest{Size: 64}, &a); err != nil {
+					errs <- err
+					return
+				}
+				if err := c.Call(context.Background(), ttruntime.CmdFree, ttruntime.BufferRequest{Buffer: a.Buffer}, nil); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+}
+
+// Every fault must give a clear error within its deadline and leave the
+// client usable or cleanly lost.
+func TestFaults(t *testing.T) {
+	type after int
+	const (
+		usable after = iota
+		lost
+	)
+	cases := []struct {
+		name    string
+		flags   []string
+		timeout time.Duration
+		ctxWait time.Duration
+		is      []error
+		says    string
+		then    after
+	}{
+		{name: "log noise on stdout", flags: []string{"-noise"}, then: usable},
+		{name: "slow but in time", flags: []string{"-slow", "30ms"}, then: usable},
+		{name: "error reply", flags: []string{"-error-at", "2", "-error-code", "out_of_memory"},
+			is: []error{backends.ErrOutOfMemory}, says: "injected error", then: usable},
+		{name: "caller gives up on a slow reply", flags: []string{"-slow", "400ms"}, ctxWait: 50 * time.Millisecond,
+			is: []error{context.DeadlineExceeded}, then: usable},
+		{name: "crash", flags: []string{"-crash-at", "2"},
+			is: []error{backends.ErrDeviceLost}, says: "exit status 3", then: lost},
+		{name: "hang", flags: []string{"-hang-at", "2"}, timeout: 300 * time.Millisecond,
+			is: []error{backends.ErrDeviceLost}, says: "presumed hung", then: lost},
+		{name: "hang ignoring SIGTERM", flags: []string{"-hang-at", "2", "-ignore-term"}, timeout: 300 * time.Millisecond,
+			is: []error{backends.ErrDeviceLost}, says: "presumed hung", then: lost},
+		{name: "slow past the timeout", flags: []string{"-slow", "2s"}, timeout: 300 * time.Millisecond,
+			is: []error{backends.ErrDeviceLost}, says: "presumed hung", then: lost},
+		{name: "wrong reply id", flags: []string{"-wrong-id-at", "2"},
+			is: []error{backends.ErrDeviceLost, ttruntime.ErrProtocol}, says: "reply id", then: lost},
+		{name: "garbage line", flags: []string{"-garbage-at", "2"},
+			is: []error{backends.ErrDeviceLost, ttruntime.ErrProtocol}, says: "undecodable", then: lost},
+		{name: "oversized line", flags: []string{"-oversize-at", "2"},
+			is: []error{backends.ErrDeviceLost, ttruntime.ErrProtocol}, says: "longer than", then: lost},
+		{name: "stdout closed", flags: []string{"-close-stdout-at", "2"},
+			is: []error{backends.ErrDeviceLost}, says: "closed its stdout", then: lost},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := mockConfig(append(tc.flags, "-stderr", "mockrt says hello")...)
+			if tc.timeout > 0 {
+				cfg.Timeout = tc.timeout
+			}
+			c := start(t, cfg)
+			ctx := context.Background()
+			if tc.ctxWait > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.ctxWait)
+				defer cancel()
+			}
+			began := time.Now()
+			err := c.Ping(ctx) // the second command: init was the first
+			bound := cfg.Timeout + 3*time.Second
+			require.Less(t, time.Since(began), bound, "the fault took too long to surface")
+			if tc.is == nil {
+				require.NoError(t, err)
+			} else {
+				require.Error(t, err)
+				for _, want := range tc.is {
+					require.ErrorIs(t, err, want)
+				}
+				require.Contains(t, err.Error(), tc.says)
+				var be *backends.Error
+				require.ErrorAs(t, err, &be)
+				require.Equal(t, "tt", be.Backend)
+			}
+			if tc.then == lost {
+				require.Contains(t, err.Error(), "mockrt says hello", "the stderr tail belongs in the error")
+				require.False(t, c.Alive())
+				began = time.Now()
+				err := c.Ping(context.Background())
+				require.ErrorIs(t, err, backends.ErrDeviceLost)
+				require.Less(t, time.Since(began), 3*time.Second)
+			} else {
+				require.NoError(t, c.Ping(context.Background()), "the next call must work")
+				require.NoError(t, c.Ping(context.Background()))
+			}
+			began = time.Now()
+			require.NoError(t, c.Close())
+			require.Less(t, time.Since(began), 4*cfg.ShutdownTimeout+2*time.Second)
+		})
+	}
+}
+
+func TestHandshakeFailures(t *testing.T) {
+	cases := []struct {
+		name  string
+		flags []string
+		is    []error
+		says  string
+	}{
+		{"crash during init", []string{"-crash-at", "1"}, []error{backends.ErrDeviceLost}, "exit status 3"},
+		{"hang during init", []string{"-hang-at", "1"}, []error{backends.ErrDeviceLost}, "presumed hung"},
+		{"newer runtime", []string{"-protocol", "2"}, []error{ttruntime.ErrVersion}, "rebuild"},
+		{"garbage instead of a reply", []string{"-garbage-at", "1"}, []error{ttruntime.ErrProtocol}, "undecodable"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := mockConfig(tc.flags...)
+			cfg.HandshakeTimeout = 400 * time.Millisecond
+			began := time.Now()
+			c, err := ttruntime.Start(context.Background(), cfg)
+			require.Nil(t, c)
+			for _, want := range tc.is {
+				require.ErrorIs(t, err, want)
+			}
+			require.Contains(t, err.Error(), tc.says)
+			require.Less(t, time.Since(began), 4*time.Second)
+		})
+	}
+	t.Run("missing executable", func(t *testing.T) {
+		cfg := mockConfig()
+		cfg.Path = filepath.Join(t.TempDir(), "nope")
+		_, err := ttruntime.Start(context.Background(), cfg)
+		require.ErrorIs(t, err, backends.ErrNoDevice)
+	})
+	t.Run("cancelled context", func(t *testing.T) {
+		cfg := mockConfig("-slow", "2s")
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		_, err := ttruntime.Start(ctx, cfg)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	})
+}
+
+func TestKillIsIdempotent(t *testing.T) {
+	c := start(t, mockConfig())
+	c.Kill()
+	c.Kill()
+	require.NoError(t, c.Close())
+	require.ErrorIs(t, c.Ping(context.Background()), backends.ErrDeviceLost)
+}
+
+func TestCloseEscalatesPastAnIgnoredExit(t *testing.T) {
+	cfg := mockConfig("-hang-at", "3", "-ignore-term")
+	cfg.ShutdownTimeout = 200 * time.Millisecond
+	c := start(t, cfg)
+	require.NoError(t, c.Ping(context.Background()))
+	began := time.Now()
+	require.NoError(t, c.Close()) // exit is the third command: it hangs
+	require.Less(t, time.Since(began), 3*time.Second)
+	require.False(t, c.Alive())
+}
+
+func TestEncodeSourceSurvivesAnyByte(t *testing.T) {
+	for _, src := range []string{"", "kernel();\n\"quoted\"\t\\", "bad \xff\xfe utf8\n\x00"} {
+		var s ttruntime.Section
+		s.SetSource(src)
+		got, err := s.Text()
+		require.NoError(t, err)
+		require.Equal(t, src, got)
+	}
+}
+
+func TestChipLock(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	l, err := ttruntime.LockChip("0000:01:00.0", 1)
+	require.NoError(t, err)
+	_, err = ttruntime.LockChip("0000:01:00.0", 1)
+	require.ErrorIs(t, err, ttruntime.ErrChipBusy)
+	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.Contains(t, err.Error(), fmt.Sprintf("pid %d", os.Getpid()))
+	other, err := ttruntime.LockChip("0000:01:00.0", 0)
+	require.NoError(t, err, "another chip of the same card is free")
+	require.NoError(t, other.Unlock())
+	require.NoError(t, l.Unlock())
+	require.NoError(t, l.Unlock())
+	l, err = ttruntime.LockChip("0000:01:00.0", 1)
+	require.NoError(t, err)
+	require.NoError(t, l.Unlock())
+}
+
+func TestFindRuntime(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "rt")
+	require.NoError(t, os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755))
+	plain := filepath.Join(dir, "plain")
+	require.NoError(t, os.WriteFile(plain, nil, 0o644))
+	xdg := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(xdg, "zyx"), 0o755))
+
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	t.Setenv("ZYX_TT_RUNTIME", "")
+
+	p, err := ttruntime.FindRuntime(exe)
+	require.NoError(t, err)
+	require.Equal(t, exe, p)
+
+	_, err = ttruntime.FindRuntime(plain)
+	require.ErrorIs(t, err, ttruntime.ErrRuntimeNotFound)
+	require.Contains(t, err.Error(), "not executable")
+
+	_, err = ttruntime.FindRuntime("")
+	require.ErrorIs(t, err, ttruntime.ErrRuntimeNotFound)
+	require.Contains(t, err.Error(), "make runtime")
+
+	inXDG := filepath.Join(xdg, "zyx", ttruntime.RuntimeName)
+	require.NoError(t, os.WriteFile(inXDG, []byte("#!/bin/sh\n"), 0o755))
+	p, err = ttruntime.FindRuntime("")
+	require.NoError(t, err)
+	require.Equal(t, inXDG, p)
+
+	t.Setenv("ZYX_TT_RUNTIME", exe)
+	p, err = ttruntime.FindRuntime("")
+	require.NoError(t, err)
+	require.Equal(t, exe, p, "the environment comes before the XDG location")
+}
+
+func FuzzReplyLine(f *testing.F) {
+	for _, s := range []string{
+		`{"id":1,"ok":true}`,
+		`{"id":7,"ok":false,"error":{"code":"unknown_buffer","message":"buffer 12 \"x\" does not exist"}}`,
+		`{"id":2,"ok":true,"protocol":1,"runtime":"emu","grid":{"rows":8,"cols":8,"harvested_rows":[1]},"dram":{"banks":12,"bank_size":1073741824},"l1":{"size":1499136,"unreserved_base":102400}}`,
+		`{"id":3,"ok":true,"elapsed_ns":18446744073709551615}`,
+		`UMD | warning | not json`,
+		`{"id":-1,"ok":"yes"}`,
+		`{"id":1e99}`,
+		"{\"id\":1,\"ok\":true,\"buffer\":\xff}",
+		``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		h, isReply, err := ttruntime.ParseReplyLine(line)
+		if err != nil {
+			require.ErrorIs(t, err, ttruntime.ErrProtocol)
+			require.False(t, isReply)
+			return
+		}
+		if !isReply {
+			return
+		}
+		require.NotNil(t, h.OK)
+		if !*h.OK {
+			require.NotNil(t, h.Error, "an error reply always carries an error body")
+		}
+		// The typed result decoders must not panic on whatever came.
+		var ir ttruntime.InitReply
+		var ar ttruntime.AllocReply
+		var rr ttruntime.RunReply
+		var pr ttruntime.ProgramReply
+		for _, v := range []any{&ir, &ar, &rr, &pr} {
+			_ = jsonUnmarshal(line, v)
+		}
+		_ = ir.DRAM.Total()
+		_ = ir.L1.Usable()
+	})
+}
+
+// BenchmarkPingVsPipe measures, in one run, a no-op ping through the client
+// against the mock and a raw line echo through two pipes to a trivial helper
+// process. The ratio metric is client time per round trip over raw time.
+func BenchmarkPingVsPipe(b *testing.B) {
+	c, err := ttruntime.Start(context.Background(), mockConfig())
+	require.NoError(b, err)
+	defer c.Kill()
+
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), helperEnv+"=echo")
+	in, err := cmd.StdinPipe()
+	require.NoError(b, err)
+	outPipe, err := cmd.StdoutPipe()
+	require.NoError(b, err)
+	require.NoError(b, cmd.Start())
+	defer func() { _ = in.Close(); _ = cmd.Wait() }()
+	out := bufio.NewReader(outPipe)
+	msg := []byte(`{"id":1,"cmd":"ping"}` + "\n")
+
+	ctx := context.Background()
+	for range 200 { // warm both paths
+		require.NoError(b, c.Ping(ctx))
+		_, _ = in.Write(msg)
+		_, _ = out.ReadSlice('\n')
+	}
+	var client, raw time.Duration
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		if err := c.Ping(ctx); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := in.Write(msg); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := out.ReadSlice('\n'); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		client += t1.Sub(t0)
+		raw += t2.Sub(t1)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(client.Nanoseconds())/float64(b.N), "ns/ping")
+	b.ReportMetric(float64(raw.Nanoseconds())/float64(b.N), "ns/raw-echo")
+	b.ReportMetric(float64(client)/float64(raw), "ping/raw")
+}

@@ -1,0 +1,101 @@
+package ttruntime
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+// Backend is the backend name that errors of this package carry.
+const Backend = "tt"
+
+// The error codes of protocol v1 (docs/protocol.md).
+const (
+	CodeBadRequest      = "bad_request"
+	CodeUnknownCommand  = "unknown_command"
+	CodeLineTooLong     = "line_too_long"
+	CodeVersionMismatch = "version_mismatch"
+	CodeNotInitialized  = "not_initialized"
+	CodeUnsupported     = "unsupported"
+	CodeUnknownBuffer   = "unknown_buffer"
+	CodeUnknownProgram  = "unknown_program"
+	CodeOutOfMemory     = "out_of_memory"
+	CodeInvalidArgument = "invalid_argument"
+	CodeShmError        = "shm_error"
+	CodeCompileError    = "compile_error"
+	CodeRunError        = "run_error"
+	CodeDeadlock        = "deadlock"
+	CodeDeviceError     = "device_error"
+	CodeInternal        = "internal"
+)
+
+// ErrProtocol marks a runtime that broke the protocol (a reply with the wrong
+// id, a garbage or oversized line). The client is unusable afterwards and
+// every error it returns also wraps backends.ErrDeviceLost.
+var ErrProtocol = errors.New("tt-runtime protocol violation")
+
+// ErrVersion marks a runtime that speaks another protocol version.
+var ErrVersion = errors.New("tt-runtime protocol version mismatch")
+
+// RemoteError is an error reply: the runtime's code and message. It unwraps
+// to the backends sentinel the code amounts to, so errors.Is(err,
+// backends.ErrUnknownBuffer) works on a reply with code unknown_buffer.
+type RemoteError struct {
+	Code    string
+	Message string
+}
+
+func (e *RemoteError) Error() string {
+	if e.Message == "" {
+		return e.Code
+	}
+	return e.Code + ": " + e.Message
+}
+
+// Unwrap maps the code to a backends sentinel, or nil when none fits.
+func (e *RemoteError) Unwrap() error {
+	switch e.Code {
+	case CodeUnknownBuffer, CodeUnknownProgram:
+		return backends.ErrUnknownBuffer
+	case CodeOutOfMemory:
+		return backends.ErrOutOfMemory
+	case CodeInvalidArgument, CodeBadRequest, CodeLineTooLong, CodeShmError:
+		return backends.ErrInvalidArgument
+	case CodeCompileError:
+		return backends.ErrCompile
+	case CodeUnsupported, CodeUnknownCommand:
+		return backends.ErrUnsupported
+	case CodeVersionMismatch:
+		return ErrVersion
+	}
+	return nil
+}
+
+// remoteErr wraps an error reply in the typed backends error.
+func remoteErr(cmd string, body *ErrorBody) error {
+	re := &RemoteError{Code: body.Code, Message: body.Message}
+	if re.Code == "" {
+		re.Code = CodeInternal
+	}
+	return &backends.Error{Backend: Backend, Op: cmd, Err: re}
+}
+
+// lostErr is the error every call returns once the runtime is gone.
+func lostErr(cmd, why, stderrTail string) error {
+	return &backends.Error{
+		Backend: Backend,
+		Op:      cmd,
+		Err:     fmt.Errorf("%w: %s", backends.ErrDeviceLost, why),
+		Native:  stderrNote(stderrTail),
+	}
+}
+
+func stderrNote(tail string) string {
+	tail = strings.TrimSpace(tail)
+	if tail == "" {
+		return ""
+	}
+	return "runtime stderr (last lines):\n" + tail
+}

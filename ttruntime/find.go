@@ -1,0 +1,75 @@
+package ttruntime
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+// RuntimeName is the runtime executable's file name.
+const RuntimeName = "zyx-tt-runtime"
+
+// ErrRuntimeNotFound marks a missing runtime executable.
+var ErrRuntimeNotFound = errors.New("zyx-tt-runtime not found")
+
+// FindRuntime locates the runtime executable. It looks, in order, at
+// configured (config key tenstorrent.runtime), $ZYX_TT_RUNTIME, next to the
+// running executable, $XDG_CONFIG_HOME/zyx/zyx-tt-runtime (an absolute
+// XDG_CONFIG_HOME only) and PATH. An explicitly named path that is not
+// executable is an error of its own, not a reason to look further.
+func FindRuntime(configured string) (string, error) {
+	for _, c := range []struct{ path, source string }{
+		{configured, "config tenstorrent.runtime"},
+		{os.Getenv("ZYX_TT_RUNTIME"), "ZYX_TT_RUNTIME"},
+	} {
+		if c.path == "" {
+			continue
+		}
+		if err := executable(c.path); err != nil {
+			return "", &backends.Error{Backend: Backend, Op: "find runtime",
+				Err: fmt.Errorf("%w: %s names %s: %w", ErrRuntimeNotFound, c.source, c.path, err)}
+		}
+		return c.path, nil
+	}
+	var looked []string
+	try := func(p string) bool {
+		looked = append(looked, p)
+		return executable(p) == nil
+	}
+	if exe, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(exe), RuntimeName); try(p) {
+			return p, nil
+		}
+	}
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
+		if p := filepath.Join(x, "zyx", RuntimeName); try(p) {
+			return p, nil
+		}
+	}
+	looked = append(looked, "PATH")
+	if p, err := exec.LookPath(RuntimeName); err == nil {
+		return p, nil
+	}
+	return "", &backends.Error{Backend: Backend, Op: "find runtime",
+		Err: fmt.Errorf("%w (looked at %s): build it with `make runtime` (it lands in bin/%s), or set ZYX_TT_RUNTIME or config tenstorrent.runtime",
+			ErrRuntimeNotFound, strings.Join(looked, ", "), RuntimeName)}
+}
+
+func executable(p string) error {
+	st, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("not a regular file")
+	}
+	if st.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("not executable")
+	}
+	return nil
+}
