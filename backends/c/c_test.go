@@ -1,0 +1,718 @@
+//go:build darwin || freebsd || linux || netbsd
+
+package c
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// helperEnv makes the test binary act as a helper process (see TestMain).
+const helperEnv = "ZYX_C_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(helperEnv) {
+	case "compile-vadd":
+		os.Exit(helperCompileVadd())
+	}
+	// Keep every object this test binary builds out of the user's cache.
+	dir, err := os.MkdirTemp("", "zyx-c-test-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_CACHE_HOME", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// helperCompileVadd compiles the vadd example with ZYX_C_TEST_SOURCE_TAG in
+// a comment into ZYX_C_TEST_CACHE, runs it and checks the result.
+func helperCompileVadd() int {
+	ctx := context.Background()
+	d, err := Open(ctx, Config{CacheDir: os.Getenv("ZYX_C_TEST_CACHE")})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "open:", err)
+		return 1
+	}
+	p, err := vaddProgram("/* " + os.Getenv("ZYX_C_TEST_SOURCE_TAG") + " */\n")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	exe, err := d.Compile(ctx, p)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "compile:", err)
+		return 1
+	}
+	const n = 4099
+	x, y, z := f32Buffer(d, n, 1), f32Buffer(d, n, 2), f32Buffer(d, n, 0)
+	if err := exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(x), backends.BufArg(y), backends.BufArg(z),
+		backends.VarArg(backends.UintConst(backends.U32, n))}); err != nil {
+		fmt.Fprintln(os.Stderr, "launch:", err)
+		return 1
+	}
+	got, want := readF32(d, z), readF32(d, x)
+	for i := range got {
+		if got[i] != want[i]+readF32(d, y)[i] {
+			fmt.Fprintln(os.Stderr, "wrong result at", i)
+			return 1
+		}
+	}
+	return 0
+}
+
+var (
+	sharedOnce sync.Once
+	sharedDev  *Device
+	sharedErr  error
+)
+
+// device is one C device shared by the tests that need no special config.
+func device(t testing.TB) *Device {
+	t.Helper()
+	sharedOnce.Do(func() {
+		if _, err := exec.LookPath("cc"); err != nil {
+			return
+		}
+		sharedDev, sharedErr = Open(context.Background(), Config{})
+	})
+	if sharedDev == nil && sharedErr == nil {
+		t.Skip("no C compiler (cc) on PATH")
+	}
+	require.NoError(t, sharedErr)
+	return sharedDev
+}
+
+func exampleSource(t testing.TB, name string) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "..", "examples", name, name+".c"))
+	require.NoError(t, err)
+	return string(src)
+}
+
+func mustParse(t testing.TB, expr string, params []backends.Param) backends.GwsDim {
+	t.Helper()
+	g, err := backends.ParseGws(expr, func(name string) (int, bool) {
+		for i, p := range params {
+			if p.Name == name {
+				return i, true
+			}
+		}
+		return 0, false
+	})
+	require.NoError(t, err)
+	return g
+}
+
+func vaddProgram(prefix string) (*backends.Program, error) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "examples", "vadd", "vadd.c"))
+	if err != nil {
+		return nil, err
+	}
+	return &backends.Program{
+		Name: "vadd",
+		Params: []backends.Param{
+			{Name: "x", Kind: backends.Global, DType: backends.F32},
+			{Name: "y", Kind: backends.Global, DType: backends.F32},
+			{Name: "z", Kind: backends.GlobalMut, DType: backends.F32},
+			{Name: "n", Kind: backends.Variable, DType: backends.U32},
+		},
+		Grid: []backends.GwsDim{backends.ParamDim(3)},
+		C:    &backends.SourceVariant{Source: prefix + string(src), Entry: "vadd"},
+	}, nil
+}
+
+// f32Buffer allocates n f32 elements filled with a repeatable pattern
+// (seed 0 means zeros).
+func f32Buffer(d *Device, n int, seed int) backends.BufferID {
+	id, err := d.pool.Alloc(context.Background(), int64(n*4))
+	if err != nil {
+		panic(err)
+	}
+	mem, _ := d.pool.Bytes(id)
+	for i := 0; i < n; i++ {
+		v := float32(0)
+		if seed != 0 {
+			v = float32(math.Sin(float64(i*seed+seed))) * 2
+		}
+		binary.LittleEndian.PutUint32(mem[4*i:], math.Float32bits(v))
+	}
+	return id
+}
+
+func readF32(d *Device, id backends.BufferID) []float32 {
+	mem, err := d.pool.Bytes(id)
+	if err != nil {
+		panic(err)
+	}
+	out := make([]float32, len(mem)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(mem[4*i:]))
+	}
+	return out
+}
+
+func u32(v uint64) backends.LaunchArg { return backends.VarArg(backends.UintConst(backends.U32, v)) }
+
+func requireClose(t *testing.T, want []float64, got []float32, atol, rtol float64) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		if d := math.Abs(float64(got[i]) - want[i]); d > atol+rtol*math.Abs(want[i]) {
+			t.Fatalf("element %d: got %g, want %g (|diff| %g)", i, got[i], want[i], d)
+		}
+	}
+}
+
+// TestExamples runs the example programs' C variants against float64
+// references computed here.
+func TestExamples(t *testing.T) {
+	d := device(t)
+	ctx := context.Background()
+	f32 := func(name string, kind backends.ParamKind) backends.Param {
+		return backends.Param{Name: name, Kind: kind, DType: backends.F32}
+	}
+	uv := func(name string) backends.Param {
+		return backends.Param{Name: name, Kind: backends.Variable, DType: backends.U32}
+	}
+	toF64 := func(v []float32) []float64 {
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = float64(x)
+		}
+		return out
+	}
+
+	t.Run("vadd", func(t *testing.T) {
+		const n = 100_003
+		params := []backends.Param{f32("x", backends.Global), f32("y", backends.Global), f32("z", backends.GlobalMut), uv("n")}
+		p := &backends.Program{Name: "vadd", Params: params, Grid: []backends.GwsDim{mustParse(t, "n", params)},
+			C: &backends.SourceVariant{Source: exampleSource(t, "vadd"), Entry: "vadd"}}
+		exe, err := d.Compile(ctx, p)
+		require.NoError(t, err)
+		defer exe.Release()
+		x, y, z := f32Buffer(d, n, 3), f32Buffer(d, n, 5), f32Buffer(d, n+1, 0)
+		require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(x), backends.BufArg(y), backends.BufArg(z), u32(n)}))
+		xs, ys := toF64(readF32(d, x)), toF64(readF32(d, y))
+		want := make([]float64, n+1)
+		for i := 0; i < n; i++ {
+			want[i] = xs[i] + ys[i]
+		}
+		requireClose(t, want, readF32(d, z), 1e-5, 1e-5) // element n stays 0: the kernel honours n
+	})
+
+	t.Run("unary", func(t *testing.T) {
+		const n = 10_007
+		params := []backends.Param{f32("x", backends.Global), f32("y", backends.GlobalMut), uv("n")}
+		p := &backends.Program{Name: "unary", Params: params, Grid: []backends.GwsDim{mustParse(t, "n", params)},
+			C: &backends.SourceVariant{Source: exampleSource(t, "unary"), Entry: "unary"}}
+		exe, err := d.Compile(ctx, p)
+		require.NoError(t, err)
+		defer exe.Release()
+		x, y := f32Buffer(d, n, 7), f32Buffer(d, n, 0)
+		require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(x), backends.BufArg(y), u32(n)}))
+		want := toF64(readF32(d, x))
+		for i := range want {
+			want[i] = math.Exp(want[i])
+		}
+		requireClose(t, want, readF32(d, y), 1e-5, 1e-5)
+	})
+
+	t.Run("matmul", func(t *testing.T) {
+		const m, n, k = 37, 53, 29
+		params := []backends.Param{f32("a", backends.Global), f32("b", backends.Global), f32("c", backends.GlobalMut), uv("m"), uv("n"), uv("k")}
+		p := &backends.Program{Name: "matmul", Params: params, Grid: []backends.GwsDim{mustParse(t, "m", params)},
+			C: &backends.SourceVariant{Source: exampleSource(t, "matmul"), Entry: "matmul"}}
+		exe, err := d.Compile(ctx, p)
+		require.NoError(t, err)
+		defer exe.Release()
+		a, b, c := f32Buffer(d, m*k, 11), f32Buffer(d, k*n, 13), f32Buffer(d, m*n, 17)
+		require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(a), backends.BufArg(b), backends.BufArg(c), u32(m), u32(n), u32(k)}))
+		as, bs := toF64(readF32(d, a)), toF64(readF32(d, b))
+		want := make([]float64, m*n)
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				for l := 0; l < k; l++ {
+					want[i*n+j] += as[i*k+l] * bs[l*n+j]
+				}
+			}
+		}
+		tol := 1e-5 * math.Sqrt(k)
+		requireClose(t, want, readF32(d, c), tol, tol)
+	})
+}
+
+// gridProgram writes, for every group, g0 + 10·g1 + 100·g2 + 1 into its own
+// f32 element and counts the calls in a second buffer.
+func gridProgram() *backends.Program {
+	return &backends.Program{
+		Name: "grid",
+		Params: []backends.Param{
+			{Name: "out", Kind: backends.GlobalMut, DType: backends.F32},
+			{Name: "calls", Kind: backends.GlobalMut, DType: backends.U32},
+			{Name: "n0", Kind: backends.Variable, DType: backends.U64},
+			{Name: "n1", Kind: backends.Variable, DType: backends.U64},
+		},
+		Grid: []backends.GwsDim{backends.ParamDim(2), backends.ParamDim(3), backends.ConstDim(3)},
+		C: &backends.SourceVariant{Entry: "grid", Source: `#include <stdint.h>
+void grid(float *out, uint32_t *calls, uint64_t n0, uint64_t n1, uint64_t g0, uint64_t g1, uint64_t g2)
+{
+	uint64_t at = (g2 * n1 + g1) * n0 + g0;
+	out[at] = (float)(g0 + 10 * g1 + 100 * g2 + 1);
+	__atomic_fetch_add(&calls[at], 1u, __ATOMIC_RELAXED);
+}
+`},
+	}
+}
+
+func checkGrid(t *testing.T, d *Device, exe backends.Executable, n0, n1 uint64) {
+	t.Helper()
+	ctx := context.Background()
+	total := int(n0 * n1 * 3)
+	out, calls := f32Buffer(d, total, 0), f32Buffer(d, total, 0)
+	require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(out), backends.BufArg(calls),
+		backends.VarArg(backends.UintConst(backends.U64, n0)), backends.VarArg(backends.UintConst(backends.U64, n1))}))
+	got := readF32(d, out)
+	cm, _ := d.pool.Bytes(calls)
+	for g2 := uint64(0); g2 < 3; g2++ {
+		for g1 := uint64(0); g1 < n1; g1++ {
+			for g0 := uint64(0); g0 < n0; g0++ {
+				at := (g2*n1+g1)*n0 + g0
+				require.Equal(t, float32(g0+10*g1+100*g2+1), got[at], "group (%d,%d,%d)", g0, g1, g2)
+				require.Equal(t, uint32(1), binary.LittleEndian.Uint32(cm[4*at:]), "calls of group (%d,%d,%d)", g0, g1, g2)
+			}
+		}
+	}
+}
+
+// TestGridAxes checks that every group of a 3-D grid runs exactly once with
+// its own index, for shapes that split unevenly across threads.
+func TestGridAxes(t *testing.T) {
+	d := device(t)
+	exe, err := d.Compile(context.Background(), gridProgram())
+	require.NoError(t, err)
+	defer exe.Release()
+	for _, shape := range [][2]uint64{{1, 1}, {7, 5}, {1, 9}, {9, 1}, {3, 1}, {101, 3}} {
+		checkGrid(t, d, exe, shape[0], shape[1])
+	}
+}
+
+// TestPthreadFallback runs the same grid with OpenMP turned off, through
+// the launcher's POSIX thread split.
+func TestPthreadFallback(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler (cc) on PATH")
+	}
+	off := false
+	d, err := Open(context.Background(), Config{OpenMP: &off, Threads: 4, CacheDir: t.TempDir()})
+	require.NoError(t, err)
+	require.False(t, d.Info().HasOpenMP)
+	require.NotContains(t, d.tc.flags, "-fopenmp")
+	exe, err := d.Compile(context.Background(), gridProgram())
+	require.NoError(t, err)
+	defer exe.Release()
+	for _, shape := range [][2]uint64{{1, 1}, {2, 1}, {7, 5}, {101, 3}} {
+		checkGrid(t, d, exe, shape[0], shape[1])
+	}
+}
+
+// TestScalarParams passes one scalar of each C-visible type and checks the
+// kernel sees each value.
+func TestScalarParams(t *testing.T) {
+	d := device(t)
+	ctx := context.Background()
+	p := &backends.Program{
+		Name: "scalars",
+		Params: []backends.Param{
+			{Name: "out", Kind: backends.GlobalMut, DType: backends.F64},
+			{Name: "a", Kind: backends.Variable, DType: backends.F64},
+			{Name: "b", Kind: backends.Variable, DType: backends.I8},
+			{Name: "c", Kind: backends.Variable, DType: backends.F32},
+			{Name: "d", Kind: backends.Variable, DType: backends.I64},
+			{Name: "e", Kind: backends.Variable, DType: backends.Bool},
+			{Name: "f", Kind: backends.Variable, DType: backends.U16},
+			{Name: "g", Kind: backends.Variable, DType: backends.F16},
+			{Name: "h", Kind: backends.Variable, DType: backends.I32},
+		},
+		Grid: []backends.GwsDim{backends.ConstDim(1)},
+		C: &backends.SourceVariant{Entry: "scalars", Source: `#include <stdint.h>
+void scalars(double *out, double a, int8_t b, float c, int64_t d, uint8_t e, uint16_t f, float g, int32_t h,
+             uint64_t g0, uint64_t g1, uint64_t g2)
+{
+	out[0] = a; out[1] = b; out[2] = c; out[3] = (double)d; out[4] = e; out[5] = f; out[6] = g; out[7] = h;
+	out[8] = (double)(g0 + g1 + g2);
+}
+`},
+	}
+	exe, err := d.Compile(ctx, p)
+	require.NoError(t, err)
+	defer exe.Release()
+	out, err := d.pool.Alloc(ctx, 9*8)
+	require.NoError(t, err)
+	defer d.pool.Release(out)
+	require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(out),
+		backends.VarArg(backends.FloatConst(backends.F64, -2.5e300)),
+		backends.VarArg(backends.IntConst(backends.I8, -7)),
+		backends.VarArg(backends.FloatConst(backends.F32, 1.25)),
+		backends.VarArg(backends.IntConst(backends.I64, -1<<40)),
+		backends.VarArg(backends.UintConst(backends.Bool, 1)),
+		backends.VarArg(backends.UintConst(backends.U16, 65535)),
+		backends.VarArg(backends.FloatConst(backends.F16, 0.5)),
+		backends.VarArg(backends.IntConst(backends.I32, -123456)),
+	}))
+	mem, _ := d.pool.Bytes(out)
+	got := make([]float64, 9)
+	for i := range got {
+		got[i] = math.Float64frombits(binary.LittleEndian.Uint64(mem[8*i:]))
+	}
+	require.Equal(t, []float64{-2.5e300, -7, 1.25, -(1 << 40), 1, 65535, 0.5, -123456, 0}, got)
+}
+
+const vaddOK = `#include <stdint.h>
+void vadd(const float *x, const float *y, float *z, uint32_t n, uint64_t i, uint64_t g1, uint64_t g2)
+{ if (i < n) z[i] = x[i] + y[i]; }
+`
+
+// TestBadSource: every broken C variant is an error that says why, and
+// nothing panics.
+func TestBadSource(t *testing.T) {
+	d := device(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		source   string
+		entry    string
+		sentinel error
+		says     []string
+	}{
+		{"syntax error", "void vadd(const float *x, { oops }\n", "vadd", backends.ErrCompile, []string{"the C compiler failed", "vadd.c:1"}},
+		{"wrong symbol", strings.Replace(vaddOK, "void vadd(", "void vadd2(", 1), "vadd", backends.ErrCompile, []string{`does not define entry "vadd"`}},
+		{"too few params", strings.Replace(vaddOK, ", uint64_t g2)", ")", 1), "vadd", backends.ErrCompile, []string{"does not take the program's 4 params plus 3 group indices", "uint64_t gid2"}},
+		{"too many params", strings.Replace(vaddOK, "uint64_t g2)", "uint64_t g2, int extra)", 1), "vadd", backends.ErrCompile, []string{"does not take the program's 4 params"}},
+		{"wrong pointer type", strings.Replace(vaddOK, "const float *x", "const double *x", 1), "vadd", backends.ErrCompile, []string{"parameter types that do not match", "const float *x"}},
+		{"static entry", strings.Replace(vaddOK, "void vadd(", "static void vadd(", 1), "vadd", backends.ErrCompile, []string{`does not export entry "vadd"`}},
+		{"declared, not defined", "#include <stdint.h>\nvoid vadd(const float *, const float *, float *, uint32_t, uint64_t, uint64_t, uint64_t);\n", "vadd", backends.ErrCompile, []string{`declares entry "vadd" but does not define it`}},
+		{"entry not an identifier", vaddOK, "vadd; int x", backends.ErrInvalidArgument, []string{"not a C identifier"}},
+		{"reserved entry", vaddOK, "zyx_c_launch", backends.ErrInvalidArgument, []string{"reserved"}},
+		{"bad option", vaddOK, "vadd", backends.ErrCompile, []string{"the C compiler failed"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := vaddProgram("")
+			require.NoError(t, err)
+			p.C = &backends.SourceVariant{Source: tc.source, Entry: tc.entry}
+			if tc.name == "bad option" {
+				p.C.Options = []string{"--no-such-compiler-option-zyx"}
+			}
+			exe, err := d.Compile(ctx, p)
+			require.Error(t, err)
+			require.Nil(t, exe)
+			require.ErrorIs(t, err, tc.sentinel)
+			var be *backends.Error
+			require.ErrorAs(t, err, &be)
+			require.Equal(t, "c", be.Backend)
+			msg := err.Error()
+			for _, s := range tc.says {
+				require.Contains(t, msg, s)
+			}
+		})
+	}
+}
+
+func TestNoVariant(t *testing.T) {
+	d := device(t)
+	_, err := d.Compile(context.Background(), &backends.Program{Name: "gemm only", GEMM: &backends.GEMMVariant{}})
+	require.ErrorIs(t, err, backends.ErrNoVariant)
+	_, err = d.Compile(context.Background(), nil)
+	require.ErrorIs(t, err, backends.ErrNoVariant)
+}
+
+// TestBadLaunch: wrong arguments are errors before any C runs.
+func TestBadLaunch(t *testing.T) {
+	d := device(t)
+	ctx := context.Background()
+	p, err := vaddProgram("")
+	require.NoError(t, err)
+	exe, err := d.Compile(ctx, p)
+	require.NoError(t, err)
+	x := f32Buffer(d, 16, 1)
+	defer d.pool.Release(x)
+	ok := []backends.LaunchArg{backends.BufArg(x), backends.BufArg(x), backends.BufArg(x), u32(16)}
+	for _, tc := range []struct {
+		name     string
+		args     []backends.LaunchArg
+		sentinel error
+	}{
+		{"too few args", ok[:3], backends.ErrInvalidArgument},
+		{"scalar for a buffer", []backends.LaunchArg{u32(1), ok[1], ok[2], ok[3]}, backends.ErrInvalidArgument},
+		{"buffer for a scalar", []backends.LaunchArg{ok[0], ok[1], ok[2], backends.BufArg(x)}, backends.ErrInvalidArgument},
+		{"wrong scalar dtype", []backends.LaunchArg{ok[0], ok[1], ok[2], backends.VarArg(backends.IntConst(backends.I64, 16))}, backends.ErrInvalidArgument},
+		{"unknown buffer", []backends.LaunchArg{backends.BufArg(1 << 60), ok[1], ok[2], ok[3]}, backends.ErrUnknownBuffer},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := exe.Launch(ctx, tc.args)
+			require.ErrorIs(t, err, tc.sentinel)
+		})
+	}
+	t.Run("grid overflow", func(t *testing.T) {
+		q := gridProgram()
+		q.Grid = []backends.GwsDim{backends.ParamDim(2), backends.ParamDim(3), backends.ConstDim(1 << 40)}
+		gexe, err := d.Compile(ctx, q)
+		require.NoError(t, err)
+		defer gexe.Release()
+		big := backends.VarArg(backends.UintConst(backends.U64, 1<<40))
+		err = gexe.Launch(ctx, []backends.LaunchArg{backends.BufArg(x), backends.BufArg(x), big, big})
+		require.ErrorIs(t, err, backends.ErrInvalidArgument)
+		require.Contains(t, err.Error(), "2^64")
+	})
+	t.Run("cancelled context", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		require.ErrorIs(t, exe.Launch(cctx, ok), context.Canceled)
+	})
+	t.Run("after release", func(t *testing.T) {
+		require.NoError(t, exe.Release())
+		require.ErrorIs(t, exe.Launch(ctx, ok), backends.ErrClosed)
+		require.ErrorIs(t, exe.Release(), backends.ErrClosed)
+	})
+}
+
+func TestLaunchTimed(t *testing.T) {
+	d := device(t)
+	ctx := context.Background()
+	p, err := vaddProgram("")
+	require.NoError(t, err)
+	exe, err := d.Compile(ctx, p)
+	require.NoError(t, err)
+	defer exe.Release()
+	const n = 1 << 16
+	x, z := f32Buffer(d, n, 1), f32Buffer(d, n, 0)
+	dur, err := exe.LaunchTimed(ctx, []backends.LaunchArg{backends.BufArg(x), backends.BufArg(x), backends.BufArg(z), u32(n)})
+	require.NoError(t, err)
+	require.Positive(t, dur)
+	xs, zs := readF32(d, x), readF32(d, z)
+	for i := range xs {
+		require.Equal(t, 2*xs[i], zs[i])
+	}
+}
+
+// fakeCompiler writes a compiler script that logs every build (not the
+// --version query) to log and then runs cc.
+func fakeCompiler(t *testing.T) (compiler, log string) {
+	t.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler (cc) on PATH")
+	}
+	dir := t.TempDir()
+	log = filepath.Join(dir, "builds.log")
+	compiler = filepath.Join(dir, "logging-cc")
+	script := fmt.Sprintf("#!/bin/sh\ncase \"$1\" in --version) ;; *) echo \"$*\" >> %q ;; esac\nexec %q \"$@\"\n", log, cc)
+	require.NoError(t, os.WriteFile(compiler, []byte(script), 0o755))
+	return compiler, log
+}
+
+func buildsInto(t *testing.T, log, cacheDir string) int {
+	t.Helper()
+	data, err := os.ReadFile(log)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	require.NoError(t, err)
+	builds := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, cacheDir) {
+			builds++
+		}
+	}
+	return builds
+}
+
+// TestCacheReuse: a second compile of the same program, by the same device
+// or by a freshly opened one (as another process would), does not run the
+// compiler.
+func TestCacheReuse(t *testing.T) {
+	compiler, log := fakeCompiler(t)
+	cache := t.TempDir()
+	ctx := context.Background()
+	d1, err := Open(ctx, Config{Compiler: compiler, CacheDir: cache})
+	require.NoError(t, err)
+	p, err := vaddProgram("")
+	require.NoError(t, err)
+
+	exe, err := d1.Compile(ctx, p)
+	require.NoError(t, err)
+	require.NoError(t, exe.Release())
+	require.Equal(t, 1, buildsInto(t, log, cache))
+
+	exe, err = d1.Compile(ctx, p)
+	require.NoError(t, err)
+	require.NoError(t, exe.Release())
+	d2, err := Open(ctx, Config{Compiler: compiler, CacheDir: cache})
+	require.NoError(t, err)
+	exe, err = d2.Compile(ctx, p)
+	require.NoError(t, err)
+	require.NoError(t, exe.Release())
+	require.Equal(t, 1, buildsInto(t, log, cache), "cached compiles ran the compiler")
+
+	// A different source, or different options, is a new object.
+	p.C.Options = []string{"-DZYX_TEST_OPTION=1"}
+	exe, err = d2.Compile(ctx, p)
+	require.NoError(t, err)
+	require.NoError(t, exe.Release())
+	require.Equal(t, 2, buildsInto(t, log, cache))
+
+	objs, err := filepath.Glob(filepath.Join(cache, "*.so"))
+	require.NoError(t, err)
+	require.Len(t, objs, 2)
+	leftovers, err := filepath.Glob(filepath.Join(cache, ".build-*"))
+	require.NoError(t, err)
+	require.Empty(t, leftovers)
+}
+
+func uniqueTag(t *testing.T) string {
+	var b [8]byte
+	_, err := rand.Read(b[:])
+	require.NoError(t, err)
+	return hex.EncodeToString(b[:])
+}
+
+// TestConcurrentCompile: goroutines and separate processes compiling the
+// same new program into one cache all get a working object, and the cache
+// ends with exactly one object and no temporary files.
+func TestConcurrentCompile(t *testing.T) {
+	d := device(t)
+	ctx := context.Background()
+
+	t.Run("goroutines", func(t *testing.T) {
+		compiler, log := fakeCompiler(t)
+		cache := t.TempDir()
+		dev, err := Open(ctx, Config{Compiler: compiler, CacheDir: cache})
+		require.NoError(t, err)
+		p, err := vaddProgram("/* " + uniqueTag(t) + " */\n")
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		errs := make([]error, 6)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				exe, err := dev.Compile(ctx, p)
+				if err == nil {
+					const n = 257
+					x, z := f32Buffer(d, n, i+1), f32Buffer(d, n, 0)
+					defer d.pool.Release(x)
+					defer d.pool.Release(z)
+					err = exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(x), backends.BufArg(x), backends.BufArg(z), u32(n)})
+					xs, zs := readF32(d, x), readF32(d, z)
+					for j := range xs {
+						if err == nil && zs[j] != 2*xs[j] {
+							err = fmt.Errorf("goroutine %d: element %d wrong", i, j)
+						}
+					}
+					_ = exe.Release()
+				}
+				errs[i] = err
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			require.NoError(t, err)
+		}
+		require.Equal(t, 1, buildsInto(t, log, cache), "one process builds a program once")
+		objs, _ := filepath.Glob(filepath.Join(cache, "*.so"))
+		require.Len(t, objs, 1)
+	})
+
+	t.Run("processes", func(t *testing.T) {
+		cache := t.TempDir()
+		tag := uniqueTag(t)
+		const procs = 3
+		cmds := make([]*exec.Cmd, procs)
+		outs := make([]strings.Builder, procs)
+		for i := range cmds {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), helperEnv+"=compile-vadd", "ZYX_C_TEST_CACHE="+cache, "ZYX_C_TEST_SOURCE_TAG="+tag)
+			cmd.Stdout, cmd.Stderr = &outs[i], &outs[i]
+			require.NoError(t, cmd.Start())
+			cmds[i] = cmd
+		}
+		for i, cmd := range cmds {
+			require.NoError(t, cmd.Wait(), "helper %d: %s", i, outs[i].String())
+		}
+		objs, _ := filepath.Glob(filepath.Join(cache, "*.so"))
+		require.Len(t, objs, 1)
+		leftovers, _ := filepath.Glob(filepath.Join(cache, ".build-*"))
+		require.Empty(t, leftovers)
+	})
+}
+
+func TestInfo(t *testing.T) {
+	d := device(t)
+	info := d.Info()
+	require.Equal(t, backends.KindCPU, info.Kind)
+	require.Positive(t, info.Cores)
+	require.Positive(t, info.Compute)
+	require.NotZero(t, info.PreferredVectorSize)
+	require.Equal(t, uint16(1), info.WarpSize)
+	require.Equal(t, backends.CapFloatOps, info.Supports(backends.F32))
+	require.False(t, info.Supports(backends.BF16).Any())
+	require.True(t, info.Supports(backends.I32).Has(backends.CapBitShiftLeft))
+	require.False(t, info.Supports(backends.U32).Has(backends.CapNeg))
+	for _, k := range []string{"compiler", "compiler_version", "flags", "openmp", "threads", "cache_dir"} {
+		require.NotEmpty(t, info.Extra[k], k)
+	}
+	require.Equal(t, fmt.Sprint(info.HasOpenMP), info.Extra["openmp"])
+	require.Equal(t, "c", d.Name())
+	require.Equal(t, "c", d.Backend())
+	hp, err := backends.HostPool()
+	require.NoError(t, err)
+	require.Same(t, hp, d.Pool())
+}
+
+// TestRegistry opens the backend through the registry, as zyx-tt does.
+func TestRegistry(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler (cc) on PATH")
+	}
+	dev, err := backends.Lookup(context.Background(), "c")
+	require.NoError(t, err)
+	require.Equal(t, "c", dev.Name())
+	p, err := vaddProgram("")
+	require.NoError(t, err)
+	require.True(t, p.HasVariant(dev.Backend()))
+}
+
+// TestTranslationUnitGolden pins the generated launcher for the vadd
+// program; run with -update after an intended change.
+func TestTranslationUnitGolden(t *testing.T) {
+	p, err := vaddProgram("")
+	require.NoError(t, err)
+	p.C.Source = "/* user source */\n"
+	got := translationUnit(p, p.C) + "\n/* prototype: " + CPrototype(p, "vadd") + " */\n"
+	golden := filepath.Join("testdata", "vadd_tu.c.golden")
+	if *update {
+		require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	require.Equal(t, string(want), got)
+}

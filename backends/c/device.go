@@ -1,0 +1,321 @@
+//go:build darwin || freebsd || linux || netbsd
+
+package c
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+	"golang.org/x/sys/unix"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/c/cpuinfo"
+	"github.com/zyxtt/zyxtt/hostpool"
+)
+
+// Device is the C device: programs compiled by the system compiler, run on
+// the host pool.
+type Device struct {
+	tc      *toolchain
+	pool    *hostpool.Pool
+	info    *backends.DeviceInfo
+	threads int
+	closed  atomic.Bool
+}
+
+var _ backends.Device = (*Device)(nil)
+
+// Open probes the compiler described by cfg and returns the C device.
+func Open(ctx context.Context, cfg Config) (*Device, error) {
+	if cfg.Threads < 0 {
+		return nil, fmt.Errorf("%w: c: threads must be >= 0, got %d", backends.ErrInvalidArgument, cfg.Threads)
+	}
+	pool, err := backends.HostPool()
+	if err != nil {
+		return nil, fmt.Errorf("c: host pool: %w", err)
+	}
+	tc, err := probeToolchain(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("c: %w", err)
+	}
+	threads := cfg.Threads
+	if threads == 0 {
+		threads = runtime.NumCPU()
+	}
+	d := &Device{tc: tc, pool: pool, threads: threads}
+	d.info = hostInfo(tc, threads)
+	return d, nil
+}
+
+// hostInfo describes the host CPU as the C backend sees it.
+func hostInfo(tc *toolchain, threads int) *backends.DeviceInfo {
+	cpu := cpuinfo.Host()
+	info := &backends.DeviceInfo{
+		Name:                cpu.Model,
+		Kind:                backends.KindCPU,
+		Compute:             cpu.PeakFLOPs(),
+		MaxGlobalWorkDims:   []uint64{math.MaxInt64, math.MaxInt64, math.MaxInt64},
+		MaxLocalThreads:     1,
+		MaxLocalWorkDims:    []uint32{1, 1, 1},
+		PreferredVectorSize: uint8(min(cpu.VectorBytes, math.MaxUint8)),
+		LocalMemSize:        uint64(cpu.CacheBytes("L1d")),
+		MaxRegisterBytes:    uint64(cpu.VectorRegisters * cpu.VectorBytes),
+		WarpSize:            1,
+		SupportedVecLens:    []uint8{1, 2, 4, 8, 16},
+		HasOpenMP:           tc.openmp,
+		Cores:               cpu.Cores,
+		Extra:               cpu.Extra(),
+	}
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) == nil {
+		info.Memory = uint64(si.Totalram) * uint64(si.Unit)
+	}
+	for _, t := range backends.AllDTypes() {
+		info.DTypeCaps[t] = dtypeCaps(t)
+	}
+	version, _, _ := strings.Cut(strings.TrimSpace(tc.version), "\n")
+	info.Extra["compiler"] = tc.compiler
+	info.Extra["compiler_version"] = version
+	info.Extra["flags"] = strings.Join(tc.flags, " ")
+	info.Extra["openmp"] = strconv.FormatBool(tc.openmp)
+	info.Extra["threads"] = strconv.Itoa(threads)
+	info.Extra["cache_dir"] = tc.cacheDir
+	return info
+}
+
+// dtypeCaps is what generated C can do with an element type. Narrow floats
+// reach C as raw bits, so C offers them no arithmetic.
+func dtypeCaps(t backends.DType) backends.DTypeCapability {
+	switch {
+	case t == backends.F32 || t == backends.F64:
+		return backends.CapFloatOps
+	case t == backends.Bool:
+		return backends.CapBitNot | backends.CapOr | backends.CapAnd | backends.CapBitXor | backends.CapBitOr |
+			backends.CapBitAnd | backends.CapEq | backends.CapNotEq
+	case t.IsFloat():
+		return backends.CapNone
+	case t.IsSigned():
+		return backends.CapIntOps
+	}
+	return backends.CapIntOps.Exclude(backends.CapNeg | backends.CapAbs)
+}
+
+// Name is the device selector, "c".
+func (d *Device) Name() string { return BackendName }
+
+// Backend is "c".
+func (d *Device) Backend() string { return BackendName }
+
+// Info describes the host CPU and the compiler.
+func (d *Device) Info() *backends.DeviceInfo { return d.info }
+
+// Pool is the process-wide host pool.
+func (d *Device) Pool() backends.Pool { return d.pool }
+
+// Close stops the device compiling; the shared host pool stays open and
+// programs already compiled keep running until released.
+func (d *Device) Close() error {
+	d.closed.Store(true)
+	return nil
+}
+
+func compileError(format string, args ...any) *backends.Error {
+	return backends.Errorf(BackendName, "compile", backends.ErrCompile, format, args...)
+}
+
+// Compile builds p's C variant (or takes it from the object cache), loads
+// it and checks that it exports the entry.
+func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
+	if d.closed.Load() {
+		return nil, backends.Errorf(BackendName, "compile", backends.ErrClosed, "")
+	}
+	if p == nil || p.C == nil {
+		name := ""
+		if p != nil {
+			name = p.Name
+		}
+		return nil, backends.Errorf(BackendName, "compile", backends.ErrNoVariant, "program %q has no C variant", name)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, &backends.Error{Backend: BackendName, Op: "compile", Err: err}
+	}
+	v := p.C
+	if !isIdentifier(v.Entry) {
+		return nil, backends.Errorf(BackendName, "compile", backends.ErrInvalidArgument, "entry %q is not a C identifier", v.Entry)
+	}
+	if strings.HasPrefix(v.Entry, "zyx_") {
+		return nil, backends.Errorf(BackendName, "compile", backends.ErrInvalidArgument, "entry %q uses the reserved zyx_ prefix", v.Entry)
+	}
+	tu := translationUnit(p, v)
+	backends.Debug(backends.DebugAssembly, "c: translation unit", "program", p.Name, "source", tu)
+
+	path, hit, err := d.tc.build(ctx, tu, v.Options)
+	if err != nil {
+		if be, ok := err.(*buildError); ok {
+			e := &backends.Error{Backend: BackendName, Op: "compile", Native: be.diagnostics,
+				Err: fmt.Errorf("%w: program %q: %s", backends.ErrCompile, p.Name, explain(be.diagnostics, p, v.Entry))}
+			return nil, e
+		}
+		return nil, &backends.Error{Backend: BackendName, Op: "compile", Err: err}
+	}
+	backends.Debug(backends.DebugCompile, "c: object", "program", p.Name, "path", path, "cached", hit)
+
+	handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		msg := err.Error()
+		if strings.Contains(msg, "undefined symbol: "+v.Entry) {
+			return nil, compileError("program %q: the C source declares entry %q but does not define it", p.Name, v.Entry)
+		}
+		return nil, &backends.Error{Backend: BackendName, Op: "dlopen", Native: msg,
+			Err: fmt.Errorf("%w: program %q: the compiled object does not load", backends.ErrCompile, p.Name)}
+	}
+	if _, err := purego.Dlsym(handle, v.Entry); err != nil {
+		_ = purego.Dlclose(handle)
+		return nil, compileError("program %q: the object does not export entry %q (the entry must be a non-static, visible function): %v", p.Name, v.Entry, err)
+	}
+	launch, err := purego.Dlsym(handle, launchSymbol)
+	if err != nil {
+		_ = purego.Dlclose(handle)
+		return nil, compileError("program %q: the object has no %s: %v", p.Name, launchSymbol, err)
+	}
+	prog := *p // the grid and params are all a launch reads
+	return &executable{dev: d, prog: &prog, handle: handle, launch: launch}, nil
+}
+
+// explain names the likely cause of a compile failure in the terms of the
+// calling convention, ahead of the raw diagnostics.
+func explain(diag string, p *backends.Program, entry string) string {
+	switch {
+	case strings.Contains(diag, "implicit declaration of function '"+entry+"'"):
+		return fmt.Sprintf("the C source does not define entry %q", entry)
+	case strings.Contains(diag, "too many arguments to function '"+entry+"'"),
+		strings.Contains(diag, "too few arguments to function '"+entry+"'"),
+		strings.Contains(diag, "too many arguments to function call"),
+		strings.Contains(diag, "too few arguments to function call"):
+		return fmt.Sprintf("entry %q does not take the program's %d params plus 3 group indices; want %s",
+			entry, len(p.Params), CPrototype(p, entry))
+	case strings.Contains(diag, "incompatible pointer type"), strings.Contains(diag, "incompatible-pointer-types"):
+		return fmt.Sprintf("entry %q has parameter types that do not match the program's params; want %s",
+			entry, CPrototype(p, entry))
+	}
+	return "the C compiler failed"
+}
+
+// executable is a loaded object and the program it runs.
+type executable struct {
+	dev    *Device
+	prog   *backends.Program
+	handle uintptr
+	launch uintptr
+
+	mu       sync.RWMutex // launches hold it shared; Release exclusively
+	released bool
+}
+
+// Launch runs the grid and waits for it to finish. The run cannot be
+// interrupted once it started; ctx is checked before.
+func (e *executable) Launch(ctx context.Context, args []backends.LaunchArg) error {
+	_, err := e.run(ctx, args)
+	return err
+}
+
+// LaunchTimed runs the grid once and returns the wall time of the native
+// call.
+func (e *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
+	return e.run(ctx, args)
+}
+
+func launchError(sentinel error, format string, args ...any) *backends.Error {
+	return backends.Errorf(BackendName, "launch", sentinel, format, args...)
+}
+
+func (e *executable) run(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.released {
+		return 0, launchError(backends.ErrClosed, "program %q was released", e.prog.Name)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	pool := e.dev.pool
+	if _, err := backends.CheckArgs(e.prog, pool, args); err != nil {
+		return 0, &backends.Error{Backend: BackendName, Op: "launch", Err: err}
+	}
+	grid, err := backends.EvalGrid(e.prog, args)
+	if err != nil {
+		return 0, &backends.Error{Backend: BackendName, Op: "launch", Err: fmt.Errorf("%w: %w", backends.ErrInvalidArgument, err)}
+	}
+	n := [3]uint64{1, 1, 1}
+	copy(n[:], grid)
+	hi, lo := bits.Mul64(n[0], n[1])
+	if hi == 0 {
+		hi, _ = bits.Mul64(lo, n[2])
+	}
+	if hi != 0 {
+		return 0, launchError(backends.ErrInvalidArgument, "grid %v has more than 2^64 groups", n)
+	}
+
+	// One 64-bit slot per param. The block holds no Go pointers: buffer
+	// memory is shm mapped outside the Go heap.
+	block := make([]uint64, max(len(args), 1))
+	held := make([]backends.BufferID, 0, len(args))
+	defer func() {
+		for _, id := range held {
+			_ = pool.Release(id)
+		}
+	}()
+	for i, a := range args {
+		if a.IsVar() {
+			block[i] = a.Value.Bits
+			continue
+		}
+		// Hold a reference so a concurrent Release cannot free the memory
+		// under the running kernel.
+		if err := pool.Retain(a.Buffer); err != nil {
+			return 0, &backends.Error{Backend: BackendName, Op: "launch", Err: fmt.Errorf("param %d: %w", i, err)}
+		}
+		held = append(held, a.Buffer)
+		mem, err := pool.Bytes(a.Buffer)
+		if err != nil {
+			return 0, &backends.Error{Backend: BackendName, Op: "launch", Err: fmt.Errorf("param %d: %w", i, err)}
+		}
+		block[i] = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(mem))))
+	}
+
+	start := time.Now()
+	r1, _, _ := purego.SyscallN(e.launch, uintptr(unsafe.Pointer(&block[0])),
+		uintptr(n[0]), uintptr(n[1]), uintptr(n[2]), uintptr(e.dev.threads))
+	elapsed := time.Since(start)
+	runtime.KeepAlive(block)
+	if int32(r1) != 0 {
+		return elapsed, launchError(backends.ErrInvalidArgument, "launcher returned %d", int32(r1))
+	}
+	backends.Debug(backends.DebugPerf, "c: launch", "program", e.prog.Name, "grid", n, "elapsed", elapsed)
+	return elapsed, nil
+}
+
+// Release unloads the object once running launches finish. Releasing twice
+// is an error.
+func (e *executable) Release() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.released {
+		return backends.Errorf(BackendName, "release", backends.ErrClosed, "program %q was already released", e.prog.Name)
+	}
+	e.released = true
+	if err := purego.Dlclose(e.handle); err != nil {
+		return &backends.Error{Backend: BackendName, Op: "dlclose", Native: err.Error(), Err: err}
+	}
+	return nil
+}
