@@ -1,0 +1,89 @@
+// Package cuda is the zyx-tt backend for NVIDIA GPUs: it drives the CUDA
+// driver API, NVRTC and cuBLAS through purego (no cgo), so one binary runs
+// on hosts with and without a GPU. Devices are named "cuda:N"; programs run
+// their CUDA C variant (compiled by NVRTC for the device's exact arch and
+// cached on disk) or their GEMM variant (cuBLAS).
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+// Name is the backend's registry key.
+const Name = "cuda"
+
+func init() {
+	backends.Register(Name, backends.DriverFunc(open))
+}
+
+// Config is the "cuda" section of the config file.
+type Config struct {
+	// CacheDir holds compiled modules. Empty means the user cache
+	// directory (zyx/cuda under os.UserCacheDir); "off" disables the cache.
+	CacheDir string `json:"cache_dir"`
+	// NVRTC and CUBLAS are explicit library paths, tried before the usual
+	// sonames.
+	NVRTC  string `json:"nvrtc"`
+	CUBLAS string `json:"cublas"`
+	// StagingChunk is the size of each of the two pinned staging buffers
+	// for copies from ordinary (not host-pool) memory. Default 16 MiB.
+	StagingChunk int64 `json:"staging_chunk"`
+	// PreferKernel runs a program's CUDA C variant even when it also has a
+	// GEMM variant (by default cuBLAS runs the GEMM).
+	PreferKernel bool `json:"prefer_kernel"`
+}
+
+const defaultStagingChunk = 16 << 20
+
+func open(ctx context.Context, cfg *backends.Config) ([]backends.Device, error) {
+	var c Config
+	if err := cfg.Section(Name, &c); err != nil {
+		return nil, err
+	}
+	if c.StagingChunk <= 0 {
+		c.StagingChunk = defaultStagingChunk
+	}
+	drv, err := loadDriver()
+	if err != nil {
+		return nil, err
+	}
+	var n int32
+	if err := drv.check("cuDeviceGetCount", drv.callPtr(drv.deviceGetCount, &n)); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%w: the CUDA driver reports no devices", backends.ErrNoDevice)
+	}
+	common := cfg.Common(Name)
+	var devs []backends.Device
+	var errs []error
+	for i := 0; i < int(n); i++ {
+		if !common.Allows(i) {
+			backends.Debug(backends.DebugDevice, "cuda device skipped by device_ids", "ordinal", i)
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		d, err := openDevice(drv, i, c)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cuda:%d: %w", i, err))
+			continue
+		}
+		devs = append(devs, d)
+	}
+	if len(devs) == 0 {
+		if len(errs) > 0 {
+			return nil, errors.Join(errs...)
+		}
+		return nil, fmt.Errorf("%w: device_ids allows none of the %d CUDA devices", backends.ErrNoDevice, n)
+	}
+	for _, e := range errs {
+		backends.Debug(backends.DebugDevice, "cuda device not opened", "err", e)
+	}
+	return devs, nil
+}

@@ -1,0 +1,328 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+// Device is one CUDA GPU. It uses the device's primary context (the one the
+// CUDA runtime and other libraries share), so buffers interoperate with
+// code built on the runtime API. Driver calls run on a locked OS thread with
+// the context made current first; every method is safe for concurrent use.
+type Device struct {
+	drv     *driverAPI
+	cfg     Config
+	ordinal int
+	dev     int32   // CUdevice
+	ctx     uintptr // the retained primary context
+	stream  uintptr // non-blocking stream for copies and launches
+	name    string
+	info    *backends.DeviceInfo
+	cc      [2]int32
+	limits  limits
+	pool    *Pool
+
+	lost   atomic.Pointer[backends.Error]
+	closed atomic.Bool
+
+	stagingOnce sync.Once
+	staging     *stager
+	stagingErr  error
+
+	blasMu   sync.Mutex
+	blas     *blasHandle
+	blasErr  error
+	blasOnce sync.Once
+}
+
+// limits are the launch bounds read at open.
+type limits struct {
+	maxThreads int32
+	maxBlock   [3]int32
+	maxGrid    [3]int32
+}
+
+func openDevice(drv *driverAPI, ordinal int, cfg Config) (*Device, error) {
+	d := &Device{drv: drv, cfg: cfg, ordinal: ordinal, name: Name + ":" + strconv.Itoa(ordinal)}
+	if err := drv.check("cuDeviceGet", drv.call(drv.deviceGet, uintptr(unsafe.Pointer(&d.dev)), uintptr(ordinal))); err != nil {
+		return nil, err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := drv.check("cuDevicePrimaryCtxRetain", drv.call(drv.primaryCtxRetain, uintptr(unsafe.Pointer(&d.ctx)), uintptr(d.dev))); err != nil {
+		return nil, err
+	}
+	if err := drv.check("cuCtxSetCurrent", drv.call(drv.ctxSetCurrent, d.ctx)); err != nil {
+		drv.call(drv.primaryCtxRelease, uintptr(d.dev))
+		return nil, err
+	}
+	if err := drv.check("cuStreamCreate", drv.call(drv.streamCreate, uintptr(unsafe.Pointer(&d.stream)), streamNonBlocking)); err != nil {
+		drv.call(drv.primaryCtxRelease, uintptr(d.dev))
+		return nil, err
+	}
+	info, err := d.readInfo()
+	if err != nil {
+		drv.call(drv.streamDestroy, d.stream)
+		drv.call(drv.primaryCtxRelease, uintptr(d.dev))
+		return nil, err
+	}
+	d.info = info
+	d.pool = &Pool{dev: d, bufs: map[backends.BufferID]*devBuf{}}
+	return d, nil
+}
+
+// readInfo fills DeviceInfo; the context must be current.
+func (d *Device) readInfo() (*backends.DeviceInfo, error) {
+	drv := d.drv
+	attr := func(a int) int32 {
+		v, err := drv.attribute(d.dev, a)
+		if err != nil {
+			return 0
+		}
+		return v
+	}
+	var nameBuf [256]byte
+	if err := drv.check("cuDeviceGetName", drv.call(drv.deviceGetName, uintptr(unsafe.Pointer(&nameBuf[0])), uintptr(len(nameBuf)), uintptr(d.dev))); err != nil {
+		return nil, err
+	}
+	var total uint64
+	if err := drv.check("cuDeviceTotalMem_v2", drv.call(drv.deviceTotalMem, uintptr(unsafe.Pointer(&total)), uintptr(d.dev))); err != nil {
+		return nil, err
+	}
+	var free, total2 uint64
+	if err := drv.check("cuMemGetInfo_v2", drv.call(drv.memGetInfo, uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total2)))); err != nil {
+		return nil, err
+	}
+	d.cc = [2]int32{attr(attrComputeCapabilityMajor), attr(attrComputeCapabilityMinor)}
+	d.limits.maxThreads = attr(attrMaxThreadsPerBlock)
+	for i := 0; i < 3; i++ {
+		d.limits.maxBlock[i] = attr(attrMaxBlockDimX + i)
+		d.limits.maxGrid[i] = attr(attrMaxGridDimX + i)
+	}
+	sms := attr(attrMultiprocessorCount)
+	clockKHz := attr(attrClockRate)
+	info := &backends.DeviceInfo{
+		Name:                cString(nameBuf[:]),
+		Kind:                backends.KindGPU,
+		MaxGlobalWorkDims:   []uint64{uint64(d.limits.maxGrid[0]), uint64(d.limits.maxGrid[1]), uint64(d.limits.maxGrid[2])},
+		MaxLocalThreads:     uint32(d.limits.maxThreads),
+		MaxLocalWorkDims:    []uint32{uint32(d.limits.maxBlock[0]), uint32(d.limits.maxBlock[1]), uint32(d.limits.maxBlock[2])},
+		PreferredVectorSize: 16,
+		LocalMemSize:        uint64(attr(attrMaxSharedMemPerBlock)),
+		MaxRegisterBytes:    uint64(attr(attrMaxRegistersPerBlock)) * 4 / uint64(max(d.limits.maxThreads, 1)),
+		TensorCores:         d.cc[0] >= 7,
+		WarpSize:            uint16(attr(attrWarpSize)),
+		ComputeCapability:   d.cc,
+		HasNativeExp2:       true,
+		SupportedVecLens:    []uint8{1, 2, 4},
+		Cores:               int(sms),
+		Memory:              total,
+		Compute:             computeEstimate(d.cc, sms, clockKHz),
+		MMALayouts:          mmaLayouts(d.cc),
+		Extra: map[string]string{
+			"memory_free":            strconv.FormatUint(free, 10),
+			"driver_version":         strconv.Itoa(int(drv.version)),
+			"driver_library":         drv.lib.path,
+			"arch":                   fmt.Sprintf("sm_%d%d", d.cc[0], d.cc[1]),
+			"clock_khz":              strconv.Itoa(int(clockKHz)),
+			"memory_clock_khz":       strconv.Itoa(int(attr(attrMemoryClockRate))),
+			"memory_bus_bits":        strconv.Itoa(int(attr(attrGlobalMemoryBusWidth))),
+			"l2_bytes":               strconv.Itoa(int(attr(attrL2CacheSize))),
+			"max_threads_per_sm":     strconv.Itoa(int(attr(attrMaxThreadsPerSM))),
+			"shared_mem_optin":       strconv.Itoa(int(attr(attrMaxSharedMemPerBlockOpt))),
+			"shared_mem_per_block":   strconv.Itoa(int(attr(attrMaxSharedMemPerBlock))),
+			"max_grid":               fmt.Sprint(d.limits.maxGrid),
+			"max_block":              fmt.Sprint(d.limits.maxBlock),
+			"multiprocessor_count":   strconv.Itoa(int(sms)),
+			"primary_context_in_use": "true",
+		},
+	}
+	var bus [64]byte
+	if drv.call(drv.deviceGetPCIBusID, uintptr(unsafe.Pointer(&bus[0])), uintptr(len(bus)), uintptr(d.dev)) == cudaSuccess {
+		info.Extra["pci_bus_id"] = cString(bus[:])
+	}
+	floatCaps := backends.CapFloatOps
+	intCaps := backends.CapIntOps
+	for _, t := range backends.AllDTypes() {
+		switch {
+		case t == backends.F8E4M3 || t == backends.F8E5M2:
+			if d.cc[0] >= 9 || (d.cc[0] == 8 && d.cc[1] >= 9) {
+				info.DTypeCaps[t] = backends.CapAdd | backends.CapMul
+			}
+		case t == backends.BF16 && d.cc[0] < 8:
+			info.DTypeCaps[t] = floatCaps.Exclude(backends.CapExp | backends.CapLn | backends.CapSin | backends.CapCos)
+		case t.IsFloat():
+			info.DTypeCaps[t] = floatCaps
+		case t == backends.Bool:
+			info.DTypeCaps[t] = backends.CapAnd | backends.CapOr | backends.CapEq | backends.CapNotEq | backends.CapBitNot
+		default:
+			info.DTypeCaps[t] = intCaps
+		}
+	}
+	return info, nil
+}
+
+// coresPerSM is the FP32 lanes per multiprocessor by compute capability.
+func coresPerSM(cc [2]int32) int64 {
+	switch cc[0] {
+	case 3:
+		return 192
+	case 5:
+		return 128
+	case 6:
+		if cc[1] == 0 {
+			return 64
+		}
+		return 128
+	case 7:
+		return 64
+	case 8:
+		if cc[1] == 0 {
+			return 64
+		}
+		return 128
+	}
+	return 128
+}
+
+// computeEstimate is the FP32 FMA peak in FLOP/s: lanes × 2 × clock. When
+// the driver gives no clock, 1.5 GHz stands in.
+func computeEstimate(cc [2]int32, sms, clockKHz int32) uint64 {
+	hz := int64(clockKHz) * 1000
+	if hz <= 0 {
+		hz = 1_500_000_000
+	}
+	return uint64(int64(sms) * coresPerSM(cc) * 2 * hz)
+}
+
+func mmaLayouts(cc [2]int32) []backends.MMADims {
+	var out []backends.MMADims
+	if cc[0] >= 7 {
+		out = append(out, backends.MMADims{M: 16, N: 16, K: 16, In: backends.F16, Acc: backends.F32})
+	}
+	if cc[0] >= 8 {
+		out = append(out, backends.MMADims{M: 16, N: 16, K: 16, In: backends.BF16, Acc: backends.F32},
+			backends.MMADims{M: 16, N: 16, K: 8, In: backends.F32, Acc: backends.F32})
+	}
+	return out
+}
+
+func cString(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+// Name is the selector "cuda:N".
+func (d *Device) Name() string { return d.name }
+
+// Backend is "cuda".
+func (d *Device) Backend() string { return Name }
+
+// Info describes the GPU. Extra["memory_free"] is the free memory at open;
+// Pool().FreeBytes() reads it now.
+func (d *Device) Info() *backends.DeviceInfo { return d.info }
+
+// Pool is the device's memory.
+func (d *Device) Pool() backends.Pool { return d.pool }
+
+// usable says why the device cannot be used, or nil.
+func (d *Device) usable(op string) error {
+	if d.closed.Load() {
+		return backends.Errorf(Name, op, backends.ErrClosed, "%s is closed", d.name)
+	}
+	if cause := d.lost.Load(); cause != nil {
+		return &backends.Error{Backend: Name, Op: op, Native: cause.Native,
+			Err: fmt.Errorf("%w: %s: the context faulted earlier (%s) and cannot be used again", backends.ErrDeviceLost, d.name, cause.Op)}
+	}
+	return nil
+}
+
+// run calls f on a locked OS thread with the device's context current.
+func (d *Device) run(op string, f func() error) error {
+	if err := d.usable(op); err != nil {
+		return err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if r := d.drv.call(d.drv.ctxSetCurrent, d.ctx); r != cudaSuccess {
+		return d.fail("cuCtxSetCurrent", r)
+	}
+	return f()
+}
+
+// fail turns r into an error and marks the device lost when r is sticky.
+func (d *Device) fail(op string, r cuResult) error {
+	err := d.drv.check(op, r)
+	if err == nil {
+		return nil
+	}
+	if r.sticky() {
+		be := err.(*backends.Error)
+		if d.lost.CompareAndSwap(nil, be) {
+			backends.Debug(backends.DebugDevice, "cuda context lost", "device", d.name, "op", op, "err", be.Native)
+		}
+	}
+	return err
+}
+
+// sync waits for the device's stream.
+func (d *Device) sync() error {
+	return d.fail("cuStreamSynchronize", d.drv.call(d.drv.streamSynchronize, d.stream))
+}
+
+// Close frees the device's buffers, its stream and its hold on the primary
+// context. Handles from the device are invalid afterwards.
+func (d *Device) Close() error {
+	if !d.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	drv := d.drv
+	drv.call(drv.ctxSetCurrent, d.ctx)
+	healthy := d.lost.Load() == nil
+	d.pool.freeAll(healthy)
+	if d.staging != nil {
+		d.staging.close(d)
+	}
+	if d.blas != nil {
+		d.blas.destroy()
+	}
+	if healthy {
+		drv.call(drv.streamDestroy, d.stream)
+	}
+	return drv.check("cuDevicePrimaryCtxRelease_v2", drv.call(drv.primaryCtxRelease, uintptr(d.dev)))
+}
+
+// Compile builds p for this GPU: the GEMM variant through cuBLAS (unless
+// the config prefers kernels and a CUDA C variant exists), else the CUDA C
+// variant through NVRTC.
+func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := d.usable("compile"); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	switch {
+	case p.GEMM != nil && (p.CUDA == nil || !d.cfg.PreferKernel):
+		return d.compileGEMM(p)
+	case p.CUDA != nil:
+		return d.compileKernel(ctx, p)
+	}
+	return nil, fmt.Errorf("%s: program %q: %w", d.name, p.Name, backends.ErrNoVariant)
+}

@@ -1,0 +1,275 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/hostpool"
+)
+
+// directLimit is the largest copy from ordinary memory that goes straight
+// to the synchronous driver copy; larger ones use pinned staging.
+const directLimit = 1 << 20
+
+// pins tracks the host-pool arena segments registered as pinned memory.
+// Registration is portable (valid in every context), so it is process-wide:
+// each segment is registered once, on first use, and unregistered once the
+// arena has unmapped it.
+var pins struct {
+	sync.Mutex
+	segs map[string]pinnedSeg
+}
+
+type pinnedSeg struct {
+	base uintptr
+	size int64
+}
+
+// hostArena finds the host-pool arena; nil when there is none.
+var hostArena = func() interface {
+	Locate([]byte) (string, int64, bool)
+	Segments() map[string]int64
+} {
+	hp, err := hostpool.Default()
+	if err != nil {
+		return nil
+	}
+	return hp.Arena()
+}
+
+// pinned reports whether b lies in host-pool memory that is registered as
+// pinned, registering its segment on first use. The context must be
+// current. A failed registration is logged and b is treated as pageable.
+func (d *Device) pinned(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	arena := hostArena()
+	if arena == nil {
+		return false
+	}
+	name, off, ok := arena.Locate(b)
+	if !ok {
+		return false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(off)
+	pins.Lock()
+	defer pins.Unlock()
+	if s, ok := pins.segs[name]; ok && s.base == base {
+		return true
+	}
+	if pins.segs == nil {
+		pins.segs = map[string]pinnedSeg{}
+	}
+	live := arena.Segments()
+	drv := d.drv
+	for n, s := range pins.segs {
+		if _, ok := live[n]; !ok || n == name {
+			drv.call(drv.memHostUnregister, s.base) // the arena unmapped it
+			delete(pins.segs, n)
+		}
+	}
+	size, ok := live[name]
+	if !ok {
+		return false
+	}
+	r := drv.call(drv.memHostRegister, base, uintptr(size), hostRegisterPortable)
+	if r != cudaSuccess && r != cudaErrorHostMemAlreadyRegistered {
+		backends.Debug(backends.DebugDevice, "cuda: host-pool segment not pinned; copies from it are staged",
+			"segment", name, "bytes", size, "err", drv.name(r))
+		return false
+	}
+	if r == cudaSuccess {
+		pins.segs[name] = pinnedSeg{base: base, size: size}
+		backends.Debug(backends.DebugDevice, "cuda: pinned host-pool segment", "segment", name, "bytes", size)
+	}
+	return true
+}
+
+// htod copies src to device address dst; the context must be current.
+func (d *Device) htod(ctx context.Context, dst uint64, src []byte) error {
+	drv := d.drv
+	n := len(src)
+	switch {
+	case d.pinned(src):
+		if r := drv.call(drv.memcpyHtoDAsync, uintptr(dst), uintptr(unsafe.Pointer(unsafe.SliceData(src))), uintptr(n), d.stream); r != cudaSuccess {
+			return d.fail("cuMemcpyHtoDAsync_v2", r)
+		}
+		return d.sync()
+	case n <= directLimit:
+		return d.fail("cuMemcpyHtoD_v2", drv.call(drv.memcpyHtoD, uintptr(dst), uintptr(unsafe.Pointer(unsafe.SliceData(src))), uintptr(n)))
+	}
+	st, err := d.stagingBuffers()
+	if err != nil {
+		return err
+	}
+	return st.htod(ctx, d, dst, src)
+}
+
+// dtoh copies device address src into dst; the context must be current.
+func (d *Device) dtoh(ctx context.Context, dst []byte, src uint64) error {
+	drv := d.drv
+	n := len(dst)
+	switch {
+	case d.pinned(dst):
+		if r := drv.call(drv.memcpyDtoHAsync, uintptr(unsafe.Pointer(unsafe.SliceData(dst))), uintptr(src), uintptr(n), d.stream); r != cudaSuccess {
+			return d.fail("cuMemcpyDtoHAsync_v2", r)
+		}
+		return d.sync()
+	case n <= directLimit:
+		return d.fail("cuMemcpyDtoH_v2", drv.call(drv.memcpyDtoH, uintptr(unsafe.Pointer(unsafe.SliceData(dst))), uintptr(src), uintptr(n)))
+	}
+	st, err := d.stagingBuffers()
+	if err != nil {
+		return err
+	}
+	return st.dtoh(ctx, d, dst, src)
+}
+
+// stager is a device's pair of pinned host-pool staging buffers. While the
+// GPU copies one, the CPU fills (or drains) the other.
+type stager struct {
+	mu     sync.Mutex
+	host   *hostpool.Pool
+	ids    [2]backends.BufferID
+	bufs   [2][]byte
+	events [2]uintptr
+	chunk  int
+}
+
+// stagingBuffers makes the stager on first use; the context must be current.
+func (d *Device) stagingBuffers() (*stager, error) {
+	d.stagingOnce.Do(func() { d.staging, d.stagingErr = newStager(d) })
+	return d.staging, d.stagingErr
+}
+
+func newStager(d *Device) (*stager, error) {
+	host, err := hostpool.Default()
+	if err != nil {
+		return nil, fmt.Errorf("cuda: staging buffers: %w", err)
+	}
+	st := &stager{host: host, chunk: int(d.cfg.StagingChunk)}
+	for i := range st.ids {
+		id, err := host.Alloc(context.Background(), int64(st.chunk))
+		if err != nil {
+			st.close(d)
+			return nil, fmt.Errorf("cuda: staging buffers: %w", err)
+		}
+		st.ids[i] = id
+		if st.bufs[i], err = host.Bytes(id); err != nil {
+			st.close(d)
+			return nil, err
+		}
+		d.pinned(st.bufs[i])
+		if r := d.drv.call(d.drv.eventCreate, uintptr(unsafe.Pointer(&st.events[i])), eventDisableTiming); r != cudaSuccess {
+			st.close(d)
+			return nil, d.fail("cuEventCreate", r)
+		}
+	}
+	return st, nil
+}
+
+func (st *stager) close(d *Device) {
+	for i := range st.ids {
+		if st.events[i] != 0 {
+			d.drv.call(d.drv.eventDestroy, st.events[i])
+			st.events[i] = 0
+		}
+		if st.ids[i] != 0 {
+			_ = st.host.Release(st.ids[i])
+			st.ids[i] = 0
+		}
+	}
+}
+
+func (st *stager) htod(ctx context.Context, d *Device, dst uint64, src []byte) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	drv := d.drv
+	n := len(src)
+	for i, off := 0, 0; off < n; i, off = i+1, off+st.chunk {
+		if err := ctx.Err(); err != nil {
+			_ = d.sync()
+			return err
+		}
+		k := i % 2
+		if i >= 2 {
+			if r := drv.call(drv.eventSynchronize, st.events[k]); r != cudaSuccess {
+				return d.fail("cuEventSynchronize", r)
+			}
+		}
+		l := min(st.chunk, n-off)
+		parallelCopy(st.bufs[k][:l], src[off:off+l])
+		if r := drv.call(drv.memcpyHtoDAsync, uintptr(dst)+uintptr(off), uintptr(unsafe.Pointer(unsafe.SliceData(st.bufs[k]))), uintptr(l), d.stream); r != cudaSuccess {
+			return d.fail("cuMemcpyHtoDAsync_v2", r)
+		}
+		if r := drv.call(drv.eventRecord, st.events[k], d.stream); r != cudaSuccess {
+			return d.fail("cuEventRecord", r)
+		}
+	}
+	return d.sync()
+}
+
+func (st *stager) dtoh(ctx context.Context, d *Device, dst []byte, src uint64) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	drv := d.drv
+	n := len(dst)
+	chunks := (n + st.chunk - 1) / st.chunk
+	issue := func(i int) error {
+		k, off := i%2, i*st.chunk
+		l := min(st.chunk, n-off)
+		if r := drv.call(drv.memcpyDtoHAsync, uintptr(unsafe.Pointer(unsafe.SliceData(st.bufs[k]))), uintptr(src)+uintptr(off), uintptr(l), d.stream); r != cudaSuccess {
+			return d.fail("cuMemcpyDtoHAsync_v2", r)
+		}
+		if r := drv.call(drv.eventRecord, st.events[k], d.stream); r != cudaSuccess {
+			return d.fail("cuEventRecord", r)
+		}
+		return nil
+	}
+	for i := 0; i < min(2, chunks); i++ {
+		if err := issue(i); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < chunks; i++ {
+		k, off := i%2, i*st.chunk
+		if r := drv.call(drv.eventSynchronize, st.events[k]); r != cudaSuccess {
+			return d.fail("cuEventSynchronize", r)
+		}
+		if err := ctx.Err(); err != nil {
+			_ = d.sync()
+			return err
+		}
+		l := min(st.chunk, n-off)
+		parallelCopy(dst[off:off+l], st.bufs[k][:l])
+		if i+2 < chunks {
+			if err := issue(i + 2); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// parallelCopy copies src into dst with a few goroutines: one core's memcpy
+// is well below what a PCIe 5 link moves.
+func parallelCopy(dst, src []byte) {
+	const piece = 2 << 20
+	workers := min(runtime.GOMAXPROCS(0), 8, (len(src)+piece-1)/piece)
+	if workers <= 1 {
+		copy(dst, src)
+		return
+	}
+	var wg sync.WaitGroup
+	step := (len(src) + workers - 1) / workers
+	for lo := 0; lo < len(src); lo += step {
+		hi := min(lo+step, len(src))
+		wg.Go(func() { copy(dst[lo:hi], src[lo:hi]) })
+	}
+	wg.Wait()
+}
