@@ -1,0 +1,265 @@
+// Package bundle loads program bundles: a directory with a manifest.json and
+// one variant file per backend (docs/programs.md), turned into
+// backends.Program values, buffer shapes, input data and a float64 host
+// reference.
+package bundle
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+// ManifestFile is the name of a bundle's manifest.
+const ManifestFile = "manifest.json"
+
+// maxFileBytes bounds every file a bundle names; sources and manifests are
+// small, and a bound keeps a wrong path (a device file) from eating memory.
+const maxFileBytes = 64 << 20
+
+// ErrBundle marks a bundle that cannot be loaded; the error text names the
+// file, the field and what was wrong.
+var ErrBundle = errors.New("bad bundle")
+
+// FieldError is a problem with one field of one bundle file.
+type FieldError struct {
+	File  string // the file's path as given to Load joined with its name
+	Field string // a path such as params[2].dtype; empty for the whole file
+	Err   error
+}
+
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return e.File + ": " + e.Err.Error()
+	}
+	return e.File + ": " + e.Field + ": " + e.Err.Error()
+}
+
+func (e *FieldError) Unwrap() []error { return []error{ErrBundle, e.Err} }
+
+// Var is a bundle variable: a size or scalar knob with a default.
+type Var struct {
+	Name    string
+	DType   backends.DType
+	Default backends.Constant
+	// Param is the ordinal of the Variable param of the same name, or -1.
+	Param int
+}
+
+// Param is a program parameter with its shape.
+type Param struct {
+	backends.Param
+	// Shape is the buffer's shape as expressions over var ordinals (nil for
+	// a Variable param).
+	Shape []backends.GwsDim
+	// ShapeSrc is the shape as written in the manifest.
+	ShapeSrc []string
+}
+
+// Bundle is a loaded bundle.
+type Bundle struct {
+	Dir         string
+	Name        string
+	Description string
+	Vars        []Var
+	Params      []Param
+	// Inputs is the default generator spec per buffer param ordinal; files
+	// are resolved against Dir.
+	Inputs map[int]string
+	// Outputs are the ordinals of the result params.
+	Outputs []int
+	// Ref is the float64 host reference, nil when the bundle has none.
+	Ref *Reference
+
+	grid     []backends.GwsDim // manifest grid over var ordinals
+	variants map[string]*variant
+}
+
+// variant is one parsed variant file.
+type variant struct {
+	file   string
+	grid   []backends.GwsDim // nil: the manifest's
+	source *backends.SourceVariant
+	spirv  *backends.SPIRVVariant
+	gemm   *gemmSpec
+	tt     *ttSpec
+}
+
+// The variant files and the Program field each fills.
+var variantFiles = []string{"c", "cuda", "opencl", "vulkan", "gemm", "tt"}
+
+// Load reads and checks a bundle directory: the manifest, every variant file
+// present and every source they name.
+func Load(dir string) (*Bundle, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("bundle %s: %w: not a directory", dir, ErrBundle)
+	}
+	mpath := filepath.Join(dir, ManifestFile)
+	data, err := readLimited(mpath)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", dir, err)
+	}
+	b, err := ParseManifest(data, mpath)
+	if err != nil {
+		return nil, err
+	}
+	b.Dir = dir
+	for id, spec := range b.Inputs {
+		if isFileSpec(spec) && !filepath.IsAbs(spec) {
+			p, err := inBundle(dir, spec)
+			if err != nil {
+				return nil, &FieldError{mpath, "inputs." + b.Params[id].Name, err}
+			}
+			b.Inputs[id] = p
+		}
+	}
+	b.variants = map[string]*variant{}
+	for _, name := range variantFiles {
+		vpath := filepath.Join(dir, name+".json")
+		data, err := readLimited(vpath)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("bundle %s: %w", dir, err)
+		}
+		v, err := b.parseVariant(name, vpath, data)
+		if err != nil {
+			return nil, err
+		}
+		b.variants[name] = v
+	}
+	if len(b.variants) == 0 {
+		return nil, &FieldError{File: dir, Err: fmt.Errorf("no variant files (want one of %s.json)", strings.Join(variantFiles, ".json, "))}
+	}
+	// Build every backend's program once with the defaults, so that a bad
+	// expression or reference is reported at load, not at launch.
+	vals := b.Defaults()
+	for _, be := range b.Backends() {
+		if _, err := b.Program(be, vals); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := b.Shapes(vals); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func readLimited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > maxFileBytes {
+		return nil, fmt.Errorf("%s: %w: larger than %d bytes", path, ErrBundle, maxFileBytes)
+	}
+	return data, nil
+}
+
+// inBundle resolves a relative path inside dir, refusing absolute paths and
+// paths that leave the bundle.
+func inBundle(dir, rel string) (string, error) {
+	if rel == "" {
+		return "", errors.New("empty path")
+	}
+	if filepath.IsAbs(rel) || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("path %q must be relative and stay inside the bundle", rel)
+	}
+	return filepath.Join(dir, rel), nil
+}
+
+// decodeStrict decodes one JSON object, refusing unknown fields and
+// trailing data, and turns decoder errors into field errors.
+func decodeStrict(data []byte, file string, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return &FieldError{file, te.Field, fmt.Errorf("want %s, got JSON %s", te.Type, te.Value)}
+		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := position(data, se.Offset)
+			return &FieldError{File: file, Err: fmt.Errorf("line %d column %d: %v", line, col, se)}
+		}
+		if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
+			return &FieldError{file, m[1], errors.New("unknown field")}
+		}
+		return &FieldError{File: file, Err: err}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return &FieldError{File: file, Err: errors.New("trailing data after the JSON object")}
+	}
+	return nil
+}
+
+var unknownField = regexp.MustCompile(`unknown field "([^"]*)"`)
+
+func position(data []byte, off int64) (line, col int) {
+	off = min(max(off, 0), int64(len(data)))
+	line = 1 + bytes.Count(data[:off], []byte("\n"))
+	col = int(off) - bytes.LastIndexByte(data[:off], '\n')
+	return line, col
+}
+
+// Backends lists the backends that the bundle has a variant for, sorted.
+func (b *Bundle) Backends() []string {
+	set := map[string]bool{}
+	for name := range b.variants {
+		switch name {
+		case "gemm":
+			set["cblas"] = true
+			set["cuda"] = true
+		default:
+			set[name] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ParamIndex returns the ordinal of the named param.
+func (b *Bundle) ParamIndex(name string) (int, bool) {
+	for i, p := range b.Params {
+		if p.Name == name {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// VarIndex returns the ordinal of the named var.
+func (b *Bundle) VarIndex(name string) (int, bool) {
+	for i, v := range b.Vars {
+		if v.Name == name {
+			return i, true
+		}
+	}
+	return -1, false
+}

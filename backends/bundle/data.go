@@ -1,0 +1,415 @@
+package bundle
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"codeberg.org/sbinet/npyio"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+// GenKind is how a generator fills a buffer.
+type GenKind uint8
+
+// The generators.
+const (
+	GenRandom GenKind = iota // uniform in [Lo, Hi)
+	GenConst                 // every element Value
+	GenIota                  // 0, 1, 2, …
+)
+
+// Gen is a parsed input generator spec (random, random:LO:HI, const:V, iota).
+type Gen struct {
+	Kind   GenKind
+	Lo, Hi float64
+	Value  float64
+	// Ranged is set when random was given explicit bounds.
+	Ranged bool
+}
+
+// ParseGen reads a generator spec. File specs (FILE.npy, FILE.bin) are not
+// generators: see IsFileSpec.
+func ParseGen(spec string) (Gen, error) {
+	switch {
+	case spec == "random":
+		return Gen{Kind: GenRandom}, nil
+	case spec == "iota":
+		return Gen{Kind: GenIota}, nil
+	case strings.HasPrefix(spec, "const:"):
+		v, err := strconv.ParseFloat(spec[len("const:"):], 64)
+		if err != nil || math.IsNaN(v) {
+			return Gen{}, fmt.Errorf("%q: const:V needs a number", spec)
+		}
+		return Gen{Kind: GenConst, Value: v}, nil
+	case strings.HasPrefix(spec, "random:"):
+		lo, hi, ok := strings.Cut(spec[len("random:"):], ":")
+		l, err1 := strconv.ParseFloat(lo, 64)
+		h, err2 := strconv.ParseFloat(hi, 64)
+		if !ok || err1 != nil || err2 != nil || !(l < h) || math.IsInf(l, 0) || math.IsInf(h, 0) {
+			return Gen{}, fmt.Errorf("%q: random:LO:HI needs two finite numbers with LO < HI", spec)
+		}
+		return Gen{Kind: GenRandom, Lo: l, Hi: h, Ranged: true}, nil
+	}
+	return Gen{}, fmt.Errorf("%q: want random, random:LO:HI, const:V, iota, FILE.npy or FILE.bin", spec)
+}
+
+// IsFileSpec reports whether an input spec names a file.
+func IsFileSpec(spec string) bool { return isFileSpec(spec) }
+
+func isFileSpec(spec string) bool {
+	ext := strings.ToLower(filepath.Ext(spec))
+	return (ext == ".npy" || ext == ".bin") && !strings.Contains(spec, ":")
+}
+
+// Fill writes generated elements of dtype dt into dst (len(dst)/size
+// elements). seed makes random data repeatable.
+func Fill(dst []byte, dt backends.DType, g Gen, seed uint64) error {
+	size := dt.Size()
+	if size == 0 {
+		return fmt.Errorf("%w: bad dtype", backends.ErrInvalidArgument)
+	}
+	n := len(dst) / size
+	lo, hi := g.Lo, g.Hi
+	if !g.Ranged {
+		lo, hi = -1, 1
+		if !dt.IsFloat() {
+			lo, hi = 0, 16
+		}
+		if dt == backends.Bool {
+			hi = 2
+		}
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x7a79782d7474))
+	for i := range n {
+		var v float64
+		switch g.Kind {
+		case GenConst:
+			v = g.Value
+		case GenIota:
+			v = float64(i)
+		default:
+			if dt.IsFloat() {
+				v = lo + (hi-lo)*rng.Float64()
+			} else {
+				l, h := math.Ceil(lo), math.Ceil(hi)
+				span := h - l
+				if span < 1 {
+					span = 1
+				}
+				v = l + math.Floor(rng.Float64()*span)
+			}
+		}
+		if err := encode(dst[i*size:(i+1)*size], dt, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encode stores v as one element of dtype dt, rounding floats to nearest
+// and saturating integers at their range.
+func encode(dst []byte, dt backends.DType, v float64) error {
+	le := binary.LittleEndian
+	sat := func(lo, hi float64) float64 {
+		v = math.Round(v)
+		return math.Max(lo, math.Min(hi, v))
+	}
+	switch dt {
+	case backends.F64:
+		le.PutUint64(dst, math.Float64bits(v))
+	case backends.F32:
+		le.PutUint32(dst, math.Float32bits(float32(v)))
+	case backends.F16:
+		le.PutUint16(dst, f32ToF16(float32(v)))
+	case backends.BF16:
+		le.PutUint16(dst, f32ToBF16(float32(v)))
+	case backends.I8:
+		dst[0] = byte(int8(sat(math.MinInt8, math.MaxInt8)))
+	case backends.I16:
+		le.PutUint16(dst, uint16(int16(sat(math.MinInt16, math.MaxInt16))))
+	case backends.I32:
+		le.PutUint32(dst, uint32(int32(sat(math.MinInt32, math.MaxInt32))))
+	case backends.I64:
+		le.PutUint64(dst, uint64(int64(sat(-(1<<63), (1<<63)-1024))))
+	case backends.U8:
+		dst[0] = byte(sat(0, math.MaxUint8))
+	case backends.U16:
+		le.PutUint16(dst, uint16(sat(0, math.MaxUint16)))
+	case backends.U32:
+		le.PutUint32(dst, uint32(sat(0, math.MaxUint32)))
+	case backends.U64:
+		le.PutUint64(dst, uint64(sat(0, (1<<64)-2048)))
+	case backends.Bool:
+		if v != 0 {
+			dst[0] = 1
+		} else {
+			dst[0] = 0
+		}
+	default:
+		return fmt.Errorf("%w: cannot generate %s data", backends.ErrUnsupported, dt)
+	}
+	return nil
+}
+
+// ToFloat64 decodes a buffer of dtype dt.
+func ToFloat64(dt backends.DType, src []byte) ([]float64, error) {
+	size := dt.Size()
+	if size == 0 || len(src)%size != 0 {
+		return nil, fmt.Errorf("%w: %d bytes is not a whole number of %s elements", backends.ErrInvalidArgument, len(src), dt)
+	}
+	le := binary.LittleEndian
+	out := make([]float64, len(src)/size)
+	for i := range out {
+		e := src[i*size:]
+		switch dt {
+		case backends.F64:
+			out[i] = math.Float64frombits(le.Uint64(e))
+		case backends.F32:
+			out[i] = float64(math.Float32frombits(le.Uint32(e)))
+		case backends.F16:
+			out[i] = float64(f16ToF32(le.Uint16(e)))
+		case backends.BF16:
+			out[i] = float64(math.Float32frombits(uint32(le.Uint16(e)) << 16))
+		case backends.I8:
+			out[i] = float64(int8(e[0]))
+		case backends.I16:
+			out[i] = float64(int16(le.Uint16(e)))
+		case backends.I32:
+			out[i] = float64(int32(le.Uint32(e)))
+		case backends.I64:
+			out[i] = float64(int64(le.Uint64(e)))
+		case backends.U8, backends.Bool:
+			out[i] = float64(e[0])
+		case backends.U16:
+			out[i] = float64(le.Uint16(e))
+		case backends.U32:
+			out[i] = float64(le.Uint32(e))
+		case backends.U64:
+			out[i] = float64(le.Uint64(e))
+		default:
+			return nil, fmt.Errorf("%w: cannot decode %s data", backends.ErrUnsupported, dt)
+		}
+	}
+	return out, nil
+}
+
+func f32ToBF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	if f != f {
+		return uint16(b>>16) | 0x40
+	}
+	b += 0x7fff + (b>>16)&1 // round to nearest even
+	return uint16(b >> 16)
+}
+
+func f32ToF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int32(b>>23&0xff) - 127 + 15
+	mant := b & 0x7fffff
+	switch {
+	case b&0x7fffffff > 0x7f800000: // NaN
+		return sign | 0x7e00
+	case exp >= 0x1f: // overflow or Inf
+		return sign | 0x7c00
+	case exp <= 0: // subnormal or zero
+		if exp < -10 {
+			return sign
+		}
+		mant |= 0x800000
+		shift := uint32(14 - exp)
+		h := mant >> shift
+		rem := mant & (1<<shift - 1)
+		half := uint32(1) << (shift - 1)
+		if rem > half || (rem == half && h&1 == 1) {
+			h++
+		}
+		return sign | uint16(h)
+	}
+	h := uint32(exp)<<10 | mant>>13
+	rem := mant & 0x1fff
+	if rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
+		h++ // may carry into the exponent, which rounds up to Inf correctly
+	}
+	return sign | uint16(h)
+}
+
+func f16ToF32(h uint16) float32 {
+	sign := uint32(h&0x8000) << 16
+	exp := uint32(h >> 10 & 0x1f)
+	mant := uint32(h & 0x3ff)
+	switch {
+	case exp == 0x1f:
+		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
+	case exp == 0:
+		if mant == 0 {
+			return math.Float32frombits(sign)
+		}
+		v := float32(mant) / (1 << 24)
+		if sign != 0 {
+			v = -v
+		}
+		return v
+	}
+	return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
+}
+
+// npyDescr is the NumPy type string for each dtype. bf16 and the f8 types,
+// which NumPy lacks, travel as their raw bits (u2, u1).
+var npyDescr = map[backends.DType]string{
+	backends.F16: "<f2", backends.F32: "<f4", backends.F64: "<f8",
+	backends.BF16: "<u2", backends.F8E4M3: "|u1", backends.F8E5M2: "|u1",
+	backends.I8: "|i1", backends.I16: "<i2", backends.I32: "<i4", backends.I64: "<i8",
+	backends.U8: "|u1", backends.U16: "<u2", backends.U32: "<u4", backends.U64: "<u8",
+	backends.Bool: "|b1",
+}
+
+// ReadInput fills dst, a buffer of the param's dtype and shape, from a .npy
+// or .bin file. A .npy file's dtype must be the param's and its shape the
+// param's (or 1-D with the same element count); a .bin file's size must be
+// exactly len(dst).
+func ReadInput(path string, dt backends.DType, shape []uint64, dst []byte) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if strings.EqualFold(filepath.Ext(path), ".bin") {
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if st.Size() != int64(len(dst)) {
+			return fmt.Errorf("%w: %s has %d bytes, the param needs %d (%d × %s)", backends.ErrInvalidArgument,
+				path, st.Size(), len(dst), len(dst)/max(dt.Size(), 1), dt)
+		}
+		if _, err := io.ReadFull(f, dst); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return nil
+	}
+	hdr, err := readNpyHeader(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	want := npyDescr[dt]
+	got := strings.Trim(hdr.Descr.Type, `'" `)
+	if got == "<u1" || got == "<i1" || got == "<b1" {
+		got = "|" + got[1:]
+	}
+	if got != want {
+		return fmt.Errorf("%w: %s holds %s elements, the param is %s (%s)", backends.ErrInvalidArgument, path, got, dt, want)
+	}
+	n := int64(1)
+	for _, s := range hdr.Descr.Shape {
+		if s < 0 || (s > 0 && n > math.MaxInt64/int64(s)) {
+			return fmt.Errorf("%w: %s: bad shape %v", backends.ErrInvalidArgument, path, hdr.Descr.Shape)
+		}
+		n *= int64(s)
+	}
+	wantN := Elems(shape)
+	sameShape := len(hdr.Descr.Shape) == len(shape)
+	for i := 0; sameShape && i < len(shape); i++ {
+		sameShape = uint64(hdr.Descr.Shape[i]) == shape[i]
+	}
+	if n != wantN || (!sameShape && len(hdr.Descr.Shape) != 1) {
+		return fmt.Errorf("%w: %s has shape %v, the param needs %v", backends.ErrInvalidArgument, path, hdr.Descr.Shape, shape)
+	}
+	if hdr.Descr.Fortran && len(hdr.Descr.Shape) > 1 {
+		return fmt.Errorf("%w: %s is in Fortran order; save it C-ordered", backends.ErrUnsupported, path)
+	}
+	if _, err := io.ReadFull(f, dst); err != nil {
+		return fmt.Errorf("%s: data: %w", path, err)
+	}
+	return nil
+}
+
+// readNpyHeader reads a .npy header through npyio, turning a parser panic on
+// a malformed header into an error.
+func readNpyHeader(r io.Reader) (hdr npyio.Header, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: malformed .npy header", backends.ErrInvalidArgument)
+		}
+	}()
+	rd, err := npyio.NewReader(r)
+	if err != nil {
+		return hdr, fmt.Errorf("%w: not a .npy file: %v", backends.ErrInvalidArgument, err)
+	}
+	return rd.Header, nil
+}
+
+// WriteOutput writes src, a buffer of dtype dt and the given shape, to a
+// .npy or .bin file. It writes a temp file next to path and renames it, so
+// path is either untouched or complete.
+func WriteOutput(path string, dt backends.DType, shape []uint64, src []byte) (err error) {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".npy" && ext != ".bin" {
+		return fmt.Errorf("%w: output %s: want a .npy or .bin file", backends.ErrInvalidArgument, path)
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if ext == ".npy" {
+		if _, err := tmp.Write(npyHeader(dt, shape)); err != nil {
+			return fmt.Errorf("output %s: %w", path, err)
+		}
+	}
+	if _, err := tmp.Write(src); err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("output %s: %w", path, err)
+	}
+	return nil
+}
+
+// npyHeader is a version 1.0 .npy header, padded so data starts 64-aligned.
+func npyHeader(dt backends.DType, shape []uint64) []byte {
+	dims := make([]string, len(shape))
+	for i, s := range shape {
+		dims[i] = strconv.FormatUint(s, 10)
+	}
+	shp := "(" + strings.Join(dims, ", ")
+	if len(shape) == 1 {
+		shp += ","
+	}
+	shp += ")"
+	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", npyDescr[dt], shp)
+	total := 10 + len(dict) + 1
+	pad := (64 - total%64) % 64
+	dict += strings.Repeat(" ", pad) + "\n"
+	out := make([]byte, 0, 10+len(dict))
+	out = append(out, "\x93NUMPY\x01\x00"...)
+	out = binary.LittleEndian.AppendUint16(out, uint16(len(dict)))
+	return append(out, dict...)
+}
+

@@ -1,0 +1,286 @@
+package bundle
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+// Reference is a bundle's float64 host reference.
+type Reference struct {
+	Op             string // add, sub, mul, div, max, min, unary:F, matmul
+	Args           []int  // param ordinals of the operands
+	Out            int    // param ordinal of the result
+	M, N, K, Batch *backends.GwsDim
+	TransA, TransB bool
+	Atol, Rtol     *float64
+}
+
+var binaryOps = map[string]func(a, b float64) float64{
+	"add": func(a, b float64) float64 { return a + b },
+	"sub": func(a, b float64) float64 { return a - b },
+	"mul": func(a, b float64) float64 { return a * b },
+	"div": func(a, b float64) float64 { return a / b },
+	"max": math.Max,
+	"min": math.Min,
+}
+
+var unaryOps = map[string]func(float64) float64{
+	"exp":     math.Exp,
+	"log":     math.Log,
+	"sqrt":    math.Sqrt,
+	"neg":     func(x float64) float64 { return -x },
+	"abs":     math.Abs,
+	"relu":    func(x float64) float64 { return math.Max(x, 0) },
+	"sigmoid": func(x float64) float64 { return 1 / (1 + math.Exp(-x)) },
+	"tanh":    math.Tanh,
+	"sin":     math.Sin,
+	"cos":     math.Cos,
+	"recip":   func(x float64) float64 { return 1 / x },
+	"square":  func(x float64) float64 { return x * x },
+	"gelu": func(x float64) float64 {
+		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+	},
+}
+
+func (b *Bundle) parseReference(r *rawReference) (*Reference, error) {
+	ferr := func(field, format string, args ...any) error {
+		return &FieldError{Field: "reference" + field, Err: fmt.Errorf(format, args...)}
+	}
+	ref := &Reference{Op: r.Op, TransA: r.TransA, TransB: r.TransB, Atol: r.Atol, Rtol: r.Rtol}
+	want := 0
+	switch {
+	case r.Op == "":
+		return nil, ferr(".op", "missing")
+	case binaryOps[r.Op] != nil, r.Op == "matmul":
+		want = 2
+	case strings.HasPrefix(r.Op, "unary:"):
+		if unaryOps[strings.TrimPrefix(r.Op, "unary:")] == nil {
+			return nil, ferr(".op", "unknown unary function %q", strings.TrimPrefix(r.Op, "unary:"))
+		}
+		want = 1
+	default:
+		return nil, ferr(".op", "unknown op %q (add, sub, mul, div, max, min, unary:F, matmul)", r.Op)
+	}
+	if len(r.Args) != want {
+		return nil, ferr(".args", "op %s takes %d args, got %d", r.Op, want, len(r.Args))
+	}
+	for i, name := range r.Args {
+		j, ok := b.ParamIndex(name)
+		if !ok || !b.Params[j].Kind.IsBuffer() {
+			return nil, ferr(fmt.Sprintf(".args[%d]", i), "no buffer param named %q", name)
+		}
+		ref.Args = append(ref.Args, j)
+	}
+	j, ok := b.ParamIndex(r.Out)
+	if !ok || b.Params[j].Kind != backends.GlobalMut {
+		return nil, ferr(".out", "no global_mut param named %q", r.Out)
+	}
+	ref.Out = j
+	for _, f := range []struct {
+		name string
+		src  exprSrc
+		dst  **backends.GwsDim
+	}{{"m", r.M, &ref.M}, {"n", r.N, &ref.N}, {"k", r.K, &ref.K}, {"batch", r.Batch, &ref.Batch}} {
+		if f.src == "" {
+			if r.Op == "matmul" && f.name != "batch" {
+				return nil, ferr("."+f.name, "missing (matmul needs m, n and k)")
+			}
+			continue
+		}
+		if r.Op != "matmul" {
+			return nil, ferr("."+f.name, "only matmul takes sizes")
+		}
+		d, err := b.parseExpr(f.src)
+		if err != nil {
+			return nil, ferr("."+f.name, "%v", err)
+		}
+		*f.dst = &d
+	}
+	for _, t := range []*float64{r.Atol, r.Rtol} {
+		if t != nil && (*t < 0 || math.IsNaN(*t)) {
+			return nil, ferr(".atol", "tolerances must be >= 0")
+		}
+	}
+	return ref, nil
+}
+
+// Compute evaluates the reference: inputs are the operand params' data by
+// ordinal (decoded to float64); it returns the expected output.
+func (r *Reference) Compute(vals Values, inputs map[int][]float64) ([]float64, error) {
+	args := make([][]float64, len(r.Args))
+	for i, a := range r.Args {
+		d, ok := inputs[a]
+		if !ok {
+			return nil, fmt.Errorf("%w: reference operand %d has no data", backends.ErrInvalidArgument, a)
+		}
+		args[i] = d
+	}
+	if f := binaryOps[r.Op]; f != nil {
+		if len(args[0]) != len(args[1]) {
+			return nil, fmt.Errorf("%w: %s operands have %d and %d elements", backends.ErrInvalidArgument, r.Op, len(args[0]), len(args[1]))
+		}
+		out := make([]float64, len(args[0]))
+		for i := range out {
+			out[i] = f(args[0][i], args[1][i])
+		}
+		return out, nil
+	}
+	if f := unaryOps[strings.TrimPrefix(r.Op, "unary:")]; f != nil {
+		out := make([]float64, len(args[0]))
+		for i, x := range args[0] {
+			out[i] = f(x)
+		}
+		return out, nil
+	}
+	if r.Op != "matmul" {
+		return nil, fmt.Errorf("%w: unknown reference op %q", backends.ErrInvalidArgument, r.Op)
+	}
+	size := func(d *backends.GwsDim, def uint64) (int, error) {
+		if d == nil {
+			return int(def), nil
+		}
+		v, err := evalHost(*d, vals)
+		if err != nil {
+			return 0, err
+		}
+		if v > 1<<31 {
+			return 0, fmt.Errorf("%w: matmul size %d too large", backends.ErrInvalidArgument, v)
+		}
+		return int(v), nil
+	}
+	m, err1 := size(r.M, 0)
+	n, err2 := size(r.N, 0)
+	k, err3 := size(r.K, 0)
+	batch, err4 := size(r.Batch, 1)
+	for _, err := range []error{err1, err2, err3, err4} {
+		if err != nil {
+			return nil, err
+		}
+	}
+	a, bm := args[0], args[1]
+	if int64(len(a)) < int64(batch)*int64(m)*int64(k) || int64(len(bm)) < int64(batch)*int64(k)*int64(n) {
+		return nil, fmt.Errorf("%w: matmul operands too small for %d×%d×%d ×%d", backends.ErrInvalidArgument, m, n, k, batch)
+	}
+	out := make([]float64, batch*m*n)
+	for bt := range batch {
+		ao, bo, co := bt*m*k, bt*k*n, bt*m*n
+		for i := range m {
+			for j := range n {
+				var s float64
+				for l := range k {
+					var x, y float64
+					if r.TransA {
+						x = a[ao+l*m+i]
+					} else {
+						x = a[ao+i*k+l]
+					}
+					if r.TransB {
+						y = bm[bo+j*k+l]
+					} else {
+						y = bm[bo+l*n+j]
+					}
+					s += x * y
+				}
+				out[co+i*n+j] = s
+			}
+		}
+	}
+	return out, nil
+}
+
+// Tolerance is the allowed error: |got-want| <= Atol + Rtol·|want|.
+type Tolerance struct{ Atol, Rtol float64 }
+
+// DefaultTolerance is the per-dtype tolerance of docs/programs.md.
+func DefaultTolerance(dt backends.DType) Tolerance {
+	switch dt {
+	case backends.F64:
+		return Tolerance{1e-12, 1e-12}
+	case backends.F32:
+		return Tolerance{1e-5, 1e-5}
+	case backends.F16:
+		return Tolerance{1e-2, 1e-2}
+	case backends.BF16:
+		return Tolerance{1e-2, 2e-2}
+	case backends.F8E4M3, backends.F8E5M2:
+		return Tolerance{1e-1, 1e-1}
+	}
+	return Tolerance{}
+}
+
+// Tolerance is the reference's tolerance for dtype dt, scaled for matmul's
+// accumulation by sqrt(k) and overridden by atol/rtol in the manifest.
+func (r *Reference) Tolerance(dt backends.DType, vals Values) Tolerance {
+	t := DefaultTolerance(dt)
+	if r == nil {
+		return t
+	}
+	if r.Op == "matmul" && r.K != nil && dt.IsFloat() {
+		if k, err := evalHost(*r.K, vals); err == nil && k > 1 {
+			s := math.Sqrt(float64(k))
+			t.Atol *= s
+			t.Rtol *= s
+		}
+	}
+	if r.Atol != nil {
+		t.Atol = *r.Atol
+	}
+	if r.Rtol != nil {
+		t.Rtol = *r.Rtol
+	}
+	return t
+}
+
+// Comparison is the result of checking outputs against expected values.
+type Comparison struct {
+	MaxAbs, MaxRel float64
+	// Worst is the index of the element furthest outside the tolerance (or
+	// of the largest absolute error when all are inside).
+	Worst      int
+	Mismatches int64
+	Elems      int
+	Tol        Tolerance
+}
+
+// OK reports whether every element was within tolerance.
+func (c Comparison) OK() bool { return c.Mismatches == 0 }
+
+// Compare checks got against want element by element. NaN matches NaN;
+// any other NaN is a mismatch.
+func Compare(got, want []float64, tol Tolerance) (Comparison, error) {
+	c := Comparison{Tol: tol, Elems: len(got)}
+	if len(got) != len(want) {
+		return c, fmt.Errorf("%w: %d elements against %d expected", backends.ErrInvalidArgument, len(got), len(want))
+	}
+	worstExcess := math.Inf(-1)
+	for i := range got {
+		g, w := got[i], want[i]
+		if math.IsNaN(g) && math.IsNaN(w) {
+			continue
+		}
+		if math.IsInf(w, 0) && g == w {
+			continue
+		}
+		abs := math.Abs(g - w)
+		if math.IsNaN(abs) {
+			abs = math.Inf(1)
+		}
+		rel := abs / math.Max(math.Abs(w), math.SmallestNonzeroFloat64)
+		if abs == 0 {
+			rel = 0
+		}
+		c.MaxAbs = math.Max(c.MaxAbs, abs)
+		c.MaxRel = math.Max(c.MaxRel, rel)
+		excess := abs - (tol.Atol + tol.Rtol*math.Abs(w))
+		if excess > 0 {
+			c.Mismatches++
+		}
+		if excess > worstExcess {
+			worstExcess, c.Worst = excess, i
+		}
+	}
+	return c, nil
+}

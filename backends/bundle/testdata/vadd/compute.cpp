@@ -1,0 +1,1 @@
+// compute kernel (test fixture: the loader only reads it)

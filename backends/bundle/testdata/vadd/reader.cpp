@@ -1,0 +1,1 @@
+// reader kernel (test fixture: the loader only reads it)

@@ -1,0 +1,1 @@
+// writer kernel (test fixture: the loader only reads it)

@@ -1,0 +1,612 @@
+package bundle
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+type rawSource struct {
+	Source  string    `json:"source"`
+	Entry   string    `json:"entry"`
+	Options []string  `json:"options"`
+	Local   []uint32  `json:"local"`
+	Grid    []exprSrc `json:"grid"`
+}
+
+type rawSPIRV struct {
+	SPIRV string    `json:"spirv"`
+	GLSL  string    `json:"glsl"`
+	Entry string    `json:"entry"`
+	Local []uint32  `json:"local"`
+	Grid  []exprSrc `json:"grid"`
+}
+
+type rawGEMM struct {
+	DType   string    `json:"dtype"`
+	Compute string    `json:"compute"`
+	TransA  bool      `json:"trans_a"`
+	TransB  bool      `json:"trans_b"`
+	M       exprSrc   `json:"m"`
+	N       exprSrc   `json:"n"`
+	K       exprSrc   `json:"k"`
+	Batch   *exprSrc  `json:"batch"`
+	LdA     *exprSrc  `json:"lda"`
+	LdB     *exprSrc  `json:"ldb"`
+	LdC     *exprSrc  `json:"ldc"`
+	StrideA *exprSrc  `json:"stride_a"`
+	StrideB *exprSrc  `json:"stride_b"`
+	StrideC *exprSrc  `json:"stride_c"`
+	Alpha   *float64  `json:"alpha"`
+	Beta    *float64  `json:"beta"`
+	A       ref       `json:"a"`
+	B       ref       `json:"b"`
+	C       ref       `json:"c"`
+	Grid    []exprSrc `json:"grid"`
+}
+
+type rawTT struct {
+	Grid          []exprSrc         `json:"grid"`
+	Reader        *rawKernel        `json:"reader"`
+	Compute       *rawKernel        `json:"compute"`
+	Writer        *rawKernel        `json:"writer"`
+	CBs           []rawCB           `json:"cbs"`
+	ComputeConfig *rawComputeConfig `json:"compute_config"`
+}
+
+type rawKernel struct {
+	Source      string            `json:"source"`
+	Defines     map[string]string `json:"defines"`
+	CompileArgs []rawArg          `json:"compile_args"`
+	RuntimeArgs []rawArg          `json:"runtime_args"`
+	CommonArgs  []rawArg          `json:"common_args"`
+}
+
+type rawArg struct {
+	Kind  string   `json:"kind"`
+	Param *ref     `json:"param"`
+	Value *exprSrc `json:"value"`
+}
+
+type rawCB struct {
+	Index     *int    `json:"index"`
+	Format    string  `json:"format"`
+	PageBytes exprSrc `json:"page_bytes"`
+	Pages     exprSrc `json:"pages"`
+}
+
+type rawComputeConfig struct {
+	MathFidelity   string `json:"math_fidelity"`
+	FP32DestAcc    bool   `json:"fp32_dest_acc"`
+	MathApproxMode bool   `json:"math_approx_mode"`
+}
+
+// gemmSpec is a GEMM variant with its sizes still over var ordinals.
+type gemmSpec struct {
+	v    backends.GEMMVariant
+	dims map[string]*backends.GwsDim // m, n, k, batch, lda, … over vars
+}
+
+// ttSpec is a TT variant with its constants still over var ordinals.
+type ttSpec struct {
+	v      backends.TTVariant
+	consts map[*backends.TTArg]backends.GwsDim // const args to evaluate
+	cbs    [][2]backends.GwsDim                // page_bytes, pages per CB
+	file   string
+}
+
+func (b *Bundle) parseVariant(name, file string, data []byte) (*variant, error) {
+	v := &variant{file: file}
+	ferr := func(field, format string, args ...any) error {
+		return &FieldError{file, field, fmt.Errorf(format, args...)}
+	}
+	readSource := func(field, rel string) ([]byte, error) {
+		if rel == "" {
+			return nil, ferr(field, "missing")
+		}
+		p, err := inBundle(b.Dir, rel)
+		if err != nil {
+			return nil, ferr(field, "%v", err)
+		}
+		data, err := readLimited(p)
+		if err != nil {
+			return nil, ferr(field, "%v", err)
+		}
+		return data, nil
+	}
+	local := func(l []uint32) ([3]uint32, error) {
+		var out [3]uint32
+		if len(l) > 3 {
+			return out, ferr("local", "%d axes, at most 3", len(l))
+		}
+		copy(out[:], l)
+		return out, nil
+	}
+	grid := func(g []exprSrc) error {
+		if g == nil {
+			return nil
+		}
+		if len(g) > 3 {
+			return ferr("grid", "%d axes, at most 3", len(g))
+		}
+		d, err := b.parseExprs(g, file, "grid")
+		if err != nil {
+			return err
+		}
+		if d == nil {
+			d = []backends.GwsDim{}
+		}
+		v.grid = d
+		return nil
+	}
+	switch name {
+	case "c", "cuda", "opencl":
+		var r rawSource
+		if err := decodeStrict(data, file, &r); err != nil {
+			return nil, err
+		}
+		src, err := readSource("source", r.Source)
+		if err != nil {
+			return nil, err
+		}
+		if r.Entry == "" {
+			return nil, ferr("entry", "missing (the kernel function's name)")
+		}
+		l, err := local(r.Local)
+		if err != nil {
+			return nil, err
+		}
+		v.source = &backends.SourceVariant{Source: string(src), Entry: r.Entry, Options: r.Options, Local: l}
+		return v, grid(r.Grid)
+	case "vulkan":
+		var r rawSPIRV
+		if err := decodeStrict(data, file, &r); err != nil {
+			return nil, err
+		}
+		code, err := readSource("spirv", r.SPIRV)
+		if err != nil {
+			return nil, err
+		}
+		if len(code) < 20 || len(code)%4 != 0 || binary.LittleEndian.Uint32(code) != 0x07230203 {
+			return nil, ferr("spirv", "%s is not a SPIR-V module (bad magic or size)", r.SPIRV)
+		}
+		if r.GLSL != "" {
+			if _, err := readSource("glsl", r.GLSL); err != nil {
+				return nil, err
+			}
+		}
+		entry := r.Entry
+		if entry == "" {
+			entry = "main"
+		}
+		l, err := local(r.Local)
+		if err != nil {
+			return nil, err
+		}
+		v.spirv = &backends.SPIRVVariant{Code: code, Entry: entry, Local: l}
+		return v, grid(r.Grid)
+	case "gemm":
+		var r rawGEMM
+		if err := decodeStrict(data, file, &r); err != nil {
+			return nil, err
+		}
+		g, err := b.parseGEMM(&r, file)
+		if err != nil {
+			return nil, err
+		}
+		v.gemm = g
+		return v, grid(r.Grid)
+	case "tt":
+		var r rawTT
+		if err := decodeStrict(data, file, &r); err != nil {
+			return nil, err
+		}
+		t, err := b.parseTT(&r, file, readSource)
+		if err != nil {
+			return nil, err
+		}
+		v.tt = t
+		return v, grid(r.Grid)
+	}
+	return nil, fmt.Errorf("%w: unknown variant %s", ErrBundle, name)
+}
+
+// resolveRef finds the param a ref names.
+func (b *Bundle) resolveRef(r ref) (int, error) {
+	s := string(r)
+	if s == "" {
+		return -1, errors.New("missing")
+	}
+	if n, ok := strings.CutPrefix(s, "$"); ok {
+		i, err := strconv.Atoi(n)
+		if err != nil || i < 0 || i >= len(b.Params) {
+			return -1, fmt.Errorf("param ordinal %s out of range (%d params)", n, len(b.Params))
+		}
+		return i, nil
+	}
+	i, ok := b.ParamIndex(s)
+	if !ok {
+		return -1, fmt.Errorf("no param named %q", s)
+	}
+	return i, nil
+}
+
+func (b *Bundle) parseGEMM(r *rawGEMM, file string) (*gemmSpec, error) {
+	ferr := func(field, format string, args ...any) error {
+		return &FieldError{file, field, fmt.Errorf(format, args...)}
+	}
+	g := &gemmSpec{dims: map[string]*backends.GwsDim{}}
+	if r.DType == "" {
+		return nil, ferr("dtype", "missing")
+	}
+	dt, err := backends.ParseDType(r.DType)
+	if err != nil {
+		return nil, ferr("dtype", "%v", err)
+	}
+	switch dt {
+	case backends.F32, backends.F64, backends.F16, backends.BF16:
+	default:
+		return nil, ferr("dtype", "%s: GEMM takes f32, f64, f16 or bf16", dt)
+	}
+	if r.Compute != "" && r.Compute != "tf32" {
+		return nil, ferr("compute", "%q: want \"\" or \"tf32\"", r.Compute)
+	}
+	g.v = backends.GEMMVariant{DType: dt, Compute: r.Compute, TransA: r.TransA, TransB: r.TransB, Alpha: 1}
+	if r.Alpha != nil {
+		g.v.Alpha = *r.Alpha
+	}
+	if r.Beta != nil {
+		g.v.Beta = *r.Beta
+	}
+	for _, f := range []struct {
+		name string
+		src  *exprSrc
+		need bool
+	}{{"m", &r.M, true}, {"n", &r.N, true}, {"k", &r.K, true}, {"batch", r.Batch, false},
+		{"lda", r.LdA, false}, {"ldb", r.LdB, false}, {"ldc", r.LdC, false},
+		{"stride_a", r.StrideA, false}, {"stride_b", r.StrideB, false}, {"stride_c", r.StrideC, false}} {
+		if f.src == nil || *f.src == "" {
+			if f.need {
+				return nil, ferr(f.name, "missing")
+			}
+			continue
+		}
+		d, err := b.parseExpr(*f.src)
+		if err != nil {
+			return nil, ferr(f.name, "%v", err)
+		}
+		g.dims[f.name] = &d
+	}
+	for _, f := range []struct {
+		name string
+		r    ref
+		dst  *int
+	}{{"a", r.A, &g.v.A}, {"b", r.B, &g.v.B}, {"c", r.C, &g.v.C}} {
+		i, err := b.resolveRef(f.r)
+		if err != nil {
+			return nil, ferr(f.name, "%v", err)
+		}
+		p := b.Params[i]
+		if !p.Kind.IsBuffer() {
+			return nil, ferr(f.name, "param %s is not a buffer", p.Name)
+		}
+		if p.DType != dt {
+			return nil, ferr(f.name, "param %s is %s, the GEMM is %s", p.Name, p.DType, dt)
+		}
+		if f.name == "c" && p.Kind != backends.GlobalMut {
+			return nil, ferr("c", "param %s must be global_mut", p.Name)
+		}
+		*f.dst = i
+	}
+	return g, nil
+}
+
+var ttFormats = map[string]bool{"Float32": true, "Float16_b": true, "Float16": true, "Int32": true, "UInt32": true, "UInt16": true, "UInt8": true}
+
+var ttFidelities = map[string]bool{"LoFi": true, "HiFi2": true, "HiFi3": true, "HiFi4": true}
+
+func (b *Bundle) parseTT(r *rawTT, file string, readSource func(field, rel string) ([]byte, error)) (*ttSpec, error) {
+	ferr := func(field, format string, args ...any) error {
+		return &FieldError{file, field, fmt.Errorf(format, args...)}
+	}
+	t := &ttSpec{consts: map[*backends.TTArg]backends.GwsDim{}, file: file}
+	sections := []struct {
+		name string
+		raw  *rawKernel
+		dst  *backends.TTKernel
+	}{{"reader", r.Reader, &t.v.Reader}, {"compute", r.Compute, &t.v.Compute}, {"writer", r.Writer, &t.v.Writer}}
+	for _, s := range sections {
+		if s.raw == nil {
+			return nil, ferr(s.name, "missing (a Tenstorrent program has reader, compute and writer)")
+		}
+		src, err := readSource(s.name+".source", s.raw.Source)
+		if err != nil {
+			return nil, err
+		}
+		s.dst.Source = string(src)
+		s.dst.Defines = s.raw.Defines
+		for _, l := range []struct {
+			name string
+			raw  []rawArg
+			dst  *[]backends.TTArg
+		}{{"compile_args", s.raw.CompileArgs, &s.dst.CompileArgs},
+			{"runtime_args", s.raw.RuntimeArgs, &s.dst.RuntimeArgs},
+			{"common_args", s.raw.CommonArgs, &s.dst.CommonArgs}} {
+			*l.dst = make([]backends.TTArg, len(l.raw))
+			for i, ra := range l.raw {
+				field := fmt.Sprintf("%s.%s[%d]", s.name, l.name, i)
+				if err := b.parseTTArg(t, &(*l.dst)[i], ra, file, field); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	seen := map[int]bool{}
+	if len(r.CBs) > 32 {
+		return nil, ferr("cbs", "%d circular buffers, at most 32", len(r.CBs))
+	}
+	for i, cb := range r.CBs {
+		field := fmt.Sprintf("cbs[%d]", i)
+		if cb.Index == nil {
+			return nil, ferr(field+".index", "missing")
+		}
+		if *cb.Index < 0 || *cb.Index > 31 {
+			return nil, ferr(field+".index", "%d out of range 0-31", *cb.Index)
+		}
+		if seen[*cb.Index] {
+			return nil, ferr(field+".index", "%d used twice", *cb.Index)
+		}
+		seen[*cb.Index] = true
+		if !ttFormats[cb.Format] {
+			return nil, ferr(field+".format", "%q: want Float32, Float16_b, Float16, Int32, UInt32, UInt16 or UInt8", cb.Format)
+		}
+		var dims [2]backends.GwsDim
+		for j, f := range []struct {
+			name string
+			src  exprSrc
+		}{{"page_bytes", cb.PageBytes}, {"pages", cb.Pages}} {
+			if f.src == "" {
+				return nil, ferr(field+"."+f.name, "missing")
+			}
+			d, err := b.parseExpr(f.src)
+			if err != nil {
+				return nil, ferr(field+"."+f.name, "%v", err)
+			}
+			dims[j] = d
+		}
+		t.v.CBs = append(t.v.CBs, backends.TTCircularBuffer{Index: uint8(*cb.Index), Format: cb.Format})
+		t.cbs = append(t.cbs, dims)
+	}
+	t.v.MathFidelity = "HiFi4"
+	if cc := r.ComputeConfig; cc != nil {
+		if cc.MathFidelity != "" {
+			if !ttFidelities[cc.MathFidelity] {
+				return nil, ferr("compute_config.math_fidelity", "%q: want LoFi, HiFi2, HiFi3 or HiFi4", cc.MathFidelity)
+			}
+			t.v.MathFidelity = cc.MathFidelity
+		}
+		t.v.FP32DestAcc = cc.FP32DestAcc
+		t.v.MathApproxMode = cc.MathApproxMode
+	}
+	return t, nil
+}
+
+func (b *Bundle) parseTTArg(t *ttSpec, dst *backends.TTArg, ra rawArg, file, field string) error {
+	ferr := func(sub, format string, args ...any) error {
+		return &FieldError{file, field + sub, fmt.Errorf(format, args...)}
+	}
+	kind := backends.TTArgKind(ra.Kind)
+	dst.Kind = kind
+	switch kind {
+	case backends.TTArgParam, backends.TTArgBufferAddr, backends.TTArgBufferSize, backends.TTArgPages,
+		backends.TTArgPageSize, backends.TTArgAccessor:
+		if ra.Param == nil {
+			return ferr(".param", "missing (kind %s reads a param)", kind)
+		}
+		i, err := b.resolveRef(*ra.Param)
+		if err != nil {
+			return ferr(".param", "%v", err)
+		}
+		isVar := b.Params[i].Kind == backends.Variable
+		if kind == backends.TTArgParam && !isVar {
+			return ferr(".param", "param %s is a buffer; kind param needs a variable", b.Params[i].Name)
+		}
+		if kind != backends.TTArgParam && isVar {
+			return ferr(".param", "param %s is a variable; kind %s needs a buffer", b.Params[i].Name, kind)
+		}
+		dst.Param = i
+		if ra.Value != nil {
+			return ferr(".value", "kind %s takes no value", kind)
+		}
+	case backends.TTArgCoreRow, backends.TTArgCoreCol, backends.TTArgCoreIndex, backends.TTArgNumCores:
+		if ra.Param != nil || ra.Value != nil {
+			return ferr("", "kind %s takes neither param nor value", kind)
+		}
+	case backends.TTArgConst:
+		if ra.Value == nil {
+			return ferr(".value", "missing (kind const needs a value)")
+		}
+		d, err := b.parseExpr(*ra.Value)
+		if err != nil {
+			return ferr(".value", "%v", err)
+		}
+		t.consts[dst] = d
+	case "":
+		return ferr(".kind", "missing")
+	default:
+		return ferr(".kind", "unknown kind %q", ra.Kind)
+	}
+	return nil
+}
+
+// variantFor is the variant file a backend compiles from.
+func (b *Bundle) variantFor(backend string) *variant {
+	switch backend {
+	case "cblas":
+		return b.variants["gemm"]
+	case "cuda":
+		if v := b.variants["cuda"]; v != nil {
+			return v
+		}
+		return b.variants["gemm"]
+	}
+	return b.variants[backend]
+}
+
+// HasVariant reports whether the bundle has a variant for backend.
+func (b *Bundle) HasVariant(backend string) bool { return b.variantFor(backend) != nil }
+
+// Program builds the backends.Program for backend with the var values: every
+// variant, with the grid of that backend's variant file (or the manifest's).
+// backend "" uses the manifest grid.
+func (b *Bundle) Program(backend string, vals Values) (*backends.Program, error) {
+	if len(vals) != len(b.Vars) {
+		return nil, fmt.Errorf("%w: %d var values for %d vars", backends.ErrInvalidArgument, len(vals), len(b.Vars))
+	}
+	p := &backends.Program{Name: b.Name}
+	for _, prm := range b.Params {
+		p.Params = append(p.Params, prm.Param)
+	}
+	grid, gridFile := b.grid, ManifestFile
+	if v := b.variantFor(backend); v != nil && v.grid != nil {
+		grid, gridFile = v.grid, v.file
+	}
+	for i, g := range grid {
+		d, err := b.bindDevice(g, vals)
+		if err != nil {
+			return nil, &FieldError{b.path(gridFile), fmt.Sprintf("grid[%d]", i), err}
+		}
+		p.Grid = append(p.Grid, d)
+	}
+	for name, v := range b.variants {
+		switch {
+		case v.source != nil:
+			s := *v.source
+			s.Options = append([]string(nil), s.Options...)
+			switch name {
+			case "c":
+				p.C = &s
+			case "cuda":
+				p.CUDA = &s
+			case "opencl":
+				p.OpenCL = &s
+			}
+		case v.spirv != nil:
+			s := *v.spirv
+			p.Vulkan = &s
+		case v.gemm != nil:
+			g, err := b.bindGEMM(v.gemm, vals)
+			if err != nil {
+				return nil, &FieldError{v.file, "", err}
+			}
+			p.GEMM = g
+		case v.tt != nil:
+			t, err := b.bindTT(v.tt, vals)
+			if err != nil {
+				return nil, err
+			}
+			p.TT = t
+		}
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", b.Name, err)
+	}
+	return p, nil
+}
+
+func (b *Bundle) path(file string) string {
+	if file == ManifestFile && b.Dir != "" {
+		return b.Dir + "/" + ManifestFile
+	}
+	return file
+}
+
+func (b *Bundle) bindGEMM(g *gemmSpec, vals Values) (*backends.GEMMVariant, error) {
+	out := g.v
+	for name, d := range g.dims {
+		bd, err := b.bindDevice(*d, vals)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		switch name {
+		case "m":
+			out.M = bd
+		case "n":
+			out.N = bd
+		case "k":
+			out.K = bd
+		case "batch":
+			out.Batch = &bd
+		case "lda":
+			out.LdA = &bd
+		case "ldb":
+			out.LdB = &bd
+		case "ldc":
+			out.LdC = &bd
+		case "stride_a":
+			out.StrideA = &bd
+		case "stride_b":
+			out.StrideB = &bd
+		case "stride_c":
+			out.StrideC = &bd
+		}
+	}
+	return &out, nil
+}
+
+func (b *Bundle) bindTT(t *ttSpec, vals Values) (*backends.TTVariant, error) {
+	out := t.v
+	out.CBs = append([]backends.TTCircularBuffer(nil), t.v.CBs...)
+	for i := range out.CBs {
+		for j, dst := range []*uint32{&out.CBs[i].PageBytes, &out.CBs[i].Pages} {
+			v, err := evalHost(t.cbs[i][j], vals)
+			if err == nil {
+				*dst, err = fitU32(v)
+			}
+			if err != nil {
+				return nil, &FieldError{t.file, fmt.Sprintf("cbs[%d].%s", i, [2]string{"page_bytes", "pages"}[j]), err}
+			}
+		}
+	}
+	sections := []struct {
+		name string
+		src  *backends.TTKernel
+		dst  *backends.TTKernel
+	}{{"reader", &t.v.Reader, &out.Reader}, {"compute", &t.v.Compute, &out.Compute}, {"writer", &t.v.Writer, &out.Writer}}
+	for _, s := range sections {
+		*s.dst = *s.src
+		if s.src.Defines != nil {
+			s.dst.Defines = make(map[string]string, len(s.src.Defines))
+			for k, v := range s.src.Defines {
+				s.dst.Defines[k] = v
+			}
+		}
+		for _, l := range []struct {
+			name     string
+			src, dst *[]backends.TTArg
+		}{{"compile_args", &s.src.CompileArgs, &s.dst.CompileArgs},
+			{"runtime_args", &s.src.RuntimeArgs, &s.dst.RuntimeArgs},
+			{"common_args", &s.src.CommonArgs, &s.dst.CommonArgs}} {
+			args := make([]backends.TTArg, len(*l.src))
+			for i := range *l.src {
+				a := &(*l.src)[i]
+				args[i] = *a
+				if d, ok := t.consts[a]; ok {
+					v, err := evalHost(d, vals)
+					if err == nil {
+						args[i].Value, err = fitU32(v)
+					}
+					if err != nil {
+						return nil, &FieldError{t.file, fmt.Sprintf("%s.%s[%d].value", s.name, l.name, i), err}
+					}
+				}
+			}
+			*l.dst = args
+		}
+	}
+	return &out, nil
+}
