@@ -412,4 +412,3 @@ func npyHeader(dt backends.DType, shape []uint64) []byte {
 	out = binary.LittleEndian.AppendUint16(out, uint16(len(dict)))
 	return append(out, dict...)
 }
-
