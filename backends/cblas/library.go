@@ -1,0 +1,135 @@
+//go:build darwin || freebsd || linux || netbsd
+
+package cblas
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ebitengine/purego"
+)
+
+// DefaultLibraries are the sonames tried, in order, after the configured
+// library.
+var DefaultLibraries = []string{"libopenblas.so.0", "libblis.so.4", "libcblas.so.3", "libblas.so.3"}
+
+// CBLAS enumerations (cblas.h).
+const (
+	cblasRowMajor = 101
+	cblasNoTrans  = 111
+	cblasTrans    = 112
+)
+
+// library is a loaded CBLAS. The GEMM entry points take float scalars
+// between integer arguments, which purego.SyscallN cannot place in the
+// right registers (it passes every argument positionally), so they are
+// bound with purego.RegisterFunc, which follows the C calling convention.
+// A GEMM call costs microseconds of this binding against milliseconds of
+// arithmetic.
+type library struct {
+	path   string
+	handle uintptr
+
+	sgemm func(layout, transA, transB, m, n, k int32, alpha float32, a uintptr, lda int32,
+		b uintptr, ldb int32, beta float32, c uintptr, ldc int32)
+	dgemm func(layout, transA, transB, m, n, k int32, alpha float64, a uintptr, lda int32,
+		b uintptr, ldb int32, beta float64, c uintptr, ldc int32)
+
+	// Optional thread controls: OpenBLAS or BLIS.
+	vendor     string // "OpenBLAS", "BLIS" or "CBLAS"
+	setThreads func(n int)
+	getThreads func() int
+	config     string // openblas_get_config / bli_info_get_version_str
+	core       string // openblas_get_corename
+}
+
+// loadLibrary opens the first candidate that loads and exports cblas_sgemm
+// and cblas_dgemm. Every failure is kept, and all of them are the error
+// when none works.
+func loadLibrary(candidates []string) (*library, error) {
+	var errs []error
+	for _, name := range candidates {
+		lib, err := openLibrary(name)
+		if err == nil {
+			return lib, nil
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		return nil, errors.New("no CBLAS library to try")
+	}
+	return nil, errors.Join(errs...)
+}
+
+func openLibrary(name string) (*library, error) {
+	h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	lib := &library{path: name, handle: h, vendor: "CBLAS"}
+	var missing []string
+	for sym, fn := range map[string]any{"cblas_sgemm": &lib.sgemm, "cblas_dgemm": &lib.dgemm} {
+		addr, err := purego.Dlsym(h, sym)
+		if err != nil {
+			missing = append(missing, sym)
+			continue
+		}
+		purego.RegisterFunc(fn, addr)
+	}
+	if len(missing) > 0 {
+		_ = purego.Dlclose(h)
+		return nil, fmt.Errorf("%s: loads but has no %v: not a CBLAS (a Fortran-only BLAS has no cblas_ symbols)", name, missing)
+	}
+	lib.bindExtras()
+	return lib, nil
+}
+
+// bindExtras binds the optional vendor functions that exist.
+func (l *library) bindExtras() {
+	sym := func(name string) uintptr {
+		addr, err := purego.Dlsym(l.handle, name)
+		if err != nil {
+			return 0
+		}
+		return addr
+	}
+	if a := sym("openblas_set_num_threads"); a != 0 {
+		l.vendor = "OpenBLAS"
+		var set func(int32)
+		purego.RegisterFunc(&set, a)
+		l.setThreads = func(n int) { set(int32(n)) }
+	}
+	if a := sym("openblas_get_num_threads"); a != 0 {
+		var get func() int32
+		purego.RegisterFunc(&get, a)
+		l.getThreads = func() int { return int(get()) }
+	}
+	if a := sym("openblas_get_config"); a != 0 {
+		var get func() string
+		purego.RegisterFunc(&get, a)
+		l.config = get()
+	}
+	if a := sym("openblas_get_corename"); a != 0 {
+		var get func() string
+		purego.RegisterFunc(&get, a)
+		l.core = get()
+	}
+	if l.vendor != "OpenBLAS" {
+		if a := sym("bli_thread_set_num_threads"); a != 0 {
+			l.vendor = "BLIS"
+			var set func(int64) // dim_t
+			purego.RegisterFunc(&set, a)
+			l.setThreads = func(n int) { set(int64(n)) }
+		}
+		if a := sym("bli_thread_get_num_threads"); a != 0 {
+			var get func() int64
+			purego.RegisterFunc(&get, a)
+			l.getThreads = func() int { return int(get()) }
+		}
+		if a := sym("bli_info_get_version_str"); a != 0 {
+			var get func() string
+			purego.RegisterFunc(&get, a)
+			l.config = "BLIS " + get()
+		}
+	}
+}
