@@ -1,0 +1,265 @@
+package tt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/hostpool"
+	"github.com/zyxtt/zyxtt/ttruntime"
+)
+
+// ConfigSection is the config file section this backend reads.
+const ConfigSection = "tenstorrent"
+
+// EnvEmulator set to 0 (or false, off, no) disables the emulator devices.
+const EnvEmulator = "ZYX_TT_EMU"
+
+// Settings are the backend's config keys (section "tenstorrent"), besides
+// the device_ids every section has.
+type Settings struct {
+	// Runtime is the runtime executable; empty means look for it.
+	Runtime string `json:"runtime"`
+	// Emulator offers emulator devices when no card is found (default on).
+	Emulator *bool `json:"emulator"`
+	// EmuBoard is the board the emulator presents (default n150).
+	EmuBoard string `json:"emu_board"`
+	// CacheDir is where the runtime caches kernel builds (default
+	// $XDG_CACHE_HOME/zyx/tt).
+	CacheDir string `json:"cache_dir"`
+	// TimeoutS bounds each runtime call in seconds (default 120).
+	TimeoutS float64 `json:"timeout_s"`
+}
+
+func init() { backends.Register(ttruntime.Backend, &Driver{}) }
+
+// Driver opens Tenstorrent devices: a device per chip of every supported
+// card, or emulator devices when there is no card. Each device's runtime
+// is started at Open (not lazily), because the device's info — its
+// harvest-aware grid, DRAM and L1 — is what the runtime reports.
+type Driver struct{}
+
+// Open finds the cards and starts a runtime per chip.
+func (Driver) Open(ctx context.Context, cfg *backends.Config) ([]backends.Device, error) {
+	s := Settings{EmuBoard: "n150"}
+	if err := cfg.Section(ConfigSection, &s); err != nil {
+		return nil, err
+	}
+	allow := cfg.Common(ConfigSection)
+	cards, scanErr := DiscoverCards()
+	var chips []chipSpec
+	var reasons []error
+	for i := range cards {
+		c := &cards[i]
+		if !c.Supported() {
+			reasons = append(reasons, fmt.Errorf("%s at %s: %s", c.ArchName(), c.PCIAddress(), strings.Join(c.Problems, "; ")))
+			continue
+		}
+		for k := range c.Chips {
+			pci := c.PCIAddress()
+			if k < len(c.PCIAddresses) {
+				pci = c.PCIAddresses[k]
+			}
+			chips = append(chips, chipSpec{card: c, onCard: k, pci: pci})
+		}
+	}
+	host, err := hostpool.Default()
+	if err != nil {
+		return nil, fmt.Errorf("tt: host pool: %w", err)
+	}
+	rtCfg := func() ttruntime.Config {
+		c := ttruntime.Config{Init: ttruntime.InitRequest{CacheDir: cacheDir(s.CacheDir)}}
+		if s.TimeoutS > 0 {
+			c.Timeout = time.Duration(s.TimeoutS * float64(time.Second))
+		}
+		return c
+	}
+
+	if len(chips) > 0 {
+		path, err := ttruntime.FindRuntime(s.Runtime)
+		if err != nil {
+			return nil, fmt.Errorf("%d Tenstorrent chip(s) found but no runtime to drive them: %w", len(chips), err)
+		}
+		var devs []backends.Device
+		for i, ch := range chips {
+			if !allow.Allows(i) {
+				continue
+			}
+			d, err := openCard(ctx, path, rtCfg(), i, ch, host)
+			if err != nil {
+				reasons = append(reasons, err)
+				continue
+			}
+			devs = append(devs, d)
+		}
+		return devicesOrReasons(devs, reasons)
+	}
+
+	// No card: the emulator, unless switched off.
+	why := "no Tenstorrent card found"
+	if scanErr != nil {
+		why = scanErr.Error()
+	}
+	if s.Emulator != nil && !*s.Emulator {
+		return nil, fmt.Errorf("%w: %s, and the emulator is disabled (config tenstorrent.emulator)", backends.ErrNoDevice, why)
+	}
+	if off(os.Getenv(EnvEmulator)) {
+		return nil, fmt.Errorf("%w: %s, and the emulator is disabled (%s=%s)", backends.ErrNoDevice, why, EnvEmulator, os.Getenv(EnvEmulator))
+	}
+	board, ok := BoardByName(s.EmuBoard)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s; emulator board %q (config tenstorrent.emu_board) is not one of %s", backends.ErrNoDevice, why, s.EmuBoard, boardNames())
+	}
+	path, err := ttruntime.FindRuntime(s.Runtime)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s, and the emulator needs the runtime: %w", backends.ErrNoDevice, why, err)
+	}
+	var devs []backends.Device
+	for k := range board.Chips {
+		if !allow.Allows(k) {
+			continue
+		}
+		c := rtCfg()
+		c.Path = path
+		c.Init.Layer, c.Init.Chip, c.Init.Board = "emu", k, board.Name
+		rt, err := ttruntime.Start(ctx, c)
+		if err != nil {
+			reasons = append(reasons, fmt.Errorf("tt-emu:%d: %w", k, err))
+			continue
+		}
+		devs = append(devs, newDevice(fmt.Sprintf("tt-emu:%d", k), true, rt, nil, host, nil))
+	}
+	return devicesOrReasons(devs, reasons)
+}
+
+type chipSpec struct {
+	card   *Card
+	onCard int
+	pci    string
+}
+
+// openCard claims a chip and starts its runtime on the metal layer. The
+// runtime's chip is the device ordinal across all cards, in PCI order.
+func openCard(ctx context.Context, path string, c ttruntime.Config, ordinal int, ch chipSpec, host *hostpool.Pool) (*Device, error) {
+	name := "tt:" + strconv.Itoa(ordinal)
+	lock, err := ttruntime.LockChip(ch.card.PCIAddress(), ch.onCard)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	c.Path = path
+	c.Init.Layer, c.Init.Chip, c.Init.Board = "metal", ordinal, ch.card.Board
+	rt, err := ttruntime.Start(ctx, c)
+	if err != nil {
+		_ = lock.Unlock()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if rt.Info().Runtime != "metal" {
+		rt.Kill()
+		_ = lock.Unlock()
+		return nil, fmt.Errorf("%s: %w: the runtime drives %q, not the card (built without tt-metal?)", name, backends.ErrNoDevice, rt.Info().Runtime)
+	}
+	return newDevice(name, false, rt, lock, host, ch.card), nil
+}
+
+func devicesOrReasons(devs []backends.Device, reasons []error) ([]backends.Device, error) {
+	if len(devs) > 0 {
+		for _, r := range reasons {
+			backends.Debug(backends.DebugDevice, "tt: chip skipped", "reason", r)
+		}
+		return devs, nil
+	}
+	if len(reasons) == 0 {
+		return nil, fmt.Errorf("%w: device_ids in config section %s leaves no chip", backends.ErrNoDevice, ConfigSection)
+	}
+	return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, errors.Join(reasons...))
+}
+
+func off(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "0", "false", "off", "no":
+		return true
+	}
+	return false
+}
+
+func boardNames() string {
+	var names []string
+	for _, b := range boards {
+		names = append(names, b.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func cacheDir(configured string) string {
+	if configured != "" {
+		return configured
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "zyx", "tt")
+	}
+	return ""
+}
+
+// Inventory lists every Tenstorrent card in sysfs, supported or not, with
+// its board, chips, DRAM, firmware, clocks and sensors, whether or not a
+// runtime can drive it.
+func (Driver) Inventory(ctx context.Context) []backends.Hardware {
+	cards, err := DiscoverCards()
+	if err != nil {
+		return []backends.Hardware{{Name: "Tenstorrent", Problems: []string{err.Error()}}}
+	}
+	out := make([]backends.Hardware, 0, len(cards))
+	for i := range cards {
+		out = append(out, CardHardware(&cards[i]))
+	}
+	return out
+}
+
+// CardHardware describes a card for probe.
+func CardHardware(c *Card) backends.Hardware {
+	board := c.Board
+	if board == "" {
+		board = "unknown"
+	}
+	h := backends.Hardware{Name: fmt.Sprintf("Tenstorrent %s %s", c.ArchName(), board)}
+	add := func(k, v string) { h.Facts = append(h.Facts, backends.Fact{Key: k, Value: v}) }
+	add("pci", strings.Join(c.PCIAddresses, ", "))
+	add("arch", c.ArchName())
+	add("board", board)
+	add("chips", strconv.Itoa(c.Chips))
+	if per := c.DRAMPerChip(); per > 0 {
+		if c.Chips > 1 {
+			add("dram", fmt.Sprintf("%d × %s", c.Chips, FormatBytes(per)))
+		} else {
+			add("dram", FormatBytes(per))
+		}
+	} else {
+		add("dram", "unknown")
+	}
+	add("pci ids", fmt.Sprintf("%04x:%04x subsystem %04x", VendorTenstorrent, c.DeviceID, c.SubsystemID))
+	for _, name := range kmdAttrs {
+		if v, ok := c.Attrs[name]; ok {
+			key := strings.TrimPrefix(name, "tt_")
+			if strings.HasSuffix(name, "clk") {
+				v += " MHz"
+			}
+			add(key, v)
+		}
+	}
+	if c.HasTemp {
+		add("temperature", fmt.Sprintf("%.1f °C", c.TempC))
+	}
+	if c.HasPow {
+		add("power", fmt.Sprintf("%.1f W", c.PowerW))
+	}
+	h.Problems = append(h.Problems, c.Problems...)
+	return h
+}
+
+var _ backends.Inventory = Driver{}

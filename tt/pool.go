@@ -1,0 +1,324 @@
+package tt
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/hostpool"
+	"github.com/zyxtt/zyxtt/shm"
+	"github.com/zyxtt/zyxtt/ttruntime"
+)
+
+// StagingBytes is the size of each pool's reusable staging region, used
+// for transfers whose host side is not host-pool memory.
+const StagingBytes = 8 << 20
+
+type devBuf struct {
+	rid   uint64 // the runtime's buffer id
+	size  int64
+	alloc int64 // bytes charged against the pool: size rounded up to pages
+	refs  int
+}
+
+// Pool is one chip's DRAM. Buffers live in the runtime; the pool keeps
+// their refcounts and exact accounting: FreeBytes is the chip's DRAM (banks
+// × bank size) minus every live buffer rounded up to whole pages.
+type Pool struct {
+	name  string
+	rt    *ttruntime.Client
+	host  *hostpool.Pool
+	total int64
+
+	mu     sync.Mutex
+	bufs   map[backends.BufferID]*devBuf
+	next   backends.BufferID
+	used   int64
+	closed bool
+
+	segMu   sync.Mutex
+	mapped  map[string]bool // arena segments the runtime has mapped
+	staging shm.Region
+}
+
+func newPool(name string, rt *ttruntime.Client, host *hostpool.Pool) *Pool {
+	total := rt.Info().DRAM.Total()
+	if total > 1<<62 {
+		total = 1 << 62
+	}
+	return &Pool{
+		name: name, rt: rt, host: host, total: int64(total),
+		bufs: map[backends.BufferID]*devBuf{}, next: 1, mapped: map[string]bool{},
+	}
+}
+
+// Name is the device's name ("tt:0", "tt-emu:0").
+func (p *Pool) Name() string { return p.name }
+
+func (p *Pool) errf(op string, sentinel error, format string, args ...any) error {
+	return backends.Errorf(ttruntime.Backend, p.name+": "+op, sentinel, format, args...)
+}
+
+// Alloc reserves n bytes of device memory.
+func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
+	if n <= 0 {
+		return 0, p.errf("alloc", backends.ErrInvalidArgument, "size %d must be positive", n)
+	}
+	const page = ttruntime.DefaultPageSize
+	if n > p.total {
+		return 0, p.errf("alloc", backends.ErrOutOfMemory, "%d bytes asked; the chip has %d", n, p.total)
+	}
+	charge := (n + page - 1) / page * page
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return 0, p.errf("alloc", backends.ErrClosed, "")
+	}
+	if charge > p.total-p.used {
+		free := p.total - p.used
+		p.mu.Unlock()
+		return 0, p.errf("alloc", backends.ErrOutOfMemory, "%d bytes asked, %d free", n, free)
+	}
+	p.used += charge // reserved while the runtime allocates
+	p.mu.Unlock()
+
+	var r ttruntime.AllocReply
+	err := p.rt.Call(ctx, ttruntime.CmdAlloc, ttruntime.AllocRequest{Size: uint64(n), PageSize: page}, &r)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		p.used -= charge
+		return 0, err
+	}
+	id := p.next
+	p.next++
+	p.bufs[id] = &devBuf{rid: r.Buffer, size: n, alloc: charge, refs: 1}
+	return id, nil
+}
+
+func (p *Pool) lookup(op string, id backends.BufferID) (*devBuf, error) {
+	if p.closed {
+		return nil, p.errf(op, backends.ErrClosed, "")
+	}
+	b, ok := p.bufs[id]
+	if !ok {
+		return nil, p.errf(op, backends.ErrUnknownBuffer, "buffer %d", id)
+	}
+	return b, nil
+}
+
+// Retain adds a reference.
+func (p *Pool) Retain(id backends.BufferID) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, err := p.lookup("retain", id)
+	if err != nil {
+		return err
+	}
+	b.refs++
+	return nil
+}
+
+// Release drops a reference; the last one frees the device memory.
+func (p *Pool) Release(id backends.BufferID) error {
+	p.mu.Lock()
+	b, err := p.lookup("release", id)
+	if err != nil {
+		p.mu.Unlock()
+		return err
+	}
+	b.refs--
+	if b.refs > 0 {
+		p.mu.Unlock()
+		return nil
+	}
+	delete(p.bufs, id)
+	p.used -= b.alloc
+	p.mu.Unlock()
+	// Release has no context: the client's per-call timeout bounds it.
+	return p.rt.Call(context.Background(), ttruntime.CmdFree, ttruntime.BufferRequest{Buffer: b.rid}, nil)
+}
+
+// Size is the buffer's length in bytes.
+func (p *Pool) Size(id backends.BufferID) (int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, err := p.lookup("size", id)
+	if err != nil {
+		return 0, err
+	}
+	return b.size, nil
+}
+
+// FreeBytes is the device memory not held by live buffers.
+func (p *Pool) FreeBytes() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.total - p.used
+}
+
+// TotalBytes is the chip's DRAM.
+func (p *Pool) TotalBytes() int64 { return p.total }
+
+// Live is the number of live buffers.
+func (p *Pool) Live() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.bufs)
+}
+
+// runtimeID is the runtime's id of a live buffer.
+func (p *Pool) runtimeID(id backends.BufferID) (uint64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, err := p.lookup("launch", id)
+	if err != nil {
+		return 0, err
+	}
+	return b.rid, nil
+}
+
+// span checks [off, off+n) against the buffer and returns its runtime id.
+func (p *Pool) span(op string, id backends.BufferID, off int64, n int) (uint64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, err := p.lookup(op, id)
+	if err != nil {
+		return 0, err
+	}
+	if off < 0 || off > b.size || int64(n) > b.size-off {
+		return 0, p.errf(op, backends.ErrInvalidArgument, "range [%d,+%d) outside buffer %d of %d bytes", off, n, id, b.size)
+	}
+	return b.rid, nil
+}
+
+// Write copies src into the buffer at off. When src lies in host-pool
+// memory the runtime reads it in place (no copy on the Go side);
+// otherwise it goes through the pool's staging region in chunks.
+func (p *Pool) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
+	rid, err := p.span("write", dst, off, len(src))
+	if err != nil || len(src) == 0 {
+		return err
+	}
+	if seg, soff, ok := p.host.Arena().Locate(src); ok {
+		return p.transfer(ctx, ttruntime.CmdWrite, rid, off, seg, soff, len(src))
+	}
+	return p.staged(ctx, len(src), func(st []byte, done, n int) error {
+		copy(st[:n], src[done:done+n])
+		return p.transfer(ctx, ttruntime.CmdWrite, rid, off+int64(done), p.staging.Segment(), p.staging.Offset(), n)
+	})
+}
+
+// Read copies the buffer's bytes at off into dst: straight into dst when it
+// is host-pool memory, else through the staging region.
+func (p *Pool) Read(ctx context.Context, src backends.BufferID, off int64, dst []byte) error {
+	rid, err := p.span("read", src, off, len(dst))
+	if err != nil || len(dst) == 0 {
+		return err
+	}
+	if seg, soff, ok := p.host.Arena().Locate(dst); ok {
+		return p.transfer(ctx, ttruntime.CmdRead, rid, off, seg, soff, len(dst))
+	}
+	return p.staged(ctx, len(dst), func(st []byte, done, n int) error {
+		if err := p.transfer(ctx, ttruntime.CmdRead, rid, off+int64(done), p.staging.Segment(), p.staging.Offset(), n); err != nil {
+			return err
+		}
+		copy(dst[done:done+n], st[:n])
+		return nil
+	})
+}
+
+// staged runs step over total bytes in staging-sized chunks, holding the
+// staging region (allocated once, from the host pool's arena).
+func (p *Pool) staged(ctx context.Context, total int, step func(st []byte, done, n int) error) error {
+	p.segMu.Lock()
+	defer p.segMu.Unlock()
+	if p.staging.IsZero() {
+		r, err := p.host.Arena().Alloc(StagingBytes)
+		if err != nil {
+			return p.errf("staging", backends.ErrOutOfMemory, "%v", err)
+		}
+		p.staging = r
+	}
+	st := p.staging.Bytes()
+	for done := 0; done < total; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(total-done, len(st))
+		if err := step(st, done, n); err != nil {
+			return err
+		}
+		done += n
+	}
+	return nil
+}
+
+// transfer sends one write or read. Before it, segments the arena has
+// dropped since the last transfer are unmapped in the runtime, so the
+// runtime never pins memory the host pool has given back.
+func (p *Pool) transfer(ctx context.Context, cmd string, rid uint64, off int64, seg string, soff int64, n int) error {
+	if err := p.forgetDroppedSegments(ctx); err != nil {
+		return err
+	}
+	err := p.rt.Call(ctx, cmd, ttruntime.TransferRequest{
+		Buffer: rid, Offset: uint64(off), Segment: seg, SegmentOffset: uint64(soff), Length: uint64(n),
+	}, nil)
+	if err == nil {
+		p.markMapped(seg)
+	}
+	return err
+}
+
+func (p *Pool) markMapped(seg string) {
+	p.mu.Lock()
+	p.mapped[seg] = true
+	p.mu.Unlock()
+}
+
+func (p *Pool) forgetDroppedSegments(ctx context.Context) error {
+	p.mu.Lock()
+	if len(p.mapped) == 0 {
+		p.mu.Unlock()
+		return nil
+	}
+	live := p.host.Arena().Segments()
+	var gone []string
+	for s := range p.mapped {
+		if _, ok := live[s]; !ok {
+			gone = append(gone, s)
+			delete(p.mapped, s)
+		}
+	}
+	p.mu.Unlock()
+	for _, s := range gone {
+		if err := p.rt.Call(ctx, ttruntime.CmdUnmap, ttruntime.SegmentRequest{Segment: s}, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// close marks the pool closed and gives the staging region back; the
+// runtime's exit frees the device memory.
+func (p *Pool) close() error {
+	p.mu.Lock()
+	p.closed = true
+	p.bufs = map[backends.BufferID]*devBuf{}
+	p.used = 0
+	p.mu.Unlock()
+	p.segMu.Lock()
+	defer p.segMu.Unlock()
+	if p.staging.IsZero() {
+		return nil
+	}
+	err := p.host.Arena().Free(p.staging)
+	p.staging = shm.Region{}
+	if err != nil {
+		return fmt.Errorf("tt: %s: free staging: %w", p.name, err)
+	}
+	return nil
+}
+
+var _ backends.Pool = (*Pool)(nil)

@@ -1,0 +1,70 @@
+package tt
+
+import "fmt"
+
+// Tensix tiles: a 32×32 tile is stored as four 16×16 faces (top-left,
+// top-right, bottom-left, bottom-right), each face row-major, and a matrix
+// as its tiles in row-major tile order.
+const (
+	TileDim = 32
+	FaceDim = 16
+	TileLen = TileDim * TileDim
+)
+
+func checkTileShape(n, dstLen, rows, cols int) error {
+	if rows <= 0 || cols <= 0 || rows%TileDim != 0 || cols%TileDim != 0 {
+		return fmt.Errorf("tt: tile layout needs rows and cols that are positive multiples of %d, got %dx%d", TileDim, rows, cols)
+	}
+	if rows > (1<<62)/cols || n != rows*cols || dstLen != rows*cols {
+		return fmt.Errorf("tt: tile layout of %dx%d needs %d elements in and out, got %d and %d", rows, cols, rows*cols, n, dstLen)
+	}
+	return nil
+}
+
+// tiledIndex is where element (r, c) of a rows×cols matrix lands.
+func tiledIndex(r, c, cols int) int {
+	tilesPerRow := cols / TileDim
+	tile := (r/TileDim)*tilesPerRow + c/TileDim
+	tr, tc := r%TileDim, c%TileDim
+	face := (tr/FaceDim)*2 + tc/FaceDim
+	return tile*TileLen + face*FaceDim*FaceDim + (tr%FaceDim)*FaceDim + tc%FaceDim
+}
+
+func tilize[T any](dst, src []T, rows, cols int) error {
+	if err := checkTileShape(len(src), len(dst), rows, cols); err != nil {
+		return err
+	}
+	for r := range rows {
+		row := src[r*cols : (r+1)*cols]
+		for c0 := 0; c0 < cols; c0 += FaceDim { // a face row is contiguous
+			copy(dst[tiledIndex(r, c0, cols):][:FaceDim], row[c0:c0+FaceDim])
+		}
+	}
+	return nil
+}
+
+func untilize[T any](dst, src []T, rows, cols int) error {
+	if err := checkTileShape(len(src), len(dst), rows, cols); err != nil {
+		return err
+	}
+	for r := range rows {
+		row := dst[r*cols : (r+1)*cols]
+		for c0 := 0; c0 < cols; c0 += FaceDim {
+			copy(row[c0:c0+FaceDim], src[tiledIndex(r, c0, cols):][:FaceDim])
+		}
+	}
+	return nil
+}
+
+// TilizeBF16 reorders a row-major rows×cols bf16 matrix (raw bits) into
+// tiles. rows and cols must be multiples of 32; dst and src must not overlap.
+func TilizeBF16(dst, src []uint16, rows, cols int) error { return tilize(dst, src, rows, cols) }
+
+// UntilizeBF16 is the inverse of TilizeBF16.
+func UntilizeBF16(dst, src []uint16, rows, cols int) error { return untilize(dst, src, rows, cols) }
+
+// TilizeF32 reorders a row-major rows×cols f32 matrix into tiles.
+func TilizeF32(dst, src []float32, rows, cols int) error { return tilize(dst, src, rows, cols) }
+
+// UntilizeF32 is the inverse of TilizeF32.
+func UntilizeF32(dst, src []float32, rows, cols int) error { return untilize(dst, src, rows, cols) }
