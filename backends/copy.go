@@ -60,6 +60,9 @@ func Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool,
 			o.progress(done, n)
 		}
 	}
+	if dst == src && dstID == srcID && srcOff < dstOff+n && dstOff < srcOff+n {
+		return copyWithin(ctx, dst, dstID, dstOff, srcOff, n, o.chunk, report)
+	}
 	if pc, ok := dst.(PeerCopier); ok {
 		err := pc.CopyFrom(ctx, dstID, dstOff, src, srcID, srcOff, n)
 		if err == nil {
@@ -75,7 +78,7 @@ func Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool,
 		if err != nil {
 			return err
 		}
-		return chunked(n, o.chunk, report, func(off, len int64) error {
+		return chunked(ctx, n, o.chunk, report, func(off, len int64) error {
 			return dst.Write(ctx, dstID, dstOff+off, mem[srcOff+off:srcOff+off+len])
 		})
 	}
@@ -84,11 +87,64 @@ func Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool,
 		if err != nil {
 			return err
 		}
-		return chunked(n, o.chunk, report, func(off, len int64) error {
+		return chunked(ctx, n, o.chunk, report, func(off, len int64) error {
 			return src.Read(ctx, srcID, srcOff+off, mem[dstOff+off:dstOff+off+len])
 		})
 	}
 	return staged(ctx, dst, dstID, dstOff, src, srcID, srcOff, n, o.chunk, report)
+}
+
+// copyWithin moves n bytes between overlapping ranges of one buffer.
+// Host memory moves in one memmove. Device memory goes through one staging
+// chunk at a time, in the direction that reads every byte before it is
+// overwritten: back to front when the destination lies after the source.
+func copyWithin(ctx context.Context, p Pool, id BufferID, dstOff, srcOff, n, chunk int64, report func(int64)) error {
+	if srcOff == dstOff {
+		report(n)
+		return nil
+	}
+	if hm, ok := p.(HostMemory); ok {
+		mem, err := hm.Bytes(id)
+		if err != nil {
+			return err
+		}
+		if err := p.Write(ctx, id, dstOff, mem[srcOff:srcOff+n]); err != nil {
+			return err
+		}
+		report(n)
+		return nil
+	}
+	host, err := hostpool.Default()
+	if err != nil {
+		return fmt.Errorf("copy: staging: %w", err)
+	}
+	chunk = min(chunk, n)
+	bufs, release, err := stagingPair(host, chunk)
+	if err != nil {
+		return err
+	}
+	defer release()
+	buf := bufs[0]
+	var done int64
+	for done < n {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		l := min(chunk, n-done)
+		off := done // front to back
+		if dstOff > srcOff {
+			off = n - done - l // back to front
+		}
+		if err := p.Read(ctx, id, srcOff+off, buf[:l]); err != nil {
+			return err
+		}
+		if err := p.Write(ctx, id, dstOff+off, buf[:l]); err != nil {
+			return err
+		}
+		done += l
+		report(done)
+	}
+	return nil
 }
 
 func checkRange(p Pool, id BufferID, off, n int64) error {
@@ -102,8 +158,11 @@ func checkRange(p Pool, id BufferID, off, n int64) error {
 	return nil
 }
 
-func chunked(n, chunk int64, report func(int64), f func(off, len int64) error) error {
+func chunked(ctx context.Context, n, chunk int64, report func(int64), f func(off, len int64) error) error {
 	for off := int64(0); off < n; off += chunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		l := min(chunk, n-off)
 		if err := f(off, l); err != nil {
 			return err
@@ -142,6 +201,12 @@ func staged(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Poo
 	go func() {
 		defer close(ready)
 		for off := int64(0); off < n; off += chunk {
+			// select picks at random among ready cases, so a free buffer
+			// could hide a cancellation: check it first.
+			if err := ctx.Err(); err != nil {
+				readErr <- err
+				return
+			}
 			l := min(chunk, n-off)
 			var b []byte
 			select {
@@ -211,7 +276,10 @@ func stagingPair(host *hostpool.Pool, chunk int64) ([2][]byte, func(), error) {
 	for i, id := range got {
 		b, err := host.Bytes(id)
 		if err != nil {
-			return out, nil, err
+			for _, g := range got {
+				_ = host.Release(g)
+			}
+			return out, nil, fmt.Errorf("copy: staging buffer: %w", err)
 		}
 		out[i] = b
 	}
