@@ -1,0 +1,116 @@
+package backends_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/dummy"
+)
+
+var ctx = context.Background()
+
+func fill(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*13) + seed
+	}
+	return b
+}
+
+func dummyPool(t *testing.T, memory int64) backends.Pool {
+	t.Helper()
+	d, err := dummy.New(dummy.Config{Enabled: true, Memory: memory})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	return d.Pool()
+}
+
+func alloc(t *testing.T, p backends.Pool, data []byte) backends.BufferID {
+	t.Helper()
+	id, err := p.Alloc(ctx, int64(len(data)))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Release(id) })
+	require.NoError(t, p.Write(ctx, id, 0, data))
+	return id
+}
+
+func contents(t *testing.T, p backends.Pool, id backends.BufferID) []byte {
+	t.Helper()
+	n, err := p.Size(id)
+	require.NoError(t, err)
+	out := make([]byte, n)
+	require.NoError(t, p.Read(ctx, id, 0, out))
+	return out
+}
+
+func TestCopyThroughDummyDevices(t *testing.T) {
+	host, err := backends.HostPool()
+	require.NoError(t, err)
+	const n = 3<<20 + 123
+	data := fill(n, 1)
+	h := alloc(t, host, data)
+	d1, d2 := dummyPool(t, 16<<20), dummyPool(t, 16<<20)
+	a := alloc(t, d1, make([]byte, n))
+	b := alloc(t, d2, make([]byte, n))
+	back := alloc(t, host, make([]byte, n))
+
+	steps := []struct {
+		name     string
+		dst      backends.Pool
+		dstID    backends.BufferID
+		src      backends.Pool
+		srcID    backends.BufferID
+		hostLive int // host buffers a copy may add (the cached staging pair)
+	}{
+		{"host to dummy", d1, a, host, h, 0},
+		{"dummy to dummy", d2, b, d1, a, 2},
+		{"dummy to host", host, back, d2, b, 0},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			before := host.Live()
+			var calls []int64
+			err := backends.Copy(ctx, s.dst, s.dstID, 0, s.src, s.srcID, 0, n, backends.WithChunk(1<<20),
+				backends.WithProgress(func(done, total int64) {
+					require.EqualValues(t, n, total)
+					calls = append(calls, done)
+				}))
+			require.NoError(t, err)
+			require.Len(t, calls, 4, "one progress call per 1 MiB chunk")
+			require.EqualValues(t, n, calls[3])
+			require.Equal(t, data, contents(t, s.dst, s.dstID))
+			require.LessOrEqual(t, host.Live(), before+s.hostLive, "no whole-tensor host copy")
+		})
+	}
+
+	// Repeated device to device copies keep reusing the same staging pair.
+	live := host.Live()
+	for range 5 {
+		require.NoError(t, backends.Copy(ctx, d2, b, 0, d1, a, 0, n, backends.WithChunk(1<<20)))
+	}
+	require.Equal(t, live, host.Live())
+
+	_, err = d1.Alloc(ctx, 16<<20)
+	require.ErrorIs(t, err, backends.ErrOutOfMemory, "the dummy pool's size is enforced")
+	err = backends.Copy(ctx, d2, b, 1, d1, a, 0, n)
+	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+}
+
+func TestCopyDiskIntoDummy(t *testing.T) {
+	data := fill(70_000, 2)
+	path := filepath.Join(t.TempDir(), "weights.bin")
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	disk := backends.NewDiskPool()
+	defer disk.Close()
+	src, err := disk.Map(path, 5, 60_000)
+	require.NoError(t, err)
+	dev := dummyPool(t, 1<<20)
+	dst := alloc(t, dev, make([]byte, 60_000))
+	require.NoError(t, backends.Copy(ctx, dev, dst, 0, disk, src, 0, 60_000, backends.WithChunk(8<<10)))
+	require.Equal(t, data[5:60_005], contents(t, dev, dst))
+}

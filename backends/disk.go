@@ -1,0 +1,178 @@
+package backends
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/zyxtt/zyxtt/shm"
+)
+
+// DiskPool is a read-only pool of file slices mapped with mmap: the source
+// side of loading weights or data from disk. Its buffers are host memory, so
+// Copy reads them in place (the kernel pages the file in as the copy goes)
+// and never makes a whole-file copy. Buffers are made with Map, not Alloc,
+// and cannot be written. It is safe for concurrent use.
+type DiskPool struct {
+	mu     sync.Mutex
+	bufs   map[BufferID]*diskBuffer
+	next   BufferID
+	closed bool
+}
+
+type diskBuffer struct {
+	m    *shm.FileMap
+	refs int
+}
+
+var (
+	_ Pool       = (*DiskPool)(nil)
+	_ HostMemory = (*DiskPool)(nil)
+)
+
+// NewDiskPool returns an empty disk pool.
+func NewDiskPool() *DiskPool {
+	return &DiskPool{bufs: map[BufferID]*diskBuffer{}, next: 1}
+}
+
+// Name is "disk".
+func (p *DiskPool) Name() string { return "disk" }
+
+// Map maps n bytes of the file at path, from byte off, as a new buffer with
+// one reference. The offset need not be page aligned. The file must not
+// shrink while the buffer lives.
+func (p *DiskPool) Map(path string, off, n int64) (BufferID, error) {
+	if off < 0 || n <= 0 {
+		return 0, fmt.Errorf("disk pool: map %s [%d,%d): %w: offset must be non-negative and length positive",
+			path, off, off+n, ErrInvalidArgument)
+	}
+	m, err := shm.MapFile(path, off, n)
+	if err != nil {
+		return 0, fmt.Errorf("disk pool: %w", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		_ = m.Close()
+		return 0, fmt.Errorf("disk pool: map %s: %w", path, ErrClosed)
+	}
+	id := p.next
+	p.next++
+	p.bufs[id] = &diskBuffer{m: m, refs: 1}
+	return id, nil
+}
+
+// Alloc is unsupported: disk buffers come from Map.
+func (p *DiskPool) Alloc(context.Context, int64) (BufferID, error) {
+	return 0, fmt.Errorf("disk pool: alloc: %w: disk buffers are made with Map", ErrUnsupported)
+}
+
+func (p *DiskPool) lookup(id BufferID) (*diskBuffer, error) {
+	if p.closed {
+		return nil, fmt.Errorf("disk pool: %w", ErrClosed)
+	}
+	b, ok := p.bufs[id]
+	if !ok {
+		return nil, fmt.Errorf("disk pool: buffer %d: %w", id, ErrUnknownBuffer)
+	}
+	return b, nil
+}
+
+// Retain adds a reference.
+func (p *DiskPool) Retain(id BufferID) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, err := p.lookup(id)
+	if err != nil {
+		return err
+	}
+	b.refs++
+	return nil
+}
+
+// Release drops a reference; the last one unmaps the file slice.
+func (p *DiskPool) Release(id BufferID) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, err := p.lookup(id)
+	if err != nil {
+		return err
+	}
+	if b.refs--; b.refs > 0 {
+		return nil
+	}
+	delete(p.bufs, id)
+	return b.m.Close()
+}
+
+// Size is the mapped slice's length.
+func (p *DiskPool) Size(id BufferID) (int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, err := p.lookup(id)
+	if err != nil {
+		return 0, err
+	}
+	return b.m.Len(), nil
+}
+
+// FreeBytes is zero: nothing can be allocated in a disk pool.
+func (p *DiskPool) FreeBytes() int64 { return 0 }
+
+// Live is the number of mapped buffers.
+func (p *DiskPool) Live() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.bufs)
+}
+
+// Bytes is the mapped slice, read-only: writing to it faults. It stays
+// valid while the caller holds a reference.
+func (p *DiskPool) Bytes(id BufferID) ([]byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, err := p.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	return b.m.Bytes(), nil
+}
+
+// Write is unsupported: disk buffers are read-only.
+func (p *DiskPool) Write(context.Context, BufferID, int64, []byte) error {
+	return fmt.Errorf("disk pool: write: %w: disk buffers are read-only", ErrUnsupported)
+}
+
+// Read copies the buffer's bytes at off into dst.
+func (p *DiskPool) Read(ctx context.Context, src BufferID, off int64, dst []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	mem, err := p.Bytes(src)
+	if err != nil {
+		return err
+	}
+	if off < 0 || off > int64(len(mem)) || int64(len(dst)) > int64(len(mem))-off {
+		return fmt.Errorf("disk pool: buffer %d: range [%d,%d) outside its %d bytes: %w",
+			src, off, off+int64(len(dst)), len(mem), ErrInvalidArgument)
+	}
+	copy(dst, mem[off:])
+	return nil
+}
+
+// Close unmaps every buffer; later calls report ErrClosed.
+func (p *DiskPool) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	var errs []error
+	for id, b := range p.bufs {
+		errs = append(errs, b.m.Close())
+		delete(p.bufs, id)
+	}
+	return errors.Join(errs...)
+}

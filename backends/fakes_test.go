@@ -1,0 +1,155 @@
+package backends
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// withRegistry swaps the process registry for one holding only drivers, for
+// the length of the test. Tests that use it must not run in parallel.
+func withRegistry(t *testing.T, drivers map[string]Driver) {
+	t.Helper()
+	fresh := map[string]*entry{}
+	for name, d := range drivers {
+		fresh[name] = &entry{name: name, driver: d}
+	}
+	regMu.Lock()
+	saved := registry
+	registry = fresh
+	regMu.Unlock()
+	t.Cleanup(func() {
+		regMu.Lock()
+		registry = saved
+		regMu.Unlock()
+	})
+}
+
+// fakeDevice is a device that compiles by rule and runs nothing.
+type fakeDevice struct {
+	name, backend string
+	info          DeviceInfo
+	pool          Pool
+	compileErr    error
+	compiles      atomic.Int32
+	closed        atomic.Bool
+}
+
+func (d *fakeDevice) Name() string      { return d.name }
+func (d *fakeDevice) Backend() string   { return d.backend }
+func (d *fakeDevice) Info() *DeviceInfo { return &d.info }
+func (d *fakeDevice) Pool() Pool        { return d.pool }
+func (d *fakeDevice) Close() error      { d.closed.Store(true); return nil }
+func (d *fakeDevice) Compile(ctx context.Context, p *Program) (Executable, error) {
+	d.compiles.Add(1)
+	if !p.HasVariant(d.backend) {
+		return nil, fmt.Errorf("%s: %w", d.name, ErrNoVariant)
+	}
+	if d.compileErr != nil {
+		return nil, d.compileErr
+	}
+	return fakeExe{}, nil
+}
+
+type fakeExe struct{}
+
+func (fakeExe) Launch(context.Context, []LaunchArg) error { return nil }
+func (fakeExe) LaunchTimed(context.Context, []LaunchArg) (time.Duration, error) {
+	return time.Microsecond, nil
+}
+func (fakeExe) Release() error { return nil }
+
+// fakePool is a small in-memory pool that the host cannot address, so
+// copies to and from it stage through the host pool.
+type fakePool struct {
+	name string
+	mu   sync.Mutex
+	bufs map[BufferID][]byte
+	next BufferID
+	free int64
+	// reads and writes count the calls, to show that copies are chunked.
+	reads, writes atomic.Int32
+}
+
+func newFakePool(name string, free int64) *fakePool {
+	return &fakePool{name: name, bufs: map[BufferID][]byte{}, next: 1, free: free}
+}
+
+func (p *fakePool) Name() string { return p.name }
+func (p *fakePool) Alloc(_ context.Context, n int64) (BufferID, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n <= 0 {
+		return 0, ErrInvalidArgument
+	}
+	id := p.next
+	p.next++
+	p.bufs[id] = make([]byte, n)
+	p.free -= n
+	return id, nil
+}
+func (p *fakePool) Retain(id BufferID) error { _, err := p.get(id); return err }
+func (p *fakePool) Release(id BufferID) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, ok := p.bufs[id]
+	if !ok {
+		return ErrUnknownBuffer
+	}
+	p.free += int64(len(b))
+	delete(p.bufs, id)
+	return nil
+}
+func (p *fakePool) get(id BufferID) ([]byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, ok := p.bufs[id]
+	if !ok {
+		return nil, fmt.Errorf("%s: buffer %d: %w", p.name, id, ErrUnknownBuffer)
+	}
+	return b, nil
+}
+func (p *fakePool) Size(id BufferID) (int64, error) {
+	b, err := p.get(id)
+	return int64(len(b)), err
+}
+func (p *fakePool) FreeBytes() int64 { p.mu.Lock(); defer p.mu.Unlock(); return p.free }
+func (p *fakePool) Write(_ context.Context, id BufferID, off int64, src []byte) error {
+	p.writes.Add(1)
+	b, err := p.get(id)
+	if err != nil {
+		return err
+	}
+	if off < 0 || off+int64(len(src)) > int64(len(b)) {
+		return ErrInvalidArgument
+	}
+	copy(b[off:], src)
+	return nil
+}
+func (p *fakePool) Read(_ context.Context, id BufferID, off int64, dst []byte) error {
+	p.reads.Add(1)
+	b, err := p.get(id)
+	if err != nil {
+		return err
+	}
+	if off < 0 || off+int64(len(dst)) > int64(len(b)) {
+		return ErrInvalidArgument
+	}
+	copy(dst, b[off:])
+	return nil
+}
+
+// staticDriver returns fixed devices or a fixed reason, counting opens.
+type staticDriver struct {
+	devs  []Device
+	err   error
+	opens atomic.Int32
+}
+
+func (d *staticDriver) Open(context.Context, *Config) ([]Device, error) {
+	d.opens.Add(1)
+	return d.devs, d.err
+}
