@@ -1,0 +1,128 @@
+package cuda
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/hostpool"
+)
+
+// The benchmarks compare with the native programs in bench/cuda; run them
+// together with bench/cuda/run-h200.sh, which prints the ratios.
+
+const gib = 1 << 30
+
+func benchCopy(b *testing.B, toDevice, fromHostPool bool) {
+	d := gpu(b)
+	ctx := context.Background()
+	var mem []byte
+	if fromHostPool {
+		host, err := hostpool.Default()
+		require.NoError(b, err)
+		id, err := host.Alloc(ctx, gib)
+		require.NoError(b, err)
+		defer host.Release(id)
+		mem, _ = host.Bytes(id)
+	} else {
+		mem = make([]byte, gib)
+	}
+	for i := range mem {
+		mem[i] = byte(i)
+	}
+	dev, err := d.Pool().Alloc(ctx, gib)
+	require.NoError(b, err)
+	defer d.Pool().Release(dev)
+	do := func() error {
+		if toDevice {
+			return d.Pool().Write(ctx, dev, 0, mem)
+		}
+		return d.Pool().Read(ctx, dev, 0, mem)
+	}
+	require.NoError(b, do()) // first use pins the host-pool segment
+	if fromHostPool {
+		pins.Lock()
+		b.Logf("host-pool segments pinned: %d", len(pins.segs))
+		pins.Unlock()
+	}
+	b.SetBytes(gib)
+	b.ResetTimer()
+	for range b.N {
+		if err := do(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkH2D1GiBHostPool(b *testing.B) { benchCopy(b, true, true) }
+func BenchmarkD2H1GiBHostPool(b *testing.B) { benchCopy(b, false, true) }
+func BenchmarkH2D1GiBGoHeap(b *testing.B)   { benchCopy(b, true, false) }
+func BenchmarkD2H1GiBGoHeap(b *testing.B)   { benchCopy(b, false, false) }
+
+func BenchmarkLaunchEmpty(b *testing.B) {
+	d := gpu(b)
+	ctx := context.Background()
+	exe, err := d.Compile(ctx, &backends.Program{
+		Name: "empty",
+		Grid: []backends.GwsDim{backends.ConstDim(1)},
+		CUDA: &backends.SourceVariant{Entry: "empty", Local: [3]uint32{32}, Source: `extern "C" __global__ void empty() {}`},
+	})
+	require.NoError(b, err)
+	defer exe.Release()
+	for range 1000 {
+		require.NoError(b, exe.Launch(ctx, nil))
+	}
+	b.ResetTimer()
+	for range b.N {
+		if err := exe.Launch(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchGEMM(b *testing.B, dt backends.DType, compute string) {
+	d := gpu(b)
+	ctx := context.Background()
+	const n = 8192
+	p := gemmProgram(backends.GEMMVariant{DType: dt, Compute: compute, M: backends.ConstDim(n), N: backends.ConstDim(n), K: backends.ConstDim(n), Alpha: 1})
+	bytes := int64(n * n * dt.Size())
+	host := make([]float64, n*n)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range host {
+		host[i] = 2*rng.Float64() - 1
+	}
+	data := encodeElemsRounded(dt, host)
+	args := make([]backends.LaunchArg, 3)
+	for i := range args {
+		id, err := d.Pool().Alloc(ctx, bytes)
+		require.NoError(b, err)
+		defer d.Pool().Release(id)
+		require.NoError(b, d.Pool().Write(ctx, id, 0, data))
+		args[i] = backends.BufArg(id)
+	}
+	exe, err := d.Compile(ctx, p)
+	require.NoError(b, err)
+	defer exe.Release()
+	for range 3 {
+		require.NoError(b, exe.Launch(ctx, args))
+	}
+	b.ResetTimer()
+	for range b.N {
+		if err := exe.Launch(ctx, args); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(2*float64(n)*n*n*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
+}
+
+// encodeElemsRounded encodes arbitrary values (bf16 by truncation, which is
+// fine for benchmark data).
+func encodeElemsRounded(dt backends.DType, v []float64) []byte { return encodeElems(dt, v) }
+
+func BenchmarkSgemm8192(b *testing.B)    { benchGEMM(b, backends.F32, "") }
+func BenchmarkTF32Gemm8192(b *testing.B) { benchGEMM(b, backends.F32, "tf32") }
+func BenchmarkBF16Gemm8192(b *testing.B) { benchGEMM(b, backends.BF16, "") }
