@@ -32,7 +32,7 @@ fi
 } 2>&1 | tee "$OUT/machine.log"
 
 log "tests" | tee "$OUT/tests.log"
-(cd backends/cuda && timeout 400 "$BIN" -test.v -test.count=1 -test.timeout 390s) 2>&1 | tee -a "$OUT/tests.log"
+(cd backends/cuda && timeout 240 "$BIN" -test.v -test.count=1 -test.timeout 230s) 2>&1 | tee -a "$OUT/tests.log"
 echo "tests exit: ${PIPESTATUS[0]}" | tee -a "$OUT/tests.log"
 
 {
