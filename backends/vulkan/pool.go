@@ -1,0 +1,392 @@
+package vulkan
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+// nextID numbers buffers across every Vulkan pool of the process, so an id
+// from another pool is never mistaken for one of this pool's.
+var nextID atomic.Uint64
+
+// buffer is a VkBuffer with its own memory. mapped is set when that memory
+// is host-visible and coherent (CPU implementations, resizable-BAR memory):
+// transfers then copy in place with no staging.
+type buffer struct {
+	buf    uint64
+	mem    uint64
+	size   int64
+	refs   int
+	mapped unsafe.Pointer
+}
+
+func (b *buffer) bytes() []byte { return unsafe.Slice((*byte)(b.mapped), b.size) }
+
+// newBuffer creates a buffer of n bytes in memory with the wanted
+// properties, preferring prefer too.
+func (d *device) newBuffer(n int64, want, prefer uint32) (*buffer, error) {
+	l := d.l
+	var p pins
+	defer p.Unpin()
+	info := &vkBufferCreateInfo{SType: stBufferCreateInfo, Size: uint64(n), Usage: bufferUsageStorage | bufferUsageTransferSrc | bufferUsageTransferDst}
+	p.Pin(info)
+	b := &buffer{size: n}
+	if r := call(l.createBuffer, d.handle, uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&b.buf))); r != vkSuccess {
+		return nil, vkError("vkCreateBuffer", r)
+	}
+	var req vkMemoryRequirements
+	call(l.getBufferMemoryRequirements, d.handle, uintptr(b.buf), uintptr(unsafe.Pointer(&req)))
+	typ, ok := d.mem.pick(req.MemoryTypeBits, want, prefer)
+	if !ok {
+		call(l.destroyBuffer, d.handle, uintptr(b.buf), 0)
+		return nil, backends.Errorf(Name, "alloc", backends.ErrUnsupported, "no memory type with properties %#x for a buffer", want)
+	}
+	alloc := &vkMemoryAllocateInfo{SType: stMemoryAllocateInfo, AllocationSize: req.Size, MemoryTypeIndex: typ}
+	p.Pin(alloc)
+	if r := call(l.allocateMemory, d.handle, uintptr(unsafe.Pointer(alloc)), 0, uintptr(unsafe.Pointer(&b.mem))); r != vkSuccess {
+		call(l.destroyBuffer, d.handle, uintptr(b.buf), 0)
+		return nil, vkError("vkAllocateMemory", r)
+	}
+	if r := call(l.bindBufferMemory, d.handle, uintptr(b.buf), uintptr(b.mem), 0); r != vkSuccess {
+		d.freeBuffer(b)
+		return nil, vkError("vkBindBufferMemory", r)
+	}
+	if f := d.mem.props.MemoryTypes[typ].PropertyFlags; f&(memHostVisible|memHostCoherent) == memHostVisible|memHostCoherent {
+		var m unsafe.Pointer
+		if r := call(l.mapMemory, d.handle, uintptr(b.mem), 0, uintptr(wholeSize), 0, uintptr(unsafe.Pointer(&m))); r == vkSuccess {
+			b.mapped = m
+		}
+	}
+	return b, nil
+}
+
+func (d *device) freeBuffer(b *buffer) {
+	if b.mapped != nil {
+		call(d.l.unmapMemory, d.handle, uintptr(b.mem))
+	}
+	call(d.l.destroyBuffer, d.handle, uintptr(b.buf), 0)
+	call(d.l.freeMemory, d.handle, uintptr(b.mem), 0)
+}
+
+// stagingBuffer returns the device's host-visible transfer buffer, making
+// it on first use. The caller holds d.mu.
+func (d *device) stagingBuffer() (*buffer, error) {
+	if d.staging != nil {
+		return d.staging, nil
+	}
+	b, err := d.newBuffer(d.stagingBytes, memHostVisible|memHostCoherent, memHostCached)
+	if err != nil {
+		return nil, err
+	}
+	if b.mapped == nil {
+		d.freeBuffer(b)
+		return nil, backends.Errorf(Name, "staging", backends.ErrUnsupported, "staging memory could not be mapped")
+	}
+	d.staging = b
+	return b, nil
+}
+
+// pool is one device's memory.
+type pool struct {
+	dev *device
+
+	mu   sync.Mutex
+	bufs map[backends.BufferID]*buffer
+	used int64
+}
+
+var (
+	_ backends.Pool       = (*pool)(nil)
+	_ backends.PeerCopier = (*pool)(nil)
+)
+
+func newPool(d *device) *pool { return &pool{dev: d, bufs: map[backends.BufferID]*buffer{}} }
+
+func (p *pool) Name() string { return p.dev.name }
+
+func (p *pool) FreeBytes() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return max(p.dev.mem.deviceMem-p.used, 0)
+}
+
+func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := p.dev.checkOpen("alloc"); err != nil {
+		return 0, err
+	}
+	if n <= 0 {
+		return 0, backends.Errorf(Name, "alloc", backends.ErrInvalidArgument, "size %d must be positive", n)
+	}
+	if free := p.FreeBytes(); n > free {
+		return 0, backends.Errorf(Name, "alloc", backends.ErrOutOfMemory, "%d bytes with %d free", n, free)
+	}
+	b, err := p.dev.newBuffer(n, memDeviceLocal, 0)
+	if err != nil {
+		// No device-local type for storage buffers: any memory will do.
+		if b, err = p.dev.newBuffer(n, 0, 0); err != nil {
+			return 0, err
+		}
+	}
+	b.refs = 1
+	id := backends.BufferID(nextID.Add(1))
+	p.mu.Lock()
+	p.bufs[id] = b
+	p.used += n
+	p.mu.Unlock()
+	return id, nil
+}
+
+func (p *pool) unknown(op string, id backends.BufferID) error {
+	return backends.Errorf(Name, op, backends.ErrUnknownBuffer, "buffer %d is not in pool %s", id, p.dev.name)
+}
+
+func (p *pool) Retain(id backends.BufferID) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, ok := p.bufs[id]
+	if !ok {
+		return p.unknown("retain", id)
+	}
+	b.refs++
+	return nil
+}
+
+func (p *pool) Release(id backends.BufferID) error {
+	p.mu.Lock()
+	b, ok := p.bufs[id]
+	if !ok {
+		p.mu.Unlock()
+		return p.unknown("release", id)
+	}
+	b.refs--
+	if b.refs > 0 {
+		p.mu.Unlock()
+		return nil
+	}
+	delete(p.bufs, id)
+	p.used -= b.size
+	p.mu.Unlock()
+	p.dev.freeBuffer(b)
+	return nil
+}
+
+func (p *pool) Size(id backends.BufferID) (int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, ok := p.bufs[id]
+	if !ok {
+		return 0, p.unknown("size", id)
+	}
+	return b.size, nil
+}
+
+// acquire takes a reference on each buffer for the length of an operation,
+// so a concurrent Release cannot free memory a command still uses.
+func (p *pool) acquire(op string, ids ...backends.BufferID) ([]*buffer, func(), error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]*buffer, len(ids))
+	for i, id := range ids {
+		b, ok := p.bufs[id]
+		if !ok {
+			for _, g := range out[:i] {
+				g.refs--
+			}
+			return nil, nil, p.unknown(op, id)
+		}
+		b.refs++
+		out[i] = b
+	}
+	release := func() {
+		p.mu.Lock()
+		var free []*buffer
+		for i, b := range out {
+			b.refs--
+			if b.refs == 0 {
+				delete(p.bufs, ids[i])
+				p.used -= b.size
+				free = append(free, b)
+			}
+		}
+		p.mu.Unlock()
+		for _, b := range free {
+			p.dev.freeBuffer(b)
+		}
+	}
+	return out, release, nil
+}
+
+func checkSpan(op string, b *buffer, off, n int64) error {
+	if off < 0 || n < 0 || off > b.size || n > b.size-off {
+		return backends.Errorf(Name, op, backends.ErrInvalidArgument, "range [%d,%d) outside a buffer of %d bytes", off, off+n, b.size)
+	}
+	return nil
+}
+
+// Write copies src into the buffer: in place when the buffer's memory is
+// mapped, else through the staging buffer in chunks.
+func (p *pool) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
+	return p.transfer(ctx, "write", dst, off, src, true)
+}
+
+// Read copies the buffer's bytes into dst, the same way as Write.
+func (p *pool) Read(ctx context.Context, src backends.BufferID, off int64, dst []byte) error {
+	return p.transfer(ctx, "read", src, off, dst, false)
+}
+
+func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, off int64, host []byte, write bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d := p.dev
+	bufs, release, err := p.acquire(op, id)
+	if err != nil {
+		return err
+	}
+	defer release()
+	b := bufs[0]
+	if err := checkSpan(op, b, off, int64(len(host))); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return backends.Errorf(Name, op, backends.ErrClosed, "%s", d.name)
+	}
+	if len(host) == 0 {
+		return nil
+	}
+	if b.mapped != nil && !d.stageAlways {
+		// Every submission ends with a barrier to the host and waits for
+		// its fence, so the device is idle here and the memory coherent.
+		if write {
+			copy(b.bytes()[off:], host)
+		} else {
+			copy(host, b.bytes()[off:])
+		}
+		return nil
+	}
+	st, err := d.stagingBuffer()
+	if err != nil {
+		return err
+	}
+	stage := st.bytes()
+	for done := int64(0); done < int64(len(host)); {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(int64(len(host))-done, st.size)
+		region := vkBufferCopy{Size: uint64(n)}
+		src, dst := st.buf, b.buf
+		if write {
+			copy(stage, host[done:done+n])
+			region.DstOffset = uint64(off + done)
+		} else {
+			src, dst = b.buf, st.buf
+			region.SrcOffset = uint64(off + done)
+		}
+		if err := d.submit(func(cmd uintptr) {
+			call(d.l.cmdCopyBuffer, cmd, uintptr(src), uintptr(dst), 1, uintptr(unsafe.Pointer(&region)))
+		}); err != nil {
+			return err
+		}
+		if !write {
+			copy(host[done:done+n], stage[:n])
+		}
+		done += n
+	}
+	return nil
+}
+
+// CopyFrom copies between two buffers of this pool with vkCmdCopyBuffer.
+// Other pools get ErrUnsupported and stage through the host.
+func (p *pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64, src backends.Pool, srcID backends.BufferID, srcOff, n int64) error {
+	if src != backends.Pool(p) {
+		return backends.Errorf(Name, "copy", backends.ErrUnsupported, "from %s", src.Name())
+	}
+	_, err := p.copyBuffer(ctx, dst, dstOff, srcID, srcOff, n, false)
+	return err
+}
+
+// copyBuffer runs a device-side copy; when timed it returns the time the
+// device's timestamps measured.
+func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int64, src backends.BufferID, srcOff, n int64, timed bool) (time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	d := p.dev
+	bufs, release, err := p.acquire("copy", src, dst)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	if err := checkSpan("copy", bufs[0], srcOff, n); err != nil {
+		return 0, err
+	}
+	if err := checkSpan("copy", bufs[1], dstOff, n); err != nil {
+		return 0, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return 0, backends.Errorf(Name, "copy", backends.ErrClosed, "%s", d.name)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	region := vkBufferCopy{SrcOffset: uint64(srcOff), DstOffset: uint64(dstOff), Size: uint64(n)}
+	return d.run(timed, func(cmd uintptr) {
+		call(d.l.cmdCopyBuffer, cmd, uintptr(bufs[0].buf), uintptr(bufs[1].buf), 1, uintptr(unsafe.Pointer(&region)))
+	})
+}
+
+// run submits record's commands, bracketed by timestamps when timed. The
+// caller holds d.mu.
+func (d *device) run(timed bool, record func(cmd uintptr)) (time.Duration, error) {
+	if timed && d.queryPool == 0 {
+		return 0, backends.Errorf(Name, "launch_timed", backends.ErrUnsupported, "%s's compute queue has no timestamps", d.name)
+	}
+	err := d.submit(func(cmd uintptr) {
+		if timed {
+			call(d.l.cmdResetQueryPool, cmd, uintptr(d.queryPool), 0, 2)
+			call(d.l.cmdWriteTimestamp, cmd, stageTopOfPipe, uintptr(d.queryPool), 0)
+		}
+		record(cmd)
+		if timed {
+			call(d.l.cmdWriteTimestamp, cmd, stageBottomOfPipe, uintptr(d.queryPool), 1)
+		}
+	})
+	if err != nil || !timed {
+		return 0, err
+	}
+	var ts [2]uint64
+	if r := call(d.l.getQueryPoolResults, d.handle, uintptr(d.queryPool), 0, 2, unsafe.Sizeof(ts), uintptr(unsafe.Pointer(&ts[0])), 8, queryResult64Wait); r != vkSuccess {
+		return 0, vkError("vkGetQueryPoolResults", r)
+	}
+	mask := ^uint64(0)
+	if d.tsBits < 64 {
+		mask = 1<<d.tsBits - 1
+	}
+	ticks := (ts[1] - ts[0]) & mask
+	return time.Duration(float64(ticks) * float64(d.props.Limits.TimestampPeriod)), nil
+}
+
+// freeAll releases every buffer; the device is closing.
+func (p *pool) freeAll() {
+	p.mu.Lock()
+	bufs := p.bufs
+	p.bufs = map[backends.BufferID]*buffer{}
+	p.used = 0
+	p.mu.Unlock()
+	for _, b := range bufs {
+		p.dev.freeBuffer(b)
+	}
+}

@@ -1,0 +1,399 @@
+package vulkan
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+// executable is a compute pipeline with its layout and one descriptor set.
+type executable struct {
+	dev       *device
+	prog      *backends.Program
+	module    uint64
+	setLayout uint64
+	layout    uint64
+	pipeline  uint64
+	descPool  uint64
+	descSet   uint64
+	nbuf      int
+	push      pushLayout
+
+	mu       sync.Mutex
+	released bool
+}
+
+// pushLayout places each Variable param in the push-constant block: in
+// param order, each at an offset aligned to its size.
+type pushLayout struct {
+	offsets []int // by param ordinal; -1 for buffers
+	size    int   // rounded up to 4, as Vulkan requires
+}
+
+func layoutPush(params []backends.Param) pushLayout {
+	pl := pushLayout{offsets: make([]int, len(params))}
+	off := 0
+	for i, p := range params {
+		if p.Kind != backends.Variable {
+			pl.offsets[i] = -1
+			continue
+		}
+		n := p.DType.Size()
+		off = (off + n - 1) / n * n
+		pl.offsets[i] = off
+		off += n
+	}
+	pl.size = (off + 3) / 4 * 4
+	return pl
+}
+
+// Compile checks the program's SPIR-V before the driver sees it, then
+// builds the pipeline through the device's pipeline cache.
+func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := d.checkOpen("compile"); err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	v := p.Vulkan
+	if v == nil {
+		return nil, backends.Errorf(Name, "compile", backends.ErrNoVariant, "program %q has no Vulkan variant", p.Name)
+	}
+	entry := v.Entry
+	if entry == "" {
+		entry = "main"
+	}
+	mod, err := parseSPIRV(v.Code)
+	if err != nil {
+		return nil, &backends.Error{Backend: Name, Op: "compile", Native: err.Error(), Err: fmt.Errorf("%w: program %q: %w", backends.ErrCompile, p.Name, err)}
+	}
+	local, ok := mod.Entries[entry]
+	if !ok {
+		return nil, backends.Errorf(Name, "compile", backends.ErrCompile, "program %q: no GLCompute entry point %q in the SPIR-V", p.Name, entry)
+	}
+	nbuf := 0
+	for _, prm := range p.Params {
+		if prm.Kind.IsBuffer() {
+			nbuf++
+		}
+	}
+	for id, b := range mod.Bindings {
+		if b[0] != 0 || int(b[1]) >= nbuf {
+			return nil, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "program %q: variable %%%d is bound at set %d binding %d; the program has %d buffer params at set 0, bindings 0..%d", p.Name, id, b[0], b[1], nbuf, nbuf-1)
+		}
+	}
+	if err := d.checkLocal(p.Name, local, v.Local); err != nil {
+		return nil, err
+	}
+	push := layoutPush(p.Params)
+	if lim := d.props.Limits.MaxPushConstantsSize; push.size > int(lim) {
+		return nil, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "program %q: %d bytes of push constants, %s allows %d", p.Name, push.size, d.name, lim)
+	}
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	x := &executable{dev: d, prog: p, nbuf: nbuf, push: push}
+	if err := x.build(v.Code, entry); err != nil {
+		x.destroy()
+		return nil, err
+	}
+	if err := d.savePipelineCache(); err != nil {
+		backends.Debug(backends.DebugCompile, "vulkan pipeline cache not saved", "device", d.name, "err", err)
+	}
+	return x, nil
+}
+
+// checkLocal compares the shader's local size with the variant's and the
+// device's limits.
+func (d *device) checkLocal(name string, shader, stated [3]uint32) error {
+	if shader != [3]uint32{} && stated != [3]uint32{} {
+		norm := stated
+		for i := range norm {
+			norm[i] = max(norm[i], 1)
+		}
+		if norm != shader {
+			return backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "program %q: variant local %v disagrees with the shader's local_size %v", name, stated, shader)
+		}
+	}
+	lim := &d.props.Limits
+	total := uint64(1)
+	for i, s := range shader {
+		if s > lim.MaxComputeWorkGroupSize[i] {
+			return backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "program %q: local size %d on axis %d exceeds %s's limit of %d", name, s, i, d.name, lim.MaxComputeWorkGroupSize[i])
+		}
+		total *= uint64(max(s, 1))
+	}
+	if total > uint64(lim.MaxComputeWorkGroupInvocations) {
+		return backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "program %q: local size %v (%d invocations) exceeds %s's limit of %d", name, shader, total, d.name, lim.MaxComputeWorkGroupInvocations)
+	}
+	return nil
+}
+
+// build creates the Vulkan objects; the caller holds d.mu.
+func (x *executable) build(code []byte, entry string) error {
+	d := x.dev
+	l := d.l
+	var p pins
+	defer p.Unpin()
+
+	// SPIR-V words must be 4-byte aligned: copy into a []uint32.
+	words := make([]uint32, len(code)/4)
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(code)), code)
+	smi := &vkShaderModuleCreateInfo{SType: stShaderModuleCreateInfo, CodeSize: uintptr(len(code)), PCode: slicePtr(&p, words)}
+	p.Pin(smi)
+	if r := call(l.createShaderModule, d.handle, uintptr(unsafe.Pointer(smi)), 0, uintptr(unsafe.Pointer(&x.module))); r != vkSuccess {
+		e := vkError("vkCreateShaderModule", r).(*backends.Error)
+		e.Err = fmt.Errorf("%w: %w", backends.ErrCompile, e.Err)
+		return e
+	}
+
+	bindings := make([]vkDescriptorSetLayoutBinding, x.nbuf)
+	for i := range bindings {
+		bindings[i] = vkDescriptorSetLayoutBinding{Binding: uint32(i), DescriptorType: descriptorStorageBuffer, DescriptorCount: 1, StageFlags: shaderStageCompute}
+	}
+	dsl := &vkDescriptorSetLayoutCreateInfo{SType: stDescriptorSetLayoutCreateInfo, BindingCount: uint32(len(bindings)), PBindings: slicePtr(&p, bindings)}
+	p.Pin(dsl)
+	if r := call(l.createDescriptorSetLayout, d.handle, uintptr(unsafe.Pointer(dsl)), 0, uintptr(unsafe.Pointer(&x.setLayout))); r != vkSuccess {
+		return vkError("vkCreateDescriptorSetLayout", r)
+	}
+
+	setLayout := x.setLayout
+	pli := &vkPipelineLayoutCreateInfo{SType: stPipelineLayoutCreateInfo, SetLayoutCount: 1, PSetLayouts: ptr(&p, &setLayout)}
+	if x.push.size > 0 {
+		pli.PushConstantRangeCount = 1
+		pli.PPushConstantRanges = ptr(&p, &vkPushConstantRange{StageFlags: shaderStageCompute, Size: uint32(x.push.size)})
+	}
+	p.Pin(pli)
+	if r := call(l.createPipelineLayout, d.handle, uintptr(unsafe.Pointer(pli)), 0, uintptr(unsafe.Pointer(&x.layout))); r != vkSuccess {
+		return vkError("vkCreatePipelineLayout", r)
+	}
+
+	cpi := &vkComputePipelineCreateInfo{
+		SType: stComputePipelineCreateInfo,
+		Stage: vkPipelineShaderStageCreateInfo{
+			SType: stPipelineShaderStageCreateInfo, Stage: shaderStageCompute, Module: x.module, PName: cstr(&p, entry),
+		},
+		Layout:            x.layout,
+		BasePipelineIndex: -1,
+	}
+	p.Pin(cpi)
+	if r := call(l.createComputePipelines, d.handle, uintptr(d.pipelineCache), 1, uintptr(unsafe.Pointer(cpi)), 0, uintptr(unsafe.Pointer(&x.pipeline))); r != vkSuccess {
+		e := vkError("vkCreateComputePipelines", r).(*backends.Error)
+		e.Err = fmt.Errorf("%w: %w", backends.ErrCompile, e.Err)
+		return e
+	}
+
+	if x.nbuf > 0 {
+		size := &vkDescriptorPoolSize{Type: descriptorStorageBuffer, DescriptorCount: uint32(x.nbuf)}
+		dpi := &vkDescriptorPoolCreateInfo{SType: stDescriptorPoolCreateInfo, MaxSets: 1, PoolSizeCount: 1, PPoolSizes: ptr(&p, size)}
+		p.Pin(dpi)
+		if r := call(l.createDescriptorPool, d.handle, uintptr(unsafe.Pointer(dpi)), 0, uintptr(unsafe.Pointer(&x.descPool))); r != vkSuccess {
+			return vkError("vkCreateDescriptorPool", r)
+		}
+		dsa := &vkDescriptorSetAllocateInfo{SType: stDescriptorSetAllocateInfo, DescriptorPool: x.descPool, DescriptorSetCount: 1, PSetLayouts: ptr(&p, &setLayout)}
+		p.Pin(dsa)
+		if r := call(l.allocateDescriptorSets, d.handle, uintptr(unsafe.Pointer(dsa)), uintptr(unsafe.Pointer(&x.descSet))); r != vkSuccess {
+			return vkError("vkAllocateDescriptorSets", r)
+		}
+	}
+	return nil
+}
+
+func (x *executable) destroy() {
+	d := x.dev
+	l := d.l
+	if x.descPool != 0 {
+		call(l.destroyDescriptorPool, d.handle, uintptr(x.descPool), 0)
+	}
+	if x.pipeline != 0 {
+		call(l.destroyPipeline, d.handle, uintptr(x.pipeline), 0)
+	}
+	if x.layout != 0 {
+		call(l.destroyPipelineLayout, d.handle, uintptr(x.layout), 0)
+	}
+	if x.setLayout != 0 {
+		call(l.destroyDescriptorSetLayout, d.handle, uintptr(x.setLayout), 0)
+	}
+	if x.module != 0 {
+		call(l.destroyShaderModule, d.handle, uintptr(x.module), 0)
+	}
+}
+
+// Launch dispatches the grid and waits for it.
+func (x *executable) Launch(ctx context.Context, args []backends.LaunchArg) error {
+	_, err := x.run(ctx, args, false)
+	return err
+}
+
+// LaunchTimed dispatches the grid between two timestamps and returns the
+// time between them.
+func (x *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
+	return x.run(ctx, args, true)
+}
+
+func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed bool) (time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	d := x.dev
+	if _, err := backends.CheckArgs(x.prog, d.pool, args); err != nil {
+		return 0, &backends.Error{Backend: Name, Op: "launch", Err: err}
+	}
+	grid, err := backends.EvalGrid(x.prog, args)
+	if err != nil {
+		return 0, &backends.Error{Backend: Name, Op: "launch", Err: fmt.Errorf("%w: %w", backends.ErrInvalidArgument, err)}
+	}
+	var groups [3]uint32
+	lim := d.props.Limits.MaxComputeWorkGroupCount
+	for i := range 3 {
+		g := uint64(1)
+		if i < len(grid) {
+			g = grid[i]
+		}
+		if g == 0 {
+			return 0, nil // an empty grid runs nothing
+		}
+		if g > uint64(lim[i]) {
+			return 0, backends.Errorf(Name, "launch", backends.ErrInvalidArgument, "grid %v exceeds %s's limit of %d work groups on axis %d", grid, d.name, lim[i], i)
+		}
+		groups[i] = uint32(g)
+	}
+	push := make([]byte, max(x.push.size, 4))
+	var ids []backends.BufferID
+	for i, a := range args {
+		if x.prog.Params[i].Kind.IsBuffer() {
+			ids = append(ids, a.Buffer)
+			continue
+		}
+		val, err := scalarBytes(a.Value)
+		if err != nil {
+			return 0, backends.Errorf(Name, "launch", backends.ErrUnsupported, "param %d: %v", i, err)
+		}
+		copy(push[x.push.offsets[i]:], val)
+	}
+	bufs, release, err := d.pool.acquire("launch", ids...)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.released {
+		return 0, backends.Errorf(Name, "launch", backends.ErrClosed, "executable released")
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return 0, backends.Errorf(Name, "launch", backends.ErrClosed, "%s", d.name)
+	}
+	if len(bufs) > 0 {
+		x.bindBuffers(bufs)
+	}
+	descSet := x.descSet
+	return d.run(timed, func(cmd uintptr) {
+		l := d.l
+		call(l.cmdBindPipeline, cmd, pipelineBindCompute, uintptr(x.pipeline))
+		if len(bufs) > 0 {
+			call(l.cmdBindDescriptorSets, cmd, pipelineBindCompute, uintptr(x.layout), 0, 1, uintptr(unsafe.Pointer(&descSet)), 0, 0)
+		}
+		if x.push.size > 0 {
+			call(l.cmdPushConstants, cmd, uintptr(x.layout), shaderStageCompute, 0, uintptr(x.push.size), uintptr(unsafe.Pointer(&push[0])))
+		}
+		call(l.cmdDispatch, cmd, uintptr(groups[0]), uintptr(groups[1]), uintptr(groups[2]))
+	})
+}
+
+// bindBuffers points binding i of the descriptor set at the i-th buffer.
+// The previous launch has finished (every submission waits), so the set
+// is not in use. The caller holds d.mu.
+func (x *executable) bindBuffers(bufs []*buffer) {
+	var p pins
+	defer p.Unpin()
+	maxRange := uint64(x.dev.props.Limits.MaxStorageBufferRange)
+	infos := make([]vkDescriptorBufferInfo, len(bufs))
+	writes := make([]vkWriteDescriptorSet, len(bufs))
+	for i, b := range bufs {
+		infos[i] = vkDescriptorBufferInfo{Buffer: b.buf, Range: min(uint64(b.size), maxRange)}
+	}
+	for i := range bufs {
+		writes[i] = vkWriteDescriptorSet{SType: stWriteDescriptorSet, DstSet: x.descSet, DstBinding: uint32(i), DescriptorCount: 1, DescriptorType: descriptorStorageBuffer, PBufferInfo: ptr(&p, &infos[i])}
+	}
+	p.Pin(&writes[0])
+	call(x.dev.l.updateDescriptorSets, x.dev.handle, uintptr(len(writes)), uintptr(unsafe.Pointer(&writes[0])), 0, 0)
+}
+
+// Release destroys the pipeline and its objects.
+func (x *executable) Release() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.released {
+		return nil
+	}
+	x.released = true
+	d := x.dev
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.closed {
+		x.destroy()
+	}
+	return nil
+}
+
+// scalarBytes is a Variable's value as the shader reads it from the push
+// constants: the dtype's own size, little endian, half floats as IEEE
+// binary16 and bf16 as its 16 bits.
+func scalarBytes(c backends.Constant) ([]byte, error) {
+	switch c.DType {
+	case backends.F16:
+		h := f32ToF16(math.Float32frombits(uint32(c.Bits)))
+		return []byte{byte(h), byte(h >> 8)}, nil
+	case backends.BF16:
+		b := math.Float32bits(math.Float32frombits(uint32(c.Bits)))
+		b += 0x7fff + (b>>16)&1
+		return []byte{byte(b >> 16), byte(b >> 24)}, nil
+	case backends.F8E4M3, backends.F8E5M2:
+		return nil, fmt.Errorf("%s scalars have no SPIR-V type", c.DType)
+	}
+	return c.Bytes(), nil
+}
+
+// f32ToF16 converts to IEEE binary16, rounding to nearest even.
+func f32ToF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int32(b>>23&0xff) - 127 + 15
+	mant := b & 0x7fffff
+	switch {
+	case b&0x7fffffff > 0x7f800000:
+		return sign | 0x7e00
+	case exp >= 31:
+		return sign | 0x7c00
+	case exp <= 0:
+		if exp < -10 {
+			return sign
+		}
+		mant |= 0x800000
+		shift := uint32(14 - exp)
+		half := uint32(1) << (shift - 1)
+		r := mant >> shift
+		if rem := mant & (1<<shift - 1); rem > half || (rem == half && r&1 == 1) {
+			r++
+		}
+		return sign | uint16(r)
+	}
+	r := uint32(exp)<<10 | mant>>13
+	if rem := mant & 0x1fff; rem > 0x1000 || (rem == 0x1000 && r&1 == 1) {
+		r++
+	}
+	return sign | uint16(r)
+}

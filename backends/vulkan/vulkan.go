@@ -1,0 +1,576 @@
+// Package vulkan is the zyx-tt Vulkan compute backend: it loads the Vulkan
+// loader with purego (no cgo), opens every physical device with a compute
+// queue as "vulkan:N", keeps buffers in device-local memory with a reused
+// host-visible staging buffer for transfers, and runs a program's SPIR-V
+// variant as a compute pipeline whose cache is kept on disk.
+package vulkan
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"unsafe"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+// Name is the backend's registry key and the prefix of its device names.
+const Name = "vulkan"
+
+func init() { backends.Register(Name, driver{}) }
+
+// Config is the "vulkan" section of the config file.
+type Config struct {
+	// DeviceIDs keeps only these physical-device ordinals (the N of
+	// "vulkan:N", vkEnumeratePhysicalDevices order). Absent means all.
+	DeviceIDs *[]int `json:"device_ids"`
+	// CacheDir is where pipeline caches are kept. Empty means
+	// $XDG_CACHE_HOME/zyx/vulkan (or ~/.cache/zyx/vulkan); "off" disables
+	// the disk cache.
+	CacheDir string `json:"cache_dir"`
+	// StagingBytes is the size of each device's staging buffer for host
+	// transfers (default 64 MiB); bigger transfers go through it in chunks.
+	StagingBytes int64 `json:"staging_bytes"`
+}
+
+const defaultStaging = 64 << 20
+
+type driver struct{}
+
+// Open loads libvulkan and opens every allowed device.
+func (driver) Open(ctx context.Context, cfg *backends.Config) ([]backends.Device, error) {
+	var c Config
+	if err := cfg.Section(Name, &c); err != nil {
+		return nil, err
+	}
+	return OpenDevices(ctx, c)
+}
+
+// instance is one VkInstance shared by the devices opened with it; the
+// last device to close destroys it.
+type instance struct {
+	l      *lib
+	handle uintptr
+	mu     sync.Mutex
+	refs   int
+}
+
+func (in *instance) release() {
+	in.mu.Lock()
+	in.refs--
+	last := in.refs == 0
+	in.mu.Unlock()
+	if last {
+		call(in.l.destroyInstance, in.handle, 0)
+	}
+}
+
+// OpenDevices opens the devices that c allows. It is what the registered
+// driver calls; tests and tools call it to open devices of their own.
+func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
+	l, err := load()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, err)
+	}
+	in, err := newInstance(l)
+	if err != nil {
+		return nil, err
+	}
+	in.refs = 1 // held while opening
+	defer in.release()
+
+	var n uint32
+	if r := call(l.enumeratePhysicalDevices, in.handle, uintptr(unsafe.Pointer(&n)), 0); r != vkSuccess {
+		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, vkError("vkEnumeratePhysicalDevices", r))
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%w: the Vulkan loader found no physical device (no ICD installed?)", backends.ErrNoDevice)
+	}
+	phys := make([]uintptr, n)
+	if r := call(l.enumeratePhysicalDevices, in.handle, uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&phys[0]))); r != vkSuccess && r != 5 {
+		return nil, vkError("vkEnumeratePhysicalDevices", r)
+	}
+	cacheDir := resolveCacheDir(c.CacheDir)
+	staging := c.StagingBytes
+	if staging <= 0 {
+		staging = defaultStaging
+	}
+	var devs []backends.Device
+	var errs []error
+	for i, pd := range phys[:n] {
+		if c.DeviceIDs != nil && !contains(*c.DeviceIDs, i) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			for _, d := range devs {
+				_ = d.Close()
+			}
+			return nil, err
+		}
+		d, err := newDevice(in, pd, i, cacheDir, staging)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: %w", Name, i, err))
+			continue
+		}
+		devs = append(devs, d)
+	}
+	if len(devs) == 0 {
+		if len(errs) == 0 {
+			errs = append(errs, errors.New("every device was filtered out by device_ids"))
+		}
+		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, errors.Join(errs...))
+	}
+	for _, e := range errs {
+		backends.Debug(backends.DebugDevice, "vulkan device skipped", "err", e)
+	}
+	return devs, nil
+}
+
+func contains(ids []int, i int) bool {
+	for _, id := range ids {
+		if id == i {
+			return true
+		}
+	}
+	return false
+}
+
+func resolveCacheDir(dir string) string {
+	switch dir {
+	case "off":
+		return ""
+	case "":
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		return filepath.Join(base, "zyx", "vulkan")
+	}
+	return dir
+}
+
+// newInstance creates an instance with no layers and no extensions: no
+// window system is involved in compute.
+func newInstance(l *lib) (*instance, error) {
+	version := apiVersion(1, 0)
+	if l.enumerateInstanceVersion != 0 {
+		var v uint32
+		if call(l.enumerateInstanceVersion, uintptr(unsafe.Pointer(&v))) == vkSuccess && v >= apiVersion(1, 1) {
+			version = apiVersion(1, 1)
+		}
+	}
+	var p pins
+	defer p.Unpin()
+	app := &vkApplicationInfo{SType: stApplicationInfo, PApplicationName: cstr(&p, "zyx-tt"), PEngineName: cstr(&p, "zyx-tt"), ApiVersion: version}
+	info := &vkInstanceCreateInfo{SType: stInstanceCreateInfo, PApplicationInfo: ptr(&p, app)}
+	p.Pin(info)
+	var h uintptr
+	if r := call(l.createInstance, uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&h))); r != vkSuccess {
+		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, vkError("vkCreateInstance", r))
+	}
+	return &instance{l: l, handle: h}, nil
+}
+
+// memTypes is what a device's memory offers, resolved once.
+type memTypes struct {
+	props     vkPhysicalDeviceMemoryProperties
+	deviceMem int64 // bytes in device-local heaps
+}
+
+// pick returns the first memory type allowed by bits that has all of
+// want, preferring one that also has prefer.
+func (m *memTypes) pick(bits, want, prefer uint32) (uint32, bool) {
+	best, found := uint32(0), false
+	for i := uint32(0); i < m.props.MemoryTypeCount && i < 32; i++ {
+		if bits&(1<<i) == 0 {
+			continue
+		}
+		f := m.props.MemoryTypes[i].PropertyFlags
+		if f&want != want {
+			continue
+		}
+		if f&prefer == prefer {
+			return i, true
+		}
+		if !found {
+			best, found = i, true
+		}
+	}
+	return best, found
+}
+
+type device struct {
+	in       *instance
+	l        *lib
+	name     string
+	phys     uintptr
+	handle   uintptr // VkDevice
+	queue    uintptr
+	family   uint32
+	props    vkPhysicalDeviceProperties
+	features vkPhysicalDeviceFeatures
+	mem      memTypes
+	info     *backends.DeviceInfo
+	pool     *pool
+
+	cmdPool   uint64
+	cmd       uintptr
+	fence     uint64
+	queryPool uint64 // zero when the queue has no timestamps
+	tsBits    uint32
+
+	pipelineCache uint64
+	cachePath     string
+
+	staging      *buffer // host-visible, persistently mapped; made on first use
+	stagingBytes int64
+	// stageAlways sends every transfer through the staging buffer even
+	// when buffers are mapped, so tests on CPU implementations (whose
+	// memory is all host-visible) run the path discrete GPUs take.
+	stageAlways bool
+
+	// mu serialises the command buffer, the staging buffer and the queue:
+	// every submission waits for its fence before the next is recorded.
+	mu     sync.Mutex
+	closed bool
+}
+
+func newDevice(in *instance, pd uintptr, ordinal int, cacheDir string, staging int64) (*device, error) {
+	l := in.l
+	d := &device{in: in, l: l, name: Name + ":" + strconv.Itoa(ordinal), phys: pd, stagingBytes: staging}
+	call(l.getPhysicalDeviceProperties, pd, uintptr(unsafe.Pointer(&d.props)))
+	call(l.getPhysicalDeviceFeatures, pd, uintptr(unsafe.Pointer(&d.features)))
+	call(l.getPhysicalDeviceMemoryProperties, pd, uintptr(unsafe.Pointer(&d.mem.props)))
+	for i := uint32(0); i < d.mem.props.MemoryHeapCount && i < 16; i++ {
+		if h := d.mem.props.MemoryHeaps[i]; h.Flags&heapDeviceLocal != 0 {
+			d.mem.deviceMem += int64(min(h.Size, 1<<62))
+		}
+	}
+
+	var nf uint32
+	call(l.getPhysicalDeviceQueueFamilyProperties, pd, uintptr(unsafe.Pointer(&nf)), 0)
+	if nf == 0 {
+		return nil, errors.New("no queue families")
+	}
+	fams := make([]vkQueueFamilyProperties, nf)
+	call(l.getPhysicalDeviceQueueFamilyProperties, pd, uintptr(unsafe.Pointer(&nf)), uintptr(unsafe.Pointer(&fams[0])))
+	family := -1
+	for i, f := range fams[:nf] {
+		if f.QueueFlags&queueCompute == 0 || f.QueueCount == 0 {
+			continue
+		}
+		if family < 0 || (fams[family].TimestampValidBits == 0 && f.TimestampValidBits > 0) {
+			family = i
+		}
+	}
+	if family < 0 {
+		return nil, errors.New("no queue family with compute")
+	}
+	d.family = uint32(family)
+	d.tsBits = fams[family].TimestampValidBits
+
+	if err := d.createLogical(); err != nil {
+		return nil, err
+	}
+	if err := d.createCommandObjects(); err != nil {
+		d.destroy()
+		return nil, err
+	}
+	d.openPipelineCache(cacheDir)
+	d.info = d.describe()
+	d.pool = newPool(d)
+	in.mu.Lock()
+	in.refs++
+	in.mu.Unlock()
+	return d, nil
+}
+
+func (d *device) createLogical() error {
+	var p pins
+	defer p.Unpin()
+	priority := new(float32)
+	*priority = 1
+	qinfo := &vkDeviceQueueCreateInfo{SType: stDeviceQueueCreateInfo, QueueFamilyIndex: d.family, QueueCount: 1, PQueuePriorities: ptr(&p, priority)}
+	// Enable the shader features that widen the dtypes SPIR-V may use.
+	feats := &vkPhysicalDeviceFeatures{
+		ShaderFloat64: d.features.ShaderFloat64,
+		ShaderInt64:   d.features.ShaderInt64,
+		ShaderInt16:   d.features.ShaderInt16,
+	}
+	info := &vkDeviceCreateInfo{SType: stDeviceCreateInfo, QueueCreateInfoCount: 1, PQueueCreateInfos: ptr(&p, qinfo), PEnabledFeatures: ptr(&p, feats)}
+	p.Pin(info)
+	if r := call(d.l.createDevice, d.phys, uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&d.handle))); r != vkSuccess {
+		return vkError("vkCreateDevice", r)
+	}
+	call(d.l.getDeviceQueue, d.handle, uintptr(d.family), 0, uintptr(unsafe.Pointer(&d.queue)))
+	return nil
+}
+
+func (d *device) createCommandObjects() error {
+	l := d.l
+	var p pins
+	defer p.Unpin()
+	poolInfo := &vkCommandPoolCreateInfo{SType: stCommandPoolCreateInfo, Flags: commandPoolResetBuffer, QueueFamilyIndex: d.family}
+	p.Pin(poolInfo)
+	if r := call(l.createCommandPool, d.handle, uintptr(unsafe.Pointer(poolInfo)), 0, uintptr(unsafe.Pointer(&d.cmdPool))); r != vkSuccess {
+		return vkError("vkCreateCommandPool", r)
+	}
+	alloc := &vkCommandBufferAllocateInfo{SType: stCommandBufferAllocateInfo, CommandPool: d.cmdPool, CommandBufferCount: 1}
+	p.Pin(alloc)
+	if r := call(l.allocateCommandBuffers, d.handle, uintptr(unsafe.Pointer(alloc)), uintptr(unsafe.Pointer(&d.cmd))); r != vkSuccess {
+		return vkError("vkAllocateCommandBuffers", r)
+	}
+	fence := &vkFenceCreateInfo{SType: stFenceCreateInfo}
+	p.Pin(fence)
+	if r := call(l.createFence, d.handle, uintptr(unsafe.Pointer(fence)), 0, uintptr(unsafe.Pointer(&d.fence))); r != vkSuccess {
+		return vkError("vkCreateFence", r)
+	}
+	if d.tsBits > 0 {
+		q := &vkQueryPoolCreateInfo{SType: stQueryPoolCreateInfo, QueryType: queryTypeTimestamp, QueryCount: 2}
+		p.Pin(q)
+		if r := call(l.createQueryPool, d.handle, uintptr(unsafe.Pointer(q)), 0, uintptr(unsafe.Pointer(&d.queryPool))); r != vkSuccess {
+			d.queryPool = 0
+			backends.Debug(backends.DebugDevice, "vulkan: no timestamp query pool", "device", d.name, "err", vkError("vkCreateQueryPool", r))
+		}
+	}
+	return nil
+}
+
+// openPipelineCache seeds the device's pipeline cache from disk. The
+// driver checks the data's header (vendor, device, cache UUID) and starts
+// empty when it does not match, so a stale file costs nothing.
+func (d *device) openPipelineCache(dir string) {
+	if dir != "" {
+		key := fmt.Sprintf("%04x-%04x-%08x-%s.bin", d.props.VendorID, d.props.DeviceID, d.props.DriverVersion, hex.EncodeToString(d.props.PipelineCacheUUID[:]))
+		d.cachePath = filepath.Join(dir, key)
+	}
+	var initial []byte
+	if d.cachePath != "" {
+		initial, _ = os.ReadFile(d.cachePath)
+	}
+	var p pins
+	defer p.Unpin()
+	info := &vkPipelineCacheCreateInfo{SType: stPipelineCacheCreateInfo, InitialDataSize: uintptr(len(initial)), PInitialData: slicePtr(&p, initial)}
+	p.Pin(info)
+	if r := call(d.l.createPipelineCache, d.handle, uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&d.pipelineCache))); r != vkSuccess {
+		// A rejected seed: start empty.
+		info.InitialDataSize, info.PInitialData = 0, nil
+		if r := call(d.l.createPipelineCache, d.handle, uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&d.pipelineCache))); r != vkSuccess {
+			d.pipelineCache = 0
+		}
+	}
+}
+
+// savePipelineCache writes the cache through a temporary file so that a
+// concurrent reader never sees half of it.
+func (d *device) savePipelineCache() error {
+	if d.cachePath == "" || d.pipelineCache == 0 {
+		return nil
+	}
+	var size uintptr
+	if r := call(d.l.getPipelineCacheData, d.handle, uintptr(d.pipelineCache), uintptr(unsafe.Pointer(&size)), 0); r != vkSuccess {
+		return vkError("vkGetPipelineCacheData", r)
+	}
+	if size == 0 {
+		return nil
+	}
+	data := make([]byte, size)
+	if r := call(d.l.getPipelineCacheData, d.handle, uintptr(d.pipelineCache), uintptr(unsafe.Pointer(&size)), uintptr(unsafe.Pointer(&data[0]))); r != vkSuccess && r != 5 {
+		return vkError("vkGetPipelineCacheData", r)
+	}
+	if err := os.MkdirAll(filepath.Dir(d.cachePath), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(d.cachePath), ".cache-*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data[:size])
+	cerr := f.Close()
+	if werr != nil || cerr != nil {
+		_ = os.Remove(f.Name())
+		return errors.Join(werr, cerr)
+	}
+	return os.Rename(f.Name(), d.cachePath)
+}
+
+var deviceTypes = map[uint32]string{
+	physicalDeviceTypeOther: "other", physicalDeviceTypeIntegrated: "integrated_gpu",
+	physicalDeviceTypeDiscrete: "discrete_gpu", physicalDeviceTypeVirtual: "virtual_gpu",
+	physicalDeviceTypeCPU: "cpu",
+}
+
+func (d *device) describe() *backends.DeviceInfo {
+	lim := &d.props.Limits
+	info := &backends.DeviceInfo{
+		Name:              goString(d.props.DeviceName[:]),
+		Kind:              backends.KindOther,
+		MaxLocalThreads:   lim.MaxComputeWorkGroupInvocations,
+		LocalMemSize:      uint64(lim.MaxComputeSharedMemorySize),
+		HasNativeExp2:     true,
+		SupportedVecLens:  []uint8{1, 2, 3, 4},
+		Memory:            uint64(d.mem.deviceMem),
+		MaxGlobalWorkDims: []uint64{uint64(lim.MaxComputeWorkGroupCount[0]), uint64(lim.MaxComputeWorkGroupCount[1]), uint64(lim.MaxComputeWorkGroupCount[2])},
+		MaxLocalWorkDims:  lim.MaxComputeWorkGroupSize[:],
+	}
+	// Vulkan core reports no unit counts or clocks; the compute figure is
+	// a class estimate that only orders devices for selection.
+	switch d.props.DeviceType {
+	case physicalDeviceTypeDiscrete:
+		info.Kind, info.Compute = backends.KindGPU, 10e12
+	case physicalDeviceTypeIntegrated, physicalDeviceTypeVirtual:
+		info.Kind, info.Compute = backends.KindGPU, 1e12
+	case physicalDeviceTypeCPU:
+		info.Kind, info.Compute, info.WarpSize = backends.KindCPU, 1e11, 1
+	}
+	switch d.props.VendorID {
+	case 0x10de:
+		info.WarpSize, info.TensorCores = 32, true
+	case 0x1002:
+		info.WarpSize = 64
+	}
+	info.PreferredVectorSize = 16
+	info.DTypeCaps[backends.F32] = backends.CapFloatOps
+	info.DTypeCaps[backends.I32] = backends.CapIntOps
+	info.DTypeCaps[backends.U32] = backends.CapIntOps
+	info.DTypeCaps[backends.Bool] = backends.CapOr | backends.CapAnd | backends.CapNotEq | backends.CapEq
+	if d.features.ShaderFloat64 != 0 {
+		info.DTypeCaps[backends.F64] = backends.CapFloatOps
+	}
+	if d.features.ShaderInt64 != 0 {
+		info.DTypeCaps[backends.I64] = backends.CapIntOps
+		info.DTypeCaps[backends.U64] = backends.CapIntOps
+	}
+	if d.features.ShaderInt16 != 0 {
+		info.DTypeCaps[backends.I16] = backends.CapIntOps
+		info.DTypeCaps[backends.U16] = backends.CapIntOps
+	}
+	v := d.props.ApiVersion
+	info.Extra = map[string]string{
+		"device_type":              deviceTypes[d.props.DeviceType],
+		"vendor_id":                fmt.Sprintf("0x%04x", d.props.VendorID),
+		"device_id":                fmt.Sprintf("0x%04x", d.props.DeviceID),
+		"driver_version":           fmt.Sprintf("0x%08x", d.props.DriverVersion),
+		"api_version":              fmt.Sprintf("%d.%d.%d", v>>22&0x7f, v>>12&0x3ff, v&0xfff),
+		"timestamp_period_ns":      strconv.FormatFloat(float64(lim.TimestampPeriod), 'g', -1, 32),
+		"timestamp_bits":           strconv.FormatUint(uint64(d.tsBits), 10),
+		"max_push_constants":       strconv.FormatUint(uint64(lim.MaxPushConstantsSize), 10),
+		"max_storage_buffer_range": strconv.FormatUint(uint64(lim.MaxStorageBufferRange), 10),
+		"shader_float64":           strconv.FormatBool(d.features.ShaderFloat64 != 0),
+		"shader_int64":             strconv.FormatBool(d.features.ShaderInt64 != 0),
+		"queue_family":             strconv.FormatUint(uint64(d.family), 10),
+	}
+	if d.props.DeviceType == physicalDeviceTypeCPU {
+		info.Extra["implementation"] = "cpu"
+	}
+	return info
+}
+
+func (d *device) Name() string               { return d.name }
+func (d *device) Backend() string            { return Name }
+func (d *device) Info() *backends.DeviceInfo { return d.info }
+func (d *device) Pool() backends.Pool        { return d.pool }
+func (d *device) String() string             { return d.name + " (" + d.info.Name + ")" }
+
+func (d *device) checkOpen(op string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return backends.Errorf(Name, op, backends.ErrClosed, "%s", d.name)
+	}
+	return nil
+}
+
+// Close waits for the device, frees every buffer, saves the pipeline
+// cache and destroys the device.
+func (d *device) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	d.mu.Unlock()
+	call(d.l.deviceWaitIdle, d.handle)
+	d.pool.freeAll()
+	err := d.savePipelineCache()
+	d.destroy()
+	d.in.release()
+	return err
+}
+
+func (d *device) destroy() {
+	l := d.l
+	if d.staging != nil {
+		d.freeBuffer(d.staging)
+		d.staging = nil
+	}
+	if d.pipelineCache != 0 {
+		call(l.destroyPipelineCache, d.handle, uintptr(d.pipelineCache), 0)
+	}
+	if d.queryPool != 0 {
+		call(l.destroyQueryPool, d.handle, uintptr(d.queryPool), 0)
+	}
+	if d.fence != 0 {
+		call(l.destroyFence, d.handle, uintptr(d.fence), 0)
+	}
+	if d.cmdPool != 0 {
+		call(l.destroyCommandPool, d.handle, uintptr(d.cmdPool), 0)
+	}
+	call(l.destroyDevice, d.handle, 0)
+}
+
+// submit records a command buffer with record, runs it and waits for it.
+// The caller holds d.mu. A full memory barrier opens the buffer (earlier
+// submissions' writes become visible) and one to the host closes it
+// (mapped memory is readable once the fence signals).
+func (d *device) submit(record func(cmd uintptr)) error {
+	l := d.l
+	if r := call(l.resetCommandBuffer, d.cmd, 0); r != vkSuccess {
+		return vkError("vkResetCommandBuffer", r)
+	}
+	begin := vkCommandBufferBeginInfo{SType: stCommandBufferBeginInfo, Flags: commandBufferOneTimeUsage}
+	if r := call(l.beginCommandBuffer, d.cmd, uintptr(unsafe.Pointer(&begin))); r != vkSuccess {
+		return vkError("vkBeginCommandBuffer", r)
+	}
+	d.barrier(stageAllCommands, accessMemoryWrite, stageAllCommands, accessMemoryRead|accessMemoryWrite)
+	record(d.cmd)
+	d.barrier(stageAllCommands, accessMemoryWrite, stageHost, accessHostRead)
+	if r := call(l.endCommandBuffer, d.cmd); r != vkSuccess {
+		return vkError("vkEndCommandBuffer", r)
+	}
+	cmd := d.cmd
+	var p pins
+	defer p.Unpin()
+	info := &vkSubmitInfo{SType: stSubmitInfo, CommandBufferCount: 1, PCommandBuffers: ptr(&p, &cmd)}
+	p.Pin(info)
+	if r := call(l.queueSubmit, d.queue, 1, uintptr(unsafe.Pointer(info)), uintptr(d.fence)); r != vkSuccess {
+		return vkError("vkQueueSubmit", r)
+	}
+	fence := d.fence
+	for {
+		r := call(l.waitForFences, d.handle, 1, uintptr(unsafe.Pointer(&fence)), 1, uint64ns(1e9))
+		if r == vkSuccess {
+			break
+		}
+		if r != vkTimeout {
+			return vkError("vkWaitForFences", r)
+		}
+	}
+	if r := call(l.resetFences, d.handle, 1, uintptr(unsafe.Pointer(&fence))); r != vkSuccess {
+		return vkError("vkResetFences", r)
+	}
+	return nil
+}
+
+func uint64ns(ns float64) uintptr { return uintptr(ns) }
+
+func (d *device) barrier(srcStage, srcAccess, dstStage, dstAccess uint32) {
+	b := vkMemoryBarrier{SType: stMemoryBarrier, SrcAccessMask: srcAccess, DstAccessMask: dstAccess}
+	call(d.l.cmdPipelineBarrier, d.cmd, uintptr(srcStage), uintptr(dstStage), 0, 1, uintptr(unsafe.Pointer(&b)), 0, 0, 0, 0)
+}

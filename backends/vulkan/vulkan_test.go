@@ -1,0 +1,638 @@
+package vulkan
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+// openAll opens every Vulkan device with a private pipeline cache and a
+// small staging buffer (so transfers are chunked), or skips naming what is
+// missing.
+func openAll(t testing.TB) []*device {
+	t.Helper()
+	if _, err := load(); err != nil {
+		t.Skipf("libvulkan.so.1 not found: %v", err)
+	}
+	devs, err := OpenDevices(context.Background(), Config{CacheDir: t.TempDir(), StagingBytes: 1 << 20})
+	if err != nil {
+		t.Skipf("no Vulkan device: %v", err)
+	}
+	out := make([]*device, len(devs))
+	for i, d := range devs {
+		out[i] = d.(*device)
+	}
+	t.Cleanup(func() {
+		for _, d := range out {
+			require.NoError(t, d.Close())
+		}
+	})
+	return out
+}
+
+func exampleSPIRV(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", name, name+".spv"))
+	require.NoError(t, err)
+	return b
+}
+
+func gridDim(t testing.TB, expr string, names ...string) backends.GwsDim {
+	t.Helper()
+	g, err := backends.ParseGws(expr, func(n string) (int, bool) {
+		for i, x := range names {
+			if x == n {
+				return i, true
+			}
+		}
+		return 0, false
+	})
+	require.NoError(t, err)
+	return g
+}
+
+// The example programs, with the params of examples/*/manifest.json and the
+// grids of examples/*/vulkan.json.
+func vaddProgram(t testing.TB) *backends.Program {
+	names := []string{"x", "y", "z", "n"}
+	return &backends.Program{
+		Name: "vadd",
+		Params: []backends.Param{
+			{Name: "x", Kind: backends.Global, DType: backends.F32},
+			{Name: "y", Kind: backends.Global, DType: backends.F32},
+			{Name: "z", Kind: backends.GlobalMut, DType: backends.F32},
+			{Name: "n", Kind: backends.Variable, DType: backends.U32},
+		},
+		Grid:   []backends.GwsDim{gridDim(t, "min(ceil_div(n, 256), 65535)", names...)},
+		Vulkan: &backends.SPIRVVariant{Code: exampleSPIRV(t, "vadd"), Entry: "main", Local: [3]uint32{256, 1, 1}},
+	}
+}
+
+func unaryProgram(t testing.TB) *backends.Program {
+	names := []string{"x", "y", "n"}
+	return &backends.Program{
+		Name: "unary",
+		Params: []backends.Param{
+			{Name: "x", Kind: backends.Global, DType: backends.F32},
+			{Name: "y", Kind: backends.GlobalMut, DType: backends.F32},
+			{Name: "n", Kind: backends.Variable, DType: backends.U32},
+		},
+		Grid:   []backends.GwsDim{gridDim(t, "min(ceil_div(n, 256), 65535)", names...)},
+		Vulkan: &backends.SPIRVVariant{Code: exampleSPIRV(t, "unary"), Entry: "main", Local: [3]uint32{256, 1, 1}},
+	}
+}
+
+func matmulProgram(t testing.TB) *backends.Program {
+	names := []string{"a", "b", "c", "m", "n", "k"}
+	return &backends.Program{
+		Name: "matmul",
+		Params: []backends.Param{
+			{Name: "a", Kind: backends.Global, DType: backends.F32},
+			{Name: "b", Kind: backends.Global, DType: backends.F32},
+			{Name: "c", Kind: backends.GlobalMut, DType: backends.F32},
+			{Name: "m", Kind: backends.Variable, DType: backends.U32},
+			{Name: "n", Kind: backends.Variable, DType: backends.U32},
+			{Name: "k", Kind: backends.Variable, DType: backends.U32},
+		},
+		Grid: []backends.GwsDim{
+			gridDim(t, "ceil_div(n, 16)", names...),
+			gridDim(t, "ceil_div(m, 16)", names...),
+		},
+		Vulkan: &backends.SPIRVVariant{Code: exampleSPIRV(t, "matmul"), Entry: "main", Local: [3]uint32{16, 16, 1}},
+	}
+}
+
+func f32Bytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func bytesF32(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+func randomF32(seed uint64, n int, lo, hi float32) []float32 {
+	r := rand.New(rand.NewPCG(seed, 7))
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = lo + (hi-lo)*r.Float32()
+	}
+	return v
+}
+
+// upload allocates a buffer holding v.
+func upload(t testing.TB, p backends.Pool, v []float32) backends.BufferID {
+	t.Helper()
+	id, err := p.Alloc(context.Background(), int64(4*len(v)))
+	require.NoError(t, err)
+	require.NoError(t, p.Write(context.Background(), id, 0, f32Bytes(v)))
+	return id
+}
+
+func download(t testing.TB, p backends.Pool, id backends.BufferID, n int) []float32 {
+	t.Helper()
+	b := make([]byte, 4*n)
+	require.NoError(t, p.Read(context.Background(), id, 0, b))
+	return bytesF32(b)
+}
+
+func requireClose(t testing.TB, want []float64, got []float32, atol, rtol float64) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		if d := math.Abs(float64(got[i]) - want[i]); d > atol+rtol*math.Abs(want[i]) || math.IsNaN(float64(got[i])) {
+			require.Failf(t, "mismatch", "element %d: got %g, want %g (|diff| %g)", i, got[i], want[i], d)
+		}
+	}
+}
+
+// runVadd runs vadd on n elements and checks z against the float64 sum.
+func runVadd(t testing.TB, d *device, x backends.Executable, n int) {
+	t.Helper()
+	ctx := context.Background()
+	a, b := randomF32(1, n, -1, 1), randomF32(2, n, -2, 2)
+	ia, ib := upload(t, d.pool, a), upload(t, d.pool, b)
+	iz, err := d.pool.Alloc(ctx, int64(4*n))
+	require.NoError(t, err)
+	defer func() {
+		for _, id := range []backends.BufferID{ia, ib, iz} {
+			require.NoError(t, d.pool.Release(id))
+		}
+	}()
+	require.NoError(t, x.Launch(ctx, []backends.LaunchArg{backends.BufArg(ia), backends.BufArg(ib), backends.BufArg(iz), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}))
+	want := make([]float64, n)
+	for i := range want {
+		want[i] = float64(a[i]) + float64(b[i])
+	}
+	requireClose(t, want, download(t, d.pool, iz, n), 1e-5, 1e-5)
+}
+
+func TestDevicesDescribeThemselves(t *testing.T) {
+	for _, d := range openAll(t) {
+		t.Run(d.name, func(t *testing.T) {
+			info := d.Info()
+			require.NotEmpty(t, info.Name)
+			require.Positive(t, info.Memory)
+			require.Positive(t, info.MaxLocalThreads)
+			require.Len(t, info.MaxLocalWorkDims, 3)
+			require.Len(t, info.MaxGlobalWorkDims, 3)
+			require.Positive(t, info.MaxGlobalWorkDims[0])
+			require.True(t, info.Supports(backends.F32).Has(backends.CapAdd))
+			require.Equal(t, info.Extra["shader_float64"] == "true", info.Supports(backends.F64).Any())
+			require.NotEmpty(t, info.Extra["device_type"])
+			if info.Extra["device_type"] == "cpu" {
+				require.Equal(t, backends.KindCPU, info.Kind, "a CPU implementation is labelled cpu")
+			}
+			if strings.Contains(info.Name, "llvmpipe") {
+				require.Equal(t, "cpu", info.Extra["device_type"], "lavapipe reports a CPU device")
+			}
+			require.True(t, strings.HasPrefix(d.Name(), "vulkan:"))
+			require.Equal(t, Name, d.Backend())
+		})
+	}
+}
+
+func TestRegisteredBackendOpens(t *testing.T) {
+	if _, err := load(); err != nil {
+		t.Skipf("libvulkan.so.1 not found: %v", err)
+	}
+	st, err := backends.Backend(context.Background(), Name)
+	require.NoError(t, err)
+	if st.Err != nil {
+		t.Skipf("no Vulkan device: %v", st.Err)
+	}
+	require.NotEmpty(t, st.Devices)
+	require.True(t, strings.HasPrefix(st.Devices[0].Name(), "vulkan:"))
+}
+
+func TestPoolTransfers(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range openAll(t) {
+		t.Run(d.name+"/staged", func(t *testing.T) {
+			d.mu.Lock()
+			d.stageAlways = true
+			d.mu.Unlock()
+			defer func() {
+				d.mu.Lock()
+				d.stageAlways = false
+				d.mu.Unlock()
+			}()
+			testTransfers(t, d)
+			x, err := d.Compile(ctx, vaddProgram(t))
+			require.NoError(t, err)
+			runVadd(t, d, x, 3<<18+11) // 3 MiB a buffer: three staging chunks
+			require.NoError(t, x.Release())
+		})
+		t.Run(d.name, func(t *testing.T) { testTransfers(t, d) })
+	}
+}
+
+func testTransfers(t *testing.T, d *device) {
+	ctx := context.Background()
+	p := d.pool
+	free := p.FreeBytes()
+	id, err := p.Alloc(ctx, 1024)
+	require.NoError(t, err)
+	require.Equal(t, free-1024, p.FreeBytes())
+	src := make([]byte, 1024)
+	for i := range src {
+		src[i] = byte(i * 7)
+	}
+	require.NoError(t, p.Write(ctx, id, 0, src))
+	require.NoError(t, p.Write(ctx, id, 100, []byte{1, 2, 3}))
+	got := make([]byte, 1024)
+	require.NoError(t, p.Read(ctx, id, 0, got))
+	copy(src[100:], []byte{1, 2, 3})
+	require.Equal(t, src, got)
+	part := make([]byte, 10)
+	require.NoError(t, p.Read(ctx, id, 1014, part))
+	require.Equal(t, src[1014:], part)
+
+	require.ErrorIs(t, p.Read(ctx, id, 1020, make([]byte, 8)), backends.ErrInvalidArgument)
+	require.ErrorIs(t, p.Write(ctx, id, -1, []byte{1}), backends.ErrInvalidArgument)
+	_, err = p.Alloc(ctx, 0)
+	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	_, err = p.Alloc(ctx, math.MaxInt64)
+	require.ErrorIs(t, err, backends.ErrOutOfMemory)
+
+	// Bigger than the staging buffer (1 MiB here): chunked.
+	big := make([]byte, 3<<20+5)
+	for i := range big {
+		big[i] = byte(i * 13)
+	}
+	bid, err := p.Alloc(ctx, int64(len(big)))
+	require.NoError(t, err)
+	require.NoError(t, p.Write(ctx, bid, 0, big))
+	back := make([]byte, len(big)-7)
+	require.NoError(t, p.Read(ctx, bid, 7, back))
+	require.Equal(t, big[7:], back)
+	require.NoError(t, p.Release(bid))
+
+	// A device-side copy inside the pool, through backends.Copy.
+	id2, err := p.Alloc(ctx, 1024)
+	require.NoError(t, err)
+	require.NoError(t, backends.Copy(ctx, p, id2, 0, p, id, 0, 1024))
+	require.NoError(t, p.Read(ctx, id2, 0, got))
+	require.Equal(t, src, got)
+
+	// Host pool memory (shm) goes in and out in place.
+	host, err := backends.HostPool()
+	require.NoError(t, err)
+	hid, err := host.Alloc(ctx, 1024)
+	require.NoError(t, err)
+	require.NoError(t, backends.Copy(ctx, host, hid, 0, p, id2, 0, 1024))
+	hb, err := host.Bytes(hid)
+	require.NoError(t, err)
+	require.Equal(t, src, hb)
+	require.NoError(t, host.Release(hid))
+
+	require.NoError(t, p.Retain(id))
+	require.NoError(t, p.Release(id))
+	require.NoError(t, p.Release(id))
+	require.ErrorIs(t, p.Release(id), backends.ErrUnknownBuffer)
+	_, err = p.Size(id)
+	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
+	require.NoError(t, p.Release(id2))
+	require.Equal(t, free, p.FreeBytes())
+}
+
+// TestExamples runs vadd, unary and matmul against float64 references.
+func TestExamples(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range openAll(t) {
+		t.Run(d.name+"/vadd", func(t *testing.T) {
+			x, err := d.Compile(ctx, vaddProgram(t))
+			require.NoError(t, err)
+			defer x.Release()
+			for _, n := range []int{1, 255, 256, 1000, 1 << 20} {
+				runVadd(t, d, x, n)
+			}
+		})
+		t.Run(d.name+"/unary", func(t *testing.T) {
+			x, err := d.Compile(ctx, unaryProgram(t))
+			require.NoError(t, err)
+			defer x.Release()
+			n := 100_003
+			in := randomF32(3, n, -4, 4)
+			ix := upload(t, d.pool, in)
+			iy, err := d.pool.Alloc(ctx, int64(4*n))
+			require.NoError(t, err)
+			require.NoError(t, x.Launch(ctx, []backends.LaunchArg{backends.BufArg(ix), backends.BufArg(iy), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}))
+			want := make([]float64, n)
+			for i, v := range in {
+				want[i] = math.Exp(float64(v))
+			}
+			requireClose(t, want, download(t, d.pool, iy, n), 1e-5, 1e-5)
+			require.NoError(t, d.pool.Release(ix))
+			require.NoError(t, d.pool.Release(iy))
+		})
+		t.Run(d.name+"/matmul", func(t *testing.T) {
+			x, err := d.Compile(ctx, matmulProgram(t))
+			require.NoError(t, err)
+			defer x.Release()
+			for _, s := range []struct{ m, n, k int }{{1, 1, 1}, {16, 16, 16}, {33, 47, 65}, {128, 96, 200}} {
+				a, b := randomF32(4, s.m*s.k, -1, 1), randomF32(5, s.k*s.n, -1, 1)
+				ia, ib := upload(t, d.pool, a), upload(t, d.pool, b)
+				ic, err := d.pool.Alloc(ctx, int64(4*s.m*s.n))
+				require.NoError(t, err)
+				u := func(v int) backends.LaunchArg { return backends.VarArg(backends.UintConst(backends.U32, uint64(v))) }
+				require.NoError(t, x.Launch(ctx, []backends.LaunchArg{backends.BufArg(ia), backends.BufArg(ib), backends.BufArg(ic), u(s.m), u(s.n), u(s.k)}))
+				want := make([]float64, s.m*s.n)
+				for i := range s.m {
+					for j := range s.n {
+						var acc float64
+						for l := range s.k {
+							acc += float64(a[i*s.k+l]) * float64(b[l*s.n+j])
+						}
+						want[i*s.n+j] = acc
+					}
+				}
+				tol := 1e-5 * math.Sqrt(float64(s.k))
+				requireClose(t, want, download(t, d.pool, ic, s.m*s.n), tol, tol)
+				for _, id := range []backends.BufferID{ia, ib, ic} {
+					require.NoError(t, d.pool.Release(id))
+				}
+			}
+		})
+	}
+}
+
+func TestLaunchTimed(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range openAll(t) {
+		x, err := d.Compile(ctx, vaddProgram(t))
+		require.NoError(t, err)
+		n := 1 << 16
+		ids := make([]backends.BufferID, 3)
+		for i := range ids {
+			ids[i] = upload(t, d.pool, make([]float32, n))
+		}
+		dt, err := x.LaunchTimed(ctx, []backends.LaunchArg{backends.BufArg(ids[0]), backends.BufArg(ids[1]), backends.BufArg(ids[2]), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))})
+		require.NoError(t, err)
+		require.Positive(t, dt)
+		require.NoError(t, x.Release())
+		require.NoError(t, x.Release(), "a second release is harmless")
+		err = x.Launch(ctx, []backends.LaunchArg{backends.BufArg(ids[0]), backends.BufArg(ids[1]), backends.BufArg(ids[2]), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))})
+		require.ErrorIs(t, err, backends.ErrClosed)
+	}
+}
+
+// TestBadInput feeds each kind of bad input and proves the device still
+// runs vadd afterwards.
+func TestBadInput(t *testing.T) {
+	ctx := context.Background()
+	devs := openAll(t)
+	if len(devs) < 1 {
+		t.Skip("no Vulkan device")
+	}
+	for _, d := range devs {
+		good, err := d.Compile(ctx, vaddProgram(t))
+		require.NoError(t, err)
+		defer good.Release()
+		n := 1000
+		bufs := [3]backends.BufferID{upload(t, d.pool, make([]float32, n)), upload(t, d.pool, make([]float32, n)), upload(t, d.pool, make([]float32, n))}
+		vaddArgs := func(z backends.BufferID) []backends.LaunchArg {
+			return []backends.LaunchArg{backends.BufArg(bufs[0]), backends.BufArg(bufs[1]), backends.BufArg(z), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}
+		}
+		// A buffer id this pool never issued: one from the host pool.
+		host, err := backends.HostPool()
+		require.NoError(t, err)
+		foreign, err := host.Alloc(ctx, 4096)
+		require.NoError(t, err)
+		defer host.Release(foreign)
+
+		cases := []struct {
+			name string
+			run  func() error
+			want error
+		}{
+			{"invalid SPIR-V", func() error {
+				p := vaddProgram(t)
+				p.Vulkan.Code = []byte("this is not a SPIR-V module at all")
+				_, err := d.Compile(ctx, p)
+				return err
+			}, backends.ErrCompile},
+			{"truncated SPIR-V", func() error {
+				p := vaddProgram(t)
+				p.Vulkan.Code = p.Vulkan.Code[:len(p.Vulkan.Code)-8]
+				_, err := d.Compile(ctx, p)
+				return err
+			}, backends.ErrCompile},
+			{"missing entry", func() error {
+				p := vaddProgram(t)
+				p.Vulkan.Entry = "no_such_entry"
+				_, err := d.Compile(ctx, p)
+				return err
+			}, backends.ErrCompile},
+			{"no variant", func() error {
+				p := vaddProgram(t)
+				p.Vulkan = nil
+				_, err := d.Compile(ctx, p)
+				return err
+			}, backends.ErrNoVariant},
+			{"shader binds more buffers than the params", func() error {
+				p := vaddProgram(t)
+				p.Params = append(p.Params[:2:2], p.Params[3])
+				p.Grid = []backends.GwsDim{backends.ConstDim(1)}
+				_, err := d.Compile(ctx, p)
+				return err
+			}, backends.ErrInvalidArgument},
+			{"local disagrees with the shader", func() error {
+				p := vaddProgram(t)
+				p.Vulkan.Local = [3]uint32{128, 1, 1}
+				_, err := d.Compile(ctx, p)
+				return err
+			}, backends.ErrInvalidArgument},
+			{"more args than params", func() error {
+				return good.Launch(ctx, append(vaddArgs(bufs[2]), backends.VarArg(backends.UintConst(backends.U32, 1))))
+			}, backends.ErrInvalidArgument},
+			{"buffer from another pool", func() error {
+				return good.Launch(ctx, vaddArgs(foreign))
+			}, backends.ErrUnknownBuffer},
+			{"scalar where a buffer belongs", func() error {
+				args := vaddArgs(bufs[2])
+				args[0] = backends.VarArg(backends.UintConst(backends.U32, 1))
+				return good.Launch(ctx, args)
+			}, backends.ErrInvalidArgument},
+			{"grid beyond the device", func() error {
+				p := vaddProgram(t)
+				p.Grid = []backends.GwsDim{backends.ConstDim(d.info.MaxGlobalWorkDims[0] + 1)}
+				x, err := d.Compile(ctx, p)
+				require.NoError(t, err)
+				defer x.Release()
+				return x.Launch(ctx, vaddArgs(bufs[2]))
+			}, backends.ErrInvalidArgument},
+			{"local size beyond the device", func() error {
+				return d.checkLocal("big", [3]uint32{d.props.Limits.MaxComputeWorkGroupSize[0] + 1, 1, 1}, [3]uint32{})
+			}, backends.ErrInvalidArgument},
+			{"work group beyond the device", func() error {
+				l := d.props.Limits.MaxComputeWorkGroupSize
+				return d.checkLocal("big", [3]uint32{l[0], l[1], 1}, [3]uint32{})
+			}, backends.ErrInvalidArgument},
+		}
+		for _, c := range cases {
+			t.Run(d.name+"/"+c.name, func(t *testing.T) {
+				err := c.run()
+				require.Error(t, err)
+				require.ErrorIs(t, err, c.want)
+				// The device is still usable.
+				require.NoError(t, good.Launch(ctx, vaddArgs(bufs[2])))
+				runVadd(t, d, good, 777)
+			})
+		}
+		for _, id := range bufs {
+			require.NoError(t, d.pool.Release(id))
+		}
+	}
+}
+
+func TestPipelineCacheOnDisk(t *testing.T) {
+	ctx := context.Background()
+	if _, err := load(); err != nil {
+		t.Skipf("libvulkan.so.1 not found: %v", err)
+	}
+	dir := t.TempDir()
+	devs, err := OpenDevices(ctx, Config{CacheDir: dir, DeviceIDs: &[]int{0}})
+	if err != nil {
+		t.Skipf("no Vulkan device: %v", err)
+	}
+	d := devs[0].(*device)
+	x, err := d.Compile(ctx, vaddProgram(t))
+	require.NoError(t, err)
+	require.NoError(t, x.Release())
+	require.NoError(t, d.Close())
+	st, err := os.Stat(d.cachePath)
+	require.NoError(t, err, "the pipeline cache is saved")
+	require.Positive(t, st.Size())
+	require.Equal(t, dir, filepath.Dir(d.cachePath))
+
+	// A device opened later seeds its cache from the file and still
+	// builds working pipelines; a corrupt file is ignored.
+	for _, corrupt := range []bool{false, true} {
+		if corrupt {
+			require.NoError(t, os.WriteFile(d.cachePath, []byte("garbage"), 0o644))
+		}
+		devs, err = OpenDevices(ctx, Config{CacheDir: dir, DeviceIDs: &[]int{0}})
+		require.NoError(t, err)
+		d2 := devs[0].(*device)
+		x, err = d2.Compile(ctx, vaddProgram(t))
+		require.NoError(t, err)
+		runVadd(t, d2, x, 4096)
+		require.NoError(t, x.Release())
+		require.NoError(t, d2.Close())
+	}
+}
+
+func TestConfigFilters(t *testing.T) {
+	if _, err := load(); err != nil {
+		t.Skipf("libvulkan.so.1 not found: %v", err)
+	}
+	_, err := OpenDevices(context.Background(), Config{DeviceIDs: &[]int{}, CacheDir: "off"})
+	require.ErrorIs(t, err, backends.ErrNoDevice)
+}
+
+func TestClosedDevice(t *testing.T) {
+	if _, err := load(); err != nil {
+		t.Skipf("libvulkan.so.1 not found: %v", err)
+	}
+	devs, err := OpenDevices(context.Background(), Config{DeviceIDs: &[]int{0}, CacheDir: "off"})
+	if err != nil {
+		t.Skipf("no Vulkan device: %v", err)
+	}
+	d := devs[0]
+	require.NoError(t, d.Close())
+	require.NoError(t, d.Close())
+	_, err = d.Pool().Alloc(context.Background(), 16)
+	require.ErrorIs(t, err, backends.ErrClosed)
+	_, err = d.Compile(context.Background(), vaddProgram(t))
+	require.ErrorIs(t, err, backends.ErrClosed)
+}
+
+func TestScalarBytes(t *testing.T) {
+	cases := []struct {
+		c    backends.Constant
+		want []byte
+	}{
+		{backends.UintConst(backends.U32, 7), []byte{7, 0, 0, 0}},
+		{backends.IntConst(backends.I64, -1), []byte{255, 255, 255, 255, 255, 255, 255, 255}},
+		{backends.FloatConst(backends.F32, 1), []byte{0, 0, 0x80, 0x3f}},
+		{backends.FloatConst(backends.F16, 1), []byte{0, 0x3c}},
+		{backends.FloatConst(backends.F16, -2), []byte{0, 0xc0}},
+		{backends.FloatConst(backends.BF16, 1), []byte{0x80, 0x3f}},
+		{backends.FloatConst(backends.F64, 0.5), []byte{0, 0, 0, 0, 0, 0, 0xe0, 0x3f}},
+		{backends.UintConst(backends.U8, 9), []byte{9}},
+	}
+	for _, c := range cases {
+		got, err := scalarBytes(c.c)
+		require.NoError(t, err, c.c.String())
+		require.Equal(t, c.want, got, c.c.String())
+	}
+	_, err := scalarBytes(backends.Constant{DType: backends.F8E4M3})
+	require.Error(t, err)
+	require.True(t, errors.Is(err, err))
+}
+
+// f16ToF64 decodes IEEE binary16 for checking the encoder.
+func f16ToF64(h uint16) float64 {
+	sign := 1.0
+	if h&0x8000 != 0 {
+		sign = -1
+	}
+	exp := int(h>>10) & 0x1f
+	mant := float64(h & 0x3ff)
+	switch exp {
+	case 0:
+		return sign * mant * math.Pow(2, -24)
+	case 31:
+		if mant != 0 {
+			return math.NaN()
+		}
+		return sign * math.Inf(1)
+	}
+	return sign * (1 + mant/1024) * math.Pow(2, float64(exp-15))
+}
+
+// FuzzF32ToF16 checks that the half encoding is the nearest half value.
+func FuzzF32ToF16(f *testing.F) {
+	for _, v := range []float32{0, 1, -1, 65504, 65520, 1e-8, 6e-5, 3.14159, float32(math.Inf(1))} {
+		f.Add(math.Float32bits(v))
+	}
+	f.Fuzz(func(t *testing.T, bits uint32) {
+		v := math.Float32frombits(bits)
+		h := f32ToF16(v)
+		got := f16ToF64(h)
+		if v != v {
+			require.True(t, math.IsNaN(got))
+			return
+		}
+		if math.Abs(float64(v)) >= 65520 {
+			require.True(t, math.IsInf(got, 0), "%g -> %g", v, got)
+			return
+		}
+		// No other half is closer to v than the one chosen.
+		for _, n := range []uint16{h - 1, h + 1} {
+			if n&0x7c00 == 0x7c00 || (n^h)&0x8000 != 0 {
+				continue
+			}
+			alt := f16ToF64(n)
+			require.LessOrEqual(t, math.Abs(got-float64(v)), math.Abs(alt-float64(v)), "%g encoded as %#04x (%g), %#04x (%g) is closer", v, h, got, n, alt)
+		}
+	})
+}
