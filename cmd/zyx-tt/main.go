@@ -1,0 +1,125 @@
+// Command zyx-tt runs compute programs on Tenstorrent cards and on the peer
+// backends (CUDA, OpenCL, Vulkan, C, CBLAS) that take over where no card is
+// present.
+//
+// Usage:
+//
+//	zyx-tt probe [--json] [--backends LIST]
+//	zyx-tt run [flags] BUNDLE
+//
+// Exit status: 0 success, 1 failure, 2 usage error, 3 verification mismatch.
+// docs/probe.md describes the output (and its --json form), docs/programs.md
+// the program bundles.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/zyxtt/zyxtt/backends"
+	_ "github.com/zyxtt/zyxtt/backends/all"
+)
+
+// Exit statuses.
+const (
+	exitOK       = 0
+	exitFailure  = 1
+	exitUsage    = 2
+	exitMismatch = 3
+)
+
+// usageError is a command line that cannot be acted on: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// errMismatch marks a run whose verification failed: exit status 3. The
+// report has already been printed.
+var errMismatch = errors.New("verification failed")
+
+// command is one subcommand.
+type command struct {
+	name  string
+	short string
+	run   func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+var commands = []command{
+	{"probe", "list the backends, their devices and hardware, and why a backend has none", cmdProbe},
+	{"run", "compile and run a program bundle, verify and time it", cmdRun},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := zyxMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// zyxMain runs the command line args and returns the exit status.
+func zyxMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		mainUsage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
+		if len(args) > 1 {
+			for _, c := range commands {
+				if c.name == args[1] {
+					_ = c.run(ctx, []string{"-h"}, stdout, stdout)
+					return exitOK
+				}
+			}
+		}
+		mainUsage(stdout)
+		return exitOK
+	}
+	for _, c := range commands {
+		if c.name != name {
+			continue
+		}
+		err := c.run(ctx, args[1:], stdout, stderr)
+		if cerr := backends.CloseAll(); cerr != nil {
+			backends.Debug(backends.DebugDevice, "closing devices", "err", cerr)
+		}
+		var ue *usageError
+		switch {
+		case err == nil:
+			return exitOK
+		case errors.Is(err, errHelp):
+			return exitOK
+		case errors.As(err, &ue):
+			fmt.Fprintf(stderr, "zyx-tt %s: %v\nRun 'zyx-tt help %s' for usage.\n", name, err, name)
+			return exitUsage
+		case errors.Is(err, errMismatch):
+			fmt.Fprintf(stderr, "zyx-tt %s: %v\n", name, err)
+			return exitMismatch
+		default:
+			fmt.Fprintf(stderr, "zyx-tt %s: %v\n", name, err)
+			return exitFailure
+		}
+	}
+	fmt.Fprintf(stderr, "zyx-tt %s: unknown command\nRun 'zyx-tt help' for usage.\n", name)
+	return exitUsage
+}
+
+func mainUsage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("zyx-tt runs compute programs on Tenstorrent cards and on CUDA, OpenCL,\nVulkan, C and CBLAS devices.\n\nUsage:\n\n\tzyx-tt <command> [arguments]\n\nThe commands are:\n\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "\t%-8s %s\n", c.name, c.short)
+	}
+	b.WriteString("\nUse 'zyx-tt help <command>' for more about a command.\n")
+	io.WriteString(w, b.String())
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+// probeReport is `zyx-tt probe --json` (docs/probe.md).
+type probeReport struct {
+	Config   probeConfig    `json:"config"`
+	Backends []probeBackend `json:"backends"`
+}
+
+type probeConfig struct {
+	Path   string `json:"path"`
+	Loaded bool   `json:"loaded"`
+}
+
+type probeBackend struct {
+	Name     string               `json:"name"`
+	Devices  []probeDevice        `json:"devices"`
+	Reason   string               `json:"reason,omitempty"`
+	Hardware []backends.Hardware  `json:"hardware,omitempty"`
+	hwKnown  bool                 // the driver implements Inventory
+}
+
+type probeDevice struct {
+	Name      string               `json:"name"`
+	Backend   string               `json:"backend"`
+	Pool      string               `json:"pool"`
+	FreeBytes int64                `json:"free_bytes"`
+	Info      *backends.DeviceInfo `json:"info"`
+}
+
+func cmdProbe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("probe", "[--json] [--backends LIST]",
+		"Probe lists every registered backend with its devices, or the reason it has\n"+
+			"none, and the hardware each backend found (for Tenstorrent: every card's PCI\n"+
+			"address, board, chips, DRAM, firmware, temperature and power).", stdout)
+	asJSON := fs.Bool("json", false, "print JSON (schema in docs/probe.md)")
+	only := fs.String("backends", "", "comma-separated backends to probe (default: all registered)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	names := backends.Registered()
+	if *only != "" {
+		var chosen []string
+		for _, n := range strings.Split(*only, ",") {
+			n = strings.TrimSpace(n)
+			if !slices.Contains(names, n) {
+				return usagef("--backends: unknown backend %q (registered: %s)", n, strings.Join(names, ", "))
+			}
+			if !slices.Contains(chosen, n) {
+				chosen = append(chosen, n)
+			}
+		}
+		sort.Strings(chosen)
+		names = chosen
+	}
+	rep := probe(ctx, names)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	writeProbe(stdout, rep)
+	return nil
+}
+
+func probe(ctx context.Context, names []string) probeReport {
+	cfg := backends.CurrentConfig()
+	rep := probeReport{Config: probeConfig{Path: backends.ConfigPath(), Loaded: cfg != nil && cfg.Path != ""}}
+	for _, name := range names {
+		st, err := backends.Backend(ctx, name)
+		if err != nil {
+			continue
+		}
+		pb := probeBackend{Name: name, Devices: []probeDevice{}}
+		if st.Err != nil {
+			pb.Reason = st.Err.Error()
+		}
+		for _, d := range st.Devices {
+			pool := d.Pool()
+			pb.Devices = append(pb.Devices, probeDevice{
+				Name: d.Name(), Backend: d.Backend(), Pool: pool.Name(), FreeBytes: pool.FreeBytes(), Info: d.Info(),
+			})
+		}
+		if drv, err := backends.DriverOf(name); err == nil {
+			if inv, ok := drv.(backends.Inventory); ok {
+				pb.hwKnown = true
+				pb.Hardware = inv.Inventory(ctx)
+			}
+		}
+		rep.Backends = append(rep.Backends, pb)
+	}
+	return rep
+}
+
+func writeProbe(w io.Writer, rep probeReport) {
+	if rep.Config.Loaded {
+		fmt.Fprintf(w, "config: %s\n", rep.Config.Path)
+	} else if rep.Config.Path != "" {
+		fmt.Fprintf(w, "config: %s (not read; defaults)\n", rep.Config.Path)
+	} else {
+		fmt.Fprintf(w, "config: none (defaults)\n")
+	}
+	for _, b := range rep.Backends {
+		fmt.Fprintln(w)
+		switch len(b.Devices) {
+		case 0:
+			fmt.Fprintf(w, "%s: no devices: %s\n", b.Name, oneLine(b.Reason))
+		case 1:
+			fmt.Fprintf(w, "%s: 1 device\n", b.Name)
+		default:
+			fmt.Fprintf(w, "%s: %d devices\n", b.Name, len(b.Devices))
+		}
+		for _, d := range b.Devices {
+			writeDevice(w, d)
+		}
+		if b.hwKnown {
+			if len(b.Hardware) == 0 {
+				fmt.Fprintf(w, "  hardware: none found\n")
+			} else {
+				fmt.Fprintf(w, "  hardware:\n")
+			}
+			for _, hw := range b.Hardware {
+				fmt.Fprintf(w, "    %s\n", hw.Name)
+				width := 0
+				for _, f := range hw.Facts {
+					width = max(width, len(f.Key))
+				}
+				for _, f := range hw.Facts {
+					fmt.Fprintf(w, "      %-*s  %s\n", width, f.Key+":", f.Value)
+				}
+				for _, p := range hw.Problems {
+					fmt.Fprintf(w, "      problem: %s\n", p)
+				}
+			}
+		}
+	}
+}
+
+func writeDevice(w io.Writer, d probeDevice) {
+	in := d.Info
+	kind := string(in.Kind)
+	if in.Emulated {
+		kind += ", emulated"
+	}
+	fmt.Fprintf(w, "  %s  %s (%s)\n", d.Name, in.Name, kind)
+	var facts []string
+	if in.Compute > 0 {
+		facts = append(facts, "compute "+siRate(float64(in.Compute), "FLOP/s"))
+	}
+	if in.Cores > 0 {
+		facts = append(facts, fmt.Sprintf("%d cores", in.Cores))
+	}
+	if in.Memory > 0 {
+		facts = append(facts, "memory "+iecBytes(float64(in.Memory)))
+	}
+	facts = append(facts, fmt.Sprintf("pool %s: %s free", d.Pool, iecBytes(float64(d.FreeBytes))))
+	fmt.Fprintf(w, "      %s\n", strings.Join(facts, ", "))
+	facts = facts[:0]
+	if in.Tenstorrent {
+		facts = append(facts, "worker grid "+joinUints(in.MaxGlobalWorkDims, "x"))
+		if in.Tile != [2]uint64{} {
+			facts = append(facts, fmt.Sprintf("tile %dx%d", in.Tile[0], in.Tile[1]))
+		}
+		if in.NumCircularBuffers > 0 {
+			facts = append(facts, fmt.Sprintf("%d circular buffers", in.NumCircularBuffers))
+		}
+	} else if len(in.MaxGlobalWorkDims) > 0 {
+		facts = append(facts, "max grid "+joinUints(in.MaxGlobalWorkDims, "x"))
+		if in.MaxLocalThreads > 1 {
+			facts = append(facts, fmt.Sprintf("work group up to %d threads", in.MaxLocalThreads))
+		}
+	}
+	if in.ComputeCapability != [2]int32{} {
+		facts = append(facts, fmt.Sprintf("compute capability %d.%d", in.ComputeCapability[0], in.ComputeCapability[1]))
+	}
+	if in.TensorCores {
+		facts = append(facts, "tensor cores")
+	}
+	if in.HasOpenMP {
+		facts = append(facts, "openmp")
+	}
+	if len(facts) > 0 {
+		fmt.Fprintf(w, "      %s\n", strings.Join(facts, ", "))
+	}
+	keys := make([]string, 0, len(in.Extra))
+	for k := range in.Extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "      %s: %s\n", k, in.Extra[k])
+	}
+}
+
+func joinUints(v []uint64, sep string) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, sep)
+}

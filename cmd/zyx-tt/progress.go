@@ -1,0 +1,99 @@
+package main
+
+import (
+	"io"
+	"os"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+	"golang.org/x/sys/unix"
+)
+
+// progress draws bars on a terminal and nothing elsewhere (CI logs, pipes,
+// files), so logs stay quiet. A nil *progress is valid and draws nothing.
+type progress struct {
+	p *mpb.Progress
+}
+
+// newProgress returns bars drawn to w when w is a terminal, else nil.
+func newProgress(w io.Writer) *progress {
+	if os.Getenv("ZYX_PROGRESS") == "0" || !isTerminal(w) {
+		return nil
+	}
+	return &progress{p: mpb.New(mpb.WithOutput(w), mpb.WithWidth(40))}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// bar is one progress bar; a nil *bar ignores every call.
+type bar struct{ b *mpb.Bar }
+
+// spinner shows a task of unknown length (compiling).
+func (p *progress) spinner(name string) *bar {
+	if p == nil {
+		return nil
+	}
+	return &bar{p.p.AddSpinner(0,
+		mpb.PrependDecorators(decor.Name(name, decor.WC{W: 12, C: decor.DindentRight})),
+		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO)),
+		mpb.BarFillerClearOnComplete(),
+	)}
+}
+
+// bytes shows a transfer of total bytes.
+func (p *progress) bytes(name string, total int64) *bar {
+	if p == nil {
+		return nil
+	}
+	return &bar{p.p.AddBar(total,
+		mpb.PrependDecorators(decor.Name(name, decor.WC{W: 12, C: decor.DindentRight})),
+		mpb.AppendDecorators(decor.CountersKibiByte("% .1f / % .1f")),
+	)}
+}
+
+// count shows n repetitions.
+func (p *progress) count(name string, total int64) *bar {
+	if p == nil {
+		return nil
+	}
+	return &bar{p.p.AddBar(total,
+		mpb.PrependDecorators(decor.Name(name, decor.WC{W: 12, C: decor.DindentRight})),
+		mpb.AppendDecorators(decor.CountersNoUnit("%d / %d")),
+	)}
+}
+
+func (b *bar) set(n int64) {
+	if b != nil {
+		b.b.SetCurrent(n)
+	}
+}
+
+func (b *bar) add(n int64) {
+	if b != nil {
+		b.b.IncrInt64(n)
+	}
+}
+
+// done completes the bar (a spinner stops; an unfinished bar is dropped).
+func (b *bar) done() {
+	if b == nil {
+		return
+	}
+	if b.b.Current() == 0 || !b.b.Completed() {
+		b.b.SetTotal(-1, true)
+	}
+}
+
+// wait flushes the bars; call it before printing the report.
+func (p *progress) wait() {
+	if p != nil {
+		p.p.Wait()
+	}
+}
