@@ -24,11 +24,11 @@ type probeConfig struct {
 }
 
 type probeBackend struct {
-	Name     string               `json:"name"`
-	Devices  []probeDevice        `json:"devices"`
-	Reason   string               `json:"reason,omitempty"`
-	Hardware []backends.Hardware  `json:"hardware,omitempty"`
-	hwKnown  bool                 // the driver implements Inventory
+	Name     string              `json:"name"`
+	Devices  []probeDevice       `json:"devices"`
+	Reason   string              `json:"reason,omitempty"`
+	Hardware []backends.Hardware `json:"hardware,omitempty"`
+	hwKnown  bool                // the driver implements Inventory
 }
 
 type probeDevice struct {

@@ -741,7 +741,6 @@ func writeRun(w io.Writer, rep *runReport) {
 	}
 }
 
-
 // oneLine joins a multi-line reason (errors.Join) into one line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ; ")), " ")
