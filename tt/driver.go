@@ -242,7 +242,14 @@ func CardHardware(c *Card) backends.Hardware {
 	} else {
 		add("dram", "unknown")
 	}
-	add("pci ids", fmt.Sprintf("%04x:%04x subsystem %04x", VendorTenstorrent, c.DeviceID, c.SubsystemID))
+	dev, sub := "?", "?"
+	if c.HasDeviceID {
+		dev = fmt.Sprintf("%04x", c.DeviceID)
+	}
+	if c.HasSubsystemID {
+		sub = fmt.Sprintf("%04x", c.SubsystemID)
+	}
+	add("pci ids", fmt.Sprintf("%04x:%s subsystem %s", VendorTenstorrent, dev, sub))
 	for _, name := range kmdAttrs {
 		if v, ok := c.Attrs[name]; ok {
 			key := strings.TrimPrefix(name, "tt_")

@@ -27,6 +27,8 @@ type Card struct {
 	PCIAddresses []string
 	DeviceID     uint16
 	SubsystemID  uint16
+	// HasDeviceID and HasSubsystemID say whether those ids were readable.
+	HasDeviceID, HasSubsystemID bool
 	Arch         string // "" when the device id is unreadable or unknown
 	// Board is the board name, "" when unknown.
 	Board string
@@ -134,7 +136,7 @@ func readCard(fsys fs.FS, dir, addr string) Card {
 	if err != nil {
 		problem("device id: %v", err)
 	} else {
-		c.DeviceID = dev
+		c.DeviceID, c.HasDeviceID = dev, true
 		c.Arch = ArchOf(dev)
 		switch c.Arch {
 		case "":
@@ -147,7 +149,7 @@ func readCard(fsys fs.FS, dir, addr string) Card {
 	if subErr != nil {
 		problem("subsystem id: %v", subErr)
 	} else {
-		c.SubsystemID = sub
+		c.SubsystemID, c.HasSubsystemID = sub, true
 	}
 
 	// tt-kmd's class device: <pci>/tenstorrent/tenstorrent!N/

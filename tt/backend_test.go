@@ -1,0 +1,526 @@
+package tt_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/hostpool"
+	"github.com/zyxtt/zyxtt/shm"
+	"github.com/zyxtt/zyxtt/tt"
+	"github.com/zyxtt/zyxtt/ttruntime"
+	"github.com/zyxtt/zyxtt/ttruntime/mockrt"
+)
+
+const helperEnv = "ZYX_TT_TEST_HELPER"
+
+// TestMain runs the mock runtime when this binary is started as one, and
+// otherwise checks that the tests leave no goroutine and no shm segment.
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "mockrt" {
+		os.Exit(mockrt.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	// Every runtime the driver starts from here is this binary as the mock.
+	os.Setenv(helperEnv, "mockrt")
+	code := m.Run()
+	if hp, err := hostpool.Default(); err == nil {
+		_ = hp.Close()
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+			code = 1
+		}
+		if left := ownSegments(); len(left) > 0 {
+			fmt.Fprintln(os.Stderr, "shm segments left behind:", left)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func ownSegments() []string {
+	ents, _ := os.ReadDir(shm.Dir)
+	var out []string
+	prefix := fmt.Sprintf("%s%d-", shm.Prefix, os.Getpid())
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), prefix) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// openWith opens the tt backend over a sysfs fixture with the mock as its
+// runtime and extra config keys.
+func openWith(t testing.TB, fixtureName, mockFlags, extra string) ([]backends.Device, error) {
+	t.Setenv(tt.EnvSysfsRoot, fixture(fixtureName))
+	t.Setenv(mockrt.EnvFlags, mockFlags)
+	t.Setenv("TMPDIR", t.TempDir()) // chip lock files
+	t.Setenv(tt.EnvEmulator, "")
+	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q, "timeout_s": 5 %s}}`, os.Args[0], extra)))
+	require.NoError(t, err)
+	devs, err := tt.Driver{}.Open(context.Background(), cfg)
+	t.Cleanup(func() {
+		for _, d := range devs {
+			require.NoError(t, d.Close())
+		}
+	})
+	return devs, err
+}
+
+func open1(t testing.TB, mockFlags string) *tt.Device {
+	devs, err := openWith(t, "none", mockFlags, "")
+	require.NoError(t, err)
+	require.Len(t, devs, 1)
+	return devs[0].(*tt.Device)
+}
+
+func TestEmulatorWhenNoCard(t *testing.T) {
+	devs, err := openWith(t, "none", "", "")
+	require.NoError(t, err)
+	require.Len(t, devs, 1)
+	d := devs[0]
+	require.Equal(t, "tt-emu:0", d.Name())
+	require.Equal(t, "tt", d.Backend())
+	info := d.Info()
+	require.True(t, info.Tenstorrent)
+	require.True(t, info.Emulated)
+	require.Equal(t, backends.KindCPU, info.Kind)
+	require.Equal(t, []uint64{8, 8}, info.MaxGlobalWorkDims)
+	require.Equal(t, [2]uint64{32, 32}, info.Tile)
+	require.EqualValues(t, 32, info.NumCircularBuffers)
+	require.EqualValues(t, 12<<30, info.Memory)
+	require.EqualValues(t, 12<<30, d.Pool().FreeBytes())
+	require.NotZero(t, info.Supports(backends.BF16))
+	require.Zero(t, info.Supports(backends.F64))
+}
+
+func TestEmulatorBoardAndDeviceIDs(t *testing.T) {
+	devs, err := openWith(t, "none", "", `, "emu_board": "n300"`)
+	require.NoError(t, err)
+	require.Len(t, devs, 2)
+	require.Equal(t, "tt-emu:1", devs[1].Name())
+	require.Equal(t, 1, devs[1].(*tt.Device).Runtime().Chip)
+
+	devs2, err := openWith(t, "none", "", `, "emu_board": "p300c", "device_ids": [1]`)
+	require.NoError(t, err)
+	require.Len(t, devs2, 1)
+	require.Equal(t, "tt-emu:1", devs2[0].Name())
+	require.Equal(t, []uint64{10, 13}, devs2[0].Info().MaxGlobalWorkDims)
+
+	_, err = openWith(t, "none", "", `, "emu_board": "e150"`)
+	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.ErrorContains(t, err, "e150")
+}
+
+func TestEmulatorCanBeSwitchedOff(t *testing.T) {
+	_, err := openWith(t, "none", "", `, "emulator": false`)
+	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.ErrorContains(t, err, "emulator is disabled")
+
+	t.Setenv(tt.EnvSysfsRoot, fixture("none"))
+	t.Setenv(tt.EnvEmulator, "0")
+	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q}}`, os.Args[0])))
+	require.NoError(t, err)
+	_, err = tt.Driver{}.Open(context.Background(), cfg)
+	require.ErrorContains(t, err, "ZYX_TT_EMU=0")
+}
+
+func TestRuntimeNotFound(t *testing.T) {
+	_, err := openWith(t, "none", "", `, "runtime": "/nonexistent/zyx-tt-runtime"`)
+	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.ErrorIs(t, err, ttruntime.ErrRuntimeNotFound)
+}
+
+func TestCardsBecomeChips(t *testing.T) {
+	// the second chip of an n300 and the harvested grid the runtime reports
+	devs, err := openWith(t, "n300", "-harvest-rows 2", "")
+	require.NoError(t, err)
+	require.Len(t, devs, 2)
+	require.Equal(t, "tt:0", devs[0].Name())
+	require.Equal(t, "tt:1", devs[1].Name())
+	info := devs[1].Info()
+	require.False(t, info.Emulated)
+	require.Equal(t, backends.KindAccelerator, info.Kind)
+	require.Equal(t, []uint64{7, 8}, info.MaxGlobalWorkDims, "harvesting shrinks the grid")
+	require.Equal(t, "0000:02:00.0", info.Extra["pci"])
+
+	// a second process (here: a second open) finds the chips busy
+	t.Setenv(tt.EnvSysfsRoot, fixture("n300"))
+	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q}}`, os.Args[0])))
+	require.NoError(t, err)
+	_, err = tt.Driver{}.Open(context.Background(), cfg)
+	require.ErrorIs(t, err, ttruntime.ErrChipBusy)
+	require.ErrorContains(t, err, fmt.Sprintf("pid %d", os.Getpid()))
+}
+
+func TestCardChipsHonourDeviceIDs(t *testing.T) {
+	devs, err := openWith(t, "p300c", "", `, "device_ids": [1]`)
+	require.NoError(t, err)
+	require.Len(t, devs, 1)
+	require.Equal(t, "tt:1", devs[0].Name())
+	require.Equal(t, "0000:05:00.0,0000:06:00.0", devs[0].Info().Extra["pci"])
+}
+
+func TestInventoryFromEnv(t *testing.T) {
+	t.Setenv(tt.EnvSysfsRoot, fixture("p300c"))
+	hw := tt.Driver{}.Inventory(context.Background())
+	require.Len(t, hw, 1)
+	require.Contains(t, hw[0].Name, "p300c")
+	drv, err := backends.DriverOf("tt")
+	require.NoError(t, err)
+	_, ok := drv.(backends.Inventory)
+	require.True(t, ok, "the registered driver offers Inventory")
+}
+
+func TestPoolAccountingAndRefcounts(t *testing.T) {
+	d := open1(t, "-banks 2 -bank-size 65536")
+	p := d.Pool()
+	ctx := context.Background()
+	require.EqualValues(t, 131072, p.FreeBytes())
+
+	a, err := p.Alloc(ctx, 1000) // charged one 2 KiB page
+	require.NoError(t, err)
+	require.EqualValues(t, 131072-2048, p.FreeBytes())
+	n, err := p.Size(a)
+	require.NoError(t, err)
+	require.EqualValues(t, 1000, n)
+
+	_, err = p.Alloc(ctx, 131072)
+	require.ErrorIs(t, err, backends.ErrOutOfMemory)
+	_, err = p.Alloc(ctx, 0)
+	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	_, err = p.Alloc(ctx, -5)
+	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	_, err = p.Alloc(ctx, 1<<62)
+	require.ErrorIs(t, err, backends.ErrOutOfMemory)
+
+	require.NoError(t, p.Retain(a))
+	require.NoError(t, p.Release(a))
+	require.EqualValues(t, 131072-2048, p.FreeBytes(), "one reference is left")
+	require.NoError(t, p.Release(a))
+	require.EqualValues(t, 131072, p.FreeBytes())
+	require.ErrorIs(t, p.Release(a), backends.ErrUnknownBuffer)
+	require.ErrorIs(t, p.Retain(a), backends.ErrUnknownBuffer)
+	_, err = p.Size(12345)
+	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
+}
+
+func TestTransfers(t *testing.T) {
+	d := open1(t, "")
+	p := d.Pool()
+	ctx := context.Background()
+	const n = tt.StagingBytes*2 + 12345 // crosses staging chunks
+	buf, err := p.Alloc(ctx, n)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, p.Release(buf)) }()
+
+	// from an ordinary Go slice: staged
+	src := make([]byte, n)
+	for i := range src {
+		src[i] = byte(i*31 + i>>12)
+	}
+	require.NoError(t, p.Write(ctx, buf, 0, src))
+	back := make([]byte, n)
+	require.NoError(t, p.Read(ctx, buf, 0, back))
+	require.Equal(t, src, back)
+
+	// from and into host-pool memory: zero copy
+	hp, err := hostpool.Default()
+	require.NoError(t, err)
+	hb, err := hp.Alloc(ctx, 4096)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, hp.Release(hb)) }()
+	mem, err := hp.Bytes(hb)
+	require.NoError(t, err)
+	for i := range mem {
+		mem[i] = 0xA5
+	}
+	require.NoError(t, p.Write(ctx, buf, 100, mem))
+	clear(mem)
+	require.NoError(t, p.Read(ctx, buf, 100, mem))
+	for i := range mem {
+		require.Equal(t, byte(0xA5), mem[i])
+	}
+	require.NoError(t, p.Read(ctx, buf, 99, mem[:2]))
+	require.Equal(t, []byte{src[99], 0xA5}, mem[:2])
+
+	// bad ranges and ids lose nothing
+	require.ErrorIs(t, p.Write(ctx, buf, n-1, []byte{1, 2}), backends.ErrInvalidArgument)
+	require.ErrorIs(t, p.Write(ctx, buf, -1, []byte{1}), backends.ErrInvalidArgument)
+	require.ErrorIs(t, p.Read(ctx, buf, 1<<62, []byte{1}), backends.ErrInvalidArgument)
+	require.ErrorIs(t, p.Write(ctx, 999, 0, []byte{1}), backends.ErrUnknownBuffer)
+	require.NoError(t, p.Read(ctx, buf, 0, back[:16]))
+	require.Equal(t, src[:16], back[:16])
+}
+
+func vaddProgram() *backends.Program {
+	p := &backends.Program{
+		Name: "vadd",
+		Params: []backends.Param{
+			{Name: "n_tiles", Kind: backends.Variable, DType: backends.U32}, // a Variable before the buffers
+			{Name: "a", Kind: backends.Global, DType: backends.BF16},
+			{Name: "b", Kind: backends.Global, DType: backends.BF16},
+			{Name: "c", Kind: backends.GlobalMut, DType: backends.BF16},
+		},
+		Grid: []backends.GwsDim{backends.ConstDim(1), backends.ParamDim(0)},
+		TT: &backends.TTVariant{
+			Reader: backends.TTKernel{Source: "void kernel_main() {}", RuntimeArgs: []backends.TTArg{
+				{Kind: backends.TTArgBufferAddr, Param: 1}, {Kind: backends.TTArgBufferAddr, Param: 2},
+				{Kind: backends.TTArgParam, Param: 0}, {Kind: backends.TTArgCoreRow}, {Kind: backends.TTArgCoreCol},
+			}},
+			Compute: backends.TTKernel{Source: "namespace NAMESPACE { void MAIN {} }", CompileArgs: []backends.TTArg{{Kind: backends.TTArgConst, Value: 4}}},
+			Writer: backends.TTKernel{Source: "void kernel_main() {}", RuntimeArgs: []backends.TTArg{
+				{Kind: backends.TTArgBufferAddr, Param: 3}, {Kind: backends.TTArgAccessor, Param: 3}, {Kind: backends.TTArgNumCores},
+			}},
+			CBs: []backends.TTCircularBuffer{
+				{Index: 0, Format: "Float16_b", PageBytes: 2048, Pages: 2},
+				{Index: 1, Format: "Float16_b", PageBytes: 2048, Pages: 2},
+				{Index: 16, Format: "Float16_b", PageBytes: 2048, Pages: 2},
+			},
+			MathFidelity: "HiFi4",
+		},
+	}
+	return p
+}
+
+func TestCompileAndLaunch(t *testing.T) {
+	d := open1(t, "")
+	ctx := context.Background()
+	exe, err := d.Compile(ctx, vaddProgram())
+	require.NoError(t, err)
+	p := d.Pool()
+	var bufs [3]backends.BufferID
+	for i := range bufs {
+		bufs[i], err = p.Alloc(ctx, 4096)
+		require.NoError(t, err)
+	}
+	args := []backends.LaunchArg{backends.VarArg(backends.UintConst(backends.U32, 4)), backends.BufArg(bufs[0]), backends.BufArg(bufs[1]), backends.BufArg(bufs[2])}
+	require.NoError(t, exe.Launch(ctx, args))
+	el, err := exe.LaunchTimed(ctx, args)
+	require.NoError(t, err)
+	require.Equal(t, 4*time.Microsecond, el, "the mock reports rows*cols µs")
+
+	bad := []struct {
+		name string
+		args []backends.LaunchArg
+		is   error
+	}{
+		{"grid wider than the chip", []backends.LaunchArg{backends.VarArg(backends.UintConst(backends.U32, 9)), args[1], args[2], args[3]}, backends.ErrInvalidArgument},
+		{"zero grid", []backends.LaunchArg{backends.VarArg(backends.UintConst(backends.U32, 0)), args[1], args[2], args[3]}, backends.ErrInvalidArgument},
+		{"wrong arg count", args[:3], backends.ErrInvalidArgument},
+		{"wrong dtype", []backends.LaunchArg{backends.VarArg(backends.IntConst(backends.I64, 1)), args[1], args[2], args[3]}, backends.ErrInvalidArgument},
+		{"buffer for a variable", []backends.LaunchArg{args[1], args[1], args[2], args[3]}, backends.ErrInvalidArgument},
+		{"unknown buffer", []backends.LaunchArg{args[0], backends.BufArg(777), args[2], args[3]}, backends.ErrUnknownBuffer},
+	}
+	for _, b := range bad {
+		require.ErrorIs(t, exe.Launch(ctx, b.args), b.is, b.name)
+	}
+	require.NoError(t, exe.Release())
+	require.ErrorIs(t, exe.Release(), backends.ErrInvalidArgument)
+	require.ErrorIs(t, exe.Launch(ctx, args), backends.ErrInvalidArgument)
+	for _, b := range bufs {
+		require.NoError(t, p.Release(b))
+	}
+}
+
+func TestCompileValidation(t *testing.T) {
+	d := open1(t, "")
+	ctx := context.Background()
+	cases := []struct {
+		name   string
+		mutate func(p *backends.Program)
+		is     error
+		says   string
+	}{
+		{"no variant", func(p *backends.Program) { p.TT = nil }, backends.ErrNoVariant, "no Tenstorrent variant"},
+		{"33 CBs", func(p *backends.Program) {
+			p.TT.CBs = nil
+			for i := range 33 {
+				p.TT.CBs = append(p.TT.CBs, backends.TTCircularBuffer{Index: uint8(i), Format: "Float32", PageBytes: 32, Pages: 1})
+			}
+		}, backends.ErrInvalidArgument, "33 circular buffers"},
+		{"duplicate CB", func(p *backends.Program) { p.TT.CBs[1].Index = 0 }, backends.ErrInvalidArgument, "configured twice"},
+		{"CB index 32", func(p *backends.Program) { p.TT.CBs[1].Index = 32 }, backends.ErrInvalidArgument, "outside 0–31"},
+		{"unknown format", func(p *backends.Program) { p.TT.CBs[0].Format = "Bfp8_b" }, backends.ErrInvalidArgument, "unknown data format"},
+		{"empty CB", func(p *backends.Program) { p.TT.CBs[0].Pages = 0 }, backends.ErrInvalidArgument, "must be positive"},
+		{"over the L1 budget", func(p *backends.Program) { p.TT.CBs[0].Pages = 1000 }, backends.ErrInvalidArgument, "bytes of L1"},
+		{"fidelity", func(p *backends.Program) { p.TT.MathFidelity = "HiFi5" }, backends.ErrInvalidArgument, "math fidelity"},
+		{"param layout on a buffer", func(p *backends.Program) { p.TT.Reader.RuntimeArgs[2].Param = 1 }, backends.ErrInvalidArgument, "not a variable"},
+		{"address of a variable", func(p *backends.Program) { p.TT.Reader.RuntimeArgs[0].Param = 0 }, backends.ErrInvalidArgument, "not a buffer"},
+		{"param out of range", func(p *backends.Program) { p.TT.Writer.RuntimeArgs[1].Param = 9 }, backends.ErrInvalidArgument, "names param 9"},
+		{"core_row in compile args", func(p *backends.Program) {
+			p.TT.Compute.CompileArgs = append(p.TT.Compute.CompileArgs, backends.TTArg{Kind: backends.TTArgCoreRow})
+		}, backends.ErrInvalidArgument, "belongs in runtime_args"},
+		{"unknown layout kind", func(p *backends.Program) { p.TT.Reader.RuntimeArgs[3].Kind = "core_z" }, backends.ErrInvalidArgument, "unknown layout kind"},
+		{"three grid axes", func(p *backends.Program) { p.Grid = append(p.Grid, backends.ConstDim(1)) }, backends.ErrInvalidArgument, "at most 2 axes"},
+		{"constant grid too large", func(p *backends.Program) { p.Grid[0] = backends.ConstDim(100) }, backends.ErrInvalidArgument, "worker grid has 8 rows"},
+		{"constant zero grid", func(p *backends.Program) { p.Grid[0] = backends.ConstDim(0) }, backends.ErrInvalidArgument, "is 0"},
+		{"64-bit param in a layout", func(p *backends.Program) { p.Params[0].DType = backends.U64 }, backends.ErrInvalidArgument, "32 bits"},
+		{"compiler error", func(p *backends.Program) { p.TT.Compute.Source = "#error no tiles today" }, backends.ErrCompile, "no tiles today"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := vaddProgram()
+			tc.mutate(p)
+			_, err := d.Compile(ctx, p)
+			require.ErrorIs(t, err, tc.is)
+			require.ErrorContains(t, err, tc.says)
+		})
+	}
+	// a kernel source that is not UTF-8 still compiles (it travels as base64)
+	p := vaddProgram()
+	p.TT.Reader.Source = "// \xff\xfe\nvoid kernel_main() {}"
+	exe, err := d.Compile(ctx, p)
+	require.NoError(t, err)
+	require.NoError(t, exe.Release())
+}
+
+func TestOneAxisGridIsRows(t *testing.T) {
+	info := ttruntime.Grid{Rows: 8, Cols: 4}
+	p := &backends.Program{Grid: []backends.GwsDim{backends.ConstDim(8)}}
+	g, err := tt.LaunchGrid(p, nil, info)
+	require.NoError(t, err)
+	require.Equal(t, [2]uint32{8, 1}, g)
+	g, err = tt.LaunchGrid(&backends.Program{}, nil, info)
+	require.NoError(t, err)
+	require.Equal(t, [2]uint32{1, 1}, g, "no grid is one core")
+	_, err = tt.LaunchGrid(&backends.Program{Grid: []backends.GwsDim{backends.ConstDim(1), backends.ConstDim(5)}}, nil, info)
+	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+}
+
+func TestRuntimeCrashLosesTheDevice(t *testing.T) {
+	// init is command 1, the alloc 2, the write 3: it crashes
+	d := open1(t, "-crash-at 3")
+	p := d.Pool()
+	ctx := context.Background()
+	b, err := p.Alloc(ctx, 64)
+	require.NoError(t, err)
+	err = p.Write(ctx, b, 0, make([]byte, 64))
+	require.ErrorIs(t, err, backends.ErrDeviceLost)
+	require.ErrorContains(t, err, "exit status 3")
+	_, err = p.Alloc(ctx, 64)
+	require.ErrorIs(t, err, backends.ErrDeviceLost)
+	_, err = d.Compile(ctx, vaddProgram())
+	require.ErrorIs(t, err, backends.ErrDeviceLost)
+}
+
+func TestErrorReplyKeepsTheDevice(t *testing.T) {
+	d := open1(t, "-error-at 2 -error-code out_of_memory")
+	p := d.Pool()
+	ctx := context.Background()
+	_, err := p.Alloc(ctx, 64)
+	require.ErrorIs(t, err, backends.ErrOutOfMemory)
+	require.EqualValues(t, 12<<30, p.FreeBytes(), "a failed alloc charges nothing")
+	b, err := p.Alloc(ctx, 64)
+	require.NoError(t, err)
+	require.NoError(t, p.Release(b))
+}
+
+func TestClosedDevice(t *testing.T) {
+	d := open1(t, "")
+	require.NoError(t, d.Close())
+	require.NoError(t, d.Close())
+	_, err := d.Pool().Alloc(context.Background(), 64)
+	require.ErrorIs(t, err, backends.ErrClosed)
+	_, err = d.Compile(context.Background(), vaddProgram())
+	require.ErrorIs(t, err, backends.ErrDeviceLost)
+}
+
+// BenchmarkTransfer64MiB measures, in one run, 64 MiB uploads and
+// downloads between host-pool memory and a pool (through the shm arena,
+// the runtime copying) against a single-threaded memcpy of the same size.
+// The ratio metrics are transfer bandwidth over memcpy bandwidth.
+func BenchmarkTransfer64MiB(b *testing.B) {
+	const n = 64 << 20
+	d := open1(b, "")
+	ctx := context.Background()
+	p := d.Pool()
+	buf, err := p.Alloc(ctx, n)
+	require.NoError(b, err)
+	defer p.Release(buf)
+	hp, err := hostpool.Default()
+	require.NoError(b, err)
+	hb, err := hp.Alloc(ctx, n)
+	require.NoError(b, err)
+	defer hp.Release(hb)
+	host, err := hp.Bytes(hb)
+	require.NoError(b, err)
+	other := make([]byte, n)
+	for i := range host {
+		host[i] = byte(i)
+	}
+	copy(other, host)
+	require.NoError(b, p.Write(ctx, buf, 0, host)) // fault every page in once
+	require.NoError(b, p.Read(ctx, buf, 0, host))
+
+	var up, down, mem time.Duration
+	b.SetBytes(n)
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		if err := p.Write(ctx, buf, 0, host); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := p.Read(ctx, buf, 0, host); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		copy(other, host)
+		t3 := time.Now()
+		up += t1.Sub(t0)
+		down += t2.Sub(t1)
+		mem += t3.Sub(t2)
+	}
+	b.StopTimer()
+	gbs := func(d time.Duration) float64 { return float64(n) * float64(b.N) / d.Seconds() / 1e9 }
+	b.ReportMetric(gbs(up), "GB/s-upload")
+	b.ReportMetric(gbs(down), "GB/s-download")
+	b.ReportMetric(gbs(mem), "GB/s-memcpy")
+	b.ReportMetric(float64(mem)/float64(up), "upload/memcpy")
+	b.ReportMetric(float64(mem)/float64(down), "download/memcpy")
+}
+
+// TestRealRuntimeEmulator drives the C++ runtime's emulator when it has been
+// built (make runtime puts it at bin/zyx-tt-runtime).
+func TestRealRuntimeEmulator(t *testing.T) {
+	bin, err := filepath.Abs(filepath.Join("..", "bin", ttruntime.RuntimeName))
+	require.NoError(t, err)
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("%s not built (run make runtime): %v", bin, err)
+	}
+	t.Setenv(helperEnv, "") // start the real runtime, not the mock
+	devs, err := openWith(t, "none", "", fmt.Sprintf(`, "runtime": %q`, bin))
+	if errors.Is(err, backends.ErrUnsupported) {
+		t.Skipf("%s has no emulator layer: %v", bin, err)
+	}
+	require.NoError(t, err)
+	d := devs[0].(*tt.Device)
+	require.Equal(t, "emu", d.Runtime().Runtime)
+	require.True(t, d.Info().Emulated)
+	p := d.Pool()
+	ctx := context.Background()
+	b, err := p.Alloc(ctx, 3*2048+17)
+	require.NoError(t, err)
+	src := make([]byte, 3*2048+17)
+	for i := range src {
+		src[i] = byte(i * 13)
+	}
+	require.NoError(t, p.Write(ctx, b, 0, src))
+	back := make([]byte, len(src))
+	require.NoError(t, p.Read(ctx, b, 0, back))
+	require.Equal(t, src, back)
+	require.ErrorIs(t, p.Write(ctx, b, int64(len(src)), []byte{1}), backends.ErrInvalidArgument)
+	require.NoError(t, p.Release(b))
+}
