@@ -1,0 +1,6 @@
+# 64 MiB copy into shm (reused arena region, fresh segment) against memcpy.
+.PHONY: bench-shm
+bench-shm:
+	bench/shm.sh
+
+bench: bench-shm
