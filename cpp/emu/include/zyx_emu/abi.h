@@ -1,0 +1,97 @@
+// The binary interface between an emulated kernel (a shared object built from
+// a tt-metal style kernel source) and the zyx-tt emulator that loads it.
+//
+// A kernel object exports two C symbols:
+//   zyx_emu_kernel_abi()          returns ZYX_EMU_ABI_VERSION
+//   zyx_emu_kernel_bind(api)      stores the function table
+//   zyx_emu_kernel_run()          runs the kernel's entry point once
+// Every API call the kernel makes goes through the table, so the object has
+// no undefined symbols into the runtime and works whichever way the runtime
+// was linked. The runtime knows which core and section is calling from its
+// own thread-local state.
+#pragma once
+
+#include <stdint.h>
+
+#define ZYX_EMU_ABI_VERSION 3
+
+// Binary and unary operation codes used through the table.
+enum zyx_emu_binary_op { ZYX_BIN_ADD = 0, ZYX_BIN_SUB = 1, ZYX_BIN_MUL = 2 };
+enum zyx_emu_unary_op {
+  ZYX_UN_EXP = 0,
+  ZYX_UN_LOG,
+  ZYX_UN_SQRT,
+  ZYX_UN_RECIP,
+  ZYX_UN_RELU,
+  ZYX_UN_SIGMOID,
+  ZYX_UN_GELU,
+  ZYX_UN_ABS,
+  ZYX_UN_NEG,
+  ZYX_UN_SQUARE,
+  ZYX_UN_RSQRT,
+  ZYX_UN_TANH,
+  ZYX_UN_SIN,
+  ZYX_UN_COS,
+  ZYX_UN_FILL,      // param: f32 bits
+  ZYX_UN_ADD_SCALAR,  // param: f32 bits
+  ZYX_UN_MUL_SCALAR,  // param: f32 bits
+  ZYX_UN_RELU_MAX,  // param: f32 bits
+  ZYX_UN_RELU_MIN,  // param: f32 bits
+  ZYX_UN_SILU,
+  ZYX_UN_EXP2,
+  ZYX_UN_LOG_WITH_BASE,  // param: f32 bits of the base's log scale
+  ZYX_UN_SIGN,
+  ZYX_UN_COUNT
+};
+enum zyx_emu_reduce_op { ZYX_RED_SUM = 0, ZYX_RED_AVG = 1, ZYX_RED_MAX = 2 };
+enum zyx_emu_reduce_dim { ZYX_RED_ROW = 0, ZYX_RED_COL = 1, ZYX_RED_SCALAR = 2 };
+
+typedef struct zyx_emu_api {
+  uint32_t abi_version;
+  uint32_t dram_banks;
+
+  // Arguments. kind 0: runtime args, 1: common runtime args.
+  const uint32_t* (*args)(uint32_t kind, uint32_t* count);
+
+  // Circular buffers.
+  void (*cb_reserve_back)(uint32_t cb, uint32_t pages);
+  void (*cb_push_back)(uint32_t cb, uint32_t pages);
+  void (*cb_wait_front)(uint32_t cb, uint32_t pages);
+  void (*cb_pop_front)(uint32_t cb, uint32_t pages);
+  int (*cb_pages_available_at_front)(uint32_t cb, uint32_t pages);
+  int (*cb_pages_reservable_at_back)(uint32_t cb, uint32_t pages);
+  uint32_t (*cb_write_ptr)(uint32_t cb);
+  uint32_t (*cb_read_ptr)(uint32_t cb);
+  uint32_t (*cb_page_size)(uint32_t cb);
+  uint32_t (*cb_format)(uint32_t cb);
+  uint32_t (*cb_num_pages)(uint32_t cb);
+
+  // NOC. Addresses are 64-bit NOC addresses (x, y, local address).
+  void (*noc_read)(uint64_t src, uint32_t dst_l1, uint32_t size);
+  void (*noc_write)(uint32_t src_l1, uint64_t dst, uint32_t size);
+  void (*noc_atomic_inc)(uint64_t dst, uint32_t incr);
+  uint64_t (*l1_noc_addr)(uint32_t x, uint32_t y, uint32_t addr);
+  void (*core_xy)(uint32_t* x, uint32_t* y);
+  uint32_t (*semaphore_addr)(uint32_t id);
+  // Blocks until the word at l1_addr satisfies the test (cmp 0: ==, 1: >=, 2: !=).
+  void (*wait_word)(uint32_t l1_addr, uint32_t value, uint32_t cmp);
+  // Returns a host pointer for an L1 address of this core.
+  void* (*l1_ptr)(uint32_t l1_addr);
+  // Reports a failure inside the kernel (a bad argument the kernel passed).
+  void (*fail)(const char* message);
+
+  // Compute. dst is a tile index in the destination register file.
+  void (*dst_acquire)(void);
+  void (*dst_release)(void);
+  void (*copy_tile)(uint32_t cb, uint32_t tile, uint32_t dst);
+  void (*pack_tile)(uint32_t dst, uint32_t cb, uint32_t out_tile, int out_of_order);
+  void (*binary)(uint32_t op, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst);
+  void (*binary_dst)(uint32_t op, uint32_t dst0, uint32_t dst1, uint32_t out);
+  void (*unary)(uint32_t op, uint32_t dst, uint32_t param);
+  void (*matmul)(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst, uint32_t transpose);
+  void (*reduce)(uint32_t op, uint32_t dim, uint32_t cb, uint32_t scaler_cb, uint32_t t, uint32_t ts, uint32_t dst);
+  void (*transpose)(uint32_t cb, uint32_t t, uint32_t dst);
+  void (*typecast)(uint32_t dst, uint32_t in_format, uint32_t out_format);
+  int (*fp32_dest_acc)(void);
+  void (*dprint)(const char* text);
+} zyx_emu_api;
