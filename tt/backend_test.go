@@ -279,7 +279,7 @@ func vaddProgram() *backends.Program {
 				{Kind: backends.TTArgBufferAddr, Param: 1}, {Kind: backends.TTArgBufferAddr, Param: 2},
 				{Kind: backends.TTArgParam, Param: 0}, {Kind: backends.TTArgCoreRow}, {Kind: backends.TTArgCoreCol},
 			}},
-			Compute: backends.TTKernel{Source: "namespace NAMESPACE { void MAIN {} }", CompileArgs: []backends.TTArg{{Kind: backends.TTArgConst, Value: 4}}},
+			Compute: backends.TTKernel{Source: "namespace NAMESPACE { void MAIN {} }", CompileArgs: []backends.TTArg{{Kind: backends.TTArgConst, Value: 4}, {Kind: backends.TTArgConst, Value: 0}}},
 			Writer: backends.TTKernel{Source: "void kernel_main() {}", RuntimeArgs: []backends.TTArg{
 				{Kind: backends.TTArgBufferAddr, Param: 3}, {Kind: backends.TTArgAccessor, Param: 3}, {Kind: backends.TTArgNumCores},
 			}},

@@ -103,6 +103,9 @@ func (Driver) Open(ctx context.Context, cfg *backends.Config) ([]backends.Device
 
 	// No card: the emulator, unless switched off.
 	why := "no Tenstorrent card found"
+	if len(cards) > 0 {
+		why = fmt.Sprintf("no supported Tenstorrent card (%d unsupported: %v)", len(cards), errors.Join(reasons...))
+	}
 	if scanErr != nil {
 		why = scanErr.Error()
 	}

@@ -29,7 +29,7 @@ type Card struct {
 	SubsystemID  uint16
 	// HasDeviceID and HasSubsystemID say whether those ids were readable.
 	HasDeviceID, HasSubsystemID bool
-	Arch         string // "" when the device id is unreadable or unknown
+	Arch                        string // "" when the device id is unreadable or unknown
 	// Board is the board name, "" when unknown.
 	Board string
 	Info  Board // valid when Board != ""

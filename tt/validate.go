@@ -223,7 +223,8 @@ func layout(args []backends.TTArg) []ttruntime.LayoutEntry {
 		e := ttruntime.LayoutEntry{Kind: string(a.Kind)}
 		switch a.Kind {
 		case backends.TTArgConst:
-			e.Value = a.Value
+			v := a.Value
+			e.Value = &v
 		case backends.TTArgCoreRow, backends.TTArgCoreCol, backends.TTArgCoreIndex, backends.TTArgNumCores:
 		default:
 			prm := a.Param

@@ -132,10 +132,12 @@ type ParamDesc struct {
 }
 
 // LayoutEntry is one kernel argument word (or, for accessor, several).
+// Param is set for the param and buffer kinds, Value for const (always,
+// even when 0: the runtime requires it).
 type LayoutEntry struct {
-	Kind  string `json:"kind"`
-	Param *int   `json:"param,omitempty"`
-	Value uint32 `json:"value,omitempty"`
+	Kind  string  `json:"kind"`
+	Param *int    `json:"param,omitempty"`
+	Value *uint32 `json:"value,omitempty"`
 }
 
 // Section is one of the three kernels of a program.

@@ -567,7 +567,12 @@ func (s *server) cmdCompile(id uint64, line []byte) {
 func checkEntry(e ttruntime.LayoutEntry, params []ttruntime.ParamDesc) string {
 	needs := ""
 	switch e.Kind {
-	case "const", "core_row", "core_col", "core_index", "num_cores":
+	case "const":
+		if e.Value == nil {
+			return "const layout entry without a value"
+		}
+		return ""
+	case "core_row", "core_col", "core_index", "num_cores":
 		return ""
 	case "param":
 		needs = "variable"
