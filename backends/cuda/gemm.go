@@ -437,6 +437,7 @@ func (e *gemmExec) launch(ctx context.Context, args []backends.LaunchArg, timed 
 	}
 	var elapsed time.Duration
 	err = d.run("gemm", func() error {
+		d.sweepPins() // cuBLAS may allocate device memory
 		h, err := d.blasFor()
 		if err != nil {
 			return err

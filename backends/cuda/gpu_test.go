@@ -662,3 +662,48 @@ func TestNoDriverNamesLibcuda(t *testing.T) {
 	}
 	require.True(t, strings.Contains(err.Error(), "libcuda.so.1"), err.Error())
 }
+
+// A dedicated host-pool segment is unmapped when its buffer is freed; its
+// pinned registration must go with it before the driver is used again,
+// or memory later mapped at those addresses would be copied wrongly and
+// device allocations fail (CUDA_ERROR_ALREADY_MAPPED, seen on the H200).
+func TestPinnedSegmentsFollowTheArena(t *testing.T) {
+	d := gpu(t)
+	ctx := context.Background()
+	host, err := hostpool.Default()
+	require.NoError(t, err)
+	const n = 200 << 20 // above the arena's chunk: a segment of its own
+	for round := range 3 {
+		hid, err := host.Alloc(ctx, n)
+		require.NoError(t, err)
+		mem, _ := host.Bytes(hid)
+		for i := range mem {
+			mem[i] = byte(i + round)
+		}
+		dev := upload(t, d, mem)
+		name, _, ok := host.Arena().Locate(mem)
+		require.True(t, ok)
+		pins.Lock()
+		_, pinned := pins.segs[name]
+		pins.Unlock()
+		require.True(t, pinned, "the segment is pinned on first use")
+		require.NoError(t, host.Release(hid)) // unmaps the segment
+
+		// Ordinary memory, possibly at the same addresses, round-trips.
+		plain := make([]byte, n)
+		require.NoError(t, d.Pool().Read(ctx, dev, 0, plain))
+		for i := 0; i < n; i += 4093 {
+			if plain[i] != byte(i+round) {
+				t.Fatalf("round %d: byte %d = %d, want %d", round, i, plain[i], byte(i+round))
+			}
+		}
+		pins.Lock()
+		_, still := pins.segs[name]
+		pins.Unlock()
+		require.False(t, still, "the unmapped segment was unregistered")
+		other, err := d.Pool().Alloc(ctx, n)
+		require.NoError(t, err)
+		require.NoError(t, d.Pool().Write(ctx, other, 0, plain))
+		require.NoError(t, d.Pool().Release(other))
+	}
+}

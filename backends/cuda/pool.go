@@ -51,6 +51,7 @@ func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 	}
 	var ptr uint64
 	err := p.dev.run("cuMemAlloc_v2", func() error {
+		p.dev.sweepPins()
 		return p.dev.fail("cuMemAlloc_v2", p.dev.drv.call(p.dev.drv.memAlloc, uintptr(unsafe.Pointer(&ptr)), uintptr(n)))
 	})
 	if err != nil {

@@ -17,23 +17,34 @@ const directLimit = 1 << 20
 
 // pins tracks the host-pool arena segments registered as pinned memory.
 // Registration is portable (valid in every context), so it is process-wide:
-// each segment is registered once, on first use, and unregistered once the
-// arena has unmapped it.
+// each segment is registered once, on first use.
+//
+// The arena unmaps a dedicated segment when its last buffer is freed, and
+// nothing tells this package. A registration that outlives its mapping is
+// dangerous: the driver still takes that address range for pinned memory,
+// so a later mapping at the same addresses (the Go heap, say) would be
+// copied from the old pages, and device allocations can fail with
+// CUDA_ERROR_ALREADY_MAPPED. So every copy, allocation and GEMM first
+// sweeps: any registered segment the arena no longer maps at the same
+// address is unregistered before the driver is used.
 var pins struct {
 	sync.Mutex
 	segs map[string]pinnedSeg
 }
 
 type pinnedSeg struct {
-	base uintptr
+	base unsafe.Pointer // the segment's first byte (mapped memory, not Go heap)
 	size int64
 }
 
-// hostArena finds the host-pool arena; nil when there is none.
-var hostArena = func() interface {
+// arenaView is what the package needs from the host pool's arena.
+type arenaView interface {
 	Locate([]byte) (string, int64, bool)
 	Segments() map[string]int64
-} {
+}
+
+// hostArena finds the host-pool arena; nil when there is none.
+var hostArena = func() arenaView {
 	hp, err := hostpool.Default()
 	if err != nil {
 		return nil
@@ -41,49 +52,73 @@ var hostArena = func() interface {
 	return hp.Arena()
 }
 
-// pinned reports whether b lies in host-pool memory that is registered as
-// pinned, registering its segment on first use. The context must be
-// current. A failed registration is logged and b is treated as pageable.
-func (d *Device) pinned(b []byte) bool {
-	if len(b) == 0 {
-		return false
+// sweepPinsLocked unregisters every pinned segment that the arena no longer
+// maps where it was registered. pins must be locked.
+func sweepPinsLocked(drv *driverAPI, arena arenaView) {
+	for name, s := range pins.segs {
+		got, off, ok := arena.Locate(unsafe.Slice((*byte)(s.base), 1))
+		if ok && got == name && off == 0 {
+			continue
+		}
+		drv.call(drv.memHostUnregister, uintptr(s.base))
+		delete(pins.segs, name)
+		backends.Debug(backends.DebugDevice, "cuda: unpinned a segment the host pool unmapped", "segment", name, "bytes", s.size)
 	}
+}
+
+// sweepPins is sweepPinsLocked for callers that do not hold pins; the
+// context must be current.
+func (d *Device) sweepPins() {
+	pins.Lock()
+	defer pins.Unlock()
+	if len(pins.segs) == 0 {
+		return
+	}
+	if arena := hostArena(); arena != nil {
+		sweepPinsLocked(d.drv, arena)
+	}
+}
+
+// pinned reports whether b lies in host-pool memory that is registered as
+// pinned, registering its segment on first use, after sweeping stale
+// registrations. The context must be current. A failed registration is
+// logged and b is treated as pageable.
+func (d *Device) pinned(b []byte) bool {
+	pins.Lock()
+	defer pins.Unlock()
 	arena := hostArena()
 	if arena == nil {
+		return false
+	}
+	if len(pins.segs) > 0 {
+		sweepPinsLocked(d.drv, arena)
+	}
+	if len(b) == 0 {
 		return false
 	}
 	name, off, ok := arena.Locate(b)
 	if !ok {
 		return false
 	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(off)
-	pins.Lock()
-	defer pins.Unlock()
+	base := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), -off)
 	if s, ok := pins.segs[name]; ok && s.base == base {
 		return true
 	}
-	if pins.segs == nil {
-		pins.segs = map[string]pinnedSeg{}
-	}
-	live := arena.Segments()
-	drv := d.drv
-	for n, s := range pins.segs {
-		if _, ok := live[n]; !ok || n == name {
-			drv.call(drv.memHostUnregister, s.base) // the arena unmapped it
-			delete(pins.segs, n)
-		}
-	}
-	size, ok := live[name]
+	size, ok := arena.Segments()[name]
 	if !ok {
 		return false
 	}
-	r := drv.call(drv.memHostRegister, base, uintptr(size), hostRegisterPortable)
+	drv := d.drv
+	r := drv.call(drv.memHostRegister, uintptr(base), uintptr(size), hostRegisterPortable)
 	if r != cudaSuccess && r != cudaErrorHostMemAlreadyRegistered {
 		backends.Debug(backends.DebugDevice, "cuda: host-pool segment not pinned; copies from it are staged",
 			"segment", name, "bytes", size, "err", drv.name(r))
 		return false
 	}
 	if r == cudaSuccess {
+		if pins.segs == nil {
+			pins.segs = map[string]pinnedSeg{}
+		}
 		pins.segs[name] = pinnedSeg{base: base, size: size}
 		backends.Debug(backends.DebugDevice, "cuda: pinned host-pool segment", "segment", name, "bytes", size)
 	}
