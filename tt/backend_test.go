@@ -29,8 +29,6 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "mockrt" {
 		os.Exit(mockrt.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	// Every runtime the driver starts from here is this binary as the mock.
-	os.Setenv(helperEnv, "mockrt")
 	code := m.Run()
 	if hp, err := hostpool.Default(); err == nil {
 		_ = hp.Close()
@@ -63,6 +61,7 @@ func ownSegments() []string {
 // openWith opens the tt backend over a sysfs fixture with the mock as its
 // runtime and extra config keys.
 func openWith(t testing.TB, fixtureName, mockFlags, extra string) ([]backends.Device, error) {
+	t.Setenv(helperEnv, "mockrt") // runtimes started now are this binary as the mock
 	t.Setenv(tt.EnvSysfsRoot, fixture(fixtureName))
 	t.Setenv(mockrt.EnvFlags, mockFlags)
 	t.Setenv("TMPDIR", t.TempDir()) // chip lock files
@@ -128,6 +127,7 @@ func TestEmulatorCanBeSwitchedOff(t *testing.T) {
 	require.ErrorIs(t, err, backends.ErrNoDevice)
 	require.ErrorContains(t, err, "emulator is disabled")
 
+	t.Setenv(helperEnv, "mockrt")
 	t.Setenv(tt.EnvSysfsRoot, fixture("none"))
 	t.Setenv(tt.EnvEmulator, "0")
 	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q}}`, os.Args[0])))
@@ -156,7 +156,6 @@ func TestCardsBecomeChips(t *testing.T) {
 	require.Equal(t, "0000:02:00.0", info.Extra["pci"])
 
 	// a second process (here: a second open) finds the chips busy
-	t.Setenv(tt.EnvSysfsRoot, fixture("n300"))
 	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q}}`, os.Args[0])))
 	require.NoError(t, err)
 	_, err = tt.Driver{}.Open(context.Background(), cfg)
@@ -500,7 +499,6 @@ func TestRealRuntimeEmulator(t *testing.T) {
 	if _, err := os.Stat(bin); err != nil {
 		t.Skipf("%s not built (run make runtime): %v", bin, err)
 	}
-	t.Setenv(helperEnv, "") // start the real runtime, not the mock
 	devs, err := openWith(t, "none", "", fmt.Sprintf(`, "runtime": %q`, bin))
 	if errors.Is(err, backends.ErrUnsupported) {
 		t.Skipf("%s has no emulator layer: %v", bin, err)
