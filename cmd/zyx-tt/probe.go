@@ -138,7 +138,7 @@ func writeProbe(w io.Writer, rep probeReport) {
 				fmt.Fprintf(w, "    %s\n", hw.Name)
 				width := 0
 				for _, f := range hw.Facts {
-					width = max(width, len(f.Key))
+					width = max(width, len(f.Key)+1)
 				}
 				for _, f := range hw.Facts {
 					fmt.Fprintf(w, "      %-*s  %s\n", width, f.Key+":", f.Value)
@@ -179,7 +179,7 @@ func writeDevice(w io.Writer, d probeDevice) {
 		if in.NumCircularBuffers > 0 {
 			facts = append(facts, fmt.Sprintf("%d circular buffers", in.NumCircularBuffers))
 		}
-	} else if len(in.MaxGlobalWorkDims) > 0 {
+	} else if len(in.MaxGlobalWorkDims) > 0 && slices.Max(in.MaxGlobalWorkDims) < 1<<40 {
 		facts = append(facts, "max grid "+joinUints(in.MaxGlobalWorkDims, "x"))
 		if in.MaxLocalThreads > 1 {
 			facts = append(facts, fmt.Sprintf("work group up to %d threads", in.MaxLocalThreads))

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// envCLI makes the test binary act as zyx-tt (a helper process), so every
+// end-to-end test gets a fresh process: the registry opens each backend
+// once per process, and the config and sysfs root are read at that time.
+const envCLI = "ZYXTT_TEST_AS_CLI"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envCLI) == "1" {
+		os.Exit(zyxMain(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// cliResult is one zyx-tt invocation.
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// cliEnv is the environment of a test invocation: a private config dir
+// (with the dummy backend enabled unless cfg says otherwise), no
+// Tenstorrent runtime, an empty sysfs, no progress bars.
+type cliEnv struct {
+	config string            // config.json contents; "" means dummy enabled
+	sysfs  string            // ZYX_SYSFS_ROOT; "" means an empty tree
+	extra  map[string]string // more variables
+}
+
+func cli(t *testing.T, env cliEnv, args ...string) cliResult {
+	t.Helper()
+	cfgHome := t.TempDir()
+	cfg := env.config
+	if cfg == "" {
+		cfg = `{"dummy": {"enabled": true, "memory": 67108864}}`
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(cfgHome, "zyx"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(cfgHome, "zyx", "config.json"), []byte(cfg), 0o644))
+	sysfs := env.sysfs
+	if sysfs == "" {
+		sysfs = t.TempDir()
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(),
+		envCLI+"=1",
+		"XDG_CONFIG_HOME="+cfgHome,
+		"ZYX_SYSFS_ROOT="+sysfs,
+		"ZYX_TT_RUNTIME=/nonexistent/zyx-tt-runtime",
+		"ZYX_DEBUG=0",
+	)
+	for k, v := range env.extra {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	res := cliResult{stdout.String(), stderr.String(), code}
+	// Paths that depend on this checkout and this run read as placeholders.
+	root, _ := filepath.Abs("../..")
+	for _, s := range []*string{&res.stdout, &res.stderr} {
+		*s = strings.ReplaceAll(*s, cfgHome, "$CONFIG")
+		*s = strings.ReplaceAll(*s, root, "$ROOT")
+	}
+	return res
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test -update to create %s", path)
+	require.Equal(t, string(want), got, "golden %s differs; run go test -update after checking the change", path)
+}
+
+func TestUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stream string // which stream must contain substr
+		substr string
+	}{
+		{nil, exitUsage, "stderr", "Usage:"},
+		{[]string{"help"}, exitOK, "stdout", "zyx-tt <command>"},
+		{[]string{"help", "run"}, exitOK, "stdout", "--verify"},
+		{[]string{"bogus"}, exitUsage, "stderr", "unknown command"},
+		{[]string{"probe", "--nope"}, exitUsage, "stderr", "flag provided but not defined: -nope"},
+		{[]string{"probe", "extra"}, exitUsage, "stderr", `unexpected argument "extra"`},
+		{[]string{"probe", "--backends", "c,warp"}, exitUsage, "stderr", `unknown backend "warp"`},
+		{[]string{"run"}, exitUsage, "stderr", "want exactly one BUNDLE"},
+		{[]string{"run", "a", "b"}, exitUsage, "stderr", "want exactly one BUNDLE"},
+		{[]string{"run", "-h"}, exitOK, "stdout", "usage: zyx-tt run"},
+		{[]string{"run", "testdata/bundles/vadd", "--repeat", "-1"}, exitUsage, "stderr", "--repeat -1"},
+		{[]string{"run", "testdata/bundles/vadd", "--set", "n"}, exitUsage, "stderr", `--set "n": want NAME=VALUE`},
+		{[]string{"run", "testdata/bundles/vadd", "--set", "q=1"}, exitUsage, "stderr", `has no var "q"`},
+		{[]string{"run", "testdata/bundles/vadd", "--set", "n=-5"}, exitUsage, "stderr", `var n: "-5" is not a u32`},
+		{[]string{"run", "testdata/bundles/vadd", "--in", "w=random"}, exitUsage, "stderr", `no buffer param "w"`},
+		{[]string{"run", "testdata/bundles/vadd", "--in", "n=random"}, exitUsage, "stderr", `no buffer param "n"`},
+		{[]string{"run", "testdata/bundles/vadd", "--in", "x=gauss"}, exitUsage, "stderr", `--in x=gauss`},
+		{[]string{"run", "testdata/bundles/vadd", "--out", "z=out.txt"}, exitUsage, "stderr", "want a .npy or .bin file"},
+		{[]string{"run", "testdata/bundles/vadd", "--out", "q=out.npy"}, exitUsage, "stderr", `no buffer param "q"`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			r := cli(t, cliEnv{}, tc.args...)
+			require.Equal(t, tc.code, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			out := r.stderr
+			if tc.stream == "stdout" {
+				out = r.stdout
+			}
+			require.Contains(t, out, tc.substr)
+		})
+	}
+}
+
+// probeFixtures are the Tenstorrent engineer's sysfs trees.
+func probeFixtures(t *testing.T) []string {
+	entries, err := os.ReadDir("../../tt/testdata/sysfs")
+	if err != nil {
+		t.Skipf("tt sysfs fixtures not present: %v", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+func TestProbeGolden(t *testing.T) {
+	for _, fx := range probeFixtures(t) {
+		t.Run(fx, func(t *testing.T) {
+			root, err := filepath.Abs(filepath.Join("../../tt/testdata/sysfs", fx))
+			require.NoError(t, err)
+			r := cli(t, cliEnv{sysfs: root}, "probe", "--backends", "tt,dummy")
+			require.Equal(t, exitOK, r.code, r.stderr)
+			require.Empty(t, r.stderr)
+			golden(t, "probe_"+fx+".golden", r.stdout)
+
+			r = cli(t, cliEnv{sysfs: root}, "probe", "--json", "--backends", "tt,dummy")
+			require.Equal(t, exitOK, r.code, r.stderr)
+			var rep probeReport
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
+			require.Len(t, rep.Backends, 2)
+			require.Equal(t, "dummy", rep.Backends[0].Name)
+			require.Equal(t, "tt", rep.Backends[1].Name)
+			require.Len(t, rep.Backends[0].Devices, 1)
+			require.True(t, rep.Config.Loaded)
+			golden(t, "probe_"+fx+".json.golden", r.stdout)
+		})
+	}
+}
+
+func TestProbeAll(t *testing.T) {
+	// Every registered backend appears, with devices or a reason.
+	r := cli(t, cliEnv{}, "probe", "--json")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var rep probeReport
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
+	names := map[string]bool{}
+	for _, b := range rep.Backends {
+		names[b.Name] = true
+		if len(b.Devices) == 0 {
+			require.NotEmpty(t, b.Reason, b.Name)
+		}
+		for _, d := range b.Devices {
+			require.NotEmpty(t, d.Name)
+			require.NotNil(t, d.Info)
+			require.NotEmpty(t, d.Info.Name)
+		}
+	}
+	for _, n := range []string{"c", "cblas", "cuda", "dummy", "opencl", "tt", "vulkan"} {
+		require.True(t, names[n], "backend %s missing from probe", n)
+	}
+	require.Contains(t, cli(t, cliEnv{}, "probe").stdout, "dummy: 1 device")
+}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"codeberg.org/sbinet/npyio"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/bundle"
+)
+
+const testBundle = "testdata/bundles/vadd"
+
+func runJSON(t *testing.T, env cliEnv, args ...string) (runReport, cliResult) {
+	t.Helper()
+	r := cli(t, env, append([]string{"run", "--json"}, args...)...)
+	var rep runReport
+	if r.code == exitOK || r.code == exitMismatch {
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep), "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	return rep, r
+}
+
+func TestRunOnC(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "z.npy")
+	rep, r := runJSON(t, cliEnv{}, testBundle, "--dev", "c", "--verify", "--repeat", "3", "--set", "n=1000", "--out", "z="+out)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, "c", rep.Device.Name)
+	require.Equal(t, []uint64{16}, rep.Grid) // ceil_div(1000, 64)
+	require.Equal(t, "host", rep.Verify.Against)
+	require.True(t, rep.Verify.OK)
+	require.Equal(t, 1000, rep.Verify.Outputs[0].Elems)
+	require.Equal(t, 3, rep.Repeat.Runs)
+	require.LessOrEqual(t, rep.Repeat.MinNS, rep.Repeat.MedianNS)
+	require.LessOrEqual(t, rep.Repeat.MedianNS, rep.Repeat.MaxNS)
+	require.Equal(t, int64(3*4000), rep.Timing.UpBytes)
+	require.Equal(t, int64(4000), rep.Timing.DownBytes)
+	require.Equal(t, []writtenReport{{"z", out}}, rep.Written)
+
+	// The output file holds x + y = i + 0.5 with the param's shape.
+	f, err := os.Open(out)
+	require.NoError(t, err)
+	defer f.Close()
+	rd, err := npyio.NewReader(f)
+	require.NoError(t, err)
+	require.Equal(t, []int{1000}, rd.Header.Descr.Shape)
+	var z []float32
+	require.NoError(t, rd.Read(&z))
+	require.Len(t, z, 1000)
+	for i, v := range z {
+		require.Equal(t, float32(i)+0.5, v)
+	}
+
+	// The text report says the same things.
+	r = cli(t, cliEnv{}, "run", testBundle, "--dev", "c", "--verify")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "device    c (")
+	require.Contains(t, r.stdout, "verify    z against the float64 host reference")
+	require.Contains(t, r.stdout, ": ok\n")
+	require.Empty(t, r.stderr, "no progress bars or logs off a terminal")
+}
+
+func TestRunInputsFromFiles(t *testing.T) {
+	dir := t.TempDir()
+	n := 256
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(2 * i)
+	}
+	xpath := filepath.Join(dir, "x.npy")
+	f, err := os.Create(xpath)
+	require.NoError(t, err)
+	require.NoError(t, npyio.Write(f, x))
+	require.NoError(t, f.Close())
+	ybin := make([]byte, 4*n)
+	require.NoError(t, bundle.Fill(ybin, backends.F32, bundle.Gen{Kind: bundle.GenConst, Value: 1}, 0))
+	ypath := filepath.Join(dir, "y.bin")
+	require.NoError(t, os.WriteFile(ypath, ybin, 0o644))
+	zpath := filepath.Join(dir, "z.bin")
+
+	rep, r := runJSON(t, cliEnv{}, testBundle, "--dev", "c", "--set", fmt.Sprintf("n=%d", n),
+		"--in", "x="+xpath, "--in", "y="+ypath, "--out", "z="+zpath, "--verify")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.True(t, rep.Verify.OK)
+	require.Equal(t, xpath, rep.Params[0].Input)
+	got, err := os.ReadFile(zpath)
+	require.NoError(t, err)
+	z, err := bundle.ToFloat64(backends.F32, got)
+	require.NoError(t, err)
+	for i, v := range z {
+		require.Equal(t, float64(2*i+1), v)
+	}
+}
+
+func TestRunBadInput(t *testing.T) {
+	dir := t.TempDir()
+	i32 := filepath.Join(dir, "i32.npy")
+	f, err := os.Create(i32)
+	require.NoError(t, err)
+	require.NoError(t, npyio.Write(f, make([]int32, 4096)))
+	require.NoError(t, f.Close())
+	short := filepath.Join(dir, "short.bin")
+	require.NoError(t, os.WriteFile(short, make([]byte, 100), 0o644))
+	badManifest := filepath.Join(dir, "bad")
+	require.NoError(t, os.MkdirAll(badManifest, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(badManifest, "manifest.json"),
+		[]byte(`{"name": "bad", "params": [{"name": "x", "kind": "global", "dtype": "f33", "shape": [4]}]}`), 0o644))
+	readonly := filepath.Join(dir, "ro")
+	require.NoError(t, os.MkdirAll(readonly, 0o555))
+	existing := filepath.Join(dir, "keep.npy")
+	require.NoError(t, os.WriteFile(existing, []byte("previous contents"), 0o644))
+
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		substr string
+	}{
+		{"missing bundle", []string{filepath.Join(dir, "nope")}, exitFailure, "no such file or directory"},
+		{"malformed manifest", []string{badManifest}, exitFailure, filepath.Join(badManifest, "manifest.json") + `: params[0].dtype: unknown dtype "f33"`},
+		{"missing input file", []string{testBundle, "--in", "x=" + filepath.Join(dir, "absent.npy")}, exitFailure, "input x: open " + filepath.Join(dir, "absent.npy") + ": no such file"},
+		{"wrong input size", []string{testBundle, "--in", "y=" + short}, exitFailure, "input y: invalid argument: " + short + " has 100 bytes, the param needs 16384"},
+		{"wrong input dtype", []string{testBundle, "--in", "x=" + i32}, exitFailure, "holds <i4 elements, the param is f32"},
+		{"unwritable output dir", []string{testBundle, "--out", "z=" + filepath.Join(dir, "no", "such", "dir", "z.npy")}, exitFailure, "--out z: cannot write"},
+		{"no device", []string{testBundle, "--dev", "vulkan:7"}, exitFailure, "vulkan:7"},
+		{"zero elements", []string{testBundle, "--set", "n=0"}, exitFailure, "param x has no elements"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := cli(t, cliEnv{}, append([]string{"run", "--dev", "c"}, tc.args...)...)
+			require.Equal(t, tc.code, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			require.Contains(t, r.stderr, tc.substr)
+		})
+	}
+	if os.Geteuid() != 0 { // root writes anywhere
+		r := cli(t, cliEnv{}, "run", testBundle, "--dev", "c", "--out", "z="+filepath.Join(readonly, "z.npy"))
+		require.Equal(t, exitFailure, r.code, r.stderr)
+		require.Contains(t, r.stderr, "permission denied")
+	}
+
+	// A run that fails leaves an existing output untouched and no temp files.
+	r := cli(t, cliEnv{}, "run", testBundle, "--dev", "c", "--in", "x="+i32, "--out", "z="+existing)
+	require.Equal(t, exitFailure, r.code)
+	data, err := os.ReadFile(existing)
+	require.NoError(t, err)
+	require.Equal(t, "previous contents", string(data))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		require.NotContains(t, e.Name(), ".tmp", "temp file left behind")
+	}
+}
+
+func TestRunVerifyMismatch(t *testing.T) {
+	// The kernel subtracts where the reference adds: exit status 3, and the
+	// report names the worst element.
+	rep, r := runJSON(t, cliEnv{}, "testdata/bundles/wrong", "--dev", "c", "--verify")
+	require.Equal(t, exitMismatch, r.code, r.stderr)
+	require.False(t, rep.Verify.OK)
+	o := rep.Verify.Outputs[0]
+	require.Equal(t, int64(4096), o.Mismatches)
+	require.InDelta(t, 1.0, o.MaxAbs, 1e-9) // (x-0.5) - (x+0.5)
+	require.Contains(t, r.stderr, "verification failed against host: z: 4096 of 4096 elements out of tolerance")
+
+	// The dummy device computes nothing: against the reference it fails,
+	// against itself it matches.
+	_, r = runJSON(t, cliEnv{}, testBundle, "--dev", "dummy", "--verify")
+	require.Equal(t, exitMismatch, r.code, r.stderr)
+	rep, r = runJSON(t, cliEnv{}, testBundle, "--dev", "dummy", "--verify=dummy")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, "dummy", rep.Verify.Against)
+
+	// Verification on the C backend as the reference device.
+	rep, r = runJSON(t, cliEnv{}, "testdata/bundles/wrong", "--dev", "c", "--verify=c")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, "c", rep.Verify.Against)
+}
+
+func TestRunAutoSkips(t *testing.T) {
+	// The test bundle has only a C variant: auto passes over every other
+	// device and says why.
+	rep, r := runJSON(t, cliEnv{}, testBundle, "--dev", "auto")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, "c", rep.Device.Name)
+	reasons := map[string]string{}
+	for _, s := range rep.Skipped {
+		reasons[s.Device] = s.Reason
+	}
+	require.Equal(t, "no variant for opencl", reasons["opencl:0"])
+	require.Contains(t, reasons, "cuda") // a backend with no devices is listed by name
+	require.Contains(t, reasons["tt"], "zyx-tt-runtime") // no card, no runtime
+	for dev, why := range reasons {
+		require.NotEmpty(t, why, dev)
+	}
+}
+
+// TestExamplesOnEveryDevice runs each example bundle on every device this
+// machine has, verified against the float64 host reference.
+func TestExamplesOnEveryDevice(t *testing.T) {
+	r := cli(t, cliEnv{config: "{}", extra: runtimeEnv(t)}, "probe", "--json")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var probe probeReport
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &probe))
+	small := map[string][]string{
+		"vadd":   {"--set", "n=5000"},
+		"unary":  {"--set", "n=5000"},
+		"matmul": {"--set", "m=48", "--set", "n=80", "--set", "k=40"},
+	}
+	for _, ex := range []string{"vadd", "unary", "matmul"} {
+		dir := filepath.Join("..", "..", "examples", ex)
+		b, err := bundle.Load(dir)
+		for _, pb := range probe.Backends {
+			if len(pb.Devices) == 0 {
+				t.Run(ex+"/"+pb.Name, func(t *testing.T) { t.Skipf("backend %s has no device here: %s", pb.Name, oneLine(pb.Reason)) })
+				continue
+			}
+			for _, d := range pb.Devices {
+				t.Run(ex+"/"+d.Name, func(t *testing.T) {
+					if err != nil {
+						t.Fatalf("example %s does not load: %v", ex, err)
+					}
+					if !b.HasVariant(d.Backend) {
+						t.Skipf("example %s has no variant for %s yet", ex, d.Backend)
+					}
+					args := append([]string{dir, "--dev", d.Name, "--verify"}, small[ex]...)
+					rep, r := runJSON(t, cliEnv{config: "{}", extra: runtimeEnv(t)}, args...)
+					require.Equal(t, exitOK, r.code, "stderr:\n%s", r.stderr)
+					require.Equal(t, d.Name, rep.Device.Name)
+					require.True(t, rep.Verify.OK)
+				})
+			}
+		}
+	}
+}
+
+// runtimeEnv points the tt backend at a built runtime when there is one, so
+// the emulator counts as a device present.
+func runtimeEnv(t *testing.T) map[string]string {
+	for _, p := range []string{"../../bin/zyx-tt-runtime", "../../build/cpp/zyx-tt-runtime"} {
+		if abs, err := filepath.Abs(p); err == nil {
+			if st, err := os.Stat(abs); err == nil && !st.IsDir() {
+				return map[string]string{"ZYX_TT_RUNTIME": abs}
+			}
+		}
+	}
+	return nil
+}
+
