@@ -192,7 +192,7 @@ func TestRunAutoSkips(t *testing.T) {
 		reasons[s.Device] = s.Reason
 	}
 	require.Equal(t, "no variant for opencl", reasons["opencl:0"])
-	require.Contains(t, reasons, "cuda") // a backend with no devices is listed by name
+	require.Contains(t, reasons, "cuda")                 // a backend with no devices is listed by name
 	require.Contains(t, reasons["tt"], "zyx-tt-runtime") // no card, no runtime
 	for dev, why := range reasons {
 		require.NotEmpty(t, why, dev)
@@ -250,4 +250,3 @@ func runtimeEnv(t *testing.T) map[string]string {
 	}
 	return nil
 }
-
