@@ -46,7 +46,7 @@ type Pool struct {
 // Config sets up a Pool.
 type Config struct {
 	// Limit caps the bytes the pool hands out. Zero means the host's
-	// physical memory.
+	// physical memory or the size of the shm filesystem, whichever is less.
 	Limit int64
 	// Arena is the shm arena to allocate from. Nil creates a private one
 	// that Close releases.
@@ -65,6 +65,10 @@ func New(cfg Config) (*Pool, error) {
 	}
 	if p.limit <= 0 {
 		p.limit = physicalMemory()
+		// Segments cannot outgrow the tmpfs that holds them.
+		if c, err := shm.Capacity(); err == nil && c > 0 && c < p.limit {
+			p.limit = c
+		}
 	}
 	return p, nil
 }
@@ -115,6 +119,10 @@ func (p *Pool) Alloc(_ context.Context, n int64) (BufferID, error) {
 	defer p.mu.Unlock()
 	if err != nil {
 		p.used -= n
+		if errors.Is(err, unix.ENOSPC) {
+			// The shm filesystem is full (other processes use it too).
+			return 0, fmt.Errorf("hostpool: alloc %d bytes: %w: %w", n, ErrOutOfMemory, err)
+		}
 		return 0, fmt.Errorf("hostpool: alloc %d bytes: %w", n, err)
 	}
 	id := p.next

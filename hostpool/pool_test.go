@@ -302,3 +302,17 @@ func TestDefaultIsShared(t *testing.T) {
 	require.Equal(t, "host", a.Name())
 	require.Positive(t, a.TotalBytes())
 }
+
+func TestFullShmFilesystemIsOutOfMemory(t *testing.T) {
+	capacity, err := shm.Capacity()
+	require.NoError(t, err)
+	p := newPool(t, 1<<62)
+	_, err = p.Alloc(ctx, capacity+1<<20)
+	require.ErrorIs(t, err, ErrOutOfMemory, "a full /dev/shm is out of memory, not a crash")
+	require.EqualValues(t, 1<<62, p.FreeBytes(), "the failed alloc reserved nothing")
+
+	def, err := New(Config{})
+	require.NoError(t, err)
+	defer def.Close()
+	require.LessOrEqual(t, def.TotalBytes(), capacity, "the default limit fits the shm filesystem")
+}

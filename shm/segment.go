@@ -65,6 +65,13 @@ func Create(name string, size int64) (*Segment, error) {
 		_ = unlink(path)
 		return nil, err
 	}
+	// tmpfs grants ftruncate without reserving pages; touching a page the
+	// filesystem cannot back raises SIGBUS and kills the process. Reserving
+	// the pages now turns a full /dev/shm into an ENOSPC error here.
+	if err := reserve(fd, size, name); err != nil {
+		_ = unlink(path)
+		return nil, err
+	}
 	data, err := mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, name)
 	if err != nil {
 		_ = unlink(path)

@@ -219,3 +219,23 @@ func TestProcessAlive(t *testing.T) {
 	require.False(t, processAlive(cmd.Process.Pid), "a reaped child is gone")
 	require.ErrorIs(t, unix.Kill(cmd.Process.Pid, 0), unix.ESRCH)
 }
+
+func TestCreateBeyondTheFilesystemIsAnErrorNotSIGBUS(t *testing.T) {
+	var st unix.Statfs_t
+	require.NoError(t, unix.Statfs(Dir, &st))
+	if st.Type != unix.TMPFS_MAGIC {
+		t.Skipf("%s is not on tmpfs", Dir)
+	}
+	capacity, err := Capacity()
+	require.NoError(t, err)
+	require.Equal(t, int64(st.Blocks)*st.Bsize, capacity)
+
+	// Without the up-front reservation this create succeeds and the first
+	// write past the filesystem's size kills the process with SIGBUS.
+	name := NewName()
+	seg, err := Create(name, capacity+1<<20)
+	require.ErrorIs(t, err, unix.ENOSPC)
+	require.ErrorContains(t, err, "fallocate "+name)
+	require.Nil(t, seg)
+	require.False(t, exists(t, name), "a failed create leaves no name behind")
+}

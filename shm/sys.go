@@ -62,6 +62,16 @@ func ftruncate(fd int, size int64, name string) error {
 	return wrap("ftruncate", name, unix.Ftruncate(fd, size))
 }
 
+// reserve allocates the segment's pages up front. A filesystem without
+// fallocate keeps the old behaviour rather than failing.
+func reserve(fd int, size int64, name string) error {
+	err := unix.Fallocate(fd, 0, 0, size)
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
+		return nil
+	}
+	return wrap("fallocate", name, err)
+}
+
 func fstatSize(fd int, name string) (int64, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
@@ -96,4 +106,17 @@ func madvise(b []byte, advice int, name string) error {
 func processAlive(pid int) bool {
 	err := unix.Kill(pid, 0)
 	return err == nil || errors.Is(err, unix.EPERM)
+}
+
+// Capacity is the total size in bytes of the filesystem that holds Dir: the
+// most that segments can ever hold together.
+func Capacity() (int64, error) {
+	if err := checkDir(); err != nil {
+		return 0, err
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(Dir, &st); err != nil {
+		return 0, wrap("statfs", Dir, err)
+	}
+	return int64(st.Blocks) * st.Bsize, nil
 }
