@@ -28,6 +28,8 @@ type Device struct {
 	cc      [2]int32
 	limits  limits
 	pool    *Pool
+	// numaNode is the GPU's NUMA node on a host with several, else -1.
+	numaNode int
 
 	lost   atomic.Pointer[backends.Error]
 	closed atomic.Bool
@@ -145,8 +147,15 @@ func (d *Device) readInfo() (*backends.DeviceInfo, error) {
 		},
 	}
 	var bus [64]byte
+	d.numaNode = -1
 	if drv.call(drv.deviceGetPCIBusID, uintptr(unsafe.Pointer(&bus[0])), uintptr(len(bus)), uintptr(d.dev)) == cudaSuccess {
 		info.Extra["pci_bus_id"] = cString(bus[:])
+		if node := gpuNUMANode(info.Extra["pci_bus_id"]); node >= 0 {
+			info.Extra["numa_node"] = strconv.Itoa(node)
+			if numaNodes() > 1 {
+				d.numaNode = node
+			}
+		}
 	}
 	floatCaps := backends.CapFloatOps
 	intCaps := backends.CapIntOps

@@ -108,6 +108,9 @@ func (d *Device) pinned(b []byte) bool {
 	if !ok {
 		return false
 	}
+	if d.numaNode >= 0 {
+		placeOnNode(base, size, d.numaNode)
+	}
 	drv := d.drv
 	r := drv.call(drv.memHostRegister, uintptr(base), uintptr(size), hostRegisterPortable)
 	if r != cudaSuccess && r != cudaErrorHostMemAlreadyRegistered {

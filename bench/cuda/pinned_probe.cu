@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <thread>
 #include <unistd.h>
@@ -91,6 +92,21 @@ int main() {
     measure("shm + register", s4);
     measure("shm + register, 16 chunks 2 streams", s4, 16);
     measure("shm MADV_HUGEPAGE + register", shm(true));
+    // NUMA: fill a fresh shm segment from a thread pinned to one CPU, then
+    // register and copy; a slow CPU's node is not the GPU's.
+    for (int cpu : {0, int(sysconf(_SC_NPROCESSORS_ONLN)) / 2, int(sysconf(_SC_NPROCESSORS_ONLN)) - 1}) {
+        void *p = shm(false);
+        std::thread t([=] {
+            cpu_set_t set; CPU_ZERO(&set); CPU_SET(cpu, &set);
+            sched_setaffinity(0, sizeof set, &set);
+            memset(p, 2, kBytes);
+        });
+        t.join();
+        char label[64];
+        snprintf(label, sizeof label, "shm filled on cpu %d + register", cpu);
+        measure(label, p);
+        munmap(p, kBytes);
+    }
     // CPU copy bandwidth, shm -> pinned, 1..16 threads
     for (int th : {1, 4, 8, 16}) {
         auto t0 = std::chrono::steady_clock::now();
