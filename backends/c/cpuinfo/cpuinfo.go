@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -127,7 +128,7 @@ func detect(root string) CPU {
 	classifySIMD(&c, flags)
 	if c.ClockMHz == 0 {
 		if data, err := os.ReadFile(filepath.Join(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")); err == nil {
-			if khz, err := strconv.ParseFloat(strings.TrimSpace(string(data)), 64); err == nil {
+			if khz, err := strconv.ParseFloat(strings.TrimSpace(string(data)), 64); err == nil && khz > 0 && !math.IsInf(khz, 0) {
 				c.ClockMHz = khz / 1000
 			}
 		}
@@ -161,7 +162,7 @@ func parseCPUInfo(data []byte, c *CPU, flags map[string]bool) {
 				c.Model = val
 			}
 		case "cpu MHz":
-			if v, err := strconv.ParseFloat(val, 64); err == nil && c.ClockMHz == 0 {
+			if v, err := strconv.ParseFloat(val, 64); err == nil && v > 0 && !math.IsInf(v, 0) && c.ClockMHz == 0 {
 				c.ClockMHz = v
 			}
 		case "flags", "Features":
@@ -241,7 +242,7 @@ func parseSize(s string) (int64, bool) {
 		mult, s = 1<<30, s[:len(s)-1]
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
+	if err != nil || n < 0 || n > math.MaxInt64/mult {
 		return 0, false
 	}
 	return n * mult, true

@@ -1,0 +1,171 @@
+//go:build linux
+
+// Package compare holds the CPU backends' benchmarks: each one measures a
+// program through the zyx-tt runtime and the same work in a native C
+// program built here, in the same run, and reports the ratio
+// native time / runtime time (1.0 means the runtime adds nothing).
+//
+//	go test -run '^$' -bench . -benchtime 1x ./bench/cpu/compare
+package compare
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/bundle"
+	"github.com/zyxtt/zyxtt/backends/c"
+	"github.com/zyxtt/zyxtt/backends/cblas"
+)
+
+var (
+	vaddN = flag.Uint64("vadd-n", 64<<20, "vadd elements")
+	gemmN = flag.Int("gemm-n", 2048, "sgemm m = n = k")
+	reps  = flag.Int("reps", 5, "timed runs per side, alternating native and runtime; the best of each counts")
+)
+
+// loadProgram builds an example bundle's program for backend with vars set
+// and allocates and fills its buffers in the device's pool.
+func loadProgram(b *testing.B, dev backends.Device, name string, set map[string]string) (*backends.Program, []backends.LaunchArg) {
+	b.Helper()
+	bd, err := bundle.Load(filepath.Join("..", "..", "..", "examples", name))
+	must(b, err)
+	vals, err := bd.VarValues(set)
+	must(b, err)
+	p, err := bd.Program(dev.Backend(), vals)
+	must(b, err)
+	shapes, err := bd.Shapes(vals)
+	must(b, err)
+	pool := dev.Pool()
+	host := pool.(backends.HostMemory)
+	args := make([]backends.LaunchArg, len(bd.Params))
+	for i, prm := range bd.Params {
+		if !prm.Kind.IsBuffer() {
+			vi, _ := bd.VarIndex(prm.Name)
+			args[i] = backends.VarArg(vals[vi])
+			continue
+		}
+		id, err := pool.Alloc(context.Background(), bundle.Elems(shapes[i])*int64(prm.DType.Size()))
+		must(b, err)
+		b.Cleanup(func() { _ = pool.Release(id) })
+		mem, err := host.Bytes(id)
+		must(b, err)
+		must(b, bundle.Fill(mem, prm.DType, bundle.Gen{Kind: bundle.GenRandom}, uint64(i)))
+		args[i] = backends.BufArg(id)
+	}
+	return p, args
+}
+
+func must(b *testing.B, err error) {
+	b.Helper()
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// compare compiles p and launches it once to warm up; then, *reps times,
+// it runs the native program once and the runtime once, alternating so
+// that both sides see the same machine load, and returns the best time of
+// each side.
+func compare(b *testing.B, dev backends.Device, p *backends.Program, args []backends.LaunchArg, native func() time.Duration) (runtime, nat time.Duration) {
+	b.Helper()
+	ctx := context.Background()
+	exe, err := dev.Compile(ctx, p)
+	must(b, err)
+	defer exe.Release()
+	must(b, exe.Launch(ctx, args))
+	runtime, nat = time.Duration(1<<63-1), time.Duration(1<<63-1)
+	for range *reps {
+		nat = min(nat, native())
+		d, err := exe.LaunchTimed(ctx, args)
+		must(b, err)
+		runtime = min(runtime, d)
+	}
+	return runtime, nat
+}
+
+// runNative runs a native benchmark program and reads the nanoseconds it
+// prints.
+func runNative(b *testing.B, env []string, name string, args ...string) time.Duration {
+	b.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("%s %v: %v: %s", name, args, err, stderr.String())
+	}
+	ns, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+	must(b, err)
+	return time.Duration(ns)
+}
+
+func report(b *testing.B, runtime, native time.Duration) {
+	ratio := native.Seconds() / runtime.Seconds()
+	b.ReportMetric(float64(runtime.Microseconds())/1e3, "runtime-ms")
+	b.ReportMetric(float64(native.Microseconds())/1e3, "native-ms")
+	b.ReportMetric(ratio, "ratio")
+	b.Logf("runtime %v, native %v, ratio native/runtime %.3f", runtime, native, ratio)
+}
+
+// BenchmarkVaddC: examples/vadd through the C device against the same loop
+// in vadd_native.c built with the device's flags and thread count.
+func BenchmarkVaddC(b *testing.B) {
+	dev, err := c.Open(context.Background(), c.Config{})
+	if err != nil {
+		b.Skipf("no C device: %v", err)
+	}
+	info := dev.Info()
+	var flags []string
+	for _, f := range strings.Fields(info.Extra["flags"]) {
+		if f != "-shared" {
+			flags = append(flags, f)
+		}
+	}
+	native := filepath.Join(b.TempDir(), "vadd_native")
+	cmd := exec.Command(info.Extra["compiler"], append(flags, "-o", native, filepath.Join("..", "vadd_native.c"))...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("building vadd_native: %v: %s", err, out)
+	}
+	n := strconv.FormatUint(*vaddN, 10)
+	p, args := loadProgram(b, dev, "vadd", map[string]string{"n": n})
+	env := []string{"OMP_NUM_THREADS=" + info.Extra["threads"]}
+	for range b.N {
+		rt, nat := compare(b, dev, p, args, func() time.Duration { return runNative(b, env, native, n, "1") })
+		report(b, rt, nat)
+	}
+}
+
+// BenchmarkSGEMMCBLAS: examples/matmul's GEMM variant through the CBLAS
+// device against cblas_sgemm called from sgemm_native.c in the same
+// library with the same thread count.
+func BenchmarkSGEMMCBLAS(b *testing.B) {
+	dev, err := cblas.Open(context.Background(), cblas.Config{})
+	if err != nil {
+		b.Skipf("no CBLAS: %v", err)
+	}
+	info := dev.Info()
+	native := filepath.Join(b.TempDir(), "sgemm_native")
+	cmd := exec.Command("cc", "-O2", "-o", native, filepath.Join("..", "sgemm_native.c"), "-ldl")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("building sgemm_native: %v: %s", err, out)
+	}
+	n := strconv.Itoa(*gemmN)
+	p, args := loadProgram(b, dev, "matmul", map[string]string{"m": n, "n": n, "k": n})
+	threads := strconv.Itoa(dev.Threads())
+	for range b.N {
+		rt, nat := compare(b, dev, p, args, func() time.Duration {
+			return runNative(b, nil, native, info.Extra["library"], n, "1", threads)
+		})
+		report(b, rt, nat)
+	}
+}
