@@ -321,6 +321,13 @@ func compileOn(ctx context.Context, b *bundle.Bundle, vals bundle.Values, select
 	}
 	devs, skips, err := backends.Candidates(ctx, base, selector)
 	if err != nil {
+		// "tt-emu" names devices of the tt backend; when there are none,
+		// say why the tt backend has none rather than "unknown backend".
+		if strings.HasPrefix(selector, "tt-emu") {
+			if st, e := backends.Backend(ctx, "tt"); e == nil && len(st.Devices) == 0 && st.Err != nil {
+				err = fmt.Errorf("%s: %w: the tt backend has no emulator device: %v", selector, backends.ErrNoDevice, st.Err)
+			}
+		}
 		return nil, nil, nil, skips, err
 	}
 	for _, d := range devs {

@@ -129,6 +129,7 @@ func TestRunBadInput(t *testing.T) {
 		{"wrong input dtype", []string{testBundle, "--in", "x=" + i32}, exitFailure, "holds <i4 elements, the param is f32"},
 		{"unwritable output dir", []string{testBundle, "--out", "z=" + filepath.Join(dir, "no", "such", "dir", "z.npy")}, exitFailure, "--out z: cannot write"},
 		{"no device", []string{testBundle, "--dev", "vulkan:7"}, exitFailure, "vulkan:7"},
+		{"no emulator", []string{testBundle, "--dev", "tt-emu"}, exitFailure, "the tt backend has no emulator device"},
 		{"zero elements", []string{testBundle, "--set", "n=0"}, exitFailure, "param x has no elements"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
