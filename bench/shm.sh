@@ -13,11 +13,9 @@ cd "$(dirname "$0")/.."
 
 BENCHTIME=${BENCHTIME:-1s}
 COUNT=${COUNT:-3}
-# testify_yaml_fail keeps the test binary free of testify's YAML dependency;
-# no zyx-tt test uses YAML assertions.
 bin=$(mktemp -d)/shm.test
 trap 'rm -rf "$(dirname "$bin")"' EXIT
-go test -tags testify_yaml_fail -c -o "$bin" ./shm/
+go test -c -o "$bin" ./shm/
 # Each round runs all three cases back to back, so load from other processes
 # falls on every case alike.
 echo "\$ shm.test -test.run '^\$' -test.bench '^BenchmarkCopy64MiB\$' -test.benchtime $BENCHTIME  # x$COUNT rounds"
