@@ -586,6 +586,27 @@ func TestCacheReuse(t *testing.T) {
 	leftovers, err := filepath.Glob(filepath.Join(cache, ".build-*"))
 	require.NoError(t, err)
 	require.Empty(t, leftovers)
+
+	// A damaged cached object is rebuilt, not reported as the program's
+	// fault. (A fresh device: the old object may still be mapped here.)
+	for _, o := range objs {
+		require.NoError(t, os.WriteFile(o, []byte("not an ELF object"), 0o644))
+	}
+	p.C.Options = []string{"-DZYX_TEST_OPTION=2"}
+	exe, err = d2.Compile(ctx, p) // a new object: built
+	require.NoError(t, err)
+	require.NoError(t, exe.Release())
+	p.C.Options = nil
+	exe, err = d2.Compile(ctx, p) // its object was damaged: rebuilt
+	require.NoError(t, err)
+	const n = 64
+	x, z := f32Buffer(d2, n, 3), f32Buffer(d2, n, 0)
+	defer d2.pool.Release(x)
+	defer d2.pool.Release(z)
+	require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(x), backends.BufArg(x), backends.BufArg(z), u32(n)}))
+	require.Equal(t, 2*readF32(d2, x)[5], readF32(d2, z)[5])
+	require.NoError(t, exe.Release())
+	require.Equal(t, 4, buildsInto(t, log, cache))
 }
 
 func uniqueTag(t *testing.T) string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -159,25 +160,9 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	tu := translationUnit(p, v)
 	backends.Debug(backends.DebugAssembly, "c: translation unit", "program", p.Name, "source", tu)
 
-	path, hit, err := d.tc.build(ctx, tu, v.Options)
+	handle, err := d.buildAndLoad(ctx, p, tu)
 	if err != nil {
-		if be, ok := err.(*buildError); ok {
-			e := &backends.Error{Backend: BackendName, Op: "compile", Native: be.diagnostics,
-				Err: fmt.Errorf("%w: program %q: %s", backends.ErrCompile, p.Name, explain(be.diagnostics, p, v.Entry))}
-			return nil, e
-		}
-		return nil, &backends.Error{Backend: BackendName, Op: "compile", Err: err}
-	}
-	backends.Debug(backends.DebugCompile, "c: object", "program", p.Name, "path", path, "cached", hit)
-
-	handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
-	if err != nil {
-		msg := err.Error()
-		if strings.Contains(msg, "undefined symbol: "+v.Entry) {
-			return nil, compileError("program %q: the C source declares entry %q but does not define it", p.Name, v.Entry)
-		}
-		return nil, &backends.Error{Backend: BackendName, Op: "dlopen", Native: msg,
-			Err: fmt.Errorf("%w: program %q: the compiled object does not load", backends.ErrCompile, p.Name)}
+		return nil, err
 	}
 	if _, err := purego.Dlsym(handle, v.Entry); err != nil {
 		_ = purego.Dlclose(handle)
@@ -192,11 +177,46 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	return &executable{dev: d, prog: &prog, handle: handle, launch: launch}, nil
 }
 
+// buildAndLoad builds (or finds in the cache) and loads the object. A
+// cached object that no longer loads (a damaged cache) is removed and built
+// again once.
+func (d *Device) buildAndLoad(ctx context.Context, p *backends.Program, tu string) (uintptr, error) {
+	v := p.C
+	for attempt := 0; ; attempt++ {
+		path, hit, err := d.tc.build(ctx, tu, v.Options)
+		if err != nil {
+			if be, ok := err.(*buildError); ok {
+				return 0, &backends.Error{Backend: BackendName, Op: "compile", Native: be.diagnostics,
+					Err: fmt.Errorf("%w: program %q: %s", backends.ErrCompile, p.Name, explain(be.diagnostics, p, v.Entry))}
+			}
+			return 0, &backends.Error{Backend: BackendName, Op: "compile", Err: err}
+		}
+		backends.Debug(backends.DebugCompile, "c: object", "program", p.Name, "path", path, "cached", hit)
+		handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		if err == nil {
+			return handle, nil
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "undefined symbol: "+v.Entry) {
+			return 0, compileError("program %q: the C source declares entry %q but does not define it", p.Name, v.Entry)
+		}
+		if hit && attempt == 0 {
+			backends.Debug(backends.DebugCompile, "c: cached object does not load; rebuilding", "path", path, "err", msg)
+			if rmErr := os.Remove(path); rmErr == nil || os.IsNotExist(rmErr) {
+				continue
+			}
+		}
+		return 0, &backends.Error{Backend: BackendName, Op: "dlopen", Native: msg,
+			Err: fmt.Errorf("%w: program %q: the compiled object does not load", backends.ErrCompile, p.Name)}
+	}
+}
+
 // explain names the likely cause of a compile failure in the terms of the
 // calling convention, ahead of the raw diagnostics.
 func explain(diag string, p *backends.Program, entry string) string {
 	switch {
-	case strings.Contains(diag, "implicit declaration of function '"+entry+"'"):
+	case strings.Contains(diag, "implicit declaration of function '"+entry+"'"),
+		strings.Contains(diag, "call to undeclared function '"+entry+"'"):
 		return fmt.Sprintf("the C source does not define entry %q", entry)
 	case strings.Contains(diag, "too many arguments to function '"+entry+"'"),
 		strings.Contains(diag, "too few arguments to function '"+entry+"'"),
