@@ -40,8 +40,8 @@
 
 // The function table, set once when the emulator loads the kernel object.
 inline const zyx_emu_api* zyx_emu_api_ptr = nullptr;
-extern "C" __attribute__((visibility("default"))) inline int zyx_emu_kernel_abi() { return ZYX_EMU_ABI_VERSION; }
-extern "C" __attribute__((visibility("default"))) inline void zyx_emu_kernel_bind(const zyx_emu_api* api) {
+extern "C" __attribute__((visibility("default"), used)) inline int zyx_emu_kernel_abi() { return ZYX_EMU_ABI_VERSION; }
+extern "C" __attribute__((visibility("default"), used)) inline void zyx_emu_kernel_bind(const zyx_emu_api* api) {
   zyx_emu_api_ptr = api;
 }
 #define ZYX_API (*zyx_emu_api_ptr)

@@ -31,8 +31,14 @@ inline void mcast(uint32_t src, uint64_t dst, uint32_t size, bool include_self) 
   uint32_t local = static_cast<uint32_t>(dst & 0xfffffffffull);
   uint32_t mx, my;
   ZYX_API.core_xy(&mx, &my);
-  if (x0 > x1) std::swap(x0, x1);
-  if (y0 > y1) std::swap(y0, y1);
+  if (x0 > x1) {
+    uint32_t t = x0;
+    x0 = x1, x1 = t;
+  }
+  if (y0 > y1) {
+    uint32_t t = y0;
+    y0 = y1, y1 = t;
+  }
   for (uint32_t y = y0; y <= y1; y++)
     for (uint32_t x = x0; x <= x1; x++) {
       if (!include_self && x == mx && y == my) continue;

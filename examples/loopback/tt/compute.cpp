@@ -1,0 +1,2 @@
+// zyx-tt example: the loopback has no compute work.
+void kernel_main() {}

@@ -1,0 +1,2 @@
+// zyx-tt example: the loopback's reader does all the data movement.
+void kernel_main() {}
