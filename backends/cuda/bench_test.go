@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,26 +17,49 @@ import (
 
 const gib = 1 << 30
 
+// copyBuffers are the benchmark's 1 GiB host and device buffers, made once
+// per process like the native program's: the testing package calls a
+// benchmark function more than once, and fresh gigabytes each time measure
+// the host's page allocator, not the copy.
+var copyBuffers struct {
+	sync.Mutex
+	host map[bool][]byte
+	dev  backends.BufferID
+}
+
+func benchBuffers(b *testing.B, d *Device, fromHostPool bool) ([]byte, backends.BufferID) {
+	copyBuffers.Lock()
+	defer copyBuffers.Unlock()
+	ctx := context.Background()
+	if copyBuffers.host == nil {
+		copyBuffers.host = map[bool][]byte{}
+		dev, err := d.Pool().Alloc(ctx, gib)
+		require.NoError(b, err)
+		copyBuffers.dev = dev
+	}
+	mem, ok := copyBuffers.host[fromHostPool]
+	if !ok {
+		if fromHostPool {
+			host, err := hostpool.Default()
+			require.NoError(b, err)
+			id, err := host.Alloc(ctx, gib)
+			require.NoError(b, err)
+			mem, _ = host.Bytes(id)
+		} else {
+			mem = make([]byte, gib)
+		}
+		for i := range mem {
+			mem[i] = byte(i)
+		}
+		copyBuffers.host[fromHostPool] = mem
+	}
+	return mem, copyBuffers.dev
+}
+
 func benchCopy(b *testing.B, toDevice, fromHostPool bool) {
 	d := gpu(b)
 	ctx := context.Background()
-	var mem []byte
-	if fromHostPool {
-		host, err := hostpool.Default()
-		require.NoError(b, err)
-		id, err := host.Alloc(ctx, gib)
-		require.NoError(b, err)
-		defer host.Release(id)
-		mem, _ = host.Bytes(id)
-	} else {
-		mem = make([]byte, gib)
-	}
-	for i := range mem {
-		mem[i] = byte(i)
-	}
-	dev, err := d.Pool().Alloc(ctx, gib)
-	require.NoError(b, err)
-	defer d.Pool().Release(dev)
+	mem, dev := benchBuffers(b, d, fromHostPool)
 	do := func() error {
 		if toDevice {
 			return d.Pool().Write(ctx, dev, 0, mem)
