@@ -32,6 +32,10 @@ type Device struct {
 	info    *backends.DeviceInfo
 	threads int
 	closed  atomic.Bool
+
+	// timing is held shared by launches and exclusively by timed ones, so
+	// that a timed launch has the cores to itself within this device.
+	timing sync.RWMutex
 }
 
 var _ backends.Device = (*Device)(nil)
@@ -245,13 +249,17 @@ type executable struct {
 // Launch runs the grid and waits for it to finish. The run cannot be
 // interrupted once it started; ctx is checked before.
 func (e *executable) Launch(ctx context.Context, args []backends.LaunchArg) error {
+	e.dev.timing.RLock()
+	defer e.dev.timing.RUnlock()
 	_, err := e.run(ctx, args)
 	return err
 }
 
-// LaunchTimed runs the grid once and returns the wall time of the native
-// call.
+// LaunchTimed runs the grid once, with no other launch of this device
+// running, and returns the wall time of the native call.
 func (e *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
+	e.dev.timing.Lock()
+	defer e.dev.timing.Unlock()
 	return e.run(ctx, args)
 }
 
