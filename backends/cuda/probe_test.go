@@ -58,7 +58,9 @@ func BenchmarkPinnedSources(b *testing.B) {
 				return d.fail("cuMemAllocHost_v2", drv.call(allocHost, uintptr(unsafe.Pointer(&p)), gib))
 			}))
 			mem := unsafe.Slice(p, gib)
-			return mem, func() { _ = d.run("freehost", func() error { drv.call(freeHost, uintptr(unsafe.Pointer(p))); return nil }) }
+			return mem, func() {
+				_ = d.run("freehost", func() error { drv.call(freeHost, uintptr(unsafe.Pointer(p))); return nil })
+			}
 		}})
 	}
 	for _, src := range sources {
