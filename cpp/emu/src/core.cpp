@@ -288,6 +288,12 @@ static void api_wait_word(uint32_t addr, uint32_t value, uint32_t cmp) {
 
 static void* api_l1_ptr(uint32_t addr) { return l1_target(t_fiber->core, addr, 0, "l1 pointer"); }
 
+static uint32_t api_buffer_page_size(uint32_t addr) {
+  const auto& m = t_fiber->core->run->page_sizes;
+  auto it = m.find(addr);
+  return it == m.end() ? 0 : it->second;
+}
+
 static void api_fail(const char* msg) { kernel_fail(msg ? msg : "kernel failure"); }
 
 static void api_dprint(const char* text) {
@@ -328,6 +334,7 @@ const zyx_emu_api* kernel_api() {
     a.l1_ptr = api_l1_ptr;
     a.fail = api_fail;
     a.dprint = api_dprint;
+    a.buffer_page_size = api_buffer_page_size;
     fill_compute_api(a);
     return a;
   }();
@@ -488,7 +495,6 @@ uint64_t Runner::run(uint64_t id, uint32_t rows, uint32_t cols, const std::vecto
     if (args[i].is_buffer != d.params[i].is_buffer())
       throw Error("invalid_argument", "arg " + std::to_string(i) + " (" + d.params[i].name + ") must be a " +
                                           (d.params[i].is_buffer() ? "buffer" : "value"));
-    if (args[i].is_buffer) layer.buffer_info(args[i].buffer);  // unknown_buffer if gone
   }
   std::lock_guard<std::mutex> run_lock(run_mu_);
   if (!l1_) l1_ = std::make_unique<L1Arena>(board_.rows * board_.cols, board_.l1_size);
@@ -500,6 +506,11 @@ uint64_t Runner::run(uint64_t id, uint32_t rows, uint32_t cols, const std::vecto
   rs.rows = rows, rs.cols = cols;
   rs.fp32_dest_acc = d.fp32_dest_acc;
   rs.timeout = timeout_from_env();
+  for (const auto& a : args) {
+    if (!a.is_buffer) continue;
+    BufferInfo bi = layer.buffer_info(a.buffer);  // unknown_buffer if it is gone
+    rs.page_sizes[static_cast<uint32_t>(bi.address)] = static_cast<uint32_t>(bi.page_size);
+  }
   // Interleaved DRAM tensor-accessor args: one compile-time word, the
   // ArgsConfig flags (bit 1: the buffer is in DRAM), as tt-metal appends for
   // an interleaved DRAM buffer.

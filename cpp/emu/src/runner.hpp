@@ -81,6 +81,7 @@ struct RunState {
   uint32_t rows = 0, cols = 0;
   bool fp32_dest_acc = false;
   std::vector<uint32_t> common_args;
+  std::unordered_map<uint32_t, uint32_t> page_sizes;  // buffer address -> page size
   std::chrono::milliseconds timeout{10000};
   std::atomic<bool> cancel{false};
   std::mutex err_mu;

@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#define ZYX_EMU_ABI_VERSION 3
+#define ZYX_EMU_ABI_VERSION 4
 
 // Binary and unary operation codes used through the table.
 enum zyx_emu_binary_op { ZYX_BIN_ADD = 0, ZYX_BIN_SUB = 1, ZYX_BIN_MUL = 2 };
@@ -94,4 +94,6 @@ typedef struct zyx_emu_api {
   void (*typecast)(uint32_t dst, uint32_t in_format, uint32_t out_format);
   int (*fp32_dest_acc)(void);
   void (*dprint)(const char* text);
+  // The page size of the run's buffer at this DRAM address (0: none).
+  uint32_t (*buffer_page_size)(uint32_t address);
 } zyx_emu_api;

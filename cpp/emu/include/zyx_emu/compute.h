@@ -87,6 +87,7 @@ ALWI void pack_relu_config(uint32_t) {}
 // ---- copy and pack ----
 ALWI void copy_tile_init() {}
 ALWI void copy_tile_init(uint32_t) {}
+ALWI void copy_init(uint32_t = 0) {}
 ALWI void copy_tile_to_dst_init_short(uint32_t = 0, uint32_t = 0) {}
 ALWI void copy_tile_to_dst_init_short_with_dt(uint32_t, uint32_t, uint32_t = 0) {}
 ALWI void copy_tile(uint32_t icb, uint32_t itile, uint32_t idst) { ZYX_API.copy_tile(icb, itile, idst); }
@@ -186,6 +187,7 @@ ALWI void sub_unary_tile(uint32_t idst, uint32_t param_bits) {
 
 // ---- matmul ----
 ALWI void mm_init(uint32_t = 0, uint32_t = 1, uint32_t = 16, uint32_t = 0) {}
+ALWI void matmul_init(uint32_t = 0, uint32_t = 1, uint32_t = 0) {}
 ALWI void mm_init_short(uint32_t = 0, uint32_t = 1, uint32_t = 0) {}
 ALWI void mm_init_short_with_dt(uint32_t, uint32_t, uint32_t, uint32_t = 0) {}
 ALWI void mm_block_init(uint32_t = 0, uint32_t = 1, uint32_t = 16, uint32_t = 0, uint32_t = 1, uint32_t = 1,
@@ -193,6 +195,10 @@ ALWI void mm_block_init(uint32_t = 0, uint32_t = 1, uint32_t = 16, uint32_t = 0,
 ALWI void mm_block_init_short(uint32_t = 0, uint32_t = 1, uint32_t = 0, uint32_t = 1, uint32_t = 1, uint32_t = 1) {}
 ALWI void matmul_tiles(uint32_t in0_cb, uint32_t in1_cb, uint32_t in0_tile, uint32_t in1_tile, uint32_t idst,
                        uint32_t transpose = 0) {
+  ZYX_API.matmul(in0_cb, in1_cb, in0_tile, in1_tile, idst, transpose);
+}
+ALWI void matmul_tile(uint32_t in0_cb, uint32_t in1_cb, uint32_t in0_tile, uint32_t in1_tile, uint32_t idst,
+                      uint32_t transpose = 0) {
   ZYX_API.matmul(in0_cb, in1_cb, in0_tile, in1_tile, idst, transpose);
 }
 // A block of ct_dim x rt_dim output tiles from kt_dim-wide strips.

@@ -148,8 +148,12 @@ struct TensorAccessor {
   uint32_t address = 0;
   uint32_t page_size = 0;
   constexpr TensorAccessor() = default;
+  // Without a page size, the accessor takes the page size of the buffer the
+  // run passed at that address.
   TensorAccessor(const Args&, uint32_t bank_base_address, uint32_t page_size_bytes = 0)
-      : address(bank_base_address), page_size(page_size_bytes) {
+      : address(bank_base_address),
+        page_size(page_size_bytes ? page_size_bytes : ZYX_API.buffer_page_size(bank_base_address)) {
+    if (!page_size) ZYX_API.fail("TensorAccessor: no page size given and no buffer of this run is at that address");
     static_assert(!Args::is_sharded, "the emulator supports interleaved tensors only");
   }
   FORCE_INLINE uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t = noc_index) const {
@@ -255,6 +259,56 @@ FORCE_INLINE void noc_semaphore_set_multicast_loopback_src(uint32_t src, uint64_
   zyx_emu_detail::mcast(src, dst_mcast, 4, true);
 }
 }  // namespace ckernel
+
+// Object-style data movement API (the Noc and CircularBuffer classes).
+namespace experimental {
+struct NocPageArgs {
+  uint32_t page_id = 0;
+  uint32_t offset_bytes = 0;
+};
+struct NocLocalArgs {
+  uint32_t offset_bytes = 0;
+};
+struct NocBankArgs {
+  uint32_t bank_id = 0;
+  uint32_t addr = 0;
+};
+enum class AllocatorBankType { DRAM = 0, L1 = 1 };
+template <AllocatorBankType T>
+struct AllocatorBank {};
+class Noc {
+ public:
+  explicit Noc(uint8_t = 0) {}
+  uint8_t get_noc_id() const { return 0; }
+  template <typename A>
+  void async_read(const ckernel::TensorAccessor<A>& src, const CircularBuffer& dst, uint32_t size, NocPageArgs s,
+                  NocLocalArgs d) const {
+    ZYX_API.noc_read(src.get_noc_addr(s.page_id, s.offset_bytes), dst.get_write_ptr() + d.offset_bytes, size);
+  }
+  void async_read(const AllocatorBank<AllocatorBankType::DRAM>&, const CircularBuffer& dst, uint32_t size,
+                  NocBankArgs s, NocLocalArgs d) const {
+    ZYX_API.noc_read(ckernel::get_noc_addr_from_bank_id<true>(s.bank_id, s.addr), dst.get_write_ptr() + d.offset_bytes,
+                     size);
+  }
+  template <typename A>
+  void async_write(const CircularBuffer& src, const ckernel::TensorAccessor<A>& dst, uint32_t size, NocLocalArgs s,
+                   NocPageArgs d) const {
+    ZYX_API.noc_write(src.get_read_ptr() + s.offset_bytes, dst.get_noc_addr(d.page_id, d.offset_bytes), size);
+  }
+  void async_write(const CircularBuffer& src, const AllocatorBank<AllocatorBankType::DRAM>&, uint32_t size,
+                   NocLocalArgs s, NocBankArgs d) const {
+    ZYX_API.noc_write(src.get_read_ptr() + s.offset_bytes, ckernel::get_noc_addr_from_bank_id<true>(d.bank_id, d.addr),
+                      size);
+  }
+  void async_read_barrier() const {}
+  void async_write_barrier() const {}
+  void async_writes_flushed() const {}
+  void async_atomic_barrier() const {}
+  void async_full_barrier() const {}
+};
+}  // namespace experimental
+using experimental::CircularBuffer;
+using experimental::Noc;
 
 // The older helpers (dataflow_api.h of earlier tt-metal releases).
 FORCE_INLINE uint64_t get_dram_noc_addr(uint32_t id, uint32_t page_size, uint32_t bank_base_address,
