@@ -737,3 +737,83 @@ func TestTranslationUnitGolden(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, string(want), got)
 }
+
+// TestOpenErrors: a device that cannot work says why when it is opened.
+func TestOpenErrors(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler (cc) on PATH")
+	}
+	ctx := context.Background()
+	on := true
+	for _, tc := range []struct {
+		name     string
+		cfg      Config
+		sentinel error
+		says     string
+	}{
+		{"missing compiler", Config{Compiler: "zyx-no-such-cc"}, backends.ErrNoDevice, `C compiler "zyx-no-such-cc"`},
+		{"compiler without --version", Config{Compiler: "false"}, backends.ErrNoDevice, "--version"},
+		{"rejected flags", Config{Flags: &[]string{"-O3", "--zyx-bad-flag"}}, backends.ErrNoDevice, "cannot build a shared object"},
+		{"negative threads", Config{Threads: -2}, backends.ErrInvalidArgument, "threads"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.CacheDir = t.TempDir()
+			d, err := Open(ctx, tc.cfg)
+			require.Nil(t, d)
+			require.ErrorIs(t, err, tc.sentinel)
+			require.Contains(t, err.Error(), tc.says)
+		})
+	}
+
+	t.Run("compiler without OpenMP", func(t *testing.T) {
+		cc, _ := exec.LookPath("cc")
+		noOMP := filepath.Join(t.TempDir(), "cc-without-openmp")
+		script := fmt.Sprintf("#!/bin/sh\ncase \"$*\" in *-fopenmp*) echo 'unsupported option -fopenmp' >&2; exit 1 ;; esac\nexec %q \"$@\"\n", cc)
+		require.NoError(t, os.WriteFile(noOMP, []byte(script), 0o755))
+
+		_, err := Open(ctx, Config{Compiler: noOMP, OpenMP: &on, CacheDir: t.TempDir()})
+		require.ErrorIs(t, err, backends.ErrNoDevice)
+		require.ErrorContains(t, err, "config asks for OpenMP")
+
+		d, err := Open(ctx, Config{Compiler: noOMP, CacheDir: t.TempDir()})
+		require.NoError(t, err)
+		require.False(t, d.Info().HasOpenMP, "detection found no OpenMP")
+		require.Contains(t, d.tc.flags, "-pthread")
+		exe, err := d.Compile(ctx, gridProgram())
+		require.NoError(t, err)
+		defer exe.Release()
+		checkGrid(t, d, exe, 7, 5)
+	})
+
+	t.Run("config section", func(t *testing.T) {
+		cfg, err := backends.ParseConfig([]byte(`{"c": {"device_ids": []}}`))
+		require.NoError(t, err)
+		_, err = openDriver(ctx, cfg)
+		require.ErrorIs(t, err, backends.ErrNoDevice)
+
+		cfg, err = backends.ParseConfig([]byte(`{"c": {"threads": "many"}}`))
+		require.NoError(t, err)
+		_, err = openDriver(ctx, cfg)
+		require.ErrorContains(t, err, `section "c"`)
+
+		cfg, err = backends.ParseConfig([]byte(`{"c": {"threads": 3, "openmp": false, "cache_dir": "` + t.TempDir() + `"}}`))
+		require.NoError(t, err)
+		devs, err := openDriver(ctx, cfg)
+		require.NoError(t, err)
+		require.Len(t, devs, 1)
+		require.Equal(t, "3", devs[0].Info().Extra["threads"])
+		require.False(t, devs[0].Info().HasOpenMP)
+	})
+}
+
+// TestNoParams: a program with no params still gets its group indices.
+func TestNoParams(t *testing.T) {
+	d := device(t)
+	p := &backends.Program{Name: "empty", Grid: []backends.GwsDim{backends.ConstDim(4)},
+		C: &backends.SourceVariant{Entry: "empty", Source: "void empty(uint64_t a, uint64_t b, uint64_t c) { (void)a; (void)b; (void)c; }\n"}}
+	require.Contains(t, CPrototype(p, "empty"), "void empty(uint64_t gid0, uint64_t gid1, uint64_t gid2)")
+	exe, err := d.Compile(context.Background(), p)
+	require.NoError(t, err)
+	require.NoError(t, exe.Launch(context.Background(), nil))
+	require.NoError(t, exe.Release())
+}
