@@ -4,6 +4,9 @@
 # also runs on the emulator (--dev tt-emu --verify). The last lines say what
 # ran where; any failure or mismatch fails the target.
 DEMO_EXAMPLES ?= vadd unary matmul
+# Bundles with only a Tenstorrent variant run when a card or the emulator is
+# there.
+DEMO_TT_EXAMPLES ?= $(foreach d,$(patsubst examples/%/tt.json,%,$(wildcard examples/*/tt.json)),$(if $(wildcard examples/$(d)/c.json),,$(d)))
 DEMO_FLAGS    ?=
 
 .PHONY: demo
@@ -12,8 +15,9 @@ demo: build
 	@zyx=$(BIN)/zyx-tt; fail=0; summary=""; \
 	echo "== zyx-tt probe"; \
 	$$zyx probe || fail=1; \
-	emu=no; \
+	emu=no; tt=no; \
 	if $$zyx probe --backends tt 2>/dev/null | grep -q '^  tt-emu:'; then emu=yes; fi; \
+	if $$zyx probe --backends tt 2>/dev/null | grep -q '^  tt'; then tt=yes; fi; \
 	for ex in $(DEMO_EXAMPLES); do \
 		echo; echo "== zyx-tt run examples/$$ex --dev auto --verify $(DEMO_FLAGS)"; \
 		out=$$($$zyx run examples/$$ex --dev auto --verify $(DEMO_FLAGS)); rc=$$?; \
@@ -28,6 +32,15 @@ demo: build
 				else summary="$$summary\n  $$ex: FAILED on tt-emu"; fail=1; fi; \
 			else summary="$$summary\n  $$ex: tt-emu not run (no emulator: see the tt line of zyx-tt probe)"; fi; \
 		fi; \
+	done; \
+	for ex in $(DEMO_TT_EXAMPLES); do \
+		if [ $$tt = no ]; then summary="$$summary\n  $$ex: not run (Tenstorrent only; no card or emulator)"; continue; fi; \
+		echo; echo "== zyx-tt run examples/$$ex --dev auto --verify $(DEMO_FLAGS)  (Tenstorrent only)"; \
+		out=$$($$zyx run examples/$$ex --dev auto --verify $(DEMO_FLAGS)); rc=$$?; \
+		printf '%s\n' "$$out"; \
+		dev=$$(printf '%s\n' "$$out" | sed -n 's/^  device    \([^ ]*\) .*/\1/p'); \
+		if [ $$rc -eq 0 ]; then summary="$$summary\n  $$ex: verified on $$dev"; \
+		else summary="$$summary\n  $$ex: FAILED (exit $$rc) on $${dev:-no device}"; fail=1; fi; \
 	done; \
 	echo; printf "== demo summary:$$summary\n"; \
 	if [ $$fail -ne 0 ]; then echo "demo: some runs failed"; exit 1; fi; \
