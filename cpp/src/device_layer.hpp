@@ -120,7 +120,7 @@ struct CoreCtx {
 // Resolves one layout into words. `accessor` appends a buffer's
 // tensor-accessor words; each layer defines what those are.
 template <typename AccessorFn>
-std::vector<uint32_t> resolve_layout(const std::vector<LayoutEntry>& layout, const std::vector<ParamDesc>& params,
+std::vector<uint32_t> resolve_layout(const std::vector<LayoutEntry>& layout, const std::vector<ParamDesc>& /*params*/,
                                      const std::vector<RunArg>& args, DeviceLayer& layer, const CoreCtx& core,
                                      AccessorFn&& accessor) {
   std::vector<uint32_t> out;
