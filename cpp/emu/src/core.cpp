@@ -233,7 +233,7 @@ static NocTarget decode_noc(uint64_t a, uint64_t size, const char* op) {
       << rs->rows << "x" << rs->cols << ")";
     kernel_fail(s.str());
   }
-  t.core = rs->cores[row * rs->cols + col].get();
+  t.core = rs->cores[row * rs->cols + col];
   t.l1 = l1_target(t.core, static_cast<uint32_t>(local), size, op);
   return t;
 }
@@ -525,9 +525,16 @@ uint64_t Runner::run(uint64_t id, uint32_t rows, uint32_t cols, const std::vecto
   const Section* secs[3] = {&d.reader, &d.compute, &d.writer};
   std::map<std::vector<uint32_t>, std::shared_ptr<KernelObject>> built[3];
   rs.cores.reserve(rows * cols);
+  if (core_pool_.size() < size_t(rows) * cols) core_pool_.resize(size_t(rows) * cols);
   for (uint32_t r = 0; r < rows; r++) {
     for (uint32_t c = 0; c < cols; c++) {
-      auto core = std::make_unique<CoreState>();
+      // Core states are reused across runs; DST keeps its contents, and its
+      // written tiles are cleared at the next tile_regs_acquire.
+      auto& core = core_pool_[r * cols + c];
+      if (!core) core = std::make_unique<CoreState>();
+      core->cbs = {};
+      core->fibers = {};
+      core->dst_acquired = false;
       core->row = r, core->col = c, core->index = r * board_.cols + c;
       core->l1 = l1_->core_base(core->index);
       core->run = &rs;
@@ -557,7 +564,7 @@ uint64_t Runner::run(uint64_t id, uint32_t rows, uint32_t cols, const std::vecto
         at += (uint64_t(cfg.page_bytes) * cfg.pages + 31) / 32 * 32;
       }
       for (uint32_t s = 0; s < kSemaphores; s++) std::memset(core->l1 + semaphore_offset(s), 0, 4);
-      rs.cores.push_back(std::move(core));
+      rs.cores.push_back(core.get());
     }
   }
   auto t0 = std::chrono::steady_clock::now();
@@ -644,7 +651,7 @@ void Runner::execute(RunState& rs) {
       if (!rs.cancel.load()) {
         uint32_t k = rs.next_core.fetch_add(1);
         if (k < rs.cores.size()) {
-          start(rs.cores[k].get());
+          start(rs.cores[k]);
           continue;
         }
       }

@@ -6,6 +6,8 @@
 #include <ucontext.h>
 
 #include <array>
+#include <cmath>
+#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -86,7 +88,7 @@ struct RunState {
   std::atomic<bool> cancel{false};
   std::mutex err_mu;
   std::string err_code, err_msg;
-  std::vector<std::unique_ptr<CoreState>> cores;
+  std::vector<CoreState*> cores;  // owned by the Runner, reused across runs
   std::atomic<uint32_t> next_core{0};
   void fail(const std::string& code, const std::string& msg);
 };
@@ -130,6 +132,7 @@ class Runner {
   std::mutex stack_mu_;
   std::vector<void*> stacks_;
   std::mutex run_mu_;
+  std::vector<std::unique_ptr<CoreState>> core_pool_;  // by launch position
 };
 
 // The API table handed to kernel objects.
@@ -148,9 +151,51 @@ void tile_unpack(const uint8_t* src, Format f, uint32_t* out, DstKind kind);
 void tile_pack(const uint32_t* src, DstKind kind, uint8_t* dst, Format f);
 DstKind dst_kind_for(Format f, bool fp32_dest_acc);
 void dst_round(uint32_t* v, DstKind kind);
-float bf16_to_f32(uint16_t h);
-uint16_t f32_to_bf16(float f);
-float f16_to_f32(uint16_t h);
-uint16_t f32_to_f16(float f);
+// Scalar conversions, inline because the tile loops live on them.
+inline uint32_t f2u(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float u2f(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+inline float bf16_to_f32(uint16_t h) { return u2f(uint32_t(h) << 16); }
+
+inline uint16_t f32_to_bf16(float f) {
+  uint32_t u = f2u(f);
+  if ((u & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((u >> 16) | 0x40);  // quiet NaN
+  u += 0x7fff + ((u >> 16) & 1);  // round to nearest, ties to even
+  return static_cast<uint16_t>(u >> 16);
+}
+
+inline float f16_to_f32(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  if (exp == 0) {
+    if (man == 0) return u2f(sign);
+    float v = std::ldexp(static_cast<float>(man), -24);
+    return sign ? -v : v;
+  }
+  if (exp == 31) return u2f(sign | 0x7f800000 | (man << 13));
+  return u2f(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+inline uint16_t f32_to_f16(float f) {
+  uint32_t u = f2u(f), sign = (u >> 16) & 0x8000;
+  uint32_t a = u & 0x7fffffff;
+  if (a > 0x7f800000) return static_cast<uint16_t>(sign | 0x7e00);
+  if (a >= 0x477ff000) return static_cast<uint16_t>(sign | 0x7c00);  // rounds to inf
+  if (a < 0x38800000) {  // subnormal half (or zero)
+    float v = std::fabs(f) * 16777216.0f;  // 2^24: units of the smallest subnormal
+    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(v)));
+  }
+  uint32_t r = a + 0xfff + ((a >> 13) & 1);
+  return static_cast<uint16_t>(sign | ((r - 0x38000000) >> 13));
+}
+
+
 
 }  // namespace zyx::emu

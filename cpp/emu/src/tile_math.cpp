@@ -21,50 +21,6 @@ Fiber* current_fiber();
 
 // ---- scalar conversions ----------------------------------------------------
 
-static inline uint32_t f2u(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-static inline float u2f(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-float bf16_to_f32(uint16_t h) { return u2f(uint32_t(h) << 16); }
-
-uint16_t f32_to_bf16(float f) {
-  uint32_t u = f2u(f);
-  if ((u & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((u >> 16) | 0x40);  // quiet NaN
-  u += 0x7fff + ((u >> 16) & 1);  // round to nearest, ties to even
-  return static_cast<uint16_t>(u >> 16);
-}
-
-float f16_to_f32(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  if (exp == 0) {
-    if (man == 0) return u2f(sign);
-    float v = std::ldexp(static_cast<float>(man), -24);
-    return sign ? -v : v;
-  }
-  if (exp == 31) return u2f(sign | 0x7f800000 | (man << 13));
-  return u2f(sign | ((exp + 112) << 23) | (man << 13));
-}
-
-uint16_t f32_to_f16(float f) {
-  uint32_t u = f2u(f), sign = (u >> 16) & 0x8000;
-  uint32_t a = u & 0x7fffffff;
-  if (a > 0x7f800000) return static_cast<uint16_t>(sign | 0x7e00);
-  if (a >= 0x477ff000) return static_cast<uint16_t>(sign | 0x7c00);  // rounds to inf
-  if (a < 0x38800000) {  // subnormal half (or zero)
-    float v = std::fabs(f) * 16777216.0f;  // 2^24: units of the smallest subnormal
-    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(v)));
-  }
-  uint32_t r = a + 0xfff + ((a >> 13) & 1);
-  return static_cast<uint16_t>(sign | ((r - 0x38000000) >> 13));
-}
-
 static inline float round_bf16(float f) { return bf16_to_f32(f32_to_bf16(f)); }
 static inline float round_f16(float f) { return f16_to_f32(f32_to_f16(f)); }
 
@@ -283,10 +239,10 @@ void api_binary(uint32_t op, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t
   unpack_floats(cb0, t0, a, "binary op");
   unpack_floats(cb1, t1, b, "binary op");
   DstKind k = float_kind(f0, f1);
-  // Without fp32 DST the FPU sees 16-bit operands.
+  // Without fp32 DST the FPU sees 16-bit operands (only wider inputs change).
   if (k != DstKind::F32) {
-    dst_round(reinterpret_cast<uint32_t*>(a), k);
-    dst_round(reinterpret_cast<uint32_t*>(b), k);
+    if (f0 == Format::Float32 || format_is_int(f0)) dst_round(reinterpret_cast<uint32_t*>(a), k);
+    if (f1 == Format::Float32 || format_is_int(f1)) dst_round(reinterpret_cast<uint32_t*>(b), k);
   }
   switch (op) {
     case ZYX_BIN_ADD: elementwise(d, k, a, b, [](float x, float y) { return x + y; }); break;

@@ -1,0 +1,138 @@
+// Emulator benchmark. Figures are ratios against references measured in the
+// same run:
+//   - emulated bf16 add of 1M elements on an 8x8 n150 grid (kernel cache
+//     warm), against a plain C++ loop computing the same bf16 result;
+//   - kernel build time of the three sections, cold (empty cache) and warm
+//     (a new layer over the filled cache).
+// Usage: emu_bench [repeats]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "device_layer.hpp"
+
+using namespace zyx;
+using Clock = std::chrono::steady_clock;
+
+static std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+static uint16_t to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u += 0x7fff + ((u >> 16) & 1);
+  return static_cast<uint16_t>(u >> 16);
+}
+static float from_bf16(uint16_t h) {
+  uint32_t u = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+static LayoutEntry L(const char* kind, uint32_t param = 0) {
+  LayoutEntry e;
+  e.kind = kind;
+  e.param = param;
+  return e;
+}
+
+static ProgramDesc add_program() {
+  std::string dir = std::string(ZYX_EMU_EXAMPLES_DIR) + "/add_bf16/tt/";
+  ProgramDesc p;
+  p.name = "bench_add_bf16";
+  for (const char* n : {"x", "y"}) p.params.push_back({n, "global", "bf16"});
+  p.params.push_back({"z", "global_mut", "bf16"});
+  p.params.push_back({"n", "variable", "u32"});
+  p.reader.source = read_text(dir + "reader.cpp");
+  p.reader.compile_args = {L("accessor", 0), L("accessor", 1)};
+  p.reader.runtime_args = {L("buffer_addr", 0), L("buffer_addr", 1), L("page_size", 0), L("param", 3),
+                           L("core_index"), L("num_cores")};
+  p.compute.source = read_text(dir + "compute.cpp");
+  p.compute.runtime_args = {L("param", 3), L("core_index"), L("num_cores")};
+  p.writer.source = read_text(dir + "writer.cpp");
+  p.writer.runtime_args = {L("buffer_addr", 2), L("page_size", 2), L("param", 3), L("core_index"), L("num_cores")};
+  p.cbs = {{0, "Float16_b", 2048, 2}, {1, "Float16_b", 2048, 2}, {16, "Float16_b", 2048, 2}};
+  return p;
+}
+
+template <typename Fn>
+static double best_ms(int repeats, Fn&& fn) {
+  double best = 1e30;
+  for (int i = 0; i < repeats; i++) {
+    auto t0 = Clock::now();
+    fn();
+    best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  return best;
+}
+
+int main(int argc, char** argv) {
+  int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
+  const uint32_t n = 1u << 20;
+  char tmpl[] = "/tmp/zyx-emu-bench-XXXXXX";
+  std::string cache = mkdtemp(tmpl);
+  try {
+    ProgramDesc prog = add_program();
+    // Kernel build: cold (empty cache), then warm (fresh layer, filled cache).
+    auto cold_layer = make_emu_layer("n150", 0, cache);
+    auto t0 = Clock::now();
+    cold_layer->compile(prog);
+    double cold = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    double warm = best_ms(repeats, [&] { make_emu_layer("n150", 0, cache)->compile(prog); });
+
+    auto layer = make_emu_layer("n150", 0, cache);
+    uint64_t id = layer->compile(prog);
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> d(-2, 2);
+    std::vector<uint16_t> x(n), y(n), z(n), ref(n);
+    for (uint32_t i = 0; i < n; i++) x[i] = to_bf16(d(rng)), y[i] = to_bf16(d(rng));
+    uint64_t bx = layer->alloc(n * 2, 2048, nullptr), by = layer->alloc(n * 2, 2048, nullptr),
+             bz = layer->alloc(n * 2, 2048, nullptr);
+    layer->write(bx, 0, reinterpret_cast<uint8_t*>(x.data()), n * 2);
+    layer->write(by, 0, reinterpret_cast<uint8_t*>(y.data()), n * 2);
+    std::vector<RunArg> args(4);
+    args[0].is_buffer = args[1].is_buffer = args[2].is_buffer = true;
+    args[0].buffer = bx, args[1].buffer = by, args[2].buffer = bz, args[3].value = n;
+    layer->run(id, 8, 8, args, false);  // warm-up
+    double emu = best_ms(repeats, [&] { layer->run(id, 8, 8, args, false); });
+    if (std::getenv("ZYX_EMU_BENCH_FIXED")) {
+      // Fixed cost of a run: the same program over one tile.
+      std::vector<RunArg> one = args;
+      one[3].value = 1024;
+      double fixed = best_ms(repeats, [&] { layer->run(id, 8, 8, one, false); });
+      std::printf("one tile on the 8x8 grid (fixed cost of a run): %.2f ms\n", fixed);
+    }
+    // The reference: the same bf16 result in one plain loop.
+    double loop = best_ms(repeats, [&] {
+      for (uint32_t i = 0; i < n; i++) ref[i] = to_bf16(from_bf16(x[i]) + from_bf16(y[i]));
+      asm volatile("" : : "r"(ref.data()) : "memory");
+    });
+    layer->read(bz, 0, reinterpret_cast<uint8_t*>(z.data()), n * 2);
+    size_t bad = 0;
+    for (uint32_t i = 0; i < n; i++) bad += z[i] != ref[i];
+    std::printf("emulated bf16 add, 1M elements, 8x8 n150 grid, warm cache: %.2f ms (best of %d)\n", emu, repeats);
+    std::printf("plain C++ loop, same result:                               %.2f ms\n", loop);
+    std::printf("ratio emulated / loop:                                     %.1fx (target <= 20x)\n", emu / loop);
+    std::printf("results differing from the loop:                           %zu of %u\n", bad, n);
+    std::printf("kernel build (3 sections), cold cache: %.0f ms; warm cache: %.2f ms; cold / warm %.0fx\n", cold, warm,
+                cold / warm);
+    std::string rm = "rm -rf '" + cache + "'";
+    if (std::system(rm.c_str()) != 0) return 1;
+    return bad == 0 ? 0 : 1;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "emu_bench: %s: %s\n", e.code.c_str(), e.what());
+    return 1;
+  }
+}
