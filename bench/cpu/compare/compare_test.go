@@ -11,7 +11,9 @@ package compare
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"flag"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,6 +150,21 @@ func BenchmarkVaddC(b *testing.B) {
 	for range b.N {
 		rt, nat := compare(b, dev, p, args, func() time.Duration { return runNative(b, env, native, n, strconv.Itoa(nativeReps)) })
 		report(b, rt, nat)
+	}
+	// The timed launches must have done the whole job.
+	host := dev.Pool().(backends.HostMemory)
+	mem := make([][]byte, 3)
+	for i := range mem {
+		var err error
+		mem[i], err = host.Bytes(args[i].Buffer)
+		must(b, err)
+	}
+	for i := 0; i+4 <= len(mem[2]); i += 4 {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(mem[0][i:]))
+		y := math.Float32frombits(binary.LittleEndian.Uint32(mem[1][i:]))
+		if z := math.Float32frombits(binary.LittleEndian.Uint32(mem[2][i:])); z != x+y {
+			b.Fatalf("z[%d] = %g, want %g", i/4, z, x+y)
+		}
 	}
 }
 
