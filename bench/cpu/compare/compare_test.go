@@ -191,4 +191,26 @@ func BenchmarkSGEMMCBLAS(b *testing.B) {
 		})
 		report(b, rt, nat)
 	}
+	// Spot-check the product against float64 dot products.
+	host := dev.Pool().(backends.HostMemory)
+	a, err := host.Bytes(args[0].Buffer)
+	must(b, err)
+	bm, err := host.Bytes(args[1].Buffer)
+	must(b, err)
+	c, err := host.Bytes(args[2].Buffer)
+	must(b, err)
+	f := func(mem []byte, i int) float64 {
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(mem[4*i:])))
+	}
+	dim := *gemmN
+	for s := 0; s < 16; s++ {
+		i, j := (s*7919)%dim, (s*104729)%dim
+		want := 0.0
+		for l := 0; l < dim; l++ {
+			want += f(a, i*dim+l) * f(bm, l*dim+j)
+		}
+		if got := f(c, i*dim+j); math.Abs(got-want) > 1e-4*math.Sqrt(float64(dim))*(1+math.Abs(want)) {
+			b.Fatalf("c[%d][%d] = %g, want %g", i, j, got, want)
+		}
+	}
 }
