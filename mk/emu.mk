@@ -1,0 +1,10 @@
+# Tensix emulator (cpp/emu): its own build dir, tests and benchmark.
+.PHONY: emu-test bench-emu
+
+emu-test:
+	cmake -S cpp/emu -B build/emu-dev >/dev/null
+	cmake --build build/emu-dev -j2
+	ctest --test-dir build/emu-dev --output-on-failure
+
+bench-emu:
+	bench/emu/run.sh
