@@ -12,10 +12,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -83,13 +85,14 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-type reply struct {
-	hdr  ReplyHeader
-	line []byte
-}
-
 // Client is one running runtime process. Its methods are safe for
 // concurrent use; requests are sent one at a time, as the protocol needs.
+//
+// There is no reader goroutine: the caller that holds callMu writes its
+// request and reads stdout itself until its reply comes, so a round trip
+// costs what a raw pipe echo costs (no hand-off between goroutines). What
+// a blocked read cannot see by itself (the caller's context, the process's
+// exit) wakes it through the read deadline of the stdout pipe.
 type Client struct {
 	cfg        Config
 	cmd        *exec.Cmd
@@ -101,18 +104,28 @@ type Client struct {
 	log        *slog.Logger
 	tail       *tailBuffer
 
+	// callMu serialises calls and owns the fields up to dlMu: the ids, the
+	// request encoder, the stdout reader and a half-read line.
 	callMu    sync.Mutex
 	nextID    uint64
 	abandoned map[uint64]string
+	wbuf      []byte        // request encoding, reused
+	out       *bufio.Reader // stdout
+	partial   []byte        // a line read in part (interrupted or long)
 
-	replies    chan reply
-	readerDone chan struct{}
+	armedWrite time.Time   // the stdin write deadline now set
+	writeStop  atomic.Bool // the caller interrupts a concurrent write
+
+	// dlMu orders stdout read-deadline changes by callers, context
+	// watchers and waitLoop.
+	dlMu      sync.Mutex
+	armedRead time.Time // the stdout read deadline now set
+	wakeAt    time.Time // once the process exited, no read waits past this
+	hasWake   bool
+
 	stderrDone chan struct{}
 	exited     chan struct{}
 	exitStatus string // set before exited is closed
-
-	stop     chan struct{}
-	stopOnce sync.Once
 
 	brokenOnce sync.Once
 	broken     chan struct{}
@@ -123,6 +136,17 @@ type Client struct {
 	fdsOnce   sync.Once
 	wg        sync.WaitGroup
 }
+
+// exitGrace is how long a read may still wait for replies the runtime wrote
+// before it exited. They are normally read at once; the grace matters only
+// when a grandchild keeps the stdout pipe open.
+const exitGrace = 250 * time.Millisecond
+
+// directWriteMax is the longest request written before reading. A pipe
+// always takes this much (PIPE_BUF) at once; longer requests are written by
+// a helper goroutine while the caller drains stdout, so a runtime that logs
+// to stdout while we are still writing cannot deadlock the pair.
+const directWriteMax = 4096
 
 // Start spawns the runtime and performs the init handshake. The handshake
 // is bounded by ctx, cfg.HandshakeTimeout and the process's exit, whichever
@@ -138,21 +162,19 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		log:        cfg.Logger.With("runtime", cfg.Path),
 		tail:       newTailBuffer(cfg.StderrTail),
 		abandoned:  map[uint64]string{},
-		replies:    make(chan reply),
-		readerDone: make(chan struct{}),
 		stderrDone: make(chan struct{}),
 		exited:     make(chan struct{}),
-		stop:       make(chan struct{}),
 		broken:     make(chan struct{}),
 		closing:    make(chan struct{}),
 	}
 	if err := c.spawn(); err != nil {
 		return nil, err
 	}
-	hctx, cancel := context.WithTimeout(ctx, cfg.HandshakeTimeout)
-	defer cancel()
+	// HandshakeTimeout is the call's own timeout, not a context deadline, so
+	// that a runtime hanging in init is reported as hung (ErrDeviceLost)
+	// and only the caller's own deadline reads as ctx.Err().
 	var info InitReply
-	err := c.callWithTimeout(hctx, CmdInit, cfg.Init, &info, cfg.HandshakeTimeout)
+	err := c.callWithTimeout(ctx, CmdInit, cfg.Init, &info, cfg.HandshakeTimeout)
 	if err == nil {
 		err = checkVersion(info.Protocol)
 	}
@@ -212,10 +234,10 @@ func (c *Client) spawn() error {
 	closeAll(inR, outW, errW) // the child holds its own copies
 	c.cmd, c.procCancel = cmd, procCancel
 	c.stdin, c.stdout, c.stderr = inW, outR, errR
+	c.out = bufio.NewReaderSize(outR, 64<<10)
 	c.log.Debug("tt-runtime started", "pid", cmd.Process.Pid)
-	c.wg.Add(3)
+	c.wg.Add(2)
 	go c.waitLoop()
-	go c.readLoop()
 	go c.stderrLoop()
 	return nil
 }
@@ -232,7 +254,8 @@ func (c *Client) Info() InitReply { return c.info }
 // Pid is the runtime's process id.
 func (c *Client) Pid() int { return c.cmd.Process.Pid }
 
-// waitLoop reaps the process and records how it ended.
+// waitLoop reaps the process and records how it ended. A caller blocked on
+// stdout gets exitGrace to read what the runtime wrote before it died.
 func (c *Client) waitLoop() {
 	defer c.wg.Done()
 	err := c.cmd.Wait()
@@ -242,43 +265,47 @@ func (c *Client) waitLoop() {
 	}
 	c.exitStatus = status
 	close(c.exited)
+	c.dlMu.Lock()
+	c.wakeAt, c.hasWake = time.Now().Add(exitGrace), true
+	if c.armedRead.IsZero() || c.armedRead.After(c.wakeAt) {
+		c.armedRead = c.wakeAt
+		_ = c.stdout.SetReadDeadline(c.wakeAt)
+	}
+	c.dlMu.Unlock()
 	c.log.Debug("tt-runtime exited", "status", status)
 }
 
-// readLoop decodes protocol lines from stdout and hands replies to the
-// caller waiting for one. Lines that are not JSON objects are logged and
-// skipped; an oversized line or an object that is not a reply breaks the
-// client.
-func (c *Client) readLoop() {
-	defer c.wg.Done()
-	defer close(c.readerDone)
-	br := bufio.NewReaderSize(c.stdout, 64<<10)
-	for {
-		line, err := readLine(br, MaxLineBytes)
-		if err != nil {
-			if errors.Is(err, errLineTooLong) {
-				c.fail(fmt.Errorf("%w: a stdout line longer than %d bytes", ErrProtocol, MaxLineBytes))
-			}
-			return
-		}
-		line = bytes.TrimSpace(line)
-		h, isReply, err := ParseReplyLine(line)
-		if err != nil {
-			c.fail(err)
-			return
-		}
-		if !isReply {
-			if len(line) > 0 {
-				c.log.Debug("tt-runtime stdout (not protocol)", "line", clip(line, 512))
-			}
-			continue
-		}
-		select {
-		case c.replies <- reply{hdr: h, line: line}:
-		case <-c.stop:
-			return
-		}
+// setReadDeadline arms the stdout deadline for a call, never past the exit
+// grace once the process has exited.
+func (c *Client) setReadDeadline(d time.Time) error {
+	c.dlMu.Lock()
+	defer c.dlMu.Unlock()
+	if c.hasWake && c.wakeAt.Before(d) {
+		d = c.wakeAt
 	}
+	if closeEnough(c.armedRead, d, time.Now()) {
+		return nil
+	}
+	c.armedRead = d
+	return c.stdout.SetReadDeadline(d)
+}
+
+// closeEnough reports whether the deadline armed may stand for the one a
+// call wants: it is not later, and earlier by at most an eighth of the
+// call's window. Moving a poller deadline costs about as much as the rest of
+// a round trip, so back-to-back calls keep the one armed; a deadline that
+// fires early is seen as such (the call's own deadline has not passed) and
+// re-armed exactly.
+func closeEnough(armed, want, now time.Time) bool {
+	return !armed.After(want) && armed.After(now) && want.Sub(armed) <= want.Sub(now)/8
+}
+
+// interruptRead wakes the caller blocked on stdout: its context is done.
+func (c *Client) interruptRead() {
+	c.dlMu.Lock()
+	defer c.dlMu.Unlock()
+	c.armedRead = time.Unix(1, 0)
+	_ = c.stdout.SetReadDeadline(c.armedRead)
 }
 
 // ParseReplyLine reads the header of one stdout line. A line that is not a
@@ -301,26 +328,66 @@ func ParseReplyLine(line []byte) (h ReplyHeader, isReply bool, err error) {
 	return h, true, nil
 }
 
+// parseReply is ParseReplyLine with a fast path for the commonest reply,
+// {"id":N,"ok":true} exactly, which it reads without the decoder.
+func parseReply(line []byte) (ReplyHeader, bool, error) {
+	const head, tail = `{"id":`, `,"ok":true}`
+	if len(line) > len(head)+len(tail) && string(line[:len(head)]) == head && string(line[len(line)-len(tail):]) == tail {
+		digits := line[len(head) : len(line)-len(tail)]
+		if id, ok := parseID(digits); ok {
+			return ReplyHeader{ID: id, OK: &replyOK}, true, nil
+		}
+	}
+	return ParseReplyLine(line)
+}
+
+var replyOK = true
+
+// parseID reads a plain decimal uint64 (no sign, no leading zero unless 0).
+func parseID(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 20 || (b[0] == '0' && len(b) > 1) {
+		return 0, false
+	}
+	var v uint64
+	for _, d := range b {
+		if d < '0' || d > '9' {
+			return 0, false
+		}
+		if v > (math.MaxUint64-uint64(d-'0'))/10 {
+			return 0, false // overflow
+		}
+		v = v*10 + uint64(d-'0')
+	}
+	return v, true
+}
+
 var errLineTooLong = errors.New("line too long")
 
-// readLine returns the next line without its newline; it never holds more
-// than max bytes of one line.
-func readLine(br *bufio.Reader, max int) ([]byte, error) {
-	var buf []byte
+// readLine returns the next stdout line without its newline; it is valid
+// until the next read. A read cut short (deadline, error) keeps what it got
+// in c.partial, so the next read goes on with the same line. No line longer
+// than MaxLineBytes is ever held.
+func (c *Client) readLine() ([]byte, error) {
 	for {
-		frag, err := br.ReadSlice('\n')
-		if len(buf)+len(frag) > max+1 {
+		frag, err := c.out.ReadSlice('\n')
+		if err == nil && len(c.partial) == 0 {
+			return frag[:len(frag)-1], nil // the common case: no copy
+		}
+		if len(c.partial)+len(frag) > MaxLineBytes+1 {
+			c.partial = nil
 			return nil, errLineTooLong
 		}
+		c.partial = append(c.partial, frag...)
 		switch {
 		case err == nil:
-			if buf == nil {
-				return bytes.Clone(frag[:len(frag)-1]), nil
+			line := c.partial[:len(c.partial)-1]
+			if cap(c.partial) > 1<<20 {
+				c.partial = nil // do not pin a huge buffer
+			} else {
+				c.partial = c.partial[:0]
 			}
-			buf = append(buf, frag...)
-			return buf[:len(buf)-1], nil
+			return line, nil
 		case errors.Is(err, bufio.ErrBufferFull):
-			buf = append(buf, frag...)
 		default:
 			return nil, err
 		}
@@ -431,9 +498,16 @@ func (c *Client) Call(ctx context.Context, cmd string, req, out any) error {
 }
 
 func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, timeout time.Duration) error {
-	line, err := encodeRequest(cmd, req)
-	if err != nil {
-		return &backends.Error{Backend: Backend, Op: cmd, Err: fmt.Errorf("%w: encode request: %w", backends.ErrInvalidArgument, err)}
+	var body []byte
+	if req != nil {
+		b, err := json.Marshal(req)
+		if err == nil && (len(b) < 2 || b[0] != '{') {
+			err = fmt.Errorf("request for %s is not an object", cmd)
+		}
+		if err != nil {
+			return &backends.Error{Backend: Backend, Op: cmd, Err: fmt.Errorf("%w: encode request: %w", backends.ErrInvalidArgument, err)}
+		}
+		body = b
 	}
 	c.callMu.Lock()
 	defer c.callMu.Unlock()
@@ -445,108 +519,205 @@ func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, 
 	}
 	c.nextID++
 	id := c.nextID
-	line = finishRequest(line, id)
-
-	deadline := time.Now().Add(timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
+	line := appendRequest(c.wbuf[:0], id, cmd, body)
+	if cap(line) <= 1<<20 {
+		c.wbuf = line // reuse it, unless it is huge
 	}
-	if err := c.stdin.SetWriteDeadline(deadline); err == nil {
-		if _, err := c.stdin.Write(line); err != nil {
-			// A partly written line desynchronises the stream for good.
+
+	callDeadline := time.Now().Add(timeout)
+	deadline := callDeadline
+	ctxDeadline, hasCtxDeadline := ctx.Deadline()
+	if hasCtxDeadline && ctxDeadline.Before(deadline) {
+		deadline = ctxDeadline
+	}
+	if err := c.setReadDeadline(deadline); err != nil {
+		c.fail(fmt.Errorf("arm the stdout deadline: %w", err))
+		return c.deadErr(cmd)
+	}
+	if ctx.Done() != nil {
+		watched := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() {
+			defer close(watched)
+			c.interruptRead()
+		})
+		defer func() {
+			if !stop() {
+				<-watched // it must not pull in a later call's deadline
+			}
+		}()
+	}
+
+	// Send. A long request is written concurrently with the reads below;
+	// sent waits for that write. A write that failed part way
+	// desynchronises the stream for good.
+	var written chan error
+	if len(line) <= directWriteMax {
+		if err := c.writeRequest(line, deadline); err != nil {
 			c.fail(fmt.Errorf("write %s request: %w", cmd, err))
 			return c.deadErr(cmd)
 		}
 	} else {
-		c.fail(fmt.Errorf("write %s request: %w", cmd, err))
+		c.writeStop.Store(false)
+		written = make(chan error, 1)
+		go func() { written <- c.writeRequest(line, deadline) }()
+	}
+	sent := func() error {
+		if written == nil {
+			return nil
+		}
+		err := <-written
+		written = nil
+		if err != nil {
+			c.fail(fmt.Errorf("write %s request: %w", cmd, err))
+			return c.deadErr(cmd)
+		}
+		return nil
+	}
+	// lost kills the runtime for reason and reports it once the writer is done.
+	lost := func(reason error) error {
+		c.fail(reason)
+		_ = sent()
 		return c.deadErr(cmd)
 	}
 
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	exited := c.exited
-	var grace <-chan time.Time
 	for {
-		select {
-		case r := <-c.replies:
-			if r.hdr.ID != id {
-				if _, ok := c.abandoned[r.hdr.ID]; ok {
-					delete(c.abandoned, r.hdr.ID)
-					continue
+		raw, err := c.readLine()
+		switch {
+		case err == nil:
+		case errors.Is(err, errLineTooLong):
+			return lost(fmt.Errorf("%w: a stdout line longer than %d bytes", ErrProtocol, MaxLineBytes))
+		case !errors.Is(err, os.ErrDeadlineExceeded):
+			return lost(errors.New("the runtime closed its stdout"))
+		default:
+			// The deadline woke us: the caller's context ended, the call
+			// timed out, or the process exited.
+			now := time.Now()
+			cerr := ctx.Err()
+			if cerr == nil && hasCtxDeadline && !now.Before(ctxDeadline) {
+				cerr = context.DeadlineExceeded
+			}
+			if cerr != nil {
+				if written != nil {
+					// Still sending: stop. Only a request sent whole
+					// leaves the stream usable.
+					c.writeStop.Store(true)
+					_ = c.stdin.SetWriteDeadline(time.Unix(1, 0))
+					werr := <-written
+					written, c.armedWrite = nil, time.Unix(1, 0)
+					if werr != nil {
+						return lost(fmt.Errorf("%s request cut off part way by the caller (%w); the stream cannot be resynchronised", cmd, cerr))
+					}
 				}
-				if r.hdr.ID == 0 && r.hdr.Error != nil {
-					// the runtime could not read our line at all
-					return remoteErr(cmd, r.hdr.Error)
-				}
-				c.fail(fmt.Errorf("%w: reply id %d to request %d (%s)", ErrProtocol, r.hdr.ID, id, cmd))
+				c.abandoned[id] = cmd // the next call skips its reply
+				return &backends.Error{Backend: Backend, Op: cmd, Err: cerr}
+			}
+			if !now.Before(callDeadline) {
+				return lost(fmt.Errorf("no reply to %s within %s; the runtime is presumed hung and was killed", cmd, timeout))
+			}
+			select {
+			case <-c.exited:
+				_ = sent()
 				return c.deadErr(cmd)
+			default:
 			}
-			if !*r.hdr.OK {
-				body := r.hdr.Error
-				if body == nil {
-					body = &ErrorBody{Code: CodeInternal, Message: "error reply without an error object"}
-				}
-				return remoteErr(cmd, body)
+			if err := c.setReadDeadline(deadline); err != nil {
+				return lost(fmt.Errorf("arm the stdout deadline: %w", err))
 			}
-			if out != nil {
-				if err := json.Unmarshal(r.line, out); err != nil {
-					c.fail(fmt.Errorf("%w: %s reply does not decode: %w", ErrProtocol, cmd, err))
-					return c.deadErr(cmd)
-				}
-			}
-			return nil
-		case <-ctx.Done():
-			// The reply will still come; the next call skips it by id.
-			c.abandoned[id] = cmd
-			return &backends.Error{Backend: Backend, Op: cmd, Err: ctx.Err()}
-		case <-timer.C:
-			c.fail(fmt.Errorf("no reply to %s within %s; the runtime is presumed hung and was killed", cmd, timeout))
-			return c.deadErr(cmd)
-		case <-c.readerDone:
-			c.fail(fmt.Errorf("the runtime closed its stdout"))
-			return c.deadErr(cmd)
-		case <-exited:
-			// Replies written before the exit are still in the pipe.
-			exited = nil
-			grace = time.After(250 * time.Millisecond)
-		case <-grace:
-			return c.deadErr(cmd)
-		case <-c.broken:
-			return c.deadErr(cmd)
+			continue
 		}
-	}
-}
-
-// encodeRequest renders the request without its id: `{"cmd":"x"` and the
-// request's own fields. finishRequest adds the id and the newline.
-func encodeRequest(cmd string, req any) ([]byte, error) {
-	var body []byte
-	if req != nil {
-		b, err := json.Marshal(req)
+		h, isReply, err := parseReply(raw)
 		if err != nil {
-			return nil, err
+			return lost(err)
 		}
-		if len(b) < 2 || b[0] != '{' {
-			return nil, fmt.Errorf("request for %s is not an object", cmd)
+		if !isReply {
+			if text := bytes.TrimSpace(raw); len(text) > 0 {
+				c.log.Debug("tt-runtime stdout (not protocol)", "line", clip(text, 512))
+			}
+			continue
 		}
-		body = b
+		if err := sent(); err != nil {
+			return err
+		}
+		if h.ID != id {
+			if _, ok := c.abandoned[h.ID]; ok {
+				delete(c.abandoned, h.ID)
+				continue
+			}
+			if h.ID == 0 && h.Error != nil {
+				// the runtime could not read our line at all
+				return remoteErr(cmd, h.Error)
+			}
+			return lost(fmt.Errorf("%w: reply id %d to request %d (%s)", ErrProtocol, h.ID, id, cmd))
+		}
+		if !*h.OK {
+			return remoteErr(cmd, h.Error)
+		}
+		if out != nil {
+			if err := json.Unmarshal(raw, out); err != nil {
+				return lost(fmt.Errorf("%w: %s reply does not decode: %w", ErrProtocol, cmd, err))
+			}
+		}
+		return nil
 	}
-	out := make([]byte, 0, len(body)+len(cmd)+40)
-	out = append(out, `,"cmd":`...)
-	out = strconv.AppendQuote(out, cmd)
-	if len(body) > 2 {
-		out = append(out, ',')
-		out = append(out, body[1:len(body)-1]...)
-	}
-	out = append(out, '}', '\n')
-	return out, nil
 }
 
-func finishRequest(rest []byte, id uint64) []byte {
-	out := make([]byte, 0, len(rest)+24)
-	out = append(out, `{"id":`...)
-	out = strconv.AppendUint(out, id, 10)
-	return append(out, rest...)
+// writeRequest writes one whole request line by the deadline. A deadline
+// armed for an earlier call that fires first is re-armed exactly and the
+// write goes on where it stopped.
+func (c *Client) writeRequest(line []byte, deadline time.Time) error {
+	if !closeEnough(c.armedWrite, deadline, time.Now()) {
+		if err := c.stdin.SetWriteDeadline(deadline); err != nil {
+			return err
+		}
+		c.armedWrite = deadline
+	}
+	for {
+		n, err := c.stdin.Write(line)
+		line = line[n:]
+		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) || !time.Now().Before(deadline) ||
+			c.armedWrite.Equal(deadline) || c.writeStop.Load() {
+			return err
+		}
+		if err := c.stdin.SetWriteDeadline(deadline); err != nil {
+			return err
+		}
+		c.armedWrite = deadline
+	}
+}
+
+// appendRequest renders {"id":id,"cmd":cmd,<fields of body>} and a newline.
+func appendRequest(dst []byte, id uint64, cmd string, body []byte) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = strconv.AppendUint(dst, id, 10)
+	dst = append(dst, `,"cmd":`...)
+	dst = appendJSONString(dst, cmd)
+	if len(body) > 2 {
+		dst = append(dst, ',')
+		dst = append(dst, body[1:len(body)-1]...)
+	}
+	return append(dst, '}', '\n')
+}
+
+// appendJSONString quotes s for JSON; command names are plain words, so
+// the encoder is needed only for anything else.
+func appendJSONString(dst []byte, s string) []byte {
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b < 0x20 || b >= 0x7f || b == '"' || b == '\\' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
+	q, err := json.Marshal(s)
+	if err != nil { // not reachable for a string; keep the stream valid
+		return append(dst, `""`...)
+	}
+	return append(dst, q...)
 }
 
 // Ping is a no-op round trip.
@@ -604,7 +775,6 @@ func (c *Client) Close() error {
 
 // teardown waits for the process and the goroutines and closes the pipes.
 func (c *Client) teardown() {
-	c.stopOnce.Do(func() { close(c.stop) })
 	_ = c.stdin.Close() // EOF tells the runtime to exit
 	select {
 	case <-c.exited:
@@ -613,12 +783,8 @@ func (c *Client) teardown() {
 		<-c.exited
 	}
 	c.procCancel()
-	// With the process gone the pipes reach EOF, unless a grandchild still
-	// holds them; then closing our ends unblocks the readers.
-	select {
-	case <-c.readerDone:
-	case <-time.After(time.Second):
-	}
+	// With the process gone stderr reaches EOF, unless a grandchild still
+	// holds it; then closing our end unblocks the reader.
 	select {
 	case <-c.stderrDone:
 	case <-time.After(time.Second):

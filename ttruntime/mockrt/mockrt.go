@@ -16,7 +16,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -58,6 +60,8 @@ type Options struct {
 	StderrOnStart  string
 	CloseStdoutAt  int
 	ExitIgnoresCmd bool
+	Flood          int
+	OrphanAt       int
 }
 
 func parse(args []string, stderr io.Writer) (*Options, error) {
@@ -86,6 +90,8 @@ func parse(args []string, stderr io.Writer) (*Options, error) {
 	fs.DurationVar(&o.Slow, "slow", 0, "delay before every reply")
 	fs.StringVar(&o.StderrOnStart, "stderr", "", "write this line to stderr at start")
 	fs.IntVar(&o.CloseStdoutAt, "close-stdout-at", 0, "close stdout (but keep running) on the Nth command")
+	fs.IntVar(&o.Flood, "flood", 0, "write this many bytes of log lines to stdout before reading each command")
+	fs.IntVar(&o.OrphanAt, "orphan-at", 0, "on the Nth command start a sleeping grandchild that keeps stdout and stderr open, then exit with status 3")
 	all := append([]string(nil), args...)
 	all = append(all, strings.Fields(os.Getenv(EnvFlags))...)
 	if err := fs.Parse(all); err != nil {
@@ -138,6 +144,7 @@ type server struct {
 	progs    map[uint64]*program
 	nextProg uint64
 	segs     map[string]*shm.Segment
+	scratch  [24]byte
 }
 
 // Main runs the mock on stdin and stdout until exit or end of input and
@@ -161,6 +168,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer s.unmapAll()
 	br := bufio.NewReaderSize(stdin, 64<<10)
 	for {
+		s.flood()
 		line, err := readLine(br)
 		if errors.Is(err, errTooLong) {
 			s.n++
@@ -183,8 +191,16 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 var errTooLong = errors.New("line too long")
 
+// readLine returns the next line; it is valid until the next read.
 func readLine(br *bufio.Reader) ([]byte, error) {
-	var buf []byte
+	frag, err := br.ReadSlice('\n')
+	if err == nil {
+		return frag, nil // the whole line was buffered: no copy
+	}
+	buf := append([]byte(nil), frag...)
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, err
+	}
 	tooLong := false
 	for {
 		frag, err := br.ReadSlice('\n')
@@ -212,6 +228,38 @@ type request struct {
 	Cmd string  `json:"cmd"`
 }
 
+// fastRequest reads the commonest request, exactly {"id":N,"cmd":"ping"}
+// (or exit), without the decoder; anything else goes to the decoder.
+func fastRequest(line []byte) (request, bool) {
+	const head, mid = `{"id":`, `,"cmd":"`
+	line = bytes.TrimSpace(line)
+	if !bytes.HasPrefix(line, []byte(head)) || !bytes.HasSuffix(line, []byte(`"}`)) {
+		return request{}, false
+	}
+	rest := line[len(head) : len(line)-2]
+	i := bytes.Index(rest, []byte(mid))
+	if i <= 0 || i > 20 || (rest[0] == '0') {
+		return request{}, false
+	}
+	var id uint64
+	for _, d := range rest[:i] {
+		if d < '0' || d > '9' || id > (math.MaxUint64-uint64(d-'0'))/10 {
+			return request{}, false
+		}
+		id = id*10 + uint64(d-'0')
+	}
+	var cmd string
+	switch string(rest[i+len(mid):]) {
+	case ttruntime.CmdPing:
+		cmd = ttruntime.CmdPing
+	case ttruntime.CmdExit:
+		cmd = ttruntime.CmdExit
+	default:
+		return request{}, false
+	}
+	return request{ID: &id, Cmd: cmd}, true
+}
+
 // handle answers one request line; done reports that the process should
 // exit with code.
 func (s *server) handle(line []byte) (code int, done bool) {
@@ -224,14 +272,21 @@ func (s *server) handle(line []byte) (code int, done bool) {
 		fmt.Fprintf(s.errw, "mockrt: hanging on command %d as asked\n", s.n)
 		select {}
 	}
+	if o.OrphanAt == s.n {
+		s.orphan()
+		fmt.Fprintf(s.errw, "mockrt: exiting on command %d, leaving a grandchild on stdout, as asked\n", s.n)
+		os.Exit(3)
+	}
 	if o.CloseStdoutAt == s.n {
 		if c, ok := s.outFile.(io.Closer); ok {
 			_ = c.Close()
 		}
 		select {}
 	}
-	var req request
-	if err := json.Unmarshal(line, &req); err != nil || req.ID == nil || *req.ID == 0 {
+	req, fast := fastRequest(line)
+	if fast {
+		// decoded without the decoder
+	} else if err := json.Unmarshal(line, &req); err != nil || req.ID == nil || *req.ID == 0 {
 		msg := "request without a usable id"
 		if err != nil {
 			msg = "malformed JSON: " + err.Error()
@@ -342,10 +397,35 @@ func (s *server) decode(id uint64, line []byte, v any) bool {
 
 func (s *server) flush() { _ = s.out.Flush() }
 
+// flood writes o.Flood bytes of log lines to stdout, as a driver that logs
+// to stdout between commands would; it blocks while nobody reads them.
+func (s *server) flood() {
+	line := "UMD | info | flooding stdout between commands " + strings.Repeat(".", 60) + "\n"
+	for n := 0; n < s.o.Flood; n += len(line) {
+		s.out.WriteString(line)
+	}
+	s.flush()
+}
+
+// orphan starts a grandchild that sleeps holding stdout and stderr, so
+// they stay open after this process exits.
+func (s *server) orphan() {
+	cmd := exec.Command("sleep", "3")
+	if f, ok := s.outFile.(*os.File); ok {
+		cmd.Stdout = f
+	}
+	if f, ok := s.errw.(*os.File); ok {
+		cmd.Stderr = f
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(s.errw, "mockrt: cannot start the grandchild: %v\n", err)
+	}
+}
+
 // reply writes {"id":id,"ok":true,...fields of result}.
 func (s *server) reply(id uint64, result any) {
 	s.out.WriteString(`{"id":`)
-	s.out.WriteString(strconv.FormatUint(id, 10))
+	s.out.Write(strconv.AppendUint(s.scratch[:0], id, 10))
 	s.out.WriteString(`,"ok":true`)
 	if result != nil {
 		b, err := json.Marshal(result)
