@@ -53,8 +53,15 @@ type Board struct {
 func (b Board) DRAM() int64 { return int64(b.Chips) * b.DRAMPerChip }
 
 // boards lists the supported boards. The names are tt-kmd's tt_card_type
-// values; the subsystem ids are the board codes tt-kmd and tt-umd decode
-// from the board id (for Blackhole they are also the PCI subsystem ids).
+// values. The subsystem ids are the board codes (UPI) that tt-kmd, tt-umd,
+// luwen and tt-smi all decode from the telemetry board id (n300 0x14, n150
+// 0x18, p100 0x36, p150a-c 0x40-0x42, p100a 0x43, p300b/a/c 0x44-0x46). The
+// tools treat the PCI subsystem device id as that same code on both arches:
+// pyluwen's pci_board_type() returns the subsystem id, luwen picks a
+// Wormhole's SPI mode by "subsystem id, else telemetry UPI, == 0x35", and
+// tt-kmd and tt-smi know the galaxy boards by subsystem ids 0x0035 and 0x0047,
+// which are their board codes. No public lspci dump of an n150 or n300 was
+// found, so tt_card_type, where tt-kmd exposes it, is still preferred.
 var boards = []Board{
 	{"n150", ArchWormhole, 1, 12 * gib, 0x0018},
 	{"n300", ArchWormhole, 2, 12 * gib, 0x0014},
