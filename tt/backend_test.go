@@ -440,9 +440,16 @@ func TestClosedDevice(t *testing.T) {
 // downloads between host-pool memory and a pool (through the shm arena,
 // the runtime copying) against a single-threaded memcpy of the same size.
 // The ratio metrics are transfer bandwidth over memcpy bandwidth.
-func BenchmarkTransfer64MiB(b *testing.B) {
+func BenchmarkTransfer64MiB(b *testing.B) { benchTransfer64MiB(b, open1(b, "")) }
+
+// BenchmarkTransfer64MiBEmulator is the same through the C++ runtime's
+// emulator layer (bin/zyx-tt-runtime).
+func BenchmarkTransfer64MiBEmulator(b *testing.B) {
+	benchTransfer64MiB(b, openEmu(b, "n150")[0].(*tt.Device))
+}
+
+func benchTransfer64MiB(b *testing.B, d *tt.Device) {
 	const n = 64 << 20
-	d := open1(b, "")
 	ctx := context.Background()
 	p := d.Pool()
 	buf, err := p.Alloc(ctx, n)

@@ -1,0 +1,337 @@
+package tt_test
+
+// The tt backend against the C++ runtime's emulator layer
+// (bin/zyx-tt-runtime, built by `make runtime`): the same Go paths as on a
+// card, with kernels that really run.
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/hostpool"
+	"github.com/zyxtt/zyxtt/tt"
+	"github.com/zyxtt/zyxtt/ttruntime"
+)
+
+// emuRuntime is the built runtime, or a skip that says how to build it.
+func emuRuntime(t testing.TB) string {
+	t.Helper()
+	bin, err := filepath.Abs(filepath.Join("..", "bin", ttruntime.RuntimeName))
+	require.NoError(t, err)
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("%s not built (run make runtime): %v", bin, err)
+	}
+	return bin
+}
+
+// openEmu opens the emulator devices of board through the real runtime.
+func openEmu(t testing.TB, board string) []backends.Device {
+	t.Helper()
+	bin := emuRuntime(t)
+	t.Setenv(tt.EnvSysfsRoot, fixture("none"))
+	t.Setenv("TMPDIR", t.TempDir())
+	t.Setenv(tt.EnvEmulator, "")
+	t.Setenv("ZYX_EMU_TIMEOUT_MS", "1000") // deadlock detection, for the hang test
+	cfg, err := backends.ParseConfig(fmt.Appendf(nil,
+		`{"tenstorrent": {"runtime": %q, "timeout_s": 120, "emu_board": %q, "cache_dir": %q}}`, bin, board, t.TempDir()))
+	require.NoError(t, err)
+	devs, err := tt.Driver{}.Open(context.Background(), cfg)
+	if errors.Is(err, backends.ErrUnsupported) {
+		t.Skipf("%s has no emulator layer: %v", bin, err)
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		for _, d := range devs {
+			require.NoError(t, d.Close())
+		}
+	})
+	return devs
+}
+
+func TestEmulatorRuntimeDevices(t *testing.T) {
+	cases := []struct {
+		board      string
+		chips      int
+		dramPerDev uint64
+		arch       string
+	}{
+		{"n150", 1, 12 << 30, tt.ArchWormhole},
+		{"n300", 2, 12 << 30, tt.ArchWormhole},
+		{"p150a", 1, 32 << 30, tt.ArchBlackhole},
+	}
+	for _, tc := range cases {
+		t.Run(tc.board, func(t *testing.T) {
+			devs := openEmu(t, tc.board)
+			require.Len(t, devs, tc.chips)
+			for k, dev := range devs {
+				d := dev.(*tt.Device)
+				rt := d.Runtime()
+				require.Equal(t, fmt.Sprintf("tt-emu:%d", k), d.Name())
+				require.Equal(t, "emu", rt.Runtime)
+				require.Equal(t, tc.board, rt.Board)
+				require.Equal(t, tc.arch, rt.Arch)
+				require.Equal(t, k, rt.Chip)
+				info := d.Info()
+				require.True(t, info.Emulated)
+				require.Equal(t, []uint64{uint64(rt.Grid.Rows), uint64(rt.Grid.Cols)}, info.MaxGlobalWorkDims)
+				require.NotZero(t, rt.Grid.Rows*rt.Grid.Cols)
+				require.Equal(t, tc.dramPerDev, info.Memory, "the runtime's DRAM is the board's")
+				require.EqualValues(t, tc.dramPerDev, d.Pool().FreeBytes())
+				require.Equal(t, rt.L1.Usable(), info.LocalMemSize)
+				require.NotZero(t, info.LocalMemSize)
+			}
+		})
+	}
+}
+
+func TestEmulatorRuntimeTransfers(t *testing.T) {
+	d := openEmu(t, "n150")[0].(*tt.Device)
+	p := d.Pool()
+	ctx := context.Background()
+	free := p.FreeBytes()
+
+	// More than the staging region, from Go memory, at an odd offset.
+	const n = tt.StagingBytes + 3*2048 + 17
+	buf, err := p.Alloc(ctx, n+5)
+	require.NoError(t, err)
+	require.Less(t, p.FreeBytes(), free-n)
+	src := make([]byte, n)
+	for i := range src {
+		src[i] = byte(i*31 + i>>11)
+	}
+	require.NoError(t, p.Write(ctx, buf, 5, src))
+	back := make([]byte, n)
+	require.NoError(t, p.Read(ctx, buf, 5, back))
+	require.Equal(t, src, back)
+
+	// Host-pool memory goes zero-copy.
+	hp, err := hostpool.Default()
+	require.NoError(t, err)
+	hb, err := hp.Alloc(ctx, 1<<20)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, hp.Release(hb)) }()
+	mem, err := hp.Bytes(hb)
+	require.NoError(t, err)
+	for i := range mem {
+		mem[i] = byte(i * 7)
+	}
+	require.NoError(t, p.Write(ctx, buf, 4096, mem))
+	clear(mem)
+	require.NoError(t, p.Read(ctx, buf, 4096, mem))
+	for i := range mem {
+		if mem[i] != byte(i*7) {
+			require.Failf(t, "zero-copy round trip", "byte %d is %d, want %d", i, mem[i], byte(i*7))
+		}
+	}
+	require.NoError(t, p.Read(ctx, buf, 5, back[:4091]))
+	require.Equal(t, src[:4091], back[:4091], "bytes before the host-pool write are untouched")
+
+	// Bad ranges and ids lose nothing and keep the device.
+	require.ErrorIs(t, p.Write(ctx, buf, n+5, []byte{1}), backends.ErrInvalidArgument)
+	require.ErrorIs(t, p.Read(ctx, buf, -1, []byte{1}), backends.ErrInvalidArgument)
+	require.ErrorIs(t, p.Write(ctx, 12345, 0, []byte{1}), backends.ErrUnknownBuffer)
+	_, err = p.Alloc(ctx, int64(free)+1)
+	require.ErrorIs(t, err, backends.ErrOutOfMemory)
+	require.NoError(t, p.Release(buf))
+	require.Equal(t, free, p.FreeBytes())
+	require.ErrorIs(t, p.Release(buf), backends.ErrUnknownBuffer)
+}
+
+// exampleVadd is examples/vadd's Tenstorrent variant: z = x + y over n f32
+// elements, one 1024-element tile per step, tiles dealt round-robin to the
+// cores of the grid.
+func exampleVadd(t *testing.T, rows, cols int) *backends.Program {
+	t.Helper()
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("..", "examples", "vadd", "tt", name))
+		require.NoError(t, err)
+		return string(b)
+	}
+	const x, y, z, n = 0, 1, 2, 3
+	spread := []backends.TTArg{{Kind: backends.TTArgCoreIndex}, {Kind: backends.TTArgNumCores}}
+	cb := func(i uint8) backends.TTCircularBuffer {
+		return backends.TTCircularBuffer{Index: i, Format: "Float32", PageBytes: 4096, Pages: 2}
+	}
+	return &backends.Program{
+		Name: "vadd",
+		Params: []backends.Param{
+			{Name: "x", Kind: backends.Global, DType: backends.F32},
+			{Name: "y", Kind: backends.Global, DType: backends.F32},
+			{Name: "z", Kind: backends.GlobalMut, DType: backends.F32},
+			{Name: "n", Kind: backends.Variable, DType: backends.U32},
+		},
+		Grid: []backends.GwsDim{backends.ConstDim(uint64(rows)), backends.ConstDim(uint64(cols))},
+		TT: &backends.TTVariant{
+			Reader: backends.TTKernel{
+				Source:      read("reader.cpp"),
+				CompileArgs: []backends.TTArg{{Kind: backends.TTArgAccessor, Param: x}, {Kind: backends.TTArgAccessor, Param: y}},
+				RuntimeArgs: append([]backends.TTArg{
+					{Kind: backends.TTArgBufferAddr, Param: x}, {Kind: backends.TTArgBufferAddr, Param: y},
+					{Kind: backends.TTArgPageSize, Param: x}, {Kind: backends.TTArgParam, Param: n},
+				}, spread...),
+			},
+			Compute: backends.TTKernel{
+				Source:      read("compute.cpp"),
+				RuntimeArgs: append([]backends.TTArg{{Kind: backends.TTArgParam, Param: n}}, spread...),
+			},
+			Writer: backends.TTKernel{
+				Source: read("writer.cpp"),
+				RuntimeArgs: append([]backends.TTArg{
+					{Kind: backends.TTArgBufferAddr, Param: z}, {Kind: backends.TTArgPageSize, Param: z},
+					{Kind: backends.TTArgParam, Param: n},
+				}, spread...),
+			},
+			CBs:          []backends.TTCircularBuffer{cb(0), cb(1), cb(16)},
+			MathFidelity: "HiFi4",
+			FP32DestAcc:  true,
+		},
+	}
+}
+
+func f32Bytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+func bytesF32(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+func TestEmulatorRuntimeRunsVadd(t *testing.T) {
+	d := openEmu(t, "n150")[0].(*tt.Device)
+	ctx := context.Background()
+	exe, err := d.Compile(ctx, exampleVadd(t, 2, 3))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, exe.Release()) }()
+
+	p := d.Pool()
+	const n = 5*1024 + 300 // six tiles, the last one partial
+	xs, ys := make([]float32, n), make([]float32, n)
+	for i := range xs {
+		xs[i] = float32(i)*0.25 - 100
+		ys[i] = float32(i%97) * 1.5
+	}
+	var bufs [3]backends.BufferID
+	for i := range bufs {
+		bufs[i], err = p.Alloc(ctx, 4*n)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, p.Release(bufs[i])) }()
+	}
+	require.NoError(t, p.Write(ctx, bufs[0], 0, f32Bytes(xs)))
+	require.NoError(t, p.Write(ctx, bufs[1], 0, f32Bytes(ys)))
+	sentinel := make([]float32, n)
+	for i := range sentinel {
+		sentinel[i] = -7
+	}
+	require.NoError(t, p.Write(ctx, bufs[2], 0, f32Bytes(sentinel)))
+
+	args := func(count uint64) []backends.LaunchArg {
+		return []backends.LaunchArg{backends.BufArg(bufs[0]), backends.BufArg(bufs[1]), backends.BufArg(bufs[2]),
+			backends.VarArg(backends.UintConst(backends.U32, count))}
+	}
+	check := func(count int) {
+		t.Helper()
+		out := make([]byte, 4*n)
+		require.NoError(t, p.Read(ctx, bufs[2], 0, out))
+		zs := bytesF32(out)
+		for i := range zs {
+			want := float32(-7)
+			if i < count {
+				want = xs[i] + ys[i]
+			}
+			if math.Abs(float64(zs[i]-want)) > 1e-5*math.Max(1, math.Abs(float64(want))) {
+				require.Failf(t, "vadd", "z[%d] = %g, want %g (n=%d)", i, zs[i], want, count)
+			}
+		}
+	}
+	// A shorter run first: the elements past it keep the sentinel.
+	require.NoError(t, exe.Launch(ctx, args(2048)))
+	check(2048)
+	el, err := exe.LaunchTimed(ctx, args(n))
+	require.NoError(t, err)
+	require.Positive(t, el, "the emulator times the run")
+	require.Less(t, el, time.Minute)
+	check(n)
+
+	// Launch errors are caught before the runtime and keep the device.
+	require.ErrorIs(t, exe.Launch(ctx, args(n)[:3]), backends.ErrInvalidArgument)
+	require.ErrorIs(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(999), args(n)[1], args(n)[2], args(n)[3]}), backends.ErrUnknownBuffer)
+	require.ErrorIs(t, exe.Launch(ctx, []backends.LaunchArg{args(n)[3], args(n)[1], args(n)[2], args(n)[3]}), backends.ErrInvalidArgument)
+	require.NoError(t, exe.Launch(ctx, args(n)))
+	check(n)
+}
+
+func TestEmulatorRuntimeGridLimits(t *testing.T) {
+	d := openEmu(t, "n150")[0].(*tt.Device)
+	g := d.Runtime().Grid
+	ctx := context.Background()
+	_, err := d.Compile(ctx, exampleVadd(t, int(g.Rows)+1, 1))
+	require.ErrorIs(t, err, backends.ErrInvalidArgument, "a grid past the chip is refused before the runtime")
+	exe, err := d.Compile(ctx, exampleVadd(t, int(g.Rows), int(g.Cols)))
+	require.NoError(t, err, "the whole harvested grid is usable")
+	require.NoError(t, exe.Release())
+}
+
+func TestEmulatorRuntimeKernelFaults(t *testing.T) {
+	d := openEmu(t, "n150")[0].(*tt.Device)
+	ctx := context.Background()
+
+	// A kernel that does not compile: ErrCompile with the compiler's words.
+	bad := exampleVadd(t, 1, 1)
+	bad.TT.Compute.Source = "#error no tiles today\n" + bad.TT.Compute.Source
+	_, err := d.Compile(ctx, bad)
+	require.ErrorIs(t, err, backends.ErrCompile)
+	require.ErrorContains(t, err, "no tiles today")
+
+	// A kernel that waits forever: the emulator reports the deadlock, and
+	// the device lives on.
+	hang := exampleVadd(t, 1, 1)
+	hang.TT.Writer.Source = `#include <cstdint>
+#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+  cb_wait_front(tt::CBIndex::c_17, 1); // nothing ever pushes to 17
+}
+`
+	hang.TT.CBs = append(hang.TT.CBs, backends.TTCircularBuffer{Index: 17, Format: "Float32", PageBytes: 4096, Pages: 1})
+	exe, err := d.Compile(ctx, hang)
+	require.NoError(t, err)
+	p := d.Pool()
+	var bufs [3]backends.BufferID
+	for i := range bufs {
+		bufs[i], err = p.Alloc(ctx, 4096)
+		require.NoError(t, err)
+	}
+	args := []backends.LaunchArg{backends.BufArg(bufs[0]), backends.BufArg(bufs[1]), backends.BufArg(bufs[2]),
+		backends.VarArg(backends.UintConst(backends.U32, 1024))}
+	began := time.Now()
+	err = exe.Launch(ctx, args)
+	require.Less(t, time.Since(began), 30*time.Second)
+	var re *ttruntime.RemoteError
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, ttruntime.CodeDeadlock, re.Code, "message: %s", re.Message)
+	require.NotErrorIs(t, err, backends.ErrDeviceLost)
+	require.NoError(t, exe.Release())
+
+	// still usable
+	require.NoError(t, p.Write(ctx, bufs[0], 0, make([]byte, 4096)))
+	for _, b := range bufs {
+		require.NoError(t, p.Release(b))
+	}
+}
