@@ -4,31 +4,22 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/internal/buftable"
 )
-
-// nextID numbers buffers across every OpenCL pool of the process, so an id
-// from another pool is never mistaken for one of this pool's.
-var nextID atomic.Uint64
 
 type buffer struct {
 	mem  uintptr // cl_mem
 	size int64
-	refs int
 }
 
 // pool is one device's memory: cl_mem buffers in the device's context.
 type pool struct {
 	dev   *device
 	total int64
-
-	mu   sync.Mutex
-	bufs map[backends.BufferID]*buffer
-	used int64
+	bufs  *buftable.Table[*buffer]
 }
 
 var (
@@ -37,16 +28,22 @@ var (
 )
 
 func newPool(d *device, total uint64) *pool {
-	return &pool{dev: d, total: int64(min(total, 1<<62)), bufs: map[backends.BufferID]*buffer{}}
+	p := &pool{dev: d, total: int64(min(total, 1<<62))}
+	p.bufs = buftable.New(buftable.NotInPool(Name, d.name), p.release)
+	return p
+}
+
+// release frees a buffer whose last reference went.
+func (p *pool) release(b *buffer) error {
+	if st := call(p.dev.l.releaseMemObject, b.mem); st != clSuccess {
+		return clError("clReleaseMemObject", st)
+	}
+	return nil
 }
 
 func (p *pool) Name() string { return p.dev.name }
 
-func (p *pool) FreeBytes() int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return max(p.total-p.used, 0)
-}
+func (p *pool) FreeBytes() int64 { return max(p.total-p.bufs.Used(), 0) }
 
 func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 	if err := ctx.Err(); err != nil {
@@ -68,95 +65,13 @@ func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 	if st != clSuccess {
 		return 0, clError("clCreateBuffer", st)
 	}
-	id := backends.BufferID(nextID.Add(1))
-	p.mu.Lock()
-	p.bufs[id] = &buffer{mem: mem, size: n, refs: 1}
-	p.used += n
-	p.mu.Unlock()
-	return id, nil
+	return p.bufs.Insert(&buffer{mem: mem, size: n}, n), nil
 }
 
-func (p *pool) unknown(op string, id backends.BufferID) error {
-	return backends.Errorf(Name, op, backends.ErrUnknownBuffer, "buffer %d is not in pool %s", id, p.dev.name)
-}
+func (p *pool) Retain(id backends.BufferID) error  { return p.bufs.Retain(id) }
+func (p *pool) Release(id backends.BufferID) error { return p.bufs.Release(id) }
 
-func (p *pool) Retain(id backends.BufferID) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, ok := p.bufs[id]
-	if !ok {
-		return p.unknown("retain", id)
-	}
-	b.refs++
-	return nil
-}
-
-func (p *pool) Release(id backends.BufferID) error {
-	p.mu.Lock()
-	b, ok := p.bufs[id]
-	if !ok {
-		p.mu.Unlock()
-		return p.unknown("release", id)
-	}
-	b.refs--
-	if b.refs > 0 {
-		p.mu.Unlock()
-		return nil
-	}
-	delete(p.bufs, id)
-	p.used -= b.size
-	p.mu.Unlock()
-	if st := call(p.dev.l.releaseMemObject, b.mem); st != clSuccess {
-		return clError("clReleaseMemObject", st)
-	}
-	return nil
-}
-
-func (p *pool) Size(id backends.BufferID) (int64, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, ok := p.bufs[id]
-	if !ok {
-		return 0, p.unknown("size", id)
-	}
-	return b.size, nil
-}
-
-// acquire takes a reference on each buffer for the length of an operation,
-// so a concurrent Release cannot free memory a command still uses.
-func (p *pool) acquire(op string, ids ...backends.BufferID) ([]*buffer, func(), error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]*buffer, len(ids))
-	for i, id := range ids {
-		b, ok := p.bufs[id]
-		if !ok {
-			for _, g := range out[:i] {
-				g.refs--
-			}
-			return nil, nil, p.unknown(op, id)
-		}
-		b.refs++
-		out[i] = b
-	}
-	release := func() {
-		p.mu.Lock()
-		var free []*buffer
-		for i, b := range out {
-			b.refs--
-			if b.refs == 0 {
-				delete(p.bufs, ids[i])
-				p.used -= b.size
-				free = append(free, b)
-			}
-		}
-		p.mu.Unlock()
-		for _, b := range free {
-			call(p.dev.l.releaseMemObject, b.mem)
-		}
-	}
-	return out, release, nil
-}
+func (p *pool) Size(id backends.BufferID) (int64, error) { return p.bufs.Size(id) }
 
 func checkSpan(op string, b *buffer, off int64, n int) error {
 	if off < 0 || off > b.size || int64(n) > b.size-off {
@@ -185,7 +100,7 @@ func (p *pool) transfer(ctx context.Context, op string, fn uintptr, native strin
 	if err := p.dev.checkOpen(op); err != nil {
 		return err
 	}
-	bufs, release, err := p.acquire(op, id)
+	bufs, release, err := p.bufs.Acquire(op, id)
 	if err != nil {
 		return err
 	}
@@ -226,7 +141,7 @@ func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int
 	if err := p.dev.checkOpen("copy"); err != nil {
 		return 0, err
 	}
-	bufs, release, err := p.acquire("copy", src, dst)
+	bufs, release, err := p.bufs.Acquire("copy", src, dst)
 	if err != nil {
 		return 0, err
 	}
@@ -273,12 +188,7 @@ func (d *device) waitEvent(ev uintptr, timed bool) (float64, error) {
 
 // freeAll releases every buffer; the device is closing.
 func (p *pool) freeAll() {
-	p.mu.Lock()
-	bufs := p.bufs
-	p.bufs = map[backends.BufferID]*buffer{}
-	p.used = 0
-	p.mu.Unlock()
-	for _, b := range bufs {
+	for _, b := range p.bufs.Drain() {
 		call(p.dev.l.releaseMemObject, b.mem)
 	}
 }
