@@ -2,17 +2,12 @@ package vulkan
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/internal/buftable"
 )
-
-// nextID numbers buffers across every Vulkan pool of the process, so an id
-// from another pool is never mistaken for one of this pool's.
-var nextID atomic.Uint64
 
 // buffer is a VkBuffer with its own memory. mapped is set when that memory
 // is host-visible and coherent (CPU implementations, resizable-BAR memory):
@@ -21,7 +16,6 @@ type buffer struct {
 	buf    uint64
 	mem    uint64
 	size   int64
-	refs   int
 	mapped unsafe.Pointer
 }
 
@@ -93,11 +87,8 @@ func (d *device) stagingBuffer() (*buffer, error) {
 
 // pool is one device's memory.
 type pool struct {
-	dev *device
-
-	mu   sync.Mutex
-	bufs map[backends.BufferID]*buffer
-	used int64
+	dev  *device
+	bufs *buftable.Table[*buffer]
 }
 
 var (
@@ -105,15 +96,16 @@ var (
 	_ backends.PeerCopier = (*pool)(nil)
 )
 
-func newPool(d *device) *pool { return &pool{dev: d, bufs: map[backends.BufferID]*buffer{}} }
+func newPool(d *device) *pool {
+	return &pool{dev: d, bufs: buftable.New(buftable.NotInPool(Name, d.name), func(b *buffer) error {
+		d.freeBuffer(b)
+		return nil
+	})}
+}
 
 func (p *pool) Name() string { return p.dev.name }
 
-func (p *pool) FreeBytes() int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return max(p.dev.mem.deviceMem-p.used, 0)
-}
+func (p *pool) FreeBytes() int64 { return max(p.dev.mem.deviceMem-p.bufs.Used(), 0) }
 
 func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 	if err := ctx.Err(); err != nil {
@@ -135,94 +127,13 @@ func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 			return 0, err
 		}
 	}
-	b.refs = 1
-	id := backends.BufferID(nextID.Add(1))
-	p.mu.Lock()
-	p.bufs[id] = b
-	p.used += n
-	p.mu.Unlock()
-	return id, nil
+	return p.bufs.Insert(b, n), nil
 }
 
-func (p *pool) unknown(op string, id backends.BufferID) error {
-	return backends.Errorf(Name, op, backends.ErrUnknownBuffer, "buffer %d is not in pool %s", id, p.dev.name)
-}
+func (p *pool) Retain(id backends.BufferID) error  { return p.bufs.Retain(id) }
+func (p *pool) Release(id backends.BufferID) error { return p.bufs.Release(id) }
 
-func (p *pool) Retain(id backends.BufferID) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, ok := p.bufs[id]
-	if !ok {
-		return p.unknown("retain", id)
-	}
-	b.refs++
-	return nil
-}
-
-func (p *pool) Release(id backends.BufferID) error {
-	p.mu.Lock()
-	b, ok := p.bufs[id]
-	if !ok {
-		p.mu.Unlock()
-		return p.unknown("release", id)
-	}
-	b.refs--
-	if b.refs > 0 {
-		p.mu.Unlock()
-		return nil
-	}
-	delete(p.bufs, id)
-	p.used -= b.size
-	p.mu.Unlock()
-	p.dev.freeBuffer(b)
-	return nil
-}
-
-func (p *pool) Size(id backends.BufferID) (int64, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, ok := p.bufs[id]
-	if !ok {
-		return 0, p.unknown("size", id)
-	}
-	return b.size, nil
-}
-
-// acquire takes a reference on each buffer for the length of an operation,
-// so a concurrent Release cannot free memory a command still uses.
-func (p *pool) acquire(op string, ids ...backends.BufferID) ([]*buffer, func(), error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]*buffer, len(ids))
-	for i, id := range ids {
-		b, ok := p.bufs[id]
-		if !ok {
-			for _, g := range out[:i] {
-				g.refs--
-			}
-			return nil, nil, p.unknown(op, id)
-		}
-		b.refs++
-		out[i] = b
-	}
-	release := func() {
-		p.mu.Lock()
-		var free []*buffer
-		for i, b := range out {
-			b.refs--
-			if b.refs == 0 {
-				delete(p.bufs, ids[i])
-				p.used -= b.size
-				free = append(free, b)
-			}
-		}
-		p.mu.Unlock()
-		for _, b := range free {
-			p.dev.freeBuffer(b)
-		}
-	}
-	return out, release, nil
-}
+func (p *pool) Size(id backends.BufferID) (int64, error) { return p.bufs.Size(id) }
 
 func checkSpan(op string, b *buffer, off, n int64) error {
 	if off < 0 || n < 0 || off > b.size || n > b.size-off {
@@ -247,7 +158,7 @@ func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, of
 		return err
 	}
 	d := p.dev
-	bufs, release, err := p.acquire(op, id)
+	bufs, release, err := p.bufs.Acquire(op, id)
 	if err != nil {
 		return err
 	}
@@ -323,7 +234,7 @@ func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int
 		return 0, err
 	}
 	d := p.dev
-	bufs, release, err := p.acquire("copy", src, dst)
+	bufs, release, err := p.bufs.Acquire("copy", src, dst)
 	if err != nil {
 		return 0, err
 	}
@@ -381,12 +292,7 @@ func (d *device) run(timed bool, record func(cmd uintptr)) (time.Duration, error
 
 // freeAll releases every buffer; the device is closing.
 func (p *pool) freeAll() {
-	p.mu.Lock()
-	bufs := p.bufs
-	p.bufs = map[backends.BufferID]*buffer{}
-	p.used = 0
-	p.mu.Unlock()
-	for _, b := range bufs {
+	for _, b := range p.bufs.Drain() {
 		p.dev.freeBuffer(b)
 	}
 }

@@ -280,7 +280,7 @@ func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 		}
 		copy(push[x.push.offsets[i]:], val)
 	}
-	bufs, release, err := d.pool.acquire("launch", ids...)
+	bufs, release, err := d.pool.bufs.Acquire("launch", ids...)
 	if err != nil {
 		return 0, err
 	}
