@@ -76,7 +76,7 @@ func openDevice(drv *driverAPI, ordinal int, cfg Config) (*Device, error) {
 		return nil, err
 	}
 	d.info = info
-	d.pool = &Pool{dev: d, bufs: map[backends.BufferID]*devBuf{}}
+	d.pool = newPool(d)
 	return d, nil
 }
 

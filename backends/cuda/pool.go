@@ -4,32 +4,31 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/internal/buftable"
 )
-
-// nextID issues buffer ids for every CUDA pool of the process. Ids start far
-// above the host pool's, and no two CUDA pools share one, so a buffer handed
-// to the wrong pool is always reported as unknown.
-var nextID atomic.Uint64
-
-func init() { nextID.Store(1 << 40) }
 
 type devBuf struct {
 	ptr  uint64 // CUdeviceptr
 	size int64
-	refs int
 }
 
 // Pool is a CUDA device's memory: buffers from cuMemAlloc_v2 (never managed
-// memory). It copies from other CUDA pools natively (PeerCopier).
+// memory). It copies from other CUDA pools natively (PeerCopier). Buffer
+// ids come from buftable's process-wide counter: they start far above the
+// host pool's and no two pools share one, so a buffer handed to the wrong
+// pool is always reported as unknown.
 type Pool struct {
-	dev *Device
+	dev  *Device
+	bufs *buftable.Table[*devBuf]
+}
 
-	mu   sync.Mutex
-	bufs map[backends.BufferID]*devBuf
+func newPool(d *Device) *Pool {
+	p := &Pool{dev: d}
+	p.bufs = buftable.New(p.unknown, p.free)
+	return p
 }
 
 var (
@@ -57,10 +56,7 @@ func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%s: alloc %d bytes: %w", p.dev.name, n, err)
 	}
-	id := backends.BufferID(nextID.Add(1))
-	p.mu.Lock()
-	p.bufs[id] = &devBuf{ptr: ptr, size: n, refs: 1}
-	p.mu.Unlock()
+	id := p.bufs.Insert(&devBuf{ptr: ptr, size: n}, n)
 	backends.Debug(backends.DebugDevice, "cuda alloc", "device", p.dev.name, "id", id, "bytes", n)
 	return id, nil
 }
@@ -70,32 +66,13 @@ func (p *Pool) unknown(op string, id backends.BufferID) error {
 }
 
 // Retain adds a reference.
-func (p *Pool) Retain(id backends.BufferID) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, ok := p.bufs[id]
-	if !ok {
-		return p.unknown("retain", id)
-	}
-	b.refs++
-	return nil
-}
+func (p *Pool) Retain(id backends.BufferID) error { return p.bufs.Retain(id) }
 
 // Release drops a reference; the last one frees the memory.
-func (p *Pool) Release(id backends.BufferID) error {
-	p.mu.Lock()
-	b, ok := p.bufs[id]
-	if !ok {
-		p.mu.Unlock()
-		return p.unknown("release", id)
-	}
-	b.refs--
-	if b.refs > 0 {
-		p.mu.Unlock()
-		return nil
-	}
-	delete(p.bufs, id)
-	p.mu.Unlock()
+func (p *Pool) Release(id backends.BufferID) error { return p.bufs.Release(id) }
+
+// free returns a buffer's memory to the driver when its last reference goes.
+func (p *Pool) free(b *devBuf) error {
 	if p.dev.usable("cuMemFree_v2") != nil {
 		return nil // a lost or closed context took the memory with it
 	}
@@ -107,27 +84,15 @@ func (p *Pool) Release(id backends.BufferID) error {
 // hold takes a temporary reference for the length of an operation, so a
 // concurrent Release cannot free memory a copy or launch is using.
 func (p *Pool) hold(op string, id backends.BufferID) (*devBuf, func(), error) {
-	p.mu.Lock()
-	b, ok := p.bufs[id]
-	if !ok {
-		p.mu.Unlock()
-		return nil, nil, p.unknown(op, id)
+	bufs, done, err := p.bufs.Acquire(op, id)
+	if err != nil {
+		return nil, nil, err
 	}
-	b.refs++
-	p.mu.Unlock()
-	return b, func() { _ = p.Release(id) }, nil
+	return bufs[0], done, nil
 }
 
 // Size is the buffer's length.
-func (p *Pool) Size(id backends.BufferID) (int64, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, ok := p.bufs[id]
-	if !ok {
-		return 0, p.unknown("size", id)
-	}
-	return b.size, nil
-}
+func (p *Pool) Size(id backends.BufferID) (int64, error) { return p.bufs.Size(id) }
 
 // FreeBytes is the device's free memory now (cuMemGetInfo_v2); zero when
 // the device cannot be asked.
@@ -298,30 +263,21 @@ func (d *Device) peerReady(o *Device) (bool, error) {
 
 // freeAll frees every buffer at Close.
 func (p *Pool) freeAll(healthy bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for id, b := range p.bufs {
+	for _, b := range p.bufs.Drain() {
 		if healthy {
 			p.dev.drv.call(p.dev.drv.memFree, uintptr(b.ptr))
 		}
-		delete(p.bufs, id)
 	}
 }
 
 // Live is the number of buffers not yet freed.
-func (p *Pool) Live() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.bufs)
-}
+func (p *Pool) Live() int { return p.bufs.Len() }
 
 // devicePtr is the buffer's device address, for tests and interop.
 func (p *Pool) devicePtr(id backends.BufferID) (uint64, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, ok := p.bufs[id]
-	if !ok {
-		return 0, p.unknown("pointer", id)
+	b, err := p.bufs.Get("pointer", id)
+	if err != nil {
+		return 0, err
 	}
 	return b.ptr, nil
 }
