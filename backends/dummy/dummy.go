@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/internal/buftable"
 )
 
 // Name is the backend's registry name, its device's name and its pool's name.
@@ -215,23 +216,22 @@ var errClosedPool = fmt.Errorf("dummy pool: %w", backends.ErrClosed)
 // not be host memory that copies could read in place, and Go memory needs
 // no mapping, no file descriptor and no cleanup if a test forgets to close.
 type Pool struct {
+	// mu guards closed and makes Alloc's free-bytes check and insert one
+	// step, so the limit holds exactly under concurrent allocations.
 	mu     sync.Mutex
-	bufs   map[backends.BufferID]*buffer
-	next   backends.BufferID
-	used   int64
-	limit  int64
 	closed bool
-}
-
-type buffer struct {
-	data []byte
-	refs int
+	limit  int64
+	bufs   *buftable.Table[[]byte]
 }
 
 var _ backends.Pool = (*Pool)(nil)
 
 func newPool(limit int64) *Pool {
-	return &Pool{bufs: map[backends.BufferID]*buffer{}, next: 1, limit: limit}
+	unknown := func(_ string, id backends.BufferID) error {
+		return fmt.Errorf("dummy pool: buffer %d: %w", id, backends.ErrUnknownBuffer)
+	}
+	// The garbage collector frees the bytes: no free function.
+	return &Pool{limit: limit, bufs: buftable.New[[]byte](unknown, nil)}
 }
 
 // Name is "dummy".
@@ -250,63 +250,39 @@ func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 	if p.closed {
 		return 0, errClosedPool
 	}
-	if n > p.limit-p.used {
-		return 0, fmt.Errorf("dummy pool: alloc %d bytes with %d free: %w", n, p.limit-p.used, backends.ErrOutOfMemory)
+	if free := p.limit - p.bufs.Used(); n > free {
+		return 0, fmt.Errorf("dummy pool: alloc %d bytes with %d free: %w", n, free, backends.ErrOutOfMemory)
 	}
-	id := p.next
-	p.next++
-	p.used += n
-	p.bufs[id] = &buffer{data: make([]byte, n), refs: 1}
-	return id, nil
+	return p.bufs.Insert(make([]byte, n), n), nil
 }
 
-func (p *Pool) lookup(id backends.BufferID) (*buffer, error) {
+// open runs f unless the pool is closed; Close waits for it.
+func (p *Pool) open(f func() error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.closed {
-		return nil, errClosedPool
+		return errClosedPool
 	}
-	b, ok := p.bufs[id]
-	if !ok {
-		return nil, fmt.Errorf("dummy pool: buffer %d: %w", id, backends.ErrUnknownBuffer)
-	}
-	return b, nil
+	return f()
 }
 
 // Retain adds a reference.
 func (p *Pool) Retain(id backends.BufferID) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, err := p.lookup(id)
-	if err != nil {
-		return err
-	}
-	b.refs++
-	return nil
+	return p.open(func() error { return p.bufs.Retain(id) })
 }
 
 // Release drops a reference; the last one frees the buffer.
 func (p *Pool) Release(id backends.BufferID) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, err := p.lookup(id)
-	if err != nil {
-		return err
-	}
-	if b.refs--; b.refs == 0 {
-		delete(p.bufs, id)
-		p.used -= int64(len(b.data))
-	}
-	return nil
+	return p.open(func() error { return p.bufs.Release(id) })
 }
 
 // Size is the buffer's length.
-func (p *Pool) Size(id backends.BufferID) (int64, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, err := p.lookup(id)
-	if err != nil {
-		return 0, err
-	}
-	return int64(len(b.data)), nil
+func (p *Pool) Size(id backends.BufferID) (n int64, err error) {
+	err = p.open(func() error {
+		n, err = p.bufs.Size(id)
+		return err
+	})
+	return n, err
 }
 
 // FreeBytes is how many more bytes the pool hands out.
@@ -316,32 +292,29 @@ func (p *Pool) FreeBytes() int64 {
 	if p.closed {
 		return 0
 	}
-	return p.limit - p.used
+	return p.limit - p.bufs.Used()
 }
 
 // TotalBytes is the pool's size.
 func (p *Pool) TotalBytes() int64 { return p.limit }
 
 // Live is the number of buffers not yet freed.
-func (p *Pool) Live() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.bufs)
-}
+func (p *Pool) Live() int { return p.bufs.Len() }
 
 func (p *Pool) span(id backends.BufferID, off int64, n int) ([]byte, error) {
-	p.mu.Lock()
-	b, err := p.lookup(id)
-	p.mu.Unlock()
-	if err != nil {
+	var data []byte
+	if err := p.open(func() (err error) {
+		data, err = p.bufs.Get("span", id)
+		return err
+	}); err != nil {
 		return nil, err
 	}
-	size := int64(len(b.data))
+	size := int64(len(data))
 	if off < 0 || off > size || int64(n) > size-off {
 		return nil, fmt.Errorf("dummy pool: buffer %d: range [%d,%d) outside its %d bytes: %w",
 			id, off, off+int64(n), size, backends.ErrInvalidArgument)
 	}
-	return b.data[off : off+int64(n)], nil
+	return data[off : off+int64(n)], nil
 }
 
 // Write copies src into the buffer at off.
@@ -375,6 +348,5 @@ func (p *Pool) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	p.bufs = nil
-	p.used = 0
+	p.bufs.Drain()
 }
