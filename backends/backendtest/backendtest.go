@@ -1,0 +1,116 @@
+// Package backendtest is the test support the backend packages share: the
+// checks every device pool must pass, the example bundles run on a device
+// and compared with their float64 references, vadd as a quick proof that a
+// device still computes, and the vadd bandwidth benchmark. It is imported
+// only by tests.
+package backendtest
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+// F32Bytes is v little endian, as device buffers hold it.
+func F32Bytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// BytesF32 reads little-endian f32 values.
+func BytesF32(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// RandomF32 is n values uniform in [lo, hi), the same for the same seed.
+func RandomF32(seed uint64, n int, lo, hi float32) []float32 {
+	r := rand.New(rand.NewPCG(seed, 7))
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = lo + (hi-lo)*r.Float32()
+	}
+	return v
+}
+
+// UploadF32 allocates a buffer of p holding v.
+func UploadF32(t testing.TB, p backends.Pool, v []float32) backends.BufferID {
+	t.Helper()
+	id, err := p.Alloc(context.Background(), int64(4*len(v)))
+	require.NoError(t, err)
+	require.NoError(t, p.Write(context.Background(), id, 0, F32Bytes(v)))
+	return id
+}
+
+// DownloadF32 reads the first n f32 values of a buffer.
+func DownloadF32(t testing.TB, p backends.Pool, id backends.BufferID, n int) []float32 {
+	t.Helper()
+	b := make([]byte, 4*n)
+	require.NoError(t, p.Read(context.Background(), id, 0, b))
+	return BytesF32(b)
+}
+
+// RequireClose fails unless every got[i] is within atol + rtol·|want[i]|
+// of want[i]; NaN never is.
+func RequireClose(t testing.TB, want []float64, got []float32, atol, rtol float64) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		if d := math.Abs(float64(got[i]) - want[i]); d > atol+rtol*math.Abs(want[i]) || math.IsNaN(float64(got[i])) {
+			require.Failf(t, "mismatch", "element %d: got %g, want %g (|diff| %g)", i, got[i], want[i], d)
+		}
+	}
+}
+
+// CheckVadd runs exe, compiled from the vadd example, on n elements of pool
+// and checks z against the float64 sum: the quick proof that a device
+// still computes after something went wrong.
+func CheckVadd(t testing.TB, pool backends.Pool, exe backends.Executable, n int) {
+	t.Helper()
+	ctx := context.Background()
+	a, b := RandomF32(1, n, -1, 1), RandomF32(2, n, -2, 2)
+	ia, ib := UploadF32(t, pool, a), UploadF32(t, pool, b)
+	iz, err := pool.Alloc(ctx, int64(4*n))
+	require.NoError(t, err)
+	defer func() {
+		for _, id := range []backends.BufferID{ia, ib, iz} {
+			require.NoError(t, pool.Release(id))
+		}
+	}()
+	require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(ia), backends.BufArg(ib), backends.BufArg(iz), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}))
+	want := make([]float64, n)
+	for i := range want {
+		want[i] = float64(a[i]) + float64(b[i])
+	}
+	RequireClose(t, want, DownloadF32(t, pool, iz, n), 1e-5, 1e-5)
+}
+
+// ExamplesDir is the module's examples directory, found from the test's
+// working directory upwards.
+func ExamplesDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "examples")
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, dir, parent, "no go.mod above the test's directory")
+		dir = parent
+	}
+}

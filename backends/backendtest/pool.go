@@ -1,0 +1,89 @@
+package backendtest
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+// RunPoolConformance checks what every device pool must do: free-bytes
+// accounting, writes and reads at offsets, ranges outside a buffer and bad
+// sizes refused, transfers larger than a staging chunk (3 MiB), a copy
+// inside the pool and to the host pool through backends.Copy, retain and
+// release with the last release freeing, and ErrUnknownBuffer for a freed
+// id and for a host-pool id. The pool ends as it began.
+func RunPoolConformance(t *testing.T, p backends.Pool) {
+	t.Helper()
+	ctx := context.Background()
+	free := p.FreeBytes()
+	id, err := p.Alloc(ctx, 1024)
+	require.NoError(t, err)
+	require.Equal(t, free-1024, p.FreeBytes())
+	src := make([]byte, 1024)
+	for i := range src {
+		src[i] = byte(i * 7)
+	}
+	require.NoError(t, p.Write(ctx, id, 0, src))
+	require.NoError(t, p.Write(ctx, id, 100, []byte{1, 2, 3}))
+	got := make([]byte, 1024)
+	require.NoError(t, p.Read(ctx, id, 0, got))
+	copy(src[100:], []byte{1, 2, 3})
+	require.Equal(t, src, got)
+	part := make([]byte, 10)
+	require.NoError(t, p.Read(ctx, id, 1014, part))
+	require.Equal(t, src[1014:], part)
+
+	require.ErrorIs(t, p.Read(ctx, id, 1020, make([]byte, 8)), backends.ErrInvalidArgument)
+	require.ErrorIs(t, p.Write(ctx, id, -1, []byte{1}), backends.ErrInvalidArgument)
+	_, err = p.Alloc(ctx, 0)
+	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	_, err = p.Alloc(ctx, math.MaxInt64)
+	require.ErrorIs(t, err, backends.ErrOutOfMemory)
+
+	// Bigger than a staging chunk where the pool has one: chunked.
+	big := make([]byte, 3<<20+5)
+	for i := range big {
+		big[i] = byte(i * 13)
+	}
+	bid, err := p.Alloc(ctx, int64(len(big)))
+	require.NoError(t, err)
+	require.NoError(t, p.Write(ctx, bid, 0, big))
+	back := make([]byte, len(big)-7)
+	require.NoError(t, p.Read(ctx, bid, 7, back))
+	require.Equal(t, big[7:], back)
+	require.NoError(t, p.Release(bid))
+
+	// A copy inside the pool, through backends.Copy.
+	id2, err := p.Alloc(ctx, 1024)
+	require.NoError(t, err)
+	require.NoError(t, backends.Copy(ctx, p, id2, 0, p, id, 0, 1024))
+	require.NoError(t, p.Read(ctx, id2, 0, got))
+	require.Equal(t, src, got)
+
+	// Out to host pool memory (shm), and a host-pool id is not this pool's.
+	host, err := backends.HostPool()
+	require.NoError(t, err)
+	hid, err := host.Alloc(ctx, 1024)
+	require.NoError(t, err)
+	require.NoError(t, backends.Copy(ctx, host, hid, 0, p, id2, 0, 1024))
+	hb, err := host.Bytes(hid)
+	require.NoError(t, err)
+	require.Equal(t, src, hb)
+	require.ErrorIs(t, p.Retain(hid), backends.ErrUnknownBuffer, "a host-pool id")
+	require.ErrorIs(t, p.Write(ctx, hid, 0, src[:4]), backends.ErrUnknownBuffer, "a host-pool id")
+	require.NoError(t, host.Release(hid))
+
+	require.NoError(t, p.Retain(id))
+	require.NoError(t, p.Release(id))
+	require.NoError(t, p.Release(id))
+	require.ErrorIs(t, p.Release(id), backends.ErrUnknownBuffer)
+	_, err = p.Size(id)
+	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
+	require.ErrorIs(t, p.Read(ctx, id, 0, got), backends.ErrUnknownBuffer)
+	require.NoError(t, p.Release(id2))
+	require.Equal(t, free, p.FreeBytes())
+}
