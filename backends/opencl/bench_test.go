@@ -2,29 +2,12 @@ package opencl
 
 import (
 	"context"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
 )
-
-// benchElems is the vadd size: 256M f32 elements on GPUs, 16M on CPU
-// implementations (PoCL), or ZYX_BENCH_ELEMS.
-func benchElems(info *backends.DeviceInfo) int64 {
-	if s := os.Getenv("ZYX_BENCH_ELEMS"); s != "" {
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
-			return n
-		}
-	}
-	if info.Kind == backends.KindCPU {
-		return 16 << 20
-	}
-	return 256 << 20
-}
 
 // BenchmarkVaddBandwidth measures, in one run on each device, vadd's
 // bandwidth (12 bytes moved per element) and the device's own
@@ -32,44 +15,15 @@ func benchElems(info *backends.DeviceInfo) int64 {
 // bytes, counted read plus write), both timed by event profiling, and
 // reports their ratio.
 func BenchmarkVaddBandwidth(b *testing.B) {
-	ctx := context.Background()
 	for _, d := range openAll(b) {
 		b.Run(d.name, func(b *testing.B) {
-			n := benchElems(d.info)
-			bytes := 4 * n
-			x, err := d.Compile(ctx, vaddProgram(b))
-			require.NoError(b, err)
-			defer x.Release()
-			var ids [3]backends.BufferID
-			for i := range ids {
-				ids[i], err = d.pool.Alloc(ctx, bytes)
-				require.NoError(b, err)
-				defer d.pool.Release(ids[i])
-			}
-			args := []backends.LaunchArg{backends.BufArg(ids[0]), backends.BufArg(ids[1]), backends.BufArg(ids[2]), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}
-			// Warm up both paths once.
-			_, err = x.LaunchTimed(ctx, args)
-			require.NoError(b, err)
-			_, err = d.pool.copyBuffer(ctx, ids[2], 0, ids[0], 0, bytes, true)
-			require.NoError(b, err)
-
-			var vadd, cp time.Duration
-			b.ResetTimer()
-			for range b.N {
-				t, err := x.LaunchTimed(ctx, args)
-				require.NoError(b, err)
-				vadd += t
-				ns, err := d.pool.copyBuffer(ctx, ids[2], 0, ids[0], 0, bytes, true)
-				require.NoError(b, err)
-				cp += time.Duration(ns)
-			}
-			vaddGBs := float64(3*bytes) * float64(b.N) / vadd.Seconds() / 1e9
-			copyGBs := float64(2*bytes) * float64(b.N) / cp.Seconds() / 1e9
-			b.ReportMetric(vaddGBs, "vadd_GB/s")
-			b.ReportMetric(copyGBs, "copy_GB/s")
-			b.ReportMetric(vaddGBs/copyGBs, "ratio")
-			b.ReportMetric(float64(n), "elems")
-			b.Logf("%s (%s, %s): n=%d vadd %.1f GB/s, copy %.1f GB/s, ratio %.3f", d.name, d.info.Name, d.info.Kind, n, vaddGBs, copyGBs, vaddGBs/copyGBs)
+			backendtest.VaddBandwidth(b, d, vaddProgram(b), backendtest.CopyReference{
+				Label: "copy", Metric: "copy", Ratio: "ratio",
+				Time: func(ctx context.Context, src, dst backends.BufferID, bytes int64) (time.Duration, error) {
+					ns, err := d.pool.copyBuffer(ctx, dst, 0, src, 0, bytes, true)
+					return time.Duration(ns), err
+				},
+			})
 		})
 	}
 }

@@ -2,10 +2,8 @@ package vulkan
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
 )
 
 // openAll opens every Vulkan device with a private pipeline cache and a
@@ -40,148 +39,9 @@ func openAll(t testing.TB) []*device {
 	return out
 }
 
-func exampleSPIRV(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "examples", name, name+".spv"))
-	require.NoError(t, err)
-	return b
-}
-
-func gridDim(t testing.TB, expr string, names ...string) backends.GwsDim {
-	t.Helper()
-	g, err := backends.ParseGws(expr, func(n string) (int, bool) {
-		for i, x := range names {
-			if x == n {
-				return i, true
-			}
-		}
-		return 0, false
-	})
-	require.NoError(t, err)
-	return g
-}
-
-// The example programs, with the params of examples/*/manifest.json and the
-// grids of examples/*/vulkan.json.
+// The example programs, from their bundles under examples/.
 func vaddProgram(t testing.TB) *backends.Program {
-	names := []string{"x", "y", "z", "n"}
-	return &backends.Program{
-		Name: "vadd",
-		Params: []backends.Param{
-			{Name: "x", Kind: backends.Global, DType: backends.F32},
-			{Name: "y", Kind: backends.Global, DType: backends.F32},
-			{Name: "z", Kind: backends.GlobalMut, DType: backends.F32},
-			{Name: "n", Kind: backends.Variable, DType: backends.U32},
-		},
-		Grid:   []backends.GwsDim{gridDim(t, "min(ceil_div(n, 256), 65535)", names...)},
-		Vulkan: &backends.SPIRVVariant{Code: exampleSPIRV(t, "vadd"), Entry: "main", Local: [3]uint32{256, 1, 1}},
-	}
-}
-
-func unaryProgram(t testing.TB) *backends.Program {
-	names := []string{"x", "y", "n"}
-	return &backends.Program{
-		Name: "unary",
-		Params: []backends.Param{
-			{Name: "x", Kind: backends.Global, DType: backends.F32},
-			{Name: "y", Kind: backends.GlobalMut, DType: backends.F32},
-			{Name: "n", Kind: backends.Variable, DType: backends.U32},
-		},
-		Grid:   []backends.GwsDim{gridDim(t, "min(ceil_div(n, 256), 65535)", names...)},
-		Vulkan: &backends.SPIRVVariant{Code: exampleSPIRV(t, "unary"), Entry: "main", Local: [3]uint32{256, 1, 1}},
-	}
-}
-
-func matmulProgram(t testing.TB) *backends.Program {
-	names := []string{"a", "b", "c", "m", "n", "k"}
-	return &backends.Program{
-		Name: "matmul",
-		Params: []backends.Param{
-			{Name: "a", Kind: backends.Global, DType: backends.F32},
-			{Name: "b", Kind: backends.Global, DType: backends.F32},
-			{Name: "c", Kind: backends.GlobalMut, DType: backends.F32},
-			{Name: "m", Kind: backends.Variable, DType: backends.U32},
-			{Name: "n", Kind: backends.Variable, DType: backends.U32},
-			{Name: "k", Kind: backends.Variable, DType: backends.U32},
-		},
-		Grid: []backends.GwsDim{
-			gridDim(t, "ceil_div(n, 16)", names...),
-			gridDim(t, "ceil_div(m, 16)", names...),
-		},
-		Vulkan: &backends.SPIRVVariant{Code: exampleSPIRV(t, "matmul"), Entry: "main", Local: [3]uint32{16, 16, 1}},
-	}
-}
-
-func f32Bytes(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-func bytesF32(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
-}
-
-func randomF32(seed uint64, n int, lo, hi float32) []float32 {
-	r := rand.New(rand.NewPCG(seed, 7))
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = lo + (hi-lo)*r.Float32()
-	}
-	return v
-}
-
-// upload allocates a buffer holding v.
-func upload(t testing.TB, p backends.Pool, v []float32) backends.BufferID {
-	t.Helper()
-	id, err := p.Alloc(context.Background(), int64(4*len(v)))
-	require.NoError(t, err)
-	require.NoError(t, p.Write(context.Background(), id, 0, f32Bytes(v)))
-	return id
-}
-
-func download(t testing.TB, p backends.Pool, id backends.BufferID, n int) []float32 {
-	t.Helper()
-	b := make([]byte, 4*n)
-	require.NoError(t, p.Read(context.Background(), id, 0, b))
-	return bytesF32(b)
-}
-
-func requireClose(t testing.TB, want []float64, got []float32, atol, rtol float64) {
-	t.Helper()
-	require.Len(t, got, len(want))
-	for i := range want {
-		if d := math.Abs(float64(got[i]) - want[i]); d > atol+rtol*math.Abs(want[i]) || math.IsNaN(float64(got[i])) {
-			require.Failf(t, "mismatch", "element %d: got %g, want %g (|diff| %g)", i, got[i], want[i], d)
-		}
-	}
-}
-
-// runVadd runs vadd on n elements and checks z against the float64 sum.
-func runVadd(t testing.TB, d *device, x backends.Executable, n int) {
-	t.Helper()
-	ctx := context.Background()
-	a, b := randomF32(1, n, -1, 1), randomF32(2, n, -2, 2)
-	ia, ib := upload(t, d.pool, a), upload(t, d.pool, b)
-	iz, err := d.pool.Alloc(ctx, int64(4*n))
-	require.NoError(t, err)
-	defer func() {
-		for _, id := range []backends.BufferID{ia, ib, iz} {
-			require.NoError(t, d.pool.Release(id))
-		}
-	}()
-	require.NoError(t, x.Launch(ctx, []backends.LaunchArg{backends.BufArg(ia), backends.BufArg(ib), backends.BufArg(iz), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}))
-	want := make([]float64, n)
-	for i := range want {
-		want[i] = float64(a[i]) + float64(b[i])
-	}
-	requireClose(t, want, download(t, d.pool, iz, n), 1e-5, 1e-5)
+	return backendtest.ExampleProgram(t, Name, "vadd")
 }
 
 func TestDevicesDescribeThemselves(t *testing.T) {
@@ -234,143 +94,21 @@ func TestPoolTransfers(t *testing.T) {
 				d.stageAlways = false
 				d.mu.Unlock()
 			}()
-			testTransfers(t, d)
+			backendtest.RunPoolConformance(t, d.pool)
 			x, err := d.Compile(ctx, vaddProgram(t))
 			require.NoError(t, err)
-			runVadd(t, d, x, 3<<18+11) // 3 MiB a buffer: three staging chunks
+			backendtest.CheckVadd(t, d.pool, x, 3<<18+11) // 3 MiB a buffer: three staging chunks
 			require.NoError(t, x.Release())
 		})
-		t.Run(d.name, func(t *testing.T) { testTransfers(t, d) })
+		t.Run(d.name, func(t *testing.T) { backendtest.RunPoolConformance(t, d.pool) })
 	}
 }
 
-func testTransfers(t *testing.T, d *device) {
-	ctx := context.Background()
-	p := d.pool
-	free := p.FreeBytes()
-	id, err := p.Alloc(ctx, 1024)
-	require.NoError(t, err)
-	require.Equal(t, free-1024, p.FreeBytes())
-	src := make([]byte, 1024)
-	for i := range src {
-		src[i] = byte(i * 7)
-	}
-	require.NoError(t, p.Write(ctx, id, 0, src))
-	require.NoError(t, p.Write(ctx, id, 100, []byte{1, 2, 3}))
-	got := make([]byte, 1024)
-	require.NoError(t, p.Read(ctx, id, 0, got))
-	copy(src[100:], []byte{1, 2, 3})
-	require.Equal(t, src, got)
-	part := make([]byte, 10)
-	require.NoError(t, p.Read(ctx, id, 1014, part))
-	require.Equal(t, src[1014:], part)
-
-	require.ErrorIs(t, p.Read(ctx, id, 1020, make([]byte, 8)), backends.ErrInvalidArgument)
-	require.ErrorIs(t, p.Write(ctx, id, -1, []byte{1}), backends.ErrInvalidArgument)
-	_, err = p.Alloc(ctx, 0)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
-	_, err = p.Alloc(ctx, math.MaxInt64)
-	require.ErrorIs(t, err, backends.ErrOutOfMemory)
-
-	// Bigger than the staging buffer (1 MiB here): chunked.
-	big := make([]byte, 3<<20+5)
-	for i := range big {
-		big[i] = byte(i * 13)
-	}
-	bid, err := p.Alloc(ctx, int64(len(big)))
-	require.NoError(t, err)
-	require.NoError(t, p.Write(ctx, bid, 0, big))
-	back := make([]byte, len(big)-7)
-	require.NoError(t, p.Read(ctx, bid, 7, back))
-	require.Equal(t, big[7:], back)
-	require.NoError(t, p.Release(bid))
-
-	// A device-side copy inside the pool, through backends.Copy.
-	id2, err := p.Alloc(ctx, 1024)
-	require.NoError(t, err)
-	require.NoError(t, backends.Copy(ctx, p, id2, 0, p, id, 0, 1024))
-	require.NoError(t, p.Read(ctx, id2, 0, got))
-	require.Equal(t, src, got)
-
-	// Host pool memory (shm) goes in and out in place.
-	host, err := backends.HostPool()
-	require.NoError(t, err)
-	hid, err := host.Alloc(ctx, 1024)
-	require.NoError(t, err)
-	require.NoError(t, backends.Copy(ctx, host, hid, 0, p, id2, 0, 1024))
-	hb, err := host.Bytes(hid)
-	require.NoError(t, err)
-	require.Equal(t, src, hb)
-	require.NoError(t, host.Release(hid))
-
-	require.NoError(t, p.Retain(id))
-	require.NoError(t, p.Release(id))
-	require.NoError(t, p.Release(id))
-	require.ErrorIs(t, p.Release(id), backends.ErrUnknownBuffer)
-	_, err = p.Size(id)
-	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
-	require.NoError(t, p.Release(id2))
-	require.Equal(t, free, p.FreeBytes())
-}
-
-// TestExamples runs vadd, unary and matmul against float64 references.
+// TestExamples runs vadd, unary and matmul from their bundles against the
+// float64 references, at sizes that leave partial work groups.
 func TestExamples(t *testing.T) {
-	ctx := context.Background()
 	for _, d := range openAll(t) {
-		t.Run(d.name+"/vadd", func(t *testing.T) {
-			x, err := d.Compile(ctx, vaddProgram(t))
-			require.NoError(t, err)
-			defer x.Release()
-			for _, n := range []int{1, 255, 256, 1000, 1 << 20} {
-				runVadd(t, d, x, n)
-			}
-		})
-		t.Run(d.name+"/unary", func(t *testing.T) {
-			x, err := d.Compile(ctx, unaryProgram(t))
-			require.NoError(t, err)
-			defer x.Release()
-			n := 100_003
-			in := randomF32(3, n, -4, 4)
-			ix := upload(t, d.pool, in)
-			iy, err := d.pool.Alloc(ctx, int64(4*n))
-			require.NoError(t, err)
-			require.NoError(t, x.Launch(ctx, []backends.LaunchArg{backends.BufArg(ix), backends.BufArg(iy), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}))
-			want := make([]float64, n)
-			for i, v := range in {
-				want[i] = math.Exp(float64(v))
-			}
-			requireClose(t, want, download(t, d.pool, iy, n), 1e-5, 1e-5)
-			require.NoError(t, d.pool.Release(ix))
-			require.NoError(t, d.pool.Release(iy))
-		})
-		t.Run(d.name+"/matmul", func(t *testing.T) {
-			x, err := d.Compile(ctx, matmulProgram(t))
-			require.NoError(t, err)
-			defer x.Release()
-			for _, s := range []struct{ m, n, k int }{{1, 1, 1}, {16, 16, 16}, {33, 47, 65}, {128, 96, 200}} {
-				a, b := randomF32(4, s.m*s.k, -1, 1), randomF32(5, s.k*s.n, -1, 1)
-				ia, ib := upload(t, d.pool, a), upload(t, d.pool, b)
-				ic, err := d.pool.Alloc(ctx, int64(4*s.m*s.n))
-				require.NoError(t, err)
-				u := func(v int) backends.LaunchArg { return backends.VarArg(backends.UintConst(backends.U32, uint64(v))) }
-				require.NoError(t, x.Launch(ctx, []backends.LaunchArg{backends.BufArg(ia), backends.BufArg(ib), backends.BufArg(ic), u(s.m), u(s.n), u(s.k)}))
-				want := make([]float64, s.m*s.n)
-				for i := range s.m {
-					for j := range s.n {
-						var acc float64
-						for l := range s.k {
-							acc += float64(a[i*s.k+l]) * float64(b[l*s.n+j])
-						}
-						want[i*s.n+j] = acc
-					}
-				}
-				tol := 1e-5 * math.Sqrt(float64(s.k))
-				requireClose(t, want, download(t, d.pool, ic, s.m*s.n), tol, tol)
-				for _, id := range []backends.BufferID{ia, ib, ic} {
-					require.NoError(t, d.pool.Release(id))
-				}
-			}
-		})
+		t.Run(d.name, func(t *testing.T) { backendtest.RunExamples(t, d, backendtest.PartialGroupExamples()...) })
 	}
 }
 
@@ -382,7 +120,7 @@ func TestLaunchTimed(t *testing.T) {
 		n := 1 << 16
 		ids := make([]backends.BufferID, 3)
 		for i := range ids {
-			ids[i] = upload(t, d.pool, make([]float32, n))
+			ids[i] = backendtest.UploadF32(t, d.pool, make([]float32, n))
 		}
 		dt, err := x.LaunchTimed(ctx, []backends.LaunchArg{backends.BufArg(ids[0]), backends.BufArg(ids[1]), backends.BufArg(ids[2]), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))})
 		require.NoError(t, err)
@@ -407,7 +145,7 @@ func TestBadInput(t *testing.T) {
 		require.NoError(t, err)
 		defer good.Release()
 		n := 1000
-		bufs := [3]backends.BufferID{upload(t, d.pool, make([]float32, n)), upload(t, d.pool, make([]float32, n)), upload(t, d.pool, make([]float32, n))}
+		bufs := [3]backends.BufferID{backendtest.UploadF32(t, d.pool, make([]float32, n)), backendtest.UploadF32(t, d.pool, make([]float32, n)), backendtest.UploadF32(t, d.pool, make([]float32, n))}
 		vaddArgs := func(z backends.BufferID) []backends.LaunchArg {
 			return []backends.LaunchArg{backends.BufArg(bufs[0]), backends.BufArg(bufs[1]), backends.BufArg(z), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}
 		}
@@ -494,7 +232,7 @@ func TestBadInput(t *testing.T) {
 				require.ErrorIs(t, err, c.want)
 				// The device is still usable.
 				require.NoError(t, good.Launch(ctx, vaddArgs(bufs[2])))
-				runVadd(t, d, good, 777)
+				backendtest.CheckVadd(t, d.pool, good, 777)
 			})
 		}
 		for _, id := range bufs {
@@ -534,7 +272,7 @@ func TestPipelineCacheOnDisk(t *testing.T) {
 		d2 := devs[0].(*device)
 		x, err = d2.Compile(ctx, vaddProgram(t))
 		require.NoError(t, err)
-		runVadd(t, d2, x, 4096)
+		backendtest.CheckVadd(t, d2.pool, x, 4096)
 		require.NoError(t, x.Release())
 		require.NoError(t, d2.Close())
 	}
