@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/backends/bundle"
 	"github.com/zyxtt/zyxtt/hostpool"
 )
@@ -60,22 +61,6 @@ extern "C" __global__ void vadd(const float *x, const float *y, float *z, unsign
 	if (i < n) z[i] = x[i] + y[i];
 }`},
 	}
-}
-
-func f32Bytes(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-func bytesF32(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
 }
 
 func upload(t testing.TB, d *Device, data []byte) backends.BufferID {
@@ -231,14 +216,14 @@ func TestVaddAndTimedLaunch(t *testing.T) {
 	for i := range x {
 		x[i], y[i] = float32(i)*0.5, float32(-i)+0.25
 	}
-	bx, by := upload(t, d, f32Bytes(x)), upload(t, d, f32Bytes(y))
+	bx, by := upload(t, d, backendtest.F32Bytes(x)), upload(t, d, backendtest.F32Bytes(y))
 	bz := upload(t, d, make([]byte, 4*n))
 	exe, err := d.Compile(ctx, vaddProgram())
 	require.NoError(t, err)
 	defer exe.Release()
 	args := []backends.LaunchArg{backends.BufArg(bx), backends.BufArg(by), backends.BufArg(bz), u32(n)}
 	require.NoError(t, exe.Launch(ctx, args))
-	z := bytesF32(download(t, d, bz))
+	z := backendtest.BytesF32(download(t, d, bz))
 	for i := range z {
 		if z[i] != x[i]+y[i] {
 			t.Fatalf("z[%d] = %g, want %g", i, z[i], x[i]+y[i])
@@ -274,7 +259,7 @@ func TestConcurrentLaunches(t *testing.T) {
 			for i := range x {
 				x[i] = float32(g*n + i)
 			}
-			bx := upload(t, d, f32Bytes(x))
+			bx := upload(t, d, backendtest.F32Bytes(x))
 			bz := upload(t, d, make([]byte, 4*n))
 			for range 20 {
 				if err := exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(bx), backends.BufArg(bx), backends.BufArg(bz), u32(n)}); err != nil {
@@ -282,7 +267,7 @@ func TestConcurrentLaunches(t *testing.T) {
 					return
 				}
 			}
-			z := bytesF32(download(t, d, bz))
+			z := backendtest.BytesF32(download(t, d, bz))
 			for i := range z {
 				if z[i] != 2*x[i] {
 					errs <- fmt.Errorf("goroutine %d: z[%d] = %g, want %g", g, i, z[i], 2*x[i])
@@ -347,9 +332,9 @@ template __global__ void scale<float>(float *, float, unsigned int);`},
 	exe, err := d.Compile(ctx, p)
 	require.NoError(t, err)
 	defer exe.Release()
-	bx := upload(t, d, f32Bytes([]float32{1, 2, 3, 4}))
+	bx := upload(t, d, backendtest.F32Bytes([]float32{1, 2, 3, 4}))
 	require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(bx), backends.VarArg(backends.FloatConst(backends.F32, 2.5)), u32(3)}))
-	require.Equal(t, []float32{2.5, 5, 7.5, 4}, bytesF32(download(t, d, bx)))
+	require.Equal(t, []float32{2.5, 5, 7.5, 4}, backendtest.BytesF32(download(t, d, bx)))
 }
 
 func TestModuleCache(t *testing.T) {
@@ -371,9 +356,9 @@ func TestModuleCache(t *testing.T) {
 	e2, err := d.Compile(ctx, p)
 	require.NoError(t, err)
 	require.Equal(t, before+1, compiles.Load(), "the second build comes from the cache")
-	bx := upload(t, d, f32Bytes([]float32{1, 2}))
+	bx := upload(t, d, backendtest.F32Bytes([]float32{1, 2}))
 	require.NoError(t, e2.Launch(ctx, []backends.LaunchArg{backends.BufArg(bx), backends.BufArg(bx), backends.BufArg(bx), u32(2)}))
-	require.Equal(t, []float32{2, 4}, bytesF32(download(t, d, bx)))
+	require.Equal(t, []float32{2, 4}, backendtest.BytesF32(download(t, d, bx)))
 	require.NoError(t, e2.Release())
 	// A damaged cache file is rebuilt, not loaded.
 	require.NoError(t, os.WriteFile(files[0], []byte("junk"), 0o644))
@@ -587,69 +572,26 @@ func TestGEMMBadArgs(t *testing.T) {
 // float64 reference.
 func TestExamples(t *testing.T) {
 	d := gpu(t)
-	ctx := context.Background()
 	for _, name := range []string{"vadd", "unary", "matmul"} {
-		b, err := bundle.Load(filepath.Join("..", "..", "examples", name))
-		require.NoError(t, err)
+		b := backendtest.LoadExample(t, name)
 		if !b.HasVariant(Name) {
 			t.Errorf("%s has no cuda variant", name)
 			continue
 		}
-		vals := b.Defaults()
-		prog, err := b.Program(Name, vals)
+		prog, err := b.Program(Name, b.Defaults())
 		require.NoError(t, err)
-		variants := map[string]*backends.Program{}
+		// Each variant on its own: the other one is dropped before compiling.
+		variants := map[string]func(*backends.Program){}
 		if prog.CUDA != nil {
-			k := *prog
-			k.GEMM = nil
-			variants["kernel"] = &k
+			variants["kernel"] = func(p *backends.Program) { p.GEMM = nil }
 		}
 		if prog.GEMM != nil {
-			g := *prog
-			g.CUDA = nil
-			variants["gemm"] = &g
+			variants["gemm"] = func(p *backends.Program) { p.CUDA = nil }
 		}
-		for vname, p := range variants {
+		for vname, edit := range variants {
 			t.Run(name+"/"+vname, func(t *testing.T) {
-				shapes, err := b.Shapes(vals)
-				require.NoError(t, err)
-				args := make([]backends.LaunchArg, len(b.Params))
-				inputs := map[int][]float64{}
-				bufs := map[int]backends.BufferID{}
-				for i, prm := range b.Params {
-					if prm.Kind == backends.Variable {
-						idx, ok := b.VarIndex(prm.Name)
-						require.True(t, ok, "variable param %s has a var", prm.Name)
-						args[i] = backends.VarArg(vals[idx])
-						continue
-					}
-					data := make([]byte, bundle.Elems(shapes[i])*int64(prm.DType.Size()))
-					if spec, ok := b.Inputs[i]; ok || prm.Kind == backends.Global {
-						if !ok {
-							spec = "random"
-						}
-						gen, err := bundle.ParseGen(spec)
-						require.NoError(t, err)
-						require.NoError(t, bundle.Fill(data, prm.DType, gen, uint64(i)))
-						inputs[i], err = bundle.ToFloat64(prm.DType, data)
-						require.NoError(t, err)
-					}
-					bufs[i] = upload(t, d, data)
-					args[i] = backends.BufArg(bufs[i])
-				}
-				exe, err := d.Compile(ctx, p)
-				require.NoError(t, err)
-				defer exe.Release()
-				require.NoError(t, exe.Launch(ctx, args))
-				require.NotNil(t, b.Ref)
-				want, err := b.Ref.Compute(vals, inputs)
-				require.NoError(t, err)
-				out := b.Outputs[0]
-				got := decodeElems(t, b.Params[out].DType, download(t, d, bufs[out]))
-				cmp, err := bundle.Compare(got, want, b.Ref.Tolerance(b.Params[out].DType, vals))
-				require.NoError(t, err)
+				cmp := backendtest.RunExample(t, d, backendtest.Example{Name: name, Edit: edit})
 				t.Logf("%s/%s: %d elements, max abs err %.3g, max rel err %.3g", name, vname, cmp.Elems, cmp.MaxAbs, cmp.MaxRel)
-				require.True(t, cmp.OK(), "%d mismatches", cmp.Mismatches)
 			})
 		}
 	}
