@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/backends/dummy"
 )
 
@@ -133,6 +134,10 @@ func TestPoolAccounting(t *testing.T) {
 	cancel()
 	_, err = p.Alloc(cancelled, 1)
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestPoolConformance(t *testing.T) {
+	backendtest.RunPoolConformance(t, newDevice(t, 64<<20).Pool())
 }
 
 func TestPoolConcurrentAccounting(t *testing.T) {

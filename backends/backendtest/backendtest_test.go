@@ -1,0 +1,45 @@
+package backendtest_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/dummy"
+)
+
+func TestF32RoundTrip(t *testing.T) {
+	v := backendtest.RandomF32(3, 257, -5, 5)
+	require.Equal(t, v, backendtest.BytesF32(backendtest.F32Bytes(v)))
+	require.Equal(t, []byte{0, 0, 0x80, 0x3f}, backendtest.F32Bytes([]float32{1}))
+	for _, x := range v {
+		require.True(t, x >= -5 && x < 5, "%g outside [-5, 5)", x)
+	}
+	require.Equal(t, v, backendtest.RandomF32(3, 257, -5, 5), "the same seed gives the same values")
+}
+
+func TestExamplesDir(t *testing.T) {
+	dir := backendtest.ExamplesDir(t)
+	_, err := os.Stat(filepath.Join(dir, "vadd", "manifest.json"))
+	require.NoError(t, err)
+	p := backendtest.ExampleProgram(t, "opencl", "vadd")
+	require.NotNil(t, p.OpenCL)
+	require.Len(t, p.Params, 4)
+	require.Equal(t, backends.Variable, p.Params[3].Kind, "n stays a launch argument")
+}
+
+// Upload and Download round-trip through a device pool (the dummy's).
+func TestUploadDownload(t *testing.T) {
+	d, err := dummy.New(dummy.Config{Memory: 64 << 20})
+	require.NoError(t, err)
+	defer d.Close()
+	v := backendtest.RandomF32(9, 100, 0, 1)
+	id := backendtest.UploadF32(t, d.Pool(), v)
+	require.Equal(t, v, backendtest.DownloadF32(t, d.Pool(), id, len(v)))
+	require.NoError(t, d.Pool().Release(id))
+	require.EqualValues(t, 64<<20, d.Pool().FreeBytes())
+}
