@@ -11,6 +11,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/internal/dl"
 )
 
 // sonames are tried in order; the ICD loader's versioned name first.
@@ -111,22 +112,16 @@ func load() (*lib, error) {
 }
 
 func open() (*lib, error) {
-	var errs []error
-	for _, name := range sonames {
-		h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", name, err))
-			continue
-		}
-		l := &lib{handle: h, name: name}
-		if err := l.bind(); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", name, err))
-			_ = purego.Dlclose(h)
-			continue
-		}
-		return l, nil
+	var l *lib
+	_, name, err := dl.OpenFirst(sonames, func(h uintptr) error {
+		l = &lib{handle: h}
+		return l.bind()
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, errors.Join(errs...)
+	l.name = name
+	return l, nil
 }
 
 func (l *lib) bind() error {
