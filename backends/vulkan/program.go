@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/internal/half"
 )
 
 // executable is a compute pipeline with its layout and one descriptor set.
@@ -355,7 +356,7 @@ func (x *executable) Release() error {
 func scalarBytes(c backends.Constant) ([]byte, error) {
 	switch c.DType {
 	case backends.F16:
-		h := f32ToF16(math.Float32frombits(uint32(c.Bits)))
+		h := half.FromF32(math.Float32frombits(uint32(c.Bits)))
 		return []byte{byte(h), byte(h >> 8)}, nil
 	case backends.BF16:
 		b := math.Float32bits(math.Float32frombits(uint32(c.Bits)))
@@ -365,35 +366,4 @@ func scalarBytes(c backends.Constant) ([]byte, error) {
 		return nil, fmt.Errorf("%s scalars have no SPIR-V type", c.DType)
 	}
 	return c.Bytes(), nil
-}
-
-// f32ToF16 converts to IEEE binary16, rounding to nearest even.
-func f32ToF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int32(b>>23&0xff) - 127 + 15
-	mant := b & 0x7fffff
-	switch {
-	case b&0x7fffffff > 0x7f800000:
-		return sign | 0x7e00
-	case exp >= 31:
-		return sign | 0x7c00
-	case exp <= 0:
-		if exp < -10 {
-			return sign
-		}
-		mant |= 0x800000
-		shift := uint32(14 - exp)
-		half := uint32(1) << (shift - 1)
-		r := mant >> shift
-		if rem := mant & (1<<shift - 1); rem > half || (rem == half && r&1 == 1) {
-			r++
-		}
-		return sign | uint16(r)
-	}
-	r := uint32(exp)<<10 | mant>>13
-	if rem := mant & 0x1fff; rem > 0x1000 || (rem == 0x1000 && r&1 == 1) {
-		r++
-	}
-	return sign | uint16(r)
 }

@@ -3,7 +3,6 @@ package vulkan
 import (
 	"context"
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -325,52 +324,4 @@ func TestScalarBytes(t *testing.T) {
 	_, err := scalarBytes(backends.Constant{DType: backends.F8E4M3})
 	require.Error(t, err)
 	require.True(t, errors.Is(err, err))
-}
-
-// f16ToF64 decodes IEEE binary16 for checking the encoder.
-func f16ToF64(h uint16) float64 {
-	sign := 1.0
-	if h&0x8000 != 0 {
-		sign = -1
-	}
-	exp := int(h>>10) & 0x1f
-	mant := float64(h & 0x3ff)
-	switch exp {
-	case 0:
-		return sign * mant * math.Pow(2, -24)
-	case 31:
-		if mant != 0 {
-			return math.NaN()
-		}
-		return sign * math.Inf(1)
-	}
-	return sign * (1 + mant/1024) * math.Pow(2, float64(exp-15))
-}
-
-// FuzzF32ToF16 checks that the half encoding is the nearest half value.
-func FuzzF32ToF16(f *testing.F) {
-	for _, v := range []float32{0, 1, -1, 65504, 65520, 1e-8, 6e-5, 3.14159, float32(math.Inf(1))} {
-		f.Add(math.Float32bits(v))
-	}
-	f.Fuzz(func(t *testing.T, bits uint32) {
-		v := math.Float32frombits(bits)
-		h := f32ToF16(v)
-		got := f16ToF64(h)
-		if v != v {
-			require.True(t, math.IsNaN(got))
-			return
-		}
-		if math.Abs(float64(v)) >= 65520 {
-			require.True(t, math.IsInf(got, 0), "%g -> %g", v, got)
-			return
-		}
-		// No other half is closer to v than the one chosen.
-		for _, n := range []uint16{h - 1, h + 1} {
-			if n&0x7c00 == 0x7c00 || (n^h)&0x8000 != 0 {
-				continue
-			}
-			alt := f16ToF64(n)
-			require.LessOrEqual(t, math.Abs(got-float64(v)), math.Abs(alt-float64(v)), "%g encoded as %#04x (%g), %#04x (%g) is closer", v, h, got, n, alt)
-		}
-	})
 }
