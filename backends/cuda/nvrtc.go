@@ -17,6 +17,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/internal/diskcache"
 )
 
 // nvrtcAPI holds NVRTC's entry points.
@@ -296,19 +297,7 @@ func decodeModule(data []byte) (*compiled, error) {
 }
 
 // cacheDir is where modules are cached, or "" for no cache.
-func (c Config) cacheDir() string {
-	switch c.CacheDir {
-	case "off":
-		return ""
-	case "":
-		d, err := os.UserCacheDir()
-		if err != nil {
-			return ""
-		}
-		return filepath.Join(d, "zyx", "cuda")
-	}
-	return c.CacheDir
-}
+func (c Config) cacheDir() string { return diskcache.Dir(c.CacheDir, Name) }
 
 func readCachedModule(dir, key string) *compiled {
 	if dir == "" {
@@ -332,22 +321,7 @@ func writeCachedModule(dir, key string, c *compiled) {
 	if dir == "" {
 		return
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := diskcache.WriteFile(filepath.Join(dir, key+".mod"), encodeModule(c)); err != nil {
 		backends.Debug(backends.DebugCompile, "cuda: module cache not written", "err", err)
-		return
-	}
-	f, err := os.CreateTemp(dir, key+".*.tmp")
-	if err != nil {
-		backends.Debug(backends.DebugCompile, "cuda: module cache not written", "err", err)
-		return
-	}
-	_, werr := f.Write(encodeModule(c))
-	cerr := f.Close()
-	if werr != nil || cerr != nil {
-		_ = os.Remove(f.Name())
-		return
-	}
-	if err := os.Rename(f.Name(), filepath.Join(dir, key+".mod")); err != nil {
-		_ = os.Remove(f.Name())
 	}
 }

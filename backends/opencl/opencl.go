@@ -9,14 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/internal/diskcache"
 )
 
 // Name is the backend's registry key and the prefix of its device names.
@@ -68,7 +67,7 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, err)
 	}
-	cacheDir := resolveCacheDir(c.CacheDir)
+	cacheDir := diskcache.Dir(c.CacheDir, Name)
 	platforms, err := l.platforms()
 	if err != nil {
 		return nil, err
@@ -119,20 +118,6 @@ func closeAll(devs []backends.Device) {
 	for _, d := range devs {
 		_ = d.Close()
 	}
-}
-
-func resolveCacheDir(dir string) string {
-	switch dir {
-	case "off":
-		return ""
-	case "":
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return ""
-		}
-		return filepath.Join(base, "zyx", "opencl")
-	}
-	return dir
 }
 
 func (l *lib) platforms() ([]uintptr, error) {

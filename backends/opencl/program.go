@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/internal/diskcache"
 	"github.com/zyxtt/zyxtt/backends/internal/half"
 )
 
@@ -228,24 +229,7 @@ func (d *device) saveBinary(prog uintptr, path string) error {
 	if st := call(d.l.getProgramInfo, prog, clProgramBinaries, unsafe.Sizeof(ptrs), uintptr(unsafe.Pointer(&ptrs[0])), 0); st != clSuccess {
 		return clError("clGetProgramInfo(CL_PROGRAM_BINARIES)", st)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".bin-*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(bin)
-	cerr := f.Close()
-	if werr != nil || cerr != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("write %s: %v %v", f.Name(), werr, cerr)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		_ = os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return diskcache.WriteFile(path, bin)
 }
 
 // Launch runs the kernel and waits for it.

@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/internal/diskcache"
 )
 
 // Name is the backend's registry key and the prefix of its device names.
@@ -95,7 +96,7 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 	if r := call(l.enumeratePhysicalDevices, in.handle, uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&phys[0]))); r != vkSuccess && r != 5 {
 		return nil, vkError("vkEnumeratePhysicalDevices", r)
 	}
-	cacheDir := resolveCacheDir(c.CacheDir)
+	cacheDir := diskcache.Dir(c.CacheDir, Name)
 	staging := c.StagingBytes
 	if staging <= 0 {
 		staging = defaultStaging
@@ -138,20 +139,6 @@ func contains(ids []int, i int) bool {
 		}
 	}
 	return false
-}
-
-func resolveCacheDir(dir string) string {
-	switch dir {
-	case "off":
-		return ""
-	case "":
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return ""
-		}
-		return filepath.Join(base, "zyx", "vulkan")
-	}
-	return dir
 }
 
 // newInstance creates an instance with no layers and no extensions: no
@@ -383,20 +370,7 @@ func (d *device) savePipelineCache() error {
 	if r := call(d.l.getPipelineCacheData, d.handle, uintptr(d.pipelineCache), uintptr(unsafe.Pointer(&size)), uintptr(unsafe.Pointer(&data[0]))); r != vkSuccess && r != 5 {
 		return vkError("vkGetPipelineCacheData", r)
 	}
-	if err := os.MkdirAll(filepath.Dir(d.cachePath), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(d.cachePath), ".cache-*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data[:size])
-	cerr := f.Close()
-	if werr != nil || cerr != nil {
-		_ = os.Remove(f.Name())
-		return errors.Join(werr, cerr)
-	}
-	return os.Rename(f.Name(), d.cachePath)
+	return diskcache.WriteFile(d.cachePath, data[:size])
 }
 
 var deviceTypes = map[uint32]string{
