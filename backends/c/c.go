@@ -8,9 +8,9 @@ package c
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/internal/onedevice"
 )
 
 // BackendName is the registry key and Device.Backend of the C backend; it is
@@ -41,16 +41,5 @@ func init() {
 }
 
 func openDriver(ctx context.Context, cfg *backends.Config) ([]backends.Device, error) {
-	var c Config
-	if err := cfg.Section(BackendName, &c); err != nil {
-		return nil, err
-	}
-	if !cfg.Common(BackendName).Allows(0) {
-		return nil, fmt.Errorf("%w: device_ids in the config excludes the c device", backends.ErrNoDevice)
-	}
-	dev, err := Open(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	return []backends.Device{dev}, nil
+	return onedevice.Open(ctx, cfg, BackendName, Open)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/c/cpuinfo"
+	"github.com/zyxtt/zyxtt/backends/internal/onedevice"
 	"github.com/zyxtt/zyxtt/hostpool"
 )
 
@@ -36,18 +37,7 @@ func init() {
 }
 
 func openDriver(ctx context.Context, cfg *backends.Config) ([]backends.Device, error) {
-	var c Config
-	if err := cfg.Section(BackendName, &c); err != nil {
-		return nil, err
-	}
-	if !cfg.Common(BackendName).Allows(0) {
-		return nil, fmt.Errorf("%w: device_ids in the config excludes the cblas device", backends.ErrNoDevice)
-	}
-	d, err := Open(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	return []backends.Device{d}, nil
+	return onedevice.Open(ctx, cfg, BackendName, Open)
 }
 
 // Device is the CBLAS device.

@@ -1,0 +1,67 @@
+package onedevice_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/dummy"
+	"github.com/zyxtt/zyxtt/backends/internal/onedevice"
+)
+
+type section struct {
+	Memory int64 `json:"memory"`
+}
+
+func TestOpen(t *testing.T) {
+	ctx := context.Background()
+	var opened []section
+	open := func(_ context.Context, s section) (*dummy.Device, error) {
+		opened = append(opened, s)
+		if s.Memory < 0 {
+			return nil, errors.New("negative memory")
+		}
+		return dummy.New(dummy.Config{Memory: max(s.Memory, 1)})
+	}
+	for _, tc := range []struct {
+		name, config string
+		want         string // error text, "" for a device
+		memory       int64
+	}{
+		{"section", `{"one": {"memory": 4096}}`, "", 4096},
+		{"no section", `{}`, "", 0},
+		{"no config", "", "", 0},
+		{"device 0 allowed", `{"one": {"device_ids": [0], "memory": 8}}`, "", 8},
+		{"device 0 left out", `{"one": {"device_ids": [1]}}`, "no device: device_ids in the config excludes the one device", 0},
+		{"bad section", `{"one": {"memory": "lots"}}`, `section "one"`, 0},
+		{"open fails", `{"one": {"memory": -1}}`, "negative memory", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var cfg *backends.Config
+			if tc.config != "" {
+				var err error
+				cfg, err = backends.ParseConfig([]byte(tc.config))
+				require.NoError(t, err)
+			}
+			opened = nil
+			devs, err := onedevice.Open(ctx, cfg, "one", open)
+			if tc.want != "" {
+				require.ErrorContains(t, err, tc.want)
+				require.Empty(t, devs)
+				if tc.name == "device 0 left out" {
+					require.ErrorIs(t, err, backends.ErrNoDevice)
+					require.Empty(t, opened, "nothing is opened for an excluded device")
+				}
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, devs, 1)
+			require.Equal(t, []section{{Memory: tc.memory}}, opened)
+			require.EqualValues(t, max(tc.memory, 1), devs[0].Pool().FreeBytes())
+			require.NoError(t, devs[0].Close())
+		})
+	}
+}
