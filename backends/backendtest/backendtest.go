@@ -114,3 +114,28 @@ func ExamplesDir(t testing.TB) string {
 		dir = parent
 	}
 }
+
+// CheckLaunchTimed compiles the vadd program prog on dev and requires a
+// timed launch to report a positive device time, a second Release to be
+// harmless, and a released executable to refuse launches with ErrClosed.
+func CheckLaunchTimed(t testing.TB, dev backends.Device, prog *backends.Program) {
+	t.Helper()
+	ctx := context.Background()
+	pool := dev.Pool()
+	x, err := dev.Compile(ctx, prog)
+	require.NoError(t, err)
+	n := 1 << 16
+	args := make([]backends.LaunchArg, 0, 4)
+	for range 3 {
+		id := UploadF32(t, pool, make([]float32, n))
+		defer pool.Release(id)
+		args = append(args, backends.BufArg(id))
+	}
+	args = append(args, backends.VarArg(backends.UintConst(backends.U32, uint64(n))))
+	dt, err := x.LaunchTimed(ctx, args)
+	require.NoError(t, err)
+	require.Positive(t, dt)
+	require.NoError(t, x.Release())
+	require.NoError(t, x.Release(), "a second release is harmless")
+	require.ErrorIs(t, x.Launch(ctx, args), backends.ErrClosed)
+}

@@ -112,22 +112,8 @@ func TestExamples(t *testing.T) {
 }
 
 func TestLaunchTimed(t *testing.T) {
-	ctx := context.Background()
 	for _, d := range openAll(t) {
-		x, err := d.Compile(ctx, vaddProgram(t))
-		require.NoError(t, err)
-		n := 1 << 16
-		ids := make([]backends.BufferID, 3)
-		for i := range ids {
-			ids[i] = backendtest.UploadF32(t, d.pool, make([]float32, n))
-		}
-		dt, err := x.LaunchTimed(ctx, []backends.LaunchArg{backends.BufArg(ids[0]), backends.BufArg(ids[1]), backends.BufArg(ids[2]), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))})
-		require.NoError(t, err)
-		require.Positive(t, dt)
-		require.NoError(t, x.Release())
-		require.NoError(t, x.Release(), "a second release is harmless")
-		err = x.Launch(ctx, []backends.LaunchArg{backends.BufArg(ids[0]), backends.BufArg(ids[1]), backends.BufArg(ids[2]), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))})
-		require.ErrorIs(t, err, backends.ErrClosed)
+		backendtest.CheckLaunchTimed(t, d, vaddProgram(t))
 	}
 }
 
