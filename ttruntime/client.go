@@ -300,6 +300,14 @@ func closeEnough(armed, want, now time.Time) bool {
 	return !armed.After(want) && armed.After(now) && want.Sub(armed) <= want.Sub(now)/8
 }
 
+// pastExitGrace reports whether the process has exited more than
+// exitGrace ago, so no reply it wrote can still be unread.
+func (c *Client) pastExitGrace(now time.Time) bool {
+	c.dlMu.Lock()
+	defer c.dlMu.Unlock()
+	return c.hasWake && !now.Before(c.wakeAt)
+}
+
 // interruptRead wakes the caller blocked on stdout: its context is done.
 func (c *Client) interruptRead() {
 	c.dlMu.Lock()
@@ -614,11 +622,9 @@ func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, 
 			if !now.Before(callDeadline) {
 				return lost(fmt.Errorf("no reply to %s within %s; the runtime is presumed hung and was killed", cmd, timeout))
 			}
-			select {
-			case <-c.exited:
+			if c.pastExitGrace(now) {
 				_ = sent()
 				return c.deadErr(cmd)
-			default:
 			}
 			if err := c.setReadDeadline(deadline); err != nil {
 				return lost(fmt.Errorf("arm the stdout deadline: %w", err))
