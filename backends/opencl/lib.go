@@ -2,7 +2,6 @@ package opencl
 
 import (
 	"errors"
-	"fmt"
 	"runtime"
 	"strconv"
 	"sync"
@@ -125,48 +124,37 @@ func open() (*lib, error) {
 }
 
 func (l *lib) bind() error {
-	required := []struct {
-		p    *uintptr
-		name string
-	}{
-		{&l.getPlatformIDs, "clGetPlatformIDs"},
-		{&l.getPlatformInfo, "clGetPlatformInfo"},
-		{&l.getDeviceIDs, "clGetDeviceIDs"},
-		{&l.getDeviceInfo, "clGetDeviceInfo"},
-		{&l.createContext, "clCreateContext"},
-		{&l.releaseContext, "clReleaseContext"},
-		{&l.releaseCommandQueue, "clReleaseCommandQueue"},
-		{&l.finish, "clFinish"},
-		{&l.createBuffer, "clCreateBuffer"},
-		{&l.releaseMemObject, "clReleaseMemObject"},
-		{&l.enqueueReadBuffer, "clEnqueueReadBuffer"},
-		{&l.enqueueWriteBuffer, "clEnqueueWriteBuffer"},
-		{&l.enqueueCopyBuffer, "clEnqueueCopyBuffer"},
-		{&l.createProgramWithSource, "clCreateProgramWithSource"},
-		{&l.createProgramWithBinary, "clCreateProgramWithBinary"},
-		{&l.buildProgram, "clBuildProgram"},
-		{&l.getProgramBuildInfo, "clGetProgramBuildInfo"},
-		{&l.getProgramInfo, "clGetProgramInfo"},
-		{&l.releaseProgram, "clReleaseProgram"},
-		{&l.createKernel, "clCreateKernel"},
-		{&l.releaseKernel, "clReleaseKernel"},
-		{&l.setKernelArg, "clSetKernelArg"},
-		{&l.getKernelInfo, "clGetKernelInfo"},
-		{&l.getKernelWorkGroupInfo, "clGetKernelWorkGroupInfo"},
-		{&l.enqueueNDRangeKernel, "clEnqueueNDRangeKernel"},
-		{&l.waitForEvents, "clWaitForEvents"},
-		{&l.getEventProfilingInfo, "clGetEventProfilingInfo"},
-		{&l.releaseEvent, "clReleaseEvent"},
+	required := []dl.Symbol{
+		{Addr: &l.getPlatformIDs, Name: "clGetPlatformIDs"},
+		{Addr: &l.getPlatformInfo, Name: "clGetPlatformInfo"},
+		{Addr: &l.getDeviceIDs, Name: "clGetDeviceIDs"},
+		{Addr: &l.getDeviceInfo, Name: "clGetDeviceInfo"},
+		{Addr: &l.createContext, Name: "clCreateContext"},
+		{Addr: &l.releaseContext, Name: "clReleaseContext"},
+		{Addr: &l.releaseCommandQueue, Name: "clReleaseCommandQueue"},
+		{Addr: &l.finish, Name: "clFinish"},
+		{Addr: &l.createBuffer, Name: "clCreateBuffer"},
+		{Addr: &l.releaseMemObject, Name: "clReleaseMemObject"},
+		{Addr: &l.enqueueReadBuffer, Name: "clEnqueueReadBuffer"},
+		{Addr: &l.enqueueWriteBuffer, Name: "clEnqueueWriteBuffer"},
+		{Addr: &l.enqueueCopyBuffer, Name: "clEnqueueCopyBuffer"},
+		{Addr: &l.createProgramWithSource, Name: "clCreateProgramWithSource"},
+		{Addr: &l.createProgramWithBinary, Name: "clCreateProgramWithBinary"},
+		{Addr: &l.buildProgram, Name: "clBuildProgram"},
+		{Addr: &l.getProgramBuildInfo, Name: "clGetProgramBuildInfo"},
+		{Addr: &l.getProgramInfo, Name: "clGetProgramInfo"},
+		{Addr: &l.releaseProgram, Name: "clReleaseProgram"},
+		{Addr: &l.createKernel, Name: "clCreateKernel"},
+		{Addr: &l.releaseKernel, Name: "clReleaseKernel"},
+		{Addr: &l.setKernelArg, Name: "clSetKernelArg"},
+		{Addr: &l.getKernelInfo, Name: "clGetKernelInfo"},
+		{Addr: &l.getKernelWorkGroupInfo, Name: "clGetKernelWorkGroupInfo"},
+		{Addr: &l.enqueueNDRangeKernel, Name: "clEnqueueNDRangeKernel"},
+		{Addr: &l.waitForEvents, Name: "clWaitForEvents"},
+		{Addr: &l.getEventProfilingInfo, Name: "clGetEventProfilingInfo"},
+		{Addr: &l.releaseEvent, Name: "clReleaseEvent"},
 	}
-	var errs []error
-	for _, s := range required {
-		p, err := purego.Dlsym(l.handle, s.name)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("symbol %s: %w", s.name, err))
-			continue
-		}
-		*s.p = p
-	}
+	errs := []error{dl.Resolve(l.handle, required)}
 	// OpenCL 2.0 replaced clCreateCommandQueue; loaders keep both, but a
 	// 1.x-only or 3.0-only library may lack one. Either will do.
 	l.createQueueWithProperties, _ = purego.Dlsym(l.handle, "clCreateCommandQueueWithProperties")

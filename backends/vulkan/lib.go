@@ -2,7 +2,6 @@ package vulkan
 
 import (
 	"errors"
-	"fmt"
 	"runtime"
 	"strconv"
 	"sync"
@@ -151,76 +150,65 @@ func open() (*lib, error) {
 }
 
 func (l *lib) bind() error {
-	syms := []struct {
-		p    *uintptr
-		name string
-	}{
-		{&l.createInstance, "vkCreateInstance"},
-		{&l.destroyInstance, "vkDestroyInstance"},
-		{&l.enumeratePhysicalDevices, "vkEnumeratePhysicalDevices"},
-		{&l.getPhysicalDeviceProperties, "vkGetPhysicalDeviceProperties"},
-		{&l.getPhysicalDeviceQueueFamilyProperties, "vkGetPhysicalDeviceQueueFamilyProperties"},
-		{&l.getPhysicalDeviceMemoryProperties, "vkGetPhysicalDeviceMemoryProperties"},
-		{&l.getPhysicalDeviceFeatures, "vkGetPhysicalDeviceFeatures"},
-		{&l.createDevice, "vkCreateDevice"},
-		{&l.destroyDevice, "vkDestroyDevice"},
-		{&l.getDeviceQueue, "vkGetDeviceQueue"},
-		{&l.deviceWaitIdle, "vkDeviceWaitIdle"},
-		{&l.createBuffer, "vkCreateBuffer"},
-		{&l.destroyBuffer, "vkDestroyBuffer"},
-		{&l.getBufferMemoryRequirements, "vkGetBufferMemoryRequirements"},
-		{&l.bindBufferMemory, "vkBindBufferMemory"},
-		{&l.allocateMemory, "vkAllocateMemory"},
-		{&l.freeMemory, "vkFreeMemory"},
-		{&l.mapMemory, "vkMapMemory"},
-		{&l.unmapMemory, "vkUnmapMemory"},
-		{&l.createCommandPool, "vkCreateCommandPool"},
-		{&l.destroyCommandPool, "vkDestroyCommandPool"},
-		{&l.allocateCommandBuffers, "vkAllocateCommandBuffers"},
-		{&l.beginCommandBuffer, "vkBeginCommandBuffer"},
-		{&l.endCommandBuffer, "vkEndCommandBuffer"},
-		{&l.resetCommandBuffer, "vkResetCommandBuffer"},
-		{&l.cmdCopyBuffer, "vkCmdCopyBuffer"},
-		{&l.cmdPipelineBarrier, "vkCmdPipelineBarrier"},
-		{&l.cmdBindPipeline, "vkCmdBindPipeline"},
-		{&l.cmdBindDescriptorSets, "vkCmdBindDescriptorSets"},
-		{&l.cmdPushConstants, "vkCmdPushConstants"},
-		{&l.cmdDispatch, "vkCmdDispatch"},
-		{&l.cmdWriteTimestamp, "vkCmdWriteTimestamp"},
-		{&l.cmdResetQueryPool, "vkCmdResetQueryPool"},
-		{&l.queueSubmit, "vkQueueSubmit"},
-		{&l.createFence, "vkCreateFence"},
-		{&l.destroyFence, "vkDestroyFence"},
-		{&l.waitForFences, "vkWaitForFences"},
-		{&l.resetFences, "vkResetFences"},
-		{&l.createShaderModule, "vkCreateShaderModule"},
-		{&l.destroyShaderModule, "vkDestroyShaderModule"},
-		{&l.createDescriptorSetLayout, "vkCreateDescriptorSetLayout"},
-		{&l.destroyDescriptorSetLayout, "vkDestroyDescriptorSetLayout"},
-		{&l.createPipelineLayout, "vkCreatePipelineLayout"},
-		{&l.destroyPipelineLayout, "vkDestroyPipelineLayout"},
-		{&l.createComputePipelines, "vkCreateComputePipelines"},
-		{&l.destroyPipeline, "vkDestroyPipeline"},
-		{&l.createDescriptorPool, "vkCreateDescriptorPool"},
-		{&l.destroyDescriptorPool, "vkDestroyDescriptorPool"},
-		{&l.allocateDescriptorSets, "vkAllocateDescriptorSets"},
-		{&l.updateDescriptorSets, "vkUpdateDescriptorSets"},
-		{&l.createPipelineCache, "vkCreatePipelineCache"},
-		{&l.destroyPipelineCache, "vkDestroyPipelineCache"},
-		{&l.getPipelineCacheData, "vkGetPipelineCacheData"},
-		{&l.createQueryPool, "vkCreateQueryPool"},
-		{&l.destroyQueryPool, "vkDestroyQueryPool"},
-		{&l.getQueryPoolResults, "vkGetQueryPoolResults"},
+	syms := []dl.Symbol{
+		{Addr: &l.createInstance, Name: "vkCreateInstance"},
+		{Addr: &l.destroyInstance, Name: "vkDestroyInstance"},
+		{Addr: &l.enumeratePhysicalDevices, Name: "vkEnumeratePhysicalDevices"},
+		{Addr: &l.getPhysicalDeviceProperties, Name: "vkGetPhysicalDeviceProperties"},
+		{Addr: &l.getPhysicalDeviceQueueFamilyProperties, Name: "vkGetPhysicalDeviceQueueFamilyProperties"},
+		{Addr: &l.getPhysicalDeviceMemoryProperties, Name: "vkGetPhysicalDeviceMemoryProperties"},
+		{Addr: &l.getPhysicalDeviceFeatures, Name: "vkGetPhysicalDeviceFeatures"},
+		{Addr: &l.createDevice, Name: "vkCreateDevice"},
+		{Addr: &l.destroyDevice, Name: "vkDestroyDevice"},
+		{Addr: &l.getDeviceQueue, Name: "vkGetDeviceQueue"},
+		{Addr: &l.deviceWaitIdle, Name: "vkDeviceWaitIdle"},
+		{Addr: &l.createBuffer, Name: "vkCreateBuffer"},
+		{Addr: &l.destroyBuffer, Name: "vkDestroyBuffer"},
+		{Addr: &l.getBufferMemoryRequirements, Name: "vkGetBufferMemoryRequirements"},
+		{Addr: &l.bindBufferMemory, Name: "vkBindBufferMemory"},
+		{Addr: &l.allocateMemory, Name: "vkAllocateMemory"},
+		{Addr: &l.freeMemory, Name: "vkFreeMemory"},
+		{Addr: &l.mapMemory, Name: "vkMapMemory"},
+		{Addr: &l.unmapMemory, Name: "vkUnmapMemory"},
+		{Addr: &l.createCommandPool, Name: "vkCreateCommandPool"},
+		{Addr: &l.destroyCommandPool, Name: "vkDestroyCommandPool"},
+		{Addr: &l.allocateCommandBuffers, Name: "vkAllocateCommandBuffers"},
+		{Addr: &l.beginCommandBuffer, Name: "vkBeginCommandBuffer"},
+		{Addr: &l.endCommandBuffer, Name: "vkEndCommandBuffer"},
+		{Addr: &l.resetCommandBuffer, Name: "vkResetCommandBuffer"},
+		{Addr: &l.cmdCopyBuffer, Name: "vkCmdCopyBuffer"},
+		{Addr: &l.cmdPipelineBarrier, Name: "vkCmdPipelineBarrier"},
+		{Addr: &l.cmdBindPipeline, Name: "vkCmdBindPipeline"},
+		{Addr: &l.cmdBindDescriptorSets, Name: "vkCmdBindDescriptorSets"},
+		{Addr: &l.cmdPushConstants, Name: "vkCmdPushConstants"},
+		{Addr: &l.cmdDispatch, Name: "vkCmdDispatch"},
+		{Addr: &l.cmdWriteTimestamp, Name: "vkCmdWriteTimestamp"},
+		{Addr: &l.cmdResetQueryPool, Name: "vkCmdResetQueryPool"},
+		{Addr: &l.queueSubmit, Name: "vkQueueSubmit"},
+		{Addr: &l.createFence, Name: "vkCreateFence"},
+		{Addr: &l.destroyFence, Name: "vkDestroyFence"},
+		{Addr: &l.waitForFences, Name: "vkWaitForFences"},
+		{Addr: &l.resetFences, Name: "vkResetFences"},
+		{Addr: &l.createShaderModule, Name: "vkCreateShaderModule"},
+		{Addr: &l.destroyShaderModule, Name: "vkDestroyShaderModule"},
+		{Addr: &l.createDescriptorSetLayout, Name: "vkCreateDescriptorSetLayout"},
+		{Addr: &l.destroyDescriptorSetLayout, Name: "vkDestroyDescriptorSetLayout"},
+		{Addr: &l.createPipelineLayout, Name: "vkCreatePipelineLayout"},
+		{Addr: &l.destroyPipelineLayout, Name: "vkDestroyPipelineLayout"},
+		{Addr: &l.createComputePipelines, Name: "vkCreateComputePipelines"},
+		{Addr: &l.destroyPipeline, Name: "vkDestroyPipeline"},
+		{Addr: &l.createDescriptorPool, Name: "vkCreateDescriptorPool"},
+		{Addr: &l.destroyDescriptorPool, Name: "vkDestroyDescriptorPool"},
+		{Addr: &l.allocateDescriptorSets, Name: "vkAllocateDescriptorSets"},
+		{Addr: &l.updateDescriptorSets, Name: "vkUpdateDescriptorSets"},
+		{Addr: &l.createPipelineCache, Name: "vkCreatePipelineCache"},
+		{Addr: &l.destroyPipelineCache, Name: "vkDestroyPipelineCache"},
+		{Addr: &l.getPipelineCacheData, Name: "vkGetPipelineCacheData"},
+		{Addr: &l.createQueryPool, Name: "vkCreateQueryPool"},
+		{Addr: &l.destroyQueryPool, Name: "vkDestroyQueryPool"},
+		{Addr: &l.getQueryPoolResults, Name: "vkGetQueryPoolResults"},
 	}
-	var errs []error
-	for _, s := range syms {
-		p, err := purego.Dlsym(l.handle, s.name)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("symbol %s: %w", s.name, err))
-			continue
-		}
-		*s.p = p
-	}
+	errs := []error{dl.Resolve(l.handle, syms)}
 	l.enumerateInstanceVersion, _ = purego.Dlsym(l.handle, "vkEnumerateInstanceVersion")
 	return errors.Join(errs...)
 }

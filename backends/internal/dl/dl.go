@@ -46,3 +46,28 @@ func openFirst(sonames []string, bind func(uintptr) error, open func(string) (ui
 	}
 	return 0, "", errors.Join(errs...)
 }
+
+// Symbol is a required symbol and where its address goes.
+type Symbol struct {
+	Addr *uintptr
+	Name string
+}
+
+// Resolve looks every symbol up in the library handle and stores its
+// address. Every missing symbol is reported, joined ("symbol clFinish: …").
+func Resolve(handle uintptr, syms []Symbol) error {
+	return resolve(syms, func(name string) (uintptr, error) { return purego.Dlsym(handle, name) })
+}
+
+func resolve(syms []Symbol, lookup func(string) (uintptr, error)) error {
+	var errs []error
+	for _, s := range syms {
+		p, err := lookup(s.Name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("symbol %s: %w", s.Name, err))
+			continue
+		}
+		*s.Addr = p
+	}
+	return errors.Join(errs...)
+}

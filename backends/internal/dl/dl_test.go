@@ -60,3 +60,21 @@ func TestOpenFirstRealLoader(t *testing.T) {
 	_, _, err := OpenFirst([]string{"libzyx-no-such-library.so.9"}, func(uintptr) error { return nil })
 	require.ErrorContains(t, err, "libzyx-no-such-library.so.9", "the failure names the soname")
 }
+
+func TestResolve(t *testing.T) {
+	errMissing := errors.New("undefined symbol")
+	table := map[string]uintptr{"f": 10, "g": 20}
+	lookup := func(name string) (uintptr, error) {
+		if p, ok := table[name]; ok {
+			return p, nil
+		}
+		return 0, errMissing
+	}
+	var f, g, h, k uintptr
+	require.NoError(t, resolve([]Symbol{{Addr: &f, Name: "f"}, {Addr: &g, Name: "g"}}, lookup))
+	require.Equal(t, []uintptr{10, 20}, []uintptr{f, g})
+	err := resolve([]Symbol{{&h, "h"}, {&f, "f"}, {&k, "k"}}, lookup)
+	require.ErrorIs(t, err, errMissing)
+	require.EqualError(t, err, "symbol h: undefined symbol\nsymbol k: undefined symbol", "every missing symbol is named")
+	require.Zero(t, h)
+}
