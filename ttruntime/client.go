@@ -132,6 +132,7 @@ type Client struct {
 	brokenErr  error
 
 	closing   chan struct{}
+	ending    atomic.Bool // set before exited, broken or closing is closed
 	closeOnce sync.Once
 	fdsOnce   sync.Once
 	wg        sync.WaitGroup
@@ -264,6 +265,7 @@ func (c *Client) waitLoop() {
 		status = err.Error()
 	}
 	c.exitStatus = status
+	c.ending.Store(true)
 	close(c.exited)
 	c.dlMu.Lock()
 	c.wakeAt, c.hasWake = time.Now().Add(exitGrace), true
@@ -439,6 +441,7 @@ func (c *Client) stderrLoop() {
 func (c *Client) fail(reason error) {
 	c.brokenOnce.Do(func() {
 		c.brokenErr = reason
+		c.ending.Store(true)
 		close(c.broken)
 		c.log.Debug("tt-runtime broken; killing it", "reason", reason)
 	})
@@ -457,6 +460,9 @@ func (c *Client) signal(sig os.Signal) {
 // while it is alive. It waits a moment for the exit status when the process
 // is dying, so the error can say how it ended.
 func (c *Client) deadErr(cmd string) error {
+	if !c.ending.Load() {
+		return nil // the common case, without a select
+	}
 	select {
 	case <-c.broken:
 	case <-c.exited:
@@ -566,8 +572,9 @@ func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, 
 		}
 	} else {
 		c.writeStop.Store(false)
-		written = make(chan error, 1)
-		go func() { written <- c.writeRequest(line, deadline) }()
+		done := make(chan error, 1) // the goroutine must not capture written, which is reassigned: that would put it on the heap for every call
+		written = done
+		go func() { done <- c.writeRequest(line, deadline) }()
 	}
 	sent := func() error {
 		if written == nil {
@@ -746,7 +753,10 @@ func (c *Client) Alive() bool {
 // Kill ends the process at once with SIGKILL and releases everything. It
 // is safe to call more than once and after Close.
 func (c *Client) Kill() {
-	c.closeOnce.Do(func() { close(c.closing) })
+	c.closeOnce.Do(func() {
+		c.ending.Store(true)
+		close(c.closing)
+	})
 	c.signal(syscall.SIGKILL)
 	c.teardown()
 }
@@ -768,6 +778,7 @@ func (c *Client) Close() error {
 			c.log.Debug("tt-runtime exit request failed", "err", err)
 		}
 	}
+	c.ending.Store(true)
 	close(c.closing)
 	select {
 	case <-c.exited:

@@ -339,6 +339,20 @@ func TestCancelCutsOffALongRequest(t *testing.T) {
 	t.Fatal("the request was never cut off while being written")
 }
 
+// The round trip allocates nothing: request encoding, line reading and the
+// reply header all reuse the client's buffers.
+func TestPingDoesNotAllocate(t *testing.T) {
+	c := start(t, mockConfig())
+	ctx := context.Background()
+	require.NoError(t, c.Ping(ctx))
+	allocs := testing.AllocsPerRun(500, func() {
+		if err := c.Ping(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Zero(t, allocs)
+}
+
 // Lines on stdout that are not protocol are skipped and logged.
 func TestStdoutNoiseIsLogged(t *testing.T) {
 	var logs lockedBuffer

@@ -400,6 +400,9 @@ func (s *server) flush() { _ = s.out.Flush() }
 // flood writes o.Flood bytes of log lines to stdout, as a driver that logs
 // to stdout between commands would; it blocks while nobody reads them.
 func (s *server) flood() {
+	if s.o.Flood <= 0 {
+		return
+	}
 	line := "UMD | info | flooding stdout between commands " + strings.Repeat(".", 60) + "\n"
 	for n := 0; n < s.o.Flood; n += len(line) {
 		s.out.WriteString(line)
