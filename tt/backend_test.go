@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "mockrt" {
 		os.Exit(mockrt.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
+	before := ownSegments(nil) // a dead process with our pid may have left some
 	code := m.Run()
 	if hp, err := hostpool.Default(); err == nil {
 		_ = hp.Close()
@@ -38,7 +40,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
 			code = 1
 		}
-		if left := ownSegments(); len(left) > 0 {
+		if left := ownSegments(before); len(left) > 0 {
 			fmt.Fprintln(os.Stderr, "shm segments left behind:", left)
 			code = 1
 		}
@@ -46,12 +48,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func ownSegments() []string {
+// ownSegments lists the shm segments named for this process that are not
+// in before.
+func ownSegments(before []string) []string {
 	ents, _ := os.ReadDir(shm.Dir)
 	var out []string
 	prefix := fmt.Sprintf("%s%d-", shm.Prefix, os.Getpid())
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), prefix) {
+		if strings.HasPrefix(e.Name(), prefix) && !slices.Contains(before, e.Name()) {
 			out = append(out, e.Name())
 		}
 	}

@@ -37,13 +37,14 @@ func TestMain(m *testing.M) {
 		echo(os.Stdin, os.Stdout)
 		os.Exit(0)
 	}
+	before := ownSegments(nil) // a dead process with our pid may have left some
 	code := m.Run()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
 			code = 1
 		}
-		if left := ownSegments(); len(left) > 0 {
+		if left := ownSegments(before); len(left) > 0 {
 			fmt.Fprintln(os.Stderr, "shm segments left behind:", left)
 			code = 1
 		}
@@ -64,12 +65,14 @@ func echo(r io.Reader, w io.Writer) {
 	}
 }
 
-func ownSegments() []string {
+// ownSegments lists the shm segments named for this process that are not
+// in before.
+func ownSegments(before []string) []string {
 	ents, _ := os.ReadDir(shm.Dir)
 	var out []string
 	prefix := fmt.Sprintf("%s%d-", shm.Prefix, os.Getpid())
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), prefix) {
+		if strings.HasPrefix(e.Name(), prefix) && !slices.Contains(before, e.Name()) {
 			out = append(out, e.Name())
 		}
 	}
