@@ -88,7 +88,7 @@ func (c Config) withDefaults() Config {
 // Client is one running runtime process. Its methods are safe for
 // concurrent use; requests are sent one at a time, as the protocol needs.
 //
-// There is no reader goroutine: the caller that holds callMu writes its
+// There is no reader goroutine: the caller that holds the call slot writes its
 // request and reads stdout itself until its reply comes, so a round trip
 // costs what a raw pipe echo costs (no hand-off between goroutines). What
 // a blocked read cannot see by itself (the caller's context, the process's
@@ -104,9 +104,10 @@ type Client struct {
 	log        *slog.Logger
 	tail       *tailBuffer
 
-	// callMu serialises calls and owns the fields up to dlMu: the ids, the
-	// request encoder, the stdout reader and a half-read line.
-	callMu    sync.Mutex
+	// callSlot (capacity 1) serialises calls; a caller waiting for it is
+	// still bounded by its context. The holder owns the fields up to dlMu:
+	// the ids, the request encoder, the stdout reader and a half-read line.
+	callSlot  chan struct{}
 	nextID    uint64
 	abandoned map[uint64]string
 	wbuf      []byte        // request encoding, reused
@@ -163,6 +164,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		log:        cfg.Logger.With("runtime", cfg.Path),
 		tail:       newTailBuffer(cfg.StderrTail),
 		abandoned:  map[uint64]string{},
+		callSlot:   make(chan struct{}, 1),
 		stderrDone: make(chan struct{}),
 		exited:     make(chan struct{}),
 		broken:     make(chan struct{}),
@@ -523,8 +525,16 @@ func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, 
 		}
 		body = b
 	}
-	c.callMu.Lock()
-	defer c.callMu.Unlock()
+	select {
+	case c.callSlot <- struct{}{}:
+	default: // another call is in flight: wait for it, or for our context
+		select {
+		case c.callSlot <- struct{}{}:
+		case <-ctx.Done():
+			return &backends.Error{Backend: Backend, Op: cmd, Err: ctx.Err()}
+		}
+	}
+	defer func() { <-c.callSlot }()
 	if err := c.deadErr(cmd); err != nil {
 		return err
 	}

@@ -186,6 +186,22 @@ func TestConcurrentCallsStayInStep(t *testing.T) {
 	}
 }
 
+// A caller queued behind a slow call is still bounded by its own context.
+func TestQueuedCallHonoursItsContext(t *testing.T) {
+	c := start(t, mockConfig("-slow", "1500ms"))
+	first := make(chan error, 1)
+	go func() { first <- c.Ping(context.Background()) }()
+	time.Sleep(100 * time.Millisecond) // let it take the call slot
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	err := c.Ping(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Less(t, time.Since(began), time.Second, "it waited for the slow call")
+	require.NoError(t, <-first)
+	require.NoError(t, c.Ping(context.Background()), "nothing was sent for the queued call")
+}
+
 // Every fault must give a clear error within its deadline and leave the
 // client usable or cleanly lost.
 func TestFaults(t *testing.T) {
