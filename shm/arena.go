@@ -3,6 +3,7 @@ package shm
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"sync"
 	"unsafe"
@@ -77,11 +78,42 @@ func WithChunk(n int64) ArenaOption {
 	}
 }
 
+// swept records the directories already swept by this process.
+var swept struct {
+	sync.Mutex
+	dirs map[string]bool
+}
+
+// sweepOnce runs Sweep the first time this process makes an arena in Dir, so
+// segments that crashed or killed processes left behind do not pile up.
+func sweepOnce() {
+	swept.Lock()
+	defer swept.Unlock()
+	if swept.dirs[Dir] {
+		return
+	}
+	if swept.dirs == nil {
+		swept.dirs = map[string]bool{}
+	}
+	swept.dirs[Dir] = true
+	removed, err := Sweep()
+	if err != nil {
+		slog.Debug("shm: sweep of stale segments failed", "dir", Dir, "err", err)
+		return
+	}
+	if len(removed) > 0 {
+		slog.Debug("shm: removed stale segments", "dir", Dir, "count", len(removed))
+	}
+}
+
 // NewArena returns an empty arena. No segment exists until the first Alloc.
+// The first arena of a process also sweeps segments left behind by dead
+// processes (see Sweep).
 func NewArena(opts ...ArenaOption) (*Arena, error) {
 	if err := checkDir(); err != nil {
 		return nil, err
 	}
+	sweepOnce()
 	a := &Arena{chunk: DefaultChunk}
 	for _, o := range opts {
 		o(a)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -35,6 +36,9 @@ type Segment struct {
 	name  string
 	data  []byte
 	owner bool
+	// lockFD holds the owner lock of a segment this process created; -1
+	// for segments opened from elsewhere.
+	lockFD int
 
 	closeOnce sync.Once
 	closeErr  error
@@ -60,24 +64,30 @@ func Create(name string, size int64) (*Segment, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer closeFD(fd, name) //nolint:errcheck // the mapping keeps the object alive
-	if err := ftruncate(fd, size, name); err != nil {
+	fail := func(err error) (*Segment, error) {
 		_ = unlink(path)
+		_ = closeFD(fd, name)
 		return nil, err
+	}
+	// The owner's lock marks the segment as in use until this process
+	// closes it or dies; Sweep only removes segments nobody holds.
+	if err := lockShared(fd, name); err != nil {
+		return fail(err)
+	}
+	if err := ftruncate(fd, size, name); err != nil {
+		return fail(err)
 	}
 	// tmpfs grants ftruncate without reserving pages; touching a page the
 	// filesystem cannot back raises SIGBUS and kills the process. Reserving
 	// the pages now turns a full /dev/shm into an ENOSPC error here.
 	if err := reserve(fd, size, name); err != nil {
-		_ = unlink(path)
-		return nil, err
+		return fail(err)
 	}
 	data, err := mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, name)
 	if err != nil {
-		_ = unlink(path)
-		return nil, err
+		return fail(err)
 	}
-	return &Segment{name: name, data: data, owner: true}, nil
+	return &Segment{name: name, data: data, owner: true, lockFD: fd}, nil
 }
 
 // Open maps an existing segment created by another process. Close unmaps it
@@ -105,7 +115,7 @@ func Open(name string) (*Segment, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Segment{name: name, data: data}, nil
+	return &Segment{name: name, data: data, lockFD: -1}, nil
 }
 
 // validName rejects names that would escape Dir or that the runtime could not
@@ -137,14 +147,26 @@ func (s *Segment) Close() error {
 				err = uerr
 			}
 		}
+		if s.lockFD >= 0 {
+			if cerr := closeFD(s.lockFD, s.name); cerr != nil && err == nil {
+				err = cerr
+			}
+			s.lockFD = -1
+		}
 		s.closeErr = err
 	})
 	return s.closeErr
 }
 
-// Sweep removes segments whose creator process is gone. It returns the names
-// it removed. Segments of live processes, and names it does not recognise,
-// are left alone.
+// sweepMinAge keeps Sweep away from a segment created a moment ago, between
+// its creator's open and lock.
+const sweepMinAge = 10 * time.Second
+
+// Sweep removes segments left behind by processes that are gone, and returns
+// the names it removed. A segment is stale when no process holds its owner
+// lock (the creator holds it until it closes the segment or dies) and either
+// its creator's pid is not alive here or it is older than a few seconds.
+// Segments of live owners, and names it does not recognise, are left alone.
 func Sweep() ([]string, error) {
 	if err := checkDir(); err != nil {
 		return nil, err
@@ -156,10 +178,22 @@ func Sweep() ([]string, error) {
 	var removed []string
 	for _, e := range entries {
 		pid, ok := ownerPID(e.Name())
-		if !ok || pid == os.Getpid() || processAlive(pid) {
+		if !ok || pid == os.Getpid() {
 			continue
 		}
-		if err := unlink(filepath.Join(Dir, e.Name())); err == nil {
+		path := filepath.Join(Dir, e.Name())
+		if free, err := unheld(path); err != nil || !free {
+			continue
+		}
+		if processAlive(pid) {
+			// A live process with that pid holds no lock on it: pid reuse,
+			// or a creator still between open and lock. Only age decides.
+			info, err := e.Info()
+			if err != nil || time.Since(info.ModTime()) < sweepMinAge {
+				continue
+			}
+		}
+		if err := unlink(path); err == nil {
 			removed = append(removed, e.Name())
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -238,4 +239,55 @@ func TestCreateBeyondTheFilesystemIsAnErrorNotSIGBUS(t *testing.T) {
 	require.ErrorContains(t, err, "fallocate "+name)
 	require.Nil(t, seg)
 	require.False(t, exists(t, name), "a failed create leaves no name behind")
+}
+
+// inDir points the package at a fresh directory for one test.
+func inDir(t *testing.T) string {
+	t.Helper()
+	old := Dir
+	Dir = t.TempDir()
+	t.Cleanup(func() { Dir = old })
+	return Dir
+}
+
+func TestSweepKeepsSegmentsWhoseOwnerLockIsHeld(t *testing.T) {
+	dir := inDir(t)
+	// The pid in the name is long gone, but this process created the
+	// segment and holds its owner lock: a live owner in another pid
+	// namespace looks exactly like this.
+	held, err := Create(Prefix+"999999999-1-aa", 4096)
+	require.NoError(t, err)
+	removed, err := Sweep()
+	require.NoError(t, err)
+	require.Empty(t, removed)
+	require.FileExists(t, filepath.Join(dir, held.Name()))
+	require.NoError(t, held.Close())
+	require.NoFileExists(t, filepath.Join(dir, held.Name()))
+}
+
+func TestSweepJudgesUnlockedSegmentsOfLivePidsByAge(t *testing.T) {
+	dir := inDir(t)
+	// pid 1 is alive, but holds no lock on these: pid reuse, or a creator
+	// caught between open and lock. Fresh ones are kept, old ones go.
+	fresh := Prefix + "1-1-fresh"
+	old := Prefix + "1-2-old"
+	for _, n := range []string{fresh, old} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o600))
+	}
+	past := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(filepath.Join(dir, old), past, past))
+	removed, err := Sweep()
+	require.NoError(t, err)
+	require.Equal(t, []string{old}, removed)
+	require.FileExists(t, filepath.Join(dir, fresh))
+}
+
+func TestFirstArenaSweepsStaleSegments(t *testing.T) {
+	dir := inDir(t)
+	stale := filepath.Join(dir, Prefix+"999999999-1-bb")
+	require.NoError(t, os.WriteFile(stale, []byte("left by a crash"), 0o600))
+	a, err := NewArena()
+	require.NoError(t, err)
+	defer a.Close()
+	require.NoFileExists(t, stale, "the first arena in a directory sweeps it")
 }

@@ -101,6 +101,31 @@ func madvise(b []byte, advice int, name string) error {
 	return wrap("madvise", name, unix.Madvise(b, advice))
 }
 
+// lockShared takes a shared flock that lasts as long as fd stays open. The
+// creator of a segment holds it for the segment's whole life, so Sweep can
+// tell a live owner from a dead one even across pid namespaces.
+func lockShared(fd int, name string) error {
+	return wrap("flock", name, unix.Flock(fd, unix.LOCK_SH))
+}
+
+// unheld reports whether no process holds a lock on the file at path: the
+// exclusive, non-blocking flock that only succeeds when no owner is left.
+func unheld(path string) (bool, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return false, wrap("open", path, err)
+	}
+	defer unix.Close(fd) //nolint:errcheck
+	err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return false, nil
+	}
+	if err != nil {
+		return false, wrap("flock", path, err)
+	}
+	return true, nil
+}
+
 // processAlive reports whether pid names a live process. EPERM means it
 // exists but belongs to someone else, which still counts as alive.
 func processAlive(pid int) bool {
