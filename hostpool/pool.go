@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -83,7 +84,29 @@ var (
 // every backend.
 func Default() (*Pool, error) {
 	defaultOnce.Do(func() { defaultPool, defaultErr = New(Config{}) })
+	if defaultClosed.Load() {
+		return nil, errDefaultClosed
+	}
 	return defaultPool, defaultErr
+}
+
+var (
+	defaultClosed    atomic.Bool
+	errDefaultClosed = errors.New("hostpool: the default pool is closed")
+)
+
+// CloseDefault frees the process-wide pool's memory and unlinks its shm
+// segments, if the pool was ever created. A program calls it once, at exit,
+// after every device that uses host memory is closed; the pool must not be
+// used afterwards. Segments of a process that exits without it are removed
+// by the next process's sweep (shm.Sweep).
+func CloseDefault() error {
+	created := true
+	defaultOnce.Do(func() { created = false })
+	if defaultClosed.Swap(true) || !created || defaultPool == nil {
+		return nil
+	}
+	return defaultPool.Close()
 }
 
 func physicalMemory() int64 {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -315,4 +318,34 @@ func TestFullShmFilesystemIsOutOfMemory(t *testing.T) {
 	require.NoError(t, err)
 	defer def.Close()
 	require.LessOrEqual(t, def.TotalBytes(), capacity, "the default limit fits the shm filesystem")
+}
+
+func TestCloseDefaultUnlinksItsSegmentsInAHelperProcess(t *testing.T) {
+	if dir := os.Getenv("ZYX_HOSTPOOL_CLOSE_HELPER"); dir != "" {
+		shm.Dir = dir // the parent's directory, where it will look
+		p, err := Default()
+		require.NoError(t, err)
+		id, err := p.Alloc(context.Background(), 1<<20)
+		require.NoError(t, err)
+		r, err := p.Region(id)
+		require.NoError(t, err)
+		fmt.Println("segment", r.Segment())
+		require.NoError(t, CloseDefault())
+		_, err = Default()
+		require.Error(t, err, "the default pool is not reborn after CloseDefault")
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestCloseDefaultUnlinksItsSegmentsInAHelperProcess$", "-test.v")
+	cmd.Env = append(os.Environ(), "ZYX_HOSTPOOL_CLOSE_HELPER="+shm.Dir)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	var seg string
+	for _, line := range strings.Split(string(out), "\n") {
+		if name, ok := strings.CutPrefix(line, "segment "); ok {
+			seg = strings.TrimSpace(name)
+		}
+	}
+	require.NotEmpty(t, seg, "helper output: %s", out)
+	require.True(t, strings.HasPrefix(seg, shm.Prefix), "segment %q", seg)
+	require.NoFileExists(t, filepath.Join(shm.Dir, seg))
 }

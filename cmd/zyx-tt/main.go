@@ -24,6 +24,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	_ "github.com/zyxtt/zyxtt/backends/all"
+	"github.com/zyxtt/zyxtt/hostpool"
 )
 
 // Exit statuses.
@@ -63,6 +64,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := zyxMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	// Devices are closed by now; unlink the host pool's shm segments so a
+	// run leaves nothing behind in /dev/shm.
+	if err := hostpool.CloseDefault(); err != nil {
+		backends.Debug(backends.DebugDevice, "closing the host pool", "err", err)
+	}
 	os.Exit(code)
 }
 
