@@ -516,14 +516,20 @@ func (r *runner) execute(ctx context.Context, d backends.Device, exe backends.Ex
 		return nil, err
 	}
 	res.grid = grid
-	// Host buffers for the outputs are made before anything is timed, so the
-	// download figure is the copy alone, not the mapping of fresh memory.
+	// Host buffers for the outputs are made, and their pages touched, before
+	// anything is timed, so the download figure is the copy alone and not
+	// the first-touch faults of fresh memory.
 	for _, i := range r.outputParams() {
 		n, _ := r.host.Size(r.inputs[i])
 		id, err := r.alloc(ctx, r.host, n)
 		if err != nil {
 			return nil, err
 		}
+		mem, err := r.host.Bytes(id)
+		if err != nil {
+			return nil, err
+		}
+		clear(mem)
 		res.outputs[i] = id
 	}
 	start = time.Now()
