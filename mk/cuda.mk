@@ -3,8 +3,8 @@
 .PHONY: cuda-test cuda-devbin
 
 cuda-test:
-	$(GO) test -race -count=1 -tags testify_yaml_fail ./backends/cuda/...
+	$(GO) test -race -count=1 ./backends/cuda/...
 
 cuda-devbin:
 	@mkdir -p devbin
-	CGO_ENABLED=0 $(GO) test -c -tags testify_yaml_fail -o devbin/cuda.test ./backends/cuda
+	CGO_ENABLED=0 $(GO) test -c -o devbin/cuda.test ./backends/cuda

@@ -2,7 +2,7 @@
 # The CUDA backend's multi-GPU run, for a host with two GPUs (device kind
 # nvidia-h200-x2). From the repository root, after building the test binary
 # on a machine with Go:
-#   CGO_ENABLED=0 go test -c -tags testify_yaml_fail -o devbin/cuda.test ./backends/cuda
+#   CGO_ENABLED=0 go test -c -o devbin/cuda.test ./backends/cuda
 # then run this script there (carry devbin). It prints the topology, runs
 # every test with -test.v (TestPeerCopy needs the second GPU) and writes
 # the log to $OUT (default /tmp/zyx-cuda-x2).

@@ -2,7 +2,7 @@
 # Runs the CUDA backend's tests and benchmarks on an NVIDIA host and prints
 # the ratio table. Run from the repository root with a test binary built on
 # a machine with Go:
-#   CGO_ENABLED=0 go test -c -tags testify_yaml_fail -o devbin/cuda.test ./backends/cuda
+#   CGO_ENABLED=0 go test -c -o devbin/cuda.test ./backends/cuda
 #   bash bench/cuda/run-h200.sh            # logs go to $OUT (default /tmp/zyx-cuda)
 # Steps: machine facts, native references (nvcc), every test (-test.v),
 # the Go benchmarks, the native benchmarks, then bench/cuda/ratios.py.

@@ -2,8 +2,8 @@
 # Runs the OpenCL and Vulkan backends' tests and the vadd-vs-copy bandwidth
 # benchmark on a host without Go, from test binaries built elsewhere:
 #
-#   go test -c -tags testify_yaml_fail -o gpubin/opencl.test ./backends/opencl
-#   go test -c -tags testify_yaml_fail -o gpubin/vulkan.test ./backends/vulkan
+#   go test -c -o gpubin/opencl.test ./backends/opencl
+#   go test -c -o gpubin/vulkan.test ./backends/vulkan
 #   bash bench/gpu/run.sh            # logs also go to $OUT (default /tmp/zyx-gpu)
 #
 # Where the host has no Vulkan loader, .gl/*.deb (libvulkan1 …) are unpacked
