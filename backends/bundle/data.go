@@ -3,6 +3,7 @@ package bundle
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/zyxtt/zyxtt/backends/internal/half"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -128,7 +129,7 @@ func encode(dst []byte, dt backends.DType, v float64) error {
 	case backends.F32:
 		le.PutUint32(dst, math.Float32bits(float32(v)))
 	case backends.F16:
-		le.PutUint16(dst, f32ToF16(float32(v)))
+		le.PutUint16(dst, half.FromF32(float32(v)))
 	case backends.BF16:
 		le.PutUint16(dst, f32ToBF16(float32(v)))
 	case backends.I8:
@@ -208,38 +209,6 @@ func f32ToBF16(f float32) uint16 {
 	}
 	b += 0x7fff + (b>>16)&1 // round to nearest even
 	return uint16(b >> 16)
-}
-
-func f32ToF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int32(b>>23&0xff) - 127 + 15
-	mant := b & 0x7fffff
-	switch {
-	case b&0x7fffffff > 0x7f800000: // NaN
-		return sign | 0x7e00
-	case exp >= 0x1f: // overflow or Inf
-		return sign | 0x7c00
-	case exp <= 0: // subnormal or zero
-		if exp < -10 {
-			return sign
-		}
-		mant |= 0x800000
-		shift := uint32(14 - exp)
-		h := mant >> shift
-		rem := mant & (1<<shift - 1)
-		half := uint32(1) << (shift - 1)
-		if rem > half || (rem == half && h&1 == 1) {
-			h++
-		}
-		return sign | uint16(h)
-	}
-	h := uint32(exp)<<10 | mant>>13
-	rem := mant & 0x1fff
-	if rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
-		h++ // may carry into the exponent, which rounds up to Inf correctly
-	}
-	return sign | uint16(h)
 }
 
 func f16ToF32(h uint16) float32 {
