@@ -2,7 +2,6 @@ package bundle
 
 import (
 	"errors"
-	"github.com/zyxtt/zyxtt/backends/internal/half"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/internal/half"
 )
 
 func args(vals ...backends.Constant) []backends.LaunchArg {

@@ -3,7 +3,6 @@ package bundle
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/zyxtt/zyxtt/backends/internal/half"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -15,6 +14,7 @@ import (
 	"codeberg.org/sbinet/npyio"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/internal/half"
 )
 
 // GenKind is how a generator fills a buffer.
