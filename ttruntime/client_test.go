@@ -585,8 +585,12 @@ func FuzzReplyLine(f *testing.F) {
 // The metrics are medians per round trip (a shared, loaded machine stalls
 // single iterations by milliseconds, which would swamp a mean), and ping/raw
 // is their ratio; ping/raw-mean is the ratio of the means.
-func BenchmarkPingVsPipe(b *testing.B) {
-	c, err := ttruntime.Start(context.Background(), mockConfig())
+func BenchmarkPingVsPipe(b *testing.B) { benchPingVsPipe(b, mockConfig()) }
+
+// benchPingVsPipe is BenchmarkPingVsPipe against the runtime cfg starts; the
+// conformance benchmark runs it against the C++ runtime.
+func benchPingVsPipe(b *testing.B, cfg ttruntime.Config) {
+	c, err := ttruntime.Start(context.Background(), cfg)
 	require.NoError(b, err)
 	defer c.Kill()
 

@@ -447,51 +447,10 @@ func TestRuntimeExitReplies(t *testing.T) {
 	require.NoError(t, r.cmd.Wait())
 }
 
-// BenchmarkRuntimePingVsPipe measures, in one run, a ping through the driver
-// to the C++ runtime against a raw line echo through two pipes to cat(1).
-func BenchmarkRuntimePingVsPipe(b *testing.B) {
-	c, err := ttruntime.Start(context.Background(), emuConfig(b, "n150", 0))
-	require.NoError(b, err)
-	defer func() { _ = c.Close() }()
-
-	cat := exec.Command("cat")
-	in, err := cat.StdinPipe()
-	require.NoError(b, err)
-	outPipe, err := cat.StdoutPipe()
-	require.NoError(b, err)
-	require.NoError(b, cat.Start())
-	defer func() { _ = in.Close(); _ = cat.Wait() }()
-	out := bufio.NewReader(outPipe)
-	msg := []byte(`{"id":1,"cmd":"ping"}` + "\n")
-
-	ctx := context.Background()
-	for range 200 {
-		require.NoError(b, c.Ping(ctx))
-		_, _ = in.Write(msg)
-		_, _ = out.ReadSlice('\n')
-	}
-	var client, raw time.Duration
-	b.ResetTimer()
-	for range b.N {
-		t0 := time.Now()
-		if err := c.Ping(ctx); err != nil {
-			b.Fatal(err)
-		}
-		t1 := time.Now()
-		if _, err := in.Write(msg); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := out.ReadSlice('\n'); err != nil {
-			b.Fatal(err)
-		}
-		client += t1.Sub(t0)
-		raw += time.Since(t1)
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(client.Nanoseconds())/float64(b.N), "ns/ping")
-	b.ReportMetric(float64(raw.Nanoseconds())/float64(b.N), "ns/raw-echo")
-	b.ReportMetric(float64(client)/float64(raw), "ping/raw")
-}
+// BenchmarkRuntimePingVsPipe is BenchmarkPingVsPipe against the C++ runtime
+// (emulator layer) instead of the mock: the same raw echo reference and the
+// same metrics, measured in one run.
+func BenchmarkRuntimePingVsPipe(b *testing.B) { benchPingVsPipe(b, emuConfig(b, "n150", 0)) }
 
 // BenchmarkRuntimeTransfer64MiB measures, in one run, a 64 MiB upload (write)
 // and download (read) through shm to the C++ runtime against a 64 MiB
@@ -541,6 +500,8 @@ func BenchmarkRuntimeTransfer64MiB(b *testing.B) {
 	b.ReportMetric(gbps(up), "GB/s-upload")
 	b.ReportMetric(gbps(down), "GB/s-download")
 	b.ReportMetric(gbps(mem), "GB/s-memcpy")
-	b.ReportMetric(float64(up)/float64(mem), "upload/memcpy")
-	b.ReportMetric(float64(down)/float64(mem), "download/memcpy")
+	// Bandwidth ratios, as the tt backend's benchmark reports them: above 1
+	// means faster than memcpy.
+	b.ReportMetric(float64(mem)/float64(up), "upload/memcpy")
+	b.ReportMetric(float64(mem)/float64(down), "download/memcpy")
 }
