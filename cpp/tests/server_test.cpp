@@ -467,8 +467,8 @@ void test_random(uint64_t seed, int iterations) {
   for (auto& [code, n] : codes) std::cerr << " " << code << "=" << n;
   std::cerr << "\n";
   // The generator must reach the device layer, not only the parser.
-  CHECK(iterations < 2000 || codes["ok"] > iterations / 20 && codes["unknown_buffer"] > 0 && codes["shm_error"] > 0 &&
-            codes["invalid_argument"] > 0 && codes["bad_request"] > 0 && codes["unknown_command"] > 0,
+  CHECK(iterations < 2000 || (codes["ok"] > iterations / 20 && codes["unknown_buffer"] > 0 && codes["shm_error"] > 0 &&
+                               codes["invalid_argument"] > 0 && codes["bad_request"] > 0 && codes["unknown_command"] > 0),
         "random requests did not cover the server");
 }
 
