@@ -3,6 +3,7 @@ package backends
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,18 +12,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var bg = context.Background()
+var (
+	bg           = context.Background()
+	countingRuns atomic.Int32
+)
 
 func TestRegistryOpensLazilyExactlyOnce(t *testing.T) {
 	var opens atomic.Int32
-	dev := &fakeDevice{name: "test-counting:0", backend: "test-counting"}
-	// Registered for real, under a name only this test uses.
-	Register("test-counting", DriverFunc(func(context.Context, *Config) ([]Device, error) {
+	// Registered for real, under a name only this run of this test uses
+	// (the registry cannot forget a name, and -count may run it again).
+	name := fmt.Sprintf("test-counting-%d", countingRuns.Add(1))
+	dev := &fakeDevice{name: name + ":0", backend: name}
+	Register(name, DriverFunc(func(context.Context, *Config) ([]Device, error) {
 		opens.Add(1)
 		time.Sleep(20 * time.Millisecond) // widen the window for racing first users
 		return []Device{dev}, nil
 	}))
-	require.Contains(t, Registered(), "test-counting")
+	require.Contains(t, Registered(), name)
 	require.Zero(t, opens.Load(), "registering opens nothing")
 
 	const users = 32
@@ -35,7 +41,7 @@ func TestRegistryOpensLazilyExactlyOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			got[i], errs[i] = Backend(bg, "test-counting")
+			got[i], errs[i] = Backend(bg, name)
 		}()
 	}
 	close(start)
@@ -46,13 +52,13 @@ func TestRegistryOpensLazilyExactlyOnce(t *testing.T) {
 		require.NoError(t, got[i].Err)
 		require.Equal(t, []Device{dev}, got[i].Devices, "every user sees the devices of the one open")
 	}
-	d, err := Lookup(bg, "test-counting")
+	d, err := Lookup(bg, name)
 	require.NoError(t, err)
 	require.Same(t, dev, d)
 	require.EqualValues(t, 1, opens.Load())
 
-	require.PanicsWithValue(t, "backends: Register called twice for test-counting", func() {
-		Register("test-counting", DriverFunc(nil))
+	require.PanicsWithValue(t, "backends: Register called twice for "+name, func() {
+		Register(name, DriverFunc(nil))
 	})
 	require.PanicsWithValue(t, "backends: Register driver is nil", func() { Register("test-nil", nil) })
 }
