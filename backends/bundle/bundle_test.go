@@ -237,6 +237,28 @@ func TestVarValues(t *testing.T) {
 	require.Error(t, err)
 }
 
+// TestShapesByteOverflow checks that a shape whose element count fits but
+// whose byte size does not is refused rather than wrapped to a small size.
+func TestShapesByteOverflow(t *testing.T) {
+	const manifest = `{"name": "big", "vars": [{"name": "n", "dtype": "u64", "default": 1}],
+		"params": [{"name": "z", "kind": "global_mut", "dtype": "f64", "shape": ["n"]}]}`
+	b, err := ParseManifest([]byte(manifest), "big.json")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		n  string
+		ok bool
+	}{{"576460752303423488", true}, {"576460752303423489", false}, {"2305843009213693953", false}} {
+		v, err := b.VarValues(map[string]string{"n": tc.n})
+		require.NoError(t, err)
+		_, err = b.Shapes(v)
+		if tc.ok {
+			require.NoError(t, err, "n=%s", tc.n)
+		} else {
+			require.ErrorIs(t, err, backends.ErrInvalidArgument, "n=%s", tc.n)
+		}
+	}
+}
+
 func TestGenAndFill(t *testing.T) {
 	for _, tc := range []struct {
 		spec string

@@ -220,7 +220,8 @@ func (b *Bundle) Shapes(vals Values) ([][]uint64, error) {
 			}
 			elems *= v
 		}
-		if elems*uint64(p.DType.Size()) > 1<<62 {
+		// Compare by division: elems·size itself can pass 2⁶⁴ and wrap.
+		if elems > (1<<62)/uint64(max(p.DType.Size(), 1)) {
 			return nil, fmt.Errorf("%w: param %s: shape %v is too large", backends.ErrInvalidArgument, p.Name, p.ShapeSrc)
 		}
 		out[i] = shape
