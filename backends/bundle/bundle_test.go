@@ -298,12 +298,12 @@ func TestGenAndFill(t *testing.T) {
 
 func TestHalfConversions(t *testing.T) {
 	for _, v := range []float32{0, 1, -2.5, 65504, 6.1035156e-05, 5.9604645e-08, 0.333251953125} {
-		require.Equal(t, v, f16ToF32(half.FromF32(v)), "%g", v)
+		require.Equal(t, v, half.ToF32(half.FromF32(v)), "%g", v)
 	}
-	require.True(t, math.IsInf(float64(f16ToF32(half.FromF32(1e6))), 1))
+	require.True(t, math.IsInf(float64(half.ToF32(half.FromF32(1e6))), 1))
 	require.Equal(t, uint16(0x3c00), half.FromF32(1))
-	require.Equal(t, uint16(0x3f80), f32ToBF16(1))
-	require.Equal(t, uint16(0x4049), f32ToBF16(3.14159265))
+	require.Equal(t, uint16(0x3f80), half.BF16FromF32(1))
+	require.Equal(t, uint16(0x4049), half.BF16FromF32(3.14159265))
 	buf := make([]byte, 2)
 	for _, dt := range []backends.DType{backends.F16, backends.BF16} {
 		require.NoError(t, encode(buf, dt, -0.5))

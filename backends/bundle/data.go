@@ -131,7 +131,7 @@ func encode(dst []byte, dt backends.DType, v float64) error {
 	case backends.F16:
 		le.PutUint16(dst, half.FromF32(float32(v)))
 	case backends.BF16:
-		le.PutUint16(dst, f32ToBF16(float32(v)))
+		le.PutUint16(dst, half.BF16FromF32(float32(v)))
 	case backends.I8:
 		dst[0] = byte(int8(sat(math.MinInt8, math.MaxInt8)))
 	case backends.I16:
@@ -176,7 +176,7 @@ func ToFloat64(dt backends.DType, src []byte) ([]float64, error) {
 		case backends.F32:
 			out[i] = float64(math.Float32frombits(le.Uint32(e)))
 		case backends.F16:
-			out[i] = float64(f16ToF32(le.Uint16(e)))
+			out[i] = float64(half.ToF32(le.Uint16(e)))
 		case backends.BF16:
 			out[i] = float64(math.Float32frombits(uint32(le.Uint16(e)) << 16))
 		case backends.I8:
@@ -200,35 +200,6 @@ func ToFloat64(dt backends.DType, src []byte) ([]float64, error) {
 		}
 	}
 	return out, nil
-}
-
-func f32ToBF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	if f != f {
-		return uint16(b>>16) | 0x40
-	}
-	b += 0x7fff + (b>>16)&1 // round to nearest even
-	return uint16(b >> 16)
-}
-
-func f16ToF32(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h >> 10 & 0x1f)
-	mant := uint32(h & 0x3ff)
-	switch {
-	case exp == 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
-	case exp == 0:
-		if mant == 0 {
-			return math.Float32frombits(sign)
-		}
-		v := float32(mant) / (1 << 24)
-		if sign != 0 {
-			v = -v
-		}
-		return v
-	}
-	return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
 }
 
 // npyDescr is the NumPy type string for each dtype. bf16 and the f8 types,

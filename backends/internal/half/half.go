@@ -1,5 +1,6 @@
-// Package half converts float32 values to IEEE binary16, the encoding the
-// GPU backends give f16 scalars when they pass them to a kernel.
+// Package half converts between float32 and the 16-bit float encodings:
+// IEEE binary16, which the GPU backends give f16 scalars when they pass them
+// to a kernel, and bfloat16.
 package half
 
 import "math"
@@ -35,4 +36,36 @@ func FromF32(f float32) uint16 {
 		r++ // may carry into the exponent, which is the correct rounding
 	}
 	return sign | uint16(r)
+}
+
+// ToF32 decodes IEEE binary16 exactly: every half value is a float32 value.
+func ToF32(h uint16) float32 {
+	sign := uint32(h&0x8000) << 16
+	exp := uint32(h >> 10 & 0x1f)
+	mant := uint32(h & 0x3ff)
+	switch {
+	case exp == 0x1f:
+		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
+	case exp == 0:
+		if mant == 0 {
+			return math.Float32frombits(sign)
+		}
+		v := float32(mant) / (1 << 24)
+		if sign != 0 {
+			v = -v
+		}
+		return v
+	}
+	return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
+}
+
+// BF16FromF32 converts f to bfloat16 (the high half of its float32 bits),
+// rounding to nearest even; NaN stays a (quiet) NaN.
+func BF16FromF32(f float32) uint16 {
+	b := math.Float32bits(f)
+	if f != f {
+		return uint16(b>>16) | 0x40
+	}
+	b += 0x7fff + (b>>16)&1
+	return uint16(b >> 16)
 }

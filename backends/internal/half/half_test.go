@@ -67,3 +67,38 @@ func FuzzFromF32(f *testing.F) {
 		}
 	})
 }
+
+// TestToF32 decodes every half value and checks it against toF64 and
+// against re-encoding.
+func TestToF32(t *testing.T) {
+	for h := range 1 << 16 {
+		got, want := float64(ToF32(uint16(h))), toF64(uint16(h))
+		if math.IsNaN(want) {
+			require.True(t, math.IsNaN(got), "%#04x", h)
+			continue
+		}
+		require.Equal(t, want, got, "%#04x", h)
+		require.Equal(t, uint16(h), FromF32(float32(got)), "%#04x round trip", h)
+	}
+}
+
+func TestBF16FromF32(t *testing.T) {
+	for _, c := range []struct {
+		bits uint32
+		want uint16
+	}{
+		{math.Float32bits(1), 0x3f80},
+		{math.Float32bits(3.14159265), 0x4049},
+		{math.Float32bits(-2), 0xc000},
+		{0x3f808000, 0x3f80}, // a tie rounds to the even 0x3f80
+		{0x3f818000, 0x3f82}, // a tie rounds to the even 0x3f82
+		{0x3f808001, 0x3f81}, // past the tie rounds up
+		{0x7f7fffff, 0x7f80}, // the largest float32 rounds to infinity
+		{0xff800000, 0xff80},
+	} {
+		require.Equal(t, c.want, BF16FromF32(math.Float32frombits(c.bits)), "%#08x", c.bits)
+	}
+	nan := BF16FromF32(float32(math.NaN()))
+	require.Equal(t, uint16(0x7f80), nan&0x7f80, "exponent all ones")
+	require.NotZero(t, nan&0x7f, "a NaN stays a NaN, not an infinity")
+}
