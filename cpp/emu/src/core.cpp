@@ -120,7 +120,7 @@ static CircularBuffer& cb_of(uint32_t id) {
 }
 
 static const uint32_t* api_args(uint32_t kind, uint32_t* count) {
-  const auto& v = kind == 0 ? t_fiber->args : t_fiber->core->run->common_args;
+  const auto& v = kind == 0 ? t_fiber->args : t_fiber->core->run->common_args[static_cast<int>(t_fiber->kind)];
   if (count) *count = static_cast<uint32_t>(v.size());
   return v.data();
 }
@@ -515,14 +515,11 @@ uint64_t Runner::run(uint64_t id, uint32_t rows, uint32_t cols, const std::vecto
   // ArgsConfig flags (bit 1: the buffer is in DRAM), as tt-metal appends for
   // an interleaved DRAM buffer.
   auto accessor = [](const BufferInfo&, std::vector<uint32_t>& out) { out.push_back(2); };
-  CoreCtx origin{0, 0, rows, cols};
-  for (const Section* s : {&d.reader, &d.compute, &d.writer}) {
-    if (!s->common_args.empty()) {
-      rs.common_args = resolve_layout(s->common_args, d.params, args, layer, origin, accessor);
-      break;
-    }
-  }
   const Section* secs[3] = {&d.reader, &d.compute, &d.writer};
+  // Each section has common args of its own, as each kernel does on a card.
+  CoreCtx origin{0, 0, rows, cols};
+  for (int i = 0; i < 3; i++)
+    rs.common_args[i] = resolve_layout(secs[i]->common_args, d.params, args, layer, origin, accessor);
   std::map<std::vector<uint32_t>, std::shared_ptr<KernelObject>> built[3];
   rs.cores.reserve(rows * cols);
   if (core_pool_.size() < size_t(rows) * cols) core_pool_.resize(size_t(rows) * cols);

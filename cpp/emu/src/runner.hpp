@@ -82,7 +82,7 @@ struct RunState {
   L1Arena* l1 = nullptr;
   uint32_t rows = 0, cols = 0;
   bool fp32_dest_acc = false;
-  std::vector<uint32_t> common_args;
+  std::array<std::vector<uint32_t>, 3> common_args;  // by SectionKind
   std::unordered_map<uint32_t, uint32_t> page_sizes;  // buffer address -> page size
   std::chrono::milliseconds timeout{10000};
   std::atomic<bool> cancel{false};

@@ -607,6 +607,48 @@ void test_semaphores(DeviceLayer& layer) {
   layer.free(out);
 }
 
+// Copies common args 0 and 1 to page SLOT of the buffer named by runtime arg 0.
+const char* kCommonArgsEcho = R"(
+#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+  const uint32_t out = get_arg_val<uint32_t>(0);
+  const uint32_t buf = get_write_ptr(SLOT);
+  volatile tt_l1_ptr uint32_t* data = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(buf);
+  data[0] = get_common_arg_val<uint32_t>(0);
+  data[1] = get_common_arg_val<uint32_t>(1);
+  const InterleavedAddrGen<true> o = {.bank_base_address = out, .page_size = 64};
+  noc_async_write(buf, o.get_noc_addr(SLOT), 64);
+  noc_async_write_barrier();
+}
+)";
+
+// Each section reads its own common args, as each kernel does on a card.
+void test_common_args(DeviceLayer& layer) {
+  ProgramDesc p;
+  p.name = "common_args";
+  p.params = {P("out", "global_mut", "u32")};
+  p.reader.source = kCommonArgsEcho;
+  p.reader.defines = {{"SLOT", "0"}};
+  p.reader.runtime_args = {L("buffer_addr", 0)};
+  p.reader.common_args = {C(11), C(12)};
+  p.compute.source = "void kernel_main() {}";
+  p.writer.source = kCommonArgsEcho;
+  p.writer.defines = {{"SLOT", "1"}};
+  p.writer.runtime_args = {L("buffer_addr", 0)};
+  p.writer.common_args = {C(21), C(22)};
+  p.cbs = {CB(0, "UInt32", 64, 1), CB(1, "UInt32", 64, 1)};
+  uint64_t out = layer.alloc(2 * 64, 64, nullptr);
+  uint64_t prog = layer.compile(p);
+  layer.run(prog, 1, 1, {Buf(out)}, false);
+  auto got = download<uint32_t>(layer, out, 2 * 16);
+  CHECK_EQ(got[0], 11u);
+  CHECK_EQ(got[1], 12u);
+  CHECK_EQ(got[16], 21u);
+  CHECK_EQ(got[17], 22u);
+  layer.release(prog);
+  layer.free(out);
+}
+
 size_t count_objects(const std::string& dir) {
   size_t n = 0;
   if (DIR* d = opendir(dir.c_str())) {
@@ -659,6 +701,7 @@ void test_kernels(const std::string& cache) {
   test_transpose(*layer);
   test_formats(*layer);
   test_semaphores(*layer);
+  test_common_args(*layer);
   test_cache(cache);
 }
 
