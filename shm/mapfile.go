@@ -49,9 +49,9 @@ func MapFile(path string, off, n int64) (*FileMap, error) {
 	if int64(int(length)) != length {
 		return nil, fmt.Errorf("shm: map %s: %d bytes do not fit in this address space", path, n)
 	}
-	full, err := unix.Mmap(fd, start, int(length), unix.PROT_READ, unix.MAP_SHARED)
+	full, err := mmap(fd, start, int(length), unix.PROT_READ, path)
 	if err != nil {
-		return nil, wrap("mmap", path, err)
+		return nil, err
 	}
 	return &FileMap{path: path, full: full, data: full[lead : lead+n : lead+n]}, nil
 }

@@ -97,10 +97,6 @@ func unlink(path string) error {
 	return wrap("unlink", path, unix.Unlink(path))
 }
 
-func madvise(b []byte, advice int, name string) error {
-	return wrap("madvise", name, unix.Madvise(b, advice))
-}
-
 // lockShared takes a shared flock that lasts as long as fd stays open. The
 // creator of a segment holds it for the segment's whole life, so Sweep can
 // tell a live owner from a dead one even across pid namespaces.
