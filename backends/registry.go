@@ -164,7 +164,8 @@ func Pools(ctx context.Context) []PoolStatus {
 // "backend:N", or a device's exact name.
 func Lookup(ctx context.Context, selector string) (Device, error) {
 	backend, idx, hasIdx := splitSelector(selector)
-	if e, err := lookupEntry(backend); err == nil {
+	e, unknown := lookupEntry(backend)
+	if unknown == nil {
 		e.open(ctx)
 		if e.err != nil {
 			return nil, fmt.Errorf("%s: %w", selector, e.err)
@@ -182,19 +183,13 @@ func Lookup(ctx context.Context, selector string) (Device, error) {
 		}
 		return nil, fmt.Errorf("%s: %w: backend %s has %d devices", selector, ErrNoDevice, backend, len(e.devs))
 	}
-	var matches []Device
+	// Not a backend name: a device name, or a prefix such as "tt-emu".
 	for _, d := range Devices(ctx) {
 		if d.Name() == selector || strings.HasPrefix(d.Name(), selector+":") {
-			matches = append(matches, d)
+			return d, nil
 		}
 	}
-	if len(matches) > 0 {
-		return matches[0], nil
-	}
-	if _, err := lookupEntry(backend); err != nil {
-		return nil, err
-	}
-	return nil, fmt.Errorf("%s: %w", selector, ErrNoDevice)
+	return nil, unknown
 }
 
 func splitSelector(s string) (backend string, idx int, hasIdx bool) {
