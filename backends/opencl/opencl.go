@@ -37,18 +37,6 @@ type Config struct {
 	CacheDir string `json:"cache_dir"`
 }
 
-func allowed(ids *[]int, i int) bool {
-	if ids == nil {
-		return true
-	}
-	for _, id := range *ids {
-		if id == i {
-			return true
-		}
-	}
-	return false
-}
-
 type driver struct{}
 
 // Open loads libOpenCL and opens every allowed device.
@@ -72,11 +60,14 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Both lists filter ordinals the way every section's device_ids does.
+	keptPlatforms := backends.Common{DeviceIDs: c.PlatformIDs}
+	keptDevices := backends.Common{DeviceIDs: c.DeviceIDs}
 	var devs []backends.Device
 	var errs []error
 	ordinal := 0
 	for pi, p := range platforms {
-		if !allowed(c.PlatformIDs, pi) {
+		if !keptPlatforms.Allows(pi) {
 			continue
 		}
 		ids, err := l.deviceIDs(p)
@@ -87,7 +78,7 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 		for _, id := range ids {
 			n := ordinal
 			ordinal++
-			if !allowed(c.DeviceIDs, n) {
+			if !keptDevices.Allows(n) {
 				continue
 			}
 			if err := ctx.Err(); err != nil {

@@ -101,10 +101,11 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 	if staging <= 0 {
 		staging = defaultStaging
 	}
+	kept := backends.Common{DeviceIDs: c.DeviceIDs}
 	var devs []backends.Device
 	var errs []error
 	for i, pd := range phys[:n] {
-		if c.DeviceIDs != nil && !contains(*c.DeviceIDs, i) {
+		if !kept.Allows(i) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -130,15 +131,6 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 		backends.Debug(backends.DebugDevice, "vulkan device skipped", "err", e)
 	}
 	return devs, nil
-}
-
-func contains(ids []int, i int) bool {
-	for _, id := range ids {
-		if id == i {
-			return true
-		}
-	}
-	return false
 }
 
 // newInstance creates an instance with no layers and no extensions: no
