@@ -114,12 +114,8 @@ func copyWithin(ctx context.Context, p Pool, id BufferID, dstOff, srcOff, n, chu
 		report(n)
 		return nil
 	}
-	host, err := hostpool.Default()
-	if err != nil {
-		return fmt.Errorf("copy: staging: %w", err)
-	}
 	chunk = min(chunk, n)
-	bufs, release, err := stagingPair(host, chunk)
+	bufs, release, err := stagingPair(chunk)
 	if err != nil {
 		return err
 	}
@@ -175,12 +171,8 @@ func chunked(ctx context.Context, n, chunk int64, report func(int64), f func(off
 // staged copies device to device through two host-pool chunks: while one
 // chunk is written to dst, the next is read from src.
 func staged(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n, chunk int64, report func(int64)) error {
-	host, err := hostpool.Default()
-	if err != nil {
-		return fmt.Errorf("copy: staging: %w", err)
-	}
 	chunk = min(chunk, n)
-	bufs, release, err := stagingPair(host, chunk)
+	bufs, release, err := stagingPair(chunk)
 	if err != nil {
 		return err
 	}
@@ -249,9 +241,21 @@ var stagingCache struct {
 	ids []BufferID
 }
 
-func stagingPair(host *hostpool.Pool, chunk int64) ([2][]byte, func(), error) {
+// stagingPair takes two staging buffers of at least chunk bytes from the
+// default host pool, reusing cached ones; release puts them back.
+func stagingPair(chunk int64) ([2][]byte, func(), error) {
 	var out [2][]byte
+	host, err := hostpool.Default()
+	if err != nil {
+		return out, nil, fmt.Errorf("copy: staging: %w", err)
+	}
 	var got []BufferID
+	fail := func(err error) ([2][]byte, func(), error) {
+		for _, g := range got {
+			_ = host.Release(g)
+		}
+		return out, nil, fmt.Errorf("copy: staging buffer: %w", err)
+	}
 	stagingCache.Lock()
 	for len(stagingCache.ids) > 0 && len(got) < 2 {
 		id := stagingCache.ids[len(stagingCache.ids)-1]
@@ -266,20 +270,14 @@ func stagingPair(host *hostpool.Pool, chunk int64) ([2][]byte, func(), error) {
 	for len(got) < 2 {
 		id, err := host.Alloc(context.Background(), max(chunk, StagingChunk))
 		if err != nil {
-			for _, g := range got {
-				_ = host.Release(g)
-			}
-			return out, nil, fmt.Errorf("copy: staging buffer: %w", err)
+			return fail(err)
 		}
 		got = append(got, id)
 	}
 	for i, id := range got {
 		b, err := host.Bytes(id)
 		if err != nil {
-			for _, g := range got {
-				_ = host.Release(g)
-			}
-			return out, nil, fmt.Errorf("copy: staging buffer: %w", err)
+			return fail(err)
 		}
 		out[i] = b
 	}
