@@ -3,10 +3,11 @@
 package cblas
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/zyxtt/zyxtt/backends/internal/dl"
 )
 
 // DefaultLibraries are the sonames tried, in order, after the configured
@@ -47,41 +48,28 @@ type library struct {
 // and cblas_dgemm. Every failure is kept, and all of them are the error
 // when none works.
 func loadLibrary(candidates []string) (*library, error) {
-	var errs []error
-	for _, name := range candidates {
-		lib, err := openLibrary(name)
-		if err == nil {
-			return lib, nil
-		}
-		errs = append(errs, err)
-	}
-	if len(errs) == 0 {
-		return nil, errors.New("no CBLAS library to try")
-	}
-	return nil, errors.Join(errs...)
-}
-
-func openLibrary(name string) (*library, error) {
-	h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	var lib *library
+	_, name, err := dl.OpenFirst(candidates, func(h uintptr) error {
+		lib = &library{handle: h, vendor: "CBLAS"}
+		return lib.bindGEMM()
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
-	lib := &library{path: name, handle: h, vendor: "CBLAS"}
-	var missing []string
-	for sym, fn := range map[string]any{"cblas_sgemm": &lib.sgemm, "cblas_dgemm": &lib.dgemm} {
-		addr, err := purego.Dlsym(h, sym)
-		if err != nil {
-			missing = append(missing, sym)
-			continue
-		}
-		purego.RegisterFunc(fn, addr)
-	}
-	if len(missing) > 0 {
-		_ = purego.Dlclose(h)
-		return nil, fmt.Errorf("%s: loads but has no %v: not a CBLAS (a Fortran-only BLAS has no cblas_ symbols)", name, missing)
-	}
+	lib.path = name
 	lib.bindExtras()
 	return lib, nil
+}
+
+// bindGEMM binds cblas_sgemm and cblas_dgemm.
+func (l *library) bindGEMM() error {
+	var sgemm, dgemm uintptr
+	if err := dl.Resolve(l.handle, []dl.Symbol{{Addr: &sgemm, Name: "cblas_sgemm"}, {Addr: &dgemm, Name: "cblas_dgemm"}}); err != nil {
+		return fmt.Errorf("loads but has no GEMM entry: not a CBLAS (a Fortran-only BLAS has no cblas_ symbols): %w", err)
+	}
+	purego.RegisterFunc(&l.sgemm, sgemm)
+	purego.RegisterFunc(&l.dgemm, dgemm)
+	return nil
 }
 
 // bindExtras binds the optional vendor functions that exist.
