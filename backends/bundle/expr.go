@@ -93,7 +93,7 @@ func (b *Bundle) Defaults() Values {
 	return out
 }
 
-// Vars returns the defaults with the given overrides (var name → value text)
+// VarValues returns the defaults with the given overrides (var name → value text)
 // applied. An unknown name or a value that does not parse as the var's
 // dtype is an error.
 func (b *Bundle) VarValues(set map[string]string) (Values, error) {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -579,12 +580,7 @@ func (b *Bundle) bindTT(t *ttSpec, vals Values) (*backends.TTVariant, error) {
 	}{{"reader", &t.v.Reader, &out.Reader}, {"compute", &t.v.Compute, &out.Compute}, {"writer", &t.v.Writer, &out.Writer}}
 	for _, s := range sections {
 		*s.dst = *s.src
-		if s.src.Defines != nil {
-			s.dst.Defines = make(map[string]string, len(s.src.Defines))
-			for k, v := range s.src.Defines {
-				s.dst.Defines[k] = v
-			}
-		}
+		s.dst.Defines = maps.Clone(s.src.Defines)
 		for _, l := range []struct {
 			name     string
 			src, dst *[]backends.TTArg
