@@ -649,6 +649,21 @@ void test_common_args(DeviceLayer& layer) {
   layer.free(out);
 }
 
+// A program's name is free text: a trailing backslash or a newline in it must
+// not reach the generated kernel source.
+void test_program_name(DeviceLayer& layer) {
+  for (std::string name : {"ends in a backslash \\", "two\n#error lines"}) {
+    ProgramDesc p;
+    p.name = name;
+    // A source of this run only, so that the kernels are built, not cached.
+    std::string body = "void kernel_main() {} // " + std::to_string(getpid()) + " " + name.substr(0, 3) + "\n";
+    p.reader.source = p.compute.source = p.writer.source = body;
+    uint64_t prog = layer.compile(p);
+    layer.run(prog, 1, 1, {}, false);
+    layer.release(prog);
+  }
+}
+
 size_t count_objects(const std::string& dir) {
   size_t n = 0;
   if (DIR* d = opendir(dir.c_str())) {
@@ -702,6 +717,7 @@ void test_kernels(const std::string& cache) {
   test_formats(*layer);
   test_semaphores(*layer);
   test_common_args(*layer);
+  test_program_name(*layer);
   test_cache(cache);
 }
 
