@@ -91,7 +91,7 @@ func CheckVadd(t testing.TB, pool backends.Pool, exe backends.Executable, n int)
 			require.NoError(t, pool.Release(id))
 		}
 	}()
-	require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(ia), backends.BufArg(ib), backends.BufArg(iz), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}))
+	require.NoError(t, exe.Launch(ctx, vaddArgs([3]backends.BufferID{ia, ib, iz}, int64(n))))
 	want := make([]float64, n)
 	for i := range want {
 		want[i] = float64(a[i]) + float64(b[i])
@@ -125,17 +125,23 @@ func CheckLaunchTimed(t testing.TB, dev backends.Device, prog *backends.Program)
 	x, err := dev.Compile(ctx, prog)
 	require.NoError(t, err)
 	n := 1 << 16
-	args := make([]backends.LaunchArg, 0, 4)
-	for range 3 {
-		id := UploadF32(t, pool, make([]float32, n))
-		defer pool.Release(id)
-		args = append(args, backends.BufArg(id))
+	var ids [3]backends.BufferID
+	for i := range ids {
+		ids[i] = UploadF32(t, pool, make([]float32, n))
+		defer pool.Release(ids[i])
 	}
-	args = append(args, backends.VarArg(backends.UintConst(backends.U32, uint64(n))))
+	args := vaddArgs(ids, int64(n))
 	dt, err := x.LaunchTimed(ctx, args)
 	require.NoError(t, err)
 	require.Positive(t, dt)
 	require.NoError(t, x.Release())
 	require.NoError(t, x.Release(), "a second release is harmless")
 	require.ErrorIs(t, x.Launch(ctx, args), backends.ErrClosed)
+}
+
+// vaddArgs are the launch args of the vadd example: x, y and z buffers of n
+// f32 elements, then n as a u32.
+func vaddArgs(xyz [3]backends.BufferID, n int64) []backends.LaunchArg {
+	return []backends.LaunchArg{backends.BufArg(xyz[0]), backends.BufArg(xyz[1]), backends.BufArg(xyz[2]),
+		backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}
 }

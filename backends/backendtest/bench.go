@@ -63,7 +63,7 @@ func VaddBandwidth(b *testing.B, dev backends.Device, prog *backends.Program, re
 		require.NoError(b, err)
 		defer pool.Release(ids[i])
 	}
-	args := []backends.LaunchArg{backends.BufArg(ids[0]), backends.BufArg(ids[1]), backends.BufArg(ids[2]), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}
+	args := vaddArgs(ids, n)
 	// Warm up every path once.
 	_, err = x.LaunchTimed(ctx, args)
 	require.NoError(b, err)
