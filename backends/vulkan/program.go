@@ -102,11 +102,15 @@ func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.closed { // closed since checkOpen: the device handle is gone
+		return nil, backends.Errorf(Name, "compile", backends.ErrClosed, "%s", d.name)
+	}
 	x := &executable{dev: d, prog: p, nbuf: nbuf, push: push}
 	if err := x.build(v.Code, entry); err != nil {
 		x.destroy()
 		return nil, err
 	}
+	d.execs[x] = struct{}{}
 	if err := d.savePipelineCache(); err != nil {
 		backends.Debug(backends.DebugCompile, "vulkan pipeline cache not saved", "device", d.name, "err", err)
 	}
@@ -344,8 +348,9 @@ func (x *executable) Release() error {
 	d := x.dev
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.closed {
+	if !d.closed { // else Close has destroyed it with the device
 		x.destroy()
+		delete(d.execs, x)
 	}
 	return nil
 }

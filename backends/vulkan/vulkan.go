@@ -217,11 +217,15 @@ type device struct {
 	// every submission waits for its fence before the next is recorded.
 	mu     sync.Mutex
 	closed bool
+	// execs are the executables not yet released: their pipelines are the
+	// device's children, which Close destroys before the device. Held
+	// under mu.
+	execs map[*executable]struct{}
 }
 
 func newDevice(in *instance, pd uintptr, ordinal int, cacheDir string, staging int64) (*device, error) {
 	l := in.l
-	d := &device{in: in, l: l, name: Name + ":" + strconv.Itoa(ordinal), phys: pd, stagingBytes: staging}
+	d := &device{in: in, l: l, name: Name + ":" + strconv.Itoa(ordinal), phys: pd, stagingBytes: staging, execs: map[*executable]struct{}{}}
 	call(l.getPhysicalDeviceProperties, pd, uintptr(unsafe.Pointer(&d.props)))
 	call(l.getPhysicalDeviceFeatures, pd, uintptr(unsafe.Pointer(&d.features)))
 	call(l.getPhysicalDeviceMemoryProperties, pd, uintptr(unsafe.Pointer(&d.mem.props)))
@@ -452,8 +456,8 @@ func (d *device) checkOpen(op string) error {
 	return nil
 }
 
-// Close waits for the device, frees every buffer, saves the pipeline
-// cache and destroys the device.
+// Close waits for the device, frees every buffer and every executable not
+// yet released, saves the pipeline cache and destroys the device.
 func (d *device) Close() error {
 	d.mu.Lock()
 	if d.closed {
@@ -461,8 +465,13 @@ func (d *device) Close() error {
 		return nil
 	}
 	d.closed = true
+	execs := d.execs
+	d.execs = nil
 	d.mu.Unlock()
 	call(d.l.deviceWaitIdle, d.handle)
+	for x := range execs {
+		x.destroy()
+	}
 	d.pool.freeAll()
 	err := d.savePipelineCache()
 	d.destroy()

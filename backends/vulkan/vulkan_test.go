@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -285,6 +286,43 @@ func TestClosedDevice(t *testing.T) {
 	require.ErrorIs(t, err, backends.ErrClosed)
 	_, err = d.Compile(context.Background(), vaddProgram(t))
 	require.ErrorIs(t, err, backends.ErrClosed)
+}
+
+// Close destroys the pipelines of executables not yet released (children
+// of the device), and a Compile racing Close either builds on the open
+// device or reports ErrClosed, never uses the destroyed one.
+func TestCloseWithExecutables(t *testing.T) {
+	if _, err := load(); err != nil {
+		t.Skipf("libvulkan.so.1 not found: %v", err)
+	}
+	ctx := context.Background()
+	for range 3 {
+		devs, err := OpenDevices(ctx, Config{DeviceIDs: &[]int{0}, CacheDir: "off"})
+		if err != nil {
+			t.Skipf("no Vulkan device: %v", err)
+		}
+		d := devs[0].(*device)
+		live, err := d.Compile(ctx, vaddProgram(t))
+		require.NoError(t, err)
+
+		var wg sync.WaitGroup
+		results := make([]error, 8)
+		exes := make([]backends.Executable, len(results))
+		for i := range results {
+			wg.Go(func() { exes[i], results[i] = d.Compile(ctx, vaddProgram(t)) })
+		}
+		require.NoError(t, d.Close())
+		wg.Wait()
+		for i, err := range results {
+			if err != nil {
+				require.ErrorIs(t, err, backends.ErrClosed)
+				continue
+			}
+			require.NoError(t, exes[i].Release())
+		}
+		require.Nil(t, d.execs, "Close took the executables")
+		require.NoError(t, live.Release())
+	}
 }
 
 func TestScalarBytes(t *testing.T) {
