@@ -273,9 +273,7 @@ static uint32_t api_semaphore_addr(uint32_t id) {
   if (id >= Runner::kSemaphores)
     kernel_fail("get_semaphore(" + std::to_string(id) + "): the emulator has " + std::to_string(Runner::kSemaphores) +
                 " semaphores per core");
-  uint64_t off = t_fiber->core->run->board->l1_unreserved_base - uint64_t(Runner::kSemaphores - id) *
-                                                                      Runner::kSemaphoreStride;
-  return l1_va(off);
+  return l1_va(Runner::semaphore_offset(*t_fiber->core->run->board, id));
 }
 
 static void api_wait_word(uint32_t addr, uint32_t value, uint32_t cmp) {
@@ -419,16 +417,20 @@ uint64_t Runner::compile(const ProgramDesc& desc) {
     if (seen & (1u << cb.index))
       throw Error("invalid_argument", "circular buffer " + std::to_string(cb.index) + " configured twice");
     seen |= 1u << cb.index;
-    parse_format(cb.format);
+    CircularBuffer& state = prog->cbs[cb.index];
+    state.format = parse_format(cb.format);
     if (cb.page_bytes == 0 || cb.pages == 0)
       throw Error("invalid_argument", "circular buffer " + std::to_string(cb.index) + ": page_bytes and pages must be > 0");
+    state.configured = true;
+    state.page_size = cb.page_bytes;
+    state.num_pages = cb.pages;
+    state.offset = at;
     at += (uint64_t(cb.page_bytes) * cb.pages + 31) / 32 * 32;
   }
   if (at > board_.l1_size)
     throw Error("invalid_argument", "circular buffers need " + std::to_string(at - board_.l1_unreserved_base) +
                                         " bytes of L1; " + std::to_string(board_.l1_size - board_.l1_unreserved_base) +
                                         " are free per core");
-  prog->cb_end = at;
   const Section* secs[3] = {&desc.reader, &desc.compute, &desc.writer};
   for (int i = 0; i < 3; i++) {
     const char* name = section_name(SectionKind(i));
@@ -529,7 +531,7 @@ uint64_t Runner::run(uint64_t id, uint32_t rows, uint32_t cols, const std::vecto
       // written tiles are cleared at the next tile_regs_acquire.
       auto& core = core_pool_[r * cols + c];
       if (!core) core = std::make_unique<CoreState>();
-      core->cbs = {};
+      core->cbs = prog->cbs;
       core->fibers = {};
       core->dst_acquired = false;
       core->row = r, core->col = c, core->index = r * board_.cols + c;
@@ -550,17 +552,7 @@ uint64_t Runner::run(uint64_t id, uint32_t rows, uint32_t cols, const std::vecto
         }
         f.args = resolve_layout(secs[i]->runtime_args, d.params, args, layer, cc, accessor);
       }
-      uint64_t at = board_.l1_unreserved_base;
-      for (const auto& cfg : d.cbs) {
-        auto& cb = core->cbs[cfg.index];
-        cb.configured = true;
-        cb.format = parse_format(cfg.format);
-        cb.page_size = cfg.page_bytes;
-        cb.num_pages = cfg.pages;
-        cb.offset = at;
-        at += (uint64_t(cfg.page_bytes) * cfg.pages + 31) / 32 * 32;
-      }
-      for (uint32_t s = 0; s < kSemaphores; s++) std::memset(core->l1 + semaphore_offset(s), 0, 4);
+      for (uint32_t s = 0; s < kSemaphores; s++) std::memset(core->l1 + semaphore_offset(board_, s), 0, 4);
       rs.cores.push_back(core.get());
     }
   }

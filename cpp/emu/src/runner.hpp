@@ -98,7 +98,8 @@ struct Program {
   ProgramDesc desc;
   // Kernel objects built at compile time (compile args were constants).
   std::array<std::shared_ptr<KernelObject>, 3> prebuilt;
-  uint64_t cb_end = 0;  // first L1 offset after the circular buffers
+  // Every core's circular buffers as a run starts them, laid out in L1.
+  std::array<CircularBuffer, 32> cbs{};
 };
 
 class Runner {
@@ -113,8 +114,8 @@ class Runner {
   // Semaphores: kSemaphores words of 16 bytes each just below the unreserved base.
   static constexpr uint32_t kSemaphores = 16;
   static constexpr uint32_t kSemaphoreStride = 16;
-  uint64_t semaphore_offset(uint32_t id) const {
-    return board_.l1_unreserved_base - uint64_t(kSemaphores - id) * kSemaphoreStride;
+  static uint64_t semaphore_offset(const Board& board, uint32_t id) {
+    return board.l1_unreserved_base - uint64_t(kSemaphores - id) * kSemaphoreStride;
   }
 
  private:
