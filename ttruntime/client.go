@@ -623,13 +623,17 @@ func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, 
 			}
 			if cerr != nil {
 				if written != nil {
-					// Still sending: stop. Only a request sent whole
-					// leaves the stream usable.
+					// Still sending: stop. Only a request sent whole, or
+					// not at all, leaves the stream usable.
 					c.writeStop.Store(true)
 					_ = c.stdin.SetWriteDeadline(time.Unix(1, 0))
 					werr := <-written
 					written, c.armedWrite = nil, time.Unix(1, 0)
-					if werr != nil {
+					c.writeStop.Store(false) // the writer is done; later writes must not see the stop
+					switch {
+					case errors.Is(werr, errNotSent):
+						return &backends.Error{Backend: Backend, Op: cmd, Err: cerr} // no reply will come
+					case werr != nil:
 						return lost(fmt.Errorf("%s request cut off part way by the caller (%w); the stream cannot be resynchronised", cmd, cerr))
 					}
 				}
@@ -684,6 +688,10 @@ func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, 
 	}
 }
 
+// errNotSent is writeRequest's answer when the caller stopped it before
+// any byte of the request went out.
+var errNotSent = errors.New("request not sent")
+
 // writeRequest writes one whole request line by the deadline. A deadline
 // armed for an earlier call that fires first is re-armed exactly and the
 // write goes on where it stopped.
@@ -694,11 +702,25 @@ func (c *Client) writeRequest(line []byte, deadline time.Time) error {
 		}
 		c.armedWrite = deadline
 	}
+	whole := len(line)
 	for {
+		// The stop is checked after every arming: a stop that came
+		// before it is seen here, and one that comes after it has moved
+		// the deadline into the past, so no write outlives a stop.
+		if c.writeStop.Load() {
+			if len(line) == whole {
+				return errNotSent
+			}
+			return os.ErrDeadlineExceeded
+		}
 		n, err := c.stdin.Write(line)
 		line = line[n:]
-		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) || !time.Now().Before(deadline) ||
-			c.armedWrite.Equal(deadline) || c.writeStop.Load() {
+		switch {
+		case err == nil || !errors.Is(err, os.ErrDeadlineExceeded):
+			return err
+		case c.writeStop.Load():
+			continue // the stop woke the write: answered above
+		case !time.Now().Before(deadline) || c.armedWrite.Equal(deadline):
 			return err
 		}
 		if err := c.stdin.SetWriteDeadline(deadline); err != nil {

@@ -358,6 +358,23 @@ func TestCancelCutsOffALongRequest(t *testing.T) {
 	t.Fatal("the request was never cut off while being written")
 }
 
+// A caller that gives up after its long request was written whole loses
+// only that reply: the stop it raised for the writer is lowered again, so
+// later writes are not taken for stopped ones.
+func TestCancelAfterALongRequestWasSent(t *testing.T) {
+	c := start(t, mockConfig("-slow", "400ms"))
+	req := ttruntime.CompileRequest{Name: "long"}
+	req.Reader.SetSource(strings.Repeat("r", 1<<20))
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	err := c.Call(ctx, ttruntime.CmdCompile, req, nil)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NotErrorIs(t, err, backends.ErrDeviceLost, "the request went out whole")
+	require.True(t, c.Alive())
+	require.False(t, c.WriteStopped())
+	require.NoError(t, c.Ping(context.Background()))
+}
+
 // The round trip allocates nothing: request encoding, line reading and the
 // reply header all reuse the client's buffers.
 func TestPingDoesNotAllocate(t *testing.T) {
