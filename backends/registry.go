@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Driver opens a backend. Backends register a Driver in init; the registry
@@ -31,6 +32,9 @@ type entry struct {
 	once   sync.Once
 	devs   []Device
 	err    error
+	// opened is set once devs and err are final, so CloseAll can read them
+	// without waiting on (or racing with) a backend that is still opening.
+	opened atomic.Bool
 }
 
 var (
@@ -77,6 +81,7 @@ func lookupEntry(name string) (*entry, error) {
 
 func (e *entry) open(ctx context.Context) {
 	e.once.Do(func() {
+		defer e.opened.Store(true)
 		defer func() {
 			if r := recover(); r != nil {
 				e.devs, e.err = nil, fmt.Errorf("%s: backend panicked during init: %v", e.name, r)
@@ -211,6 +216,9 @@ func CloseAll() error {
 	defer regMu.RUnlock()
 	var errs []error
 	for _, e := range registry {
+		if !e.opened.Load() {
+			continue // never opened, or still opening: nothing to close yet
+		}
 		for _, d := range e.devs {
 			errs = append(errs, d.Close())
 		}

@@ -170,3 +170,28 @@ func TestLookupSelectors(t *testing.T) {
 		require.True(t, d.closed.Load(), d.name)
 	}
 }
+
+func TestCloseAllDuringAnOpenIsNotARace(t *testing.T) {
+	name := fmt.Sprintf("test-slow-open-%d", countingRuns.Add(1))
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	dev := &fakeDevice{name: name + ":0", backend: name}
+	Register(name, DriverFunc(func(context.Context, *Config) ([]Device, error) {
+		close(entered)
+		<-release
+		return []Device{dev}, nil
+	}))
+	done := make(chan BackendStatus)
+	go func() {
+		st, _ := Backend(bg, name)
+		done <- st
+	}()
+	<-entered
+	// The backend is still opening: CloseAll must neither wait for it nor
+	// touch its half-built state (the race detector watches this).
+	require.NoError(t, CloseAll())
+	close(release)
+	st := <-done
+	require.NoError(t, st.Err)
+	require.Equal(t, []Device{dev}, st.Devices)
+}
