@@ -116,9 +116,6 @@ func (d *Device) Runtime() ttruntime.InitReply { return d.rt.Info() }
 // Compile validates the program's Tenstorrent variant against the chip and
 // builds it in the runtime.
 func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
-	if p != nil && p.TT == nil {
-		return nil, &backends.Error{Backend: ttruntime.Backend, Op: "compile", Err: fmt.Errorf("%w: program %q has no Tenstorrent variant", backends.ErrNoVariant, p.Name)}
-	}
 	if err := ValidateProgram(p, d.rt.Info()); err != nil {
 		return nil, err
 	}

@@ -39,13 +39,13 @@ func invalid(format string, args ...any) error {
 // argument layouts that name params of the right kind, at most two grid
 // axes, and constant grid axes that fit the chip.
 func ValidateProgram(p *backends.Program, info ttruntime.InitReply) error {
+	if p != nil && p.TT == nil {
+		return &backends.Error{Backend: ttruntime.Backend, Op: "compile", Err: fmt.Errorf("%w: program %q has no Tenstorrent variant", backends.ErrNoVariant, p.Name)}
+	}
 	if err := p.Validate(); err != nil {
 		return &backends.Error{Backend: ttruntime.Backend, Op: "compile", Err: err}
 	}
 	v := p.TT
-	if v == nil {
-		return &backends.Error{Backend: ttruntime.Backend, Op: "compile", Err: fmt.Errorf("%w: program %q has no Tenstorrent variant", backends.ErrNoVariant, p.Name)}
-	}
 	if len(p.Grid) > 2 {
 		return invalid("program %q has a %d-axis grid; Tenstorrent grids have at most 2 axes (rows, cols)", p.Name, len(p.Grid))
 	}
