@@ -19,6 +19,7 @@
 #include <future>
 #include <map>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include "runner.hpp"
@@ -595,10 +596,23 @@ void Runner::execute(RunState& rs) {
       swapcontext(&wk.sched, &f.ctx);
       t_fiber = nullptr;
     };
+    // Takes core c on, or fails the run when its stacks cannot be mapped: an
+    // exception must not leave a worker thread.
     auto start = [&](CoreState* c) {
+      size_t taken = 0;
+      try {
+        for (; taken < c->fibers.size(); taken++) c->fibers[taken].stack = take_stack();
+      } catch (const Error& e) {
+        while (taken > 0) {
+          Fiber& f = c->fibers[--taken];
+          give_stack(f.stack);
+          f.stack = nullptr;
+        }
+        rs.fail(e.code, e.what());
+        return;
+      }
       for (auto& f : c->fibers) {
         f.worker = &wk;
-        f.stack = take_stack();
         getcontext(&f.ctx);
         f.ctx.uc_stack.ss_sp = static_cast<char*>(f.stack) + kGuard;
         f.ctx.uc_stack.ss_size = kStackSize - kGuard;
@@ -658,13 +672,16 @@ void Runner::execute(RunState& rs) {
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
   };
-  if (nworkers <= 1) {
-    work();
-    return;
-  }
+  // This thread is a worker too. Fewer threads than asked for still finish
+  // the run (each worker takes cores until none are left), so a thread that
+  // cannot be created is no error.
   std::vector<std::thread> threads;
-  threads.reserve(nworkers);
-  for (unsigned i = 0; i < nworkers; i++) threads.emplace_back(work);
+  threads.reserve(nworkers - 1);
+  try {
+    while (threads.size() + 1 < nworkers) threads.emplace_back(work);
+  } catch (const std::system_error&) {
+  }
+  work();
   for (auto& t : threads) t.join();
 }
 

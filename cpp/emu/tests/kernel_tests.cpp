@@ -3,6 +3,9 @@
 // formats, semaphores and L1-to-L1 traffic, the kernel cache) and check the
 // results against float64 references; plus deadlock detection and errors.
 #include <dirent.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -761,6 +764,74 @@ void kernel_main() { noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get
   unsetenv("ZYX_EMU_TIMEOUT_MS");
 }
 
+namespace {
+
+// Core 0 waits on a semaphore that core 1 sets, so both cores hold stacks at once.
+const char* kWaitForNeighbour = R"(
+#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+  if (get_arg_val<uint32_t>(0) == 0)
+    noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(0)), 1);
+  else
+    noc_semaphore_inc(get_noc_addr(my_x[0] - 1, my_y[0], get_semaphore(0)), 1);
+}
+)";
+
+// A run that cannot map kernel stacks or start worker threads fails with an
+// error and leaves the layer usable; it must not end the process. Runs in a
+// child process whose address space is capped just above what it uses.
+void test_out_of_address_space(const std::string& cache) {
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    int rc = 0;
+    try {
+      setenv("ZYX_EMU_THREADS", "2", 1);
+      auto layer = make_emu_layer("n150", 0, cache);
+      ProgramDesc p;
+      p.name = "address_space";
+      p.reader.source = kWaitForNeighbour;
+      p.reader.runtime_args = {L("core_col")};
+      p.compute.source = "void kernel_main() {}";
+      p.writer.source = "void kernel_main() {}";
+      uint64_t prog = layer->compile(p);
+      ProgramDesc idle = p;
+      idle.reader.source = "void kernel_main() {}";
+      layer->run(layer->compile(idle), 1, 1, {}, false);  // maps L1 and one core's stacks
+      rlimit old{};
+      getrlimit(RLIMIT_AS, &old);
+      long pages = 0;
+      if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+        if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+        std::fclose(f);
+      }
+      CHECK(pages > 0);
+      rlimit cap = old;
+      cap.rlim_cur = static_cast<rlim_t>(pages) * sysconf(_SC_PAGESIZE) + (512 << 10);
+      CHECK(setrlimit(RLIMIT_AS, &cap) == 0);
+      bool failed = false;
+      try {
+        layer->run(prog, 1, 2, {}, false);
+      } catch (const Error&) {
+        failed = true;
+      }
+      CHECK(setrlimit(RLIMIT_AS, &old) == 0);
+      CHECK(failed);
+      layer->run(prog, 1, 2, {}, false);  // room again: the same run works
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "address-space child: %s\n", e.what());
+      rc = 1;
+    }
+    _exit(rc);
+  }
+  int status = 0;
+  CHECK(waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));
+  CHECK_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
+
 void test_errors(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
   ProgramDesc p;
@@ -831,4 +902,5 @@ namespace NAMESPACE { void MAIN { tile_regs_acquire(); cb_wait_front(0, 1); copy
   CHECK(msg.find("DST holds 8 fp32 tiles") != std::string::npos);
   layer->release(prog);
   expect_error("unknown_program", [&] { layer->release(prog); });
+  test_out_of_address_space(cache);
 }
