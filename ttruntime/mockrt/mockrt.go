@@ -38,30 +38,29 @@ const EnvFlags = "ZYX_TT_MOCKRT_FLAGS"
 
 // Options configure the mock; see Main's flags.
 type Options struct {
-	Board          string
-	Arch           string
-	Rows, Cols     uint
-	HarvestRows    string
-	Banks          uint
-	BankSize       uint64
-	L1Size         uint64
-	L1Base         uint64
-	Protocol       int
-	CrashAt        int
-	HangAt         int
-	IgnoreTerm     bool
-	WrongIDAt      int
-	GarbageAt      int
-	OversizeAt     int
-	ErrorAt        int
-	ErrorCode      string
-	Noise          bool
-	Slow           time.Duration
-	StderrOnStart  string
-	CloseStdoutAt  int
-	ExitIgnoresCmd bool
-	Flood          int
-	OrphanAt       int
+	Board         string
+	Arch          string
+	Rows, Cols    uint
+	HarvestRows   string
+	Banks         uint
+	BankSize      uint64
+	L1Size        uint64
+	L1Base        uint64
+	Protocol      int
+	CrashAt       int
+	HangAt        int
+	IgnoreTerm    bool
+	WrongIDAt     int
+	GarbageAt     int
+	OversizeAt    int
+	ErrorAt       int
+	ErrorCode     string
+	Noise         bool
+	Slow          time.Duration
+	StderrOnStart string
+	CloseStdoutAt int
+	Flood         int
+	OrphanAt      int
 }
 
 func parse(args []string, stderr io.Writer) (*Options, error) {
@@ -623,7 +622,11 @@ func (s *server) cmdCompile(id uint64, line []byte) {
 		s.replyErr(id, ttruntime.CodeInvalidArgument, fmt.Sprintf("circular buffers need %d bytes of L1, %d usable", l1, s.init.L1.Usable()))
 		return
 	}
-	for name, sec := range map[string]*ttruntime.Section{"reader": &r.Reader, "compute": &r.Compute, "writer": &r.Writer} {
+	for _, sc := range []struct {
+		name string
+		sec  *ttruntime.Section
+	}{{"reader", &r.Reader}, {"compute", &r.Compute}, {"writer", &r.Writer}} {
+		name, sec := sc.name, sc.sec
 		src, err := sec.Text()
 		if err != nil {
 			s.replyErr(id, ttruntime.CodeBadRequest, name+": source_b64: "+err.Error())
