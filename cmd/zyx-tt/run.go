@@ -475,12 +475,22 @@ func (r *runner) execute(ctx context.Context, d backends.Device, exe backends.Ex
 	pool := d.Pool()
 	res := &execResult{outputs: map[int]backends.BufferID{}}
 	args := make([]backends.LaunchArg, len(r.b.Params))
+	sizes := make([]int64, len(r.b.Params)) // every buffer param's bytes
 	var total int64
 	for i, prm := range r.b.Params {
 		if prm.Kind.IsBuffer() {
-			n, _ := r.host.Size(r.inputs[i])
+			n, err := r.host.Size(r.inputs[i])
+			if err != nil {
+				return nil, err
+			}
+			sizes[i] = n
 			total += n
 		}
+	}
+	outs := r.outputParams()
+	var outBytes int64
+	for _, i := range outs {
+		outBytes += sizes[i]
 	}
 	up := prog.bytes("upload", total)
 	start := time.Now()
@@ -491,10 +501,7 @@ func (r *runner) execute(ctx context.Context, d backends.Device, exe backends.Ex
 			args[i] = backends.VarArg(r.vals[vi])
 			continue
 		}
-		n, err := r.host.Size(r.inputs[i])
-		if err != nil {
-			return nil, err
-		}
+		n := sizes[i]
 		id, err := r.alloc(ctx, pool, n)
 		if err != nil {
 			return nil, fmt.Errorf("param %s: %w", prm.Name, err)
@@ -519,9 +526,8 @@ func (r *runner) execute(ctx context.Context, d backends.Device, exe backends.Ex
 	// Host buffers for the outputs are made, and their pages touched, before
 	// anything is timed, so the download figure is the copy alone and not
 	// the first-touch faults of fresh memory.
-	for _, i := range r.outputParams() {
-		n, _ := r.host.Size(r.inputs[i])
-		id, err := r.alloc(ctx, r.host, n)
+	for _, i := range outs {
+		id, err := r.alloc(ctx, r.host, sizes[i])
 		if err != nil {
 			return nil, err
 		}
@@ -551,16 +557,11 @@ func (r *runner) execute(ctx context.Context, d backends.Device, exe backends.Ex
 		bar.done()
 	}
 
-	var outBytes int64
-	for _, i := range r.outputParams() {
-		n, _ := r.host.Size(r.inputs[i])
-		outBytes += n
-	}
 	down := prog.bytes("download", outBytes)
 	start = time.Now()
 	done = 0
-	for _, i := range r.outputParams() {
-		n, _ := r.host.Size(r.inputs[i])
+	for _, i := range outs {
+		n := sizes[i]
 		id := res.outputs[i]
 		base := done
 		err = backends.Copy(ctx, r.host, id, 0, pool, args[i].Buffer, 0, n,
