@@ -262,13 +262,13 @@ func (p *Pool) transfer(ctx context.Context, cmd string, rid uint64, off int64, 
 	if err := p.forgetDroppedSegments(ctx); err != nil {
 		return err
 	}
-	err := p.rt.Call(ctx, cmd, ttruntime.TransferRequest{
+	// The runtime maps the segment before it touches the device, so a
+	// transfer that fails may still have mapped it: record it either way
+	// (unmapping a segment the runtime never mapped is harmless).
+	p.markMapped(seg)
+	return p.rt.Call(ctx, cmd, ttruntime.TransferRequest{
 		Buffer: rid, Offset: uint64(off), Segment: seg, SegmentOffset: uint64(soff), Length: uint64(n),
 	}, nil)
-	if err == nil {
-		p.markMapped(seg)
-	}
-	return err
 }
 
 func (p *Pool) markMapped(seg string) {

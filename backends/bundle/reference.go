@@ -99,9 +99,12 @@ func (b *Bundle) parseReference(r *rawReference) (*Reference, error) {
 		}
 		*f.dst = &d
 	}
-	for _, t := range []*float64{r.Atol, r.Rtol} {
-		if t != nil && (*t < 0 || math.IsNaN(*t)) {
-			return nil, ferr(".atol", "tolerances must be >= 0")
+	for _, t := range []struct {
+		field string
+		v     *float64
+	}{{".atol", r.Atol}, {".rtol", r.Rtol}} {
+		if t.v != nil && (*t.v < 0 || math.IsNaN(*t.v)) {
+			return nil, ferr(t.field, "tolerances must be >= 0")
 		}
 	}
 	return ref, nil
