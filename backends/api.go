@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/zyxtt/zyxtt/hostpool"
+	"github.com/zyxtt/zyxtt/internal/core"
 )
 
 // BufferID names a buffer inside one pool.
-type BufferID = hostpool.BufferID
+type BufferID = core.BufferID
 
 // Pool is a device's memory. Buffers are refcounted: Alloc starts the count
 // at one and the last Release frees the buffer. Every method is safe for

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/zyxtt/zyxtt/internal/buftable"
 	"github.com/zyxtt/zyxtt/shm"
 )
 
@@ -15,15 +16,10 @@ import (
 // and never makes a whole-file copy. Buffers are made with Map, not Alloc,
 // and cannot be written. It is safe for concurrent use.
 type DiskPool struct {
-	mu     sync.Mutex
-	bufs   map[BufferID]*diskBuffer
-	next   BufferID
-	closed bool
-}
+	bufs *buftable.Table[*shm.FileMap]
 
-type diskBuffer struct {
-	m    *shm.FileMap
-	refs int
+	mu     sync.Mutex
+	closed bool
 }
 
 var (
@@ -31,9 +27,12 @@ var (
 	_ HostMemory = (*DiskPool)(nil)
 )
 
-// NewDiskPool returns an empty disk pool.
+// NewDiskPool returns an empty disk pool. Its ids come from the process-wide
+// counter, so another pool's ids are unknown to it.
 func NewDiskPool() *DiskPool {
-	return &DiskPool{bufs: map[BufferID]*diskBuffer{}, next: 1}
+	return &DiskPool{bufs: buftable.New(func(op string, id BufferID) error {
+		return fmt.Errorf("disk pool: %s: buffer %d: %w", op, id, ErrUnknownBuffer)
+	}, (*shm.FileMap).Close)}
 }
 
 // Name is "disk".
@@ -57,10 +56,7 @@ func (p *DiskPool) Map(path string, off, n int64) (BufferID, error) {
 		_ = m.Close()
 		return 0, fmt.Errorf("disk pool: map %s: %w", path, ErrClosed)
 	}
-	id := p.next
-	p.next++
-	p.bufs[id] = &diskBuffer{m: m, refs: 1}
-	return id, nil
+	return p.bufs.Insert(m, n), nil
 }
 
 // Alloc is unsupported: disk buffers come from Map.
@@ -68,75 +64,56 @@ func (p *DiskPool) Alloc(context.Context, int64) (BufferID, error) {
 	return 0, fmt.Errorf("disk pool: alloc: %w: disk buffers are made with Map", ErrUnsupported)
 }
 
-func (p *DiskPool) lookup(id BufferID) (*diskBuffer, error) {
+func (p *DiskPool) checkOpen() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.closed {
-		return nil, fmt.Errorf("disk pool: %w", ErrClosed)
+		return fmt.Errorf("disk pool: %w", ErrClosed)
 	}
-	b, ok := p.bufs[id]
-	if !ok {
-		return nil, fmt.Errorf("disk pool: buffer %d: %w", id, ErrUnknownBuffer)
-	}
-	return b, nil
+	return nil
 }
 
 // Retain adds a reference.
 func (p *DiskPool) Retain(id BufferID) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, err := p.lookup(id)
-	if err != nil {
+	if err := p.checkOpen(); err != nil {
 		return err
 	}
-	b.refs++
-	return nil
+	return p.bufs.Retain(id)
 }
 
 // Release drops a reference; the last one unmaps the file slice.
 func (p *DiskPool) Release(id BufferID) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, err := p.lookup(id)
-	if err != nil {
+	if err := p.checkOpen(); err != nil {
 		return err
 	}
-	if b.refs--; b.refs > 0 {
-		return nil
-	}
-	delete(p.bufs, id)
-	return b.m.Close()
+	return p.bufs.Release(id)
 }
 
 // Size is the mapped slice's length.
 func (p *DiskPool) Size(id BufferID) (int64, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, err := p.lookup(id)
-	if err != nil {
+	if err := p.checkOpen(); err != nil {
 		return 0, err
 	}
-	return b.m.Len(), nil
+	return p.bufs.Size(id)
 }
 
 // FreeBytes is zero: nothing can be allocated in a disk pool.
 func (p *DiskPool) FreeBytes() int64 { return 0 }
 
 // Live is the number of mapped buffers.
-func (p *DiskPool) Live() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.bufs)
-}
+func (p *DiskPool) Live() int { return p.bufs.Len() }
 
 // Bytes is the mapped slice, read-only: writing to it faults. It stays
 // valid while the caller holds a reference.
 func (p *DiskPool) Bytes(id BufferID) ([]byte, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, err := p.lookup(id)
+	if err := p.checkOpen(); err != nil {
+		return nil, err
+	}
+	m, err := p.bufs.Get("bytes", id)
 	if err != nil {
 		return nil, err
 	}
-	return b.m.Bytes(), nil
+	return m.Bytes(), nil
 }
 
 // Write is unsupported: disk buffers are read-only.
@@ -164,15 +141,15 @@ func (p *DiskPool) Read(ctx context.Context, src BufferID, off int64, dst []byte
 // Close unmaps every buffer; later calls report ErrClosed.
 func (p *DiskPool) Close() error {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.closed {
+		p.mu.Unlock()
 		return nil
 	}
 	p.closed = true
+	p.mu.Unlock()
 	var errs []error
-	for id, b := range p.bufs {
-		errs = append(errs, b.m.Close())
-		delete(p.bufs, id)
+	for _, m := range p.bufs.Drain() {
+		errs = append(errs, m.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -1,63 +1,38 @@
 package backends
 
-import (
-	"errors"
-	"fmt"
-
-	"github.com/zyxtt/zyxtt/hostpool"
-)
+import "github.com/zyxtt/zyxtt/internal/core"
 
 // Sentinel errors. Check them with errors.Is; backends wrap them with %w.
+// They are the same values in every package of zyx-tt (internal/core).
 var (
 	// ErrNoDevice: no usable device (of a backend, or for a selector).
-	ErrNoDevice = errors.New("no device")
-	// ErrNoVariant: the program has no variant for the device's backend.
-	ErrNoVariant = errors.New("no variant for this backend")
+	ErrNoDevice = core.ErrNoDevice
+	// ErrNoVariant: the program has no variant in a format the device accepts.
+	ErrNoVariant = core.ErrNoVariant
 	// ErrDeviceLost: the device (or its runtime process, or its context)
 	// is gone; the handle must not be used again.
-	ErrDeviceLost = errors.New("device lost")
+	ErrDeviceLost = core.ErrDeviceLost
 	// ErrOutOfMemory: a pool cannot hold the allocation.
-	ErrOutOfMemory = hostpool.ErrOutOfMemory
-	// ErrUnknownBuffer: a buffer id that the pool never issued or has freed.
-	ErrUnknownBuffer = hostpool.ErrUnknownBuffer
+	ErrOutOfMemory = core.ErrOutOfMemory
+	// ErrUnknownBuffer: a buffer id that the pool never issued or has freed,
+	// or that another pool issued.
+	ErrUnknownBuffer = core.ErrUnknownBuffer
 	// ErrInvalidArgument: bad input (sizes, args, ranges).
-	ErrInvalidArgument = hostpool.ErrInvalidArgument
+	ErrInvalidArgument = core.ErrInvalidArgument
 	// ErrCompile: a program failed to build; the error carries the log.
-	ErrCompile = errors.New("compile failed")
+	ErrCompile = core.ErrCompile
 	// ErrUnsupported: the device cannot do what was asked.
-	ErrUnsupported = errors.New("unsupported")
-	// ErrClosed: the device or pool was closed.
-	ErrClosed = errors.New("closed")
+	ErrUnsupported = core.ErrUnsupported
+	// ErrClosed: the device, pool, executable or runtime was closed.
+	ErrClosed = core.ErrClosed
 )
 
 // Error is the typed error every backend returns for a failed native call:
 // which backend, which operation, what the native layer said, and the
 // sentinel it amounts to.
-type Error struct {
-	Backend string // "cuda", "opencl", "tt" …
-	Op      string // "cuMemAlloc_v2", "compile", "write_buf" …
-	Native  string // the native layer's words: status name, build log, stderr
-	Err     error  // a sentinel above, or the underlying error
-}
-
-func (e *Error) Error() string {
-	msg := e.Backend + ": " + e.Op
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	if e.Native != "" {
-		msg += ": " + e.Native
-	}
-	return msg
-}
-
-func (e *Error) Unwrap() error { return e.Err }
+type Error = core.Error
 
 // Errorf builds an *Error whose Err wraps sentinel with a formatted detail.
 func Errorf(backend, op string, sentinel error, format string, args ...any) *Error {
-	err := sentinel
-	if format != "" {
-		err = fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))
-	}
-	return &Error{Backend: backend, Op: op, Err: err}
+	return core.Errorf(backend, op, sentinel, format, args...)
 }

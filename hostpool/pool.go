@@ -13,35 +13,32 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/zyxtt/zyxtt/internal/buftable"
+	"github.com/zyxtt/zyxtt/internal/core"
 	"github.com/zyxtt/zyxtt/shm"
 )
 
-// BufferID names a buffer inside one pool. IDs are never reused by a pool,
-// so a stale ID is always reported as unknown.
-type BufferID uint64
+// BufferID names a buffer inside one pool (internal/core). The host pool's
+// ids count from 1 on their own; every other pool's come from a process-wide
+// counter far above them, so a stale or foreign id is always unknown.
+type BufferID = core.BufferID
 
-// Errors shared with the backends package, which re-exports them.
+// Errors shared with every pool; package backends re-exports them.
 var (
-	ErrUnknownBuffer   = errors.New("unknown buffer")
-	ErrOutOfMemory     = errors.New("out of memory")
-	ErrInvalidArgument = errors.New("invalid argument")
+	ErrUnknownBuffer   = core.ErrUnknownBuffer
+	ErrOutOfMemory     = core.ErrOutOfMemory
+	ErrInvalidArgument = core.ErrInvalidArgument
 )
-
-type buffer struct {
-	region shm.Region
-	refs   int
-}
 
 // Pool is the host memory pool. It is safe for concurrent use.
 type Pool struct {
-	arena *shm.Arena
-
-	mu      sync.Mutex
-	bufs    map[BufferID]*buffer
-	next    BufferID
-	used    int64
+	arena   *shm.Arena
+	bufs    *buftable.Table[shm.Region]
 	limit   int64
 	ownsAll bool
+
+	mu       sync.Mutex
+	reserved int64 // bytes of allocations whose segments are being made
 }
 
 // Config sets up a Pool.
@@ -52,22 +49,28 @@ type Config struct {
 	// Arena is the shm arena to allocate from. Nil creates a private one
 	// that Close releases.
 	Arena *shm.Arena
+	// Dir is the shm directory of the private arena (shm.Options.Dir);
+	// ignored when Arena is set.
+	Dir string
 }
 
 // New returns a pool over cfg.Arena, or over a fresh arena of its own.
 func New(cfg Config) (*Pool, error) {
-	p := &Pool{bufs: make(map[BufferID]*buffer), next: 1, limit: cfg.Limit, arena: cfg.Arena}
+	p := &Pool{limit: cfg.Limit, arena: cfg.Arena}
 	if p.arena == nil {
-		a, err := shm.NewArena()
+		a, err := shm.NewArena(shm.WithDir(cfg.Dir))
 		if err != nil {
 			return nil, fmt.Errorf("hostpool: %w", err)
 		}
 		p.arena, p.ownsAll = a, true
 	}
+	p.bufs = buftable.NewLocal(func(op string, id BufferID) error {
+		return fmt.Errorf("hostpool: %s: buffer %d: %w", op, id, ErrUnknownBuffer)
+	}, p.arena.Free)
 	if p.limit <= 0 {
 		p.limit = physicalMemory()
 		// Segments cannot outgrow the tmpfs that holds them.
-		if c, err := shm.Capacity(); err == nil && c > 0 && c < p.limit {
+		if c, err := shm.Capacity(p.arena.Dir()); err == nil && c > 0 && c < p.limit {
 			p.limit = c
 		}
 	}
@@ -129,120 +132,63 @@ func (p *Pool) Alloc(_ context.Context, n int64) (BufferID, error) {
 		return 0, fmt.Errorf("hostpool: alloc %d bytes: %w: size must be positive", n, ErrInvalidArgument)
 	}
 	p.mu.Lock()
-	if n > p.limit-p.used {
-		free := p.limit - p.used
+	if free := p.limit - p.bufs.Used() - p.reserved; n > free {
 		p.mu.Unlock()
 		return 0, fmt.Errorf("hostpool: alloc %d bytes with %d free: %w", n, free, ErrOutOfMemory)
 	}
-	p.used += n // reserve before the (possibly slow) segment creation
+	p.reserved += n // held while the (possibly slow) segment is made
 	p.mu.Unlock()
 
 	r, err := p.arena.Alloc(n)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.reserved -= n
 	if err != nil {
-		p.used -= n
 		if errors.Is(err, unix.ENOSPC) {
 			// The shm filesystem is full (other processes use it too).
 			return 0, fmt.Errorf("hostpool: alloc %d bytes: %w: %w", n, ErrOutOfMemory, err)
 		}
 		return 0, fmt.Errorf("hostpool: alloc %d bytes: %w", n, err)
 	}
-	id := p.next
-	p.next++
-	p.bufs[id] = &buffer{region: r, refs: 1}
-	return id, nil
-}
-
-func (p *Pool) lookup(id BufferID) (*buffer, error) {
-	b, ok := p.bufs[id]
-	if !ok {
-		return nil, fmt.Errorf("hostpool: buffer %d: %w", id, ErrUnknownBuffer)
-	}
-	return b, nil
+	return p.bufs.Insert(r, n), nil
 }
 
 // Retain adds a reference to a buffer.
-func (p *Pool) Retain(id BufferID) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, err := p.lookup(id)
-	if err != nil {
-		return err
-	}
-	b.refs++
-	return nil
-}
+func (p *Pool) Retain(id BufferID) error { return p.bufs.Retain(id) }
 
 // Release drops a reference; the last one frees the buffer. Releasing a
 // freed or unknown buffer is an error and changes nothing.
-func (p *Pool) Release(id BufferID) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, err := p.lookup(id)
-	if err != nil {
-		return err
-	}
-	b.refs--
-	if b.refs > 0 {
-		return nil
-	}
-	delete(p.bufs, id)
-	p.used -= b.region.Len()
-	return p.arena.Free(b.region)
-}
+func (p *Pool) Release(id BufferID) error { return p.bufs.Release(id) }
 
 // Size is the buffer's length in bytes.
-func (p *Pool) Size(id BufferID) (int64, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, err := p.lookup(id)
-	if err != nil {
-		return 0, err
-	}
-	return b.region.Len(), nil
-}
+func (p *Pool) Size(id BufferID) (int64, error) { return p.bufs.Size(id) }
 
 // FreeBytes is how many more bytes the pool will hand out.
 func (p *Pool) FreeBytes() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.limit - p.used
+	return p.limit - p.bufs.Used() - p.reserved
 }
 
 // TotalBytes is the pool's limit.
 func (p *Pool) TotalBytes() int64 { return p.limit }
 
 // Live is the number of buffers not yet freed.
-func (p *Pool) Live() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.bufs)
-}
+func (p *Pool) Live() int { return p.bufs.Len() }
 
 // Bytes is the buffer's memory. It stays valid while the caller holds a
 // reference.
 func (p *Pool) Bytes(id BufferID) ([]byte, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, err := p.lookup(id)
+	r, err := p.bufs.Get("bytes", id)
 	if err != nil {
 		return nil, err
 	}
-	return b.region.Bytes(), nil
+	return r.Bytes(), nil
 }
 
 // Region is the shm region that holds the buffer, for handing to another
 // process by segment name and offset.
-func (p *Pool) Region(id BufferID) (shm.Region, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, err := p.lookup(id)
-	if err != nil {
-		return shm.Region{}, err
-	}
-	return b.region, nil
-}
+func (p *Pool) Region(id BufferID) (shm.Region, error) { return p.bufs.Get("region", id) }
 
 func (p *Pool) span(id BufferID, off int64, n int) ([]byte, error) {
 	mem, err := p.Bytes(id)
@@ -278,14 +224,10 @@ func (p *Pool) Read(_ context.Context, src BufferID, off int64, dst []byte) erro
 
 // Close frees every buffer and, when the pool made its own arena, unmaps it.
 func (p *Pool) Close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	var errs []error
-	for id, b := range p.bufs {
-		errs = append(errs, p.arena.Free(b.region))
-		delete(p.bufs, id)
+	for _, r := range p.bufs.Drain() {
+		errs = append(errs, p.arena.Free(r))
 	}
-	p.used = 0
 	if p.ownsAll {
 		errs = append(errs, p.arena.Close())
 	}

@@ -12,25 +12,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zyxtt/zyxtt/internal/shmtest"
 	"github.com/zyxtt/zyxtt/shm"
 )
 
-func TestMain(m *testing.M) {
-	// Keep this package's segments in a private tmpfs directory.
-	base := ""
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		base = "/dev/shm"
-	}
-	dir, err := os.MkdirTemp(base, "zyxtest-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "hostpool test: temp dir:", err)
-		os.Exit(2)
-	}
-	shm.Dir = dir
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
+// Keep this package's segments in a private tmpfs directory.
+func TestMain(m *testing.M) { shmtest.Main(m) }
 
 var ctx = context.Background()
 
@@ -287,11 +274,11 @@ func TestCloseFreesEverything(t *testing.T) {
 	require.NoError(t, err)
 	r, err := p.Region(id)
 	require.NoError(t, err)
-	require.FileExists(t, shm.Dir+"/"+r.Segment())
+	require.FileExists(t, shm.DefaultDir()+"/"+r.Segment())
 	require.NoError(t, p.Close())
 	require.Zero(t, p.Live())
 	require.EqualValues(t, 1<<20, p.FreeBytes())
-	require.NoFileExists(t, shm.Dir+"/"+r.Segment(), "a pool's private arena is unlinked on Close")
+	require.NoFileExists(t, shm.DefaultDir()+"/"+r.Segment(), "a pool's private arena is unlinked on Close")
 	_, err = p.Alloc(ctx, 1)
 	require.Error(t, err)
 }
@@ -307,7 +294,7 @@ func TestDefaultIsShared(t *testing.T) {
 }
 
 func TestFullShmFilesystemIsOutOfMemory(t *testing.T) {
-	capacity, err := shm.Capacity()
+	capacity, err := shm.Capacity(shm.DefaultDir())
 	require.NoError(t, err)
 	p := newPool(t, 1<<62)
 	_, err = p.Alloc(ctx, capacity+1<<20)
@@ -322,7 +309,7 @@ func TestFullShmFilesystemIsOutOfMemory(t *testing.T) {
 
 func TestCloseDefaultUnlinksItsSegmentsInAHelperProcess(t *testing.T) {
 	if dir := os.Getenv("ZYX_HOSTPOOL_CLOSE_HELPER"); dir != "" {
-		shm.Dir = dir // the parent's directory, where it will look
+		require.Equal(t, dir, shm.DefaultDir(), "the helper inherits the parent's directory")
 		p, err := Default()
 		require.NoError(t, err)
 		id, err := p.Alloc(context.Background(), 1<<20)
@@ -336,7 +323,7 @@ func TestCloseDefaultUnlinksItsSegmentsInAHelperProcess(t *testing.T) {
 		return
 	}
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestCloseDefaultUnlinksItsSegmentsInAHelperProcess$", "-test.v")
-	cmd.Env = append(os.Environ(), "ZYX_HOSTPOOL_CLOSE_HELPER="+shm.Dir)
+	cmd.Env = append(os.Environ(), "ZYX_HOSTPOOL_CLOSE_HELPER="+shm.DefaultDir())
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	var seg string
@@ -347,5 +334,5 @@ func TestCloseDefaultUnlinksItsSegmentsInAHelperProcess(t *testing.T) {
 	}
 	require.NotEmpty(t, seg, "helper output: %s", out)
 	require.True(t, strings.HasPrefix(seg, shm.Prefix), "segment %q", seg)
-	require.NoFileExists(t, filepath.Join(shm.Dir, seg))
+	require.NoFileExists(t, filepath.Join(shm.DefaultDir(), seg))
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sort"
 	"sync"
 	"unsafe"
@@ -60,6 +61,7 @@ type arenaSeg struct {
 // once and its regions are reused, so a transfer costs no new mapping and no
 // new page faults once the arena is warm. An Arena is safe for concurrent use.
 type Arena struct {
+	dir    string
 	mu     sync.Mutex
 	chunk  int64
 	segs   []*arenaSeg
@@ -78,31 +80,42 @@ func WithChunk(n int64) ArenaOption {
 	}
 }
 
+// WithDir puts the arena's segments in dir (a directory on tmpfs) instead of
+// DefaultDir. Only segments directly under /dev/shm can be handed to the
+// Tenstorrent runtime by name.
+func WithDir(dir string) ArenaOption {
+	return func(a *Arena) {
+		if dir != "" {
+			a.dir = filepath.Clean(dir)
+		}
+	}
+}
+
 // swept records the directories already swept by this process.
 var swept struct {
 	sync.Mutex
 	dirs map[string]bool
 }
 
-// sweepOnce runs Sweep the first time this process makes an arena in Dir, so
-// segments that crashed or killed processes left behind do not pile up.
-func sweepOnce() {
+// sweepOnce runs Sweep the first time this process makes an arena in dir,
+// so segments that crashed or killed processes left behind do not pile up.
+func sweepOnce(dir string) {
 	swept.Lock()
 	defer swept.Unlock()
-	if swept.dirs[Dir] {
+	if swept.dirs[dir] {
 		return
 	}
 	if swept.dirs == nil {
 		swept.dirs = map[string]bool{}
 	}
-	swept.dirs[Dir] = true
-	removed, err := Sweep()
+	swept.dirs[dir] = true
+	removed, err := Sweep(dir)
 	if err != nil {
-		slog.Debug("shm: sweep of stale segments failed", "dir", Dir, "err", err)
+		slog.Debug("shm: sweep of stale segments failed", "dir", dir, "err", err)
 		return
 	}
 	if len(removed) > 0 {
-		slog.Debug("shm: removed stale segments", "dir", Dir, "count", len(removed))
+		slog.Debug("shm: removed stale segments", "dir", dir, "count", len(removed))
 	}
 }
 
@@ -110,16 +123,19 @@ func sweepOnce() {
 // The first arena of a process also sweeps segments left behind by dead
 // processes (see Sweep).
 func NewArena(opts ...ArenaOption) (*Arena, error) {
-	if err := checkDir(); err != nil {
-		return nil, err
-	}
-	sweepOnce()
-	a := &Arena{chunk: DefaultChunk}
+	a := &Arena{dir: DefaultDir(), chunk: DefaultChunk}
 	for _, o := range opts {
 		o(a)
 	}
+	if err := checkDir(a.dir); err != nil {
+		return nil, err
+	}
+	sweepOnce(a.dir)
 	return a, nil
 }
+
+// Dir is the directory that holds the arena's segments.
+func (a *Arena) Dir() string { return a.dir }
 
 func roundUp(n, to int64) int64 { return (n + to - 1) / to * to }
 
@@ -147,7 +163,7 @@ func (a *Arena) Alloc(n int64) (Region, error) {
 	if want > a.chunk {
 		size, dedicated = roundUp(want, 4096), true
 	}
-	seg, err := Create(NewName(), size)
+	seg, err := CreateIn(a.dir, NewName(), size)
 	if err != nil {
 		return Region{}, err
 	}

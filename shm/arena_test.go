@@ -145,7 +145,7 @@ func TestArenaDedicatedSegmentUnmappedWhenEmpty(t *testing.T) {
 
 	require.NoError(t, a.Free(big))
 	require.NotContains(t, a.Segments(), big.Segment())
-	_, err = os.Stat(filepath.Join(Dir, big.Segment()))
+	_, err = os.Stat(filepath.Join(DefaultDir(), big.Segment()))
 	require.ErrorIs(t, err, os.ErrNotExist, "an empty dedicated segment is unlinked")
 
 	require.NoError(t, a.Free(small))
@@ -157,7 +157,7 @@ func TestArenaCloseIsIdempotentAndFinal(t *testing.T) {
 	require.NoError(t, err)
 	r, err := a.Alloc(10)
 	require.NoError(t, err)
-	path := filepath.Join(Dir, r.Segment())
+	path := filepath.Join(DefaultDir(), r.Segment())
 	require.FileExists(t, path)
 
 	require.NoError(t, a.Close())

@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/zyxtt/zyxtt/internal/shmtest"
 )
 
 // Helper processes: the test binary re-runs itself with helperEnv set to one
-// of these modes, inside the directory named by dirEnv.
+// of these modes, inside the directory the parent set up (ZYX_SHM_DIR).
 const (
 	helperEnv = "ZYX_SHM_TEST_HELPER"
-	dirEnv    = "ZYX_SHM_TEST_DIR"
 
 	helperCreateAndExit = "create-and-exit" // leave a segment behind and die
 	helperCreateAndWait = "create-and-wait" // hold a segment until stdin closes
@@ -23,19 +24,7 @@ func TestMain(m *testing.M) {
 	}
 	// Every test works in a private directory on tmpfs, so that it neither
 	// sees nor sweeps the segments of other processes on this machine.
-	base := ""
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		base = "/dev/shm"
-	}
-	dir, err := os.MkdirTemp(base, "zyxtest-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "shm test: temp dir:", err)
-		os.Exit(2)
-	}
-	Dir = dir
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	shmtest.Main(m)
 }
 
 // runHelper creates one segment, prints its name and then either exits
@@ -45,7 +34,6 @@ func runHelper(mode string) int {
 		fmt.Fprintln(os.Stderr, "helper: unknown mode", mode)
 		return 2
 	}
-	Dir = os.Getenv(dirEnv)
 	seg, err := Create(NewName(), 4096)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)

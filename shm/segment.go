@@ -33,6 +33,7 @@ func NewName() string {
 // process for its whole life. Close unmaps it and, when this process created
 // it, unlinks the name.
 type Segment struct {
+	dir   string
 	name  string
 	data  []byte
 	owner bool
@@ -44,9 +45,12 @@ type Segment struct {
 	closeErr  error
 }
 
-// Create makes a new segment of size bytes with O_CREAT|O_EXCL and mode 0600,
-// and maps it.
-func Create(name string, size int64) (*Segment, error) {
+// Create makes a new segment of size bytes in DefaultDir with
+// O_CREAT|O_EXCL and mode 0600, and maps it.
+func Create(name string, size int64) (*Segment, error) { return CreateIn(DefaultDir(), name, size) }
+
+// CreateIn is Create in directory dir.
+func CreateIn(dir, name string, size int64) (*Segment, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("shm: create %s: size %d must be positive", name, size)
 	}
@@ -56,10 +60,10 @@ func Create(name string, size int64) (*Segment, error) {
 	if err := validName(name); err != nil {
 		return nil, err
 	}
-	if err := checkDir(); err != nil {
+	if err := checkDir(dir); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(Dir, name)
+	path := filepath.Join(dir, name)
 	fd, err := shmOpen(path, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL, 0o600)
 	if err != nil {
 		return nil, err
@@ -87,19 +91,22 @@ func Create(name string, size int64) (*Segment, error) {
 	if err != nil {
 		return fail(err)
 	}
-	return &Segment{name: name, data: data, owner: true, lockFD: fd}, nil
+	return &Segment{dir: dir, name: name, data: data, owner: true, lockFD: fd}, nil
 }
 
-// Open maps an existing segment created by another process. Close unmaps it
-// but leaves the name in place.
-func Open(name string) (*Segment, error) {
+// Open maps an existing segment of DefaultDir created by another process.
+// Close unmaps it but leaves the name in place.
+func Open(name string) (*Segment, error) { return OpenIn(DefaultDir(), name) }
+
+// OpenIn is Open in directory dir.
+func OpenIn(dir, name string) (*Segment, error) {
 	if err := validName(name); err != nil {
 		return nil, err
 	}
-	if err := checkDir(); err != nil {
+	if err := checkDir(dir); err != nil {
 		return nil, err
 	}
-	fd, err := shmOpen(filepath.Join(Dir, name), unix.O_RDWR, 0)
+	fd, err := shmOpen(filepath.Join(dir, name), unix.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -115,10 +122,10 @@ func Open(name string) (*Segment, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Segment{name: name, data: data, lockFD: -1}, nil
+	return &Segment{dir: dir, name: name, data: data, lockFD: -1}, nil
 }
 
-// validName rejects names that would escape Dir or that the runtime could not
+// validName rejects names that would escape the directory or that the runtime could not
 // open by name.
 func validName(name string) error {
 	if name == "" || len(name) > 200 || strings.ContainsAny(name, "/\x00") || name == "." || name == ".." {
@@ -127,7 +134,7 @@ func validName(name string) error {
 	return nil
 }
 
-// Name is the segment's name under /dev/shm, as other processes open it.
+// Name is the segment's name in its directory, as other processes open it.
 func (s *Segment) Name() string { return s.name }
 
 // Size is the mapped length in bytes.
@@ -143,7 +150,7 @@ func (s *Segment) Close() error {
 		err := munmap(s.data, s.name)
 		s.data = nil
 		if s.owner {
-			if uerr := unlink(filepath.Join(Dir, s.name)); uerr != nil && err == nil {
+			if uerr := unlink(filepath.Join(s.dir, s.name)); uerr != nil && err == nil {
 				err = uerr
 			}
 		}
@@ -167,13 +174,13 @@ const sweepMinAge = 10 * time.Second
 // lock (the creator holds it until it closes the segment or dies) and either
 // its creator's pid is not alive here or it is older than a few seconds.
 // Segments of live owners, and names it does not recognise, are left alone.
-func Sweep() ([]string, error) {
-	if err := checkDir(); err != nil {
+func Sweep(dir string) ([]string, error) {
+	if err := checkDir(dir); err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir(Dir)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, wrap("readdir", Dir, err)
+		return nil, wrap("readdir", dir, err)
 	}
 	var removed []string
 	for _, e := range entries {
@@ -181,7 +188,7 @@ func Sweep() ([]string, error) {
 		if !ok || pid == os.Getpid() {
 			continue
 		}
-		path := filepath.Join(Dir, e.Name())
+		path := filepath.Join(dir, e.Name())
 		if free, err := unheld(path); err != nil || !free {
 			continue
 		}

@@ -28,7 +28,7 @@ func TestCreateExclusiveOwnerOnlyAndNamedByPID(t *testing.T) {
 	require.EqualValues(t, 5000, seg.Size())
 	require.Len(t, seg.Bytes(), 5000)
 
-	st, err := os.Stat(filepath.Join(Dir, name))
+	st, err := os.Stat(filepath.Join(DefaultDir(), name))
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 
@@ -39,7 +39,7 @@ func TestCreateExclusiveOwnerOnlyAndNamedByPID(t *testing.T) {
 	require.NoError(t, seg.Close())
 	require.NoError(t, seg.Close(), "Close is idempotent")
 	require.Nil(t, seg.Bytes())
-	_, err = os.Stat(filepath.Join(Dir, name))
+	_, err = os.Stat(filepath.Join(DefaultDir(), name))
 	require.ErrorIs(t, err, os.ErrNotExist, "the creator's Close unlinks")
 }
 
@@ -88,7 +88,7 @@ func TestOpenSharesMemoryAndLeavesTheName(t *testing.T) {
 	require.Equal(t, "through the creator", string(peer.Bytes()[100:119]))
 	require.NoError(t, peer.Close())
 
-	_, err = os.Stat(filepath.Join(Dir, seg.Name()))
+	_, err = os.Stat(filepath.Join(DefaultDir(), seg.Name()))
 	require.NoError(t, err, "closing an opened (not created) segment keeps its name")
 
 	_, err = Open(NewName())
@@ -98,23 +98,22 @@ func TestOpenSharesMemoryAndLeavesTheName(t *testing.T) {
 }
 
 func TestMissingDirIsUnsupported(t *testing.T) {
-	old := Dir
-	Dir = filepath.Join(t.TempDir(), "no-such-shm")
-	t.Cleanup(func() { Dir = old })
+	t.Setenv(EnvDir, filepath.Join(t.TempDir(), "no-such-shm"))
 
 	_, err := Create(NewName(), 4096)
 	require.ErrorIs(t, err, ErrUnsupported)
-	require.ErrorContains(t, err, Dir, "the error names the missing directory")
+	require.ErrorContains(t, err, DefaultDir(), "the error names the missing directory")
 	_, err = Open("zyx-1-1-00")
 	require.ErrorIs(t, err, ErrUnsupported)
 	_, err = NewArena()
 	require.ErrorIs(t, err, ErrUnsupported)
-	_, err = Sweep()
+	_, err = Sweep(DefaultDir())
 	require.ErrorIs(t, err, ErrUnsupported)
 
 	// A file where the directory should be is just as unusable.
-	Dir = filepath.Join(t.TempDir(), "file")
-	require.NoError(t, os.WriteFile(Dir, nil, 0o600))
+	file := filepath.Join(t.TempDir(), "file")
+	t.Setenv(EnvDir, file)
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
 	_, err = Create(NewName(), 4096)
 	require.ErrorIs(t, err, ErrUnsupported)
 }
@@ -123,7 +122,7 @@ func TestMissingDirIsUnsupported(t *testing.T) {
 func startHelper(t *testing.T, mode string) (*exec.Cmd, string, func()) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+mode, dirEnv+"="+Dir)
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode) // ZYX_SHM_DIR is inherited
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
@@ -145,7 +144,7 @@ func startHelper(t *testing.T, mode string) (*exec.Cmd, string, func()) {
 
 func exists(t *testing.T, name string) bool {
 	t.Helper()
-	_, err := os.Stat(filepath.Join(Dir, name))
+	_, err := os.Stat(filepath.Join(DefaultDir(), name))
 	if errors.Is(err, os.ErrNotExist) {
 		return false
 	}
@@ -167,10 +166,10 @@ func TestSweepRemovesDeadOwnersOnly(t *testing.T) {
 	defer own.Close()
 	foreign := []string{"not-ours", Prefix + "abc-1-ff", Prefix + "0-1-ff", Prefix + "12345"}
 	for _, n := range foreign {
-		require.NoError(t, os.WriteFile(filepath.Join(Dir, n), nil, 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(DefaultDir(), n), nil, 0o600))
 	}
 
-	removed, err := Sweep()
+	removed, err := Sweep(DefaultDir())
 	require.NoError(t, err)
 	require.Equal(t, []string{dead}, removed)
 	require.False(t, exists(t, dead))
@@ -183,7 +182,7 @@ func TestSweepRemovesDeadOwnersOnly(t *testing.T) {
 	// The live helper cleans up after itself; nothing is left to sweep.
 	finishLive()
 	require.False(t, exists(t, live))
-	removed, err = Sweep()
+	removed, err = Sweep(DefaultDir())
 	require.NoError(t, err)
 	require.Empty(t, removed)
 }
@@ -223,11 +222,11 @@ func TestProcessAlive(t *testing.T) {
 
 func TestCreateBeyondTheFilesystemIsAnErrorNotSIGBUS(t *testing.T) {
 	var st unix.Statfs_t
-	require.NoError(t, unix.Statfs(Dir, &st))
+	require.NoError(t, unix.Statfs(DefaultDir(), &st))
 	if st.Type != unix.TMPFS_MAGIC {
-		t.Skipf("%s is not on tmpfs", Dir)
+		t.Skipf("%s is not on tmpfs", DefaultDir())
 	}
-	capacity, err := Capacity()
+	capacity, err := Capacity(DefaultDir())
 	require.NoError(t, err)
 	require.Equal(t, int64(st.Blocks)*st.Bsize, capacity)
 
@@ -241,13 +240,12 @@ func TestCreateBeyondTheFilesystemIsAnErrorNotSIGBUS(t *testing.T) {
 	require.False(t, exists(t, name), "a failed create leaves no name behind")
 }
 
-// inDir points the package at a fresh directory for one test.
+// inDir points the package's default directory at a fresh one for one test.
 func inDir(t *testing.T) string {
 	t.Helper()
-	old := Dir
-	Dir = t.TempDir()
-	t.Cleanup(func() { Dir = old })
-	return Dir
+	dir := t.TempDir()
+	t.Setenv(EnvDir, dir)
+	return dir
 }
 
 func TestSweepKeepsSegmentsWhoseOwnerLockIsHeld(t *testing.T) {
@@ -257,7 +255,7 @@ func TestSweepKeepsSegmentsWhoseOwnerLockIsHeld(t *testing.T) {
 	// namespace looks exactly like this.
 	held, err := Create(Prefix+"999999999-1-aa", 4096)
 	require.NoError(t, err)
-	removed, err := Sweep()
+	removed, err := Sweep(DefaultDir())
 	require.NoError(t, err)
 	require.Empty(t, removed)
 	require.FileExists(t, filepath.Join(dir, held.Name()))
@@ -276,7 +274,7 @@ func TestSweepJudgesUnlockedSegmentsOfLivePidsByAge(t *testing.T) {
 	}
 	past := time.Now().Add(-time.Hour)
 	require.NoError(t, os.Chtimes(filepath.Join(dir, old), past, past))
-	removed, err := Sweep()
+	removed, err := Sweep(DefaultDir())
 	require.NoError(t, err)
 	require.Equal(t, []string{old}, removed)
 	require.FileExists(t, filepath.Join(dir, fresh))

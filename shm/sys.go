@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,9 +19,25 @@ import (
 // (no /dev/shm tmpfs), so segments cannot be created.
 var ErrUnsupported = errors.New("shm: POSIX shared memory is not available (no /dev/shm)")
 
-// Dir is where POSIX shared memory objects live on Linux. shm_open(3) in glibc
-// is open(2) on this directory, so using it directly needs no cgo.
-var Dir = "/dev/shm"
+// SystemDir is where POSIX shared memory objects live on Linux. shm_open(3)
+// in glibc is open(2) on this directory, so using it directly needs no cgo.
+// The Tenstorrent runtime maps segments by name under this directory.
+const SystemDir = "/dev/shm"
+
+// EnvDir names the environment variable that moves the default directory of
+// segments and arenas elsewhere (an absolute path to a directory on tmpfs),
+// for hosts whose /dev/shm is small and for tests that keep their segments
+// apart from other processes'.
+const EnvDir = "ZYX_SHM_DIR"
+
+// DefaultDir is the directory segments and arenas use unless told otherwise:
+// $ZYX_SHM_DIR when it is an absolute path, else /dev/shm.
+func DefaultDir() string {
+	if d := os.Getenv(EnvDir); d != "" && filepath.IsAbs(d) {
+		return filepath.Clean(d)
+	}
+	return SystemDir
+}
 
 // opError names the failing operation and the object it worked on.
 type opError struct {
@@ -45,10 +62,10 @@ func wrap(op, name string, err error) error {
 	return &opError{op: op, name: name, err: err}
 }
 
-func checkDir() error {
-	st, err := os.Stat(Dir)
+func checkDir(dir string) error {
+	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
-		return fmt.Errorf("%w: %s", ErrUnsupported, Dir)
+		return fmt.Errorf("%w: %s", ErrUnsupported, dir)
 	}
 	return nil
 }
@@ -129,15 +146,15 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, unix.EPERM)
 }
 
-// Capacity is the total size in bytes of the filesystem that holds Dir: the
+// Capacity is the total size in bytes of the filesystem that holds dir: the
 // most that segments can ever hold together.
-func Capacity() (int64, error) {
-	if err := checkDir(); err != nil {
+func Capacity(dir string) (int64, error) {
+	if err := checkDir(dir); err != nil {
 		return 0, err
 	}
 	var st unix.Statfs_t
-	if err := unix.Statfs(Dir, &st); err != nil {
-		return 0, wrap("statfs", Dir, err)
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, wrap("statfs", dir, err)
 	}
 	return int64(st.Blocks) * st.Bsize, nil
 }

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/hostpool"
 	"github.com/zyxtt/zyxtt/shm"
 	"github.com/zyxtt/zyxtt/tt"
@@ -51,7 +52,7 @@ func TestMain(m *testing.M) {
 // ownSegments lists the shm segments named for this process that are not
 // in before.
 func ownSegments(before []string) []string {
-	ents, _ := os.ReadDir(shm.Dir)
+	ents, _ := os.ReadDir(shm.DefaultDir())
 	var out []string
 	prefix := fmt.Sprintf("%s%d-", shm.Prefix, os.Getpid())
 	for _, e := range ents {
@@ -532,4 +533,36 @@ func TestRealRuntimeEmulator(t *testing.T) {
 	require.Equal(t, src, back)
 	require.ErrorIs(t, p.Write(ctx, b, int64(len(src)), []byte{1}), backends.ErrInvalidArgument)
 	require.NoError(t, p.Release(b))
+}
+
+func TestPoolConformanceUnderTheMock(t *testing.T) {
+	backendtest.RunPoolConformance(t, open1(t, "").Pool())
+}
+
+// A tt pool keeps its buffers in the one buffer table: an id from the host
+// pool or from another chip's pool is ErrUnknownBuffer.
+func TestForeignIDsAreUnknownAcrossChips(t *testing.T) {
+	devs, err := openWith(t, "none", "", `, "emu_board": "n300"`)
+	require.NoError(t, err)
+	require.Len(t, devs, 2)
+	ctx := context.Background()
+	p0, p1 := devs[0].Pool(), devs[1].Pool()
+	id0, err := p0.Alloc(ctx, 4096)
+	require.NoError(t, err)
+	defer p0.Release(id0)
+	id1, err := p1.Alloc(ctx, 4096)
+	require.NoError(t, err)
+	defer p1.Release(id1)
+	require.NotEqual(t, id0, id1, "ids are process-wide")
+
+	require.ErrorIs(t, p1.Retain(id0), backends.ErrUnknownBuffer, "chip 0's id on chip 1")
+	require.ErrorIs(t, p0.Write(ctx, id1, 0, []byte{1}), backends.ErrUnknownBuffer, "chip 1's id on chip 0")
+	host, err := backends.HostPool()
+	require.NoError(t, err)
+	hid, err := host.Alloc(ctx, 64)
+	require.NoError(t, err)
+	defer host.Release(hid)
+	require.ErrorIs(t, p0.Retain(hid), backends.ErrUnknownBuffer, "a host-pool id")
+	_, err = p0.Size(hid)
+	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
 }

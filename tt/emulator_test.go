@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/hostpool"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
@@ -334,4 +335,8 @@ void kernel_main() {
 	for _, b := range bufs {
 		require.NoError(t, p.Release(b))
 	}
+}
+
+func TestEmulatorRuntimePoolConformance(t *testing.T) {
+	backendtest.RunPoolConformance(t, openEmu(t, "n150")[0].Pool())
 }

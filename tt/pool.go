@@ -7,6 +7,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/hostpool"
+	"github.com/zyxtt/zyxtt/internal/buftable"
 	"github.com/zyxtt/zyxtt/shm"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
@@ -16,24 +17,23 @@ import (
 const StagingBytes = 8 << 20
 
 type devBuf struct {
-	rid   uint64 // the runtime's buffer id
-	size  int64
-	alloc int64 // bytes charged against the pool: size rounded up to pages
-	refs  int
+	rid    uint64 // the runtime's buffer id
+	size   int64
+	charge int64 // bytes charged against the pool: size rounded up to pages
 }
 
 // Pool is one chip's DRAM. Buffers live in the runtime; the pool keeps
-// their refcounts and exact accounting: FreeBytes is the chip's DRAM (banks
-// × bank size) minus every live buffer rounded up to whole pages.
+// their refcounts (in the one buffer table, so another pool's ids are
+// unknown here) and exact accounting: FreeBytes is the chip's DRAM (banks ×
+// bank size) minus every live buffer rounded up to whole pages.
 type Pool struct {
 	name  string
 	rt    *ttruntime.Client
 	host  *hostpool.Pool
 	total int64
+	bufs  *buftable.Table[*devBuf]
 
 	mu     sync.Mutex
-	bufs   map[backends.BufferID]*devBuf
-	next   backends.BufferID
 	used   int64
 	closed bool
 
@@ -47,10 +47,9 @@ func newPool(name string, rt *ttruntime.Client, host *hostpool.Pool) *Pool {
 	if total > 1<<62 {
 		total = 1 << 62
 	}
-	return &Pool{
-		name: name, rt: rt, host: host, total: int64(total),
-		bufs: map[backends.BufferID]*devBuf{}, next: 1, mapped: map[string]bool{},
-	}
+	p := &Pool{name: name, rt: rt, host: host, total: int64(total), mapped: map[string]bool{}}
+	p.bufs = buftable.New(buftable.NotInPool(ttruntime.Backend, name), p.free)
+	return p
 }
 
 // Name is the device's name ("tt:0", "tt-emu:0").
@@ -84,71 +83,66 @@ func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 	p.mu.Unlock()
 
 	var r ttruntime.AllocReply
-	err := p.rt.Call(ctx, ttruntime.CmdAlloc, ttruntime.AllocRequest{Size: uint64(n), PageSize: page}, &r)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err != nil {
+	if err := p.rt.Call(ctx, ttruntime.CmdAlloc, ttruntime.AllocRequest{Size: uint64(n), PageSize: page}, &r); err != nil {
+		p.mu.Lock()
 		p.used -= charge
+		p.mu.Unlock()
 		return 0, err
 	}
-	id := p.next
-	p.next++
-	p.bufs[id] = &devBuf{rid: r.Buffer, size: n, alloc: charge, refs: 1}
-	return id, nil
+	return p.bufs.Insert(&devBuf{rid: r.Buffer, size: n, charge: charge}, n), nil
 }
 
-func (p *Pool) lookup(op string, id backends.BufferID) (*devBuf, error) {
-	if p.closed {
-		return nil, p.errf(op, backends.ErrClosed, "")
-	}
-	b, ok := p.bufs[id]
-	if !ok {
-		return nil, p.errf(op, backends.ErrUnknownBuffer, "buffer %d", id)
-	}
-	return b, nil
-}
-
-// Retain adds a reference.
-func (p *Pool) Retain(id backends.BufferID) error {
+// free gives a buffer whose last reference went back to the runtime.
+func (p *Pool) free(b *devBuf) error {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, err := p.lookup("retain", id)
-	if err != nil {
-		return err
-	}
-	b.refs++
-	return nil
-}
-
-// Release drops a reference; the last one frees the device memory.
-func (p *Pool) Release(id backends.BufferID) error {
-	p.mu.Lock()
-	b, err := p.lookup("release", id)
-	if err != nil {
-		p.mu.Unlock()
-		return err
-	}
-	b.refs--
-	if b.refs > 0 {
-		p.mu.Unlock()
-		return nil
-	}
-	delete(p.bufs, id)
-	p.used -= b.alloc
+	p.used -= b.charge
+	closed := p.closed
 	p.mu.Unlock()
+	if closed {
+		return nil // the runtime's exit frees the device memory
+	}
 	// Release has no context: the client's per-call timeout bounds it.
 	return p.rt.Call(context.Background(), ttruntime.CmdFree, ttruntime.BufferRequest{Buffer: b.rid}, nil)
 }
 
-// Size is the buffer's length in bytes.
-func (p *Pool) Size(id backends.BufferID) (int64, error) {
+func (p *Pool) checkOpen(op string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	b, err := p.lookup("size", id)
-	if err != nil {
+	if p.closed {
+		return p.errf(op, backends.ErrClosed, "")
+	}
+	return nil
+}
+
+func (p *Pool) lookup(op string, id backends.BufferID) (*devBuf, error) {
+	if err := p.checkOpen(op); err != nil {
+		return nil, err
+	}
+	return p.bufs.Get(op, id)
+}
+
+// Retain adds a reference.
+func (p *Pool) Retain(id backends.BufferID) error {
+	if err := p.checkOpen("retain"); err != nil {
+		return err
+	}
+	return p.bufs.Retain(id)
+}
+
+// Release drops a reference; the last one frees the device memory.
+func (p *Pool) Release(id backends.BufferID) error {
+	if err := p.checkOpen("release"); err != nil {
+		return err
+	}
+	return p.bufs.Release(id)
+}
+
+// Size is the buffer's length in bytes.
+func (p *Pool) Size(id backends.BufferID) (int64, error) {
+	if err := p.checkOpen("size"); err != nil {
 		return 0, err
 	}
-	return b.size, nil
+	return p.bufs.Size(id)
 }
 
 // FreeBytes is the device memory not held by live buffers.
@@ -158,20 +152,18 @@ func (p *Pool) FreeBytes() int64 {
 	return p.total - p.used
 }
 
+// ChargeUnit is the granularity of the pool's accounting: every buffer is
+// charged whole DRAM pages.
+func (p *Pool) ChargeUnit() int64 { return ttruntime.DefaultPageSize }
+
 // TotalBytes is the chip's DRAM.
 func (p *Pool) TotalBytes() int64 { return p.total }
 
 // Live is the number of live buffers.
-func (p *Pool) Live() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.bufs)
-}
+func (p *Pool) Live() int { return p.bufs.Len() }
 
 // runtimeID is the runtime's id of a live buffer.
 func (p *Pool) runtimeID(id backends.BufferID) (uint64, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	b, err := p.lookup("launch", id)
 	if err != nil {
 		return 0, err
@@ -181,8 +173,6 @@ func (p *Pool) runtimeID(id backends.BufferID) (uint64, error) {
 
 // span checks [off, off+n) against the buffer and returns its runtime id.
 func (p *Pool) span(op string, id backends.BufferID, off int64, n int) (uint64, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	b, err := p.lookup(op, id)
 	if err != nil {
 		return 0, err
@@ -305,9 +295,9 @@ func (p *Pool) forgetDroppedSegments(ctx context.Context) error {
 func (p *Pool) close() error {
 	p.mu.Lock()
 	p.closed = true
-	p.bufs = map[backends.BufferID]*devBuf{}
 	p.used = 0
 	p.mu.Unlock()
+	p.bufs.Drain()
 	p.segMu.Lock()
 	defer p.segMu.Unlock()
 	if p.staging.IsZero() {

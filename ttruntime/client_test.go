@@ -68,7 +68,7 @@ func echo(r io.Reader, w io.Writer) {
 // ownSegments lists the shm segments named for this process that are not
 // in before.
 func ownSegments(before []string) []string {
-	ents, _ := os.ReadDir(shm.Dir)
+	ents, _ := os.ReadDir(shm.DefaultDir())
 	var out []string
 	prefix := fmt.Sprintf("%s%d-", shm.Prefix, os.Getpid())
 	for _, e := range ents {

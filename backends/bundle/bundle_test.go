@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/internal/half"
+	"github.com/zyxtt/zyxtt/internal/half"
 )
 
 func args(vals ...backends.Constant) []backends.LaunchArg {

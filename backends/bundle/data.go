@@ -14,7 +14,7 @@ import (
 	"codeberg.org/sbinet/npyio"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/internal/half"
+	"github.com/zyxtt/zyxtt/internal/half"
 )
 
 // GenKind is how a generator fills a buffer.

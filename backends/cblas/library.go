@@ -7,7 +7,7 @@ import (
 
 	"github.com/ebitengine/purego"
 
-	"github.com/zyxtt/zyxtt/backends/internal/dl"
+	"github.com/zyxtt/zyxtt/internal/dl"
 )
 
 // DefaultLibraries are the sonames tried, in order, after the configured

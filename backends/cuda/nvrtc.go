@@ -17,7 +17,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/internal/diskcache"
+	"github.com/zyxtt/zyxtt/internal/diskcache"
 )
 
 // nvrtcAPI holds NVRTC's entry points.

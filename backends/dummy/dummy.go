@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/internal/buftable"
+	"github.com/zyxtt/zyxtt/internal/buftable"
 )
 
 // Name is the backend's registry name, its device's name and its pool's name.

@@ -10,7 +10,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/internal/dl"
+	"github.com/zyxtt/zyxtt/internal/dl"
 )
 
 // sonames are tried in order; the ICD loader's versioned name first.

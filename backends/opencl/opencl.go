@@ -15,7 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/internal/diskcache"
+	"github.com/zyxtt/zyxtt/internal/diskcache"
 )
 
 // Name is the backend's registry key and the prefix of its device names.

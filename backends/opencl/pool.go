@@ -7,7 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/internal/buftable"
+	"github.com/zyxtt/zyxtt/internal/buftable"
 )
 
 type buffer struct {

@@ -17,8 +17,8 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/internal/diskcache"
-	"github.com/zyxtt/zyxtt/backends/internal/half"
+	"github.com/zyxtt/zyxtt/internal/diskcache"
+	"github.com/zyxtt/zyxtt/internal/half"
 )
 
 // executable is a built cl_program and its kernel on one device.

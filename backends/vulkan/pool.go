@@ -6,7 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/internal/buftable"
+	"github.com/zyxtt/zyxtt/internal/buftable"
 )
 
 // buffer is a VkBuffer with its own memory. mapped is set when that memory

@@ -9,7 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/internal/half"
+	"github.com/zyxtt/zyxtt/internal/half"
 )
 
 // executable is a compute pipeline with its layout and one descriptor set.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends/internal/diskcache"
+	"github.com/zyxtt/zyxtt/internal/diskcache"
 )
 
 func TestDir(t *testing.T) {

@@ -1,37 +1,39 @@
-// Package buftable is the refcounted buffer table behind the device pools:
-// it issues buffer ids, counts references, keeps the bytes in use, and
-// frees a buffer's native memory when its last reference goes, including a
-// reference an operation holds only while it runs.
+// Package buftable is the one refcounted buffer table behind every pool
+// (host, disk, Tenstorrent and the device pools): it issues buffer ids,
+// counts references, keeps the bytes in use, and frees a buffer's native
+// memory when its last reference goes, including a reference an operation
+// holds only while it runs.
 package buftable
 
 import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/internal/core"
 )
 
-// firstID is where the ids of every table start: far above the host pool's
-// ids, so a host-pool buffer handed to a device pool is never taken for one
-// of the device's.
-const firstID = 1 << 40
+// firstSharedID is where the process-wide ids start: far above the host
+// pool's own ids, so a host-pool buffer handed to another pool is never taken
+// for one of that pool's.
+const firstSharedID = 1 << 40
 
-// nextID numbers buffers across every table of the process, so an id from
-// another pool (of any backend) is always unknown to this one.
-var nextID atomic.Uint64
+// sharedIDs numbers buffers across every table of the process that uses it,
+// so an id from another pool (of any backend, or another chip) is always
+// unknown to this one.
+var sharedIDs atomic.Uint64
 
-func init() { nextID.Store(firstID) }
+func init() { sharedIDs.Store(firstSharedID) }
 
 // UnknownFunc builds the error for an id that a table does not hold; op is
 // the operation that looked it up ("retain", "write", "launch" …).
-type UnknownFunc func(op string, id backends.BufferID) error
+type UnknownFunc func(op string, id core.BufferID) error
 
-// NotInPool is the unknown-buffer error of the OpenCL and Vulkan pools: a
-// *backends.Error of backend for op, wrapping backends.ErrUnknownBuffer,
-// that says "buffer <id> is not in pool <pool>".
+// NotInPool is the unknown-buffer error most pools use: a *core.Error of
+// backend for op, wrapping core.ErrUnknownBuffer, that says "buffer <id> is
+// not in pool <pool>".
 func NotInPool(backend, pool string) UnknownFunc {
-	return func(op string, id backends.BufferID) error {
-		return backends.Errorf(backend, op, backends.ErrUnknownBuffer, "buffer %d is not in pool %s", id, pool)
+	return func(op string, id core.BufferID) error {
+		return core.Errorf(backend, op, core.ErrUnknownBuffer, "buffer %d is not in pool %s", id, pool)
 	}
 }
 
@@ -42,28 +44,39 @@ type entry[T any] struct {
 }
 
 // Table maps buffer ids to native buffers of type T. Every method is safe
-// for concurrent use. A zero Table is not usable; make one with New.
+// for concurrent use. A zero Table is not usable; make one with New or
+// NewLocal.
 type Table[T any] struct {
 	unknown UnknownFunc
 	free    func(T) error
+	ids     *atomic.Uint64
 
 	mu   sync.Mutex
-	bufs map[backends.BufferID]*entry[T]
+	bufs map[core.BufferID]*entry[T]
 	used int64
 }
 
-// New makes an empty table. free releases a buffer's native memory when its
-// last reference goes; it runs outside the table's lock and may be nil
-// (memory the garbage collector frees). unknown builds the error for an id
-// the table does not hold.
+// New makes an empty table whose ids come from the process-wide counter.
+// free releases a buffer's native memory when its last reference goes; it
+// runs outside the table's lock and may be nil (memory the garbage collector
+// frees). unknown builds the error for an id the table does not hold.
 func New[T any](unknown UnknownFunc, free func(T) error) *Table[T] {
-	return &Table[T]{unknown: unknown, free: free, bufs: map[backends.BufferID]*entry[T]{}}
+	return &Table[T]{unknown: unknown, free: free, ids: &sharedIDs, bufs: map[core.BufferID]*entry[T]{}}
+}
+
+// NewLocal makes a table whose ids are its own, counting from 1: the host
+// pool's. They stay below the process-wide ids, so they never collide with
+// another table's.
+func NewLocal[T any](unknown UnknownFunc, free func(T) error) *Table[T] {
+	t := New(unknown, free)
+	t.ids = new(atomic.Uint64)
+	return t
 }
 
 // Insert adds a buffer of size bytes with one reference and returns its new
 // id.
-func (t *Table[T]) Insert(val T, size int64) backends.BufferID {
-	id := backends.BufferID(nextID.Add(1))
+func (t *Table[T]) Insert(val T, size int64) core.BufferID {
+	id := core.BufferID(t.ids.Add(1))
 	t.mu.Lock()
 	t.bufs[id] = &entry[T]{val: val, size: size, refs: 1}
 	t.used += size
@@ -72,7 +85,7 @@ func (t *Table[T]) Insert(val T, size int64) backends.BufferID {
 }
 
 // Retain adds a reference to id.
-func (t *Table[T]) Retain(id backends.BufferID) error {
+func (t *Table[T]) Retain(id core.BufferID) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, ok := t.bufs[id]
@@ -85,7 +98,7 @@ func (t *Table[T]) Retain(id backends.BufferID) error {
 
 // Release drops a reference to id. The last one removes the buffer and
 // returns what free returned for it.
-func (t *Table[T]) Release(id backends.BufferID) error {
+func (t *Table[T]) Release(id core.BufferID) error {
 	t.mu.Lock()
 	e, ok := t.bufs[id]
 	if !ok {
@@ -103,7 +116,7 @@ func (t *Table[T]) Release(id backends.BufferID) error {
 // drop takes one reference from e (the entry of id, or an entry Drain has
 // already taken out) and reports whether the caller must free it. The
 // caller holds t.mu.
-func (t *Table[T]) drop(id backends.BufferID, e *entry[T]) bool {
+func (t *Table[T]) drop(id core.BufferID, e *entry[T]) bool {
 	e.refs--
 	if e.refs > 0 || t.bufs[id] != e {
 		return false
@@ -121,7 +134,7 @@ func (t *Table[T]) freeVal(v T) error {
 }
 
 // Size is the size id was inserted with.
-func (t *Table[T]) Size(id backends.BufferID) (int64, error) {
+func (t *Table[T]) Size(id core.BufferID) (int64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, ok := t.bufs[id]
@@ -133,7 +146,7 @@ func (t *Table[T]) Size(id backends.BufferID) (int64, error) {
 
 // Get is id's buffer, without taking a reference: use it where the buffer
 // cannot be freed under the caller (Go memory), else Acquire.
-func (t *Table[T]) Get(op string, id backends.BufferID) (T, error) {
+func (t *Table[T]) Get(op string, id core.BufferID) (T, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, ok := t.bufs[id]
@@ -151,7 +164,7 @@ func (t *Table[T]) Get(op string, id backends.BufferID) (T, error) {
 // reference it drops (ignoring free's error: the operation has its own
 // outcome to report). An unknown id takes no reference at all. The same id
 // may appear more than once.
-func (t *Table[T]) Acquire(op string, ids ...backends.BufferID) (vals []T, release func(), err error) {
+func (t *Table[T]) Acquire(op string, ids ...core.BufferID) (vals []T, release func(), err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	held := make([]*entry[T], len(ids))
@@ -210,7 +223,7 @@ func (t *Table[T]) Len() int {
 func (t *Table[T]) Drain() []T {
 	t.mu.Lock()
 	bufs := t.bufs
-	t.bufs = map[backends.BufferID]*entry[T]{}
+	t.bufs = map[core.BufferID]*entry[T]{}
 	t.used = 0
 	t.mu.Unlock()
 	out := make([]T, 0, len(bufs))

@@ -9,9 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/internal/buftable"
-	"github.com/zyxtt/zyxtt/hostpool"
+	"github.com/zyxtt/zyxtt/internal/buftable"
+	"github.com/zyxtt/zyxtt/internal/core"
 )
 
 // mem stands in for a native buffer; freed counts the frees of each one.
@@ -63,8 +62,8 @@ func TestLifecycle(t *testing.T) {
 		"launch":  func() error { _, _, err := tab.Acquire("launch", id); return err },
 	} {
 		err := f()
-		require.ErrorIs(t, err, backends.ErrUnknownBuffer, op)
-		var be *backends.Error
+		require.ErrorIs(t, err, core.ErrUnknownBuffer, op)
+		var be *core.Error
 		require.ErrorAs(t, err, &be, op)
 		require.Equal(t, "test", be.Backend)
 		require.Equal(t, op, be.Op)
@@ -97,7 +96,7 @@ func TestNilFree(t *testing.T) {
 
 func TestCustomUnknownError(t *testing.T) {
 	custom := errors.New("custom")
-	tab := buftable.New[int](func(op string, id backends.BufferID) error {
+	tab := buftable.New[int](func(op string, id core.BufferID) error {
 		return fmt.Errorf("%s %d: %w", op, id, custom)
 	}, nil)
 	err := tab.Retain(7)
@@ -107,7 +106,7 @@ func TestCustomUnknownError(t *testing.T) {
 
 func TestIdsAreUniqueAcrossTables(t *testing.T) {
 	t1, t2 := newTable(t), newTable(t)
-	seen := map[backends.BufferID]bool{}
+	seen := map[core.BufferID]bool{}
 	for range 50 {
 		for _, tab := range []*buftable.Table[mem]{t1, t2} {
 			id := tab.Insert(newMem("x"), 1)
@@ -117,23 +116,23 @@ func TestIdsAreUniqueAcrossTables(t *testing.T) {
 	}
 	// An id of one table is unknown to another.
 	id := t1.Insert(newMem("only in t1"), 1)
-	require.ErrorIs(t, t2.Retain(id), backends.ErrUnknownBuffer)
+	require.ErrorIs(t, t2.Retain(id), core.ErrUnknownBuffer)
 	_, _, err := t2.Acquire("copy", id)
-	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
+	require.ErrorIs(t, err, core.ErrUnknownBuffer)
 	require.NoError(t, t1.Retain(id))
 }
 
-func TestHostPoolIdsAreUnknown(t *testing.T) {
-	host, err := hostpool.Default()
-	require.NoError(t, err)
-	hid, err := host.Alloc(t.Context(), 64)
-	require.NoError(t, err)
-	defer host.Release(hid)
+func TestLocalIdsAreUnknownToSharedTables(t *testing.T) {
+	local := buftable.NewLocal[mem](buftable.NotInPool("host", "host"), nil)
+	lid := local.Insert(newMem("host"), 64)
+	require.Equal(t, core.BufferID(1), lid, "a local table counts from 1")
 	tab := newTable(t)
 	for range 3 {
 		tab.Insert(newMem("device"), 64)
 	}
-	require.ErrorIs(t, tab.Retain(hid), backends.ErrUnknownBuffer, "a host-pool id is never a device buffer's")
+	require.ErrorIs(t, tab.Retain(lid), core.ErrUnknownBuffer, "a host-pool id is never a device buffer's")
+	other := buftable.NewLocal[mem](buftable.NotInPool("host", "other"), nil)
+	require.Equal(t, core.BufferID(1), other.Insert(newMem("x"), 1), "local tables count on their own")
 }
 
 func TestAcquireHoldsTheBuffer(t *testing.T) {
@@ -195,7 +194,7 @@ func TestAcquireUnknownTakesNothing(t *testing.T) {
 	a, b := newMem("a"), newMem("b")
 	ia, ib := tab.Insert(a, 10), tab.Insert(b, 20)
 	_, release, err := tab.Acquire("launch", ia, ib, 12345)
-	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
+	require.ErrorIs(t, err, core.ErrUnknownBuffer)
 	require.Nil(t, release)
 	require.Contains(t, err.Error(), "buffer 12345")
 	// The references taken before the unknown id were given back: one
@@ -228,7 +227,7 @@ func TestDrain(t *testing.T) {
 	require.ElementsMatch(t, []mem{a, b}, got)
 	require.Zero(t, tab.Used())
 	require.Zero(t, tab.Len())
-	require.ErrorIs(t, tab.Release(ib), backends.ErrUnknownBuffer, "every id is unknown after a drain")
+	require.ErrorIs(t, tab.Release(ib), core.ErrUnknownBuffer, "every id is unknown after a drain")
 
 	// An operation that still held a buffer lets go without freeing it a
 	// second time (the drainer frees it) or skewing the accounting.
@@ -305,7 +304,7 @@ func TestConcurrentAccounting(t *testing.T) {
 	require.Zero(t, shared.freed.Load())
 	keptIDs.Range(func(k, v any) bool {
 		require.Zero(t, v.(mem).freed.Load())
-		require.NoError(t, tab.Release(k.(backends.BufferID)))
+		require.NoError(t, tab.Release(k.(core.BufferID)))
 		require.EqualValues(t, 1, v.(mem).freed.Load())
 		return true
 	})
@@ -333,7 +332,7 @@ func TestConcurrentReleaseAndAcquire(t *testing.T) {
 		wg.Go(func() { _ = tab.Release(id) })
 		wg.Wait()
 		require.EqualValues(t, 1, m.freed.Load(), "round %d", round)
-		require.ErrorIs(t, tab.Retain(id), backends.ErrUnknownBuffer)
+		require.ErrorIs(t, tab.Retain(id), core.ErrUnknownBuffer)
 	}
 	require.Zero(t, tab.Used())
 	require.Zero(t, tab.Len())
