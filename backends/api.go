@@ -101,25 +101,8 @@ func (a LaunchArg) String() string {
 	return fmt.Sprintf("buffer %d", a.Buffer)
 }
 
-// EvalGrid evaluates every grid axis of p from args.
-func EvalGrid(p *Program, args []LaunchArg) ([]uint64, error) {
-	out := make([]uint64, len(p.Grid))
-	for i, g := range p.Grid {
-		v, err := g.Eval(args)
-		if err != nil {
-			return nil, fmt.Errorf("grid axis %d: %w", i, err)
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-
 // The host pool is an ordinary pool whose memory the host addresses.
 var (
 	_ Pool       = (*hostpool.Pool)(nil)
 	_ HostMemory = (*hostpool.Pool)(nil)
 )
-
-// HostPool is the process-wide host pool that the C and CBLAS devices share
-// and that stages every cross-pool copy.
-func HostPool() (*hostpool.Pool, error) { return hostpool.Default() }

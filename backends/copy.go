@@ -36,12 +36,24 @@ func WithChunk(n int64) CopyOption {
 	}
 }
 
+// Copy is Runtime.Copy on the default Runtime.
+func Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n int64, opts ...CopyOption) error {
+	rt, err := Default()
+	if err != nil {
+		return err
+	}
+	return rt.Copy(ctx, dst, dstID, dstOff, src, srcID, srcOff, n, opts...)
+}
+
 // Copy moves n bytes from src's buffer at srcOff to dst's buffer at dstOff.
 // Memory that the host can address (the host pool, the disk pool) is read or
 // written in place. A pool that copies from its own backend's pools does so
-// natively (PeerCopier). Anything else stages through reused host-pool
-// chunks: the copy never holds a whole extra copy of the data.
-func Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n int64, opts ...CopyOption) error {
+// natively (PeerCopier). Anything else stages through reused chunks of the
+// runtime's host pool: the copy never holds a whole extra copy of the data.
+func (r *Runtime) Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n int64, opts ...CopyOption) error {
+	if err := r.checkOpen(); err != nil {
+		return err
+	}
 	o := copyOpts{chunk: StagingChunk}
 	for _, f := range opts {
 		f(&o)
@@ -61,7 +73,7 @@ func Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool,
 		}
 	}
 	if dst == src && dstID == srcID && srcOff < dstOff+n && dstOff < srcOff+n {
-		return copyWithin(ctx, dst, dstID, dstOff, srcOff, n, o.chunk, report)
+		return r.copyWithin(ctx, dst, dstID, dstOff, srcOff, n, o.chunk, report)
 	}
 	if pc, ok := dst.(PeerCopier); ok {
 		err := pc.CopyFrom(ctx, dstID, dstOff, src, srcID, srcOff, n)
@@ -91,14 +103,14 @@ func Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool,
 			return src.Read(ctx, srcID, srcOff+off, mem[dstOff+off:dstOff+off+len])
 		})
 	}
-	return staged(ctx, dst, dstID, dstOff, src, srcID, srcOff, n, o.chunk, report)
+	return r.staged(ctx, dst, dstID, dstOff, src, srcID, srcOff, n, o.chunk, report)
 }
 
 // copyWithin moves n bytes between overlapping ranges of one buffer.
 // Host memory moves in one memmove. Device memory goes through one staging
 // chunk at a time, in the direction that reads every byte before it is
 // overwritten: back to front when the destination lies after the source.
-func copyWithin(ctx context.Context, p Pool, id BufferID, dstOff, srcOff, n, chunk int64, report func(int64)) error {
+func (r *Runtime) copyWithin(ctx context.Context, p Pool, id BufferID, dstOff, srcOff, n, chunk int64, report func(int64)) error {
 	if srcOff == dstOff {
 		report(n)
 		return nil
@@ -115,7 +127,7 @@ func copyWithin(ctx context.Context, p Pool, id BufferID, dstOff, srcOff, n, chu
 		return nil
 	}
 	chunk = min(chunk, n)
-	bufs, release, err := stagingPair(chunk)
+	bufs, release, err := r.staging.pair(r.host, chunk)
 	if err != nil {
 		return err
 	}
@@ -170,9 +182,9 @@ func chunked(ctx context.Context, n, chunk int64, report func(int64), f func(off
 
 // staged copies device to device through two host-pool chunks: while one
 // chunk is written to dst, the next is read from src.
-func staged(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n, chunk int64, report func(int64)) error {
+func (r *Runtime) staged(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n, chunk int64, report func(int64)) error {
 	chunk = min(chunk, n)
-	bufs, release, err := stagingPair(chunk)
+	bufs, release, err := r.staging.pair(r.host, chunk)
 	if err != nil {
 		return err
 	}
@@ -234,21 +246,17 @@ func staged(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Poo
 	return <-readErr
 }
 
-// stagingCache keeps staging buffers between copies so repeated transfers
-// reuse the same mapped pages.
-var stagingCache struct {
+// stagingCache keeps a runtime's staging buffers between copies so repeated
+// transfers reuse the same mapped pages.
+type stagingCache struct {
 	sync.Mutex
 	ids []BufferID
 }
 
-// stagingPair takes two staging buffers of at least chunk bytes from the
-// default host pool, reusing cached ones; release puts them back.
-func stagingPair(chunk int64) ([2][]byte, func(), error) {
+// pair takes two staging buffers of at least chunk bytes from host, reusing
+// cached ones; release puts them back.
+func (c *stagingCache) pair(host *hostpool.Pool, chunk int64) ([2][]byte, func(), error) {
 	var out [2][]byte
-	host, err := hostpool.Default()
-	if err != nil {
-		return out, nil, fmt.Errorf("copy: staging: %w", err)
-	}
 	var got []BufferID
 	fail := func(err error) ([2][]byte, func(), error) {
 		for _, g := range got {
@@ -256,17 +264,17 @@ func stagingPair(chunk int64) ([2][]byte, func(), error) {
 		}
 		return out, nil, fmt.Errorf("copy: staging buffer: %w", err)
 	}
-	stagingCache.Lock()
-	for len(stagingCache.ids) > 0 && len(got) < 2 {
-		id := stagingCache.ids[len(stagingCache.ids)-1]
-		stagingCache.ids = stagingCache.ids[:len(stagingCache.ids)-1]
+	c.Lock()
+	for len(c.ids) > 0 && len(got) < 2 {
+		id := c.ids[len(c.ids)-1]
+		c.ids = c.ids[:len(c.ids)-1]
 		if sz, err := host.Size(id); err == nil && sz >= chunk {
 			got = append(got, id)
 		} else {
 			_ = host.Release(id)
 		}
 	}
-	stagingCache.Unlock()
+	c.Unlock()
 	for len(got) < 2 {
 		id, err := host.Alloc(context.Background(), max(chunk, StagingChunk))
 		if err != nil {
@@ -282,13 +290,25 @@ func stagingPair(chunk int64) ([2][]byte, func(), error) {
 		out[i] = b
 	}
 	release := func() {
-		stagingCache.Lock()
-		defer stagingCache.Unlock()
-		stagingCache.ids = append(stagingCache.ids, got...)
-		for len(stagingCache.ids) > 4 {
-			_ = host.Release(stagingCache.ids[0])
-			stagingCache.ids = stagingCache.ids[1:]
+		c.Lock()
+		defer c.Unlock()
+		c.ids = append(c.ids, got...)
+		for len(c.ids) > 4 {
+			_ = host.Release(c.ids[0])
+			c.ids = c.ids[1:]
 		}
 	}
 	return out, release, nil
+}
+
+// release gives every cached staging buffer back to host.
+func (c *stagingCache) release(host *hostpool.Pool) error {
+	c.Lock()
+	defer c.Unlock()
+	var errs []error
+	for _, id := range c.ids {
+		errs = append(errs, host.Release(id))
+	}
+	c.ids = nil
+	return errors.Join(errs...)
 }

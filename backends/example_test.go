@@ -9,17 +9,21 @@ import (
 	"github.com/zyxtt/zyxtt/backends/dummy"
 )
 
-// The flow of docs/api.md's example on the dummy device: select and compile,
-// stage inputs from the host pool, launch with buffer and scalar args.
-func ExampleCompileOn() {
+// The flow of docs/api.md's example on the dummy device: open a runtime,
+// select and compile, move typed data in and out, launch with buffer and
+// scalar args, and tear everything down with one Close.
+func ExampleRuntime_CompileOn() {
 	cfg, err := backends.ParseConfig([]byte(`{"dummy": {"enabled": true, "memory": 1048576}}`))
 	if err != nil {
 		log.Fatal(err)
 	}
-	backends.SetConfig(cfg)
-	defer backends.SetConfig(nil)
-
 	ctx := context.Background()
+	rt, err := backends.Open(ctx, backends.Options{Config: cfg, Backends: []string{"dummy"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer rt.Close()
+
 	const n = 1000
 	prog := &backends.Program{
 		Name: "vadd",
@@ -29,39 +33,42 @@ func ExampleCompileOn() {
 			{Name: "n", Kind: backends.Variable, DType: backends.U32},
 		},
 		Grid: []backends.GwsDim{backends.BinaryDim(backends.GwsCeilDiv, backends.ParamDim(2), backends.ConstDim(256))},
+		Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{
+			Entry:  "vadd",
+			Source: "void vadd(const float *x, float *z, uint32_t n, uint64_t g, uint64_t g1, uint64_t g2) {}",
+		}}},
 	}
-	dev, exe, _, err := backends.CompileOn(ctx, prog, "dummy")
+	dev, exe, err := rt.CompileOn(ctx, prog, "dummy")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer exe.Release()
 
-	host, err := backends.HostPool()
-	if err != nil {
-		log.Fatal(err)
-	}
-	staging, err := host.Alloc(ctx, 4*n)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer host.Release(staging)
 	pool := dev.Pool()
-	x, _ := pool.Alloc(ctx, 4*n)
-	z, _ := pool.Alloc(ctx, 4*n)
-	defer pool.Release(x)
-	defer pool.Release(z)
-	if err := backends.Copy(ctx, pool, x, 0, host, staging, 0, 4*n); err != nil {
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = float32(i)
+	}
+	x, err := backends.AllocSlice(ctx, pool, xs)
+	if err != nil {
 		log.Fatal(err)
 	}
+	defer pool.Release(x)
+	z, _ := pool.Alloc(ctx, 4*n)
+	defer pool.Release(z)
 	args := []backends.LaunchArg{backends.BufArg(x), backends.BufArg(z), backends.VarArg(backends.UintConst(backends.U32, n))}
 	if err := exe.Launch(ctx, args); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(dev.Name(), "grid", exe.(*dummy.Executable).LastGrid(), "free", pool.FreeBytes())
+	back, err := backends.ReadSlice[float32](ctx, pool, x, 4*(n-2), 2)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(dev.Name(), "grid", exe.(*dummy.Executable).LastGrid(), "free", pool.FreeBytes(), "x tail", back)
 
 	err = exe.Launch(ctx, args[:2])
 	fmt.Println(err)
 	// Output:
-	// dummy grid [4] free 1040576
+	// dummy grid [4] free 1040576 x tail [998 999]
 	// dummy: launch vadd: invalid argument: 2 args for 3 params
 }

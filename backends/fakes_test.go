@@ -7,25 +7,58 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/internal/registry"
 )
 
-// withRegistry swaps the process registry for one holding only drivers, for
-// the length of the test. Tests that use it must not run in parallel.
-func withRegistry(t *testing.T, drivers map[string]Driver) {
+// driverFunc adapts a function to a driver, as backends/driver.DriverFunc
+// does (that package imports this one, so these tests cannot use it).
+type driverFunc func(ctx context.Context, env *registry.Env) ([]Device, error)
+
+func (f driverFunc) Open(ctx context.Context, env *registry.Env) ([]Device, error) {
+	return f(ctx, env)
+}
+
+// withRegistry makes the default runtime, for the length of the test, a
+// private one whose only backends are drivers. Tests that use it must not
+// run in parallel.
+func withRegistry(t *testing.T, drivers map[string]opener) *Runtime {
 	t.Helper()
-	fresh := map[string]*entry{}
-	for name, d := range drivers {
-		fresh[name] = &entry{name: name, driver: d}
-	}
-	regMu.Lock()
-	saved := registry
-	registry = fresh
-	regMu.Unlock()
+	rt := privateRuntime(t, drivers)
+	defaultRT.Lock()
+	saved := defaultRT.rt
+	defaultRT.rt = rt
+	defaultRT.Unlock()
 	t.Cleanup(func() {
-		regMu.Lock()
-		registry = saved
-		regMu.Unlock()
+		defaultRT.Lock()
+		defaultRT.rt = saved
+		defaultRT.Unlock()
+		_ = rt.Close()
 	})
+	return rt
+}
+
+// privateRuntime is a runtime over drivers alone, with an empty config and
+// a host pool of its own.
+func privateRuntime(t *testing.T, drivers map[string]opener) *Runtime {
+	t.Helper()
+	names := make([]string, 0, len(drivers))
+	for n := range drivers {
+		names = append(names, n)
+	}
+	lookup := func(name string) (any, error) {
+		d, ok := drivers[name]
+		if !ok {
+			return nil, fmt.Errorf("unknown backend %q (forgotten import?)", name)
+		}
+		return d, nil
+	}
+	rt, err := openRuntime(bg, Options{Config: &Config{}}, lookup, names)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rt.Close() })
+	return rt
 }
 
 // fakeDevice is a device that compiles by rule and runs nothing.
@@ -38,20 +71,39 @@ type fakeDevice struct {
 	closed        atomic.Bool
 }
 
-func (d *fakeDevice) Name() string      { return d.name }
-func (d *fakeDevice) Backend() string   { return d.backend }
-func (d *fakeDevice) Info() *DeviceInfo { return &d.info }
-func (d *fakeDevice) Pool() Pool        { return d.pool }
-func (d *fakeDevice) Close() error      { d.closed.Store(true); return nil }
+func (d *fakeDevice) Name() string    { return d.name }
+func (d *fakeDevice) Backend() string { return d.backend }
+func (d *fakeDevice) Info() *DeviceInfo {
+	if d.info.Formats == nil {
+		d.info.Formats = fakeFormats(d.backend)
+	}
+	return &d.info
+}
+func (d *fakeDevice) Pool() Pool   { return d.pool }
+func (d *fakeDevice) Close() error { d.closed.Store(true); return nil }
 func (d *fakeDevice) Compile(ctx context.Context, p *Program) (Executable, error) {
 	d.compiles.Add(1)
-	if !p.HasVariant(d.backend) {
+	if !p.Accepts(d.Info().Formats) {
 		return nil, fmt.Errorf("%s: %w", d.name, ErrNoVariant)
 	}
 	if d.compileErr != nil {
 		return nil, d.compileErr
 	}
 	return fakeExe{}, nil
+}
+
+// fakeFormats are the formats a fake device of backend prepares: those the
+// real backend of that name prepares.
+func fakeFormats(backend string) []Format {
+	switch backend {
+	case "cuda":
+		return []Format{FormatGEMM, FormatCUDA}
+	case "cblas":
+		return []Format{FormatGEMM}
+	case "vulkan":
+		return []Format{FormatSPIRV}
+	}
+	return []Format{Format(backend)}
 }
 
 type fakeExe struct{}
@@ -149,7 +201,7 @@ type staticDriver struct {
 	opens atomic.Int32
 }
 
-func (d *staticDriver) Open(context.Context, *Config) ([]Device, error) {
+func (d *staticDriver) Open(context.Context, *registry.Env) ([]Device, error) {
 	d.opens.Add(1)
 	return d.devs, d.err
 }

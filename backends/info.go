@@ -74,6 +74,9 @@ type DeviceInfo struct {
 	Cores int `json:"cores,omitempty"`
 	// Memory is the device memory in bytes where known.
 	Memory uint64 `json:"memory,omitempty"`
+	// Formats are the variant formats the device prepares, in its order of
+	// preference (a CUDA device: gemm, then cuda).
+	Formats []Format `json:"formats"`
 	// Extra holds backend-specific facts for probe (driver version, PCI
 	// address, clocks, cache sizes …).
 	Extra map[string]string `json:"extra,omitempty"`

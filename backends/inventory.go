@@ -17,20 +17,10 @@ type Hardware struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
-// Inventory is an optional Driver capability: it lists the hardware the
-// backend found, for `zyx-tt probe`. A Tenstorrent driver reports each card
+// Inventory is an optional driver capability (see backends/driver): it lists
+// the hardware the backend found, for `zyx-tt probe` (Runtime.Inventory). A Tenstorrent driver reports each card
 // (PCI address, board, chips, DRAM, firmware) even when no runtime is
 // available to drive it.
 type Inventory interface {
 	Inventory(ctx context.Context) []Hardware
-}
-
-// DriverOf returns the registered driver, so callers can look for optional
-// capabilities such as Inventory.
-func DriverOf(name string) (Driver, error) {
-	e, err := lookupEntry(name)
-	if err != nil {
-		return nil, err
-	}
-	return e.driver, nil
 }

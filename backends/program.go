@@ -2,6 +2,10 @@ package backends
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
+
+	"github.com/zyxtt/zyxtt/internal/registry"
 )
 
 // ParamKind says how a program uses a parameter.
@@ -54,21 +58,166 @@ type Param struct {
 	DType DType
 }
 
-// Program is a compute program with one variant per backend. Params are in
-// launch order; Grid is the number of work groups per axis (for Tenstorrent,
-// the core grid [rows, cols]) as expressions over constants and Variable
-// params.
+// Program is a compute program with variants in several formats, so that
+// one Program serves every backend: a device compiles the first variant in
+// a format it accepts (DeviceInfo.Formats, in its order of preference).
+// Params are in launch order; Grid is the number of work groups per axis
+// (for Tenstorrent, the core grid [rows, cols]) as expressions over constants
+// and Variable params; a variant may carry a grid of its own.
 type Program struct {
-	Name   string
-	Params []Param
-	Grid   []GwsDim
+	Name     string
+	Params   []Param
+	Grid     []GwsDim
+	Variants []Variant
+}
 
-	C      *SourceVariant // C source; see docs/programs.md for the convention
-	CUDA   *SourceVariant // CUDA C, compiled with NVRTC
-	OpenCL *SourceVariant // OpenCL C
-	Vulkan *SPIRVVariant  // SPIR-V compute shader
-	GEMM   *GEMMVariant   // a matrix multiply for CBLAS and cuBLAS
-	TT     *TTVariant     // Tenstorrent reader, compute and writer kernels
+// Format names the form a variant's code is written in. A driver says which
+// formats its devices prepare (DeviceInfo.Formats); nothing else keeps a
+// table of which backend runs what.
+type Format string
+
+// The built-in formats and the Go type of their code.
+const (
+	FormatC      Format = "c"      // *SourceVariant: C11 (backends/c)
+	FormatCUDA   Format = "cuda"   // *SourceVariant: CUDA C, compiled with NVRTC
+	FormatOpenCL Format = "opencl" // *SourceVariant: OpenCL C
+	FormatSPIRV  Format = "spirv"  // *SPIRVVariant: a SPIR-V compute shader
+	FormatGEMM   Format = "gemm"   // *GEMMVariant: a matrix multiply (CBLAS, cuBLAS)
+	FormatTT     Format = "tt"     // *TTVariant: Tenstorrent kernels
+)
+
+func init() {
+	for _, f := range []struct {
+		name Format
+		file string
+		code reflect.Type
+	}{
+		{FormatC, "c.json", reflect.TypeFor[*SourceVariant]()},
+		{FormatCUDA, "cuda.json", reflect.TypeFor[*SourceVariant]()},
+		{FormatOpenCL, "opencl.json", reflect.TypeFor[*SourceVariant]()},
+		{FormatSPIRV, "vulkan.json", reflect.TypeFor[*SPIRVVariant]()},
+		{FormatGEMM, "gemm.json", reflect.TypeFor[*GEMMVariant]()},
+		{FormatTT, "tt.json", reflect.TypeFor[*TTVariant]()},
+	} {
+		registry.RegisterFormat(registry.Format{Name: string(f.name), File: f.file, Code: f.code})
+	}
+}
+
+// FormatInfo describes a registered format: the file a program bundle keeps
+// it in (docs/programs.md) and the Go type of its code.
+type FormatInfo struct {
+	Name Format
+	File string
+	Code reflect.Type
+}
+
+// Formats lists every registered format: the built-in ones, then those
+// drivers registered (backends/driver.RegisterFormat).
+func Formats() []FormatInfo {
+	var out []FormatInfo
+	for _, f := range registry.Formats() {
+		out = append(out, FormatInfo{Name: Format(f.Name), File: f.File, Code: f.Code})
+	}
+	return out
+}
+
+// LookupFormat is the registered format named f.
+func LookupFormat(f Format) (FormatInfo, bool) {
+	for _, fi := range Formats() {
+		if fi.Name == f {
+			return fi, true
+		}
+	}
+	return FormatInfo{}, false
+}
+
+// Variant is one form of a program: its format, the code in that format (of
+// the format's code type: *SourceVariant, *SPIRVVariant, *GEMMVariant,
+// *TTVariant), and optionally a grid that replaces Program.Grid for this
+// variant (GPU block counts and Tenstorrent core grids differ).
+type Variant struct {
+	Format Format
+	Grid   []GwsDim
+	Code   any
+}
+
+// Variant is the program's first variant in the first of formats that it
+// has, or nil.
+func (p *Program) Variant(formats ...Format) *Variant {
+	for _, f := range formats {
+		for i := range p.Variants {
+			if p.Variants[i].Format == f {
+				return &p.Variants[i]
+			}
+		}
+	}
+	return nil
+}
+
+// SetVariant puts v into the program, replacing the variant of its format.
+func (p *Program) SetVariant(v Variant) {
+	for i := range p.Variants {
+		if p.Variants[i].Format == v.Format {
+			p.Variants[i] = v
+			return
+		}
+	}
+	p.Variants = append(p.Variants, v)
+}
+
+// RemoveVariant drops the program's variant in format f, if it has one.
+func (p *Program) RemoveVariant(f Format) {
+	p.Variants = slices.DeleteFunc(p.Variants, func(v Variant) bool { return v.Format == f })
+}
+
+// Accepts reports whether p has a variant in one of the formats.
+func (p *Program) Accepts(formats []Format) bool { return p.Variant(formats...) != nil }
+
+// WithVariant is the program as a device compiles variant v: a copy whose
+// Grid is v's own grid where v has one.
+func (p *Program) WithVariant(v *Variant) *Program {
+	q := *p
+	if v != nil && v.Grid != nil {
+		q.Grid = v.Grid
+	}
+	return &q
+}
+
+// Source is the code of the first variant in format f when it is source
+// code, else nil.
+func (p *Program) Source(f Format) *SourceVariant {
+	if v := p.Variant(f); v != nil {
+		s, _ := v.Code.(*SourceVariant)
+		return s
+	}
+	return nil
+}
+
+// SPIRV is the program's SPIR-V variant code, or nil.
+func (p *Program) SPIRV() *SPIRVVariant {
+	if v := p.Variant(FormatSPIRV); v != nil {
+		s, _ := v.Code.(*SPIRVVariant)
+		return s
+	}
+	return nil
+}
+
+// GEMM is the program's GEMM variant code, or nil.
+func (p *Program) GEMM() *GEMMVariant {
+	if v := p.Variant(FormatGEMM); v != nil {
+		g, _ := v.Code.(*GEMMVariant)
+		return g
+	}
+	return nil
+}
+
+// TT is the program's Tenstorrent variant code, or nil.
+func (p *Program) TT() *TTVariant {
+	if v := p.Variant(FormatTT); v != nil {
+		t, _ := v.Code.(*TTVariant)
+		return t
+	}
+	return nil
 }
 
 // SourceVariant is a program in a source language that the backend builds.
@@ -110,27 +259,6 @@ type GEMMVariant struct {
 	A, B, C        int
 }
 
-// HasVariant reports whether p has a variant that the named backend runs.
-func (p *Program) HasVariant(backend string) bool {
-	switch backend {
-	case "c":
-		return p.C != nil
-	case "cuda":
-		return p.CUDA != nil || p.GEMM != nil
-	case "opencl":
-		return p.OpenCL != nil
-	case "vulkan":
-		return p.Vulkan != nil
-	case "cblas":
-		return p.GEMM != nil
-	case "tt":
-		return p.TT != nil
-	case "dummy":
-		return true
-	}
-	return false
-}
-
 // Validate checks what every backend relies on: named, typed params, grid
 // expressions that only read Variable params, and variant param references
 // in range.
@@ -153,17 +281,27 @@ func (p *Program) Validate() error {
 			seen[prm.Name] = true
 		}
 	}
-	if len(p.Grid) > 3 {
-		return fmt.Errorf("%w: grid has %d axes, at most 3", ErrInvalidArgument, len(p.Grid))
+	if err := p.checkGrid("grid", p.Grid); err != nil {
+		return err
 	}
-	for i, g := range p.Grid {
-		for _, ord := range g.Params() {
-			if ord < 0 || ord >= len(p.Params) || p.Params[ord].Kind != Variable {
-				return fmt.Errorf("%w: grid axis %d reads param %d, which is not a Variable", ErrInvalidArgument, i, ord)
-			}
+	formats := map[Format]bool{}
+	for i, v := range p.Variants {
+		fi, ok := LookupFormat(v.Format)
+		if !ok {
+			return fmt.Errorf("%w: variant %d: unknown format %q", ErrInvalidArgument, i, v.Format)
+		}
+		if formats[v.Format] {
+			return fmt.Errorf("%w: two variants of format %s", ErrInvalidArgument, v.Format)
+		}
+		formats[v.Format] = true
+		if v.Code == nil || reflect.TypeOf(v.Code) != fi.Code || reflect.ValueOf(v.Code).IsNil() {
+			return fmt.Errorf("%w: variant %s: code is %T, want %s", ErrInvalidArgument, v.Format, v.Code, fi.Code)
+		}
+		if err := p.checkGrid("variant "+string(v.Format)+" grid", v.Grid); err != nil {
+			return err
 		}
 	}
-	if g := p.GEMM; g != nil {
+	if g := p.GEMM(); g != nil {
 		for _, ord := range []int{g.A, g.B, g.C} {
 			if ord < 0 || ord >= len(p.Params) || !p.Params[ord].Kind.IsBuffer() {
 				return fmt.Errorf("%w: gemm operand param %d is not a buffer param", ErrInvalidArgument, ord)
@@ -176,33 +314,16 @@ func (p *Program) Validate() error {
 	return nil
 }
 
-// CheckArgs checks a launch's args against the program's params: the count,
-// buffer or scalar per param, scalar dtypes, and that every buffer belongs to
-// pool. It returns the buffer sizes by param ordinal (0 for scalars).
-func CheckArgs(p *Program, pool Pool, args []LaunchArg) ([]int64, error) {
-	if len(args) != len(p.Params) {
-		return nil, fmt.Errorf("%w: %d args for %d params", ErrInvalidArgument, len(args), len(p.Params))
+func (p *Program) checkGrid(what string, grid []GwsDim) error {
+	if len(grid) > 3 {
+		return fmt.Errorf("%w: %s has %d axes, at most 3", ErrInvalidArgument, what, len(grid))
 	}
-	sizes := make([]int64, len(args))
-	for i, a := range args {
-		prm := p.Params[i]
-		if prm.Kind == Variable {
-			if !a.IsVar() {
-				return nil, fmt.Errorf("%w: param %d (%s) is a variable, got a buffer", ErrInvalidArgument, i, prm.Name)
+	for i, g := range grid {
+		for _, ord := range g.Params() {
+			if ord < 0 || ord >= len(p.Params) || p.Params[ord].Kind != Variable {
+				return fmt.Errorf("%w: %s axis %d reads param %d, which is not a Variable", ErrInvalidArgument, what, i, ord)
 			}
-			if a.Value.DType != prm.DType {
-				return nil, fmt.Errorf("%w: param %d (%s) is %s, got %s", ErrInvalidArgument, i, prm.Name, prm.DType, a.Value.DType)
-			}
-			continue
 		}
-		if a.IsVar() {
-			return nil, fmt.Errorf("%w: param %d (%s) is a buffer, got a variable", ErrInvalidArgument, i, prm.Name)
-		}
-		n, err := pool.Size(a.Buffer)
-		if err != nil {
-			return nil, fmt.Errorf("param %d (%s): %w", i, prm.Name, err)
-		}
-		sizes[i] = n
 	}
-	return sizes, nil
+	return nil
 }

@@ -29,7 +29,7 @@ func newSelectFixture(t *testing.T) *selectFixture {
 		ocl:  &fakeDevice{name: "opencl:0", backend: "opencl", info: DeviceInfo{Compute: 1e11}},
 		c:    &fakeDevice{name: "c", backend: "c", info: DeviceInfo{Compute: 5e11}},
 	}
-	withRegistry(t, map[string]Driver{
+	withRegistry(t, map[string]opener{
 		"c":      &staticDriver{devs: []Device{f.c}},
 		"cuda":   &staticDriver{devs: []Device{f.cuda}},
 		"opencl": &staticDriver{devs: []Device{f.ocl}},
@@ -41,11 +41,13 @@ func newSelectFixture(t *testing.T) *selectFixture {
 
 func allVariants() *Program {
 	return &Program{
-		Name:   "all",
-		C:      &SourceVariant{Source: "x"},
-		CUDA:   &SourceVariant{Source: "x"},
-		OpenCL: &SourceVariant{Source: "x"},
-		TT:     &TTVariant{},
+		Name: "all",
+		Variants: []Variant{
+			{Format: FormatC, Code: &SourceVariant{Source: "x"}},
+			{Format: FormatCUDA, Code: &SourceVariant{Source: "x"}},
+			{Format: FormatOpenCL, Code: &SourceVariant{Source: "x"}},
+			{Format: FormatTT, Code: &TTVariant{}},
+		},
 	}
 }
 
@@ -66,7 +68,7 @@ func TestCandidatesOrder(t *testing.T) {
 
 func TestCandidatesSkipReasons(t *testing.T) {
 	newSelectFixture(t)
-	p := &Program{Name: "c only", C: &SourceVariant{Source: "x"}}
+	p := &Program{Name: "c only", Variants: []Variant{{Format: FormatC, Code: &SourceVariant{Source: "x"}}}}
 	devs, skips, err := Candidates(bg, p, "auto")
 	require.NoError(t, err)
 	require.Equal(t, []string{"c"}, names(devs))
@@ -83,7 +85,7 @@ func TestCandidatesSkipReasons(t *testing.T) {
 	}, reasons)
 
 	// Nothing fits: the error lists every reason.
-	_, skips, err = Candidates(bg, &Program{Name: "vulkan only", Vulkan: &SPIRVVariant{}}, "auto")
+	_, skips, err = Candidates(bg, &Program{Name: "vulkan only", Variants: []Variant{{Format: FormatSPIRV, Code: &SPIRVVariant{}}}}, "auto")
 	require.ErrorIs(t, err, ErrNoDevice)
 	require.ErrorContains(t, err, "cuda:0: no variant for cuda")
 	require.ErrorContains(t, err, "vulkan: libvulkan.so.1")
@@ -105,10 +107,15 @@ func TestCompileOnFallsBack(t *testing.T) {
 	f.tt.compileErr = &Error{Backend: "tt", Op: "compile", Native: "reader.cpp:3: error", Err: ErrCompile}
 	f.cuda.compileErr = fmt.Errorf("cuda: %w", ErrNoVariant)
 
-	dev, exe, skips, err := CompileOn(bg, allVariants(), "auto")
+	sel, err := Select(bg, allVariants(), "auto")
 	require.NoError(t, err)
+	dev, exe, skips := sel.Device, sel.Executable, sel.Skips
 	require.NotNil(t, exe)
 	require.Same(t, f.c, dev, "after tt and cuda fail, the next by compute")
+	dev2, exe2, err := CompileOn(bg, allVariants(), "auto")
+	require.NoError(t, err)
+	require.Same(t, f.c, dev2, "CompileOn picks what Select picks")
+	require.NotNil(t, exe2)
 	require.Contains(t, skips, Skip{Device: "tt:0", Reason: "tt: compile: compile failed: reader.cpp:3: error"})
 	require.Contains(t, skips, Skip{Device: "cuda:0", Reason: "cuda: no variant for this backend"})
 	require.Zero(t, f.ocl.compiles.Load(), "nothing after the first success is tried")
@@ -116,19 +123,22 @@ func TestCompileOnFallsBack(t *testing.T) {
 	f.c.compileErr = errors.New("gcc exploded")
 	f.ocl.compileErr = errors.New("pocl exploded")
 	f.emu.compileErr = errors.New("emu exploded")
-	_, _, skips, err = CompileOn(bg, allVariants(), "auto")
+	_, _, err = CompileOn(bg, allVariants(), "auto")
 	require.ErrorIs(t, err, ErrNoDevice)
 	require.ErrorContains(t, err, "gcc exploded")
 	require.ErrorContains(t, err, "emu exploded")
+	var nd *NoDeviceError
+	require.ErrorAs(t, err, &nd, "the skips travel in a typed error")
+	skips = nd.Skips
 	require.Len(t, skips, 6, "vulkan's reason and five failed compiles")
 
 	before := f.c.compiles.Load()
-	_, _, _, err = CompileOn(bg, &Program{Params: []Param{{Kind: 9}}}, "auto")
+	_, _, err = CompileOn(bg, &Program{Params: []Param{{Kind: 9}}}, "auto")
 	require.ErrorIs(t, err, ErrInvalidArgument)
 	require.Equal(t, before, f.c.compiles.Load(), "an invalid program is compiled nowhere")
 
 	ctx, cancel := context.WithCancel(bg)
 	cancel()
-	_, _, _, err = CompileOn(ctx, allVariants(), "auto")
+	_, _, err = CompileOn(ctx, allVariants(), "auto")
 	require.ErrorIs(t, err, context.Canceled)
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
-	"github.com/zyxtt/zyxtt/hostpool"
 	"github.com/zyxtt/zyxtt/shm"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
@@ -33,9 +32,7 @@ func TestMain(m *testing.M) {
 	}
 	before := ownSegments(nil) // a dead process with our pid may have left some
 	code := m.Run()
-	if hp, err := hostpool.Default(); err == nil {
-		_ = hp.Close()
-	}
+	_ = backends.CloseAll()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
@@ -73,13 +70,19 @@ func openWith(t testing.TB, fixtureName, mockFlags, extra string) ([]backends.De
 	t.Setenv(tt.EnvEmulator, "")
 	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q, "timeout_s": 5 %s}}`, os.Args[0], extra)))
 	require.NoError(t, err)
-	devs, err := tt.Driver{}.Open(context.Background(), cfg)
-	t.Cleanup(func() {
-		for _, d := range devs {
-			require.NoError(t, d.Close())
-		}
-	})
-	return devs, err
+	return openRuntime(t, cfg)
+}
+
+// openRuntime opens the tt backend of a private runtime over cfg; the test's
+// end closes the runtime and with it every device.
+func openRuntime(t testing.TB, cfg *backends.Config) ([]backends.Device, error) {
+	t.Helper()
+	rt, err := backends.Open(context.Background(), backends.Options{Config: cfg, Backends: []string{"tt"}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Close()) })
+	st, err := rt.Backend(context.Background(), "tt")
+	require.NoError(t, err)
+	return st.Devices, st.Err
 }
 
 func open1(t testing.TB, mockFlags string) *tt.Device {
@@ -137,7 +140,7 @@ func TestEmulatorCanBeSwitchedOff(t *testing.T) {
 	t.Setenv(tt.EnvEmulator, "0")
 	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q}}`, os.Args[0])))
 	require.NoError(t, err)
-	_, err = tt.Driver{}.Open(context.Background(), cfg)
+	_, err = tt.Driver{}.Open(context.Background(), backendtest.DriverEnv(t, cfg))
 	require.ErrorContains(t, err, "ZYX_TT_EMU=0")
 }
 
@@ -163,7 +166,7 @@ func TestCardsBecomeChips(t *testing.T) {
 	// a second process (here: a second open) finds the chips busy
 	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q}}`, os.Args[0])))
 	require.NoError(t, err)
-	_, err = tt.Driver{}.Open(context.Background(), cfg)
+	_, err = tt.Driver{}.Open(context.Background(), backendtest.DriverEnv(t, cfg))
 	require.ErrorIs(t, err, ttruntime.ErrChipBusy)
 	require.ErrorContains(t, err, fmt.Sprintf("pid %d", os.Getpid()))
 }
@@ -181,10 +184,12 @@ func TestInventoryFromEnv(t *testing.T) {
 	hw := tt.Driver{}.Inventory(context.Background())
 	require.Len(t, hw, 1)
 	require.Contains(t, hw[0].Name, "p300c")
-	drv, err := backends.DriverOf("tt")
+	rt, err := backends.Open(context.Background(), backends.Options{Config: &backends.Config{}, Backends: []string{"tt"}})
 	require.NoError(t, err)
-	_, ok := drv.(backends.Inventory)
-	require.True(t, ok, "the registered driver offers Inventory")
+	defer rt.Close()
+	viaRuntime, err := rt.Inventory(context.Background(), "tt")
+	require.NoError(t, err)
+	require.Equal(t, hw, viaRuntime, "the registered driver offers Inventory")
 }
 
 func TestPoolAccountingAndRefcounts(t *testing.T) {
@@ -240,8 +245,7 @@ func TestTransfers(t *testing.T) {
 	require.Equal(t, src, back)
 
 	// from and into host-pool memory: zero copy
-	hp, err := hostpool.Default()
-	require.NoError(t, err)
+	hp := p.(*tt.Pool).Host()
 	hb, err := hp.Alloc(ctx, 4096)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, hp.Release(hb)) }()
@@ -278,7 +282,7 @@ func vaddProgram() *backends.Program {
 			{Name: "c", Kind: backends.GlobalMut, DType: backends.BF16},
 		},
 		Grid: []backends.GwsDim{backends.ConstDim(1), backends.ParamDim(0)},
-		TT: &backends.TTVariant{
+		Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
 			Reader: backends.TTKernel{Source: "void kernel_main() {}", RuntimeArgs: []backends.TTArg{
 				{Kind: backends.TTArgBufferAddr, Param: 1}, {Kind: backends.TTArgBufferAddr, Param: 2},
 				{Kind: backends.TTArgParam, Param: 0}, {Kind: backends.TTArgCoreRow}, {Kind: backends.TTArgCoreCol},
@@ -293,7 +297,7 @@ func vaddProgram() *backends.Program {
 				{Index: 16, Format: "Float16_b", PageBytes: 2048, Pages: 2},
 			},
 			MathFidelity: "HiFi4",
-		},
+		}}},
 	}
 	return p
 }
@@ -347,31 +351,31 @@ func TestCompileValidation(t *testing.T) {
 		is     error
 		says   string
 	}{
-		{"no variant", func(p *backends.Program) { p.TT = nil }, backends.ErrNoVariant, "no Tenstorrent variant"},
+		{"no variant", func(p *backends.Program) { p.RemoveVariant(backends.FormatTT) }, backends.ErrNoVariant, "no Tenstorrent variant"},
 		{"33 CBs", func(p *backends.Program) {
-			p.TT.CBs = nil
+			p.TT().CBs = nil
 			for i := range 33 {
-				p.TT.CBs = append(p.TT.CBs, backends.TTCircularBuffer{Index: uint8(i), Format: "Float32", PageBytes: 32, Pages: 1})
+				p.TT().CBs = append(p.TT().CBs, backends.TTCircularBuffer{Index: uint8(i), Format: "Float32", PageBytes: 32, Pages: 1})
 			}
 		}, backends.ErrInvalidArgument, "33 circular buffers"},
-		{"duplicate CB", func(p *backends.Program) { p.TT.CBs[1].Index = 0 }, backends.ErrInvalidArgument, "configured twice"},
-		{"CB index 32", func(p *backends.Program) { p.TT.CBs[1].Index = 32 }, backends.ErrInvalidArgument, "outside 0–31"},
-		{"unknown format", func(p *backends.Program) { p.TT.CBs[0].Format = "Bfp8_b" }, backends.ErrInvalidArgument, "unknown data format"},
-		{"empty CB", func(p *backends.Program) { p.TT.CBs[0].Pages = 0 }, backends.ErrInvalidArgument, "must be positive"},
-		{"over the L1 budget", func(p *backends.Program) { p.TT.CBs[0].Pages = 1000 }, backends.ErrInvalidArgument, "bytes of L1"},
-		{"fidelity", func(p *backends.Program) { p.TT.MathFidelity = "HiFi5" }, backends.ErrInvalidArgument, "math fidelity"},
-		{"param layout on a buffer", func(p *backends.Program) { p.TT.Reader.RuntimeArgs[2].Param = 1 }, backends.ErrInvalidArgument, "not a variable"},
-		{"address of a variable", func(p *backends.Program) { p.TT.Reader.RuntimeArgs[0].Param = 0 }, backends.ErrInvalidArgument, "not a buffer"},
-		{"param out of range", func(p *backends.Program) { p.TT.Writer.RuntimeArgs[1].Param = 9 }, backends.ErrInvalidArgument, "names param 9"},
+		{"duplicate CB", func(p *backends.Program) { p.TT().CBs[1].Index = 0 }, backends.ErrInvalidArgument, "configured twice"},
+		{"CB index 32", func(p *backends.Program) { p.TT().CBs[1].Index = 32 }, backends.ErrInvalidArgument, "outside 0–31"},
+		{"unknown format", func(p *backends.Program) { p.TT().CBs[0].Format = "Bfp8_b" }, backends.ErrInvalidArgument, "unknown data format"},
+		{"empty CB", func(p *backends.Program) { p.TT().CBs[0].Pages = 0 }, backends.ErrInvalidArgument, "must be positive"},
+		{"over the L1 budget", func(p *backends.Program) { p.TT().CBs[0].Pages = 1000 }, backends.ErrInvalidArgument, "bytes of L1"},
+		{"fidelity", func(p *backends.Program) { p.TT().MathFidelity = "HiFi5" }, backends.ErrInvalidArgument, "math fidelity"},
+		{"param layout on a buffer", func(p *backends.Program) { p.TT().Reader.RuntimeArgs[2].Param = 1 }, backends.ErrInvalidArgument, "not a variable"},
+		{"address of a variable", func(p *backends.Program) { p.TT().Reader.RuntimeArgs[0].Param = 0 }, backends.ErrInvalidArgument, "not a buffer"},
+		{"param out of range", func(p *backends.Program) { p.TT().Writer.RuntimeArgs[1].Param = 9 }, backends.ErrInvalidArgument, "names param 9"},
 		{"core_row in compile args", func(p *backends.Program) {
-			p.TT.Compute.CompileArgs = append(p.TT.Compute.CompileArgs, backends.TTArg{Kind: backends.TTArgCoreRow})
+			p.TT().Compute.CompileArgs = append(p.TT().Compute.CompileArgs, backends.TTArg{Kind: backends.TTArgCoreRow})
 		}, backends.ErrInvalidArgument, "belongs in runtime_args"},
-		{"unknown layout kind", func(p *backends.Program) { p.TT.Reader.RuntimeArgs[3].Kind = "core_z" }, backends.ErrInvalidArgument, "unknown layout kind"},
+		{"unknown layout kind", func(p *backends.Program) { p.TT().Reader.RuntimeArgs[3].Kind = "core_z" }, backends.ErrInvalidArgument, "unknown layout kind"},
 		{"three grid axes", func(p *backends.Program) { p.Grid = append(p.Grid, backends.ConstDim(1)) }, backends.ErrInvalidArgument, "at most 2 axes"},
 		{"constant grid too large", func(p *backends.Program) { p.Grid[0] = backends.ConstDim(100) }, backends.ErrInvalidArgument, "worker grid has 8 rows"},
 		{"constant zero grid", func(p *backends.Program) { p.Grid[0] = backends.ConstDim(0) }, backends.ErrInvalidArgument, "is 0"},
 		{"64-bit param in a layout", func(p *backends.Program) { p.Params[0].DType = backends.U64 }, backends.ErrInvalidArgument, "32 bits"},
-		{"compiler error", func(p *backends.Program) { p.TT.Compute.Source = "#error no tiles today" }, backends.ErrCompile, "no tiles today"},
+		{"compiler error", func(p *backends.Program) { p.TT().Compute.Source = "#error no tiles today" }, backends.ErrCompile, "no tiles today"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -384,7 +388,7 @@ func TestCompileValidation(t *testing.T) {
 	}
 	// a kernel source that is not UTF-8 still compiles (it travels as base64)
 	p := vaddProgram()
-	p.TT.Reader.Source = "// \xff\xfe\nvoid kernel_main() {}"
+	p.TT().Reader.Source = "// \xff\xfe\nvoid kernel_main() {}"
 	exe, err := d.Compile(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, exe.Release())
@@ -460,8 +464,7 @@ func benchTransfer64MiB(b *testing.B, d *tt.Device) {
 	buf, err := p.Alloc(ctx, n)
 	require.NoError(b, err)
 	defer p.Release(buf)
-	hp, err := hostpool.Default()
-	require.NoError(b, err)
+	hp := p.(*tt.Pool).Host()
 	hb, err := hp.Alloc(ctx, n)
 	require.NoError(b, err)
 	defer hp.Release(hb)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
@@ -43,6 +44,7 @@ func deviceInfo(ri ttruntime.InitReply, emulated bool, card *Card) *backends.Dev
 		arch = ri.Arch
 	}
 	info := &backends.DeviceInfo{
+		Formats:             []backends.Format{backends.FormatTT},
 		Name:                fmt.Sprintf("%s %s chip %d", arch, ri.Board, ri.Chip),
 		Kind:                backends.KindAccelerator,
 		Compute:             uint64(cores) * 1_000_000_000_000, // ~1 TFLOP/s bf16 per Tensix core
@@ -116,6 +118,9 @@ func (d *Device) Runtime() ttruntime.InitReply { return d.rt.Info() }
 // Compile validates the program's Tenstorrent variant against the chip and
 // builds it in the runtime.
 func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
+	if p != nil {
+		p = p.WithVariant(p.Variant(backends.FormatTT))
+	}
 	if err := ValidateProgram(p, d.rt.Info()); err != nil {
 		return nil, err
 	}
@@ -167,7 +172,7 @@ func (e *Executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 	if err != nil {
 		return 0, err
 	}
-	if _, err := backends.CheckArgs(e.prog, e.dev.pool, args); err != nil {
+	if _, err := driver.CheckArgs(e.prog, e.dev.pool, args); err != nil {
 		return 0, &backends.Error{Backend: ttruntime.Backend, Op: "launch", Err: err}
 	}
 	req := ttruntime.RunRequest{Program: e.id, Grid: grid, Timed: timed, Args: make([]ttruntime.RunArg, len(args))}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
@@ -37,7 +38,7 @@ type Settings struct {
 	TimeoutS float64 `json:"timeout_s"`
 }
 
-func init() { backends.Register(ttruntime.Backend, &Driver{}) }
+func init() { driver.Register(ttruntime.Backend, &Driver{}) }
 
 // Driver opens Tenstorrent devices: a device per chip of every supported
 // card, or emulator devices when there is no card. Each device's runtime
@@ -45,8 +46,18 @@ func init() { backends.Register(ttruntime.Backend, &Driver{}) }
 // harvest-aware grid, DRAM and L1 — is what the runtime reports.
 type Driver struct{}
 
+// ConfigSection is "tenstorrent", the section the backend reads.
+func (Driver) ConfigSection() string { return ConfigSection }
+
+// DeviceNamePrefixes are the names of the backend's devices: tt:N for
+// chips, tt-emu:N for the emulator.
+func (Driver) DeviceNamePrefixes() map[string]string {
+	return map[string]string{ttruntime.Backend: "Tenstorrent", "tt-emu": "emulator"}
+}
+
 // Open finds the cards and starts a runtime per chip.
-func (Driver) Open(ctx context.Context, cfg *backends.Config) ([]backends.Device, error) {
+func (Driver) Open(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
+	cfg := env.Config
 	s := Settings{EmuBoard: "n150"}
 	if err := cfg.Section(ConfigSection, &s); err != nil {
 		return nil, err
@@ -69,10 +80,7 @@ func (Driver) Open(ctx context.Context, cfg *backends.Config) ([]backends.Device
 			chips = append(chips, chipSpec{card: c, onCard: k, pci: pci})
 		}
 	}
-	host, err := hostpool.Default()
-	if err != nil {
-		return nil, fmt.Errorf("tt: host pool: %w", err)
-	}
+	host := env.HostPool
 	rtCfg := func() ttruntime.Config {
 		c := ttruntime.Config{Init: ttruntime.InitRequest{CacheDir: cacheDir(s.CacheDir)}}
 		if s.TimeoutS > 0 {
@@ -173,7 +181,7 @@ func openCard(ctx context.Context, path string, c ttruntime.Config, ordinal int,
 func devicesOrReasons(devs []backends.Device, reasons []error) ([]backends.Device, error) {
 	if len(devs) > 0 {
 		for _, r := range reasons {
-			backends.Debug(backends.DebugDevice, "tt: chip skipped", "reason", r)
+			driver.Debug(driver.DebugDevice, "tt: chip skipped", "reason", r)
 		}
 		return devs, nil
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
-	"github.com/zyxtt/zyxtt/hostpool"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
@@ -46,16 +45,11 @@ func openEmu(t testing.TB, board string) []backends.Device {
 	cfg, err := backends.ParseConfig(fmt.Appendf(nil,
 		`{"tenstorrent": {"runtime": %q, "timeout_s": 120, "emu_board": %q, "cache_dir": %q}}`, bin, board, t.TempDir()))
 	require.NoError(t, err)
-	devs, err := tt.Driver{}.Open(context.Background(), cfg)
+	devs, err := openRuntime(t, cfg)
 	if errors.Is(err, backends.ErrUnsupported) {
 		t.Skipf("%s has no emulator layer: %v", bin, err)
 	}
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		for _, d := range devs {
-			require.NoError(t, d.Close())
-		}
-	})
 	return devs
 }
 
@@ -116,8 +110,7 @@ func TestEmulatorRuntimeTransfers(t *testing.T) {
 	require.Equal(t, src, back)
 
 	// Host-pool memory goes zero-copy.
-	hp, err := hostpool.Default()
-	require.NoError(t, err)
+	hp := p.(*tt.Pool).Host()
 	hb, err := hp.Alloc(ctx, 1<<20)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, hp.Release(hb)) }()
@@ -172,7 +165,7 @@ func exampleVadd(t *testing.T, rows, cols int) *backends.Program {
 			{Name: "n", Kind: backends.Variable, DType: backends.U32},
 		},
 		Grid: []backends.GwsDim{backends.ConstDim(uint64(rows)), backends.ConstDim(uint64(cols))},
-		TT: &backends.TTVariant{
+		Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
 			Reader: backends.TTKernel{
 				Source:      read("reader.cpp"),
 				CompileArgs: []backends.TTArg{{Kind: backends.TTArgAccessor, Param: x}, {Kind: backends.TTArgAccessor, Param: y}},
@@ -195,7 +188,7 @@ func exampleVadd(t *testing.T, rows, cols int) *backends.Program {
 			CBs:          []backends.TTCircularBuffer{cb(0), cb(1), cb(16)},
 			MathFidelity: "HiFi4",
 			FP32DestAcc:  true,
-		},
+		}}},
 	}
 }
 
@@ -296,7 +289,7 @@ func TestEmulatorRuntimeKernelFaults(t *testing.T) {
 
 	// A kernel that does not compile: ErrCompile with the compiler's words.
 	bad := exampleVadd(t, 1, 1)
-	bad.TT.Compute.Source = "#error no tiles today\n" + bad.TT.Compute.Source
+	bad.TT().Compute.Source = "#error no tiles today\n" + bad.TT().Compute.Source
 	_, err := d.Compile(ctx, bad)
 	require.ErrorIs(t, err, backends.ErrCompile)
 	require.ErrorContains(t, err, "no tiles today")
@@ -304,13 +297,13 @@ func TestEmulatorRuntimeKernelFaults(t *testing.T) {
 	// A kernel that waits forever: the emulator reports the deadlock, and
 	// the device lives on.
 	hang := exampleVadd(t, 1, 1)
-	hang.TT.Writer.Source = `#include <cstdint>
+	hang.TT().Writer.Source = `#include <cstdint>
 #include "api/dataflow/dataflow_api.h"
 void kernel_main() {
   cb_wait_front(tt::CBIndex::c_17, 1); // nothing ever pushes to 17
 }
 `
-	hang.TT.CBs = append(hang.TT.CBs, backends.TTCircularBuffer{Index: 17, Format: "Float32", PageBytes: 4096, Pages: 1})
+	hang.TT().CBs = append(hang.TT().CBs, backends.TTCircularBuffer{Index: 17, Format: "Float32", PageBytes: 4096, Pages: 1})
 	exe, err := d.Compile(ctx, hang)
 	require.NoError(t, err)
 	p := d.Pool()

@@ -152,6 +152,10 @@ func (p *Pool) FreeBytes() int64 {
 	return p.total - p.used
 }
 
+// Host is the host pool whose memory the runtime reads and writes in place
+// (no copy on the Go side): the runtime's host pool.
+func (p *Pool) Host() *hostpool.Pool { return p.host }
+
 // ChargeUnit is the granularity of the pool's accounting: every buffer is
 // charged whole DRAM pages.
 func (p *Pool) ChargeUnit() int64 { return ttruntime.DefaultPageSize }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
 
@@ -39,13 +40,13 @@ func invalid(format string, args ...any) error {
 // argument layouts that name params of the right kind, at most two grid
 // axes, and constant grid axes that fit the chip.
 func ValidateProgram(p *backends.Program, info ttruntime.InitReply) error {
-	if p != nil && p.TT == nil {
+	if p != nil && p.TT() == nil {
 		return &backends.Error{Backend: ttruntime.Backend, Op: "compile", Err: fmt.Errorf("%w: program %q has no Tenstorrent variant", backends.ErrNoVariant, p.Name)}
 	}
 	if err := p.Validate(); err != nil {
 		return &backends.Error{Backend: ttruntime.Backend, Op: "compile", Err: err}
 	}
-	v := p.TT
+	v := p.TT()
 	if len(p.Grid) > 2 {
 		return invalid("program %q has a %d-axis grid; Tenstorrent grids have at most 2 axes (rows, cols)", p.Name, len(p.Grid))
 	}
@@ -172,7 +173,7 @@ func LaunchGrid(p *backends.Program, args []backends.LaunchArg, g ttruntime.Grid
 	if len(p.Grid) > 2 {
 		return out, invalid("program %q has a %d-axis grid; at most 2", p.Name, len(p.Grid))
 	}
-	dims, err := backends.EvalGrid(p, args)
+	dims, err := driver.EvalGrid(p, args)
 	if err != nil {
 		return out, &backends.Error{Backend: ttruntime.Backend, Op: "launch", Err: fmt.Errorf("%w: %w", backends.ErrInvalidArgument, err)}
 	}
@@ -187,7 +188,7 @@ func LaunchGrid(p *backends.Program, args []backends.LaunchArg, g ttruntime.Grid
 
 // compileRequest renders the program for the runtime.
 func compileRequest(p *backends.Program) ttruntime.CompileRequest {
-	v := p.TT
+	v := p.TT()
 	req := ttruntime.CompileRequest{
 		Name: p.Name,
 		ComputeConfig: ttruntime.ComputeConfig{

@@ -8,6 +8,7 @@ package backendtest
 import (
 	"context"
 	"encoding/binary"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -17,6 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/hostpool"
 )
 
 // F32Bytes is v little endian, as device buffers hold it.
@@ -144,4 +147,15 @@ func CheckLaunchTimed(t testing.TB, dev backends.Device, prog *backends.Program)
 func vaddArgs(xyz [3]backends.BufferID, n int64) []backends.LaunchArg {
 	return []backends.LaunchArg{backends.BufArg(xyz[0]), backends.BufArg(xyz[1]), backends.BufArg(xyz[2]),
 		backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}
+}
+
+// DriverEnv is what a runtime would open a driver with: cfg (nil for no
+// config), a host pool of the test's own (closed when the test ends) and the
+// default logger.
+func DriverEnv(t testing.TB, cfg *backends.Config) *driver.Env {
+	t.Helper()
+	host, err := hostpool.New(hostpool.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = host.Close() })
+	return &driver.Env{Config: cfg, HostPool: host, Logger: slog.Default()}
 }

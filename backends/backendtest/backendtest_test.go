@@ -26,8 +26,8 @@ func TestExamplesDir(t *testing.T) {
 	dir := backendtest.ExamplesDir(t)
 	_, err := os.Stat(filepath.Join(dir, "vadd", "manifest.json"))
 	require.NoError(t, err)
-	p := backendtest.ExampleProgram(t, "opencl", "vadd")
-	require.NotNil(t, p.OpenCL)
+	p := backendtest.ExampleProgram(t, "vadd")
+	require.NotNil(t, p.Source(backends.FormatOpenCL))
 	require.Len(t, p.Params, 4)
 	require.Equal(t, backends.Variable, p.Params[3].Kind, "n stays a launch argument")
 }

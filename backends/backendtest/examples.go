@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/bundle"
+	"github.com/zyxtt/zyxtt/bundle"
 )
 
 // LoadExample loads the bundle examples/<name>.
@@ -19,13 +19,13 @@ func LoadExample(t testing.TB, name string) *bundle.Bundle {
 	return b
 }
 
-// ExampleProgram is the example's program for backend with the vars'
+// ExampleProgram is the example's program, every variant, with the vars'
 // defaults. Every var of vadd, unary and matmul is a Variable param, so the
 // program serves any size.
-func ExampleProgram(t testing.TB, backend, name string) *backends.Program {
+func ExampleProgram(t testing.TB, name string) *backends.Program {
 	t.Helper()
 	b := LoadExample(t, name)
-	p, err := b.Program(backend, b.Defaults())
+	p, err := b.Program(b.Defaults())
 	require.NoError(t, err)
 	return p
 }
@@ -49,88 +49,41 @@ func RunExamples(t *testing.T, dev backends.Device, examples ...Example) {
 	}
 }
 
-// RunExample loads the example's bundle, runs its variant for dev's backend
-// on generated inputs and requires the output to match the bundle's
-// float64 reference within its tolerance, as `zyx-tt run --verify` does.
-// Every buffer param is filled (from the bundle's input spec, else random),
-// so an output the program fails to write does not pass by chance. Host
-// memory pools are filled and read in place, others through Write and
-// Read. It returns the comparison for the caller to log.
-func RunExample(t testing.TB, dev backends.Device, ex Example) bundle.Comparison {
+// RunExample runs the example's bundle on dev through the bundle pipeline
+// (bundle.Run: inputs from the bundle's specs, else random; upload; launch;
+// download) and requires every output to match the bundle's float64
+// reference within its tolerance, as `zyx-tt run --verify` does. ex.Edit
+// may change the program before it is compiled. It returns the first
+// output's verdict for the caller to log.
+func RunExample(t testing.TB, dev backends.Device, ex Example) bundle.OutputVerdict {
 	t.Helper()
 	ctx := context.Background()
 	b := LoadExample(t, ex.Name)
 	require.NotNil(t, b.Ref, "example %s has a reference", ex.Name)
-	vals, err := b.VarValues(ex.Set)
+	rt, err := backends.Open(ctx, backends.Options{Config: &backends.Config{}, Backends: []string{}})
 	require.NoError(t, err)
-	p, err := b.Program(dev.Backend(), vals)
+	defer rt.Close()
+	run, err := b.Prepare(ctx, rt, bundle.Options{Set: ex.Set})
+	require.NoError(t, err)
+	defer run.Close()
+	p, err := b.Program(run.Vals)
 	require.NoError(t, err)
 	if ex.Edit != nil {
 		ex.Edit(p)
 	}
-	shapes, err := b.Shapes(vals)
-	require.NoError(t, err)
 	exe, err := dev.Compile(ctx, p)
 	require.NoError(t, err)
 	defer exe.Release()
-
-	pool := dev.Pool()
-	host, inPlace := pool.(backends.HostMemory)
-	args := make([]backends.LaunchArg, len(b.Params))
-	inputs := map[int][]float64{}
-	for i, prm := range b.Params {
-		if !prm.Kind.IsBuffer() {
-			vi, ok := b.VarIndex(prm.Name)
-			require.True(t, ok, "variable param %s has a var", prm.Name)
-			args[i] = backends.VarArg(vals[vi])
-			continue
-		}
-		size := bundle.Elems(shapes[i]) * int64(prm.DType.Size())
-		id, err := pool.Alloc(ctx, size)
-		require.NoError(t, err)
-		defer pool.Release(id)
-		args[i] = backends.BufArg(id)
-		var mem []byte
-		if inPlace {
-			mem, err = host.Bytes(id)
-			require.NoError(t, err)
-		} else {
-			mem = make([]byte, size)
-		}
-		spec := b.Inputs[i]
-		if spec == "" {
-			spec = "random"
-		}
-		gen, err := bundle.ParseGen(spec)
-		require.NoError(t, err)
-		require.NoError(t, bundle.Fill(mem, prm.DType, gen, uint64(i)))
-		inputs[i], err = bundle.ToFloat64(prm.DType, mem)
-		require.NoError(t, err)
-		if !inPlace {
-			require.NoError(t, pool.Write(ctx, id, 0, mem))
-		}
+	res, err := run.Execute(ctx, dev, exe, p, 0, false)
+	require.NoError(t, err)
+	v, err := run.Verify(ctx, "", res)
+	require.NoError(t, err)
+	require.NotEmpty(t, v.Outputs)
+	for _, o := range v.Outputs {
+		require.True(t, o.OK, "%s on %s: output %s: %d of %d elements outside tolerance (worst at %d: got %g, want %g)",
+			ex.Name, dev.Name(), o.Name, o.Mismatches, o.Elems, o.Worst, o.Got, o.Want)
 	}
-	require.NoError(t, exe.Launch(ctx, args))
-	want, err := b.Ref.Compute(vals, inputs)
-	require.NoError(t, err)
-	out := b.Outputs[0]
-	var mem []byte
-	if inPlace {
-		mem, err = host.Bytes(args[out].Buffer)
-		require.NoError(t, err)
-	} else {
-		size, err := pool.Size(args[out].Buffer)
-		require.NoError(t, err)
-		mem = make([]byte, size)
-		require.NoError(t, pool.Read(ctx, args[out].Buffer, 0, mem))
-	}
-	got, err := bundle.ToFloat64(b.Params[out].DType, mem)
-	require.NoError(t, err)
-	cmp, err := bundle.Compare(got, want, b.Ref.Tolerance(b.Params[out].DType, vals))
-	require.NoError(t, err)
-	require.True(t, cmp.OK(), "%s on %s: %d of %d elements outside tolerance (worst at %d: got %g, want %g)",
-		ex.Name, dev.Name(), cmp.Mismatches, cmp.Elems, cmp.Worst, got[cmp.Worst], want[cmp.Worst])
-	return cmp
+	return v.Outputs[0]
 }
 
 // PartialGroupExamples are vadd, unary and matmul at sizes that leave work

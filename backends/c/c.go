@@ -10,7 +10,9 @@ import (
 	"context"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/onedevice"
+	"github.com/zyxtt/zyxtt/hostpool"
 )
 
 // BackendName is the registry key and Device.Backend of the C backend; it is
@@ -31,15 +33,29 @@ type Config struct {
 	Threads int `json:"threads"`
 	// CacheDir holds compiled objects; default the user cache dir's zyx/c.
 	CacheDir string `json:"cache_dir"`
+	// HostPool is the pool the device computes on; nil means
+	// hostpool.Default(). The driver sets the runtime's.
+	HostPool *hostpool.Pool `json:"-"`
+}
+
+// hostPoolOf is the configured host pool, or the process-wide one.
+func hostPoolOf(p *hostpool.Pool) (*hostpool.Pool, error) {
+	if p != nil {
+		return p, nil
+	}
+	return hostpool.Default()
 }
 
 // DefaultFlags are the optimisation flags used when the config names none.
 var DefaultFlags = []string{"-O3", "-march=native"}
 
 func init() {
-	backends.Register(BackendName, backends.DriverFunc(openDriver))
+	driver.Register(BackendName, driver.DriverFunc(openDriver))
 }
 
-func openDriver(ctx context.Context, cfg *backends.Config) ([]backends.Device, error) {
-	return onedevice.Open(ctx, cfg, BackendName, Open)
+func openDriver(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
+	return onedevice.Open(ctx, env, BackendName, func(ctx context.Context, c Config, host *hostpool.Pool) (*Device, error) {
+		c.HostPool = host
+		return Open(ctx, c)
+	})
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/hostpool"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -136,8 +138,8 @@ func vaddProgram(prefix string) (*backends.Program, error) {
 			{Name: "z", Kind: backends.GlobalMut, DType: backends.F32},
 			{Name: "n", Kind: backends.Variable, DType: backends.U32},
 		},
-		Grid: []backends.GwsDim{backends.ParamDim(3)},
-		C:    &backends.SourceVariant{Source: prefix + string(src), Entry: "vadd"},
+		Grid:     []backends.GwsDim{backends.ParamDim(3)},
+		Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Source: prefix + string(src), Entry: "vadd"}}},
 	}, nil
 }
 
@@ -206,7 +208,7 @@ func TestExamples(t *testing.T) {
 		const n = 100_003
 		params := []backends.Param{f32("x", backends.Global), f32("y", backends.Global), f32("z", backends.GlobalMut), uv("n")}
 		p := &backends.Program{Name: "vadd", Params: params, Grid: []backends.GwsDim{mustParse(t, "n", params)},
-			C: &backends.SourceVariant{Source: exampleSource(t, "vadd"), Entry: "vadd"}}
+			Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Source: exampleSource(t, "vadd"), Entry: "vadd"}}}}
 		exe, err := d.Compile(ctx, p)
 		require.NoError(t, err)
 		defer exe.Release()
@@ -224,7 +226,7 @@ func TestExamples(t *testing.T) {
 		const n = 10_007
 		params := []backends.Param{f32("x", backends.Global), f32("y", backends.GlobalMut), uv("n")}
 		p := &backends.Program{Name: "unary", Params: params, Grid: []backends.GwsDim{mustParse(t, "n", params)},
-			C: &backends.SourceVariant{Source: exampleSource(t, "unary"), Entry: "unary"}}
+			Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Source: exampleSource(t, "unary"), Entry: "unary"}}}}
 		exe, err := d.Compile(ctx, p)
 		require.NoError(t, err)
 		defer exe.Release()
@@ -241,7 +243,7 @@ func TestExamples(t *testing.T) {
 		const m, n, k = 37, 53, 29
 		params := []backends.Param{f32("a", backends.Global), f32("b", backends.Global), f32("c", backends.GlobalMut), uv("m"), uv("n"), uv("k")}
 		p := &backends.Program{Name: "matmul", Params: params, Grid: []backends.GwsDim{mustParse(t, "m", params)},
-			C: &backends.SourceVariant{Source: exampleSource(t, "matmul"), Entry: "matmul"}}
+			Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Source: exampleSource(t, "matmul"), Entry: "matmul"}}}}
 		exe, err := d.Compile(ctx, p)
 		require.NoError(t, err)
 		defer exe.Release()
@@ -273,14 +275,14 @@ func gridProgram() *backends.Program {
 			{Name: "n1", Kind: backends.Variable, DType: backends.U64},
 		},
 		Grid: []backends.GwsDim{backends.ParamDim(2), backends.ParamDim(3), backends.ConstDim(3)},
-		C: &backends.SourceVariant{Entry: "grid", Source: `#include <stdint.h>
+		Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Entry: "grid", Source: `#include <stdint.h>
 void grid(float *out, uint32_t *calls, uint64_t n0, uint64_t n1, uint64_t g0, uint64_t g1, uint64_t g2)
 {
 	uint64_t at = (g2 * n1 + g1) * n0 + g0;
 	out[at] = (float)(g0 + 10 * g1 + 100 * g2 + 1);
 	__atomic_fetch_add(&calls[at], 1u, __ATOMIC_RELAXED);
 }
-`},
+`}}},
 	}
 }
 
@@ -354,14 +356,14 @@ func TestScalarParams(t *testing.T) {
 			{Name: "h", Kind: backends.Variable, DType: backends.I32},
 		},
 		Grid: []backends.GwsDim{backends.ConstDim(1)},
-		C: &backends.SourceVariant{Entry: "scalars", Source: `#include <stdint.h>
+		Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Entry: "scalars", Source: `#include <stdint.h>
 void scalars(double *out, double a, int8_t b, float c, int64_t d, uint8_t e, uint16_t f, float g, int32_t h,
              uint64_t g0, uint64_t g1, uint64_t g2)
 {
 	out[0] = a; out[1] = b; out[2] = c; out[3] = (double)d; out[4] = e; out[5] = f; out[6] = g; out[7] = h;
 	out[8] = (double)(g0 + g1 + g2);
 }
-`},
+`}}},
 	}
 	exe, err := d.Compile(ctx, p)
 	require.NoError(t, err)
@@ -418,9 +420,9 @@ func TestBadSource(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := vaddProgram("")
 			require.NoError(t, err)
-			p.C = &backends.SourceVariant{Source: tc.source, Entry: tc.entry}
+			p.SetVariant(backends.Variant{Format: backends.FormatC, Code: &backends.SourceVariant{Source: tc.source, Entry: tc.entry}})
 			if tc.name == "bad option" {
-				p.C.Options = []string{"--no-such-compiler-option-zyx"}
+				p.Source(backends.FormatC).Options = []string{"--no-such-compiler-option-zyx"}
 			}
 			exe, err := d.Compile(ctx, p)
 			require.Error(t, err)
@@ -439,7 +441,7 @@ func TestBadSource(t *testing.T) {
 
 func TestNoVariant(t *testing.T) {
 	d := device(t)
-	_, err := d.Compile(context.Background(), &backends.Program{Name: "gemm only", GEMM: &backends.GEMMVariant{}})
+	_, err := d.Compile(context.Background(), &backends.Program{Name: "gemm only", Variants: []backends.Variant{{Format: backends.FormatGEMM, Code: &backends.GEMMVariant{}}}})
 	require.ErrorIs(t, err, backends.ErrNoVariant)
 	_, err = d.Compile(context.Background(), nil)
 	require.ErrorIs(t, err, backends.ErrNoVariant)
@@ -574,7 +576,7 @@ func TestCacheReuse(t *testing.T) {
 	require.Equal(t, 1, buildsInto(t, log, cache), "cached compiles ran the compiler")
 
 	// A different source, or different options, is a new object.
-	p.C.Options = []string{"-DZYX_TEST_OPTION=1"}
+	p.Source(backends.FormatC).Options = []string{"-DZYX_TEST_OPTION=1"}
 	exe, err = d2.Compile(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, exe.Release())
@@ -592,11 +594,11 @@ func TestCacheReuse(t *testing.T) {
 	for _, o := range objs {
 		require.NoError(t, os.WriteFile(o, []byte("not an ELF object"), 0o644))
 	}
-	p.C.Options = []string{"-DZYX_TEST_OPTION=2"}
+	p.Source(backends.FormatC).Options = []string{"-DZYX_TEST_OPTION=2"}
 	exe, err = d2.Compile(ctx, p) // a new object: built
 	require.NoError(t, err)
 	require.NoError(t, exe.Release())
-	p.C.Options = nil
+	p.Source(backends.FormatC).Options = nil
 	exe, err = d2.Compile(ctx, p) // its object was damaged: rebuilt
 	require.NoError(t, err)
 	const n = 64
@@ -704,9 +706,9 @@ func TestInfo(t *testing.T) {
 	require.Equal(t, fmt.Sprint(info.HasOpenMP), info.Extra["openmp"])
 	require.Equal(t, "c", d.Name())
 	require.Equal(t, "c", d.Backend())
-	hp, err := backends.HostPool()
+	hp, err := hostpool.Default()
 	require.NoError(t, err)
-	require.Same(t, hp, d.Pool())
+	require.Same(t, hp, d.Pool(), "a device opened on its own computes on the process-wide host pool")
 }
 
 // TestRegistry opens the backend through the registry, as zyx-tt does.
@@ -716,10 +718,13 @@ func TestRegistry(t *testing.T) {
 	}
 	dev, err := backends.Lookup(context.Background(), "c")
 	require.NoError(t, err)
+	rtHost, err := backends.HostPool()
+	require.NoError(t, err)
+	require.Same(t, rtHost, dev.Pool(), "a device of a runtime computes on the runtime's host pool")
 	require.Equal(t, "c", dev.Name())
 	p, err := vaddProgram("")
 	require.NoError(t, err)
-	require.True(t, p.HasVariant(dev.Backend()))
+	require.True(t, p.Accepts(dev.Info().Formats))
 }
 
 // TestTranslationUnitGolden pins the generated launcher for the vadd
@@ -727,8 +732,8 @@ func TestRegistry(t *testing.T) {
 func TestTranslationUnitGolden(t *testing.T) {
 	p, err := vaddProgram("")
 	require.NoError(t, err)
-	p.C.Source = "/* user source */\n"
-	got := translationUnit(p, p.C) + "\n/* prototype: " + CPrototype(p, "vadd") + " */\n"
+	p.Source(backends.FormatC).Source = "/* user source */\n"
+	got := translationUnit(p, p.Source(backends.FormatC)) + "\n/* prototype: " + CPrototype(p, "vadd") + " */\n"
 	golden := filepath.Join("testdata", "vadd_tu.c.golden")
 	if *update {
 		require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
@@ -788,17 +793,17 @@ func TestOpenErrors(t *testing.T) {
 	t.Run("config section", func(t *testing.T) {
 		cfg, err := backends.ParseConfig([]byte(`{"c": {"device_ids": []}}`))
 		require.NoError(t, err)
-		_, err = openDriver(ctx, cfg)
+		_, err = openDriver(ctx, backendtest.DriverEnv(t, cfg))
 		require.ErrorIs(t, err, backends.ErrNoDevice)
 
 		cfg, err = backends.ParseConfig([]byte(`{"c": {"threads": "many"}}`))
 		require.NoError(t, err)
-		_, err = openDriver(ctx, cfg)
+		_, err = openDriver(ctx, backendtest.DriverEnv(t, cfg))
 		require.ErrorContains(t, err, `section "c"`)
 
 		cfg, err = backends.ParseConfig([]byte(`{"c": {"threads": 3, "openmp": false, "cache_dir": "` + t.TempDir() + `"}}`))
 		require.NoError(t, err)
-		devs, err := openDriver(ctx, cfg)
+		devs, err := openDriver(ctx, backendtest.DriverEnv(t, cfg))
 		require.NoError(t, err)
 		require.Len(t, devs, 1)
 		require.Equal(t, "3", devs[0].Info().Extra["threads"])
@@ -810,7 +815,7 @@ func TestOpenErrors(t *testing.T) {
 func TestNoParams(t *testing.T) {
 	d := device(t)
 	p := &backends.Program{Name: "empty", Grid: []backends.GwsDim{backends.ConstDim(4)},
-		C: &backends.SourceVariant{Entry: "empty", Source: "void empty(uint64_t a, uint64_t b, uint64_t c) { (void)a; (void)b; (void)c; }\n"}}
+		Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Entry: "empty", Source: "void empty(uint64_t a, uint64_t b, uint64_t c) { (void)a; (void)b; (void)c; }\n"}}}}
 	require.Contains(t, CPrototype(p, "empty"), "void empty(uint64_t gid0, uint64_t gid1, uint64_t gid2)")
 	exe, err := d.Compile(context.Background(), p)
 	require.NoError(t, err)

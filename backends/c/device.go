@@ -21,6 +21,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/c/cpuinfo"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 )
 
@@ -45,7 +46,7 @@ func Open(ctx context.Context, cfg Config) (*Device, error) {
 	if cfg.Threads < 0 {
 		return nil, fmt.Errorf("%w: c: threads must be >= 0, got %d", backends.ErrInvalidArgument, cfg.Threads)
 	}
-	pool, err := backends.HostPool()
+	pool, err := hostPoolOf(cfg.HostPool)
 	if err != nil {
 		return nil, fmt.Errorf("c: host pool: %w", err)
 	}
@@ -66,6 +67,7 @@ func Open(ctx context.Context, cfg Config) (*Device, error) {
 func hostInfo(tc *toolchain, threads int) *backends.DeviceInfo {
 	cpu := cpuinfo.Host()
 	info := &backends.DeviceInfo{
+		Formats:             []backends.Format{backends.FormatC},
 		Name:                cpu.Model,
 		Kind:                backends.KindCPU,
 		Compute:             cpu.PeakFLOPs(),
@@ -144,7 +146,7 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	if d.closed.Load() {
 		return nil, backends.Errorf(BackendName, "compile", backends.ErrClosed, "")
 	}
-	if p == nil || p.C == nil {
+	if p == nil || p.Variant(backends.FormatC) == nil {
 		name := ""
 		if p != nil {
 			name = p.Name
@@ -154,7 +156,8 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	if err := p.Validate(); err != nil {
 		return nil, &backends.Error{Backend: BackendName, Op: "compile", Err: err}
 	}
-	v := p.C
+	p = p.WithVariant(p.Variant(backends.FormatC))
+	v := p.Source(backends.FormatC)
 	if !isIdentifier(v.Entry) {
 		return nil, backends.Errorf(BackendName, "compile", backends.ErrInvalidArgument, "entry %q is not a C identifier", v.Entry)
 	}
@@ -162,7 +165,7 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 		return nil, backends.Errorf(BackendName, "compile", backends.ErrInvalidArgument, "entry %q uses the reserved zyx_ prefix", v.Entry)
 	}
 	tu := translationUnit(p, v)
-	backends.Debug(backends.DebugAssembly, "c: translation unit", "program", p.Name, "source", tu)
+	driver.Debug(driver.DebugAssembly, "c: translation unit", "program", p.Name, "source", tu)
 
 	handle, err := d.buildAndLoad(ctx, p, tu)
 	if err != nil {
@@ -185,7 +188,7 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 // cached object that no longer loads (a damaged cache) is removed and built
 // again once.
 func (d *Device) buildAndLoad(ctx context.Context, p *backends.Program, tu string) (uintptr, error) {
-	v := p.C
+	v := p.Source(backends.FormatC)
 	for attempt := 0; ; attempt++ {
 		path, hit, err := d.tc.build(ctx, tu, v.Options)
 		if err != nil {
@@ -195,7 +198,7 @@ func (d *Device) buildAndLoad(ctx context.Context, p *backends.Program, tu strin
 			}
 			return 0, &backends.Error{Backend: BackendName, Op: "compile", Err: err}
 		}
-		backends.Debug(backends.DebugCompile, "c: object", "program", p.Name, "path", path, "cached", hit)
+		driver.Debug(driver.DebugCompile, "c: object", "program", p.Name, "path", path, "cached", hit)
 		handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 		if err == nil {
 			return handle, nil
@@ -205,7 +208,7 @@ func (d *Device) buildAndLoad(ctx context.Context, p *backends.Program, tu strin
 			return 0, compileError("program %q: the C source declares entry %q but does not define it", p.Name, v.Entry)
 		}
 		if hit && attempt == 0 {
-			backends.Debug(backends.DebugCompile, "c: cached object does not load; rebuilding", "path", path, "err", msg)
+			driver.Debug(driver.DebugCompile, "c: cached object does not load; rebuilding", "path", path, "err", msg)
 			if rmErr := os.Remove(path); rmErr == nil || os.IsNotExist(rmErr) {
 				continue
 			}
@@ -277,10 +280,10 @@ func (e *executable) run(ctx context.Context, args []backends.LaunchArg) (time.D
 		return 0, err
 	}
 	pool := e.dev.pool
-	if _, err := backends.CheckArgs(e.prog, pool, args); err != nil {
+	if _, err := driver.CheckArgs(e.prog, pool, args); err != nil {
 		return 0, &backends.Error{Backend: BackendName, Op: "launch", Err: err}
 	}
-	grid, err := backends.EvalGrid(e.prog, args)
+	grid, err := driver.EvalGrid(e.prog, args)
 	if err != nil {
 		return 0, &backends.Error{Backend: BackendName, Op: "launch", Err: fmt.Errorf("%w: %w", backends.ErrInvalidArgument, err)}
 	}
@@ -329,7 +332,7 @@ func (e *executable) run(ctx context.Context, args []backends.LaunchArg) (time.D
 	if int32(r1) != 0 {
 		return elapsed, launchError(backends.ErrInvalidArgument, "launcher returned %d", int32(r1))
 	}
-	backends.Debug(backends.DebugPerf, "c: launch", "program", e.prog.Name, "grid", n, "elapsed", elapsed)
+	driver.Debug(driver.DebugPerf, "c: launch", "program", e.prog.Name, "grid", n, "elapsed", elapsed)
 	return elapsed, nil
 }
 

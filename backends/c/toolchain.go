@@ -17,6 +17,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // optionalFlags are added when the compiler accepts them.
@@ -118,7 +119,7 @@ func probeToolchain(ctx context.Context, cfg Config) (*toolchain, error) {
 			return nil, fmt.Errorf("%w: config asks for OpenMP but %s -fopenmp fails: %w", backends.ErrNoDevice, path, err)
 		}
 		if err != nil {
-			backends.Debug(backends.DebugDevice, "c: compiling without OpenMP", "compiler", path, "reason", err)
+			driver.Debug(driver.DebugDevice, "c: compiling without OpenMP", "compiler", path, "reason", err)
 		}
 	}
 	if !tc.openmp {
@@ -227,7 +228,7 @@ func (tc *toolchain) build(ctx context.Context, tu string, options []string) (pa
 	cmd := exec.CommandContext(ctx, tc.compiler, args...)
 	cmd.Env = compilerEnv()
 	out, runErr := cmd.CombinedOutput()
-	backends.Debug(backends.DebugCompile, "c: compiled", "compiler", tc.compiler, "args", strings.Join(args, " "), "err", runErr)
+	driver.Debug(driver.DebugCompile, "c: compiled", "compiler", tc.compiler, "args", strings.Join(args, " "), "err", runErr)
 	if runErr != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return "", false, ctxErr
@@ -239,7 +240,7 @@ func (tc *toolchain) build(ctx context.Context, tu string, options []string) (pa
 		return "", false, &buildError{diagnostics: diag, err: backends.ErrCompile}
 	}
 	if len(out) > 0 {
-		backends.Debug(backends.DebugCompile, "c: compiler warnings", "output", string(out))
+		driver.Debug(driver.DebugCompile, "c: compiler warnings", "output", string(out))
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return "", false, fmt.Errorf("object cache: %w", err)

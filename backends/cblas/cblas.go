@@ -15,6 +15,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/c/cpuinfo"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/onedevice"
 	"github.com/zyxtt/zyxtt/hostpool"
 )
@@ -30,14 +31,20 @@ type Config struct {
 	// Threads sets the library's thread count (OpenBLAS, BLIS); 0 keeps
 	// the library's default.
 	Threads int `json:"threads"`
+	// HostPool is the pool the device computes on; nil means
+	// hostpool.Default(). The driver sets the runtime's.
+	HostPool *hostpool.Pool `json:"-"`
 }
 
 func init() {
-	backends.Register(BackendName, backends.DriverFunc(openDriver))
+	driver.Register(BackendName, driver.DriverFunc(openDriver))
 }
 
-func openDriver(ctx context.Context, cfg *backends.Config) ([]backends.Device, error) {
-	return onedevice.Open(ctx, cfg, BackendName, Open)
+func openDriver(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
+	return onedevice.Open(ctx, env, BackendName, func(ctx context.Context, c Config, host *hostpool.Pool) (*Device, error) {
+		c.HostPool = host
+		return Open(ctx, c)
+	})
 }
 
 // Device is the CBLAS device.
@@ -74,7 +81,7 @@ func Open(ctx context.Context, cfg Config) (*Device, error) {
 		return nil, fmt.Errorf("%w: cblas: no usable CBLAS library: %w", backends.ErrNoDevice, err)
 	}
 	if cfg.Library != "" && lib.path != cfg.Library {
-		backends.Debug(backends.DebugDevice, "cblas: configured library not used", "library", cfg.Library, "using", lib.path)
+		driver.Debug(driver.DebugDevice, "cblas: configured library not used", "library", cfg.Library, "using", lib.path)
 	}
 	threadNote := ""
 	if cfg.Threads > 0 {
@@ -82,12 +89,16 @@ func Open(ctx context.Context, cfg Config) (*Device, error) {
 			lib.setThreads(cfg.Threads)
 		} else {
 			threadNote = fmt.Sprintf("config asks for %d threads but %s has no thread control", cfg.Threads, lib.path)
-			backends.Debug(backends.DebugDevice, "cblas: "+threadNote)
+			driver.Debug(driver.DebugDevice, "cblas: "+threadNote)
 		}
 	}
-	pool, err := backends.HostPool()
-	if err != nil {
-		return nil, fmt.Errorf("cblas: host pool: %w", err)
+	pool := cfg.HostPool
+	if pool == nil {
+		hp, err := hostpool.Default()
+		if err != nil {
+			return nil, fmt.Errorf("cblas: host pool: %w", err)
+		}
+		pool = hp
 	}
 	d := &Device{lib: lib, pool: pool}
 	d.info = d.describe(threadNote)
@@ -123,6 +134,7 @@ func (d *Device) describe(threadNote string) *backends.DeviceInfo {
 		extra["library_core"] = d.lib.core
 	}
 	return &backends.DeviceInfo{
+		Formats:             []backends.Format{backends.FormatGEMM},
 		Name:                d.lib.vendor + " on " + cpu.Model,
 		Kind:                backends.KindCPU,
 		Compute:             cpu.PeakFLOPs(),
@@ -176,7 +188,7 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if p == nil || p.GEMM == nil {
+	if p == nil || p.GEMM() == nil {
 		name := ""
 		if p != nil {
 			name = p.Name
@@ -186,7 +198,7 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	if err := p.Validate(); err != nil {
 		return nil, &backends.Error{Backend: BackendName, Op: "compile", Err: err}
 	}
-	g := p.GEMM
+	g := p.GEMM()
 	switch g.DType {
 	case backends.F32, backends.F64:
 	default:

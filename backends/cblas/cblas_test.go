@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/hostpool"
 )
 
 var (
@@ -77,7 +78,7 @@ func (c gemmCase) program() *backends.Program {
 			{Name: "c", Kind: backends.GlobalMut, DType: c.dtype},
 			{Name: "m", Kind: backends.Variable, DType: backends.U32},
 		},
-		GEMM: g,
+		Variants: []backends.Variant{{Format: backends.FormatGEMM, Code: g}},
 	}
 }
 
@@ -229,14 +230,17 @@ func TestGEMMBadInput(t *testing.T) {
 			edit     func(p *backends.Program)
 			sentinel error
 		}{
-			{"no gemm variant", func(p *backends.Program) { p.GEMM = nil; p.C = &backends.SourceVariant{Source: "x", Entry: "x"} }, backends.ErrNoVariant},
-			{"bf16", func(p *backends.Program) { p.GEMM.DType = backends.BF16 }, backends.ErrUnsupported},
-			{"f16", func(p *backends.Program) { p.GEMM.DType = backends.F16 }, backends.ErrUnsupported},
-			{"i32", func(p *backends.Program) { p.GEMM.DType = backends.I32 }, backends.ErrUnsupported},
-			{"unknown compute", func(p *backends.Program) { p.GEMM.Compute = "fp8" }, backends.ErrUnsupported},
+			{"no gemm variant", func(p *backends.Program) {
+				p.RemoveVariant(backends.FormatGEMM)
+				p.SetVariant(backends.Variant{Format: backends.FormatC, Code: &backends.SourceVariant{Source: "x", Entry: "x"}})
+			}, backends.ErrNoVariant},
+			{"bf16", func(p *backends.Program) { p.GEMM().DType = backends.BF16 }, backends.ErrUnsupported},
+			{"f16", func(p *backends.Program) { p.GEMM().DType = backends.F16 }, backends.ErrUnsupported},
+			{"i32", func(p *backends.Program) { p.GEMM().DType = backends.I32 }, backends.ErrUnsupported},
+			{"unknown compute", func(p *backends.Program) { p.GEMM().Compute = "fp8" }, backends.ErrUnsupported},
 			{"operand dtype mismatch", func(p *backends.Program) { p.Params[1].DType = backends.F64 }, backends.ErrInvalidArgument},
-			{"c is an input", func(p *backends.Program) { p.GEMM.A = 2 }, backends.ErrInvalidArgument},
-			{"operand not a buffer", func(p *backends.Program) { p.GEMM.B = 3 }, backends.ErrInvalidArgument},
+			{"c is an input", func(p *backends.Program) { p.GEMM().A = 2 }, backends.ErrInvalidArgument},
+			{"operand not a buffer", func(p *backends.Program) { p.GEMM().B = 3 }, backends.ErrInvalidArgument},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				p := base.program()
@@ -278,7 +282,7 @@ func TestGEMMBadInput(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				p := base.program()
 				if tc.edit != nil {
-					tc.edit(p.GEMM)
+					tc.edit(p.GEMM())
 				}
 				exe, err := d.Compile(ctx, p)
 				require.NoError(t, err)
@@ -353,11 +357,14 @@ func TestInfoAndRegistry(t *testing.T) {
 	require.Equal(t, "true", info.Extra["aot_only"])
 	require.NotEmpty(t, info.Extra["library"])
 	require.Equal(t, "cblas", d.Name())
-	hp, err := backends.HostPool()
+	hp, err := hostpool.Default()
 	require.NoError(t, err)
-	require.Same(t, hp, d.Pool())
+	require.Same(t, hp, d.Pool(), "a device opened on its own computes on the process-wide host pool")
 
 	dev, err := backends.Lookup(context.Background(), "cblas")
 	require.NoError(t, err)
+	rtHost, err := backends.HostPool()
+	require.NoError(t, err)
+	require.Same(t, rtHost, dev.Pool(), "a device of a runtime computes on the runtime's host pool")
 	require.Equal(t, "cblas", dev.Backend())
 }

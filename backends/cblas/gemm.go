@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // shape is one launch's GEMM, evaluated and checked. Sizes are in elements.
@@ -188,9 +189,9 @@ func (e *executable) run(ctx context.Context, args []backends.LaunchArg) (time.D
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	g := e.prog.GEMM
+	g := e.prog.GEMM()
 	pool := e.dev.pool
-	sizes, err := backends.CheckArgs(e.prog, pool, args)
+	sizes, err := driver.CheckArgs(e.prog, pool, args)
 	if err != nil {
 		return 0, launchErr(err)
 	}
@@ -227,7 +228,7 @@ func (e *executable) run(ctx context.Context, args []backends.LaunchArg) (time.D
 	start := time.Now()
 	e.call(s, ptrs)
 	elapsed := time.Since(start)
-	backends.Debug(backends.DebugPerf, "cblas: gemm", "program", e.prog.Name, "m", s.m, "n", s.n, "k", s.k, "batch", s.batch, "elapsed", elapsed)
+	driver.Debug(driver.DebugPerf, "cblas: gemm", "program", e.prog.Name, "m", s.m, "n", s.n, "k", s.k, "batch", s.batch, "elapsed", elapsed)
 	return elapsed, nil
 }
 

@@ -90,9 +90,9 @@ func BenchmarkLaunchEmpty(b *testing.B) {
 	d := gpu(b)
 	ctx := context.Background()
 	exe, err := d.Compile(ctx, &backends.Program{
-		Name: "empty",
-		Grid: []backends.GwsDim{backends.ConstDim(1)},
-		CUDA: &backends.SourceVariant{Entry: "empty", Local: [3]uint32{32}, Source: `extern "C" __global__ void empty() {}`},
+		Name:     "empty",
+		Grid:     []backends.GwsDim{backends.ConstDim(1)},
+		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "empty", Local: [3]uint32{32}, Source: `extern "C" __global__ void empty() {}`}}},
 	})
 	require.NoError(b, err)
 	defer exe.Release()

@@ -11,13 +11,15 @@ import (
 	"fmt"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/hostpool"
 )
 
 // Name is the backend's registry key.
 const Name = "cuda"
 
 func init() {
-	backends.Register(Name, backends.DriverFunc(open))
+	driver.Register(Name, driver.DriverFunc(open))
 }
 
 // Config is the "cuda" section of the config file.
@@ -35,15 +37,20 @@ type Config struct {
 	// PreferKernel runs a program's CUDA C variant even when it also has a
 	// GEMM variant (by default cuBLAS runs the GEMM).
 	PreferKernel bool `json:"prefer_kernel"`
+	// HostPool is the host pool whose segments are pinned once and that
+	// stages copies; nil means hostpool.Default(). The driver sets the
+	// runtime's.
+	HostPool *hostpool.Pool `json:"-"`
 }
 
 const defaultStagingChunk = 16 << 20
 
-func open(ctx context.Context, cfg *backends.Config) ([]backends.Device, error) {
+func open(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
 	var c Config
-	if err := cfg.Section(Name, &c); err != nil {
+	if err := driver.Section(env, Name, &c); err != nil {
 		return nil, err
 	}
+	c.HostPool = env.HostPool
 	if c.StagingChunk <= 0 {
 		c.StagingChunk = defaultStagingChunk
 	}
@@ -58,12 +65,12 @@ func open(ctx context.Context, cfg *backends.Config) ([]backends.Device, error) 
 	if n == 0 {
 		return nil, fmt.Errorf("%w: the CUDA driver reports no devices", backends.ErrNoDevice)
 	}
-	common := cfg.Common(Name)
+	common := driver.Common(env, Name)
 	var devs []backends.Device
 	var errs []error
 	for i := 0; i < int(n); i++ {
 		if !common.Allows(i) {
-			backends.Debug(backends.DebugDevice, "cuda device skipped by device_ids", "ordinal", i)
+			driver.Debug(driver.DebugDevice, "cuda device skipped by device_ids", "ordinal", i)
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -83,7 +90,7 @@ func open(ctx context.Context, cfg *backends.Config) ([]backends.Device, error) 
 		return nil, fmt.Errorf("%w: device_ids allows none of the %d CUDA devices", backends.ErrNoDevice, n)
 	}
 	for _, e := range errs {
-		backends.Debug(backends.DebugDevice, "cuda device not opened", "err", e)
+		driver.Debug(driver.DebugDevice, "cuda device not opened", "err", e)
 	}
 	return devs, nil
 }

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // Device is one CUDA GPU. It uses the device's primary context (the one the
@@ -110,7 +111,12 @@ func (d *Device) readInfo() (*backends.DeviceInfo, error) {
 	}
 	sms := attr(attrMultiprocessorCount)
 	clockKHz := attr(attrClockRate)
+	formats := []backends.Format{backends.FormatGEMM, backends.FormatCUDA} // cuBLAS runs a GEMM variant first
+	if d.cfg.PreferKernel {
+		formats = []backends.Format{backends.FormatCUDA, backends.FormatGEMM}
+	}
 	info := &backends.DeviceInfo{
+		Formats:             formats,
 		Name:                cString(nameBuf[:]),
 		Kind:                backends.KindGPU,
 		MaxGlobalWorkDims:   []uint64{uint64(d.limits.maxGrid[0]), uint64(d.limits.maxGrid[1]), uint64(d.limits.maxGrid[2])},
@@ -279,7 +285,7 @@ func (d *Device) fail(op string, r cuResult) error {
 	if r.sticky() {
 		be := err.(*backends.Error)
 		if d.lost.CompareAndSwap(nil, be) {
-			backends.Debug(backends.DebugDevice, "cuda context lost", "device", d.name, "op", op, "err", be.Native)
+			driver.Debug(driver.DebugDevice, "cuda context lost", "device", d.name, "op", op, "err", be.Native)
 		}
 	}
 	return err
@@ -327,11 +333,13 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	v := p.Variant(d.info.Formats...)
 	switch {
-	case p.GEMM != nil && (p.CUDA == nil || !d.cfg.PreferKernel):
-		return d.compileGEMM(p)
-	case p.CUDA != nil:
-		return d.compileKernel(ctx, p)
+	case v == nil:
+	case v.Format == backends.FormatGEMM:
+		return d.compileGEMM(p.WithVariant(v))
+	case v.Format == backends.FormatCUDA:
+		return d.compileKernel(ctx, p.WithVariant(v))
 	}
 	return nil, fmt.Errorf("%s: program %q: %w", d.name, p.Name, backends.ErrNoVariant)
 }

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // compiles counts NVRTC runs, so tests can see the module cache work.
@@ -19,7 +20,7 @@ var compiles atomic.Int64
 // compileKernel builds the CUDA C variant with NVRTC (or takes it from the
 // module cache) and loads it into the device's context.
 func (d *Device) compileKernel(ctx context.Context, p *backends.Program) (backends.Executable, error) {
-	v := p.CUDA
+	v := p.Source(backends.FormatCUDA)
 	if v.Entry == "" {
 		return nil, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "program %q: CUDA variant has no entry", p.Name)
 	}
@@ -52,11 +53,11 @@ func (d *Device) compileKernel(ctx context.Context, p *backends.Program) (backen
 			return nil, fmt.Errorf("%s: program %q: %w", d.name, p.Name, err)
 		}
 		if mod.fromLog != "" {
-			backends.Debug(backends.DebugCompile, "cuda: NVRTC log", "program", p.Name, "log", mod.fromLog)
+			driver.Debug(driver.DebugCompile, "cuda: NVRTC log", "program", p.Name, "log", mod.fromLog)
 		}
 		writeCachedModule(dir, key, mod)
 	}
-	backends.Debug(backends.DebugCompile, "cuda: module ready", "program", p.Name, "target", t.arch, "kind", mod.kind, "symbol", mod.symbol)
+	driver.Debug(driver.DebugCompile, "cuda: module ready", "program", p.Name, "target", t.arch, "kind", mod.kind, "symbol", mod.symbol)
 
 	k := &kernelExec{dev: d, prog: p, block: block}
 	err = d.run("load module", func() error {
@@ -125,7 +126,7 @@ func (d *Device) checkBlock(b [3]uint32, maxThreads int32) error {
 // means there is nothing to run.
 func (d *Device) gridDims(p *backends.Program, args []backends.LaunchArg) ([3]uint32, bool, error) {
 	g := [3]uint32{1, 1, 1}
-	vals, err := backends.EvalGrid(p, args)
+	vals, err := driver.EvalGrid(p, args)
 	if err != nil {
 		return g, false, fmt.Errorf("%w: %w", backends.ErrInvalidArgument, err)
 	}
@@ -163,7 +164,7 @@ type kernelExec struct {
 // argValues are the bytes each kernel parameter receives: a buffer's
 // device address or a scalar's value.
 func (d *Device) argValues(p *backends.Program, args []backends.LaunchArg) ([][]byte, func(), error) {
-	if _, err := backends.CheckArgs(p, d.pool, args); err != nil {
+	if _, err := driver.CheckArgs(p, d.pool, args); err != nil {
 		return nil, nil, err
 	}
 	var held []func()

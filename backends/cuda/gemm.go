@@ -14,6 +14,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // cuBLAS enums.
@@ -356,7 +357,7 @@ type gemmExec struct {
 }
 
 func (d *Device) compileGEMM(p *backends.Program) (backends.Executable, error) {
-	g := p.GEMM
+	g := p.GEMM()
 	dt, ct, f64, err := gemmTypes(g)
 	if err != nil {
 		return nil, &backends.Error{Backend: Name, Op: "compile gemm", Err: err}
@@ -397,8 +398,8 @@ func (e *gemmExec) launch(ctx context.Context, args []backends.LaunchArg, timed 
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	d, g := e.dev, e.prog.GEMM
-	sizes, err := backends.CheckArgs(e.prog, d.pool, args)
+	d, g := e.dev, e.prog.GEMM()
+	sizes, err := driver.CheckArgs(e.prog, d.pool, args)
 	if err != nil {
 		return 0, err
 	}
@@ -485,7 +486,7 @@ func (e *gemmExec) launch(ctx context.Context, args []backends.LaunchArg, timed 
 // call issues cublasGemmEx, or cublasGemmStridedBatchedEx for a batch.
 func (e *gemmExec) call(h *blasHandle, c gemmCall, ptrs map[int]uint64) (int32, string) {
 	alpha, beta := e.scalars.addr(0), e.scalars.addr(8)
-	a, b, cc := uintptr(ptrs[c.first]), uintptr(ptrs[c.second]), uintptr(ptrs[e.prog.GEMM.C])
+	a, b, cc := uintptr(ptrs[c.first]), uintptr(ptrs[c.second]), uintptr(ptrs[e.prog.GEMM().C])
 	dt := uintptr(e.dataType)
 	algo := ^uintptr(0) // CUBLAS_GEMM_DEFAULT (-1) as a C int: the callee reads the low 32 bits
 	if c.batch == 1 {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +18,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
-	"github.com/zyxtt/zyxtt/backends/bundle"
+	"github.com/zyxtt/zyxtt/bundle"
 	"github.com/zyxtt/zyxtt/hostpool"
 )
 
@@ -55,11 +56,11 @@ func vaddProgram() *backends.Program {
 			{Name: "n", Kind: backends.Variable, DType: backends.U32},
 		},
 		Grid: []backends.GwsDim{backends.BinaryDim(backends.GwsCeilDiv, backends.ParamDim(3), backends.ConstDim(256))},
-		CUDA: &backends.SourceVariant{Entry: "vadd", Local: [3]uint32{256}, Source: `
+		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "vadd", Local: [3]uint32{256}, Source: `
 extern "C" __global__ void vadd(const float *x, const float *y, float *z, unsigned int n) {
 	unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n) z[i] = x[i] + y[i];
-}`},
+}`}}},
 	}
 }
 
@@ -287,26 +288,26 @@ func TestCompileErrors(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
 	p := vaddProgram()
-	p.CUDA.Source = `extern "C" __global__ void vadd(const float *x, const float *y, float *z, unsigned int n) { z[0] = undefined_name; }`
+	p.Source(backends.FormatCUDA).Source = `extern "C" __global__ void vadd(const float *x, const float *y, float *z, unsigned int n) { z[0] = undefined_name; }`
 	_, err := d.Compile(ctx, p)
 	require.ErrorIs(t, err, backends.ErrCompile)
 	require.Contains(t, err.Error(), "undefined_name", "the error carries NVRTC's log")
 	t.Logf("compile error: %v", err)
 
 	p = vaddProgram()
-	p.CUDA.Entry = "not_there"
+	p.Source(backends.FormatCUDA).Entry = "not_there"
 	_, err = d.Compile(ctx, p)
 	require.ErrorIs(t, err, backends.ErrCompile)
 	t.Logf("missing entry: %v", err)
 
 	p = vaddProgram()
-	p.CUDA.Local = [3]uint32{2048, 1, 1}
+	p.Source(backends.FormatCUDA).Local = [3]uint32{2048, 1, 1}
 	_, err = d.Compile(ctx, p)
 	require.ErrorIs(t, err, backends.ErrInvalidArgument)
 	t.Logf("block too large: %v", err)
 
 	p = vaddProgram()
-	p.CUDA = nil
+	p.RemoveVariant(backends.FormatCUDA)
 	_, err = d.Compile(ctx, p)
 	require.ErrorIs(t, err, backends.ErrNoVariant)
 }
@@ -322,12 +323,12 @@ func TestCppEntryName(t *testing.T) {
 			{Name: "n", Kind: backends.Variable, DType: backends.U32},
 		},
 		Grid: []backends.GwsDim{backends.ConstDim(1)},
-		CUDA: &backends.SourceVariant{Entry: "scale<float>", Local: [3]uint32{64}, Source: `
+		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "scale<float>", Local: [3]uint32{64}, Source: `
 template <typename T> __global__ void scale(T *x, float s, unsigned int n) {
 	unsigned int i = threadIdx.x;
 	if (i < n) x[i] = x[i] * s;
 }
-template __global__ void scale<float>(float *, float, unsigned int);`},
+template __global__ void scale<float>(float *, float, unsigned int);`}}},
 	}
 	exe, err := d.Compile(ctx, p)
 	require.NoError(t, err)
@@ -345,7 +346,7 @@ func TestModuleCache(t *testing.T) {
 	defer d.Close()
 	ctx := context.Background()
 	p := vaddProgram()
-	p.CUDA.Source += "\n// cache test\n"
+	p.Source(backends.FormatCUDA).Source += "\n// cache test\n"
 	before := compiles.Load()
 	e1, err := d.Compile(ctx, p)
 	require.NoError(t, err)
@@ -510,7 +511,7 @@ func TestGEMM(t *testing.T) {
 				g.Batch = dimPtr(uint64(tc.batch))
 			}
 			p := gemmProgram(g)
-			s, err := evalGEMM(p.GEMM, nil)
+			s, err := evalGEMM(p.GEMM(), nil)
 			require.NoError(t, err)
 			na, nb, nc, _ := s.need()
 			rng := rand.New(rand.NewPCG(3, uint64(tc.m)))
@@ -574,19 +575,19 @@ func TestExamples(t *testing.T) {
 	d := gpu(t)
 	for _, name := range []string{"vadd", "unary", "matmul"} {
 		b := backendtest.LoadExample(t, name)
-		if !b.HasVariant(Name) {
+		if !slices.Contains(b.Formats(), backends.FormatCUDA) {
 			t.Errorf("%s has no cuda variant", name)
 			continue
 		}
-		prog, err := b.Program(Name, b.Defaults())
+		prog, err := b.Program(b.Defaults())
 		require.NoError(t, err)
 		// Each variant on its own: the other one is dropped before compiling.
 		variants := map[string]func(*backends.Program){}
-		if prog.CUDA != nil {
-			variants["kernel"] = func(p *backends.Program) { p.GEMM = nil }
+		if prog.Source(backends.FormatCUDA) != nil {
+			variants["kernel"] = func(p *backends.Program) { p.RemoveVariant(backends.FormatGEMM) }
 		}
-		if prog.GEMM != nil {
-			variants["gemm"] = func(p *backends.Program) { p.CUDA = nil }
+		if prog.GEMM() != nil {
+			variants["gemm"] = func(p *backends.Program) { p.RemoveVariant(backends.FormatCUDA) }
 		}
 		for vname, edit := range variants {
 			t.Run(name+"/"+vname, func(t *testing.T) {

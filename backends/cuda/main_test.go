@@ -43,11 +43,11 @@ func faultHelper() int {
 		Name:   "wild_write",
 		Params: []backends.Param{{Name: "p", Kind: backends.GlobalMut, DType: backends.U32}},
 		Grid:   []backends.GwsDim{backends.ConstDim(1)},
-		CUDA: &backends.SourceVariant{Entry: "wild_write", Local: [3]uint32{32},
+		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "wild_write", Local: [3]uint32{32},
 			Source: `extern "C" __global__ void wild_write(unsigned int *p) {
 				volatile unsigned int *wild = (unsigned int *)0xdead0000ull;
 				*wild = p[threadIdx.x];
-			}`},
+			}`}}},
 	})
 	if err != nil {
 		return fail("compile: %v", err)

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"golang.org/x/sys/unix"
-
-	"github.com/zyxtt/zyxtt/backends"
 )
 
 // Pinned copies run at full speed only from memory on the GPU's own NUMA
@@ -53,6 +52,6 @@ func placeOnNode(base unsafe.Pointer, size int64, node int) {
 	_, _, errno := unix.Syscall6(unix.SYS_MBIND, uintptr(base), uintptr(size), mpolPreferred,
 		uintptr(unsafe.Pointer(&mask)), 65, mpolMFMove)
 	if errno != 0 {
-		backends.Debug(backends.DebugDevice, "cuda: host-pool segment not moved to the GPU's NUMA node", "node", node, "err", errno.Error())
+		driver.Debug(driver.DebugDevice, "cuda: host-pool segment not moved to the GPU's NUMA node", "node", node, "err", errno.Error())
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/diskcache"
 )
 
@@ -309,7 +310,7 @@ func readCachedModule(dir, key string) *compiled {
 	}
 	c, err := decodeModule(data)
 	if err != nil {
-		backends.Debug(backends.DebugCompile, "cuda: ignoring a bad cache file", "key", key, "err", err)
+		driver.Debug(driver.DebugCompile, "cuda: ignoring a bad cache file", "key", key, "err", err)
 		return nil
 	}
 	return c
@@ -322,6 +323,6 @@ func writeCachedModule(dir, key string, c *compiled) {
 		return
 	}
 	if err := diskcache.WriteFile(filepath.Join(dir, key+".mod"), encodeModule(c)); err != nil {
-		backends.Debug(backends.DebugCompile, "cuda: module cache not written", "err", err)
+		driver.Debug(driver.DebugCompile, "cuda: module cache not written", "err", err)
 	}
 }

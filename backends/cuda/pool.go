@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/buftable"
 )
 
@@ -57,7 +58,7 @@ func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 		return 0, fmt.Errorf("%s: alloc %d bytes: %w", p.dev.name, n, err)
 	}
 	id := p.bufs.Insert(&devBuf{ptr: ptr, size: n}, n)
-	backends.Debug(backends.DebugDevice, "cuda alloc", "device", p.dev.name, "id", id, "bytes", n)
+	driver.Debug(driver.DebugDevice, "cuda alloc", "device", p.dev.name, "id", id, "bytes", n)
 	return id, nil
 }
 
@@ -257,7 +258,7 @@ func (d *Device) peerReady(o *Device) (bool, error) {
 	}
 	peer.ready[key] = ok
 	peer.ready[[2]*Device{o, d}] = ok
-	backends.Debug(backends.DebugDevice, "cuda peer access", "dst", d.name, "src", o.name, "enabled", ok)
+	driver.Debug(driver.DebugDevice, "cuda peer access", "dst", d.name, "src", o.name, "enabled", ok)
 	return ok, nil
 }
 

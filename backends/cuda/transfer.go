@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 )
 
@@ -43,9 +44,18 @@ type arenaView interface {
 	Segments() map[string]int64
 }
 
-// hostArena finds the host-pool arena; nil when there is none.
-var hostArena = func() arenaView {
-	hp, err := hostpool.Default()
+// hostPool is the device's host pool: the runtime's, or the process-wide
+// one for a device opened on its own.
+func (d *Device) hostPool() (*hostpool.Pool, error) {
+	if d.cfg.HostPool != nil {
+		return d.cfg.HostPool, nil
+	}
+	return hostpool.Default()
+}
+
+// hostArena finds the device's host-pool arena; nil when there is none.
+func (d *Device) hostArena() arenaView {
+	hp, err := d.hostPool()
 	if err != nil {
 		return nil
 	}
@@ -62,7 +72,7 @@ func sweepPinsLocked(drv *driverAPI, arena arenaView) {
 		}
 		drv.call(drv.memHostUnregister, uintptr(s.base))
 		delete(pins.segs, name)
-		backends.Debug(backends.DebugDevice, "cuda: unpinned a segment the host pool unmapped", "segment", name, "bytes", s.size)
+		driver.Debug(driver.DebugDevice, "cuda: unpinned a segment the host pool unmapped", "segment", name, "bytes", s.size)
 	}
 }
 
@@ -74,7 +84,7 @@ func (d *Device) sweepPins() {
 	if len(pins.segs) == 0 {
 		return
 	}
-	if arena := hostArena(); arena != nil {
+	if arena := d.hostArena(); arena != nil {
 		sweepPinsLocked(d.drv, arena)
 	}
 }
@@ -86,7 +96,7 @@ func (d *Device) sweepPins() {
 func (d *Device) pinned(b []byte) bool {
 	pins.Lock()
 	defer pins.Unlock()
-	arena := hostArena()
+	arena := d.hostArena()
 	if arena == nil {
 		return false
 	}
@@ -114,7 +124,7 @@ func (d *Device) pinned(b []byte) bool {
 	drv := d.drv
 	r := drv.call(drv.memHostRegister, uintptr(base), uintptr(size), hostRegisterPortable)
 	if r != cudaSuccess && r != cudaErrorHostMemAlreadyRegistered {
-		backends.Debug(backends.DebugDevice, "cuda: host-pool segment not pinned; copies from it are staged",
+		driver.Debug(driver.DebugDevice, "cuda: host-pool segment not pinned; copies from it are staged",
 			"segment", name, "bytes", size, "err", drv.name(r))
 		return false
 	}
@@ -123,7 +133,7 @@ func (d *Device) pinned(b []byte) bool {
 			pins.segs = map[string]pinnedSeg{}
 		}
 		pins.segs[name] = pinnedSeg{base: base, size: size}
-		backends.Debug(backends.DebugDevice, "cuda: pinned host-pool segment", "segment", name, "bytes", size)
+		driver.Debug(driver.DebugDevice, "cuda: pinned host-pool segment", "segment", name, "bytes", size)
 	}
 	return true
 }
@@ -186,7 +196,7 @@ func (d *Device) stagingBuffers() (*stager, error) {
 }
 
 func newStager(d *Device) (*stager, error) {
-	host, err := hostpool.Default()
+	host, err := d.hostPool()
 	if err != nil {
 		return nil, fmt.Errorf("cuda: staging buffers: %w", err)
 	}

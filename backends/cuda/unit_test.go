@@ -348,7 +348,7 @@ func gemmProgram(g backends.GEMMVariant) *backends.Program {
 			{Name: "b", Kind: backends.Global, DType: g.DType},
 			{Name: "c", Kind: backends.GlobalMut, DType: g.DType},
 		},
-		GEMM: &g,
+		Variants: []backends.Variant{{Format: backends.FormatGEMM, Code: &g}},
 	}
 }
 
@@ -376,7 +376,7 @@ func TestGEMMColumnMajorMapping(t *testing.T) {
 			tc.g.DType = backends.F32
 			tc.g.Alpha, tc.g.Beta = 1.5, 0.5
 			p := gemmProgram(tc.g)
-			s, err := evalGEMM(p.GEMM, nil)
+			s, err := evalGEMM(p.GEMM(), nil)
 			require.NoError(t, err)
 			na, nb, nc, ok := s.need()
 			require.True(t, ok)
@@ -392,7 +392,7 @@ func TestGEMMColumnMajorMapping(t *testing.T) {
 			want := append([]float64(nil), c0...)
 			rowMajorGemm(s, a, b, want, tc.g.Alpha, tc.g.Beta)
 			got := append([]float64(nil), c0...)
-			call := s.columnMajor(p.GEMM)
+			call := s.columnMajor(p.GEMM())
 			require.Equal(t, 1, call.first, "cuBLAS's first operand is the program's B")
 			require.Equal(t, 0, call.second)
 			ops := map[int][]float64{0: a, 1: b}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/buftable"
 )
 
@@ -34,14 +35,15 @@ type Config struct {
 	Memory int64 `json:"memory"`
 }
 
-func init() { backends.Register(Name, Driver{}) }
+func init() { driver.Register(Name, Driver{}) }
 
 // Driver opens the dummy backend from the "dummy" config section.
 type Driver struct{}
 
 // Open returns the dummy device when the config enables it, else the reason
 // it does not.
-func (Driver) Open(_ context.Context, cfg *backends.Config) ([]backends.Device, error) {
+func (Driver) Open(_ context.Context, env *driver.Env) ([]backends.Device, error) {
+	cfg := env.Config
 	c := Config{Memory: DefaultMemory}
 	if err := cfg.Section(Name, &c); err != nil {
 		return nil, err
@@ -66,7 +68,12 @@ func New(c Config) (*Device, error) {
 		return nil, fmt.Errorf("dummy: memory %d: %w: must be positive", c.Memory, backends.ErrInvalidArgument)
 	}
 	d := &Device{pool: newPool(c.Memory)}
+	var formats []backends.Format
+	for _, f := range backends.Formats() {
+		formats = append(formats, f.Name) // it accepts every program
+	}
 	d.info = backends.DeviceInfo{
+		Formats:           formats,
 		Name:              "zyx-tt dummy device",
 		Kind:              backends.KindOther,
 		Compute:           1,
@@ -129,11 +136,15 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("dummy: compile %s: %w", p.Name, err)
 	}
-	// Keep a copy: the caller may reuse its Program value.
+	// Keep a copy: the caller may reuse its Program value. The dummy
+	// accepts every format; the first variant's grid is the one it checks.
+	if len(p.Variants) > 0 {
+		p = p.WithVariant(&p.Variants[0])
+	}
 	prog := *p
 	prog.Params = append([]backends.Param(nil), p.Params...)
 	prog.Grid = append([]backends.GwsDim(nil), p.Grid...)
-	backends.Debug(backends.DebugCompile, "dummy: compiled", "program", p.Name)
+	driver.Debug(driver.DebugCompile, "dummy: compiled", "program", p.Name)
 	return &Executable{dev: d, prog: &prog}, nil
 }
 
@@ -170,10 +181,10 @@ func (e *Executable) Launch(ctx context.Context, args []backends.LaunchArg) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if _, err := backends.CheckArgs(e.prog, e.dev.pool, args); err != nil {
+	if _, err := driver.CheckArgs(e.prog, e.dev.pool, args); err != nil {
 		return fmt.Errorf("dummy: launch %s: %w", e.prog.Name, err)
 	}
-	grid, err := backends.EvalGrid(e.prog, args)
+	grid, err := driver.EvalGrid(e.prog, args)
 	if err != nil {
 		return fmt.Errorf("dummy: launch %s: %w", e.prog.Name, err)
 	}

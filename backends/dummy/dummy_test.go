@@ -42,7 +42,7 @@ func TestDriverIsGatedByConfig(t *testing.T) {
 		{"device_ids zero", `{"dummy": {"enabled": true, "device_ids": [0]}}`, dummy.DefaultMemory, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			devs, err := dummy.Driver{}.Open(ctx, parse(t, tc.config))
+			devs, err := dummy.Driver{}.Open(ctx, backendtest.DriverEnv(t, parse(t, tc.config)))
 			if tc.reason != "" {
 				require.ErrorContains(t, err, tc.reason)
 				require.Empty(t, devs)
@@ -57,27 +57,28 @@ func TestDriverIsGatedByConfig(t *testing.T) {
 			require.NoError(t, d.Close())
 		})
 	}
-	_, err := dummy.Driver{}.Open(ctx, nil)
+	_, err := dummy.Driver{}.Open(ctx, backendtest.DriverEnv(t, nil))
 	require.ErrorIs(t, err, backends.ErrNoDevice, "no config at all means disabled")
 }
 
 func TestRegisteredAndSelectable(t *testing.T) {
 	require.Contains(t, backends.Registered(), "dummy")
-	backends.SetConfig(parse(t, `{"dummy": {"enabled": true, "memory": 1048576}}`))
-	t.Cleanup(func() { backends.SetConfig(nil) })
+	rt, err := backends.Open(ctx, backends.Options{Config: parse(t, `{"dummy": {"enabled": true, "memory": 1048576}}`)})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Close()) })
 
-	st, err := backends.Backend(ctx, "dummy")
+	st, err := rt.Backend(ctx, "dummy")
 	require.NoError(t, err)
 	require.NoError(t, st.Err)
 	require.Len(t, st.Devices, 1)
-	d, err := backends.Lookup(ctx, "dummy")
+	d, err := rt.Lookup(ctx, "dummy")
 	require.NoError(t, err)
 	require.Same(t, st.Devices[0], d, "the registry opens the backend once")
 	require.EqualValues(t, 1<<20, d.Pool().FreeBytes())
 
-	prog := &backends.Program{Name: "only-c", C: &backends.SourceVariant{Source: "void k(void){}", Entry: "k"}}
-	require.True(t, prog.HasVariant("dummy"))
-	dev, exe, _, err := backends.CompileOn(ctx, prog, "dummy")
+	prog := &backends.Program{Name: "only-c", Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Source: "void k(void){}", Entry: "k"}}}}
+	require.True(t, prog.Accepts(d.Info().Formats), "the dummy accepts every format")
+	dev, exe, err := rt.CompileOn(ctx, prog, "dummy")
 	require.NoError(t, err)
 	require.Same(t, d, dev)
 	require.NoError(t, exe.Launch(ctx, nil))

@@ -15,13 +15,14 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/diskcache"
 )
 
 // Name is the backend's registry key and the prefix of its device names.
 const Name = "opencl"
 
-func init() { backends.Register(Name, driver{}) }
+func init() { driver.Register(Name, openclDriver{}) }
 
 // Config is the "opencl" section of the config file.
 type Config struct {
@@ -37,10 +38,11 @@ type Config struct {
 	CacheDir string `json:"cache_dir"`
 }
 
-type driver struct{}
+type openclDriver struct{}
 
 // Open loads libOpenCL and opens every allowed device.
-func (driver) Open(ctx context.Context, cfg *backends.Config) ([]backends.Device, error) {
+func (openclDriver) Open(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
+	cfg := env.Config
 	var c Config
 	if err := cfg.Section(Name, &c); err != nil {
 		return nil, err
@@ -100,7 +102,7 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, errors.Join(errs...))
 	}
 	for _, e := range errs {
-		backends.Debug(backends.DebugDevice, "opencl device skipped", "err", e)
+		driver.Debug(driver.DebugDevice, "opencl device skipped", "err", e)
 	}
 	return devs, nil
 }
@@ -279,6 +281,7 @@ func (l *lib) describe(platform, id uintptr) (*backends.DeviceInfo, limits) {
 	hasExt := func(e string) bool { return strings.Contains(" "+exts+" ", " "+e+" ") }
 
 	info := &backends.DeviceInfo{
+		Formats:             []backends.Format{backends.FormatOpenCL},
 		Name:                name,
 		Kind:                backends.KindOther,
 		MaxLocalThreads:     uint32(min(lim.maxWorkGroup, math.MaxUint32)),

@@ -39,7 +39,7 @@ func openAll(t testing.TB) []*device {
 
 // The example programs, from their bundles under examples/.
 func vaddProgram(t testing.TB) *backends.Program {
-	return backendtest.ExampleProgram(t, Name, "vadd")
+	return backendtest.ExampleProgram(t, "vadd")
 }
 
 func TestDevicesDescribeThemselves(t *testing.T) {
@@ -129,7 +129,7 @@ func TestBadInput(t *testing.T) {
 		}{
 			{"build failure", func() error {
 				p := vaddProgram(t)
-				p.OpenCL.Source = "__kernel void vadd(__global float *x) { x[0] = undefined_name; }"
+				p.Source(backends.FormatOpenCL).Source = "__kernel void vadd(__global float *x) { x[0] = undefined_name; }"
 				_, err := d.Compile(ctx, p)
 				if err != nil {
 					var be *backends.Error
@@ -140,13 +140,13 @@ func TestBadInput(t *testing.T) {
 			}, backends.ErrCompile},
 			{"missing entry", func() error {
 				p := vaddProgram(t)
-				p.OpenCL.Entry = "no_such_kernel"
+				p.Source(backends.FormatOpenCL).Entry = "no_such_kernel"
 				_, err := d.Compile(ctx, p)
 				return err
 			}, backends.ErrCompile},
 			{"no variant", func() error {
 				p := vaddProgram(t)
-				p.OpenCL = nil
+				p.RemoveVariant(backends.FormatOpenCL)
 				_, err := d.Compile(ctx, p)
 				return err
 			}, backends.ErrNoVariant},
@@ -169,13 +169,13 @@ func TestBadInput(t *testing.T) {
 			}, backends.ErrInvalidArgument},
 			{"local size beyond the device", func() error {
 				p := vaddProgram(t)
-				p.OpenCL.Local = [3]uint32{uint32(min(d.lim.maxItems[0]+1, math.MaxUint32)), 1, 1}
+				p.Source(backends.FormatOpenCL).Local = [3]uint32{uint32(min(d.lim.maxItems[0]+1, math.MaxUint32)), 1, 1}
 				_, err := d.Compile(ctx, p)
 				return err
 			}, backends.ErrInvalidArgument},
 			{"work group beyond the device", func() error {
 				p := vaddProgram(t)
-				p.OpenCL.Local = [3]uint32{uint32(d.lim.maxItems[0]), uint32(d.lim.maxItems[1]), 1}
+				p.Source(backends.FormatOpenCL).Local = [3]uint32{uint32(d.lim.maxItems[0]), uint32(d.lim.maxItems[1]), 1}
 				_, err := d.Compile(ctx, p)
 				return err
 			}, backends.ErrInvalidArgument},
@@ -220,7 +220,7 @@ func TestBinaryCache(t *testing.T) {
 	x, err := d.Compile(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, x.Release())
-	path := filepath.Join(dir, d.cacheKey(p.OpenCL.Source, "")+".bin")
+	path := filepath.Join(dir, d.cacheKey(p.Source(backends.FormatOpenCL).Source, "")+".bin")
 	st, err := os.Stat(path)
 	require.NoError(t, err, "the binary is cached")
 	require.Positive(t, st.Size())

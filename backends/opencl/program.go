@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/diskcache"
 	"github.com/zyxtt/zyxtt/internal/half"
 )
@@ -46,10 +47,11 @@ func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	v := p.OpenCL
+	v := p.Source(backends.FormatOpenCL)
 	if v == nil {
 		return nil, backends.Errorf(Name, "compile", backends.ErrNoVariant, "program %q has no OpenCL variant", p.Name)
 	}
+	p = p.WithVariant(p.Variant(backends.FormatOpenCL))
 	if v.Entry == "" {
 		return nil, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "program %q: OpenCL variant has no entry", p.Name)
 	}
@@ -124,10 +126,10 @@ func (d *device) buildCached(source, options string) (uintptr, error) {
 		path = filepath.Join(d.cacheDir, d.cacheKey(source, options)+".bin")
 		if bin, err := os.ReadFile(path); err == nil && len(bin) > 0 {
 			if prog, err := d.buildBinary(bin, options); err == nil {
-				backends.Debug(backends.DebugCompile, "opencl binary cache hit", "device", d.name, "path", path)
+				driver.Debug(driver.DebugCompile, "opencl binary cache hit", "device", d.name, "path", path)
 				return prog, nil
 			} else {
-				backends.Debug(backends.DebugCompile, "opencl cached binary rejected; building from source", "path", path, "err", err)
+				driver.Debug(driver.DebugCompile, "opencl cached binary rejected; building from source", "path", path, "err", err)
 			}
 		}
 	}
@@ -137,7 +139,7 @@ func (d *device) buildCached(source, options string) (uintptr, error) {
 	}
 	if path != "" {
 		if err := d.saveBinary(prog, path); err != nil {
-			backends.Debug(backends.DebugCompile, "opencl binary not cached", "path", path, "err", err)
+			driver.Debug(driver.DebugCompile, "opencl binary not cached", "path", path, "err", err)
 		}
 	}
 	return prog, nil
@@ -195,7 +197,7 @@ func (d *device) build(prog uintptr, options string) error {
 		return nil
 	}
 	log := d.buildLog(prog)
-	backends.Debug(backends.DebugCompile, "opencl build failed", "device", d.name, "log", log)
+	driver.Debug(driver.DebugCompile, "opencl build failed", "device", d.name, "log", log)
 	return &backends.Error{Backend: Name, Op: "clBuildProgram", Native: statusName(st) + "\n" + log, Err: backends.ErrCompile}
 }
 
@@ -253,10 +255,10 @@ func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 	if err := d.checkOpen("launch"); err != nil {
 		return 0, err
 	}
-	if _, err := backends.CheckArgs(x.prog, d.pool, args); err != nil {
+	if _, err := driver.CheckArgs(x.prog, d.pool, args); err != nil {
 		return 0, &backends.Error{Backend: Name, Op: "launch", Err: err}
 	}
-	grid, err := backends.EvalGrid(x.prog, args)
+	grid, err := driver.EvalGrid(x.prog, args)
 	if err != nil {
 		return 0, &backends.Error{Backend: Name, Op: "launch", Err: fmt.Errorf("%w: %w", backends.ErrInvalidArgument, err)}
 	}

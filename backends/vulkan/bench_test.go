@@ -58,7 +58,7 @@ func copyProgram(t testing.TB) *backends.Program {
 			{Name: "dst", Kind: backends.GlobalMut, DType: backends.F32},
 			{Name: "n", Kind: backends.Variable, DType: backends.U32},
 		},
-		Grid:   []backends.GwsDim{grid},
-		Vulkan: &backends.SPIRVVariant{Code: code, Entry: "main", Local: [3]uint32{256, 1, 1}},
+		Grid:     []backends.GwsDim{grid},
+		Variants: []backends.Variant{{Format: backends.FormatSPIRV, Code: &backends.SPIRVVariant{Code: code, Entry: "main", Local: [3]uint32{256, 1, 1}}}},
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/half"
 )
 
@@ -65,10 +66,11 @@ func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	v := p.Vulkan
+	v := p.SPIRV()
 	if v == nil {
 		return nil, backends.Errorf(Name, "compile", backends.ErrNoVariant, "program %q has no Vulkan variant", p.Name)
 	}
+	p = p.WithVariant(p.Variant(backends.FormatSPIRV))
 	entry := v.Entry
 	if entry == "" {
 		entry = "main"
@@ -112,7 +114,7 @@ func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	}
 	d.execs[x] = struct{}{}
 	if err := d.savePipelineCache(); err != nil {
-		backends.Debug(backends.DebugCompile, "vulkan pipeline cache not saved", "device", d.name, "err", err)
+		driver.Debug(driver.DebugCompile, "vulkan pipeline cache not saved", "device", d.name, "err", err)
 	}
 	return x, nil
 }
@@ -250,10 +252,10 @@ func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 		return 0, err
 	}
 	d := x.dev
-	if _, err := backends.CheckArgs(x.prog, d.pool, args); err != nil {
+	if _, err := driver.CheckArgs(x.prog, d.pool, args); err != nil {
 		return 0, &backends.Error{Backend: Name, Op: "launch", Err: err}
 	}
-	grid, err := backends.EvalGrid(x.prog, args)
+	grid, err := driver.EvalGrid(x.prog, args)
 	if err != nil {
 		return 0, &backends.Error{Backend: Name, Op: "launch", Err: fmt.Errorf("%w: %w", backends.ErrInvalidArgument, err)}
 	}

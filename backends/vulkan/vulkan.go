@@ -17,13 +17,14 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/diskcache"
 )
 
 // Name is the backend's registry key and the prefix of its device names.
 const Name = "vulkan"
 
-func init() { backends.Register(Name, driver{}) }
+func init() { driver.Register(Name, vulkanDriver{}) }
 
 // Config is the "vulkan" section of the config file.
 type Config struct {
@@ -41,10 +42,11 @@ type Config struct {
 
 const defaultStaging = 64 << 20
 
-type driver struct{}
+type vulkanDriver struct{}
 
 // Open loads libvulkan and opens every allowed device.
-func (driver) Open(ctx context.Context, cfg *backends.Config) ([]backends.Device, error) {
+func (vulkanDriver) Open(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
+	cfg := env.Config
 	var c Config
 	if err := cfg.Section(Name, &c); err != nil {
 		return nil, err
@@ -128,7 +130,7 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, errors.Join(errs...))
 	}
 	for _, e := range errs {
-		backends.Debug(backends.DebugDevice, "vulkan device skipped", "err", e)
+		driver.Debug(driver.DebugDevice, "vulkan device skipped", "err", e)
 	}
 	return devs, nil
 }
@@ -318,7 +320,7 @@ func (d *device) createCommandObjects() error {
 		p.Pin(q)
 		if r := call(l.createQueryPool, d.handle, uintptr(unsafe.Pointer(q)), 0, uintptr(unsafe.Pointer(&d.queryPool))); r != vkSuccess {
 			d.queryPool = 0
-			backends.Debug(backends.DebugDevice, "vulkan: no timestamp query pool", "device", d.name, "err", vkError("vkCreateQueryPool", r))
+			driver.Debug(driver.DebugDevice, "vulkan: no timestamp query pool", "device", d.name, "err", vkError("vkCreateQueryPool", r))
 		}
 	}
 	return nil
@@ -378,6 +380,7 @@ var deviceTypes = map[uint32]string{
 func (d *device) describe() *backends.DeviceInfo {
 	lim := &d.props.Limits
 	info := &backends.DeviceInfo{
+		Formats:           []backends.Format{backends.FormatSPIRV},
 		Name:              goString(d.props.DeviceName[:]),
 		Kind:              backends.KindOther,
 		MaxLocalThreads:   lim.MaxComputeWorkGroupInvocations,

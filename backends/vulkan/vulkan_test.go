@@ -40,7 +40,7 @@ func openAll(t testing.TB) []*device {
 
 // The example programs, from their bundles under examples/.
 func vaddProgram(t testing.TB) *backends.Program {
-	return backendtest.ExampleProgram(t, Name, "vadd")
+	return backendtest.ExampleProgram(t, "vadd")
 }
 
 func TestDevicesDescribeThemselves(t *testing.T) {
@@ -148,25 +148,25 @@ func TestBadInput(t *testing.T) {
 		}{
 			{"invalid SPIR-V", func() error {
 				p := vaddProgram(t)
-				p.Vulkan.Code = []byte("this is not a SPIR-V module at all")
+				p.SPIRV().Code = []byte("this is not a SPIR-V module at all")
 				_, err := d.Compile(ctx, p)
 				return err
 			}, backends.ErrCompile},
 			{"truncated SPIR-V", func() error {
 				p := vaddProgram(t)
-				p.Vulkan.Code = p.Vulkan.Code[:len(p.Vulkan.Code)-8]
+				p.SPIRV().Code = p.SPIRV().Code[:len(p.SPIRV().Code)-8]
 				_, err := d.Compile(ctx, p)
 				return err
 			}, backends.ErrCompile},
 			{"missing entry", func() error {
 				p := vaddProgram(t)
-				p.Vulkan.Entry = "no_such_entry"
+				p.SPIRV().Entry = "no_such_entry"
 				_, err := d.Compile(ctx, p)
 				return err
 			}, backends.ErrCompile},
 			{"no variant", func() error {
 				p := vaddProgram(t)
-				p.Vulkan = nil
+				p.RemoveVariant(backends.FormatSPIRV)
 				_, err := d.Compile(ctx, p)
 				return err
 			}, backends.ErrNoVariant},
@@ -174,12 +174,13 @@ func TestBadInput(t *testing.T) {
 				p := vaddProgram(t)
 				p.Params = append(p.Params[:2:2], p.Params[3])
 				p.Grid = []backends.GwsDim{backends.ConstDim(1)}
+				p.Variant(backends.FormatSPIRV).Grid = nil // the manifest's one-axis grid
 				_, err := d.Compile(ctx, p)
 				return err
 			}, backends.ErrInvalidArgument},
 			{"local disagrees with the shader", func() error {
 				p := vaddProgram(t)
-				p.Vulkan.Local = [3]uint32{128, 1, 1}
+				p.SPIRV().Local = [3]uint32{128, 1, 1}
 				_, err := d.Compile(ctx, p)
 				return err
 			}, backends.ErrInvalidArgument},
@@ -196,7 +197,7 @@ func TestBadInput(t *testing.T) {
 			}, backends.ErrInvalidArgument},
 			{"grid beyond the device", func() error {
 				p := vaddProgram(t)
-				p.Grid = []backends.GwsDim{backends.ConstDim(d.info.MaxGlobalWorkDims[0] + 1)}
+				p.Variant(backends.FormatSPIRV).Grid = []backends.GwsDim{backends.ConstDim(d.info.MaxGlobalWorkDims[0] + 1)}
 				x, err := d.Compile(ctx, p)
 				require.NoError(t, err)
 				defer x.Release()

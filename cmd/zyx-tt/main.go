@@ -22,9 +22,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/zyxtt/zyxtt/backends"
 	_ "github.com/zyxtt/zyxtt/backends/all"
-	"github.com/zyxtt/zyxtt/hostpool"
 )
 
 // Exit statuses.
@@ -64,11 +62,6 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := zyxMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	// Devices are closed by now; unlink the host pool's shm segments so a
-	// run leaves nothing behind in /dev/shm.
-	if err := hostpool.CloseDefault(); err != nil {
-		backends.Debug(backends.DebugDevice, "closing the host pool", "err", err)
-	}
 	os.Exit(code)
 }
 
@@ -95,10 +88,10 @@ func zyxMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if c.name != name {
 			continue
 		}
+		// Each command opens a runtime of its own and closes it, with its
+		// devices and host pool, before it returns: a run leaves nothing
+		// behind in /dev/shm.
 		err := c.run(ctx, args[1:], stdout, stderr)
-		if cerr := backends.CloseAll(); cerr != nil {
-			backends.Debug(backends.DebugDevice, "closing devices", "err", cerr)
-		}
 		var ue *usageError
 		switch {
 		case err == nil:

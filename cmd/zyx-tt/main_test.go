@@ -16,9 +16,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// envCLI makes the test binary act as zyx-tt (a helper process), so every
-// end-to-end test gets a fresh process: the registry opens each backend
-// once per process, and the config and sysfs root are read at that time.
+// envCLI makes the test binary act as zyx-tt (a helper process), for the
+// tests that need a process of its own: one that is signalled or killed,
+// or whose leftovers are checked after it exits.
 const envCLI = "ZYXTT_TEST_AS_CLI"
 
 func TestMain(m *testing.M) {
@@ -43,7 +43,39 @@ type cliEnv struct {
 	extra  map[string]string // more variables
 }
 
+// cli runs zyx-tt in this process: every command opens a runtime of its
+// own, which reads the config, the sysfs root and the runtime path from the
+// environment as it opens, so a test's environment is all it needs.
 func cli(t *testing.T, env cliEnv, args ...string) cliResult {
+	t.Helper()
+	cfgHome := cliEnviron(t, env)
+	var stdout, stderr bytes.Buffer
+	code := zyxMain(context.Background(), args, &stdout, &stderr)
+	return cleanResult(cliResult{stdout.String(), stderr.String(), code}, cfgHome)
+}
+
+// cliProcess runs zyx-tt as a child process of this test binary.
+func cliProcess(t *testing.T, env cliEnv, args ...string) cliResult {
+	t.Helper()
+	cfgHome := cliEnviron(t, env)
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), envCLI+"=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return cleanResult(cliResult{stdout.String(), stderr.String(), code}, cfgHome)
+}
+
+// cliEnviron sets the test's environment: a private config dir (with the
+// dummy backend enabled unless env says otherwise), no Tenstorrent runtime,
+// an empty sysfs tree. It returns the config dir.
+func cliEnviron(t *testing.T, env cliEnv) string {
 	t.Helper()
 	cfgHome := t.TempDir()
 	cfg := env.config
@@ -56,28 +88,18 @@ func cli(t *testing.T, env cliEnv, args ...string) cliResult {
 	if sysfs == "" {
 		sysfs = t.TempDir()
 	}
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(),
-		envCLI+"=1",
-		"XDG_CONFIG_HOME="+cfgHome,
-		"ZYX_SYSFS_ROOT="+sysfs,
-		"ZYX_TT_RUNTIME=/nonexistent/zyx-tt-runtime",
-		"ZYX_DEBUG=0",
-	)
+	t.Setenv("XDG_CONFIG_HOME", cfgHome)
+	t.Setenv("ZYX_SYSFS_ROOT", sysfs)
+	t.Setenv("ZYX_TT_RUNTIME", "/nonexistent/zyx-tt-runtime")
 	for k, v := range env.extra {
-		cmd.Env = append(cmd.Env, k+"="+v)
+		t.Setenv(k, v)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else {
-		require.NoError(t, err)
-	}
-	res := cliResult{stdout.String(), stderr.String(), code}
-	// Paths that depend on this checkout and this run read as placeholders.
+	return cfgHome
+}
+
+// cleanResult turns the paths that depend on this checkout and this run
+// into placeholders.
+func cleanResult(res cliResult, cfgHome string) cliResult {
 	root, _ := filepath.Abs("../..")
 	for _, s := range []*string{&res.stdout, &res.stderr} {
 		*s = strings.ReplaceAll(*s, cfgHome, "$CONFIG")

@@ -21,6 +21,11 @@ type probeReport struct {
 type probeConfig struct {
 	Path   string `json:"path"`
 	Loaded bool   `json:"loaded"`
+	// Error is why the file was not used (unreadable, unparsable); the
+	// backends then run on their defaults.
+	Error string `json:"error,omitempty"`
+	// Problems are the file's other faults: sections no backend reads.
+	Problems []string `json:"problems,omitempty"`
 }
 
 type probeBackend struct {
@@ -68,7 +73,12 @@ func cmdProbe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		sort.Strings(chosen)
 		names = chosen
 	}
-	rep := probe(ctx, names)
+	rt, err := backends.Open(ctx, backends.Options{Backends: names})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	rep := probe(ctx, rt)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -78,11 +88,14 @@ func cmdProbe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-func probe(ctx context.Context, names []string) probeReport {
-	cfg := backends.CurrentConfig()
-	rep := probeReport{Config: probeConfig{Path: backends.ConfigPath(), Loaded: cfg != nil && cfg.Path != ""}}
-	for _, name := range names {
-		st, err := backends.Backend(ctx, name)
+func probe(ctx context.Context, rt *backends.Runtime) probeReport {
+	cfg := rt.Config()
+	rep := probeReport{Config: probeConfig{Path: backends.ConfigPath(), Loaded: cfg != nil && cfg.Path != "", Problems: rt.ConfigProblems()}}
+	if err := rt.ConfigErr(); err != nil {
+		rep.Config.Error = err.Error()
+	}
+	for _, name := range rt.Registered() {
+		st, err := rt.Backend(ctx, name)
 		if err != nil {
 			continue
 		}
@@ -96,11 +109,9 @@ func probe(ctx context.Context, names []string) probeReport {
 				Name: d.Name(), Backend: d.Backend(), Pool: pool.Name(), FreeBytes: pool.FreeBytes(), Info: d.Info(),
 			})
 		}
-		if drv, err := backends.DriverOf(name); err == nil {
-			if inv, ok := drv.(backends.Inventory); ok {
-				pb.hwKnown = true
-				pb.Hardware = inv.Inventory(ctx)
-			}
+		if hw, err := rt.Inventory(ctx, name); err == nil && hw != nil {
+			pb.hwKnown = true
+			pb.Hardware = hw
 		}
 		rep.Backends = append(rep.Backends, pb)
 	}
@@ -110,10 +121,15 @@ func probe(ctx context.Context, names []string) probeReport {
 func writeProbe(w io.Writer, rep probeReport) {
 	if rep.Config.Loaded {
 		fmt.Fprintf(w, "config: %s\n", rep.Config.Path)
+	} else if rep.Config.Error != "" {
+		fmt.Fprintf(w, "config: %s (not used: %s; defaults)\n", rep.Config.Path, oneLine(rep.Config.Error))
 	} else if rep.Config.Path != "" {
 		fmt.Fprintf(w, "config: %s (not read; defaults)\n", rep.Config.Path)
 	} else {
 		fmt.Fprintf(w, "config: none (defaults)\n")
+	}
+	for _, p := range rep.Config.Problems {
+		fmt.Fprintf(w, "config problem: %s\n", p)
 	}
 	for _, b := range rep.Backends {
 		fmt.Fprintln(w)
@@ -196,6 +212,13 @@ func writeDevice(w io.Writer, d probeDevice) {
 	}
 	if len(facts) > 0 {
 		fmt.Fprintf(w, "      %s\n", strings.Join(facts, ", "))
+	}
+	if len(in.Formats) > 0 {
+		names := make([]string, len(in.Formats))
+		for i, f := range in.Formats {
+			names[i] = string(f)
+		}
+		fmt.Fprintf(w, "      runs variants: %s\n", strings.Join(names, ", "))
 	}
 	keys := make([]string, 0, len(in.Extra))
 	for k := range in.Extra {

@@ -7,6 +7,8 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/sys/unix"
+
+	"github.com/zyxtt/zyxtt/bundle"
 )
 
 // progress draws bars on a terminal and nothing elsewhere (CI logs, pipes,
@@ -97,3 +99,29 @@ func (p *progress) wait() {
 		p.p.Wait()
 	}
 }
+
+// bundleProgress draws the bundle pipeline's progress with p's bars; nil
+// when p draws nothing.
+func (p *progress) bundleProgress() bundle.Progress {
+	if p == nil {
+		return nil
+	}
+	return bundleBars{p}
+}
+
+type bundleBars struct{ p *progress }
+
+func (b bundleBars) Spinner(name string) bundle.Bar            { return b.p.spinner(name) }
+func (b bundleBars) Bytes(name string, total int64) bundle.Bar { return b.p.bytes(name, total) }
+func (b bundleBars) Count(name string, total int64) bundle.Bar { return b.p.count(name, total) }
+
+// The bundle.Bar methods.
+
+// Set moves the bar to n.
+func (b *bar) Set(n int64) { b.set(n) }
+
+// Add advances the bar by n.
+func (b *bar) Add(n int64) { b.add(n) }
+
+// Done completes the bar.
+func (b *bar) Done() { b.done() }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,15 +13,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/bundle"
+	"github.com/zyxtt/zyxtt/bundle"
 )
 
 const testBundle = "testdata/bundles/vadd"
 
-func runJSON(t *testing.T, env cliEnv, args ...string) (runReport, cliResult) {
+func runJSON(t *testing.T, env cliEnv, args ...string) (bundle.Report, cliResult) {
 	t.Helper()
 	r := cli(t, env, append([]string{"run", "--json"}, args...)...)
-	var rep runReport
+	var rep bundle.Report
 	if r.code == exitOK || r.code == exitMismatch {
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep), "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
@@ -42,7 +43,7 @@ func TestRunOnC(t *testing.T) {
 	require.LessOrEqual(t, rep.Repeat.MedianNS, rep.Repeat.MaxNS)
 	require.Equal(t, int64(3*4000), rep.Timing.UpBytes)
 	require.Equal(t, int64(4000), rep.Timing.DownBytes)
-	require.Equal(t, []writtenReport{{"z", out}}, rep.Written)
+	require.Equal(t, []bundle.WrittenReport{{Param: "z", Path: out}}, rep.Written)
 
 	// The output file holds x + y = i + 0.5 with the param's shape.
 	f, err := os.Open(out)
@@ -242,10 +243,10 @@ func TestExamplesOnEveryDevice(t *testing.T) {
 					if err != nil {
 						t.Fatalf("example %s does not load: %v", ex, err)
 					}
-					if !b.HasVariant(d.Backend) {
+					if !slices.ContainsFunc(b.Formats(), func(f backends.Format) bool { return slices.Contains(d.Info.Formats, f) }) {
 						t.Skipf("example %s has no variant for %s yet", ex, d.Backend)
 					}
-					verify := b.Ref != nil || b.HasVariant("c")
+					verify := b.Ref != nil || slices.Contains(b.Formats(), backends.FormatC)
 					args := append([]string{dir, "--dev", d.Name}, small[ex]...)
 					if verify {
 						args = append(args, "--verify")

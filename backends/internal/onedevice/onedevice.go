@@ -8,20 +8,22 @@ import (
 	"fmt"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/hostpool"
 )
 
 // Open decodes the config section name into a C, refuses when the section's
 // device_ids leave out device 0, and otherwise returns the one device that
-// open makes from the section.
-func Open[C any, D backends.Device](ctx context.Context, cfg *backends.Config, name string, open func(context.Context, C) (D, error)) ([]backends.Device, error) {
+// open makes from the section and the runtime's host pool.
+func Open[C any, D backends.Device](ctx context.Context, env *driver.Env, name string, open func(context.Context, C, *hostpool.Pool) (D, error)) ([]backends.Device, error) {
 	var c C
-	if err := cfg.Section(name, &c); err != nil {
+	if err := driver.Section(env, name, &c); err != nil {
 		return nil, err
 	}
-	if !cfg.Common(name).Allows(0) {
+	if !driver.Common(env, name).Allows(0) {
 		return nil, fmt.Errorf("%w: device_ids in the config excludes the %s device", backends.ErrNoDevice, name)
 	}
-	d, err := open(ctx, c)
+	d, err := open(ctx, c, env.HostPool)
 	if err != nil {
 		return nil, err
 	}

@@ -8,8 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/backends/dummy"
 	"github.com/zyxtt/zyxtt/backends/internal/onedevice"
+	"github.com/zyxtt/zyxtt/hostpool"
 )
 
 type section struct {
@@ -19,7 +21,8 @@ type section struct {
 func TestOpen(t *testing.T) {
 	ctx := context.Background()
 	var opened []section
-	open := func(_ context.Context, s section) (*dummy.Device, error) {
+	open := func(_ context.Context, s section, host *hostpool.Pool) (*dummy.Device, error) {
+		require.NotNil(t, host, "the runtime's host pool reaches the device")
 		opened = append(opened, s)
 		if s.Memory < 0 {
 			return nil, errors.New("negative memory")
@@ -47,7 +50,7 @@ func TestOpen(t *testing.T) {
 				require.NoError(t, err)
 			}
 			opened = nil
-			devs, err := onedevice.Open(ctx, cfg, "one", open)
+			devs, err := onedevice.Open(ctx, backendtest.DriverEnv(t, cfg), "one", open)
 			if tc.want != "" {
 				require.ErrorContains(t, err, tc.want)
 				require.Empty(t, devs)

@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/bundle"
+	"github.com/zyxtt/zyxtt/bundle"
 	"github.com/zyxtt/zyxtt/backends/c"
 	"github.com/zyxtt/zyxtt/backends/cblas"
 )
@@ -42,7 +42,7 @@ func loadProgram(b *testing.B, dev backends.Device, name string, set map[string]
 	must(b, err)
 	vals, err := bd.VarValues(set)
 	must(b, err)
-	p, err := bd.Program(dev.Backend(), vals)
+	p, err := bd.Program(vals)
 	must(b, err)
 	shapes, err := bd.Shapes(vals)
 	must(b, err)

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/zyxtt/zyxtt/backends"
@@ -82,21 +81,19 @@ type Bundle struct {
 	Ref *Reference
 
 	grid     []backends.GwsDim // manifest grid over var ordinals
-	variants map[string]*variant
+	variants map[backends.Format]*variant
 }
 
 // variant is one parsed variant file.
 type variant struct {
 	file   string
+	format backends.Format
 	grid   []backends.GwsDim // nil: the manifest's
 	source *backends.SourceVariant
 	spirv  *backends.SPIRVVariant
 	gemm   *gemmSpec
 	tt     *ttSpec
 }
-
-// The variant files and the Program field each fills.
-var variantFiles = []string{"c", "cuda", "opencl", "vulkan", "gemm", "tt"}
 
 // Load reads and checks a bundle directory: the manifest, every variant file
 // present and every source they name.
@@ -127,9 +124,11 @@ func Load(dir string) (*Bundle, error) {
 			b.Inputs[id] = p
 		}
 	}
-	b.variants = map[string]*variant{}
-	for _, name := range variantFiles {
-		vpath := filepath.Join(dir, name+".json")
+	b.variants = map[backends.Format]*variant{}
+	var files []string
+	for _, fi := range backends.Formats() {
+		files = append(files, fi.File)
+		vpath := filepath.Join(dir, fi.File)
 		data, err := readLimited(vpath)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -137,22 +136,20 @@ func Load(dir string) (*Bundle, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bundle %s: %w", dir, err)
 		}
-		v, err := b.parseVariant(name, vpath, data)
+		v, err := b.parseVariant(fi, vpath, data)
 		if err != nil {
 			return nil, err
 		}
-		b.variants[name] = v
+		b.variants[fi.Name] = v
 	}
 	if len(b.variants) == 0 {
-		return nil, &FieldError{File: dir, Err: fmt.Errorf("no variant files (want one of %s.json)", strings.Join(variantFiles, ".json, "))}
+		return nil, &FieldError{File: dir, Err: fmt.Errorf("no variant files (want one of %s)", strings.Join(files, ", "))}
 	}
-	// Build every backend's program once with the defaults, so that a bad
-	// expression or reference is reported at load, not at launch.
+	// Build the program once with the defaults, so that a bad expression or
+	// reference is reported at load, not at launch.
 	vals := b.Defaults()
-	for _, be := range b.Backends() {
-		if _, err := b.Program(be, vals); err != nil {
-			return nil, err
-		}
+	if _, err := b.Program(vals); err != nil {
+		return nil, err
 	}
 	if _, err := b.Shapes(vals); err != nil {
 		return nil, err
@@ -222,26 +219,6 @@ func position(data []byte, off int64) (line, col int) {
 	line = 1 + bytes.Count(data[:off], []byte("\n"))
 	col = int(off) - bytes.LastIndexByte(data[:off], '\n')
 	return line, col
-}
-
-// Backends lists the backends that the bundle has a variant for, sorted.
-func (b *Bundle) Backends() []string {
-	set := map[string]bool{}
-	for name := range b.variants {
-		switch name {
-		case "gemm":
-			set["cblas"] = true
-			set["cuda"] = true
-		default:
-			set[name] = true
-		}
-	}
-	out := make([]string, 0, len(set))
-	for n := range set {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // ParamIndex returns the ordinal of the named param.

@@ -1,4 +1,4 @@
-package backends
+package config
 
 import (
 	"os"
@@ -34,7 +34,7 @@ func TestParseConfig(t *testing.T) {
 		{"unterminated", `{"c": {}`, nil, "config"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := ParseConfig([]byte(tc.in))
+			cfg, err := Parse([]byte(tc.in))
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				require.Nil(t, cfg)
@@ -71,7 +71,7 @@ func TestCommonAllows(t *testing.T) {
 }
 
 func TestConfigCommonFromFile(t *testing.T) {
-	cfg, err := ParseConfig([]byte(`{"cuda": {"device_ids": []}, "opencl": {"device_ids": [1]}, "c": {}}`))
+	cfg, err := Parse([]byte(`{"cuda": {"device_ids": []}, "opencl": {"device_ids": [1]}, "c": {}}`))
 	require.NoError(t, err)
 	require.False(t, cfg.Common("cuda").Allows(0), "[] means none")
 	require.True(t, cfg.Common("opencl").Allows(1))
@@ -90,7 +90,7 @@ type sectionDefaults struct {
 }
 
 func TestConfigSection(t *testing.T) {
-	cfg, err := ParseConfig([]byte(`{"good": {"memory": 64}, "bad": {"enabled": true, "memory": "lots"}}`))
+	cfg, err := Parse([]byte(`{"good": {"memory": 64}, "bad": {"enabled": true, "memory": "lots"}}`))
 	require.NoError(t, err)
 	cfg.Path = "/etc/zyx.json"
 	defaults := sectionDefaults{Enabled: false, Memory: 1 << 30, Name: "default"}
@@ -131,8 +131,8 @@ func TestConfigPath(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("XDG_CONFIG_HOME", tc.xdg)
-			require.Equal(t, tc.want, ConfigPath())
-			require.Equal(t, filepath.Dir(tc.want), ConfigDir())
+			require.Equal(t, tc.want, Path())
+			require.Equal(t, filepath.Dir(tc.want), Dir())
 		})
 	}
 }
@@ -150,19 +150,25 @@ func TestLoadConfig(t *testing.T) {
 		path     string
 		wantPath string
 		sections []string
+		err      string // what the error says; "" for none
 	}{
-		{"valid", good, good, []string{"dummy", "cuda"}},
-		{"missing file means defaults", filepath.Join(dir, "absent.json"), "", nil},
-		{"unparsable means defaults", write("bad.json", `{"dummy": `), "", nil},
-		{"bad section means defaults", write("badsec.json", `{"dummy": 3}`), "", nil},
-		{"a directory means defaults", dir, "", nil},
-		{"no path means defaults", "", "", nil},
+		{"valid", good, good, []string{"dummy", "cuda"}, ""},
+		{"missing file means defaults", filepath.Join(dir, "absent.json"), "", nil, ""},
+		{"unparsable means defaults", write("bad.json", `{"dummy": `), "", nil, "bad.json"},
+		{"bad section means defaults", write("badsec.json", `{"dummy": 3}`), "", nil, `section "dummy" must be an object`},
+		{"a directory means defaults", dir, "", nil, "is a directory"},
+		{"no path means defaults", "", "", nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := LoadConfig(tc.path)
+			cfg, err := Load(tc.path)
 			require.NotNil(t, cfg)
 			require.Equal(t, tc.wantPath, cfg.Path)
 			require.ElementsMatch(t, tc.sections, cfg.Sections())
+			if tc.err == "" {
+				require.NoError(t, err)
+			} else {
+				require.ErrorContains(t, err, tc.err, "the reason the file was not used is returned")
+			}
 		})
 	}
 
@@ -171,22 +177,29 @@ func TestLoadConfig(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(xdg, "zyx"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(xdg, "zyx", "config.json"), []byte(`{"c": {}}`), 0o600))
 	t.Setenv("XDG_CONFIG_HOME", xdg)
-	cfg := LoadConfig(ConfigPath())
+	cfg, err := Load(Path())
+	require.NoError(t, err)
 	require.Equal(t, []string{"c"}, cfg.Sections())
 	t.Setenv("XDG_CONFIG_HOME", strings.TrimPrefix(xdg, "/"))
 	t.Setenv("HOME", t.TempDir())
-	require.Empty(t, LoadConfig(ConfigPath()).Sections(), "a relative XDG_CONFIG_HOME is not read")
+	cfg, err = Load(Path())
+	require.NoError(t, err)
+	require.Empty(t, cfg.Sections(), "a relative XDG_CONFIG_HOME is not read")
 }
 
-func TestSetConfigOverrides(t *testing.T) {
-	mine, err := ParseConfig([]byte(`{"x": {}}`))
+func TestSectionRejectsUnknownKeys(t *testing.T) {
+	cfg, err := Parse([]byte(`{"c": {"device_ids": [0], "compilr": "clang", "memory": 5}}`))
 	require.NoError(t, err)
-	SetConfig(mine)
-	t.Cleanup(func() { SetConfig(nil) })
-	require.Same(t, mine, CurrentConfig())
-	SetConfig(nil)
-	require.NotSame(t, mine, CurrentConfig())
-	require.NotNil(t, CurrentConfig())
+	v := sectionDefaults{Memory: 1}
+	err = cfg.Section("c", &v)
+	require.ErrorContains(t, err, `section "c"`)
+	require.ErrorContains(t, err, "compilr", "the error names the unknown key")
+	require.Equal(t, sectionDefaults{Memory: 1}, v, "nothing changes")
+
+	ok, err := Parse([]byte(`{"c": {"device_ids": [0], "memory": 5}}`))
+	require.NoError(t, err)
+	require.NoError(t, ok.Section("c", &v), "device_ids is every section's key")
+	require.EqualValues(t, 5, v.Memory)
 }
 
 func FuzzParseConfig(f *testing.F) {
@@ -198,7 +211,7 @@ func FuzzParseConfig(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := ParseConfig(data)
+		cfg, err := Parse(data)
 		if err != nil {
 			if cfg != nil {
 				t.Fatalf("error %v with a config", err)

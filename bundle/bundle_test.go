@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/half"
 )
 
@@ -27,7 +28,7 @@ func TestLoadVadd(t *testing.T) {
 	b, err := Load("testdata/vadd")
 	require.NoError(t, err)
 	require.Equal(t, "vadd", b.Name)
-	require.Equal(t, []string{"c", "cuda", "opencl", "tt", "vulkan"}, b.Backends())
+	require.Equal(t, []backends.Format{backends.FormatC, backends.FormatCUDA, backends.FormatOpenCL, backends.FormatSPIRV, backends.FormatTT}, b.Formats())
 	require.Equal(t, []int{2}, b.Outputs)
 	require.Equal(t, 3, b.Vars[0].Param)
 
@@ -39,32 +40,33 @@ func TestLoadVadd(t *testing.T) {
 
 	n := backends.UintConst(backends.U32, 5000)
 	launch := []backends.LaunchArg{backends.BufArg(1), backends.BufArg(2), backends.BufArg(3), backends.VarArg(n)}
+	p, err := b.Program(vals)
+	require.NoError(t, err)
+	require.NotNil(t, p.Variant(backends.FormatTT))
+	require.NotNil(t, p.Variant(backends.FormatC))
+	require.NotNil(t, p.Variant(backends.FormatSPIRV))
+	require.Nil(t, p.Variant(backends.FormatGEMM))
 	for _, tc := range []struct {
-		backend string
-		grid    []uint64
+		format backends.Format
+		grid   []uint64
 	}{
-		{"", []uint64{20}},     // manifest: ceil_div(n, 256)
-		{"c", []uint64{20}},    // no override
-		{"cuda", []uint64{40}}, // ceil_div(n, 128)
-		{"tt", []uint64{1, 4}}, // [1, min(4, ceil_div(n, 1024))]
+		{"", []uint64{20}},                  // manifest: ceil_div(n, 256)
+		{backends.FormatC, []uint64{20}},    // no override
+		{backends.FormatCUDA, []uint64{40}}, // ceil_div(n, 128)
+		{backends.FormatTT, []uint64{1, 4}}, // [1, min(4, ceil_div(n, 1024))]
 	} {
-		p, err := b.Program(tc.backend, vals)
-		require.NoError(t, err, tc.backend)
-		g, err := backends.EvalGrid(p, launch)
-		require.NoError(t, err, tc.backend)
-		require.Equal(t, tc.grid, g, tc.backend)
-		require.True(t, p.HasVariant("tt") && p.HasVariant("c") && p.HasVariant("vulkan"))
-		require.False(t, p.HasVariant("cblas"))
+		g, err := driver.EvalGrid(p.WithVariant(p.Variant(tc.format)), launch)
+		require.NoError(t, err, tc.format)
+		require.Equal(t, tc.grid, g, tc.format)
 	}
 
-	p, err := b.Program("tt", vals)
 	require.NoError(t, err)
-	require.Contains(t, p.C.Source, "void vadd(")
-	require.Equal(t, "vadd", p.C.Entry)
-	require.Equal(t, []string{"-O2"}, p.C.Options)
-	require.Equal(t, [3]uint32{128, 0, 0}, p.CUDA.Local)
-	require.Equal(t, uint32(0x07230203), uint32(p.Vulkan.Code[0])|uint32(p.Vulkan.Code[1])<<8|uint32(p.Vulkan.Code[2])<<16|uint32(p.Vulkan.Code[3])<<24)
-	tt := p.TT
+	require.Contains(t, p.Source(backends.FormatC).Source, "void vadd(")
+	require.Equal(t, "vadd", p.Source(backends.FormatC).Entry)
+	require.Equal(t, []string{"-O2"}, p.Source(backends.FormatC).Options)
+	require.Equal(t, [3]uint32{128, 0, 0}, p.Source(backends.FormatCUDA).Local)
+	require.Equal(t, uint32(0x07230203), uint32(p.SPIRV().Code[0])|uint32(p.SPIRV().Code[1])<<8|uint32(p.SPIRV().Code[2])<<16|uint32(p.SPIRV().Code[3])<<24)
+	tt := p.TT()
 	require.Equal(t, "HiFi2", tt.MathFidelity)
 	require.True(t, tt.FP32DestAcc)
 	require.Equal(t, []backends.TTArg{{Kind: backends.TTArgAccessor, Param: 0}, {Kind: backends.TTArgAccessor, Param: 1}}, tt.Reader.CompileArgs)
@@ -77,20 +79,20 @@ func TestLoadVadd(t *testing.T) {
 	// Constants follow the var values: a second Program does not share state.
 	vals2, err := b.VarValues(map[string]string{"n": "100000"})
 	require.NoError(t, err)
-	p2, err := b.Program("tt", vals2)
+	p2, err := b.Program(vals2)
 	require.NoError(t, err)
-	require.Equal(t, uint32(98), p2.TT.Reader.RuntimeArgs[4].Value)
-	require.Equal(t, uint32(5), p.TT.Reader.RuntimeArgs[4].Value)
+	require.Equal(t, uint32(98), p2.TT().Reader.RuntimeArgs[4].Value)
+	require.Equal(t, uint32(5), p.TT().Reader.RuntimeArgs[4].Value)
 }
 
 func TestLoadGEMMWithConstantVars(t *testing.T) {
 	b, err := Load("testdata/mm")
 	require.NoError(t, err)
-	require.Equal(t, []string{"cblas", "cuda"}, b.Backends())
+	require.Equal(t, []backends.Format{backends.FormatGEMM}, b.Formats())
 	vals := b.Defaults()
-	p, err := b.Program("cblas", vals)
+	p, err := b.Program(vals)
 	require.NoError(t, err)
-	g := p.GEMM
+	g := p.GEMM()
 	require.NotNil(t, g)
 	require.Equal(t, backends.F32, g.DType)
 	require.True(t, g.TransB)
@@ -391,7 +393,7 @@ func TestCompare(t *testing.T) {
 func TestExamplesLoad(t *testing.T) {
 	// The example manifests must parse even before any variant lands.
 	for _, name := range []string{"vadd", "unary", "matmul"} {
-		data, err := os.ReadFile(filepath.Join("..", "..", "examples", name, ManifestFile))
+		data, err := os.ReadFile(filepath.Join("..", "examples", name, ManifestFile))
 		require.NoError(t, err)
 		b, err := ParseManifest(data, name)
 		require.NoError(t, err, name)
@@ -417,7 +419,7 @@ func FuzzParseManifest(f *testing.F) {
 		}
 		vals := b.Defaults()
 		_, _ = b.Shapes(vals)
-		_, _ = b.Program("", vals)
+		_, _ = b.Program(vals)
 		if b.Ref != nil && b.Ref.Op != "matmul" { // matmul sizes could ask for any allocation
 			in := map[int][]float64{}
 			for _, a := range b.Ref.Args {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -100,8 +101,27 @@ type ttSpec struct {
 	file   string
 }
 
-func (b *Bundle) parseVariant(name, file string, data []byte) (*variant, error) {
-	v := &variant{file: file}
+// variantDecoders parse a variant file by the Go type of its format's code,
+// so the bundle format never names a backend: every format whose code is
+// source text shares one decoder, and so on.
+var variantDecoders = map[reflect.Type]func(b *Bundle, v *variant, file string, data []byte, h *variantHelpers) error{
+	reflect.TypeFor[*backends.SourceVariant](): (*Bundle).decodeSource,
+	reflect.TypeFor[*backends.SPIRVVariant]():  (*Bundle).decodeSPIRV,
+	reflect.TypeFor[*backends.GEMMVariant]():   (*Bundle).decodeGEMM,
+	reflect.TypeFor[*backends.TTVariant]():     (*Bundle).decodeTT,
+}
+
+// variantHelpers are what every decoder shares: errors naming the file and
+// field, reading a source file of the bundle, local sizes and the grid.
+type variantHelpers struct {
+	ferr       func(field, format string, args ...any) error
+	readSource func(field, rel string) ([]byte, error)
+	local      func(l []uint32) ([3]uint32, error)
+	grid       func(g []exprSrc) error
+}
+
+func (b *Bundle) parseVariant(fi backends.FormatInfo, file string, data []byte) (*variant, error) {
+	v := &variant{file: file, format: fi.Name}
 	ferr := func(field, format string, args ...any) error {
 		return &FieldError{file, field, fmt.Errorf(format, args...)}
 	}
@@ -144,76 +164,89 @@ func (b *Bundle) parseVariant(name, file string, data []byte) (*variant, error) 
 		v.grid = d
 		return nil
 	}
-	switch name {
-	case "c", "cuda", "opencl":
-		var r rawSource
-		if err := decodeStrict(data, file, &r); err != nil {
-			return nil, err
-		}
-		src, err := readSource("source", r.Source)
-		if err != nil {
-			return nil, err
-		}
-		if r.Entry == "" {
-			return nil, ferr("entry", "missing (the kernel function's name)")
-		}
-		l, err := local(r.Local)
-		if err != nil {
-			return nil, err
-		}
-		v.source = &backends.SourceVariant{Source: string(src), Entry: r.Entry, Options: r.Options, Local: l}
-		return v, grid(r.Grid)
-	case "vulkan":
-		var r rawSPIRV
-		if err := decodeStrict(data, file, &r); err != nil {
-			return nil, err
-		}
-		code, err := readSource("spirv", r.SPIRV)
-		if err != nil {
-			return nil, err
-		}
-		if len(code) < 20 || len(code)%4 != 0 || binary.LittleEndian.Uint32(code) != 0x07230203 {
-			return nil, ferr("spirv", "%s is not a SPIR-V module (bad magic or size)", r.SPIRV)
-		}
-		if r.GLSL != "" {
-			if _, err := readSource("glsl", r.GLSL); err != nil {
-				return nil, err
-			}
-		}
-		entry := r.Entry
-		if entry == "" {
-			entry = "main"
-		}
-		l, err := local(r.Local)
-		if err != nil {
-			return nil, err
-		}
-		v.spirv = &backends.SPIRVVariant{Code: code, Entry: entry, Local: l}
-		return v, grid(r.Grid)
-	case "gemm":
-		var r rawGEMM
-		if err := decodeStrict(data, file, &r); err != nil {
-			return nil, err
-		}
-		g, err := b.parseGEMM(&r, file)
-		if err != nil {
-			return nil, err
-		}
-		v.gemm = g
-		return v, grid(r.Grid)
-	case "tt":
-		var r rawTT
-		if err := decodeStrict(data, file, &r); err != nil {
-			return nil, err
-		}
-		t, err := b.parseTT(&r, file, readSource)
-		if err != nil {
-			return nil, err
-		}
-		v.tt = t
-		return v, grid(r.Grid)
+	dec, ok := variantDecoders[fi.Code]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s: format %s has code of type %s, which bundles cannot describe", ErrBundle, file, fi.Name, fi.Code)
 	}
-	return nil, fmt.Errorf("%w: unknown variant %s", ErrBundle, name)
+	if err := dec(b, v, file, data, &variantHelpers{ferr: ferr, readSource: readSource, local: local, grid: grid}); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func (b *Bundle) decodeSource(v *variant, file string, data []byte, h *variantHelpers) error {
+	var r rawSource
+	if err := decodeStrict(data, file, &r); err != nil {
+		return err
+	}
+	src, err := h.readSource("source", r.Source)
+	if err != nil {
+		return err
+	}
+	if r.Entry == "" {
+		return h.ferr("entry", "missing (the kernel function's name)")
+	}
+	l, err := h.local(r.Local)
+	if err != nil {
+		return err
+	}
+	v.source = &backends.SourceVariant{Source: string(src), Entry: r.Entry, Options: r.Options, Local: l}
+	return h.grid(r.Grid)
+}
+
+func (b *Bundle) decodeSPIRV(v *variant, file string, data []byte, h *variantHelpers) error {
+	var r rawSPIRV
+	if err := decodeStrict(data, file, &r); err != nil {
+		return err
+	}
+	code, err := h.readSource("spirv", r.SPIRV)
+	if err != nil {
+		return err
+	}
+	if len(code) < 20 || len(code)%4 != 0 || binary.LittleEndian.Uint32(code) != 0x07230203 {
+		return h.ferr("spirv", "%s is not a SPIR-V module (bad magic or size)", r.SPIRV)
+	}
+	if r.GLSL != "" {
+		if _, err := h.readSource("glsl", r.GLSL); err != nil {
+			return err
+		}
+	}
+	entry := r.Entry
+	if entry == "" {
+		entry = "main"
+	}
+	l, err := h.local(r.Local)
+	if err != nil {
+		return err
+	}
+	v.spirv = &backends.SPIRVVariant{Code: code, Entry: entry, Local: l}
+	return h.grid(r.Grid)
+}
+
+func (b *Bundle) decodeGEMM(v *variant, file string, data []byte, h *variantHelpers) error {
+	var r rawGEMM
+	if err := decodeStrict(data, file, &r); err != nil {
+		return err
+	}
+	g, err := b.parseGEMM(&r, file)
+	if err != nil {
+		return err
+	}
+	v.gemm = g
+	return h.grid(r.Grid)
+}
+
+func (b *Bundle) decodeTT(v *variant, file string, data []byte, h *variantHelpers) error {
+	var r rawTT
+	if err := decodeStrict(data, file, &r); err != nil {
+		return err
+	}
+	t, err := b.parseTT(&r, file, h.readSource)
+	if err != nil {
+		return err
+	}
+	v.tt = t
+	return h.grid(r.Grid)
 }
 
 // resolveRef finds the param a ref names.
@@ -444,27 +477,22 @@ func (b *Bundle) parseTTArg(t *ttSpec, dst *backends.TTArg, ra rawArg, file, fie
 	return nil
 }
 
-// variantFor is the variant file a backend compiles from.
-func (b *Bundle) variantFor(backend string) *variant {
-	switch backend {
-	case "cblas":
-		return b.variants["gemm"]
-	case "cuda":
-		if v := b.variants["cuda"]; v != nil {
-			return v
+// Formats lists the formats the bundle has a variant for, in the order of
+// backends.Formats.
+func (b *Bundle) Formats() []backends.Format {
+	var out []backends.Format
+	for _, fi := range backends.Formats() {
+		if b.variants[fi.Name] != nil {
+			out = append(out, fi.Name)
 		}
-		return b.variants["gemm"]
 	}
-	return b.variants[backend]
+	return out
 }
 
-// HasVariant reports whether the bundle has a variant for backend.
-func (b *Bundle) HasVariant(backend string) bool { return b.variantFor(backend) != nil }
-
-// Program builds the backends.Program for backend with the var values: every
-// variant, with the grid of that backend's variant file (or the manifest's).
-// backend "" uses the manifest grid.
-func (b *Bundle) Program(backend string, vals Values) (*backends.Program, error) {
+// Program builds the backends.Program with the var values: every variant,
+// each with the grid of its variant file (nil: the manifest's), so one
+// Program serves every backend.
+func (b *Bundle) Program(vals Values) (*backends.Program, error) {
 	if len(vals) != len(b.Vars) {
 		return nil, fmt.Errorf("%w: %d var values for %d vars", backends.ErrInvalidArgument, len(vals), len(b.Vars))
 	}
@@ -472,46 +500,55 @@ func (b *Bundle) Program(backend string, vals Values) (*backends.Program, error)
 	for _, prm := range b.Params {
 		p.Params = append(p.Params, prm.Param)
 	}
-	grid, gridFile := b.grid, ManifestFile
-	if v := b.variantFor(backend); v != nil && v.grid != nil {
-		grid, gridFile = v.grid, v.file
-	}
-	for i, g := range grid {
-		d, err := b.bindDevice(g, vals)
-		if err != nil {
-			return nil, &FieldError{b.path(gridFile), fmt.Sprintf("grid[%d]", i), err}
+	bindGrid := func(grid []backends.GwsDim, file string) ([]backends.GwsDim, error) {
+		if grid == nil {
+			return nil, nil
 		}
-		p.Grid = append(p.Grid, d)
+		out := []backends.GwsDim{}
+		for i, g := range grid {
+			d, err := b.bindDevice(g, vals)
+			if err != nil {
+				return nil, &FieldError{b.path(file), fmt.Sprintf("grid[%d]", i), err}
+			}
+			out = append(out, d)
+		}
+		return out, nil
 	}
-	for name, v := range b.variants {
+	var err error
+	if p.Grid, err = bindGrid(b.grid, ManifestFile); err != nil {
+		return nil, err
+	}
+	if p.Grid == nil {
+		p.Grid = []backends.GwsDim{}
+	}
+	for _, f := range b.Formats() {
+		v := b.variants[f]
+		pv := backends.Variant{Format: f}
+		if pv.Grid, err = bindGrid(v.grid, v.file); err != nil {
+			return nil, err
+		}
 		switch {
 		case v.source != nil:
 			s := *v.source
 			s.Options = append([]string(nil), s.Options...)
-			switch name {
-			case "c":
-				p.C = &s
-			case "cuda":
-				p.CUDA = &s
-			case "opencl":
-				p.OpenCL = &s
-			}
+			pv.Code = &s
 		case v.spirv != nil:
 			s := *v.spirv
-			p.Vulkan = &s
+			pv.Code = &s
 		case v.gemm != nil:
 			g, err := b.bindGEMM(v.gemm, vals)
 			if err != nil {
 				return nil, &FieldError{v.file, "", err}
 			}
-			p.GEMM = g
+			pv.Code = g
 		case v.tt != nil:
 			t, err := b.bindTT(v.tt, vals)
 			if err != nil {
 				return nil, err
 			}
-			p.TT = t
+			pv.Code = t
 		}
+		p.Variants = append(p.Variants, pv)
 	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", b.Name, err)

@@ -1,0 +1,132 @@
+// Package driver is what a backend author implements and calls: Register
+// for the driver, the environment it opens in, its config section, the
+// checks every backend needs at launch, and logging. Users of zyx-tt see
+// package backends only, as database/sql users do not see
+// database/sql/driver.
+package driver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/internal/registry"
+	"github.com/zyxtt/zyxtt/internal/zlog"
+)
+
+// Env is what a driver opens with: the runtime's config, its host pool and
+// its logger.
+type Env = registry.Env
+
+// Driver opens a backend. Backends register a Driver in init; each Runtime
+// opens it lazily and once, on first use, even under concurrent use. The
+// context bounds the open (the runtime's, or OpenTimeouter's timeout); it is
+// never the first caller's own context.
+type Driver interface {
+	// Open initialises the backend and returns its devices. An error is
+	// the reason the backend has no devices ("libcuda.so.1: cannot open
+	// shared object file"); it is kept and shown by probe.
+	Open(ctx context.Context, env *Env) ([]backends.Device, error)
+}
+
+// DriverFunc adapts a function to Driver.
+type DriverFunc func(ctx context.Context, env *Env) ([]backends.Device, error)
+
+// Open calls f.
+func (f DriverFunc) Open(ctx context.Context, env *Env) ([]backends.Device, error) {
+	return f(ctx, env)
+}
+
+// Optional driver capabilities, found by type assertion.
+type (
+	// OpenTimeouter is a driver with its own bound on Open (the Tenstorrent
+	// driver starts a runtime process per chip).
+	OpenTimeouter interface{ OpenTimeout() time.Duration }
+	// ConfigSectioner is a driver whose config section is not its backend
+	// name (the tt backend reads "tenstorrent").
+	ConfigSectioner interface{ ConfigSection() string }
+	// DeviceNamer is a driver whose devices have names that are not its
+	// backend name ("tt-emu:0" for backend tt), so that a selector naming
+	// them opens only this backend: each prefix with what such a device is
+	// ("tt-emu": "emulator"), for messages.
+	DeviceNamer interface{ DeviceNamePrefixes() map[string]string }
+	// Inventory lists the hardware the backend found, for probe.
+	Inventory = backends.Inventory
+)
+
+// Register makes a backend available under name. Like database/sql, it
+// panics when called twice for one name or with a nil driver: both are
+// programming errors caught at init.
+func Register(name string, d Driver) {
+	if d == nil {
+		panic("backends: Register driver is nil")
+	}
+	registry.Register(name, d)
+}
+
+// Section decodes the driver's config section into v, which holds the
+// defaults (see backends.Config.Section): unknown keys are an error.
+func Section(env *Env, name string, v any) error { return env.Config.Section(name, v) }
+
+// Common is the section's device_ids.
+func Common(env *Env, name string) backends.Common { return env.Config.Common(name) }
+
+// The debug areas of ZYX_DEBUG.
+const (
+	DebugDevice   = zlog.Device
+	DebugPerf     = zlog.Perf
+	DebugSched    = zlog.Sched
+	DebugCompile  = zlog.Compile
+	DebugAssembly = zlog.Assembly
+)
+
+// Debug logs msg in area m (see backends.SetLogger for levels).
+func Debug(m zlog.Mask, msg string, args ...any) { zlog.Debug(m, msg, args...) }
+
+// DebugEnabled reports whether ZYX_DEBUG selects area m.
+func DebugEnabled(m zlog.Mask) bool { return zlog.Enabled(m) }
+
+// EvalGrid evaluates every grid axis of p from args.
+func EvalGrid(p *backends.Program, args []backends.LaunchArg) ([]uint64, error) {
+	out := make([]uint64, len(p.Grid))
+	for i, g := range p.Grid {
+		v, err := g.Eval(args)
+		if err != nil {
+			return nil, fmt.Errorf("grid axis %d: %w", i, err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// CheckArgs checks a launch's args against the program's params: the count,
+// buffer or scalar per param, scalar dtypes, and that every buffer belongs to
+// pool. It returns the buffer sizes by param ordinal (0 for scalars).
+func CheckArgs(p *backends.Program, pool backends.Pool, args []backends.LaunchArg) ([]int64, error) {
+	if len(args) != len(p.Params) {
+		return nil, fmt.Errorf("%w: %d args for %d params", backends.ErrInvalidArgument, len(args), len(p.Params))
+	}
+	sizes := make([]int64, len(args))
+	for i, a := range args {
+		prm := p.Params[i]
+		if prm.Kind == backends.Variable {
+			if !a.IsVar() {
+				return nil, fmt.Errorf("%w: param %d (%s) is a variable, got a buffer", backends.ErrInvalidArgument, i, prm.Name)
+			}
+			if a.Value.DType != prm.DType {
+				return nil, fmt.Errorf("%w: param %d (%s) is %s, got %s", backends.ErrInvalidArgument, i, prm.Name, prm.DType, a.Value.DType)
+			}
+			continue
+		}
+		if a.IsVar() {
+			return nil, fmt.Errorf("%w: param %d (%s) is a buffer, got a variable", backends.ErrInvalidArgument, i, prm.Name)
+		}
+		n, err := pool.Size(a.Buffer)
+		if err != nil {
+			return nil, fmt.Errorf("param %d (%s): %w", i, prm.Name, err)
+		}
+		sizes[i] = n
+	}
+	return sizes, nil
+}

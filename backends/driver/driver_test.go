@@ -1,0 +1,58 @@
+package driver_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
+)
+
+func vars(vals ...uint64) []backends.LaunchArg {
+	out := make([]backends.LaunchArg, len(vals))
+	for i, v := range vals {
+		out[i] = backends.VarArg(backends.UintConst(backends.U64, v))
+	}
+	return out
+}
+
+func TestEvalGrid(t *testing.T) {
+	p := &backends.Program{
+		Params: []backends.Param{{Name: "n", Kind: backends.Variable, DType: backends.U64}, {Name: "m", Kind: backends.Variable, DType: backends.U64}},
+		Grid:   []backends.GwsDim{backends.BinaryDim(backends.GwsCeilDiv, backends.ParamDim(0), backends.ConstDim(32)), backends.ParamDim(1), backends.ConstDim(1)},
+	}
+	grid, err := driver.EvalGrid(p, vars(100, 3))
+	require.NoError(t, err)
+	require.Equal(t, []uint64{4, 3, 1}, grid)
+	_, err = driver.EvalGrid(p, vars(100, 3)[:1])
+	require.ErrorContains(t, err, "grid axis 1")
+}
+
+func TestRegisterRefusesNil(t *testing.T) {
+	require.PanicsWithValue(t, "backends: Register driver is nil", func() { driver.Register("test-nil-driver", nil) })
+}
+
+func TestRegisteredDriverOpensThroughARuntime(t *testing.T) {
+	var got *driver.Env
+	driver.Register("test-driver-env", driver.DriverFunc(func(_ context.Context, env *driver.Env) ([]backends.Device, error) {
+		got = env
+		return nil, backends.ErrUnsupported
+	}))
+	cfg, err := backends.ParseConfig([]byte(`{"test-driver-env": {"device_ids": [2]}}`))
+	require.NoError(t, err)
+	rt, err := backends.Open(context.Background(), backends.Options{Config: cfg, Backends: []string{"test-driver-env"}})
+	require.NoError(t, err)
+	defer rt.Close()
+	st, err := rt.Backend(context.Background(), "test-driver-env")
+	require.NoError(t, err)
+	require.ErrorIs(t, st.Err, backends.ErrUnsupported)
+	require.NotNil(t, got)
+	require.Same(t, cfg, got.Config, "the driver sees the runtime's config")
+	host, err := rt.HostPool()
+	require.NoError(t, err)
+	require.Same(t, host, got.HostPool, "and its host pool")
+	require.False(t, driver.Common(got, "test-driver-env").Allows(0))
+	require.True(t, driver.Common(got, "test-driver-env").Allows(2))
+}

@@ -1,0 +1,102 @@
+package bundle
+
+// Report is what a run did, as `zyx-tt run --json` prints it
+// (docs/probe.md defines the schema).
+type Report struct {
+	Bundle      string          `json:"bundle"`
+	Program     string          `json:"program"`
+	Description string          `json:"description,omitempty"`
+	Vars        []VarReport     `json:"vars"`
+	Skipped     []SkipReport    `json:"skipped"`
+	Device      DeviceReport    `json:"device"`
+	Grid        []uint64        `json:"grid"`
+	Params      []ParamReport   `json:"params"`
+	Timing      TimingReport    `json:"timing"`
+	Repeat      *RepeatReport   `json:"repeat,omitempty"`
+	Verify      *VerifyReport   `json:"verify,omitempty"`
+	Written     []WrittenReport `json:"written"`
+}
+
+// VarReport is one var and the value the run used.
+type VarReport struct {
+	Name  string `json:"name"`
+	DType string `json:"dtype"`
+	Value string `json:"value"`
+}
+
+// SkipReport is a device selection passed over, and why.
+type SkipReport struct {
+	Device string `json:"device"`
+	Reason string `json:"reason"`
+}
+
+// DeviceReport is the device the run used.
+type DeviceReport struct {
+	Name     string `json:"name"`
+	Backend  string `json:"backend"`
+	Hardware string `json:"hardware"`
+	Kind     string `json:"kind"`
+	Emulated bool   `json:"emulated,omitempty"`
+}
+
+// ParamReport is one param of the run.
+type ParamReport struct {
+	Name  string   `json:"name"`
+	Kind  string   `json:"kind"`
+	DType string   `json:"dtype"`
+	Shape []uint64 `json:"shape,omitempty"`
+	Bytes int64    `json:"bytes,omitempty"`
+	// Input is where a buffer's initial data came from (a generator spec, a
+	// file, or "zeros"); Value is a variable's value.
+	Input string `json:"input,omitempty"`
+	Value string `json:"value,omitempty"`
+}
+
+// TimingReport is the run's wall-clock times and bytes moved.
+type TimingReport struct {
+	CompileNS  int64 `json:"compile_ns"`
+	UploadNS   int64 `json:"upload_ns"`
+	LaunchNS   int64 `json:"launch_ns"`
+	DownloadNS int64 `json:"download_ns"`
+	UpBytes    int64 `json:"upload_bytes"`
+	DownBytes  int64 `json:"download_bytes"`
+}
+
+// RepeatReport summarises the timed launches.
+type RepeatReport struct {
+	Runs     int   `json:"runs"`
+	MinNS    int64 `json:"min_ns"`
+	MedianNS int64 `json:"median_ns"`
+	MaxNS    int64 `json:"max_ns"`
+}
+
+// VerifyReport is the verdict on every output.
+type VerifyReport struct {
+	// Against is "host" for the bundle's float64 reference, else the
+	// reference device's name.
+	Against string          `json:"against"`
+	Skipped []SkipReport    `json:"skipped,omitempty"`
+	OK      bool            `json:"ok"`
+	Outputs []OutputVerdict `json:"outputs"`
+}
+
+// OutputVerdict is one output's comparison.
+type OutputVerdict struct {
+	Name       string  `json:"name"`
+	Elems      int     `json:"elems"`
+	MaxAbs     float64 `json:"max_abs"`
+	MaxRel     float64 `json:"max_rel"`
+	Atol       float64 `json:"atol"`
+	Rtol       float64 `json:"rtol"`
+	Mismatches int64   `json:"mismatches"`
+	Worst      int     `json:"worst_index"`
+	Got        float64 `json:"worst_got"`
+	Want       float64 `json:"worst_want"`
+	OK         bool    `json:"ok"`
+}
+
+// WrittenReport is one output file written.
+type WrittenReport struct {
+	Param string `json:"param"`
+	Path  string `json:"path"`
+}

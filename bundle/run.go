@@ -1,0 +1,455 @@
+package bundle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"slices"
+	"time"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/hostpool"
+)
+
+// Progress shows how long work is going; zyx-tt draws it as bars on a
+// terminal. Every method of a nil Progress is a no-op (see Bar).
+type Progress interface {
+	// Spinner is a task of unknown length (compiling).
+	Spinner(name string) Bar
+	// Bytes is a transfer of total bytes.
+	Bytes(name string, total int64) Bar
+	// Count is total repetitions.
+	Count(name string, total int64) Bar
+}
+
+// Bar is one progress indicator.
+type Bar interface {
+	Set(n int64)
+	Add(n int64)
+	Done()
+}
+
+type noBar struct{}
+
+func (noBar) Set(int64) {}
+func (noBar) Add(int64) {}
+func (noBar) Done()     {}
+
+// Options configure Prepare and Run.
+type Options struct {
+	// Set overrides var defaults: var name → value text, as --set does.
+	Set map[string]string
+	// Inputs gives a buffer param its data: param name → generator spec
+	// (random, random:LO:HI, const:V, iota) or a .npy/.bin file. A buffer
+	// without one gets the bundle's input, else random for read-only
+	// params and zeros for written ones.
+	Inputs map[string]string
+	// Progress shows the work; nil shows nothing.
+	Progress Progress
+
+	// What RunOnce does after Prepare.
+
+	// Device selects the device ("" or "auto": the runtime's choice).
+	Device string
+	// Repeat is how many timed launches follow the first.
+	Repeat int
+	// Verify checks the outputs: against the bundle's float64 host
+	// reference, or against a run on VerifyOn when that names a device
+	// (without a reference, on c).
+	Verify   bool
+	VerifyOn string
+}
+
+// Run is one run of a bundle: its var values, its inputs in the host pool,
+// and every buffer it has allocated, which Close releases. Its methods are
+// the steps of `zyx-tt run`: Prepare makes it, Compile picks a device,
+// Execute uploads, launches, times and downloads, Verify checks.
+type Run struct {
+	B      *Bundle
+	Vals   Values
+	Shapes [][]uint64
+	// Report is filled in as the steps run.
+	Report *Report
+
+	rt     *backends.Runtime
+	host   *hostpool.Pool
+	prog   Progress
+	inputs map[int]backends.BufferID // every buffer param's initial data, in the host pool
+	owned  []ownedBuf
+}
+
+type ownedBuf struct {
+	pool backends.Pool
+	id   backends.BufferID
+}
+
+// Prepare binds the vars and fills a host-pool buffer with every buffer
+// param's initial data. Errors in opts (an unknown var, a bad value, an
+// input for no buffer) are *UsageError.
+func (b *Bundle) Prepare(ctx context.Context, rt *backends.Runtime, opts Options) (*Run, error) {
+	vals, err := b.VarValues(opts.Set)
+	if err != nil {
+		return nil, &UsageError{Flag: "set", Err: err}
+	}
+	for name := range opts.Inputs {
+		if i, ok := b.ParamIndex(name); !ok || !b.Params[i].Kind.IsBuffer() {
+			return nil, &UsageError{Flag: "in", Err: fmt.Errorf("bundle %s has no buffer param %q (%s)", b.Name, name, b.BufferNames())}
+		}
+	}
+	host, err := rt.HostPool()
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{B: b, Vals: vals, rt: rt, host: host, prog: opts.Progress, inputs: map[int]backends.BufferID{}}
+	r.Report = &Report{Bundle: b.Dir, Program: b.Name, Description: b.Description, Skipped: []SkipReport{}, Written: []WrittenReport{}}
+	for i, v := range b.Vars {
+		r.Report.Vars = append(r.Report.Vars, VarReport{Name: v.Name, DType: v.DType.String(), Value: ConstText(vals[i])})
+	}
+	if err := r.prepareInputs(ctx, opts.Inputs); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// UsageError is a request the bundle cannot act on (a name it does not
+// define, a malformed value): the caller's mistake, exit status 2 in
+// zyx-tt.
+type UsageError struct {
+	Flag string // the option at fault: "set", "in", "out"
+	Err  error
+}
+
+func (e *UsageError) Error() string { return "--" + e.Flag + ": " + e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// BufferNames lists the buffer params, for messages.
+func (b *Bundle) BufferNames() string {
+	var names []string
+	for _, p := range b.Params {
+		if p.Kind.IsBuffer() {
+			names = append(names, p.Name)
+		}
+	}
+	return "buffers: " + strings.Join(names, ", ")
+}
+
+// ConstText prints a var's value.
+func ConstText(c backends.Constant) string {
+	if c.DType.IsFloat() {
+		return fmt.Sprintf("%g", c.Float())
+	}
+	if v, err := c.Int(); err == nil {
+		return fmt.Sprint(v)
+	}
+	return fmt.Sprint(c.Bits)
+}
+
+func (r *Run) spinner(name string) Bar {
+	if r.prog == nil {
+		return noBar{}
+	}
+	return r.prog.Spinner(name)
+}
+
+func (r *Run) bytesBar(name string, total int64, show bool) Bar {
+	if r.prog == nil || !show {
+		return noBar{}
+	}
+	return r.prog.Bytes(name, total)
+}
+
+func (r *Run) countBar(name string, total int64, show bool) Bar {
+	if r.prog == nil || !show {
+		return noBar{}
+	}
+	return r.prog.Count(name, total)
+}
+
+// Close releases every buffer the run allocated.
+func (r *Run) Close() {
+	for i := len(r.owned) - 1; i >= 0; i-- {
+		_ = r.owned[i].pool.Release(r.owned[i].id)
+	}
+	r.owned = nil
+}
+
+func (r *Run) alloc(ctx context.Context, pool backends.Pool, n int64) (backends.BufferID, error) {
+	id, err := pool.Alloc(ctx, n)
+	if err != nil {
+		return 0, err
+	}
+	r.owned = append(r.owned, ownedBuf{pool, id})
+	return id, nil
+}
+
+func (r *Run) prepareInputs(ctx context.Context, inputs map[string]string) error {
+	b := r.B
+	shapes, err := b.Shapes(r.Vals)
+	if err != nil {
+		return err
+	}
+	r.Shapes = shapes
+	for i, p := range b.Params {
+		pr := ParamReport{Name: p.Name, Kind: p.Kind.String(), DType: p.DType.String()}
+		if !p.Kind.IsBuffer() {
+			vi, _ := b.VarIndex(p.Name)
+			pr.Value = ConstText(r.Vals[vi])
+			r.Report.Params = append(r.Report.Params, pr)
+			continue
+		}
+		n := Elems(shapes[i]) * int64(p.DType.Size())
+		pr.Shape, pr.Bytes = shapes[i], n
+		if n == 0 {
+			return fmt.Errorf("%w: param %s has no elements (shape %v = %v)", backends.ErrInvalidArgument, p.Name, p.ShapeSrc, shapes[i])
+		}
+		id, err := r.alloc(ctx, r.host, n)
+		if err != nil {
+			return fmt.Errorf("param %s: %w", p.Name, err)
+		}
+		r.inputs[i] = id
+		mem, err := r.host.Bytes(id)
+		if err != nil {
+			return err
+		}
+		spec, given := inputs[p.Name]
+		fromBundle := false
+		if !given {
+			spec, fromBundle = b.Inputs[i]
+			if !fromBundle && p.Kind == backends.Global {
+				spec = "random"
+			}
+		}
+		switch {
+		case spec == "":
+			clear(mem)
+			pr.Input = "zeros"
+		case IsFileSpec(spec):
+			if err := ReadInput(spec, p.DType, shapes[i], mem); err != nil {
+				return fmt.Errorf("input %s: %w", p.Name, err)
+			}
+			pr.Input = spec
+		default:
+			g, err := ParseGen(spec)
+			if err != nil {
+				if given {
+					return &UsageError{Flag: "in", Err: fmt.Errorf("%s=%s: %w", p.Name, spec, err)}
+				}
+				return fmt.Errorf("input %s: %w", p.Name, err)
+			}
+			if err := Fill(mem, p.DType, g, uint64(i)); err != nil {
+				return fmt.Errorf("input %s: %w", p.Name, err)
+			}
+			pr.Input = spec
+		}
+		r.Report.Params = append(r.Report.Params, pr)
+	}
+	return nil
+}
+
+// Input is buffer param i's initial data, in the host pool.
+func (r *Run) Input(i int) ([]byte, error) { return r.host.Bytes(r.inputs[i]) }
+
+// Compile builds the bundle's program and compiles it on the device the
+// selector picks ("" or "auto": the runtime's order of preference),
+// recording the device and every device passed over in the Report.
+func (r *Run) Compile(ctx context.Context, selector string) (*backends.Selection, *backends.Program, error) {
+	if selector == "" {
+		selector = "auto"
+	}
+	p, err := r.B.Program(r.Vals)
+	if err != nil {
+		return nil, nil, err
+	}
+	bar := r.spinner("compile")
+	start := time.Now()
+	sel, err := r.rt.Select(ctx, p, selector)
+	bar.Done()
+	var nd *backends.NoDeviceError
+	switch {
+	case err == nil:
+		r.Report.Skipped = append(r.Report.Skipped, skipReports(sel.Skips)...)
+	case errors.As(err, &nd):
+		r.Report.Skipped = append(r.Report.Skipped, skipReports(nd.Skips)...)
+		return nil, nil, err
+	default:
+		return nil, nil, err
+	}
+	r.Report.Timing.CompileNS = time.Since(start).Nanoseconds()
+	d := sel.Device
+	info := d.Info()
+	r.Report.Device = DeviceReport{Name: d.Name(), Backend: d.Backend(), Hardware: info.Name, Kind: string(info.Kind), Emulated: info.Emulated}
+	return sel, p, nil
+}
+
+func skipReports(skips []backends.Skip) []SkipReport {
+	out := make([]SkipReport, len(skips))
+	for i, s := range skips {
+		out[i] = SkipReport{s.Device, s.Reason}
+	}
+	return out
+}
+
+// Execution is one device's run of the program: its output buffers, back in
+// the host pool, and its timings.
+type Execution struct {
+	Device                   backends.Device
+	Grid                     []uint64
+	Outputs                  map[int]backends.BufferID
+	Upload, Launch, Download time.Duration
+	UpBytes, DownBytes       int64
+	Timed                    []time.Duration
+}
+
+// Execute copies every buffer's initial data to dev, launches exe, repeats
+// it timed (LaunchTimed) when asked, and copies the written params back into
+// new host buffers, leaving the inputs untouched for a verification run.
+// show draws progress bars.
+func (r *Run) Execute(ctx context.Context, dev backends.Device, exe backends.Executable, p *backends.Program, repeat int, show bool) (*Execution, error) {
+	pool := dev.Pool()
+	res := &Execution{Device: dev, Outputs: map[int]backends.BufferID{}}
+	args := make([]backends.LaunchArg, len(r.B.Params))
+	sizes := make([]int64, len(r.B.Params)) // every buffer param's bytes
+	var total int64
+	for i, prm := range r.B.Params {
+		if prm.Kind.IsBuffer() {
+			n, err := r.host.Size(r.inputs[i])
+			if err != nil {
+				return nil, err
+			}
+			sizes[i] = n
+			total += n
+		}
+	}
+	outs := r.writtenParams()
+	var outBytes int64
+	for _, i := range outs {
+		outBytes += sizes[i]
+	}
+	up := r.bytesBar("upload", total, show)
+	start := time.Now()
+	var done int64
+	for i, prm := range r.B.Params {
+		if !prm.Kind.IsBuffer() {
+			vi, _ := r.B.VarIndex(prm.Name)
+			args[i] = backends.VarArg(r.Vals[vi])
+			continue
+		}
+		n := sizes[i]
+		id, err := r.alloc(ctx, pool, n)
+		if err != nil {
+			return nil, fmt.Errorf("param %s: %w", prm.Name, err)
+		}
+		base := done
+		err = r.rt.Copy(ctx, pool, id, 0, r.host, r.inputs[i], 0, n,
+			backends.WithProgress(func(d, _ int64) { up.Set(base + d) }))
+		if err != nil {
+			return nil, fmt.Errorf("upload %s: %w", prm.Name, err)
+		}
+		done += n
+		args[i] = backends.BufArg(id)
+	}
+	up.Done()
+	res.Upload, res.UpBytes = time.Since(start), total
+
+	grid, err := driver.EvalGrid(p.WithVariant(p.Variant(dev.Info().Formats...)), args)
+	if err != nil {
+		return nil, err
+	}
+	res.Grid = grid
+	// Host buffers for the outputs are made, and their pages touched, before
+	// anything is timed, so the download figure is the copy alone and not
+	// the first-touch faults of fresh memory.
+	for _, i := range outs {
+		id, err := r.alloc(ctx, r.host, sizes[i])
+		if err != nil {
+			return nil, err
+		}
+		mem, err := r.host.Bytes(id)
+		if err != nil {
+			return nil, err
+		}
+		clear(mem)
+		res.Outputs[i] = id
+	}
+	start = time.Now()
+	if err := exe.Launch(ctx, args); err != nil {
+		return nil, fmt.Errorf("launch: %w", err)
+	}
+	res.Launch = time.Since(start)
+
+	if repeat > 0 {
+		bar := r.countBar("repeat", int64(repeat), show)
+		for range repeat {
+			dt, err := exe.LaunchTimed(ctx, args)
+			if err != nil {
+				return nil, fmt.Errorf("timed launch: %w", err)
+			}
+			res.Timed = append(res.Timed, dt)
+			bar.Add(1)
+		}
+		bar.Done()
+	}
+
+	down := r.bytesBar("download", outBytes, show)
+	start = time.Now()
+	done = 0
+	for _, i := range outs {
+		n := sizes[i]
+		base := done
+		err = r.rt.Copy(ctx, r.host, res.Outputs[i], 0, pool, args[i].Buffer, 0, n,
+			backends.WithProgress(func(d, _ int64) { down.Set(base + d) }))
+		if err != nil {
+			return nil, fmt.Errorf("download %s: %w", r.B.Params[i].Name, err)
+		}
+		done += n
+	}
+	down.Done()
+	res.Download, res.DownBytes = time.Since(start), outBytes
+	return res, nil
+}
+
+// Record puts an execution's grid and timings into the Report.
+func (r *Run) Record(res *Execution) {
+	r.Report.Grid = res.Grid
+	t := &r.Report.Timing
+	t.UploadNS, t.LaunchNS, t.DownloadNS = res.Upload.Nanoseconds(), res.Launch.Nanoseconds(), res.Download.Nanoseconds()
+	t.UpBytes, t.DownBytes = res.UpBytes, res.DownBytes
+	if len(res.Timed) > 0 {
+		r.Report.Repeat = Summarize(res.Timed)
+	}
+}
+
+// writtenParams are the params read back: every global_mut param (so an
+// output file can name any written buffer).
+func (r *Run) writtenParams() []int {
+	var out []int
+	for i, p := range r.B.Params {
+		if p.Kind == backends.GlobalMut {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Output is param i's data after the execution: read back for written
+// params, the initial data for read-only ones.
+func (r *Run) Output(res *Execution, i int) ([]byte, error) {
+	if id, ok := res.Outputs[i]; ok {
+		return r.host.Bytes(id)
+	}
+	return r.host.Bytes(r.inputs[i])
+}
+
+// Summarize is the min, median and max of timed launches.
+func Summarize(ts []time.Duration) *RepeatReport {
+	s := slices.Clone(ts)
+	slices.Sort(s)
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return &RepeatReport{Runs: len(s), MinNS: s[0].Nanoseconds(), MedianNS: med.Nanoseconds(), MaxNS: s[len(s)-1].Nanoseconds()}
+}
