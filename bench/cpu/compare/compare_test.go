@@ -23,9 +23,9 @@ import (
 	"time"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/bundle"
 	"github.com/zyxtt/zyxtt/backends/c"
 	"github.com/zyxtt/zyxtt/backends/cblas"
+	"github.com/zyxtt/zyxtt/bundle"
 )
 
 var (
