@@ -5,7 +5,7 @@ BIN     := $(CURDIR)/bin
 GOFLAGS ?=
 export PATH := $(BIN):$(PATH)
 
-.PHONY: all build go-build runtime deps test test-short vet fmt-check demo bench clean
+.PHONY: all build go-build runtime deps test test-short vet fmt-check mod-check demo bench clean
 
 all: build
 
@@ -25,7 +25,11 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-test: build vet fmt-check
+# go.mod and go.sum must be what `go mod tidy` makes of them.
+mod-check:
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
+
+test: build vet fmt-check mod-check
 	$(GO) test -race -count=1 -timeout 30m ./...
 
 test-short: go-build

@@ -13,6 +13,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
+	"github.com/zyxtt/zyxtt/shm"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
 
@@ -81,6 +82,10 @@ func (Driver) Open(ctx context.Context, env *driver.Env) ([]backends.Device, err
 		}
 	}
 	host := env.HostPool
+	if dir := host.Arena().Dir(); dir != shm.SystemDir {
+		return nil, fmt.Errorf("%w: the host pool's shared memory is in %s, and the Tenstorrent runtime maps segments only under %s (unset %s)",
+			backends.ErrNoDevice, dir, shm.SystemDir, shm.EnvDir)
+	}
 	rtCfg := func() ttruntime.Config {
 		c := ttruntime.Config{Init: ttruntime.InitRequest{CacheDir: cacheDir(s.CacheDir)}}
 		if s.TimeoutS > 0 {

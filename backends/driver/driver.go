@@ -8,6 +8,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/zyxtt/zyxtt/backends"
@@ -63,6 +64,14 @@ func Register(name string, d Driver) {
 		panic("backends: Register driver is nil")
 	}
 	registry.Register(name, d)
+}
+
+// RegisterFormat makes a new variant format known: its name, the file a
+// program bundle keeps it in, and the Go type of its code (a pointer type;
+// bundles can describe only the code types they know). It panics on a
+// duplicate name or file, at init.
+func RegisterFormat(name backends.Format, file string, code reflect.Type) {
+	registry.RegisterFormat(registry.Format{Name: string(name), File: file, Code: code})
 }
 
 // Section decodes the driver's config section into v, which holds the

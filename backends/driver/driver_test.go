@@ -2,6 +2,7 @@ package driver_test
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -55,4 +56,20 @@ func TestRegisteredDriverOpensThroughARuntime(t *testing.T) {
 	require.Same(t, host, got.HostPool, "and its host pool")
 	require.False(t, driver.Common(got, "test-driver-env").Allows(0))
 	require.True(t, driver.Common(got, "test-driver-env").Allows(2))
+}
+
+type exoticCode struct{ Blob []byte }
+
+func TestRegisterFormat(t *testing.T) {
+	driver.RegisterFormat("test-exotic", "exotic.json", reflect.TypeFor[*exoticCode]())
+	fi, ok := backends.LookupFormat("test-exotic")
+	require.True(t, ok)
+	require.Equal(t, "exotic.json", fi.File)
+	p := &backends.Program{Name: "x", Variants: []backends.Variant{{Format: "test-exotic", Code: &exoticCode{}}}}
+	require.NoError(t, p.Validate())
+	p.Variants[0].Code = &backends.SourceVariant{}
+	require.ErrorIs(t, p.Validate(), backends.ErrInvalidArgument, "code of the wrong type")
+	p.Variants[0] = backends.Variant{Format: "nope", Code: &exoticCode{}}
+	require.ErrorContains(t, p.Validate(), `unknown format "nope"`)
+	require.Panics(t, func() { driver.RegisterFormat("test-exotic", "other.json", reflect.TypeFor[*exoticCode]()) })
 }
