@@ -151,7 +151,11 @@ func Load(dir string) (*Bundle, error) {
 	if _, err := b.Program(vals); err != nil {
 		return nil, err
 	}
-	if _, err := b.Shapes(vals); err != nil {
+	shapes, err := b.Shapes(vals)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Ref.Check(b, vals, shapes); err != nil {
 		return nil, err
 	}
 	return b, nil

@@ -2,14 +2,17 @@ package bundle
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"codeberg.org/sbinet/npyio"
 
@@ -288,20 +291,45 @@ func readNpyHeader(r io.Reader) (hdr npyio.Header, err error) {
 }
 
 // WriteOutput writes src, a buffer of dtype dt and the given shape, to a
-// .npy or .bin file. It writes a temp file next to path and renames it, so
-// path is either untouched or complete.
-func WriteOutput(path string, dt backends.DType, shape []uint64, src []byte) (err error) {
+// .npy or .bin file: StageOutput, then Commit.
+func WriteOutput(path string, dt backends.DType, shape []uint64, src []byte) error {
+	st, err := StageOutput(path, dt, shape, src)
+	if err != nil {
+		return err
+	}
+	return st.Commit()
+}
+
+// StagedOutput is an output written to a temp file beside its path, not yet
+// in place: Commit renames it over the path, Discard removes it. A run with
+// several outputs stages them all and commits only when every one is
+// written and the run has succeeded, so a failed run replaces no file.
+type StagedOutput struct {
+	path, tmp string
+}
+
+// StageOutput writes src to a temp file beside path. The file gets the mode
+// of the file it will replace, or 0666 less the umask for a new one.
+func StageOutput(path string, dt backends.DType, shape []uint64, src []byte) (_ *StagedOutput, err error) {
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext != ".npy" && ext != ".bin" {
-		return fmt.Errorf("%w: output %s: want a .npy or .bin file", backends.ErrInvalidArgument, path)
+		return nil, fmt.Errorf("%w: output %s: want a .npy or .bin file", backends.ErrInvalidArgument, path)
 	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp*")
+	var tmp *os.File
+	for range 100 {
+		name := filepath.Join(dir, fmt.Sprintf(".%s.tmp%d", base, rand.Uint32()))
+		// 0666 under O_CREAT is narrowed by the umask, as any new file is.
+		tmp, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
 	if err != nil {
-		return fmt.Errorf("output %s: %w", path, err)
+		return nil, fmt.Errorf("output %s: %w", path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -309,28 +337,39 @@ func WriteOutput(path string, dt backends.DType, shape []uint64, src []byte) (er
 			os.Remove(tmp.Name())
 		}
 	}()
+	if old, err := os.Stat(path); err == nil && old.Mode().IsRegular() {
+		if err := tmp.Chmod(old.Mode().Perm()); err != nil {
+			return nil, fmt.Errorf("output %s: %w", path, err)
+		}
+	}
 	if ext == ".npy" {
 		if _, err := tmp.Write(npyHeader(dt, shape)); err != nil {
-			return fmt.Errorf("output %s: %w", path, err)
+			return nil, fmt.Errorf("output %s: %w", path, err)
 		}
 	}
 	if _, err := tmp.Write(src); err != nil {
-		return fmt.Errorf("output %s: %w", path, err)
+		return nil, fmt.Errorf("output %s: %w", path, err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("output %s: %w", path, err)
+		return nil, fmt.Errorf("output %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("output %s: %w", path, err)
+		return nil, fmt.Errorf("output %s: %w", path, err)
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("output %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("output %s: %w", path, err)
+	return &StagedOutput{path: path, tmp: tmp.Name()}, nil
+}
+
+// Commit puts the output in place.
+func (s *StagedOutput) Commit() error {
+	if err := os.Rename(s.tmp, s.path); err != nil {
+		_ = os.Remove(s.tmp)
+		return fmt.Errorf("output %s: %w", s.path, err)
 	}
 	return nil
 }
+
+// Discard removes the temp file; the path is untouched.
+func (s *StagedOutput) Discard() { _ = os.Remove(s.tmp) }
 
 // npyHeader is a version 1.0 .npy header, padded so data starts 64-aligned.
 func npyHeader(dt backends.DType, shape []uint64) []byte {

@@ -3,6 +3,7 @@ package bundle
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"strings"
 
 	"github.com/zyxtt/zyxtt/backends"
@@ -164,10 +165,14 @@ func (r *Reference) Compute(vals Values, inputs map[int][]float64) ([]float64, e
 		}
 	}
 	a, bm := args[0], args[1]
-	if int64(len(a)) < int64(batch)*int64(m)*int64(k) || int64(len(bm)) < int64(batch)*int64(k)*int64(n) {
-		return nil, fmt.Errorf("%w: matmul operands too small for %d×%d×%d ×%d", backends.ErrInvalidArgument, m, n, k, batch)
+	sz, err := matmulSizes(m, n, k, batch)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]float64, batch*m*n)
+	if uint64(len(a)) < sz.a || uint64(len(bm)) < sz.b {
+		return nil, fmt.Errorf("%w: matmul operands (%d and %d elements) too small for %d×%d×%d ×%d", backends.ErrInvalidArgument, len(a), len(bm), m, n, k, batch)
+	}
+	out := make([]float64, sz.c)
 	for bt := range batch {
 		ao, bo, co := bt*m*k, bt*k*n, bt*m*n
 		for i := range m {
@@ -192,6 +197,101 @@ func (r *Reference) Compute(vals Values, inputs map[int][]float64) ([]float64, e
 		}
 	}
 	return out, nil
+}
+
+// matmulElems are the element counts of a batched matmul's operands and
+// result.
+type matmulElems struct{ a, b, c uint64 }
+
+// maxRefElems bounds a reference's result: the host computes it in float64
+// (8 bytes an element), so 2^31 elements is 16 GiB.
+const maxRefElems = 1 << 31
+
+// matmulSizes computes batch·m·k, batch·k·n and batch·m·n without
+// overflowing, refusing a result past maxRefElems.
+func matmulSizes(m, n, k, batch int) (matmulElems, error) {
+	mul := func(xs ...int) (uint64, bool) {
+		p := uint64(1)
+		for _, x := range xs {
+			hi, lo := bits.Mul64(p, uint64(x))
+			if hi != 0 {
+				return 0, false
+			}
+			p = lo
+		}
+		return p, true
+	}
+	var e matmulElems
+	var ok1, ok2, ok3 bool
+	e.a, ok1 = mul(batch, m, k)
+	e.b, ok2 = mul(batch, k, n)
+	e.c, ok3 = mul(batch, m, n)
+	if !ok1 || !ok2 || !ok3 || e.c > maxRefElems {
+		return e, fmt.Errorf("%w: matmul %d×%d×%d ×%d is too large for the host reference", backends.ErrInvalidArgument, m, n, k, batch)
+	}
+	return e, nil
+}
+
+// Check checks the reference against the buffers it reads and writes at the
+// var values: elementwise operands have the output's element count, and a
+// matmul's operands hold batch·m·k and batch·k·n elements and its output
+// exactly batch·m·n. Load and Prepare run it, so a reference that cannot be
+// computed is an error before anything runs.
+func (r *Reference) Check(b *Bundle, vals Values, shapes [][]uint64) error {
+	if r == nil {
+		return nil
+	}
+	elems := func(i int) uint64 { return uint64(Elems(shapes[i])) }
+	out := elems(r.Out)
+	ferr := func(format string, args ...any) error {
+		return &FieldError{File: b.path(ManifestFile), Field: "reference", Err: fmt.Errorf("%w: "+format, append([]any{backends.ErrInvalidArgument}, args...)...)}
+	}
+	if r.Op != "matmul" {
+		for _, a := range r.Args {
+			if elems(a) != out {
+				return ferr("%s: operand %s has %d elements and the output %s %d", r.Op, b.Params[a].Name, elems(a), b.Params[r.Out].Name, out)
+			}
+		}
+		return nil
+	}
+	size := func(d *backends.GwsDim, def uint64) (int, error) {
+		if d == nil {
+			return int(def), nil
+		}
+		v, err := evalHost(*d, vals)
+		if err != nil {
+			return 0, err
+		}
+		if v > 1<<31 {
+			return 0, fmt.Errorf("matmul size %d too large", v)
+		}
+		return int(v), nil
+	}
+	var dims [4]int
+	for i, d := range []struct {
+		e   *backends.GwsDim
+		def uint64
+	}{{r.M, 0}, {r.N, 0}, {r.K, 0}, {r.Batch, 1}} {
+		v, err := size(d.e, d.def)
+		if err != nil {
+			return ferr("%v", err)
+		}
+		dims[i] = v
+	}
+	sz, err := matmulSizes(dims[0], dims[1], dims[2], dims[3])
+	if err != nil {
+		return ferr("%v", err)
+	}
+	a, bb := r.Args[0], r.Args[1]
+	switch {
+	case elems(a) < sz.a:
+		return ferr("matmul operand %s has %d elements, fewer than batch·m·k = %d", b.Params[a].Name, elems(a), sz.a)
+	case elems(bb) < sz.b:
+		return ferr("matmul operand %s has %d elements, fewer than batch·k·n = %d", b.Params[bb].Name, elems(bb), sz.b)
+	case out != sz.c:
+		return ferr("matmul output %s has %d elements, not batch·m·n = %d", b.Params[r.Out].Name, out, sz.c)
+	}
+	return nil
 }
 
 // Tolerance is the allowed error: |got-want| <= Atol + Rtol·|want|.
@@ -251,8 +351,10 @@ type Comparison struct {
 // OK reports whether every element was within tolerance.
 func (c Comparison) OK() bool { return c.Mismatches == 0 }
 
-// Compare checks got against want element by element. NaN matches NaN;
-// any other NaN is a mismatch.
+// Compare checks got against want element by element. A non-finite
+// expected value matches only the same non-finite value (NaN with NaN, +Inf
+// with +Inf, -Inf with -Inf), whatever the tolerance; a non-finite result
+// where a finite one is expected is a mismatch.
 func Compare(got, want []float64, tol Tolerance) (Comparison, error) {
 	c := Comparison{Tol: tol, Elems: len(got)}
 	if len(got) != len(want) {
@@ -261,10 +363,17 @@ func Compare(got, want []float64, tol Tolerance) (Comparison, error) {
 	worstExcess := math.Inf(-1)
 	for i := range got {
 		g, w := got[i], want[i]
-		if math.IsNaN(g) && math.IsNaN(w) {
-			continue
-		}
-		if math.IsInf(w, 0) && g == w {
+		if math.IsNaN(w) || math.IsInf(w, 0) {
+			if (math.IsNaN(g) && math.IsNaN(w)) || g == w {
+				continue
+			}
+			// No tolerance reaches a non-finite value: a mismatch by an
+			// infinite margin (NaN would never count as one).
+			c.Mismatches++
+			c.MaxAbs, c.MaxRel = math.Inf(1), math.Inf(1)
+			if worstExcess < math.Inf(1) {
+				worstExcess, c.Worst = math.Inf(1), i
+			}
 			continue
 		}
 		abs := math.Abs(g - w)

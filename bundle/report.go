@@ -1,5 +1,11 @@
 package bundle
 
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
+
 // Report is what a run did, as `zyx-tt run --json` prints it
 // (docs/probe.md defines the schema).
 type Report struct {
@@ -82,17 +88,57 @@ type VerifyReport struct {
 
 // OutputVerdict is one output's comparison.
 type OutputVerdict struct {
-	Name       string  `json:"name"`
-	Elems      int     `json:"elems"`
-	MaxAbs     float64 `json:"max_abs"`
-	MaxRel     float64 `json:"max_rel"`
-	Atol       float64 `json:"atol"`
-	Rtol       float64 `json:"rtol"`
-	Mismatches int64   `json:"mismatches"`
-	Worst      int     `json:"worst_index"`
-	Got        float64 `json:"worst_got"`
-	Want       float64 `json:"worst_want"`
-	OK         bool    `json:"ok"`
+	Name       string `json:"name"`
+	Elems      int    `json:"elems"`
+	MaxAbs     Number `json:"max_abs"`
+	MaxRel     Number `json:"max_rel"`
+	Atol       Number `json:"atol"`
+	Rtol       Number `json:"rtol"`
+	Mismatches int64  `json:"mismatches"`
+	Worst      int    `json:"worst_index"`
+	Got        Number `json:"worst_got"`
+	Want       Number `json:"worst_want"`
+	OK         bool   `json:"ok"`
+}
+
+// Number is a float64 that encodes in JSON as a number when finite and as
+// one of the strings "NaN", "+Inf" and "-Inf" otherwise (JSON has no literal
+// for them, and a report must not fail exactly when an output holds one).
+type Number float64
+
+// MarshalJSON writes n as a JSON number, or a string for a non-finite n.
+func (n Number) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	switch {
+	case math.IsNaN(f):
+		return []byte(`"NaN"`), nil
+	case math.IsInf(f, 1):
+		return []byte(`"+Inf"`), nil
+	case math.IsInf(f, -1):
+		return []byte(`"-Inf"`), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (n *Number) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"NaN"`:
+		*n = Number(math.NaN())
+		return nil
+	case `"+Inf"`, `"Inf"`:
+		*n = Number(math.Inf(1))
+		return nil
+	case `"-Inf"`:
+		*n = Number(math.Inf(-1))
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("bundle: %s is not a number, NaN, +Inf or -Inf", b)
+	}
+	*n = Number(f)
+	return nil
 }
 
 // WrittenReport is one output file written.

@@ -191,6 +191,9 @@ func (r *Run) prepareInputs(ctx context.Context, inputs map[string]string) error
 	if err != nil {
 		return err
 	}
+	if err := b.Ref.Check(b, r.Vals, shapes); err != nil {
+		return err
+	}
 	r.Shapes = shapes
 	for i, p := range b.Params {
 		pr := ParamReport{Name: p.Name, Kind: p.Kind.String(), DType: p.DType.String()}

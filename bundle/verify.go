@@ -8,34 +8,27 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 )
 
-// Verify checks res's outputs against the bundle's float64 host reference
-// (target "" with a reference in the bundle) or against a run on a
-// reference device (target names it; "" without a reference means c), and
-// records the verdict in the Report. A mismatch is a verdict (OK false), not
-// an error.
+// Verify checks res's outputs against the bundle's host reference (target ""
+// with a reference in the bundle) or against a run on a reference device
+// (target names it; "" without a reference means c, unless the run itself
+// was on c, which is an error), and records the verdict in the Report.
+// Integer outputs are compared exactly, in their own arithmetic; floats
+// within the tolerance, a non-finite expected value matching only itself. A
+// mismatch is a verdict (OK false), not an error.
 func (r *Run) Verify(ctx context.Context, target string, res *Execution) (*VerifyReport, error) {
 	b := r.B
 	rep := &VerifyReport{OK: true}
-	want := map[int][]float64{}
+	want := map[int]expected{}
 	if target == "" && b.Ref != nil {
 		rep.Against = "host"
-		in := map[int][]float64{}
-		for _, a := range b.Ref.Args {
-			mem, err := r.host.Bytes(r.inputs[a])
-			if err != nil {
-				return nil, err
-			}
-			if in[a], err = ToFloat64(b.Params[a].DType, mem); err != nil {
-				return nil, err
-			}
-		}
-		w, err := b.Ref.Compute(r.Vals, in)
+		w, err := r.hostReference()
 		if err != nil {
-			return nil, fmt.Errorf("host reference: %w", err)
+			return nil, err
 		}
 		want[b.Ref.Out] = w
 	} else {
-		if target == "" {
+		implicit := target == ""
+		if implicit {
 			target = "c"
 		}
 		p, err := b.Program(r.Vals)
@@ -49,6 +42,11 @@ func (r *Run) Verify(ctx context.Context, target string, res *Execution) (*Verif
 			return nil, fmt.Errorf("reference device %s: %w", target, err)
 		}
 		defer sel.Executable.Release()
+		if implicit && sel.Device == res.Device {
+			// Checking a run against itself proves nothing; asked for
+			// explicitly (--verify=DEV) it is allowed, as a determinism check.
+			return nil, fmt.Errorf("%w: bundle %s has no reference, and the reference device %s is the device the run used: name another one with --verify=DEV", backends.ErrInvalidArgument, b.Name, res.Device.Name())
+		}
 		rep.Skipped = skipReports(sel.Skips)
 		rep.Against = sel.Device.Name()
 		ref, err := r.Execute(ctx, sel.Device, sel.Executable, p, 0, false)
@@ -60,7 +58,7 @@ func (r *Run) Verify(ctx context.Context, target string, res *Execution) (*Verif
 			if err != nil {
 				return nil, err
 			}
-			if want[i], err = ToFloat64(b.Params[i].DType, mem); err != nil {
+			if want[i], err = decodeExpected(b.Params[i].DType, mem); err != nil {
 				return nil, err
 			}
 		}
@@ -76,25 +74,116 @@ func (r *Run) Verify(ctx context.Context, target string, res *Execution) (*Verif
 		if err != nil {
 			return nil, err
 		}
-		got, err := ToFloat64(prm.DType, mem)
+		got, err := decodeExpected(prm.DType, mem)
 		if err != nil {
 			return nil, err
 		}
+		w := want[i]
 		tol := b.Ref.Tolerance(prm.DType, r.Vals)
-		c, err := Compare(got, want[i], tol)
+		var c Comparison
+		if w.exact && got.exact {
+			tol = Tolerance{}
+			c, err = CompareExact(prm.DType, got.ints, w.ints)
+		} else {
+			c, err = Compare(got.floats(prm.DType), w.floats(prm.DType), tol)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("verify %s: %w", prm.Name, err)
 		}
-		v := OutputVerdict{Name: prm.Name, Elems: c.Elems, MaxAbs: c.MaxAbs, MaxRel: c.MaxRel, Atol: tol.Atol, Rtol: tol.Rtol,
-			Mismatches: c.Mismatches, Worst: c.Worst, OK: c.OK()}
+		v := OutputVerdict{Name: prm.Name, Elems: c.Elems, MaxAbs: Number(c.MaxAbs), MaxRel: Number(c.MaxRel),
+			Atol: Number(tol.Atol), Rtol: Number(tol.Rtol), Mismatches: c.Mismatches, Worst: c.Worst, OK: c.OK()}
 		if c.Elems > 0 {
-			v.Got, v.Want = got[c.Worst], want[i][c.Worst]
+			v.Got, v.Want = Number(got.at(prm.DType, c.Worst)), Number(w.at(prm.DType, c.Worst))
 		}
 		rep.OK = rep.OK && v.OK
 		rep.Outputs = append(rep.Outputs, v)
 	}
 	r.Report.Verify = rep
 	return rep, nil
+}
+
+// expected is one output's values: exact integers for integer dtypes, else
+// float64.
+type expected struct {
+	exact bool
+	ints  []int64
+	flt   []float64
+}
+
+func decodeExpected(dt backends.DType, mem []byte) (expected, error) {
+	if isExact(dt) {
+		v, err := ToInts(dt, mem)
+		return expected{exact: true, ints: v}, err
+	}
+	v, err := ToFloat64(dt, mem)
+	return expected{flt: v}, err
+}
+
+func (e expected) floats(dt backends.DType) []float64 {
+	if !e.exact {
+		return e.flt
+	}
+	out := make([]float64, len(e.ints))
+	for i := range e.ints {
+		out[i] = e.at(dt, i)
+	}
+	return out
+}
+
+func (e expected) at(dt backends.DType, i int) float64 {
+	if !e.exact {
+		return e.flt[i]
+	}
+	if dt.IsSigned() {
+		return float64(e.ints[i])
+	}
+	return float64(uint64(e.ints[i]))
+}
+
+// hostReference computes the bundle's reference on the run's inputs: in the
+// integer dtype's own arithmetic when the output and every operand are
+// integers and the op has an integer form, else in float64.
+func (r *Run) hostReference() (expected, error) {
+	b := r.B
+	outDT := b.Params[b.Ref.Out].DType
+	exact := isExact(outDT)
+	for _, a := range b.Ref.Args {
+		exact = exact && isExact(b.Params[a].DType)
+	}
+	if exact {
+		in := map[int][]int64{}
+		for _, a := range b.Ref.Args {
+			mem, err := r.host.Bytes(r.inputs[a])
+			if err != nil {
+				return expected{}, err
+			}
+			if in[a], err = ToInts(b.Params[a].DType, mem); err != nil {
+				return expected{}, err
+			}
+		}
+		w, ok, err := b.Ref.ComputeExact(outDT, r.Vals, in)
+		if err != nil {
+			return expected{}, fmt.Errorf("host reference: %w", err)
+		}
+		if ok {
+			return expected{exact: true, ints: w}, nil
+		}
+	}
+	in := map[int][]float64{}
+	for _, a := range b.Ref.Args {
+		mem, err := r.host.Bytes(r.inputs[a])
+		if err != nil {
+			return expected{}, err
+		}
+		if in[a], err = ToFloat64(b.Params[a].DType, mem); err != nil {
+			return expected{}, err
+		}
+	}
+	w, err := b.Ref.Compute(r.Vals, in)
+	if err != nil {
+		return expected{}, fmt.Errorf("host reference: %w", err)
+	}
+	return expected{flt: w}, nil
 }
 
 // RunOnce is the whole pipeline of `zyx-tt run` for a Go program: prepare

@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -91,7 +92,7 @@ func zyxMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// Each command opens a runtime of its own and closes it, with its
 		// devices and host pool, before it returns: a run leaves nothing
 		// behind in /dev/shm.
-		err := c.run(ctx, args[1:], stdout, stderr)
+		err := runCommand(ctx, c, args[1:], stdout, stderr)
 		var ue *usageError
 		switch {
 		case err == nil:
@@ -111,6 +112,18 @@ func zyxMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "zyx-tt %s: unknown command\nRun 'zyx-tt help' for usage.\n", name)
 	return exitUsage
+}
+
+// runCommand runs one command; a panic in it (a bug: bad input never
+// panics) is an error that says so, exit status 1, with the stack for the
+// report.
+func runCommand(ctx context.Context, c command, args []string, stdout, stderr io.Writer) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error (a bug in zyx-tt; please report it with this message): %v\n%s", p, debug.Stack())
+		}
+	}()
+	return c.run(ctx, args, stdout, stderr)
 }
 
 func mainUsage(w io.Writer) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -131,29 +132,54 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	rep := run.Report
 	rep.Bundle = f.bundleDir
+	failed := rep.Verify != nil && !rep.Verify.OK
 
-	for _, name := range f.outOrder {
-		i, _ := b.ParamIndex(name)
-		data, err := run.Output(res, i)
-		if err != nil {
-			return err
+	// Outputs are staged beside their paths and put in place only when every
+	// one is written and the run succeeded: a failed run replaces no file.
+	var staged []*bundle.StagedOutput
+	defer func() {
+		for _, st := range staged {
+			st.Discard()
 		}
-		if err := bundle.WriteOutput(f.out[name], b.Params[i].DType, run.Shapes[i], data); err != nil {
-			return err
+	}()
+	if !failed {
+		for _, name := range f.outOrder {
+			i, _ := b.ParamIndex(name)
+			data, err := run.Output(res, i)
+			if err != nil {
+				return err
+			}
+			st, err := bundle.StageOutput(f.out[name], b.Params[i].DType, run.Shapes[i], data)
+			if err != nil {
+				return err
+			}
+			staged = append(staged, st)
+			rep.Written = append(rep.Written, bundle.WrittenReport{Param: name, Path: f.out[name]})
 		}
-		rep.Written = append(rep.Written, bundle.WrittenReport{Param: name, Path: f.out[name]})
 	}
-
+	var out bytes.Buffer
 	if f.json {
-		enc := json.NewEncoder(stdout)
+		enc := json.NewEncoder(&out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
 			return err
 		}
 	} else {
-		writeRun(stdout, rep)
+		writeRun(&out, rep)
+		if failed && len(f.outOrder) > 0 {
+			fmt.Fprintf(&out, "  not written: %s (the run failed verification)\n", strings.Join(f.outOrder, ", "))
+		}
 	}
-	if rep.Verify != nil && !rep.Verify.OK {
+	for _, st := range staged {
+		if err := st.Commit(); err != nil {
+			return err
+		}
+	}
+	staged = nil
+	if _, err := stdout.Write(out.Bytes()); err != nil {
+		return err
+	}
+	if failed {
 		return mismatch(rep.Verify)
 	}
 	return nil

@@ -167,7 +167,7 @@ func TestRunVerifyMismatch(t *testing.T) {
 	require.False(t, rep.Verify.OK)
 	o := rep.Verify.Outputs[0]
 	require.Equal(t, int64(4096), o.Mismatches)
-	require.InDelta(t, 1.0, o.MaxAbs, 1e-9) // (x-0.5) - (x+0.5)
+	require.InDelta(t, 1.0, float64(o.MaxAbs), 1e-9) // (x-0.5) - (x+0.5)
 	require.Contains(t, r.stderr, "verification failed against host: z: 4096 of 4096 elements out of tolerance")
 
 	// The dummy device computes nothing: against the reference it fails,
