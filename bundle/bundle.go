@@ -13,8 +13,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/zyxtt/zyxtt/backends"
 )
@@ -161,8 +164,29 @@ func Load(dir string) (*Bundle, error) {
 	return b, nil
 }
 
+// openRegular opens path for reading and refuses anything but a regular
+// file: a FIFO or a device would block the reader or never end. The open
+// itself does not block (O_NONBLOCK), so a FIFO without a writer is refused
+// rather than waited on.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w: not a regular file (%s)", path, ErrBundle, st.Mode().Type())
+	}
+	return f, nil
+}
+
 func readLimited(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +202,7 @@ func readLimited(path string) ([]byte, error) {
 }
 
 // inBundle resolves a relative path inside dir, refusing absolute paths and
-// paths that leave the bundle.
+// paths that leave the bundle, also through a symbolic link.
 func inBundle(dir, rel string) (string, error) {
 	if rel == "" {
 		return "", errors.New("empty path")
@@ -186,7 +210,22 @@ func inBundle(dir, rel string) (string, error) {
 	if filepath.IsAbs(rel) || !filepath.IsLocal(rel) {
 		return "", fmt.Errorf("path %q must be relative and stay inside the bundle", rel)
 	}
-	return filepath.Join(dir, rel), nil
+	p := filepath.Join(dir, rel)
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return p, nil // reported by whoever opens it
+	}
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.Rel(root, real); err != nil || !filepath.IsLocal(r) {
+		return "", fmt.Errorf("path %q leads outside the bundle (to %s, through a symbolic link)", rel, real)
+	}
+	return p, nil
 }
 
 // decodeStrict decodes one JSON object, refusing unknown fields and
@@ -198,6 +237,9 @@ func decodeStrict(data []byte, file string, v any) error {
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
+			if te.Field == "" {
+				return &FieldError{File: file, Err: fmt.Errorf("the file must hold one JSON object, got JSON %s", te.Value)}
+			}
 			return &FieldError{file, te.Field, fmt.Errorf("want %s, got JSON %s", te.Type, te.Value)}
 		}
 		var se *json.SyntaxError
@@ -206,7 +248,11 @@ func decodeStrict(data []byte, file string, v any) error {
 			return &FieldError{File: file, Err: fmt.Errorf("line %d column %d: %v", line, col, se)}
 		}
 		if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
-			return &FieldError{file, m[1], errors.New("unknown field")}
+			field := m[1]
+			if path := unknownKeyPath(data, reflect.TypeOf(v)); path != "" {
+				field = path
+			}
+			return &FieldError{file, field, errors.New("unknown field")}
 		}
 		return &FieldError{File: file, Err: err}
 	}
@@ -217,6 +263,76 @@ func decodeStrict(data []byte, file string, v any) error {
 }
 
 var unknownField = regexp.MustCompile(`unknown field "([^"]*)"`)
+
+// unknownKeyPath finds the first key of the JSON document that type t does
+// not know, as a field path ("params[0].shap"); "" when there is none or
+// the document does not parse.
+func unknownKeyPath(data []byte, t reflect.Type) string {
+	var doc any
+	if json.Unmarshal(data, &doc) != nil {
+		return ""
+	}
+	return walkUnknown(doc, t, "")
+}
+
+func walkUnknown(doc any, t reflect.Type, path string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch v := doc.(type) {
+	case map[string]any:
+		switch t.Kind() {
+		case reflect.Struct:
+			fields := map[string]reflect.Type{}
+			for i := range t.NumField() {
+				f := t.Field(i)
+				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				if name == "" {
+					name = f.Name
+				}
+				if name != "-" {
+					fields[name] = f.Type
+				}
+			}
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				ft, ok := fields[k]
+				if !ok {
+					return join(path, k)
+				}
+				if p := walkUnknown(v[k], ft, join(path, k)); p != "" {
+					return p
+				}
+			}
+		case reflect.Map:
+			for k, e := range v {
+				if p := walkUnknown(e, t.Elem(), join(path, k)); p != "" {
+					return p
+				}
+			}
+		}
+	case []any:
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			for i, e := range v {
+				if p := walkUnknown(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); p != "" {
+					return p
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
 
 func position(data []byte, off int64) (line, col int) {
 	off = min(max(off, 0), int64(len(data)))

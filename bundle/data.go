@@ -135,6 +135,10 @@ func encode(dst []byte, dt backends.DType, v float64) error {
 		le.PutUint16(dst, half.FromF32(float32(v)))
 	case backends.BF16:
 		le.PutUint16(dst, half.BF16FromF32(float32(v)))
+	case backends.F8E4M3:
+		dst[0] = half.F8E4M3FromFloat(v)
+	case backends.F8E5M2:
+		dst[0] = half.F8E5M2FromFloat(v)
 	case backends.I8:
 		dst[0] = byte(int8(sat(math.MinInt8, math.MaxInt8)))
 	case backends.I16:
@@ -182,6 +186,10 @@ func ToFloat64(dt backends.DType, src []byte) ([]float64, error) {
 			out[i] = float64(half.ToF32(le.Uint16(e)))
 		case backends.BF16:
 			out[i] = float64(math.Float32frombits(uint32(le.Uint16(e)) << 16))
+		case backends.F8E4M3:
+			out[i] = half.F8E4M3ToFloat(e[0])
+		case backends.F8E5M2:
+			out[i] = half.F8E5M2ToFloat(e[0])
 		case backends.I8:
 			out[i] = float64(int8(e[0]))
 		case backends.I16:
@@ -220,7 +228,7 @@ var npyDescr = map[backends.DType]string{
 // param's (or 1-D with the same element count); a .bin file's size must be
 // exactly len(dst).
 func ReadInput(path string, dt backends.DType, shape []uint64, dst []byte) error {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return err
 	}
@@ -239,7 +247,11 @@ func ReadInput(path string, dt backends.DType, shape []uint64, dst []byte) error
 		}
 		return nil
 	}
-	hdr, err := readNpyHeader(f)
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	hdr, err := readNpyHeader(f, st.Size())
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -275,15 +287,43 @@ func ReadInput(path string, dt backends.DType, shape []uint64, dst []byte) error
 	return nil
 }
 
+// maxNpyHeader bounds a .npy header's length: real headers are a few
+// hundred bytes.
+const maxNpyHeader = 1 << 20
+
 // readNpyHeader reads a .npy header through npyio, turning a parser panic on
-// a malformed header into an error.
-func readNpyHeader(r io.Reader) (hdr npyio.Header, err error) {
+// a malformed header into an error. It first checks the header length the
+// file claims against the file's size and a small cap, so a tiny file that
+// claims a 4 GiB header is refused before anything is allocated.
+func readNpyHeader(f *os.File, size int64) (hdr npyio.Header, err error) {
+	var pre [12]byte
+	if _, err := io.ReadFull(f, pre[:]); err != nil {
+		return hdr, fmt.Errorf("%w: not a .npy file: too short", backends.ErrInvalidArgument)
+	}
+	if string(pre[:6]) != "\x93NUMPY" {
+		return hdr, fmt.Errorf("%w: not a .npy file (bad magic)", backends.ErrInvalidArgument)
+	}
+	var hlen, prefix int64
+	switch pre[6] {
+	case 1:
+		hlen, prefix = int64(binary.LittleEndian.Uint16(pre[8:])), 10
+	case 2, 3:
+		hlen, prefix = int64(binary.LittleEndian.Uint32(pre[8:])), 12
+	default:
+		return hdr, fmt.Errorf("%w: .npy version %d.%d is not one this reader knows (1, 2 or 3)", backends.ErrUnsupported, pre[6], pre[7])
+	}
+	if hlen > maxNpyHeader || hlen > size-prefix {
+		return hdr, fmt.Errorf("%w: .npy header claims %d bytes in a file of %d", backends.ErrInvalidArgument, hlen, size)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return hdr, err
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%w: malformed .npy header", backends.ErrInvalidArgument)
 		}
 	}()
-	rd, err := npyio.NewReader(r)
+	rd, err := npyio.NewReader(f)
 	if err != nil {
 		return hdr, fmt.Errorf("%w: not a .npy file: %v", backends.ErrInvalidArgument, err)
 	}

@@ -181,8 +181,13 @@ func ParseConstant(d backends.DType, text string) (backends.Constant, error) {
 	switch d {
 	case backends.F32, backends.F64, backends.F16, backends.BF16, backends.F8E4M3, backends.F8E5M2:
 		f, err := strconv.ParseFloat(text, 64)
-		if err != nil {
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
 			return backends.Constant{}, fmt.Errorf("%q is not a %s", text, d)
+		}
+		// A finite number the dtype cannot hold would silently become ±Inf
+		// (or saturate); infinities and NaN must be asked for by name.
+		if limit := maxFinite[d]; err != nil || (!math.IsInf(f, 0) && !math.IsNaN(f) && math.Abs(f) > limit) {
+			return backends.Constant{}, fmt.Errorf("%s is out of range for %s (largest finite value %g)", text, d, limit)
 		}
 		return backends.FloatConst(d, f), nil
 	case backends.Bool:
@@ -207,6 +212,17 @@ func ParseConstant(d backends.DType, text string) (backends.Constant, error) {
 		return backends.UintConst(d, v), nil
 	}
 	return backends.Constant{}, fmt.Errorf("dtype %s has no scalar values", d)
+}
+
+// maxFinite is the largest finite value of each float dtype (with the
+// rounding margin of half an ulp it still rounds down to).
+var maxFinite = map[backends.DType]float64{
+	backends.F64:    math.MaxFloat64,
+	backends.F32:    math.MaxFloat32,
+	backends.F16:    65504,
+	backends.BF16:   3.3895313892515355e38,
+	backends.F8E4M3: 448,
+	backends.F8E5M2: 57344,
 }
 
 // fitU32 checks that v fits a 32-bit kernel argument.

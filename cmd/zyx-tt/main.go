@@ -34,6 +34,39 @@ const (
 	exitMismatch = 3
 )
 
+// exitInterrupted is the status after a second Ctrl-C or SIGTERM, which
+// exits at once (the shell's 128 + SIGINT).
+const exitInterrupted = 130
+
+// onSignals cancels the run at the first SIGINT or SIGTERM (the command
+// stops what it is doing, cleans up under short deadlines and exits), and
+// calls now at any later one, which exits at once: a user pressing Ctrl-C
+// twice never waits. Child processes (the Tenstorrent runtime) die with this
+// process (PR_SET_PDEATHSIG), and shm segments left behind are removed by
+// the next run's sweep. stop restores the default handling.
+func onSignals(cancel func(), now func()) (stop func()) {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ch:
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case <-ch:
+			now()
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
+}
+
 // usageError is a command line that cannot be acted on: exit status 2.
 type usageError struct{ msg string }
 
@@ -60,7 +93,8 @@ var commands = []command{
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := onSignals(cancel, func() { os.Exit(exitInterrupted) })
 	code := zyxMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -221,4 +223,30 @@ func TestProbeAll(t *testing.T) {
 		require.True(t, names[n], "backend %s missing from probe", n)
 	}
 	require.Contains(t, cli(t, cliEnv{}, "probe").stdout, "dummy: 1 device")
+}
+
+func TestSecondSignalExitsAtOnce(t *testing.T) {
+	cancelled := make(chan struct{})
+	exited := make(chan struct{})
+	stop := onSignals(func() { close(cancelled) }, func() { close(exited) })
+	defer stop()
+	self, err := os.FindProcess(os.Getpid())
+	require.NoError(t, err)
+	require.NoError(t, self.Signal(os.Interrupt))
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first signal did not cancel")
+	}
+	select {
+	case <-exited:
+		t.Fatal("the first signal must not exit")
+	case <-time.After(50 * time.Millisecond):
+	}
+	require.NoError(t, self.Signal(syscall.SIGTERM))
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second signal did not exit")
+	}
 }
