@@ -24,9 +24,46 @@ const (
 	GwsMod                  // X % Y
 	GwsMin                  // min(X, Y)
 	GwsMax                  // max(X, Y)
+
+	// The per-core terms of Tenstorrent arguments (TTArg values, core
+	// range bounds): they evaluate only with a core (EvalCore).
+	GwsCoreRow   // the core's logical row
+	GwsCoreCol   // the core's logical column
+	GwsCoreIndex // the core's index among its kernel's cores, in their order
+	GwsNumCores  // how many cores the kernel runs on
+
+	// tt-metal's split_work_to_cores over a rows×cols grid from core
+	// (0, 0): X units of work over min(X, rows·cols) cores, the first X %
+	// cores taking one more unit. Cores count down the columns (row_wise
+	// false, tt-metal's default), or along the rows for the _rw forms.
+	GwsSplitUnits   // split_units(units, rows, cols): this core's units (0 past the cores used)
+	GwsSplitStart   // split_start(units, rows, cols): the units of the cores before it
+	GwsSplitUnitsRW // split_units_rw(units, rows, cols)
+	GwsSplitStartRW // split_start_rw(units, rows, cols)
+	GwsSplitCores   // split_cores(units, rows, cols): how many cores get work
+	GwsSplitGroup1  // split_group1(units, rows, cols): how many of them take the larger share
 )
 
 var gwsFuncs = map[string]GwsOp{"ceil_div": GwsCeilDiv, "min": GwsMin, "max": GwsMax}
+
+// gwsFuncs3 are the three-argument functions.
+var gwsFuncs3 = map[string]GwsOp{
+	"split_units": GwsSplitUnits, "split_start": GwsSplitStart,
+	"split_units_rw": GwsSplitUnitsRW, "split_start_rw": GwsSplitStartRW,
+	"split_cores": GwsSplitCores, "split_group1": GwsSplitGroup1,
+}
+
+// gwsCoreTerms are the per-core names.
+var gwsCoreTerms = map[string]GwsOp{
+	"core_row": GwsCoreRow, "core_col": GwsCoreCol, "core_index": GwsCoreIndex, "num_cores": GwsNumCores,
+}
+
+// CoreEnv is the core a per-core expression is evaluated for: its logical
+// coordinates, and its index among its kernel's cores and their count.
+type CoreEnv struct {
+	Row, Col     uint64
+	Index, Count uint64
+}
 
 // ErrGridExpr marks a grid expression that cannot be evaluated: division by
 // zero, overflow, a negative result, or a param that is not a Variable.
@@ -36,10 +73,10 @@ var ErrGridExpr = errors.New("grid expression")
 // constants and Variable params. Evaluation is checked: it never panics and
 // never wraps around.
 type GwsDim struct {
-	Op    GwsOp
-	Value uint64
-	Param int
-	X, Y  *GwsDim
+	Op      GwsOp
+	Value   uint64
+	Param   int
+	X, Y, Z *GwsDim
 }
 
 // ConstDim is a constant grid extent.
@@ -51,16 +88,46 @@ func ParamDim(i int) GwsDim { return GwsDim{Op: GwsParam, Param: i} }
 // BinaryDim combines two expressions.
 func BinaryDim(op GwsOp, x, y GwsDim) GwsDim { return GwsDim{Op: op, X: &x, Y: &y} }
 
-// Eval computes the extent, reading Variable params from args.
+// CoreDim is a per-core term (GwsCoreRow, GwsCoreCol, GwsCoreIndex,
+// GwsNumCores).
+func CoreDim(op GwsOp) GwsDim { return GwsDim{Op: op} }
+
+// SplitDim is one of the split_work terms over units, rows and cols.
+func SplitDim(op GwsOp, units, rows, cols GwsDim) GwsDim {
+	return GwsDim{Op: op, X: &units, Y: &rows, Z: &cols}
+}
+
+// Eval computes the extent, reading Variable params from args. A per-core
+// term is an error here (it needs EvalCore).
 func (g GwsDim) Eval(args []LaunchArg) (uint64, error) {
-	return g.eval(args, 0)
+	return g.eval(args, nil, 0)
+}
+
+// EvalCore computes the value for one core.
+func (g GwsDim) EvalCore(args []LaunchArg, core CoreEnv) (uint64, error) {
+	return g.eval(args, &core, 0)
+}
+
+// PerCore reports whether the expression reads the core it is evaluated
+// for.
+func (g GwsDim) PerCore() bool {
+	if g.Op >= GwsCoreRow && g.Op <= GwsNumCores || g.Op == GwsSplitUnits || g.Op == GwsSplitStart ||
+		g.Op == GwsSplitUnitsRW || g.Op == GwsSplitStartRW {
+		return true
+	}
+	for _, c := range []*GwsDim{g.X, g.Y, g.Z} {
+		if c != nil && c.PerCore() {
+			return true
+		}
+	}
+	return false
 }
 
 // maxGwsDepth bounds how deeply a grid expression may nest. ParseGws
 // rejects deeper trees, so everything it accepts also evaluates and formats.
 const maxGwsDepth = 64
 
-func (g GwsDim) eval(args []LaunchArg, depth int) (uint64, error) {
+func (g GwsDim) eval(args []LaunchArg, core *CoreEnv, depth int) (uint64, error) {
 	if depth > maxGwsDepth {
 		return 0, fmt.Errorf("%w: nested more than %d deep", ErrGridExpr, maxGwsDepth)
 	}
@@ -83,17 +150,32 @@ func (g GwsDim) eval(args []LaunchArg, depth int) (uint64, error) {
 			return 0, fmt.Errorf("%w: param %d is negative (%d)", ErrGridExpr, g.Param, v)
 		}
 		return uint64(v), nil
+	case GwsCoreRow, GwsCoreCol, GwsCoreIndex, GwsNumCores:
+		if core == nil {
+			return 0, fmt.Errorf("%w: %s is a per-core term, not defined here", ErrGridExpr, coreTermName(g.Op))
+		}
+		return map[GwsOp]uint64{GwsCoreRow: core.Row, GwsCoreCol: core.Col, GwsCoreIndex: core.Index, GwsNumCores: core.Count}[g.Op], nil
 	}
 	if g.X == nil || g.Y == nil {
 		return 0, fmt.Errorf("%w: operation %d is missing an operand", ErrGridExpr, g.Op)
 	}
-	x, err := g.X.eval(args, depth+1)
+	x, err := g.X.eval(args, core, depth+1)
 	if err != nil {
 		return 0, err
 	}
-	y, err := g.Y.eval(args, depth+1)
+	y, err := g.Y.eval(args, core, depth+1)
 	if err != nil {
 		return 0, err
+	}
+	if g.Op >= GwsSplitUnits && g.Op <= GwsSplitGroup1 {
+		if g.Z == nil {
+			return 0, fmt.Errorf("%w: operation %d is missing an operand", ErrGridExpr, g.Op)
+		}
+		z, err := g.Z.eval(args, core, depth+1)
+		if err != nil {
+			return 0, err
+		}
+		return evalSplit(g.Op, x, y, z, core)
 	}
 	switch g.Op {
 	case GwsAdd:
@@ -136,6 +218,66 @@ func (g GwsDim) eval(args []LaunchArg, depth int) (uint64, error) {
 	return 0, fmt.Errorf("%w: unknown operation %d", ErrGridExpr, g.Op)
 }
 
+func coreTermName(op GwsOp) string {
+	for n, o := range gwsCoreTerms {
+		if o == op {
+			return n
+		}
+	}
+	return "a core term"
+}
+
+// evalSplit is split_work_to_cores for one core: units over a rows×cols
+// grid.
+func evalSplit(op GwsOp, units, rows, cols uint64, core *CoreEnv) (uint64, error) {
+	hi, grid := bits.Mul64(rows, cols)
+	if hi != 0 || grid == 0 {
+		return 0, fmt.Errorf("%w: split over a %d×%d grid", ErrGridExpr, rows, cols)
+	}
+	used := min(units, grid)
+	if op == GwsSplitCores {
+		return used, nil
+	}
+	if used == 0 {
+		return 0, nil
+	}
+	per, rem := units/used, units%used
+	group1 := used
+	if rem != 0 {
+		group1 = rem
+	}
+	if op == GwsSplitGroup1 {
+		return group1, nil
+	}
+	if core == nil {
+		return 0, fmt.Errorf("%w: split_units and split_start are per-core terms, not defined here", ErrGridExpr)
+	}
+	if core.Row >= rows || core.Col >= cols {
+		return 0, nil // outside the split grid: no work
+	}
+	k := core.Col*rows + core.Row // down the columns (row_wise false)
+	if op == GwsSplitUnitsRW || op == GwsSplitStartRW {
+		k = core.Row*cols + core.Col
+	}
+	if k >= used {
+		return 0, nil
+	}
+	big := per
+	if rem != 0 {
+		big = per + 1
+	}
+	if op == GwsSplitUnits || op == GwsSplitUnitsRW {
+		if k < group1 {
+			return big, nil
+		}
+		return per, nil
+	}
+	if k < group1 {
+		return k * big, nil
+	}
+	return group1*big + (k-group1)*per, nil
+}
+
 // Params lists the param ordinals the expression reads.
 func (g GwsDim) Params() []int {
 	var out []int
@@ -149,6 +291,7 @@ func (g GwsDim) Params() []int {
 		}
 		walk(d.X)
 		walk(d.Y)
+		walk(d.Z)
 	}
 	walk(&g)
 	return out
@@ -165,9 +308,18 @@ func (g GwsDim) Format(names []string) string {
 			return names[g.Param]
 		}
 		return "$" + strconv.Itoa(g.Param)
+	case GwsCoreRow, GwsCoreCol, GwsCoreIndex, GwsNumCores:
+		return coreTermName(g.Op)
 	}
 	if g.X == nil || g.Y == nil {
 		return "?"
+	}
+	if g.Z != nil {
+		for name, op := range gwsFuncs3 {
+			if op == g.Op {
+				return name + "(" + g.X.Format(names) + ", " + g.Y.Format(names) + ", " + g.Z.Format(names) + ")"
+			}
+		}
 	}
 	x, y := g.X.Format(names), g.Y.Format(names)
 	for name, op := range gwsFuncs {
@@ -183,7 +335,11 @@ func (g GwsDim) String() string { return g.Format(nil) }
 
 // ParseGws reads a grid expression: unsigned integers, param names (resolved
 // through lookup to an ordinal), $N for param ordinal N, + - * / %,
-// parentheses, and ceil_div(a, b), min(a, b), max(a, b).
+// parentheses, ceil_div(a, b), min(a, b), max(a, b), and for Tenstorrent
+// per-core values the core terms core_row, core_col, core_index, num_cores
+// and the split_work functions split_units, split_start, split_units_rw,
+// split_start_rw, split_cores and split_group1 (units, rows, cols). A
+// variable named like a core term shadows it.
 func ParseGws(expr string, lookup func(name string) (int, bool)) (GwsDim, error) {
 	p := &gwsParser{src: expr, lookup: lookup}
 	p.next()
@@ -204,13 +360,13 @@ func ParseGws(expr string, lookup func(name string) (int, bool)) (GwsDim, error)
 // deeperThan reports whether the tree below d has more than limit levels of
 // operators. It stops descending at the limit, so it is cheap on long chains.
 func deeperThan(d *GwsDim, limit int) bool {
-	if d == nil || d.X == nil && d.Y == nil {
+	if d == nil || d.X == nil && d.Y == nil && d.Z == nil {
 		return false
 	}
 	if limit == 0 {
 		return true
 	}
-	return deeperThan(d.X, limit-1) || deeperThan(d.Y, limit-1)
+	return deeperThan(d.X, limit-1) || deeperThan(d.Y, limit-1) || deeperThan(d.Z, limit-1)
 }
 
 // Grid expressions are ASCII: byte-wise classification of UTF-8 would split
@@ -328,6 +484,35 @@ func (p *gwsParser) atom() (GwsDim, error) {
 		return ParamDim(n), nil
 	case tok[0] == '_' || isLetter(tok[0]):
 		p.next()
+		if op, ok := gwsFuncs3[strings.ToLower(tok)]; ok && p.tok == "(" {
+			var args [3]GwsDim
+			for i := range args {
+				p.next()
+				a, err := p.sum()
+				if err != nil {
+					return a, err
+				}
+				args[i] = a
+				want := ","
+				if i == 2 {
+					want = ")"
+				}
+				if p.tok != want {
+					return a, fmt.Errorf("%s needs three arguments", tok)
+				}
+			}
+			p.next()
+			return SplitDim(op, args[0], args[1], args[2]), nil
+		}
+		if op, ok := gwsCoreTerms[strings.ToLower(tok)]; ok && p.tok != "(" {
+			if p.lookup != nil {
+				if _, shadowed := p.lookup(tok); shadowed {
+					i, _ := p.lookup(tok)
+					return ParamDim(i), nil // a variable of that name wins
+				}
+			}
+			return CoreDim(op), nil
+		}
 		if op, ok := gwsFuncs[strings.ToLower(tok)]; ok && p.tok == "(" {
 			p.next()
 			x, err := p.sum()

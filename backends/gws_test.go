@@ -182,3 +182,54 @@ func FuzzParseGws(f *testing.F) {
 		}
 	})
 }
+
+// The split_work terms agree with tt-metal's split_work_to_cores: 10 units
+// over a 2×3 grid use 6 cores, the first 4 taking 2 units and the rest 1,
+// counted down the columns (row_wise false) or along the rows (_rw).
+func TestSplitWork(t *testing.T) {
+	parse := func(s string) GwsDim {
+		d, err := ParseGws(s, nil)
+		require.NoError(t, err)
+		return d
+	}
+	at := func(d GwsDim, row, col uint64) uint64 {
+		v, err := d.EvalCore(nil, CoreEnv{Row: row, Col: col})
+		require.NoError(t, err)
+		return v
+	}
+	units, start := parse("split_units(10, 2, 3)"), parse("split_start(10, 2, 3)")
+	// column-major order: (0,0) (1,0) (0,1) (1,1) (0,2) (1,2)
+	order := [][2]uint64{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {0, 2}, {1, 2}}
+	wantUnits := []uint64{2, 2, 2, 2, 1, 1}
+	wantStart := []uint64{0, 2, 4, 6, 8, 9}
+	for k, rc := range order {
+		require.Equal(t, wantUnits[k], at(units, rc[0], rc[1]), "units of core %v", rc)
+		require.Equal(t, wantStart[k], at(start, rc[0], rc[1]), "start of core %v", rc)
+	}
+	rw := parse("split_start_rw(10, 2, 3)")
+	require.Equal(t, uint64(6), at(rw, 1, 0), "row-wise: (1,0) is the 4th core")
+	require.Equal(t, uint64(1), at(parse("split_units_rw(10, 2, 3)"), 1, 2))
+	cores, err := parse("split_cores(4, 8, 8)").Eval(nil)
+	require.NoError(t, err)
+	require.Equal(t, uint64(4), cores, "fewer units than cores use only as many cores")
+	require.Zero(t, at(parse("split_units(4, 8, 8)"), 0, 1), "a core past the ones used gets nothing")
+	g1, err := parse("split_group1(10, 2, 3)").Eval(nil)
+	require.NoError(t, err)
+	require.Equal(t, uint64(4), g1)
+	g1, err = parse("split_group1(12, 2, 3)").Eval(nil)
+	require.NoError(t, err)
+	require.Equal(t, uint64(6), g1, "an even split is all one group")
+	_, err = units.Eval(nil)
+	require.ErrorIs(t, err, ErrGridExpr, "a per-core term needs a core")
+
+	idx := parse("core_index * 4 + core_row")
+	v, err := idx.EvalCore(nil, CoreEnv{Row: 3, Index: 2})
+	require.NoError(t, err)
+	require.Equal(t, uint64(11), v)
+	require.True(t, idx.PerCore())
+	require.False(t, parse("split_cores(4, 8, 8)").PerCore())
+	require.Equal(t, "split_start(10, 2, 3)", start.Format(nil))
+	d, err := ParseGws("core_row + 1", func(n string) (int, bool) { return 0, n == "core_row" })
+	require.NoError(t, err)
+	require.Equal(t, []int{0}, d.Params(), "a variable named like a core term shadows it")
+}
