@@ -82,7 +82,7 @@ func (Driver) Open(ctx context.Context, env *driver.Env) ([]backends.Device, err
 	}
 	host := env.HostPool
 	rtCfg := func() ttruntime.Config {
-		c := ttruntime.Config{Init: ttruntime.InitRequest{CacheDir: cacheDir(s.CacheDir)}}
+		c := ttruntime.Config{CleanupTimeout: cleanupTimeout, Init: ttruntime.InitRequest{CacheDir: cacheDir(s.CacheDir)}}
 		if s.TimeoutS > 0 {
 			c.Timeout = time.Duration(s.TimeoutS * float64(time.Second))
 		}
