@@ -74,11 +74,25 @@ type Config struct {
 
 // The defaults of Config.
 const (
-	DefaultTimeout          = 120 * time.Second
-	DefaultCleanupTimeout   = 5 * time.Second
+	// DefaultTimeout is far longer than any one command takes when the
+	// runtime works (the longest, a compile of three kernels by the host
+	// compiler or a kernel run on the emulator, takes seconds), so that
+	// only a runtime that is stuck is taken for hung.
+	DefaultTimeout = 120 * time.Second
+	// DefaultCleanupTimeout: a free or release takes micro- to
+	// milliseconds in the runtime; 5 s is ample on a loaded machine and
+	// short enough that exiting during a hung kernel is quick.
+	DefaultCleanupTimeout = 5 * time.Second
+	// DefaultHandshakeTimeout: init opens the device, which takes seconds
+	// on a card (tt-metal brings the chip up) and milliseconds on the
+	// emulator.
 	DefaultHandshakeTimeout = 30 * time.Second
-	DefaultShutdownTimeout  = 5 * time.Second
-	DefaultStderrTail       = 32
+	// DefaultShutdownTimeout: exit frees everything and closes the device,
+	// well within 5 s, so a runtime still there after it ignored exit.
+	DefaultShutdownTimeout = 5 * time.Second
+	// DefaultStderrTail lines are enough for a crash message or a
+	// compiler's diagnostics without flooding an error.
+	DefaultStderrTail = 32
 )
 
 func (c Config) withDefaults() Config {

@@ -109,15 +109,13 @@ func (c *Client) interruptRead() {
 	_ = c.stdout.SetReadDeadline(c.armedRead)
 }
 
-// watchContext makes the end of ctx wake the caller's blocked read. The
-// returned stop must be called (deferred) when the call ends; it waits for
-// a watcher already running, which must not pull in a later call's
-// deadline. For a context that cannot end it is nil: nothing to watch and
-// nothing allocated.
+// watchContext makes the end of ctx, a context that can end, wake the
+// caller's blocked read. The returned stop must be called (deferred) when
+// the call ends; it waits for a watcher already running, which must not
+// pull in a later call's deadline. A context that cannot end (Done is nil)
+// needs no watcher; the caller checks that first, so a ping with one
+// allocates nothing.
 func (c *Client) watchContext(ctx context.Context) (stop func()) {
-	if ctx.Done() == nil {
-		return nil
-	}
 	watched := make(chan struct{})
 	cancel := context.AfterFunc(ctx, func() {
 		defer close(watched)

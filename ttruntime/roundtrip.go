@@ -28,9 +28,12 @@ func (c *Client) call(ctx context.Context, cmd string, req, out any) error {
 // count) means a hung runtime, which is killed. ctx ending first only
 // abandons the call: its late reply is skipped and the client lives on.
 func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, timeout time.Duration) error {
-	body, err := encodeBody(cmd, req)
-	if err != nil {
-		return err
+	var body []byte
+	if req != nil { // checked here, so a ping does not even make the call
+		var err error
+		if body, err = encodeBody(cmd, req); err != nil {
+			return err
+		}
 	}
 	select {
 	case c.callSlot <- struct{}{}:
@@ -60,8 +63,8 @@ func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, 
 		c.fail(fmt.Errorf("arm the stdout deadline: %w", err))
 		return c.deadErr(cmd)
 	}
-	if stop := c.watchContext(ctx); stop != nil {
-		defer stop()
+	if ctx.Done() != nil { // a context that cannot end needs no watcher
+		defer c.watchContext(ctx)()
 	}
 
 	// Send. A long request is written concurrently with the reads below;

@@ -31,11 +31,8 @@ const directWriteMax = 4096
 // that the client does not pin it.
 const keptBufMax = 1 << 20
 
-// encodeBody renders a request's fields as a JSON object (nil for none).
+// encodeBody renders a request's fields as a JSON object.
 func encodeBody(cmd string, req any) ([]byte, error) {
-	if req == nil {
-		return nil, nil
-	}
 	b, err := json.Marshal(req)
 	if err == nil && (len(b) < 2 || b[0] != '{') {
 		err = fmt.Errorf("request for %s is not an object", cmd)
