@@ -25,6 +25,7 @@ type Device struct {
 	info     *backends.DeviceInfo
 	pool     *Pool
 
+	closed    atomic.Bool // set before Close ends the runtime
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -124,23 +125,37 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	if err := ValidateProgram(p, d.rt.Info()); err != nil {
 		return nil, err
 	}
-	var r ttruntime.ProgramReply
-	if err := d.rt.Call(ctx, ttruntime.CmdCompile, compileRequest(p), &r); err != nil {
+	r, err := d.rt.Compile(ctx, compileRequest(p))
+	if err != nil {
 		return nil, err
 	}
 	return &Executable{dev: d, prog: p, id: r.Program}, nil
 }
 
 // Close ends the runtime (gracefully), gives the chip back and invalidates
-// the pool. It is safe to call more than once.
+// the pool and every executable. It is safe to call more than once. When
+// the runtime had to be stopped with SIGTERM or SIGKILL, the error says so
+// (a *ttruntime.ShutdownError); the chip is given back all the same.
 func (d *Device) Close() error {
 	d.closeOnce.Do(func() {
+		d.closed.Store(true)
 		d.closeErr = errors.Join(d.pool.close(), d.rt.Close(), d.lock.Unlock())
 	})
 	return d.closeErr
 }
 
-// Executable is a program compiled on one chip.
+// cleanupTimeout is the runtime client's CleanupTimeout for every chip: how
+// long the cleanup calls (the pool's free on a buffer's last Release, an
+// executable's Release) wait for their reply once sent, in place of the
+// call timeout (120 s, config timeout_s). These calls are cheap in the
+// runtime, so when this expires the runtime is presumed hung and killed,
+// as the client does on any call's timeout: the device is lost, and the
+// cleanups after it fail at once instead of waiting in turn.
+const cleanupTimeout = 5 * time.Second
+
+// Executable is a program compiled on one chip. Release is idempotent;
+// Launch and LaunchTimed after Release, or after the device's Close, fail
+// with an error wrapping backends.ErrClosed.
 type Executable struct {
 	dev      *Device
 	prog     *backends.Program
@@ -166,7 +181,10 @@ func (e *Executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg)
 
 func (e *Executable) run(ctx context.Context, args []backends.LaunchArg, timed bool) (uint64, error) {
 	if e.released.Load() {
-		return 0, backends.Errorf(ttruntime.Backend, "launch", backends.ErrInvalidArgument, "program %q was released", e.prog.Name)
+		return 0, backends.Errorf(ttruntime.Backend, "launch", backends.ErrClosed, "program %q was released", e.prog.Name)
+	}
+	if e.dev.closed.Load() {
+		return 0, backends.Errorf(ttruntime.Backend, "launch", backends.ErrClosed, "program %q: device %s is closed", e.prog.Name, e.dev.name)
 	}
 	grid, err := LaunchGrid(e.prog, args, e.dev.rt.Info().Grid)
 	if err != nil {
@@ -187,19 +205,28 @@ func (e *Executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 		}
 		req.Args[i] = ttruntime.BufferArg(rid)
 	}
-	var r ttruntime.RunReply
-	if err := e.dev.rt.Call(ctx, ttruntime.CmdRun, req, &r); err != nil {
+	r, err := e.dev.rt.Run(ctx, req)
+	if err != nil {
 		return 0, err
 	}
 	return r.ElapsedNS, nil
 }
 
-// Release drops the compiled program. A second Release is an error.
+// Release drops the compiled program. A second Release, or one after the
+// device's Close (whose runtime exit dropped every program), does nothing
+// and returns nil.
+//
+// Release has no context. Its request waits for the call slot as long as
+// the call in flight takes (that call has its own bounds); once sent, its
+// reply is bounded by cleanupTimeout (5 s), not the 120 s call timeout: a runtime
+// that does not answer a release that long is presumed hung (typically
+// still inside a kernel whose launch was abandoned) and killed, as on any
+// call's timeout, so the device is lost and every later call fails at once.
 func (e *Executable) Release() error {
-	if e.released.Swap(true) {
-		return backends.Errorf(ttruntime.Backend, "release", backends.ErrInvalidArgument, "program %q was already released", e.prog.Name)
+	if e.released.Swap(true) || e.dev.closed.Load() {
+		return nil
 	}
-	return e.dev.rt.Call(context.Background(), ttruntime.CmdRelease, ttruntime.ProgramRequest{Program: e.id}, nil)
+	return e.dev.rt.Release(context.Background(), ttruntime.ProgramRequest{Program: e.id})
 }
 
 var (

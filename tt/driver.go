@@ -87,7 +87,7 @@ func (Driver) Open(ctx context.Context, env *driver.Env) ([]backends.Device, err
 			backends.ErrNoDevice, dir, shm.SystemDir, shm.EnvDir)
 	}
 	rtCfg := func() ttruntime.Config {
-		c := ttruntime.Config{Init: ttruntime.InitRequest{CacheDir: cacheDir(s.CacheDir)}}
+		c := ttruntime.Config{CleanupTimeout: cleanupTimeout, Init: ttruntime.InitRequest{CacheDir: cacheDir(s.CacheDir)}}
 		if s.TimeoutS > 0 {
 			c.Timeout = time.Duration(s.TimeoutS * float64(time.Second))
 		}

@@ -82,8 +82,8 @@ func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 	p.used += charge // reserved while the runtime allocates
 	p.mu.Unlock()
 
-	var r ttruntime.AllocReply
-	if err := p.rt.Call(ctx, ttruntime.CmdAlloc, ttruntime.AllocRequest{Size: uint64(n), PageSize: page}, &r); err != nil {
+	r, err := p.rt.Alloc(ctx, ttruntime.AllocRequest{Size: uint64(n), PageSize: page})
+	if err != nil {
 		p.mu.Lock()
 		p.used -= charge
 		p.mu.Unlock()
@@ -101,8 +101,14 @@ func (p *Pool) free(b *devBuf) error {
 	if closed {
 		return nil // the runtime's exit frees the device memory
 	}
-	// Release has no context: the client's per-call timeout bounds it.
-	return p.rt.Call(context.Background(), ttruntime.CmdFree, ttruntime.BufferRequest{Buffer: b.rid}, nil)
+	// Release has no context. The free waits for the call slot as long as
+	// the call in flight takes (that call has its own bounds); once sent,
+	// its reply is bounded by cleanupTimeout (5 s), not the
+	// 120 s call timeout: a runtime that does not answer a free that long
+	// is presumed hung (typically still inside a kernel whose launch was
+	// abandoned) and killed, as on any call's timeout, so the device is
+	// lost and every later call, and every later free, fails at once.
+	return p.rt.Free(context.Background(), ttruntime.BufferRequest{Buffer: b.rid})
 }
 
 func (p *Pool) checkOpen(op string) error {
@@ -253,6 +259,9 @@ func (p *Pool) staged(ctx context.Context, total int, step func(st []byte, done,
 // dropped since the last transfer are unmapped in the runtime, so the
 // runtime never pins memory the host pool has given back.
 func (p *Pool) transfer(ctx context.Context, cmd string, rid uint64, off int64, seg string, soff int64, n int) error {
+	req := ttruntime.TransferRequest{
+		Buffer: rid, Offset: uint64(off), Segment: seg, SegmentOffset: uint64(soff), Length: uint64(n),
+	}
 	if err := p.forgetDroppedSegments(ctx); err != nil {
 		return err
 	}
@@ -260,9 +269,10 @@ func (p *Pool) transfer(ctx context.Context, cmd string, rid uint64, off int64, 
 	// transfer that fails may still have mapped it: record it either way
 	// (unmapping a segment the runtime never mapped is harmless).
 	p.markMapped(seg)
-	return p.rt.Call(ctx, cmd, ttruntime.TransferRequest{
-		Buffer: rid, Offset: uint64(off), Segment: seg, SegmentOffset: uint64(soff), Length: uint64(n),
-	}, nil)
+	if cmd == ttruntime.CmdWrite {
+		return p.rt.Write(ctx, req)
+	}
+	return p.rt.Read(ctx, req)
 }
 
 func (p *Pool) markMapped(seg string) {
@@ -287,7 +297,7 @@ func (p *Pool) forgetDroppedSegments(ctx context.Context) error {
 	}
 	p.mu.Unlock()
 	for _, s := range gone {
-		if err := p.rt.Call(ctx, ttruntime.CmdUnmap, ttruntime.SegmentRequest{Segment: s}, nil); err != nil {
+		if err := p.rt.Unmap(ctx, ttruntime.SegmentRequest{Segment: s}); err != nil {
 			return err
 		}
 	}

@@ -20,9 +20,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/internal/mockrt"
 	"github.com/zyxtt/zyxtt/shm"
 	"github.com/zyxtt/zyxtt/ttruntime"
-	"github.com/zyxtt/zyxtt/ttruntime/mockrt"
 )
 
 // helperEnv makes the test binary act as a helper process: "mockrt" runs
@@ -82,10 +82,14 @@ func ownSegments(before []string) []string {
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // mockConfig runs the mock runtime from this test binary with flags.
+//
+// A binary built with -race sleeps 1 s in its exit (the race runtime's
+// atexit_sleep_ms), longer than the ShutdownTimeout here, which would make
+// every Close escalate to SIGTERM; the mock is started without that sleep.
 func mockConfig(flags ...string) ttruntime.Config {
-	env := []string{helperEnv + "=mockrt"}
+	env := []string{helperEnv + "=mockrt", "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, helperEnv+"=") && !strings.HasPrefix(kv, mockrt.EnvFlags+"=") {
+		if !strings.HasPrefix(kv, helperEnv+"=") && !strings.HasPrefix(kv, mockrt.EnvFlags+"=") && !strings.HasPrefix(kv, "GORACE=") {
 			env = append(env, kv)
 		}
 	}
@@ -137,24 +141,25 @@ func TestBuffersMoveThroughShm(t *testing.T) {
 	for i := range 4096 {
 		mem[i] = byte(i * 7)
 	}
-	var a ttruntime.AllocReply
-	require.NoError(t, c.Call(ctx, ttruntime.CmdAlloc, ttruntime.AllocRequest{Size: 4096, PageSize: 2048}, &a))
+	a, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: 4096, PageSize: 2048})
+	require.NoError(t, err)
 	require.NotZero(t, a.Buffer)
-	require.NoError(t, c.Call(ctx, ttruntime.CmdWrite, ttruntime.TransferRequest{Buffer: a.Buffer, Segment: seg.Name(), Length: 4096}, nil))
-	require.NoError(t, c.Call(ctx, ttruntime.CmdRead, ttruntime.TransferRequest{Buffer: a.Buffer, Offset: 100, Segment: seg.Name(), SegmentOffset: 8192, Length: 3996}, nil))
+	require.NoError(t, c.Map(ctx, ttruntime.SegmentRequest{Segment: seg.Name()}))
+	require.NoError(t, c.Write(ctx, ttruntime.TransferRequest{Buffer: a.Buffer, Segment: seg.Name(), Length: 4096}))
+	require.NoError(t, c.Read(ctx, ttruntime.TransferRequest{Buffer: a.Buffer, Offset: 100, Segment: seg.Name(), SegmentOffset: 8192, Length: 3996}))
 	require.Equal(t, mem[100:4096], mem[8192:8192+3996])
 
 	// out of range: nothing moves, a typed error comes back, the client lives
-	err = c.Call(ctx, ttruntime.CmdRead, ttruntime.TransferRequest{Buffer: a.Buffer, Offset: 4000, Segment: seg.Name(), Length: 200}, nil)
+	err = c.Read(ctx, ttruntime.TransferRequest{Buffer: a.Buffer, Offset: 4000, Segment: seg.Name(), Length: 200})
 	require.ErrorIs(t, err, backends.ErrInvalidArgument)
 	var re *ttruntime.RemoteError
 	require.ErrorAs(t, err, &re)
 	require.Equal(t, ttruntime.CodeInvalidArgument, re.Code)
 
-	require.NoError(t, c.Call(ctx, ttruntime.CmdFree, ttruntime.BufferRequest{Buffer: a.Buffer}, nil))
-	err = c.Call(ctx, ttruntime.CmdFree, ttruntime.BufferRequest{Buffer: a.Buffer}, nil)
+	require.NoError(t, c.Free(ctx, ttruntime.BufferRequest{Buffer: a.Buffer}))
+	err = c.Free(ctx, ttruntime.BufferRequest{Buffer: a.Buffer})
 	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
-	require.NoError(t, c.Call(ctx, ttruntime.CmdUnmap, ttruntime.SegmentRequest{Segment: seg.Name()}, nil))
+	require.NoError(t, c.Unmap(ctx, ttruntime.SegmentRequest{Segment: seg.Name()}))
 	require.NoError(t, c.Ping(ctx))
 }
 
@@ -167,12 +172,12 @@ func TestConcurrentCallsStayInStep(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 50 {
-				var a ttruntime.AllocReply
-				if err := c.Call(context.Background(), ttruntime.CmdAlloc, ttruntime.AllocRequest{Size: 64}, &a); err != nil {
+				a, err := c.Alloc(context.Background(), ttruntime.AllocRequest{Size: 64})
+				if err != nil {
 					errs <- err
 					return
 				}
-				if err := c.Call(context.Background(), ttruntime.CmdFree, ttruntime.BufferRequest{Buffer: a.Buffer}, nil); err != nil {
+				if err := c.Free(context.Background(), ttruntime.BufferRequest{Buffer: a.Buffer}); err != nil {
 					errs <- err
 					return
 				}
@@ -317,8 +322,8 @@ func TestLongRequestWhileStdoutFloods(t *testing.T) {
 	req.Reader.SetSource("// " + strings.Repeat("r", 3<<20) + "\n")
 	req.Compute.SetSource("void kernel() {}\n")
 	req.Writer.SetSource("void kernel() {}\n")
-	var p ttruntime.ProgramReply
-	require.NoError(t, c.Call(context.Background(), ttruntime.CmdCompile, req, &p))
+	p, err := c.Compile(context.Background(), req)
+	require.NoError(t, err)
 	require.NotZero(t, p.Program)
 	require.NoError(t, c.Ping(context.Background()))
 	require.NoError(t, c.Close())
@@ -342,7 +347,7 @@ func TestCancelCutsOffALongRequest(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(delay, cancel)
 		began := time.Now()
-		err := c.Call(ctx, ttruntime.CmdCompile, req, nil)
+		_, err := c.Compile(ctx, req)
 		took := time.Since(began)
 		cancel()
 		require.ErrorIs(t, err, context.Canceled)
@@ -367,7 +372,7 @@ func TestCancelAfterALongRequestWasSent(t *testing.T) {
 	req.Reader.SetSource(strings.Repeat("r", 1<<20))
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	err := c.Call(ctx, ttruntime.CmdCompile, req, nil)
+	_, err := c.Compile(ctx, req)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.NotErrorIs(t, err, backends.ErrDeviceLost, "the request went out whole")
 	require.True(t, c.Alive())
@@ -467,15 +472,113 @@ func TestKillIsIdempotent(t *testing.T) {
 	require.ErrorIs(t, c.Ping(context.Background()), backends.ErrDeviceLost)
 }
 
-func TestCloseEscalatesPastAnIgnoredExit(t *testing.T) {
-	cfg := mockConfig("-hang-at", "3", "-ignore-term")
-	cfg.ShutdownTimeout = 200 * time.Millisecond
+// Close reports how the runtime ended when it had to go past the exit
+// request: SIGTERM ends a runtime that hangs, SIGKILL one that also ignores
+// SIGTERM. A graceful exit, and a runtime already gone, are no error.
+func TestCloseReportsHowItEscalated(t *testing.T) {
+	cases := []struct {
+		name   string
+		flags  []string
+		how    ttruntime.Shutdown
+		status string
+		says   string
+	}{
+		{"hang", []string{"-hang-at", "3"}, ttruntime.ShutdownTerminated, "signal: terminated", "exited after SIGTERM"},
+		{"hang ignoring SIGTERM", []string{"-hang-at", "3", "-ignore-term"}, ttruntime.ShutdownKilled, "signal: killed", "killed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := mockConfig(append(tc.flags, "-stderr", "mockrt says hello")...)
+			cfg.ShutdownTimeout = 200 * time.Millisecond
+			c := start(t, cfg)
+			pid := c.Pid()
+			require.NoError(t, c.Ping(context.Background()))
+			began := time.Now()
+			err := c.Close() // exit is the third command: it hangs
+			took := time.Since(began)
+			require.Error(t, err)
+			var se *ttruntime.ShutdownError
+			require.ErrorAs(t, err, &se)
+			require.Equal(t, tc.how, se.How)
+			require.Equal(t, pid, se.Pid)
+			require.Equal(t, tc.status, se.Status)
+			require.Contains(t, err.Error(), tc.says)
+			require.Contains(t, err.Error(), "mockrt says hello", "the stderr tail belongs in the report")
+			require.NotErrorIs(t, err, backends.ErrDeviceLost, "a forced shutdown is a report, not a lost device")
+			var be *backends.Error
+			require.ErrorAs(t, err, &be)
+			require.Equal(t, "tt", be.Backend)
+			require.Equal(t, "close", be.Op)
+			// exit request (200 ms), exit wait (200 ms), then SIGTERM's wait
+			// (200 ms) only when it is ignored
+			min := 400 * time.Millisecond
+			if tc.how == ttruntime.ShutdownKilled {
+				min = 600 * time.Millisecond
+			}
+			require.GreaterOrEqual(t, took, min, "Close escalated before its waits were up")
+			require.Less(t, took, 3*time.Second)
+			require.False(t, c.Alive())
+			require.NoError(t, c.Close(), "a second Close has nothing to report")
+		})
+	}
+	t.Run("graceful", func(t *testing.T) {
+		c := start(t, mockConfig())
+		require.NoError(t, c.Ping(context.Background()))
+		require.NoError(t, c.Close())
+		require.False(t, c.Alive())
+	})
+	t.Run("already crashed", func(t *testing.T) {
+		c := start(t, mockConfig("-crash-at", "2"))
+		require.ErrorIs(t, c.Ping(context.Background()), backends.ErrDeviceLost)
+		require.NoError(t, c.Close(), "the crash was reported by the call that saw it")
+	})
+}
+
+// Free and Release are bounded by CleanupTimeout, every other call by
+// Timeout: a runtime slower than the first on a cleanup is presumed hung
+// and killed, while the same delay on another call is just slow.
+func TestCleanupCallsHaveTheirOwnTimeout(t *testing.T) {
+	ctx := context.Background()
+	cfg := mockConfig("-slow", "600ms")
+	cfg.Timeout = 20 * time.Second
+	cfg.CleanupTimeout = 200 * time.Millisecond
 	c := start(t, cfg)
-	require.NoError(t, c.Ping(context.Background()))
+	require.NoError(t, c.Ping(ctx), "600 ms is within Timeout")
+	a, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: 64})
+	require.NoError(t, err)
 	began := time.Now()
-	require.NoError(t, c.Close()) // exit is the third command: it hangs
+	err = c.Free(ctx, ttruntime.BufferRequest{Buffer: a.Buffer})
 	require.Less(t, time.Since(began), 3*time.Second)
+	require.ErrorIs(t, err, backends.ErrDeviceLost)
+	require.Contains(t, err.Error(), "no reply to free within 200ms")
+	require.Contains(t, err.Error(), "presumed hung")
 	require.False(t, c.Alive())
+
+	// Release too: init 1, compile 2, release 3 hangs.
+	cfg = mockConfig("-hang-at", "3")
+	cfg.Timeout = 20 * time.Second
+	cfg.CleanupTimeout = 200 * time.Millisecond
+	c = start(t, cfg)
+	req := ttruntime.CompileRequest{Name: "p"}
+	req.Reader.SetSource("void kernel_main() {}\n")
+	p, err := c.Compile(ctx, req)
+	require.NoError(t, err)
+	began = time.Now()
+	err = c.Release(ctx, ttruntime.ProgramRequest{Program: p.Program})
+	require.Less(t, time.Since(began), 3*time.Second)
+	require.ErrorIs(t, err, backends.ErrDeviceLost)
+	require.Contains(t, err.Error(), "no reply to release within 200ms")
+
+	// CleanupTimeout never exceeds Timeout.
+	cfg = mockConfig("-hang-at", "3")
+	cfg.Timeout = 300 * time.Millisecond
+	cfg.CleanupTimeout = time.Minute
+	c = start(t, cfg)
+	a, err = c.Alloc(ctx, ttruntime.AllocRequest{Size: 64})
+	require.NoError(t, err)
+	err = c.Free(ctx, ttruntime.BufferRequest{Buffer: a.Buffer})
+	require.ErrorIs(t, err, backends.ErrDeviceLost)
+	require.Contains(t, err.Error(), "within 300ms")
 }
 
 func TestEncodeSourceSurvivesAnyByte(t *testing.T) {

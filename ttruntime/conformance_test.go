@@ -144,8 +144,8 @@ func TestRuntimeRoundTrips(t *testing.T) {
 	for _, tc := range []struct{ size, page uint64 }{
 		{1, 2048}, {7, 32}, {2049, 2048}, {100003, 1024}, {1<<20 + 13, 4096}, {3 * 2048 * 12, 2048},
 	} {
-		var a ttruntime.AllocReply
-		require.NoError(t, c.Call(ctx, ttruntime.CmdAlloc, ttruntime.AllocRequest{Size: tc.size, PageSize: tc.page}, &a))
+		a, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: tc.size, PageSize: tc.page})
+		require.NoError(t, err)
 		// The model is what the buffer must hold: a full write, then random
 		// partial writes at odd offsets and lengths from odd segment offsets.
 		model := make([]byte, tc.size)
@@ -156,31 +156,31 @@ func TestRuntimeRoundTrips(t *testing.T) {
 		}
 		fill(mem[:tc.size])
 		copy(model, mem[:tc.size])
-		require.NoError(t, c.Call(ctx, ttruntime.CmdWrite, ttruntime.TransferRequest{Buffer: a.Buffer, Segment: seg.Name(), Length: tc.size}, nil))
+		require.NoError(t, c.Write(ctx, ttruntime.TransferRequest{Buffer: a.Buffer, Segment: seg.Name(), Length: tc.size}))
 		for range 20 {
 			off := rng.Uint64N(tc.size)
 			n := 1 + rng.Uint64N(tc.size-off)
 			segOff := 1 + rng.Uint64N(uint64(len(mem))-n-1)
 			fill(mem[segOff : segOff+n])
 			copy(model[off:], mem[segOff:segOff+n])
-			require.NoError(t, c.Call(ctx, ttruntime.CmdWrite, ttruntime.TransferRequest{
-				Buffer: a.Buffer, Offset: off, Segment: seg.Name(), SegmentOffset: segOff, Length: n}, nil))
+			require.NoError(t, c.Write(ctx, ttruntime.TransferRequest{
+				Buffer: a.Buffer, Offset: off, Segment: seg.Name(), SegmentOffset: segOff, Length: n}))
 			// Read an odd window back somewhere else and compare at once.
 			roff := rng.Uint64N(tc.size)
 			rn := 1 + rng.Uint64N(tc.size-roff)
 			dst := uint64(len(mem)) - rn - rng.Uint64N(7)
-			require.NoError(t, c.Call(ctx, ttruntime.CmdRead, ttruntime.TransferRequest{
-				Buffer: a.Buffer, Offset: roff, Segment: seg.Name(), SegmentOffset: dst, Length: rn}, nil))
+			require.NoError(t, c.Read(ctx, ttruntime.TransferRequest{
+				Buffer: a.Buffer, Offset: roff, Segment: seg.Name(), SegmentOffset: dst, Length: rn}))
 			require.Equal(t, model[roff:roff+rn], mem[dst:dst+rn], "size %d page %d: window [%d,+%d)", tc.size, tc.page, roff, rn)
 		}
 		clear(mem[:tc.size])
-		require.NoError(t, c.Call(ctx, ttruntime.CmdRead, ttruntime.TransferRequest{Buffer: a.Buffer, Segment: seg.Name(), Length: tc.size}, nil))
+		require.NoError(t, c.Read(ctx, ttruntime.TransferRequest{Buffer: a.Buffer, Segment: seg.Name(), Length: tc.size}))
 		require.Equal(t, model, mem[:tc.size], "size %d page %d: whole buffer", tc.size, tc.page)
-		require.NoError(t, c.Call(ctx, ttruntime.CmdFree, ttruntime.BufferRequest{Buffer: a.Buffer}, nil))
+		require.NoError(t, c.Free(ctx, ttruntime.BufferRequest{Buffer: a.Buffer}))
 	}
 	// Explicit map and unmap; transfers map on first use as well.
-	require.NoError(t, c.Call(ctx, ttruntime.CmdMap, ttruntime.SegmentRequest{Segment: seg.Name()}, nil))
-	require.NoError(t, c.Call(ctx, ttruntime.CmdUnmap, ttruntime.SegmentRequest{Segment: seg.Name()}, nil))
+	require.NoError(t, c.Map(ctx, ttruntime.SegmentRequest{Segment: seg.Name()}))
+	require.NoError(t, c.Unmap(ctx, ttruntime.SegmentRequest{Segment: seg.Name()}))
 	require.NoError(t, c.Close())
 }
 
@@ -216,10 +216,12 @@ func TestRuntimeErrors(t *testing.T) {
 	ctx := context.Background()
 	info := c.Info()
 	seg := newSegment(t, 1<<16)
-	var a ttruntime.AllocReply
-	require.NoError(t, c.Call(ctx, ttruntime.CmdAlloc, ttruntime.AllocRequest{Size: 4096}, &a))
+	a, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: 4096})
+	require.NoError(t, err)
 
-	call := func(cmd string, req any) error { return c.Call(ctx, cmd, req, nil) }
+	// Requests no typed call can send (unknown commands, fields of the wrong
+	// type) go through the generic call.
+	call := func(cmd string, req any) error { return c.RawCall(ctx, cmd, req, nil) }
 	type m = map[string]any
 	cases := []struct {
 		name string
@@ -258,10 +260,10 @@ func TestRuntimeErrors(t *testing.T) {
 	}
 
 	t.Run("double free", func(t *testing.T) {
-		var b ttruntime.AllocReply
-		require.NoError(t, c.Call(ctx, ttruntime.CmdAlloc, ttruntime.AllocRequest{Size: 100}, &b))
-		require.NoError(t, call(ttruntime.CmdFree, ttruntime.BufferRequest{Buffer: b.Buffer}))
-		err := call(ttruntime.CmdFree, ttruntime.BufferRequest{Buffer: b.Buffer})
+		b, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: 100})
+		require.NoError(t, err)
+		require.NoError(t, c.Free(ctx, ttruntime.BufferRequest{Buffer: b.Buffer}))
+		err = c.Free(ctx, ttruntime.BufferRequest{Buffer: b.Buffer})
 		requireCode(t, err, ttruntime.CodeUnknownBuffer)
 		require.ErrorIs(t, err, backends.ErrUnknownBuffer)
 	})
@@ -269,21 +271,23 @@ func TestRuntimeErrors(t *testing.T) {
 	t.Run("compile error", func(t *testing.T) {
 		p := emptyProgram()
 		p.Compute = section("#error \"zyx conformance: this kernel must not build\"\n")
-		err := call(ttruntime.CmdCompile, p)
+		_, err := c.Compile(ctx, p)
 		requireCode(t, err, ttruntime.CodeCompileError)
 		require.ErrorIs(t, err, backends.ErrCompile)
 		require.Contains(t, err.Error(), "must not build", "the compiler's diagnostics come back")
 	})
 
 	t.Run("run checks", func(t *testing.T) {
-		var p ttruntime.ProgramReply
-		require.NoError(t, c.Call(ctx, ttruntime.CmdCompile, emptyProgram(), &p))
+		p, err := c.Compile(ctx, emptyProgram())
+		require.NoError(t, err)
 		args := []ttruntime.RunArg{ttruntime.BufferArg(a.Buffer), ttruntime.ValueArg(7)}
 		run := func(grid [2]uint32, args []ttruntime.RunArg) error {
-			return call(ttruntime.CmdRun, ttruntime.RunRequest{Program: p.Program, Grid: grid, Args: args})
+			_, err := c.Run(ctx, ttruntime.RunRequest{Program: p.Program, Grid: grid, Args: args})
+			return err
 		}
-		var r ttruntime.RunReply
-		require.NoError(t, c.Call(ctx, ttruntime.CmdRun, ttruntime.RunRequest{Program: p.Program, Grid: [2]uint32{2, 2}, Args: args, Timed: true}, &r))
+		r, err := c.Run(ctx, ttruntime.RunRequest{Program: p.Program, Grid: [2]uint32{2, 2}, Args: args, Timed: true})
+		require.NoError(t, err)
+		require.NotZero(t, r.ElapsedNS, "a timed run reports the device time")
 		require.NoError(t, run([2]uint32{info.Grid.Rows, info.Grid.Cols}, args), "the whole grid")
 		for _, g := range [][2]uint32{{0, 1}, {1, 0}, {info.Grid.Rows + 1, 1}, {1, info.Grid.Cols + 1}} {
 			requireCode(t, run(g, args), ttruntime.CodeInvalidArgument)
@@ -291,9 +295,9 @@ func TestRuntimeErrors(t *testing.T) {
 		requireCode(t, run([2]uint32{1, 1}, args[:1]), ttruntime.CodeInvalidArgument)
 		requireCode(t, run([2]uint32{1, 1}, []ttruntime.RunArg{ttruntime.BufferArg(777777), ttruntime.ValueArg(1)}), ttruntime.CodeUnknownBuffer)
 		requireCode(t, run([2]uint32{1, 1}, []ttruntime.RunArg{ttruntime.ValueArg(1), ttruntime.ValueArg(1)}), ttruntime.CodeBadRequest)
-		require.NoError(t, call(ttruntime.CmdRelease, ttruntime.ProgramRequest{Program: p.Program}))
+		require.NoError(t, c.Release(ctx, ttruntime.ProgramRequest{Program: p.Program}))
 		requireCode(t, run([2]uint32{1, 1}, args), ttruntime.CodeUnknownProgram)
-		requireCode(t, call(ttruntime.CmdRelease, ttruntime.ProgramRequest{Program: p.Program}), ttruntime.CodeUnknownProgram)
+		requireCode(t, c.Release(ctx, ttruntime.ProgramRequest{Program: p.Program}), ttruntime.CodeUnknownProgram)
 	})
 	require.True(t, c.Alive())
 	require.NoError(t, c.Close())
@@ -469,10 +473,15 @@ func BenchmarkRuntimeTransfer64MiB(b *testing.B) {
 		src[i] = byte(i * 31)
 	}
 	dst := make([]byte, size)
-	var a ttruntime.AllocReply
-	require.NoError(b, c.Call(ctx, ttruntime.CmdAlloc, ttruntime.AllocRequest{Size: size}, &a))
+	a, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: size})
+	require.NoError(b, err)
 	xfer := func(cmd string) {
-		if err := c.Call(ctx, cmd, ttruntime.TransferRequest{Buffer: a.Buffer, Segment: seg.Name(), Length: size}, nil); err != nil {
+		req := ttruntime.TransferRequest{Buffer: a.Buffer, Segment: seg.Name(), Length: size}
+		err := c.Write(ctx, req)
+		if cmd == ttruntime.CmdRead {
+			err = c.Read(ctx, req)
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
 	}

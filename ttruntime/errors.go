@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/internal/core"
 )
 
 // Backend is the backend name that errors of this package carry.
@@ -33,15 +33,16 @@ const (
 
 // ErrProtocol marks a runtime that broke the protocol (a reply with the wrong
 // id, a garbage or oversized line). The client is unusable afterwards and
-// every error it returns also wraps backends.ErrDeviceLost.
+// every error it returns also wraps core.ErrDeviceLost.
 var ErrProtocol = errors.New("tt-runtime protocol violation")
 
 // ErrVersion marks a runtime that speaks another protocol version.
 var ErrVersion = errors.New("tt-runtime protocol version mismatch")
 
 // RemoteError is an error reply: the runtime's code and message. It unwraps
-// to the backends sentinel the code amounts to, so errors.Is(err,
-// backends.ErrUnknownBuffer) works on a reply with code unknown_buffer.
+// to the sentinel the code amounts to (internal/core's, which backends
+// re-exports), so errors.Is(err, backends.ErrUnknownBuffer) works on a
+// reply with code unknown_buffer.
 type RemoteError struct {
 	Code    string
 	Message string
@@ -54,40 +55,40 @@ func (e *RemoteError) Error() string {
 	return e.Code + ": " + e.Message
 }
 
-// Unwrap maps the code to a backends sentinel, or nil when none fits.
+// Unwrap maps the code to a sentinel, or nil when none fits.
 func (e *RemoteError) Unwrap() error {
 	switch e.Code {
 	case CodeUnknownBuffer, CodeUnknownProgram:
-		return backends.ErrUnknownBuffer
+		return core.ErrUnknownBuffer
 	case CodeOutOfMemory:
-		return backends.ErrOutOfMemory
+		return core.ErrOutOfMemory
 	case CodeInvalidArgument, CodeBadRequest, CodeLineTooLong, CodeShmError:
-		return backends.ErrInvalidArgument
+		return core.ErrInvalidArgument
 	case CodeCompileError:
-		return backends.ErrCompile
+		return core.ErrCompile
 	case CodeUnsupported, CodeUnknownCommand:
-		return backends.ErrUnsupported
+		return core.ErrUnsupported
 	case CodeVersionMismatch:
 		return ErrVersion
 	}
 	return nil
 }
 
-// remoteErr wraps an error reply in the typed backends error.
+// remoteErr wraps an error reply in the typed error (backends.Error).
 func remoteErr(cmd string, body *ErrorBody) error {
 	re := &RemoteError{Code: body.Code, Message: body.Message}
 	if re.Code == "" {
 		re.Code = CodeInternal
 	}
-	return &backends.Error{Backend: Backend, Op: cmd, Err: re}
+	return &core.Error{Backend: Backend, Op: cmd, Err: re}
 }
 
 // lostErr is the error every call returns once the runtime is gone.
 func lostErr(cmd, why, stderrTail string) error {
-	return &backends.Error{
+	return &core.Error{
 		Backend: Backend,
 		Op:      cmd,
-		Err:     fmt.Errorf("%w: %s", backends.ErrDeviceLost, why),
+		Err:     fmt.Errorf("%w: %s", core.ErrDeviceLost, why),
 		Native:  stderrNote(stderrTail),
 	}
 }

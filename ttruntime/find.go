@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/internal/core"
 )
 
 // RuntimeName is the runtime executable's file name.
@@ -31,7 +31,7 @@ func FindRuntime(configured string) (string, error) {
 			continue
 		}
 		if err := executable(c.path); err != nil {
-			return "", &backends.Error{Backend: Backend, Op: "find runtime",
+			return "", &core.Error{Backend: Backend, Op: "find runtime",
 				Err: fmt.Errorf("%w: %s names %s: %w", ErrRuntimeNotFound, c.source, c.path, err)}
 		}
 		return c.path, nil
@@ -55,7 +55,7 @@ func FindRuntime(configured string) (string, error) {
 	if p, err := exec.LookPath(RuntimeName); err == nil {
 		return p, nil
 	}
-	return "", &backends.Error{Backend: Backend, Op: "find runtime",
+	return "", &core.Error{Backend: Backend, Op: "find runtime",
 		Err: fmt.Errorf("%w (looked at %s): build it with `make runtime` (it lands in bin/%s), or set ZYX_TT_RUNTIME or config tenstorrent.runtime",
 			ErrRuntimeNotFound, strings.Join(looked, ", "), RuntimeName)}
 }

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/internal/core"
 )
 
 // ErrChipBusy marks a chip that another process holds.
@@ -51,7 +51,7 @@ func LockChip(pci string, chip int) (*ChipLock, error) {
 		// for flock.
 		f, err = os.OpenFile(path, os.O_RDONLY, 0)
 		if err != nil {
-			return nil, backends.Errorf(Backend, "lock", backends.ErrNoDevice, "chip lock %s: %v", path, err)
+			return nil, core.Errorf(Backend, "lock", core.ErrNoDevice, "chip lock %s: %v", path, err)
 		}
 	}
 	_ = f.Chmod(0o666) // let other users open it too; best effort
@@ -59,10 +59,10 @@ func LockChip(pci string, chip int) (*ChipLock, error) {
 		holder := readHolder(path)
 		_ = f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, &backends.Error{Backend: Backend, Op: "lock",
-				Err: fmt.Errorf("%w: %w: chip %d of %s is held by %s (lock file %s)", backends.ErrNoDevice, ErrChipBusy, chip, pci, holder, path)}
+			return nil, &core.Error{Backend: Backend, Op: "lock",
+				Err: fmt.Errorf("%w: %w: chip %d of %s is held by %s (lock file %s)", core.ErrNoDevice, ErrChipBusy, chip, pci, holder, path)}
 		}
-		return nil, backends.Errorf(Backend, "lock", backends.ErrNoDevice, "flock %s: %v", path, err)
+		return nil, core.Errorf(Backend, "lock", core.ErrNoDevice, "flock %s: %v", path, err)
 	}
 	if err := f.Truncate(0); err == nil {
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)

@@ -9,7 +9,7 @@ package main
 import (
 	"os"
 
-	"github.com/zyxtt/zyxtt/ttruntime/mockrt"
+	"github.com/zyxtt/zyxtt/internal/mockrt"
 )
 
 func main() {

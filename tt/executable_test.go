@@ -1,0 +1,121 @@
+package tt_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/tt"
+	"github.com/zyxtt/zyxtt/ttruntime"
+)
+
+// checkExecutableContract checks the executable contract on d, which it
+// closes: Release is idempotent and really drops the program in the
+// runtime; Launch and LaunchTimed after Release, or after the device's
+// Close, fail with ErrClosed before reaching the runtime; Release after
+// Close is nil. args are prog's launch arguments on d's pool.
+func checkExecutableContract(t *testing.T, d *tt.Device, prog func() *backends.Program, args []backends.LaunchArg) {
+	t.Helper()
+	ctx := context.Background()
+	compile := func() *tt.Executable {
+		t.Helper()
+		exe, err := d.Compile(ctx, prog())
+		require.NoError(t, err)
+		require.NoError(t, exe.Launch(ctx, args))
+		return exe.(*tt.Executable)
+	}
+	requireClosed := func(exe *tt.Executable, says string) {
+		t.Helper()
+		err := exe.Launch(ctx, args)
+		require.ErrorIs(t, err, backends.ErrClosed)
+		require.NotErrorIs(t, err, backends.ErrDeviceLost, "refused before the runtime")
+		require.ErrorContains(t, err, says)
+		_, err = exe.LaunchTimed(ctx, args)
+		require.ErrorIs(t, err, backends.ErrClosed)
+		require.ErrorContains(t, err, says)
+	}
+
+	released := compile()
+	require.NoError(t, released.Release())
+	// The runtime no longer holds the program, so a release that reached
+	// it again would be answered unknown_program: the second Release's nil
+	// means it sent nothing.
+	err := d.Client().Release(ctx, ttruntime.ProgramRequest{Program: released.ProgramID()})
+	var re *ttruntime.RemoteError
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, ttruntime.CodeUnknownProgram, re.Code)
+	require.NoError(t, released.Release(), "a second Release is nil")
+	requireClosed(released, "was released")
+
+	live := compile() // the device is still usable
+	require.NoError(t, d.Close())
+	requireClosed(live, "is closed")
+	requireClosed(released, "was released")
+	require.NoError(t, live.Release(), "Release after the device's Close is nil")
+	require.NoError(t, live.Release())
+	requireClosed(live, "was released")
+}
+
+func contractArgs(t *testing.T, d *tt.Device, n int64, bufs int, vars ...uint64) []backends.LaunchArg {
+	ctx := context.Background()
+	var args []backends.LaunchArg
+	for range bufs {
+		b, err := d.Pool().Alloc(ctx, n)
+		require.NoError(t, err)
+		args = append(args, backends.BufArg(b))
+	}
+	for _, v := range vars {
+		args = append(args, backends.VarArg(backends.UintConst(backends.U32, v)))
+	}
+	return args
+}
+
+func TestExecutableContractUnderTheMock(t *testing.T) {
+	d := open1(t, "")
+	args := contractArgs(t, d, 4096, 3, 4)
+	// vadd's variable comes first
+	args = append(args[3:], args[:3]...)
+	checkExecutableContract(t, d, vaddProgram, args)
+}
+
+func TestExecutableContractUnderTheEmulator(t *testing.T) {
+	d := openEmu(t, "n150")[0].(*tt.Device)
+	checkExecutableContract(t, d, func() *backends.Program { return exampleVadd(t, 1, 2) }, contractArgs(t, d, 4*2048, 3, 2048))
+}
+
+// A program exiting while a kernel hangs: the launch is given up (its
+// context), and the cleanups after it do not each wait the 60 s call
+// timeout. The first free waits cleanupTimeout (5 s) for its reply, the
+// runtime is then presumed hung and killed, and every later cleanup fails at
+// once.
+func TestCleanupDuringAHungKernel(t *testing.T) {
+	// init 1, three allocs 2–4, compile 5, run 6 never answers
+	devs, err := openTimed(t, "none", "-hang-at 6", 60, "")
+	require.NoError(t, err)
+	d := devs[0].(*tt.Device)
+	args := contractArgs(t, d, 4096, 3, 4)
+	args = append(args[3:], args[:3]...)
+	exe, err := d.Compile(context.Background(), vaddProgram())
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, exe.Launch(ctx, args), context.DeadlineExceeded)
+
+	p := d.Pool()
+	began := time.Now()
+	err = p.Release(args[1].Buffer)
+	took := time.Since(began)
+	require.ErrorIs(t, err, backends.ErrDeviceLost)
+	require.ErrorContains(t, err, "presumed hung")
+	require.GreaterOrEqual(t, took, 4500*time.Millisecond, "the free had cleanupTimeout to answer")
+	require.Less(t, took, 20*time.Second, "the free waited for the 60 s call timeout")
+
+	began = time.Now()
+	require.ErrorIs(t, p.Release(args[2].Buffer), backends.ErrDeviceLost)
+	require.ErrorIs(t, exe.Release(), backends.ErrDeviceLost)
+	require.Less(t, time.Since(began), 5*time.Second, "the later cleanups fail at once")
+	require.NoError(t, d.Close(), "the runtime was already killed: nothing to escalate")
+}

@@ -1,0 +1,94 @@
+package ttruntime
+
+// The typed calls: one method per protocol command (docs/protocol.md), each
+// with its request and reply types (protocol.go). Every call is bounded by
+// its context and the client's Timeout (Free and Release by CleanupTimeout);
+// an error reply is a *core.Error wrapping a *RemoteError, and a runtime
+// that is gone makes every call fail with ErrDeviceLost.
+
+import "context"
+
+// initialize is the handshake Start performs. HandshakeTimeout is the call's
+// own timeout, not a context deadline, so that a runtime hanging in init is
+// reported as hung (ErrDeviceLost) and only the caller's own deadline reads
+// as ctx.Err().
+func (c *Client) initialize(ctx context.Context) (InitReply, error) {
+	var r InitReply
+	err := c.callWithTimeout(ctx, CmdInit, c.cfg.Init, &r, c.cfg.HandshakeTimeout)
+	return r, err
+}
+
+// exit asks the runtime to release everything and exit (Close sends it).
+func (c *Client) exit(ctx context.Context) error {
+	return c.callWithTimeout(ctx, CmdExit, nil, nil, c.cfg.ShutdownTimeout)
+}
+
+// Ping is a no-op round trip. It allocates nothing.
+func (c *Client) Ping(ctx context.Context) error { return c.call(ctx, CmdPing, nil, nil) }
+
+// Map maps a shm segment in the runtime ahead of the transfers that use it
+// (they map it on first use too).
+func (c *Client) Map(ctx context.Context, req SegmentRequest) error {
+	return c.call(ctx, CmdMap, req, nil)
+}
+
+// Unmap drops the runtime's mapping of a shm segment; a segment it never
+// mapped is no error.
+func (c *Client) Unmap(ctx context.Context, req SegmentRequest) error {
+	return c.call(ctx, CmdUnmap, req, nil)
+}
+
+// Alloc creates a device buffer of req.Size bytes, interleaved in pages of
+// req.PageSize (0: DefaultPageSize).
+func (c *Client) Alloc(ctx context.Context, req AllocRequest) (AllocReply, error) {
+	var r AllocReply
+	if err := c.call(ctx, CmdAlloc, req, &r); err != nil {
+		return AllocReply{}, err
+	}
+	return r, nil
+}
+
+// Free frees a device buffer. Its reply is bounded by CleanupTimeout: a
+// runtime that does not answer a free that long after it was sent is
+// presumed hung and killed, as on any call's timeout.
+func (c *Client) Free(ctx context.Context, req BufferRequest) error {
+	return c.callWithTimeout(ctx, CmdFree, req, nil, c.cfg.CleanupTimeout)
+}
+
+// Write copies req.Length bytes from the shm segment at req.SegmentOffset
+// into the buffer at req.Offset.
+func (c *Client) Write(ctx context.Context, req TransferRequest) error {
+	return c.call(ctx, CmdWrite, req, nil)
+}
+
+// Read copies req.Length bytes from the buffer at req.Offset into the shm
+// segment at req.SegmentOffset.
+func (c *Client) Read(ctx context.Context, req TransferRequest) error {
+	return c.call(ctx, CmdRead, req, nil)
+}
+
+// Compile registers and builds a three-kernel program; a build failure is
+// ErrCompile carrying the compiler's diagnostics.
+func (c *Client) Compile(ctx context.Context, req CompileRequest) (ProgramReply, error) {
+	var r ProgramReply
+	if err := c.call(ctx, CmdCompile, req, &r); err != nil {
+		return ProgramReply{}, err
+	}
+	return r, nil
+}
+
+// Run runs a compiled program on the cores of req.Grid and waits for it;
+// the reply carries the device time when req.Timed.
+func (c *Client) Run(ctx context.Context, req RunRequest) (RunReply, error) {
+	var r RunReply
+	if err := c.call(ctx, CmdRun, req, &r); err != nil {
+		return RunReply{}, err
+	}
+	return r, nil
+}
+
+// Release drops a compiled program. Like Free, its reply is bounded by
+// CleanupTimeout.
+func (c *Client) Release(ctx context.Context, req ProgramRequest) error {
+	return c.callWithTimeout(ctx, CmdRelease, req, nil, c.cfg.CleanupTimeout)
+}

@@ -1,0 +1,181 @@
+package ttruntime
+
+// One round trip: take the call slot, send the request, read stdout until
+// its reply comes, bounded by the caller's context, the call's timeout and
+// the process's exit. The typed calls (calls.go) are its only users.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/zyxtt/zyxtt/internal/core"
+)
+
+// call sends one request and decodes the reply's result into out (nil to
+// ignore it). It is bounded by ctx and the per-call timeout.
+func (c *Client) call(ctx context.Context, cmd string, req, out any) error {
+	return c.callWithTimeout(ctx, cmd, req, out, c.cfg.Timeout)
+}
+
+// callWithTimeout is call with its own timeout: a reply that has not come
+// timeout after the request was sent (the wait for the call slot does not
+// count) means a hung runtime, which is killed. ctx ending first only
+// abandons the call: its late reply is skipped and the client lives on.
+func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, timeout time.Duration) error {
+	var body []byte
+	if req != nil { // checked here, so a ping does not even make the call
+		var err error
+		if body, err = encodeBody(cmd, req); err != nil {
+			return err
+		}
+	}
+	select {
+	case c.callSlot <- struct{}{}:
+	default: // another call is in flight: wait for it, or for our context
+		select {
+		case c.callSlot <- struct{}{}:
+		case <-ctx.Done():
+			return &core.Error{Backend: Backend, Op: cmd, Err: ctx.Err()}
+		}
+	}
+	defer func() { <-c.callSlot }()
+	if err := c.deadErr(cmd); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return &core.Error{Backend: Backend, Op: cmd, Err: err}
+	}
+	c.nextID++
+	id := c.nextID
+	line := appendRequest(c.wbuf[:0], id, cmd, body)
+	if cap(line) <= keptBufMax {
+		c.wbuf = line // reuse it, unless it is huge
+	}
+
+	b := callBounds(ctx, timeout)
+	if err := c.setReadDeadline(b.io); err != nil {
+		c.fail(fmt.Errorf("arm the stdout deadline: %w", err))
+		return c.deadErr(cmd)
+	}
+	if ctx.Done() != nil { // a context that cannot end needs no watcher
+		defer c.watchContext(ctx)()
+	}
+
+	// Send. A long request is written concurrently with the reads below;
+	// sent waits for that write. A write that failed part way
+	// desynchronises the stream for good.
+	var written chan error
+	if len(line) <= directWriteMax {
+		if err := c.writeRequest(line, b.io); err != nil {
+			c.fail(fmt.Errorf("write %s request: %w", cmd, err))
+			return c.deadErr(cmd)
+		}
+	} else {
+		c.writeStop.Store(false)
+		done := make(chan error, 1) // the goroutine must not capture written, which is reassigned: that would put it on the heap for every call
+		written = done
+		deadline := b.io
+		go func() { done <- c.writeRequest(line, deadline) }()
+	}
+	sent := func() error {
+		if written == nil {
+			return nil
+		}
+		err := <-written
+		written = nil
+		if err != nil {
+			c.fail(fmt.Errorf("write %s request: %w", cmd, err))
+			return c.deadErr(cmd)
+		}
+		return nil
+	}
+	// lost kills the runtime for reason and reports it once the writer is done.
+	lost := func(reason error) error {
+		c.fail(reason)
+		_ = sent()
+		return c.deadErr(cmd)
+	}
+
+	for {
+		raw, err := c.readLine()
+		switch {
+		case err == nil:
+		case errors.Is(err, errLineTooLong):
+			return lost(fmt.Errorf("%w: a stdout line longer than %d bytes", ErrProtocol, MaxLineBytes))
+		case !errors.Is(err, os.ErrDeadlineExceeded):
+			return lost(errors.New("the runtime closed its stdout"))
+		default:
+			// The deadline woke us: the caller's context ended, the call
+			// timed out, or the process exited.
+			now := time.Now()
+			if cerr := b.callerErr(ctx, now); cerr != nil {
+				if written != nil {
+					// Still sending: stop. Only a request sent whole, or
+					// not at all, leaves the stream usable.
+					c.stopWrite()
+					werr := <-written
+					written = nil
+					c.writeStopped()
+					switch {
+					case errors.Is(werr, errNotSent):
+						return &core.Error{Backend: Backend, Op: cmd, Err: cerr} // no reply will come
+					case werr != nil:
+						return lost(fmt.Errorf("%s request cut off part way by the caller (%w); the stream cannot be resynchronised", cmd, cerr))
+					}
+				}
+				c.abandoned[id] = cmd // the next call skips its reply
+				return &core.Error{Backend: Backend, Op: cmd, Err: cerr}
+			}
+			if b.timedOut(now) {
+				return lost(fmt.Errorf("no reply to %s within %s; the runtime is presumed hung and was killed", cmd, timeout))
+			}
+			if c.pastExitGrace(now) {
+				_ = sent()
+				return c.deadErr(cmd)
+			}
+			if err := c.setReadDeadline(b.io); err != nil {
+				return lost(fmt.Errorf("arm the stdout deadline: %w", err))
+			}
+			continue
+		}
+		h, isReply, err := parseReply(raw)
+		if err != nil {
+			return lost(err)
+		}
+		if !isReply {
+			if text := bytes.TrimSpace(raw); len(text) > 0 {
+				c.log.Debug("tt-runtime stdout (not protocol)", "line", clip(text, 512))
+			}
+			continue
+		}
+		if err := sent(); err != nil {
+			return err
+		}
+		if h.ID != id {
+			if _, ok := c.abandoned[h.ID]; ok {
+				delete(c.abandoned, h.ID)
+				continue
+			}
+			if h.ID == 0 && h.Error != nil {
+				// the runtime could not read our line at all
+				return remoteErr(cmd, h.Error)
+			}
+			return lost(fmt.Errorf("%w: reply id %d to request %d (%s)", ErrProtocol, h.ID, id, cmd))
+		}
+		if !*h.OK {
+			return remoteErr(cmd, h.Error)
+		}
+		if out != nil {
+			if err := json.Unmarshal(raw, out); err != nil {
+				return lost(fmt.Errorf("%w: %s reply does not decode: %w", ErrProtocol, cmd, err))
+			}
+		}
+		return nil
+	}
+}
