@@ -8,6 +8,8 @@ import (
 	"sort"
 	"sync"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // DefaultChunk is the size of the arena's ordinary segments. A request larger
@@ -134,6 +136,14 @@ func NewArena(opts ...ArenaOption) (*Arena, error) {
 	return a, nil
 }
 
+// noSpace says what is short when the filesystem cannot hold a segment.
+func (a *Arena) noSpace(size int64, err error) error {
+	total, _ := Capacity(a.dir)
+	free, _ := Available(a.dir)
+	return fmt.Errorf("shm: %s has %d of %d bytes free and cannot hold a segment of %d bytes (enlarge it, e.g. docker run --shm-size, or point %s at a larger tmpfs): %w",
+		a.dir, free, total, size, EnvDir, err)
+}
+
 // Dir is the directory that holds the arena's segments.
 func (a *Arena) Dir() string { return a.dir }
 
@@ -162,8 +172,16 @@ func (a *Arena) Alloc(n int64) (Region, error) {
 	size, dedicated := a.chunk, false
 	if want > a.chunk {
 		size, dedicated = roundUp(want, 4096), true
+	} else if free, err := Available(a.dir); err == nil && free < size {
+		// A small filesystem (Docker gives /dev/shm 64 MiB) cannot take
+		// whole chunks: make the segment as large as what is asked needs,
+		// or half of what is free when that is more.
+		size = max(roundUp(want, 4096), free/2/4096*4096)
 	}
 	seg, err := CreateIn(a.dir, NewName(), size)
+	if errors.Is(err, unix.ENOSPC) {
+		return Region{}, a.noSpace(size, err)
+	}
 	if err != nil {
 		return Region{}, err
 	}

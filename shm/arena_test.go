@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 func newArena(t *testing.T, opts ...ArenaOption) *Arena {
@@ -212,4 +213,36 @@ func TestArenaConcurrentRegionsNeverOverlap(t *testing.T) {
 	r, err := a.Alloc(1 << 18)
 	require.NoError(t, err)
 	require.Zero(t, r.Offset())
+}
+
+// smallTmpfs mounts a tmpfs of size bytes for the test, or skips when this
+// process may not mount (not root, no CAP_SYS_ADMIN).
+func smallTmpfs(t *testing.T, size int64) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
+		t.Skipf("cannot mount a tmpfs to stand for a small /dev/shm: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(dir, 0) })
+	return dir
+}
+
+// On a /dev/shm smaller than a chunk (Docker's default is 64 MiB) the arena
+// makes segments that fit, and says what is short when nothing does.
+func TestSmallShmFilesystem(t *testing.T) {
+	dir := smallTmpfs(t, 16<<20)
+	a, err := NewArena(WithDir(dir))
+	require.NoError(t, err)
+	defer a.Close()
+	r, err := a.Alloc(1 << 20)
+	require.NoError(t, err, "a 1 MiB region on a 16 MiB tmpfs")
+	require.LessOrEqual(t, r.seg.Size(), int64(8<<20), "the segment shrank to fit")
+	r2, err := a.Alloc(2 << 20)
+	require.NoError(t, err)
+	require.NoError(t, a.Free(r2))
+	_, err = a.Alloc(64 << 20)
+	require.ErrorIs(t, err, unix.ENOSPC)
+	require.ErrorContains(t, err, "cannot hold a segment of 67108864 bytes")
+	require.ErrorContains(t, err, "free")
+	require.NoError(t, a.Free(r))
 }

@@ -146,6 +146,18 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, unix.EPERM)
 }
 
+// Available is how many bytes the filesystem that holds dir has free.
+func Available(dir string) (int64, error) {
+	if err := checkDir(dir); err != nil {
+		return 0, err
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, wrap("statfs", dir, err)
+	}
+	return int64(st.Bavail) * st.Bsize, nil
+}
+
 // Capacity is the total size in bytes of the filesystem that holds dir: the
 // most that segments can ever hold together.
 func Capacity(dir string) (int64, error) {
