@@ -26,8 +26,16 @@ type DeviceInfo struct {
 	// Kind is cpu, gpu or accelerator; a CPU implementation of a GPU API
 	// (PoCL, lavapipe) reports cpu.
 	Kind DeviceKind `json:"kind"`
-	// Compute is the device's peak compute in FLOP/s, used to rank devices.
+	// Compute is the device's peak compute in FLOP/s, used to rank devices
+	// of one class when nothing has been measured.
 	Compute uint64 `json:"compute"`
+	// ComputeEstimated says Compute is a class estimate, not a figure
+	// derived from the device's own clocks, units and vector widths.
+	ComputeEstimated bool `json:"compute_estimated,omitempty"`
+	// SoftwareImpl marks a CPU implementation of an API made for other
+	// processors (PoCL's CPU device, Mesa's llvmpipe/lavapipe): selection
+	// never ranks it above the native CPU backends on the same CPU.
+	SoftwareImpl bool `json:"software_impl,omitempty"`
 	// MaxGlobalWorkDims is the largest grid per axis. On Tenstorrent it is
 	// [rows, cols] of the harvest-aware worker grid.
 	MaxGlobalWorkDims []uint64 `json:"max_global_work_dims"`
