@@ -64,10 +64,22 @@ type perfFile struct {
 	Entries []PerfEntry `json:"entries"`
 }
 
-// DefaultPerfRecord is the record in the user cache directory
-// ($XDG_CACHE_HOME/zyx/perf.json, else ~/.cache/zyx/perf.json); nil when
-// there is no cache directory.
+// EnvPerfRecord names the environment variable that moves the performance
+// record ("off" keeps none).
+const EnvPerfRecord = "ZYX_PERF_RECORD"
+
+// DefaultPerfRecord is the record at $ZYX_PERF_RECORD, else in the user
+// cache directory ($XDG_CACHE_HOME/zyx/perf.json, else
+// ~/.cache/zyx/perf.json); nil when there is none ("off", or no cache
+// directory).
 func DefaultPerfRecord() *PerfRecord {
+	switch p := os.Getenv(EnvPerfRecord); p {
+	case "":
+	case "off":
+		return nil
+	default:
+		return &PerfRecord{Path: p}
+	}
 	base, err := os.UserCacheDir()
 	if err != nil || base == "" {
 		return nil

@@ -69,6 +69,7 @@ type Runtime struct {
 	env         registry.Env
 	openTimeout time.Duration
 	staging     stagingCache
+	selectCfg   SelectConfig
 
 	mu       sync.Mutex
 	closed   bool
@@ -133,12 +134,43 @@ func openRuntime(_ context.Context, opts Options, lookup func(string) (any, erro
 		}
 		r.host, r.ownHost = hp, true
 	}
+	if err := r.cfg.Section(SelectSection, &r.selectCfg); err != nil {
+		r.cfgErr = errors.Join(r.cfgErr, err)
+	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = zlog.Logger()
 	}
 	r.env = registry.Env{Config: r.cfg, HostPool: r.host, Logger: logger}
 	return r, nil
+}
+
+// SelectSection is the config section of device selection (SelectConfig).
+const SelectSection = "select"
+
+// SelectConfig is the "select" section of the config file.
+type SelectConfig struct {
+	// BudgetS bounds how long "fastest" measures, in seconds (default 30).
+	BudgetS float64 `json:"budget_s"`
+	// Record is the performance record's path ("off" keeps none; default
+	// DefaultPerfRecord).
+	Record string `json:"record"`
+}
+
+// selectDefaults are the options the config gives every selection.
+func (r *Runtime) selectDefaults() []SelectOption {
+	var out []SelectOption
+	if r.selectCfg.BudgetS > 0 {
+		out = append(out, WithBudget(time.Duration(r.selectCfg.BudgetS*float64(time.Second))))
+	}
+	switch r.selectCfg.Record {
+	case "":
+	case "off":
+		out = append(out, WithRecord(nil))
+	default:
+		out = append(out, WithRecord(&PerfRecord{Path: r.selectCfg.Record}))
+	}
+	return out
 }
 
 // Config is the config the runtime's backends open with.
@@ -152,7 +184,7 @@ func (r *Runtime) ConfigErr() error { return r.cfgErr }
 // sections no backend of this runtime reads. A section with a bad or unknown
 // key is reported by its backend, which then has no devices.
 func (r *Runtime) ConfigProblems() []string {
-	known := map[string]bool{}
+	known := map[string]bool{SelectSection: true}
 	for _, n := range r.names {
 		known[r.sectionOf(n)] = true
 	}

@@ -224,7 +224,7 @@ func (r *Runtime) Select(ctx context.Context, p *Program, selector string, opts 
 		return nil, err
 	}
 	o := selectOpts{budget: DefaultMeasureBudget, repeat: 1, record: DefaultPerfRecord()}
-	for _, f := range opts {
+	for _, f := range append(r.selectDefaults(), opts...) {
 		f(&o)
 	}
 	devs, skips, err := r.Candidates(ctx, p, selector)

@@ -9,18 +9,19 @@ import (
 // Report is what a run did, as `zyx-tt run --json` prints it
 // (docs/probe.md defines the schema).
 type Report struct {
-	Bundle      string          `json:"bundle"`
-	Program     string          `json:"program"`
-	Description string          `json:"description,omitempty"`
-	Vars        []VarReport     `json:"vars"`
-	Skipped     []SkipReport    `json:"skipped"`
-	Device      DeviceReport    `json:"device"`
-	Grid        []uint64        `json:"grid"`
-	Params      []ParamReport   `json:"params"`
-	Timing      TimingReport    `json:"timing"`
-	Repeat      *RepeatReport   `json:"repeat,omitempty"`
-	Verify      *VerifyReport   `json:"verify,omitempty"`
-	Written     []WrittenReport `json:"written"`
+	Bundle      string           `json:"bundle"`
+	Program     string           `json:"program"`
+	Description string           `json:"description,omitempty"`
+	Vars        []VarReport      `json:"vars"`
+	Skipped     []SkipReport     `json:"skipped"`
+	Device      DeviceReport     `json:"device"`
+	Selection   *SelectionReport `json:"selection,omitempty"`
+	Grid        []uint64         `json:"grid"`
+	Params      []ParamReport    `json:"params"`
+	Timing      TimingReport     `json:"timing"`
+	Repeat      *RepeatReport    `json:"repeat,omitempty"`
+	Verify      *VerifyReport    `json:"verify,omitempty"`
+	Written     []WrittenReport  `json:"written"`
 }
 
 // VarReport is one var and the value the run used.
@@ -43,6 +44,21 @@ type DeviceReport struct {
 	Hardware string `json:"hardware"`
 	Kind     string `json:"kind"`
 	Emulated bool   `json:"emulated,omitempty"`
+}
+
+// SelectionReport says why the device was chosen, with the measurements
+// the choice was made on (best first), if any.
+type SelectionReport struct {
+	Reason   string           `json:"reason"`
+	Measured []MeasuredReport `json:"measured,omitempty"`
+}
+
+// MeasuredReport is one device's measurement.
+type MeasuredReport struct {
+	Device     string `json:"device"`
+	LaunchNS   int64  `json:"launch_ns"`
+	UploadNS   int64  `json:"upload_ns"`
+	DownloadNS int64  `json:"download_ns"`
 }
 
 // ParamReport is one param of the run.

@@ -60,6 +60,10 @@ type Options struct {
 	// (without a reference, on c).
 	Verify   bool
 	VerifyOn string
+	// Select adjusts the device selection (backends.WithBudget for
+	// "fastest", backends.WithRecord); RunOnce adds the run's workload and
+	// WithRepeat(Repeat + 1).
+	Select []backends.SelectOption
 }
 
 // Run is one run of a bundle: its var values, its inputs in the host pool,
@@ -169,12 +173,7 @@ func (r *Run) countBar(name string, total int64, show bool) Bar {
 }
 
 // Close releases every buffer the run allocated.
-func (r *Run) Close() {
-	for i := len(r.owned) - 1; i >= 0; i-- {
-		_ = r.owned[i].pool.Release(r.owned[i].id)
-	}
-	r.owned = nil
-}
+func (r *Run) Close() { r.releaseFrom(0) }
 
 func (r *Run) alloc(ctx context.Context, pool backends.Pool, n int64) (backends.BufferID, error) {
 	id, err := pool.Alloc(ctx, n)
@@ -256,9 +255,11 @@ func (r *Run) prepareInputs(ctx context.Context, inputs map[string]string) error
 func (r *Run) Input(i int) ([]byte, error) { return r.host.Bytes(r.inputs[i]) }
 
 // Compile builds the bundle's program and compiles it on the device the
-// selector picks ("" or "auto": the runtime's order of preference),
-// recording the device and every device passed over in the Report.
-func (r *Run) Compile(ctx context.Context, selector string) (*backends.Selection, *backends.Program, error) {
+// selector picks ("" or "auto": the performance record at this run's size,
+// else the static ranking; "fastest": measure every candidate with this
+// run's inputs), recording the device, why it was chosen and every device
+// passed over in the Report.
+func (r *Run) Compile(ctx context.Context, selector string, opts ...backends.SelectOption) (*backends.Selection, *backends.Program, error) {
 	if selector == "" {
 		selector = "auto"
 	}
@@ -268,7 +269,7 @@ func (r *Run) Compile(ctx context.Context, selector string) (*backends.Selection
 	}
 	bar := r.spinner("compile")
 	start := time.Now()
-	sel, err := r.rt.Select(ctx, p, selector)
+	sel, err := r.rt.Select(ctx, p, selector, append([]backends.SelectOption{backends.WithWorkload(r.Workload())}, opts...)...)
 	bar.Done()
 	var nd *backends.NoDeviceError
 	switch {
@@ -284,6 +285,12 @@ func (r *Run) Compile(ctx context.Context, selector string) (*backends.Selection
 	d := sel.Device
 	info := d.Info()
 	r.Report.Device = DeviceReport{Name: d.Name(), Backend: d.Backend(), Hardware: info.Name, Kind: string(info.Kind), Emulated: info.Emulated}
+	r.Report.Selection = &SelectionReport{Reason: sel.Reason}
+	for _, e := range sel.Measured {
+		r.Report.Selection.Measured = append(r.Report.Selection.Measured, MeasuredReport{
+			Device: e.DeviceName, LaunchNS: e.Launch.Nanoseconds(), UploadNS: e.Upload.Nanoseconds(), DownloadNS: e.Download.Nanoseconds(),
+		})
+	}
 	return sel, p, nil
 }
 

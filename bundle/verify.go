@@ -196,7 +196,7 @@ func (b *Bundle) RunOnce(ctx context.Context, rt *backends.Runtime, opts Options
 	if err != nil {
 		return nil, nil, err
 	}
-	sel, p, err := r.Compile(ctx, opts.Device)
+	sel, p, err := r.Compile(ctx, opts.Device, append([]backends.SelectOption{backends.WithRepeat(opts.Repeat + 1)}, opts.Select...)...)
 	if err != nil {
 		return r, nil, err
 	}

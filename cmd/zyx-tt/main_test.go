@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -93,10 +94,25 @@ func cliEnviron(t *testing.T, env cliEnv) string {
 	t.Setenv("XDG_CONFIG_HOME", cfgHome)
 	t.Setenv("ZYX_SYSFS_ROOT", sysfs)
 	t.Setenv("ZYX_TT_RUNTIME", "/nonexistent/zyx-tt-runtime")
+	t.Setenv("ZYX_PERF_RECORD", perfRecordOf(t))
 	for k, v := range env.extra {
 		t.Setenv(k, v)
 	}
 	return cfgHome
+}
+
+// perfRecords is each test's performance record: one per test, shared by
+// its invocations (a --dev fastest run, then --dev auto).
+var perfRecords sync.Map
+
+func perfRecordOf(t *testing.T) string {
+	if p, ok := perfRecords.Load(t); ok {
+		return p.(string)
+	}
+	p := filepath.Join(t.TempDir(), "perf.json")
+	perfRecords.Store(t, p)
+	t.Cleanup(func() { perfRecords.Delete(t) })
+	return p
 }
 
 // cleanResult turns the paths that depend on this checkout and this run

@@ -45,11 +45,12 @@ type probeDevice struct {
 }
 
 func cmdProbe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("probe", "[--json] [--backends LIST]",
+	fs := newFlagSet("probe", "[--json] [--backends LIST] [--perf]",
 		"Probe lists every registered backend with its devices, or the reason it has\n"+
 			"none, and the hardware each backend found (for Tenstorrent: every card's PCI\n"+
 			"address, board, chips, DRAM, firmware, temperature and power).", stdout)
 	asJSON := fs.Bool("json", false, "print JSON (schema in docs/probe.md)")
+	perf := fs.Bool("perf", false, "list the performance record (what --dev fastest measured) instead")
 	only := fs.String("backends", "", "comma-separated backends to probe (default: all registered)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -57,6 +58,9 @@ func cmdProbe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
+	}
+	if *perf {
+		return probePerf(stdout, *asJSON)
 	}
 	names := backends.Registered()
 	if *only != "" {
@@ -173,10 +177,17 @@ func writeDevice(w io.Writer, d probeDevice) {
 	if in.Emulated {
 		kind += ", emulated"
 	}
+	if in.SoftwareImpl {
+		kind += ", software implementation"
+	}
 	fmt.Fprintf(w, "  %s  %s (%s)\n", d.Name, in.Name, kind)
 	var facts []string
 	if in.Compute > 0 {
-		facts = append(facts, "compute "+siRate(float64(in.Compute), "FLOP/s"))
+		c := "compute " + siRate(float64(in.Compute), "FLOP/s")
+		if in.ComputeEstimated {
+			c += " (a class estimate)"
+		}
+		facts = append(facts, c)
 	}
 	if in.Cores > 0 {
 		facts = append(facts, fmt.Sprintf("%d cores", in.Cores))
@@ -236,4 +247,44 @@ func joinUints(v []uint64, sep string) string {
 		parts[i] = fmt.Sprint(x)
 	}
 	return strings.Join(parts, sep)
+}
+
+// perfReport is `zyx-tt probe --perf --json`.
+type perfReport struct {
+	Path    string               `json:"path"`
+	Entries []backends.PerfEntry `json:"entries"`
+}
+
+// probePerf lists the performance record.
+func probePerf(w io.Writer, asJSON bool) error {
+	rec := backends.DefaultPerfRecord()
+	if rec == nil {
+		return fmt.Errorf("no performance record (no cache directory, or %s=off)", backends.EnvPerfRecord)
+	}
+	rep := perfReport{Path: rec.Path, Entries: rec.Entries()}
+	if rep.Entries == nil {
+		rep.Entries = []backends.PerfEntry{}
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	fmt.Fprintf(w, "performance record: %s (%d entries)\n", rep.Path, len(rep.Entries))
+	sort.SliceStable(rep.Entries, func(i, j int) bool {
+		a, b := rep.Entries[i], rep.Entries[j]
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		if a.Bucket != b.Bucket {
+			return a.Bucket < b.Bucket
+		}
+		return a.Launch < b.Launch
+	})
+	for _, e := range rep.Entries {
+		fmt.Fprintf(w, "  %-12s %-10s ~2^%d bytes  launch %s  upload %s  download %s  (%d samples, %s)\n",
+			e.Name, e.DeviceName, e.Bucket, dur(e.Launch.Nanoseconds()), dur(e.Upload.Nanoseconds()), dur(e.Download.Nanoseconds()),
+			e.Samples, e.MeasuredAt.Format("2006-01-02 15:04"))
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/bundle"
@@ -18,8 +19,12 @@ import (
 const runAbout = `Run compiles the program bundle BUNDLE (a directory, see docs/programs.md) on a
 device, fills its inputs, launches it, and reads its outputs back.
 
-Devices (--dev): auto (Tenstorrent cards first, then the device with the most
-compute, emulators last; every device passed over is listed with the reason),
+Devices (--dev): auto (the device measured fastest for this program and size,
+from the performance record; else Tenstorrent cards first, then GPUs, the
+native CPU backends, software implementations of GPU APIs, emulators last;
+every device passed over is listed with the reason), fastest (measure every
+device that can run the program, within --budget, record it and run on the
+winner),
 a backend (tt, cuda, opencl, vulkan, c, cblas) for its first device, or a
 device name (tt:1, tt-emu:0, cuda:0, opencl:0, vulkan:0). tt and tt:N mean
 Tenstorrent hardware; the emulator is tt-emu or tt-emu:N.
@@ -41,13 +46,15 @@ type runFlags struct {
 	outOrder  []string
 	verify    optFlag
 	repeat    int
+	budget    time.Duration
 	json      bool
 }
 
 func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 	fs := newFlagSet("run", "[flags] BUNDLE", runAbout, stdout)
 	f := &runFlags{}
-	fs.StringVar(&f.dev, "dev", "auto", "device: auto, tt, tt:N, tt-emu, tt-emu:N, cuda:N, opencl:N, vulkan:N, c, cblas")
+	fs.StringVar(&f.dev, "dev", "auto", "device: auto, fastest, tt, tt:N, tt-emu, tt-emu:N, cuda:N, opencl:N, vulkan:N, c, cblas")
+	fs.DurationVar(&f.budget, "budget", 0, "how long --dev fastest may measure, over every device (default 30s, or config select.budget_s)")
 	var sets, ins, outs listFlag
 	fs.Var(&sets, "set", "set a variable, `VAR=VALUE` (repeatable)")
 	fs.Var(&ins, "in", "input data, `NAME=FILE.npy|FILE.bin|random|random:LO:HI|const:V|iota` (repeatable)")
@@ -65,6 +72,9 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 	f.bundleDir = pos[0]
 	if f.repeat < 0 {
 		return nil, usagef("--repeat %d: must be 0 or more", f.repeat)
+	}
+	if f.budget < 0 {
+		return nil, usagef("--budget %s: must be positive", f.budget)
 	}
 	if f.set, _, err = sets.pairs("set"); err != nil {
 		return nil, err
@@ -118,6 +128,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	run, res, err := b.RunOnce(ctx, rt, bundle.Options{
 		Set: f.set, Inputs: f.in, Progress: bars.bundleProgress(),
 		Device: f.dev, Repeat: f.repeat, Verify: f.verify.set, VerifyOn: f.verify.value,
+		Select: []backends.SelectOption{backends.WithBudget(f.budget)},
 	})
 	if run != nil {
 		defer run.Close()

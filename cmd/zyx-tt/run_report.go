@@ -51,6 +51,9 @@ func writeRun(w io.Writer, rep *bundle.Report) {
 		kind += ", emulated"
 	}
 	fmt.Fprintf(w, "  device    %s (%s, %s)\n", dev.Name, dev.Hardware, kind)
+	if sel := rep.Selection; sel != nil && sel.Reason != "" {
+		fmt.Fprintf(w, "  chosen    %s\n", sel.Reason)
+	}
 	fmt.Fprintf(w, "  grid      %s\n", joinUints(rep.Grid, " x "))
 	t := rep.Timing
 	fmt.Fprintf(w, "  compile   %s\n", dur(t.CompileNS))

@@ -279,3 +279,33 @@ func runtimeEnv(t *testing.T) map[string]string {
 	}
 	return nil
 }
+
+// --dev fastest measures every device that can run the bundle, records it,
+// and a later --dev auto follows the record and says so; probe --perf lists
+// it.
+func TestFastestThenAuto(t *testing.T) {
+	rep, r := runJSON(t, cliEnv{}, testBundle, "--dev", "fastest", "--set", "n=4096")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.NotNil(t, rep.Selection)
+	require.Contains(t, rep.Selection.Reason, "measured: ")
+	require.NotEmpty(t, rep.Selection.Measured)
+	winner := rep.Selection.Measured[0].Device
+	require.Equal(t, winner, rep.Device.Name)
+
+	rep, r = runJSON(t, cliEnv{}, testBundle, "--dev", "auto", "--set", "n=4096")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, rep.Selection.Reason, "measured: ", "auto follows the record")
+	require.Equal(t, winner, rep.Device.Name)
+
+	rep, r = runJSON(t, cliEnv{}, testBundle, "--dev", "auto", "--set", "n=1048576")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, "static ranking, not measured yet", rep.Selection.Reason, "another size is not measured")
+
+	p := cli(t, cliEnv{}, "probe", "--perf")
+	require.Equal(t, exitOK, p.code, p.stderr)
+	require.Contains(t, p.stdout, "performance record: ")
+	require.Contains(t, p.stdout, "vadd")
+
+	bad := cli(t, cliEnv{}, "run", testBundle, "--dev", "fastest", "--budget", "-1s")
+	require.Equal(t, exitUsage, bad.code)
+}
