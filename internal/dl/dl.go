@@ -93,10 +93,10 @@ func openFirst(sonames []string, bind func(uintptr) error, open func(string) (ui
 	return 0, "", errors.Join(errs...)
 }
 
-// naming is err prefixed with the soname, unless the message names it
-// already (the dynamic loader's own messages do).
+// naming is err prefixed with the soname, unless the message starts with
+// it already (the dynamic loader's own messages do).
 func naming(name string, err error) error {
-	if strings.Contains(err.Error(), name) {
+	if strings.HasPrefix(err.Error(), name+":") {
 		return err
 	}
 	return fmt.Errorf("%s: %w", name, err)

@@ -90,6 +90,9 @@ func TestLoader(t *testing.T) {
 	require.NoError(t, err, "a nil bind accepts the first that opens")
 	require.Equal(t, uintptr(7), h)
 	require.Equal(t, "libc.so", name)
+	_, _, err = l.OpenFirst([]string{"libc.so"}, func(uintptr) error { return errors.New("symbol f: libc.so: undefined symbol: f") })
+	require.EqualError(t, err, "thing not loaded: libc.so: symbol f: libc.so: undefined symbol: f",
+		"a message that names the file only inside still gets the name in front")
 	_, _, err = l.OpenFirst(nil, nil)
 	require.ErrorIs(t, err, ErrNoCandidates)
 	require.EqualError(t, err, "thing not loaded: no library names to try")
