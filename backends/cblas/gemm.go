@@ -260,12 +260,12 @@ func (e *executable) call(s *shape, ptrs [3]uintptr) {
 	}
 }
 
-// Release forgets the program. Releasing twice is an error.
+// Release forgets the program. Releasing again does nothing.
 func (e *executable) Release() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.released {
-		return backends.Errorf(BackendName, "release", backends.ErrClosed, "program %q was already released", e.prog.Name)
+		return nil
 	}
 	e.released = true
 	return nil

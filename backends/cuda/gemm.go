@@ -383,6 +383,17 @@ func (e *gemmExec) launch(ctx context.Context, args []backends.LaunchArg, timed 
 		return 0, err
 	}
 	d, g := e.dev, e.prog.GEMM()
+	// A released program or a closed device is ErrClosed before the args
+	// are looked at: a closed device's buffers are gone.
+	if err := d.usable("gemm"); err != nil {
+		return 0, fmt.Errorf("%s: gemm %q: %w", d.name, e.prog.Name, err)
+	}
+	e.mu.Lock()
+	released := e.released
+	e.mu.Unlock()
+	if released {
+		return 0, backends.Errorf(Name, "gemm", backends.ErrClosed, "program %q was released", e.prog.Name)
+	}
 	sizes, err := driver.CheckArgs(e.prog, d.pool, args)
 	if err != nil {
 		return 0, err

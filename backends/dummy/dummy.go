@@ -1,7 +1,8 @@
 // Package dummy is a config-gated test backend: one device whose memory is
 // ordinary Go memory with exact refcount and free-bytes accounting, and
 // which compiles every valid program and launches it by checking its
-// arguments and evaluating its grid, without computing anything.
+// arguments and evaluating its grid (against the device's grid limits),
+// without computing anything.
 //
 // It is off unless the config's "dummy" section sets "enabled": true, so a
 // user never sees it by accident:
@@ -134,6 +135,9 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {
+		if p == nil {
+			return nil, fmt.Errorf("dummy: compile: %w", err)
+		}
 		return nil, fmt.Errorf("dummy: compile %s: %w", p.Name, err)
 	}
 	// Keep a copy: the caller may reuse its Program value. The dummy
@@ -188,6 +192,11 @@ func (e *Executable) Launch(ctx context.Context, args []backends.LaunchArg) erro
 	if err != nil {
 		return fmt.Errorf("dummy: launch %s: %w", e.prog.Name, err)
 	}
+	for i, g := range grid {
+		if lim := e.dev.info.MaxGlobalWorkDims; i < len(lim) && g > lim[i] {
+			return fmt.Errorf("dummy: launch %s: %w: grid axis %d is %d; the device allows %d", e.prog.Name, backends.ErrInvalidArgument, i, g, lim[i])
+		}
+	}
 	e.mu.Lock()
 	e.grid = grid
 	e.mu.Unlock()
@@ -211,11 +220,9 @@ func (e *Executable) LastGrid() []uint64 {
 	return append([]uint64(nil), e.grid...)
 }
 
-// Release frees the program; a second Release is an error.
+// Release frees the program; releasing again does nothing.
 func (e *Executable) Release() error {
-	if e.released.Swap(true) {
-		return fmt.Errorf("dummy: release %s: %w: already released", e.prog.Name, backends.ErrInvalidArgument)
-	}
+	e.released.Store(true)
 	return nil
 }
 

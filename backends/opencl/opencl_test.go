@@ -98,109 +98,72 @@ func TestLaunchTimed(t *testing.T) {
 	}
 }
 
-// TestBadInput feeds each kind of bad input and proves the device still
-// runs vadd afterwards.
-func TestBadInput(t *testing.T) {
-	ctx := context.Background()
-	devs := openAll(t)
-	if len(devs) < 1 {
-		t.Skip("no OpenCL device")
+// openOne opens device i with a private binary cache, for a check that
+// closes it.
+func openOne(i int) backendtest.Opener {
+	return func(t testing.TB) backends.Device {
+		devs, err := OpenDevices(context.Background(), Config{DeviceIDs: &[]int{i}, CacheDir: t.TempDir()})
+		if err != nil {
+			t.Skipf("no OpenCL device %d: %v", i, err)
+		}
+		return devs[0]
 	}
-	for _, d := range devs {
-		good, err := d.Compile(ctx, vaddProgram(t))
-		require.NoError(t, err)
-		defer good.Release()
-		n := 1000
-		bufs := [3]backends.BufferID{backendtest.UploadF32(t, d.pool, make([]float32, n)), backendtest.UploadF32(t, d.pool, make([]float32, n)), backendtest.UploadF32(t, d.pool, make([]float32, n))}
-		vaddArgs := func(z backends.BufferID) []backends.LaunchArg {
-			return []backends.LaunchArg{backends.BufArg(bufs[0]), backends.BufArg(bufs[1]), backends.BufArg(z), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}
-		}
-		// A buffer id this pool never issued: one from the host pool.
-		host, err := backends.HostPool()
-		require.NoError(t, err)
-		foreign, err := host.Alloc(ctx, 4096)
-		require.NoError(t, err)
-		defer host.Release(foreign)
+}
 
-		cases := []struct {
-			name string
-			run  func() error
-			want error
-		}{
-			{"build failure", func() error {
-				p := vaddProgram(t)
-				p.Source(backends.FormatOpenCL).Source = "__kernel void vadd(__global float *x) { x[0] = undefined_name; }"
-				_, err := d.Compile(ctx, p)
-				if err != nil {
-					var be *backends.Error
-					require.ErrorAs(t, err, &be)
-					require.Contains(t, be.Native, "undefined_name", "the build log is returned")
-				}
-				return err
-			}, backends.ErrCompile},
-			{"missing entry", func() error {
-				p := vaddProgram(t)
-				p.Source(backends.FormatOpenCL).Entry = "no_such_kernel"
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrCompile},
-			{"no variant", func() error {
-				p := vaddProgram(t)
-				p.RemoveVariant(backends.FormatOpenCL)
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrNoVariant},
-			{"param count differs from kernel", func() error {
-				p := vaddProgram(t)
-				p.Params = append(p.Params, backends.Param{Name: "extra", Kind: backends.Variable, DType: backends.U32})
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrInvalidArgument},
-			{"more args than params", func() error {
-				return good.Launch(ctx, append(vaddArgs(bufs[2]), backends.VarArg(backends.UintConst(backends.U32, 1))))
-			}, backends.ErrInvalidArgument},
-			{"buffer from another pool", func() error {
-				return good.Launch(ctx, vaddArgs(foreign))
-			}, backends.ErrUnknownBuffer},
-			{"scalar where a buffer belongs", func() error {
-				args := vaddArgs(bufs[2])
-				args[0] = backends.VarArg(backends.UintConst(backends.U32, 1))
-				return good.Launch(ctx, args)
-			}, backends.ErrInvalidArgument},
-			{"local size beyond the device", func() error {
-				p := vaddProgram(t)
-				p.Source(backends.FormatOpenCL).Local = [3]uint32{uint32(min(d.lim.maxItems[0]+1, math.MaxUint32)), 1, 1}
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrInvalidArgument},
-			{"work group beyond the device", func() error {
-				p := vaddProgram(t)
-				p.Source(backends.FormatOpenCL).Local = [3]uint32{uint32(d.lim.maxItems[0]), uint32(d.lim.maxItems[1]), 1}
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrInvalidArgument},
-			{"grid beyond the device", func() error {
-				p := vaddProgram(t)
-				p.Grid = []backends.GwsDim{backends.ConstDim(d.info.MaxGlobalWorkDims[0] + 1)}
-				x, err := d.Compile(ctx, p)
-				require.NoError(t, err)
-				defer x.Release()
-				return x.Launch(ctx, vaddArgs(bufs[2]))
-			}, backends.ErrInvalidArgument},
-		}
-		for _, c := range cases {
-			t.Run(d.name+"/"+c.name, func(t *testing.T) {
-				err := c.run()
-				require.Error(t, err)
-				require.ErrorIs(t, err, c.want)
-				// The device is still usable.
-				require.NoError(t, good.Launch(ctx, vaddArgs(bufs[2])))
-				backendtest.CheckVadd(t, d.pool, good, 777)
+func TestExecutableConformance(t *testing.T) {
+	for i, d := range openAll(t) {
+		t.Run(d.name, func(t *testing.T) {
+			backendtest.RunExecutableConformance(t, d, openOne(i), vaddProgram(t), backendtest.VaddArgs(1000)...)
+		})
+	}
+}
+
+// TestBadInput feeds each kind of bad input, the shared cases and
+// OpenCL's own, and proves the device still runs vadd afterwards.
+func TestBadInput(t *testing.T) {
+	for _, d := range openAll(t) {
+		t.Run(d.name, func(t *testing.T) {
+			backendtest.RunBadInputConformance(t, d, backendtest.BadInput{
+				Program: vaddProgram,
+				Args:    backendtest.VaddArgs(1000),
+				Check: func(t testing.TB, dev backends.Device, exe backends.Executable) {
+					backendtest.CheckVadd(t, dev.Pool(), exe, 777)
+				},
+				BuildsCode: true,
+				GridLimits: true,
+				Cases:      badInputCases(d),
 			})
+		})
+	}
+}
+
+func badInputCases(d *device) []backendtest.BadCase {
+	local := func(l [3]uint32) func(t testing.TB, e *backendtest.BadEnv) error {
+		return func(t testing.TB, e *backendtest.BadEnv) error {
+			p := e.Program(t)
+			p.Source(backends.FormatOpenCL).Local = l
+			return e.Compile(p)
 		}
-		for _, id := range bufs {
-			require.NoError(t, d.pool.Release(id))
-		}
+	}
+	return []backendtest.BadCase{
+		{Name: "build failure", Want: backends.ErrCompile, Run: func(t testing.TB, e *backendtest.BadEnv) error {
+			p := e.Program(t)
+			p.Source(backends.FormatOpenCL).Source = "__kernel void vadd(__global float *x) { x[0] = undefined_name; }"
+			err := e.Compile(p)
+			var be *backends.Error
+			require.ErrorAs(t, err, &be)
+			require.Contains(t, be.Native, "undefined_name", "the build log is returned")
+			require.Contains(t, be.Native, "CL_BUILD_PROGRAM_FAILURE", "the status is named")
+			require.Equal(t, "clBuildProgram", be.Op)
+			return err
+		}},
+		{Name: "param count differs from kernel", Want: backends.ErrInvalidArgument, Run: func(t testing.TB, e *backendtest.BadEnv) error {
+			p := e.Program(t)
+			p.Params = append(p.Params, backends.Param{Name: "extra", Kind: backends.Variable, DType: backends.U32})
+			return e.Compile(p)
+		}},
+		{Name: "local size beyond the device", Want: backends.ErrInvalidArgument, Run: local([3]uint32{uint32(min(d.lim.maxItems[0]+1, math.MaxUint32)), 1, 1})},
+		{Name: "work group beyond the device", Want: backends.ErrInvalidArgument, Run: local([3]uint32{uint32(d.lim.maxItems[0]), uint32(d.lim.maxItems[1]), 1})},
 	}
 }
 

@@ -49,7 +49,7 @@ func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {
-		return nil, err
+		return nil, &backends.Error{Backend: Name, Op: "compile", Err: err}
 	}
 	v := p.Source(backends.FormatOpenCL)
 	if v == nil {

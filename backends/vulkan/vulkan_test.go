@@ -117,113 +117,71 @@ func TestLaunchTimed(t *testing.T) {
 	}
 }
 
-// TestBadInput feeds each kind of bad input and proves the device still
-// runs vadd afterwards.
-func TestBadInput(t *testing.T) {
-	ctx := context.Background()
-	devs := openAll(t)
-	if len(devs) < 1 {
-		t.Skip("no Vulkan device")
+// openOne opens device i with a private pipeline cache, for a check that
+// closes it.
+func openOne(i int) backendtest.Opener {
+	return func(t testing.TB) backends.Device {
+		devs, err := OpenDevices(context.Background(), Config{DeviceIDs: &[]int{i}, CacheDir: t.TempDir()})
+		if err != nil {
+			t.Skipf("no Vulkan device %d: %v", i, err)
+		}
+		return devs[0]
 	}
-	for _, d := range devs {
-		good, err := d.Compile(ctx, vaddProgram(t))
-		require.NoError(t, err)
-		defer good.Release()
-		n := 1000
-		bufs := [3]backends.BufferID{backendtest.UploadF32(t, d.pool, make([]float32, n)), backendtest.UploadF32(t, d.pool, make([]float32, n)), backendtest.UploadF32(t, d.pool, make([]float32, n))}
-		vaddArgs := func(z backends.BufferID) []backends.LaunchArg {
-			return []backends.LaunchArg{backends.BufArg(bufs[0]), backends.BufArg(bufs[1]), backends.BufArg(z), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}
-		}
-		// A buffer id this pool never issued: one from the host pool.
-		host, err := backends.HostPool()
-		require.NoError(t, err)
-		foreign, err := host.Alloc(ctx, 4096)
-		require.NoError(t, err)
-		defer host.Release(foreign)
+}
 
-		cases := []struct {
-			name string
-			run  func() error
-			want error
-		}{
-			{"invalid SPIR-V", func() error {
-				p := vaddProgram(t)
-				p.SPIRV().Code = []byte("this is not a SPIR-V module at all")
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrCompile},
-			{"truncated SPIR-V", func() error {
-				p := vaddProgram(t)
-				p.SPIRV().Code = p.SPIRV().Code[:len(p.SPIRV().Code)-8]
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrCompile},
-			{"missing entry", func() error {
-				p := vaddProgram(t)
-				p.SPIRV().Entry = "no_such_entry"
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrCompile},
-			{"no variant", func() error {
-				p := vaddProgram(t)
-				p.RemoveVariant(backends.FormatSPIRV)
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrNoVariant},
-			{"shader binds more buffers than the params", func() error {
-				p := vaddProgram(t)
-				p.Params = append(p.Params[:2:2], p.Params[3])
-				p.Grid = []backends.GwsDim{backends.ConstDim(1)}
-				p.Variant(backends.FormatSPIRV).Grid = nil // the manifest's one-axis grid
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrInvalidArgument},
-			{"local disagrees with the shader", func() error {
-				p := vaddProgram(t)
-				p.SPIRV().Local = [3]uint32{128, 1, 1}
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrInvalidArgument},
-			{"more args than params", func() error {
-				return good.Launch(ctx, append(vaddArgs(bufs[2]), backends.VarArg(backends.UintConst(backends.U32, 1))))
-			}, backends.ErrInvalidArgument},
-			{"buffer from another pool", func() error {
-				return good.Launch(ctx, vaddArgs(foreign))
-			}, backends.ErrUnknownBuffer},
-			{"scalar where a buffer belongs", func() error {
-				args := vaddArgs(bufs[2])
-				args[0] = backends.VarArg(backends.UintConst(backends.U32, 1))
-				return good.Launch(ctx, args)
-			}, backends.ErrInvalidArgument},
-			{"grid beyond the device", func() error {
-				p := vaddProgram(t)
-				p.Variant(backends.FormatSPIRV).Grid = []backends.GwsDim{backends.ConstDim(d.info.MaxGlobalWorkDims[0] + 1)}
-				x, err := d.Compile(ctx, p)
-				require.NoError(t, err)
-				defer x.Release()
-				return x.Launch(ctx, vaddArgs(bufs[2]))
-			}, backends.ErrInvalidArgument},
-			{"local size beyond the device", func() error {
-				return d.checkLocal("big", [3]uint32{d.props.Limits.MaxComputeWorkGroupSize[0] + 1, 1, 1}, [3]uint32{})
-			}, backends.ErrInvalidArgument},
-			{"work group beyond the device", func() error {
-				l := d.props.Limits.MaxComputeWorkGroupSize
-				return d.checkLocal("big", [3]uint32{l[0], l[1], 1}, [3]uint32{})
-			}, backends.ErrInvalidArgument},
-		}
-		for _, c := range cases {
-			t.Run(d.name+"/"+c.name, func(t *testing.T) {
-				err := c.run()
-				require.Error(t, err)
-				require.ErrorIs(t, err, c.want)
-				// The device is still usable.
-				require.NoError(t, good.Launch(ctx, vaddArgs(bufs[2])))
-				backendtest.CheckVadd(t, d.pool, good, 777)
+func TestExecutableConformance(t *testing.T) {
+	for i, d := range openAll(t) {
+		t.Run(d.name, func(t *testing.T) {
+			backendtest.RunExecutableConformance(t, d, openOne(i), vaddProgram(t), backendtest.VaddArgs(1000)...)
+		})
+	}
+}
+
+// TestBadInput feeds each kind of bad input, the shared cases and
+// Vulkan's own, and proves the device still runs vadd afterwards.
+func TestBadInput(t *testing.T) {
+	for _, d := range openAll(t) {
+		t.Run(d.name, func(t *testing.T) {
+			backendtest.RunBadInputConformance(t, d, backendtest.BadInput{
+				Program: vaddProgram,
+				Args:    backendtest.VaddArgs(1000),
+				Check: func(t testing.TB, dev backends.Device, exe backends.Executable) {
+					backendtest.CheckVadd(t, dev.Pool(), exe, 777)
+				},
+				BuildsCode: true,
+				GridLimits: true,
+				Cases:      badInputCases(d),
 			})
+		})
+	}
+}
+
+func badInputCases(d *device) []backendtest.BadCase {
+	spirv := func(edit func(v *backends.SPIRVVariant)) func(t testing.TB, e *backendtest.BadEnv) error {
+		return func(t testing.TB, e *backendtest.BadEnv) error {
+			p := e.Program(t)
+			edit(p.SPIRV())
+			return e.Compile(p)
 		}
-		for _, id := range bufs {
-			require.NoError(t, d.pool.Release(id))
-		}
+	}
+	limits := d.props.Limits.MaxComputeWorkGroupSize
+	return []backendtest.BadCase{
+		{Name: "invalid SPIR-V", Want: backends.ErrCompile, Run: spirv(func(v *backends.SPIRVVariant) { v.Code = []byte("this is not a SPIR-V module at all") })},
+		{Name: "truncated SPIR-V", Want: backends.ErrCompile, Run: spirv(func(v *backends.SPIRVVariant) { v.Code = v.Code[:len(v.Code)-8] })},
+		{Name: "local disagrees with the shader", Want: backends.ErrInvalidArgument, Run: spirv(func(v *backends.SPIRVVariant) { v.Local = [3]uint32{128, 1, 1} })},
+		{Name: "shader binds more buffers than the params", Want: backends.ErrInvalidArgument, Run: func(t testing.TB, e *backendtest.BadEnv) error {
+			p := e.Program(t)
+			p.Params = append(p.Params[:2:2], p.Params[3])
+			p.Grid = []backends.GwsDim{backends.ConstDim(1)}
+			p.Variant(backends.FormatSPIRV).Grid = nil // the manifest's one-axis grid
+			return e.Compile(p)
+		}},
+		{Name: "local size beyond the device", Want: backends.ErrInvalidArgument, Run: func(testing.TB, *backendtest.BadEnv) error {
+			return d.checkLocal("big", [3]uint32{limits[0] + 1, 1, 1}, [3]uint32{})
+		}},
+		{Name: "work group beyond the device", Want: backends.ErrInvalidArgument, Run: func(testing.TB, *backendtest.BadEnv) error {
+			return d.checkLocal("big", [3]uint32{limits[0], limits[1], 1}, [3]uint32{})
+		}},
 	}
 }
 
