@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/hostpool"
 )
 
 // Arg is one launch argument described apart from any device, so that a
@@ -78,8 +79,9 @@ type Opener func(t testing.TB) backends.Device
 //     ErrClosed, and so does every launch that loses a race with Release;
 //   - on a device of its own from open: once the device is closed (Close
 //     twice is nil), Launch and LaunchTimed of an executable compiled
-//     before wrap ErrClosed, Compile wraps ErrClosed, and Release (of a live
-//     or an already released executable) is still nil.
+//     before wrap ErrClosed, Compile wraps ErrClosed, Alloc in its pool
+//     wraps ErrClosed (unless the pool is the shared host pool), and
+//     Release (of a live or an already released executable) is still nil.
 //
 // dev stays open; every error names the backend.
 func RunExecutableConformance(t *testing.T, dev backends.Device, open Opener, prog *backends.Program, args ...Arg) {
@@ -172,6 +174,11 @@ func RunExecutableConformance(t *testing.T, dev backends.Device, open Opener, pr
 		exe, err := own.Compile(ctx, prog)
 		requireClosed(t, backend, err, "Compile after Device.Close")
 		require.Nil(t, exe)
+		if _, shared := own.Pool().(*hostpool.Pool); !shared {
+			// A device's own memory goes with it; the host pool stays.
+			_, err := own.Pool().Alloc(ctx, 16)
+			requireClosed(t, backend, err, "Alloc in a closed device's pool")
+		}
 		require.NoError(t, live.Release(), "Release after Device.Close")
 		require.NoError(t, live.Release(), "a second Release after Device.Close")
 		require.NoError(t, released.Release(), "Release after Device.Close of one released before")

@@ -227,7 +227,7 @@ func (e *Executable) Release() error {
 }
 
 // errClosedPool is returned by every pool operation after Close.
-var errClosedPool = fmt.Errorf("dummy pool: %w", backends.ErrClosed)
+var errClosedPool = fmt.Errorf("dummy: pool: %w", backends.ErrClosed)
 
 // Pool is the dummy device's memory. Buffers are plain Go byte slices: the
 // pool stands in for device memory that the host cannot address, so it must
@@ -246,7 +246,7 @@ var _ backends.Pool = (*Pool)(nil)
 
 func newPool(limit int64) *Pool {
 	unknown := func(_ string, id backends.BufferID) error {
-		return fmt.Errorf("dummy pool: buffer %d: %w", id, backends.ErrUnknownBuffer)
+		return fmt.Errorf("dummy: pool: buffer %d: %w", id, backends.ErrUnknownBuffer)
 	}
 	// The garbage collector frees the bytes: no free function.
 	return &Pool{limit: limit, bufs: buftable.New[[]byte](unknown, nil)}
@@ -261,7 +261,7 @@ func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 		return 0, err
 	}
 	if n <= 0 {
-		return 0, fmt.Errorf("dummy pool: alloc %d bytes: %w: size must be positive", n, backends.ErrInvalidArgument)
+		return 0, fmt.Errorf("dummy: pool: alloc %d bytes: %w: size must be positive", n, backends.ErrInvalidArgument)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -269,7 +269,7 @@ func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 		return 0, errClosedPool
 	}
 	if free := p.limit - p.bufs.Used(); n > free {
-		return 0, fmt.Errorf("dummy pool: alloc %d bytes with %d free: %w", n, free, backends.ErrOutOfMemory)
+		return 0, fmt.Errorf("dummy: pool: alloc %d bytes with %d free: %w", n, free, backends.ErrOutOfMemory)
 	}
 	return p.bufs.Insert(make([]byte, n), n), nil
 }
@@ -329,7 +329,7 @@ func (p *Pool) span(id backends.BufferID, off int64, n int) ([]byte, error) {
 	}
 	size := int64(len(data))
 	if off < 0 || off > size || int64(n) > size-off {
-		return nil, fmt.Errorf("dummy pool: buffer %d: range [%d,%d) outside its %d bytes: %w",
+		return nil, fmt.Errorf("dummy: pool: buffer %d: range [%d,%d) outside its %d bytes: %w",
 			id, off, off+int64(n), size, backends.ErrInvalidArgument)
 	}
 	return data[off : off+int64(n)], nil

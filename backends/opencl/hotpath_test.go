@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 )
 
@@ -22,15 +21,10 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 	for _, d := range openAll(t) {
 		t.Run(d.name, func(t *testing.T) {
 			const n = 1024
-			ids := [3]backends.BufferID{}
-			bufs := [3]*buffer{}
-			for i := range ids {
-				ids[i] = backendtest.UploadF32(t, d.pool, make([]float32, n))
-				defer d.pool.Release(ids[i])
-				b, err := d.pool.bufs.Get("test", ids[i])
-				require.NoError(t, err)
-				bufs[i] = b
-			}
+			args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
+			bufs, release, err := d.pool.bufs.Acquire("test", args[0].Buffer, args[1].Buffer, args[2].Buffer)
+			require.NoError(t, err)
+			defer release()
 			exe, err := d.Compile(ctx, vaddProgram(t))
 			require.NoError(t, err)
 			defer exe.Release()

@@ -329,6 +329,7 @@ func (l *lib) describe(platform platformID, id deviceID) (*backends.DeviceInfo, 
 		info.DTypeCaps[backends.F16] = backends.CapFloatOps
 	}
 	info.Extra = map[string]string{
+		"library":          l.name,
 		"platform":         l.platformString(platform, clPlatformName),
 		"platform_vendor":  l.platformString(platform, clPlatformVendor),
 		"platform_version": l.platformString(platform, clPlatformVersion),

@@ -14,127 +14,40 @@ import (
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 )
 
-// openAll opens every OpenCL device with a private binary cache, or skips
-// naming what is missing.
-func openAll(t testing.TB) []*device {
-	t.Helper()
-	if _, err := load(); err != nil {
-		t.Skipf("libOpenCL.so.1 not found: %v", err)
-	}
-	devs, err := OpenDevices(context.Background(), Config{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Skipf("no OpenCL device: %v", err)
-	}
-	out := make([]*device, len(devs))
-	for i, d := range devs {
-		out[i] = d.(*device)
-	}
-	t.Cleanup(func() {
-		for _, d := range out {
-			require.NoError(t, d.Close())
-		}
-	})
-	return out
+// clDevices opens OpenCL devices with a private binary cache each.
+var clDevices = backendtest.Devices{
+	Library: "libOpenCL.so.1",
+	Load:    func() error { _, err := load(); return err },
+	Open: func(t testing.TB, ids *[]int) ([]backends.Device, error) {
+		return OpenDevices(context.Background(), Config{DeviceIDs: ids, CacheDir: t.TempDir()})
+	},
 }
 
-// The example programs, from their bundles under examples/.
-func vaddProgram(t testing.TB) *backends.Program {
-	return backendtest.ExampleProgram(t, "vadd")
-}
+// openAll opens every OpenCL device, or skips naming what is missing.
+func openAll(t testing.TB) []*device { return backendtest.As[*device](clDevices.All(t)) }
 
-func TestDevicesDescribeThemselves(t *testing.T) {
-	for _, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) {
-			info := d.Info()
-			require.NotEmpty(t, info.Name)
-			require.Contains(t, []backends.DeviceKind{backends.KindCPU, backends.KindGPU, backends.KindAccelerator, backends.KindOther}, info.Kind)
+var vaddProgram = backendtest.Vadd
+
+// TestConformance runs the shared suites on every device (registration,
+// DeviceInfo, the pool, the examples at sizes that leave partial work
+// groups, timed launches, the executable contract, bad input) with
+// OpenCL's own DeviceInfo checks and bad-input cases.
+func TestConformance(t *testing.T) {
+	backendtest.RunDeviceSuite(t, backendtest.DeviceSuite{
+		Devices: clDevices,
+		Program: vaddProgram,
+		Info: func(t *testing.T, dev backends.Device) {
+			info := dev.Info()
 			require.Positive(t, info.Cores)
-			require.Positive(t, info.Memory)
-			require.Positive(t, info.MaxLocalThreads)
-			require.Len(t, info.MaxLocalWorkDims, 3)
-			require.Len(t, info.MaxGlobalWorkDims, 3)
-			require.True(t, info.Supports(backends.F32).Has(backends.CapAdd))
 			require.Equal(t, info.Extra["fp64"] == "true", info.Supports(backends.F64).Any())
 			require.NotEmpty(t, info.Extra["driver_version"])
+			require.Contains(t, sonames, info.Extra["library"], "the loader that opened")
 			if strings.Contains(info.Extra["platform"], "Portable Computing Language") {
 				require.Equal(t, backends.KindCPU, info.Kind, "PoCL is a CPU implementation")
 			}
-			require.True(t, strings.HasPrefix(d.Name(), "opencl:"))
-			require.Equal(t, Name, d.Backend())
-		})
-	}
-}
-
-func TestRegisteredBackendOpens(t *testing.T) {
-	if _, err := load(); err != nil {
-		t.Skipf("libOpenCL.so.1 not found: %v", err)
-	}
-	st, err := backends.Backend(context.Background(), Name)
-	require.NoError(t, err)
-	if st.Err != nil {
-		t.Skipf("no OpenCL device: %v", st.Err)
-	}
-	require.NotEmpty(t, st.Devices)
-	require.Equal(t, "opencl:0", st.Devices[0].Name())
-}
-
-func TestPoolTransfers(t *testing.T) {
-	for _, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) { backendtest.RunPoolConformance(t, d.pool) })
-	}
-}
-
-// TestExamples runs vadd, unary and matmul from their bundles against the
-// float64 references, at sizes that leave partial work groups.
-func TestExamples(t *testing.T) {
-	for _, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) { backendtest.RunExamples(t, d, backendtest.PartialGroupExamples()...) })
-	}
-}
-
-func TestLaunchTimed(t *testing.T) {
-	for _, d := range openAll(t) {
-		backendtest.CheckLaunchTimed(t, d, vaddProgram(t))
-	}
-}
-
-// openOne opens device i with a private binary cache, for a check that
-// closes it.
-func openOne(i int) backendtest.Opener {
-	return func(t testing.TB) backends.Device {
-		devs, err := OpenDevices(context.Background(), Config{DeviceIDs: &[]int{i}, CacheDir: t.TempDir()})
-		if err != nil {
-			t.Skipf("no OpenCL device %d: %v", i, err)
-		}
-		return devs[0]
-	}
-}
-
-func TestExecutableConformance(t *testing.T) {
-	for i, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) {
-			backendtest.RunExecutableConformance(t, d, openOne(i), vaddProgram(t), backendtest.VaddArgs(1000)...)
-		})
-	}
-}
-
-// TestBadInput feeds each kind of bad input, the shared cases and
-// OpenCL's own, and proves the device still runs vadd afterwards.
-func TestBadInput(t *testing.T) {
-	for _, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) {
-			backendtest.RunBadInputConformance(t, d, backendtest.BadInput{
-				Program: vaddProgram,
-				Args:    backendtest.VaddArgs(1000),
-				Check: func(t testing.TB, dev backends.Device, exe backends.Executable) {
-					backendtest.CheckVadd(t, dev.Pool(), exe, 777)
-				},
-				BuildsCode: true,
-				GridLimits: true,
-				Cases:      badInputCases(d),
-			})
-		})
-	}
+		},
+		Cases: func(dev backends.Device) []backendtest.BadCase { return badInputCases(dev.(*device)) },
+	})
 }
 
 func badInputCases(d *device) []backendtest.BadCase {
@@ -208,31 +121,14 @@ func TestBinaryCache(t *testing.T) {
 	require.NotEqual(t, d.cacheKey("a", ""), other.cacheKey("a", ""))
 }
 
-func TestConfigFilters(t *testing.T) {
+// A platform filter that keeps none leaves no device (device_ids [] is
+// in TestConformance).
+func TestPlatformFilter(t *testing.T) {
 	if _, err := load(); err != nil {
 		t.Skipf("libOpenCL.so.1 not found: %v", err)
 	}
-	_, err := OpenDevices(context.Background(), Config{DeviceIDs: &[]int{}, CacheDir: "off"})
+	_, err := OpenDevices(context.Background(), Config{PlatformIDs: &[]int{99}, CacheDir: "off"})
 	require.ErrorIs(t, err, backends.ErrNoDevice)
-	_, err = OpenDevices(context.Background(), Config{PlatformIDs: &[]int{99}, CacheDir: "off"})
-	require.ErrorIs(t, err, backends.ErrNoDevice)
-}
-
-func TestClosedDevice(t *testing.T) {
-	if _, err := load(); err != nil {
-		t.Skipf("libOpenCL.so.1 not found: %v", err)
-	}
-	devs, err := OpenDevices(context.Background(), Config{DeviceIDs: &[]int{0}, CacheDir: "off"})
-	if err != nil {
-		t.Skipf("no OpenCL device: %v", err)
-	}
-	d := devs[0]
-	require.NoError(t, d.Close())
-	require.NoError(t, d.Close())
-	_, err = d.Pool().Alloc(context.Background(), 16)
-	require.ErrorIs(t, err, backends.ErrClosed)
-	_, err = d.Compile(context.Background(), vaddProgram(t))
-	require.ErrorIs(t, err, backends.ErrClosed)
 }
 
 func TestScalarBytes(t *testing.T) {

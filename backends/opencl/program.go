@@ -155,14 +155,7 @@ func (d *device) buildSource(source, options string) (clProgram, error) {
 		return 0, backends.Errorf(Name, "compile", backends.ErrCompile, "empty source")
 	}
 	prog, err := d.l.CreateProgramWithSource(d.context, source)
-	if err != nil {
-		return 0, err
-	}
-	if err := d.build(prog, options); err != nil {
-		_ = d.l.ReleaseProgram(prog)
-		return 0, err
-	}
-	return prog, nil
+	return d.build(prog, err, options)
 }
 
 func (d *device) buildBinary(bin []byte, options string) (clProgram, error) {
@@ -170,28 +163,26 @@ func (d *device) buildBinary(bin []byte, options string) (clProgram, error) {
 	pin.Pin(&bin[0])
 	defer pin.Unpin()
 	prog, err := d.l.CreateProgramWithBinary(d.context, d.id, bin)
+	return d.build(prog, err, options)
+}
+
+// build runs clBuildProgram on a program just created (unless creating it
+// failed: err); a failed build releases the program and carries the whole
+// build log.
+func (d *device) build(prog clProgram, err error, options string) (clProgram, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := d.build(prog, options); err != nil {
-		_ = d.l.ReleaseProgram(prog)
-		return 0, err
-	}
-	return prog, nil
-}
-
-// build runs clBuildProgram; a failure carries the whole build log.
-func (d *device) build(prog clProgram, options string) error {
-	err := d.l.BuildProgram(prog, d.id, options)
-	if err == nil {
-		return nil
+	if err = d.l.BuildProgram(prog, d.id, options); err == nil {
+		return prog, nil
 	}
 	log := d.buildLog(prog)
+	_ = d.l.ReleaseProgram(prog)
 	driver.Debug(driver.DebugCompile, "opencl build failed", "device", d.name, "log", log)
 	e := err.(*backends.Error)
 	e.Native += "\n" + log
 	e.Err = backends.ErrCompile
-	return e
+	return 0, e
 }
 
 func (d *device) buildLog(prog clProgram) string {
@@ -364,20 +355,10 @@ func scalarBytes(c backends.Constant) ([]byte, error) {
 		h := half.FromF32(math.Float32frombits(uint32(c.Bits)))
 		return []byte{byte(h), byte(h >> 8)}, nil
 	case backends.BF16:
-		h := f32ToBF16(math.Float32frombits(uint32(c.Bits)))
+		h := half.BF16FromF32(math.Float32frombits(uint32(c.Bits)))
 		return []byte{byte(h), byte(h >> 8)}, nil
 	case backends.F8E4M3, backends.F8E5M2:
 		return nil, fmt.Errorf("%s scalars have no OpenCL C type", c.DType)
 	}
 	return c.Bytes(), nil
-}
-
-// f32ToBF16 rounds to nearest even.
-func f32ToBF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	if f != f {
-		return uint16(b>>16) | 0x40
-	}
-	b += 0x7fff + (b>>16)&1
-	return uint16(b >> 16)
 }

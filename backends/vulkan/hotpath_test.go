@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 )
 
@@ -22,14 +21,11 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 	for _, d := range openAll(t) {
 		t.Run(d.name, func(t *testing.T) {
 			const n = 1024
-			ids := [3]backends.BufferID{}
-			bufs := make([]*buffer, 3)
-			for i := range ids {
-				ids[i] = backendtest.UploadF32(t, d.pool, make([]float32, n))
-				defer d.pool.Release(ids[i])
-				b, err := d.pool.bufs.Get("test", ids[i])
+			var bufs []*buffer
+			for _, a := range backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))[:3] {
+				b, err := d.pool.bufs.Get("test", a.Buffer)
 				require.NoError(t, err)
-				bufs[i] = b
+				bufs = append(bufs, b)
 			}
 			exe, err := d.Compile(ctx, vaddProgram(t))
 			require.NoError(t, err)

@@ -262,6 +262,18 @@ func vkBool(b bool) uintptr {
 // the memory alive for the call.
 func sliceAddr[T any](s []T) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(s)) }
 
+// create runs a command of the form vkCreate*(parent, info, allocator,
+// handle) with the default allocator and returns the new handle.
+func create[H ~uintptr | ~uint64](fn uintptr, op string, parent uintptr, info unsafe.Pointer) (H, error) {
+	var h H
+	r := dl.Call4(fn, parent, uintptr(info), 0, uintptr(unsafe.Pointer(&h)))
+	return h, check(op, r)
+}
+
+// destroy runs a command of the form vkDestroy*(device, handle, allocator)
+// with the default allocator.
+func destroy[H ~uint64](fn uintptr, d vkDevice, h H) { dl.Call3(fn, uintptr(d), uintptr(h), 0) }
+
 // HasEnumerateInstanceVersion reports whether the loader has
 // vkEnumerateInstanceVersion (Vulkan 1.1 loaders).
 func (l *lib) HasEnumerateInstanceVersion() bool { return l.fnEnumerateInstanceVersion != 0 }
@@ -321,9 +333,7 @@ func (l *lib) GetPhysicalDeviceQueueFamilyProperties(pd vkPhysicalDevice, props 
 
 // CreateDevice is vkCreateDevice with the default allocator.
 func (l *lib) CreateDevice(pd vkPhysicalDevice, info *vkDeviceCreateInfo) (vkDevice, error) {
-	var h vkDevice
-	r := dl.Call4(l.fnCreateDevice, uintptr(pd), uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&h)))
-	return h, check("vkCreateDevice", r)
+	return create[vkDevice](l.fnCreateDevice, "vkCreateDevice", uintptr(pd), unsafe.Pointer(info))
 }
 
 // DestroyDevice is vkDestroyDevice.
@@ -346,15 +356,11 @@ func (l *lib) DeviceWaitIdle(d vkDevice) error {
 
 // CreateBuffer is vkCreateBuffer with the default allocator.
 func (l *lib) CreateBuffer(d vkDevice, info *vkBufferCreateInfo) (vkBuffer, error) {
-	var h vkBuffer
-	r := dl.Call4(l.fnCreateBuffer, uintptr(d), uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&h)))
-	return h, check("vkCreateBuffer", r)
+	return create[vkBuffer](l.fnCreateBuffer, "vkCreateBuffer", uintptr(d), unsafe.Pointer(info))
 }
 
 // DestroyBuffer is vkDestroyBuffer.
-func (l *lib) DestroyBuffer(d vkDevice, b vkBuffer) {
-	dl.Call3(l.fnDestroyBuffer, uintptr(d), uintptr(b), 0)
-}
+func (l *lib) DestroyBuffer(d vkDevice, b vkBuffer) { destroy(l.fnDestroyBuffer, d, b) }
 
 // GetBufferMemoryRequirements is vkGetBufferMemoryRequirements.
 func (l *lib) GetBufferMemoryRequirements(d vkDevice, b vkBuffer, req *vkMemoryRequirements) {
@@ -369,15 +375,11 @@ func (l *lib) BindBufferMemory(d vkDevice, b vkBuffer, mem vkDeviceMemory, off u
 
 // AllocateMemory is vkAllocateMemory with the default allocator.
 func (l *lib) AllocateMemory(d vkDevice, info *vkMemoryAllocateInfo) (vkDeviceMemory, error) {
-	var h vkDeviceMemory
-	r := dl.Call4(l.fnAllocateMemory, uintptr(d), uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&h)))
-	return h, check("vkAllocateMemory", r)
+	return create[vkDeviceMemory](l.fnAllocateMemory, "vkAllocateMemory", uintptr(d), unsafe.Pointer(info))
 }
 
 // FreeMemory is vkFreeMemory.
-func (l *lib) FreeMemory(d vkDevice, mem vkDeviceMemory) {
-	dl.Call3(l.fnFreeMemory, uintptr(d), uintptr(mem), 0)
-}
+func (l *lib) FreeMemory(d vkDevice, mem vkDeviceMemory) { destroy(l.fnFreeMemory, d, mem) }
 
 // MapMemory is vkMapMemory: the host address of size bytes at off.
 func (l *lib) MapMemory(d vkDevice, mem vkDeviceMemory, off, size uint64) (unsafe.Pointer, error) {
@@ -393,14 +395,12 @@ func (l *lib) UnmapMemory(d vkDevice, mem vkDeviceMemory) {
 
 // CreateCommandPool is vkCreateCommandPool with the default allocator.
 func (l *lib) CreateCommandPool(d vkDevice, info *vkCommandPoolCreateInfo) (vkCommandPool, error) {
-	var h vkCommandPool
-	r := dl.Call4(l.fnCreateCommandPool, uintptr(d), uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&h)))
-	return h, check("vkCreateCommandPool", r)
+	return create[vkCommandPool](l.fnCreateCommandPool, "vkCreateCommandPool", uintptr(d), unsafe.Pointer(info))
 }
 
 // DestroyCommandPool is vkDestroyCommandPool.
 func (l *lib) DestroyCommandPool(d vkDevice, pool vkCommandPool) {
-	dl.Call3(l.fnDestroyCommandPool, uintptr(d), uintptr(pool), 0)
+	destroy(l.fnDestroyCommandPool, d, pool)
 }
 
 // AllocateCommandBuffers is vkAllocateCommandBuffers into cmds, which
@@ -479,15 +479,11 @@ func (l *lib) QueueSubmit(q vkQueue, submits []vkSubmitInfo, fence vkFence) erro
 
 // CreateFence is vkCreateFence with the default allocator.
 func (l *lib) CreateFence(d vkDevice, info *vkFenceCreateInfo) (vkFence, error) {
-	var h vkFence
-	r := dl.Call4(l.fnCreateFence, uintptr(d), uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&h)))
-	return h, check("vkCreateFence", r)
+	return create[vkFence](l.fnCreateFence, "vkCreateFence", uintptr(d), unsafe.Pointer(info))
 }
 
 // DestroyFence is vkDestroyFence.
-func (l *lib) DestroyFence(d vkDevice, f vkFence) {
-	dl.Call3(l.fnDestroyFence, uintptr(d), uintptr(f), 0)
-}
+func (l *lib) DestroyFence(d vkDevice, f vkFence) { destroy(l.fnDestroyFence, d, f) }
 
 // WaitForFences is vkWaitForFences for up to timeout nanoseconds. It
 // reports whether the fences signalled (false: VK_TIMEOUT).
@@ -507,40 +503,34 @@ func (l *lib) ResetFences(d vkDevice, fences []vkFence) error {
 
 // CreateShaderModule is vkCreateShaderModule with the default allocator.
 func (l *lib) CreateShaderModule(d vkDevice, info *vkShaderModuleCreateInfo) (vkShaderModule, error) {
-	var h vkShaderModule
-	r := dl.Call4(l.fnCreateShaderModule, uintptr(d), uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&h)))
-	return h, check("vkCreateShaderModule", r)
+	return create[vkShaderModule](l.fnCreateShaderModule, "vkCreateShaderModule", uintptr(d), unsafe.Pointer(info))
 }
 
 // DestroyShaderModule is vkDestroyShaderModule.
 func (l *lib) DestroyShaderModule(d vkDevice, m vkShaderModule) {
-	dl.Call3(l.fnDestroyShaderModule, uintptr(d), uintptr(m), 0)
+	destroy(l.fnDestroyShaderModule, d, m)
 }
 
 // CreateDescriptorSetLayout is vkCreateDescriptorSetLayout with the
 // default allocator.
 func (l *lib) CreateDescriptorSetLayout(d vkDevice, info *vkDescriptorSetLayoutCreateInfo) (vkDescriptorSetLayout, error) {
-	var h vkDescriptorSetLayout
-	r := dl.Call4(l.fnCreateDescriptorSetLayout, uintptr(d), uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&h)))
-	return h, check("vkCreateDescriptorSetLayout", r)
+	return create[vkDescriptorSetLayout](l.fnCreateDescriptorSetLayout, "vkCreateDescriptorSetLayout", uintptr(d), unsafe.Pointer(info))
 }
 
 // DestroyDescriptorSetLayout is vkDestroyDescriptorSetLayout.
 func (l *lib) DestroyDescriptorSetLayout(d vkDevice, s vkDescriptorSetLayout) {
-	dl.Call3(l.fnDestroyDescriptorSetLayout, uintptr(d), uintptr(s), 0)
+	destroy(l.fnDestroyDescriptorSetLayout, d, s)
 }
 
 // CreatePipelineLayout is vkCreatePipelineLayout with the default
 // allocator.
 func (l *lib) CreatePipelineLayout(d vkDevice, info *vkPipelineLayoutCreateInfo) (vkPipelineLayout, error) {
-	var h vkPipelineLayout
-	r := dl.Call4(l.fnCreatePipelineLayout, uintptr(d), uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&h)))
-	return h, check("vkCreatePipelineLayout", r)
+	return create[vkPipelineLayout](l.fnCreatePipelineLayout, "vkCreatePipelineLayout", uintptr(d), unsafe.Pointer(info))
 }
 
 // DestroyPipelineLayout is vkDestroyPipelineLayout.
 func (l *lib) DestroyPipelineLayout(d vkDevice, p vkPipelineLayout) {
-	dl.Call3(l.fnDestroyPipelineLayout, uintptr(d), uintptr(p), 0)
+	destroy(l.fnDestroyPipelineLayout, d, p)
 }
 
 // CreateComputePipelines is vkCreateComputePipelines through cache (0 for
@@ -554,21 +544,17 @@ func (l *lib) CreateComputePipelines(d vkDevice, cache vkPipelineCache, infos []
 }
 
 // DestroyPipeline is vkDestroyPipeline.
-func (l *lib) DestroyPipeline(d vkDevice, p vkPipeline) {
-	dl.Call3(l.fnDestroyPipeline, uintptr(d), uintptr(p), 0)
-}
+func (l *lib) DestroyPipeline(d vkDevice, p vkPipeline) { destroy(l.fnDestroyPipeline, d, p) }
 
 // CreateDescriptorPool is vkCreateDescriptorPool with the default
 // allocator.
 func (l *lib) CreateDescriptorPool(d vkDevice, info *vkDescriptorPoolCreateInfo) (vkDescriptorPool, error) {
-	var h vkDescriptorPool
-	r := dl.Call4(l.fnCreateDescriptorPool, uintptr(d), uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&h)))
-	return h, check("vkCreateDescriptorPool", r)
+	return create[vkDescriptorPool](l.fnCreateDescriptorPool, "vkCreateDescriptorPool", uintptr(d), unsafe.Pointer(info))
 }
 
 // DestroyDescriptorPool is vkDestroyDescriptorPool.
 func (l *lib) DestroyDescriptorPool(d vkDevice, p vkDescriptorPool) {
-	dl.Call3(l.fnDestroyDescriptorPool, uintptr(d), uintptr(p), 0)
+	destroy(l.fnDestroyDescriptorPool, d, p)
 }
 
 // AllocateDescriptorSets is vkAllocateDescriptorSets into sets, which
@@ -586,14 +572,12 @@ func (l *lib) UpdateDescriptorSets(d vkDevice, writes []vkWriteDescriptorSet) {
 // CreatePipelineCache is vkCreatePipelineCache with the default
 // allocator.
 func (l *lib) CreatePipelineCache(d vkDevice, info *vkPipelineCacheCreateInfo) (vkPipelineCache, error) {
-	var h vkPipelineCache
-	r := dl.Call4(l.fnCreatePipelineCache, uintptr(d), uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&h)))
-	return h, check("vkCreatePipelineCache", r)
+	return create[vkPipelineCache](l.fnCreatePipelineCache, "vkCreatePipelineCache", uintptr(d), unsafe.Pointer(info))
 }
 
 // DestroyPipelineCache is vkDestroyPipelineCache.
 func (l *lib) DestroyPipelineCache(d vkDevice, c vkPipelineCache) {
-	dl.Call3(l.fnDestroyPipelineCache, uintptr(d), uintptr(c), 0)
+	destroy(l.fnDestroyPipelineCache, d, c)
 }
 
 // GetPipelineCacheData is vkGetPipelineCacheData: it fills data (which
@@ -607,15 +591,11 @@ func (l *lib) GetPipelineCacheData(d vkDevice, c vkPipelineCache, data []byte) (
 
 // CreateQueryPool is vkCreateQueryPool with the default allocator.
 func (l *lib) CreateQueryPool(d vkDevice, info *vkQueryPoolCreateInfo) (vkQueryPool, error) {
-	var h vkQueryPool
-	r := dl.Call4(l.fnCreateQueryPool, uintptr(d), uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&h)))
-	return h, check("vkCreateQueryPool", r)
+	return create[vkQueryPool](l.fnCreateQueryPool, "vkCreateQueryPool", uintptr(d), unsafe.Pointer(info))
 }
 
 // DestroyQueryPool is vkDestroyQueryPool.
-func (l *lib) DestroyQueryPool(d vkDevice, p vkQueryPool) {
-	dl.Call3(l.fnDestroyQueryPool, uintptr(d), uintptr(p), 0)
-}
+func (l *lib) DestroyQueryPool(d vkDevice, p vkQueryPool) { destroy(l.fnDestroyQueryPool, d, p) }
 
 // GetQueryPoolResults is vkGetQueryPoolResults of count 64-bit results
 // from first into data, one every stride bytes.

@@ -396,21 +396,10 @@ func scalarBytes(c backends.Constant) ([]byte, error) {
 		h := half.FromF32(math.Float32frombits(uint32(c.Bits)))
 		return []byte{byte(h), byte(h >> 8)}, nil
 	case backends.BF16:
-		h := f32ToBF16(uint32(c.Bits))
+		h := half.BF16FromF32(math.Float32frombits(uint32(c.Bits)))
 		return []byte{byte(h), byte(h >> 8)}, nil
 	case backends.F8E4M3, backends.F8E5M2:
 		return nil, fmt.Errorf("%s scalars have no SPIR-V type", c.DType)
 	}
 	return c.Bytes(), nil
-}
-
-// f32ToBF16 keeps the top 16 bits of binary32 bits b, rounding to nearest
-// even. A NaN stays a (quiet) NaN: rounding its payload could carry it into
-// an infinity or past the sign bit.
-func f32ToBF16(b uint32) uint16 {
-	if b&0x7fffffff > 0x7f800000 {
-		return uint16(b>>16) | 0x40
-	}
-	b += 0x7fff + (b>>16)&1
-	return uint16(b >> 16)
 }

@@ -14,77 +14,27 @@ import (
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 )
 
-// openAll opens every Vulkan device with a private pipeline cache and a
-// small staging buffer (so transfers are chunked), or skips naming what is
-// missing.
-func openAll(t testing.TB) []*device {
-	t.Helper()
-	if _, err := load(); err != nil {
-		t.Skipf("libvulkan.so.1 not found: %v", err)
-	}
-	devs, err := OpenDevices(context.Background(), Config{CacheDir: t.TempDir(), StagingBytes: 1 << 20})
-	if err != nil {
-		t.Skipf("no Vulkan device: %v", err)
-	}
-	out := make([]*device, len(devs))
-	for i, d := range devs {
-		out[i] = d.(*device)
-	}
-	t.Cleanup(func() {
-		for _, d := range out {
-			require.NoError(t, d.Close())
-		}
-	})
-	return out
+// vkDevices opens Vulkan devices with a private pipeline cache each and a
+// small staging buffer, so that transfers are chunked.
+var vkDevices = backendtest.Devices{
+	Library: "libvulkan.so.1",
+	Load:    func() error { _, err := load(); return err },
+	Open: func(t testing.TB, ids *[]int) ([]backends.Device, error) {
+		return OpenDevices(context.Background(), Config{DeviceIDs: ids, CacheDir: t.TempDir(), StagingBytes: 1 << 20})
+	},
 }
 
-// The example programs, from their bundles under examples/.
-func vaddProgram(t testing.TB) *backends.Program {
-	return backendtest.ExampleProgram(t, "vadd")
-}
+// openAll opens every Vulkan device, or skips naming what is missing.
+func openAll(t testing.TB) []*device { return backendtest.As[*device](vkDevices.All(t)) }
 
-func TestDevicesDescribeThemselves(t *testing.T) {
-	for _, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) {
-			info := d.Info()
-			require.NotEmpty(t, info.Name)
-			require.Positive(t, info.Memory)
-			require.Positive(t, info.MaxLocalThreads)
-			require.Len(t, info.MaxLocalWorkDims, 3)
-			require.Len(t, info.MaxGlobalWorkDims, 3)
-			require.Positive(t, info.MaxGlobalWorkDims[0])
-			require.True(t, info.Supports(backends.F32).Has(backends.CapAdd))
-			require.Equal(t, info.Extra["shader_float64"] == "true", info.Supports(backends.F64).Any())
-			require.NotEmpty(t, info.Extra["device_type"])
-			if info.Extra["device_type"] == "cpu" {
-				require.Equal(t, backends.KindCPU, info.Kind, "a CPU implementation is labelled cpu")
-			}
-			if strings.Contains(info.Name, "llvmpipe") {
-				require.Equal(t, "cpu", info.Extra["device_type"], "lavapipe reports a CPU device")
-			}
-			require.True(t, strings.HasPrefix(d.Name(), "vulkan:"))
-			require.Equal(t, Name, d.Backend())
-		})
-	}
-}
+var vaddProgram = backendtest.Vadd
 
-func TestRegisteredBackendOpens(t *testing.T) {
-	if _, err := load(); err != nil {
-		t.Skipf("libvulkan.so.1 not found: %v", err)
-	}
-	st, err := backends.Backend(context.Background(), Name)
-	require.NoError(t, err)
-	if st.Err != nil {
-		t.Skipf("no Vulkan device: %v", st.Err)
-	}
-	require.NotEmpty(t, st.Devices)
-	require.True(t, strings.HasPrefix(st.Devices[0].Name(), "vulkan:"))
-}
-
-func TestPoolTransfers(t *testing.T) {
+// TestStagedTransfers sends every transfer through the staging buffer,
+// as on a discrete GPU whose memory the host cannot map.
+func TestStagedTransfers(t *testing.T) {
 	ctx := context.Background()
 	for _, d := range openAll(t) {
-		t.Run(d.name+"/staged", func(t *testing.T) {
+		t.Run(d.name, func(t *testing.T) {
 			d.mu.Lock()
 			d.stageAlways = true
 			d.mu.Unlock()
@@ -99,61 +49,28 @@ func TestPoolTransfers(t *testing.T) {
 			backendtest.CheckVadd(t, d.pool, x, 3<<18+11) // 3 MiB a buffer: three staging chunks
 			require.NoError(t, x.Release())
 		})
-		t.Run(d.name, func(t *testing.T) { backendtest.RunPoolConformance(t, d.pool) })
 	}
 }
 
-// TestExamples runs vadd, unary and matmul from their bundles against the
-// float64 references, at sizes that leave partial work groups.
-func TestExamples(t *testing.T) {
-	for _, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) { backendtest.RunExamples(t, d, backendtest.PartialGroupExamples()...) })
-	}
-}
-
-func TestLaunchTimed(t *testing.T) {
-	for _, d := range openAll(t) {
-		backendtest.CheckLaunchTimed(t, d, vaddProgram(t))
-	}
-}
-
-// openOne opens device i with a private pipeline cache, for a check that
-// closes it.
-func openOne(i int) backendtest.Opener {
-	return func(t testing.TB) backends.Device {
-		devs, err := OpenDevices(context.Background(), Config{DeviceIDs: &[]int{i}, CacheDir: t.TempDir()})
-		if err != nil {
-			t.Skipf("no Vulkan device %d: %v", i, err)
-		}
-		return devs[0]
-	}
-}
-
-func TestExecutableConformance(t *testing.T) {
-	for i, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) {
-			backendtest.RunExecutableConformance(t, d, openOne(i), vaddProgram(t), backendtest.VaddArgs(1000)...)
-		})
-	}
-}
-
-// TestBadInput feeds each kind of bad input, the shared cases and
-// Vulkan's own, and proves the device still runs vadd afterwards.
-func TestBadInput(t *testing.T) {
-	for _, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) {
-			backendtest.RunBadInputConformance(t, d, backendtest.BadInput{
-				Program: vaddProgram,
-				Args:    backendtest.VaddArgs(1000),
-				Check: func(t testing.TB, dev backends.Device, exe backends.Executable) {
-					backendtest.CheckVadd(t, dev.Pool(), exe, 777)
-				},
-				BuildsCode: true,
-				GridLimits: true,
-				Cases:      badInputCases(d),
-			})
-		})
-	}
+// TestConformance runs the shared suites on every device (as OpenCL's
+// does) with Vulkan's own DeviceInfo checks and bad-input cases.
+func TestConformance(t *testing.T) {
+	backendtest.RunDeviceSuite(t, backendtest.DeviceSuite{
+		Devices: vkDevices, Program: vaddProgram,
+		Info: func(t *testing.T, dev backends.Device) {
+			info := dev.Info()
+			require.Equal(t, info.Extra["shader_float64"] == "true", info.Supports(backends.F64).Any())
+			require.NotEmpty(t, info.Extra["device_type"])
+			require.Contains(t, sonames, info.Extra["library"], "the loader that opened")
+			if info.Extra["device_type"] == "cpu" {
+				require.Equal(t, backends.KindCPU, info.Kind, "a CPU implementation is labelled cpu")
+			}
+			if strings.Contains(info.Name, "llvmpipe") {
+				require.Equal(t, "cpu", info.Extra["device_type"], "lavapipe reports a CPU device")
+			}
+		},
+		Cases: func(dev backends.Device) []backendtest.BadCase { return badInputCases(dev.(*device)) },
+	})
 }
 
 func badInputCases(d *device) []backendtest.BadCase {
@@ -220,31 +137,6 @@ func TestPipelineCacheOnDisk(t *testing.T) {
 		require.NoError(t, x.Release())
 		require.NoError(t, d2.Close())
 	}
-}
-
-func TestConfigFilters(t *testing.T) {
-	if _, err := load(); err != nil {
-		t.Skipf("libvulkan.so.1 not found: %v", err)
-	}
-	_, err := OpenDevices(context.Background(), Config{DeviceIDs: &[]int{}, CacheDir: "off"})
-	require.ErrorIs(t, err, backends.ErrNoDevice)
-}
-
-func TestClosedDevice(t *testing.T) {
-	if _, err := load(); err != nil {
-		t.Skipf("libvulkan.so.1 not found: %v", err)
-	}
-	devs, err := OpenDevices(context.Background(), Config{DeviceIDs: &[]int{0}, CacheDir: "off"})
-	if err != nil {
-		t.Skipf("no Vulkan device: %v", err)
-	}
-	d := devs[0]
-	require.NoError(t, d.Close())
-	require.NoError(t, d.Close())
-	_, err = d.Pool().Alloc(context.Background(), 16)
-	require.ErrorIs(t, err, backends.ErrClosed)
-	_, err = d.Compile(context.Background(), vaddProgram(t))
-	require.ErrorIs(t, err, backends.ErrClosed)
 }
 
 // Close destroys the pipelines of executables not yet released (children
