@@ -1,5 +1,5 @@
 //go:build !race
 
-package opencl
+package backendtest
 
 const raceEnabled = false

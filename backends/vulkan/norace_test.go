@@ -1,5 +1,0 @@
-//go:build !race
-
-package vulkan
-
-const raceEnabled = false
