@@ -1,8 +1,11 @@
 // Package backendtest is the test support the backend packages share: the
-// checks every device pool must pass, the example bundles run on a device
-// and compared with their float64 references, vadd as a quick proof that a
-// device still computes, and the vadd bandwidth benchmark. It is imported
-// only by tests.
+// checks every device pool must pass (RunPoolConformance), the executable
+// contract (RunExecutableConformance), the bad input every backend refuses
+// (RunBadInputConformance), all of them on every device of a GPU-API
+// backend (RunDeviceSuite), the example bundles run on a device and
+// compared with their float64 references, vadd as a quick proof that a
+// device still computes, a zero-allocation check for hot paths, and the
+// vadd bandwidth benchmark. It is imported only by tests.
 package backendtest
 
 import (

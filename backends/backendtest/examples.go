@@ -30,6 +30,9 @@ func ExampleProgram(t testing.TB, name string) *backends.Program {
 	return p
 }
 
+// Vadd is the vadd example's program, every variant.
+func Vadd(t testing.TB) *backends.Program { return ExampleProgram(t, "vadd") }
+
 // Example is one run of an example bundle.
 type Example struct {
 	// Name is the bundle: a directory under examples/.

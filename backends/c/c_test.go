@@ -493,7 +493,7 @@ func TestBadLaunch(t *testing.T) {
 	t.Run("after release", func(t *testing.T) {
 		require.NoError(t, exe.Release())
 		require.ErrorIs(t, exe.Launch(ctx, ok), backends.ErrClosed)
-		require.ErrorIs(t, exe.Release(), backends.ErrClosed)
+		require.NoError(t, exe.Release(), "a second Release does nothing")
 	})
 }
 

@@ -129,8 +129,9 @@ func (d *Device) Info() *backends.DeviceInfo { return d.info }
 // Pool is the process-wide host pool.
 func (d *Device) Pool() backends.Pool { return d.pool }
 
-// Close stops the device compiling; the shared host pool stays open and
-// programs already compiled keep running until released.
+// Close stops the device: Compile and launches of programs compiled on it
+// return ErrClosed afterwards (Release still unloads them). The shared host
+// pool stays open.
 func (d *Device) Close() error {
 	d.closed.Store(true)
 	return nil
@@ -145,6 +146,9 @@ func compileError(format string, args ...any) *backends.Error {
 func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
 	if d.closed.Load() {
 		return nil, backends.Errorf(BackendName, "compile", backends.ErrClosed, "")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if p == nil || p.Variant(backends.FormatC) == nil {
 		name := ""
@@ -276,6 +280,9 @@ func (e *executable) run(ctx context.Context, args []backends.LaunchArg) (time.D
 	if e.released {
 		return 0, launchError(backends.ErrClosed, "program %q was released", e.prog.Name)
 	}
+	if e.dev.closed.Load() {
+		return 0, launchError(backends.ErrClosed, "program %q: the device is closed", e.prog.Name)
+	}
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -336,13 +343,13 @@ func (e *executable) run(ctx context.Context, args []backends.LaunchArg) (time.D
 	return elapsed, nil
 }
 
-// Release unloads the object once running launches finish. Releasing twice
-// is an error.
+// Release unloads the object once running launches finish. Releasing again
+// does nothing.
 func (e *executable) Release() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.released {
-		return backends.Errorf(BackendName, "release", backends.ErrClosed, "program %q was already released", e.prog.Name)
+		return nil
 	}
 	e.released = true
 	if err := purego.Dlclose(e.handle); err != nil {

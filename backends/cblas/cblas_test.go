@@ -301,7 +301,7 @@ func TestGEMMBadInput(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, exe.Release())
 		require.ErrorIs(t, exe.Launch(ctx, nil), backends.ErrClosed)
-		require.ErrorIs(t, exe.Release(), backends.ErrClosed)
+		require.NoError(t, exe.Release(), "a second Release does nothing")
 	})
 }
 

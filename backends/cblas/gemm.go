@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -161,9 +161,9 @@ func extent(batch, stride, rows, ld, cols uint64) (uint64, bool) {
 type executable struct {
 	dev  *Device
 	prog *backends.Program
-
-	mu       sync.RWMutex
-	released bool
+	// released: the program holds nothing native, so a launch already
+	// running when it is released simply finishes.
+	released atomic.Bool
 }
 
 // Launch runs the GEMM (every batch) and waits for it.
@@ -181,9 +181,7 @@ func (e *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg)
 func launchErr(err error) error { return &backends.Error{Backend: BackendName, Op: "launch", Err: err} }
 
 func (e *executable) run(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.released || e.dev.isClosed() {
+	if e.released.Load() || e.dev.isClosed() {
 		return 0, launchErr(fmt.Errorf("%w: program %q was released or its device closed", backends.ErrClosed, e.prog.Name))
 	}
 	if err := ctx.Err(); err != nil {
@@ -260,13 +258,8 @@ func (e *executable) call(s *shape, ptrs [3]uintptr) {
 	}
 }
 
-// Release forgets the program. Releasing twice is an error.
+// Release forgets the program. Releasing again does nothing.
 func (e *executable) Release() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.released {
-		return backends.Errorf(BackendName, "release", backends.ErrClosed, "program %q was already released", e.prog.Name)
-	}
-	e.released = true
+	e.released.Store(true)
 	return nil
 }

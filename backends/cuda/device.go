@@ -325,7 +325,7 @@ func (d *Device) Close() error {
 // variant through NVRTC.
 func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
 	if err := p.Validate(); err != nil {
-		return nil, err
+		return nil, &backends.Error{Backend: Name, Op: "compile", Err: err}
 	}
 	if err := d.usable("compile"); err != nil {
 		return nil, err

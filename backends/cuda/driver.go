@@ -3,12 +3,12 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/internal/dl"
 )
 
 // cuResult is a CUresult.
@@ -108,92 +108,71 @@ type driverAPI struct {
 	getErrorName, getErrorString, deviceCanAccessPeer, ctxEnablePeerAccess                uintptr
 }
 
-// driverSymbols lists, for each entry point, the names to try in order.
-// Versioned names are the only ones taken where a versioned one exists.
-func (d *driverAPI) symbols() []struct {
-	dst   *uintptr
-	names []string
-} {
-	type s = struct {
-		dst   *uintptr
-		names []string
-	}
-	return []s{
-		{&d.init, []string{"cuInit"}},
-		{&d.driverGetVersion, []string{"cuDriverGetVersion"}},
-		{&d.deviceGetCount, []string{"cuDeviceGetCount"}},
-		{&d.deviceGet, []string{"cuDeviceGet"}},
-		{&d.deviceGetName, []string{"cuDeviceGetName"}},
-		{&d.deviceGetAttribute, []string{"cuDeviceGetAttribute"}},
-		{&d.deviceTotalMem, []string{"cuDeviceTotalMem_v2"}},
-		{&d.deviceGetPCIBusID, []string{"cuDeviceGetPCIBusId"}},
-		{&d.primaryCtxRetain, []string{"cuDevicePrimaryCtxRetain"}},
-		{&d.primaryCtxRelease, []string{"cuDevicePrimaryCtxRelease_v2"}},
-		{&d.ctxSetCurrent, []string{"cuCtxSetCurrent"}},
-		{&d.memAlloc, []string{"cuMemAlloc_v2"}},
-		{&d.memFree, []string{"cuMemFree_v2"}},
-		{&d.memGetInfo, []string{"cuMemGetInfo_v2"}},
-		{&d.memcpyHtoD, []string{"cuMemcpyHtoD_v2"}},
-		{&d.memcpyDtoH, []string{"cuMemcpyDtoH_v2"}},
-		{&d.memcpyHtoDAsync, []string{"cuMemcpyHtoDAsync_v2"}},
-		{&d.memcpyDtoHAsync, []string{"cuMemcpyDtoHAsync_v2"}},
-		{&d.memcpyDtoDAsync, []string{"cuMemcpyDtoDAsync_v2"}},
-		{&d.memcpyPeerAsync, []string{"cuMemcpyPeerAsync"}},
-		{&d.memHostRegister, []string{"cuMemHostRegister_v2"}},
-		{&d.memHostUnregister, []string{"cuMemHostUnregister"}},
-		{&d.streamCreate, []string{"cuStreamCreate"}},
-		{&d.streamSynchronize, []string{"cuStreamSynchronize"}},
-		{&d.streamDestroy, []string{"cuStreamDestroy_v2"}},
-		{&d.eventCreate, []string{"cuEventCreate"}},
-		{&d.eventRecord, []string{"cuEventRecord"}},
-		{&d.eventSynchronize, []string{"cuEventSynchronize"}},
-		{&d.eventElapsedTime, []string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}},
-		{&d.eventDestroy, []string{"cuEventDestroy_v2"}},
-		{&d.moduleLoadData, []string{"cuModuleLoadData"}},
-		{&d.moduleUnload, []string{"cuModuleUnload"}},
-		{&d.moduleGetFunction, []string{"cuModuleGetFunction"}},
-		{&d.funcGetAttribute, []string{"cuFuncGetAttribute"}},
-		{&d.launchKernel, []string{"cuLaunchKernel"}},
-		{&d.getErrorName, []string{"cuGetErrorName"}},
-		{&d.getErrorString, []string{"cuGetErrorString"}},
-		{&d.deviceCanAccessPeer, []string{"cuDeviceCanAccessPeer"}},
-		{&d.ctxEnablePeerAccess, []string{"cuCtxEnablePeerAccess"}},
+// symbols lists every entry point by its versioned name where one exists;
+// a legacy name is an alternative only where a driver may lack the
+// versioned one.
+func (d *driverAPI) symbols() []dl.Symbol {
+	return []dl.Symbol{
+		{Addr: &d.init, Name: "cuInit"},
+		{Addr: &d.driverGetVersion, Name: "cuDriverGetVersion"},
+		{Addr: &d.deviceGetCount, Name: "cuDeviceGetCount"},
+		{Addr: &d.deviceGet, Name: "cuDeviceGet"},
+		{Addr: &d.deviceGetName, Name: "cuDeviceGetName"},
+		{Addr: &d.deviceGetAttribute, Name: "cuDeviceGetAttribute"},
+		{Addr: &d.deviceTotalMem, Name: "cuDeviceTotalMem_v2"},
+		{Addr: &d.deviceGetPCIBusID, Name: "cuDeviceGetPCIBusId"},
+		{Addr: &d.primaryCtxRetain, Name: "cuDevicePrimaryCtxRetain"},
+		{Addr: &d.primaryCtxRelease, Name: "cuDevicePrimaryCtxRelease_v2"},
+		{Addr: &d.ctxSetCurrent, Name: "cuCtxSetCurrent"},
+		{Addr: &d.memAlloc, Name: "cuMemAlloc_v2"},
+		{Addr: &d.memFree, Name: "cuMemFree_v2"},
+		{Addr: &d.memGetInfo, Name: "cuMemGetInfo_v2"},
+		{Addr: &d.memcpyHtoD, Name: "cuMemcpyHtoD_v2"},
+		{Addr: &d.memcpyDtoH, Name: "cuMemcpyDtoH_v2"},
+		{Addr: &d.memcpyHtoDAsync, Name: "cuMemcpyHtoDAsync_v2"},
+		{Addr: &d.memcpyDtoHAsync, Name: "cuMemcpyDtoHAsync_v2"},
+		{Addr: &d.memcpyDtoDAsync, Name: "cuMemcpyDtoDAsync_v2"},
+		{Addr: &d.memcpyPeerAsync, Name: "cuMemcpyPeerAsync"},
+		{Addr: &d.memHostRegister, Name: "cuMemHostRegister_v2"},
+		{Addr: &d.memHostUnregister, Name: "cuMemHostUnregister"},
+		{Addr: &d.streamCreate, Name: "cuStreamCreate"},
+		{Addr: &d.streamSynchronize, Name: "cuStreamSynchronize"},
+		{Addr: &d.streamDestroy, Name: "cuStreamDestroy_v2"},
+		{Addr: &d.eventCreate, Name: "cuEventCreate"},
+		{Addr: &d.eventRecord, Name: "cuEventRecord"},
+		{Addr: &d.eventSynchronize, Name: "cuEventSynchronize"},
+		{Addr: &d.eventElapsedTime, Name: "cuEventElapsedTime_v2", Alt: []string{"cuEventElapsedTime"}},
+		{Addr: &d.eventDestroy, Name: "cuEventDestroy_v2"},
+		{Addr: &d.moduleLoadData, Name: "cuModuleLoadData"},
+		{Addr: &d.moduleUnload, Name: "cuModuleUnload"},
+		{Addr: &d.moduleGetFunction, Name: "cuModuleGetFunction"},
+		{Addr: &d.funcGetAttribute, Name: "cuFuncGetAttribute"},
+		{Addr: &d.launchKernel, Name: "cuLaunchKernel"},
+		{Addr: &d.getErrorName, Name: "cuGetErrorName"},
+		{Addr: &d.getErrorString, Name: "cuGetErrorString"},
+		{Addr: &d.deviceCanAccessPeer, Name: "cuDeviceCanAccessPeer"},
+		{Addr: &d.ctxEnablePeerAccess, Name: "cuCtxEnablePeerAccess"},
 	}
 }
 
-var (
-	driverOnce sync.Once
-	driverVal  *driverAPI
-	driverErr  error
-)
+// driverLib is the CUDA driver, loaded on first use of the backend.
+var driverLib dl.Lazy[*driverAPI]
 
 // driverSonames are tried in order to load the driver API.
 var driverSonames = []string{"libcuda.so.1", "libcuda.so"}
 
 // loadDriver opens libcuda once, resolves every entry point and calls cuInit.
 func loadDriver() (*driverAPI, error) {
-	driverOnce.Do(func() { driverVal, driverErr = openDriver(driverSonames) })
-	return driverVal, driverErr
+	return driverLib.Load(func() (*driverAPI, error) { return openDriver(driverSonames) })
 }
 
 func openDriver(sonames []string) (*driverAPI, error) {
-	lib, err := openFirst("CUDA driver", sonames)
+	d := &driverAPI{}
+	lib, err := openLibrary("CUDA driver", sonames, func(h uintptr) error { return entryPoints(h, d.symbols()) })
 	if err != nil {
 		return nil, err
 	}
-	d := &driverAPI{lib: lib}
-	var missing []error
-	for _, s := range d.symbols() {
-		p, _, err := lib.symbol(s.names...)
-		if err != nil {
-			missing = append(missing, err)
-			continue
-		}
-		*s.dst = p
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("CUDA driver %s lacks entry points: %w", lib.path, errors.Join(missing...))
-	}
+	d.lib = lib
 	if err := d.check("cuInit", d.call(d.init, 0)); err != nil {
 		return nil, err
 	}

@@ -215,6 +215,11 @@ func (k *kernelExec) launch(ctx context.Context, args []backends.LaunchArg, time
 		return 0, err
 	}
 	d := k.dev
+	// A released program or a closed device is ErrClosed before the args
+	// are looked at: a closed device's buffers are gone.
+	if err := k.live(); err != nil {
+		return 0, err
+	}
 	grid, empty, err := d.gridDims(k.prog, args)
 	if err != nil {
 		return 0, err
@@ -271,6 +276,20 @@ func (k *kernelExec) launch(ctx context.Context, args []backends.LaunchArg, time
 		return 0, fmt.Errorf("%s: launch %q: %w", d.name, k.prog.Name, err)
 	}
 	return elapsed, nil
+}
+
+// live is nil unless the program was released or its device closed or
+// lost.
+func (k *kernelExec) live() error {
+	if err := k.dev.usable("launch"); err != nil {
+		return fmt.Errorf("%s: launch %q: %w", k.dev.name, k.prog.Name, err)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.released {
+		return backends.Errorf(Name, "launch", backends.ErrClosed, "program %q was released", k.prog.Name)
+	}
+	return nil
 }
 
 // timingEvents creates the start and end events on first use.

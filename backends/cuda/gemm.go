@@ -15,6 +15,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/internal/dl"
 )
 
 // cuBLAS enums.
@@ -39,47 +40,30 @@ type blasAPI struct {
 	getVersion                                               uintptr
 }
 
-var (
-	blasLibOnce sync.Once
-	blasLibVal  *blasAPI
-	blasLibErr  error
-)
+// blasLib is cuBLAS, loaded on the first GEMM program.
+var blasLib dl.Lazy[*blasAPI]
 
 var cublasSonames = []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}
 
 func loadCUBLAS(explicit string) (*blasAPI, error) {
-	blasLibOnce.Do(func() {
-		lib, err := openFirst("cuBLAS", toolkitCandidates(explicit, "libcublas", cublasSonames, libDirs()))
+	return blasLib.Load(func() (*blasAPI, error) {
+		b := &blasAPI{}
+		lib, err := openLibrary("cuBLAS", toolkitCandidates(explicit, "libcublas", cublasSonames, libDirs()), func(h uintptr) error {
+			return entryPoints(h, []dl.Symbol{
+				{Addr: &b.create, Name: "cublasCreate_v2"},
+				{Addr: &b.destroy, Name: "cublasDestroy_v2"},
+				{Addr: &b.setStream, Name: "cublasSetStream_v2"},
+				{Addr: &b.gemmEx, Name: "cublasGemmEx"},
+				{Addr: &b.gemmStridedBatchedEx, Name: "cublasGemmStridedBatchedEx"},
+				{Addr: &b.getVersion, Name: "cublasGetVersion_v2"},
+			})
+		})
 		if err != nil {
-			blasLibErr = err
-			return
+			return nil, err
 		}
-		b := &blasAPI{lib: lib}
-		var missing []error
-		for _, s := range []struct {
-			dst   *uintptr
-			names []string
-		}{
-			{&b.create, []string{"cublasCreate_v2"}},
-			{&b.destroy, []string{"cublasDestroy_v2"}},
-			{&b.setStream, []string{"cublasSetStream_v2"}},
-			{&b.gemmEx, []string{"cublasGemmEx"}},
-			{&b.gemmStridedBatchedEx, []string{"cublasGemmStridedBatchedEx"}},
-			{&b.getVersion, []string{"cublasGetVersion_v2"}},
-		} {
-			p, _, err := lib.symbol(s.names...)
-			if err != nil {
-				missing = append(missing, err)
-			}
-			*s.dst = p
-		}
-		if len(missing) > 0 {
-			blasLibErr = fmt.Errorf("cuBLAS %s lacks entry points: %w", lib.path, errors.Join(missing...))
-			return
-		}
-		blasLibVal = b
+		b.lib = lib
+		return b, nil
 	})
-	return blasLibVal, blasLibErr
 }
 
 //go:uintptrescapes
@@ -399,6 +383,17 @@ func (e *gemmExec) launch(ctx context.Context, args []backends.LaunchArg, timed 
 		return 0, err
 	}
 	d, g := e.dev, e.prog.GEMM()
+	// A released program or a closed device is ErrClosed before the args
+	// are looked at: a closed device's buffers are gone.
+	if err := d.usable("gemm"); err != nil {
+		return 0, fmt.Errorf("%s: gemm %q: %w", d.name, e.prog.Name, err)
+	}
+	e.mu.Lock()
+	released := e.released
+	e.mu.Unlock()
+	if released {
+		return 0, backends.Errorf(Name, "gemm", backends.ErrClosed, "program %q was released", e.prog.Name)
+	}
 	sizes, err := driver.CheckArgs(e.prog, d.pool, args)
 	if err != nil {
 		return 0, err

@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/zyxtt/zyxtt/internal/dl"
 )
 
 // library is a shared object opened with dlopen.
@@ -17,54 +18,48 @@ type library struct {
 	path   string // the name or path that opened it
 }
 
-// dlopen is the opener; tests replace it to check how failures are joined.
+// dlopen is the opener (RTLD_NOW|RTLD_GLOBAL, so that the toolkit's
+// libraries find the driver's symbols); tests replace it to check how
+// failures are joined.
 var dlopen = func(path string) (uintptr, error) {
 	return purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 }
 
-// openFirst opens the first candidate that loads. When none does, the error
-// joins every candidate's failure, each naming what was tried, so a user can
-// see why ("libcuda.so.1: cannot open shared object file: …").
-func openFirst(what string, candidates []string) (library, error) {
-	if len(candidates) == 0 {
-		return library{}, fmt.Errorf("%s: no library names to try", what)
+// openLibrary opens the first candidate that loads and binds (bind
+// resolves the entry points; nil accepts any library), through
+// internal/dl as every purego backend does. Empty and repeated names are
+// skipped. When none works, the error joins every candidate's failure,
+// each naming what was tried, so a user can see why ("CUDA driver not
+// loaded: libcuda.so.1: cannot open shared object file: …").
+func openLibrary(what string, candidates []string, bind func(handle uintptr) error) (library, error) {
+	h, name, err := dl.Loader{What: what, Open: dlopen}.OpenFirst(candidates, bind)
+	if err != nil {
+		return library{}, err
 	}
-	var errs []error
-	seen := map[string]bool{}
-	for _, c := range candidates {
-		if c == "" || seen[c] {
-			continue
-		}
-		seen[c] = true
-		h, err := dlopen(c)
-		if err == nil {
-			return library{handle: h, path: c}, nil
-		}
-		msg := err.Error()
-		if !strings.Contains(msg, c) {
-			msg = c + ": " + msg
-		}
-		errs = append(errs, errors.New(msg))
-	}
-	return library{}, fmt.Errorf("%s not loaded: %w", what, errors.Join(errs...))
+	return library{handle: h, path: name}, nil
 }
 
-// symbol resolves the first of names that the library exports. Versioned
-// names come first in every list the package passes, so a bare legacy name
-// is only taken where no versioned one exists.
-func (l library) symbol(names ...string) (uintptr, string, error) {
-	var errs []error
-	for _, n := range names {
-		p, err := purego.Dlsym(l.handle, n)
-		if err == nil && p != 0 {
-			return p, n, nil
-		}
-		if err == nil {
-			err = errors.New("null address")
-		}
-		errs = append(errs, fmt.Errorf("%s: %w", n, err))
+// openFirst opens the first candidate that loads.
+func openFirst(what string, candidates []string) (library, error) {
+	return openLibrary(what, candidates, nil)
+}
+
+// entryPoints binds a library's symbol table; a failure names every
+// missing entry point.
+func entryPoints(handle uintptr, syms []dl.Symbol) error {
+	if err := dl.Resolve(handle, syms); err != nil {
+		return fmt.Errorf("lacks entry points: %w", err)
 	}
-	return 0, "", fmt.Errorf("%s: %w", l.path, errors.Join(errs...))
+	return nil
+}
+
+// symbol resolves the first of names that the library exports.
+func (l library) symbol(names ...string) (uintptr, string, error) {
+	var p uintptr
+	if err := dl.Resolve(l.handle, []dl.Symbol{{Addr: &p, Name: names[0], Alt: names[1:]}}); err != nil {
+		return 0, "", fmt.Errorf("%s: %w", l.path, err)
+	}
+	return p, "", nil
 }
 
 // libDirs are the directories searched for versioned toolkit libraries

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/zyxtt/zyxtt/backends/driver"
 	"golang.org/x/sys/unix"
+
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // Pinned copies run at full speed only from memory on the GPU's own NUMA

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -19,6 +18,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/diskcache"
+	"github.com/zyxtt/zyxtt/internal/dl"
 )
 
 // nvrtcAPI holds NVRTC's entry points.
@@ -32,63 +32,49 @@ type nvrtcAPI struct {
 	getCUBINSize, getCUBIN, addNameExpression, getLoweredName, getNumSupportedArchs, getSupportedArchs uintptr
 }
 
-var (
-	nvrtcOnce sync.Once
-	nvrtcVal  *nvrtcAPI
-	nvrtcErr  error
-)
+// nvrtcLib is NVRTC, loaded on the first compile of a CUDA C variant.
+var nvrtcLib dl.Lazy[*nvrtcAPI]
 
 // nvrtcSonames are tried before versioned files found on disk.
 var nvrtcSonames = []string{"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"}
 
+// symbols lists NVRTC's entry points; those absent in old releases are
+// optional.
+func (n *nvrtcAPI) symbols() []dl.Symbol {
+	return []dl.Symbol{
+		{Addr: &n.createProgram, Name: "nvrtcCreateProgram"},
+		{Addr: &n.compileProgram, Name: "nvrtcCompileProgram"},
+		{Addr: &n.destroyProgram, Name: "nvrtcDestroyProgram"},
+		{Addr: &n.getProgramLogSize, Name: "nvrtcGetProgramLogSize"},
+		{Addr: &n.getProgramLog, Name: "nvrtcGetProgramLog"},
+		{Addr: &n.getPTXSize, Name: "nvrtcGetPTXSize"},
+		{Addr: &n.getPTX, Name: "nvrtcGetPTX"},
+		{Addr: &n.getErrorString, Name: "nvrtcGetErrorString"},
+		{Addr: &n.version, Name: "nvrtcVersion"},
+		{Addr: &n.getCUBINSize, Name: "nvrtcGetCUBINSize", Optional: true},
+		{Addr: &n.getCUBIN, Name: "nvrtcGetCUBIN", Optional: true},
+		{Addr: &n.addNameExpression, Name: "nvrtcAddNameExpression", Optional: true},
+		{Addr: &n.getLoweredName, Name: "nvrtcGetLoweredName", Optional: true},
+		{Addr: &n.getNumSupportedArchs, Name: "nvrtcGetNumSupportedArchs", Optional: true},
+		{Addr: &n.getSupportedArchs, Name: "nvrtcGetSupportedArchs", Optional: true},
+	}
+}
+
+// loadNVRTC opens NVRTC once: the explicit path, the sonames, then the
+// versioned files on disk (the builtins library is not NVRTC).
 func loadNVRTC(explicit string) (*nvrtcAPI, error) {
-	nvrtcOnce.Do(func() {
+	return nvrtcLib.Load(func() (*nvrtcAPI, error) {
 		cands := toolkitCandidates(explicit, "libnvrtc", nvrtcSonames, libDirs())
 		cands = slices.DeleteFunc(cands, func(s string) bool { return strings.Contains(filepath.Base(s), "builtins") })
-		lib, err := openFirst("NVRTC", cands)
+		n := &nvrtcAPI{}
+		lib, err := openLibrary("NVRTC", cands, func(h uintptr) error { return entryPoints(h, n.symbols()) })
 		if err != nil {
-			nvrtcErr = err
-			return
+			return nil, err
 		}
-		n := &nvrtcAPI{lib: lib}
-		required := []struct {
-			dst  *uintptr
-			name string
-		}{
-			{&n.createProgram, "nvrtcCreateProgram"}, {&n.compileProgram, "nvrtcCompileProgram"},
-			{&n.destroyProgram, "nvrtcDestroyProgram"}, {&n.getProgramLogSize, "nvrtcGetProgramLogSize"},
-			{&n.getProgramLog, "nvrtcGetProgramLog"}, {&n.getPTXSize, "nvrtcGetPTXSize"},
-			{&n.getPTX, "nvrtcGetPTX"}, {&n.getErrorString, "nvrtcGetErrorString"}, {&n.version, "nvrtcVersion"},
-		}
-		var missing []error
-		for _, s := range required {
-			p, _, err := lib.symbol(s.name)
-			if err != nil {
-				missing = append(missing, err)
-			}
-			*s.dst = p
-		}
-		if len(missing) > 0 {
-			nvrtcErr = fmt.Errorf("NVRTC %s lacks entry points: %w", lib.path, errors.Join(missing...))
-			return
-		}
-		optional := []struct {
-			dst  *uintptr
-			name string
-		}{
-			{&n.getCUBINSize, "nvrtcGetCUBINSize"}, {&n.getCUBIN, "nvrtcGetCUBIN"},
-			{&n.addNameExpression, "nvrtcAddNameExpression"}, {&n.getLoweredName, "nvrtcGetLoweredName"},
-			{&n.getNumSupportedArchs, "nvrtcGetNumSupportedArchs"}, {&n.getSupportedArchs, "nvrtcGetSupportedArchs"},
-		}
-		for _, s := range optional {
-			if p, err := purego.Dlsym(lib.handle, s.name); err == nil {
-				*s.dst = p
-			}
-		}
+		n.lib = lib
 		n.call(n.version, uintptr(unsafe.Pointer(&n.major)), uintptr(unsafe.Pointer(&n.minor)))
-		nvrtcVal = n
+		return n, nil
 	})
-	return nvrtcVal, nvrtcErr
 }
 
 //go:uintptrescapes

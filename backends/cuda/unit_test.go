@@ -58,6 +58,19 @@ func TestMissingDriverIsAReason(t *testing.T) {
 	require.Contains(t, err.Error(), "CUDA driver not loaded")
 }
 
+// A library that loads but is not the driver (libc here) is named with
+// every entry point it lacks, and the next candidate is tried.
+func TestLibraryWithoutEntryPointsIsAReason(t *testing.T) {
+	_, err := openDriver([]string{"libc.so.6", "libcuda-zyx-absent.so.1"})
+	require.Error(t, err)
+	msg := err.Error()
+	require.Contains(t, msg, "CUDA driver not loaded")
+	require.Contains(t, msg, "libc.so.6: lacks entry points: symbol cuInit:")
+	require.Contains(t, msg, "symbol cuEventElapsedTime_v2:", "the versioned name is tried")
+	require.Contains(t, msg, "symbol cuEventElapsedTime:", "and then the legacy one")
+	require.Contains(t, msg, "libcuda-zyx-absent.so.1", "the next candidate is tried too")
+}
+
 func TestToolkitCandidatesOrder(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"libnvrtc.so.11.2", "libnvrtc.so.12", "libnvrtc.so.13.0.48", "libnvrtc.so", "libnvrtc-builtins.so.12", "libother.so.1"} {

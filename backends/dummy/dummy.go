@@ -1,7 +1,8 @@
 // Package dummy is a config-gated test backend: one device whose memory is
 // ordinary Go memory with exact refcount and free-bytes accounting, and
 // which compiles every valid program and launches it by checking its
-// arguments and evaluating its grid, without computing anything.
+// arguments and evaluating its grid (against the device's grid limits),
+// without computing anything.
 //
 // It is off unless the config's "dummy" section sets "enabled": true, so a
 // user never sees it by accident:
@@ -134,6 +135,9 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {
+		if p == nil {
+			return nil, fmt.Errorf("dummy: compile: %w", err)
+		}
 		return nil, fmt.Errorf("dummy: compile %s: %w", p.Name, err)
 	}
 	// Keep a copy: the caller may reuse its Program value. The dummy
@@ -188,6 +192,11 @@ func (e *Executable) Launch(ctx context.Context, args []backends.LaunchArg) erro
 	if err != nil {
 		return fmt.Errorf("dummy: launch %s: %w", e.prog.Name, err)
 	}
+	for i, g := range grid {
+		if lim := e.dev.info.MaxGlobalWorkDims; i < len(lim) && g > lim[i] {
+			return fmt.Errorf("dummy: launch %s: %w: grid axis %d is %d; the device allows %d", e.prog.Name, backends.ErrInvalidArgument, i, g, lim[i])
+		}
+	}
 	e.mu.Lock()
 	e.grid = grid
 	e.mu.Unlock()
@@ -211,16 +220,14 @@ func (e *Executable) LastGrid() []uint64 {
 	return append([]uint64(nil), e.grid...)
 }
 
-// Release frees the program; a second Release is an error.
+// Release frees the program; releasing again does nothing.
 func (e *Executable) Release() error {
-	if e.released.Swap(true) {
-		return fmt.Errorf("dummy: release %s: %w: already released", e.prog.Name, backends.ErrInvalidArgument)
-	}
+	e.released.Store(true)
 	return nil
 }
 
 // errClosedPool is returned by every pool operation after Close.
-var errClosedPool = fmt.Errorf("dummy pool: %w", backends.ErrClosed)
+var errClosedPool = fmt.Errorf("dummy: pool: %w", backends.ErrClosed)
 
 // Pool is the dummy device's memory. Buffers are plain Go byte slices: the
 // pool stands in for device memory that the host cannot address, so it must
@@ -239,7 +246,7 @@ var _ backends.Pool = (*Pool)(nil)
 
 func newPool(limit int64) *Pool {
 	unknown := func(_ string, id backends.BufferID) error {
-		return fmt.Errorf("dummy pool: buffer %d: %w", id, backends.ErrUnknownBuffer)
+		return fmt.Errorf("dummy: pool: buffer %d: %w", id, backends.ErrUnknownBuffer)
 	}
 	// The garbage collector frees the bytes: no free function.
 	return &Pool{limit: limit, bufs: buftable.New[[]byte](unknown, nil)}
@@ -254,7 +261,7 @@ func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 		return 0, err
 	}
 	if n <= 0 {
-		return 0, fmt.Errorf("dummy pool: alloc %d bytes: %w: size must be positive", n, backends.ErrInvalidArgument)
+		return 0, fmt.Errorf("dummy: pool: alloc %d bytes: %w: size must be positive", n, backends.ErrInvalidArgument)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -262,7 +269,7 @@ func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 		return 0, errClosedPool
 	}
 	if free := p.limit - p.bufs.Used(); n > free {
-		return 0, fmt.Errorf("dummy pool: alloc %d bytes with %d free: %w", n, free, backends.ErrOutOfMemory)
+		return 0, fmt.Errorf("dummy: pool: alloc %d bytes with %d free: %w", n, free, backends.ErrOutOfMemory)
 	}
 	return p.bufs.Insert(make([]byte, n), n), nil
 }
@@ -322,7 +329,7 @@ func (p *Pool) span(id backends.BufferID, off int64, n int) ([]byte, error) {
 	}
 	size := int64(len(data))
 	if off < 0 || off > size || int64(n) > size-off {
-		return nil, fmt.Errorf("dummy pool: buffer %d: range [%d,%d) outside its %d bytes: %w",
+		return nil, fmt.Errorf("dummy: pool: buffer %d: range [%d,%d) outside its %d bytes: %w",
 			id, off, off+int64(n), size, backends.ErrInvalidArgument)
 	}
 	return data[off : off+int64(n)], nil

@@ -2,12 +2,8 @@ package opencl
 
 import (
 	"errors"
-	"runtime"
 	"strconv"
-	"sync"
 	"unsafe"
-
-	"github.com/ebitengine/purego"
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/internal/dl"
@@ -70,129 +66,364 @@ const (
 	clProfilingCommandStart = 0x1282
 	clProfilingCommandEnd   = 0x1283
 
+	clPlatformNotFoundKHR       = -1001
 	clBuildProgramFailure       = -11
 	clMemObjectAllocationFailed = -4
 	clOutOfResources            = -5
 	clOutOfHostMemory           = -6
 )
 
-// lib holds the entry points of one loaded OpenCL ICD loader. Every call
-// goes through purego.SyscallN: the arguments are handles, sizes and
-// pointers, and the hot paths (copies, launches) pay no reflection.
+// The OpenCL object handles, each its own type so that a queue cannot be
+// passed where a kernel belongs. They are the loader's opaque pointers.
+type (
+	platformID   uintptr // cl_platform_id
+	deviceID     uintptr // cl_device_id
+	clContext    uintptr // cl_context
+	commandQueue uintptr // cl_command_queue
+	memObject    uintptr // cl_mem
+	clProgram    uintptr // cl_program
+	clKernel     uintptr // cl_kernel
+	clEvent      uintptr // cl_event
+)
+
+// lib is one loaded OpenCL ICD loader: the address of every entry point
+// this backend calls, and one method per C function that takes and returns
+// Go types, makes the call with purego.SyscallN (through dl.CallN, which
+// spares it the allocation of its variadic argument slice) and turns a
+// failed cl_int status into an error naming the function and the status.
+// Nothing reflects and, in steady state, nothing allocates: the hot paths
+// (enqueues, kernel arguments, events) hand the loader memory that the
+// caller keeps on the heap (TestHotPathsDoNotAllocate).
 type lib struct {
 	handle uintptr
 	name   string
 
-	getPlatformIDs, getPlatformInfo, getDeviceIDs, getDeviceInfo uintptr
-	createContext, releaseContext                                uintptr
-	createCommandQueue, createQueueWithProperties                uintptr
-	releaseCommandQueue, finish                                  uintptr
-	createBuffer, releaseMemObject                               uintptr
-	enqueueReadBuffer, enqueueWriteBuffer, enqueueCopyBuffer     uintptr
-	createProgramWithSource, createProgramWithBinary             uintptr
-	buildProgram, getProgramBuildInfo, getProgramInfo            uintptr
-	releaseProgram                                               uintptr
-	createKernel, releaseKernel, setKernelArg, getKernelInfo     uintptr
-	getKernelWorkGroupInfo                                       uintptr
-	enqueueNDRangeKernel                                         uintptr
-	waitForEvents, getEventProfilingInfo, releaseEvent           uintptr
+	fnGetPlatformIDs, fnGetPlatformInfo, fnGetDeviceIDs, fnGetDeviceInfo uintptr
+	fnCreateContext, fnReleaseContext                                    uintptr
+	fnCreateCommandQueue, fnCreateCommandQueueWithProperties             uintptr
+	fnReleaseCommandQueue, fnFinish                                      uintptr
+	fnCreateBuffer, fnReleaseMemObject                                   uintptr
+	fnEnqueueReadBuffer, fnEnqueueWriteBuffer, fnEnqueueCopyBuffer       uintptr
+	fnCreateProgramWithSource, fnCreateProgramWithBinary                 uintptr
+	fnBuildProgram, fnGetProgramBuildInfo, fnGetProgramInfo              uintptr
+	fnReleaseProgram                                                     uintptr
+	fnCreateKernel, fnReleaseKernel, fnSetKernelArg, fnGetKernelInfo     uintptr
+	fnGetKernelWorkGroupInfo                                             uintptr
+	fnEnqueueNDRangeKernel                                               uintptr
+	fnWaitForEvents, fnGetEventProfilingInfo, fnReleaseEvent             uintptr
 }
 
-var (
-	libOnce sync.Once
-	libVal  *lib
-	libErr  error
-)
+// loader is the process's OpenCL loader, opened on first use.
+var loader dl.Lazy[*lib]
 
 // load opens the OpenCL loader once; every soname that failed is reported.
-func load() (*lib, error) {
-	libOnce.Do(func() { libVal, libErr = open() })
-	return libVal, libErr
-}
+func load() (*lib, error) { return loader.Load(func() (*lib, error) { return open(sonames) }) }
 
-func open() (*lib, error) {
-	var l *lib
-	_, name, err := dl.OpenFirst(sonames, func(h uintptr) error {
-		l = &lib{handle: h}
-		return l.bind()
-	})
+func open(sonames []string) (*lib, error) {
+	l := &lib{}
+	h, name, err := dl.OpenFirst(sonames, l.bind)
 	if err != nil {
 		return nil, err
 	}
-	l.name = name
+	l.handle, l.name = h, name
 	return l, nil
 }
 
-func (l *lib) bind() error {
-	required := []dl.Symbol{
-		{Addr: &l.getPlatformIDs, Name: "clGetPlatformIDs"},
-		{Addr: &l.getPlatformInfo, Name: "clGetPlatformInfo"},
-		{Addr: &l.getDeviceIDs, Name: "clGetDeviceIDs"},
-		{Addr: &l.getDeviceInfo, Name: "clGetDeviceInfo"},
-		{Addr: &l.createContext, Name: "clCreateContext"},
-		{Addr: &l.releaseContext, Name: "clReleaseContext"},
-		{Addr: &l.releaseCommandQueue, Name: "clReleaseCommandQueue"},
-		{Addr: &l.finish, Name: "clFinish"},
-		{Addr: &l.createBuffer, Name: "clCreateBuffer"},
-		{Addr: &l.releaseMemObject, Name: "clReleaseMemObject"},
-		{Addr: &l.enqueueReadBuffer, Name: "clEnqueueReadBuffer"},
-		{Addr: &l.enqueueWriteBuffer, Name: "clEnqueueWriteBuffer"},
-		{Addr: &l.enqueueCopyBuffer, Name: "clEnqueueCopyBuffer"},
-		{Addr: &l.createProgramWithSource, Name: "clCreateProgramWithSource"},
-		{Addr: &l.createProgramWithBinary, Name: "clCreateProgramWithBinary"},
-		{Addr: &l.buildProgram, Name: "clBuildProgram"},
-		{Addr: &l.getProgramBuildInfo, Name: "clGetProgramBuildInfo"},
-		{Addr: &l.getProgramInfo, Name: "clGetProgramInfo"},
-		{Addr: &l.releaseProgram, Name: "clReleaseProgram"},
-		{Addr: &l.createKernel, Name: "clCreateKernel"},
-		{Addr: &l.releaseKernel, Name: "clReleaseKernel"},
-		{Addr: &l.setKernelArg, Name: "clSetKernelArg"},
-		{Addr: &l.getKernelInfo, Name: "clGetKernelInfo"},
-		{Addr: &l.getKernelWorkGroupInfo, Name: "clGetKernelWorkGroupInfo"},
-		{Addr: &l.enqueueNDRangeKernel, Name: "clEnqueueNDRangeKernel"},
-		{Addr: &l.waitForEvents, Name: "clWaitForEvents"},
-		{Addr: &l.getEventProfilingInfo, Name: "clGetEventProfilingInfo"},
-		{Addr: &l.releaseEvent, Name: "clReleaseEvent"},
+func (l *lib) bind(h uintptr) error {
+	err := dl.Resolve(h, []dl.Symbol{
+		{Addr: &l.fnGetPlatformIDs, Name: "clGetPlatformIDs"},
+		{Addr: &l.fnGetPlatformInfo, Name: "clGetPlatformInfo"},
+		{Addr: &l.fnGetDeviceIDs, Name: "clGetDeviceIDs"},
+		{Addr: &l.fnGetDeviceInfo, Name: "clGetDeviceInfo"},
+		{Addr: &l.fnCreateContext, Name: "clCreateContext"},
+		{Addr: &l.fnReleaseContext, Name: "clReleaseContext"},
+		{Addr: &l.fnReleaseCommandQueue, Name: "clReleaseCommandQueue"},
+		{Addr: &l.fnFinish, Name: "clFinish"},
+		{Addr: &l.fnCreateBuffer, Name: "clCreateBuffer"},
+		{Addr: &l.fnReleaseMemObject, Name: "clReleaseMemObject"},
+		{Addr: &l.fnEnqueueReadBuffer, Name: "clEnqueueReadBuffer"},
+		{Addr: &l.fnEnqueueWriteBuffer, Name: "clEnqueueWriteBuffer"},
+		{Addr: &l.fnEnqueueCopyBuffer, Name: "clEnqueueCopyBuffer"},
+		{Addr: &l.fnCreateProgramWithSource, Name: "clCreateProgramWithSource"},
+		{Addr: &l.fnCreateProgramWithBinary, Name: "clCreateProgramWithBinary"},
+		{Addr: &l.fnBuildProgram, Name: "clBuildProgram"},
+		{Addr: &l.fnGetProgramBuildInfo, Name: "clGetProgramBuildInfo"},
+		{Addr: &l.fnGetProgramInfo, Name: "clGetProgramInfo"},
+		{Addr: &l.fnReleaseProgram, Name: "clReleaseProgram"},
+		{Addr: &l.fnCreateKernel, Name: "clCreateKernel"},
+		{Addr: &l.fnReleaseKernel, Name: "clReleaseKernel"},
+		{Addr: &l.fnSetKernelArg, Name: "clSetKernelArg"},
+		{Addr: &l.fnGetKernelInfo, Name: "clGetKernelInfo"},
+		{Addr: &l.fnGetKernelWorkGroupInfo, Name: "clGetKernelWorkGroupInfo"},
+		{Addr: &l.fnEnqueueNDRangeKernel, Name: "clEnqueueNDRangeKernel"},
+		{Addr: &l.fnWaitForEvents, Name: "clWaitForEvents"},
+		{Addr: &l.fnGetEventProfilingInfo, Name: "clGetEventProfilingInfo"},
+		{Addr: &l.fnReleaseEvent, Name: "clReleaseEvent"},
+		// OpenCL 2.0 replaced clCreateCommandQueue; loaders keep both,
+		// but a 1.x-only or 3.0-only library may lack one.
+		{Addr: &l.fnCreateCommandQueueWithProperties, Name: "clCreateCommandQueueWithProperties", Optional: true},
+		{Addr: &l.fnCreateCommandQueue, Name: "clCreateCommandQueue", Optional: true},
+	})
+	if l.fnCreateCommandQueueWithProperties == 0 && l.fnCreateCommandQueue == 0 {
+		err = errors.Join(err, errors.New("neither clCreateCommandQueueWithProperties nor clCreateCommandQueue"))
 	}
-	errs := []error{dl.Resolve(l.handle, required)}
-	// OpenCL 2.0 replaced clCreateCommandQueue; loaders keep both, but a
-	// 1.x-only or 3.0-only library may lack one. Either will do.
-	l.createQueueWithProperties, _ = purego.Dlsym(l.handle, "clCreateCommandQueueWithProperties")
-	l.createCommandQueue, _ = purego.Dlsym(l.handle, "clCreateCommandQueue")
-	if l.createQueueWithProperties == 0 && l.createCommandQueue == 0 {
-		errs = append(errs, errors.New("neither clCreateCommandQueueWithProperties nor clCreateCommandQueue"))
-	}
-	return errors.Join(errs...)
+	return err
 }
 
-// call runs an OpenCL function that returns a cl_int status. Like
-// purego.SyscallN it keeps the objects behind uintptr(unsafe.Pointer(…))
-// arguments alive and on the heap for the length of the call, so callers
-// convert pointers inside the call expression.
-//
-//go:uintptrescapes
-func call(fn uintptr, args ...uintptr) int32 {
-	r, _, _ := purego.SyscallN(fn, args...)
-	return int32(r)
+// status is a cl_int status code.
+type status int32
+
+// check is nil for CL_SUCCESS, else the typed error for op.
+func check(op string, r uintptr) error {
+	if st := status(int32(r)); st != clSuccess {
+		return clError(op, st)
+	}
+	return nil
 }
 
-// callHandle runs a create function that returns a handle and reports its
-// status through the last argument.
-//
-//go:uintptrescapes
-func callHandle(fn uintptr, args ...uintptr) (uintptr, int32) {
-	status := new(int32)
-	var pin runtime.Pinner
-	pin.Pin(status)
-	defer pin.Unpin()
-	args = append(args, uintptr(unsafe.Pointer(status)))
-	r, _, _ := purego.SyscallN(fn, args...)
-	return r, *status
+// clBool is a cl_bool.
+func clBool(b bool) uintptr {
+	if b {
+		return clTrue
+	}
+	return 0
+}
+
+// GetPlatformIDs is clGetPlatformIDs: it fills platforms (which may be
+// empty) and returns how many platforms there are.
+func (l *lib) GetPlatformIDs(platforms []platformID) (uint32, error) {
+	var n uint32
+	r := dl.Call3(l.fnGetPlatformIDs, uintptr(len(platforms)), uintptr(unsafe.Pointer(unsafe.SliceData(platforms))), uintptr(unsafe.Pointer(&n)))
+	return n, check("clGetPlatformIDs", r)
+}
+
+// GetPlatformInfo is clGetPlatformInfo: it fills value (which may be
+// empty) and returns the size of the whole value.
+func (l *lib) GetPlatformInfo(p platformID, param uint32, value []byte) (uintptr, error) {
+	var size uintptr
+	r := dl.Call5(l.fnGetPlatformInfo, uintptr(p), uintptr(param), uintptr(len(value)), uintptr(unsafe.Pointer(unsafe.SliceData(value))), uintptr(unsafe.Pointer(&size)))
+	return size, check("clGetPlatformInfo", r)
+}
+
+// GetDeviceIDs is clGetDeviceIDs for the device types in typ: it fills
+// devices (which may be empty) and returns how many devices there are.
+func (l *lib) GetDeviceIDs(p platformID, typ uint64, devices []deviceID) (uint32, error) {
+	var n uint32
+	r := dl.Call5(l.fnGetDeviceIDs, uintptr(p), uintptr(typ), uintptr(len(devices)), uintptr(unsafe.Pointer(unsafe.SliceData(devices))), uintptr(unsafe.Pointer(&n)))
+	return n, check("clGetDeviceIDs", r)
+}
+
+// GetDeviceInfo is clGetDeviceInfo: it fills value (which may be empty)
+// and returns the size of the whole value.
+func (l *lib) GetDeviceInfo(d deviceID, param uint32, value []byte) (uintptr, error) {
+	var size uintptr
+	r := dl.Call5(l.fnGetDeviceInfo, uintptr(d), uintptr(param), uintptr(len(value)), uintptr(unsafe.Pointer(unsafe.SliceData(value))), uintptr(unsafe.Pointer(&size)))
+	if err := check("clGetDeviceInfo", r); err != nil {
+		err.(*backends.Error).Op = "clGetDeviceInfo(0x" + strconv.FormatUint(uint64(param), 16) + ")"
+		return 0, err
+	}
+	return size, nil
+}
+
+// CreateContext is clCreateContext over devices, with no properties and
+// no notification callback.
+func (l *lib) CreateContext(devices []deviceID) (clContext, error) {
+	var st int32
+	h := dl.Call6(l.fnCreateContext, 0, uintptr(len(devices)), uintptr(unsafe.Pointer(unsafe.SliceData(devices))), 0, 0, uintptr(unsafe.Pointer(&st)))
+	return clContext(h), check("clCreateContext", uintptr(st))
+}
+
+// ReleaseContext is clReleaseContext.
+func (l *lib) ReleaseContext(c clContext) error {
+	r := dl.Call1(l.fnReleaseContext, uintptr(c))
+	return check("clReleaseContext", r)
+}
+
+// HasQueueWithProperties reports whether the loader has
+// clCreateCommandQueueWithProperties (OpenCL 2.0 and later).
+func (l *lib) HasQueueWithProperties() bool { return l.fnCreateCommandQueueWithProperties != 0 }
+
+// CreateCommandQueueWithProperties is clCreateCommandQueueWithProperties;
+// props is the zero-terminated property list.
+func (l *lib) CreateCommandQueueWithProperties(c clContext, d deviceID, props []uint64) (commandQueue, error) {
+	var st int32
+	h := dl.Call4(l.fnCreateCommandQueueWithProperties, uintptr(c), uintptr(d), uintptr(unsafe.Pointer(unsafe.SliceData(props))), uintptr(unsafe.Pointer(&st)))
+	return commandQueue(h), check("clCreateCommandQueueWithProperties", uintptr(st))
+}
+
+// CreateCommandQueue is the OpenCL 1.x clCreateCommandQueue.
+func (l *lib) CreateCommandQueue(c clContext, d deviceID, props uint64) (commandQueue, error) {
+	var st int32
+	h := dl.Call4(l.fnCreateCommandQueue, uintptr(c), uintptr(d), uintptr(props), uintptr(unsafe.Pointer(&st)))
+	return commandQueue(h), check("clCreateCommandQueue", uintptr(st))
+}
+
+// ReleaseCommandQueue is clReleaseCommandQueue.
+func (l *lib) ReleaseCommandQueue(q commandQueue) error {
+	r := dl.Call1(l.fnReleaseCommandQueue, uintptr(q))
+	return check("clReleaseCommandQueue", r)
+}
+
+// Finish is clFinish.
+func (l *lib) Finish(q commandQueue) error {
+	r := dl.Call1(l.fnFinish, uintptr(q))
+	return check("clFinish", r)
+}
+
+// CreateBuffer is clCreateBuffer with no host pointer.
+func (l *lib) CreateBuffer(c clContext, flags uint64, size uintptr) (memObject, error) {
+	var st int32
+	h := dl.Call5(l.fnCreateBuffer, uintptr(c), uintptr(flags), size, 0, uintptr(unsafe.Pointer(&st)))
+	return memObject(h), check("clCreateBuffer", uintptr(st))
+}
+
+// ReleaseMemObject is clReleaseMemObject.
+func (l *lib) ReleaseMemObject(m memObject) error {
+	r := dl.Call1(l.fnReleaseMemObject, uintptr(m))
+	return check("clReleaseMemObject", r)
+}
+
+// EnqueueReadBuffer is clEnqueueReadBuffer of size bytes at off into host,
+// with no wait list; ev, when not nil, receives the command's event.
+func (l *lib) EnqueueReadBuffer(q commandQueue, m memObject, blocking bool, off, size uintptr, host unsafe.Pointer, ev *clEvent) error {
+	r := dl.Call9(l.fnEnqueueReadBuffer, uintptr(q), uintptr(m), clBool(blocking), off, size, uintptr(host), 0, 0, uintptr(unsafe.Pointer(ev)))
+	return check("clEnqueueReadBuffer", r)
+}
+
+// EnqueueWriteBuffer is clEnqueueWriteBuffer of size bytes from host at
+// off, with no wait list; ev, when not nil, receives the command's event.
+func (l *lib) EnqueueWriteBuffer(q commandQueue, m memObject, blocking bool, off, size uintptr, host unsafe.Pointer, ev *clEvent) error {
+	r := dl.Call9(l.fnEnqueueWriteBuffer, uintptr(q), uintptr(m), clBool(blocking), off, size, uintptr(host), 0, 0, uintptr(unsafe.Pointer(ev)))
+	return check("clEnqueueWriteBuffer", r)
+}
+
+// EnqueueCopyBuffer is clEnqueueCopyBuffer with no wait list; ev, when not
+// nil, receives the command's event.
+func (l *lib) EnqueueCopyBuffer(q commandQueue, src, dst memObject, srcOff, dstOff, size uintptr, ev *clEvent) error {
+	r := dl.Call9(l.fnEnqueueCopyBuffer, uintptr(q), uintptr(src), uintptr(dst), srcOff, dstOff, size, 0, 0, uintptr(unsafe.Pointer(ev)))
+	return check("clEnqueueCopyBuffer", r)
+}
+
+// CreateProgramWithSource is clCreateProgramWithSource of one source
+// string.
+func (l *lib) CreateProgramWithSource(c clContext, source string) (clProgram, error) {
+	src := unsafe.StringData(source)
+	length := uintptr(len(source))
+	var st int32
+	h := dl.Call5(l.fnCreateProgramWithSource, uintptr(c), 1, uintptr(unsafe.Pointer(&src)), uintptr(unsafe.Pointer(&length)), uintptr(unsafe.Pointer(&st)))
+	return clProgram(h), check("clCreateProgramWithSource", uintptr(st))
+}
+
+// CreateProgramWithBinary is clCreateProgramWithBinary of one binary for
+// one device; the binary's own status is checked as well as the call's.
+func (l *lib) CreateProgramWithBinary(c clContext, d deviceID, binary []byte) (clProgram, error) {
+	bin := unsafe.SliceData(binary)
+	length := uintptr(len(binary))
+	var st, binStatus int32
+	h := dl.Call7(l.fnCreateProgramWithBinary, uintptr(c), 1, uintptr(unsafe.Pointer(&d)), uintptr(unsafe.Pointer(&length)),
+		uintptr(unsafe.Pointer(&bin)), uintptr(unsafe.Pointer(&binStatus)), uintptr(unsafe.Pointer(&st)))
+	if err := check("clCreateProgramWithBinary", uintptr(st)); err != nil {
+		return 0, err
+	}
+	if err := check("clCreateProgramWithBinary", uintptr(binStatus)); err != nil {
+		_ = l.ReleaseProgram(clProgram(h))
+		return 0, err
+	}
+	return clProgram(h), nil
+}
+
+// BuildProgram is clBuildProgram for one device, synchronously.
+func (l *lib) BuildProgram(p clProgram, d deviceID, options string) error {
+	opts := cString(options)
+	r := dl.Call6(l.fnBuildProgram, uintptr(p), 1, uintptr(unsafe.Pointer(&d)), uintptr(unsafe.Pointer(opts)), 0, 0)
+	return check("clBuildProgram", r)
+}
+
+// GetProgramBuildInfo is clGetProgramBuildInfo: it fills value (which may
+// be empty) and returns the size of the whole value.
+func (l *lib) GetProgramBuildInfo(p clProgram, d deviceID, param uint32, value []byte) (uintptr, error) {
+	var size uintptr
+	r := dl.Call6(l.fnGetProgramBuildInfo, uintptr(p), uintptr(d), uintptr(param), uintptr(len(value)), uintptr(unsafe.Pointer(unsafe.SliceData(value))), uintptr(unsafe.Pointer(&size)))
+	return size, check("clGetProgramBuildInfo", r)
+}
+
+// GetProgramInfo is clGetProgramInfo into the size bytes at value.
+func (l *lib) GetProgramInfo(p clProgram, param uint32, size uintptr, value unsafe.Pointer) error {
+	r := dl.Call5(l.fnGetProgramInfo, uintptr(p), uintptr(param), size, uintptr(value), 0)
+	return check("clGetProgramInfo", r)
+}
+
+// ReleaseProgram is clReleaseProgram.
+func (l *lib) ReleaseProgram(p clProgram) error {
+	r := dl.Call1(l.fnReleaseProgram, uintptr(p))
+	return check("clReleaseProgram", r)
+}
+
+// CreateKernel is clCreateKernel for the kernel named name.
+func (l *lib) CreateKernel(p clProgram, name string) (clKernel, error) {
+	cname := cString(name)
+	var st int32
+	h := dl.Call3(l.fnCreateKernel, uintptr(p), uintptr(unsafe.Pointer(cname)), uintptr(unsafe.Pointer(&st)))
+	return clKernel(h), check("clCreateKernel", uintptr(st))
+}
+
+// ReleaseKernel is clReleaseKernel.
+func (l *lib) ReleaseKernel(k clKernel) error {
+	r := dl.Call1(l.fnReleaseKernel, uintptr(k))
+	return check("clReleaseKernel", r)
+}
+
+// SetKernelArg is clSetKernelArg: argument index takes the size bytes at
+// value.
+func (l *lib) SetKernelArg(k clKernel, index uint32, size uintptr, value unsafe.Pointer) error {
+	r := dl.Call4(l.fnSetKernelArg, uintptr(k), uintptr(index), size, uintptr(value))
+	return check("clSetKernelArg", r)
+}
+
+// GetKernelInfo is clGetKernelInfo into the size bytes at value.
+func (l *lib) GetKernelInfo(k clKernel, param uint32, size uintptr, value unsafe.Pointer) error {
+	r := dl.Call5(l.fnGetKernelInfo, uintptr(k), uintptr(param), size, uintptr(value), 0)
+	return check("clGetKernelInfo", r)
+}
+
+// GetKernelWorkGroupInfo is clGetKernelWorkGroupInfo into the size bytes
+// at value.
+func (l *lib) GetKernelWorkGroupInfo(k clKernel, d deviceID, param uint32, size uintptr, value unsafe.Pointer) error {
+	r := dl.Call6(l.fnGetKernelWorkGroupInfo, uintptr(k), uintptr(d), uintptr(param), size, uintptr(value), 0)
+	return check("clGetKernelWorkGroupInfo", r)
+}
+
+// EnqueueNDRangeKernel is clEnqueueNDRangeKernel over dims axes of global
+// work items in groups of local, with no offset and no wait list; ev, when
+// not nil, receives the command's event.
+func (l *lib) EnqueueNDRangeKernel(q commandQueue, k clKernel, dims uint32, global, local *[3]uintptr, ev *clEvent) error {
+	r := dl.Call9(l.fnEnqueueNDRangeKernel, uintptr(q), uintptr(k), uintptr(dims), 0,
+		uintptr(unsafe.Pointer(global)), uintptr(unsafe.Pointer(local)), 0, 0, uintptr(unsafe.Pointer(ev)))
+	return check("clEnqueueNDRangeKernel", r)
+}
+
+// WaitForEvents is clWaitForEvents.
+func (l *lib) WaitForEvents(events []clEvent) error {
+	r := dl.Call2(l.fnWaitForEvents, uintptr(len(events)), uintptr(unsafe.Pointer(unsafe.SliceData(events))))
+	return check("clWaitForEvents", r)
+}
+
+// GetEventProfilingInfo is clGetEventProfilingInfo of a cl_ulong counter
+// into value.
+func (l *lib) GetEventProfilingInfo(ev clEvent, param uint32, value *uint64) error {
+	r := dl.Call5(l.fnGetEventProfilingInfo, uintptr(ev), uintptr(param), unsafe.Sizeof(*value), uintptr(unsafe.Pointer(value)), 0)
+	return check("clGetEventProfilingInfo", r)
+}
+
+// ReleaseEvent is clReleaseEvent.
+func (l *lib) ReleaseEvent(ev clEvent) error {
+	r := dl.Call1(l.fnReleaseEvent, uintptr(ev))
+	return check("clReleaseEvent", r)
 }
 
 // statusName is the symbolic name of an OpenCL status code.
-func statusName(s int32) string {
-	if n, ok := statusNames[s]; ok {
+func statusName(s status) string {
+	if n, ok := statusNames[int32(s)]; ok {
 		return n
 	}
 	return "CL_STATUS_" + strconv.Itoa(int(s))
@@ -200,9 +431,9 @@ func statusName(s int32) string {
 
 // clError turns a failed status into a typed error with the sentinel the
 // status amounts to.
-func clError(op string, status int32) error {
+func clError(op string, st status) error {
 	sentinel := error(errors.New("call failed"))
-	switch status {
+	switch st {
 	case clMemObjectAllocationFailed, clOutOfResources, clOutOfHostMemory:
 		sentinel = backends.ErrOutOfMemory
 	case clBuildProgramFailure:
@@ -211,7 +442,7 @@ func clError(op string, status int32) error {
 		// CL_INVALID_VALUE and the CL_INVALID_KERNEL_*/WORK_* family.
 		sentinel = backends.ErrInvalidArgument
 	}
-	return &backends.Error{Backend: Name, Op: op, Native: statusName(status), Err: sentinel}
+	return &backends.Error{Backend: Name, Op: op, Native: statusName(st), Err: sentinel}
 }
 
 // cString returns a NUL-terminated copy of s for C to read.

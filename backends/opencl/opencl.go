@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
@@ -113,68 +112,66 @@ func closeAll(devs []backends.Device) {
 	}
 }
 
-func (l *lib) platforms() ([]uintptr, error) {
-	var n uint32
-	if st := call(l.getPlatformIDs, 0, 0, uintptr(unsafe.Pointer(&n))); st != clSuccess {
-		if st == -1001 { // CL_PLATFORM_NOT_FOUND_KHR: the loader found no ICD
+func (l *lib) platforms() ([]platformID, error) {
+	n, err := l.GetPlatformIDs(nil)
+	if err != nil {
+		var be *backends.Error
+		if errors.As(err, &be) && be.Native == statusName(clPlatformNotFoundKHR) {
 			return nil, fmt.Errorf("%w: the OpenCL loader found no platform (no ICD installed)", backends.ErrNoDevice)
 		}
-		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, clError("clGetPlatformIDs", st))
+		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, err)
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("%w: no OpenCL platform", backends.ErrNoDevice)
 	}
-	ids := make([]uintptr, n)
-	if st := call(l.getPlatformIDs, uintptr(n), uintptr(unsafe.Pointer(&ids[0])), 0); st != clSuccess {
-		return nil, clError("clGetPlatformIDs", st)
+	ids := make([]platformID, n)
+	if _, err := l.GetPlatformIDs(ids); err != nil {
+		return nil, err
 	}
 	return ids, nil
 }
 
-func (l *lib) deviceIDs(p uintptr) ([]uintptr, error) {
-	var n uint32
-	if st := call(l.getDeviceIDs, p, clDeviceTypeAll, 0, 0, uintptr(unsafe.Pointer(&n))); st != clSuccess {
-		return nil, clError("clGetDeviceIDs", st)
+func (l *lib) deviceIDs(p platformID) ([]deviceID, error) {
+	n, err := l.GetDeviceIDs(p, clDeviceTypeAll, nil)
+	if err != nil {
+		return nil, err
 	}
 	if n == 0 {
 		return nil, errors.New("no devices")
 	}
-	ids := make([]uintptr, n)
-	if st := call(l.getDeviceIDs, p, clDeviceTypeAll, uintptr(n), uintptr(unsafe.Pointer(&ids[0])), 0); st != clSuccess {
-		return nil, clError("clGetDeviceIDs", st)
+	ids := make([]deviceID, n)
+	if _, err := l.GetDeviceIDs(p, clDeviceTypeAll, ids); err != nil {
+		return nil, err
 	}
 	return ids, nil
 }
 
-func (l *lib) platformString(p uintptr, param uint32) string {
-	var size uintptr
-	if call(l.getPlatformInfo, p, uintptr(param), 0, 0, uintptr(unsafe.Pointer(&size))) != clSuccess || size == 0 {
+func (l *lib) platformString(p platformID, param uint32) string {
+	size, err := l.GetPlatformInfo(p, param, nil)
+	if err != nil || size == 0 {
 		return ""
 	}
 	buf := make([]byte, size)
-	if call(l.getPlatformInfo, p, uintptr(param), size, uintptr(unsafe.Pointer(&buf[0])), 0) != clSuccess {
+	if _, err := l.GetPlatformInfo(p, param, buf); err != nil {
 		return ""
 	}
 	return strings.TrimSpace(goString(buf))
 }
 
 // deviceBytes reads a device query's raw value.
-func (l *lib) deviceBytes(d uintptr, param uint32) ([]byte, error) {
-	var size uintptr
-	if st := call(l.getDeviceInfo, d, uintptr(param), 0, 0, uintptr(unsafe.Pointer(&size))); st != clSuccess {
-		return nil, clError(fmt.Sprintf("clGetDeviceInfo(0x%x)", param), st)
-	}
-	if size == 0 {
-		return nil, nil
+func (l *lib) deviceBytes(d deviceID, param uint32) ([]byte, error) {
+	size, err := l.GetDeviceInfo(d, param, nil)
+	if err != nil || size == 0 {
+		return nil, err
 	}
 	buf := make([]byte, size)
-	if st := call(l.getDeviceInfo, d, uintptr(param), size, uintptr(unsafe.Pointer(&buf[0])), 0); st != clSuccess {
-		return nil, clError(fmt.Sprintf("clGetDeviceInfo(0x%x)", param), st)
+	if _, err := l.GetDeviceInfo(d, param, buf); err != nil {
+		return nil, err
 	}
 	return buf, nil
 }
 
-func (l *lib) deviceString(d uintptr, param uint32) string {
+func (l *lib) deviceString(d deviceID, param uint32) string {
 	b, err := l.deviceBytes(d, param)
 	if err != nil {
 		return ""
@@ -184,7 +181,7 @@ func (l *lib) deviceString(d uintptr, param uint32) string {
 
 // deviceUint reads an integer query of any width (cl_uint, cl_ulong,
 // size_t, cl_bitfield).
-func (l *lib) deviceUint(d uintptr, param uint32) uint64 {
+func (l *lib) deviceUint(d deviceID, param uint32) uint64 {
 	b, err := l.deviceBytes(d, param)
 	if err != nil {
 		return 0
@@ -207,9 +204,9 @@ type limits struct {
 type device struct {
 	l        *lib
 	name     string
-	id       uintptr
-	context  uintptr
-	queue    uintptr
+	id       deviceID
+	context  clContext
+	queue    commandQueue
 	info     *backends.DeviceInfo
 	lim      limits
 	pool     *pool
@@ -220,32 +217,29 @@ type device struct {
 	closed bool
 }
 
-func newDevice(l *lib, platform, id uintptr, ordinal int, cacheDir string) (*device, error) {
+func newDevice(l *lib, platform platformID, id deviceID, ordinal int, cacheDir string) (*device, error) {
 	d := &device{l: l, name: Name + ":" + strconv.Itoa(ordinal), id: id, cacheDir: cacheDir}
 	d.info, d.lim = l.describe(platform, id)
 	d.cacheTag = strings.Join([]string{d.info.Name, d.info.Extra["driver_version"], d.info.Extra["platform_version"], d.info.Extra["device_version"]}, "\x00")
 
-	dev := id
-	ctxHandle, st := callHandle(l.createContext, 0, 1, uintptr(unsafe.Pointer(&dev)), 0, 0)
-	if st != clSuccess {
-		return nil, clError("clCreateContext", st)
+	var err error
+	if d.context, err = l.CreateContext([]deviceID{id}); err != nil {
+		return nil, err
 	}
-	d.context = ctxHandle
-	if l.createQueueWithProperties != 0 {
-		props := [3]uint64{clQueueProperties, clQueueProfilingEnable, 0}
-		d.queue, st = callHandle(l.createQueueWithProperties, d.context, id, uintptr(unsafe.Pointer(&props[0])))
+	if l.HasQueueWithProperties() {
+		d.queue, err = l.CreateCommandQueueWithProperties(d.context, id, []uint64{clQueueProperties, clQueueProfilingEnable, 0})
 	} else {
-		d.queue, st = callHandle(l.createCommandQueue, d.context, id, clQueueProfilingEnable)
+		d.queue, err = l.CreateCommandQueue(d.context, id, clQueueProfilingEnable)
 	}
-	if st != clSuccess {
-		call(l.releaseContext, d.context)
-		return nil, clError("clCreateCommandQueue", st)
+	if err != nil {
+		_ = l.ReleaseContext(d.context)
+		return nil, err
 	}
 	d.pool = newPool(d, d.info.Memory)
 	return d, nil
 }
 
-func (l *lib) describe(platform, id uintptr) (*backends.DeviceInfo, limits) {
+func (l *lib) describe(platform platformID, id deviceID) (*backends.DeviceInfo, limits) {
 	var lim limits
 	typ := l.deviceUint(id, clDeviceType)
 	name := l.deviceString(id, clDeviceName)
@@ -335,6 +329,7 @@ func (l *lib) describe(platform, id uintptr) (*backends.DeviceInfo, limits) {
 		info.DTypeCaps[backends.F16] = backends.CapFloatOps
 	}
 	info.Extra = map[string]string{
+		"library":          l.name,
 		"platform":         l.platformString(platform, clPlatformName),
 		"platform_vendor":  l.platformString(platform, clPlatformVendor),
 		"platform_version": l.platformString(platform, clPlatformVersion),
@@ -382,14 +377,8 @@ func (d *device) Close() error {
 	}
 	d.closed = true
 	d.mu.Unlock()
-	call(d.l.finish, d.queue)
+	errs := []error{d.l.Finish(d.queue)}
 	d.pool.freeAll()
-	var errs []error
-	if st := call(d.l.releaseCommandQueue, d.queue); st != clSuccess {
-		errs = append(errs, clError("clReleaseCommandQueue", st))
-	}
-	if st := call(d.l.releaseContext, d.context); st != clSuccess {
-		errs = append(errs, clError("clReleaseContext", st))
-	}
+	errs = append(errs, d.l.ReleaseCommandQueue(d.queue), d.l.ReleaseContext(d.context))
 	return errors.Join(errs...)
 }

@@ -14,193 +14,69 @@ import (
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 )
 
-// openAll opens every OpenCL device with a private binary cache, or skips
-// naming what is missing.
-func openAll(t testing.TB) []*device {
-	t.Helper()
-	if _, err := load(); err != nil {
-		t.Skipf("libOpenCL.so.1 not found: %v", err)
-	}
-	devs, err := OpenDevices(context.Background(), Config{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Skipf("no OpenCL device: %v", err)
-	}
-	out := make([]*device, len(devs))
-	for i, d := range devs {
-		out[i] = d.(*device)
-	}
-	t.Cleanup(func() {
-		for _, d := range out {
-			require.NoError(t, d.Close())
-		}
-	})
-	return out
+// clDevices opens OpenCL devices with a private binary cache each.
+var clDevices = backendtest.Devices{
+	Library: "libOpenCL.so.1",
+	Load:    func() error { _, err := load(); return err },
+	Open: func(t testing.TB, ids *[]int) ([]backends.Device, error) {
+		return OpenDevices(context.Background(), Config{DeviceIDs: ids, CacheDir: t.TempDir()})
+	},
 }
 
-// The example programs, from their bundles under examples/.
-func vaddProgram(t testing.TB) *backends.Program {
-	return backendtest.ExampleProgram(t, "vadd")
-}
+// openAll opens every OpenCL device, or skips naming what is missing.
+func openAll(t testing.TB) []*device { return backendtest.As[*device](clDevices.All(t)) }
 
-func TestDevicesDescribeThemselves(t *testing.T) {
-	for _, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) {
-			info := d.Info()
-			require.NotEmpty(t, info.Name)
-			require.Contains(t, []backends.DeviceKind{backends.KindCPU, backends.KindGPU, backends.KindAccelerator, backends.KindOther}, info.Kind)
+var vaddProgram = backendtest.Vadd
+
+// TestConformance runs the shared suites on every device (registration,
+// DeviceInfo, the pool, the examples at sizes that leave partial work
+// groups, timed launches, the executable contract, bad input) with
+// OpenCL's own DeviceInfo checks and bad-input cases.
+func TestConformance(t *testing.T) {
+	backendtest.RunDeviceSuite(t, backendtest.DeviceSuite{
+		Devices: clDevices,
+		Program: vaddProgram,
+		Info: func(t *testing.T, dev backends.Device) {
+			info := dev.Info()
 			require.Positive(t, info.Cores)
-			require.Positive(t, info.Memory)
-			require.Positive(t, info.MaxLocalThreads)
-			require.Len(t, info.MaxLocalWorkDims, 3)
-			require.Len(t, info.MaxGlobalWorkDims, 3)
-			require.True(t, info.Supports(backends.F32).Has(backends.CapAdd))
 			require.Equal(t, info.Extra["fp64"] == "true", info.Supports(backends.F64).Any())
 			require.NotEmpty(t, info.Extra["driver_version"])
+			require.Contains(t, sonames, info.Extra["library"], "the loader that opened")
 			if strings.Contains(info.Extra["platform"], "Portable Computing Language") {
 				require.Equal(t, backends.KindCPU, info.Kind, "PoCL is a CPU implementation")
 			}
-			require.True(t, strings.HasPrefix(d.Name(), "opencl:"))
-			require.Equal(t, Name, d.Backend())
-		})
-	}
+		},
+		Cases: func(dev backends.Device) []backendtest.BadCase { return badInputCases(dev.(*device)) },
+	})
 }
 
-func TestRegisteredBackendOpens(t *testing.T) {
-	if _, err := load(); err != nil {
-		t.Skipf("libOpenCL.so.1 not found: %v", err)
-	}
-	st, err := backends.Backend(context.Background(), Name)
-	require.NoError(t, err)
-	if st.Err != nil {
-		t.Skipf("no OpenCL device: %v", st.Err)
-	}
-	require.NotEmpty(t, st.Devices)
-	require.Equal(t, "opencl:0", st.Devices[0].Name())
-}
-
-func TestPoolTransfers(t *testing.T) {
-	for _, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) { backendtest.RunPoolConformance(t, d.pool) })
-	}
-}
-
-// TestExamples runs vadd, unary and matmul from their bundles against the
-// float64 references, at sizes that leave partial work groups.
-func TestExamples(t *testing.T) {
-	for _, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) { backendtest.RunExamples(t, d, backendtest.PartialGroupExamples()...) })
-	}
-}
-
-func TestLaunchTimed(t *testing.T) {
-	for _, d := range openAll(t) {
-		backendtest.CheckLaunchTimed(t, d, vaddProgram(t))
-	}
-}
-
-// TestBadInput feeds each kind of bad input and proves the device still
-// runs vadd afterwards.
-func TestBadInput(t *testing.T) {
-	ctx := context.Background()
-	devs := openAll(t)
-	if len(devs) < 1 {
-		t.Skip("no OpenCL device")
-	}
-	for _, d := range devs {
-		good, err := d.Compile(ctx, vaddProgram(t))
-		require.NoError(t, err)
-		defer good.Release()
-		n := 1000
-		bufs := [3]backends.BufferID{backendtest.UploadF32(t, d.pool, make([]float32, n)), backendtest.UploadF32(t, d.pool, make([]float32, n)), backendtest.UploadF32(t, d.pool, make([]float32, n))}
-		vaddArgs := func(z backends.BufferID) []backends.LaunchArg {
-			return []backends.LaunchArg{backends.BufArg(bufs[0]), backends.BufArg(bufs[1]), backends.BufArg(z), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}
+func badInputCases(d *device) []backendtest.BadCase {
+	local := func(l [3]uint32) func(t testing.TB, e *backendtest.BadEnv) error {
+		return func(t testing.TB, e *backendtest.BadEnv) error {
+			p := e.Program(t)
+			p.Source(backends.FormatOpenCL).Local = l
+			return e.Compile(p)
 		}
-		// A buffer id this pool never issued: one from the host pool.
-		host, err := backends.HostPool()
-		require.NoError(t, err)
-		foreign, err := host.Alloc(ctx, 4096)
-		require.NoError(t, err)
-		defer host.Release(foreign)
-
-		cases := []struct {
-			name string
-			run  func() error
-			want error
-		}{
-			{"build failure", func() error {
-				p := vaddProgram(t)
-				p.Source(backends.FormatOpenCL).Source = "__kernel void vadd(__global float *x) { x[0] = undefined_name; }"
-				_, err := d.Compile(ctx, p)
-				if err != nil {
-					var be *backends.Error
-					require.ErrorAs(t, err, &be)
-					require.Contains(t, be.Native, "undefined_name", "the build log is returned")
-				}
-				return err
-			}, backends.ErrCompile},
-			{"missing entry", func() error {
-				p := vaddProgram(t)
-				p.Source(backends.FormatOpenCL).Entry = "no_such_kernel"
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrCompile},
-			{"no variant", func() error {
-				p := vaddProgram(t)
-				p.RemoveVariant(backends.FormatOpenCL)
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrNoVariant},
-			{"param count differs from kernel", func() error {
-				p := vaddProgram(t)
-				p.Params = append(p.Params, backends.Param{Name: "extra", Kind: backends.Variable, DType: backends.U32})
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrInvalidArgument},
-			{"more args than params", func() error {
-				return good.Launch(ctx, append(vaddArgs(bufs[2]), backends.VarArg(backends.UintConst(backends.U32, 1))))
-			}, backends.ErrInvalidArgument},
-			{"buffer from another pool", func() error {
-				return good.Launch(ctx, vaddArgs(foreign))
-			}, backends.ErrUnknownBuffer},
-			{"scalar where a buffer belongs", func() error {
-				args := vaddArgs(bufs[2])
-				args[0] = backends.VarArg(backends.UintConst(backends.U32, 1))
-				return good.Launch(ctx, args)
-			}, backends.ErrInvalidArgument},
-			{"local size beyond the device", func() error {
-				p := vaddProgram(t)
-				p.Source(backends.FormatOpenCL).Local = [3]uint32{uint32(min(d.lim.maxItems[0]+1, math.MaxUint32)), 1, 1}
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrInvalidArgument},
-			{"work group beyond the device", func() error {
-				p := vaddProgram(t)
-				p.Source(backends.FormatOpenCL).Local = [3]uint32{uint32(d.lim.maxItems[0]), uint32(d.lim.maxItems[1]), 1}
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrInvalidArgument},
-			{"grid beyond the device", func() error {
-				p := vaddProgram(t)
-				p.Grid = []backends.GwsDim{backends.ConstDim(d.info.MaxGlobalWorkDims[0] + 1)}
-				x, err := d.Compile(ctx, p)
-				require.NoError(t, err)
-				defer x.Release()
-				return x.Launch(ctx, vaddArgs(bufs[2]))
-			}, backends.ErrInvalidArgument},
-		}
-		for _, c := range cases {
-			t.Run(d.name+"/"+c.name, func(t *testing.T) {
-				err := c.run()
-				require.Error(t, err)
-				require.ErrorIs(t, err, c.want)
-				// The device is still usable.
-				require.NoError(t, good.Launch(ctx, vaddArgs(bufs[2])))
-				backendtest.CheckVadd(t, d.pool, good, 777)
-			})
-		}
-		for _, id := range bufs {
-			require.NoError(t, d.pool.Release(id))
-		}
+	}
+	return []backendtest.BadCase{
+		{Name: "build failure", Want: backends.ErrCompile, Run: func(t testing.TB, e *backendtest.BadEnv) error {
+			p := e.Program(t)
+			p.Source(backends.FormatOpenCL).Source = "__kernel void vadd(__global float *x) { x[0] = undefined_name; }"
+			err := e.Compile(p)
+			var be *backends.Error
+			require.ErrorAs(t, err, &be)
+			require.Contains(t, be.Native, "undefined_name", "the build log is returned")
+			require.Contains(t, be.Native, "CL_BUILD_PROGRAM_FAILURE", "the status is named")
+			require.Equal(t, "clBuildProgram", be.Op)
+			return err
+		}},
+		{Name: "param count differs from kernel", Want: backends.ErrInvalidArgument, Run: func(t testing.TB, e *backendtest.BadEnv) error {
+			p := e.Program(t)
+			p.Params = append(p.Params, backends.Param{Name: "extra", Kind: backends.Variable, DType: backends.U32})
+			return e.Compile(p)
+		}},
+		{Name: "local size beyond the device", Want: backends.ErrInvalidArgument, Run: local([3]uint32{uint32(min(d.lim.maxItems[0]+1, math.MaxUint32)), 1, 1})},
+		{Name: "work group beyond the device", Want: backends.ErrInvalidArgument, Run: local([3]uint32{uint32(d.lim.maxItems[0]), uint32(d.lim.maxItems[1]), 1})},
 	}
 }
 
@@ -245,31 +121,14 @@ func TestBinaryCache(t *testing.T) {
 	require.NotEqual(t, d.cacheKey("a", ""), other.cacheKey("a", ""))
 }
 
-func TestConfigFilters(t *testing.T) {
+// A platform filter that keeps none leaves no device (device_ids [] is
+// in TestConformance).
+func TestPlatformFilter(t *testing.T) {
 	if _, err := load(); err != nil {
 		t.Skipf("libOpenCL.so.1 not found: %v", err)
 	}
-	_, err := OpenDevices(context.Background(), Config{DeviceIDs: &[]int{}, CacheDir: "off"})
+	_, err := OpenDevices(context.Background(), Config{PlatformIDs: &[]int{99}, CacheDir: "off"})
 	require.ErrorIs(t, err, backends.ErrNoDevice)
-	_, err = OpenDevices(context.Background(), Config{PlatformIDs: &[]int{99}, CacheDir: "off"})
-	require.ErrorIs(t, err, backends.ErrNoDevice)
-}
-
-func TestClosedDevice(t *testing.T) {
-	if _, err := load(); err != nil {
-		t.Skipf("libOpenCL.so.1 not found: %v", err)
-	}
-	devs, err := OpenDevices(context.Background(), Config{DeviceIDs: &[]int{0}, CacheDir: "off"})
-	if err != nil {
-		t.Skipf("no OpenCL device: %v", err)
-	}
-	d := devs[0]
-	require.NoError(t, d.Close())
-	require.NoError(t, d.Close())
-	_, err = d.Pool().Alloc(context.Background(), 16)
-	require.ErrorIs(t, err, backends.ErrClosed)
-	_, err = d.Compile(context.Background(), vaddProgram(t))
-	require.ErrorIs(t, err, backends.ErrClosed)
 }
 
 func TestScalarBytes(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
@@ -11,7 +12,7 @@ import (
 )
 
 type buffer struct {
-	mem  uintptr // cl_mem
+	mem  memObject
 	size int64
 }
 
@@ -34,12 +35,7 @@ func newPool(d *device, total uint64) *pool {
 }
 
 // release frees a buffer whose last reference went.
-func (p *pool) release(b *buffer) error {
-	if st := call(p.dev.l.releaseMemObject, b.mem); st != clSuccess {
-		return clError("clReleaseMemObject", st)
-	}
-	return nil
-}
+func (p *pool) release(b *buffer) error { return p.dev.l.ReleaseMemObject(b.mem) }
 
 func (p *pool) Name() string { return p.dev.name }
 
@@ -61,9 +57,9 @@ func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 	if n > p.FreeBytes() {
 		return 0, backends.Errorf(Name, "alloc", backends.ErrOutOfMemory, "%d bytes with %d free", n, p.FreeBytes())
 	}
-	mem, st := callHandle(p.dev.l.createBuffer, p.dev.context, clMemReadWrite, uintptr(n), 0)
-	if st != clSuccess {
-		return 0, clError("clCreateBuffer", st)
+	mem, err := p.dev.l.CreateBuffer(p.dev.context, clMemReadWrite, uintptr(n))
+	if err != nil {
+		return 0, err
 	}
 	return p.bufs.Insert(&buffer{mem: mem, size: n}, n), nil
 }
@@ -84,16 +80,16 @@ func checkSpan(op string, b *buffer, off int64, n int) error {
 // straight from src: host-pool (shm) memory is read in place, and a Go
 // slice is pinned for the call.
 func (p *pool) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
-	return p.transfer(ctx, "write", p.dev.l.enqueueWriteBuffer, "clEnqueueWriteBuffer", dst, off, src)
+	return p.transfer(ctx, "write", dst, off, src, true)
 }
 
 // Read copies the buffer's bytes into dst with a blocking
 // clEnqueueReadBuffer that lands in dst directly.
 func (p *pool) Read(ctx context.Context, src backends.BufferID, off int64, dst []byte) error {
-	return p.transfer(ctx, "read", p.dev.l.enqueueReadBuffer, "clEnqueueReadBuffer", src, off, dst)
+	return p.transfer(ctx, "read", src, off, dst, false)
 }
 
-func (p *pool) transfer(ctx context.Context, op string, fn uintptr, native string, id backends.BufferID, off int64, host []byte) error {
+func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, off int64, host []byte, write bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -114,11 +110,11 @@ func (p *pool) transfer(ctx context.Context, op string, fn uintptr, native strin
 	var pin runtime.Pinner
 	pin.Pin(&host[0])
 	defer pin.Unpin()
-	st := call(fn, p.dev.queue, bufs[0].mem, clTrue, uintptr(off), uintptr(len(host)), uintptr(unsafe.Pointer(&host[0])), 0, 0, 0)
-	if st != clSuccess {
-		return clError(native, st)
+	l, mem, at := p.dev.l, bufs[0].mem, unsafe.Pointer(&host[0])
+	if write {
+		return l.EnqueueWriteBuffer(p.dev.queue, mem, true, uintptr(off), uintptr(len(host)), at, nil)
 	}
-	return nil
+	return l.EnqueueReadBuffer(p.dev.queue, mem, true, uintptr(off), uintptr(len(host)), at, nil)
 }
 
 // CopyFrom copies between two buffers of this pool with
@@ -155,40 +151,51 @@ func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int
 	if n == 0 {
 		return 0, nil
 	}
-	var ev uintptr
-	st := call(p.dev.l.enqueueCopyBuffer, p.dev.queue, bufs[0].mem, bufs[1].mem, uintptr(srcOff), uintptr(dstOff), uintptr(n), 0, 0, uintptr(unsafe.Pointer(&ev)))
-	if st != clSuccess {
-		return 0, clError("clEnqueueCopyBuffer", st)
+	w := waiters.Get().(*waiter)
+	defer waiters.Put(w)
+	if err := p.dev.l.EnqueueCopyBuffer(p.dev.queue, bufs[0].mem, bufs[1].mem, uintptr(srcOff), uintptr(dstOff), uintptr(n), &w.ev[0]); err != nil {
+		return 0, err
 	}
-	return p.dev.waitEvent(ev, timed)
+	return p.dev.waitEvent(w, timed)
 }
 
-// waitEvent waits for a command and releases its event; when timed it
-// returns the command's device run time in nanoseconds.
-func (d *device) waitEvent(ev uintptr, timed bool) (float64, error) {
-	defer call(d.l.releaseEvent, ev)
-	if st := call(d.l.waitForEvents, 1, uintptr(unsafe.Pointer(&ev))); st != clSuccess {
-		return 0, clError("clWaitForEvents", st)
+// waiter is the memory a command's event and its profiling counters live
+// in while the loader fills them: on the heap and reused, so that waiting
+// for a command allocates nothing.
+type waiter struct {
+	ev         [1]clEvent
+	start, end uint64
+}
+
+var waiters = sync.Pool{New: func() any { return new(waiter) }}
+
+// waitEvent waits for the command whose event is w.ev[0] and releases the
+// event; when timed it returns the command's device run time in
+// nanoseconds.
+func (d *device) waitEvent(w *waiter, timed bool) (float64, error) {
+	l := d.l
+	defer l.ReleaseEvent(w.ev[0])
+	if err := l.WaitForEvents(w.ev[:]); err != nil {
+		return 0, err
 	}
 	if !timed {
 		return 0, nil
 	}
-	var start, end uint64
-	if st := call(d.l.getEventProfilingInfo, ev, clProfilingCommandStart, 8, uintptr(unsafe.Pointer(&start)), 0); st != clSuccess {
-		return 0, clError("clGetEventProfilingInfo", st)
+	if err := l.GetEventProfilingInfo(w.ev[0], clProfilingCommandStart, &w.start); err != nil {
+		return 0, err
 	}
-	if st := call(d.l.getEventProfilingInfo, ev, clProfilingCommandEnd, 8, uintptr(unsafe.Pointer(&end)), 0); st != clSuccess {
-		return 0, clError("clGetEventProfilingInfo", st)
+	if err := l.GetEventProfilingInfo(w.ev[0], clProfilingCommandEnd, &w.end); err != nil {
+		return 0, err
 	}
-	if end < start {
-		return 0, fmt.Errorf("%s: profiling end %d before start %d", Name, end, start)
+	if w.end < w.start {
+		return 0, fmt.Errorf("%s: profiling end %d before start %d", Name, w.end, w.start)
 	}
-	return float64(end - start), nil
+	return float64(w.end - w.start), nil
 }
 
 // freeAll releases every buffer; the device is closing.
 func (p *pool) freeAll() {
 	for _, b := range p.bufs.Drain() {
-		call(p.dev.l.releaseMemObject, b.mem)
+		_ = p.dev.l.ReleaseMemObject(b.mem)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -26,13 +27,16 @@ import (
 type executable struct {
 	dev     *device
 	prog    *backends.Program
-	program uintptr
-	kernel  uintptr
+	program clProgram
+	kernel  clKernel
 	local   [3]uint64
 	dims    int
 
 	mu       sync.Mutex // clSetKernelArg and enqueue are one step
 	released bool
+	// The work sizes the enqueue reads, kept here (under mu) so that a
+	// launch hands the loader heap memory and allocates nothing for it.
+	globalSize, localSize [3]uintptr
 }
 
 // Compile builds the program's OpenCL C variant, from the binary cache when
@@ -45,7 +49,7 @@ func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {
-		return nil, err
+		return nil, &backends.Error{Backend: Name, Op: "compile", Err: err}
 	}
 	v := p.Source(backends.FormatOpenCL)
 	if v == nil {
@@ -64,23 +68,24 @@ func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	if err != nil {
 		return nil, err
 	}
-	entry := cString(v.Entry)
-	kernel, st := callHandle(d.l.createKernel, program, uintptr(unsafe.Pointer(entry)))
-	runtime.KeepAlive(entry)
-	if st != clSuccess {
-		call(d.l.releaseProgram, program)
-		e := clError("clCreateKernel", st).(*backends.Error)
+	kernel, err := d.l.CreateKernel(program, v.Entry)
+	if err != nil {
+		_ = d.l.ReleaseProgram(program)
+		e := err.(*backends.Error)
 		e.Err = fmt.Errorf("%w: no kernel %q in program %q", backends.ErrCompile, v.Entry, p.Name)
 		return nil, e
 	}
 	x := &executable{dev: d, prog: p, program: program, kernel: kernel, local: local, dims: dims}
+	for i := range local {
+		x.localSize[i] = uintptr(local[i])
+	}
 	var nargs uint32
-	if st := call(d.l.getKernelInfo, kernel, clKernelNumArgs, 4, uintptr(unsafe.Pointer(&nargs)), 0); st == clSuccess && int(nargs) != len(p.Params) {
+	if err := d.l.GetKernelInfo(kernel, clKernelNumArgs, unsafe.Sizeof(nargs), unsafe.Pointer(&nargs)); err == nil && int(nargs) != len(p.Params) {
 		_ = x.Release()
 		return nil, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "kernel %s takes %d arguments, program %q has %d params", v.Entry, nargs, p.Name, len(p.Params))
 	}
 	var wg uintptr
-	if st := call(d.l.getKernelWorkGroupInfo, kernel, d.id, clKernelWorkGroupSize, unsafe.Sizeof(wg), uintptr(unsafe.Pointer(&wg)), 0); st == clSuccess && wg > 0 {
+	if err := d.l.GetKernelWorkGroupInfo(kernel, d.id, clKernelWorkGroupSize, unsafe.Sizeof(wg), unsafe.Pointer(&wg)); err == nil && wg > 0 {
 		if n := local[0] * local[1] * local[2]; n > uint64(wg) {
 			_ = x.Release()
 			return nil, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "local size %v (%d work items) exceeds kernel %s's limit of %d on %s", local, n, v.Entry, wg, d.name)
@@ -120,7 +125,7 @@ func (d *device) cacheKey(source, options string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (d *device) buildCached(source, options string) (uintptr, error) {
+func (d *device) buildCached(source, options string) (clProgram, error) {
 	var path string
 	if d.cacheDir != "" {
 		path = filepath.Join(d.cacheDir, d.cacheKey(source, options)+".bin")
@@ -145,69 +150,48 @@ func (d *device) buildCached(source, options string) (uintptr, error) {
 	return prog, nil
 }
 
-func (d *device) buildSource(source, options string) (uintptr, error) {
+func (d *device) buildSource(source, options string) (clProgram, error) {
 	if source == "" {
 		return 0, backends.Errorf(Name, "compile", backends.ErrCompile, "empty source")
 	}
-	src := cString(source)
-	length := uintptr(len(source))
-	srcs := [1]uintptr{uintptr(unsafe.Pointer(src))}
-	prog, st := callHandle(d.l.createProgramWithSource, d.context, 1, uintptr(unsafe.Pointer(&srcs[0])), uintptr(unsafe.Pointer(&length)))
-	runtime.KeepAlive(src)
-	if st != clSuccess {
-		return 0, clError("clCreateProgramWithSource", st)
-	}
-	if err := d.build(prog, options); err != nil {
-		call(d.l.releaseProgram, prog)
-		return 0, err
-	}
-	return prog, nil
+	prog, err := d.l.CreateProgramWithSource(d.context, source)
+	return d.build(prog, err, options)
 }
 
-func (d *device) buildBinary(bin []byte, options string) (uintptr, error) {
+func (d *device) buildBinary(bin []byte, options string) (clProgram, error) {
 	var pin runtime.Pinner
 	pin.Pin(&bin[0])
 	defer pin.Unpin()
-	ptrs := [1]uintptr{uintptr(unsafe.Pointer(&bin[0]))}
-	length := uintptr(len(bin))
-	var binStatus int32
-	dev := d.id
-	prog, st := callHandle(d.l.createProgramWithBinary, d.context, 1, uintptr(unsafe.Pointer(&dev)), uintptr(unsafe.Pointer(&length)), uintptr(unsafe.Pointer(&ptrs[0])), uintptr(unsafe.Pointer(&binStatus)))
-	if st != clSuccess {
-		return 0, clError("clCreateProgramWithBinary", st)
-	}
-	if binStatus != clSuccess {
-		call(d.l.releaseProgram, prog)
-		return 0, clError("clCreateProgramWithBinary", binStatus)
-	}
-	if err := d.build(prog, options); err != nil {
-		call(d.l.releaseProgram, prog)
+	prog, err := d.l.CreateProgramWithBinary(d.context, d.id, bin)
+	return d.build(prog, err, options)
+}
+
+// build runs clBuildProgram on a program just created (unless creating it
+// failed: err); a failed build releases the program and carries the whole
+// build log.
+func (d *device) build(prog clProgram, err error, options string) (clProgram, error) {
+	if err != nil {
 		return 0, err
 	}
-	return prog, nil
-}
-
-// build runs clBuildProgram; a failure carries the whole build log.
-func (d *device) build(prog uintptr, options string) error {
-	opts := cString(options)
-	dev := d.id
-	st := call(d.l.buildProgram, prog, 1, uintptr(unsafe.Pointer(&dev)), uintptr(unsafe.Pointer(opts)), 0, 0)
-	runtime.KeepAlive(opts)
-	if st == clSuccess {
-		return nil
+	if err = d.l.BuildProgram(prog, d.id, options); err == nil {
+		return prog, nil
 	}
 	log := d.buildLog(prog)
+	_ = d.l.ReleaseProgram(prog)
 	driver.Debug(driver.DebugCompile, "opencl build failed", "device", d.name, "log", log)
-	return &backends.Error{Backend: Name, Op: "clBuildProgram", Native: statusName(st) + "\n" + log, Err: backends.ErrCompile}
+	e := err.(*backends.Error)
+	e.Native += "\n" + log
+	e.Err = backends.ErrCompile
+	return 0, e
 }
 
-func (d *device) buildLog(prog uintptr) string {
-	var size uintptr
-	if call(d.l.getProgramBuildInfo, prog, d.id, clProgramBuildLog, 0, 0, uintptr(unsafe.Pointer(&size))) != clSuccess || size == 0 {
+func (d *device) buildLog(prog clProgram) string {
+	size, err := d.l.GetProgramBuildInfo(prog, d.id, clProgramBuildLog, nil)
+	if err != nil || size == 0 {
 		return "(no build log)"
 	}
 	buf := make([]byte, size)
-	if call(d.l.getProgramBuildInfo, prog, d.id, clProgramBuildLog, size, uintptr(unsafe.Pointer(&buf[0])), 0) != clSuccess {
+	if _, err := d.l.GetProgramBuildInfo(prog, d.id, clProgramBuildLog, buf); err != nil {
 		return "(build log unreadable)"
 	}
 	return strings.TrimSpace(goString(buf))
@@ -215,10 +199,11 @@ func (d *device) buildLog(prog uintptr) string {
 
 // saveBinary writes the program's binary to path through a temporary file,
 // so a concurrent reader never sees half a binary.
-func (d *device) saveBinary(prog uintptr, path string) error {
+func (d *device) saveBinary(prog clProgram, path string) error {
 	var size uintptr
-	if st := call(d.l.getProgramInfo, prog, clProgramBinarySizes, unsafe.Sizeof(size), uintptr(unsafe.Pointer(&size)), 0); st != clSuccess {
-		return clError("clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)", st)
+	if err := d.l.GetProgramInfo(prog, clProgramBinarySizes, unsafe.Sizeof(size), unsafe.Pointer(&size)); err != nil {
+		err.(*backends.Error).Op = "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)"
+		return err
 	}
 	if size == 0 {
 		return fmt.Errorf("the driver offers no binary")
@@ -227,9 +212,10 @@ func (d *device) saveBinary(prog uintptr, path string) error {
 	var pin runtime.Pinner
 	pin.Pin(&bin[0])
 	defer pin.Unpin()
-	ptrs := [1]uintptr{uintptr(unsafe.Pointer(&bin[0]))}
-	if st := call(d.l.getProgramInfo, prog, clProgramBinaries, unsafe.Sizeof(ptrs), uintptr(unsafe.Pointer(&ptrs[0])), 0); st != clSuccess {
-		return clError("clGetProgramInfo(CL_PROGRAM_BINARIES)", st)
+	ptrs := [1]*byte{&bin[0]}
+	if err := d.l.GetProgramInfo(prog, clProgramBinaries, unsafe.Sizeof(ptrs), unsafe.Pointer(&ptrs[0])); err != nil {
+		err.(*backends.Error).Op = "clGetProgramInfo(CL_PROGRAM_BINARIES)"
+		return err
 	}
 	return diskcache.WriteFile(path, bin)
 }
@@ -253,6 +239,9 @@ func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 	}
 	d := x.dev
 	if err := d.checkOpen("launch"); err != nil {
+		return 0, err
+	}
+	if err := x.checkReleased(); err != nil {
 		return 0, err
 	}
 	if _, err := driver.CheckArgs(x.prog, d.pool, args); err != nil {
@@ -293,43 +282,61 @@ func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 	}
 	defer release()
 
+	w := waiters.Get().(*waiter)
+	defer waiters.Put(w)
 	x.mu.Lock()
 	if x.released {
 		x.mu.Unlock()
-		return 0, backends.Errorf(Name, "launch", backends.ErrClosed, "executable released")
+		return 0, errReleased()
 	}
 	bi := 0
 	for i, a := range args {
-		var st int32
+		var err error
 		if x.prog.Params[i].Kind.IsBuffer() {
-			mem := bufs[bi].mem
+			// The buffer record is on the heap: its handle is what the
+			// kernel argument reads.
+			b := bufs[bi]
 			bi++
-			st = call(d.l.setKernelArg, x.kernel, uintptr(i), unsafe.Sizeof(mem), uintptr(unsafe.Pointer(&mem)))
+			err = d.l.SetKernelArg(x.kernel, uint32(i), unsafe.Sizeof(b.mem), unsafe.Pointer(&b.mem))
 		} else {
-			val, err := scalarBytes(a.Value)
-			if err != nil {
+			val, verr := scalarBytes(a.Value)
+			if verr != nil {
 				x.mu.Unlock()
-				return 0, backends.Errorf(Name, "launch", backends.ErrUnsupported, "param %d: %v", i, err)
+				return 0, backends.Errorf(Name, "launch", backends.ErrUnsupported, "param %d: %v", i, verr)
 			}
-			st = call(d.l.setKernelArg, x.kernel, uintptr(i), uintptr(len(val)), uintptr(unsafe.Pointer(&val[0])))
+			err = d.l.SetKernelArg(x.kernel, uint32(i), uintptr(len(val)), unsafe.Pointer(&val[0]))
 		}
-		if st != clSuccess {
+		if err != nil {
 			x.mu.Unlock()
-			return 0, clError(fmt.Sprintf("clSetKernelArg(%d)", i), st)
+			err.(*backends.Error).Op = fmt.Sprintf("clSetKernelArg(%d)", i)
+			return 0, err
 		}
 	}
-	sizes := [6]uintptr{uintptr(global[0]), uintptr(global[1]), uintptr(global[2]), uintptr(x.local[0]), uintptr(x.local[1]), uintptr(x.local[2])}
-	var ev uintptr
-	st := call(d.l.enqueueNDRangeKernel, d.queue, x.kernel, uintptr(x.dims), 0,
-		uintptr(unsafe.Pointer(&sizes[0])), uintptr(unsafe.Pointer(&sizes[3])), 0, 0, uintptr(unsafe.Pointer(&ev)))
-	x.mu.Unlock()
-	if st != clSuccess {
-		return 0, clError("clEnqueueNDRangeKernel", st)
+	for i := range global {
+		x.globalSize[i] = uintptr(global[i])
 	}
-	return d.waitEvent(ev, timed)
+	err = d.l.EnqueueNDRangeKernel(d.queue, x.kernel, uint32(x.dims), &x.globalSize, &x.localSize, &w.ev[0])
+	x.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	return d.waitEvent(w, timed)
 }
 
-// Release frees the kernel and program.
+func errReleased() error {
+	return backends.Errorf(Name, "launch", backends.ErrClosed, "executable released")
+}
+
+func (x *executable) checkReleased() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.released {
+		return errReleased()
+	}
+	return nil
+}
+
+// Release frees the kernel and program. Releasing again does nothing.
 func (x *executable) Release() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -337,9 +344,7 @@ func (x *executable) Release() error {
 		return nil
 	}
 	x.released = true
-	call(x.dev.l.releaseKernel, x.kernel)
-	call(x.dev.l.releaseProgram, x.program)
-	return nil
+	return errors.Join(x.dev.l.ReleaseKernel(x.kernel), x.dev.l.ReleaseProgram(x.program))
 }
 
 // scalarBytes is a Variable's value as an OpenCL kernel receives it by
@@ -350,20 +355,10 @@ func scalarBytes(c backends.Constant) ([]byte, error) {
 		h := half.FromF32(math.Float32frombits(uint32(c.Bits)))
 		return []byte{byte(h), byte(h >> 8)}, nil
 	case backends.BF16:
-		h := f32ToBF16(math.Float32frombits(uint32(c.Bits)))
+		h := half.BF16FromF32(math.Float32frombits(uint32(c.Bits)))
 		return []byte{byte(h), byte(h >> 8)}, nil
 	case backends.F8E4M3, backends.F8E5M2:
 		return nil, fmt.Errorf("%s scalars have no OpenCL C type", c.DType)
 	}
 	return c.Bytes(), nil
-}
-
-// f32ToBF16 rounds to nearest even.
-func f32ToBF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	if f != f {
-		return uint16(b>>16) | 0x40
-	}
-	b += 0x7fff + (b>>16)&1
-	return uint16(b >> 16)
 }

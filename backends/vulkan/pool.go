@@ -13,8 +13,8 @@ import (
 // is host-visible and coherent (CPU implementations, resizable-BAR memory):
 // transfers then copy in place with no staging.
 type buffer struct {
-	buf    uint64
-	mem    uint64
+	buf    vkBuffer
+	mem    vkDeviceMemory
 	size   int64
 	mapped unsafe.Pointer
 }
@@ -30,29 +30,29 @@ func (d *device) newBuffer(n int64, want, prefer uint32) (*buffer, error) {
 	info := &vkBufferCreateInfo{SType: stBufferCreateInfo, Size: uint64(n), Usage: bufferUsageStorage | bufferUsageTransferSrc | bufferUsageTransferDst}
 	p.Pin(info)
 	b := &buffer{size: n}
-	if r := call(l.createBuffer, d.handle, uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&b.buf))); r != vkSuccess {
-		return nil, vkError("vkCreateBuffer", r)
+	var err error
+	if b.buf, err = l.CreateBuffer(d.handle, info); err != nil {
+		return nil, err
 	}
 	var req vkMemoryRequirements
-	call(l.getBufferMemoryRequirements, d.handle, uintptr(b.buf), uintptr(unsafe.Pointer(&req)))
+	l.GetBufferMemoryRequirements(d.handle, b.buf, &req)
 	typ, ok := d.mem.pick(req.MemoryTypeBits, want, prefer)
 	if !ok {
-		call(l.destroyBuffer, d.handle, uintptr(b.buf), 0)
+		l.DestroyBuffer(d.handle, b.buf)
 		return nil, backends.Errorf(Name, "alloc", backends.ErrUnsupported, "no memory type with properties %#x for a buffer", want)
 	}
 	alloc := &vkMemoryAllocateInfo{SType: stMemoryAllocateInfo, AllocationSize: req.Size, MemoryTypeIndex: typ}
 	p.Pin(alloc)
-	if r := call(l.allocateMemory, d.handle, uintptr(unsafe.Pointer(alloc)), 0, uintptr(unsafe.Pointer(&b.mem))); r != vkSuccess {
-		call(l.destroyBuffer, d.handle, uintptr(b.buf), 0)
-		return nil, vkError("vkAllocateMemory", r)
+	if b.mem, err = l.AllocateMemory(d.handle, alloc); err != nil {
+		l.DestroyBuffer(d.handle, b.buf)
+		return nil, err
 	}
-	if r := call(l.bindBufferMemory, d.handle, uintptr(b.buf), uintptr(b.mem), 0); r != vkSuccess {
+	if err := l.BindBufferMemory(d.handle, b.buf, b.mem, 0); err != nil {
 		d.freeBuffer(b)
-		return nil, vkError("vkBindBufferMemory", r)
+		return nil, err
 	}
 	if f := d.mem.props.MemoryTypes[typ].PropertyFlags; f&(memHostVisible|memHostCoherent) == memHostVisible|memHostCoherent {
-		var m unsafe.Pointer
-		if r := call(l.mapMemory, d.handle, uintptr(b.mem), 0, uintptr(wholeSize), 0, uintptr(unsafe.Pointer(&m))); r == vkSuccess {
+		if m, err := l.MapMemory(d.handle, b.mem, 0, wholeSize); err == nil {
 			b.mapped = m
 		}
 	}
@@ -61,10 +61,10 @@ func (d *device) newBuffer(n int64, want, prefer uint32) (*buffer, error) {
 
 func (d *device) freeBuffer(b *buffer) {
 	if b.mapped != nil {
-		call(d.l.unmapMemory, d.handle, uintptr(b.mem))
+		d.l.UnmapMemory(d.handle, b.mem)
 	}
-	call(d.l.destroyBuffer, d.handle, uintptr(b.buf), 0)
-	call(d.l.freeMemory, d.handle, uintptr(b.mem), 0)
+	d.l.DestroyBuffer(d.handle, b.buf)
+	d.l.FreeMemory(d.handle, b.mem)
 }
 
 // stagingBuffer returns the device's host-visible transfer buffer, making
@@ -204,9 +204,7 @@ func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, of
 			src, dst = b.buf, st.buf
 			region.SrcOffset = uint64(off + done)
 		}
-		if err := d.submit(func(cmd uintptr) {
-			call(d.l.cmdCopyBuffer, cmd, uintptr(src), uintptr(dst), 1, uintptr(unsafe.Pointer(&region)))
-		}); err != nil {
+		if err := d.copyCommand(src, dst, region); err != nil {
 			return err
 		}
 		if !write {
@@ -253,34 +251,41 @@ func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int
 	if n == 0 {
 		return 0, nil
 	}
-	region := vkBufferCopy{SrcOffset: uint64(srcOff), DstOffset: uint64(dstOff), Size: uint64(n)}
-	return d.run(timed, func(cmd uintptr) {
-		call(d.l.cmdCopyBuffer, cmd, uintptr(bufs[0].buf), uintptr(bufs[1].buf), 1, uintptr(unsafe.Pointer(&region)))
-	})
+	d.hot.regions[0] = vkBufferCopy{SrcOffset: uint64(srcOff), DstOffset: uint64(dstOff), Size: uint64(n)}
+	from, to := bufs[0].buf, bufs[1].buf
+	return d.run(timed, func(cmd vkCommandBuffer) { d.l.CmdCopyBuffer(cmd, from, to, d.hot.regions[:]) })
+}
+
+// copyCommand submits one buffer copy and waits for it. The caller holds
+// d.mu.
+func (d *device) copyCommand(src, dst vkBuffer, region vkBufferCopy) error {
+	d.hot.regions[0] = region
+	return d.submit(func(cmd vkCommandBuffer) { d.l.CmdCopyBuffer(cmd, src, dst, d.hot.regions[:]) })
 }
 
 // run submits record's commands, bracketed by timestamps when timed. The
 // caller holds d.mu.
-func (d *device) run(timed bool, record func(cmd uintptr)) (time.Duration, error) {
+func (d *device) run(timed bool, record func(cmd vkCommandBuffer)) (time.Duration, error) {
 	if timed && d.queryPool == 0 {
 		return 0, backends.Errorf(Name, "launch_timed", backends.ErrUnsupported, "%s's compute queue has no timestamps", d.name)
 	}
-	err := d.submit(func(cmd uintptr) {
+	l := d.l
+	err := d.submit(func(cmd vkCommandBuffer) {
 		if timed {
-			call(d.l.cmdResetQueryPool, cmd, uintptr(d.queryPool), 0, 2)
-			call(d.l.cmdWriteTimestamp, cmd, stageTopOfPipe, uintptr(d.queryPool), 0)
+			l.CmdResetQueryPool(cmd, d.queryPool, 0, 2)
+			l.CmdWriteTimestamp(cmd, stageTopOfPipe, d.queryPool, 0)
 		}
 		record(cmd)
 		if timed {
-			call(d.l.cmdWriteTimestamp, cmd, stageBottomOfPipe, uintptr(d.queryPool), 1)
+			l.CmdWriteTimestamp(cmd, stageBottomOfPipe, d.queryPool, 1)
 		}
 	})
 	if err != nil || !timed {
 		return 0, err
 	}
-	var ts [2]uint64
-	if r := call(d.l.getQueryPoolResults, d.handle, uintptr(d.queryPool), 0, 2, unsafe.Sizeof(ts), uintptr(unsafe.Pointer(&ts[0])), 8, queryResult64Wait); r != vkSuccess {
-		return 0, vkError("vkGetQueryPoolResults", r)
+	ts := &d.hot.stamps
+	if err := l.GetQueryPoolResults(d.handle, d.queryPool, 0, 2, ts[:], 8, queryResult64Wait); err != nil {
+		return 0, err
 	}
 	mask := ^uint64(0)
 	if d.tsBits < 64 {

@@ -17,17 +17,20 @@ import (
 type executable struct {
 	dev       *device
 	prog      *backends.Program
-	module    uint64
-	setLayout uint64
-	layout    uint64
-	pipeline  uint64
-	descPool  uint64
-	descSet   uint64
+	module    vkShaderModule
+	setLayout vkDescriptorSetLayout
+	layout    vkPipelineLayout
+	pipeline  vkPipeline
+	descPool  vkDescriptorPool
 	nbuf      int
 	push      pushLayout
 
 	mu       sync.Mutex
 	released bool
+	// descSets and pushData are what a dispatch hands the driver, kept
+	// here (under mu) so that a launch allocates nothing for them.
+	descSets [1]vkDescriptorSet
+	pushData []byte
 }
 
 // pushLayout places each Variable param in the push-constant block: in
@@ -64,7 +67,7 @@ func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {
-		return nil, err
+		return nil, &backends.Error{Backend: Name, Op: "compile", Err: err}
 	}
 	v := p.SPIRV()
 	if v == nil {
@@ -107,7 +110,7 @@ func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	if d.closed { // closed since checkOpen: the device handle is gone
 		return nil, backends.Errorf(Name, "compile", backends.ErrClosed, "%s", d.name)
 	}
-	x := &executable{dev: d, prog: p, nbuf: nbuf, push: push}
+	x := &executable{dev: d, prog: p, nbuf: nbuf, push: push, pushData: make([]byte, max(push.size, 4))}
 	if err := x.build(v.Code, entry); err != nil {
 		x.destroy()
 		return nil, err
@@ -151,16 +154,15 @@ func (x *executable) build(code []byte, entry string) error {
 	l := d.l
 	var p pins
 	defer p.Unpin()
+	var err error
 
 	// SPIR-V words must be 4-byte aligned: copy into a []uint32.
 	words := make([]uint32, len(code)/4)
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(code)), code)
 	smi := &vkShaderModuleCreateInfo{SType: stShaderModuleCreateInfo, CodeSize: uintptr(len(code)), PCode: slicePtr(&p, words)}
 	p.Pin(smi)
-	if r := call(l.createShaderModule, d.handle, uintptr(unsafe.Pointer(smi)), 0, uintptr(unsafe.Pointer(&x.module))); r != vkSuccess {
-		e := vkError("vkCreateShaderModule", r).(*backends.Error)
-		e.Err = fmt.Errorf("%w: %w", backends.ErrCompile, e.Err)
-		return e
+	if x.module, err = l.CreateShaderModule(d.handle, smi); err != nil {
+		return compileFailure(err)
 	}
 
 	bindings := make([]vkDescriptorSetLayoutBinding, x.nbuf)
@@ -169,8 +171,8 @@ func (x *executable) build(code []byte, entry string) error {
 	}
 	dsl := &vkDescriptorSetLayoutCreateInfo{SType: stDescriptorSetLayoutCreateInfo, BindingCount: uint32(len(bindings)), PBindings: slicePtr(&p, bindings)}
 	p.Pin(dsl)
-	if r := call(l.createDescriptorSetLayout, d.handle, uintptr(unsafe.Pointer(dsl)), 0, uintptr(unsafe.Pointer(&x.setLayout))); r != vkSuccess {
-		return vkError("vkCreateDescriptorSetLayout", r)
+	if x.setLayout, err = l.CreateDescriptorSetLayout(d.handle, dsl); err != nil {
+		return err
 	}
 
 	setLayout := x.setLayout
@@ -180,58 +182,66 @@ func (x *executable) build(code []byte, entry string) error {
 		pli.PPushConstantRanges = ptr(&p, &vkPushConstantRange{StageFlags: shaderStageCompute, Size: uint32(x.push.size)})
 	}
 	p.Pin(pli)
-	if r := call(l.createPipelineLayout, d.handle, uintptr(unsafe.Pointer(pli)), 0, uintptr(unsafe.Pointer(&x.layout))); r != vkSuccess {
-		return vkError("vkCreatePipelineLayout", r)
+	if x.layout, err = l.CreatePipelineLayout(d.handle, pli); err != nil {
+		return err
 	}
 
-	cpi := &vkComputePipelineCreateInfo{
+	cpi := []vkComputePipelineCreateInfo{{
 		SType: stComputePipelineCreateInfo,
 		Stage: vkPipelineShaderStageCreateInfo{
 			SType: stPipelineShaderStageCreateInfo, Stage: shaderStageCompute, Module: x.module, PName: cstr(&p, entry),
 		},
 		Layout:            x.layout,
 		BasePipelineIndex: -1,
+	}}
+	p.Pin(&cpi[0])
+	pipelines := make([]vkPipeline, 1)
+	if err := l.CreateComputePipelines(d.handle, d.pipelineCache, cpi, pipelines); err != nil {
+		return compileFailure(err)
 	}
-	p.Pin(cpi)
-	if r := call(l.createComputePipelines, d.handle, uintptr(d.pipelineCache), 1, uintptr(unsafe.Pointer(cpi)), 0, uintptr(unsafe.Pointer(&x.pipeline))); r != vkSuccess {
-		e := vkError("vkCreateComputePipelines", r).(*backends.Error)
-		e.Err = fmt.Errorf("%w: %w", backends.ErrCompile, e.Err)
-		return e
-	}
+	x.pipeline = pipelines[0]
 
 	if x.nbuf > 0 {
 		size := &vkDescriptorPoolSize{Type: descriptorStorageBuffer, DescriptorCount: uint32(x.nbuf)}
 		dpi := &vkDescriptorPoolCreateInfo{SType: stDescriptorPoolCreateInfo, MaxSets: 1, PoolSizeCount: 1, PPoolSizes: ptr(&p, size)}
 		p.Pin(dpi)
-		if r := call(l.createDescriptorPool, d.handle, uintptr(unsafe.Pointer(dpi)), 0, uintptr(unsafe.Pointer(&x.descPool))); r != vkSuccess {
-			return vkError("vkCreateDescriptorPool", r)
+		if x.descPool, err = l.CreateDescriptorPool(d.handle, dpi); err != nil {
+			return err
 		}
 		dsa := &vkDescriptorSetAllocateInfo{SType: stDescriptorSetAllocateInfo, DescriptorPool: x.descPool, DescriptorSetCount: 1, PSetLayouts: ptr(&p, &setLayout)}
 		p.Pin(dsa)
-		if r := call(l.allocateDescriptorSets, d.handle, uintptr(unsafe.Pointer(dsa)), uintptr(unsafe.Pointer(&x.descSet))); r != vkSuccess {
-			return vkError("vkAllocateDescriptorSets", r)
+		if err := l.AllocateDescriptorSets(d.handle, dsa, x.descSets[:]); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// compileFailure marks a driver's refusal of a shader or pipeline as
+// ErrCompile, keeping the call and result it names.
+func compileFailure(err error) error {
+	e := err.(*backends.Error)
+	e.Err = fmt.Errorf("%w: %w", backends.ErrCompile, e.Err)
+	return e
 }
 
 func (x *executable) destroy() {
 	d := x.dev
 	l := d.l
 	if x.descPool != 0 {
-		call(l.destroyDescriptorPool, d.handle, uintptr(x.descPool), 0)
+		l.DestroyDescriptorPool(d.handle, x.descPool)
 	}
 	if x.pipeline != 0 {
-		call(l.destroyPipeline, d.handle, uintptr(x.pipeline), 0)
+		l.DestroyPipeline(d.handle, x.pipeline)
 	}
 	if x.layout != 0 {
-		call(l.destroyPipelineLayout, d.handle, uintptr(x.layout), 0)
+		l.DestroyPipelineLayout(d.handle, x.layout)
 	}
 	if x.setLayout != 0 {
-		call(l.destroyDescriptorSetLayout, d.handle, uintptr(x.setLayout), 0)
+		l.DestroyDescriptorSetLayout(d.handle, x.setLayout)
 	}
 	if x.module != 0 {
-		call(l.destroyShaderModule, d.handle, uintptr(x.module), 0)
+		l.DestroyShaderModule(d.handle, x.module)
 	}
 }
 
@@ -252,6 +262,12 @@ func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 		return 0, err
 	}
 	d := x.dev
+	if err := d.checkOpen("launch"); err != nil {
+		return 0, err
+	}
+	if err := x.checkReleased(); err != nil {
+		return 0, err
+	}
 	if _, err := driver.CheckArgs(x.prog, d.pool, args); err != nil {
 		return 0, &backends.Error{Backend: Name, Op: "launch", Err: err}
 	}
@@ -274,18 +290,13 @@ func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 		}
 		groups[i] = uint32(g)
 	}
-	push := make([]byte, max(x.push.size, 4))
 	var ids []backends.BufferID
 	for i, a := range args {
 		if x.prog.Params[i].Kind.IsBuffer() {
 			ids = append(ids, a.Buffer)
-			continue
-		}
-		val, err := scalarBytes(a.Value)
-		if err != nil {
+		} else if _, err := scalarBytes(a.Value); err != nil {
 			return 0, backends.Errorf(Name, "launch", backends.ErrUnsupported, "param %d: %v", i, err)
 		}
-		copy(push[x.push.offsets[i]:], val)
 	}
 	bufs, release, err := d.pool.bufs.Acquire("launch", ids...)
 	if err != nil {
@@ -296,7 +307,13 @@ func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.released {
-		return 0, backends.Errorf(Name, "launch", backends.ErrClosed, "executable released")
+		return 0, errReleased()
+	}
+	for i, a := range args {
+		if !x.prog.Params[i].Kind.IsBuffer() {
+			val, _ := scalarBytes(a.Value) // checked above
+			copy(x.pushData[x.push.offsets[i]:], val)
+		}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -306,18 +323,30 @@ func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 	if len(bufs) > 0 {
 		x.bindBuffers(bufs)
 	}
-	descSet := x.descSet
-	return d.run(timed, func(cmd uintptr) {
-		l := d.l
-		call(l.cmdBindPipeline, cmd, pipelineBindCompute, uintptr(x.pipeline))
+	l := d.l
+	return d.run(timed, func(cmd vkCommandBuffer) {
+		l.CmdBindPipeline(cmd, pipelineBindCompute, x.pipeline)
 		if len(bufs) > 0 {
-			call(l.cmdBindDescriptorSets, cmd, pipelineBindCompute, uintptr(x.layout), 0, 1, uintptr(unsafe.Pointer(&descSet)), 0, 0)
+			l.CmdBindDescriptorSets(cmd, pipelineBindCompute, x.layout, 0, x.descSets[:])
 		}
 		if x.push.size > 0 {
-			call(l.cmdPushConstants, cmd, uintptr(x.layout), shaderStageCompute, 0, uintptr(x.push.size), uintptr(unsafe.Pointer(&push[0])))
+			l.CmdPushConstants(cmd, x.layout, shaderStageCompute, 0, x.pushData[:x.push.size])
 		}
-		call(l.cmdDispatch, cmd, uintptr(groups[0]), uintptr(groups[1]), uintptr(groups[2]))
+		l.CmdDispatch(cmd, groups[0], groups[1], groups[2])
 	})
+}
+
+func errReleased() error {
+	return backends.Errorf(Name, "launch", backends.ErrClosed, "executable released")
+}
+
+func (x *executable) checkReleased() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.released {
+		return errReleased()
+	}
+	return nil
 }
 
 // bindBuffers points binding i of the descriptor set at the i-th buffer.
@@ -333,13 +362,14 @@ func (x *executable) bindBuffers(bufs []*buffer) {
 		infos[i] = vkDescriptorBufferInfo{Buffer: b.buf, Range: min(uint64(b.size), maxRange)}
 	}
 	for i := range bufs {
-		writes[i] = vkWriteDescriptorSet{SType: stWriteDescriptorSet, DstSet: x.descSet, DstBinding: uint32(i), DescriptorCount: 1, DescriptorType: descriptorStorageBuffer, PBufferInfo: ptr(&p, &infos[i])}
+		writes[i] = vkWriteDescriptorSet{SType: stWriteDescriptorSet, DstSet: x.descSets[0], DstBinding: uint32(i), DescriptorCount: 1, DescriptorType: descriptorStorageBuffer, PBufferInfo: ptr(&p, &infos[i])}
 	}
 	p.Pin(&writes[0])
-	call(x.dev.l.updateDescriptorSets, x.dev.handle, uintptr(len(writes)), uintptr(unsafe.Pointer(&writes[0])), 0, 0)
+	x.dev.l.UpdateDescriptorSets(x.dev.handle, writes)
 }
 
-// Release destroys the pipeline and its objects.
+// Release destroys the pipeline and its objects. Releasing again does
+// nothing.
 func (x *executable) Release() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -366,21 +396,10 @@ func scalarBytes(c backends.Constant) ([]byte, error) {
 		h := half.FromF32(math.Float32frombits(uint32(c.Bits)))
 		return []byte{byte(h), byte(h >> 8)}, nil
 	case backends.BF16:
-		h := f32ToBF16(uint32(c.Bits))
+		h := half.BF16FromF32(math.Float32frombits(uint32(c.Bits)))
 		return []byte{byte(h), byte(h >> 8)}, nil
 	case backends.F8E4M3, backends.F8E5M2:
 		return nil, fmt.Errorf("%s scalars have no SPIR-V type", c.DType)
 	}
 	return c.Bytes(), nil
-}
-
-// f32ToBF16 keeps the top 16 bits of binary32 bits b, rounding to nearest
-// even. A NaN stays a (quiet) NaN: rounding its payload could carry it into
-// an infinity or past the sign bit.
-func f32ToBF16(b uint32) uint16 {
-	if b&0x7fffffff > 0x7f800000 {
-		return uint16(b>>16) | 0x40
-	}
-	b += 0x7fff + (b>>16)&1
-	return uint16(b >> 16)
 }

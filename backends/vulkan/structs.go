@@ -320,7 +320,7 @@ type vkCommandPoolCreateInfo struct {
 type vkCommandBufferAllocateInfo struct {
 	SType              uint32
 	PNext              unsafe.Pointer
-	CommandPool        uint64
+	CommandPool        vkCommandPool
 	Level              uint32
 	CommandBufferCount uint32
 }
@@ -419,7 +419,7 @@ type vkPipelineShaderStageCreateInfo struct {
 	PNext               unsafe.Pointer
 	Flags               uint32
 	Stage               uint32
-	Module              uint64
+	Module              vkShaderModule
 	PName               unsafe.Pointer
 	PSpecializationInfo unsafe.Pointer
 }
@@ -430,8 +430,8 @@ type vkComputePipelineCreateInfo struct {
 	PNext              unsafe.Pointer
 	Flags              uint32
 	Stage              vkPipelineShaderStageCreateInfo
-	Layout             uint64
-	BasePipelineHandle uint64
+	Layout             vkPipelineLayout
+	BasePipelineHandle vkPipeline
 	BasePipelineIndex  int32
 }
 
@@ -455,14 +455,14 @@ type vkDescriptorPoolCreateInfo struct {
 type vkDescriptorSetAllocateInfo struct {
 	SType              uint32
 	PNext              unsafe.Pointer
-	DescriptorPool     uint64
+	DescriptorPool     vkDescriptorPool
 	DescriptorSetCount uint32
 	PSetLayouts        unsafe.Pointer
 }
 
 // vkDescriptorBufferInfo is VkDescriptorBufferInfo.
 type vkDescriptorBufferInfo struct {
-	Buffer uint64
+	Buffer vkBuffer
 	Offset uint64
 	Range  uint64
 }
@@ -471,7 +471,7 @@ type vkDescriptorBufferInfo struct {
 type vkWriteDescriptorSet struct {
 	SType            uint32
 	PNext            unsafe.Pointer
-	DstSet           uint64
+	DstSet           vkDescriptorSet
 	DstBinding       uint32
 	DstArrayElement  uint32
 	DescriptorCount  uint32

@@ -12,8 +12,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
@@ -58,7 +60,7 @@ func (vulkanDriver) Open(ctx context.Context, env *driver.Env) ([]backends.Devic
 // last device to close destroys it.
 type instance struct {
 	l      *lib
-	handle uintptr
+	handle vkInstance
 	mu     sync.Mutex
 	refs   int
 }
@@ -69,7 +71,7 @@ func (in *instance) release() {
 	last := in.refs == 0
 	in.mu.Unlock()
 	if last {
-		call(in.l.destroyInstance, in.handle, 0)
+		in.l.DestroyInstance(in.handle)
 	}
 }
 
@@ -87,16 +89,16 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 	in.refs = 1 // held while opening
 	defer in.release()
 
-	var n uint32
-	if r := call(l.enumeratePhysicalDevices, in.handle, uintptr(unsafe.Pointer(&n)), 0); r != vkSuccess {
-		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, vkError("vkEnumeratePhysicalDevices", r))
+	n, err := l.EnumeratePhysicalDevices(in.handle, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, err)
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("%w: the Vulkan loader found no physical device (no ICD installed?)", backends.ErrNoDevice)
 	}
-	phys := make([]uintptr, n)
-	if r := call(l.enumeratePhysicalDevices, in.handle, uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&phys[0]))); r != vkSuccess && r != 5 {
-		return nil, vkError("vkEnumeratePhysicalDevices", r)
+	phys := make([]vkPhysicalDevice, n)
+	if n, err = l.EnumeratePhysicalDevices(in.handle, phys); err != nil {
+		return nil, err
 	}
 	cacheDir := diskcache.Dir(c.CacheDir, Name)
 	staging := c.StagingBytes
@@ -139,9 +141,8 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 // window system is involved in compute.
 func newInstance(l *lib) (*instance, error) {
 	version := apiVersion(1, 0)
-	if l.enumerateInstanceVersion != 0 {
-		var v uint32
-		if call(l.enumerateInstanceVersion, uintptr(unsafe.Pointer(&v))) == vkSuccess && v >= apiVersion(1, 1) {
+	if l.HasEnumerateInstanceVersion() {
+		if v, err := l.EnumerateInstanceVersion(); err == nil && v >= apiVersion(1, 1) {
 			version = apiVersion(1, 1)
 		}
 	}
@@ -150,9 +151,9 @@ func newInstance(l *lib) (*instance, error) {
 	app := &vkApplicationInfo{SType: stApplicationInfo, PApplicationName: cstr(&p, "zyx-tt"), PEngineName: cstr(&p, "zyx-tt"), ApiVersion: version}
 	info := &vkInstanceCreateInfo{SType: stInstanceCreateInfo, PApplicationInfo: ptr(&p, app)}
 	p.Pin(info)
-	var h uintptr
-	if r := call(l.createInstance, uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&h))); r != vkSuccess {
-		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, vkError("vkCreateInstance", r))
+	h, err := l.CreateInstance(info)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, err)
 	}
 	return &instance{l: l, handle: h}, nil
 }
@@ -189,9 +190,9 @@ type device struct {
 	in       *instance
 	l        *lib
 	name     string
-	phys     uintptr
-	handle   uintptr // VkDevice
-	queue    uintptr
+	phys     vkPhysicalDevice
+	handle   vkDevice
+	queue    vkQueue
 	family   uint32
 	props    vkPhysicalDeviceProperties
 	features vkPhysicalDeviceFeatures
@@ -199,13 +200,14 @@ type device struct {
 	info     *backends.DeviceInfo
 	pool     *pool
 
-	cmdPool   uint64
-	cmd       uintptr
-	fence     uint64
-	queryPool uint64 // zero when the queue has no timestamps
+	cmdPool   vkCommandPool
+	cmd       vkCommandBuffer
+	fence     vkFence
+	queryPool vkQueryPool // zero when the queue has no timestamps
 	tsBits    uint32
+	hot       *hot
 
-	pipelineCache uint64
+	pipelineCache vkPipelineCache
 	cachePath     string
 
 	staging      *buffer // host-visible, persistently mapped; made on first use
@@ -225,25 +227,24 @@ type device struct {
 	execs map[*executable]struct{}
 }
 
-func newDevice(in *instance, pd uintptr, ordinal int, cacheDir string, staging int64) (*device, error) {
+func newDevice(in *instance, pd vkPhysicalDevice, ordinal int, cacheDir string, staging int64) (*device, error) {
 	l := in.l
 	d := &device{in: in, l: l, name: Name + ":" + strconv.Itoa(ordinal), phys: pd, stagingBytes: staging, execs: map[*executable]struct{}{}}
-	call(l.getPhysicalDeviceProperties, pd, uintptr(unsafe.Pointer(&d.props)))
-	call(l.getPhysicalDeviceFeatures, pd, uintptr(unsafe.Pointer(&d.features)))
-	call(l.getPhysicalDeviceMemoryProperties, pd, uintptr(unsafe.Pointer(&d.mem.props)))
+	l.GetPhysicalDeviceProperties(pd, &d.props)
+	l.GetPhysicalDeviceFeatures(pd, &d.features)
+	l.GetPhysicalDeviceMemoryProperties(pd, &d.mem.props)
 	for i := uint32(0); i < d.mem.props.MemoryHeapCount && i < 16; i++ {
 		if h := d.mem.props.MemoryHeaps[i]; h.Flags&heapDeviceLocal != 0 {
 			d.mem.deviceMem += int64(min(h.Size, 1<<62))
 		}
 	}
 
-	var nf uint32
-	call(l.getPhysicalDeviceQueueFamilyProperties, pd, uintptr(unsafe.Pointer(&nf)), 0)
+	nf := l.GetPhysicalDeviceQueueFamilyProperties(pd, nil)
 	if nf == 0 {
 		return nil, errors.New("no queue families")
 	}
 	fams := make([]vkQueueFamilyProperties, nf)
-	call(l.getPhysicalDeviceQueueFamilyProperties, pd, uintptr(unsafe.Pointer(&nf)), uintptr(unsafe.Pointer(&fams[0])))
+	nf = l.GetPhysicalDeviceQueueFamilyProperties(pd, fams)
 	family := -1
 	for i, f := range fams[:nf] {
 		if f.QueueFlags&queueCompute == 0 || f.QueueCount == 0 {
@@ -289,10 +290,11 @@ func (d *device) createLogical() error {
 	}
 	info := &vkDeviceCreateInfo{SType: stDeviceCreateInfo, QueueCreateInfoCount: 1, PQueueCreateInfos: ptr(&p, qinfo), PEnabledFeatures: ptr(&p, feats)}
 	p.Pin(info)
-	if r := call(d.l.createDevice, d.phys, uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&d.handle))); r != vkSuccess {
-		return vkError("vkCreateDevice", r)
+	var err error
+	if d.handle, err = d.l.CreateDevice(d.phys, info); err != nil {
+		return err
 	}
-	call(d.l.getDeviceQueue, d.handle, uintptr(d.family), 0, uintptr(unsafe.Pointer(&d.queue)))
+	d.queue = d.l.GetDeviceQueue(d.handle, d.family, 0)
 	return nil
 }
 
@@ -302,27 +304,31 @@ func (d *device) createCommandObjects() error {
 	defer p.Unpin()
 	poolInfo := &vkCommandPoolCreateInfo{SType: stCommandPoolCreateInfo, Flags: commandPoolResetBuffer, QueueFamilyIndex: d.family}
 	p.Pin(poolInfo)
-	if r := call(l.createCommandPool, d.handle, uintptr(unsafe.Pointer(poolInfo)), 0, uintptr(unsafe.Pointer(&d.cmdPool))); r != vkSuccess {
-		return vkError("vkCreateCommandPool", r)
+	var err error
+	if d.cmdPool, err = l.CreateCommandPool(d.handle, poolInfo); err != nil {
+		return err
 	}
 	alloc := &vkCommandBufferAllocateInfo{SType: stCommandBufferAllocateInfo, CommandPool: d.cmdPool, CommandBufferCount: 1}
 	p.Pin(alloc)
-	if r := call(l.allocateCommandBuffers, d.handle, uintptr(unsafe.Pointer(alloc)), uintptr(unsafe.Pointer(&d.cmd))); r != vkSuccess {
-		return vkError("vkAllocateCommandBuffers", r)
+	cmds := make([]vkCommandBuffer, 1)
+	if err := l.AllocateCommandBuffers(d.handle, alloc, cmds); err != nil {
+		return err
 	}
+	d.cmd = cmds[0]
 	fence := &vkFenceCreateInfo{SType: stFenceCreateInfo}
 	p.Pin(fence)
-	if r := call(l.createFence, d.handle, uintptr(unsafe.Pointer(fence)), 0, uintptr(unsafe.Pointer(&d.fence))); r != vkSuccess {
-		return vkError("vkCreateFence", r)
+	if d.fence, err = l.CreateFence(d.handle, fence); err != nil {
+		return err
 	}
 	if d.tsBits > 0 {
 		q := &vkQueryPoolCreateInfo{SType: stQueryPoolCreateInfo, QueryType: queryTypeTimestamp, QueryCount: 2}
 		p.Pin(q)
-		if r := call(l.createQueryPool, d.handle, uintptr(unsafe.Pointer(q)), 0, uintptr(unsafe.Pointer(&d.queryPool))); r != vkSuccess {
+		if d.queryPool, err = l.CreateQueryPool(d.handle, q); err != nil {
 			d.queryPool = 0
-			driver.Debug(driver.DebugDevice, "vulkan: no timestamp query pool", "device", d.name, "err", vkError("vkCreateQueryPool", r))
+			driver.Debug(driver.DebugDevice, "vulkan: no timestamp query pool", "device", d.name, "err", err)
 		}
 	}
+	d.hot = newHot(d.cmd, d.fence)
 	return nil
 }
 
@@ -342,10 +348,11 @@ func (d *device) openPipelineCache(dir string) {
 	defer p.Unpin()
 	info := &vkPipelineCacheCreateInfo{SType: stPipelineCacheCreateInfo, InitialDataSize: uintptr(len(initial)), PInitialData: slicePtr(&p, initial)}
 	p.Pin(info)
-	if r := call(d.l.createPipelineCache, d.handle, uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&d.pipelineCache))); r != vkSuccess {
+	var err error
+	if d.pipelineCache, err = d.l.CreatePipelineCache(d.handle, info); err != nil {
 		// A rejected seed: start empty.
 		info.InitialDataSize, info.PInitialData = 0, nil
-		if r := call(d.l.createPipelineCache, d.handle, uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&d.pipelineCache))); r != vkSuccess {
+		if d.pipelineCache, err = d.l.CreatePipelineCache(d.handle, info); err != nil {
 			d.pipelineCache = 0
 		}
 	}
@@ -357,16 +364,13 @@ func (d *device) savePipelineCache() error {
 	if d.cachePath == "" || d.pipelineCache == 0 {
 		return nil
 	}
-	var size uintptr
-	if r := call(d.l.getPipelineCacheData, d.handle, uintptr(d.pipelineCache), uintptr(unsafe.Pointer(&size)), 0); r != vkSuccess {
-		return vkError("vkGetPipelineCacheData", r)
-	}
-	if size == 0 {
-		return nil
+	size, err := d.l.GetPipelineCacheData(d.handle, d.pipelineCache, nil)
+	if err != nil || size == 0 {
+		return err
 	}
 	data := make([]byte, size)
-	if r := call(d.l.getPipelineCacheData, d.handle, uintptr(d.pipelineCache), uintptr(unsafe.Pointer(&size)), uintptr(unsafe.Pointer(&data[0]))); r != vkSuccess && r != 5 {
-		return vkError("vkGetPipelineCacheData", r)
+	if size, err = d.l.GetPipelineCacheData(d.handle, d.pipelineCache, data); err != nil {
+		return err
 	}
 	return diskcache.WriteFile(d.cachePath, data[:size])
 }
@@ -425,6 +429,7 @@ func (d *device) describe() *backends.DeviceInfo {
 	}
 	v := d.props.ApiVersion
 	info.Extra = map[string]string{
+		"library":                  d.l.name,
 		"device_type":              deviceTypes[d.props.DeviceType],
 		"vendor_id":                fmt.Sprintf("0x%04x", d.props.VendorID),
 		"device_id":                fmt.Sprintf("0x%04x", d.props.DeviceID),
@@ -471,7 +476,7 @@ func (d *device) Close() error {
 	execs := d.execs
 	d.execs = nil
 	d.mu.Unlock()
-	call(d.l.deviceWaitIdle, d.handle)
+	waitErr := d.l.DeviceWaitIdle(d.handle)
 	for x := range execs {
 		x.destroy()
 	}
@@ -479,7 +484,7 @@ func (d *device) Close() error {
 	err := d.savePipelineCache()
 	d.destroy()
 	d.in.release()
-	return err
+	return errors.Join(waitErr, err)
 }
 
 func (d *device) destroy() {
@@ -489,66 +494,81 @@ func (d *device) destroy() {
 		d.staging = nil
 	}
 	if d.pipelineCache != 0 {
-		call(l.destroyPipelineCache, d.handle, uintptr(d.pipelineCache), 0)
+		l.DestroyPipelineCache(d.handle, d.pipelineCache)
 	}
 	if d.queryPool != 0 {
-		call(l.destroyQueryPool, d.handle, uintptr(d.queryPool), 0)
+		l.DestroyQueryPool(d.handle, d.queryPool)
 	}
 	if d.fence != 0 {
-		call(l.destroyFence, d.handle, uintptr(d.fence), 0)
+		l.DestroyFence(d.handle, d.fence)
 	}
 	if d.cmdPool != 0 {
-		call(l.destroyCommandPool, d.handle, uintptr(d.cmdPool), 0)
+		l.DestroyCommandPool(d.handle, d.cmdPool)
 	}
-	call(l.destroyDevice, d.handle, 0)
+	if d.hot != nil {
+		d.hot.pin.Unpin()
+	}
+	l.DestroyDevice(d.handle)
+}
+
+// hot is the memory that recording and submitting a command buffer hands
+// the driver: it lives as long as the device, on the heap and pinned (the
+// submit info points into it), so that a submission allocates nothing.
+// It is used under the device's mu.
+type hot struct {
+	cmds     [1]vkCommandBuffer
+	fences   [1]vkFence
+	begin    vkCommandBufferBeginInfo
+	submits  [1]vkSubmitInfo
+	barriers [1]vkMemoryBarrier
+	regions  [1]vkBufferCopy
+	stamps   [2]uint64
+	pin      runtime.Pinner
+}
+
+func newHot(cmd vkCommandBuffer, fence vkFence) *hot {
+	h := &hot{cmds: [1]vkCommandBuffer{cmd}, fences: [1]vkFence{fence}}
+	h.pin.Pin(h)
+	h.begin = vkCommandBufferBeginInfo{SType: stCommandBufferBeginInfo, Flags: commandBufferOneTimeUsage}
+	h.submits[0] = vkSubmitInfo{SType: stSubmitInfo, CommandBufferCount: 1, PCommandBuffers: unsafe.Pointer(&h.cmds[0])}
+	return h
 }
 
 // submit records a command buffer with record, runs it and waits for it.
 // The caller holds d.mu. A full memory barrier opens the buffer (earlier
 // submissions' writes become visible) and one to the host closes it
 // (mapped memory is readable once the fence signals).
-func (d *device) submit(record func(cmd uintptr)) error {
-	l := d.l
-	if r := call(l.resetCommandBuffer, d.cmd, 0); r != vkSuccess {
-		return vkError("vkResetCommandBuffer", r)
+func (d *device) submit(record func(cmd vkCommandBuffer)) error {
+	l, h := d.l, d.hot
+	if err := l.ResetCommandBuffer(d.cmd, 0); err != nil {
+		return err
 	}
-	begin := vkCommandBufferBeginInfo{SType: stCommandBufferBeginInfo, Flags: commandBufferOneTimeUsage}
-	if r := call(l.beginCommandBuffer, d.cmd, uintptr(unsafe.Pointer(&begin))); r != vkSuccess {
-		return vkError("vkBeginCommandBuffer", r)
+	if err := l.BeginCommandBuffer(d.cmd, &h.begin); err != nil {
+		return err
 	}
 	d.barrier(stageAllCommands, accessMemoryWrite, stageAllCommands, accessMemoryRead|accessMemoryWrite)
 	record(d.cmd)
 	d.barrier(stageAllCommands, accessMemoryWrite, stageHost, accessHostRead)
-	if r := call(l.endCommandBuffer, d.cmd); r != vkSuccess {
-		return vkError("vkEndCommandBuffer", r)
+	if err := l.EndCommandBuffer(d.cmd); err != nil {
+		return err
 	}
-	cmd := d.cmd
-	var p pins
-	defer p.Unpin()
-	info := &vkSubmitInfo{SType: stSubmitInfo, CommandBufferCount: 1, PCommandBuffers: ptr(&p, &cmd)}
-	p.Pin(info)
-	if r := call(l.queueSubmit, d.queue, 1, uintptr(unsafe.Pointer(info)), uintptr(d.fence)); r != vkSuccess {
-		return vkError("vkQueueSubmit", r)
+	if err := l.QueueSubmit(d.queue, h.submits[:], d.fence); err != nil {
+		return err
 	}
-	fence := d.fence
 	for {
-		r := call(l.waitForFences, d.handle, 1, uintptr(unsafe.Pointer(&fence)), 1, uint64ns(1e9))
-		if r == vkSuccess {
+		done, err := l.WaitForFences(d.handle, h.fences[:], true, uint64(time.Second))
+		if err != nil {
+			return err
+		}
+		if done {
 			break
 		}
-		if r != vkTimeout {
-			return vkError("vkWaitForFences", r)
-		}
 	}
-	if r := call(l.resetFences, d.handle, 1, uintptr(unsafe.Pointer(&fence))); r != vkSuccess {
-		return vkError("vkResetFences", r)
-	}
-	return nil
+	return l.ResetFences(d.handle, h.fences[:])
 }
 
-func uint64ns(ns float64) uintptr { return uintptr(ns) }
-
 func (d *device) barrier(srcStage, srcAccess, dstStage, dstAccess uint32) {
-	b := vkMemoryBarrier{SType: stMemoryBarrier, SrcAccessMask: srcAccess, DstAccessMask: dstAccess}
-	call(d.l.cmdPipelineBarrier, d.cmd, uintptr(srcStage), uintptr(dstStage), 0, 1, uintptr(unsafe.Pointer(&b)), 0, 0, 0, 0)
+	b := &d.hot.barriers
+	b[0] = vkMemoryBarrier{SType: stMemoryBarrier, SrcAccessMask: srcAccess, DstAccessMask: dstAccess}
+	d.l.CmdPipelineBarrier(d.cmd, srcStage, dstStage, 0, b[:])
 }

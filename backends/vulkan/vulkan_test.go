@@ -14,77 +14,27 @@ import (
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 )
 
-// openAll opens every Vulkan device with a private pipeline cache and a
-// small staging buffer (so transfers are chunked), or skips naming what is
-// missing.
-func openAll(t testing.TB) []*device {
-	t.Helper()
-	if _, err := load(); err != nil {
-		t.Skipf("libvulkan.so.1 not found: %v", err)
-	}
-	devs, err := OpenDevices(context.Background(), Config{CacheDir: t.TempDir(), StagingBytes: 1 << 20})
-	if err != nil {
-		t.Skipf("no Vulkan device: %v", err)
-	}
-	out := make([]*device, len(devs))
-	for i, d := range devs {
-		out[i] = d.(*device)
-	}
-	t.Cleanup(func() {
-		for _, d := range out {
-			require.NoError(t, d.Close())
-		}
-	})
-	return out
+// vkDevices opens Vulkan devices with a private pipeline cache each and a
+// small staging buffer, so that transfers are chunked.
+var vkDevices = backendtest.Devices{
+	Library: "libvulkan.so.1",
+	Load:    func() error { _, err := load(); return err },
+	Open: func(t testing.TB, ids *[]int) ([]backends.Device, error) {
+		return OpenDevices(context.Background(), Config{DeviceIDs: ids, CacheDir: t.TempDir(), StagingBytes: 1 << 20})
+	},
 }
 
-// The example programs, from their bundles under examples/.
-func vaddProgram(t testing.TB) *backends.Program {
-	return backendtest.ExampleProgram(t, "vadd")
-}
+// openAll opens every Vulkan device, or skips naming what is missing.
+func openAll(t testing.TB) []*device { return backendtest.As[*device](vkDevices.All(t)) }
 
-func TestDevicesDescribeThemselves(t *testing.T) {
-	for _, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) {
-			info := d.Info()
-			require.NotEmpty(t, info.Name)
-			require.Positive(t, info.Memory)
-			require.Positive(t, info.MaxLocalThreads)
-			require.Len(t, info.MaxLocalWorkDims, 3)
-			require.Len(t, info.MaxGlobalWorkDims, 3)
-			require.Positive(t, info.MaxGlobalWorkDims[0])
-			require.True(t, info.Supports(backends.F32).Has(backends.CapAdd))
-			require.Equal(t, info.Extra["shader_float64"] == "true", info.Supports(backends.F64).Any())
-			require.NotEmpty(t, info.Extra["device_type"])
-			if info.Extra["device_type"] == "cpu" {
-				require.Equal(t, backends.KindCPU, info.Kind, "a CPU implementation is labelled cpu")
-			}
-			if strings.Contains(info.Name, "llvmpipe") {
-				require.Equal(t, "cpu", info.Extra["device_type"], "lavapipe reports a CPU device")
-			}
-			require.True(t, strings.HasPrefix(d.Name(), "vulkan:"))
-			require.Equal(t, Name, d.Backend())
-		})
-	}
-}
+var vaddProgram = backendtest.Vadd
 
-func TestRegisteredBackendOpens(t *testing.T) {
-	if _, err := load(); err != nil {
-		t.Skipf("libvulkan.so.1 not found: %v", err)
-	}
-	st, err := backends.Backend(context.Background(), Name)
-	require.NoError(t, err)
-	if st.Err != nil {
-		t.Skipf("no Vulkan device: %v", st.Err)
-	}
-	require.NotEmpty(t, st.Devices)
-	require.True(t, strings.HasPrefix(st.Devices[0].Name(), "vulkan:"))
-}
-
-func TestPoolTransfers(t *testing.T) {
+// TestStagedTransfers sends every transfer through the staging buffer,
+// as on a discrete GPU whose memory the host cannot map.
+func TestStagedTransfers(t *testing.T) {
 	ctx := context.Background()
 	for _, d := range openAll(t) {
-		t.Run(d.name+"/staged", func(t *testing.T) {
+		t.Run(d.name, func(t *testing.T) {
 			d.mu.Lock()
 			d.stageAlways = true
 			d.mu.Unlock()
@@ -99,131 +49,56 @@ func TestPoolTransfers(t *testing.T) {
 			backendtest.CheckVadd(t, d.pool, x, 3<<18+11) // 3 MiB a buffer: three staging chunks
 			require.NoError(t, x.Release())
 		})
-		t.Run(d.name, func(t *testing.T) { backendtest.RunPoolConformance(t, d.pool) })
 	}
 }
 
-// TestExamples runs vadd, unary and matmul from their bundles against the
-// float64 references, at sizes that leave partial work groups.
-func TestExamples(t *testing.T) {
-	for _, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) { backendtest.RunExamples(t, d, backendtest.PartialGroupExamples()...) })
-	}
+// TestConformance runs the shared suites on every device (as OpenCL's
+// does) with Vulkan's own DeviceInfo checks and bad-input cases.
+func TestConformance(t *testing.T) {
+	backendtest.RunDeviceSuite(t, backendtest.DeviceSuite{
+		Devices: vkDevices, Program: vaddProgram,
+		Info: func(t *testing.T, dev backends.Device) {
+			info := dev.Info()
+			require.Equal(t, info.Extra["shader_float64"] == "true", info.Supports(backends.F64).Any())
+			require.NotEmpty(t, info.Extra["device_type"])
+			require.Contains(t, sonames, info.Extra["library"], "the loader that opened")
+			if info.Extra["device_type"] == "cpu" {
+				require.Equal(t, backends.KindCPU, info.Kind, "a CPU implementation is labelled cpu")
+			}
+			if strings.Contains(info.Name, "llvmpipe") {
+				require.Equal(t, "cpu", info.Extra["device_type"], "lavapipe reports a CPU device")
+			}
+		},
+		Cases: func(dev backends.Device) []backendtest.BadCase { return badInputCases(dev.(*device)) },
+	})
 }
 
-func TestLaunchTimed(t *testing.T) {
-	for _, d := range openAll(t) {
-		backendtest.CheckLaunchTimed(t, d, vaddProgram(t))
+func badInputCases(d *device) []backendtest.BadCase {
+	spirv := func(edit func(v *backends.SPIRVVariant)) func(t testing.TB, e *backendtest.BadEnv) error {
+		return func(t testing.TB, e *backendtest.BadEnv) error {
+			p := e.Program(t)
+			edit(p.SPIRV())
+			return e.Compile(p)
+		}
 	}
-}
-
-// TestBadInput feeds each kind of bad input and proves the device still
-// runs vadd afterwards.
-func TestBadInput(t *testing.T) {
-	ctx := context.Background()
-	devs := openAll(t)
-	if len(devs) < 1 {
-		t.Skip("no Vulkan device")
-	}
-	for _, d := range devs {
-		good, err := d.Compile(ctx, vaddProgram(t))
-		require.NoError(t, err)
-		defer good.Release()
-		n := 1000
-		bufs := [3]backends.BufferID{backendtest.UploadF32(t, d.pool, make([]float32, n)), backendtest.UploadF32(t, d.pool, make([]float32, n)), backendtest.UploadF32(t, d.pool, make([]float32, n))}
-		vaddArgs := func(z backends.BufferID) []backends.LaunchArg {
-			return []backends.LaunchArg{backends.BufArg(bufs[0]), backends.BufArg(bufs[1]), backends.BufArg(z), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}
-		}
-		// A buffer id this pool never issued: one from the host pool.
-		host, err := backends.HostPool()
-		require.NoError(t, err)
-		foreign, err := host.Alloc(ctx, 4096)
-		require.NoError(t, err)
-		defer host.Release(foreign)
-
-		cases := []struct {
-			name string
-			run  func() error
-			want error
-		}{
-			{"invalid SPIR-V", func() error {
-				p := vaddProgram(t)
-				p.SPIRV().Code = []byte("this is not a SPIR-V module at all")
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrCompile},
-			{"truncated SPIR-V", func() error {
-				p := vaddProgram(t)
-				p.SPIRV().Code = p.SPIRV().Code[:len(p.SPIRV().Code)-8]
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrCompile},
-			{"missing entry", func() error {
-				p := vaddProgram(t)
-				p.SPIRV().Entry = "no_such_entry"
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrCompile},
-			{"no variant", func() error {
-				p := vaddProgram(t)
-				p.RemoveVariant(backends.FormatSPIRV)
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrNoVariant},
-			{"shader binds more buffers than the params", func() error {
-				p := vaddProgram(t)
-				p.Params = append(p.Params[:2:2], p.Params[3])
-				p.Grid = []backends.GwsDim{backends.ConstDim(1)}
-				p.Variant(backends.FormatSPIRV).Grid = nil // the manifest's one-axis grid
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrInvalidArgument},
-			{"local disagrees with the shader", func() error {
-				p := vaddProgram(t)
-				p.SPIRV().Local = [3]uint32{128, 1, 1}
-				_, err := d.Compile(ctx, p)
-				return err
-			}, backends.ErrInvalidArgument},
-			{"more args than params", func() error {
-				return good.Launch(ctx, append(vaddArgs(bufs[2]), backends.VarArg(backends.UintConst(backends.U32, 1))))
-			}, backends.ErrInvalidArgument},
-			{"buffer from another pool", func() error {
-				return good.Launch(ctx, vaddArgs(foreign))
-			}, backends.ErrUnknownBuffer},
-			{"scalar where a buffer belongs", func() error {
-				args := vaddArgs(bufs[2])
-				args[0] = backends.VarArg(backends.UintConst(backends.U32, 1))
-				return good.Launch(ctx, args)
-			}, backends.ErrInvalidArgument},
-			{"grid beyond the device", func() error {
-				p := vaddProgram(t)
-				p.Variant(backends.FormatSPIRV).Grid = []backends.GwsDim{backends.ConstDim(d.info.MaxGlobalWorkDims[0] + 1)}
-				x, err := d.Compile(ctx, p)
-				require.NoError(t, err)
-				defer x.Release()
-				return x.Launch(ctx, vaddArgs(bufs[2]))
-			}, backends.ErrInvalidArgument},
-			{"local size beyond the device", func() error {
-				return d.checkLocal("big", [3]uint32{d.props.Limits.MaxComputeWorkGroupSize[0] + 1, 1, 1}, [3]uint32{})
-			}, backends.ErrInvalidArgument},
-			{"work group beyond the device", func() error {
-				l := d.props.Limits.MaxComputeWorkGroupSize
-				return d.checkLocal("big", [3]uint32{l[0], l[1], 1}, [3]uint32{})
-			}, backends.ErrInvalidArgument},
-		}
-		for _, c := range cases {
-			t.Run(d.name+"/"+c.name, func(t *testing.T) {
-				err := c.run()
-				require.Error(t, err)
-				require.ErrorIs(t, err, c.want)
-				// The device is still usable.
-				require.NoError(t, good.Launch(ctx, vaddArgs(bufs[2])))
-				backendtest.CheckVadd(t, d.pool, good, 777)
-			})
-		}
-		for _, id := range bufs {
-			require.NoError(t, d.pool.Release(id))
-		}
+	limits := d.props.Limits.MaxComputeWorkGroupSize
+	return []backendtest.BadCase{
+		{Name: "invalid SPIR-V", Want: backends.ErrCompile, Run: spirv(func(v *backends.SPIRVVariant) { v.Code = []byte("this is not a SPIR-V module at all") })},
+		{Name: "truncated SPIR-V", Want: backends.ErrCompile, Run: spirv(func(v *backends.SPIRVVariant) { v.Code = v.Code[:len(v.Code)-8] })},
+		{Name: "local disagrees with the shader", Want: backends.ErrInvalidArgument, Run: spirv(func(v *backends.SPIRVVariant) { v.Local = [3]uint32{128, 1, 1} })},
+		{Name: "shader binds more buffers than the params", Want: backends.ErrInvalidArgument, Run: func(t testing.TB, e *backendtest.BadEnv) error {
+			p := e.Program(t)
+			p.Params = append(p.Params[:2:2], p.Params[3])
+			p.Grid = []backends.GwsDim{backends.ConstDim(1)}
+			p.Variant(backends.FormatSPIRV).Grid = nil // the manifest's one-axis grid
+			return e.Compile(p)
+		}},
+		{Name: "local size beyond the device", Want: backends.ErrInvalidArgument, Run: func(testing.TB, *backendtest.BadEnv) error {
+			return d.checkLocal("big", [3]uint32{limits[0] + 1, 1, 1}, [3]uint32{})
+		}},
+		{Name: "work group beyond the device", Want: backends.ErrInvalidArgument, Run: func(testing.TB, *backendtest.BadEnv) error {
+			return d.checkLocal("big", [3]uint32{limits[0], limits[1], 1}, [3]uint32{})
+		}},
 	}
 }
 
@@ -262,31 +137,6 @@ func TestPipelineCacheOnDisk(t *testing.T) {
 		require.NoError(t, x.Release())
 		require.NoError(t, d2.Close())
 	}
-}
-
-func TestConfigFilters(t *testing.T) {
-	if _, err := load(); err != nil {
-		t.Skipf("libvulkan.so.1 not found: %v", err)
-	}
-	_, err := OpenDevices(context.Background(), Config{DeviceIDs: &[]int{}, CacheDir: "off"})
-	require.ErrorIs(t, err, backends.ErrNoDevice)
-}
-
-func TestClosedDevice(t *testing.T) {
-	if _, err := load(); err != nil {
-		t.Skipf("libvulkan.so.1 not found: %v", err)
-	}
-	devs, err := OpenDevices(context.Background(), Config{DeviceIDs: &[]int{0}, CacheDir: "off"})
-	if err != nil {
-		t.Skipf("no Vulkan device: %v", err)
-	}
-	d := devs[0]
-	require.NoError(t, d.Close())
-	require.NoError(t, d.Close())
-	_, err = d.Pool().Alloc(context.Background(), 16)
-	require.ErrorIs(t, err, backends.ErrClosed)
-	_, err = d.Compile(context.Background(), vaddProgram(t))
-	require.ErrorIs(t, err, backends.ErrClosed)
 }
 
 // Close destroys the pipelines of executables not yet released (children

@@ -1,0 +1,5 @@
+//go:build race
+
+package backendtest
+
+const raceEnabled = true

@@ -1,0 +1,5 @@
+//go:build !race
+
+package dl
+
+const raceEnabled = false
