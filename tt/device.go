@@ -49,6 +49,7 @@ func deviceInfo(ri ttruntime.InitReply, emulated bool, card *Card) *backends.Dev
 		Name:                fmt.Sprintf("%s %s chip %d", arch, ri.Board, ri.Chip),
 		Kind:                backends.KindAccelerator,
 		Compute:             uint64(cores) * 1_000_000_000_000, // ~1 TFLOP/s bf16 per Tensix core
+		ComputeEstimated:    true,
 		MaxGlobalWorkDims:   []uint64{uint64(ri.Grid.Rows), uint64(ri.Grid.Cols)},
 		MaxLocalThreads:     1,
 		MaxLocalWorkDims:    []uint32{1, 1},

@@ -78,6 +78,7 @@ func New(c Config) (*Device, error) {
 		Name:              "zyx-tt dummy device",
 		Kind:              backends.KindOther,
 		Compute:           1,
+		ComputeEstimated:  true,
 		MaxGlobalWorkDims: []uint64{1 << 31, 1 << 16, 1 << 16},
 		MaxLocalThreads:   1,
 		MaxLocalWorkDims:  []uint32{1, 1, 1},

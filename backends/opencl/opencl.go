@@ -293,6 +293,7 @@ func (l *lib) describe(platform platformID, id deviceID) (*backends.DeviceInfo, 
 		lanes = 64
 	case typ&clDeviceTypeCPU != 0:
 		info.Kind = backends.KindCPU
+		info.SoftwareImpl = true // OpenCL on the CPU (PoCL): below the native CPU backends
 		lanes = max(vec["float"], 1)
 		info.WarpSize = 1
 	case typ&clDeviceTypeAccelerator != 0:

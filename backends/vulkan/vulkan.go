@@ -404,7 +404,9 @@ func (d *device) describe() *backends.DeviceInfo {
 		info.Kind, info.Compute = backends.KindGPU, 1e12
 	case physicalDeviceTypeCPU:
 		info.Kind, info.Compute, info.WarpSize = backends.KindCPU, 1e11, 1
+		info.SoftwareImpl = true // lavapipe: Vulkan rasterised on the CPU
 	}
+	info.ComputeEstimated = true // Vulkan reports no clocks or unit counts: a figure per device class
 	switch d.props.VendorID {
 	case 0x10de:
 		info.WarpSize, info.TensorCores = 32, true
