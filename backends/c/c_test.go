@@ -7,15 +7,19 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -821,4 +825,108 @@ func TestNoParams(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, exe.Launch(context.Background(), nil))
 	require.NoError(t, exe.Release())
+}
+
+// A kernel that never returns cannot be stopped, but a cancelled launch is
+// abandoned at once: the caller gets ctx's error, Release does not wait, and
+// the kernel keeps its buffers until it returns.
+func TestSpinningKernelIsAbandoned(t *testing.T) {
+	d := device(t)
+	p := &backends.Program{
+		Name:   "spin",
+		Params: []backends.Param{{Name: "x", Kind: backends.GlobalMut, DType: backends.U32}},
+		Grid:   []backends.GwsDim{backends.ConstDim(1)},
+		Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Entry: "spin", Source: `
+void spin(uint32_t *x, uint64_t g0, uint64_t g1, uint64_t g2) {
+	volatile uint32_t *v = x;
+	while (v[0] != 0xdead) { }
+	v[1] = 1;
+}`}}},
+	}
+	exe, err := d.Compile(context.Background(), p)
+	require.NoError(t, err)
+	pool := d.Pool()
+	buf, err := pool.Alloc(context.Background(), 8)
+	require.NoError(t, err)
+	mem, err := d.pool.Bytes(buf)
+	require.NoError(t, err)
+	clear(mem)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(buf)})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Less(t, time.Since(start), 5*time.Second, "the cancelled launch returned promptly")
+	released := make(chan error, 1)
+	go func() { released <- exe.Release() }()
+	select {
+	case err := <-released:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Release waited for the spinning kernel")
+	}
+	require.NoError(t, pool.Release(buf))
+	_, err = pool.Size(buf)
+	require.NoError(t, err, "the running kernel still holds its buffer")
+	binary.LittleEndian.PutUint32(mem, 0xdead) // let it return
+	require.Eventually(t, func() bool {
+		_, err := pool.Size(buf)
+		return errors.Is(err, backends.ErrUnknownBuffer)
+	}, 5*time.Second, 10*time.Millisecond, "the kernel returned and gave its buffer back")
+	require.Equal(t, uint32(1), binary.LittleEndian.Uint32(mem[4:]), "the kernel ran to its end")
+}
+
+// Cancelling a compile kills the compiler's whole process tree at once and
+// leaves no temp file in the cache.
+func TestCancelledCompileLeavesNothing(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler (cc) on PATH")
+	}
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	// A compiler that answers the probes like cc, and on a real build
+	// starts a long-running child (as gcc starts cc1) and waits for it.
+	fake := filepath.Join(dir, "slowcc")
+	require.NoError(t, os.WriteFile(fake, []byte(`#!/bin/sh
+case "$*" in
+*.build-*) sleep 300 & echo $! > `+pidFile+`; wait; exit 1 ;;
+*) exec cc "$@" ;;
+esac
+`), 0o755))
+	cache := filepath.Join(dir, "cache")
+	d, err := Open(context.Background(), Config{Compiler: fake, CacheDir: cache})
+	require.NoError(t, err)
+	defer d.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		p, err := vaddProgram("/* " + uniqueTag(t) + " */\n")
+		if err != nil {
+			errc <- err
+			return
+		}
+		_, err = d.Compile(ctx, p)
+		errc <- err
+	}()
+	require.Eventually(t, func() bool { _, err := os.Stat(pidFile); return err == nil }, 10*time.Second, 10*time.Millisecond)
+	data, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	child, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	require.NoError(t, err)
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-errc:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled compile did not return")
+	}
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.Eventually(t, func() bool { return syscall.Kill(child, 0) != nil }, 5*time.Second, 10*time.Millisecond,
+		"the compiler's child (pid %d) was killed with it", child)
+	ents, err := os.ReadDir(cache)
+	require.NoError(t, err)
+	for _, e := range ents {
+		require.False(t, strings.HasPrefix(e.Name(), ".build-"), "temp file %s left in the cache", e.Name())
+	}
 }

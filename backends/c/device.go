@@ -249,8 +249,13 @@ type executable struct {
 	handle uintptr
 	launch uintptr
 
-	mu       sync.RWMutex // launches hold it shared; Release exclusively
+	mu       sync.RWMutex // launch setup holds it shared; Release exclusively
 	released bool
+
+	running       atomic.Int32 // native calls under way, abandoned ones too
+	closeWhenIdle atomic.Bool  // released: the last run unloads the object
+	unloadOnce    sync.Once
+	unloadErr     error
 }
 
 // Launch runs the grid and waits for it to finish. The run cannot be
@@ -308,11 +313,11 @@ func (e *executable) run(ctx context.Context, args []backends.LaunchArg) (time.D
 	// memory is shm mapped outside the Go heap.
 	block := make([]uint64, max(len(args), 1))
 	held := make([]backends.BufferID, 0, len(args))
-	defer func() {
+	releaseHeld := func() {
 		for _, id := range held {
 			_ = pool.Release(id)
 		}
-	}()
+	}
 	for i, a := range args {
 		if a.IsVar() {
 			block[i] = a.Value.Bits
@@ -321,30 +326,70 @@ func (e *executable) run(ctx context.Context, args []backends.LaunchArg) (time.D
 		// Hold a reference so a concurrent Release cannot free the memory
 		// under the running kernel.
 		if err := pool.Retain(a.Buffer); err != nil {
+			releaseHeld()
 			return 0, &backends.Error{Backend: BackendName, Op: "launch", Err: fmt.Errorf("param %d: %w", i, err)}
 		}
 		held = append(held, a.Buffer)
 		mem, err := pool.Bytes(a.Buffer)
 		if err != nil {
+			releaseHeld()
 			return 0, &backends.Error{Backend: BackendName, Op: "launch", Err: fmt.Errorf("param %d: %w", i, err)}
 		}
 		block[i] = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(mem))))
 	}
 
-	start := time.Now()
-	r1, _, _ := purego.SyscallN(e.launch, uintptr(unsafe.Pointer(&block[0])),
-		uintptr(n[0]), uintptr(n[1]), uintptr(n[2]), uintptr(e.dev.threads))
-	elapsed := time.Since(start)
-	runtime.KeepAlive(block)
-	if int32(r1) != 0 {
-		return elapsed, launchError(backends.ErrInvalidArgument, "launcher returned %d", int32(r1))
+	// The native call cannot be interrupted: it runs on a goroutine of its
+	// own, and a cancelled ctx abandons it. An abandoned kernel runs on
+	// until it returns (or the process exits) and keeps its buffers and the
+	// object until then; the caller gets ctx's error at once.
+	type result struct {
+		r1      uintptr
+		elapsed time.Duration
 	}
-	driver.Debug(driver.DebugPerf, "c: launch", "program", e.prog.Name, "grid", n, "elapsed", elapsed)
-	return elapsed, nil
+	done := make(chan result, 1)
+	e.running.Add(1)
+	go func() {
+		start := time.Now()
+		r1, _, _ := purego.SyscallN(e.launch, uintptr(unsafe.Pointer(&block[0])),
+			uintptr(n[0]), uintptr(n[1]), uintptr(n[2]), uintptr(e.dev.threads))
+		elapsed := time.Since(start)
+		runtime.KeepAlive(block)
+		// Give the buffers and the object back before the caller hears of
+		// the result, so that what it does next sees them free.
+		releaseHeld()
+		e.runEnded()
+		done <- result{r1, elapsed}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		driver.Debug(driver.DebugDevice, "c: launch abandoned; the kernel runs on until it returns", "program", e.prog.Name)
+		return 0, launchError(ctx.Err(), "program %q: abandoned while running (the native call cannot be stopped; it keeps its buffers until it returns)", e.prog.Name)
+	}
+	if int32(res.r1) != 0 {
+		return res.elapsed, launchError(backends.ErrInvalidArgument, "launcher returned %d", int32(res.r1))
+	}
+	driver.Debug(driver.DebugPerf, "c: launch", "program", e.prog.Name, "grid", n, "elapsed", res.elapsed)
+	return res.elapsed, nil
 }
 
-// Release unloads the object once running launches finish. Releasing again
-// does nothing.
+// runEnded closes the object when the last run of a released executable
+// (an abandoned one) returns.
+func (e *executable) runEnded() {
+	if e.running.Add(-1) == 0 && e.closeWhenIdle.Load() {
+		e.unload()
+	}
+}
+
+func (e *executable) unload() {
+	e.unloadOnce.Do(func() { e.unloadErr = purego.Dlclose(e.handle) })
+}
+
+// Release unloads the object once running launches finish; a launch that
+// was abandoned (its ctx cancelled while the kernel ran) keeps the object
+// until it returns, so Release never waits for it. Releasing again does
+// nothing.
 func (e *executable) Release() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -352,8 +397,13 @@ func (e *executable) Release() error {
 		return nil
 	}
 	e.released = true
-	if err := purego.Dlclose(e.handle); err != nil {
-		return &backends.Error{Backend: BackendName, Op: "dlclose", Native: err.Error(), Err: err}
+	e.closeWhenIdle.Store(true)
+	if e.running.Load() != 0 {
+		return nil // the last abandoned run unloads it
+	}
+	e.unload()
+	if e.unloadErr != nil {
+		return &backends.Error{Backend: BackendName, Op: "dlclose", Native: e.unloadErr.Error(), Err: e.unloadErr}
 	}
 	return nil
 }

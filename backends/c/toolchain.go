@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/ebitengine/purego"
 
@@ -64,7 +66,7 @@ func probeToolchain(ctx context.Context, cfg Config) (*toolchain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: C compiler %q: %w", backends.ErrNoDevice, name, err)
 	}
-	ver, err := exec.CommandContext(ctx, path, "--version").CombinedOutput()
+	ver, err := compilerCommand(ctx, path, "--version").CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s --version: %w: %s", backends.ErrNoDevice, path, err, bytes.TrimSpace(ver))
 	}
@@ -143,8 +145,7 @@ func (tc *toolchain) probe(ctx context.Context, dir, src string, flags []string)
 		return "", err
 	}
 	so := strings.TrimSuffix(f.Name(), ".c") + ".so"
-	cmd := exec.CommandContext(ctx, tc.compiler, append(append([]string{}, flags...), "-o", so, f.Name())...)
-	cmd.Env = compilerEnv()
+	cmd := compilerCommand(ctx, tc.compiler, append(append([]string{}, flags...), "-o", so, f.Name())...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return string(bytes.TrimSpace(out)), err
 	}
@@ -225,8 +226,7 @@ func (tc *toolchain) build(ctx context.Context, tu string, options []string) (pa
 	defer os.Remove(tmp) // a no-op once renamed
 
 	args := append(append(append([]string{}, tc.flags...), options...), "-o", tmp, src.Name(), "-lm")
-	cmd := exec.CommandContext(ctx, tc.compiler, args...)
-	cmd.Env = compilerEnv()
+	cmd := compilerCommand(ctx, tc.compiler, args...)
 	out, runErr := cmd.CombinedOutput()
 	driver.Debug(driver.DebugCompile, "c: compiled", "compiler", tc.compiler, "args", strings.Join(args, " "), "err", runErr)
 	if runErr != nil {
@@ -246,4 +246,23 @@ func (tc *toolchain) build(ctx context.Context, tu string, options []string) (pa
 		return "", false, fmt.Errorf("object cache: %w", err)
 	}
 	return path, false, nil
+}
+
+// compilerWaitDelay bounds how long a cancelled compile may take to go away
+// after its process group was killed (its output pipes to drain).
+const compilerWaitDelay = 2 * time.Second
+
+// compilerCommand runs the compiler in a process group of its own, so that
+// cancelling ctx (Ctrl-C in zyx-tt) kills the whole tree at once: the
+// driver and the cc1, as and ld it started, not only the driver.
+func compilerCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = compilerEnv()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// The group's id is the driver's pid; the driver is ours.
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = compilerWaitDelay
+	return cmd
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -107,4 +108,19 @@ func TestPanicIsABugNotACrash(t *testing.T) {
 	require.Equal(t, exitFailure, r.code)
 	require.Contains(t, r.stderr, "internal error (a bug in zyx-tt")
 	require.Contains(t, r.stderr, "assignment to entry in nil map")
+}
+
+// A run on a named device opens no other backend: PoCL leaves a temp file
+// in its cache for every process that opens OpenCL.
+func TestNamedDeviceOpensNoOtherBackend(t *testing.T) {
+	cache := t.TempDir()
+	r := cli(t, cliEnv{extra: map[string]string{"XDG_CACHE_HOME": cache}}, "run", testBundle, "--dev", "c", "--set", "n=64")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.NoDirExists(t, filepath.Join(cache, "pocl"), "--dev c did not open OpenCL")
+	r = cli(t, cliEnv{extra: map[string]string{"XDG_CACHE_HOME": cache}}, "probe", "--backends", "opencl")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	if strings.Contains(r.stdout, "opencl: no devices") {
+		t.Skip("no OpenCL platform here: the check above cannot be shown to bite")
+	}
+	require.DirExists(t, filepath.Join(cache, "pocl"), "opening OpenCL does make it (so the check above can fail)")
 }
