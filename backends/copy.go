@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/zyxtt/zyxtt/hostpool"
+	"github.com/zyxtt/zyxtt/internal/core"
 )
 
 // StagingChunk is the size of one host staging buffer for cross-pool
@@ -58,10 +59,10 @@ func (r *Runtime) Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int
 	for _, f := range opts {
 		f(&o)
 	}
-	if err := checkRange(src, srcID, srcOff, n); err != nil {
+	if err := checkRange(src, "source", srcID, srcOff, n); err != nil {
 		return fmt.Errorf("copy from %s: %w", src.Name(), err)
 	}
-	if err := checkRange(dst, dstID, dstOff, n); err != nil {
+	if err := checkRange(dst, "destination", dstID, dstOff, n); err != nil {
 		return fmt.Errorf("copy to %s: %w", dst.Name(), err)
 	}
 	if n == 0 {
@@ -155,15 +156,12 @@ func (r *Runtime) copyWithin(ctx context.Context, p Pool, id BufferID, dstOff, s
 	return nil
 }
 
-func checkRange(p Pool, id BufferID, off, n int64) error {
+func checkRange(p Pool, role string, id BufferID, off, n int64) error {
 	size, err := p.Size(id)
 	if err != nil {
 		return err
 	}
-	if off < 0 || n < 0 || off > size || n > size-off {
-		return fmt.Errorf("%w: range [%d,%d) outside buffer %d of %d bytes", ErrInvalidArgument, off, off+n, id, size)
-	}
-	return nil
+	return core.CheckSpan("copy", role, id, off, n, size)
 }
 
 func chunked(ctx context.Context, n, chunk int64, report func(int64), f func(off, len int64) error) error {

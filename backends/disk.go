@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/zyxtt/zyxtt/internal/buftable"
+	"github.com/zyxtt/zyxtt/internal/core"
 	"github.com/zyxtt/zyxtt/shm"
 )
 
@@ -130,9 +131,8 @@ func (p *DiskPool) Read(ctx context.Context, src BufferID, off int64, dst []byte
 	if err != nil {
 		return err
 	}
-	if off < 0 || off > int64(len(mem)) || int64(len(dst)) > int64(len(mem))-off {
-		return fmt.Errorf("disk pool: buffer %d: range [%d,%d) outside its %d bytes: %w",
-			src, off, off+int64(len(dst)), len(mem), ErrInvalidArgument)
+	if err := core.CheckSpan("disk pool", "read", src, off, int64(len(dst)), int64(len(mem))); err != nil {
+		return err
 	}
 	copy(dst, mem[off:])
 	return nil

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/zyxtt/zyxtt/internal/half"
 )
 
 // DType is an element type. The set is zyx's.
@@ -222,6 +224,25 @@ func (c Constant) Bytes() []byte {
 		n = 4 // narrow floats travel as f32 bits
 	}
 	return b[:n]
+}
+
+// NativeBytes is the constant in its dtype's own encoding, little endian,
+// as a kernel that declares the narrow type reads it: binary16 for F16,
+// bfloat16 for BF16, one byte for the f8 formats. Bytes instead passes
+// narrow floats as f32 bits.
+func (c Constant) NativeBytes() []byte {
+	f := math.Float32frombits(uint32(c.Bits))
+	switch c.DType {
+	case F16:
+		return binary.LittleEndian.AppendUint16(nil, half.FromF32(f))
+	case BF16:
+		return binary.LittleEndian.AppendUint16(nil, half.BF16FromF32(f))
+	case F8E4M3:
+		return []byte{half.F8E4M3FromFloat(float64(f))}
+	case F8E5M2:
+		return []byte{half.F8E5M2FromFloat(float64(f))}
+	}
+	return c.Bytes()
 }
 
 func (c Constant) String() string {

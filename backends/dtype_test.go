@@ -124,6 +124,22 @@ func TestConstants(t *testing.T) {
 	require.Equal(t, "-5:i8", IntConst(I8, -5).String())
 }
 
+func TestConstantNativeBytes(t *testing.T) {
+	for _, tc := range []struct {
+		c    Constant
+		want []byte
+	}{
+		{FloatConst(F16, 1.5), []byte{0x00, 0x3e}},
+		{FloatConst(BF16, 1.5), []byte{0xc0, 0x3f}},
+		{FloatConst(F8E4M3, 1.5), []byte{0x3c}},
+		{FloatConst(F8E5M2, 1.5), []byte{0x3e}},
+		{FloatConst(F32, 1.5), []byte{0x00, 0x00, 0xc0, 0x3f}},
+		{IntConst(I16, -5), []byte{0xfb, 0xff}},
+	} {
+		require.Equal(t, tc.want, tc.c.NativeBytes(), "%s", tc.c)
+	}
+}
+
 func TestDTypeCapability(t *testing.T) {
 	c := CapNone.Include(CapAdd | CapMul)
 	require.True(t, c.Any())

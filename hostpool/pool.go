@@ -190,21 +190,20 @@ func (p *Pool) Bytes(id BufferID) ([]byte, error) {
 // process by segment name and offset.
 func (p *Pool) Region(id BufferID) (shm.Region, error) { return p.bufs.Get("region", id) }
 
-func (p *Pool) span(id BufferID, off int64, n int) ([]byte, error) {
+func (p *Pool) span(op string, id BufferID, off int64, n int) ([]byte, error) {
 	mem, err := p.Bytes(id)
 	if err != nil {
 		return nil, err
 	}
-	if off < 0 || off > int64(len(mem)) || int64(n) > int64(len(mem))-off {
-		return nil, fmt.Errorf("hostpool: buffer %d: range [%d,%d) outside its %d bytes: %w",
-			id, off, off+int64(n), len(mem), ErrInvalidArgument)
+	if err := core.CheckSpan("hostpool", op, id, off, int64(n), int64(len(mem))); err != nil {
+		return nil, err
 	}
 	return mem[off : off+int64(n)], nil
 }
 
 // Write copies src into the buffer at off.
 func (p *Pool) Write(_ context.Context, dst BufferID, off int64, src []byte) error {
-	mem, err := p.span(dst, off, len(src))
+	mem, err := p.span("write", dst, off, len(src))
 	if err != nil {
 		return err
 	}
@@ -214,7 +213,7 @@ func (p *Pool) Write(_ context.Context, dst BufferID, off int64, src []byte) err
 
 // Read copies the buffer's bytes at off into dst.
 func (p *Pool) Read(_ context.Context, src BufferID, off int64, dst []byte) error {
-	mem, err := p.span(src, off, len(dst))
+	mem, err := p.span("read", src, off, len(dst))
 	if err != nil {
 		return err
 	}

@@ -111,7 +111,7 @@ func (Driver) Open(ctx context.Context, env *driver.Env) ([]backends.Device, err
 			}
 			devs = append(devs, d)
 		}
-		return devicesOrReasons(devs, reasons)
+		return driver.Opened(ttruntime.Backend, devs, reasons, noChipLeft)
 	}
 
 	// No card: the emulator, unless switched off.
@@ -151,7 +151,7 @@ func (Driver) Open(ctx context.Context, env *driver.Env) ([]backends.Device, err
 		}
 		devs = append(devs, newDevice(fmt.Sprintf("tt-emu:%d", k), true, rt, nil, host, nil))
 	}
-	return devicesOrReasons(devs, reasons)
+	return driver.Opened(ttruntime.Backend, devs, reasons, noChipLeft)
 }
 
 type chipSpec struct {
@@ -183,18 +183,8 @@ func openCard(ctx context.Context, path string, c ttruntime.Config, ordinal int,
 	return newDevice(name, false, rt, lock, host, ch.card), nil
 }
 
-func devicesOrReasons(devs []backends.Device, reasons []error) ([]backends.Device, error) {
-	if len(devs) > 0 {
-		for _, r := range reasons {
-			driver.Debug(driver.DebugDevice, "tt: chip skipped", "reason", r)
-		}
-		return devs, nil
-	}
-	if len(reasons) == 0 {
-		return nil, fmt.Errorf("%w: device_ids in config section %s leaves no chip", backends.ErrNoDevice, ConfigSection)
-	}
-	return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, errors.Join(reasons...))
-}
+// noChipLeft is why there is no chip when no chip failed.
+const noChipLeft = "device_ids in config section " + ConfigSection + " leaves no chip"
 
 func off(v string) bool {
 	switch strings.ToLower(strings.TrimSpace(v)) {

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 	"github.com/zyxtt/zyxtt/internal/buftable"
 	"github.com/zyxtt/zyxtt/shm"
@@ -187,8 +188,8 @@ func (p *Pool) span(op string, id backends.BufferID, off int64, n int) (uint64, 
 	if err != nil {
 		return 0, err
 	}
-	if off < 0 || off > b.size || int64(n) > b.size-off {
-		return 0, p.errf(op, backends.ErrInvalidArgument, "range [%d,+%d) outside buffer %d of %d bytes", off, n, id, b.size)
+	if err := driver.CheckSpan(ttruntime.Backend, p.name+": "+op, id, off, int64(n), b.size); err != nil {
+		return 0, err
 	}
 	return b.rid, nil
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/bits"
 	"os"
 	"runtime"
 	"strconv"
@@ -292,22 +291,11 @@ func (e *executable) run(ctx context.Context, args []backends.LaunchArg) (time.D
 		return 0, err
 	}
 	pool := e.dev.pool
-	if _, err := driver.CheckArgs(e.prog, pool, args); err != nil {
+	l, err := driver.CheckLaunch(e.prog, pool, args, nil)
+	if err != nil {
 		return 0, &backends.Error{Backend: BackendName, Op: "launch", Err: err}
 	}
-	grid, err := driver.EvalGrid(e.prog, args)
-	if err != nil {
-		return 0, &backends.Error{Backend: BackendName, Op: "launch", Err: fmt.Errorf("%w: %w", backends.ErrInvalidArgument, err)}
-	}
-	n := [3]uint64{1, 1, 1}
-	copy(n[:], grid)
-	hi, lo := bits.Mul64(n[0], n[1])
-	if hi == 0 {
-		hi, _ = bits.Mul64(lo, n[2])
-	}
-	if hi != 0 {
-		return 0, launchError(backends.ErrInvalidArgument, "grid %v has more than 2^64 groups", n)
-	}
+	n := l.Grid
 
 	// One 64-bit slot per param. The block holds no Go pointers: buffer
 	// memory is shm mapped outside the Go heap.

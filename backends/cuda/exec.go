@@ -122,29 +122,22 @@ func (d *Device) checkBlock(b [3]uint32, maxThreads int32) error {
 	return nil
 }
 
-// gridDims evaluates the program's grid; missing axes are 1. A zero axis
+// gridDims checks the args and evaluates the program's grid against the
+// device's limits (driver.CheckLaunch); missing axes are 1. A zero axis
 // means there is nothing to run.
 func (d *Device) gridDims(p *backends.Program, args []backends.LaunchArg) ([3]uint32, bool, error) {
-	g := [3]uint32{1, 1, 1}
-	vals, err := driver.EvalGrid(p, args)
+	maxGrid := make([]uint64, 3)
+	for i, l := range d.limits.maxGrid {
+		maxGrid[i] = math.MaxUint32
+		if l > 0 {
+			maxGrid[i] = uint64(l)
+		}
+	}
+	l, err := driver.CheckLaunch(p, d.pool, args, maxGrid)
 	if err != nil {
-		return g, false, fmt.Errorf("%w: %w", backends.ErrInvalidArgument, err)
+		return [3]uint32{}, false, &backends.Error{Backend: Name, Op: "launch", Err: err}
 	}
-	empty := false
-	for i, v := range vals {
-		lim := uint64(math.MaxUint32)
-		if l := d.limits.maxGrid[i]; l > 0 {
-			lim = uint64(l)
-		}
-		if v > lim {
-			return g, false, backends.Errorf(Name, "launch", backends.ErrInvalidArgument, "grid axis %d is %d; the device allows %d", i, v, lim)
-		}
-		if v == 0 {
-			empty = true
-		}
-		g[i] = uint32(v)
-	}
-	return g, empty, nil
+	return [3]uint32{uint32(l.Grid[0]), uint32(l.Grid[1]), uint32(l.Grid[2])}, l.Empty, nil
 }
 
 // kernelExec is a loaded CUDA C kernel.
@@ -162,11 +155,8 @@ type kernelExec struct {
 }
 
 // argValues are the bytes each kernel parameter receives: a buffer's
-// device address or a scalar's value.
+// device address or a scalar's value. gridDims has checked the args.
 func (d *Device) argValues(p *backends.Program, args []backends.LaunchArg) ([][]byte, func(), error) {
-	if _, err := driver.CheckArgs(p, d.pool, args); err != nil {
-		return nil, nil, err
-	}
 	var held []func()
 	release := func() {
 		for _, f := range held {

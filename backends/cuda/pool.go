@@ -108,13 +108,6 @@ func (p *Pool) FreeBytes() int64 {
 	return int64(free)
 }
 
-func checkSpan(op string, b *devBuf, id backends.BufferID, off, n int64) error {
-	if off < 0 || n < 0 || off > b.size || n > b.size-off {
-		return backends.Errorf(Name, op, backends.ErrInvalidArgument, "range [%d,%d) outside buffer %d of %d bytes", off, off+n, id, b.size)
-	}
-	return nil
-}
-
 // Write copies src into the buffer at off. Host-pool memory is copied in
 // place at pinned bandwidth; other memory goes through pinned staging.
 func (p *Pool) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
@@ -123,7 +116,7 @@ func (p *Pool) Write(ctx context.Context, dst backends.BufferID, off int64, src 
 		return err
 	}
 	defer done()
-	if err := checkSpan("write", b, dst, off, int64(len(src))); err != nil {
+	if err := driver.CheckSpan(Name, "write", dst, off, int64(len(src)), b.size); err != nil {
 		return err
 	}
 	if len(src) == 0 {
@@ -139,7 +132,7 @@ func (p *Pool) Read(ctx context.Context, src backends.BufferID, off int64, dst [
 		return err
 	}
 	defer done()
-	if err := checkSpan("read", b, src, off, int64(len(dst))); err != nil {
+	if err := driver.CheckSpan(Name, "read", src, off, int64(len(dst)), b.size); err != nil {
 		return err
 	}
 	if len(dst) == 0 {
@@ -182,10 +175,10 @@ func (p *Pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64
 		return err
 	}
 	defer sdone()
-	if err := checkSpan("copy", db, dst, dstOff, n); err != nil {
+	if err := driver.CheckSpan(Name, "copy", dst, dstOff, n, db.size); err != nil {
 		return err
 	}
-	if err := checkSpan("copy", sb, srcID, srcOff, n); err != nil {
+	if err := driver.CheckSpan(Name, "copy", srcID, srcOff, n, sb.size); err != nil {
 		return err
 	}
 	if n == 0 {

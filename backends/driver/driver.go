@@ -7,6 +7,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -138,4 +139,22 @@ func CheckArgs(p *backends.Program, pool backends.Pool, args []backends.LaunchAr
 		sizes[i] = n
 	}
 	return sizes, nil
+}
+
+// Opened is what an Open returns once it has tried each of its devices: the
+// devices that opened, with every other device's reason logged as skipped;
+// or, when none opened, ErrNoDevice with every reason, or with none (why
+// there was nothing to try, "device_ids leaves no device") where there is
+// no reason.
+func Opened(backend string, devs []backends.Device, reasons []error, none string) ([]backends.Device, error) {
+	if len(devs) > 0 {
+		for _, r := range reasons {
+			Debug(DebugDevice, backend+": device skipped", "reason", r)
+		}
+		return devs, nil
+	}
+	if len(reasons) == 0 {
+		return nil, fmt.Errorf("%w: %s", backends.ErrNoDevice, none)
+	}
+	return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, errors.Join(reasons...))
 }

@@ -186,18 +186,11 @@ func (e *Executable) Launch(ctx context.Context, args []backends.LaunchArg) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if _, err := driver.CheckArgs(e.prog, e.dev.pool, args); err != nil {
-		return fmt.Errorf("dummy: launch %s: %w", e.prog.Name, err)
-	}
-	grid, err := driver.EvalGrid(e.prog, args)
+	l, err := driver.CheckLaunch(e.prog, e.dev.pool, args, e.dev.info.MaxGlobalWorkDims)
 	if err != nil {
 		return fmt.Errorf("dummy: launch %s: %w", e.prog.Name, err)
 	}
-	for i, g := range grid {
-		if lim := e.dev.info.MaxGlobalWorkDims; i < len(lim) && g > lim[i] {
-			return fmt.Errorf("dummy: launch %s: %w: grid axis %d is %d; the device allows %d", e.prog.Name, backends.ErrInvalidArgument, i, g, lim[i])
-		}
-	}
+	grid := l.Grid[:len(e.prog.Grid)]
 	e.mu.Lock()
 	e.grid = grid
 	e.mu.Unlock()

@@ -94,16 +94,7 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 			devs = append(devs, d)
 		}
 	}
-	if len(devs) == 0 {
-		if len(errs) == 0 {
-			errs = append(errs, errors.New("no OpenCL devices on the allowed platforms"))
-		}
-		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, errors.Join(errs...))
-	}
-	for _, e := range errs {
-		driver.Debug(driver.DebugDevice, "opencl device skipped", "err", e)
-	}
-	return devs, nil
+	return driver.Opened(Name, devs, errs, "no OpenCL devices on the allowed platforms")
 }
 
 func closeAll(devs []backends.Device) {

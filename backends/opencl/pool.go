@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/buftable"
 )
 
@@ -69,13 +70,6 @@ func (p *pool) Release(id backends.BufferID) error { return p.bufs.Release(id) }
 
 func (p *pool) Size(id backends.BufferID) (int64, error) { return p.bufs.Size(id) }
 
-func checkSpan(op string, b *buffer, off int64, n int) error {
-	if off < 0 || off > b.size || int64(n) > b.size-off {
-		return backends.Errorf(Name, op, backends.ErrInvalidArgument, "range [%d,%d) outside a buffer of %d bytes", off, off+int64(n), b.size)
-	}
-	return nil
-}
-
 // Write copies src into the buffer with a blocking clEnqueueWriteBuffer
 // straight from src: host-pool (shm) memory is read in place, and a Go
 // slice is pinned for the call.
@@ -101,7 +95,7 @@ func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, of
 		return err
 	}
 	defer release()
-	if err := checkSpan(op, bufs[0], off, len(host)); err != nil {
+	if err := driver.CheckSpan(Name, op, id, off, int64(len(host)), bufs[0].size); err != nil {
 		return err
 	}
 	if len(host) == 0 {
@@ -142,10 +136,10 @@ func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int
 		return 0, err
 	}
 	defer release()
-	if err := checkSpan("copy", bufs[0], srcOff, int(n)); err != nil {
+	if err := driver.CheckSpan(Name, "copy", src, srcOff, n, bufs[0].size); err != nil {
 		return 0, err
 	}
-	if err := checkSpan("copy", bufs[1], dstOff, int(n)); err != nil {
+	if err := driver.CheckSpan(Name, "copy", dst, dstOff, n, bufs[1].size); err != nil {
 		return 0, err
 	}
 	if n == 0 {

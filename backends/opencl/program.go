@@ -20,7 +20,6 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/diskcache"
-	"github.com/zyxtt/zyxtt/internal/half"
 )
 
 // executable is a built cl_program and its kernel on one device.
@@ -244,28 +243,18 @@ func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 	if err := x.checkReleased(); err != nil {
 		return 0, err
 	}
-	if _, err := driver.CheckArgs(x.prog, d.pool, args); err != nil {
+	launch, err := driver.CheckLaunch(x.prog, d.pool, args, d.info.MaxGlobalWorkDims)
+	if err != nil {
 		return 0, &backends.Error{Backend: Name, Op: "launch", Err: err}
 	}
-	grid, err := driver.EvalGrid(x.prog, args)
-	if err != nil {
-		return 0, &backends.Error{Backend: Name, Op: "launch", Err: fmt.Errorf("%w: %w", backends.ErrInvalidArgument, err)}
+	if launch.Empty {
+		return 0, nil // an empty grid runs nothing
 	}
 	var global [3]uint64
-	for i := range 3 {
-		g := uint64(1)
-		if i < len(grid) {
-			g = grid[i]
-		}
-		if g == 0 {
-			return 0, nil // an empty grid runs nothing
-		}
-		if i < len(d.info.MaxGlobalWorkDims) && g > d.info.MaxGlobalWorkDims[i] {
-			return 0, backends.Errorf(Name, "launch", backends.ErrInvalidArgument, "grid %v exceeds %s's limit of %d groups on axis %d", grid, d.name, d.info.MaxGlobalWorkDims[i], i)
-		}
+	for i, g := range launch.Grid {
 		hi, lo := bits.Mul64(g, x.local[i])
 		if hi != 0 || (d.lim.addressBits < 64 && lo > math.MaxUint32) {
-			return 0, backends.Errorf(Name, "launch", backends.ErrInvalidArgument, "grid %v × local %v overflows the device's size_t", grid, x.local)
+			return 0, backends.Errorf(Name, "launch", backends.ErrInvalidArgument, "grid %v × local %v overflows the device's size_t", launch.Grid, x.local)
 		}
 		global[i] = lo
 	}
@@ -350,15 +339,8 @@ func (x *executable) Release() error {
 // scalarBytes is a Variable's value as an OpenCL kernel receives it by
 // value: the dtype's own size, little endian, half floats as IEEE binary16.
 func scalarBytes(c backends.Constant) ([]byte, error) {
-	switch c.DType {
-	case backends.F16:
-		h := half.FromF32(math.Float32frombits(uint32(c.Bits)))
-		return []byte{byte(h), byte(h >> 8)}, nil
-	case backends.BF16:
-		h := half.BF16FromF32(math.Float32frombits(uint32(c.Bits)))
-		return []byte{byte(h), byte(h >> 8)}, nil
-	case backends.F8E4M3, backends.F8E5M2:
+	if c.DType == backends.F8E4M3 || c.DType == backends.F8E5M2 {
 		return nil, fmt.Errorf("%s scalars have no OpenCL C type", c.DType)
 	}
-	return c.Bytes(), nil
+	return c.NativeBytes(), nil
 }

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/buftable"
 )
 
@@ -135,13 +136,6 @@ func (p *pool) Release(id backends.BufferID) error { return p.bufs.Release(id) }
 
 func (p *pool) Size(id backends.BufferID) (int64, error) { return p.bufs.Size(id) }
 
-func checkSpan(op string, b *buffer, off, n int64) error {
-	if off < 0 || n < 0 || off > b.size || n > b.size-off {
-		return backends.Errorf(Name, op, backends.ErrInvalidArgument, "range [%d,%d) outside a buffer of %d bytes", off, off+n, b.size)
-	}
-	return nil
-}
-
 // Write copies src into the buffer: in place when the buffer's memory is
 // mapped, else through the staging buffer in chunks.
 func (p *pool) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
@@ -164,7 +158,7 @@ func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, of
 	}
 	defer release()
 	b := bufs[0]
-	if err := checkSpan(op, b, off, int64(len(host))); err != nil {
+	if err := driver.CheckSpan(Name, op, id, off, int64(len(host)), b.size); err != nil {
 		return err
 	}
 	d.mu.Lock()
@@ -237,10 +231,10 @@ func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int
 		return 0, err
 	}
 	defer release()
-	if err := checkSpan("copy", bufs[0], srcOff, n); err != nil {
+	if err := driver.CheckSpan(Name, "copy", src, srcOff, n, bufs[0].size); err != nil {
 		return 0, err
 	}
-	if err := checkSpan("copy", bufs[1], dstOff, n); err != nil {
+	if err := driver.CheckSpan(Name, "copy", dst, dstOff, n, bufs[1].size); err != nil {
 		return 0, err
 	}
 	d.mu.Lock()

@@ -3,14 +3,12 @@ package vulkan
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync"
 	"time"
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
-	"github.com/zyxtt/zyxtt/internal/half"
 )
 
 // executable is a compute pipeline with its layout and one descriptor set.
@@ -268,28 +266,15 @@ func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 	if err := x.checkReleased(); err != nil {
 		return 0, err
 	}
-	if _, err := driver.CheckArgs(x.prog, d.pool, args); err != nil {
+	lim := d.props.Limits.MaxComputeWorkGroupCount
+	launch, err := driver.CheckLaunch(x.prog, d.pool, args, []uint64{uint64(lim[0]), uint64(lim[1]), uint64(lim[2])})
+	if err != nil {
 		return 0, &backends.Error{Backend: Name, Op: "launch", Err: err}
 	}
-	grid, err := driver.EvalGrid(x.prog, args)
-	if err != nil {
-		return 0, &backends.Error{Backend: Name, Op: "launch", Err: fmt.Errorf("%w: %w", backends.ErrInvalidArgument, err)}
+	if launch.Empty {
+		return 0, nil // an empty grid runs nothing
 	}
-	var groups [3]uint32
-	lim := d.props.Limits.MaxComputeWorkGroupCount
-	for i := range 3 {
-		g := uint64(1)
-		if i < len(grid) {
-			g = grid[i]
-		}
-		if g == 0 {
-			return 0, nil // an empty grid runs nothing
-		}
-		if g > uint64(lim[i]) {
-			return 0, backends.Errorf(Name, "launch", backends.ErrInvalidArgument, "grid %v exceeds %s's limit of %d work groups on axis %d", grid, d.name, lim[i], i)
-		}
-		groups[i] = uint32(g)
-	}
+	groups := [3]uint32{uint32(launch.Grid[0]), uint32(launch.Grid[1]), uint32(launch.Grid[2])}
 	var ids []backends.BufferID
 	for i, a := range args {
 		if x.prog.Params[i].Kind.IsBuffer() {
@@ -391,15 +376,8 @@ func (x *executable) Release() error {
 // constants: the dtype's own size, little endian, half floats as IEEE
 // binary16 and bf16 as its 16 bits.
 func scalarBytes(c backends.Constant) ([]byte, error) {
-	switch c.DType {
-	case backends.F16:
-		h := half.FromF32(math.Float32frombits(uint32(c.Bits)))
-		return []byte{byte(h), byte(h >> 8)}, nil
-	case backends.BF16:
-		h := half.BF16FromF32(math.Float32frombits(uint32(c.Bits)))
-		return []byte{byte(h), byte(h >> 8)}, nil
-	case backends.F8E4M3, backends.F8E5M2:
+	if c.DType == backends.F8E4M3 || c.DType == backends.F8E5M2 {
 		return nil, fmt.Errorf("%s scalars have no SPIR-V type", c.DType)
 	}
-	return c.Bytes(), nil
+	return c.NativeBytes(), nil
 }

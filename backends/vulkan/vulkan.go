@@ -125,16 +125,7 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 		}
 		devs = append(devs, d)
 	}
-	if len(devs) == 0 {
-		if len(errs) == 0 {
-			errs = append(errs, errors.New("every device was filtered out by device_ids"))
-		}
-		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, errors.Join(errs...))
-	}
-	for _, e := range errs {
-		driver.Debug(driver.DebugDevice, "vulkan device skipped", "err", e)
-	}
-	return devs, nil
+	return driver.Opened(Name, devs, errs, "every device was filtered out by device_ids")
 }
 
 // newInstance creates an instance with no layers and no extensions: no

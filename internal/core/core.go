@@ -68,3 +68,13 @@ func Errorf(backend, op string, sentinel error, format string, args ...any) *Err
 	}
 	return &Error{Backend: backend, Op: op, Err: err}
 }
+
+// CheckSpan says whether bytes [off, off+n) lie inside buffer id of size
+// bytes, without overflowing on hostile offsets. It returns nil, or an
+// *Error of backend and op that wraps ErrInvalidArgument.
+func CheckSpan(backend, op string, id BufferID, off, n, size int64) error {
+	if off < 0 || n < 0 || off > size || n > size-off {
+		return Errorf(backend, op, ErrInvalidArgument, "range [%d,+%d) outside buffer %d of %d bytes", off, n, id, size)
+	}
+	return nil
+}
