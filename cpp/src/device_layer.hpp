@@ -229,6 +229,7 @@ struct CBIndexDesc {
   uint32_t index = 0;  // 0-31
   DataFormat format = DataFormat::Float16_b;
   uint32_t page_bytes = 0;
+  uint32_t tile_rows = 32, tile_cols = 32;  // the tile shape of its pages (tiny tiles: 1, 2, 4, 8, 16 rows)
 };
 
 // One allocation of `total_bytes` in the L1 of every core of `cores`, shared

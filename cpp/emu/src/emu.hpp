@@ -127,8 +127,8 @@ bool format_is_int(Format f);
 
 // ---- kernels ---------------------------------------------------------------
 
-enum class SectionKind { Reader = 0, Compute = 1, Writer = 2 };
-const char* section_name(SectionKind k);
+// The processor a kernel runs on names its section in messages
+// (processor_name in device_layer.hpp).
 
 // A loaded kernel object.
 struct KernelObject {
@@ -143,7 +143,10 @@ struct KernelObject {
 class KernelBuilder {
  public:
   KernelBuilder(std::string cache_dir, const Board& board);
-  std::shared_ptr<KernelObject> get(SectionKind kind, const Section& section, const std::vector<uint32_t>& compile_args,
+  // The kernel object for one kernel of a program with its compile-time args
+  // resolved (positional and named), built or taken from the caches.
+  std::shared_ptr<KernelObject> get(const KernelDesc& kernel, const std::vector<uint32_t>& compile_args,
+                                    const std::vector<std::pair<std::string, uint32_t>>& named_args,
                                     const ProgramDesc& program);
   std::string include_dir() const { return include_dir_; }
   // Statistics for benchmarks and tests.
@@ -151,8 +154,8 @@ class KernelBuilder {
   uint64_t disk_hits() const { return disk_hits_.load(); }
 
  private:
-  std::string build(const std::string& key, SectionKind kind, const Section& section,
-                    const std::vector<uint32_t>& compile_args, const ProgramDesc& program);
+  std::string build(const std::string& key, const KernelDesc& kernel, const std::vector<uint32_t>& compile_args,
+                    const std::vector<std::pair<std::string, uint32_t>>& named_args, const ProgramDesc& program);
   std::string cache_dir_, include_dir_, cxx_, cxxflags_, header_hash_;
   Board board_;
   std::mutex mu_;
