@@ -232,7 +232,7 @@ E as_enum(const json& v, const Path& p, const std::array<std::pair<std::string_v
 // done() refuses the fields nobody asked for.
 class Obj {
  public:
-  Obj(const json& v, const Path& p) : v_(v), p_(p) {
+  Obj(const json& v, const Path& p) : p_(p) {
     if (!v.is_object()) bad(p, std::string("must be an object, got ") + type_name(v));
     obj_ = &v.get_ref<const json::object_t&>();
   }
@@ -289,7 +289,6 @@ class Obj {
   }
 
  private:
-  const json& v_;
   const json::object_t* obj_ = nullptr;
   const Path& p_;
   std::array<std::string_view, 24> taken_{};
@@ -493,7 +492,7 @@ KernelDesc kernel(const json& v, const Path& p) {
     if (!dm) bad(p.field("noc"), "only data-movement kernels (riscv_0, riscv_1) take a NOC");
     k.noc = as_u32(*n, p.field("noc"));
   } else {
-    k.noc = k.processor == Processor::Riscv0 ? 0 : 1;
+    k.noc = k.processor == Processor::Riscv1 ? 1 : 0;  // riscv_0 uses NOC 0, riscv_1 NOC 1; compute none
   }
   k.cores = core_set(o.need("cores"), p.field("cores"));
   k.source = source_of(o);

@@ -44,7 +44,7 @@ uint64_t FakeLayer::alloc(uint64_t size, const BufferSpec& spec, uint64_t* addre
     b.info = BufferInfo{next_addr_, size, spec};
     next_addr_ += (size + 31) / 32 * 32;
   }
-  if (size <= kBacked) b.bytes.assign(size, 0);
+  if (size <= st_->backed_limit) b.bytes.assign(size, 0);
   *address = b.info.address;
   uint64_t id = next_buf_++;
   bufs_.emplace(id, std::move(b));

@@ -24,6 +24,7 @@ struct FakeState {
   std::map<size_t, std::vector<uint32_t>> common_words;
   std::function<void()> on_run;
   DeviceDesc desc;  // what describe() reports (filled by FakeState())
+  uint64_t backed_limit = uint64_t{64} << 20;  // larger buffers hold no bytes
   FakeState();
 };
 
@@ -41,9 +42,6 @@ class FakeLayer : public DeviceLayer {
   uint64_t compile(const ProgramDesc& program) override;
   uint64_t run(uint64_t program, const std::vector<RunArg>& args, bool timed) override;
   void release(uint64_t program) override;
-
-  // Buffers larger than this are accepted but hold no bytes.
-  static constexpr uint64_t kBacked = uint64_t{64} << 20;
 
  private:
   struct Buf {

@@ -1169,9 +1169,58 @@ void test_line_reader() {
   close(fds[0]);
 }
 
+// write_corpus writes the fuzz_request seeds (cpp/tests/fuzz/corpus/request):
+// a session of valid requests, and each bad program of the table, one file
+// each.
+int write_corpus(const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  auto put = [&](const std::string& name, const std::vector<json>& lines) {
+    std::string text;
+    uint64_t id = 2;
+    for (json l : lines) {
+      l["id"] = id++;
+      text += l.dump() + "\n";
+    }
+    FILE* f = std::fopen((dir + "/" + name).c_str(), "wb");
+    if (!f) return false;
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+    return true;
+  };
+  json l1 = good_program()["buffers"][1];
+  l1.erase("param");
+  l1["cmd"] = "alloc";
+  l1["size"] = 2048;
+  std::vector<json> session = {
+      good_program(),
+      {{"cmd", "alloc"}, {"size", 10 * 2048}},
+      {{"cmd", "alloc"}, {"size", 4096}},
+      l1,
+      {{"cmd", "map"}, {"segment", "seg"}},
+      {{"cmd", "write"}, {"buffer", 1}, {"offset", 5}, {"segment", "seg"}, {"segment_offset", 3}, {"length", 1000}},
+      {{"cmd", "run"}, {"program", 1}, {"args", {{{"buffer", 1}}, {{"buffer", 2}}, {{"value", 5}}, {{"buffer", 3}}}}, {"timed", true}},
+      {{"cmd", "read"}, {"buffer", 2}, {"segment", "seg"}, {"length", 4096}},
+      {{"cmd", "release"}, {"program", 1}},
+      {{"cmd", "free"}, {"buffer", 1}},
+      {{"cmd", "unmap"}, {"segment", "seg"}},
+      {{"cmd", "ping"}},
+      {{"cmd", "exit"}},
+  };
+  if (!put("session", session)) return 1;
+  int n = 0;
+  for (const BadCase& c : bad_programs()) {
+    json p = good_program();
+    c.edit(p);
+    if (!put("bad-" + std::to_string(n++), {p})) return 1;
+  }
+  std::cerr << "wrote " << n + 1 << " seeds to " << dir << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--write-corpus") return write_corpus(argv[2]);
   uint64_t seed = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : static_cast<uint64_t>(std::time(nullptr));
   int iterations = argc > 2 ? std::atoi(argv[2]) : 20000;
   test_line_reader();
