@@ -1,5 +1,5 @@
 // Tests of zyx-tt's Tensix emulator. Usage: emu_tests <group> <cache_dir>.
-// Groups: boards, buffers, kernels, examples, deadlock, errors, ttmetal.
+// Groups: boards, buffers, kernels, examples, deadlock, errors, ttmetal, model, stalls.
 // Exit 0: pass, 1: fail, 77: skipped (the reason is printed).
 #include <chrono>
 #include <cmath>
@@ -135,6 +135,8 @@ int main(int argc, char** argv) {
       {"deadlock", test_deadlock},
       {"errors", test_errors},
       {"ttmetal", test_ttmetal},
+      {"model", test_model},
+      {"stalls", test_stalls_group},
   };
   auto it = groups.find(group);
   if (it == groups.end()) {
