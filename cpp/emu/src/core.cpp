@@ -395,13 +395,6 @@ namespace {
 
 Error invalid(const std::string& msg) { return Error("invalid_argument", msg); }
 
-std::string core_text(CoreCoord c) { return "(" + std::to_string(c.row) + "," + std::to_string(c.col) + ")"; }
-
-std::string range_text(const CoreRange& r) {
-  return "[" + std::to_string(r.start.row) + ", " + std::to_string(r.start.col) + ", " + std::to_string(r.end.row) +
-         ", " + std::to_string(r.end.col) + "]";
-}
-
 int slot_of(Processor p) {
   switch (p) {
     case Processor::Riscv0: return 0;

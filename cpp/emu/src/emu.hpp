@@ -57,6 +57,10 @@ inline uint32_t dram_noc_y(uint32_t bank) { return bank; }
 
 inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+// "(row,col)" and "[r0, c0, r1, c1]" for messages.
+std::string core_text(CoreCoord c);
+std::string range_text(const CoreRange& r);
+
 // Semaphores: kSemaphoresPerCore words, kSemaphoreStride bytes apart, just
 // below the unreserved base of every core's L1.
 constexpr uint32_t kSemaphoresPerCore = 16;

@@ -226,9 +226,16 @@ uint64_t Geometry::span(uint64_t pages) const {
   return (pages + units - 1) / units * aligned_page;
 }
 
-static std::string range_text(const CoreRange& r) {
-  return "[" + std::to_string(r.start.row) + ", " + std::to_string(r.start.col) + ", " + std::to_string(r.end.row) +
-         ", " + std::to_string(r.end.col) + "]";
+std::string core_text(CoreCoord c) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "(%u,%u)", c.row, c.col);
+  return buf;
+}
+
+std::string range_text(const CoreRange& r) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "[%u, %u, %u, %u]", r.start.row, r.start.col, r.end.row, r.end.col);
+  return buf;
 }
 
 Geometry make_geometry(const BufferSpec& spec, uint64_t size, const Board& b, const std::string& what) {
@@ -458,7 +465,7 @@ void DeviceMemory::read(uint64_t id, uint64_t offset, uint8_t* dst, uint64_t len
       bulk_copy(dst + pos, a.core_base(l.unit) + l.addr, n, stream);
     });
   } else {
-    transfer(*b, offset, length, [&](const PageLoc& l, uint64_t pos, uint64_t n) {
+    auto piece = [&](const PageLoc& l, uint64_t pos, uint64_t n) {
       for (uint64_t done = 0; done < n;) {
         uint64_t addr = l.addr + done, k = std::min(n - done, Dram::kChunk - addr % Dram::kChunk);
         if (const uint8_t* p = dram_.chunk_for_read(l.unit, addr))
@@ -467,7 +474,26 @@ void DeviceMemory::read(uint64_t id, uint64_t offset, uint8_t* dst, uint64_t len
           bulk_zero(dst + pos + done, k, stream);
         done += k;
       }
-    });
+    };
+    const Geometry& g = b->geo;
+    const uint64_t ps = g.spec.page_size;
+    uint64_t p0 = (offset + ps - 1) / ps, p1 = (offset + length) / ps;
+    if (stream && !g.sharded() && g.units > 1 && p1 > p0 + g.units) {
+      // Whole pages bank by bank, so that each bank is read front to back
+      // (the destination takes streaming stores in any order); the partial
+      // pages at either end as usual.
+      transfer(*b, offset, p0 * ps - offset, piece);
+      for (uint32_t u = 0; u < g.units; u++) {
+        uint64_t p = p0 + (u + g.units - p0 % g.units) % g.units;
+        for (uint64_t row = p / g.units; p < p1; p += g.units, row++)
+          piece(PageLoc{true, u, b->address + row * g.aligned_page}, p * ps - offset, ps);
+      }
+      transfer(*b, p1 * ps, offset + length - p1 * ps, [&](const PageLoc& l, uint64_t pos, uint64_t n) {
+        piece(l, pos + p1 * ps - offset, n);
+      });
+    } else {
+      transfer(*b, offset, length, piece);
+    }
   }
   if (stream) bulk_fence();
 }
