@@ -165,6 +165,8 @@ static void api_cb_wait_front(uint32_t id, uint32_t pages) {
 
 static void api_cb_pop_front(uint32_t id, uint32_t pages) {
   auto& cb = cb_of(id);
+  if (pages > cb.available() && cb.on_buffer && pages <= cb.num_pages)
+    cb.pushed += pages - cb.available();  // the buffer's own pages, never pushed
   if (pages > cb.available())
     kernel_fail("cb_pop_front(" + std::to_string(id) + ", " + std::to_string(pages) + ") pops more than the " +
                 std::to_string(cb.available()) + " filled page(s)");
@@ -951,7 +953,10 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
     auto& core = core_pool_[rs.cores.size()];
     if (!core) core = std::make_unique<CoreState>();
     core->cbs = cp.cbs;
-    for (auto [ci, index] : cp.buffer_cbs) core->cbs[index].offset = bufs[*d.cbs[ci].buffer_param]->address;
+    for (auto [ci, index] : cp.buffer_cbs) {
+      core->cbs[index].offset = bufs[*d.cbs[ci].buffer_param]->address;
+      core->cbs[index].on_buffer = true;
+    }
     core->fibers = {};
     core->nfibers = 0;
     core->dst_acquired = false;

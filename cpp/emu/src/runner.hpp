@@ -31,6 +31,10 @@ struct CircularBuffer {
   Format format = Format::Invalid;
   uint32_t page_size = 0, num_pages = 0;
   uint32_t tile_rows = 32, tile_cols = 32;  // the tile shape of its pages
+  // Placed on an L1 buffer (a globally allocated address): its pages hold the
+  // buffer's data, so a kernel may read and pop them with no producer having
+  // pushed them, as on a card.
+  bool on_buffer = false;
   uint64_t offset = 0;  // L1 offset of the first page
   uint32_t pushed = 0, popped = 0;  // pages ever pushed and popped
   uint32_t wr_page = 0, rd_page = 0;
@@ -83,8 +87,6 @@ struct CoreState {
   std::array<DstKind, 16> dst_kind{};
   uint32_t dst_written = 0;  // bit per tile written since acquire
   bool dst_acquired = false;
-  // Scheduling: the core is on a worker's list (set by that worker only).
-  bool taken = false;
 };
 
 // Shared by every core of one run.

@@ -21,9 +21,11 @@
 // core, as v1 resolved them.
 #pragma once
 
+#include <array>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -261,6 +263,60 @@ inline zyx::BufferSpec sharded_spec(zyx::Placement placement, zyx::BufferLayout 
   s.shard = sh;
   return s;
 }
+
+// ---- building v2 programs directly ----------------------------------------------
+// cores_of({{r0, c0, r1, c1}, ...}) is a core range set; kernel() a kernel on
+// it (data movement on riscv_1 uses NOC 1); runtime() adds runtime args for
+// some of its cores; cb_config() one CB allocation with its indices,
+// optionally on a buffer param; decl() a buffer declaration.
+
+inline zyx::CoreRangeSet cores_of(std::initializer_list<std::array<uint32_t, 4>> rs) {
+  zyx::CoreRangeSet s;
+  for (auto& r : rs) s.ranges.push_back(zyx::CoreRange{{r[0], r[1]}, {r[2], r[3]}});
+  return s;
+}
+inline zyx::CoreRangeSet one_core(uint32_t r, uint32_t c) { return cores_of({{r, c, r, c}}); }
+
+inline std::vector<zyx::ArgEntry> entries(std::initializer_list<Arg> args) {
+  std::vector<zyx::ArgEntry> out;
+  for (const Arg& a : args) out.push_back(a.entry);
+  return out;
+}
+
+inline zyx::KernelDesc kernel(const std::string& name, zyx::Processor p, const zyx::CoreRangeSet& cores,
+                              const std::string& source) {
+  zyx::KernelDesc k;
+  k.name = name;
+  k.processor = p;
+  k.noc = p == zyx::Processor::Riscv1 ? 1 : 0;
+  k.cores = cores;
+  k.source = source;
+  return k;
+}
+
+inline void runtime(zyx::KernelDesc& k, const zyx::CoreRangeSet& cores, std::initializer_list<Arg> args) {
+  k.runtime_args.push_back(zyx::CoreArgs{cores, entries(args)});
+}
+
+inline zyx::CBIndexDesc cb_index(uint32_t index, zyx::DataFormat f, uint32_t page_bytes) {
+  zyx::CBIndexDesc x;
+  x.index = index;
+  x.format = f;
+  x.page_bytes = page_bytes;
+  return x;
+}
+
+inline zyx::CBConfig cb_config(const zyx::CoreRangeSet& cores, uint32_t total, std::vector<zyx::CBIndexDesc> indices,
+                               std::optional<uint32_t> buffer = std::nullopt) {
+  zyx::CBConfig c;
+  c.cores = cores;
+  c.total_bytes = total;
+  c.indices = std::move(indices);
+  c.buffer_param = buffer;
+  return c;
+}
+
+inline zyx::BufferDecl decl(uint32_t param, const zyx::BufferSpec& spec) { return zyx::BufferDecl{param, spec}; }
 
 template <typename T>
 uint64_t upload(zyx::DeviceLayer& layer, const std::vector<T>& v, uint64_t page_size) {
