@@ -329,7 +329,12 @@ bool hang_a_kernel(int to, int from, const std::string& cache) {
   CHECK(got.find("\"ok\":false") == std::string::npos, "init/compile of the spinning kernel: " << got);
   std::string run = json{{"id", 3}, {"cmd", "run"}, {"program", 1}, {"args", json::array()}}.dump() + "\n";
   if (write(to, run.data(), run.size()) != static_cast<ssize_t>(run.size())) return false;
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the run is spinning now
+  // The run spins: no reply within 300 ms.
+  pollfd pfd{from, POLLIN, 0};
+  if (poll(&pfd, 1, 300) != 0) {
+    CHECK(false, "the spinning kernel's run answered");
+    return false;
+  }
   return true;
 #else
   (void)to;
