@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "emu.hpp"
+#include "kernel_state.hpp"
 
 namespace zyx::emu {
 
@@ -58,6 +59,7 @@ struct Fiber {
   Wait wait;
   std::chrono::steady_clock::time_point blocked_since;
   Worker* worker = nullptr;
+  KernelState api;  // the kernel API's state of this section (kernel_state.hpp)
 };
 
 enum class DstKind : uint8_t { F32, BF16, F16, Int };

@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#define ZYX_EMU_ABI_VERSION 4
+#define ZYX_EMU_ABI_VERSION 5
 
 // Binary and unary operation codes used through the table.
 enum zyx_emu_binary_op { ZYX_BIN_ADD = 0, ZYX_BIN_SUB = 1, ZYX_BIN_MUL = 2 };
@@ -43,6 +43,43 @@ enum zyx_emu_unary_op {
   ZYX_UN_SIGN,
   ZYX_UN_COUNT
 };
+// Reserved L1 of every core (below l1.unreserved_base): a block of zeros
+// (MEM_ZEROS_BASE), and the slots the runtime copies each section's runtime
+// args (slot 2 * processor) and common args (slot 2 * processor + 1) into.
+#define ZYX_EMU_L1_ZEROS_OFFSET 0x4000u
+#define ZYX_EMU_L1_ZEROS_SIZE 512u
+#define ZYX_EMU_L1_ARGS_OFFSET 0x8000u
+#define ZYX_EMU_L1_ARGS_SLOT 4096u
+// Words of per-section scratch the kernel headers keep NOC state in.
+#define ZYX_EMU_SCRATCH_WORDS 64
+
+// A section's view of one circular buffer, laid out as tt-metal's
+// LocalCBInterface (get_local_cb_interface). Pointers are L1 addresses.
+typedef struct zyx_emu_cb_interface {
+  uint32_t fifo_size;
+  uint32_t fifo_limit;
+  uint32_t fifo_page_size;
+  uint32_t fifo_num_pages;
+  uint32_t fifo_rd_ptr;
+  uint32_t fifo_wr_ptr;
+  union {
+    uint32_t tiles_acked_received_init;
+    struct {
+      uint16_t tiles_acked;
+      uint16_t tiles_received;
+    };
+  };
+  uint32_t fifo_wr_tile_ptr;
+} zyx_emu_cb_interface;
+
+// Where the calling section runs.
+typedef struct zyx_emu_core_info {
+  uint32_t logical_x, logical_y;    // absolute logical coordinates: column, row
+  uint32_t relative_x, relative_y;  // relative to the sub-device origin (no sub-devices: the same)
+  uint32_t noc_x, noc_y;            // NOC coordinates (my_x, my_y; both NOCs agree)
+  uint32_t grid_cols, grid_rows;    // the cores of the launch
+} zyx_emu_core_info;
+
 enum zyx_emu_reduce_op { ZYX_RED_SUM = 0, ZYX_RED_AVG = 1, ZYX_RED_MAX = 2 };
 enum zyx_emu_reduce_dim { ZYX_RED_ROW = 0, ZYX_RED_COL = 1, ZYX_RED_SCALAR = 2 };
 
@@ -96,4 +133,26 @@ typedef struct zyx_emu_api {
   void (*dprint)(const char* text);
   // The page size of the run's buffer at this DRAM address (0: none).
   uint32_t (*buffer_page_size)(uint32_t address);
+
+  // ---- data movement and debug (ABI 5) ----
+  // A host pointer for [l1_addr, l1_addr + size) of this core's L1 (an L1
+  // address from the API or a plain offset); a range outside L1 fails `op`.
+  void* (*l1_range)(uint32_t l1_addr, uint32_t size, const char* op);
+  // Multicast write to the rectangle of a multicast NOC address.
+  void (*noc_mcast_write)(uint32_t src_l1, uint64_t dst_mcast, uint32_t size, uint32_t include_self);
+  // 32-bit inline write: the bytes of value whose byte_enable bit is set.
+  // mcast 0: unicast dst; 1: multicast, not to self; 2: multicast including self.
+  void (*noc_inline_write)(uint64_t dst, uint32_t value, uint32_t byte_enable, uint32_t mcast);
+  void (*noc_atomic_inc_mcast)(uint64_t dst_mcast, uint32_t incr, uint32_t include_self);
+  void (*core_info)(zyx_emu_core_info* out);
+  // This section's view of circular buffer cb, brought up to date.
+  zyx_emu_cb_interface* (*cb_interface)(uint32_t cb);
+  // This section's scratch words (zero when its kernel starts).
+  uint64_t* (*scratch)(void);
+  // DPRINT: whether output is on; the TRISC tag of what follows (0: the
+  // section's processor, 1-3: trisc0-2), returning the previous tag.
+  int (*dprint_enabled)(void);
+  uint32_t (*dprint_tag)(uint32_t tag);
+  void (*waypoint)(const char* name);
+  void (*assert_fail)(const char* condition, const char* file, uint32_t line);
 } zyx_emu_api;
