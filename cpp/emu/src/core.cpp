@@ -15,6 +15,8 @@
 // The kernel API (this part of the file, down to "Runner"): the functions the
 // kernel objects call through the zyx_emu_api table, and the fault guard
 // that turns a bad pointer in kernel code into a run error.
+#include <cxxabi.h>
+#include <dlfcn.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -676,7 +678,16 @@ static std::string describe_fault(const Fiber* f) {
       s << "outside this core's L1 (and any core's)";
     }
   }
-  if (k.fault_pc) s << " [pc " << hex(k.fault_pc) << "]";
+  if (k.fault_pc) {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(k.fault_pc), &info) && info.dli_sname) {
+      int st = 0;
+      char* dem = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &st);
+      s << " in " << (st == 0 && dem ? dem : info.dli_sname);
+      std::free(dem);
+    }
+    s << " [pc " << hex(k.fault_pc) << "]";
+  }
   return s.str();
 }
 

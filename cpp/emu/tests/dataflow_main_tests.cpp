@@ -8,6 +8,7 @@
 #include "test_util.hpp"
 
 void test_dataflow_builder(const std::string& cache);
+void test_dataflow_l1(const std::string& cache);
 
 int main(int argc, char** argv) {
   if (argc < 3) {
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
   std::string group = argv[1], cache = argv[2];
   std::map<std::string, std::function<void(const std::string&)>> groups = {
       {"builder", test_dataflow_builder},
+      {"l1", test_dataflow_l1},
   };
   auto it = groups.find(group);
   if (it == groups.end()) {
