@@ -33,6 +33,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -344,6 +345,22 @@ std::chrono::seconds compile_timeout() {
 
 }  // namespace
 
+std::string include_path_problem(const std::string& path) {
+  if (path.empty()) return "empty path";
+  if (path.size() > 4096) return "path longer than 4096 bytes";
+  if (path.find('\0') != std::string::npos) return "path contains a NUL byte";
+  if (path[0] == '/') return "absolute path (want a relative one)";
+  for (size_t at = 0; at <= path.size();) {
+    size_t slash = path.find('/', at);
+    if (slash == std::string::npos) slash = path.size();
+    std::string part = path.substr(at, slash - at);
+    if (part.empty()) return "empty path component";
+    if (part == "." || part == "..") return "\"" + part + "\" component";
+    at = slash + 1;
+  }
+  return "";
+}
+
 // ---- KernelBuilder ----------------------------------------------------------
 
 KernelBuilder::KernelBuilder(std::string cache_dir, const Board& board) : board_(board) {
@@ -391,22 +408,23 @@ void KernelBuilder::cancel() {
   for (pid_t p : supervisors_) kill(p, SIGTERM);
 }
 
-std::shared_ptr<KernelObject> KernelBuilder::get(SectionKind kind, const Section& section,
-                                                 const std::vector<uint32_t>& compile_args,
-                                                 const ProgramDesc& program,
-                                                 const std::vector<std::pair<std::string, uint32_t>>& named_args) {
+std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const std::vector<uint32_t>& compile_args,
+                                                 const std::vector<std::pair<std::string, uint32_t>>& named_args,
+                                                 const ProgramDesc& program) {
   BuildSpec s;
-  s.name = section_name(kind);
-  s.processor = kind == SectionKind::Reader ? 0 : kind == SectionKind::Writer ? 1 : 2;
-  s.noc = kind == SectionKind::Writer ? 1 : 0;
-  s.source = &section.source;
-  s.defines = &section.defines;
+  s.name = kernel.name;
+  s.program_name = program.name;
+  s.processor = kernel.processor == Processor::Riscv0 ? 0 : kernel.processor == Processor::Riscv1 ? 1 : 2;
+  s.noc = kernel.noc;
+  s.source = &kernel.source;
+  s.defines = &kernel.defines;
   s.compile_args = compile_args;
   s.named_args = named_args;
-  s.fp32_dest_acc = program.fp32_dest_acc;
-  s.math_approx = program.math_approx_mode;
-  s.math_fidelity = program.math_fidelity;
-  s.program_name = program.name;
+  for (const auto& f : program.include_files) s.include_files.emplace_back(&f.path, &f.source);
+  s.fp32_dest_acc = kernel.compute.fp32_dest_acc;
+  s.math_approx = kernel.compute.math_approx_mode;
+  static const char* fidelities[] = {"LoFi", "HiFi2", "HiFi3", "HiFi4"};
+  s.math_fidelity = fidelities[static_cast<int>(kernel.compute.math_fidelity) & 3];
   return get(s);
 }
 
@@ -418,6 +436,7 @@ std::string KernelBuilder::key_of(const BuildSpec& s) const {
   h.add(board_.arch);
   h.add_u64(board_.dram_banks);
   h.add_u64(board_.dram_alignment);
+  h.add_u64(board_.rows), h.add_u64(board_.cols), h.add_u64(board_.l1_alignment);
   h.add_u64(static_cast<uint64_t>(s.processor));
   h.add_u64(s.noc);
   h.add(*s.source);
@@ -515,24 +534,6 @@ std::shared_ptr<KernelObject> KernelBuilder::load(int fd, const std::string& pat
   return obj;
 }
 
-// Checks an include file's path: relative, no "..", no empty component.
-static void check_include_path(const std::string& p) {
-  auto bad = [&](const std::string& why) {
-    throw Error("invalid_argument", "include file \"" + p + "\": " + why);
-  };
-  if (p.empty()) bad("empty path");
-  if (p.find('\0') != std::string::npos) bad("NUL in the path");
-  if (p[0] == '/') bad("absolute path");
-  size_t start = 0;
-  while (start <= p.size()) {
-    size_t end = p.find('/', start);
-    if (end == std::string::npos) end = p.size();
-    std::string part = p.substr(start, end - start);
-    if (part.empty() || part == "." || part == "..") bad("empty, \".\" or \"..\" path component");
-    start = end + 1;
-  }
-}
-
 std::string KernelBuilder::generated_source(const BuildSpec& s) const {
   bool is_compute = s.processor == 2;
   std::ostringstream out;
@@ -578,7 +579,9 @@ std::string KernelBuilder::generated_source(const BuildSpec& s) const {
 }
 
 int KernelBuilder::build(const std::string& key, const BuildSpec& s) {
-  for (auto& f : s.include_files) check_include_path(*f.first);
+  for (auto& f : s.include_files)
+    if (std::string why = include_path_problem(*f.first); !why.empty())
+      throw Error("invalid_argument", "include file \"" + *f.first + "\": " + why);
   std::string source = generated_source(s);
   std::string templ = cache_dir_ + "/.build-XXXXXX";
   std::vector<char> tb(templ.begin(), templ.end());
@@ -614,6 +617,10 @@ int KernelBuilder::build(const std::string& key, const BuildSpec& s) {
   args.push_back(board_.arch == "blackhole" ? "-DARCH_BLACKHOLE" : "-DARCH_WORMHOLE");
   args.push_back("-DNUM_DRAM_BANKS=" + std::to_string(board_.dram_banks));
   args.push_back("-DZYX_EMU_DRAM_ALIGNMENT=" + std::to_string(board_.dram_alignment));
+  args.push_back("-DNUM_L1_BANKS=" + std::to_string(board_.rows * board_.cols));
+  args.push_back("-DZYX_EMU_L1_ALIGNMENT=" + std::to_string(board_.l1_alignment));
+  args.push_back("-DZYX_EMU_GRID_ROWS=" + std::to_string(board_.rows));
+  args.push_back("-DZYX_EMU_GRID_COLS=" + std::to_string(board_.cols));
   args.push_back("-DKERNEL_BUILD=1");
   if (s.processor == 2)
     args.push_back("-DCOMPILE_FOR_TRISC=1");

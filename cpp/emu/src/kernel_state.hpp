@@ -15,6 +15,7 @@ namespace zyx::emu {
 
 struct Fiber;
 struct CoreState;
+struct Board;
 
 
 // Reserved L1 (below l1.unreserved_base, which is 102400 on every board):
@@ -70,7 +71,7 @@ class FaultStack {
   stack_t old_{};
 };
 
-// Prepares a core's reserved L1 for a run: zeros, semaphores, argument slots.
-void prepare_core_l1(CoreState& core);
+// Prepares a core's reserved L1 for a run: zeros, semaphores (zero).
+void prepare_core_l1(uint8_t* l1, const Board& board);
 
 }  // namespace zyx::emu

@@ -54,8 +54,8 @@ bool exists(const std::string& p) {
 
 // A one-core program whose reader writes a word (compile arg 0 plus the
 // named arg "bias") to DRAM: the result shows which object ran.
-ProgramDesc word_program(const std::string& reader) {
-  ProgramDesc p;
+GroupProgram word_program(const std::string& reader) {
+  GroupProgram p;
   p.name = "builder";
   p.params = {P("out", "global_mut", "u32")};
   p.reader.source = reader;
@@ -77,10 +77,10 @@ void kernel_main() {
 }
 )";
 
-uint32_t run_word(DeviceLayer& layer, const ProgramDesc& p) {
-  uint64_t buf = layer.alloc(64, 64, nullptr);
-  uint64_t prog = layer.compile(p);
-  layer.run(prog, 1, 1, {Buf(buf)}, false);
+uint32_t run_word(DeviceLayer& layer, const GroupProgram& p) {
+  uint64_t buf = layer.alloc(64, dram_spec(64), nullptr);
+  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+  layer.run(prog, {Buf(buf)}, false);
   layer.release(prog);
   auto v = download<uint32_t>(layer, buf, 1);
   layer.free(buf);
@@ -118,7 +118,7 @@ void test_planted_objects(const std::string& parent) {
   std::string root = make_temp_dir(parent, "planted");
   std::string marker = root + "/planted-code-ran";
   std::string planted = build_planted(root, marker);
-  ProgramDesc p = word_program(kWriteWord);
+  GroupProgram p = word_program(kWriteWord);
   p.reader.compile_args = {C(41)};
   {
     auto layer = make_emu_layer("n150", 0, root);
@@ -227,7 +227,7 @@ void test_no_home(const std::string& parent) {
       std::string priv;
       {
         auto layer = make_emu_layer("n150", 0, "");
-        ProgramDesc p = word_program(kWriteWord);
+        GroupProgram p = word_program(kWriteWord);
         p.reader.compile_args = {C(7)};
         CHECK_EQ(run_word(*layer, p), 7u);
         auto entries = list_dir(tmp);
@@ -317,8 +317,7 @@ void test_runtime_death(const std::string& parent) {
   if (pid == 0) {
     try {
       auto layer = make_emu_layer("n150", 0, root);
-      ProgramDesc p = word_program(kSlowKernel);
-      layer->compile(p);
+      layer->compile(one_group_program(word_program(kSlowKernel), 1, 1));
     } catch (...) {
     }
     _exit(3);  // the parent kills us long before
@@ -339,7 +338,8 @@ void test_compile_timeout(const std::string& parent) {
   auto t0 = std::chrono::steady_clock::now();
   {
     auto layer = make_emu_layer("n150", 0, root);
-    std::string msg = expect_error("compile_error", [&] { layer->compile(word_program(kSlowKernel)); });
+    std::string msg =
+        expect_error("compile_error", [&] { layer->compile(one_group_program(word_program(kSlowKernel), 1, 1)); });
     CHECK(msg.find("ZYX_EMU_COMPILE_TIMEOUT_S") != std::string::npos);
   }
   unsetenv("ZYX_EMU_COMPILE_TIMEOUT_S");
@@ -378,48 +378,51 @@ void kernel_main() {
 )";
 
 void test_compile_args(const std::string& cache) {
-  emu::Board board = emu::board_preset("n150");
-  // Builder-level: named args go through the builder (the v2 program model
-  // carries them per kernel).
   auto layer = make_emu_layer("n150", 0, cache);
-  ProgramDesc p = word_program(kCompileArgs);
-  p.reader.compile_args = {C(21), C(3), C(5)};
-  emu::KernelBuilder builder(cache, board);
-  auto obj = builder.get(emu::SectionKind::Reader, p.reader, {21, 3, 5}, p, {{"num_tiles", 12}, {"bias", 100}});
-  CHECK(obj && obj->run);
-  // A name the kernel was not given is a compile error, naming the call.
-  std::string msg = expect_error("compile_error", [&] {
-    builder.get(emu::SectionKind::Reader, p.reader, {21, 3, 5}, p, {{"num_tile", 12}, {"bias", 1}});
-  });
-  CHECK(msg.find("get_named_compile_time_arg_val") != std::string::npos);
-  msg = expect_error("invalid_argument", [&] {
-    builder.get(emu::SectionKind::Reader, p.reader, {21, 3, 5}, p, {{"bad name", 1}});
-  });
-  CHECK(msg.find("not a C identifier") != std::string::npos);
-  // End to end through a run. The v1 program model has no named args, so
-  // (until the v2 model carries them) the map goes in as the define the
-  // builder would generate.
-  ProgramDesc q = p;
-  q.reader.defines["KERNEL_COMPILE_TIME_ARG_MAP"] = "{\"num_tiles\", 12u}, {\"bias\", 100u}";
-  uint64_t buf = layer->alloc(64, 64, nullptr);
-  uint64_t prog = layer->compile(q);
-  layer->run(prog, 1, 1, {Buf(buf)}, false);
-  auto v = download<uint32_t>(*layer, buf, 6);
-  CHECK_EQ(v[0], 42u);
-  CHECK_EQ(v[1], 3u);
-  CHECK_EQ(v[2], 55u);
-  CHECK_EQ(v[3], 1u);
-  CHECK_EQ(v[4], 112u);
-  CHECK_EQ(v[5], 6u);
-  // Another value of arg 2 takes the other branches.
+  GroupProgram g = word_program(kCompileArgs);
+  g.reader.compile_args = {C(21), C(3), C(5)};
+  g.reader.named_compile_args = {{"num_tiles", C(12)}, {"bias", C(100)}};
+  uint64_t buf = layer->alloc(64, dram_spec(64), nullptr);
+  auto run = [&](const GroupProgram& q) {
+    uint64_t prog = layer->compile(one_group_program(q, 1, 1));
+    layer->run(prog, {Buf(buf)}, false);
+    layer->release(prog);
+    return download<uint32_t>(*layer, buf, 6);
+  };
+  auto v = run(g);
+  CHECK_EQ(v[0], 42u);   // Fixed<21>::value
+  CHECK_EQ(v[1], 3u);    // array size
+  CHECK_EQ(v[2], 55u);   // if constexpr
+  CHECK_EQ(v[3], 1u);    // #if KERNEL_COMPILE_TIME_ARG_2 == 5
+  CHECK_EQ(v[4], 112u);  // named args
+  CHECK_EQ(v[5], 6u);    // get_ct_arg<1>() + kernel_compile_time_args.size()
+  // Other values take the other branches; a named arg may come from a param.
+  GroupProgram q = g;
+  q.params.push_back(P("bias", "variable", "u32"));
   q.reader.compile_args = {C(21), C(3), C(4)};
-  layer->run(layer->compile(q), 1, 1, {Buf(buf)}, false);
+  q.reader.named_compile_args = {{"num_tiles", C(12)}, {"bias", L("param", 1)}};
+  uint64_t prog = layer->compile(one_group_program(q, 1, 1));
+  layer->run(prog, {Buf(buf), Val(7)}, false);
   v = download<uint32_t>(*layer, buf, 6);
   CHECK_EQ(v[2], 66u);
   CHECK_EQ(v[3], 2u);
+  CHECK_EQ(v[4], 19u);
+  layer->release(prog);
+  // A name the kernel was not given is a compile error naming the call.
+  q = g;
+  q.reader.named_compile_args = {{"num_tile", C(12)}, {"bias", C(1)}};
+  std::string msg = expect_error("compile_error", [&] { layer->compile(one_group_program(q, 1, 1)); });
+  CHECK(msg.find("get_named_compile_time_arg_val") != std::string::npos);
+  // The builder refuses a name that is not a C identifier (the server checks
+  // first; the builder does not rely on it).
+  emu::KernelBuilder builder(cache, emu::board_preset("n150"));
+  ProgramDesc d = one_group_program(g, 1, 1);
+  msg = expect_error("invalid_argument", [&] { builder.get(d.kernels[0], {21, 3, 5}, {{"bad name", 1}}, d); });
+  CHECK(msg.find("not a C identifier") != std::string::npos);
   // An index past the args is a compile error.
+  q = g;
   q.reader.source = "void kernel_main() { constexpr uint32_t x = get_compile_time_arg_val(3); (void)x; }";
-  expect_error("compile_error", [&] { layer->compile(q); });
+  expect_error("compile_error", [&] { layer->compile(one_group_program(q, 1, 1)); });
   layer->free(buf);
 }
 

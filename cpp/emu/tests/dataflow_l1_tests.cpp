@@ -12,8 +12,8 @@ using namespace zyx_test;
 
 namespace {
 
-ProgramDesc base_program() {
-  ProgramDesc p;
+GroupProgram base_program() {
+  GroupProgram p;
   p.name = "l1";
   p.params = {P("src", "global", "u32"), P("out", "global_mut", "u32")};
   p.compute.source = "void kernel_main() {}";
@@ -55,7 +55,7 @@ void kernel_main() {
 )";
 
 void test_pointers(DeviceLayer& layer) {
-  ProgramDesc p = base_program();
+  GroupProgram p = base_program();
   p.reader.source = kAddThroughPointers;
   p.reader.runtime_args = {L("buffer_addr", 0), L("buffer_addr", 1), L("core_index"), C(0)};
   const uint32_t cores = 6;
@@ -63,9 +63,9 @@ void test_pointers(DeviceLayer& layer) {
   for (uint32_t i = 0; i < in.size(); i++) in[i] = 1000 * (i + 1) + 7 * i;
   // One page per buffer: everything lies in bank 0.
   uint64_t src = upload(layer, in, in.size() * 4);
-  uint64_t out = layer.alloc(16 * cores, 16 * cores, nullptr);
-  uint64_t prog = layer.compile(p);
-  layer.run(prog, 2, 3, {Buf(src), Buf(out)}, false);
+  uint64_t out = layer.alloc(16 * cores, dram_spec(16 * cores), nullptr);
+  uint64_t prog = layer.compile(one_group_program(p, 2, 3));
+  layer.run(prog, {Buf(src), Buf(out)}, false);
   auto got = download<uint32_t>(layer, out, 4 * cores);
   for (uint32_t c = 0; c < cores; c++) {
     uint32_t want = in[2 * c] + in[2 * c + 1];
@@ -101,13 +101,13 @@ void kernel_main() {
 )";
 
 void test_cross_core(DeviceLayer& layer) {
-  ProgramDesc p = base_program();
+  GroupProgram p = base_program();
   p.params = {P("out", "global_mut", "u32")};
   p.reader.source = kPointerThenNoc;
   p.reader.runtime_args = {L("buffer_addr", 0), L("core_col")};
-  uint64_t out = layer.alloc(32, 32, nullptr);
-  uint64_t prog = layer.compile(p);
-  layer.run(prog, 1, 2, {Buf(out)}, false);
+  uint64_t out = layer.alloc(32, dram_spec(32), nullptr);
+  uint64_t prog = layer.compile(one_group_program(p, 1, 2));
+  layer.run(prog, {Buf(out)}, false);
   auto got = download<uint32_t>(layer, out, 8);
   for (uint32_t i = 0; i < 8; i++) CHECK_EQ(got[i], 0x1000 * (i + 1) + 1);
   layer.release(prog);
@@ -118,26 +118,26 @@ void test_cross_core(DeviceLayer& layer) {
 // layer then runs a good program.
 void expect_fault(DeviceLayer& layer, const std::string& reader, std::initializer_list<const char*> want,
                   uint32_t rows = 1, uint32_t cols = 1) {
-  ProgramDesc p = base_program();
+  GroupProgram p = base_program();
   p.params = {P("out", "global_mut", "u32")};
   p.reader.source = reader;
   p.reader.runtime_args = {L("buffer_addr", 0), L("core_index")};
-  uint64_t out = layer.alloc(64, 64, nullptr);
-  uint64_t prog = layer.compile(p);
-  std::string msg = expect_error("run_error", [&] { layer.run(prog, rows, cols, {Buf(out)}, false); });
+  uint64_t out = layer.alloc(64, dram_spec(64), nullptr);
+  uint64_t prog = layer.compile(one_group_program(p, rows, cols));
+  std::string msg = expect_error("run_error", [&] { layer.run(prog, {Buf(out)}, false); });
   if (std::getenv("ZYX_TEST_VERBOSE")) std::fprintf(stderr, "fault: %s\n", msg.c_str());
   for (const char* w : want)
     if (msg.find(w) == std::string::npos) throw Failure("fault message lacks \"" + std::string(w) + "\": " + msg);
   layer.release(prog);
   // The layer is usable: a good run on the same layer.
-  ProgramDesc ok = base_program();
+  GroupProgram ok = base_program();
   ok.params = {P("src", "global", "u32"), P("out", "global_mut", "u32")};
   ok.reader.source = kAddThroughPointers;
   ok.reader.runtime_args = {L("buffer_addr", 0), L("buffer_addr", 1), L("core_index"), C(0)};
   std::vector<uint32_t> in = {40, 2};
   uint64_t src = upload(layer, in, 8);
-  uint64_t good = layer.compile(ok);
-  layer.run(good, 1, 1, {Buf(src), Buf(out)}, false);
+  uint64_t good = layer.compile(one_group_program(ok, 1, 1));
+  layer.run(good, {Buf(src), Buf(out)}, false);
   CHECK_EQ(download<uint32_t>(layer, out, 1)[0], 42u);
   layer.release(good);
   layer.free(src);
@@ -149,7 +149,7 @@ void test_wild_pointers(DeviceLayer& layer) {
   expect_fault(layer, R"(
 void kernel_main() { *reinterpret_cast<volatile uint32_t*>(uintptr_t(0x19000)) = 1; }
 )",
-               {"core (0,0) section reader", "invalid memory access at address 0x19000", "L1 offset 0x19000"});
+               {"core (0,0) reader (riscv_0)", "invalid memory access at address 0x19000", "L1 offset 0x19000"});
   // Past the end of this core's L1 (inside its 2 MiB window).
   expect_fault(layer, R"(
 void kernel_main() {
@@ -157,14 +157,14 @@ void kernel_main() {
   p[(1536 * 1024) / 4] = 1;
 }
 )",
-               {"section reader", "past the end of this core's 1499136 bytes of L1"});
+               {"reader (riscv_0)", "past the end of this core's 1499136 bytes of L1"});
   // Far outside any L1, on one of several cores while the others run.
   expect_fault(layer, R"(
 void kernel_main() {
   if (get_arg_val<uint32_t>(1) == 4) *reinterpret_cast<volatile uint64_t*>(uintptr_t(0x7f0000001000ull)) = 5;
 }
 )",
-               {"core (1,1) section reader", "outside this core's L1"}, 2, 3);
+               {"core (1,1) reader (riscv_0)", "outside this core's L1"}, 2, 3);
   // A stack overflow (the guard page below the kernel's stack).
   expect_fault(layer, R"(
 __attribute__((noinline)) uint32_t deep(volatile uint32_t n) {
@@ -174,7 +174,7 @@ __attribute__((noinline)) uint32_t deep(volatile uint32_t n) {
 }
 void kernel_main() { (void)deep(1u << 20); }
 )",
-               {"section reader", "overflowed its"});
+               {"reader (riscv_0)", "overflowed its"});
   // An integer division by zero.
   expect_fault(layer, R"(
 void kernel_main() {
@@ -183,7 +183,7 @@ void kernel_main() {
   (void)x;
 }
 )",
-               {"section reader", "arithmetic fault"});
+               {"reader (riscv_0)", "arithmetic fault"});
 }
 
 }  // namespace

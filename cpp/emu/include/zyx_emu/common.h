@@ -105,7 +105,11 @@ constexpr std::array<T, sizeof...(Ts)> make_ct_array(Ts... values) {
 
 // tt-metal's names: the array, get_ct_arg<i>() and get_compile_time_arg_val(i),
 // all constant expressions (template args, array sizes, if constexpr).
-inline constexpr auto kernel_compile_time_args = zyx_emu_detail::make_ct_array<uint32_t>(KERNEL_COMPILE_TIME_ARGS);
+// Internal linkage (static, not inline): an inline variable would be one
+// process-wide (GNU unique) symbol shared by every loaded kernel object, and
+// a runtime index into it would read the args of whichever kernel was
+// loaded first.
+static constexpr auto kernel_compile_time_args = zyx_emu_detail::make_ct_array<uint32_t>(KERNEL_COMPILE_TIME_ARGS);
 
 template <uint32_t Idx>
 constexpr uint32_t get_ct_arg() {
@@ -124,9 +128,9 @@ struct NamedCompileArg {
   uint32_t value;
 };
 #ifdef KERNEL_COMPILE_TIME_ARG_MAP
-inline constexpr NamedCompileArg named_compile_args[] = {KERNEL_COMPILE_TIME_ARG_MAP};
+static constexpr NamedCompileArg named_compile_args[] = {KERNEL_COMPILE_TIME_ARG_MAP};
 #else
-inline constexpr NamedCompileArg named_compile_args[] = {{std::string_view(), 0}};
+static constexpr NamedCompileArg named_compile_args[] = {{std::string_view(), 0}};
 #endif
 constexpr uint32_t named_compile_arg(std::string_view name) {
   for (const auto& a : named_compile_args)

@@ -8,7 +8,8 @@
 // address, and a multicast address carries the rectangle as tt-metal's
 // NOC_MULTICAST_ENCODING does (end corner in bits 36-47, start corner in
 // bits 48-59). DRAM bank b is the node (0, b); the worker core at logical
-// (row r, col c) is (c + 1, r + 1). Every transfer is complete when its call
+// (row r, col c) is (c + 1, r + 1); L1 bank b is the worker core
+// (b / cols, b % cols). Every transfer is complete when its call
 // returns, so every barrier and flush is already satisfied when called.
 #pragma once
 
@@ -16,10 +17,23 @@
 
 #include "zyx_emu/common.h"
 
+// The board's L1 banks (one per worker core, row-major: bank b is worker
+// core (b / cols, b % cols)) and L1 alignment; the kernel builder defines them.
+#ifndef NUM_L1_BANKS
+#define NUM_L1_BANKS 64
+#endif
+#ifndef ZYX_EMU_GRID_COLS
+#define ZYX_EMU_GRID_COLS 8
+#endif
+#ifndef ZYX_EMU_L1_ALIGNMENT
+#define ZYX_EMU_L1_ALIGNMENT 16
+#endif
+
 #ifndef NOC_INDEX
 #define NOC_INDEX 0
 #endif
-inline constexpr uint8_t noc_index = NOC_INDEX;
+// The kernel's default NOC (internal linkage: it differs between kernels).
+static constexpr uint8_t noc_index = NOC_INDEX;
 
 #define NUM_NOCS 2
 #define NOC_ADDR_LOCAL_BITS 36
@@ -112,7 +126,10 @@ FORCE_INLINE uint64_t get_noc_addr_helper(uint32_t noc_xy, uint32_t addr) {
 }
 template <bool DRAM = true>
 FORCE_INLINE uint64_t get_noc_addr_from_bank_id(uint32_t bank_id, uint32_t bank_address_offset, uint8_t = noc_index) {
-  if constexpr (!DRAM) ZYX_API.fail("get_noc_addr_from_bank_id<false>: L1-interleaved buffers are not emulated");
+  if constexpr (!DRAM) {
+    if (bank_id >= NUM_L1_BANKS) ZYX_API.fail("get_noc_addr_from_bank_id<false>: L1 bank id out of range");
+    return NOC_XY_ADDR(bank_id % ZYX_EMU_GRID_COLS + 1, bank_id / ZYX_EMU_GRID_COLS + 1, bank_address_offset);
+  }
   if (bank_id >= NUM_DRAM_BANKS) ZYX_API.fail("get_noc_addr_from_bank_id: DRAM bank id out of range");
   return NOC_XY_ADDR(0, bank_id, bank_address_offset);
 }
@@ -123,17 +140,25 @@ FORCE_INLINE uint64_t get_noc_multicast_addr(uint32_t x_start, uint32_t y_start,
 
 // ---- interleaved address generators ----
 namespace zyx_emu_detail_ag {
-FORCE_INLINE uint32_t aligned(uint32_t page_size) {
-  return (page_size + ZYX_EMU_DRAM_ALIGNMENT - 1) / ZYX_EMU_DRAM_ALIGNMENT * ZYX_EMU_DRAM_ALIGNMENT;
+FORCE_INLINE uint32_t aligned(uint32_t page_size, bool dram = true) {
+  uint32_t a = dram ? ZYX_EMU_DRAM_ALIGNMENT : ZYX_EMU_L1_ALIGNMENT;
+  return (page_size + a - 1) / a * a;
 }
+// Page id of an interleaved buffer: DRAM bank id % banks, or L1 bank (worker
+// core) id % cores; `base` may be this core's pointer to an L1 buffer (the
+// NOC uses its offset inside L1).
 FORCE_INLINE uint64_t interleaved_aligned(uint32_t base, uint32_t aligned_page, uint32_t id, uint32_t offset,
                                           bool dram) {
-  if (!dram) ZYX_API.fail("L1-interleaved buffers are not emulated (use DRAM buffers)");
+  if (!dram) {
+    uint32_t bank = id % NUM_L1_BANKS;
+    return NOC_XY_ADDR(bank % ZYX_EMU_GRID_COLS + 1, bank / ZYX_EMU_GRID_COLS + 1,
+                       uint64_t(base) + uint64_t(id / NUM_L1_BANKS) * aligned_page + offset);
+  }
   uint32_t bank = id % NUM_DRAM_BANKS;
   return NOC_XY_ADDR(0, bank, uint64_t(base) + uint64_t(id / NUM_DRAM_BANKS) * aligned_page + offset);
 }
 FORCE_INLINE uint64_t interleaved(uint32_t base, uint32_t page_size, uint32_t id, uint32_t offset, bool dram) {
-  return interleaved_aligned(base, aligned(page_size), id, offset, dram);
+  return interleaved_aligned(base, aligned(page_size, dram), id, offset, dram);
 }
 }  // namespace zyx_emu_detail_ag
 
@@ -187,9 +212,13 @@ struct InterleavedPow2AddrGenFast {
 }  // namespace ckernel
 
 // ---- tensor accessors ----
-// The accessor's compile-time words are laid out as tt-metal's
-// TensorAccessorArgs: [ArgsConfig flags, aligned page size, ...]; the
-// emulator supports interleaved DRAM tensors (flags: IsDram = 2), two words.
+// The accessor's compile-time words are tt-metal's TensorAccessorArgs layout:
+//   [ArgsConfig flags, aligned page size]                     interleaved
+//   [flags, aligned page size, rank, banks, tensor shape (rank words),
+//    shard shape (rank words), bank coordinates (two per word)] sharded
+// Shapes are in pages; bank b's NOC coordinates are (x << 8) | y in the low
+// (even b) or high (odd b) half of word b / 2; shard s is held by bank
+// s % banks, at page s / banks * shard volume of that bank.
 namespace tensor_accessor {
 inline constexpr size_t UNKNOWN = static_cast<size_t>(-1);
 enum class ArgConfig : uint8_t {
@@ -216,10 +245,22 @@ struct TensorAccessorArgs {
       tensor_accessor::ArgsConfig(static_cast<uint8_t>(get_compile_time_arg_val(CTA_OFFSET)));
   static constexpr bool is_sharded = args_config.test(tensor_accessor::ArgConfig::Sharded);
   static constexpr bool is_dram = args_config.test(tensor_accessor::ArgConfig::IsDram);
-  static_assert(!is_sharded, "TensorAccessorArgs: the emulator supports interleaved tensors only");
+  static_assert((args_config.bits & 0x7c) == 0,
+                "TensorAccessorArgs: runtime (common-arg) shapes and banks are not emulated; zyx-tt's driver puts "
+                "them in compile-time args");
   static constexpr uint32_t AlignedPageSizeCTAOffset = CTA_OFFSET + 1;
   static constexpr uint32_t AlignedPageSize = get_compile_time_arg_val(AlignedPageSizeCTAOffset);
-  static constexpr uint32_t NumArgsCT = 2;
+  static constexpr uint32_t RankCTAOffset = CTA_OFFSET + 2;
+  static constexpr uint32_t NumBanksCTAOffset = RankCTAOffset + 1;
+  static constexpr uint32_t RankCT = is_sharded ? get_compile_time_arg_val(is_sharded ? RankCTAOffset : 0) : 0;
+  static constexpr uint32_t NumBanksCT = is_sharded ? get_compile_time_arg_val(is_sharded ? NumBanksCTAOffset : 0) : 0;
+  static constexpr uint32_t PhysicalNumBanksCT = (NumBanksCT + 1) / 2;
+  static_assert(!is_sharded || (RankCT > 0 && RankCT <= 8), "TensorAccessorArgs: a sharded rank must be 1 to 8");
+  static_assert(!is_sharded || NumBanksCT > 0, "TensorAccessorArgs: a sharded tensor needs banks");
+  static constexpr uint32_t TensorShapeCTAOffset = NumBanksCTAOffset + 1;
+  static constexpr uint32_t ShardShapeCTAOffset = TensorShapeCTAOffset + RankCT;
+  static constexpr uint32_t BankCoordsCTAOffset = ShardShapeCTAOffset + RankCT;
+  static constexpr uint32_t NumArgsCT = is_sharded ? BankCoordsCTAOffset + PhysicalNumBanksCT - CTA_OFFSET : 2;
 
   constexpr TensorAccessorArgs() : crta_offset_rt_(0) {}
   constexpr explicit TensorAccessorArgs(uint32_t crta_offset) : crta_offset_rt_(crta_offset) {
@@ -232,8 +273,14 @@ struct TensorAccessorArgs {
       return crta_offset_rt_;
   }
   static constexpr uint32_t get_aligned_page_size() { return AlignedPageSize; }
-  constexpr uint32_t get_rank() const { return 0; }
-  constexpr uint32_t get_num_banks() const { return is_dram ? NUM_DRAM_BANKS : 0; }
+  constexpr uint32_t get_rank() const { return RankCT; }
+  constexpr uint32_t get_num_banks() const { return is_sharded ? NumBanksCT : is_dram ? NUM_DRAM_BANKS : NUM_L1_BANKS; }
+  constexpr uint32_t get_physical_num_banks() const { return (get_num_banks() + 1) / 2; }
+  static constexpr uint32_t tensor_shape(uint32_t d) { return get_compile_time_arg_val(TensorShapeCTAOffset + d); }
+  static constexpr uint32_t shard_shape(uint32_t d) { return get_compile_time_arg_val(ShardShapeCTAOffset + d); }
+  static constexpr uint32_t packed_bank_coord(uint32_t bank) {
+    return (get_compile_time_arg_val(BankCoordsCTAOffset + bank / 2) >> ((bank % 2) * 16)) & 0xffffu;
+  }
   static constexpr uint32_t num_compile_time_args() { return NumArgsCT; }
   static constexpr uint32_t next_compile_time_args_offset() { return CTA_OFFSET + NumArgsCT; }
   static constexpr uint32_t compile_time_args_skip() { return NumArgsCT; }
@@ -282,15 +329,59 @@ struct TensorAccessor {
     if (!page_size) page_size = ZYX_API.buffer_page_size(bank_base_address);
     if (!page_size) page_size = Args::get_aligned_page_size();
   }
-  FORCE_INLINE uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t = noc_index) const {
-    return ckernel::zyx_emu_detail_ag::interleaved_aligned(address, Args::get_aligned_page_size(), page_id, offset,
-                                                           Args::is_dram);
-  }
-  FORCE_INLINE uint32_t get_page_size() const { return page_size; }
   static constexpr uint32_t get_aligned_page_size() { return Args::get_aligned_page_size(); }
-  // The bank holding page_id and the page's address in it.
-  FORCE_INLINE std::pair<uint32_t, uint32_t> get_bank_and_offset(uint32_t page_id) const {
-    return {page_id % NUM_DRAM_BANKS, address + (page_id / NUM_DRAM_BANKS) * Args::get_aligned_page_size()};
+  FORCE_INLINE uint32_t get_page_size() const { return page_size; }
+  // Pages per shard (sharded tensors).
+  static constexpr uint32_t shard_volume() {
+    uint32_t v = 1;
+    for (uint32_t d = 0; d < Args::RankCT; d++) v *= Args::shard_shape(d);
+    return v;
+  }
+  struct PageMapping {
+    uint32_t bank_id;
+    uint32_t bank_page_offset;
+  };
+  // The bank holding page_id and the page's index among that bank's pages.
+  FORCE_INLINE PageMapping get_bank_and_offset(uint32_t page_id) const {
+    if constexpr (!Args::is_sharded) {
+      uint32_t banks = Args::is_dram ? NUM_DRAM_BANKS : NUM_L1_BANKS;
+      return {page_id % banks, page_id / banks};
+    } else {
+      constexpr uint32_t rank = Args::RankCT;
+      uint32_t rest = page_id, shard = 0, within = 0, shard_stride = 1, within_stride = 1;
+      uint32_t total = 1;
+      for (uint32_t d = 0; d < rank; d++) total *= Args::tensor_shape(d);
+      if (page_id >= total) ZYX_API.fail("TensorAccessor: page id past the sharded tensor");
+      for (uint32_t k = rank; k-- > 0;) {  // innermost dimension last in row-major order
+        uint32_t t = Args::tensor_shape(k), s = Args::shard_shape(k);
+        uint32_t c = rest % t;
+        rest /= t;
+        shard += (c / s) * shard_stride;
+        within += (c % s) * within_stride;
+        shard_stride *= (t + s - 1) / s;
+        within_stride *= s;
+      }
+      return {shard % Args::NumBanksCT, (shard / Args::NumBanksCT) * shard_volume() + within};
+    }
+  }
+  FORCE_INLINE uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t = noc_index) const {
+    if constexpr (!Args::is_sharded) {
+      return ckernel::zyx_emu_detail_ag::interleaved_aligned(address, Args::get_aligned_page_size(), page_id, offset,
+                                                             Args::is_dram);
+    } else {
+      PageMapping m = get_bank_and_offset(page_id);
+      uint32_t xy = Args::packed_bank_coord(m.bank_id);
+      return NOC_XY_ADDR(xy >> 8, xy & 0xff,
+                         uint64_t(address) + uint64_t(m.bank_page_offset) * Args::get_aligned_page_size() + offset);
+    }
+  }
+  // The NOC address of shard shard_id's first page (sharded tensors).
+  FORCE_INLINE uint64_t get_shard_noc_addr(uint32_t shard_id, uint8_t = noc_index) const {
+    static_assert(Args::is_sharded, "get_shard_noc_addr needs a sharded tensor");
+    uint32_t xy = Args::packed_bank_coord(shard_id % Args::NumBanksCT);
+    return NOC_XY_ADDR(xy >> 8, xy & 0xff,
+                       uint64_t(address) + uint64_t(shard_id / Args::NumBanksCT) * shard_volume() *
+                                               Args::get_aligned_page_size());
   }
   FORCE_INLINE bool is_local_bank(uint32_t x, uint32_t y, uint8_t = noc_index) const {
     return x == my_x[0] && y == my_y[0];
@@ -300,6 +391,9 @@ struct TensorAccessor {
   }
   FORCE_INLINE bool is_local_page(uint32_t page_id, uint8_t noc = noc_index) const {
     return is_local_addr(get_noc_addr(page_id), noc);
+  }
+  FORCE_INLINE bool is_local_shard(uint32_t shard_id, uint8_t noc = noc_index) const {
+    return is_local_addr(get_shard_noc_addr(shard_id), noc);
   }
 };
 template <typename Args>
@@ -477,6 +571,19 @@ FORCE_INLINE void noc_async_write_page(const uint32_t id, const AddrGen& addrgen
                                        uint32_t size = 0, uint32_t offset = 0, uint8_t = noc_index) {
   ZYX_API.noc_write(src_local_l1_addr, addrgen.get_noc_addr(id, offset),
                     size ? size : zyx_emu_detail_ag::page_size_of(addrgen));
+}
+// A whole shard of a sharded tensor (its aligned pages back to back).
+template <typename Args>
+FORCE_INLINE void noc_async_read_shard(const uint32_t shard_id, const TensorAccessor<Args>& s,
+                                       uint32_t dst_local_l1_addr, uint8_t noc = noc_index) {
+  ZYX_API.noc_read(s.get_shard_noc_addr(shard_id, noc), dst_local_l1_addr,
+                   s.shard_volume() * s.get_aligned_page_size());
+}
+template <typename Args, bool posted = false>
+FORCE_INLINE void noc_async_write_shard(const uint32_t shard_id, const TensorAccessor<Args>& s,
+                                        uint32_t src_local_l1_addr, uint8_t noc = noc_index) {
+  ZYX_API.noc_write(src_local_l1_addr, s.get_shard_noc_addr(shard_id, noc),
+                    s.shard_volume() * s.get_aligned_page_size());
 }
 template <typename AddrGen>
 FORCE_INLINE void noc_async_write_tile(const uint32_t id, const AddrGen& addrgen, uint32_t src_local_l1_addr,
