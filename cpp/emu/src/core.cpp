@@ -533,6 +533,7 @@ uint64_t Runner::run(uint64_t id, uint32_t rows, uint32_t cols, const std::vecto
       auto& core = core_pool_[r * cols + c];
       if (!core) core = std::make_unique<CoreState>();
       core->cbs = prog->cbs;
+      core->cstate = ComputeState{};
       core->fibers = {};
       core->dst_acquired = false;
       core->row = r, core->col = c, core->index = r * board_.cols + c;

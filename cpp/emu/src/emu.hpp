@@ -114,16 +114,21 @@ enum class Format : uint32_t {
   Float32 = 0,
   Float16 = 1,
   Float16_b = 5,
+  Bfp8_b = 6,
+  Bfp4_b = 7,
   Int32 = 8,
   UInt16 = 9,
+  Int8 = 14,
   UInt32 = 24,
   UInt8 = 30,
   Invalid = 0xff,
 };
 Format parse_format(const std::string& s);  // throws invalid_argument
 const char* format_name(Format f);
-uint32_t format_bytes(Format f);
+uint32_t format_bytes(Format f);  // bytes per element; 0 for block-float formats
 bool format_is_int(Format f);
+bool format_is_block(Format f);       // Bfp8_b, Bfp4_b: shared exponent per 16 values
+uint32_t format_tile_bytes(Format f);  // bytes of a 32x32 tile
 
 // ---- kernels ---------------------------------------------------------------
 

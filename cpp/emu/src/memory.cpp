@@ -140,8 +140,12 @@ Format parse_format(const std::string& s) {
   if (s == "UInt32") return Format::UInt32;
   if (s == "UInt16") return Format::UInt16;
   if (s == "UInt8") return Format::UInt8;
+  if (s == "Bfp8_b") return Format::Bfp8_b;
+  if (s == "Bfp4_b") return Format::Bfp4_b;
+  if (s == "Int8") return Format::Int8;
   throw Error("invalid_argument", "unknown data format \"" + s +
-                                      "\" (want Float32, Float16_b, Float16, Int32, UInt32, UInt16 or UInt8)");
+                                      "\" (want Float32, Float16_b, Float16, Bfp8_b, Bfp4_b, Int32, UInt32, "
+                                      "UInt16, Int8 or UInt8)");
 }
 
 const char* format_name(Format f) {
@@ -153,6 +157,9 @@ const char* format_name(Format f) {
     case Format::UInt16: return "UInt16";
     case Format::UInt32: return "UInt32";
     case Format::UInt8: return "UInt8";
+    case Format::Bfp8_b: return "Bfp8_b";
+    case Format::Bfp4_b: return "Bfp4_b";
+    case Format::Int8: return "Int8";
     default: return "Invalid";
   }
 }
@@ -165,13 +172,22 @@ uint32_t format_bytes(Format f) {
     case Format::Float16:
     case Format::Float16_b:
     case Format::UInt16: return 2;
-    case Format::UInt8: return 1;
+    case Format::UInt8:
+    case Format::Int8: return 1;
     default: return 0;
   }
 }
 
+bool format_is_block(Format f) { return f == Format::Bfp8_b || f == Format::Bfp4_b; }
+
+uint32_t format_tile_bytes(Format f) {
+  if (f == Format::Bfp8_b) return 64 + 1024;  // 64 shared exponents, then 1024 sign-magnitude bytes
+  if (f == Format::Bfp4_b) return 64 + 512;   // 64 shared exponents, then 1024 nibbles
+  return 1024 * format_bytes(f);
+}
+
 bool format_is_int(Format f) {
-  return f == Format::Int32 || f == Format::UInt32 || f == Format::UInt16 || f == Format::UInt8;
+  return f == Format::Int32 || f == Format::UInt32 || f == Format::UInt16 || f == Format::UInt8 || f == Format::Int8;
 }
 
 const char* section_name(SectionKind k) {

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compute_state.hpp"
 #include "emu.hpp"
 
 namespace zyx::emu {
@@ -73,6 +74,7 @@ struct CoreState {
   std::array<DstKind, 16> dst_kind{};
   uint32_t dst_written = 0;  // bit per tile written since acquire
   bool dst_acquired = false;
+  ComputeState cstate;  // compute configuration (compute_state.hpp)
 };
 
 // Shared by every core of one run.
