@@ -78,12 +78,6 @@ ALWI uint32_t get_tile_c_dim(uint32_t cb) {
   ZYX_API.tile_shape(cb, &r, &c, &f);
   return c;
 }
-ALWI uint32_t get_tile_hw(uint32_t cb) { return get_tile_r_dim(cb) * get_tile_c_dim(cb); }
-ALWI uint32_t get_tile_num_faces(uint32_t cb) {
-  uint32_t r = 32, c = 32, f = 4;
-  ZYX_API.tile_shape(cb, &r, &c, &f);
-  return f;
-}
 
 // ---- hardware setup: one sequential thread has no unpack/math/pack state to
 // configure; the format of every CB is read at each unpack and pack ----
