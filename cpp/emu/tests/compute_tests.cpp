@@ -872,6 +872,71 @@ void test_misc(DeviceLayer& layer) {
   }
 }
 
+
+// ---- examples/matmul_bfp8: the Bfp8_b-weights matmul kernels ----
+
+void test_matmul_bfp8(DeviceLayer& layer) {
+  const std::string dir = std::string(ZYX_EMU_EXAMPLES_DIR) + "/matmul_bfp8/tt/";
+  const uint32_t mt = 4, nt = 4, kt = 8, M = mt * 32, N = nt * 32, K = kt * 32;
+  auto A = round_bf16(randf(M * K, -1, 1, 21)), B = randf(K * N, -1, 1, 22);
+  // Host side: a as bf16 tiles, b packed to Bfp8_b tiles with the packer.
+  std::vector<float> at(M * K), bt(K * N);
+  for (uint32_t tr = 0; tr < mt; tr++)
+    for (uint32_t tk = 0; tk < kt; tk++)
+      for (int r = 0; r < 32; r++)
+        for (int c = 0; c < 32; c++) at[(tr * kt + tk) * 1024 + fi(r, c)] = A[(tr * 32 + r) * K + tk * 32 + c];
+  for (uint32_t tk = 0; tk < kt; tk++)
+    for (uint32_t tc = 0; tc < nt; tc++)
+      for (int r = 0; r < 32; r++)
+        for (int c = 0; c < 32; c++) bt[(tk * nt + tc) * 1024 + fi(r, c)] = B[(tk * 32 + r) * N + tc * 32 + c];
+  std::vector<uint8_t> bbytes(kt * nt * 1088);
+  std::vector<float> bq(K * N);  // the weights as Bfp8_b holds them, tiled
+  for (uint32_t t = 0; t < kt * nt; t++) {
+    emu::bfp_pack_tile(&bt[t * 1024], emu::Format::Bfp8_b, &bbytes[t * 1088]);
+    emu::bfp_unpack_tile(&bbytes[t * 1088], emu::Format::Bfp8_b, &bq[t * 1024]);
+  }
+  auto abytes = bf16_bytes(at);
+  ProgramDesc p;
+  p.name = "matmul_bfp8";
+  p.params = {P("a", "global", "bf16"), P("b", "global", "f32"), P("c", "global_mut")};
+  p.reader.source = read_text(dir + "reader.cpp");
+  p.reader.runtime_args = {L("buffer_addr", 0), L("buffer_addr", 1), C(mt), C(nt), C(kt), L("core_index"),
+                           L("num_cores")};
+  p.compute.source = read_text(dir + "compute.cpp");
+  p.compute.runtime_args = {C(mt), C(nt), C(kt), L("core_index"), L("num_cores")};
+  p.writer.source = read_text(dir + "writer.cpp");
+  p.writer.runtime_args = {L("buffer_addr", 2), C(mt * nt), L("core_index"), L("num_cores")};
+  p.cbs = {CB(0, "Float16_b", 2048, 2), CB(1, "Bfp8_b", 1088, 2), CB(16, "Float32", 4096, 2)};
+  p.fp32_dest_acc = true;
+  uint64_t a = layer.alloc(abytes.size(), 2048, nullptr), b = layer.alloc(bbytes.size(), 1088, nullptr);
+  uint64_t c = layer.alloc(uint64_t(M) * N * 4, 4096, nullptr);
+  layer.write(a, 0, abytes.data(), abytes.size());
+  layer.write(b, 0, bbytes.data(), bbytes.size());
+  uint64_t prog = layer.compile(p);
+  layer.run(prog, 2, 2, {Buf(a), Buf(b), Buf(c)}, false);
+  layer.release(prog);
+  std::vector<uint8_t> cb(uint64_t(M) * N * 4);
+  layer.read(c, 0, cb.data(), cb.size());
+  layer.free(a), layer.free(b), layer.free(c);
+  auto ct = bytes_f32(cb);
+  std::vector<double> got(M * N), want(M * N), exact(M * N);
+  for (uint32_t i = 0; i < M; i++)
+    for (uint32_t j = 0; j < N; j++) {
+      double s = 0, e = 0;
+      for (uint32_t k = 0; k < K; k++) {
+        double bv = bq[((k / 32) * nt + j / 32) * 1024 + fi(k % 32, j % 32)];
+        s += double(A[i * K + k]) * bv;
+        e += double(A[i * K + k]) * B[k * N + j];
+      }
+      want[i * N + j] = s, exact[i * N + j] = e;
+      got[i * N + j] = ct[((i / 32) * nt + j / 32) * 1024 + fi(i % 32, j % 32)];
+    }
+  // Exact to f32 accumulation against the Bfp8_b weights ...
+  check_close(got, want, 1e-4, 1e-4, "matmul_bfp8 vs the Bfp8_b-quantised reference");
+  // ... and within the block-float quantisation of the full-precision product.
+  check_close(got, exact, 0.15, 0.05, "matmul_bfp8 vs the f32 reference");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -901,6 +966,7 @@ int main(int argc, char** argv) {
       {"formats", test_formats},
       {"tilize", test_tilize},
       {"misc", test_misc},
+      {"matmul_bfp8", test_matmul_bfp8},
   };
   auto it = groups.find(group);
   if (it == groups.end()) {
