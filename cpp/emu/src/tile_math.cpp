@@ -874,8 +874,10 @@ void api_welford(uint32_t op, uint32_t dst, uint32_t a, uint32_t b, const uint32
 }
 
 void api_tile_shape(uint32_t cb, uint32_t* rows, uint32_t* cols, uint32_t* faces) {
-  cb_of(cb);  // checks the index
-  *rows = 32, *cols = 32, *faces = 4;
+  const CircularBuffer& c = cb_of(cb);
+  *rows = c.tile_rows, *cols = c.tile_cols;
+  // 16x16 faces; a tile of fewer than 16 rows has faces of that many rows
+  *faces = (c.tile_rows > 16 ? 2 : 1) * (c.tile_cols / 16);
 }
 
 void api_reduce_max_row_block(uint32_t cb, uint32_t scb, uint32_t t0, uint32_t block, uint32_t dst) {

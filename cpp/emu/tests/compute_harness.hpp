@@ -72,7 +72,7 @@ struct Run {
 };
 
 inline std::vector<uint8_t> run(zyx::DeviceLayer& layer, const Run& r) {
-  zyx::ProgramDesc p;
+  zyx_test::GroupProgram p;
   p.name = "compute_test";
   std::vector<zyx::RunArg> args;
   std::vector<uint64_t> ids;
@@ -81,7 +81,7 @@ inline std::vector<uint8_t> run(zyx::DeviceLayer& layer, const Run& r) {
     uint32_t tb = tile_bytes(r.formats[i]);
     uint32_t n = static_cast<uint32_t>(r.inputs[i].size() / tb);
     p.params.push_back(P("in" + std::to_string(i), "global"));
-    uint64_t id = layer.alloc(r.inputs[i].size(), tb, nullptr);
+    uint64_t id = layer.alloc(r.inputs[i].size(), zyx_test::dram_spec(tb), nullptr);
     layer.write(id, 0, r.inputs[i].data(), r.inputs[i].size());
     ids.push_back(id);
     args.push_back(Buf(id));
@@ -92,7 +92,7 @@ inline std::vector<uint8_t> run(zyx::DeviceLayer& layer, const Run& r) {
   }
   uint32_t ob = tile_bytes(r.out_format);
   p.params.push_back(P("out", "global_mut"));
-  uint64_t out = layer.alloc(uint64_t(ob) * r.out_tiles, ob, nullptr);
+  uint64_t out = layer.alloc(uint64_t(ob) * r.out_tiles, zyx_test::dram_spec(ob), nullptr);
   args.push_back(Buf(out));
   p.reader.source = kReader;
   p.reader.compile_args = {C(nin)};
@@ -103,8 +103,8 @@ inline std::vector<uint8_t> run(zyx::DeviceLayer& layer, const Run& r) {
   p.writer.runtime_args = {L("buffer_addr", nin), C(r.out_tiles), C(ob)};
   p.cbs.push_back(CB(16, r.out_format, ob, r.out_tiles));
   p.fp32_dest_acc = r.fp32;
-  uint64_t prog = layer.compile(p);
-  layer.run(prog, 1, 1, args, false);
+  uint64_t prog = layer.compile(zyx_test::one_group_program(p, 1, 1));
+  layer.run(prog, args, false);
   layer.release(prog);
   std::vector<uint8_t> b(uint64_t(ob) * r.out_tiles);
   layer.read(out, 0, b.data(), b.size());

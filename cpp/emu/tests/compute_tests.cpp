@@ -896,7 +896,7 @@ void test_matmul_bfp8(DeviceLayer& layer) {
     emu::bfp_unpack_tile(&bbytes[t * 1088], emu::Format::Bfp8_b, &bq[t * 1024]);
   }
   auto abytes = bf16_bytes(at);
-  ProgramDesc p;
+  zyx_test::GroupProgram p;
   p.name = "matmul_bfp8";
   p.params = {P("a", "global", "bf16"), P("b", "global", "f32"), P("c", "global_mut")};
   p.reader.source = read_text(dir + "reader.cpp");
@@ -908,12 +908,12 @@ void test_matmul_bfp8(DeviceLayer& layer) {
   p.writer.runtime_args = {L("buffer_addr", 2), C(mt * nt), L("core_index"), L("num_cores")};
   p.cbs = {CB(0, "Float16_b", 2048, 2), CB(1, "Bfp8_b", 1088, 2), CB(16, "Float32", 4096, 2)};
   p.fp32_dest_acc = true;
-  uint64_t a = layer.alloc(abytes.size(), 2048, nullptr), b = layer.alloc(bbytes.size(), 1088, nullptr);
-  uint64_t c = layer.alloc(uint64_t(M) * N * 4, 4096, nullptr);
+  uint64_t a = layer.alloc(abytes.size(), zyx_test::dram_spec(2048), nullptr), b = layer.alloc(bbytes.size(), zyx_test::dram_spec(1088), nullptr);
+  uint64_t c = layer.alloc(uint64_t(M) * N * 4, zyx_test::dram_spec(4096), nullptr);
   layer.write(a, 0, abytes.data(), abytes.size());
   layer.write(b, 0, bbytes.data(), bbytes.size());
-  uint64_t prog = layer.compile(p);
-  layer.run(prog, 2, 2, {Buf(a), Buf(b), Buf(c)}, false);
+  uint64_t prog = layer.compile(zyx_test::one_group_program(p, 2, 2));
+  layer.run(prog, {Buf(a), Buf(b), Buf(c)}, false);
   layer.release(prog);
   std::vector<uint8_t> cb(uint64_t(M) * N * 4);
   layer.read(c, 0, cb.data(), cb.size());

@@ -39,8 +39,8 @@ void loopback(DeviceLayer& layer, const DeviceDesc& d) {
   const uint32_t tiles = 50;
   auto in = bf16_random(tiles * 1024, -100, 100, 1);
   uint64_t src_id = upload(layer, in, 2048);
-  uint64_t dst_id = layer.alloc(in.size() * 2, 2048, nullptr);
-  ProgramDesc p;
+  uint64_t dst_id = layer.alloc(in.size() * 2, dram_spec(2048), nullptr);
+  GroupProgram p;
   p.name = "ttmetal_loopback";
   p.params = {P("src", "global", "bf16"), P("dst", "global_mut", "bf16")};
   p.reader.source = src("loopback/kernels/loopback_dram_copy.cpp");
@@ -49,7 +49,7 @@ void loopback(DeviceLayer& layer, const DeviceDesc& d) {
                            L("buffer_pages", 0)};
   p.compute.source = kEmpty;
   p.writer.source = kEmpty;
-  layer.run(layer.compile(p), 1, 1, {Buf(src_id), Buf(dst_id)}, false);
+  layer.run(layer.compile(one_group_program(p, 1, 1)), {Buf(src_id), Buf(dst_id)}, false);
   auto out = download<uint16_t>(layer, dst_id, in.size());
   CHECK(out == in);
   std::printf("  loopback: pass (%u tiles)\n", tiles);
@@ -60,8 +60,8 @@ void eltwise_binary(DeviceLayer& layer) {
   const uint32_t tiles = 64;
   auto a = bf16_random(tiles * 1024, -10, 10, 2), b = bf16_random(tiles * 1024, -10, 10, 3);
   uint64_t ia = upload(layer, a, 2048), ib = upload(layer, b, 2048);
-  uint64_t ic = layer.alloc(a.size() * 2, 2048, nullptr);
-  ProgramDesc p;
+  uint64_t ic = layer.alloc(a.size() * 2, dram_spec(2048), nullptr);
+  GroupProgram p;
   p.name = "ttmetal_eltwise_binary";
   p.params = {P("a", "global", "bf16"), P("b", "global", "bf16"), P("c", "global_mut", "bf16")};
   p.reader.source = src("eltwise_binary/kernels/dataflow/read_tiles.cpp");
@@ -71,7 +71,7 @@ void eltwise_binary(DeviceLayer& layer) {
   p.writer.source = src("eltwise_binary/kernels/dataflow/write_tile.cpp");
   p.writer.runtime_args = {L("buffer_addr", 2), L("buffer_pages", 2)};
   p.cbs = {CB(0, "Float16_b", 2048, 2), CB(1, "Float16_b", 2048, 2), CB(16, "Float16_b", 2048, 2)};
-  layer.run(layer.compile(p), 1, 1, {Buf(ia), Buf(ib), Buf(ic)}, false);
+  layer.run(layer.compile(one_group_program(p, 1, 1)), {Buf(ia), Buf(ib), Buf(ic)}, false);
   auto got = widen(download<uint16_t>(layer, ic, a.size()));
   auto wa = widen(a), wb = widen(b);
   std::vector<double> want(got.size());
@@ -84,8 +84,8 @@ void eltwise_sfpu(DeviceLayer& layer) {
   const uint32_t tiles = 64;
   auto a = bf16_random(tiles * 1024, -4, 4, 4);
   uint64_t ia = upload(layer, a, 2048);
-  uint64_t ic = layer.alloc(a.size() * 2, 2048, nullptr);
-  ProgramDesc p;
+  uint64_t ic = layer.alloc(a.size() * 2, dram_spec(2048), nullptr);
+  GroupProgram p;
   p.name = "ttmetal_eltwise_sfpu";
   p.params = {P("a", "global", "bf16"), P("c", "global_mut", "bf16")};
   p.reader.source = src("eltwise_sfpu/kernels/dataflow/read_tile.cpp");
@@ -96,7 +96,7 @@ void eltwise_sfpu(DeviceLayer& layer) {
   p.writer.source = src("eltwise_sfpu/kernels/dataflow/write_tile.cpp");
   p.writer.runtime_args = {L("buffer_addr", 1), L("buffer_pages", 1)};
   p.cbs = {CB(0, "Float16_b", 2048, 2), CB(16, "Float16_b", 2048, 2)};
-  layer.run(layer.compile(p), 1, 1, {Buf(ia), Buf(ic)}, false);
+  layer.run(layer.compile(one_group_program(p, 1, 1)), {Buf(ia), Buf(ic)}, false);
   auto got = widen(download<uint16_t>(layer, ic, a.size()));
   auto wa = widen(a);
   std::vector<double> want(got.size());
@@ -110,8 +110,8 @@ void matmul_single_core(DeviceLayer& layer) {
   // Host data in tiled layout (the example tilizes on the host).
   auto a = bf16_random(Mt * Kt * 1024, -1, 1, 5), b = bf16_random(Kt * Nt * 1024, -1, 1, 6);
   uint64_t ia = upload(layer, a, 2048), ib = upload(layer, b, 2048);
-  uint64_t ic = layer.alloc(Mt * Nt * 2048, 2048, nullptr);
-  ProgramDesc p;
+  uint64_t ic = layer.alloc(Mt * Nt * 2048, dram_spec(2048), nullptr);
+  GroupProgram p;
   p.name = "ttmetal_matmul_single_core";
   p.params = {P("a", "global", "bf16"), P("b", "global", "bf16"), P("c", "global_mut", "bf16")};
   p.reader.source = src("matmul/matmul_single_core/kernels/dataflow/reader_single_core_mm.cpp");
@@ -123,7 +123,7 @@ void matmul_single_core(DeviceLayer& layer) {
   p.writer.compile_args = {L("accessor", 2)};
   p.writer.runtime_args = {L("buffer_addr", 2), C(Mt), C(Nt)};
   p.cbs = {CB(0, "Float16_b", 2048, 2), CB(1, "Float16_b", 2048, 2), CB(16, "Float16_b", 2048, 2)};
-  layer.run(layer.compile(p), 1, 1, {Buf(ia), Buf(ib), Buf(ic)}, false);
+  layer.run(layer.compile(one_group_program(p, 1, 1)), {Buf(ia), Buf(ib), Buf(ic)}, false);
   auto got = widen(download<uint16_t>(layer, ic, Mt * Nt * 1024));
   auto wa = widen(a), wb = widen(b);
   auto A = [&](uint32_t r, uint32_t c) { return wa[((r / 32) * Kt + c / 32) * 1024 + face_index(r % 32, c % 32)]; };
@@ -145,8 +145,8 @@ void add_2_integers(DeviceLayer& layer) {
   auto r = bf16_random(1024, 0, 100, 7);
   for (size_t i = 0; i < 512; i++) a[i] = to_bf16(std::floor(from_bf16(r[i])));
   uint64_t ia = upload(layer, a, 2048), ib = upload(layer, b, 2048);
-  uint64_t ic = layer.alloc(2048, 2048, nullptr);
-  ProgramDesc p;
+  uint64_t ic = layer.alloc(2048, dram_spec(2048), nullptr);
+  GroupProgram p;
   p.name = "ttmetal_add_2_integers_in_compute";
   p.params = {P("a", "global", "bf16"), P("b", "global", "bf16"), P("c", "global_mut", "bf16")};
   p.reader.source = src("add_2_integers_in_compute/kernels/dataflow/reader_binary_1_tile.cpp");
@@ -155,7 +155,7 @@ void add_2_integers(DeviceLayer& layer) {
   p.writer.source = src("add_2_integers_in_compute/kernels/dataflow/writer_1_tile.cpp");
   p.writer.runtime_args = {L("buffer_addr", 2)};
   p.cbs = {CB(0, "Float16_b", 2048, 1), CB(1, "Float16_b", 2048, 1), CB(16, "Float16_b", 2048, 1)};
-  layer.run(layer.compile(p), 1, 1, {Buf(ia), Buf(ib), Buf(ic)}, false);
+  layer.run(layer.compile(one_group_program(p, 1, 1)), {Buf(ia), Buf(ib), Buf(ic)}, false);
   auto got = widen(download<uint16_t>(layer, ic, 1024));
   std::vector<double> want(1024);
   for (size_t i = 0; i < 1024; i++) want[i] = from_bf16(to_bf16(static_cast<float>(from_bf16(a[i]) + 7.0)));
