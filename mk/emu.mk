@@ -8,6 +8,7 @@ emu-test:
 
 bench-emu:
 	bench/emu/run.sh
+	bench/emu/compute.sh
 
 # Kernel-API coverage of the emulator headers (cpp/emu/tests/coverage).
 .PHONY: emu-coverage
