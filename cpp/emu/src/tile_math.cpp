@@ -42,15 +42,34 @@ DstKind dst_kind_for(Format f, bool fp32) {
   return f == Format::Float16 ? DstKind::F16 : DstKind::BF16;
 }
 
+// The hot loops get x86-64 clones for AVX-512 and AVX2 (picked at load time),
+// so they vectorise wide without tying the build to the build machine.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ZYX_HOT __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ZYX_HOT
+#endif
+
+// bf16 rounding of f32 bits, branch-free so that it vectorises: round to
+// nearest even; NaNs stay NaN (quietened), as f32_to_bf16 does.
+ZYX_HOT void round_bf16_tile(uint32_t* v) {
+  for (int i = 0; i < 1024; i++) {
+    uint32_t u = v[i];
+    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    uint32_t q = (u | 0x00400000u) & 0xffff0000u;
+    v[i] = (u & 0x7fffffffu) > 0x7f800000u ? q : r;
+  }
+}
+
 void dst_round(uint32_t* v, DstKind kind) {
   if (kind == DstKind::BF16) {
-    for (int i = 0; i < 1024; i++) v[i] = f2u(round_bf16(u2f(v[i])));
+    round_bf16_tile(v);
   } else if (kind == DstKind::F16) {
     for (int i = 0; i < 1024; i++) v[i] = f2u(round_f16(u2f(v[i])));
   }
 }
 
-void tile_unpack(const uint8_t* src, Format f, uint32_t* out, DstKind kind) {
+ZYX_HOT void tile_unpack(const uint8_t* src, Format f, uint32_t* out, DstKind kind) {
   switch (f) {
     case Format::Float32: std::memcpy(out, src, 4096); break;
     case Format::Float16_b: {
@@ -86,7 +105,7 @@ void tile_unpack(const uint8_t* src, Format f, uint32_t* out, DstKind kind) {
   dst_round(out, kind);
 }
 
-void tile_pack(const uint32_t* src, DstKind kind, uint8_t* dst, Format f) {
+ZYX_HOT void tile_pack(const uint32_t* src, DstKind kind, uint8_t* dst, Format f) {
   bool is_int = kind == DstKind::Int;
   switch (f) {
     case Format::Float32: {
@@ -99,8 +118,15 @@ void tile_pack(const uint32_t* src, DstKind kind, uint8_t* dst, Format f) {
     }
     case Format::Float16_b: {
       uint16_t* d = reinterpret_cast<uint16_t*>(dst);
-      for (int i = 0; i < 1024; i++)
-        d[i] = f32_to_bf16(is_int ? static_cast<float>(static_cast<int32_t>(src[i])) : u2f(src[i]));
+      if (is_int) {
+        for (int i = 0; i < 1024; i++) d[i] = f32_to_bf16(static_cast<float>(static_cast<int32_t>(src[i])));
+        return;
+      }
+      for (int i = 0; i < 1024; i++) {  // f32_to_bf16, branch-free
+        uint32_t u = src[i];
+        uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16, q = (u >> 16) | 0x40u;
+        d[i] = static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? q : r);
+      }
       return;
     }
     case Format::Float16: {
@@ -294,6 +320,25 @@ void elementwise(uint32_t* d, DstKind k, const float* a, const float* b, Op op) 
   dst_round(d, k);
 }
 
+// out = a op b (acc: out += a op b), vectorised.
+ZYX_HOT void eltwise(uint32_t op, const float* __restrict a, const float* __restrict b, float* __restrict out,
+                     bool acc) {
+  if (acc) {
+    if (op == ZYX_BIN_ADD)
+      for (int i = 0; i < 1024; i++) out[i] += a[i] + b[i];
+    else if (op == ZYX_BIN_SUB)
+      for (int i = 0; i < 1024; i++) out[i] += a[i] - b[i];
+    else
+      for (int i = 0; i < 1024; i++) out[i] += a[i] * b[i];
+  } else if (op == ZYX_BIN_ADD) {
+    for (int i = 0; i < 1024; i++) out[i] = a[i] + b[i];
+  } else if (op == ZYX_BIN_SUB) {
+    for (int i = 0; i < 1024; i++) out[i] = a[i] - b[i];
+  } else {
+    for (int i = 0; i < 1024; i++) out[i] = a[i] * b[i];
+  }
+}
+
 // B's element for output position i under a broadcast.
 inline int bcast_src(uint32_t bcast, int i, uint32_t row) {
   if (bcast == ZYX_BC_NONE) return i;
@@ -340,11 +385,10 @@ void api_binary_bcast(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, u
     std::memcpy(b, bb, sizeof bb);
   }
   DstKind prev = core().dst_kind[dst];
-  for (int i = 0; i < 1024; i++) {
-    float v = op == ZYX_BIN_ADD ? a[i] + b[i] : op == ZYX_BIN_SUB ? a[i] - b[i] : a[i] * b[i];
-    if (acc && had) v += prev == DstKind::Int ? float(int32_t(d[i])) : u2f(d[i]);
-    d[i] = f2u(v);
-  }
+  float* out = reinterpret_cast<float*>(d);
+  if (acc && had && prev == DstKind::Int)
+    for (int i = 0; i < 1024; i++) out[i] = float(int32_t(d[i]));
+  eltwise(op, a, b, out, acc && had);
   dst_round(d, k);
   mark(dst, k);
 }
@@ -424,32 +468,85 @@ void api_unary(uint32_t op, uint32_t dst, uint32_t param) {
   mark(dst, k);
 }
 
+// Face order <-> row-major for a 32x32 tile of 32-bit words: each face row
+// is 16 contiguous words of one matrix row.
+inline void faces_to_rows(const uint32_t* f, uint32_t* m) {
+  for (int r = 0; r < 32; r++)
+    for (int h = 0; h < 2; h++) std::memcpy(m + r * 32 + h * 16, f + ((r >> 4) * 2 + h) * 256 + (r & 15) * 16, 64);
+}
+inline void rows_to_faces(const uint32_t* m, uint32_t* f) {
+  for (int r = 0; r < 32; r++)
+    for (int h = 0; h < 2; h++) std::memcpy(f + ((r >> 4) * 2 + h) * 256 + (r & 15) * 16, m + r * 32 + h * 16, 64);
+}
+
+// C += A * B for row-major 32x32 f32 tiles: four rows at a time so each row
+// of B is loaded once per four rows (eight vector accumulators with AVX-512).
+ZYX_HOT void mm_tile(const float* __restrict A, const float* __restrict B, float* __restrict C) {
+  for (int r = 0; r < 32; r += 4) {
+    float acc[4][32];
+    for (int i = 0; i < 4; i++)
+      for (int c = 0; c < 32; c++) acc[i][c] = C[(r + i) * 32 + c];
+    for (int k = 0; k < 32; k++) {
+      const float* b = B + k * 32;
+      const float a0 = A[r * 32 + k], a1 = A[(r + 1) * 32 + k], a2 = A[(r + 2) * 32 + k], a3 = A[(r + 3) * 32 + k];
+      for (int c = 0; c < 32; c++) {
+        acc[0][c] += a0 * b[c];
+        acc[1][c] += a1 * b[c];
+        acc[2][c] += a2 * b[c];
+        acc[3][c] += a3 * b[c];
+      }
+    }
+    for (int i = 0; i < 4; i++)
+      for (int c = 0; c < 32; c++) C[(r + i) * 32 + c] = acc[i][c];
+  }
+}
+
+// A CB tile as a row-major f32 matrix, straight from L1 for Float32 and
+// Float16_b (the matmul hot path), through unpack_floats otherwise.
+void unpack_rows(uint32_t cb, uint32_t tile, float* m, const char* op) {
+  Format f = cb_of(cb).format;
+  if (f == Format::Float32) {
+    faces_to_rows(reinterpret_cast<const uint32_t*>(front_tile(cb, tile, op)), reinterpret_cast<uint32_t*>(m));
+  } else if (f == Format::Float16_b) {
+    const uint16_t* s = reinterpret_cast<const uint16_t*>(front_tile(cb, tile, op));
+    uint32_t* u = reinterpret_cast<uint32_t*>(m);
+    for (int r = 0; r < 32; r++)
+      for (int h = 0; h < 2; h++) {
+        const uint16_t* fr = s + ((r >> 4) * 2 + h) * 256 + (r & 15) * 16;
+        for (int c = 0; c < 16; c++) u[r * 32 + h * 16 + c] = uint32_t(fr[c]) << 16;
+      }
+  } else {
+    alignas(64) float tmp[1024];
+    unpack_floats(cb, tile, tmp, op);
+    faces_to_rows(reinterpret_cast<const uint32_t*>(tmp), reinterpret_cast<uint32_t*>(m));
+  }
+}
+
 void api_matmul(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst, uint32_t transpose) {
   uint32_t* d = dst_tile(dst);
-  alignas(64) float a[1024], b[1024], A[32][32], B[32][32];
-  unpack_floats(cb0, t0, a, "matmul_tiles");
-  unpack_floats(cb1, t1, b, "matmul_tiles");
+  alignas(64) float A[1024], B[1024], C[1024];
+  unpack_rows(cb0, t0, A, "matmul_tiles");
+  unpack_rows(cb1, t1, B, "matmul_tiles");
   // transpose 1: the call asks for it; 2: as the last matmul init said.
   bool tr = transpose == 1 || (transpose == 2 && core().cstate.mm_transpose);
   DstKind k = float_kind(cb_of(cb0).format, cb_of(cb1).format);
-  for (int r = 0; r < 32; r++)
-    for (int c = 0; c < 32; c++) {
-      A[r][c] = a[fidx(r, c)];
-      B[r][c] = tr ? b[fidx(c, r)] : b[fidx(r, c)];
-    }
-  bool fresh = !(core().dst_written & (1u << dst));
-  DstKind prev = core().dst_kind[dst];
-  for (int r = 0; r < 32; r++) {
-    float acc[32] = {};
-    for (int kk = 0; kk < 32; kk++) {
-      float x = A[r][kk];
-      for (int c = 0; c < 32; c++) acc[c] += x * B[kk][c];
-    }
-    for (int c = 0; c < 32; c++) {
-      int i = fidx(r, c);
-      float base = fresh ? 0.0f : (prev == DstKind::Int ? float(int32_t(d[i])) : u2f(d[i]));
-      d[i] = f2u(base + acc[c]);
-    }
+  if (tr) {
+    alignas(64) float T[1024];
+    for (int r = 0; r < 32; r++)
+      for (int c = 0; c < 32; c++) T[r * 32 + c] = B[c * 32 + r];
+    std::memcpy(B, T, sizeof T);
+  }
+  // The product is summed from zero, then added to what DST holds.
+  std::memset(C, 0, sizeof C);
+  mm_tile(A, B, C);
+  alignas(64) float P[1024];
+  rows_to_faces(reinterpret_cast<const uint32_t*>(C), reinterpret_cast<uint32_t*>(P));
+  if (!(core().dst_written & (1u << dst))) {
+    std::memcpy(d, P, sizeof P);
+  } else if (core().dst_kind[dst] == DstKind::Int) {
+    for (int i = 0; i < 1024; i++) d[i] = f2u(float(int32_t(d[i])) + P[i]);
+  } else {
+    for (int i = 0; i < 1024; i++) d[i] = f2u(u2f(d[i]) + P[i]);
   }
   dst_round(d, k);
   mark(dst, k);
