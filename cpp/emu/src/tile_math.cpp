@@ -479,27 +479,41 @@ inline void rows_to_faces(const uint32_t* m, uint32_t* f) {
     for (int h = 0; h < 2; h++) std::memcpy(f + ((r >> 4) * 2 + h) * 256 + (r & 15) * 16, m + r * 32 + h * 16, 64);
 }
 
-// C += A * B for row-major 32x32 f32 tiles: four rows at a time so each row
-// of B is loaded once per four rows (eight vector accumulators with AVX-512).
+// C += A * B for row-major 32x32 f32 tiles: four rows at a time in eight
+// 16-float vectors (GCC vector extensions: one zmm register each with
+// AVX-512, two ymm with AVX2), so each row of B is loaded once per four rows.
+typedef float vf16 __attribute__((vector_size(64)));
+// Unaligned 16-float loads and stores (macros: no vector-typed function
+// signatures, whose ABI differs between the clones).
+#define ld16(p) __extension__({ vf16 v_; std::memcpy(&v_, (p), 64); v_; })
+#define st16(p, v) do { vf16 w_ = (v); std::memcpy((p), &w_, 64); } while (0)
+
 ZYX_HOT void mm_tile(const float* __restrict A, const float* __restrict B, float* __restrict C) {
   for (int r = 0; r < 32; r += 4) {
-    float acc[4][32];
-    for (int i = 0; i < 4; i++)
-      for (int c = 0; c < 32; c++) acc[i][c] = C[(r + i) * 32 + c];
+    vf16 c00 = ld16(C + r * 32), c01 = ld16(C + r * 32 + 16);
+    vf16 c10 = ld16(C + (r + 1) * 32), c11 = ld16(C + (r + 1) * 32 + 16);
+    vf16 c20 = ld16(C + (r + 2) * 32), c21 = ld16(C + (r + 2) * 32 + 16);
+    vf16 c30 = ld16(C + (r + 3) * 32), c31 = ld16(C + (r + 3) * 32 + 16);
     for (int k = 0; k < 32; k++) {
-      const float* b = B + k * 32;
+      const vf16 b0 = ld16(B + k * 32), b1 = ld16(B + k * 32 + 16);
       const float a0 = A[r * 32 + k], a1 = A[(r + 1) * 32 + k], a2 = A[(r + 2) * 32 + k], a3 = A[(r + 3) * 32 + k];
-      for (int c = 0; c < 32; c++) {
-        acc[0][c] += a0 * b[c];
-        acc[1][c] += a1 * b[c];
-        acc[2][c] += a2 * b[c];
-        acc[3][c] += a3 * b[c];
-      }
+      c00 += a0 * b0, c01 += a0 * b1;
+      c10 += a1 * b0, c11 += a1 * b1;
+      c20 += a2 * b0, c21 += a2 * b1;
+      c30 += a3 * b0, c31 += a3 * b1;
     }
-    for (int i = 0; i < 4; i++)
-      for (int c = 0; c < 32; c++) C[(r + i) * 32 + c] = acc[i][c];
+    st16(C + r * 32, c00);
+    st16(C + r * 32 + 16, c01);
+    st16(C + (r + 1) * 32, c10);
+    st16(C + (r + 1) * 32 + 16, c11);
+    st16(C + (r + 2) * 32, c20);
+    st16(C + (r + 2) * 32 + 16, c21);
+    st16(C + (r + 3) * 32, c30);
+    st16(C + (r + 3) * 32 + 16, c31);
   }
 }
+#undef ld16
+#undef st16
 
 // A CB tile as a row-major f32 matrix, straight from L1 for Float32 and
 // Float16_b (the matmul hot path), through unpack_floats otherwise.
