@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 
 namespace zyx::emu {
 
@@ -19,6 +20,16 @@ struct ComputeState {
   std::array<double, 32> wf_mean{}, wf_m2{};
   uint32_t wf_count = 0;
   uint64_t rand_state = 0x9e3779b97f4a7c15ull;
+  // Matmul keeps the DST tiles it accumulates into row-major (rm_valid bit
+  // per tile) until another operation reads them (tile_math's dst_tile).
+  std::unique_ptr<float[]> rm;  // 16 tiles of 1024, allocated on first use
+  uint32_t rm_valid = 0;
+  // Resets the configuration for a run, keeping the buffers.
+  void reset() {
+    std::unique_ptr<float[]> keep = std::move(rm);
+    *this = ComputeState{};
+    rm = std::move(keep);
+  }
 };
 
 // SFPU element functions. `x` is the element as f32 (float ops) or its 32 bits

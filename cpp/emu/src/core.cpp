@@ -959,7 +959,7 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
     if (!core) core = std::make_unique<CoreState>();
     core->cbs = cp.cbs;
     for (auto [ci, index] : cp.buffer_cbs) core->cbs[index].offset = bufs[*d.cbs[ci].buffer_param]->address;
-    core->cstate = ComputeState{};
+    core->cstate.reset();
     core->fibers = {};
     core->nfibers = 0;
     core->dst_acquired = false;

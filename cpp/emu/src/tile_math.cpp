@@ -181,6 +181,17 @@ static inline int fidx(int r, int c) { return ((r >> 4) * 2 + (c >> 4)) * 256 + 
 
 namespace {
 
+// Face order <-> row-major for a 32x32 tile of 32-bit words: each face row
+// is 16 contiguous words of one matrix row.
+inline void faces_to_rows(const uint32_t* f, uint32_t* m) {
+  for (int r = 0; r < 32; r++)
+    for (int h = 0; h < 2; h++) std::memcpy(m + r * 32 + h * 16, f + ((r >> 4) * 2 + h) * 256 + (r & 15) * 16, 64);
+}
+inline void rows_to_faces(const uint32_t* m, uint32_t* f) {
+  for (int r = 0; r < 32; r++)
+    for (int h = 0; h < 2; h++) std::memcpy(f + ((r >> 4) * 2 + h) * 256 + (r & 15) * 16, m + r * 32 + h * 16, 64);
+}
+
 CoreState& core() { return *current_fiber()->core; }
 
 uint32_t dst_capacity() { return core().run->fp32_dest_acc ? 8 : 16; }
@@ -189,7 +200,12 @@ uint32_t* dst_tile(uint32_t i) {
   if (i >= dst_capacity())
     kernel_fail("DST index " + std::to_string(i) + " is out of range: DST holds " + std::to_string(dst_capacity()) +
                 (core().run->fp32_dest_acc ? " fp32 tiles" : " 16-bit tiles"));
-  return core().dst[i].data();
+  auto& c = core();
+  if (c.cstate.rm_valid & (1u << i)) {  // matmul left it row-major
+    rows_to_faces(reinterpret_cast<const uint32_t*>(&c.cstate.rm[i * 1024]), c.dst[i].data());
+    c.cstate.rm_valid &= ~(1u << i);
+  }
+  return c.dst[i].data();
 }
 
 CircularBuffer& cb_of(uint32_t id) {
@@ -284,6 +300,7 @@ void api_dst_acquire() {
   for (int i = 0; i < 16; i++)
     if (c.dst_written & (1u << i)) c.dst[i].fill(0);
   c.dst_written = 0;
+  c.cstate.rm_valid = 0;
   c.dst_acquired = true;
 }
 
@@ -468,17 +485,6 @@ void api_unary(uint32_t op, uint32_t dst, uint32_t param) {
   mark(dst, k);
 }
 
-// Face order <-> row-major for a 32x32 tile of 32-bit words: each face row
-// is 16 contiguous words of one matrix row.
-inline void faces_to_rows(const uint32_t* f, uint32_t* m) {
-  for (int r = 0; r < 32; r++)
-    for (int h = 0; h < 2; h++) std::memcpy(m + r * 32 + h * 16, f + ((r >> 4) * 2 + h) * 256 + (r & 15) * 16, 64);
-}
-inline void rows_to_faces(const uint32_t* m, uint32_t* f) {
-  for (int r = 0; r < 32; r++)
-    for (int h = 0; h < 2; h++) std::memcpy(f + ((r >> 4) * 2 + h) * 256 + (r & 15) * 16, m + r * 32 + h * 16, 64);
-}
-
 // C += A * B for row-major 32x32 f32 tiles: four rows at a time in eight
 // 16-float vectors (GCC vector extensions: one zmm register each with
 // AVX-512, two ymm with AVX2), so each row of B is loaded once per four rows.
@@ -537,32 +543,39 @@ void unpack_rows(uint32_t cb, uint32_t tile, float* m, const char* op) {
 }
 
 void api_matmul(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst, uint32_t transpose) {
-  uint32_t* d = dst_tile(dst);
-  alignas(64) float A[1024], B[1024], C[1024];
+  auto& c = core();
+  if (dst >= dst_capacity()) dst_tile(dst);  // reports the bad index
+  alignas(64) float A[1024], B[1024];
   unpack_rows(cb0, t0, A, "matmul_tiles");
   unpack_rows(cb1, t1, B, "matmul_tiles");
   // transpose 1: the call asks for it; 2: as the last matmul init said.
-  bool tr = transpose == 1 || (transpose == 2 && core().cstate.mm_transpose);
+  bool tr = transpose == 1 || (transpose == 2 && c.cstate.mm_transpose);
   DstKind k = float_kind(cb_of(cb0).format, cb_of(cb1).format);
   if (tr) {
     alignas(64) float T[1024];
     for (int r = 0; r < 32; r++)
-      for (int c = 0; c < 32; c++) T[r * 32 + c] = B[c * 32 + r];
+      for (int cc = 0; cc < 32; cc++) T[r * 32 + cc] = B[cc * 32 + r];
     std::memcpy(B, T, sizeof T);
   }
-  // The product is summed from zero, then added to what DST holds.
-  std::memset(C, 0, sizeof C);
-  mm_tile(A, B, C);
-  alignas(64) float P[1024];
-  rows_to_faces(reinterpret_cast<const uint32_t*>(C), reinterpret_cast<uint32_t*>(P));
-  if (!(core().dst_written & (1u << dst))) {
-    std::memcpy(d, P, sizeof P);
-  } else if (core().dst_kind[dst] == DstKind::Int) {
-    for (int i = 0; i < 1024; i++) d[i] = f2u(float(int32_t(d[i])) + P[i]);
-  } else {
-    for (int i = 0; i < 1024; i++) d[i] = f2u(u2f(d[i]) + P[i]);
+  // DST accumulates row-major while matmuls follow one another (dst_tile
+  // turns it back into faces when anything else looks at it).
+  if (!c.cstate.rm) c.cstate.rm.reset(new float[16 * 1024]);
+  float* C = &c.cstate.rm[dst * 1024];
+  if (!(c.cstate.rm_valid & (1u << dst))) {
+    uint32_t* d = c.dst[dst].data();
+    if (!(c.dst_written & (1u << dst))) {
+      std::memset(C, 0, 4096);
+    } else if (c.dst_kind[dst] == DstKind::Int) {
+      alignas(64) float f[1024];
+      for (int i = 0; i < 1024; i++) f[i] = float(int32_t(d[i]));
+      faces_to_rows(reinterpret_cast<const uint32_t*>(f), reinterpret_cast<uint32_t*>(C));
+    } else {
+      faces_to_rows(d, reinterpret_cast<uint32_t*>(C));
+    }
+    c.cstate.rm_valid |= 1u << dst;
   }
-  dst_round(d, k);
+  mm_tile(A, B, C);
+  dst_round(reinterpret_cast<uint32_t*>(C), k);
   mark(dst, k);
 }
 
