@@ -937,6 +937,65 @@ void test_matmul_bfp8(DeviceLayer& layer) {
   check_close(got, exact, 0.15, 0.05, "matmul_bfp8 vs the f32 reference");
 }
 
+// ---- ttnn's moreh_common.hpp helpers ----
+
+const char* kMoreh = R"(
+#include "ttnn/kernel/compute/moreh_common.hpp"
+void kernel_main() {
+  compute_kernel_hw_startup(0, 1, 16);
+  mul_tiles_to_cb(0, 1, 24, 0, 0, 0, 1);          // t = a * b (a stays)
+  exp_tile_to_cb(24, 25);                         // e = exp(t)
+  add_tiles_to_cb(25, 0, 26, 0, 0, 1, 0);         // s = e + a (a stays)
+  mul_tiles_bcast_cols_to_cb(26, 2, 27);          // m = s * c[:, 0]
+  mask_tile_to_cb(27, 3, 16);                     // z = mask(m, mask)
+  cb_pop_front(0, 1);
+}
+)";
+
+void test_moreh(DeviceLayer& layer) {
+  auto a = randf(1024, -1, 1, 31), b = randf(1024, -1, 1, 32), c = randf(1024, -2, 2, 33);
+  std::vector<float> m(1024);
+  for (int i = 0; i < 1024; i++) m[i] = i % 5 ? 1.0f : 0.0f;
+  zyx_test::GroupProgram p;
+  p.name = "moreh";
+  p.params = {P("a", "global"), P("b", "global"), P("c", "global"), P("m", "global"), P("out", "global_mut")};
+  p.reader.source = kReader;
+  p.reader.compile_args = {C(4)};
+  std::vector<uint64_t> ids;
+  std::vector<RunArg> args;
+  for (uint32_t i = 0; i < 4; i++) {
+    const auto& v = i == 0 ? a : i == 1 ? b : i == 2 ? c : m;
+    ids.push_back(zyx_test::upload(layer, v, 4096));
+    args.push_back(Buf(ids.back()));
+    p.reader.runtime_args.push_back(L("buffer_addr", i));
+    p.reader.runtime_args.push_back(C(1));
+    p.reader.runtime_args.push_back(C(4096));
+    p.cbs.push_back(CB(i, "Float32", 4096, 1));
+  }
+  uint64_t out = layer.alloc(4096, zyx_test::dram_spec(4096), nullptr);
+  args.push_back(Buf(out));
+  for (uint32_t cb : {24u, 25u, 26u, 27u}) p.cbs.push_back(CB(cb, "Float32", 4096, 1));
+  p.cbs.push_back(CB(16, "Float32", 4096, 1));
+  p.compute.source = kMoreh;
+  p.writer.source = kWriter;
+  p.writer.runtime_args = {L("buffer_addr", 4), C(1), C(4096)};
+  p.fp32_dest_acc = true;
+  uint64_t prog = layer.compile(zyx_test::one_group_program(p, 1, 1));
+  layer.run(prog, args, false);
+  layer.release(prog);
+  auto got = zyx_test::download<float>(layer, out, 1024);
+  for (auto id : ids) layer.free(id);
+  layer.free(out);
+  std::vector<double> g(got.begin(), got.end()), w(1024);
+  for (int r = 0; r < 32; r++)
+    for (int cc = 0; cc < 32; cc++) {
+      int i = fi(r, cc);
+      double s = std::exp(double(a[i]) * b[i]) + a[i];
+      w[i] = m[i] == 0 ? 0 : s * c[fi(r, 0)];
+    }
+  check_close(g, w, 1e-5, 1e-5, "moreh_common helpers");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -965,7 +1024,7 @@ int main(int argc, char** argv) {
       {"sfpu_binary", test_sfpu_binary},
       {"formats", test_formats},
       {"tilize", test_tilize},
-      {"misc", test_misc},
+      {"misc", [](DeviceLayer& l) { test_misc(l); test_moreh(l); }},
       {"matmul_bfp8", test_matmul_bfp8},
   };
   auto it = groups.find(group);
