@@ -996,6 +996,106 @@ void test_moreh(DeviceLayer& layer) {
   check_close(g, w, 1e-5, 1e-5, "moreh_common helpers");
 }
 
+// ---- the compute example bundles, with their tt.json arg layouts ----
+
+void test_example_bundles(DeviceLayer& layer) {
+  auto src = [](const char* ex, const char* f) {
+    return read_text(std::string(ZYX_EMU_EXAMPLES_DIR) + "/" + ex + "/tt/" + f);
+  };
+  const uint32_t m = 128, n = 256;
+  auto x = randf(m * n, -1, 1, 41), b = randf(n, -2, 2, 42);
+  auto up = [&](const std::vector<float>& v) { return zyx_test::upload(layer, v, 2048); };
+  auto mk = [&](const char* ex, std::vector<zyx::ParamDesc> params) {
+    zyx_test::GroupProgram p;
+    p.name = ex;
+    p.params = std::move(params);
+    p.reader.source = src(ex, "reader.cpp");
+    p.compute.source = src(ex, "compute.cpp");
+    p.writer.source = src(ex, "writer.cpp");
+    p.fp32_dest_acc = true;
+    return p;
+  };
+  {  // bcast_rows: z = x + b (row vector)
+    auto p = mk("bcast_rows", {P("x", "global"), P("b", "global"), P("z", "global_mut"), P("m", "variable", "u32"),
+                               P("n", "variable", "u32")});
+    p.reader.compile_args = {L("accessor", 0), L("accessor", 1)};
+    p.reader.runtime_args = {L("buffer_addr", 0), L("buffer_addr", 1), L("page_size", 0), L("page_size", 1),
+                             L("param", 3), L("param", 4), L("core_index"), L("num_cores")};
+    p.compute.runtime_args = {L("param", 3), L("param", 4), L("core_index"), L("num_cores")};
+    p.writer.compile_args = {L("accessor", 2)};
+    p.writer.runtime_args = {L("buffer_addr", 2), L("page_size", 2), L("param", 3), L("param", 4), L("core_index"),
+                             L("num_cores")};
+    p.cbs = {CB(0, "Float32", 4096, 2), CB(1, "Float32", 4096, 2), CB(16, "Float32", 4096, 2)};
+    uint64_t bx = up(x), bb = up(b), bz = layer.alloc(m * n * 4, zyx_test::dram_spec(2048), nullptr);
+    uint64_t prog = layer.compile(zyx_test::one_group_program(p, 4, 4));
+    layer.run(prog, {Buf(bx), Buf(bb), Buf(bz), zyx_test::Val(m), zyx_test::Val(n)}, false);
+    auto z = zyx_test::download<float>(layer, bz, m * n);
+    std::vector<double> g(z.begin(), z.end()), w(m * n);
+    for (uint32_t i = 0; i < m; i++)
+      for (uint32_t j = 0; j < n; j++) w[i * n + j] = double(x[i * n + j]) + b[j];
+    check_close(g, w, 1e-6, 1e-6, "examples/bcast_rows");
+    layer.release(prog), layer.free(bx), layer.free(bb), layer.free(bz);
+  }
+  {  // reduce_rows: s = row sums
+    auto p = mk("reduce_rows", {P("x", "global"), P("s", "global_mut"), P("m", "variable", "u32"),
+                                P("n", "variable", "u32")});
+    p.reader.compile_args = {L("accessor", 0)};
+    p.reader.runtime_args = {L("buffer_addr", 0), L("page_size", 0), L("param", 2), L("param", 3), L("core_index"),
+                             L("num_cores")};
+    p.compute.runtime_args = {L("param", 2), L("param", 3), L("core_index"), L("num_cores")};
+    p.writer.compile_args = {L("accessor", 1)};
+    p.writer.runtime_args = {L("buffer_addr", 1), L("page_size", 1), L("param", 2), L("core_index"), L("num_cores")};
+    p.cbs = {CB(0, "Float32", 4096, 2), CB(2, "Float32", 4096, 1), CB(16, "Float32", 4096, 2)};
+    uint64_t bx = up(x), bs = layer.alloc(m * 4, zyx_test::dram_spec(2048), nullptr);
+    uint64_t prog = layer.compile(zyx_test::one_group_program(p, 2, 4));
+    layer.run(prog, {Buf(bx), Buf(bs), zyx_test::Val(m), zyx_test::Val(n)}, false);
+    auto sv = zyx_test::download<float>(layer, bs, m);
+    std::vector<double> g(sv.begin(), sv.end()), w(m, 0.0);
+    for (uint32_t i = 0; i < m; i++)
+      for (uint32_t j = 0; j < n; j++) w[i] += x[i * n + j];
+    check_close(g, w, 1e-4, 1e-5, "examples/reduce_rows");
+    layer.release(prog), layer.free(bx), layer.free(bs);
+  }
+  {  // tilize_square: y = x * x through tilize / SFPU / untilize
+    auto p = mk("tilize_square", {P("x", "global"), P("y", "global_mut"), P("m", "variable", "u32"),
+                                  P("n", "variable", "u32")});
+    p.reader.compile_args = {L("accessor", 0)};
+    p.reader.runtime_args = {L("buffer_addr", 0), L("page_size", 0), L("param", 2), L("param", 3), L("core_index"),
+                             L("num_cores")};
+    p.compute.runtime_args = {L("param", 2), L("param", 3), L("core_index"), L("num_cores")};
+    p.writer.compile_args = {L("accessor", 1)};
+    p.writer.runtime_args = {L("buffer_addr", 1), L("page_size", 1), L("param", 2), L("param", 3), L("core_index"),
+                             L("num_cores")};
+    p.cbs = {CB(0, "Float32", 4096, 16), CB(24, "Float32", 4096, 16), CB(25, "Float32", 4096, 16),
+             CB(16, "Float32", 4096, 16)};
+    uint64_t bx = up(x), by = layer.alloc(m * n * 4, zyx_test::dram_spec(2048), nullptr);
+    uint64_t prog = layer.compile(zyx_test::one_group_program(p, 2, 4));
+    layer.run(prog, {Buf(bx), Buf(by), zyx_test::Val(m), zyx_test::Val(n)}, false);
+    auto y = zyx_test::download<float>(layer, by, m * n);
+    std::vector<double> g(y.begin(), y.end()), w(m * n);
+    for (uint32_t i = 0; i < m * n; i++) w[i] = double(x[i]) * x[i];
+    check_close(g, w, 1e-6, 1e-6, "examples/tilize_square");
+    layer.release(prog), layer.free(bx), layer.free(by);
+  }
+  {  // sfpu_chain: y = sigmoid(exp(x) * 0.5) over a partial last tile
+    const uint32_t len = 5000;
+    auto v = randf(len, -3, 3, 43);
+    auto p = mk("sfpu_chain", {P("x", "global"), P("y", "global_mut"), P("n", "variable", "u32")});
+    p.reader.runtime_args = {L("buffer_addr", 0), L("page_size", 0), L("param", 2), L("core_index"), L("num_cores")};
+    p.compute.runtime_args = {L("param", 2), L("core_index"), L("num_cores")};
+    p.writer.runtime_args = {L("buffer_addr", 1), L("page_size", 1), L("param", 2), L("core_index"), L("num_cores")};
+    p.cbs = {CB(0, "Float32", 4096, 2), CB(16, "Float32", 4096, 2)};
+    uint64_t bx = up(v), by = layer.alloc(len * 4, zyx_test::dram_spec(2048), nullptr);
+    uint64_t prog = layer.compile(zyx_test::one_group_program(p, 4, 8));
+    layer.run(prog, {Buf(bx), Buf(by), zyx_test::Val(len)}, false);
+    auto y = zyx_test::download<float>(layer, by, len);
+    std::vector<double> g(y.begin(), y.end()), w(len);
+    for (uint32_t i = 0; i < len; i++) w[i] = 1 / (1 + std::exp(-std::exp(double(v[i])) * 0.5));
+    check_close(g, w, 1e-6, 1e-6, "examples/sfpu_chain");
+    layer.release(prog), layer.free(bx), layer.free(by);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1026,6 +1126,7 @@ int main(int argc, char** argv) {
       {"tilize", test_tilize},
       {"misc", [](DeviceLayer& l) { test_misc(l); test_moreh(l); }},
       {"matmul_bfp8", test_matmul_bfp8},
+      {"examples", test_example_bundles},
   };
   auto it = groups.find(group);
   if (it == groups.end()) {
