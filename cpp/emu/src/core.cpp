@@ -1378,6 +1378,7 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
       core->cbs[index].offset = bufs[*d.cbs[ci].buffer_param]->address;
       core->cbs[index].on_buffer = true;
     }
+    core->cstate.reset();
     core->fibers = {};
     core->nfibers = 0;
     core->dst_acquired = false;

@@ -253,6 +253,8 @@ uint32_t format_bytes(Format f);  // element bytes; 0 for block floats
 bool format_is_int(Format f);
 // Whether f is one of the formats a CB may hold (parse_data_format's set).
 bool format_known(Format f);
+bool format_is_block(Format f);        // Bfp8_b, Bfp4_b: shared exponent per 16 values
+uint32_t format_tile_bytes(Format f);  // bytes of a 32x32 tile
 
 // ---- kernels ---------------------------------------------------------------
 

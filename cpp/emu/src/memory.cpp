@@ -516,6 +516,14 @@ uint32_t format_bytes(Format f) {
   }
 }
 
+bool format_is_block(Format f) { return f == Format::Bfp8_b || f == Format::Bfp4_b; }
+
+uint32_t format_tile_bytes(Format f) {
+  if (f == Format::Bfp8_b) return 64 + 1024;  // 64 shared exponents, then 1024 sign-magnitude bytes
+  if (f == Format::Bfp4_b) return 64 + 512;   // 64 shared exponents, then 1024 nibbles
+  return 1024 * format_bytes(f);
+}
+
 bool format_is_int(Format f) {
   return f == Format::Int32 || f == Format::UInt32 || f == Format::UInt16 || f == Format::UInt8 || f == Format::Int8;
 }

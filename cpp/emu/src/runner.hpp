@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compute_state.hpp"
 #include "emu.hpp"
 #include "kernel_state.hpp"
 
@@ -89,6 +90,9 @@ struct CoreState {
   std::array<DstKind, 16> dst_kind{};
   uint32_t dst_written = 0;  // bit per tile written since acquire
   bool dst_acquired = false;
+  ComputeState cstate;  // compute configuration (compute_state.hpp)
+  // Scheduling: the core is on a worker's list (set by that worker only).
+  bool taken = false;
 };
 
 // Shared by every core of one run.

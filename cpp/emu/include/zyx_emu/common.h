@@ -196,8 +196,17 @@ FORCE_INLINE bool cb_pages_reservable_at_back(int32_t cb, int32_t pages) {
 FORCE_INLINE uint32_t get_write_ptr(uint32_t cb) { return ZYX_API.cb_write_ptr(cb); }
 FORCE_INLINE uint32_t get_read_ptr(uint32_t cb) { return ZYX_API.cb_read_ptr(cb); }
 FORCE_INLINE uint32_t get_tile_size(uint32_t cb) { return ZYX_API.cb_page_size(cb); }
-FORCE_INLINE uint32_t get_tile_hw(uint32_t) { return 1024; }
-FORCE_INLINE uint32_t get_tile_num_faces(uint32_t) { return 4; }
+// Tile shape of a CB's pages (rows x cols, faces), from the program's CB config.
+FORCE_INLINE uint32_t get_tile_hw(uint32_t cb) {
+  uint32_t r = 32, c = 32, f = 4;
+  ZYX_API.tile_shape(cb, &r, &c, &f);
+  return r * c;
+}
+FORCE_INLINE uint32_t get_tile_num_faces(uint32_t cb) {
+  uint32_t r = 32, c = 32, f = 4;
+  ZYX_API.tile_shape(cb, &r, &c, &f);
+  return f;
+}
 FORCE_INLINE DataFormat get_dataformat(uint32_t cb) { return static_cast<DataFormat>(ZYX_API.cb_format(cb)); }
 
 }  // namespace ckernel
