@@ -550,6 +550,15 @@ static void api_assert_fail(const char* cond, const char* file, uint32_t line) {
               std::to_string(line));
 }
 
+static const uint32_t* api_dst_tile(uint32_t tile, uint32_t* is_int) {
+  CoreState* c = t_fiber->core;
+  if (tile >= c->dst.size())
+    kernel_fail("dprint_tensix_dest_reg(" + std::to_string(tile) + "): DST holds " + std::to_string(c->dst.size()) +
+                " tiles");
+  if (is_int) *is_int = c->dst_kind[tile] == DstKind::Int ? 1 : 0;
+  return c->dst[tile].data();
+}
+
 // ---- fault guard -------------------------------------------------------------------
 //
 // A kernel that dereferences a bad pointer faults on its fiber. The signal
@@ -722,6 +731,7 @@ void run_kernel_guarded(Fiber* f) {
 
 void prepare_core_l1(uint8_t* l1, const Board& b) {
   std::memset(l1 + ZYX_EMU_L1_ZEROS_OFFSET, 0, ZYX_EMU_L1_ZEROS_SIZE);
+  std::memset(l1 + ZYX_EMU_L1_SIGNALS_OFFSET, 0, 32 * 4);
   for (uint32_t s = 0; s < kSemaphoresPerCore; s++) std::memset(l1 + semaphore_offset(b, s), 0, 4);
   // The rest of the 2 MiB window is not L1: touching it faults.
   if (b.l1_size < L1Arena::kWindow) mprotect(l1 + b.l1_size, L1Arena::kWindow - b.l1_size, PROT_NONE);
@@ -768,6 +778,7 @@ const zyx_emu_api* kernel_api() {
     a.dprint_tag = api_dprint_tag;
     a.waypoint = api_waypoint;
     a.assert_fail = api_assert_fail;
+    a.dst_tile = api_dst_tile;
     fill_compute_api(a);
     return a;
   }();

@@ -48,6 +48,7 @@ enum zyx_emu_unary_op {
 // Reserved L1 of every core (below l1.unreserved_base): a block of zeros
 // (MEM_ZEROS_BASE), and the slots the runtime copies each section's runtime
 // args (slot 2 * processor) and common args (slot 2 * processor + 1) into.
+#define ZYX_EMU_L1_SIGNALS_OFFSET 0x3000u  // 32 words: DPRINT's RAISE/WAIT signals
 #define ZYX_EMU_L1_ZEROS_OFFSET 0x4000u
 #define ZYX_EMU_L1_ZEROS_SIZE 512u
 #define ZYX_EMU_L1_ARGS_OFFSET 0x8000u
@@ -203,4 +204,6 @@ typedef struct zyx_emu_api {
   uint32_t (*dprint_tag)(uint32_t tag);
   void (*waypoint)(const char* name);
   void (*assert_fail)(const char* condition, const char* file, uint32_t line);
+  // A DST register tile (1024 words: f32 bits, or integers when *is_int).
+  const uint32_t* (*dst_tile)(uint32_t tile, uint32_t* is_int);
 } zyx_emu_api;

@@ -111,6 +111,7 @@ inline uint8_t get_relative_logical_x() { return static_cast<uint8_t>(zyx_emu_de
 inline uint8_t get_relative_logical_y() { return static_cast<uint8_t>(zyx_emu_detail::core_info().relative_y); }
 
 inline bool is_l1_address(uint64_t addr) { return (addr & 0xFFFFFFFF) < NOC_REG_SPACE_START_ADDR; }
+inline constexpr uint32_t get_num_dram_banks() { return NUM_DRAM_BANKS; }
 
 namespace ckernel {
 
@@ -481,6 +482,34 @@ FORCE_INLINE void noc_async_read_one_packet_with_state_with_trid(uint32_t src_ba
   slot(kReadTrid + nocsel(noc)) = trid;
   ZYX_API.noc_read(slot(kReadHi + nocsel(noc)) | uint32_t(src_base_addr + src_addr), dest_addr,
                    static_cast<uint32_t>(slot(kReadSize + nocsel(noc))));
+}
+// Reads of a DRAM-sharded tensor: *_set_state keeps bank bank_id's NOC
+// coordinates and the page size and returns the bank's address of
+// bank_base_address (the same in every bank here); *_with_state reads the
+// page at src_base_addr + src_addr of that bank into dest_addr.
+template <bool use_vc = false>
+FORCE_INLINE uint32_t noc_async_read_tile_dram_sharded_set_state(uint32_t bank_base_address, uint32_t page_size,
+                                                                 uint32_t bank_id = 0, const uint32_t = 0,
+                                                                 uint8_t noc = noc_index) {
+  noc_async_read_one_packet_set_state(get_noc_addr_from_bank_id<true>(bank_id, bank_base_address), page_size, 0, noc);
+  return bank_base_address;
+}
+FORCE_INLINE void noc_async_read_tile_dram_sharded_with_state(uint32_t src_base_addr, uint32_t src_addr,
+                                                              uint32_t dest_addr, uint32_t trid = 0,
+                                                              uint8_t noc = noc_index) {
+  (void)trid;
+  using namespace zyx_emu_detail;
+  ZYX_API.noc_read(slot(kReadHi + nocsel(noc)) | uint32_t(src_base_addr + src_addr), dest_addr,
+                   static_cast<uint32_t>(slot(kReadSize + nocsel(noc))));
+}
+FORCE_INLINE void noc_async_read_tile_dram_sharded_set_trid(uint32_t trid = 0, uint8_t noc = noc_index) {
+  noc_async_read_set_trid(trid, noc);
+}
+template <bool skip_ptr_update = false>
+FORCE_INLINE void noc_async_read_tile_dram_sharded_with_state_with_trid(uint32_t src_base_addr, uint32_t src_addr,
+                                                                        uint32_t dest_addr, uint32_t trid = 0,
+                                                                        uint8_t noc = noc_index) {
+  noc_async_read_one_packet_with_state_with_trid(src_base_addr, src_addr, dest_addr, trid, noc);
 }
 FORCE_INLINE void noc_async_read_barrier_with_trid(uint32_t trid, uint8_t = noc_index) {
   if (trid > NOC_MAX_TRANSACTION_ID) ZYX_API.fail("noc_async_read_barrier_with_trid: transaction id is beyond 0xF");

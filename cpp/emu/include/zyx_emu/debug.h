@@ -82,6 +82,16 @@ struct TileSlice {
 };
 #define TSLICE TileSlice
 
+// DPRINT << RAISE{s} raises signal s (0-31) of this core; DPRINT << WAIT{s}
+// waits until another processor of the core has raised it, which orders
+// their prints as on a card.
+struct RAISE {
+  uint32_t signal;
+};
+struct WAIT {
+  uint32_t signal;
+};
+
 // DEVICE_PRINT's typed values.
 struct bf16_t {
   uint16_t val;
@@ -229,6 +239,16 @@ class Printer {
     return *this;
   }
   Printer& operator<<(const TileSlice& ts);
+  Printer& operator<<(RAISE r) {
+    auto* w = static_cast<volatile uint32_t*>(ZYX_API.l1_range(ZYX_EMU_L1_SIGNALS_OFFSET + 4 * (r.signal & 31), 4, "RAISE"));
+    __atomic_store_n(const_cast<uint32_t*>(w), 1u, __ATOMIC_RELEASE);
+    return *this;
+  }
+  Printer& operator<<(WAIT w) {
+    if (len_) flush();  // what came before the wait is printed before it
+    ZYX_API.wait_word(ZYX_EMU_L1_SIGNALS_OFFSET + 4 * (w.signal & 31), 0, 2);
+    return *this;
+  }
 
   // ---- the format form (DEVICE_PRINT, DPRINT(...)) ----
   template <class... Args>
@@ -549,7 +569,38 @@ inline Printer& Printer::operator<<(const TileSlice& ts) {
   return *this;
 }
 
+// Prints a DST register tile (dprint_tensix_dest_reg): 32 rows of 32.
+inline void print_dst_tile(uint32_t tile) {
+  uint32_t is_int = 0;
+  const uint32_t* t = ZYX_API.dst_tile(tile, &is_int);
+  Printer p;
+  for (int r = 0; r < 32; r++) {
+    for (int c = 0; c < 32; c++) {
+      uint32_t v = t[((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15) * 16 + (c & 15)];
+      if (c) p << ' ';
+      if (is_int) {
+        p << static_cast<int32_t>(v);
+      } else {
+        float f;
+        std::memcpy(&f, &v, 4);
+        p << f;
+      }
+    }
+    p << Endl{};
+  }
+}
+
 }  // namespace zyx_emu_detail
+
+// Prints all of tile tile_id of a circular buffer at its read pointer, row
+// by row (dprint_pages.h); untilize: in row-major order instead of the
+// four-face order.
+inline void print_full_tile(uint32_t cb_id, uint32_t tile_id = 0, bool untilize = false) {
+  ::zyx_emu_detail::Printer{} << TileSlice(static_cast<uint8_t>(cb_id), static_cast<int>(tile_id), SliceRange::hw_all(),
+                                           TSLICE_INPUT_CB, TSLICE_RD_PTR, true, untilize);
+}
+// Prints DST tile tile_id as the compute kernel's DST holds it (dprint_tensix.h).
+inline void dprint_tensix_dest_reg(int tile_id = 0) { ::zyx_emu_detail::print_dst_tile(static_cast<uint32_t>(tile_id)); }
 
 // ---- DPRINT ----
 #define DPRINT ::zyx_emu_detail::Printer{}

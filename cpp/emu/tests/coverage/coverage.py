@@ -66,9 +66,10 @@ def build_tu(entries, style, dataflow):
     lines.append("#define ZYX_EMU_SECTION_%s 1" % ("DATAFLOW" if dataflow else "COMPUTE"))
     if dataflow:
         # compile-time args as the kernel builder defines them: an interleaved
-        # DRAM tensor accessor's flags word (2) at index 0
-        lines.append("#define ZYX_EMU_NUM_COMPILE_ARGS 4")
-        lines.append("#define ZYX_EMU_COMPILE_ARGS 2u, 0u, 0u, 0u")
+        # DRAM tensor accessor (flags 2, aligned page size 2048) at index 0,
+        # and a named arg "n"
+        lines.append("#define KERNEL_COMPILE_TIME_ARGS 2, 2048, 0, 0")
+        lines.append('#define KERNEL_COMPILE_TIME_ARG_MAP {"n", 1u}')
     lines.append("#include <array>")
     lines.append("#include <cstdint>")
     headers = []
