@@ -9,6 +9,7 @@
 
 void test_dataflow_builder(const std::string& cache);
 void test_dataflow_l1(const std::string& cache);
+void test_dataflow_noc(const std::string& cache);
 
 int main(int argc, char** argv) {
   if (argc < 3) {
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
   std::map<std::string, std::function<void(const std::string&)>> groups = {
       {"builder", test_dataflow_builder},
       {"l1", test_dataflow_l1},
+      {"noc", test_dataflow_noc},
   };
   auto it = groups.find(group);
   if (it == groups.end()) {
