@@ -10,6 +10,7 @@
 void test_dataflow_builder(const std::string& cache);
 void test_dataflow_l1(const std::string& cache);
 void test_dataflow_noc(const std::string& cache);
+void test_dataflow_debug(const std::string& cache);
 
 int main(int argc, char** argv) {
   if (argc < 3) {
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
       {"builder", test_dataflow_builder},
       {"l1", test_dataflow_l1},
       {"noc", test_dataflow_noc},
+      {"debug", test_dataflow_debug},
   };
   auto it = groups.find(group);
   if (it == groups.end()) {
