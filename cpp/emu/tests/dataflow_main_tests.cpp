@@ -11,6 +11,7 @@ void test_dataflow_builder(const std::string& cache);
 void test_dataflow_l1(const std::string& cache);
 void test_dataflow_noc(const std::string& cache);
 void test_dataflow_debug(const std::string& cache);
+void test_dataflow_includes(const std::string& cache);
 
 int main(int argc, char** argv) {
   if (argc < 3) {
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
       {"l1", test_dataflow_l1},
       {"noc", test_dataflow_noc},
       {"debug", test_dataflow_debug},
+      {"includes", test_dataflow_includes},
   };
   auto it = groups.find(group);
   if (it == groups.end()) {
