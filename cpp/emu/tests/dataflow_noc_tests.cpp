@@ -458,6 +458,162 @@ void test_objects(DeviceLayer& layer) {
   layer.free(dst);
 }
 
+
+// The rest of the listed calls, each with a result the host checks:
+// common args and their L1 address, the address generators' page reads and
+// writes, circular-buffer queries, noc_semaphore_set, TensorAccessor page
+// calls, get_noc_addr with an accessor.
+const char* kSweep = R"(
+#include "dataflow_api.h"
+void kernel_main() {
+  const uint32_t src = get_common_arg_val<uint32_t>(0), out = get_common_arg_val<uint32_t>(1);
+  volatile uint32_t* w = reinterpret_cast<volatile uint32_t*>(get_write_ptr(1));
+  w[0] = *reinterpret_cast<volatile uint32_t*>(get_common_arg_addr(1)) == out;
+  // Page 5 of src (64-byte pages) through each generator into cb 0, then to
+  // page 7 of out through each generator; out page 9 from the accessor.
+  InterleavedAddrGen<true> g{.bank_base_address = src, .page_size = 64};
+  InterleavedAddrGenFast<true> gf{.bank_base_address = src, .page_size = 64, .data_format = DataFormat::UInt32};
+  InterleavedPow2AddrGenFast<true> gp{.bank_base_address = src, .log_base_2_of_page_size = 6};
+  InterleavedAddrGen<true> og{.bank_base_address = out, .page_size = 64};
+  InterleavedAddrGenFast<true> ogf{.bank_base_address = out, .page_size = 64, .data_format = DataFormat::UInt32};
+  uint32_t l1 = get_write_ptr(0);
+  noc_async_read_page(5, g, l1);
+  noc_async_read_tile(5, gf, l1 + 64);
+  noc_async_read(gp.get_noc_addr(5), l1 + 128, 64);
+  noc_async_read(get_dram_noc_addr(5, 64, src), l1 + 192, 64);
+  noc_async_read_barrier();
+  w[1] = 0;
+  for (int i = 0; i < 64; i++) w[1] += reinterpret_cast<volatile uint32_t*>(l1)[i];  // four copies
+  noc_async_write_page(7, og, l1);
+  noc_async_write_tile(8, ogf, l1 + 64, noc_index);
+  noc_async_write_page(6, og, l1 + 128, 32);  // the first 32 bytes only
+  constexpr auto oa = TensorAccessorArgs<0>();
+  const auto acc = TensorAccessor(oa, out, 64);
+  noc_async_write_page(9, acc, l1 + 192);
+  w[2] = get_noc_addr(9, acc) == acc.get_noc_addr(9);
+  noc_async_write_barrier();
+  // Circular-buffer queries on cb 0 (2 pages of 256 bytes).
+  w[3] = cb_pages_reservable_at_back(0, 2), w[4] = cb_pages_available_at_front(0, 1);
+  cb_reserve_back(0, 1);
+  cb_push_back(0, 1);
+  w[5] = cb_pages_available_at_front(0, 1), w[6] = cb_pages_reservable_at_back(0, 2);
+  CircularBuffer cb(0);
+  w[7] = cb.pages_available_at_front(1), w[8] = cb.get_tile_size(), w[9] = static_cast<uint32_t>(get_dataformat(0));
+  w[10] = get_tile_size(0);
+  volatile uint32_t* sem = reinterpret_cast<volatile uint32_t*>(get_semaphore(6));
+  noc_semaphore_set(sem, 77);
+  w[11] = *sem;
+  noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(uintptr_t(get_semaphore(6) & 0x1fffff)), 78);  // a plain offset
+  w[12] = *sem;
+  constexpr SliceRange r = SliceRange::hw0_32_16();
+  w[13] = r.h1 * 100 + r.hs;
+  noc_async_write(get_write_ptr(1), get_noc_addr_from_bank_id<true>(0, out), 64);
+}
+)";
+
+void test_sweep(DeviceLayer& layer) {
+  GroupProgram p;
+  p.name = "sweep";
+  p.params = {P("src", "global", "u32"), P("out", "global_mut", "u32")};
+  p.reader.source = kSweep;
+  p.reader.compile_args = {L("accessor", 1)};
+  p.reader.common_args = {L("buffer_addr", 0), L("buffer_addr", 1)};
+  p.cbs = {CB(0, "UInt32", 256, 2), CB(1, "UInt32", 64, 1)};
+  std::vector<uint32_t> in(24 * 16);
+  for (uint32_t i = 0; i < in.size(); i++) in[i] = i * 5 + 1;
+  uint64_t src = upload(layer, in, 64);
+  uint64_t out = upload(layer, std::vector<uint32_t>(24 * 16, 0xABABABABu), 64);
+  layer.run(layer.compile(one_group_program(p, 1, 1)), {Buf(src), Buf(out)}, false);
+  auto got = download<uint32_t>(layer, out, 24 * 16);
+  uint32_t page_sum = 0;
+  for (uint32_t i = 0; i < 16; i++) page_sum += in[5 * 16 + i];
+  CHECK_EQ(got[0], 1u);
+  CHECK_EQ(got[1], 4 * page_sum);
+  CHECK_EQ(got[2], 1u);
+  CHECK_EQ(got[3], 1u);
+  CHECK_EQ(got[4], 0u);
+  CHECK_EQ(got[5], 1u);
+  CHECK_EQ(got[6], 0u);
+  CHECK_EQ(got[7], 1u);
+  CHECK_EQ(got[8], 256u);
+  CHECK_EQ(got[9], 24u);  // UInt32
+  CHECK_EQ(got[10], 256u);
+  CHECK_EQ(got[11], 77u);
+  CHECK_EQ(got[12], 78u);
+  CHECK_EQ(got[13], 3216u);
+  for (uint32_t pg : {7u, 8u, 9u})
+    for (uint32_t i = 0; i < 16; i++) CHECK_EQ(got[pg * 16 + i], in[5 * 16 + i]);
+  for (uint32_t i = 0; i < 16; i++) CHECK_EQ(got[6 * 16 + i], i < 8 ? in[5 * 16 + i] : 0xABABABABu);
+  layer.free(src);
+  layer.free(out);
+}
+
+// The object API's multicast and stateful writes: core 0 of a 1x3 row sends
+// to the other two with Noc::async_write_multicast (MulticastEndpoint and a
+// CircularBuffer destination), Noc::inline_dw_write, Semaphore::set_multicast
+// and inc_multicast; each core then writes its results to DRAM with
+// set_async_write_state / async_write_with_state.
+const char* kObjectsMcast = R"(
+#include "api/dataflow/noc.h"
+#include "api/dataflow/endpoints.h"
+#include "experimental/noc_semaphore.h"
+void kernel_main() {
+  const uint32_t out = get_arg_val<uint32_t>(0), core = get_arg_val<uint32_t>(1);
+  const uint32_t x0 = get_arg_val<uint32_t>(2), y0 = get_arg_val<uint32_t>(3);
+  Noc noc;
+  CircularBuffer cb(0);
+  volatile uint32_t* b = reinterpret_cast<volatile uint32_t*>(cb.get_write_ptr());
+  for (int i = 0; i < 16; i++) b[i] = core == 0 ? 0x700 + i : 0;
+  experimental::Semaphore<> ready(0), got(1), count(2);
+  if (core == 0) {
+    ready.wait(2);
+    noc.async_write_multicast(cb, MulticastEndpoint{}, 32, 2, {},
+                              {.noc_x_start = x0 + 1, .noc_y_start = y0, .noc_x_end = x0 + 2, .noc_y_end = y0,
+                               .addr = cb.get_write_ptr() + 32});
+    noc.async_write_multicast<NocOptions::MCAST_INCL_SRC>(cb, cb, 16, 3, {},
+                              {.noc_x_start = x0, .noc_y_start = y0, .noc_x_end = x0 + 2, .noc_y_end = y0,
+                               .offset_bytes = 48});
+    noc.inline_dw_write(UnicastEndpoint{}, 0x5151u, {.noc_x = x0 + 2, .noc_y = y0, .addr = cb.get_write_ptr() + 60});
+    noc.async_write_barrier();
+    count.inc_multicast(noc, x0 + 1, y0, x0 + 2, y0, 4, 2);
+    got.set(1);
+    got.set_multicast(noc, x0 + 1, y0, x0 + 2, y0, 2);
+  } else {
+    ready.up(noc, x0, y0, 1);
+    got.wait(1);
+  }
+  b[14] = *reinterpret_cast<volatile uint32_t*>(get_semaphore(2));
+  // Results: 64 bytes per core, written as 2 stateful 32-byte writes.
+  const auto d = AllocatorBank<AllocatorBankType::DRAM>{};
+  noc.set_async_write_state(d, 32, {.bank_id = 0, .addr = out});
+  noc.async_write_with_state(cb, d, 32, {}, {.bank_id = 0, .addr = out + 64 * core});
+  noc.async_write_with_state(cb, d, 32, {.offset_bytes = 32}, {.bank_id = 0, .addr = out + 64 * core + 32});
+  noc.async_write_barrier();
+}
+)";
+
+void test_objects_mcast(DeviceLayer& layer) {
+  GroupProgram p;
+  p.name = "objects_mcast";
+  p.params = {P("out", "global_mut", "u32")};
+  p.reader.source = kObjectsMcast;
+  p.reader.runtime_args = {L("buffer_addr", 0), L("core_index"), CoreNoc(true, 2, 1), CoreNoc(false, 2, 1)};
+  p.cbs = {CB(0, "UInt32", 64, 1)};
+  p.semaphores = {{0, 0}, {1, 0}, {2, 0}};
+  uint64_t out = layer.alloc(3 * 64, dram_spec(3 * 64), nullptr);
+  layer.run(layer.compile(one_group_program(p, 1, 3, 2, 1)), {Buf(out)}, false);
+  auto got = download<uint32_t>(layer, out, 3 * 16);
+  for (uint32_t c = 0; c < 3; c++) {
+    const uint32_t* w = &got[c * 16];
+    for (uint32_t i = 0; i < 8; i++) CHECK_EQ(w[i], c == 0 ? 0x700 + i : 0u);         // not overwritten
+    for (uint32_t i = 8; i < 12; i++) CHECK_EQ(w[i], c == 0 ? 0x700 + i : 0x700 + i - 8);  // mcast, not self
+    for (uint32_t i = 12; i < 14; i++) CHECK_EQ(w[i], 0x700 + i - 12);                 // loopback mcast
+    CHECK_EQ(w[14], c == 0 ? 0u : 4u);                                                  // inc_multicast
+    CHECK_EQ(w[15], c == 2 ? 0x5151u : 0x703u);  // inline write over the loopback word
+  }
+  layer.free(out);
+}
+
 }  // namespace
 
 void test_dataflow_noc(const std::string& cache) {
@@ -466,4 +622,6 @@ void test_dataflow_noc(const std::string& cache) {
   test_multicast(*layer);
   test_misc(*layer);
   test_objects(*layer);
+  test_sweep(*layer);
+  test_objects_mcast(*layer);
 }

@@ -18,6 +18,9 @@
 #ifndef ZYX_EMU_PROCESSOR
 #define ZYX_EMU_PROCESSOR 0
 #endif
+#ifndef NOC_INDEX
+#define NOC_INDEX 0
+#endif
 
 namespace zyx_emu_detail {
 
