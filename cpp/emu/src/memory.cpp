@@ -245,11 +245,11 @@ Geometry make_geometry(const BufferSpec& spec, uint64_t size, const Board& b, co
   bool dram = spec.placement == Placement::Dram;
   if (spec.placement != Placement::Dram && spec.placement != Placement::L1) throw bad("unknown placement");
   if (spec.page_size == 0) throw bad("page_size must be > 0");
-  g.aligned_page = align_up(spec.page_size, dram ? b.dram_alignment : b.l1_alignment);
   uint64_t room = dram ? b.dram_bank_size : b.l1_size - b.l1_unreserved_base;
   if (spec.page_size > room)
     throw bad("page_size " + std::to_string(spec.page_size) + " exceeds the " + (dram ? "DRAM bank" : "free L1") +
               " size (" + std::to_string(room) + " bytes)");
+  g.aligned_page = align_up(spec.page_size, dram ? b.dram_alignment : b.l1_alignment);
   if (spec.layout == BufferLayout::Interleaved) {
     if (spec.shard) throw bad("shard is only for sharded layouts");
     g.units = dram ? b.dram_banks : b.cores();
@@ -265,7 +265,7 @@ Geometry make_geometry(const BufferSpec& spec, uint64_t size, const Board& b, co
   if (s.orientation != ShardOrientation::RowMajor && s.orientation != ShardOrientation::ColMajor)
     throw bad("unknown shard.orientation");
   uint64_t tensor_pages = uint64_t(s.tensor[0]) * s.tensor[1];
-  if (size > 0 && tensor_pages < (size + spec.page_size - 1) / spec.page_size)
+  if (size > 0 && tensor_pages < size / spec.page_size + (size % spec.page_size != 0))
     throw bad("shard.tensor [" + std::to_string(s.tensor[0]) + ", " + std::to_string(s.tensor[1]) + "] holds " +
               std::to_string(tensor_pages) + " pages of " + std::to_string(spec.page_size) + " bytes, fewer than the " +
               std::to_string(size) + "-byte buffer needs");
@@ -329,7 +329,7 @@ uint64_t DeviceMemory::alloc(uint64_t size, const BufferSpec& spec, uint64_t* ad
   auto b = std::make_shared<Buffer>();
   b->geo = make_geometry(spec, size, board_, "alloc");
   b->size = size;
-  b->pages = (size + spec.page_size - 1) / spec.page_size;
+  b->pages = size / spec.page_size + (size % spec.page_size != 0);
   bool dram = spec.placement == Placement::Dram;
   uint64_t room = dram ? board_.dram_bank_size : board_.l1_size - board_.l1_unreserved_base;
   uint64_t units = b->geo.sharded() ? b->geo.shards : b->geo.units;

@@ -951,6 +951,42 @@ void kernel_main() {
   std::printf("  include files beside the kernels; cache key over includes and named args: pass\n");
 }
 
+// Compile args that read a variable are resolved at the run and built once
+// per distinct value; const ones are built at compile.
+void test_param_compile_args(const std::string& parent) {
+  std::string cache = parent + "/param-test-" + std::to_string(getpid());
+  auto layer = make_emu_layer("n150", 0, cache);
+  ProgramDesc p;
+  p.name = "param_compile_args";
+  p.params = {P("out", "global_mut", "u32"), P("k", "variable", "u32")};
+  KernelDesc k = kernel("scale", Processor::Riscv0, one_core(0, 0), R"(
+#include "dataflow_api.h"
+void kernel_main() {
+  constexpr uint32_t k = get_compile_time_arg_val(0), base = get_compile_time_arg_val(1);
+  static_assert(k < 1000000, "a compile-time constant");
+  volatile tt_l1_ptr uint32_t* w = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(0));
+  w[0] = k * base;
+  noc_async_write(get_write_ptr(0), get_noc_addr(0u, 0u, get_arg_val<uint32_t>(0)), 64);
+  noc_async_write_barrier();
+}
+)");
+  k.compile_args = entries({L("param", 1), C(10)});
+  runtime(k, one_core(0, 0), {L("buffer_addr", 0)});
+  p.kernels = {k};
+  p.cbs = {cb_config(one_core(0, 0), 64, {cb_index(0, DataFormat::UInt32, 64)})};
+  uint64_t out = layer->alloc(64, dram_spec(64), nullptr);
+  uint64_t prog = layer->compile(p);
+  CHECK_EQ(count_objects(cache), size_t(0));  // nothing to build before the values are known
+  for (uint32_t v : {3u, 4u, 3u, 7u}) {
+    layer->run(prog, {Buf(out), Val(v)}, false);
+    CHECK_EQ(download<uint32_t>(*layer, out, 1)[0], v * 10);
+  }
+  CHECK_EQ(count_objects(cache), size_t(3));
+  std::string cmd = "rm -rf '" + cache + "'";
+  CHECK(std::system(cmd.c_str()) == 0);
+  std::printf("  compile args from variables: built at the run, once per value: pass\n");
+}
+
 // ---- wrong programs --------------------------------------------------------------
 
 void test_model_errors(DeviceLayer& layer) {
@@ -1148,6 +1184,7 @@ void test_model(const std::string& cache) {
   test_small_and_single_pages(*layer);
   test_coordinates(*layer);
   test_include_files(cache);
+  test_param_compile_args(cache);
   test_model_errors(*layer);
   // Blackhole: 8 DRAM banks, 64-byte DRAM alignment, a 10x13 grid.
   auto bh = make_emu_layer("p150a", 0, cache);

@@ -41,23 +41,48 @@ std::vector<double> widen(const std::vector<uint16_t>& v) {
   return out;
 }
 
-void loopback(DeviceLayer& layer, const DeviceDesc& d) {
+// The 2023 revision of the loopback kernel: whole-buffer single-page DRAM
+// buffers addressed by their bank's NOC coordinates, an L1 buffer as large.
+void loopback_2023(DeviceLayer& layer, const std::string& source) {
+  const uint32_t tiles = 50, bytes = tiles * 2048;
+  auto in = bf16_random(tiles * 1024, -100, 100, 1);
+  uint64_t src_id = upload(layer, in, bytes);
+  uint64_t dst_id = layer.alloc(bytes, dram_spec(bytes), nullptr);
+  uint64_t l1_id = layer.alloc(bytes, l1_spec(bytes), nullptr);
+  GroupProgram p;
+  p.name = "ttmetal_loopback_2023";
+  p.params = {P("src", "global", "bf16"), P("dst", "global_mut", "bf16"), P("l1", "global_mut", "bf16")};
+  p.reader.source = source;
+  p.reader.runtime_args = {L("buffer_addr", 2),        L("buffer_addr", 0),        Bank("bank_noc_x", 0, 0),
+                           Bank("bank_noc_y", 0, 0),    L("buffer_addr", 1),        Bank("bank_noc_x", 1, 0),
+                           Bank("bank_noc_y", 1, 0),    L("buffer_size", 0)};
+  layer.run(layer.compile(one_group_program(p, 1, 1)), {Buf(src_id), Buf(dst_id), Buf(l1_id)}, false);
+  CHECK(download<uint16_t>(layer, dst_id, in.size()) == in);
+  CHECK(download<uint16_t>(layer, l1_id, in.size()) == in);
+  for (uint64_t id : {src_id, dst_id, l1_id}) layer.free(id);
+  std::printf("  loopback (2023 revision, bank NOC coordinates): pass (%u tiles)\n", tiles);
+}
+
+void loopback(DeviceLayer& layer) {
+  std::string source = src("loopback/kernels/loopback_dram_copy.cpp");
+  if (source.find("dram_src_noc_x") != std::string::npos) return loopback_2023(layer, source);
   const uint32_t tiles = 50;
   auto in = bf16_random(tiles * 1024, -100, 100, 1);
   uint64_t src_id = upload(layer, in, 2048);
   uint64_t dst_id = layer.alloc(in.size() * 2, dram_spec(2048), nullptr);
+  // l1_buffer_addr: a one-tile L1 buffer, as the host allocates.
+  uint64_t l1_id = layer.alloc(2048, l1_spec(2048), nullptr);
   GroupProgram p;
   p.name = "ttmetal_loopback";
-  p.params = {P("src", "global", "bf16"), P("dst", "global_mut", "bf16")};
-  p.reader.source = src("loopback/kernels/loopback_dram_copy.cpp");
-  // l1_buffer_addr: a scratch tile in L1 (the host allocates an L1 buffer).
-  p.reader.runtime_args = {C(static_cast<uint32_t>(d.l1_unreserved_base)), L("buffer_addr", 0), L("buffer_addr", 1),
-                           L("buffer_pages", 0)};
+  p.params = {P("src", "global", "bf16"), P("dst", "global_mut", "bf16"), P("l1", "global_mut", "bf16")};
+  p.reader.source = source;
+  p.reader.runtime_args = {L("buffer_addr", 2), L("buffer_addr", 0), L("buffer_addr", 1), L("buffer_pages", 0)};
   p.compute.source = kEmpty;
   p.writer.source = kEmpty;
-  layer.run(layer.compile(one_group_program(p, 1, 1)), {Buf(src_id), Buf(dst_id)}, false);
+  layer.run(layer.compile(one_group_program(p, 1, 1)), {Buf(src_id), Buf(dst_id), Buf(l1_id)}, false);
   auto out = download<uint16_t>(layer, dst_id, in.size());
   CHECK(out == in);
+  for (uint64_t id : {src_id, dst_id, l1_id}) layer.free(id);
   std::printf("  loopback: pass (%u tiles)\n", tiles);
 }
 
@@ -289,7 +314,7 @@ void test_ttmetal(const std::string& cache) {
   }
   using Fn = std::function<void(DeviceLayer&)>;
   const std::vector<std::pair<std::string, Fn>> examples = {
-      {"loopback", [](DeviceLayer& l) { loopback(l, l.describe()); }},
+      {"loopback", loopback},
       {"eltwise_binary", eltwise_binary},
       {"eltwise_sfpu", eltwise_sfpu},
       {"matmul_single_core", matmul_single_core},
