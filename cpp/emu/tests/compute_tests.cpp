@@ -1226,6 +1226,27 @@ void test_typecasts(DeviceLayer& layer) {
   }
 }
 
+// dropout: about the asked fraction is dropped, the rest scaled.
+void test_dropout(DeviceLayer& layer) {
+  auto x = randf(1024, 0.5, 2, 71);
+  Run r;
+  r.formats = {"Float32"};
+  r.inputs = {f32_bytes(x)};
+  r.compute = kUnary;
+  r.defines = {{"INIT", "dropout_tile_init(7)"}, {"CASES", "case 0: { dropout_tile(0, p0, p1); break; }"}};
+  r.args = {0, uint32_t(0.3 * 2147483647.0), fb(1.0f / 0.7f), 0};
+  auto got = bytes_f32(run(layer, r));
+  int dropped = 0;
+  for (int i = 0; i < 1024; i++) {
+    if (got[i] == 0) {
+      dropped++;
+    } else if (std::fabs(got[i] - x[i] / 0.7f) > 1e-5f * std::fabs(got[i])) {
+      throw Failure("dropout element " + std::to_string(i) + " is neither dropped nor scaled");
+    }
+  }
+  if (dropped < 240 || dropped > 375) throw Failure("dropout dropped " + std::to_string(dropped) + " of 1024 (p 0.3)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1254,7 +1275,7 @@ int main(int argc, char** argv) {
       {"sfpu_binary", test_sfpu_binary},
       {"formats", [](DeviceLayer& l) { test_formats(l); test_typecasts(l); }},
       {"tilize", test_tilize},
-      {"misc", [](DeviceLayer& l) { test_misc(l); test_moreh(l); test_reduce_scalers(l); }},
+      {"misc", [](DeviceLayer& l) { test_misc(l); test_moreh(l); test_reduce_scalers(l); test_dropout(l); }},
       {"matmul_bfp8", test_matmul_bfp8},
       {"examples", test_example_bundles},
   };
