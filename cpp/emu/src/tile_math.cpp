@@ -726,7 +726,7 @@ void api_unary_bcast(uint32_t bcast, uint32_t cb, uint32_t t, uint32_t dst) {
 
 void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_t p2) {
   ComputeState& cs = core().cstate;
-  if (op == ZYX_SU_RAND && dst == 0xffffffffu) {  // rand_tile_init(seed)
+  if (op == ZYX_SU_RAND && dst == 0xffffffffu) {  // rand_tile_init / dropout_tile_init(seed)
     cs.rand_state = 0x9e3779b97f4a7c15ull ^ (uint64_t(p0) << 17) ^ (uint64_t(core().index) << 40);
     if (!cs.rand_state) cs.rand_state = 1;
     return;
@@ -987,7 +987,7 @@ void api_welford(uint32_t op, uint32_t dst, uint32_t a, uint32_t b, const uint32
       mark(dst + 1, op == ZYX_WF_SAVE ? DstKind::F32 : k);
       return;
     }
-    case ZYX_WF_RESTORE: {
+    case ZYX_WF_RESTORE: {  // (TO_FACE, the raw layout, is not emulated)
       const uint32_t* mt = dst_tile(dst);
       const uint32_t* vt = dst_tile(dst + 1);
       for (int c = 0; c < 32; c++) cs.wf_mean[c] = u2f(mt[fidx(0, c)]), cs.wf_m2[c] = u2f(vt[fidx(0, c)]);

@@ -1096,6 +1096,157 @@ void test_example_bundles(DeviceLayer& layer) {
   }
 }
 
+// ---- reduce with scalers (AVG as SUM times 1/N), reduce_block_max_row ----
+
+const char* kReduce2 = R"(
+#include "api/compute/reduce.h"
+#include "api/compute/reduce_custom.h"
+void kernel_main() {
+  compute_kernel_hw_startup(0, 1, 16);
+  cb_wait_front(0, 2);
+  cb_wait_front(1, 1);
+  tile_regs_acquire();
+#ifdef BLOCK_MAX
+  reduce_block_max_row_init<2>();
+  reduce_block_max_row<2>(0, 1, 0, 0);
+  reduce_block_max_row_uninit();
+#else
+  reduce_init<PoolType::AVG, DIM>(0, 1, 16);
+  reduce_tile<PoolType::AVG, DIM>(0, 1, 0, 0, 0);
+  reduce_tile<PoolType::AVG, DIM>(0, 1, 1, 0, 0);
+  reduce_uninit();
+#endif
+  tile_regs_commit();
+  tile_regs_wait();
+  cb_reserve_back(16, 1);
+  pack_tile(0, 16);
+  cb_push_back(16, 1);
+  tile_regs_release();
+}
+)";
+
+void test_reduce_scalers(DeviceLayer& layer) {
+  auto x = randf(2048, -3, 3, 51);
+  for (std::string dim : {"REDUCE_ROW", "REDUCE_COL", "REDUCE_SCALAR", "BLOCK_MAX"}) {
+    // AVG over two tiles: the scaler is 1/N of the reduced count (1/sqrt(N)
+    // twice for SCALAR as tt-metal documents; here one 1/N scaler suffices).
+    double n = dim == "REDUCE_SCALAR" ? 2048 : 64;
+    float sc = dim == "BLOCK_MAX" ? 1.0f : static_cast<float>(1.0 / n);
+    std::vector<float> scaler(1024, sc);
+    Run r;
+    r.formats = {"Float32", "Float32"};
+    r.inputs = {f32_bytes(x), f32_bytes(scaler)};
+    r.compute = kReduce2;
+    if (dim == "BLOCK_MAX")
+      r.defines = {{"BLOCK_MAX", "1"}};
+    else
+      r.defines = {{"DIM", "ReduceDim::" + dim}};
+    auto got = bytes_f32(run(layer, r));
+    std::vector<double> g(got.begin(), got.end()), w(1024, 0.0);
+    for (int rr = 0; rr < 32; rr++)
+      for (int cc = 0; cc < 32; cc++)
+        for (int t = 0; t < 2; t++) {
+          double v = x[t * 1024 + fi(rr, cc)];
+          if (dim == "REDUCE_ROW") w[fi(rr, 0)] += v * sc;
+          if (dim == "REDUCE_COL") w[fi(0, cc)] += v * sc;
+          if (dim == "REDUCE_SCALAR") w[0] += v * sc;
+        }
+    if (dim == "BLOCK_MAX")
+      for (int rr = 0; rr < 32; rr++) {
+        double mx = -1e30;
+        for (int t = 0; t < 2; t++)
+          for (int cc = 0; cc < 32; cc++) mx = std::max(mx, double(x[t * 1024 + fi(rr, cc)]));
+        w[fi(rr, 0)] = mx;
+      }
+    check_close(g, w, 1e-5, 1e-5, "reduce " + dim);
+  }
+}
+
+// ---- typecast pairs through DST, packed to the target format ----
+
+void test_typecasts(DeviceLayer& layer) {
+  auto v = randf(1024, -100, 100, 61);
+  struct Case {
+    std::string in, out;
+  };
+  for (Case c : {Case{"Float32", "Int32"}, Case{"Float16_b", "Int32"}, Case{"Int32", "Float32"},
+                 Case{"Int32", "Float16_b"}, Case{"UInt16", "Float32"}, Case{"Float32", "UInt16"},
+                 Case{"Bfp8_b", "Float32"}, Case{"Float32", "Bfp8_b"}, Case{"Float32", "Bfp4_b"},
+                 Case{"Int8", "Float32"}, Case{"Float32", "Int8"}, Case{"UInt8", "Int32"}}) {
+    // input bytes and the exact values they hold
+    std::vector<double> held(1024);
+    std::vector<uint8_t> in(tile_bytes(c.in));
+    bool in_int = c.in == "Int32" || c.in == "UInt16" || c.in == "Int8" || c.in == "UInt8";
+    for (int i = 0; i < 1024; i++) {
+      double x = in_int ? std::nearbyint(v[i]) : v[i];
+      if (c.in == "UInt16" || c.in == "UInt8") x = std::fabs(x);
+      if (c.in == "Int8") x = std::max(-128.0, std::min(127.0, x));
+      float f = static_cast<float>(x);
+      if (c.in == "Float32") std::memcpy(&in[4 * i], &f, 4);
+      if (c.in == "Float16_b") { uint16_t h = to_bf16(f); std::memcpy(&in[2 * i], &h, 2); f = from_bf16(h); }
+      if (c.in == "Int32") { int32_t k = int32_t(x); std::memcpy(&in[4 * i], &k, 4); }
+      if (c.in == "UInt16") { uint16_t k = uint16_t(x); std::memcpy(&in[2 * i], &k, 2); }
+      if (c.in == "Int8") in[i] = uint8_t(int8_t(x));
+      if (c.in == "UInt8") in[i] = uint8_t(x);
+      held[i] = f;
+    }
+    if (c.in == "Bfp8_b") {
+      std::vector<float> dec(1024);
+      emu::bfp_pack_tile(v.data(), emu::Format::Bfp8_b, in.data());
+      emu::bfp_unpack_tile(in.data(), emu::Format::Bfp8_b, dec.data());
+      held.assign(dec.begin(), dec.end());
+    }
+    Run r;
+    r.formats = {c.in};
+    r.inputs = {in};
+    r.out_format = c.out;
+    r.compute = kCopy;
+    r.defines = {{"OP", "typecast_tile<(uint32_t)DataFormat::" + c.in + ", (uint32_t)DataFormat::" + c.out + ">(0)"}};
+    r.args = {1};
+    auto ob = run(layer, r);
+    std::vector<double> g(1024), w(1024);
+    for (int i = 0; i < 1024; i++) {
+      double h = held[i];
+      if (c.out == "Float32") { float f; std::memcpy(&f, &ob[4 * i], 4); g[i] = f; w[i] = float(h); }
+      if (c.out == "Int32") { int32_t k; std::memcpy(&k, &ob[4 * i], 4); g[i] = k; w[i] = std::nearbyint(h); }
+      if (c.out == "UInt16") { uint16_t k; std::memcpy(&k, &ob[2 * i], 2); g[i] = k; w[i] = std::max(0.0, std::nearbyint(h)); }
+      if (c.out == "Int8") { g[i] = int8_t(ob[i]); w[i] = std::max(-128.0, std::min(127.0, std::nearbyint(h))); }
+      if (c.out == "Float16_b") { uint16_t k; std::memcpy(&k, &ob[2 * i], 2); g[i] = from_bf16(k); w[i] = from_bf16(to_bf16(float(h))); }
+    }
+    if (c.out == "Bfp8_b" || c.out == "Bfp4_b") {
+      // DST holds the typecast result in bf16; the packer rounds it to the block format
+      std::vector<float> bf(1024);
+      for (int i = 0; i < 1024; i++) bf[i] = from_bf16(to_bf16(float(held[i])));
+      std::vector<uint8_t> want(tile_bytes(c.out));
+      emu::bfp_pack_tile(bf.data(), c.out == "Bfp8_b" ? emu::Format::Bfp8_b : emu::Format::Bfp4_b, want.data());
+      if (ob != want) throw Failure("typecast " + c.in + " -> " + c.out + ": packed bytes differ from the host packer");
+      continue;
+    }
+    check_close(g, w, 0, 0, "typecast " + c.in + " -> " + c.out);
+  }
+}
+
+// dropout: about the asked fraction is dropped, the rest scaled.
+void test_dropout(DeviceLayer& layer) {
+  auto x = randf(1024, 0.5, 2, 71);
+  Run r;
+  r.formats = {"Float32"};
+  r.inputs = {f32_bytes(x)};
+  r.compute = kUnary;
+  r.defines = {{"INIT", "dropout_tile_init(7)"}, {"CASES", "case 0: { dropout_tile(0, p0, p1); break; }"}};
+  r.args = {0, uint32_t(0.3 * 2147483647.0), fb(1.0f / 0.7f), 0};
+  auto got = bytes_f32(run(layer, r));
+  int dropped = 0;
+  for (int i = 0; i < 1024; i++) {
+    if (got[i] == 0) {
+      dropped++;
+    } else if (std::fabs(got[i] - x[i] / 0.7f) > 1e-5f * std::fabs(got[i])) {
+      throw Failure("dropout element " + std::to_string(i) + " is neither dropped nor scaled");
+    }
+  }
+  if (dropped < 240 || dropped > 375) throw Failure("dropout dropped " + std::to_string(dropped) + " of 1024 (p 0.3)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1122,9 +1273,9 @@ int main(int argc, char** argv) {
       {"copy", test_copy_transpose},
       {"sfpu_unary", test_sfpu_unary},
       {"sfpu_binary", test_sfpu_binary},
-      {"formats", test_formats},
+      {"formats", [](DeviceLayer& l) { test_formats(l); test_typecasts(l); }},
       {"tilize", test_tilize},
-      {"misc", [](DeviceLayer& l) { test_misc(l); test_moreh(l); }},
+      {"misc", [](DeviceLayer& l) { test_misc(l); test_moreh(l); test_reduce_scalers(l); test_dropout(l); }},
       {"matmul_bfp8", test_matmul_bfp8},
       {"examples", test_example_bundles},
   };

@@ -434,15 +434,7 @@ template <std::size_t N>
 ALWI void welford_finalize_to_row(uint32_t mean_dst_idx, uint32_t scale_idx, const std::array<uint32_t, N>& lut) {
   ZYX_API.welford(ZYX_WF_TO_ROW, mean_dst_idx, scale_idx, 0, lut.data(), N);
 }
-template <std::size_t N>
-ALWI void welford_finalize_to_face(uint32_t mean_dst_idx, uint32_t scale_idx, const std::array<uint32_t, N>& lut) {
-  ZYX_API.welford(ZYX_WF_TO_FACE, mean_dst_idx, scale_idx, 0, lut.data(), N);
-}
-template <std::size_t N>
-ALWI void welford_finalize_to_face(uint32_t mean_dst_idx, uint32_t group_id, uint32_t scale_idx,
-                                   const std::array<uint32_t, N>& lut) {
-  ZYX_API.welford(ZYX_WF_TO_FACE, mean_dst_idx, scale_idx, group_id, lut.data(), N);
-}
+// welford_finalize_to_face (the raw face layout) is not emulated.
 
 }  // namespace ckernel
 

@@ -209,7 +209,7 @@ ALWI void softplus_tile_init() {}
 ALWI void softplus_tile(uint32_t idst, uint32_t beta, uint32_t beta_reciprocal, uint32_t threshold) {
   zyx_emu_c::su(ZYX_SU_SOFTPLUS, idst, beta, beta_reciprocal, threshold);
 }
-ALWI void dropout_tile_init(uint32_t seed) { (void)seed; }
+ALWI void dropout_tile_init(uint32_t seed) { zyx_emu_c::su(ZYX_SU_RAND, 0xffffffffu, seed); }
 ALWI void dropout_tile(uint32_t idst, uint32_t probability, uint32_t scale_factor) {
   zyx_emu_c::su(ZYX_SU_DROPOUT, idst, probability, scale_factor);
 }
