@@ -733,8 +733,6 @@ void prepare_core_l1(uint8_t* l1, const Board& b) {
   std::memset(l1 + ZYX_EMU_L1_ZEROS_OFFSET, 0, ZYX_EMU_L1_ZEROS_SIZE);
   std::memset(l1 + ZYX_EMU_L1_SIGNALS_OFFSET, 0, 32 * 4);
   for (uint32_t s = 0; s < kSemaphoresPerCore; s++) std::memset(l1 + semaphore_offset(b, s), 0, 4);
-  // The rest of the 2 MiB window is not L1: touching it faults.
-  if (b.l1_size < L1Arena::kWindow) mprotect(l1 + b.l1_size, L1Arena::kWindow - b.l1_size, PROT_NONE);
 }
 
 // Compute functions live in tile_math.cpp.
