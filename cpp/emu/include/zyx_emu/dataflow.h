@@ -1357,18 +1357,6 @@ using ::Noc;
 using ::noc_traits_t;
 using ::Semaphore;
 using ::UnicastEndpoint;
-// The earlier argument structs of the experimental Noc calls.
-struct NocPageArgs {
-  uint32_t page_id = 0;
-  uint32_t offset_bytes = 0;
-};
-struct NocLocalArgs {
-  uint32_t offset_bytes = 0;
-};
-struct NocBankArgs {
-  uint32_t bank_id = 0;
-  uint32_t addr = 0;
-};
 }  // namespace experimental
 
 // The older helpers (dataflow_api.h of earlier tt-metal releases).
