@@ -14,18 +14,30 @@
 // workers together report a deadlock naming every blocked kernel of every
 // core, the run is cancelled, and each blocked wait then throws out of its
 // kernel, so no thread is left behind.
+//
+// The kernel API (this part of the file, down to "Runner"): the functions the
+// kernel objects call through the zyx_emu_api table, and the fault guard
+// that turns a bad pointer in kernel code into a run error.
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <system_error>
 #include <thread>
 
+#include "kernel_state.hpp"
 #include "runner.hpp"
 
 namespace zyx::emu {
@@ -65,7 +77,20 @@ static std::string where(const Fiber* f) {
   return s.str();
 }
 
+// The processor a section runs on, as DPRINT names it.
+static const char* processor_of(const Fiber* f, uint32_t tag) {
+  static const char* trisc[] = {"trisc0", "trisc1", "trisc2"};
+  if (tag >= 1 && tag <= 3) return trisc[tag - 1];
+  return processor_name(f->processor);
+}
+
 [[noreturn]] void kernel_fail(const std::string& msg) { throw Error("run_error", msg); }
+
+static std::string hex(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
 
 // ---- blocking --------------------------------------------------------------
 
@@ -113,88 +138,36 @@ static std::string describe_wait(const Fiber* f) {
   } else {
     s << " blocked";
   }
+  if (f->api.waypoint[0]) s << " (last waypoint " << f->api.waypoint << ")";
   return s.str();
 }
 
-// ---- API: arguments, circular buffers, NOC ---------------------------------
+// ---- API: arguments ---------------------------------------------------------
 
-static CircularBuffer& cb_of(uint32_t id) {
-  if (id >= 32) kernel_fail("circular buffer index " + std::to_string(id) + " is out of range (0-31)");
-  auto& cb = t_fiber->core->cbs[id];
-  if (!cb.configured) kernel_fail("circular buffer " + std::to_string(id) + " is not configured by the program");
-  return cb;
-}
-
+// Runtime and common args live in the core's reserved L1, as on a card, so
+// that get_arg_addr is an L1 address (a kernel may send its args over the NOC
+// or write them). Lists longer than a slot stay in host memory.
 static const uint32_t* api_args(uint32_t kind, uint32_t* count) {
-  const auto& v = kind == 0 ? t_fiber->args : t_fiber->common;
+  Fiber* f = t_fiber;
+  const auto& v = kind == 0 ? f->args : f->common;
   if (count) *count = static_cast<uint32_t>(v.size());
-  return v.data();
+  if (v.size() * 4 > ZYX_EMU_L1_ARGS_SLOT) return v.data();
+  uint32_t bit = kind == 0 ? 1 : 2;
+  auto* slot = reinterpret_cast<uint32_t*>(f->core->l1 + ZYX_EMU_L1_ARGS_OFFSET +
+                                           (2 * static_cast<uint32_t>(f->processor) + (kind ? 1 : 0)) * ZYX_EMU_L1_ARGS_SLOT);
+  if (!(f->api.args_in_l1 & bit)) {
+    if (!v.empty()) std::memcpy(slot, v.data(), v.size() * 4);
+    f->api.args_in_l1 |= bit;
+  }
+  return slot;
 }
 
-static void api_cb_reserve_back(uint32_t id, uint32_t pages) {
-  auto& cb = cb_of(id);
-  if (pages > cb.num_pages)
-    kernel_fail("cb_reserve_back(" + std::to_string(id) + ", " + std::to_string(pages) + "): the buffer has only " +
-                std::to_string(cb.num_pages) + " pages");
-  Wait w;
-  w.kind = Wait::CBBack, w.cb = id, w.pages = pages;
-  block_until(w);
-  cb.reserved = pages;
-}
+// ---- API: L1 ------------------------------------------------------------------
 
-static void api_cb_push_back(uint32_t id, uint32_t pages) {
-  auto& cb = cb_of(id);
-  if (cb.available() + pages > cb.num_pages)
-    kernel_fail("cb_push_back(" + std::to_string(id) + ", " + std::to_string(pages) + ") overflows the buffer (" +
-                std::to_string(cb.available()) + " of " + std::to_string(cb.num_pages) + " pages filled)");
-  cb.pushed += pages;
-  cb.wr_page = (cb.wr_page + pages) % cb.num_pages;
-  cb.pack_next = 0;
-  cb.reserved = 0;
+static uint32_t l1_va(const CoreState* core, uint64_t offset) {
+  return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(core->l1) + offset);
 }
-
-static void api_cb_wait_front(uint32_t id, uint32_t pages) {
-  auto& cb = cb_of(id);
-  if (pages > cb.num_pages)
-    kernel_fail("cb_wait_front(" + std::to_string(id) + ", " + std::to_string(pages) + "): the buffer has only " +
-                std::to_string(cb.num_pages) + " pages");
-  Wait w;
-  w.kind = Wait::CBFront, w.cb = id, w.pages = pages;
-  block_until(w);
-}
-
-static void api_cb_pop_front(uint32_t id, uint32_t pages) {
-  auto& cb = cb_of(id);
-  if (pages > cb.available() && cb.on_buffer && pages <= cb.num_pages)
-    cb.pushed += pages - cb.available();  // the buffer's own pages, never pushed
-  if (pages > cb.available())
-    kernel_fail("cb_pop_front(" + std::to_string(id) + ", " + std::to_string(pages) + ") pops more than the " +
-                std::to_string(cb.available()) + " filled page(s)");
-  cb.popped += pages;
-  cb.rd_page = (cb.rd_page + pages) % cb.num_pages;
-}
-
-static int api_cb_pages_available_at_front(uint32_t id, uint32_t pages) { return cb_of(id).available() >= pages; }
-static int api_cb_pages_reservable_at_back(uint32_t id, uint32_t pages) {
-  auto& cb = cb_of(id);
-  return cb.num_pages - cb.available() >= pages;
-}
-
-static uint32_t l1_va(uint64_t offset) {
-  return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(t_fiber->core->l1) + offset);
-}
-
-static uint32_t api_cb_write_ptr(uint32_t id) {
-  auto& cb = cb_of(id);
-  return l1_va(cb.offset + uint64_t(cb.wr_page) * cb.page_size);
-}
-static uint32_t api_cb_read_ptr(uint32_t id) {
-  auto& cb = cb_of(id);
-  return l1_va(cb.offset + uint64_t(cb.rd_page) * cb.page_size);
-}
-static uint32_t api_cb_page_size(uint32_t id) { return cb_of(id).page_size; }
-static uint32_t api_cb_format(uint32_t id) { return static_cast<uint32_t>(cb_of(id).format); }
-static uint32_t api_cb_num_pages(uint32_t id) { return cb_of(id).num_pages; }
+static uint32_t l1_va(uint64_t offset) { return l1_va(t_fiber->core, offset); }
 
 // Resolves an L1 address (a host pointer below 4 GiB or a plain offset) of
 // core `core` to a host pointer, checking [addr, addr+size) fits in L1.
@@ -210,47 +183,210 @@ static uint8_t* l1_target(const CoreState* core, uint32_t addr, uint64_t size, c
   return core->l1 + off;
 }
 
+static void* api_l1_ptr(uint32_t addr) { return l1_target(t_fiber->core, addr, 0, "l1 pointer"); }
+static void* api_l1_range(uint32_t addr, uint32_t size, const char* op) {
+  return l1_target(t_fiber->core, addr, size, op ? op : "L1 access");
+}
+
+// ---- API: circular buffers ---------------------------------------------------
+
+static CircularBuffer& cb_raw(uint32_t id) {
+  if (id >= 32) kernel_fail("circular buffer index " + std::to_string(id) + " is out of range (0-31)");
+  auto& cb = t_fiber->core->cbs[id];
+  if (!cb.configured) kernel_fail("circular buffer " + std::to_string(id) + " is not configured by the program");
+  return cb;
+}
+
+// Brings this section's interface view of cb up to date.
+static void cb_refresh(uint32_t id, const CircularBuffer& cb) {
+  KernelState& k = t_fiber->api;
+  zyx_emu_cb_interface v{};
+  v.fifo_size = cb.page_size * cb.num_pages;
+  v.fifo_limit = l1_va(cb.offset) + v.fifo_size;
+  v.fifo_page_size = cb.page_size;
+  v.fifo_num_pages = cb.num_pages;
+  v.fifo_rd_ptr = l1_va(cb.offset + uint64_t(cb.rd_page) * cb.page_size);
+  v.fifo_wr_ptr = l1_va(cb.offset + uint64_t(cb.wr_page) * cb.page_size);
+  v.tiles_acked = static_cast<uint16_t>(cb.popped);
+  v.tiles_received = static_cast<uint16_t>(cb.pushed);
+  v.fifo_wr_tile_ptr = 0;
+  k.cb_iface[id] = v;
+  k.cb_written[id] = v;
+  k.cb_iface_valid |= 1u << id;
+}
+
+// Takes in a read or write pointer the kernel moved through
+// get_local_cb_interface, if it did.
+static void cb_adopt(uint32_t id, CircularBuffer& cb) {
+  KernelState& k = t_fiber->api;
+  zyx_emu_cb_interface& v = k.cb_iface[id];
+  const zyx_emu_cb_interface& w = k.cb_written[id];
+  if (std::memcmp(&v, &w, sizeof v) == 0) return;
+  uint32_t base = l1_va(cb.offset);
+  auto page_of = [&](uint32_t ptr, const char* field) -> uint32_t {
+    uint32_t limit = base + cb.page_size * cb.num_pages;
+    if (ptr < base || ptr >= limit || (ptr - base) % cb.page_size != 0)
+      kernel_fail("get_local_cb_interface(" + std::to_string(id) + ")." + field + " was set to " + hex(ptr) +
+                  ", which is not the start of a page of circular buffer " + std::to_string(id) + " [" + hex(base) +
+                  ", " + hex(limit) + "); the emulator follows pointers only within the buffer");
+    return (ptr - base) / cb.page_size;
+  };
+  if (v.fifo_rd_ptr != w.fifo_rd_ptr) cb.rd_page = page_of(v.fifo_rd_ptr, "fifo_rd_ptr");
+  if (v.fifo_wr_ptr != w.fifo_wr_ptr) cb.wr_page = page_of(v.fifo_wr_ptr, "fifo_wr_ptr");
+  if (v.fifo_size != w.fifo_size || v.fifo_limit != w.fifo_limit || v.fifo_page_size != w.fifo_page_size ||
+      v.fifo_num_pages != w.fifo_num_pages)
+    kernel_fail("get_local_cb_interface(" + std::to_string(id) +
+                "): the kernel changed the buffer's size, limit or page size, which the emulator does not model");
+  cb_refresh(id, cb);
+}
+
+static CircularBuffer& cb_of(uint32_t id) {
+  auto& cb = cb_raw(id);
+  if (t_fiber->api.cb_iface_valid & (1u << id)) cb_adopt(id, cb);
+  return cb;
+}
+
+static void cb_touch(uint32_t id, const CircularBuffer& cb) {
+  if (t_fiber->api.cb_iface_valid & (1u << id)) cb_refresh(id, cb);
+}
+
+static void api_cb_reserve_back(uint32_t id, uint32_t pages) {
+  auto& cb = cb_of(id);
+  if (pages > cb.num_pages)
+    kernel_fail("cb_reserve_back(" + std::to_string(id) + ", " + std::to_string(pages) + "): the buffer has only " +
+                std::to_string(cb.num_pages) + " pages");
+  Wait w;
+  w.kind = Wait::CBBack, w.cb = id, w.pages = pages;
+  block_until(w);
+  cb.reserved = pages;
+  cb_touch(id, cb);
+}
+
+static void api_cb_push_back(uint32_t id, uint32_t pages) {
+  auto& cb = cb_of(id);
+  if (cb.available() + pages > cb.num_pages)
+    kernel_fail("cb_push_back(" + std::to_string(id) + ", " + std::to_string(pages) + ") overflows the buffer (" +
+                std::to_string(cb.available()) + " of " + std::to_string(cb.num_pages) + " pages filled)");
+  cb.pushed += pages;
+  cb.wr_page = (cb.wr_page + pages) % cb.num_pages;
+  cb.pack_next = 0;
+  cb.reserved = 0;
+  cb_touch(id, cb);
+}
+
+static void api_cb_wait_front(uint32_t id, uint32_t pages) {
+  auto& cb = cb_of(id);
+  if (pages > cb.num_pages)
+    kernel_fail("cb_wait_front(" + std::to_string(id) + ", " + std::to_string(pages) + "): the buffer has only " +
+                std::to_string(cb.num_pages) + " pages");
+  Wait w;
+  w.kind = Wait::CBFront, w.cb = id, w.pages = pages;
+  block_until(w);
+  cb_touch(id, cb);
+}
+
+static void api_cb_pop_front(uint32_t id, uint32_t pages) {
+  auto& cb = cb_of(id);
+  if (pages > cb.available() && cb.on_buffer && pages <= cb.num_pages)
+    cb.pushed += pages - cb.available();  // the buffer's own pages, never pushed
+  if (pages > cb.available())
+    kernel_fail("cb_pop_front(" + std::to_string(id) + ", " + std::to_string(pages) + ") pops more than the " +
+                std::to_string(cb.available()) + " filled page(s)");
+  cb.popped += pages;
+  cb.rd_page = (cb.rd_page + pages) % cb.num_pages;
+  cb_touch(id, cb);
+}
+
+static int api_cb_pages_available_at_front(uint32_t id, uint32_t pages) { return cb_of(id).available() >= pages; }
+static int api_cb_pages_reservable_at_back(uint32_t id, uint32_t pages) {
+  auto& cb = cb_of(id);
+  return cb.num_pages - cb.available() >= pages;
+}
+
+static uint32_t api_cb_write_ptr(uint32_t id) {
+  auto& cb = cb_of(id);
+  return l1_va(cb.offset + uint64_t(cb.wr_page) * cb.page_size);
+}
+static uint32_t api_cb_read_ptr(uint32_t id) {
+  auto& cb = cb_of(id);
+  return l1_va(cb.offset + uint64_t(cb.rd_page) * cb.page_size);
+}
+static uint32_t api_cb_page_size(uint32_t id) { return cb_of(id).page_size; }
+static uint32_t api_cb_format(uint32_t id) { return static_cast<uint32_t>(cb_of(id).format); }
+static uint32_t api_cb_num_pages(uint32_t id) { return cb_of(id).num_pages; }
+
+static zyx_emu_cb_interface* api_cb_interface(uint32_t id) {
+  auto& cb = cb_of(id);
+  cb_refresh(id, cb);
+  return &t_fiber->api.cb_iface[id];
+}
+
+// ---- API: NOC ------------------------------------------------------------------
+
 struct NocTarget {
   bool dram = false;
   uint32_t bank = 0;
   uint64_t addr = 0;
-  const CoreState* core = nullptr;
   uint8_t* l1 = nullptr;
 };
 
-// Every worker core of the grid has its L1 window, whether or not a kernel
-// runs on it in this program (emu.hpp: NOC coordinates).
-static NocTarget decode_noc(uint64_t a, uint64_t size, const char* op) {
-  NocTarget t;
-  uint32_t y = (a >> 42) & 63, x = (a >> 36) & 63;
-  uint64_t local = a & ((1ull << 36) - 1);
+// The L1 of the worker core at NOC node (x, y): every worker core of the
+// grid has its L1 window, whether or not a kernel runs on it in this program
+// (emu.hpp: NOC coordinates). Checks [local, local + size) fits in L1.
+static uint8_t* worker_l1(uint32_t x, uint32_t y, uint64_t local, uint64_t size, const char* op) {
   RunState* rs = t_fiber->core->run;
   const Board& b = *rs->board;
-  if (x == 0) {
-    if (y >= b.dram_banks) {
-      std::ostringstream s;
-      s << op << ": NOC node (0," << y << ") is not a DRAM bank (there are " << b.dram_banks << ")";
-      kernel_fail(s.str());
-    }
-    t.dram = true, t.bank = y, t.addr = local;
-    return t;
-  }
   uint32_t row = y - 1, col = x - 1;
-  if (y == 0 || row >= b.rows || col >= b.cols) {
+  if (x == 0 || y == 0 || row >= b.rows || col >= b.cols) {
     std::ostringstream s;
-    s << op << ": NOC node (" << x << "," << y << ") is not a DRAM bank or a worker core of the " << b.rows << "x"
-      << b.cols << " grid";
+    s << op << ": NOC node (" << x << "," << y << ") is not " << (x == 0 ? "a DRAM bank" : "a worker core") << " of the "
+      << b.rows << "x" << b.cols << " grid (workers at x 1-" << b.cols << ", y 1-" << b.rows << "; DRAM banks at (0, b))";
     kernel_fail(s.str());
   }
   uint64_t off = local & (L1Arena::kWindow - 1);
   if (off > b.l1_size || size > b.l1_size - off) {
     std::ostringstream s;
-    s << op << ": L1 range [0x" << std::hex << off << ", +0x" << size << ") of core (" << std::dec << row << ","
-      << col << ") is outside its " << b.l1_size << " bytes of L1";
+    s << op << ": L1 range [0x" << std::hex << off << ", +0x" << size << ") of core (" << std::dec << row << "," << col
+      << ") is outside its " << b.l1_size << " bytes of L1";
     kernel_fail(s.str());
   }
-  t.l1 = rs->l1->core_base(row * b.cols + col) + off;
+  return rs->l1->core_base(row * b.cols + col) + off;
+}
+
+static NocTarget decode_noc(uint64_t a, uint64_t size, const char* op) {
+  NocTarget t;
+  uint32_t y = (a >> 42) & 63, x = (a >> 36) & 63;
+  uint64_t local = a & ((1ull << 36) - 1);
+  const Board& b = *t_fiber->core->run->board;
+  if (x == 0 && y < b.dram_banks) {
+    t.dram = true, t.bank = y, t.addr = local;
+    return t;
+  }
+  if (x == 0) {
+    std::ostringstream s;
+    s << op << ": NOC node (0," << y << ") is not a DRAM bank (there are " << b.dram_banks << ")";
+    kernel_fail(s.str());
+  }
+  t.l1 = worker_l1(x, y, local, size, op);
   return t;
+}
+
+// Multicast destinations, as tt-metal's NOC_MULTICAST_ENCODING lays them
+// out: the end corner (x, y) in bits 36-47, the start corner in bits 48-59,
+// the L1 address in bits 0-35. Calls fn(host pointer) for every worker core
+// of the rectangle (the sender only with include_self).
+template <typename Fn>
+static void for_each_mcast(uint64_t dst, uint64_t size, bool include_self, const char* op, Fn&& fn) {
+  uint32_t x1 = (dst >> 36) & 63, y1 = (dst >> 42) & 63, x0 = (dst >> 48) & 63, y0 = (dst >> 54) & 63;
+  uint64_t local = dst & 0xfffffffffull;
+  if (x0 > x1) std::swap(x0, x1);  // NOC 1 names the rectangle from its other corner
+  if (y0 > y1) std::swap(y0, y1);
+  const CoreState* self = t_fiber->core;
+  for (uint32_t y = y0; y <= y1; y++)
+    for (uint32_t x = x0; x <= x1; x++) {
+      if (!include_self && x == self->col + 1 && y == self->row + 1) continue;
+      fn(worker_l1(x, y, local, size, op));
+    }
 }
 
 static void api_noc_read(uint64_t src, uint32_t dst_l1, uint32_t size) {
@@ -271,10 +407,41 @@ static void api_noc_write(uint32_t src_l1, uint64_t dst, uint32_t size) {
     std::memmove(d.l1, src, size);
 }
 
+static void api_noc_mcast_write(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t include_self) {
+  const uint8_t* src = l1_target(t_fiber->core, src_l1, size, "noc_async_write_multicast");
+  for_each_mcast(dst, size, include_self != 0, "noc_async_write_multicast", [&](uint8_t* p) {
+    if (p != src) std::memmove(p, src, size);
+  });
+}
+
 static void api_noc_atomic_inc(uint64_t dst, uint32_t incr) {
   NocTarget d = decode_noc(dst, 4, "noc_semaphore_inc");
   if (d.dram) kernel_fail("noc_semaphore_inc: the target is DRAM, not a core's L1");
   __atomic_fetch_add(reinterpret_cast<uint32_t*>(d.l1), incr, __ATOMIC_SEQ_CST);
+}
+
+static void api_noc_atomic_inc_mcast(uint64_t dst, uint32_t incr, uint32_t include_self) {
+  for_each_mcast(dst, 4, include_self != 0, "noc_semaphore_inc_multicast", [&](uint8_t* p) {
+    __atomic_fetch_add(reinterpret_cast<uint32_t*>(p), incr, __ATOMIC_SEQ_CST);
+  });
+}
+
+static void inline_store(uint8_t* p, uint32_t value, uint32_t be) {
+  for (int i = 0; i < 4; i++)
+    if (be & (1u << i)) __atomic_store_n(p + i, static_cast<uint8_t>(value >> (8 * i)), __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void api_noc_inline_write(uint64_t dst, uint32_t value, uint32_t be, uint32_t mcast) {
+  if (be & ~0xfu) kernel_fail("noc_inline_dw_write: byte enable " + hex(be) + " is wider than the 4 bytes written");
+  if (mcast) {
+    for_each_mcast(dst, 4, mcast == 2, "noc_inline_dw_write (multicast)",
+                   [&](uint8_t* p) { inline_store(p, value, be); });
+    return;
+  }
+  NocTarget d = decode_noc(dst, 4, "noc_inline_dw_write");
+  if (d.dram) kernel_fail("noc_inline_dw_write: the target is a DRAM bank; inline writes reach only L1 (tt-metal does not support DRAM targets)");
+  inline_store(d.l1, value, be);
 }
 
 static uint64_t api_l1_noc_addr(uint32_t x, uint32_t y, uint32_t addr) { return noc_addr(x, y, addr); }
@@ -282,6 +449,14 @@ static uint64_t api_l1_noc_addr(uint32_t x, uint32_t y, uint32_t addr) { return 
 static void api_core_xy(uint32_t* x, uint32_t* y) {
   *x = t_fiber->core->col + 1;
   *y = t_fiber->core->row + 1;
+}
+
+static void api_core_info(zyx_emu_core_info* out) {
+  const CoreState* c = t_fiber->core;
+  out->logical_x = c->col, out->logical_y = c->row;
+  out->relative_x = c->col, out->relative_y = c->row;
+  out->noc_x = c->col + 1, out->noc_y = c->row + 1;
+  out->grid_cols = c->run->board->cols, out->grid_rows = c->run->board->rows;
 }
 
 static uint32_t api_semaphore_addr(uint32_t id) {
@@ -299,8 +474,6 @@ static void api_wait_word(uint32_t addr, uint32_t value, uint32_t cmp) {
   block_until(w);
 }
 
-static void* api_l1_ptr(uint32_t addr) { return l1_target(t_fiber->core, addr, 0, "l1 pointer"); }
-
 // A DRAM address, or an L1 address (a core's pointer or a plain offset);
 // an L1 lookup is tried for values that are pointers into L1 or that no DRAM
 // buffer of the run has.
@@ -314,15 +487,252 @@ static uint32_t api_buffer_page_size(uint32_t addr) {
   return it == rs->l1_page_sizes.end() ? 0 : it->second;
 }
 
+static uint64_t* api_scratch() { return t_fiber->api.scratch; }
+
 static void api_fail(const char* msg) { kernel_fail(msg ? msg : "kernel failure"); }
 
-static void api_dprint(const char* text) {
-  static const bool on = std::getenv("ZYX_EMU_DPRINT") != nullptr;
-  if (!on || !text) return;
-  // DPRINT output is what a kernel author asked for; it goes to stderr only
-  // when ZYX_EMU_DPRINT is set.
-  std::string line = "[" + where(t_fiber) + "] " + text;
+// ---- API: debug ------------------------------------------------------------------
+
+// DPRINT output is on when the runtime runs with ZYX_EMU_DPRINT set (not "0").
+static bool dprint_on() {
+  const char* v = std::getenv("ZYX_EMU_DPRINT");
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+static int api_dprint_enabled() { return dprint_on() ? 1 : 0; }
+
+// Writes one finished DPRINT line, tagged with the core and processor
+// (docs/protocol.md, "Run output"), in one write so lines do not interleave.
+static void emit_dprint_line(const Fiber* f, uint32_t tag, const std::string& text) {
+  std::string line = "dprint: core (" + std::to_string(f->core->row) + "," + std::to_string(f->core->col) + ") " +
+                     processor_of(f, tag) + ": " + text + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+static void flush_dprint(Fiber* f) {
+  KernelState& k = f->api;
+  if (!k.dprint_line.empty()) emit_dprint_line(f, k.dprint_line_tag, k.dprint_line);
+  k.dprint_line.clear();
+}
+
+static void api_dprint(const char* text) {
+  if (!text || !dprint_on()) return;
+  Fiber* f = t_fiber;
+  KernelState& k = f->api;
+  std::string in = text;  // read the kernel's text before anything else
+  if (!k.dprint_line.empty() && k.dprint_line_tag != k.dprint_tag) flush_dprint(f);
+  k.dprint_line_tag = k.dprint_tag;
+  size_t start = 0;
+  for (size_t nl; (nl = in.find('\n', start)) != std::string::npos; start = nl + 1) {
+    k.dprint_line.append(in, start, nl - start);
+    emit_dprint_line(f, k.dprint_line_tag, k.dprint_line);
+    k.dprint_line.clear();
+  }
+  k.dprint_line.append(in, start, std::string::npos);
+}
+
+static uint32_t api_dprint_tag(uint32_t tag) {
+  KernelState& k = t_fiber->api;
+  uint32_t old = k.dprint_tag;
+  k.dprint_tag = tag <= 3 ? tag : 0;
+  return old;
+}
+
+static void api_waypoint(const char* name) {
+  KernelState& k = t_fiber->api;
+  size_t i = 0;
+  for (; name && i + 1 < sizeof k.waypoint && name[i]; i++) k.waypoint[i] = name[i];
+  k.waypoint[i] = 0;
+}
+
+static void api_assert_fail(const char* cond, const char* file, uint32_t line) {
+  kernel_fail(std::string("ASSERT(") + (cond ? cond : "?") + ") failed at " + (file ? file : "?") + ":" +
+              std::to_string(line));
+}
+
+static const uint32_t* api_dst_tile(uint32_t tile, uint32_t* is_int) {
+  CoreState* c = t_fiber->core;
+  if (tile >= c->dst.size())
+    kernel_fail("dprint_tensix_dest_reg(" + std::to_string(tile) + "): DST holds " + std::to_string(c->dst.size()) +
+                " tiles");
+  if (is_int) *is_int = c->dst_kind[tile] == DstKind::Int ? 1 : 0;
+  return c->dst[tile].data();
+}
+
+// ---- fault guard -------------------------------------------------------------------
+//
+// A kernel that dereferences a bad pointer faults on its fiber. The signal
+// handler (on the worker's alternate stack) checks that the faulting thread
+// is running a kernel fiber that armed the guard, records the fault and
+// siglongjmps back to run_kernel_guarded on the fiber's own stack, which
+// reports a run_error; the kernel's frames are abandoned (no destructors
+// run). A fault anywhere else goes to the handler that was installed before
+// ours, or kills the process as it would have without us.
+
+namespace {
+struct sigaction g_prev_action[65];
+std::once_flag g_fault_once;
+const int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+
+void fault_handler(int sig, siginfo_t* si, void* uctx) {
+  Fiber* f = t_fiber;
+  if (f && f->api.fault_armed) {
+    KernelState& k = f->api;
+    k.fault_armed = 0;
+    k.fault_sig = sig;
+    k.fault_code = si ? si->si_code : 0;
+    k.fault_addr = si ? reinterpret_cast<uintptr_t>(si->si_addr) : 0;
+#if defined(__x86_64__)
+    k.fault_pc = static_cast<uintptr_t>(static_cast<ucontext_t*>(uctx)->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__aarch64__)
+    k.fault_pc = static_cast<uintptr_t>(static_cast<ucontext_t*>(uctx)->uc_mcontext.pc);
+#endif
+    siglongjmp(k.fault_jmp, 1);
+  }
+  const struct sigaction& prev = g_prev_action[sig];
+  if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction) {
+    prev.sa_sigaction(sig, si, uctx);
+    return;
+  }
+  if (!(prev.sa_flags & SA_SIGINFO) && prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
+    prev.sa_handler(sig);
+    return;
+  }
+  // As without us: the default action when the instruction faults again.
+  struct sigaction dfl{};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(sig, &dfl, nullptr);
+}
+
+void install_fault_handler() {
+  std::call_once(g_fault_once, [] {
+    struct sigaction sa{};
+    sa.sa_sigaction = fault_handler;
+    sigemptyset(&sa.sa_mask);
+    // NODEFER: the handler leaves by siglongjmp without restoring the mask.
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    for (int s : kFaultSignals) sigaction(s, &sa, &g_prev_action[s]);
+  });
+}
+
+constexpr size_t kAltStack = 64 * 1024;
+}  // namespace
+
+FaultStack::FaultStack() {
+  install_fault_handler();
+  mem_ = mmap(nullptr, kAltStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (mem_ == MAP_FAILED) {
+    mem_ = nullptr;  // no recovery from a stack overflow on this thread; other faults still are
+    return;
+  }
+  stack_t ss{};
+  ss.ss_sp = mem_;
+  ss.ss_size = kAltStack;
+  ss.ss_flags = 0;
+  installed_ = sigaltstack(&ss, &old_) == 0;
+}
+
+FaultStack::~FaultStack() {
+  if (installed_) {
+    if (old_.ss_flags & SS_DISABLE) {
+      stack_t off{};
+      off.ss_flags = SS_DISABLE;
+      sigaltstack(&off, nullptr);
+    } else {
+      sigaltstack(&old_, nullptr);
+    }
+  }
+  if (mem_) munmap(mem_, kAltStack);
+}
+
+void KernelState::reset() {
+  args_in_l1 = 0;
+  dprint_line.clear();
+  dprint_tag = dprint_line_tag = 0;
+  waypoint[0] = 0;
+  std::memset(scratch, 0, sizeof scratch);
+  cb_iface_valid = 0;
+  fault_armed = 0;
+  fault_sig = 0;
+  fault_code = 0;
+  fault_addr = 0;
+  fault_pc = 0;
+}
+
+// Says what a faulting address was, as the kernel author can act on it.
+static std::string describe_fault(const Fiber* f) {
+  const KernelState& k = f->api;
+  const CoreState* self = f->core;
+  const RunState* rs = self->run;
+  uintptr_t a = k.fault_addr;
+  uint64_t l1_size = rs->board->l1_size;
+  std::ostringstream s;
+  const char* what = k.fault_sig == SIGSEGV ? "invalid memory access"
+                     : k.fault_sig == SIGBUS ? "bus error"
+                     : k.fault_sig == SIGFPE ? "arithmetic fault (integer division by zero?)"
+                                             : "illegal instruction";
+  s << what;
+  if (k.fault_sig == SIGSEGV || k.fault_sig == SIGBUS) {
+    s << " at address " << hex(a) << ": ";
+    uintptr_t stack = reinterpret_cast<uintptr_t>(f->stack);
+    uintptr_t arena = reinterpret_cast<uintptr_t>(rs->l1->core_base(0));
+    uintptr_t arena_end = arena + uint64_t(rs->l1->cores()) * L1Arena::kWindow;
+    if (stack && a >= stack && a < stack + kGuard + 4096) {
+      s << "the kernel overflowed its " << (kStackSize - kGuard) / 1024 << " KiB stack (large local arrays?)";
+    } else if (a < L1Arena::kWindow) {
+      s << "this is L1 offset " << hex(a) << " used as a pointer; in the emulator an L1 address can be "
+        << "dereferenced only as the API hands it out (get_write_ptr, get_read_ptr, get_semaphore, get_arg_addr, "
+        << "an L1 buffer's address arg), while plain offsets work in NOC calls";
+    } else if (a >= arena && a < arena_end) {
+      uint32_t k_core = static_cast<uint32_t>((a - arena) / L1Arena::kWindow);
+      uint64_t off = (a - arena) % L1Arena::kWindow;
+      if (k_core == self->index)
+        s << "offset " << hex(off) << " is past the end of this core's " << l1_size << " bytes of L1";
+      else
+        s << "this is core " << k_core << "'s L1 (offset " << hex(off) << "), not this core's";
+    } else {
+      s << "outside this core's L1 (and any core's)";
+    }
+  }
+  if (k.fault_pc) {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(k.fault_pc), &info) && info.dli_sname) {
+      int st = 0;
+      char* dem = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &st);
+      s << " in " << (st == 0 && dem ? dem : info.dli_sname);
+      std::free(dem);
+    }
+    s << " [pc " << hex(k.fault_pc) << "]";
+  }
+  return s.str();
+}
+
+void run_kernel_guarded(Fiber* f) {
+  KernelState& k = f->api;
+  k.reset();
+  if (sigsetjmp(k.fault_jmp, 0) == 0) {
+    k.fault_armed = 1;
+    try {
+      f->kernel->run();
+    } catch (...) {
+      k.fault_armed = 0;
+      flush_dprint(f);
+      throw;
+    }
+    k.fault_armed = 0;
+    flush_dprint(f);
+    return;
+  }
+  // Back from a fault in the kernel: its frames are gone.
+  flush_dprint(f);
+  throw Error("run_error", describe_fault(f));
+}
+
+void prepare_core_l1(uint8_t* l1, const Board& b) {
+  std::memset(l1 + ZYX_EMU_L1_ZEROS_OFFSET, 0, ZYX_EMU_L1_ZEROS_SIZE);
+  std::memset(l1 + ZYX_EMU_L1_SIGNALS_OFFSET, 0, 32 * 4);
+  for (uint32_t s = 0; s < kSemaphoresPerCore; s++) std::memset(l1 + semaphore_offset(b, s), 0, 4);
 }
 
 // Compute functions live in tile_math.cpp.
@@ -355,6 +765,18 @@ const zyx_emu_api* kernel_api() {
     a.fail = api_fail;
     a.dprint = api_dprint;
     a.buffer_page_size = api_buffer_page_size;
+    a.l1_range = api_l1_range;
+    a.noc_mcast_write = api_noc_mcast_write;
+    a.noc_inline_write = api_noc_inline_write;
+    a.noc_atomic_inc_mcast = api_noc_atomic_inc_mcast;
+    a.core_info = api_core_info;
+    a.cb_interface = api_cb_interface;
+    a.scratch = api_scratch;
+    a.dprint_enabled = api_dprint_enabled;
+    a.dprint_tag = api_dprint_tag;
+    a.waypoint = api_waypoint;
+    a.assert_fail = api_assert_fail;
+    a.dst_tile = api_dst_tile;
     fill_compute_api(a);
     return a;
   }();
@@ -511,23 +933,31 @@ bool static_entry(const ArgEntry& e, const Program& p) {
   }
 }
 
-// Tensor-accessor compile-time words (docs/emulator.md): word 0 the flags
-// (bit 0 sharded, bit 1 DRAM); sharded adds the rank (2), the number of
-// banks (shard holders), the tensor shape and the shard shape in pages
-// (rows, cols), and each holder's NOC coordinates as (x << 16) | y.
+// Tensor-accessor compile-time words (docs/emulator.md), as tt-metal's
+// TensorAccessorArgs lays them out: the ArgsConfig flags (bit 0 sharded,
+// bit 1 DRAM) and the aligned page size; a sharded tensor adds the rank (2),
+// the number of banks (shard holders), the tensor shape and the shard shape
+// in pages (rows, cols), and the holders' NOC coordinates (x << 8) | y, two
+// per word (even holders in the low half).
 void accessor_words(const Geometry& g, const Board& b, std::vector<uint32_t>& out) {
   bool dram = g.spec.placement == Placement::Dram;
+  uint64_t align = dram ? b.dram_alignment : b.l1_alignment;
   out.push_back((g.sharded() ? 1u : 0u) | (dram ? 2u : 0u));
+  out.push_back(static_cast<uint32_t>((g.spec.page_size + align - 1) / align * align));
   if (!g.sharded()) return;
   const ShardSpec& s = *g.spec.shard;
   out.push_back(2);
   out.push_back(g.shards);
   out.push_back(s.tensor[0]), out.push_back(s.tensor[1]);
   out.push_back(s.shape[0]), out.push_back(s.shape[1]);
-  for (uint32_t k = 0; k < g.shards; k++) {
-    uint32_t u = g.shard_unit(k, b);
-    uint32_t x = dram ? dram_noc_x(u) : worker_noc_x(u % b.cols), y = dram ? dram_noc_y(u) : worker_noc_y(u / b.cols);
-    out.push_back((x << 16) | y);
+  for (uint32_t k = 0; k < g.shards; k += 2) {
+    uint32_t packed = 0;
+    for (uint32_t h = 0; h < 2 && k + h < g.shards; h++) {
+      uint32_t u = g.shard_unit(k + h, b);
+      uint32_t x = dram ? dram_noc_x(u) : worker_noc_x(u % b.cols), y = dram ? dram_noc_y(u) : worker_noc_y(u / b.cols);
+      packed |= (((x & 0xff) << 8) | (y & 0xff)) << (16 * h);
+    }
+    out.push_back(packed);
   }
 }
 
@@ -934,9 +1364,9 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
     auto& m = buf->l1() ? rs.l1_page_sizes : rs.dram_page_sizes;
     m[static_cast<uint32_t>(buf->address)] = static_cast<uint32_t>(buf->geo.spec.page_size);
   }
-  // Semaphores: every word of every core zero, then the declared initial values.
-  for (uint32_t c = 0; c < b.cores(); c++)
-    for (uint32_t s = 0; s < kSemaphoresPerCore; s++) std::memset(l1.core_base(c) + semaphore_offset(b, s), 0, 4);
+  // Reserved L1 of every core (zeros, semaphores zero), then the declared
+  // semaphore initial values.
+  for (uint32_t c = 0; c < b.cores(); c++) prepare_core_l1(l1.core_base(c), b);
   for (const SemaphoreDesc& s : d.semaphores)
     for (CoreCoord c : s.cores.cores())
       std::memcpy(l1.core_base(c.row * b.cols + c.col) + semaphore_offset(b, s.id), &s.initial, 4);
@@ -957,6 +1387,7 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
       core->cbs[index].offset = bufs[*d.cbs[ci].buffer_param]->address;
       core->cbs[index].on_buffer = true;
     }
+    core->cstate.reset();
     core->fibers = {};
     core->nfibers = 0;
     core->dst_acquired = false;
@@ -998,7 +1429,7 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
 static void fiber_main() {
   Fiber* f = t_fiber;
   try {
-    f->kernel->run();
+    run_kernel_guarded(f);
   } catch (const Cancelled&) {
   } catch (const Error& e) {
     f->core->run->fail(e.code, where(f) + ": " + e.what());
@@ -1049,6 +1480,7 @@ void Runner::execute(RunState& rs) {
     return true;
   };
   auto work = [this, &rs, &clocks, &started, &exited, &stalled, timeout_ns](unsigned w) {
+    FaultStack fault_stack;  // kernel faults become run errors on this thread
     Worker wk;
     WorkerClock& me = clocks[w];
     std::vector<CoreState*> active;

@@ -253,6 +253,8 @@ uint32_t format_bytes(Format f);  // element bytes; 0 for block floats
 bool format_is_int(Format f);
 // Whether f is one of the formats a CB may hold (parse_data_format's set).
 bool format_known(Format f);
+bool format_is_block(Format f);        // Bfp8_b, Bfp4_b: shared exponent per 16 values
+uint32_t format_tile_bytes(Format f);  // bytes of a 32x32 tile
 
 // ---- kernels ---------------------------------------------------------------
 
@@ -267,27 +269,61 @@ struct KernelObject {
   ~KernelObject();
 };
 
+// Everything that goes into one kernel object (and into its cache key).
+struct BuildSpec {
+  std::string name;          // the kernel's name in messages: reader, compute, writer, …
+  std::string program_name;  // for messages only; not part of the key
+  int processor = 0;         // 0 riscv_0 (BRISC), 1 riscv_1 (NCRISC), 2 compute (the TRISCs)
+  uint32_t noc = 0;          // data movement: its default NOC (noc_index)
+  const std::string* source = nullptr;
+  const std::map<std::string, std::string>* defines = nullptr;
+  std::vector<uint32_t> compile_args;
+  std::vector<std::pair<std::string, uint32_t>> named_args;
+  // Files the kernel may #include "path": (path, text), written into the
+  // build's private include directory.
+  std::vector<std::pair<const std::string*, const std::string*>> include_files;
+  bool fp32_dest_acc = false, math_approx = false;
+  std::string math_fidelity = "HiFi4";
+};
+
 // Builds kernel objects with the host compiler and caches them on disk and in
-// memory, keyed by a hash of everything that goes into the build.
+// memory, keyed by a hash of everything that goes into the build. The cache
+// directory and every object are checked before use (compiler.cpp).
 class KernelBuilder {
  public:
+  // cache_dir: the runtime's cache root ("" for the default); objects live
+  // in its emu/ subdirectory. Throws invalid_argument for an unsafe root.
   KernelBuilder(std::string cache_dir, const Board& board);
+  ~KernelBuilder();
+  KernelBuilder(const KernelBuilder&) = delete;
+  KernelBuilder& operator=(const KernelBuilder&) = delete;
   // The kernel object for one kernel of a program with its compile-time args
   // resolved (positional and named), built or taken from the caches.
   std::shared_ptr<KernelObject> get(const KernelDesc& kernel, const std::vector<uint32_t>& compile_args,
                                     const std::vector<std::pair<std::string, uint32_t>>& named_args,
                                     const ProgramDesc& program);
+  std::shared_ptr<KernelObject> get(const BuildSpec& spec);
+  // Kills every compiler in flight (their builds fail) and refuses new ones.
+  void cancel();
   std::string include_dir() const { return include_dir_; }
+  std::string cache_dir() const { return cache_dir_; }
   // Statistics for benchmarks and tests.
   uint64_t compiles() const { return compiles_.load(); }
   uint64_t disk_hits() const { return disk_hits_.load(); }
 
  private:
-  std::string build(const std::string& key, const KernelDesc& kernel, const std::vector<uint32_t>& compile_args,
-                    const std::vector<std::pair<std::string, uint32_t>>& named_args, const ProgramDesc& program);
-  std::string cache_dir_, include_dir_, cxx_, cxxflags_, header_hash_;
+  std::string key_of(const BuildSpec& spec) const;
+  std::string generated_source(const BuildSpec& spec) const;
+  // Builds into a private directory and renames the object into the cache;
+  // returns an open descriptor of the checked object.
+  int build(const std::string& key, const BuildSpec& spec);
+  std::shared_ptr<KernelObject> load(int fd, const std::string& path);
+  std::string run_compiler(const std::vector<std::string>& args, const std::string& build_dir, int* status);
+  std::string cache_dir_, private_root_, include_dir_, cxx_, cxxflags_, header_hash_;
   Board board_;
   std::mutex mu_;
+  bool cancelled_ = false;
+  std::vector<int> supervisors_;  // pids of the compiler supervisors in flight
   std::map<std::string, std::shared_ptr<KernelObject>> loaded_;
   std::map<std::string, std::shared_ptr<std::mutex>> building_;
   std::atomic<uint64_t> compiles_{0}, disk_hits_{0};

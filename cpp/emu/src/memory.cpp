@@ -136,6 +136,10 @@ L1Arena::L1Arena(uint32_t cores, uint64_t l1_size) : cores_(cores), l1_size_(l1_
     if (p == MAP_FAILED) continue;
     if (reinterpret_cast<uint64_t>(p) == hint) {
       base_ = static_cast<uint8_t*>(p);
+      // The rest of each window is not L1: a kernel touching it faults, and
+      // the kernel API's fault guard reports it (kernel_state.hpp).
+      if (l1_size < kWindow)
+        for (uint32_t c = 0; c < cores; c++) mprotect(core_base(c) + l1_size, kWindow - l1_size, PROT_NONE);
       return;
     }
     munmap(p, bytes_);
@@ -514,6 +518,14 @@ uint32_t format_bytes(Format f) {
     case Format::Int8: return 1;
     default: return 0;
   }
+}
+
+bool format_is_block(Format f) { return f == Format::Bfp8_b || f == Format::Bfp4_b; }
+
+uint32_t format_tile_bytes(Format f) {
+  if (f == Format::Bfp8_b) return 64 + 1024;  // 64 shared exponents, then 1024 sign-magnitude bytes
+  if (f == Format::Bfp4_b) return 64 + 512;   // 64 shared exponents, then 1024 nibbles
+  return 1024 * format_bytes(f);
 }
 
 bool format_is_int(Format f) {

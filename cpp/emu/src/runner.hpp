@@ -17,7 +17,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compute_state.hpp"
 #include "emu.hpp"
+#include "kernel_state.hpp"
 
 namespace zyx::emu {
 
@@ -64,6 +66,7 @@ struct Fiber {
   bool started = false, done = false, blocked = false;
   Wait wait;
   Worker* worker = nullptr;
+  KernelState api;  // the kernel API's state of this section (kernel_state.hpp)
 };
 
 enum class DstKind : uint8_t { F32, BF16, F16, Int };
@@ -87,6 +90,9 @@ struct CoreState {
   std::array<DstKind, 16> dst_kind{};
   uint32_t dst_written = 0;  // bit per tile written since acquire
   bool dst_acquired = false;
+  ComputeState cstate;  // compute configuration (compute_state.hpp)
+  // Scheduling: the core is on a worker's list (set by that worker only).
+  bool taken = false;
 };
 
 // Shared by every core of one run.

@@ -667,7 +667,8 @@ void test_program_name(DeviceLayer& layer) {
   }
 }
 
-size_t count_objects(const std::string& dir) {
+size_t count_objects(const std::string& root) {
+  std::string dir = root + "/emu";  // the emulator's objects live in <cache_dir>/emu
   size_t n = 0;
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {

@@ -893,7 +893,8 @@ void test_coordinates(DeviceLayer& layer) {
 
 // ---- include files and named args ------------------------------------------------
 
-size_t count_objects(const std::string& dir) {
+size_t count_objects(const std::string& root) {
+  std::string dir = root + "/emu";  // the emulator's objects live in <cache_dir>/emu
   size_t n = 0;
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
