@@ -219,8 +219,9 @@ class MetalLayer final : public DeviceLayer {
  public:
   MetalLayer(int chip, const std::string& cache_dir) : chip_(chip) {
     // tt-metal keeps built kernels under TT_METAL_CACHE; point it at the
-    // driver's cache unless the user chose one.
-    if (!cache_dir.empty()) ::setenv("TT_METAL_CACHE", cache_dir.c_str(), 0);
+    // metal/ part of the driver's cache (the emulator's objects are in emu/)
+    // unless the user chose one.
+    if (!cache_dir.empty()) ::setenv("TT_METAL_CACHE", (cache_dir + "/metal").c_str(), 0);
     size_t n = guard("counting devices", "unsupported", [] { return tm::GetNumAvailableDevices(); });
     if (n == 0) throw Error("unsupported", "tt-metal finds no Tenstorrent device");
     if (chip < 0 || static_cast<size_t>(chip) >= n)

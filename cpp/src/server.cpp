@@ -11,8 +11,8 @@ namespace {
 // The cache directory when init names none. There is no shared fallback
 // (a world-writable cache would let another user plant kernel objects).
 std::string default_cache_dir() {
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/zyx/tt-kernels";
-  if (const char* h = std::getenv("HOME"); h && *h == '/') return std::string(h) + "/.cache/zyx/tt-kernels";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/zyx/tt";
+  if (const char* h = std::getenv("HOME"); h && *h == '/') return std::string(h) + "/.cache/zyx/tt";
   return "";
 }
 
@@ -216,11 +216,9 @@ json Server::cmd_init(const InitRequest& r) {
   lr.board = r.board;
   lr.cache_dir = r.cache_dir.empty() ? default_cache_dir() : r.cache_dir;
   lr.dprint = r.dprint;
-  if (lr.cache_dir.empty())
-    throw Error("invalid_argument",
-                "init.cache_dir: none given, and neither XDG_CACHE_HOME nor HOME is set to an absolute path; "
-                "the runtime has no private place for built kernels");
-  if (lr.cache_dir.front() != '/')
+  // With no cache_dir and no home, the layer makes a private directory of its
+  // own for this run (never a shared one).
+  if (!lr.cache_dir.empty() && lr.cache_dir.front() != '/')
     throw Error("invalid_argument", "init.cache_dir: \"" + lr.cache_dir + "\" is not an absolute path");
 
   std::unique_ptr<DeviceLayer> l = factory_(lr);
