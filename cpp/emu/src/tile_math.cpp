@@ -155,7 +155,7 @@ const uint8_t* front_tile(uint32_t id, uint32_t tile, const char* op) {
   if (cb.page_size < 1024 * format_bytes(cb.format))
     kernel_fail(std::string(op) + ": cb " + std::to_string(id) + " pages of " + std::to_string(cb.page_size) +
                 " bytes are smaller than a " + format_name(cb.format) + " tile");
-  if (tile >= cb.available())
+  if (tile >= cb.available() && !(cb.on_buffer && tile < cb.num_pages))
     kernel_fail(std::string(op) + ": tile " + std::to_string(tile) + " of cb " + std::to_string(id) + " but only " +
                 std::to_string(cb.available()) + " page(s) are at the front (missing cb_wait_front?)");
   uint32_t page = (cb.rd_page + tile) % cb.num_pages;

@@ -90,7 +90,10 @@ inline constexpr uint32_t TILE_HEIGHT = 32, TILE_WIDTH = 32, TILE_HW = 1024, FAC
 }  // namespace tt
 
 namespace zyx_emu_detail {
-inline constexpr uint32_t compile_args[] = {ZYX_EMU_COMPILE_ARGS};
+// Internal linkage: an inline variable would be one process-wide (GNU unique)
+// symbol shared by every loaded kernel object, and a runtime index into it
+// would read the args of whichever kernel was loaded first.
+static constexpr uint32_t compile_args[] = {ZYX_EMU_COMPILE_ARGS};
 constexpr uint32_t compile_arg(size_t i) {
   return i < ZYX_EMU_NUM_COMPILE_ARGS ? compile_args[i]
                                       : throw "get_compile_time_arg_val: index beyond the compile-time args";

@@ -3,10 +3,23 @@
 //
 // NOC addresses are (y << 42) | (x << 36) | local address. DRAM bank b is the
 // node (0, b); the worker core at logical (row r, col c) is (c + 1, r + 1).
-// All transfers complete before the call returns, so barriers are no-ops.
+// L1 bank b is the worker core (b / cols, b % cols). All transfers complete
+// before the call returns, so barriers are no-ops.
 #pragma once
 
 #include "zyx_emu/common.h"
+
+// The board's L1 banks (one per worker core, row-major) and L1 alignment;
+// the emulator's kernel builder defines them.
+#ifndef NUM_L1_BANKS
+#define NUM_L1_BANKS 64
+#endif
+#ifndef ZYX_EMU_GRID_COLS
+#define ZYX_EMU_GRID_COLS 8
+#endif
+#ifndef ZYX_EMU_L1_ALIGNMENT
+#define ZYX_EMU_L1_ALIGNMENT 16
+#endif
 
 inline constexpr uint8_t noc_index = 0;
 #ifndef NOC_INDEX
@@ -61,7 +74,10 @@ FORCE_INLINE uint64_t get_noc_addr(uint32_t addr, uint8_t = noc_index) {
 }
 template <bool DRAM = true>
 FORCE_INLINE uint64_t get_noc_addr_from_bank_id(uint32_t bank_id, uint32_t bank_address_offset, uint8_t = noc_index) {
-  if constexpr (!DRAM) ZYX_API.fail("get_noc_addr_from_bank_id<false>: L1-interleaved buffers are not emulated");
+  if constexpr (!DRAM) {
+    if (bank_id >= NUM_L1_BANKS) ZYX_API.fail("get_noc_addr_from_bank_id<false>: L1 bank id out of range");
+    return NOC_XY_ADDR(bank_id % ZYX_EMU_GRID_COLS + 1, bank_id / ZYX_EMU_GRID_COLS + 1, bank_address_offset);
+  }
   if (bank_id >= NUM_DRAM_BANKS) ZYX_API.fail("get_noc_addr_from_bank_id: DRAM bank id out of range");
   return NOC_XY_ADDR(0, bank_id, bank_address_offset);
 }
@@ -74,7 +90,14 @@ FORCE_INLINE uint64_t get_noc_multicast_addr(uint32_t x_start, uint32_t y_start,
 // ---- interleaved address generators ----
 namespace zyx_emu_detail_ag {
 FORCE_INLINE uint64_t interleaved(uint32_t base, uint32_t page_size, uint32_t id, uint32_t offset, bool dram) {
-  if (!dram) ZYX_API.fail("L1-interleaved buffers are not emulated (use DRAM buffers)");
+  if (!dram) {
+    // L1 bank b is worker core (b / cols, b % cols); `base` may be this core's
+    // pointer to the buffer (the NOC uses its offset inside L1).
+    uint32_t aligned = (page_size + ZYX_EMU_L1_ALIGNMENT - 1) / ZYX_EMU_L1_ALIGNMENT * ZYX_EMU_L1_ALIGNMENT;
+    uint32_t bank = id % NUM_L1_BANKS;
+    return NOC_XY_ADDR(bank % ZYX_EMU_GRID_COLS + 1, bank / ZYX_EMU_GRID_COLS + 1,
+                       uint64_t(base) + uint64_t(id / NUM_L1_BANKS) * aligned + offset);
+  }
   uint32_t aligned = (page_size + ZYX_EMU_DRAM_ALIGNMENT - 1) / ZYX_EMU_DRAM_ALIGNMENT * ZYX_EMU_DRAM_ALIGNMENT;
   uint32_t bank = id % NUM_DRAM_BANKS;
   return NOC_XY_ADDR(0, bank, uint64_t(base) + uint64_t(id / NUM_DRAM_BANKS) * aligned + offset);
@@ -129,17 +152,24 @@ struct InterleavedPow2AddrGenFast {
 };
 
 // ---- tensor accessors ----
-// The emulator's accessor args are one compile-time word: tt-metal's
-// ArgsConfig flags (bit 0 sharded, bit 1 DRAM). Only interleaved DRAM
-// tensors are emulated.
+// The emulator's accessor args (docs/emulator.md): compile-time word 0 holds
+// tt-metal's ArgsConfig flags (bit 0 sharded, bit 1 DRAM); interleaved
+// tensors have that word only. Sharded tensors add the rank (2), the number
+// of banks (shard holders), the tensor shape and the shard shape in pages
+// (rows, cols), and one word per bank, in shard order: its NOC (x << 16) | y.
 template <uint32_t CTA_OFFSET, uint32_t CRTA_OFFSET = 0>
 struct TensorAccessorArgs {
   static constexpr uint32_t flags = get_compile_time_arg_val(CTA_OFFSET);
   static constexpr bool is_sharded = (flags & 1u) != 0;
   static constexpr bool is_dram = (flags & 2u) != 0;
-  static constexpr uint32_t next_compile_time_args_offset() { return CTA_OFFSET + 1; }
+  static constexpr uint32_t cta_offset = CTA_OFFSET;
+  static constexpr uint32_t word(uint32_t i) { return is_sharded ? get_compile_time_arg_val(CTA_OFFSET + i) : 0; }
+  static constexpr uint32_t rank = is_sharded ? get_compile_time_arg_val(CTA_OFFSET + 1) : 0;
+  static constexpr uint32_t num_banks = is_sharded ? get_compile_time_arg_val(CTA_OFFSET + 2) : 0;
+  static constexpr uint32_t words = is_sharded ? 7 + num_banks : 1;
+  static constexpr uint32_t next_compile_time_args_offset() { return CTA_OFFSET + words; }
   static constexpr uint32_t next_common_runtime_args_offset() { return CRTA_OFFSET; }
-  static constexpr uint32_t compile_time_args_skip() { return 1; }
+  static constexpr uint32_t compile_time_args_skip() { return words; }
   static constexpr uint32_t runtime_args_skip() { return 0; }
 };
 
@@ -154,14 +184,27 @@ struct TensorAccessor {
       : address(bank_base_address),
         page_size(page_size_bytes ? page_size_bytes : ZYX_API.buffer_page_size(bank_base_address)) {
     if (!page_size) ZYX_API.fail("TensorAccessor: no page size given and no buffer of this run is at that address");
-    static_assert(!Args::is_sharded, "the emulator supports interleaved tensors only");
   }
   FORCE_INLINE uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t = noc_index) const {
-    return zyx_emu_detail_ag::interleaved(address, page_size, page_id, offset, Args::is_dram);
+    if constexpr (!Args::is_sharded) {
+      return zyx_emu_detail_ag::interleaved(address, page_size, page_id, offset, Args::is_dram);
+    } else {
+      constexpr uint32_t t_rows = Args::word(3), t_cols = Args::word(4), s_rows = Args::word(5),
+                         s_cols = Args::word(6);
+      static_assert(Args::rank == 2 && t_cols > 0 && s_rows > 0 && s_cols > 0, "malformed sharded accessor args");
+      uint32_t pr = page_id / t_cols, pc = page_id % t_cols;
+      if (pr >= t_rows) ZYX_API.fail("TensorAccessor: page id past the sharded tensor");
+      uint32_t shard = (pr / s_rows) * ((t_cols + s_cols - 1) / s_cols) + pc / s_cols;
+      if (shard >= Args::num_banks) ZYX_API.fail("TensorAccessor: shard past the accessor's banks");
+      uint32_t xy = zyx_emu_detail::compile_args[Args::cta_offset + 7 + shard];
+      uint32_t local = (pr % s_rows) * s_cols + pc % s_cols;
+      return NOC_XY_ADDR(xy >> 16, xy & 0xffff, uint64_t(address) + uint64_t(local) * get_aligned_page_size() + offset);
+    }
   }
   FORCE_INLINE uint32_t get_page_size() const { return page_size; }
   FORCE_INLINE uint32_t get_aligned_page_size() const {
-    return (page_size + ZYX_EMU_DRAM_ALIGNMENT - 1) / ZYX_EMU_DRAM_ALIGNMENT * ZYX_EMU_DRAM_ALIGNMENT;
+    constexpr uint32_t a = Args::is_dram ? ZYX_EMU_DRAM_ALIGNMENT : ZYX_EMU_L1_ALIGNMENT;
+    return (page_size + a - 1) / a * a;
   }
 };
 template <typename Args>
