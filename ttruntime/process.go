@@ -316,7 +316,10 @@ func (e *ShutdownError) Error() string {
 }
 
 // Close shuts the runtime down gracefully: it sends exit and waits, then
-// sends SIGTERM and waits, then SIGKILL (each wait ShutdownTimeout). It
+// sends SIGTERM and waits, then SIGKILL (each wait ShutdownTimeout). While
+// an abandoned call is unanswered (the runtime is likely still inside the
+// kernel of a launch whose caller gave up), the exit request waits only
+// AbandonedGrace and a runtime that does not answer is killed at once. It
 // returns nil when the runtime exited when asked (or had already gone: its
 // end was reported by the call that saw it), and a *core.Error wrapping a
 // *ShutdownError, saying "exited after SIGTERM" or "killed", when Close had
@@ -329,12 +332,18 @@ func (c *Client) Close() error {
 		return nil
 	}
 	alive := c.Alive()
+	killed := false
 	if alive {
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ShutdownTimeout)
 		err := c.exit(ctx)
 		cancel()
 		if err != nil {
 			c.log.Debug("tt-runtime exit request failed", "err", err)
+			select {
+			case <-c.broken: // the exit's own timeout killed it: hung
+				killed = true
+			default:
+			}
 		}
 	}
 	c.ending.Store(true)
@@ -342,6 +351,11 @@ func (c *Client) Close() error {
 	var err error
 	if alive {
 		err = c.awaitExit()
+	}
+	if killed && err == nil {
+		err = &core.Error{Backend: Backend, Op: "close",
+			Err:    &ShutdownError{Pid: c.cmd.Process.Pid, How: ShutdownKilled, Status: c.exitStatus},
+			Native: stderrNote(c.tail.String())}
 	}
 	c.teardown()
 	return err
