@@ -414,7 +414,9 @@ func TestCompileValidation(t *testing.T) {
 		{"sharded without a shard", func(p *backends.Program) {
 			p.TT().Buffers = []backends.TTBuffer{{Param: 1, Placement: "l1", Layout: "height_sharded"}}
 		}, backends.ErrInvalidArgument, "needs a shard spec"},
-		{"tile of odd shape", func(p *backends.Program) { p.TT().Buffers = []backends.TTBuffer{{Param: 1, Tile: true, Rows: 30, Cols: 32}} }, backends.ErrInvalidArgument, "multiples of 32"},
+		{"tile of odd shape", func(p *backends.Program) {
+			p.TT().Buffers = []backends.TTBuffer{{Param: 1, Tile: true, Rows: 30, Cols: 32}}
+		}, backends.ErrInvalidArgument, "multiples of 32"},
 		{"block float of an integer", func(p *backends.Program) {
 			p.Params[1].DType = backends.I32
 			p.TT().Buffers = []backends.TTBuffer{{Param: 1, Tile: true, Rows: 32, Cols: 32, Format: "Bfp8_b"}}

@@ -324,4 +324,3 @@ void kernel_main() {
 		require.NoError(t, p.Release(b))
 	}
 }
-

@@ -48,7 +48,7 @@ type paramDecl struct {
 type runtimeProgram struct {
 	req     ttruntime.CompileRequest
 	id      uint64
-	decls   []*paramDecl                    // by param
+	decls   []*paramDecl                   // by param
 	cbBytes map[ttruntime.CoreCoord]uint64 // L1 of each core taken by CBs (not on a buffer)
 }
 
