@@ -730,36 +730,43 @@ func TestChipLockRefusesUntrustedDirectories(t *testing.T) {
 
 // The runtime inherits the lock (--lock-fd) and holds the chip while it
 // lives, also after the driver's own descriptor is gone: a runtime left
-// behind keeps a second one off the chip.
+// behind keeps a second one off the chip. For the mock and the C++
+// runtime alike.
 func TestRuntimeHoldsTheChipLock(t *testing.T) {
-	lockDir(t)
-	l, err := ttruntime.LockChip("0000:07:00.0", 0)
-	require.NoError(t, err)
-	cfg := mockConfig()
-	cfg.LockFile = l.File()
-	c := start(t, cfg)
-	l.NoteRuntime(c.Pid())
-	require.NoError(t, c.Ping(context.Background()))
-	require.NoError(t, l.Unlock(), "the driver lets go of its descriptor")
+	for _, rt := range []struct {
+		name string
+		cfg  func() ttruntime.Config
+	}{{"mock", func() ttruntime.Config { return mockConfig() }}, {"c++", func() ttruntime.Config { return emuConfig(t, "n150", 0) }}} {
+		t.Run(rt.name, func(t *testing.T) {
+			lockDir(t)
+			l, err := ttruntime.LockChip("0000:07:00.0", 0)
+			require.NoError(t, err)
+			cfg := rt.cfg()
+			cfg.LockFile = l.File()
+			c := start(t, cfg)
+			l.NoteRuntime(c.Pid())
+			require.NoError(t, c.Ping(context.Background()))
+			require.NoError(t, l.Unlock(), "the driver lets go of its descriptor")
 
-	_, err = ttruntime.LockChip("0000:07:00.0", 0)
-	require.ErrorIs(t, err, ttruntime.ErrChipBusy, "the runtime still holds the chip")
-	require.ErrorContains(t, err, fmt.Sprintf("its runtime is pid %d", c.Pid()))
-	c.Kill()
-	again, err := ttruntime.LockChip("0000:07:00.0", 0)
-	require.NoError(t, err, "the chip is free once the runtime is gone")
+			_, err = ttruntime.LockChip("0000:07:00.0", 0)
+			require.ErrorIs(t, err, ttruntime.ErrChipBusy, "the runtime still holds the chip")
+			require.ErrorContains(t, err, fmt.Sprintf("its runtime is pid %d", c.Pid()))
+			c.Kill()
+			again, err := ttruntime.LockChip("0000:07:00.0", 0)
+			require.NoError(t, err, "the chip is free once the runtime is gone")
 
-	// A runtime handed a lock that another open of the file holds refuses
-	// to start.
-	cfg.LockFile = nil
-	f, err := os.Open(again.Path())
-	require.NoError(t, err)
-	defer f.Close()
-	cfg.LockFile = f
-	_, err = ttruntime.Start(context.Background(), cfg)
-	require.ErrorIs(t, err, backends.ErrDeviceLost)
-	require.ErrorContains(t, err, "held by another process")
-	require.NoError(t, again.Unlock())
+			// A runtime handed a lock that another open of the file holds
+			// refuses to start.
+			f, err := os.Open(again.Path())
+			require.NoError(t, err)
+			defer f.Close()
+			cfg.LockFile = f
+			_, err = ttruntime.Start(context.Background(), cfg)
+			require.ErrorIs(t, err, backends.ErrDeviceLost)
+			require.ErrorContains(t, err, "held by another process")
+			require.NoError(t, again.Unlock())
+		})
+	}
 }
 
 // DPRINT lines on the runtime's stderr go to KernelOutput, without their

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -71,7 +72,9 @@ func (c *Client) spawn() error {
 		closeAll(inR, inW, outR, outW)
 		return core.Errorf(Backend, "start", core.ErrNoDevice, "pipe: %v", err)
 	}
-	args := c.cfg.Args
+	// --parent-pid lets the runtime see that this process died before the
+	// runtime could arm its parent-death signal (docs/runtime.md).
+	args := append([]string{"--parent-pid", strconv.Itoa(os.Getpid())}, c.cfg.Args...)
 	if c.cfg.LockFile != nil {
 		// ExtraFiles[0] is descriptor 3 in the child.
 		args = append([]string{"--lock-fd", "3"}, args...)
