@@ -502,3 +502,27 @@ func TestKernelOutputReachesTheOptions(t *testing.T) {
 	require.NoError(t, exe.Launch(context.Background(), nil))
 	require.Equal(t, []string{"core (0,0) riscv_0: tick", "core (0,1) riscv_0: tick"}, out.all())
 }
+
+// CheckLaunch gives the request Compile and Launch would send, and their
+// errors, without a runtime.
+func TestCheckLaunch(t *testing.T) {
+	d := open1(t, "")
+	info := d.Runtime()
+	args := []backends.LaunchArg{backends.VarArg(backends.UintConst(backends.U32, 4)), backends.BufArg(1), backends.BufArg(2), backends.BufArg(3)}
+	req, err := tt.CheckLaunch(vaddProgram(), args, info)
+	require.NoError(t, err)
+	require.Len(t, req.Kernels, 3)
+	for _, k := range req.Kernels {
+		require.Equal(t, ttruntime.CoreRangeSet{ttruntime.Rect(0, 0, 0, 3)}, k.Cores)
+	}
+	_, err = ttruntime.ValidateCompile(&req, &info)
+	require.NoError(t, err)
+	bad := vaddProgram()
+	bad.TT().CBs[1].Indices[0].Index = 0
+	_, err = tt.CheckLaunch(bad, args, info)
+	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	require.ErrorContains(t, err, "compile.cbs[1].indices: CB 0 on core (0, 0) is already configured by cbs[0]")
+	args[0] = backends.VarArg(backends.UintConst(backends.U32, 9))
+	_, err = tt.CheckLaunch(vaddProgram(), args, info)
+	require.ErrorIs(t, err, backends.ErrInvalidArgument, "a launch grid past the chip")
+}
