@@ -296,6 +296,9 @@ func TestTileLayoutPool(t *testing.T) {
 		back := make([]byte, n)
 		require.NoError(t, p.Read(ctx, b, 0, back))
 		require.Equal(t, host, back, "%s: untilized on read", dt)
+		unit, err := p.(*tt.Pool).TransferUnit(b)
+		require.NoError(t, err)
+		require.EqualValues(t, 32*cols*es, unit)
 		// Whole tile rows may be moved alone (the second tile row of the
 		// second matrix); anything else is refused and moves nothing.
 		row := int64(32 * cols * es)
