@@ -45,6 +45,7 @@ type rawReference struct {
 	TransB bool     `json:"trans_b"`
 	Atol   *float64 `json:"atol"`
 	Rtol   *float64 `json:"rtol"`
+	PCC    *float64 `json:"pcc"`
 }
 
 // ParseManifest decodes and checks a manifest. file names it in errors.

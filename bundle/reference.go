@@ -11,12 +11,18 @@ import (
 
 // Reference is a bundle's float64 host reference.
 type Reference struct {
-	Op             string // add, sub, mul, div, max, min, unary:F, matmul
+	Op             string // add, sub, mul, div, max, min, unary:F, matmul, identity
 	Args           []int  // param ordinals of the operands
 	Out            int    // param ordinal of the result
 	M, N, K, Batch *backends.GwsDim
 	TransA, TransB bool
 	Atol, Rtol     *float64
+	// PCC, when set, accepts float outputs by their Pearson correlation
+	// with the expected values (at least *PCC), as tt-metal's tests do.
+	PCC *float64
+
+	argDTypes []backends.DType // the operands' dtypes
+	outDType  backends.DType
 }
 
 var binaryOps = map[string]func(a, b float64) float64{
@@ -50,20 +56,22 @@ func (b *Bundle) parseReference(r *rawReference) (*Reference, error) {
 	ferr := func(field, format string, args ...any) error {
 		return &FieldError{Field: "reference" + field, Err: fmt.Errorf(format, args...)}
 	}
-	ref := &Reference{Op: r.Op, TransA: r.TransA, TransB: r.TransB, Atol: r.Atol, Rtol: r.Rtol}
+	ref := &Reference{Op: r.Op, TransA: r.TransA, TransB: r.TransB, Atol: r.Atol, Rtol: r.Rtol, PCC: r.PCC}
 	want := 0
 	switch {
 	case r.Op == "":
 		return nil, ferr(".op", "missing")
 	case binaryOps[r.Op] != nil, r.Op == "matmul":
 		want = 2
+	case r.Op == "identity":
+		want = 1
 	case strings.HasPrefix(r.Op, "unary:"):
 		if unaryOps[strings.TrimPrefix(r.Op, "unary:")] == nil {
 			return nil, ferr(".op", "unknown unary function %q", strings.TrimPrefix(r.Op, "unary:"))
 		}
 		want = 1
 	default:
-		return nil, ferr(".op", "unknown op %q (add, sub, mul, div, max, min, unary:F, matmul)", r.Op)
+		return nil, ferr(".op", "unknown op %q (add, sub, mul, div, max, min, unary:F, matmul, identity)", r.Op)
 	}
 	if len(r.Args) != want {
 		return nil, ferr(".args", "op %s takes %d args, got %d", r.Op, want, len(r.Args))
@@ -74,12 +82,17 @@ func (b *Bundle) parseReference(r *rawReference) (*Reference, error) {
 			return nil, ferr(fmt.Sprintf(".args[%d]", i), "no buffer param named %q", name)
 		}
 		ref.Args = append(ref.Args, j)
+		ref.argDTypes = append(ref.argDTypes, b.Params[j].DType)
 	}
 	j, ok := b.ParamIndex(r.Out)
 	if !ok || b.Params[j].Kind != backends.GlobalMut {
 		return nil, ferr(".out", "no global_mut param named %q", r.Out)
 	}
 	ref.Out = j
+	ref.outDType = b.Params[j].DType
+	if r.PCC != nil && (math.IsNaN(*r.PCC) || *r.PCC <= 0 || *r.PCC > 1) {
+		return nil, ferr(".pcc", "%g: want a correlation above 0 and at most 1 (tt-metal's tests use 0.97 to 0.9999)", *r.PCC)
+	}
 	for _, f := range []struct {
 		name string
 		src  exprSrc
@@ -131,6 +144,9 @@ func (r *Reference) Compute(vals Values, inputs map[int][]float64) ([]float64, e
 			out[i] = f(args[0][i], args[1][i])
 		}
 		return out, nil
+	}
+	if r.Op == "identity" {
+		return append([]float64(nil), args[0]...), nil
 	}
 	if f := unaryOps[strings.TrimPrefix(r.Op, "unary:")]; f != nil {
 		out := make([]float64, len(args[0]))
@@ -321,6 +337,10 @@ func (r *Reference) Tolerance(dt backends.DType, vals Values) Tolerance {
 	if r == nil {
 		return t
 	}
+	if r.Op == "identity" && len(r.argDTypes) == 1 && r.argDTypes[0] == dt {
+		// A copy in the same dtype is exact.
+		t = Tolerance{}
+	}
 	if r.Op == "matmul" && r.K != nil && dt.IsFloat() {
 		if k, err := evalHost(*r.K, vals); err == nil && k > 1 {
 			s := math.Sqrt(float64(k))
@@ -395,4 +415,83 @@ func Compare(got, want []float64, tol Tolerance) (Comparison, error) {
 		}
 	}
 	return c, nil
+}
+
+// PCCResult is an output's Pearson correlation with its expected values.
+type PCCResult struct {
+	// PCC is the correlation over the elements where the expected value is
+	// finite (1 when got equals want there).
+	PCC float64
+	// NonFinite counts the elements that break the non-finite rule: an
+	// expected NaN or ±Inf not matched by the same value, or a non-finite
+	// result where a finite one is expected.
+	NonFinite int64
+}
+
+// PCC is the Pearson correlation coefficient of got and want, as
+// tt-metal's tests accept outputs (comp_pcc). Expected non-finite values
+// must be matched exactly and are left out of the correlation; a
+// non-finite result where a finite value is expected counts in NonFinite.
+// When either side has no variance the correlation is undefined: it is 1
+// if every pair is within tol, else 0.
+func PCC(got, want []float64, tol Tolerance) (PCCResult, error) {
+	var res PCCResult
+	if len(got) != len(want) {
+		return res, fmt.Errorf("%w: %d elements against %d expected", backends.ErrInvalidArgument, len(got), len(want))
+	}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	var n int
+	var sg, sw float64
+	equal := true
+	for i := range got {
+		g, w := got[i], want[i]
+		if !finite(w) {
+			if !(math.IsNaN(g) && math.IsNaN(w)) && g != w {
+				res.NonFinite++
+			}
+			continue
+		}
+		if !finite(g) {
+			res.NonFinite++
+			continue
+		}
+		if g != w {
+			equal = false
+		}
+		n++
+		sg += g
+		sw += w
+	}
+	if n == 0 || equal {
+		res.PCC = 1
+		return res, nil
+	}
+	mg, mw := sg/float64(n), sw/float64(n)
+	var cov, vg, vw float64
+	for i := range got {
+		g, w := got[i], want[i]
+		if !finite(w) || !finite(g) {
+			continue
+		}
+		dg, dw := g-mg, w-mw
+		cov += dg * dw
+		vg += dg * dg
+		vw += dw * dw
+	}
+	if vg == 0 || vw == 0 {
+		res.PCC = 1
+		for i := range got {
+			g, w := got[i], want[i]
+			if finite(w) && finite(g) && math.Abs(g-w) > tol.Atol+tol.Rtol*math.Abs(w) {
+				res.PCC = 0
+				break
+			}
+		}
+		return res, nil
+	}
+	res.PCC = cov / math.Sqrt(vg*vw)
+	if res.PCC > 1 { // rounding
+		res.PCC = 1
+	}
+	return res, nil
 }

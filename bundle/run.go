@@ -185,6 +185,23 @@ func (r *Run) alloc(ctx context.Context, pool backends.Pool, n int64) (backends.
 	return id, nil
 }
 
+// allocParam allocates buffer param i's device buffer for n bytes of host
+// data: as the program declares it (placement, layout, page size, storage
+// format) when the executable can (backends.ParamAllocator), else a plain
+// buffer of the pool.
+func (r *Run) allocParam(ctx context.Context, pool backends.Pool, exe backends.Executable, i int, n int64) (backends.BufferID, error) {
+	pa, ok := exe.(backends.ParamAllocator)
+	if !ok {
+		return r.alloc(ctx, pool, n)
+	}
+	id, err := pa.AllocParam(ctx, i, n)
+	if err != nil {
+		return 0, err
+	}
+	r.owned = append(r.owned, ownedBuf{pool, id})
+	return id, nil
+}
+
 func (r *Run) prepareInputs(ctx context.Context, inputs map[string]string) error {
 	b := r.B
 	shapes, err := b.Shapes(r.Vals)
@@ -357,7 +374,7 @@ func (r *Run) Execute(ctx context.Context, dev backends.Device, exe backends.Exe
 			continue
 		}
 		n := sizes[i]
-		id, err := r.alloc(ctx, pool, n)
+		id, err := r.allocParam(ctx, pool, exe, i, n)
 		if err != nil {
 			return nil, fmt.Errorf("param %s: %w", prm.Name, err)
 		}
