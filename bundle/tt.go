@@ -1493,7 +1493,11 @@ func (x *ttBinder) cb(cs ttCBSpec, grid [2]uint64, used []ttCore, decl map[int]*
 	}
 	for j, idx := range cb.Indices {
 		if cb.TotalBytes%idx.PageBytes != 0 {
-			return cb, nil, x.ferr(fmt.Sprintf("%s.indices[%d].page_bytes", field, j), fmt.Errorf("%d does not divide total_bytes %d", idx.PageBytes, cb.TotalBytes))
+			f := field
+			if len(cb.Indices) > 1 {
+				f = fmt.Sprintf("%s.indices[%d]", field, j)
+			}
+			return cb, nil, x.ferr(f+".page_bytes", fmt.Errorf("%d does not divide total_bytes %d", idx.PageBytes, cb.TotalBytes))
 		}
 	}
 	if cs.buffer != nil {
