@@ -140,7 +140,7 @@ func TestLoadGEMMWithConstantVars(t *testing.T) {
 }
 
 // writeBundle makes a bundle directory from file contents.
-func writeBundle(t *testing.T, files map[string]string) string {
+func writeBundle(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, body := range files {

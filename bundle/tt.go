@@ -211,9 +211,13 @@ func ttTileBytes(f string, rows, cols uint32) uint32 {
 // maxTTIncludes bounds the include files of one program.
 const maxTTIncludes = 256
 
-// maxTTCores bounds the cores one core set may name: a chip has a few
-// hundred, and the bound keeps a hostile range from allocating without end.
-const maxTTCores = 1 << 16
+// maxTTCores bounds the cores one core set may name, and maxTTAxis the
+// launch grid's axes: a chip has at most a few hundred worker cores, and
+// the bounds keep a hostile range from costing time and memory without end.
+const (
+	maxTTCores = 4096
+	maxTTAxis  = 64
+)
 
 // decodeSub decodes one JSON value strictly (unknown fields are errors),
 // naming field paths below prefix.
@@ -467,6 +471,9 @@ func (p *ttParser) parseArg(dst *backends.TTArg, raw json.RawMessage, field stri
 		ra = rawArg{Kind: string(backends.TTArgConst), Value: &e}
 	} else if err := decodeSub(raw, p.file, field, &ra); err != nil {
 		return err
+	}
+	if ra.Kind == "" && ra.Value != nil {
+		ra.Kind = string(backends.TTArgConst) // {"name": "start_id", "value": "…"}
 	}
 	kind := backends.TTArgKind(ra.Kind)
 	*dst = backends.TTArg{Kind: kind}
@@ -1212,8 +1219,8 @@ func (x *ttBinder) launchGrid(grid []backends.GwsDim, file string) ([2]uint64, e
 		if err != nil {
 			return out, &FieldError{file, fmt.Sprintf("grid[%d]", i), err}
 		}
-		if v == 0 || v > 1024 {
-			return out, &FieldError{file, fmt.Sprintf("grid[%d]", i), fmt.Errorf("%d cores along an axis", v)}
+		if v == 0 || v > maxTTAxis {
+			return out, &FieldError{file, fmt.Sprintf("grid[%d]", i), fmt.Errorf("%d cores along an axis (a Tenstorrent grid has 1 to %d)", v, maxTTAxis)}
 		}
 		out[i] = v
 	}

@@ -263,3 +263,27 @@ func TestTTShorthandCompat(t *testing.T) {
 		require.Nil(t, cb.Cores)
 	}
 }
+
+// FuzzParseTT feeds tt.json variants to the loader: it must return an
+// error or a program, never panic or hang.
+func FuzzParseTT(f *testing.F) {
+	f.Add([]byte(v2TT))
+	f.Add([]byte(`{"kernels": [{"processor": "riscv_0", "source": "k.cpp", "cores": {"of": [0, 0, 1000000000, 1000000000], "from": 0, "to": 5}}]}`))
+	f.Add([]byte(`{"reader": {"source": "k.cpp"}, "compute": {"source": "k.cpp"}, "writer": {"source": "k.cpp"}, "cbs": [{"indices": [{"index": 0, "format": "Bfp8_b"}], "pages": 4294967295}]}`))
+	files := v2Files()
+	delete(files, "tt.json")
+	dir := writeBundle(f, files)
+	b, err := ParseManifest([]byte(v2Manifest), "manifest.json")
+	require.NoError(f, err)
+	b.Dir = dir
+	fi, ok := backends.LookupFormat(backends.FormatTT)
+	require.True(f, ok)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := b.parseVariant(fi, filepath.Join(dir, "tt.json"), data)
+		if err != nil {
+			require.NotEmpty(t, err.Error())
+			return
+		}
+		_, _, _ = b.bindTT(v.tt, v.grid, b.Defaults())
+	})
+}
