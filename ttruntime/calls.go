@@ -38,8 +38,9 @@ func (c *Client) Unmap(ctx context.Context, req SegmentRequest) error {
 	return c.call(ctx, CmdUnmap, req, nil)
 }
 
-// Alloc creates a device buffer of req.Size bytes, interleaved in pages of
-// req.PageSize (0: DefaultPageSize).
+// Alloc creates a device buffer of req.Size bytes laid out as its spec
+// says (the zero spec: DRAM, interleaved in DefaultPageSize pages). The
+// request is not checked here: callers check it with ValidateAlloc.
 func (c *Client) Alloc(ctx context.Context, req AllocRequest) (AllocReply, error) {
 	var r AllocReply
 	if err := c.call(ctx, CmdAlloc, req, &r); err != nil {
@@ -67,8 +68,9 @@ func (c *Client) Read(ctx context.Context, req TransferRequest) error {
 	return c.call(ctx, CmdRead, req, nil)
 }
 
-// Compile registers and builds a three-kernel program; a build failure is
-// ErrCompile carrying the compiler's diagnostics.
+// Compile registers and builds a program; a build failure is ErrCompile
+// carrying the compiler's diagnostics. The request is not checked here:
+// callers check it with ValidateCompile.
 func (c *Client) Compile(ctx context.Context, req CompileRequest) (ProgramReply, error) {
 	var r ProgramReply
 	if err := c.call(ctx, CmdCompile, req, &r); err != nil {
@@ -77,11 +79,15 @@ func (c *Client) Compile(ctx context.Context, req CompileRequest) (ProgramReply,
 	return r, nil
 }
 
-// Run runs a compiled program on the cores of req.Grid and waits for it;
-// the reply carries the device time when req.Timed.
+// Run runs every kernel of a compiled program on its cores and waits for
+// it; the reply carries the device time when req.Timed. With
+// KernelOutput set, the DPRINT lines of the run have been written there
+// when Run returns.
 func (c *Client) Run(ctx context.Context, req RunRequest) (RunReply, error) {
 	var r RunReply
-	if err := c.call(ctx, CmdRun, req, &r); err != nil {
+	err := c.call(ctx, CmdRun, req, &r)
+	c.syncStderr()
+	if err != nil {
 		return RunReply{}, err
 	}
 	return r, nil

@@ -70,6 +70,17 @@ type Config struct {
 	StderrTail int
 	// Init holds the handshake fields; Protocol is always ProtocolVersion.
 	Init InitRequest
+	// LockFile, when set, is the chip's locked lock file (ChipLock.File):
+	// the runtime inherits it as descriptor 3 and is told so with
+	// --lock-fd 3, so it holds the chip for as long as it lives, also past
+	// this process. The caller keeps its own descriptor until it unlocks.
+	LockFile *os.File
+	// KernelOutput, when set, receives the kernels' DPRINT output: the
+	// runtime is asked to print it (init's dprint), and every stderr line
+	// that starts with "dprint: " is written here without that prefix
+	// ("core (0,1) riscv_0: text\n") instead of going to the log. Run
+	// returns after the lines its kernels printed have been written.
+	KernelOutput io.Writer
 }
 
 // The defaults of Config.
@@ -119,6 +130,9 @@ func (c Config) withDefaults() Config {
 		c.Init.Layer = "auto"
 	}
 	c.Init.Protocol = ProtocolVersion
+	if c.KernelOutput != nil {
+		c.Init.DPrint = true
+	}
 	return c
 }
 
@@ -160,9 +174,11 @@ type Client struct {
 	wakeAt    time.Time // once the process exited, no read waits past this
 	hasWake   bool
 
-	stderrDone chan struct{}
-	exited     chan struct{}
-	exitStatus string // set before exited is closed
+	stderrDone    chan struct{}
+	stderrRead    atomic.Uint64 // bytes read from stderr
+	stderrHandled atomic.Uint64 // of those, the bytes of whole lines handled
+	exited        chan struct{}
+	exitStatus    string // set before exited is closed
 
 	brokenOnce sync.Once
 	broken     chan struct{}
