@@ -64,3 +64,29 @@ func TestExampleEltwiseSplit(t *testing.T) {
 	require.Len(t, v.Kernels, 3)
 	require.Equal(t, backends.ConstDim(10), v.Kernels[0].Cores.Slice.To)
 }
+
+// TestExampleMatmulEdges: sizes that are not whole tiles are refused on
+// Tenstorrent with a clear error (issue 14), and the other backends still
+// get their variants.
+func TestExampleMatmulEdges(t *testing.T) {
+	b, err := Load("../examples/matmul")
+	require.NoError(t, err)
+	vals, err := b.VarValues(map[string]string{"m": "100"})
+	require.NoError(t, err)
+	_, err = b.Program(vals)
+	require.ErrorContains(t, err, "examples/matmul/tt.json: require[0]: m % 32 is 4, not 0: on Tenstorrent m must be a multiple of 32")
+	p, dropped, err := b.PartialProgram(vals)
+	require.NoError(t, err)
+	require.Nil(t, p.TT())
+	require.NotNil(t, p.Source(backends.FormatC))
+	require.Len(t, dropped, 1)
+	require.Equal(t, backends.FormatTT, dropped[0].Format)
+	require.ErrorIs(t, dropped[0], ErrBundle)
+	// A tt-only bundle with nothing left is an error.
+	b, err = Load("../examples/matmul_tiled")
+	require.NoError(t, err)
+	vals, err = b.VarValues(map[string]string{"k": "40"})
+	require.NoError(t, err)
+	_, _, err = b.PartialProgram(vals)
+	require.ErrorContains(t, err, "buffers.a.layout: param a is 256×40; tile layout needs rows and cols that are multiples of 32")
+}

@@ -279,9 +279,14 @@ func (r *Run) Compile(ctx context.Context, selector string) (*backends.Selection
 	if selector == "" {
 		selector = "auto"
 	}
-	p, err := r.B.Program(r.Vals)
+	p, dropped, err := r.B.PartialProgram(r.Vals)
 	if err != nil {
 		return nil, nil, err
+	}
+	// A variant that cannot be built at these var values is passed over
+	// with its error; the other backends still run.
+	for _, d := range dropped {
+		r.Report.Skipped = append(r.Report.Skipped, SkipReport{Device: string(d.Format) + " variant", Reason: d.Err.Error()})
 	}
 	bar := r.spinner("compile")
 	start := time.Now()
@@ -293,7 +298,11 @@ func (r *Run) Compile(ctx context.Context, selector string) (*backends.Selection
 		r.Report.Skipped = append(r.Report.Skipped, skipReports(sel.Skips)...)
 	case errors.As(err, &nd):
 		r.Report.Skipped = append(r.Report.Skipped, skipReports(nd.Skips)...)
-		return nil, nil, err
+		errs := []error{err}
+		for _, d := range dropped {
+			errs = append(errs, d)
+		}
+		return nil, nil, errors.Join(errs...)
 	default:
 		return nil, nil, err
 	}

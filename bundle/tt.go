@@ -34,6 +34,14 @@ type rawTT struct {
 	Buffers       map[string]rawBuffer `json:"buffers"`
 	Includes      json.RawMessage      `json:"includes"`
 	ComputeConfig *rawComputeConfig    `json:"compute_config"`
+	Require       []rawRequire         `json:"require"`
+}
+
+// rawRequire is a condition on the vars the kernels rely on: zero must
+// evaluate to 0 (e.g. "m % 256"), else the program is refused with message.
+type rawRequire struct {
+	Zero    exprSrc `json:"zero"`
+	Message string  `json:"message"`
 }
 
 // rawKernel is a section of the shorthand (reader, compute, writer).
@@ -136,9 +144,16 @@ type ttSpec struct {
 	sems     []ttSemSpec
 	bufs     []ttBufSpec
 	includes []backends.TTInclude
+	require  []ttRequire
 	// allCores: every kernel names its cores, so the launch grid is the
 	// box around them when tt.json gives none.
 	allCores bool
+}
+
+type ttRequire struct {
+	zero    backends.GwsDim
+	src     exprSrc
+	message string
 }
 
 type ttKernelSpec struct {
@@ -346,6 +361,17 @@ func (p *ttParser) parse(r *rawTT) error {
 		}
 	default:
 		return p.ferr("kernels", "missing (a Tenstorrent program has kernels, or reader, compute and writer)")
+	}
+	for i, rq := range r.Require {
+		field := fmt.Sprintf("require[%d]", i)
+		if rq.Zero == "" {
+			return p.ferr(field+".zero", "missing (an expression that must be 0, e.g. \"m %% 32\")")
+		}
+		d, err := p.expr(rq.Zero, field+".zero", false)
+		if err != nil {
+			return err
+		}
+		p.t.require = append(p.t.require, ttRequire{d, rq.Zero, rq.Message})
 	}
 	if err := p.parseBuffers(r.Buffers); err != nil {
 		return err
@@ -1233,6 +1259,18 @@ func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*backen
 		return nil, nil, err
 	}
 	x := &ttBinder{b: b, t: t, vals: vals, shapes: shapes}
+	for i, rq := range t.require {
+		v, err := evalHost(rq.zero, vals)
+		if err == nil && v != 0 {
+			err = fmt.Errorf("%s is %d, not 0", rq.src, v)
+			if rq.message != "" {
+				err = fmt.Errorf("%w: %s", err, rq.message)
+			}
+		}
+		if err != nil {
+			return nil, nil, x.ferr(fmt.Sprintf("require[%d]", i), err)
+		}
+	}
 	gridFile := t.file
 	if grid == nil {
 		grid, gridFile = b.grid, b.path(ManifestFile)

@@ -52,7 +52,8 @@ const v2TT = `{
    "w": {"layout": "tile", "format": "Bfp8_b"},
    "r": {"placement": "l1", "memory_layout": "width_sharded", "page_size": 16, "shard": {"cores": [0, 0, 0, 1], "shape": [16, 4], "orientation": "col_major"}}
  },
- "includes": "inc"
+ "includes": "inc",
+ "require": [{"zero": "n % 32", "message": "n must be whole tiles"}]
 }`
 
 func v2Files() map[string]string {
@@ -224,6 +225,7 @@ func TestTTV2Errors(t *testing.T) {
 		{"semaphore name", []edit{{`{"cores": [0, 0, 1, 3]}]`, `{"name": "ready", "cores": [0, 0, 1, 3]}]`}}, "tt.json", `semaphores[1].name: "ready" is also the name of semaphores[0]`},
 		{"compute config on dm", []edit{{`"source": "k.cpp", "runtime_args": ["split_start(tiles, 2, 4)"]`, `"source": "k.cpp", "compute_config": {}, "runtime_args": ["split_start(tiles, 2, 4)"]`}}, "tt.json", "kernels[1].compute_config: only compute kernels have a compute_config"},
 		{"bad arg literal", []edit{{`"tiles * 2"`, `true`}}, "tt.json", "kernels[0].compile_args[1]: want an arg object, a number or an expression, got true"},
+		{"require", []edit{{`"default": 64}`, `"default": 80}`}}, "tt.json", "require[0]: n % 32 is 16, not 0: n must be whole tiles"},
 		{"unknown var", []edit{{`"tiles * 2"`, `"tiles * q"`}}, "tt.json", `kernels[0].compile_args[1].value: grid expression "tiles * q": unknown variable "q"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

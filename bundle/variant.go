@@ -310,6 +310,52 @@ func (b *Bundle) Formats() []backends.Format {
 // each with the grid of its variant file (nil: the manifest's), so one
 // Program serves every backend.
 func (b *Bundle) Program(vals Values) (*backends.Program, error) {
+	p, _, err := b.program(vals, false)
+	return p, err
+}
+
+// VariantError is a variant that could not be built at some var values (a
+// Tenstorrent program whose sizes its kernels do not allow, say).
+type VariantError struct {
+	Format backends.Format
+	Err    error
+}
+
+func (e *VariantError) Error() string { return fmt.Sprintf("%s variant: %v", e.Format, e.Err) }
+func (e *VariantError) Unwrap() error { return e.Err }
+
+// PartialProgram is Program for a run: a variant that cannot be built at
+// vals is left out and returned with its error, so that the other backends
+// still run; it fails only when no variant can be built.
+func (b *Bundle) PartialProgram(vals Values) (*backends.Program, []*VariantError, error) {
+	return b.program(vals, true)
+}
+
+func (b *Bundle) program(vals Values, partial bool) (*backends.Program, []*VariantError, error) {
+	var dropped []*VariantError
+	p, err := b.buildProgram(vals, func(f backends.Format, err error) error {
+		if !partial {
+			return err
+		}
+		dropped = append(dropped, &VariantError{f, err})
+		return nil
+	})
+	if err != nil {
+		return nil, dropped, err
+	}
+	if len(p.Variants) == 0 && len(dropped) > 0 {
+		errs := make([]error, len(dropped))
+		for i, d := range dropped {
+			errs[i] = d.Err
+		}
+		return nil, dropped, errors.Join(errs...)
+	}
+	return p, dropped, nil
+}
+
+// buildProgram builds the program; a variant's binding error goes to
+// variantErr, which returns it (fail) or nil (leave the variant out).
+func (b *Bundle) buildProgram(vals Values, variantErr func(backends.Format, error) error) (*backends.Program, error) {
 	if len(vals) != len(b.Vars) {
 		return nil, fmt.Errorf("%w: %d var values for %d vars", backends.ErrInvalidArgument, len(vals), len(b.Vars))
 	}
@@ -355,13 +401,19 @@ func (b *Bundle) Program(vals Values) (*backends.Program, error) {
 		case v.gemm != nil:
 			g, err := b.bindGEMM(v.gemm, vals)
 			if err != nil {
-				return nil, &FieldError{v.file, "", err}
+				if err := variantErr(f, &FieldError{v.file, "", err}); err != nil {
+					return nil, err
+				}
+				continue
 			}
 			pv.Code = g
 		case v.tt != nil:
 			t, grid, err := b.bindTT(v.tt, v.grid, vals)
 			if err != nil {
-				return nil, err
+				if err := variantErr(f, err); err != nil {
+					return nil, err
+				}
+				continue
 			}
 			if pv.Grid == nil && grid != nil {
 				pv.Grid = grid

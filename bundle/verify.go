@@ -31,7 +31,7 @@ func (r *Run) Verify(ctx context.Context, target string, res *Execution) (*Verif
 		if implicit {
 			target = "c"
 		}
-		p, err := b.Program(r.Vals)
+		p, _, err := b.PartialProgram(r.Vals)
 		if err != nil {
 			return nil, err
 		}
