@@ -20,6 +20,9 @@ type Reference struct {
 	// PCC, when set, accepts float outputs by their Pearson correlation
 	// with the expected values (at least *PCC), as tt-metal's tests do.
 	PCC *float64
+	// Path is the file of expected values of op file (.npy or .bin of the
+	// output's dtype and shape), resolved against the bundle by Load.
+	Path string
 
 	argDTypes []backends.DType // the operands' dtypes
 	outDType  backends.DType
@@ -50,6 +53,7 @@ var unaryOps = map[string]func(float64) float64{
 	"gelu": func(x float64) float64 {
 		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
 	},
+	"softplus": func(x float64) float64 { return math.Log1p(math.Exp(x)) },
 }
 
 func (b *Bundle) parseReference(r *rawReference) (*Reference, error) {
@@ -65,16 +69,27 @@ func (b *Bundle) parseReference(r *rawReference) (*Reference, error) {
 		want = 2
 	case r.Op == "identity":
 		want = 1
+	case r.Op == "file":
+		if r.Path == "" {
+			return nil, ferr(".path", "missing (op file reads the expected output from a .npy or .bin file)")
+		}
+		if !isFileSpec(r.Path) {
+			return nil, ferr(".path", "%q: want a .npy or .bin file", r.Path)
+		}
+		ref.Path = r.Path
 	case strings.HasPrefix(r.Op, "unary:"):
 		if unaryOps[strings.TrimPrefix(r.Op, "unary:")] == nil {
 			return nil, ferr(".op", "unknown unary function %q", strings.TrimPrefix(r.Op, "unary:"))
 		}
 		want = 1
 	default:
-		return nil, ferr(".op", "unknown op %q (add, sub, mul, div, max, min, unary:F, matmul, identity)", r.Op)
+		return nil, ferr(".op", "unknown op %q (add, sub, mul, div, max, min, unary:F, matmul, identity, file)", r.Op)
 	}
 	if len(r.Args) != want {
 		return nil, ferr(".args", "op %s takes %d args, got %d", r.Op, want, len(r.Args))
+	}
+	if r.Path != "" && r.Op != "file" {
+		return nil, ferr(".path", "only op file reads a file")
 	}
 	for i, name := range r.Args {
 		j, ok := b.ParamIndex(name)
@@ -147,6 +162,9 @@ func (r *Reference) Compute(vals Values, inputs map[int][]float64) ([]float64, e
 	}
 	if r.Op == "identity" {
 		return append([]float64(nil), args[0]...), nil
+	}
+	if r.Op == "file" {
+		return nil, fmt.Errorf("%w: a file reference is read by the run's verification, not computed", backends.ErrInvalidArgument)
 	}
 	if f := unaryOps[strings.TrimPrefix(r.Op, "unary:")]; f != nil {
 		out := make([]float64, len(args[0]))

@@ -17,6 +17,9 @@ import (
 // mismatch is a verdict (OK false), not an error.
 func (r *Run) Verify(ctx context.Context, target string, res *Execution) (*VerifyReport, error) {
 	b := r.B
+	if len(b.Outputs) == 0 {
+		return nil, fmt.Errorf("%w: bundle %s has no outputs to verify (\"outputs\": [])", backends.ErrInvalidArgument, b.Name)
+	}
 	rep := &VerifyReport{OK: true}
 	want := map[int]expected{}
 	if target == "" && b.Ref != nil {
@@ -165,6 +168,14 @@ func (e expected) at(dt backends.DType, i int) float64 {
 func (r *Run) hostReference() (expected, error) {
 	b := r.B
 	outDT := b.Params[b.Ref.Out].DType
+	if b.Ref.Op == "file" {
+		n := Elems(r.Shapes[b.Ref.Out]) * int64(outDT.Size())
+		mem := make([]byte, n)
+		if err := ReadInput(b.Ref.Path, outDT, r.Shapes[b.Ref.Out], mem); err != nil {
+			return expected{}, fmt.Errorf("reference file: %w", err)
+		}
+		return decodeExpected(outDT, mem)
+	}
 	exact := isExact(outDT)
 	for _, a := range b.Ref.Args {
 		exact = exact && isExact(b.Params[a].DType)

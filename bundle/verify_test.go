@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 
@@ -200,4 +201,78 @@ func firstDummyBuffer(t *testing.T, r *Run, dev *dummy.Device) backends.BufferID
 	}
 	t.Fatal("the run owns no buffer of the device")
 	return 0
+}
+
+func TestVerifyFileReference(t *testing.T) {
+	ctx := context.Background()
+	want := make([]byte, 16)
+	for i, v := range []float32{1, 2, 3, 4} {
+		binary.LittleEndian.PutUint32(want[4*i:], math.Float32bits(v))
+	}
+	manifest := `{"name": "v", "params": [{"name": "y", "kind": "global_mut", "dtype": "f32", "shape": [4]}],
+	 "reference": {"op": "file", "path": "golden/want.bin", "out": "y", "atol": 0, "rtol": 0}}`
+	dir := writeBundle(t, map[string]string{"manifest.json": manifest, "c.json": `{"source": "k.c", "entry": "k"}`, "k.c": "", "golden/want.bin": string(want)})
+	b, err := Load(dir)
+	require.NoError(t, err)
+	rt, err := backends.Open(ctx, backends.Options{Config: &backends.Config{}, Backends: []string{}})
+	require.NoError(t, err)
+	defer rt.Close()
+	r, err := b.Prepare(ctx, rt, Options{})
+	require.NoError(t, err)
+	defer r.Close()
+	for _, tc := range []struct {
+		got        []float32
+		mismatches int64
+	}{{[]float32{1, 2, 3, 4}, 0}, {[]float32{1, 2, 3, 5}, 1}} {
+		id, err := r.alloc(ctx, r.host, 16)
+		require.NoError(t, err)
+		mem, err := r.host.Bytes(id)
+		require.NoError(t, err)
+		for i, v := range tc.got {
+			binary.LittleEndian.PutUint32(mem[4*i:], math.Float32bits(v))
+		}
+		rep, err := r.Verify(ctx, "", &Execution{Outputs: map[int]backends.BufferID{0: id}})
+		require.NoError(t, err)
+		require.Equal(t, tc.mismatches == 0, rep.OK)
+		require.Equal(t, tc.mismatches, rep.Outputs[0].Mismatches)
+	}
+
+	// The file must be there, and of the output's size when read.
+	dir = writeBundle(t, map[string]string{"manifest.json": manifest, "c.json": `{"source": "k.c", "entry": "k"}`, "k.c": ""})
+	_, err = Load(dir)
+	require.ErrorContains(t, err, "reference.path:")
+	_, err = ParseManifest([]byte(strings.Replace(manifest, `"path": "golden/want.bin", `, ``, 1)), "m.json")
+	require.ErrorContains(t, err, "reference.path: missing")
+}
+
+func TestNoOutputs(t *testing.T) {
+	ctx := context.Background()
+	dir := writeBundle(t, map[string]string{"manifest.json": `{"name": "hello", "params": [], "outputs": []}`,
+		"tt.json": `{"kernels": [{"processor": "riscv_0", "cores": [0, 0], "source": "k.cpp"}]}`, "k.cpp": "// prints"})
+	b, err := Load(dir)
+	require.NoError(t, err)
+	p, err := b.Program(b.Defaults())
+	require.NoError(t, err)
+	require.Empty(t, p.Params)
+	require.Len(t, p.TT().Kernels, 1)
+	rt, err := backends.Open(ctx, backends.Options{Config: &backends.Config{}, Backends: []string{}})
+	require.NoError(t, err)
+	defer rt.Close()
+	r, err := b.Prepare(ctx, rt, Options{})
+	require.NoError(t, err)
+	defer r.Close()
+	_, err = r.Verify(ctx, "", &Execution{})
+	require.ErrorContains(t, err, "has no outputs to verify")
+	// Without "outputs": [] a program still needs params and outputs.
+	_, err = ParseManifest([]byte(`{"name": "hello", "params": []}`), "m.json")
+	require.ErrorContains(t, err, "params: missing")
+}
+
+func TestSoftplus(t *testing.T) {
+	r := &Reference{Op: "unary:softplus", Args: []int{0}}
+	out, err := r.Compute(nil, map[int][]float64{0: {0, 1, -30}})
+	require.NoError(t, err)
+	require.InDelta(t, math.Ln2, out[0], 1e-15)
+	require.InDelta(t, 1.3132616875182228, out[1], 1e-15)
+	require.InDelta(t, 9.357622968840175e-14, out[2], 1e-25)
 }
