@@ -11,7 +11,7 @@ CTEST               ?= ctest
 # the runtime in build/cpp keeps the default compiler.
 FUZZ_BUILD          ?= $(CURDIR)/build/fuzz
 FUZZ_CXX            ?= $(shell command -v clang++ 2>/dev/null || command -v clang++-15 2>/dev/null || command -v clang++-14 2>/dev/null)
-FUZZ_SECONDS        ?= 10
+FUZZ_SECONDS        ?= 8
 
 .PHONY: runtime runtime-test fuzz fuzz-test
 

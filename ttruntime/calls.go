@@ -6,7 +6,10 @@ package ttruntime
 // an error reply is a *core.Error wrapping a *RemoteError, and a runtime
 // that is gone makes every call fail with ErrDeviceLost.
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // initialize is the handshake Start performs. HandshakeTimeout is the call's
 // own timeout, not a context deadline, so that a runtime hanging in init is
@@ -20,7 +23,17 @@ func (c *Client) initialize(ctx context.Context) (InitReply, error) {
 
 // exit asks the runtime to release everything and exit (Close sends it).
 func (c *Client) exit(ctx context.Context) error {
-	return c.callWithTimeout(ctx, CmdExit, nil, nil, c.cfg.ShutdownTimeout)
+	return c.callWithTimeout(ctx, CmdExit, nil, nil, c.graced(c.cfg.ShutdownTimeout))
+}
+
+// graced is timeout, or AbandonedGrace when that is shorter and an
+// abandoned call is still unanswered (the runtime is likely inside its
+// kernel).
+func (c *Client) graced(timeout time.Duration) time.Duration {
+	if c.abandonedN.Load() > 0 {
+		return min(timeout, c.cfg.AbandonedGrace)
+	}
+	return timeout
 }
 
 // Ping is a no-op round trip. It allocates nothing.
@@ -49,11 +62,12 @@ func (c *Client) Alloc(ctx context.Context, req AllocRequest) (AllocReply, error
 	return r, nil
 }
 
-// Free frees a device buffer. Its reply is bounded by CleanupTimeout: a
-// runtime that does not answer a free that long after it was sent is
-// presumed hung and killed, as on any call's timeout.
+// Free frees a device buffer. Its reply is bounded by CleanupTimeout (or
+// AbandonedGrace while an abandoned call is unanswered): a runtime that
+// does not answer a free that long after it was sent is presumed hung and
+// killed, as on any call's timeout.
 func (c *Client) Free(ctx context.Context, req BufferRequest) error {
-	return c.callWithTimeout(ctx, CmdFree, req, nil, c.cfg.CleanupTimeout)
+	return c.callWithTimeout(ctx, CmdFree, req, nil, c.graced(c.cfg.CleanupTimeout))
 }
 
 // Write copies req.Length bytes from the shm segment at req.SegmentOffset
@@ -96,5 +110,5 @@ func (c *Client) Run(ctx context.Context, req RunRequest) (RunReply, error) {
 // Release drops a compiled program. Like Free, its reply is bounded by
 // CleanupTimeout.
 func (c *Client) Release(ctx context.Context, req ProgramRequest) error {
-	return c.callWithTimeout(ctx, CmdRelease, req, nil, c.cfg.CleanupTimeout)
+	return c.callWithTimeout(ctx, CmdRelease, req, nil, c.graced(c.cfg.CleanupTimeout))
 }

@@ -57,6 +57,14 @@ type Config struct {
 	// killed, and a program exiting during a hung kernel does not wait the
 	// full Timeout for each of its cleanups.
 	CleanupTimeout time.Duration
+	// AbandonedGrace bounds Free, Release and Close's exit request instead
+	// of CleanupTimeout and ShutdownTimeout while a call whose caller gave
+	// up (its context ended) has not been answered yet (default 1 s, never
+	// more than those). The runtime is then most likely still inside the
+	// kernel of an abandoned launch, and the cleanups and exit of a
+	// program shutting down should not each wait for it: past the grace the
+	// runtime is presumed hung and killed.
+	AbandonedGrace time.Duration
 	// HandshakeTimeout bounds the init handshake (default 30 s).
 	HandshakeTimeout time.Duration
 	// ShutdownTimeout is how long Close waits after exit, and then after
@@ -94,6 +102,10 @@ const (
 	// milliseconds in the runtime; 5 s is ample on a loaded machine and
 	// short enough that exiting during a hung kernel is quick.
 	DefaultCleanupTimeout = 5 * time.Second
+	// DefaultAbandonedGrace: an abandoned launch that has not answered
+	// yet is usually a hung or very long kernel; a second is enough for
+	// one that was about to finish.
+	DefaultAbandonedGrace = time.Second
 	// DefaultHandshakeTimeout: init opens the device, which takes seconds
 	// on a card (tt-metal brings the chip up) and milliseconds on the
 	// emulator.
@@ -114,6 +126,9 @@ func (c Config) withDefaults() Config {
 		c.CleanupTimeout = DefaultCleanupTimeout
 	}
 	c.CleanupTimeout = min(c.CleanupTimeout, c.Timeout)
+	if c.AbandonedGrace <= 0 {
+		c.AbandonedGrace = DefaultAbandonedGrace
+	}
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = DefaultHandshakeTimeout
 	}
@@ -160,9 +175,13 @@ type Client struct {
 	callSlot  chan struct{}
 	nextID    uint64
 	abandoned map[uint64]string
-	wbuf      []byte        // request encoding, reused
-	out       *bufio.Reader // stdout
-	partial   []byte        // a line read in part (interrupted or long)
+	// abandonedN counts the abandoned requests whose replies have not
+	// come yet: while there are any, the runtime may still be busy with
+	// them (a kernel whose launch was given up).
+	abandonedN atomic.Int32
+	wbuf       []byte        // request encoding, reused
+	out        *bufio.Reader // stdout
+	partial    []byte        // a line read in part (interrupted or long)
 
 	armedWrite time.Time   // the stdin write deadline now set
 	writeStop  atomic.Bool // the caller interrupts a concurrent write

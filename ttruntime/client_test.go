@@ -730,36 +730,43 @@ func TestChipLockRefusesUntrustedDirectories(t *testing.T) {
 
 // The runtime inherits the lock (--lock-fd) and holds the chip while it
 // lives, also after the driver's own descriptor is gone: a runtime left
-// behind keeps a second one off the chip.
+// behind keeps a second one off the chip. For the mock and the C++
+// runtime alike.
 func TestRuntimeHoldsTheChipLock(t *testing.T) {
-	lockDir(t)
-	l, err := ttruntime.LockChip("0000:07:00.0", 0)
-	require.NoError(t, err)
-	cfg := mockConfig()
-	cfg.LockFile = l.File()
-	c := start(t, cfg)
-	l.NoteRuntime(c.Pid())
-	require.NoError(t, c.Ping(context.Background()))
-	require.NoError(t, l.Unlock(), "the driver lets go of its descriptor")
+	for _, rt := range []struct {
+		name string
+		cfg  func() ttruntime.Config
+	}{{"mock", func() ttruntime.Config { return mockConfig() }}, {"c++", func() ttruntime.Config { return emuConfig(t, "n150", 0) }}} {
+		t.Run(rt.name, func(t *testing.T) {
+			lockDir(t)
+			l, err := ttruntime.LockChip("0000:07:00.0", 0)
+			require.NoError(t, err)
+			cfg := rt.cfg()
+			cfg.LockFile = l.File()
+			c := start(t, cfg)
+			l.NoteRuntime(c.Pid())
+			require.NoError(t, c.Ping(context.Background()))
+			require.NoError(t, l.Unlock(), "the driver lets go of its descriptor")
 
-	_, err = ttruntime.LockChip("0000:07:00.0", 0)
-	require.ErrorIs(t, err, ttruntime.ErrChipBusy, "the runtime still holds the chip")
-	require.ErrorContains(t, err, fmt.Sprintf("its runtime is pid %d", c.Pid()))
-	c.Kill()
-	again, err := ttruntime.LockChip("0000:07:00.0", 0)
-	require.NoError(t, err, "the chip is free once the runtime is gone")
+			_, err = ttruntime.LockChip("0000:07:00.0", 0)
+			require.ErrorIs(t, err, ttruntime.ErrChipBusy, "the runtime still holds the chip")
+			require.ErrorContains(t, err, fmt.Sprintf("its runtime is pid %d", c.Pid()))
+			c.Kill()
+			again, err := ttruntime.LockChip("0000:07:00.0", 0)
+			require.NoError(t, err, "the chip is free once the runtime is gone")
 
-	// A runtime handed a lock that another open of the file holds refuses
-	// to start.
-	cfg.LockFile = nil
-	f, err := os.Open(again.Path())
-	require.NoError(t, err)
-	defer f.Close()
-	cfg.LockFile = f
-	_, err = ttruntime.Start(context.Background(), cfg)
-	require.ErrorIs(t, err, backends.ErrDeviceLost)
-	require.ErrorContains(t, err, "held by another process")
-	require.NoError(t, again.Unlock())
+			// A runtime handed a lock that another open of the file holds
+			// refuses to start.
+			f, err := os.Open(again.Path())
+			require.NoError(t, err)
+			defer f.Close()
+			cfg.LockFile = f
+			_, err = ttruntime.Start(context.Background(), cfg)
+			require.ErrorIs(t, err, backends.ErrDeviceLost)
+			require.ErrorContains(t, err, "held by another process")
+			require.NoError(t, again.Unlock())
+		})
+	}
 }
 
 // DPRINT lines on the runtime's stderr go to KernelOutput, without their
@@ -972,4 +979,64 @@ func sum(ds []time.Duration) (t time.Duration) {
 		t += d
 	}
 	return t
+}
+
+// While an abandoned call is unanswered, cleanups and Close's exit wait
+// only AbandonedGrace: a program that gave up on a hung kernel and shuts
+// down is not held for CleanupTimeout and ShutdownTimeout.
+func TestAbandonedCallShortensCleanupAndClose(t *testing.T) {
+	ctx := context.Background()
+	abandon := func(t *testing.T, c *ttruntime.Client) {
+		cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		require.ErrorIs(t, c.Ping(cctx), context.DeadlineExceeded)
+		require.True(t, c.Alive())
+	}
+	cfg := mockConfig("-hang-at", "3") // init 1, alloc 2, the ping 3 hangs
+	cfg.Timeout = 20 * time.Second
+	cfg.CleanupTimeout = 10 * time.Second
+	cfg.ShutdownTimeout = 10 * time.Second
+	cfg.AbandonedGrace = 300 * time.Millisecond
+
+	t.Run("free", func(t *testing.T) {
+		c := start(t, cfg)
+		a, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: 64})
+		require.NoError(t, err)
+		abandon(t, c)
+		began := time.Now()
+		err = c.Free(ctx, ttruntime.BufferRequest{Buffer: a.Buffer})
+		took := time.Since(began)
+		require.ErrorIs(t, err, backends.ErrDeviceLost)
+		require.ErrorContains(t, err, "no reply to free within 300ms")
+		require.GreaterOrEqual(t, took, 300*time.Millisecond)
+		require.Less(t, took, 3*time.Second)
+		began = time.Now()
+		require.NoError(t, c.Close())
+		require.Less(t, time.Since(began), time.Second)
+	})
+	t.Run("close", func(t *testing.T) {
+		c := start(t, cfg)
+		_, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: 64})
+		require.NoError(t, err)
+		abandon(t, c)
+		began := time.Now()
+		err = c.Close()
+		require.Less(t, time.Since(began), 3*time.Second, "not ShutdownTimeout")
+		var se *ttruntime.ShutdownError
+		require.ErrorAs(t, err, &se)
+		require.Equal(t, ttruntime.ShutdownKilled, se.How)
+		require.False(t, c.Alive())
+	})
+	t.Run("an answered abandoned call restores the full timeout", func(t *testing.T) {
+		slow := mockConfig("-slow", "400ms")
+		slow.AbandonedGrace = 100 * time.Millisecond
+		c := start(t, slow)
+		cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		require.ErrorIs(t, c.Ping(cctx), context.DeadlineExceeded)
+		require.NoError(t, c.Ping(ctx), "the late reply is skipped")
+		a, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: 64})
+		require.NoError(t, err)
+		require.NoError(t, c.Free(ctx, ttruntime.BufferRequest{Buffer: a.Buffer}), "400 ms is within CleanupTimeout again")
+	})
 }

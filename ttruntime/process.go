@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -71,7 +72,9 @@ func (c *Client) spawn() error {
 		closeAll(inR, inW, outR, outW)
 		return core.Errorf(Backend, "start", core.ErrNoDevice, "pipe: %v", err)
 	}
-	args := c.cfg.Args
+	// --parent-pid lets the runtime see that this process died before the
+	// runtime could arm its parent-death signal (docs/runtime.md).
+	args := append([]string{"--parent-pid", strconv.Itoa(os.Getpid())}, c.cfg.Args...)
 	if c.cfg.LockFile != nil {
 		// ExtraFiles[0] is descriptor 3 in the child.
 		args = append([]string{"--lock-fd", "3"}, args...)
@@ -316,7 +319,10 @@ func (e *ShutdownError) Error() string {
 }
 
 // Close shuts the runtime down gracefully: it sends exit and waits, then
-// sends SIGTERM and waits, then SIGKILL (each wait ShutdownTimeout). It
+// sends SIGTERM and waits, then SIGKILL (each wait ShutdownTimeout). While
+// an abandoned call is unanswered (the runtime is likely still inside the
+// kernel of a launch whose caller gave up), the exit request waits only
+// AbandonedGrace and a runtime that does not answer is killed at once. It
 // returns nil when the runtime exited when asked (or had already gone: its
 // end was reported by the call that saw it), and a *core.Error wrapping a
 // *ShutdownError, saying "exited after SIGTERM" or "killed", when Close had
@@ -329,12 +335,18 @@ func (c *Client) Close() error {
 		return nil
 	}
 	alive := c.Alive()
+	killed := false
 	if alive {
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ShutdownTimeout)
 		err := c.exit(ctx)
 		cancel()
 		if err != nil {
 			c.log.Debug("tt-runtime exit request failed", "err", err)
+			select {
+			case <-c.broken: // the exit's own timeout killed it: hung
+				killed = true
+			default:
+			}
 		}
 	}
 	c.ending.Store(true)
@@ -342,6 +354,11 @@ func (c *Client) Close() error {
 	var err error
 	if alive {
 		err = c.awaitExit()
+	}
+	if killed && err == nil {
+		err = &core.Error{Backend: Backend, Op: "close",
+			Err:    &ShutdownError{Pid: c.cmd.Process.Pid, How: ShutdownKilled, Status: c.exitStatus},
+			Native: stderrNote(c.tail.String())}
 	}
 	c.teardown()
 	return err

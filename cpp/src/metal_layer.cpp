@@ -325,7 +325,7 @@ class MetalLayer final : public DeviceLayer {
       key.named_args.push_back(std::move(named));
     }
     auto bit = prog.builds.find(key);
-    if (bit == prog.builds.end()) bit = prog.builds.emplace(key, build(prog, key)).first;
+    if (bit == prog.builds.end()) bit = prog.builds.emplace(key, build(prog, key, args)).first;
     Built& built = *bit->second;
     tm::Program& p = built.workload.get_programs().begin()->second;
 
@@ -514,7 +514,7 @@ class MetalLayer final : public DeviceLayer {
     return out;
   }
 
-  std::unique_ptr<Built> build(Prog& prog, const BuildKey& key) {
+  std::unique_ptr<Built> build(Prog& prog, const BuildKey& key, const std::vector<RunArg>& args) {
     const ProgramDesc& d = prog.desc;
     return guard("building program " + d.name, "compile_error", [&] {
       auto built = std::make_unique<Built>();
@@ -527,13 +527,11 @@ class MetalLayer final : public DeviceLayer {
           config.set_page_size(static_cast<uint8_t>(x.index), x.page_bytes);
           config.set_tile_dims(static_cast<uint8_t>(x.index), tm::Tile({x.tile_rows, x.tile_cols}));
         }
-        // A CB on an L1 buffer is tt-metal's globally allocated CB; the run
-        // points it at the run's buffer (UpdateDynamicCircularBufferAddress).
-        if (cb.buffer_param) {
-          const Buf* any = first_l1_buffer();
-          if (!any) throw Error("invalid_argument", "a CB on an L1 buffer needs a live L1 buffer to build against");
-          config.set_globally_allocated_address(*any->mesh->get_reference_buffer());
-        }
+        // A CB on an L1 buffer is tt-metal's globally allocated CB, built on
+        // this run's buffer; later runs point it at theirs
+        // (UpdateDynamicCircularBufferAddress).
+        if (cb.buffer_param)
+          config.set_globally_allocated_address(*buf(args.at(*cb.buffer_param).buffer).mesh->get_reference_buffer());
         built->cbs.push_back(tm::CreateCircularBuffer(program, range_set(cb.cores), config));
       }
       for (const auto& s : d.semaphores) {
@@ -571,12 +569,6 @@ class MetalLayer final : public DeviceLayer {
       built->workload.add_program(dist::MeshCoordinateRange(mesh_->shape()), std::move(program));
       return built;
     });
-  }
-
-  const Buf* first_l1_buffer() const {
-    for (const auto& [id, b] : bufs_)
-      if (b.info.spec.placement == Placement::L1) return &b;
-    return nullptr;
   }
 
   // move_region moves [off, off+len) of an interleaved buffer between host

@@ -27,7 +27,6 @@ void Pipeline::executor() {
       busy_ = false;
       if (!more) exited_ = true;
     }
-    cv_.notify_all();
   }
 }
 
@@ -61,6 +60,9 @@ void Pipeline::serve(LineReader& in, const std::function<void()>& on_eof) {
         queue_.push_back(std::move(p));
       }
     }
+    // Only a queued request wakes the executor: waking it for nothing costs a
+    // context switch per line when both threads share a core.
+    if (!here) cv_.notify_one();
     if (here) {
       inlined_++;
       bool more = server_.execute(p);
@@ -70,7 +72,6 @@ void Pipeline::serve(LineReader& in, const std::function<void()>& on_eof) {
         if (!more) exited_ = true;
       }
     }
-    cv_.notify_all();
     if (is_exit || stop_) break;
   }
   {

@@ -329,7 +329,12 @@ bool hang_a_kernel(int to, int from, const std::string& cache) {
   CHECK(got.find("\"ok\":false") == std::string::npos, "init/compile of the spinning kernel: " << got);
   std::string run = json{{"id", 3}, {"cmd", "run"}, {"program", 1}, {"args", json::array()}}.dump() + "\n";
   if (write(to, run.data(), run.size()) != static_cast<ssize_t>(run.size())) return false;
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the run is spinning now
+  // The run spins: no reply within 300 ms.
+  pollfd pfd{from, POLLIN, 0};
+  if (poll(&pfd, 1, 300) != 0) {
+    CHECK(false, "the spinning kernel's run answered");
+    return false;
+  }
   return true;
 #else
   (void)to;
@@ -352,8 +357,16 @@ void session_parent_killed() {
     throw std::runtime_error("pipe");
   pid_t helper = fork();
   if (helper == 0) {
+    // As the driver does: name the parent, so a runtime that arms its
+    // parent-death signal only after the helper died still notices.
+    std::string me = std::to_string(getpid());
     pid_t rt = fork();
-    if (rt == 0) exec_runtime(in[0], out[1], {});
+    if (rt == 0) exec_runtime(in[0], out[1], {"--parent-pid", me});
+    // The runtime is up (and armed) once it answers.
+    std::string ping = json{{"id", 9}, {"cmd", "ping"}}.dump() + "\n";
+    char buf[256];
+    if (write(in[1], ping.data(), ping.size()) != static_cast<ssize_t>(ping.size()) || read(out[0], buf, sizeof buf) <= 0)
+      _exit(1);
     bool hung = hang_a_kernel(in[1], out[0], cache);
     char msg[32];
     int n = snprintf(msg, sizeof msg, "%d %d\n", static_cast<int>(rt), hung ? 1 : 0);

@@ -382,6 +382,8 @@ json arg(const char* kind, json fields = json::object()) {
   return fields;
 }
 
+// (A one-element list of json values is written json::array({...}): clang
+// takes {x} for a copy of x where gcc builds an array.)
 // The reference program: two core groups, per-core args, every arg kind,
 // an L1-sharded buffer under a CB, two semaphores. On the fake's 8 x 8 grid.
 json good_program() {
@@ -412,9 +414,9 @@ json good_program() {
                  {"defines", {{"BLOCK", "4"}}},
                  {"compile_args", {arg("accessor", {{"param", 0}}), arg("const", {{"value", 2}})}},
                  {"named_compile_args", {{"num_tiles", arg("const", {{"value", 64}})}}},
-                 {"common_args", {arg("buffer_addr", {{"param", 0}})}},
+                 {"common_args", json::array({arg("buffer_addr", {{"param", 0}})})},
                  {"runtime_args",
-                  {{{"cores", {{0, 0, 0, 7}}}, {"args", reader_rt0}}, {{"cores", {{1, 0, 1, 7}}}, {"args", {arg("const", {{"value", 9}})}}}}}};
+                  {{{"cores", {{0, 0, 0, 7}}}, {"args", reader_rt0}}, {{"cores", {{1, 0, 1, 7}}}, {"args", json::array({arg("const", {{"value", 9}})})}}}}};
   json compute = {{"name", "compute"},
                   {"processor", "compute"},
                   {"cores", {{0, 0, 1, 7}}},
@@ -425,7 +427,7 @@ json good_program() {
                  {"noc", 1},
                  {"cores", {{0, 0, 1, 3}}},
                  {"source", "void kernel_main() {}"},
-                 {"runtime_args", {{{"cores", {{0, 0, 1, 3}}}, {"args", {arg("buffer_addr", {{"param", 1}})}}}}}};
+                 {"runtime_args", {{{"cores", {{0, 0, 1, 3}}}, {"args", json::array({arg("buffer_addr", {{"param", 1}})})}}}}};
   json writer2 = {{"name", "writer2"}, {"processor", "riscv_1"}, {"cores", {{0, 4, 1, 7}}}, {"source_b64", "AAH/CiJc"}};
   json cbs = {{{"cores", {{0, 0, 1, 7}}},
                {"total_bytes", 8192},
@@ -740,7 +742,7 @@ void test_programs() {
   uint64_t big = h.ok({{"cmd", "alloc"}, {"size", uint64_t{5} << 30}, {"page_size", 1 << 20}})["buffer"];
   {
     json p2 = good;
-    p2["kernels"][2]["runtime_args"][0]["args"] = {arg("buffer_size", {{"param", 1}})};
+    p2["kernels"][2]["runtime_args"][0]["args"] = json::array({arg("buffer_size", {{"param", 1}})});
     uint64_t prog2 = h.ok(p2)["program"];
     h.fails({{"cmd", "run"}, {"program", prog2}, {"args", {{{"buffer", a}}, {{"buffer", big}}, {{"value", 1}}, {{"buffer", l}}}}},
             "invalid_argument", "run.args[1]");

@@ -68,6 +68,7 @@ type Options struct {
 	OrphanAt      int
 	Semaphores    uint
 	LockFD        int
+	ParentPid     int
 	DPrint        string
 }
 
@@ -100,6 +101,7 @@ func parse(args []string, stderr io.Writer) (*Options, error) {
 	fs.IntVar(&o.Flood, "flood", 0, "write this many bytes of log lines to stdout before reading each command")
 	fs.IntVar(&o.OrphanAt, "orphan-at", 0, "on the Nth command start a sleeping grandchild that keeps stdout and stderr open, then exit with status 3")
 	fs.UintVar(&o.Semaphores, "semaphores", 16, "semaphores per core")
+	fs.IntVar(&o.ParentPid, "parent-pid", 0, "the process that started the mock; exit 1 at once if it is not the parent (as zyx-tt-runtime's --parent-pid)")
 	fs.IntVar(&o.LockFD, "lock-fd", -1, "an inherited, flock-ed chip lock file to hold for the process lifetime (as zyx-tt-runtime's --lock-fd)")
 	fs.StringVar(&o.DPrint, "dprint", "", "with DPRINT on, print this text as a DPRINT line of every core of every kernel at every run")
 	all := append([]string(nil), args...)
@@ -170,6 +172,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if o.IgnoreTerm {
 		signal.Ignore(syscall.SIGTERM)
+	}
+	if o.ParentPid > 0 && os.Getppid() != o.ParentPid {
+		fmt.Fprintf(stderr, "zyx-tt-mockrt: the parent (pid %d) is gone; exiting\n", o.ParentPid)
+		return 1
 	}
 	if o.LockFD >= 0 {
 		if msg := claimLock(o.LockFD); msg != "" {
