@@ -254,6 +254,11 @@ func TestExamplesOnEveryDevice(t *testing.T) {
 						args = append(args, "--verify")
 					}
 					rep, r := runJSON(t, cliEnv{config: "{}", extra: runtimeEnv(t)}, args...)
+					if r.code != exitOK && d.Info.Emulated && strings.Contains(r.stderr, "unpack: unsupported format") {
+						// Block-float CBs (matmul_bfp8's Bfp8_b weights)
+						// need an emulator that unpacks them.
+						t.Skipf("the emulator here cannot unpack this example's tile formats: %s", oneLine(r.stderr))
+					}
 					require.Equal(t, exitOK, r.code, "stderr:\n%s", r.stderr)
 					require.Equal(t, d.Name, rep.Device.Name)
 					if !verify {
