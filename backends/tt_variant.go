@@ -89,6 +89,9 @@ type TTCoord struct {
 
 // TTCoreSlice is the cores From ≤ k < To of rectangle Of, counted down the
 // columns (split_work_to_cores' default) or, with RowWise, along the rows.
+// A slice may be empty (From == To: split_work_to_cores' second group when
+// the work divides evenly); a kernel, CB config or semaphore on an empty
+// slice is left out of that launch.
 type TTCoreSlice struct {
 	Of       TTCoreRange
 	From, To GwsDim
@@ -227,7 +230,7 @@ const (
 	TTArgBankID     TTArgKind = "bank_id"      // the bank that holds page Page of a buffer param
 	TTArgBankNocX   TTArgKind = "bank_noc_x"   // that bank's NOC x
 	TTArgBankNocY   TTArgKind = "bank_noc_y"   // that bank's NOC y
-	TTArgCoreNocX   TTArgKind = "core_noc_x"   // the NOC x of logical core Core (worker_core_from_logical_core)
+	TTArgCoreNocX   TTArgKind = "core_noc_x"   // the NOC x of logical core Core (worker_core_from_logical_core; the driver looks it up in the chip's NOC tables)
 	TTArgCoreNocY   TTArgKind = "core_noc_y"   // the NOC y of logical core Core
 	TTArgSemaphore  TTArgKind = "semaphore"    // the id of semaphore Semaphore (an index into TTVariant.Semaphores)
 	TTArgConst      TTArgKind = "const"        // Value, an expression (per-core terms allowed in runtime args)

@@ -96,7 +96,13 @@ func driverEnv(t testing.TB, cfg *backends.Config) *driver.Env {
 // end closes the runtime and with it every device.
 func openRuntime(t testing.TB, cfg *backends.Config) ([]backends.Device, error) {
 	t.Helper()
-	rt, err := backends.Open(context.Background(), backends.Options{Config: cfg, Backends: []string{"tt"}})
+	return openRuntimeOpts(t, backends.Options{Config: cfg, Backends: []string{"tt"}})
+}
+
+// openRuntimeOpts is openRuntime with options.
+func openRuntimeOpts(t testing.TB, opts backends.Options) ([]backends.Device, error) {
+	t.Helper()
+	rt, err := backends.Open(context.Background(), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Close()) })
 	st, err := rt.Backend(context.Background(), "tt")

@@ -203,12 +203,9 @@ func (e *Executable) program(ctx context.Context, args []backends.LaunchArg, gri
 		return nil, backends.Errorf(ttruntime.Backend, "launch", backends.ErrClosed, "program %q was released", e.prog.Name)
 	}
 	info := e.dev.rt.Info()
-	rp, err := resolve(e.prog, args, grid, &info)
+	rp, err := buildProgram(e.prog, args, grid, &info)
 	if err != nil {
 		return nil, err
-	}
-	if _, err := ttruntime.ValidateCompile(&rp.req, &info); err != nil {
-		return nil, ttruntime.ValidationFailure("compile", fmt.Errorf("program %q: %w", e.prog.Name, err))
 	}
 	r, err := e.dev.rt.Compile(ctx, rp.req)
 	if err != nil {
@@ -217,6 +214,44 @@ func (e *Executable) program(ctx context.Context, args []backends.LaunchArg, gri
 	rp.id = r.Program
 	e.progs[key] = rp
 	return rp, nil
+}
+
+// buildProgram makes the runtime program of a launch and checks it with
+// the runtime's own rules.
+func buildProgram(p *backends.Program, args []backends.LaunchArg, grid [2]uint32, info *ttruntime.InitReply) (*runtimeProgram, error) {
+	rp, err := resolve(p, args, grid, info)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ttruntime.ValidateCompile(&rp.req, info); err != nil {
+		return nil, ttruntime.ValidationFailure("compile", fmt.Errorf("program %q: %w", p.Name, err))
+	}
+	return rp, nil
+}
+
+// CheckLaunch checks a program's Tenstorrent variant for a launch with
+// args on the chip info describes (a device's Runtime()), as Compile and
+// Launch do before they send anything: ValidateProgram, the launch grid,
+// the runtime program for those args (core sets, L1 budget, semaphore
+// ids) and ttruntime.ValidateCompile. It returns the compile request the
+// driver would send. args may be nil for a program whose expressions read
+// no Variable.
+func CheckLaunch(p *backends.Program, args []backends.LaunchArg, info ttruntime.InitReply) (ttruntime.CompileRequest, error) {
+	if p != nil {
+		p = p.WithVariant(p.Variant(backends.FormatTT))
+	}
+	if err := ValidateProgram(p, info); err != nil {
+		return ttruntime.CompileRequest{}, err
+	}
+	grid, err := LaunchGrid(p, args, info.Grid)
+	if err != nil {
+		return ttruntime.CompileRequest{}, err
+	}
+	rp, err := buildProgram(p, args, grid, &info)
+	if err != nil {
+		return ttruntime.CompileRequest{}, err
+	}
+	return rp.req, nil
 }
 
 // Launch runs the program on the grid evaluated from args and waits.

@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -34,7 +35,10 @@ func emuRuntime(t testing.TB) string {
 }
 
 // openEmu opens the emulator devices of board through the real runtime.
-func openEmu(t testing.TB, board string) []backends.Device {
+func openEmu(t testing.TB, board string) []backends.Device { return openEmuWith(t, board, nil) }
+
+// openEmuWith is openEmu with kernel output going to out.
+func openEmuWith(t testing.TB, board string, out io.Writer) []backends.Device {
 	t.Helper()
 	bin := emuRuntime(t)
 	t.Setenv(tt.EnvSysfsRoot, fixture("none"))
@@ -44,7 +48,7 @@ func openEmu(t testing.TB, board string) []backends.Device {
 	cfg, err := backends.ParseConfig(fmt.Appendf(nil,
 		`{"tenstorrent": {"runtime": %q, "timeout_s": 120, "emu_board": %q, "cache_dir": %q}}`, bin, board, t.TempDir()))
 	require.NoError(t, err)
-	devs, err := openRuntime(t, cfg)
+	devs, err := openRuntimeOpts(t, backends.Options{Config: cfg, Backends: []string{"tt"}, KernelOutput: out})
 	if errors.Is(err, backends.ErrUnsupported) {
 		t.Skipf("%s has no emulator layer: %v", bin, err)
 	}

@@ -3,6 +3,7 @@ package tt
 import (
 	"sort"
 
+	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
 
@@ -32,3 +33,15 @@ func (e *Executable) Requests() []ttruntime.CompileRequest {
 
 // Client is the device's runtime client.
 func (d *Device) Client() *ttruntime.Client { return d.rt }
+
+// Device is the executable's device.
+func (e *Executable) Device() *Device { return e.dev }
+
+// RuntimeBuffer is the runtime's id of a pool buffer.
+func (p *Pool) RuntimeBuffer(id backends.BufferID) (uint64, error) {
+	b, err := p.lookup("test", id)
+	if err != nil {
+		return 0, err
+	}
+	return b.rid, nil
+}

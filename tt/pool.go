@@ -200,6 +200,22 @@ func (p *Pool) TotalBytes() int64 { return p.total }
 // Live is the number of live buffers.
 func (p *Pool) Live() int { return p.bufs.Len() }
 
+// TransferUnit is the granularity of a buffer's transfers: Write and Read
+// ranges must start and end at multiples of it. It is the host size of a
+// tile row (32 rows of the matrix) for a tile-layout buffer and 1 for any
+// other. A chunked copy (backends.Copy with backends.WithChunk) of a
+// tile-layout buffer needs a chunk that is a multiple of it.
+func (p *Pool) TransferUnit(id backends.BufferID) (int64, error) {
+	b, err := p.lookup("transfer unit", id)
+	if err != nil {
+		return 0, err
+	}
+	if b.host.converts() {
+		return b.host.hostRowBytes(), nil
+	}
+	return 1, nil
+}
+
 // layoutOf is a live buffer's spec and host layout (for launch checks).
 func (p *Pool) layoutOf(id backends.BufferID) (*devBuf, error) { return p.lookup("launch", id) }
 

@@ -53,7 +53,9 @@ type runtimeProgram struct {
 }
 
 // coreList is a resolved core set: its cores in the kernel's order (the
-// order of core_index) and the ranges sent for them.
+// order of core_index) and the ranges sent for them. A slice may evaluate
+// to no core (split_work_to_cores' second group when the work divides
+// evenly): what sits on it is left out of the program.
 type coreList struct {
 	cores  []ttruntime.CoreCoord
 	ranges ttruntime.CoreRangeSet
@@ -141,6 +143,7 @@ func (r *resolver) coreSet(s *backends.TTCoreSet, what string) (coreList, error)
 			}
 		}
 		cl.ranges = rectangles(cl.cores)
+		return cl, nil
 	case len(s.Ranges) == 0:
 		return cl, progErr("%s is empty", what)
 	default:
@@ -209,6 +212,9 @@ func rectangles(cores []ttruntime.CoreCoord) ttruntime.CoreRangeSet {
 	}
 	return out
 }
+
+// noSemaphore marks a semaphore left out of a launch.
+const noSemaphore = ^uint32(0)
 
 type resolver struct {
 	p    *backends.Program
@@ -280,6 +286,9 @@ func (r *resolver) arg(a backends.TTArg, core *backends.CoreEnv, what string) (t
 	case backends.TTArgSemaphore:
 		if a.Semaphore < 0 || a.Semaphore >= len(r.sems) {
 			return ttruntime.ArgEntry{}, progErr("%s: semaphore %d; the program has %d", what, a.Semaphore, len(r.sems))
+		}
+		if r.sems[a.Semaphore] == noSemaphore {
+			return ttruntime.ArgEntry{}, progErr("%s: semaphore %d is on no core in this launch (its slice is empty)", what, a.Semaphore)
 		}
 		return ttruntime.ConstEntry(r.sems[a.Semaphore]), nil
 	}
@@ -357,6 +366,9 @@ func resolve(p *backends.Program, args []backends.LaunchArg, grid [2]uint32, inf
 		kcores[k] = cl
 	}
 	all := union(kcores)
+	if len(all.cores) == 0 {
+		return nil, progErr("program %q: no kernel has a core to run on", p.Name)
+	}
 
 	// Semaphores, with ids as CreateSemaphore gives them: the smallest id
 	// free on every core of the set, in declaration order.
@@ -368,6 +380,10 @@ func resolve(p *backends.Program, args []backends.LaunchArg, grid [2]uint32, inf
 			if cl, err = r.coreSet(s.Cores, fmt.Sprintf("semaphore %d cores", i)); err != nil {
 				return nil, err
 			}
+		}
+		if len(cl.cores) == 0 {
+			r.sems = append(r.sems, noSemaphore)
+			continue // on an empty slice: left out
 		}
 		var taken uint64
 		for _, c := range cl.cores {
@@ -388,6 +404,9 @@ func resolve(p *backends.Program, args []backends.LaunchArg, grid [2]uint32, inf
 	}
 
 	for k := range v.Kernels {
+		if len(kcores[k].cores) == 0 {
+			continue // on an empty slice: left out
+		}
 		kd := &v.Kernels[k]
 		name := kernelName(*kd, k)
 		what := fmt.Sprintf("kernel %d (%s)", k, name)
@@ -460,6 +479,9 @@ func resolve(p *backends.Program, args []backends.LaunchArg, grid [2]uint32, inf
 			if cl, err = r.coreSet(cb.Cores, fmt.Sprintf("circular buffer config %d cores", i)); err != nil {
 				return nil, err
 			}
+		}
+		if len(cl.cores) == 0 {
+			continue // on an empty slice: left out
 		}
 		out := ttruntime.CBConfig{Cores: cl.ranges, TotalBytes: cb.TotalBytes}
 		for _, x := range cb.Indices {

@@ -1009,3 +1009,36 @@ func TestConformanceRun(t *testing.T) {
 		})
 	}
 }
+
+// FuzzValidateCompile: whatever decodes into a compile request, the
+// validator answers it (accepts it, or refuses it with a ValidationError)
+// and never panics.
+func FuzzValidateCompile(f *testing.F) {
+	good := goodProgram()
+	seed, err := json.Marshal(good)
+	require.NoError(f, err)
+	f.Add(seed)
+	for _, bc := range badPrograms() {
+		p := goodProgram()
+		bc.edit(&p)
+		b, err := json.Marshal(p)
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	info := ttruntime.InitReply{Grid: ttruntime.Grid{Rows: 8, Cols: 8}, DRAM: ttruntime.DRAM{Banks: 12, BankSize: 1 << 30},
+		L1: ttruntime.L1{Size: 1499136, UnreservedBase: 102400, Alignment: 16}, Semaphores: 16}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var req ttruntime.CompileRequest
+		if json.Unmarshal(data, &req) != nil {
+			return
+		}
+		checks, err := ttruntime.ValidateCompile(&req, &info)
+		if err != nil {
+			var ve *ttruntime.ValidationError
+			require.ErrorAs(t, err, &ve)
+			require.Contains(t, []string{ttruntime.CodeBadRequest, ttruntime.CodeInvalidArgument}, ve.Code, ve.Message)
+			return
+		}
+		require.Len(t, checks.Decls, len(req.Params))
+	})
+}

@@ -20,6 +20,7 @@ void Pipeline::executor() {
       busy_ = true;
       after_exit = exited_;
     }
+    space_.notify_one();
     // Nothing follows exit (the reader stops there); this is belt and braces.
     bool more = after_exit ? false : server_.execute(p);
     {
@@ -52,7 +53,8 @@ void Pipeline::serve(LineReader& in, const std::function<void()>& on_eof) {
     bool is_exit = p.is_exit();
     bool here = false;
     {
-      std::lock_guard<std::mutex> lk(mu_);
+      std::unique_lock<std::mutex> lk(mu_);
+      space_.wait(lk, [&] { return queue_.size() < kMaxQueued; });
       if (queue_.empty() && !busy_ && p.cheap()) {
         here = true;
         busy_ = true;

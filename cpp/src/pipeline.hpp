@@ -37,9 +37,14 @@ class Pipeline {
  private:
   void executor();
 
+  // The reader waits when this many requests are queued, so a driver that
+  // pipelines without reading replies meets back-pressure on the pipe
+  // instead of growing the runtime's memory.
+  static constexpr size_t kMaxQueued = 256;
+
   Server& server_;
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_, space_;
   std::deque<Prepared> queue_;
   bool busy_ = false, closing_ = false, exited_ = false;
   std::atomic<bool> stop_{false};

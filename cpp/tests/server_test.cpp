@@ -1016,6 +1016,32 @@ void test_pipeline() {
   }
 }
 
+// A driver that pipelines without reading meets back-pressure: while a run
+// blocks, the reader queues at most Pipeline's limit (256) and waits.
+void test_backpressure() {
+  Latch latch;
+  PipeHarness ph;
+  ph.state->on_run = [&] { latch.wait(); };
+  ph.send({{"id", 1}, {"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"cache_dir", "/tmp/x"}});
+  ph.send({{"id", 2}, {"cmd", "compile"}, {"kernels", {{{"processor", "riscv_0"}, {"cores", {{0, 0, 0, 0}}}, {"source", "k"}}}}});
+  CHECK(ph.wait_replies(2), "init and compile");
+  ph.send({{"id", 3}, {"cmd", "run"}, {"program", 1}});
+  CHECK(ph.wait_until([&] { return latch.waiting.load() == 1; }), "the run started");
+  std::string pings;
+  for (int i = 0; i < 400; i++) pings += json{{"id", 4 + i}, {"cmd", "ping"}}.dump() + "\n";
+  CHECK(::write(ph.in[1], pings.data(), pings.size()) == static_cast<ssize_t>(pings.size()), "write pings");
+  CHECK(ph.wait_until([&] { return ph.pipeline->prepared() >= 3 + 257; }), "the reader queued up to the limit");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  uint64_t held = ph.pipeline->prepared();
+  CHECK(held == 3 + 257, "lines parsed while 256 wait: " << held);
+  latch.release();
+  CHECK(ph.wait_replies(403), "every ping answered after the run");
+  std::lock_guard<std::mutex> lk(ph.mu);
+  bool in_order = true;
+  for (size_t i = 0; i < ph.replies.size(); i++) in_order = in_order && ph.replies[i]["id"] == i + 1;
+  CHECK(in_order && code_of(ph.replies[2]) == "ok", "replies in order, the run ok");
+}
+
 // ---- randomized lines --------------------------------------------------------
 
 // mutate returns a random damaged version of a valid request.
@@ -1234,6 +1260,7 @@ int main(int argc, char** argv) {
   test_programs();
   test_parse_speed();
   test_pipeline();
+  test_backpressure();
   test_random(seed, iterations);
   if (failures) {
     std::cerr << failures << " checks FAILED (seed " << seed << ")\n";
