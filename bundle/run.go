@@ -389,7 +389,7 @@ func (r *Run) Execute(ctx context.Context, dev backends.Device, exe backends.Exe
 		}
 		base := done
 		err = r.rt.Copy(ctx, pool, id, 0, r.host, r.inputs[i], 0, n,
-			backends.WithProgress(func(d, _ int64) { up.Set(base + d) }))
+			backends.WithProgress(func(d, _ int64) { up.Set(base + d) }), copyChunk(pool, id))
 		if err != nil {
 			return nil, fmt.Errorf("upload %s: %w", prm.Name, err)
 		}
@@ -452,7 +452,7 @@ func (r *Run) Execute(ctx context.Context, dev backends.Device, exe backends.Exe
 		n := sizes[i]
 		base := done
 		err = r.rt.Copy(ctx, r.host, res.Outputs[i], 0, pool, args[i].Buffer, 0, n,
-			backends.WithProgress(func(d, _ int64) { down.Set(base + d) }))
+			backends.WithProgress(func(d, _ int64) { down.Set(base + d) }), copyChunk(pool, args[i].Buffer))
 		if err != nil {
 			return nil, fmt.Errorf("download %s: %w", r.B.Params[i].Name, err)
 		}
@@ -461,6 +461,25 @@ func (r *Run) Execute(ctx context.Context, dev backends.Device, exe backends.Exe
 	down.Done()
 	res.Download, res.DownBytes = time.Since(start), outBytes
 	return res, nil
+}
+
+// transferUnitPool is a pool whose buffers move in units (a Tenstorrent
+// tile-layout buffer converts whole tile rows): tt.Pool has it.
+type transferUnitPool interface {
+	TransferUnit(id backends.BufferID) (int64, error)
+}
+
+// copyChunk is the staging chunk of a copy to or from buffer id of pool: the
+// default, rounded down to a whole number of the buffer's transfer units
+// when the pool has them (at least one unit).
+func copyChunk(pool backends.Pool, id backends.BufferID) backends.CopyOption {
+	chunk := int64(backends.StagingChunk)
+	if tp, ok := pool.(transferUnitPool); ok {
+		if unit, err := tp.TransferUnit(id); err == nil && unit > 1 {
+			chunk = max(chunk/unit, 1) * unit
+		}
+	}
+	return backends.WithChunk(chunk)
 }
 
 // Record puts an execution's grid and timings into the Report.
