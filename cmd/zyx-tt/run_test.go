@@ -249,7 +249,9 @@ func TestExamplesOnEveryDevice(t *testing.T) {
 					if !slices.ContainsFunc(b.Formats(), func(f backends.Format) bool { return slices.Contains(d.Info.Formats, f) }) {
 						t.Skipf("example %s has no variant for %s yet", ex, d.Backend)
 					}
-					verify := b.Ref != nil || slices.Contains(b.Formats(), backends.FormatC)
+					// Without a host reference the C variant is the reference,
+					// which cannot check a run on c itself.
+					verify := b.Ref != nil || (slices.Contains(b.Formats(), backends.FormatC) && d.Backend != "c")
 					args := append([]string{dir, "--dev", d.Name}, small[ex]...)
 					if verify {
 						args = append(args, "--verify")
@@ -258,7 +260,7 @@ func TestExamplesOnEveryDevice(t *testing.T) {
 					require.Equal(t, exitOK, r.code, "stderr:\n%s", r.stderr)
 					require.Equal(t, d.Name, rep.Device.Name)
 					if !verify {
-						t.Logf("example %s has no reference and no C variant: ran unverified", ex)
+						t.Logf("example %s has no reference and %s is its only other device: ran unverified", ex, d.Name)
 						return
 					}
 					require.True(t, rep.Verify.OK)
