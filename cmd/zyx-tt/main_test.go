@@ -184,6 +184,12 @@ func TestUsage(t *testing.T) {
 			require.Contains(t, out, tc.substr)
 		})
 	}
+	t.Run("help is printed once", func(t *testing.T) {
+		for _, cmd := range []string{"run", "probe"} {
+			r := cli(t, cliEnv{}, cmd, "-h")
+			require.Equal(t, 1, strings.Count(r.stdout, "usage: zyx-tt "+cmd), r.stdout)
+		}
+	})
 }
 
 // probeFixtures are the Tenstorrent engineer's sysfs trees.
