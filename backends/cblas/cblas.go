@@ -36,16 +36,13 @@ type Config struct {
 	HostPool *hostpool.Pool `json:"-"`
 }
 
-func init() {
-	driver.Register(BackendName, driver.DriverFunc(openDriver))
-}
+func init() { driver.Register(BackendName, openDriver) }
 
-func openDriver(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
-	return onedevice.Open(ctx, env, BackendName, func(ctx context.Context, c Config, host *hostpool.Pool) (*Device, error) {
-		c.HostPool = host
-		return Open(ctx, c)
-	})
-}
+// openDriver opens the device with the runtime's host pool.
+var openDriver = onedevice.Driver(BackendName, func(ctx context.Context, c Config, host *hostpool.Pool) (*Device, error) {
+	c.HostPool = host
+	return Open(ctx, c)
+})
 
 // Device is the CBLAS device.
 type Device struct {
