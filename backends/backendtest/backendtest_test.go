@@ -43,3 +43,11 @@ func TestUploadDownload(t *testing.T) {
 	require.NoError(t, d.Pool().Release(id))
 	require.EqualValues(t, 64<<20, d.Pool().FreeBytes())
 }
+
+func TestParams(t *testing.T) {
+	require.Equal(t, []backends.Param{
+		{Name: "x", Kind: backends.Global, DType: backends.F32},
+		{Name: "z", Kind: backends.GlobalMut, DType: backends.F16},
+		{Name: "n", Kind: backends.Variable, DType: backends.U32},
+	}, []backends.Param{backendtest.Global("x", backends.F32), backendtest.GlobalMut("z", backends.F16), backendtest.Variable("n", backends.U32)})
+}

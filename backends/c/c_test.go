@@ -135,13 +135,8 @@ func vaddProgram(prefix string) (*backends.Program, error) {
 		return nil, err
 	}
 	return &backends.Program{
-		Name: "vadd",
-		Params: []backends.Param{
-			{Name: "x", Kind: backends.Global, DType: backends.F32},
-			{Name: "y", Kind: backends.Global, DType: backends.F32},
-			{Name: "z", Kind: backends.GlobalMut, DType: backends.F32},
-			{Name: "n", Kind: backends.Variable, DType: backends.U32},
-		},
+		Name:     "vadd",
+		Params:   []backends.Param{backendtest.Global("x", backends.F32), backendtest.Global("y", backends.F32), backendtest.GlobalMut("z", backends.F32), backendtest.Variable("n", backends.U32)},
 		Grid:     []backends.GwsDim{backends.ParamDim(3)},
 		Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Source: prefix + string(src), Entry: "vadd"}}},
 	}, nil
@@ -194,12 +189,7 @@ func requireClose(t *testing.T, want []float64, got []float32, atol, rtol float6
 func TestExamples(t *testing.T) {
 	d := device(t)
 	ctx := context.Background()
-	f32 := func(name string, kind backends.ParamKind) backends.Param {
-		return backends.Param{Name: name, Kind: kind, DType: backends.F32}
-	}
-	uv := func(name string) backends.Param {
-		return backends.Param{Name: name, Kind: backends.Variable, DType: backends.U32}
-	}
+	in, out, scalar := backendtest.Global, backendtest.GlobalMut, backendtest.Variable
 	toF64 := func(v []float32) []float64 {
 		out := make([]float64, len(v))
 		for i, x := range v {
@@ -210,7 +200,7 @@ func TestExamples(t *testing.T) {
 
 	t.Run("vadd", func(t *testing.T) {
 		const n = 100_003
-		params := []backends.Param{f32("x", backends.Global), f32("y", backends.Global), f32("z", backends.GlobalMut), uv("n")}
+		params := []backends.Param{in("x", backends.F32), in("y", backends.F32), out("z", backends.F32), scalar("n", backends.U32)}
 		p := &backends.Program{Name: "vadd", Params: params, Grid: []backends.GwsDim{mustParse(t, "n", params)},
 			Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Source: exampleSource(t, "vadd"), Entry: "vadd"}}}}
 		exe, err := d.Compile(ctx, p)
@@ -228,7 +218,7 @@ func TestExamples(t *testing.T) {
 
 	t.Run("unary", func(t *testing.T) {
 		const n = 10_007
-		params := []backends.Param{f32("x", backends.Global), f32("y", backends.GlobalMut), uv("n")}
+		params := []backends.Param{in("x", backends.F32), out("y", backends.F32), scalar("n", backends.U32)}
 		p := &backends.Program{Name: "unary", Params: params, Grid: []backends.GwsDim{mustParse(t, "n", params)},
 			Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Source: exampleSource(t, "unary"), Entry: "unary"}}}}
 		exe, err := d.Compile(ctx, p)
@@ -245,7 +235,7 @@ func TestExamples(t *testing.T) {
 
 	t.Run("matmul", func(t *testing.T) {
 		const m, n, k = 37, 53, 29
-		params := []backends.Param{f32("a", backends.Global), f32("b", backends.Global), f32("c", backends.GlobalMut), uv("m"), uv("n"), uv("k")}
+		params := []backends.Param{in("a", backends.F32), in("b", backends.F32), out("c", backends.F32), scalar("m", backends.U32), scalar("n", backends.U32), scalar("k", backends.U32)}
 		p := &backends.Program{Name: "matmul", Params: params, Grid: []backends.GwsDim{mustParse(t, "m", params)},
 			Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Source: exampleSource(t, "matmul"), Entry: "matmul"}}}}
 		exe, err := d.Compile(ctx, p)
@@ -271,14 +261,9 @@ func TestExamples(t *testing.T) {
 // f32 element and counts the calls in a second buffer.
 func gridProgram() *backends.Program {
 	return &backends.Program{
-		Name: "grid",
-		Params: []backends.Param{
-			{Name: "out", Kind: backends.GlobalMut, DType: backends.F32},
-			{Name: "calls", Kind: backends.GlobalMut, DType: backends.U32},
-			{Name: "n0", Kind: backends.Variable, DType: backends.U64},
-			{Name: "n1", Kind: backends.Variable, DType: backends.U64},
-		},
-		Grid: []backends.GwsDim{backends.ParamDim(2), backends.ParamDim(3), backends.ConstDim(3)},
+		Name:   "grid",
+		Params: []backends.Param{backendtest.GlobalMut("out", backends.F32), backendtest.GlobalMut("calls", backends.U32), backendtest.Variable("n0", backends.U64), backendtest.Variable("n1", backends.U64)},
+		Grid:   []backends.GwsDim{backends.ParamDim(2), backends.ParamDim(3), backends.ConstDim(3)},
 		Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Entry: "grid", Source: `#include <stdint.h>
 void grid(float *out, uint32_t *calls, uint64_t n0, uint64_t n1, uint64_t g0, uint64_t g1, uint64_t g2)
 {
@@ -348,17 +333,9 @@ func TestScalarParams(t *testing.T) {
 	ctx := context.Background()
 	p := &backends.Program{
 		Name: "scalars",
-		Params: []backends.Param{
-			{Name: "out", Kind: backends.GlobalMut, DType: backends.F64},
-			{Name: "a", Kind: backends.Variable, DType: backends.F64},
-			{Name: "b", Kind: backends.Variable, DType: backends.I8},
-			{Name: "c", Kind: backends.Variable, DType: backends.F32},
-			{Name: "d", Kind: backends.Variable, DType: backends.I64},
-			{Name: "e", Kind: backends.Variable, DType: backends.Bool},
-			{Name: "f", Kind: backends.Variable, DType: backends.U16},
-			{Name: "g", Kind: backends.Variable, DType: backends.F16},
-			{Name: "h", Kind: backends.Variable, DType: backends.I32},
-		},
+		Params: []backends.Param{backendtest.GlobalMut("out", backends.F64),
+			backendtest.Variable("a", backends.F64), backendtest.Variable("b", backends.I8), backendtest.Variable("c", backends.F32), backendtest.Variable("d", backends.I64),
+			backendtest.Variable("e", backends.Bool), backendtest.Variable("f", backends.U16), backendtest.Variable("g", backends.F16), backendtest.Variable("h", backends.I32)},
 		Grid: []backends.GwsDim{backends.ConstDim(1)},
 		Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Entry: "scalars", Source: `#include <stdint.h>
 void scalars(double *out, double a, int8_t b, float c, int64_t d, uint8_t e, uint16_t f, float g, int32_t h,

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/hostpool"
 )
 
@@ -71,13 +72,8 @@ func (c gemmCase) program() *backends.Program {
 		g.StrideB = pdim(c.strideB)
 	}
 	return &backends.Program{
-		Name: "gemm-" + c.name,
-		Params: []backends.Param{
-			{Name: "a", Kind: backends.Global, DType: c.dtype},
-			{Name: "b", Kind: backends.Global, DType: c.dtype},
-			{Name: "c", Kind: backends.GlobalMut, DType: c.dtype},
-			{Name: "m", Kind: backends.Variable, DType: backends.U32},
-		},
+		Name:     "gemm-" + c.name,
+		Params:   []backends.Param{backendtest.Global("a", c.dtype), backendtest.Global("b", c.dtype), backendtest.GlobalMut("c", c.dtype), backendtest.Variable("m", backends.U32)},
 		Variants: []backends.Variant{{Format: backends.FormatGEMM, Code: g}},
 	}
 }

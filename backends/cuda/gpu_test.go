@@ -48,14 +48,9 @@ func u32(v uint32) backends.LaunchArg {
 
 func vaddProgram() *backends.Program {
 	return &backends.Program{
-		Name: "vadd",
-		Params: []backends.Param{
-			{Name: "x", Kind: backends.Global, DType: backends.F32},
-			{Name: "y", Kind: backends.Global, DType: backends.F32},
-			{Name: "z", Kind: backends.GlobalMut, DType: backends.F32},
-			{Name: "n", Kind: backends.Variable, DType: backends.U32},
-		},
-		Grid: []backends.GwsDim{backends.BinaryDim(backends.GwsCeilDiv, backends.ParamDim(3), backends.ConstDim(256))},
+		Name:   "vadd",
+		Params: []backends.Param{backendtest.Global("x", backends.F32), backendtest.Global("y", backends.F32), backendtest.GlobalMut("z", backends.F32), backendtest.Variable("n", backends.U32)},
+		Grid:   []backends.GwsDim{backends.BinaryDim(backends.GwsCeilDiv, backends.ParamDim(3), backends.ConstDim(256))},
 		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "vadd", Local: [3]uint32{256}, Source: `
 extern "C" __global__ void vadd(const float *x, const float *y, float *z, unsigned int n) {
 	unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -316,13 +311,9 @@ func TestCppEntryName(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
 	p := &backends.Program{
-		Name: "scale",
-		Params: []backends.Param{
-			{Name: "x", Kind: backends.GlobalMut, DType: backends.F32},
-			{Name: "s", Kind: backends.Variable, DType: backends.F32},
-			{Name: "n", Kind: backends.Variable, DType: backends.U32},
-		},
-		Grid: []backends.GwsDim{backends.ConstDim(1)},
+		Name:   "scale",
+		Params: []backends.Param{backendtest.GlobalMut("x", backends.F32), backendtest.Variable("s", backends.F32), backendtest.Variable("n", backends.U32)},
+		Grid:   []backends.GwsDim{backends.ConstDim(1)},
 		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "scale<float>", Local: [3]uint32{64}, Source: `
 template <typename T> __global__ void scale(T *x, float s, unsigned int n) {
 	unsigned int i = threadIdx.x;

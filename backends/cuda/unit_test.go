@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
 )
 
 // These tests need no GPU and run everywhere.
@@ -355,12 +356,8 @@ func rowMajorGemm(s gemmShape, a, b, out []float64, alpha, beta float64) {
 func gemmProgram(g backends.GEMMVariant) *backends.Program {
 	g.A, g.B, g.C = 0, 1, 2
 	return &backends.Program{
-		Name: "gemm",
-		Params: []backends.Param{
-			{Name: "a", Kind: backends.Global, DType: g.DType},
-			{Name: "b", Kind: backends.Global, DType: g.DType},
-			{Name: "c", Kind: backends.GlobalMut, DType: g.DType},
-		},
+		Name:     "gemm",
+		Params:   []backends.Param{backendtest.Global("a", g.DType), backendtest.Global("b", g.DType), backendtest.GlobalMut("c", g.DType)},
 		Variants: []backends.Variant{{Format: backends.FormatGEMM, Code: &g}},
 	}
 }
