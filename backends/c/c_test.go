@@ -142,6 +142,18 @@ func vaddProgram(prefix string) (*backends.Program, error) {
 	}, nil
 }
 
+// compileVadd compiles the vadd example's C variant on d; the test's
+// cleanup releases it (a second Release is harmless).
+func compileVadd(t *testing.T, d *Device) backends.Executable {
+	t.Helper()
+	p, err := vaddProgram("")
+	require.NoError(t, err)
+	exe, err := d.Compile(context.Background(), p)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = exe.Release() })
+	return exe
+}
+
 // f32Buffer allocates n f32 elements filled with a repeatable pattern
 // (seed 0 means zeros).
 func f32Buffer(d *Device, n int, seed int) backends.BufferID {
@@ -432,10 +444,7 @@ func TestNoVariant(t *testing.T) {
 func TestBadLaunch(t *testing.T) {
 	d := device(t)
 	ctx := context.Background()
-	p, err := vaddProgram("")
-	require.NoError(t, err)
-	exe, err := d.Compile(ctx, p)
-	require.NoError(t, err)
+	exe := compileVadd(t, d)
 	x := f32Buffer(d, 16, 1)
 	defer d.pool.Release(x)
 	ok := []backends.LaunchArg{backends.BufArg(x), backends.BufArg(x), backends.BufArg(x), u32(16)}
@@ -481,11 +490,7 @@ func TestBadLaunch(t *testing.T) {
 func TestLaunchTimed(t *testing.T) {
 	d := device(t)
 	ctx := context.Background()
-	p, err := vaddProgram("")
-	require.NoError(t, err)
-	exe, err := d.Compile(ctx, p)
-	require.NoError(t, err)
-	defer exe.Release()
+	exe := compileVadd(t, d)
 	const n = 1 << 16
 	x, z := f32Buffer(d, n, 1), f32Buffer(d, n, 0)
 	dur, err := exe.LaunchTimed(ctx, []backends.LaunchArg{backends.BufArg(x), backends.BufArg(x), backends.BufArg(z), u32(n)})
