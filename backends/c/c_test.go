@@ -25,7 +25,6 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
-	"github.com/zyxtt/zyxtt/hostpool"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -86,26 +85,18 @@ func helperCompileVadd() int {
 	return 0
 }
 
-var (
-	sharedOnce sync.Once
-	sharedDev  *Device
-	sharedErr  error
-)
+var shared backendtest.Once[*Device]
 
 // device is one C device shared by the tests that need no special config.
 func device(t testing.TB) *Device {
 	t.Helper()
-	sharedOnce.Do(func() {
+	return shared.Get(t, func() (*Device, string, error) {
 		if _, err := exec.LookPath("cc"); err != nil {
-			return
+			return nil, "no C compiler (cc) on PATH", nil
 		}
-		sharedDev, sharedErr = Open(context.Background(), Config{})
+		d, err := Open(context.Background(), Config{})
+		return d, "", err
 	})
-	if sharedDev == nil && sharedErr == nil {
-		t.Skip("no C compiler (cc) on PATH")
-	}
-	require.NoError(t, sharedErr)
-	return sharedDev
 }
 
 func exampleSource(t testing.TB, name string) string {
@@ -692,21 +683,11 @@ func TestInfo(t *testing.T) {
 	require.Equal(t, fmt.Sprint(info.HasOpenMP), info.Extra["openmp"])
 	require.Equal(t, "c", d.Name())
 	require.Equal(t, "c", d.Backend())
-	hp, err := hostpool.Default()
-	require.NoError(t, err)
-	require.Same(t, hp, d.Pool(), "a device opened on its own computes on the process-wide host pool")
 }
 
 // TestRegistry opens the backend through the registry, as zyx-tt does.
 func TestRegistry(t *testing.T) {
-	if _, err := exec.LookPath("cc"); err != nil {
-		t.Skip("no C compiler (cc) on PATH")
-	}
-	dev, err := backends.Lookup(context.Background(), "c")
-	require.NoError(t, err)
-	rtHost, err := backends.HostPool()
-	require.NoError(t, err)
-	require.Same(t, rtHost, dev.Pool(), "a device of a runtime computes on the runtime's host pool")
+	dev := backendtest.RequireHostPools(t, device(t), "c")
 	require.Equal(t, "c", dev.Name())
 	p, err := vaddProgram("")
 	require.NoError(t, err)
