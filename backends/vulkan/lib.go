@@ -271,8 +271,14 @@ func create[H ~uintptr | ~uint64](fn uintptr, op string, parent uintptr, info un
 }
 
 // destroy runs a command of the form vkDestroy*(device, handle, allocator)
-// with the default allocator.
-func destroy[H ~uint64](fn uintptr, d vkDevice, h H) { dl.Call3(fn, uintptr(d), uintptr(h), 0) }
+// with the default allocator. A null handle is nothing to destroy (Vulkan
+// allows it there): teardown of a half-built object destroys every member
+// without checking which were made.
+func destroy[H ~uint64](fn uintptr, d vkDevice, h H) {
+	if h != 0 {
+		dl.Call3(fn, uintptr(d), uintptr(h), 0)
+	}
+}
 
 // HasEnumerateInstanceVersion reports whether the loader has
 // vkEnumerateInstanceVersion (Vulkan 1.1 loaders).

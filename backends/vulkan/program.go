@@ -224,23 +224,12 @@ func compileFailure(err error) error {
 }
 
 func (x *executable) destroy() {
-	d := x.dev
-	l := d.l
-	if x.descPool != 0 {
-		l.DestroyDescriptorPool(d.handle, x.descPool)
-	}
-	if x.pipeline != 0 {
-		l.DestroyPipeline(d.handle, x.pipeline)
-	}
-	if x.layout != 0 {
-		l.DestroyPipelineLayout(d.handle, x.layout)
-	}
-	if x.setLayout != 0 {
-		l.DestroyDescriptorSetLayout(d.handle, x.setLayout)
-	}
-	if x.module != 0 {
-		l.DestroyShaderModule(d.handle, x.module)
-	}
+	l, h := x.dev.l, x.dev.handle
+	l.DestroyDescriptorPool(h, x.descPool)
+	l.DestroyPipeline(h, x.pipeline)
+	l.DestroyPipelineLayout(h, x.layout)
+	l.DestroyDescriptorSetLayout(h, x.setLayout)
+	l.DestroyShaderModule(h, x.module)
 }
 
 // Launch dispatches the grid and waits for it.

@@ -486,18 +486,10 @@ func (d *device) destroy() {
 		d.freeBuffer(d.staging)
 		d.staging = nil
 	}
-	if d.pipelineCache != 0 {
-		l.DestroyPipelineCache(d.handle, d.pipelineCache)
-	}
-	if d.queryPool != 0 {
-		l.DestroyQueryPool(d.handle, d.queryPool)
-	}
-	if d.fence != 0 {
-		l.DestroyFence(d.handle, d.fence)
-	}
-	if d.cmdPool != 0 {
-		l.DestroyCommandPool(d.handle, d.cmdPool)
-	}
+	l.DestroyPipelineCache(d.handle, d.pipelineCache)
+	l.DestroyQueryPool(d.handle, d.queryPool)
+	l.DestroyFence(d.handle, d.fence)
+	l.DestroyCommandPool(d.handle, d.cmdPool)
 	if d.hot != nil {
 		d.hot.pin.Unpin()
 	}
