@@ -321,7 +321,7 @@ func (l *lib) describe(platform platformID, id deviceID) (*backends.DeviceInfo, 
 		info.DTypeCaps[backends.F16] = backends.CapFloatOps
 	}
 	info.Extra = map[string]string{
-		"library":          l.name,
+		"library":          l.Name,
 		"platform":         l.platformString(platform, clPlatformName),
 		"platform_vendor":  l.platformString(platform, clPlatformVendor),
 		"platform_version": l.platformString(platform, clPlatformVersion),

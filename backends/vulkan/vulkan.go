@@ -422,7 +422,7 @@ func (d *device) describe() *backends.DeviceInfo {
 	}
 	v := d.props.ApiVersion
 	info.Extra = map[string]string{
-		"library":                  d.l.name,
+		"library":                  d.l.Name,
 		"device_type":              deviceTypes[d.props.DeviceType],
 		"vendor_id":                fmt.Sprintf("0x%04x", d.props.VendorID),
 		"device_id":                fmt.Sprintf("0x%04x", d.props.DeviceID),
