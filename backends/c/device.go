@@ -379,19 +379,15 @@ func (e *executable) unload() {
 // until it returns, so Release never waits for it. Releasing again does
 // nothing.
 func (e *executable) Release() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.released {
+	return driver.ReleaseOnce(&e.mu, &e.released, func() error {
+		e.closeWhenIdle.Store(true)
+		if e.running.Load() != 0 {
+			return nil // the last abandoned run unloads it
+		}
+		e.unload()
+		if e.unloadErr != nil {
+			return &backends.Error{Backend: BackendName, Op: "dlclose", Native: e.unloadErr.Error(), Err: e.unloadErr}
+		}
 		return nil
-	}
-	e.released = true
-	e.closeWhenIdle.Store(true)
-	if e.running.Load() != 0 {
-		return nil // the last abandoned run unloads it
-	}
-	e.unload()
-	if e.unloadErr != nil {
-		return &backends.Error{Backend: BackendName, Op: "dlclose", Native: e.unloadErr.Error(), Err: e.unloadErr}
-	}
-	return nil
+	})
 }

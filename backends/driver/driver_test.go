@@ -2,7 +2,9 @@ package driver_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -72,4 +74,15 @@ func TestRegisterFormat(t *testing.T) {
 	p.Variants[0] = backends.Variant{Format: "nope", Code: &exoticCode{}}
 	require.ErrorContains(t, p.Validate(), `unknown format "nope"`)
 	require.Panics(t, func() { driver.RegisterFormat("test-exotic", "other.json", reflect.TypeFor[*exoticCode]()) })
+}
+
+func TestReleaseOnce(t *testing.T) {
+	var mu sync.Mutex
+	released, frees := false, 0
+	free := func() error { frees++; return errors.New("freed with an error") }
+	require.EqualError(t, driver.ReleaseOnce(&mu, &released, free), "freed with an error", "the first release reports what free did")
+	require.True(t, released)
+	require.NoError(t, driver.ReleaseOnce(&mu, &released, free), "a second release does nothing")
+	require.Equal(t, 1, frees)
+	require.True(t, mu.TryLock(), "the lock is given back")
 }

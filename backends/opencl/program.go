@@ -327,13 +327,9 @@ func (x *executable) checkReleased() error {
 
 // Release frees the kernel and program. Releasing again does nothing.
 func (x *executable) Release() error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.released {
-		return nil
-	}
-	x.released = true
-	return errors.Join(x.dev.l.ReleaseKernel(x.kernel), x.dev.l.ReleaseProgram(x.program))
+	return driver.ReleaseOnce(&x.mu, &x.released, func() error {
+		return errors.Join(x.dev.l.ReleaseKernel(x.kernel), x.dev.l.ReleaseProgram(x.program))
+	})
 }
 
 // scalarBytes is a Variable's value as an OpenCL kernel receives it by

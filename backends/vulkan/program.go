@@ -345,20 +345,16 @@ func (x *executable) bindBuffers(bufs []*buffer) {
 // Release destroys the pipeline and its objects. Releasing again does
 // nothing.
 func (x *executable) Release() error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.released {
+	return driver.ReleaseOnce(&x.mu, &x.released, func() error {
+		d := x.dev
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if !d.closed { // else Close has destroyed it with the device
+			x.destroy()
+			delete(d.execs, x)
+		}
 		return nil
-	}
-	x.released = true
-	d := x.dev
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if !d.closed { // else Close has destroyed it with the device
-		x.destroy()
-		delete(d.execs, x)
-	}
-	return nil
+	})
 }
 
 // scalarBytes is a Variable's value as the shader reads it from the push
