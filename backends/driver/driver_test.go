@@ -86,3 +86,17 @@ func TestReleaseOnce(t *testing.T) {
 	require.Equal(t, 1, frees)
 	require.True(t, mu.TryLock(), "the lock is given back")
 }
+
+func TestCheckReleased(t *testing.T) {
+	var mu sync.Mutex
+	released := false
+	require.NoError(t, driver.CheckReleased("x", &mu, &released))
+	require.NoError(t, driver.ReleaseOnce(&mu, &released, func() error { return nil }))
+	err := driver.CheckReleased("x", &mu, &released)
+	require.ErrorIs(t, err, backends.ErrClosed)
+	var be *backends.Error
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, "x", be.Backend)
+	require.Equal(t, "launch", be.Op)
+	require.ErrorContains(t, err, "executable released")
+}

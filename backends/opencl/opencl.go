@@ -349,13 +349,17 @@ func (d *device) Backend() string            { return Name }
 func (d *device) Info() *backends.DeviceInfo { return d.info }
 func (d *device) Pool() backends.Pool        { return d.pool }
 func (d *device) String() string             { return d.name + " (" + d.info.Name + ")" }
-func (d *device) isClosed() bool             { d.mu.Lock(); defer d.mu.Unlock(); return d.closed }
-func (d *device) errClosed(op string) error {
-	return backends.Errorf(Name, op, backends.ErrClosed, "%s", d.name)
-}
-func (d *device) checkOpen(op string) error {
-	if d.isClosed() {
-		return d.errClosed(op)
+
+// checkOpen is what every operation of the device checks first: ctx's
+// error, then ErrClosed once the device is closed.
+func (d *device) checkOpen(ctx context.Context, op string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return backends.Errorf(Name, op, backends.ErrClosed, "%s", d.name)
 	}
 	return nil
 }

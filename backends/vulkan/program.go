@@ -58,10 +58,7 @@ func layoutPush(params []backends.Param) pushLayout {
 // Compile checks the program's SPIR-V before the driver sees it, then
 // builds the pipeline through the device's pipeline cache.
 func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := d.checkOpen("compile"); err != nil {
+	if err := d.checkOpen(ctx, "compile"); err != nil {
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {
@@ -245,14 +242,11 @@ func (x *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg)
 }
 
 func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed bool) (time.Duration, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
 	d := x.dev
-	if err := d.checkOpen("launch"); err != nil {
+	if err := d.checkOpen(ctx, "launch"); err != nil {
 		return 0, err
 	}
-	if err := x.checkReleased(); err != nil {
+	if err := driver.CheckReleased(Name, &x.mu, &x.released); err != nil {
 		return 0, err
 	}
 	lim := d.props.Limits.MaxComputeWorkGroupCount
@@ -281,7 +275,7 @@ func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.released {
-		return 0, errReleased()
+		return 0, driver.ErrReleased(Name)
 	}
 	for i, a := range args {
 		if !x.prog.Params[i].Kind.IsBuffer() {
@@ -308,19 +302,6 @@ func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 		}
 		l.CmdDispatch(cmd, groups[0], groups[1], groups[2])
 	})
-}
-
-func errReleased() error {
-	return backends.Errorf(Name, "launch", backends.ErrClosed, "executable released")
-}
-
-func (x *executable) checkReleased() error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.released {
-		return errReleased()
-	}
-	return nil
 }
 
 // bindBuffers points binding i of the descriptor set at the i-th buffer.

@@ -448,7 +448,12 @@ func (d *device) Info() *backends.DeviceInfo { return d.info }
 func (d *device) Pool() backends.Pool        { return d.pool }
 func (d *device) String() string             { return d.name + " (" + d.info.Name + ")" }
 
-func (d *device) checkOpen(op string) error {
+// checkOpen is what an operation of the device checks first: ctx's error,
+// then ErrClosed once the device is closed.
+func (d *device) checkOpen(ctx context.Context, op string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
