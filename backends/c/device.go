@@ -146,18 +146,8 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	if d.closed.Load() {
 		return nil, backends.Errorf(BackendName, "compile", backends.ErrClosed, "")
 	}
-	if err := ctx.Err(); err != nil {
+	if err := driver.CheckCompile(ctx, BackendName, p, backends.FormatC, "C variant"); err != nil {
 		return nil, err
-	}
-	if p == nil || p.Variant(backends.FormatC) == nil {
-		name := ""
-		if p != nil {
-			name = p.Name
-		}
-		return nil, backends.Errorf(BackendName, "compile", backends.ErrNoVariant, "program %q has no C variant", name)
-	}
-	if err := p.Validate(); err != nil {
-		return nil, &backends.Error{Backend: BackendName, Op: "compile", Err: err}
 	}
 	p = p.WithVariant(p.Variant(backends.FormatC))
 	v := p.Source(backends.FormatC)

@@ -100,3 +100,24 @@ func TestCheckReleased(t *testing.T) {
 	require.Equal(t, "launch", be.Op)
 	require.ErrorContains(t, err, "executable released")
 }
+
+func TestCheckCompile(t *testing.T) {
+	ctx := context.Background()
+	p := &backends.Program{Name: "vadd", Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{}}}}
+	require.NoError(t, driver.CheckCompile(ctx, "c", p, backends.FormatC, "C variant"))
+	err := driver.CheckCompile(ctx, "cuda", p, backends.FormatCUDA, "CUDA variant")
+	require.ErrorIs(t, err, backends.ErrNoVariant)
+	require.ErrorContains(t, err, `program "vadd" has no CUDA variant`)
+	require.ErrorIs(t, driver.CheckCompile(ctx, "c", nil, backends.FormatC, "C variant"), backends.ErrNoVariant, "a nil program has none")
+
+	bad := &backends.Program{Name: "bad", Params: []backends.Param{{DType: 200}}, Variants: p.Variants}
+	err = driver.CheckCompile(ctx, "c", bad, backends.FormatC, "C variant")
+	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	var be *backends.Error
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, "compile", be.Op)
+
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	require.ErrorIs(t, driver.CheckCompile(cctx, "c", p, backends.FormatC, "C variant"), context.Canceled)
+}
