@@ -11,6 +11,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/backends/dummy"
 )
 
 func vars(vals ...uint64) []backends.LaunchArg {
@@ -120,4 +121,71 @@ func TestCheckCompile(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	require.ErrorIs(t, driver.CheckCompile(cctx, "c", p, backends.FormatC, "C variant"), context.Canceled)
+}
+
+func TestSectionDriver(t *testing.T) {
+	type section struct {
+		Memory int64 `json:"memory"`
+	}
+	var got section
+	drv := driver.SectionDriver("one", func(_ context.Context, s section) ([]backends.Device, error) {
+		got = s
+		return nil, backends.ErrNoDevice
+	})
+	cfg, err := backends.ParseConfig([]byte(`{"one": {"memory": 64}}`))
+	require.NoError(t, err)
+	_, err = drv.Open(context.Background(), &driver.Env{Config: cfg})
+	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.Equal(t, section{Memory: 64}, got, "open gets the decoded section")
+
+	cfg, err = backends.ParseConfig([]byte(`{"one": {"memory": "lots"}}`))
+	require.NoError(t, err)
+	_, err = drv.Open(context.Background(), &driver.Env{Config: cfg})
+	require.ErrorContains(t, err, `section "one"`)
+}
+
+func TestOpenEach(t *testing.T) {
+	ctx := context.Background()
+	var opened []int
+	open := func(i int) (backends.Device, error) {
+		opened = append(opened, i)
+		if i == 1 {
+			return nil, errors.New("broken")
+		}
+		return dummy.New(dummy.Config{Memory: 64})
+	}
+	ids := []int{0, 1, 3}
+	devs, err := driver.OpenEach(ctx, "x", 4, backends.Common{DeviceIDs: &ids}, open, nil, "none")
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 1, 3}, opened, "only the kept ordinals, in order")
+	require.Len(t, devs, 2, "a device that does not open is skipped")
+	for _, d := range devs {
+		require.NoError(t, d.Close())
+	}
+
+	opened = nil
+	ids = []int{1}
+	_, err = driver.OpenEach(ctx, "x", 4, backends.Common{DeviceIDs: &ids}, open, []error{errors.New("platform 2: gone")}, "none")
+	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.ErrorContains(t, err, "platform 2: gone\nx:1: broken", "the caller's reasons, then each device's")
+
+	ids = []int{}
+	_, err = driver.OpenEach(ctx, "x", 4, backends.Common{DeviceIDs: &ids}, open, nil, "device_ids leaves no device")
+	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.ErrorContains(t, err, "device_ids leaves no device")
+
+	// A ctx done part way closes what was opened.
+	cctx, cancel := context.WithCancel(ctx)
+	var first backends.Device
+	_, err = driver.OpenEach(cctx, "x", 4, backends.Common{}, func(i int) (backends.Device, error) {
+		d, err := open(i)
+		if i == 0 {
+			first = d
+			cancel()
+		}
+		return d, err
+	}, nil, "none")
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = first.Compile(ctx, &backends.Program{Name: "p"})
+	require.ErrorIs(t, err, backends.ErrClosed, "the device opened before the cancel is closed")
 }

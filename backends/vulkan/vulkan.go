@@ -26,7 +26,7 @@ import (
 // Name is the backend's registry key and the prefix of its device names.
 const Name = "vulkan"
 
-func init() { driver.Register(Name, vulkanDriver{}) }
+func init() { driver.Register(Name, driver.SectionDriver(Name, OpenDevices)) }
 
 // Config is the "vulkan" section of the config file.
 type Config struct {
@@ -43,18 +43,6 @@ type Config struct {
 }
 
 const defaultStaging = 64 << 20
-
-type vulkanDriver struct{}
-
-// Open loads libvulkan and opens every allowed device.
-func (vulkanDriver) Open(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
-	cfg := env.Config
-	var c Config
-	if err := cfg.Section(Name, &c); err != nil {
-		return nil, err
-	}
-	return OpenDevices(ctx, c)
-}
 
 // instance is one VkInstance shared by the devices opened with it; the
 // last device to close destroys it.
@@ -105,27 +93,13 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 	if staging <= 0 {
 		staging = defaultStaging
 	}
-	kept := backends.Common{DeviceIDs: c.DeviceIDs}
-	var devs []backends.Device
-	var errs []error
-	for i, pd := range phys[:n] {
-		if !kept.Allows(i) {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			for _, d := range devs {
-				_ = d.Close()
-			}
-			return nil, err
-		}
-		d, err := newDevice(in, pd, i, cacheDir, staging)
+	return driver.OpenEach(ctx, Name, int(n), backends.Common{DeviceIDs: c.DeviceIDs}, func(i int) (backends.Device, error) {
+		d, err := newDevice(in, phys[i], i, cacheDir, staging)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s:%d: %w", Name, i, err))
-			continue
+			return nil, err // not a nil *device in an interface
 		}
-		devs = append(devs, d)
-	}
-	return driver.Opened(Name, devs, errs, "every device was filtered out by device_ids")
+		return d, nil
+	}, nil, "every device was filtered out by device_ids")
 }
 
 // newInstance creates an instance with no layers and no extensions: no
