@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Installs what zyx-tt's build and tests need on a fresh Debian machine.
 # Idempotent: packages already present are not reinstalled.
+# clang-15 builds the runtime's libFuzzer targets (make fuzz-test, build/fuzz);
+# on Debian 12 its libFuzzer runtime (libclang_rt.fuzzer) comes with it, in
+# libclang-common-15-dev. The runtime itself builds with g++.
 set -euo pipefail
 
 pkgs=(
   build-essential g++ cmake pkg-config git
   nlohmann-json3-dev
+  clang-15
   libopenblas0 libopenblas-dev
   ocl-icd-libopencl1 ocl-icd-opencl-dev pocl-opencl-icd clinfo
   libvulkan1 mesa-vulkan-drivers vulkan-tools glslang-tools

@@ -77,6 +77,17 @@ type Executable interface {
 	Release() error
 }
 
+// ParamAllocator is an optional Executable capability: it allocates the
+// buffer for param i as the program declares it (a Tenstorrent program's L1
+// or sharded placement, page size, tile layout or block-float storage), for
+// hostBytes of host data (the param's elements in its dtype, row-major).
+// The buffer belongs to the device's pool; Write and Read move host data and
+// the pool converts. Callers that allocate a program's buffers (the bundle
+// pipeline) use it when the executable has it, and Pool.Alloc otherwise.
+type ParamAllocator interface {
+	AllocParam(ctx context.Context, param int, hostBytes int64) (BufferID, error)
+}
+
 // LaunchArg is one launch argument: a buffer of the device's pool or a
 // scalar value for a Variable param.
 type LaunchArg struct {

@@ -130,11 +130,23 @@ func TestConstantNativeBytes(t *testing.T) {
 		want []byte
 	}{
 		{FloatConst(F16, 1.5), []byte{0x00, 0x3e}},
+		{FloatConst(F16, 1), []byte{0, 0x3c}},
+		{FloatConst(F16, -2), []byte{0, 0xc0}},
 		{FloatConst(BF16, 1.5), []byte{0xc0, 0x3f}},
+		{FloatConst(BF16, 1), []byte{0x80, 0x3f}},
+		{FloatConst(BF16, 1+1.0/256), []byte{0x80, 0x3f}},             // a tie rounds to even
+		{FloatConst(BF16, 1+3.0/256), []byte{0x82, 0x3f}},             // a tie rounds to even
+		{Constant{DType: BF16, Bits: 0x7f800001}, []byte{0xc0, 0x7f}}, // a NaN stays a NaN, not +inf
+		{Constant{DType: BF16, Bits: 0x7fffffff}, []byte{0xff, 0x7f}}, // a NaN stays a NaN, not -0
 		{FloatConst(F8E4M3, 1.5), []byte{0x3c}},
 		{FloatConst(F8E5M2, 1.5), []byte{0x3e}},
 		{FloatConst(F32, 1.5), []byte{0x00, 0x00, 0xc0, 0x3f}},
+		{FloatConst(F32, 1), []byte{0, 0, 0x80, 0x3f}},
+		{FloatConst(F64, 0.5), []byte{0, 0, 0, 0, 0, 0, 0xe0, 0x3f}},
 		{IntConst(I16, -5), []byte{0xfb, 0xff}},
+		{IntConst(I64, -1), []byte{255, 255, 255, 255, 255, 255, 255, 255}},
+		{UintConst(U32, 7), []byte{7, 0, 0, 0}},
+		{UintConst(U8, 9), []byte{9}},
 	} {
 		require.Equal(t, tc.want, tc.c.NativeBytes(), "%s", tc.c)
 	}

@@ -411,38 +411,56 @@ func (p *gwsParser) next() {
 	p.tok = p.src[start:p.pos]
 }
 
-func (p *gwsParser) sum() (GwsDim, error) {
-	x, err := p.product()
+// The infix operators by precedence level, lowest first.
+var (
+	gwsSumOps     = map[string]GwsOp{"+": GwsAdd, "-": GwsSub}
+	gwsProductOps = map[string]GwsOp{"*": GwsMul, "/": GwsDiv, "%": GwsMod}
+)
+
+func (p *gwsParser) sum() (GwsDim, error)     { return p.infix(gwsSumOps, p.product) }
+func (p *gwsParser) product() (GwsDim, error) { return p.infix(gwsProductOps, p.atom) }
+
+// infix parses operand (op operand)* for the operators of one precedence
+// level, left-associative: the shape of both levels.
+func (p *gwsParser) infix(ops map[string]GwsOp, operand func() (GwsDim, error)) (GwsDim, error) {
+	x, err := operand()
 	if err != nil {
 		return x, err
 	}
-	for p.tok == "+" || p.tok == "-" {
-		op := map[string]GwsOp{"+": GwsAdd, "-": GwsSub}[p.tok]
+	for {
+		op, ok := ops[p.tok]
+		if !ok {
+			return x, nil
+		}
 		p.next()
-		y, err := p.product()
+		y, err := operand()
 		if err != nil {
 			return y, err
 		}
 		x = BinaryDim(op, x, y)
 	}
-	return x, nil
 }
 
-func (p *gwsParser) product() (GwsDim, error) {
-	x, err := p.atom()
-	if err != nil {
-		return x, err
-	}
-	for p.tok == "*" || p.tok == "/" || p.tok == "%" {
-		op := map[string]GwsOp{"*": GwsMul, "/": GwsDiv, "%": GwsMod}[p.tok]
+// callArgs parses the n arguments of a call of name, whose "(" is the
+// current token, through the closing ")".
+func (p *gwsParser) callArgs(name string, n int) ([]GwsDim, error) {
+	args := make([]GwsDim, n)
+	for i := range args {
 		p.next()
-		y, err := p.atom()
+		a, err := p.sum()
 		if err != nil {
-			return y, err
+			return nil, err
 		}
-		x = BinaryDim(op, x, y)
+		args[i] = a
+		if i == n-1 && p.tok != ")" {
+			return nil, fmt.Errorf("expected ) after %s arguments", name)
+		}
+		if i < n-1 && p.tok != "," {
+			return nil, fmt.Errorf("%s needs %s arguments", name, [...]string{2: "two", 3: "three"}[n])
+		}
 	}
-	return x, nil
+	p.next()
+	return args, nil
 }
 
 func (p *gwsParser) atom() (GwsDim, error) {
@@ -485,23 +503,10 @@ func (p *gwsParser) atom() (GwsDim, error) {
 	case tok[0] == '_' || isLetter(tok[0]):
 		p.next()
 		if op, ok := gwsFuncs3[strings.ToLower(tok)]; ok && p.tok == "(" {
-			var args [3]GwsDim
-			for i := range args {
-				p.next()
-				a, err := p.sum()
-				if err != nil {
-					return a, err
-				}
-				args[i] = a
-				want := ","
-				if i == 2 {
-					want = ")"
-				}
-				if p.tok != want {
-					return a, fmt.Errorf("%s needs three arguments", tok)
-				}
+			args, err := p.callArgs(tok, 3)
+			if err != nil {
+				return GwsDim{}, err
 			}
-			p.next()
 			return SplitDim(op, args[0], args[1], args[2]), nil
 		}
 		if op, ok := gwsCoreTerms[strings.ToLower(tok)]; ok && p.tok != "(" {
@@ -514,24 +519,11 @@ func (p *gwsParser) atom() (GwsDim, error) {
 			return CoreDim(op), nil
 		}
 		if op, ok := gwsFuncs[strings.ToLower(tok)]; ok && p.tok == "(" {
-			p.next()
-			x, err := p.sum()
+			args, err := p.callArgs(tok, 2)
 			if err != nil {
-				return x, err
+				return GwsDim{}, err
 			}
-			if p.tok != "," {
-				return x, fmt.Errorf("%s needs two arguments", tok)
-			}
-			p.next()
-			y, err := p.sum()
-			if err != nil {
-				return y, err
-			}
-			if p.tok != ")" {
-				return y, fmt.Errorf("expected ) after %s arguments", tok)
-			}
-			p.next()
-			return BinaryDim(op, x, y), nil
+			return BinaryDim(op, args[0], args[1]), nil
 		}
 		if p.lookup == nil {
 			return GwsDim{}, fmt.Errorf("unknown name %q", tok)

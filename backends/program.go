@@ -185,37 +185,23 @@ func (p *Program) WithVariant(v *Variant) *Program {
 
 // Source is the code of the first variant in format f when it is source
 // code, else nil.
-func (p *Program) Source(f Format) *SourceVariant {
-	if v := p.Variant(f); v != nil {
-		s, _ := v.Code.(*SourceVariant)
-		return s
-	}
-	return nil
-}
+func (p *Program) Source(f Format) *SourceVariant { return variantCode[SourceVariant](p, f) }
 
 // SPIRV is the program's SPIR-V variant code, or nil.
-func (p *Program) SPIRV() *SPIRVVariant {
-	if v := p.Variant(FormatSPIRV); v != nil {
-		s, _ := v.Code.(*SPIRVVariant)
-		return s
-	}
-	return nil
-}
+func (p *Program) SPIRV() *SPIRVVariant { return variantCode[SPIRVVariant](p, FormatSPIRV) }
 
 // GEMM is the program's GEMM variant code, or nil.
-func (p *Program) GEMM() *GEMMVariant {
-	if v := p.Variant(FormatGEMM); v != nil {
-		g, _ := v.Code.(*GEMMVariant)
-		return g
-	}
-	return nil
-}
+func (p *Program) GEMM() *GEMMVariant { return variantCode[GEMMVariant](p, FormatGEMM) }
 
 // TT is the program's Tenstorrent variant code, or nil.
-func (p *Program) TT() *TTVariant {
-	if v := p.Variant(FormatTT); v != nil {
-		t, _ := v.Code.(*TTVariant)
-		return t
+func (p *Program) TT() *TTVariant { return variantCode[TTVariant](p, FormatTT) }
+
+// variantCode is the code of p's variant in format f when it is a *T, else
+// nil: the one lookup behind the typed accessors above.
+func variantCode[T any](p *Program, f Format) *T {
+	if v := p.Variant(f); v != nil {
+		c, _ := v.Code.(*T)
+		return c
 	}
 	return nil
 }

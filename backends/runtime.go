@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -40,6 +41,9 @@ type Options struct {
 	// OpenTimeout bounds one backend's open when its driver sets no timeout
 	// of its own (default DefaultOpenTimeout).
 	OpenTimeout time.Duration
+	// KernelOutput receives what kernels print (Tenstorrent DPRINT), one
+	// line at a time, tagged with the core and processor; nil discards it.
+	KernelOutput io.Writer
 }
 
 // opener is what backends/driver.Driver is: the method set a registered
@@ -141,7 +145,7 @@ func openRuntime(_ context.Context, opts Options, lookup func(string) (any, erro
 	if logger == nil {
 		logger = zlog.Logger()
 	}
-	r.env = registry.Env{Config: r.cfg, HostPool: r.host, Logger: logger}
+	r.env = registry.Env{Config: r.cfg, HostPool: r.host, Logger: logger, KernelOutput: opts.KernelOutput}
 	return r, nil
 }
 

@@ -1,35 +1,219 @@
 package backends
 
-// TTVariant is a Tenstorrent program: three kernels per core (reader on
-// RISCV_0, compute, writer on RISCV_1) joined by circular buffers. The
-// program's Grid is the core grid [rows, cols]. docs/programs.md describes
-// the argument layouts.
+// TTVariant is a Tenstorrent program as a tt-metal host builds it: kernels
+// on sets of cores, circular buffers and semaphores on sets of cores, and
+// the layout of the buffers the kernels address. docs/programs.md describes
+// each piece; TTOneGroup builds the reader/compute/writer form on every core
+// of the launch grid.
 type TTVariant struct {
-	Reader  TTKernel
-	Compute TTKernel
-	Writer  TTKernel
-	CBs     []TTCircularBuffer
-	// MathFidelity is LoFi, HiFi2, HiFi3 or HiFi4.
+	Kernels    []TTKernel
+	CBs        []TTCBConfig
+	Semaphores []TTSemaphore
+	// Buffers declares the layout of buffer params: placement (DRAM or
+	// L1), interleaving or sharding, page size, tile layout and storage
+	// format. A buffer param with no declaration is a DRAM buffer,
+	// interleaved in DefaultTTPageSize pages.
+	Buffers []TTBuffer
+	// Includes are files the kernels include by a relative path
+	// (#include "common.h").
+	Includes []TTInclude
+}
+
+// DefaultTTPageSize is the page size of a buffer param without a
+// declaration: 2 KiB, one bf16 tile.
+const DefaultTTPageSize = 2048
+
+// TTProcessor is the RISC-V processor (or group) a kernel runs on.
+type TTProcessor string
+
+// The processors of a Tensix core.
+const (
+	TTRiscv0  TTProcessor = "riscv_0" // data movement, NOC 0 by default (tt-metal's BRISC, the reader)
+	TTRiscv1  TTProcessor = "riscv_1" // data movement, NOC 1 by default (NCRISC, the writer)
+	TTCompute TTProcessor = "compute" // the three TRISCs: unpack, math, pack
+)
+
+// TTKernel is one kernel: its source, where it runs, and its arguments.
+type TTKernel struct {
+	// Name identifies the kernel in messages ("reader", "sender").
+	Name      string
+	Processor TTProcessor
+	// NOC is the NOC a data-movement kernel uses; nil means the
+	// processor's default.
+	NOC *int
+	// Cores are the cores it runs on; nil means every core of the launch
+	// grid (Program.Grid or the variant's grid).
+	Cores   *TTCoreSet
+	Source  string
+	Defines map[string]string
+	// CompileArgs are the positional compile-time args
+	// (get_compile_time_arg_val), NamedCompileArgs the named ones
+	// (get_named_compile_time_arg_val).
+	CompileArgs      []TTArg
+	NamedCompileArgs []TTNamedArg
+	// RuntimeArgs are evaluated for every core the kernel runs on: their
+	// values may use the per-core terms (core_row, core_index, split_start
+	// …). CommonArgs are the same for every core.
+	RuntimeArgs []TTArg
+	CommonArgs  []TTArg
+	// The compute configuration (compute kernels only): MathFidelity is
+	// LoFi, HiFi2, HiFi3 or HiFi4 ("" means HiFi4).
 	MathFidelity   string
 	FP32DestAcc    bool
 	MathApproxMode bool
 }
 
-// TTKernel is one section's source and argument layouts.
-type TTKernel struct {
-	Source      string
-	Defines     map[string]string
-	CompileArgs []TTArg
-	RuntimeArgs []TTArg
-	CommonArgs  []TTArg
+// TTNamedArg is one named compile-time arg.
+type TTNamedArg struct {
+	Name string
+	Arg  TTArg
 }
 
-// TTCircularBuffer configures one circular buffer on every core.
-type TTCircularBuffer struct {
-	Index     uint8
-	Format    string // Float32, Float16_b, Float16, Int32, UInt32, UInt16, UInt8
+// TTCoreSet is a set of logical cores: rectangles, or a run of the cores of
+// one rectangle in order (the two core groups of split_work_to_cores).
+type TTCoreSet struct {
+	Ranges []TTCoreRange
+	Slice  *TTCoreSlice
+}
+
+// TTCoreRange is the inclusive rectangle of logical cores from Start to End.
+type TTCoreRange struct {
+	Start, End TTCoord
+}
+
+// TTCoord is a logical core [row, col]; each is an expression over
+// Variable params (and the per-core terms, in a core argument).
+type TTCoord struct {
+	Row, Col GwsDim
+}
+
+// TTCoreSlice is the cores From ≤ k < To of rectangle Of, counted down the
+// columns (split_work_to_cores' default) or, with RowWise, along the rows.
+// A slice may be empty (From == To: split_work_to_cores' second group when
+// the work divides evenly); a kernel, CB config or semaphore on an empty
+// slice is left out of that launch.
+type TTCoreSlice struct {
+	Of       TTCoreRange
+	From, To GwsDim
+	RowWise  bool
+}
+
+// TTCoreAt is the one-core range at [row, col].
+func TTCoreAt(row, col uint64) TTCoreRange {
+	c := TTCoord{Row: ConstDim(row), Col: ConstDim(col)}
+	return TTCoreRange{Start: c, End: c}
+}
+
+// TTRect is the range of rows r0..r1 and columns c0..c1, inclusive.
+func TTRect(r0, c0, r1, c1 uint64) TTCoreRange {
+	return TTCoreRange{
+		Start: TTCoord{Row: ConstDim(r0), Col: ConstDim(c0)},
+		End:   TTCoord{Row: ConstDim(r1), Col: ConstDim(c1)},
+	}
+}
+
+// TTCBConfig is one circular-buffer allocation of TotalBytes in the L1 of
+// every core of Cores, shared by its indices (tt-metal's
+// CircularBufferConfig): each index holds TotalBytes / PageBytes pages.
+type TTCBConfig struct {
+	// Cores are the cores it is made on; nil means every core any kernel
+	// runs on.
+	Cores      *TTCoreSet
+	TotalBytes uint32
+	Indices    []TTCBIndex
+	// Buffer, when set, is the param ordinal of an L1 buffer the CB sits
+	// on (tt-metal's globally allocated address).
+	Buffer *int
+}
+
+// TTCBIndex is one index of a circular-buffer allocation.
+type TTCBIndex struct {
+	Index uint8 // 0–31
+	// Format is Float32, Float16_b, Float16, Bfp8_b, Bfp4_b, Int32,
+	// UInt32, UInt16, UInt8 or Int8.
+	Format    string
 	PageBytes uint32
-	Pages     uint32
+	// TileRows and TileCols are the tile shape of its pages; zero means
+	// 32×32 (tiny tiles have 1, 2, 4, 8 or 16 rows).
+	TileRows, TileCols uint32
+}
+
+// TTCB is the common one-index circular buffer of pages pages.
+func TTCB(index uint8, format string, pageBytes, pages uint32) TTCBConfig {
+	return TTCBConfig{TotalBytes: pageBytes * pages, Indices: []TTCBIndex{{Index: index, Format: format, PageBytes: pageBytes}}}
+}
+
+// TTSemaphore is one semaphore on every core of Cores (nil: every core any
+// kernel runs on), holding Initial at the start of every run. Its id, as
+// tt-metal's CreateSemaphore returns it, is the smallest id free on every
+// one of its cores, in declaration order; a TTArgSemaphore arg gives it to
+// a kernel.
+type TTSemaphore struct {
+	Cores   *TTCoreSet
+	Initial uint32
+}
+
+// TTBuffer declares the layout of buffer param Param.
+type TTBuffer struct {
+	Param int
+	// Placement is "dram" (the default) or "l1".
+	Placement string
+	// Layout is "interleaved" (the default), "height_sharded",
+	// "width_sharded" or "block_sharded".
+	Layout string
+	// PageSize is the page in bytes: any size (4-byte pages, row-major
+	// sticks, the whole buffer as one page). Zero means DefaultTTPageSize,
+	// or one tile of Format with Tile.
+	PageSize uint32
+	// Shard is the shard spec of a sharded layout, nil otherwise.
+	Shard *TTShard
+	// Tile lays the data out in 32×32 tiles of four 16×16 faces, as
+	// tt-metal's tilize does: the driver tilizes on upload and untilizes
+	// on download, so host data (and .npy files, and references) stay
+	// row-major. Rows and Cols are the matrix the buffer holds (the last
+	// two dims of the param's shape; earlier dims are batches).
+	Tile       bool
+	Rows, Cols uint64
+	// Format is how the device stores the elements when it differs from
+	// the param's dtype: Bfp8_b or Bfp4_b (block floats, with Tile) for an
+	// f32 or bf16 param; the driver converts on upload and download.
+	Format string
+}
+
+// TTShard is a shard spec in pages: the buffer is a Tensor[0]×Tensor[1]
+// grid of pages cut into Shape[0]×Shape[1] shards, shard k on the k-th core
+// of Cores in row-major or column-major ("row_major", "col_major") order.
+type TTShard struct {
+	Cores       TTCoreSet
+	Shape       [2]uint32
+	Tensor      [2]uint32
+	Orientation string
+}
+
+// TTInclude is a file kernels may include: Path is relative (no "..").
+type TTInclude struct {
+	Path   string
+	Source string
+}
+
+// TTOneGroup is the reader/compute/writer form: a reader on RISCV_0, the
+// compute kernel and a writer on RISCV_1 on every core of the launch grid,
+// joined by the circular buffers cbs.
+func TTOneGroup(reader, compute, writer TTKernel, cbs ...TTCBConfig) *TTVariant {
+	reader.Processor, compute.Processor, writer.Processor = TTRiscv0, TTCompute, TTRiscv1
+	for _, k := range []*TTKernel{&reader, &compute, &writer} {
+		k.Cores = nil
+	}
+	if reader.Name == "" {
+		reader.Name = "reader"
+	}
+	if compute.Name == "" {
+		compute.Name = "compute"
+	}
+	if writer.Name == "" {
+		writer.Name = "writer"
+	}
+	return &TTVariant{Kernels: []TTKernel{reader, compute, writer}, CBs: cbs}
 }
 
 // TTArgKind says where a kernel argument's value comes from.
@@ -37,22 +221,40 @@ type TTArgKind string
 
 // The argument sources.
 const (
-	TTArgParam      TTArgKind = "param"       // the value of a Variable param
-	TTArgBufferAddr TTArgKind = "buffer_addr" // the device address of a buffer param
-	TTArgBufferSize TTArgKind = "buffer_size" // the byte size of a buffer param
-	TTArgPages      TTArgKind = "buffer_pages"
-	TTArgPageSize   TTArgKind = "page_size"
-	TTArgAccessor   TTArgKind = "accessor"   // the tensor-accessor args of a buffer param
-	TTArgCoreRow    TTArgKind = "core_row"   // this core's row
-	TTArgCoreCol    TTArgKind = "core_col"   // this core's column
-	TTArgCoreIndex  TTArgKind = "core_index" // row*cols+col over the launch grid
-	TTArgNumCores   TTArgKind = "num_cores"  // cores in the launch grid
-	TTArgConst      TTArgKind = "const"      // Value
+	TTArgParam      TTArgKind = "param"        // the value of a Variable param
+	TTArgBufferAddr TTArgKind = "buffer_addr"  // the device address of a buffer param
+	TTArgBufferSize TTArgKind = "buffer_size"  // its byte size on the device
+	TTArgPages      TTArgKind = "buffer_pages" // its page count
+	TTArgPageSize   TTArgKind = "page_size"    // its page size
+	TTArgAccessor   TTArgKind = "accessor"     // the tensor-accessor args of its declared layout (compile args)
+	TTArgBankID     TTArgKind = "bank_id"      // the bank that holds page Page of a buffer param
+	TTArgBankNocX   TTArgKind = "bank_noc_x"   // that bank's NOC x
+	TTArgBankNocY   TTArgKind = "bank_noc_y"   // that bank's NOC y
+	TTArgCoreNocX   TTArgKind = "core_noc_x"   // the NOC x of logical core Core (worker_core_from_logical_core; the driver looks it up in the chip's NOC tables)
+	TTArgCoreNocY   TTArgKind = "core_noc_y"   // the NOC y of logical core Core
+	TTArgSemaphore  TTArgKind = "semaphore"    // the id of semaphore Semaphore (an index into TTVariant.Semaphores)
+	TTArgConst      TTArgKind = "const"        // Value, an expression (per-core terms allowed in runtime args)
+	TTArgCoreRow    TTArgKind = "core_row"     // this core's row (shorthand for const core_row)
+	TTArgCoreCol    TTArgKind = "core_col"     // this core's column
+	TTArgCoreIndex  TTArgKind = "core_index"   // this core's index among the kernel's cores
+	TTArgNumCores   TTArgKind = "num_cores"    // the number of cores the kernel runs on
 )
 
 // TTArg is one entry of an argument layout.
 type TTArg struct {
-	Kind  TTArgKind
+	Kind TTArgKind
+	// Param is the param ordinal of the param and buffer kinds.
 	Param int
-	Value uint32
+	// Value is a const entry's value: an expression over Variable params
+	// and, in runtime args, the per-core terms. It must fit 32 bits.
+	Value GwsDim
+	// Page is the page of a bank kind (zero: page 0).
+	Page GwsDim
+	// Core is the logical core of a core_noc kind.
+	Core TTCoord
+	// Semaphore is the index of a semaphore kind's semaphore.
+	Semaphore int
 }
+
+// TTConst is a const arg of value v.
+func TTConst(v uint64) TTArg { return TTArg{Kind: TTArgConst, Value: ConstDim(v)} }

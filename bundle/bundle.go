@@ -127,6 +127,16 @@ func Load(dir string) (*Bundle, error) {
 			b.Inputs[id] = p
 		}
 	}
+	if b.Ref != nil && b.Ref.Op == "file" && !filepath.IsAbs(b.Ref.Path) {
+		p, err := inBundle(dir, b.Ref.Path)
+		if err == nil {
+			_, err = os.Stat(p)
+		}
+		if err != nil {
+			return nil, &FieldError{mpath, "reference.path", err}
+		}
+		b.Ref.Path = p
+	}
 	b.variants = map[backends.Format]*variant{}
 	var files []string
 	for _, fi := range backends.Formats() {

@@ -67,22 +67,26 @@ func TestLoadVadd(t *testing.T) {
 	require.Equal(t, [3]uint32{128, 0, 0}, p.Source(backends.FormatCUDA).Local)
 	require.Equal(t, uint32(0x07230203), uint32(p.SPIRV().Code[0])|uint32(p.SPIRV().Code[1])<<8|uint32(p.SPIRV().Code[2])<<16|uint32(p.SPIRV().Code[3])<<24)
 	tt := p.TT()
-	require.Equal(t, "HiFi2", tt.MathFidelity)
-	require.True(t, tt.FP32DestAcc)
-	require.Equal(t, []backends.TTArg{{Kind: backends.TTArgAccessor, Param: 0}, {Kind: backends.TTArgAccessor, Param: 1}}, tt.Reader.CompileArgs)
-	require.Equal(t, backends.TTArg{Kind: backends.TTArgConst, Value: 5}, tt.Reader.RuntimeArgs[4]) // ceil_div(5000, 1024)
-	require.Equal(t, backends.TTArg{Kind: backends.TTArgParam, Param: 3}, tt.Reader.RuntimeArgs[5])
-	require.Equal(t, backends.TTArg{Kind: backends.TTArgConst, Value: 7}, tt.Compute.CommonArgs[0])
-	require.Equal(t, "4096", tt.Reader.Defines["TILE_BYTES"])
-	require.Equal(t, backends.TTCircularBuffer{Index: 1, Format: "Float32", PageBytes: 4096, Pages: 2}, tt.CBs[1])
-
+	require.Len(t, tt.Kernels, 3)
+	reader, compute := tt.Kernels[0], tt.Kernels[1]
+	require.Equal(t, []string{"reader", "compute", "writer"}, []string{reader.Name, compute.Name, tt.Kernels[2].Name})
+	require.Equal(t, []backends.TTProcessor{backends.TTRiscv0, backends.TTCompute, backends.TTRiscv1}, []backends.TTProcessor{reader.Processor, compute.Processor, tt.Kernels[2].Processor})
+	require.Nil(t, reader.Cores) // the launch grid
+	require.Equal(t, "HiFi2", compute.MathFidelity)
+	require.True(t, compute.FP32DestAcc)
+	require.Equal(t, []backends.TTArg{{Kind: backends.TTArgAccessor, Param: 0}, {Kind: backends.TTArgAccessor, Param: 1}}, reader.CompileArgs)
+	require.Equal(t, backends.TTConst(5), reader.RuntimeArgs[4]) // ceil_div(5000, 1024)
+	require.Equal(t, backends.TTArg{Kind: backends.TTArgParam, Param: 3}, reader.RuntimeArgs[5])
+	require.Equal(t, backends.TTConst(7), compute.CommonArgs[0])
+	require.Equal(t, "4096", reader.Defines["TILE_BYTES"])
+	require.Equal(t, backends.TTCB(1, "Float32", 4096, 2), tt.CBs[1])
 	// Constants follow the var values: a second Program does not share state.
 	vals2, err := b.VarValues(map[string]string{"n": "100000"})
 	require.NoError(t, err)
 	p2, err := b.Program(vals2)
 	require.NoError(t, err)
-	require.Equal(t, uint32(98), p2.TT().Reader.RuntimeArgs[4].Value)
-	require.Equal(t, uint32(5), p.TT().Reader.RuntimeArgs[4].Value)
+	require.Equal(t, backends.ConstDim(98), p2.TT().Kernels[0].RuntimeArgs[4].Value)
+	require.Equal(t, backends.ConstDim(5), p.TT().Kernels[0].RuntimeArgs[4].Value)
 }
 
 func TestLoadGEMMWithConstantVars(t *testing.T) {
@@ -136,7 +140,7 @@ func TestLoadGEMMWithConstantVars(t *testing.T) {
 }
 
 // writeBundle makes a bundle directory from file contents.
-func writeBundle(t *testing.T, files map[string]string) string {
+func writeBundle(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, body := range files {
@@ -192,7 +196,7 @@ func TestLoadErrors(t *testing.T) {
 		{"tt param of buffer", map[string]string{"manifest.json": goodManifest, "tt.json": `{"reader": {"source": "r.cpp"}, "compute": {"source": "r.cpp", "compile_args": [{"kind": "param", "param": 0}]}, "writer": {"source": "r.cpp"}}`, "r.cpp": ""}, "tt.json", `compute.compile_args[0].param: param x is a buffer`},
 		{"tt bad kind", map[string]string{"manifest.json": goodManifest, "tt.json": `{"reader": {"source": "r.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp", "common_args": [{"kind": "core_z"}]}}`, "r.cpp": ""}, "tt.json", `writer.common_args[0].kind: unknown kind "core_z"`},
 		{"tt const overflow", map[string]string{"manifest.json": goodManifest, "tt.json": `{"reader": {"source": "r.cpp", "runtime_args": [{"kind": "const", "value": "n * 1000000000"}]}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": ""}, "tt.json", `reader.runtime_args[0].value: value 8000000000 does not fit in 32 bits`},
-		{"tt cb dup", map[string]string{"manifest.json": goodManifest, "tt.json": `{"reader": {"source": "r.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}, "cbs": [{"index": 3, "format": "Float32", "page_bytes": 4, "pages": 1}, {"index": 3, "format": "Float32", "page_bytes": 4, "pages": 1}]}`, "r.cpp": ""}, "tt.json", `cbs[1].index: 3 used twice`},
+		{"tt cb dup", map[string]string{"manifest.json": goodManifest, "tt.json": `{"reader": {"source": "r.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}, "cbs": [{"index": 3, "format": "Float32", "page_bytes": 4, "pages": 1}, {"index": 3, "format": "Float32", "page_bytes": 4, "pages": 1}]}`, "r.cpp": ""}, "tt.json", `cbs[1]: CB index 3 is configured twice on core [0, 0] (also by cbs[0])`},
 		{"tt fidelity", map[string]string{"manifest.json": goodManifest, "tt.json": `{"reader": {"source": "r.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}, "compute_config": {"math_fidelity": "HiFi5"}}`, "r.cpp": ""}, "tt.json", `compute_config.math_fidelity: "HiFi5"`},
 		{"float var in grid", map[string]string{"manifest.json": `{"name": "t", "vars": [{"name": "s", "dtype": "f32", "default": 2}],
 			"params": [{"name": "y", "kind": "global_mut", "dtype": "f32", "shape": [4]}, {"name": "s", "kind": "variable"}], "grid": ["s"]}`,

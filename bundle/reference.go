@@ -11,12 +11,21 @@ import (
 
 // Reference is a bundle's float64 host reference.
 type Reference struct {
-	Op             string // add, sub, mul, div, max, min, unary:F, matmul
+	Op             string // add, sub, mul, div, max, min, unary:F, matmul, identity
 	Args           []int  // param ordinals of the operands
 	Out            int    // param ordinal of the result
 	M, N, K, Batch *backends.GwsDim
 	TransA, TransB bool
 	Atol, Rtol     *float64
+	// PCC, when set, accepts float outputs by their Pearson correlation
+	// with the expected values (at least *PCC), as tt-metal's tests do.
+	PCC *float64
+	// Path is the file of expected values of op file (.npy or .bin of the
+	// output's dtype and shape), resolved against the bundle by Load.
+	Path string
+
+	argDTypes []backends.DType // the operands' dtypes
+	outDType  backends.DType
 }
 
 var binaryOps = map[string]func(a, b float64) float64{
@@ -44,29 +53,43 @@ var unaryOps = map[string]func(float64) float64{
 	"gelu": func(x float64) float64 {
 		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
 	},
+	"softplus": func(x float64) float64 { return math.Log1p(math.Exp(x)) },
 }
 
 func (b *Bundle) parseReference(r *rawReference) (*Reference, error) {
 	ferr := func(field, format string, args ...any) error {
 		return &FieldError{Field: "reference" + field, Err: fmt.Errorf(format, args...)}
 	}
-	ref := &Reference{Op: r.Op, TransA: r.TransA, TransB: r.TransB, Atol: r.Atol, Rtol: r.Rtol}
+	ref := &Reference{Op: r.Op, TransA: r.TransA, TransB: r.TransB, Atol: r.Atol, Rtol: r.Rtol, PCC: r.PCC}
 	want := 0
 	switch {
 	case r.Op == "":
 		return nil, ferr(".op", "missing")
 	case binaryOps[r.Op] != nil, r.Op == "matmul":
 		want = 2
+	case r.Op == "identity":
+		want = 1
+	case r.Op == "file":
+		if r.Path == "" {
+			return nil, ferr(".path", "missing (op file reads the expected output from a .npy or .bin file)")
+		}
+		if !isFileSpec(r.Path) {
+			return nil, ferr(".path", "%q: want a .npy or .bin file", r.Path)
+		}
+		ref.Path = r.Path
 	case strings.HasPrefix(r.Op, "unary:"):
 		if unaryOps[strings.TrimPrefix(r.Op, "unary:")] == nil {
 			return nil, ferr(".op", "unknown unary function %q", strings.TrimPrefix(r.Op, "unary:"))
 		}
 		want = 1
 	default:
-		return nil, ferr(".op", "unknown op %q (add, sub, mul, div, max, min, unary:F, matmul)", r.Op)
+		return nil, ferr(".op", "unknown op %q (add, sub, mul, div, max, min, unary:F, matmul, identity, file)", r.Op)
 	}
 	if len(r.Args) != want {
 		return nil, ferr(".args", "op %s takes %d args, got %d", r.Op, want, len(r.Args))
+	}
+	if r.Path != "" && r.Op != "file" {
+		return nil, ferr(".path", "only op file reads a file")
 	}
 	for i, name := range r.Args {
 		j, ok := b.ParamIndex(name)
@@ -74,12 +97,17 @@ func (b *Bundle) parseReference(r *rawReference) (*Reference, error) {
 			return nil, ferr(fmt.Sprintf(".args[%d]", i), "no buffer param named %q", name)
 		}
 		ref.Args = append(ref.Args, j)
+		ref.argDTypes = append(ref.argDTypes, b.Params[j].DType)
 	}
 	j, ok := b.ParamIndex(r.Out)
 	if !ok || b.Params[j].Kind != backends.GlobalMut {
 		return nil, ferr(".out", "no global_mut param named %q", r.Out)
 	}
 	ref.Out = j
+	ref.outDType = b.Params[j].DType
+	if r.PCC != nil && (math.IsNaN(*r.PCC) || *r.PCC <= 0 || *r.PCC > 1) {
+		return nil, ferr(".pcc", "%g: want a correlation above 0 and at most 1 (tt-metal's tests use 0.97 to 0.9999)", *r.PCC)
+	}
 	for _, f := range []struct {
 		name string
 		src  exprSrc
@@ -131,6 +159,12 @@ func (r *Reference) Compute(vals Values, inputs map[int][]float64) ([]float64, e
 			out[i] = f(args[0][i], args[1][i])
 		}
 		return out, nil
+	}
+	if r.Op == "identity" {
+		return append([]float64(nil), args[0]...), nil
+	}
+	if r.Op == "file" {
+		return nil, fmt.Errorf("%w: a file reference is read by the run's verification, not computed", backends.ErrInvalidArgument)
 	}
 	if f := unaryOps[strings.TrimPrefix(r.Op, "unary:")]; f != nil {
 		out := make([]float64, len(args[0]))
@@ -321,6 +355,10 @@ func (r *Reference) Tolerance(dt backends.DType, vals Values) Tolerance {
 	if r == nil {
 		return t
 	}
+	if r.Op == "identity" && len(r.argDTypes) == 1 && r.argDTypes[0] == dt {
+		// A copy in the same dtype is exact.
+		t = Tolerance{}
+	}
 	if r.Op == "matmul" && r.K != nil && dt.IsFloat() {
 		if k, err := evalHost(*r.K, vals); err == nil && k > 1 {
 			s := math.Sqrt(float64(k))
@@ -395,4 +433,83 @@ func Compare(got, want []float64, tol Tolerance) (Comparison, error) {
 		}
 	}
 	return c, nil
+}
+
+// PCCResult is an output's Pearson correlation with its expected values.
+type PCCResult struct {
+	// PCC is the correlation over the elements where the expected value is
+	// finite (1 when got equals want there).
+	PCC float64
+	// NonFinite counts the elements that break the non-finite rule: an
+	// expected NaN or ±Inf not matched by the same value, or a non-finite
+	// result where a finite one is expected.
+	NonFinite int64
+}
+
+// PCC is the Pearson correlation coefficient of got and want, as
+// tt-metal's tests accept outputs (comp_pcc). Expected non-finite values
+// must be matched exactly and are left out of the correlation; a
+// non-finite result where a finite value is expected counts in NonFinite.
+// When either side has no variance the correlation is undefined: it is 1
+// if every pair is within tol, else 0.
+func PCC(got, want []float64, tol Tolerance) (PCCResult, error) {
+	var res PCCResult
+	if len(got) != len(want) {
+		return res, fmt.Errorf("%w: %d elements against %d expected", backends.ErrInvalidArgument, len(got), len(want))
+	}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	var n int
+	var sg, sw float64
+	equal := true
+	for i := range got {
+		g, w := got[i], want[i]
+		if !finite(w) {
+			if !(math.IsNaN(g) && math.IsNaN(w)) && g != w {
+				res.NonFinite++
+			}
+			continue
+		}
+		if !finite(g) {
+			res.NonFinite++
+			continue
+		}
+		if g != w {
+			equal = false
+		}
+		n++
+		sg += g
+		sw += w
+	}
+	if n == 0 || equal {
+		res.PCC = 1
+		return res, nil
+	}
+	mg, mw := sg/float64(n), sw/float64(n)
+	var cov, vg, vw float64
+	for i := range got {
+		g, w := got[i], want[i]
+		if !finite(w) || !finite(g) {
+			continue
+		}
+		dg, dw := g-mg, w-mw
+		cov += dg * dw
+		vg += dg * dg
+		vw += dw * dw
+	}
+	if vg == 0 || vw == 0 {
+		res.PCC = 1
+		for i := range got {
+			g, w := got[i], want[i]
+			if finite(w) && finite(g) && math.Abs(g-w) > tol.Atol+tol.Rtol*math.Abs(w) {
+				res.PCC = 0
+				break
+			}
+		}
+		return res, nil
+	}
+	res.PCC = cov / math.Sqrt(vg*vw)
+	if res.PCC > 1 { // rounding
+		res.PCC = 1
+	}
+	return res, nil
 }

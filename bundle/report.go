@@ -114,7 +114,12 @@ type OutputVerdict struct {
 	Worst      int    `json:"worst_index"`
 	Got        Number `json:"worst_got"`
 	Want       Number `json:"worst_want"`
-	OK         bool   `json:"ok"`
+	// PCC and MinPCC are present when the reference accepts by Pearson
+	// correlation: the output's correlation with the expected values and
+	// the least the reference accepts.
+	PCC    *Number `json:"pcc,omitempty"`
+	MinPCC *Number `json:"min_pcc,omitempty"`
+	OK     bool    `json:"ok"`
 }
 
 // Number is a float64 that encodes in JSON as a number when finite and as

@@ -184,6 +184,23 @@ func (r *Run) alloc(ctx context.Context, pool backends.Pool, n int64) (backends.
 	return id, nil
 }
 
+// allocParam allocates buffer param i's device buffer for n bytes of host
+// data: as the program declares it (placement, layout, page size, storage
+// format) when the executable can (backends.ParamAllocator), else a plain
+// buffer of the pool.
+func (r *Run) allocParam(ctx context.Context, pool backends.Pool, exe backends.Executable, i int, n int64) (backends.BufferID, error) {
+	pa, ok := exe.(backends.ParamAllocator)
+	if !ok {
+		return r.alloc(ctx, pool, n)
+	}
+	id, err := pa.AllocParam(ctx, i, n)
+	if err != nil {
+		return 0, err
+	}
+	r.owned = append(r.owned, ownedBuf{pool, id})
+	return id, nil
+}
+
 func (r *Run) prepareInputs(ctx context.Context, inputs map[string]string) error {
 	b := r.B
 	shapes, err := b.Shapes(r.Vals)
@@ -263,9 +280,14 @@ func (r *Run) Compile(ctx context.Context, selector string, opts ...backends.Sel
 	if selector == "" {
 		selector = "auto"
 	}
-	p, err := r.B.Program(r.Vals)
+	p, dropped, err := r.B.PartialProgram(r.Vals)
 	if err != nil {
 		return nil, nil, err
+	}
+	// A variant that cannot be built at these var values is passed over
+	// with its error; the other backends still run.
+	for _, d := range dropped {
+		r.Report.Skipped = append(r.Report.Skipped, SkipReport{Device: string(d.Format) + " variant", Reason: d.Err.Error()})
 	}
 	bar := r.spinner("compile")
 	start := time.Now()
@@ -277,7 +299,11 @@ func (r *Run) Compile(ctx context.Context, selector string, opts ...backends.Sel
 		r.Report.Skipped = append(r.Report.Skipped, skipReports(sel.Skips)...)
 	case errors.As(err, &nd):
 		r.Report.Skipped = append(r.Report.Skipped, skipReports(nd.Skips)...)
-		return nil, nil, err
+		errs := []error{err}
+		for _, d := range dropped {
+			errs = append(errs, d)
+		}
+		return nil, nil, errors.Join(errs...)
 	default:
 		return nil, nil, err
 	}
@@ -364,13 +390,13 @@ func (r *Run) Execute(ctx context.Context, dev backends.Device, exe backends.Exe
 			continue
 		}
 		n := sizes[i]
-		id, err := r.alloc(ctx, pool, n)
+		id, err := r.allocParam(ctx, pool, exe, i, n)
 		if err != nil {
 			return nil, fmt.Errorf("param %s: %w", prm.Name, err)
 		}
 		base := done
 		err = r.rt.Copy(ctx, pool, id, 0, r.host, r.inputs[i], 0, n,
-			backends.WithProgress(func(d, _ int64) { up.Set(base + d) }))
+			backends.WithProgress(func(d, _ int64) { up.Set(base + d) }), copyChunk(pool, id))
 		if err != nil {
 			return nil, fmt.Errorf("upload %s: %w", prm.Name, err)
 		}
@@ -433,7 +459,7 @@ func (r *Run) Execute(ctx context.Context, dev backends.Device, exe backends.Exe
 		n := sizes[i]
 		base := done
 		err = r.rt.Copy(ctx, r.host, res.Outputs[i], 0, pool, args[i].Buffer, 0, n,
-			backends.WithProgress(func(d, _ int64) { down.Set(base + d) }))
+			backends.WithProgress(func(d, _ int64) { down.Set(base + d) }), copyChunk(pool, args[i].Buffer))
 		if err != nil {
 			return nil, fmt.Errorf("download %s: %w", r.B.Params[i].Name, err)
 		}
@@ -442,6 +468,25 @@ func (r *Run) Execute(ctx context.Context, dev backends.Device, exe backends.Exe
 	down.Done()
 	res.Download, res.DownBytes = time.Since(start), outBytes
 	return res, nil
+}
+
+// transferUnitPool is a pool whose buffers move in units (a Tenstorrent
+// tile-layout buffer converts whole tile rows): tt.Pool has it.
+type transferUnitPool interface {
+	TransferUnit(id backends.BufferID) (int64, error)
+}
+
+// copyChunk is the staging chunk of a copy to or from buffer id of pool: the
+// default, rounded down to a whole number of the buffer's transfer units
+// when the pool has them (at least one unit).
+func copyChunk(pool backends.Pool, id backends.BufferID) backends.CopyOption {
+	chunk := int64(backends.StagingChunk)
+	if tp, ok := pool.(transferUnitPool); ok {
+		if unit, err := tp.TransferUnit(id); err == nil && unit > 1 {
+			chunk = max(chunk/unit, 1) * unit
+		}
+	}
+	return backends.WithChunk(chunk)
 }
 
 // Record puts an execution's grid and timings into the Report.

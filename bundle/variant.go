@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
 	"strconv"
 	"strings"
@@ -51,54 +50,10 @@ type rawGEMM struct {
 	Grid    []exprSrc `json:"grid"`
 }
 
-type rawTT struct {
-	Grid          []exprSrc         `json:"grid"`
-	Reader        *rawKernel        `json:"reader"`
-	Compute       *rawKernel        `json:"compute"`
-	Writer        *rawKernel        `json:"writer"`
-	CBs           []rawCB           `json:"cbs"`
-	ComputeConfig *rawComputeConfig `json:"compute_config"`
-}
-
-type rawKernel struct {
-	Source      string            `json:"source"`
-	Defines     map[string]string `json:"defines"`
-	CompileArgs []rawArg          `json:"compile_args"`
-	RuntimeArgs []rawArg          `json:"runtime_args"`
-	CommonArgs  []rawArg          `json:"common_args"`
-}
-
-type rawArg struct {
-	Kind  string   `json:"kind"`
-	Param *ref     `json:"param"`
-	Value *exprSrc `json:"value"`
-}
-
-type rawCB struct {
-	Index     *int    `json:"index"`
-	Format    string  `json:"format"`
-	PageBytes exprSrc `json:"page_bytes"`
-	Pages     exprSrc `json:"pages"`
-}
-
-type rawComputeConfig struct {
-	MathFidelity   string `json:"math_fidelity"`
-	FP32DestAcc    bool   `json:"fp32_dest_acc"`
-	MathApproxMode bool   `json:"math_approx_mode"`
-}
-
 // gemmSpec is a GEMM variant with its sizes still over var ordinals.
 type gemmSpec struct {
 	v    backends.GEMMVariant
 	dims map[string]*backends.GwsDim // m, n, k, batch, lda, … over vars
-}
-
-// ttSpec is a TT variant with its constants still over var ordinals.
-type ttSpec struct {
-	v      backends.TTVariant
-	consts map[*backends.TTArg]backends.GwsDim // const args to evaluate
-	cbs    [][2]backends.GwsDim                // page_bytes, pages per CB
-	file   string
 }
 
 // variantDecoders parse a variant file by the Go type of its format's code,
@@ -339,144 +294,6 @@ func (b *Bundle) parseGEMM(r *rawGEMM, file string) (*gemmSpec, error) {
 	return g, nil
 }
 
-var ttFormats = map[string]bool{"Float32": true, "Float16_b": true, "Float16": true, "Int32": true, "UInt32": true, "UInt16": true, "UInt8": true}
-
-var ttFidelities = map[string]bool{"LoFi": true, "HiFi2": true, "HiFi3": true, "HiFi4": true}
-
-func (b *Bundle) parseTT(r *rawTT, file string, readSource func(field, rel string) ([]byte, error)) (*ttSpec, error) {
-	ferr := func(field, format string, args ...any) error {
-		return &FieldError{file, field, fmt.Errorf(format, args...)}
-	}
-	t := &ttSpec{consts: map[*backends.TTArg]backends.GwsDim{}, file: file}
-	sections := []struct {
-		name string
-		raw  *rawKernel
-		dst  *backends.TTKernel
-	}{{"reader", r.Reader, &t.v.Reader}, {"compute", r.Compute, &t.v.Compute}, {"writer", r.Writer, &t.v.Writer}}
-	for _, s := range sections {
-		if s.raw == nil {
-			return nil, ferr(s.name, "missing (a Tenstorrent program has reader, compute and writer)")
-		}
-		src, err := readSource(s.name+".source", s.raw.Source)
-		if err != nil {
-			return nil, err
-		}
-		s.dst.Source = string(src)
-		s.dst.Defines = s.raw.Defines
-		for _, l := range []struct {
-			name string
-			raw  []rawArg
-			dst  *[]backends.TTArg
-		}{{"compile_args", s.raw.CompileArgs, &s.dst.CompileArgs},
-			{"runtime_args", s.raw.RuntimeArgs, &s.dst.RuntimeArgs},
-			{"common_args", s.raw.CommonArgs, &s.dst.CommonArgs}} {
-			*l.dst = make([]backends.TTArg, len(l.raw))
-			for i, ra := range l.raw {
-				field := fmt.Sprintf("%s.%s[%d]", s.name, l.name, i)
-				if err := b.parseTTArg(t, &(*l.dst)[i], ra, file, field); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	seen := map[int]bool{}
-	if len(r.CBs) > 32 {
-		return nil, ferr("cbs", "%d circular buffers, at most 32", len(r.CBs))
-	}
-	for i, cb := range r.CBs {
-		field := fmt.Sprintf("cbs[%d]", i)
-		if cb.Index == nil {
-			return nil, ferr(field+".index", "missing")
-		}
-		if *cb.Index < 0 || *cb.Index > 31 {
-			return nil, ferr(field+".index", "%d out of range 0-31", *cb.Index)
-		}
-		if seen[*cb.Index] {
-			return nil, ferr(field+".index", "%d used twice", *cb.Index)
-		}
-		seen[*cb.Index] = true
-		if !ttFormats[cb.Format] {
-			return nil, ferr(field+".format", "%q: want Float32, Float16_b, Float16, Int32, UInt32, UInt16 or UInt8", cb.Format)
-		}
-		var dims [2]backends.GwsDim
-		for j, f := range []struct {
-			name string
-			src  exprSrc
-		}{{"page_bytes", cb.PageBytes}, {"pages", cb.Pages}} {
-			if f.src == "" {
-				return nil, ferr(field+"."+f.name, "missing")
-			}
-			d, err := b.parseExpr(f.src)
-			if err != nil {
-				return nil, ferr(field+"."+f.name, "%v", err)
-			}
-			dims[j] = d
-		}
-		t.v.CBs = append(t.v.CBs, backends.TTCircularBuffer{Index: uint8(*cb.Index), Format: cb.Format})
-		t.cbs = append(t.cbs, dims)
-	}
-	t.v.MathFidelity = "HiFi4"
-	if cc := r.ComputeConfig; cc != nil {
-		if cc.MathFidelity != "" {
-			if !ttFidelities[cc.MathFidelity] {
-				return nil, ferr("compute_config.math_fidelity", "%q: want LoFi, HiFi2, HiFi3 or HiFi4", cc.MathFidelity)
-			}
-			t.v.MathFidelity = cc.MathFidelity
-		}
-		t.v.FP32DestAcc = cc.FP32DestAcc
-		t.v.MathApproxMode = cc.MathApproxMode
-	}
-	return t, nil
-}
-
-func (b *Bundle) parseTTArg(t *ttSpec, dst *backends.TTArg, ra rawArg, file, field string) error {
-	ferr := func(sub, format string, args ...any) error {
-		return &FieldError{file, field + sub, fmt.Errorf(format, args...)}
-	}
-	kind := backends.TTArgKind(ra.Kind)
-	dst.Kind = kind
-	switch kind {
-	case backends.TTArgParam, backends.TTArgBufferAddr, backends.TTArgBufferSize, backends.TTArgPages,
-		backends.TTArgPageSize, backends.TTArgAccessor:
-		if ra.Param == nil {
-			return ferr(".param", "missing (kind %s reads a param)", kind)
-		}
-		i, err := b.resolveRef(*ra.Param)
-		if err != nil {
-			return ferr(".param", "%v", err)
-		}
-		isVar := b.Params[i].Kind == backends.Variable
-		if kind == backends.TTArgParam && !isVar {
-			return ferr(".param", "param %s is a buffer; kind param needs a variable", b.Params[i].Name)
-		}
-		if kind != backends.TTArgParam && isVar {
-			return ferr(".param", "param %s is a variable; kind %s needs a buffer", b.Params[i].Name, kind)
-		}
-		dst.Param = i
-		if ra.Value != nil {
-			return ferr(".value", "kind %s takes no value", kind)
-		}
-	case backends.TTArgCoreRow, backends.TTArgCoreCol, backends.TTArgCoreIndex, backends.TTArgNumCores:
-		if ra.Param != nil || ra.Value != nil {
-			return ferr("", "kind %s takes neither param nor value", kind)
-		}
-	case backends.TTArgConst:
-		if ra.Value == nil {
-			return ferr(".value", "missing (kind const needs a value)")
-		}
-		d, err := b.parseExpr(*ra.Value)
-		if err != nil {
-			return ferr(".value", "%v", err)
-		}
-		t.consts[dst] = d
-	case "":
-		return ferr(".kind", "missing")
-	default:
-		return ferr(".kind", "unknown kind %q", ra.Kind)
-	}
-	return nil
-}
-
 // Formats lists the formats the bundle has a variant for, in the order of
 // backends.Formats.
 func (b *Bundle) Formats() []backends.Format {
@@ -493,6 +310,52 @@ func (b *Bundle) Formats() []backends.Format {
 // each with the grid of its variant file (nil: the manifest's), so one
 // Program serves every backend.
 func (b *Bundle) Program(vals Values) (*backends.Program, error) {
+	p, _, err := b.program(vals, false)
+	return p, err
+}
+
+// VariantError is a variant that could not be built at some var values (a
+// Tenstorrent program whose sizes its kernels do not allow, say).
+type VariantError struct {
+	Format backends.Format
+	Err    error
+}
+
+func (e *VariantError) Error() string { return fmt.Sprintf("%s variant: %v", e.Format, e.Err) }
+func (e *VariantError) Unwrap() error { return e.Err }
+
+// PartialProgram is Program for a run: a variant that cannot be built at
+// vals is left out and returned with its error, so that the other backends
+// still run; it fails only when no variant can be built.
+func (b *Bundle) PartialProgram(vals Values) (*backends.Program, []*VariantError, error) {
+	return b.program(vals, true)
+}
+
+func (b *Bundle) program(vals Values, partial bool) (*backends.Program, []*VariantError, error) {
+	var dropped []*VariantError
+	p, err := b.buildProgram(vals, func(f backends.Format, err error) error {
+		if !partial {
+			return err
+		}
+		dropped = append(dropped, &VariantError{f, err})
+		return nil
+	})
+	if err != nil {
+		return nil, dropped, err
+	}
+	if len(p.Variants) == 0 && len(dropped) > 0 {
+		errs := make([]error, len(dropped))
+		for i, d := range dropped {
+			errs[i] = d.Err
+		}
+		return nil, dropped, errors.Join(errs...)
+	}
+	return p, dropped, nil
+}
+
+// buildProgram builds the program; a variant's binding error goes to
+// variantErr, which returns it (fail) or nil (leave the variant out).
+func (b *Bundle) buildProgram(vals Values, variantErr func(backends.Format, error) error) (*backends.Program, error) {
 	if len(vals) != len(b.Vars) {
 		return nil, fmt.Errorf("%w: %d var values for %d vars", backends.ErrInvalidArgument, len(vals), len(b.Vars))
 	}
@@ -538,13 +401,22 @@ func (b *Bundle) Program(vals Values) (*backends.Program, error) {
 		case v.gemm != nil:
 			g, err := b.bindGEMM(v.gemm, vals)
 			if err != nil {
-				return nil, &FieldError{v.file, "", err}
+				if err := variantErr(f, &FieldError{v.file, "", err}); err != nil {
+					return nil, err
+				}
+				continue
 			}
 			pv.Code = g
 		case v.tt != nil:
-			t, err := b.bindTT(v.tt, vals)
+			t, grid, err := b.bindTT(v.tt, v.grid, vals)
 			if err != nil {
-				return nil, err
+				if err := variantErr(f, err); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if pv.Grid == nil && grid != nil {
+				pv.Grid = grid
 			}
 			pv.Code = t
 		}
@@ -591,54 +463,6 @@ func (b *Bundle) bindGEMM(g *gemmSpec, vals Values) (*backends.GEMMVariant, erro
 			out.StrideB = &bd
 		case "stride_c":
 			out.StrideC = &bd
-		}
-	}
-	return &out, nil
-}
-
-func (b *Bundle) bindTT(t *ttSpec, vals Values) (*backends.TTVariant, error) {
-	out := t.v
-	out.CBs = append([]backends.TTCircularBuffer(nil), t.v.CBs...)
-	for i := range out.CBs {
-		for j, dst := range []*uint32{&out.CBs[i].PageBytes, &out.CBs[i].Pages} {
-			v, err := evalHost(t.cbs[i][j], vals)
-			if err == nil {
-				*dst, err = fitU32(v)
-			}
-			if err != nil {
-				return nil, &FieldError{t.file, fmt.Sprintf("cbs[%d].%s", i, [2]string{"page_bytes", "pages"}[j]), err}
-			}
-		}
-	}
-	sections := []struct {
-		name string
-		src  *backends.TTKernel
-		dst  *backends.TTKernel
-	}{{"reader", &t.v.Reader, &out.Reader}, {"compute", &t.v.Compute, &out.Compute}, {"writer", &t.v.Writer, &out.Writer}}
-	for _, s := range sections {
-		*s.dst = *s.src
-		s.dst.Defines = maps.Clone(s.src.Defines)
-		for _, l := range []struct {
-			name     string
-			src, dst *[]backends.TTArg
-		}{{"compile_args", &s.src.CompileArgs, &s.dst.CompileArgs},
-			{"runtime_args", &s.src.RuntimeArgs, &s.dst.RuntimeArgs},
-			{"common_args", &s.src.CommonArgs, &s.dst.CommonArgs}} {
-			args := make([]backends.TTArg, len(*l.src))
-			for i := range *l.src {
-				a := &(*l.src)[i]
-				args[i] = *a
-				if d, ok := t.consts[a]; ok {
-					v, err := evalHost(d, vals)
-					if err == nil {
-						args[i].Value, err = fitU32(v)
-					}
-					if err != nil {
-						return nil, &FieldError{t.file, fmt.Sprintf("%s.%s[%d].value", s.name, l.name, i), err}
-					}
-				}
-			}
-			*l.dst = args
 		}
 	}
 	return &out, nil

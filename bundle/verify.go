@@ -17,6 +17,9 @@ import (
 // mismatch is a verdict (OK false), not an error.
 func (r *Run) Verify(ctx context.Context, target string, res *Execution) (*VerifyReport, error) {
 	b := r.B
+	if len(b.Outputs) == 0 {
+		return nil, fmt.Errorf("%w: bundle %s has no outputs to verify (\"outputs\": [])", backends.ErrInvalidArgument, b.Name)
+	}
 	rep := &VerifyReport{OK: true}
 	want := map[int]expected{}
 	if target == "" && b.Ref != nil {
@@ -31,7 +34,7 @@ func (r *Run) Verify(ctx context.Context, target string, res *Execution) (*Verif
 		if implicit {
 			target = "c"
 		}
-		p, err := b.Program(r.Vals)
+		p, _, err := b.PartialProgram(r.Vals)
 		if err != nil {
 			return nil, err
 		}
@@ -81,17 +84,36 @@ func (r *Run) Verify(ctx context.Context, target string, res *Execution) (*Verif
 		w := want[i]
 		tol := b.Ref.Tolerance(prm.DType, r.Vals)
 		var c Comparison
+		var pcc *PCCResult
 		if w.exact && got.exact {
 			tol = Tolerance{}
 			c, err = CompareExact(prm.DType, got.ints, w.ints)
 		} else {
-			c, err = Compare(got.floats(prm.DType), w.floats(prm.DType), tol)
+			gf, wf := got.floats(prm.DType), w.floats(prm.DType)
+			if c, err = Compare(gf, wf, tol); err == nil && b.Ref != nil && b.Ref.PCC != nil {
+				var p PCCResult
+				p, err = PCC(gf, wf, tol)
+				pcc = &p
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("verify %s: %w", prm.Name, err)
 		}
+		ok := c.OK()
+		if pcc != nil {
+			// Judged by the correlation; by the tolerance too only when
+			// the reference sets one.
+			if b.Ref.Atol == nil && b.Ref.Rtol == nil {
+				c.Mismatches, tol = pcc.NonFinite, Tolerance{}
+			}
+			ok = c.Mismatches == 0 && pcc.NonFinite == 0 && pcc.PCC >= *b.Ref.PCC
+		}
 		v := OutputVerdict{Name: prm.Name, Elems: c.Elems, MaxAbs: Number(c.MaxAbs), MaxRel: Number(c.MaxRel),
-			Atol: Number(tol.Atol), Rtol: Number(tol.Rtol), Mismatches: c.Mismatches, Worst: c.Worst, OK: c.OK()}
+			Atol: Number(tol.Atol), Rtol: Number(tol.Rtol), Mismatches: c.Mismatches, Worst: c.Worst, OK: ok}
+		if pcc != nil {
+			pv, least := Number(pcc.PCC), Number(*b.Ref.PCC)
+			v.PCC, v.MinPCC = &pv, &least
+		}
 		if c.Elems > 0 {
 			v.Got, v.Want = Number(got.at(prm.DType, c.Worst)), Number(w.at(prm.DType, c.Worst))
 		}
@@ -146,6 +168,14 @@ func (e expected) at(dt backends.DType, i int) float64 {
 func (r *Run) hostReference() (expected, error) {
 	b := r.B
 	outDT := b.Params[b.Ref.Out].DType
+	if b.Ref.Op == "file" {
+		n := Elems(r.Shapes[b.Ref.Out]) * int64(outDT.Size())
+		mem := make([]byte, n)
+		if err := ReadInput(b.Ref.Path, outDT, r.Shapes[b.Ref.Out], mem); err != nil {
+			return expected{}, fmt.Errorf("reference file: %w", err)
+		}
+		return decodeExpected(outDT, mem)
+	}
 	exact := isExact(outDT)
 	for _, a := range b.Ref.Args {
 		exact = exact && isExact(b.Params[a].DType)

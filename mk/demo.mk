@@ -3,7 +3,7 @@
 # that device is a CPU and the Tenstorrent emulator is available, each example
 # also runs on the emulator (--dev tt-emu --verify). The last lines say what
 # ran where; any failure or mismatch fails the target.
-DEMO_EXAMPLES ?= vadd unary matmul
+DEMO_EXAMPLES ?= vadd unary matmul bcast_rows reduce_rows tilize_square sfpu_chain
 # Bundles with only a Tenstorrent variant run when a card or the emulator is
 # there.
 DEMO_TT_EXAMPLES ?= $(foreach d,$(patsubst examples/%/tt.json,%,$(wildcard examples/*/tt.json)),$(if $(wildcard examples/$(d)/c.json),,$(d)))

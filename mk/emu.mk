@@ -8,3 +8,9 @@ emu-test:
 
 bench-emu:
 	bench/emu/run.sh
+	bench/emu/compute.sh
+
+# Kernel-API coverage of the emulator headers (cpp/emu/tests/coverage).
+.PHONY: emu-coverage
+emu-coverage:
+	python3 cpp/emu/tests/coverage/coverage.py

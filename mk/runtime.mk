@@ -7,8 +7,13 @@ RUNTIME_CMAKE_FLAGS ?=
 RUNTIME_JOBS        ?= 2
 CMAKE               ?= cmake
 CTEST               ?= ctest
+# The fuzz build: its own directory and compiler (clang with libFuzzer), so
+# the runtime in build/cpp keeps the default compiler.
+FUZZ_BUILD          ?= $(CURDIR)/build/fuzz
+FUZZ_CXX            ?= $(shell command -v clang++ 2>/dev/null || command -v clang++-15 2>/dev/null || command -v clang++-14 2>/dev/null)
+FUZZ_SECONDS        ?= 8
 
-.PHONY: runtime runtime-test
+.PHONY: runtime runtime-test fuzz fuzz-test
 
 build: runtime
 
@@ -22,8 +27,25 @@ runtime:
 	$(CMAKE) --build $(RUNTIME_BUILD) -j$(RUNTIME_JOBS)
 	@cmp -s $(RUNTIME_BUILD)/zyx-tt-runtime $(BIN)/zyx-tt-runtime || cp $(RUNTIME_BUILD)/zyx-tt-runtime $(BIN)/zyx-tt-runtime
 
-# The C++ tests (server fuzz/table checks, process-level bad input).
+# The C++ tests (server table and randomized checks, process-level bad
+# input, parent death, chip lock). The fuzzers run in fuzz-test.
 runtime-test: runtime
-	$(CTEST) --test-dir $(RUNTIME_BUILD) --output-on-failure
+	$(CTEST) --test-dir $(RUNTIME_BUILD) --output-on-failure -LE fuzz
 
-test: runtime-test
+# The libFuzzer targets (cpp/tests/fuzz), built with clang in build/fuzz.
+fuzz:
+	@if [ -z "$(FUZZ_CXX)" ]; then echo "fuzz: no clang++ (make deps installs clang-15); skipping the fuzzers"; exit 0; fi; \
+	if [ ! -f $(FUZZ_BUILD)/Makefile ] && [ ! -f $(FUZZ_BUILD)/build.ninja ]; then \
+		$(CMAKE) -S cpp -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) \
+			-DZYX_TT_EMU=OFF -DZYX_TT_TESTS=OFF -DZYX_TT_FUZZ=ON -DZYX_FUZZ_SECONDS=$(FUZZ_SECONDS) || exit 1; \
+	else \
+		$(CMAKE) $(FUZZ_BUILD) -DZYX_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null || exit 1; \
+	fi; \
+	$(CMAKE) --build $(FUZZ_BUILD) -j$(RUNTIME_JOBS) --target zyx_fuzz_request zyx_fuzz_program
+
+# Runs each fuzzer for FUZZ_SECONDS through ctest.
+fuzz-test: fuzz
+	@if [ -z "$(FUZZ_CXX)" ]; then exit 0; fi; \
+	$(CTEST) --test-dir $(FUZZ_BUILD) -L fuzz --output-on-failure
+
+test: runtime-test fuzz-test

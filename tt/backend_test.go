@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,7 +16,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/hostpool"
 	"github.com/zyxtt/zyxtt/internal/mockrt"
 	"github.com/zyxtt/zyxtt/shm"
 	"github.com/zyxtt/zyxtt/tt"
@@ -74,18 +76,33 @@ func openTimed(t testing.TB, fixtureName, mockFlags string, timeoutS float64, ex
 	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	t.Setenv(tt.EnvSysfsRoot, fixture(fixtureName))
 	t.Setenv(mockrt.EnvFlags, mockFlags)
-	t.Setenv("TMPDIR", t.TempDir()) // chip lock files
+	t.Setenv(ttruntime.EnvLockDir, filepath.Join(t.TempDir(), "locks")) // chip lock files
 	t.Setenv(tt.EnvEmulator, "")
 	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q, "timeout_s": %g %s}}`, os.Args[0], timeoutS, extra)))
 	require.NoError(t, err)
 	return openRuntime(t, cfg)
 }
 
+// driverEnv is a driver's environment with a private host pool.
+func driverEnv(t testing.TB, cfg *backends.Config) *driver.Env {
+	t.Helper()
+	host, err := hostpool.New(hostpool.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = host.Close() })
+	return &driver.Env{Config: cfg, HostPool: host, Logger: slog.Default()}
+}
+
 // openRuntime opens the tt backend of a private runtime over cfg; the test's
 // end closes the runtime and with it every device.
 func openRuntime(t testing.TB, cfg *backends.Config) ([]backends.Device, error) {
 	t.Helper()
-	rt, err := backends.Open(context.Background(), backends.Options{Config: cfg, Backends: []string{"tt"}})
+	return openRuntimeOpts(t, backends.Options{Config: cfg, Backends: []string{"tt"}})
+}
+
+// openRuntimeOpts is openRuntime with options.
+func openRuntimeOpts(t testing.TB, opts backends.Options) ([]backends.Device, error) {
+	t.Helper()
+	rt, err := backends.Open(context.Background(), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Close()) })
 	st, err := rt.Backend(context.Background(), "tt")
@@ -148,7 +165,7 @@ func TestEmulatorCanBeSwitchedOff(t *testing.T) {
 	t.Setenv(tt.EnvEmulator, "0")
 	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q}}`, os.Args[0])))
 	require.NoError(t, err)
-	_, err = tt.Driver{}.Open(context.Background(), backendtest.DriverEnv(t, cfg))
+	_, err = tt.Driver{}.Open(context.Background(), driverEnv(t, cfg))
 	require.ErrorContains(t, err, "ZYX_TT_EMU=0")
 }
 
@@ -174,7 +191,7 @@ func TestCardsBecomeChips(t *testing.T) {
 	// a second process (here: a second open) finds the chips busy
 	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q}}`, os.Args[0])))
 	require.NoError(t, err)
-	_, err = tt.Driver{}.Open(context.Background(), backendtest.DriverEnv(t, cfg))
+	_, err = tt.Driver{}.Open(context.Background(), driverEnv(t, cfg))
 	require.ErrorIs(t, err, ttruntime.ErrChipBusy)
 	require.ErrorContains(t, err, fmt.Sprintf("pid %d", os.Getpid()))
 }
@@ -281,6 +298,15 @@ func TestTransfers(t *testing.T) {
 }
 
 func vaddProgram() *backends.Program {
+	reader := backends.TTKernel{Source: "void kernel_main() {}", RuntimeArgs: []backends.TTArg{
+		{Kind: backends.TTArgBufferAddr, Param: 1}, {Kind: backends.TTArgBufferAddr, Param: 2},
+		{Kind: backends.TTArgParam, Param: 0}, {Kind: backends.TTArgCoreRow}, {Kind: backends.TTArgCoreCol},
+	}}
+	compute := backends.TTKernel{Source: "namespace NAMESPACE { void MAIN {} }", CompileArgs: []backends.TTArg{backends.TTConst(4), backends.TTConst(0)}, MathFidelity: "HiFi4"}
+	writer := backends.TTKernel{Source: "void kernel_main() {}",
+		CompileArgs: []backends.TTArg{{Kind: backends.TTArgAccessor, Param: 3}},
+		RuntimeArgs: []backends.TTArg{{Kind: backends.TTArgBufferAddr, Param: 3}, {Kind: backends.TTArgNumCores}},
+	}
 	p := &backends.Program{
 		Name: "vadd",
 		Params: []backends.Param{
@@ -290,22 +316,8 @@ func vaddProgram() *backends.Program {
 			{Name: "c", Kind: backends.GlobalMut, DType: backends.BF16},
 		},
 		Grid: []backends.GwsDim{backends.ConstDim(1), backends.ParamDim(0)},
-		Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
-			Reader: backends.TTKernel{Source: "void kernel_main() {}", RuntimeArgs: []backends.TTArg{
-				{Kind: backends.TTArgBufferAddr, Param: 1}, {Kind: backends.TTArgBufferAddr, Param: 2},
-				{Kind: backends.TTArgParam, Param: 0}, {Kind: backends.TTArgCoreRow}, {Kind: backends.TTArgCoreCol},
-			}},
-			Compute: backends.TTKernel{Source: "namespace NAMESPACE { void MAIN {} }", CompileArgs: []backends.TTArg{{Kind: backends.TTArgConst, Value: 4}, {Kind: backends.TTArgConst, Value: 0}}},
-			Writer: backends.TTKernel{Source: "void kernel_main() {}", RuntimeArgs: []backends.TTArg{
-				{Kind: backends.TTArgBufferAddr, Param: 3}, {Kind: backends.TTArgAccessor, Param: 3}, {Kind: backends.TTArgNumCores},
-			}},
-			CBs: []backends.TTCircularBuffer{
-				{Index: 0, Format: "Float16_b", PageBytes: 2048, Pages: 2},
-				{Index: 1, Format: "Float16_b", PageBytes: 2048, Pages: 2},
-				{Index: 16, Format: "Float16_b", PageBytes: 2048, Pages: 2},
-			},
-			MathFidelity: "HiFi4",
-		}}},
+		Variants: []backends.Variant{{Format: backends.FormatTT, Code: backends.TTOneGroup(reader, compute, writer,
+			backends.TTCB(0, "Float16_b", 2048, 2), backends.TTCB(1, "Float16_b", 2048, 2), backends.TTCB(16, "Float16_b", 2048, 2))}},
 	}
 	return p
 }
@@ -353,6 +365,7 @@ func TestCompileAndLaunch(t *testing.T) {
 func TestCompileValidation(t *testing.T) {
 	d := open1(t, "")
 	ctx := context.Background()
+	k := func(p *backends.Program, i int) *backends.TTKernel { return &p.TT().Kernels[i] }
 	cases := []struct {
 		name   string
 		mutate func(p *backends.Program)
@@ -360,46 +373,107 @@ func TestCompileValidation(t *testing.T) {
 		says   string
 	}{
 		{"no variant", func(p *backends.Program) { p.RemoveVariant(backends.FormatTT) }, backends.ErrNoVariant, "no Tenstorrent variant"},
-		{"33 CBs", func(p *backends.Program) {
-			p.TT().CBs = nil
-			for i := range 33 {
-				p.TT().CBs = append(p.TT().CBs, backends.TTCircularBuffer{Index: uint8(i), Format: "Float32", PageBytes: 32, Pages: 1})
-			}
-		}, backends.ErrInvalidArgument, "33 circular buffers"},
-		{"duplicate CB", func(p *backends.Program) { p.TT().CBs[1].Index = 0 }, backends.ErrInvalidArgument, "configured twice"},
-		{"CB index 32", func(p *backends.Program) { p.TT().CBs[1].Index = 32 }, backends.ErrInvalidArgument, "outside 0–31"},
-		{"unknown format", func(p *backends.Program) { p.TT().CBs[0].Format = "Bfp8_b" }, backends.ErrInvalidArgument, "unknown data format"},
-		{"empty CB", func(p *backends.Program) { p.TT().CBs[0].Pages = 0 }, backends.ErrInvalidArgument, "must be positive"},
-		{"over the L1 budget", func(p *backends.Program) { p.TT().CBs[0].Pages = 1000 }, backends.ErrInvalidArgument, "bytes of L1"},
-		{"fidelity", func(p *backends.Program) { p.TT().MathFidelity = "HiFi5" }, backends.ErrInvalidArgument, "math fidelity"},
-		{"param layout on a buffer", func(p *backends.Program) { p.TT().Reader.RuntimeArgs[2].Param = 1 }, backends.ErrInvalidArgument, "not a variable"},
-		{"address of a variable", func(p *backends.Program) { p.TT().Reader.RuntimeArgs[0].Param = 0 }, backends.ErrInvalidArgument, "not a buffer"},
-		{"param out of range", func(p *backends.Program) { p.TT().Writer.RuntimeArgs[1].Param = 9 }, backends.ErrInvalidArgument, "names param 9"},
+		{"no kernels", func(p *backends.Program) { p.TT().Kernels = nil }, backends.ErrInvalidArgument, "1 to 64"},
+		{"processor", func(p *backends.Program) { k(p, 0).Processor = "riscv_2" }, backends.ErrInvalidArgument, "processor \"riscv_2\""},
+		{"noc on compute", func(p *backends.Program) { n := 0; k(p, 1).NOC = &n }, backends.ErrInvalidArgument, "takes no NOC"},
+		{"noc 2", func(p *backends.Program) { n := 2; k(p, 0).NOC = &n }, backends.ErrInvalidArgument, "NOC 2"},
+		{"fidelity on data movement", func(p *backends.Program) { k(p, 0).MathFidelity = "HiFi2" }, backends.ErrInvalidArgument, "for compute kernels"},
+		{"empty core set", func(p *backends.Program) { k(p, 0).Cores = &backends.TTCoreSet{} }, backends.ErrInvalidArgument, "is empty"},
+		{"duplicate CB", func(p *backends.Program) { p.TT().CBs[1].Indices[0].Index = 0 }, backends.ErrInvalidArgument, "CB 0 on core (0, 0) is already configured"},
+		{"CB index twice in a config", func(p *backends.Program) {
+			p.TT().CBs[0].Indices = append(p.TT().CBs[0].Indices, p.TT().CBs[0].Indices[0])
+		}, backends.ErrInvalidArgument, "configured twice"},
+		{"CB index 32", func(p *backends.Program) { p.TT().CBs[1].Indices[0].Index = 32 }, backends.ErrInvalidArgument, "outside 0–31"},
+		{"unknown format", func(p *backends.Program) { p.TT().CBs[0].Indices[0].Format = "Bfp2_b" }, backends.ErrInvalidArgument, "unknown data format"},
+		{"page not dividing", func(p *backends.Program) { p.TT().CBs[0].Indices[0].PageBytes = 3000 }, backends.ErrInvalidArgument, "do not divide"},
+		{"tiny tile", func(p *backends.Program) { p.TT().CBs[0].Indices[0].TileRows = 3 }, backends.ErrInvalidArgument, "3x32 tile"},
+		{"empty CB", func(p *backends.Program) { p.TT().CBs[0].TotalBytes = 0 }, backends.ErrInvalidArgument, "must be positive"},
+		{"over the L1 budget", func(p *backends.Program) { p.TT().CBs[0].TotalBytes = 2048 * 1000 }, backends.ErrInvalidArgument, "bytes of L1"},
+		{"fidelity", func(p *backends.Program) { k(p, 1).MathFidelity = "HiFi5" }, backends.ErrInvalidArgument, "math fidelity"},
+		{"param layout on a buffer", func(p *backends.Program) { k(p, 0).RuntimeArgs[2].Param = 1 }, backends.ErrInvalidArgument, "not a variable"},
+		{"address of a variable", func(p *backends.Program) { k(p, 0).RuntimeArgs[0].Param = 0 }, backends.ErrInvalidArgument, "not a buffer"},
+		{"param out of range", func(p *backends.Program) { k(p, 2).RuntimeArgs[0].Param = 9 }, backends.ErrInvalidArgument, "names param 9"},
 		{"core_row in compile args", func(p *backends.Program) {
-			p.TT().Compute.CompileArgs = append(p.TT().Compute.CompileArgs, backends.TTArg{Kind: backends.TTArgCoreRow})
-		}, backends.ErrInvalidArgument, "belongs in runtime_args"},
-		{"unknown layout kind", func(p *backends.Program) { p.TT().Reader.RuntimeArgs[3].Kind = "core_z" }, backends.ErrInvalidArgument, "unknown layout kind"},
-		{"three grid axes", func(p *backends.Program) { p.Grid = append(p.Grid, backends.ConstDim(1)) }, backends.ErrInvalidArgument, "at most 2 axes"},
-		{"constant grid too large", func(p *backends.Program) { p.Grid[0] = backends.ConstDim(100) }, backends.ErrInvalidArgument, "worker grid has 8 rows"},
-		{"constant zero grid", func(p *backends.Program) { p.Grid[0] = backends.ConstDim(0) }, backends.ErrInvalidArgument, "is 0"},
+			k(p, 1).CompileArgs = append(k(p, 1).CompileArgs, backends.TTArg{Kind: backends.TTArgCoreRow})
+		}, backends.ErrInvalidArgument, "belongs in runtime args"},
+		{"split_start in common args", func(p *backends.Program) {
+			k(p, 1).CommonArgs = []backends.TTArg{{Kind: backends.TTArgConst, Value: backends.SplitDim(backends.GwsSplitStart, backends.ConstDim(10), backends.ConstDim(1), backends.ConstDim(4))}}
+		}, backends.ErrInvalidArgument, "per-core term"},
+		{"accessor in runtime args", func(p *backends.Program) {
+			k(p, 2).RuntimeArgs = append(k(p, 2).RuntimeArgs, backends.TTArg{Kind: backends.TTArgAccessor, Param: 3})
+		}, backends.ErrInvalidArgument, "belong in compile args"},
+		{"named arg name", func(p *backends.Program) {
+			k(p, 0).NamedCompileArgs = []backends.TTNamedArg{{Name: "num tiles", Arg: backends.TTConst(1)}}
+		}, backends.ErrInvalidArgument, "not a C identifier"},
+		{"named arg twice", func(p *backends.Program) {
+			k(p, 0).NamedCompileArgs = []backends.TTNamedArg{{Name: "n", Arg: backends.TTConst(1)}, {Name: "n", Arg: backends.TTConst(2)}}
+		}, backends.ErrInvalidArgument, "given twice"},
+		{"semaphore out of range", func(p *backends.Program) {
+			k(p, 0).RuntimeArgs = append(k(p, 0).RuntimeArgs, backends.TTArg{Kind: backends.TTArgSemaphore, Semaphore: 1})
+		}, backends.ErrInvalidArgument, "semaphore 1; the program has 0"},
+		{"unknown layout kind", func(p *backends.Program) { k(p, 0).RuntimeArgs[3].Kind = "core_z" }, backends.ErrInvalidArgument, "unknown layout kind"},
+		{"three grid axes", func(p *backends.Program) { p.Grid = append(p.Grid, backends.ConstDim(1)) }, backends.ErrInvalidArgument, "axes"},
+		{"constant grid too large", func(p *backends.Program) { p.Grid = []backends.GwsDim{backends.ConstDim(100)} }, backends.ErrInvalidArgument, "worker grid has 8 rows"},
+		{"constant zero grid", func(p *backends.Program) { p.Grid = []backends.GwsDim{backends.ConstDim(0)} }, backends.ErrInvalidArgument, "is 0"},
 		{"64-bit param in a layout", func(p *backends.Program) { p.Params[0].DType = backends.U64 }, backends.ErrInvalidArgument, "32 bits"},
-		{"compiler error", func(p *backends.Program) { p.TT().Compute.Source = "#error no tiles today" }, backends.ErrCompile, "no tiles today"},
+		{"buffer decl of a variable", func(p *backends.Program) { p.TT().Buffers = []backends.TTBuffer{{Param: 0}} }, backends.ErrInvalidArgument, "not a buffer param"},
+		{"sharded without a shard", func(p *backends.Program) {
+			p.TT().Buffers = []backends.TTBuffer{{Param: 1, Placement: "l1", Layout: "height_sharded"}}
+		}, backends.ErrInvalidArgument, "needs a shard spec"},
+		{"tile of odd shape", func(p *backends.Program) {
+			p.TT().Buffers = []backends.TTBuffer{{Param: 1, Tile: true, Rows: 30, Cols: 32}}
+		}, backends.ErrInvalidArgument, "multiples of 32"},
+		{"block float of an integer", func(p *backends.Program) {
+			p.Params[1].DType = backends.I32
+			p.TT().Buffers = []backends.TTBuffer{{Param: 1, Tile: true, Rows: 32, Cols: 32, Format: "Bfp8_b"}}
+		}, backends.ErrInvalidArgument, "holds f32 or bf16"},
+		{"block float without tiles", func(p *backends.Program) { p.TT().Buffers = []backends.TTBuffer{{Param: 1, Format: "Bfp8_b"}} }, backends.ErrInvalidArgument, "needs the tile layout"},
+		{"CB on a DRAM buffer", func(p *backends.Program) { b := 1; p.TT().CBs[0].Buffer = &b }, backends.ErrInvalidArgument, "not declared an l1 buffer"},
+		{"include twice", func(p *backends.Program) {
+			p.TT().Includes = []backends.TTInclude{{Path: "a.h"}, {Path: "a.h"}}
+		}, backends.ErrInvalidArgument, "given twice"},
+		{"include path with ..", func(p *backends.Program) { p.TT().Includes = []backends.TTInclude{{Path: "../a.h"}} }, backends.ErrInvalidArgument, "compile.include_files[0].path"},
+		{"compiler error", func(p *backends.Program) { k(p, 1).Source = "#error no tiles today" }, backends.ErrCompile, "no tiles today"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := vaddProgram()
+			p.Grid = []backends.GwsDim{backends.ConstDim(1), backends.ConstDim(4)} // built at Compile
 			tc.mutate(p)
 			_, err := d.Compile(ctx, p)
 			require.ErrorIs(t, err, tc.is)
 			require.ErrorContains(t, err, tc.says)
 		})
 	}
-	// a kernel source that is not UTF-8 still compiles (it travels as base64)
+	// A grid read from a variable is built at the first launch: so are
+	// its errors.
 	p := vaddProgram()
-	p.TT().Reader.Source = "// \xff\xfe\nvoid kernel_main() {}"
+	p.TT().Kernels[1].Source = "#error built late"
 	exe, err := d.Compile(ctx, p)
 	require.NoError(t, err)
+	args := launchArgs(t, d, 4096, 4)
+	require.ErrorIs(t, exe.Launch(ctx, args), backends.ErrCompile)
 	require.NoError(t, exe.Release())
+	// a kernel source that is not UTF-8 still compiles (it travels as base64)
+	p = vaddProgram()
+	p.TT().Kernels[0].Source = "// \xff\xfe\nvoid kernel_main() {}"
+	exe, err = d.Compile(ctx, p)
+	require.NoError(t, err)
+	require.NoError(t, exe.Launch(ctx, args))
+	require.NoError(t, exe.Release())
+}
+
+// launchArgs allocates vadd's three buffers of n bytes and puts the tile
+// count variable first.
+func launchArgs(t *testing.T, d *tt.Device, n int64, tiles uint64) []backends.LaunchArg {
+	args := []backends.LaunchArg{backends.VarArg(backends.UintConst(backends.U32, tiles))}
+	for range 3 {
+		b, err := d.Pool().Alloc(context.Background(), n)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = d.Pool().Release(b) })
+		args = append(args, backends.BufArg(b))
+	}
+	return args
 }
 
 func TestOneAxisGridIsRows(t *testing.T) {
@@ -544,10 +618,6 @@ func TestRealRuntimeEmulator(t *testing.T) {
 	require.Equal(t, src, back)
 	require.ErrorIs(t, p.Write(ctx, b, int64(len(src)), []byte{1}), backends.ErrInvalidArgument)
 	require.NoError(t, p.Release(b))
-}
-
-func TestPoolConformanceUnderTheMock(t *testing.T) {
-	backendtest.RunPoolConformance(t, open1(t, "").Pool())
 }
 
 // A tt pool keeps its buffers in the one buffer table: an id from the host

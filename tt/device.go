@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,7 +28,6 @@ type Device struct {
 
 	closed    atomic.Bool // set before Close ends the runtime
 	closeOnce sync.Once
-	closeErr  error
 }
 
 func newDevice(name string, emulated bool, rt *ttruntime.Client, lock *ttruntime.ChipLock, host *hostpool.Pool, card *Card) *Device {
@@ -117,32 +117,54 @@ func (d *Device) Pool() backends.Pool { return d.pool }
 // Runtime is what the chip's runtime reported at the handshake.
 func (d *Device) Runtime() ttruntime.InitReply { return d.rt.Info() }
 
-// Compile validates the program's Tenstorrent variant against the chip and
-// builds it in the runtime.
+// Compile validates the program's Tenstorrent variant against the chip.
+// A program whose core sets and argument values read no Variable param
+// and whose grid is constant is built in the runtime now (so a kernel
+// that does not build fails here); others are built at their first
+// launch, once per distinct launch grid and values of the Variable params
+// their expressions read.
 func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
 	if p != nil {
 		p = p.WithVariant(p.Variant(backends.FormatTT))
 	}
-	if err := ValidateProgram(p, d.rt.Info()); err != nil {
+	if !d.rt.Alive() {
+		// A closed or lost device: the client says how it ended.
+		if err := d.rt.Ping(ctx); err != nil {
+			return nil, err
+		}
+	}
+	info := d.rt.Info()
+	if err := ValidateProgram(p, info); err != nil {
 		return nil, err
 	}
-	r, err := d.rt.Compile(ctx, compileRequest(p))
-	if err != nil {
-		return nil, err
+	e := &Executable{dev: d, prog: p, vars: exprVars(p), progs: map[string]*runtimeProgram{}}
+	if len(e.vars) == 0 {
+		grid, err := LaunchGrid(p, nil, info.Grid)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := e.program(ctx, nil, grid); err != nil {
+			return nil, err
+		}
 	}
-	return &Executable{dev: d, prog: p, id: r.Program}, nil
+	return e, nil
 }
 
 // Close ends the runtime (gracefully), gives the chip back and invalidates
-// the pool and every executable. It is safe to call more than once. When
-// the runtime had to be stopped with SIGTERM or SIGKILL, the error says so
-// (a *ttruntime.ShutdownError); the chip is given back all the same.
+// the pool and every executable. When the runtime had to be stopped with
+// SIGTERM or SIGKILL, the error says so (a *ttruntime.ShutdownError); the
+// chip is given back all the same. While a launch whose caller gave up is
+// unanswered (a hung kernel), the runtime gets the client's
+// AbandonedGrace (1 s) to exit and is then killed, so that a program
+// exiting during a hung kernel exits promptly. It is safe to call more
+// than once; later calls return nil, as the client's Close does.
 func (d *Device) Close() error {
+	var err error
 	d.closeOnce.Do(func() {
 		d.closed.Store(true)
-		d.closeErr = errors.Join(d.pool.close(), d.rt.Close(), d.lock.Unlock())
+		err = errors.Join(d.pool.close(), d.rt.Close(), d.lock.Unlock())
 	})
-	return d.closeErr
+	return err
 }
 
 // cleanupTimeout is the runtime client's CleanupTimeout for every chip: how
@@ -154,14 +176,83 @@ func (d *Device) Close() error {
 // cleanups after it fail at once instead of waiting in turn.
 const cleanupTimeout = 5 * time.Second
 
-// Executable is a program compiled on one chip. Release is idempotent;
-// Launch and LaunchTimed after Release, or after the device's Close, fail
-// with an error wrapping backends.ErrClosed.
+// Executable is a program compiled on one chip: the runtime programs
+// built for it so far, one per launch grid and values of the Variable
+// params its expressions read. Release is idempotent and releases them
+// all; Launch and LaunchTimed after Release, or after the device's Close,
+// fail with an error wrapping backends.ErrClosed.
 type Executable struct {
 	dev      *Device
 	prog     *backends.Program
-	id       uint64
+	vars     []int // the Variable params its expressions read
 	released atomic.Bool
+
+	mu    sync.Mutex // held while a runtime program is made, so each is made once
+	progs map[string]*runtimeProgram
+}
+
+// program is the runtime program for a launch with args on grid, made and
+// compiled in the runtime on first use.
+func (e *Executable) program(ctx context.Context, args []backends.LaunchArg, grid [2]uint32) (*runtimeProgram, error) {
+	key := cacheKey(grid, e.vars, args)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if rp, ok := e.progs[key]; ok {
+		return rp, nil
+	}
+	if e.released.Load() {
+		return nil, backends.Errorf(ttruntime.Backend, "launch", backends.ErrClosed, "program %q was released", e.prog.Name)
+	}
+	info := e.dev.rt.Info()
+	rp, err := buildProgram(e.prog, args, grid, &info)
+	if err != nil {
+		return nil, err
+	}
+	r, err := e.dev.rt.Compile(ctx, rp.req)
+	if err != nil {
+		return nil, err
+	}
+	rp.id = r.Program
+	e.progs[key] = rp
+	return rp, nil
+}
+
+// buildProgram makes the runtime program of a launch and checks it with
+// the runtime's own rules.
+func buildProgram(p *backends.Program, args []backends.LaunchArg, grid [2]uint32, info *ttruntime.InitReply) (*runtimeProgram, error) {
+	rp, err := resolve(p, args, grid, info)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ttruntime.ValidateCompile(&rp.req, info); err != nil {
+		return nil, ttruntime.ValidationFailure("compile", fmt.Errorf("program %q: %w", p.Name, err))
+	}
+	return rp, nil
+}
+
+// CheckLaunch checks a program's Tenstorrent variant for a launch with
+// args on the chip info describes (a device's Runtime()), as Compile and
+// Launch do before they send anything: ValidateProgram, the launch grid,
+// the runtime program for those args (core sets, L1 budget, semaphore
+// ids) and ttruntime.ValidateCompile. It returns the compile request the
+// driver would send. args may be nil for a program whose expressions read
+// no Variable.
+func CheckLaunch(p *backends.Program, args []backends.LaunchArg, info ttruntime.InitReply) (ttruntime.CompileRequest, error) {
+	if p != nil {
+		p = p.WithVariant(p.Variant(backends.FormatTT))
+	}
+	if err := ValidateProgram(p, info); err != nil {
+		return ttruntime.CompileRequest{}, err
+	}
+	grid, err := LaunchGrid(p, args, info.Grid)
+	if err != nil {
+		return ttruntime.CompileRequest{}, err
+	}
+	rp, err := buildProgram(p, args, grid, &info)
+	if err != nil {
+		return ttruntime.CompileRequest{}, err
+	}
+	return rp.req, nil
 }
 
 // Launch runs the program on the grid evaluated from args and waits.
@@ -180,31 +271,67 @@ func (e *Executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg)
 	return time.Duration(ns), err
 }
 
-func (e *Executable) run(ctx context.Context, args []backends.LaunchArg, timed bool) (uint64, error) {
+func (e *Executable) closedErr() error {
 	if e.released.Load() {
-		return 0, backends.Errorf(ttruntime.Backend, "launch", backends.ErrClosed, "program %q was released", e.prog.Name)
+		return backends.Errorf(ttruntime.Backend, "launch", backends.ErrClosed, "program %q was released", e.prog.Name)
 	}
 	if e.dev.closed.Load() {
-		return 0, backends.Errorf(ttruntime.Backend, "launch", backends.ErrClosed, "program %q: device %s is closed", e.prog.Name, e.dev.name)
+		return backends.Errorf(ttruntime.Backend, "launch", backends.ErrClosed, "program %q: device %s is closed", e.prog.Name, e.dev.name)
 	}
-	grid, err := LaunchGrid(e.prog, args, e.dev.rt.Info().Grid)
+	return nil
+}
+
+func (e *Executable) run(ctx context.Context, args []backends.LaunchArg, timed bool) (uint64, error) {
+	if err := e.closedErr(); err != nil {
+		return 0, err
+	}
+	info := e.dev.rt.Info()
+	grid, err := LaunchGrid(e.prog, args, info.Grid)
 	if err != nil {
 		return 0, err
 	}
 	if _, err := driver.CheckArgs(e.prog, e.dev.pool, args); err != nil {
 		return 0, &backends.Error{Backend: ttruntime.Backend, Op: "launch", Err: err}
 	}
-	req := ttruntime.RunRequest{Program: e.id, Grid: grid, Timed: timed, Args: make([]ttruntime.RunArg, len(args))}
+	rp, err := e.program(ctx, args, grid)
+	if err != nil {
+		return 0, err
+	}
+	req := ttruntime.RunRequest{Program: rp.id, Timed: timed, Args: make([]ttruntime.RunArg, len(args))}
+	l1 := map[ttruntime.CoreCoord]uint64{}
+	for c, n := range rp.cbBytes {
+		l1[c] = n
+	}
 	for i, a := range args {
 		if a.IsVar() {
 			req.Args[i] = ttruntime.ValueArg(a.Value.Bits)
 			continue
 		}
-		rid, err := e.dev.pool.runtimeID(a.Buffer)
+		b, err := e.dev.pool.layoutOf(a.Buffer)
 		if err != nil {
 			return 0, err
 		}
-		req.Args[i] = ttruntime.BufferArg(rid)
+		prm := e.prog.Params[i]
+		if d := rp.decls[i]; d != nil && !d.matches(b.spec, b.host) {
+			got := (&paramDecl{spec: b.spec, host: b.host}).describe()
+			return 0, backends.Errorf(ttruntime.Backend, "launch", backends.ErrInvalidArgument,
+				"param %d (%s): the buffer is %s, but the program declares %s (allocate it with the executable's AllocParam)", i, prm.Name, got, d.describe())
+		}
+		if b.spec.Placement == ttruntime.PlacementL1 {
+			share := ttruntime.L1SharePerCore(uint64(b.devSize), b.spec, &info)
+			for _, c := range l1Holders(b.spec, &info) {
+				l1[c] += share
+			}
+		}
+		req.Args[i] = ttruntime.BufferArg(b.rid)
+	}
+	if usable := info.L1.Usable(); usable > 0 {
+		for _, c := range sortedCores(l1) {
+			if l1[c] > usable {
+				return 0, backends.Errorf(ttruntime.Backend, "launch", backends.ErrOutOfMemory,
+					"program %q: core (%d, %d) needs %d bytes of L1 for its circular buffers and the L1 buffers of the launch; %d are usable", e.prog.Name, c[0], c[1], l1[c], usable)
+			}
+		}
 	}
 	r, err := e.dev.rt.Run(ctx, req)
 	if err != nil {
@@ -213,24 +340,94 @@ func (e *Executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 	return r.ElapsedNS, nil
 }
 
-// Release drops the compiled program. A second Release, or one after the
-// device's Close (whose runtime exit dropped every program), does nothing
-// and returns nil.
+// l1Holders are the cores that hold part of an L1 buffer.
+func l1Holders(spec ttruntime.BufferSpec, info *ttruntime.InitReply) []ttruntime.CoreCoord {
+	if spec.Shard != nil {
+		return ttruntime.ShardCores(spec.Shard)
+	}
+	return info.L1.BankCores
+}
+
+// AllocParam allocates the buffer for buffer param param as the program
+// declares it (backends.ParamAllocator): its placement, interleaving or
+// shard spec and page size, and its tile layout and storage format, for
+// hostBytes of host data (the param's elements, row-major). The pool
+// converts on Write and Read. A param without a declaration gets a plain
+// buffer (DRAM, 2 KiB pages). A shard grid that reads a Variable param
+// cannot be evaluated here and is an error.
+func (e *Executable) AllocParam(ctx context.Context, param int, hostBytes int64) (backends.BufferID, error) {
+	if err := e.closedErr(); err != nil {
+		return 0, err
+	}
+	p := e.prog
+	if param < 0 || param >= len(p.Params) || !p.Params[param].Kind.IsBuffer() {
+		return 0, backends.Errorf(ttruntime.Backend, "alloc", backends.ErrInvalidArgument, "program %q: param %d is not a buffer param", p.Name, param)
+	}
+	d := defaultDecl(p.Params[param].DType)
+	for _, b := range p.TT().Buffers {
+		if b.Param != param {
+			continue
+		}
+		var err error
+		if d, err = declOf(p, b, nil); err != nil {
+			return 0, err
+		}
+	}
+	return e.dev.pool.allocSpec(ctx, hostBytes, d.spec, d.host)
+}
+
+// Release drops every runtime program of the executable. A second
+// Release, or one after the device's Close (whose runtime exit dropped
+// every program), does nothing and returns nil.
 //
-// Release has no context. Its request waits for the call slot as long as
+// Release has no context. Each request waits for the call slot as long as
 // the call in flight takes (that call has its own bounds); once sent, its
-// reply is bounded by cleanupTimeout (5 s), not the 120 s call timeout: a runtime
-// that does not answer a release that long is presumed hung (typically
-// still inside a kernel whose launch was abandoned) and killed, as on any
-// call's timeout, so the device is lost and every later call fails at once.
+// reply is bounded by cleanupTimeout (5 s), not the 120 s call timeout: a
+// runtime that does not answer a release that long is presumed hung
+// (typically still inside a kernel whose launch was abandoned) and killed,
+// as on any call's timeout, so the device is lost and every later call
+// fails at once.
 func (e *Executable) Release() error {
-	if e.released.Swap(true) || e.dev.closed.Load() {
+	if e.released.Swap(true) {
 		return nil
 	}
-	return e.dev.rt.Release(context.Background(), ttruntime.ProgramRequest{Program: e.id})
+	e.mu.Lock()
+	progs := e.progs
+	e.progs = map[string]*runtimeProgram{}
+	e.mu.Unlock()
+	if e.dev.closed.Load() {
+		return nil
+	}
+	var errs []error
+	for _, key := range sortedKeys(progs) {
+		if err := e.dev.rt.Release(context.Background(), ttruntime.ProgramRequest{Program: progs[key].id}); err != nil {
+			errs = append(errs, err)
+			if errors.Is(err, backends.ErrDeviceLost) {
+				break // the rest went with the runtime
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Programs is how many runtime programs the executable holds.
+func (e *Executable) Programs() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.progs)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 var (
-	_ backends.Device     = (*Device)(nil)
-	_ backends.Executable = (*Executable)(nil)
+	_ backends.Device         = (*Device)(nil)
+	_ backends.Executable     = (*Executable)(nil)
+	_ backends.ParamAllocator = (*Executable)(nil)
 )

@@ -87,7 +87,7 @@ func (Driver) Open(ctx context.Context, env *driver.Env) ([]backends.Device, err
 			backends.ErrNoDevice, dir, shm.SystemDir, shm.EnvDir)
 	}
 	rtCfg := func() ttruntime.Config {
-		c := ttruntime.Config{CleanupTimeout: cleanupTimeout, Init: ttruntime.InitRequest{CacheDir: cacheDir(s.CacheDir)}}
+		c := ttruntime.Config{CleanupTimeout: cleanupTimeout, KernelOutput: env.KernelOutput, Init: ttruntime.InitRequest{CacheDir: cacheDir(s.CacheDir)}}
 		if s.TimeoutS > 0 {
 			c.Timeout = time.Duration(s.TimeoutS * float64(time.Second))
 		}
@@ -161,7 +161,9 @@ type chipSpec struct {
 }
 
 // openCard claims a chip and starts its runtime on the metal layer. The
-// runtime's chip is the device ordinal across all cards, in PCI order.
+// runtime's chip is the device ordinal across all cards, in PCI order. The
+// runtime gets the chip lock's descriptor (--lock-fd), so that a runtime
+// this process leaves behind still keeps another run off the chip.
 func openCard(ctx context.Context, path string, c ttruntime.Config, ordinal int, ch chipSpec, host *hostpool.Pool) (*Device, error) {
 	name := "tt:" + strconv.Itoa(ordinal)
 	lock, err := ttruntime.LockChip(ch.card.PCIAddress(), ch.onCard)
@@ -170,11 +172,15 @@ func openCard(ctx context.Context, path string, c ttruntime.Config, ordinal int,
 	}
 	c.Path = path
 	c.Init.Layer, c.Init.Chip, c.Init.Board = "metal", ordinal, ch.card.Board
+	// The runtime inherits the lock and holds the chip while it lives,
+	// also past this process.
+	c.LockFile = lock.File()
 	rt, err := ttruntime.Start(ctx, c)
 	if err != nil {
 		_ = lock.Unlock()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	lock.NoteRuntime(rt.Pid())
 	if rt.Info().Runtime != "metal" {
 		rt.Kill()
 		_ = lock.Unlock()

@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
@@ -35,17 +35,20 @@ func emuRuntime(t testing.TB) string {
 }
 
 // openEmu opens the emulator devices of board through the real runtime.
-func openEmu(t testing.TB, board string) []backends.Device {
+func openEmu(t testing.TB, board string) []backends.Device { return openEmuWith(t, board, nil) }
+
+// openEmuWith is openEmu with kernel output going to out.
+func openEmuWith(t testing.TB, board string, out io.Writer) []backends.Device {
 	t.Helper()
 	bin := emuRuntime(t)
 	t.Setenv(tt.EnvSysfsRoot, fixture("none"))
-	t.Setenv("TMPDIR", t.TempDir())
+	t.Setenv(ttruntime.EnvLockDir, filepath.Join(t.TempDir(), "locks"))
 	t.Setenv(tt.EnvEmulator, "")
 	t.Setenv("ZYX_EMU_TIMEOUT_MS", "1000") // deadlock detection, for the hang test
 	cfg, err := backends.ParseConfig(fmt.Appendf(nil,
 		`{"tenstorrent": {"runtime": %q, "timeout_s": 120, "emu_board": %q, "cache_dir": %q}}`, bin, board, t.TempDir()))
 	require.NoError(t, err)
-	devs, err := openRuntime(t, cfg)
+	devs, err := openRuntimeOpts(t, backends.Options{Config: cfg, Backends: []string{"tt"}, KernelOutput: out})
 	if errors.Is(err, backends.ErrUnsupported) {
 		t.Skipf("%s has no emulator layer: %v", bin, err)
 	}
@@ -153,9 +156,28 @@ func exampleVadd(t *testing.T, rows, cols int) *backends.Program {
 	}
 	const x, y, z, n = 0, 1, 2, 3
 	spread := []backends.TTArg{{Kind: backends.TTArgCoreIndex}, {Kind: backends.TTArgNumCores}}
-	cb := func(i uint8) backends.TTCircularBuffer {
-		return backends.TTCircularBuffer{Index: i, Format: "Float32", PageBytes: 4096, Pages: 2}
+	reader := backends.TTKernel{
+		Source:      read("reader.cpp"),
+		CompileArgs: []backends.TTArg{{Kind: backends.TTArgAccessor, Param: x}, {Kind: backends.TTArgAccessor, Param: y}},
+		RuntimeArgs: append([]backends.TTArg{
+			{Kind: backends.TTArgBufferAddr, Param: x}, {Kind: backends.TTArgBufferAddr, Param: y},
+			{Kind: backends.TTArgPageSize, Param: x}, {Kind: backends.TTArgParam, Param: n},
+		}, spread...),
 	}
+	compute := backends.TTKernel{
+		Source:       read("compute.cpp"),
+		RuntimeArgs:  append([]backends.TTArg{{Kind: backends.TTArgParam, Param: n}}, spread...),
+		MathFidelity: "HiFi4",
+		FP32DestAcc:  true,
+	}
+	writer := backends.TTKernel{
+		Source: read("writer.cpp"),
+		RuntimeArgs: append([]backends.TTArg{
+			{Kind: backends.TTArgBufferAddr, Param: z}, {Kind: backends.TTArgPageSize, Param: z},
+			{Kind: backends.TTArgParam, Param: n},
+		}, spread...),
+	}
+	cb := func(i uint8) backends.TTCBConfig { return backends.TTCB(i, "Float32", 4096, 2) }
 	return &backends.Program{
 		Name: "vadd",
 		Params: []backends.Param{
@@ -164,31 +186,8 @@ func exampleVadd(t *testing.T, rows, cols int) *backends.Program {
 			{Name: "z", Kind: backends.GlobalMut, DType: backends.F32},
 			{Name: "n", Kind: backends.Variable, DType: backends.U32},
 		},
-		Grid: []backends.GwsDim{backends.ConstDim(uint64(rows)), backends.ConstDim(uint64(cols))},
-		Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
-			Reader: backends.TTKernel{
-				Source:      read("reader.cpp"),
-				CompileArgs: []backends.TTArg{{Kind: backends.TTArgAccessor, Param: x}, {Kind: backends.TTArgAccessor, Param: y}},
-				RuntimeArgs: append([]backends.TTArg{
-					{Kind: backends.TTArgBufferAddr, Param: x}, {Kind: backends.TTArgBufferAddr, Param: y},
-					{Kind: backends.TTArgPageSize, Param: x}, {Kind: backends.TTArgParam, Param: n},
-				}, spread...),
-			},
-			Compute: backends.TTKernel{
-				Source:      read("compute.cpp"),
-				RuntimeArgs: append([]backends.TTArg{{Kind: backends.TTArgParam, Param: n}}, spread...),
-			},
-			Writer: backends.TTKernel{
-				Source: read("writer.cpp"),
-				RuntimeArgs: append([]backends.TTArg{
-					{Kind: backends.TTArgBufferAddr, Param: z}, {Kind: backends.TTArgPageSize, Param: z},
-					{Kind: backends.TTArgParam, Param: n},
-				}, spread...),
-			},
-			CBs:          []backends.TTCircularBuffer{cb(0), cb(1), cb(16)},
-			MathFidelity: "HiFi4",
-			FP32DestAcc:  true,
-		}}},
+		Grid:     []backends.GwsDim{backends.ConstDim(uint64(rows)), backends.ConstDim(uint64(cols))},
+		Variants: []backends.Variant{{Format: backends.FormatTT, Code: backends.TTOneGroup(reader, compute, writer, cb(0), cb(1), cb(16))}},
 	}
 }
 
@@ -289,7 +288,7 @@ func TestEmulatorRuntimeKernelFaults(t *testing.T) {
 
 	// A kernel that does not compile: ErrCompile with the compiler's words.
 	bad := exampleVadd(t, 1, 1)
-	bad.TT().Compute.Source = "#error no tiles today\n" + bad.TT().Compute.Source
+	bad.TT().Kernels[1].Source = "#error no tiles today\n" + bad.TT().Kernels[1].Source
 	_, err := d.Compile(ctx, bad)
 	require.ErrorIs(t, err, backends.ErrCompile)
 	require.ErrorContains(t, err, "no tiles today")
@@ -297,13 +296,13 @@ func TestEmulatorRuntimeKernelFaults(t *testing.T) {
 	// A kernel that waits forever: the emulator reports the deadlock, and
 	// the device lives on.
 	hang := exampleVadd(t, 1, 1)
-	hang.TT().Writer.Source = `#include <cstdint>
+	hang.TT().Kernels[2].Source = `#include <cstdint>
 #include "api/dataflow/dataflow_api.h"
 void kernel_main() {
   cb_wait_front(tt::CBIndex::c_17, 1); // nothing ever pushes to 17
 }
 `
-	hang.TT().CBs = append(hang.TT().CBs, backends.TTCircularBuffer{Index: 17, Format: "Float32", PageBytes: 4096, Pages: 1})
+	hang.TT().CBs = append(hang.TT().CBs, backends.TTCB(17, "Float32", 4096, 1))
 	exe, err := d.Compile(ctx, hang)
 	require.NoError(t, err)
 	p := d.Pool()
@@ -328,8 +327,4 @@ void kernel_main() {
 	for _, b := range bufs {
 		require.NoError(t, p.Release(b))
 	}
-}
-
-func TestEmulatorRuntimePoolConformance(t *testing.T) {
-	backendtest.RunPoolConformance(t, openEmu(t, "n150")[0].Pool())
 }

@@ -39,14 +39,19 @@ func checkExecutableContract(t *testing.T, d *tt.Device, prog func() *backends.P
 	}
 
 	released := compile()
+	ids := released.ProgramIDs()
+	require.NotEmpty(t, ids)
 	require.NoError(t, released.Release())
-	// The runtime no longer holds the program, so a release that reached
+	// The runtime no longer holds the programs, so a release that reached
 	// it again would be answered unknown_program: the second Release's nil
 	// means it sent nothing.
-	err := d.Client().Release(ctx, ttruntime.ProgramRequest{Program: released.ProgramID()})
-	var re *ttruntime.RemoteError
-	require.ErrorAs(t, err, &re)
-	require.Equal(t, ttruntime.CodeUnknownProgram, re.Code)
+	for _, id := range ids {
+		err := d.Client().Release(ctx, ttruntime.ProgramRequest{Program: id})
+		var re *ttruntime.RemoteError
+		require.ErrorAs(t, err, &re)
+		require.Equal(t, ttruntime.CodeUnknownProgram, re.Code)
+	}
+	require.Empty(t, released.ProgramIDs())
 	require.NoError(t, released.Release(), "a second Release is nil")
 	requireClosed(released, "was released")
 
@@ -88,9 +93,9 @@ func TestExecutableContractUnderTheEmulator(t *testing.T) {
 
 // A program exiting while a kernel hangs: the launch is given up (its
 // context), and the cleanups after it do not each wait the 60 s call
-// timeout. The first free waits cleanupTimeout (5 s) for its reply, the
-// runtime is then presumed hung and killed, and every later cleanup fails at
-// once.
+// timeout. The first free waits the client's AbandonedGrace (1 s: a call
+// was abandoned and is unanswered) for its reply, the runtime is then
+// presumed hung and killed, and every later cleanup fails at once.
 func TestCleanupDuringAHungKernel(t *testing.T) {
 	// init 1, three allocs 2–4, compile 5, run 6 never answers
 	devs, err := openTimed(t, "none", "-hang-at 6", 60, "")
@@ -110,12 +115,35 @@ func TestCleanupDuringAHungKernel(t *testing.T) {
 	took := time.Since(began)
 	require.ErrorIs(t, err, backends.ErrDeviceLost)
 	require.ErrorContains(t, err, "presumed hung")
-	require.GreaterOrEqual(t, took, 4500*time.Millisecond, "the free had cleanupTimeout to answer")
-	require.Less(t, took, 20*time.Second, "the free waited for the 60 s call timeout")
+	require.GreaterOrEqual(t, took, 900*time.Millisecond, "the free had the grace to answer")
+	require.Less(t, took, 4*time.Second, "the free waited for cleanupTimeout or the 60 s call timeout")
 
 	began = time.Now()
 	require.ErrorIs(t, p.Release(args[2].Buffer), backends.ErrDeviceLost)
 	require.ErrorIs(t, exe.Release(), backends.ErrDeviceLost)
 	require.Less(t, time.Since(began), 5*time.Second, "the later cleanups fail at once")
 	require.NoError(t, d.Close(), "the runtime was already killed: nothing to escalate")
+}
+
+// Closing a device right after a launch was given up on a hung kernel is
+// prompt: the exit request waits only the client's AbandonedGrace (1 s),
+// and the runtime that does not answer is killed; Close says so.
+func TestCloseDuringAHungKernel(t *testing.T) {
+	devs, err := openTimed(t, "none", "-hang-at 6 -ignore-term", 60, "")
+	require.NoError(t, err)
+	d := devs[0].(*tt.Device)
+	args := contractArgs(t, d, 4096, 3, 4)
+	args = append(args[3:], args[:3]...)
+	exe, err := d.Compile(context.Background(), vaddProgram())
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, exe.Launch(ctx, args), context.DeadlineExceeded)
+	began := time.Now()
+	err = d.Close()
+	require.Less(t, time.Since(began), 3*time.Second, "Close waited for a graceful exit")
+	var se *ttruntime.ShutdownError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, ttruntime.ShutdownKilled, se.How)
+	require.NoError(t, exe.Release(), "Release after Close is nil")
 }

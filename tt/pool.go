@@ -18,15 +18,20 @@ import (
 const StagingBytes = 8 << 20
 
 type devBuf struct {
-	rid    uint64 // the runtime's buffer id
-	size   int64
-	charge int64 // bytes charged against the pool: size rounded up to pages
+	rid     uint64 // the runtime's buffer id
+	size    int64  // host (logical) bytes
+	devSize int64  // bytes in the runtime (differs for block-float storage)
+	charge  int64  // DRAM bytes charged against the pool: whole pages
+	address uint64
+	spec    ttruntime.BufferSpec // normalized
+	host    hostLayout           // the conversion between host and device bytes
 }
 
-// Pool is one chip's DRAM. Buffers live in the runtime; the pool keeps
+// Pool is one chip's memory. Buffers live in the runtime; the pool keeps
 // their refcounts (in the one buffer table, so another pool's ids are
-// unknown here) and exact accounting: FreeBytes is the chip's DRAM (banks ×
-// bank size) minus every live buffer rounded up to whole pages.
+// unknown here), the layout each was allocated with, and exact
+// accounting: FreeBytes is the chip's DRAM (banks × bank size) minus every
+// live DRAM buffer rounded up to whole pages (L1 buffers take none).
 type Pool struct {
 	name  string
 	rt    *ttruntime.Client
@@ -60,16 +65,36 @@ func (p *Pool) errf(op string, sentinel error, format string, args ...any) error
 	return backends.Errorf(ttruntime.Backend, p.name+": "+op, sentinel, format, args...)
 }
 
-// Alloc reserves n bytes of device memory.
+// Alloc reserves n bytes of DRAM, interleaved in 2 KiB pages.
 func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
+	return p.allocSpec(ctx, n, ttruntime.BufferSpec{PageSize: ttruntime.DefaultPageSize}, hostLayout{})
+}
+
+// allocSpec allocates a buffer of n host bytes laid out as spec (with the
+// host conversion host): checked with the runtime's own rules first.
+func (p *Pool) allocSpec(ctx context.Context, n int64, spec ttruntime.BufferSpec, host hostLayout) (backends.BufferID, error) {
 	if n <= 0 {
 		return 0, p.errf("alloc", backends.ErrInvalidArgument, "size %d must be positive", n)
 	}
-	const page = ttruntime.DefaultPageSize
-	if n > p.total {
-		return 0, p.errf("alloc", backends.ErrOutOfMemory, "%d bytes asked; the chip has %d", n, p.total)
+	spec = spec.Normal()
+	devSize, err := host.devSize(n)
+	if err != nil {
+		return 0, p.errf("alloc", backends.ErrInvalidArgument, "%v", err)
 	}
-	charge := (n + page - 1) / page * page
+	if spec.Placement == ttruntime.PlacementDRAM && devSize > p.total {
+		return 0, p.errf("alloc", backends.ErrOutOfMemory, "%d bytes asked; the chip has %d", devSize, p.total)
+	}
+	info := p.rt.Info()
+	req := ttruntime.AllocRequest{Size: uint64(devSize), BufferSpec: spec}
+	if err := ttruntime.ValidateAlloc(req, &info); err != nil {
+		return 0, ttruntime.ValidationFailure(p.name+": alloc", err)
+	}
+	var charge int64
+	if spec.Placement == ttruntime.PlacementDRAM {
+		align := int64(max(info.DRAM.Alignment, 1))
+		page := int64(spec.PageSize)
+		charge = (devSize + page - 1) / page * ((page + align - 1) / align * align)
+	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -83,14 +108,15 @@ func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 	p.used += charge // reserved while the runtime allocates
 	p.mu.Unlock()
 
-	r, err := p.rt.Alloc(ctx, ttruntime.AllocRequest{Size: uint64(n), PageSize: page})
+	r, err := p.rt.Alloc(ctx, req)
 	if err != nil {
 		p.mu.Lock()
 		p.used -= charge
 		p.mu.Unlock()
 		return 0, err
 	}
-	return p.bufs.Insert(&devBuf{rid: r.Buffer, size: n, charge: charge}, n), nil
+	b := &devBuf{rid: r.Buffer, size: n, devSize: devSize, charge: charge, address: r.Address, spec: spec, host: host}
+	return p.bufs.Insert(b, n), nil
 }
 
 // free gives a buffer whose last reference went back to the runtime.
@@ -144,7 +170,8 @@ func (p *Pool) Release(id backends.BufferID) error {
 	return p.bufs.Release(id)
 }
 
-// Size is the buffer's length in bytes.
+// Size is the buffer's length in bytes on the host side (the logical size:
+// a block-float buffer holds fewer bytes on the device).
 func (p *Pool) Size(id backends.BufferID) (int64, error) {
 	if err := p.checkOpen("size"); err != nil {
 		return 0, err
@@ -163,8 +190,9 @@ func (p *Pool) FreeBytes() int64 {
 // (no copy on the Go side): the runtime's host pool.
 func (p *Pool) Host() *hostpool.Pool { return p.host }
 
-// ChargeUnit is the granularity of the pool's accounting: every buffer is
-// charged whole DRAM pages.
+// ChargeUnit is the granularity of the pool's accounting for Alloc: a
+// plain buffer is charged whole 2 KiB DRAM pages (a buffer of a program's
+// declared layout, whole pages of its own size).
 func (p *Pool) ChargeUnit() int64 { return ttruntime.DefaultPageSize }
 
 // TotalBytes is the chip's DRAM.
@@ -173,34 +201,55 @@ func (p *Pool) TotalBytes() int64 { return p.total }
 // Live is the number of live buffers.
 func (p *Pool) Live() int { return p.bufs.Len() }
 
-// runtimeID is the runtime's id of a live buffer.
-func (p *Pool) runtimeID(id backends.BufferID) (uint64, error) {
-	b, err := p.lookup("launch", id)
+// TransferUnit is the granularity of a buffer's transfers: Write and Read
+// ranges must start and end at multiples of it. It is the host size of a
+// tile row (32 rows of the matrix) for a tile-layout buffer and 1 for any
+// other. A chunked copy (backends.Copy with backends.WithChunk) of a
+// tile-layout buffer needs a chunk that is a multiple of it.
+func (p *Pool) TransferUnit(id backends.BufferID) (int64, error) {
+	b, err := p.lookup("transfer unit", id)
 	if err != nil {
 		return 0, err
 	}
-	return b.rid, nil
+	if b.host.converts() {
+		return b.host.hostRowBytes(), nil
+	}
+	return 1, nil
 }
 
-// span checks [off, off+n) against the buffer and returns its runtime id.
-func (p *Pool) span(op string, id backends.BufferID, off int64, n int) (uint64, error) {
+// layoutOf is a live buffer's spec and host layout (for launch checks).
+func (p *Pool) layoutOf(id backends.BufferID) (*devBuf, error) { return p.lookup("launch", id) }
+
+// span checks [off, off+n) against the buffer and returns it.
+func (p *Pool) span(op string, id backends.BufferID, off int64, n int) (*devBuf, error) {
 	b, err := p.lookup(op, id)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if err := driver.CheckSpan(ttruntime.Backend, p.name+": "+op, id, off, int64(n), b.size); err != nil {
-		return 0, err
+		return nil, err
 	}
-	return b.rid, nil
+	if b.host.converts() {
+		if unit := b.host.hostRowBytes(); off%unit != 0 || int64(n)%unit != 0 {
+			return nil, p.errf(op, backends.ErrInvalidArgument,
+				"range [%d,+%d) of buffer %d is not whole tile rows: a tile-layout buffer moves in tile rows of %d bytes (32 rows of %d %s)",
+				off, n, id, unit, b.host.Cols, b.host.DType)
+		}
+	}
+	return b, nil
 }
 
 // Write copies src into the buffer at off. When src lies in host-pool
 // memory the runtime reads it in place (no copy on the Go side);
 // otherwise it goes through the pool's staging region in chunks.
 func (p *Pool) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
-	rid, err := p.span("write", dst, off, len(src))
+	b, err := p.span("write", dst, off, len(src))
 	if err != nil || len(src) == 0 {
 		return err
+	}
+	rid := b.rid
+	if b.host.converts() {
+		return p.converted(ctx, ttruntime.CmdWrite, b, off, src)
 	}
 	if seg, soff, ok := p.host.Arena().Locate(src); ok {
 		return p.transfer(ctx, ttruntime.CmdWrite, rid, off, seg, soff, len(src))
@@ -214,9 +263,13 @@ func (p *Pool) Write(ctx context.Context, dst backends.BufferID, off int64, src 
 // Read copies the buffer's bytes at off into dst: straight into dst when it
 // is host-pool memory, else through the staging region.
 func (p *Pool) Read(ctx context.Context, src backends.BufferID, off int64, dst []byte) error {
-	rid, err := p.span("read", src, off, len(dst))
+	b, err := p.span("read", src, off, len(dst))
 	if err != nil || len(dst) == 0 {
 		return err
+	}
+	rid := b.rid
+	if b.host.converts() {
+		return p.converted(ctx, ttruntime.CmdRead, b, off, dst)
 	}
 	if seg, soff, ok := p.host.Arena().Locate(dst); ok {
 		return p.transfer(ctx, ttruntime.CmdRead, rid, off, seg, soff, len(dst))
@@ -230,17 +283,80 @@ func (p *Pool) Read(ctx context.Context, src backends.BufferID, off int64, dst [
 	})
 }
 
-// staged runs step over total bytes in staging-sized chunks, holding the
-// staging region (allocated once, from the host pool's arena).
-func (p *Pool) staged(ctx context.Context, total int, step func(st []byte, done, n int) error) error {
+// converted moves host data of a tile-layout buffer, whole tile rows at a
+// time, through staging: tilized (and block-float packed) on write,
+// unpacked and untilized on read. A tile row larger than the staging
+// region gets a region of its own for the transfer.
+func (p *Pool) converted(ctx context.Context, cmd string, b *devBuf, off int64, host []byte) error {
+	hr, dr := b.host.hostRowBytes(), b.host.devRowBytes()
+	rows := int64(len(host)) / hr
+	devOff := off / hr * dr
+	return p.stagedSized(ctx, dr, int(rows), func(st []byte, region shm.Region, done, n int) error {
+		h := host[int64(done)*hr : int64(done+n)*hr]
+		dev := st[:int64(n)*dr]
+		at := devOff + int64(done)*dr
+		if cmd == ttruntime.CmdWrite {
+			b.host.toDevice(dev, h)
+			return p.transfer(ctx, cmd, b.rid, at, region.Segment(), region.Offset(), len(dev))
+		}
+		if err := p.transfer(ctx, cmd, b.rid, at, region.Segment(), region.Offset(), len(dev)); err != nil {
+			return err
+		}
+		b.host.toHost(h, dev)
+		return nil
+	})
+}
+
+// stagedSized runs step over count units of unit bytes, as many at a time
+// as the staging region holds (at least one: a unit larger than the
+// region gets a region of its own from the arena for this call).
+func (p *Pool) stagedSized(ctx context.Context, unit int64, count int, step func(st []byte, r shm.Region, done, n int) error) error {
 	p.segMu.Lock()
 	defer p.segMu.Unlock()
+	if err := p.ensureStaging(); err != nil {
+		return err
+	}
+	region := p.staging
+	if unit > StagingBytes {
+		r, err := p.host.Arena().Alloc(unit)
+		if err != nil {
+			return p.errf("staging", backends.ErrOutOfMemory, "a tile row of %d bytes: %v", unit, err)
+		}
+		defer func() { _ = p.host.Arena().Free(r) }()
+		region = r
+	}
+	per := max(1, int(int64(len(region.Bytes()))/unit))
+	for done := 0; done < count; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(count-done, per)
+		if err := step(region.Bytes(), region, done, n); err != nil {
+			return err
+		}
+		done += n
+	}
+	return nil
+}
+
+func (p *Pool) ensureStaging() error {
 	if p.staging.IsZero() {
 		r, err := p.host.Arena().Alloc(StagingBytes)
 		if err != nil {
 			return p.errf("staging", backends.ErrOutOfMemory, "%v", err)
 		}
 		p.staging = r
+	}
+	return nil
+}
+
+// staged runs step over total bytes in staging-sized chunks, holding the
+// staging region (allocated once, from the host pool's arena).
+func (p *Pool) staged(ctx context.Context, total int, step func(st []byte, done, n int) error) error {
+	p.segMu.Lock()
+	defer p.segMu.Unlock()
+	if err := p.ensureStaging(); err != nil {
+		return err
 	}
 	st := p.staging.Bytes()
 	for done := 0; done < total; {

@@ -12,15 +12,18 @@ import (
 const NumCBs = 32
 
 // Formats are the circular-buffer data formats the runtime knows, with the
-// dtype each one holds.
+// dtype each one holds (the block floats hold floats: bf16 on the host).
 var Formats = map[string]backends.DType{
 	"Float32":   backends.F32,
 	"Float16_b": backends.BF16,
 	"Float16":   backends.F16,
+	"Bfp8_b":    backends.BF16,
+	"Bfp4_b":    backends.BF16,
 	"Int32":     backends.I32,
 	"UInt32":    backends.U32,
 	"UInt16":    backends.U16,
 	"UInt8":     backends.U8,
+	"Int8":      backends.I8,
 }
 
 func knownFormat(f string) bool {
@@ -35,10 +38,20 @@ func invalid(format string, args ...any) error {
 }
 
 // ValidateProgram checks a program's Tenstorrent variant against a chip
-// before anything is sent to the runtime: at most 32 circular buffers with
-// unique indices 0–31, known formats, an L1 budget the chip can hold,
-// argument layouts that name params of the right kind, at most two grid
-// axes, and constant grid axes that fit the chip.
+// before anything is sent to the runtime: at most two grid axes and
+// constant ones that fit the chip; 1 to 64 kernels on known processors
+// with a NOC only on data movement and a compute configuration only on
+// compute; argument layouts that name params of the right kind, per-core
+// terms only in runtime args, accessors only in compile args, named
+// compile args with unique C identifiers; circular-buffer configs with
+// indices 0–31, known formats (including Bfp8_b, Bfp4_b and Int8), page
+// sizes dividing the allocation, tile shapes tt-metal has, and L1 buffers
+// under CBs that sit on them; semaphores, buffer declarations (placement,
+// layout and shard spec, tile layout and storage format) and include
+// paths. What depends on the launch (core sets, the L1 budget per core,
+// semaphore ids) is checked when the runtime program is made, and every
+// request passes ttruntime.ValidateCompile, the runtime's own rules,
+// before it is sent.
 func ValidateProgram(p *backends.Program, info ttruntime.InitReply) error {
 	if p != nil && p.TT() == nil {
 		return &backends.Error{Backend: ttruntime.Backend, Op: "compile", Err: fmt.Errorf("%w: program %q has no Tenstorrent variant", backends.ErrNoVariant, p.Name)}
@@ -54,6 +67,9 @@ func ValidateProgram(p *backends.Program, info ttruntime.InitReply) error {
 		if len(g.Params()) > 0 {
 			continue // checked at launch
 		}
+		if g.PerCore() {
+			return invalid("grid axis %d uses a per-core term", axis)
+		}
 		n, err := g.Eval(nil)
 		if err != nil {
 			return invalid("grid axis %d: %v", axis, err)
@@ -62,59 +78,174 @@ func ValidateProgram(p *backends.Program, info ttruntime.InitReply) error {
 			return err
 		}
 	}
-	if len(v.CBs) > NumCBs {
-		return invalid("%d circular buffers; a core has %d", len(v.CBs), NumCBs)
+	c := checker{p: p}
+	if len(v.Kernels) == 0 || len(v.Kernels) > 64 {
+		return invalid("program %q has %d kernels; a program has 1 to 64", p.Name, len(v.Kernels))
 	}
-	seen := map[uint8]bool{}
-	var l1 uint64
-	for _, cb := range v.CBs {
-		switch {
-		case cb.Index >= NumCBs:
-			return invalid("circular buffer index %d is outside 0–%d", cb.Index, NumCBs-1)
-		case seen[cb.Index]:
-			return invalid("circular buffer index %d is configured twice", cb.Index)
-		case !knownFormat(cb.Format):
-			return invalid("circular buffer %d: unknown data format %q (want Float32, Float16_b, Float16, Int32, UInt32, UInt16 or UInt8)", cb.Index, cb.Format)
-		case cb.PageBytes == 0 || cb.Pages == 0:
-			return invalid("circular buffer %d: page_bytes and pages must be positive", cb.Index)
+	for k := range v.Kernels {
+		if err := c.kernel(k, &v.Kernels[k]); err != nil {
+			return err
 		}
-		seen[cb.Index] = true
-		// page_bytes and pages are 32-bit, so a term cannot wrap; the
-		// sum is checked
-		term := uint64(cb.PageBytes) * uint64(cb.Pages)
-		if l1+term < l1 {
-			return invalid("circular buffer sizes overflow")
+	}
+	for i := range v.CBs {
+		if err := c.cb(i, &v.CBs[i]); err != nil {
+			return err
 		}
-		l1 += term
 	}
-	if usable := info.L1.Usable(); l1 > usable {
-		return invalid("circular buffers need %d bytes of L1 per core; %d are usable (L1 %d, reserved below %d)", l1, usable, info.L1.Size, info.L1.UnreservedBase)
+	for i, s := range v.Semaphores {
+		if err := c.coreSet(s.Cores, fmt.Sprintf("semaphore %d cores", i)); err != nil {
+			return err
+		}
 	}
-	if v.MathFidelity != "" && !fidelities[v.MathFidelity] {
-		return invalid("math fidelity %q (want LoFi, HiFi2, HiFi3 or HiFi4)", v.MathFidelity)
+	declared := map[int]bool{}
+	for i := range v.Buffers {
+		if err := c.buffer(i, &v.Buffers[i], declared); err != nil {
+			return err
+		}
 	}
-	for _, sec := range []struct {
-		name string
-		k    *backends.TTKernel
-	}{{"reader", &v.Reader}, {"compute", &v.Compute}, {"writer", &v.Writer}} {
-		for _, l := range []struct {
-			name    string
-			args    []backends.TTArg
-			perCore bool
-		}{{"compile_args", sec.k.CompileArgs, false}, {"runtime_args", sec.k.RuntimeArgs, true}, {"common_args", sec.k.CommonArgs, false}} {
-			for i, a := range l.args {
-				if err := checkArg(p, a, l.perCore); err != nil {
-					return invalid("%s %s[%d]: %v", sec.name, l.name, i, err)
-				}
-			}
+	for i, cb := range v.CBs {
+		if cb.Buffer == nil {
+			continue
+		}
+		b := c.decl(*cb.Buffer)
+		if b == nil || b.Placement != ttruntime.PlacementL1 {
+			return invalid("circular buffer config %d sits on param %d (%s), which is not declared an l1 buffer (give it a TTBuffer with Placement l1)", i, *cb.Buffer, p.Params[*cb.Buffer].Name)
+		}
+	}
+	seen := map[string]bool{}
+	for i, inc := range v.Includes {
+		if seen[inc.Path] {
+			return invalid("include %d: %q is given twice", i, inc.Path)
+		}
+		seen[inc.Path] = true
+	}
+	return nil
+}
+
+type checker struct{ p *backends.Program }
+
+func (c *checker) decl(param int) *backends.TTBuffer {
+	v := c.p.TT()
+	for i := range v.Buffers {
+		if v.Buffers[i].Param == param {
+			return &v.Buffers[i]
 		}
 	}
 	return nil
 }
 
-// checkArg checks one layout entry. Core-specific entries belong in
-// runtime args only: compile and common args are the same on every core.
-func checkArg(p *backends.Program, a backends.TTArg, perCore bool) error {
+// dims checks that an expression reads only Variable params and, unless
+// perCore, no per-core term.
+func (c *checker) dim(d backends.GwsDim, perCore bool, what string) error {
+	for _, ord := range d.Params() {
+		if ord < 0 || ord >= len(c.p.Params) || c.p.Params[ord].Kind != backends.Variable {
+			return invalid("%s reads param %d, which is not a Variable", what, ord)
+		}
+	}
+	if !perCore && d.PerCore() {
+		return invalid("%s uses a per-core term (core_row, split_start, …); those belong in runtime args", what)
+	}
+	return nil
+}
+
+func (c *checker) rng(r backends.TTCoreRange, what string) error {
+	for _, d := range []backends.GwsDim{r.Start.Row, r.Start.Col, r.End.Row, r.End.Col} {
+		if err := c.dim(d, false, what); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *checker) coreSet(s *backends.TTCoreSet, what string) error {
+	if s == nil {
+		return nil
+	}
+	switch {
+	case s.Slice != nil && len(s.Ranges) > 0:
+		return invalid("%s has both ranges and a slice; give one", what)
+	case s.Slice == nil && len(s.Ranges) == 0:
+		return invalid("%s is empty (nil means every core of the launch grid)", what)
+	case s.Slice != nil:
+		if err := c.rng(s.Slice.Of, what); err != nil {
+			return err
+		}
+		if err := c.dim(s.Slice.From, false, what); err != nil {
+			return err
+		}
+		return c.dim(s.Slice.To, false, what)
+	}
+	for _, r := range s.Ranges {
+		if err := c.rng(r, what); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *checker) kernel(k int, kd *backends.TTKernel) error {
+	what := fmt.Sprintf("kernel %d (%s)", k, kernelName(*kd, k))
+	dm := kd.Processor == backends.TTRiscv0 || kd.Processor == backends.TTRiscv1
+	switch {
+	case !dm && kd.Processor != backends.TTCompute:
+		return invalid("%s: processor %q (want riscv_0, riscv_1 or compute)", what, kd.Processor)
+	case kd.NOC != nil && !dm:
+		return invalid("%s: a compute kernel takes no NOC", what)
+	case kd.NOC != nil && (*kd.NOC < 0 || *kd.NOC > 1):
+		return invalid("%s: NOC %d (NOCs are 0 and 1)", what, *kd.NOC)
+	case dm && (kd.MathFidelity != "" || kd.FP32DestAcc || kd.MathApproxMode):
+		return invalid("%s: the compute configuration (math fidelity, fp32 dest acc, approx mode) is for compute kernels", what)
+	case kd.MathFidelity != "" && !fidelities[kd.MathFidelity]:
+		return invalid("%s: math fidelity %q (want LoFi, HiFi2, HiFi3 or HiFi4)", what, kd.MathFidelity)
+	}
+	if err := c.coreSet(kd.Cores, what+" cores"); err != nil {
+		return err
+	}
+	for name := range kd.Defines {
+		if !ttruntime.IsCIdentifier(name) {
+			return invalid("%s: define %q is not a C identifier", what, name)
+		}
+	}
+	for _, l := range []struct {
+		name    string
+		args    []backends.TTArg
+		list    argPlace
+		perCore bool
+	}{{"compile arg", kd.CompileArgs, inCompile, false}, {"runtime arg", kd.RuntimeArgs, inRuntime, true}, {"common arg", kd.CommonArgs, inCommon, false}} {
+		for i, a := range l.args {
+			if err := c.arg(a, l.list); err != nil {
+				return invalid("%s %s %d: %v", what, l.name, i, err)
+			}
+		}
+	}
+	names := map[string]bool{}
+	for _, na := range kd.NamedCompileArgs {
+		switch {
+		case !ttruntime.IsCIdentifier(na.Name):
+			return invalid("%s: named compile arg %q is not a C identifier", what, na.Name)
+		case names[na.Name]:
+			return invalid("%s: named compile arg %q is given twice", what, na.Name)
+		}
+		names[na.Name] = true
+		if err := c.arg(na.Arg, inCompile); err != nil {
+			return invalid("%s named compile arg %s: %v", what, na.Name, err)
+		}
+	}
+	return nil
+}
+
+type argPlace int
+
+const (
+	inCompile argPlace = iota
+	inRuntime
+	inCommon
+)
+
+// arg checks one layout entry. Core-specific entries belong in runtime
+// args only: compile and common args are the same on every core.
+func (c *checker) arg(a backends.TTArg, place argPlace) error {
+	p := c.p
 	param := func(wantBuffer bool) error {
 		if a.Param < 0 || a.Param >= len(p.Params) {
 			return fmt.Errorf("%s names param %d; the program has %d", a.Kind, a.Param, len(p.Params))
@@ -133,20 +264,151 @@ func checkArg(p *backends.Program, a backends.TTArg, perCore bool) error {
 		}
 		return nil
 	}
+	dim := func(d backends.GwsDim, name string) error {
+		if err := c.dim(d, place == inRuntime, name); err != nil {
+			return fmt.Errorf("%s %s: %w", a.Kind, name, err)
+		}
+		return nil
+	}
 	switch a.Kind {
 	case backends.TTArgParam:
 		return param(false)
-	case backends.TTArgBufferAddr, backends.TTArgBufferSize, backends.TTArgPages, backends.TTArgPageSize, backends.TTArgAccessor:
+	case backends.TTArgBufferAddr, backends.TTArgBufferSize, backends.TTArgPages, backends.TTArgPageSize:
 		return param(true)
-	case backends.TTArgCoreRow, backends.TTArgCoreCol, backends.TTArgCoreIndex:
-		if !perCore {
-			return fmt.Errorf("%s differs per core; it belongs in runtime_args", a.Kind)
+	case backends.TTArgAccessor:
+		if place != inCompile {
+			return fmt.Errorf("accessor entries are compile-time words: they belong in compile args")
+		}
+		return param(true)
+	case backends.TTArgBankID, backends.TTArgBankNocX, backends.TTArgBankNocY:
+		if err := param(true); err != nil {
+			return err
+		}
+		return dim(a.Page, "page")
+	case backends.TTArgCoreNocX, backends.TTArgCoreNocY:
+		if err := dim(a.Core.Row, "core row"); err != nil {
+			return err
+		}
+		return dim(a.Core.Col, "core col")
+	case backends.TTArgSemaphore:
+		if n := len(p.TT().Semaphores); a.Semaphore < 0 || a.Semaphore >= n {
+			return fmt.Errorf("semaphore %d; the program has %d", a.Semaphore, n)
 		}
 		return nil
-	case backends.TTArgNumCores, backends.TTArgConst:
+	case backends.TTArgCoreRow, backends.TTArgCoreCol, backends.TTArgCoreIndex, backends.TTArgNumCores:
+		if place != inRuntime {
+			return fmt.Errorf("%s differs per core; it belongs in runtime args", a.Kind)
+		}
 		return nil
+	case backends.TTArgConst:
+		return dim(a.Value, "value")
 	}
 	return fmt.Errorf("unknown layout kind %q", a.Kind)
+}
+
+func (c *checker) cb(i int, cb *backends.TTCBConfig) error {
+	what := fmt.Sprintf("circular buffer config %d", i)
+	if err := c.coreSet(cb.Cores, what+" cores"); err != nil {
+		return err
+	}
+	switch {
+	case cb.TotalBytes == 0:
+		return invalid("%s: total bytes must be positive", what)
+	case len(cb.Indices) == 0:
+		return invalid("%s has no index", what)
+	}
+	seen := map[uint8]bool{}
+	for _, x := range cb.Indices {
+		tr, tc := tileOf(x)
+		switch {
+		case x.Index >= NumCBs:
+			return invalid("%s: circular buffer index %d is outside 0–%d", what, x.Index, NumCBs-1)
+		case seen[x.Index]:
+			return invalid("%s: circular buffer index %d is configured twice", what, x.Index)
+		case !knownFormat(x.Format):
+			return invalid("%s: circular buffer %d: unknown data format %q (want Float32, Float16_b, Float16, Bfp8_b, Bfp4_b, Int32, UInt32, UInt16, UInt8 or Int8)", what, x.Index, x.Format)
+		case x.PageBytes == 0:
+			return invalid("%s: circular buffer %d: page bytes must be positive", what, x.Index)
+		case cb.TotalBytes%x.PageBytes != 0:
+			return invalid("%s: circular buffer %d: page bytes %d do not divide the %d bytes of the allocation", what, x.Index, x.PageBytes, cb.TotalBytes)
+		case !tileShapeOK(tr, tc):
+			return invalid("%s: circular buffer %d: a %dx%d tile is not one tt-metal has (1, 2, 4, 8, 16 or 32 rows of 32; 16 or 32 rows of 16)", what, x.Index, tr, tc)
+		}
+		seen[x.Index] = true
+	}
+	if cb.Buffer != nil {
+		b := *cb.Buffer
+		if b < 0 || b >= len(c.p.Params) || !c.p.Params[b].Kind.IsBuffer() {
+			return invalid("%s sits on param %d, which is not a buffer param", what, b)
+		}
+	}
+	return nil
+}
+
+func tileShapeOK(rows, cols uint32) bool {
+	switch cols {
+	case 32:
+		return rows == 1 || rows == 2 || rows == 4 || rows == 8 || rows == 16 || rows == 32
+	case 16:
+		return rows == 16 || rows == 32
+	}
+	return false
+}
+
+func (c *checker) buffer(i int, b *backends.TTBuffer, declared map[int]bool) error {
+	p := c.p
+	if b.Param < 0 || b.Param >= len(p.Params) || !p.Params[b.Param].Kind.IsBuffer() {
+		return invalid("buffer declaration %d names param %d, which is not a buffer param", i, b.Param)
+	}
+	prm := p.Params[b.Param]
+	what := fmt.Sprintf("buffer declaration of param %d (%s)", b.Param, prm.Name)
+	if declared[b.Param] {
+		return invalid("%s: the param is declared twice", what)
+	}
+	declared[b.Param] = true
+	sharded := b.Layout == ttruntime.LayoutHeightSharded || b.Layout == ttruntime.LayoutWidthSharded || b.Layout == ttruntime.LayoutBlockSharded
+	switch {
+	case b.Placement != "" && b.Placement != ttruntime.PlacementDRAM && b.Placement != ttruntime.PlacementL1:
+		return invalid("%s: placement %q (want dram or l1)", what, b.Placement)
+	case !sharded && b.Layout != "" && b.Layout != ttruntime.LayoutInterleaved:
+		return invalid("%s: layout %q (want interleaved, height_sharded, width_sharded or block_sharded)", what, b.Layout)
+	case sharded && b.Shard == nil:
+		return invalid("%s: a %s layout needs a shard spec", what, b.Layout)
+	case !sharded && b.Shard != nil:
+		return invalid("%s: an interleaved layout takes no shard spec", what)
+	}
+	if b.Shard != nil {
+		if o := b.Shard.Orientation; o != "" && o != ttruntime.OrientationRowMajor && o != ttruntime.OrientationColMajor {
+			return invalid("%s: shard orientation %q (want row_major or col_major)", what, o)
+		}
+		if err := c.coreSet(&b.Shard.Cores, what+" shard grid"); err != nil {
+			return err
+		}
+	}
+	if b.Format != "" && !b.Tile {
+		return invalid("%s: storage format %s needs the tile layout", what, b.Format)
+	}
+	if b.Tile {
+		switch {
+		case b.Rows == 0 || b.Cols == 0 || b.Rows%TileDim != 0 || b.Cols%TileDim != 0:
+			return invalid("%s: a tile layout needs rows and cols that are positive multiples of %d (pad the matrix), got %dx%d", what, TileDim, b.Rows, b.Cols)
+		case b.Rows > 1<<31 || b.Cols > 1<<31:
+			return invalid("%s: a %dx%d matrix is too large", what, b.Rows, b.Cols)
+		}
+		switch b.Format {
+		case "":
+			if s := prm.DType.Size(); s != 1 && s != 2 && s != 4 {
+				return invalid("%s: %s elements cannot be tiled (1, 2 or 4-byte elements)", what, prm.DType)
+			}
+		case "Bfp8_b", "Bfp4_b":
+			if prm.DType != backends.F32 && prm.DType != backends.BF16 {
+				return invalid("%s: %s storage holds f32 or bf16 params, not %s", what, b.Format, prm.DType)
+			}
+		default:
+			return invalid("%s: storage format %q (want Bfp8_b or Bfp4_b, or none for the dtype itself)", what, b.Format)
+		}
+	}
+	return nil
 }
 
 func checkAxis(axis int, n uint64, g ttruntime.Grid) error {
@@ -167,7 +429,8 @@ func checkAxis(axis int, n uint64, g ttruntime.Grid) error {
 // LaunchGrid evaluates the program's grid from args: axis 0 is rows, axis
 // 1 is cols, a missing axis is 1 (so a one-axis grid [n] is n rows of one
 // core, and no grid is a single core). Zero, more than two axes, or more
-// cores than the chip has per axis are errors.
+// cores than the chip has per axis are errors. Kernels, CB configs and
+// semaphores without cores of their own run on this grid.
 func LaunchGrid(p *backends.Program, args []backends.LaunchArg, g ttruntime.Grid) ([2]uint32, error) {
 	out := [2]uint32{1, 1}
 	if len(p.Grid) > 2 {
@@ -184,54 +447,4 @@ func LaunchGrid(p *backends.Program, args []backends.LaunchArg, g ttruntime.Grid
 		out[i] = uint32(n)
 	}
 	return out, nil
-}
-
-// compileRequest renders the program for the runtime.
-func compileRequest(p *backends.Program) ttruntime.CompileRequest {
-	v := p.TT()
-	req := ttruntime.CompileRequest{
-		Name: p.Name,
-		ComputeConfig: ttruntime.ComputeConfig{
-			MathFidelity: v.MathFidelity, FP32DestAcc: v.FP32DestAcc, MathApproxMode: v.MathApproxMode,
-		},
-	}
-	if req.ComputeConfig.MathFidelity == "" {
-		req.ComputeConfig.MathFidelity = "HiFi4"
-	}
-	for _, prm := range p.Params {
-		req.Params = append(req.Params, ttruntime.ParamDesc{Name: prm.Name, Kind: prm.Kind.String(), DType: prm.DType.String()})
-	}
-	for _, cb := range v.CBs {
-		req.CBs = append(req.CBs, ttruntime.CBDesc{Index: cb.Index, Format: cb.Format, PageBytes: cb.PageBytes, Pages: cb.Pages})
-	}
-	section := func(k backends.TTKernel) ttruntime.Section {
-		s := ttruntime.Section{
-			Defines:     k.Defines,
-			CompileArgs: layout(k.CompileArgs),
-			RuntimeArgs: layout(k.RuntimeArgs),
-			CommonArgs:  layout(k.CommonArgs),
-		}
-		s.SetSource(k.Source)
-		return s
-	}
-	req.Reader, req.Compute, req.Writer = section(v.Reader), section(v.Compute), section(v.Writer)
-	return req
-}
-
-func layout(args []backends.TTArg) []ttruntime.LayoutEntry {
-	out := make([]ttruntime.LayoutEntry, 0, len(args))
-	for _, a := range args {
-		e := ttruntime.LayoutEntry{Kind: string(a.Kind)}
-		switch a.Kind {
-		case backends.TTArgConst:
-			v := a.Value
-			e.Value = &v
-		case backends.TTArgCoreRow, backends.TTArgCoreCol, backends.TTArgCoreIndex, backends.TTArgNumCores:
-		default:
-			prm := a.Param
-			e.Param = &prm
-		}
-		out = append(out, e)
-	}
-	return out
 }

@@ -6,7 +6,10 @@ package ttruntime
 // an error reply is a *core.Error wrapping a *RemoteError, and a runtime
 // that is gone makes every call fail with ErrDeviceLost.
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // initialize is the handshake Start performs. HandshakeTimeout is the call's
 // own timeout, not a context deadline, so that a runtime hanging in init is
@@ -20,7 +23,17 @@ func (c *Client) initialize(ctx context.Context) (InitReply, error) {
 
 // exit asks the runtime to release everything and exit (Close sends it).
 func (c *Client) exit(ctx context.Context) error {
-	return c.callWithTimeout(ctx, CmdExit, nil, nil, c.cfg.ShutdownTimeout)
+	return c.callWithTimeout(ctx, CmdExit, nil, nil, c.graced(c.cfg.ShutdownTimeout))
+}
+
+// graced is timeout, or AbandonedGrace when that is shorter and an
+// abandoned call is still unanswered (the runtime is likely inside its
+// kernel).
+func (c *Client) graced(timeout time.Duration) time.Duration {
+	if c.abandonedN.Load() > 0 {
+		return min(timeout, c.cfg.AbandonedGrace)
+	}
+	return timeout
 }
 
 // Ping is a no-op round trip. It allocates nothing.
@@ -38,8 +51,9 @@ func (c *Client) Unmap(ctx context.Context, req SegmentRequest) error {
 	return c.call(ctx, CmdUnmap, req, nil)
 }
 
-// Alloc creates a device buffer of req.Size bytes, interleaved in pages of
-// req.PageSize (0: DefaultPageSize).
+// Alloc creates a device buffer of req.Size bytes laid out as its spec
+// says (the zero spec: DRAM, interleaved in DefaultPageSize pages). The
+// request is not checked here: callers check it with ValidateAlloc.
 func (c *Client) Alloc(ctx context.Context, req AllocRequest) (AllocReply, error) {
 	var r AllocReply
 	if err := c.call(ctx, CmdAlloc, req, &r); err != nil {
@@ -48,11 +62,12 @@ func (c *Client) Alloc(ctx context.Context, req AllocRequest) (AllocReply, error
 	return r, nil
 }
 
-// Free frees a device buffer. Its reply is bounded by CleanupTimeout: a
-// runtime that does not answer a free that long after it was sent is
-// presumed hung and killed, as on any call's timeout.
+// Free frees a device buffer. Its reply is bounded by CleanupTimeout (or
+// AbandonedGrace while an abandoned call is unanswered): a runtime that
+// does not answer a free that long after it was sent is presumed hung and
+// killed, as on any call's timeout.
 func (c *Client) Free(ctx context.Context, req BufferRequest) error {
-	return c.callWithTimeout(ctx, CmdFree, req, nil, c.cfg.CleanupTimeout)
+	return c.callWithTimeout(ctx, CmdFree, req, nil, c.graced(c.cfg.CleanupTimeout))
 }
 
 // Write copies req.Length bytes from the shm segment at req.SegmentOffset
@@ -67,8 +82,9 @@ func (c *Client) Read(ctx context.Context, req TransferRequest) error {
 	return c.call(ctx, CmdRead, req, nil)
 }
 
-// Compile registers and builds a three-kernel program; a build failure is
-// ErrCompile carrying the compiler's diagnostics.
+// Compile registers and builds a program; a build failure is ErrCompile
+// carrying the compiler's diagnostics. The request is not checked here:
+// callers check it with ValidateCompile.
 func (c *Client) Compile(ctx context.Context, req CompileRequest) (ProgramReply, error) {
 	var r ProgramReply
 	if err := c.call(ctx, CmdCompile, req, &r); err != nil {
@@ -77,11 +93,15 @@ func (c *Client) Compile(ctx context.Context, req CompileRequest) (ProgramReply,
 	return r, nil
 }
 
-// Run runs a compiled program on the cores of req.Grid and waits for it;
-// the reply carries the device time when req.Timed.
+// Run runs every kernel of a compiled program on its cores and waits for
+// it; the reply carries the device time when req.Timed. With
+// KernelOutput set, the DPRINT lines of the run have been written there
+// when Run returns.
 func (c *Client) Run(ctx context.Context, req RunRequest) (RunReply, error) {
 	var r RunReply
-	if err := c.call(ctx, CmdRun, req, &r); err != nil {
+	err := c.call(ctx, CmdRun, req, &r)
+	c.syncStderr()
+	if err != nil {
 		return RunReply{}, err
 	}
 	return r, nil
@@ -90,5 +110,5 @@ func (c *Client) Run(ctx context.Context, req RunRequest) (RunReply, error) {
 // Release drops a compiled program. Like Free, its reply is bounded by
 // CleanupTimeout.
 func (c *Client) Release(ctx context.Context, req ProgramRequest) error {
-	return c.callWithTimeout(ctx, CmdRelease, req, nil, c.cfg.CleanupTimeout)
+	return c.callWithTimeout(ctx, CmdRelease, req, nil, c.graced(c.cfg.CleanupTimeout))
 }

@@ -57,6 +57,14 @@ type Config struct {
 	// killed, and a program exiting during a hung kernel does not wait the
 	// full Timeout for each of its cleanups.
 	CleanupTimeout time.Duration
+	// AbandonedGrace bounds Free, Release and Close's exit request instead
+	// of CleanupTimeout and ShutdownTimeout while a call whose caller gave
+	// up (its context ended) has not been answered yet (default 1 s, never
+	// more than those). The runtime is then most likely still inside the
+	// kernel of an abandoned launch, and the cleanups and exit of a
+	// program shutting down should not each wait for it: past the grace the
+	// runtime is presumed hung and killed.
+	AbandonedGrace time.Duration
 	// HandshakeTimeout bounds the init handshake (default 30 s).
 	HandshakeTimeout time.Duration
 	// ShutdownTimeout is how long Close waits after exit, and then after
@@ -70,6 +78,17 @@ type Config struct {
 	StderrTail int
 	// Init holds the handshake fields; Protocol is always ProtocolVersion.
 	Init InitRequest
+	// LockFile, when set, is the chip's locked lock file (ChipLock.File):
+	// the runtime inherits it as descriptor 3 and is told so with
+	// --lock-fd 3, so it holds the chip for as long as it lives, also past
+	// this process. The caller keeps its own descriptor until it unlocks.
+	LockFile *os.File
+	// KernelOutput, when set, receives the kernels' DPRINT output: the
+	// runtime is asked to print it (init's dprint), and every stderr line
+	// that starts with "dprint: " is written here without that prefix
+	// ("core (0,1) riscv_0: text\n") instead of going to the log. Run
+	// returns after the lines its kernels printed have been written.
+	KernelOutput io.Writer
 }
 
 // The defaults of Config.
@@ -83,6 +102,10 @@ const (
 	// milliseconds in the runtime; 5 s is ample on a loaded machine and
 	// short enough that exiting during a hung kernel is quick.
 	DefaultCleanupTimeout = 5 * time.Second
+	// DefaultAbandonedGrace: an abandoned launch that has not answered
+	// yet is usually a hung or very long kernel; a second is enough for
+	// one that was about to finish.
+	DefaultAbandonedGrace = time.Second
 	// DefaultHandshakeTimeout: init opens the device, which takes seconds
 	// on a card (tt-metal brings the chip up) and milliseconds on the
 	// emulator.
@@ -103,6 +126,9 @@ func (c Config) withDefaults() Config {
 		c.CleanupTimeout = DefaultCleanupTimeout
 	}
 	c.CleanupTimeout = min(c.CleanupTimeout, c.Timeout)
+	if c.AbandonedGrace <= 0 {
+		c.AbandonedGrace = DefaultAbandonedGrace
+	}
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = DefaultHandshakeTimeout
 	}
@@ -119,6 +145,9 @@ func (c Config) withDefaults() Config {
 		c.Init.Layer = "auto"
 	}
 	c.Init.Protocol = ProtocolVersion
+	if c.KernelOutput != nil {
+		c.Init.DPrint = true
+	}
 	return c
 }
 
@@ -146,9 +175,13 @@ type Client struct {
 	callSlot  chan struct{}
 	nextID    uint64
 	abandoned map[uint64]string
-	wbuf      []byte        // request encoding, reused
-	out       *bufio.Reader // stdout
-	partial   []byte        // a line read in part (interrupted or long)
+	// abandonedN counts the abandoned requests whose replies have not
+	// come yet: while there are any, the runtime may still be busy with
+	// them (a kernel whose launch was given up).
+	abandonedN atomic.Int32
+	wbuf       []byte        // request encoding, reused
+	out        *bufio.Reader // stdout
+	partial    []byte        // a line read in part (interrupted or long)
 
 	armedWrite time.Time   // the stdin write deadline now set
 	writeStop  atomic.Bool // the caller interrupts a concurrent write
@@ -160,9 +193,11 @@ type Client struct {
 	wakeAt    time.Time // once the process exited, no read waits past this
 	hasWake   bool
 
-	stderrDone chan struct{}
-	exited     chan struct{}
-	exitStatus string // set before exited is closed
+	stderrDone    chan struct{}
+	stderrRead    atomic.Uint64 // bytes read from stderr
+	stderrHandled atomic.Uint64 // of those, the bytes of whole lines handled
+	exited        chan struct{}
+	exitStatus    string // set before exited is closed
 
 	brokenOnce sync.Once
 	broken     chan struct{}

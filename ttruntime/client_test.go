@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -141,7 +142,7 @@ func TestBuffersMoveThroughShm(t *testing.T) {
 	for i := range 4096 {
 		mem[i] = byte(i * 7)
 	}
-	a, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: 4096, PageSize: 2048})
+	a, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: 4096, BufferSpec: ttruntime.BufferSpec{PageSize: 2048}})
 	require.NoError(t, err)
 	require.NotZero(t, a.Buffer)
 	require.NoError(t, c.Map(ctx, ttruntime.SegmentRequest{Segment: seg.Name()}))
@@ -240,9 +241,9 @@ func TestFaults(t *testing.T) {
 		{name: "crash", flags: []string{"-crash-at", "2"},
 			is: []error{backends.ErrDeviceLost}, says: "exit status 3", then: lost},
 		{name: "hang", flags: []string{"-hang-at", "2"}, timeout: 300 * time.Millisecond,
-			is: []error{backends.ErrDeviceLost}, says: "presumed hung", then: lost},
+			is: []error{backends.ErrDeviceLost}, says: "presumed hung and was killed (runtime signal: killed)", then: lost},
 		{name: "hang ignoring SIGTERM", flags: []string{"-hang-at", "2", "-ignore-term"}, timeout: 300 * time.Millisecond,
-			is: []error{backends.ErrDeviceLost}, says: "presumed hung", then: lost},
+			is: []error{backends.ErrDeviceLost}, says: "presumed hung and was killed (runtime signal: killed)", then: lost},
 		{name: "slow past the timeout", flags: []string{"-slow", "2s"}, timeout: 300 * time.Millisecond,
 			is: []error{backends.ErrDeviceLost}, says: "presumed hung", then: lost},
 		{name: "wrong reply id", flags: []string{"-wrong-id-at", "2"},
@@ -252,7 +253,7 @@ func TestFaults(t *testing.T) {
 		{name: "oversized line", flags: []string{"-oversize-at", "2"},
 			is: []error{backends.ErrDeviceLost, ttruntime.ErrProtocol}, says: "longer than", then: lost},
 		{name: "stdout closed", flags: []string{"-close-stdout-at", "2"},
-			is: []error{backends.ErrDeviceLost}, says: "closed its stdout", then: lost},
+			is: []error{backends.ErrDeviceLost}, says: "closed its stdout (runtime signal: killed)", then: lost},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -314,14 +315,7 @@ func TestFaults(t *testing.T) {
 // stdout, so a runtime that floods stdout before reading cannot deadlock it.
 func TestLongRequestWhileStdoutFloods(t *testing.T) {
 	c := start(t, mockConfig("-flood", "1000000"))
-	req := ttruntime.CompileRequest{
-		Name:          "long",
-		CBs:           []ttruntime.CBDesc{{Index: 0, Format: "Float32", PageBytes: 4096, Pages: 2}},
-		ComputeConfig: ttruntime.ComputeConfig{MathFidelity: "HiFi4"},
-	}
-	req.Reader.SetSource("// " + strings.Repeat("r", 3<<20) + "\n")
-	req.Compute.SetSource("void kernel() {}\n")
-	req.Writer.SetSource("void kernel() {}\n")
+	req := oneGroupProgram("long", "// "+strings.Repeat("r", 3<<20)+"\n", "void kernel() {}\n", "void kernel() {}\n")
 	p, err := c.Compile(context.Background(), req)
 	require.NoError(t, err)
 	require.NotZero(t, p.Program)
@@ -339,8 +333,7 @@ func TestCancelCutsOffALongRequest(t *testing.T) {
 	require.ErrorIs(t, c.Ping(ctx), context.DeadlineExceeded) // the runtime now reads nothing
 	require.True(t, c.Alive())
 
-	req := ttruntime.CompileRequest{Name: "long"}
-	req.Reader.SetSource(strings.Repeat("r", 4<<20))
+	req := oneKernelProgram("long", strings.Repeat("r", 4<<20))
 	// Encoding 4 MiB may outlast a short delay on a loaded machine; then the
 	// call ends before sending anything, which is right too: try longer.
 	for _, delay := range []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second} {
@@ -368,8 +361,7 @@ func TestCancelCutsOffALongRequest(t *testing.T) {
 // later writes are not taken for stopped ones.
 func TestCancelAfterALongRequestWasSent(t *testing.T) {
 	c := start(t, mockConfig("-slow", "400ms"))
-	req := ttruntime.CompileRequest{Name: "long"}
-	req.Reader.SetSource(strings.Repeat("r", 1<<20))
+	req := oneKernelProgram("long", strings.Repeat("r", 1<<20))
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	_, err := c.Compile(ctx, req)
@@ -432,7 +424,8 @@ func TestHandshakeFailures(t *testing.T) {
 	}{
 		{"crash during init", []string{"-crash-at", "1"}, []error{backends.ErrDeviceLost}, "exit status 3"},
 		{"hang during init", []string{"-hang-at", "1"}, []error{backends.ErrDeviceLost}, "presumed hung"},
-		{"newer runtime", []string{"-protocol", "2"}, []error{ttruntime.ErrVersion}, "rebuild"},
+		{"newer runtime", []string{"-protocol", "3"}, []error{ttruntime.ErrVersion}, "rebuild zyx-tt"},
+		{"v1 runtime", []string{"-protocol", "1"}, []error{ttruntime.ErrVersion}, "rebuild the runtime (make runtime)"},
 		{"garbage instead of a reply", []string{"-garbage-at", "1"}, []error{ttruntime.ErrProtocol}, "undecodable"},
 	}
 	for _, tc := range cases {
@@ -559,8 +552,7 @@ func TestCleanupCallsHaveTheirOwnTimeout(t *testing.T) {
 	cfg.Timeout = 20 * time.Second
 	cfg.CleanupTimeout = 200 * time.Millisecond
 	c = start(t, cfg)
-	req := ttruntime.CompileRequest{Name: "p"}
-	req.Reader.SetSource("void kernel_main() {}\n")
+	req := oneKernelProgram("p", "void kernel_main() {}\n")
 	p, err := c.Compile(ctx, req)
 	require.NoError(t, err)
 	began = time.Now()
@@ -583,7 +575,7 @@ func TestCleanupCallsHaveTheirOwnTimeout(t *testing.T) {
 
 func TestEncodeSourceSurvivesAnyByte(t *testing.T) {
 	for _, src := range []string{"", "kernel();\n\"quoted\"\t\\", "bad \xff\xfe utf8\n\x00"} {
-		var s ttruntime.Section
+		var s ttruntime.Kernel
 		s.SetSource(src)
 		got, err := s.Text()
 		require.NoError(t, err)
@@ -591,10 +583,23 @@ func TestEncodeSourceSurvivesAnyByte(t *testing.T) {
 	}
 }
 
+// lockDir points the chip locks at a private directory of the test.
+func lockDir(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "locks")
+	t.Setenv(ttruntime.EnvLockDir, dir)
+	return dir
+}
+
 func TestChipLock(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir())
+	dir := lockDir(t)
 	l, err := ttruntime.LockChip("0000:01:00.0", 1)
 	require.NoError(t, err)
+	st, err := os.Stat(dir)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), st.Mode().Perm(), "the lock directory is created 0700")
+	st, err = os.Stat(l.Path())
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "a new lock file is 0600")
 	_, err = ttruntime.LockChip("0000:01:00.0", 1)
 	require.ErrorIs(t, err, ttruntime.ErrChipBusy)
 	require.ErrorIs(t, err, backends.ErrNoDevice)
@@ -607,6 +612,200 @@ func TestChipLock(t *testing.T) {
 	l, err = ttruntime.LockChip("0000:01:00.0", 1)
 	require.NoError(t, err)
 	require.NoError(t, l.Unlock())
+}
+
+func TestChipLockDirDefaults(t *testing.T) {
+	t.Setenv(ttruntime.EnvLockDir, "")
+	x := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", x)
+	if os.Geteuid() == 0 {
+		require.Equal(t, "/run/lock/zyx-tt", ttruntime.LockDir())
+		return
+	}
+	require.Equal(t, filepath.Join(x, "zyx-tt"), ttruntime.LockDir())
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	require.Equal(t, filepath.Join(os.TempDir(), fmt.Sprintf("zyx-tt-%d", os.Geteuid())), ttruntime.LockDir())
+}
+
+// A file planted where a lock file goes is neither followed nor trusted,
+// and the lock code changes nothing about it.
+func TestChipLockRefusesPlantedFiles(t *testing.T) {
+	dir := lockDir(t)
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	path := filepath.Join(dir, ttruntime.LockName("0000:01:00.0", 0))
+
+	t.Run("symbolic link", func(t *testing.T) {
+		target := filepath.Join(t.TempDir(), "victim")
+		require.NoError(t, os.WriteFile(target, []byte("precious\n"), 0o644))
+		require.NoError(t, os.Symlink(target, path))
+		defer os.Remove(path)
+		_, err := ttruntime.LockChip("0000:01:00.0", 0)
+		require.ErrorIs(t, err, backends.ErrNoDevice)
+		require.ErrorContains(t, err, "symbolic link")
+		got, err := os.ReadFile(target)
+		require.NoError(t, err)
+		require.Equal(t, "precious\n", string(got), "the link's target is untouched")
+		st, err := os.Stat(target)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o644), st.Mode().Perm(), "and not chmod-ed")
+		// a dangling link is not followed into creating its target either
+		dangling := filepath.Join(t.TempDir(), "new")
+		require.NoError(t, os.Remove(path))
+		require.NoError(t, os.Symlink(dangling, path))
+		_, err = ttruntime.LockChip("0000:01:00.0", 0)
+		require.ErrorContains(t, err, "symbolic link")
+		_, err = os.Lstat(dangling)
+		require.ErrorIs(t, err, os.ErrNotExist)
+	})
+
+	t.Run("another user's file", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root to give a file to another user (chown to nobody)")
+		}
+		require.NoError(t, os.WriteFile(path, []byte("4242\n"), 0o666))
+		defer os.Remove(path)
+		require.NoError(t, os.Chmod(path, 0o666))
+		require.NoError(t, os.Chown(path, 65534, 65534))
+		_, err := ttruntime.LockChip("0000:01:00.0", 0)
+		require.ErrorIs(t, err, backends.ErrNoDevice)
+		require.ErrorContains(t, err, "belongs to uid 65534")
+		st, err := os.Stat(path)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o666), st.Mode().Perm(), "an existing file is never chmod-ed")
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Equal(t, "4242\n", string(got), "nor written")
+	})
+
+	t.Run("hard link", func(t *testing.T) {
+		other := filepath.Join(dir, "elsewhere")
+		require.NoError(t, os.WriteFile(other, nil, 0o600))
+		require.NoError(t, os.Link(other, path))
+		defer os.Remove(path)
+		_, err := ttruntime.LockChip("0000:01:00.0", 0)
+		require.ErrorContains(t, err, "2 links")
+	})
+
+	t.Run("not a regular file", func(t *testing.T) {
+		require.NoError(t, syscall.Mkfifo(path, 0o600))
+		defer os.Remove(path)
+		_, err := ttruntime.LockChip("0000:01:00.0", 0)
+		require.ErrorContains(t, err, "not a regular file")
+	})
+}
+
+func TestChipLockRefusesUntrustedDirectories(t *testing.T) {
+	base := t.TempDir()
+	t.Run("a symbolic link", func(t *testing.T) {
+		real := filepath.Join(base, "real")
+		require.NoError(t, os.Mkdir(real, 0o700))
+		link := filepath.Join(base, "link")
+		require.NoError(t, os.Symlink(real, link))
+		t.Setenv(ttruntime.EnvLockDir, link)
+		_, err := ttruntime.LockChip("0000:01:00.0", 0)
+		require.ErrorContains(t, err, "not a directory")
+		ents, _ := os.ReadDir(real)
+		require.Empty(t, ents, "nothing was created through the link")
+	})
+	t.Run("writable by others", func(t *testing.T) {
+		open := filepath.Join(base, "open")
+		require.NoError(t, os.Mkdir(open, 0o700))
+		require.NoError(t, os.Chmod(open, 0o777))
+		t.Setenv(ttruntime.EnvLockDir, open)
+		_, err := ttruntime.LockChip("0000:01:00.0", 0)
+		require.ErrorContains(t, err, "writable by other users")
+	})
+	t.Run("another user's", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root to give a directory to another user (chown to nobody)")
+		}
+		theirs := filepath.Join(base, "theirs")
+		require.NoError(t, os.Mkdir(theirs, 0o700))
+		require.NoError(t, os.Chown(theirs, 65534, 65534))
+		t.Setenv(ttruntime.EnvLockDir, theirs)
+		_, err := ttruntime.LockChip("0000:01:00.0", 0)
+		require.ErrorContains(t, err, "belongs to uid 65534")
+	})
+}
+
+// The runtime inherits the lock (--lock-fd) and holds the chip while it
+// lives, also after the driver's own descriptor is gone: a runtime left
+// behind keeps a second one off the chip. For the mock and the C++
+// runtime alike.
+func TestRuntimeHoldsTheChipLock(t *testing.T) {
+	for _, rt := range []struct {
+		name string
+		cfg  func() ttruntime.Config
+	}{{"mock", func() ttruntime.Config { return mockConfig() }}, {"c++", func() ttruntime.Config { return emuConfig(t, "n150", 0) }}} {
+		t.Run(rt.name, func(t *testing.T) {
+			lockDir(t)
+			l, err := ttruntime.LockChip("0000:07:00.0", 0)
+			require.NoError(t, err)
+			cfg := rt.cfg()
+			cfg.LockFile = l.File()
+			c := start(t, cfg)
+			l.NoteRuntime(c.Pid())
+			require.NoError(t, c.Ping(context.Background()))
+			require.NoError(t, l.Unlock(), "the driver lets go of its descriptor")
+
+			_, err = ttruntime.LockChip("0000:07:00.0", 0)
+			require.ErrorIs(t, err, ttruntime.ErrChipBusy, "the runtime still holds the chip")
+			require.ErrorContains(t, err, fmt.Sprintf("its runtime is pid %d", c.Pid()))
+			c.Kill()
+			again, err := ttruntime.LockChip("0000:07:00.0", 0)
+			require.NoError(t, err, "the chip is free once the runtime is gone")
+
+			// A runtime handed a lock that another open of the file holds
+			// refuses to start.
+			f, err := os.Open(again.Path())
+			require.NoError(t, err)
+			defer f.Close()
+			cfg.LockFile = f
+			_, err = ttruntime.Start(context.Background(), cfg)
+			require.ErrorIs(t, err, backends.ErrDeviceLost)
+			require.ErrorContains(t, err, "held by another process")
+			require.NoError(t, again.Unlock())
+		})
+	}
+}
+
+// DPRINT lines on the runtime's stderr go to KernelOutput, without their
+// prefix and all of them before Run returns; other stderr lines stay in
+// the log and the tail.
+func TestKernelOutput(t *testing.T) {
+	var out lockedBuffer
+	cfg := mockConfig("-dprint", "hello from a kernel", "-stderr", "an ordinary log line")
+	cfg.KernelOutput = &out
+	c := start(t, cfg)
+	ctx := context.Background()
+	p := oneGroupProgram("p", "void kernel_main() {}", "void kernel_main() {}", "void kernel_main() {}")
+	for k := range p.Kernels {
+		p.Kernels[k].Cores = ttruntime.CoreRangeSet{ttruntime.Rect(0, 0, 7, 7)}
+	}
+	p.CBs[0].Cores = p.Kernels[0].Cores
+	pr, err := c.Compile(ctx, p)
+	require.NoError(t, err)
+	for run := 1; run <= 3; run++ {
+		_, err = c.Run(ctx, ttruntime.RunRequest{Program: pr.Program})
+		require.NoError(t, err)
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		require.Len(t, lines, run*3*64, "every line of the run is there when Run returns")
+		require.Contains(t, lines, "core (7,3) compute: hello from a kernel")
+		require.Contains(t, lines, "core (0,0) riscv_1: hello from a kernel")
+	}
+	require.NotContains(t, out.String(), "ordinary", "only DPRINT lines go to KernelOutput")
+	require.Contains(t, c.StderrTail(), "an ordinary log line")
+	require.NotContains(t, c.StderrTail(), "hello from a kernel", "DPRINT lines stay out of the error tail")
+
+	// Without KernelOutput the runtime is not asked to print.
+	cfg.KernelOutput = nil
+	c2 := start(t, cfg)
+	pr, err = c2.Compile(ctx, p)
+	require.NoError(t, err)
+	_, err = c2.Run(ctx, ttruntime.RunRequest{Program: pr.Program})
+	require.NoError(t, err)
+	require.NoError(t, c2.Close())
+	require.NotContains(t, c2.StderrTail(), "hello from a kernel")
 }
 
 func TestFindRuntime(t *testing.T) {
@@ -780,4 +979,64 @@ func sum(ds []time.Duration) (t time.Duration) {
 		t += d
 	}
 	return t
+}
+
+// While an abandoned call is unanswered, cleanups and Close's exit wait
+// only AbandonedGrace: a program that gave up on a hung kernel and shuts
+// down is not held for CleanupTimeout and ShutdownTimeout.
+func TestAbandonedCallShortensCleanupAndClose(t *testing.T) {
+	ctx := context.Background()
+	abandon := func(t *testing.T, c *ttruntime.Client) {
+		cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		require.ErrorIs(t, c.Ping(cctx), context.DeadlineExceeded)
+		require.True(t, c.Alive())
+	}
+	cfg := mockConfig("-hang-at", "3") // init 1, alloc 2, the ping 3 hangs
+	cfg.Timeout = 20 * time.Second
+	cfg.CleanupTimeout = 10 * time.Second
+	cfg.ShutdownTimeout = 10 * time.Second
+	cfg.AbandonedGrace = 300 * time.Millisecond
+
+	t.Run("free", func(t *testing.T) {
+		c := start(t, cfg)
+		a, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: 64})
+		require.NoError(t, err)
+		abandon(t, c)
+		began := time.Now()
+		err = c.Free(ctx, ttruntime.BufferRequest{Buffer: a.Buffer})
+		took := time.Since(began)
+		require.ErrorIs(t, err, backends.ErrDeviceLost)
+		require.ErrorContains(t, err, "no reply to free within 300ms")
+		require.GreaterOrEqual(t, took, 300*time.Millisecond)
+		require.Less(t, took, 3*time.Second)
+		began = time.Now()
+		require.NoError(t, c.Close())
+		require.Less(t, time.Since(began), time.Second)
+	})
+	t.Run("close", func(t *testing.T) {
+		c := start(t, cfg)
+		_, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: 64})
+		require.NoError(t, err)
+		abandon(t, c)
+		began := time.Now()
+		err = c.Close()
+		require.Less(t, time.Since(began), 3*time.Second, "not ShutdownTimeout")
+		var se *ttruntime.ShutdownError
+		require.ErrorAs(t, err, &se)
+		require.Equal(t, ttruntime.ShutdownKilled, se.How)
+		require.False(t, c.Alive())
+	})
+	t.Run("an answered abandoned call restores the full timeout", func(t *testing.T) {
+		slow := mockConfig("-slow", "400ms")
+		slow.AbandonedGrace = 100 * time.Millisecond
+		c := start(t, slow)
+		cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		require.ErrorIs(t, c.Ping(cctx), context.DeadlineExceeded)
+		require.NoError(t, c.Ping(ctx), "the late reply is skipped")
+		a, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: 64})
+		require.NoError(t, err)
+		require.NoError(t, c.Free(ctx, ttruntime.BufferRequest{Buffer: a.Buffer}), "400 ms is within CleanupTimeout again")
+	})
 }

@@ -8,6 +8,7 @@ package ttruntime_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -144,7 +146,7 @@ func TestRuntimeRoundTrips(t *testing.T) {
 	for _, tc := range []struct{ size, page uint64 }{
 		{1, 2048}, {7, 32}, {2049, 2048}, {100003, 1024}, {1<<20 + 13, 4096}, {3 * 2048 * 12, 2048},
 	} {
-		a, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: tc.size, PageSize: tc.page})
+		a, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: tc.size, BufferSpec: ttruntime.BufferSpec{PageSize: tc.page}})
 		require.NoError(t, err)
 		// The model is what the buffer must hold: a full write, then random
 		// partial writes at odd offsets and lengths from odd segment offsets.
@@ -190,25 +192,22 @@ const (
 	emptyCompute  = "#include \"compute_kernel_api.h\"\nnamespace NAMESPACE {\nvoid MAIN {}\n}\n"
 )
 
-func section(src string) ttruntime.Section {
-	var s ttruntime.Section
-	s.SetSource(src)
-	return s
-}
-
+// emptyProgram is a reader, compute and writer kernel that do nothing, on
+// the cores [0, 0, 1, 1], with a buffer and a variable param.
 func emptyProgram() ttruntime.CompileRequest {
-	return ttruntime.CompileRequest{
-		Name: "empty",
-		Params: []ttruntime.ParamDesc{
-			{Name: "a", Kind: "global", DType: "f32"},
-			{Name: "n", Kind: "variable", DType: "u32"},
-		},
-		Reader:        section(emptyDataflow),
-		Compute:       section(emptyCompute),
-		Writer:        section(emptyDataflow),
-		CBs:           []ttruntime.CBDesc{{Index: 0, Format: "Float32", PageBytes: 4096, Pages: 2}},
-		ComputeConfig: ttruntime.ComputeConfig{MathFidelity: "HiFi4"},
+	p := oneGroupProgram("empty", emptyDataflow, emptyCompute, emptyDataflow)
+	cores := ttruntime.CoreRangeSet{ttruntime.Rect(0, 0, 1, 1)}
+	for k := range p.Kernels {
+		p.Kernels[k].Cores = cores
 	}
+	p.CBs[0].Cores = cores
+	p.Params = []ttruntime.ParamDesc{
+		{Name: "a", Kind: "global", DType: "f32"},
+		{Name: "n", Kind: "variable", DType: "u32"},
+	}
+	p.Kernels[0].RuntimeArgs = []ttruntime.CoreArgs{{Cores: cores, Args: []ttruntime.ArgEntry{
+		ttruntime.ParamEntry(ttruntime.ArgBufferAddr, 0), ttruntime.ParamEntry(ttruntime.ArgParam, 1)}}}
+	return p
 }
 
 func TestRuntimeErrors(t *testing.T) {
@@ -236,6 +235,7 @@ func TestRuntimeErrors(t *testing.T) {
 		{"alloc size as string", ttruntime.CmdAlloc, m{"size": "4096"}, ttruntime.CodeBadRequest},
 		{"alloc negative", ttruntime.CmdAlloc, m{"size": -1}, ttruntime.CodeBadRequest},
 		{"alloc missing size", ttruntime.CmdAlloc, m{}, ttruntime.CodeBadRequest},
+		{"alloc unknown field", ttruntime.CmdAlloc, m{"size": 64, "pages": 1}, ttruntime.CodeBadRequest},
 		{"free unknown", ttruntime.CmdFree, m{"buffer": a.Buffer + 1000}, ttruntime.CodeUnknownBuffer},
 		{"free as float", ttruntime.CmdFree, m{"buffer": 1.5}, ttruntime.CodeBadRequest},
 		{"write past buffer", ttruntime.CmdWrite, ttruntime.TransferRequest{Buffer: a.Buffer, Offset: 4000, Segment: seg.Name(), Length: 97}, ttruntime.CodeInvalidArgument},
@@ -246,11 +246,13 @@ func TestRuntimeErrors(t *testing.T) {
 		{"map escapes", ttruntime.CmdMap, ttruntime.SegmentRequest{Segment: "../../etc/shadow"}, ttruntime.CodeShmError},
 		{"map empty", ttruntime.CmdMap, ttruntime.SegmentRequest{Segment: ""}, ttruntime.CodeShmError},
 		{"read unknown buffer", ttruntime.CmdRead, ttruntime.TransferRequest{Buffer: 999999, Segment: seg.Name(), Length: 1}, ttruntime.CodeUnknownBuffer},
-		{"run unknown program", ttruntime.CmdRun, ttruntime.RunRequest{Program: 4242, Grid: [2]uint32{1, 1}}, ttruntime.CodeUnknownProgram},
+		{"run unknown program", ttruntime.CmdRun, ttruntime.RunRequest{Program: 4242}, ttruntime.CodeUnknownProgram},
+		{"run with a v1 grid", ttruntime.CmdRun, m{"program": 4242, "grid": []int{1, 1}}, ttruntime.CodeBadRequest},
 		{"release unknown program", ttruntime.CmdRelease, ttruntime.ProgramRequest{Program: 4242}, ttruntime.CodeUnknownProgram},
-		{"compile without sections", ttruntime.CmdCompile, m{"name": "x", "params": []any{}}, ttruntime.CodeBadRequest},
-		{"second init", ttruntime.CmdInit, ttruntime.InitRequest{Protocol: 1, Layer: "emu", Board: "n150"}, ttruntime.CodeInvalidArgument},
-		{"init of protocol 2", ttruntime.CmdInit, ttruntime.InitRequest{Protocol: 2, Layer: "emu"}, ttruntime.CodeVersionMismatch},
+		{"compile without kernels", ttruntime.CmdCompile, m{"name": "x", "params": []any{}}, ttruntime.CodeBadRequest},
+		{"compile of v1 sections", ttruntime.CmdCompile, m{"name": "x", "reader": m{"source": ""}}, ttruntime.CodeBadRequest},
+		{"second init", ttruntime.CmdInit, ttruntime.InitRequest{Protocol: 2, Layer: "emu", Board: "n150"}, ttruntime.CodeInvalidArgument},
+		{"init of protocol 1", ttruntime.CmdInit, ttruntime.InitRequest{Protocol: 1, Layer: "emu"}, ttruntime.CodeVersionMismatch},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -270,7 +272,7 @@ func TestRuntimeErrors(t *testing.T) {
 
 	t.Run("compile error", func(t *testing.T) {
 		p := emptyProgram()
-		p.Compute = section("#error \"zyx conformance: this kernel must not build\"\n")
+		p.Kernels[1].SetSource("#error \"zyx conformance: this kernel must not build\"\n")
 		_, err := c.Compile(ctx, p)
 		requireCode(t, err, ttruntime.CodeCompileError)
 		require.ErrorIs(t, err, backends.ErrCompile)
@@ -281,22 +283,19 @@ func TestRuntimeErrors(t *testing.T) {
 		p, err := c.Compile(ctx, emptyProgram())
 		require.NoError(t, err)
 		args := []ttruntime.RunArg{ttruntime.BufferArg(a.Buffer), ttruntime.ValueArg(7)}
-		run := func(grid [2]uint32, args []ttruntime.RunArg) error {
-			_, err := c.Run(ctx, ttruntime.RunRequest{Program: p.Program, Grid: grid, Args: args})
+		run := func(args []ttruntime.RunArg) error {
+			_, err := c.Run(ctx, ttruntime.RunRequest{Program: p.Program, Args: args})
 			return err
 		}
-		r, err := c.Run(ctx, ttruntime.RunRequest{Program: p.Program, Grid: [2]uint32{2, 2}, Args: args, Timed: true})
+		r, err := c.Run(ctx, ttruntime.RunRequest{Program: p.Program, Args: args, Timed: true})
 		require.NoError(t, err)
 		require.NotZero(t, r.ElapsedNS, "a timed run reports the device time")
-		require.NoError(t, run([2]uint32{info.Grid.Rows, info.Grid.Cols}, args), "the whole grid")
-		for _, g := range [][2]uint32{{0, 1}, {1, 0}, {info.Grid.Rows + 1, 1}, {1, info.Grid.Cols + 1}} {
-			requireCode(t, run(g, args), ttruntime.CodeInvalidArgument)
-		}
-		requireCode(t, run([2]uint32{1, 1}, args[:1]), ttruntime.CodeInvalidArgument)
-		requireCode(t, run([2]uint32{1, 1}, []ttruntime.RunArg{ttruntime.BufferArg(777777), ttruntime.ValueArg(1)}), ttruntime.CodeUnknownBuffer)
-		requireCode(t, run([2]uint32{1, 1}, []ttruntime.RunArg{ttruntime.ValueArg(1), ttruntime.ValueArg(1)}), ttruntime.CodeBadRequest)
+		require.NoError(t, run(args))
+		requireCode(t, run(args[:1]), ttruntime.CodeInvalidArgument)
+		requireCode(t, run([]ttruntime.RunArg{ttruntime.BufferArg(777777), ttruntime.ValueArg(1)}), ttruntime.CodeUnknownBuffer)
+		requireCode(t, run([]ttruntime.RunArg{ttruntime.ValueArg(1), ttruntime.ValueArg(1)}), ttruntime.CodeInvalidArgument)
 		require.NoError(t, c.Release(ctx, ttruntime.ProgramRequest{Program: p.Program}))
-		requireCode(t, run([2]uint32{1, 1}, args), ttruntime.CodeUnknownProgram)
+		requireCode(t, run(args), ttruntime.CodeUnknownProgram)
 		requireCode(t, c.Release(ctx, ttruntime.ProgramRequest{Program: p.Program}), ttruntime.CodeUnknownProgram)
 	})
 	require.True(t, c.Alive())
@@ -344,7 +343,7 @@ func TestRuntimeOneReplyPerLine(t *testing.T) {
 	lines := []line{
 		{`{"id":1,"cmd":"ping"}`, 1, ""},
 		{`{"id":2,"cmd":"alloc","size":16}`, 2, ttruntime.CodeNotInitialized},
-		{`{"id":3,"cmd":"init","protocol":1,"layer":"emu","board":"n150","cache_dir":"` + t.TempDir() + `"}`, 3, ""},
+		{`{"id":3,"cmd":"init","protocol":2,"layer":"emu","board":"n150","cache_dir":"` + t.TempDir() + `"}`, 3, ""},
 		{`not json at all`, 0, ttruntime.CodeBadRequest},
 		{``, 0, ttruntime.CodeBadRequest},
 		{`{"id":"4","cmd":"ping"}`, 0, ttruntime.CodeBadRequest},
@@ -356,7 +355,7 @@ func TestRuntimeOneReplyPerLine(t *testing.T) {
 		{`{"id":8,"cmd":"alloc","size":4096,"page_size":1024}`, 8, ""},
 		{`{"id":9,"cmd":"write","buffer":1,"segment":"../etc/passwd","length":1}`, 9, ttruntime.CodeShmError},
 		{`{"id":10,"cmd":"write","buffer":1,"segment":"` + seg.Name() + `","length":"x"}`, 10, ttruntime.CodeBadRequest},
-		{`{"id":11,"cmd":"run","program":1,"grid":[0,0],"args":[]}`, 11, ttruntime.CodeUnknownProgram},
+		{`{"id":11,"cmd":"run","program":1,"args":[]}`, 11, ttruntime.CodeUnknownProgram},
 		{`{"id":12,"cmd":"compile","name":"q\"\n\\","params":[{"name":"a","kind":"texture","dtype":"f32"}]}`, 12, ttruntime.CodeBadRequest},
 		{strings.Repeat("[", 100000), 0, ttruntime.CodeBadRequest},
 		{`{"id":13,"cmd":"ping"}`, 13, ""},
@@ -371,11 +370,12 @@ func TestRuntimeOneReplyPerLine(t *testing.T) {
 				b[j] = ' '
 			}
 		}
-		// A few are valid requests with a garbage field, to keep ids in play.
+		// A few are requests with a garbage field, to keep ids in play: a
+		// field a command does not take is bad_request.
 		if i%4 == 0 {
 			junk, err := json.Marshal(strings.ToValidUTF8(string(b), "?"))
 			require.NoError(t, err)
-			lines = append(lines, line{fmt.Sprintf(`{"id":%d,"cmd":"ping","junk":%s}`, 100+i, junk), uint64(100 + i), ""})
+			lines = append(lines, line{fmt.Sprintf(`{"id":%d,"cmd":"ping","junk":%s}`, 100+i, junk), uint64(100 + i), ttruntime.CodeBadRequest})
 			continue
 		}
 		lines = append(lines, line{string(b), 0, ""})
@@ -437,7 +437,7 @@ func TestRuntimeOneReplyPerLine(t *testing.T) {
 
 func TestRuntimeExitReplies(t *testing.T) {
 	r := startRaw(t)
-	_, err := io.WriteString(r.in, `{"id":1,"cmd":"init","protocol":1,"layer":"emu","board":"n150","cache_dir":"`+t.TempDir()+`"}`+"\n"+
+	_, err := io.WriteString(r.in, `{"id":1,"cmd":"init","protocol":2,"layer":"emu","board":"n150","cache_dir":"`+t.TempDir()+`"}`+"\n"+
 		`{"id":2,"cmd":"alloc","size":100}`+"\n"+`{"id":3,"cmd":"exit"}`+"\n"+`{"id":4,"cmd":"ping"}`+"\n")
 	require.NoError(t, err)
 	for id := uint64(1); id <= 3; id++ {
@@ -513,4 +513,532 @@ func BenchmarkRuntimeTransfer64MiB(b *testing.B) {
 	// means faster than memcpy.
 	b.ReportMetric(float64(mem)/float64(up), "upload/memcpy")
 	b.ReportMetric(float64(mem)/float64(down), "download/memcpy")
+}
+
+// ---- protocol v2 conformance: the Go validator, the mock and the C++ server ----
+
+func u32p(v uint32) *uint32 { return &v }
+
+func src(s string) *string { return &s }
+
+// set is a core range set; set() is the empty set (not nil, which is sent
+// as a missing field).
+func set(rs ...ttruntime.CoreRange) ttruntime.CoreRangeSet {
+	return append(ttruntime.CoreRangeSet{}, rs...)
+}
+
+// goodProgram is the C++ server test's reference program (cpp/tests/
+// server_test.cpp, good_program) with kernels that build: two core groups,
+// per-core args, every arg kind, an L1-sharded buffer under a CB, two
+// semaphores, an include file, named compile args. On an 8 x 8 grid.
+func goodProgram() ttruntime.CompileRequest {
+	E := ttruntime.ParamEntry
+	B := ttruntime.BankEntry
+	readerRT0 := []ttruntime.ArgEntry{
+		E(ttruntime.ArgBufferAddr, 0),
+		E(ttruntime.ArgParam, 2),
+		ttruntime.ConstEntry(7),
+		B(ttruntime.ArgBankID, 0, 9),
+		B(ttruntime.ArgBankNocX, 0, 9),
+		B(ttruntime.ArgBankNocY, 0, 9),
+		ttruntime.CoreNocEntry(ttruntime.ArgCoreNocX, ttruntime.CoreCoord{1, 5}),
+		ttruntime.CoreNocEntry(ttruntime.ArgCoreNocY, ttruntime.CoreCoord{1, 5}),
+		E(ttruntime.ArgBufferPages, 1),
+		E(ttruntime.ArgPageSize, 1),
+	}
+	reader := ttruntime.Kernel{
+		Name: "reader", Processor: ttruntime.ProcRiscv0, Cores: set(ttruntime.Rect(0, 0, 1, 7)),
+		Source:           src("#include \"inc/common.h\"\n" + emptyDataflow),
+		Defines:          map[string]string{"BLOCK": "4"},
+		CompileArgs:      []ttruntime.ArgEntry{E(ttruntime.ArgAccessor, 0), ttruntime.ConstEntry(2)},
+		NamedCompileArgs: map[string]ttruntime.ArgEntry{"num_tiles": ttruntime.ConstEntry(64)},
+		CommonArgs:       []ttruntime.ArgEntry{E(ttruntime.ArgBufferAddr, 0)},
+		RuntimeArgs: []ttruntime.CoreArgs{
+			{Cores: set(ttruntime.Rect(0, 0, 0, 7)), Args: readerRT0},
+			{Cores: set(ttruntime.Rect(1, 0, 1, 7)), Args: []ttruntime.ArgEntry{ttruntime.ConstEntry(9)}},
+		},
+	}
+	compute := ttruntime.Kernel{
+		Name: "compute", Processor: ttruntime.ProcCompute, Cores: set(ttruntime.Rect(0, 0, 1, 7)), Source: src(emptyCompute),
+		ComputeConfig: &ttruntime.ComputeConfig{MathFidelity: "HiFi2", FP32DestAcc: true},
+	}
+	writer := ttruntime.Kernel{
+		Name: "writer", Processor: ttruntime.ProcRiscv1, NOC: u32p(1), Cores: set(ttruntime.Rect(0, 0, 1, 3)), Source: src(emptyDataflow),
+		RuntimeArgs: []ttruntime.CoreArgs{{Cores: set(ttruntime.Rect(0, 0, 1, 3)), Args: []ttruntime.ArgEntry{E(ttruntime.ArgBufferAddr, 1)}}},
+	}
+	writer2 := ttruntime.Kernel{Name: "writer2", Processor: ttruntime.ProcRiscv1, Cores: set(ttruntime.Rect(0, 4, 1, 7))}
+	writer2.SetSource(emptyDataflow + "// \xff\n") // not UTF-8: it travels as base64
+	return ttruntime.CompileRequest{
+		Name: "t",
+		Params: []ttruntime.ParamDesc{
+			{Name: "a", Kind: "global", DType: "f32"},
+			{Name: "b", Kind: "global_mut", DType: "f32"},
+			{Name: "n", Kind: "variable", DType: "u32"},
+			{Name: "l1buf", Kind: "global", DType: "u8"},
+		},
+		Buffers: []ttruntime.BufferDecl{
+			{Param: 0, BufferSpec: ttruntime.BufferSpec{Placement: "dram", Layout: "interleaved", PageSize: 2048}},
+			{Param: 3, BufferSpec: ttruntime.BufferSpec{Placement: "l1", Layout: "height_sharded", PageSize: 64,
+				Shard: &ttruntime.ShardSpec{Cores: set(ttruntime.Rect(0, 0, 0, 3)), Shape: [2]uint32{2, 4}, Tensor: [2]uint32{8, 4}, Orientation: "row_major"}}},
+		},
+		IncludeFiles: []ttruntime.IncludeFile{{Path: "inc/common.h", Source: src("#define X 1\n")}},
+		Kernels:      []ttruntime.Kernel{reader, compute, writer, writer2},
+		CBs: []ttruntime.CBConfig{
+			{Cores: set(ttruntime.Rect(0, 0, 1, 7)), TotalBytes: 8192, Indices: []ttruntime.CBIndex{
+				{Index: 0, Format: "Float16_b", PageBytes: 2048},
+				{Index: 16, Format: "Bfp8_b", PageBytes: 1024, Tile: &[2]uint32{32, 32}}}},
+			{Cores: set(ttruntime.Rect(0, 0, 0, 3)), TotalBytes: 512, Indices: []ttruntime.CBIndex{
+				{Index: 2, Format: "UInt8", PageBytes: 64, Tile: &[2]uint32{1, 32}}}, Buffer: u32p(3)},
+		},
+		Semaphores: []ttruntime.Semaphore{
+			{Cores: set(ttruntime.Rect(0, 0, 1, 7)), ID: 0},
+			{Cores: set(ttruntime.Rect(0, 0, 0, 7)), ID: 1, Initial: 5},
+		},
+	}
+}
+
+type badCompile struct {
+	what string
+	edit func(p *ttruntime.CompileRequest)
+	code string
+	path string
+}
+
+// badPrograms is the C++ server test's table of bad programs as far as a
+// typed request can express it (kinds of JSON that do not decode into the
+// Go types are refused by the Go encoder, not the validator), one row per
+// rule, in check order. Each edit of goodProgram must get this code and
+// name this field path, from the Go validator, the mock and the C++ server
+// alike.
+func badPrograms() []badCompile {
+	K := func(p *ttruntime.CompileRequest, k int) *ttruntime.Kernel { return &p.Kernels[k] }
+	RT := func(p *ttruntime.CompileRequest, a int) *ttruntime.ArgEntry {
+		return &p.Kernels[0].RuntimeArgs[0].Args[a]
+	}
+	const bad, inv = ttruntime.CodeBadRequest, ttruntime.CodeInvalidArgument
+	shard1 := func(p *ttruntime.CompileRequest) *ttruntime.ShardSpec { return p.Buffers[1].Shard }
+	return []badCompile{
+		// -- shape: bad_request --
+		{"kernels missing", func(p *ttruntime.CompileRequest) { p.Kernels = nil }, bad, "compile.kernels"},
+		{"param kind unknown", func(p *ttruntime.CompileRequest) { p.Params[0].Kind = "texture" }, bad, "compile.params[0].kind"},
+		{"param kind empty", func(p *ttruntime.CompileRequest) { p.Params[1].Kind = "" }, bad, "compile.params[1].kind"},
+		{"placement unknown", func(p *ttruntime.CompileRequest) { p.Buffers[0].Placement = "hbm" }, bad, "compile.buffers[0].placement"},
+		{"buffer layout unknown", func(p *ttruntime.CompileRequest) { p.Buffers[0].Layout = "sharded" }, bad, "compile.buffers[0].layout"},
+		{"interleaved with a shard", func(p *ttruntime.CompileRequest) { p.Buffers[0].Shard = p.Buffers[1].Shard }, bad, "compile.buffers[0].shard"},
+		{"sharded without a shard", func(p *ttruntime.CompileRequest) { p.Buffers[1].Shard = nil }, bad, "compile.buffers[1].shard"},
+		{"shard without cores", func(p *ttruntime.CompileRequest) { shard1(p).Cores = nil }, bad, "compile.buffers[1].shard.cores"},
+		{"orientation unknown", func(p *ttruntime.CompileRequest) { shard1(p).Orientation = "diagonal" }, bad, "compile.buffers[1].shard.orientation"},
+		{"include without source", func(p *ttruntime.CompileRequest) { p.IncludeFiles[0].Source = nil }, bad, "compile.include_files[0].source"},
+		{"include bad base64", func(p *ttruntime.CompileRequest) {
+			p.IncludeFiles[0].Source, p.IncludeFiles[0].SourceB64 = nil, "A"
+		}, bad, "compile.include_files[0].source_b64"},
+		{"processor unknown", func(p *ttruntime.CompileRequest) { K(p, 0).Processor = "riscv_2" }, bad, "compile.kernels[0].processor"},
+		{"processor empty", func(p *ttruntime.CompileRequest) { K(p, 2).Processor = "" }, bad, "compile.kernels[2].processor"},
+		{"noc on compute", func(p *ttruntime.CompileRequest) { K(p, 1).NOC = u32p(0) }, bad, "compile.kernels[1].noc"},
+		{"compute_config on data movement", func(p *ttruntime.CompileRequest) { K(p, 0).ComputeConfig = &ttruntime.ComputeConfig{} }, bad, "compile.kernels[0].compute_config"},
+		{"kernel cores missing", func(p *ttruntime.CompileRequest) { K(p, 0).Cores = nil }, bad, "compile.kernels[0].cores"},
+		{"both sources", func(p *ttruntime.CompileRequest) { K(p, 0).SourceB64 = "AAAA" }, bad, "compile.kernels[0].source"},
+		{"no source", func(p *ttruntime.CompileRequest) { K(p, 0).Source = nil }, bad, "compile.kernels[0].source"},
+		{"bad base64", func(p *ttruntime.CompileRequest) { K(p, 3).SourceB64 = "!!!" }, bad, "compile.kernels[3].source_b64"},
+		{"compile arg kind unknown", func(p *ttruntime.CompileRequest) { K(p, 0).CompileArgs[1].Kind = "constant" }, bad, "compile.kernels[0].compile_args[1].kind"},
+		{"named arg takes no param", func(p *ttruntime.CompileRequest) {
+			e := ttruntime.ConstEntry(1)
+			e.Param = u32p(0)
+			K(p, 0).NamedCompileArgs["num_tiles"] = e
+		}, bad, "compile.kernels[0].named_compile_args.num_tiles.param"},
+		{"common arg without param", func(p *ttruntime.CompileRequest) { K(p, 0).CommonArgs[0].Param = nil }, bad, "compile.kernels[0].common_args[0].param"},
+		{"arg kind unknown", func(p *ttruntime.CompileRequest) { RT(p, 0).Kind = "core_row" }, bad, "compile.kernels[0].runtime_args[0].args[0].kind"},
+		{"field a kind does not take", func(p *ttruntime.CompileRequest) { RT(p, 0).Value = u32p(1) }, bad, "compile.kernels[0].runtime_args[0].args[0].value"},
+		{"two fields a kind does not take", func(p *ttruntime.CompileRequest) {
+			RT(p, 2).Page, RT(p, 2).Core = u32p(1), &ttruntime.CoreCoord{0, 0}
+		}, bad, "compile.kernels[0].runtime_args[0].args[2].core"},
+		{"const without value", func(p *ttruntime.CompileRequest) { RT(p, 2).Value = nil }, bad, "compile.kernels[0].runtime_args[0].args[2].value"},
+		{"bank entry without page", func(p *ttruntime.CompileRequest) { RT(p, 3).Page = nil }, bad, "compile.kernels[0].runtime_args[0].args[3].page"},
+		{"core entry without core", func(p *ttruntime.CompileRequest) { RT(p, 6).Core = nil }, bad, "compile.kernels[0].runtime_args[0].args[6].core"},
+		{"runtime_args without cores", func(p *ttruntime.CompileRequest) { K(p, 0).RuntimeArgs[0].Cores = nil }, bad, "compile.kernels[0].runtime_args[0].cores"},
+		{"fidelity unknown", func(p *ttruntime.CompileRequest) { K(p, 1).ComputeConfig.MathFidelity = "HiFi5" }, bad, "compile.kernels[1].compute_config.math_fidelity"},
+		{"cb cores missing", func(p *ttruntime.CompileRequest) { p.CBs[0].Cores = nil }, bad, "compile.cbs[0].cores"},
+		{"cb indices missing", func(p *ttruntime.CompileRequest) { p.CBs[1].Indices = nil }, bad, "compile.cbs[1].indices"},
+		{"format unknown", func(p *ttruntime.CompileRequest) { p.CBs[0].Indices[0].Format = "Bfp8" }, bad, "compile.cbs[0].indices[0].format"},
+		{"semaphore cores missing", func(p *ttruntime.CompileRequest) { p.Semaphores[1].Cores = nil }, bad, "compile.semaphores[1].cores"},
+		// -- meaning: invalid_argument, in check order --
+		{"V2 decl param out of range", func(p *ttruntime.CompileRequest) { p.Buffers[0].Param = 9 }, inv, "compile.buffers[0].param"},
+		{"V2 decl of a variable", func(p *ttruntime.CompileRequest) { p.Buffers[0].Param = 2 }, inv, "compile.buffers[0].param"},
+		{"V2 decl twice", func(p *ttruntime.CompileRequest) { p.Buffers = append(p.Buffers, p.Buffers[0]) }, inv, "compile.buffers[2].param"},
+		{"S1 page_size past 32 bits", func(p *ttruntime.CompileRequest) { p.Buffers[0].PageSize = 1 << 32 }, inv, "compile.buffers[0].page_size"},
+		{"S2 empty shard grid", func(p *ttruntime.CompileRequest) { shard1(p).Cores = set() }, inv, "compile.buffers[1].shard.cores"},
+		{"S2 shard grid outside", func(p *ttruntime.CompileRequest) { shard1(p).Cores = set(ttruntime.Rect(0, 0, 0, 9)) }, inv, "compile.buffers[1].shard.cores[0]"},
+		{"S2 shard ranges overlap", func(p *ttruntime.CompileRequest) {
+			shard1(p).Cores = set(ttruntime.Rect(0, 0, 0, 3), ttruntime.Rect(0, 3, 0, 4))
+		}, inv, "compile.buffers[1].shard.cores[1]"},
+		{"S2 DRAM shard grid is 1 x banks", func(p *ttruntime.CompileRequest) {
+			p.Buffers[1].Placement = "dram"
+			shard1(p).Cores = set(ttruntime.Rect(1, 0, 1, 3))
+		}, inv, "compile.buffers[1].shard.cores[0]"},
+		{"S3 shape 0", func(p *ttruntime.CompileRequest) { shard1(p).Shape = [2]uint32{0, 4} }, inv, "compile.buffers[1].shard.shape"},
+		{"S3 tensor 0", func(p *ttruntime.CompileRequest) { shard1(p).Tensor = [2]uint32{8, 0} }, inv, "compile.buffers[1].shard.tensor"},
+		{"S4 height shard narrower than the tensor", func(p *ttruntime.CompileRequest) { shard1(p).Shape = [2]uint32{2, 3} }, inv, "compile.buffers[1].shard.shape"},
+		{"S4 width shard shorter than the tensor", func(p *ttruntime.CompileRequest) {
+			p.Buffers[1].Layout = "width_sharded"
+			shard1(p).Shape = [2]uint32{4, 1}
+		}, inv, "compile.buffers[1].shard.shape"},
+		{"S5 more shards than cores", func(p *ttruntime.CompileRequest) { shard1(p).Shape = [2]uint32{1, 4} }, inv, "compile.buffers[1].shard.cores"},
+		{"V3 absolute include", func(p *ttruntime.CompileRequest) { p.IncludeFiles[0].Path = "/etc/x.h" }, inv, "compile.include_files[0].path"},
+		{"V3 include with ..", func(p *ttruntime.CompileRequest) { p.IncludeFiles[0].Path = "inc/../../x.h" }, inv, "compile.include_files[0].path"},
+		{"V3 include with an empty component", func(p *ttruntime.CompileRequest) { p.IncludeFiles[0].Path = "inc//x.h" }, inv, "compile.include_files[0].path"},
+		{"V3 include ./", func(p *ttruntime.CompileRequest) { p.IncludeFiles[0].Path = "./x.h" }, inv, "compile.include_files[0].path"},
+		{"V3 empty include path", func(p *ttruntime.CompileRequest) { p.IncludeFiles[0].Path = "" }, inv, "compile.include_files[0].path"},
+		{"V3 include with NUL", func(p *ttruntime.CompileRequest) { p.IncludeFiles[0].Path = "a\x00b.h" }, inv, "compile.include_files[0].path"},
+		{"V3 include twice", func(p *ttruntime.CompileRequest) { p.IncludeFiles = append(p.IncludeFiles, p.IncludeFiles[0]) }, inv, "compile.include_files[1].path"},
+		{"V4 no kernels", func(p *ttruntime.CompileRequest) { p.Kernels = []ttruntime.Kernel{} }, inv, "compile.kernels"},
+		{"V4 65 kernels", func(p *ttruntime.CompileRequest) {
+			k := p.Kernels[3]
+			p.Kernels = nil
+			for range 65 {
+				p.Kernels = append(p.Kernels, k)
+			}
+		}, inv, "compile.kernels"},
+		{"C1 empty kernel cores", func(p *ttruntime.CompileRequest) { K(p, 0).Cores = set() }, inv, "compile.kernels[0].cores"},
+		{"C2 unordered range", func(p *ttruntime.CompileRequest) { K(p, 0).Cores = set(ttruntime.Rect(1, 0, 0, 7)) }, inv, "compile.kernels[0].cores[0]"},
+		{"C3 range outside the grid", func(p *ttruntime.CompileRequest) { K(p, 0).Cores = set(ttruntime.Rect(0, 0, 8, 7)) }, inv, "compile.kernels[0].cores[0]"},
+		{"C3 range far outside", func(p *ttruntime.CompileRequest) { K(p, 0).Cores = set(ttruntime.Rect(0, 0, 1<<31, 1<<31)) }, inv, "compile.kernels[0].cores[0]"},
+		{"C4 ranges overlap", func(p *ttruntime.CompileRequest) {
+			K(p, 0).Cores = set(ttruntime.Rect(0, 0, 1, 3), ttruntime.Rect(1, 3, 1, 7))
+		}, inv, "compile.kernels[0].cores[1]"},
+		{"V5 noc 2", func(p *ttruntime.CompileRequest) { K(p, 2).NOC = u32p(2) }, inv, "compile.kernels[2].noc"},
+		{"V5 define name", func(p *ttruntime.CompileRequest) { K(p, 0).Defines["1X"] = "1" }, inv, "compile.kernels[0].defines.1X"},
+		{"V5 define value with a line break", func(p *ttruntime.CompileRequest) { K(p, 0).Defines["X"] = "1\n#include <x>" }, inv, "compile.kernels[0].defines.X"},
+		{"A1 param out of range", func(p *ttruntime.CompileRequest) { K(p, 0).CompileArgs[0].Param = u32p(9) }, inv, "compile.kernels[0].compile_args[0].param"},
+		{"V5 named arg name", func(p *ttruntime.CompileRequest) { K(p, 0).NamedCompileArgs["num tiles"] = ttruntime.ConstEntry(1) }, inv, "compile.kernels[0].named_compile_args.num tiles"},
+		{"A2 param kind on a buffer", func(p *ttruntime.CompileRequest) { RT(p, 1).Param = u32p(0) }, inv, "compile.kernels[0].runtime_args[0].args[1].param"},
+		{"A2 buffer kind on a variable", func(p *ttruntime.CompileRequest) { RT(p, 0).Param = u32p(2) }, inv, "compile.kernels[0].runtime_args[0].args[0].param"},
+		{"A3 accessor in common_args", func(p *ttruntime.CompileRequest) { K(p, 0).CommonArgs[0].Kind = "accessor" }, inv, "compile.kernels[0].common_args[0].kind"},
+		{"A3 accessor in runtime_args", func(p *ttruntime.CompileRequest) { RT(p, 0).Kind = "accessor" }, inv, "compile.kernels[0].runtime_args[0].args[0].kind"},
+		{"A4 accessor of an undeclared buffer", func(p *ttruntime.CompileRequest) { K(p, 0).CompileArgs[0].Param = u32p(1) }, inv, "compile.kernels[0].compile_args[0].param"},
+		{"A4 bank_id of an undeclared buffer", func(p *ttruntime.CompileRequest) { RT(p, 3).Param = u32p(1) }, inv, "compile.kernels[0].runtime_args[0].args[3].param"},
+		{"A5 core outside the grid", func(p *ttruntime.CompileRequest) { RT(p, 6).Core = &ttruntime.CoreCoord{8, 0} }, inv, "compile.kernels[0].runtime_args[0].args[6].core"},
+		{"C1 empty runtime_args cores", func(p *ttruntime.CompileRequest) { K(p, 0).RuntimeArgs[0].Cores = set() }, inv, "compile.kernels[0].runtime_args[0].cores"},
+		{"C5 runtime args outside the kernel", func(p *ttruntime.CompileRequest) {
+			K(p, 2).RuntimeArgs[0].Cores = set(ttruntime.Rect(0, 0, 1, 4))
+		}, inv, "compile.kernels[2].runtime_args[0].cores[0]"},
+		{"C6 runtime args entries overlap", func(p *ttruntime.CompileRequest) {
+			K(p, 0).RuntimeArgs[1].Cores = set(ttruntime.Rect(0, 7, 1, 7))
+		}, inv, "compile.kernels[0].runtime_args[1].cores[0]"},
+		{"V6 two kernels on one processor", func(p *ttruntime.CompileRequest) { K(p, 3).Cores = set(ttruntime.Rect(0, 3, 1, 7)) }, inv, "compile.kernels[3].cores"},
+		{"C3 CB cores outside", func(p *ttruntime.CompileRequest) { p.CBs[0].Cores = set(ttruntime.Rect(0, 0, 1, 8)) }, inv, "compile.cbs[0].cores[0]"},
+		{"V7 total_bytes 0", func(p *ttruntime.CompileRequest) { p.CBs[0].TotalBytes = 0 }, inv, "compile.cbs[0].total_bytes"},
+		{"V7 no indices", func(p *ttruntime.CompileRequest) { p.CBs[0].Indices = []ttruntime.CBIndex{} }, inv, "compile.cbs[0].indices"},
+		{"V7 index 32", func(p *ttruntime.CompileRequest) { p.CBs[0].Indices[0].Index = 32 }, inv, "compile.cbs[0].indices[0].index"},
+		{"V7 page_bytes 0", func(p *ttruntime.CompileRequest) { p.CBs[0].Indices[0].PageBytes = 0 }, inv, "compile.cbs[0].indices[0].page_bytes"},
+		{"V7 page_bytes not dividing", func(p *ttruntime.CompileRequest) { p.CBs[0].Indices[0].PageBytes = 3000 }, inv, "compile.cbs[0].indices[0].page_bytes"},
+		{"V7 tile shape", func(p *ttruntime.CompileRequest) { p.CBs[0].Indices[0].Tile = &[2]uint32{3, 32} }, inv, "compile.cbs[0].indices[0].tile"},
+		{"V7 index twice in a config", func(p *ttruntime.CompileRequest) { p.CBs[0].Indices[1].Index = 0 }, inv, "compile.cbs[0].indices[1].index"},
+		{"V7 CB buffer out of range", func(p *ttruntime.CompileRequest) { p.CBs[1].Buffer = u32p(9) }, inv, "compile.cbs[1].buffer"},
+		{"V7 CB buffer a variable", func(p *ttruntime.CompileRequest) { p.CBs[1].Buffer = u32p(2) }, inv, "compile.cbs[1].buffer"},
+		{"V7 CB buffer undeclared", func(p *ttruntime.CompileRequest) { p.CBs[1].Buffer = u32p(1) }, inv, "compile.cbs[1].buffer"},
+		{"V7 CB buffer in DRAM", func(p *ttruntime.CompileRequest) { p.CBs[1].Buffer = u32p(0) }, inv, "compile.cbs[1].buffer"},
+		{"V7 CB core without a shard", func(p *ttruntime.CompileRequest) { p.CBs[1].Cores = set(ttruntime.Rect(0, 0, 0, 4)) }, inv, "compile.cbs[1].buffer"},
+		{"V7 CB index twice on a core", func(p *ttruntime.CompileRequest) { p.CBs[1].Indices[0].Index = 0 }, inv, "compile.cbs[1].indices"},
+		{"V8 CBs over the L1 budget", func(p *ttruntime.CompileRequest) { p.CBs[0].TotalBytes = 1400 * 1024 }, inv, "compile.cbs"},
+		{"C3 semaphore cores outside", func(p *ttruntime.CompileRequest) { p.Semaphores[0].Cores = set(ttruntime.Rect(9, 0, 9, 0)) }, inv, "compile.semaphores[0].cores[0]"},
+		{"V9 semaphore id past the count", func(p *ttruntime.CompileRequest) { p.Semaphores[0].ID = 16 }, inv, "compile.semaphores[0].id"},
+		{"V9 semaphore id used twice on a core", func(p *ttruntime.CompileRequest) { p.Semaphores[1].ID = 0 }, inv, "compile.semaphores[1].id"},
+		{"V9 semaphore id not as CreateSemaphore gives", func(p *ttruntime.CompileRequest) { p.Semaphores[1].ID = 2 }, inv, "compile.semaphores[1].id"},
+	}
+}
+
+type badAlloc struct {
+	what string
+	req  ttruntime.AllocRequest
+	code string
+	path string
+}
+
+func badAllocs(info ttruntime.InitReply) []badAlloc {
+	l1 := func(size, page uint64, layout string, sh *ttruntime.ShardSpec) ttruntime.AllocRequest {
+		return ttruntime.AllocRequest{Size: size, BufferSpec: ttruntime.BufferSpec{PageSize: page, Placement: "l1", Layout: layout, Shard: sh}}
+	}
+	shard := func(cores ttruntime.CoreRangeSet, shape, tensor [2]uint32) *ttruntime.ShardSpec {
+		return &ttruntime.ShardSpec{Cores: cores, Shape: shape, Tensor: tensor}
+	}
+	const bad, inv, oom = ttruntime.CodeBadRequest, ttruntime.CodeInvalidArgument, ttruntime.CodeOutOfMemory
+	return []badAlloc{
+		{"size 0", ttruntime.AllocRequest{}, inv, "alloc.size"},
+		{"page past 32 bits", ttruntime.AllocRequest{Size: 64, BufferSpec: ttruntime.BufferSpec{PageSize: 1 << 32}}, inv, "alloc.page_size"},
+		{"pages past 32 bits", ttruntime.AllocRequest{Size: 1 << 33, BufferSpec: ttruntime.BufferSpec{PageSize: 1}}, inv, "alloc.size"},
+		{"past DRAM", ttruntime.AllocRequest{Size: info.DRAM.Total() + 1}, oom, "alloc"},
+		{"placement unknown", ttruntime.AllocRequest{Size: 64, BufferSpec: ttruntime.BufferSpec{Placement: "hbm"}}, bad, "alloc.placement"},
+		{"layout unknown", ttruntime.AllocRequest{Size: 64, BufferSpec: ttruntime.BufferSpec{Layout: "sharded"}}, bad, "alloc.layout"},
+		{"sharded without shard", l1(64, 64, "height_sharded", nil), bad, "alloc.shard"},
+		{"interleaved with shard", l1(64, 64, "", shard(set(ttruntime.Rect(0, 0, 0, 0)), [2]uint32{1, 1}, [2]uint32{1, 1})), bad, "alloc.shard"},
+		{"shard cores missing", l1(64, 64, "block_sharded", shard(nil, [2]uint32{1, 1}, [2]uint32{1, 1})), bad, "alloc.shard.cores"},
+		{"shard outside the grid", l1(64, 64, "block_sharded", shard(set(ttruntime.Rect(0, 0, 8, 0)), [2]uint32{1, 1}, [2]uint32{1, 1})), inv, "alloc.shard.cores[0]"},
+		{"tensor smaller than the buffer", l1(2048, 64, "height_sharded", shard(set(ttruntime.Rect(0, 0, 0, 3)), [2]uint32{2, 4}, [2]uint32{4, 4})), inv, "alloc.shard.tensor"},
+		{"L1 past a core", l1(100<<20, 2048, "", nil), oom, "alloc"},
+		{"L1 shard past a core", l1(64<<20, 1<<20, "height_sharded", shard(set(ttruntime.Rect(0, 0, 0, 3)), [2]uint32{16, 1}, [2]uint32{64, 1})), oom, "alloc"},
+	}
+}
+
+// conformanceRuntimes are the three judges of a request: the Go validator
+// (no process), the mock and the C++ server, the two processes on n150.
+type judge struct {
+	name string
+	c    *ttruntime.Client // nil for the Go validator
+}
+
+func judges(t *testing.T) ([]judge, ttruntime.InitReply) {
+	cpp := startEmu(t)
+	mcfg := mockConfig("-board", "n150")
+	mock := start(t, mcfg)
+	ci, mi := cpp.Info(), mock.Info()
+	// The mock's device must be the emulator's for the same answers.
+	require.Equal(t, ci.Grid.Rows, mi.Grid.Rows)
+	require.Equal(t, ci.Grid.Cols, mi.Grid.Cols)
+	require.Equal(t, ci.DRAM, mi.DRAM)
+	require.Equal(t, ci.L1, mi.L1)
+	require.Equal(t, ci.NOC, mi.NOC)
+	require.Equal(t, ci.Semaphores, mi.Semaphores)
+	return []judge{{"go", nil}, {"mock", mock}, {"c++", cpp}}, ci
+}
+
+// verdict is a code and message, from a *ValidationError or a
+// *RemoteError; "ok" and "" for none.
+func verdict(t *testing.T, err error) (string, string) {
+	t.Helper()
+	if err == nil {
+		return "ok", ""
+	}
+	var ve *ttruntime.ValidationError
+	if errors.As(err, &ve) {
+		return ve.Code, ve.Message
+	}
+	var re *ttruntime.RemoteError
+	require.ErrorAs(t, err, &re, "not a verdict: %v", err)
+	return re.Code, re.Message
+}
+
+var bufferID = regexp.MustCompile(`buffer [0-9]+`)
+
+func pathOf(msg string) string {
+	if i := strings.Index(msg, ": "); i >= 0 {
+		return msg[:i]
+	}
+	return msg
+}
+
+// TestConformanceCompile sends every bad program of the table to the Go
+// validator, the mock and the C++ server: the same code, the same field
+// path and the same message from all three.
+func TestConformanceCompile(t *testing.T) {
+	js, info := judges(t)
+	ctx := context.Background()
+	compile := func(j judge, p ttruntime.CompileRequest) error {
+		if j.c == nil {
+			_, err := ttruntime.ValidateCompile(&p, &info)
+			return err
+		}
+		r, err := j.c.Compile(ctx, p)
+		if err == nil {
+			require.NoError(t, j.c.Release(ctx, ttruntime.ProgramRequest{Program: r.Program}))
+		}
+		return err
+	}
+	for _, j := range js {
+		require.NoError(t, compile(j, goodProgram()), "%s: the reference program is good", j.name)
+	}
+	for _, tc := range badPrograms() {
+		t.Run(tc.what, func(t *testing.T) {
+			var first string
+			for _, j := range js {
+				p := goodProgram()
+				tc.edit(&p)
+				code, msg := verdict(t, compile(j, p))
+				require.Equal(t, tc.code, code, "%s: %s", j.name, msg)
+				require.Equal(t, tc.path, pathOf(msg), "%s: %s", j.name, msg)
+				if first == "" {
+					first = msg
+				}
+				require.Equal(t, first, msg, "%s says it otherwise than the Go validator", j.name)
+			}
+		})
+	}
+	for _, j := range js[1:] {
+		require.NoError(t, j.c.Ping(ctx), "%s lives on", j.name)
+	}
+}
+
+func TestConformanceAlloc(t *testing.T) {
+	js, info := judges(t)
+	ctx := context.Background()
+	for _, tc := range badAllocs(info) {
+		t.Run(tc.what, func(t *testing.T) {
+			var first string
+			for _, j := range js {
+				var err error
+				if j.c == nil {
+					err = ttruntime.ValidateAlloc(tc.req, &info)
+				} else {
+					var r ttruntime.AllocReply
+					r, err = j.c.Alloc(ctx, tc.req)
+					if err == nil {
+						require.NoError(t, j.c.Free(ctx, ttruntime.BufferRequest{Buffer: r.Buffer}))
+					}
+				}
+				code, msg := verdict(t, err)
+				require.Equal(t, tc.code, code, "%s: %s", j.name, msg)
+				require.Equal(t, tc.path, pathOf(msg), "%s: %s", j.name, msg)
+				if first == "" {
+					first = msg
+				}
+				require.Equal(t, first, msg, "%s says it otherwise than the Go validator", j.name)
+			}
+		})
+	}
+	// Good specs of every layout allocate on all three.
+	for _, req := range []ttruntime.AllocRequest{
+		{Size: 4},
+		{Size: 1000, BufferSpec: ttruntime.BufferSpec{PageSize: 4}},
+		{Size: 64 * 64, BufferSpec: ttruntime.BufferSpec{PageSize: 64, Placement: "l1"}},
+		{Size: 32 * 64, BufferSpec: ttruntime.BufferSpec{PageSize: 64, Placement: "l1", Layout: "height_sharded",
+			Shard: &ttruntime.ShardSpec{Cores: set(ttruntime.Rect(0, 0, 0, 3)), Shape: [2]uint32{2, 4}, Tensor: [2]uint32{8, 4}}}},
+		{Size: 7 * 4 * 512, BufferSpec: ttruntime.BufferSpec{PageSize: 512, Layout: "block_sharded",
+			Shard: &ttruntime.ShardSpec{Cores: set(ttruntime.Rect(0, 2, 0, 9)), Shape: [2]uint32{2, 3}, Tensor: [2]uint32{7, 4}, Orientation: "col_major"}}},
+	} {
+		for _, j := range js {
+			if j.c == nil {
+				require.NoError(t, ttruntime.ValidateAlloc(req, &info))
+				continue
+			}
+			r, err := j.c.Alloc(ctx, req)
+			require.NoError(t, err, "%s: %+v", j.name, req)
+			require.NoError(t, j.c.Free(ctx, ttruntime.BufferRequest{Buffer: r.Buffer}))
+		}
+	}
+}
+
+// TestConformanceRun runs the reference program, then bad runs of it, on
+// all three.
+func TestConformanceRun(t *testing.T) {
+	js, info := judges(t)
+	ctx := context.Background()
+	p := goodProgram()
+	checks, err := ttruntime.ValidateCompile(&p, &info)
+	require.NoError(t, err)
+	specs := map[string]ttruntime.AllocRequest{
+		"a":        {Size: 10 * 2048, BufferSpec: p.Buffers[0].BufferSpec},
+		"a short":  {Size: 9 * 2048, BufferSpec: p.Buffers[0].BufferSpec},
+		"a 1k":     {Size: 10 * 2048, BufferSpec: ttruntime.BufferSpec{PageSize: 1024}},
+		"b":        {Size: 4096},
+		"l1":       {Size: 32 * 64, BufferSpec: p.Buffers[1].BufferSpec},
+		"l1 small": {Size: 32 * 64, BufferSpec: ttruntime.BufferSpec{PageSize: 64, Placement: "l1"}},
+	}
+	type bufs map[string]ttruntime.AllocReply
+	var live []bufs
+	for _, j := range js[1:] {
+		b := bufs{}
+		for name, req := range specs {
+			r, err := j.c.Alloc(ctx, req)
+			require.NoError(t, err, "%s: %s", j.name, name)
+			b[name] = r
+		}
+		live = append(live, b)
+	}
+	cases := []struct {
+		what string
+		args func(b bufs) []ttruntime.RunArg
+		code string
+		path string
+	}{
+		{"good", func(b bufs) []ttruntime.RunArg {
+			return []ttruntime.RunArg{ttruntime.BufferArg(b["a"].Buffer), ttruntime.BufferArg(b["b"].Buffer), ttruntime.ValueArg(3), ttruntime.BufferArg(b["l1"].Buffer)}
+		}, "ok", ""},
+		{"too few args", func(b bufs) []ttruntime.RunArg {
+			return []ttruntime.RunArg{ttruntime.BufferArg(b["a"].Buffer)}
+		}, ttruntime.CodeInvalidArgument, "run.args"},
+		{"a value for a buffer", func(b bufs) []ttruntime.RunArg {
+			return []ttruntime.RunArg{ttruntime.ValueArg(1), ttruntime.BufferArg(b["b"].Buffer), ttruntime.ValueArg(3), ttruntime.BufferArg(b["l1"].Buffer)}
+		}, ttruntime.CodeInvalidArgument, "run.args[0]"},
+		{"neither buffer nor value", func(b bufs) []ttruntime.RunArg {
+			return []ttruntime.RunArg{ttruntime.BufferArg(b["a"].Buffer), {}, ttruntime.ValueArg(3), ttruntime.BufferArg(b["l1"].Buffer)}
+		}, ttruntime.CodeBadRequest, "run.args[1]"},
+		{"unknown buffer", func(b bufs) []ttruntime.RunArg {
+			return []ttruntime.RunArg{ttruntime.BufferArg(b["a"].Buffer), ttruntime.BufferArg(987654), ttruntime.ValueArg(3), ttruntime.BufferArg(b["l1"].Buffer)}
+		}, ttruntime.CodeUnknownBuffer, "run.args[1]"},
+		{"buffer not as declared", func(b bufs) []ttruntime.RunArg {
+			return []ttruntime.RunArg{ttruntime.BufferArg(b["a 1k"].Buffer), ttruntime.BufferArg(b["b"].Buffer), ttruntime.ValueArg(3), ttruntime.BufferArg(b["l1"].Buffer)}
+		}, ttruntime.CodeInvalidArgument, "run.args[0]"},
+		{"L1 buffer not as declared", func(b bufs) []ttruntime.RunArg {
+			return []ttruntime.RunArg{ttruntime.BufferArg(b["a"].Buffer), ttruntime.BufferArg(b["b"].Buffer), ttruntime.ValueArg(3), ttruntime.BufferArg(b["l1 small"].Buffer)}
+		}, ttruntime.CodeInvalidArgument, "run.args[3]"},
+		{"bank page past the buffer", func(b bufs) []ttruntime.RunArg {
+			return []ttruntime.RunArg{ttruntime.BufferArg(b["a short"].Buffer), ttruntime.BufferArg(b["b"].Buffer), ttruntime.ValueArg(3), ttruntime.BufferArg(b["l1"].Buffer)}
+		}, ttruntime.CodeInvalidArgument, "compile.kernels[0].runtime_args[0].args[3].page"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.what, func(t *testing.T) {
+			var first string
+			for i, j := range js {
+				var err error
+				if j.c == nil {
+					b := live[1] // the C++ server's buffers, looked up as it will
+					byID := map[uint64]ttruntime.RunBuffer{}
+					for name, r := range b {
+						byID[r.Buffer] = ttruntime.RunBuffer{Address: r.Address, Size: specs[name].Size, Spec: specs[name].BufferSpec}
+					}
+					err = ttruntime.ValidateRun(checks, tc.args(b), &info, func(id uint64) (ttruntime.RunBuffer, bool) {
+						rb, ok := byID[id]
+						return rb, ok
+					})
+				} else {
+					var pr ttruntime.ProgramReply
+					pr, err = j.c.Compile(ctx, p)
+					require.NoError(t, err)
+					_, err = j.c.Run(ctx, ttruntime.RunRequest{Program: pr.Program, Args: tc.args(live[i-1])})
+					require.NoError(t, j.c.Release(ctx, ttruntime.ProgramRequest{Program: pr.Program}))
+				}
+				code, msg := verdict(t, err)
+				require.Equal(t, tc.code, code, "%s: %s", j.name, msg)
+				require.Equal(t, tc.path, pathOf(msg), "%s: %s", j.name, msg)
+				// Buffer ids are each runtime's own.
+				msg = bufferID.ReplaceAllString(msg, "buffer N")
+				if i == 0 {
+					first = msg
+				}
+				require.Equal(t, first, msg, "%s says it otherwise than the Go validator", j.name)
+			}
+		})
+	}
+}
+
+// FuzzValidateCompile: whatever decodes into a compile request, the
+// validator answers it (accepts it, or refuses it with a ValidationError)
+// and never panics.
+func FuzzValidateCompile(f *testing.F) {
+	good := goodProgram()
+	seed, err := json.Marshal(good)
+	require.NoError(f, err)
+	f.Add(seed)
+	for _, bc := range badPrograms() {
+		p := goodProgram()
+		bc.edit(&p)
+		b, err := json.Marshal(p)
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	info := ttruntime.InitReply{Grid: ttruntime.Grid{Rows: 8, Cols: 8}, DRAM: ttruntime.DRAM{Banks: 12, BankSize: 1 << 30},
+		L1: ttruntime.L1{Size: 1499136, UnreservedBase: 102400, Alignment: 16}, Semaphores: 16}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var req ttruntime.CompileRequest
+		if json.Unmarshal(data, &req) != nil {
+			return
+		}
+		checks, err := ttruntime.ValidateCompile(&req, &info)
+		if err != nil {
+			var ve *ttruntime.ValidationError
+			require.ErrorAs(t, err, &ve)
+			require.Contains(t, []string{ttruntime.CodeBadRequest, ttruntime.CodeInvalidArgument}, ve.Code, ve.Message)
+			return
+		}
+		require.Len(t, checks.Decls, len(req.Params))
+	})
 }

@@ -7,13 +7,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/zyxtt/zyxtt/internal/core"
 )
@@ -49,7 +51,7 @@ const (
 // Sizes of the process's pipes' readers.
 const (
 	stdoutBufBytes = 64 << 10 // a whole ordinary reply; long lines span reads
-	stderrBufBytes = 16 << 10 // one log line
+	stderrBufBytes = 16 << 10 // a read of stderr
 	stderrLineMax  = 4096     // a longer stderr line is cut here
 )
 
@@ -70,9 +72,19 @@ func (c *Client) spawn() error {
 		closeAll(inR, inW, outR, outW)
 		return core.Errorf(Backend, "start", core.ErrNoDevice, "pipe: %v", err)
 	}
-	cmd := exec.Command(c.cfg.Path, c.cfg.Args...)
+	// --parent-pid lets the runtime see that this process died before the
+	// runtime could arm its parent-death signal (docs/runtime.md).
+	args := append([]string{"--parent-pid", strconv.Itoa(os.Getpid())}, c.cfg.Args...)
+	if c.cfg.LockFile != nil {
+		// ExtraFiles[0] is descriptor 3 in the child.
+		args = append([]string{"--lock-fd", "3"}, args...)
+	}
+	cmd := exec.Command(c.cfg.Path, args...)
 	cmd.Env = c.cfg.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if c.cfg.LockFile != nil {
+		cmd.ExtraFiles = []*os.File{c.cfg.LockFile}
+	}
 	if err := cmd.Start(); err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return &core.Error{Backend: Backend, Op: "start", Err: fmt.Errorf("%w: %w", core.ErrNoDevice, err)}
@@ -110,28 +122,85 @@ func (c *Client) waitLoop() {
 	c.log.Debug("tt-runtime exited", "status", status)
 }
 
-// stderrLoop forwards the runtime's stderr to the logger and keeps its tail.
+// dprintPrefix starts the stderr lines that carry kernel DPRINT output.
+const dprintPrefix = "dprint: "
+
+// stderrLoop forwards the runtime's stderr to the logger, or DPRINT lines
+// to KernelOutput, and keeps the tail of the rest. It counts the bytes it
+// has read and the bytes of the whole lines it has handled, so a caller
+// can wait until what is in the pipe now has been handled (syncStderr).
 func (c *Client) stderrLoop() {
 	defer c.wg.Done()
 	defer close(c.stderrDone)
-	br := bufio.NewReaderSize(c.stderr, stderrBufBytes)
-	var long []byte
+	buf := make([]byte, stderrBufBytes)
+	var line []byte // the line read so far (at most stderrLineMax bytes)
 	for {
-		frag, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if len(long) < stderrLineMax {
-				long = append(long, frag...)
+		n, err := c.stderr.Read(buf)
+		chunk := buf[:n]
+		for len(chunk) > 0 {
+			i := bytes.IndexByte(chunk, '\n')
+			if i < 0 {
+				line = appendCapped(line, chunk)
+				break
 			}
-			continue
+			line = appendCapped(line, chunk[:i])
+			chunk = chunk[i+1:]
+			c.stderrLine(bytes.TrimRight(line, "\r"))
+			line = line[:0]
 		}
-		line := append(long, frag...)
-		long = nil
-		if s := string(bytes.TrimRight(line, "\r\n")); s != "" {
-			c.tail.add(s)
-			c.log.Debug("tt-runtime stderr", "line", s)
-		}
+		c.stderrRead.Add(uint64(n))
+		c.stderrHandled.Store(c.stderrRead.Load() - uint64(len(line)))
 		if err != nil {
+			if len(line) > 0 {
+				c.stderrLine(line)
+			}
+			c.stderrHandled.Store(c.stderrRead.Load())
 			return
+		}
+	}
+}
+
+func appendCapped(line, b []byte) []byte {
+	if room := stderrLineMax - len(line); room < len(b) {
+		b = b[:max(room, 0)]
+	}
+	return append(line, b...)
+}
+
+func (c *Client) stderrLine(line []byte) {
+	if len(line) == 0 {
+		return
+	}
+	if w := c.cfg.KernelOutput; w != nil && bytes.HasPrefix(line, []byte(dprintPrefix)) {
+		out := make([]byte, 0, len(line)-len(dprintPrefix)+1)
+		out = append(out, line[len(dprintPrefix):]...)
+		_, _ = w.Write(append(out, '\n'))
+		return
+	}
+	s := string(line)
+	c.tail.add(s)
+	c.log.Debug("tt-runtime stderr", "line", s)
+}
+
+// syncStderr waits, at most stderrDrainWait, until the stderr lines the
+// runtime had written by now have been handled: after a run's reply, the
+// DPRINT lines its kernels printed are in the pipe, and the caller should
+// see them written to KernelOutput before the run returns.
+func (c *Client) syncStderr() {
+	if c.cfg.KernelOutput == nil {
+		return
+	}
+	pending := 0
+	if rc, err := c.stderr.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) { pending, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+	}
+	target := c.stderrRead.Load() + uint64(max(pending, 0))
+	deadline := time.Now().Add(stderrDrainWait)
+	for c.stderrHandled.Load() < target && time.Now().Before(deadline) {
+		select {
+		case <-c.stderrDone:
+			return
+		case <-time.After(50 * time.Microsecond):
 		}
 	}
 }
@@ -250,7 +319,10 @@ func (e *ShutdownError) Error() string {
 }
 
 // Close shuts the runtime down gracefully: it sends exit and waits, then
-// sends SIGTERM and waits, then SIGKILL (each wait ShutdownTimeout). It
+// sends SIGTERM and waits, then SIGKILL (each wait ShutdownTimeout). While
+// an abandoned call is unanswered (the runtime is likely still inside the
+// kernel of a launch whose caller gave up), the exit request waits only
+// AbandonedGrace and a runtime that does not answer is killed at once. It
 // returns nil when the runtime exited when asked (or had already gone: its
 // end was reported by the call that saw it), and a *core.Error wrapping a
 // *ShutdownError, saying "exited after SIGTERM" or "killed", when Close had
@@ -263,12 +335,18 @@ func (c *Client) Close() error {
 		return nil
 	}
 	alive := c.Alive()
+	killed := false
 	if alive {
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ShutdownTimeout)
 		err := c.exit(ctx)
 		cancel()
 		if err != nil {
 			c.log.Debug("tt-runtime exit request failed", "err", err)
+			select {
+			case <-c.broken: // the exit's own timeout killed it: hung
+				killed = true
+			default:
+			}
 		}
 	}
 	c.ending.Store(true)
@@ -276,6 +354,11 @@ func (c *Client) Close() error {
 	var err error
 	if alive {
 		err = c.awaitExit()
+	}
+	if killed && err == nil {
+		err = &core.Error{Backend: Backend, Op: "close",
+			Err:    &ShutdownError{Pid: c.cmd.Process.Pid, How: ShutdownKilled, Status: c.exitStatus},
+			Native: stderrNote(c.tail.String())}
 	}
 	c.teardown()
 	return err

@@ -130,6 +130,7 @@ func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, 
 					}
 				}
 				c.abandoned[id] = cmd // the next call skips its reply
+				c.abandonedN.Add(1)
 				return &core.Error{Backend: Backend, Op: cmd, Err: cerr}
 			}
 			if b.timedOut(now) {
@@ -160,6 +161,7 @@ func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, 
 		if h.ID != id {
 			if _, ok := c.abandoned[h.ID]; ok {
 				delete(c.abandoned, h.ID)
+				c.abandonedN.Add(-1)
 				continue
 			}
 			if h.ID == 0 && h.Error != nil {

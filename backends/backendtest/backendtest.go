@@ -53,6 +53,28 @@ func RandomF32(seed uint64, n int, lo, hi float32) []float32 {
 	return v
 }
 
+// Upload allocates a buffer of p holding data, released when the test
+// ends.
+func Upload(t testing.TB, p backends.Pool, data []byte) backends.BufferID {
+	t.Helper()
+	ctx := context.Background()
+	id, err := p.Alloc(ctx, int64(len(data)))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Release(id) })
+	require.NoError(t, p.Write(ctx, id, 0, data))
+	return id
+}
+
+// Download is the whole content of buffer id of p.
+func Download(t testing.TB, p backends.Pool, id backends.BufferID) []byte {
+	t.Helper()
+	n, err := p.Size(id)
+	require.NoError(t, err)
+	out := make([]byte, n)
+	require.NoError(t, p.Read(context.Background(), id, 0, out))
+	return out
+}
+
 // UploadF32 allocates a buffer of p holding v.
 func UploadF32(t testing.TB, p backends.Pool, v []float32) backends.BufferID {
 	t.Helper()

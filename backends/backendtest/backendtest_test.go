@@ -43,3 +43,28 @@ func TestUploadDownload(t *testing.T) {
 	require.NoError(t, d.Pool().Release(id))
 	require.EqualValues(t, 64<<20, d.Pool().FreeBytes())
 }
+
+func TestParams(t *testing.T) {
+	require.Equal(t, []backends.Param{
+		{Name: "x", Kind: backends.Global, DType: backends.F32},
+		{Name: "z", Kind: backends.GlobalMut, DType: backends.F16},
+		{Name: "n", Kind: backends.Variable, DType: backends.U32},
+	}, []backends.Param{backendtest.Global("x", backends.F32), backendtest.GlobalMut("z", backends.F16), backendtest.Variable("n", backends.U32)})
+}
+
+func TestOnce(t *testing.T) {
+	var o backendtest.Once[int]
+	opens := 0
+	open := func() (int, string, error) { opens++; return 7, "", nil }
+	require.Equal(t, 7, o.Get(t, open))
+	require.Equal(t, 7, o.Get(t, open))
+	require.Equal(t, 1, opens, "opened once")
+
+	var missing backendtest.Once[int]
+	skipped := false
+	t.Run("missing", func(t *testing.T) {
+		defer func() { skipped = t.Skipped() }()
+		missing.Get(t, func() (int, string, error) { return 0, "no such library", nil })
+	})
+	require.True(t, skipped, "a device that is not here skips the test")
+}

@@ -69,7 +69,10 @@ func RunExample(t testing.TB, dev backends.Device, ex Example) bundle.OutputVerd
 	run, err := b.Prepare(ctx, rt, bundle.Options{Set: ex.Set})
 	require.NoError(t, err)
 	defer run.Close()
-	p, err := b.Program(run.Vals)
+	// A variant that cannot be built at these values (a Tenstorrent
+	// program whose kernels need whole tiles) is left out, as zyx-tt run
+	// leaves it out; the other backends still run.
+	p, _, err := b.PartialProgram(run.Vals)
 	require.NoError(t, err)
 	if ex.Edit != nil {
 		ex.Edit(p)

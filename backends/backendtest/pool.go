@@ -74,25 +74,9 @@ func RunPoolConformance(t *testing.T, p backends.Pool) {
 	require.Equal(t, src, got)
 
 	// Out to host pool memory (shm), and a host-pool id is not this pool's.
-	host, err := backends.HostPool()
-	require.NoError(t, err)
-	hid, err := host.Alloc(ctx, 1024)
-	require.NoError(t, err)
-	require.NoError(t, backends.Copy(ctx, host, hid, 0, p, id2, 0, 1024))
-	hb, err := host.Bytes(hid)
-	require.NoError(t, err)
-	require.Equal(t, src, hb)
-	require.ErrorIs(t, p.Retain(hid), backends.ErrUnknownBuffer, "a host-pool id")
-	require.ErrorIs(t, p.Write(ctx, hid, 0, src[:4]), backends.ErrUnknownBuffer, "a host-pool id")
-	require.NoError(t, host.Release(hid))
+	requireCopiesToHost(t, p, id2, src, func(hid backends.BufferID) error { return p.Write(ctx, hid, 0, src[:4]) })
 
-	require.NoError(t, p.Retain(id))
-	require.NoError(t, p.Release(id))
-	require.NoError(t, p.Release(id))
-	require.ErrorIs(t, p.Release(id), backends.ErrUnknownBuffer)
-	_, err = p.Size(id)
-	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
-	require.ErrorIs(t, p.Read(ctx, id, 0, got), backends.ErrUnknownBuffer)
+	requireLastReleaseFrees(t, p, id)
 	require.NoError(t, p.Release(id2))
 	require.Equal(t, free, p.FreeBytes())
 }
@@ -121,23 +105,41 @@ func RunReadOnlyPoolConformance(t *testing.T, p backends.Pool, newBuffer func(co
 	require.ErrorIs(t, p.Read(ctx, id, -1, part), backends.ErrInvalidArgument)
 	require.ErrorIs(t, p.Write(ctx, id, 0, part), backends.ErrUnsupported)
 
+	requireCopiesToHost(t, p, id, src, func(hid backends.BufferID) error { return p.Read(ctx, hid, 0, part) })
+
+	requireLastReleaseFrees(t, p, id)
+}
+
+// requireCopiesToHost copies buffer id of p, which holds want, to a new
+// host-pool buffer through backends.Copy and checks the bytes; then that a
+// host-pool id is not one of p's, for Retain and for use (an operation of
+// p on the host-pool id).
+func requireCopiesToHost(t *testing.T, p backends.Pool, id backends.BufferID, want []byte, use func(hostID backends.BufferID) error) {
+	t.Helper()
+	ctx := context.Background()
 	host, err := backends.HostPool()
 	require.NoError(t, err)
-	hid, err := host.Alloc(ctx, int64(len(src)))
+	hid, err := host.Alloc(ctx, int64(len(want)))
 	require.NoError(t, err)
-	require.NoError(t, backends.Copy(ctx, host, hid, 0, p, id, 0, int64(len(src))))
+	defer func() { require.NoError(t, host.Release(hid)) }()
+	require.NoError(t, backends.Copy(ctx, host, hid, 0, p, id, 0, int64(len(want))))
 	hb, err := host.Bytes(hid)
 	require.NoError(t, err)
-	require.Equal(t, src, hb)
+	require.Equal(t, want, hb)
 	require.ErrorIs(t, p.Retain(hid), backends.ErrUnknownBuffer, "a host-pool id")
-	require.ErrorIs(t, p.Read(ctx, hid, 0, part), backends.ErrUnknownBuffer, "a host-pool id")
-	require.NoError(t, host.Release(hid))
+	require.ErrorIs(t, use(hid), backends.ErrUnknownBuffer, "a host-pool id")
+}
 
+// requireLastReleaseFrees checks reference counting on id, which holds one
+// reference: a Retain adds one, two Releases drop both and free it, and the
+// freed id is ErrUnknownBuffer for Release, Size and Read.
+func requireLastReleaseFrees(t *testing.T, p backends.Pool, id backends.BufferID) {
+	t.Helper()
 	require.NoError(t, p.Retain(id))
 	require.NoError(t, p.Release(id))
 	require.NoError(t, p.Release(id))
 	require.ErrorIs(t, p.Release(id), backends.ErrUnknownBuffer)
-	_, err = p.Size(id)
+	_, err := p.Size(id)
 	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
-	require.ErrorIs(t, p.Read(ctx, id, 0, part), backends.ErrUnknownBuffer)
+	require.ErrorIs(t, p.Read(context.Background(), id, 0, make([]byte, 1)), backends.ErrUnknownBuffer)
 }

@@ -23,6 +23,13 @@ type Devices struct {
 	Open func(t testing.TB, ids *[]int) ([]backends.Device, error)
 }
 
+// NewDevices is the Devices of a backend whose native library load loads
+// (the backend's own loader, its value unused) and whose open opens the
+// devices ids keeps.
+func NewDevices[L any](library string, load func() (L, error), open func(t testing.TB, ids *[]int) ([]backends.Device, error)) Devices {
+	return Devices{Library: library, Load: func() error { _, err := load(); return err }, Open: open}
+}
+
 func (ds Devices) open(t testing.TB, ids *[]int) []backends.Device {
 	t.Helper()
 	if err := ds.Load(); err != nil {

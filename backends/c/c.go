@@ -9,7 +9,6 @@ package c
 import (
 	"context"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/onedevice"
 	"github.com/zyxtt/zyxtt/hostpool"
@@ -49,13 +48,10 @@ func hostPoolOf(p *hostpool.Pool) (*hostpool.Pool, error) {
 // DefaultFlags are the optimisation flags used when the config names none.
 var DefaultFlags = []string{"-O3", "-march=native"}
 
-func init() {
-	driver.Register(BackendName, driver.DriverFunc(openDriver))
-}
+func init() { driver.Register(BackendName, openDriver) }
 
-func openDriver(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
-	return onedevice.Open(ctx, env, BackendName, func(ctx context.Context, c Config, host *hostpool.Pool) (*Device, error) {
-		c.HostPool = host
-		return Open(ctx, c)
-	})
-}
+// openDriver opens the device with the runtime's host pool.
+var openDriver = onedevice.Driver(BackendName, func(ctx context.Context, c Config, host *hostpool.Pool) (*Device, error) {
+	c.HostPool = host
+	return Open(ctx, c)
+})

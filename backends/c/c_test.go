@@ -25,7 +25,6 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
-	"github.com/zyxtt/zyxtt/hostpool"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -86,26 +85,18 @@ func helperCompileVadd() int {
 	return 0
 }
 
-var (
-	sharedOnce sync.Once
-	sharedDev  *Device
-	sharedErr  error
-)
+var shared backendtest.Once[*Device]
 
 // device is one C device shared by the tests that need no special config.
 func device(t testing.TB) *Device {
 	t.Helper()
-	sharedOnce.Do(func() {
+	return shared.Get(t, func() (*Device, string, error) {
 		if _, err := exec.LookPath("cc"); err != nil {
-			return
+			return nil, "no C compiler (cc) on PATH", nil
 		}
-		sharedDev, sharedErr = Open(context.Background(), Config{})
+		d, err := Open(context.Background(), Config{})
+		return d, "", err
 	})
-	if sharedDev == nil && sharedErr == nil {
-		t.Skip("no C compiler (cc) on PATH")
-	}
-	require.NoError(t, sharedErr)
-	return sharedDev
 }
 
 func exampleSource(t testing.TB, name string) string {
@@ -135,16 +126,23 @@ func vaddProgram(prefix string) (*backends.Program, error) {
 		return nil, err
 	}
 	return &backends.Program{
-		Name: "vadd",
-		Params: []backends.Param{
-			{Name: "x", Kind: backends.Global, DType: backends.F32},
-			{Name: "y", Kind: backends.Global, DType: backends.F32},
-			{Name: "z", Kind: backends.GlobalMut, DType: backends.F32},
-			{Name: "n", Kind: backends.Variable, DType: backends.U32},
-		},
+		Name:     "vadd",
+		Params:   []backends.Param{backendtest.Global("x", backends.F32), backendtest.Global("y", backends.F32), backendtest.GlobalMut("z", backends.F32), backendtest.Variable("n", backends.U32)},
 		Grid:     []backends.GwsDim{backends.ParamDim(3)},
 		Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Source: prefix + string(src), Entry: "vadd"}}},
 	}, nil
+}
+
+// compileVadd compiles the vadd example's C variant on d; the test's
+// cleanup releases it (a second Release is harmless).
+func compileVadd(t *testing.T, d *Device) backends.Executable {
+	t.Helper()
+	p, err := vaddProgram("")
+	require.NoError(t, err)
+	exe, err := d.Compile(context.Background(), p)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = exe.Release() })
+	return exe
 }
 
 // f32Buffer allocates n f32 elements filled with a repeatable pattern
@@ -194,12 +192,7 @@ func requireClose(t *testing.T, want []float64, got []float32, atol, rtol float6
 func TestExamples(t *testing.T) {
 	d := device(t)
 	ctx := context.Background()
-	f32 := func(name string, kind backends.ParamKind) backends.Param {
-		return backends.Param{Name: name, Kind: kind, DType: backends.F32}
-	}
-	uv := func(name string) backends.Param {
-		return backends.Param{Name: name, Kind: backends.Variable, DType: backends.U32}
-	}
+	in, out, scalar := backendtest.Global, backendtest.GlobalMut, backendtest.Variable
 	toF64 := func(v []float32) []float64 {
 		out := make([]float64, len(v))
 		for i, x := range v {
@@ -210,7 +203,7 @@ func TestExamples(t *testing.T) {
 
 	t.Run("vadd", func(t *testing.T) {
 		const n = 100_003
-		params := []backends.Param{f32("x", backends.Global), f32("y", backends.Global), f32("z", backends.GlobalMut), uv("n")}
+		params := []backends.Param{in("x", backends.F32), in("y", backends.F32), out("z", backends.F32), scalar("n", backends.U32)}
 		p := &backends.Program{Name: "vadd", Params: params, Grid: []backends.GwsDim{mustParse(t, "n", params)},
 			Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Source: exampleSource(t, "vadd"), Entry: "vadd"}}}}
 		exe, err := d.Compile(ctx, p)
@@ -228,7 +221,7 @@ func TestExamples(t *testing.T) {
 
 	t.Run("unary", func(t *testing.T) {
 		const n = 10_007
-		params := []backends.Param{f32("x", backends.Global), f32("y", backends.GlobalMut), uv("n")}
+		params := []backends.Param{in("x", backends.F32), out("y", backends.F32), scalar("n", backends.U32)}
 		p := &backends.Program{Name: "unary", Params: params, Grid: []backends.GwsDim{mustParse(t, "n", params)},
 			Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Source: exampleSource(t, "unary"), Entry: "unary"}}}}
 		exe, err := d.Compile(ctx, p)
@@ -245,7 +238,7 @@ func TestExamples(t *testing.T) {
 
 	t.Run("matmul", func(t *testing.T) {
 		const m, n, k = 37, 53, 29
-		params := []backends.Param{f32("a", backends.Global), f32("b", backends.Global), f32("c", backends.GlobalMut), uv("m"), uv("n"), uv("k")}
+		params := []backends.Param{in("a", backends.F32), in("b", backends.F32), out("c", backends.F32), scalar("m", backends.U32), scalar("n", backends.U32), scalar("k", backends.U32)}
 		p := &backends.Program{Name: "matmul", Params: params, Grid: []backends.GwsDim{mustParse(t, "m", params)},
 			Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Source: exampleSource(t, "matmul"), Entry: "matmul"}}}}
 		exe, err := d.Compile(ctx, p)
@@ -271,14 +264,9 @@ func TestExamples(t *testing.T) {
 // f32 element and counts the calls in a second buffer.
 func gridProgram() *backends.Program {
 	return &backends.Program{
-		Name: "grid",
-		Params: []backends.Param{
-			{Name: "out", Kind: backends.GlobalMut, DType: backends.F32},
-			{Name: "calls", Kind: backends.GlobalMut, DType: backends.U32},
-			{Name: "n0", Kind: backends.Variable, DType: backends.U64},
-			{Name: "n1", Kind: backends.Variable, DType: backends.U64},
-		},
-		Grid: []backends.GwsDim{backends.ParamDim(2), backends.ParamDim(3), backends.ConstDim(3)},
+		Name:   "grid",
+		Params: []backends.Param{backendtest.GlobalMut("out", backends.F32), backendtest.GlobalMut("calls", backends.U32), backendtest.Variable("n0", backends.U64), backendtest.Variable("n1", backends.U64)},
+		Grid:   []backends.GwsDim{backends.ParamDim(2), backends.ParamDim(3), backends.ConstDim(3)},
 		Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Entry: "grid", Source: `#include <stdint.h>
 void grid(float *out, uint32_t *calls, uint64_t n0, uint64_t n1, uint64_t g0, uint64_t g1, uint64_t g2)
 {
@@ -348,17 +336,9 @@ func TestScalarParams(t *testing.T) {
 	ctx := context.Background()
 	p := &backends.Program{
 		Name: "scalars",
-		Params: []backends.Param{
-			{Name: "out", Kind: backends.GlobalMut, DType: backends.F64},
-			{Name: "a", Kind: backends.Variable, DType: backends.F64},
-			{Name: "b", Kind: backends.Variable, DType: backends.I8},
-			{Name: "c", Kind: backends.Variable, DType: backends.F32},
-			{Name: "d", Kind: backends.Variable, DType: backends.I64},
-			{Name: "e", Kind: backends.Variable, DType: backends.Bool},
-			{Name: "f", Kind: backends.Variable, DType: backends.U16},
-			{Name: "g", Kind: backends.Variable, DType: backends.F16},
-			{Name: "h", Kind: backends.Variable, DType: backends.I32},
-		},
+		Params: []backends.Param{backendtest.GlobalMut("out", backends.F64),
+			backendtest.Variable("a", backends.F64), backendtest.Variable("b", backends.I8), backendtest.Variable("c", backends.F32), backendtest.Variable("d", backends.I64),
+			backendtest.Variable("e", backends.Bool), backendtest.Variable("f", backends.U16), backendtest.Variable("g", backends.F16), backendtest.Variable("h", backends.I32)},
 		Grid: []backends.GwsDim{backends.ConstDim(1)},
 		Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Entry: "scalars", Source: `#include <stdint.h>
 void scalars(double *out, double a, int8_t b, float c, int64_t d, uint8_t e, uint16_t f, float g, int32_t h,
@@ -455,10 +435,7 @@ func TestNoVariant(t *testing.T) {
 func TestBadLaunch(t *testing.T) {
 	d := device(t)
 	ctx := context.Background()
-	p, err := vaddProgram("")
-	require.NoError(t, err)
-	exe, err := d.Compile(ctx, p)
-	require.NoError(t, err)
+	exe := compileVadd(t, d)
 	x := f32Buffer(d, 16, 1)
 	defer d.pool.Release(x)
 	ok := []backends.LaunchArg{backends.BufArg(x), backends.BufArg(x), backends.BufArg(x), u32(16)}
@@ -504,11 +481,7 @@ func TestBadLaunch(t *testing.T) {
 func TestLaunchTimed(t *testing.T) {
 	d := device(t)
 	ctx := context.Background()
-	p, err := vaddProgram("")
-	require.NoError(t, err)
-	exe, err := d.Compile(ctx, p)
-	require.NoError(t, err)
-	defer exe.Release()
+	exe := compileVadd(t, d)
 	const n = 1 << 16
 	x, z := f32Buffer(d, n, 1), f32Buffer(d, n, 0)
 	dur, err := exe.LaunchTimed(ctx, []backends.LaunchArg{backends.BufArg(x), backends.BufArg(x), backends.BufArg(z), u32(n)})
@@ -710,21 +683,11 @@ func TestInfo(t *testing.T) {
 	require.Equal(t, fmt.Sprint(info.HasOpenMP), info.Extra["openmp"])
 	require.Equal(t, "c", d.Name())
 	require.Equal(t, "c", d.Backend())
-	hp, err := hostpool.Default()
-	require.NoError(t, err)
-	require.Same(t, hp, d.Pool(), "a device opened on its own computes on the process-wide host pool")
 }
 
 // TestRegistry opens the backend through the registry, as zyx-tt does.
 func TestRegistry(t *testing.T) {
-	if _, err := exec.LookPath("cc"); err != nil {
-		t.Skip("no C compiler (cc) on PATH")
-	}
-	dev, err := backends.Lookup(context.Background(), "c")
-	require.NoError(t, err)
-	rtHost, err := backends.HostPool()
-	require.NoError(t, err)
-	require.Same(t, rtHost, dev.Pool(), "a device of a runtime computes on the runtime's host pool")
+	dev := backendtest.RequireHostPools(t, device(t), "c")
 	require.Equal(t, "c", dev.Name())
 	p, err := vaddProgram("")
 	require.NoError(t, err)

@@ -146,18 +146,8 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	if d.closed.Load() {
 		return nil, backends.Errorf(BackendName, "compile", backends.ErrClosed, "")
 	}
-	if err := ctx.Err(); err != nil {
+	if err := driver.CheckCompile(ctx, BackendName, p, backends.FormatC, "C variant"); err != nil {
 		return nil, err
-	}
-	if p == nil || p.Variant(backends.FormatC) == nil {
-		name := ""
-		if p != nil {
-			name = p.Name
-		}
-		return nil, backends.Errorf(BackendName, "compile", backends.ErrNoVariant, "program %q has no C variant", name)
-	}
-	if err := p.Validate(); err != nil {
-		return nil, &backends.Error{Backend: BackendName, Op: "compile", Err: err}
 	}
 	p = p.WithVariant(p.Variant(backends.FormatC))
 	v := p.Source(backends.FormatC)
@@ -379,19 +369,15 @@ func (e *executable) unload() {
 // until it returns, so Release never waits for it. Releasing again does
 // nothing.
 func (e *executable) Release() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.released {
+	return driver.ReleaseOnce(&e.mu, &e.released, func() error {
+		e.closeWhenIdle.Store(true)
+		if e.running.Load() != 0 {
+			return nil // the last abandoned run unloads it
+		}
+		e.unload()
+		if e.unloadErr != nil {
+			return &backends.Error{Backend: BackendName, Op: "dlclose", Native: e.unloadErr.Error(), Err: e.unloadErr}
+		}
 		return nil
-	}
-	e.released = true
-	e.closeWhenIdle.Store(true)
-	if e.running.Load() != 0 {
-		return nil // the last abandoned run unloads it
-	}
-	e.unload()
-	if e.unloadErr != nil {
-		return &backends.Error{Backend: BackendName, Op: "dlclose", Native: e.unloadErr.Error(), Err: e.unloadErr}
-	}
-	return nil
+	})
 }

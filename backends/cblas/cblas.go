@@ -36,16 +36,13 @@ type Config struct {
 	HostPool *hostpool.Pool `json:"-"`
 }
 
-func init() {
-	driver.Register(BackendName, driver.DriverFunc(openDriver))
-}
+func init() { driver.Register(BackendName, openDriver) }
 
-func openDriver(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
-	return onedevice.Open(ctx, env, BackendName, func(ctx context.Context, c Config, host *hostpool.Pool) (*Device, error) {
-		c.HostPool = host
-		return Open(ctx, c)
-	})
-}
+// openDriver opens the device with the runtime's host pool.
+var openDriver = onedevice.Driver(BackendName, func(ctx context.Context, c Config, host *hostpool.Pool) (*Device, error) {
+	c.HostPool = host
+	return Open(ctx, c)
+})
 
 // Device is the CBLAS device.
 type Device struct {
@@ -185,18 +182,8 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	if d.isClosed() {
 		return nil, backends.Errorf(BackendName, "compile", backends.ErrClosed, "")
 	}
-	if err := ctx.Err(); err != nil {
+	if err := driver.CheckCompile(ctx, BackendName, p, backends.FormatGEMM, "GEMM variant (cblas runs GEMM programs only)"); err != nil {
 		return nil, err
-	}
-	if p == nil || p.GEMM() == nil {
-		name := ""
-		if p != nil {
-			name = p.Name
-		}
-		return nil, backends.Errorf(BackendName, "compile", backends.ErrNoVariant, "program %q has no GEMM variant (cblas runs GEMM programs only)", name)
-	}
-	if err := p.Validate(); err != nil {
-		return nil, &backends.Error{Backend: BackendName, Op: "compile", Err: err}
 	}
 	g := p.GEMM()
 	switch g.DType {

@@ -6,30 +6,27 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/hostpool"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
 )
 
-var (
-	sharedOnce sync.Once
-	sharedDev  *Device
-	sharedErr  error
-)
+var shared backendtest.Once[*Device]
 
 // device opens the default CBLAS once; without one the test is skipped,
 // naming what was tried.
 func device(t testing.TB) *Device {
 	t.Helper()
-	sharedOnce.Do(func() { sharedDev, sharedErr = Open(context.Background(), Config{}) })
-	if sharedErr != nil {
-		t.Skipf("no CBLAS library: %v", sharedErr)
-	}
-	return sharedDev
+	return shared.Get(t, func() (*Device, string, error) {
+		d, err := Open(context.Background(), Config{})
+		if err != nil {
+			return nil, "no CBLAS library: " + err.Error(), nil
+		}
+		return d, "", nil
+	})
 }
 
 func dim(v uint64) backends.GwsDim   { return backends.ConstDim(v) }
@@ -71,13 +68,8 @@ func (c gemmCase) program() *backends.Program {
 		g.StrideB = pdim(c.strideB)
 	}
 	return &backends.Program{
-		Name: "gemm-" + c.name,
-		Params: []backends.Param{
-			{Name: "a", Kind: backends.Global, DType: c.dtype},
-			{Name: "b", Kind: backends.Global, DType: c.dtype},
-			{Name: "c", Kind: backends.GlobalMut, DType: c.dtype},
-			{Name: "m", Kind: backends.Variable, DType: backends.U32},
-		},
+		Name:     "gemm-" + c.name,
+		Params:   []backends.Param{backendtest.Global("a", c.dtype), backendtest.Global("b", c.dtype), backendtest.GlobalMut("c", c.dtype), backendtest.Variable("m", backends.U32)},
 		Variants: []backends.Variant{{Format: backends.FormatGEMM, Code: g}},
 	}
 }
@@ -357,14 +349,5 @@ func TestInfoAndRegistry(t *testing.T) {
 	require.Equal(t, "true", info.Extra["aot_only"])
 	require.NotEmpty(t, info.Extra["library"])
 	require.Equal(t, "cblas", d.Name())
-	hp, err := hostpool.Default()
-	require.NoError(t, err)
-	require.Same(t, hp, d.Pool(), "a device opened on its own computes on the process-wide host pool")
-
-	dev, err := backends.Lookup(context.Background(), "cblas")
-	require.NoError(t, err)
-	rtHost, err := backends.HostPool()
-	require.NoError(t, err)
-	require.Same(t, rtHost, dev.Pool(), "a device of a runtime computes on the runtime's host pool")
-	require.Equal(t, "cblas", dev.Backend())
+	backendtest.RequireHostPools(t, d, "cblas")
 }

@@ -96,15 +96,23 @@ func BenchmarkLaunchEmpty(b *testing.B) {
 	})
 	require.NoError(b, err)
 	defer exe.Release()
-	for range 1000 {
-		require.NoError(b, exe.Launch(ctx, nil))
+	benchLaunches(b, exe, nil, 1000)
+}
+
+// benchLaunches times b.N launches of exe with args, after warmup untimed
+// ones, and stops the timer.
+func benchLaunches(b *testing.B, exe backends.Executable, args []backends.LaunchArg, warmup int) {
+	ctx := context.Background()
+	for range warmup {
+		require.NoError(b, exe.Launch(ctx, args))
 	}
 	b.ResetTimer()
 	for range b.N {
-		if err := exe.Launch(ctx, nil); err != nil {
+		if err := exe.Launch(ctx, args); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.StopTimer()
 }
 
 func benchGEMM(b *testing.B, dt backends.DType, compute string) {
@@ -130,16 +138,7 @@ func benchGEMM(b *testing.B, dt backends.DType, compute string) {
 	exe, err := d.Compile(ctx, p)
 	require.NoError(b, err)
 	defer exe.Release()
-	for range 3 {
-		require.NoError(b, exe.Launch(ctx, args))
-	}
-	b.ResetTimer()
-	for range b.N {
-		if err := exe.Launch(ctx, args); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
+	benchLaunches(b, exe, args, 3)
 	b.ReportMetric(2*float64(n)*n*n*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
 }
 

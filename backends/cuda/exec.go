@@ -150,7 +150,7 @@ type kernelExec struct {
 
 	mu       sync.Mutex // guards params (reused by every launch) and events
 	params   *cBlock
-	events   [2]uintptr
+	events   timing
 	released bool
 }
 
@@ -231,7 +231,7 @@ func (k *kernelExec) launch(ctx context.Context, args []backends.LaunchArg, time
 			return backends.Errorf(Name, "launch", backends.ErrClosed, "program %q was released", k.prog.Name)
 		}
 		if timed {
-			if err := k.timingEvents(); err != nil {
+			if err := k.events.create(d); err != nil {
 				k.mu.Unlock()
 				return err
 			}
@@ -282,16 +282,30 @@ func (k *kernelExec) live() error {
 	return nil
 }
 
-// timingEvents creates the start and end events on first use.
-func (k *kernelExec) timingEvents() error {
-	for i := range k.events {
-		if k.events[i] == 0 {
-			if r := k.dev.drv.call(k.dev.drv.eventCreate, uintptr(unsafe.Pointer(&k.events[i])), eventDefault); r != cudaSuccess {
-				return k.dev.fail("cuEventCreate", r)
+// timing is the start and end events of an executable's timed launches,
+// created on first use (zero until then), under the executable's lock and
+// with the device's context current.
+type timing [2]uintptr
+
+// create makes the events not made yet.
+func (t *timing) create(d *Device) error {
+	for i := range t {
+		if t[i] == 0 {
+			if r := d.drv.call(d.drv.eventCreate, uintptr(unsafe.Pointer(&t[i])), eventDefault); r != cudaSuccess {
+				return d.fail("cuEventCreate", r)
 			}
 		}
 	}
 	return nil
+}
+
+// destroy destroys the events that were made.
+func (t *timing) destroy(d *Device) {
+	for _, e := range t {
+		if e != 0 {
+			d.drv.call(d.drv.eventDestroy, e)
+		}
+	}
 }
 
 // elapsed waits for end and returns the time from start to end.
@@ -309,28 +323,20 @@ func (d *Device) elapsed(start, end uintptr) (time.Duration, error) {
 
 // Release unloads the module.
 func (k *kernelExec) Release() error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.released {
-		return nil
-	}
-	k.released = true
-	var err error
-	if k.dev.usable("release") == nil {
-		err = k.dev.run("cuModuleUnload", func() error {
-			for _, e := range k.events {
-				if e != 0 {
-					k.dev.drv.call(k.dev.drv.eventDestroy, e)
+	return driver.ReleaseOnce(&k.mu, &k.released, func() error {
+		var err error
+		if k.dev.usable("release") == nil {
+			err = k.dev.run("cuModuleUnload", func() error {
+				k.events.destroy(k.dev)
+				if k.module != 0 {
+					return k.dev.fail("cuModuleUnload", k.dev.drv.call(k.dev.drv.moduleUnload, k.module))
 				}
-			}
-			if k.module != 0 {
-				return k.dev.fail("cuModuleUnload", k.dev.drv.call(k.dev.drv.moduleUnload, k.module))
-			}
-			return nil
-		})
-	}
-	if ferr := k.params.free(); err == nil {
-		err = ferr
-	}
-	return err
+				return nil
+			})
+		}
+		if ferr := k.params.free(); err == nil {
+			err = ferr
+		}
+		return err
+	})
 }

@@ -336,7 +336,7 @@ type gemmExec struct {
 
 	mu       sync.Mutex
 	scalars  *cBlock // alpha at 0, beta at 8
-	events   [2]uintptr
+	events   timing
 	released bool
 }
 
@@ -445,12 +445,8 @@ func (e *gemmExec) launch(ctx context.Context, args []backends.LaunchArg, timed 
 		}
 		drv := d.drv
 		if timed {
-			for i := range e.events {
-				if e.events[i] == 0 {
-					if r := drv.call(drv.eventCreate, uintptr(unsafe.Pointer(&e.events[i])), eventDefault); r != cudaSuccess {
-						return d.fail("cuEventCreate", r)
-					}
-				}
+			if err := e.events.create(d); err != nil {
+				return err
 			}
 			if r := drv.call(drv.eventRecord, e.events[0], d.stream); r != cudaSuccess {
 				return d.fail("cuEventRecord", r)
@@ -497,21 +493,10 @@ func (e *gemmExec) call(h *blasHandle, c gemmCall, ptrs map[int]uint64) (int32, 
 }
 
 func (e *gemmExec) Release() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.released {
-		return nil
-	}
-	e.released = true
-	if e.dev.usable("release") == nil {
-		_ = e.dev.run("release", func() error {
-			for _, ev := range e.events {
-				if ev != 0 {
-					e.dev.drv.call(e.dev.drv.eventDestroy, ev)
-				}
-			}
-			return nil
-		})
-	}
-	return e.scalars.free()
+	return driver.ReleaseOnce(&e.mu, &e.released, func() error {
+		if e.dev.usable("release") == nil {
+			_ = e.dev.run("release", func() error { e.events.destroy(e.dev); return nil })
+		}
+		return e.scalars.free()
+	})
 }

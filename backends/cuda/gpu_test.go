@@ -48,39 +48,15 @@ func u32(v uint32) backends.LaunchArg {
 
 func vaddProgram() *backends.Program {
 	return &backends.Program{
-		Name: "vadd",
-		Params: []backends.Param{
-			{Name: "x", Kind: backends.Global, DType: backends.F32},
-			{Name: "y", Kind: backends.Global, DType: backends.F32},
-			{Name: "z", Kind: backends.GlobalMut, DType: backends.F32},
-			{Name: "n", Kind: backends.Variable, DType: backends.U32},
-		},
-		Grid: []backends.GwsDim{backends.BinaryDim(backends.GwsCeilDiv, backends.ParamDim(3), backends.ConstDim(256))},
+		Name:   "vadd",
+		Params: []backends.Param{backendtest.Global("x", backends.F32), backendtest.Global("y", backends.F32), backendtest.GlobalMut("z", backends.F32), backendtest.Variable("n", backends.U32)},
+		Grid:   []backends.GwsDim{backends.BinaryDim(backends.GwsCeilDiv, backends.ParamDim(3), backends.ConstDim(256))},
 		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "vadd", Local: [3]uint32{256}, Source: `
 extern "C" __global__ void vadd(const float *x, const float *y, float *z, unsigned int n) {
 	unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n) z[i] = x[i] + y[i];
 }`}}},
 	}
-}
-
-func upload(t testing.TB, d *Device, data []byte) backends.BufferID {
-	t.Helper()
-	ctx := context.Background()
-	id, err := d.Pool().Alloc(ctx, int64(len(data)))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = d.Pool().Release(id) })
-	require.NoError(t, d.Pool().Write(ctx, id, 0, data))
-	return id
-}
-
-func download(t testing.TB, d *Device, id backends.BufferID) []byte {
-	t.Helper()
-	n, err := d.Pool().Size(id)
-	require.NoError(t, err)
-	out := make([]byte, n)
-	require.NoError(t, d.Pool().Read(context.Background(), id, 0, out))
-	return out
 }
 
 func TestBackendStatus(t *testing.T) {
@@ -205,7 +181,7 @@ func TestPoolErrors(t *testing.T) {
 	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
 	// Wrong arg kinds and counts.
 	require.ErrorIs(t, exe.Launch(ctx, nil), backends.ErrInvalidArgument)
-	good := upload(t, d, make([]byte, 16))
+	good := backendtest.Upload(t, d.Pool(), make([]byte, 16))
 	require.ErrorIs(t, exe.Launch(ctx, []backends.LaunchArg{u32(1), backends.BufArg(good), backends.BufArg(good), u32(4)}), backends.ErrInvalidArgument)
 }
 
@@ -217,14 +193,14 @@ func TestVaddAndTimedLaunch(t *testing.T) {
 	for i := range x {
 		x[i], y[i] = float32(i)*0.5, float32(-i)+0.25
 	}
-	bx, by := upload(t, d, backendtest.F32Bytes(x)), upload(t, d, backendtest.F32Bytes(y))
-	bz := upload(t, d, make([]byte, 4*n))
+	bx, by := backendtest.Upload(t, d.Pool(), backendtest.F32Bytes(x)), backendtest.Upload(t, d.Pool(), backendtest.F32Bytes(y))
+	bz := backendtest.Upload(t, d.Pool(), make([]byte, 4*n))
 	exe, err := d.Compile(ctx, vaddProgram())
 	require.NoError(t, err)
 	defer exe.Release()
 	args := []backends.LaunchArg{backends.BufArg(bx), backends.BufArg(by), backends.BufArg(bz), u32(n)}
 	require.NoError(t, exe.Launch(ctx, args))
-	z := backendtest.BytesF32(download(t, d, bz))
+	z := backendtest.BytesF32(backendtest.Download(t, d.Pool(), bz))
 	for i := range z {
 		if z[i] != x[i]+y[i] {
 			t.Fatalf("z[%d] = %g, want %g", i, z[i], x[i]+y[i])
@@ -260,15 +236,15 @@ func TestConcurrentLaunches(t *testing.T) {
 			for i := range x {
 				x[i] = float32(g*n + i)
 			}
-			bx := upload(t, d, backendtest.F32Bytes(x))
-			bz := upload(t, d, make([]byte, 4*n))
+			bx := backendtest.Upload(t, d.Pool(), backendtest.F32Bytes(x))
+			bz := backendtest.Upload(t, d.Pool(), make([]byte, 4*n))
 			for range 20 {
 				if err := exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(bx), backends.BufArg(bx), backends.BufArg(bz), u32(n)}); err != nil {
 					errs <- err
 					return
 				}
 			}
-			z := backendtest.BytesF32(download(t, d, bz))
+			z := backendtest.BytesF32(backendtest.Download(t, d.Pool(), bz))
 			for i := range z {
 				if z[i] != 2*x[i] {
 					errs <- fmt.Errorf("goroutine %d: z[%d] = %g, want %g", g, i, z[i], 2*x[i])
@@ -316,13 +292,9 @@ func TestCppEntryName(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
 	p := &backends.Program{
-		Name: "scale",
-		Params: []backends.Param{
-			{Name: "x", Kind: backends.GlobalMut, DType: backends.F32},
-			{Name: "s", Kind: backends.Variable, DType: backends.F32},
-			{Name: "n", Kind: backends.Variable, DType: backends.U32},
-		},
-		Grid: []backends.GwsDim{backends.ConstDim(1)},
+		Name:   "scale",
+		Params: []backends.Param{backendtest.GlobalMut("x", backends.F32), backendtest.Variable("s", backends.F32), backendtest.Variable("n", backends.U32)},
+		Grid:   []backends.GwsDim{backends.ConstDim(1)},
 		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "scale<float>", Local: [3]uint32{64}, Source: `
 template <typename T> __global__ void scale(T *x, float s, unsigned int n) {
 	unsigned int i = threadIdx.x;
@@ -333,9 +305,9 @@ template __global__ void scale<float>(float *, float, unsigned int);`}}},
 	exe, err := d.Compile(ctx, p)
 	require.NoError(t, err)
 	defer exe.Release()
-	bx := upload(t, d, backendtest.F32Bytes([]float32{1, 2, 3, 4}))
+	bx := backendtest.Upload(t, d.Pool(), backendtest.F32Bytes([]float32{1, 2, 3, 4}))
 	require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(bx), backends.VarArg(backends.FloatConst(backends.F32, 2.5)), u32(3)}))
-	require.Equal(t, []float32{2.5, 5, 7.5, 4}, backendtest.BytesF32(download(t, d, bx)))
+	require.Equal(t, []float32{2.5, 5, 7.5, 4}, backendtest.BytesF32(backendtest.Download(t, d.Pool(), bx)))
 }
 
 func TestModuleCache(t *testing.T) {
@@ -357,9 +329,9 @@ func TestModuleCache(t *testing.T) {
 	e2, err := d.Compile(ctx, p)
 	require.NoError(t, err)
 	require.Equal(t, before+1, compiles.Load(), "the second build comes from the cache")
-	bx := upload(t, d, backendtest.F32Bytes([]float32{1, 2}))
+	bx := backendtest.Upload(t, d.Pool(), backendtest.F32Bytes([]float32{1, 2}))
 	require.NoError(t, e2.Launch(ctx, []backends.LaunchArg{backends.BufArg(bx), backends.BufArg(bx), backends.BufArg(bx), u32(2)}))
-	require.Equal(t, []float32{2, 4}, backendtest.BytesF32(download(t, d, bx)))
+	require.Equal(t, []float32{2, 4}, backendtest.BytesF32(backendtest.Download(t, d.Pool(), bx)))
 	require.NoError(t, e2.Release())
 	// A damaged cache file is rebuilt, not loaded.
 	require.NoError(t, os.WriteFile(files[0], []byte("junk"), 0o644))
@@ -382,8 +354,8 @@ func TestBackendsCopy(t *testing.T) {
 	for i := range src {
 		src[i] = byte(i*13 + 1)
 	}
-	a := upload(t, d, make([]byte, n))
-	b := upload(t, d, make([]byte, n))
+	a := backendtest.Upload(t, d.Pool(), make([]byte, n))
+	b := backendtest.Upload(t, d.Pool(), make([]byte, n))
 	require.NoError(t, backends.Copy(ctx, d.Pool(), a, 0, host, hid, 0, n))
 	require.NoError(t, backends.Copy(ctx, d.Pool(), b, 0, d.Pool(), a, 0, n), "device to device on one GPU")
 	back, err := host.Alloc(ctx, n)
@@ -410,20 +382,20 @@ func TestPeerCopy(t *testing.T) {
 	for i := range data {
 		data[i] = byte(i * 31)
 	}
-	a := upload(t, d0, data)
-	b := upload(t, d1, make([]byte, n))
+	a := backendtest.Upload(t, d0.Pool(), data)
+	b := backendtest.Upload(t, d1.Pool(), make([]byte, n))
 	err = d1.pool.CopyFrom(ctx, b, 0, d0.Pool(), a, 0, n)
 	if ok {
 		require.NoError(t, err)
-		require.True(t, string(data) == string(download(t, d1, b)))
+		require.True(t, string(data) == string(backendtest.Download(t, d1.Pool(), b)))
 	} else {
 		require.ErrorIs(t, err, backends.ErrUnsupported)
 	}
 	// backends.Copy works either way (peer or host staging).
-	c := upload(t, d0, make([]byte, n))
+	c := backendtest.Upload(t, d0.Pool(), make([]byte, n))
 	require.NoError(t, backends.Copy(ctx, d0.Pool(), c, 0, d1.Pool(), b, 0, n))
 	if ok {
-		require.True(t, string(data) == string(download(t, d0, c)))
+		require.True(t, string(data) == string(backendtest.Download(t, d0.Pool(), c)))
 	}
 	// A buffer of one GPU is unknown to the other.
 	require.ErrorIs(t, d1.Pool().Write(ctx, a, 0, []byte{1}), backends.ErrUnknownBuffer)
@@ -527,13 +499,13 @@ func TestGEMM(t *testing.T) {
 			a, b, c0 := fill(na), fill(nb), fill(nc)
 			want := append([]float64(nil), c0...)
 			rowMajorGemm(s, a, b, want, tc.alpha, tc.beta)
-			ba, bb := upload(t, d, encodeElems(tc.dt, a)), upload(t, d, encodeElems(tc.dt, b))
-			bc := upload(t, d, encodeElems(tc.dt, c0))
+			ba, bb := backendtest.Upload(t, d.Pool(), encodeElems(tc.dt, a)), backendtest.Upload(t, d.Pool(), encodeElems(tc.dt, b))
+			bc := backendtest.Upload(t, d.Pool(), encodeElems(tc.dt, c0))
 			exe, err := d.Compile(ctx, p)
 			require.NoError(t, err)
 			defer exe.Release()
 			require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(ba), backends.BufArg(bb), backends.BufArg(bc)}))
-			got := decodeElems(t, tc.dt, download(t, d, bc))
+			got := decodeElems(t, tc.dt, backendtest.Download(t, d.Pool(), bc))
 			scale := 0.0
 			for _, w := range want {
 				scale = max(scale, math.Abs(w))
@@ -558,8 +530,8 @@ func TestGEMMBadArgs(t *testing.T) {
 	exe, err := d.Compile(ctx, p)
 	require.NoError(t, err)
 	defer exe.Release()
-	small := upload(t, d, make([]byte, 4*64*63))
-	full := upload(t, d, make([]byte, 4*64*64))
+	small := backendtest.Upload(t, d.Pool(), make([]byte, 4*64*63))
+	full := backendtest.Upload(t, d.Pool(), make([]byte, 4*64*64))
 	err = exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(small), backends.BufArg(full), backends.BufArg(full)})
 	require.ErrorIs(t, err, backends.ErrInvalidArgument)
 	t.Logf("short operand: %v", err)
@@ -623,7 +595,7 @@ func TestPinnedSegmentsFollowTheArena(t *testing.T) {
 		for i := range mem {
 			mem[i] = byte(i + round)
 		}
-		dev := upload(t, d, mem)
+		dev := backendtest.Upload(t, d.Pool(), mem)
 		name, _, ok := host.Arena().Locate(mem)
 		require.True(t, ok)
 		pins.Lock()

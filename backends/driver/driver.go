@@ -141,6 +141,47 @@ func CheckArgs(p *backends.Program, pool backends.Pool, args []backends.LaunchAr
 	return sizes, nil
 }
 
+// SectionDriver is the driver of a backend whose devices open from its
+// config section alone: each Open decodes section name into a C (whose
+// zero value holds the defaults) and opens with it.
+func SectionDriver[C any](name string, open func(context.Context, C) ([]backends.Device, error)) DriverFunc {
+	return func(ctx context.Context, env *Env) ([]backends.Device, error) {
+		var c C
+		if err := Section(env, name, &c); err != nil {
+			return nil, err
+		}
+		return open(ctx, c)
+	}
+}
+
+// OpenEach opens the devices of ordinals 0..n-1 that kept (the section's
+// device_ids) allows, in order, each with open, and returns what Opened
+// returns for them: a device that does not open is a reason ("<backend>:<i>:
+// …"), after the reasons the caller gathered already (a platform it could
+// not list). A ctx done before a device closes the devices opened so far
+// and returns ctx's error.
+func OpenEach(ctx context.Context, backend string, n int, kept backends.Common, open func(ordinal int) (backends.Device, error), reasons []error, none string) ([]backends.Device, error) {
+	var devs []backends.Device
+	for i := range n {
+		if !kept.Allows(i) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			for _, d := range devs {
+				_ = d.Close()
+			}
+			return nil, err
+		}
+		d, err := open(i)
+		if err != nil {
+			reasons = append(reasons, fmt.Errorf("%s:%d: %w", backend, i, err))
+			continue
+		}
+		devs = append(devs, d)
+	}
+	return Opened(backend, devs, reasons, none)
+}
+
 // Opened is what an Open returns once it has tried each of its devices: the
 // devices that opened, with every other device's reason logged as skipped;
 // or, when none opened, ErrNoDevice with every reason, or with none (why

@@ -2,13 +2,16 @@ package driver_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/backends/dummy"
 )
 
 func vars(vals ...uint64) []backends.LaunchArg {
@@ -72,4 +75,117 @@ func TestRegisterFormat(t *testing.T) {
 	p.Variants[0] = backends.Variant{Format: "nope", Code: &exoticCode{}}
 	require.ErrorContains(t, p.Validate(), `unknown format "nope"`)
 	require.Panics(t, func() { driver.RegisterFormat("test-exotic", "other.json", reflect.TypeFor[*exoticCode]()) })
+}
+
+func TestReleaseOnce(t *testing.T) {
+	var mu sync.Mutex
+	released, frees := false, 0
+	free := func() error { frees++; return errors.New("freed with an error") }
+	require.EqualError(t, driver.ReleaseOnce(&mu, &released, free), "freed with an error", "the first release reports what free did")
+	require.True(t, released)
+	require.NoError(t, driver.ReleaseOnce(&mu, &released, free), "a second release does nothing")
+	require.Equal(t, 1, frees)
+	require.True(t, mu.TryLock(), "the lock is given back")
+}
+
+func TestCheckReleased(t *testing.T) {
+	var mu sync.Mutex
+	released := false
+	require.NoError(t, driver.CheckReleased("x", &mu, &released))
+	require.NoError(t, driver.ReleaseOnce(&mu, &released, func() error { return nil }))
+	err := driver.CheckReleased("x", &mu, &released)
+	require.ErrorIs(t, err, backends.ErrClosed)
+	var be *backends.Error
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, "x", be.Backend)
+	require.Equal(t, "launch", be.Op)
+	require.ErrorContains(t, err, "executable released")
+}
+
+func TestCheckCompile(t *testing.T) {
+	ctx := context.Background()
+	p := &backends.Program{Name: "vadd", Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{}}}}
+	require.NoError(t, driver.CheckCompile(ctx, "c", p, backends.FormatC, "C variant"))
+	err := driver.CheckCompile(ctx, "cuda", p, backends.FormatCUDA, "CUDA variant")
+	require.ErrorIs(t, err, backends.ErrNoVariant)
+	require.ErrorContains(t, err, `program "vadd" has no CUDA variant`)
+	require.ErrorIs(t, driver.CheckCompile(ctx, "c", nil, backends.FormatC, "C variant"), backends.ErrNoVariant, "a nil program has none")
+
+	bad := &backends.Program{Name: "bad", Params: []backends.Param{{DType: 200}}, Variants: p.Variants}
+	err = driver.CheckCompile(ctx, "c", bad, backends.FormatC, "C variant")
+	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	var be *backends.Error
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, "compile", be.Op)
+
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	require.ErrorIs(t, driver.CheckCompile(cctx, "c", p, backends.FormatC, "C variant"), context.Canceled)
+}
+
+func TestSectionDriver(t *testing.T) {
+	type section struct {
+		Memory int64 `json:"memory"`
+	}
+	var got section
+	drv := driver.SectionDriver("one", func(_ context.Context, s section) ([]backends.Device, error) {
+		got = s
+		return nil, backends.ErrNoDevice
+	})
+	cfg, err := backends.ParseConfig([]byte(`{"one": {"memory": 64}}`))
+	require.NoError(t, err)
+	_, err = drv.Open(context.Background(), &driver.Env{Config: cfg})
+	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.Equal(t, section{Memory: 64}, got, "open gets the decoded section")
+
+	cfg, err = backends.ParseConfig([]byte(`{"one": {"memory": "lots"}}`))
+	require.NoError(t, err)
+	_, err = drv.Open(context.Background(), &driver.Env{Config: cfg})
+	require.ErrorContains(t, err, `section "one"`)
+}
+
+func TestOpenEach(t *testing.T) {
+	ctx := context.Background()
+	var opened []int
+	open := func(i int) (backends.Device, error) {
+		opened = append(opened, i)
+		if i == 1 {
+			return nil, errors.New("broken")
+		}
+		return dummy.New(dummy.Config{Memory: 64})
+	}
+	ids := []int{0, 1, 3}
+	devs, err := driver.OpenEach(ctx, "x", 4, backends.Common{DeviceIDs: &ids}, open, nil, "none")
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 1, 3}, opened, "only the kept ordinals, in order")
+	require.Len(t, devs, 2, "a device that does not open is skipped")
+	for _, d := range devs {
+		require.NoError(t, d.Close())
+	}
+
+	opened = nil
+	ids = []int{1}
+	_, err = driver.OpenEach(ctx, "x", 4, backends.Common{DeviceIDs: &ids}, open, []error{errors.New("platform 2: gone")}, "none")
+	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.ErrorContains(t, err, "platform 2: gone\nx:1: broken", "the caller's reasons, then each device's")
+
+	ids = []int{}
+	_, err = driver.OpenEach(ctx, "x", 4, backends.Common{DeviceIDs: &ids}, open, nil, "device_ids leaves no device")
+	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.ErrorContains(t, err, "device_ids leaves no device")
+
+	// A ctx done part way closes what was opened.
+	cctx, cancel := context.WithCancel(ctx)
+	var first backends.Device
+	_, err = driver.OpenEach(cctx, "x", 4, backends.Common{}, func(i int) (backends.Device, error) {
+		d, err := open(i)
+		if i == 0 {
+			first = d
+			cancel()
+		}
+		return d, err
+	}, nil, "none")
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = first.Compile(ctx, &backends.Program{Name: "p"})
+	require.ErrorIs(t, err, backends.ErrClosed, "the device opened before the cancel is closed")
 }

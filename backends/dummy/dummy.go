@@ -313,46 +313,41 @@ func (p *Pool) TotalBytes() int64 { return p.limit }
 // Live is the number of buffers not yet freed.
 func (p *Pool) Live() int { return p.bufs.Len() }
 
-func (p *Pool) span(id backends.BufferID, off int64, n int) ([]byte, error) {
-	var data []byte
-	if err := p.open(func() (err error) {
-		data, err = p.bufs.Get("span", id)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	size := int64(len(data))
-	if off < 0 || off > size || int64(n) > size-off {
-		return nil, fmt.Errorf("dummy: pool: buffer %d: range [%d,%d) outside its %d bytes: %w",
-			id, off, off+int64(n), size, backends.ErrInvalidArgument)
-	}
-	return data[off : off+int64(n)], nil
-}
-
 // Write copies src into the buffer at off.
 func (p *Pool) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
-	if err := ctx.Err(); err != nil {
-		return err
+	mem, err := p.span(ctx, "write", dst, off, len(src))
+	if err == nil {
+		copy(mem, src)
 	}
-	mem, err := p.span(dst, off, len(src))
-	if err != nil {
-		return err
-	}
-	copy(mem, src)
-	return nil
+	return err
 }
 
 // Read copies the buffer's bytes at off into dst.
 func (p *Pool) Read(ctx context.Context, src backends.BufferID, off int64, dst []byte) error {
+	mem, err := p.span(ctx, "read", src, off, len(dst))
+	if err == nil {
+		copy(dst, mem)
+	}
+	return err
+}
+
+// span is bytes [off, off+n) of buffer id, for op: the checks a transfer
+// makes (ctx live, pool open, id known, range inside) before it copies.
+func (p *Pool) span(ctx context.Context, op string, id backends.BufferID, off int64, n int) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
-	mem, err := p.span(src, off, len(dst))
-	if err != nil {
+	var data []byte
+	if err := p.open(func() (err error) {
+		data, err = p.bufs.Get(op, id)
 		return err
+	}); err != nil {
+		return nil, err
 	}
-	copy(dst, mem)
-	return nil
+	if err := driver.CheckSpan(Name, op, id, off, int64(n), int64(len(data))); err != nil {
+		return nil, err
+	}
+	return data[off : off+int64(n)], nil
 }
 
 // Close frees every buffer; every later call reports ErrClosed.

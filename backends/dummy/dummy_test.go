@@ -186,13 +186,9 @@ func TestPoolConcurrentAccounting(t *testing.T) {
 
 func vaddProgram() *backends.Program {
 	return &backends.Program{
-		Name: "vadd",
-		Params: []backends.Param{
-			{Name: "a", Kind: backends.Global, DType: backends.F32},
-			{Name: "out", Kind: backends.GlobalMut, DType: backends.F32},
-			{Name: "n", Kind: backends.Variable, DType: backends.U32},
-		},
-		Grid: []backends.GwsDim{backends.BinaryDim(backends.GwsCeilDiv, backends.ParamDim(2), backends.ConstDim(256))},
+		Name:   "vadd",
+		Params: []backends.Param{backendtest.Global("a", backends.F32), backendtest.GlobalMut("out", backends.F32), backendtest.Variable("n", backends.U32)},
+		Grid:   []backends.GwsDim{backends.BinaryDim(backends.GwsCeilDiv, backends.ParamDim(2), backends.ConstDim(256))},
 	}
 }
 

@@ -95,8 +95,7 @@ type (
 // (enqueues, kernel arguments, events) hand the loader memory that the
 // caller keeps on the heap (TestHotPathsDoNotAllocate).
 type lib struct {
-	handle uintptr
-	name   string
+	dl.Library
 
 	fnGetPlatformIDs, fnGetPlatformInfo, fnGetDeviceIDs, fnGetDeviceInfo uintptr
 	fnCreateContext, fnReleaseContext                                    uintptr
@@ -117,19 +116,12 @@ type lib struct {
 var loader dl.Lazy[*lib]
 
 // load opens the OpenCL loader once; every soname that failed is reported.
-func load() (*lib, error) { return loader.Load(func() (*lib, error) { return open(sonames) }) }
-
-func open(sonames []string) (*lib, error) {
-	l := &lib{}
-	h, name, err := dl.OpenFirst(sonames, l.bind)
-	if err != nil {
-		return nil, err
-	}
-	l.handle, l.name = h, name
-	return l, nil
+func load() (*lib, error) {
+	return loader.Load(func() (*lib, error) { return dl.OpenTable(sonames, &lib{}) })
 }
 
-func (l *lib) bind(h uintptr) error {
+// Bind resolves every entry point the backend calls.
+func (l *lib) Bind(h uintptr) error {
 	err := dl.Resolve(h, []dl.Symbol{
 		{Addr: &l.fnGetPlatformIDs, Name: "clGetPlatformIDs"},
 		{Addr: &l.fnGetPlatformInfo, Name: "clGetPlatformInfo"},

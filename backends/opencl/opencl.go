@@ -21,7 +21,7 @@ import (
 // Name is the backend's registry key and the prefix of its device names.
 const Name = "opencl"
 
-func init() { driver.Register(Name, openclDriver{}) }
+func init() { driver.Register(Name, driver.SectionDriver(Name, OpenDevices)) }
 
 // Config is the "opencl" section of the config file.
 type Config struct {
@@ -37,18 +37,6 @@ type Config struct {
 	CacheDir string `json:"cache_dir"`
 }
 
-type openclDriver struct{}
-
-// Open loads libOpenCL and opens every allowed device.
-func (openclDriver) Open(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
-	cfg := env.Config
-	var c Config
-	if err := cfg.Section(Name, &c); err != nil {
-		return nil, err
-	}
-	return OpenDevices(ctx, c)
-}
-
 // OpenDevices opens the devices that c allows. It is what the registered
 // driver calls; tests and tools call it to open devices of their own.
 func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
@@ -61,12 +49,15 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Both lists filter ordinals the way every section's device_ids does.
+	// Both lists filter ordinals the way every section's device_ids does;
+	// the devices of the kept platforms are numbered together.
 	keptPlatforms := backends.Common{DeviceIDs: c.PlatformIDs}
-	keptDevices := backends.Common{DeviceIDs: c.DeviceIDs}
-	var devs []backends.Device
+	type candidate struct {
+		platform platformID
+		id       deviceID
+	}
+	var cands []candidate
 	var errs []error
-	ordinal := 0
 	for pi, p := range platforms {
 		if !keptPlatforms.Allows(pi) {
 			continue
@@ -77,30 +68,16 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 			continue
 		}
 		for _, id := range ids {
-			n := ordinal
-			ordinal++
-			if !keptDevices.Allows(n) {
-				continue
-			}
-			if err := ctx.Err(); err != nil {
-				closeAll(devs)
-				return nil, err
-			}
-			d, err := newDevice(l, p, id, n, cacheDir)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s:%d: %w", Name, n, err))
-				continue
-			}
-			devs = append(devs, d)
+			cands = append(cands, candidate{p, id})
 		}
 	}
-	return driver.Opened(Name, devs, errs, "no OpenCL devices on the allowed platforms")
-}
-
-func closeAll(devs []backends.Device) {
-	for _, d := range devs {
-		_ = d.Close()
-	}
+	return driver.OpenEach(ctx, Name, len(cands), backends.Common{DeviceIDs: c.DeviceIDs}, func(n int) (backends.Device, error) {
+		d, err := newDevice(l, cands[n].platform, cands[n].id, n, cacheDir)
+		if err != nil {
+			return nil, err // not a nil *device in an interface
+		}
+		return d, nil
+	}, errs, "no OpenCL devices on the allowed platforms")
 }
 
 func (l *lib) platforms() ([]platformID, error) {
@@ -321,7 +298,7 @@ func (l *lib) describe(platform platformID, id deviceID) (*backends.DeviceInfo, 
 		info.DTypeCaps[backends.F16] = backends.CapFloatOps
 	}
 	info.Extra = map[string]string{
-		"library":          l.name,
+		"library":          l.Name,
 		"platform":         l.platformString(platform, clPlatformName),
 		"platform_vendor":  l.platformString(platform, clPlatformVendor),
 		"platform_version": l.platformString(platform, clPlatformVersion),
@@ -349,13 +326,17 @@ func (d *device) Backend() string            { return Name }
 func (d *device) Info() *backends.DeviceInfo { return d.info }
 func (d *device) Pool() backends.Pool        { return d.pool }
 func (d *device) String() string             { return d.name + " (" + d.info.Name + ")" }
-func (d *device) isClosed() bool             { d.mu.Lock(); defer d.mu.Unlock(); return d.closed }
-func (d *device) errClosed(op string) error {
-	return backends.Errorf(Name, op, backends.ErrClosed, "%s", d.name)
-}
-func (d *device) checkOpen(op string) error {
-	if d.isClosed() {
-		return d.errClosed(op)
+
+// checkOpen is what every operation of the device checks first: ctx's
+// error, then ErrClosed once the device is closed.
+func (d *device) checkOpen(ctx context.Context, op string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return backends.Errorf(Name, op, backends.ErrClosed, "%s", d.name)
 	}
 	return nil
 }

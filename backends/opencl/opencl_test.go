@@ -15,13 +15,9 @@ import (
 )
 
 // clDevices opens OpenCL devices with a private binary cache each.
-var clDevices = backendtest.Devices{
-	Library: "libOpenCL.so.1",
-	Load:    func() error { _, err := load(); return err },
-	Open: func(t testing.TB, ids *[]int) ([]backends.Device, error) {
-		return OpenDevices(context.Background(), Config{DeviceIDs: ids, CacheDir: t.TempDir()})
-	},
-}
+var clDevices = backendtest.NewDevices("libOpenCL.so.1", load, func(t testing.TB, ids *[]int) ([]backends.Device, error) {
+	return OpenDevices(context.Background(), Config{DeviceIDs: ids, CacheDir: t.TempDir()})
+})
 
 // openAll opens every OpenCL device, or skips naming what is missing.
 func openAll(t testing.TB) []*device { return backendtest.As[*device](clDevices.All(t)) }
@@ -82,21 +78,13 @@ func badInputCases(d *device) []backendtest.BadCase {
 
 func TestBinaryCache(t *testing.T) {
 	ctx := context.Background()
-	if _, err := load(); err != nil {
-		t.Skipf("libOpenCL.so.1 not found: %v", err)
-	}
-	dir := t.TempDir()
-	devs, err := OpenDevices(ctx, Config{CacheDir: dir, DeviceIDs: &[]int{0}})
-	if err != nil {
-		t.Skipf("no OpenCL device: %v", err)
-	}
-	d := devs[0].(*device)
+	d := clDevices.One(0)(t).(*device) // with a cache directory of its own
 	defer d.Close()
 	p := vaddProgram(t)
 	x, err := d.Compile(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, x.Release())
-	path := filepath.Join(dir, d.cacheKey(p.Source(backends.FormatOpenCL).Source, "")+".bin")
+	path := filepath.Join(d.cacheDir, d.cacheKey(p.Source(backends.FormatOpenCL).Source, "")+".bin")
 	st, err := os.Stat(path)
 	require.NoError(t, err, "the binary is cached")
 	require.Positive(t, st.Size())
@@ -131,24 +119,17 @@ func TestPlatformFilter(t *testing.T) {
 	require.ErrorIs(t, err, backends.ErrNoDevice)
 }
 
+// TestScalarBytes: a scalar reaches the kernel in its dtype's own encoding
+// (Constant.NativeBytes, whose encodings backends' tests pin), except the
+// fp8 types, which OpenCL C lacks.
 func TestScalarBytes(t *testing.T) {
-	cases := []struct {
-		c    backends.Constant
-		want []byte
-	}{
-		{backends.UintConst(backends.U32, 7), []byte{7, 0, 0, 0}},
-		{backends.IntConst(backends.I64, -1), []byte{255, 255, 255, 255, 255, 255, 255, 255}},
-		{backends.FloatConst(backends.F32, 1), []byte{0, 0, 0x80, 0x3f}},
-		{backends.FloatConst(backends.F16, 1), []byte{0, 0x3c}},
-		{backends.FloatConst(backends.F16, -2), []byte{0, 0xc0}},
-		{backends.FloatConst(backends.BF16, 1), []byte{0x80, 0x3f}},
-		{backends.UintConst(backends.U8, 9), []byte{9}},
+	for _, c := range []backends.Constant{backends.UintConst(backends.U32, 7), backends.FloatConst(backends.F16, -2), backends.FloatConst(backends.BF16, 1)} {
+		got, err := scalarBytes(c)
+		require.NoError(t, err, c.String())
+		require.Equal(t, c.NativeBytes(), got, c.String())
 	}
-	for _, c := range cases {
-		got, err := scalarBytes(c.c)
-		require.NoError(t, err, c.c.String())
-		require.Equal(t, c.want, got, c.c.String())
+	for _, dt := range []backends.DType{backends.F8E4M3, backends.F8E5M2} {
+		_, err := scalarBytes(backends.Constant{DType: dt})
+		require.ErrorContains(t, err, "scalars have no OpenCL C type")
 	}
-	_, err := scalarBytes(backends.Constant{DType: backends.F8E4M3})
-	require.ErrorContains(t, err, "scalars have no OpenCL C type")
 }

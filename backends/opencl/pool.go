@@ -43,10 +43,7 @@ func (p *pool) Name() string { return p.dev.name }
 func (p *pool) FreeBytes() int64 { return max(p.total-p.bufs.Used(), 0) }
 
 func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	if err := p.dev.checkOpen("alloc"); err != nil {
+	if err := p.dev.checkOpen(ctx, "alloc"); err != nil {
 		return 0, err
 	}
 	if n <= 0 {
@@ -84,10 +81,7 @@ func (p *pool) Read(ctx context.Context, src backends.BufferID, off int64, dst [
 }
 
 func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, off int64, host []byte, write bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := p.dev.checkOpen(op); err != nil {
+	if err := p.dev.checkOpen(ctx, op); err != nil {
 		return err
 	}
 	bufs, release, err := p.bufs.Acquire(op, id)
@@ -125,10 +119,7 @@ func (p *pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64
 // copyBuffer runs a device-side copy and, when timed, returns the time the
 // device measured for it.
 func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int64, src backends.BufferID, srcOff, n int64, timed bool) (float64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	if err := p.dev.checkOpen("copy"); err != nil {
+	if err := p.dev.checkOpen(ctx, "copy"); err != nil {
 		return 0, err
 	}
 	bufs, release, err := p.bufs.Acquire("copy", src, dst)

@@ -41,10 +41,7 @@ type executable struct {
 // Compile builds the program's OpenCL C variant, from the binary cache when
 // the same source, options, device and driver were built before.
 func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := d.checkOpen("compile"); err != nil {
+	if err := d.checkOpen(ctx, "compile"); err != nil {
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {
@@ -233,14 +230,11 @@ func (x *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg)
 }
 
 func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed bool) (float64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
 	d := x.dev
-	if err := d.checkOpen("launch"); err != nil {
+	if err := d.checkOpen(ctx, "launch"); err != nil {
 		return 0, err
 	}
-	if err := x.checkReleased(); err != nil {
+	if err := driver.CheckReleased(Name, &x.mu, &x.released); err != nil {
 		return 0, err
 	}
 	launch, err := driver.CheckLaunch(x.prog, d.pool, args, d.info.MaxGlobalWorkDims)
@@ -276,7 +270,7 @@ func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 	x.mu.Lock()
 	if x.released {
 		x.mu.Unlock()
-		return 0, errReleased()
+		return 0, driver.ErrReleased(Name)
 	}
 	bi := 0
 	for i, a := range args {
@@ -312,28 +306,11 @@ func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 	return d.waitEvent(w, timed)
 }
 
-func errReleased() error {
-	return backends.Errorf(Name, "launch", backends.ErrClosed, "executable released")
-}
-
-func (x *executable) checkReleased() error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.released {
-		return errReleased()
-	}
-	return nil
-}
-
 // Release frees the kernel and program. Releasing again does nothing.
 func (x *executable) Release() error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.released {
-		return nil
-	}
-	x.released = true
-	return errors.Join(x.dev.l.ReleaseKernel(x.kernel), x.dev.l.ReleaseProgram(x.program))
+	return driver.ReleaseOnce(&x.mu, &x.released, func() error {
+		return errors.Join(x.dev.l.ReleaseKernel(x.kernel), x.dev.l.ReleaseProgram(x.program))
+	})
 }
 
 // scalarBytes is a Variable's value as an OpenCL kernel receives it by

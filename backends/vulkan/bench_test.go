@@ -52,12 +52,8 @@ func copyProgram(t testing.TB) *backends.Program {
 	grid, err := backends.ParseGws("min(ceil_div(n, 256), 65535)", func(name string) (int, bool) { return 2, name == "n" })
 	require.NoError(t, err)
 	return &backends.Program{
-		Name: "copy",
-		Params: []backends.Param{
-			{Name: "src", Kind: backends.Global, DType: backends.F32},
-			{Name: "dst", Kind: backends.GlobalMut, DType: backends.F32},
-			{Name: "n", Kind: backends.Variable, DType: backends.U32},
-		},
+		Name:     "copy",
+		Params:   []backends.Param{backendtest.Global("src", backends.F32), backendtest.GlobalMut("dst", backends.F32), backendtest.Variable("n", backends.U32)},
 		Grid:     []backends.GwsDim{grid},
 		Variants: []backends.Variant{{Format: backends.FormatSPIRV, Code: &backends.SPIRVVariant{Code: code, Entry: "main", Local: [3]uint32{256, 1, 1}}}},
 	}

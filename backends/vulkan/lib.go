@@ -127,8 +127,7 @@ type (
 // the device and executable keep on the heap (see hot;
 // TestHotPathsDoNotAllocate).
 type lib struct {
-	handle uintptr
-	name   string
+	dl.Library
 
 	fnCreateInstance, fnDestroyInstance, fnEnumeratePhysicalDevices                    uintptr
 	fnGetPhysicalDeviceProperties, fnGetPhysicalDeviceQueueFamilyProperties            uintptr
@@ -156,19 +155,12 @@ type lib struct {
 var loader dl.Lazy[*lib]
 
 // load opens the Vulkan loader once; every soname that failed is reported.
-func load() (*lib, error) { return loader.Load(func() (*lib, error) { return open(sonames) }) }
-
-func open(sonames []string) (*lib, error) {
-	l := &lib{}
-	h, name, err := dl.OpenFirst(sonames, l.bind)
-	if err != nil {
-		return nil, err
-	}
-	l.handle, l.name = h, name
-	return l, nil
+func load() (*lib, error) {
+	return loader.Load(func() (*lib, error) { return dl.OpenTable(sonames, &lib{}) })
 }
 
-func (l *lib) bind(h uintptr) error {
+// Bind resolves every entry point the backend calls.
+func (l *lib) Bind(h uintptr) error {
 	return dl.Resolve(h, []dl.Symbol{
 		{Addr: &l.fnCreateInstance, Name: "vkCreateInstance"},
 		{Addr: &l.fnDestroyInstance, Name: "vkDestroyInstance"},
@@ -271,8 +263,14 @@ func create[H ~uintptr | ~uint64](fn uintptr, op string, parent uintptr, info un
 }
 
 // destroy runs a command of the form vkDestroy*(device, handle, allocator)
-// with the default allocator.
-func destroy[H ~uint64](fn uintptr, d vkDevice, h H) { dl.Call3(fn, uintptr(d), uintptr(h), 0) }
+// with the default allocator. A null handle is nothing to destroy (Vulkan
+// allows it there): teardown of a half-built object destroys every member
+// without checking which were made.
+func destroy[H ~uint64](fn uintptr, d vkDevice, h H) {
+	if h != 0 {
+		dl.Call3(fn, uintptr(d), uintptr(h), 0)
+	}
+}
 
 // HasEnumerateInstanceVersion reports whether the loader has
 // vkEnumerateInstanceVersion (Vulkan 1.1 loaders).

@@ -109,10 +109,7 @@ func (p *pool) Name() string { return p.dev.name }
 func (p *pool) FreeBytes() int64 { return max(p.dev.mem.deviceMem-p.bufs.Used(), 0) }
 
 func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	if err := p.dev.checkOpen("alloc"); err != nil {
+	if err := p.dev.checkOpen(ctx, "alloc"); err != nil {
 		return 0, err
 	}
 	if n <= 0 {

@@ -58,10 +58,7 @@ func layoutPush(params []backends.Param) pushLayout {
 // Compile checks the program's SPIR-V before the driver sees it, then
 // builds the pipeline through the device's pipeline cache.
 func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := d.checkOpen("compile"); err != nil {
+	if err := d.checkOpen(ctx, "compile"); err != nil {
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {
@@ -224,23 +221,12 @@ func compileFailure(err error) error {
 }
 
 func (x *executable) destroy() {
-	d := x.dev
-	l := d.l
-	if x.descPool != 0 {
-		l.DestroyDescriptorPool(d.handle, x.descPool)
-	}
-	if x.pipeline != 0 {
-		l.DestroyPipeline(d.handle, x.pipeline)
-	}
-	if x.layout != 0 {
-		l.DestroyPipelineLayout(d.handle, x.layout)
-	}
-	if x.setLayout != 0 {
-		l.DestroyDescriptorSetLayout(d.handle, x.setLayout)
-	}
-	if x.module != 0 {
-		l.DestroyShaderModule(d.handle, x.module)
-	}
+	l, h := x.dev.l, x.dev.handle
+	l.DestroyDescriptorPool(h, x.descPool)
+	l.DestroyPipeline(h, x.pipeline)
+	l.DestroyPipelineLayout(h, x.layout)
+	l.DestroyDescriptorSetLayout(h, x.setLayout)
+	l.DestroyShaderModule(h, x.module)
 }
 
 // Launch dispatches the grid and waits for it.
@@ -256,14 +242,11 @@ func (x *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg)
 }
 
 func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed bool) (time.Duration, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
 	d := x.dev
-	if err := d.checkOpen("launch"); err != nil {
+	if err := d.checkOpen(ctx, "launch"); err != nil {
 		return 0, err
 	}
-	if err := x.checkReleased(); err != nil {
+	if err := driver.CheckReleased(Name, &x.mu, &x.released); err != nil {
 		return 0, err
 	}
 	lim := d.props.Limits.MaxComputeWorkGroupCount
@@ -292,7 +275,7 @@ func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.released {
-		return 0, errReleased()
+		return 0, driver.ErrReleased(Name)
 	}
 	for i, a := range args {
 		if !x.prog.Params[i].Kind.IsBuffer() {
@@ -321,19 +304,6 @@ func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 	})
 }
 
-func errReleased() error {
-	return backends.Errorf(Name, "launch", backends.ErrClosed, "executable released")
-}
-
-func (x *executable) checkReleased() error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.released {
-		return errReleased()
-	}
-	return nil
-}
-
 // bindBuffers points binding i of the descriptor set at the i-th buffer.
 // The previous launch has finished (every submission waits), so the set
 // is not in use. The caller holds d.mu.
@@ -356,20 +326,16 @@ func (x *executable) bindBuffers(bufs []*buffer) {
 // Release destroys the pipeline and its objects. Releasing again does
 // nothing.
 func (x *executable) Release() error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.released {
+	return driver.ReleaseOnce(&x.mu, &x.released, func() error {
+		d := x.dev
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if !d.closed { // else Close has destroyed it with the device
+			x.destroy()
+			delete(d.execs, x)
+		}
 		return nil
-	}
-	x.released = true
-	d := x.dev
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if !d.closed { // else Close has destroyed it with the device
-		x.destroy()
-		delete(d.execs, x)
-	}
-	return nil
+	})
 }
 
 // scalarBytes is a Variable's value as the shader reads it from the push

@@ -26,7 +26,7 @@ import (
 // Name is the backend's registry key and the prefix of its device names.
 const Name = "vulkan"
 
-func init() { driver.Register(Name, vulkanDriver{}) }
+func init() { driver.Register(Name, driver.SectionDriver(Name, OpenDevices)) }
 
 // Config is the "vulkan" section of the config file.
 type Config struct {
@@ -43,18 +43,6 @@ type Config struct {
 }
 
 const defaultStaging = 64 << 20
-
-type vulkanDriver struct{}
-
-// Open loads libvulkan and opens every allowed device.
-func (vulkanDriver) Open(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
-	cfg := env.Config
-	var c Config
-	if err := cfg.Section(Name, &c); err != nil {
-		return nil, err
-	}
-	return OpenDevices(ctx, c)
-}
 
 // instance is one VkInstance shared by the devices opened with it; the
 // last device to close destroys it.
@@ -105,27 +93,13 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 	if staging <= 0 {
 		staging = defaultStaging
 	}
-	kept := backends.Common{DeviceIDs: c.DeviceIDs}
-	var devs []backends.Device
-	var errs []error
-	for i, pd := range phys[:n] {
-		if !kept.Allows(i) {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			for _, d := range devs {
-				_ = d.Close()
-			}
-			return nil, err
-		}
-		d, err := newDevice(in, pd, i, cacheDir, staging)
+	return driver.OpenEach(ctx, Name, int(n), backends.Common{DeviceIDs: c.DeviceIDs}, func(i int) (backends.Device, error) {
+		d, err := newDevice(in, phys[i], i, cacheDir, staging)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s:%d: %w", Name, i, err))
-			continue
+			return nil, err // not a nil *device in an interface
 		}
-		devs = append(devs, d)
-	}
-	return driver.Opened(Name, devs, errs, "every device was filtered out by device_ids")
+		return d, nil
+	}, nil, "every device was filtered out by device_ids")
 }
 
 // newInstance creates an instance with no layers and no extensions: no
@@ -422,7 +396,7 @@ func (d *device) describe() *backends.DeviceInfo {
 	}
 	v := d.props.ApiVersion
 	info.Extra = map[string]string{
-		"library":                  d.l.name,
+		"library":                  d.l.Name,
 		"device_type":              deviceTypes[d.props.DeviceType],
 		"vendor_id":                fmt.Sprintf("0x%04x", d.props.VendorID),
 		"device_id":                fmt.Sprintf("0x%04x", d.props.DeviceID),
@@ -448,7 +422,12 @@ func (d *device) Info() *backends.DeviceInfo { return d.info }
 func (d *device) Pool() backends.Pool        { return d.pool }
 func (d *device) String() string             { return d.name + " (" + d.info.Name + ")" }
 
-func (d *device) checkOpen(op string) error {
+// checkOpen is what an operation of the device checks first: ctx's error,
+// then ErrClosed once the device is closed.
+func (d *device) checkOpen(ctx context.Context, op string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -486,18 +465,10 @@ func (d *device) destroy() {
 		d.freeBuffer(d.staging)
 		d.staging = nil
 	}
-	if d.pipelineCache != 0 {
-		l.DestroyPipelineCache(d.handle, d.pipelineCache)
-	}
-	if d.queryPool != 0 {
-		l.DestroyQueryPool(d.handle, d.queryPool)
-	}
-	if d.fence != 0 {
-		l.DestroyFence(d.handle, d.fence)
-	}
-	if d.cmdPool != 0 {
-		l.DestroyCommandPool(d.handle, d.cmdPool)
-	}
+	l.DestroyPipelineCache(d.handle, d.pipelineCache)
+	l.DestroyQueryPool(d.handle, d.queryPool)
+	l.DestroyFence(d.handle, d.fence)
+	l.DestroyCommandPool(d.handle, d.cmdPool)
 	if d.hot != nil {
 		d.hot.pin.Unpin()
 	}

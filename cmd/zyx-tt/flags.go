@@ -33,8 +33,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if err == flag.ErrHelp {
-				fs.Usage()
-				return nil, errHelp
+				return nil, errHelp // Parse has printed the usage
 			}
 			return nil, usagef("%v", err)
 		}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/internal/mockrt"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -24,9 +26,16 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // or whose leftovers are checked after it exits.
 const envCLI = "ZYXTT_TEST_AS_CLI"
 
+// envMockRT makes the test binary act as the mock tt runtime
+// (internal/mockrt), so that a Tenstorrent run needs no C++ build.
+const envMockRT = "ZYXTT_TEST_AS_MOCKRT"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(envCLI) == "1" {
 		os.Exit(zyxMain(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	if os.Getenv(envMockRT) == "1" {
+		os.Exit(mockrt.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
@@ -175,6 +184,12 @@ func TestUsage(t *testing.T) {
 			require.Contains(t, out, tc.substr)
 		})
 	}
+	t.Run("help is printed once", func(t *testing.T) {
+		for _, cmd := range []string{"run", "probe"} {
+			r := cli(t, cliEnv{}, cmd, "-h")
+			require.Equal(t, 1, strings.Count(r.stdout, "usage: zyx-tt "+cmd), r.stdout)
+		}
+	})
 }
 
 // probeFixtures are the Tenstorrent engineer's sysfs trees.

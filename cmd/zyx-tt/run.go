@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zyxtt/zyxtt/backends"
@@ -35,7 +36,10 @@ for outputs).
 
 --verify runs the program again and compares every output: against the
 bundle's float64 host reference when it has one, else on the C backend;
---verify=DEV names the reference device. A mismatch exits with status 3.`
+--verify=DEV names the reference device. A mismatch exits with status 3.
+
+--dprint shows what Tenstorrent kernels print (DPRINT) on stderr, one line
+each, tagged with the core and processor that printed it.`
 
 // runFlags is the command line of `zyx-tt run`.
 type runFlags struct {
@@ -48,6 +52,7 @@ type runFlags struct {
 	repeat    int
 	budget    time.Duration
 	json      bool
+	dprint    bool
 }
 
 func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
@@ -62,6 +67,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 	fs.Var(&f.verify, "verify", "verify outputs; `--verify=DEV` names the reference device (default: host reference, else c)")
 	fs.IntVar(&f.repeat, "repeat", 0, "time `N` more launches with LaunchTimed and report min, median, max")
 	fs.BoolVar(&f.json, "json", false, "print a JSON report (schema in docs/probe.md)")
+	fs.BoolVar(&f.dprint, "dprint", false, "show kernel DPRINT output on stderr, tagged with core and processor (Tenstorrent)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return nil, err
@@ -119,7 +125,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 
-	rt, err := backends.Open(ctx, backends.Options{})
+	opts := backends.Options{}
+	if f.dprint {
+		opts.KernelOutput = &lockedWriter{w: stderr}
+	}
+	rt, err := backends.Open(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -208,4 +218,17 @@ func checkWritable(path string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+// lockedWriter serializes writes: kernel output arrives from the runtime's
+// reader while progress bars draw on the same stream.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -74,11 +74,17 @@ func writeRun(w io.Writer, rep *bundle.Report) {
 		for _, o := range v.Outputs {
 			verdict := "ok"
 			if !o.OK {
-				verdict = fmt.Sprintf("MISMATCH: %d of %d elements out of tolerance; worst at [%d]: got %g, want %g",
-					o.Mismatches, o.Elems, o.Worst, o.Got, o.Want)
+				verdict = "MISMATCH: " + mismatchText(o)
 			}
-			fmt.Fprintf(w, "  verify    %s against %s: max abs err %.3g, max rel err %.3g (atol %.3g, rtol %.3g): %s\n",
-				o.Name, against, o.MaxAbs, o.MaxRel, o.Atol, o.Rtol, verdict)
+			accept := fmt.Sprintf("atol %.3g, rtol %.3g", o.Atol, o.Rtol)
+			if o.PCC != nil {
+				accept = fmt.Sprintf("PCC %.6f, at least %g", float64(*o.PCC), float64(*o.MinPCC))
+				if o.Atol != 0 || o.Rtol != 0 {
+					accept += fmt.Sprintf("; atol %.3g, rtol %.3g", o.Atol, o.Rtol)
+				}
+			}
+			fmt.Fprintf(w, "  verify    %s against %s: max abs err %.3g, max rel err %.3g (%s): %s\n",
+				o.Name, against, o.MaxAbs, o.MaxRel, accept, verdict)
 		}
 	}
 	for _, o := range rep.Written {

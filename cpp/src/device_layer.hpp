@@ -1,14 +1,24 @@
 // The seam between the protocol server and the two device layers: `metal`
 // (tt-metal, real cards) and `emu` (the host emulator). The server parses and
-// checks requests, then calls one DeviceLayer; a layer reports failure by
-// throwing zyx::Error with a protocol error code (docs/protocol.md).
+// checks requests (protocol v2, docs/protocol.md) into the typed program
+// model below, then calls one DeviceLayer; a layer reports failure by
+// throwing zyx::Error with a protocol error code.
+//
+// The model is what a tt-metal host builds: kernels on core range sets,
+// circular buffer configs and semaphores on core range sets, buffers in DRAM
+// or L1, interleaved or sharded. Everything that depends only on the program
+// (core coordinates, work splits, semaphore ids) arrives already resolved by
+// the driver; what depends on the run (buffer addresses, variable values,
+// bank and NOC coordinates) is an ArgEntry the layer resolves per core.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace zyx {
@@ -19,10 +29,64 @@ struct Error : std::runtime_error {
   Error(std::string c, const std::string& msg) : std::runtime_error(msg), code(std::move(c)) {}
 };
 
+// ---- coordinates -------------------------------------------------------------
+
+// A logical worker core: row < grid rows, col < grid cols.
+struct CoreCoord {
+  uint32_t row = 0, col = 0;
+  bool operator==(const CoreCoord&) const = default;
+};
+
+// An inclusive rectangle of logical cores.
+struct CoreRange {
+  CoreCoord start, end;  // start.row <= end.row, start.col <= end.col
+  bool contains(CoreCoord c) const {
+    return c.row >= start.row && c.row <= end.row && c.col >= start.col && c.col <= end.col;
+  }
+  uint32_t size() const { return (end.row - start.row + 1) * (end.col - start.col + 1); }
+};
+
+// Non-overlapping core ranges, in the order given.
+struct CoreRangeSet {
+  std::vector<CoreRange> ranges;
+  bool contains(CoreCoord c) const {
+    for (const auto& r : ranges)
+      if (r.contains(c)) return true;
+    return false;
+  }
+  uint32_t size() const {
+    uint32_t n = 0;
+    for (const auto& r : ranges) n += r.size();
+    return n;
+  }
+  // The cores in order: range by range, row-major within a range
+  // (col_major: column-major within a range).
+  std::vector<CoreCoord> cores(bool col_major = false) const {
+    std::vector<CoreCoord> out;
+    for (const auto& r : ranges) {
+      if (col_major) {
+        for (uint32_t c = r.start.col; c <= r.end.col; c++)
+          for (uint32_t w = r.start.row; w <= r.end.row; w++) out.push_back({w, c});
+      } else {
+        for (uint32_t w = r.start.row; w <= r.end.row; w++)
+          for (uint32_t c = r.start.col; c <= r.end.col; c++) out.push_back({w, c});
+      }
+    }
+    return out;
+  }
+};
+
 struct GridInfo {
   uint32_t rows = 0, cols = 0;
   std::vector<uint32_t> harvested_rows, harvested_cols;
   uint64_t harvest_mask = 0;
+};
+
+// NOC coordinates a host needs (init reply `noc`, `l1`).
+struct NocTables {
+  std::vector<uint32_t> worker_x;                          // by logical column
+  std::vector<uint32_t> worker_y;                          // by logical row
+  std::vector<std::pair<uint32_t, uint32_t>> dram_banks;   // (x, y) by DRAM bank
 };
 
 // What `init` reports.
@@ -32,47 +96,189 @@ struct DeviceDesc {
   std::string board;
   int chip = 0;
   GridInfo grid;
+  NocTables noc;
   uint32_t dram_banks = 0;
   uint64_t dram_bank_size = 0;
   uint64_t dram_alignment = 32;
   uint64_t l1_size = 0;
   uint64_t l1_unreserved_base = 0;
+  uint64_t l1_alignment = 16;
+  std::vector<CoreCoord> l1_bank_cores;  // the worker core of each L1 bank
+  uint32_t semaphores = 16;              // per core
 };
 
-// One entry of an argument layout (docs/protocol.md, "compile").
-struct LayoutEntry {
-  std::string kind;  // param, buffer_addr, buffer_size, buffer_pages, page_size, accessor,
-                     // core_row, core_col, core_index, num_cores, const
-  uint32_t param = 0;
-  uint32_t value = 0;
+// ---- enums ---------------------------------------------------------------------
+
+// tt-metal DataFormat numbering (the values kernels see from get_dataformat).
+enum class DataFormat : uint32_t {
+  Float32 = 0,
+  Float16 = 1,
+  Bfp8_b = 6,
+  Bfp4_b = 7,
+  Float16_b = 5,
+  Int32 = 8,
+  UInt16 = 9,
+  Int8 = 14,
+  UInt32 = 24,
+  UInt8 = 30,
+  Invalid = 0xff,
+};
+// Parses a protocol format name; nullopt for an unknown one.
+std::optional<DataFormat> parse_data_format(const std::string& name);
+const char* data_format_name(DataFormat f);
+
+enum class ParamKind { Global, GlobalMut, Variable };
+enum class Processor { Riscv0, Riscv1, Compute };  // riscv_0, riscv_1, compute
+enum class MathFidelity { LoFi, HiFi2, HiFi3, HiFi4 };
+enum class Placement { Dram, L1 };
+enum class BufferLayout { Interleaved, HeightSharded, WidthSharded, BlockSharded };
+enum class ShardOrientation { RowMajor, ColMajor };
+
+const char* processor_name(Processor p);
+
+// ---- buffers -------------------------------------------------------------------
+
+// A shard spec in pages (docs/protocol.md, alloc).
+struct ShardSpec {
+  CoreRangeSet cores;
+  uint32_t shape[2] = {0, 0};   // pages per shard: rows, cols
+  uint32_t tensor[2] = {0, 0};  // the whole tensor in pages: rows, cols
+  ShardOrientation orientation = ShardOrientation::RowMajor;
+  bool operator==(const ShardSpec& o) const {
+    if (shape[0] != o.shape[0] || shape[1] != o.shape[1] || tensor[0] != o.tensor[0] || tensor[1] != o.tensor[1] ||
+        orientation != o.orientation || cores.ranges.size() != o.cores.ranges.size())
+      return false;
+    for (size_t i = 0; i < cores.ranges.size(); i++)
+      if (!(cores.ranges[i].start == o.cores.ranges[i].start) || !(cores.ranges[i].end == o.cores.ranges[i].end))
+        return false;
+    return true;
+  }
 };
 
-struct Section {
+// How a buffer is laid out (alloc; a program's buffer declarations).
+struct BufferSpec {
+  uint64_t page_size = 2048;
+  Placement placement = Placement::Dram;
+  BufferLayout layout = BufferLayout::Interleaved;
+  std::optional<ShardSpec> shard;  // set exactly when layout is sharded
+  bool operator==(const BufferSpec&) const = default;
+};
+
+struct BufferInfo {
+  uint64_t address = 0, size = 0;
+  BufferSpec spec;
+  uint64_t page_size() const { return spec.page_size; }
+  uint64_t pages() const { return spec.page_size ? (size + spec.page_size - 1) / spec.page_size : 0; }
+};
+
+// ---- programs ------------------------------------------------------------------
+
+// One kernel argument word (or, for Accessor, several), as the layer
+// resolves it for one core.
+enum class ArgKind {
+  Const,        // value
+  Param,        // low 32 bits of Variable param `param`
+  BufferAddr,   // buffer param `param`: address
+  BufferSize,   //   byte size
+  BufferPages,  //   page count
+  PageSize,     //   page size
+  BankId,       //   the bank holding page `page`
+  BankNocX,     //   that bank's NOC x
+  BankNocY,     //   that bank's NOC y
+  CoreNocX,     // the NOC x of logical core `core`
+  CoreNocY,     // the NOC y of logical core `core`
+  Accessor,     // buffer param `param`: the tensor-accessor compile-time words of its declared layout
+};
+struct ArgEntry {
+  ArgKind kind = ArgKind::Const;
+  uint32_t value = 0;  // Const
+  uint32_t param = 0;  // Param and the buffer kinds
+  uint32_t page = 0;   // BankId, BankNocX, BankNocY
+  CoreCoord core;      // CoreNocX, CoreNocY
+};
+
+struct ComputeConfig {
+  MathFidelity math_fidelity = MathFidelity::HiFi4;
+  bool fp32_dest_acc = false;
+  bool math_approx_mode = false;
+};
+
+// Runtime args for the cores of `cores` (every core of a kernel has at most
+// one such entry).
+struct CoreArgs {
+  CoreRangeSet cores;
+  std::vector<ArgEntry> args;
+};
+
+struct KernelDesc {
+  std::string name;  // for messages ("reader", "sender", …)
+  Processor processor = Processor::Riscv0;
+  uint32_t noc = 0;  // data movement: the NOC it uses (riscv_0 defaults to 0, riscv_1 to 1)
+  CoreRangeSet cores;
   std::string source;
   std::map<std::string, std::string> defines;
-  std::vector<LayoutEntry> compile_args, runtime_args, common_args;
+  std::vector<ArgEntry> compile_args;
+  std::vector<std::pair<std::string, ArgEntry>> named_compile_args;  // in the order given
+  std::vector<ArgEntry> common_args;
+  std::vector<CoreArgs> runtime_args;
+  ComputeConfig compute;  // compute kernels only
 };
 
-struct CBConfig {
-  uint32_t index = 0;
-  std::string format;  // Float32, Float16_b, Float16, Int32, UInt32, UInt16, UInt8
+// One index of a circular-buffer config.
+struct CBIndexDesc {
+  uint32_t index = 0;  // 0-31
+  DataFormat format = DataFormat::Float16_b;
   uint32_t page_bytes = 0;
-  uint32_t pages = 0;
+  uint32_t tile_rows = 32, tile_cols = 32;  // the tile shape of its pages (tiny tiles: 1, 2, 4, 8, 16 rows)
+};
+
+// One allocation of `total_bytes` in the L1 of every core of `cores`, shared
+// by its indices; each index holds total_bytes / page_bytes pages.
+struct CBConfig {
+  CoreRangeSet cores;
+  uint32_t total_bytes = 0;
+  std::vector<CBIndexDesc> indices;
+  std::optional<uint32_t> buffer_param;  // placed at this L1 buffer param's address
+};
+
+struct SemaphoreDesc {
+  CoreRangeSet cores;
+  uint32_t id = 0;
+  uint32_t initial = 0;
 };
 
 struct ParamDesc {
-  std::string name, kind, dtype;  // kind: global, global_mut, variable
-  bool is_buffer() const { return kind == "global" || kind == "global_mut"; }
+  std::string name;
+  ParamKind kind = ParamKind::Global;
+  std::string dtype;  // Go DType name: f32, bf16, i32, …
+  bool is_buffer() const { return kind != ParamKind::Variable; }
+};
+
+// A program's declared layout for one buffer param (compile `buffers`).
+struct BufferDecl {
+  uint32_t param = 0;
+  BufferSpec spec;
+};
+
+struct IncludeFile {
+  std::string path;  // relative, no "..", no leading '/'
+  std::string source;
 };
 
 struct ProgramDesc {
   std::string name;
   std::vector<ParamDesc> params;
-  Section reader, compute, writer;
+  std::vector<BufferDecl> buffers;
+  std::vector<IncludeFile> include_files;
+  std::vector<KernelDesc> kernels;
   std::vector<CBConfig> cbs;
-  std::string math_fidelity = "HiFi4";
-  bool fp32_dest_acc = false;
-  bool math_approx_mode = false;
+  std::vector<SemaphoreDesc> semaphores;
+  // The declaration for a buffer param, or nullptr when it has none.
+  const BufferDecl* decl(uint32_t param) const {
+    for (const auto& d : buffers)
+      if (d.param == param) return &d;
+    return nullptr;
+  }
 };
 
 // A run argument, in param order.
@@ -82,27 +288,24 @@ struct RunArg {
   uint64_t value = 0;   // little-endian bits of a variable
 };
 
-struct BufferInfo {
-  uint64_t address = 0, size = 0, page_size = 0;
-  uint64_t pages() const { return page_size ? (size + page_size - 1) / page_size : 0; }
-};
-
 class DeviceLayer {
  public:
   virtual ~DeviceLayer() = default;
   virtual DeviceDesc describe() = 0;
   // Returns the buffer id; sets *address to the buffer's device address.
-  virtual uint64_t alloc(uint64_t size, uint64_t page_size, uint64_t* address) = 0;
+  virtual uint64_t alloc(uint64_t size, const BufferSpec& spec, uint64_t* address) = 0;
   virtual void free(uint64_t buffer) = 0;
   virtual BufferInfo buffer_info(uint64_t buffer) = 0;
   virtual void write(uint64_t buffer, uint64_t offset, const uint8_t* src, uint64_t length) = 0;
   virtual void read(uint64_t buffer, uint64_t offset, uint8_t* dst, uint64_t length) = 0;
-  // Returns the program id.
+  // Returns the program id. The server has checked the program's structure
+  // against the DeviceDesc (cores inside the grid, one kernel per processor
+  // per core, unique CB indices and semaphore ids per core, param kinds of
+  // every entry); the layer checks what only it knows (L1 budget, builds).
   virtual uint64_t compile(const ProgramDesc& program) = 0;
-  // Runs on cores (r, c), r < rows, c < cols. Returns the elapsed device
-  // time in nanoseconds (measured when timed, else may be 0).
-  virtual uint64_t run(uint64_t program, uint32_t rows, uint32_t cols, const std::vector<RunArg>& args,
-                       bool timed) = 0;
+  // Runs every kernel of the program on its cores. Returns the elapsed
+  // device time in nanoseconds (measured when timed, else may be 0).
+  virtual uint64_t run(uint64_t program, const std::vector<RunArg>& args, bool timed) = 0;
   virtual void release(uint64_t program) = 0;
 };
 
@@ -111,57 +314,5 @@ std::unique_ptr<DeviceLayer> make_emu_layer(const std::string& board, int chip, 
 
 // Defined in cpp/src/metal_layer.cpp when built with -DZYX_TT_METAL=ON.
 std::unique_ptr<DeviceLayer> make_metal_layer(int chip, const std::string& cache_dir);
-
-// Core position for layout resolution.
-struct CoreCtx {
-  uint32_t row = 0, col = 0, rows = 1, cols = 1;
-};
-
-// Resolves one layout into words. `accessor` appends a buffer's
-// tensor-accessor words; each layer defines what those are.
-template <typename AccessorFn>
-std::vector<uint32_t> resolve_layout(const std::vector<LayoutEntry>& layout, const std::vector<ParamDesc>& /*params*/,
-                                     const std::vector<RunArg>& args, DeviceLayer& layer, const CoreCtx& core,
-                                     AccessorFn&& accessor) {
-  std::vector<uint32_t> out;
-  out.reserve(layout.size());
-  auto buffer_of = [&](const LayoutEntry& e) -> BufferInfo {
-    if (e.param >= args.size() || !args[e.param].is_buffer)
-      throw Error("invalid_argument", "layout entry " + e.kind + " names param " + std::to_string(e.param) +
-                                          ", which is not a buffer");
-    return layer.buffer_info(args[e.param].buffer);
-  };
-  for (const auto& e : layout) {
-    if (e.kind == "const") {
-      out.push_back(e.value);
-    } else if (e.kind == "param") {
-      if (e.param >= args.size() || args[e.param].is_buffer)
-        throw Error("invalid_argument", "layout entry param names param " + std::to_string(e.param) +
-                                            ", which is not a variable");
-      out.push_back(static_cast<uint32_t>(args[e.param].value));
-    } else if (e.kind == "buffer_addr") {
-      out.push_back(static_cast<uint32_t>(buffer_of(e).address));
-    } else if (e.kind == "buffer_size") {
-      out.push_back(static_cast<uint32_t>(buffer_of(e).size));
-    } else if (e.kind == "buffer_pages") {
-      out.push_back(static_cast<uint32_t>(buffer_of(e).pages()));
-    } else if (e.kind == "page_size") {
-      out.push_back(static_cast<uint32_t>(buffer_of(e).page_size));
-    } else if (e.kind == "accessor") {
-      accessor(buffer_of(e), out);
-    } else if (e.kind == "core_row") {
-      out.push_back(core.row);
-    } else if (e.kind == "core_col") {
-      out.push_back(core.col);
-    } else if (e.kind == "core_index") {
-      out.push_back(core.row * core.cols + core.col);
-    } else if (e.kind == "num_cores") {
-      out.push_back(core.rows * core.cols);
-    } else {
-      throw Error("invalid_argument", "unknown layout entry kind \"" + e.kind + "\"");
-    }
-  }
-  return out;
-}
 
 }  // namespace zyx

@@ -1,4 +1,5 @@
 // open_layer picks the device layer an `init` asks for.
+#include <cstdlib>
 #include <iostream>
 
 #include "server.hpp"
@@ -6,6 +7,9 @@
 namespace zyx {
 
 std::unique_ptr<DeviceLayer> open_layer(const LayerRequest& req) {
+  // The emulator reads its DPRINT switch from the environment
+  // (docs/protocol.md, "Kernel output"); init's `dprint` turns it on.
+  if (req.dprint) ::setenv("ZYX_EMU_DPRINT", "1", 1);
   if (req.layer == "metal") return make_metal_layer(req.chip, req.cache_dir);
   if (req.layer == "emu") return make_emu_layer(req.board, req.chip, req.cache_dir);
 #ifdef ZYX_HAVE_METAL

@@ -1,16 +1,25 @@
-// zyx-tt-runtime: serves protocol v1 (docs/protocol.md) on stdin/stdout for
+// zyx-tt-runtime: serves protocol v2 (docs/protocol.md) on stdin/stdout for
 // one Tenstorrent chip, through tt-metal (metal layer) or the emulator.
+// Process behaviour (parent death, chip lock, signals): docs/runtime.md.
 #include <fcntl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <charconv>
+#include <climits>
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <string_view>
 
+#include "child_groups.hpp"
 #include "line_reader.hpp"
+#include "pipeline.hpp"
+#include "process.hpp"
 #include "server.hpp"
 
 namespace {
@@ -42,16 +51,30 @@ bool write_line(int fd, std::string_view data) {
 }
 
 int usage(std::ostream& os, int code) {
-  os << "usage: zyx-tt-runtime [--version]\n"
-        "Serves the zyx tt-runtime protocol v" << zyx::kProtocolVersion
+  os << "usage: zyx-tt-runtime [--lock-fd N] [--parent-pid PID] [--version]\n"
+        "Serves the zyx tt-runtime protocol v"
+     << zyx::kProtocolVersion
      << " on stdin/stdout (one JSON object per line).\n"
+        "  --lock-fd N       an inherited, flock-ed chip lock file to hold for the process lifetime\n"
+        "  --parent-pid PID  the process that started the runtime; exit at once if it is gone\n"
         "It is started by the zyx-tt Go driver; see docs/protocol.md and docs/runtime.md.\n";
   return code;
+}
+
+std::optional<long> number(std::string_view s) {
+  long v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < 0) return std::nullopt;
+  return v;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The parent as seen before anything else: if it differs after the
+  // parent-death signal is armed, the parent died in between.
+  pid_t parent_before = ::getppid();
+  long lock_fd = -1, parent_pid = 0;
   for (int i = 1; i < argc; i++) {
     std::string_view a = argv[i];
     if (a == "--version") {
@@ -59,11 +82,31 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (a == "-h" || a == "--help") return usage(std::cout, 0);
+    if ((a == "--lock-fd" || a == "--parent-pid") && i + 1 < argc) {
+      auto v = number(argv[++i]);
+      if (!v || *v > INT32_MAX) {
+        std::cerr << "zyx-tt-runtime: " << a << " needs a non-negative integer, got \"" << argv[i] << "\"\n";
+        return usage(std::cerr, 2);
+      }
+      (a == "--lock-fd" ? lock_fd : parent_pid) = *v;
+      continue;
+    }
     std::cerr << "zyx-tt-runtime: unknown argument " << a << "\n";
     return usage(std::cerr, 2);
   }
 
-  std::signal(SIGPIPE, SIG_IGN);
+  std::string err;
+  pid_t parent = zyx::process::arm_parent_death(parent_before, static_cast<pid_t>(parent_pid), &err);
+  if (parent < 0) {
+    std::cerr << "zyx-tt-runtime: " << err << "; exiting\n";
+    return 1;
+  }
+  if (lock_fd >= 0 && !zyx::process::claim_lock_fd(static_cast<int>(lock_fd), &err)) {
+    std::cerr << "zyx-tt-runtime: " << err << "\n";
+    return 3;
+  }
+  zyx::process::install_signal_handlers();
+
   // Replies go to a private copy of stdout; fd 1 itself is pointed at stderr
   // so that nothing else in the process (tt-metal, printf in a library) can
   // put a stray line into the protocol stream.
@@ -73,33 +116,26 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  bool reader_gone = false;
+  zyx::process::Watchdog watchdog(parent, proto_fd);
+  zyx::Pipeline* pipeline = nullptr;
+  std::atomic<bool> reader_gone{false};
   zyx::Server server([&](std::string_view line) {
-    if (!reader_gone && !write_line(proto_fd, line)) {
+    if (reader_gone) return;
+    if (!write_line(proto_fd, line)) {
       reader_gone = true;
       std::cerr << "zyx-tt-runtime: cannot write a reply (" << std::strerror(errno) << "); stopping\n";
+      if (pipeline) pipeline->stop();
     }
   });
   zyx::LineReader reader(STDIN_FILENO);
+  zyx::Pipeline pipe(server);
+  pipeline = &pipe;
   try {
-    for (;;) {
-      std::string_view line;
-      uint64_t skipped = 0;
-      auto st = reader.next(&line, &skipped);
-      if (st == zyx::LineReader::Status::line) {
-        if (!server.handle(line)) break;
-      } else if (st == zyx::LineReader::Status::too_long) {
-        server.line_too_long(skipped);
-      } else {
-        if (st == zyx::LineReader::Status::error)
-          std::cerr << "zyx-tt-runtime: reading stdin: " << std::strerror(errno) << "\n";
-        break;
-      }
-      if (reader_gone) break;
-    }
+    pipe.serve(reader, [&] { watchdog.input_closed(); });
   } catch (const std::exception& e) {
     std::cerr << "zyx-tt-runtime: " << e.what() << "\n";
+    server.shutdown();
   }
-  server.shutdown();
+  zyx::child_groups::kill_all(SIGKILL);
   return 0;
 }

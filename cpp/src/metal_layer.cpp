@@ -1,30 +1,51 @@
-// The metal layer: one Tenstorrent chip driven through tt-metal's host API
-// (a unit MeshDevice, DRAM-interleaved MeshBuffers, programs of three kernels
-// joined by circular buffers). Built only with -DZYX_TT_METAL=ON; see
-// docs/runtime.md for the build on a card.
+// The metal layer: one Tenstorrent chip driven through tt-metal's host API,
+// protocol v2's program model mapped onto it (docs/runtime.md, "The metal
+// layer"): a unit MeshDevice; MeshBuffers in DRAM or L1, interleaved or
+// sharded (ShardSpecBuffer); per program, kernels created on CoreRangeSets
+// with DataMovementConfig / ComputeConfig (positional and named compile
+// args, defines), multi-index CircularBufferConfigs (page size and tile per
+// index, globally allocated on an L1 buffer), semaphores by CreateSemaphore,
+// runtime args per core range set and common args. Built only with
+// -DZYX_TT_METAL=ON; the header check that keeps it honest without a card is
+// in docs/runtime.md.
 //
 // Every tt-metal call that can throw runs inside guard(), which turns the
 // exception into a zyx::Error with a protocol code, so a failing call becomes
 // an error reply and never ends the process.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include <tt-metalium/allocator.hpp>
-#include <tt-metalium/distributed.hpp>
+#include <tt-metalium/buffer.hpp>
+#include <tt-metalium/circular_buffer_config.hpp>
+#include <tt-metalium/core_coord.hpp>
 #include <tt-metalium/host_api.hpp>
+#include <tt-metalium/kernel_types.hpp>
 #include <tt-metalium/mesh_buffer.hpp>
+#include <tt-metalium/mesh_command_queue.hpp>
 #include <tt-metalium/mesh_device.hpp>
 #include <tt-metalium/mesh_workload.hpp>
 #include <tt-metalium/tensor_accessor_args.hpp>
+#include <tt-metalium/tile.hpp>
+#if __has_include(<tt-metalium/shard_data_transfer.hpp>)
+#include <tt-metalium/shard_data_transfer.hpp>
+#endif
 
 #include "device_layer.hpp"
 
@@ -35,13 +56,15 @@ namespace {
 namespace tm = tt::tt_metal;
 namespace dist = tt::tt_metal::distributed;
 
-// The fidelity enum has lived both in the global namespace and in
-// tt::tt_metal; take whatever type ComputeConfig uses.
-using Fidelity = decltype(tm::ComputeConfig::math_fidelity);
-// Likewise for the NOC, processor and buffer type enums.
-using Noc = decltype(tm::DataMovementConfig::noc);
-using Processor = decltype(tm::DataMovementConfig::processor);
-using BufferKind = decltype(dist::DeviceLocalBufferConfig::buffer_type);
+// tt-metal's coordinate types live in the global namespace, where the
+// program model's CoreCoord, CoreRange and CoreRangeSet would shadow them.
+using TCoord = ::CoreCoord;
+using TRange = ::CoreRange;
+using TRangeSet = ::CoreRangeSet;
+using TFidelity = ::MathFidelity;
+
+// tt-metal's semaphores per core (its NUM_SEMAPHORES).
+constexpr uint32_t kSemaphoresPerCore = 16;
 
 bool contains_ci(std::string hay, std::string needle) {
   auto lower = [](std::string s) {
@@ -62,44 +85,143 @@ auto guard(const std::string& what, const char* code, F&& f) -> decltype(f()) {
     throw Error("out_of_memory", what + ": host memory exhausted");
   } catch (const std::exception& e) {
     std::string msg = e.what();
-    if (contains_ci(msg, "out of memory")) throw Error("out_of_memory", what + ": " + msg);
+    if (contains_ci(msg, "out of memory") || contains_ci(msg, "clash")) throw Error("out_of_memory", what + ": " + msg);
     throw Error(code, what + ": " + msg);
   } catch (...) {
     throw Error(code, what + ": unknown exception");
   }
 }
 
-tt::DataFormat data_format(const std::string& f) {
-  if (f == "Float32") return tt::DataFormat::Float32;
-  if (f == "Float16_b") return tt::DataFormat::Float16_b;
-  if (f == "Float16") return tt::DataFormat::Float16;
-  if (f == "Int32") return tt::DataFormat::Int32;
-  if (f == "UInt32") return tt::DataFormat::UInt32;
-  if (f == "UInt16") return tt::DataFormat::UInt16;
-  if (f == "UInt8") return tt::DataFormat::UInt8;
-  throw Error("invalid_argument", "data format \"" + f + "\" is not supported");
+// The protocol's [row, col] is tt-metal's CoreCoord{x = col, y = row}.
+TCoord coord(zyx::CoreCoord c) { return TCoord(c.col, c.row); }
+
+TRangeSet range_set(const zyx::CoreRangeSet& s) {
+  std::vector<TRange> ranges;
+  ranges.reserve(s.ranges.size());
+  for (const auto& r : s.ranges) ranges.emplace_back(coord(r.start), coord(r.end));
+  return TRangeSet(std::move(ranges));
 }
 
-Fidelity fidelity(const std::string& f) {
-  if (f == "LoFi") return Fidelity::LoFi;
-  if (f == "HiFi2") return Fidelity::HiFi2;
-  if (f == "HiFi3") return Fidelity::HiFi3;
-  if (f == "HiFi4") return Fidelity::HiFi4;
-  throw Error("invalid_argument", "math fidelity \"" + f + "\" is not LoFi, HiFi2, HiFi3 or HiFi4");
+tt::DataFormat data_format(DataFormat f) {
+  switch (f) {
+    case DataFormat::Float32:
+      return tt::DataFormat::Float32;
+    case DataFormat::Float16:
+      return tt::DataFormat::Float16;
+    case DataFormat::Float16_b:
+      return tt::DataFormat::Float16_b;
+    case DataFormat::Bfp8_b:
+      return tt::DataFormat::Bfp8_b;
+    case DataFormat::Bfp4_b:
+      return tt::DataFormat::Bfp4_b;
+    case DataFormat::Int32:
+      return tt::DataFormat::Int32;
+    case DataFormat::UInt32:
+      return tt::DataFormat::UInt32;
+    case DataFormat::UInt16:
+      return tt::DataFormat::UInt16;
+    case DataFormat::UInt8:
+      return tt::DataFormat::UInt8;
+    case DataFormat::Int8:
+      return tt::DataFormat::Int8;
+    case DataFormat::Invalid:
+      break;
+  }
+  throw Error("invalid_argument", std::string("data format ") + data_format_name(f) + " has no tt-metal equivalent");
 }
 
-bool per_core(const std::vector<LayoutEntry>& layout) {
-  for (const auto& e : layout)
-    if (e.kind == "core_row" || e.kind == "core_col" || e.kind == "core_index") return true;
-  return false;
+TFidelity fidelity(zyx::MathFidelity f) {
+  switch (f) {
+    case zyx::MathFidelity::LoFi:
+      return TFidelity::LoFi;
+    case zyx::MathFidelity::HiFi2:
+      return TFidelity::HiFi2;
+    case zyx::MathFidelity::HiFi3:
+      return TFidelity::HiFi3;
+    case zyx::MathFidelity::HiFi4:
+      return TFidelity::HiFi4;
+  }
+  return TFidelity::HiFi4;
 }
+
+tm::TensorMemoryLayout memory_layout(BufferLayout l) {
+  switch (l) {
+    case BufferLayout::Interleaved:
+      return tm::TensorMemoryLayout::INTERLEAVED;
+    case BufferLayout::HeightSharded:
+      return tm::TensorMemoryLayout::HEIGHT_SHARDED;
+    case BufferLayout::WidthSharded:
+      return tm::TensorMemoryLayout::WIDTH_SHARDED;
+    case BufferLayout::BlockSharded:
+      return tm::TensorMemoryLayout::BLOCK_SHARDED;
+  }
+  return tm::TensorMemoryLayout::INTERLEAVED;
+}
+
+// PrivateDir is a directory only this user can enter (mkdtemp, 0700) that
+// holds one program's kernel sources and include files; removed with it.
+class PrivateDir {
+ public:
+  PrivateDir() {
+    const char* t = std::getenv("TMPDIR");
+    std::string base = (t && *t == '/') ? t : "/tmp";
+    std::string tmpl = base + "/zyx-tt-metal-XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    if (!::mkdtemp(buf.data()))
+      throw Error("internal", "cannot make a private kernel directory under " + base + ": " + std::strerror(errno));
+    path_ = buf.data();
+  }
+  ~PrivateDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  PrivateDir(const PrivateDir&) = delete;
+  PrivateDir& operator=(const PrivateDir&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  // write creates rel (a path the server checked: relative, no "..") with
+  // its parent directories, exclusively and without following links.
+  std::string write(const std::string& rel, const std::string& text) {
+    std::string full = path_;
+    size_t start = 0;
+    for (size_t slash; (slash = rel.find('/', start)) != std::string::npos; start = slash + 1) {
+      full += "/" + rel.substr(start, slash - start);
+      if (::mkdir(full.c_str(), 0700) != 0 && errno != EEXIST)
+        throw Error("internal", "cannot make " + full + ": " + std::strerror(errno));
+      struct stat st {};
+      if (::lstat(full.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw Error("internal", full + " is not a directory");
+    }
+    full = path_ + "/" + rel;
+    int fd = ::open(full.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) throw Error("internal", "cannot create " + full + ": " + std::strerror(errno));
+    size_t off = 0;
+    while (off < text.size()) {
+      ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        ::close(fd);
+        throw Error("internal", "cannot write " + full + ": " + std::strerror(errno));
+      }
+      off += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    return full;
+  }
+
+ private:
+  std::string path_;
+};
 
 class MetalLayer final : public DeviceLayer {
  public:
   MetalLayer(int chip, const std::string& cache_dir) : chip_(chip) {
     // tt-metal keeps built kernels under TT_METAL_CACHE; point it at the
-    // driver's cache unless the user chose one.
-    if (!cache_dir.empty()) ::setenv("TT_METAL_CACHE", cache_dir.c_str(), 0);
+    // metal/ part of the driver's cache (the emulator's objects are in emu/)
+    // unless the user chose one.
+    if (!cache_dir.empty()) ::setenv("TT_METAL_CACHE", (cache_dir + "/metal").c_str(), 0);
     size_t n = guard("counting devices", "unsupported", [] { return tm::GetNumAvailableDevices(); });
     if (n == 0) throw Error("unsupported", "tt-metal finds no Tenstorrent device");
     if (chip < 0 || static_cast<size_t>(chip) >= n)
@@ -107,6 +229,7 @@ class MetalLayer final : public DeviceLayer {
                                           std::to_string(n) + " device(s)");
     mesh_ = guard("opening chip " + std::to_string(chip), "device_error",
                   [&] { return dist::MeshDevice::create_unit_mesh(chip); });
+    desc_ = guard("describing the device", "device_error", [&] { return make_desc(); });
   }
 
   ~MetalLayer() override {
@@ -121,41 +244,31 @@ class MetalLayer final : public DeviceLayer {
     }
   }
 
-  DeviceDesc describe() override {
-    return guard("describing the device", "device_error", [&] {
-      DeviceDesc d;
-      d.runtime = "metal";
-      auto arch = mesh_->arch();
-      d.arch = arch == tt::ARCH::BLACKHOLE ? "blackhole" : arch == tt::ARCH::WORMHOLE_B0 ? "wormhole_b0" : "unknown";
-      // tt-metal does not name the board; the driver knows it from sysfs.
-      d.board = "unknown";
-      d.chip = chip_;
-      // Harvest-aware: the worker grid tt-metal can place kernels on.
-      // tt-metal exposes only the resulting grid, so the harvested lists stay empty.
-      CoreCoord g = mesh_->compute_with_storage_grid_size();
-      d.grid.rows = static_cast<uint32_t>(g.y);
-      d.grid.cols = static_cast<uint32_t>(g.x);
-      d.dram_banks = static_cast<uint32_t>(mesh_->num_dram_channels());
-      d.dram_bank_size = mesh_->dram_size_per_channel();
-      d.dram_alignment = mesh_->allocator()->get_alignment(BufferKind::DRAM);
-      d.l1_size = mesh_->l1_size_per_core();
-      d.l1_unreserved_base = mesh_->allocator()->get_base_allocator_addr(tm::HalMemType::L1);
-      return d;
-    });
-  }
+  DeviceDesc describe() override { return desc_; }
 
-  uint64_t alloc(uint64_t size, uint64_t page_size, uint64_t* address) override {
+  uint64_t alloc(uint64_t size, const BufferSpec& spec, uint64_t* address) override {
     // Whole pages on the device; the protocol size is what the driver sees.
-    uint64_t pages = (size + page_size - 1) / page_size;
+    uint64_t pages = (size + spec.page_size - 1) / spec.page_size;
     dist::DeviceLocalBufferConfig local;
-    local.page_size = page_size;
-    local.buffer_type = BufferKind::DRAM;
+    local.page_size = spec.page_size;
+    local.buffer_type = spec.placement == Placement::L1 ? tm::BufferType::L1 : tm::BufferType::DRAM;
+    if (spec.shard) {
+      // The protocol's shard spec is in pages; a page shape of 1 x 1 makes
+      // tt-metal's element shapes the page shapes.
+      const ShardSpec& sh = *spec.shard;
+      TRangeSet grid = range_set(sh.cores);
+      tm::ShardSpecBuffer shard(grid, {sh.shape[0], sh.shape[1]},
+                                sh.orientation == ShardOrientation::ColMajor ? tm::ShardOrientation::COL_MAJOR
+                                                                             : tm::ShardOrientation::ROW_MAJOR,
+                                {1, 1}, {sh.tensor[0], sh.tensor[1]});
+      local.sharding_args = tm::BufferShardingArgs(shard, memory_layout(spec.layout));
+    }
     dist::ReplicatedBufferConfig global;
-    global.size = pages * page_size;
+    global.size = pages * spec.page_size;
     auto mb = guard("allocating " + std::to_string(size) + " bytes", "device_error",
                     [&] { return dist::MeshBuffer::create(global, local, mesh_.get()); });
     uint64_t id = next_buffer_++;
-    bufs_[id] = Buf{mb, BufferInfo{mb->address(), size, page_size}};
+    bufs_[id] = Buf{mb, BufferInfo{mb->address(), size, spec}};
     *address = mb->address();
     return id;
   }
@@ -170,8 +283,7 @@ class MetalLayer final : public DeviceLayer {
   BufferInfo buffer_info(uint64_t buffer) override { return buf(buffer).info; }
 
   void write(uint64_t buffer, uint64_t offset, const uint8_t* src, uint64_t length) override {
-    Buf& b = buf(buffer);
-    transfer(b, offset, const_cast<uint8_t*>(src), length, true);
+    transfer(buf(buffer), offset, const_cast<uint8_t*>(src), length, true);
   }
 
   void read(uint64_t buffer, uint64_t offset, uint8_t* dst, uint64_t length) override {
@@ -179,57 +291,67 @@ class MetalLayer final : public DeviceLayer {
   }
 
   uint64_t compile(const ProgramDesc& program) override {
-    // Check what tt-metal would reject later, so it is reported now.
-    for (const auto& cb : program.cbs) data_format(cb.format);
-    fidelity(program.math_fidelity);
-    for (const Section* s : {&program.reader, &program.compute, &program.writer}) {
-      if (per_core(s->compile_args) || per_core(s->common_args))
-        throw Error("invalid_argument", "compile_args and common_args cannot use core_row, core_col or core_index");
-    }
+    // Check now what tt-metal would reject at the first run.
+    for (const auto& cb : program.cbs)
+      for (const auto& x : cb.indices) data_format(x.format);
     uint64_t id = next_program_++;
-    progs_[id].desc = program;
+    auto& p = progs_[id];
+    p.desc = program;
+    // The sources and include files, once, in a private directory: a
+    // kernel's #include "x.h" finds the file beside it.
+    p.dir = std::make_unique<PrivateDir>();
+    for (const auto& f : program.include_files) p.dir->write(f.path, f.source);
+    for (size_t k = 0; k < program.kernels.size(); k++)
+      p.sources.push_back(p.dir->write("zyx_kernel_" + std::to_string(k) + ".cpp", program.kernels[k].source));
     return id;
   }
 
-  uint64_t run(uint64_t program, uint32_t rows, uint32_t cols, const std::vector<RunArg>& args, bool timed) override {
+  uint64_t run(uint64_t program, const std::vector<RunArg>& args, bool timed) override {
     (void)timed;  // the elapsed time is always measured; it is cheap
     auto pit = progs_.find(program);
     if (pit == progs_.end()) throw Error("unknown_program", "program " + std::to_string(program) + " does not exist");
     Prog& prog = pit->second;
     const ProgramDesc& d = prog.desc;
-    auto accessor = [this](const BufferInfo& info, std::vector<uint32_t>& out) { append_accessor(info, out); };
 
-    // One build per grid and resolved compile args, cached with the program.
-    CoreCtx first{0, 0, rows, cols};
-    BuildKey key{rows, cols, {}};
-    for (const Section* s : {&d.reader, &d.compute, &d.writer})
-      key.compile_args.push_back(resolve_layout(s->compile_args, d.params, args, *this, first, accessor));
+    // One build per set of resolved compile-time args, cached with the program.
+    BuildKey key;
+    for (const auto& k : d.kernels) {
+      key.compile_args.push_back(resolve_list(k.compile_args, args));
+      std::vector<uint32_t> named;
+      for (const auto& [name, e] : k.named_compile_args) {
+        auto w = resolve(e, args);
+        if (w.size() != 1) throw Error("invalid_argument", "named compile arg " + name + " resolves to several words");
+        named.push_back(w[0]);
+      }
+      key.named_args.push_back(std::move(named));
+    }
     auto bit = prog.builds.find(key);
-    if (bit == prog.builds.end()) bit = prog.builds.emplace(key, build(d, key)).first;
+    if (bit == prog.builds.end()) bit = prog.builds.emplace(key, build(prog, key, args)).first;
     Built& built = *bit->second;
-
     tm::Program& p = built.workload.get_programs().begin()->second;
-    const Section* sections[3] = {&d.reader, &d.compute, &d.writer};
-    tm::KernelHandle kernels[3] = {built.reader, built.compute, built.writer};
-    guard("setting kernel arguments", "invalid_argument", [&] {
-      for (int k = 0; k < 3; k++) {
-        if (!sections[k]->common_args.empty())
-          tm::SetCommonRuntimeArgs(p, kernels[k],
-                                   resolve_layout(sections[k]->common_args, d.params, args, *this, first, accessor));
-        if (sections[k]->runtime_args.empty()) continue;
-        for (uint32_t r = 0; r < rows; r++)
-          for (uint32_t c = 0; c < cols; c++)
-            tm::SetRuntimeArgs(p, kernels[k], CoreCoord(c, r),
-                               resolve_layout(sections[k]->runtime_args, d.params, args, *this, CoreCtx{r, c, rows, cols},
-                                              accessor));
+
+    guard("setting kernel arguments and CB addresses", "invalid_argument", [&] {
+      for (size_t k = 0; k < d.kernels.size(); k++) {
+        const KernelDesc& kd = d.kernels[k];
+        if (!kd.common_args.empty()) tm::SetCommonRuntimeArgs(p, built.kernels[k], resolve_list(kd.common_args, args));
+        // The words of an entry do not depend on the core: the driver
+        // resolved everything per-core; what is left is buffers and NOC
+        // coordinates named in the entry.
+        for (const auto& ca : kd.runtime_args)
+          tm::SetRuntimeArgs(p, built.kernels[k], range_set(ca.cores), resolve_list(ca.args, args));
+      }
+      for (size_t i = 0; i < d.cbs.size(); i++) {
+        if (!d.cbs[i].buffer_param) continue;
+        const Buf& b = buf(args.at(*d.cbs[i].buffer_param).buffer);
+        tm::UpdateDynamicCircularBufferAddress(p, built.cbs[i], *b.mesh->get_reference_buffer());
       }
     });
 
     auto t0 = std::chrono::steady_clock::now();
     try {
       auto& cq = mesh_->mesh_command_queue();
-      dist::EnqueueMeshWorkload(cq, built.workload, false);
-      dist::Finish(cq);
+      cq.enqueue_mesh_workload(built.workload, /*blocking=*/false);
+      cq.finish();
     } catch (const std::exception& e) {
       // Kernels build on first enqueue: a failed build is a compile error,
       // and the build is dropped so the next run tries again.
@@ -237,6 +359,7 @@ class MetalLayer final : public DeviceLayer {
       bool build_failed = !built.ran && (contains_ci(msg, "build") || contains_ci(msg, "compil"));
       if (!built.ran) prog.builds.erase(bit);
       if (build_failed) throw Error("compile_error", msg);
+      if (contains_ci(msg, "clash") || contains_ci(msg, "out of memory")) throw Error("out_of_memory", msg);
       throw Error("run_error", "program " + d.name + ": " + msg);
     }
     built.ran = true;
@@ -254,19 +377,21 @@ class MetalLayer final : public DeviceLayer {
     BufferInfo info;
   };
   struct BuildKey {
-    uint32_t rows, cols;
-    std::vector<std::vector<uint32_t>> compile_args;
+    std::vector<std::vector<uint32_t>> compile_args, named_args;
     bool operator<(const BuildKey& o) const {
-      return std::tie(rows, cols, compile_args) < std::tie(o.rows, o.cols, o.compile_args);
+      return std::tie(compile_args, named_args) < std::tie(o.compile_args, o.named_args);
     }
   };
   struct Built {
     dist::MeshWorkload workload;
-    tm::KernelHandle reader{}, compute{}, writer{};
+    std::vector<tm::KernelHandle> kernels;
+    std::vector<tm::CBHandle> cbs;
     bool ran = false;
   };
   struct Prog {
     ProgramDesc desc;
+    std::unique_ptr<PrivateDir> dir;
+    std::vector<std::string> sources;  // kernel k's file
     std::map<BuildKey, std::unique_ptr<Built>> builds;
   };
 
@@ -276,107 +401,236 @@ class MetalLayer final : public DeviceLayer {
     return it->second;
   }
 
-  void append_accessor(const BufferInfo& info, std::vector<uint32_t>& out) {
-    for (auto& [id, b] : bufs_) {
-      if (b.info.address != info.address) continue;
-      auto words = guard("tensor accessor args", "device_error", [&] {
-        return tm::TensorAccessorArgs(*b.mesh->get_reference_buffer()).get_compile_time_args();
-      });
-      out.insert(out.end(), words.begin(), words.end());
-      return;
+  DeviceDesc make_desc() {
+    DeviceDesc d;
+    d.runtime = "metal";
+    auto arch = mesh_->arch();
+    d.arch = arch == tt::ARCH::BLACKHOLE ? "blackhole" : arch == tt::ARCH::WORMHOLE_B0 ? "wormhole_b0" : "unknown";
+    // tt-metal does not name the board; the driver knows it from sysfs.
+    d.board = "unknown";
+    d.chip = chip_;
+    // Harvest-aware: the worker grid tt-metal can place kernels on; it
+    // exposes only that grid, so the harvested lists stay empty.
+    TCoord g = mesh_->compute_with_storage_grid_size();
+    d.grid.rows = static_cast<uint32_t>(g.y);
+    d.grid.cols = static_cast<uint32_t>(g.x);
+    const auto& alloc = mesh_->allocator();
+    d.dram_banks = alloc->get_num_banks(tm::BufferType::DRAM);
+    d.dram_bank_size = alloc->get_bank_size(tm::BufferType::DRAM);
+    d.dram_alignment = alloc->get_alignment(tm::BufferType::DRAM);
+    d.l1_size = mesh_->l1_size_per_core();
+    d.l1_unreserved_base = alloc->get_base_allocator_addr(tm::HalMemType::L1);
+    d.l1_alignment = alloc->get_alignment(tm::BufferType::L1);
+    d.semaphores = kSemaphoresPerCore;
+    // NOC coordinates as kernels use them (tt-metal's virtual coordinates,
+    // worker_core_from_logical_core): x depends on the column only, y on the
+    // row only.
+    for (uint32_t c = 0; c < d.grid.cols; c++)
+      d.noc.worker_x.push_back(static_cast<uint32_t>(mesh_->worker_core_from_logical_core(TCoord(c, 0)).x));
+    for (uint32_t r = 0; r < d.grid.rows; r++)
+      d.noc.worker_y.push_back(static_cast<uint32_t>(mesh_->worker_core_from_logical_core(TCoord(0, r)).y));
+    for (uint32_t b = 0; b < d.dram_banks; b++) {
+      uint32_t channel = alloc->get_dram_channel_from_bank_id(b);
+      TCoord logical = mesh_->logical_core_from_dram_channel(channel);
+      TCoord v = mesh_->virtual_core_from_logical_core(logical, CoreType::DRAM);
+      d.noc.dram_banks.push_back({static_cast<uint32_t>(v.x), static_cast<uint32_t>(v.y)});
     }
-    throw Error("unknown_buffer", "no live buffer at address " + std::to_string(info.address));
+    uint32_t l1_banks = alloc->get_num_banks(tm::BufferType::L1);
+    for (uint32_t b = 0; b < l1_banks; b++) {
+      TCoord c = alloc->get_logical_core_from_bank_id(b);
+      d.l1_bank_cores.push_back({static_cast<uint32_t>(c.y), static_cast<uint32_t>(c.x)});
+    }
+    return d;
   }
 
-  std::unique_ptr<Built> build(const ProgramDesc& d, const BuildKey& key) {
+  // The L1 bank id of a worker core (one bank per worker core).
+  uint32_t l1_bank_of(zyx::CoreCoord c) {
+    const auto& ids = mesh_->allocator()->get_bank_ids_from_logical_core(tm::BufferType::L1, coord(c));
+    if (ids.empty()) throw Error("device_error", "core " + std::to_string(c.row) + "," + std::to_string(c.col) + " has no L1 bank");
+    return ids.front();
+  }
+
+  // bank_of returns (is_dram, bank) of page `page` of a buffer.
+  std::pair<bool, uint32_t> bank_of(const Buf& b, uint32_t page) {
+    const BufferSpec& s = b.info.spec;
+    bool dram = s.placement == Placement::Dram;
+    if (!s.shard) return {dram, page % (dram ? desc_.dram_banks : static_cast<uint32_t>(desc_.l1_bank_cores.size()))};
+    // Sharded: page (row-major in the tensor of pages) lies in shard
+    // (sr, sc), held by the k-th core of the shard grid in its orientation.
+    const ShardSpec& sh = *s.shard;
+    uint32_t row = page / sh.tensor[1], col = page % sh.tensor[1];
+    uint32_t shards_per_row = (sh.tensor[1] + sh.shape[1] - 1) / sh.shape[1];
+    uint32_t k = (row / sh.shape[0]) * shards_per_row + col / sh.shape[1];
+    auto cores = sh.cores.cores(sh.orientation == ShardOrientation::ColMajor);
+    if (k >= cores.size()) throw Error("invalid_argument", "page " + std::to_string(page) + " is past the shard grid");
+    if (dram) return {true, cores[k].col};  // a DRAM shard grid names banks: [0, b]
+    return {false, l1_bank_of(cores[k])};
+  }
+
+  std::vector<uint32_t> resolve(const ArgEntry& e, const std::vector<RunArg>& args) {
+    auto buffer = [&]() -> Buf& { return buf(args.at(e.param).buffer); };
+    switch (e.kind) {
+      case ArgKind::Const:
+        return {e.value};
+      case ArgKind::Param:
+        return {static_cast<uint32_t>(args.at(e.param).value)};
+      case ArgKind::BufferAddr:
+        return {static_cast<uint32_t>(buffer().mesh->address())};
+      case ArgKind::BufferSize:
+        return {static_cast<uint32_t>(buffer().info.size)};
+      case ArgKind::BufferPages:
+        return {static_cast<uint32_t>(buffer().info.pages())};
+      case ArgKind::PageSize:
+        return {static_cast<uint32_t>(buffer().info.page_size())};
+      case ArgKind::BankId:
+        return {bank_of(buffer(), e.page).second};
+      case ArgKind::BankNocX:
+      case ArgKind::BankNocY: {
+        auto [dram, bank] = bank_of(buffer(), e.page);
+        bool x = e.kind == ArgKind::BankNocX;
+        if (dram) return {x ? desc_.noc.dram_banks.at(bank).first : desc_.noc.dram_banks.at(bank).second};
+        TCoord v = mesh_->worker_core_from_logical_core(coord(desc_.l1_bank_cores.at(bank)));
+        return {static_cast<uint32_t>(x ? v.x : v.y)};
+      }
+      case ArgKind::CoreNocX:
+      case ArgKind::CoreNocY: {
+        TCoord v = mesh_->worker_core_from_logical_core(coord(e.core));
+        return {static_cast<uint32_t>(e.kind == ArgKind::CoreNocX ? v.x : v.y)};
+      }
+      case ArgKind::Accessor:
+        return guard("tensor accessor args", "device_error", [&] {
+          return tm::TensorAccessorArgs(*buffer().mesh->get_reference_buffer()).get_compile_time_args();
+        });
+    }
+    return {};
+  }
+
+  std::vector<uint32_t> resolve_list(const std::vector<ArgEntry>& list, const std::vector<RunArg>& args) {
+    std::vector<uint32_t> out;
+    out.reserve(list.size());
+    for (const auto& e : list) {
+      auto w = resolve(e, args);
+      out.insert(out.end(), w.begin(), w.end());
+    }
+    return out;
+  }
+
+  std::unique_ptr<Built> build(Prog& prog, const BuildKey& key, const std::vector<RunArg>& args) {
+    const ProgramDesc& d = prog.desc;
     return guard("building program " + d.name, "compile_error", [&] {
       auto built = std::make_unique<Built>();
       tm::Program program = tm::CreateProgram();
-      CoreRange cores(CoreCoord(0, 0), CoreCoord(key.cols - 1, key.rows - 1));
       for (const auto& cb : d.cbs) {
-        uint64_t total = uint64_t{cb.page_bytes} * cb.pages;
-        if (total > UINT32_MAX) throw Error("invalid_argument", "circular buffer " + std::to_string(cb.index) + " is past 32 bits");
-        tm::CircularBufferConfig config(static_cast<uint32_t>(total),
-                                        {{static_cast<uint8_t>(cb.index), data_format(cb.format)}});
-        config.set_page_size(static_cast<uint8_t>(cb.index), cb.page_bytes);
-        tm::CreateCircularBuffer(program, cores, config);
+        std::map<uint8_t, tt::DataFormat> formats;
+        for (const auto& x : cb.indices) formats[static_cast<uint8_t>(x.index)] = data_format(x.format);
+        tm::CircularBufferConfig config(cb.total_bytes, formats);
+        for (const auto& x : cb.indices) {
+          config.set_page_size(static_cast<uint8_t>(x.index), x.page_bytes);
+          config.set_tile_dims(static_cast<uint8_t>(x.index), tm::Tile({x.tile_rows, x.tile_cols}));
+        }
+        // A CB on an L1 buffer is tt-metal's globally allocated CB, built on
+        // this run's buffer; later runs point it at theirs
+        // (UpdateDynamicCircularBufferAddress).
+        if (cb.buffer_param)
+          config.set_globally_allocated_address(*buf(args.at(*cb.buffer_param).buffer).mesh->get_reference_buffer());
+        built->cbs.push_back(tm::CreateCircularBuffer(program, range_set(cb.cores), config));
       }
-      tm::DataMovementConfig reader;
-      reader.processor = Processor::RISCV_0;
-      reader.noc = Noc::RISCV_0_default;
-      reader.compile_args = key.compile_args[0];
-      reader.defines = d.reader.defines;
-      built->reader = tm::CreateKernelFromString(program, d.reader.source, cores, reader);
-
-      tm::ComputeConfig compute;
-      compute.math_fidelity = fidelity(d.math_fidelity);
-      compute.fp32_dest_acc_en = d.fp32_dest_acc;
-      compute.math_approx_mode = d.math_approx_mode;
-      compute.compile_args = key.compile_args[1];
-      compute.defines = d.compute.defines;
-      built->compute = tm::CreateKernelFromString(program, d.compute.source, cores, compute);
-
-      tm::DataMovementConfig writer;
-      writer.processor = Processor::RISCV_1;
-      writer.noc = Noc::RISCV_1_default;
-      writer.compile_args = key.compile_args[2];
-      writer.defines = d.writer.defines;
-      built->writer = tm::CreateKernelFromString(program, d.writer.source, cores, writer);
-
+      for (const auto& s : d.semaphores) {
+        uint32_t id = tm::CreateSemaphore(program, range_set(s.cores), s.initial, CoreType::WORKER);
+        if (id != s.id)
+          throw Error("device_error", "CreateSemaphore gave id " + std::to_string(id) + " where the program declared " +
+                                          std::to_string(s.id));
+      }
+      for (size_t k = 0; k < d.kernels.size(); k++) {
+        const KernelDesc& kd = d.kernels[k];
+        std::unordered_map<std::string, uint32_t> named;
+        for (size_t i = 0; i < kd.named_compile_args.size(); i++) named[kd.named_compile_args[i].first] = key.named_args[k][i];
+        std::map<std::string, std::string> defines(kd.defines.begin(), kd.defines.end());
+        tm::KernelHandle h{};
+        if (kd.processor == Processor::Compute) {
+          tm::ComputeConfig c;
+          c.math_fidelity = fidelity(kd.compute.math_fidelity);
+          c.fp32_dest_acc_en = kd.compute.fp32_dest_acc;
+          c.math_approx_mode = kd.compute.math_approx_mode;
+          c.compile_args = key.compile_args[k];
+          c.defines = defines;
+          c.named_compile_args = named;
+          h = tm::CreateKernel(program, prog.sources[k], range_set(kd.cores), c);
+        } else {
+          tm::DataMovementConfig c;
+          c.processor = kd.processor == Processor::Riscv0 ? tm::DataMovementProcessor::RISCV_0 : tm::DataMovementProcessor::RISCV_1;
+          c.noc = kd.noc == 0 ? tm::NOC::NOC_0 : tm::NOC::NOC_1;
+          c.compile_args = key.compile_args[k];
+          c.defines = defines;
+          c.named_compile_args = named;
+          h = tm::CreateKernel(program, prog.sources[k], range_set(kd.cores), c);
+        }
+        built->kernels.push_back(h);
+      }
       built->workload.add_program(dist::MeshCoordinateRange(mesh_->shape()), std::move(program));
       return built;
     });
   }
 
+  // move_region moves [off, off+len) of an interleaved buffer between host
+  // memory and the device through a shard transfer of a region.
+  void move_region(Buf& b, uint64_t off, uint8_t* data, uint64_t len, bool to_device) {
+    auto& cq = mesh_->mesh_command_queue();
+    dist::ShardDataTransfer t{dist::MeshCoordinate(0, 0)};
+    t.host_data(data).region(tm::BufferRegion(off, len));
+    std::vector<dist::ShardDataTransfer> ts{t};
+    if (to_device)
+      cq.enqueue_write_shards(b.mesh, ts, /*blocking=*/true);
+    else
+      cq.enqueue_read_shards(ts, b.mesh, /*blocking=*/true);
+  }
+
   // transfer moves bytes between host memory and [offset, offset+length) of
-  // the buffer. Whole pages go straight from or to host memory; a range with
-  // a partial page at either end goes through a bounce copy of its pages.
+  // the buffer. Whole buffers go straight from or to host memory; for an
+  // interleaved buffer a page-aligned range goes as a region, and a range
+  // with a partial page at either end goes through a bounce copy of those
+  // pages (read, patch, write back). Sharded buffers move whole (tt-metal
+  // scatters the pages) and partial ranges through a whole-buffer bounce.
   void transfer(Buf& b, uint64_t offset, uint8_t* host, uint64_t length, bool write) {
-    const uint64_t page = b.info.page_size;
+    const uint64_t page = b.info.page_size();
     const uint64_t device_size = b.info.pages() * page;
-    auto& cq = guard("command queue", "device_error", [&]() -> dist::MeshCommandQueue& { return mesh_->mesh_command_queue(); });
-    auto move = [&](uint64_t off, uint8_t* data, uint64_t len, bool to_device) {
-      guard(std::string(to_device ? "writing " : "reading ") + std::to_string(len) + " bytes", "device_error", [&] {
-        if (off == 0 && len == device_size) {
-          if (to_device)
-            cq.enqueue_write_mesh_buffer(b.mesh, data, true);
-          else
-            cq.enqueue_read_mesh_buffer(data, b.mesh, true);
-          return;
-        }
-        tm::BufferRegion region(off, len);
-        if (to_device) {
-          cq.enqueue_write_shard_to_sub_grid(*b.mesh, data, dist::MeshCoordinateRange(mesh_->shape()), true, region);
+    guard(std::string(write ? "writing " : "reading ") + std::to_string(length) + " bytes", "device_error", [&] {
+      auto& cq = mesh_->mesh_command_queue();
+      auto whole = [&](uint8_t* data, bool to_device) {
+        if (to_device)
+          cq.enqueue_write_mesh_buffer(b.mesh, data, /*blocking=*/true);
+        else
+          cq.enqueue_read_mesh_buffer(data, b.mesh, /*blocking=*/true);
+      };
+      if (offset == 0 && length == device_size) return whole(host, write);
+      if (b.info.spec.shard) {
+        std::vector<uint8_t> bounce(device_size);
+        whole(bounce.data(), false);
+        if (write) {
+          std::memcpy(bounce.data() + offset, host, length);
+          whole(bounce.data(), true);
         } else {
-          std::vector<dist::MeshCommandQueue::ShardDataTransfer> t = {{
-              .shard_coord = dist::MeshCoordinate(0, 0),
-              .host_data = data,
-              .region = region,
-          }};
-          cq.enqueue_read_shards(t, b.mesh, true);
+          std::memcpy(host, bounce.data() + offset, length);
         }
-      });
-    };
-    uint64_t first = offset / page * page;
-    uint64_t end = std::min(device_size, (offset + length + page - 1) / page * page);
-    if (first == offset && (end == offset + length)) {
-      move(offset, host, length, write);
-      return;
-    }
-    std::vector<uint8_t> bounce(end - first);
-    if (write) {
-      // Keep the bytes of the partial pages that lie outside the range.
-      move(first, bounce.data(), bounce.size(), false);
-      std::memcpy(bounce.data() + (offset - first), host, length);
-      move(first, bounce.data(), bounce.size(), true);
-    } else {
-      move(first, bounce.data(), bounce.size(), false);
-      std::memcpy(host, bounce.data() + (offset - first), length);
-    }
+        return;
+      }
+      uint64_t first = offset / page * page;
+      uint64_t end = std::min(device_size, (offset + length + page - 1) / page * page);
+      if (first == offset && end == offset + length) return move_region(b, offset, host, length, write);
+      std::vector<uint8_t> bounce(end - first);
+      move_region(b, first, bounce.data(), bounce.size(), false);
+      if (write) {
+        std::memcpy(bounce.data() + (offset - first), host, length);
+        move_region(b, first, bounce.data(), bounce.size(), true);
+      } else {
+        std::memcpy(host, bounce.data() + (offset - first), length);
+      }
+    });
   }
 
   int chip_;
   std::shared_ptr<dist::MeshDevice> mesh_;
+  DeviceDesc desc_;
   std::map<uint64_t, Buf> bufs_;
   std::map<uint64_t, Prog> progs_;
   uint64_t next_buffer_ = 1, next_program_ = 1;

@@ -1,5 +1,6 @@
 // SegmentCache maps the driver's shared memory segments (/dev/shm/<name>)
-// once, on `map` or first use, and keeps each mapping until `unmap` or exit.
+// once, on `map` or first use, and keeps each mapping (and its file
+// descriptor) until `unmap` or exit.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +20,10 @@ class SegmentCache {
   static void check_name(const std::string& name);
 
   // range returns a pointer to bytes [offset, offset+length) of the segment,
-  // mapping it first if needed. A segment smaller than the range is looked
-  // at again (the driver may have grown it) before shm_error is thrown.
+  // mapping it first if needed. Before every transfer it looks at the file's
+  // size (fstat): a range past the file's current end is shm_error (a
+  // segment shrunk since it was mapped would otherwise fault with SIGBUS),
+  // and a file grown past the mapping is mapped again.
   uint8_t* range(const std::string& name, uint64_t offset, uint64_t length);
 
   // map maps the segment now; mapping a mapped segment is a no-op.
@@ -35,8 +38,10 @@ class SegmentCache {
   struct Mapping {
     uint8_t* data = nullptr;
     uint64_t size = 0;
+    int fd = -1;
   };
-  Mapping& open(const std::string& name, bool refresh);
+  Mapping& open(const std::string& name);
+  void remap(const std::string& name, Mapping& m, uint64_t size);
 
   std::string dir_;
   std::map<std::string, Mapping> maps_;

@@ -8,15 +8,23 @@ namespace zyx {
 
 namespace {
 
-[[noreturn]] void invalid(const std::string& msg) { throw Error("invalid_argument", msg); }
-
+// The cache directory when init names none. There is no shared fallback
+// (a world-writable cache would let another user plant kernel objects).
 std::string default_cache_dir() {
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/zyx/tt-kernels";
-  if (const char* h = std::getenv("HOME"); h && *h == '/') return std::string(h) + "/.cache/zyx/tt-kernels";
-  return "/tmp/zyx-tt-kernels";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/zyx/tt";
+  if (const char* h = std::getenv("HOME"); h && *h == '/') return std::string(h) + "/.cache/zyx/tt";
+  return "";
+}
+
+json pair_list(const std::vector<std::pair<uint32_t, uint32_t>>& v) {
+  json out = json::array();
+  for (const auto& [a, b] : v) out.push_back({a, b});
+  return out;
 }
 
 json describe_json(const DeviceDesc& d) {
+  json bank_cores = json::array();
+  for (const auto& c : d.l1_bank_cores) bank_cores.push_back({c.row, c.col});
   return {
       {"protocol", kProtocolVersion},
       {"runtime", d.runtime},
@@ -31,11 +39,56 @@ json describe_json(const DeviceDesc& d) {
         {"harvested_cols", d.grid.harvested_cols},
         {"harvest_mask", d.grid.harvest_mask}}},
       {"dram", {{"banks", d.dram_banks}, {"bank_size", d.dram_bank_size}, {"alignment", d.dram_alignment}}},
-      {"l1", {{"size", d.l1_size}, {"unreserved_base", d.l1_unreserved_base}}},
+      {"l1",
+       {{"size", d.l1_size},
+        {"unreserved_base", d.l1_unreserved_base},
+        {"alignment", d.l1_alignment},
+        {"banks", d.l1_bank_cores.size()},
+        {"bank_cores", bank_cores}}},
+      {"noc",
+       {{"worker_x", d.noc.worker_x}, {"worker_y", d.noc.worker_y}, {"dram_banks", pair_list(d.noc.dram_banks)}}},
+      {"semaphores", d.semaphores},
   };
 }
 
+// check_desc checks what a layer reports before the server relies on it.
+void check_desc(DeviceDesc& d) {
+  auto bad = [](const std::string& m) { throw Error("internal", "the device layer reports " + m); };
+  if (d.grid.rows == 0 || d.grid.cols == 0) bad("an empty worker grid");
+  if (d.grid.rows > 64 || d.grid.cols > 64) bad("a worker grid over 64 x 64");
+  if (d.noc.worker_x.size() != d.grid.cols || d.noc.worker_y.size() != d.grid.rows)
+    bad("NOC tables (" + std::to_string(d.noc.worker_x.size()) + " x, " + std::to_string(d.noc.worker_y.size()) +
+        " y) that do not match its grid");
+  if (d.noc.dram_banks.size() != d.dram_banks)
+    bad(std::to_string(d.noc.dram_banks.size()) + " DRAM bank coordinates for " + std::to_string(d.dram_banks) + " banks");
+  if (d.l1_bank_cores.empty()) {
+    // The protocol's default: one L1 bank per worker core, row-major.
+    for (uint32_t r = 0; r < d.grid.rows; r++)
+      for (uint32_t c = 0; c < d.grid.cols; c++) d.l1_bank_cores.push_back({r, c});
+  }
+  for (const auto& c : d.l1_bank_cores)
+    if (c.row >= d.grid.rows || c.col >= d.grid.cols) bad("an L1 bank outside the worker grid");
+  if (d.semaphores == 0 || d.semaphores > 64) bad(std::to_string(d.semaphores) + " semaphores per core");
+  if (d.l1_alignment == 0 || d.dram_alignment == 0) bad("an alignment of 0");
+}
+
 }  // namespace
+
+bool Prepared::cheap() const {
+  if (error) return true;
+  switch (req.cmd) {
+    case Cmd::Ping:
+    case Cmd::Exit:
+    case Cmd::Map:
+    case Cmd::Unmap:
+    case Cmd::Alloc:
+    case Cmd::Free:
+    case Cmd::Release:
+      return true;
+    default:
+      return false;
+  }
+}
 
 Server::Server(Sink sink, LayerFactory factory, std::string shm_dir)
     : sink_(std::move(sink)), factory_(std::move(factory)), segments_(std::move(shm_dir)) {}
@@ -51,37 +104,40 @@ void Server::send_error(uint64_t id, const std::string& code, const std::string&
   send({{"id", id}, {"ok", false}, {"error", {{"code", code}, {"message", message}}}});
 }
 
-void Server::line_too_long(uint64_t bytes) {
-  send_error(0, "line_too_long",
-             "request line of " + std::to_string(bytes) + " bytes is over the " + std::to_string(kMaxLineBytes) +
-                 "-byte limit; it was skipped");
+Prepared Server::prepare(std::string_view line) noexcept {
+  Prepared p;
+  try {
+    p.req = parse_request(line, &p.id);
+  } catch (const Error& e) {
+    p.error = e;
+  } catch (const std::bad_alloc&) {
+    p.error = Error("out_of_memory", "the runtime ran out of host memory parsing the request");
+  } catch (const std::exception& e) {
+    p.error = Error("internal", std::string("parsing the request: ") + e.what());
+  } catch (...) {
+    p.error = Error("internal", "parsing the request: unknown exception");
+  }
+  return p;
 }
 
-bool Server::handle(std::string_view line) {
-  uint64_t id = 0;
+Prepared Server::too_long(uint64_t bytes) {
+  Prepared p;
+  p.error = Error("line_too_long", "request line of " + std::to_string(bytes) + " bytes is over the " +
+                                       std::to_string(kMaxLineBytes) + "-byte limit; it was skipped");
+  return p;
+}
+
+bool Server::execute(Prepared& p) {
+  if (p.error) {
+    send_error(p.id, p.error->code, p.error->what());
+    return true;
+  }
   json reply;
   std::string code, message;
-  bool keep_going = true;
   try {
-    json req = parse_request(line);
-    if (!req.is_object()) bad_request("a request must be a JSON object");
-    auto it = req.find("id");
-    if (it == req.end() || it->is_null()) bad_request("missing field id");
-    if (!it->is_number_unsigned() || it->get<uint64_t>() == 0)
-      bad_request("id must be an unsigned integer other than 0");
-    id = it->get<uint64_t>();
-    std::string cmd = Fields(req, "request").str("cmd");
-    if (cmd == "exit") {
-      keep_going = false;
-      reply = json::object();
-    } else {
-      reply = dispatch(cmd, req);
-    }
+    reply = run_cmd(p.req);
   } catch (const Error& e) {
     code = e.code;
-    message = e.what();
-  } catch (const json::exception& e) {
-    code = "bad_request";
     message = e.what();
   } catch (const std::bad_alloc&) {
     code = "out_of_memory";
@@ -94,14 +150,17 @@ bool Server::handle(std::string_view line) {
     message = "unknown exception";
   }
   if (!code.empty()) {
-    send_error(id, code, message);
+    send_error(p.id, code, message);
     return true;
   }
-  reply["id"] = id;
+  reply["id"] = p.id;
   reply["ok"] = true;
   send(reply);
-  if (!keep_going) shutdown();
-  return keep_going;
+  if (p.req.cmd == Cmd::Exit) {
+    shutdown();
+    return false;
+  }
+  return true;
 }
 
 DeviceLayer& Server::layer() {
@@ -109,62 +168,63 @@ DeviceLayer& Server::layer() {
   return *layer_;
 }
 
-BufferInfo& Server::buffer(uint64_t id) {
-  auto it = buffers_.find(id);
-  if (it == buffers_.end())
-    throw Error("unknown_buffer", "buffer " + std::to_string(id) + " does not exist (never allocated, or freed)");
-  return it->second;
-}
-
-json Server::dispatch(const std::string& cmd, const json& req) {
-  Fields f(req, "request");
-  if (cmd == "ping") return json::object();
-  if (cmd == "init") return cmd_init(f);
-  static const char* known[] = {"map", "unmap", "alloc", "free", "write", "read", "compile", "run", "release"};
-  bool is_known = false;
-  for (const char* k : known) is_known = is_known || cmd == k;
-  if (!is_known) throw Error("unknown_command", "unknown command \"" + cmd + "\"");
+json Server::run_cmd(Request& r) {
+  switch (r.cmd) {
+    case Cmd::Ping:
+    case Cmd::Exit:
+      return json::object();
+    case Cmd::Init:
+      return cmd_init(std::get<InitRequest>(r.body));
+    default:
+      break;
+  }
   layer();  // every other command needs init
-  if (cmd == "map") {
-    segments_.map(f.str("segment"));
-    return json::object();
+  switch (r.cmd) {
+    case Cmd::Map:
+      segments_.map(std::get<SegmentRequest>(r.body).segment);
+      return json::object();
+    case Cmd::Unmap:
+      segments_.unmap(std::get<SegmentRequest>(r.body).segment);
+      return json::object();
+    case Cmd::Alloc:
+      return cmd_alloc(std::get<AllocRequest>(r.body));
+    case Cmd::Free:
+      return cmd_free(std::get<IdRequest>(r.body));
+    case Cmd::Write:
+      return cmd_transfer(std::get<TransferRequest>(r.body), true);
+    case Cmd::Read:
+      return cmd_transfer(std::get<TransferRequest>(r.body), false);
+    case Cmd::Compile:
+      return cmd_compile(std::get<ProgramDesc>(r.body));
+    case Cmd::Run:
+      return cmd_run(std::get<RunRequest>(r.body));
+    case Cmd::Release:
+      return cmd_release(std::get<IdRequest>(r.body));
+    default:
+      throw Error("internal", "unhandled command");
   }
-  if (cmd == "unmap") {
-    segments_.unmap(f.str("segment"));
-    return json::object();
-  }
-  if (cmd == "alloc") return cmd_alloc(f);
-  if (cmd == "free") return cmd_free(f);
-  if (cmd == "write") return cmd_transfer(f, true);
-  if (cmd == "read") return cmd_transfer(f, false);
-  if (cmd == "compile") return cmd_compile(req);
-  if (cmd == "run") return cmd_run(f);
-  return cmd_release(f);
 }
 
-json Server::cmd_init(const Fields& f) {
-  uint64_t protocol = f.u64("protocol");
-  if (protocol != kProtocolVersion)
-    throw Error("version_mismatch", "this runtime speaks protocol " + std::to_string(kProtocolVersion) +
-                                        "; the driver asked for protocol " + std::to_string(protocol));
+json Server::cmd_init(const InitRequest& r) {
   if (layer_)
-    invalid("already initialized (" + desc_.runtime + ", chip " + std::to_string(desc_.chip) +
-            "); one runtime process drives one chip");
+    throw Error("invalid_argument", "init: already initialized (" + desc_.runtime + ", chip " + std::to_string(desc_.chip) +
+                                        "); one runtime process drives one chip");
+  if (r.chip > INT_MAX) throw Error("invalid_argument", "init.chip: " + std::to_string(r.chip) + " is out of range");
   LayerRequest lr;
-  lr.layer = f.str_or("layer", "auto");
-  if (lr.layer != "emu" && lr.layer != "metal" && lr.layer != "auto")
-    invalid("layer \"" + lr.layer + "\" is not emu, metal or auto");
-  uint64_t chip = f.u64_or("chip", 0);
-  if (chip > INT_MAX) invalid("chip " + std::to_string(chip) + " is out of range");
-  lr.chip = static_cast<int>(chip);
-  lr.board = f.str_or("board", "n150");
-  lr.cache_dir = f.str_or("cache_dir", "");
-  if (lr.cache_dir.empty()) lr.cache_dir = default_cache_dir();
+  lr.layer = r.layer;
+  lr.chip = static_cast<int>(r.chip);
+  lr.board = r.board;
+  lr.cache_dir = r.cache_dir.empty() ? default_cache_dir() : r.cache_dir;
+  lr.dprint = r.dprint;
+  // With no cache_dir and no home, the layer makes a private directory of its
+  // own for this run (never a shared one).
+  if (!lr.cache_dir.empty() && lr.cache_dir.front() != '/')
+    throw Error("invalid_argument", "init.cache_dir: \"" + lr.cache_dir + "\" is not an absolute path");
 
   std::unique_ptr<DeviceLayer> l = factory_(lr);
   if (!l) throw Error("internal", "the " + lr.layer + " layer factory returned nothing");
   DeviceDesc d = l->describe();
-  if (d.grid.rows == 0 || d.grid.cols == 0) throw Error("internal", "the device layer reports an empty worker grid");
+  check_desc(d);
   layer_ = std::move(l);
   desc_ = d;
   std::cerr << "zyx-tt-runtime: " << d.runtime << " layer, " << d.arch << " " << d.board << " chip " << d.chip
@@ -172,23 +232,10 @@ json Server::cmd_init(const Fields& f) {
   return describe_json(desc_);
 }
 
-json Server::cmd_alloc(const Fields& f) {
-  uint64_t size = f.u64("size");
-  uint64_t page = f.u64_or("page_size", 2048);
-  if (size == 0) invalid("size must be > 0");
-  if (page == 0) invalid("page_size must be > 0");
-  if (page > UINT32_MAX) invalid("page_size " + std::to_string(page) + " is past 32 bits");
-  uint64_t pages = size / page + (size % page != 0);
-  if (pages > UINT32_MAX) invalid(std::to_string(pages) + " pages of " + std::to_string(page) + " bytes are past 32 bits");
-  if (desc_.dram_banks && desc_.dram_bank_size) {
-    uint64_t capacity = desc_.dram_bank_size > UINT64_MAX / desc_.dram_banks ? UINT64_MAX
-                                                                             : desc_.dram_bank_size * desc_.dram_banks;
-    if (size > capacity)
-      throw Error("out_of_memory", "buffer of " + std::to_string(size) + " bytes is larger than the device DRAM (" +
-                                       std::to_string(capacity) + " bytes)");
-  }
+json Server::cmd_alloc(const AllocRequest& r) {
+  check_alloc(r.size, r.spec, desc_);
   uint64_t address = 0;
-  uint64_t id = layer().alloc(size, page, &address);
+  uint64_t id = layer().alloc(r.size, r.spec, &address);
   if (buffers_.count(id)) {
     try {
       layer().free(id);
@@ -196,47 +243,40 @@ json Server::cmd_alloc(const Fields& f) {
     }
     throw Error("internal", "the device layer returned buffer id " + std::to_string(id) + ", which is still live");
   }
-  buffers_[id] = BufferInfo{address, size, page};
+  buffers_[id] = BufferInfo{address, r.size, r.spec};
   return {{"buffer", id}, {"address", address}};
 }
 
-json Server::cmd_free(const Fields& f) {
-  uint64_t id = f.u64("buffer");
-  buffer(id);
-  layer().free(id);
-  buffers_.erase(id);
+json Server::cmd_free(const IdRequest& r) {
+  if (!buffers_.count(r.id))
+    throw Error("unknown_buffer", "free.buffer: buffer " + std::to_string(r.id) + " does not exist (never allocated, or freed)");
+  layer().free(r.id);
+  buffers_.erase(r.id);
   return json::object();
 }
 
-json Server::cmd_transfer(const Fields& f, bool write) {
-  uint64_t id = f.u64("buffer");
-  uint64_t offset = f.u64_or("offset", 0);
-  std::string segment = f.str("segment");
-  uint64_t seg_offset = f.u64_or("segment_offset", 0);
-  uint64_t length = f.u64("length");
-  const BufferInfo& b = buffer(id);
-  if (offset > b.size || length > b.size - offset)
-    invalid("range [" + std::to_string(offset) + ", +" + std::to_string(length) + ") is past the end of buffer " +
-            std::to_string(id) + " (" + std::to_string(b.size) + " bytes)");
-  uint8_t* host = segments_.range(segment, seg_offset, length);
-  if (length == 0) return json::object();
+json Server::cmd_transfer(const TransferRequest& r, bool write) {
+  const char* cmd = write ? "write" : "read";
+  auto it = buffers_.find(r.buffer);
+  if (it == buffers_.end())
+    throw Error("unknown_buffer", std::string(cmd) + ".buffer: buffer " + std::to_string(r.buffer) +
+                                      " does not exist (never allocated, or freed)");
+  const BufferInfo& b = it->second;
+  if (r.offset > b.size || r.length > b.size - r.offset)
+    throw Error("invalid_argument", std::string(cmd) + ": range [" + std::to_string(r.offset) + ", +" +
+                                        std::to_string(r.length) + ") is past the end of buffer " +
+                                        std::to_string(r.buffer) + " (" + std::to_string(b.size) + " bytes)");
+  uint8_t* host = segments_.range(r.segment, r.segment_offset, r.length);
+  if (r.length == 0) return json::object();
   if (write)
-    layer().write(id, offset, host, length);
+    layer().write(r.buffer, r.offset, host, r.length);
   else
-    layer().read(id, offset, host, length);
+    layer().read(r.buffer, r.offset, host, r.length);
   return json::object();
 }
 
-json Server::cmd_compile(const json& req) {
-  ProgramDesc p = parse_program(req);
-  if (desc_.l1_size > desc_.l1_unreserved_base) {
-    uint64_t need = 0;
-    for (const auto& cb : p.cbs) need += uint64_t{cb.page_bytes} * cb.pages;
-    uint64_t have = desc_.l1_size - desc_.l1_unreserved_base;
-    if (need > have)
-      invalid("the circular buffers need " + std::to_string(need) + " bytes of L1; a core has " + std::to_string(have));
-  }
-  Program entry{p.params, buffer_word_entries(p)};
+json Server::cmd_compile(const ProgramDesc& p) {
+  ProgramChecks checks = check_program(p, desc_);
   uint64_t id = layer().compile(p);
   if (programs_.count(id)) {
     try {
@@ -245,67 +285,39 @@ json Server::cmd_compile(const json& req) {
     }
     throw Error("internal", "the device layer returned program id " + std::to_string(id) + ", which is still live");
   }
-  programs_[id] = std::move(entry);
+  programs_[id] = std::move(checks);
   return {{"program", id}};
 }
 
-json Server::cmd_run(const Fields& f) {
-  uint64_t id = f.u64("program");
-  auto pit = programs_.find(id);
+json Server::cmd_run(const RunRequest& r) {
+  auto pit = programs_.find(r.program);
   if (pit == programs_.end())
-    throw Error("unknown_program", "program " + std::to_string(id) + " does not exist (never compiled, or released)");
-  const Program& prog = pit->second;
-
-  const json& grid = f.array("grid");
-  if (grid.size() != 2 || !grid[0].is_number_unsigned() || !grid[1].is_number_unsigned())
-    bad_request("run.grid must be [rows, cols] of unsigned integers");
-  uint64_t rows = grid[0].get<uint64_t>(), cols = grid[1].get<uint64_t>();
-  if (rows == 0 || cols == 0 || rows > desc_.grid.rows || cols > desc_.grid.cols)
-    invalid("grid [" + std::to_string(rows) + ", " + std::to_string(cols) + "] is outside the chip's worker grid [" +
-            std::to_string(desc_.grid.rows) + ", " + std::to_string(desc_.grid.cols) + "] (neither may be 0)");
-
-  const json& args = f.array("args");
-  if (args.size() != prog.params.size())
-    invalid("run has " + std::to_string(args.size()) + " args; the program has " + std::to_string(prog.params.size()) +
-            " params");
-  std::vector<RunArg> run_args(args.size());
-  for (size_t i = 0; i < args.size(); i++) {
-    const ParamDesc& p = prog.params[i];
-    Fields af(args[i], "run.args[" + std::to_string(i) + "]");
-    RunArg& a = run_args[i];
-    a.is_buffer = p.is_buffer();
-    if (a.is_buffer) {
-      if (af.has("value")) bad_request(af.name("value") + ": param " + p.name + " is a buffer; give {\"buffer\": id}");
-      a.buffer = af.u64("buffer");
-      if (!buffers_.count(a.buffer))
-        throw Error("unknown_buffer", "run arg " + std::to_string(i) + " (" + p.name + "): buffer " +
-                                          std::to_string(a.buffer) + " does not exist (never allocated, or freed)");
-    } else {
-      if (af.has("buffer")) bad_request(af.name("buffer") + ": param " + p.name + " is a variable; give {\"value\": bits}");
-      a.value = af.u64("value");
-    }
+    throw Error("unknown_program", "run.program: program " + std::to_string(r.program) +
+                                       " does not exist (never compiled, or released)");
+  std::vector<RunArgIn> in(r.args.size());
+  for (size_t i = 0; i < r.args.size(); i++) in[i] = RunArgIn{r.args[i].is_buffer, r.args[i].value};
+  check_run(pit->second, in, desc_, [this](uint64_t id) -> const BufferInfo* {
+    auto it = buffers_.find(id);
+    return it == buffers_.end() ? nullptr : &it->second;
+  });
+  std::vector<RunArg> args(r.args.size());
+  for (size_t i = 0; i < r.args.size(); i++) {
+    args[i].is_buffer = r.args[i].is_buffer;
+    if (args[i].is_buffer)
+      args[i].buffer = r.args[i].value;
+    else
+      args[i].value = r.args[i].value;
   }
-  for (const LayoutEntry& e : prog.buffer_words) {
-    const BufferInfo& b = buffers_.at(run_args[e.param].buffer);
-    uint64_t v = e.kind == "buffer_addr"    ? b.address
-                 : e.kind == "buffer_size"  ? b.size
-                 : e.kind == "buffer_pages" ? b.pages()
-                                            : b.page_size;
-    if (v > UINT32_MAX)
-      invalid(e.kind + " of param " + std::to_string(e.param) + " (" + prog.params[e.param].name + ") is " +
-              std::to_string(v) + ", past the 32-bit kernel argument");
-  }
-  bool timed = f.boolean_or("timed", false);
-  uint64_t elapsed = layer().run(id, static_cast<uint32_t>(rows), static_cast<uint32_t>(cols), run_args, timed);
+  uint64_t elapsed = layer().run(r.program, args, r.timed);
   return {{"elapsed_ns", elapsed}};
 }
 
-json Server::cmd_release(const Fields& f) {
-  uint64_t id = f.u64("program");
-  if (!programs_.count(id))
-    throw Error("unknown_program", "program " + std::to_string(id) + " does not exist (never compiled, or released)");
-  layer().release(id);
-  programs_.erase(id);
+json Server::cmd_release(const IdRequest& r) {
+  if (!programs_.count(r.id))
+    throw Error("unknown_program", "release.program: program " + std::to_string(r.id) +
+                                       " does not exist (never compiled, or released)");
+  layer().release(r.id);
+  programs_.erase(r.id);
   return json::object();
 }
 

@@ -1,7 +1,12 @@
-// Server is the protocol v1 dispatcher (docs/protocol.md): one request line
-// in, exactly one reply line out, whatever the line holds. It owns the
-// checked buffer and program tables and the shm mappings, and calls one
-// DeviceLayer for the device work.
+// Server is the protocol v2 dispatcher (docs/protocol.md): one reply line
+// per request line, whatever the line holds. It owns the checked buffer and
+// program tables and the shm mappings, and calls one DeviceLayer for the
+// device work.
+//
+// A request goes through two steps: prepare() parses it (the line alone:
+// framing, syntax, shapes; stateless, so any thread may call it) and
+// execute() checks it against the server's state and runs it. Calls of
+// execute() must not overlap; Pipeline (pipeline.hpp) orders them.
 #pragma once
 
 #include <cstdint>
@@ -17,10 +22,9 @@
 #include "line_reader.hpp"
 #include "request.hpp"
 #include "segments.hpp"
+#include "validate.hpp"
 
 namespace zyx {
-
-inline constexpr int kProtocolVersion = 1;
 
 // What `init` asked for.
 struct LayerRequest {
@@ -28,6 +32,7 @@ struct LayerRequest {
   std::string board;
   int chip = 0;
   std::string cache_dir;
+  bool dprint = false;
 };
 
 // Opens the device layer an init asked for; throws zyx::Error.
@@ -35,6 +40,17 @@ using LayerFactory = std::function<std::unique_ptr<DeviceLayer>(const LayerReque
 
 // The factory the binary uses (layers.cpp): metal, emu, or auto.
 std::unique_ptr<DeviceLayer> open_layer(const LayerRequest& req);
+
+// A parsed request, or the error its line earned.
+struct Prepared {
+  uint64_t id = 0;
+  std::optional<Error> error;
+  Request req;
+  // Cheap requests may run on the reading thread when nothing is queued:
+  // error replies, ping, exit, map, unmap, alloc, free, release.
+  bool cheap() const;
+  bool is_exit() const { return !error && req.cmd == Cmd::Exit; }
+};
 
 class Server {
  public:
@@ -46,12 +62,25 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // handle answers one request line. It returns false after `exit`, when the
-  // caller should stop reading (shutdown has run).
-  bool handle(std::string_view line);
+  // prepare parses one request line; it never throws.
+  static Prepared prepare(std::string_view line) noexcept;
+  // too_long is the request of a skipped oversized line (id 0).
+  static Prepared too_long(uint64_t bytes);
 
+  // execute answers one prepared request with exactly one reply. It returns
+  // false after `exit`, when the caller should stop (shutdown has run).
+  bool execute(Prepared& p);
+
+  // handle is prepare + execute.
+  bool handle(std::string_view line) {
+    Prepared p = prepare(line);
+    return execute(p);
+  }
   // line_too_long answers a skipped oversized line (id 0).
-  void line_too_long(uint64_t bytes);
+  void line_too_long(uint64_t bytes) {
+    Prepared p = too_long(bytes);
+    execute(p);
+  }
 
   // shutdown frees every buffer and program, drops the layer and unmaps every
   // segment. Safe to call more than once.
@@ -61,24 +90,19 @@ class Server {
   size_t live_buffers() const { return buffers_.size(); }
   size_t live_programs() const { return programs_.size(); }
   size_t mapped_segments() const { return segments_.mapped(); }
+  const DeviceDesc& desc() const { return desc_; }
 
  private:
-  struct Program {
-    std::vector<ParamDesc> params;
-    std::vector<LayoutEntry> buffer_words;  // entries whose values must fit 32 bits
-  };
-
-  json dispatch(const std::string& cmd, const json& req);
-  json cmd_init(const Fields& f);
-  json cmd_alloc(const Fields& f);
-  json cmd_free(const Fields& f);
-  json cmd_transfer(const Fields& f, bool write);
-  json cmd_compile(const json& req);
-  json cmd_run(const Fields& f);
-  json cmd_release(const Fields& f);
+  json run_cmd(Request& r);
+  json cmd_init(const InitRequest& r);
+  json cmd_alloc(const AllocRequest& r);
+  json cmd_free(const IdRequest& r);
+  json cmd_transfer(const TransferRequest& r, bool write);
+  json cmd_compile(const ProgramDesc& p);
+  json cmd_run(const RunRequest& r);
+  json cmd_release(const IdRequest& r);
 
   DeviceLayer& layer();
-  BufferInfo& buffer(uint64_t id);
   void send(const json& reply);
   void send_error(uint64_t id, const std::string& code, const std::string& message);
 
@@ -88,7 +112,7 @@ class Server {
   std::unique_ptr<DeviceLayer> layer_;
   DeviceDesc desc_;
   std::map<uint64_t, BufferInfo> buffers_;
-  std::map<uint64_t, Program> programs_;
+  std::map<uint64_t, ProgramChecks> programs_;
 };
 
 }  // namespace zyx

@@ -4,8 +4,8 @@
 
 namespace zyx::test {
 
-DeviceDesc FakeLayer::describe() {
-  DeviceDesc d;
+FakeState::FakeState() {
+  DeviceDesc& d = desc;
   d.runtime = "emu";
   d.arch = "wormhole_b0";
   d.board = "fake";
@@ -19,7 +19,14 @@ DeviceDesc FakeLayer::describe() {
   d.dram_alignment = 32;
   d.l1_size = 1464 * 1024;
   d.l1_unreserved_base = 100 * 1024;
-  return d;
+  d.l1_alignment = 16;
+  d.semaphores = 16;
+  // Wormhole-like NOC coordinates: worker columns skip x 5, rows skip y 6.
+  for (uint32_t c = 0; c < 8; c++) d.noc.worker_x.push_back(c < 4 ? c + 1 : c + 2);
+  for (uint32_t r = 0; r < 8; r++) d.noc.worker_y.push_back(r < 5 ? r + 1 : r + 2);
+  for (uint32_t b = 0; b < 12; b++) d.noc.dram_banks.push_back({b < 6 ? 0u : 5u, 1 + (b % 6) * 2});
+  for (uint32_t r = 0; r < 8; r++)
+    for (uint32_t c = 0; c < 8; c++) d.l1_bank_cores.push_back({r, c});
 }
 
 FakeLayer::Buf& FakeLayer::buf(uint64_t id) {
@@ -28,11 +35,16 @@ FakeLayer::Buf& FakeLayer::buf(uint64_t id) {
   return it->second;
 }
 
-uint64_t FakeLayer::alloc(uint64_t size, uint64_t page_size, uint64_t* address) {
+uint64_t FakeLayer::alloc(uint64_t size, const BufferSpec& spec, uint64_t* address) {
   Buf b;
-  b.info = BufferInfo{next_addr_, size, page_size};
-  if (size <= kBacked) b.bytes.assign(size, 0);
-  next_addr_ += (size + 31) / 32 * 32;
+  if (spec.placement == Placement::L1) {
+    next_l1_ -= 64 * 1024;
+    b.info = BufferInfo{next_l1_, size, spec};
+  } else {
+    b.info = BufferInfo{next_addr_, size, spec};
+    next_addr_ += (size + 31) / 32 * 32;
+  }
+  if (size <= st_->backed_limit) b.bytes.assign(size, 0);
   *address = b.info.address;
   uint64_t id = next_buf_++;
   bufs_.emplace(id, std::move(b));
@@ -63,8 +75,8 @@ void FakeLayer::read(uint64_t id, uint64_t offset, uint8_t* dst, uint64_t length
 }
 
 uint64_t FakeLayer::compile(const ProgramDesc& p) {
-  for (const Section* s : {&p.reader, &p.compute, &p.writer})
-    if (s->source.find("#error") != std::string::npos)
+  for (const auto& k : p.kernels)
+    if (k.source.find("#error") != std::string::npos)
       throw Error("compile_error", "kernel.cpp:1:2: error: #error \"stop\"\n\tin \"" + p.name + "\"");
   st_->last_program = p;
   progs_[next_prog_] = p;
@@ -72,20 +84,66 @@ uint64_t FakeLayer::compile(const ProgramDesc& p) {
   return next_prog_++;
 }
 
-uint64_t FakeLayer::run(uint64_t program, uint32_t rows, uint32_t cols, const std::vector<RunArg>& args, bool timed) {
+// resolve computes one word by the protocol's formulas, interleaved buffers
+// only (what the server tests use).
+uint32_t FakeLayer::resolve(const ArgEntry& e, const ProgramDesc&, const std::vector<RunArg>& args) {
+  const DeviceDesc& d = st_->desc;
+  auto info = [&]() -> const BufferInfo& { return buf(args.at(e.param).buffer).info; };
+  switch (e.kind) {
+    case ArgKind::Const:
+      return e.value;
+    case ArgKind::Param:
+      return static_cast<uint32_t>(args.at(e.param).value);
+    case ArgKind::BufferAddr:
+      return static_cast<uint32_t>(info().address);
+    case ArgKind::BufferSize:
+      return static_cast<uint32_t>(info().size);
+    case ArgKind::BufferPages:
+      return static_cast<uint32_t>(info().pages());
+    case ArgKind::PageSize:
+      return static_cast<uint32_t>(info().page_size());
+    case ArgKind::BankId:
+    case ArgKind::BankNocX:
+    case ArgKind::BankNocY: {
+      const BufferInfo& b = info();
+      bool l1 = b.spec.placement == Placement::L1;
+      uint32_t banks = l1 ? static_cast<uint32_t>(d.l1_bank_cores.size()) : d.dram_banks;
+      uint32_t bank = e.page % banks;
+      if (e.kind == ArgKind::BankId) return bank;
+      if (l1) {
+        CoreCoord c = d.l1_bank_cores[bank];
+        return e.kind == ArgKind::BankNocX ? d.noc.worker_x[c.col] : d.noc.worker_y[c.row];
+      }
+      return e.kind == ArgKind::BankNocX ? d.noc.dram_banks[bank].first : d.noc.dram_banks[bank].second;
+    }
+    case ArgKind::CoreNocX:
+      return d.noc.worker_x[e.core.col];
+    case ArgKind::CoreNocY:
+      return d.noc.worker_y[e.core.row];
+    case ArgKind::Accessor:
+      return 0;
+  }
+  return 0;
+}
+
+uint64_t FakeLayer::run(uint64_t program, const std::vector<RunArg>& args, bool timed) {
   auto it = progs_.find(program);
   if (it == progs_.end()) throw Error("unknown_program", "fake: no program");
   const ProgramDesc& p = it->second;
-  if (p.compute.source.find("HANG") != std::string::npos)
-    throw Error("deadlock", "core (0,0) compute waits on cb 0");
-  auto accessor = [](const BufferInfo& b, std::vector<uint32_t>& out) {
-    out.push_back(static_cast<uint32_t>(b.address));
-    out.push_back(static_cast<uint32_t>(b.page_size));
-  };
-  for (uint32_t r = 0; r < rows; r++)
-    for (uint32_t c = 0; c < cols; c++)
-      st_->last_runtime_words =
-          resolve_layout(p.reader.runtime_args, p.params, args, *this, CoreCtx{r, c, rows, cols}, accessor);
+  if (st_->on_run) st_->on_run();
+  for (const auto& k : p.kernels)
+    if (k.source.find("HANG") != std::string::npos) throw Error("deadlock", "core (0,0) compute waits on cb 0");
+  st_->runtime_words.clear();
+  st_->common_words.clear();
+  for (size_t k = 0; k < p.kernels.size(); k++) {
+    const KernelDesc& kd = p.kernels[k];
+    for (const auto& e : kd.common_args) st_->common_words[k].push_back(resolve(e, p, args));
+    for (const auto& ca : kd.runtime_args)
+      for (CoreCoord c : ca.cores.cores()) {
+        auto& words = st_->runtime_words[k][{c.row, c.col}];
+        for (const auto& e : ca.args) words.push_back(resolve(e, p, args));
+      }
+  }
   st_->runs++;
   return timed ? 1000 : 0;
 }

@@ -1,9 +1,12 @@
 // FakeLayer is an in-memory DeviceLayer for testing the server alone: buffers
-// are host byte arrays, compile records the program, run resolves the layouts
-// on every core and records the words. Sources containing "#error" fail to
-// compile, sources containing "HANG" report a deadlock at run.
+// are host byte arrays, compile records the program, run resolves every arg
+// entry of every kernel on every core (independently of the real layers, by
+// the formulas of docs/protocol.md) and records the words. Kernel sources
+// containing "#error" fail to compile; a run of a program whose source holds
+// "HANG" reports a deadlock; FakeState::on_run runs inside every run.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -16,7 +19,13 @@ struct FakeState {
   int live_buffers = 0, live_programs = 0, writes = 0, reads = 0, runs = 0;
   bool destroyed = false;
   ProgramDesc last_program;
-  std::vector<uint32_t> last_runtime_words;  // reader runtime args of the last core run
+  // The resolved runtime args of the last run: kernel index -> core -> words.
+  std::map<size_t, std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>>> runtime_words;
+  std::map<size_t, std::vector<uint32_t>> common_words;
+  std::function<void()> on_run;
+  DeviceDesc desc;  // what describe() reports (filled by FakeState())
+  uint64_t backed_limit = uint64_t{64} << 20;  // larger buffers hold no bytes
+  FakeState();
 };
 
 class FakeLayer : public DeviceLayer {
@@ -24,18 +33,15 @@ class FakeLayer : public DeviceLayer {
   explicit FakeLayer(std::shared_ptr<FakeState> st) : st_(std::move(st)) {}
   ~FakeLayer() override { st_->destroyed = true; }
 
-  DeviceDesc describe() override;
-  uint64_t alloc(uint64_t size, uint64_t page_size, uint64_t* address) override;
+  DeviceDesc describe() override { return st_->desc; }
+  uint64_t alloc(uint64_t size, const BufferSpec& spec, uint64_t* address) override;
   void free(uint64_t buffer) override;
   BufferInfo buffer_info(uint64_t buffer) override;
   void write(uint64_t buffer, uint64_t offset, const uint8_t* src, uint64_t length) override;
   void read(uint64_t buffer, uint64_t offset, uint8_t* dst, uint64_t length) override;
   uint64_t compile(const ProgramDesc& program) override;
-  uint64_t run(uint64_t program, uint32_t rows, uint32_t cols, const std::vector<RunArg>& args, bool timed) override;
+  uint64_t run(uint64_t program, const std::vector<RunArg>& args, bool timed) override;
   void release(uint64_t program) override;
-
-  // Buffers larger than this are accepted but hold no bytes.
-  static constexpr uint64_t kBacked = uint64_t{64} << 20;
 
  private:
   struct Buf {
@@ -43,10 +49,11 @@ class FakeLayer : public DeviceLayer {
     std::vector<uint8_t> bytes;
   };
   Buf& buf(uint64_t id);
+  uint32_t resolve(const ArgEntry& e, const ProgramDesc& p, const std::vector<RunArg>& args);
   std::shared_ptr<FakeState> st_;
   std::map<uint64_t, Buf> bufs_;
   std::map<uint64_t, ProgramDesc> progs_;
-  uint64_t next_buf_ = 1, next_prog_ = 1, next_addr_ = 0x10000;
+  uint64_t next_buf_ = 1, next_prog_ = 1, next_addr_ = 0x10000, next_l1_ = 1464 * 1024;
 };
 
 }  // namespace zyx::test

@@ -1,47 +1,53 @@
-// Server tests against FakeLayer: the tables, range and shm checks, one reply
-// per request under randomized garbage, and the line reader's limit.
+// Server tests against FakeLayer: framing and JSON strictness, the init
+// handshake, buffers and shm (including a segment shrunk after map), the
+// table of bad programs (one row per validation rule, with the code and the
+// field path each must get), run checks, pipelining and ordering, parse
+// speed, and one reply per request under randomized garbage.
 // Usage: zyx_server_test [seed] [iterations]
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <random>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "fake_layer.hpp"
 #include "line_reader.hpp"
+#include "pipeline.hpp"
 #include "server.hpp"
+#include "test_util.hpp"
 
 using namespace zyx;
+using zyx::test::failures;
+using zyx::test::kCodes;
 using json = nlohmann::json;
 
 namespace {
 
-int failures = 0;
+std::string code_of(const json& r) {
+  if (r.value("ok", false)) return "ok";
+  if (!r.contains("error") || !r["error"].is_object()) return "?";
+  return r["error"].value("code", "?");
+}
 
-#define CHECK(cond, what)                                                                    \
-  do {                                                                                       \
-    if (!(cond)) {                                                                           \
-      failures++;                                                                            \
-      std::cerr << __FILE__ << ":" << __LINE__ << ": FAILED: " << #cond << " — " << what << "\n"; \
-    }                                                                                        \
-  } while (0)
-
-const std::set<std::string> kCodes = {"bad_request",  "unknown_command", "line_too_long", "version_mismatch",
-                                      "not_initialized", "unsupported", "unknown_buffer", "unknown_program",
-                                      "out_of_memory", "invalid_argument", "shm_error", "compile_error",
-                                      "run_error", "deadlock", "device_error", "internal"};
+std::string message_of(const json& r) {
+  if (!r.contains("error") || !r["error"].is_object()) return "";
+  return r["error"].value("message", "");
+}
 
 // Harness owns a server on a FakeLayer and a private segment directory.
 struct Harness {
@@ -100,79 +106,90 @@ struct Harness {
 
   json ok(json body) {
     json r = req(body);
-    CHECK(r.value("ok", false), "expected ok for " << body.dump() << ", got " << r.dump());
+    CHECK(r.value("ok", false), "expected ok for " << body.dump().substr(0, 300) << ", got " << r.dump().substr(0, 400));
     return r;
   }
 
-  void fails(json body, const std::string& code) {
+  // fails checks the code and, when given, that the message starts with the
+  // field path and ": ".
+  void fails(json body, const std::string& code, const std::string& path = "") {
     json r = req(body);
-    std::string got = r.value("ok", true) ? "ok" : r["error"].value("code", "");
-    CHECK(got == code, "expected " << code << " for " << body.dump().substr(0, 300) << ", got " << r.dump().substr(0, 300));
+    std::string got = code_of(r);
+    CHECK(got == code, "expected " << code << " for " << body.dump().substr(0, 300) << ", got " << r.dump().substr(0, 400));
+    if (!path.empty())
+      CHECK(message_of(r).rfind(path + ": ", 0) == 0, "expected the path " << path << ", got: " << message_of(r));
   }
 
-  void init() { ok({{"cmd", "init"}, {"protocol", 1}, {"layer", "emu"}, {"board", "n150"}}); }
+  void init() { ok({{"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"board", "n150"}, {"cache_dir", "/tmp/x"}}); }
 
   std::string segment(const std::string& name, const std::vector<uint8_t>& bytes) {
-    std::ofstream(dir + "/" + name, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    std::string path = dir + "/" + name;
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    CHECK(fd >= 0, "create " << path);
+    CHECK(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()), "write " << path);
+    ::close(fd);
     return name;
   }
   std::vector<uint8_t> segment_bytes(const std::string& name) {
-    std::ifstream in(dir + "/" + name, std::ios::binary);
-    return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+    std::vector<uint8_t> out;
+    int fd = ::open((dir + "/" + name).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return out;
+    uint8_t buf[65536];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.insert(out.end(), buf, buf + n);
+    ::close(fd);
+    return out;
   }
 };
 
-json section(const std::string& src, json runtime_args = json::array()) {
-  return {{"source", src}, {"runtime_args", runtime_args}};
-}
+// ---- framing -------------------------------------------------------------------
 
-json program(json params, json reader, json compute, json writer, json cbs = json::array()) {
-  return {{"cmd", "compile"}, {"name", "t"},   {"params", params}, {"reader", reader},
-          {"compute", compute}, {"writer", writer}, {"cbs", cbs}};
-}
-
-void test_handshake() {
-  Harness h;
-  h.ok({{"cmd", "ping"}});
-  h.fails({{"cmd", "alloc"}, {"size", 16}}, "not_initialized");
-  h.fails({{"cmd", "map"}, {"segment", "x"}}, "not_initialized");
-  h.fails({{"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}}, "version_mismatch");
-  h.fails({{"cmd", "init"}}, "bad_request");
-  h.fails({{"cmd", "init"}, {"protocol", 1}, {"layer", "cuda"}}, "invalid_argument");
-  h.fails({{"cmd", "init"}, {"protocol", 1}, {"layer", "metal"}}, "unsupported");
-  h.fails({{"cmd", "init"}, {"protocol", "1"}}, "bad_request");
-  json r = h.ok({{"cmd", "init"}, {"protocol", 1}, {"layer", "emu"}, {"board", "n150"}, {"chip", 0}});
-  CHECK(r["protocol"] == 1 && r["runtime"] == "emu" && r["grid"]["rows"] == 8 && r["grid"]["cols"] == 8 &&
-            r["grid"]["harvested_rows"] == json::array({9}) && r["dram"]["banks"] == 12 &&
-            r["l1"]["unreserved_base"] == 100 * 1024 && r["version"].is_string(),
-        r.dump());
-  h.fails({{"cmd", "init"}, {"protocol", 1}, {"layer", "emu"}}, "invalid_argument");
-  h.fails({{"cmd", "frobnicate"}}, "unknown_command");
-  h.fails({{"cmd", 7}}, "bad_request");
-  h.fails(json::object(), "bad_request");
-}
-
-void test_ids() {
+void test_framing() {
   Harness h;
   auto code_and_id = [&](const std::string& line) {
     json r = h.send_line(line);
-    return std::make_pair(r.value("id", uint64_t{99}), r.value("ok", true) ? std::string("ok") : r["error"].value("code", ""));
+    return std::make_pair(r.value("id", uint64_t{99}), code_of(r));
   };
   using P = std::pair<uint64_t, std::string>;
   CHECK((code_and_id("not json") == P{0, "bad_request"}), "garbage");
   CHECK((code_and_id("") == P{0, "bad_request"}), "empty line");
+  CHECK((code_and_id("   ") == P{0, "bad_request"}), "blank line");
   CHECK((code_and_id("[1,2]") == P{0, "bad_request"}), "array");
   CHECK((code_and_id(R"({"cmd":"ping"})") == P{0, "bad_request"}), "no id");
   CHECK((code_and_id(R"({"id":0,"cmd":"ping"})") == P{0, "bad_request"}), "id 0");
   CHECK((code_and_id(R"({"id":-4,"cmd":"ping"})") == P{0, "bad_request"}), "negative id");
   CHECK((code_and_id(R"({"id":"4","cmd":"ping"})") == P{0, "bad_request"}), "string id");
   CHECK((code_and_id(R"({"id":4.5,"cmd":"ping"})") == P{0, "bad_request"}), "float id");
+  CHECK((code_and_id(R"({"id":4e0,"cmd":"ping"})") == P{0, "bad_request"}), "exponent id");
+  CHECK((code_and_id(R"({"id":18446744073709551616,"cmd":"ping"})") == P{0, "bad_request"}), "id past 64 bits");
   CHECK((code_and_id(R"({"id":18446744073709551615,"cmd":"ping"})") == P{UINT64_MAX, "ok"}), "max id");
   CHECK((code_and_id(R"({"id":5})") == P{5, "bad_request"}), "no cmd");
+  CHECK((code_and_id(R"({"id":5,"cmd":4})") == P{5, "bad_request"}), "cmd not a string");
+  CHECK((code_and_id(R"({"id":5,"cmd":"frobnicate"})") == P{5, "unknown_command"}), "unknown command");
   CHECK((code_and_id(R"({"id":6,"cmd":"ping"} trailing)") == P{0, "bad_request"}), "trailing bytes");
+  CHECK((code_and_id(R"({"id":6,"cmd":"ping"}{"id":7,"cmd":"ping"})") == P{0, "bad_request"}), "two objects");
+  CHECK((code_and_id(R"({"id":6,"cmd":"ping"}   )") == P{6, "ok"}), "trailing spaces");
+  CHECK((code_and_id("{\"id\":6,\"cmd\":\"ping\"}\r") == P{6, "ok"}), "CRLF");
+  // A NUL byte and garbage after the request (nlohmann's lexer ends input at NUL).
+  CHECK((code_and_id(std::string("{\"id\":9,\"cmd\":\"ping\"}\0garbage", 29)) == P{0, "bad_request"}), "NUL + garbage");
+  CHECK((code_and_id(std::string("{\"id\":9,\"cmd\":\"ping\"}\0", 22)) == P{0, "bad_request"}), "NUL at the end");
+  CHECK((code_and_id(std::string("{\"id\":9,\0\"cmd\":\"ping\"}", 22)) == P{0, "bad_request"}), "NUL inside");
+  CHECK((code_and_id(R"({"id":10,"cmd":"ping","x":"\u0000"})") == P{10, "bad_request"}), "escaped NUL in an unknown field");
   CHECK((code_and_id("{\"id\":7,\"cmd\":\"\xff\xfe\"}") == P{0, "bad_request"}), "invalid UTF-8");
+  CHECK((code_and_id(R"({"id":8,"cmd":"ping","id":9})") == P{0, "bad_request"}), "duplicate key");
+  CHECK((code_and_id(R"({"id":8,"cmd":"ping","x":1})") == P{8, "bad_request"}), "unknown field");
+  CHECK((code_and_id(R"({"id":8,"cmd":"ping","x":null})") == P{8, "bad_request"}), "unknown field, null");
+  // Depth: the request is level 1; 32 levels pass the framing (and then fail
+  // as an unknown field), 33 do not.
+  std::string deep31 = std::string(31, '[') + std::string(31, ']');
+  std::string deep32 = std::string(32, '[') + std::string(32, ']');
+  CHECK((code_and_id("{\"id\":11,\"cmd\":\"ping\",\"x\":" + deep31 + "}") == P{11, "bad_request"}), "depth 32");
+  {
+    json r = h.send_line("{\"id\":11,\"cmd\":\"ping\",\"x\":" + deep31 + "}");
+    CHECK(message_of(r).find("unknown field") != std::string::npos, "depth 32 is framed: " << message_of(r));
+    r = h.send_line("{\"id\":12,\"cmd\":\"ping\",\"x\":" + deep32 + "}");
+    CHECK(r["id"] == 0 && message_of(r).find("deeper than 32") != std::string::npos, "depth 33: " << r.dump());
+  }
   CHECK((code_and_id(std::string(100000, '[') + std::string(100000, ']')) == P{0, "bad_request"}), "deep nesting");
-  CHECK((code_and_id(R"({"id":8,"cmd":"ping","x":[[[[[[]]]]]]})") == P{8, "ok"}), "unknown fields are ignored");
   size_t before = h.replies.size();
   h.server->line_too_long(kMaxLineBytes + 1);
   CHECK(h.replies.size() == before + 1 && json::parse(h.replies.back())["error"]["code"] == "line_too_long" &&
@@ -180,22 +197,98 @@ void test_ids() {
         "line_too_long reply");
 }
 
+// ---- init --------------------------------------------------------------------
+
+void test_handshake() {
+  Harness h;
+  h.ok({{"cmd", "ping"}});
+  h.fails({{"cmd", "alloc"}, {"size", 16}}, "not_initialized");
+  h.fails({{"cmd", "map"}, {"segment", "x"}}, "not_initialized");
+  // Shape errors come before not_initialized.
+  h.fails({{"cmd", "alloc"}, {"size", "16"}}, "bad_request", "alloc.size");
+  json r = h.req({{"cmd", "init"}, {"protocol", 1}, {"layer", "emu"}, {"whatever_v1_had", 1}});
+  CHECK(code_of(r) == "version_mismatch" && message_of(r).find("rebuild zyx-tt") != std::string::npos, r.dump());
+  r = h.req({{"cmd", "init"}, {"protocol", 3}});
+  CHECK(code_of(r) == "version_mismatch" && message_of(r).find("rebuild the runtime") != std::string::npos, r.dump());
+  h.fails({{"cmd", "init"}}, "bad_request", "init.protocol");
+  h.fails({{"cmd", "init"}, {"protocol", "2"}}, "bad_request", "init.protocol");
+  h.fails({{"cmd", "init"}, {"protocol", 2}, {"layer", "cuda"}}, "bad_request", "init.layer");
+  h.fails({{"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"dprint", 1}}, "bad_request", "init.dprint");
+  h.fails({{"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"grid", 1}}, "bad_request", "init.grid");
+  h.fails({{"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"chip", uint64_t{1} << 40}}, "invalid_argument", "init.chip");
+  h.fails({{"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"cache_dir", "relative/dir"}}, "invalid_argument",
+          "init.cache_dir");
+  h.fails({{"cmd", "init"}, {"protocol", 2}, {"layer", "metal"}, {"cache_dir", "/tmp/x"}}, "unsupported");
+  r = h.ok({{"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"board", "n150"}, {"chip", 0}, {"cache_dir", "/tmp/x"}});
+  CHECK(r["protocol"] == 2 && r["runtime"] == "emu" && r["grid"]["rows"] == 8 && r["grid"]["cols"] == 8 &&
+            r["grid"]["harvested_rows"] == json::array({9}) && r["dram"]["banks"] == 12 &&
+            r["l1"]["unreserved_base"] == 100 * 1024 && r["version"].is_string(),
+        r.dump());
+  // The v2 fields, against the fake's hand-written tables.
+  CHECK(r["noc"]["worker_x"] == json({1, 2, 3, 4, 6, 7, 8, 9}) && r["noc"]["worker_y"] == json({1, 2, 3, 4, 5, 7, 8, 9}),
+        r["noc"].dump());
+  CHECK(r["noc"]["dram_banks"].size() == 12 && r["noc"]["dram_banks"][0] == json({0, 1}) &&
+            r["noc"]["dram_banks"][7] == json({5, 3}),
+        r["noc"].dump());
+  CHECK(r["l1"]["alignment"] == 16 && r["l1"]["banks"] == 64 && r["l1"]["bank_cores"].size() == 64 &&
+            r["l1"]["bank_cores"][9] == json({1, 1}) && r["semaphores"] == 16,
+        r["l1"].dump());
+  h.fails({{"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}}, "invalid_argument", "init");
+  h.fails({{"cmd", 7}}, "bad_request", "request.cmd");
+  h.fails(json::object(), "bad_request", "request.cmd");
+}
+
+void test_bad_desc() {
+  // A layer whose tables do not match its grid is refused at init.
+  Harness h;
+  h.state->desc.noc.worker_x.pop_back();
+  h.fails({{"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"cache_dir", "/tmp/x"}}, "internal");
+  h.state->desc.noc.worker_x.push_back(9);
+  h.state->desc.l1_bank_cores.clear();  // derived row-major
+  json r = h.ok({{"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"cache_dir", "/tmp/x"}});
+  CHECK(r["l1"]["banks"] == 64 && r["l1"]["bank_cores"][63] == json({7, 7}), r["l1"].dump());
+}
+
+// ---- buffers and shm ---------------------------------------------------------
+
 void test_buffers() {
   Harness h;
   h.init();
-  h.fails({{"cmd", "alloc"}, {"size", 0}}, "invalid_argument");
-  h.fails({{"cmd", "alloc"}, {"size", 64}, {"page_size", 0}}, "invalid_argument");
-  h.fails({{"cmd", "alloc"}, {"size", 64}, {"page_size", uint64_t{1} << 32}}, "invalid_argument");
-  h.fails({{"cmd", "alloc"}, {"size", uint64_t{1} << 33}, {"page_size", 1}}, "invalid_argument");
-  h.fails({{"cmd", "alloc"}, {"size", uint64_t{13} << 30}}, "out_of_memory");
-  h.fails({{"cmd", "alloc"}, {"size", -5}}, "bad_request");
-  h.fails({{"cmd", "alloc"}, {"size", 1e3}}, "bad_request");
-  h.fails({{"cmd", "alloc"}}, "bad_request");
+  h.fails({{"cmd", "alloc"}, {"size", 0}}, "invalid_argument", "alloc.size");
+  h.fails({{"cmd", "alloc"}, {"size", 64}, {"page_size", 0}}, "invalid_argument", "alloc.page_size");
+  h.fails({{"cmd", "alloc"}, {"size", 64}, {"page_size", uint64_t{1} << 32}}, "invalid_argument", "alloc.page_size");
+  h.fails({{"cmd", "alloc"}, {"size", uint64_t{1} << 33}, {"page_size", 1}}, "invalid_argument", "alloc.size");
+  h.fails({{"cmd", "alloc"}, {"size", uint64_t{13} << 30}}, "out_of_memory", "alloc");
+  h.fails({{"cmd", "alloc"}, {"size", -5}}, "bad_request", "alloc.size");
+  h.fails({{"cmd", "alloc"}, {"size", 1e3}}, "bad_request", "alloc.size");
+  h.fails({{"cmd", "alloc"}}, "bad_request", "alloc.size");
+  h.fails({{"cmd", "alloc"}, {"size", 64}, {"placement", "hbm"}}, "bad_request", "alloc.placement");
+  h.fails({{"cmd", "alloc"}, {"size", 64}, {"layout", "sharded"}}, "bad_request", "alloc.layout");
+  h.fails({{"cmd", "alloc"}, {"size", 64}, {"layout", "height_sharded"}}, "bad_request", "alloc.shard");
+  json shard = {{"cores", {{0, 0, 0, 3}}}, {"shape", {2, 4}}, {"tensor", {8, 4}}};
+  h.fails({{"cmd", "alloc"}, {"size", 64}, {"shard", shard}}, "bad_request", "alloc.shard");
+  h.fails({{"cmd", "alloc"}, {"size", 64}, {"layout", "height_sharded"}, {"shard", {{"cores", {{0, 0, 0, 3}}}}}},
+          "bad_request", "alloc.shard.shape");
+  // L1 capacity: 1364 KiB above the base per core, 64 banks.
+  h.fails({{"cmd", "alloc"}, {"size", uint64_t{100} << 20}, {"placement", "l1"}}, "out_of_memory", "alloc");
+  uint64_t l1 = h.ok({{"cmd", "alloc"}, {"size", uint64_t{64} << 20}, {"placement", "l1"}})["buffer"];
+  h.ok({{"cmd", "free"}, {"buffer", l1}});
+  h.fails({{"cmd", "alloc"}, {"size", 2048}, {"page_size", 64}, {"placement", "l1"}, {"layout", "height_sharded"},
+           {"shard", {{"cores", {{0, 0, 0, 3}}}, {"shape", {2, 4}}, {"tensor", {1, 4}}}}},
+          "invalid_argument", "alloc.shard.tensor");
+  h.fails({{"cmd", "alloc"}, {"size", uint64_t{4} << 20}, {"page_size", 1 << 20}, {"placement", "l1"},
+           {"layout", "height_sharded"}, {"shard", {{"cores", {{0, 0, 0, 3}}}, {"shape", {2, 1}}, {"tensor", {4, 1}}}}},
+          "out_of_memory", "alloc");
+  json sh = h.ok({{"cmd", "alloc"}, {"size", 2048}, {"page_size", 64}, {"placement", "l1"}, {"layout", "height_sharded"},
+                  {"shard", {{"cores", {{0, 0, 0, 3}}}, {"shape", {2, 4}}, {"tensor", {8, 4}}, {"orientation", "col_major"}}}});
+  CHECK(sh["address"].is_number_unsigned(), sh.dump());
+  h.ok({{"cmd", "free"}, {"buffer", sh["buffer"]}});
+
   json a = h.ok({{"cmd", "alloc"}, {"size", 1000}, {"page_size", 64}});
   uint64_t buf = a["buffer"];
   CHECK(a["address"].is_number_unsigned(), a.dump());
-  h.fails({{"cmd", "free"}, {"buffer", buf + 100}}, "unknown_buffer");
-  h.fails({{"cmd", "free"}, {"buffer", "1"}}, "bad_request");
+  h.fails({{"cmd", "free"}, {"buffer", buf + 100}}, "unknown_buffer", "free.buffer");
+  h.fails({{"cmd", "free"}, {"buffer", "1"}}, "bad_request", "free.buffer");
 
   // Round trip through a segment at odd offsets and sizes.
   std::mt19937_64 rng(7);
@@ -210,21 +303,23 @@ void test_buffers() {
 
   // Ranges: nothing moves when either is out of bounds.
   int writes = h.state->writes;
-  h.fails({{"cmd", "write"}, {"buffer", buf}, {"offset", 4}, {"segment", seg}, {"length", 997}}, "invalid_argument");
+  h.fails({{"cmd", "write"}, {"buffer", buf}, {"offset", 4}, {"segment", seg}, {"length", 997}}, "invalid_argument", "write");
   h.fails({{"cmd", "write"}, {"buffer", buf}, {"offset", UINT64_MAX}, {"segment", seg}, {"length", 2}}, "invalid_argument");
   h.fails({{"cmd", "write"}, {"buffer", buf}, {"segment", seg}, {"segment_offset", 4000}, {"length", 100}}, "shm_error");
   h.fails({{"cmd", "write"}, {"buffer", buf}, {"segment", seg}, {"segment_offset", UINT64_MAX}, {"length", 2}}, "shm_error");
-  h.fails({{"cmd", "read"}, {"buffer", buf + 9}, {"segment", seg}, {"length", 2}}, "unknown_buffer");
+  h.fails({{"cmd", "read"}, {"buffer", buf + 9}, {"segment", seg}, {"length", 2}}, "unknown_buffer", "read.buffer");
   for (const char* bad : {"../etc/passwd", "a/b", "", ".", "..", "zyx-does-not-exist", "/etc/passwd"})
     h.fails({{"cmd", "write"}, {"buffer", buf}, {"segment", bad}, {"length", 1}}, "shm_error");
   h.fails({{"cmd", "write"}, {"buffer", buf}, {"segment", std::string(300, 'a')}, {"length", 1}}, "shm_error");
   h.fails({{"cmd", "write"}, {"buffer", buf}, {"segment", std::string("a\0b", 3)}, {"length", 1}}, "shm_error");
-  symlink("/etc/passwd", (h.dir + "/link").c_str());
+  CHECK(symlink("/etc/passwd", (h.dir + "/link").c_str()) == 0, "symlink");
   h.fails({{"cmd", "map"}, {"segment", "link"}}, "shm_error");
   mkdir((h.dir + "/subdir").c_str(), 0700);
   h.fails({{"cmd", "map"}, {"segment", "subdir"}}, "shm_error");
   CHECK(h.state->writes == writes, "a failed write moved bytes");
   h.ok({{"cmd", "write"}, {"buffer", buf}, {"segment", seg}, {"segment_offset", 4099}, {"length", 0}});
+  h.fails({{"cmd", "write"}, {"buffer", buf}, {"segment", seg}, {"length", 1}, {"segmnt_offset", 1}}, "bad_request",
+          "write.segmnt_offset");
 
   // The mapping is reused: it survives the file's unlink until unmap.
   std::filesystem::remove(h.dir + "/" + seg);
@@ -251,126 +346,726 @@ void test_buffers() {
         "exit left buffers " << h.state->live_buffers << ", segments " << h.server->mapped_segments());
 }
 
+// A segment truncated after map: before the fstat check, the next transfer
+// touched pages past the end of the file and the process died of SIGBUS.
+void test_shrunk_segment() {
+  Harness h;
+  h.init();
+  uint64_t buf = h.ok({{"cmd", "alloc"}, {"size", 16384}})["buffer"];
+  std::vector<uint8_t> bytes(16384);
+  for (size_t i = 0; i < bytes.size(); i++) bytes[i] = static_cast<uint8_t>(i * 7);
+  std::string seg = h.segment("zyx-shrink", bytes);
+  h.ok({{"cmd", "map"}, {"segment", seg}});
+  h.ok({{"cmd", "write"}, {"buffer", buf}, {"segment", seg}, {"length", 16384}});
+  CHECK(::truncate((h.dir + "/" + seg).c_str(), 100) == 0, "truncate");
+  json r = h.req({{"cmd", "write"}, {"buffer", buf}, {"segment", seg}, {"length", 16384}});
+  CHECK(code_of(r) == "shm_error" && message_of(r).find("shrank") != std::string::npos, r.dump());
+  r = h.req({{"cmd", "read"}, {"buffer", buf}, {"segment", seg}, {"segment_offset", 8192}, {"length", 4096}});
+  CHECK(code_of(r) == "shm_error", r.dump());
+  // Still serving, and the bytes that remain are usable.
+  h.ok({{"cmd", "ping"}});
+  h.ok({{"cmd", "read"}, {"buffer", buf}, {"segment", seg}, {"segment_offset", 0}, {"length", 100}});
+  auto back = h.segment_bytes(seg);
+  CHECK(back.size() == 100 && std::equal(back.begin(), back.end(), bytes.begin()), "the first 100 bytes came back");
+  // Grown again past the mapping: mapped anew.
+  CHECK(::truncate((h.dir + "/" + seg).c_str(), 1 << 16) == 0, "grow");
+  h.ok({{"cmd", "read"}, {"buffer", buf}, {"segment", seg}, {"segment_offset", 40000}, {"length", 16384}});
+  back = h.segment_bytes(seg);
+  CHECK(back.size() == (1 << 16) && std::equal(bytes.begin(), bytes.end(), back.begin() + 40000), "read into the grown part");
+  CHECK(h.server->mapped_segments() == 1, "one mapping");
+}
+
+// ---- programs ----------------------------------------------------------------
+
+json arg(const char* kind, json fields = json::object()) {
+  fields["kind"] = kind;
+  return fields;
+}
+
+// (A one-element list of json values is written json::array({...}): clang
+// takes {x} for a copy of x where gcc builds an array.)
+// The reference program: two core groups, per-core args, every arg kind,
+// an L1-sharded buffer under a CB, two semaphores. On the fake's 8 x 8 grid.
+json good_program() {
+  json params = {{{"name", "a"}, {"kind", "global"}, {"dtype", "f32"}},
+                 {{"name", "b"}, {"kind", "global_mut"}, {"dtype", "f32"}},
+                 {{"name", "n"}, {"kind", "variable"}, {"dtype", "u32"}},
+                 {{"name", "l1buf"}, {"kind", "global"}, {"dtype", "u8"}}};
+  json buffers = {{{"param", 0}, {"placement", "dram"}, {"layout", "interleaved"}, {"page_size", 2048}},
+                  {{"param", 3},
+                   {"placement", "l1"},
+                   {"layout", "height_sharded"},
+                   {"page_size", 64},
+                   {"shard", {{"cores", {{0, 0, 0, 3}}}, {"shape", {2, 4}}, {"tensor", {8, 4}}, {"orientation", "row_major"}}}}};
+  json reader_rt0 = {arg("buffer_addr", {{"param", 0}}),
+                     arg("param", {{"param", 2}}),
+                     arg("const", {{"value", 7}}),
+                     arg("bank_id", {{"param", 0}, {"page", 9}}),
+                     arg("bank_noc_x", {{"param", 0}, {"page", 9}}),
+                     arg("bank_noc_y", {{"param", 0}, {"page", 9}}),
+                     arg("core_noc_x", {{"core", {1, 5}}}),
+                     arg("core_noc_y", {{"core", {1, 5}}}),
+                     arg("buffer_pages", {{"param", 1}}),
+                     arg("page_size", {{"param", 1}})};
+  json reader = {{"name", "reader"},
+                 {"processor", "riscv_0"},
+                 {"cores", {{0, 0, 1, 7}}},
+                 {"source", "void kernel_main() {}"},
+                 {"defines", {{"BLOCK", "4"}}},
+                 {"compile_args", {arg("accessor", {{"param", 0}}), arg("const", {{"value", 2}})}},
+                 {"named_compile_args", {{"num_tiles", arg("const", {{"value", 64}})}}},
+                 {"common_args", json::array({arg("buffer_addr", {{"param", 0}})})},
+                 {"runtime_args",
+                  {{{"cores", {{0, 0, 0, 7}}}, {"args", reader_rt0}}, {{"cores", {{1, 0, 1, 7}}}, {"args", json::array({arg("const", {{"value", 9}})})}}}}};
+  json compute = {{"name", "compute"},
+                  {"processor", "compute"},
+                  {"cores", {{0, 0, 1, 7}}},
+                  {"source", "void MAIN {}"},
+                  {"compute_config", {{"math_fidelity", "HiFi2"}, {"fp32_dest_acc", true}}}};
+  json writer = {{"name", "writer"},
+                 {"processor", "riscv_1"},
+                 {"noc", 1},
+                 {"cores", {{0, 0, 1, 3}}},
+                 {"source", "void kernel_main() {}"},
+                 {"runtime_args", {{{"cores", {{0, 0, 1, 3}}}, {"args", json::array({arg("buffer_addr", {{"param", 1}})})}}}}};
+  json writer2 = {{"name", "writer2"}, {"processor", "riscv_1"}, {"cores", {{0, 4, 1, 7}}}, {"source_b64", "AAH/CiJc"}};
+  json cbs = {{{"cores", {{0, 0, 1, 7}}},
+               {"total_bytes", 8192},
+               {"indices", {{{"index", 0}, {"format", "Float16_b"}, {"page_bytes", 2048}},
+                            {{"index", 16}, {"format", "Bfp8_b"}, {"page_bytes", 1024}, {"tile", {32, 32}}}}}},
+              {{"cores", {{0, 0, 0, 3}}},
+               {"total_bytes", 512},
+               {"indices", {{{"index", 2}, {"format", "UInt8"}, {"page_bytes", 64}, {"tile", {1, 32}}}}},
+               {"buffer", 3}}};
+  json sems = {{{"cores", {{0, 0, 1, 7}}}, {"id", 0}, {"initial", 0}}, {{"cores", {{0, 0, 0, 7}}}, {"id", 1}, {"initial", 5}}};
+  return {{"cmd", "compile"},
+          {"name", "t"},
+          {"params", params},
+          {"buffers", buffers},
+          {"include_files", {{{"path", "inc/common.h"}, {"source", "#define X 1"}}}},
+          {"kernels", {reader, compute, writer, writer2}},
+          {"cbs", cbs},
+          {"semaphores", sems}};
+}
+
+struct BadCase {
+  const char* what;
+  std::function<void(json&)> edit;
+  const char* code;
+  const char* path;
+};
+
+// kBadPrograms: one row per rule of docs/protocol.md ("Validation"), in the
+// order the rules are checked. Each edit of the good program must get exactly
+// this code and name exactly this field path.
+std::vector<BadCase> bad_programs() {
+  auto K = [](json& p, int k) -> json& { return p["kernels"][k]; };
+  auto RT = [K](json& p, int a) -> json& { return K(p, 0)["runtime_args"][0]["args"][a]; };
+  return {
+      // -- shape: bad_request --
+      {"unknown top-level field", [](json& p) { p["kernelz"] = 1; }, "bad_request", "compile.kernelz"},
+      {"kernels missing", [](json& p) { p.erase("kernels"); }, "bad_request", "compile.kernels"},
+      {"params not an array", [](json& p) { p["params"] = 1; }, "bad_request", "compile.params"},
+      {"param field typo", [](json& p) { p["params"][0]["shap"] = 1; }, "bad_request", "compile.params[0].shap"},
+      {"param kind unknown", [](json& p) { p["params"][0]["kind"] = "texture"; }, "bad_request", "compile.params[0].kind"},
+      {"buffer layout unknown", [](json& p) { p["buffers"][0]["layout"] = "sharded"; }, "bad_request", "compile.buffers[0].layout"},
+      {"interleaved with a shard", [](json& p) { p["buffers"][0]["shard"] = p["buffers"][1]["shard"]; }, "bad_request",
+       "compile.buffers[0].shard"},
+      {"sharded without a shard", [](json& p) { p["buffers"][1].erase("shard"); }, "bad_request", "compile.buffers[1].shard"},
+      {"orientation unknown", [](json& p) { p["buffers"][1]["shard"]["orientation"] = "diagonal"; }, "bad_request",
+       "compile.buffers[1].shard.orientation"},
+      {"shard shape arity", [](json& p) { p["buffers"][1]["shard"]["shape"] = {2}; }, "bad_request",
+       "compile.buffers[1].shard.shape"},
+      {"include without path", [](json& p) { p["include_files"][0].erase("path"); }, "bad_request",
+       "compile.include_files[0].path"},
+      {"processor unknown", [K](json& p) { K(p, 0)["processor"] = "riscv_2"; }, "bad_request", "compile.kernels[0].processor"},
+      {"noc on compute", [K](json& p) { K(p, 1)["noc"] = 0; }, "bad_request", "compile.kernels[1].noc"},
+      {"compute_config on data movement", [K](json& p) { K(p, 0)["compute_config"] = json::object(); }, "bad_request",
+       "compile.kernels[0].compute_config"},
+      {"core range arity", [K](json& p) { K(p, 0)["cores"][0] = {0, 0, 1}; }, "bad_request", "compile.kernels[0].cores[0]"},
+      {"core range negative", [K](json& p) { K(p, 0)["cores"][0][2] = -1; }, "bad_request", "compile.kernels[0].cores[0][2]"},
+      {"core range past 32 bits", [K](json& p) { K(p, 0)["cores"][0][2] = uint64_t{1} << 32; }, "bad_request",
+       "compile.kernels[0].cores[0][2]"},
+      {"both sources", [K](json& p) { K(p, 0)["source_b64"] = "AAAA"; }, "bad_request", "compile.kernels[0].source"},
+      {"no source", [K](json& p) { K(p, 0).erase("source"); }, "bad_request", "compile.kernels[0].source"},
+      {"bad base64", [K](json& p) { K(p, 3)["source_b64"] = "!!!"; }, "bad_request", "compile.kernels[3].source_b64"},
+      {"define not a string", [K](json& p) { K(p, 0)["defines"]["X"] = 1; }, "bad_request", "compile.kernels[0].defines.X"},
+      {"named args not an object", [K](json& p) { K(p, 0)["named_compile_args"] = json::array(); }, "bad_request",
+       "compile.kernels[0].named_compile_args"},
+      {"arg kind unknown", [RT](json& p) { RT(p, 0)["kind"] = "core_row"; }, "bad_request",
+       "compile.kernels[0].runtime_args[0].args[0].kind"},
+      {"field a kind does not take", [RT](json& p) { RT(p, 0)["value"] = 1; }, "bad_request",
+       "compile.kernels[0].runtime_args[0].args[0].value"},
+      {"const past 32 bits", [RT](json& p) { RT(p, 2)["value"] = uint64_t{1} << 32; }, "bad_request",
+       "compile.kernels[0].runtime_args[0].args[2].value"},
+      {"bank entry without page", [RT](json& p) { RT(p, 3).erase("page"); }, "bad_request",
+       "compile.kernels[0].runtime_args[0].args[3].page"},
+      {"runtime_args entry typo", [K](json& p) { K(p, 0)["runtime_args"][0]["core"] = 1; }, "bad_request",
+       "compile.kernels[0].runtime_args[0].core"},
+      {"fidelity unknown", [K](json& p) { K(p, 1)["compute_config"]["math_fidelity"] = "HiFi5"; }, "bad_request",
+       "compile.kernels[1].compute_config.math_fidelity"},
+      {"fp32_dest_acc not a bool", [K](json& p) { K(p, 1)["compute_config"]["fp32_dest_acc"] = 1; }, "bad_request",
+       "compile.kernels[1].compute_config.fp32_dest_acc"},
+      {"format unknown", [](json& p) { p["cbs"][0]["indices"][0]["format"] = "Bfp8"; }, "bad_request",
+       "compile.cbs[0].indices[0].format"},
+      {"tile arity", [](json& p) { p["cbs"][0]["indices"][0]["tile"] = {32}; }, "bad_request", "compile.cbs[0].indices[0].tile"},
+      {"cb index typo", [](json& p) { p["cbs"][0]["indices"][0]["idx"] = 1; }, "bad_request", "compile.cbs[0].indices[0].idx"},
+      {"semaphore id a string", [](json& p) { p["semaphores"][0]["id"] = "0"; }, "bad_request", "compile.semaphores[0].id"},
+      // -- meaning: invalid_argument, in check order --
+      {"V2 decl param out of range", [](json& p) { p["buffers"][0]["param"] = 9; }, "invalid_argument", "compile.buffers[0].param"},
+      {"V2 decl of a variable", [](json& p) { p["buffers"][0]["param"] = 2; }, "invalid_argument", "compile.buffers[0].param"},
+      {"V2 decl twice", [](json& p) { p["buffers"].push_back(p["buffers"][0]); }, "invalid_argument", "compile.buffers[2].param"},
+      {"S1 page_size 0", [](json& p) { p["buffers"][0]["page_size"] = 0; }, "invalid_argument", "compile.buffers[0].page_size"},
+      {"S1 page_size past 32 bits", [](json& p) { p["buffers"][0]["page_size"] = uint64_t{1} << 32; }, "invalid_argument",
+       "compile.buffers[0].page_size"},
+      {"S2 empty shard grid", [](json& p) { p["buffers"][1]["shard"]["cores"] = json::array(); }, "invalid_argument",
+       "compile.buffers[1].shard.cores"},
+      {"S2 shard grid outside", [](json& p) { p["buffers"][1]["shard"]["cores"] = {{0, 0, 0, 9}}; }, "invalid_argument",
+       "compile.buffers[1].shard.cores[0]"},
+      {"S2 shard ranges overlap", [](json& p) { p["buffers"][1]["shard"]["cores"] = {{0, 0, 0, 3}, {0, 3, 0, 4}}; },
+       "invalid_argument", "compile.buffers[1].shard.cores[1]"},
+      {"S2 DRAM shard grid is 1 x banks",
+       [](json& p) {
+         p["buffers"][1]["placement"] = "dram";
+         p["buffers"][1]["shard"]["cores"] = {{1, 0, 1, 3}};
+       },
+       "invalid_argument", "compile.buffers[1].shard.cores[0]"},
+      {"S3 shape 0", [](json& p) { p["buffers"][1]["shard"]["shape"] = {0, 4}; }, "invalid_argument",
+       "compile.buffers[1].shard.shape"},
+      {"S3 tensor 0", [](json& p) { p["buffers"][1]["shard"]["tensor"] = {8, 0}; }, "invalid_argument",
+       "compile.buffers[1].shard.tensor"},
+      {"S4 height shard narrower than the tensor", [](json& p) { p["buffers"][1]["shard"]["shape"] = {2, 3}; },
+       "invalid_argument", "compile.buffers[1].shard.shape"},
+      {"S4 width shard shorter than the tensor",
+       [](json& p) {
+         p["buffers"][1]["layout"] = "width_sharded";
+         p["buffers"][1]["shard"]["shape"] = {4, 1};
+       },
+       "invalid_argument", "compile.buffers[1].shard.shape"},
+      {"S5 more shards than cores", [](json& p) { p["buffers"][1]["shard"]["shape"] = {1, 4}; }, "invalid_argument",
+       "compile.buffers[1].shard.cores"},
+      {"V3 absolute include", [](json& p) { p["include_files"][0]["path"] = "/etc/x.h"; }, "invalid_argument",
+       "compile.include_files[0].path"},
+      {"V3 include with ..", [](json& p) { p["include_files"][0]["path"] = "inc/../../x.h"; }, "invalid_argument",
+       "compile.include_files[0].path"},
+      {"V3 include with an empty component", [](json& p) { p["include_files"][0]["path"] = "inc//x.h"; }, "invalid_argument",
+       "compile.include_files[0].path"},
+      {"V3 include ./", [](json& p) { p["include_files"][0]["path"] = "./x.h"; }, "invalid_argument",
+       "compile.include_files[0].path"},
+      {"V3 empty include path", [](json& p) { p["include_files"][0]["path"] = ""; }, "invalid_argument",
+       "compile.include_files[0].path"},
+      {"V3 include with NUL", [](json& p) { p["include_files"][0]["path"] = std::string("a\0b.h", 5); }, "invalid_argument",
+       "compile.include_files[0].path"},
+      {"V3 include twice", [](json& p) { p["include_files"].push_back(p["include_files"][0]); }, "invalid_argument",
+       "compile.include_files[1].path"},
+      {"V4 no kernels", [](json& p) { p["kernels"] = json::array(); }, "invalid_argument", "compile.kernels"},
+      {"V4 65 kernels",
+       [](json& p) {
+         json k = p["kernels"][3];
+         p["kernels"] = json::array();
+         for (int i = 0; i < 65; i++) p["kernels"].push_back(k);
+       },
+       "invalid_argument", "compile.kernels"},
+      {"C1 empty kernel cores", [K](json& p) { K(p, 0)["cores"] = json::array(); }, "invalid_argument", "compile.kernels[0].cores"},
+      {"C2 unordered range", [K](json& p) { K(p, 0)["cores"] = {{1, 0, 0, 7}}; }, "invalid_argument", "compile.kernels[0].cores[0]"},
+      {"C3 range outside the grid", [K](json& p) { K(p, 0)["cores"] = {{0, 0, 8, 7}}; }, "invalid_argument",
+       "compile.kernels[0].cores[0]"},
+      {"C4 ranges overlap", [K](json& p) { K(p, 0)["cores"] = {{0, 0, 1, 3}, {1, 3, 1, 7}}; }, "invalid_argument",
+       "compile.kernels[0].cores[1]"},
+      {"V5 noc 2", [K](json& p) { K(p, 2)["noc"] = 2; }, "invalid_argument", "compile.kernels[2].noc"},
+      {"V5 define name", [K](json& p) { K(p, 0)["defines"]["1X"] = "1"; }, "invalid_argument", "compile.kernels[0].defines.1X"},
+      {"V5 define value with a line break", [K](json& p) { K(p, 0)["defines"]["X"] = "1\n#include <x>"; }, "invalid_argument",
+       "compile.kernels[0].defines.X"},
+      {"A1 param out of range", [K](json& p) { K(p, 0)["compile_args"][0]["param"] = 9; }, "invalid_argument",
+       "compile.kernels[0].compile_args[0].param"},
+      {"V5 named arg name", [K](json& p) { K(p, 0)["named_compile_args"]["num tiles"] = arg("const", {{"value", 1}}); },
+       "invalid_argument", "compile.kernels[0].named_compile_args.num tiles"},
+      {"A2 param kind on a buffer", [RT](json& p) { RT(p, 1)["param"] = 0; }, "invalid_argument",
+       "compile.kernels[0].runtime_args[0].args[1].param"},
+      {"A2 buffer kind on a variable", [RT](json& p) { RT(p, 0)["param"] = 2; }, "invalid_argument",
+       "compile.kernels[0].runtime_args[0].args[0].param"},
+      {"A3 accessor in common_args", [K](json& p) { K(p, 0)["common_args"][0]["kind"] = "accessor"; }, "invalid_argument",
+       "compile.kernels[0].common_args[0].kind"},
+      {"A3 accessor in runtime_args", [RT](json& p) { RT(p, 0)["kind"] = "accessor"; }, "invalid_argument",
+       "compile.kernels[0].runtime_args[0].args[0].kind"},
+      {"A4 accessor of an undeclared buffer", [K](json& p) { K(p, 0)["compile_args"][0]["param"] = 1; }, "invalid_argument",
+       "compile.kernels[0].compile_args[0].param"},
+      {"A4 bank_id of an undeclared buffer", [RT](json& p) { RT(p, 3)["param"] = 1; }, "invalid_argument",
+       "compile.kernels[0].runtime_args[0].args[3].param"},
+      {"A5 core outside the grid", [RT](json& p) { RT(p, 6)["core"] = {8, 0}; }, "invalid_argument",
+       "compile.kernels[0].runtime_args[0].args[6].core"},
+      {"C1 empty runtime_args cores", [K](json& p) { K(p, 0)["runtime_args"][0]["cores"] = json::array(); }, "invalid_argument",
+       "compile.kernels[0].runtime_args[0].cores"},
+      {"C5 runtime args outside the kernel", [K](json& p) { K(p, 2)["runtime_args"][0]["cores"] = {{0, 0, 1, 4}}; },
+       "invalid_argument", "compile.kernels[2].runtime_args[0].cores[0]"},
+      {"C6 runtime args entries overlap", [K](json& p) { K(p, 0)["runtime_args"][1]["cores"] = {{0, 7, 1, 7}}; },
+       "invalid_argument", "compile.kernels[0].runtime_args[1].cores[0]"},
+      {"V6 two kernels on one processor", [K](json& p) { K(p, 3)["cores"] = {{0, 3, 1, 7}}; }, "invalid_argument",
+       "compile.kernels[3].cores"},
+      {"C3 CB cores outside", [](json& p) { p["cbs"][0]["cores"] = {{0, 0, 1, 8}}; }, "invalid_argument", "compile.cbs[0].cores[0]"},
+      {"V7 total_bytes 0", [](json& p) { p["cbs"][0]["total_bytes"] = 0; }, "invalid_argument", "compile.cbs[0].total_bytes"},
+      {"V7 no indices", [](json& p) { p["cbs"][0]["indices"] = json::array(); }, "invalid_argument", "compile.cbs[0].indices"},
+      {"V7 index 32", [](json& p) { p["cbs"][0]["indices"][0]["index"] = 32; }, "invalid_argument",
+       "compile.cbs[0].indices[0].index"},
+      {"V7 page_bytes 0", [](json& p) { p["cbs"][0]["indices"][0]["page_bytes"] = 0; }, "invalid_argument",
+       "compile.cbs[0].indices[0].page_bytes"},
+      {"V7 page_bytes not dividing", [](json& p) { p["cbs"][0]["indices"][0]["page_bytes"] = 3000; }, "invalid_argument",
+       "compile.cbs[0].indices[0].page_bytes"},
+      {"V7 tile shape", [](json& p) { p["cbs"][0]["indices"][0]["tile"] = {3, 32}; }, "invalid_argument",
+       "compile.cbs[0].indices[0].tile"},
+      {"V7 index twice in a config", [](json& p) { p["cbs"][0]["indices"][1]["index"] = 0; }, "invalid_argument",
+       "compile.cbs[0].indices[1].index"},
+      {"V7 CB buffer out of range", [](json& p) { p["cbs"][1]["buffer"] = 9; }, "invalid_argument", "compile.cbs[1].buffer"},
+      {"V7 CB buffer a variable", [](json& p) { p["cbs"][1]["buffer"] = 2; }, "invalid_argument", "compile.cbs[1].buffer"},
+      {"V7 CB buffer undeclared", [](json& p) { p["cbs"][1]["buffer"] = 1; }, "invalid_argument", "compile.cbs[1].buffer"},
+      {"V7 CB buffer in DRAM", [](json& p) { p["cbs"][1]["buffer"] = 0; }, "invalid_argument", "compile.cbs[1].buffer"},
+      {"V7 CB core without a shard", [](json& p) { p["cbs"][1]["cores"] = {{0, 0, 0, 4}}; }, "invalid_argument",
+       "compile.cbs[1].buffer"},
+      {"V7 CB index twice on a core", [](json& p) { p["cbs"][1]["indices"][0]["index"] = 0; }, "invalid_argument",
+       "compile.cbs[1].indices"},
+      {"V8 CBs over the L1 budget",
+       [](json& p) {
+         p["cbs"][0]["total_bytes"] = 1400 * 1024;
+       },
+       "invalid_argument", "compile.cbs"},
+      {"C3 semaphore cores outside", [](json& p) { p["semaphores"][0]["cores"] = {{9, 0, 9, 0}}; }, "invalid_argument",
+       "compile.semaphores[0].cores[0]"},
+      {"V9 semaphore id past the count", [](json& p) { p["semaphores"][0]["id"] = 16; }, "invalid_argument",
+       "compile.semaphores[0].id"},
+      {"V9 semaphore id used twice on a core", [](json& p) { p["semaphores"][1]["id"] = 0; }, "invalid_argument",
+       "compile.semaphores[1].id"},
+      {"V9 semaphore id not as CreateSemaphore gives", [](json& p) { p["semaphores"][1]["id"] = 2; }, "invalid_argument",
+       "compile.semaphores[1].id"},
+  };
+}
+
 void test_programs() {
   Harness h;
   h.init();
-  json params = {{{"name", "a"}, {"kind", "global"}, {"dtype", "f32"}},
-                 {{"name", "n"}, {"kind", "variable"}, {"dtype", "u32"}},
-                 {{"name", "out"}, {"kind", "global_mut"}, {"dtype", "f32"}}};
-  json rt = {{{"kind", "buffer_addr"}, {"param", 0}}, {{"kind", "param"}, {"param", 1}},
-             {{"kind", "core_index"}},               {{"kind", "num_cores"}},
-             {{"kind", "const"}, {"value", 77}},     {{"kind", "accessor"}, {"param", 2}},
-             {{"kind", "buffer_pages"}, {"param", 2}}};
-  json cbs = {{{"index", 0}, {"format", "Float32"}, {"page_bytes", 4096}, {"pages", 2}}};
-  json good = program(params, section("reader", rt), section("compute"), section("writer"), cbs);
-  good["compute_config"] = {{"math_fidelity", "HiFi2"}, {"fp32_dest_acc", true}};
-  json c = h.ok(good);
-  uint64_t prog = c["program"];
-  CHECK(h.state->last_program.math_fidelity == "HiFi2" && h.state->last_program.fp32_dest_acc &&
-            !h.state->last_program.math_approx_mode && h.state->last_program.cbs.size() == 1 &&
-            h.state->last_program.cbs[0].pages == 2 && h.state->last_program.reader.runtime_args.size() == 7,
-        "program reached the layer changed");
+  json good = good_program();
+  uint64_t prog = h.ok(good)["program"];
+  const ProgramDesc& lp = h.state->last_program;
+  CHECK(lp.kernels.size() == 4 && lp.kernels[0].name == "reader" && lp.kernels[0].processor == Processor::Riscv0 &&
+            lp.kernels[0].noc == 0 && lp.kernels[2].noc == 1 && lp.kernels[3].noc == 1 &&
+            lp.kernels[0].named_compile_args.size() == 1 && lp.kernels[0].named_compile_args[0].first == "num_tiles" &&
+            lp.kernels[0].named_compile_args[0].second.value == 64 && lp.kernels[0].runtime_args.size() == 2 &&
+            lp.kernels[0].runtime_args[0].args.size() == 10 && lp.kernels[0].defines.at("BLOCK") == "4" &&
+            lp.kernels[1].compute.math_fidelity == MathFidelity::HiFi2 && lp.kernels[1].compute.fp32_dest_acc &&
+            !lp.kernels[1].compute.math_approx_mode,
+        "kernels reached the layer changed");
+  CHECK(lp.kernels[3].source == std::string("\x00\x01\xff\n\"\\", 6), "base64 source decoded wrong");
+  CHECK(lp.cbs.size() == 2 && lp.cbs[0].indices[1].index == 16 && lp.cbs[0].indices[1].format == DataFormat::Bfp8_b &&
+            lp.cbs[1].buffer_param == 3u && lp.cbs[1].indices[0].tile_rows == 1 && lp.cbs[0].indices[0].tile_rows == 32,
+        "cbs reached the layer changed");
+  CHECK(lp.semaphores.size() == 2 && lp.semaphores[1].initial == 5 && lp.buffers.size() == 2 &&
+            lp.buffers[1].spec.shard && lp.buffers[1].spec.shard->tensor[0] == 8 && lp.include_files.size() == 1 &&
+            lp.include_files[0].path == "inc/common.h",
+        "buffers/semaphores reached the layer changed");
 
-  // Compile checks.
-  auto variant = [&](auto edit) {
+  // The table: every rule, with its code and path.
+  int n = 0;
+  for (const BadCase& c : bad_programs()) {
     json p = good;
-    edit(p);
-    return p;
-  };
-  h.fails(variant([](json& p) { p.erase("reader"); }), "bad_request");
-  h.fails(variant([](json& p) { p["reader"]["source_b64"] = "AAAA"; }), "bad_request");
-  h.fails(variant([](json& p) { p["reader"].erase("source"); }), "bad_request");
-  h.fails(variant([](json& p) { p["writer"] = {{"source_b64", "!!!"}}; }), "bad_request");
-  h.fails(variant([](json& p) { p["params"][0]["kind"] = "texture"; }), "bad_request");
-  h.fails(variant([](json& p) { p["reader"]["runtime_args"][0]["param"] = 1; }), "bad_request");
-  h.fails(variant([](json& p) { p["reader"]["runtime_args"][1]["param"] = 0; }), "bad_request");
-  h.fails(variant([](json& p) { p["reader"]["runtime_args"][1]["param"] = 9; }), "bad_request");
-  h.fails(variant([](json& p) { p["reader"]["runtime_args"][4]["value"] = uint64_t{1} << 32; }), "bad_request");
-  h.fails(variant([](json& p) { p["reader"]["runtime_args"][2]["kind"] = "core_z"; }), "bad_request");
-  h.fails(variant([](json& p) { p["cbs"][0]["index"] = 32; }), "bad_request");
-  h.fails(variant([](json& p) { p["cbs"][0]["format"] = "Bfp8"; }), "bad_request");
-  h.fails(variant([](json& p) { p["cbs"][0]["pages"] = 0; }), "bad_request");
-  h.fails(variant([](json& p) { p["cbs"].push_back(p["cbs"][0]); }), "bad_request");
-  h.fails(variant([](json& p) { p["cbs"][0]["pages"] = 1000; }), "invalid_argument");
-  h.fails(variant([](json& p) {
-            p["cbs"] = json::array();
-            for (int i = 0; i < 33; i++) p["cbs"].push_back({{"index", i % 32}, {"format", "UInt8"}, {"page_bytes", 32}, {"pages", 1}});
-          }),
-          "bad_request");
-  h.fails(variant([](json& p) { p["compute_config"]["math_fidelity"] = "HiFi5"; }), "bad_request");
-  h.fails(variant([](json& p) { p["compute_config"]["fp32_dest_acc"] = 1; }), "bad_request");
-  h.fails(variant([](json& p) { p["compute"]["defines"] = {{"X", 1}}; }), "bad_request");
+    c.edit(p);
+    json r = h.req(p);
+    std::string got = code_of(r);
+    CHECK(got == c.code && message_of(r).rfind(std::string(c.path) + ": ", 0) == 0,
+          c.what << ": expected " << c.code << " at " << c.path << ", got " << got << ": " << message_of(r));
+    n++;
+  }
+  std::cerr << "bad programs: " << n << " cases\n";
 
+  // A second semaphore set on disjoint cores may reuse id 0.
+  {
+    json p = good;
+    p["semaphores"].push_back({{"cores", {{2, 0, 2, 7}}}, {"id", 0}});
+    h.ok(p);
+  }
   // Compiler diagnostics come back intact, however they are quoted.
-  json bad = variant([](json& p) { p["compute"]["source"] = "#error \"stop\"\n"; p["name"] = "q\"uo\\te\n"; });
-  json r = h.req(bad);
-  CHECK(!r.value("ok", true) && r["error"]["code"] == "compile_error" &&
-            r["error"]["message"] == "kernel.cpp:1:2: error: #error \"stop\"\n\tin \"q\"uo\\te\n\"",
-        r.dump());
+  {
+    json bad = good;
+    bad["kernels"][1]["source"] = "#error \"stop\"\n";
+    bad["name"] = "q\"uo\\te\n";
+    json r = h.req(bad);
+    CHECK(code_of(r) == "compile_error" && message_of(r) == "kernel.cpp:1:2: error: #error \"stop\"\n\tin \"q\"uo\\te\n\"",
+          r.dump());
+  }
 
-  // base64 sources carry any byte.
-  std::string raw("\x00\x01\xff\n\"\\", 6);
-  h.ok(variant([](json& p) { p["reader"] = {{"source_b64", "AAH/CiJc"}}; }));
-  CHECK(h.state->last_program.reader.source == raw, "base64 source decoded wrong");
-
-  // Run checks.
-  uint64_t a = h.ok({{"cmd", "alloc"}, {"size", 4096}})["buffer"];
-  uint64_t o = h.ok({{"cmd", "alloc"}, {"size", 5000}, {"page_size", 1024}})["buffer"];
-  json args = {{{"buffer", a}}, {{"value", 123}}, {{"buffer", o}}};
-  json run = {{"cmd", "run"}, {"program", prog}, {"grid", {2, 3}}, {"args", args}, {"timed", true}};
-  r = h.ok(run);
+  // Run.
+  uint64_t a = h.ok({{"cmd", "alloc"}, {"size", 10 * 2048}})["buffer"];
+  uint64_t b = h.ok({{"cmd", "alloc"}, {"size", 4096}})["buffer"];
+  json l1spec = good["buffers"][1];
+  l1spec.erase("param");
+  json l1req = l1spec;
+  l1req["cmd"] = "alloc";
+  l1req["size"] = 2048;
+  uint64_t l = h.ok(l1req)["buffer"];
+  json args = {{{"buffer", a}}, {{"buffer", b}}, {{"value", 123}}, {{"buffer", l}}};
+  json run = {{"cmd", "run"}, {"program", prog}, {"args", args}, {"timed", true}};
+  json r = h.ok(run);
   CHECK(r["elapsed_ns"] == 1000, r.dump());
-  json oinfo = h.state->last_runtime_words.size() == 8 ? json(h.state->last_runtime_words) : json();
-  CHECK(h.state->last_runtime_words.size() == 8 && h.state->last_runtime_words[1] == 123 &&
-            h.state->last_runtime_words[2] == 5 && h.state->last_runtime_words[3] == 6 &&
-            h.state->last_runtime_words[4] == 77 && h.state->last_runtime_words[6] == 1024 &&
-            h.state->last_runtime_words[7] == 5,
-        "resolved words " << oinfo.dump());
+  // Core (0, 3) of the reader: hand-computed from the fake's tables: page 9
+  // is in DRAM bank 9 at NOC (5, 7); core (1, 5) is at NOC (7, 2).
+  auto& w = h.state->runtime_words[0][{0, 3}];
+  CHECK((w == std::vector<uint32_t>{0x10000, 123, 7, 9, 5, 7, 7, 2, 2, 2048}), "reader words on (0, 3): " << json(w).dump());
+  CHECK((h.state->runtime_words[0][{1, 6}] == std::vector<uint32_t>{9}), "reader words on (1, 6)");
+  CHECK(h.state->runtime_words[0].size() == 16 && h.state->runtime_words[2].size() == 8 && !h.state->runtime_words.count(3),
+        "cores with runtime args");
   auto run_with = [&](auto edit) {
     json q = run;
     edit(q);
     return q;
   };
-  for (json grid : {json{0, 1}, json{1, 0}, json{9, 1}, json{1, 9}})
-    h.fails(run_with([&](json& q) { q["grid"] = grid; }), "invalid_argument");
-  h.ok(run_with([&](json& q) { q["grid"] = {8, 8}; }));
-  h.fails(run_with([&](json& q) { q["grid"] = {1}; }), "bad_request");
-  h.fails(run_with([&](json& q) { q["grid"] = {1, -1}; }), "bad_request");
-  h.fails(run_with([&](json& q) { q["grid"] = "1x1"; }), "bad_request");
-  h.fails(run_with([&](json& q) { q["program"] = prog + 50; }), "unknown_program");
-  h.fails(run_with([&](json& q) { q["args"].erase(2); }), "invalid_argument");
-  h.fails(run_with([&](json& q) { q["args"][0] = {{"buffer", 999}}; }), "unknown_buffer");
-  h.fails(run_with([&](json& q) { q["args"][0] = {{"value", 1}}; }), "bad_request");
-  h.fails(run_with([&](json& q) { q["args"][1] = {{"buffer", a}}; }), "bad_request");
-  h.fails(run_with([&](json& q) { q["args"][1] = {{"value", -1}}; }), "bad_request");
-
+  h.fails(run_with([&](json& q) { q["grid"] = {1, 1}; }), "bad_request", "run.grid");
+  h.fails(run_with([&](json& q) { q["args"][0] = json::object(); }), "bad_request", "run.args[0]");
+  h.fails(run_with([&](json& q) { q["args"][0] = {{"buffer", a}, {"value", 1}}; }), "bad_request", "run.args[0]");
+  h.fails(run_with([&](json& q) { q["args"][2] = {{"value", -1}}; }), "bad_request", "run.args[2].value");
+  h.fails(run_with([&](json& q) { q["program"] = prog + 50; }), "unknown_program", "run.program");
+  h.fails(run_with([&](json& q) { q["args"].erase(3); }), "invalid_argument", "run.args");
+  h.fails(run_with([&](json& q) { q["args"][0] = {{"value", 1}}; }), "invalid_argument", "run.args[0]");
+  h.fails(run_with([&](json& q) { q["args"][2] = {{"buffer", a}}; }), "invalid_argument", "run.args[2]");
+  h.fails(run_with([&](json& q) { q["args"][0] = {{"buffer", 999}}; }), "unknown_buffer", "run.args[0]");
+  // A buffer that does not match its declaration: another page size, another shard spec.
+  uint64_t a1k = h.ok({{"cmd", "alloc"}, {"size", 10 * 2048}, {"page_size", 1024}})["buffer"];
+  h.fails(run_with([&](json& q) { q["args"][0] = {{"buffer", a1k}}; }), "invalid_argument", "run.args[0]");
+  json l1other = l1req;
+  l1other["shard"]["orientation"] = "col_major";
+  uint64_t lc = h.ok(l1other)["buffer"];
+  h.fails(run_with([&](json& q) { q["args"][3] = {{"buffer", lc}}; }), "invalid_argument", "run.args[3]");
+  // An undeclared param takes any buffer.
+  h.ok(run_with([&](json& q) { q["args"][1] = {{"buffer", a1k}}; }));
+  // A bank page past the buffer: page 9 of a 9-page buffer.
+  uint64_t a9 = h.ok({{"cmd", "alloc"}, {"size", 9 * 2048}})["buffer"];
+  h.fails(run_with([&](json& q) { q["args"][0] = {{"buffer", a9}}; }), "invalid_argument",
+          "compile.kernels[0].runtime_args[0].args[3].page");
   // Values past 32 bits are refused, not truncated.
   uint64_t big = h.ok({{"cmd", "alloc"}, {"size", uint64_t{5} << 30}, {"page_size", 1 << 20}})["buffer"];
-  json p2 = good;
-  p2["reader"]["runtime_args"] = {{{"kind", "buffer_size"}, {"param", 0}}};
-  uint64_t prog2 = h.ok(p2)["program"];
-  h.fails({{"cmd", "run"}, {"program", prog2}, {"grid", {1, 1}}, {"args", {{{"buffer", big}}, {{"value", 1}}, {{"buffer", o}}}}},
-          "invalid_argument");
-  h.ok({{"cmd", "run"}, {"program", prog2}, {"grid", {1, 1}}, {"args", {{{"buffer", a}}, {{"value", 1}}, {{"buffer", o}}}}});
-
-  json hang = variant([](json& p) { p["compute"]["source"] = "HANG"; });
-  uint64_t prog3 = h.ok(hang)["program"];
-  h.fails({{"cmd", "run"}, {"program", prog3}, {"grid", {1, 1}}, {"args", args}}, "deadlock");
-
+  {
+    json p2 = good;
+    p2["kernels"][2]["runtime_args"][0]["args"] = json::array({arg("buffer_size", {{"param", 1}})});
+    uint64_t prog2 = h.ok(p2)["program"];
+    h.fails({{"cmd", "run"}, {"program", prog2}, {"args", {{{"buffer", a}}, {{"buffer", big}}, {{"value", 1}}, {{"buffer", l}}}}},
+            "invalid_argument", "run.args[1]");
+    h.ok({{"cmd", "run"}, {"program", prog2}, {"args", args}});
+  }
+  // A CB on an interleaved L1 buffer must fit the buffer's share per core.
+  {
+    json p3 = good;
+    p3["buffers"][1] = {{"param", 3}, {"placement", "l1"}, {"page_size", 64}};
+    uint64_t prog3 = h.ok(p3)["program"];
+    uint64_t small = h.ok({{"cmd", "alloc"}, {"size", 64 * 64 * 4}, {"page_size", 64}, {"placement", "l1"}})["buffer"];
+    uint64_t tiny = h.ok({{"cmd", "alloc"}, {"size", 64 * 64}, {"page_size", 64}, {"placement", "l1"}})["buffer"];
+    json a3 = args;
+    a3[3] = {{"buffer", small}};  // 4 pages of 64 bytes per core: 256 < 512
+    h.fails({{"cmd", "run"}, {"program", prog3}, {"args", a3}}, "invalid_argument", "compile.cbs[1].total_bytes");
+    uint64_t enough = h.ok({{"cmd", "alloc"}, {"size", 64 * 64 * 8}, {"page_size", 64}, {"placement", "l1"}})["buffer"];
+    a3[3] = {{"buffer", enough}};
+    h.ok({{"cmd", "run"}, {"program", prog3}, {"args", a3}});
+    (void)tiny;
+  }
+  {
+    json hang = good;
+    hang["kernels"][1]["source"] = "HANG";
+    uint64_t prog3 = h.ok(hang)["program"];
+    h.fails({{"cmd", "run"}, {"program", prog3}, {"args", args}}, "deadlock");
+  }
   h.ok({{"cmd", "release"}, {"program", prog}});
-  h.fails({{"cmd", "release"}, {"program", prog}}, "unknown_program");
+  h.fails({{"cmd", "release"}, {"program", prog}}, "unknown_program", "release.program");
   h.fails(run, "unknown_program");
   // EOF (no exit) releases the rest.
   h.server->shutdown();
   CHECK(h.state->live_programs == 0 && h.state->live_buffers == 0, "shutdown left programs/buffers");
 }
 
+// ---- parse speed ---------------------------------------------------------------
+
+double seconds_to_answer(Harness& h, const std::string& line, json* reply) {
+  auto t0 = std::chrono::steady_clock::now();
+  *reply = h.send_line(line);
+  auto t1 = std::chrono::steady_clock::now();
+  if (code_of(*reply) != "ok") std::cerr << message_of(*reply).substr(0, 300) << "\n";
+  return std::chrono::duration<double>(t1 - t0).count();
+}
+
+// Before: nlohmann's callback parser rescanned the enclosing array at the end
+// of every object, so 600 KB of arg objects took seconds and 400k runtime
+// args 41 s. Now parse + validation are linear. The bounds are far above the
+// measured times (printed), so this never flakes; a quadratic parse misses
+// them by orders of magnitude.
+void test_parse_speed() {
+  Harness h;
+  h.init();
+  auto compile_with = [](size_t compile_args, size_t runtime_args) {
+    json p = good_program();
+    json& k = p["kernels"][2];
+    k["compile_args"] = json::array();
+    for (size_t i = 0; i < compile_args; i++) k["compile_args"].push_back(arg("const", {{"value", i}}));
+    json rt = json::array();
+    for (size_t i = 0; i < runtime_args; i++) rt.push_back(arg("buffer_addr", {{"param", 1}}));
+    k["runtime_args"][0]["args"] = rt;
+    p["id"] = 77;
+    return p.dump();
+  };
+  std::string a = compile_with(21000, 0);
+  std::string b = compile_with(0, 400000);
+  json ra, rb;
+  double ta = seconds_to_answer(h, a, &ra);
+  CHECK(code_of(ra) == "ok", "600 KB compile: " << code_of(ra));
+  double tb = seconds_to_answer(h, b, &rb);
+  CHECK(code_of(rb) == "ok", "400k-arg compile: " << code_of(rb));
+  std::cerr << "parse speed: " << a.size() / 1024 << " KiB with 21000 arg objects: " << ta * 1e3 << " ms; "
+            << b.size() / 1024 << " KiB with 400000 runtime args: " << tb * 1e3 << " ms\n";
+  CHECK(ta < 1.0, "600 KB compile took " << ta << " s");
+  CHECK(tb < 6.0, "400k-arg compile took " << tb << " s");
+  // The run that resolves 400k buffer words checks each param once.
+  uint64_t prog = rb.value("program", uint64_t{0});
+  uint64_t ba = h.ok({{"cmd", "alloc"}, {"size", 10 * 2048}})["buffer"];
+  uint64_t bb = h.ok({{"cmd", "alloc"}, {"size", 4096}})["buffer"];
+  json l1 = good_program()["buffers"][1];
+  l1.erase("param");
+  l1["cmd"] = "alloc";
+  l1["size"] = 2048;
+  uint64_t bl = h.ok(l1)["buffer"];
+  h.ok({{"cmd", "run"}, {"program", prog}, {"args", {{{"buffer", ba}}, {{"buffer", bb}}, {{"value", 1}}, {{"buffer", bl}}}}});
+}
+
+// ---- pipelining ----------------------------------------------------------------
+
+// PipeHarness runs a Pipeline over a pipe in a thread, as main does.
+struct PipeHarness {
+  std::shared_ptr<test::FakeState> state = std::make_shared<test::FakeState>();
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<json> replies;
+  std::unique_ptr<Server> server;
+  std::unique_ptr<Pipeline> pipeline;
+  std::unique_ptr<LineReader> reader;
+  std::thread thread;
+  int in[2] = {-1, -1};
+  std::atomic<bool> eof_seen{false}, served{false};
+
+  PipeHarness() {
+    CHECK(pipe(in) == 0, "pipe");
+    server = std::make_unique<Server>(
+        [this](std::string_view l) {
+          std::lock_guard<std::mutex> lk(mu);
+          replies.push_back(json::parse(l));
+          cv.notify_all();
+        },
+        [this](const LayerRequest&) -> std::unique_ptr<DeviceLayer> { return std::make_unique<test::FakeLayer>(state); });
+    pipeline = std::make_unique<Pipeline>(*server);
+    reader = std::make_unique<LineReader>(in[0]);
+    thread = std::thread([this] {
+      pipeline->serve(*reader, [this] { eof_seen = true; });
+      served = true;
+    });
+  }
+  ~PipeHarness() {
+    close_input();
+    thread.join();
+    ::close(in[0]);
+  }
+  void close_input() {
+    if (in[1] >= 0) ::close(in[1]);
+    in[1] = -1;
+  }
+  void send(const json& j) {
+    std::string s = j.dump() + "\n";
+    CHECK(::write(in[1], s.data(), s.size()) == static_cast<ssize_t>(s.size()), "write");
+  }
+  bool wait_replies(size_t n, int ms = 5000) {
+    std::unique_lock<std::mutex> lk(mu);
+    return cv.wait_for(lk, std::chrono::milliseconds(ms), [&] { return replies.size() >= n; });
+  }
+  size_t count() {
+    std::lock_guard<std::mutex> lk(mu);
+    return replies.size();
+  }
+  template <typename F>
+  bool wait_until(F f, int ms = 5000) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (!f()) {
+      if (std::chrono::steady_clock::now() > end) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+  }
+};
+
+// Latch blocks the fake's runs until released.
+struct Latch {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = false;
+  std::atomic<int> waiting{0};
+  void wait() {
+    std::unique_lock<std::mutex> lk(mu);
+    waiting++;
+    cv.wait(lk, [&] { return open; });
+    waiting--;
+  }
+  void release() {
+    std::lock_guard<std::mutex> lk(mu);
+    open = true;
+    cv.notify_all();
+  }
+  void reset() {
+    std::lock_guard<std::mutex> lk(mu);
+    open = false;
+  }
+};
+
+void test_pipeline() {
+  Latch latch;
+  {
+    PipeHarness ph;
+    ph.state->on_run = [&] { latch.wait(); };
+    ph.send({{"id", 1}, {"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"cache_dir", "/tmp/x"}});
+    json p = good_program();
+    p["id"] = 2;
+    ph.send(p);
+    ph.send({{"id", 3}, {"cmd", "alloc"}, {"size", 10 * 2048}});
+    ph.send({{"id", 4}, {"cmd", "alloc"}, {"size", 4096}});
+    json l1 = good_program()["buffers"][1];
+    l1.erase("param");
+    l1["cmd"] = "alloc";
+    l1["size"] = 2048;
+    l1["id"] = 5;
+    ph.send(l1);
+    CHECK(ph.wait_replies(5), "five replies");
+    json run;
+    {
+      std::lock_guard<std::mutex> lk(ph.mu);
+      for (size_t i = 0; i < 5; i++) CHECK(code_of(ph.replies[i]) == "ok", ph.replies[i].dump());
+      run = {{"cmd", "run"},
+             {"program", ph.replies[1].value("program", 0)},
+             {"args",
+              {{{"buffer", ph.replies[2].value("buffer", 0)}},
+               {{"buffer", ph.replies[3].value("buffer", 0)}},
+               {{"value", 1}},
+               {{"buffer", ph.replies[4].value("buffer", 0)}}}}};
+    }
+    // A run that blocks, then pings behind it: the reader keeps reading
+    // (all lines are parsed while the run is stuck), and the pings are
+    // answered only after the run, in request order.
+    run["id"] = 6;
+    ph.send(run);
+    CHECK(ph.wait_until([&] { return latch.waiting.load() == 1; }), "the run started");
+    for (int i = 7; i <= 9; i++) ph.send({{"id", i}, {"cmd", "ping"}});
+    CHECK(ph.wait_until([&] { return ph.pipeline->prepared() == 9; }),
+          "the reader read on during the run: prepared " << ph.pipeline->prepared());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CHECK(ph.count() == 5, "a ping was answered before the run: " << ph.count());
+    latch.release();
+    CHECK(ph.wait_replies(9), "nine replies");
+    {
+      std::lock_guard<std::mutex> lk(ph.mu);
+      for (size_t i = 0; i < ph.replies.size(); i++)
+        CHECK(ph.replies[i]["id"] == i + 1, "reply " << i << " is " << ph.replies[i].dump());
+      CHECK(code_of(ph.replies[5]) == "ok", ph.replies[5].dump());
+    }
+    // Idle: a ping runs on the reading thread.
+    uint64_t before = ph.pipeline->inlined();
+    ph.send({{"id", 10}, {"cmd", "ping"}});
+    CHECK(ph.wait_replies(10), "ping 10");
+    CHECK(ph.pipeline->inlined() == before + 1, "an idle ping ran inline");
+    // exit drains what is queued, then stops reading: the line after it gets no reply.
+    latch.reset();
+    run["id"] = 11;
+    ph.send(run);
+    CHECK(ph.wait_until([&] { return latch.waiting.load() == 1; }), "the second run started");
+    ph.send({{"id", 12}, {"cmd", "exit"}});
+    ph.send({{"id", 13}, {"cmd", "ping"}});
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CHECK(!ph.served, "serve returned while a run was still going");
+    latch.release();
+    CHECK(ph.wait_until([&] { return ph.served.load(); }), "serve returned after exit");
+    CHECK(ph.count() == 12, "replies after exit: " << ph.count());
+    {
+      std::lock_guard<std::mutex> lk(ph.mu);
+      CHECK(code_of(ph.replies[10]) == "ok" && ph.replies[10]["id"] == 11, ph.replies[10].dump());
+      CHECK(code_of(ph.replies[11]) == "ok" && ph.replies[11]["id"] == 12, ph.replies[11].dump());
+    }
+    CHECK(ph.state->destroyed && ph.state->live_buffers == 0, "exit released everything");
+  }
+  {
+    // End of input drains too: the queued run still gets its reply.
+    latch.reset();
+    PipeHarness ph;
+    ph.state->on_run = [&] { latch.wait(); };
+    ph.send({{"id", 1}, {"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"cache_dir", "/tmp/x"}});
+    json p = good_program();
+    p["id"] = 2;
+    p["buffers"] = json::array();
+    p["cbs"].erase(1);
+    p["kernels"][0]["compile_args"].erase(0);
+    for (int i = 3; i <= 5; i++) p["kernels"][0]["runtime_args"][0]["args"].erase(3);
+    ph.send(p);
+    ph.send({{"id", 3}, {"cmd", "alloc"}, {"size", 10 * 2048}});
+    CHECK(ph.wait_replies(3), "three replies");
+    ph.send({{"id", 4}, {"cmd", "run"}, {"program", 1}, {"args", {{{"buffer", 1}}, {{"buffer", 1}}, {{"value", 1}}, {{"buffer", 1}}}}});
+    ph.send({{"id", 5}, {"cmd", "ping"}});
+    ph.close_input();
+    CHECK(ph.wait_until([&] { return ph.eof_seen.load(); }), "on_eof ran while the run was going");
+    CHECK(ph.count() == 3, "nothing answered yet");
+    latch.release();
+    CHECK(ph.wait_until([&] { return ph.served.load(); }), "serve returned at EOF");
+    std::lock_guard<std::mutex> lk(ph.mu);
+    CHECK(ph.replies.size() == 5 && code_of(ph.replies[3]) == "ok" && ph.replies[4]["id"] == 5,
+          "EOF drained: " << ph.replies.size() << " replies, run " << (ph.replies.size() > 3 ? ph.replies[3].dump() : ""));
+  }
+}
+
+// A driver that pipelines without reading meets back-pressure: while a run
+// blocks, the reader queues at most Pipeline's limit (256) and waits.
+void test_backpressure() {
+  Latch latch;
+  PipeHarness ph;
+  ph.state->on_run = [&] { latch.wait(); };
+  ph.send({{"id", 1}, {"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"cache_dir", "/tmp/x"}});
+  ph.send({{"id", 2}, {"cmd", "compile"}, {"kernels", {{{"processor", "riscv_0"}, {"cores", {{0, 0, 0, 0}}}, {"source", "k"}}}}});
+  CHECK(ph.wait_replies(2), "init and compile");
+  ph.send({{"id", 3}, {"cmd", "run"}, {"program", 1}});
+  CHECK(ph.wait_until([&] { return latch.waiting.load() == 1; }), "the run started");
+  std::string pings;
+  for (int i = 0; i < 400; i++) pings += json{{"id", 4 + i}, {"cmd", "ping"}}.dump() + "\n";
+  CHECK(::write(ph.in[1], pings.data(), pings.size()) == static_cast<ssize_t>(pings.size()), "write pings");
+  CHECK(ph.wait_until([&] { return ph.pipeline->prepared() >= 3 + 257; }), "the reader queued up to the limit");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  uint64_t held = ph.pipeline->prepared();
+  CHECK(held == 3 + 257, "lines parsed while 256 wait: " << held);
+  latch.release();
+  CHECK(ph.wait_replies(403), "every ping answered after the run");
+  std::lock_guard<std::mutex> lk(ph.mu);
+  bool in_order = true;
+  for (size_t i = 0; i < ph.replies.size(); i++) in_order = in_order && ph.replies[i]["id"] == i + 1;
+  CHECK(in_order && code_of(ph.replies[2]) == "ok", "replies in order, the run ok");
+}
+
+// ---- randomized lines --------------------------------------------------------
+
 // mutate returns a random damaged version of a valid request.
 std::string mutate(const json& valid, std::mt19937_64& rng) {
   static const json odd_values[] = {nullptr, -1, 1.5, 1e300, "x", "", json::array(), json::object(), true,
                                     UINT64_MAX, 0, json::array({0, 0}), "../etc/passwd", std::string(40, 'z')};
   json v = valid;
-  switch (rng() % 9) {
+  // Damage a nested value now and then: pick a path into the object.
+  auto pick = [&](json& root) -> json* {
+    json* cur = &root;
+    for (int depth = 0; depth < 6; depth++) {
+      if (cur->is_object() && !cur->empty() && rng() % 3) {
+        auto it = cur->begin();
+        std::advance(it, static_cast<long>(rng() % cur->size()));
+        cur = &*it;
+      } else if (cur->is_array() && !cur->empty() && rng() % 3) {
+        cur = &(*cur)[rng() % cur->size()];
+      } else {
+        break;
+      }
+    }
+    return cur;
+  };
+  switch (rng() % 10) {
     case 0: {  // drop a field
       if (v.size() > 1) {
         auto it = v.begin();
@@ -399,6 +1094,12 @@ std::string mutate(const json& valid, std::mt19937_64& rng) {
       std::string s = v.dump();
       return s.substr(0, rng() % s.size());
     }
+    case 5:
+    case 6: {  // retype a nested value
+      json* t = pick(v);
+      if (t != &v) *t = odd_values[rng() % std::size(odd_values)];
+      break;
+    }
     default:
       break;  // unchanged: a valid request
   }
@@ -409,19 +1110,19 @@ void test_random(uint64_t seed, int iterations) {
   Harness h;
   std::mt19937_64 rng(seed);
   h.segment("zyx-fuzz", std::vector<uint8_t>(8192, 1));
-  json params = {{{"name", "a"}, {"kind", "global"}, {"dtype", "f32"}}, {{"name", "n"}, {"kind", "variable"}, {"dtype", "u32"}}};
+  json prog = good_program();
   std::vector<json> valid = {
-      {{"cmd", "init"}, {"protocol", 1}, {"layer", "emu"}},
+      {{"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"cache_dir", "/tmp/x"}},
       {{"cmd", "ping"}},
       {{"cmd", "alloc"}, {"size", 4096}, {"page_size", 1024}},
+      {{"cmd", "alloc"}, {"size", 20480}},
       {{"cmd", "free"}, {"buffer", 1}},
       {{"cmd", "write"}, {"buffer", 2}, {"offset", 1}, {"segment", "zyx-fuzz"}, {"segment_offset", 3}, {"length", 1000}},
       {{"cmd", "read"}, {"buffer", 3}, {"offset", 0}, {"segment", "zyx-fuzz"}, {"segment_offset", 0}, {"length", 4096}},
       {{"cmd", "map"}, {"segment", "zyx-fuzz"}},
       {{"cmd", "unmap"}, {"segment", "zyx-fuzz"}},
-      program(params, section("r", {{{"kind", "buffer_addr"}, {"param", 0}}, {{"kind", "param"}, {"param", 1}}}),
-              section("c"), section("w"), {{{"index", 3}, {"format", "UInt8"}, {"page_bytes", 64}, {"pages", 2}}}),
-      {{"cmd", "run"}, {"program", 1}, {"grid", {2, 2}}, {"args", {{{"buffer", 2}}, {{"value", 5}}}}},
+      prog,
+      {{"cmd", "run"}, {"program", 1}, {"args", {{{"buffer", 2}}, {{"buffer", 3}}, {{"value", 5}}, {{"buffer", 4}}}}},
       {{"cmd", "release"}, {"program", 2}},
   };
   std::map<std::string, int> codes;
@@ -445,12 +1146,13 @@ void test_random(uint64_t seed, int iterations) {
       line = mutate(v, rng);
     }
     json reply = h.send_line(line);
-    codes[reply.value("ok", false) ? std::string("ok") : reply["error"].value("code", "?")]++;
+    codes[code_of(reply)]++;
     // A reply names the request's id whenever the line parsed with that id.
     try {
       json parsed = json::parse(line);
-      if (parsed.is_object() && parsed.contains("id") && parsed["id"].is_number_unsigned() && parsed["id"] != 0)
-        CHECK(reply.value("id", uint64_t{0}) == parsed["id"].get<uint64_t>(), "id not echoed for " << line);
+      if (parsed.is_object() && parsed.contains("id") && parsed["id"].is_number_unsigned() && parsed["id"] != 0 &&
+          line.find('\0') == std::string::npos)
+        CHECK(reply.value("id", uint64_t{0}) == parsed["id"].get<uint64_t>(), "id not echoed for " << line.substr(0, 200));
       else
         CHECK(reply.value("id", uint64_t{1}) == 0, "unreadable id answered with " << reply.dump());
     } catch (const std::exception&) {
@@ -495,16 +1197,70 @@ void test_line_reader() {
   close(fds[0]);
 }
 
+// write_corpus writes the fuzz_request seeds (cpp/tests/fuzz/corpus/request):
+// a session of valid requests, and each bad program of the table, one file
+// each.
+int write_corpus(const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  auto put = [&](const std::string& name, const std::vector<json>& lines) {
+    std::string text;
+    uint64_t id = 2;
+    for (json l : lines) {
+      l["id"] = id++;
+      text += l.dump() + "\n";
+    }
+    FILE* f = std::fopen((dir + "/" + name).c_str(), "wb");
+    if (!f) return false;
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+    return true;
+  };
+  json l1 = good_program()["buffers"][1];
+  l1.erase("param");
+  l1["cmd"] = "alloc";
+  l1["size"] = 2048;
+  std::vector<json> session = {
+      good_program(),
+      {{"cmd", "alloc"}, {"size", 10 * 2048}},
+      {{"cmd", "alloc"}, {"size", 4096}},
+      l1,
+      {{"cmd", "map"}, {"segment", "seg"}},
+      {{"cmd", "write"}, {"buffer", 1}, {"offset", 5}, {"segment", "seg"}, {"segment_offset", 3}, {"length", 1000}},
+      {{"cmd", "run"}, {"program", 1}, {"args", {{{"buffer", 1}}, {{"buffer", 2}}, {{"value", 5}}, {{"buffer", 3}}}}, {"timed", true}},
+      {{"cmd", "read"}, {"buffer", 2}, {"segment", "seg"}, {"length", 4096}},
+      {{"cmd", "release"}, {"program", 1}},
+      {{"cmd", "free"}, {"buffer", 1}},
+      {{"cmd", "unmap"}, {"segment", "seg"}},
+      {{"cmd", "ping"}},
+      {{"cmd", "exit"}},
+  };
+  if (!put("session", session)) return 1;
+  int n = 0;
+  for (const BadCase& c : bad_programs()) {
+    json p = good_program();
+    c.edit(p);
+    if (!put("bad-" + std::to_string(n++), {p})) return 1;
+  }
+  std::cerr << "wrote " << n + 1 << " seeds to " << dir << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--write-corpus") return write_corpus(argv[2]);
   uint64_t seed = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : static_cast<uint64_t>(std::time(nullptr));
   int iterations = argc > 2 ? std::atoi(argv[2]) : 20000;
   test_line_reader();
+  test_framing();
   test_handshake();
-  test_ids();
+  test_bad_desc();
   test_buffers();
+  test_shrunk_segment();
   test_programs();
+  test_parse_speed();
+  test_pipeline();
+  test_backpressure();
   test_random(seed, iterations);
   if (failures) {
     std::cerr << failures << " checks FAILED (seed " << seed << ")\n";

@@ -145,6 +145,37 @@ func resolve(syms []Symbol, lookup func(string) (uintptr, error)) error {
 	return errors.Join(errs...)
 }
 
+// Library is an opened library: its handle and the soname that opened it.
+// A binding table embeds it, and OpenTable fills it in.
+type Library struct {
+	Handle uintptr
+	Name   string
+}
+
+func (l *Library) opened(handle uintptr, name string) { l.Handle, l.Name = handle, name }
+
+// Table is a library's binding table: a struct that embeds Library and
+// whose Bind resolves the entry points it holds from a library handle
+// (with Resolve).
+type Table interface {
+	Bind(handle uintptr) error
+	opened(handle uintptr, name string)
+}
+
+// OpenTable opens the first of sonames that opens and binds into t, as
+// OpenFirst does, records the handle and soname in t and returns it: the
+// open of a loader such as OpenCL's or Vulkan's, whose symbols all bind
+// into one table.
+func OpenTable[T Table](sonames []string, t T) (T, error) {
+	h, name, err := OpenFirst(sonames, t.Bind)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	t.opened(h, name)
+	return t, nil
+}
+
 // Lazy is a library loaded on first use, once: every later call gets the
 // same value or the same error, so a missing library is looked for only
 // once per process. The zero Lazy is ready to use.

@@ -180,3 +180,25 @@ func TestLazyLoadsOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "lib", v)
 }
+
+// table is a binding table of one entry point.
+type table struct {
+	Library
+	fnGetpid uintptr
+}
+
+func (t *table) Bind(h uintptr) error {
+	return Resolve(h, []Symbol{{Addr: &t.fnGetpid, Name: "getpid"}})
+}
+
+func TestOpenTable(t *testing.T) {
+	tb, err := OpenTable([]string{"libzyx-no-such-library.so.9", "libc.so.6"}, &table{})
+	require.NoError(t, err)
+	require.Equal(t, "libc.so.6", tb.Name, "the soname that opened is recorded")
+	require.NotZero(t, tb.Handle)
+	require.NotZero(t, tb.fnGetpid, "Bind ran on the handle")
+
+	tb, err = OpenTable([]string{"libzyx-no-such-library.so.9"}, &table{})
+	require.ErrorContains(t, err, "libzyx-no-such-library.so.9")
+	require.Nil(t, tb)
+}

@@ -1,12 +1,17 @@
-// Package mockrt is a Go implementation of the tt-runtime protocol for tests
-// and benchmarks: exact buffer semantics through shm, programs recorded and
-// checked but not executed, and faults injected on demand. The
+// Package mockrt is a Go implementation of the tt-runtime protocol (v2)
+// for tests and benchmarks: exact buffer semantics through shm (every
+// layout is stored as its plain bytes), programs checked with the driver's
+// own validator (ttruntime.ValidateCompile, the C++ server's rules) and
+// recorded but not executed, and faults injected on demand. The
 // zyx-tt-mockrt command and test binaries (as helper processes) run it.
 //
-// Run semantics: run checks the program, grid and arguments exactly as a
-// real runtime must, moves no data, and reports elapsed_ns = rows*cols*1000
-// when timed. A section source containing "#error" fails compile with
-// compile_error and that line as the diagnostics.
+// Run semantics: run checks the program and its arguments as the runtime
+// does (ttruntime.ValidateRun), moves no data, and reports elapsed_ns =
+// 1000 per core that runs a kernel when timed. A kernel source containing
+// a line starting "#error" fails compile with compile_error and that line
+// as the diagnostics. With -dprint TEXT and DPRINT on (init's dprint or
+// ZYX_EMU_DPRINT), every run prints "dprint: core (r,c) <processor>: TEXT"
+// on stderr for every core of every kernel.
 package mockrt
 
 import (
@@ -61,6 +66,10 @@ type Options struct {
 	CloseStdoutAt int
 	Flood         int
 	OrphanAt      int
+	Semaphores    uint
+	LockFD        int
+	ParentPid     int
+	DPrint        string
 }
 
 func parse(args []string, stderr io.Writer) (*Options, error) {
@@ -91,6 +100,10 @@ func parse(args []string, stderr io.Writer) (*Options, error) {
 	fs.IntVar(&o.CloseStdoutAt, "close-stdout-at", 0, "close stdout (but keep running) on the Nth command")
 	fs.IntVar(&o.Flood, "flood", 0, "write this many bytes of log lines to stdout before reading each command")
 	fs.IntVar(&o.OrphanAt, "orphan-at", 0, "on the Nth command start a sleeping grandchild that keeps stdout and stderr open, then exit with status 3")
+	fs.UintVar(&o.Semaphores, "semaphores", 16, "semaphores per core")
+	fs.IntVar(&o.ParentPid, "parent-pid", 0, "the process that started the mock; exit 1 at once if it is not the parent (as zyx-tt-runtime's --parent-pid)")
+	fs.IntVar(&o.LockFD, "lock-fd", -1, "an inherited, flock-ed chip lock file to hold for the process lifetime (as zyx-tt-runtime's --lock-fd)")
+	fs.StringVar(&o.DPrint, "dprint", "", "with DPRINT on, print this text as a DPRINT line of every core of every kernel at every run")
 	all := append([]string(nil), args...)
 	all = append(all, strings.Fields(os.Getenv(EnvFlags))...)
 	if err := fs.Parse(all); err != nil {
@@ -120,13 +133,15 @@ var presets = map[string]preset{
 }
 
 type buffer struct {
-	data     []byte
-	address  uint64
-	pageSize uint64
+	data    []byte
+	address uint64
+	spec    ttruntime.BufferSpec
 }
 
 type program struct {
-	req ttruntime.CompileRequest
+	req    ttruntime.CompileRequest
+	checks *ttruntime.ProgramChecks
+	cores  uint64 // cores that run a kernel
 }
 
 type server struct {
@@ -140,9 +155,11 @@ type server struct {
 	nextBuf  uint64
 	nextAddr uint64
 	used     uint64
+	l1Next   uint64 // L1 buffers are allocated top-down from here
 	progs    map[uint64]*program
 	nextProg uint64
 	segs     map[string]*shm.Segment
+	dprint   bool
 	scratch  [24]byte
 }
 
@@ -155,6 +172,16 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if o.IgnoreTerm {
 		signal.Ignore(syscall.SIGTERM)
+	}
+	if o.ParentPid > 0 && os.Getppid() != o.ParentPid {
+		fmt.Fprintf(stderr, "zyx-tt-mockrt: the parent (pid %d) is gone; exiting\n", o.ParentPid)
+		return 1
+	}
+	if o.LockFD >= 0 {
+		if msg := claimLock(o.LockFD); msg != "" {
+			fmt.Fprintln(stderr, "zyx-tt-mockrt: "+msg)
+			return 3
+		}
 	}
 	if o.StderrOnStart != "" {
 		fmt.Fprintln(stderr, o.StderrOnStart)
@@ -269,7 +296,7 @@ func (s *server) handle(line []byte) (code int, done bool) {
 	}
 	if o.HangAt != 0 && s.n >= o.HangAt {
 		fmt.Fprintf(s.errw, "mockrt: hanging on command %d as asked\n", s.n)
-		select {}
+		blockForever()
 	}
 	if o.OrphanAt == s.n {
 		s.orphan()
@@ -280,7 +307,7 @@ func (s *server) handle(line []byte) (code int, done bool) {
 		if c, ok := s.outFile.(io.Closer); ok {
 			_ = c.Close()
 		}
-		select {}
+		blockForever()
 	}
 	req, fast := fastRequest(line)
 	if fast {
@@ -331,9 +358,11 @@ func (s *server) handle(line []byte) (code int, done bool) {
 	case ttruntime.CmdInit:
 		s.cmdInit(id, line)
 	case ttruntime.CmdPing:
-		s.reply(id, nil)
+		if fast || s.decode(id, line, &head{}) {
+			s.reply(id, nil)
+		}
 	case ttruntime.CmdMap:
-		var r ttruntime.SegmentRequest
+		var r segmentMsg
 		if s.decode(id, line, &r) {
 			if _, err := s.segment(r.Segment); err != nil {
 				s.replyErr(id, ttruntime.CodeShmError, err.Error())
@@ -342,7 +371,7 @@ func (s *server) handle(line []byte) (code int, done bool) {
 			}
 		}
 	case ttruntime.CmdUnmap:
-		var r ttruntime.SegmentRequest
+		var r segmentMsg
 		if s.decode(id, line, &r) {
 			if seg, ok := s.segs[r.Segment]; ok {
 				_ = seg.Close()
@@ -353,14 +382,16 @@ func (s *server) handle(line []byte) (code int, done bool) {
 	case ttruntime.CmdAlloc:
 		s.cmdAlloc(id, line)
 	case ttruntime.CmdFree:
-		var r ttruntime.BufferRequest
+		var r freeMsg
 		if s.decode(id, line, &r) {
 			b, ok := s.bufs[r.Buffer]
 			if !ok {
-				s.replyErr(id, ttruntime.CodeUnknownBuffer, fmt.Sprintf("buffer %d does not exist", r.Buffer))
+				s.replyErr(id, ttruntime.CodeUnknownBuffer, fmt.Sprintf("free.buffer: buffer %d does not exist (never allocated, or freed)", r.Buffer))
 				break
 			}
-			s.used -= uint64(len(b.data))
+			if b.spec.Placement != ttruntime.PlacementL1 {
+				s.used -= uint64(len(b.data))
+			}
 			delete(s.bufs, r.Buffer)
 			s.reply(id, nil)
 		}
@@ -371,16 +402,19 @@ func (s *server) handle(line []byte) (code int, done bool) {
 	case ttruntime.CmdRun:
 		s.cmdRun(id, line)
 	case ttruntime.CmdRelease:
-		var r ttruntime.ProgramRequest
+		var r releaseMsg
 		if s.decode(id, line, &r) {
 			if _, ok := s.progs[r.Program]; !ok {
-				s.replyErr(id, ttruntime.CodeUnknownProgram, fmt.Sprintf("program %d does not exist", r.Program))
+				s.replyErr(id, ttruntime.CodeUnknownProgram, fmt.Sprintf("release.program: program %d does not exist (never compiled, or released)", r.Program))
 				break
 			}
 			delete(s.progs, r.Program)
 			s.reply(id, nil)
 		}
 	case ttruntime.CmdExit:
+		if !fast && !s.decode(id, line, &head{}) {
+			break
+		}
 		s.reply(id, nil)
 		return 0, true
 	default:
@@ -389,12 +423,89 @@ func (s *server) handle(line []byte) (code int, done bool) {
 	return 0, false
 }
 
+// decode reads a request strictly into v, one of the message types below
+// (the command's fields with id and cmd): a field v does not have, or a
+// value of the wrong type, is bad_request, as in the runtime.
 func (s *server) decode(id uint64, line []byte, v any) bool {
-	if err := json.Unmarshal(line, v); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
 		s.replyErr(id, ttruntime.CodeBadRequest, err.Error())
 		return false
 	}
 	return true
+}
+
+// The requests as they arrive: the command's fields with id and cmd.
+type (
+	head struct {
+		ID  *uint64 `json:"id"`
+		Cmd string  `json:"cmd"`
+	}
+	initMsg struct {
+		head
+		ttruntime.InitRequest
+	}
+	segmentMsg struct {
+		head
+		ttruntime.SegmentRequest
+	}
+	allocMsg struct {
+		head
+		ttruntime.AllocRequest
+	}
+	freeMsg struct {
+		head
+		ttruntime.BufferRequest
+	}
+	xferMsg struct {
+		head
+		ttruntime.TransferRequest
+	}
+	compileMsg struct {
+		head
+		ttruntime.CompileRequest
+	}
+	runMsg struct {
+		head
+		ttruntime.RunRequest
+	}
+	releaseMsg struct {
+		head
+		ttruntime.ProgramRequest
+	}
+)
+
+// blockForever stops answering, as a hung runtime does. It sleeps rather
+// than blocking on nothing, which Go's runtime would take for a deadlock
+// and end the process ("all goroutines are asleep").
+func blockForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// claimLock holds the inherited chip lock as zyx-tt-runtime's --lock-fd
+// does: a regular file, flock-ed exclusively (the flock of the same open
+// file the driver holds, so it succeeds while the driver holds it, and
+// fails when another open of the file does).
+func claimLock(fd int) string {
+	at := fmt.Sprintf("--lock-fd %d", fd)
+	if fd <= 2 {
+		return at + ": fds 0-2 are the protocol's stdin, stdout and stderr"
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return at + ": not an open file descriptor (" + err.Error() + ")"
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return at + ": not a regular file"
+	}
+	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return at + ": the chip lock is held by another process (" + err.Error() + ")"
+	}
+	syscall.CloseOnExec(fd)
+	return ""
 }
 
 func (s *server) flush() { _ = s.out.Flush() }
@@ -454,13 +565,34 @@ func (s *server) replyErr(id uint64, code, msg string) {
 	s.flush()
 }
 
+// versionMismatch is the runtime's message for an init of protocol asked.
+func versionMismatch(speaks, asked int) string {
+	msg := fmt.Sprintf("this runtime speaks protocol %d; the driver asked for protocol %d: ", speaks, asked)
+	if asked < speaks {
+		return msg + "zyx-tt (the Go driver) is older than this runtime; rebuild zyx-tt from the same tree as the runtime (make build)"
+	}
+	return msg + "the runtime is older than zyx-tt; rebuild the runtime (make runtime)"
+}
+
 func (s *server) cmdInit(id uint64, line []byte) {
-	var r ttruntime.InitRequest
-	if !s.decode(id, line, &r) {
+	if s.init != nil {
+		s.replyErr(id, ttruntime.CodeInvalidArgument, fmt.Sprintf("init: already initialized (%s, chip %d); one runtime process drives one chip", s.init.Runtime, s.init.Chip))
+		return
+	}
+	var r initMsg
+	// The version is checked before the other fields, so that a peer of
+	// another version gets the version message whatever else it sends.
+	if err := json.Unmarshal(line, &struct {
+		Protocol *int `json:"protocol"`
+	}{&r.Protocol}); err != nil {
+		s.replyErr(id, ttruntime.CodeBadRequest, "init.protocol: "+err.Error())
 		return
 	}
 	if r.Protocol != s.o.Protocol {
-		s.replyErr(id, ttruntime.CodeVersionMismatch, fmt.Sprintf("this runtime speaks protocol %d, the driver asked for %d", s.o.Protocol, r.Protocol))
+		s.replyErr(id, ttruntime.CodeVersionMismatch, versionMismatch(s.o.Protocol, r.Protocol))
+		return
+	}
+	if !s.decode(id, line, &r) {
 		return
 	}
 	board := s.o.Board
@@ -472,7 +604,7 @@ func (s *server) cmdInit(id uint64, line []byte) {
 	}
 	p, ok := presets[board]
 	if !ok {
-		s.replyErr(id, ttruntime.CodeInvalidArgument, fmt.Sprintf("unknown board preset %q", board))
+		s.replyErr(id, ttruntime.CodeInvalidArgument, fmt.Sprintf("init.board: unknown board preset %q", board))
 		return
 	}
 	if s.o.Arch != "" {
@@ -507,35 +639,76 @@ func (s *server) cmdInit(id uint64, line []byte) {
 	if r.Layer == "metal" {
 		runtime = "metal" // the mock pretends, so card paths can be tested
 	}
+	// The emulator's coordinates (docs/emulator.md): worker (r, c) is NOC
+	// node (c+1, r+1), DRAM bank b node (0, b), L1 bank k the worker k.
+	var noc ttruntime.NOC
+	for c := range grid.Cols {
+		noc.WorkerX = append(noc.WorkerX, c+1)
+	}
+	for r := range grid.Rows {
+		noc.WorkerY = append(noc.WorkerY, r+1)
+	}
+	for b := range uint32(p.banks) {
+		noc.DRAMBanks = append(noc.DRAMBanks, [2]uint32{0, b})
+	}
+	l1 := ttruntime.L1{Size: s.o.L1Size, UnreservedBase: s.o.L1Base, Alignment: 16, Banks: grid.Rows * grid.Cols}
+	for r := range grid.Rows {
+		for c := range grid.Cols {
+			l1.BankCores = append(l1.BankCores, ttruntime.CoreCoord{r, c})
+		}
+	}
 	s.init = &ttruntime.InitReply{
 		Protocol: s.o.Protocol, Runtime: runtime, Version: "mockrt", Arch: p.arch, Board: board, Chip: r.Chip,
-		Grid: grid,
-		DRAM: ttruntime.DRAM{Banks: uint32(p.banks), BankSize: p.bankSize, Alignment: 32},
-		L1:   ttruntime.L1{Size: s.o.L1Size, UnreservedBase: s.o.L1Base},
+		Grid:       grid,
+		DRAM:       ttruntime.DRAM{Banks: uint32(p.banks), BankSize: p.bankSize, Alignment: 32},
+		L1:         l1,
+		NOC:        noc,
+		Semaphores: uint32(s.o.Semaphores),
 	}
+	s.l1Next = s.o.L1Size
+	s.dprint = r.DPrint || os.Getenv("ZYX_EMU_DPRINT") != ""
 	s.reply(id, s.init)
 }
 
+func (s *server) replyInvalid(id uint64, err error) {
+	var ve *ttruntime.ValidationError
+	if errors.As(err, &ve) {
+		s.replyErr(id, ve.Code, ve.Message)
+		return
+	}
+	s.replyErr(id, ttruntime.CodeInternal, err.Error())
+}
+
 func (s *server) cmdAlloc(id uint64, line []byte) {
-	var r ttruntime.AllocRequest
+	var r allocMsg
 	if !s.decode(id, line, &r) {
 		return
 	}
-	if r.PageSize == 0 {
-		r.PageSize = ttruntime.DefaultPageSize
-	}
-	if r.Size == 0 {
-		s.replyErr(id, ttruntime.CodeInvalidArgument, "size must be positive")
+	if err := ttruntime.ValidateAlloc(r.AllocRequest, s.init); err != nil {
+		s.replyInvalid(id, err)
 		return
 	}
-	total := s.init.DRAM.Total()
-	if r.Size > total-s.used || r.Size > 1<<40 {
-		s.replyErr(id, ttruntime.CodeOutOfMemory, fmt.Sprintf("%d bytes asked, %d free", r.Size, total-s.used))
-		return
+	spec := r.BufferSpec.Normal()
+	b := &buffer{spec: spec}
+	if spec.Placement == ttruntime.PlacementL1 {
+		share := ttruntime.L1SharePerCore(r.Size, spec, s.init)
+		if s.l1Next < s.init.L1.UnreservedBase+share {
+			s.replyErr(id, ttruntime.CodeOutOfMemory, fmt.Sprintf("alloc: %d bytes of L1 per core asked, %d free", share, s.l1Next-s.init.L1.UnreservedBase))
+			return
+		}
+		s.l1Next = (s.l1Next - share) &^ 15
+		b.address = s.l1Next
+	} else {
+		total := s.init.DRAM.Total()
+		if r.Size > total-s.used || r.Size > 1<<40 {
+			s.replyErr(id, ttruntime.CodeOutOfMemory, fmt.Sprintf("alloc: %d bytes asked, %d free", r.Size, total-s.used))
+			return
+		}
+		b.address = s.nextAddr
+		s.nextAddr += (r.Size + spec.PageSize - 1) / spec.PageSize * spec.PageSize
+		s.used += r.Size
 	}
-	b := &buffer{data: make([]byte, r.Size), address: s.nextAddr, pageSize: r.PageSize}
-	s.nextAddr += (r.Size + r.PageSize - 1) / r.PageSize * r.PageSize
-	s.used += r.Size
+	b.data = make([]byte, r.Size)
 	bid := s.nextBuf
 	s.nextBuf++
 	s.bufs[bid] = b
@@ -564,17 +737,17 @@ func (s *server) unmapAll() {
 func inRange(off, n, size uint64) bool { return off <= size && n <= size-off }
 
 func (s *server) cmdTransfer(id uint64, cmd string, line []byte) {
-	var r ttruntime.TransferRequest
+	var r xferMsg
 	if !s.decode(id, line, &r) {
 		return
 	}
 	b, ok := s.bufs[r.Buffer]
 	if !ok {
-		s.replyErr(id, ttruntime.CodeUnknownBuffer, fmt.Sprintf("buffer %d does not exist", r.Buffer))
+		s.replyErr(id, ttruntime.CodeUnknownBuffer, fmt.Sprintf("%s.buffer: buffer %d does not exist (never allocated, or freed)", cmd, r.Buffer))
 		return
 	}
 	if !inRange(r.Offset, r.Length, uint64(len(b.data))) {
-		s.replyErr(id, ttruntime.CodeInvalidArgument, fmt.Sprintf("range [%d,+%d) outside buffer %d of %d bytes", r.Offset, r.Length, r.Buffer, len(b.data)))
+		s.replyErr(id, ttruntime.CodeInvalidArgument, fmt.Sprintf("%s: range [%d, +%d) is past the end of buffer %d (%d bytes)", cmd, r.Offset, r.Length, r.Buffer, len(b.data)))
 		return
 	}
 	seg, err := s.segment(r.Segment)
@@ -597,124 +770,76 @@ func (s *server) cmdTransfer(id uint64, cmd string, line []byte) {
 	s.reply(id, nil)
 }
 
-var formats = map[string]bool{"Float32": true, "Float16_b": true, "Float16": true, "Int32": true, "UInt32": true, "UInt16": true, "UInt8": true}
-
 func (s *server) cmdCompile(id uint64, line []byte) {
-	var r ttruntime.CompileRequest
+	var r compileMsg
 	if !s.decode(id, line, &r) {
 		return
 	}
-	if len(r.CBs) > 32 {
-		s.replyErr(id, ttruntime.CodeInvalidArgument, fmt.Sprintf("%d circular buffers, at most 32", len(r.CBs)))
+	checks, err := ttruntime.ValidateCompile(&r.CompileRequest, s.init)
+	if err != nil {
+		s.replyInvalid(id, err)
 		return
 	}
-	seen := map[uint8]bool{}
-	var l1 uint64
-	for _, cb := range r.CBs {
-		if cb.Index > 31 || seen[cb.Index] || !formats[cb.Format] || cb.PageBytes == 0 || cb.Pages == 0 {
-			s.replyErr(id, ttruntime.CodeInvalidArgument, fmt.Sprintf("bad circular buffer %+v", cb))
-			return
-		}
-		seen[cb.Index] = true
-		l1 += uint64(cb.PageBytes) * uint64(cb.Pages)
-	}
-	if l1 > s.init.L1.Usable() {
-		s.replyErr(id, ttruntime.CodeInvalidArgument, fmt.Sprintf("circular buffers need %d bytes of L1, %d usable", l1, s.init.L1.Usable()))
-		return
-	}
-	for _, sc := range []struct {
-		name string
-		sec  *ttruntime.Section
-	}{{"reader", &r.Reader}, {"compute", &r.Compute}, {"writer", &r.Writer}} {
-		name, sec := sc.name, sc.sec
-		src, err := sec.Text()
+	on := map[ttruntime.CoreCoord]bool{}
+	for k := range r.Kernels {
+		kd := &r.Kernels[k]
+		src, err := kd.Text()
 		if err != nil {
-			s.replyErr(id, ttruntime.CodeBadRequest, name+": source_b64: "+err.Error())
+			s.replyErr(id, ttruntime.CodeBadRequest, fmt.Sprintf("compile.kernels[%d].source_b64: %v", k, err))
 			return
 		}
 		for _, l := range strings.Split(src, "\n") {
 			if strings.HasPrefix(strings.TrimSpace(l), "#error") {
+				name := kd.Name
+				if name == "" {
+					name = kd.Processor
+				}
 				s.replyErr(id, ttruntime.CodeCompileError, name+": "+strings.TrimSpace(l))
 				return
 			}
 		}
-		for _, layout := range [][]ttruntime.LayoutEntry{sec.CompileArgs, sec.RuntimeArgs, sec.CommonArgs} {
-			for _, e := range layout {
-				if msg := checkEntry(e, r.Params); msg != "" {
-					s.replyErr(id, ttruntime.CodeInvalidArgument, name+": "+msg)
-					return
-				}
-			}
+		for _, c := range kd.Cores.Cores(false) {
+			on[c] = true
 		}
 	}
 	pid := s.nextProg
 	s.nextProg++
-	s.progs[pid] = &program{req: r}
+	s.progs[pid] = &program{req: r.CompileRequest, checks: checks, cores: uint64(len(on))}
 	s.reply(id, ttruntime.ProgramReply{Program: pid})
 }
 
-func checkEntry(e ttruntime.LayoutEntry, params []ttruntime.ParamDesc) string {
-	needs := ""
-	switch e.Kind {
-	case "const":
-		if e.Value == nil {
-			return "const layout entry without a value"
-		}
-		return ""
-	case "core_row", "core_col", "core_index", "num_cores":
-		return ""
-	case "param":
-		needs = "variable"
-	case "buffer_addr", "buffer_size", "buffer_pages", "page_size", "accessor":
-		needs = "buffer"
-	default:
-		return fmt.Sprintf("unknown layout kind %q", e.Kind)
-	}
-	if e.Param == nil || *e.Param < 0 || *e.Param >= len(params) {
-		return fmt.Sprintf("layout %s names no param", e.Kind)
-	}
-	isVar := params[*e.Param].Kind == "variable"
-	if (needs == "variable") != isVar {
-		return fmt.Sprintf("layout %s names param %d, which is not a %s", e.Kind, *e.Param, needs)
-	}
-	return ""
-}
-
 func (s *server) cmdRun(id uint64, line []byte) {
-	var r ttruntime.RunRequest
+	var r runMsg
 	if !s.decode(id, line, &r) {
 		return
 	}
 	p, ok := s.progs[r.Program]
 	if !ok {
-		s.replyErr(id, ttruntime.CodeUnknownProgram, fmt.Sprintf("program %d does not exist", r.Program))
+		s.replyErr(id, ttruntime.CodeUnknownProgram, fmt.Sprintf("run.program: program %d does not exist (never compiled, or released)", r.Program))
 		return
 	}
-	g := s.init.Grid
-	if r.Grid[0] == 0 || r.Grid[1] == 0 || r.Grid[0] > g.Rows || r.Grid[1] > g.Cols {
-		s.replyErr(id, ttruntime.CodeInvalidArgument, fmt.Sprintf("grid %v outside the chip's %dx%d", r.Grid, g.Rows, g.Cols))
+	err := ttruntime.ValidateRun(p.checks, r.Args, s.init, func(bid uint64) (ttruntime.RunBuffer, bool) {
+		b, ok := s.bufs[bid]
+		if !ok {
+			return ttruntime.RunBuffer{}, false
+		}
+		return ttruntime.RunBuffer{Address: b.address, Size: uint64(len(b.data)), Spec: b.spec}, true
+	})
+	if err != nil {
+		s.replyInvalid(id, err)
 		return
 	}
-	if len(r.Args) != len(p.req.Params) {
-		s.replyErr(id, ttruntime.CodeInvalidArgument, fmt.Sprintf("%d args for %d params", len(r.Args), len(p.req.Params)))
-		return
-	}
-	for i, a := range r.Args {
-		isVar := p.req.Params[i].Kind == "variable"
-		switch {
-		case isVar && a.Value == nil, !isVar && a.Buffer == nil:
-			s.replyErr(id, ttruntime.CodeInvalidArgument, fmt.Sprintf("arg %d does not match param kind %s", i, p.req.Params[i].Kind))
-			return
-		case !isVar:
-			if _, ok := s.bufs[*a.Buffer]; !ok {
-				s.replyErr(id, ttruntime.CodeUnknownBuffer, fmt.Sprintf("arg %d: buffer %d does not exist", i, *a.Buffer))
-				return
+	if s.dprint && s.o.DPrint != "" {
+		for k := range p.req.Kernels {
+			kd := &p.req.Kernels[k]
+			for _, c := range kd.Cores.Cores(false) {
+				fmt.Fprintf(s.errw, "dprint: core (%d,%d) %s: %s\n", c[0], c[1], kd.Processor, s.o.DPrint)
 			}
 		}
 	}
 	var res ttruntime.RunReply
 	if r.Timed {
-		res.ElapsedNS = uint64(r.Grid[0]) * uint64(r.Grid[1]) * 1000
+		res.ElapsedNS = p.cores * 1000
 	}
 	s.reply(id, res)
 }

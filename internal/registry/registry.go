@@ -6,6 +6,7 @@ package registry
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"reflect"
 	"sort"
@@ -22,6 +23,9 @@ type Env struct {
 	Config   *config.Config
 	HostPool *hostpool.Pool
 	Logger   *slog.Logger
+	// KernelOutput receives what kernels print (DPRINT), a line at a
+	// time; nil discards it.
+	KernelOutput io.Writer
 }
 
 var (

@@ -29,3 +29,11 @@ func Open[C any, D backends.Device](ctx context.Context, env *driver.Env, name s
 	}
 	return []backends.Device{d}, nil
 }
+
+// Driver is the driver of the one-device backend name: each Open is Open
+// with open. Such a backend registers it in init and its tests call it.
+func Driver[C any, D backends.Device](name string, open func(context.Context, C, *hostpool.Pool) (D, error)) driver.DriverFunc {
+	return func(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
+		return Open(ctx, env, name, open)
+	}
+}

@@ -68,3 +68,25 @@ func TestOpen(t *testing.T) {
 		})
 	}
 }
+
+// TestDriver: the registered form opens what Open opens, from the same
+// section, and refuses what it refuses.
+func TestDriver(t *testing.T) {
+	ctx := context.Background()
+	drv := onedevice.Driver("one", func(_ context.Context, s section, host *hostpool.Pool) (*dummy.Device, error) {
+		require.NotNil(t, host)
+		return dummy.New(dummy.Config{Memory: s.Memory})
+	})
+	cfg, err := backends.ParseConfig([]byte(`{"one": {"memory": 4096}}`))
+	require.NoError(t, err)
+	devs, err := drv.Open(ctx, backendtest.DriverEnv(t, cfg))
+	require.NoError(t, err)
+	require.Len(t, devs, 1)
+	require.EqualValues(t, 4096, devs[0].Pool().FreeBytes())
+	require.NoError(t, devs[0].Close())
+
+	cfg, err = backends.ParseConfig([]byte(`{"one": {"device_ids": [1]}}`))
+	require.NoError(t, err)
+	_, err = drv.Open(ctx, backendtest.DriverEnv(t, cfg))
+	require.ErrorIs(t, err, backends.ErrNoDevice)
+}

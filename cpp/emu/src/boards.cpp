@@ -26,6 +26,7 @@ Board wormhole(std::string name, int chips, uint32_t rows, std::vector<uint32_t>
   b.dram_alignment = 32;
   b.l1_size = 1464 * KiB;
   b.l1_unreserved_base = 100 * KiB;
+  b.l1_alignment = 16;
   return b;
 }
 
@@ -42,6 +43,7 @@ Board blackhole(std::string name, int chips, uint32_t cols, std::vector<uint32_t
   b.dram_alignment = 64;
   b.l1_size = 1536 * KiB;
   b.l1_unreserved_base = 100 * KiB;
+  b.l1_alignment = 16;
   return b;
 }
 
@@ -79,6 +81,15 @@ DeviceDesc describe_board(const Board& b, int chip) {
   d.dram_alignment = b.dram_alignment;
   d.l1_size = b.l1_size;
   d.l1_unreserved_base = b.l1_unreserved_base;
+  d.l1_alignment = b.l1_alignment;
+  // NOC coordinates (emu.hpp): worker (r, c) is (c + 1, r + 1), DRAM bank k is (0, k).
+  for (uint32_t c = 0; c < b.cols; c++) d.noc.worker_x.push_back(worker_noc_x(c));
+  for (uint32_t r = 0; r < b.rows; r++) d.noc.worker_y.push_back(worker_noc_y(r));
+  for (uint32_t k = 0; k < b.dram_banks; k++) d.noc.dram_banks.emplace_back(dram_noc_x(k), dram_noc_y(k));
+  // One L1 bank per worker core, row-major over the grid.
+  for (uint32_t r = 0; r < b.rows; r++)
+    for (uint32_t c = 0; c < b.cols; c++) d.l1_bank_cores.push_back(CoreCoord{r, c});
+  d.semaphores = kSemaphoresPerCore;
   return d;
 }
 

@@ -1,19 +1,45 @@
-// KernelBuilder: turns one kernel section into a shared object with the host
-// C++ compiler, against the emulation headers, and caches the result on disk
+// KernelBuilder: turns one kernel into a shared object with the host C++
+// compiler, against the emulation headers, and caches the result on disk
 // (and loaded, in memory) under a hash of everything that goes into it.
+//
+// The cache is code the runtime loads and runs, so it is treated as such
+// (docs/emulator.md, "Building kernels"):
+//  - it never lives in a shared place: without a cache_dir, XDG_CACHE_HOME or
+//    HOME the builder makes a private directory (mkdtemp, 0700) and removes it
+//    when the layer goes;
+//  - every directory from the cache root down is checked: ours, not writable
+//    by others (an ancestor may be root's, or writable by others when sticky);
+//  - an object is opened with O_NOFOLLOW and checked on the open descriptor
+//    (a regular file of ours that nobody else can write) before it is
+//    dlopen'ed through /proc/self/fd, so what is checked is what is loaded;
+//  - a build happens in a private mkdtemp directory, files are created with
+//    O_EXCL|O_NOFOLLOW, and the object is renamed into place;
+//  - the compiler runs under a small supervisor process: in a process group
+//    of its own, with a bounded wait; on a timeout, a cancel or the death of
+//    the runtime the supervisor kills the whole group and removes the build
+//    directory.
+#include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
-#include <thread>
 
 #include "emu.hpp"
 #include "runner.hpp"
@@ -21,6 +47,8 @@
 #ifndef ZYX_EMU_INCLUDE_DIR
 #define ZYX_EMU_INCLUDE_DIR ""
 #endif
+
+extern char** environ;
 
 namespace fs = std::filesystem;
 
@@ -37,21 +65,151 @@ std::string env_or(const char* name, const std::string& fallback) {
   return v && *v ? std::string(v) : fallback;
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'')
-      out += "'\\''";
-    else
-      out += c;
-  }
-  return out + "'";
+std::vector<std::string> split_words(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
 }
 
-std::string default_cache_dir() {
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/zyx/emu";
-  if (const char* h = std::getenv("HOME"); h && *h == '/') return std::string(h) + "/.cache/zyx/emu";
-  return "/tmp/zyx-emu-cache";
+std::string errno_text(int e) { return std::strerror(e); }
+
+// ---- trusted directories and files -----------------------------------------
+
+// Why a directory we are about to use as (part of) the cache is not safe, or
+// "" when it is. `leaf`: the cache directory itself (must be ours and not
+// writable by others); otherwise an ancestor (ours or root's; writable by
+// others only with the sticky bit, as /tmp).
+std::string dir_problem(const struct stat& st, bool leaf) {
+  uid_t me = geteuid();
+  if (!S_ISDIR(st.st_mode)) return "not a directory";
+  if (leaf) {
+    if (st.st_uid != me)
+      return "owned by uid " + std::to_string(st.st_uid) + ", not by this process's uid " + std::to_string(me);
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) return "writable by its group or by others";
+    return "";
+  }
+  if (st.st_uid != me && st.st_uid != 0)
+    return "owned by uid " + std::to_string(st.st_uid) + " (neither this process's uid nor root)";
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+    return "writable by its group or by others and not sticky";
+  return "";
+}
+
+// Checks every ancestor of `dir` (an existing directory) and `dir` itself.
+void check_dir_chain(const std::string& dir, const char* what) {
+  std::error_code ec;
+  fs::path real = fs::canonical(dir, ec);
+  if (ec) throw Error("invalid_argument", std::string(what) + " " + dir + ": " + ec.message());
+  fs::path at = "/";
+  std::vector<fs::path> chain{at};
+  for (const auto& part : real.relative_path()) chain.push_back(at /= part);
+  for (size_t i = 0; i < chain.size(); i++) {
+    struct stat st{};
+    if (stat(chain[i].c_str(), &st) != 0)
+      throw Error("invalid_argument", std::string(what) + " " + chain[i].string() + ": " + errno_text(errno));
+    bool leaf = i + 1 == chain.size();
+    std::string why = dir_problem(st, leaf);
+    if (!why.empty())
+      throw Error("invalid_argument", std::string("refusing ") + what + " " + dir + ": " +
+                                          (leaf ? "it" : chain[i].string()) + " is " + why +
+                                          " (a kernel cache must be private: others could plant code the runtime runs)");
+  }
+}
+
+// Creates `dir` and its missing parents (mode 0700), then checks the chain.
+void make_private_dir(const std::string& dir, const char* what) {
+  std::string cur;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = dir.find('/', pos + 1);
+    cur = dir.substr(0, pos);
+    if (cur.empty()) continue;
+    if (mkdir(cur.c_str(), 0700) != 0 && errno != EEXIST)
+      throw Error("invalid_argument", std::string("cannot create ") + what + " " + cur + ": " + errno_text(errno));
+  }
+  check_dir_chain(dir, what);
+}
+
+// A subdirectory we create ourselves: no symlink, a directory of ours that
+// nobody else can write.
+void make_own_subdir(const std::string& dir) {
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    throw Error("invalid_argument", "cannot create the kernel cache " + dir + ": " + errno_text(errno));
+  struct stat st{};
+  if (lstat(dir.c_str(), &st) != 0)
+    throw Error("invalid_argument", "kernel cache " + dir + ": " + errno_text(errno));
+  if (S_ISLNK(st.st_mode)) throw Error("invalid_argument", "refusing kernel cache " + dir + ": it is a symbolic link");
+  std::string why = dir_problem(st, true);
+  if (!why.empty()) throw Error("invalid_argument", "refusing kernel cache " + dir + ": it is " + why);
+}
+
+// Why an opened object file must not be loaded, or "".
+std::string object_problem(int fd) {
+  struct stat st{};
+  if (fstat(fd, &st) != 0) return "cannot stat it: " + errno_text(errno);
+  if (!S_ISREG(st.st_mode)) return "not a regular file";
+  if (st.st_uid != geteuid())
+    return "owned by uid " + std::to_string(st.st_uid) + ", not by this process's uid " + std::to_string(geteuid());
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) return "writable by its group or by others";
+  return "";
+}
+
+// Removes a directory tree without following symbolic links, with raw system
+// calls only (no allocation), so that the compiler supervisor can use it
+// after fork in a multithreaded process. Returns false if anything is left.
+bool remove_tree_at(int parent, const char* name, int depth) {
+  if (depth > 32) return false;
+  int fd = static_cast<int>(syscall(SYS_openat, parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd < 0) return syscall(SYS_unlinkat, parent, name, 0) == 0 || errno == ENOENT;
+  alignas(8) char buf[4096];
+  bool ok = true;
+  for (;;) {
+    long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
+    if (n <= 0) break;
+    for (long off = 0; off < n;) {
+      struct Dirent64 {
+        uint64_t ino;
+        int64_t off;
+        unsigned short reclen;
+        unsigned char type;
+        char name[1];
+      };
+      auto* d = reinterpret_cast<Dirent64*>(buf + off);
+      off += d->reclen;
+      const char* nm = d->name;
+      if ((nm[0] == '.' && nm[1] == 0) || (nm[0] == '.' && nm[1] == '.' && nm[2] == 0)) continue;
+      if (d->type == DT_DIR) {
+        ok = remove_tree_at(fd, nm, depth + 1) && ok;
+      } else if (syscall(SYS_unlinkat, fd, nm, 0) != 0 && errno != ENOENT) {
+        if (errno == EISDIR) ok = remove_tree_at(fd, nm, depth + 1) && ok;
+        else ok = false;
+      }
+    }
+  }
+  syscall(SYS_close, fd);
+  if (syscall(SYS_unlinkat, parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT) ok = false;
+  return ok;
+}
+
+bool remove_tree(const std::string& path) { return remove_tree_at(AT_FDCWD, path.c_str(), 0); }
+
+// Writes `text` to a new file (O_EXCL|O_NOFOLLOW, 0600).
+void write_new_file(const std::string& path, const std::string& text) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) throw Error("compile_error", "cannot create " + path + ": " + errno_text(errno));
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int e = errno;
+      close(fd);
+      throw Error("compile_error", "cannot write " + path + ": " + errno_text(e));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (close(fd) != 0) throw Error("compile_error", "cannot write " + path + ": " + errno_text(errno));
 }
 
 // Hash of every file under the include dir, so that a header change
@@ -76,41 +234,201 @@ std::string hash_headers(const std::string& dir) {
   return h.hex();
 }
 
-std::string run_command(const std::string& cmd, int* status) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) {
-    *status = -1;
-    return "cannot start the compiler: " + cmd;
-  }
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) {
-    if (out.size() < (1u << 20)) out.append(buf, n);
-  }
-  int st = pclose(p);
-  *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
-}
-
 const std::regex& old_style_main() {
   static const std::regex re(R"(void\s+MAIN\b)");
   return re;
 }
 
-}  // namespace
+// ---- the compiler supervisor ------------------------------------------------
 
-KernelBuilder::KernelBuilder(std::string cache_dir, const Board& board) : board_(board) {
-  cache_dir_ = cache_dir.empty() ? default_cache_dir() : cache_dir;
-  include_dir_ = env_or("ZYX_EMU_INCLUDE", ZYX_EMU_INCLUDE_DIR);
-  cxx_ = env_or("ZYX_EMU_CXX", "c++");
-  cxxflags_ = env_or("ZYX_EMU_CXXFLAGS", "-O2 -std=c++20 -fPIC -shared");
-  header_hash_ = hash_headers(include_dir_);
+// Exit status of a supervisor whose compiler it killed on request.
+constexpr int kKilledStatus = 250;
+
+// Runs in the child of fork() (of a multithreaded process): async-signal-safe
+// calls only. Starts the compiler in a process group of its own, waits for
+// it, and kills the whole group (then removes the build directory) when the
+// runtime dies (parent-death signal) or asks (SIGTERM). Never returns.
+[[noreturn]] void supervise(pid_t runtime, int out_fd, int null_fd, const char* exe, const char* const* argv,
+                            const char* const* envp, const char* build_dir, const sigset_t* orig_mask) {
+  sigset_t waitset;
+  sigemptyset(&waitset);
+  sigaddset(&waitset, SIGCHLD);
+  sigaddset(&waitset, SIGTERM);
+  sigaddset(&waitset, SIGHUP);
+  sigaddset(&waitset, SIGINT);
+  sigprocmask(SIG_BLOCK, &waitset, nullptr);
+  // Dispositions the runtime may have changed would be inherited; the
+  // compiler wants the defaults.
+  struct sigaction dfl{};
+  dfl.sa_handler = SIG_DFL;
+  for (int s : {SIGPIPE, SIGCHLD, SIGSEGV, SIGBUS, SIGFPE}) sigaction(s, &dfl, nullptr);
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  auto cleanup_exit = [&](int code) {
+    remove_tree(build_dir);
+    _exit(code);
+  };
+  if (getppid() != runtime) cleanup_exit(kKilledStatus);  // the runtime died before the signal was armed
+  // Keep only the compiler's stdin (/dev/null) and output (the pipe): other
+  // threads' pipes and the runtime's protocol stream must not stay open here.
+  int o = fcntl(out_fd, F_DUPFD, 10), z = fcntl(null_fd, F_DUPFD, 10);
+  if (o < 0 || z < 0) cleanup_exit(126);
+  dup2(z, 0);
+  dup2(o, 1);
+  dup2(o, 2);
+  syscall(SYS_close_range, 3u, ~0u, 0u);
+  pid_t c = fork();
+  if (c < 0) cleanup_exit(126);
+  if (c == 0) {
+    setpgid(0, 0);
+    sigprocmask(SIG_SETMASK, orig_mask, nullptr);
+    execve(exe, const_cast<char* const*>(argv), const_cast<char* const*>(envp));
+    static const char msg[] = "zyx-emu: cannot run the kernel compiler (ZYX_EMU_CXX)\n";
+    ssize_t ignored = write(2, msg, sizeof msg - 1);
+    (void)ignored;
+    _exit(127);
+  }
+  setpgid(c, c);
+  dup2(0, 1);  // drop this process's copies of the pipe
+  dup2(0, 2);
+  int status = 0;
+  for (;;) {
+    siginfo_t info{};
+    int sig = sigwaitinfo(&waitset, &info);
+    if (sig < 0) continue;  // EINTR
+    if (sig == SIGCHLD) {
+      pid_t w;
+      bool done = false;
+      while ((w = waitpid(-1, &status, WNOHANG)) > 0)
+        if (w == c) done = true;
+      if (!done) continue;
+      // The compiler driver is gone; take down anything it left in its group.
+      kill(-c, SIGKILL);
+      while (waitpid(-1, nullptr, WNOHANG) > 0) {
+      }
+      if (WIFEXITED(status)) _exit(WEXITSTATUS(status) == kKilledStatus ? 1 : WEXITSTATUS(status));
+      _exit(WIFSIGNALED(status) ? 128 + (WTERMSIG(status) & 63) : 1);  // below kKilledStatus
+    }
+    // SIGTERM (a cancel, a timeout, or the runtime's death), SIGHUP, SIGINT.
+    kill(-c, SIGKILL);
+    while (waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
+    }
+    cleanup_exit(kKilledStatus);
+  }
 }
 
-std::shared_ptr<KernelObject> KernelBuilder::get(SectionKind kind, const Section& section,
-                                                 const std::vector<uint32_t>& compile_args,
+// The compiler's executable: a path as given, or found on PATH (before fork:
+// the supervisor may not search).
+std::string find_executable(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  std::string path = env_or("PATH", "/usr/local/bin:/usr/bin:/bin");
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string d = path.substr(start, end - start);
+    std::string cand = (d.empty() ? std::string(".") : d) + "/" + name;
+    if (access(cand.c_str(), X_OK) == 0) return cand;
+    start = end + 1;
+  }
+  throw Error("compile_error", "the kernel compiler \"" + name + "\" (ZYX_EMU_CXX) is not on PATH");
+}
+
+std::chrono::seconds compile_timeout() {
+  if (const char* s = std::getenv("ZYX_EMU_COMPILE_TIMEOUT_S")) {
+    char* end = nullptr;
+    long v = std::strtol(s, &end, 10);
+    if (end != s && v > 0) return std::chrono::seconds(v);
+  }
+  return std::chrono::seconds(600);
+}
+
+}  // namespace
+
+std::string include_path_problem(const std::string& path) {
+  if (path.empty()) return "empty path";
+  if (path.size() > 4096) return "path longer than 4096 bytes";
+  if (path.find('\0') != std::string::npos) return "path contains a NUL byte";
+  if (path[0] == '/') return "absolute path (want a relative one)";
+  for (size_t at = 0; at <= path.size();) {
+    size_t slash = path.find('/', at);
+    if (slash == std::string::npos) slash = path.size();
+    std::string part = path.substr(at, slash - at);
+    if (part.empty()) return "empty path component";
+    if (part == "." || part == "..") return "\"" + part + "\" component";
+    at = slash + 1;
+  }
+  return "";
+}
+
+// ---- KernelBuilder ----------------------------------------------------------
+
+KernelBuilder::KernelBuilder(std::string cache_dir, const Board& board) : board_(board) {
+  include_dir_ = env_or("ZYX_EMU_INCLUDE", ZYX_EMU_INCLUDE_DIR);
+  cxx_ = env_or("ZYX_EMU_CXX", "c++");
+  cxxflags_ = env_or("ZYX_EMU_CXXFLAGS", "-O2 -std=c++20 -fPIC -shared -fstack-clash-protection");
+  header_hash_ = hash_headers(include_dir_);
+  std::string root = cache_dir;
+  if (root.empty()) {
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/')
+      root = std::string(x) + "/zyx/tt";
+    else if (const char* h = std::getenv("HOME"); h && *h == '/')
+      root = std::string(h) + "/.cache/zyx/tt";
+  }
+  if (root.empty()) {
+    // No place of the user's own to cache in: a private directory for this
+    // layer's lifetime, never a shared, predictable one.
+    std::string tmp = env_or("TMPDIR", "/tmp");
+    if (tmp[0] != '/') tmp = "/tmp";
+    std::string templ = tmp + "/zyx-tt-kernels-XXXXXX";
+    std::vector<char> buf(templ.begin(), templ.end());
+    buf.push_back(0);
+    if (!mkdtemp(buf.data()))
+      throw Error("invalid_argument", "no kernel cache: cache_dir is empty and XDG_CACHE_HOME and HOME are unset, and "
+                                      "a private directory in " + tmp + " cannot be made: " + errno_text(errno));
+    root = buf.data();
+    private_root_ = root;
+    check_dir_chain(root, "kernel cache");
+  } else {
+    make_private_dir(root, "kernel cache");
+  }
+  cache_dir_ = root + "/emu";
+  make_own_subdir(cache_dir_);
+}
+
+KernelBuilder::~KernelBuilder() {
+  cancel();
+  loaded_.clear();
+  if (!private_root_.empty()) remove_tree(private_root_);
+}
+
+void KernelBuilder::cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  for (pid_t p : supervisors_) kill(p, SIGTERM);
+}
+
+std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const std::vector<uint32_t>& compile_args,
+                                                 const std::vector<std::pair<std::string, uint32_t>>& named_args,
                                                  const ProgramDesc& program) {
+  BuildSpec s;
+  s.name = kernel.name;
+  s.program_name = program.name;
+  s.processor = kernel.processor == Processor::Riscv0 ? 0 : kernel.processor == Processor::Riscv1 ? 1 : 2;
+  s.noc = kernel.noc;
+  s.source = &kernel.source;
+  s.defines = &kernel.defines;
+  s.compile_args = compile_args;
+  s.named_args = named_args;
+  for (const auto& f : program.include_files) s.include_files.emplace_back(&f.path, &f.source);
+  s.fp32_dest_acc = kernel.compute.fp32_dest_acc;
+  s.math_approx = kernel.compute.math_approx_mode;
+  static const char* fidelities[] = {"LoFi", "HiFi2", "HiFi3", "HiFi4"};
+  s.math_fidelity = fidelities[static_cast<int>(kernel.compute.math_fidelity) & 3];
+  return get(s);
+}
+
+std::string KernelBuilder::key_of(const BuildSpec& s) const {
   Hasher h;
   h.add(header_hash_);
   h.add(cxx_);
@@ -118,15 +436,24 @@ std::shared_ptr<KernelObject> KernelBuilder::get(SectionKind kind, const Section
   h.add(board_.arch);
   h.add_u64(board_.dram_banks);
   h.add_u64(board_.dram_alignment);
-  h.add_u64(static_cast<uint64_t>(kind));
-  h.add(section.source);
-  for (auto& [k, v] : section.defines) h.add(k), h.add(v);
-  h.add_u64(compile_args.size());
-  for (auto v : compile_args) h.add_u64(v);
-  h.add_u64(program.fp32_dest_acc), h.add_u64(program.math_approx_mode);
-  h.add(program.math_fidelity);
-  std::string key = h.hex();
+  h.add_u64(board_.rows), h.add_u64(board_.cols), h.add_u64(board_.l1_alignment);
+  h.add_u64(static_cast<uint64_t>(s.processor));
+  h.add_u64(s.noc);
+  h.add(*s.source);
+  for (auto& [k, v] : *s.defines) h.add(k), h.add(v);
+  h.add_u64(s.compile_args.size());
+  for (auto v : s.compile_args) h.add_u64(v);
+  h.add_u64(s.named_args.size());
+  for (auto& [k, v] : s.named_args) h.add(k), h.add_u64(v);
+  h.add_u64(s.include_files.size());
+  for (auto& f : s.include_files) h.add(*f.first), h.add(*f.second);
+  h.add_u64(s.fp32_dest_acc), h.add_u64(s.math_approx);
+  h.add(s.math_fidelity);
+  return h.hex();
+}
 
+std::shared_ptr<KernelObject> KernelBuilder::get(const BuildSpec& spec) {
+  std::string key = key_of(spec);
   std::shared_ptr<std::mutex> key_mu;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -141,15 +468,62 @@ std::shared_ptr<KernelObject> KernelBuilder::get(SectionKind kind, const Section
     if (auto it = loaded_.find(key); it != loaded_.end()) return it->second;
   }
   std::string path = cache_dir_ + "/" + key + ".so";
-  if (access(path.c_str(), R_OK) == 0)
-    disk_hits_++;
-  else
-    path = build(key, kind, section, compile_args, program);
+  std::shared_ptr<KernelObject> obj;
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno != ENOENT) {
+    std::fprintf(stderr, "zyx-emu: not loading cached kernel object %s: %s; rebuilding it\n", path.c_str(),
+                 errno_text(errno).c_str());
+    unlink(path.c_str());  // ours to remove: the directory is checked to be ours
+  }
+  struct Fd {
+    int fd;
+    ~Fd() {
+      if (fd >= 0) close(fd);
+    }
+  };
+  if (fd >= 0) {
+    Fd hold{fd};
+    std::string why = object_problem(fd);
+    if (why.empty()) {
+      obj = load(fd, path);
+      disk_hits_++;
+    } else {
+      std::fprintf(stderr, "zyx-emu: refusing cached kernel object %s: %s; rebuilding it\n", path.c_str(),
+                   why.c_str());
+      unlink(path.c_str());
+    }
+  }
+  if (!obj) {
+    Fd hold{build(key, spec)};
+    obj = load(hold.fd, path);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  loaded_[key] = obj;
+  return obj;
+}
 
+std::shared_ptr<KernelObject> KernelBuilder::load(int fd, const std::string& path) {
   auto obj = std::make_shared<KernelObject>();
   obj->path = path;
-  obj->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!obj->handle) throw Error("compile_error", std::string("cannot load kernel object: ") + dlerror());
+  // Load what was checked: the open descriptor, not the name. The loader
+  // knows objects by the name they were opened under, and descriptor
+  // numbers are reused, so the name is a fresh link (in our own directory)
+  // to /proc/self/fd/N, removed once the object is loaded.
+  // The sequence is the process's, not the builder's: names must differ
+  // across layers too.
+  static std::atomic<uint64_t> load_seq{0};
+  std::string via = "/proc/self/fd/" + std::to_string(fd), link;
+  for (;;) {
+    link = cache_dir_ + "/.load-" + std::to_string(getpid()) + "-" + std::to_string(load_seq++) + ".so";
+    if (symlink(via.c_str(), link.c_str()) == 0) break;
+    if (errno != EEXIST) throw Error("compile_error", "cannot load kernel object " + path + ": " + errno_text(errno));
+  }
+  obj->handle = dlopen(link.c_str(), RTLD_NOW | RTLD_LOCAL);
+  const char* dl_error = obj->handle ? nullptr : dlerror();
+  unlink(link.c_str());
+  if (!obj->handle)
+    throw Error("compile_error", "cannot load kernel object " + path + " (through " + via +
+                                     "; the emulator needs /proc): " + (dl_error ? dl_error : "unknown error"));
   auto abi = reinterpret_cast<int (*)()>(dlsym(obj->handle, "zyx_emu_kernel_abi"));
   auto bind = reinterpret_cast<void (*)(const zyx_emu_api*)>(dlsym(obj->handle, "zyx_emu_kernel_bind"));
   obj->run = reinterpret_cast<void (*)()>(dlsym(obj->handle, "zyx_emu_kernel_run"));
@@ -157,68 +531,214 @@ std::shared_ptr<KernelObject> KernelBuilder::get(SectionKind kind, const Section
     throw Error("compile_error", "kernel object " + path + " does not speak emulator ABI " +
                                      std::to_string(ZYX_EMU_ABI_VERSION));
   bind(kernel_api());
-  std::lock_guard<std::mutex> lock(mu_);
-  loaded_[key] = obj;
   return obj;
 }
 
-std::string KernelBuilder::build(const std::string& key, SectionKind kind, const Section& section,
-                                 const std::vector<uint32_t>& compile_args, const ProgramDesc& program) {
-  std::error_code ec;
-  fs::create_directories(cache_dir_, ec);
-  if (ec) throw Error("compile_error", "cannot create the kernel cache " + cache_dir_ + ": " + ec.message());
-  std::ostringstream tag;
-  tag << cache_dir_ << "/.tmp-" << key << "-" << getpid() << "-" << std::this_thread::get_id();
-  std::string src_path = tag.str() + ".cpp", tmp_so = tag.str() + ".so";
-  bool is_compute = kind == SectionKind::Compute;
-  {
-    std::ofstream out(src_path, std::ios::binary);
-    // The program's name stays out of the source: it is free text (a newline
-    // or trailing backslash would change the code) and not part of the key.
-    out << "// Generated by zyx-tt's emulator: " << section_name(kind) << " kernel\n";
-    out << "#define ZYX_EMU_SECTION_" << (is_compute ? "COMPUTE" : "DATAFLOW") << " 1\n";
-    out << "#define ZYX_EMU_SECTION_KIND " << static_cast<int>(kind) << "\n";
-    out << "#define ZYX_EMU_NUM_COMPILE_ARGS " << compile_args.size() << "\n";
-    out << "#define ZYX_EMU_COMPILE_ARGS ";
-    for (auto v : compile_args) out << v << "u, ";
-    out << "0u\n";
-    out << "#define ZYX_EMU_FP32_DEST_ACC " << (program.fp32_dest_acc ? 1 : 0) << "\n";
-    out << "#define ZYX_EMU_MATH_APPROX " << (program.math_approx_mode ? 1 : 0) << "\n";
-    out << "#define ZYX_EMU_NUM_DRAM_BANKS " << board_.dram_banks << "\n";
-    out << "#include \"zyx_emu/kernel_prelude.h\"\n";
-    out << "#line 1 \"" << section_name(kind) << ".cpp\"\n";
-    out << section.source << "\n";
-    out << "#line 1 \"zyx_emu_entry\"\n";
-    bool old_style = is_compute && std::regex_search(section.source, old_style_main());
-    out << "extern \"C\" __attribute__((visibility(\"default\"))) void zyx_emu_kernel_run() { "
-        << (old_style ? "::NAMESPACE::MAIN;" : "kernel_main();") << " }\n";
-    if (!out) throw Error("compile_error", "cannot write " + src_path);
+std::string KernelBuilder::generated_source(const BuildSpec& s) const {
+  bool is_compute = s.processor == 2;
+  std::ostringstream out;
+  // The program's name stays out of the source: it is free text (a newline
+  // or trailing backslash would change the code) and not part of the key.
+  out << "// Generated by zyx-tt's emulator: " << s.name << " kernel\n";
+  out << "#define ZYX_EMU_SECTION_" << (is_compute ? "COMPUTE" : "DATAFLOW") << " 1\n";
+  out << "#define ZYX_EMU_PROCESSOR " << s.processor << "\n";
+  out << "#define ZYX_EMU_NOC " << s.noc << "\n";
+  // Compile-time args in tt-metal's three forms: the list behind
+  // get_compile_time_arg_val, one macro per index (usable in #if), and the
+  // named map behind get_named_compile_time_arg_val.
+  out << "#define ZYX_EMU_NUM_COMPILE_ARGS " << s.compile_args.size() << "\n";
+  out << "#define KERNEL_COMPILE_TIME_ARGS ";
+  for (size_t i = 0; i < s.compile_args.size(); i++) out << (i ? "," : "") << s.compile_args[i];
+  out << "\n";
+  for (size_t i = 0; i < s.compile_args.size(); i++)
+    out << "#define KERNEL_COMPILE_TIME_ARG_" << i << " " << s.compile_args[i] << "\n";
+  if (!s.named_args.empty()) {
+    out << "#define KERNEL_COMPILE_TIME_ARG_MAP ";
+    for (size_t i = 0; i < s.named_args.size(); i++) {
+      const std::string& n = s.named_args[i].first;
+      bool ident = !n.empty() && !std::isdigit(static_cast<unsigned char>(n[0]));
+      for (char c : n) ident = ident && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+      if (!ident)
+        throw Error("invalid_argument", "named compile arg \"" + n + "\" of the " + s.name +
+                                            " kernel is not a C identifier");
+      out << (i ? ", " : "") << "{\"" << n << "\", " << s.named_args[i].second << "u}";
+    }
+    out << "\n";
   }
-  std::ostringstream cmd;
-  cmd << cxx_ << " " << cxxflags_ << " -I" << shell_quote(include_dir_);
-  cmd << (board_.arch == "blackhole" ? " -DARCH_BLACKHOLE" : " -DARCH_WORMHOLE");
-  cmd << " -DNUM_DRAM_BANKS=" << board_.dram_banks << " -DZYX_EMU_DRAM_ALIGNMENT=" << board_.dram_alignment;
-  if (is_compute) cmd << " -DCOMPILE_FOR_TRISC=1";
-  for (auto& [k, v] : section.defines) cmd << " " << shell_quote("-D" + k + "=" + v);
-  cmd << " -o " << shell_quote(tmp_so) << " " << shell_quote(src_path);
+  out << "#define ZYX_EMU_FP32_DEST_ACC " << (s.fp32_dest_acc ? 1 : 0) << "\n";
+  out << "#define ZYX_EMU_MATH_APPROX " << (s.math_approx ? 1 : 0) << "\n";
+  out << "#define ZYX_EMU_NUM_DRAM_BANKS " << board_.dram_banks << "\n";
+  out << "#include \"zyx_emu/kernel_prelude.h\"\n";
+  out << "#line 1 \"" << s.name << ".cpp\"\n";
+  out << *s.source << "\n";
+  out << "#line 1 \"zyx_emu_entry\"\n";
+  bool old_style = is_compute && std::regex_search(*s.source, old_style_main());
+  out << "extern \"C\" __attribute__((visibility(\"default\"))) void zyx_emu_kernel_run() { "
+      << (old_style ? "::NAMESPACE::MAIN;" : "kernel_main();") << " }\n";
+  return out.str();
+}
+
+int KernelBuilder::build(const std::string& key, const BuildSpec& s) {
+  for (auto& f : s.include_files)
+    if (std::string why = include_path_problem(*f.first); !why.empty())
+      throw Error("invalid_argument", "include file \"" + *f.first + "\": " + why);
+  std::string source = generated_source(s);
+  std::string templ = cache_dir_ + "/.build-XXXXXX";
+  std::vector<char> tb(templ.begin(), templ.end());
+  tb.push_back(0);
+  if (!mkdtemp(tb.data())) throw Error("compile_error", "cannot create a build directory in " + cache_dir_ + ": " +
+                                                            errno_text(errno));
+  std::string dir = tb.data();
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() { remove_tree(dir); }
+  } cleanup{dir};
+  std::string src_path = dir + "/kernel.cpp", obj_path = dir + "/kernel.so", inc = dir + "/include";
+  write_new_file(src_path, source);
+  if (mkdir(inc.c_str(), 0700) != 0) throw Error("compile_error", "cannot create " + inc + ": " + errno_text(errno));
+  for (auto& f : s.include_files) {
+    const std::string& rel = *f.first;
+    for (size_t p = rel.find('/'); p != std::string::npos; p = rel.find('/', p + 1)) {
+      std::string sub = inc + "/" + rel.substr(0, p);
+      if (mkdir(sub.c_str(), 0700) != 0 && errno != EEXIST)
+        throw Error("compile_error", "cannot create " + sub + ": " + errno_text(errno));
+    }
+    std::string fp = inc + "/" + rel;
+    if (access(fp.c_str(), F_OK) == 0) throw Error("invalid_argument", "include file \"" + rel + "\" given twice");
+    write_new_file(fp, *f.second);
+  }
+
+  std::vector<std::string> args = split_words(cxx_);
+  if (args.empty()) throw Error("compile_error", "ZYX_EMU_CXX is empty");
+  for (auto& w : split_words(cxxflags_)) args.push_back(w);
+  args.push_back("-pipe");
+  args.push_back("-I" + inc);
+  args.push_back("-I" + include_dir_);
+  args.push_back(board_.arch == "blackhole" ? "-DARCH_BLACKHOLE" : "-DARCH_WORMHOLE");
+  args.push_back("-DNUM_DRAM_BANKS=" + std::to_string(board_.dram_banks));
+  args.push_back("-DZYX_EMU_DRAM_ALIGNMENT=" + std::to_string(board_.dram_alignment));
+  args.push_back("-DNUM_L1_BANKS=" + std::to_string(board_.rows * board_.cols));
+  args.push_back("-DZYX_EMU_L1_ALIGNMENT=" + std::to_string(board_.l1_alignment));
+  args.push_back("-DZYX_EMU_GRID_ROWS=" + std::to_string(board_.rows));
+  args.push_back("-DZYX_EMU_GRID_COLS=" + std::to_string(board_.cols));
+  args.push_back("-DKERNEL_BUILD=1");
+  if (s.processor == 2)
+    args.push_back("-DCOMPILE_FOR_TRISC=1");
+  else
+    args.push_back(s.processor == 0 ? "-DCOMPILE_FOR_BRISC=1" : "-DCOMPILE_FOR_NCRISC=1");
+  args.push_back("-DNOC_INDEX=" + std::to_string(s.noc));
+  for (auto& [k, v] : *s.defines) args.push_back("-D" + k + "=" + v);
+  args.push_back("-o");
+  args.push_back(obj_path);
+  args.push_back(src_path);
+
   int status = 0;
-  std::string diag = run_command(cmd.str(), &status);
+  std::string diag = run_compiler(args, dir, &status);
   compiles_++;
-  fs::remove(src_path, ec);
+  if (status == kKilledStatus)
+    throw Error("compile_error", s.name + " kernel of " + s.program_name + ": the build was cancelled or took longer "
+                                 "than ZYX_EMU_COMPILE_TIMEOUT_S (" + std::to_string(compile_timeout().count()) + " s)");
   if (status != 0) {
-    fs::remove(tmp_so, ec);
     // Report paths as the kernel author knows them.
-    std::string where = src_path;
-    for (size_t p; (p = diag.find(where)) != std::string::npos;) diag.replace(p, where.size(), "kernel");
-    throw Error("compile_error",
-                std::string(section_name(kind)) + " kernel of " + program.name + " did not build:\n" + diag);
+    for (const std::string& from : {src_path, inc + "/", dir + "/"}) {
+      std::string to = from == src_path ? "kernel" : "";
+      for (size_t p; (p = diag.find(from)) != std::string::npos;) diag.replace(p, from.size(), to);
+    }
+    throw Error("compile_error", s.name + " kernel of " + s.program_name + " did not build:\n" + diag);
+  }
+  int fd = open(obj_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) throw Error("compile_error", "the compiler left no kernel object: " + errno_text(errno));
+  std::string why = object_problem(fd);
+  if (!why.empty()) {
+    close(fd);
+    throw Error("compile_error", "the built kernel object is " + why);
   }
   std::string final_path = cache_dir_ + "/" + key + ".so";
-  if (std::rename(tmp_so.c_str(), final_path.c_str()) != 0) {
-    fs::remove(tmp_so, ec);
-    throw Error("compile_error", "cannot move the kernel object into " + final_path);
+  if (std::rename(obj_path.c_str(), final_path.c_str()) != 0) {
+    int e = errno;
+    close(fd);
+    throw Error("compile_error", "cannot move the kernel object into " + final_path + ": " + errno_text(e));
   }
-  return final_path;
+  return fd;  // the descriptor stays valid for the renamed file
+}
+
+std::string KernelBuilder::run_compiler(const std::vector<std::string>& args, const std::string& build_dir,
+                                        int* status) {
+  // Everything the supervisor needs is prepared before fork: after it only
+  // async-signal-safe calls are allowed.
+  std::string exe = find_executable(args[0]);
+  std::vector<const char*> argv;
+  for (auto& a : args) argv.push_back(a.c_str());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_store;
+  for (char** e = environ; e && *e; e++)
+    if (std::strncmp(*e, "TMPDIR=", 7) != 0) env_store.emplace_back(*e);
+  env_store.push_back("TMPDIR=" + build_dir);  // the compiler's temporaries die with the build directory
+  std::vector<const char*> envp;
+  for (auto& e : env_store) envp.push_back(e.c_str());
+  envp.push_back(nullptr);
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC) != 0) throw Error("compile_error", "cannot start the compiler: " + errno_text(errno));
+  int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null_fd < 0) {
+    close(pipefd[0]);
+    close(pipefd[1]);
+    throw Error("compile_error", "cannot open /dev/null: " + errno_text(errno));
+  }
+  sigset_t orig;
+  pthread_sigmask(SIG_SETMASK, nullptr, &orig);
+  pid_t runtime = getpid();
+  pid_t sup;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cancelled_) {
+      close(pipefd[0]), close(pipefd[1]), close(null_fd);
+      *status = kKilledStatus;
+      return "";
+    }
+    sup = fork();
+    if (sup == 0)
+      supervise(runtime, pipefd[1], null_fd, exe.c_str(), argv.data(), envp.data(), build_dir.c_str(), &orig);
+    if (sup > 0) supervisors_.push_back(sup);
+  }
+  int fork_errno = errno;
+  close(pipefd[1]);
+  close(null_fd);
+  if (sup < 0) {
+    close(pipefd[0]);
+    throw Error("compile_error", "cannot start the compiler: " + errno_text(fork_errno));
+  }
+  std::string out;
+  auto deadline = std::chrono::steady_clock::now() + compile_timeout();
+  bool killed = false;
+  char buf[4096];
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 && !killed) {
+      kill(sup, SIGTERM);
+      killed = true;
+    }
+    pollfd p{pipefd[0], POLLIN, 0};
+    int r = poll(&p, 1, killed ? 1000 : static_cast<int>(std::min<long long>(left.count() + 1, 1000)));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) continue;
+    ssize_t n = read(pipefd[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (out.size() < (1u << 20)) out.append(buf, static_cast<size_t>(n));
+  }
+  close(pipefd[0]);
+  {
+    // Out of the cancel list before it is reaped, so that a cancel never
+    // signals a reused pid (an unreaped child keeps its pid).
+    std::lock_guard<std::mutex> lock(mu_);
+    supervisors_.erase(std::remove(supervisors_.begin(), supervisors_.end(), sup), supervisors_.end());
+  }
+  int st = 0;
+  while (waitpid(sup, &st, 0) < 0 && errno == EINTR) {
+  }
+  *status = WIFEXITED(st) ? WEXITSTATUS(st) : kKilledStatus;
+  return out;
 }
 
 }  // namespace zyx::emu

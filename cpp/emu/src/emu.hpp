@@ -30,6 +30,8 @@ struct Board {
   uint64_t dram_alignment = 32;
   uint64_t l1_size = 0;
   uint64_t l1_unreserved_base = 0;
+  uint64_t l1_alignment = 16;
+  uint32_t cores() const { return rows * cols; }  // = L1 banks
 };
 
 // Returns the preset for a board name, or throws invalid_argument naming the
@@ -37,6 +39,35 @@ struct Board {
 Board board_preset(const std::string& name);
 std::vector<std::string> board_names();
 DeviceDesc describe_board(const Board& b, int chip);
+
+// ---- NOC coordinates ---------------------------------------------------------
+//
+// A NOC address is (y << 42) | (x << 36) | local address (36 bits). DRAM bank
+// b is the node (0, b); the worker at logical (row r, col c) is the node
+// (c + 1, r + 1). The kernel headers (zyx_emu/dataflow.h) follow the same
+// scheme; describe() reports it in DeviceDesc::noc.
+constexpr uint32_t kNocLocalBits = 36;
+inline uint64_t noc_addr(uint32_t x, uint32_t y, uint64_t local) {
+  return (uint64_t(y) << (kNocLocalBits + 6)) | (uint64_t(x) << kNocLocalBits) | (local & ((1ull << 36) - 1));
+}
+inline uint32_t worker_noc_x(uint32_t col) { return col + 1; }
+inline uint32_t worker_noc_y(uint32_t row) { return row + 1; }
+inline uint32_t dram_noc_x(uint32_t /*bank*/) { return 0; }
+inline uint32_t dram_noc_y(uint32_t bank) { return bank; }
+
+inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// "(row,col)" and "[r0, c0, r1, c1]" for messages.
+std::string core_text(CoreCoord c);
+std::string range_text(const CoreRange& r);
+
+// Semaphores: kSemaphoresPerCore words, kSemaphoreStride bytes apart, just
+// below the unreserved base of every core's L1.
+constexpr uint32_t kSemaphoresPerCore = 16;
+constexpr uint32_t kSemaphoreStride = 16;
+inline uint64_t semaphore_offset(const Board& board, uint32_t id) {
+  return board.l1_unreserved_base - uint64_t(kSemaphoresPerCore - id) * kSemaphoreStride;
+}
 
 // ---- device memory ---------------------------------------------------------
 
@@ -51,6 +82,18 @@ class Dram {
   Dram& operator=(const Dram&) = delete;
   void write(uint32_t bank, uint64_t addr, const uint8_t* src, uint64_t len);
   void read(uint32_t bank, uint64_t addr, uint8_t* dst, uint64_t len) const;
+  // The chunk holding bank address addr: its memory for writing (allocated
+  // on demand), or for reading (nullptr while untouched). The caller keeps to
+  // [addr, the chunk's end) and has checked addr < bank_size.
+  uint8_t* chunk_for_write(uint32_t bank, uint64_t addr) {
+    return chunk_for_write(uint64_t(bank) * chunks_per_bank_ + addr / kChunk) + addr % kChunk;
+  }
+  const uint8_t* chunk_for_read(uint32_t bank, uint64_t addr) const {
+    const uint8_t* p = table_[uint64_t(bank) * chunks_per_bank_ + addr / kChunk].load(std::memory_order_acquire);
+    return p ? p + addr % kChunk : nullptr;
+  }
+  uint32_t banks() const { return banks_; }
+  uint64_t bank_size() const { return bank_size_; }
   uint64_t committed_bytes() const { return committed_.load() * kChunk; }
   static constexpr uint64_t kChunk = 1u << 20;
 
@@ -63,8 +106,15 @@ class Dram {
   std::atomic<uint64_t> committed_{0};
 };
 
-// Address-space allocator for one DRAM bank range [base, limit): first fit,
-// coalescing on free. Addresses are the same in every bank.
+// Copies n bytes; large host transfers stream (non-temporal stores on x86),
+// so that they do not pay for reading the destination into the cache.
+void bulk_copy(uint8_t* dst, const uint8_t* src, uint64_t n, bool stream);
+void bulk_zero(uint8_t* dst, uint64_t n, bool stream);
+void bulk_fence();
+
+// Address-space allocator for one range [base, limit): first fit from the
+// bottom (alloc) or last fit from the top (alloc_top), coalescing on free.
+// The same addresses are used in every bank (DRAM) or core (L1).
 class RangeAllocator {
  public:
   RangeAllocator(uint64_t base, uint64_t limit, uint64_t align) : base_(base), limit_(limit), align_(align) {
@@ -72,6 +122,7 @@ class RangeAllocator {
   }
   // Returns the address, or UINT64_MAX when nothing fits.
   uint64_t alloc(uint64_t size);
+  uint64_t alloc_top(uint64_t size);
   void free(uint64_t addr, uint64_t size);
   uint64_t largest_free() const;
 
@@ -82,9 +133,10 @@ class RangeAllocator {
 
 // Per-core L1 memory, mapped below 4 GiB so that a 32-bit L1 address handed
 // to a kernel is also a valid host pointer (kernels cast get_write_ptr() to
-// pointers). Core k's L1 is the 2 MiB-aligned window base + k * kWindow; an
-// L1 address means window-relative offset addr & (kWindow - 1), which is what
-// the NOC functions use, so raw offsets from the host work too.
+// pointers). Core k (k = row * cols + col, also its L1 bank) has the 2
+// MiB-aligned window base + k * kWindow; an L1 address means the
+// window-relative offset addr & (kWindow - 1), which is what the NOC functions
+// use, so both a core's pointers and plain offsets from the host work.
 class L1Arena {
  public:
   static constexpr uint64_t kWindow = 2u << 20;
@@ -95,6 +147,11 @@ class L1Arena {
   uint8_t* core_base(uint32_t core) const { return base_ + uint64_t(core) * kWindow; }
   uint32_t core_addr(uint32_t core, uint64_t offset) const {
     return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(core_base(core)) + offset);
+  }
+  // Whether a 32-bit value is a pointer into some core's window.
+  bool contains(uint64_t addr) const {
+    uint64_t b = reinterpret_cast<uintptr_t>(base_);
+    return addr >= b && addr < b + bytes_;
   }
   uint32_t cores() const { return cores_; }
   uint64_t l1_size() const { return l1_size_; }
@@ -107,28 +164,102 @@ class L1Arena {
   uint64_t l1_size_;
 };
 
+// ---- buffers -----------------------------------------------------------------
+
+// Where one page of a buffer lives: a DRAM bank or a core's L1 (`unit` is the
+// bank, or the core index row * cols + col), at local address `addr`.
+struct PageLoc {
+  bool dram = true;
+  uint32_t unit = 0;
+  uint64_t addr = 0;
+};
+
+// The placement of a buffer's pages, from its BufferSpec alone (the same for
+// every buffer of that spec, so a program's declared layout has one too).
+struct Geometry {
+  BufferSpec spec;
+  uint64_t aligned_page = 0;  // page stride in a bank or shard
+  uint32_t units = 0;         // interleaved: DRAM banks or L1 banks
+  // Sharded: the holder of shard k (a worker core for L1; for DRAM the bank
+  // shard_cores[k].col, row 0), the number of shards and shards per row.
+  std::vector<CoreCoord> shard_cores;
+  uint32_t shards = 0, shards_per_row = 0;
+  uint64_t shard_pages() const { return spec.shard ? uint64_t(spec.shard->shape[0]) * spec.shard->shape[1] : 0; }
+  bool sharded() const { return spec.layout != BufferLayout::Interleaved; }
+  // The unit of shard k (DRAM bank or core index).
+  uint32_t shard_unit(uint32_t k, const Board& b) const {
+    const CoreCoord& c = shard_cores[k];
+    return spec.placement == Placement::Dram ? c.col : c.row * b.cols + c.col;
+  }
+  // Where page `page` of a buffer at `address` lives (page < tensor pages
+  // when sharded).
+  PageLoc locate(uint64_t address, uint64_t page, const Board& b) const;
+  // Bytes per bank (interleaved) or per shard holder (sharded) for a buffer
+  // of `pages` pages.
+  uint64_t span(uint64_t pages) const;
+};
+
+// Checks a spec for a buffer of `size` bytes (size 0: a declaration, no size
+// check) and returns its geometry; invalid_argument names `what`.
+Geometry make_geometry(const BufferSpec& spec, uint64_t size, const Board& b, const std::string& what);
+
+struct Buffer {
+  uint64_t id = 0, address = 0, size = 0, pages = 0;
+  uint64_t span = 0;  // reserved bytes per bank / core
+  Geometry geo;
+  std::vector<uint8_t> holds;  // L1: by core index, whether the core holds part of it
+  BufferInfo info() const { return BufferInfo{address, size, geo.spec}; }
+  bool l1() const { return geo.spec.placement == Placement::L1; }
+  // L1: whether core `core` (row * cols + col) holds part of the buffer
+  // (every core for interleaved, the shard holders for sharded); it holds
+  // `span` bytes at `address` there.
+  bool on_core(uint32_t core) const { return l1() && core < holds.size() && holds[core]; }
+};
+
+// Every buffer of a layer: DRAM and L1 address allocation, host writes and
+// reads scattered over banks, cores and shards. Thread-safe.
+class DeviceMemory {
+ public:
+  explicit DeviceMemory(const Board& board);
+  uint64_t alloc(uint64_t size, const BufferSpec& spec, uint64_t* address);
+  void free(uint64_t id);
+  // The buffer, or unknown_buffer.
+  std::shared_ptr<const Buffer> get(uint64_t id) const;
+  // Every live L1 buffer.
+  std::vector<std::shared_ptr<const Buffer>> live_l1() const;
+  void write(uint64_t id, uint64_t offset, const uint8_t* src, uint64_t length);
+  void read(uint64_t id, uint64_t offset, uint8_t* dst, uint64_t length);
+  Dram& dram() { return dram_; }
+  L1Arena& l1();  // mapped on first use
+
+ private:
+  template <typename Fn>
+  void transfer(const Buffer& b, uint64_t offset, uint64_t length, Fn&& fn);
+  const Board& board_;
+  Dram dram_;
+  mutable std::mutex mu_;
+  RangeAllocator dram_alloc_, l1_alloc_;
+  std::unique_ptr<L1Arena> l1_;
+  std::map<uint64_t, std::shared_ptr<const Buffer>> buffers_;
+  uint64_t next_id_ = 1;
+};
+
 // ---- formats ---------------------------------------------------------------
 
-// tt-metal DataFormat numbering (the values kernels see).
-enum class Format : uint32_t {
-  Float32 = 0,
-  Float16 = 1,
-  Float16_b = 5,
-  Int32 = 8,
-  UInt16 = 9,
-  UInt32 = 24,
-  UInt8 = 30,
-  Invalid = 0xff,
-};
-Format parse_format(const std::string& s);  // throws invalid_argument
+// The emulator uses tt-metal's DataFormat numbering (device_layer.hpp).
+using Format = DataFormat;
 const char* format_name(Format f);
-uint32_t format_bytes(Format f);
+uint32_t format_bytes(Format f);  // element bytes; 0 for block floats
 bool format_is_int(Format f);
+// Whether f is one of the formats a CB may hold (parse_data_format's set).
+bool format_known(Format f);
+bool format_is_block(Format f);        // Bfp8_b, Bfp4_b: shared exponent per 16 values
+uint32_t format_tile_bytes(Format f);  // bytes of a 32x32 tile
 
 // ---- kernels ---------------------------------------------------------------
 
-enum class SectionKind { Reader = 0, Compute = 1, Writer = 2 };
-const char* section_name(SectionKind k);
+// The processor a kernel runs on names its section in messages
+// (processor_name in device_layer.hpp).
 
 // A loaded kernel object.
 struct KernelObject {
@@ -138,28 +269,69 @@ struct KernelObject {
   ~KernelObject();
 };
 
+// Everything that goes into one kernel object (and into its cache key).
+struct BuildSpec {
+  std::string name;          // the kernel's name in messages: reader, compute, writer, …
+  std::string program_name;  // for messages only; not part of the key
+  int processor = 0;         // 0 riscv_0 (BRISC), 1 riscv_1 (NCRISC), 2 compute (the TRISCs)
+  uint32_t noc = 0;          // data movement: its default NOC (noc_index)
+  const std::string* source = nullptr;
+  const std::map<std::string, std::string>* defines = nullptr;
+  std::vector<uint32_t> compile_args;
+  std::vector<std::pair<std::string, uint32_t>> named_args;
+  // Files the kernel may #include "path": (path, text), written into the
+  // build's private include directory.
+  std::vector<std::pair<const std::string*, const std::string*>> include_files;
+  bool fp32_dest_acc = false, math_approx = false;
+  std::string math_fidelity = "HiFi4";
+};
+
 // Builds kernel objects with the host compiler and caches them on disk and in
-// memory, keyed by a hash of everything that goes into the build.
+// memory, keyed by a hash of everything that goes into the build. The cache
+// directory and every object are checked before use (compiler.cpp).
 class KernelBuilder {
  public:
+  // cache_dir: the runtime's cache root ("" for the default); objects live
+  // in its emu/ subdirectory. Throws invalid_argument for an unsafe root.
   KernelBuilder(std::string cache_dir, const Board& board);
-  std::shared_ptr<KernelObject> get(SectionKind kind, const Section& section, const std::vector<uint32_t>& compile_args,
+  ~KernelBuilder();
+  KernelBuilder(const KernelBuilder&) = delete;
+  KernelBuilder& operator=(const KernelBuilder&) = delete;
+  // The kernel object for one kernel of a program with its compile-time args
+  // resolved (positional and named), built or taken from the caches.
+  std::shared_ptr<KernelObject> get(const KernelDesc& kernel, const std::vector<uint32_t>& compile_args,
+                                    const std::vector<std::pair<std::string, uint32_t>>& named_args,
                                     const ProgramDesc& program);
+  std::shared_ptr<KernelObject> get(const BuildSpec& spec);
+  // Kills every compiler in flight (their builds fail) and refuses new ones.
+  void cancel();
   std::string include_dir() const { return include_dir_; }
+  std::string cache_dir() const { return cache_dir_; }
   // Statistics for benchmarks and tests.
   uint64_t compiles() const { return compiles_.load(); }
   uint64_t disk_hits() const { return disk_hits_.load(); }
 
  private:
-  std::string build(const std::string& key, SectionKind kind, const Section& section,
-                    const std::vector<uint32_t>& compile_args, const ProgramDesc& program);
-  std::string cache_dir_, include_dir_, cxx_, cxxflags_, header_hash_;
+  std::string key_of(const BuildSpec& spec) const;
+  std::string generated_source(const BuildSpec& spec) const;
+  // Builds into a private directory and renames the object into the cache;
+  // returns an open descriptor of the checked object.
+  int build(const std::string& key, const BuildSpec& spec);
+  std::shared_ptr<KernelObject> load(int fd, const std::string& path);
+  std::string run_compiler(const std::vector<std::string>& args, const std::string& build_dir, int* status);
+  std::string cache_dir_, private_root_, include_dir_, cxx_, cxxflags_, header_hash_;
   Board board_;
   std::mutex mu_;
+  bool cancelled_ = false;
+  std::vector<int> supervisors_;  // pids of the compiler supervisors in flight
   std::map<std::string, std::shared_ptr<KernelObject>> loaded_;
   std::map<std::string, std::shared_ptr<std::mutex>> building_;
   std::atomic<uint64_t> compiles_{0}, disk_hits_{0};
 };
+
+// Why a program's include-file path is unusable ("" when it is fine): it must
+// be relative, without "." or ".." components, empty components or NUL bytes.
+std::string include_path_problem(const std::string& path);
 
 // ---- hashing ---------------------------------------------------------------
 

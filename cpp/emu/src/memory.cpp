@@ -1,7 +1,12 @@
-// Device memory of the emulator: sparse DRAM banks, the DRAM address
-// allocator, per-core L1 windows below 4 GiB, data formats and the cache-key
-// hash.
+// Device memory of the emulator: sparse DRAM banks, the address allocators,
+// per-core L1 windows below 4 GiB, buffer geometry (interleaved and sharded
+// page placement) and host transfers, data formats and the cache-key hash.
 #include <sys/mman.h>
+
+#if defined(__x86_64__) || defined(__SSE2__)
+#include <emmintrin.h>
+#define ZYX_EMU_STREAM_STORES 1
+#endif
 
 #include <cerrno>
 #include <cstdio>
@@ -80,6 +85,21 @@ uint64_t RangeAllocator::alloc(uint64_t size) {
   return UINT64_MAX;
 }
 
+uint64_t RangeAllocator::alloc_top(uint64_t size) {
+  size = (size + align_ - 1) / align_ * align_;
+  for (auto it = free_.rbegin(); it != free_.rend(); ++it) {
+    uint64_t start = it->first, len = it->second;
+    if (len < size) continue;
+    uint64_t addr = (start + len - size) / align_ * align_;
+    if (addr < start) continue;
+    free_.erase(std::next(it).base());
+    if (addr > start) free_[start] = addr - start;
+    if (addr + size < start + len) free_[addr + size] = start + len - (addr + size);
+    return addr;
+  }
+  return UINT64_MAX;
+}
+
 void RangeAllocator::free(uint64_t addr, uint64_t size) {
   size = (size + align_ - 1) / align_ * align_;
   auto it = free_.emplace(addr, size).first;
@@ -116,6 +136,10 @@ L1Arena::L1Arena(uint32_t cores, uint64_t l1_size) : cores_(cores), l1_size_(l1_
     if (p == MAP_FAILED) continue;
     if (reinterpret_cast<uint64_t>(p) == hint) {
       base_ = static_cast<uint8_t*>(p);
+      // The rest of each window is not L1: a kernel touching it faults, and
+      // the kernel API's fault guard reports it (kernel_state.hpp).
+      if (l1_size < kWindow)
+        for (uint32_t c = 0; c < cores; c++) mprotect(core_base(c) + l1_size, kWindow - l1_size, PROT_NONE);
       return;
     }
     munmap(p, bytes_);
@@ -130,32 +154,357 @@ L1Arena::~L1Arena() {
 
 void L1Arena::clear(uint32_t core, uint64_t from, uint64_t to) { std::memset(core_base(core) + from, 0, to - from); }
 
+// ---- bulk copies -------------------------------------------------------------
+
+void bulk_copy(uint8_t* dst, const uint8_t* src, uint64_t n, bool stream) {
+#ifdef ZYX_EMU_STREAM_STORES
+  if (stream && n >= 256) {
+    // Align the destination, then 64 bytes per step with non-temporal stores.
+    uint64_t head = (16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15;
+    std::memcpy(dst, src, head);
+    dst += head, src += head, n -= head;
+    for (; n >= 64; n -= 64, dst += 64, src += 64) {
+      __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+      __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16));
+      __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 32));
+      __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 48));
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst), a);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 16), b);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 32), c);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 48), d);
+    }
+  }
+#else
+  (void)stream;
+#endif
+  std::memcpy(dst, src, n);
+}
+
+void bulk_zero(uint8_t* dst, uint64_t n, bool stream) {
+#ifdef ZYX_EMU_STREAM_STORES
+  if (stream && n >= 256) {
+    uint64_t head = (16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15;
+    std::memset(dst, 0, head);
+    dst += head, n -= head;
+    __m128i z = _mm_setzero_si128();
+    for (; n >= 64; n -= 64, dst += 64) {
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst), z);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 16), z);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 32), z);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 48), z);
+    }
+  }
+#else
+  (void)stream;
+#endif
+  std::memset(dst, 0, n);
+}
+
+void bulk_fence() {
+#ifdef ZYX_EMU_STREAM_STORES
+  _mm_sfence();
+#endif
+}
+
+// ---- buffer geometry ---------------------------------------------------------
+
+PageLoc Geometry::locate(uint64_t address, uint64_t page, const Board& b) const {
+  PageLoc l;
+  l.dram = spec.placement == Placement::Dram;
+  if (!sharded()) {
+    l.unit = static_cast<uint32_t>(page % units);
+    l.addr = address + (page / units) * aligned_page;
+    return l;
+  }
+  const ShardSpec& s = *spec.shard;
+  uint64_t pr = page / s.tensor[1], pc = page % s.tensor[1];
+  uint64_t k = (pr / s.shape[0]) * shards_per_row + pc / s.shape[1];
+  uint64_t local = (pr % s.shape[0]) * s.shape[1] + pc % s.shape[1];
+  l.unit = shard_unit(static_cast<uint32_t>(k), b);
+  l.addr = address + local * aligned_page;
+  return l;
+}
+
+uint64_t Geometry::span(uint64_t pages) const {
+  if (sharded()) return shard_pages() * aligned_page;
+  return (pages + units - 1) / units * aligned_page;
+}
+
+std::string core_text(CoreCoord c) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "(%u,%u)", c.row, c.col);
+  return buf;
+}
+
+std::string range_text(const CoreRange& r) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "[%u, %u, %u, %u]", r.start.row, r.start.col, r.end.row, r.end.col);
+  return buf;
+}
+
+Geometry make_geometry(const BufferSpec& spec, uint64_t size, const Board& b, const std::string& what) {
+  auto bad = [&](const std::string& m) { return Error("invalid_argument", what + ": " + m); };
+  Geometry g;
+  g.spec = spec;
+  bool dram = spec.placement == Placement::Dram;
+  if (spec.placement != Placement::Dram && spec.placement != Placement::L1) throw bad("unknown placement");
+  if (spec.page_size == 0) throw bad("page_size must be > 0");
+  uint64_t room = dram ? b.dram_bank_size : b.l1_size - b.l1_unreserved_base;
+  if (spec.page_size > room)
+    throw bad("page_size " + std::to_string(spec.page_size) + " exceeds the " + (dram ? "DRAM bank" : "free L1") +
+              " size (" + std::to_string(room) + " bytes)");
+  g.aligned_page = align_up(spec.page_size, dram ? b.dram_alignment : b.l1_alignment);
+  if (spec.layout == BufferLayout::Interleaved) {
+    if (spec.shard) throw bad("shard is only for sharded layouts");
+    g.units = dram ? b.dram_banks : b.cores();
+    return g;
+  }
+  if (spec.layout != BufferLayout::HeightSharded && spec.layout != BufferLayout::WidthSharded &&
+      spec.layout != BufferLayout::BlockSharded)
+    throw bad("unknown layout");
+  if (!spec.shard) throw bad("a sharded layout needs a shard spec");
+  const ShardSpec& s = *spec.shard;
+  if (s.shape[0] == 0 || s.shape[1] == 0) throw bad("shard.shape must be positive");
+  if (s.tensor[0] == 0 || s.tensor[1] == 0) throw bad("shard.tensor must be positive");
+  if (s.orientation != ShardOrientation::RowMajor && s.orientation != ShardOrientation::ColMajor)
+    throw bad("unknown shard.orientation");
+  uint64_t tensor_pages = uint64_t(s.tensor[0]) * s.tensor[1];
+  if (size > 0 && tensor_pages < size / spec.page_size + (size % spec.page_size != 0))
+    throw bad("shard.tensor [" + std::to_string(s.tensor[0]) + ", " + std::to_string(s.tensor[1]) + "] holds " +
+              std::to_string(tensor_pages) + " pages of " + std::to_string(spec.page_size) + " bytes, fewer than the " +
+              std::to_string(size) + "-byte buffer needs");
+  if (spec.layout == BufferLayout::HeightSharded && s.shape[1] != s.tensor[1])
+    throw bad("height sharded: shard.shape[1] must equal shard.tensor[1]");
+  if (spec.layout == BufferLayout::WidthSharded && s.shape[0] != s.tensor[0])
+    throw bad("width sharded: shard.shape[0] must equal shard.tensor[0]");
+  // The cores (L1: workers inside the grid; DRAM: banks as [0, bank]), each once.
+  uint32_t rows = dram ? 1 : b.rows, cols = dram ? b.dram_banks : b.cols;
+  std::vector<uint8_t> seen(size_t(rows) * cols, 0);
+  uint64_t ncores = 0;
+  for (size_t i = 0; i < s.cores.ranges.size(); i++) {
+    const CoreRange& r = s.cores.ranges[i];
+    std::string at = "shard.cores[" + std::to_string(i) + "] " + range_text(r);
+    if (r.start.row > r.end.row || r.start.col > r.end.col) throw bad(at + ": start after end");
+    if (r.end.row >= rows || r.end.col >= cols)
+      throw bad(at + (dram ? ": DRAM shards name banks as [0, bank], bank < " + std::to_string(b.dram_banks)
+                           : ": outside the " + std::to_string(b.rows) + "x" + std::to_string(b.cols) + " grid"));
+    for (uint32_t y = r.start.row; y <= r.end.row; y++)
+      for (uint32_t x = r.start.col; x <= r.end.col; x++) {
+        if (seen[size_t(y) * cols + x]++) throw bad(at + ": overlaps an earlier range");
+        ncores++;
+      }
+  }
+  uint64_t sh_rows = (uint64_t(s.tensor[0]) + s.shape[0] - 1) / s.shape[0];
+  uint64_t sh_cols = (uint64_t(s.tensor[1]) + s.shape[1] - 1) / s.shape[1];
+  uint64_t shards = sh_rows * sh_cols;
+  if (shards > ncores)
+    throw bad("shard spec makes " + std::to_string(shards) + " shards (" + std::to_string(sh_rows) + " x " +
+              std::to_string(sh_cols) + ") but shard.cores has " + std::to_string(ncores) + " core(s)");
+  g.shards = static_cast<uint32_t>(shards);
+  g.shards_per_row = static_cast<uint32_t>(sh_cols);
+  g.shard_cores = s.cores.cores(s.orientation == ShardOrientation::ColMajor);
+  g.shard_cores.resize(g.shards);
+  uint64_t shard_pages = uint64_t(s.shape[0]) * s.shape[1];
+  if (shard_pages > room / g.aligned_page)
+    throw bad("a shard of " + std::to_string(shard_pages) + " pages of " + std::to_string(g.aligned_page) +
+              " bytes exceeds the " + (dram ? "DRAM bank" : "free L1") + " size (" + std::to_string(room) + " bytes)");
+  return g;
+}
+
+// ---- DeviceMemory ------------------------------------------------------------
+
+constexpr uint64_t kDramBase = 64 * 1024;        // first bank address handed out
+constexpr uint64_t kStreamThreshold = 1u << 20;  // host transfers that stream
+
+DeviceMemory::DeviceMemory(const Board& board)
+    : board_(board),
+      dram_(board.dram_banks, board.dram_bank_size),
+      dram_alloc_(kDramBase, board.dram_bank_size, board.dram_alignment),
+      l1_alloc_(board.l1_unreserved_base, board.l1_size, board.l1_alignment) {}
+
+L1Arena& DeviceMemory::l1() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!l1_) l1_ = std::make_unique<L1Arena>(board_.cores(), board_.l1_size);
+  return *l1_;
+}
+
+uint64_t DeviceMemory::alloc(uint64_t size, const BufferSpec& spec, uint64_t* address) {
+  if (size == 0) throw Error("invalid_argument", "alloc: size must be > 0");
+  auto b = std::make_shared<Buffer>();
+  b->geo = make_geometry(spec, size, board_, "alloc");
+  b->size = size;
+  b->pages = size / spec.page_size + (size % spec.page_size != 0);
+  bool dram = spec.placement == Placement::Dram;
+  uint64_t room = dram ? board_.dram_bank_size : board_.l1_size - board_.l1_unreserved_base;
+  uint64_t units = b->geo.sharded() ? b->geo.shards : b->geo.units;
+  uint64_t per_unit = b->geo.sharded() ? b->geo.shard_pages() : (b->pages + units - 1) / units;
+  if (per_unit > room / b->geo.aligned_page)
+    throw Error("out_of_memory", "alloc: " + std::to_string(size) + " bytes do not fit in " + std::to_string(units) +
+                                     (dram ? " DRAM banks of " : " L1 banks with ") + std::to_string(room) + " bytes" +
+                                     (dram ? "" : " free"));
+  b->span = b->geo.span(b->pages);
+  if (!dram) {
+    b->holds.assign(board_.cores(), b->geo.sharded() ? 0 : 1);
+    for (uint32_t k = 0; k < b->geo.shards; k++) b->holds[b->geo.shard_unit(k, board_)] = 1;
+    l1();  // host writes go to the arena
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  RangeAllocator& a = dram ? dram_alloc_ : l1_alloc_;
+  uint64_t addr = dram ? a.alloc(b->span) : a.alloc_top(b->span);
+  if (addr == UINT64_MAX)
+    throw Error("out_of_memory", "alloc: no room for " + std::to_string(size) + " bytes in " + (dram ? "DRAM" : "L1") +
+                                     " (" + std::to_string(b->span) + " per " + (dram ? "bank" : "core") +
+                                     "; largest free range " + std::to_string(a.largest_free()) + ")");
+  b->address = addr;
+  b->id = next_id_++;
+  buffers_[b->id] = b;
+  if (address) *address = addr;
+  return b->id;
+}
+
+void DeviceMemory::free(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = buffers_.find(id);
+  if (it == buffers_.end()) throw Error("unknown_buffer", "buffer " + std::to_string(id) + " does not exist");
+  const Buffer& b = *it->second;
+  (b.l1() ? l1_alloc_ : dram_alloc_).free(b.address, b.span);
+  buffers_.erase(it);
+}
+
+std::shared_ptr<const Buffer> DeviceMemory::get(uint64_t id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = buffers_.find(id);
+  if (it == buffers_.end()) throw Error("unknown_buffer", "buffer " + std::to_string(id) + " does not exist");
+  return it->second;
+}
+
+std::vector<std::shared_ptr<const Buffer>> DeviceMemory::live_l1() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::shared_ptr<const Buffer>> out;
+  for (auto& [id, b] : buffers_)
+    if (b->l1()) out.push_back(b);
+  return out;
+}
+
+static void check_range(const char* op, const Buffer& b, uint64_t offset, uint64_t length) {
+  if (offset > b.size || length > b.size - offset)
+    throw Error("invalid_argument", std::string(op) + ": range [" + std::to_string(offset) + ", +" +
+                                        std::to_string(length) + ") is outside buffer " + std::to_string(b.id) +
+                                        " of " + std::to_string(b.size) + " bytes");
+}
+
+// Visits [offset, offset + length) of the buffer as pieces that are contiguous
+// both on the host and in one bank or core: fn(loc, position in the span,
+// bytes). Consecutive pages that sit back to back in one place (a shard row,
+// a single bank) merge into one piece.
+template <typename Fn>
+void DeviceMemory::transfer(const Buffer& b, uint64_t offset, uint64_t length, Fn&& fn) {
+  const Geometry& g = b.geo;
+  const uint64_t ps = g.spec.page_size;
+  uint64_t pos = 0, page = offset / ps, within = offset % ps;
+  PageLoc run{};
+  uint64_t run_pos = 0, run_n = 0;
+  if (!g.sharded()) {
+    // Interleaved: walk banks and rows incrementally (no division per page).
+    uint64_t unit = page % g.units, row = page / g.units;
+    while (pos < length) {
+      uint64_t n = std::min(length - pos, ps - within);
+      PageLoc l{g.spec.placement == Placement::Dram, static_cast<uint32_t>(unit),
+                b.address + row * g.aligned_page + within};
+      if (run_n && l.unit == run.unit && l.addr == run.addr + run_n && within == 0) {
+        run_n += n;
+      } else {
+        if (run_n) fn(run, run_pos, run_n);
+        run = l, run_pos = pos, run_n = n;
+      }
+      pos += n, within = 0;
+      if (++unit == g.units) unit = 0, row++;
+    }
+  } else {
+    while (pos < length) {
+      uint64_t n = std::min(length - pos, ps - within);
+      PageLoc l = g.locate(b.address, page, board_);
+      l.addr += within;
+      if (run_n && l.unit == run.unit && l.addr == run.addr + run_n && within == 0) {
+        run_n += n;
+      } else {
+        if (run_n) fn(run, run_pos, run_n);
+        run = l, run_pos = pos, run_n = n;
+      }
+      pos += n, within = 0, page++;
+    }
+  }
+  if (run_n) fn(run, run_pos, run_n);
+}
+
+void DeviceMemory::write(uint64_t id, uint64_t offset, const uint8_t* src, uint64_t length) {
+  auto b = get(id);
+  check_range("write", *b, offset, length);
+  bool stream = length >= kStreamThreshold;
+  if (b->l1()) {
+    L1Arena& a = l1();
+    transfer(*b, offset, length, [&](const PageLoc& l, uint64_t pos, uint64_t n) {
+      bulk_copy(a.core_base(l.unit) + l.addr, src + pos, n, stream);
+    });
+  } else {
+    transfer(*b, offset, length, [&](const PageLoc& l, uint64_t pos, uint64_t n) {
+      // Within one 1 MiB chunk per step; pieces never leave the bank.
+      for (uint64_t done = 0; done < n;) {
+        uint64_t addr = l.addr + done, k = std::min(n - done, Dram::kChunk - addr % Dram::kChunk);
+        bulk_copy(dram_.chunk_for_write(l.unit, addr), src + pos + done, k, stream);
+        done += k;
+      }
+    });
+  }
+  if (stream) bulk_fence();
+}
+
+void DeviceMemory::read(uint64_t id, uint64_t offset, uint8_t* dst, uint64_t length) {
+  auto b = get(id);
+  check_range("read", *b, offset, length);
+  bool stream = length >= kStreamThreshold;
+  if (b->l1()) {
+    L1Arena& a = l1();
+    transfer(*b, offset, length, [&](const PageLoc& l, uint64_t pos, uint64_t n) {
+      bulk_copy(dst + pos, a.core_base(l.unit) + l.addr, n, stream);
+    });
+  } else {
+    auto piece = [&](const PageLoc& l, uint64_t pos, uint64_t n) {
+      for (uint64_t done = 0; done < n;) {
+        uint64_t addr = l.addr + done, k = std::min(n - done, Dram::kChunk - addr % Dram::kChunk);
+        if (const uint8_t* p = dram_.chunk_for_read(l.unit, addr))
+          bulk_copy(dst + pos + done, p, k, stream);
+        else
+          bulk_zero(dst + pos + done, k, stream);
+        done += k;
+      }
+    };
+    const Geometry& g = b->geo;
+    const uint64_t ps = g.spec.page_size;
+    uint64_t p0 = (offset + ps - 1) / ps, p1 = (offset + length) / ps;
+    if (stream && !g.sharded() && g.units > 1 && p1 > p0 + g.units) {
+      // Whole pages bank by bank, so that each bank is read front to back
+      // (the destination takes streaming stores in any order); the partial
+      // pages at either end as usual.
+      transfer(*b, offset, p0 * ps - offset, piece);
+      for (uint32_t u = 0; u < g.units; u++) {
+        uint64_t p = p0 + (u + g.units - p0 % g.units) % g.units;
+        for (uint64_t row = p / g.units; p < p1; p += g.units, row++)
+          piece(PageLoc{true, u, b->address + row * g.aligned_page}, p * ps - offset, ps);
+      }
+      transfer(*b, p1 * ps, offset + length - p1 * ps, [&](const PageLoc& l, uint64_t pos, uint64_t n) {
+        piece(l, pos + p1 * ps - offset, n);
+      });
+    } else {
+      transfer(*b, offset, length, piece);
+    }
+  }
+  if (stream) bulk_fence();
+}
+
 // ---- formats ---------------------------------------------------------------
 
-Format parse_format(const std::string& s) {
-  if (s == "Float32") return Format::Float32;
-  if (s == "Float16_b") return Format::Float16_b;
-  if (s == "Float16") return Format::Float16;
-  if (s == "Int32") return Format::Int32;
-  if (s == "UInt32") return Format::UInt32;
-  if (s == "UInt16") return Format::UInt16;
-  if (s == "UInt8") return Format::UInt8;
-  throw Error("invalid_argument", "unknown data format \"" + s +
-                                      "\" (want Float32, Float16_b, Float16, Int32, UInt32, UInt16 or UInt8)");
-}
-
-const char* format_name(Format f) {
-  switch (f) {
-    case Format::Float32: return "Float32";
-    case Format::Float16: return "Float16";
-    case Format::Float16_b: return "Float16_b";
-    case Format::Int32: return "Int32";
-    case Format::UInt16: return "UInt16";
-    case Format::UInt32: return "UInt32";
-    case Format::UInt8: return "UInt8";
-    default: return "Invalid";
-  }
-}
+const char* format_name(Format f) { return data_format_name(f); }
 
 uint32_t format_bytes(Format f) {
   switch (f) {
@@ -165,23 +514,25 @@ uint32_t format_bytes(Format f) {
     case Format::Float16:
     case Format::Float16_b:
     case Format::UInt16: return 2;
-    case Format::UInt8: return 1;
+    case Format::UInt8:
+    case Format::Int8: return 1;
     default: return 0;
   }
 }
 
-bool format_is_int(Format f) {
-  return f == Format::Int32 || f == Format::UInt32 || f == Format::UInt16 || f == Format::UInt8;
+bool format_is_block(Format f) { return f == Format::Bfp8_b || f == Format::Bfp4_b; }
+
+uint32_t format_tile_bytes(Format f) {
+  if (f == Format::Bfp8_b) return 64 + 1024;  // 64 shared exponents, then 1024 sign-magnitude bytes
+  if (f == Format::Bfp4_b) return 64 + 512;   // 64 shared exponents, then 1024 nibbles
+  return 1024 * format_bytes(f);
 }
 
-const char* section_name(SectionKind k) {
-  switch (k) {
-    case SectionKind::Reader: return "reader";
-    case SectionKind::Compute: return "compute";
-    case SectionKind::Writer: return "writer";
-  }
-  return "?";
+bool format_is_int(Format f) {
+  return f == Format::Int32 || f == Format::UInt32 || f == Format::UInt16 || f == Format::UInt8 || f == Format::Int8;
 }
+
+bool format_known(Format f) { return parse_data_format(data_format_name(f)).has_value(); }
 
 // ---- Hasher ----------------------------------------------------------------
 

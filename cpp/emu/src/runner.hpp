@@ -1,23 +1,25 @@
 // The program runner: per-core state, circular buffers, the destination
-// register file and the scheduler that runs every core's reader, compute and
-// writer.
+// register file and the scheduler that runs every core's kernels.
 #pragma once
 
 #include <ucontext.h>
 
 #include <array>
-#include <cmath>
-#include <cstring>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "compute_state.hpp"
 #include "emu.hpp"
+#include "kernel_state.hpp"
 
 namespace zyx::emu {
 
@@ -25,11 +27,16 @@ struct CoreState;
 struct RunState;
 struct Worker;
 
-// One circular buffer of one core: a bounded queue of pages in L1.
+// One circular buffer (one CB index) of one core: a bounded queue of pages in L1.
 struct CircularBuffer {
   bool configured = false;
   Format format = Format::Invalid;
   uint32_t page_size = 0, num_pages = 0;
+  uint32_t tile_rows = 32, tile_cols = 32;  // the tile shape of its pages
+  // Placed on an L1 buffer (a globally allocated address): its pages hold the
+  // buffer's data, so a kernel may read and pop them with no producer having
+  // pushed them, as on a card.
+  bool on_buffer = false;
   uint64_t offset = 0;  // L1 offset of the first page
   uint32_t pushed = 0, popped = 0;  // pages ever pushed and popped
   uint32_t wr_page = 0, rd_page = 0;
@@ -38,7 +45,7 @@ struct CircularBuffer {
   uint32_t available() const { return pushed - popped; }
 };
 
-// What a blocked section waits for.
+// What a blocked kernel waits for.
 struct Wait {
   enum Kind { None, CBFront, CBBack, Word } kind = None;
   uint32_t cb = 0, pages = 0;
@@ -46,33 +53,46 @@ struct Wait {
   uint32_t value = 0, cmp = 0;
 };
 
-// One section of one core, run as a fiber on a worker thread.
+// One kernel of one core, run as a fiber on a worker thread.
 struct Fiber {
   CoreState* core = nullptr;
-  SectionKind kind = SectionKind::Reader;
+  Processor processor = Processor::Riscv0;
+  const KernelDesc* desc = nullptr;  // its kernel (name for messages)
   std::shared_ptr<KernelObject> kernel;
-  std::vector<uint32_t> args;  // runtime args
+  std::vector<uint32_t> args;    // runtime args of this core
+  std::vector<uint32_t> common;  // common args (L1 buffer addresses are this core's pointers)
   ucontext_t ctx{};
   void* stack = nullptr;
   bool started = false, done = false, blocked = false;
   Wait wait;
-  std::chrono::steady_clock::time_point blocked_since;
   Worker* worker = nullptr;
+  KernelState api;  // the kernel API's state of this section (kernel_state.hpp)
 };
 
 enum class DstKind : uint8_t { F32, BF16, F16, Int };
+
+// fp32_dest_acc of the compute kernel of the calling core (tile_math reads it
+// through RunState::fp32_dest_acc).
+struct CurrentCoreFp32 {
+  operator bool() const;
+};
 
 struct CoreState {
   uint32_t row = 0, col = 0, index = 0;
   uint8_t* l1 = nullptr;  // host base of this core's L1 window
   RunState* run = nullptr;
   std::array<CircularBuffer, 32> cbs{};
-  std::array<Fiber, 3> fibers{};
+  std::array<Fiber, 3> fibers{};  // the first nfibers are used
+  uint32_t nfibers = 0;
+  bool fp32_dest_acc = false;  // of this core's compute kernel
   // Destination register file: 16 tiles of 1024 words (f32 or i32 bits).
   alignas(64) std::array<std::array<uint32_t, 1024>, 16> dst{};
   std::array<DstKind, 16> dst_kind{};
   uint32_t dst_written = 0;  // bit per tile written since acquire
   bool dst_acquired = false;
+  ComputeState cstate;  // compute configuration (compute_state.hpp)
+  // Scheduling: the core is on a worker's list (set by that worker only).
+  bool taken = false;
 };
 
 // Shared by every core of one run.
@@ -80,72 +100,85 @@ struct RunState {
   const Board* board = nullptr;
   Dram* dram = nullptr;
   L1Arena* l1 = nullptr;
-  uint32_t rows = 0, cols = 0;
-  bool fp32_dest_acc = false;
-  std::array<std::vector<uint32_t>, 3> common_args;  // by SectionKind
-  std::unordered_map<uint32_t, uint32_t> page_sizes;  // buffer address -> page size
+  CurrentCoreFp32 fp32_dest_acc;
+  // Page sizes of the run's buffers by address, as TensorAccessor looks them
+  // up: DRAM addresses, and L1 offsets (window-relative).
+  std::unordered_map<uint32_t, uint32_t> dram_page_sizes, l1_page_sizes;
   std::chrono::milliseconds timeout{10000};
   std::atomic<bool> cancel{false};
   std::mutex err_mu;
   std::string err_code, err_msg;
-  std::vector<CoreState*> cores;  // owned by the Runner, reused across runs
+  std::vector<CoreState*> cores;  // the cores that run, owned by the Runner
   std::atomic<uint32_t> next_core{0};
+  // Stall detection across workers (core.cpp, Runner::execute).
+  std::atomic<int> stall_phase{0};        // 0 running, 1 collecting the report
+  std::atomic<uint32_t> stall_answers{0};  // workers that have added their part
+  std::mutex stall_mu;
+  std::vector<std::pair<uint64_t, std::string>> stall_report;  // (sort key, text)
   void fail(const std::string& code, const std::string& msg);
+};
+
+// A compiled kernel.
+struct KernelPlan {
+  uint32_t index = 0;  // in ProgramDesc::kernels
+  int slot = 0;        // 0 riscv_0, 1 riscv_1, 2 compute
+  bool compile_static = false;  // every compile arg resolved at compile
+  std::shared_ptr<KernelObject> prebuilt;
+  // Built at a run, by resolved compile-arg values (positional, then named).
+  std::mutex mu;
+  std::map<std::vector<uint32_t>, std::shared_ptr<KernelObject>> by_values;
+};
+
+// What a program puts on one core.
+struct CorePlan {
+  CoreCoord core;
+  uint32_t index = 0;                 // row * cols + col
+  int kernel[3] = {-1, -1, -1};       // by slot: index in ProgramDesc::kernels
+  int runtime[3] = {-1, -1, -1};      // by slot: index in that kernel's runtime_args
+  std::array<CircularBuffer, 32> cbs{};  // as a run starts them (CBs on buffers placed at run)
+  std::vector<std::pair<uint32_t, uint32_t>> buffer_cbs;  // (CB config, index) placed on an L1 buffer
+  uint64_t cb_top = 0;                // end of the CBs laid out from the unreserved base
+  bool runs() const { return kernel[0] >= 0 || kernel[1] >= 0 || kernel[2] >= 0; }
 };
 
 // A compiled program.
 struct Program {
   ProgramDesc desc;
-  // Kernel objects built at compile time (compile args were constants).
-  std::array<std::shared_ptr<KernelObject>, 3> prebuilt;
-  // Every core's circular buffers as a run starts them, laid out in L1.
-  std::array<CircularBuffer, 32> cbs{};
+  std::vector<std::unique_ptr<KernelPlan>> kernels;
+  std::vector<CorePlan> cores;   // every core with a kernel or a CB, in grid order
+  std::map<uint32_t, Geometry> decls;  // declared layouts by param
 };
 
 class Runner {
  public:
-  Runner(const Board& board, Dram& dram, KernelBuilder& builder);
+  Runner(const Board& board, DeviceMemory& memory, KernelBuilder& builder);
   ~Runner();
   uint64_t compile(const ProgramDesc& program);
-  uint64_t run(uint64_t program, uint32_t rows, uint32_t cols, const std::vector<RunArg>& args, bool timed,
-               DeviceLayer& layer);
+  uint64_t run(uint64_t program, const std::vector<RunArg>& args, bool timed);
   void release(uint64_t program);
-
-  // Semaphores: kSemaphores words of 16 bytes each just below the unreserved base.
-  static constexpr uint32_t kSemaphores = 16;
-  static constexpr uint32_t kSemaphoreStride = 16;
-  static uint64_t semaphore_offset(const Board& board, uint32_t id) {
-    return board.l1_unreserved_base - uint64_t(kSemaphores - id) * kSemaphoreStride;
-  }
 
  private:
   void execute(RunState& rs);
   void* take_stack();
   void give_stack(void* s);
+  std::shared_ptr<KernelObject> kernel_for(Program& prog, KernelPlan& kp, const std::vector<RunArg>& args,
+                                           const std::vector<std::shared_ptr<const Buffer>>& bufs);
 
   const Board& board_;
-  Dram& dram_;
+  DeviceMemory& memory_;
   KernelBuilder& builder_;
-  std::unique_ptr<L1Arena> l1_;
   std::mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<Program>> programs_;
   uint64_t next_id_ = 1;
   std::mutex stack_mu_;
   std::vector<void*> stacks_;
   std::mutex run_mu_;
-  std::vector<std::unique_ptr<CoreState>> core_pool_;  // by launch position
+  std::vector<std::unique_ptr<CoreState>> core_pool_;  // by position in the run
 };
 
 // The API table handed to kernel objects.
 const zyx_emu_api* kernel_api();
-
-// Noc address helpers shared by the runtime and (mirrored) the headers.
-// A NOC address is (y << 42) | (x << 36) | local address. DRAM bank b is
-// node (0, b); worker core (row r, col c) is node (c + 1, r + 1).
-constexpr uint32_t kNocLocalBits = 36;
-inline uint64_t noc_addr(uint32_t x, uint32_t y, uint64_t local) {
-  return (uint64_t(y) << (kNocLocalBits + 6)) | (uint64_t(x) << kNocLocalBits) | (local & ((1ull << 36) - 1));
-}
+Fiber* current_fiber();
 
 // Tile math (tile_math.cpp).
 void tile_unpack(const uint8_t* src, Format f, uint32_t* out, DstKind kind);
@@ -196,7 +229,5 @@ inline uint16_t f32_to_f16(float f) {
   uint32_t r = a + 0xfff + ((a >> 13) & 1);
   return static_cast<uint16_t>(sign | ((r - 0x38000000) >> 13));
 }
-
-
 
 }  // namespace zyx::emu

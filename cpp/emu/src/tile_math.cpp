@@ -11,7 +11,10 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <vector>
+#include <algorithm>
 
+#include "formats.hpp"
 #include "runner.hpp"
 
 namespace zyx::emu {
@@ -39,15 +42,34 @@ DstKind dst_kind_for(Format f, bool fp32) {
   return f == Format::Float16 ? DstKind::F16 : DstKind::BF16;
 }
 
+// The hot loops get x86-64 clones for AVX-512 and AVX2 (picked at load time),
+// so they vectorise wide without tying the build to the build machine.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ZYX_HOT __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ZYX_HOT
+#endif
+
+// bf16 rounding of f32 bits, branch-free so that it vectorises: round to
+// nearest even; NaNs stay NaN (quietened), as f32_to_bf16 does.
+ZYX_HOT void round_bf16_tile(uint32_t* v) {
+  for (int i = 0; i < 1024; i++) {
+    uint32_t u = v[i];
+    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    uint32_t q = (u | 0x00400000u) & 0xffff0000u;
+    v[i] = (u & 0x7fffffffu) > 0x7f800000u ? q : r;
+  }
+}
+
 void dst_round(uint32_t* v, DstKind kind) {
   if (kind == DstKind::BF16) {
-    for (int i = 0; i < 1024; i++) v[i] = f2u(round_bf16(u2f(v[i])));
+    round_bf16_tile(v);
   } else if (kind == DstKind::F16) {
     for (int i = 0; i < 1024; i++) v[i] = f2u(round_f16(u2f(v[i])));
   }
 }
 
-void tile_unpack(const uint8_t* src, Format f, uint32_t* out, DstKind kind) {
+ZYX_HOT void tile_unpack(const uint8_t* src, Format f, uint32_t* out, DstKind kind) {
   switch (f) {
     case Format::Float32: std::memcpy(out, src, 4096); break;
     case Format::Float16_b: {
@@ -70,12 +92,20 @@ void tile_unpack(const uint8_t* src, Format f, uint32_t* out, DstKind kind) {
     case Format::UInt8:
       for (int i = 0; i < 1024; i++) out[i] = src[i];
       return;
+    case Format::Int8:
+      for (int i = 0; i < 1024; i++) out[i] = static_cast<uint32_t>(int32_t(static_cast<int8_t>(src[i])));
+      return;
+    case Format::Bfp8_b:
+    case Format::Bfp4_b:
+      // exact in bf16 (at most 8 significant bits), so no DST rounding needed
+      bfp_unpack_tile(src, f, reinterpret_cast<float*>(out));
+      return;
     default: kernel_fail("unpack: unsupported format");
   }
   dst_round(out, kind);
 }
 
-void tile_pack(const uint32_t* src, DstKind kind, uint8_t* dst, Format f) {
+ZYX_HOT void tile_pack(const uint32_t* src, DstKind kind, uint8_t* dst, Format f) {
   bool is_int = kind == DstKind::Int;
   switch (f) {
     case Format::Float32: {
@@ -88,8 +118,15 @@ void tile_pack(const uint32_t* src, DstKind kind, uint8_t* dst, Format f) {
     }
     case Format::Float16_b: {
       uint16_t* d = reinterpret_cast<uint16_t*>(dst);
-      for (int i = 0; i < 1024; i++)
-        d[i] = f32_to_bf16(is_int ? static_cast<float>(static_cast<int32_t>(src[i])) : u2f(src[i]));
+      if (is_int) {
+        for (int i = 0; i < 1024; i++) d[i] = f32_to_bf16(static_cast<float>(static_cast<int32_t>(src[i])));
+        return;
+      }
+      for (int i = 0; i < 1024; i++) {  // f32_to_bf16, branch-free
+        uint32_t u = src[i];
+        uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16, q = (u >> 16) | 0x40u;
+        d[i] = static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? q : r);
+      }
       return;
     }
     case Format::Float16: {
@@ -120,6 +157,19 @@ void tile_pack(const uint32_t* src, DstKind kind, uint8_t* dst, Format f) {
       for (int i = 0; i < 1024; i++)
         dst[i] = static_cast<uint8_t>(is_int ? std::min<uint32_t>(src[i], 0xff) : to_int(u2f(src[i]), 0, 0xff));
       return;
+    case Format::Int8:
+      for (int i = 0; i < 1024; i++) {
+        int64_t v = is_int ? int64_t(int32_t(src[i])) : to_int(u2f(src[i]), -128, 127);
+        dst[i] = static_cast<uint8_t>(static_cast<int8_t>(std::min<int64_t>(127, std::max<int64_t>(-128, v))));
+      }
+      return;
+    case Format::Bfp8_b:
+    case Format::Bfp4_b: {
+      float tmp[1024];
+      for (int i = 0; i < 1024; i++) tmp[i] = is_int ? static_cast<float>(static_cast<int32_t>(src[i])) : u2f(src[i]);
+      bfp_pack_tile(tmp, f, dst);
+      return;
+    }
     default: kernel_fail("pack: unsupported format");
   }
 }
@@ -131,6 +181,17 @@ static inline int fidx(int r, int c) { return ((r >> 4) * 2 + (c >> 4)) * 256 + 
 
 namespace {
 
+// Face order <-> row-major for a 32x32 tile of 32-bit words: each face row
+// is 16 contiguous words of one matrix row.
+inline void faces_to_rows(const uint32_t* f, uint32_t* m) {
+  for (int r = 0; r < 32; r++)
+    for (int h = 0; h < 2; h++) std::memcpy(m + r * 32 + h * 16, f + ((r >> 4) * 2 + h) * 256 + (r & 15) * 16, 64);
+}
+inline void rows_to_faces(const uint32_t* m, uint32_t* f) {
+  for (int r = 0; r < 32; r++)
+    for (int h = 0; h < 2; h++) std::memcpy(f + ((r >> 4) * 2 + h) * 256 + (r & 15) * 16, m + r * 32 + h * 16, 64);
+}
+
 CoreState& core() { return *current_fiber()->core; }
 
 uint32_t dst_capacity() { return core().run->fp32_dest_acc ? 8 : 16; }
@@ -139,7 +200,12 @@ uint32_t* dst_tile(uint32_t i) {
   if (i >= dst_capacity())
     kernel_fail("DST index " + std::to_string(i) + " is out of range: DST holds " + std::to_string(dst_capacity()) +
                 (core().run->fp32_dest_acc ? " fp32 tiles" : " 16-bit tiles"));
-  return core().dst[i].data();
+  auto& c = core();
+  if (c.cstate.rm_valid & (1u << i)) {  // matmul left it row-major
+    rows_to_faces(reinterpret_cast<const uint32_t*>(&c.cstate.rm[i * 1024]), c.dst[i].data());
+    c.cstate.rm_valid &= ~(1u << i);
+  }
+  return c.dst[i].data();
 }
 
 CircularBuffer& cb_of(uint32_t id) {
@@ -152,10 +218,10 @@ CircularBuffer& cb_of(uint32_t id) {
 // The tile at position `tile` from the front of a circular buffer.
 const uint8_t* front_tile(uint32_t id, uint32_t tile, const char* op) {
   auto& cb = cb_of(id);
-  if (cb.page_size < 1024 * format_bytes(cb.format))
+  if (cb.page_size < format_tile_bytes(cb.format))
     kernel_fail(std::string(op) + ": cb " + std::to_string(id) + " pages of " + std::to_string(cb.page_size) +
                 " bytes are smaller than a " + format_name(cb.format) + " tile");
-  if (tile >= cb.available())
+  if (tile >= cb.available() && !(cb.on_buffer && tile < cb.num_pages))
     kernel_fail(std::string(op) + ": tile " + std::to_string(tile) + " of cb " + std::to_string(id) + " but only " +
                 std::to_string(cb.available()) + " page(s) are at the front (missing cb_wait_front?)");
   uint32_t page = (cb.rd_page + tile) % cb.num_pages;
@@ -185,11 +251,56 @@ DstKind float_kind(Format a, Format b = Format::Float16_b) {
   return (a == Format::Float16 || b == Format::Float16) ? DstKind::F16 : DstKind::BF16;
 }
 
+// Transposes a face-ordered tile in place: the whole 32x32 tile, or (faces)
+// each 16x16 face on its own.
+void transpose_tile(uint32_t* d, bool within_faces) {
+  uint32_t tmp[1024];
+  std::memcpy(tmp, d, sizeof tmp);
+  for (int r = 0; r < 32; r++)
+    for (int c = 0; c < 32; c++) {
+      if (within_faces)
+        d[fidx(r, c)] = tmp[fidx((r & 16) | (c & 15), (c & 16) | (r & 15))];
+      else
+        d[fidx(c, r)] = tmp[fidx(r, c)];
+    }
+}
+
+// Pack with the packer's ReLU and L1 accumulation applied.
+void pack_to(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
+  const ComputeState& cs = core().cstate;
+  uint32_t tmp[1024];
+  const uint32_t* src = d;
+  uint32_t mode = cs.relu & 0xf;
+  if ((mode || cs.l1_acc) && kind != DstKind::Int) {
+    float thr = bf16_to_f32(static_cast<uint16_t>(cs.relu >> 16));
+    for (int i = 0; i < 1024; i++) {
+      float x = u2f(d[i]);
+      if (mode == 1) x = x > 0 ? x : 0.0f;
+      else if (mode == 2) x = x > thr ? x : 0.0f;
+      else if (mode == 3) x = x < 0 ? 0.0f : (x > thr ? thr : x);
+      tmp[i] = f2u(x);
+    }
+    if (cs.l1_acc) {
+      uint32_t prev[1024];
+      tile_unpack(out, f, prev, DstKind::F32);
+      for (int i = 0; i < 1024; i++) tmp[i] = f2u(u2f(tmp[i]) + u2f(prev[i]));
+    }
+    src = tmp;
+  } else if (cs.l1_acc && kind == DstKind::Int) {
+    uint32_t prev[1024];
+    tile_unpack(out, f, prev, DstKind::Int);
+    for (int i = 0; i < 1024; i++) tmp[i] = d[i] + prev[i];
+    src = tmp;
+  }
+  tile_pack(src, kind, out, f);
+}
+
 void api_dst_acquire() {
   auto& c = core();
   for (int i = 0; i < 16; i++)
     if (c.dst_written & (1u << i)) c.dst[i].fill(0);
   c.dst_written = 0;
+  c.cstate.rm_valid = 0;
   c.dst_acquired = true;
 }
 
@@ -201,13 +312,15 @@ void api_copy_tile(uint32_t cb, uint32_t tile, uint32_t dst) {
   Format f = cb_of(cb).format;
   DstKind k = dst_kind_for(f, core().run->fp32_dest_acc);
   tile_unpack(src, f, d, k);
+  uint32_t tr = core().cstate.copy_transpose;
+  if (tr) transpose_tile(d, tr == 2);
   mark(dst, k);
 }
 
 void api_pack_tile(uint32_t dst, uint32_t cbid, uint32_t out_tile, int out_of_order) {
   const uint32_t* d = dst_tile(dst);
   auto& cb = cb_of(cbid);
-  if (cb.page_size < 1024 * format_bytes(cb.format))
+  if (cb.page_size < format_tile_bytes(cb.format))
     kernel_fail("pack_tile: cb " + std::to_string(cbid) + " pages of " + std::to_string(cb.page_size) +
                 " bytes are smaller than a " + format_name(cb.format) + " tile");
   uint32_t pos = out_of_order ? out_tile : cb.pack_next++;
@@ -215,7 +328,7 @@ void api_pack_tile(uint32_t dst, uint32_t cbid, uint32_t out_tile, int out_of_or
     kernel_fail("pack_tile: position " + std::to_string(pos) + " of cb " + std::to_string(cbid) +
                 " is beyond the free space (missing cb_reserve_back?)");
   uint32_t page = (cb.wr_page + pos) % cb.num_pages;
-  tile_pack(d, core().dst_kind[dst], core().l1 + cb.offset + uint64_t(page) * cb.page_size, cb.format);
+  pack_to(d, core().dst_kind[dst], core().l1 + cb.offset + uint64_t(page) * cb.page_size, cb.format);
 }
 
 template <typename Op>
@@ -224,14 +337,53 @@ void elementwise(uint32_t* d, DstKind k, const float* a, const float* b, Op op) 
   dst_round(d, k);
 }
 
-void api_binary(uint32_t op, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst) {
+// out = a op b (acc: out += a op b), vectorised.
+ZYX_HOT void eltwise(uint32_t op, const float* __restrict a, const float* __restrict b, float* __restrict out,
+                     bool acc) {
+  if (acc) {
+    if (op == ZYX_BIN_ADD)
+      for (int i = 0; i < 1024; i++) out[i] += a[i] + b[i];
+    else if (op == ZYX_BIN_SUB)
+      for (int i = 0; i < 1024; i++) out[i] += a[i] - b[i];
+    else
+      for (int i = 0; i < 1024; i++) out[i] += a[i] * b[i];
+  } else if (op == ZYX_BIN_ADD) {
+    for (int i = 0; i < 1024; i++) out[i] = a[i] + b[i];
+  } else if (op == ZYX_BIN_SUB) {
+    for (int i = 0; i < 1024; i++) out[i] = a[i] - b[i];
+  } else {
+    for (int i = 0; i < 1024; i++) out[i] = a[i] * b[i];
+  }
+}
+
+// B's element for output position i under a broadcast.
+inline int bcast_src(uint32_t bcast, int i, uint32_t row) {
+  if (bcast == ZYX_BC_NONE) return i;
+  int f = i >> 8, r = ((f >> 1) << 4) | ((i >> 4) & 15), c = ((f & 1) << 4) | (i & 15);
+  if (bcast == ZYX_BC_COL) return fidx(r, 0);
+  if (bcast == ZYX_BC_ROW) return fidx(static_cast<int>(row & 31), c);
+  return 0;
+}
+
+void api_binary_bcast(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst,
+                      uint32_t row) {
+  if (op > ZYX_BIN_MUL) kernel_fail("unknown binary op " + std::to_string(op));
+  if (bcast > ZYX_BC_SCALAR) kernel_fail("unknown broadcast " + std::to_string(bcast));
   uint32_t* d = dst_tile(dst);
   Format f0 = cb_of(cb0).format, f1 = cb_of(cb1).format;
+  bool acc = core().cstate.acc_to_dest && op != ZYX_BIN_MUL;
+  bool had = (core().dst_written >> dst) & 1;
   if (format_is_int(f0) && format_is_int(f1)) {
     uint32_t a[1024], b[1024];
     tile_unpack(front_tile(cb0, t0, "binary op"), f0, a, DstKind::Int);
     tile_unpack(front_tile(cb1, t1, "binary op"), f1, b, DstKind::Int);
-    for (int i = 0; i < 1024; i++) d[i] = op == ZYX_BIN_ADD ? a[i] + b[i] : op == ZYX_BIN_SUB ? a[i] - b[i] : a[i] * b[i];
+    bool was_int = core().dst_kind[dst] == DstKind::Int;
+    for (int i = 0; i < 1024; i++) {
+      uint32_t y = b[bcast_src(bcast, i, row)];
+      uint32_t v = op == ZYX_BIN_ADD ? a[i] + y : op == ZYX_BIN_SUB ? a[i] - y : a[i] * y;
+      if (acc && had) v += was_int ? d[i] : static_cast<uint32_t>(static_cast<int32_t>(u2f(d[i])));
+      d[i] = v;
+    }
     mark(dst, DstKind::Int);
     return;
   }
@@ -241,16 +393,25 @@ void api_binary(uint32_t op, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t
   DstKind k = float_kind(f0, f1);
   // Without fp32 DST the FPU sees 16-bit operands (only wider inputs change).
   if (k != DstKind::F32) {
-    if (f0 == Format::Float32 || format_is_int(f0)) dst_round(reinterpret_cast<uint32_t*>(a), k);
-    if (f1 == Format::Float32 || format_is_int(f1)) dst_round(reinterpret_cast<uint32_t*>(b), k);
+    if (format_bytes(f0) == 4 || format_is_int(f0)) dst_round(reinterpret_cast<uint32_t*>(a), k);
+    if (format_bytes(f1) == 4 || format_is_int(f1)) dst_round(reinterpret_cast<uint32_t*>(b), k);
   }
-  switch (op) {
-    case ZYX_BIN_ADD: elementwise(d, k, a, b, [](float x, float y) { return x + y; }); break;
-    case ZYX_BIN_SUB: elementwise(d, k, a, b, [](float x, float y) { return x - y; }); break;
-    case ZYX_BIN_MUL: elementwise(d, k, a, b, [](float x, float y) { return x * y; }); break;
-    default: kernel_fail("unknown binary op " + std::to_string(op));
+  if (bcast != ZYX_BC_NONE) {
+    float bb[1024];
+    for (int i = 0; i < 1024; i++) bb[i] = b[bcast_src(bcast, i, row)];
+    std::memcpy(b, bb, sizeof bb);
   }
+  DstKind prev = core().dst_kind[dst];
+  float* out = reinterpret_cast<float*>(d);
+  if (acc && had && prev == DstKind::Int)
+    for (int i = 0; i < 1024; i++) out[i] = float(int32_t(d[i]));
+  eltwise(op, a, b, out, acc && had);
+  dst_round(d, k);
   mark(dst, k);
+}
+
+void api_binary(uint32_t op, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst) {
+  api_binary_bcast(op, ZYX_BC_NONE, cb0, cb1, t0, t1, dst, 0);
 }
 
 void api_binary_dst(uint32_t op, uint32_t i0, uint32_t i1, uint32_t out) {
@@ -324,32 +485,97 @@ void api_unary(uint32_t op, uint32_t dst, uint32_t param) {
   mark(dst, k);
 }
 
-void api_matmul(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst, uint32_t transpose) {
-  uint32_t* d = dst_tile(dst);
-  alignas(64) float a[1024], b[1024], A[32][32], B[32][32];
-  unpack_floats(cb0, t0, a, "matmul_tiles");
-  unpack_floats(cb1, t1, b, "matmul_tiles");
-  DstKind k = float_kind(cb_of(cb0).format, cb_of(cb1).format);
-  for (int r = 0; r < 32; r++)
-    for (int c = 0; c < 32; c++) {
-      A[r][c] = a[fidx(r, c)];
-      B[r][c] = transpose ? b[fidx(c, r)] : b[fidx(r, c)];
+// C += A * B for row-major 32x32 f32 tiles: four rows at a time in eight
+// 16-float vectors (GCC vector extensions: one zmm register each with
+// AVX-512, two ymm with AVX2), so each row of B is loaded once per four rows.
+typedef float vf16 __attribute__((vector_size(64)));
+// Unaligned 16-float loads and stores (macros: no vector-typed function
+// signatures, whose ABI differs between the clones).
+#define ld16(p) __extension__({ vf16 v_; std::memcpy(&v_, (p), 64); v_; })
+#define st16(p, v) do { vf16 w_ = (v); std::memcpy((p), &w_, 64); } while (0)
+
+ZYX_HOT void mm_tile(const float* __restrict A, const float* __restrict B, float* __restrict C) {
+  for (int r = 0; r < 32; r += 4) {
+    vf16 c00 = ld16(C + r * 32), c01 = ld16(C + r * 32 + 16);
+    vf16 c10 = ld16(C + (r + 1) * 32), c11 = ld16(C + (r + 1) * 32 + 16);
+    vf16 c20 = ld16(C + (r + 2) * 32), c21 = ld16(C + (r + 2) * 32 + 16);
+    vf16 c30 = ld16(C + (r + 3) * 32), c31 = ld16(C + (r + 3) * 32 + 16);
+    for (int k = 0; k < 32; k++) {
+      const vf16 b0 = ld16(B + k * 32), b1 = ld16(B + k * 32 + 16);
+      const float a0 = A[r * 32 + k], a1 = A[(r + 1) * 32 + k], a2 = A[(r + 2) * 32 + k], a3 = A[(r + 3) * 32 + k];
+      c00 += a0 * b0, c01 += a0 * b1;
+      c10 += a1 * b0, c11 += a1 * b1;
+      c20 += a2 * b0, c21 += a2 * b1;
+      c30 += a3 * b0, c31 += a3 * b1;
     }
-  bool fresh = !(core().dst_written & (1u << dst));
-  DstKind prev = core().dst_kind[dst];
-  for (int r = 0; r < 32; r++) {
-    float acc[32] = {};
-    for (int kk = 0; kk < 32; kk++) {
-      float x = A[r][kk];
-      for (int c = 0; c < 32; c++) acc[c] += x * B[kk][c];
-    }
-    for (int c = 0; c < 32; c++) {
-      int i = fidx(r, c);
-      float base = fresh ? 0.0f : (prev == DstKind::Int ? float(int32_t(d[i])) : u2f(d[i]));
-      d[i] = f2u(base + acc[c]);
-    }
+    st16(C + r * 32, c00);
+    st16(C + r * 32 + 16, c01);
+    st16(C + (r + 1) * 32, c10);
+    st16(C + (r + 1) * 32 + 16, c11);
+    st16(C + (r + 2) * 32, c20);
+    st16(C + (r + 2) * 32 + 16, c21);
+    st16(C + (r + 3) * 32, c30);
+    st16(C + (r + 3) * 32 + 16, c31);
   }
-  dst_round(d, k);
+}
+#undef ld16
+#undef st16
+
+// A CB tile as a row-major f32 matrix, straight from L1 for Float32 and
+// Float16_b (the matmul hot path), through unpack_floats otherwise.
+void unpack_rows(uint32_t cb, uint32_t tile, float* m, const char* op) {
+  Format f = cb_of(cb).format;
+  if (f == Format::Float32) {
+    faces_to_rows(reinterpret_cast<const uint32_t*>(front_tile(cb, tile, op)), reinterpret_cast<uint32_t*>(m));
+  } else if (f == Format::Float16_b) {
+    const uint16_t* s = reinterpret_cast<const uint16_t*>(front_tile(cb, tile, op));
+    uint32_t* u = reinterpret_cast<uint32_t*>(m);
+    for (int r = 0; r < 32; r++)
+      for (int h = 0; h < 2; h++) {
+        const uint16_t* fr = s + ((r >> 4) * 2 + h) * 256 + (r & 15) * 16;
+        for (int c = 0; c < 16; c++) u[r * 32 + h * 16 + c] = uint32_t(fr[c]) << 16;
+      }
+  } else {
+    alignas(64) float tmp[1024];
+    unpack_floats(cb, tile, tmp, op);
+    faces_to_rows(reinterpret_cast<const uint32_t*>(tmp), reinterpret_cast<uint32_t*>(m));
+  }
+}
+
+void api_matmul(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst, uint32_t transpose) {
+  auto& c = core();
+  if (dst >= dst_capacity()) dst_tile(dst);  // reports the bad index
+  alignas(64) float A[1024], B[1024];
+  unpack_rows(cb0, t0, A, "matmul_tiles");
+  unpack_rows(cb1, t1, B, "matmul_tiles");
+  // transpose 1: the call asks for it; 2: as the last matmul init said.
+  bool tr = transpose == 1 || (transpose == 2 && c.cstate.mm_transpose);
+  DstKind k = float_kind(cb_of(cb0).format, cb_of(cb1).format);
+  if (tr) {
+    alignas(64) float T[1024];
+    for (int r = 0; r < 32; r++)
+      for (int cc = 0; cc < 32; cc++) T[r * 32 + cc] = B[cc * 32 + r];
+    std::memcpy(B, T, sizeof T);
+  }
+  // DST accumulates row-major while matmuls follow one another (dst_tile
+  // turns it back into faces when anything else looks at it).
+  if (!c.cstate.rm) c.cstate.rm.reset(new float[16 * 1024]);
+  float* C = &c.cstate.rm[dst * 1024];
+  if (!(c.cstate.rm_valid & (1u << dst))) {
+    uint32_t* d = c.dst[dst].data();
+    if (!(c.dst_written & (1u << dst))) {
+      std::memset(C, 0, 4096);
+    } else if (c.dst_kind[dst] == DstKind::Int) {
+      alignas(64) float f[1024];
+      for (int i = 0; i < 1024; i++) f[i] = float(int32_t(d[i]));
+      faces_to_rows(reinterpret_cast<const uint32_t*>(f), reinterpret_cast<uint32_t*>(C));
+    } else {
+      faces_to_rows(d, reinterpret_cast<uint32_t*>(C));
+    }
+    c.cstate.rm_valid |= 1u << dst;
+  }
+  mm_tile(A, B, C);
+  dst_round(reinterpret_cast<uint32_t*>(C), k);
   mark(dst, k);
 }
 
@@ -408,23 +634,24 @@ void api_transpose(uint32_t cb, uint32_t t, uint32_t dst) {
 void api_typecast(uint32_t dst, uint32_t in_fmt, uint32_t out_fmt) {
   uint32_t* d = dst_tile(dst);
   Format in = static_cast<Format>(in_fmt), out = static_cast<Format>(out_fmt);
-  if (format_bytes(in) == 0 || format_bytes(out) == 0)
+  if (format_tile_bytes(in) == 0 || format_tile_bytes(out) == 0)
     kernel_fail("typecast_tile: unsupported formats " + std::to_string(in_fmt) + " -> " + std::to_string(out_fmt));
   DstKind cur = core().dst_kind[dst];
   // Bring the tile to f32 or i32 per the input format, then convert.
   std::array<float, 1024> f;
   for (int i = 0; i < 1024; i++) {
     if (cur == DstKind::Int)
-      f[i] = in == Format::Int32 ? float(int32_t(d[i])) : float(d[i]);
+      f[i] = (in == Format::Int32 || in == Format::Int8) ? float(int32_t(d[i])) : float(d[i]);
     else
       f[i] = u2f(d[i]);
   }
   if (format_is_int(out)) {
-    int64_t lo = out == Format::Int32 ? INT32_MIN : 0;
-    int64_t hi = out == Format::Int32 ? INT32_MAX : out == Format::UInt32 ? UINT32_MAX : out == Format::UInt16 ? 0xffff : 0xff;
+    int64_t lo = out == Format::Int32 ? INT32_MIN : out == Format::Int8 ? -128 : 0;
+    int64_t hi = out == Format::Int32 ? INT32_MAX : out == Format::UInt32 ? UINT32_MAX : out == Format::UInt16 ? 0xffff
+                 : out == Format::Int8 ? 127 : 0xff;
     for (int i = 0; i < 1024; i++) {
       if (cur == DstKind::Int && format_is_int(in)) {
-        int64_t v = in == Format::Int32 ? int64_t(int32_t(d[i])) : int64_t(d[i]);
+        int64_t v = (in == Format::Int32 || in == Format::Int8) ? int64_t(int32_t(d[i])) : int64_t(d[i]);
         d[i] = static_cast<uint32_t>(std::min(hi, std::max(lo, v)));
       } else {
         d[i] = static_cast<uint32_t>(to_int(f[i], lo, hi));
@@ -438,6 +665,347 @@ void api_typecast(uint32_t dst, uint32_t in_fmt, uint32_t out_fmt) {
     dst_round(d, k);
     mark(dst, k);
   }
+}
+
+
+// ---- ABI 5: the rest of the compute API ----------------------------------
+
+void api_compute_config(uint32_t key, uint32_t value) {
+  ComputeState& cs = core().cstate;
+  switch (key) {
+    case ZYX_CK_ACC_TO_DEST: cs.acc_to_dest = value; break;
+    case ZYX_CK_COPY_TRANSPOSE: cs.copy_transpose = value; break;
+    case ZYX_CK_MM_TRANSPOSE: cs.mm_transpose = value; break;
+    case ZYX_CK_RELU: cs.relu = value; break;
+    case ZYX_CK_L1_ACC: cs.l1_acc = value; break;
+    case ZYX_CK_PACK_ROWS: cs.pack_rows = value; break;
+    default: kernel_fail("unknown compute config key " + std::to_string(key));
+  }
+}
+
+// Reads DST tile i as floats (integers converted).
+void dst_floats(uint32_t i, float* out) {
+  const uint32_t* d = dst_tile(i);
+  if (core().dst_kind[i] == DstKind::Int)
+    for (int j = 0; j < 1024; j++) out[j] = float(int32_t(d[j]));
+  else
+    std::memcpy(out, d, 4096);
+}
+
+DstKind sfpu_float_kind(uint32_t i) {
+  if (core().run->fp32_dest_acc) return DstKind::F32;
+  DstKind k = core().dst_kind[i];
+  return k == DstKind::F16 ? DstKind::F16 : DstKind::BF16;
+}
+
+void api_binary_reuse(uint32_t op, uint32_t reuse, uint32_t cb, uint32_t t, uint32_t dst) {
+  if (op > ZYX_BIN_MUL) kernel_fail("unknown binary op " + std::to_string(op));
+  uint32_t* d = dst_tile(dst);
+  alignas(64) float x[1024], c[1024];
+  dst_floats(dst, x);
+  unpack_floats(cb, t, c, "binary_dest_reuse_tiles");
+  DstKind k = float_kind(cb_of(cb).format);
+  for (int i = 0; i < 1024; i++) {
+    float a = reuse == 2 ? c[i] : x[i], b = reuse == 2 ? x[i] : c[i];
+    d[i] = f2u(op == ZYX_BIN_ADD ? a + b : op == ZYX_BIN_SUB ? a - b : a * b);
+  }
+  dst_round(d, k);
+  mark(dst, k);
+}
+
+void api_unary_bcast(uint32_t bcast, uint32_t cb, uint32_t t, uint32_t dst) {
+  if (bcast > ZYX_BC_SCALAR) kernel_fail("unknown broadcast " + std::to_string(bcast));
+  uint32_t* d = dst_tile(dst);
+  Format f = cb_of(cb).format;
+  DstKind k = dst_kind_for(f, core().run->fp32_dest_acc);
+  uint32_t tmp[1024];
+  tile_unpack(front_tile(cb, t, "unary_bcast"), f, tmp, k);
+  for (int i = 0; i < 1024; i++) d[i] = tmp[bcast_src(bcast, i, 0)];
+  mark(dst, k);
+}
+
+void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_t p2) {
+  ComputeState& cs = core().cstate;
+  if (op == ZYX_SU_RAND && dst == 0xffffffffu) {  // rand_tile_init / dropout_tile_init(seed)
+    cs.rand_state = 0x9e3779b97f4a7c15ull ^ (uint64_t(p0) << 17) ^ (uint64_t(core().index) << 40);
+    if (!cs.rand_state) cs.rand_state = 1;
+    return;
+  }
+  if (!sfpu_unary_known(op)) kernel_fail("unknown SFPU unary op " + std::to_string(op));
+  uint32_t* d = dst_tile(dst);
+  DstKind kind = core().dst_kind[dst];
+  // Float ops applied to integer tiles use their integer forms where tt-metal has one.
+  if (kind == DstKind::Int) {
+    switch (op) {
+      case ZYX_SU_ABS: op = ZYX_SU_ABS_INT32; break;
+      case ZYX_SU_NEG: op = ZYX_SU_NEG_INT32; break;
+      case ZYX_SU_RELU: op = ZYX_SU_RELU_INT32; break;
+      case ZYX_SU_SIGNBIT: op = ZYX_SU_SIGNBIT_INT32; break;
+      case ZYX_SU_LOGICAL_NOT: op = ZYX_SU_LOGICAL_NOT_INT32; break;
+      case ZYX_SU_EQZ: op = ZYX_SU_EQZ_INT32; break;
+      case ZYX_SU_NEZ: op = ZYX_SU_NEZ_INT32; break;
+      case ZYX_SU_LTZ: op = ZYX_SU_LTZ_INT32; break;
+      case ZYX_SU_GTZ: op = ZYX_SU_GTZ_INT32; break;
+      case ZYX_SU_LEZ: op = ZYX_SU_LEZ_INT32; break;
+      case ZYX_SU_GEZ: op = ZYX_SU_GEZ_INT32; break;
+      default: break;
+    }
+  }
+  if (sfpu_unary_is_int(op)) {
+    if (kind != DstKind::Int)  // float bits reinterpreted as the SFPU does: convert to integers first
+      for (int i = 0; i < 1024; i++) d[i] = static_cast<uint32_t>(static_cast<int32_t>(u2f(d[i])));
+    for (int i = 0; i < 1024; i++) d[i] = sfpu_unary_i(op, d[i], p0, p1);
+    mark(dst, DstKind::Int);
+    return;
+  }
+  float x[1024];
+  dst_floats(dst, x);
+  DstKind k = sfpu_float_kind(dst);
+  if (op == ZYX_SU_ALT_COMPLEX_ROTATE90) {
+    // (re, im) pairs along each row become (-im, re)
+    for (int i = 0; i < 1024; i += 2) d[i] = f2u(-x[i + 1]), d[i + 1] = f2u(x[i]);
+  } else {
+    for (int i = 0; i < 1024; i++) d[i] = f2u(sfpu_unary_f(op, x[i], p0, p1, p2, &cs.rand_state));
+  }
+  dst_round(d, k);
+  mark(dst, k);
+}
+
+void api_sfpu_binary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t out, uint32_t) {
+  if (!sfpu_binary_known(op)) kernel_fail("unknown SFPU binary op " + std::to_string(op));
+  uint32_t *a = dst_tile(ia), *b = dst_tile(ib), *d = dst_tile(out);
+  DstKind ka = core().dst_kind[ia], kb = core().dst_kind[ib];
+  if (sfpu_binary_is_int(op) && op != ZYX_SB_DIV_INT32) {
+    uint32_t ta[1024], tb[1024];
+    for (int i = 0; i < 1024; i++) {
+      ta[i] = ka == DstKind::Int ? a[i] : static_cast<uint32_t>(static_cast<int32_t>(u2f(a[i])));
+      tb[i] = kb == DstKind::Int ? b[i] : static_cast<uint32_t>(static_cast<int32_t>(u2f(b[i])));
+    }
+    for (int i = 0; i < 1024; i++) d[i] = sfpu_binary_i(op, ta[i], tb[i]);
+    mark(out, DstKind::Int);
+    return;
+  }
+  // add/sub/mul of two integer tiles stay integers
+  if (ka == DstKind::Int && kb == DstKind::Int && op <= ZYX_SB_MUL) {
+    for (int i = 0; i < 1024; i++) d[i] = op == ZYX_SB_ADD ? a[i] + b[i] : op == ZYX_SB_SUB ? a[i] - b[i] : a[i] * b[i];
+    mark(out, DstKind::Int);
+    return;
+  }
+  float x[1024], y[1024];
+  dst_floats(ia, x);
+  dst_floats(ib, y);
+  DstKind k = core().run->fp32_dest_acc ? DstKind::F32 : (ka == DstKind::F16 ? DstKind::F16 : DstKind::BF16);
+  for (int i = 0; i < 1024; i++) d[i] = f2u(sfpu_binary_f(op, x[i], y[i]));
+  dst_round(d, k);
+  mark(out, k);
+}
+
+void api_sfpu_ternary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t ic, uint32_t out, uint32_t p0) {
+  if (op >= ZYX_ST_COUNT) kernel_fail("unknown SFPU ternary op " + std::to_string(op));
+  float x[1024], y[1024], z[1024];
+  dst_floats(ia, x);
+  dst_floats(ib, y);
+  dst_floats(ic, z);
+  uint32_t* d = dst_tile(out);
+  DstKind k = sfpu_float_kind(ib);
+  for (int i = 0; i < 1024; i++) d[i] = f2u(sfpu_ternary_f(op, x[i], y[i], z[i], u2f(p0)));
+  dst_round(d, k);
+  mark(out, k);
+}
+
+// The byte address of element `e` of a row-major strip held in consecutive
+// pages of a circular buffer, starting at page `first` of the ring.
+uint8_t* strip_elem(CircularBuffer& cb, uint32_t first, uint64_t e, uint32_t esize) {
+  uint64_t off = e * esize;
+  uint64_t page = (first + off / cb.page_size) % cb.num_pages;
+  return core().l1 + cb.offset + page * cb.page_size + off % cb.page_size;
+}
+
+void api_tilize(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t in_tile, uint32_t out_tile) {
+  auto& in = cb_of(icb);
+  auto& out = cb_of(ocb);
+  uint32_t es = format_bytes(in.format);
+  if (es == 0 || format_is_block(in.format))
+    kernel_fail(std::string("tilize_block: cb ") + std::to_string(icb) + " holds " + format_name(in.format) +
+                ", which has no row-major form");
+  if (in_tile + block > in.available())
+    kernel_fail("tilize_block: " + std::to_string(block) + " tiles from " + std::to_string(in_tile) + " of cb " +
+                std::to_string(icb) + " but only " + std::to_string(in.available()) + " page(s) are at the front");
+  if (out_tile + block > out.num_pages - out.available())
+    kernel_fail("tilize_block: output tiles beyond the free space of cb " + std::to_string(ocb) +
+                " (missing cb_reserve_back?)");
+  uint32_t first = (in.rd_page + in_tile) % in.num_pages;
+  uint64_t width = uint64_t(block) * 32;
+  DstKind k = format_is_int(in.format) ? DstKind::Int : DstKind::F32;
+  std::vector<uint8_t> face(1024 * es);
+  uint32_t tile[1024];
+  for (uint32_t t = 0; t < block; t++) {
+    for (int r = 0; r < 32; r++)
+      for (int c = 0; c < 32; c++)
+        std::memcpy(&face[size_t(fidx(r, c)) * es], strip_elem(in, first, r * width + t * 32 + c, es), es);
+    tile_unpack(face.data(), in.format, tile, k);
+    uint32_t page = (out.wr_page + out_tile + t) % out.num_pages;
+    pack_to(tile, k, core().l1 + out.offset + uint64_t(page) * out.page_size, out.format);
+  }
+}
+
+void api_untilize(uint32_t icb, uint32_t ntiles, uint32_t ocb) {
+  auto& out = cb_of(ocb);
+  uint32_t es = format_bytes(out.format);
+  if (es == 0 || format_is_block(out.format))
+    kernel_fail(std::string("untilize: cb ") + std::to_string(ocb) + " holds " + format_name(out.format) +
+                ", which has no row-major form");
+  if (out.pack_next + ntiles > out.num_pages - out.available())
+    kernel_fail("untilize: output beyond the free space of cb " + std::to_string(ocb) + " (missing cb_reserve_back?)");
+  uint32_t first = (out.wr_page + out.pack_next) % out.num_pages;
+  out.pack_next += ntiles;
+  Format fi = cb_of(icb).format;
+  DstKind k = format_is_int(fi) ? DstKind::Int : dst_kind_for(fi, core().run->fp32_dest_acc);
+  uint64_t width = uint64_t(ntiles) * 32;
+  uint32_t tile[1024];
+  std::vector<uint8_t> face(1024 * es);
+  for (uint32_t t = 0; t < ntiles; t++) {
+    tile_unpack(front_tile(icb, t, "untilize_block"), fi, tile, k);
+    tile_pack(tile, k, face.data(), out.format);
+    for (int r = 0; r < 32; r++)
+      for (int c = 0; c < 32; c++)
+        std::memcpy(strip_elem(out, first, r * width + t * 32 + c, es), &face[size_t(fidx(r, c)) * es], es);
+  }
+}
+
+void api_pack_untilize(uint32_t dst0, uint32_t block_rt, uint32_t block_ct, uint32_t full_ct, uint32_t block_c,
+                       uint32_t ocb) {
+  auto& out = cb_of(ocb);
+  uint32_t es = format_bytes(out.format);
+  if (es == 0 || format_is_block(out.format))
+    kernel_fail(std::string("pack_untilize: cb ") + std::to_string(ocb) + " holds " + format_name(out.format) +
+                ", which has no row-major form");
+  uint32_t row0 = block_c >> 16;
+  block_c &= 0xffff;
+  if (block_ct == 0 || full_ct < block_ct || (block_c + 1) * block_ct > full_ct)
+    kernel_fail("pack_untilize: block " + std::to_string(block_c) + " of " + std::to_string(block_ct) +
+                " tiles does not fit a row of " + std::to_string(full_ct) + " tiles");
+  if ((row0 + block_rt) * full_ct > out.num_pages - out.available())
+    kernel_fail("pack_untilize: output beyond the free space of cb " + std::to_string(ocb) +
+                " (missing cb_reserve_back?)");
+  uint64_t width = uint64_t(full_ct) * 32;
+  std::vector<uint8_t> face(1024 * es);
+  for (uint32_t r = 0; r < block_rt; r++) {
+    uint32_t first = (out.wr_page + (row0 + r) * full_ct) % out.num_pages;
+    for (uint32_t c = 0; c < block_ct; c++) {
+      uint32_t di = dst0 + r * block_ct + c;
+      const uint32_t* d = dst_tile(di);
+      pack_to(d, core().dst_kind[di], face.data(), out.format);
+      uint64_t col0 = uint64_t(block_c * block_ct + c) * 32;
+      for (int rr = 0; rr < 32; rr++)
+        for (int cc = 0; cc < 32; cc++)
+          std::memcpy(strip_elem(out, first, rr * width + col0 + cc, es), &face[size_t(fidx(rr, cc)) * es], es);
+    }
+  }
+}
+
+void api_pack_rows(uint32_t dst, uint32_t ocb, uint32_t out_index) {
+  auto& out = cb_of(ocb);
+  uint32_t rows = core().cstate.pack_rows;
+  uint32_t es = format_bytes(out.format);
+  if (rows == 0 || rows > 64) kernel_fail("pack_rows: call pack_rows_init with 1 to 64 rows first");
+  if (es == 0 || format_is_block(out.format)) kernel_fail("pack_rows: the output format has no row form");
+  if (out_index >= out.num_pages - out.available()) kernel_fail("pack_rows: beyond the free space of the cb");
+  std::vector<uint8_t> face(1024 * es);
+  pack_to(dst_tile(dst), core().dst_kind[dst], face.data(), out.format);
+  uint32_t page = (out.wr_page + out_index) % out.num_pages;
+  uint64_t bytes = std::min<uint64_t>(uint64_t(rows) * 16 * es, out.page_size);
+  std::memcpy(core().l1 + out.offset + uint64_t(page) * out.page_size, face.data(), bytes);
+}
+
+void api_transpose_dst(uint32_t dst) {
+  transpose_tile(dst_tile(dst), false);
+  core().dst_written |= 1u << dst;
+}
+
+void api_copy_dst(uint32_t from, uint32_t to) {
+  const uint32_t* s = dst_tile(from);
+  uint32_t* d = dst_tile(to);
+  std::memmove(d, s, 4096);
+  mark(to, core().dst_kind[from]);
+}
+
+void api_mask(uint32_t data, uint32_t posinf) {
+  uint32_t* d = dst_tile(data);
+  const uint32_t* m = dst_tile(data + 1);
+  bool mint = core().dst_kind[data + 1] == DstKind::Int;
+  bool dint = core().dst_kind[data] == DstKind::Int;
+  for (int i = 0; i < 1024; i++) {
+    bool zero = mint ? m[i] == 0 : u2f(m[i]) == 0.0f;
+    if (zero) d[i] = posinf ? (dint ? 0x7fffffffu : 0x7f800000u) : 0u;
+  }
+  core().dst_written |= 1u << data;
+}
+
+// 1/n for the n-th sample: from the lookup table (f32 bits) when one is given.
+double wf_recip(uint32_t idx, const uint32_t* lut, uint32_t n) {
+  if (n == 0 || !lut) return 1.0 / (double(idx) + 1.0);
+  if (idx >= n) kernel_fail("welford: index " + std::to_string(idx) + " is beyond the reciprocal table of " +
+                            std::to_string(n));
+  return u2f(lut[idx]);
+}
+
+void api_welford(uint32_t op, uint32_t dst, uint32_t a, uint32_t b, const uint32_t* lut, uint32_t n) {
+  ComputeState& cs = core().cstate;
+  switch (op) {
+    case ZYX_WF_CLEAR:
+      cs.wf_mean.fill(0), cs.wf_m2.fill(0), cs.wf_count = 0;
+      return;
+    case ZYX_WF_UPDATE: {
+      uint32_t start_row = b >> 16, rows = b & 0xffff;
+      if (start_row + rows > 32) kernel_fail("welford_update_rows: rows beyond the tile");
+      float x[1024];
+      dst_floats(dst, x);
+      for (uint32_t r = start_row; r < start_row + rows; r++) {
+        double rc = wf_recip(a + (r - start_row), lut, n);
+        for (int c = 0; c < 32; c++) {
+          double v = x[fidx(static_cast<int>(r), c)], m = cs.wf_mean[c];
+          double m1 = m + (v - m) * rc;
+          cs.wf_m2[c] += (v - m) * (v - m1);
+          cs.wf_mean[c] = m1;
+        }
+      }
+      return;
+    }
+    case ZYX_WF_SAVE:
+    case ZYX_WF_TO_ROW: {
+      uint32_t* mt = dst_tile(dst);
+      uint32_t* vt = dst_tile(dst + 1);
+      double scale = op == ZYX_WF_TO_ROW ? wf_recip(a, lut, n) : 1.0;
+      DstKind k = core().run->fp32_dest_acc ? DstKind::F32 : DstKind::BF16;
+      for (int c = 0; c < 32; c++) {
+        mt[fidx(0, c)] = f2u(static_cast<float>(cs.wf_mean[c]));
+        vt[fidx(0, c)] = f2u(static_cast<float>(cs.wf_m2[c] * scale));
+      }
+      if (op == ZYX_WF_TO_ROW) dst_round(mt, k), dst_round(vt, k);
+      mark(dst, op == ZYX_WF_SAVE ? DstKind::F32 : k);
+      mark(dst + 1, op == ZYX_WF_SAVE ? DstKind::F32 : k);
+      return;
+    }
+    case ZYX_WF_RESTORE: {  // (TO_FACE, the raw layout, is not emulated)
+      const uint32_t* mt = dst_tile(dst);
+      const uint32_t* vt = dst_tile(dst + 1);
+      for (int c = 0; c < 32; c++) cs.wf_mean[c] = u2f(mt[fidx(0, c)]), cs.wf_m2[c] = u2f(vt[fidx(0, c)]);
+      return;
+    }
+    default: kernel_fail("welford: operation " + std::to_string(op) + " is not emulated");
+  }
+}
+
+void api_tile_shape(uint32_t cb, uint32_t* rows, uint32_t* cols, uint32_t* faces) {
+  const CircularBuffer& c = cb_of(cb);
+  *rows = c.tile_rows, *cols = c.tile_cols;
+  // 16x16 faces; a tile of fewer than 16 rows has faces of that many rows
+  *faces = (c.tile_rows > 16 ? 2 : 1) * (c.tile_cols / 16);
+}
+
+void api_reduce_max_row_block(uint32_t cb, uint32_t scb, uint32_t t0, uint32_t block, uint32_t dst) {
+  for (uint32_t t = 0; t < block; t++) api_reduce(ZYX_RED_MAX, ZYX_RED_ROW, cb, scb, t0 + t, 0, dst);
 }
 
 int api_fp32_dest_acc() { return core().run->fp32_dest_acc ? 1 : 0; }
@@ -457,6 +1025,23 @@ void fill_compute_api(zyx_emu_api& a) {
   a.transpose = api_transpose;
   a.typecast = api_typecast;
   a.fp32_dest_acc = api_fp32_dest_acc;
+  a.compute_config = api_compute_config;
+  a.binary_bcast = api_binary_bcast;
+  a.binary_reuse = api_binary_reuse;
+  a.unary_bcast = api_unary_bcast;
+  a.sfpu_unary = api_sfpu_unary;
+  a.sfpu_binary = api_sfpu_binary;
+  a.sfpu_ternary = api_sfpu_ternary;
+  a.tilize = api_tilize;
+  a.untilize = api_untilize;
+  a.pack_untilize = api_pack_untilize;
+  a.pack_rows = api_pack_rows;
+  a.transpose_dst = api_transpose_dst;
+  a.copy_dst = api_copy_dst;
+  a.mask = api_mask;
+  a.welford = api_welford;
+  a.tile_shape = api_tile_shape;
+  a.reduce_max_row_block = api_reduce_max_row_block;
 }
 
 }  // namespace zyx::emu

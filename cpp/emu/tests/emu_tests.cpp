@@ -1,5 +1,5 @@
 // Tests of zyx-tt's Tensix emulator. Usage: emu_tests <group> <cache_dir>.
-// Groups: boards, buffers, kernels, examples, deadlock, errors, ttmetal.
+// Groups: boards, buffers, kernels, examples, deadlock, errors, ttmetal, model, stalls.
 // Exit 0: pass, 1: fail, 77: skipped (the reason is printed).
 #include <chrono>
 #include <cmath>
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "device_layer.hpp"
-#include "test_util.hpp"
+#include "harness.hpp"
 
 using namespace zyx;
 using namespace zyx_test;
@@ -63,7 +63,7 @@ static void test_buffers(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
   // Interleaving: page i lives in bank i % 12 at base + (i / 12) * page.
   uint64_t addr = 0;
-  uint64_t id = layer->alloc(30 * 2048, 2048, &addr);
+  uint64_t id = layer->alloc(30 * 2048, dram_spec(2048), &addr);
   BufferInfo info = layer->buffer_info(id);
   CHECK_EQ(info.address, addr);
   CHECK_EQ(info.size, uint64_t(30 * 2048));
@@ -86,7 +86,7 @@ static void test_buffers(const std::string& cache) {
   CHECK(back == data);
   // Odd page sizes are padded to the DRAM alignment in each bank.
   uint64_t a2 = 0;
-  uint64_t id2 = layer->alloc(1000, 100, &a2);
+  uint64_t id2 = layer->alloc(1000, dram_spec(100), &a2);
   CHECK(a2 != addr);
   std::vector<uint8_t> d2(1000);
   for (size_t i = 0; i < d2.size(); i++) d2[i] = static_cast<uint8_t>(i * 7);
@@ -97,12 +97,12 @@ static void test_buffers(const std::string& cache) {
   // Range errors move nothing.
   expect_error("invalid_argument", [&] { layer->read(id, 30 * 2048 - 10, back.data(), 11); });
   expect_error("invalid_argument", [&] { layer->write(id, 1ull << 40, back.data(), 1); });
-  expect_error("invalid_argument", [&] { layer->alloc(0, 2048, nullptr); });
-  expect_error("invalid_argument", [&] { layer->alloc(16, 0, nullptr); });
+  expect_error("invalid_argument", [&] { layer->alloc(0, dram_spec(2048), nullptr); });
+  expect_error("invalid_argument", [&] { layer->alloc(16, dram_spec(0), nullptr); });
   // Out of memory: more than 12 GiB.
-  expect_error("out_of_memory", [&] { layer->alloc(13ull << 30, 2048, nullptr); });
+  expect_error("out_of_memory", [&] { layer->alloc(13ull << 30, dram_spec(2048), nullptr); });
   // A large allocation is lazy: 11 GiB allocated, nothing committed.
-  uint64_t big = layer->alloc(11ull << 30, 1 << 20, nullptr);
+  uint64_t big = layer->alloc(11ull << 30, dram_spec(1 << 20), nullptr);
   uint8_t one = 42;
   layer->write(big, (11ull << 30) - 1, &one, 1);
   uint8_t got = 0;
@@ -117,7 +117,7 @@ static void test_buffers(const std::string& cache) {
   expect_error("unknown_buffer", [&] { layer->buffer_info(id); });
   // Freed space is reused.
   uint64_t a3 = 0;
-  layer->alloc(30 * 2048, 2048, &a3);
+  layer->alloc(30 * 2048, dram_spec(2048), &a3);
   CHECK_EQ(a3, addr);
 }
 
@@ -135,6 +135,8 @@ int main(int argc, char** argv) {
       {"deadlock", test_deadlock},
       {"errors", test_errors},
       {"ttmetal", test_ttmetal},
+      {"model", test_model},
+      {"stalls", test_stalls_group},
   };
   auto it = groups.find(group);
   if (it == groups.end()) {

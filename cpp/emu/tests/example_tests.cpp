@@ -24,7 +24,7 @@ namespace {
 struct Bundle {
   std::string dir;
   json manifest, tt;
-  ProgramDesc prog;
+  GroupProgram prog;
   std::vector<uint32_t> grid;
 };
 
@@ -36,18 +36,16 @@ uint32_t param_index(const json& manifest, const json& ref) {
   throw Failure("no param named " + ref.dump());
 }
 
-std::vector<LayoutEntry> layout(const json& manifest, const json& section, const char* key) {
-  std::vector<LayoutEntry> out;
+std::vector<Arg> layout(const json& manifest, const json& section, const char* key) {
+  std::vector<Arg> out;
   if (!section.contains(key)) return out;
   for (const auto& e : section[key]) {
-    LayoutEntry le;
-    le.kind = e["kind"];
-    if (e.contains("param")) le.param = param_index(manifest, e["param"]);
+    uint32_t param = e.contains("param") ? param_index(manifest, e["param"]) : 0, value = 0;
     if (e.contains("value")) {
       if (!e["value"].is_number()) throw Failure("tt.json const values must be numbers for this test");
-      le.value = e["value"].get<uint32_t>();
+      value = e["value"].get<uint32_t>();
     }
-    out.push_back(le);
+    out.push_back(L(e["kind"].get<std::string>(), param, value));
   }
   return out;
 }
@@ -171,14 +169,14 @@ void run_bundle(DeviceLayer& layer, const std::string& name, std::map<std::strin
       // Outputs start as a recognisable pattern so an unwritten element shows.
       std::fill(h.bytes.begin(), h.bytes.end(), 0x7f);
     }
-    uint64_t id = layer.alloc(h.bytes.size(), page_size, nullptr);
+    uint64_t id = layer.alloc(h.bytes.size(), dram_spec(page_size), nullptr);
     layer.write(id, 0, h.bytes.data(), h.bytes.size());
     ids[pname] = id;
     host[pname] = std::move(h);
     args.push_back(Buf(id));
   }
-  uint64_t prog = layer.compile(b.prog);
-  layer.run(prog, grid[0], grid[1], args, false);
+  uint64_t prog = layer.compile(one_group_program(b.prog, grid[0], grid[1]));
+  layer.run(prog, args, false);
   layer.release(prog);
 
   std::string out = ref["out"];

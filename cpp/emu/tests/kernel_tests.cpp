@@ -141,7 +141,7 @@ struct TileRun {
 
 // Runs reader -> compute -> writer on one core and returns the output values.
 std::vector<double> run_tiles(DeviceLayer& layer, const TileRun& r) {
-  ProgramDesc p;
+  GroupProgram p;
   p.name = "tile_test";
   uint32_t nin = static_cast<uint32_t>(r.inputs.size());
   std::vector<RunArg> args;
@@ -149,7 +149,7 @@ std::vector<double> run_tiles(DeviceLayer& layer, const TileRun& r) {
   for (uint32_t i = 0; i < nin; i++) {
     p.params.push_back(P("in" + std::to_string(i), "global"));
     auto bytes = encode(r.in_formats[i], r.inputs[i]);
-    uint64_t id = layer.alloc(bytes.size(), 1024 * fmt_bytes(r.in_formats[i]), nullptr);
+    uint64_t id = layer.alloc(bytes.size(), dram_spec(1024 * fmt_bytes(r.in_formats[i])), nullptr);
     layer.write(id, 0, bytes.data(), bytes.size());
     ids.push_back(id);
     args.push_back(Buf(id));
@@ -158,7 +158,7 @@ std::vector<double> run_tiles(DeviceLayer& layer, const TileRun& r) {
   }
   p.params.push_back(P("out", "global_mut"));
   size_t out_bytes = r.ntiles * 1024 * fmt_bytes(r.out_format);
-  uint64_t out = layer.alloc(out_bytes, 1024 * fmt_bytes(r.out_format), nullptr);
+  uint64_t out = layer.alloc(out_bytes, dram_spec(1024 * fmt_bytes(r.out_format)), nullptr);
   args.push_back(Buf(out));
   p.reader.source = kTileReader;
   p.reader.compile_args = {C(nin)};
@@ -171,8 +171,8 @@ std::vector<double> run_tiles(DeviceLayer& layer, const TileRun& r) {
   p.writer.runtime_args = {C(r.ntiles)};
   p.cbs.push_back(CB(16, r.out_format, 1024 * fmt_bytes(r.out_format), 2));
   p.fp32_dest_acc = r.fp32;
-  uint64_t prog = layer.compile(p);
-  layer.run(prog, 1, 1, args, false);
+  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+  layer.run(prog, args, false);
   layer.release(prog);
   std::vector<uint8_t> b(out_bytes);
   layer.read(out, 0, b.data(), b.size());
@@ -370,7 +370,7 @@ void test_reduce(DeviceLayer& layer) {
   for (std::string op : {"SUM", "MAX"}) {
     for (std::string dim : {"REDUCE_ROW", "REDUCE_COL", "REDUCE_SCALAR"}) {
       float scaler = op == "SUM" ? 0.5f : 1.0f;
-      ProgramDesc p;
+      GroupProgram p;
       p.name = "reduce";
       p.params = {P("in", "global"), P("out", "global_mut")};
       p.reader.source = kReduceReader;
@@ -386,11 +386,11 @@ void test_reduce(DeviceLayer& layer) {
       p.cbs = {CB(0, "Float32", 4096, 2), CB(1, "Float32", 4096, 1), CB(16, "Float32", 4096, 1)};
       p.fp32_dest_acc = true;
       auto bytes = encode("Float32", in);
-      uint64_t src = layer.alloc(bytes.size(), 4096, nullptr);
+      uint64_t src = layer.alloc(bytes.size(), dram_spec(4096), nullptr);
       layer.write(src, 0, bytes.data(), bytes.size());
-      uint64_t dst = layer.alloc(4096, 4096, nullptr);
-      uint64_t prog = layer.compile(p);
-      layer.run(prog, 1, 1, {Buf(src), Buf(dst)}, false);
+      uint64_t dst = layer.alloc(4096, dram_spec(4096), nullptr);
+      uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+      layer.run(prog, {Buf(src), Buf(dst)}, false);
       std::vector<uint8_t> ob(4096);
       layer.read(dst, 0, ob.data(), ob.size());
       auto got = decode("Float32", ob);
@@ -589,7 +589,7 @@ void kernel_main() {
 
 void test_semaphores(DeviceLayer& layer) {
   const uint32_t cols = 8;
-  ProgramDesc p;
+  GroupProgram p;
   p.name = "semaphores";
   p.params = {P("out", "global_mut", "u32")};
   p.reader.source = kSemSender;
@@ -597,11 +597,11 @@ void test_semaphores(DeviceLayer& layer) {
   p.compute.source = "void kernel_main() {}";
   p.writer.source = "void kernel_main() {}";
   p.cbs = {CB(0, "UInt32", 1024, 1)};
-  uint64_t out = layer.alloc((cols - 1) * 1024, 1024, nullptr);
-  uint64_t prog = layer.compile(p);
+  uint64_t out = layer.alloc((cols - 1) * 1024, dram_spec(1024), nullptr);
+  uint64_t prog = layer.compile(one_group_program(p, 1, cols));
   // Run it several times: semaphores start at zero every run.
   for (int rep = 0; rep < 3; rep++) {
-    layer.run(prog, 1, cols, {Buf(out)}, false);
+    layer.run(prog, {Buf(out)}, false);
     auto got = download<uint32_t>(layer, out, (cols - 1) * 256);
     for (uint32_t c = 1; c < cols; c++)
       for (uint32_t i = 0; i < 256; i++) CHECK_EQ(got[(c - 1) * 256 + i], 1000 + i + c);
@@ -627,7 +627,7 @@ void kernel_main() {
 
 // Each section reads its own common args, as each kernel does on a card.
 void test_common_args(DeviceLayer& layer) {
-  ProgramDesc p;
+  GroupProgram p;
   p.name = "common_args";
   p.params = {P("out", "global_mut", "u32")};
   p.reader.source = kCommonArgsEcho;
@@ -640,9 +640,9 @@ void test_common_args(DeviceLayer& layer) {
   p.writer.runtime_args = {L("buffer_addr", 0)};
   p.writer.common_args = {C(21), C(22)};
   p.cbs = {CB(0, "UInt32", 64, 1), CB(1, "UInt32", 64, 1)};
-  uint64_t out = layer.alloc(2 * 64, 64, nullptr);
-  uint64_t prog = layer.compile(p);
-  layer.run(prog, 1, 1, {Buf(out)}, false);
+  uint64_t out = layer.alloc(2 * 64, dram_spec(64), nullptr);
+  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+  layer.run(prog, {Buf(out)}, false);
   auto got = download<uint32_t>(layer, out, 2 * 16);
   CHECK_EQ(got[0], 11u);
   CHECK_EQ(got[1], 12u);
@@ -656,18 +656,19 @@ void test_common_args(DeviceLayer& layer) {
 // not reach the generated kernel source.
 void test_program_name(DeviceLayer& layer) {
   for (std::string name : {"ends in a backslash \\", "two\n#error lines"}) {
-    ProgramDesc p;
+    GroupProgram p;
     p.name = name;
     // A source of this run only, so that the kernels are built, not cached.
     std::string body = "void kernel_main() {} // " + std::to_string(getpid()) + " " + name.substr(0, 3) + "\n";
     p.reader.source = p.compute.source = p.writer.source = body;
-    uint64_t prog = layer.compile(p);
-    layer.run(prog, 1, 1, {}, false);
+    uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+    layer.run(prog, {}, false);
     layer.release(prog);
   }
 }
 
-size_t count_objects(const std::string& dir) {
+size_t count_objects(const std::string& root) {
+  std::string dir = root + "/emu";  // the emulator's objects live in <cache_dir>/emu
   size_t n = 0;
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
@@ -682,28 +683,28 @@ size_t count_objects(const std::string& dir) {
 void test_cache(const std::string& parent) {
   std::string cache = parent + "/cache-test-" + std::to_string(getpid());
   auto layer = make_emu_layer("n150", 0, cache);
-  ProgramDesc p;
+  GroupProgram p;
   p.name = "cache";
   p.reader.source = "void kernel_main() { (void)get_compile_time_arg_val(0); }";
   p.reader.compile_args = {C(7)};
   p.compute.source = "void kernel_main() {}";
   p.writer.source = "void kernel_main() {}";
-  layer->compile(p);
+  layer->compile(one_group_program(p, 1, 1));
   CHECK_EQ(count_objects(cache), size_t(3));
   // Same program again, in a fresh layer: served from disk.
   auto layer2 = make_emu_layer("n150", 0, cache);
   auto t0 = std::chrono::steady_clock::now();
-  uint64_t id = layer2->compile(p);
+  uint64_t id = layer2->compile(one_group_program(p, 1, 1));
   auto warm = std::chrono::steady_clock::now() - t0;
   CHECK_EQ(count_objects(cache), size_t(3));
   CHECK(warm < std::chrono::milliseconds(500));
-  layer2->run(id, 1, 1, {}, false);
+  layer2->run(id, {}, false);
   // A different compile arg or define is a different object.
   p.reader.compile_args = {C(8)};
-  layer2->compile(p);
+  layer2->compile(one_group_program(p, 1, 1));
   CHECK_EQ(count_objects(cache), size_t(4));
   p.reader.defines["X"] = "1";
-  layer2->compile(p);
+  layer2->compile(one_group_program(p, 1, 1));
   CHECK_EQ(count_objects(cache), size_t(5));
   std::string cmd = "rm -rf '" + cache + "'";
   CHECK(std::system(cmd.c_str()) == 0);
@@ -727,7 +728,7 @@ void test_kernels(const std::string& cache) {
 void test_deadlock(const std::string& cache) {
   setenv("ZYX_EMU_TIMEOUT_MS", "300", 1);
   auto layer = make_emu_layer("n150", 0, cache);
-  ProgramDesc p;
+  GroupProgram p;
   p.name = "deadlock";
   p.reader.source = "void kernel_main() {}";
   p.compute.source = R"(
@@ -738,29 +739,33 @@ void kernel_main() { cb_wait_front(tt::CBIndex::c_0, 1); }
 void kernel_main() { cb_wait_front(16, 1); }
 )";
   p.cbs = {CB(0, "Float16_b", 2048, 2), CB(16, "Float16_b", 2048, 2)};
-  uint64_t prog = layer->compile(p);
+  uint64_t prog = layer->compile(one_group_program(p, 2, 3));
   auto t0 = std::chrono::steady_clock::now();
-  std::string msg = expect_error("deadlock", [&] { layer->run(prog, 2, 3, {}, false); });
+  std::string msg = expect_error("deadlock", [&] { layer->run(prog, {}, false); });
   auto took = std::chrono::steady_clock::now() - t0;
-  CHECK(msg.find("section compute waiting on cb 0") != std::string::npos);
-  CHECK(msg.find("section writer waiting on cb 16") != std::string::npos);
-  CHECK(msg.find("core (") != std::string::npos);
+  // Every blocked kernel of every core is named.
+  for (uint32_t r = 0; r < 2; r++)
+    for (uint32_t c = 0; c < 3; c++) {
+      std::string core = "core (" + std::to_string(r) + "," + std::to_string(c) + ") ";
+      CHECK(msg.find(core + "compute (compute) waiting on cb 0") != std::string::npos);
+      CHECK(msg.find(core + "writer (riscv_1) waiting on cb 16") != std::string::npos);
+    }
   CHECK(took < std::chrono::seconds(5));
   // A semaphore nobody sets is a deadlock too.
-  ProgramDesc s = p;
+  GroupProgram s = p;
   s.compute.source = "void kernel_main() {}";
   s.writer.source = "void kernel_main() {}";
   s.reader.source = R"(
 void kernel_main() { noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(2)), 5); }
 )";
-  uint64_t sp = layer->compile(s);
-  msg = expect_error("deadlock", [&] { layer->run(sp, 1, 1, {}, false); });
-  CHECK(msg.find("core (0,0) section reader waiting on the L1 word") != std::string::npos);
+  uint64_t sp = layer->compile(one_group_program(s, 1, 1));
+  msg = expect_error("deadlock", [&] { layer->run(sp, {}, false); });
+  CHECK(msg.find("core (0,0) reader (riscv_0) waiting on the L1 word") != std::string::npos);
   // The layer still works after a deadlock.
-  ProgramDesc ok = p;
+  GroupProgram ok = p;
   ok.compute.source = "void kernel_main() {}";
   ok.writer.source = "void kernel_main() {}";
-  layer->run(layer->compile(ok), 8, 8, {}, false);
+  layer->run(layer->compile(one_group_program(ok, 8, 8)), {}, false);
   unsetenv("ZYX_EMU_TIMEOUT_MS");
 }
 
@@ -788,16 +793,16 @@ void test_out_of_address_space(const std::string& cache) {
     try {
       setenv("ZYX_EMU_THREADS", "2", 1);
       auto layer = make_emu_layer("n150", 0, cache);
-      ProgramDesc p;
+      GroupProgram p;
       p.name = "address_space";
       p.reader.source = kWaitForNeighbour;
       p.reader.runtime_args = {L("core_col")};
       p.compute.source = "void kernel_main() {}";
       p.writer.source = "void kernel_main() {}";
-      uint64_t prog = layer->compile(p);
-      ProgramDesc idle = p;
+      uint64_t prog = layer->compile(one_group_program(p, 1, 2));
+      GroupProgram idle = p;
       idle.reader.source = "void kernel_main() {}";
-      layer->run(layer->compile(idle), 1, 1, {}, false);  // maps L1 and one core's stacks
+      layer->run(layer->compile(one_group_program(idle, 1, 1)), {}, false);  // maps L1 and one core's stacks
       rlimit old{};
       getrlimit(RLIMIT_AS, &old);
       long pages = 0;
@@ -811,13 +816,13 @@ void test_out_of_address_space(const std::string& cache) {
       CHECK(setrlimit(RLIMIT_AS, &cap) == 0);
       bool failed = false;
       try {
-        layer->run(prog, 1, 2, {}, false);
+        layer->run(prog, {}, false);
       } catch (const Error&) {
         failed = true;
       }
       CHECK(setrlimit(RLIMIT_AS, &old) == 0);
       CHECK(failed);
-      layer->run(prog, 1, 2, {}, false);  // room again: the same run works
+      layer->run(prog, {}, false);  // room again: the same run works
     } catch (const std::exception& e) {
       std::fprintf(stderr, "address-space child: %s\n", e.what());
       rc = 1;
@@ -834,7 +839,7 @@ void test_out_of_address_space(const std::string& cache) {
 
 void test_errors(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
-  ProgramDesc p;
+  GroupProgram p;
   p.name = "errors";
   p.params = {P("x", "global"), P("n", "variable", "u32")};
   p.reader.source = "void kernel_main() { (void)get_arg_val<uint32_t>(0); }";
@@ -842,53 +847,53 @@ void test_errors(const std::string& cache) {
   p.compute.source = "void kernel_main() {}";
   p.writer.source = "void kernel_main() {}";
   p.cbs = {CB(0, "Float32", 4096, 2)};
-  uint64_t prog = layer->compile(p);
-  uint64_t x = layer->alloc(4096, 4096, nullptr);
+  uint64_t prog = layer->compile(one_group_program(p, 8, 8));
+  uint64_t x = layer->alloc(4096, dram_spec(4096), nullptr);
   // Grid and args.
-  expect_error("invalid_argument", [&] { layer->run(prog, 9, 1, {Buf(x), Val(1)}, false); });
-  expect_error("invalid_argument", [&] { layer->run(prog, 0, 1, {Buf(x), Val(1)}, false); });
-  expect_error("invalid_argument", [&] { layer->run(prog, 1, 1, {Buf(x)}, false); });
-  expect_error("invalid_argument", [&] { layer->run(prog, 1, 1, {Val(1), Val(1)}, false); });
-  expect_error("unknown_buffer", [&] { layer->run(prog, 1, 1, {Buf(999), Val(1)}, false); });
-  expect_error("unknown_program", [&] { layer->run(12345, 1, 1, {}, false); });
-  uint64_t ns = layer->run(prog, 8, 8, {Buf(x), Val(1)}, true);
+  expect_error("invalid_argument", [&] { layer->compile(one_group_program(p, 9, 1)); });
+  expect_error("invalid_argument", [&] { layer->compile(one_group_program(p, 0, 1)); });
+  expect_error("invalid_argument", [&] { layer->run(prog, {Buf(x)}, false); });
+  expect_error("invalid_argument", [&] { layer->run(prog, {Val(1), Val(1)}, false); });
+  expect_error("unknown_buffer", [&] { layer->run(prog, {Buf(999), Val(1)}, false); });
+  expect_error("unknown_program", [&] { layer->run(12345, {}, false); });
+  uint64_t ns = layer->run(prog, {Buf(x), Val(1)}, true);
   CHECK(ns > 0);
   // Layouts that name the wrong kind of param.
-  ProgramDesc bad = p;
+  GroupProgram bad = p;
   bad.reader.runtime_args = {L("buffer_addr", 1)};
-  expect_error("invalid_argument", [&] { layer->compile(bad); });
+  expect_error("invalid_argument", [&] { layer->compile(one_group_program(bad, 1, 1)); });
   bad.reader.runtime_args = {L("param", 0)};
-  expect_error("invalid_argument", [&] { layer->compile(bad); });
+  expect_error("invalid_argument", [&] { layer->compile(one_group_program(bad, 1, 1)); });
   bad.reader.runtime_args = {L("bogus")};
-  expect_error("invalid_argument", [&] { layer->compile(bad); });
+  expect_error("invalid_argument", [&] { layer->compile(one_group_program(bad, 1, 1)); });
   // Circular buffers that do not fit in L1, or repeat an index.
   bad = p;
   bad.cbs = {CB(0, "Float32", 4096, 400)};
-  expect_error("invalid_argument", [&] { layer->compile(bad); });
+  expect_error("invalid_argument", [&] { layer->compile(one_group_program(bad, 1, 1)); });
   bad.cbs = {CB(0, "Float32", 4096, 2), CB(0, "Float32", 4096, 2)};
-  expect_error("invalid_argument", [&] { layer->compile(bad); });
-  bad.cbs = {CB(1, "Bfp8_b", 4096, 2)};
-  expect_error("invalid_argument", [&] { layer->compile(bad); });
+  expect_error("invalid_argument", [&] { layer->compile(one_group_program(bad, 1, 1)); });
+  bad.cbs = {CB(1, "Bfp2", 4096, 2)};  // not a format the protocol knows
+  expect_error("invalid_argument", [&] { layer->compile(one_group_program(bad, 1, 1)); });
   // A compile error carries the compiler's diagnostics.
   bad = p;
   bad.compute.source = "void kernel_main() { this_is_not_declared(); }";
-  std::string msg = expect_error("compile_error", [&] { layer->compile(bad); });
+  std::string msg = expect_error("compile_error", [&] { layer->compile(one_group_program(bad, 1, 1)); });
   CHECK(msg.find("this_is_not_declared") != std::string::npos);
   CHECK(msg.find("compute") != std::string::npos);
   // Kernel misuse is a run_error naming the core and section.
   bad = p;
   bad.writer.source = "void kernel_main() { cb_pop_front(0, 1); }";
-  msg = expect_error("run_error", [&] { layer->run(layer->compile(bad), 1, 2, {Buf(x), Val(1)}, false); });
-  CHECK(msg.find("section writer") != std::string::npos);
+  msg = expect_error("run_error", [&] { layer->run(layer->compile(one_group_program(bad, 1, 2)), {Buf(x), Val(1)}, false); });
+  CHECK(msg.find("writer (riscv_1)") != std::string::npos);
   CHECK(msg.find("cb_pop_front") != std::string::npos);
   bad.writer.source = "void kernel_main() { cb_wait_front(5, 1); }";
-  msg = expect_error("run_error", [&] { layer->run(layer->compile(bad), 1, 1, {Buf(x), Val(1)}, false); });
+  msg = expect_error("run_error", [&] { layer->run(layer->compile(one_group_program(bad, 1, 1)), {Buf(x), Val(1)}, false); });
   CHECK(msg.find("not configured") != std::string::npos);
   bad.writer.source = "void kernel_main() { noc_async_read(get_noc_addr_from_bank_id<true>(0, 0), 0x7fffff, 64); }";
-  msg = expect_error("run_error", [&] { layer->run(layer->compile(bad), 1, 1, {Buf(x), Val(1)}, false); });
+  msg = expect_error("run_error", [&] { layer->run(layer->compile(one_group_program(bad, 1, 1)), {Buf(x), Val(1)}, false); });
   CHECK(msg.find("outside") != std::string::npos);
   bad.writer.source = "void kernel_main() { (void)get_arg_val<uint32_t>(3); }";
-  msg = expect_error("run_error", [&] { layer->run(layer->compile(bad), 1, 1, {Buf(x), Val(1)}, false); });
+  msg = expect_error("run_error", [&] { layer->run(layer->compile(one_group_program(bad, 1, 1)), {Buf(x), Val(1)}, false); });
   CHECK(msg.find("get_arg_val") != std::string::npos);
   // Compute misuse: a DST index past the register file.
   bad = p;
@@ -898,7 +903,7 @@ void test_errors(const std::string& cache) {
 namespace NAMESPACE { void MAIN { tile_regs_acquire(); cb_wait_front(0, 1); copy_tile(0, 0, 8); } }
 )";
   bad.reader.source = "void kernel_main() { cb_reserve_back(0, 1); cb_push_back(0, 1); }";
-  msg = expect_error("run_error", [&] { layer->run(layer->compile(bad), 1, 1, {Buf(x), Val(1)}, false); });
+  msg = expect_error("run_error", [&] { layer->run(layer->compile(one_group_program(bad, 1, 1)), {Buf(x), Val(1)}, false); });
   CHECK(msg.find("DST holds 8 fp32 tiles") != std::string::npos);
   layer->release(prog);
   expect_error("unknown_program", [&] { layer->release(prog); });

@@ -110,3 +110,5 @@ void test_examples(const std::string& cache);
 void test_deadlock(const std::string& cache);
 void test_errors(const std::string& cache);
 void test_ttmetal(const std::string& cache);
+void test_model(const std::string& cache);
+void test_stalls_group(const std::string& cache);

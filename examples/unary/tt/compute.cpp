@@ -1,6 +1,6 @@
 // zyx-tt example: compute kernel of the unary example, in the older
-// compute_kernel_api style. SFPU_OP_INIT and SFPU_OP (defines) pick the
-// operation; the default is exp.
+// compute_kernel_api style. SFPU_OP_INIT (a statement) and SFPU_OP (the tile
+// function's name) are defines that pick the operation; the default is exp.
 #include <cstdint>
 
 #include "compute_kernel_api/common.h"

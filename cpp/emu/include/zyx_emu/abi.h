@@ -13,7 +13,9 @@
 
 #include <stdint.h>
 
-#define ZYX_EMU_ABI_VERSION 4
+#include "zyx_emu/sfpu_ops.h"
+
+#define ZYX_EMU_ABI_VERSION 6
 
 // Binary and unary operation codes used through the table.
 enum zyx_emu_binary_op { ZYX_BIN_ADD = 0, ZYX_BIN_SUB = 1, ZYX_BIN_MUL = 2 };
@@ -43,8 +45,61 @@ enum zyx_emu_unary_op {
   ZYX_UN_SIGN,
   ZYX_UN_COUNT
 };
+// Reserved L1 of every core (below l1.unreserved_base): a block of zeros
+// (MEM_ZEROS_BASE), and the slots the runtime copies each section's runtime
+// args (slot 2 * processor) and common args (slot 2 * processor + 1) into.
+#define ZYX_EMU_L1_SIGNALS_OFFSET 0x3000u  // 32 words: DPRINT's RAISE/WAIT signals
+#define ZYX_EMU_L1_ZEROS_OFFSET 0x4000u
+#define ZYX_EMU_L1_ZEROS_SIZE 512u
+#define ZYX_EMU_L1_ARGS_OFFSET 0x8000u
+#define ZYX_EMU_L1_ARGS_SLOT 4096u
+// Words of per-section scratch the kernel headers keep NOC state in.
+#define ZYX_EMU_SCRATCH_WORDS 64
+
+// A section's view of one circular buffer, laid out as tt-metal's
+// LocalCBInterface (get_local_cb_interface). Pointers are L1 addresses.
+typedef struct zyx_emu_cb_interface {
+  uint32_t fifo_size;
+  uint32_t fifo_limit;
+  uint32_t fifo_page_size;
+  uint32_t fifo_num_pages;
+  uint32_t fifo_rd_ptr;
+  uint32_t fifo_wr_ptr;
+  union {
+    uint32_t tiles_acked_received_init;
+    struct {
+      uint16_t tiles_acked;
+      uint16_t tiles_received;
+    };
+  };
+  uint32_t fifo_wr_tile_ptr;
+} zyx_emu_cb_interface;
+
+// Where the calling section runs.
+typedef struct zyx_emu_core_info {
+  uint32_t logical_x, logical_y;    // absolute logical coordinates: column, row
+  uint32_t relative_x, relative_y;  // relative to the sub-device origin (no sub-devices: the same)
+  uint32_t noc_x, noc_y;            // NOC coordinates (my_x, my_y; both NOCs agree)
+  uint32_t grid_cols, grid_rows;    // the cores of the launch
+} zyx_emu_core_info;
+
 enum zyx_emu_reduce_op { ZYX_RED_SUM = 0, ZYX_RED_AVG = 1, ZYX_RED_MAX = 2 };
 enum zyx_emu_reduce_dim { ZYX_RED_ROW = 0, ZYX_RED_COL = 1, ZYX_RED_SCALAR = 2 };
+// Broadcast of operand B in FPU binary ops (tt-metal BroadcastType values).
+enum zyx_emu_bcast { ZYX_BC_NONE = 0, ZYX_BC_COL = 1, ZYX_BC_ROW = 2, ZYX_BC_SCALAR = 3 };
+// Compute configuration keys set by the *_init calls (compute_config).
+enum zyx_emu_compute_key {
+  ZYX_CK_ACC_TO_DEST = 0,     // FPU add/sub accumulate into DST (value 0/1)
+  ZYX_CK_COPY_TRANSPOSE = 1,  // copy_tile transposes: 1 whole tile (wh), 2 within faces
+  ZYX_CK_MM_TRANSPOSE = 2,    // matmul transposes B (value 0/1)
+  ZYX_CK_RELU = 3,            // pack ReLU: tt-metal packed config (mode | threshold << 16)
+  ZYX_CK_L1_ACC = 4,          // pack accumulates into L1 (value 0/1)
+  ZYX_CK_PACK_ROWS = 5,       // rows pack_rows packs
+};
+// Welford operations (welford).
+enum zyx_emu_welford_op {
+  ZYX_WF_CLEAR = 0, ZYX_WF_UPDATE = 1, ZYX_WF_SAVE = 2, ZYX_WF_RESTORE = 3, ZYX_WF_TO_ROW = 4, ZYX_WF_TO_FACE = 5
+};
 
 typedef struct zyx_emu_api {
   uint32_t abi_version;
@@ -93,7 +148,62 @@ typedef struct zyx_emu_api {
   void (*transpose)(uint32_t cb, uint32_t t, uint32_t dst);
   void (*typecast)(uint32_t dst, uint32_t in_format, uint32_t out_format);
   int (*fp32_dest_acc)(void);
+  // ABI 5: the rest of the compute API.
+  void (*compute_config)(uint32_t key, uint32_t value);
+  // FPU binary op with B broadcast (zyx_emu_bcast); bcast_row selects B's row for ROW.
+  void (*binary_bcast)(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1,
+                       uint32_t dst, uint32_t bcast_row);
+  // FPU binary op with one operand from DST[dst] (reuse 1: DST is A, 2: DST is B).
+  void (*binary_reuse)(uint32_t op, uint32_t reuse, uint32_t cb, uint32_t t, uint32_t dst);
+  // Unary copy with broadcast of a CB tile into DST.
+  void (*unary_bcast)(uint32_t bcast, uint32_t cb, uint32_t t, uint32_t dst);
+  // SFPU ops (zyx_emu_sfpu_unary_op / zyx_emu_sfpu_binary_op); params as tt-metal passes them.
+  void (*sfpu_unary)(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_t p2);
+  void (*sfpu_binary)(uint32_t op, uint32_t a, uint32_t b, uint32_t out, uint32_t p0);
+  void (*sfpu_ternary)(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32_t out, uint32_t p0);
+  // Tilize `block` tiles of row-major data at the front of icb (from tile in_tile) into ocb.
+  void (*tilize)(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t in_tile, uint32_t out_tile);
+  // Untilize `ntiles` tiles at the front of icb into ocb's reserved pages, as one row-major strip.
+  void (*untilize)(uint32_t icb, uint32_t ntiles, uint32_t ocb);
+  // Pack DST tiles [dst0, dst0 + block_ct) per tile row of a block_rt x block_ct block to ocb
+  // row-major, the block at column block_c of a full_ct tiles wide strip.
+  void (*pack_untilize)(uint32_t dst0, uint32_t block_rt, uint32_t block_ct, uint32_t full_ct, uint32_t block_c,
+                        uint32_t ocb);
+  void (*pack_rows)(uint32_t dst, uint32_t ocb, uint32_t out_index);
+  void (*transpose_dst)(uint32_t dst);
+  void (*copy_dst)(uint32_t from, uint32_t to);
+  // mask_tile: DST[data] where DST[data + 1] (the mask) is zero becomes 0 (posinf: +inf).
+  void (*mask)(uint32_t data, uint32_t posinf);
+  void (*welford)(uint32_t op, uint32_t dst, uint32_t a, uint32_t b, const uint32_t* lut, uint32_t lut_size);
+  // Tile shape of a CB's pages: rows, columns, faces.
+  void (*tile_shape)(uint32_t cb, uint32_t* rows, uint32_t* cols, uint32_t* faces);
+  // reduce_block_max_row: max over `block` tiles of each row, into column 0 of DST[dst].
+  void (*reduce_max_row_block)(uint32_t cb, uint32_t scaler_cb, uint32_t t0, uint32_t block, uint32_t dst);
   void (*dprint)(const char* text);
   // The page size of the run's buffer at this DRAM address (0: none).
   uint32_t (*buffer_page_size)(uint32_t address);
+
+  // ---- data movement and debug (ABI 5) ----
+  // A host pointer for [l1_addr, l1_addr + size) of this core's L1 (an L1
+  // address from the API or a plain offset); a range outside L1 fails `op`.
+  void* (*l1_range)(uint32_t l1_addr, uint32_t size, const char* op);
+  // Multicast write to the rectangle of a multicast NOC address.
+  void (*noc_mcast_write)(uint32_t src_l1, uint64_t dst_mcast, uint32_t size, uint32_t include_self);
+  // 32-bit inline write: the bytes of value whose byte_enable bit is set.
+  // mcast 0: unicast dst; 1: multicast, not to self; 2: multicast including self.
+  void (*noc_inline_write)(uint64_t dst, uint32_t value, uint32_t byte_enable, uint32_t mcast);
+  void (*noc_atomic_inc_mcast)(uint64_t dst_mcast, uint32_t incr, uint32_t include_self);
+  void (*core_info)(zyx_emu_core_info* out);
+  // This section's view of circular buffer cb, brought up to date.
+  zyx_emu_cb_interface* (*cb_interface)(uint32_t cb);
+  // This section's scratch words (zero when its kernel starts).
+  uint64_t* (*scratch)(void);
+  // DPRINT: whether output is on; the TRISC tag of what follows (0: the
+  // section's processor, 1-3: trisc0-2), returning the previous tag.
+  int (*dprint_enabled)(void);
+  uint32_t (*dprint_tag)(uint32_t tag);
+  void (*waypoint)(const char* name);
+  void (*assert_fail)(const char* condition, const char* file, uint32_t line);
+  // A DST register tile (1024 words: f32 bits, or integers when *is_int).
+  const uint32_t* (*dst_tile)(uint32_t tile, uint32_t* is_int);
 } zyx_emu_api;

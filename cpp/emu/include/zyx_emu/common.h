@@ -6,15 +6,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <array>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "zyx_emu/abi.h"
 
-#ifndef ZYX_EMU_NUM_COMPILE_ARGS
-#define ZYX_EMU_NUM_COMPILE_ARGS 0
-#define ZYX_EMU_COMPILE_ARGS 0u
+// Compile-time args arrive as tt-metal passes them: KERNEL_COMPILE_TIME_ARGS
+// (the comma-separated values), KERNEL_COMPILE_TIME_ARG_<i> (one macro per
+// index, usable in #if) and KERNEL_COMPILE_TIME_ARG_MAP ({"name", value}
+// pairs for get_named_compile_time_arg_val).
+#ifndef KERNEL_COMPILE_TIME_ARGS
+#define KERNEL_COMPILE_TIME_ARGS
 #endif
 #ifndef ZYX_EMU_FP32_DEST_ACC
 #define ZYX_EMU_FP32_DEST_ACC 0
@@ -90,17 +97,56 @@ inline constexpr uint32_t TILE_HEIGHT = 32, TILE_WIDTH = 32, TILE_HW = 1024, FAC
 }  // namespace tt
 
 namespace zyx_emu_detail {
-inline constexpr uint32_t compile_args[] = {ZYX_EMU_COMPILE_ARGS};
+template <class T, class... Ts>
+constexpr std::array<T, sizeof...(Ts)> make_ct_array(Ts... values) {
+  return {T(values)...};
+}
+}  // namespace zyx_emu_detail
+
+// tt-metal's names: the array, get_ct_arg<i>() and get_compile_time_arg_val(i),
+// all constant expressions (template args, array sizes, if constexpr).
+// Internal linkage (static, not inline): an inline variable would be one
+// process-wide (GNU unique) symbol shared by every loaded kernel object, and
+// a runtime index into it would read the args of whichever kernel was
+// loaded first.
+static constexpr auto kernel_compile_time_args = zyx_emu_detail::make_ct_array<uint32_t>(KERNEL_COMPILE_TIME_ARGS);
+
+template <uint32_t Idx>
+constexpr uint32_t get_ct_arg() {
+  static_assert(Idx < kernel_compile_time_args.size(), "get_compile_time_arg_val: index beyond the compile-time args");
+  return kernel_compile_time_args[Idx];
+}
+
+namespace zyx_emu_detail {
 constexpr uint32_t compile_arg(size_t i) {
-  return i < ZYX_EMU_NUM_COMPILE_ARGS ? compile_args[i]
-                                      : throw "get_compile_time_arg_val: index beyond the compile-time args";
+  return i < kernel_compile_time_args.size()
+             ? kernel_compile_time_args[i]
+             : throw "get_compile_time_arg_val: index beyond the compile-time args";
+}
+struct NamedCompileArg {
+  std::string_view name;
+  uint32_t value;
+};
+#ifdef KERNEL_COMPILE_TIME_ARG_MAP
+static constexpr NamedCompileArg named_compile_args[] = {KERNEL_COMPILE_TIME_ARG_MAP};
+#else
+static constexpr NamedCompileArg named_compile_args[] = {{std::string_view(), 0}};
+#endif
+constexpr uint32_t named_compile_arg(std::string_view name) {
+  for (const auto& a : named_compile_args)
+    if (!a.name.empty() && a.name == name) return a.value;
+  throw "get_named_compile_time_arg_val: the kernel has no named compile-time arg of this name";
 }
 template <typename T>
 FORCE_INLINE T arg_as(uint32_t kind, int i) {
   uint32_t n = 0;
   const uint32_t* a = ZYX_API.args(kind, &n);
-  if (i < 0 || static_cast<uint32_t>(i) >= n) ZYX_API.fail(kind ? "get_common_arg_val: index out of range"
-                                                               : "get_arg_val: index out of range");
+  if (i < 0 || static_cast<uint32_t>(i) >= n) {
+    char msg[128];
+    std::snprintf(msg, sizeof msg, "%s(%d): index out of range (the kernel has %u %s args)",
+                  kind ? "get_common_arg_val" : "get_arg_val", i, n, kind ? "common" : "runtime");
+    ZYX_API.fail(msg);
+  }
   T v;
   static_assert(sizeof(T) <= 4, "kernel args are 32-bit words");
   std::memcpy(&v, &a[i], sizeof(T));
@@ -109,6 +155,13 @@ FORCE_INLINE T arg_as(uint32_t kind, int i) {
 }  // namespace zyx_emu_detail
 
 #define get_compile_time_arg_val(i) (zyx_emu_detail::compile_arg(i))
+
+// The value of a named compile-time arg: a constant expression; a name the
+// kernel was not given is a compile error.
+constexpr uint32_t get_named_compile_time_arg_val(std::string_view name) {
+  return zyx_emu_detail::named_compile_arg(name);
+}
+constexpr uint32_t get_named_ct_arg(std::string_view name) { return zyx_emu_detail::named_compile_arg(name); }
 
 namespace ckernel {
 
@@ -143,18 +196,48 @@ FORCE_INLINE bool cb_pages_reservable_at_back(int32_t cb, int32_t pages) {
 FORCE_INLINE uint32_t get_write_ptr(uint32_t cb) { return ZYX_API.cb_write_ptr(cb); }
 FORCE_INLINE uint32_t get_read_ptr(uint32_t cb) { return ZYX_API.cb_read_ptr(cb); }
 FORCE_INLINE uint32_t get_tile_size(uint32_t cb) { return ZYX_API.cb_page_size(cb); }
-FORCE_INLINE uint32_t get_tile_hw(uint32_t) { return 1024; }
-FORCE_INLINE uint32_t get_tile_num_faces(uint32_t) { return 4; }
+// Tile shape of a CB's pages (rows x cols, faces), from the program's CB config.
+FORCE_INLINE uint32_t get_tile_hw(uint32_t cb) {
+  uint32_t r = 32, c = 32, f = 4;
+  ZYX_API.tile_shape(cb, &r, &c, &f);
+  return r * c;
+}
+FORCE_INLINE uint32_t get_tile_num_faces(uint32_t cb) {
+  uint32_t r = 32, c = 32, f = 4;
+  ZYX_API.tile_shape(cb, &r, &c, &f);
+  return f;
+}
 FORCE_INLINE DataFormat get_dataformat(uint32_t cb) { return static_cast<DataFormat>(ZYX_API.cb_format(cb)); }
 
 }  // namespace ckernel
 
+// This section's view of a circular buffer, laid out as tt-metal's
+// LocalCBInterface (byte L1 addresses). The emulator refreshes it at every
+// circular-buffer call of the section; a kernel may move fifo_rd_ptr or
+// fifo_wr_ptr to another page of the buffer, which the next call takes in.
+using LocalCBInterface = zyx_emu_cb_interface;
+FORCE_INLINE LocalCBInterface& get_local_cb_interface(uint32_t cb_id) { return *ZYX_API.cb_interface(cb_id); }
+
 using namespace ckernel;
 
-// Experimental wrapper over a circular buffer index.
-namespace experimental {
+// A guard that runs a callable when it goes (the scoped locks of the object
+// API; the emulator tracks nothing for them).
+template <typename F>
+class Lock {
+ public:
+  explicit Lock(F f) : f_(f) {}
+  ~Lock() { f_(); }
+  Lock(const Lock&) = delete;
+  Lock& operator=(const Lock&) = delete;
+
+ private:
+  F f_;
+};
+
+// The circular-buffer object (Device 2.0), for every kind of kernel.
 class CircularBuffer {
  public:
+  enum class AddrSelector { WRITE_PTR, READ_PTR };
   explicit CircularBuffer(uint32_t cb_id) : id_(cb_id) {}
   uint32_t get_cb_id() const { return id_; }
   void reserve_back(int32_t pages) { ckernel::cb_reserve_back(id_, pages); }
@@ -166,128 +249,25 @@ class CircularBuffer {
   uint32_t get_write_ptr() const { return ckernel::get_write_ptr(id_); }
   uint32_t get_read_ptr() const { return ckernel::get_read_ptr(id_); }
   uint32_t get_tile_size() const { return ckernel::get_tile_size(id_); }
+  uint32_t get_tile_hw() const { return ckernel::get_tile_hw(id_); }
+  DataFormat get_dataformat() const { return ckernel::get_dataformat(id_); }
+  // Tile t at the read pointer, and one of its 32-bit words.
+  uint32_t get_tile_address(uint32_t tile_index) const { return get_read_ptr() + tile_index * get_tile_size(); }
+  uint32_t read_tile_value(uint32_t tile_index, uint32_t element_offset) const {
+    uint32_t v;
+    std::memcpy(&v, ZYX_API.l1_range(get_tile_address(tile_index) + 4 * element_offset, 4, "read_tile_value"), 4);
+    return v;
+  }
+  [[nodiscard]] auto scoped_lock() {
+    return Lock([] {});
+  }
   operator uint32_t() const { return id_; }
 
  private:
   uint32_t id_;
 };
+namespace experimental {
+using ::CircularBuffer;
 }  // namespace experimental
 
-// ---- debug printing (DPRINT) ----
-// Output goes to stderr only when the emulator runs with ZYX_EMU_DPRINT set.
-namespace zyx_emu_detail {
-struct Endl {};
-struct Hex {};
-struct Dec {};
-struct SetW {
-  int w;
-};
-struct SetPrecision {
-  int p;
-};
-class Printer {
- public:
-  ~Printer() {
-    if (len_) flush();
-  }
-  Printer& operator<<(const char* s) {
-    while (s && *s) put(*s++);
-    return *this;
-  }
-  Printer& operator<<(char c) {
-    put(c);
-    return *this;
-  }
-  Printer& operator<<(Endl) {
-    put('\n');
-    flush();
-    return *this;
-  }
-  Printer& operator<<(Hex) {
-    hex_ = true;
-    return *this;
-  }
-  Printer& operator<<(Dec) {
-    hex_ = false;
-    return *this;
-  }
-  Printer& operator<<(SetW) { return *this; }
-  Printer& operator<<(SetPrecision) { return *this; }
-  Printer& operator<<(float f) { return num(static_cast<double>(f), true); }
-  Printer& operator<<(double f) { return num(f, true); }
-  template <typename T, typename std::enable_if<std::is_integral<T>::value, int>::type = 0>
-  Printer& operator<<(T v) {
-    if (std::is_signed<T>::value && v < 0) {
-      put('-');
-      return unum(static_cast<unsigned long long>(-static_cast<long long>(v)));
-    }
-    return unum(static_cast<unsigned long long>(v));
-  }
-  template <typename T, typename std::enable_if<std::is_enum<T>::value, int>::type = 0>
-  Printer& operator<<(T v) {
-    return unum(static_cast<unsigned long long>(v));
-  }
-
- private:
-  void put(char c) {
-    if (len_ + 1 < sizeof buf_) buf_[len_++] = c;
-  }
-  void flush() {
-    buf_[len_] = 0;
-    ZYX_API.dprint(buf_);
-    len_ = 0;
-  }
-  Printer& unum(unsigned long long v) {
-    char t[24];
-    int n = 0;
-    unsigned base = hex_ ? 16 : 10;
-    do {
-      t[n++] = "0123456789abcdef"[v % base];
-      v /= base;
-    } while (v);
-    if (hex_) put('0'), put('x');
-    while (n) put(t[--n]);
-    return *this;
-  }
-  Printer& num(double f, bool) {
-    if (f < 0) put('-'), f = -f;
-    unsigned long long ip = static_cast<unsigned long long>(f);
-    bool h = hex_;
-    hex_ = false;
-    unum(ip);
-    put('.');
-    double frac = f - static_cast<double>(ip);
-    for (int i = 0; i < 6; i++) {
-      frac *= 10;
-      int d = static_cast<int>(frac);
-      put(static_cast<char>('0' + d));
-      frac -= d;
-    }
-    hex_ = h;
-    return *this;
-  }
-  char buf_[512];
-  size_t len_ = 0;
-  bool hex_ = false;
-};
-}  // namespace zyx_emu_detail
-
-#define DPRINT zyx_emu_detail::Printer()
-#define DPRINT_UNPACK(x) x
-#define DPRINT_MATH(x) x
-#define DPRINT_PACK(x) x
-#define DPRINT_DATA0(x) x
-#define DPRINT_DATA1(x) x
-inline zyx_emu_detail::Endl ENDL() { return {}; }
-inline zyx_emu_detail::Hex HEX() { return {}; }
-inline zyx_emu_detail::Dec DEC() { return {}; }
-inline zyx_emu_detail::SetW SETW(int w) { return {w}; }
-inline zyx_emu_detail::SetPrecision SETPRECISION(int p) { return {p}; }
-inline float BF16(uint16_t v) {
-  uint32_t u = uint32_t(v) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-inline float F32(float f) { return f; }
-inline uint32_t U32(uint32_t v) { return v; }
+#include "zyx_emu/debug.h"

@@ -5,6 +5,9 @@
 // configure or hand over hardware are accepted and do nothing.
 #pragma once
 
+#include <array>
+#include <cstddef>
+
 #include "zyx_emu/common.h"
 
 #define MATH(x) x
@@ -20,7 +23,7 @@ inline constexpr bool DST_ACCUM_MODE = ZYX_EMU_FP32_DEST_ACC != 0;
 #define APPROX (ZYX_EMU_MATH_APPROX != 0)
 #endif
 
-enum PoolType { SUM = 0, AVG = 1, MAX = 2 };
+enum PoolType { SUM = 0, AVG = 1, MAX = 2, MIN = 3 };
 enum ReduceDim { REDUCE_ROW = 0, REDUCE_COL = 1, REDUCE_SCALAR = 2 };
 enum EltwiseBinaryType { ELWMUL = 0, ELWDIV = 1, ELWADD = 2, ELWSUB = 3, ELWLESS = 4 };
 enum class BroadcastType { NONE = 0, COL = 1, ROW = 2, SCALAR = 3 };
@@ -33,13 +36,28 @@ enum class DstMode { Full = 0, Half = 1, Tile = 2, NUM_DST_MODES = 3 };
 
 namespace ckernel {
 
+enum class DstRoundingMode { Default = 0, NearestEven = 1 };
+enum class DataLayout { TILE = 0, ROW_MAJOR = 1 };
+enum class Transpose { None = 0, WH = 1 };
+enum class SrcOrder { Default = 0, Reverse = 1 };
+
 namespace zyx_emu_c {
 FORCE_INLINE uint32_t fbits(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
   return u;
 }
+inline float bitsf(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+template <auto F>
+constexpr uint32_t fmt() {
+  return static_cast<uint32_t>(F);
+}
 }  // namespace zyx_emu_c
+
 
 // ---- DST ownership ----
 ALWI void tile_regs_acquire() { ZYX_API.dst_acquire(); }
@@ -49,22 +67,38 @@ ALWI void tile_regs_release() { ZYX_API.dst_release(); }
 ALWI void acquire_dst(tt::DstMode = tt::DstMode::Half) { ZYX_API.dst_acquire(); }
 ALWI void release_dst(tt::DstMode = tt::DstMode::Half) { ZYX_API.dst_release(); }
 
-// ---- hardware setup (no state to configure in the emulator) ----
-ALWI void compute_kernel_hw_startup(uint32_t, uint32_t, uint32_t = 16) {}
+// ---- tile shape of a CB's pages ----
+ALWI uint32_t get_tile_r_dim(uint32_t cb) {
+  uint32_t r = 32, c = 32, f = 4;
+  ZYX_API.tile_shape(cb, &r, &c, &f);
+  return r;
+}
+ALWI uint32_t get_tile_c_dim(uint32_t cb) {
+  uint32_t r = 32, c = 32, f = 4;
+  ZYX_API.tile_shape(cb, &r, &c, &f);
+  return c;
+}
+
+// ---- hardware setup: one sequential thread has no unpack/math/pack state to
+// configure; the format of every CB is read at each unpack and pack ----
+template <SrcOrder = SrcOrder::Default>
+ALWI void compute_kernel_hw_startup(uint32_t, uint32_t) {}
+template <SrcOrder = SrcOrder::Default>
+ALWI void compute_kernel_hw_startup(uint32_t, uint32_t, uint32_t) {}
 ALWI void binary_op_init_common(uint32_t, uint32_t, uint32_t = 16) {}
 ALWI void unary_op_init_common(uint32_t, uint32_t = 16) {}
 ALWI void init_sfpu(uint32_t, uint32_t = 16) {}
-template <auto... P>
+template <bool to_from_int8 = false>
 ALWI void reconfig_data_format(uint32_t, uint32_t) {}
-template <auto... P>
+template <bool to_from_int8 = false>
 ALWI void reconfig_data_format(uint32_t, uint32_t, uint32_t, uint32_t) {}
-template <auto... P>
+template <bool to_from_int8 = false>
 ALWI void reconfig_data_format_srca(uint32_t) {}
-template <auto... P>
+template <bool to_from_int8 = false>
 ALWI void reconfig_data_format_srca(uint32_t, uint32_t) {}
-template <auto... P>
+template <bool to_from_int8 = false>
 ALWI void reconfig_data_format_srcb(uint32_t) {}
-template <auto... P>
+template <bool to_from_int8 = false>
 ALWI void reconfig_data_format_srcb(uint32_t, uint32_t) {}
 template <auto... P>
 ALWI void unpack_reconfig_data_format(uint32_t, uint32_t) {}
@@ -82,18 +116,13 @@ template <auto... P>
 ALWI void pack_reconfig_data_format(uint32_t) {}
 template <auto... P>
 ALWI void pack_reconfig_data_format(uint32_t, uint32_t) {}
-ALWI void pack_relu_config(uint32_t) {}
+ALWI void pack_init(uint32_t) {}
 
-// ---- copy and pack ----
-ALWI void copy_tile_init() {}
-ALWI void copy_tile_init(uint32_t) {}
-ALWI void copy_init(uint32_t = 0) {}
-ALWI void copy_tile_to_dst_init_short(uint32_t = 0, uint32_t = 0) {}
-ALWI void copy_tile_to_dst_init_short_with_dt(uint32_t, uint32_t, uint32_t = 0) {}
-ALWI void copy_tile(uint32_t icb, uint32_t itile, uint32_t idst) { ZYX_API.copy_tile(icb, itile, idst); }
-ALWI void copy_block_matmul_partials(uint32_t icb, uint32_t start_itile, uint32_t start_idst, uint32_t ntiles) {
-  for (uint32_t i = 0; i < ntiles; i++) ZYX_API.copy_tile(icb, start_itile + i, start_idst + i);
-}
+// ---- pack ----
+// ReLU on pack: tt-metal's packed config, mode in bits 0-3 (0 none, 1 zero,
+// 2 min threshold, 3 max threshold), threshold (bf16 bits) in bits 16-31.
+ALWI void pack_relu_config(uint32_t config) { ZYX_API.compute_config(ZYX_CK_RELU, config); }
+ALWI void pack_reconfig_l1_acc(uint32_t l1_acc_en) { ZYX_API.compute_config(ZYX_CK_L1_ACC, l1_acc_en); }
 template <bool out_of_order_output = false>
 ALWI void pack_tile(uint32_t ifrom_dst, uint32_t icb, uint32_t output_tile_index = 0) {
   ZYX_API.pack_tile(ifrom_dst, icb, output_tile_index, out_of_order_output ? 1 : 0);
@@ -102,111 +131,193 @@ ALWI void pack_tile_block(uint32_t ifrom_dst, uint32_t icb, uint32_t ntiles) {
   for (uint32_t i = 0; i < ntiles; i++) ZYX_API.pack_tile(ifrom_dst + i, icb, 0, 0);
 }
 ALWI void matmul_pack_tile(uint32_t ifrom_dst, uint32_t icb, uint32_t ntiles) { pack_tile_block(ifrom_dst, icb, ntiles); }
+ALWI void pack_rows_init(uint32_t num_rows) { ZYX_API.compute_config(ZYX_CK_PACK_ROWS, num_rows); }
+ALWI void pack_rows(uint32_t idst, uint32_t ocb, uint32_t output_index = 0) { ZYX_API.pack_rows(idst, ocb, output_index); }
+ALWI void pack_rows_uninit() { ZYX_API.compute_config(ZYX_CK_PACK_ROWS, 0); }
+
+// ---- copy ----
+ALWI void copy_tile_to_dst_init_short(uint32_t cbid = 0, uint32_t transpose = 0, uint32_t transpose_within_16x16_face = 0) {
+  (void)cbid;
+  ZYX_API.compute_config(ZYX_CK_COPY_TRANSPOSE, transpose ? 1u : transpose_within_16x16_face ? 2u : 0u);
+}
+ALWI void copy_tile_init(uint32_t cbid = 0) { copy_tile_to_dst_init_short(cbid, 0, 0); }
+ALWI void copy_init(uint32_t cbid = 0) { copy_tile_to_dst_init_short(cbid, 0, 0); }
+ALWI void copy_tile_to_dst_init_short_with_dt(uint32_t, uint32_t new_cbid, uint32_t transpose = 0) {
+  copy_tile_to_dst_init_short(new_cbid, transpose);
+}
+ALWI void copy_tile(uint32_t icb, uint32_t itile, uint32_t idst) { ZYX_API.copy_tile(icb, itile, idst); }
+ALWI void copy_block_matmul_partials(uint32_t icb, uint32_t start_itile, uint32_t start_idst, uint32_t ntiles) {
+  for (uint32_t i = 0; i < ntiles; i++) ZYX_API.copy_tile(icb, start_itile + i, start_idst + i);
+}
+ALWI void copy_dest_values_init() {}
+ALWI void copy_dest_values(uint32_t idst_in, uint32_t idst_out) { ZYX_API.copy_dst(idst_in, idst_out); }
 
 // ---- FPU binary ops ----
+namespace zyx_emu_c {
+constexpr uint32_t bin_op(EltwiseBinaryType t) {
+  return t == ELWADD ? ZYX_BIN_ADD : t == ELWSUB ? ZYX_BIN_SUB : ZYX_BIN_MUL;
+}
+}  // namespace zyx_emu_c
+template <bool full_init, EltwiseBinaryType type>
+ALWI void binary_tiles_init(uint32_t, uint32_t, bool acc_to_dest = false) {
+  // acc_to_dest accumulates add and sub into DST; Wormhole and Blackhole
+  // ignore it for mul (tt-metal documents it as unused there).
+  ZYX_API.compute_config(ZYX_CK_ACC_TO_DEST, (type != ELWMUL && acc_to_dest) ? 1 : 0);
+}
+ALWI void add_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false) {
+  binary_tiles_init<true, ELWADD>(icb0, icb1, acc_to_dest);
+}
+ALWI void sub_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false) {
+  binary_tiles_init<true, ELWSUB>(icb0, icb1, acc_to_dest);
+}
+ALWI void mul_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = true) {
+  binary_tiles_init<true, ELWMUL>(icb0, icb1, acc_to_dest);
+}
+ALWI void add_tiles_init(uint32_t icb0 = 0, uint32_t icb1 = 1, bool acc_to_dest = false) { add_init(icb0, icb1, acc_to_dest); }
+ALWI void sub_tiles_init(uint32_t icb0 = 0, uint32_t icb1 = 1, bool acc_to_dest = false) { sub_init(icb0, icb1, acc_to_dest); }
+ALWI void mul_tiles_init(uint32_t icb0 = 0, uint32_t icb1 = 1) { mul_init(icb0, icb1, true); }
+ALWI void mul_tiles_init(uint32_t icb0, uint32_t icb1, uint32_t acc_to_dest) { mul_init(icb0, icb1, acc_to_dest != 0); }
+ALWI void add_tiles_init_nof() { add_init(0, 1, false); }
+ALWI void sub_tiles_init_nof() { sub_init(0, 1, false); }
+ALWI void mul_tiles_init_f() { mul_init(0, 1, true); }
 template <auto... P>
-ALWI void binary_op_specific_init() {}
-ALWI void add_tiles_init(uint32_t = 0, uint32_t = 1, bool = false) {}
-ALWI void sub_tiles_init(uint32_t = 0, uint32_t = 1, bool = false) {}
-ALWI void mul_tiles_init(uint32_t = 0, uint32_t = 1) {}
-ALWI void add_tiles_init_nof() {}
-ALWI void sub_tiles_init_nof() {}
-ALWI void mul_tiles_init_f() {}
+ALWI void binary_op_specific_init() { ZYX_API.compute_config(ZYX_CK_ACC_TO_DEST, 0); }
 ALWI void add_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst) {
-  ZYX_API.binary(ZYX_BIN_ADD, icb0, icb1, itile0, itile1, idst);
+  ZYX_API.binary_bcast(ZYX_BIN_ADD, ZYX_BC_NONE, icb0, icb1, itile0, itile1, idst, 0);
 }
 ALWI void sub_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst) {
-  ZYX_API.binary(ZYX_BIN_SUB, icb0, icb1, itile0, itile1, idst);
+  ZYX_API.binary_bcast(ZYX_BIN_SUB, ZYX_BC_NONE, icb0, icb1, itile0, itile1, idst, 0);
 }
 ALWI void mul_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst) {
-  ZYX_API.binary(ZYX_BIN_MUL, icb0, icb1, itile0, itile1, idst);
+  ZYX_API.binary_bcast(ZYX_BIN_MUL, ZYX_BC_NONE, icb0, icb1, itile0, itile1, idst, 0);
 }
+ALWI void add_block(uint32_t icb0, uint32_t icb1, uint32_t t0, uint32_t t1, uint32_t d, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) add_tiles(icb0, icb1, t0 + i, t1 + i, d + i);
+}
+ALWI void sub_block(uint32_t icb0, uint32_t icb1, uint32_t t0, uint32_t t1, uint32_t d, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) sub_tiles(icb0, icb1, t0 + i, t1 + i, d + i);
+}
+ALWI void mul_block(uint32_t icb0, uint32_t icb1, uint32_t t0, uint32_t t1, uint32_t d, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) mul_tiles(icb0, icb1, t0 + i, t1 + i, d + i);
+}
+template <EltwiseBinaryType type = ELWADD, EltwiseBinaryReuseDestType reuse = EltwiseBinaryReuseDestType::NONE>
+ALWI void binary_dest_reuse_tiles_init(uint32_t) {
+  ZYX_API.compute_config(ZYX_CK_ACC_TO_DEST, 0);
+}
+template <EltwiseBinaryType type = ELWADD, EltwiseBinaryReuseDestType reuse = EltwiseBinaryReuseDestType::NONE>
+ALWI void binary_dest_reuse_tiles(uint32_t in_cb, uint32_t in_tile, uint32_t dst) {
+  ZYX_API.binary_reuse(zyx_emu_c::bin_op(type), static_cast<uint32_t>(reuse), in_cb, in_tile, dst);
+}
+template <EltwiseBinaryReuseDestType reuse>
+ALWI void add_reuse_dest_init(uint32_t icb) { binary_dest_reuse_tiles_init<ELWADD, reuse>(icb); }
+template <EltwiseBinaryReuseDestType reuse>
+ALWI void sub_reuse_dest_init(uint32_t icb) { binary_dest_reuse_tiles_init<ELWSUB, reuse>(icb); }
+template <EltwiseBinaryReuseDestType reuse>
+ALWI void mul_reuse_dest_init(uint32_t icb) { binary_dest_reuse_tiles_init<ELWMUL, reuse>(icb); }
+template <EltwiseBinaryReuseDestType reuse>
+ALWI void add_reuse_dest_tiles(uint32_t icb, uint32_t t, uint32_t d) { binary_dest_reuse_tiles<ELWADD, reuse>(icb, t, d); }
+template <EltwiseBinaryReuseDestType reuse>
+ALWI void sub_reuse_dest_tiles(uint32_t icb, uint32_t t, uint32_t d) { binary_dest_reuse_tiles<ELWSUB, reuse>(icb, t, d); }
+template <EltwiseBinaryReuseDestType reuse>
+ALWI void mul_reuse_dest_tiles(uint32_t icb, uint32_t t, uint32_t d) { binary_dest_reuse_tiles<ELWMUL, reuse>(icb, t, d); }
 
-// ---- SFPU binary ops on DST tiles ----
-ALWI void add_binary_tile_init() {}
-ALWI void sub_binary_tile_init() {}
-ALWI void mul_binary_tile_init() {}
-ALWI void add_binary_tile(uint32_t a, uint32_t b) { ZYX_API.binary_dst(ZYX_BIN_ADD, a, b, a); }
-ALWI void add_binary_tile(uint32_t a, uint32_t b, uint32_t out) { ZYX_API.binary_dst(ZYX_BIN_ADD, a, b, out); }
-ALWI void sub_binary_tile(uint32_t a, uint32_t b) { ZYX_API.binary_dst(ZYX_BIN_SUB, a, b, a); }
-ALWI void sub_binary_tile(uint32_t a, uint32_t b, uint32_t out) { ZYX_API.binary_dst(ZYX_BIN_SUB, a, b, out); }
-ALWI void mul_binary_tile(uint32_t a, uint32_t b) { ZYX_API.binary_dst(ZYX_BIN_MUL, a, b, a); }
-ALWI void mul_binary_tile(uint32_t a, uint32_t b, uint32_t out) { ZYX_API.binary_dst(ZYX_BIN_MUL, a, b, out); }
-ALWI void add_int_tile_init() {}
-template <auto... P>
-ALWI void add_int_tile(uint32_t a, uint32_t b, uint32_t out) { ZYX_API.binary_dst(ZYX_BIN_ADD, a, b, out); }
-ALWI void add_int32_tile_init() {}
-ALWI void add_int32_tile(uint32_t a, uint32_t b) { ZYX_API.binary_dst(ZYX_BIN_ADD, a, b, a); }
-ALWI void add_int32_tile(uint32_t a, uint32_t b, uint32_t out) { ZYX_API.binary_dst(ZYX_BIN_ADD, a, b, out); }
-
-// ---- SFPU unary ops ----
-#define ZYX_EMU_UNARY(name, op)                                      \
-  template <auto... P>                                               \
-  ALWI void name##_tile_init(uint32_t = 0) {}                        \
-  template <auto... P>                                               \
-  ALWI void name##_tile(uint32_t idst, int = 0, int = 0, int = 0) {  \
-    ZYX_API.unary(op, idst, 0);                                      \
+// ---- broadcast ----
+// COL: B's column 0 is broadcast across the columns (C[h][w] = A[h][w] op B[h][0]);
+// ROW: B's row bcast_row_idx across the rows (C[h][w] = A[h][w] op B[r][w]);
+// SCALAR: B[0][0] everywhere.
+template <EltwiseBinaryType op, BroadcastType dim>
+ALWI void init_bcast(uint32_t, uint32_t, uint32_t = 16) { ZYX_API.compute_config(ZYX_CK_ACC_TO_DEST, 0); }
+template <EltwiseBinaryType op, BroadcastType dim>
+ALWI void any_tiles_bcast(uint32_t icb0, uint32_t icb1, uint32_t t0, uint32_t t1, uint32_t idst, uint32_t row = 0) {
+  ZYX_API.binary_bcast(zyx_emu_c::bin_op(op), static_cast<uint32_t>(dim), icb0, icb1, t0, t1, idst, row);
+}
+template <BroadcastType dim>
+ALWI void add_tiles_bcast(uint32_t icb0, uint32_t icb1, uint32_t t0, uint32_t t1, uint32_t idst, uint32_t row = 0) {
+  any_tiles_bcast<ELWADD, dim>(icb0, icb1, t0, t1, idst, row);
+}
+template <BroadcastType dim>
+ALWI void sub_tiles_bcast(uint32_t icb0, uint32_t icb1, uint32_t t0, uint32_t t1, uint32_t idst, uint32_t row = 0) {
+  any_tiles_bcast<ELWSUB, dim>(icb0, icb1, t0, t1, idst, row);
+}
+template <BroadcastType dim>
+ALWI void mul_tiles_bcast(uint32_t icb0, uint32_t icb1, uint32_t t0, uint32_t t1, uint32_t idst, uint32_t row = 0) {
+  any_tiles_bcast<ELWMUL, dim>(icb0, icb1, t0, t1, idst, row);
+}
+#define ZYX_EMU_BCAST_FORMS(opname, OPT)                                                                       \
+  ALWI void opname##_tiles_bcast_rows(uint32_t a, uint32_t b, uint32_t ta, uint32_t tb, uint32_t d, uint32_t r = 0) { \
+    any_tiles_bcast<OPT, BroadcastType::ROW>(a, b, ta, tb, d, r);                                              \
+  }                                                                                                            \
+  ALWI void opname##_tiles_bcast_cols(uint32_t a, uint32_t b, uint32_t ta, uint32_t tb, uint32_t d) {          \
+    any_tiles_bcast<OPT, BroadcastType::COL>(a, b, ta, tb, d);                                                 \
+  }                                                                                                            \
+  ALWI void opname##_tiles_bcast_scalar(uint32_t a, uint32_t b, uint32_t ta, uint32_t tb, uint32_t d) {        \
+    any_tiles_bcast<OPT, BroadcastType::SCALAR>(a, b, ta, tb, d);                                              \
+  }                                                                                                            \
+  ALWI void opname##_bcast_rows_init_short(uint32_t a = 0, uint32_t b = 1) { init_bcast<OPT, BroadcastType::ROW>(a, b); } \
+  ALWI void opname##_bcast_cols_init_short(uint32_t a = 0, uint32_t b = 1) { init_bcast<OPT, BroadcastType::COL>(a, b); } \
+  ALWI void opname##_bcast_scalar_init_short(uint32_t a = 0, uint32_t b = 1) {                                 \
+    init_bcast<OPT, BroadcastType::SCALAR>(a, b);                                                              \
+  }                                                                                                            \
+  ALWI void opname##_tiles_bcast_scalar_init_short(uint32_t a = 0, uint32_t b = 1) {                           \
+    init_bcast<OPT, BroadcastType::SCALAR>(a, b);                                                              \
   }
-ZYX_EMU_UNARY(exp, ZYX_UN_EXP)
-ZYX_EMU_UNARY(log, ZYX_UN_LOG)
-ZYX_EMU_UNARY(sqrt, ZYX_UN_SQRT)
-ZYX_EMU_UNARY(recip, ZYX_UN_RECIP)
-ZYX_EMU_UNARY(relu, ZYX_UN_RELU)
-ZYX_EMU_UNARY(sigmoid, ZYX_UN_SIGMOID)
-ZYX_EMU_UNARY(gelu, ZYX_UN_GELU)
-ZYX_EMU_UNARY(abs, ZYX_UN_ABS)
-ZYX_EMU_UNARY(negative, ZYX_UN_NEG)
-ZYX_EMU_UNARY(square, ZYX_UN_SQUARE)
-ZYX_EMU_UNARY(rsqrt, ZYX_UN_RSQRT)
-ZYX_EMU_UNARY(tanh, ZYX_UN_TANH)
-ZYX_EMU_UNARY(sin, ZYX_UN_SIN)
-ZYX_EMU_UNARY(cos, ZYX_UN_COS)
-ZYX_EMU_UNARY(silu, ZYX_UN_SILU)
-ZYX_EMU_UNARY(exp2, ZYX_UN_EXP2)
-ZYX_EMU_UNARY(sign, ZYX_UN_SIGN)
-#undef ZYX_EMU_UNARY
-template <auto... P>
-ALWI void neg_tile_init() {}
-template <auto... P>
-ALWI void neg_tile(uint32_t idst) { ZYX_API.unary(ZYX_UN_NEG, idst, 0); }
-ALWI void relu_max_tile_init() {}
-ALWI void relu_max_tile(uint32_t idst, uint32_t param0) { ZYX_API.unary(ZYX_UN_RELU_MAX, idst, param0); }
-ALWI void relu_min_tile_init() {}
-ALWI void relu_min_tile(uint32_t idst, uint32_t param0) { ZYX_API.unary(ZYX_UN_RELU_MIN, idst, param0); }
-ALWI void fill_tile_init() {}
-ALWI void fill_tile(uint32_t idst, float value) { ZYX_API.unary(ZYX_UN_FILL, idst, zyx_emu_c::fbits(value)); }
-ALWI void fill_tile_bitcast(uint32_t idst, uint32_t bits) { ZYX_API.unary(ZYX_UN_FILL, idst, bits); }
-ALWI void binop_with_scalar_tile_init() {}
-ALWI void add_unary_tile(uint32_t idst, uint32_t param_bits) { ZYX_API.unary(ZYX_UN_ADD_SCALAR, idst, param_bits); }
-ALWI void mul_unary_tile(uint32_t idst, uint32_t param_bits) { ZYX_API.unary(ZYX_UN_MUL_SCALAR, idst, param_bits); }
-ALWI void sub_unary_tile(uint32_t idst, uint32_t param_bits) {
-  float f;
-  std::memcpy(&f, &param_bits, 4);
-  ZYX_API.unary(ZYX_UN_ADD_SCALAR, idst, zyx_emu_c::fbits(-f));
+ZYX_EMU_BCAST_FORMS(add, ELWADD)
+ZYX_EMU_BCAST_FORMS(sub, ELWSUB)
+ZYX_EMU_BCAST_FORMS(mul, ELWMUL)
+#undef ZYX_EMU_BCAST_FORMS
+template <BroadcastType dim>
+ALWI void unary_bcast_init(uint32_t, uint32_t) {}
+template <BroadcastType dim>
+ALWI void unary_bcast(uint32_t icb, uint32_t in_tile, uint32_t dst) {
+  ZYX_API.unary_bcast(static_cast<uint32_t>(dim), icb, in_tile, dst);
 }
+template <BroadcastType dim>
+ALWI void unary_bcast_uninit(uint32_t) {}
+template <BroadcastType old_dim, BroadcastType new_dim>
+ALWI void reconfigure_unary_bcast(uint32_t, uint32_t, uint32_t, uint32_t) {}
 
-// ---- matmul ----
-ALWI void mm_init(uint32_t = 0, uint32_t = 1, uint32_t = 16, uint32_t = 0) {}
-ALWI void matmul_init(uint32_t = 0, uint32_t = 1, uint32_t = 0) {}
-ALWI void mm_init_short(uint32_t = 0, uint32_t = 1, uint32_t = 0) {}
-ALWI void mm_init_short_with_dt(uint32_t, uint32_t, uint32_t, uint32_t = 0) {}
-ALWI void mm_block_init(uint32_t = 0, uint32_t = 1, uint32_t = 16, uint32_t = 0, uint32_t = 1, uint32_t = 1,
-                        uint32_t = 1) {}
-ALWI void mm_block_init_short(uint32_t = 0, uint32_t = 1, uint32_t = 0, uint32_t = 1, uint32_t = 1, uint32_t = 1) {}
+// ---- matmul: DST += A * B, B transposed when the init said so ----
+ALWI void matmul_init(uint32_t = 0, uint32_t = 1, uint32_t transpose = 0) {
+  ZYX_API.compute_config(ZYX_CK_MM_TRANSPOSE, transpose ? 1 : 0);
+}
+ALWI void mm_init(uint32_t in0 = 0, uint32_t in1 = 1, uint32_t = 16, uint32_t transpose = 0) { matmul_init(in0, in1, transpose); }
+ALWI void mm_init_short(uint32_t in0 = 0, uint32_t in1 = 1, uint32_t transpose = 0) { matmul_init(in0, in1, transpose); }
+ALWI void mm_init_short_with_dt(uint32_t in0, uint32_t in1, uint32_t, uint32_t transpose = 0) {
+  matmul_init(in0, in1, transpose);
+}
+ALWI void matmul_block_init(uint32_t in0 = 0, uint32_t in1 = 1, uint32_t transpose = 0, uint32_t = 1, uint32_t = 1,
+                            uint32_t = 1) {
+  matmul_init(in0, in1, transpose);
+}
+ALWI void mm_block_init(uint32_t in0 = 0, uint32_t in1 = 1, uint32_t = 16, uint32_t transpose = 0, uint32_t = 1,
+                        uint32_t = 1, uint32_t = 1) {
+  matmul_init(in0, in1, transpose);
+}
+ALWI void mm_block_init_short(uint32_t in0 = 0, uint32_t in1 = 1, uint32_t transpose = 0, uint32_t = 1, uint32_t = 1,
+                              uint32_t = 1) {
+  matmul_init(in0, in1, transpose);
+}
+ALWI void mm_block_init_short_with_dt(uint32_t in0, uint32_t in1, uint32_t, uint32_t transpose = 0, uint32_t = 1,
+                                      uint32_t = 1, uint32_t = 1) {
+  matmul_init(in0, in1, transpose);
+}
+// The 6th argument is the older tt-metal form; it transposes in addition to the init's flag.
 ALWI void matmul_tiles(uint32_t in0_cb, uint32_t in1_cb, uint32_t in0_tile, uint32_t in1_tile, uint32_t idst,
                        uint32_t transpose = 0) {
-  ZYX_API.matmul(in0_cb, in1_cb, in0_tile, in1_tile, idst, transpose);
+  ZYX_API.matmul(in0_cb, in1_cb, in0_tile, in1_tile, idst, transpose ? 1 : 2);
 }
 ALWI void matmul_tile(uint32_t in0_cb, uint32_t in1_cb, uint32_t in0_tile, uint32_t in1_tile, uint32_t idst,
                       uint32_t transpose = 0) {
-  ZYX_API.matmul(in0_cb, in1_cb, in0_tile, in1_tile, idst, transpose);
+  matmul_tiles(in0_cb, in1_cb, in0_tile, in1_tile, idst, transpose);
 }
-// A block of ct_dim x rt_dim output tiles from kt_dim-wide strips.
+// A block of rt_dim x ct_dim output tiles: A is rt_dim x kt_dim tiles (row-major
+// from in0_tile), B is kt_dim x ct_dim (from in1_tile); only the in0/in1 tile
+// at the given offsets take part (one k step), as tt-metal's matmul_block does.
 ALWI void matmul_block(uint32_t in0_cb, uint32_t in1_cb, uint32_t in0_tile, uint32_t in1_tile, uint32_t idst,
                        uint32_t transpose, uint32_t ct_dim, uint32_t rt_dim, uint32_t kt_dim) {
   for (uint32_t r = 0; r < rt_dim; r++)
     for (uint32_t c = 0; c < ct_dim; c++)
-      ZYX_API.matmul(in0_cb, in1_cb, in0_tile + r * kt_dim, in1_tile + c, idst + r * ct_dim + c, transpose);
+      ZYX_API.matmul(in0_cb, in1_cb, in0_tile + r * kt_dim, in1_tile + c, idst + r * ct_dim + c, transpose ? 1 : 2);
 }
 
 // ---- reduce ----
@@ -220,29 +331,111 @@ ALWI void matmul_block(uint32_t in0_cb, uint32_t in1_cb, uint32_t in0_tile, uint
 #else
 #define ZYX_EMU_REDUCE_DIM_DEFAULT = ReduceDim::REDUCE_SCALAR
 #endif
-template <PoolType reduce_type ZYX_EMU_REDUCE_OP_DEFAULT, ReduceDim reduce_dim ZYX_EMU_REDUCE_DIM_DEFAULT, auto... P>
+template <PoolType reduce_type ZYX_EMU_REDUCE_OP_DEFAULT, ReduceDim reduce_dim ZYX_EMU_REDUCE_DIM_DEFAULT,
+          bool enforce_fp32_accumulation = false>
 ALWI void reduce_init(uint32_t, uint32_t, uint32_t = 16) {}
-template <PoolType reduce_type ZYX_EMU_REDUCE_OP_DEFAULT, ReduceDim reduce_dim ZYX_EMU_REDUCE_DIM_DEFAULT, auto... P>
+template <bool at_start = false, PoolType reduce_type ZYX_EMU_REDUCE_OP_DEFAULT,
+          ReduceDim reduce_dim ZYX_EMU_REDUCE_DIM_DEFAULT>
+ALWI void reduce_init_delta(uint32_t = 0, uint32_t = 2, uint32_t = 16) {}
+template <PoolType reduce_type ZYX_EMU_REDUCE_OP_DEFAULT, ReduceDim reduce_dim ZYX_EMU_REDUCE_DIM_DEFAULT,
+          bool enforce_fp32_accumulation = false>
 ALWI void reduce_init_short(uint32_t, uint32_t, uint32_t = 16) {}
-template <auto... P>
-ALWI void reduce_uninit() {}
-template <PoolType reduce_type ZYX_EMU_REDUCE_OP_DEFAULT, ReduceDim reduce_dim ZYX_EMU_REDUCE_DIM_DEFAULT, auto... P>
+template <bool enforce_fp32_accumulation = false>
+ALWI void reduce_uninit(uint32_t = 0) {}
+template <PoolType reduce_type ZYX_EMU_REDUCE_OP_DEFAULT, ReduceDim reduce_dim ZYX_EMU_REDUCE_DIM_DEFAULT,
+          bool enforce_fp32_accumulation = false>
 ALWI void reduce_tile(uint32_t icb, uint32_t icb_scaler, uint32_t itile, uint32_t itile_scaler, uint32_t idst) {
   ZYX_API.reduce(static_cast<uint32_t>(reduce_type), static_cast<uint32_t>(reduce_dim), icb, icb_scaler, itile,
                  itile_scaler, idst);
 }
+template <uint32_t block_ct_dim>
+ALWI void reduce_block_max_row_init() {}
+template <uint32_t block_ct_dim, bool respect_trigger = false>
+ALWI void reduce_block_max_row(uint32_t icb, uint32_t icb_scaler, uint32_t row_start_index, uint32_t idst) {
+  ZYX_API.reduce_max_row_block(icb, icb_scaler, row_start_index, block_ct_dim, idst);
+}
+ALWI void reduce_block_max_row_uninit() {}
 
+// ---- tilize / untilize ----
+ALWI void tilize_init(uint32_t, uint32_t, uint32_t) {}
+ALWI void tilize_init_short(uint32_t, uint32_t, uint32_t = 16) {}
+ALWI void tilize_init_short_with_dt(uint32_t, uint32_t, uint32_t, uint32_t) {}
+ALWI void tilize_block(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t input_tile_index = 0,
+                       uint32_t output_tile_index = 0) {
+  ZYX_API.tilize(icb, block, ocb, input_tile_index, output_tile_index);
+}
+ALWI void tilize_uninit(uint32_t, uint32_t) {}
+ALWI void tilize_uninit_with_dt(uint32_t, uint32_t, uint32_t) {}
+ALWI void fast_tilize_init(uint32_t, uint32_t, uint32_t) {}
+ALWI void fast_tilize_init_with_dt(uint32_t, uint32_t, uint32_t) {}
+ALWI void fast_tilize_uninit(uint32_t, uint32_t) {}
+ALWI void fast_tilize_block(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t input_tile_index = 0,
+                            uint32_t output_tile_index = 0) {
+  ZYX_API.tilize(icb, block, ocb, input_tile_index, output_tile_index);
+}
+ALWI void untilize_init(uint32_t) {}
+ALWI void untilize_init_short(uint32_t) {}
+template <uint32_t block_ct_dim = 1>
+ALWI void untilize_block(uint32_t icb, uint32_t full_ct_dim, uint32_t ocb) { ZYX_API.untilize(icb, full_ct_dim, ocb); }
+ALWI void untilize_uninit(uint32_t) {}
+template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim, auto... P>
+ALWI void pack_untilize_dest_init(uint32_t, uint32_t = 16, uint32_t = 4) {}
+template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim>
+ALWI void pack_untilize_init(uint32_t, uint32_t) {}
+// Unpacks block_ct_dim tiles per tile row from icb into DST and packs them row-major.
+template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim>
+ALWI void pack_untilize_block(uint32_t icb, uint32_t block_rt_dim, uint32_t ocb, uint32_t block_c_index = 0) {
+  for (uint32_t r = 0; r < block_rt_dim; r++) {
+    ZYX_API.dst_acquire();
+    for (uint32_t c = 0; c < block_ct_dim; c++) ZYX_API.copy_tile(icb, r * block_ct_dim + c, c);
+    ZYX_API.pack_untilize(0, 1, block_ct_dim, full_ct_dim, block_c_index, ocb);
+    ZYX_API.dst_release();
+  }
+}
+template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim, bool diagonal = false, auto... P>
+ALWI void pack_untilize_dest(uint32_t ocb, uint32_t block_rt_dim = 1, uint32_t block_c_index = 0, uint32_t = 16,
+                             uint32_t = 4, uint32_t tile_dst_rt_offset = 0) {
+  ZYX_API.pack_untilize(tile_dst_rt_offset, block_rt_dim, block_ct_dim, full_ct_dim, block_c_index, ocb);
+}
+ALWI void pack_untilize_uninit(uint32_t = 16) {}
 // ---- transpose ----
 ALWI void transpose_wh_init(uint32_t, uint32_t = 16) {}
 ALWI void transpose_wh_init_short(uint32_t) {}
 ALWI void transpose_wh_tile(uint32_t icb, uint32_t itile, uint32_t idst) { ZYX_API.transpose(icb, itile, idst); }
+template <bool is_32bit = false>
+ALWI void transpose_wh_dest_init_short() {}
+template <bool is_32bit = false>
+ALWI void transpose_wh_dest(uint32_t idst) { ZYX_API.transpose_dst(idst); }
 
-// ---- typecast (formats as tt-metal DataFormat values) ----
-template <auto... P>
-ALWI void typecast_tile_init() {}
-template <auto IN_DTYPE, auto OUT_DTYPE>
-ALWI void typecast_tile(uint32_t idst) {
-  ZYX_API.typecast(idst, static_cast<uint32_t>(IN_DTYPE), static_cast<uint32_t>(OUT_DTYPE));
+// ---- mask ----
+ALWI void mask_tile_init() {}
+ALWI void mask_tile(uint32_t idst_data, uint32_t, DataFormat = DataFormat::Float16_b) { ZYX_API.mask(idst_data, 0); }
+ALWI void mask_posinf_tile(uint32_t idst_data, uint32_t) { ZYX_API.mask(idst_data, 1); }
+
+// ---- welford: running mean and M2 per column over the rows of DST tiles ----
+ALWI void welford_init() { ZYX_API.welford(ZYX_WF_CLEAR, 0, 0, 0, nullptr, 0); }
+ALWI void welford_clear() { ZYX_API.welford(ZYX_WF_CLEAR, 0, 0, 0, nullptr, 0); }
+template <uint32_t N>
+ALWI void welford_update(uint32_t input_dst_idx, uint32_t start_idx, const std::array<uint32_t, N>& lut) {
+  ZYX_API.welford(ZYX_WF_UPDATE, input_dst_idx, start_idx, (0u << 16) | 32u, lut.data(), N);
 }
+template <uint32_t N>
+ALWI void welford_update_rows(uint32_t input_dst_idx, uint32_t start_idx, uint32_t start_row, uint32_t num_rows,
+                              const std::array<uint32_t, N>& lut) {
+  ZYX_API.welford(ZYX_WF_UPDATE, input_dst_idx, start_idx, (start_row << 16) | num_rows, lut.data(), N);
+}
+ALWI void welford_save_state(uint32_t mean_dst_idx, uint32_t group_id = 0) {
+  ZYX_API.welford(ZYX_WF_SAVE, mean_dst_idx, group_id, 0, nullptr, 0);
+}
+ALWI void welford_restore_state(uint32_t mean_dst_idx, uint32_t group_id = 0) {
+  ZYX_API.welford(ZYX_WF_RESTORE, mean_dst_idx, group_id, 0, nullptr, 0);
+}
+template <std::size_t N>
+ALWI void welford_finalize_to_row(uint32_t mean_dst_idx, uint32_t scale_idx, const std::array<uint32_t, N>& lut) {
+  ZYX_API.welford(ZYX_WF_TO_ROW, mean_dst_idx, scale_idx, 0, lut.data(), N);
+}
+// welford_finalize_to_face (the raw face layout) is not emulated.
 
 }  // namespace ckernel
+
+#include "zyx_emu/compute_sfpu.h"

@@ -1,19 +1,71 @@
 // Kernel-side data movement API of zyx-tt's Tensix emulator: NOC reads and
-// writes, address generators, tensor accessors and semaphores.
+// writes (plain, one-packet, stateful, with transaction ids, inline),
+// multicast, address generators, tensor accessors, semaphores, and the
+// object API (Noc, CircularBuffer, DataflowBuffer, Semaphore, CoreLocalMem,
+// endpoints).
 //
-// NOC addresses are (y << 42) | (x << 36) | local address. DRAM bank b is the
-// node (0, b); the worker core at logical (row r, col c) is (c + 1, r + 1).
-// All transfers complete before the call returns, so barriers are no-ops.
+// NOC addresses are laid out as on Wormhole: (y << 42) | (x << 36) | local
+// address, and a multicast address carries the rectangle as tt-metal's
+// NOC_MULTICAST_ENCODING does (end corner in bits 36-47, start corner in
+// bits 48-59). DRAM bank b is the node (0, b); the worker core at logical
+// (row r, col c) is (c + 1, r + 1); L1 bank b is the worker core
+// (b / cols, b % cols). Every transfer is complete when its call
+// returns, so every barrier and flush is already satisfied when called.
 #pragma once
+
+#include <tuple>
 
 #include "zyx_emu/common.h"
 
-inline constexpr uint8_t noc_index = 0;
+// The board's L1 banks (one per worker core, row-major: bank b is worker
+// core (b / cols, b % cols)) and L1 alignment; the kernel builder defines them.
+#ifndef NUM_L1_BANKS
+#define NUM_L1_BANKS 64
+#endif
+#ifndef ZYX_EMU_GRID_COLS
+#define ZYX_EMU_GRID_COLS 8
+#endif
+#ifndef ZYX_EMU_L1_ALIGNMENT
+#define ZYX_EMU_L1_ALIGNMENT 16
+#endif
+
 #ifndef NOC_INDEX
 #define NOC_INDEX 0
 #endif
+// The kernel's default NOC (internal linkage: it differs between kernels).
+static constexpr uint8_t noc_index = NOC_INDEX;
+
+#define NUM_NOCS 2
+#define NOC_ADDR_LOCAL_BITS 36
+#define NOC_ADDR_NODE_ID_BITS 6
+#define NOC_MAX_BURST_SIZE 8192
+#define NOC_UNICAST_WRITE_VC 1
+#define NOC_MULTICAST_WRITE_VC 4
+#define NOC_DISPATCH_MULTICAST_WRITE_VC 5
+#define NOC_MAX_TRANSACTION_ID 0xF
+#define NOC_MAX_TRANSACTION_ID_COUNT 255
+#define NOC_CLEAR_OUTSTANDING_REQ_MASK 0xFFFFFFFF
+#define L1_ALIGNMENT 16
+#define NOC_L1_READ_ALIGNMENT_BYTES 16
+#define NOC_L1_WRITE_ALIGNMENT_BYTES 16
+#define NOC_DRAM_READ_ALIGNMENT_BYTES ZYX_EMU_DRAM_ALIGNMENT
+#define NOC_DRAM_WRITE_ALIGNMENT_BYTES ZYX_EMU_DRAM_ALIGNMENT
+// An L1 region of zeros kernels copy from (noc_async_read of MEM_ZEROS_BASE).
+#define MEM_ZEROS_BASE ZYX_EMU_L1_ZEROS_OFFSET
+#define MEM_ZEROS_SIZE ZYX_EMU_L1_ZEROS_SIZE
+#define NOC_XY_ENCODING(x, y) ((((uint32_t)(y)) << NOC_ADDR_NODE_ID_BITS) | ((uint32_t)(x)))
+#define NOC_MULTICAST_ENCODING(x_start, y_start, x_end, y_end)                                                \
+  ((((uint32_t)(x_start)) << (2 * NOC_ADDR_NODE_ID_BITS)) | (((uint32_t)(y_start)) << (3 * NOC_ADDR_NODE_ID_BITS)) | \
+   ((uint32_t)(x_end)) | (((uint32_t)(y_end)) << NOC_ADDR_NODE_ID_BITS))
 #define NOC_XY_ADDR(x, y, addr) \
   ((uint64_t(y) << 42) | (uint64_t(x) << 36) | (uint64_t(addr) & ((uint64_t(1) << 36) - 1)))
+#define NOC_UNICAST_ADDR_X(addr) (((addr) >> NOC_ADDR_LOCAL_BITS) & 0x3F)
+#define NOC_UNICAST_ADDR_Y(addr) (((addr) >> (NOC_ADDR_LOCAL_BITS + NOC_ADDR_NODE_ID_BITS)) & 0x3F)
+#define NOC_REG_SPACE_START_ADDR 0xFF000000u
+
+// Command buffers (the stateful calls keep state per NOC and buffer).
+inline constexpr uint32_t read_cmd_buf = 0, write_cmd_buf = 1, write_reg_cmd_buf = 2, write_at_cmd_buf = 3;
+enum class InlineWriteDst : uint8_t { DEFAULT = 0, L1 = 1, REG = 2 };
 
 namespace zyx_emu_detail {
 struct MyCoord {
@@ -24,31 +76,42 @@ struct MyCoord {
     return is_x ? x : y;
   }
 };
-// Multicast destinations: bit 63 set, the rectangle's corners in bits 36-59.
-constexpr uint64_t kMcastBit = uint64_t(1) << 63;
-inline void mcast(uint32_t src, uint64_t dst, uint32_t size, bool include_self) {
-  uint32_t x0 = (dst >> 36) & 63, y0 = (dst >> 42) & 63, x1 = (dst >> 48) & 63, y1 = (dst >> 54) & 63;
-  uint32_t local = static_cast<uint32_t>(dst & 0xfffffffffull);
-  uint32_t mx, my;
-  ZYX_API.core_xy(&mx, &my);
-  if (x0 > x1) {
-    uint32_t t = x0;
-    x0 = x1, x1 = t;
-  }
-  if (y0 > y1) {
-    uint32_t t = y0;
-    y0 = y1, y1 = t;
-  }
-  for (uint32_t y = y0; y <= y1; y++)
-    for (uint32_t x = x0; x <= x1; x++) {
-      if (!include_self && x == mx && y == my) continue;
-      ZYX_API.noc_write(src, NOC_XY_ADDR(x, y, local), size);
-    }
+// Where a section's NOC state lives in its scratch words.
+enum ScratchSlot : uint32_t {
+  kReadHi = 0,      // [noc]: the address (coordinates) set by *_read_*set_state
+  kReadSize = 2,    // [noc]
+  kWriteHi = 4,     // [noc * 4 + cmd_buf]
+  kWriteSize = 12,  // [noc * 4 + cmd_buf]
+  kReadTrid = 20,   // [noc]
+  kWriteTrid = 22,  // [noc * 4 + cmd_buf]
+  kInlineAddr = 30,  // [noc * 4 + cmd_buf]
+  kInlineVal = 38,   // [noc * 4 + cmd_buf]: value | be << 32
+  kReadsIssued = 46,  // [noc]
+};
+inline uint64_t& slot(uint32_t index) { return ZYX_API.scratch()[index]; }
+inline uint32_t nocsel(uint8_t noc) { return noc & 1u; }
+inline uint32_t bufsel(uint8_t noc, uint8_t cmd_buf) { return (noc & 1u) * 4 + (cmd_buf & 3u); }
+constexpr uint64_t kHiMask = ~uint64_t(0xffffffffu);
+inline zyx_emu_core_info core_info() {
+  zyx_emu_core_info i;
+  ZYX_API.core_info(&i);
+  return i;
 }
 }  // namespace zyx_emu_detail
 
+// NOC coordinates of this core, indexed by NOC (virtual coordinates: both
+// NOCs agree).
 inline constexpr zyx_emu_detail::MyCoord my_x{true};
 inline constexpr zyx_emu_detail::MyCoord my_y{false};
+
+// Logical coordinates of this core (no sub-devices: absolute = relative).
+inline uint8_t get_absolute_logical_x() { return static_cast<uint8_t>(zyx_emu_detail::core_info().logical_x); }
+inline uint8_t get_absolute_logical_y() { return static_cast<uint8_t>(zyx_emu_detail::core_info().logical_y); }
+inline uint8_t get_relative_logical_x() { return static_cast<uint8_t>(zyx_emu_detail::core_info().relative_x); }
+inline uint8_t get_relative_logical_y() { return static_cast<uint8_t>(zyx_emu_detail::core_info().relative_y); }
+
+inline bool is_l1_address(uint64_t addr) { return (addr & 0xFFFFFFFF) < NOC_REG_SPACE_START_ADDR; }
+inline constexpr uint32_t get_num_dram_banks() { return NUM_DRAM_BANKS; }
 
 namespace ckernel {
 
@@ -59,25 +122,44 @@ FORCE_INLINE uint64_t get_noc_addr(uint32_t x, uint32_t y, uint32_t addr, uint8_
 FORCE_INLINE uint64_t get_noc_addr(uint32_t addr, uint8_t = noc_index) {
   return NOC_XY_ADDR(my_x[0], my_y[0], addr);
 }
+FORCE_INLINE uint64_t get_noc_addr_helper(uint32_t noc_xy, uint32_t addr) {
+  return (uint64_t(noc_xy) << NOC_ADDR_LOCAL_BITS) | addr;
+}
 template <bool DRAM = true>
 FORCE_INLINE uint64_t get_noc_addr_from_bank_id(uint32_t bank_id, uint32_t bank_address_offset, uint8_t = noc_index) {
-  if constexpr (!DRAM) ZYX_API.fail("get_noc_addr_from_bank_id<false>: L1-interleaved buffers are not emulated");
+  if constexpr (!DRAM) {
+    if (bank_id >= NUM_L1_BANKS) ZYX_API.fail("get_noc_addr_from_bank_id<false>: L1 bank id out of range");
+    return NOC_XY_ADDR(bank_id % ZYX_EMU_GRID_COLS + 1, bank_id / ZYX_EMU_GRID_COLS + 1, bank_address_offset);
+  }
   if (bank_id >= NUM_DRAM_BANKS) ZYX_API.fail("get_noc_addr_from_bank_id: DRAM bank id out of range");
   return NOC_XY_ADDR(0, bank_id, bank_address_offset);
 }
 FORCE_INLINE uint64_t get_noc_multicast_addr(uint32_t x_start, uint32_t y_start, uint32_t x_end, uint32_t y_end,
                                              uint32_t addr, uint8_t = noc_index) {
-  return zyx_emu_detail::kMcastBit | (uint64_t(y_end) << 54) | (uint64_t(x_end) << 48) | (uint64_t(y_start) << 42) |
-         (uint64_t(x_start) << 36) | addr;
+  return get_noc_addr_helper(NOC_MULTICAST_ENCODING(x_start, y_start, x_end, y_end), addr);
 }
 
 // ---- interleaved address generators ----
 namespace zyx_emu_detail_ag {
-FORCE_INLINE uint64_t interleaved(uint32_t base, uint32_t page_size, uint32_t id, uint32_t offset, bool dram) {
-  if (!dram) ZYX_API.fail("L1-interleaved buffers are not emulated (use DRAM buffers)");
-  uint32_t aligned = (page_size + ZYX_EMU_DRAM_ALIGNMENT - 1) / ZYX_EMU_DRAM_ALIGNMENT * ZYX_EMU_DRAM_ALIGNMENT;
+FORCE_INLINE uint32_t aligned(uint32_t page_size, bool dram = true) {
+  uint32_t a = dram ? ZYX_EMU_DRAM_ALIGNMENT : ZYX_EMU_L1_ALIGNMENT;
+  return (page_size + a - 1) / a * a;
+}
+// Page id of an interleaved buffer: DRAM bank id % banks, or L1 bank (worker
+// core) id % cores; `base` may be this core's pointer to an L1 buffer (the
+// NOC uses its offset inside L1).
+FORCE_INLINE uint64_t interleaved_aligned(uint32_t base, uint32_t aligned_page, uint32_t id, uint32_t offset,
+                                          bool dram) {
+  if (!dram) {
+    uint32_t bank = id % NUM_L1_BANKS;
+    return NOC_XY_ADDR(bank % ZYX_EMU_GRID_COLS + 1, bank / ZYX_EMU_GRID_COLS + 1,
+                       uint64_t(base) + uint64_t(id / NUM_L1_BANKS) * aligned_page + offset);
+  }
   uint32_t bank = id % NUM_DRAM_BANKS;
-  return NOC_XY_ADDR(0, bank, uint64_t(base) + uint64_t(id / NUM_DRAM_BANKS) * aligned + offset);
+  return NOC_XY_ADDR(0, bank, uint64_t(base) + uint64_t(id / NUM_DRAM_BANKS) * aligned_page + offset);
+}
+FORCE_INLINE uint64_t interleaved(uint32_t base, uint32_t page_size, uint32_t id, uint32_t offset, bool dram) {
+  return interleaved_aligned(base, aligned(page_size, dram), id, offset, dram);
 }
 }  // namespace zyx_emu_detail_ag
 
@@ -128,40 +210,191 @@ struct InterleavedPow2AddrGenFast {
   FORCE_INLINE uint32_t get_page_size() const { return 1u << log_base_2_of_page_size; }
 };
 
+}  // namespace ckernel
+
 // ---- tensor accessors ----
-// The emulator's accessor args are one compile-time word: tt-metal's
-// ArgsConfig flags (bit 0 sharded, bit 1 DRAM). Only interleaved DRAM
-// tensors are emulated.
-template <uint32_t CTA_OFFSET, uint32_t CRTA_OFFSET = 0>
-struct TensorAccessorArgs {
-  static constexpr uint32_t flags = get_compile_time_arg_val(CTA_OFFSET);
-  static constexpr bool is_sharded = (flags & 1u) != 0;
-  static constexpr bool is_dram = (flags & 2u) != 0;
-  static constexpr uint32_t next_compile_time_args_offset() { return CTA_OFFSET + 1; }
-  static constexpr uint32_t next_common_runtime_args_offset() { return CRTA_OFFSET; }
-  static constexpr uint32_t compile_time_args_skip() { return 1; }
-  static constexpr uint32_t runtime_args_skip() { return 0; }
+// The accessor's compile-time words are tt-metal's TensorAccessorArgs layout:
+//   [ArgsConfig flags, aligned page size]                     interleaved
+//   [flags, aligned page size, rank, banks, tensor shape (rank words),
+//    shard shape (rank words), bank coordinates (two per word)] sharded
+// Shapes are in pages; bank b's NOC coordinates are (x << 8) | y in the low
+// (even b) or high (odd b) half of word b / 2; shard s is held by bank
+// s % banks, at page s / banks * shard volume of that bank.
+namespace tensor_accessor {
+inline constexpr size_t UNKNOWN = static_cast<size_t>(-1);
+enum class ArgConfig : uint8_t {
+  None = 0,
+  Sharded = 1 << 0,
+  IsDram = 1 << 1,
+  RuntimeRank = 1 << 2,
+  RuntimeNumBanks = 1 << 3,
+  RuntimeTensorShape = 1 << 4,
+  RuntimeShardShape = 1 << 5,
+  RuntimeBankCoords = 1 << 6,
 };
+struct ArgsConfig {
+  using Underlying = uint8_t;
+  Underlying bits;
+  constexpr explicit ArgsConfig(Underlying b) : bits(b) {}
+  constexpr bool test(ArgConfig c) const { return (bits & static_cast<Underlying>(c)) != 0; }
+};
+}  // namespace tensor_accessor
+
+template <std::size_t CTA_OFFSET, std::size_t CRTA_OFFSET = tensor_accessor::UNKNOWN>
+struct TensorAccessorArgs {
+  static constexpr auto args_config =
+      tensor_accessor::ArgsConfig(static_cast<uint8_t>(get_compile_time_arg_val(CTA_OFFSET)));
+  static constexpr bool is_sharded = args_config.test(tensor_accessor::ArgConfig::Sharded);
+  static constexpr bool is_dram = args_config.test(tensor_accessor::ArgConfig::IsDram);
+  static_assert((args_config.bits & 0x7c) == 0,
+                "TensorAccessorArgs: runtime (common-arg) shapes and banks are not emulated; zyx-tt's driver puts "
+                "them in compile-time args");
+  static constexpr uint32_t AlignedPageSizeCTAOffset = CTA_OFFSET + 1;
+  static constexpr uint32_t AlignedPageSize = get_compile_time_arg_val(AlignedPageSizeCTAOffset);
+  static constexpr uint32_t RankCTAOffset = CTA_OFFSET + 2;
+  static constexpr uint32_t NumBanksCTAOffset = RankCTAOffset + 1;
+  static constexpr uint32_t RankCT = is_sharded ? get_compile_time_arg_val(is_sharded ? RankCTAOffset : 0) : 0;
+  static constexpr uint32_t NumBanksCT = is_sharded ? get_compile_time_arg_val(is_sharded ? NumBanksCTAOffset : 0) : 0;
+  static constexpr uint32_t PhysicalNumBanksCT = (NumBanksCT + 1) / 2;
+  static_assert(!is_sharded || (RankCT > 0 && RankCT <= 8), "TensorAccessorArgs: a sharded rank must be 1 to 8");
+  static_assert(!is_sharded || NumBanksCT > 0, "TensorAccessorArgs: a sharded tensor needs banks");
+  static constexpr uint32_t TensorShapeCTAOffset = NumBanksCTAOffset + 1;
+  static constexpr uint32_t ShardShapeCTAOffset = TensorShapeCTAOffset + RankCT;
+  static constexpr uint32_t BankCoordsCTAOffset = ShardShapeCTAOffset + RankCT;
+  static constexpr uint32_t NumArgsCT = is_sharded ? BankCoordsCTAOffset + PhysicalNumBanksCT - CTA_OFFSET : 2;
+
+  constexpr TensorAccessorArgs() : crta_offset_rt_(0) {}
+  constexpr explicit TensorAccessorArgs(uint32_t crta_offset) : crta_offset_rt_(crta_offset) {
+    static_assert(CRTA_OFFSET == tensor_accessor::UNKNOWN, "Do not pass crta_offset when CRTA_OFFSET is known");
+  }
+  constexpr uint32_t crta_offset() const {
+    if constexpr (CRTA_OFFSET != tensor_accessor::UNKNOWN)
+      return static_cast<uint32_t>(CRTA_OFFSET);
+    else
+      return crta_offset_rt_;
+  }
+  static constexpr uint32_t get_aligned_page_size() { return AlignedPageSize; }
+  constexpr uint32_t get_rank() const { return RankCT; }
+  constexpr uint32_t get_num_banks() const { return is_sharded ? NumBanksCT : is_dram ? NUM_DRAM_BANKS : NUM_L1_BANKS; }
+  constexpr uint32_t get_physical_num_banks() const { return (get_num_banks() + 1) / 2; }
+  static constexpr uint32_t tensor_shape(uint32_t d) { return get_compile_time_arg_val(TensorShapeCTAOffset + d); }
+  static constexpr uint32_t shard_shape(uint32_t d) { return get_compile_time_arg_val(ShardShapeCTAOffset + d); }
+  static constexpr uint32_t packed_bank_coord(uint32_t bank) {
+    return (get_compile_time_arg_val(BankCoordsCTAOffset + bank / 2) >> ((bank % 2) * 16)) & 0xffffu;
+  }
+  static constexpr uint32_t num_compile_time_args() { return NumArgsCT; }
+  static constexpr uint32_t next_compile_time_args_offset() { return CTA_OFFSET + NumArgsCT; }
+  static constexpr uint32_t compile_time_args_skip() { return NumArgsCT; }
+  constexpr uint32_t num_common_runtime_args() const { return 0; }
+  constexpr uint32_t next_common_runtime_args_offset() const { return crta_offset(); }
+  static constexpr uint32_t runtime_args_skip() { return 0; }
+
+ private:
+  uint32_t crta_offset_rt_;
+};
+
+namespace tensor_accessor::detail {
+template <uint32_t IDX, uint32_t CTA_OFFSET>
+constexpr uint32_t cta_offset_of() {
+  if constexpr (IDX == 0)
+    return CTA_OFFSET;
+  else
+    return TensorAccessorArgs<cta_offset_of<IDX - 1, CTA_OFFSET>()>::next_compile_time_args_offset();
+}
+template <uint32_t CTA_OFFSET, uint32_t... I>
+constexpr auto make_args_tuple(std::integer_sequence<uint32_t, I...>) {
+  return std::make_tuple(TensorAccessorArgs<cta_offset_of<I, CTA_OFFSET>()>()...);
+}
+}  // namespace tensor_accessor::detail
+
+// NUM_TENSORS accessor args laid out one after another from CTA_OFFSET.
+template <uint32_t NUM_TENSORS, uint32_t CTA_OFFSET>
+constexpr auto make_tensor_accessor_args_tuple() {
+  return tensor_accessor::detail::make_args_tuple<CTA_OFFSET>(std::make_integer_sequence<uint32_t, NUM_TENSORS>());
+}
+// The accessor args at CTA_OFFSET (optionally with a known CRTA_OFFSET).
+template <std::size_t CTA_OFFSET, std::size_t CRTA_OFFSET = tensor_accessor::UNKNOWN>
+constexpr auto make_tensor_accessor_args() {
+  return TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>();
+}
 
 template <typename Args>
 struct TensorAccessor {
   uint32_t address = 0;
   uint32_t page_size = 0;
   constexpr TensorAccessor() = default;
-  // Without a page size, the accessor takes the page size of the buffer the
-  // run passed at that address.
+  // Without a page size the accessor takes the page size of the run's buffer
+  // at that address, or else the aligned page size of its args.
   TensorAccessor(const Args&, uint32_t bank_base_address, uint32_t page_size_bytes = 0)
-      : address(bank_base_address),
-        page_size(page_size_bytes ? page_size_bytes : ZYX_API.buffer_page_size(bank_base_address)) {
-    if (!page_size) ZYX_API.fail("TensorAccessor: no page size given and no buffer of this run is at that address");
-    static_assert(!Args::is_sharded, "the emulator supports interleaved tensors only");
+      : address(bank_base_address), page_size(page_size_bytes) {
+    if (!page_size) page_size = ZYX_API.buffer_page_size(bank_base_address);
+    if (!page_size) page_size = Args::get_aligned_page_size();
+  }
+  static constexpr uint32_t get_aligned_page_size() { return Args::get_aligned_page_size(); }
+  FORCE_INLINE uint32_t get_page_size() const { return page_size; }
+  // Pages per shard (sharded tensors).
+  static constexpr uint32_t shard_volume() {
+    uint32_t v = 1;
+    for (uint32_t d = 0; d < Args::RankCT; d++) v *= Args::shard_shape(d);
+    return v;
+  }
+  struct PageMapping {
+    uint32_t bank_id;
+    uint32_t bank_page_offset;
+  };
+  // The bank holding page_id and the page's index among that bank's pages.
+  FORCE_INLINE PageMapping get_bank_and_offset(uint32_t page_id) const {
+    if constexpr (!Args::is_sharded) {
+      uint32_t banks = Args::is_dram ? NUM_DRAM_BANKS : NUM_L1_BANKS;
+      return {page_id % banks, page_id / banks};
+    } else {
+      constexpr uint32_t rank = Args::RankCT;
+      uint32_t rest = page_id, shard = 0, within = 0, shard_stride = 1, within_stride = 1;
+      uint32_t total = 1;
+      for (uint32_t d = 0; d < rank; d++) total *= Args::tensor_shape(d);
+      if (page_id >= total) ZYX_API.fail("TensorAccessor: page id past the sharded tensor");
+      for (uint32_t k = rank; k-- > 0;) {  // innermost dimension last in row-major order
+        uint32_t t = Args::tensor_shape(k), s = Args::shard_shape(k);
+        uint32_t c = rest % t;
+        rest /= t;
+        shard += (c / s) * shard_stride;
+        within += (c % s) * within_stride;
+        shard_stride *= (t + s - 1) / s;
+        within_stride *= s;
+      }
+      return {shard % Args::NumBanksCT, (shard / Args::NumBanksCT) * shard_volume() + within};
+    }
   }
   FORCE_INLINE uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t = noc_index) const {
-    return zyx_emu_detail_ag::interleaved(address, page_size, page_id, offset, Args::is_dram);
+    if constexpr (!Args::is_sharded) {
+      return ckernel::zyx_emu_detail_ag::interleaved_aligned(address, Args::get_aligned_page_size(), page_id, offset,
+                                                             Args::is_dram);
+    } else {
+      PageMapping m = get_bank_and_offset(page_id);
+      uint32_t xy = Args::packed_bank_coord(m.bank_id);
+      return NOC_XY_ADDR(xy >> 8, xy & 0xff,
+                         uint64_t(address) + uint64_t(m.bank_page_offset) * Args::get_aligned_page_size() + offset);
+    }
   }
-  FORCE_INLINE uint32_t get_page_size() const { return page_size; }
-  FORCE_INLINE uint32_t get_aligned_page_size() const {
-    return (page_size + ZYX_EMU_DRAM_ALIGNMENT - 1) / ZYX_EMU_DRAM_ALIGNMENT * ZYX_EMU_DRAM_ALIGNMENT;
+  // The NOC address of shard shard_id's first page (sharded tensors).
+  FORCE_INLINE uint64_t get_shard_noc_addr(uint32_t shard_id, uint8_t = noc_index) const {
+    static_assert(Args::is_sharded, "get_shard_noc_addr needs a sharded tensor");
+    uint32_t xy = Args::packed_bank_coord(shard_id % Args::NumBanksCT);
+    return NOC_XY_ADDR(xy >> 8, xy & 0xff,
+                       uint64_t(address) + uint64_t(shard_id / Args::NumBanksCT) * shard_volume() *
+                                               Args::get_aligned_page_size());
+  }
+  FORCE_INLINE bool is_local_bank(uint32_t x, uint32_t y, uint8_t = noc_index) const {
+    return x == my_x[0] && y == my_y[0];
+  }
+  FORCE_INLINE bool is_local_addr(uint64_t noc_addr, uint8_t noc = noc_index) const {
+    return is_local_bank(NOC_UNICAST_ADDR_X(noc_addr), NOC_UNICAST_ADDR_Y(noc_addr), noc);
+  }
+  FORCE_INLINE bool is_local_page(uint32_t page_id, uint8_t noc = noc_index) const {
+    return is_local_addr(get_noc_addr(page_id), noc);
+  }
+  FORCE_INLINE bool is_local_shard(uint32_t shard_id, uint8_t noc = noc_index) const {
+    return is_local_addr(get_shard_noc_addr(shard_id), noc);
   }
 };
 template <typename Args>
@@ -169,77 +402,314 @@ TensorAccessor(const Args&, uint32_t, uint32_t) -> TensorAccessor<Args>;
 template <typename Args>
 TensorAccessor(const Args&, uint32_t) -> TensorAccessor<Args>;
 
-template <typename Gen>
-FORCE_INLINE uint64_t get_noc_addr(uint32_t id, const Gen& s, uint32_t offset = 0, uint8_t = noc_index) {
+namespace ckernel {
+
+// get_noc_addr(page, addrgen): only for objects that compute page addresses,
+// so that get_noc_addr(1, 0, addr) with integer literals is the (x, y, addr)
+// form, as on tt-metal.
+template <typename AddrGen>
+  requires requires(const AddrGen& g, uint32_t i) { g.get_noc_addr(i, i); }
+FORCE_INLINE uint64_t get_noc_addr(uint32_t id, const AddrGen& s, uint32_t offset = 0, uint8_t = noc_index) {
   return s.get_noc_addr(id, offset);
 }
 
-// ---- reads and writes ----
+namespace zyx_emu_detail_ag {
+template <typename G>
+FORCE_INLINE uint32_t page_size_of(const G& g) {
+  if constexpr (requires { g.get_aligned_page_size(); })
+    return g.get_aligned_page_size();
+  else if constexpr (requires { g.page_size; })
+    return g.page_size;
+  else
+    return 1u << g.log_base_2_of_page_size;
+}
+}  // namespace zyx_emu_detail_ag
+
+// ---- reads ----
+template <uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1, bool enable_noc_tracing = true>
 FORCE_INLINE void noc_async_read(uint64_t src_noc_addr, uint32_t dst_local_l1_addr, uint32_t size,
-                                 uint8_t = noc_index) {
+                                 uint8_t = noc_index, uint32_t = NOC_UNICAST_WRITE_VC) {
   ZYX_API.noc_read(src_noc_addr, dst_local_l1_addr, size);
 }
-FORCE_INLINE void noc_async_read_one_packet(uint64_t src, uint32_t dst, uint32_t size, uint8_t = noc_index) {
+template <bool enable_noc_tracing = true>
+FORCE_INLINE void noc_async_read_one_packet(uint64_t src, uint32_t dst, uint32_t size, uint8_t = noc_index,
+                                            uint32_t = NOC_UNICAST_WRITE_VC) {
+  if (size > NOC_MAX_BURST_SIZE) ZYX_API.fail("noc_async_read_one_packet: size is larger than one packet (8192 bytes)");
   ZYX_API.noc_read(src, dst, size);
 }
-FORCE_INLINE void noc_async_write(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t size,
-                                  uint8_t = noc_index) {
-  if (dst_noc_addr & zyx_emu_detail::kMcastBit)
-    zyx_emu_detail::mcast(src_local_l1_addr, dst_noc_addr, size, false);
-  else
-    ZYX_API.noc_write(src_local_l1_addr, dst_noc_addr, size);
+// Stateful reads: *_set_state keeps the source's NOC coordinates (and, for
+// one packet, the size); *_with_state supplies the low 32 address bits.
+template <bool use_vc = false>
+FORCE_INLINE void noc_async_read_one_packet_set_state(uint64_t src_noc_addr, uint32_t size, const uint32_t = 0,
+                                                      uint8_t noc = noc_index) {
+  using namespace zyx_emu_detail;
+  slot(kReadHi + nocsel(noc)) = src_noc_addr & kHiMask;
+  slot(kReadSize + nocsel(noc)) = size;
 }
-FORCE_INLINE void noc_async_write_one_packet(uint32_t src, uint64_t dst, uint32_t size, uint8_t = noc_index) {
+template <bool inc_num_issued = true, bool use_vc = false>
+FORCE_INLINE void noc_async_read_one_packet_with_state(uint32_t src_local_l1_addr, uint32_t dst_local_l1_addr,
+                                                       const uint32_t = 0, uint8_t noc = noc_index) {
+  using namespace zyx_emu_detail;
+  ZYX_API.noc_read(slot(kReadHi + nocsel(noc)) | src_local_l1_addr, dst_local_l1_addr,
+                   static_cast<uint32_t>(slot(kReadSize + nocsel(noc))));
+}
+FORCE_INLINE void noc_async_read_set_state(uint64_t src_noc_addr, uint8_t noc = noc_index) {
+  using namespace zyx_emu_detail;
+  slot(kReadHi + nocsel(noc)) = src_noc_addr & kHiMask;
+}
+template <bool inc_num_issued = true>
+FORCE_INLINE void noc_async_read_with_state(uint32_t src_local_l1_addr, uint32_t dst_local_l1_addr, uint32_t size,
+                                            uint8_t noc = noc_index) {
+  using namespace zyx_emu_detail;
+  ZYX_API.noc_read(slot(kReadHi + nocsel(noc)) | src_local_l1_addr, dst_local_l1_addr, size);
+}
+FORCE_INLINE void noc_async_read_inc_num_issued(uint32_t num_issued_reads_inc, uint8_t noc = noc_index) {
+  using namespace zyx_emu_detail;
+  slot(kReadsIssued + nocsel(noc)) += num_issued_reads_inc;
+}
+// Transaction ids: reads are tagged with the id set last on their NOC.
+FORCE_INLINE void noc_async_read_set_trid(uint32_t trid = 0, uint8_t noc = noc_index) {
+  using namespace zyx_emu_detail;
+  if (trid > NOC_MAX_TRANSACTION_ID) ZYX_API.fail("noc_async_read_set_trid: transaction id is beyond 0xF");
+  slot(kReadTrid + nocsel(noc)) = trid;
+}
+template <bool skip_ptr_update = false, bool skip_cmdbuf_chk = false>
+FORCE_INLINE void noc_async_read_one_packet_with_state_with_trid(uint32_t src_base_addr, uint32_t src_addr,
+                                                                 uint32_t dest_addr, uint32_t trid = 0,
+                                                                 uint8_t noc = noc_index) {
+  using namespace zyx_emu_detail;
+  if (trid > NOC_MAX_TRANSACTION_ID) ZYX_API.fail("noc_async_read_one_packet_with_state_with_trid: trid beyond 0xF");
+  slot(kReadTrid + nocsel(noc)) = trid;
+  ZYX_API.noc_read(slot(kReadHi + nocsel(noc)) | uint32_t(src_base_addr + src_addr), dest_addr,
+                   static_cast<uint32_t>(slot(kReadSize + nocsel(noc))));
+}
+// Reads of a DRAM-sharded tensor: *_set_state keeps bank bank_id's NOC
+// coordinates and the page size and returns the bank's address of
+// bank_base_address (the same in every bank here); *_with_state reads the
+// page at src_base_addr + src_addr of that bank into dest_addr.
+template <bool use_vc = false>
+FORCE_INLINE uint32_t noc_async_read_tile_dram_sharded_set_state(uint32_t bank_base_address, uint32_t page_size,
+                                                                 uint32_t bank_id = 0, const uint32_t = 0,
+                                                                 uint8_t noc = noc_index) {
+  noc_async_read_one_packet_set_state(get_noc_addr_from_bank_id<true>(bank_id, bank_base_address), page_size, 0, noc);
+  return bank_base_address;
+}
+FORCE_INLINE void noc_async_read_tile_dram_sharded_with_state(uint32_t src_base_addr, uint32_t src_addr,
+                                                              uint32_t dest_addr, uint32_t trid = 0,
+                                                              uint8_t noc = noc_index) {
+  (void)trid;
+  using namespace zyx_emu_detail;
+  ZYX_API.noc_read(slot(kReadHi + nocsel(noc)) | uint32_t(src_base_addr + src_addr), dest_addr,
+                   static_cast<uint32_t>(slot(kReadSize + nocsel(noc))));
+}
+FORCE_INLINE void noc_async_read_tile_dram_sharded_set_trid(uint32_t trid = 0, uint8_t noc = noc_index) {
+  noc_async_read_set_trid(trid, noc);
+}
+template <bool skip_ptr_update = false>
+FORCE_INLINE void noc_async_read_tile_dram_sharded_with_state_with_trid(uint32_t src_base_addr, uint32_t src_addr,
+                                                                        uint32_t dest_addr, uint32_t trid = 0,
+                                                                        uint8_t noc = noc_index) {
+  noc_async_read_one_packet_with_state_with_trid(src_base_addr, src_addr, dest_addr, trid, noc);
+}
+FORCE_INLINE void noc_async_read_barrier_with_trid(uint32_t trid, uint8_t = noc_index) {
+  if (trid > NOC_MAX_TRANSACTION_ID) ZYX_API.fail("noc_async_read_barrier_with_trid: transaction id is beyond 0xF");
+}
+FORCE_INLINE uint32_t noc_available_transactions(uint8_t, uint32_t) { return NOC_MAX_TRANSACTION_ID_COUNT; }
+
+template <typename AddrGen, bool enable_noc_tracing = true>
+FORCE_INLINE void noc_async_read_page(const uint32_t id, const AddrGen& addrgen, uint32_t dst_local_l1_addr,
+                                      uint32_t offset = 0, uint8_t = noc_index) {
+  ZYX_API.noc_read(addrgen.get_noc_addr(id, offset), dst_local_l1_addr, zyx_emu_detail_ag::page_size_of(addrgen));
+}
+template <typename AddrGen>
+FORCE_INLINE void noc_async_read_tile(const uint32_t id, const AddrGen& addrgen, uint32_t dst_local_l1_addr,
+                                      uint32_t offset = 0, uint8_t = noc_index) {
+  ZYX_API.noc_read(addrgen.get_noc_addr(id, offset), dst_local_l1_addr, zyx_emu_detail_ag::page_size_of(addrgen));
+}
+
+// ---- writes ----
+template <uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1, bool enable_noc_tracing = true, bool posted = false>
+FORCE_INLINE void noc_async_write(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t size,
+                                  uint8_t = noc_index, uint32_t = NOC_UNICAST_WRITE_VC) {
+  ZYX_API.noc_write(src_local_l1_addr, dst_noc_addr, size);
+}
+template <bool enable_noc_tracing = true, bool posted = false>
+FORCE_INLINE void noc_async_write_one_packet(uint32_t src, uint64_t dst, uint32_t size, uint8_t = noc_index,
+                                             uint32_t = NOC_UNICAST_WRITE_VC) {
+  if (size > NOC_MAX_BURST_SIZE) ZYX_API.fail("noc_async_write_one_packet: size is larger than one packet (8192 bytes)");
   ZYX_API.noc_write(src, dst, size);
 }
-template <typename Gen>
-FORCE_INLINE void noc_async_read_tile(uint32_t id, const Gen& s, uint32_t dst_local_l1_addr, uint32_t offset = 0,
-                                      uint8_t = noc_index) {
-  ZYX_API.noc_read(s.get_noc_addr(id, offset), dst_local_l1_addr, s.get_page_size());
+template <bool posted = false>
+FORCE_INLINE void noc_async_write_one_packet_set_state(uint64_t dst_noc_addr, uint32_t size, uint8_t noc = noc_index,
+                                                       uint8_t = NOC_UNICAST_WRITE_VC) {
+  using namespace zyx_emu_detail;
+  slot(kWriteHi + bufsel(noc, write_cmd_buf)) = dst_noc_addr & kHiMask;
+  slot(kWriteSize + bufsel(noc, write_cmd_buf)) = size;
 }
-template <typename Gen>
-FORCE_INLINE void noc_async_write_tile(uint32_t id, const Gen& s, uint32_t src_local_l1_addr, uint8_t = noc_index) {
-  ZYX_API.noc_write(src_local_l1_addr, s.get_noc_addr(id), s.get_page_size());
+template <bool posted = false>
+FORCE_INLINE void noc_async_write_one_packet_with_state(uint32_t src_local_l1_addr, uint32_t dst_local_l1_addr,
+                                                        uint8_t noc = noc_index) {
+  using namespace zyx_emu_detail;
+  uint32_t b = bufsel(noc, write_cmd_buf);
+  ZYX_API.noc_write(src_local_l1_addr, slot(kWriteHi + b) | dst_local_l1_addr, static_cast<uint32_t>(slot(kWriteSize + b)));
 }
-template <typename Gen>
-FORCE_INLINE void noc_async_read_page(uint32_t id, const Gen& s, uint32_t dst_local_l1_addr, uint32_t offset = 0,
-                                      uint8_t = noc_index) {
-  ZYX_API.noc_read(s.get_noc_addr(id, offset), dst_local_l1_addr, s.get_page_size());
+FORCE_INLINE void noc_async_write_set_trid(uint32_t trid = 0, uint8_t noc = noc_index) {
+  using namespace zyx_emu_detail;
+  if (trid > NOC_MAX_TRANSACTION_ID) ZYX_API.fail("noc_async_write_set_trid: transaction id is beyond 0xF");
+  slot(kWriteTrid + bufsel(noc, write_cmd_buf)) = trid;
 }
-template <typename Gen>
-FORCE_INLINE void noc_async_write_page(uint32_t id, const Gen& s, uint32_t src_local_l1_addr,
-                                       uint32_t write_size_bytes = 0, uint32_t offset = 0, uint8_t = noc_index) {
-  ZYX_API.noc_write(src_local_l1_addr, s.get_noc_addr(id, offset),
-                    write_size_bytes ? write_size_bytes : s.get_page_size());
+template <bool update_counter = true, bool posted = false>
+FORCE_INLINE void noc_async_write_one_packet_with_trid(uint32_t src_local_l1_addr, uint64_t dst_noc_addr,
+                                                       uint32_t size, uint32_t trid,
+                                                       uint8_t cmd_buf = write_cmd_buf, uint8_t noc = noc_index,
+                                                       uint8_t = NOC_UNICAST_WRITE_VC) {
+  using namespace zyx_emu_detail;
+  if (trid > NOC_MAX_TRANSACTION_ID) ZYX_API.fail("noc_async_write_one_packet_with_trid: trid beyond 0xF");
+  slot(kWriteTrid + bufsel(noc, cmd_buf)) = trid;
+  ZYX_API.noc_write(src_local_l1_addr, dst_noc_addr, size);
 }
+template <bool posted = false>
+FORCE_INLINE void noc_async_write_one_packet_with_trid_set_state(uint64_t dst_noc_addr,
+                                                                 uint8_t cmd_buf = write_cmd_buf,
+                                                                 uint8_t noc = noc_index,
+                                                                 uint8_t = NOC_UNICAST_WRITE_VC) {
+  using namespace zyx_emu_detail;
+  slot(kWriteHi + bufsel(noc, cmd_buf)) = dst_noc_addr & kHiMask;
+}
+template <bool update_counter = true, bool posted = false>
+FORCE_INLINE void noc_async_write_one_packet_with_trid_with_state(uint32_t src_local_l1_addr,
+                                                                  uint32_t dst_local_l1_addr, uint32_t size,
+                                                                  uint32_t trid, uint8_t cmd_buf = write_cmd_buf,
+                                                                  uint8_t noc = noc_index) {
+  using namespace zyx_emu_detail;
+  if (trid > NOC_MAX_TRANSACTION_ID) ZYX_API.fail("noc_async_write_one_packet_with_trid_with_state: trid beyond 0xF");
+  uint32_t b = bufsel(noc, cmd_buf);
+  slot(kWriteTrid + b) = trid;
+  ZYX_API.noc_write(src_local_l1_addr, slot(kWriteHi + b) | dst_local_l1_addr, size);
+}
+FORCE_INLINE void noc_async_write_barrier_with_trid(uint32_t trid, uint8_t = noc_index) {
+  if (trid > NOC_MAX_TRANSACTION_ID) ZYX_API.fail("noc_async_write_barrier_with_trid: transaction id is beyond 0xF");
+}
+FORCE_INLINE void noc_async_write_flushed_with_trid(uint32_t trid, uint8_t = noc_index) {
+  if (trid > NOC_MAX_TRANSACTION_ID) ZYX_API.fail("noc_async_write_flushed_with_trid: transaction id is beyond 0xF");
+}
+FORCE_INLINE void reset_noc_trid_barrier_counter(uint32_t = NOC_CLEAR_OUTSTANDING_REQ_MASK, uint32_t = noc_index) {}
+
+template <typename AddrGen, bool enable_noc_tracing = true, bool posted = false>
+FORCE_INLINE void noc_async_write_page(const uint32_t id, const AddrGen& addrgen, uint32_t src_local_l1_addr,
+                                       uint32_t size = 0, uint32_t offset = 0, uint8_t = noc_index) {
+  ZYX_API.noc_write(src_local_l1_addr, addrgen.get_noc_addr(id, offset),
+                    size ? size : zyx_emu_detail_ag::page_size_of(addrgen));
+}
+// A whole shard of a sharded tensor (its aligned pages back to back).
+template <typename Args>
+FORCE_INLINE void noc_async_read_shard(const uint32_t shard_id, const TensorAccessor<Args>& s,
+                                       uint32_t dst_local_l1_addr, uint8_t noc = noc_index) {
+  ZYX_API.noc_read(s.get_shard_noc_addr(shard_id, noc), dst_local_l1_addr,
+                   s.shard_volume() * s.get_aligned_page_size());
+}
+template <typename Args, bool posted = false>
+FORCE_INLINE void noc_async_write_shard(const uint32_t shard_id, const TensorAccessor<Args>& s,
+                                        uint32_t src_local_l1_addr, uint8_t noc = noc_index) {
+  ZYX_API.noc_write(src_local_l1_addr, s.get_shard_noc_addr(shard_id, noc),
+                    s.shard_volume() * s.get_aligned_page_size());
+}
+template <typename AddrGen>
+FORCE_INLINE void noc_async_write_tile(const uint32_t id, const AddrGen& addrgen, uint32_t src_local_l1_addr,
+                                       uint8_t = noc_index) {
+  ZYX_API.noc_write(src_local_l1_addr, addrgen.get_noc_addr(id), zyx_emu_detail_ag::page_size_of(addrgen));
+}
+
+// ---- multicast ----
+template <bool enable_noc_tracing = true>
+FORCE_INLINE void noc_async_write_multicast_one_packet(uint32_t src, uint64_t dst_mcast, uint32_t size,
+                                                       uint32_t = 0, bool = false, uint8_t = noc_index) {
+  ZYX_API.noc_mcast_write(src, dst_mcast, size, 0);
+}
+template <uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1>
 FORCE_INLINE void noc_async_write_multicast(uint32_t src, uint64_t dst_mcast, uint32_t size, uint32_t = 0,
-                                            bool = false, bool = true, uint8_t = noc_index) {
-  zyx_emu_detail::mcast(src, dst_mcast, size, false);
+                                            bool = false, uint8_t = noc_index, uint8_t = NOC_MULTICAST_WRITE_VC) {
+  ZYX_API.noc_mcast_write(src, dst_mcast, size, 0);
 }
 FORCE_INLINE void noc_async_write_multicast_loopback_src(uint32_t src, uint64_t dst_mcast, uint32_t size,
-                                                         uint32_t = 0, bool = false, bool = true,
-                                                         uint8_t = noc_index) {
-  zyx_emu_detail::mcast(src, dst_mcast, size, true);
+                                                         uint32_t = 0, bool = false, uint8_t = noc_index) {
+  ZYX_API.noc_mcast_write(src, dst_mcast, size, 1);
 }
+
+// ---- barriers: transfers are complete when issued ----
 FORCE_INLINE void noc_async_read_barrier(uint8_t = noc_index) {}
 FORCE_INLINE void noc_async_write_barrier(uint8_t = noc_index) {}
 FORCE_INLINE void noc_async_writes_flushed(uint8_t = noc_index) {}
 FORCE_INLINE void noc_async_posted_writes_flushed(uint8_t = noc_index) {}
 FORCE_INLINE void noc_async_atomic_barrier(uint8_t = noc_index) {}
 FORCE_INLINE void noc_async_full_barrier(uint8_t = noc_index) {}
+FORCE_INLINE void invalidate_l1_cache() {}
+inline void RISC_POST_HEARTBEAT(uint32_t& heartbeat) { heartbeat++; }
+
+// ---- inline writes ----
+template <InlineWriteDst dst_type = InlineWriteDst::DEFAULT, bool posted = false, bool flush = true>
+FORCE_INLINE void noc_inline_dw_write(uint64_t addr, uint32_t val, uint8_t be = 0xF, uint8_t = noc_index,
+                                      uint8_t = NOC_UNICAST_WRITE_VC, uint32_t = 0) {
+  ZYX_API.noc_inline_write(addr, val, be, 0);
+}
+template <InlineWriteDst dst_type = InlineWriteDst::DEFAULT, bool posted = false, bool flush = true>
+FORCE_INLINE void noc_inline_mcast_dw_write(uint64_t addr, uint32_t val, uint8_t be = 0xF, uint8_t = noc_index,
+                                            uint8_t = NOC_MULTICAST_WRITE_VC, uint32_t = 0, uint32_t = 1) {
+  ZYX_API.noc_inline_write(addr, val, be, 1);
+}
+template <bool posted = false, bool set_val = false>
+FORCE_INLINE void noc_inline_dw_write_set_state(uint64_t addr, uint32_t val = 0, uint8_t be = 0xF,
+                                                uint8_t cmd_buf = write_at_cmd_buf, uint8_t noc = noc_index,
+                                                uint8_t = NOC_UNICAST_WRITE_VC) {
+  using namespace zyx_emu_detail;
+  uint32_t b = bufsel(noc, cmd_buf);
+  slot(kInlineAddr + b) = addr;
+  uint64_t old = slot(kInlineVal + b);
+  slot(kInlineVal + b) = (uint64_t(be) << 32) | (set_val ? val : static_cast<uint32_t>(old));
+}
+template <bool update_addr_lo = false, bool update_counter = true, bool posted = false, bool update_addr_hi = false,
+          bool update_val = false, InlineWriteDst dst_type = InlineWriteDst::DEFAULT>
+FORCE_INLINE void noc_inline_dw_write_with_state(uint32_t val, uint32_t addr = 0, uint8_t cmd_buf = write_at_cmd_buf,
+                                                 uint8_t noc = noc_index) {
+  using namespace zyx_emu_detail;
+  uint32_t b = bufsel(noc, cmd_buf);
+  uint64_t a = slot(kInlineAddr + b);
+  if constexpr (update_addr_lo) a = (a & kHiMask) | addr;
+  if constexpr (update_addr_hi) a = (uint64_t(addr) << 32) | (a & 0xffffffffu);
+  slot(kInlineAddr + b) = a;
+  uint64_t vb = slot(kInlineVal + b);
+  uint32_t v = update_val ? val : static_cast<uint32_t>(vb);
+  if constexpr (update_val) slot(kInlineVal + b) = (vb & kHiMask) | val;
+  ZYX_API.noc_inline_write(a, v, static_cast<uint32_t>(vb >> 32), 0);
+}
 
 // ---- semaphores ----
-FORCE_INLINE uint32_t get_semaphore(uint32_t semaphore_id) { return ZYX_API.semaphore_addr(semaphore_id); }
 enum class ProgrammableCoreType { TENSIX = 0, ACTIVE_ETH = 1, IDLE_ETH = 2 };
-template <ProgrammableCoreType type>
+template <ProgrammableCoreType type = ProgrammableCoreType::TENSIX>
 FORCE_INLINE uint32_t get_semaphore(uint32_t semaphore_id) {
   return ZYX_API.semaphore_addr(semaphore_id);
 }
-FORCE_INLINE void noc_semaphore_set(volatile uint32_t* sem_addr, uint32_t val) {
-  __atomic_store_n(const_cast<uint32_t*>(sem_addr), val, __ATOMIC_RELEASE);
+namespace zyx_emu_detail_sem {
+FORCE_INLINE volatile uint32_t* word(volatile uint32_t* p, const char* op) {
+  return static_cast<volatile uint32_t*>(
+      ZYX_API.l1_range(static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p)), 4, op));
 }
-FORCE_INLINE void noc_semaphore_inc(uint64_t addr, uint32_t incr, uint8_t = noc_index) {
+}  // namespace zyx_emu_detail_sem
+FORCE_INLINE void noc_semaphore_set(volatile uint32_t* sem_addr, uint32_t val) {
+  __atomic_store_n(const_cast<uint32_t*>(zyx_emu_detail_sem::word(sem_addr, "noc_semaphore_set")), val,
+                   __ATOMIC_RELEASE);
+}
+template <bool posted = false>
+FORCE_INLINE void noc_semaphore_inc(uint64_t addr, uint32_t incr, uint8_t = noc_index,
+                                    uint8_t = NOC_UNICAST_WRITE_VC) {
   ZYX_API.noc_atomic_inc(addr, incr);
+}
+// Atomic increment of the word at the same address on every core of the
+// rectangle, not the sender.
+template <bool posted = false>
+FORCE_INLINE void noc_semaphore_inc_multicast(uint64_t addr, uint32_t incr, uint32_t = 0, uint8_t = noc_index,
+                                              uint8_t = NOC_MULTICAST_WRITE_VC) {
+  ZYX_API.noc_atomic_inc_mcast(addr, incr, 0);
 }
 FORCE_INLINE void noc_semaphore_wait(volatile uint32_t* sem_addr, uint32_t val) {
   ZYX_API.wait_word(static_cast<uint32_t>(reinterpret_cast<uintptr_t>(sem_addr)), val, 0);
@@ -251,64 +721,643 @@ FORCE_INLINE void noc_semaphore_set_remote(uint32_t src_local_l1_addr, uint64_t 
   ZYX_API.noc_write(src_local_l1_addr, dst_noc_addr, 4);
 }
 FORCE_INLINE void noc_semaphore_set_multicast(uint32_t src_local_l1_addr, uint64_t dst_mcast, uint32_t = 0,
-                                              bool = false, uint8_t = noc_index) {
-  zyx_emu_detail::mcast(src_local_l1_addr, dst_mcast, 4, false);
+                                              bool = false, uint8_t = noc_index, uint8_t = NOC_MULTICAST_WRITE_VC) {
+  ZYX_API.noc_mcast_write(src_local_l1_addr, dst_mcast, 4, 0);
 }
 FORCE_INLINE void noc_semaphore_set_multicast_loopback_src(uint32_t src, uint64_t dst_mcast, uint32_t = 0,
                                                            bool = false, uint8_t = noc_index) {
-  zyx_emu_detail::mcast(src, dst_mcast, 4, true);
+  ZYX_API.noc_mcast_write(src, dst_mcast, 4, 1);
 }
 }  // namespace ckernel
 
-// Object-style data movement API (the Noc and CircularBuffer classes).
-namespace experimental {
-struct NocPageArgs {
-  uint32_t page_id = 0;
-  uint32_t offset_bytes = 0;
+// ---- the object API (Device 2.0 / Metal 2.0) ----
+
+template <typename T>
+struct noc_traits_t {
+  static_assert(sizeof(T) == 0, "NoC transactions are not supported for this type");
 };
-struct NocLocalArgs {
-  uint32_t offset_bytes = 0;
+
+// Flags of the Noc calls (tt-metal's NocOptions).
+enum class NocOptions : uint32_t {
+  DEFAULT = 0,
+  TXN_ID = 1u << 0,
+  POSTED = 1u << 1,
+  CUSTOM_VC = 1u << 2,
+  MCAST_INCL_SRC = 1u << 3,
+  INLINE_L1 = 1u << 4,
+  INLINE_REG = 1u << 5,
 };
-struct NocBankArgs {
-  uint32_t bank_id = 0;
-  uint32_t addr = 0;
+constexpr NocOptions operator|(NocOptions a, NocOptions b) noexcept {
+  return static_cast<NocOptions>(static_cast<uint32_t>(a) | static_cast<uint32_t>(b));
+}
+constexpr bool has_flag(NocOptions opts, NocOptions flag) noexcept {
+  return (static_cast<uint32_t>(opts) & static_cast<uint32_t>(flag)) != 0;
+}
+struct NocOptVals {
+  uint32_t vc = NOC_UNICAST_WRITE_VC;
+  uint32_t trid = 0;
 };
-enum class AllocatorBankType { DRAM = 0, L1 = 1 };
-template <AllocatorBankType T>
-struct AllocatorBank {};
+struct MulticastEndpoint;
+
+// The Noc object. Its calls take tt-metal's template options in either of
+// its forms: NocOptions flags (async_read<NocOptions::TXN_ID>(…, {.trid = 1}))
+// or the earlier enums (async_read<Noc::TxnIdMode::ENABLED>(…, vc, trid)).
 class Noc {
  public:
-  explicit Noc(uint8_t = 0) {}
-  uint8_t get_noc_id() const { return 0; }
-  template <typename A>
-  void async_read(const ckernel::TensorAccessor<A>& src, const CircularBuffer& dst, uint32_t size, NocPageArgs s,
-                  NocLocalArgs d) const {
-    ZYX_API.noc_read(src.get_noc_addr(s.page_id, s.offset_bytes), dst.get_write_ptr() + d.offset_bytes, size);
+  enum class AddressType { NOC, LOCAL_L1 };
+  enum class TxnIdMode { ENABLED, DISABLED };
+  enum class ResponseMode { NON_POSTED, POSTED };
+  enum class BarrierMode { TXN_ID, FULL };
+  enum class McastMode { INCLUDE_SRC, EXCLUDE_SRC };
+  enum class VcSelection { DEFAULT, CUSTOM };
+  static constexpr uint32_t INVALID_TXN_ID = 0xFFFFFFFF;
+
+ private:
+  template <typename T>
+  using src_args_t = typename noc_traits_t<T>::src_args_type;
+  template <typename T>
+  using dst_args_t = typename noc_traits_t<T>::dst_args_type;
+  template <typename T>
+  using dst_args_mcast_t = typename noc_traits_t<T>::dst_args_mcast_type;
+
+  struct Opts {
+    bool txn = false, posted = false, mcast_incl = false, inline_l1 = false, inline_reg = false;
+  };
+  static constexpr void apply(Opts& o, NocOptions v) {
+    o.txn |= has_flag(v, NocOptions::TXN_ID);
+    o.posted |= has_flag(v, NocOptions::POSTED);
+    o.mcast_incl |= has_flag(v, NocOptions::MCAST_INCL_SRC);
+    o.inline_l1 |= has_flag(v, NocOptions::INLINE_L1);
+    o.inline_reg |= has_flag(v, NocOptions::INLINE_REG);
   }
-  void async_read(const AllocatorBank<AllocatorBankType::DRAM>&, const CircularBuffer& dst, uint32_t size,
-                  NocBankArgs s, NocLocalArgs d) const {
-    ZYX_API.noc_read(ckernel::get_noc_addr_from_bank_id<true>(s.bank_id, s.addr), dst.get_write_ptr() + d.offset_bytes,
-                     size);
+  static constexpr void apply(Opts& o, TxnIdMode v) { o.txn |= v == TxnIdMode::ENABLED; }
+  static constexpr void apply(Opts& o, ResponseMode v) { o.posted |= v == ResponseMode::POSTED; }
+  static constexpr void apply(Opts& o, McastMode v) { o.mcast_incl |= v == McastMode::INCLUDE_SRC; }
+  static constexpr void apply(Opts& o, BarrierMode v) { o.txn |= v == BarrierMode::TXN_ID; }
+  static constexpr void apply(Opts&, VcSelection) {}
+  template <typename T>
+  static constexpr void apply(Opts&, T) {}  // max_page_size, enable_noc_tracing: no effect here
+  template <auto... V>
+  static constexpr Opts opts() {
+    Opts o;
+    (apply(o, V), ...);
+    return o;
   }
-  template <typename A>
-  void async_write(const CircularBuffer& src, const ckernel::TensorAccessor<A>& dst, uint32_t size, NocLocalArgs s,
-                   NocPageArgs d) const {
-    ZYX_API.noc_write(src.get_read_ptr() + s.offset_bytes, dst.get_noc_addr(d.page_id, d.offset_bytes), size);
+
+  template <AddressType address_type, typename Src>
+  auto src_ptr(const Src& src, const src_args_t<Src>& a) const {
+    return noc_traits_t<Src>::template src_addr<address_type>(src, *this, a);
   }
-  void async_write(const CircularBuffer& src, const AllocatorBank<AllocatorBankType::DRAM>&, uint32_t size,
-                   NocLocalArgs s, NocBankArgs d) const {
-    ZYX_API.noc_write(src.get_read_ptr() + s.offset_bytes, ckernel::get_noc_addr_from_bank_id<true>(d.bank_id, d.addr),
-                      size);
+  template <AddressType address_type, typename Dst>
+  auto dst_ptr(const Dst& dst, const dst_args_t<Dst>& a) const {
+    return noc_traits_t<Dst>::template dst_addr<address_type>(dst, *this, a);
   }
-  void async_read_barrier() const {}
-  void async_write_barrier() const {}
-  void async_writes_flushed() const {}
+  template <AddressType address_type, typename Dst>
+  auto dst_ptr_mcast(const Dst& dst, const dst_args_mcast_t<Dst>& a) const {
+    return noc_traits_t<Dst>::template dst_addr_mcast<address_type>(dst, *this, a);
+  }
+
+ public:
+  Noc() : noc_id_(noc_index) {}
+  explicit Noc(uint8_t noc_id) : noc_id_(noc_id) {}
+  uint8_t get_noc_id() const { return noc_id_; }
+  bool is_local_bank(uint32_t x, uint32_t y) const { return x == my_x[noc_id_] && y == my_y[noc_id_]; }
+  bool is_local_addr(uint64_t noc_addr) const {
+    return is_local_bank(NOC_UNICAST_ADDR_X(noc_addr), NOC_UNICAST_ADDR_Y(noc_addr));
+  }
+
+  // ---- reads ----
+  template <auto... O, typename Src, typename Dst>
+  void async_read(const Src& src, const Dst& dst, uint32_t size_bytes, const src_args_t<Src>& src_args,
+                  const dst_args_t<Dst>& dst_args, const NocOptVals& v = {}) const {
+    if constexpr (opts<O...>().txn) ckernel::noc_async_read_set_trid(v.trid, noc_id_);
+    ckernel::noc_async_read(uint64_t(src_ptr<AddressType::NOC>(src, src_args)),
+                            uint32_t(dst_ptr<AddressType::LOCAL_L1>(dst, dst_args)), size_bytes, noc_id_);
+  }
+  template <auto... O, typename Src, typename Dst>
+  void async_read(const Src& src, const Dst& dst, uint32_t size_bytes, const src_args_t<Src>& src_args,
+                  const dst_args_t<Dst>& dst_args, uint32_t vc, uint32_t trid = INVALID_TXN_ID) const {
+    async_read<O...>(src, dst, size_bytes, src_args, dst_args, NocOptVals{vc, trid == INVALID_TXN_ID ? 0 : trid});
+  }
+  template <auto... O, typename Src>
+  void set_async_read_state(const Src& src, uint32_t size_bytes, const src_args_t<Src>& src_args,
+                            const NocOptVals& v = {}) const {
+    ckernel::noc_async_read_one_packet_set_state(uint64_t(src_ptr<AddressType::NOC>(src, src_args)), size_bytes, 0,
+                                                 noc_id_);
+    if constexpr (opts<O...>().txn) ckernel::noc_async_read_set_trid(v.trid, noc_id_);
+  }
+  template <auto... O, typename Src>
+  void set_async_read_state(const Src& src, uint32_t size_bytes, const src_args_t<Src>& src_args, uint8_t) const {
+    set_async_read_state<O...>(src, size_bytes, src_args, NocOptVals{});
+  }
+  template <auto... O, typename Src, typename Dst>
+  void async_read_with_state(const Src& src, const Dst& dst, uint32_t size_bytes, const src_args_t<Src>& src_args,
+                             const dst_args_t<Dst>& dst_args, const NocOptVals& = {}) const {
+    ckernel::noc_async_read_with_state(uint32_t(src_ptr<AddressType::NOC>(src, src_args)),
+                                       uint32_t(dst_ptr<AddressType::LOCAL_L1>(dst, dst_args)), size_bytes, noc_id_);
+  }
+  template <auto... O, typename Src, typename Dst>
+  void async_read_with_state(const Src& src, const Dst& dst, uint32_t size_bytes, const src_args_t<Src>& src_args,
+                             const dst_args_t<Dst>& dst_args, uint8_t) const {
+    async_read_with_state<O...>(src, dst, size_bytes, src_args, dst_args, NocOptVals{});
+  }
+
+  // ---- writes ----
+  template <auto... O, typename Src, typename Dst>
+  void async_write(const Src& src, const Dst& dst, uint32_t size_bytes, const src_args_t<Src>& src_args,
+                   const dst_args_t<Dst>& dst_args, const NocOptVals& v = {}) const {
+    if constexpr (opts<O...>().txn) ckernel::noc_async_write_set_trid(v.trid, noc_id_);
+    ckernel::noc_async_write(uint32_t(src_ptr<AddressType::LOCAL_L1>(src, src_args)),
+                             uint64_t(dst_ptr<AddressType::NOC>(dst, dst_args)), size_bytes, noc_id_);
+  }
+  template <auto... O, typename Src, typename Dst>
+  void async_write(const Src& src, const Dst& dst, uint32_t size_bytes, const src_args_t<Src>& src_args,
+                   const dst_args_t<Dst>& dst_args, uint32_t vc, uint32_t trid = INVALID_TXN_ID) const {
+    async_write<O...>(src, dst, size_bytes, src_args, dst_args, NocOptVals{vc, trid == INVALID_TXN_ID ? 0 : trid});
+  }
+  template <auto... O, typename Src, typename Dst>
+  void async_write_multicast(const Src& src, const Dst& dst, uint32_t size_bytes, uint32_t num_dsts,
+                             const src_args_t<Src>& src_args, const dst_args_mcast_t<Dst>& dst_args,
+                             bool linked = false, uint32_t = INVALID_TXN_ID) const {
+    static_assert(!opts<O...>().txn, "Mcasts with transaction id are not supported");
+    static_assert(!opts<O...>().posted, "Mcasts with posted transactions are not supported");
+    uint32_t s = uint32_t(src_ptr<AddressType::LOCAL_L1>(src, src_args));
+    uint64_t d = uint64_t(dst_ptr_mcast<AddressType::NOC>(dst, dst_args));
+    if constexpr (opts<O...>().mcast_incl)
+      ckernel::noc_async_write_multicast_loopback_src(s, d, size_bytes, num_dsts, linked, noc_id_);
+    else
+      ckernel::noc_async_write_multicast(s, d, size_bytes, num_dsts, linked, noc_id_);
+  }
+  template <auto... O, typename Dst>
+  void set_async_write_state(const Dst& dst, uint32_t size_bytes, const dst_args_t<Dst>& dst_args,
+                             const NocOptVals& = {}) const {
+    static_assert(!opts<O...>().txn, "NocOptions::TXN_ID is not supported for set_async_write_state");
+    ckernel::noc_async_write_one_packet_set_state(uint64_t(dst_ptr<AddressType::NOC>(dst, dst_args)), size_bytes,
+                                                  noc_id_);
+  }
+  template <auto... O, typename Dst>
+  void set_async_write_state(const Dst& dst, uint32_t size_bytes, const dst_args_t<Dst>& dst_args, uint8_t) const {
+    set_async_write_state<O...>(dst, size_bytes, dst_args, NocOptVals{});
+  }
+  template <auto... O, typename Src, typename Dst>
+  void async_write_with_state(const Src& src, const Dst& dst, uint32_t size_bytes, const src_args_t<Src>& src_args,
+                              const dst_args_t<Dst>& dst_args, const NocOptVals& = {}) const {
+    using namespace zyx_emu_detail;
+    uint32_t b = bufsel(noc_id_, write_cmd_buf);
+    ZYX_API.noc_write(uint32_t(src_ptr<AddressType::LOCAL_L1>(src, src_args)),
+                      slot(kWriteHi + b) | uint32_t(dst_ptr<AddressType::NOC>(dst, dst_args)), size_bytes);
+  }
+  template <auto... O, typename Dst>
+  void inline_dw_write(const Dst& dst, uint32_t val, const dst_args_t<Dst>& dst_args, uint8_t be = 0xF,
+                       const NocOptVals& = {}) const {
+    static_assert(!opts<O...>().txn, "TxnId is not supported for inline_dw_write");
+    static_assert(!(opts<O...>().inline_l1 && opts<O...>().inline_reg), "INLINE_L1 and INLINE_REG are exclusive");
+    ckernel::noc_inline_dw_write(uint64_t(dst_ptr<AddressType::NOC>(dst, dst_args)), val, be, noc_id_);
+  }
+
+  // ---- barriers ----
+  bool is_read_trid_flushed(uint32_t) const { return true; }
+  template <auto... O>
+  void async_read_barrier(const NocOptVals& v = {}) const {
+    if constexpr (opts<O...>().txn) ckernel::noc_async_read_barrier_with_trid(v.trid, noc_id_);
+  }
+  template <auto... O>
+  void async_read_barrier(uint32_t trid) const {
+    if constexpr (opts<O...>().txn) ckernel::noc_async_read_barrier_with_trid(trid, noc_id_);
+  }
+  template <auto... O>
+  void async_write_barrier(const NocOptVals& v = {}) const {
+    if constexpr (opts<O...>().txn) ckernel::noc_async_write_barrier_with_trid(v.trid, noc_id_);
+  }
+  template <auto... O>
+  void async_write_barrier(uint32_t trid) const {
+    if constexpr (opts<O...>().txn) ckernel::noc_async_write_barrier_with_trid(trid, noc_id_);
+  }
+  template <auto... O>
+  void async_writes_flushed(const NocOptVals& v = {}) const {
+    if constexpr (opts<O...>().txn) ckernel::noc_async_write_flushed_with_trid(v.trid, noc_id_);
+  }
+  template <auto... O>
+  void async_writes_flushed(uint32_t trid) const {
+    if constexpr (opts<O...>().txn) ckernel::noc_async_write_flushed_with_trid(trid, noc_id_);
+  }
   void async_atomic_barrier() const {}
   void async_full_barrier() const {}
+
+  // ---- zeroing ----
+  // Zeroes size_bytes of a local destination (CircularBuffer, DataflowBuffer, …).
+  template <typename Dst>
+  void async_write_zeros(const Dst& dst, uint32_t size_bytes, const dst_args_t<Dst>& args = {}) const {
+    uint32_t a = uint32_t(dst_ptr<AddressType::LOCAL_L1>(dst, args));
+    std::memset(ZYX_API.l1_range(a, size_bytes, "Noc::async_write_zeros"), 0, size_bytes);
+  }
+  // Zeroes size_bytes of a page of a DRAM tensor from a zeroed scratch buffer
+  // (read at its read pointer), as tt-metal does.
+  template <typename DSpecT, typename Scratch>
+  void async_write_zeros(const TensorAccessor<DSpecT>& accessor, uint32_t size_bytes,
+                         const dst_args_t<TensorAccessor<DSpecT>>& args, const Scratch& scratch) const {
+    uint32_t src = scratch.get_read_ptr();
+    for (uint32_t done = 0; done < size_bytes;) {
+      uint32_t n = size_bytes - done < NOC_MAX_BURST_SIZE ? size_bytes - done : NOC_MAX_BURST_SIZE;
+      ZYX_API.noc_write(src, accessor.get_noc_addr(args.page_id, args.offset_bytes + done), n);
+      done += n;
+    }
+  }
+  void write_zeros_l1_barrier() const {}
+  void write_zeros_dram_barrier() const {}
+
+ private:
+  uint8_t noc_id_;
 };
+
+// ---- endpoints ----
+struct UnicastEndpoint {
+  uint64_t get_noc_unicast_addr(uint32_t noc_x, uint32_t noc_y, uint32_t addr, uint8_t noc) const {
+    return ckernel::get_noc_addr(noc_x, noc_y, addr, noc);
+  }
+};
+struct MulticastEndpoint {
+  uint64_t get_noc_multicast_addr(uint32_t x_start, uint32_t y_start, uint32_t x_end, uint32_t y_end, uint32_t addr,
+                                  uint8_t noc) const {
+    return ckernel::get_noc_multicast_addr(x_start, y_start, x_end, y_end, addr, noc);
+  }
+};
+enum class AllocatorBankType { L1, DRAM };
+template <AllocatorBankType bank_type>
+struct AllocatorBank {
+  uint64_t get_noc_addr_from_bank_id(uint32_t bank_id, uint32_t addr, uint8_t noc) const {
+    return ckernel::get_noc_addr_from_bank_id<bank_type == AllocatorBankType::DRAM>(bank_id, addr, noc);
+  }
+};
+
+template <>
+struct noc_traits_t<UnicastEndpoint> {
+  struct src_args_type {
+    uint32_t noc_x{}, noc_y{}, addr{};
+  };
+  struct dst_args_type {
+    uint32_t noc_x{}, noc_y{}, addr{};
+  };
+  template <Noc::AddressType t>
+  static auto src_addr(const UnicastEndpoint& e, const Noc& noc, const src_args_type& a) {
+    if constexpr (t == Noc::AddressType::LOCAL_L1)
+      return uint64_t(a.addr);
+    else
+      return e.get_noc_unicast_addr(a.noc_x, a.noc_y, a.addr, noc.get_noc_id());
+  }
+  template <Noc::AddressType t>
+  static auto dst_addr(const UnicastEndpoint& e, const Noc& noc, const dst_args_type& a) {
+    if constexpr (t == Noc::AddressType::LOCAL_L1)
+      return uint64_t(a.addr);
+    else
+      return e.get_noc_unicast_addr(a.noc_x, a.noc_y, a.addr, noc.get_noc_id());
+  }
+};
+template <>
+struct noc_traits_t<MulticastEndpoint> {
+  struct dst_args_mcast_type {
+    uint32_t noc_x_start{}, noc_y_start{}, noc_x_end{}, noc_y_end{}, addr{};
+  };
+  template <Noc::AddressType t>
+  static auto dst_addr_mcast(const MulticastEndpoint& e, const Noc& noc, const dst_args_mcast_type& a) {
+    static_assert(t == Noc::AddressType::NOC);
+    return e.get_noc_multicast_addr(a.noc_x_start, a.noc_y_start, a.noc_x_end, a.noc_y_end, a.addr, noc.get_noc_id());
+  }
+};
+template <AllocatorBankType bank_type>
+struct noc_traits_t<AllocatorBank<bank_type>> {
+  struct src_args_type {
+    uint32_t bank_id{}, addr{};
+  };
+  struct dst_args_type {
+    uint32_t bank_id{}, addr{};
+  };
+  template <Noc::AddressType t>
+  static auto src_addr(const AllocatorBank<bank_type>& b, const Noc& noc, const src_args_type& a) {
+    static_assert(t == Noc::AddressType::NOC, "an allocator bank is a NOC address");
+    return b.get_noc_addr_from_bank_id(a.bank_id, a.addr, noc.get_noc_id());
+  }
+  template <Noc::AddressType t>
+  static auto dst_addr(const AllocatorBank<bank_type>& b, const Noc& noc, const dst_args_type& a) {
+    static_assert(t == Noc::AddressType::NOC, "an allocator bank is a NOC address");
+    return b.get_noc_addr_from_bank_id(a.bank_id, a.addr, noc.get_noc_id());
+  }
+};
+template <typename Args>
+struct noc_traits_t<TensorAccessor<Args>> {
+  struct src_args_type {
+    uint32_t page_id{};
+    uint32_t offset_bytes = 0;
+  };
+  struct dst_args_type {
+    uint32_t page_id{};
+    uint32_t offset_bytes = 0;
+  };
+  template <Noc::AddressType t>
+  static auto src_addr(const TensorAccessor<Args>& s, const Noc& noc, const src_args_type& a) {
+    uint64_t addr = s.get_noc_addr(a.page_id, a.offset_bytes, noc.get_noc_id());
+    if constexpr (t == Noc::AddressType::LOCAL_L1) {
+      if (!noc.is_local_addr(addr)) ZYX_API.fail("TensorAccessor page used as local L1 is not on this core");
+      return uint64_t(uint32_t(addr));
+    } else {
+      return addr;
+    }
+  }
+  template <Noc::AddressType t>
+  static auto dst_addr(const TensorAccessor<Args>& s, const Noc& noc, const dst_args_type& a) {
+    return src_addr<t>(s, noc, src_args_type{a.page_id, a.offset_bytes});
+  }
+};
+
+// ---- CircularBuffer (common.h) as a NOC endpoint ----
+template <CircularBuffer::AddrSelector AddrSel>
+struct CircularBufferView {
+  const CircularBuffer& cb;
+  explicit constexpr CircularBufferView(const CircularBuffer& c) : cb(c) {}
+};
+template <CircularBuffer::AddrSelector AddrSel>
+constexpr auto use(const CircularBuffer& cb) {
+  return CircularBufferView<AddrSel>(cb);
+}
+
+namespace zyx_emu_detail {
+// Traits of a local L1 object that reads at rd() and writes at wr().
+template <typename T, typename Rd, typename Wr>
+struct LocalTraits {
+  struct src_args_type {
+    uint32_t offset_bytes{};
+  };
+  struct dst_args_type {
+    uint32_t offset_bytes{};
+  };
+  struct dst_args_mcast_type {
+    uint32_t noc_x_start{}, noc_y_start{}, noc_x_end{}, noc_y_end{}, offset_bytes{};
+  };
+  template <Noc::AddressType t>
+  static auto src_addr(const T& s, const Noc&, const src_args_type& a) {
+    static_assert(t == Noc::AddressType::LOCAL_L1, "this object is a local L1 source");
+    return uint64_t(Rd{}(s) + a.offset_bytes);
+  }
+  template <Noc::AddressType t>
+  static auto dst_addr(const T& d, const Noc&, const dst_args_type& a) {
+    static_assert(t == Noc::AddressType::LOCAL_L1, "this object is a local L1 destination");
+    return uint64_t(Wr{}(d) + a.offset_bytes);
+  }
+  template <Noc::AddressType t>
+  static auto dst_addr_mcast(const T& d, const Noc& noc, const dst_args_mcast_type& a) {
+    static_assert(t == Noc::AddressType::NOC, "a multicast destination is a NOC address");
+    return ckernel::get_noc_multicast_addr(a.noc_x_start, a.noc_y_start, a.noc_x_end, a.noc_y_end,
+                                           Wr{}(d) + a.offset_bytes, noc.get_noc_id());
+  }
+};
+struct ReadPtr {
+  template <typename T>
+  uint32_t operator()(const T& t) const {
+    return t.get_read_ptr();
+  }
+};
+struct WritePtr {
+  template <typename T>
+  uint32_t operator()(const T& t) const {
+    return t.get_write_ptr();
+  }
+};
+template <CircularBuffer::AddrSelector S>
+struct ViewPtr {
+  uint32_t operator()(const CircularBufferView<S>& v) const {
+    return S == CircularBuffer::AddrSelector::READ_PTR ? v.cb.get_read_ptr() : v.cb.get_write_ptr();
+  }
+};
+}  // namespace zyx_emu_detail
+
+template <>
+struct noc_traits_t<CircularBuffer>
+    : zyx_emu_detail::LocalTraits<CircularBuffer, zyx_emu_detail::ReadPtr, zyx_emu_detail::WritePtr> {};
+template <CircularBuffer::AddrSelector S>
+struct noc_traits_t<CircularBufferView<S>>
+    : zyx_emu_detail::LocalTraits<CircularBufferView<S>, zyx_emu_detail::ViewPtr<S>, zyx_emu_detail::ViewPtr<S>> {};
+
+// ---- CoreLocalMem: a typed pointer into this core's L1 ----
+template <typename T, typename AddressType = uintptr_t>
+class CoreLocalMem {
+  using difference_type = std::ptrdiff_t;
+  static_assert(std::is_integral<AddressType>::value && std::is_unsigned<AddressType>::value,
+                "AddressType must be an unsigned integral type");
+
+ public:
+  CoreLocalMem(AddressType address) : address_(address) {}
+  CoreLocalMem(T* ptr) : address_(reinterpret_cast<AddressType>(ptr)) {}
+  CoreLocalMem(const CoreLocalMem&) = default;
+  CoreLocalMem& operator=(const CoreLocalMem&) = default;
+  T* get_unsafe_ptr() const { return reinterpret_cast<T*>(static_cast<uintptr_t>(address_)); }
+  AddressType get_address() const { return address_; }
+  // Element access is checked against this core's L1.
+  T& operator[](uint32_t index) const { return *checked(address_ + index * sizeof(T)); }
+  T& operator*() const { return *checked(address_); }
+  T* operator->() const { return checked(address_); }
+  CoreLocalMem& operator+=(difference_type n) {
+    address_ += n * sizeof(T);
+    return *this;
+  }
+  CoreLocalMem& operator-=(difference_type n) {
+    address_ -= n * sizeof(T);
+    return *this;
+  }
+  CoreLocalMem& operator++() {
+    address_ += sizeof(T);
+    return *this;
+  }
+  CoreLocalMem& operator--() {
+    address_ -= sizeof(T);
+    return *this;
+  }
+  CoreLocalMem operator++(int) {
+    CoreLocalMem t = *this;
+    ++*this;
+    return t;
+  }
+  CoreLocalMem operator--(int) {
+    CoreLocalMem t = *this;
+    --*this;
+    return t;
+  }
+  CoreLocalMem operator+(difference_type n) const { return CoreLocalMem(AddressType(address_ + n * sizeof(T))); }
+  CoreLocalMem operator-(difference_type n) const { return CoreLocalMem(AddressType(address_ - n * sizeof(T))); }
+  difference_type operator-(const CoreLocalMem& o) const {
+    return (static_cast<difference_type>(address_) - static_cast<difference_type>(o.address_)) /
+           static_cast<difference_type>(sizeof(T));
+  }
+  [[nodiscard]] auto scoped_lock(size_t = 1) {
+    return Lock([] {});
+  }
+  bool operator==(const CoreLocalMem& o) const { return address_ == o.address_; }
+  bool operator!=(const CoreLocalMem& o) const { return address_ != o.address_; }
+  bool operator<(const CoreLocalMem& o) const { return address_ < o.address_; }
+  bool operator<=(const CoreLocalMem& o) const { return address_ <= o.address_; }
+  bool operator>(const CoreLocalMem& o) const { return address_ > o.address_; }
+  bool operator>=(const CoreLocalMem& o) const { return address_ >= o.address_; }
+  explicit operator bool() const { return address_ != 0; }
+
+ private:
+  static T* checked(uintptr_t a) {
+    return static_cast<T*>(ZYX_API.l1_range(static_cast<uint32_t>(a), sizeof(T), "CoreLocalMem"));
+  }
+  AddressType address_;
+};
+template <typename T, typename A>
+struct noc_traits_t<CoreLocalMem<T, A>> {
+  struct src_args_type {
+    A offset_bytes = 0;
+  };
+  struct dst_args_type {
+    A offset_bytes = 0;
+  };
+  struct dst_args_mcast_type {};
+  template <Noc::AddressType t>
+  static auto src_addr(const CoreLocalMem<T, A>& m, const Noc&, const src_args_type& a) {
+    static_assert(t == Noc::AddressType::LOCAL_L1, "CoreLocalMem can only be used as local L1 source");
+    return uint64_t(m.get_address() + a.offset_bytes);
+  }
+  template <Noc::AddressType t>
+  static auto dst_addr(const CoreLocalMem<T, A>& m, const Noc&, const dst_args_type& a) {
+    static_assert(t == Noc::AddressType::LOCAL_L1, "CoreLocalMem can only be used as local L1 dest");
+    return uint64_t(m.get_address() + a.offset_bytes);
+  }
+};
+
+// ---- DataflowBuffer (Metal 2.0): on Wormhole and Blackhole a circular
+// buffer; entries are its pages ----
+struct DFBBindingToken {
+  uint16_t id;
+  constexpr explicit operator uint16_t() const { return id; }
+};
+struct DataflowBufferArgs {
+  uint32_t offset_bytes{};
+};
+template <bool IsWrite, typename ReleaseFunc>
+class DfbScopedLock {
+ public:
+  DfbScopedLock(uint32_t pointer, ReleaseFunc release) : pointer_(pointer), release_(release) {}
+  ~DfbScopedLock() { release_(); }
+  DfbScopedLock(const DfbScopedLock&) = delete;
+  DfbScopedLock& operator=(const DfbScopedLock&) = delete;
+  template <typename T = uint32_t>
+  [[nodiscard]] CoreLocalMem<std::conditional_t<IsWrite, T, const T>> get_ptr() const {
+    return CoreLocalMem<std::conditional_t<IsWrite, T, const T>>(uintptr_t(pointer_));
+  }
+
+ private:
+  uint32_t pointer_;
+  ReleaseFunc release_;
+};
+
+class DataflowBuffer {
+ public:
+  using DFBInterface = LocalCBInterface;
+  DataflowBuffer(DFBBindingToken token) : id_(static_cast<uint16_t>(token)) {}
+  DataflowBuffer(uint16_t logical_dfb_id) : id_(logical_dfb_id) {}
+  uint16_t get_id() const { return id_; }
+  uint32_t get_entry_size() const { return iface().fifo_page_size; }
+  uint32_t get_stride_size() const { return iface().fifo_page_size; }
+  uint32_t get_total_num_entries() const { return iface().fifo_num_pages; }
+  uint32_t get_total_size_bytes() const { return iface().fifo_size; }
+  uint32_t get_local_num_entries() const { return get_total_num_entries(); }
+  uint32_t get_local_size_bytes() const { return get_total_size_bytes(); }
+  uint32_t get_ring_span_bytes() const { return get_total_size_bytes(); }
+  uint32_t get_ring_span_num_entries() const { return get_total_num_entries(); }
+  void reserve_back(uint16_t n) { ckernel::cb_reserve_back(id_, n); }
+  void push_back(uint16_t n) { ckernel::cb_push_back(id_, n); }
+  void wait_front(uint16_t n) { ckernel::cb_wait_front(id_, n); }
+  void pop_front(uint16_t n) { ckernel::cb_pop_front(id_, n); }
+  bool pages_reservable_at_back(int32_t n) const { return ckernel::cb_pages_reservable_at_back(id_, n); }
+  bool pages_available_at_front(int32_t n) const { return ckernel::cb_pages_available_at_front(id_, n); }
+  uint32_t get_tile_size() const { return ckernel::get_tile_size(id_); }
+  uint32_t get_tile_hw() const { return ckernel::get_tile_hw(id_); }
+  uint32_t get_tile_num_faces() const { return ckernel::get_tile_num_faces(id_); }
+  DataFormat get_dataformat() const { return ckernel::get_dataformat(id_); }
+  void read_in() {}
+  void write_out() {}
+  void finish() {}
+  void write_barrier(const Noc&) const {}
+  uint32_t get_write_ptr() const { return ckernel::get_write_ptr(id_); }
+  uint32_t get_read_ptr() const { return ckernel::get_read_ptr(id_); }
+  // Moves the buffer's write or read pointer to another of its entries.
+  void evil_set_write_ptr(uint32_t addr) { get_local_cb_interface(id_).fifo_wr_ptr = addr; }
+  void evil_set_read_ptr(uint32_t addr) { get_local_cb_interface(id_).fifo_rd_ptr = addr; }
+  [[nodiscard]] auto scoped_write_lock(uint16_t = 1) {
+    auto f = [] {};
+    return DfbScopedLock<true, decltype(f)>(get_write_ptr(), f);
+  }
+  [[nodiscard]] auto scoped_read_lock(uint16_t = 1) {
+    auto f = [] {};
+    return DfbScopedLock<false, decltype(f)>(get_read_ptr(), f);
+  }
+  [[nodiscard]] auto scoped_lock() {
+    return Lock([] {});
+  }
+
+ private:
+  LocalCBInterface& iface() const { return get_local_cb_interface(id_); }
+  uint16_t id_;
+};
+template <>
+struct noc_traits_t<DataflowBuffer>
+    : zyx_emu_detail::LocalTraits<DataflowBuffer, zyx_emu_detail::ReadPtr, zyx_emu_detail::WritePtr> {};
+
+// ---- Semaphore ----
+template <ckernel::ProgrammableCoreType core_type = ckernel::ProgrammableCoreType::TENSIX>
+class Semaphore {
+ public:
+  explicit Semaphore(uint32_t semaphore_id) : addr_(ckernel::get_semaphore<core_type>(semaphore_id)) {}
+  // Adds value to this core's semaphore.
+  void up(uint32_t value) { __atomic_fetch_add(word(), value, __ATOMIC_SEQ_CST); }
+  // Atomically adds value to the semaphore of the core at (noc_x, noc_y).
+  void up(const Noc& noc, uint32_t noc_x, uint32_t noc_y, uint32_t value, uint8_t vc = NOC_UNICAST_WRITE_VC) {
+    ckernel::noc_semaphore_inc(ckernel::get_noc_addr(noc_x, noc_y, addr_), value, noc.get_noc_id(), vc);
+  }
+  // Waits until the semaphore is at least value, then takes value off it.
+  void down(uint32_t value) {
+    ckernel::noc_semaphore_wait_min(reinterpret_cast<volatile uint32_t*>(uintptr_t(addr_)), value);
+    __atomic_fetch_sub(word(), value, __ATOMIC_SEQ_CST);
+  }
+  void wait(uint32_t value) { ckernel::noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(uintptr_t(addr_)), value); }
+  void wait_min(uint32_t value) {
+    ckernel::noc_semaphore_wait_min(reinterpret_cast<volatile uint32_t*>(uintptr_t(addr_)), value);
+  }
+  void set(uint32_t value) { ckernel::noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(uintptr_t(addr_)), value); }
+  template <Noc::McastMode mcast_mode = Noc::McastMode::EXCLUDE_SRC>
+  void set_multicast(const Noc& noc, uint32_t x_start, uint32_t y_start, uint32_t x_end, uint32_t y_end,
+                     uint32_t num_dests, bool linked = false) {
+    uint64_t m = ckernel::get_noc_multicast_addr(x_start, y_start, x_end, y_end, addr_, noc.get_noc_id());
+    if constexpr (mcast_mode == Noc::McastMode::INCLUDE_SRC)
+      ckernel::noc_semaphore_set_multicast_loopback_src(addr_, m, num_dests, linked, noc.get_noc_id());
+    else
+      ckernel::noc_semaphore_set_multicast(addr_, m, num_dests, linked, noc.get_noc_id());
+  }
+  void inc_multicast(const Noc& noc, uint32_t x_start, uint32_t y_start, uint32_t x_end, uint32_t y_end,
+                     uint32_t value, uint32_t num_dests) {
+    uint64_t m = ckernel::get_noc_multicast_addr(x_start, y_start, x_end, y_end, addr_, noc.get_noc_id());
+    ckernel::noc_semaphore_inc_multicast(m, value, num_dests, noc.get_noc_id());
+  }
+  uint32_t get_address() const { return addr_; }
+
+ private:
+  uint32_t* word() const { return static_cast<uint32_t*>(ZYX_API.l1_range(addr_, 4, "Semaphore")); }
+  uint32_t addr_;
+};
+
+// The experimental names of the same classes.
+namespace experimental {
+using ::AllocatorBank;
+using ::AllocatorBankType;
+using ::CoreLocalMem;
+using ::DataflowBuffer;
+using ::MulticastEndpoint;
+using ::Noc;
+using ::noc_traits_t;
+using ::Semaphore;
+using ::UnicastEndpoint;
 }  // namespace experimental
-using experimental::CircularBuffer;
-using experimental::Noc;
 
 // The older helpers (dataflow_api.h of earlier tt-metal releases).
 FORCE_INLINE uint64_t get_dram_noc_addr(uint32_t id, uint32_t page_size, uint32_t bank_base_address,

@@ -1,0 +1,39 @@
+package driver
+
+import (
+	"sync"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+// ReleaseOnce is the body of an executable's Release as the executable
+// contract has it: the first call marks *released and runs free, both
+// under mu (the lock the executable's launches hold, so that none is
+// halfway through); every later call does nothing and returns nil.
+func ReleaseOnce(mu sync.Locker, released *bool, free func() error) error {
+	mu.Lock()
+	defer mu.Unlock()
+	if *released {
+		return nil
+	}
+	*released = true
+	return free()
+}
+
+// ErrReleased is the error of a launch of a released executable: ErrClosed,
+// for backend's "launch".
+func ErrReleased(backend string) error {
+	return backends.Errorf(backend, "launch", backends.ErrClosed, "executable released")
+}
+
+// CheckReleased is ErrReleased once *released is set (read under mu), else
+// nil: a launch's check, before it looks at its args, that its executable
+// is still there.
+func CheckReleased(backend string, mu sync.Locker, released *bool) error {
+	mu.Lock()
+	defer mu.Unlock()
+	if *released {
+		return ErrReleased(backend)
+	}
+	return nil
+}

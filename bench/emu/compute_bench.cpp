@@ -1,0 +1,281 @@
+// Emulator compute benchmark (make bench-emu runs it after emu_bench). All
+// ratios are against references measured in the same run:
+//   - bf16 eltwise add of 1M elements on an 8x8 grid (examples/add_bf16)
+//     against a plain C++ loop computing the same bf16 result;
+//   - single-core bf16 matmul 640^3 (tt-metal's matmul_single_core shape):
+//     its time;
+//   - multi-core f32 matmul 512^3 on an 8x8 grid against OpenBLAS sgemm of the
+//     same product on every host thread (throughput ratio). OpenBLAS is
+//     loaded (dlopen libopenblas.so.0, or ZYX_BENCH_OPENBLAS_LIB) only after
+//     the emulator's figures are taken: its idle threads spin and would slow
+//     the emulator down;
+//   - the same 512^3 matmul with ZYX_EMU_THREADS = 1, 2, 4, ... host threads.
+// The matmuls run the kernels of examples/matmul_bfp8 (tiled buffers, one
+// page per tile) with the CB formats set per case. Every result is checked.
+// Usage: emu_compute_bench [repeats] [section: add|mm1|mm|scale|all]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "device_layer.hpp"
+#include "harness.hpp"
+#include <dlfcn.h>
+
+using namespace zyx;
+using zyx_test::GroupProgram;
+using zyx_test::L;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+template <typename Fn>
+double best_ms(int repeats, Fn&& fn) {
+  double best = 1e30;
+  for (int i = 0; i < repeats; i++) {
+    auto t0 = Clock::now();
+    fn();
+    best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  return best;
+}
+
+uint16_t to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u += 0x7fff + ((u >> 16) & 1);
+  return static_cast<uint16_t>(u >> 16);
+}
+float from_bf16(uint16_t h) {
+  uint32_t u = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+int fi(int r, int c) { return ((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15) * 16 + (c & 15); }
+
+// ZYX_EMU_EXAMPLES overrides the examples directory built in (a copy of the
+// tree elsewhere).
+std::string dir(const char* ex) {
+  const char* e = std::getenv("ZYX_EMU_EXAMPLES");
+  return std::string(e && *e ? e : ZYX_EMU_EXAMPLES_DIR) + "/" + ex + "/tt/";
+}
+
+bool bench_add(int repeats) {
+  const uint32_t n = 1u << 20;
+  GroupProgram p;
+  p.name = "bench_add_bf16";
+  for (const char* nm : {"x", "y"}) p.params.push_back(zyx_test::P(nm, "global", "bf16"));
+  p.params.push_back(zyx_test::P("z", "global_mut", "bf16"));
+  p.params.push_back(zyx_test::P("n", "variable", "u32"));
+  p.reader.source = zyx_test::read_text(dir("add_bf16") + "reader.cpp");
+  p.reader.compile_args = {L("accessor", 0), L("accessor", 1)};
+  p.reader.runtime_args = {L("buffer_addr", 0), L("buffer_addr", 1), L("page_size", 0), L("param", 3),
+                           L("core_index"), L("num_cores")};
+  p.compute.source = zyx_test::read_text(dir("add_bf16") + "compute.cpp");
+  p.compute.runtime_args = {L("param", 3), L("core_index"), L("num_cores")};
+  p.writer.source = zyx_test::read_text(dir("add_bf16") + "writer.cpp");
+  p.writer.runtime_args = {L("buffer_addr", 2), L("page_size", 2), L("param", 3), L("core_index"), L("num_cores")};
+  p.cbs = {zyx_test::CB(0, "Float16_b", 2048, 2), zyx_test::CB(1, "Float16_b", 2048, 2),
+           zyx_test::CB(16, "Float16_b", 2048, 2)};
+  auto layer = make_emu_layer("n150", 0, "");
+  uint64_t id = layer->compile(zyx_test::one_group_program(p, 8, 8));
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> d(-2, 2);
+  std::vector<uint16_t> x(n), y(n), z(n), ref(n);
+  for (uint32_t i = 0; i < n; i++) x[i] = to_bf16(d(rng)), y[i] = to_bf16(d(rng));
+  uint64_t bx = zyx_test::upload(*layer, x, 2048), by = zyx_test::upload(*layer, y, 2048);
+  uint64_t bz = layer->alloc(n * 2, zyx_test::dram_spec(2048), nullptr);
+  std::vector<RunArg> args = {zyx_test::Buf(bx), zyx_test::Buf(by), zyx_test::Buf(bz), zyx_test::Val(n)};
+  layer->run(id, args, false);
+  double emu = best_ms(repeats, [&] { layer->run(id, args, false); });
+  double loop = best_ms(repeats * 4, [&] {
+    for (uint32_t i = 0; i < n; i++) ref[i] = to_bf16(from_bf16(x[i]) + from_bf16(y[i]));
+    asm volatile("" : : "r"(ref.data()) : "memory");
+  });
+  layer->read(bz, 0, reinterpret_cast<uint8_t*>(z.data()), n * 2);
+  size_t bad = 0;
+  for (uint32_t i = 0; i < n; i++) bad += z[i] != ref[i];
+  std::printf("bf16 add 1M, 8x8 grid:        emulated %.2f ms, plain loop %.3f ms, ratio %.2fx (target <= 3x); "
+              "%zu results differ\n",
+              emu, loop, emu / loop, bad);
+  return bad == 0;
+}
+
+struct MM {
+  std::unique_ptr<DeviceLayer> layer;
+  uint64_t prog = 0, a = 0, b = 0, c = 0;
+  uint32_t M, N, K;
+  std::vector<float> A, B;  // row-major
+  bool f32;
+};
+
+// c = a . b with tiled buffers; formats Float32 (fp32 DST) or Float16_b.
+MM make_mm(uint32_t M, uint32_t N, uint32_t K, bool f32, uint32_t rows, uint32_t cols) {
+  MM m;
+  m.M = M, m.N = N, m.K = K, m.f32 = f32;
+  m.layer = make_emu_layer("n150", 0, "");
+  const uint32_t mt = M / 32, nt = N / 32, kt = K / 32;
+  const std::string fmt = f32 ? "Float32" : "Float16_b";
+  const uint32_t tb = f32 ? 4096 : 2048;
+  GroupProgram p;
+  p.name = "bench_matmul";
+  p.params = {zyx_test::P("a", "global"), zyx_test::P("b", "global"), zyx_test::P("c", "global_mut")};
+  p.reader.source = zyx_test::read_text(dir("matmul_bfp8") + "reader.cpp");
+  p.reader.runtime_args = {L("buffer_addr", 0), L("buffer_addr", 1), zyx_test::C(mt), zyx_test::C(nt),
+                           zyx_test::C(kt), L("core_index"), L("num_cores")};
+  p.compute.source = zyx_test::read_text(dir("matmul_bfp8") + "compute.cpp");
+  p.compute.runtime_args = {zyx_test::C(mt), zyx_test::C(nt), zyx_test::C(kt), L("core_index"), L("num_cores")};
+  p.writer.source = zyx_test::read_text(dir("matmul_bfp8") + "writer.cpp");
+  p.writer.runtime_args = {L("buffer_addr", 2), zyx_test::C(mt * nt), L("core_index"), L("num_cores")};
+  p.cbs = {zyx_test::CB(0, fmt, tb, 2), zyx_test::CB(1, fmt, tb, 2), zyx_test::CB(16, fmt, tb, 2)};
+  p.fp32_dest_acc = f32;
+  m.prog = m.layer->compile(zyx_test::one_group_program(p, rows, cols));
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> d(-1, 1);
+  m.A.resize(size_t(M) * K), m.B.resize(size_t(K) * N);
+  for (auto& v : m.A) v = f32 ? d(rng) : from_bf16(to_bf16(d(rng)));
+  for (auto& v : m.B) v = f32 ? d(rng) : from_bf16(to_bf16(d(rng)));
+  auto tiled = [&](const std::vector<float>& src, uint32_t R, uint32_t Cc) {
+    std::vector<uint8_t> out(size_t(R) * Cc * (f32 ? 4 : 2));
+    for (uint32_t tr = 0; tr < R / 32; tr++)
+      for (uint32_t tc = 0; tc < Cc / 32; tc++)
+        for (int r = 0; r < 32; r++)
+          for (int c = 0; c < 32; c++) {
+            size_t e = size_t(tr * (Cc / 32) + tc) * 1024 + fi(r, c);
+            float v = src[size_t(tr * 32 + r) * Cc + tc * 32 + c];
+            if (f32) {
+              std::memcpy(&out[e * 4], &v, 4);
+            } else {
+              uint16_t h = to_bf16(v);
+              std::memcpy(&out[e * 2], &h, 2);
+            }
+          }
+    return out;
+  };
+  auto ab = tiled(m.A, M, K), bb = tiled(m.B, K, N);
+  m.a = zyx_test::upload(*m.layer, ab, tb);
+  m.b = zyx_test::upload(*m.layer, bb, tb);
+  m.c = m.layer->alloc(size_t(M) * N * (f32 ? 4 : 2), zyx_test::dram_spec(tb), nullptr);
+  return m;
+}
+
+double run_mm(MM& m, int repeats) {
+  std::vector<RunArg> args = {zyx_test::Buf(m.a), zyx_test::Buf(m.b), zyx_test::Buf(m.c)};
+  m.layer->run(m.prog, args, false);
+  return best_ms(repeats, [&] { m.layer->run(m.prog, args, false); });
+}
+
+// Max relative error of the emulated product against a float64 reference.
+double check_mm(MM& m) {
+  const uint32_t nt = m.N / 32;
+  std::vector<uint8_t> cb(size_t(m.M) * m.N * (m.f32 ? 4 : 2));
+  m.layer->read(m.c, 0, cb.data(), cb.size());
+  double worst = 0;
+  for (uint32_t i = 0; i < m.M; i += 7)
+    for (uint32_t j = 0; j < m.N; j += 5) {
+      double s = 0, mag = 0;
+      for (uint32_t k = 0; k < m.K; k++) s += double(m.A[size_t(i) * m.K + k]) * m.B[size_t(k) * m.N + j],
+                                        mag += std::fabs(double(m.A[size_t(i) * m.K + k]) * m.B[size_t(k) * m.N + j]);
+      size_t e = size_t((i / 32) * nt + j / 32) * 1024 + fi(i % 32, j % 32);
+      double g;
+      if (m.f32) {
+        float f;
+        std::memcpy(&f, &cb[e * 4], 4);
+        g = f;
+      } else {
+        uint16_t h;
+        std::memcpy(&h, &cb[e * 2], 2);
+        g = from_bf16(h);
+      }
+      worst = std::max(worst, std::fabs(g - s) / std::max(mag, 1e-30));
+    }
+  return worst;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
+  std::string what = argc > 2 ? argv[2] : "all";
+  bool ok = true;
+  unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  std::printf("host threads: %u\n", hw);
+  try {
+    if (what == "all" || what == "add") ok &= bench_add(repeats);
+    if (what == "all" || what == "mm1") {
+      MM m = make_mm(640, 640, 640, false, 1, 1);
+      double ms = run_mm(m, std::max(1, repeats / 2));
+      double err = check_mm(m);
+      std::printf("bf16 matmul 640^3, 1 core:    %.1f ms (%.2f GFLOP/s); max error %.2g of sum|a*b| (bf16 DST)\n", ms,
+                  2.0 * 640 * 640 * 640 / (ms * 1e6), err);
+      ok &= err < 2e-2;
+    }
+    if (what == "all" || what == "mm" || what == "scale") {
+      MM m = make_mm(512, 512, 512, true, 8, 8);
+      double ms = run_mm(m, repeats);
+      double err = check_mm(m);
+      ok &= err < 1e-5;
+      double gf = 2.0 * 512 * 512 * 512 / (ms * 1e6);
+      std::printf("f32 matmul 512^3, 8x8 grid:   %.2f ms (%.1f GFLOP/s); max error %.2g of sum|a*b|\n", ms, gf, err);
+      double t1 = 0;
+      if (what != "mm") {
+        for (unsigned t = 1;; t = std::min(hw, t * 2)) {
+          setenv("ZYX_EMU_THREADS", std::to_string(t).c_str(), 1);
+          double tm = run_mm(m, repeats);
+          if (t == 1) t1 = tm;  // single-thread time, also compared with OpenBLAS on one thread below
+          std::printf("  ZYX_EMU_THREADS=%-3u          %.2f ms, speed-up %.2fx\n", t, tm, t1 / tm);
+          if (t == hw) break;
+        }
+        unsetenv("ZYX_EMU_THREADS");
+      }
+      const char* lib = std::getenv("ZYX_BENCH_OPENBLAS_LIB");
+      void* h = dlopen(lib && *lib ? lib : "libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+      using sgemm_fn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float,
+                                float*, int);
+      auto sgemm = h ? reinterpret_cast<sgemm_fn>(dlsym(h, "cblas_sgemm")) : nullptr;
+      if (!sgemm) {
+        std::printf("OpenBLAS sgemm 512^3:         not measured (%s)\n", dlerror());
+      } else {
+        std::vector<float> C(512 * 512);
+        constexpr int kRowMajor = 101, kNoTrans = 111;  // CBLAS enum values
+        auto once = [&] { sgemm(kRowMajor, kNoTrans, kNoTrans, 512, 512, 512, 1.0f, m.A.data(), 512, m.B.data(), 512, 0.0f, C.data(), 512); };
+        once();
+        double blas = best_ms(repeats * 4, once);
+        double e = 0;
+        for (int i = 0; i < 512; i += 31)
+          for (int j = 0; j < 512; j += 17) {
+            double s2 = 0;
+            for (int k = 0; k < 512; k++) s2 += double(m.A[i * 512 + k]) * m.B[k * 512 + j];
+            e = std::max(e, std::fabs(s2 - C[i * 512 + j]));
+          }
+        ok &= e < 1e-3;
+        std::printf("OpenBLAS sgemm 512^3:         %.2f ms (%.1f GFLOP/s, all host threads); emulator/OpenBLAS "
+                    "throughput %.2fx (target >= 0.25x)\n",
+                    blas, 2.0 * 512 * 512 * 512 / (blas * 1e6), blas / ms);
+        // One thread each: less exposed to other load on a shared host.
+        using nthreads_fn = void (*)(int);
+        auto set_threads = reinterpret_cast<nthreads_fn>(dlsym(h, "openblas_set_num_threads"));
+        if (set_threads && t1 > 0) {
+          set_threads(1);
+          once();
+          double blas1 = best_ms(repeats * 4, once);
+          std::printf("OpenBLAS sgemm 512^3, 1 thread: %.2f ms; emulator (ZYX_EMU_THREADS=1)/OpenBLAS (1 thread) "
+                      "throughput %.2fx\n",
+                      blas1, blas1 / t1);
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    std::printf("FAIL: %s\n", e.what());
+    return 1;
+  }
+  std::printf("%s\n", ok ? "results checked: ok" : "FAIL: a result is wrong");
+  return ok ? 0 : 1;
+}

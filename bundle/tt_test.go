@@ -1,0 +1,291 @@
+package bundle
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+)
+
+const v2Manifest = `{"name": "v2",
+ "vars": [{"name": "n", "dtype": "u32", "default": 64}, {"name": "tiles", "dtype": "u32", "default": 10}],
+ "params": [
+   {"name": "a", "kind": "global", "dtype": "bf16", "shape": [64, 128]},
+   {"name": "s", "kind": "global", "dtype": "bf16", "shape": [128, 64]},
+   {"name": "w", "kind": "global", "dtype": "f32", "shape": [2, 64, 64]},
+   {"name": "r", "kind": "global", "dtype": "u32", "shape": [16, 8]},
+   {"name": "c", "kind": "global_mut", "dtype": "bf16", "shape": [64, 128]},
+   {"name": "n", "kind": "variable"}],
+ "grid": [1]}`
+
+const v2TT = `{
+ "semaphores": [{"name": "ready", "cores": [[0, 0, 1, 3]], "initial": "tiles / 10"}, {"cores": [0, 0, 1, 3]}],
+ "kernels": [
+  {"name": "reader1", "processor": "riscv_0", "cores": {"of": [0, 0, 1, 3], "from": 0, "to": "split_group1(tiles, 2, 4)"},
+   "source": "k.cpp", "defines": {"X": "1"},
+   "compile_args": [{"kind": "accessor", "param": "a"}, "tiles * 2"],
+   "named_compile_args": {"page": {"kind": "page_size", "param": "a"}, "num_tiles": "tiles"},
+   "runtime_args": [{"name": "src", "kind": "buffer_addr", "param": "a"}, "split_start(tiles, 2, 4)", "split_units(tiles, 2, 4)",
+      {"kind": "bank_id", "param": "a", "page": "split_start(tiles, 2, 4)"},
+      {"kind": "core_noc_x", "core": ["core_row", "n - 64"]}, {"kind": "semaphore", "semaphore": "ready"}, {"kind": "semaphore", "semaphore": 1}],
+   "common_args": [{"kind": "param", "param": "n"}]},
+  {"name": "reader2", "processor": "riscv_0", "cores": {"of": [0, 0, 1, 3], "from": "split_group1(tiles, 2, 4)", "to": "split_cores(tiles, 2, 4)"},
+   "source": "k.cpp", "runtime_args": ["split_start(tiles, 2, 4)"]},
+  {"name": "compute", "processor": "compute", "cores": [[0, 0, 1, 3]], "source": "k.cpp",
+   "compute_config": {"math_fidelity": "LoFi", "fp32_dest_acc": true}},
+  {"processor": "riscv_1", "noc": 0, "cores": [[0, 0, 0, 3], [1, 0, 1, 3]], "source": "tt/writer.cpp",
+   "runtime_args": ["core_index * 100 + num_cores"]}
+ ],
+ "cbs": [
+   {"cores": [[0, 0, 1, 3]], "pages": 2, "indices": [{"index": 0, "format": "Float16_b"}, {"index": 1, "format": "Float16_b", "page_bytes": 2048}]},
+   {"cores": [[0, 0, 1, 3]], "total_bytes": "2 * 1088", "indices": [{"index": 2, "format": "Bfp8_b"}]},
+   {"cores": [[0, 0, 1, 1]], "buffer": "s", "indices": [{"index": 3, "format": "Float16_b"}]},
+   {"index": 16, "format": "Float16_b", "pages": 2, "tile": [16, 32]}
+ ],
+ "buffers": {
+   "a": {"page_size": 2048},
+   "s": {"placement": "l1", "memory_layout": "height_sharded", "layout": "tile", "shard": {"cores": [[0, 0, 1, 1]], "shape": [32, 64]}},
+   "w": {"layout": "tile", "format": "Bfp8_b"},
+   "r": {"placement": "l1", "memory_layout": "width_sharded", "page_size": 16, "shard": {"cores": [0, 0, 0, 1], "shape": [16, 4], "orientation": "col_major"}}
+ },
+ "includes": "inc",
+ "require": [{"zero": "n % 32", "message": "n must be whole tiles"}]
+}`
+
+func v2Files() map[string]string {
+	return map[string]string{"manifest.json": v2Manifest, "tt.json": v2TT, "k.cpp": "// k", "tt/writer.cpp": "// w",
+		"inc/common.h": "#define COMMON 1\n", "inc/sub/x.h": "#define X 2\n", "inc/.hidden": "skipped"}
+}
+
+func TestTTV2(t *testing.T) {
+	b, err := Load(writeBundle(t, v2Files()))
+	require.NoError(t, err)
+	p, err := b.Program(b.Defaults())
+	require.NoError(t, err)
+	v := p.TT()
+	require.NotNil(t, v)
+	c := backends.ConstDim
+	split := func(op backends.GwsOp) backends.GwsDim { return backends.SplitDim(op, c(10), c(2), c(4)) }
+	rect := func(r0, c0, r1, c1 uint64) *backends.TTCoreSet {
+		return &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTRect(r0, c0, r1, c1)}}
+	}
+	// split_work_to_cores(10 tiles, 2x4): 8 cores, the first 2 take 2 tiles.
+	reader1 := backends.TTKernel{Name: "reader1", Processor: backends.TTRiscv0, Source: "// k", Defines: map[string]string{"X": "1"},
+		Cores:            &backends.TTCoreSet{Slice: &backends.TTCoreSlice{Of: backends.TTRect(0, 0, 1, 3), From: c(0), To: c(2)}},
+		CompileArgs:      []backends.TTArg{{Kind: backends.TTArgAccessor, Param: 0}, backends.TTConst(20)},
+		NamedCompileArgs: []backends.TTNamedArg{{Name: "num_tiles", Arg: backends.TTConst(10)}, {Name: "page", Arg: backends.TTArg{Kind: backends.TTArgPageSize, Param: 0}}},
+		RuntimeArgs: []backends.TTArg{
+			{Kind: backends.TTArgBufferAddr, Param: 0},
+			{Kind: backends.TTArgConst, Value: split(backends.GwsSplitStart)},
+			{Kind: backends.TTArgConst, Value: split(backends.GwsSplitUnits)},
+			{Kind: backends.TTArgBankID, Param: 0, Page: split(backends.GwsSplitStart)},
+			{Kind: backends.TTArgCoreNocX, Core: backends.TTCoord{Row: backends.CoreDim(backends.GwsCoreRow), Col: c(0)}},
+			{Kind: backends.TTArgSemaphore, Semaphore: 0},
+			{Kind: backends.TTArgSemaphore, Semaphore: 1},
+		},
+		CommonArgs: []backends.TTArg{{Kind: backends.TTArgParam, Param: 5}},
+	}
+	require.Equal(t, reader1, v.Kernels[0])
+	require.Equal(t, &backends.TTCoreSet{Slice: &backends.TTCoreSlice{Of: backends.TTRect(0, 0, 1, 3), From: c(2), To: c(8)}}, v.Kernels[1].Cores)
+	require.Equal(t, rect(0, 0, 1, 3), v.Kernels[2].Cores)
+	require.Equal(t, "LoFi", v.Kernels[2].MathFidelity)
+	require.True(t, v.Kernels[2].FP32DestAcc)
+	w := v.Kernels[3]
+	require.Equal(t, "writer", w.Name) // from the source's name
+	require.Equal(t, 0, *w.NOC)
+	require.Equal(t, &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTRect(0, 0, 0, 3), backends.TTRect(1, 0, 1, 3)}}, w.Cores)
+	require.Equal(t, backends.BinaryDim(backends.GwsAdd, backends.BinaryDim(backends.GwsMul, backends.CoreDim(backends.GwsCoreIndex), c(100)), backends.CoreDim(backends.GwsNumCores)), w.RuntimeArgs[0].Value)
+
+	s := 1
+	require.Equal(t, []backends.TTCBConfig{
+		{Cores: rect(0, 0, 1, 3), TotalBytes: 4096, Indices: []backends.TTCBIndex{{Index: 0, Format: "Float16_b", PageBytes: 2048}, {Index: 1, Format: "Float16_b", PageBytes: 2048}}},
+		{Cores: rect(0, 0, 1, 3), TotalBytes: 2176, Indices: []backends.TTCBIndex{{Index: 2, Format: "Bfp8_b", PageBytes: 1088}}},
+		// The shard of s: 1x2 tiles of 2048 bytes.
+		{Cores: rect(0, 0, 1, 1), TotalBytes: 4096, Indices: []backends.TTCBIndex{{Index: 3, Format: "Float16_b", PageBytes: 2048}}, Buffer: &s},
+		// A 16x32 bf16 tile is 1024 bytes.
+		{TotalBytes: 2048, Indices: []backends.TTCBIndex{{Index: 16, Format: "Float16_b", PageBytes: 1024, TileRows: 16, TileCols: 32}}},
+	}, v.CBs)
+	require.Equal(t, []backends.TTSemaphore{{Cores: rect(0, 0, 1, 3), Initial: 1}, {Cores: rect(0, 0, 1, 3)}}, v.Semaphores)
+	require.Equal(t, []backends.TTBuffer{
+		{Param: 0, Placement: "dram", Layout: "interleaved", PageSize: 2048},
+		// 128x64 bf16 in tiles: 4x2 tiles, shards of 1x2 tiles on 4 cores.
+		{Param: 1, Placement: "l1", Layout: "height_sharded", PageSize: 2048, Tile: true, Rows: 128, Cols: 64,
+			Shard: &backends.TTShard{Cores: *rect(0, 0, 1, 1), Shape: [2]uint32{1, 2}, Tensor: [2]uint32{4, 2}, Orientation: "row_major"}},
+		// Bfp8_b tiles of the last two dims.
+		{Param: 2, Placement: "dram", Layout: "interleaved", PageSize: 1088, Tile: true, Rows: 64, Cols: 64, Format: "Bfp8_b"},
+		// 16x8 u32 in 16-byte sticks of 4: 16x2 pages, shards of 16x1.
+		{Param: 3, Placement: "l1", Layout: "width_sharded", PageSize: 16,
+			Shard: &backends.TTShard{Cores: *rect(0, 0, 0, 1), Shape: [2]uint32{16, 1}, Tensor: [2]uint32{16, 2}, Orientation: "col_major"}},
+	}, v.Buffers)
+	require.Equal(t, []backends.TTInclude{{Path: "common.h", Source: "#define COMMON 1\n"}, {Path: "sub/x.h", Source: "#define X 2\n"}}, v.Includes)
+	// Every kernel names its cores: the grid is the box around them.
+	require.Equal(t, []backends.GwsDim{c(2), c(4)}, p.Variant(backends.FormatTT).Grid)
+
+	// At other var values the groups move: 16 tiles split evenly, so the
+	// second group is empty and its kernel is left out.
+	vals, err := b.VarValues(map[string]string{"tiles": "16"})
+	require.NoError(t, err)
+	p, err = b.Program(vals)
+	require.NoError(t, err)
+	require.Len(t, p.TT().Kernels, 3)
+	require.Equal(t, c(8), p.TT().Kernels[0].Cores.Slice.To)
+}
+
+// TestTTSplitCoverage checks the two core groups of split work against
+// split_work_to_cores: every unit is on exactly one core, in order.
+func TestTTSplitCoverage(t *testing.T) {
+	b, err := Load(writeBundle(t, v2Files()))
+	require.NoError(t, err)
+	for tiles := 1; tiles <= 40; tiles++ {
+		vals, err := b.VarValues(map[string]string{"tiles": strconv.Itoa(tiles)})
+		require.NoError(t, err)
+		p, err := b.Program(vals)
+		require.NoError(t, err)
+		x := &ttBinder{b: b, t: b.variants[backends.FormatTT].tt, vals: vals}
+		covered := make([]int, tiles)
+		for _, k := range p.TT().Kernels {
+			startArg := map[string]int{"reader1": 1, "reader2": 0}
+			ai, ok := startArg[k.Name]
+			if !ok {
+				continue
+			}
+			cores, err := x.cores(k.Cores, [2]uint64{}, "cores")
+			require.NoError(t, err)
+			for i, cr := range cores {
+				env := backends.CoreEnv{Row: cr.r, Col: cr.c, Index: uint64(i), Count: uint64(len(cores))}
+				start, err := k.RuntimeArgs[ai].Value.EvalCore(nil, env)
+				require.NoError(t, err)
+				units, err := backends.SplitDim(backends.GwsSplitUnits, backends.ConstDim(uint64(tiles)), backends.ConstDim(2), backends.ConstDim(4)).EvalCore(nil, env)
+				require.NoError(t, err)
+				require.NotZero(t, units, "tiles %d core %v", tiles, cr)
+				for u := start; u < start+units; u++ {
+					covered[u]++
+				}
+			}
+		}
+		for u, n := range covered {
+			require.Equal(t, 1, n, "tiles %d: unit %d covered %d times", tiles, u, n)
+		}
+	}
+}
+
+func TestTTV2Errors(t *testing.T) {
+	type edit struct{ old, new string }
+	for _, tc := range []struct {
+		name   string
+		edits  []edit
+		file   string
+		substr string
+	}{
+		{"both forms", []edit{{`"kernels": [`, `"reader": {"source": "k.cpp"}, "kernels": [`}}, "tt.json", "kernels: give either kernels or the reader/compute/writer shorthand"},
+		{"bad processor", []edit{{`"processor": "compute"`, `"processor": "trisc"`}}, "tt.json", `kernels[2].processor: "trisc": want riscv_0, riscv_1 or compute`},
+		{"noc on compute", []edit{{`"processor": "compute",`, `"processor": "compute", "noc": 1,`}}, "tt.json", "kernels[2].noc: a compute kernel has no NOC"},
+		{"dup name", []edit{{`"name": "reader2"`, `"name": "reader1"`}}, "tt.json", `kernels[1].name: "reader1" is also the name of kernels[0]`},
+		{"unknown arg field", []edit{{`{"kind": "bank_id", "param": "a", "page"`, `{"kind": "bank_id", "param": "a", "pag"`}}, "tt.json", "kernels[0].runtime_args[3].pag: unknown field"},
+		{"per-core compile arg", []edit{{`"tiles * 2"`, `"core_row * 2"`}}, "tt.json", "kernels[0].compile_args[1].value: core_row * 2 reads the core it runs on"},
+		{"per-core common arg", []edit{{`"common_args": [{"kind": "param", "param": "n"}]`, `"common_args": [{"kind": "core_index"}]`}}, "tt.json", "kernels[0].common_args[0].kind: core_index differs from core to core"},
+		{"accessor at run", []edit{{`{"name": "src", "kind": "buffer_addr"`, `{"name": "src", "kind": "accessor"`}}, "tt.json", "kernels[0].runtime_args[0].kind: accessor args are compile-time args"},
+		{"no semaphore", []edit{{`"semaphore": "ready"`, `"semaphore": "go"`}}, "tt.json", `kernels[0].runtime_args[5].semaphore: no semaphore named "go"`},
+		{"semaphore index", []edit{{`"semaphore": 1}`, `"semaphore": 2}`}}, "tt.json", `kernels[0].runtime_args[6].semaphore: semaphore index 2 out of range (2 semaphores)`},
+		{"core arg", []edit{{`"core": ["core_row", "n - 64"]`, `"core": [1]`}}, "tt.json", "kernels[0].runtime_args[4].core: want [row, col], got 1 values"},
+		{"stray field", []edit{{`{"kind": "param", "param": "n"}`, `{"kind": "param", "param": "n", "value": 3}`}}, "tt.json", "kernels[0].common_args[0].value: kind param takes no value"},
+		{"range length", []edit{{`"cores": [[0, 0, 1, 3]], "source"`, `"cores": [[0, 0, 1]], "source"`}}, "tt.json", "kernels[2].cores[0]: want a core [row, col] or a range"},
+		{"backward range", []edit{{`"cores": [[0, 0, 1, 3]], "source"`, `"cores": [1, 0, 0, 3], "source"`}}, "tt.json", "kernels[2].cores: range [1, 0, 0, 3] runs backwards"},
+		{"two ranges overlap", []edit{{`[[0, 0, 0, 3], [1, 0, 1, 3]]`, `[[0, 0, 0, 3], [0, 3, 1, 3]]`}}, "tt.json", "kernels[3].cores[1]: core [0, 3] is in two ranges of the set"},
+		{"two kernels one processor", []edit{{`"to": "split_cores(tiles, 2, 4)"`, `"to": "split_cores(tiles, 2, 4)", "row_wise": true`}}, "tt.json", "kernels[1].cores: core [1, 0] already runs reader1 (kernels[0]) on riscv_0"},
+		{"slice past the rectangle", []edit{{`"to": "split_cores(tiles, 2, 4)"`, `"to": "split_cores(tiles, 2, 4) + 1"`}}, "tt.json", "kernels[1].cores: cores 2 to 9 of a 2×4 rectangle"},
+		{"per-core division by zero", []edit{{`"core_index * 100 + num_cores"`, `"100 / core_col"`}}, "tt.json", "kernels[3].runtime_args[0].value: on core [0, 0]: grid expression: division by zero"},
+		{"per-core overflow", []edit{{`"core_index * 100 + num_cores"`, `"core_row * 4294967296"`}}, "tt.json", "kernels[3].runtime_args[0].value: on core [1, 0]: value 4294967296 does not fit in 32 bits"},
+		{"no kernel anywhere", []edit{{`"processor": "compute", "cores": [[0, 0, 1, 3]]`, `"processor": "compute", "cores": {"of": [0, 0, 1, 3], "from": 0, "to": 0}`}}, "", ""},
+		{"buffer of nothing", []edit{{`"a": {"page_size": 2048}`, `"zz": {"page_size": 2048}`}}, "tt.json", `buffers.zz: no buffer param named "zz"`},
+		{"buffer of a var", []edit{{`"a": {"page_size": 2048}`, `"n": {"page_size": 2048}`}}, "tt.json", `buffers.n: no buffer param named "n"`},
+		{"bad placement", []edit{{`"a": {"page_size": 2048}`, `"a": {"placement": "sram"}`}}, "tt.json", `buffers.a.placement: "sram": want dram or l1`},
+		{"tile not 32", []edit{{`"shape": [2, 64, 64]`, `"shape": [2, 64, 60]`}}, "tt.json", "buffers.w.layout: param w is 64×60; tile layout needs rows and cols that are multiples of 32"},
+		{"bfp without tile", []edit{{`"w": {"layout": "tile", "format": "Bfp8_b"}`, `"w": {"format": "Bfp8_b"}`}}, "tt.json", "buffers.w.format: Bfp8_b is a block-float tile format: it needs layout tile"},
+		{"bfp of ints", []edit{{`"w": {"layout": "tile", "format": "Bfp8_b"}`, `"r": {"layout": "tile", "format": "Bfp8_b"}`}, {`"r": {"placement": "l1"`, `"w": {"placement": "l1"`}}, "tt.json", "buffers.r.format: param r is u32"},
+		{"sharded without shard", []edit{{`"a": {"page_size": 2048}`, `"a": {"memory_layout": "block_sharded"}`}}, "tt.json", "buffers.a.shard: missing (memory_layout block_sharded needs a shard spec)"},
+		{"shard too few cores", []edit{{`"shard": {"cores": [[0, 0, 1, 1]], "shape": [32, 64]}`, `"shard": {"cores": [[0, 0, 0, 2]], "shape": [32, 64]}`}}, "tt.json", "buffers.s.shard.cores: 4 shards of 32×64 elements but 3 cores to hold them"},
+		{"height shard width", []edit{{`"shape": [32, 64]}`, `"shape": [32, 32]}`}}, "tt.json", "buffers.s.shard.shape[1]: a height-sharded shard is as wide as the tensor"},
+		{"shard not in pages", []edit{{`"shape": [32, 64]}`, `"shape": [48, 64]}`}}, "tt.json", "buffers.s.shard.shape: 48×64 elements is not a whole number of 32×32-element pages"},
+		{"tile page size", []edit{{`"w": {"layout": "tile", "format": "Bfp8_b"}`, `"w": {"layout": "tile", "format": "Bfp8_b", "page_size": 2048}`}}, "tt.json", "buffers.w.page_size: 2048; a page of a tile-layout buffer is one Bfp8_b tile, 1088 bytes"},
+		{"cb on dram buffer", []edit{{`"buffer": "s"`, `"buffer": "a"`}}, "tt.json", "cbs[2].buffer: param a is not declared an L1 buffer"},
+		{"cb page divides", []edit{{`"total_bytes": "2 * 1088"`, `"total_bytes": 2000`}}, "tt.json", "cbs[1].page_bytes: 1088 does not divide total_bytes 2000"},
+		{"cb mixed pages", []edit{{`{"index": 1, "format": "Float16_b", "page_bytes": 2048}`, `{"index": 1, "format": "Float16_b", "page_bytes": 1024}`}}, "tt.json", "cbs[0].pages: its indices have pages of 2048 and 1024 bytes: give total_bytes"},
+		{"cb index twice", []edit{{`{"index": 16, "format"`, `{"index": 2, "format"`}}, "tt.json", "cbs[3]: CB index 2 is configured twice on core [0, 0] (also by cbs[1])"},
+		{"cb format", []edit{{`"format": "Bfp8_b"}]`, `"format": "Bfp2_b"}]`}}, "tt.json", `cbs[1].indices[0].format: "Bfp2_b": want Float32`},
+		{"cb no size", []edit{{`, "pages": 2, "tile"`, `, "tile"`}}, "tt.json", "cbs[3].pages: missing"},
+		{"cb tile", []edit{{`"tile": [16, 32]`, `"tile": [3, 32]`}}, "tt.json", "cbs[3].tile: [3 32]: tiles have 1, 2, 4, 8, 16 or 32 rows"},
+		{"include escapes", []edit{{`"includes": "inc"`, `"includes": ["../inc"]`}}, "tt.json", `includes[0]: path "../inc" must be relative`},
+		{"include missing", []edit{{`"includes": "inc"`, `"includes": ["inc", "nope.h"]`}}, "tt.json", "includes[1]: stat"},
+		{"named arg name", []edit{{`"num_tiles": "tiles"`, `"1x": "tiles"`}}, "tt.json", `kernels[0].named_compile_args.1x: "1x" is not a C identifier`},
+		{"semaphore name", []edit{{`{"cores": [0, 0, 1, 3]}]`, `{"name": "ready", "cores": [0, 0, 1, 3]}]`}}, "tt.json", `semaphores[1].name: "ready" is also the name of semaphores[0]`},
+		{"compute config on dm", []edit{{`"source": "k.cpp", "runtime_args": ["split_start(tiles, 2, 4)"]`, `"source": "k.cpp", "compute_config": {}, "runtime_args": ["split_start(tiles, 2, 4)"]`}}, "tt.json", "kernels[1].compute_config: only compute kernels have a compute_config"},
+		{"bad arg literal", []edit{{`"tiles * 2"`, `true`}}, "tt.json", "kernels[0].compile_args[1]: want an arg object, a number or an expression, got true"},
+		{"require", []edit{{`"default": 64}`, `"default": 80}`}}, "tt.json", "require[0]: n % 32 is 16, not 0: n must be whole tiles"},
+		{"unknown var", []edit{{`"tiles * 2"`, `"tiles * q"`}}, "tt.json", `kernels[0].compile_args[1].value: grid expression "tiles * q": unknown variable "q"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := v2Files()
+			for _, e := range tc.edits {
+				require.Contains(t, files["tt.json"]+files["manifest.json"], e.old, "edit %q", e.old)
+				files["tt.json"] = strings.Replace(files["tt.json"], e.old, e.new, 1)
+				files["manifest.json"] = strings.Replace(files["manifest.json"], e.old, e.new, 1)
+			}
+			if tc.name == "no kernel anywhere" {
+				// Only the compute kernel, on an empty slice.
+				files["tt.json"] = `{"kernels": [{"processor": "compute", "cores": {"of": [0, 0, 1, 3], "from": 0, "to": "tiles - 10"}, "source": "k.cpp"}]}`
+				tc.file, tc.substr = "tt.json", "kernels: no kernel runs on any core at these var values"
+			}
+			dir := writeBundle(t, files)
+			_, err := Load(dir)
+			require.Error(t, err)
+			require.ErrorIs(t, err, ErrBundle)
+			require.Contains(t, err.Error(), filepath.Join(dir, tc.file)+": ")
+			require.Contains(t, err.Error(), tc.substr)
+		})
+	}
+}
+
+// TestTTShorthandCompat: the reader/compute/writer form is the one-group
+// program of backends.TTOneGroup.
+func TestTTShorthandCompat(t *testing.T) {
+	b, err := Load("testdata/vadd")
+	require.NoError(t, err)
+	p, err := b.Program(b.Defaults())
+	require.NoError(t, err)
+	v := p.TT()
+	want := backends.TTOneGroup(v.Kernels[0], v.Kernels[1], v.Kernels[2], v.CBs...)
+	require.Equal(t, want, v)
+	require.Nil(t, v.Buffers)
+	for _, cb := range v.CBs {
+		require.Nil(t, cb.Cores)
+	}
+}
+
+// FuzzParseTT feeds tt.json variants to the loader: it must return an
+// error or a program, never panic or hang.
+func FuzzParseTT(f *testing.F) {
+	f.Add([]byte(v2TT))
+	f.Add([]byte(`{"kernels": [{"processor": "riscv_0", "source": "k.cpp", "cores": {"of": [0, 0, 1000000000, 1000000000], "from": 0, "to": 5}}]}`))
+	f.Add([]byte(`{"reader": {"source": "k.cpp"}, "compute": {"source": "k.cpp"}, "writer": {"source": "k.cpp"}, "cbs": [{"indices": [{"index": 0, "format": "Bfp8_b"}], "pages": 4294967295}]}`))
+	files := v2Files()
+	delete(files, "tt.json")
+	dir := writeBundle(f, files)
+	b, err := ParseManifest([]byte(v2Manifest), "manifest.json")
+	require.NoError(f, err)
+	b.Dir = dir
+	fi, ok := backends.LookupFormat(backends.FormatTT)
+	require.True(f, ok)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := b.parseVariant(fi, filepath.Join(dir, "tt.json"), data)
+		if err != nil {
+			require.NotEmpty(t, err.Error())
+			return
+		}
+		_, _, _ = b.bindTT(v.tt, v.grid, b.Defaults())
+	})
+}

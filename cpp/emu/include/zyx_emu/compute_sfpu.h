@@ -1,0 +1,349 @@
+// Kernel-side SFPU operations of zyx-tt's Tensix emulator: unary, binary and
+// ternary ops on DST tiles, by tt-metal's names. Each forwards to the
+// emulator with an op code (zyx_emu/sfpu_ops.h) and the params as tt-metal
+// encodes them. Included by zyx_emu/compute.h.
+#pragma once
+
+namespace ckernel {
+
+namespace zyx_emu_c {
+ALWI void su(uint32_t op, uint32_t idst, uint32_t p0 = 0, uint32_t p1 = 0, uint32_t p2 = 0) {
+  ZYX_API.sfpu_unary(op, idst, p0, p1, p2);
+}
+ALWI void sb(uint32_t op, uint32_t a, uint32_t b, uint32_t out, uint32_t p0 = 0) { ZYX_API.sfpu_binary(op, a, b, out, p0); }
+}  // namespace zyx_emu_c
+
+// X_tile_init() and X_tile(idst) for ops without params. Template params of
+// tt-metal's forms (approx, fast_and_approx, vector mode, ...) are accepted.
+#define ZYX_EMU_SFPU0(name, OP)                        \
+  template <auto... P>                                 \
+  ALWI void name##_tile_init() {}                      \
+  template <auto... P>                                 \
+  ALWI void name##_tile(uint32_t idst, int = 0) {      \
+    zyx_emu_c::su(ZYX_SU_##OP, idst);                  \
+  }
+#define ZYX_EMU_SFPU1(name, OP)                                 \
+  template <auto... P>                                          \
+  ALWI void name##_tile_init() {}                               \
+  template <auto... P>                                          \
+  ALWI void name##_tile(uint32_t idst, uint32_t p0) {           \
+    zyx_emu_c::su(ZYX_SU_##OP, idst, p0);                       \
+  }
+#define ZYX_EMU_SFPU2(name, OP)                                       \
+  template <auto... P>                                                \
+  ALWI void name##_tile_init() {}                                     \
+  template <auto... P>                                                \
+  ALWI void name##_tile(uint32_t idst, uint32_t p0, uint32_t p1) {    \
+    zyx_emu_c::su(ZYX_SU_##OP, idst, p0, p1);                         \
+  }
+
+ZYX_EMU_SFPU0(silu, SILU)
+ZYX_EMU_SFPU0(log1p, LOG1P)
+ZYX_EMU_SFPU0(sqrt, SQRT)
+ZYX_EMU_SFPU0(cbrt, CBRT)
+ZYX_EMU_SFPU0(square, SQUARE)
+ZYX_EMU_SFPU0(abs, ABS)
+ZYX_EMU_SFPU0(sign, SIGN)
+ZYX_EMU_SFPU0(signbit, SIGNBIT)
+ZYX_EMU_SFPU0(identity, IDENTITY)
+ZYX_EMU_SFPU0(relu, RELU)
+ZYX_EMU_SFPU0(hardsigmoid, HARDSIGMOID)
+ZYX_EMU_SFPU0(hardswish, HARDSWISH)
+ZYX_EMU_SFPU0(softsign, SOFTSIGN)
+ZYX_EMU_SFPU0(mish, MISH)
+ZYX_EMU_SFPU0(hardmish, HARDMISH)
+ZYX_EMU_SFPU0(tanhshrink, TANHSHRINK)
+ZYX_EMU_SFPU0(logsigmoid, LOGSIGMOID)
+ZYX_EMU_SFPU0(tanh_derivative, TANH_DERIVATIVE)
+ZYX_EMU_SFPU0(swish, SWISH)
+ZYX_EMU_SFPU0(sin, SIN)
+ZYX_EMU_SFPU0(cos, COS)
+ZYX_EMU_SFPU0(tan, TAN)
+ZYX_EMU_SFPU0(asin, ASIN)
+ZYX_EMU_SFPU0(acos, ACOS)
+ZYX_EMU_SFPU0(atan, ATAN)
+ZYX_EMU_SFPU0(sinh, SINH)
+ZYX_EMU_SFPU0(cosh, COSH)
+ZYX_EMU_SFPU0(asinh, ASINH)
+ZYX_EMU_SFPU0(acosh, ACOSH)
+ZYX_EMU_SFPU0(atanh, ATANH)
+ZYX_EMU_SFPU0(erfinv, ERFINV)
+ZYX_EMU_SFPU0(i0, I0)
+ZYX_EMU_SFPU0(i1, I1)
+ZYX_EMU_SFPU0(lgamma, LGAMMA)
+ZYX_EMU_SFPU0(digamma, DIGAMMA)
+ZYX_EMU_SFPU0(multigammaln, MULTIGAMMALN)
+ZYX_EMU_SFPU0(isinf, ISINF)
+ZYX_EMU_SFPU0(isposinf, ISPOSINF)
+ZYX_EMU_SFPU0(isneginf, ISNEGINF)
+ZYX_EMU_SFPU0(isnan, ISNAN)
+ZYX_EMU_SFPU0(isfinite, ISFINITE)
+ZYX_EMU_SFPU0(logical_not_unary, LOGICAL_NOT)
+ZYX_EMU_SFPU0(eqz, EQZ)
+ZYX_EMU_SFPU0(nez, NEZ)
+ZYX_EMU_SFPU0(ltz, LTZ)
+ZYX_EMU_SFPU0(gtz, GTZ)
+ZYX_EMU_SFPU0(lez, LEZ)
+ZYX_EMU_SFPU0(gez, GEZ)
+ZYX_EMU_SFPU0(exp2, EXP2)
+ZYX_EMU_SFPU0(alt_complex_rotate90, ALT_COMPLEX_ROTATE90)
+ZYX_EMU_SFPU0(bitwise_not, BITWISE_NOT)
+ZYX_EMU_SFPU1(log_with_base, LOG_WITH_BASE)
+ZYX_EMU_SFPU1(relu_max, RELU_MAX)
+ZYX_EMU_SFPU1(relu_min, RELU_MIN)
+ZYX_EMU_SFPU1(leaky_relu, LEAKY_RELU)
+ZYX_EMU_SFPU1(elu, ELU)
+ZYX_EMU_SFPU1(hardshrink, HARDSHRINK)
+ZYX_EMU_SFPU1(softshrink, SOFTSHRINK)
+ZYX_EMU_SFPU1(softcap, SOFTCAP)
+ZYX_EMU_SFPU1(heaviside, HEAVISIDE)
+ZYX_EMU_SFPU1(power, POWER)
+ZYX_EMU_SFPU1(power_iterative, POWER_ITERATIVE)
+ZYX_EMU_SFPU1(rpow, RPOW)
+ZYX_EMU_SFPU1(rsub, RSUB)
+ZYX_EMU_SFPU1(rdiv, RDIV)
+ZYX_EMU_SFPU1(prelu, PRELU)
+ZYX_EMU_SFPU1(logit, LOGIT)
+ZYX_EMU_SFPU1(polygamma, POLYGAMMA)
+ZYX_EMU_SFPU1(unary_eq, UNARY_EQ)
+ZYX_EMU_SFPU1(unary_ne, UNARY_NE)
+ZYX_EMU_SFPU1(unary_gt, UNARY_GT)
+ZYX_EMU_SFPU1(unary_lt, UNARY_LT)
+ZYX_EMU_SFPU1(unary_ge, UNARY_GE)
+ZYX_EMU_SFPU1(unary_le, UNARY_LE)
+ZYX_EMU_SFPU1(unary_max, UNARY_MAX)
+ZYX_EMU_SFPU1(unary_min, UNARY_MIN)
+ZYX_EMU_SFPU1(unary_max_int32, UNARY_MAX_INT32)
+ZYX_EMU_SFPU1(unary_min_int32, UNARY_MIN_INT32)
+ZYX_EMU_SFPU1(unary_max_uint32, UNARY_MAX_UINT32)
+ZYX_EMU_SFPU1(unary_min_uint32, UNARY_MIN_UINT32)
+ZYX_EMU_SFPU1(bitwise_and, BITWISE_AND)
+ZYX_EMU_SFPU1(bitwise_or, BITWISE_OR)
+ZYX_EMU_SFPU1(bitwise_xor, BITWISE_XOR)
+ZYX_EMU_SFPU1(left_shift, LEFT_SHIFT)
+ZYX_EMU_SFPU1(right_shift, RIGHT_SHIFT)
+ZYX_EMU_SFPU2(selu, SELU)
+ZYX_EMU_SFPU2(celu, CELU)
+ZYX_EMU_SFPU2(clamp, CLAMP)
+ZYX_EMU_SFPU2(hardtanh, HARDTANH)
+ZYX_EMU_SFPU2(threshold, THRESHOLD)
+ZYX_EMU_SFPU2(fmod, FMOD)
+ZYX_EMU_SFPU2(remainder, REMAINDER)
+#undef ZYX_EMU_SFPU0
+#undef ZYX_EMU_SFPU1
+#undef ZYX_EMU_SFPU2
+
+// Ops whose approximate (fast) forms differ: the first bool template param
+// selects the approximation, as on hardware.
+#define ZYX_EMU_SFPU_APPROX(name, OP)                                            \
+  template <bool approx = false, auto... P>                                      \
+  ALWI void name##_tile_init() {}                                                \
+  template <bool approx = false, auto... P>                                      \
+  ALWI void name##_tile(uint32_t idst, int = 0) {                                \
+    zyx_emu_c::su(approx ? ZYX_SU_##OP##_APPROX : ZYX_SU_##OP, idst);            \
+  }
+ZYX_EMU_SFPU_APPROX(gelu, GELU)
+ZYX_EMU_SFPU_APPROX(tanh, TANH)
+#undef ZYX_EMU_SFPU_APPROX
+template <bool approx = false, bool fast_and_approx = false, auto... P>
+ALWI void exp_tile_init() {}
+template <bool approx = false, bool fast_and_approx = false, auto... P>
+ALWI void exp_tile(uint32_t idst, int = 0, int = 0) {
+  zyx_emu_c::su(approx ? ZYX_SU_EXP_APPROX : ZYX_SU_EXP, idst);
+}
+template <auto... P>
+ALWI void expm1_tile_init() {}
+template <auto... P>
+ALWI void expm1_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_EXPM1, idst); }
+// sigmoid_tile<VectorMode, fast_and_approx>
+template <bool fast_and_approx = false>
+ALWI void sigmoid_tile_init() {}
+template <VectorMode vec_mode = VectorMode::RC, bool fast_and_approx = false>
+ALWI void sigmoid_tile(uint32_t idst) { zyx_emu_c::su(fast_and_approx ? ZYX_SU_SIGMOID_APPROX : ZYX_SU_SIGMOID, idst); }
+template <bool fast_and_approx = false>
+ALWI void sigmoid_tile_init_pack() {}
+template <VectorMode vec_mode = VectorMode::RC, bool fast_and_approx = false>
+ALWI void sigmoid_tile_pack(uint32_t idst) { sigmoid_tile<vec_mode, fast_and_approx>(idst); }
+template <bool fast_and_approx = false>
+ALWI void tanh_tile_init_pack() {}
+template <bool fast_and_approx = false>
+ALWI void tanh_tile_pack(uint32_t idst) { tanh_tile<fast_and_approx>(idst); }
+ALWI void silu_tile_init_pack() {}
+ALWI void silu_tile_pack(uint32_t idst) { silu_tile(idst); }
+ALWI void hardsigmoid_tile_init_pack() {}
+ALWI void hardsigmoid_tile_pack(uint32_t idst) { hardsigmoid_tile(idst); }
+template <bool fast_and_approx = false>
+ALWI void log_tile_init() {}
+template <bool fast_and_approx = false>
+ALWI void log_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_LOG, idst); }
+template <bool legacy_compat = true, auto... P>
+ALWI void recip_tile_init() {}
+template <bool legacy_compat = true, auto... P>
+ALWI void recip_tile(uint32_t idst, int = 0) { zyx_emu_c::su(ZYX_SU_RECIP, idst); }
+template <bool legacy_compat = true, auto... P>
+ALWI void rsqrt_tile_init() {}
+template <bool legacy_compat = true, auto... P>
+ALWI void rsqrt_tile(uint32_t idst, int = 0) { zyx_emu_c::su(ZYX_SU_RSQRT, idst); }
+template <bool approx = false>
+ALWI void erf_tile_init() {}
+template <bool approx = false>
+ALWI void erf_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_ERF, idst); }
+template <bool approx = false>
+ALWI void erfc_tile_init() {}
+template <bool approx = false>
+ALWI void erfc_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_ERFC, idst); }
+template <auto... P>
+ALWI void negative_tile_init() {}
+template <auto... P>
+ALWI void negative_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_NEG, idst); }
+template <auto... P>
+ALWI void neg_tile_init() {}
+template <auto... P>
+ALWI void neg_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_NEG, idst); }
+ALWI void negative_tile_int32(uint32_t idst) { zyx_emu_c::su(ZYX_SU_NEG_INT32, idst); }
+ALWI void abs_tile_int32(uint32_t idst) { zyx_emu_c::su(ZYX_SU_ABS_INT32, idst); }
+ALWI void signbit_tile_int32_init() {}
+ALWI void signbit_tile_int32(uint32_t idst) { zyx_emu_c::su(ZYX_SU_SIGNBIT_INT32, idst); }
+ALWI void relu_tile_int32(uint32_t idst) { zyx_emu_c::su(ZYX_SU_RELU_INT32, idst); }
+ALWI void softplus_tile_init() {}
+ALWI void softplus_tile(uint32_t idst, uint32_t beta, uint32_t beta_reciprocal, uint32_t threshold) {
+  zyx_emu_c::su(ZYX_SU_SOFTPLUS, idst, beta, beta_reciprocal, threshold);
+}
+ALWI void dropout_tile_init(uint32_t seed) { zyx_emu_c::su(ZYX_SU_RAND, 0xffffffffu, seed); }
+ALWI void dropout_tile(uint32_t idst, uint32_t probability, uint32_t scale_factor) {
+  zyx_emu_c::su(ZYX_SU_DROPOUT, idst, probability, scale_factor);
+}
+ALWI void rand_tile_init(uint32_t seed) { zyx_emu_c::su(ZYX_SU_RAND, 0xffffffffu, seed); }
+ALWI void rand_tile(uint32_t idst, uint32_t from, uint32_t scale) { zyx_emu_c::su(ZYX_SU_RAND, idst, from, scale); }
+
+// Rounding (rounding.h): one init for the family.
+ALWI void rounding_op_tile_init() {}
+template <auto... P>
+ALWI void floor_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_FLOOR, idst); }
+template <auto... P>
+ALWI void ceil_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_CEIL, idst); }
+template <auto... P>
+ALWI void trunc_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_TRUNC, idst); }
+template <auto... P>
+ALWI void frac_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_FRAC, idst); }
+template <auto... P>
+ALWI void round_tile(uint32_t idst, int32_t decimals) { zyx_emu_c::su(ZYX_SU_ROUND, idst, static_cast<uint32_t>(decimals)); }
+
+// Fill and scalar ops (binop_with_scalar.h); params are f32 bits.
+template <auto... P>
+ALWI void fill_tile_init() {}
+ALWI void fill_tile(uint32_t idst, float value) { zyx_emu_c::su(ZYX_SU_FILL, idst, zyx_emu_c::fbits(value)); }
+ALWI void fill_tile_bitcast(uint32_t idst, uint32_t bits) { zyx_emu_c::su(ZYX_SU_FILL, idst, bits); }
+ALWI void fill_tile_int(uint32_t idst, uint32_t value) { zyx_emu_c::su(ZYX_SU_FILL_INT, idst, value); }
+ALWI void binop_with_scalar_tile_init() {}
+ALWI void add_unary_tile(uint32_t idst, uint32_t param) { zyx_emu_c::su(ZYX_SU_ADD_SCALAR, idst, param); }
+ALWI void sub_unary_tile(uint32_t idst, uint32_t param) { zyx_emu_c::su(ZYX_SU_SUB_SCALAR, idst, param); }
+ALWI void mul_unary_tile(uint32_t idst, uint32_t param) { zyx_emu_c::su(ZYX_SU_MUL_SCALAR, idst, param); }
+ALWI void div_unary_tile(uint32_t idst, uint32_t param) { zyx_emu_c::su(ZYX_SU_DIV_SCALAR, idst, param); }
+ALWI void rsub_unary_tile(uint32_t idst, uint32_t param) { zyx_emu_c::su(ZYX_SU_RSUB_SCALAR, idst, param); }
+
+// Typecast between tt-metal DataFormat values.
+template <auto IN_DTYPE = 0, auto OUT_DTYPE = 0>
+ALWI void typecast_tile_init() {}
+template <auto IN_DTYPE, auto OUT_DTYPE>
+ALWI void typecast_tile(uint32_t idst) {
+  ZYX_API.typecast(idst, static_cast<uint32_t>(IN_DTYPE), static_cast<uint32_t>(OUT_DTYPE));
+}
+
+// ---- binary SFPU ops on DST tiles: out = op(in0, in1) ----
+#define ZYX_EMU_SFPUB(name, OP)                                                          \
+  template <auto... P>                                                                   \
+  ALWI void name##_tile_init() {}                                                        \
+  template <auto... P>                                                                   \
+  ALWI void name##_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {                 \
+    zyx_emu_c::sb(ZYX_SB_##OP, idst0, idst1, odst);                                      \
+  }
+ZYX_EMU_SFPUB(add_binary, ADD)
+ZYX_EMU_SFPUB(sub_binary, SUB)
+ZYX_EMU_SFPUB(mul_binary, MUL)
+ZYX_EMU_SFPUB(div_binary, DIV)
+ZYX_EMU_SFPUB(rsub_binary, RSUB)
+ZYX_EMU_SFPUB(power_binary, POW)
+ZYX_EMU_SFPUB(eq_binary, EQ)
+ZYX_EMU_SFPUB(ne_binary, NE)
+ZYX_EMU_SFPUB(lt_binary, LT)
+ZYX_EMU_SFPUB(gt_binary, GT)
+ZYX_EMU_SFPUB(le_binary, LE)
+ZYX_EMU_SFPUB(ge_binary, GE)
+ZYX_EMU_SFPUB(add_int32, ADD_INT32)
+ZYX_EMU_SFPUB(sub_int32, SUB_INT32)
+ZYX_EMU_SFPUB(rsub_int32, RSUB_INT32)
+ZYX_EMU_SFPUB(mul_int32, MUL_INT32)
+ZYX_EMU_SFPUB(mul_uint16, MUL_UINT16)
+ZYX_EMU_SFPUB(div_int32, DIV_INT32)
+ZYX_EMU_SFPUB(div_int32_floor, DIV_INT32_FLOOR)
+ZYX_EMU_SFPUB(div_int32_trunc, DIV_INT32_TRUNC)
+ZYX_EMU_SFPUB(remainder_int32, REMAINDER_INT32)
+ZYX_EMU_SFPUB(fmod_int32, FMOD_INT32)
+ZYX_EMU_SFPUB(binary_max, MAX)
+ZYX_EMU_SFPUB(binary_min, MIN)
+ZYX_EMU_SFPUB(binary_max_int32, MAX_INT32)
+ZYX_EMU_SFPUB(binary_min_int32, MIN_INT32)
+ZYX_EMU_SFPUB(binary_max_uint32, MAX_UINT32)
+ZYX_EMU_SFPUB(binary_min_uint32, MIN_UINT32)
+ZYX_EMU_SFPUB(binary_left_shift, SHL)
+ZYX_EMU_SFPUB(binary_right_shift, SHR)
+ZYX_EMU_SFPUB(binary_logical_right_shift, SHR_LOGICAL)
+ZYX_EMU_SFPUB(lt_int32, LT_INT32)
+ZYX_EMU_SFPUB(gt_int32, GT_INT32)
+ZYX_EMU_SFPUB(ge_int32, GE_INT32)
+ZYX_EMU_SFPUB(le_int32, LE_INT32)
+ZYX_EMU_SFPUB(eq_int32, EQ_INT32)
+ZYX_EMU_SFPUB(ne_int32, NE_INT32)
+ZYX_EMU_SFPUB(atan2_binary, ATAN2)
+ZYX_EMU_SFPUB(xlogy_binary, XLOGY)
+#undef ZYX_EMU_SFPUB
+template <auto... P>
+ALWI void div_no_nan_binary_tile(uint32_t a, uint32_t b, uint32_t o) { zyx_emu_c::sb(ZYX_SB_DIV_NO_NAN, a, b, o); }
+ALWI void add_int32_tile(uint32_t a, uint32_t b) { zyx_emu_c::sb(ZYX_SB_ADD_INT32, a, b, a); }
+// Integer ops templated on the data format (add_int_sfpu.h and friends).
+template <auto FMT = DataFormat::Int32, auto... P>
+ALWI void add_int_tile_init() {}
+template <auto FMT = DataFormat::Int32, auto... P>
+ALWI void add_int_tile(uint32_t a, uint32_t b, uint32_t o) { zyx_emu_c::sb(ZYX_SB_ADD_INT32, a, b, o); }
+template <auto FMT = DataFormat::Int32, auto... P>
+ALWI void sub_int_tile_init() {}
+template <auto FMT = DataFormat::Int32, auto... P>
+ALWI void sub_int_tile(uint32_t a, uint32_t b, uint32_t o) { zyx_emu_c::sb(ZYX_SB_SUB_INT32, a, b, o); }
+template <auto FMT = DataFormat::Int32, auto... P>
+ALWI void mul_int_tile_init() {}
+template <auto FMT = DataFormat::Int32, auto... P>
+ALWI void mul_int_tile(uint32_t a, uint32_t b, uint32_t o) {
+  zyx_emu_c::sb(static_cast<DataFormat>(FMT) == DataFormat::UInt16 ? ZYX_SB_MUL_UINT16 : ZYX_SB_MUL_INT32, a, b, o);
+}
+#define ZYX_EMU_SFPU_BITWISE(name, OP)                                            \
+  template <auto FMT = DataFormat::Int32>                                         \
+  ALWI void name##_tile_init() {}                                                 \
+  template <auto FMT = DataFormat::Int32>                                         \
+  ALWI void name##_tile(uint32_t a, uint32_t b, uint32_t o) {                     \
+    zyx_emu_c::sb(ZYX_SB_##OP, a, b, o);                                          \
+  }
+ZYX_EMU_SFPU_BITWISE(bitwise_and_binary, AND)
+ZYX_EMU_SFPU_BITWISE(bitwise_or_binary, OR)
+ZYX_EMU_SFPU_BITWISE(bitwise_xor_binary, XOR)
+#undef ZYX_EMU_SFPU_BITWISE
+
+// ---- ternary ops: out = op(a, b, c) ----
+ALWI void addcmul_tile_init() {}
+ALWI void addcmul_tile(uint32_t a, uint32_t b, uint32_t c, uint32_t o, uint32_t value) {
+  ZYX_API.sfpu_ternary(ZYX_ST_ADDCMUL, a, b, c, o, value);
+}
+ALWI void addcdiv_tile_init() {}
+ALWI void addcdiv_tile(uint32_t a, uint32_t b, uint32_t c, uint32_t o, uint32_t value) {
+  ZYX_API.sfpu_ternary(ZYX_ST_ADDCDIV, a, b, c, o, value);
+}
+ALWI void lerp_tile_init() {}
+ALWI void lerp_tile(uint32_t a, uint32_t b, uint32_t c, uint32_t o) { ZYX_API.sfpu_ternary(ZYX_ST_LERP, a, b, c, o, 0); }
+template <auto... P>
+ALWI void where_tile_init() {}
+template <auto... P>
+ALWI void where_tile(uint32_t cond, uint32_t t, uint32_t f, uint32_t o) {
+  ZYX_API.sfpu_ternary(ZYX_ST_WHERE, cond, t, f, o, 0);
+}
+
+}  // namespace ckernel

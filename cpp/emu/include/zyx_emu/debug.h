@@ -1,0 +1,666 @@
+// Kernel-side debug API of zyx-tt's Tensix emulator: DPRINT (the stream form
+// `DPRINT << x << ENDL();` and the format form `DPRINT("{} {:#x}\n", a, b)`),
+// DEVICE_PRINT, the per-processor filters, TileSlice printing, ASSERT and
+// WAYPOINT, and the profiler's zone markers (accepted, not timed).
+//
+// Output: lines on stderr, `dprint: core (r,c) <processor>: <text>`, when the
+// runtime runs with ZYX_EMU_DPRINT set (docs/emulator.md, "Debugging").
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <type_traits>
+
+#include "zyx_emu/abi.h"
+
+#ifndef ZYX_EMU_PROCESSOR
+#define ZYX_EMU_PROCESSOR 0
+#endif
+#ifndef NOC_INDEX
+#define NOC_INDEX 0
+#endif
+
+namespace zyx_emu_detail {
+
+// ---- manipulators and typed values (tt-metal's names) ----
+struct Endl {};
+struct Hex {};
+struct Dec {};
+struct Oct {};
+struct Fixed {};
+struct DefaultFloat {};
+struct SetW {
+  int w;
+};
+struct SetPrecision {
+  int p;
+};
+struct Bf16Value {
+  uint16_t bits;
+};
+
+inline float bf16_bits_to_float(uint16_t v) {
+  uint32_t u = uint32_t(v) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// ---- tile slices ----
+}  // namespace zyx_emu_detail
+
+// Rows h0..h1 step hs and columns w0..w1 step ws of a 32x32 tile.
+struct SliceRange {
+  uint8_t h0, h1, hs, w0, w1, ws;
+  static constexpr SliceRange hw0_32_16() { return {0, 32, 16, 0, 32, 16}; }
+  static constexpr SliceRange hw0_32_8() { return {0, 32, 8, 0, 32, 8}; }
+  static constexpr SliceRange hw0_32_4() { return {0, 32, 4, 0, 32, 4}; }
+  static constexpr SliceRange hw041() { return {0, 32, 4, 0, 32, 1}; }
+  static constexpr SliceRange h0_w0_32() { return {0, 1, 1, 0, 32, 1}; }
+  static constexpr SliceRange h0_32_w0() { return {0, 32, 1, 0, 1, 1}; }
+  static constexpr SliceRange h1_w0_32() { return {1, 2, 1, 0, 32, 1}; }
+  static constexpr SliceRange hw0() { return {0, 1, 1, 0, 1, 1}; }
+  static constexpr SliceRange hw_all() { return {0, 32, 1, 0, 32, 1}; }
+};
+enum dprint_tslice_cb_t { TSLICE_INPUT_CB = 0, TSLICE_OUTPUT_CB = 1 };
+enum dprint_tslice_ptr_t { TSLICE_RD_PTR = 0, TSLICE_WR_PTR = 1 };
+
+// Prints elements of tile `tile_idx` of a circular buffer, at its read
+// pointer (TSLICE_RD_PTR) or write pointer (TSLICE_WR_PTR), row by row.
+struct TileSlice {
+  uint8_t cb;
+  int tile_idx;
+  SliceRange range;
+  dprint_tslice_cb_t cb_type;
+  dprint_tslice_ptr_t ptr_type;
+  bool endl_rows;
+  bool print_untilized;
+  TileSlice(uint8_t cb_id, int tile, const SliceRange& r, dprint_tslice_cb_t type = TSLICE_INPUT_CB,
+            dprint_tslice_ptr_t ptr = TSLICE_RD_PTR, bool endl = true, bool untilized = true)
+      : cb(cb_id), tile_idx(tile), range(r), cb_type(type), ptr_type(ptr), endl_rows(endl), print_untilized(untilized) {}
+  TileSlice(uint8_t cb_id, int tile, const SliceRange& r, bool endl, bool untilized = true)
+      : TileSlice(cb_id, tile, r, TSLICE_INPUT_CB, TSLICE_RD_PTR, endl, untilized) {}
+};
+#define TSLICE TileSlice
+
+// DPRINT << RAISE{s} raises signal s (0-31) of this core; DPRINT << WAIT{s}
+// waits until another processor of the core has raised it, which orders
+// their prints as on a card.
+struct RAISE {
+  uint32_t signal;
+};
+struct WAIT {
+  uint32_t signal;
+};
+
+// DEVICE_PRINT's typed values.
+struct bf16_t {
+  uint16_t val;
+  bf16_t(uint16_t v) : val(v) {}
+};
+
+namespace zyx_emu_detail {
+
+// A format string whose fields are checked against the argument count at
+// compile time, as tt-metal's DEVICE_PRINT does.
+void format_error_unbalanced_braces();
+void format_error_field_count();
+void format_error_mixed_fields();
+void format_error_index();
+
+consteval void check_format(const char* s, size_t nargs) {
+  size_t plain = 0, max_index = 0;
+  bool indexed = false, any_indexed = false;
+  for (size_t i = 0; s[i]; i++) {
+    if (s[i] == '{') {
+      if (s[i + 1] == '{') {
+        i++;
+        continue;
+      }
+      size_t j = i + 1;
+      bool has_index = false;
+      size_t idx = 0;
+      while (s[j] >= '0' && s[j] <= '9') idx = idx * 10 + size_t(s[j++] - '0'), has_index = true;
+      while (s[j] && s[j] != '}') j++;
+      if (!s[j]) format_error_unbalanced_braces();
+      if (has_index) {
+        any_indexed = true;
+        if (idx + 1 > max_index) max_index = idx + 1;
+      } else {
+        plain++;
+      }
+      indexed = has_index;
+      i = j;
+    } else if (s[i] == '}') {
+      if (s[i + 1] != '}') format_error_unbalanced_braces();
+      i++;
+    }
+  }
+  (void)indexed;
+  if (any_indexed && plain) format_error_mixed_fields();
+  if (any_indexed && max_index > nargs) format_error_index();
+  if (!any_indexed && plain != nargs) format_error_field_count();
+}
+
+template <class... Args>
+struct FormatString {
+  const char* str;
+  template <size_t N>
+  consteval FormatString(const char (&s)[N]) : str(s) {
+    check_format(s, sizeof...(Args));
+  }
+};
+
+// One parsed {:spec}: [[fill]align][sign][#][0][width][.precision][type].
+struct FormatSpec {
+  char fill = ' ', align = 0, sign = 0, type = 0;
+  bool alt = false, zero = false;
+  int width = -1, precision = -1;
+};
+
+class Printer {
+ public:
+  Printer() : on_(ZYX_API.dprint_enabled() != 0) {}
+  ~Printer() {
+    if (len_) flush();
+  }
+  Printer(const Printer&) = delete;
+  Printer& operator=(const Printer&) = delete;
+
+  // ---- the stream form ----
+  Printer& operator<<(const char* s) {
+    if (!on_) return *this;
+    pad_string(s ? s : "(null)", s ? std::strlen(s) : 6);
+    return *this;
+  }
+  Printer& operator<<(std::string_view s) {
+    if (on_) pad_string(s.data(), s.size());
+    return *this;
+  }
+  Printer& operator<<(char c) {
+    if (on_) pad_string(&c, 1);
+    return *this;
+  }
+  Printer& operator<<(bool b) { return int_value(static_cast<unsigned long long>(b), false, 1); }
+  Printer& operator<<(Endl) {
+    put('\n');
+    if (on_) flush();
+    return *this;
+  }
+  Printer& operator<<(Hex) {
+    base_ = 16;
+    return *this;
+  }
+  Printer& operator<<(Dec) {
+    base_ = 10;
+    return *this;
+  }
+  Printer& operator<<(Oct) {
+    base_ = 8;
+    return *this;
+  }
+  Printer& operator<<(Fixed) {
+    fixed_ = true;
+    return *this;
+  }
+  Printer& operator<<(DefaultFloat) {
+    fixed_ = false;
+    return *this;
+  }
+  Printer& operator<<(SetW w) {
+    width_ = w.w;
+    return *this;
+  }
+  Printer& operator<<(SetPrecision p) {
+    precision_ = p.p;
+    return *this;
+  }
+  Printer& operator<<(float f) { return float_value(static_cast<double>(f)); }
+  Printer& operator<<(double f) { return float_value(f); }
+  Printer& operator<<(Bf16Value v) { return float_value(static_cast<double>(bf16_bits_to_float(v.bits))); }
+  Printer& operator<<(bf16_t v) { return float_value(static_cast<double>(bf16_bits_to_float(v.val))); }
+  template <typename T, typename std::enable_if<std::is_integral<T>::value && !std::is_same<T, char>::value &&
+                                                    !std::is_same<T, bool>::value,
+                                                int>::type = 0>
+  Printer& operator<<(T v) {
+    using U = typename std::make_unsigned<T>::type;
+    if (std::is_signed<T>::value && v < 0 && base_ == 10)
+      return int_value(static_cast<unsigned long long>(-static_cast<long long>(v)), true, sizeof(T));
+    return int_value(static_cast<unsigned long long>(static_cast<U>(v)), false, sizeof(T));
+  }
+  template <typename T, typename std::enable_if<std::is_enum<T>::value, int>::type = 0>
+  Printer& operator<<(T v) {
+    return *this << static_cast<typename std::underlying_type<T>::type>(v);
+  }
+  template <typename T>
+  Printer& operator<<(const volatile T* p) {
+    char b[24];
+    int n = std::snprintf(b, sizeof b, "%p", const_cast<const void*>(static_cast<const volatile void*>(p)));
+    if (on_) pad_string(b, static_cast<size_t>(n));
+    return *this;
+  }
+  Printer& operator<<(const TileSlice& ts);
+  Printer& operator<<(RAISE r) {
+    auto* w = static_cast<volatile uint32_t*>(ZYX_API.l1_range(ZYX_EMU_L1_SIGNALS_OFFSET + 4 * (r.signal & 31), 4, "RAISE"));
+    __atomic_store_n(const_cast<uint32_t*>(w), 1u, __ATOMIC_RELEASE);
+    return *this;
+  }
+  Printer& operator<<(WAIT w) {
+    if (len_) flush();  // what came before the wait is printed before it
+    ZYX_API.wait_word(ZYX_EMU_L1_SIGNALS_OFFSET + 4 * (w.signal & 31), 0, 2);
+    return *this;
+  }
+
+  // ---- the format form (DEVICE_PRINT, DPRINT(...)) ----
+  template <class... Args>
+  Printer& operator()(FormatString<std::type_identity_t<Args>...> fmt, const Args&... args) {
+    if (on_) format(fmt.str, args...);
+    return *this;
+  }
+
+ private:
+  void put(char c) {
+    if (!on_) return;
+    if (len_ + 1 >= sizeof buf_) flush();
+    buf_[len_++] = c;
+  }
+  void write(const char* s, size_t n) {
+    for (size_t i = 0; i < n; i++) put(s[i]);
+  }
+  void flush() {
+    buf_[len_] = 0;
+    ZYX_API.dprint(buf_);
+    len_ = 0;
+  }
+  void pad_string(const char* s, size_t n) {
+    int w = width_;
+    width_ = 0;
+    for (int i = static_cast<int>(n); i < w; i++) put(' ');
+    write(s, n);
+  }
+  Printer& int_value(unsigned long long v, bool negative, size_t bytes) {
+    if (!on_) return *this;
+    (void)bytes;
+    char t[72];
+    int n = 0;
+    do {
+      t[n++] = "0123456789abcdef"[v % base_];
+      v /= base_;
+    } while (v);
+    if (negative) t[n++] = '-';
+    char out[72];
+    for (int i = 0; i < n; i++) out[i] = t[n - 1 - i];
+    pad_string(out, static_cast<size_t>(n));
+    return *this;
+  }
+  Printer& float_value(double f) {
+    if (!on_) return *this;
+    char b[64];
+    int n = std::snprintf(b, sizeof b, fixed_ ? "%.*f" : "%.*g", precision_, f);
+    pad_string(b, static_cast<size_t>(n > 0 ? n : 0));
+    return *this;
+  }
+
+  // Format form: one field per argument.
+  template <class... Args>
+  void format(const char* f, const Args&... args) {
+    constexpr size_t n = sizeof...(Args);
+    const void* ptrs[n ? n : 1] = {static_cast<const void*>(&args)...};
+    using Fn = void (*)(Printer&, const void*, const FormatSpec&);
+    Fn fns[n ? n : 1] = {&Printer::field<Args>...};
+    size_t next = 0;
+    for (size_t i = 0; f[i]; i++) {
+      char c = f[i];
+      if (c == '{' && f[i + 1] == '{') {
+        put('{'), i++;
+        continue;
+      }
+      if (c == '}' && f[i + 1] == '}') {
+        put('}'), i++;
+        continue;
+      }
+      if (c != '{') {
+        put(c);
+        continue;
+      }
+      size_t j = i + 1, idx = 0;
+      bool has_index = false;
+      while (f[j] >= '0' && f[j] <= '9') idx = idx * 10 + size_t(f[j++] - '0'), has_index = true;
+      FormatSpec spec;
+      if (f[j] == ':') j = parse_spec(f, j + 1, spec);
+      while (f[j] && f[j] != '}') j++;
+      size_t a = has_index ? idx : next++;
+      if (a < n) fns[a](*this, ptrs[a], spec);
+      i = f[j] ? j : j - 1;
+    }
+  }
+  static size_t parse_spec(const char* f, size_t j, FormatSpec& s) {
+    auto is_align = [](char c) { return c == '<' || c == '>' || c == '^'; };
+    if (f[j] && f[j] != '}' && is_align(f[j + 1])) s.fill = f[j], s.align = f[j + 1], j += 2;
+    else if (is_align(f[j])) s.align = f[j++];
+    if (f[j] == '+' || f[j] == '-' || f[j] == ' ') s.sign = f[j++];
+    if (f[j] == '#') s.alt = true, j++;
+    if (f[j] == '0') s.zero = true, j++;
+    if (f[j] >= '0' && f[j] <= '9') {
+      s.width = 0;
+      while (f[j] >= '0' && f[j] <= '9') s.width = s.width * 10 + (f[j++] - '0');
+    }
+    if (f[j] == '.') {
+      s.precision = 0, j++;
+      while (f[j] >= '0' && f[j] <= '9') s.precision = s.precision * 10 + (f[j++] - '0');
+    }
+    if (f[j] && f[j] != '}') s.type = f[j++];
+    return j;
+  }
+  // Writes body (with an optional sign/prefix) padded as the spec says.
+  void emit(const char* prefix, const char* body, size_t n, const FormatSpec& s, bool numeric) {
+    size_t plen = std::strlen(prefix), total = plen + n;
+    size_t w = s.width > 0 ? static_cast<size_t>(s.width) : 0;
+    size_t pad = w > total ? w - total : 0;
+    char align = s.align ? s.align : (numeric ? '>' : '<');
+    if (numeric && s.zero && !s.align) {
+      write(prefix, plen);
+      for (size_t i = 0; i < pad; i++) put('0');
+      write(body, n);
+      return;
+    }
+    size_t left = align == '>' ? pad : align == '^' ? pad / 2 : 0, right = pad - left;
+    for (size_t i = 0; i < left; i++) put(s.fill);
+    write(prefix, plen);
+    write(body, n);
+    for (size_t i = 0; i < right; i++) put(s.fill);
+  }
+  void fmt_uint(unsigned long long v, bool negative, const FormatSpec& s) {
+    unsigned base = 10;
+    const char* digits = "0123456789abcdef";
+    const char* pre = "";
+    switch (s.type) {
+      case 'x': base = 16, pre = "0x"; break;
+      case 'X': base = 16, pre = "0X", digits = "0123456789ABCDEF"; break;
+      case 'o': base = 8, pre = "0"; break;
+      case 'b': base = 2, pre = "0b"; break;
+      case 'B': base = 2, pre = "0B"; break;
+      case 'c': {
+        char ch = static_cast<char>(v);
+        emit("", &ch, 1, s, false);
+        return;
+      }
+      default: break;
+    }
+    char t[72];
+    int n = 0;
+    do {
+      t[n++] = digits[v % base];
+      v /= base;
+    } while (v);
+    char body[72];
+    for (int i = 0; i < n; i++) body[i] = t[n - 1 - i];
+    char prefix[8];
+    size_t p = 0;
+    if (negative) prefix[p++] = '-';
+    else if (s.sign == '+' || s.sign == ' ') prefix[p++] = s.sign;
+    if (s.alt && v == 0 && base != 10 && !(base == 8 && body[0] == '0' && n == 1))
+      for (const char* q = pre; *q; q++) prefix[p++] = *q;
+    else if (s.alt && base != 10)
+      for (const char* q = pre; *q; q++) prefix[p++] = *q;
+    prefix[p] = 0;
+    emit(prefix, body, static_cast<size_t>(n), s, true);
+  }
+  void fmt_float(double v, const FormatSpec& s) {
+    char f[16];
+    char type = s.type ? s.type : 'g';
+    bool shortest = !s.type && s.precision < 0;
+    char b[512];
+    int n;
+    if (shortest) {
+      // fmt's default: the shortest text that reads back as the same value.
+      n = 0;
+      for (int p = 1; p <= 17; p++) {
+        n = std::snprintf(b, sizeof b, "%.*g", p, v);
+        if (std::strtod(b, nullptr) == v) break;
+      }
+    } else {
+      std::snprintf(f, sizeof f, "%%%s.*%c", s.alt ? "#" : "", type == 'F' ? 'F' : type);
+      n = std::snprintf(b, sizeof b, f, s.precision < 0 ? 6 : s.precision, v);
+    }
+    if (n < 0) n = 0;
+    if (n > static_cast<int>(sizeof b) - 1) n = sizeof b - 1;
+    const char* body = b;
+    char prefix[2] = {0, 0};
+    if (b[0] == '-') prefix[0] = '-', body = b + 1, n--;
+    else if (s.sign == '+' || s.sign == ' ') prefix[0] = s.sign;
+    emit(prefix, body, static_cast<size_t>(n), s, true);
+  }
+  template <class T>
+  static void field(Printer& p, const void* v, const FormatSpec& s) {
+    using D = std::remove_cv_t<std::remove_reference_t<T>>;
+    const D& x = *static_cast<const D*>(v);
+    if constexpr (std::is_same_v<D, bool>) {
+      if (s.type && s.type != 's') p.fmt_uint(x ? 1 : 0, false, s);
+      else p.emit("", x ? "true" : "false", x ? 4 : 5, s, false);
+    } else if constexpr (std::is_same_v<D, char>) {
+      if (s.type && s.type != 'c') p.fmt_uint(static_cast<unsigned char>(x), false, s);
+      else p.emit("", &x, 1, s, false);
+    } else if constexpr (std::is_integral_v<D> || std::is_enum_v<D>) {
+      using I = std::conditional_t<std::is_enum_v<D>, std::underlying_type<D>, std::type_identity<D>>;
+      using V = typename I::type;
+      V iv = static_cast<V>(x);
+      if constexpr (std::is_signed_v<V>) {
+        if (iv < 0) return p.fmt_uint(static_cast<unsigned long long>(-static_cast<long long>(iv)), true, s);
+      }
+      p.fmt_uint(static_cast<unsigned long long>(static_cast<std::make_unsigned_t<V>>(iv)), false, s);
+    } else if constexpr (std::is_floating_point_v<D>) {
+      p.fmt_float(static_cast<double>(x), s);
+    } else if constexpr (std::is_same_v<D, bf16_t>) {
+      p.fmt_float(static_cast<double>(bf16_bits_to_float(x.val)), s);
+    } else if constexpr (std::is_same_v<D, Bf16Value>) {
+      p.fmt_float(static_cast<double>(bf16_bits_to_float(x.bits)), s);
+    } else if constexpr (std::is_pointer_v<D> && std::is_same_v<std::remove_cv_t<std::remove_pointer_t<D>>, char>) {
+      p.emit("", x ? x : "(null)", x ? std::strlen(x) : 6, s, false);
+    } else if constexpr (std::is_array_v<D> && std::is_same_v<std::remove_cv_t<std::remove_extent_t<D>>, char>) {
+      p.emit("", x, std::strlen(x), s, false);
+    } else if constexpr (std::is_same_v<D, std::string_view>) {
+      p.emit("", x.data(), x.size(), s, false);
+    } else if constexpr (std::is_pointer_v<D>) {
+      FormatSpec h = s;
+      h.type = 'x', h.alt = true;
+      p.fmt_uint(static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(x)), false, h);
+    } else {
+      static_assert(sizeof(D) == 0, "DEVICE_PRINT: this argument type cannot be printed");
+    }
+  }
+
+  char buf_[512];
+  size_t len_ = 0;
+  bool on_;
+  bool fixed_ = false;
+  unsigned base_ = 10;
+  int width_ = 0, precision_ = 6;
+};
+
+// Sets the TRISC tag of the enclosed prints (DPRINT_UNPACK/MATH/PACK).
+struct TagScope {
+  uint32_t old;
+  explicit TagScope(uint32_t tag) : old(ZYX_API.dprint_tag(tag)) {}
+  ~TagScope() { ZYX_API.dprint_tag(old); }
+  TagScope(const TagScope&) = delete;
+  TagScope& operator=(const TagScope&) = delete;
+};
+
+// What the filtered forms hand over: an already-streamed printer (the old
+// `DPRINT_MATH(DPRINT << x << ENDL())` form), or a format and its args.
+inline void dprint_any(Printer&) {}
+template <class... Args>
+inline void dprint_any(FormatString<std::type_identity_t<Args>...> fmt, const Args&... args) {
+  Printer()(fmt, args...);
+}
+
+// Element (r, c) of a tile as a double, by data format (face layout when
+// untilized is asked for).
+inline bool tile_element(const uint8_t* tile, uint32_t format, int r, int c, bool untilized, double* out) {
+  int idx = untilized ? ((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15) * 16 + (c & 15) : r * 32 + c;
+  switch (format) {
+    case 0: {  // Float32
+      float f;
+      std::memcpy(&f, tile + 4 * idx, 4);
+      *out = f;
+      return true;
+    }
+    case 5: {  // Float16_b
+      uint16_t h;
+      std::memcpy(&h, tile + 2 * idx, 2);
+      *out = bf16_bits_to_float(h);
+      return true;
+    }
+    case 1: {  // Float16
+      _Float16 h;
+      std::memcpy(&h, tile + 2 * idx, 2);
+      *out = static_cast<double>(h);
+      return true;
+    }
+    case 8: {  // Int32
+      int32_t v;
+      std::memcpy(&v, tile + 4 * idx, 4);
+      *out = v;
+      return true;
+    }
+    case 24: {  // UInt32
+      uint32_t v;
+      std::memcpy(&v, tile + 4 * idx, 4);
+      *out = v;
+      return true;
+    }
+    case 9: {  // UInt16
+      uint16_t v;
+      std::memcpy(&v, tile + 2 * idx, 2);
+      *out = v;
+      return true;
+    }
+    case 30: *out = tile[idx]; return true;  // UInt8
+    default: return false;
+  }
+}
+
+inline Printer& Printer::operator<<(const TileSlice& ts) {
+  if (!on_) return *this;
+  uint32_t format = ZYX_API.cb_format(ts.cb);
+  uint32_t page = ZYX_API.cb_page_size(ts.cb);
+  uint32_t ptr = ts.ptr_type == TSLICE_WR_PTR ? ZYX_API.cb_write_ptr(ts.cb) : ZYX_API.cb_read_ptr(ts.cb);
+  const auto* tile = static_cast<const uint8_t*>(
+      ZYX_API.l1_range(ptr + static_cast<uint32_t>(ts.tile_idx) * page, page, "TileSlice"));
+  const SliceRange& r = ts.range;
+  uint32_t hs = r.hs ? r.hs : 1, ws = r.ws ? r.ws : 1;
+  for (uint32_t h = r.h0; h < r.h1 && h < 32; h += hs) {
+    bool first = true;
+    for (uint32_t w = r.w0; w < r.w1 && w < 32; w += ws) {
+      double v = 0;
+      if (!first) put(' ');
+      first = false;
+      if (!tile_element(tile, format, static_cast<int>(h), static_cast<int>(w), ts.print_untilized, &v)) {
+        *this << "<TileSlice: data format " << format << " is not printable>";
+        break;
+      }
+      if (format == 0 || format == 1 || format == 5)
+        float_value(v);
+      else
+        *this << static_cast<long long>(v);
+    }
+    if (ts.endl_rows) *this << Endl{};
+  }
+  return *this;
+}
+
+// Prints a DST register tile (dprint_tensix_dest_reg): 32 rows of 32.
+inline void print_dst_tile(uint32_t tile) {
+  uint32_t is_int = 0;
+  const uint32_t* t = ZYX_API.dst_tile(tile, &is_int);
+  Printer p;
+  for (int r = 0; r < 32; r++) {
+    for (int c = 0; c < 32; c++) {
+      uint32_t v = t[((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15) * 16 + (c & 15)];
+      if (c) p << ' ';
+      if (is_int) {
+        p << static_cast<int32_t>(v);
+      } else {
+        float f;
+        std::memcpy(&f, &v, 4);
+        p << f;
+      }
+    }
+    p << Endl{};
+  }
+}
+
+}  // namespace zyx_emu_detail
+
+// Prints all of tile tile_id of a circular buffer at its read pointer, row
+// by row (dprint_pages.h); untilize: in row-major order instead of the
+// four-face order.
+inline void print_full_tile(uint32_t cb_id, uint32_t tile_id = 0, bool untilize = false) {
+  ::zyx_emu_detail::Printer{} << TileSlice(static_cast<uint8_t>(cb_id), static_cast<int>(tile_id), SliceRange::hw_all(),
+                                           TSLICE_INPUT_CB, TSLICE_RD_PTR, true, untilize);
+}
+// Prints DST tile tile_id as the compute kernel's DST holds it (dprint_tensix.h).
+inline void dprint_tensix_dest_reg(int tile_id = 0) { ::zyx_emu_detail::print_dst_tile(static_cast<uint32_t>(tile_id)); }
+
+// ---- DPRINT ----
+#define DPRINT ::zyx_emu_detail::Printer{}
+#define DEVICE_PRINT(...) (::zyx_emu_detail::Printer{}(__VA_ARGS__))
+
+// Filtered forms: DATA0 prints only on riscv_0 (BRISC), DATA1 only on
+// riscv_1 (NCRISC), UNPACK/MATH/PACK only in compute kernels, tagged as the
+// TRISC (trisc0/1/2) that would print it on a card.
+#define ZYX_EMU_DPRINT_IF(cond, tag, ...)                 \
+  do {                                                    \
+    if constexpr (cond) {                                 \
+      ::zyx_emu_detail::TagScope zyx_emu_tag_scope_(tag); \
+      ::zyx_emu_detail::dprint_any(__VA_ARGS__);          \
+    }                                                     \
+  } while (0)
+#define DPRINT_DATA0(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR == 0, 0, __VA_ARGS__)
+#define DPRINT_DATA1(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR == 1, 0, __VA_ARGS__)
+#define DPRINT_UNPACK(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR == 2, 1, __VA_ARGS__)
+#define DPRINT_MATH(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR == 2, 2, __VA_ARGS__)
+#define DPRINT_PACK(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR == 2, 3, __VA_ARGS__)
+// tt-metal's DEVICE_PRINT_DATA0/1 filter by the kernel's NOC (noc_index).
+#define DEVICE_PRINT_DATA0(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR != 2 && NOC_INDEX == 0, 0, __VA_ARGS__)
+#define DEVICE_PRINT_DATA1(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR != 2 && NOC_INDEX == 1, 0, __VA_ARGS__)
+#define DEVICE_PRINT_UNPACK(...) DPRINT_UNPACK(__VA_ARGS__)
+#define DEVICE_PRINT_MATH(...) DPRINT_MATH(__VA_ARGS__)
+#define DEVICE_PRINT_PACK(...) DPRINT_PACK(__VA_ARGS__)
+
+inline zyx_emu_detail::Endl ENDL() { return {}; }
+inline zyx_emu_detail::Hex HEX() { return {}; }
+inline zyx_emu_detail::Dec DEC() { return {}; }
+inline zyx_emu_detail::Oct OCT() { return {}; }
+inline zyx_emu_detail::Fixed FIXED() { return {}; }
+inline zyx_emu_detail::DefaultFloat DEFAULTFLOAT() { return {}; }
+inline zyx_emu_detail::SetW SETW(int w) { return {w}; }
+inline zyx_emu_detail::SetPrecision SETPRECISION(int p) { return {p}; }
+inline zyx_emu_detail::Bf16Value BF16(uint16_t v) { return {v}; }
+inline float F32(float f) { return f; }
+inline uint32_t U32(uint32_t v) { return v; }
+
+// ---- ASSERT and WAYPOINT ----
+// A failing ASSERT is a run error naming the core, the section, the
+// condition and its source line (the kernel's file is "<kernel name>.cpp").
+#ifndef ASSERT
+#define ASSERT(condition, ...)                                                          \
+  do {                                                                                  \
+    if (!(condition)) ZYX_API.assert_fail(#condition, __FILE__, static_cast<uint32_t>(__LINE__)); \
+  } while (0)
+#endif
+// The last waypoint of each section shows in deadlock reports.
+#define WAYPOINT(x) ZYX_API.waypoint(x)
+
+// ---- profiler markers: accepted; the emulator does not time kernels ----
+#define DeviceZoneScopedN(name)
+#define DeviceZoneScopedMainN(name)
+#define DeviceZoneScopedMainChildN(name)
+#define DeviceZoneScopedSumN1(name)
+#define DeviceZoneScopedSumN2(name)
+#define DeviceZoneSetCounter(counter)
+#define DeviceTimestampedData(name, data)
+#define DeviceRecordEvent(event_id)

@@ -1,0 +1,47 @@
+// SFPU operation codes shared by the kernel-side headers and the emulator
+// (zyx_emu_api::sfpu_unary / sfpu_binary / sfpu_ternary). X-macro lists, so
+// the enum, the names and the dispatch stay in one place.
+#pragma once
+
+// Unary ops on one DST tile; p0..p2 are the op's params as tt-metal passes
+// them (f32 bits unless noted).
+#define ZYX_SFPU_UNARY_OPS(X)                                                                   \
+  X(EXP) X(EXP_APPROX) X(EXP2) X(EXPM1) X(LOG) X(LOG_WITH_BASE) X(LOG1P) X(SQRT) X(RSQRT)         \
+  X(RECIP) X(CBRT) X(SQUARE) X(ABS) X(ABS_INT32) X(NEG) X(NEG_INT32) X(SIGN) X(SIGNBIT)             \
+  X(SIGNBIT_INT32) X(IDENTITY) X(RELU) X(RELU_INT32) X(RELU_MAX) X(RELU_MIN) X(LEAKY_RELU) X(ELU)   \
+  X(SELU) X(CELU) X(GELU) X(GELU_APPROX) X(SIGMOID) X(SIGMOID_APPROX) X(SILU) X(TANH) X(TANH_APPROX) \
+  X(HARDSIGMOID) X(HARDSWISH) X(HARDTANH) X(HARDSHRINK) X(SOFTSHRINK) X(SOFTSIGN) X(SOFTPLUS)        \
+  X(MISH) X(HARDMISH) X(TANHSHRINK) X(LOGSIGMOID) X(TANH_DERIVATIVE) X(SWISH) X(SOFTCAP)            \
+  X(SIN) X(COS) X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH) X(ASINH) X(ACOSH) X(ATANH)           \
+  X(ERF) X(ERFC) X(ERFINV) X(I0) X(I1) X(LGAMMA) X(DIGAMMA) X(POLYGAMMA) X(MULTIGAMMALN)            \
+  X(ISINF) X(ISPOSINF) X(ISNEGINF) X(ISNAN) X(ISFINITE) X(LOGICAL_NOT) X(LOGICAL_NOT_INT32)         \
+  X(EQZ) X(NEZ) X(LTZ) X(GTZ) X(LEZ) X(GEZ) X(EQZ_INT32) X(NEZ_INT32) X(LTZ_INT32) X(GTZ_INT32)     \
+  X(LEZ_INT32) X(GEZ_INT32) X(UNARY_EQ) X(UNARY_NE) X(UNARY_GT) X(UNARY_LT) X(UNARY_GE) X(UNARY_LE) \
+  X(UNARY_MAX) X(UNARY_MIN) X(UNARY_MAX_INT32) X(UNARY_MIN_INT32) X(UNARY_MAX_UINT32)               \
+  X(UNARY_MIN_UINT32) X(HEAVISIDE) X(POWER) X(POWER_ITERATIVE) X(RPOW) X(RSUB) X(RDIV) X(FMOD)      \
+  X(REMAINDER) X(CLAMP) X(THRESHOLD) X(PRELU) X(LOGIT) X(FLOOR) X(CEIL) X(TRUNC) X(ROUND) X(FRAC)    \
+  X(FILL) X(FILL_INT) X(ADD_SCALAR) X(SUB_SCALAR) X(MUL_SCALAR) X(DIV_SCALAR) X(RSUB_SCALAR)         \
+  X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR) X(BITWISE_NOT) X(LEFT_SHIFT) X(RIGHT_SHIFT)           \
+  X(DROPOUT) X(RAND) X(TILED_PROD) X(ALT_COMPLEX_ROTATE90)
+
+// Binary ops: out = op(a, b).
+#define ZYX_SFPU_BINARY_OPS(X)                                                                 \
+  X(ADD) X(SUB) X(MUL) X(DIV) X(DIV_NO_NAN) X(RSUB) X(POW) X(EQ) X(NE) X(LT) X(GT) X(LE) X(GE)   \
+  X(ADD_INT32) X(SUB_INT32) X(RSUB_INT32) X(MUL_INT32) X(MUL_UINT16) X(DIV_INT32)                \
+  X(DIV_INT32_FLOOR) X(DIV_INT32_TRUNC) X(REMAINDER_INT32) X(FMOD_INT32) X(MAX) X(MIN)           \
+  X(MAX_INT32) X(MIN_INT32) X(MAX_UINT32) X(MIN_UINT32) X(AND) X(OR) X(XOR) X(SHL) X(SHR)         \
+  X(SHR_LOGICAL) X(LT_INT32) X(GT_INT32) X(GE_INT32) X(LE_INT32) X(EQ_INT32) X(NE_INT32)          \
+  X(ATAN2) X(XLOGY)
+
+// Ternary ops: out = op(a, b, c).
+#define ZYX_SFPU_TERNARY_OPS(X) X(ADDCMUL) X(ADDCDIV) X(LERP) X(WHERE)
+
+#define ZYX_SFPU_ENUM_ENTRY(n) ZYX_SU_##n,
+enum zyx_emu_sfpu_unary_op { ZYX_SFPU_UNARY_OPS(ZYX_SFPU_ENUM_ENTRY) ZYX_SU_COUNT };
+#undef ZYX_SFPU_ENUM_ENTRY
+#define ZYX_SFPU_ENUM_ENTRY(n) ZYX_SB_##n,
+enum zyx_emu_sfpu_binary_op { ZYX_SFPU_BINARY_OPS(ZYX_SFPU_ENUM_ENTRY) ZYX_SB_COUNT };
+#undef ZYX_SFPU_ENUM_ENTRY
+#define ZYX_SFPU_ENUM_ENTRY(n) ZYX_ST_##n,
+enum zyx_emu_sfpu_ternary_op { ZYX_SFPU_TERNARY_OPS(ZYX_SFPU_ENUM_ENTRY) ZYX_ST_COUNT };
+#undef ZYX_SFPU_ENUM_ENTRY

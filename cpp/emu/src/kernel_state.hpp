@@ -1,0 +1,77 @@
+// Per-section state of the kernel API (core.cpp's API part): what a RISC
+// keeps for itself on a card (its NOC command-buffer state, its copy of the
+// circular-buffer interface, its debug state), the guard that turns a fault
+// in kernel code into a run error, and the reserved L1 layout the emulator
+// uses below l1.unreserved_base.
+#pragma once
+
+#include <csetjmp>
+#include <cstdint>
+#include <string>
+
+#include "zyx_emu/abi.h"
+
+namespace zyx::emu {
+
+struct Fiber;
+struct CoreState;
+struct Board;
+
+
+// Reserved L1 (below l1.unreserved_base, which is 102400 on every board):
+//   [ZYX_EMU_L1_ZEROS_OFFSET, +ZYX_EMU_L1_ZEROS_SIZE)  zeros (MEM_ZEROS_BASE)
+//   [ZYX_EMU_L1_ARGS_OFFSET, +6 * ZYX_EMU_L1_ARGS_SLOT) runtime and common args
+//                                                       of the three sections
+//   [unreserved_base - 256, unreserved_base)           the 16 semaphores
+// The offsets live in abi.h, shared with the kernel headers.
+static_assert(ZYX_EMU_L1_ARGS_OFFSET + 6 * ZYX_EMU_L1_ARGS_SLOT <= 102400 - 256, "reserved L1 overflows");
+
+// One section's API state. Reset when its kernel starts.
+struct KernelState {
+  // Which arg lists (bit 0: runtime, bit 1: common) have been copied into L1.
+  uint32_t args_in_l1 = 0;
+  // DPRINT: the line being assembled, and the TRISC tag (0: the section's
+  // own processor name, 1-3: trisc0-2) of its text.
+  std::string dprint_line;
+  uint32_t dprint_tag = 0, dprint_line_tag = 0;
+  // The last WAYPOINT the kernel passed ("" if none).
+  char waypoint[8] = {};
+  // Per-section scratch the kernel headers keep their NOC state in
+  // (set_state registers, transaction ids); zeroed when the kernel starts.
+  uint64_t scratch[ZYX_EMU_SCRATCH_WORDS] = {};
+  // The section's view of its circular buffers (get_local_cb_interface),
+  // and what the runtime last wrote there (to see the kernel's changes).
+  zyx_emu_cb_interface cb_iface[32] = {};
+  zyx_emu_cb_interface cb_written[32] = {};
+  uint32_t cb_iface_valid = 0;  // bit per cb
+  // Fault recovery: where a fault in this section's kernel code lands.
+  sigjmp_buf fault_jmp;
+  volatile int fault_armed = 0;
+  volatile int fault_sig = 0, fault_code = 0;
+  volatile uintptr_t fault_addr = 0, fault_pc = 0;
+  void reset();
+};
+
+// Runs the fiber's kernel; a fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL) in it
+// becomes a run_error naming the faulting address (throws zyx::Error).
+void run_kernel_guarded(Fiber* f);
+
+// Per worker thread: an alternate signal stack (so that a fault on a kernel
+// stack, including a stack overflow, can be handled), restored on exit.
+class FaultStack {
+ public:
+  FaultStack();
+  ~FaultStack();
+  FaultStack(const FaultStack&) = delete;
+  FaultStack& operator=(const FaultStack&) = delete;
+
+ private:
+  void* mem_ = nullptr;
+  bool installed_ = false;
+  stack_t old_{};
+};
+
+// Prepares a core's reserved L1 for a run: zeros, semaphores (zero).
+void prepare_core_l1(uint8_t* l1, const Board& board);
+
+}  // namespace zyx::emu

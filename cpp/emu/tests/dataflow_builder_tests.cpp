@@ -1,0 +1,444 @@
+// Tests of the kernel builder (compiler.cpp): the cache is private and
+// checked (objects and directories others own or can write are refused, a
+// planted symlink is not followed, no shared fallback without HOME), the
+// compiler runs in its own process group and dies with the runtime, and
+// compile-time args are constant expressions in every form tt-metal has.
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include "emu.hpp"
+#include "harness.hpp"
+
+using namespace zyx;
+using namespace zyx_test;
+
+namespace {
+
+std::string make_temp_dir(const std::string& parent, const char* tag) {
+  std::string t = parent + "/" + tag + "-XXXXXX";
+  std::vector<char> b(t.begin(), t.end());
+  b.push_back(0);
+  if (!mkdtemp(b.data())) throw Failure("mkdtemp " + t + ": " + std::strerror(errno));
+  return b.data();
+}
+
+void rm_rf(const std::string& p) {
+  std::string cmd = "rm -rf '" + p + "'";
+  if (std::system(cmd.c_str()) != 0) throw Failure("cannot remove " + p);
+}
+
+std::vector<std::string> list_dir(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string s = e->d_name;
+      if (s != "." && s != "..") out.push_back(s);
+    }
+    closedir(d);
+  }
+  return out;
+}
+
+bool exists(const std::string& p) {
+  struct stat st{};
+  return lstat(p.c_str(), &st) == 0;
+}
+
+// A one-core program whose reader writes a word (compile arg 0 plus the
+// named arg "bias") to DRAM: the result shows which object ran.
+GroupProgram word_program(const std::string& reader) {
+  GroupProgram p;
+  p.name = "builder";
+  p.params = {P("out", "global_mut", "u32")};
+  p.reader.source = reader;
+  p.reader.runtime_args = {L("buffer_addr", 0)};
+  p.compute.source = "void kernel_main() {}";
+  p.writer.source = "void kernel_main() {}";
+  p.cbs = {CB(0, "UInt32", 64, 1)};
+  return p;
+}
+
+const char* kWriteWord = R"(
+#include "dataflow_api.h"
+void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0);
+  uint32_t l1 = get_write_ptr(0);
+  *reinterpret_cast<volatile uint32_t*>(l1) = get_compile_time_arg_val(0);
+  noc_async_write(l1, get_noc_addr_from_bank_id<true>(0, out), 4);
+  noc_async_write_barrier();
+}
+)";
+
+uint32_t run_word(DeviceLayer& layer, const GroupProgram& p) {
+  uint64_t buf = layer.alloc(64, dram_spec(64), nullptr);
+  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+  layer.run(prog, {Buf(buf)}, false);
+  layer.release(prog);
+  auto v = download<uint32_t>(layer, buf, 1);
+  layer.free(buf);
+  return v[0];
+}
+
+// Objects the builder loads: the *.so in <root>/emu.
+std::vector<std::string> objects(const std::string& root) {
+  std::vector<std::string> out;
+  for (auto& n : list_dir(root + "/emu"))
+    if (n.size() > 3 && n.compare(n.size() - 3, 3, ".so") == 0 && n[0] != '.') out.push_back(root + "/emu/" + n);
+  return out;
+}
+
+// A shared object whose constructor writes `marker`: if the builder loads
+// it, the marker appears.
+std::string build_planted(const std::string& dir, const std::string& marker) {
+  std::string src = dir + "/planted.cpp", so = dir + "/planted.so";
+  std::ofstream(src) << "#include <cstdio>\n__attribute__((constructor)) static void planted() {"
+                        " if (FILE* f = std::fopen(\""
+                     << marker << "\", \"w\")) std::fclose(f); }\n";
+  std::string cmd = "c++ -shared -fPIC -o '" + so + "' '" + src + "'";
+  CHECK(std::system(cmd.c_str()) == 0);
+  return so;
+}
+
+void copy_file(const std::string& from, const std::string& to) {
+  std::string cmd = "cp '" + from + "' '" + to + "'";
+  CHECK(std::system(cmd.c_str()) == 0);
+}
+
+// ---- planted objects --------------------------------------------------------
+
+void test_planted_objects(const std::string& parent) {
+  std::string root = make_temp_dir(parent, "planted");
+  std::string marker = root + "/planted-code-ran";
+  std::string planted = build_planted(root, marker);
+  GroupProgram p = word_program(kWriteWord);
+  p.reader.compile_args = {C(41)};
+  {
+    auto layer = make_emu_layer("n150", 0, root);
+    CHECK_EQ(run_word(*layer, p), 41u);
+  }
+  auto objs = objects(root);
+  CHECK_EQ(objs.size(), size_t(3));
+  // 1. Owned by someone else (nobody), mode 0644.
+  for (auto& o : objs) {
+    copy_file(planted, o);
+    CHECK(chown(o.c_str(), 65534, 65534) == 0);
+    CHECK(chmod(o.c_str(), 0644) == 0);
+  }
+  {
+    auto layer = make_emu_layer("n150", 0, root);
+    CHECK_EQ(run_word(*layer, p), 41u);
+  }
+  CHECK(!exists(marker));
+  for (auto& o : objects(root)) {  // rebuilt in place, ours again
+    struct stat st{};
+    CHECK(lstat(o.c_str(), &st) == 0);
+    CHECK_EQ(st.st_uid, geteuid());
+  }
+  // 2. Ours but writable by group and others.
+  for (auto& o : objects(root)) {
+    copy_file(planted, o);
+    CHECK(chmod(o.c_str(), 0666) == 0);
+  }
+  {
+    auto layer = make_emu_layer("n150", 0, root);
+    CHECK_EQ(run_word(*layer, p), 41u);
+  }
+  CHECK(!exists(marker));
+  // 3. A symlink at the object path, to a planted file of ours.
+  std::string target = root + "/target.so";
+  copy_file(planted, target);
+  CHECK(chmod(target.c_str(), 0644) == 0);
+  for (auto& o : objects(root)) {
+    CHECK(unlink(o.c_str()) == 0);
+    CHECK(symlink(target.c_str(), o.c_str()) == 0);
+  }
+  {
+    auto layer = make_emu_layer("n150", 0, root);
+    CHECK_EQ(run_word(*layer, p), 41u);
+  }
+  CHECK(!exists(marker));
+  for (auto& o : objects(root)) {
+    struct stat st{};
+    CHECK(lstat(o.c_str(), &st) == 0);
+    CHECK(S_ISREG(st.st_mode));  // the link was replaced, not followed
+  }
+  // Nothing temporary is left behind.
+  for (auto& n : list_dir(root + "/emu")) CHECK(n[0] != '.');
+  rm_rf(root);
+}
+
+// ---- untrusted directories ------------------------------------------------
+
+void test_untrusted_dirs(const std::string& parent) {
+  std::string base = make_temp_dir(parent, "dirs");
+  // The cache root owned by another user.
+  std::string other = base + "/other";
+  CHECK(mkdir(other.c_str(), 0700) == 0);
+  CHECK(chown(other.c_str(), 65534, 65534) == 0);
+  std::string msg = expect_error("invalid_argument", [&] { make_emu_layer("n150", 0, other); });
+  CHECK(msg.find("owned by uid 65534") != std::string::npos);
+  // Writable by others.
+  std::string open_dir = base + "/open";
+  CHECK(mkdir(open_dir.c_str(), 0700) == 0);
+  CHECK(chmod(open_dir.c_str(), 0777) == 0);
+  msg = expect_error("invalid_argument", [&] { make_emu_layer("n150", 0, open_dir); });
+  CHECK(msg.find("writable") != std::string::npos);
+  // An ancestor writable by others without the sticky bit.
+  std::string shared = base + "/shared";
+  CHECK(mkdir(shared.c_str(), 0700) == 0);
+  CHECK(chmod(shared.c_str(), 0777) == 0);
+  msg = expect_error("invalid_argument", [&] { make_emu_layer("n150", 0, shared + "/mine"); });
+  CHECK(msg.find("not sticky") != std::string::npos);
+  // With the sticky bit (as /tmp) the ancestor is fine.
+  CHECK(chmod(shared.c_str(), 01777) == 0);
+  make_emu_layer("n150", 0, shared + "/mine");
+  // A symlink planted where the emulator's object directory goes.
+  std::string root = base + "/root";
+  CHECK(mkdir(root.c_str(), 0700) == 0);
+  std::string elsewhere = base + "/elsewhere";
+  CHECK(mkdir(elsewhere.c_str(), 0700) == 0);
+  CHECK(symlink(elsewhere.c_str(), (root + "/emu").c_str()) == 0);
+  msg = expect_error("invalid_argument", [&] { make_emu_layer("n150", 0, root); });
+  CHECK(msg.find("symbolic link") != std::string::npos);
+  rm_rf(base);
+}
+
+// ---- no HOME, no XDG_CACHE_HOME -------------------------------------------
+
+void test_no_home(const std::string& parent) {
+  std::string tmp = make_temp_dir(parent, "tmpdir");
+  bool shared_before = exists("/tmp/zyx-emu-cache") || exists("/tmp/zyx-tt-kernels");
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    int rc = 0;
+    try {
+      unsetenv("HOME");
+      unsetenv("XDG_CACHE_HOME");
+      setenv("TMPDIR", tmp.c_str(), 1);
+      std::string priv;
+      {
+        auto layer = make_emu_layer("n150", 0, "");
+        GroupProgram p = word_program(kWriteWord);
+        p.reader.compile_args = {C(7)};
+        CHECK_EQ(run_word(*layer, p), 7u);
+        auto entries = list_dir(tmp);
+        CHECK_EQ(entries.size(), size_t(1));
+        priv = tmp + "/" + entries[0];
+        CHECK(entries[0].rfind("zyx-tt-kernels-", 0) == 0);
+        struct stat st{};
+        CHECK(lstat(priv.c_str(), &st) == 0);
+        CHECK(S_ISDIR(st.st_mode));
+        CHECK_EQ(st.st_mode & 0777, 0700u);
+        CHECK_EQ(st.st_uid, geteuid());
+        CHECK_EQ(objects(priv).size(), size_t(3));
+      }
+      CHECK(!exists(priv));  // removed with the layer
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "no-home child: %s\n", e.what());
+      rc = 1;
+    }
+    _exit(rc);
+  }
+  int status = 0;
+  CHECK(waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  if (!shared_before) {
+    CHECK(!exists("/tmp/zyx-emu-cache"));
+    CHECK(!exists("/tmp/zyx-tt-kernels"));
+  }
+  rm_rf(tmp);
+}
+
+// ---- the compiler's process group -----------------------------------------
+
+// Constant evaluation that keeps cc1plus busy for many seconds.
+const char* kSlowKernel = R"(
+constexpr unsigned long slow() {
+  unsigned long s = 0;
+  for (unsigned long i = 0; i < 60000; i++)
+    for (unsigned long j = 0; j < 60000; j++) s += (i ^ j) + (s >> 7);
+  return s;
+}
+static_assert(slow() != 1, "slow");
+void kernel_main() {}
+)";
+
+// Pids of processes whose command line mentions `needle`.
+std::vector<pid_t> processes_mentioning(const std::string& needle) {
+  std::vector<pid_t> out;
+  for (auto& n : list_dir("/proc")) {
+    if (n.empty() || !std::isdigit(static_cast<unsigned char>(n[0]))) continue;
+    std::ifstream in("/proc/" + n + "/cmdline", std::ios::binary);
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmd.find(needle) != std::string::npos) out.push_back(static_cast<pid_t>(std::stol(n)));
+  }
+  return out;
+}
+
+bool wait_until(const std::function<bool()>& ok, std::chrono::milliseconds limit) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (ok()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return ok();
+}
+
+bool has_compiler(const std::string& root) {
+  for (pid_t p : processes_mentioning(root + "/emu/.build-")) {
+    std::ifstream in("/proc/" + std::to_string(p) + "/comm");
+    std::string comm;
+    in >> comm;
+    if (comm.find("cc1plus") != std::string::npos) return true;
+  }
+  return false;
+}
+
+bool no_leftovers(const std::string& root) {
+  if (!processes_mentioning(root + "/emu/.build-").empty()) return false;
+  for (auto& n : list_dir(root + "/emu"))
+    if (n[0] == '.') return false;
+  return true;
+}
+
+void test_runtime_death(const std::string& parent) {
+  std::string root = make_temp_dir(parent, "death");
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    try {
+      auto layer = make_emu_layer("n150", 0, root);
+      layer->compile(one_group_program(word_program(kSlowKernel), 1, 1));
+    } catch (...) {
+    }
+    _exit(3);  // the parent kills us long before
+  }
+  bool started = wait_until([&] { return has_compiler(root); }, std::chrono::seconds(30));
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(started);
+  CHECK(WIFSIGNALED(status));
+  CHECK(wait_until([&] { return no_leftovers(root); }, std::chrono::seconds(10)));
+  rm_rf(root);
+}
+
+void test_compile_timeout(const std::string& parent) {
+  std::string root = make_temp_dir(parent, "timeout");
+  setenv("ZYX_EMU_COMPILE_TIMEOUT_S", "1", 1);
+  auto t0 = std::chrono::steady_clock::now();
+  {
+    auto layer = make_emu_layer("n150", 0, root);
+    std::string msg =
+        expect_error("compile_error", [&] { layer->compile(one_group_program(word_program(kSlowKernel), 1, 1)); });
+    CHECK(msg.find("ZYX_EMU_COMPILE_TIMEOUT_S") != std::string::npos);
+  }
+  unsetenv("ZYX_EMU_COMPILE_TIMEOUT_S");
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(15));
+  CHECK(wait_until([&] { return no_leftovers(root); }, std::chrono::seconds(5)));
+  rm_rf(root);
+}
+
+// ---- compile-time args ----------------------------------------------------
+
+// Positional args as constant expressions (template args, array sizes,
+// if constexpr), in #if through KERNEL_COMPILE_TIME_ARG_<i>, and the named
+// map. The kernel stores results a host can check.
+const char* kCompileArgs = R"(
+#include "dataflow_api.h"
+template <uint32_t N> struct Fixed { static constexpr uint32_t value = N * 2; };
+void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0);
+  volatile uint32_t* w = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));
+  constexpr uint32_t a = get_compile_time_arg_val(0);
+  uint32_t sized[get_compile_time_arg_val(1)];
+  w[0] = Fixed<a>::value;                       // template argument
+  w[1] = sizeof(sized) / sizeof(sized[0]);      // array size
+  if constexpr (get_compile_time_arg_val(2) == 5) w[2] = 55; else w[2] = 66;
+#if KERNEL_COMPILE_TIME_ARG_2 == 5
+  w[3] = 1;
+#else
+  w[3] = 2;
+#endif
+  constexpr uint32_t tiles = get_named_compile_time_arg_val("num_tiles");
+  static_assert(tiles == 12, "named arg as a constant expression");
+  w[4] = tiles + get_named_compile_time_arg_val("bias");
+  w[5] = get_ct_arg<1>() + kernel_compile_time_args.size();
+  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 24);
+}
+)";
+
+void test_compile_args(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  GroupProgram g = word_program(kCompileArgs);
+  g.reader.compile_args = {C(21), C(3), C(5)};
+  g.reader.named_compile_args = {{"num_tiles", C(12)}, {"bias", C(100)}};
+  uint64_t buf = layer->alloc(64, dram_spec(64), nullptr);
+  auto run = [&](const GroupProgram& q) {
+    uint64_t prog = layer->compile(one_group_program(q, 1, 1));
+    layer->run(prog, {Buf(buf)}, false);
+    layer->release(prog);
+    return download<uint32_t>(*layer, buf, 6);
+  };
+  auto v = run(g);
+  CHECK_EQ(v[0], 42u);   // Fixed<21>::value
+  CHECK_EQ(v[1], 3u);    // array size
+  CHECK_EQ(v[2], 55u);   // if constexpr
+  CHECK_EQ(v[3], 1u);    // #if KERNEL_COMPILE_TIME_ARG_2 == 5
+  CHECK_EQ(v[4], 112u);  // named args
+  CHECK_EQ(v[5], 6u);    // get_ct_arg<1>() + kernel_compile_time_args.size()
+  // Other values take the other branches; a named arg may come from a param.
+  GroupProgram q = g;
+  q.params.push_back(P("bias", "variable", "u32"));
+  q.reader.compile_args = {C(21), C(3), C(4)};
+  q.reader.named_compile_args = {{"num_tiles", C(12)}, {"bias", L("param", 1)}};
+  uint64_t prog = layer->compile(one_group_program(q, 1, 1));
+  layer->run(prog, {Buf(buf), Val(7)}, false);
+  v = download<uint32_t>(*layer, buf, 6);
+  CHECK_EQ(v[2], 66u);
+  CHECK_EQ(v[3], 2u);
+  CHECK_EQ(v[4], 19u);
+  layer->release(prog);
+  // A name the kernel was not given is a compile error naming the call.
+  q = g;
+  q.reader.named_compile_args = {{"num_tile", C(12)}, {"bias", C(1)}};
+  std::string msg = expect_error("compile_error", [&] { layer->compile(one_group_program(q, 1, 1)); });
+  CHECK(msg.find("get_named_compile_time_arg_val") != std::string::npos);
+  // The builder refuses a name that is not a C identifier (the server checks
+  // first; the builder does not rely on it).
+  emu::KernelBuilder builder(cache, emu::board_preset("n150"));
+  ProgramDesc d = one_group_program(g, 1, 1);
+  msg = expect_error("invalid_argument", [&] { builder.get(d.kernels[0], {21, 3, 5}, {{"bad name", 1}}, d); });
+  CHECK(msg.find("not a C identifier") != std::string::npos);
+  // An index past the args is a compile error.
+  q = g;
+  q.reader.source = "void kernel_main() { constexpr uint32_t x = get_compile_time_arg_val(3); (void)x; }";
+  expect_error("compile_error", [&] { layer->compile(one_group_program(q, 1, 1)); });
+  layer->free(buf);
+}
+
+}  // namespace
+
+void test_dataflow_builder(const std::string& cache_arg) {
+  std::string cache = cache_arg;
+  if (mkdir(cache.c_str(), 0700) != 0 && errno != EEXIST) throw Failure("cannot create " + cache);
+  if (char* real = realpath(cache.c_str(), nullptr)) {
+    cache = real;
+    std::free(real);
+  }
+  test_compile_args(cache);
+  test_untrusted_dirs(cache);
+  test_planted_objects(cache);
+  test_no_home(cache);
+  test_compile_timeout(cache);
+  test_runtime_death(cache);
+}

@@ -1,0 +1,253 @@
+// Debug API tests: DPRINT lines on stderr tagged with the core and the
+// processor, filtered by processor (DPRINT_DATA0 only on riscv_0,
+// DPRINT_DATA1 only on riscv_1, DPRINT_UNPACK/MATH/PACK only in compute,
+// tagged trisc0/1/2), the stream manipulators, the format form and
+// DEVICE_PRINT, TileSlice and whole-tile printing, RAISE/WAIT ordering,
+// output only with ZYX_EMU_DPRINT; ASSERT as a run error naming the core,
+// the processor and the source line; WAYPOINT in deadlock reports.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "harness.hpp"
+
+using namespace zyx;
+using namespace zyx_test;
+
+namespace {
+
+// Runs fn with stderr going to a file; returns what was written.
+std::string capture_stderr(const std::function<void()>& fn) {
+  std::fflush(stderr);
+  char path[] = "/tmp/zyx-emu-dprint-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) throw Failure("mkstemp failed");
+  int saved = dup(2);
+  dup2(fd, 2);
+  std::string err;
+  try {
+    fn();
+  } catch (...) {
+    std::fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    unlink(path);
+    throw;
+  }
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  close(fd);
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  unlink(path);
+  return ss.str();
+}
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);)
+    if (l.rfind("dprint: ", 0) == 0) out.push_back(l);
+  return out;
+}
+
+size_t index_of(const std::vector<std::string>& lines, const std::string& line) {
+  for (size_t i = 0; i < lines.size(); i++)
+    if (lines[i] == line) return i;
+  std::string all;
+  for (auto& l : lines) all += "\n  " + l;
+  throw Failure("no DPRINT line \"" + line + "\" in:" + all);
+}
+
+void expect_absent(const std::vector<std::string>& lines, const std::string& needle) {
+  for (auto& l : lines)
+    if (l.find(needle) != std::string::npos) throw Failure("unexpected DPRINT line: " + l);
+}
+
+const char* kReader = R"(
+#include "dataflow_api.h"
+#include "debug/dprint.h"
+void kernel_main() {
+  DPRINT << "reader " << 1 << ENDL();
+  DPRINT_DATA0(DPRINT << "data0 on riscv_0" << ENDL());
+  DPRINT_DATA1(DPRINT << "data1 wrongly on riscv_0" << ENDL());
+  DPRINT_MATH(DPRINT << "math wrongly on riscv_0" << ENDL());
+  DPRINT << HEX() << 255 << " " << DEC() << 255 << " " << OCT() << 8 << ENDL();
+  DPRINT << SETW(5) << 42 << "|" << 7 << ENDL();
+  DPRINT << SETPRECISION(3) << 3.14159f << " " << FIXED() << SETPRECISION(2) << 2.5f << " " << DEFAULTFLOAT() << 2.5f << ENDL();
+  DPRINT << BF16(0x3fc0) << " " << F32(0.25f) << " " << U32(7u) << " " << -12 << " " << 'c' << ENDL();
+  DPRINT("fmt {} {:#x} {:>4}|{:.2f}\n", 42, 255, 7, 1.5f);
+  DEVICE_PRINT("{} {:x} {:08b} {:<3}|{:^5}|{:+d} {}\n", -3, 48879, 5, 1, "ab", 4, true);
+  DPRINT_DATA0("data0 format {}\n", 9);
+  DPRINT << "two\nlines" << ENDL();
+  DPRINT << "par";
+  DPRINT << "tial" << ENDL();
+  // A tile: element (r, c) = r * 32 + c in cb 0 (Float32, four faces).
+  cb_reserve_back(0, 1);
+  volatile float* t = reinterpret_cast<volatile float*>(get_write_ptr(0));
+  for (int r = 0; r < 32; r++)
+    for (int c = 0; c < 32; c++) t[((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15) * 16 + (c & 15)] = r * 32 + c;
+  DPRINT << TSLICE(0, 0, SliceRange::h0_w0_32(), TSLICE_INPUT_CB, TSLICE_WR_PTR) << ENDL();
+  DPRINT << TSLICE(0, 0, SliceRange{1, 4, 2, 16, 20, 3}, TSLICE_INPUT_CB, TSLICE_WR_PTR);
+  cb_push_back(0, 1);
+  DPRINT << "before wait" << ENDL() << RAISE{3};
+}
+)";
+
+const char* kWriter = R"(
+#include "dataflow_api.h"
+#include "debug/dprint.h"
+void kernel_main() {
+  DPRINT << WAIT{3} << "after wait" << ENDL();
+  DPRINT_DATA1(DPRINT << "data1 on riscv_1" << ENDL());
+  DPRINT_DATA0(DPRINT << "data0 wrongly on riscv_1" << ENDL());
+  DEVICE_PRINT_DATA1("noc1 {}\n", 1);
+  DEVICE_PRINT_DATA0("noc0 wrongly {}\n", 1);
+}
+)";
+
+const char* kCompute = R"(
+#include "compute_kernel_api/tile_move_copy.h"
+#include "debug/dprint.h"
+#include "debug/dprint_pages.h"
+#include "debug/dprint_tensix.h"
+namespace NAMESPACE {
+void MAIN {
+  DPRINT_UNPACK(DPRINT << "unpack" << ENDL());
+  DPRINT_MATH(DPRINT << "math" << ENDL());
+  DPRINT_PACK(DPRINT << "pack" << ENDL());
+  DPRINT_PACK("pack format {}\n", 3);
+  DPRINT << "compute" << ENDL();
+  DPRINT_DATA0(DPRINT << "data0 wrongly in compute" << ENDL());
+  cb_wait_front(0, 1);
+  print_full_tile(0, 0, true);
+  copy_tile_to_dst_init_short(0);
+  tile_regs_acquire();
+  copy_tile(0, 0, 2);
+  dprint_tensix_dest_reg(2);
+  tile_regs_release();
+  cb_pop_front(0, 1);
+}
+}
+)";
+
+GroupProgram print_program() {
+  GroupProgram p;
+  p.name = "dprint";
+  p.reader.source = kReader;
+  p.writer.source = kWriter;
+  p.compute.source = kCompute;
+  p.cbs = {CB(0, "Float32", 4096, 1)};
+  p.fp32_dest_acc = true;
+  return p;
+}
+
+void test_dprint(DeviceLayer& layer) {
+  uint64_t prog = layer.compile(one_group_program(print_program(), 1, 2));
+  setenv("ZYX_EMU_DPRINT", "1", 1);
+  auto lines = lines_of(capture_stderr([&] { layer.run(prog, {}, false); }));
+  unsetenv("ZYX_EMU_DPRINT");
+  for (const char* core : {"core (0,0)", "core (0,1)"}) {
+    std::string r = std::string("dprint: ") + core + " riscv_0: ", w = std::string("dprint: ") + core + " riscv_1: ";
+    std::string c = std::string("dprint: ") + core + " compute: ";
+    index_of(lines, r + "reader 1");
+    index_of(lines, r + "data0 on riscv_0");
+    index_of(lines, r + "ff 255 10");
+    index_of(lines, r + "   42|7");
+    index_of(lines, r + "3.14 2.50 2.5");
+    index_of(lines, r + "1.5 0.25 7 -12 c");
+    index_of(lines, r + "fmt 42 0xff    7|1.50");
+    index_of(lines, r + "-3 beef 00000101 1  | ab  |+4 true");
+    index_of(lines, r + "data0 format 9");
+    size_t two = index_of(lines, r + "two");
+    CHECK_EQ(lines[two + 1], r + "lines");
+    index_of(lines, r + "partial");
+    std::string row0;
+    for (int i = 0; i < 32; i++) row0 += (i ? " " : "") + std::to_string(i);
+    index_of(lines, r + row0);
+    index_of(lines, r + "48 51");    // row 1, columns 16 and 19
+    index_of(lines, r + "112 115");  // row 3
+    CHECK(index_of(lines, r + "before wait") < index_of(lines, w + "after wait"));
+    index_of(lines, w + "data1 on riscv_1");
+    index_of(lines, w + "noc1 1");
+    index_of(lines, std::string("dprint: ") + core + " trisc0: unpack");
+    index_of(lines, std::string("dprint: ") + core + " trisc1: math");
+    index_of(lines, std::string("dprint: ") + core + " trisc2: pack");
+    index_of(lines, std::string("dprint: ") + core + " trisc2: pack format 3");
+    index_of(lines, c + "compute");
+    // print_full_tile, then dprint_tensix_dest_reg of the same tile copied
+    // to DST: each 32 rows of 32, so every row shows up twice.
+    for (int r = 0; r < 32; r++) {
+      std::string row;
+      for (int i = 0; i < 32; i++) row += (i ? " " : "") + std::to_string(r * 32 + i);
+      size_t n = 0;
+      for (auto& l : lines) n += l == c + row;
+      CHECK_EQ(n, size_t(2));
+    }
+  }
+  for (const char* bad : {"wrongly"}) expect_absent(lines, bad);
+  // Without ZYX_EMU_DPRINT nothing is printed.
+  auto quiet = lines_of(capture_stderr([&] { layer.run(prog, {}, false); }));
+  CHECK_EQ(quiet.size(), size_t(0));
+  layer.release(prog);
+}
+
+void test_assert(DeviceLayer& layer) {
+  GroupProgram p;
+  p.name = "assert";
+  p.reader.source = "void kernel_main() {\n  uint32_t v = get_arg_val<uint32_t>(0);\n  ASSERT(v == 1);\n}\n";
+  p.reader.runtime_args = {L("core_index")};
+  uint64_t prog = layer.compile(one_group_program(p, 1, 2));
+  std::string msg = expect_error("run_error", [&] { layer.run(prog, {}, false); });
+  CHECK(msg.find("core (0,0) reader (riscv_0)") != std::string::npos);
+  CHECK(msg.find("ASSERT(v == 1) failed at reader.cpp:3") != std::string::npos);
+  // A passing ASSERT does nothing; a compute kernel's failure names compute.
+  p.reader.runtime_args = {C(1)};
+  p.compute.source = "void kernel_main() {\n  ASSERT(get_arg_val<uint32_t>(0) > 5, 0);\n}\n";
+  p.compute.runtime_args = {C(2)};
+  msg = expect_error("run_error", [&] { layer.run(layer.compile(one_group_program(p, 1, 1)), {}, false); });
+  CHECK(msg.find("compute (compute)") != std::string::npos);
+  CHECK(msg.find("ASSERT(get_arg_val<uint32_t>(0) > 5) failed at compute.cpp:2") != std::string::npos);
+  layer.release(prog);
+}
+
+void test_waypoint(DeviceLayer& layer) {
+  setenv("ZYX_EMU_TIMEOUT_MS", "300", 1);
+  GroupProgram p;
+  p.name = "waypoint";
+  p.reader.source = R"(
+void kernel_main() {
+  WAYPOINT("AB");
+  WAYPOINT("RDWT");
+  cb_wait_front(0, 1);
+}
+)";
+  p.writer.source = R"(
+void kernel_main() {
+  WAYPOINT("WRDN");
+  noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(0)), 1);
+}
+)";
+  p.cbs = {CB(0, "UInt32", 64, 1)};
+  std::string msg = expect_error("deadlock", [&] { layer.run(layer.compile(one_group_program(p, 1, 2)), {}, false); });
+  unsetenv("ZYX_EMU_TIMEOUT_MS");
+  CHECK(msg.find("core (0,1) reader (riscv_0) waiting on cb 0") != std::string::npos);
+  CHECK(msg.find("(last waypoint RDWT)") != std::string::npos);
+  CHECK(msg.find("writer (riscv_1) waiting on the L1 word") != std::string::npos);
+  CHECK(msg.find("(last waypoint WRDN)") != std::string::npos);
+}
+
+}  // namespace
+
+void test_dataflow_debug(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  test_dprint(*layer);
+  test_assert(*layer);
+  test_waypoint(*layer);
+}

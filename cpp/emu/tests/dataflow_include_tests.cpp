@@ -1,0 +1,138 @@
+// Includes: a kernel's own headers sent as the program's include files, and
+// the ttnn data-movement helper headers operation kernels include
+// (generate_reduce_scaler, generate_bcast_scalar, generate_mm_scaler,
+// moreh_common), under both of their include paths, checked element by
+// element against tiles built on the host.
+#include <cstdlib>
+
+#include "harness.hpp"
+
+using namespace zyx;
+using namespace zyx_test;
+
+namespace {
+
+uint32_t face_index(uint32_t h, uint32_t w) { return ((h >> 4) * 2 + (w >> 4)) * 256 + (h & 15) * 16 + (w & 15); }
+uint16_t bf16(float f) { return to_bf16(f); }
+
+// Each helper fills one page of its own CB; the kernel then copies the
+// pages (2048 bytes each, bf16 tiles) to the output.
+const char* kHelpers = R"(
+#include "ttnn/kernel/dataflow/generate_reduce_scaler.hpp"
+#include "ttnn/cpp/ttnn/kernel/dataflow/generate_bcast_scalar.hpp"
+#include "ttnn/kernel/dataflow/generate_mm_scaler.hpp"
+#include "ttnn/cpp/ttnn/kernel/dataflow/moreh_common.hpp"
+#include "api/dataflow/dataflow_buffer.h"
+#include "kernels/params.h"
+void kernel_main() {
+  ArgFetcher args;
+  const uint32_t out = args.get_next_arg_val<uint32_t>();
+  const uint32_t packed = args.get_next_arg_val<uint32_t>();  // a bf16 value twice
+  // Pages that the helpers write only in part start as ones.
+  for (uint32_t cb = 2; cb <= 4; cb++) {
+    volatile uint16_t* p = reinterpret_cast<volatile uint16_t*>(get_write_ptr(cb));
+    for (int i = 0; i < 1024; i++) p[i] = 0x3f80;
+  }
+  generate_reduce_scaler(0, packed);
+  generate_reduce_scaler<true>(1, packed);
+  generate_bcast_col_scalar(CircularBuffer(2), packed);
+  generate_bcast_row_scalar(CircularBuffer(3), packed);
+  generate_bcast_unary_scalar(CircularBuffer(4), packed);
+  generate_mm_scaler(5, packed);
+  generate_bcast_scaler<uint16_t>(6, packed);
+  fill_cb_with_value(7, packed, 100);
+  generate_mask_h_w(8, MASK_H, MASK_W);
+  generate_mask_h<uint16_t>(9, MASK_H);
+  wh_generate_reduce_scaler(10, packed);
+  // mask_tile_hw on a tile of ones.
+  DataflowBuffer dfb(11);
+  dfb.reserve_back(1);
+  volatile uint16_t* m = reinterpret_cast<volatile uint16_t*>(dfb.get_write_ptr());
+  for (int i = 0; i < 1024; i++) m[i] = 0x3f80;
+  mask_tile_if_need(dfb.get_write_ptr(), 32 + MASK_H, 64 + MASK_W);
+  dfb.push_back(1);
+  // get_tilized_idx and the bf16 conversions, into the last page.
+  cb_reserve_back(12, 1);
+  volatile uint32_t* w = reinterpret_cast<volatile uint32_t*>(get_write_ptr(12));
+  w[0] = get_tilized_idx(3, 20, 32, 32);
+  w[1] = get_tilized_idx(17, 5, 32, 32);
+  w[2] = get_tilized_idx(31, 31, 32, 32);
+  w[3] = float_to_bfloat16(bfloat16_to_float(0x4049));
+  w[4] = NOC_MINIMUM_READ_SIZE;
+  cb_push_back(12, 1);
+  uint32_t page = 0;
+  for (uint32_t cb = 0; cb <= 12; cb++) {
+    uint32_t n = cb == 8 ? 2 : 1;
+    cb_wait_front(cb, n);
+    for (uint32_t t = 0; t < n; t++, page++)
+      noc_async_write(get_read_ptr(cb) + t * 2048, get_noc_addr_from_bank_id<true>(0, out + page * 2048), 2048);
+  }
+  noc_async_write_barrier();
+}
+)";
+
+void test_helpers(DeviceLayer& layer) {
+  const uint32_t mask_h = 13, mask_w = 21;
+  GroupProgram p;
+  p.name = "helpers";
+  p.params = {P("out", "global_mut", "u32"), P("packed", "variable", "u32")};
+  p.include_files = {IncludeFile{"kernels/params.h", "#pragma once\n#define MASK_H " + std::to_string(mask_h) +
+                                                          "\n#define MASK_W " + std::to_string(mask_w) + "\n"}};
+  p.reader.source = kHelpers;
+  p.reader.runtime_args = {L("buffer_addr", 0), L("param", 1)};
+  for (uint32_t cb = 0; cb <= 12; cb++) p.cbs.push_back(CB(cb, "Float16_b", 2048, cb == 8 ? 2 : 1));
+  const uint16_t v = bf16(0.25f);
+  const uint32_t packed = (uint32_t(v) << 16) | v;
+  const uint32_t pages = 14;
+  uint64_t out = layer.alloc(pages * 2048, dram_spec(pages * 2048), nullptr);
+  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+  layer.run(prog, {Buf(out), Val(packed)}, false);
+  auto got = download<uint16_t>(layer, out, pages * 1024);
+  auto page = [&](uint32_t k) { return &got[k * 1024]; };
+  const uint16_t one = 0x3f80, bone = bf16(1.0f);
+  // Reduce scaler: zeros, first row of every face (two faces for half).
+  for (uint32_t h = 0; h < 32; h++)
+    for (uint32_t w = 0; w < 32; w++) {
+      uint32_t i = face_index(h, w);
+      CHECK_EQ(page(0)[i], (h % 16 == 0 ? v : uint16_t(0)));
+      CHECK_EQ(page(11)[i], (h % 16 == 0 ? v : uint16_t(0)));
+      if (i < 512) CHECK_EQ(page(1)[i], ((i % 256) < 16 ? v : uint16_t(0)));
+    }
+  // Broadcast scalars: column 0, row 0, element 0; the rest untouched.
+  for (uint32_t h = 0; h < 32; h++)
+    for (uint32_t w = 0; w < 32; w++) {
+      uint32_t i = face_index(h, w);
+      CHECK_EQ(page(2)[i], (w == 0 ? v : one));
+      CHECK_EQ(page(3)[i], (h == 0 ? v : one));
+      CHECK_EQ(page(4)[i], (i == 0 ? v : i == 1 ? uint16_t(0) : one));
+      CHECK_EQ(page(5)[i], (w == 0 ? v : uint16_t(0)));
+      CHECK_EQ(page(6)[i], (h % 16 == 0 ? v : uint16_t(0)));
+    }
+  // fill_cb_with_value: the first 100 elements.
+  for (uint32_t i = 0; i < 100; i++) CHECK_EQ(page(7)[i], v);
+  // Mask tiles: rows < mask_h, then columns < mask_w; generate_mask_h alone;
+  // a tile of ones masked to rows < mask_h and columns < mask_w.
+  for (uint32_t h = 0; h < 32; h++)
+    for (uint32_t w = 0; w < 32; w++) {
+      uint32_t i = face_index(h, w);
+      CHECK_EQ(page(8)[i], (h < mask_h ? bone : uint16_t(0)));
+      CHECK_EQ(page(9)[i], (w < mask_w ? bone : uint16_t(0)));
+      CHECK_EQ(page(10)[i], (h < mask_h ? bone : uint16_t(0)));
+      CHECK_EQ(page(12)[i], (h < mask_h && w < mask_w ? one : uint16_t(0)));
+    }
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(page(13));
+  CHECK_EQ(w[0], 256u + 3 * 16 + 4);
+  CHECK_EQ(w[1], 512u + 1 * 16 + 5);
+  CHECK_EQ(w[2], 1023u);
+  CHECK_EQ(w[3], 0x4049u);
+  CHECK_EQ(w[4], 32u);
+  layer.release(prog);
+  layer.free(out);
+}
+
+}  // namespace
+
+void test_dataflow_includes(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  test_helpers(*layer);
+}

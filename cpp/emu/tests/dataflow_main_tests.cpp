@@ -1,0 +1,35 @@
+// Tests of the emulator's data movement, debug and kernel-build API.
+// Usage: emu_dataflow_tests <group> <cache_dir>; exit 0 pass, 1 fail, 77 skip.
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "test_util.hpp"
+
+void test_dataflow_builder(const std::string& cache);
+void test_dataflow_l1(const std::string& cache);
+void test_dataflow_noc(const std::string& cache);
+void test_dataflow_debug(const std::string& cache);
+void test_dataflow_includes(const std::string& cache);
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s <group> <cache_dir>\n", argv[0]);
+    return 2;
+  }
+  std::string group = argv[1], cache = argv[2];
+  std::map<std::string, std::function<void(const std::string&)>> groups = {
+      {"builder", test_dataflow_builder},
+      {"l1", test_dataflow_l1},
+      {"noc", test_dataflow_noc},
+      {"debug", test_dataflow_debug},
+      {"includes", test_dataflow_includes},
+  };
+  auto it = groups.find(group);
+  if (it == groups.end()) {
+    std::fprintf(stderr, "unknown group %s\n", group.c_str());
+    return 2;
+  }
+  return zyx_test::run_group(group, [&] { it->second(cache); });
+}

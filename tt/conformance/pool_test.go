@@ -1,0 +1,62 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/internal/mockrt"
+	"github.com/zyxtt/zyxtt/tt"
+	"github.com/zyxtt/zyxtt/ttruntime"
+)
+
+const helperEnv = "ZYX_TT_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "mockrt" {
+		os.Exit(mockrt.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	code := m.Run()
+	_ = backends.CloseAll()
+	os.Exit(code)
+}
+
+// open opens the tt backend with no card (the emulator devices) on the
+// runtime at path.
+func open(t *testing.T, runtime string) backends.Device {
+	t.Setenv(tt.EnvSysfsRoot, filepath.Join("..", "testdata", "sysfs", "none"))
+	t.Setenv(ttruntime.EnvLockDir, filepath.Join(t.TempDir(), "locks"))
+	t.Setenv(tt.EnvEmulator, "")
+	cfg, err := backends.ParseConfig(fmt.Appendf(nil, `{"tenstorrent": {"runtime": %q, "cache_dir": %q}}`, runtime, t.TempDir()))
+	require.NoError(t, err)
+	rt, err := backends.Open(context.Background(), backends.Options{Config: cfg, Backends: []string{"tt"}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Close()) })
+	st, err := rt.Backend(context.Background(), "tt")
+	require.NoError(t, err)
+	require.NoError(t, st.Err)
+	require.NotEmpty(t, st.Devices)
+	return st.Devices[0]
+}
+
+func TestPoolConformanceUnderTheMock(t *testing.T) {
+	t.Setenv(helperEnv, "mockrt")
+	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	backendtest.RunPoolConformance(t, open(t, os.Args[0]).Pool())
+}
+
+func TestPoolConformanceUnderTheEmulator(t *testing.T) {
+	bin, err := filepath.Abs(filepath.Join("..", "..", "bin", ttruntime.RuntimeName))
+	require.NoError(t, err)
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("%s not built (run make runtime): %v", bin, err)
+	}
+	backendtest.RunPoolConformance(t, open(t, bin).Pool())
+}

@@ -1,0 +1,118 @@
+package tt
+
+// Host conversions of buffers declared with the tile layout: the pool
+// tilizes on Write and untilizes on Read, and packs or unpacks block-float
+// storage, a whole tile row (32 matrix rows) at a time.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/internal/half"
+)
+
+// hostRowBytes is the host size of one tile row: 32 rows of Cols elements.
+func (h hostLayout) hostRowBytes() int64 { return TileDim * int64(h.Cols) * int64(h.DType.Size()) }
+
+// devRowBytes is its device size: Cols/32 tiles.
+func (h hostLayout) devRowBytes() int64 { return int64(h.Cols) / TileDim * int64(h.tileBytes()) }
+
+// devSize is the device bytes of hostBytes of host data: whole matrices of
+// Rows x Cols elements (earlier dims are batches).
+func (h hostLayout) devSize(hostBytes int64) (int64, error) {
+	if !h.Tile {
+		return hostBytes, nil
+	}
+	matrix := int64(h.Rows) * int64(h.Cols) * int64(h.DType.Size())
+	if matrix <= 0 || hostBytes <= 0 || hostBytes%matrix != 0 {
+		return 0, fmt.Errorf("%w: %d bytes are not whole %dx%d %s matrices (%d bytes each)", backends.ErrInvalidArgument, hostBytes, h.Rows, h.Cols, h.DType, matrix)
+	}
+	return hostBytes / h.hostRowBytes() * h.devRowBytes(), nil
+}
+
+func (h hostLayout) blockFloat() (BlockFloatFormat, bool) {
+	switch h.Format {
+	case "Bfp8_b":
+		return Bfp8b, true
+	case "Bfp4_b":
+		return Bfp4b, true
+	}
+	return 0, false
+}
+
+// hostBits reads host element i as f32 bits (f32 or bf16 params).
+func (h hostLayout) hostBits(src []byte, i int) uint32 {
+	if h.DType == backends.BF16 {
+		return uint32(binary.LittleEndian.Uint16(src[2*i:])) << 16
+	}
+	return binary.LittleEndian.Uint32(src[4*i:])
+}
+
+func (h hostLayout) putHost(dst []byte, i int, bits uint32) {
+	if h.DType == backends.BF16 {
+		binary.LittleEndian.PutUint16(dst[2*i:], half.BF16FromF32(math.Float32frombits(bits)))
+		return
+	}
+	binary.LittleEndian.PutUint32(dst[4*i:], bits)
+}
+
+// toDevice converts whole tile rows of host data into device bytes.
+func (h hostLayout) toDevice(dev, host []byte) {
+	hr, dr := int(h.hostRowBytes()), int(h.devRowBytes())
+	cols := int(h.Cols)
+	bf, isBF := h.blockFloat()
+	for k := 0; k*hr < len(host); k++ {
+		src, dst := host[k*hr:(k+1)*hr], dev[k*dr:(k+1)*dr]
+		if !isBF {
+			tilizeRowBytes(dst, src, cols, h.DType.Size())
+			continue
+		}
+		width, _ := bf.width()
+		tb := bf.TileBytes()
+		var tile [TileValues]uint32
+		for t := 0; t < cols/TileDim; t++ {
+			for r := range TileDim {
+				for c := range TileDim {
+					tile[faceIndex(r, c)] = h.hostBits(src, r*cols+t*TileDim+c)
+				}
+			}
+			packTile(&tile, width, dst[t*tb:(t+1)*tb])
+		}
+	}
+}
+
+// toHost converts whole tile rows of device bytes into host data.
+func (h hostLayout) toHost(host, dev []byte) {
+	hr, dr := int(h.hostRowBytes()), int(h.devRowBytes())
+	cols := int(h.Cols)
+	bf, isBF := h.blockFloat()
+	for k := 0; k*hr < len(host); k++ {
+		dst, src := host[k*hr:(k+1)*hr], dev[k*dr:(k+1)*dr]
+		if !isBF {
+			untilizeRowBytes(dst, src, cols, h.DType.Size())
+			continue
+		}
+		width, _ := bf.width()
+		tb := bf.TileBytes()
+		for t := 0; t < cols/TileDim; t++ {
+			in := src[t*tb : (t+1)*tb]
+			for r := range TileDim {
+				for c := range TileDim {
+					k := faceIndex(r, c)
+					var m uint32
+					switch {
+					case width == 7:
+						m = uint32(in[64+k])
+					case k&1 == 1:
+						m = uint32(in[64+k/2] >> 4)
+					default:
+						m = uint32(in[64+k/2] & 0xf)
+					}
+					h.putHost(dst, r*cols+t*TileDim+c, decodeBfp(m, uint32(in[k/16]), width))
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,739 @@
+package tt
+
+// A TTVariant becomes a runtime program (a protocol v2 compile request) for
+// one launch: its core sets are evaluated on the launch grid and the
+// values of the Variable params its expressions read, every argument is
+// resolved per core to the protocol's entries (const for everything the
+// driver can compute: core terms, split_work, semaphore ids and other
+// cores' NOC coordinates; param, buffer, bank and accessor entries for the
+// runtime), cores whose resolved runtime args are equal are sent as one
+// core range set, and semaphores get their ids as tt-metal's
+// CreateSemaphore gives them.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/ttruntime"
+)
+
+// hostLayout is how a buffer's host data differs from its device bytes:
+// tile layout (32x32 tiles of four 16x16 faces) of a Rows x Cols matrix
+// (batched), stored as Format (a block-float format) or as the dtype
+// itself.
+type hostLayout struct {
+	Tile       bool
+	Rows, Cols uint64
+	Format     string // "", "Bfp8_b" or "Bfp4_b"
+	DType      backends.DType
+}
+
+func (h hostLayout) converts() bool { return h.Tile }
+
+// paramDecl is the layout a program declares for a buffer param.
+type paramDecl struct {
+	spec     ttruntime.BufferSpec // normalized
+	host     hostLayout
+	explicit bool // a TTBuffer, not the default a layout-dependent arg needs
+}
+
+// runtimeProgram is one compiled form of an executable: the request it was
+// built from, its id in the runtime, and what launches check.
+type runtimeProgram struct {
+	req     ttruntime.CompileRequest
+	id      uint64
+	decls   []*paramDecl                   // by param
+	cbBytes map[ttruntime.CoreCoord]uint64 // L1 of each core taken by CBs (not on a buffer)
+}
+
+// coreList is a resolved core set: its cores in the kernel's order (the
+// order of core_index) and the ranges sent for them. A slice may evaluate
+// to no core (split_work_to_cores' second group when the work divides
+// evenly): what sits on it is left out of the program.
+type coreList struct {
+	cores  []ttruntime.CoreCoord
+	ranges ttruntime.CoreRangeSet
+}
+
+func progErr(format string, args ...any) error {
+	return &backends.Error{Backend: ttruntime.Backend, Op: "compile", Err: fmt.Errorf("%w: %s", backends.ErrInvalidArgument, fmt.Sprintf(format, args...))}
+}
+
+// evalCoord evaluates a core coordinate expression (no per-core terms).
+func evalDim(d backends.GwsDim, args []backends.LaunchArg, what string) (uint32, error) {
+	v, err := d.Eval(args)
+	if err != nil {
+		return 0, progErr("%s: %v", what, err)
+	}
+	if v > math.MaxUint32 {
+		return 0, progErr("%s is %d, past 32 bits", what, v)
+	}
+	return uint32(v), nil
+}
+
+func (r *resolver) rect(cr backends.TTCoreRange, what string) (ttruntime.CoreRange, error) {
+	var out ttruntime.CoreRange
+	for i, d := range []backends.GwsDim{cr.Start.Row, cr.Start.Col, cr.End.Row, cr.End.Col} {
+		v, err := evalDim(d, r.args, fmt.Sprintf("%s %s", what, [...]string{"start row", "start col", "end row", "end col"}[i]))
+		if err != nil {
+			return out, err
+		}
+		out[i] = v
+	}
+	g := r.info.Grid
+	switch {
+	case out[0] > out[2] || out[1] > out[3]:
+		return out, progErr("%s [%d, %d]..[%d, %d] is not ordered (start row ≤ end row, start col ≤ end col)", what, out[0], out[1], out[2], out[3])
+	case out[2] >= g.Rows || out[3] >= g.Cols:
+		return out, progErr("%s [%d, %d]..[%d, %d] is outside the chip's worker grid of %d x %d", what, out[0], out[1], out[2], out[3], g.Rows, g.Cols)
+	}
+	return out, nil
+}
+
+// coreSet evaluates a core set; nil is the launch grid.
+func (r *resolver) coreSet(s *backends.TTCoreSet, what string) (coreList, error) {
+	if s == nil {
+		rg := ttruntime.Rect(0, 0, r.grid[0]-1, r.grid[1]-1)
+		return coreList{cores: ttruntime.CoreRangeSet{rg}.Cores(false), ranges: ttruntime.CoreRangeSet{rg}}, nil
+	}
+	var cl coreList
+	seen := map[ttruntime.CoreCoord]bool{}
+	add := func(c ttruntime.CoreCoord) error {
+		if seen[c] {
+			return progErr("%s: core (%d, %d) is in it twice", what, c[0], c[1])
+		}
+		seen[c] = true
+		cl.cores = append(cl.cores, c)
+		return nil
+	}
+	switch {
+	case s.Slice != nil && len(s.Ranges) > 0:
+		return cl, progErr("%s has both ranges and a slice; give one", what)
+	case s.Slice != nil:
+		of, err := r.rect(s.Slice.Of, what+" slice")
+		if err != nil {
+			return cl, err
+		}
+		from, err := evalDim(s.Slice.From, r.args, what+" slice from")
+		if err != nil {
+			return cl, err
+		}
+		to, err := evalDim(s.Slice.To, r.args, what+" slice to")
+		if err != nil {
+			return cl, err
+		}
+		rows, cols := of[2]-of[0]+1, of[3]-of[1]+1
+		n := rows * cols
+		if from > to || to > n {
+			return cl, progErr("%s: slice [%d, %d) of a rectangle of %d cores", what, from, to, n)
+		}
+		for k := from; k < to; k++ {
+			c := ttruntime.CoreCoord{of[0] + k%rows, of[1] + k/rows} // down the columns
+			if s.Slice.RowWise {
+				c = ttruntime.CoreCoord{of[0] + k/cols, of[1] + k%cols}
+			}
+			if err := add(c); err != nil {
+				return cl, err
+			}
+		}
+		cl.ranges = rectangles(cl.cores)
+		return cl, nil
+	case len(s.Ranges) == 0:
+		return cl, progErr("%s is empty", what)
+	default:
+		for i, cr := range s.Ranges {
+			rg, err := r.rect(cr, fmt.Sprintf("%s range %d", what, i))
+			if err != nil {
+				return cl, err
+			}
+			for _, c := range (ttruntime.CoreRangeSet{rg}).Cores(false) {
+				if err := add(c); err != nil {
+					return cl, err
+				}
+			}
+			cl.ranges = append(cl.ranges, rg)
+		}
+	}
+	if len(cl.cores) == 0 {
+		return cl, progErr("%s is empty", what)
+	}
+	return cl, nil
+}
+
+// rectangles covers a set of cores with few rectangles: from each
+// uncovered core in row-major order, as far right as the row allows, then
+// as far down as every row of that span allows.
+func rectangles(cores []ttruntime.CoreCoord) ttruntime.CoreRangeSet {
+	in := make(map[ttruntime.CoreCoord]bool, len(cores))
+	for _, c := range cores {
+		in[c] = true
+	}
+	sorted := slices.Clone(cores)
+	slices.SortFunc(sorted, func(a, b ttruntime.CoreCoord) int {
+		if a[0] != b[0] {
+			return int(a[0]) - int(b[0])
+		}
+		return int(a[1]) - int(b[1])
+	})
+	done := make(map[ttruntime.CoreCoord]bool, len(cores))
+	var out ttruntime.CoreRangeSet
+	free := func(c ttruntime.CoreCoord) bool { return in[c] && !done[c] }
+	for _, c := range sorted {
+		if done[c] {
+			continue
+		}
+		r0, c0 := c[0], c[1]
+		c1 := c0
+		for free(ttruntime.CoreCoord{r0, c1 + 1}) {
+			c1++
+		}
+		r1 := r0
+	down:
+		for {
+			for col := c0; col <= c1; col++ {
+				if !free(ttruntime.CoreCoord{r1 + 1, col}) {
+					break down
+				}
+			}
+			r1++
+		}
+		for row := r0; row <= r1; row++ {
+			for col := c0; col <= c1; col++ {
+				done[ttruntime.CoreCoord{row, col}] = true
+			}
+		}
+		out = append(out, ttruntime.Rect(r0, c0, r1, c1))
+	}
+	return out
+}
+
+// noSemaphore marks a semaphore left out of a launch.
+const noSemaphore = ^uint32(0)
+
+type resolver struct {
+	p    *backends.Program
+	v    *backends.TTVariant
+	args []backends.LaunchArg
+	info *ttruntime.InitReply
+	grid [2]uint32
+	sems []uint32 // semaphore ids by declaration
+	// params addressed through a layout-dependent arg, which need a
+	// declaration
+	needDecl map[int]bool
+}
+
+func (r *resolver) arg(a backends.TTArg, core *backends.CoreEnv, what string) (ttruntime.ArgEntry, error) {
+	eval := func(d backends.GwsDim, name string) (uint32, error) {
+		var v uint64
+		var err error
+		if core != nil {
+			v, err = d.EvalCore(r.args, *core)
+		} else {
+			v, err = d.Eval(r.args)
+		}
+		if err != nil {
+			return 0, progErr("%s %s: %v", what, name, err)
+		}
+		if v > math.MaxUint32 {
+			return 0, progErr("%s %s is %d, past the 32-bit kernel argument", what, name, v)
+		}
+		return uint32(v), nil
+	}
+	p := uint32(a.Param)
+	switch a.Kind {
+	case backends.TTArgConst:
+		v, err := eval(a.Value, "value")
+		return ttruntime.ConstEntry(v), err
+	case backends.TTArgCoreRow, backends.TTArgCoreCol, backends.TTArgCoreIndex, backends.TTArgNumCores:
+		if core == nil {
+			return ttruntime.ArgEntry{}, progErr("%s: %s differs per core; it belongs in runtime args", what, a.Kind)
+		}
+		v := map[backends.TTArgKind]uint64{backends.TTArgCoreRow: core.Row, backends.TTArgCoreCol: core.Col,
+			backends.TTArgCoreIndex: core.Index, backends.TTArgNumCores: core.Count}[a.Kind]
+		return ttruntime.ConstEntry(uint32(v)), nil
+	case backends.TTArgParam, backends.TTArgBufferAddr, backends.TTArgBufferSize, backends.TTArgPages, backends.TTArgPageSize:
+		return ttruntime.ParamEntry(string(a.Kind), p), nil
+	case backends.TTArgAccessor:
+		r.needDecl[a.Param] = true
+		return ttruntime.ParamEntry(ttruntime.ArgAccessor, p), nil
+	case backends.TTArgBankID, backends.TTArgBankNocX, backends.TTArgBankNocY:
+		page, err := eval(a.Page, "page")
+		r.needDecl[a.Param] = true
+		return ttruntime.BankEntry(string(a.Kind), p, page), err
+	case backends.TTArgCoreNocX, backends.TTArgCoreNocY:
+		row, err := eval(a.Core.Row, "core row")
+		if err != nil {
+			return ttruntime.ArgEntry{}, err
+		}
+		col, err := eval(a.Core.Col, "core col")
+		if err != nil {
+			return ttruntime.ArgEntry{}, err
+		}
+		noc := r.info.NOC
+		if int(row) >= len(noc.WorkerY) || int(col) >= len(noc.WorkerX) {
+			return ttruntime.ArgEntry{}, progErr("%s: core (%d, %d) is outside the chip's worker grid of %d x %d", what, row, col, len(noc.WorkerY), len(noc.WorkerX))
+		}
+		if a.Kind == backends.TTArgCoreNocX {
+			return ttruntime.ConstEntry(noc.WorkerX[col]), nil
+		}
+		return ttruntime.ConstEntry(noc.WorkerY[row]), nil
+	case backends.TTArgSemaphore:
+		if a.Semaphore < 0 || a.Semaphore >= len(r.sems) {
+			return ttruntime.ArgEntry{}, progErr("%s: semaphore %d; the program has %d", what, a.Semaphore, len(r.sems))
+		}
+		if r.sems[a.Semaphore] == noSemaphore {
+			return ttruntime.ArgEntry{}, progErr("%s: semaphore %d is on no core in this launch (its slice is empty)", what, a.Semaphore)
+		}
+		return ttruntime.ConstEntry(r.sems[a.Semaphore]), nil
+	}
+	return ttruntime.ArgEntry{}, progErr("%s: unknown arg kind %q", what, a.Kind)
+}
+
+func (r *resolver) argList(args []backends.TTArg, core *backends.CoreEnv, what string) ([]ttruntime.ArgEntry, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	out := make([]ttruntime.ArgEntry, len(args))
+	for i, a := range args {
+		e, err := r.arg(a, core, fmt.Sprintf("%s[%d]", what, i))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+// entryKey renders resolved entries so that equal lists have equal keys.
+func entryKey(es []ttruntime.ArgEntry) string {
+	var b []byte
+	for _, e := range es {
+		b = append(b, e.Kind...)
+		for _, f := range []*uint32{e.Value, e.Param, e.Page} {
+			if f == nil {
+				b = append(b, '-')
+			} else {
+				b = binary.LittleEndian.AppendUint32(b, *f)
+			}
+		}
+		if e.Core != nil {
+			b = binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(b, e.Core[0]), e.Core[1])
+		}
+		b = append(b, 0)
+	}
+	return string(b)
+}
+
+// union is the cores any kernel runs on, in row-major order.
+func union(kernels []coreList) coreList {
+	seen := map[ttruntime.CoreCoord]bool{}
+	var cores []ttruntime.CoreCoord
+	for _, k := range kernels {
+		for _, c := range k.cores {
+			if !seen[c] {
+				seen[c] = true
+				cores = append(cores, c)
+			}
+		}
+	}
+	rs := rectangles(cores)
+	return coreList{cores: rs.Cores(false), ranges: rs}
+}
+
+// resolve builds the runtime program of a launch with args on grid.
+func resolve(p *backends.Program, args []backends.LaunchArg, grid [2]uint32, info *ttruntime.InitReply) (*runtimeProgram, error) {
+	v := p.TT()
+	r := &resolver{p: p, v: v, args: args, info: info, grid: grid, needDecl: map[int]bool{}}
+	rp := &runtimeProgram{decls: make([]*paramDecl, len(p.Params)), cbBytes: map[ttruntime.CoreCoord]uint64{}}
+	req := &rp.req
+	req.Name = p.Name
+	for _, prm := range p.Params {
+		req.Params = append(req.Params, ttruntime.ParamDesc{Name: prm.Name, Kind: prm.Kind.String(), DType: prm.DType.String()})
+	}
+
+	kcores := make([]coreList, len(v.Kernels))
+	for k := range v.Kernels {
+		cl, err := r.coreSet(v.Kernels[k].Cores, fmt.Sprintf("kernel %d (%s) cores", k, kernelName(v.Kernels[k], k)))
+		if err != nil {
+			return nil, err
+		}
+		kcores[k] = cl
+	}
+	all := union(kcores)
+	if len(all.cores) == 0 {
+		return nil, progErr("program %q: no kernel has a core to run on", p.Name)
+	}
+
+	// Semaphores, with ids as CreateSemaphore gives them: the smallest id
+	// free on every core of the set, in declaration order.
+	used := map[ttruntime.CoreCoord]uint64{}
+	for i, s := range v.Semaphores {
+		cl := all
+		if s.Cores != nil {
+			var err error
+			if cl, err = r.coreSet(s.Cores, fmt.Sprintf("semaphore %d cores", i)); err != nil {
+				return nil, err
+			}
+		}
+		if len(cl.cores) == 0 {
+			r.sems = append(r.sems, noSemaphore)
+			continue // on an empty slice: left out
+		}
+		var taken uint64
+		for _, c := range cl.cores {
+			taken |= used[c]
+		}
+		id := uint32(0)
+		for id < min(info.Semaphores, 64) && taken&(1<<id) != 0 {
+			id++
+		}
+		if id >= info.Semaphores || id >= 64 {
+			return nil, progErr("semaphore %d: no semaphore id is free on all of its cores (a core has %d)", i, info.Semaphores)
+		}
+		for _, c := range cl.cores {
+			used[c] |= 1 << id
+		}
+		r.sems = append(r.sems, id)
+		req.Semaphores = append(req.Semaphores, ttruntime.Semaphore{Cores: cl.ranges, ID: id, Initial: s.Initial})
+	}
+
+	for k := range v.Kernels {
+		if len(kcores[k].cores) == 0 {
+			continue // on an empty slice: left out
+		}
+		kd := &v.Kernels[k]
+		name := kernelName(*kd, k)
+		what := fmt.Sprintf("kernel %d (%s)", k, name)
+		out := ttruntime.Kernel{Name: name, Processor: string(kd.Processor), Cores: kcores[k].ranges, Defines: kd.Defines}
+		out.SetSource(kd.Source)
+		if kd.NOC != nil {
+			n := uint32(*kd.NOC)
+			out.NOC = &n
+		}
+		if kd.Processor == backends.TTCompute {
+			f := kd.MathFidelity
+			if f == "" {
+				f = "HiFi4"
+			}
+			out.ComputeConfig = &ttruntime.ComputeConfig{MathFidelity: f, FP32DestAcc: kd.FP32DestAcc, MathApproxMode: kd.MathApproxMode}
+		}
+		var err error
+		if out.CompileArgs, err = r.argList(kd.CompileArgs, nil, what+" compile arg"); err != nil {
+			return nil, err
+		}
+		if out.CommonArgs, err = r.argList(kd.CommonArgs, nil, what+" common arg"); err != nil {
+			return nil, err
+		}
+		for _, na := range kd.NamedCompileArgs {
+			e, err := r.arg(na.Arg, nil, what+" named compile arg "+na.Name)
+			if err != nil {
+				return nil, err
+			}
+			if out.NamedCompileArgs == nil {
+				out.NamedCompileArgs = map[string]ttruntime.ArgEntry{}
+			}
+			out.NamedCompileArgs[na.Name] = e
+		}
+		if len(kd.RuntimeArgs) > 0 {
+			// Cores with equal resolved args share one entry.
+			type group struct {
+				args  []ttruntime.ArgEntry
+				cores []ttruntime.CoreCoord
+			}
+			var groups []*group
+			byKey := map[string]*group{}
+			cores := kcores[k].cores
+			for i, c := range cores {
+				env := &backends.CoreEnv{Row: uint64(c[0]), Col: uint64(c[1]), Index: uint64(i), Count: uint64(len(cores))}
+				es, err := r.argList(kd.RuntimeArgs, env, fmt.Sprintf("%s runtime arg (core %d, %d)", what, c[0], c[1]))
+				if err != nil {
+					return nil, err
+				}
+				key := entryKey(es)
+				g := byKey[key]
+				if g == nil {
+					g = &group{args: es}
+					byKey[key] = g
+					groups = append(groups, g)
+				}
+				g.cores = append(g.cores, c)
+			}
+			for _, g := range groups {
+				out.RuntimeArgs = append(out.RuntimeArgs, ttruntime.CoreArgs{Cores: rectangles(g.cores), Args: g.args})
+			}
+		}
+		req.Kernels = append(req.Kernels, out)
+	}
+
+	align := max(info.L1.Alignment, 1)
+	for i, cb := range v.CBs {
+		cl := all
+		if cb.Cores != nil {
+			var err error
+			if cl, err = r.coreSet(cb.Cores, fmt.Sprintf("circular buffer config %d cores", i)); err != nil {
+				return nil, err
+			}
+		}
+		if len(cl.cores) == 0 {
+			continue // on an empty slice: left out
+		}
+		out := ttruntime.CBConfig{Cores: cl.ranges, TotalBytes: cb.TotalBytes}
+		for _, x := range cb.Indices {
+			ix := ttruntime.CBIndex{Index: uint32(x.Index), Format: x.Format, PageBytes: x.PageBytes}
+			if tr, tc := tileOf(x); tr != 32 || tc != 32 {
+				ix.Tile = &[2]uint32{tr, tc}
+			}
+			out.Indices = append(out.Indices, ix)
+		}
+		if cb.Buffer != nil {
+			b := uint32(*cb.Buffer)
+			out.Buffer = &b
+			r.needDecl[*cb.Buffer] = true
+		} else {
+			for _, c := range cl.cores {
+				rp.cbBytes[c] += (uint64(cb.TotalBytes) + align - 1) / align * align
+			}
+		}
+		req.CBs = append(req.CBs, out)
+	}
+	if usable := info.L1.Usable(); usable > 0 {
+		for _, c := range sortedCores(rp.cbBytes) {
+			if n := rp.cbBytes[c]; n > usable {
+				return nil, progErr("the circular buffers of core (%d, %d) need %d bytes of L1; %d are usable (L1 %d, reserved below %d)", c[0], c[1], n, usable, info.L1.Size, info.L1.UnreservedBase)
+			}
+		}
+	}
+
+	for _, b := range v.Buffers {
+		d, err := declOf(p, b, args)
+		if err != nil {
+			return nil, err
+		}
+		rp.decls[b.Param] = d
+		req.Buffers = append(req.Buffers, ttruntime.BufferDecl{Param: uint32(b.Param), BufferSpec: d.spec})
+	}
+	var implicit []int
+	for prm := range r.needDecl {
+		if prm >= 0 && prm < len(rp.decls) && rp.decls[prm] == nil {
+			implicit = append(implicit, prm)
+		}
+	}
+	sort.Ints(implicit)
+	for _, prm := range implicit {
+		d := defaultDecl(p.Params[prm].DType)
+		rp.decls[prm] = d
+		req.Buffers = append(req.Buffers, ttruntime.BufferDecl{Param: uint32(prm), BufferSpec: d.spec})
+	}
+	for _, inc := range v.Includes {
+		f := ttruntime.IncludeFile{Path: inc.Path}
+		f.SetSource(inc.Source)
+		req.IncludeFiles = append(req.IncludeFiles, f)
+	}
+	if req.Kernels == nil {
+		req.Kernels = []ttruntime.Kernel{}
+	}
+	return rp, nil
+}
+
+func sortedCores[V any](m map[ttruntime.CoreCoord]V) []ttruntime.CoreCoord {
+	out := make([]ttruntime.CoreCoord, 0, len(m))
+	for c := range m {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b ttruntime.CoreCoord) int {
+		if a[0] != b[0] {
+			return int(a[0]) - int(b[0])
+		}
+		return int(a[1]) - int(b[1])
+	})
+	return out
+}
+
+func kernelName(k backends.TTKernel, i int) string {
+	if k.Name != "" {
+		return k.Name
+	}
+	if k.Processor != "" {
+		return string(k.Processor)
+	}
+	return "kernel" + strconv.Itoa(i)
+}
+
+func tileOf(x backends.TTCBIndex) (uint32, uint32) {
+	tr, tc := x.TileRows, x.TileCols
+	if tr == 0 {
+		tr = 32
+	}
+	if tc == 0 {
+		tc = 32
+	}
+	return tr, tc
+}
+
+// defaultDecl is the layout of a buffer param without a declaration.
+func defaultDecl(dt backends.DType) *paramDecl {
+	return &paramDecl{spec: ttruntime.BufferSpec{PageSize: backends.DefaultTTPageSize}.Normal(), host: hostLayout{DType: dt}}
+}
+
+// tileBytes is the device size of one 32x32 tile of a buffer's elements.
+func (h hostLayout) tileBytes() uint64 {
+	if n, ok := ttruntime.FormatTileBytes[h.Format]; ok && h.Format != "" {
+		return uint64(n)
+	}
+	return TileLen * uint64(h.DType.Size())
+}
+
+// declOf evaluates a TTBuffer declaration (its shard cores may read
+// Variable params; AllocParam evaluates it with no args).
+func declOf(p *backends.Program, b backends.TTBuffer, args []backends.LaunchArg) (*paramDecl, error) {
+	if b.Param < 0 || b.Param >= len(p.Params) {
+		return nil, progErr("buffer declaration of param %d; the program has %d params", b.Param, len(p.Params))
+	}
+	prm := p.Params[b.Param]
+	d := &paramDecl{explicit: true, host: hostLayout{Tile: b.Tile, Rows: b.Rows, Cols: b.Cols, Format: b.Format, DType: prm.DType}}
+	page := uint64(b.PageSize)
+	if page == 0 {
+		page = backends.DefaultTTPageSize
+		if b.Tile {
+			page = d.host.tileBytes()
+		}
+	}
+	d.spec = ttruntime.BufferSpec{PageSize: page, Placement: b.Placement, Layout: b.Layout}
+	if b.Shard != nil {
+		// The shard grid is in the chip's terms: worker cores for L1,
+		// [0, bank] for DRAM; it is checked by the runtime's rules
+		// (ttruntime.ValidateAlloc, ValidateCompile).
+		var sh ttruntime.ShardSpec
+		if b.Shard.Cores.Slice != nil {
+			return nil, progErr("param %d (%s): a shard grid is given as ranges, not a slice", b.Param, prm.Name)
+		}
+		for i, cr := range b.Shard.Cores.Ranges {
+			var rg ttruntime.CoreRange
+			for j, dim := range []backends.GwsDim{cr.Start.Row, cr.Start.Col, cr.End.Row, cr.End.Col} {
+				v, err := evalDim(dim, args, fmt.Sprintf("param %d (%s) shard grid range %d", b.Param, prm.Name, i))
+				if err != nil {
+					return nil, err
+				}
+				rg[j] = v
+			}
+			sh.Cores = append(sh.Cores, rg)
+		}
+		if sh.Cores == nil {
+			sh.Cores = ttruntime.CoreRangeSet{}
+		}
+		sh.Shape, sh.Tensor, sh.Orientation = b.Shard.Shape, b.Shard.Tensor, b.Shard.Orientation
+		d.spec.Shard = &sh
+	}
+	d.spec = d.spec.Normal()
+	return d, nil
+}
+
+// matches reports whether a pool buffer's layout is the declared one.
+func (d *paramDecl) matches(spec ttruntime.BufferSpec, host hostLayout) bool {
+	if !d.spec.Equal(spec) || d.host.Tile != host.Tile {
+		return false
+	}
+	return !d.host.Tile || d.host.Rows == host.Rows && d.host.Cols == host.Cols && d.host.Format == host.Format
+}
+
+func (d *paramDecl) describe() string {
+	s := d.spec
+	out := fmt.Sprintf("%s %s, %d-byte pages", s.Placement, s.Layout, s.PageSize)
+	if s.Shard != nil {
+		out += fmt.Sprintf(", shards %v of %v on %v (%s)", s.Shard.Shape, s.Shard.Tensor, s.Shard.Cores, s.Shard.Orientation)
+	}
+	if d.host.Tile {
+		f := d.host.Format
+		if f == "" {
+			f = d.host.DType.String()
+		}
+		out += fmt.Sprintf(", %dx%d in %s tiles", d.host.Rows, d.host.Cols, f)
+	}
+	return out
+}
+
+// cacheKey identifies a runtime program: the launch grid and the values of
+// the Variable params the variant's expressions read.
+func cacheKey(grid [2]uint32, vars []int, args []backends.LaunchArg) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%dx%d", grid[0], grid[1])
+	for _, i := range vars {
+		if i >= 0 && i < len(args) {
+			fmt.Fprintf(&b, ";%d=%d", i, args[i].Value.Bits)
+		}
+	}
+	return b.String()
+}
+
+// exprVars lists the params every expression of the program reads: the
+// grid, core sets, arg values, pages and cores, and shard grids.
+func exprVars(p *backends.Program) []int {
+	seen := map[int]bool{}
+	dim := func(d backends.GwsDim) {
+		for _, i := range d.Params() {
+			seen[i] = true
+		}
+	}
+	rng := func(r backends.TTCoreRange) {
+		for _, d := range []backends.GwsDim{r.Start.Row, r.Start.Col, r.End.Row, r.End.Col} {
+			dim(d)
+		}
+	}
+	set := func(s *backends.TTCoreSet) {
+		if s == nil {
+			return
+		}
+		for _, r := range s.Ranges {
+			rng(r)
+		}
+		if s.Slice != nil {
+			rng(s.Slice.Of)
+			dim(s.Slice.From)
+			dim(s.Slice.To)
+		}
+	}
+	args := func(as []backends.TTArg) {
+		for _, a := range as {
+			dim(a.Value)
+			dim(a.Page)
+			dim(a.Core.Row)
+			dim(a.Core.Col)
+		}
+	}
+	for _, g := range p.Grid {
+		dim(g)
+	}
+	v := p.TT()
+	for _, k := range v.Kernels {
+		set(k.Cores)
+		args(k.CompileArgs)
+		args(k.RuntimeArgs)
+		args(k.CommonArgs)
+		for _, na := range k.NamedCompileArgs {
+			args([]backends.TTArg{na.Arg})
+		}
+	}
+	for _, cb := range v.CBs {
+		set(cb.Cores)
+	}
+	for _, s := range v.Semaphores {
+		set(s.Cores)
+	}
+	for _, b := range v.Buffers {
+		if b.Shard != nil {
+			set(&b.Shard.Cores)
+		}
+	}
+	out := make([]int, 0, len(seen))
+	for i := range seen {
+		out = append(out, i)
+	}
+	sort.Ints(out)
+	return out
+}

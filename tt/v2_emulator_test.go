@@ -1,0 +1,889 @@
+package tt_test
+
+// The v2 program model through the Go API, end to end on the C++ runtime's
+// emulator (bin/zyx-tt-runtime): kernels on core sets with split_work
+// arguments, L1 and sharded buffers, CBs on buffers, semaphores and
+// multicast, tile layouts the driver tilizes, block-float weights and
+// DPRINT. Every result is checked against host arithmetic. The kernels are
+// ours (in the style of cpp/emu/tests/model_tests.cpp).
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/internal/half"
+	"github.com/zyxtt/zyxtt/tt"
+	"github.com/zyxtt/zyxtt/ttruntime"
+)
+
+func bf16Bits(f float32) uint16  { return half.BF16FromF32(f) }
+func bf16Value(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }
+
+func bf16Bytes(v []uint16) []byte {
+	b := make([]byte, 2*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint16(b[2*i:], x)
+	}
+	return b
+}
+
+func bytesBF16(b []byte) []uint16 {
+	v := make([]uint16, len(b)/2)
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint16(b[2*i:])
+	}
+	return v
+}
+
+func u32Bytes(v []uint32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], x)
+	}
+	return b
+}
+
+func bytesU32(b []byte) []uint32 {
+	v := make([]uint32, len(b)/4)
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return v
+}
+
+func randomBF16(n int, seed uint64) []uint16 {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	v := make([]uint16, n)
+	for i := range v {
+		v[i] = bf16Bits(float32(rng.Float64()*16 - 8))
+	}
+	return v
+}
+
+func rng(r0, c0, r1, c1 uint64) *backends.TTCoreSet {
+	return &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTRect(r0, c0, r1, c1)}}
+}
+
+func param(kind backends.TTArgKind, p int) backends.TTArg {
+	return backends.TTArg{Kind: kind, Param: p}
+}
+
+func expr(t *testing.T, s string, names ...string) backends.GwsDim {
+	t.Helper()
+	d, err := backends.ParseGws(s, func(n string) (int, bool) {
+		for i, x := range names {
+			if x == n && x != "" {
+				return i, true
+			}
+		}
+		return 0, false
+	})
+	require.NoError(t, err)
+	return d
+}
+
+func constExpr(d backends.GwsDim) backends.TTArg {
+	return backends.TTArg{Kind: backends.TTArgConst, Value: d}
+}
+
+func allocParam(t *testing.T, exe backends.Executable, p int, n int64) backends.BufferID {
+	t.Helper()
+	pa, ok := exe.(backends.ParamAllocator)
+	require.True(t, ok, "the tt executable allocates params")
+	id, err := pa.AllocParam(context.Background(), p, n)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = exe.(*tt.Executable).Device().Pool().Release(id) })
+	return id
+}
+
+// Reads tiles [start, start + n) of two interleaved inputs into cbs 0 and 1.
+const kReadPairs = `
+#include "dataflow_api.h"
+void kernel_main() {
+  const uint32_t a = get_arg_val<uint32_t>(0), b = get_arg_val<uint32_t>(1);
+  const uint32_t start = get_arg_val<uint32_t>(2), n = get_arg_val<uint32_t>(3);
+  constexpr auto aa = TensorAccessorArgs<0>();
+  constexpr auto ba = TensorAccessorArgs<aa.next_compile_time_args_offset()>();
+  const auto sa = TensorAccessor(aa, a, get_tile_size(0));
+  const auto sb = TensorAccessor(ba, b, get_tile_size(1));
+  for (uint32_t i = start; i < start + n; i++) {
+    cb_reserve_back(0, 1);
+    noc_async_read_tile(i, sa, get_write_ptr(0));
+    cb_reserve_back(1, 1);
+    noc_async_read_tile(i, sb, get_write_ptr(1));
+    noc_async_read_barrier();
+    cb_push_back(0, 1);
+    cb_push_back(1, 1);
+  }
+}
+`
+
+// Adds N tile pairs of cbs 0 and 1 into cb 16; N is compile arg 0.
+const kAddN = `
+#include "compute_kernel_api/eltwise_binary.h"
+#include "compute_kernel_api/tile_move_copy.h"
+namespace NAMESPACE {
+void MAIN {
+  constexpr uint32_t n = get_compile_time_arg_val(0);
+  binary_op_init_common(0, 1, 16);
+  add_tiles_init(0, 1);
+  for (uint32_t t = 0; t < n; t++) {
+    cb_wait_front(0, 1);
+    cb_wait_front(1, 1);
+    tile_regs_acquire();
+    add_tiles(0, 1, 0, 0, 0);
+    tile_regs_commit();
+    tile_regs_wait();
+    cb_reserve_back(16, 1);
+    pack_tile(0, 16);
+    cb_push_back(16, 1);
+    tile_regs_release();
+    cb_pop_front(0, 1);
+    cb_pop_front(1, 1);
+  }
+}
+}
+`
+
+// Writes tiles [start, start + n) of cb 16 to the output (accessor at compile arg 0).
+const kWriteRange = `
+#include "dataflow_api.h"
+void kernel_main() {
+  const uint32_t c = get_arg_val<uint32_t>(0), start = get_arg_val<uint32_t>(1), n = get_arg_val<uint32_t>(2);
+  constexpr auto ca = TensorAccessorArgs<0>();
+  const auto sc = TensorAccessor(ca, c, get_tile_size(16));
+  for (uint32_t i = start; i < start + n; i++) {
+    cb_wait_front(16, 1);
+    noc_async_write_tile(i, sc, get_read_ptr(16));
+    noc_async_write_barrier();
+    cb_pop_front(16, 1);
+  }
+}
+`
+
+// Two core groups as split_work_to_cores makes them: n tiles (a Variable)
+// over the 24 cores of a 3 x 8 rectangle, the first split_group1 cores
+// taking one tile more; the two groups run the compute kernel with
+// different compile-time tile counts, and every core's reader and writer
+// get split_start and split_units as runtime args.
+func TestEmulatorCoreGroupsSplitWork(t *testing.T) {
+	d := openEmu(t, "n150")[0].(*tt.Device)
+	ctx := context.Background()
+	names := []string{"a", "b", "c", "n"}
+	e := func(s string) backends.GwsDim { return expr(t, s, names...) }
+	all := backends.TTRect(0, 0, 2, 7)
+	reader := backends.TTKernel{Name: "reader", Processor: backends.TTRiscv0, Cores: rng(0, 0, 2, 7), Source: kReadPairs,
+		CompileArgs: []backends.TTArg{param(backends.TTArgAccessor, 0), param(backends.TTArgAccessor, 1)},
+		RuntimeArgs: []backends.TTArg{param(backends.TTArgBufferAddr, 0), param(backends.TTArgBufferAddr, 1),
+			constExpr(e("split_start(n, 3, 8)")), constExpr(e("split_units(n, 3, 8)"))}}
+	writer := backends.TTKernel{Name: "writer", Processor: backends.TTRiscv1, Cores: rng(0, 0, 2, 7), Source: kWriteRange,
+		CompileArgs: []backends.TTArg{param(backends.TTArgAccessor, 2)},
+		RuntimeArgs: []backends.TTArg{param(backends.TTArgBufferAddr, 2), constExpr(e("split_start(n, 3, 8)")), constExpr(e("split_units(n, 3, 8)"))}}
+	g1 := backends.TTKernel{Name: "compute_g1", Processor: backends.TTCompute, Source: kAddN,
+		Cores:       &backends.TTCoreSet{Slice: &backends.TTCoreSlice{Of: all, From: e("0"), To: e("split_group1(n, 3, 8)")}},
+		CompileArgs: []backends.TTArg{constExpr(e("ceil_div(n, split_cores(n, 3, 8))"))}}
+	g2 := backends.TTKernel{Name: "compute_g2", Processor: backends.TTCompute, Source: kAddN,
+		Cores:       &backends.TTCoreSet{Slice: &backends.TTCoreSlice{Of: all, From: e("split_group1(n, 3, 8)"), To: e("split_cores(n, 3, 8)")}},
+		CompileArgs: []backends.TTArg{constExpr(e("n / split_cores(n, 3, 8)"))}}
+	prog := &backends.Program{
+		Name: "core_groups",
+		Params: []backends.Param{
+			{Name: "a", Kind: backends.Global, DType: backends.BF16}, {Name: "b", Kind: backends.Global, DType: backends.BF16},
+			{Name: "c", Kind: backends.GlobalMut, DType: backends.BF16}, {Name: "n", Kind: backends.Variable, DType: backends.U32},
+		},
+		Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
+			Kernels: []backends.TTKernel{reader, g1, g2, writer},
+			CBs:     []backends.TTCBConfig{backends.TTCB(0, "Float16_b", 2048, 2), backends.TTCB(1, "Float16_b", 2048, 2), backends.TTCB(16, "Float16_b", 2048, 2)},
+		}}},
+	}
+	exe, err := d.Compile(ctx, prog)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, exe.Release()) }()
+	require.Zero(t, exe.(*tt.Executable).Programs(), "the core sets read n: built at the launch")
+
+	const tiles = 100
+	a, b := randomBF16(tiles*1024, 1), randomBF16(tiles*1024, 2)
+	bufA, bufB, bufC := allocParam(t, exe, 0, tiles*2048), allocParam(t, exe, 1, tiles*2048), allocParam(t, exe, 2, tiles*2048)
+	p := d.Pool()
+	require.NoError(t, p.Write(ctx, bufA, 0, bf16Bytes(a)))
+	require.NoError(t, p.Write(ctx, bufB, 0, bf16Bytes(b)))
+	for _, n := range []int{100, 37, 96, 10} { // uneven, fewer, an even split (one group), fewer units than cores
+		require.NoError(t, p.Write(ctx, bufC, 0, bytes.Repeat([]byte{0xc0, 0x7f}, tiles*1024))) // NaN sentinels
+		args := []backends.LaunchArg{backends.BufArg(bufA), backends.BufArg(bufB), backends.BufArg(bufC), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}
+		require.NoError(t, exe.Launch(ctx, args), "n=%d", n)
+		out := make([]byte, tiles*2048)
+		require.NoError(t, p.Read(ctx, bufC, 0, out))
+		got := bytesBF16(out)
+		for i := range got {
+			want := uint16(0x7fc0)
+			if i < n*1024 {
+				want = bf16Bits(bf16Value(a[i]) + bf16Value(b[i]))
+			}
+			if got[i] != want {
+				require.Failf(t, "core groups", "n=%d: element %d (tile %d) is %#04x, want %#04x", n, i, i/1024, got[i], want)
+			}
+		}
+	}
+	require.Equal(t, 4, exe.(*tt.Executable).Programs(), "one runtime program per value of n")
+	// The n=100 program as sent: the reader's 24 cores have 24 different
+	// (start, units) pairs; the two compute groups are the 4 and 20 cores
+	// split_work_to_cores gives, counted down the columns.
+	var req ttruntime.CompileRequest
+	for _, r := range exe.(*tt.Executable).Requests() {
+		if len(r.Kernels) == 4 && r.Kernels[1].CompileArgs[0].Value != nil && *r.Kernels[1].CompileArgs[0].Value == 5 {
+			req = r
+		}
+	}
+	require.Len(t, req.Kernels, 4, "the n=100 program has both groups")
+	require.Len(t, req.Kernels[0].RuntimeArgs, 24)
+	require.Equal(t, uint64(4), req.Kernels[1].Cores.Size())
+	require.ElementsMatch(t, []ttruntime.CoreCoord{{0, 0}, {1, 0}, {2, 0}, {0, 1}}, req.Kernels[1].Cores.Cores(false), "down the columns")
+	require.Len(t, req.Kernels[1].Cores, 2, "as two rectangles")
+	require.Equal(t, uint64(20), req.Kernels[2].Cores.Size())
+	require.Equal(t, uint32(4), *req.Kernels[2].CompileArgs[0].Value)
+}
+
+// Core (1,2) holds a 4-page L1 buffer: it reads src into it, changes every
+// word through the buffer's pointer, writes it to dst and tells core (0,0)
+// (semaphore 0, through (0,0)'s NOC coordinates), which reads the buffer
+// remotely through the holder's NOC coordinates into dst2.
+const kL1Holder = `
+#include "dataflow_api.h"
+void kernel_main() {
+  const uint32_t src = get_arg_val<uint32_t>(0), l1 = get_arg_val<uint32_t>(1), dst = get_arg_val<uint32_t>(2);
+  const uint32_t peer_x = get_arg_val<uint32_t>(3), peer_y = get_arg_val<uint32_t>(4), sem = get_arg_val<uint32_t>(5);
+  const InterleavedAddrGen<true> s = {.bank_base_address = src, .page_size = 1024};
+  const InterleavedAddrGen<true> d = {.bank_base_address = dst, .page_size = 1024};
+  for (uint32_t p = 0; p < 4; p++) noc_async_read(get_noc_addr(p, s), l1 + p * 1024, 1024);
+  noc_async_read_barrier();
+  volatile tt_l1_ptr uint32_t* w = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(l1);
+  for (uint32_t i = 0; i < 1024; i++) w[i] = w[i] * 3 + 1;
+  for (uint32_t p = 0; p < 4; p++) noc_async_write(l1 + p * 1024, get_noc_addr(p, d), 1024);
+  noc_async_write_barrier();
+  noc_semaphore_inc(get_noc_addr(peer_x, peer_y, get_semaphore(sem)), 1);
+}
+`
+
+const kL1Peer = `
+#include "dataflow_api.h"
+void kernel_main() {
+  const uint32_t l1 = get_arg_val<uint32_t>(0), dst = get_arg_val<uint32_t>(1);
+  const uint32_t holder_x = get_arg_val<uint32_t>(2), holder_y = get_arg_val<uint32_t>(3), sem = get_arg_val<uint32_t>(4);
+  noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem)), 1);
+  cb_reserve_back(0, 1);
+  const InterleavedAddrGen<true> d = {.bank_base_address = dst, .page_size = 4096};
+  noc_async_read(get_noc_addr(holder_x, holder_y, l1), get_write_ptr(0), 4096);
+  noc_async_read_barrier();
+  noc_async_write(get_write_ptr(0), get_noc_addr(0, d), 4096);
+  noc_async_write_barrier();
+}
+`
+
+func TestEmulatorL1Loopback(t *testing.T) {
+	d := openEmu(t, "n150")[0].(*tt.Device)
+	ctx := context.Background()
+	at := func(r, c uint64) backends.TTCoord {
+		return backends.TTCoord{Row: backends.ConstDim(r), Col: backends.ConstDim(c)}
+	}
+	noc := func(kind backends.TTArgKind, r, c uint64) backends.TTArg {
+		return backends.TTArg{Kind: kind, Core: at(r, c)}
+	}
+	holderCore := &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTCoreAt(1, 2)}}
+	peerCore := &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTCoreAt(0, 0)}}
+	sem := backends.TTArg{Kind: backends.TTArgSemaphore, Semaphore: 0}
+	prog := &backends.Program{
+		Name: "l1_loopback",
+		Params: []backends.Param{
+			{Name: "src", Kind: backends.Global, DType: backends.U32}, {Name: "l1", Kind: backends.GlobalMut, DType: backends.U32},
+			{Name: "dst", Kind: backends.GlobalMut, DType: backends.U32}, {Name: "dst2", Kind: backends.GlobalMut, DType: backends.U32},
+		},
+		Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
+			Kernels: []backends.TTKernel{
+				{Name: "holder", Processor: backends.TTRiscv0, Cores: holderCore, Source: kL1Holder, RuntimeArgs: []backends.TTArg{
+					param(backends.TTArgBufferAddr, 0), param(backends.TTArgBufferAddr, 1), param(backends.TTArgBufferAddr, 2),
+					noc(backends.TTArgCoreNocX, 0, 0), noc(backends.TTArgCoreNocY, 0, 0), sem}},
+				{Name: "peer", Processor: backends.TTRiscv1, Cores: peerCore, Source: kL1Peer, RuntimeArgs: []backends.TTArg{
+					param(backends.TTArgBufferAddr, 1), param(backends.TTArgBufferAddr, 3),
+					noc(backends.TTArgCoreNocX, 1, 2), noc(backends.TTArgCoreNocY, 1, 2), sem}},
+			},
+			CBs:        []backends.TTCBConfig{{Cores: peerCore, TotalBytes: 4096, Indices: []backends.TTCBIndex{{Index: 0, Format: "UInt32", PageBytes: 4096}}}},
+			Semaphores: []backends.TTSemaphore{{Cores: &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTCoreAt(0, 0), backends.TTCoreAt(1, 2)}}}},
+			Buffers: []backends.TTBuffer{
+				{Param: 0, PageSize: 1024},
+				{Param: 1, Placement: "l1", Layout: "height_sharded", PageSize: 1024, Shard: &backends.TTShard{
+					Cores: backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTCoreAt(1, 2)}}, Shape: [2]uint32{4, 1}, Tensor: [2]uint32{4, 1}}},
+				{Param: 2, PageSize: 1024},
+				{Param: 3, PageSize: 4096},
+			},
+		}}},
+	}
+	exe, err := d.Compile(ctx, prog)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, exe.Release()) }()
+	src, l1, dst, dst2 := allocParam(t, exe, 0, 4096), allocParam(t, exe, 1, 4096), allocParam(t, exe, 2, 4096), allocParam(t, exe, 3, 4096)
+	p := d.Pool()
+	in := make([]uint32, 1024)
+	for i := range in {
+		in[i] = uint32(5 + 7*i)
+	}
+	args := []backends.LaunchArg{backends.BufArg(src), backends.BufArg(l1), backends.BufArg(dst), backends.BufArg(dst2)}
+	for rep := range 2 {
+		require.NoError(t, p.Write(ctx, src, 0, u32Bytes(in)))
+		require.NoError(t, exe.Launch(ctx, args))
+		want := make([]uint32, 1024)
+		for i := range want {
+			want[i] = in[i]*3 + 1
+		}
+		for name, id := range map[string]backends.BufferID{"dst": dst, "dst2 (read remotely)": dst2, "the L1 buffer itself": l1} {
+			out := make([]byte, 4096)
+			require.NoError(t, p.Read(ctx, id, 0, out))
+			require.Equal(t, want, bytesU32(out), "run %d: %s", rep, name)
+		}
+		for i := range in {
+			in[i]++
+		}
+	}
+	// A plain DRAM buffer where the L1 one is declared is refused before
+	// the runtime, naming the param.
+	plain, err := p.Alloc(ctx, 4096)
+	require.NoError(t, err)
+	defer p.Release(plain)
+	err = exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(src), backends.BufArg(plain), backends.BufArg(dst), backends.BufArg(dst2)})
+	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	require.ErrorContains(t, err, "param 1 (l1)")
+	require.ErrorContains(t, err, "AllocParam")
+}
+
+const kShardPush = `
+void kernel_main() {
+  constexpr uint32_t n = get_compile_time_arg_val(0);
+  cb_reserve_back(0, n);
+  cb_push_back(0, n);
+  cb_reserve_back(1, n);
+  cb_push_back(1, n);
+}
+`
+
+const kShardWait = `
+void kernel_main() {
+  constexpr uint32_t n = get_compile_time_arg_val(0);
+  cb_wait_front(16, n);
+}
+`
+
+// Height-sharded eltwise: a, b and c are L1 buffers of 5 x 3 tiles cut
+// into shards of 2 x 3 tiles on cores (0,0), (0,1), (0,2); every holder
+// adds its shards of a and b into its shard of c with circular buffers
+// that sit on the shards (tt-metal's globally allocated address).
+func TestEmulatorHeightShardedEltwise(t *testing.T) {
+	d := openEmu(t, "n150")[0].(*tt.Device)
+	ctx := context.Background()
+	const T0, T1, S0 = 5, 3, 2
+	const tiles, sp = T0 * T1, S0 * T1
+	holders := rng(0, 0, 0, 2)
+	shard := &backends.TTShard{Cores: *rng(0, 0, 0, 2), Shape: [2]uint32{S0, T1}, Tensor: [2]uint32{T0, T1}, Orientation: "row_major"}
+	decl := func(i int) backends.TTBuffer {
+		return backends.TTBuffer{Param: i, Placement: "l1", Layout: "height_sharded", PageSize: 2048, Shard: shard}
+	}
+	cbOn := func(index uint8, buf int) backends.TTCBConfig {
+		return backends.TTCBConfig{Cores: holders, TotalBytes: sp * 2048, Indices: []backends.TTCBIndex{{Index: index, Format: "Float16_b", PageBytes: 2048}}, Buffer: &buf}
+	}
+	n := []backends.TTArg{backends.TTConst(sp)}
+	prog := &backends.Program{
+		Name: "sharded_add",
+		Params: []backends.Param{
+			{Name: "a", Kind: backends.Global, DType: backends.BF16}, {Name: "b", Kind: backends.Global, DType: backends.BF16},
+			{Name: "c", Kind: backends.GlobalMut, DType: backends.BF16},
+		},
+		Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
+			Kernels: []backends.TTKernel{
+				{Name: "push", Processor: backends.TTRiscv0, Cores: holders, Source: kShardPush, CompileArgs: n},
+				{Name: "add", Processor: backends.TTCompute, Cores: holders, Source: kAddN, CompileArgs: n},
+				{Name: "wait", Processor: backends.TTRiscv1, Cores: holders, Source: kShardWait, CompileArgs: n},
+			},
+			CBs:     []backends.TTCBConfig{cbOn(0, 0), cbOn(1, 1), cbOn(16, 2)},
+			Buffers: []backends.TTBuffer{decl(0), decl(1), decl(2)},
+		}}},
+	}
+	exe, err := d.Compile(ctx, prog)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, exe.Release()) }()
+	a, b := randomBF16(tiles*1024, 10), randomBF16(tiles*1024, 11)
+	ba, bb, bc := allocParam(t, exe, 0, tiles*2048), allocParam(t, exe, 1, tiles*2048), allocParam(t, exe, 2, tiles*2048)
+	p := d.Pool()
+	require.NoError(t, p.Write(ctx, ba, 0, bf16Bytes(a)))
+	require.NoError(t, p.Write(ctx, bb, 0, bf16Bytes(b)))
+	require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(ba), backends.BufArg(bb), backends.BufArg(bc)}))
+	out := make([]byte, tiles*2048)
+	require.NoError(t, p.Read(ctx, bc, 0, out))
+	got := bytesBF16(out)
+	for i := range got {
+		if want := bf16Bits(bf16Value(a[i]) + bf16Value(b[i])); got[i] != want {
+			require.Failf(t, "sharded add", "element %d (tile %d) is %#04x, want %#04x", i, i/1024, got[i], want)
+		}
+	}
+	n1, err := p.Size(ba)
+	require.NoError(t, err)
+	require.EqualValues(t, tiles*2048, n1)
+	require.EqualValues(t, 12<<30, p.FreeBytes(), "L1 buffers take no DRAM")
+}
+
+// Core (0,0) waits until the 63 receivers are ready (they increment its
+// ready semaphore), multicasts a tile into cb 1 of every core of the 8x8
+// grid, then sets the receivers' valid semaphore with
+// noc_semaphore_set_multicast. The semaphore ids arrive as args, as
+// CreateSemaphore gave them.
+const kMcastSender = `
+#include "dataflow_api.h"
+void kernel_main() {
+  constexpr bool loopback = get_compile_time_arg_val(0) != 0;
+  const uint32_t out = get_arg_val<uint32_t>(0);
+  const uint32_t x0 = get_arg_val<uint32_t>(1), y0 = get_arg_val<uint32_t>(2);
+  const uint32_t x1 = get_arg_val<uint32_t>(3), y1 = get_arg_val<uint32_t>(4);
+  const uint32_t receivers = get_arg_val<uint32_t>(5);
+  const uint32_t ready_id = get_arg_val<uint32_t>(6), valid_id = get_arg_val<uint32_t>(7);
+  volatile tt_l1_ptr uint32_t* ready = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(ready_id));
+  volatile tt_l1_ptr uint32_t* valid = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(valid_id));
+  volatile tt_l1_ptr uint32_t* data = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(0));
+  volatile tt_l1_ptr uint32_t* mine = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(1));
+  for (uint32_t i = 0; i < 256; i++) data[i] = 7000 + i, mine[i] = 0xdead;
+  noc_semaphore_wait(ready, receivers);
+  noc_semaphore_set(ready, 0);
+  const uint64_t dst = get_noc_multicast_addr(x0, y0, x1, y1, get_write_ptr(1));
+  if (loopback)
+    noc_async_write_multicast_loopback_src(get_write_ptr(0), dst, 1024, receivers + 1);
+  else
+    noc_async_write_multicast(get_write_ptr(0), dst, 1024, receivers);
+  noc_async_write_barrier();
+  *valid = 1;
+  noc_semaphore_set_multicast(get_semaphore(valid_id), get_noc_multicast_addr(x0, y0, x1, y1, get_semaphore(valid_id)), receivers);
+  const InterleavedAddrGen<true> o = {.bank_base_address = out, .page_size = 1024};
+  noc_async_write(get_write_ptr(1), get_noc_addr(0, o), 1024);
+  noc_async_write_barrier();
+}
+`
+
+const kMcastReceiver = `
+#include "dataflow_api.h"
+void kernel_main() {
+  const uint32_t out = get_arg_val<uint32_t>(0), sx = get_arg_val<uint32_t>(1), sy = get_arg_val<uint32_t>(2);
+  const uint32_t index = get_arg_val<uint32_t>(3);
+  const uint32_t ready_id = get_arg_val<uint32_t>(4), valid_id = get_arg_val<uint32_t>(5), initial_id = get_arg_val<uint32_t>(6);
+  volatile tt_l1_ptr uint32_t* valid = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(valid_id));
+  volatile tt_l1_ptr uint32_t* initial = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(initial_id));
+  const uint32_t seen = *initial;
+  noc_semaphore_inc(get_noc_addr(sx, sy, get_semaphore(ready_id)), 1);
+  noc_semaphore_wait(valid, 1);
+  volatile tt_l1_ptr uint32_t* d = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(1));
+  for (uint32_t i = 0; i < 255; i++) d[i] += index;
+  d[255] = seen;
+  const InterleavedAddrGen<true> o = {.bank_base_address = out, .page_size = 1024};
+  noc_async_write(get_write_ptr(1), get_noc_addr(index, o), 1024);
+  noc_async_write_barrier();
+}
+`
+
+func TestEmulatorMulticastWithSemaphores(t *testing.T) {
+	d := openEmu(t, "n150")[0].(*tt.Device)
+	ctx := context.Background()
+	at := func(r, c uint64) backends.TTCoord {
+		return backends.TTCoord{Row: backends.ConstDim(r), Col: backends.ConstDim(c)}
+	}
+	noc := func(kind backends.TTArgKind, r, c uint64) backends.TTArg {
+		return backends.TTArg{Kind: kind, Core: at(r, c)}
+	}
+	semArg := func(i int) backends.TTArg { return backends.TTArg{Kind: backends.TTArgSemaphore, Semaphore: i} }
+	sender := &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTCoreAt(0, 0)}}
+	receivers := &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTRect(0, 1, 0, 7), backends.TTRect(1, 0, 7, 7)}}
+	for _, loopback := range []uint64{0, 1} {
+		prog := &backends.Program{
+			Name:   "mcast",
+			Params: []backends.Param{{Name: "out", Kind: backends.GlobalMut, DType: backends.U32}},
+			Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
+				Kernels: []backends.TTKernel{
+					{Name: "sender", Processor: backends.TTRiscv0, Cores: sender, Source: kMcastSender,
+						CompileArgs: []backends.TTArg{backends.TTConst(loopback)},
+						RuntimeArgs: []backends.TTArg{param(backends.TTArgBufferAddr, 0),
+							noc(backends.TTArgCoreNocX, 0, 0), noc(backends.TTArgCoreNocY, 0, 0), noc(backends.TTArgCoreNocX, 7, 7), noc(backends.TTArgCoreNocY, 7, 7),
+							backends.TTConst(63), semArg(0), semArg(1)}},
+					{Name: "receiver", Processor: backends.TTRiscv0, Cores: receivers, Source: kMcastReceiver,
+						RuntimeArgs: []backends.TTArg{param(backends.TTArgBufferAddr, 0),
+							noc(backends.TTArgCoreNocX, 0, 0), noc(backends.TTArgCoreNocY, 0, 0),
+							constExpr(expr(t, "core_row * 8 + core_col")), semArg(0), semArg(1), semArg(2)}},
+				},
+				CBs: []backends.TTCBConfig{backends.TTCB(0, "UInt32", 1024, 1), backends.TTCB(1, "UInt32", 1024, 1)},
+				Semaphores: []backends.TTSemaphore{
+					{Cores: sender},          // ready: id 0 on the sender
+					{Cores: rng(0, 0, 7, 7)}, // valid: id 1 (0 is taken on the sender)
+					{Cores: receivers, Initial: 5},
+				},
+				Buffers: []backends.TTBuffer{{Param: 0, PageSize: 1024}},
+			}}},
+		}
+		exe, err := d.Compile(ctx, prog)
+		require.NoError(t, err)
+		req := exe.(*tt.Executable).Requests()[0]
+		ids := []uint32{req.Semaphores[0].ID, req.Semaphores[1].ID, req.Semaphores[2].ID}
+		require.Equal(t, []uint32{0, 1, 0}, ids, "CreateSemaphore's ids: the smallest free on every core of the set")
+		require.Len(t, req.Kernels[1].RuntimeArgs, 63, "the receivers' args differ by index")
+		out := allocParam(t, exe, 0, 64*1024)
+		p := d.Pool()
+		for rep := range 2 { // semaphores start from their initial values every run
+			require.NoError(t, p.Write(ctx, out, 0, make([]byte, 64*1024)))
+			require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(out)}))
+			raw := make([]byte, 64*1024)
+			require.NoError(t, p.Read(ctx, out, 0, raw))
+			got := bytesU32(raw)
+			for i := range uint32(256) {
+				want := uint32(0xdead)
+				if loopback == 1 {
+					want = 7000 + i
+				}
+				require.Equal(t, want, got[i], "loopback %d run %d: the sender's own tile, word %d", loopback, rep, i)
+			}
+			for c := uint32(1); c < 64; c++ {
+				for i := range uint32(255) {
+					if got[c*256+i] != 7000+i+c {
+						require.Failf(t, "multicast", "loopback %d run %d: core %d word %d is %d, want %d", loopback, rep, c, i, got[c*256+i], 7000+i+c)
+					}
+				}
+				require.Equal(t, uint32(5), got[c*256+255], "core %d saw its semaphore's initial value", c)
+			}
+		}
+		require.NoError(t, exe.Release())
+	}
+}
+
+// Reads, for each output tile (mt, nt) of this core (t = core, core +
+// cores, …), the tile pairs a(mt, kt), b(kt, nt): one tile per page, the
+// buffers in tile layout.
+const kMatmulTileReader = `
+#include "dataflow_api.h"
+void kernel_main() {
+  const uint32_t a_addr = get_arg_val<uint32_t>(0), b_addr = get_arg_val<uint32_t>(1);
+  const uint32_t mt = get_arg_val<uint32_t>(2), nt = get_arg_val<uint32_t>(3), kt = get_arg_val<uint32_t>(4);
+  const uint32_t core = get_arg_val<uint32_t>(5), cores = get_arg_val<uint32_t>(6);
+  const InterleavedAddrGen<true> a = {.bank_base_address = a_addr, .page_size = get_tile_size(0)};
+  const InterleavedAddrGen<true> b = {.bank_base_address = b_addr, .page_size = get_tile_size(1)};
+  for (uint32_t t = core; t < mt * nt; t += cores) {
+    const uint32_t row = t / nt, col = t % nt;
+    for (uint32_t k = 0; k < kt; k++) {
+      cb_reserve_back(0, 1);
+      noc_async_read(get_noc_addr(row * kt + k, a), get_write_ptr(0), get_tile_size(0));
+      cb_reserve_back(1, 1);
+      noc_async_read(get_noc_addr(k * nt + col, b), get_write_ptr(1), get_tile_size(1));
+      noc_async_read_barrier();
+      cb_push_back(0, 1);
+      cb_push_back(1, 1);
+    }
+  }
+}
+`
+
+const kMatmulTileCompute = `
+#include "compute_kernel_api/matmul.h"
+#include "compute_kernel_api/tile_move_copy.h"
+namespace NAMESPACE {
+void MAIN {
+  const uint32_t mt = get_arg_val<uint32_t>(0), nt = get_arg_val<uint32_t>(1), kt = get_arg_val<uint32_t>(2);
+  const uint32_t core = get_arg_val<uint32_t>(3), cores = get_arg_val<uint32_t>(4);
+  mm_init(0, 1, 16);
+  for (uint32_t t = core; t < mt * nt; t += cores) {
+    tile_regs_acquire();
+    for (uint32_t k = 0; k < kt; k++) {
+      cb_wait_front(0, 1);
+      cb_wait_front(1, 1);
+      matmul_tiles(0, 1, 0, 0, 0, false);
+      cb_pop_front(0, 1);
+      cb_pop_front(1, 1);
+    }
+    tile_regs_commit();
+    tile_regs_wait();
+    cb_reserve_back(16, 1);
+    pack_tile(0, 16);
+    cb_push_back(16, 1);
+    tile_regs_release();
+  }
+}
+}
+`
+
+const kMatmulTileWriter = `
+#include "dataflow_api.h"
+void kernel_main() {
+  const uint32_t c_addr = get_arg_val<uint32_t>(0), tiles = get_arg_val<uint32_t>(1);
+  const uint32_t core = get_arg_val<uint32_t>(2), cores = get_arg_val<uint32_t>(3);
+  const InterleavedAddrGen<true> c = {.bank_base_address = c_addr, .page_size = get_tile_size(16)};
+  for (uint32_t t = core; t < tiles; t += cores) {
+    cb_wait_front(16, 1);
+    noc_async_write(get_read_ptr(16), get_noc_addr(t, c), get_tile_size(16));
+    noc_async_write_barrier();
+    cb_pop_front(16, 1);
+  }
+}
+`
+
+// matmulTileProgram is c = a·b on a 2 x 3 grid with a, b and c declared
+// in tile layout (b stored as bFormat when it is set), the matrices m x k,
+// k x n and m x n.
+func matmulTileProgram(m, n, k uint64, bFormat string) *backends.Program {
+	mt, nt, kt := backends.TTConst(m/32), backends.TTConst(n/32), backends.TTConst(k/32)
+	spread := []backends.TTArg{{Kind: backends.TTArgCoreIndex}, {Kind: backends.TTArgNumCores}}
+	reader := backends.TTKernel{Source: kMatmulTileReader, RuntimeArgs: append([]backends.TTArg{
+		param(backends.TTArgBufferAddr, 0), param(backends.TTArgBufferAddr, 1), mt, nt, kt}, spread...)}
+	compute := backends.TTKernel{Source: kMatmulTileCompute, RuntimeArgs: append([]backends.TTArg{mt, nt, kt}, spread...)}
+	writer := backends.TTKernel{Source: kMatmulTileWriter, RuntimeArgs: append([]backends.TTArg{
+		param(backends.TTArgBufferAddr, 2), backends.TTConst(m / 32 * n / 32)}, spread...)}
+	bPage, bCB := uint32(2048), "Float16_b"
+	if bFormat != "" {
+		bPage, bCB = 1088, bFormat
+	}
+	v := backends.TTOneGroup(reader, compute, writer,
+		backends.TTCB(0, "Float16_b", 2048, 2), backends.TTCB(1, bCB, bPage, 2), backends.TTCB(16, "Float16_b", 2048, 2))
+	v.Buffers = []backends.TTBuffer{
+		{Param: 0, Tile: true, Rows: m, Cols: k},
+		{Param: 1, Tile: true, Rows: k, Cols: n, Format: bFormat},
+		{Param: 2, Tile: true, Rows: m, Cols: n},
+	}
+	return &backends.Program{
+		Name: "matmul_tiles",
+		Params: []backends.Param{
+			{Name: "a", Kind: backends.Global, DType: backends.BF16}, {Name: "b", Kind: backends.Global, DType: backends.BF16},
+			{Name: "c", Kind: backends.GlobalMut, DType: backends.BF16},
+		},
+		Grid:     []backends.GwsDim{backends.ConstDim(2), backends.ConstDim(3)},
+		Variants: []backends.Variant{{Format: backends.FormatTT, Code: v}},
+	}
+}
+
+// checkMatmul runs the program on row-major a and b and compares c with a
+// float64 product of bWant (b as the device holds it) within bf16
+// rounding of every k-tile's partial sum.
+func checkMatmul(t *testing.T, d *tt.Device, prog *backends.Program, m, n, k int, a, b []uint16, bWant []float64) {
+	t.Helper()
+	ctx := context.Background()
+	exe, err := d.Compile(ctx, prog)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, exe.Release()) }()
+	ba, bb, bc := allocParam(t, exe, 0, int64(2*m*k)), allocParam(t, exe, 1, int64(2*k*n)), allocParam(t, exe, 2, int64(2*m*n))
+	p := d.Pool()
+	require.NoError(t, p.Write(ctx, ba, 0, bf16Bytes(a)))
+	require.NoError(t, p.Write(ctx, bb, 0, bf16Bytes(b)))
+	err = exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(ba), backends.BufArg(bb), backends.BufArg(bc)})
+	require.NoError(t, err)
+	out := make([]byte, 2*m*n)
+	require.NoError(t, p.Read(ctx, bc, 0, out))
+	got := bytesBF16(out)
+	for i := range m {
+		for j := range n {
+			var want, mag float64
+			for q := range k {
+				x := float64(bf16Value(a[i*k+q])) * bWant[q*n+j]
+				want += x
+				mag += math.Abs(x)
+			}
+			if g := float64(bf16Value(got[i*n+j])); math.Abs(g-want) > mag*0.02+1e-2 {
+				require.Failf(t, "matmul", "c[%d][%d] = %g, want %g (±%g)", i, j, g, want, mag*0.02+1e-2)
+			}
+		}
+	}
+}
+
+// A bf16 matmul whose A, B and C are declared in tile layout: the host
+// data stays row-major, the pool tilizes on upload and untilizes on
+// download, and the kernels read and write whole tiles as pages.
+func TestEmulatorTileLayoutMatmul(t *testing.T) {
+	d := openEmu(t, "n150")[0].(*tt.Device)
+	const m, n, k = 64, 128, 96
+	a, b := randomBF16(m*k, 3), randomBF16(k*n, 4)
+	for i := range a {
+		a[i] = bf16Bits(bf16Value(a[i]) / 8)
+	}
+	bWant := make([]float64, len(b))
+	for i := range b {
+		bWant[i] = float64(bf16Value(b[i]))
+	}
+	checkMatmul(t, d, matmulTileProgram(m, n, k, ""), m, n, k, a, b, bWant)
+}
+
+// The same matmul with B stored as Bfp8_b tiles: the pool packs the bf16
+// weights into shared-exponent blocks; the reference uses the weights as
+// the block format holds them.
+func TestEmulatorBfp8Weights(t *testing.T) {
+	d := openEmu(t, "n150")[0].(*tt.Device)
+	const m, n, k = 64, 64, 64
+	a, b := randomBF16(m*k, 5), randomBF16(k*n, 6)
+	bWant := bfpQuantized(t, tt.Bfp8b, b, k, n)
+	checkMatmul(t, d, matmulTileProgram(m, n, k, "Bfp8_b"), m, n, k, a, b, bWant)
+}
+
+// bfpQuantized is b (row-major rows x cols bf16) as block-float tiles hold
+// it, by the package's own packer (tested against the C++ packer's golden
+// tile).
+func bfpQuantized(t *testing.T, f tt.BlockFloatFormat, b []uint16, rows, cols int) []float64 {
+	out := make([]float64, len(b))
+	tile := make([]float32, tt.TileValues)
+	for tr := 0; tr < rows/32; tr++ {
+		for tc := 0; tc < cols/32; tc++ {
+			for r := range 32 {
+				for c := range 32 {
+					tile[r*32+c] = bf16Value(b[(tr*32+r)*cols+tc*32+c])
+				}
+			}
+			packed, err := tt.PackBlockFloat(f, tile, true)
+			require.NoError(t, err)
+			back, err := tt.UnpackBlockFloat(f, packed, true)
+			require.NoError(t, err)
+			for r := range 32 {
+				for c := range 32 {
+					out[(tr*32+r)*cols+tc*32+c] = float64(back[r*32+c])
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Copies the tiles of a tile-layout buffer in reverse order into another,
+// page by page, whatever their format: block-float pages included.
+const kReverseTiles = `
+#include "dataflow_api.h"
+void kernel_main() {
+  const uint32_t in = get_arg_val<uint32_t>(0), out = get_arg_val<uint32_t>(1), tiles = get_arg_val<uint32_t>(2);
+  const uint32_t page = get_arg_val<uint32_t>(3);
+  const InterleavedAddrGen<true> s = {.bank_base_address = in, .page_size = page};
+  const InterleavedAddrGen<true> d = {.bank_base_address = out, .page_size = page};
+  cb_reserve_back(0, 1);
+  for (uint32_t t = 0; t < tiles; t++) {
+    noc_async_read(get_noc_addr(t, s), get_write_ptr(0), page);
+    noc_async_read_barrier();
+    noc_async_write(get_write_ptr(0), get_noc_addr(tiles - 1 - t, d), page);
+    noc_async_write_barrier();
+  }
+}
+`
+
+// Block-float storage through the emulator's memory: f32 data packed to
+// Bfp8_b and Bfp4_b tiles by the pool, moved as 1088- and 576-byte pages
+// by a kernel (in reverse tile order), unpacked on download.
+func TestEmulatorBlockFloatPages(t *testing.T) {
+	d := openEmu(t, "n150")[0].(*tt.Device)
+	ctx := context.Background()
+	const rows, cols = 64, 64
+	in := make([]float32, rows*cols)
+	r := rand.New(rand.NewPCG(9, 9))
+	for i := range in {
+		in[i] = float32(r.NormFloat64() * 3)
+	}
+	for _, f := range []tt.BlockFloatFormat{tt.Bfp8b, tt.Bfp4b} {
+		decl := func(p int) backends.TTBuffer {
+			return backends.TTBuffer{Param: p, Tile: true, Rows: rows, Cols: cols, Format: f.String()}
+		}
+		prog := &backends.Program{
+			Name: "reverse_" + f.String(),
+			Params: []backends.Param{{Name: "in", Kind: backends.Global, DType: backends.F32}, {Name: "out", Kind: backends.GlobalMut, DType: backends.F32},
+				{Name: "tiles", Kind: backends.Variable, DType: backends.U32}},
+			Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
+				Kernels: []backends.TTKernel{{Name: "reverse", Processor: backends.TTRiscv0, Cores: rng(0, 0, 0, 0), Source: kReverseTiles,
+					RuntimeArgs: []backends.TTArg{param(backends.TTArgBufferAddr, 0), param(backends.TTArgBufferAddr, 1), param(backends.TTArgParam, 2), param(backends.TTArgPageSize, 0)}}},
+				CBs:     []backends.TTCBConfig{{Cores: rng(0, 0, 0, 0), TotalBytes: uint32(f.TileBytes()), Indices: []backends.TTCBIndex{{Index: 0, Format: f.String(), PageBytes: uint32(f.TileBytes())}}}},
+				Buffers: []backends.TTBuffer{decl(0), decl(1)},
+			}}},
+		}
+		exe, err := d.Compile(ctx, prog)
+		require.NoError(t, err)
+		bi, bo := allocParam(t, exe, 0, 4*rows*cols), allocParam(t, exe, 1, 4*rows*cols)
+		p := d.Pool()
+		require.NoError(t, p.Write(ctx, bi, 0, f32Bytes(in)))
+		require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(bi), backends.BufArg(bo), backends.VarArg(backends.UintConst(backends.U32, 4))}))
+		raw := make([]byte, 4*rows*cols)
+		require.NoError(t, p.Read(ctx, bo, 0, raw))
+		got := bytesF32(raw)
+		// The reference: each 32x32 tile through the packer, the tiles
+		// (0,0) (0,1) (1,0) (1,1) in reverse order.
+		for tr := range 2 {
+			for tc := range 2 {
+				tile := make([]float32, 1024)
+				for r := range 32 {
+					for c := range 32 {
+						tile[r*32+c] = in[(tr*32+r)*cols+tc*32+c]
+					}
+				}
+				packed, err := tt.PackBlockFloat(f, tile, true)
+				require.NoError(t, err)
+				want, err := tt.UnpackBlockFloat(f, packed, true)
+				require.NoError(t, err)
+				dr, dc := 1-tr, 1-tc
+				for r := range 32 {
+					for c := range 32 {
+						if g := got[(dr*32+r)*cols+dc*32+c]; g != want[r*32+c] {
+							require.Failf(t, "block float", "%s: tile (%d,%d) element (%d,%d) is %g, want %g", f, tr, tc, r, c, g, want[r*32+c])
+						}
+					}
+				}
+			}
+		}
+		require.NoError(t, exe.Release())
+	}
+}
+
+type lineWriter struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (w *lineWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		w.lines = append(w.lines, l)
+	}
+	return len(b), nil
+}
+
+func (w *lineWriter) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.lines...)
+}
+
+const kDPrint = `
+#include "dataflow_api.h"
+#include "debug/dprint.h"
+void kernel_main() {
+  DPRINT << "hello from " << get_arg_val<uint32_t>(0) << ENDL();
+}
+`
+
+// DPRINT lines of the kernels reach Options.KernelOutput, tagged with the
+// core and processor, by the time the launch returns.
+func TestEmulatorDPrint(t *testing.T) {
+	var out lineWriter
+	d := openEmuWith(t, "n150", &out)[0].(*tt.Device)
+	ctx := context.Background()
+	prog := &backends.Program{
+		Name: "dprint",
+		Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{Kernels: []backends.TTKernel{
+			{Name: "talker", Processor: backends.TTRiscv1, Cores: rng(0, 0, 1, 1), Source: kDPrint,
+				RuntimeArgs: []backends.TTArg{constExpr(expr(t, "core_row * 10 + core_col"))}},
+		}}}},
+	}
+	exe, err := d.Compile(ctx, prog)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, exe.Release()) }()
+	require.NoError(t, exe.Launch(ctx, nil))
+	lines := out.all()
+	require.ElementsMatch(t, []string{
+		"core (0,0) riscv_1: hello from 0", "core (0,1) riscv_1: hello from 1",
+		"core (1,0) riscv_1: hello from 10", "core (1,1) riscv_1: hello from 11",
+	}, lines)
+}
