@@ -24,6 +24,7 @@ type Queue struct {
 
 	mu      sync.Mutex
 	closed  bool
+	stop    sync.Once // closes jobs
 	failed  error          // set by Fail: every job not yet started ends with it
 	sending sync.WaitGroup // Submits between their check of closed and their send
 }
@@ -32,6 +33,7 @@ type job struct {
 	ctx   context.Context
 	after []backends.Event
 	run   func() error
+	drop  func()
 	ev    *core.HostEvent
 }
 
@@ -51,15 +53,18 @@ func (q *Queue) work() {
 
 func (q *Queue) runJob(j *job) error {
 	q.mu.Lock()
-	failed := q.failed
+	err := q.failed
 	q.mu.Unlock()
-	if failed != nil {
-		return failed
+	if err == nil {
+		err = j.ctx.Err()
 	}
-	if err := j.ctx.Err(); err != nil {
-		return err
+	if err == nil {
+		err = core.WaitAll(j.ctx, j.after...)
 	}
-	if err := core.WaitAll(j.ctx, j.after...); err != nil {
+	if err != nil {
+		if j.drop != nil {
+			j.drop()
+		}
 		return err
 	}
 	return j.run()
@@ -69,10 +74,12 @@ func (q *Queue) runJob(j *job) error {
 // event in after, and returns its event. The event fails without run
 // running when an event in after fails (wrapping ErrDependency and its
 // error), when ctx ends before the job starts, or when the queue has
-// failed. Submit waits for room while the queue is full; it fails with
-// ErrClosed once Close has been called.
-func (q *Queue) Submit(ctx context.Context, after []backends.Event, run func() error) (backends.Event, error) {
-	j := &job{ctx: ctx, after: after, run: run, ev: core.NewHostEvent()}
+// failed; drop (when not nil) is then called in run's place, to give back
+// what the job holds. Submit waits for room while the queue is full; it
+// fails with ErrClosed once Close or Abandon has been called, and then
+// neither run nor drop is called.
+func (q *Queue) Submit(ctx context.Context, after []backends.Event, run func() error, drop func()) (backends.Event, error) {
+	j := &job{ctx: ctx, after: after, run: run, drop: drop, ev: core.NewHostEvent()}
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -103,13 +110,25 @@ func (q *Queue) Fail(err error) {
 // Close refuses new jobs, waits for every submitted job to end and stops
 // the worker. Calling it again does nothing more.
 func (q *Queue) Close() {
+	q.shut()
+	<-q.done
+}
+
+// Abandon ends every job that has not started with err, refuses new jobs
+// and returns without waiting for the running job: the worker stops once
+// that job returns. It is Close for a device whose running work cannot be
+// stopped (a native call that may never return).
+func (q *Queue) Abandon(err error) {
+	q.Fail(err)
+	q.shut()
+}
+
+func (q *Queue) shut() {
 	q.mu.Lock()
-	first := !q.closed
 	q.closed = true
 	q.mu.Unlock()
-	if first {
+	q.stop.Do(func() {
 		q.sending.Wait()
 		close(q.jobs)
-	}
-	<-q.done
+	})
 }

@@ -21,7 +21,7 @@ func TestQueueRunsInSubmissionOrder(t *testing.T) {
 	var order []int
 	var last backends.Event
 	for i := range 100 {
-		ev, err := q.Submit(context.Background(), nil, func() error { order = append(order, i); return nil })
+		ev, err := q.Submit(context.Background(), nil, func() error { order = append(order, i); return nil }, nil)
 		require.NoError(t, err)
 		last = ev
 	}
@@ -38,9 +38,9 @@ func TestQueueWaitsForForeignEvents(t *testing.T) {
 	defer q.Close()
 	host := backends.NewHostEvent()
 	var ran atomic.Int32
-	first, err := q.Submit(context.Background(), []backends.Event{host}, func() error { ran.Add(1); return nil })
+	first, err := q.Submit(context.Background(), []backends.Event{host}, func() error { ran.Add(1); return nil }, nil)
 	require.NoError(t, err)
-	second, err := q.Submit(context.Background(), nil, func() error { ran.Add(10); return nil })
+	second, err := q.Submit(context.Background(), nil, func() error { ran.Add(10); return nil }, nil)
 	require.NoError(t, err)
 	time.Sleep(10 * time.Millisecond)
 	require.Zero(t, ran.Load(), "nothing runs before the host event, not even later jobs (the queue is in order)")
@@ -54,11 +54,11 @@ func TestQueueErrors(t *testing.T) {
 	q := driver.NewQueue()
 	defer q.Close()
 	boom := errors.New("kernel failed")
-	failed, err := q.Submit(context.Background(), nil, func() error { return boom })
+	failed, err := q.Submit(context.Background(), nil, func() error { return boom }, nil)
 	require.NoError(t, err)
-	dependent, err := q.Submit(context.Background(), []backends.Event{failed}, func() error { t.Error("ran after a failed dependency"); return nil })
+	dependent, err := q.Submit(context.Background(), []backends.Event{failed}, func() error { t.Error("ran after a failed dependency"); return nil }, nil)
 	require.NoError(t, err)
-	independent, err := q.Submit(context.Background(), nil, func() error { return nil })
+	independent, err := q.Submit(context.Background(), nil, func() error { return nil }, nil)
 	require.NoError(t, err)
 
 	require.ErrorIs(t, failed.Wait(context.Background()), boom)
@@ -69,9 +69,9 @@ func TestQueueErrors(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	block := backends.NewHostEvent()
-	blocked, err := q.Submit(context.Background(), []backends.Event{block}, func() error { return nil })
+	blocked, err := q.Submit(context.Background(), []backends.Event{block}, func() error { return nil }, nil)
 	require.NoError(t, err)
-	cancelled, err := q.Submit(ctx, nil, func() error { t.Error("ran after its ctx ended"); return nil })
+	cancelled, err := q.Submit(ctx, nil, func() error { t.Error("ran after its ctx ended"); return nil }, nil)
 	require.NoError(t, err)
 	cancel()
 	block.Complete(nil)
@@ -83,12 +83,12 @@ func TestQueueFailEndsPendingWork(t *testing.T) {
 	q := driver.NewQueue()
 	defer q.Close()
 	started, release := make(chan struct{}), make(chan struct{})
-	running, err := q.Submit(context.Background(), nil, func() error { close(started); <-release; return nil })
+	running, err := q.Submit(context.Background(), nil, func() error { close(started); <-release; return nil }, nil)
 	require.NoError(t, err)
 	<-started
 	var pending []backends.Event
 	for range 8 {
-		ev, err := q.Submit(context.Background(), nil, func() error { t.Error("ran after the device was lost"); return nil })
+		ev, err := q.Submit(context.Background(), nil, func() error { t.Error("ran after the device was lost"); return nil }, nil)
 		require.NoError(t, err)
 		pending = append(pending, ev)
 	}
@@ -105,7 +105,7 @@ func TestQueueCloseWaitsForSubmittedWork(t *testing.T) {
 	var done atomic.Int32
 	var events []backends.Event
 	for range 50 {
-		ev, err := q.Submit(context.Background(), nil, func() error { time.Sleep(100 * time.Microsecond); done.Add(1); return nil })
+		ev, err := q.Submit(context.Background(), nil, func() error { time.Sleep(100 * time.Microsecond); done.Add(1); return nil }, nil)
 		require.NoError(t, err)
 		events = append(events, ev)
 	}
@@ -114,7 +114,7 @@ func TestQueueCloseWaitsForSubmittedWork(t *testing.T) {
 	for _, ev := range events {
 		require.NoError(t, ev.Err())
 	}
-	_, err := q.Submit(context.Background(), nil, func() error { return nil })
+	_, err := q.Submit(context.Background(), nil, func() error { return nil }, nil)
 	require.ErrorIs(t, err, backends.ErrClosed)
 	q.Close() // again: nothing more
 }
@@ -122,23 +122,23 @@ func TestQueueCloseWaitsForSubmittedWork(t *testing.T) {
 func TestQueueSubmitWaitsForRoom(t *testing.T) {
 	q := driver.NewQueue()
 	started, release := make(chan struct{}), make(chan struct{})
-	_, err := q.Submit(context.Background(), nil, func() error { close(started); <-release; return nil })
+	_, err := q.Submit(context.Background(), nil, func() error { close(started); <-release; return nil }, nil)
 	require.NoError(t, err)
 	<-started // the worker holds this job, so the queue has QueueDepth free places
 	for range driver.QueueDepth {
-		_, err := q.Submit(context.Background(), nil, func() error { return nil })
+		_, err := q.Submit(context.Background(), nil, func() error { return nil }, nil)
 		require.NoError(t, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	_, err = q.Submit(ctx, nil, func() error { return nil })
+	_, err = q.Submit(ctx, nil, func() error { return nil }, nil)
 	require.ErrorIs(t, err, context.DeadlineExceeded, "a full queue holds the producer back")
 
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_, err := q.Submit(context.Background(), nil, func() error { return nil })
+		_, err := q.Submit(context.Background(), nil, func() error { return nil }, nil)
 		require.NoError(t, err)
 	}()
 	close(release)

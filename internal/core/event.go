@@ -112,19 +112,66 @@ func DependencyFailed(i int, err error) error {
 	return fmt.Errorf("%w (event %d): %w", ErrDependency, i, err)
 }
 
-// Go runs f on a goroutine of its own once every event in after has
-// succeeded, and returns the event of f's result. When an event in after
-// fails, or ctx ends first, f does not run and the returned event carries
-// that error. It is the asynchronous form of work that has no queue of its
-// own (host memory copies).
-func Go(ctx context.Context, after []Event, f func() error) Event {
+// Ready reports, without blocking, whether work submitted after events may
+// be decided now: done is true when every event has succeeded (err nil) or
+// one has already failed (err is DependencyFailed of the first such).
+// Asynchronous calls use it to do work at once when there is nothing to
+// wait for.
+func Ready(events []Event) (done bool, err error) {
+	done = true
+	for i, e := range events {
+		if e == nil {
+			continue
+		}
+		select {
+		case <-e.Done():
+			if err := e.Err(); err != nil {
+				return true, DependencyFailed(i, err)
+			}
+		default:
+			done = false
+		}
+	}
+	return done, nil
+}
+
+// After runs f once every event in events has succeeded, and returns the
+// event of f's result. When nothing is left to wait for, f runs at once in
+// the caller; otherwise as Go. It is the asynchronous form of short host
+// work that has no queue of its own (host memory copies).
+func After(ctx context.Context, events []Event, hold func() error, release func(), f func() error) (Event, error) {
+	if done, err := Ready(events); done {
+		if err == nil {
+			err = f()
+		}
+		return Completed(err), nil
+	}
+	return Go(ctx, events, hold, release, f)
+}
+
+// Go runs f on a goroutine of its own once every event in events has
+// succeeded, and returns the event of f's result. hold (when not nil) is
+// called first, and an error of it is returned with nothing started;
+// release (when not nil) is called after f, or in its place when f does not
+// run, and the event completes last. When an event fails, or ctx ends
+// first, f does not run and the event carries that error. hold and release
+// keep the memory f touches alive.
+func Go(ctx context.Context, events []Event, hold func() error, release func(), f func() error) (Event, error) {
+	if hold != nil {
+		if err := hold(); err != nil {
+			return nil, err
+		}
+	}
 	e := NewHostEvent()
 	go func() {
-		if err := WaitAll(ctx, after...); err != nil {
-			e.Complete(err)
-			return
+		err := WaitAll(ctx, events...)
+		if err == nil {
+			err = f()
 		}
-		e.Complete(f())
+		if release != nil {
+			release()
+		}
+		e.Complete(err)
 	}()
-	return e
+	return e, nil
 }

@@ -74,27 +74,64 @@ func TestWaitAllWrapsTheFirstFailure(t *testing.T) {
 	require.NotErrorIs(t, err, ErrDependency, "a cancelled wait is not a failed dependency")
 }
 
-func TestGoRunsAfterItsDependencies(t *testing.T) {
+func TestAfterRunsAfterItsDependencies(t *testing.T) {
+	ctx := context.Background()
+	ran := 0
+	ev, err := After(ctx, []Event{Completed(nil)}, nil, nil, func() error { ran++; return nil })
+	require.NoError(t, err)
+	require.Equal(t, 1, ran, "nothing to wait for: f runs at once, in the caller")
+	require.NoError(t, ev.Err())
+
 	first := NewHostEvent()
-	ran := make(chan struct{})
-	ev := Go(context.Background(), []Event{first}, func() error { close(ran); return nil })
+	held, released := 0, make(chan struct{})
+	done := make(chan struct{})
+	ev, err = After(ctx, []Event{first}, func() error { held++; return nil }, func() { close(released) },
+		func() error { close(done); return nil })
+	require.NoError(t, err)
+	require.Equal(t, 1, held)
 	select {
-	case <-ran:
+	case <-done:
 		t.Fatal("ran before its dependency")
 	case <-time.After(10 * time.Millisecond):
 	}
 	first.Complete(nil)
-	require.NoError(t, ev.Wait(context.Background()))
-	<-ran
+	require.NoError(t, ev.Wait(ctx))
+	<-done
+	<-released
 
 	boom := errors.New("boom")
-	ev = Go(context.Background(), []Event{Completed(boom)}, func() error { t.Error("ran after a failed dependency"); return nil })
-	require.ErrorIs(t, ev.Wait(context.Background()), boom)
+	ev, err = After(ctx, []Event{Completed(boom)}, nil, nil, func() error { t.Error("ran after a failed dependency"); return nil })
+	require.NoError(t, err)
+	require.ErrorIs(t, ev.Err(), boom, "a dependency that has already failed decides the event at once")
 	require.ErrorIs(t, ev.Err(), ErrDependency)
 
-	ctx, cancel := context.WithCancel(context.Background())
 	pending := NewHostEvent()
-	ev = Go(ctx, []Event{pending}, func() error { t.Error("ran after its ctx ended"); return nil })
+	released = make(chan struct{})
+	ev, err = After(ctx, []Event{pending}, nil, func() { close(released) }, func() error { t.Error("ran after a failed dependency"); return nil })
+	require.NoError(t, err)
+	pending.Complete(boom)
+	require.ErrorIs(t, ev.Wait(ctx), boom)
+	<-released // released even when f never ran
+
+	holdErr := errors.New("buffer gone")
+	_, err = After(ctx, []Event{NewHostEvent()}, func() error { return holdErr }, nil, func() error { return nil })
+	require.ErrorIs(t, err, holdErr, "a failed hold queues nothing")
+
+	cctx, cancel := context.WithCancel(ctx)
+	ev, err = After(cctx, []Event{NewHostEvent()}, nil, nil, func() error { t.Error("ran after its ctx ended"); return nil })
+	require.NoError(t, err)
 	cancel()
-	require.ErrorIs(t, ev.Wait(context.Background()), context.Canceled)
+	require.ErrorIs(t, ev.Wait(ctx), context.Canceled)
+}
+
+func TestReady(t *testing.T) {
+	boom := errors.New("boom")
+	done, err := Ready(nil)
+	require.True(t, done)
+	require.NoError(t, err)
+	done, _ = Ready([]Event{Completed(nil), NewHostEvent()})
+	require.False(t, done)
+	done, err = Ready([]Event{NewHostEvent(), Completed(boom)})
+	require.True(t, done, "a failure decides at once, pending or not")
+	require.ErrorIs(t, err, boom)
 }

@@ -1,0 +1,33 @@
+package c
+
+import (
+	"testing"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
+)
+
+func TestEvents(t *testing.T) {
+	backendtest.RunEventConformance(t, device(t), backendtest.VaddStep(t, 4096))
+}
+
+// emptyProgram does nothing over one work group: its launch is all cost.
+var emptyProgram = &backends.Program{
+	Name:     "empty",
+	Params:   []backends.Param{backendtest.GlobalMut("x", backends.F32)},
+	Grid:     []backends.GwsDim{backends.ConstDim(1)},
+	Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Entry: "empty", Source: "void empty(float *x, uint64_t g0, uint64_t g1, uint64_t g2) { (void)x; }"}}},
+}
+
+// BenchmarkQueuedLaunches: 10,000 empty launches, each waited for, against
+// 10,000 queued with one wait (sync-µs/launch, queued-µs/launch).
+func BenchmarkQueuedLaunches(b *testing.B) {
+	d := device(b)
+	exe, err := d.Compile(b.Context(), emptyProgram)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer exe.Release()
+	args := backendtest.MakeArgs(b, d.Pool(), []backendtest.Arg{backendtest.BufferArg(4)})
+	backendtest.BenchmarkQueuedLaunches(b, exe, args, 10000)
+}

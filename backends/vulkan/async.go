@@ -1,0 +1,26 @@
+package vulkan
+
+import (
+	"context"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
+)
+
+// The asynchronous calls run synchronously in the caller (driver.SubmitNow)
+// until this backend submits to a queue of its own.
+
+// WriteAsync is Write after the events in after.
+func (p *pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64, src []byte, after ...backends.Event) (backends.Event, error) {
+	return driver.SubmitNow(ctx, after, func() error { return p.Write(ctx, dst, off, src) })
+}
+
+// ReadAsync is Read after the events in after.
+func (p *pool) ReadAsync(ctx context.Context, src backends.BufferID, off int64, dst []byte, after ...backends.Event) (backends.Event, error) {
+	return driver.SubmitNow(ctx, after, func() error { return p.Read(ctx, src, off, dst) })
+}
+
+// Submit is Launch after the events in after.
+func (x *executable) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
+	return driver.SubmitNow(ctx, after, func() error { return x.Launch(ctx, args) })
+}
