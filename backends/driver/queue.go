@@ -24,7 +24,7 @@ type Queue struct {
 
 	mu      sync.Mutex
 	closed  bool
-	stop    sync.Once // closes jobs
+	stop    sync.Once      // closes jobs
 	failed  error          // set by Fail: every job not yet started ends with it
 	sending sync.WaitGroup // Submits between their check of closed and their send
 }
