@@ -57,6 +57,14 @@ type PeerCopier interface {
 	CopyFrom(ctx context.Context, dst BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n int64) error
 }
 
+// TransferUnitPool is a pool whose buffers move in whole units: a
+// Tenstorrent tile-layout buffer converts whole tile rows, so a transfer of
+// part of it must start and end on a row. Copy makes its chunks whole units
+// of both pools.
+type TransferUnitPool interface {
+	TransferUnit(id BufferID) (int64, error)
+}
+
 // Device runs programs on the memory of its Pool.
 type Device interface {
 	// Name is the selector that names this device ("cuda:0", "c", "tt:1").

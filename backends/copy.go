@@ -110,6 +110,7 @@ func (r *Runtime) Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int
 	if err := checkRange(dst, "destination", dstID, dstOff, n); err != nil {
 		return fmt.Errorf("copy to %s: %w", dst.Name(), err)
 	}
+	o.chunk = wholeUnits(o.chunk, transferUnit(src, srcID), transferUnit(dst, dstID))
 	if n == 0 {
 		return nil
 	}
@@ -199,6 +200,31 @@ func (r *Runtime) copyWithin(ctx context.Context, p Pool, id BufferID, dstOff, s
 		report(done)
 	}
 	return nil
+}
+
+// transferUnit is the unit buffer id of p moves in: 1 unless the pool is a
+// TransferUnitPool.
+func transferUnit(p Pool, id BufferID) int64 {
+	if tp, ok := p.(TransferUnitPool); ok {
+		if u, err := tp.TransferUnit(id); err == nil && u > 1 {
+			return u
+		}
+	}
+	return 1
+}
+
+// wholeUnits rounds chunk down to a whole number of both units (their
+// least common multiple), and at least one of it.
+func wholeUnits(chunk, a, b int64) int64 {
+	unit := a / gcd(a, b) * b
+	return max(chunk/unit, 1) * unit
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 func checkRange(p Pool, role string, id BufferID, off, n int64) error {

@@ -412,7 +412,7 @@ func (r *Run) Execute(ctx context.Context, dev backends.Device, exe backends.Exe
 		}
 		base := done
 		err = r.rt.Copy(ctx, pool, id, 0, r.host, r.inputs[i], 0, n,
-			backends.WithProgress(func(d, _ int64) { up.Set(base + d) }), copyChunk(pool, id))
+			backends.WithProgress(func(d, _ int64) { up.Set(base + d) }))
 		if err != nil {
 			return nil, fmt.Errorf("upload %s: %w", prm.Name, err)
 		}
@@ -482,7 +482,7 @@ func (r *Run) Execute(ctx context.Context, dev backends.Device, exe backends.Exe
 		n := sizes[i]
 		base := done
 		err = r.rt.Copy(ctx, r.host, res.Outputs[i], 0, pool, args[i].Buffer, 0, n,
-			backends.WithProgress(func(d, _ int64) { down.Set(base + d) }), copyChunk(pool, args[i].Buffer))
+			backends.WithProgress(func(d, _ int64) { down.Set(base + d) }))
 		if err != nil {
 			return nil, fmt.Errorf("download %s: %w", r.B.Params[i].Name, err)
 		}
@@ -519,25 +519,6 @@ func timeQueued(ctx context.Context, exe backends.Executable, args []backends.La
 		return nil, fmt.Errorf("queued launch: %w", err)
 	}
 	return q, nil
-}
-
-// transferUnitPool is a pool whose buffers move in units (a Tenstorrent
-// tile-layout buffer converts whole tile rows): tt.Pool has it.
-type transferUnitPool interface {
-	TransferUnit(id backends.BufferID) (int64, error)
-}
-
-// copyChunk is the staging chunk of a copy to or from buffer id of pool: the
-// default, rounded down to a whole number of the buffer's transfer units
-// when the pool has them (at least one unit).
-func copyChunk(pool backends.Pool, id backends.BufferID) backends.CopyOption {
-	chunk := int64(backends.StagingChunk)
-	if tp, ok := pool.(transferUnitPool); ok {
-		if unit, err := tp.TransferUnit(id); err == nil && unit > 1 {
-			chunk = max(chunk/unit, 1) * unit
-		}
-	}
-	return backends.WithChunk(chunk)
 }
 
 // Record puts an execution's grid and timings into the Report.
