@@ -182,7 +182,7 @@ func (c *Client) stderrLine(line []byte) {
 	c.log.Debug("tt-runtime stderr", "line", s)
 }
 
-// syncStderr waits, at most stderrDrainWait, until the stderr lines the
+// syncStderr waits (giving up after stderrDrainWait without progress) until the stderr lines the
 // runtime had written by now have been handled: after a run's reply, the
 // DPRINT lines its kernels printed are in the pipe, and the caller should
 // see them written to KernelOutput before the run returns.
@@ -195,12 +195,20 @@ func (c *Client) syncStderr() {
 		_ = rc.Control(func(fd uintptr) { pending, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
 	}
 	target := c.stderrRead.Load() + uint64(max(pending, 0))
+	// The bytes are in the pipe already, so they come however loaded the
+	// host is: wait while the handling makes progress, and give up only
+	// after stderrDrainWait without any (a line the runtime never ends).
+	handled := c.stderrHandled.Load()
 	deadline := time.Now().Add(stderrDrainWait)
-	for c.stderrHandled.Load() < target && time.Now().Before(deadline) {
+	for handled < target && time.Now().Before(deadline) {
 		select {
 		case <-c.stderrDone:
 			return
 		case <-time.After(50 * time.Microsecond):
+		}
+		if now := c.stderrHandled.Load(); now != handled {
+			handled = now
+			deadline = time.Now().Add(stderrDrainWait)
 		}
 	}
 }
