@@ -23,6 +23,7 @@ const (
 	cudaErrorInvalidDevice            cuResult = 101
 	cudaErrorECCUncorrectable         cuResult = 214
 	cudaErrorNotFound                 cuResult = 500
+	cudaErrorNotReady                 cuResult = 600
 	cudaErrorIllegalAddress           cuResult = 700
 	cudaErrorLaunchOutOfResources     cuResult = 701
 	cudaErrorLaunchTimeout            cuResult = 702
@@ -102,8 +103,9 @@ type driverAPI struct {
 	deviceTotalMem, primaryCtxRetain, primaryCtxRelease, ctxSetCurrent, deviceGetPCIBusID uintptr
 	memAlloc, memFree, memGetInfo, memcpyHtoD, memcpyDtoH, memcpyHtoDAsync                uintptr
 	memcpyDtoHAsync, memcpyDtoDAsync, memcpyPeerAsync, memHostRegister, memHostUnregister uintptr
-	streamCreate, streamSynchronize, streamDestroy                                        uintptr
+	streamCreate, streamSynchronize, streamDestroy, streamWaitEvent                       uintptr
 	eventCreate, eventRecord, eventSynchronize, eventElapsedTime, eventDestroy            uintptr
+	eventQuery                                                                            uintptr
 	moduleLoadData, moduleUnload, moduleGetFunction, funcGetAttribute, launchKernel       uintptr
 	getErrorName, getErrorString, deviceCanAccessPeer, ctxEnablePeerAccess                uintptr
 }
@@ -138,9 +140,11 @@ func (d *driverAPI) symbols() []dl.Symbol {
 		{Addr: &d.streamCreate, Name: "cuStreamCreate"},
 		{Addr: &d.streamSynchronize, Name: "cuStreamSynchronize"},
 		{Addr: &d.streamDestroy, Name: "cuStreamDestroy_v2"},
+		{Addr: &d.streamWaitEvent, Name: "cuStreamWaitEvent"},
 		{Addr: &d.eventCreate, Name: "cuEventCreate"},
 		{Addr: &d.eventRecord, Name: "cuEventRecord"},
 		{Addr: &d.eventSynchronize, Name: "cuEventSynchronize"},
+		{Addr: &d.eventQuery, Name: "cuEventQuery"},
 		{Addr: &d.eventElapsedTime, Name: "cuEventElapsedTime_v2", Alt: []string{"cuEventElapsedTime"}},
 		{Addr: &d.eventDestroy, Name: "cuEventDestroy_v2"},
 		{Addr: &d.moduleLoadData, Name: "cuModuleLoadData"},
