@@ -249,3 +249,40 @@ func goString(p *byte) string {
 func (d *driverAPI) callPtr(fn uintptr, p *int32) cuResult {
 	return d.call(fn, uintptr(unsafe.Pointer(p)))
 }
+
+// Typed bindings of the calls on the submission and completion paths. They
+// go through internal/dl's fixed-arity calls, which allocate nothing (the
+// variadic call above allocates its argument slice).
+
+func (d *driverAPI) cuCtxSetCurrent(ctx uintptr) cuResult {
+	return cuResult(int32(dl.Call1(d.ctxSetCurrent, ctx)))
+}
+
+func (d *driverAPI) cuEventQuery(ev uintptr) cuResult {
+	return cuResult(int32(dl.Call1(d.eventQuery, ev)))
+}
+
+func (d *driverAPI) cuEventRecord(ev, stream uintptr) cuResult {
+	return cuResult(int32(dl.Call2(d.eventRecord, ev, stream)))
+}
+
+func (d *driverAPI) cuStreamWaitEvent(stream, ev uintptr) cuResult {
+	return cuResult(int32(dl.Call3(d.streamWaitEvent, stream, ev, 0)))
+}
+
+// cuLaunchKernel launches fn with the parameter array at params (memory
+// outside the Go heap) and no dynamic shared memory.
+func (d *driverAPI) cuLaunchKernel(fn uintptr, grid, block [3]uint32, stream, params uintptr) cuResult {
+	return cuResult(int32(dl.Call11(d.launchKernel, fn,
+		uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
+		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]),
+		0, stream, params, 0)))
+}
+
+func (d *driverAPI) cuMemcpyHtoDAsync(dst uint64, src unsafe.Pointer, n int, stream uintptr) cuResult {
+	return cuResult(int32(dl.Call4(d.memcpyHtoDAsync, uintptr(dst), uintptr(src), uintptr(n), stream)))
+}
+
+func (d *driverAPI) cuMemcpyDtoHAsync(dst unsafe.Pointer, src uint64, n int, stream uintptr) cuResult {
+	return cuResult(int32(dl.Call4(d.memcpyDtoHAsync, uintptr(dst), uintptr(src), uintptr(n), stream)))
+}

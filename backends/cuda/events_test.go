@@ -129,6 +129,48 @@ func TestTransfersKeepOrderOnABuffer(t *testing.T) {
 	}
 }
 
+// A write of Go memory submitted after the read that fills that memory
+// copies what the read brought, not what the memory held before: the host
+// copies it into the bounce buffer only once the read has ended. The same
+// with host-pool memory, where the GPU orders the two.
+func TestWriteWaitsForTheReadThatFillsItsSource(t *testing.T) {
+	d := gpu(t)
+	ctx := context.Background()
+	host, err := backends.HostPool()
+	require.NoError(t, err)
+	for _, n := range []int{4096, 8 << 20, int(d.bounceBudget()) + 4096} {
+		for _, where := range []string{"go", "hostpool"} {
+			t.Run(fmt.Sprintf("%s/%d", where, n), func(t *testing.T) {
+				want := make([]byte, n)
+				for i := range want {
+					want[i] = byte(i*11 + 5)
+				}
+				a := backendtest.Upload(t, d.Pool(), want)
+				b := backendtest.Upload(t, d.Pool(), make([]byte, n))
+				mid := make([]byte, n) // zeros until the read
+				if where == "hostpool" {
+					hid, err := host.Alloc(ctx, int64(n))
+					require.NoError(t, err)
+					defer host.Release(hid)
+					mid, _ = host.Bytes(hid)
+					clear(mid)
+				}
+				gate := backends.NewHostEvent() // holds the read back so the write is submitted first
+				read, err := d.Pool().ReadAsync(ctx, a, 0, mid, gate)
+				require.NoError(t, err)
+				write, err := d.Pool().WriteAsync(ctx, b, 0, mid, read)
+				require.NoError(t, err)
+				out := make([]byte, n)
+				back, err := d.Pool().ReadAsync(ctx, b, 0, out, write)
+				require.NoError(t, err)
+				gate.Complete(nil)
+				require.NoError(t, back.Wait(ctx))
+				require.True(t, string(want) == string(out), "the write copied its source before the read had filled it")
+			})
+		}
+	}
+}
+
 // LaunchTimed measures the kernel alone, not the wait for the work queued
 // before it.
 func TestLaunchTimedAfterQueuedWork(t *testing.T) {
@@ -291,6 +333,29 @@ func emptyProgram() *backends.Program {
 		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "empty", Local: [3]uint32{32},
 			Source: `extern "C" __global__ void empty(float *x) {}`}}},
 	}
+}
+
+// The launch path allocates little: the event, the closure that issues the
+// launch and the argument check's sizes (the count includes what the
+// reaper allocates meanwhile).
+func TestSubmitAllocations(t *testing.T) {
+	d := gpu(t)
+	ctx := context.Background()
+	exe, err := d.Compile(ctx, emptyProgram())
+	require.NoError(t, err)
+	defer exe.Release()
+	args := backendtest.MakeArgs(t, d.Pool(), []backendtest.Arg{backendtest.BufferArg(4)})
+	var last backends.Event
+	allocs := testing.AllocsPerRun(2000, func() {
+		ev, err := exe.Submit(ctx, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = ev
+	})
+	require.NoError(t, last.Wait(ctx))
+	t.Logf("%.1f allocations per queued launch", allocs)
+	require.LessOrEqual(t, allocs, 8.0)
 }
 
 // BenchmarkQueuedLaunches: 10,000 empty launches, each waited for, against

@@ -285,15 +285,13 @@ func (k *kernelExec) LaunchTimed(ctx context.Context, args []backends.LaunchArg)
 	if err != nil {
 		return 0, err
 	}
+	empty := e.op.issue == nil // an empty grid runs nothing
 	ev, err := k.dev.submit(e)
 	if err != nil {
 		return 0, fmt.Errorf("%s: launch %q: %w", k.dev.name, k.prog.Name, err)
 	}
-	if err := ev.Wait(ctx); err != nil {
+	if err := ev.Wait(ctx); err != nil || empty {
 		return 0, err
-	}
-	if k.events[1] == 0 {
-		return 0, nil // an empty grid ran nothing
 	}
 	return k.dev.elapsedOf(k.events)
 }
@@ -351,22 +349,18 @@ func (k *kernelExec) issue(s uintptr, e *event, grid [3]uint32, timed bool) erro
 		if err := k.events.create(d); err != nil {
 			return err
 		}
-		if r := drv.call(drv.eventRecord, k.events[0], s); r != cudaSuccess {
+		if r := drv.cuEventRecord(k.events[0], s); r != cudaSuccess {
 			return d.fail("cuEventRecord", r)
 		}
 	}
 	if err := packSlots(k.params.mem, k.params.addr(0), e.op.vals); err != nil {
 		return err
 	}
-	r := drv.call(drv.launchKernel, k.fn,
-		uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
-		uintptr(k.block[0]), uintptr(k.block[1]), uintptr(k.block[2]),
-		0, s, k.params.addr(0), 0)
-	if r != cudaSuccess {
+	if r := drv.cuLaunchKernel(k.fn, grid, k.block, s, k.params.addr(0)); r != cudaSuccess {
 		return d.fail("cuLaunchKernel", r)
 	}
 	if timed {
-		if r := drv.call(drv.eventRecord, k.events[1], s); r != cudaSuccess {
+		if r := drv.cuEventRecord(k.events[1], s); r != cudaSuccess {
 			return d.fail("cuEventRecord", r)
 		}
 	}

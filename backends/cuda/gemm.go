@@ -402,15 +402,13 @@ func (e *gemmExec) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (
 	if err != nil {
 		return 0, err
 	}
+	empty := ev.op.issue == nil // an empty GEMM runs nothing
 	out, err := e.dev.submit(ev)
 	if err != nil {
 		return 0, fmt.Errorf("%s: gemm %q: %w", e.dev.name, e.prog.Name, err)
 	}
-	if err := out.Wait(ctx); err != nil {
+	if err := out.Wait(ctx); err != nil || empty {
 		return 0, err
-	}
-	if e.events[1] == 0 {
-		return 0, nil // an empty GEMM ran nothing
 	}
 	return e.dev.elapsedOf(e.events)
 }

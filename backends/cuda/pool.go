@@ -190,8 +190,7 @@ func (p *Pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64,
 	d := p.dev
 	addr, n := b.ptr+uint64(off), len(src)
 	htod := func(s uintptr, from []byte) error {
-		return d.fail("cuMemcpyHtoDAsync_v2", d.drv.call(d.drv.memcpyHtoDAsync, uintptr(addr),
-			uintptr(unsafe.Pointer(unsafe.SliceData(from))), uintptr(n), s))
+		return d.fail("cuMemcpyHtoDAsync_v2", d.drv.cuMemcpyHtoDAsync(addr, unsafe.Pointer(unsafe.SliceData(from)), n, s))
 	}
 	switch {
 	case n == 0:
@@ -200,15 +199,46 @@ func (p *Pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64,
 		// pageable copy, and src is the caller's until the event ends.
 		e.op.issue = func(s uintptr) error { d.pinned(src); return htod(s, src) }
 	default:
+		// The CPU reads src, so it must wait on the host for what src may
+		// still be waiting for (a read into it, say): with events pending
+		// the copy goes through the gate, which waits for all of them.
+		decided := d.decided(after)
+		e.op.hostWait = !decided
 		if bb := d.bounce(n); bb != nil {
-			parallelCopy(bb.mem, src)
 			e.op.holds.bounce = bb
+			fill := func() { parallelCopy(bb.mem, src) }
+			if decided {
+				fill() // now, in the caller
+			} else {
+				e.op.prep = fill
+			}
 			e.op.issue = func(s uintptr) error { d.pinned(bb.mem); return htod(s, bb.mem) }
 		} else {
 			e.op.job = func(ctx context.Context, s uintptr) error { return d.copyInStaged(ctx, s, addr, src) }
 		}
 	}
 	return d.submit(e)
+}
+
+// decided reports whether every event in after has ended.
+func (d *Device) decided(after []backends.Event) bool {
+	for _, dep := range after {
+		if x, ok := dep.(*event); dep == nil || ok && x == nil {
+			continue
+		}
+		if x := d.own(dep); x != nil {
+			if x.state.Load() != evDone {
+				return false
+			}
+			continue
+		}
+		select {
+		case <-dep.Done():
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // ReadAsync queues the copy of the buffer's bytes at off into dst on the
@@ -227,8 +257,7 @@ func (p *Pool) ReadAsync(ctx context.Context, src backends.BufferID, off int64, 
 	d := p.dev
 	addr, n := b.ptr+uint64(off), len(dst)
 	dtoh := func(s uintptr, into []byte) error {
-		return d.fail("cuMemcpyDtoHAsync_v2", d.drv.call(d.drv.memcpyDtoHAsync,
-			uintptr(unsafe.Pointer(unsafe.SliceData(into))), uintptr(addr), uintptr(n), s))
+		return d.fail("cuMemcpyDtoHAsync_v2", d.drv.cuMemcpyDtoHAsync(unsafe.Pointer(unsafe.SliceData(into)), addr, n, s))
 	}
 	switch {
 	case n == 0:

@@ -81,11 +81,14 @@ const (
 // waits until the oldest has ended. It bounds the CUDA events made.
 const maxInFlight = 4096
 
-// Polling. A wait spins for spinFor, then sleeps a quarter of the time it
-// has waited so far, at least minSleep and at most its cap: a short wait is
-// seen within microseconds and a long one costs few polls.
+// Polling. Event.Wait spins (yielding between polls) for spinFor, as
+// cuStreamSynchronize spins, so that a wait of up to a few milliseconds
+// ends within a microsecond of the work; after that it sleeps a sixteenth
+// of the time it has waited so far (at least minSleep, at most its cap), so
+// a long wait costs few polls and overshoots by a few percent at most. The
+// reaper never spins.
 const (
-	spinFor        = 50 * time.Microsecond
+	spinFor        = 2 * time.Millisecond
 	minSleep       = 10 * time.Microsecond
 	waitMaxSleep   = time.Millisecond
 	reaperMaxSleep = 200 * time.Microsecond
@@ -101,9 +104,9 @@ func pause(waited, maxSleep time.Duration) {
 	time.Sleep(sleepFor(waited, maxSleep))
 }
 
-// sleepFor is pause's sleep after a wait of waited.
+// sleepFor is the sleep between polls after a wait of waited.
 func sleepFor(waited, maxSleep time.Duration) time.Duration {
-	return min(max(waited/4, minSleep), maxSleep)
+	return min(max(waited/16, minSleep), maxSleep)
 }
 
 // event is the Event of work submitted to a CUDA device.
@@ -144,6 +147,12 @@ type op struct {
 	// finish is the host's part once the GPU work has succeeded (a read's
 	// copy out of its bounce buffer).
 	finish func()
+	// hostWait makes the gate wait on the host for every dependency, this
+	// device's too, and prep then runs before the work is issued (a write's
+	// copy of Go memory into its bounce buffer, which must not read the
+	// memory before what produces it has ended).
+	hostWait bool
+	prep     func()
 	holds  holds
 	stop   func() bool // ends the ctx watch of a gated submission
 }
@@ -347,10 +356,10 @@ func (e *event) failure(err error) error {
 func (d *Device) query(cu uintptr) cuResult {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if r := d.drv.call(d.drv.ctxSetCurrent, d.ctx); r != cudaSuccess {
+	if r := d.drv.cuCtxSetCurrent(d.ctx); r != cudaSuccess {
 		return r
 	}
-	return d.drv.call(d.drv.eventQuery, cu)
+	return d.drv.cuEventQuery(cu)
 }
 
 // eventFIFO is a queue of events, oldest first.
@@ -498,7 +507,7 @@ func (d *Device) submit(e *event) (backends.Event, error) {
 		e.complete(failed)
 		return e, nil
 	}
-	if gate || e.op.job != nil || d.gate.len() > 0 {
+	if gate || e.op.job != nil || e.op.hostWait || d.gate.len() > 0 {
 		d.gateLocked(e)
 		d.subMu.Unlock()
 		return e, nil
@@ -548,7 +557,7 @@ func (d *Device) gateLocked(e *event) {
 // lock is held and the thread locked.
 func (d *Device) enqueueLocked(e *event) error {
 	drv := d.drv
-	if r := drv.call(drv.ctxSetCurrent, d.ctx); r != cudaSuccess {
+	if r := drv.cuCtxSetCurrent(d.ctx); r != cudaSuccess {
 		return d.fail("cuCtxSetCurrent", r)
 	}
 	s := d.streams[e.stream]
@@ -562,7 +571,7 @@ func (d *Device) enqueueLocked(e *event) error {
 	}
 	cu, err := d.takeEvent()
 	if err == nil {
-		if r := drv.call(drv.eventRecord, cu, s); r != cudaSuccess {
+		if r := drv.cuEventRecord(cu, s); r != cudaSuccess {
 			d.putEvent(cu)
 			err = d.fail("cuEventRecord", r)
 		}
@@ -594,7 +603,7 @@ func (d *Device) enqueueLocked(e *event) error {
 // meanwhile) and the context is current.
 func (d *Device) streamWaitsLocked(e *event, s uintptr) error {
 	wait := func(x *event) error {
-		return d.fail("cuStreamWaitEvent", d.drv.call(d.drv.streamWaitEvent, s, x.cu, 0))
+		return d.fail("cuStreamWaitEvent", d.drv.cuStreamWaitEvent(s, x.cu))
 	}
 	for _, dep := range e.op.after {
 		if x := d.own(dep); needsWait(x, e.stream) {
@@ -649,7 +658,7 @@ func (d *Device) retire(e *event, recycle bool) {
 	// kind and detail stay: a late waiter may still name the work.
 	o := &e.op
 	o.ctx, o.after, o.acc, o.accInline, o.vals = nil, nil, nil, [3]access{}, nil
-	o.issue, o.job, o.finish, o.stop = nil, nil, nil, nil
+	o.issue, o.job, o.finish, o.stop, o.prep = nil, nil, nil, nil, nil
 }
 
 // reap completes the events on the device's streams as they end, oldest
@@ -660,9 +669,11 @@ func (d *Device) reap() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	drv := d.drv
-	drv.call(drv.ctxSetCurrent, d.ctx)
 	idle := time.Now()
 	for {
+		// Set each round: giving back a peer copy's source buffer may free
+		// it with the other device's context made current on this thread.
+		drv.cuCtxSetCurrent(d.ctx)
 		if d.lost.Load() != nil {
 			d.failEnqueued()
 		}
@@ -676,7 +687,7 @@ func (d *Device) reap() {
 				if e == nil {
 					break
 				}
-				r := drv.call(drv.eventQuery, e.cu)
+				r := drv.cuEventQuery(e.cu)
 				if r == cudaErrorNotReady {
 					break
 				}
@@ -715,7 +726,9 @@ func (d *Device) reap() {
 		}
 		d.fifoMu.Unlock()
 		if d.lost.Load() == nil {
-			pause(time.Since(idle), reaperMaxSleep)
+			// No spinning: Wait polls for itself, so the reaper's latency
+			// only delays Done and the giving back of buffers.
+			time.Sleep(sleepFor(time.Since(idle), reaperMaxSleep))
 		}
 	}
 }
@@ -784,6 +797,9 @@ func (d *Device) runGated(e *event) {
 		return // cancelled meanwhile
 	}
 	e.op.stop()
+	if e.op.prep != nil && d.ownDepsFailed(e) == nil {
+		e.op.prep()
+	}
 	d.subMu.Lock()
 	err := d.usable(e.op.kind)
 	if err != nil {
@@ -841,8 +857,8 @@ func (d *Device) ownDepsFailed(e *event) error {
 	return nil
 }
 
-// waitHost waits for e's dependencies that are not events of this device:
-// nil when they have all succeeded, the DependencyFailed error of the
+// waitHost waits for e's dependencies that are not events of this device
+// (all of them for a hostWait submission): nil when they have all succeeded, the DependencyFailed error of the
 // first that failed, e's ctx's error when it ends first, or the device's
 // error when it is closed or lost meanwhile.
 func (d *Device) waitHost(e *event) error {
@@ -862,7 +878,7 @@ func (d *Device) waitHost(e *event) error {
 		cancel()
 	}
 	for i, dep := range e.op.after {
-		if x, ok := dep.(*event); dep == nil || ok && (x == nil || x.dev == d) {
+		if x, ok := dep.(*event); dep == nil || ok && (x == nil || x.dev == d && !e.op.hostWait) {
 			continue
 		}
 		if err := dep.Wait(wctx); err != nil {

@@ -141,6 +141,16 @@ func TestSortDeps(t *testing.T) {
 	}
 }
 
+func TestDecided(t *testing.T) {
+	d := fakeDevice()
+	ok := d.newEvent(streamH2D, context.Background(), "write", "")
+	ok.complete(nil)
+	require.True(t, d.decided(nil))
+	require.True(t, d.decided([]backends.Event{nil, (*event)(nil), ok, backends.Completed(errors.New("x"))}))
+	require.False(t, d.decided([]backends.Event{ok, enqueued(d, streamD2H)}), "own work on a stream")
+	require.False(t, d.decided([]backends.Event{backends.NewHostEvent()}))
+}
+
 func TestHazards(t *testing.T) {
 	d := fakeDevice()
 	b := &devBuf{}
@@ -339,7 +349,7 @@ func TestWaitTransferWaitsForTheCopy(t *testing.T) {
 
 func TestPollBackoff(t *testing.T) {
 	require.Equal(t, minSleep, sleepFor(20*time.Microsecond, reaperMaxSleep), "at least minSleep")
-	require.Equal(t, 100*time.Microsecond, sleepFor(400*time.Microsecond, time.Millisecond))
+	require.Equal(t, 250*time.Microsecond, sleepFor(4*time.Millisecond, time.Millisecond), "a sixteenth of the wait so far")
 	require.Equal(t, reaperMaxSleep, sleepFor(time.Second, reaperMaxSleep))
 }
 

@@ -215,6 +215,7 @@ func (b *bounceBuf) release() {
 // once the copy has ended. Without a host pool the driver stages it. The
 // worker runs it with the context current.
 func (d *Device) copyInStaged(ctx context.Context, s uintptr, dst uint64, src []byte) error {
+	d.sweepPins()
 	st, err := d.stagingBuffers()
 	if err != nil {
 		driver.Debug(driver.DebugDevice, "cuda: no staging buffers; the driver stages the copy", "err", err)
@@ -229,6 +230,7 @@ func (d *Device) copyInStaged(ctx context.Context, s uintptr, dst uint64, src []
 // copyOutStaged copies device address src into dst (ordinary memory) on
 // stream s, as copyInStaged.
 func (d *Device) copyOutStaged(ctx context.Context, s uintptr, dst []byte, src uint64) error {
+	d.sweepPins()
 	st, err := d.stagingBuffers()
 	if err != nil {
 		driver.Debug(driver.DebugDevice, "cuda: no staging buffers; the driver stages the copy", "err", err)
