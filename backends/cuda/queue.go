@@ -153,8 +153,8 @@ type op struct {
 	// memory before what produces it has ended).
 	hostWait bool
 	prep     func()
-	holds  holds
-	stop   func() bool // ends the ctx watch of a gated submission
+	holds    holds
+	stop     func() bool // ends the ctx watch of a gated submission
 }
 
 // access is a device buffer a submission reads or writes.
@@ -706,7 +706,7 @@ func (d *Device) reap() {
 				d.fifo[s].pop()
 				d.inflight.Add(-1)
 				d.fifoMu.Unlock()
-				d.retire(e, true)
+				d.retire(e, r == cudaSuccess) // a handle the driver refused is not reused
 				progressed = true
 			}
 		}
@@ -845,7 +845,8 @@ func (d *Device) runGated(e *event) {
 }
 
 // ownDepsFailed is the error of the first of e's dependencies of this
-// device that has failed (they are decided: they were ahead in the gate).
+// device that has already failed (those ahead of e in the gate have been
+// decided or put on a stream by now).
 func (d *Device) ownDepsFailed(e *event) error {
 	for i, dep := range e.op.after {
 		if x := d.own(dep); x != nil {
@@ -858,9 +859,10 @@ func (d *Device) ownDepsFailed(e *event) error {
 }
 
 // waitHost waits for e's dependencies that are not events of this device
-// (all of them for a hostWait submission): nil when they have all succeeded, the DependencyFailed error of the
-// first that failed, e's ctx's error when it ends first, or the device's
-// error when it is closed or lost meanwhile.
+// (all of them for a hostWait submission): nil when they have all
+// succeeded, the DependencyFailed error of the first that failed, e's ctx's
+// error when it ends first, or the device's error when it is closed or
+// lost meanwhile.
 func (d *Device) waitHost(e *event) error {
 	ctx := e.op.ctx
 	wctx, cancel := context.WithCancel(ctx)
