@@ -56,6 +56,9 @@ type Device struct {
 	working   bool      // the gate's worker runs
 	workers   sync.WaitGroup
 	allEvents []uintptr // every CUDA event of the pool, destroyed at Close
+	// unrecorded is, per stream, the work put on it since its last CUDA
+	// event was recorded (queue.go: recordTailLocked).
+	unrecorded [numStreams][]*event
 
 	fifoMu     sync.Mutex // guards fifo, freeEvents and reaping
 	fifo       [numStreams]eventFIFO

@@ -429,11 +429,11 @@ func (e *gemmExec) prepare(ctx context.Context, args []backends.LaunchArg, timed
 	}
 	sizes, err := driver.CheckArgs(e.prog, d.pool, args)
 	if err != nil {
-		return nil, err
+		return nil, &backends.Error{Backend: Name, Op: "gemm", Err: err}
 	}
 	s, err := evalGEMM(g, args)
 	if err != nil {
-		return nil, err
+		return nil, &backends.Error{Backend: Name, Op: "gemm", Err: err}
 	}
 	na, nb, nc, ok := s.need()
 	if !ok {

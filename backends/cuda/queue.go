@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/core"
 )
 
@@ -22,8 +23,13 @@ import (
 // reads on the d2h stream, so that a kernel, an upload and a download run
 // at once on the GPU's engines. Every submission (a launch, a transfer) is
 // an event: the work is put on its stream under the device's submission
-// lock, followed by a CUDA event from the device's pool of reusable ones
-// (CU_EVENT_DISABLE_TIMING), and the Go event stands for that CUDA event.
+// lock, and the Go event stands for a CUDA event (CU_EVENT_DISABLE_TIMING,
+// from the device's pool of reusable ones) recorded on that stream after
+// the work. Since a stream runs in order, one CUDA event recorded later
+// marks the end of everything before it, so events are recorded lazily,
+// never on the submission path: when the work is waited for, when work on
+// another stream must wait for it, or by the reaper (once per wake, for
+// everything submitted since the last record).
 //
 // Order on the GPU comes from the streams and from cuStreamWaitEvent:
 //   - a dependency that is an event of this device already on a stream is
@@ -46,7 +52,8 @@ import (
 //     cannot deadlock.
 //
 // Completion: a reaper goroutine, running only while work is on a stream,
-// polls the oldest CUDA event of each stream (cuEventQuery, with backoff),
+// polls the oldest CUDA event of each stream (cuEventQuery, sleeping
+// between rounds),
 // and for each one that has ended completes the Go event, gives back what
 // the work held (buffer references, the executable, a bounce buffer) and
 // returns the CUDA event to the pool. Event.Wait polls the CUDA event
@@ -113,7 +120,12 @@ func sleepFor(waited, maxSleep time.Duration) time.Duration {
 type event struct {
 	dev    *Device
 	stream int
-	cu     uintptr // the CUDA event recorded after the work; set before state becomes evEnqueued, never changed after
+	// cu is the CUDA event recorded after the work, 0 until one is (under
+	// the submission lock; never changed after). Several events of one
+	// stream may share one; the last of them owns it (returns it to the
+	// pool when retired, after the others: the reaper retires in order).
+	cu     atomic.Uintptr
+	ownsCU bool // set before cu
 
 	state     atomic.Int32
 	claim     atomic.Int32 // gated events only
@@ -313,7 +325,13 @@ func (e *event) Wait(ctx context.Context) error {
 			default:
 			}
 		}
-		switch r := e.dev.query(e.cu); {
+		cu := e.cu.Load()
+		if cu == 0 {
+			if cu = e.dev.recordFor(e); cu == 0 {
+				return e.waitDone(ctx) // the device is lost: the reaper fails it
+			}
+		}
+		switch r := e.dev.query(cu); {
 		case r == cudaSuccess:
 			if e.finishWith(nil) {
 				return e.err
@@ -553,8 +571,9 @@ func (d *Device) gateLocked(e *event) {
 }
 
 // enqueueLocked puts e on its stream: the GPU-side waits for its
-// dependencies and buffers, the work, then a CUDA event. The submission
-// lock is held and the thread locked.
+// dependencies and buffers, then the work. The CUDA event after it is
+// recorded later (recordTailLocked). The submission lock is held and the
+// thread locked.
 func (d *Device) enqueueLocked(e *event) error {
 	drv := d.drv
 	if r := drv.cuCtxSetCurrent(d.ctx); r != cudaSuccess {
@@ -569,20 +588,7 @@ func (d *Device) enqueueLocked(e *event) error {
 			return err
 		}
 	}
-	cu, err := d.takeEvent()
-	if err == nil {
-		if r := drv.cuEventRecord(cu, s); r != cudaSuccess {
-			d.putEvent(cu)
-			err = d.fail("cuEventRecord", r)
-		}
-	}
-	if err != nil {
-		// The work is on the stream but cannot be tracked: let it end
-		// before its holds are given back.
-		_ = d.syncStream(s)
-		return err
-	}
-	e.cu = cu
+	d.unrecorded[e.stream] = append(d.unrecorded[e.stream], e)
 	recordAccess(e)
 	e.markEnqueued() // before the reaper can see it
 	d.fifoMu.Lock()
@@ -603,7 +609,12 @@ func (d *Device) enqueueLocked(e *event) error {
 // meanwhile) and the context is current.
 func (d *Device) streamWaitsLocked(e *event, s uintptr) error {
 	wait := func(x *event) error {
-		return d.fail("cuStreamWaitEvent", d.drv.cuStreamWaitEvent(s, x.cu))
+		if x.cu.Load() == 0 {
+			if err := d.recordTailLocked(x.stream); err != nil {
+				return err
+			}
+		}
+		return d.fail("cuStreamWaitEvent", d.drv.cuStreamWaitEvent(s, x.cu.Load()))
 	}
 	for _, dep := range e.op.after {
 		if x := d.own(dep); needsWait(x, e.stream) {
@@ -616,6 +627,75 @@ func (d *Device) streamWaitsLocked(e *event, s uintptr) error {
 		return nil
 	}
 	return hazards(e.op.acc, e.stream, wait)
+}
+
+// recordTailLocked records a CUDA event on stream after the work submitted
+// to it since the last record, and gives it to that work's events. A
+// failure leaves the device unable to tell when its work ends: it is then
+// lost. The submission lock is held, the thread locked and the context
+// current.
+func (d *Device) recordTailLocked(stream int) error {
+	batch := d.unrecorded[stream]
+	if len(batch) == 0 {
+		return nil
+	}
+	cu, err := d.takeEvent()
+	if err == nil {
+		if r := d.drv.cuEventRecord(cu, d.streams[stream]); r != cudaSuccess {
+			d.putEvent(cu)
+			err = d.fail("cuEventRecord", r)
+		}
+	}
+	if err != nil {
+		d.untracked(err)
+		return err
+	}
+	batch[len(batch)-1].ownsCU = true
+	for _, e := range batch {
+		e.cu.Store(cu)
+	}
+	clear(batch)
+	d.unrecorded[stream] = batch[:0]
+	return nil
+}
+
+// recordFor makes sure e has a CUDA event and returns it; 0 when none can
+// be recorded (the device is lost). Called without locks.
+func (d *Device) recordFor(e *event) uintptr {
+	if cu := e.cu.Load(); cu != 0 {
+		return cu
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	d.subMu.Lock()
+	defer d.subMu.Unlock()
+	if cu := e.cu.Load(); cu != 0 {
+		return cu
+	}
+	if d.lost.Load() != nil {
+		return 0
+	}
+	if r := d.drv.cuCtxSetCurrent(d.ctx); r != cudaSuccess {
+		d.untracked(d.fail("cuCtxSetCurrent", r))
+		return 0
+	}
+	_ = d.recordTailLocked(e.stream)
+	return e.cu.Load()
+}
+
+// untracked marks the device lost because the end of its work can no
+// longer be told (a CUDA event could not be made or recorded).
+func (d *Device) untracked(err error) {
+	var be *backends.Error
+	if !errors.As(err, &be) {
+		be = &backends.Error{Backend: Name, Op: "track", Err: err}
+	}
+	lost := &backends.Error{Backend: Name, Op: be.Op, Native: be.Native,
+		Err: fmt.Errorf("%w: %s can no longer track its work: %w", backends.ErrDeviceLost, d.name, be.Err)}
+	if d.lost.CompareAndSwap(nil, lost) {
+		driver.Debug(driver.DebugDevice, "cuda device lost: events cannot be recorded", "device", d.name, "err", err)
+		d.stopWaiting()
+	}
 }
 
 // takeEvent is a CUDA event from the device's pool, made when the pool is
@@ -652,8 +732,8 @@ func (d *Device) syncStream(s uintptr) error {
 // its CUDA event to the pool.
 func (d *Device) retire(e *event, recycle bool) {
 	e.op.holds.drop()
-	if recycle && e.cu != 0 {
-		d.putEvent(e.cu)
+	if cu := e.cu.Load(); recycle && cu != 0 && e.ownsCU {
+		d.putEvent(cu)
 	}
 	// kind and detail stay: a late waiter may still name the work.
 	o := &e.op
@@ -687,7 +767,16 @@ func (d *Device) reap() {
 				if e == nil {
 					break
 				}
-				r := drv.cuEventQuery(e.cu)
+				cu := e.cu.Load()
+				if cu == 0 {
+					// Record one event after everything submitted since
+					// the last: this round's batch.
+					if cu = d.recordFor(e); cu == 0 {
+						break streams // lost: failEnqueued fails them all
+					}
+					drv.cuCtxSetCurrent(d.ctx)
+				}
+				r := drv.cuEventQuery(cu)
 				if r == cudaErrorNotReady {
 					break
 				}
@@ -744,6 +833,12 @@ func (d *Device) failEnqueued() {
 		d.fifo[s] = eventFIFO{}
 	}
 	d.fifoMu.Unlock()
+	d.subMu.Lock()
+	for s := range d.unrecorded {
+		clear(d.unrecorded[s])
+		d.unrecorded[s] = d.unrecorded[s][:0]
+	}
+	d.subMu.Unlock()
 	lost := d.lostError()
 	for _, e := range pending {
 		if !e.finishWith(e.failure(lost)) {

@@ -29,7 +29,7 @@ func fakeDevice() *Device {
 // enqueued is an event of d on stream, as enqueueLocked leaves it.
 func enqueued(d *Device, stream int) *event {
 	e := d.newEvent(stream, context.Background(), "launch", "test")
-	e.cu = 1
+	e.cu.Store(1)
 	e.markEnqueued()
 	return e
 }
