@@ -188,12 +188,9 @@ func (r *runs) begin() bool {
 	return true
 }
 
-// end counts a run's end, unloading a released executable after its last.
-func (r *runs) end(unload func() error) {
-	if r.pending.Add(-1) == 0 && r.gone.Load() {
-		r.unload(unload)
-	}
-}
+// end counts a run's end and reports whether it was the last of a released
+// executable, which must then be unloaded.
+func (r *runs) end() bool { return r.pending.Add(-1) == 0 && r.gone.Load() }
 
 func (r *runs) unload(f func() error) {
 	r.unloadOnce.Do(func() { r.unloadErr = f() })
@@ -221,7 +218,11 @@ func (r *runs) isReleased() bool {
 	return r.released
 }
 
-func (k *kernelExec) endRun() { k.runs.end(k.unload) }
+func (k *kernelExec) endRun() {
+	if k.runs.end() {
+		k.runs.unload(k.unload)
+	}
+}
 
 // varBits is a scalar's value as its kernel parameter slot holds it: the
 // bytes Constant.Bytes gives, little endian, zero above.

@@ -341,7 +341,11 @@ type gemmExec struct {
 	events  timing     // used under the submission lock
 }
 
-func (e *gemmExec) endRun() { e.runs.end(e.unload) }
+func (e *gemmExec) endRun() {
+	if e.runs.end() {
+		e.runs.unload(e.unload)
+	}
+}
 
 func (d *Device) compileGEMM(p *backends.Program) (backends.Executable, error) {
 	g := p.GEMM()

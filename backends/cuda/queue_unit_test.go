@@ -315,10 +315,11 @@ func TestRunsUnloadAfterTheLastRun(t *testing.T) {
 	require.Zero(t, unloads, "runs are pending")
 	require.False(t, r.begin(), "no run after Release")
 	require.NoError(t, r.release(unload), "a second Release")
-	r.end(unload)
-	require.Zero(t, unloads)
-	r.end(unload)
-	require.Equal(t, 1, unloads, "the last run unloads")
+	require.False(t, r.end())
+	require.True(t, r.end(), "the last run of a released executable")
+	r.unload(unload)
+	r.unload(unload)
+	require.Equal(t, 1, unloads, "unloaded once")
 
 	var idle runs
 	boom := errors.New("unload failed")
