@@ -125,18 +125,24 @@ func (d *Device) pinned(b []byte) bool {
 	}
 	drv := d.drv
 	r := drv.call(drv.memHostRegister, uintptr(base), uintptr(size), hostRegisterPortable)
-	if r != cudaSuccess && r != cudaErrorHostMemAlreadyRegistered {
+	if r == cudaErrorHostMemAlreadyRegistered {
+		// Only this package registers host-pool memory, and this segment is
+		// not in pins: the registration is a stale one, left by a segment
+		// the arena unmapped at these addresses before the sweep could
+		// unregister it. Drop it and register the memory mapped there now.
+		drv.call(drv.memHostUnregister, uintptr(base))
+		r = drv.call(drv.memHostRegister, uintptr(base), uintptr(size), hostRegisterPortable)
+	}
+	if r != cudaSuccess {
 		driver.Debug(driver.DebugDevice, "cuda: host-pool segment not pinned; copies from it are staged",
 			"segment", name, "bytes", size, "err", drv.name(r))
 		return false
 	}
-	if r == cudaSuccess {
-		if pins.segs == nil {
-			pins.segs = map[string]pinnedSeg{}
-		}
-		pins.segs[name] = pinnedSeg{base: base, size: size}
-		driver.Debug(driver.DebugDevice, "cuda: pinned host-pool segment", "segment", name, "bytes", size)
+	if pins.segs == nil {
+		pins.segs = map[string]pinnedSeg{}
 	}
+	pins.segs[name] = pinnedSeg{base: base, size: size}
+	driver.Debug(driver.DebugDevice, "cuda: pinned host-pool segment", "segment", name, "bytes", size)
 	return true
 }
 
