@@ -31,3 +31,11 @@ func BenchmarkQueuedLaunches(b *testing.B) {
 	args := backendtest.MakeArgs(b, d.Pool(), []backendtest.Arg{backendtest.BufferArg(4)})
 	backendtest.BenchmarkQueuedLaunches(b, exe, args, 10000)
 }
+
+// BenchmarkPipeline: 64 MiB per input through vadd in 4 MiB chunks,
+// overlapped with events against one step after another. The c device
+// computes on the host pool, so its transfers are host copies and there
+// is little to overlap; the benchmark shows the event path works.
+func BenchmarkPipeline(b *testing.B) {
+	backendtest.BenchmarkPipeline(b, device(b), backendtest.Vadd(b), 64<<20, 4<<20)
+}
