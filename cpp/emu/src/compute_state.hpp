@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 
 namespace zyx::emu {
@@ -20,6 +21,14 @@ struct ComputeState {
   std::array<double, 32> wf_mean{}, wf_m2{};
   uint32_t wf_count = 0;
   uint64_t rand_state = 0x9e3779b97f4a7c15ull;
+  // Source registers filled by unpack_tilizeA_B_block for the math-only calls
+  // (reduce_tile_math, matmul_tiles_math): (A, B) tile pairs, face order, in
+  // unpack order.
+  struct SrcPair {
+    std::array<float, 1024> a, b;
+    uint32_t fmt_a = 0, fmt_b = 0;  // the CBs' DataFormat values
+  };
+  std::deque<SrcPair> src;
   // Matmul keeps the DST tiles it accumulates into row-major (rm_valid bit
   // per tile) until another operation reads them (tile_math's dst_tile).
   std::unique_ptr<float[]> rm;  // 16 tiles of 1024, allocated on first use
