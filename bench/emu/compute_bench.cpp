@@ -210,6 +210,16 @@ double check_mm(MM& m) {
   const uint32_t nt = m.N / 32;
   std::vector<uint8_t> cb(size_t(m.M) * m.N * (m.f32 ? 4 : 2));
   m.layer->read(m.c, 0, cb.data(), cb.size());
+  // ZYX_BENCH_DUMP=prefix: the product's bytes to prefix.MxNxK.fmt, to
+  // compare emulator versions bit for bit.
+  if (const char* d = std::getenv("ZYX_BENCH_DUMP"); d && *d) {
+    std::string path = std::string(d) + "." + std::to_string(m.M) + "x" + std::to_string(m.N) + "x" +
+                       std::to_string(m.K) + (m.f32 ? ".f32" : ".bf16");
+    if (FILE* f = std::fopen(path.c_str(), "wb")) {
+      std::fwrite(cb.data(), 1, cb.size(), f);
+      std::fclose(f);
+    }
+  }
   double worst = 0;
   for (uint32_t i = 0; i < m.M; i += 7)
     for (uint32_t j = 0; j < m.N; j += 5) {

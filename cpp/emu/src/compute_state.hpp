@@ -29,16 +29,8 @@ struct ComputeState {
     uint32_t fmt_a = 0, fmt_b = 0;  // the CBs' DataFormat values
   };
   std::deque<SrcPair> src;
-  // Matmul keeps the DST tiles it accumulates into row-major (rm_valid bit
-  // per tile) until another operation reads them (tile_math's dst_tile).
-  std::unique_ptr<float[]> rm;  // 16 tiles of 1024, allocated on first use
-  uint32_t rm_valid = 0;
-  // Resets the configuration for a run, keeping the buffers.
-  void reset() {
-    std::unique_ptr<float[]> keep = std::move(rm);
-    *this = ComputeState{};
-    rm = std::move(keep);
-  }
+  // Resets the configuration for a run.
+  void reset() { *this = ComputeState{}; }
 };
 
 // SFPU element functions. `x` is the element as f32 (float ops) or its 32 bits

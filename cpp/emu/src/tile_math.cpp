@@ -181,17 +181,6 @@ static inline int fidx(int r, int c) { return ((r >> 4) * 2 + (c >> 4)) * 256 + 
 
 namespace {
 
-// Face order <-> row-major for a 32x32 tile of 32-bit words: each face row
-// is 16 contiguous words of one matrix row.
-inline void faces_to_rows(const uint32_t* f, uint32_t* m) {
-  for (int r = 0; r < 32; r++)
-    for (int h = 0; h < 2; h++) std::memcpy(m + r * 32 + h * 16, f + ((r >> 4) * 2 + h) * 256 + (r & 15) * 16, 64);
-}
-inline void rows_to_faces(const uint32_t* m, uint32_t* f) {
-  for (int r = 0; r < 32; r++)
-    for (int h = 0; h < 2; h++) std::memcpy(f + ((r >> 4) * 2 + h) * 256 + (r & 15) * 16, m + r * 32 + h * 16, 64);
-}
-
 CoreState& core() { return *current_fiber()->core; }
 
 uint32_t dst_capacity() { return core().run->fp32_dest_acc ? 8 : 16; }
@@ -200,12 +189,7 @@ uint32_t* dst_tile(uint32_t i) {
   if (i >= dst_capacity())
     kernel_fail("DST index " + std::to_string(i) + " is out of range: DST holds " + std::to_string(dst_capacity()) +
                 (core().run->fp32_dest_acc ? " fp32 tiles" : " 16-bit tiles"));
-  auto& c = core();
-  if (c.cstate.rm_valid & (1u << i)) {  // matmul left it row-major
-    rows_to_faces(reinterpret_cast<const uint32_t*>(&c.cstate.rm[i * 1024]), c.dst[i].data());
-    c.cstate.rm_valid &= ~(1u << i);
-  }
-  return c.dst[i].data();
+  return core().dst[i].data();
 }
 
 CircularBuffer& cb_of(uint32_t id) {
@@ -300,7 +284,6 @@ void api_dst_acquire() {
   for (int i = 0; i < 16; i++)
     if (c.dst_written & (1u << i)) c.dst[i].fill(0);
   c.dst_written = 0;
-  c.cstate.rm_valid = 0;
   c.dst_acquired = true;
 }
 
@@ -485,61 +468,68 @@ void api_unary(uint32_t op, uint32_t dst, uint32_t param) {
   mark(dst, k);
 }
 
-// C += A * B for row-major 32x32 f32 tiles: four rows at a time in eight
-// 16-float vectors (GCC vector extensions: one zmm register each with
-// AVX-512, two ymm with AVX2), so each row of B is loaded once per four rows.
+// C += A * B for 32x32 f32 tiles in face order (the layout of CB tiles and
+// DST, so no tile is rearranged): four rows at a time in eight 16-float
+// vectors (GCC vector extensions: one zmm register each with AVX-512, two ymm
+// with AVX2), so each row of B is loaded once per four rows. Row r of a tile
+// is face row r % 16 of faces 2 (r / 16) (columns 0-15) and 2 (r / 16) + 1
+// (columns 16-31). Each element sums its 32 products in k order onto C.
 typedef float vf16 __attribute__((vector_size(64)));
 // Unaligned 16-float loads and stores (macros: no vector-typed function
 // signatures, whose ABI differs between the clones).
 #define ld16(p) __extension__({ vf16 v_; std::memcpy(&v_, (p), 64); v_; })
 #define st16(p, v) do { vf16 w_ = (v); std::memcpy((p), &w_, 64); } while (0)
 
+// The 16 columns [16 h, 16 h + 16) of row r: 16 contiguous floats.
+static inline int frow(int r, int h) { return ((r >> 4) * 2 + h) * 256 + (r & 15) * 16; }
+
 ZYX_HOT void mm_tile(const float* __restrict A, const float* __restrict B, float* __restrict C) {
   for (int r = 0; r < 32; r += 4) {
-    vf16 c00 = ld16(C + r * 32), c01 = ld16(C + r * 32 + 16);
-    vf16 c10 = ld16(C + (r + 1) * 32), c11 = ld16(C + (r + 1) * 32 + 16);
-    vf16 c20 = ld16(C + (r + 2) * 32), c21 = ld16(C + (r + 2) * 32 + 16);
-    vf16 c30 = ld16(C + (r + 3) * 32), c31 = ld16(C + (r + 3) * 32 + 16);
-    for (int k = 0; k < 32; k++) {
-      const vf16 b0 = ld16(B + k * 32), b1 = ld16(B + k * 32 + 16);
-      const float a0 = A[r * 32 + k], a1 = A[(r + 1) * 32 + k], a2 = A[(r + 2) * 32 + k], a3 = A[(r + 3) * 32 + k];
-      c00 += a0 * b0, c01 += a0 * b1;
-      c10 += a1 * b0, c11 += a1 * b1;
-      c20 += a2 * b0, c21 += a2 * b1;
-      c30 += a3 * b0, c31 += a3 * b1;
+    vf16 c00 = ld16(C + frow(r, 0)), c01 = ld16(C + frow(r, 1));
+    vf16 c10 = ld16(C + frow(r + 1, 0)), c11 = ld16(C + frow(r + 1, 1));
+    vf16 c20 = ld16(C + frow(r + 2, 0)), c21 = ld16(C + frow(r + 2, 1));
+    vf16 c30 = ld16(C + frow(r + 3, 0)), c31 = ld16(C + frow(r + 3, 1));
+    for (int kh = 0; kh < 2; kh++) {
+      // A's columns [16 kh, 16 kh + 16) of the four rows, and B's rows of those k
+      const float* a0p = A + frow(r, kh);
+      const float* bp = B + kh * 512;
+      for (int kk = 0; kk < 16; kk++) {
+        const vf16 b0 = ld16(bp + kk * 16), b1 = ld16(bp + 256 + kk * 16);
+        const float a0 = a0p[kk], a1 = a0p[16 + kk], a2 = a0p[32 + kk], a3 = a0p[48 + kk];
+        c00 += a0 * b0, c01 += a0 * b1;
+        c10 += a1 * b0, c11 += a1 * b1;
+        c20 += a2 * b0, c21 += a2 * b1;
+        c30 += a3 * b0, c31 += a3 * b1;
+      }
     }
-    st16(C + r * 32, c00);
-    st16(C + r * 32 + 16, c01);
-    st16(C + (r + 1) * 32, c10);
-    st16(C + (r + 1) * 32 + 16, c11);
-    st16(C + (r + 2) * 32, c20);
-    st16(C + (r + 2) * 32 + 16, c21);
-    st16(C + (r + 3) * 32, c30);
-    st16(C + (r + 3) * 32 + 16, c31);
+    st16(C + frow(r, 0), c00);
+    st16(C + frow(r, 1), c01);
+    st16(C + frow(r + 1, 0), c10);
+    st16(C + frow(r + 1, 1), c11);
+    st16(C + frow(r + 2, 0), c20);
+    st16(C + frow(r + 2, 1), c21);
+    st16(C + frow(r + 3, 0), c30);
+    st16(C + frow(r + 3, 1), c31);
   }
 }
 #undef ld16
 #undef st16
 
-// A CB tile as a row-major f32 matrix, straight from L1 for Float32 and
-// Float16_b (the matmul hot path), through unpack_floats otherwise.
-void unpack_rows(uint32_t cb, uint32_t tile, float* m, const char* op) {
+// A CB tile as face-ordered f32 for matmul: Float32 tiles straight from L1
+// (no copy), Float16_b widened into tmp, other formats through unpack_floats.
+ZYX_HOT void widen_bf16_tile(const uint16_t* s, uint32_t* u) {
+  for (int i = 0; i < 1024; i++) u[i] = uint32_t(s[i]) << 16;
+}
+const float* mm_operand(uint32_t cb, uint32_t tile, float* tmp, const char* op) {
   Format f = cb_of(cb).format;
-  if (f == Format::Float32) {
-    faces_to_rows(reinterpret_cast<const uint32_t*>(front_tile(cb, tile, op)), reinterpret_cast<uint32_t*>(m));
-  } else if (f == Format::Float16_b) {
-    const uint16_t* s = reinterpret_cast<const uint16_t*>(front_tile(cb, tile, op));
-    uint32_t* u = reinterpret_cast<uint32_t*>(m);
-    for (int r = 0; r < 32; r++)
-      for (int h = 0; h < 2; h++) {
-        const uint16_t* fr = s + ((r >> 4) * 2 + h) * 256 + (r & 15) * 16;
-        for (int c = 0; c < 16; c++) u[r * 32 + h * 16 + c] = uint32_t(fr[c]) << 16;
-      }
-  } else {
-    alignas(64) float tmp[1024];
-    unpack_floats(cb, tile, tmp, op);
-    faces_to_rows(reinterpret_cast<const uint32_t*>(tmp), reinterpret_cast<uint32_t*>(m));
+  const uint8_t* src = front_tile(cb, tile, op);
+  if (f == Format::Float32) return reinterpret_cast<const float*>(src);
+  if (f == Format::Float16_b) {
+    widen_bf16_tile(reinterpret_cast<const uint16_t*>(src), reinterpret_cast<uint32_t*>(tmp));
+    return tmp;
   }
+  unpack_floats(cb, tile, tmp, op);
+  return tmp;
 }
 
 void mm_into(uint32_t dst, const float* A, const float* B, DstKind k);
@@ -547,44 +537,32 @@ void mm_into(uint32_t dst, const float* A, const float* B, DstKind k);
 void api_matmul(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst, uint32_t transpose) {
   auto& c = core();
   if (dst >= dst_capacity()) dst_tile(dst);  // reports the bad index
-  alignas(64) float A[1024], B[1024];
-  unpack_rows(cb0, t0, A, "matmul_tiles");
-  unpack_rows(cb1, t1, B, "matmul_tiles");
+  alignas(64) float ta[1024], tb[1024];
+  const float* A = mm_operand(cb0, t0, ta, "matmul_tiles");
+  const float* B = mm_operand(cb1, t1, tb, "matmul_tiles");
   // transpose 1: the call asks for it; 2: as the last matmul init said.
   bool tr = transpose == 1 || (transpose == 2 && c.cstate.mm_transpose);
   DstKind k = float_kind(cb_of(cb0).format, cb_of(cb1).format);
   if (tr) {
-    alignas(64) float T[1024];
-    for (int r = 0; r < 32; r++)
-      for (int cc = 0; cc < 32; cc++) T[r * 32 + cc] = B[cc * 32 + r];
-    std::memcpy(B, T, sizeof T);
+    if (B != tb) std::memcpy(tb, B, sizeof tb);
+    transpose_tile(reinterpret_cast<uint32_t*>(tb), false);
+    B = tb;
   }
   mm_into(dst, A, B, k);
 }
 
-// DST[dst] += A * B for row-major A and B. DST accumulates row-major while
-// matmuls follow one another (dst_tile turns it back into faces when anything
-// else looks at it).
+// DST[dst] += A * B for face-ordered A and B; an integer DST tile turns to
+// floats first.
 void mm_into(uint32_t dst, const float* A, const float* B, DstKind k) {
   auto& c = core();
-  if (dst >= dst_capacity()) dst_tile(dst);  // reports the bad index
-  if (!c.cstate.rm) c.cstate.rm.reset(new float[16 * 1024]);
-  float* C = &c.cstate.rm[dst * 1024];
-  if (!(c.cstate.rm_valid & (1u << dst))) {
-    uint32_t* d = c.dst[dst].data();
-    if (!(c.dst_written & (1u << dst))) {
-      std::memset(C, 0, 4096);
-    } else if (c.dst_kind[dst] == DstKind::Int) {
-      alignas(64) float f[1024];
-      for (int i = 0; i < 1024; i++) f[i] = float(int32_t(d[i]));
-      faces_to_rows(reinterpret_cast<const uint32_t*>(f), reinterpret_cast<uint32_t*>(C));
-    } else {
-      faces_to_rows(d, reinterpret_cast<uint32_t*>(C));
-    }
-    c.cstate.rm_valid |= 1u << dst;
+  uint32_t* d = dst_tile(dst);
+  if (!(c.dst_written & (1u << dst))) {
+    std::memset(d, 0, 4096);
+  } else if (c.dst_kind[dst] == DstKind::Int) {
+    for (int i = 0; i < 1024; i++) d[i] = f2u(float(int32_t(d[i])));
   }
-  mm_tile(A, B, C);
-  dst_round(reinterpret_cast<uint32_t*>(C), k);
+  mm_tile(A, B, reinterpret_cast<float*>(d));
+  dst_round(d, k);
   mark(dst, k);
 }
 
@@ -1215,10 +1193,7 @@ void api_compute_special(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32
         kernel_fail("matmul_tiles_math: num_faces " + std::to_string(b) + " is not emulated (32x32 tiles only)");
       if (a >= dst_capacity()) dst_tile(a);  // reports the bad index
       ComputeState::SrcPair p = pop_src("matmul_tiles_math");
-      alignas(64) float A[1024], B[1024];
-      faces_to_rows(reinterpret_cast<const uint32_t*>(p.a.data()), reinterpret_cast<uint32_t*>(A));
-      faces_to_rows(reinterpret_cast<const uint32_t*>(p.b.data()), reinterpret_cast<uint32_t*>(B));
-      mm_into(a, A, B, float_kind(Format(p.fmt_a), Format(p.fmt_b)));
+      mm_into(a, p.a.data(), p.b.data(), float_kind(Format(p.fmt_a), Format(p.fmt_b)));
       return;
     }
     case ZYX_CS_REDUCE_MATH: {

@@ -65,6 +65,15 @@ size_t index_of(const std::vector<std::string>& lines, const std::string& line) 
   throw Failure("no DPRINT line \"" + line + "\" in:" + all);
 }
 
+// The lines that start with prefix (one core's, or one processor's: cores
+// print concurrently, so only their own lines are consecutive).
+std::vector<std::string> lines_with(const std::vector<std::string>& lines, const std::string& prefix) {
+  std::vector<std::string> out;
+  for (auto& l : lines)
+    if (l.rfind(prefix, 0) == 0) out.push_back(l);
+  return out;
+}
+
 void expect_absent(const std::vector<std::string>& lines, const std::string& needle) {
   for (auto& l : lines)
     if (l.find(needle) != std::string::npos) throw Failure("unexpected DPRINT line: " + l);
@@ -165,8 +174,9 @@ void test_dprint(DeviceLayer& layer) {
     index_of(lines, r + "fmt 42 0xff    7|1.50");
     index_of(lines, r + "-3 beef 00000101 1  | ab  |+4 true");
     index_of(lines, r + "data0 format 9");
-    size_t two = index_of(lines, r + "two");
-    CHECK_EQ(lines[two + 1], r + "lines");
+    auto rl = lines_with(lines, r), cl = lines_with(lines, c);
+    size_t two = index_of(rl, r + "two");
+    CHECK_EQ(rl[two + 1], r + "lines");
     index_of(lines, r + "partial");
     std::string row0;
     for (int i = 0; i < 32; i++) row0 += (i ? " " : "") + std::to_string(i);
@@ -193,7 +203,7 @@ void test_dprint(DeviceLayer& layer) {
     // dprint_tensix_dest_reg(2) of the same tile copied to DST: "Tile ID =
     // 2", then the 64 face rows of 16 values in fixed notation (width 8,
     // precision 4), face 0 first.
-    size_t tid = index_of(lines, c + "Tile ID = 2");
+    size_t tid = index_of(cl, c + "Tile ID = 2");
     for (int face = 0; face < 4; face++)
       for (int fr = 0; fr < 16; fr++) {
         std::string row;
@@ -203,7 +213,7 @@ void test_dprint(DeviceLayer& layer) {
           std::snprintf(b, sizeof b, "%8.4f", double(v));
           row += (i ? " " : "") + std::string(b);
         }
-        CHECK_EQ(lines[tid + 1 + face * 16 + fr], c + row);
+        CHECK_EQ(cl[tid + 1 + face * 16 + fr], c + row);
       }
   }
   for (const char* bad : {"wrongly"}) expect_absent(lines, bad);
@@ -318,13 +328,14 @@ void test_dprint_more(DeviceLayer& layer) {
                       ", rd_ptr: " + std::to_string(v[4]) + ", wr_ptr: " + std::to_string(v[5]) +
                       ", wr_tile_ptr: " + std::to_string(v[6]) + " }");
   // print_tile_rows: rows 1 and 2, columns 2 to 5, between the markers.
-  size_t head = index_of(lines, c + "cb_idx: 0 tile_idx: 0");
-  CHECK_EQ(lines[head + 1], c + "======");
+  auto cl = lines_with(lines, c);
+  size_t head = index_of(cl, c + "cb_idx: 0 tile_idx: 0");
+  CHECK_EQ(cl[head + 1], c + "======");
   CHECK(index_of(lines, c + "1 : 6 7 8 9") > head);
   CHECK(index_of(lines, c + "2 : 10 11 12 13") > head);
   CHECK(index_of(lines, c + "++++++") > head);
   // dprint_tensix_dest_reg<true>: each face's 16 rows, then a blank line.
-  size_t tid = index_of(lines, c + "Tile ID = 0");
+  size_t tid = index_of(cl, c + "Tile ID = 0");
   for (int face = 0; face < 4; face++) {
     for (int fr = 0; fr < 16; fr++) {
       std::string row;
@@ -334,9 +345,9 @@ void test_dprint_more(DeviceLayer& layer) {
         std::snprintf(b, sizeof b, "%8.4f", double(4 * rr + cc));
         row += (i ? " " : "") + std::string(b);
       }
-      CHECK_EQ(lines[tid + 1 + face * 17 + fr], c + row);
+      CHECK_EQ(cl[tid + 1 + face * 17 + fr], c + row);
     }
-    CHECK_EQ(lines[tid + 1 + face * 17 + 16], c);
+    CHECK_EQ(cl[tid + 1 + face * 17 + 16], c);
   }
   index_of(lines, c + "Float16_b INVALID DATA FORMAT");
   index_of(lines, c + "hexfield: 0xbc");
