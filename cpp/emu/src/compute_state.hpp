@@ -5,7 +5,7 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
+#include <vector>
 #include <memory>
 
 namespace zyx::emu {
@@ -28,7 +28,8 @@ struct ComputeState {
     std::array<float, 1024> a, b;
     uint32_t fmt_a = 0, fmt_b = 0;  // the CBs' DataFormat values
   };
-  std::deque<SrcPair> src;
+  std::vector<SrcPair> src;  // [src_head, size) wait to be consumed
+  size_t src_head = 0;
   // Resets the configuration for a run.
   void reset() { *this = ComputeState{}; }
 };

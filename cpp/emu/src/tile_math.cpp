@@ -1059,7 +1059,7 @@ void api_unpack_tilize_ab(uint32_t icb0, uint32_t icb1, uint32_t block, uint32_t
   if (face_r_dim < 1 || face_r_dim > 16)
     kernel_fail(std::string(op) + ": srca_face_r_dim " + std::to_string(face_r_dim) + " is not 1 to 16");
   auto& cs = core().cstate;
-  if (block > kMaxSrcPairs || cs.src.size() + block > kMaxSrcPairs)
+  if (block > kMaxSrcPairs || cs.src.size() - cs.src_head + block > kMaxSrcPairs)
     kernel_fail(std::string(op) + ": more than " + std::to_string(kMaxSrcPairs) +
                 " unpacked tiles wait for reduce_tile_math/matmul_tiles_math");
   if (block == 0) return;
@@ -1109,11 +1109,11 @@ void api_unpack_tilize_ab(uint32_t icb0, uint32_t icb1, uint32_t block, uint32_t
 }
 
 ComputeState::SrcPair pop_src(const char* op) {
-  auto& q = core().cstate.src;
-  if (q.empty())
+  auto& cs = core().cstate;
+  if (cs.src_head == cs.src.size())
     kernel_fail(std::string(op) + ": the source registers hold no tile (call unpack_tilizeA_B_block first)");
-  ComputeState::SrcPair p = q.front();
-  q.pop_front();
+  ComputeState::SrcPair p = cs.src[cs.src_head++];
+  if (cs.src_head == cs.src.size()) cs.src.clear(), cs.src_head = 0;
   return p;
 }
 
