@@ -182,6 +182,8 @@ func TestLoadErrors(t *testing.T) {
 		{"bad output", map[string]string{"manifest.json": strings.Replace(goodManifest, `"grid"`, `"outputs": ["x"], "grid"`, 1)}, "manifest.json", `outputs[0]: no global_mut param named "x"`},
 		{"bad ref op", map[string]string{"manifest.json": strings.Replace(goodManifest, `"grid"`, `"reference": {"op": "unary:cosh", "args": ["x"], "out": "y"}, "grid"`, 1)}, "manifest.json", `reference.op: unknown unary function "cosh"`},
 		{"ref arity", map[string]string{"manifest.json": strings.Replace(goodManifest, `"grid"`, `"reference": {"op": "add", "args": ["x"], "out": "y"}, "grid"`, 1)}, "manifest.json", `reference.args: op add takes 2 args`},
+		{"ref output too small", map[string]string{"manifest.json": strings.Replace(strings.Replace(goodManifest, `"global_mut", "dtype": "f32", "shape": ["n"]`, `"global_mut", "dtype": "f32", "shape": ["n - 1"]`, 1),
+			`"grid"`, `"reference": {"op": "unary:exp", "args": ["x"], "out": "y"}, "grid"`, 1), "c.json": cjson, "k.c": ""}, "manifest.json", `reference: invalid argument: unary:exp: operand x has 8 elements and the output y 7`},
 		{"no variants", map[string]string{"manifest.json": goodManifest}, "", "no variant files"},
 		{"missing source", map[string]string{"manifest.json": goodManifest, "c.json": cjson}, "c.json", "source: open"},
 		{"escaping source", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "../k.c", "entry": "k"}`}, "c.json", `source: path "../k.c" must be relative`},

@@ -9,10 +9,14 @@
 //     loaded (dlopen libopenblas.so.0, or ZYX_BENCH_OPENBLAS_LIB) only after
 //     the emulator's figures are taken: its idle threads spin and would slow
 //     the emulator down;
-//   - the same 512^3 matmul with ZYX_EMU_THREADS = 1, 2, 4, ... host threads.
+//   - the same 512^3 matmul with ZYX_EMU_THREADS = 1, 2, 4, ... host threads;
+//   - section "scaling" (bench/emu/scaling.sh): the 512^3 f32 matmul and the
+//     1M bf16 add, both on the 8x8 grid, for each thread count of
+//     ZYX_BENCH_THREADS (a comma list; default 1, 2, 4, .. up to the host's),
+//     as a speed-up table against one thread.
 // The matmuls run the kernels of examples/matmul_bfp8 (tiled buffers, one
 // page per tile) with the CB formats set per case. Every result is checked.
-// Usage: emu_compute_bench [repeats] [section: add|mm1|mm|scale|all]
+// Usage: emu_compute_bench [repeats] [section: add|mm1|mm|scale|scaling|all]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -67,7 +71,14 @@ std::string dir(const char* ex) {
   return std::string(e && *e ? e : ZYX_EMU_EXAMPLES_DIR) + "/" + ex + "/tt/";
 }
 
-bool bench_add(int repeats) {
+struct Add {
+  std::unique_ptr<DeviceLayer> layer;
+  uint64_t id = 0, bx = 0, by = 0, bz = 0;
+  std::vector<uint16_t> x, y;
+  std::vector<RunArg> args;
+};
+
+Add make_add() {
   const uint32_t n = 1u << 20;
   GroupProgram p;
   p.name = "bench_add_bf16";
@@ -84,24 +95,46 @@ bool bench_add(int repeats) {
   p.writer.runtime_args = {L("buffer_addr", 2), L("page_size", 2), L("param", 3), L("core_index"), L("num_cores")};
   p.cbs = {zyx_test::CB(0, "Float16_b", 2048, 2), zyx_test::CB(1, "Float16_b", 2048, 2),
            zyx_test::CB(16, "Float16_b", 2048, 2)};
-  auto layer = make_emu_layer("n150", 0, "");
-  uint64_t id = layer->compile(zyx_test::one_group_program(p, 8, 8));
+  Add a;
+  a.layer = make_emu_layer("n150", 0, "");
+  a.id = a.layer->compile(zyx_test::one_group_program(p, 8, 8));
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> d(-2, 2);
-  std::vector<uint16_t> x(n), y(n), z(n), ref(n);
-  for (uint32_t i = 0; i < n; i++) x[i] = to_bf16(d(rng)), y[i] = to_bf16(d(rng));
-  uint64_t bx = zyx_test::upload(*layer, x, 2048), by = zyx_test::upload(*layer, y, 2048);
-  uint64_t bz = layer->alloc(n * 2, zyx_test::dram_spec(2048), nullptr);
-  std::vector<RunArg> args = {zyx_test::Buf(bx), zyx_test::Buf(by), zyx_test::Buf(bz), zyx_test::Val(n)};
-  layer->run(id, args, false);
-  double emu = best_ms(repeats, [&] { layer->run(id, args, false); });
+  a.x.resize(n), a.y.resize(n);
+  for (uint32_t i = 0; i < n; i++) a.x[i] = to_bf16(d(rng)), a.y[i] = to_bf16(d(rng));
+  a.bx = zyx_test::upload(*a.layer, a.x, 2048), a.by = zyx_test::upload(*a.layer, a.y, 2048);
+  a.bz = a.layer->alloc(n * 2, zyx_test::dram_spec(2048), nullptr);
+  a.args = {zyx_test::Buf(a.bx), zyx_test::Buf(a.by), zyx_test::Buf(a.bz), zyx_test::Val(n)};
+  return a;
+}
+
+double run_add(Add& a, int repeats) {
+  a.layer->run(a.id, a.args, false);
+  return best_ms(repeats, [&] { a.layer->run(a.id, a.args, false); });
+}
+
+// Results of the last add run that differ from the bf16 host sum.
+size_t check_add(Add& a) {
+  const size_t n = a.x.size();
+  std::vector<uint16_t> z(n);
+  a.layer->read(a.bz, 0, reinterpret_cast<uint8_t*>(z.data()), n * 2);
+  size_t bad = 0;
+  for (size_t i = 0; i < n; i++) bad += z[i] != to_bf16(from_bf16(a.x[i]) + from_bf16(a.y[i]));
+  return bad;
+}
+
+bool bench_add(int repeats) {
+  const uint32_t n = 1u << 20;
+  Add a = make_add();
+  const auto& x = a.x;
+  const auto& y = a.y;
+  std::vector<uint16_t> ref(n);
+  double emu = run_add(a, repeats);
   double loop = best_ms(repeats * 4, [&] {
     for (uint32_t i = 0; i < n; i++) ref[i] = to_bf16(from_bf16(x[i]) + from_bf16(y[i]));
     asm volatile("" : : "r"(ref.data()) : "memory");
   });
-  layer->read(bz, 0, reinterpret_cast<uint8_t*>(z.data()), n * 2);
-  size_t bad = 0;
-  for (uint32_t i = 0; i < n; i++) bad += z[i] != ref[i];
+  size_t bad = check_add(a);
   std::printf("bf16 add 1M, 8x8 grid:        emulated %.2f ms, plain loop %.3f ms, ratio %.2fx (target <= 3x); "
               "%zu results differ\n",
               emu, loop, emu / loop, bad);
@@ -177,6 +210,16 @@ double check_mm(MM& m) {
   const uint32_t nt = m.N / 32;
   std::vector<uint8_t> cb(size_t(m.M) * m.N * (m.f32 ? 4 : 2));
   m.layer->read(m.c, 0, cb.data(), cb.size());
+  // ZYX_BENCH_DUMP=prefix: the product's bytes to prefix.MxNxK.fmt, to
+  // compare emulator versions bit for bit.
+  if (const char* d = std::getenv("ZYX_BENCH_DUMP"); d && *d) {
+    std::string path = std::string(d) + "." + std::to_string(m.M) + "x" + std::to_string(m.N) + "x" +
+                       std::to_string(m.K) + (m.f32 ? ".f32" : ".bf16");
+    if (FILE* f = std::fopen(path.c_str(), "wb")) {
+      std::fwrite(cb.data(), 1, cb.size(), f);
+      std::fclose(f);
+    }
+  }
   double worst = 0;
   for (uint32_t i = 0; i < m.M; i += 7)
     for (uint32_t j = 0; j < m.N; j += 5) {
@@ -199,6 +242,55 @@ double check_mm(MM& m) {
   return worst;
 }
 
+// The thread counts of ZYX_BENCH_THREADS ("1,2,3"), or 1, 2, 4, .. and the
+// host's count.
+std::vector<unsigned> thread_counts(unsigned hw) {
+  std::vector<unsigned> out;
+  const char* e = std::getenv("ZYX_BENCH_THREADS");
+  if (e && *e) {
+    std::string s(e);
+    size_t pos = 0;
+    while (pos <= s.size()) {
+      size_t end = s.find(',', pos);
+      if (end == std::string::npos) end = s.size();
+      std::string tok = s.substr(pos, end - pos);
+      char* stop = nullptr;
+      long v = std::strtol(tok.c_str(), &stop, 10);
+      if (tok.empty() || *stop || v < 1 || v > 4096) {
+        std::fprintf(stderr, "ZYX_BENCH_THREADS: '%s' is not a thread count from 1 to 4096\n", tok.c_str());
+        std::exit(2);
+      }
+      out.push_back(static_cast<unsigned>(v));
+      pos = end + 1;
+    }
+    return out;
+  }
+  for (unsigned t = 1; t < hw; t *= 2) out.push_back(t);
+  out.push_back(hw);
+  return out;
+}
+
+// The speed-up table: both programs on the 8x8 grid for each thread count.
+bool bench_scaling(int repeats, unsigned hw) {
+  MM m = make_mm(512, 512, 512, true, 8, 8);
+  Add a = make_add();
+  std::vector<unsigned> ts = thread_counts(hw);
+  std::printf("emulator scaling, 8x8 grid (64 emulated cores), best of %d; host threads %u\n", repeats, hw);
+  std::printf("%8s  %14s %9s  %14s %9s\n", "threads", "f32 mm 512^3", "speed-up", "bf16 add 1M", "speed-up");
+  double mm1 = 0, add1 = 0;
+  bool ok = true;
+  for (size_t i = 0; i < ts.size(); i++) {
+    setenv("ZYX_EMU_THREADS", std::to_string(ts[i]).c_str(), 1);
+    double tm = run_mm(m, repeats), ta = run_add(a, repeats);
+    ok &= check_mm(m) < 1e-5 && check_add(a) == 0;
+    if (i == 0) mm1 = tm * ts[0], add1 = ta * ts[0];  // normalised to one thread when the list starts above 1
+    std::printf("%8u  %11.2f ms %8.2fx  %11.2f ms %8.2fx\n", ts[i], tm, mm1 / tm, ta, add1 / ta);
+  }
+  unsetenv("ZYX_EMU_THREADS");
+  if (!ts.empty() && ts[0] != 1) std::printf("(the first row is not one thread: speed-ups assume it scaled perfectly)\n");
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -208,6 +300,11 @@ int main(int argc, char** argv) {
   unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   std::printf("host threads: %u\n", hw);
   try {
+    if (what == "scaling") {
+      ok &= bench_scaling(repeats, hw);
+      std::printf("%s\n", ok ? "results checked: ok" : "FAIL: a result is wrong");
+      return ok ? 0 : 1;
+    }
     if (what == "all" || what == "add") ok &= bench_add(repeats);
     if (what == "all" || what == "mm1") {
       MM m = make_mm(640, 640, 640, false, 1, 1);

@@ -47,6 +47,18 @@ func TestRunQueue(t *testing.T) {
 	require.Contains(t, bad.stderr, "give --repeat N too")
 }
 
+// A bundle without a host reference verifies against its C variant, so
+// --verify of a run on c itself is refused (it would compare c with c);
+// asked for by name (--verify=c) it runs, as a determinism check.
+func TestVerifyRefusesTheRunsOwnDevice(t *testing.T) {
+	r := cli(t, cliEnv{}, "run", "../../examples/bcast_rows", "--dev", "c", "--verify")
+	require.Equal(t, exitFailure, r.code, r.stdout)
+	require.Contains(t, r.stderr, "has no reference, and the reference device c is the device the run used")
+	r = cli(t, cliEnv{}, "run", "../../examples/bcast_rows", "--dev", "c", "--verify=c")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "against c")
+}
+
 func TestRunOnC(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "z.npy")
@@ -360,4 +372,25 @@ func TestRunDPrint(t *testing.T) {
 	r = cli(t, env, "run", dir, "--dev", "tt-emu", "--verify")
 	require.Equal(t, exitFailure, r.code)
 	require.Contains(t, r.stderr, "has no outputs to verify")
+}
+
+// The emulator's kernels are cached in the one default cache directory,
+// $XDG_CACHE_HOME/zyx/tt (its emu/ part), with no cache_dir configured:
+// the Go driver's default and the runtime's agree (docs/tt.md).
+func TestEmulatorCacheIsTheDefaultOne(t *testing.T) {
+	env := runtimeEnv(t)
+	if env == nil {
+		t.Skip("no zyx-tt-runtime built (make runtime)")
+	}
+	cache := t.TempDir()
+	env["XDG_CACHE_HOME"] = cache
+	env["ZYX_TT_EMU"] = "1"
+	r := cli(t, cliEnv{config: "{}", extra: env}, "run", "../../examples/vadd", "--dev", "tt-emu", "--set", "n=4096")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	objects, err := filepath.Glob(filepath.Join(cache, "zyx", "tt", "emu", "*.so"))
+	require.NoError(t, err)
+	require.NotEmpty(t, objects, "the kernels were built into the default cache")
+	st, err := os.Stat(filepath.Join(cache, "zyx", "tt"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), st.Mode().Perm(), "the cache is private")
 }

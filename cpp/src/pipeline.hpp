@@ -33,6 +33,11 @@ class Pipeline {
   // For tests: lines parsed so far, and how many ran on the reading thread.
   uint64_t prepared() const { return prepared_.load(); }
   uint64_t inlined() const { return inlined_.load(); }
+  // Whether nothing is queued or executing (tests wait for it).
+  bool idle() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return queue_.empty() && !busy_;
+  }
 
  private:
   void executor();

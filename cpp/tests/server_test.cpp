@@ -964,7 +964,9 @@ void test_pipeline() {
         CHECK(ph.replies[i]["id"] == i + 1, "reply " << i << " is " << ph.replies[i].dump());
       CHECK(code_of(ph.replies[5]) == "ok", ph.replies[5].dump());
     }
-    // Idle: a ping runs on the reading thread.
+    // Idle: a ping runs on the reading thread. The executor writes run 9's
+    // reply before it marks itself idle, so wait for that first.
+    CHECK(ph.wait_until([&] { return ph.pipeline->idle(); }), "the executor went idle");
     uint64_t before = ph.pipeline->inlined();
     ph.send({{"id", 10}, {"cmd", "ping"}});
     CHECK(ph.wait_replies(10), "ping 10");

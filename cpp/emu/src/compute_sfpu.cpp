@@ -4,6 +4,7 @@
 // refers to them) and rounded to f32; DST rounding to 16 bits happens in the
 // caller. Integer ops work on the 32-bit lanes exactly (two's complement
 // wrap-around, as the SFPU's integer adder does).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -38,15 +39,19 @@ double digamma(double x) {
 
 // polygamma(n, x) for n >= 1: (-1)^(n+1) n! sum_k 1/(x+k)^(n+1), summed
 // directly to x+k >= 20, then the asymptotic tail (Euler-Maclaurin).
-double polygamma(int n, double x) {
-  if (n == 0) return digamma(x);
+// sum_k 1/(x+k)^(n+1), n >= 1.
+double polygamma_sum(int n, double x) {
   double s = 0;
   while (x < 20) s += 1 / std::pow(x, n + 1), x += 1;
   // tail: integral + half term + first Bernoulli corrections
   double t = 1 / (n * std::pow(x, n)) + 0.5 / std::pow(x, n + 1) + (n + 1) / (12 * std::pow(x, n + 2)) -
              (n + 1.0) * (n + 2) * (n + 3) / (720 * std::pow(x, n + 4));
+  return s + t;
+}
+double polygamma(int n, double x) {
+  if (n == 0) return digamma(x);
   double fact = std::tgamma(n + 1.0);
-  return ((n + 1) % 2 == 0 ? 1 : -1) * fact * (s + t);
+  return ((n + 1) % 2 == 0 ? 1 : -1) * fact * polygamma_sum(n, x);
 }
 
 double erfinv(double y) {
@@ -113,14 +118,17 @@ bool sfpu_unary_is_int(uint32_t op) {
     case ZYX_SU_GTZ_INT32: case ZYX_SU_LEZ_INT32: case ZYX_SU_GEZ_INT32: case ZYX_SU_UNARY_MAX_INT32:
     case ZYX_SU_UNARY_MIN_INT32: case ZYX_SU_UNARY_MAX_UINT32: case ZYX_SU_UNARY_MIN_UINT32: case ZYX_SU_FILL_INT:
     case ZYX_SU_BITWISE_AND: case ZYX_SU_BITWISE_OR: case ZYX_SU_BITWISE_XOR: case ZYX_SU_BITWISE_NOT:
-    case ZYX_SU_LEFT_SHIFT: case ZYX_SU_RIGHT_SHIFT:
+    case ZYX_SU_LEFT_SHIFT: case ZYX_SU_RIGHT_SHIFT: case ZYX_SU_RELU_MAX_INT32: case ZYX_SU_RELU_MIN_INT32:
+    case ZYX_SU_IDENTITY_INT: case ZYX_SU_UNARY_EQ_INT32: case ZYX_SU_UNARY_NE_INT32: case ZYX_SU_UNARY_GT_INT32:
+    case ZYX_SU_UNARY_GE_INT32: case ZYX_SU_UNARY_LT_INT32: case ZYX_SU_UNARY_LE_INT32: case ZYX_SU_CLAMP_INT32:
+    case ZYX_SU_RSUB_INT32: case ZYX_SU_ADD_SCALAR_INT32: case ZYX_SU_SUB_SCALAR_INT32:
       return true;
     default: return false;
   }
 }
 
-uint32_t sfpu_unary_i(uint32_t op, uint32_t u, uint32_t p0, uint32_t) {
-  int32_t x = static_cast<int32_t>(u), p = static_cast<int32_t>(p0);
+uint32_t sfpu_unary_i(uint32_t op, uint32_t u, uint32_t p0, uint32_t p1) {
+  int32_t x = static_cast<int32_t>(u), p = static_cast<int32_t>(p0), q = static_cast<int32_t>(p1);
   auto b = [](bool c) { return c ? 1u : 0u; };
   switch (op) {
     case ZYX_SU_ABS_INT32: return x < 0 ? 0u - u : u;
@@ -144,6 +152,19 @@ uint32_t sfpu_unary_i(uint32_t op, uint32_t u, uint32_t p0, uint32_t) {
     case ZYX_SU_BITWISE_NOT: return ~u;
     case ZYX_SU_LEFT_SHIFT: return p0 >= 32 ? 0 : u << p0;
     case ZYX_SU_RIGHT_SHIFT: return static_cast<uint32_t>(p0 >= 32 ? (x < 0 ? -1 : 0) : (x >> p0));
+    case ZYX_SU_RELU_MAX_INT32: return static_cast<uint32_t>(x < 0 ? 0 : (x > p ? p : x));  // as RELU_MAX
+    case ZYX_SU_RELU_MIN_INT32: return static_cast<uint32_t>(std::max(std::max(x, p), 0));  // as RELU_MIN
+    case ZYX_SU_IDENTITY_INT: return u;
+    case ZYX_SU_UNARY_EQ_INT32: return b(x == p);
+    case ZYX_SU_UNARY_NE_INT32: return b(x != p);
+    case ZYX_SU_UNARY_GT_INT32: return b(x > p);
+    case ZYX_SU_UNARY_GE_INT32: return b(x >= p);
+    case ZYX_SU_UNARY_LT_INT32: return b(x < p);
+    case ZYX_SU_UNARY_LE_INT32: return b(x <= p);
+    case ZYX_SU_CLAMP_INT32: return static_cast<uint32_t>(x < p ? p : (x > q ? q : x));
+    case ZYX_SU_RSUB_INT32: return p0 - u;
+    case ZYX_SU_ADD_SCALAR_INT32: return u + p0;
+    case ZYX_SU_SUB_SCALAR_INT32: return u - p0;
     default: return u;
   }
 }
@@ -216,6 +237,11 @@ float sfpu_unary_f(uint32_t op, float xf, uint32_t p0, uint32_t p1, uint32_t p2,
     case ZYX_SU_LGAMMA: y = std::lgamma(x); break;
     case ZYX_SU_DIGAMMA: y = digamma(x); break;
     case ZYX_SU_POLYGAMMA: y = polygamma(static_cast<int>(p0), x); break;
+    case ZYX_SU_POLYGAMMA_SCALED: {  // (n, (-1)^(n+1) n!) as f32 bits
+      int n = static_cast<int>(a);
+      y = n >= 1 && n <= 11 ? b * polygamma_sum(n, x) : std::numeric_limits<double>::quiet_NaN();
+      break;
+    }
     case ZYX_SU_MULTIGAMMALN:  // multivariate log-gamma of order 4, as ttnn's multigammaln
       y = std::lgamma(x) + std::lgamma(x - 0.5) + std::lgamma(x - 1) + std::lgamma(x - 1.5) + 3 * std::log(kPi);
       break;
@@ -247,7 +273,11 @@ float sfpu_unary_f(uint32_t op, float xf, uint32_t p0, uint32_t p1, uint32_t p2,
     }
     case ZYX_SU_RPOW: y = std::pow(a, x); break;
     case ZYX_SU_RSUB: case ZYX_SU_RSUB_SCALAR: y = a - x; break;
-    case ZYX_SU_RDIV: y = a / x; break;
+    case ZYX_SU_RDIV:  // p1: rounding of the quotient (0 none, 1 trunc, 2 floor)
+      y = a / x;
+      if (p1 == 1) y = std::trunc(y);
+      if (p1 == 2) y = std::floor(y);
+      break;
     case ZYX_SU_FMOD: y = std::fmod(x, a); break;  // sign of x, as torch.fmod
     case ZYX_SU_REMAINDER: {  // sign of the divisor, as torch.remainder
       y = std::fmod(x, a);
@@ -279,6 +309,18 @@ float sfpu_unary_f(uint32_t op, float xf, uint32_t p0, uint32_t p1, uint32_t p2,
       break;
     }
     case ZYX_SU_RAND: y = a + b * (next_rand(rng) * (1.0 / 4294967296.0)); break;
+    case ZYX_SU_STOCHASTIC_ROUND: {
+      // to bf16: add 16 random low bits, then truncate (NaN, inf unchanged)
+      uint32_t u;
+      std::memcpy(&u, &xf, 4);
+      if ((u & 0x7f800000u) == 0x7f800000u) return xf;
+      uint32_t r = (u & 0x7fffffffu) + (next_rand(rng) >> 16);
+      if (r > 0x7f7fffffu) r = 0x7f7f0000u;  // the largest finite bf16 (no rounding up to inf)
+      u = (u & 0x80000000u) | (r & 0x7fff0000u);
+      float f;
+      std::memcpy(&f, &u, 4);
+      return f;
+    }
     default: y = x; break;
   }
   (void)p2;
@@ -359,6 +401,13 @@ float sfpu_binary_f(uint32_t op, float af, float bf) {
     case ZYX_SB_MIN: y = std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); break;
     case ZYX_SB_ATAN2: y = std::atan2(a, b); break;
     case ZYX_SB_XLOGY: y = a == 0 && !std::isnan(b) ? 0 : a * std::log(b); break;
+    case ZYX_SB_FMOD: y = std::fmod(a, b); break;  // sign of a
+    case ZYX_SB_REMAINDER: {  // a - b * floor(a / b): sign of b
+      y = std::fmod(a, b);
+      if (y != 0 && ((y < 0) != (b < 0))) y += b;
+      break;
+    }
+    case ZYX_SB_LOGSIGMOID: y = std::min(a, 0.0) - std::log1p(std::exp(-std::fabs(a))); break;
     default: y = a; break;
   }
   return static_cast<float>(y);
@@ -371,6 +420,9 @@ float sfpu_ternary_f(uint32_t op, float a, float b, float c, float p) {
     case ZYX_ST_ADDCDIV: y = double(a) + double(p) * b / c; break;
     case ZYX_ST_LERP: y = double(a) + double(c) * (double(b) - a); break;
     case ZYX_ST_WHERE: y = a != 0 ? b : c; break;
+    case ZYX_ST_LGAMMA_ADJUSTED:  // (lgamma(1-x) or lgamma(x), log|sin(pi x)|, x)
+      y = c < 0.5 ? std::log(kPi) - double(b) - double(a) : double(a);
+      break;
     default: y = a; break;
   }
   return static_cast<float>(y);

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 #include <memory>
 
 namespace zyx::emu {
@@ -20,16 +21,17 @@ struct ComputeState {
   std::array<double, 32> wf_mean{}, wf_m2{};
   uint32_t wf_count = 0;
   uint64_t rand_state = 0x9e3779b97f4a7c15ull;
-  // Matmul keeps the DST tiles it accumulates into row-major (rm_valid bit
-  // per tile) until another operation reads them (tile_math's dst_tile).
-  std::unique_ptr<float[]> rm;  // 16 tiles of 1024, allocated on first use
-  uint32_t rm_valid = 0;
-  // Resets the configuration for a run, keeping the buffers.
-  void reset() {
-    std::unique_ptr<float[]> keep = std::move(rm);
-    *this = ComputeState{};
-    rm = std::move(keep);
-  }
+  // Source registers filled by unpack_tilizeA_B_block for the math-only calls
+  // (reduce_tile_math, matmul_tiles_math): (A, B) tile pairs, face order, in
+  // unpack order.
+  struct SrcPair {
+    std::array<float, 1024> a, b;
+    uint32_t fmt_a = 0, fmt_b = 0;  // the CBs' DataFormat values
+  };
+  std::vector<SrcPair> src;  // [src_head, size) wait to be consumed
+  size_t src_head = 0;
+  // Resets the configuration for a run.
+  void reset() { *this = ComputeState{}; }
 };
 
 // SFPU element functions. `x` is the element as f32 (float ops) or its 32 bits

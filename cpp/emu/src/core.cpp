@@ -25,6 +25,8 @@
 #include <ucontext.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <functional>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -787,10 +789,69 @@ const zyx_emu_api* kernel_api() {
 
 CurrentCoreFp32::operator bool() const { return t_fiber && t_fiber->core->fp32_dest_acc; }
 
+// Helper threads for Runner::execute. start(n, job) has helpers 1..n run
+// job(id) (creating threads as needed; fewer when the system refuses more),
+// wait() returns when they all have. One run at a time uses it (run_mu_).
+// Each helper sets up its fault stack once, for its lifetime.
+struct Runner::WorkerPool {
+  std::mutex mu;
+  std::condition_variable wake, done;
+  std::vector<std::thread> threads;
+  const std::function<void(unsigned)>* job = nullptr;
+  uint64_t generation = 0;
+  unsigned want = 0, running = 0;
+  bool stop = false;
+
+  void loop(unsigned id) {
+    FaultStack fault_stack;  // kernel faults become run errors on this thread
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lock(mu);
+    while (true) {
+      wake.wait(lock, [&] { return stop || generation != seen; });
+      if (stop) return;
+      seen = generation;
+      if (id > want) continue;
+      const std::function<void(unsigned)>* j = job;
+      lock.unlock();
+      (*j)(id);
+      lock.lock();
+      if (--running == 0) done.notify_all();
+    }
+  }
+  unsigned start(unsigned n, const std::function<void(unsigned)>* j) {
+    std::lock_guard<std::mutex> lock(mu);
+    while (threads.size() < n) {
+      try {
+        threads.emplace_back(&WorkerPool::loop, this, static_cast<unsigned>(threads.size() + 1));
+      } catch (const std::system_error&) {
+        break;  // fewer helpers: the run still finishes
+      }
+    }
+    n = std::min<unsigned>(n, static_cast<unsigned>(threads.size()));
+    job = j, want = n, running = n;
+    generation++;
+    wake.notify_all();
+    return n;
+  }
+  void wait() {
+    std::unique_lock<std::mutex> lock(mu);
+    done.wait(lock, [&] { return running == 0; });
+  }
+  ~WorkerPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stop = true;
+    }
+    wake.notify_all();
+    for (auto& t : threads) t.join();
+  }
+};
+
 Runner::Runner(const Board& board, DeviceMemory& memory, KernelBuilder& builder)
-    : board_(board), memory_(memory), builder_(builder) {}
+    : board_(board), memory_(memory), builder_(builder), pool_(std::make_unique<WorkerPool>()) {}
 
 Runner::~Runner() {
+  pool_.reset();
   for (void* s : stacks_) munmap(s, kStackSize);
 }
 
@@ -1479,8 +1540,7 @@ void Runner::execute(RunState& rs) {
         return false;
     return true;
   };
-  auto work = [this, &rs, &clocks, &started, &exited, &stalled, timeout_ns](unsigned w) {
-    FaultStack fault_stack;  // kernel faults become run errors on this thread
+  std::function<void(unsigned)> work = [this, &rs, &clocks, &started, &exited, &stalled, timeout_ns](unsigned w) {
     Worker wk;
     WorkerClock& me = clocks[w];
     std::vector<CoreState*> active;
@@ -1606,27 +1666,15 @@ void Runner::execute(RunState& rs) {
     }
     exited.fetch_add(1);
   };
-  // This thread is a worker too. Fewer threads than asked for still finish
-  // the run (each worker takes cores until none are left), so a thread that
-  // cannot be created is no error.
-  std::vector<std::thread> threads;
-  threads.reserve(nworkers - 1);
-  started.store(1);
-  try {
-    while (threads.size() + 1 < nworkers) {
-      unsigned w = static_cast<unsigned>(threads.size() + 1);
-      started.fetch_add(1);
-      try {
-        threads.emplace_back(work, w);
-      } catch (...) {
-        started.fetch_sub(1);
-        throw;
-      }
-    }
-  } catch (const std::system_error&) {
-  }
+  // This thread is worker 0, the pool's helpers the others. Fewer threads
+  // than asked for still finish the run (each worker takes cores until none
+  // are left), so a thread that cannot be created is no error.
+  FaultStack fault_stack;  // kernel faults become run errors on this thread
+  started.store(nworkers);
+  unsigned helpers = pool_->start(nworkers - 1, &work);
+  started.store(1 + helpers);
   work(0);
-  for (auto& t : threads) t.join();
+  pool_->wait();
 }
 
 }  // namespace zyx::emu

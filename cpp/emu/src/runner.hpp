@@ -174,6 +174,11 @@ class Runner {
   std::vector<void*> stacks_;
   std::mutex run_mu_;
   std::vector<std::unique_ptr<CoreState>> core_pool_;  // by position in the run
+  // The helper threads of execute (worker 1 onwards), kept between runs: a
+  // thread's start and end (its stack, its fault stack) cost more than a
+  // short run on many threads. Last member: it stops and joins them first.
+  struct WorkerPool;
+  std::unique_ptr<WorkerPool> pool_;
 };
 
 // The API table handed to kernel objects.

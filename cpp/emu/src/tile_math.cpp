@@ -181,17 +181,6 @@ static inline int fidx(int r, int c) { return ((r >> 4) * 2 + (c >> 4)) * 256 + 
 
 namespace {
 
-// Face order <-> row-major for a 32x32 tile of 32-bit words: each face row
-// is 16 contiguous words of one matrix row.
-inline void faces_to_rows(const uint32_t* f, uint32_t* m) {
-  for (int r = 0; r < 32; r++)
-    for (int h = 0; h < 2; h++) std::memcpy(m + r * 32 + h * 16, f + ((r >> 4) * 2 + h) * 256 + (r & 15) * 16, 64);
-}
-inline void rows_to_faces(const uint32_t* m, uint32_t* f) {
-  for (int r = 0; r < 32; r++)
-    for (int h = 0; h < 2; h++) std::memcpy(f + ((r >> 4) * 2 + h) * 256 + (r & 15) * 16, m + r * 32 + h * 16, 64);
-}
-
 CoreState& core() { return *current_fiber()->core; }
 
 uint32_t dst_capacity() { return core().run->fp32_dest_acc ? 8 : 16; }
@@ -200,12 +189,7 @@ uint32_t* dst_tile(uint32_t i) {
   if (i >= dst_capacity())
     kernel_fail("DST index " + std::to_string(i) + " is out of range: DST holds " + std::to_string(dst_capacity()) +
                 (core().run->fp32_dest_acc ? " fp32 tiles" : " 16-bit tiles"));
-  auto& c = core();
-  if (c.cstate.rm_valid & (1u << i)) {  // matmul left it row-major
-    rows_to_faces(reinterpret_cast<const uint32_t*>(&c.cstate.rm[i * 1024]), c.dst[i].data());
-    c.cstate.rm_valid &= ~(1u << i);
-  }
-  return c.dst[i].data();
+  return core().dst[i].data();
 }
 
 CircularBuffer& cb_of(uint32_t id) {
@@ -300,7 +284,6 @@ void api_dst_acquire() {
   for (int i = 0; i < 16; i++)
     if (c.dst_written & (1u << i)) c.dst[i].fill(0);
   c.dst_written = 0;
-  c.cstate.rm_valid = 0;
   c.dst_acquired = true;
 }
 
@@ -485,109 +468,115 @@ void api_unary(uint32_t op, uint32_t dst, uint32_t param) {
   mark(dst, k);
 }
 
-// C += A * B for row-major 32x32 f32 tiles: four rows at a time in eight
-// 16-float vectors (GCC vector extensions: one zmm register each with
-// AVX-512, two ymm with AVX2), so each row of B is loaded once per four rows.
+// C += A * B for 32x32 f32 tiles in face order (the layout of CB tiles and
+// DST, so no tile is rearranged): four rows at a time in eight 16-float
+// vectors (GCC vector extensions: one zmm register each with AVX-512, two ymm
+// with AVX2), so each row of B is loaded once per four rows. Row r of a tile
+// is face row r % 16 of faces 2 (r / 16) (columns 0-15) and 2 (r / 16) + 1
+// (columns 16-31). Each element sums its 32 products in k order onto C.
 typedef float vf16 __attribute__((vector_size(64)));
 // Unaligned 16-float loads and stores (macros: no vector-typed function
 // signatures, whose ABI differs between the clones).
 #define ld16(p) __extension__({ vf16 v_; std::memcpy(&v_, (p), 64); v_; })
 #define st16(p, v) do { vf16 w_ = (v); std::memcpy((p), &w_, 64); } while (0)
 
+// The 16 columns [16 h, 16 h + 16) of row r: 16 contiguous floats.
+static inline int frow(int r, int h) { return ((r >> 4) * 2 + h) * 256 + (r & 15) * 16; }
+
 ZYX_HOT void mm_tile(const float* __restrict A, const float* __restrict B, float* __restrict C) {
   for (int r = 0; r < 32; r += 4) {
-    vf16 c00 = ld16(C + r * 32), c01 = ld16(C + r * 32 + 16);
-    vf16 c10 = ld16(C + (r + 1) * 32), c11 = ld16(C + (r + 1) * 32 + 16);
-    vf16 c20 = ld16(C + (r + 2) * 32), c21 = ld16(C + (r + 2) * 32 + 16);
-    vf16 c30 = ld16(C + (r + 3) * 32), c31 = ld16(C + (r + 3) * 32 + 16);
-    for (int k = 0; k < 32; k++) {
-      const vf16 b0 = ld16(B + k * 32), b1 = ld16(B + k * 32 + 16);
-      const float a0 = A[r * 32 + k], a1 = A[(r + 1) * 32 + k], a2 = A[(r + 2) * 32 + k], a3 = A[(r + 3) * 32 + k];
-      c00 += a0 * b0, c01 += a0 * b1;
-      c10 += a1 * b0, c11 += a1 * b1;
-      c20 += a2 * b0, c21 += a2 * b1;
-      c30 += a3 * b0, c31 += a3 * b1;
+    vf16 c00 = ld16(C + frow(r, 0)), c01 = ld16(C + frow(r, 1));
+    vf16 c10 = ld16(C + frow(r + 1, 0)), c11 = ld16(C + frow(r + 1, 1));
+    vf16 c20 = ld16(C + frow(r + 2, 0)), c21 = ld16(C + frow(r + 2, 1));
+    vf16 c30 = ld16(C + frow(r + 3, 0)), c31 = ld16(C + frow(r + 3, 1));
+    for (int kh = 0; kh < 2; kh++) {
+      // A's columns [16 kh, 16 kh + 16) of the four rows, and B's rows of those k
+      const float* a0p = A + frow(r, kh);
+      const float* bp = B + kh * 512;
+      for (int kk = 0; kk < 16; kk++) {
+        const vf16 b0 = ld16(bp + kk * 16), b1 = ld16(bp + 256 + kk * 16);
+        const float a0 = a0p[kk], a1 = a0p[16 + kk], a2 = a0p[32 + kk], a3 = a0p[48 + kk];
+        c00 += a0 * b0, c01 += a0 * b1;
+        c10 += a1 * b0, c11 += a1 * b1;
+        c20 += a2 * b0, c21 += a2 * b1;
+        c30 += a3 * b0, c31 += a3 * b1;
+      }
     }
-    st16(C + r * 32, c00);
-    st16(C + r * 32 + 16, c01);
-    st16(C + (r + 1) * 32, c10);
-    st16(C + (r + 1) * 32 + 16, c11);
-    st16(C + (r + 2) * 32, c20);
-    st16(C + (r + 2) * 32 + 16, c21);
-    st16(C + (r + 3) * 32, c30);
-    st16(C + (r + 3) * 32 + 16, c31);
+    st16(C + frow(r, 0), c00);
+    st16(C + frow(r, 1), c01);
+    st16(C + frow(r + 1, 0), c10);
+    st16(C + frow(r + 1, 1), c11);
+    st16(C + frow(r + 2, 0), c20);
+    st16(C + frow(r + 2, 1), c21);
+    st16(C + frow(r + 3, 0), c30);
+    st16(C + frow(r + 3, 1), c31);
   }
 }
 #undef ld16
 #undef st16
 
-// A CB tile as a row-major f32 matrix, straight from L1 for Float32 and
-// Float16_b (the matmul hot path), through unpack_floats otherwise.
-void unpack_rows(uint32_t cb, uint32_t tile, float* m, const char* op) {
-  Format f = cb_of(cb).format;
-  if (f == Format::Float32) {
-    faces_to_rows(reinterpret_cast<const uint32_t*>(front_tile(cb, tile, op)), reinterpret_cast<uint32_t*>(m));
-  } else if (f == Format::Float16_b) {
-    const uint16_t* s = reinterpret_cast<const uint16_t*>(front_tile(cb, tile, op));
-    uint32_t* u = reinterpret_cast<uint32_t*>(m);
-    for (int r = 0; r < 32; r++)
-      for (int h = 0; h < 2; h++) {
-        const uint16_t* fr = s + ((r >> 4) * 2 + h) * 256 + (r & 15) * 16;
-        for (int c = 0; c < 16; c++) u[r * 32 + h * 16 + c] = uint32_t(fr[c]) << 16;
-      }
-  } else {
-    alignas(64) float tmp[1024];
-    unpack_floats(cb, tile, tmp, op);
-    faces_to_rows(reinterpret_cast<const uint32_t*>(tmp), reinterpret_cast<uint32_t*>(m));
-  }
+// A CB tile as face-ordered f32 for matmul: Float32 tiles straight from L1
+// (no copy), Float16_b widened into tmp, other formats through unpack_floats.
+ZYX_HOT void widen_bf16_tile(const uint16_t* s, uint32_t* u) {
+  for (int i = 0; i < 1024; i++) u[i] = uint32_t(s[i]) << 16;
 }
+const float* mm_operand(uint32_t cb, uint32_t tile, float* tmp, const char* op) {
+  Format f = cb_of(cb).format;
+  const uint8_t* src = front_tile(cb, tile, op);
+  if (f == Format::Float32) return reinterpret_cast<const float*>(src);
+  if (f == Format::Float16_b) {
+    widen_bf16_tile(reinterpret_cast<const uint16_t*>(src), reinterpret_cast<uint32_t*>(tmp));
+    return tmp;
+  }
+  unpack_floats(cb, tile, tmp, op);
+  return tmp;
+}
+
+void mm_into(uint32_t dst, const float* A, const float* B, DstKind k);
 
 void api_matmul(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst, uint32_t transpose) {
   auto& c = core();
   if (dst >= dst_capacity()) dst_tile(dst);  // reports the bad index
-  alignas(64) float A[1024], B[1024];
-  unpack_rows(cb0, t0, A, "matmul_tiles");
-  unpack_rows(cb1, t1, B, "matmul_tiles");
+  alignas(64) float ta[1024], tb[1024];
+  const float* A = mm_operand(cb0, t0, ta, "matmul_tiles");
+  const float* B = mm_operand(cb1, t1, tb, "matmul_tiles");
   // transpose 1: the call asks for it; 2: as the last matmul init said.
   bool tr = transpose == 1 || (transpose == 2 && c.cstate.mm_transpose);
   DstKind k = float_kind(cb_of(cb0).format, cb_of(cb1).format);
   if (tr) {
-    alignas(64) float T[1024];
-    for (int r = 0; r < 32; r++)
-      for (int cc = 0; cc < 32; cc++) T[r * 32 + cc] = B[cc * 32 + r];
-    std::memcpy(B, T, sizeof T);
+    if (B != tb) std::memcpy(tb, B, sizeof tb);
+    transpose_tile(reinterpret_cast<uint32_t*>(tb), false);
+    B = tb;
   }
-  // DST accumulates row-major while matmuls follow one another (dst_tile
-  // turns it back into faces when anything else looks at it).
-  if (!c.cstate.rm) c.cstate.rm.reset(new float[16 * 1024]);
-  float* C = &c.cstate.rm[dst * 1024];
-  if (!(c.cstate.rm_valid & (1u << dst))) {
-    uint32_t* d = c.dst[dst].data();
-    if (!(c.dst_written & (1u << dst))) {
-      std::memset(C, 0, 4096);
-    } else if (c.dst_kind[dst] == DstKind::Int) {
-      alignas(64) float f[1024];
-      for (int i = 0; i < 1024; i++) f[i] = float(int32_t(d[i]));
-      faces_to_rows(reinterpret_cast<const uint32_t*>(f), reinterpret_cast<uint32_t*>(C));
-    } else {
-      faces_to_rows(d, reinterpret_cast<uint32_t*>(C));
-    }
-    c.cstate.rm_valid |= 1u << dst;
+  mm_into(dst, A, B, k);
+}
+
+// DST[dst] += A * B for face-ordered A and B; an integer DST tile turns to
+// floats first.
+void mm_into(uint32_t dst, const float* A, const float* B, DstKind k) {
+  auto& c = core();
+  uint32_t* d = dst_tile(dst);
+  if (!(c.dst_written & (1u << dst))) {
+    std::memset(d, 0, 4096);
+  } else if (c.dst_kind[dst] == DstKind::Int) {
+    for (int i = 0; i < 1024; i++) d[i] = f2u(float(int32_t(d[i])));
   }
-  mm_tile(A, B, C);
-  dst_round(reinterpret_cast<uint32_t*>(C), k);
+  mm_tile(A, B, reinterpret_cast<float*>(d));
+  dst_round(d, k);
   mark(dst, k);
 }
 
-void api_reduce(uint32_t op, uint32_t dim, uint32_t cb, uint32_t scb, uint32_t t, uint32_t ts, uint32_t dst) {
+// Reduces tile a (face order) with the scaler's first element into DST[dst]
+// as the FPU does: row sums (or maxes) into column 0, column ones into row 0,
+// the scalar into [0][0]; only faces [0, num_faces) take part.
+void reduce_into(uint32_t op, uint32_t dim, const float* a, float scale, uint32_t dst, uint32_t num_faces, DstKind k) {
+  if (op > ZYX_RED_MAX) kernel_fail("reduce: unknown pool type " + std::to_string(op));
+  if (dim > ZYX_RED_SCALAR) kernel_fail("reduce: unknown reduce dim " + std::to_string(dim));
+  if (num_faces < 1 || num_faces > 4) kernel_fail("reduce: num_faces " + std::to_string(num_faces) + " is not 1 to 4");
   uint32_t* d = dst_tile(dst);
-  alignas(64) float a[1024], s[1024];
-  unpack_floats(cb, t, a, "reduce_tile");
-  unpack_floats(scb, ts, s, "reduce_tile (scaler)");
-  float scale = s[0];
   bool fresh = !(core().dst_written & (1u << dst));
-  DstKind k = float_kind(cb_of(cb).format);
   bool is_max = op == ZYX_RED_MAX;
+  auto in = [&](int r, int c) { return uint32_t(((r >> 4) * 2 + (c >> 4))) < num_faces; };
   auto combine = [&](int i, float v) {
     float cur = fresh ? (is_max ? -INFINITY : 0.0f) : u2f(d[i]);
     d[i] = f2u(is_max ? std::max(cur, v) : cur + v);
@@ -596,19 +585,23 @@ void api_reduce(uint32_t op, uint32_t dim, uint32_t cb, uint32_t scb, uint32_t t
   float init = is_max ? -INFINITY : 0.0f;
   if (dim == ZYX_RED_ROW) {
     for (int r = 0; r < 32; r++) {
+      if (!in(r, 0)) continue;
       float acc = init;
-      for (int c = 0; c < 32; c++) acc = fold(acc, a[fidx(r, c)]);
+      for (int c = 0; c < 32; c++)
+        if (in(r, c)) acc = fold(acc, a[fidx(r, c)]);
       combine(fidx(r, 0), acc * scale);
     }
   } else if (dim == ZYX_RED_COL) {
     for (int c = 0; c < 32; c++) {
+      if (!in(0, c)) continue;
       float acc = init;
-      for (int r = 0; r < 32; r++) acc = fold(acc, a[fidx(r, c)]);
+      for (int r = 0; r < 32; r++)
+        if (in(r, c)) acc = fold(acc, a[fidx(r, c)]);
       combine(fidx(0, c), acc * scale);
     }
   } else {
     float acc = init;
-    for (int i = 0; i < 1024; i++) acc = fold(acc, a[i]);
+    for (int i = 0; i < 256 * int(num_faces); i++) acc = fold(acc, a[i]);
     combine(0, acc * scale);
   }
   // Max reduction leaves -inf only where nothing was combined; those
@@ -618,6 +611,13 @@ void api_reduce(uint32_t op, uint32_t dim, uint32_t cb, uint32_t scb, uint32_t t
       if (std::isinf(u2f(d[i])) && u2f(d[i]) < 0) d[i] = 0;
   dst_round(d, k);
   mark(dst, k);
+}
+
+void api_reduce(uint32_t op, uint32_t dim, uint32_t cb, uint32_t scb, uint32_t t, uint32_t ts, uint32_t dst) {
+  alignas(64) float a[1024], s[1024];
+  unpack_floats(cb, t, a, "reduce_tile");
+  unpack_floats(scb, ts, s, "reduce_tile (scaler)");
+  reduce_into(op, dim, a, s[0], dst, 4, float_kind(cb_of(cb).format));
 }
 
 void api_transpose(uint32_t cb, uint32_t t, uint32_t dst) {
@@ -950,8 +950,26 @@ double wf_recip(uint32_t idx, const uint32_t* lut, uint32_t n) {
   return u2f(lut[idx]);
 }
 
+// The SFPU's raw layout of a 32-lane register stored at tile row 4 * group
+// (welford_save_state, welford_finalize_to_face): lane l holds column c's
+// value, l = 16 * (c / 16) + 8 * (c % 2) + (c % 16) / 2 after the SFPU's
+// transpose of a block of rows, and a store writes lanes 8k..8k+7 to the even
+// columns 0, 2, .., 14 of face-major row 4 * group + k. So column c lands on
+// face-major row 4g + 2 (c / 16) + c % 2, column (c % 16) & ~1.
+inline int wf_raw_index(uint32_t group, int c) {
+  int row = static_cast<int>(4 * group) + 2 * (c >> 4) + (c & 1);
+  return row * 16 + ((c & 15) & ~1);
+}
+
+uint32_t wf_value(double v, DstKind k) {
+  float f = static_cast<float>(v);
+  return f2u(k == DstKind::BF16 ? round_bf16(f) : f);
+}
+
 void api_welford(uint32_t op, uint32_t dst, uint32_t a, uint32_t b, const uint32_t* lut, uint32_t n) {
   ComputeState& cs = core().cstate;
+  // The SFPU stores to DST in its mode's width: f32, or bf16 without fp32_dest_acc.
+  DstKind k = core().run->fp32_dest_acc ? DstKind::F32 : DstKind::BF16;
   switch (op) {
     case ZYX_WF_CLEAR:
       cs.wf_mean.fill(0), cs.wf_m2.fill(0), cs.wf_count = 0;
@@ -972,28 +990,225 @@ void api_welford(uint32_t op, uint32_t dst, uint32_t a, uint32_t b, const uint32
       }
       return;
     }
-    case ZYX_WF_SAVE:
-    case ZYX_WF_TO_ROW: {
+    case ZYX_WF_SAVE:      // a: group
+    case ZYX_WF_RESTORE:   // a: group
+    case ZYX_WF_TO_FACE: {  // a: scale index, b: group
+      uint32_t group = op == ZYX_WF_TO_FACE ? b : a;
+      if (group > 15) kernel_fail("welford: group " + std::to_string(group) + " is beyond the 16 groups of a tile");
+      if (dst + 1 >= dst_capacity()) dst_tile(dst + 1);  // reports the bad index
       uint32_t* mt = dst_tile(dst);
       uint32_t* vt = dst_tile(dst + 1);
-      double scale = op == ZYX_WF_TO_ROW ? wf_recip(a, lut, n) : 1.0;
-      DstKind k = core().run->fp32_dest_acc ? DstKind::F32 : DstKind::BF16;
-      for (int c = 0; c < 32; c++) {
-        mt[fidx(0, c)] = f2u(static_cast<float>(cs.wf_mean[c]));
-        vt[fidx(0, c)] = f2u(static_cast<float>(cs.wf_m2[c] * scale));
+      if (op == ZYX_WF_RESTORE) {
+        bool mi = core().dst_kind[dst] == DstKind::Int, vi = core().dst_kind[dst + 1] == DstKind::Int;
+        for (int c = 0; c < 32; c++) {
+          int i = wf_raw_index(group, c);
+          cs.wf_mean[c] = mi ? double(int32_t(mt[i])) : u2f(mt[i]);
+          cs.wf_m2[c] = vi ? double(int32_t(vt[i])) : u2f(vt[i]);
+        }
+        return;
       }
-      if (op == ZYX_WF_TO_ROW) dst_round(mt, k), dst_round(vt, k);
-      mark(dst, op == ZYX_WF_SAVE ? DstKind::F32 : k);
-      mark(dst + 1, op == ZYX_WF_SAVE ? DstKind::F32 : k);
+      double scale = op == ZYX_WF_TO_FACE ? wf_recip(a, lut, n) : 1.0;
+      for (uint32_t t = dst; t <= dst + 1; t++)
+        if (core().dst_kind[t] == DstKind::Int) {  // the tile becomes a float tile
+          uint32_t* d = dst_tile(t);
+          for (int i = 0; i < 1024; i++) d[i] = f2u(static_cast<float>(static_cast<int32_t>(d[i])));
+        }
+      for (int c = 0; c < 32; c++) {
+        int i = wf_raw_index(group, c);
+        mt[i] = wf_value(cs.wf_mean[c], k);
+        vt[i] = wf_value(cs.wf_m2[c] * scale, k);
+      }
+      mark(dst, k);
+      mark(dst + 1, k);
       return;
     }
-    case ZYX_WF_RESTORE: {  // (TO_FACE, the raw layout, is not emulated)
-      const uint32_t* mt = dst_tile(dst);
-      const uint32_t* vt = dst_tile(dst + 1);
-      for (int c = 0; c < 32; c++) cs.wf_mean[c] = u2f(mt[fidx(0, c)]), cs.wf_m2[c] = u2f(vt[fidx(0, c)]);
+    case ZYX_WF_TO_ROW: {
+      if (dst + 1 >= dst_capacity()) dst_tile(dst + 1);
+      uint32_t* mt = dst_tile(dst);
+      uint32_t* vt = dst_tile(dst + 1);
+      double scale = wf_recip(a, lut, n);
+      // Row 0 gets the values; rows 1-3 (all 32 columns) are zeroed, as the
+      // SFPU's transpose-and-store of the four registers leaves them.
+      for (int c = 0; c < 32; c++) {
+        mt[fidx(0, c)] = wf_value(cs.wf_mean[c], k);
+        vt[fidx(0, c)] = wf_value(cs.wf_m2[c] * scale, k);
+        for (int r = 1; r < 4; r++) mt[fidx(r, c)] = 0, vt[fidx(r, c)] = 0;
+      }
+      mark(dst, k);
+      mark(dst + 1, k);
       return;
     }
     default: kernel_fail("welford: operation " + std::to_string(op) + " is not emulated");
+  }
+}
+
+// ---- the tilize-A-B source registers and the math-only calls ----
+
+constexpr size_t kMaxSrcPairs = 64;
+
+void api_unpack_tilize_ab(uint32_t icb0, uint32_t icb1, uint32_t block, uint32_t tile_b, uint32_t num_faces,
+                          uint32_t face_r_dim, uint32_t flags) {
+  const char* op = "unpack_tilizeA_B_block";
+  auto& in = cb_of(icb0);
+  uint32_t es = format_bytes(in.format);
+  if (es == 0 || format_is_block(in.format))
+    kernel_fail(std::string(op) + ": cb " + std::to_string(icb0) + " holds " + format_name(in.format) +
+                ", which has no row-major form");
+  if (num_faces != 1 && num_faces != 2 && num_faces != 4)
+    kernel_fail(std::string(op) + ": num_faces " + std::to_string(num_faces) + " is not 1, 2 or 4");
+  if (face_r_dim < 1 || face_r_dim > 16)
+    kernel_fail(std::string(op) + ": srca_face_r_dim " + std::to_string(face_r_dim) + " is not 1 to 16");
+  auto& cs = core().cstate;
+  if (block > kMaxSrcPairs || cs.src.size() - cs.src_head + block > kMaxSrcPairs)
+    kernel_fail(std::string(op) + ": more than " + std::to_string(kMaxSrcPairs) +
+                " unpacked tiles wait for reduce_tile_math/matmul_tiles_math");
+  if (block == 0) return;
+  // The strip: rows of block * tile-width elements, face_r_dim rows for the
+  // top faces and (num_faces 4) as many again for the bottom ones.
+  uint32_t tw = num_faces == 1 ? 16 : 32;
+  uint32_t rows = (num_faces > 2 ? 2 : 1) * face_r_dim;
+  uint64_t width = uint64_t(block) * tw;
+  uint64_t need = uint64_t(rows) * width * es;
+  uint64_t have = uint64_t(in.available()) * in.page_size;
+  if (need > have)
+    kernel_fail(std::string(op) + ": " + std::to_string(rows) + " rows of " + std::to_string(width) +
+                " elements need " + std::to_string(need) + " bytes at the front of cb " + std::to_string(icb0) +
+                " but " + std::to_string(in.available()) + " page(s) hold " + std::to_string(have) +
+                " (missing cb_wait_front?)");
+  alignas(64) float b[1024];
+  unpack_floats(icb1, tile_b, b, "unpack_tilizeA_B_block (B)");
+  const float fill = (flags & 1) ? -INFINITY : 0.0f;
+  std::vector<uint8_t> face(1024 * es);
+  for (uint32_t t = 0; t < block; t++) {
+    std::fill(face.begin(), face.end(), 0);
+    auto present = [&](int r, int c) {
+      return uint32_t((r >> 4) * 2 + (c >> 4)) < num_faces && uint32_t(r & 15) < face_r_dim;
+    };
+    for (int r = 0; r < 32; r++)
+      for (int c = 0; c < 32; c++)
+        if (present(r, c)) {
+          uint64_t sr = uint64_t(r >> 4) * face_r_dim + (r & 15);
+          std::memcpy(&face[size_t(fidx(r, c)) * es], strip_elem(in, in.rd_page, sr * width + t * tw + c, es), es);
+        }
+    ComputeState::SrcPair p;
+    uint32_t* u = reinterpret_cast<uint32_t*>(p.a.data());
+    tile_unpack(face.data(), in.format, u, DstKind::F32);
+    if (format_is_int(in.format)) {
+      bool sign = in.format == Format::Int32;
+      for (int i = 0; i < 1024; i++)
+        p.a[i] = sign ? static_cast<float>(static_cast<int32_t>(u[i])) : static_cast<float>(u[i]);
+    }
+    for (int r = 0; r < 32; r++)
+      for (int c = 0; c < 32; c++)
+        if (!present(r, c)) p.a[fidx(r, c)] = fill;
+    std::memcpy(p.b.data(), b, sizeof b);
+    p.fmt_a = static_cast<uint32_t>(in.format);
+    p.fmt_b = static_cast<uint32_t>(cb_of(icb1).format);
+    cs.src.push_back(p);
+  }
+}
+
+ComputeState::SrcPair pop_src(const char* op) {
+  auto& cs = core().cstate;
+  if (cs.src_head == cs.src.size())
+    kernel_fail(std::string(op) + ": the source registers hold no tile (call unpack_tilizeA_B_block first)");
+  ComputeState::SrcPair p = cs.src[cs.src_head++];
+  if (cs.src_head == cs.src.size()) cs.src.clear(), cs.src_head = 0;
+  return p;
+}
+
+bool int_format(uint32_t f) {
+  return f == uint32_t(Format::Int32) || f == uint32_t(Format::UInt32) || f == uint32_t(Format::UInt16) ||
+         f == uint32_t(Format::UInt8) || f == uint32_t(Format::Int8);
+}
+
+// sfpu_reduce over the columns of a DST tile into row 0.
+void sfpu_reduce_cols(uint32_t dst, uint32_t pool, uint32_t fmt) {
+  if (pool > 3) kernel_fail("sfpu_reduce: unknown pool type " + std::to_string(pool));
+  uint32_t* d = dst_tile(dst);
+  bool was_int = core().dst_kind[dst] == DstKind::Int;
+  if (int_format(fmt)) {
+    if (pool == 1) kernel_fail("sfpu_reduce: AVG of an integer format is not emulated");
+    bool sign = fmt == uint32_t(Format::Int32) || fmt == uint32_t(Format::Int8);
+    for (int c = 0; c < 32; c++) {
+      int64_t acc = sign ? int64_t(int32_t(d[fidx(0, c)])) : int64_t(d[fidx(0, c)]);
+      for (int r = 1; r < 32; r++) {
+        int64_t x = sign ? int64_t(int32_t(d[fidx(r, c)])) : int64_t(d[fidx(r, c)]);
+        acc = pool == 0 ? acc + x : (pool == 2 ? std::max(acc, x) : std::min(acc, x));
+      }
+      d[fidx(0, c)] = static_cast<uint32_t>(acc);  // sums wrap in 32 bits
+    }
+    if (fmt == uint32_t(Format::UInt16) && pool == 0)
+      for (int c = 0; c < 32; c++) d[fidx(0, c)] &= 0xffffu;
+    mark(dst, DstKind::Int);
+    return;
+  }
+  alignas(64) float x[1024];
+  dst_floats(dst, x);
+  DstKind k = was_int ? (core().run->fp32_dest_acc ? DstKind::F32 : DstKind::BF16) : sfpu_float_kind(dst);
+  if (was_int) std::memcpy(d, x, sizeof x);
+  for (int c = 0; c < 32; c++) {
+    float acc = x[fidx(0, c)];
+    for (int r = 1; r < 32; r++) {
+      float v = x[fidx(r, c)];
+      acc = pool <= 1 ? acc + v : (pool == 2 ? std::max(acc, v) : std::min(acc, v));
+    }
+    if (pool == 1) acc /= 32.0f;
+    float rv = k == DstKind::BF16 ? round_bf16(acc) : (k == DstKind::F16 ? round_f16(acc) : acc);
+    d[fidx(0, c)] = f2u(rv);
+  }
+  mark(dst, k);
+}
+
+// sfpu_add_top_row: row 0 of DST[out] = row 0 of DST[a] + row 0 of DST[b].
+void sfpu_add_top_row_of(uint32_t a, uint32_t b, uint32_t out, uint32_t fmt) {
+  const uint32_t* x = dst_tile(a);
+  const uint32_t* y = dst_tile(b);
+  uint32_t* o = dst_tile(out);
+  if (int_format(fmt)) {
+    for (int c = 0; c < 32; c++) {
+      uint32_t s = x[fidx(0, c)] + y[fidx(0, c)];
+      o[fidx(0, c)] = fmt == uint32_t(Format::UInt16) ? (s & 0xffffu) : s;
+    }
+    mark(out, DstKind::Int);
+    return;
+  }
+  bool xi = core().dst_kind[a] == DstKind::Int, yi = core().dst_kind[b] == DstKind::Int;
+  DstKind k = core().run->fp32_dest_acc ? DstKind::F32 : (core().dst_kind[a] == DstKind::F16 ? DstKind::F16 : DstKind::BF16);
+  if (core().dst_kind[out] == DstKind::Int && (core().dst_written & (1u << out)))
+    for (int i = 0; i < 1024; i++) o[i] = f2u(static_cast<float>(static_cast<int32_t>(o[i])));
+  for (int c = 0; c < 32; c++) {
+    float u = xi ? float(int32_t(x[fidx(0, c)])) : u2f(x[fidx(0, c)]);
+    float v = yi ? float(int32_t(y[fidx(0, c)])) : u2f(y[fidx(0, c)]);
+    float s = u + v;
+    o[fidx(0, c)] = f2u(k == DstKind::BF16 ? round_bf16(s) : (k == DstKind::F16 ? round_f16(s) : s));
+  }
+  mark(out, k);
+}
+
+void api_compute_special(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  switch (op) {
+    case ZYX_CS_MATMUL_MATH: {
+      if (b != 4)
+        kernel_fail("matmul_tiles_math: num_faces " + std::to_string(b) + " is not emulated (32x32 tiles only)");
+      if (a >= dst_capacity()) dst_tile(a);  // reports the bad index
+      ComputeState::SrcPair p = pop_src("matmul_tiles_math");
+      mm_into(a, p.a.data(), p.b.data(), float_kind(Format(p.fmt_a), Format(p.fmt_b)));
+      return;
+    }
+    case ZYX_CS_REDUCE_MATH: {
+      if (a >= dst_capacity()) dst_tile(a);
+      ComputeState::SrcPair p = pop_src("reduce_tile_math");
+      reduce_into(b, c, p.a.data(), p.b[0], a, d, float_kind(Format(p.fmt_a)));
+      return;
+    }
+    case ZYX_CS_TRANSPOSE_FACES_DST:
+      transpose_tile(dst_tile(a), true);
+      core().dst_written |= 1u << a;
+      return;
+    case ZYX_CS_SFPU_REDUCE: sfpu_reduce_cols(a, b, c); return;
+    case ZYX_CS_ADD_TOP_ROW: sfpu_add_top_row_of(a, b, c, d); return;
+    default: kernel_fail("compute: special operation " + std::to_string(op) + " is not emulated");
   }
 }
 
@@ -1042,6 +1257,8 @@ void fill_compute_api(zyx_emu_api& a) {
   a.welford = api_welford;
   a.tile_shape = api_tile_shape;
   a.reduce_max_row_block = api_reduce_max_row_block;
+  a.unpack_tilize_ab = api_unpack_tilize_ab;
+  a.compute_special = api_compute_special;
 }
 
 }  // namespace zyx::emu

@@ -65,6 +65,15 @@ size_t index_of(const std::vector<std::string>& lines, const std::string& line) 
   throw Failure("no DPRINT line \"" + line + "\" in:" + all);
 }
 
+// The lines that start with prefix (one core's, or one processor's: cores
+// print concurrently, so only their own lines are consecutive).
+std::vector<std::string> lines_with(const std::vector<std::string>& lines, const std::string& prefix) {
+  std::vector<std::string> out;
+  for (auto& l : lines)
+    if (l.rfind(prefix, 0) == 0) out.push_back(l);
+  return out;
+}
+
 void expect_absent(const std::vector<std::string>& lines, const std::string& needle) {
   for (auto& l : lines)
     if (l.find(needle) != std::string::npos) throw Failure("unexpected DPRINT line: " + l);
@@ -165,8 +174,9 @@ void test_dprint(DeviceLayer& layer) {
     index_of(lines, r + "fmt 42 0xff    7|1.50");
     index_of(lines, r + "-3 beef 00000101 1  | ab  |+4 true");
     index_of(lines, r + "data0 format 9");
-    size_t two = index_of(lines, r + "two");
-    CHECK_EQ(lines[two + 1], r + "lines");
+    auto rl = lines_with(lines, r), cl = lines_with(lines, c);
+    size_t two = index_of(rl, r + "two");
+    CHECK_EQ(rl[two + 1], r + "lines");
     index_of(lines, r + "partial");
     std::string row0;
     for (int i = 0; i < 32; i++) row0 += (i ? " " : "") + std::to_string(i);
@@ -181,21 +191,167 @@ void test_dprint(DeviceLayer& layer) {
     index_of(lines, std::string("dprint: ") + core + " trisc2: pack");
     index_of(lines, std::string("dprint: ") + core + " trisc2: pack format 3");
     index_of(lines, c + "compute");
-    // print_full_tile, then dprint_tensix_dest_reg of the same tile copied
-    // to DST: each 32 rows of 32, so every row shows up twice.
+    // print_full_tile (untilized): "======", then "r : " and row r's 32
+    // values for each row, then "++++++".
+    size_t start = index_of(lines, c + "======");
     for (int r = 0; r < 32; r++) {
-      std::string row;
-      for (int i = 0; i < 32; i++) row += (i ? " " : "") + std::to_string(r * 32 + i);
-      size_t n = 0;
-      for (auto& l : lines) n += l == c + row;
-      CHECK_EQ(n, size_t(2));
+      std::string row = std::to_string(r) + " :";
+      for (int i = 0; i < 32; i++) row += " " + std::to_string(r * 32 + i);
+      CHECK(index_of(lines, c + row) > start);
     }
+    CHECK(index_of(lines, c + "++++++") > start);
+    // dprint_tensix_dest_reg(2) of the same tile copied to DST: "Tile ID =
+    // 2", then the 64 face rows of 16 values in fixed notation (width 8,
+    // precision 4), face 0 first.
+    size_t tid = index_of(cl, c + "Tile ID = 2");
+    for (int face = 0; face < 4; face++)
+      for (int fr = 0; fr < 16; fr++) {
+        std::string row;
+        for (int i = 0; i < 16; i++) {
+          int v = ((face >> 1) * 16 + fr) * 32 + (face & 1) * 16 + i;
+          char b[32];
+          std::snprintf(b, sizeof b, "%8.4f", double(v));
+          row += (i ? " " : "") + std::string(b);
+        }
+        CHECK_EQ(cl[tid + 1 + face * 16 + fr], c + row);
+      }
   }
   for (const char* bad : {"wrongly"}) expect_absent(lines, bad);
   // Without ZYX_EMU_DPRINT nothing is printed.
   auto quiet = lines_of(capture_stderr([&] { layer.run(prog, {}, false); }));
   CHECK_EQ(quiet.size(), size_t(0));
   layer.release(prog);
+}
+
+// The later debug calls: U32 arrays, the page printers and CB details of
+// dprint_pages.h, PAUSE and the ring buffer (no-ops without the watcher),
+// print_tile_rows, the by-face DST dump and the dprint_tensix helpers.
+const char* kMoreReader = R"(
+#include "dataflow_api.h"
+#include "debug/dprint.h"
+#include "debug/dprint_pages.h"
+#include "api/debug/pause.h"
+#include "api/debug/ring_buffer.h"
+void kernel_main() {
+  uint32_t arr[5] = {7, 8, 9, 0, 0};
+  DPRINT << "u32 " << U32_ARRAY(arr, 3) << ENDL();
+  DPRINT << "typed " << TYPED_U32_ARRAY(5, 6, arr, 3) << " tail " << arr[3] << ENDL();
+  PAUSE();
+  WATCHER_RING_BUFFER_PUSH(123);
+  cb_reserve_back(0, 1);
+  const uint32_t base = get_write_ptr(0);
+  volatile uint16_t* h = reinterpret_cast<volatile uint16_t*>(base);
+  // a bf16 tile: element (r, c) at its face position holds 4 r + c
+  for (uint32_t r = 0; r < 32; r++)
+    for (uint32_t c = 0; c < 32; c++) {
+      float f = static_cast<float>(4 * r + c);
+      uint32_t u;
+      __builtin_memcpy(&u, &f, 4);
+      h[((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15) * 16 + (c & 15)] = static_cast<uint16_t>(u >> 16);
+    }
+  // scratch page: bf16 -1, -0.5, 0, 0.5, 1, 1.5, 2, 2.5, then words 3, 10, 4000
+  volatile uint16_t* s = reinterpret_cast<volatile uint16_t*>(get_write_ptr(1));
+  const uint16_t bits[8] = {0xBF80, 0xBF00, 0x0000, 0x3F00, 0x3F80, 0x3FC0, 0x4000, 0x4020};
+  for (int i = 0; i < 8; i++) s[i] = bits[i];
+  volatile uint32_t* w = reinterpret_cast<volatile uint32_t*>(get_write_ptr(1) + 16);
+  w[0] = 3, w[1] = 10, w[2] = 4000;
+  tt::data_movement::common::print_bf16_pages(get_write_ptr(1), 4, 2);
+  tt::data_movement::common::print_u16_pages(get_write_ptr(1), 4, 1, 1);
+  tt::data_movement::common::print_u8_pages(get_write_ptr(1), 4, 1);
+  tt::data_movement::common::print_f32_pages(get_write_ptr(1) + 16, 3, 1);
+  print_cb_details(0);
+  LocalCBInterface& cb = get_local_cb_interface(0);
+  DPRINT << "fields " << cb.fifo_size << " " << cb.fifo_limit << " " << cb.fifo_page_size << " " << cb.fifo_num_pages
+         << " " << cb.fifo_rd_ptr << " " << cb.fifo_wr_ptr << " " << cb.fifo_wr_tile_ptr << ENDL();
+  cb_push_back(0, 1);
+}
+)";
+
+const char* kMoreCompute = R"(
+#include "compute_kernel_api/tile_move_copy.h"
+#include "debug/dprint.h"
+#include "debug/dprint_pages.h"
+#include "debug/dprint_tensix.h"
+namespace NAMESPACE {
+void MAIN {
+  cb_wait_front(0, 1);
+  tt::compute::common::print_tile_rows(0, 0, true, 1, 3, 2, 6);
+  copy_tile_to_dst_init_short(0);
+  tile_regs_acquire();
+  copy_tile(0, 0, 0);
+  dprint_tensix_dest_reg<true>(0);
+  tile_regs_release();
+  dprint_data_format(5);
+  DPRINT << " ";
+  dprint_data_format(99);
+  DPRINT << ENDL();
+  dprint_tensix_struct_field(0xabcdu, 0xff0u, 4, "hexfield");
+  dprint_tensix_struct_field(0xabcdu, 0xff0u, 4, "decfield", true);
+  cb_pop_front(0, 1);
+}
+}
+)";
+
+void test_dprint_more(DeviceLayer& layer) {
+  GroupProgram p;
+  p.name = "dprint_more";
+  p.reader.source = kMoreReader;
+  p.compute.source = kMoreCompute;
+  p.cbs = {CB(0, "Float16_b", 2048, 1), CB(1, "UInt32", 64, 1)};
+  p.fp32_dest_acc = false;
+  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+  setenv("ZYX_EMU_DPRINT", "1", 1);
+  auto lines = lines_of(capture_stderr([&] { layer.run(prog, {}, false); }));
+  unsetenv("ZYX_EMU_DPRINT");
+  layer.release(prog);
+  const std::string r = "dprint: core (0,0) riscv_0: ", c = "dprint: core (0,0) compute: ";
+  index_of(lines, r + "u32 7 8 9");
+  index_of(lines, r + "typed 7 8 9 tail 327686");  // (5 << 16) + 6 stored after the data
+  index_of(lines, r + "0: -1 -0.5 0 0.5 ");
+  index_of(lines, r + "1: 1 1.5 2 2.5 ");
+  index_of(lines, r + "1: 16256 16320 16384 16416 ");
+  index_of(lines, r + "0: 0x80 0xbf 0x0 0xbf ");
+  index_of(lines, r + "0: 3 10 4000 ");
+  // print_cb_details shows the interface the kernel reads field by field.
+  size_t f = 0;
+  for (; f < lines.size(); f++)
+    if (lines[f].rfind(r + "fields ", 0) == 0) break;
+  CHECK(f < lines.size());
+  std::istringstream in(lines[f].substr(r.size() + 7));
+  uint32_t v[7];
+  for (auto& x : v) in >> x;
+  CHECK_EQ(v[0], 2048u);
+  CHECK_EQ(v[2], 2048u);
+  CHECK_EQ(v[3], 1u);
+  index_of(lines, r + "cb_id 0: { size: " + std::to_string(v[0]) + ", limit: " + std::to_string(v[1]) +
+                      ", page_size: " + std::to_string(v[2]) + ", num_pages: " + std::to_string(v[3]) +
+                      ", rd_ptr: " + std::to_string(v[4]) + ", wr_ptr: " + std::to_string(v[5]) +
+                      ", wr_tile_ptr: " + std::to_string(v[6]) + " }");
+  // print_tile_rows: rows 1 and 2, columns 2 to 5, between the markers.
+  auto cl = lines_with(lines, c);
+  size_t head = index_of(cl, c + "cb_idx: 0 tile_idx: 0");
+  CHECK_EQ(cl[head + 1], c + "======");
+  CHECK(index_of(lines, c + "1 : 6 7 8 9") > head);
+  CHECK(index_of(lines, c + "2 : 10 11 12 13") > head);
+  CHECK(index_of(lines, c + "++++++") > head);
+  // dprint_tensix_dest_reg<true>: each face's 16 rows, then a blank line.
+  size_t tid = index_of(cl, c + "Tile ID = 0");
+  for (int face = 0; face < 4; face++) {
+    for (int fr = 0; fr < 16; fr++) {
+      std::string row;
+      for (int i = 0; i < 16; i++) {
+        int rr = (face >> 1) * 16 + fr, cc = (face & 1) * 16 + i;
+        char b[32];
+        std::snprintf(b, sizeof b, "%8.4f", double(4 * rr + cc));
+        row += (i ? " " : "") + std::string(b);
+      }
+      CHECK_EQ(cl[tid + 1 + face * 17 + fr], c + row);
+    }
+    CHECK_EQ(cl[tid + 1 + face * 17 + 16], c);
+  }
+  index_of(lines, c + "Float16_b INVALID DATA FORMAT");
+  index_of(lines, c + "hexfield: 0xbc");
+  index_of(lines, c + "decfield: 188");
 }
 
 void test_assert(DeviceLayer& layer) {
@@ -248,6 +404,7 @@ void kernel_main() {
 void test_dataflow_debug(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
   test_dprint(*layer);
+  test_dprint_more(*layer);
   test_assert(*layer);
   test_waypoint(*layer);
 }

@@ -614,6 +614,170 @@ void test_objects_mcast(DeviceLayer& layer) {
   layer.free(out);
 }
 
+// TensorAccessor page ranges and shard pages, the accessor tuple and its
+// type-erased wrappers, PageView/ShardView, get_l1_noc_addr, the forms of
+// get_interleaved_addr_gen, DFBAccessor and wait_for_sync_register_value.
+// Every page address is checked by reading the page's words, which the host
+// wrote as known values.
+const char* kAccessorReader = R"(
+#include "dataflow_api.h"
+#include "api/dataflow/dataflow_buffer.h"
+uint32_t word_at(uint64_t noc_addr, uint32_t scratch) {
+  noc_async_read(noc_addr, scratch, 4);
+  noc_async_read_barrier();
+  return *reinterpret_cast<volatile uint32_t*>(scratch);
+}
+void kernel_main() {
+  constexpr auto sa = TensorAccessorArgs<0>();
+  constexpr auto da = TensorAccessorArgs<sa.next_compile_time_args_offset()>();
+  const uint32_t a = get_arg_val<uint32_t>(0), d = get_arg_val<uint32_t>(1), out = get_arg_val<uint32_t>(2);
+  const uint32_t l1buf = get_arg_val<uint32_t>(3), e = get_arg_val<uint32_t>(4);
+  const auto s = TensorAccessor(sa, a, 64);
+  const auto dd = TensorAccessor(da, d, 64);
+  cb_reserve_back(0, 1);
+  cb_reserve_back(1, 1);
+  volatile uint32_t* w = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));
+  const uint32_t scratch = get_write_ptr(1);
+  uint32_t n = 0;
+  w[n++] = s.tensor_volume();
+  w[n++] = s.get_bank_base_address() == a;
+  for (const auto& pg : s.pages()) {
+    w[n++] = pg.page_id();
+    w[n++] = word_at(pg.noc_addr(), scratch);
+  }
+  for (uint32_t k = 0; k < 6; k++) {
+    uint32_t at = n++, count = 0;
+    for (const auto& pg : s.shard_pages(k)) {
+      w[n++] = pg.page_id();
+      w[n++] = word_at(pg.noc_addr(), scratch);
+      count++;
+    }
+    w[at] = count;
+  }
+  uint32_t from1 = 0;
+  for (const auto& pg : s.shard_pages(0, 1)) from1 = from1 * 16 + pg.page_id() + 1;
+  w[n++] = from1;
+  w[n++] = word_at(s.get_shard_noc_addr(2, 64 + 8), scratch);
+  for (const auto& pg : dd.pages(3, 7)) {
+    w[n++] = pg.page_id();
+    w[n++] = word_at(pg.noc_addr(), scratch);
+  }
+  auto it = dd.pages(2, 10).begin();
+  w[n++] = (it + 3)->page_id();
+  w[n++] = it[5].page_id();
+  w[n++] = dd.pages(2, 10).end() == dd.pages(2, 10).begin() + 8;
+  auto t = make_tensor_accessor_tuple(std::make_tuple(sa, da), 0);
+  auto wr = make_abstract_tensor_accessor_wrappers(t);
+  w[n++] = word_at(wr[1].get_noc_addr(9, 4), scratch);
+  w[n++] = word_at(wr[0].get_noc_addr(7), scratch);
+  w[n++] = word_at(PageView(dd).get_noc_addr(11, 8, noc_index), scratch);
+  w[n++] = word_at(ShardView(s).get_noc_addr(2, 4, noc_index), scratch);
+  w[n++] = word_at(get_l1_noc_addr(5, 64, l1buf, 12), scratch);
+  auto g1 = get_interleaved_addr_gen<true, 64>(d);
+  auto g2 = get_interleaved_addr_gen<true, 48>(e);
+  auto g3 = get_interleaved_addr_gen<true, true>(d, 64, 6);
+  auto g4 = get_interleaved_addr_gen<true, false>(e, 48);
+  w[n++] = word_at(get_noc_addr(6, g1), scratch);
+  w[n++] = word_at(get_noc_addr(5, g2), scratch);
+  w[n++] = word_at(get_noc_addr(13, g3), scratch);
+  w[n++] = word_at(get_noc_addr(7, g4), scratch);
+  w[n++] = static_cast<uint32_t>(DFBAccessor(3));
+  // The writer sets word 0 of cb 2 to 77 only after this sets word 1.
+  volatile uint32_t* sync = reinterpret_cast<volatile uint32_t*>(get_write_ptr(2));
+  sync[0] = 0;
+  sync[1] = 1;
+  wait_for_sync_register_value(get_write_ptr(2), 77);
+  w[n++] = sync[0];
+  w[n++] = n + 1;
+  const InterleavedAddrGen<true> o = {.bank_base_address = out, .page_size = 4096};
+  noc_async_write(get_write_ptr(0), get_noc_addr(0, o), 4096);
+  noc_async_write_barrier();
+}
+)";
+
+const char* kAccessorWriter = R"(
+#include "dataflow_api.h"
+void kernel_main() {
+  volatile uint32_t* sync = reinterpret_cast<volatile uint32_t*>(get_write_ptr(2));
+  noc_semaphore_wait(sync + 1, 1);
+  sync[0] = 77;
+}
+)";
+
+void test_accessor_pages(DeviceLayer& layer) {
+  // a: 5 x 3 pages of 64 bytes, block sharded in 2 x 2 shards over the 3 x 2
+  // cores at (0, 0); d: 16 DRAM pages of 64; l: 8 L1 pages of 64; e: 8 DRAM
+  // pages of 48. Word w of page p is base + 100 p + w.
+  const uint32_t T0 = 5, T1 = 3, S0 = 2, S1 = 2;
+  BufferSpec spec = sharded_spec(Placement::L1, BufferLayout::BlockSharded, 64, cores_of({{0, 0, 2, 1}}), S0, S1, T0, T1);
+  auto pages_of = [](uint32_t base, uint32_t pages, uint32_t words) {
+    std::vector<uint32_t> v(pages * words);
+    for (uint32_t p = 0; p < pages; p++)
+      for (uint32_t w = 0; w < words; w++) v[p * words + w] = base + 100 * p + w;
+    return v;
+  };
+  uint64_t ia = upload(layer, pages_of(0, T0 * T1, 16), spec);
+  uint64_t id = upload(layer, pages_of(5000, 16, 16), 64);
+  uint64_t il = upload(layer, pages_of(9000, 8, 16), l1_spec(64));
+  uint64_t ie = upload(layer, pages_of(20000, 8, 12), 48);
+  uint64_t out = layer.alloc(4096, dram_spec(4096), nullptr);
+  ProgramDesc p;
+  p.name = "accessor_pages";
+  p.params = {P("a", "global", "u32"), P("d", "global", "u32"), P("out", "global_mut", "u32"), P("l", "global", "u32"),
+              P("e", "global", "u32")};
+  p.buffers = {decl(0, spec), decl(3, l1_spec(64))};
+  KernelDesc r = kernel("reader", Processor::Riscv0, one_core(6, 6), kAccessorReader);
+  r.compile_args = entries({L("accessor", 0), L("accessor", 1)});
+  runtime(r, one_core(6, 6), {L("buffer_addr", 0), L("buffer_addr", 1), L("buffer_addr", 2), L("buffer_addr", 3),
+                              L("buffer_addr", 4)});
+  KernelDesc wk = kernel("writer", Processor::Riscv1, one_core(6, 6), kAccessorWriter);
+  p.kernels = {r, wk};
+  p.cbs = {cb_config(one_core(6, 6), 4096, {cb_index(0, DataFormat::UInt32, 4096)}),
+           cb_config(one_core(6, 6), 64, {cb_index(1, DataFormat::UInt32, 64)}),
+           cb_config(one_core(6, 6), 64, {cb_index(2, DataFormat::UInt32, 64)})};
+  uint64_t prog = layer.compile(p);
+  layer.run(prog, {Buf(ia), Buf(id), Buf(out), Buf(il), Buf(ie)}, false);
+  auto got = download<uint32_t>(layer, out, 1024);
+  // The expected words, in the kernel's order.
+  std::vector<uint32_t> want = {T0 * T1, 1};
+  for (uint32_t q = 0; q < T0 * T1; q++) want.push_back(q), want.push_back(100 * q);
+  for (uint32_t k = 0; k < 6; k++) {
+    uint32_t sr = k / 2, sc = k % 2;
+    std::vector<uint32_t> ids;
+    for (uint32_t lr = 0; lr < S0; lr++)
+      for (uint32_t lc = 0; lc < S1; lc++) {
+        uint32_t row = sr * S0 + lr, col = sc * S1 + lc;
+        if (row < T0 && col < T1) ids.push_back(row * T1 + col);
+      }
+    want.push_back(uint32_t(ids.size()));
+    for (uint32_t q : ids) want.push_back(q), want.push_back(100 * q);
+  }
+  want.push_back((1 + 1) * 16 * 16 + (3 + 1) * 16 + (4 + 1));  // shard 0 from local page 1: pages 1, 3, 4
+  want.push_back(100 * 7 + 2);  // shard 2's local page 1 is page (2, 1) = 7; word 2
+  for (uint32_t q = 3; q < 7; q++) want.push_back(q), want.push_back(5000 + 100 * q);
+  want.push_back(5);
+  want.push_back(7);
+  want.push_back(1);
+  want.push_back(5000 + 900 + 1);
+  want.push_back(700);
+  want.push_back(5000 + 1100 + 2);
+  want.push_back(600 + 1);  // shard 2's first page is (2, 0) = 6; word 1
+  want.push_back(9000 + 500 + 3);
+  want.push_back(5000 + 600);
+  want.push_back(20000 + 500);
+  want.push_back(5000 + 1300);
+  want.push_back(20000 + 700);
+  want.push_back(3);
+  want.push_back(77);
+  want.push_back(uint32_t(want.size() + 1));
+  for (size_t i = 0; i < want.size(); i++)
+    if (got[i] != want[i])
+      throw Failure("accessor pages: word " + std::to_string(i) + " = " + std::to_string(got[i]) + ", want " +
+                    std::to_string(want[i]));
+  layer.release(prog);
+  for (uint64_t b : {ia, id, il, ie, out}) layer.free(b);
+}
+
 }  // namespace
 
 void test_dataflow_noc(const std::string& cache) {
@@ -624,4 +788,5 @@ void test_dataflow_noc(const std::string& cache) {
   test_objects(*layer);
   test_sweep(*layer);
   test_objects_mcast(*layer);
+  test_accessor_pages(*layer);
 }

@@ -15,7 +15,7 @@
 
 #include "zyx_emu/sfpu_ops.h"
 
-#define ZYX_EMU_ABI_VERSION 6
+#define ZYX_EMU_ABI_VERSION 7
 
 // Binary and unary operation codes used through the table.
 enum zyx_emu_binary_op { ZYX_BIN_ADD = 0, ZYX_BIN_SUB = 1, ZYX_BIN_MUL = 2 };
@@ -99,6 +99,15 @@ enum zyx_emu_compute_key {
 // Welford operations (welford).
 enum zyx_emu_welford_op {
   ZYX_WF_CLEAR = 0, ZYX_WF_UPDATE = 1, ZYX_WF_SAVE = 2, ZYX_WF_RESTORE = 3, ZYX_WF_TO_ROW = 4, ZYX_WF_TO_FACE = 5
+};
+
+// Compute calls with no table entry of their own (compute_special).
+enum zyx_emu_compute_special {
+  ZYX_CS_MATMUL_MATH = 0,          // a: dst, b: num_faces
+  ZYX_CS_REDUCE_MATH = 1,          // a: dst, b: zyx_emu_reduce_op, c: zyx_emu_reduce_dim, d: num_faces
+  ZYX_CS_TRANSPOSE_FACES_DST = 2,  // a: dst (each face transposed in place)
+  ZYX_CS_SFPU_REDUCE = 3,          // a: dst, b: PoolType, c: DataFormat
+  ZYX_CS_ADD_TOP_ROW = 4,          // a, b: inputs, c: out, d: DataFormat
 };
 
 typedef struct zyx_emu_api {
@@ -206,4 +215,12 @@ typedef struct zyx_emu_api {
   void (*assert_fail)(const char* condition, const char* file, uint32_t line);
   // A DST register tile (1024 words: f32 bits, or integers when *is_int).
   const uint32_t* (*dst_tile)(uint32_t tile, uint32_t* is_int);
+
+  // ---- ABI 7 ----
+  // unpack_tilizeA_B_block: `block` tiles of row-major A from icb0 into the
+  // source registers, each with tile tile_b of icb1 (flags bit 0: rows a
+  // short face lacks read as -inf, else 0).
+  void (*unpack_tilize_ab)(uint32_t icb0, uint32_t icb1, uint32_t block, uint32_t tile_b, uint32_t num_faces,
+                           uint32_t face_r_dim, uint32_t flags);
+  void (*compute_special)(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32_t d);
 } zyx_emu_api;

@@ -67,6 +67,30 @@ ALWI void tile_regs_release() { ZYX_API.dst_release(); }
 ALWI void acquire_dst(tt::DstMode = tt::DstMode::Half) { ZYX_API.dst_acquire(); }
 ALWI void release_dst(tt::DstMode = tt::DstMode::Half) { ZYX_API.dst_release(); }
 
+// ---- where the kernel runs (common.h) ----
+namespace zyx_emu_c {
+inline zyx_emu_core_info core_info() {
+  zyx_emu_core_info i{};
+  ZYX_API.core_info(&i);
+  return i;
+}
+}  // namespace zyx_emu_c
+inline uint8_t get_absolute_logical_x() { return static_cast<uint8_t>(zyx_emu_c::core_info().logical_x); }
+inline uint8_t get_absolute_logical_y() { return static_cast<uint8_t>(zyx_emu_c::core_info().logical_y); }
+inline uint8_t get_relative_logical_x() { return static_cast<uint8_t>(zyx_emu_c::core_info().relative_x); }
+inline uint8_t get_relative_logical_y() { return static_cast<uint8_t>(zyx_emu_c::core_info().relative_y); }
+
+// ---- a CB tile at the read pointer (cb_api.h): its L1 byte address, and
+// one of its 32-bit words ----
+ALWI uint32_t get_tile_address(uint32_t cb_id, uint32_t tile_index) {
+  return ZYX_API.cb_read_ptr(cb_id) + tile_index * ZYX_API.cb_page_size(cb_id);
+}
+ALWI uint32_t read_tile_value(uint32_t cb_id, uint32_t tile_index, uint32_t element_offset) {
+  uint32_t v;
+  std::memcpy(&v, ZYX_API.l1_range(get_tile_address(cb_id, tile_index) + 4 * element_offset, 4, "read_tile_value"), 4);
+  return v;
+}
+
 // ---- tile shape of a CB's pages ----
 ALWI uint32_t get_tile_r_dim(uint32_t cb) {
   uint32_t r = 32, c = 32, f = 4;
@@ -150,6 +174,10 @@ ALWI void copy_block_matmul_partials(uint32_t icb, uint32_t start_itile, uint32_
   for (uint32_t i = 0; i < ntiles; i++) ZYX_API.copy_tile(icb, start_itile + i, start_idst + i);
 }
 ALWI void copy_dest_values_init() {}
+// The format only tells the hardware how wide the values are; DST keeps each
+// tile's kind, so every format copies exactly.
+template <DataFormat DATA_FORMAT>
+ALWI void copy_dest_values(uint32_t idst_in, uint32_t idst_out) { ZYX_API.copy_dst(idst_in, idst_out); }
 ALWI void copy_dest_values(uint32_t idst_in, uint32_t idst_out) { ZYX_API.copy_dst(idst_in, idst_out); }
 
 // ---- FPU binary ops ----
@@ -301,6 +329,10 @@ ALWI void mm_block_init_short_with_dt(uint32_t in0, uint32_t in1, uint32_t, uint
                                       uint32_t = 1, uint32_t = 1) {
   matmul_init(in0, in1, transpose);
 }
+ALWI void mm_block_init_short_with_both_dt(uint32_t in0, uint32_t in1, uint32_t, uint32_t, uint32_t transpose = 0,
+                                           uint32_t = 1, uint32_t = 1, uint32_t = 1) {
+  matmul_init(in0, in1, transpose);
+}
 // The 6th argument is the older tt-metal form; it transposes in addition to the init's flag.
 ALWI void matmul_tiles(uint32_t in0_cb, uint32_t in1_cb, uint32_t in0_tile, uint32_t in1_tile, uint32_t idst,
                        uint32_t transpose = 0) {
@@ -319,6 +351,13 @@ ALWI void matmul_block(uint32_t in0_cb, uint32_t in1_cb, uint32_t in0_tile, uint
     for (uint32_t c = 0; c < ct_dim; c++)
       ZYX_API.matmul(in0_cb, in1_cb, in0_tile + r * kt_dim, in1_tile + c, idst + r * ct_dim + c, transpose ? 1 : 2);
 }
+
+// Math only: DST[idst] += A * B for the next pair of tiles the unpacker has
+// put in the source registers (unpack_tilizeA_B_block; on a card also the
+// LLK's matmul unpack), A as srcB's in0 and B as srcA's in1. num_faces must
+// be 4 (the emulator's tiles are 32x32).
+template <uint32_t num_faces = 4>
+ALWI void matmul_tiles_math(uint32_t idst) { ZYX_API.compute_special(ZYX_CS_MATMUL_MATH, idst, num_faces, 0, 0); }
 
 // ---- reduce ----
 #ifdef REDUCE_OP
@@ -348,6 +387,15 @@ ALWI void reduce_tile(uint32_t icb, uint32_t icb_scaler, uint32_t itile, uint32_
   ZYX_API.reduce(static_cast<uint32_t>(reduce_type), static_cast<uint32_t>(reduce_dim), icb, icb_scaler, itile,
                  itile_scaler, idst);
 }
+// Math only: reduces the next source tile the unpacker has put in srcA
+// (unpack_tilizeA_B_block) with the scaler in srcB into DST[idst], as
+// reduce_tile does; only faces [0, num_faces) of the tile take part.
+template <PoolType reduce_type ZYX_EMU_REDUCE_OP_DEFAULT, ReduceDim reduce_dim ZYX_EMU_REDUCE_DIM_DEFAULT,
+          bool enforce_fp32_accumulation = false>
+ALWI void reduce_tile_math(uint32_t idst, uint32_t num_faces = 4) {
+  ZYX_API.compute_special(ZYX_CS_REDUCE_MATH, idst, static_cast<uint32_t>(reduce_type), static_cast<uint32_t>(reduce_dim),
+                          num_faces);
+}
 template <uint32_t block_ct_dim>
 ALWI void reduce_block_max_row_init() {}
 template <uint32_t block_ct_dim, bool respect_trigger = false>
@@ -366,6 +414,22 @@ ALWI void tilize_block(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t inpu
 }
 ALWI void tilize_uninit(uint32_t, uint32_t) {}
 ALWI void tilize_uninit_with_dt(uint32_t, uint32_t, uint32_t) {}
+// Unpacks `block` tiles of row-major A from icb0 (tilized as tilize_block
+// does; faces of srca_face_r_dim rows, num_faces of them) into srcA, each
+// with tile tile_idx_b of icb1 in srcB, for reduce_tile_math/matmul_tiles_math
+// to consume in order. Rows a short face does not have read as -inf
+// (neginf_srcA) or 0.
+template <bool neginf_srcA = true, uint32_t reload_srcB = true, bool zero_srcA = false, bool zero_srcA_reduce = false>
+ALWI void unpack_tilizeA_B_block(uint32_t icb0, uint32_t icb1, uint32_t block, uint32_t tile_idx_b,
+                                 uint32_t num_faces = 4, uint32_t srca_face_r_dim = 16) {
+  ZYX_API.unpack_tilize_ab(icb0, icb1, block, tile_idx_b, num_faces, srca_face_r_dim,
+                           (neginf_srcA && !zero_srcA ? 1u : 0u));
+}
+// The init for tilize-A-B reduce (tt-metal declares it when REDUCE_OP and
+// REDUCE_DIM are defined); nothing to configure here.
+template <bool neginf_srcA = true, bool zero_srcA_reduce = false>
+ALWI void tilizeA_B_reduce_init(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t = 4, uint32_t = 16) {}
+ALWI void unpack_tilizeA_B_uninit(uint32_t) {}
 ALWI void fast_tilize_init(uint32_t, uint32_t, uint32_t) {}
 ALWI void fast_tilize_init_with_dt(uint32_t, uint32_t, uint32_t) {}
 ALWI void fast_tilize_uninit(uint32_t, uint32_t) {}
@@ -402,10 +466,23 @@ ALWI void pack_untilize_uninit(uint32_t = 16) {}
 ALWI void transpose_wh_init(uint32_t, uint32_t = 16) {}
 ALWI void transpose_wh_init_short(uint32_t) {}
 ALWI void transpose_wh_tile(uint32_t icb, uint32_t itile, uint32_t idst) { ZYX_API.transpose(icb, itile, idst); }
-template <bool is_32bit = false>
-ALWI void transpose_wh_dest_init_short() {}
-template <bool is_32bit = false>
-ALWI void transpose_wh_dest(uint32_t idst) { ZYX_API.transpose_dst(idst); }
+// transpose.h (the names that replace the _wh ones)
+ALWI void transpose_init(uint32_t) {}
+ALWI void transpose_tile(uint32_t icb, uint32_t itile, uint32_t idst) { ZYX_API.transpose(icb, itile, idst); }
+ALWI void transpose_block(uint32_t icb, uint32_t start_itile, uint32_t start_idst, uint32_t ntiles) {
+  for (uint32_t i = 0; i < ntiles; i++) ZYX_API.transpose(icb, start_itile + i, start_idst + i);
+}
+template <bool is_32bit = false, bool transpose_of_faces = true>
+ALWI void transpose_wh_dest_init_short(uint32_t = 0) {}
+// transpose_of_faces = false: only each face transposed in place (the faces
+// keep their places).
+template <bool is_32bit = false, bool transpose_of_faces = true>
+ALWI void transpose_wh_dest(uint32_t idst) {
+  if constexpr (transpose_of_faces)
+    ZYX_API.transpose_dst(idst);
+  else
+    ZYX_API.compute_special(ZYX_CS_TRANSPOSE_FACES_DST, idst, 0, 0, 0);
+}
 
 // ---- mask ----
 ALWI void mask_tile_init() {}
@@ -434,7 +511,17 @@ template <std::size_t N>
 ALWI void welford_finalize_to_row(uint32_t mean_dst_idx, uint32_t scale_idx, const std::array<uint32_t, N>& lut) {
   ZYX_API.welford(ZYX_WF_TO_ROW, mean_dst_idx, scale_idx, 0, lut.data(), N);
 }
-// welford_finalize_to_face (the raw face layout) is not emulated.
+// The mean and variance in the SFPU's raw layout (see api_welford):
+// group_id selects four rows of the tiles per group.
+template <std::size_t N>
+ALWI void welford_finalize_to_face(uint32_t mean_dst_idx, uint32_t scale_idx, const std::array<uint32_t, N>& lut) {
+  ZYX_API.welford(ZYX_WF_TO_FACE, mean_dst_idx, scale_idx, 0, lut.data(), N);
+}
+template <std::size_t N>
+ALWI void welford_finalize_to_face(uint32_t mean_dst_idx, uint32_t group_id, uint32_t scale_idx,
+                                   const std::array<uint32_t, N>& lut) {
+  ZYX_API.welford(ZYX_WF_TO_FACE, mean_dst_idx, scale_idx, group_id, lut.data(), N);
+}
 
 }  // namespace ckernel
 

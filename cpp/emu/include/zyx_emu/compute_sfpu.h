@@ -104,7 +104,14 @@ ZYX_EMU_SFPU1(rsub, RSUB)
 ZYX_EMU_SFPU1(rdiv, RDIV)
 ZYX_EMU_SFPU1(prelu, PRELU)
 ZYX_EMU_SFPU1(logit, LOGIT)
+// logit_tile(idst): log(x / (1 - x)) without clamping (the one-argument form).
+template <auto... P>
+ALWI void logit_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_LOGIT, idst, 0xffffffffu); }
 ZYX_EMU_SFPU1(polygamma, POLYGAMMA)
+// polygamma_tile(idst, n, scale): n as f32 bits, scale = (-1)^(n+1) n! as f32 bits.
+ALWI void polygamma_tile(uint32_t idst, uint32_t n_packed, uint32_t scale_packed) {
+  zyx_emu_c::su(ZYX_SU_POLYGAMMA_SCALED, idst, n_packed, scale_packed);
+}
 ZYX_EMU_SFPU1(unary_eq, UNARY_EQ)
 ZYX_EMU_SFPU1(unary_ne, UNARY_NE)
 ZYX_EMU_SFPU1(unary_gt, UNARY_GT)
@@ -205,16 +212,78 @@ ALWI void abs_tile_int32(uint32_t idst) { zyx_emu_c::su(ZYX_SU_ABS_INT32, idst);
 ALWI void signbit_tile_int32_init() {}
 ALWI void signbit_tile_int32(uint32_t idst) { zyx_emu_c::su(ZYX_SU_SIGNBIT_INT32, idst); }
 ALWI void relu_tile_int32(uint32_t idst) { zyx_emu_c::su(ZYX_SU_RELU_INT32, idst); }
+ALWI void relu_max_tile_int32(uint32_t idst, uint32_t upper) { zyx_emu_c::su(ZYX_SU_RELU_MAX_INT32, idst, upper); }
+ALWI void relu_min_tile_int32(uint32_t idst, uint32_t lower) { zyx_emu_c::su(ZYX_SU_RELU_MIN_INT32, idst, lower); }
+ALWI void identity_tile_uint32(uint32_t idst) { zyx_emu_c::su(ZYX_SU_IDENTITY_INT, idst); }
+ALWI void clamp_tile_int32(uint32_t idst, uint32_t lo, uint32_t hi) { zyx_emu_c::su(ZYX_SU_CLAMP_INT32, idst, lo, hi); }
+ALWI void rsub_unary_int32_tile_init() {}
+ALWI void rsub_unary_int32_tile(uint32_t idst, uint32_t scalar) { zyx_emu_c::su(ZYX_SU_RSUB_INT32, idst, scalar); }
+ALWI void add_unary_tile_int32(uint32_t idst, uint32_t v) { zyx_emu_c::su(ZYX_SU_ADD_SCALAR_INT32, idst, v); }
+ALWI void sub_unary_tile_int32(uint32_t idst, uint32_t v) { zyx_emu_c::su(ZYX_SU_SUB_SCALAR_INT32, idst, v); }
+// Comparisons of int32 tiles with an int32 scalar (1 or 0), and with zero.
+#define ZYX_EMU_SFPU_ICMP(name, OP) \
+  ALWI void name##_tile_int32(uint32_t idst, uint32_t v) { zyx_emu_c::su(ZYX_SU_##OP##_INT32, idst, v); }
+ZYX_EMU_SFPU_ICMP(unary_eq, UNARY_EQ)
+ZYX_EMU_SFPU_ICMP(unary_ne, UNARY_NE)
+ZYX_EMU_SFPU_ICMP(unary_gt, UNARY_GT)
+ZYX_EMU_SFPU_ICMP(unary_ge, UNARY_GE)
+ZYX_EMU_SFPU_ICMP(unary_lt, UNARY_LT)
+ZYX_EMU_SFPU_ICMP(unary_le, UNARY_LE)
+#undef ZYX_EMU_SFPU_ICMP
+#define ZYX_EMU_SFPU_ZCMP(name, OP) \
+  ALWI void name##_tile_int32(uint32_t idst) { zyx_emu_c::su(ZYX_SU_##OP##_INT32, idst); }
+ZYX_EMU_SFPU_ZCMP(eqz, EQZ)
+ZYX_EMU_SFPU_ZCMP(nez, NEZ)
+ZYX_EMU_SFPU_ZCMP(ltz, LTZ)
+ZYX_EMU_SFPU_ZCMP(gtz, GTZ)
+ZYX_EMU_SFPU_ZCMP(lez, LEZ)
+ZYX_EMU_SFPU_ZCMP(gez, GEZ)
+#undef ZYX_EMU_SFPU_ZCMP
+// Unsigned lanes compare with zero as the int32 forms do.
+ALWI void eqz_tile_uint16(uint32_t idst) { zyx_emu_c::su(ZYX_SU_EQZ_INT32, idst); }
+ALWI void eqz_tile_uint32(uint32_t idst) { zyx_emu_c::su(ZYX_SU_EQZ_INT32, idst); }
+ALWI void nez_tile_uint16(uint32_t idst) { zyx_emu_c::su(ZYX_SU_NEZ_INT32, idst); }
+ALWI void nez_tile_uint32(uint32_t idst) { zyx_emu_c::su(ZYX_SU_NEZ_INT32, idst); }
+// logical_not_tile<DataFormat>: integer formats on the lanes' bits, float formats on the values.
+ALWI void logical_not_tile_init() {}
+template <DataFormat DATA_FORMAT>
+ALWI void logical_not_tile(uint32_t idst) {
+  constexpr bool is_int = DATA_FORMAT == DataFormat::Int32 || DATA_FORMAT == DataFormat::UInt32 ||
+                          DATA_FORMAT == DataFormat::UInt16 || DATA_FORMAT == DataFormat::UInt8 ||
+                          DATA_FORMAT == DataFormat::Int8;
+  zyx_emu_c::su(is_int ? ZYX_SU_LOGICAL_NOT_INT32 : ZYX_SU_LOGICAL_NOT, idst);
+}
+// FP32 to BF16 with stochastic rounding (a per-core pseudo-random stream, as
+// the SFPU's PRNG; seed it with rand_tile_init).
+ALWI void stochastic_round_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_STOCHASTIC_ROUND, idst); }
 ALWI void softplus_tile_init() {}
 ALWI void softplus_tile(uint32_t idst, uint32_t beta, uint32_t beta_reciprocal, uint32_t threshold) {
   zyx_emu_c::su(ZYX_SU_SOFTPLUS, idst, beta, beta_reciprocal, threshold);
 }
 ALWI void dropout_tile_init(uint32_t seed) { zyx_emu_c::su(ZYX_SU_RAND, 0xffffffffu, seed); }
+ALWI void dropout_kernel_init(uint32_t seed = 0) { zyx_emu_c::su(ZYX_SU_RAND, 0xffffffffu, seed); }
 ALWI void dropout_tile(uint32_t idst, uint32_t probability, uint32_t scale_factor) {
   zyx_emu_c::su(ZYX_SU_DROPOUT, idst, probability, scale_factor);
 }
-ALWI void rand_tile_init(uint32_t seed) { zyx_emu_c::su(ZYX_SU_RAND, 0xffffffffu, seed); }
+ALWI void rand_tile_init(uint32_t seed = 0) { zyx_emu_c::su(ZYX_SU_RAND, 0xffffffffu, seed); }
 ALWI void rand_tile(uint32_t idst, uint32_t from, uint32_t scale) { zyx_emu_c::su(ZYX_SU_RAND, idst, from, scale); }
+
+enum class RoundingMode : uint8_t { None = 0, Trunc = 1, Floor = 2 };
+// rdiv_tile: value / x, then truncated or floored per the rounding mode.
+// vector_mode (which faces the SFPU visits) is taken as RC, all faces.
+template <RoundingMode rounding_mode = RoundingMode::None>
+ALWI void rdiv_tile(uint32_t idst, uint32_t value, int vector_mode) {
+  (void)vector_mode;
+  zyx_emu_c::su(ZYX_SU_RDIV, idst, value, static_cast<uint32_t>(rounding_mode));
+}
+template <auto... P>
+ALWI void rpow_tile(uint32_t idst, uint32_t base, int vector_mode) {
+  (void)vector_mode;
+  zyx_emu_c::su(ZYX_SU_RPOW, idst, base);
+}
+// The divisor and its reciprocal of the inits are the ones the tile calls pass.
+ALWI void fmod_tile_init(uint32_t, uint32_t) {}
+ALWI void remainder_tile_init(uint32_t, uint32_t) {}
 
 // Rounding (rounding.h): one init for the family.
 ALWI void rounding_op_tile_init() {}
@@ -298,6 +367,31 @@ ZYX_EMU_SFPUB(ne_int32, NE_INT32)
 ZYX_EMU_SFPUB(atan2_binary, ATAN2)
 ZYX_EMU_SFPUB(xlogy_binary, XLOGY)
 #undef ZYX_EMU_SFPUB
+// binary_max/min with a vector mode (taken as RC, all faces).
+template <auto... P>
+ALWI void binary_max_tile(uint32_t a, uint32_t b, uint32_t o, int vector_mode) {
+  (void)vector_mode;
+  zyx_emu_c::sb(ZYX_SB_MAX, a, b, o);
+}
+template <auto... P>
+ALWI void binary_min_tile(uint32_t a, uint32_t b, uint32_t o, int vector_mode) {
+  (void)vector_mode;
+  zyx_emu_c::sb(ZYX_SB_MIN, a, b, o);
+}
+// Float fmod (sign of x0) and remainder (sign of x1) of two tiles.
+ALWI void fmod_binary_tile_init() {}
+ALWI void fmod_binary_tile(uint32_t a, uint32_t b, uint32_t o) { zyx_emu_c::sb(ZYX_SB_FMOD, a, b, o); }
+ALWI void remainder_binary_tile_init() {}
+ALWI void remainder_binary_tile(uint32_t a, uint32_t b, uint32_t o) { zyx_emu_c::sb(ZYX_SB_REMAINDER, a, b, o); }
+// logsigmoid_tile(in0, in1, out): out = log(sigmoid(in0)); in1 (exp(-x) on a card) is not read.
+ALWI void logsigmoid_tile(uint32_t in0, uint32_t in1, uint32_t out) { zyx_emu_c::sb(ZYX_SB_LOGSIGMOID, in0, in1, out); }
+// One init for the bitwise ops and one for the shifts (binary_bitwise_sfpu.h, binary_shift.h).
+ALWI void binary_bitwise_tile_init() {}
+ALWI void binary_shift_tile_init() {}
+template <auto FMT = DataFormat::Int32, auto... P>
+ALWI void rsub_int_tile_init() {}
+template <auto FMT = DataFormat::Int32, auto... P>
+ALWI void rsub_int_tile(uint32_t a, uint32_t b, uint32_t o) { zyx_emu_c::sb(ZYX_SB_RSUB_INT32, a, b, o); }
 template <auto... P>
 ALWI void div_no_nan_binary_tile(uint32_t a, uint32_t b, uint32_t o) { zyx_emu_c::sb(ZYX_SB_DIV_NO_NAN, a, b, o); }
 ALWI void add_int32_tile(uint32_t a, uint32_t b) { zyx_emu_c::sb(ZYX_SB_ADD_INT32, a, b, a); }
@@ -329,16 +423,51 @@ ZYX_EMU_SFPU_BITWISE(bitwise_xor_binary, XOR)
 #undef ZYX_EMU_SFPU_BITWISE
 
 // ---- ternary ops: out = op(a, b, c) ----
+// The data format template of tt-metal's forms only names the lanes' width;
+// the math follows each DST tile's kind.
 ALWI void addcmul_tile_init() {}
+template <auto... P>
 ALWI void addcmul_tile(uint32_t a, uint32_t b, uint32_t c, uint32_t o, uint32_t value) {
   ZYX_API.sfpu_ternary(ZYX_ST_ADDCMUL, a, b, c, o, value);
 }
 ALWI void addcdiv_tile_init() {}
+template <auto... P>
 ALWI void addcdiv_tile(uint32_t a, uint32_t b, uint32_t c, uint32_t o, uint32_t value) {
   ZYX_API.sfpu_ternary(ZYX_ST_ADDCDIV, a, b, c, o, value);
 }
 ALWI void lerp_tile_init() {}
+template <auto... P>
 ALWI void lerp_tile(uint32_t a, uint32_t b, uint32_t c, uint32_t o) { ZYX_API.sfpu_ternary(ZYX_ST_LERP, a, b, c, o, 0); }
+// lgamma_adjusted_tile(stirling, log|sin(pi x)|, x, out): the reflection
+// formula for x < 0.5, out = log(pi) - log|sin(pi x)| - lgamma(1 - x); else
+// out = lgamma(x) as the Stirling tile holds it.
+ALWI void lgamma_adjusted_tile_init() {}
+ALWI void lgamma_adjusted_tile(uint32_t i0, uint32_t i1, uint32_t i2, uint32_t i3) {
+  ZYX_API.sfpu_ternary(ZYX_ST_LGAMMA_ADJUSTED, i0, i1, i2, i3, 0);
+}
+
+// ---- SFPU reductions over a 32x32 DST tile (compute_kernel_api.h) ----
+// sfpu_reduce: each column reduced over the tile's 32 rows into row 0 (SUM,
+// AVG = SUM / 32, MAX, MIN); integer formats on the lanes as integers.
+template <PoolType pool_type, DataFormat format>
+ALWI void sfpu_reduce_init() {}
+template <PoolType pool_type, DataFormat format, ReduceDim reduce_dim = ReduceDim::REDUCE_COL>
+ALWI void sfpu_reduce(uint32_t idst) {
+  static_assert(reduce_dim == ReduceDim::REDUCE_COL, "Only column reduction (REDUCE_COL) is currently supported");
+  ZYX_API.compute_special(ZYX_CS_SFPU_REDUCE, idst, static_cast<uint32_t>(pool_type), static_cast<uint32_t>(format), 0);
+}
+// sfpu_add_top_row: row 0 of DST[out] = row 0 of DST[a] + row 0 of DST[b].
+ALWI void sfpu_add_top_row_init() {}
+template <DataFormat format>
+ALWI void sfpu_add_top_row(uint32_t a, uint32_t b, uint32_t out) {
+  ZYX_API.compute_special(ZYX_CS_ADD_TOP_ROW, a, b, out, static_cast<uint32_t>(format));
+}
+
+// ---- debug halt: stops the other TRISCs for a debugger to read registers.
+// One thread runs all three here and no debugger attaches, so halting and
+// resuming leave everything as it was.
+ALWI void dbg_halt() {}
+ALWI void dbg_unhalt() {}
 template <auto... P>
 ALWI void where_tile_init() {}
 template <auto... P>

@@ -318,8 +318,187 @@ constexpr auto make_tensor_accessor_args() {
   return TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>();
 }
 
+namespace tensor_accessor {
+// A page of a tensor: its NOC address and id (pages_address_iterator.h).
+class Page {
+ public:
+  Page(uint64_t noc_addr, uint32_t global_page_id, bool is_padding = false)
+      : noc_addr_(noc_addr), global_page_id_(global_page_id), is_padding_(is_padding) {}
+  uint64_t noc_addr() const { return noc_addr_; }
+  uint32_t page_id() const { return global_page_id_; }
+  bool is_padding() const { return is_padding_; }
+
+ private:
+  uint64_t noc_addr_;
+  uint32_t global_page_id_;
+  bool is_padding_;
+};
+// Iterator over page ids [id, end) of an accessor.
+template <typename Accessor>
+class PagesAddressIterator {
+ public:
+  using value_type = Page;
+  using difference_type = std::ptrdiff_t;
+  using reference = const Page&;
+  using pointer = const Page*;
+  PagesAddressIterator(const Accessor& a, uint32_t id, uint32_t end, uint8_t noc)
+      : a_(&a), id_(id < end ? id : end), end_(end), noc_(noc), page_(0, id_) {
+    update();
+  }
+  uint32_t page_id() const { return id_; }
+  reference operator*() const { return page_; }
+  pointer operator->() const { return &page_; }
+  PagesAddressIterator& operator++() { return *this += 1; }
+  PagesAddressIterator operator++(int) {
+    auto t = *this;
+    ++*this;
+    return t;
+  }
+  PagesAddressIterator& operator+=(difference_type n) {
+    if (n < 0) ZYX_API.fail("PagesAddressIterator: negative step");
+    id_ = uint64_t(id_) + uint64_t(n) >= end_ ? end_ : id_ + static_cast<uint32_t>(n);
+    update();
+    return *this;
+  }
+  PagesAddressIterator operator+(difference_type n) const {
+    auto t = *this;
+    t += n;
+    return t;
+  }
+  Page operator[](difference_type n) const { return *(*this + n); }
+  bool operator==(const PagesAddressIterator& o) const { return id_ == o.id_; }
+  bool operator!=(const PagesAddressIterator& o) const { return id_ != o.id_; }
+  bool operator<(const PagesAddressIterator& o) const { return id_ < o.id_; }
+  bool operator>(const PagesAddressIterator& o) const { return id_ > o.id_; }
+  bool operator<=(const PagesAddressIterator& o) const { return id_ <= o.id_; }
+  bool operator>=(const PagesAddressIterator& o) const { return id_ >= o.id_; }
+
+ private:
+  void update() {
+    if (id_ < end_) page_ = Page(a_->get_noc_addr(id_, 0, noc_), id_);
+  }
+  const Accessor* a_;
+  uint32_t id_, end_;
+  uint8_t noc_;
+  Page page_;
+};
+template <typename Accessor>
+class Pages {
+ public:
+  using iterator = PagesAddressIterator<Accessor>;
+  using const_iterator = iterator;
+  Pages(const Accessor& a, uint32_t start, uint32_t end, uint8_t noc = noc_index) : a_(a), start_(start), end_(end), noc_(noc) {
+    if (start > end) ZYX_API.fail("TensorAccessor::pages: the start page is after the end page");
+  }
+  iterator begin() const { return iterator(a_, start_, end_, noc_); }
+  iterator end() const { return iterator(a_, end_, end_, noc_); }
+  const_iterator cbegin() const { return begin(); }
+  const_iterator cend() const { return end(); }
+
+ private:
+  const Accessor& a_;
+  uint32_t start_, end_;
+  uint8_t noc_;
+};
+// Iterator over the pages of one shard in its local row-major order.
+template <typename Accessor>
+class ShardPagesAddressIterator {
+ public:
+  using value_type = Page;
+  using difference_type = std::ptrdiff_t;
+  using reference = const Page&;
+  using pointer = const Page*;
+  ShardPagesAddressIterator(const Accessor& a, uint32_t shard, uint32_t local, uint32_t end, uint8_t noc)
+      : a_(&a), shard_(shard), local_(local < end ? local : end), end_(end), noc_(noc), page_(0, 0) {
+    skip_padding();
+  }
+  uint32_t page_id() const { return page_.page_id(); }
+  reference operator*() const { return page_; }
+  pointer operator->() const { return &page_; }
+  ShardPagesAddressIterator& operator++() {
+    if (local_ < end_) local_++;
+    skip_padding();
+    return *this;
+  }
+  ShardPagesAddressIterator operator++(int) {
+    auto t = *this;
+    ++*this;
+    return t;
+  }
+  ShardPagesAddressIterator& operator+=(difference_type n) {
+    if (n < 0) ZYX_API.fail("ShardPagesAddressIterator: negative step");
+    for (difference_type i = 0; i < n && local_ < end_; i++) ++*this;
+    return *this;
+  }
+  ShardPagesAddressIterator operator+(difference_type n) const {
+    auto t = *this;
+    t += n;
+    return t;
+  }
+  Page operator[](difference_type n) const { return *(*this + n); }
+  bool operator==(const ShardPagesAddressIterator& o) const { return shard_ == o.shard_ && local_ == o.local_; }
+  bool operator!=(const ShardPagesAddressIterator& o) const { return !(*this == o); }
+  bool operator<(const ShardPagesAddressIterator& o) const { return shard_ == o.shard_ && local_ < o.local_; }
+  bool operator>(const ShardPagesAddressIterator& o) const { return o < *this; }
+  bool operator<=(const ShardPagesAddressIterator& o) const { return *this < o || *this == o; }
+  bool operator>=(const ShardPagesAddressIterator& o) const { return !(*this < o); }
+
+ private:
+  // The global page id of local page `local` of the shard, or false past the tensor.
+  bool global_id(uint32_t local, uint32_t* id) const {
+    using Args = typename Accessor::ArgsType;
+    constexpr uint32_t rank = Args::RankCT;
+    uint32_t grid[8], sc[8], lc[8];
+    for (uint32_t d = 0; d < rank; d++) grid[d] = (Args::tensor_shape(d) + Args::shard_shape(d) - 1) / Args::shard_shape(d);
+    uint32_t rs = shard_, rl = local;
+    for (uint32_t k = rank; k-- > 0;) {
+      sc[k] = rs % grid[k], rs /= grid[k];
+      lc[k] = rl % Args::shard_shape(k), rl /= Args::shard_shape(k);
+    }
+    uint32_t g = 0;
+    for (uint32_t d = 0; d < rank; d++) {
+      uint32_t c = sc[d] * Args::shard_shape(d) + lc[d];
+      if (c >= Args::tensor_shape(d)) return false;
+      g = g * Args::tensor_shape(d) + c;
+    }
+    *id = g;
+    return true;
+  }
+  void skip_padding() {
+    uint32_t id = 0;
+    while (local_ < end_ && !global_id(local_, &id)) local_++;
+    if (local_ < end_)
+      page_ = Page(a_->get_shard_noc_addr(shard_, local_ * Accessor::get_aligned_page_size(), noc_), id);
+  }
+  const Accessor* a_;
+  uint32_t shard_, local_, end_;
+  uint8_t noc_;
+  Page page_;
+};
+template <typename Accessor>
+class ShardPages {
+ public:
+  using iterator = ShardPagesAddressIterator<Accessor>;
+  using const_iterator = iterator;
+  ShardPages(const Accessor& a, uint32_t shard, uint32_t start, uint32_t end, uint8_t noc = noc_index)
+      : a_(a), shard_(shard), start_(start), end_(end), noc_(noc) {
+    if (end > Accessor::shard_volume()) ZYX_API.fail("TensorAccessor::shard_pages: the end is past the shard");
+  }
+  iterator begin() const { return iterator(a_, shard_, start_, end_, noc_); }
+  iterator end() const { return iterator(a_, shard_, end_, end_, noc_); }
+  const_iterator cbegin() const { return begin(); }
+  const_iterator cend() const { return end(); }
+
+ private:
+  const Accessor& a_;
+  uint32_t shard_, start_, end_;
+  uint8_t noc_;
+};
+}  // namespace tensor_accessor
+
 template <typename Args>
 struct TensorAccessor {
+  using ArgsType = Args;
   uint32_t address = 0;
   uint32_t page_size = 0;
   constexpr TensorAccessor() = default;
@@ -376,13 +555,41 @@ struct TensorAccessor {
                          uint64_t(address) + uint64_t(m.bank_page_offset) * Args::get_aligned_page_size() + offset);
     }
   }
-  // The NOC address of shard shard_id's first page (sharded tensors).
-  FORCE_INLINE uint64_t get_shard_noc_addr(uint32_t shard_id, uint8_t = noc_index) const {
+  // The NOC address of shard shard_id's first page (sharded tensors), plus offset.
+  FORCE_INLINE uint64_t get_shard_noc_addr(uint32_t shard_id, uint32_t offset = 0, uint8_t = noc_index) const {
     static_assert(Args::is_sharded, "get_shard_noc_addr needs a sharded tensor");
     uint32_t xy = Args::packed_bank_coord(shard_id % Args::NumBanksCT);
     return NOC_XY_ADDR(xy >> 8, xy & 0xff,
-                       uint64_t(address) + uint64_t(shard_id / Args::NumBanksCT) * shard_volume() *
-                                               Args::get_aligned_page_size());
+                       uint64_t(address) +
+                           uint64_t(shard_id / Args::NumBanksCT) * shard_volume() * Args::get_aligned_page_size() +
+                           offset);
+  }
+  // The bank-relative base address (an L1-sharded tensor's local base).
+  FORCE_INLINE constexpr uint32_t get_bank_base_address() const { return address; }
+  // Pages of the whole tensor (sharded tensors).
+  static constexpr uint32_t tensor_volume() {
+    uint32_t v = 1;
+    for (uint32_t d = 0; d < Args::RankCT; d++) v *= Args::tensor_shape(d);
+    return v;
+  }
+  // Range-for over pages [start, end): tensor_accessor::Page (NOC address,
+  // page id). Interleaved tensors need the range; sharded ones default to all.
+  tensor_accessor::Pages<TensorAccessor> pages(uint32_t start_page_id, uint32_t end_page_id,
+                                               uint8_t noc = noc_index) const {
+    return tensor_accessor::Pages<TensorAccessor>(*this, start_page_id, end_page_id, noc);
+  }
+  tensor_accessor::Pages<TensorAccessor> pages(uint8_t noc = noc_index) const
+    requires(Args::is_sharded)
+  {
+    return tensor_accessor::Pages<TensorAccessor>(*this, 0, tensor_volume(), noc);
+  }
+  // Range-for over the pages of one shard, local pages [start, end) (end 0:
+  // the whole shard), skipping the slots of an edge shard past the tensor.
+  tensor_accessor::ShardPages<TensorAccessor> shard_pages(uint32_t shard_id, uint32_t start_page_offset = 0,
+                                                          uint32_t end_page_offset = 0, uint8_t noc = noc_index) const {
+    static_assert(Args::is_sharded, "shard_pages needs a sharded tensor");
+    return tensor_accessor::ShardPages<TensorAccessor>(*this, shard_id, start_page_offset,
+                                                       end_page_offset ? end_page_offset : shard_volume(), noc);
   }
   FORCE_INLINE bool is_local_bank(uint32_t x, uint32_t y, uint8_t = noc_index) const {
     return x == my_x[0] && y == my_y[0];
@@ -394,13 +601,70 @@ struct TensorAccessor {
     return is_local_addr(get_noc_addr(page_id), noc);
   }
   FORCE_INLINE bool is_local_shard(uint32_t shard_id, uint8_t noc = noc_index) const {
-    return is_local_addr(get_shard_noc_addr(shard_id), noc);
+    return is_local_addr(get_shard_noc_addr(shard_id, 0, noc), noc);
   }
 };
 template <typename Args>
 TensorAccessor(const Args&, uint32_t, uint32_t) -> TensorAccessor<Args>;
 template <typename Args>
 TensorAccessor(const Args&, uint32_t) -> TensorAccessor<Args>;
+
+// One accessor per args of a tuple, at the buffer addresses of consecutive
+// runtime args from address_rt_arg_index_start.
+namespace tensor_accessor::detail {
+template <typename... Args, uint32_t... I>
+auto make_tensor_accessor_tuple(const std::tuple<Args...>& args, uint32_t start, std::integer_sequence<uint32_t, I...>) {
+  return std::make_tuple(TensorAccessor(std::get<I>(args), ckernel::get_arg_val<uint32_t>(static_cast<int>(start + I)))...);
+}
+}  // namespace tensor_accessor::detail
+template <typename... Args>
+auto make_tensor_accessor_tuple(const std::tuple<Args...>& args, uint32_t address_rt_arg_index_start) {
+  return tensor_accessor::detail::make_tensor_accessor_tuple(args, address_rt_arg_index_start,
+                                                             std::make_integer_sequence<uint32_t, sizeof...(Args)>());
+}
+
+// A type-erased accessor: get_noc_addr of any TensorAccessor.
+class AbstractTensorAccessorWrapper {
+ public:
+  AbstractTensorAccessorWrapper() = default;
+  template <typename Accessor>
+  AbstractTensorAccessorWrapper(const Accessor& accessor)
+      : accessor_(&accessor), fn_([](const void* a, uint32_t page, uint32_t offset, uint8_t noc) {
+          return static_cast<const Accessor*>(a)->get_noc_addr(page, offset, noc);
+        }) {}
+  uint64_t get_noc_addr(uint32_t page_idx, uint32_t offset = 0, uint8_t noc = noc_index) const {
+    if (!fn_) ZYX_API.fail("AbstractTensorAccessorWrapper: no accessor");
+    return fn_(accessor_, page_idx, offset, noc);
+  }
+
+ private:
+  const void* accessor_ = nullptr;
+  uint64_t (*fn_)(const void*, uint32_t, uint32_t, uint8_t) = nullptr;
+};
+template <typename... Accessors>
+auto make_abstract_tensor_accessor_wrappers(const std::tuple<Accessors...>& accessors) {
+  return std::apply([](const auto&... a) { return std::array<AbstractTensorAccessorWrapper, sizeof...(Accessors)>{
+                                               AbstractTensorAccessorWrapper(a)...}; },
+                    accessors);
+}
+// Adapters for the Noc calls: pages (PageView) or shards (ShardView) of an accessor.
+template <typename Accessor>
+struct PageView {
+  const Accessor& accessor;
+  explicit PageView(const Accessor& acc) : accessor(acc) {}
+  uint64_t get_noc_addr(uint32_t page_id, uint32_t offset, uint8_t noc) const {
+    return accessor.get_noc_addr(page_id, offset, noc);
+  }
+};
+template <typename Accessor>
+struct ShardView {
+  const Accessor& accessor;
+  explicit ShardView(const Accessor& acc) : accessor(acc) {}
+  bool is_local_shard(uint32_t shard_id, uint8_t noc) const { return accessor.is_local_shard(shard_id, noc); }
+  uint64_t get_noc_addr(uint32_t shard_id, uint32_t offset, uint8_t noc) const {
+    return accessor.get_shard_noc_addr(shard_id, offset, noc);
+  }
+};
 
 namespace ckernel {
 
@@ -605,13 +869,13 @@ FORCE_INLINE void noc_async_write_page(const uint32_t id, const AddrGen& addrgen
 template <typename Args>
 FORCE_INLINE void noc_async_read_shard(const uint32_t shard_id, const TensorAccessor<Args>& s,
                                        uint32_t dst_local_l1_addr, uint8_t noc = noc_index) {
-  ZYX_API.noc_read(s.get_shard_noc_addr(shard_id, noc), dst_local_l1_addr,
+  ZYX_API.noc_read(s.get_shard_noc_addr(shard_id, 0, noc), dst_local_l1_addr,
                    s.shard_volume() * s.get_aligned_page_size());
 }
 template <typename Args, bool posted = false>
 FORCE_INLINE void noc_async_write_shard(const uint32_t shard_id, const TensorAccessor<Args>& s,
                                         uint32_t src_local_l1_addr, uint8_t noc = noc_index) {
-  ZYX_API.noc_write(src_local_l1_addr, s.get_shard_noc_addr(shard_id, noc),
+  ZYX_API.noc_write(src_local_l1_addr, s.get_shard_noc_addr(shard_id, 0, noc),
                     s.shard_volume() * s.get_aligned_page_size());
 }
 template <typename AddrGen>
@@ -1234,6 +1498,15 @@ struct DFBBindingToken {
 struct DataflowBufferArgs {
   uint32_t offset_bytes{};
 };
+// A DataflowBuffer binding's accessor (Metal 2.0 kernel bindings): the
+// buffer's id, which converts to the CB id the Gen1 compute calls take.
+struct DFBAccessor {
+  explicit constexpr DFBAccessor(uint16_t id) noexcept : id_(id) {}
+  constexpr operator uint32_t() const noexcept { return id_; }
+
+ private:
+  uint16_t id_;
+};
 template <bool IsWrite, typename ReleaseFunc>
 class DfbScopedLock {
  public:
@@ -1255,6 +1528,7 @@ class DataflowBuffer {
  public:
   using DFBInterface = LocalCBInterface;
   DataflowBuffer(DFBBindingToken token) : id_(static_cast<uint16_t>(token)) {}
+  DataflowBuffer(DFBAccessor accessor) : id_(static_cast<uint16_t>(static_cast<uint32_t>(accessor))) {}
   DataflowBuffer(uint16_t logical_dfb_id) : id_(logical_dfb_id) {}
   uint16_t get_id() const { return id_; }
   uint32_t get_entry_size() const { return iface().fifo_page_size; }
@@ -1359,8 +1633,43 @@ using ::Semaphore;
 using ::UnicastEndpoint;
 }  // namespace experimental
 
-// The older helpers (dataflow_api.h of earlier tt-metal releases).
+// Page `id` of an interleaved DRAM or L1 buffer (dataflow_api_addrgen.h).
 FORCE_INLINE uint64_t get_dram_noc_addr(uint32_t id, uint32_t page_size, uint32_t bank_base_address,
                                         uint32_t offset = 0, uint8_t = noc_index) {
   return ckernel::zyx_emu_detail_ag::interleaved(bank_base_address, page_size, id, offset, true);
+}
+FORCE_INLINE uint64_t get_l1_noc_addr(uint32_t id, uint32_t page_size, uint32_t bank_base_address, uint32_t offset = 0,
+                                      uint8_t = noc_index) {
+  return ckernel::zyx_emu_detail_ag::interleaved(bank_base_address, page_size, id, offset, false);
+}
+// The address generator for a page size: the power-of-two forms when it is one
+// (the Fast form when a page fits one NOC burst), else InterleavedAddrGen.
+template <bool DRAM, uint32_t page_size>
+FORCE_INLINE auto get_interleaved_addr_gen(uint32_t base_addr) {
+  static_assert(page_size > 0, "get_interleaved_addr_gen: page size 0");
+  if constexpr ((page_size & (page_size - 1)) == 0) {
+    constexpr uint32_t log2 = __builtin_ctz(page_size);
+    if constexpr (page_size <= NOC_MAX_BURST_SIZE)
+      return ckernel::InterleavedPow2AddrGenFast<DRAM>{.bank_base_address = base_addr, .log_base_2_of_page_size = log2};
+    else
+      return ckernel::InterleavedPow2AddrGen<DRAM>{.bank_base_address = base_addr, .log_base_2_of_page_size = log2};
+  } else {
+    return ckernel::InterleavedAddrGen<DRAM>{.bank_base_address = base_addr, .page_size = page_size};
+  }
+}
+template <bool DRAM, bool is_size_pow2>
+FORCE_INLINE auto get_interleaved_addr_gen(uint32_t base_addr, uint32_t page_size, uint32_t log2_page_size) {
+  if constexpr (is_size_pow2)
+    return ckernel::InterleavedPow2AddrGen<DRAM>{.bank_base_address = base_addr, .log_base_2_of_page_size = log2_page_size};
+  else
+    return ckernel::InterleavedAddrGen<DRAM>{.bank_base_address = base_addr, .page_size = page_size};
+}
+// As tt-metal's, the size is passed as both the page size and its log2.
+template <bool DRAM, bool is_size_pow2>
+FORCE_INLINE auto get_interleaved_addr_gen(uint32_t base_addr, uint32_t size) {
+  return get_interleaved_addr_gen<DRAM, is_size_pow2>(base_addr, size, size);
+}
+// Spins (as a blocking wait) until the 32-bit word at addr equals val.
+FORCE_INLINE void wait_for_sync_register_value(uintptr_t addr, int32_t val) {
+  ZYX_API.wait_word(static_cast<uint32_t>(addr), static_cast<uint32_t>(val), 0);
 }

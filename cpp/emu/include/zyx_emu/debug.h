@@ -95,6 +95,21 @@ struct WAIT {
   uint32_t signal;
 };
 
+// Arrays of 32-bit words (dprint.h): printed as the words, space-separated,
+// in the current base. TYPED_U32_ARRAY appends its (type, subtype) word at
+// ptr[len] as tt-metal's does (the caller's array has room for it); the
+// emulator prints the data words only (a card's host decodes them by type).
+struct U32_ARRAY {
+  uint32_t* ptr;
+  uint32_t len;
+  U32_ARRAY(uint32_t* p, uint32_t n) : ptr(p), len(n) {}
+};
+struct TYPED_U32_ARRAY : public U32_ARRAY {
+  TYPED_U32_ARRAY(uint16_t type, uint16_t subtype, uint32_t* p, uint32_t n) : U32_ARRAY(p, n + 1) {
+    p[n] = (uint32_t(type) << 16) + uint32_t(subtype);
+  }
+};
+
 // DEVICE_PRINT's typed values.
 struct bf16_t {
   uint16_t val;
@@ -234,13 +249,13 @@ class Printer {
   Printer& operator<<(T v) {
     return *this << static_cast<typename std::underlying_type<T>::type>(v);
   }
+  // Pointers print as their 32-bit (L1) address, as tt-metal's do.
   template <typename T>
   Printer& operator<<(const volatile T* p) {
-    char b[24];
-    int n = std::snprintf(b, sizeof b, "%p", const_cast<const void*>(static_cast<const volatile void*>(p)));
-    if (on_) pad_string(b, static_cast<size_t>(n));
-    return *this;
+    return *this << static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p));
   }
+  Printer& operator<<(const TYPED_U32_ARRAY& a) { return words(a.ptr, a.len - 1); }
+  Printer& operator<<(const U32_ARRAY& a) { return words(a.ptr, a.len); }
   Printer& operator<<(const TileSlice& ts);
   Printer& operator<<(RAISE r) {
     auto* w = static_cast<volatile uint32_t*>(ZYX_API.l1_range(ZYX_EMU_L1_SIGNALS_OFFSET + 4 * (r.signal & 31), 4, "RAISE"));
@@ -293,6 +308,13 @@ class Printer {
     char out[72];
     for (int i = 0; i < n; i++) out[i] = t[n - 1 - i];
     pad_string(out, static_cast<size_t>(n));
+    return *this;
+  }
+  Printer& words(const uint32_t* p, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+      if (i) *this << ' ';
+      *this << p[i];
+    }
     return *this;
   }
   Printer& float_value(double f) {
@@ -572,38 +594,42 @@ inline Printer& Printer::operator<<(const TileSlice& ts) {
   return *this;
 }
 
-// Prints a DST register tile (dprint_tensix_dest_reg): 32 rows of 32.
-inline void print_dst_tile(uint32_t tile) {
+// Prints a DST register tile as dprint_tensix_dest_reg lays it out: "Tile ID
+// = n", then the tile's 64 face rows (faces 0-3, 16 rows each) of 16 values,
+// fixed with width 8 and precision 4; by_face: a blank line after each face.
+inline void print_dst_tile(uint32_t tile, bool by_face) {
   uint32_t is_int = 0;
   const uint32_t* t = ZYX_API.dst_tile(tile, &is_int);
-  Printer p;
-  for (int r = 0; r < 32; r++) {
-    for (int c = 0; c < 32; c++) {
-      uint32_t v = t[((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15) * 16 + (c & 15)];
-      if (c) p << ' ';
-      if (is_int) {
-        p << static_cast<int32_t>(v);
-      } else {
-        float f;
-        std::memcpy(&f, &v, 4);
-        p << f;
+#if defined(ARCH_WORMHOLE)
+  if (!is_int && ZYX_API.fp32_dest_acc())
+    Printer{} << "WARNING: Float32 on Wormhole displays limited precision - lower 16 mantissa bits are not shown"
+              << Endl{};
+#endif
+  Printer{} << Fixed{} << SetW{8} << SetPrecision{4} << "Tile ID = " << tile << Endl{};
+  for (int face = 0; face < 4; face++) {
+    for (int row = 0; row < 16; row++) {
+      Printer p;
+      p << Fixed{} << SetPrecision{4};
+      for (int c = 0; c < 16; c++) {
+        uint32_t v = t[face * 256 + row * 16 + c];
+        if (c) p << ' ';
+        p << SetW{8};
+        if (is_int) {
+          p << static_cast<int32_t>(v);
+        } else {
+          float f;
+          std::memcpy(&f, &v, 4);
+          p << f;
+        }
       }
+      p << Endl{};
     }
-    p << Endl{};
+    if (by_face) Printer{} << Endl{};
   }
 }
 
 }  // namespace zyx_emu_detail
 
-// Prints all of tile tile_id of a circular buffer at its read pointer, row
-// by row (dprint_pages.h); untilize: in row-major order instead of the
-// four-face order.
-inline void print_full_tile(uint32_t cb_id, uint32_t tile_id = 0, bool untilize = false) {
-  ::zyx_emu_detail::Printer{} << TileSlice(static_cast<uint8_t>(cb_id), static_cast<int>(tile_id), SliceRange::hw_all(),
-                                           TSLICE_INPUT_CB, TSLICE_RD_PTR, true, untilize);
-}
-// Prints DST tile tile_id as the compute kernel's DST holds it (dprint_tensix.h).
-inline void dprint_tensix_dest_reg(int tile_id = 0) { ::zyx_emu_detail::print_dst_tile(static_cast<uint32_t>(tile_id)); }
 
 // ---- DPRINT ----
 #define DPRINT ::zyx_emu_detail::Printer{}
@@ -664,3 +690,143 @@ inline uint32_t U32(uint32_t v) { return v; }
 #define DeviceZoneSetCounter(counter)
 #define DeviceTimestampedData(name, data)
 #define DeviceRecordEvent(event_id)
+
+// ---- watcher features. The emulator runs without tt-metal's watcher, so
+// these are what a card does with the watcher off: PAUSE() does not stop the
+// kernel and the ring buffer is not written (the argument is not evaluated,
+// as tt-metal's empty macro leaves it). DEVICE_PRINT needs no buffer lock.
+#define PAUSE()
+#define WATCHER_RING_BUFFER_PUSH(x)
+#define DEVICE_PRINT_INITIALIZE_LOCK()
+
+// ---- dprint_pages.h ----
+// One line with the fields of a CB's interface (L1 byte addresses and sizes).
+inline void print_cb_details(uint32_t cb_id) {
+  const zyx_emu_cb_interface& c = *ZYX_API.cb_interface(cb_id);
+  DPRINT << "cb_id " << cb_id << ": { " << "size: " << c.fifo_size << ", " << "limit: " << c.fifo_limit << ", "
+         << "page_size: " << c.fifo_page_size << ", " << "num_pages: " << c.fifo_num_pages << ", "
+         << "rd_ptr: " << c.fifo_rd_ptr << ", " << "wr_ptr: " << c.fifo_wr_ptr << ", "
+         << "wr_tile_ptr: " << c.fifo_wr_tile_ptr << " }" << ENDL();
+}
+
+namespace tt::data_movement::common {
+// Pages [start, start + npages) of elts_per_page elements at an L1 address,
+// one line per page: "<page>: " and the elements.
+namespace zyx_detail {
+template <typename T>
+inline const T* l1_elems(uint32_t l1_addr, uint32_t elts_per_page, uint32_t npages, uint32_t start, const char* op) {
+  uint64_t n = uint64_t(elts_per_page) * (uint64_t(start) + npages);
+  if (n == 0) return nullptr;
+  if (n * sizeof(T) > 0xffffffffull) ZYX_API.fail(op);
+  return static_cast<const T*>(ZYX_API.l1_range(l1_addr, static_cast<uint32_t>(n * sizeof(T)), op));
+}
+}  // namespace zyx_detail
+inline void print_bf16_pages(uint32_t l1_addr, uint32_t elts_per_page, uint32_t npages, uint32_t start = 0) {
+  const uint16_t* p = zyx_detail::l1_elems<uint16_t>(l1_addr, elts_per_page, npages, start, "print_bf16_pages");
+  for (uint32_t page = 0; page < npages; page++) {
+    auto d = DPRINT;
+    d << start + page << ": ";
+    for (uint32_t j = 0; j < elts_per_page; j++) d << BF16(p[(start + page) * elts_per_page + j]) << " ";
+    d << ENDL();
+  }
+}
+// As tt-metal's, each 32-bit word is converted to float by value (F32(word)).
+inline void print_f32_pages(uint32_t l1_addr, uint32_t elts_per_page, uint32_t npages, uint32_t start = 0) {
+  const uint32_t* p = zyx_detail::l1_elems<uint32_t>(l1_addr, elts_per_page, npages, start, "print_f32_pages");
+  for (uint32_t page = 0; page < npages; page++) {
+    auto d = DPRINT;
+    d << start + page << ": ";
+    for (uint32_t j = 0; j < elts_per_page; j++) d << F32(static_cast<float>(p[(start + page) * elts_per_page + j])) << " ";
+    d << ENDL();
+  }
+}
+inline void print_u8_pages(uint32_t l1_addr, uint32_t bytes_per_page, uint32_t npages, uint32_t start = 0) {
+  const uint8_t* p = zyx_detail::l1_elems<uint8_t>(l1_addr, bytes_per_page, npages, start, "print_u8_pages");
+  for (uint32_t page = 0; page < npages; page++) {
+    auto d = DPRINT;
+    d << start + page << ": ";
+    for (uint32_t j = 0; j < bytes_per_page; j++)
+      d << SETW(2) << HEX() << "0x" << static_cast<uint32_t>(p[(start + page) * bytes_per_page + j]) << " ";
+    d << DEC() << ENDL();
+  }
+}
+inline void print_u16_pages(uint32_t l1_addr, uint32_t elts_per_page, uint32_t npages, uint32_t start = 0) {
+  const uint16_t* p = zyx_detail::l1_elems<uint16_t>(l1_addr, elts_per_page, npages, start, "print_u16_pages");
+  for (uint32_t page = 0; page < npages; page++) {
+    auto d = DPRINT;
+    d << start + page << ": ";
+    for (uint32_t j = 0; j < elts_per_page; j++) d << static_cast<uint32_t>(p[(start + page) * elts_per_page + j]) << " ";
+    d << ENDL();
+  }
+}
+}  // namespace tt::data_movement::common
+
+namespace tt::compute::common {
+// Rows [start_row, end_row) of a CB tile at the read pointer, columns
+// [start_col, end_col), between "======" and "++++++" lines.
+inline void print_tile_rows(uint32_t cb_idx, uint32_t tile_idx, bool untilize = false, uint16_t start_row = 0,
+                            uint16_t end_row = 32, uint8_t start_col = 0, uint8_t end_col = 32) {
+  DPRINT << "cb_idx: " << cb_idx << " tile_idx: " << tile_idx << ENDL();
+  DPRINT << "======" << ENDL();
+  for (uint16_t r = start_row; r < end_row; ++r)
+    DPRINT << static_cast<uint32_t>(r) << " : "
+           << TileSlice(static_cast<uint8_t>(cb_idx), static_cast<int>(tile_idx),
+                        SliceRange{static_cast<uint8_t>(r), static_cast<uint8_t>(r + 1), 1, start_col, end_col, 1},
+                        true, untilize)
+           << ENDL();
+  DPRINT << "++++++" << ENDL();
+}
+inline void print_full_tile(uint32_t cb_id, uint32_t tile_id = 0, bool untilize = false) {
+  DPRINT << "======" << ENDL();
+  for (uint16_t r = 0; r < 32; ++r)
+    DPRINT << static_cast<uint32_t>(r) << " : "
+           << TileSlice(static_cast<uint8_t>(cb_id), static_cast<int>(tile_id),
+                        SliceRange{static_cast<uint8_t>(r), static_cast<uint8_t>(r + 1), 1, 0, 32, 1}, true, untilize)
+           << ENDL();
+  DPRINT << "++++++" << ENDL();
+}
+}  // namespace tt::compute::common
+// The unqualified name of earlier tt-metal releases.
+using tt::compute::common::print_full_tile;
+
+// ---- dprint_tensix.h: DST and struct fields (compute kernels) ----
+template <bool print_by_face = false>
+inline void dprint_tensix_dest_reg(int tile_id = 0) {
+  ::zyx_emu_detail::print_dst_tile(static_cast<uint32_t>(tile_id), print_by_face);
+}
+// The name of a DataFormat value (no newline).
+inline void dprint_data_format(uint8_t data_format) {
+  const char* n = "INVALID DATA FORMAT";
+  switch (data_format) {
+    case 0: n = "Float32"; break;
+    case 1: n = "Float16"; break;
+    case 2: n = "Bfp8"; break;
+    case 3: n = "Bfp4"; break;
+    case 11: n = "Bfp2"; break;
+    case 5: n = "Float16_b"; break;
+    case 6: n = "Bfp8_b"; break;
+    case 7: n = "Bfp4_b"; break;
+    case 15: n = "Bfp2_b"; break;
+    case 10: n = "Lf8"; break;
+    case 14: n = "Int8"; break;
+    case 30: n = "UInt8"; break;
+    case 9: n = "UInt16"; break;
+    case 8: n = "Int32"; break;
+    case 24: n = "UInt32"; break;
+    case 4: n = "Tf32"; break;
+    default: break;
+  }
+  DPRINT << n;
+}
+// "name: " and the field (word & mask) >> shamt, in decimal or as 0x-hex.
+inline void dprint_tensix_struct_field(uint32_t word, uint32_t mask, uint8_t shamt, const char* name,
+                                       bool printDec = false) {
+  auto d = DPRINT;
+  d << name << ": ";
+  if (printDec)
+    d << DEC();
+  else
+    d << "0x" << HEX();
+  d << ((word & mask) >> shamt) << ENDL();
+}
+

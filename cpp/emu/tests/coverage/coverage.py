@@ -66,9 +66,10 @@ def build_tu(entries, style, dataflow):
     lines.append("#define ZYX_EMU_SECTION_%s 1" % ("DATAFLOW" if dataflow else "COMPUTE"))
     if dataflow:
         # compile-time args as the kernel builder defines them: an interleaved
-        # DRAM tensor accessor (flags 2, aligned page size 2048) at index 0,
-        # and a named arg "n"
-        lines.append("#define KERNEL_COMPILE_TIME_ARGS 2, 2048, 0, 0")
+        # DRAM tensor accessor (flags 2, aligned page size 2048) at index 0, an
+        # L1-sharded one at index 4 (flags 1, page 2048, rank 2, 2 banks, tensor
+        # 2 x 2 pages, shard 1 x 2, holders (1,1) and (2,1)), and a named arg "n"
+        lines.append("#define KERNEL_COMPILE_TIME_ARGS 2, 2048, 0, 0, 1, 2048, 2, 2, 2, 2, 1, 2, 0x02010101")
         lines.append('#define KERNEL_COMPILE_TIME_ARG_MAP {"n", 1u}')
     lines.append("#include <array>")
     lines.append("#include <cstdint>")
