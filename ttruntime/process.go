@@ -118,6 +118,7 @@ func (c *Client) waitLoop() {
 	c.exitStatus = status
 	c.ending.Store(true)
 	close(c.exited)
+	c.markDead()
 	c.limitReadsAfterExit()
 	c.log.Debug("tt-runtime exited", "status", status)
 }
@@ -211,9 +212,11 @@ func (c *Client) fail(reason error) {
 		c.brokenErr = reason
 		c.ending.Store(true)
 		close(c.broken)
+		c.markDead()
 		c.log.Debug("tt-runtime broken; killing it", "reason", reason)
 	})
 	c.signal(syscall.SIGKILL)
+	c.interruptRead() // a reader goroutine sees the break at once
 }
 
 // signal sends sig unless the process has been reaped. os.Process signals
@@ -278,6 +281,7 @@ func (c *Client) Kill() {
 	c.closeOnce.Do(func() {
 		c.ending.Store(true)
 		close(c.closing)
+		c.markDead()
 	})
 	c.signal(syscall.SIGKILL)
 	c.teardown()
@@ -336,6 +340,15 @@ func (c *Client) Close() error {
 	}
 	alive := c.Alive()
 	killed := false
+	if alive && c.abandonedN.Load() == 0 {
+		// Close drains: what is in flight is answered first (each reply
+		// bounded as always), then exit is sent. While an abandoned call is
+		// unanswered the runtime is likely stuck in it, and exit goes at
+		// once with AbandonedGrace (it fails what is in flight when the
+		// runtime does not answer).
+		c.drain()
+		alive = c.Alive()
+	}
 	if alive {
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ShutdownTimeout)
 		err := c.exit(ctx)
@@ -351,6 +364,7 @@ func (c *Client) Close() error {
 	}
 	c.ending.Store(true)
 	close(c.closing)
+	c.markDead()
 	var err error
 	if alive {
 		err = c.awaitExit()
@@ -409,6 +423,7 @@ func (c *Client) teardown() {
 	case <-time.After(stderrCloseWait):
 	}
 	c.fdsOnce.Do(func() { closeAll(c.stdout, c.stderr) })
+	c.stopReaders() // the closed stdout ends a reader's read
 	c.wg.Wait()
 }
 

@@ -53,6 +53,7 @@ type Options struct {
 	L1Base        uint64
 	Protocol      int
 	CrashAt       int
+	CrashDelay    time.Duration
 	HangAt        int
 	IgnoreTerm    bool
 	WrongIDAt     int
@@ -87,6 +88,7 @@ func parse(args []string, stderr io.Writer) (*Options, error) {
 	fs.Uint64Var(&o.L1Base, "l1-base", 100*1024, "first L1 byte kernels may use")
 	fs.IntVar(&o.Protocol, "protocol", ttruntime.ProtocolVersion, "protocol version to speak")
 	fs.IntVar(&o.CrashAt, "crash-at", 0, "exit with status 3, without a reply, on the Nth command")
+	fs.DurationVar(&o.CrashDelay, "crash-delay", 0, "with -crash-at, wait this long on the Nth command before exiting (so that a driver has pipelined what it sends after it)")
 	fs.IntVar(&o.HangAt, "hang-at", 0, "stop answering from the Nth command on")
 	fs.BoolVar(&o.IgnoreTerm, "ignore-term", false, "ignore SIGTERM")
 	fs.IntVar(&o.WrongIDAt, "wrong-id-at", 0, "answer the Nth command with a wrong id")
@@ -291,6 +293,7 @@ func fastRequest(line []byte) (request, bool) {
 func (s *server) handle(line []byte) (code int, done bool) {
 	o := s.o
 	if o.CrashAt == s.n {
+		time.Sleep(o.CrashDelay)
 		fmt.Fprintf(s.errw, "mockrt: crashing on command %d as asked\n", s.n)
 		os.Exit(3)
 	}
