@@ -213,6 +213,7 @@ type Client struct {
 	hasWake   bool
 
 	stderrDone    chan struct{}
+	stderrMu      sync.Mutex    // held by a stderr read and its count (readStderr)
 	stderrRead    atomic.Uint64 // bytes read from stderr
 	stderrHandled atomic.Uint64 // of those, the bytes of whole lines handled
 	exited        chan struct{}

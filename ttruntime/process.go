@@ -7,7 +7,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -136,7 +138,7 @@ func (c *Client) stderrLoop() {
 	buf := make([]byte, stderrBufBytes)
 	var line []byte // the line read so far (at most stderrLineMax bytes)
 	for {
-		n, err := c.stderr.Read(buf)
+		n, err := c.readStderr(buf)
 		chunk := buf[:n]
 		for len(chunk) > 0 {
 			i := bytes.IndexByte(chunk, '\n')
@@ -149,7 +151,6 @@ func (c *Client) stderrLoop() {
 			c.stderrLine(bytes.TrimRight(line, "\r"))
 			line = line[:0]
 		}
-		c.stderrRead.Add(uint64(n))
 		c.stderrHandled.Store(c.stderrRead.Load() - uint64(len(line)))
 		if err != nil {
 			if len(line) > 0 {
@@ -159,6 +160,44 @@ func (c *Client) stderrLoop() {
 			return
 		}
 	}
+}
+
+// readStderr reads what stderr holds into buf and counts it in stderrRead
+// under stderrMu, in the same step as the read itself: syncStderr, which
+// takes stderrMu too, then sees every byte either still in the pipe or
+// counted, never in between. io.EOF at the end.
+func (c *Client) readStderr(buf []byte) (int, error) {
+	rc, err := c.stderr.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	var rerr error
+	err = rc.Read(func(fd uintptr) bool {
+		c.stderrMu.Lock()
+		defer c.stderrMu.Unlock()
+		for {
+			n, rerr = unix.Read(int(fd), buf)
+			if !errors.Is(rerr, unix.EINTR) {
+				break
+			}
+		}
+		n = max(n, 0) // -1 with an error
+		if errors.Is(rerr, unix.EAGAIN) {
+			return false // wait until there is something to read
+		}
+		c.stderrRead.Add(uint64(n))
+		return true
+	})
+	switch {
+	case err != nil:
+		return n, err
+	case rerr != nil:
+		return n, rerr
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 func appendCapped(line, b []byte) []byte {
@@ -192,10 +231,12 @@ func (c *Client) syncStderr() {
 		return
 	}
 	pending := 0
+	c.stderrMu.Lock() // no read is between the pipe and stderrRead now
 	if rc, err := c.stderr.SyscallConn(); err == nil {
 		_ = rc.Control(func(fd uintptr) { pending, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
 	}
 	target := c.stderrRead.Load() + uint64(max(pending, 0))
+	c.stderrMu.Unlock()
 	deadline := time.Now().Add(stderrDrainWait)
 	for c.stderrHandled.Load() < target && time.Now().Before(deadline) {
 		select {
