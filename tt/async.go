@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/internal/core"
@@ -26,13 +25,156 @@ import (
 type op struct {
 	ctx   context.Context
 	after []backends.Event
-	// send sends the op's requests, once every event in after has
-	// succeeded; the op's event completes from their replies.
-	send func()
+	// own marks the events of after that are this device's (their requests
+	// are in its pipe, ahead of the op's): they are not waited for on the
+	// host but named in the op's requests (`after`), and the runtime skips
+	// the op when one of them failed. hostWait makes the op wait for them on
+	// the host like the others (its work is not one request that can name
+	// them).
+	own      []bool
+	hostWait bool
+	// send sends the op's requests once every other event in after has
+	// succeeded, deps being the tickets of the own events still in flight;
+	// the op's event completes from their replies.
+	send func(deps []*ttruntime.Ticket)
 	// cancel is called in send's place when the op will not be sent (an
 	// event it waits for failed, its ctx ended, the device closed or was
 	// lost): it gives back what the op holds and fails its event with err.
 	cancel func(err error)
+	ev     *event // nil for cleanups
+}
+
+// event is the event of work submitted to a device: a host event that the
+// work's replies complete, with the tickets of its requests, recorded as
+// they are sent, so that later work on the same device can name them.
+type event struct {
+	*core.HostEvent
+	dev      *Device
+	mu       sync.Mutex
+	tickets  []*ttruntime.Ticket
+	gaveUp   bool          // a synchronous caller stopped waiting (abandon)
+	sent     chan struct{} // closed once every request has been sent, or none will be
+	sentOnce sync.Once
+}
+
+func (d *Device) newEvent() *event {
+	return &event{HostEvent: core.NewHostEvent(), dev: d, sent: make(chan struct{})}
+}
+
+// record notes a ticket of the event's requests.
+func (e *event) record(t *ttruntime.Ticket) {
+	e.mu.Lock()
+	e.tickets = append(e.tickets, t)
+	if e.gaveUp {
+		t.Abandon()
+	}
+	e.mu.Unlock()
+}
+
+// markSent records that no more requests will be sent for the event.
+func (e *event) markSent() { e.sentOnce.Do(func() { close(e.sent) }) }
+
+func (e *event) inFlight() []*ttruntime.Ticket {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]*ttruntime.Ticket(nil), e.tickets...)
+}
+
+// newOp is a submission of this device's work with ctx after events.
+func (d *Device) newOp(ctx context.Context, after []backends.Event, ev *event) *op {
+	o := &op{ctx: ctx, after: after, ev: ev, own: make([]bool, len(after))}
+	for i, a := range after {
+		if e, ok := a.(*event); ok && e.dev == d {
+			o.own[i] = true
+		}
+	}
+	return o
+}
+
+// ownDeps are the tickets of o's own events still in flight, or the
+// dependency error of an own event that has failed. The caller has seen
+// every own event sent.
+func (o *op) ownDeps() ([]*ttruntime.Ticket, error) {
+	var deps []*ttruntime.Ticket
+	for i, a := range o.after {
+		if a == nil || !o.own[i] {
+			continue
+		}
+		e := a.(*event)
+		select {
+		case <-e.Done():
+			if err := e.Err(); err != nil {
+				return nil, core.DependencyFailed(i, err)
+			}
+			continue
+		default:
+		}
+		deps = append(deps, e.inFlight()...)
+	}
+	return deps, nil
+}
+
+// depErr is the error of the op when err says the runtime skipped it (or
+// the client refused to send it) because a request it named failed: the
+// dependency error of the first own event that failed.
+func (o *op) depErr(err error) error {
+	if err == nil || !errors.Is(err, core.ErrDependency) {
+		return err
+	}
+	for i, a := range o.after {
+		if a == nil || !o.own[i] {
+			continue
+		}
+		if derr := a.Err(); derr != nil {
+			return core.DependencyFailed(i, derr)
+		}
+	}
+	return err
+}
+
+// ready reports, without waiting, whether o can be decided now: every
+// other event done and every own one sent (or done); err is the first
+// failure among those done.
+func (o *op) ready() (bool, error) {
+	done := true
+	for i, a := range o.after {
+		if a == nil {
+			continue
+		}
+		select {
+		case <-a.Done():
+			if err := a.Err(); err != nil {
+				return true, core.DependencyFailed(i, err)
+			}
+			continue
+		default:
+		}
+		if o.own[i] && !o.hostWait {
+			select {
+			case <-a.(*event).sent:
+				continue
+			default:
+			}
+		}
+		done = false
+	}
+	return done, nil
+}
+
+// dispatch sends o now: its own events' tickets are its deps.
+func (o *op) dispatch() {
+	deps, err := o.ownDeps()
+	if err != nil {
+		cancelOp(o, err)
+		return
+	}
+	if o.hostWait {
+		deps = nil // waited for: all succeeded
+	}
+	o.send(deps)
+	if o.ev != nil {
+		o.ev.markSent()
+	}
 }
 
 // submitter sends one device's requests in submission order.
@@ -58,21 +200,21 @@ func (s *submitter) submit(o *op) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		o.cancel(s.closedErr())
+		cancelOp(o, s.closedErr())
 		return
 	}
 	if len(s.ops) == 0 {
-		if done, err := core.Ready(o.after); done {
+		if done, err := o.ready(); done {
 			s.mu.Unlock()
 			if err != nil {
-				o.cancel(err)
+				cancelOp(o, err)
 				return
 			}
 			if err := o.ctx.Err(); err != nil {
-				o.cancel(err)
+				cancelOp(o, err)
 				return
 			}
-			o.send()
+			o.dispatch()
 			return
 		}
 	}
@@ -103,7 +245,7 @@ func (s *submitter) inOrder(now func() error, later func()) error {
 		s.mu.Unlock()
 		return now()
 	}
-	s.ops = append(s.ops, &op{ctx: context.Background(), send: later, cancel: func(error) {}})
+	s.ops = append(s.ops, &op{ctx: context.Background(), send: func([]*ttruntime.Ticket) { later() }, cancel: func(error) {}})
 	s.mu.Unlock()
 	return nil
 }
@@ -120,9 +262,9 @@ func (s *submitter) work() {
 		o := s.ops[0]
 		s.mu.Unlock()
 		if err := s.wait(o); err != nil {
-			o.cancel(err)
+			cancelOp(o, err)
 		} else {
-			o.send()
+			o.dispatch()
 		}
 		s.mu.Lock()
 		s.ops[0] = nil
@@ -131,14 +273,21 @@ func (s *submitter) work() {
 	}
 }
 
-// wait waits for o's events, its ctx, the device's close or its loss.
+// wait waits for o's events (own ones only until they are sent), its ctx,
+// the device's close or its loss.
 func (s *submitter) wait(o *op) error {
 	for i, e := range o.after {
 		if e == nil {
 			continue
 		}
+		var sent <-chan struct{}
+		if o.own[i] && !o.hostWait {
+			sent = e.(*event).sent
+		}
 		select {
 		case <-e.Done():
+		case <-sent:
+			continue
 		case <-o.ctx.Done():
 			return o.ctx.Err()
 		case <-s.stop:
@@ -168,6 +317,14 @@ func (s *submitter) closedErr() error {
 // close refuses new work, fails what waits in the queue with ErrClosed and
 // waits for the worker (a send it has begun ends first). What was sent is
 // left to the runtime, whose exit drains it.
+// cancelOp is cancel for ops whose event others may wait to see sent.
+func cancelOp(o *op, err error) {
+	o.cancel(err)
+	if o.ev != nil {
+		o.ev.markSent()
+	}
+}
+
 func (s *submitter) close() {
 	s.mu.Lock()
 	if s.closed {
@@ -185,26 +342,28 @@ func (s *submitter) close() {
 	s.mu.Unlock()
 	err := s.closedErr()
 	for _, o := range dropped {
-		o.cancel(err)
+		cancelOp(o, err)
 	}
 	s.wg.Wait()
 }
 
 // replies collects the outcome of an op's requests: the op ends once every
 // request sent has been answered and no more will be sent (seal), with the
-// first error; end then runs (its copy-out and cleanup) and completes ev.
+// first error (a dependency the runtime reported named as o's); end then
+// runs (its copy-out and cleanup) and completes the event.
 type replies struct {
 	mu      sync.Mutex
 	pending int
 	sealed  bool
 	err     error
+	o       *op
 	end     func(err error) error // may be nil
-	ev      *core.HostEvent
 }
 
-func newReplies(ev *core.HostEvent, end func(error) error) *replies {
-	return &replies{ev: ev, end: end}
-}
+func newReplies(o *op, end func(error) error) *replies { return &replies{o: o, end: end} }
+
+// sent records a request's ticket, sent with r.done as its callback.
+func (r *replies) sent(t *ttruntime.Ticket) { r.o.ev.record(t) }
 
 func (r *replies) add() {
 	r.mu.Lock()
@@ -242,42 +401,47 @@ func (r *replies) seal(err error) {
 }
 
 func (r *replies) finish() {
-	err := r.err
+	err := r.o.depErr(r.err)
 	if r.end != nil {
 		err = r.end(err)
 	}
-	r.ev.Complete(err)
+	r.o.ev.Complete(err)
 }
 
 // Submit runs the program after the events in after and returns the run's
 // event. The arguments are checked now (an error queues nothing), and the
 // runtime program for this launch's grid is built now if it is new; the
 // run request goes to the runtime in submission order and its reply, the
-// run's completion, ends the event.
+// run's completion, ends the event. Events of this device are not waited
+// for: the run request names their requests, and the runtime does not run
+// it when one of them failed.
 func (x *Executable) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
 	req, err := x.prepare(ctx, args, false)
 	if err != nil {
 		return nil, err
 	}
-	ev := core.NewHostEvent()
-	x.dev.sub.submit(&op{ctx: ctx, after: after,
-		send:   func() { x.dev.sendRun(ctx, req, nil, ev, nil) },
-		cancel: func(err error) { ev.Complete(err) },
-	})
+	d := x.dev
+	ev := d.newEvent()
+	o := d.newOp(ctx, after, ev)
+	o.send = func(deps []*ttruntime.Ticket) { d.sendRun(ctx, o, req, nil, deps) }
+	o.cancel = func(err error) { ev.Complete(err) }
+	d.sub.submit(o)
 	return ev, nil
 }
 
-// sendRun sends a run whose reply (decoded into out, when not nil) ends
-// ev; sent, when not nil, is told the ticket.
-func (d *Device) sendRun(ctx context.Context, req ttruntime.RunRequest, out *ttruntime.RunReply, ev *core.HostEvent, sent func(*ttruntime.Ticket)) {
-	t, err := d.rt.SendRun(ctx, req, out, func(err error) { ev.Complete(err) })
+// sendRun sends o's run, whose reply (decoded into out, when not nil)
+// ends its event.
+func (d *Device) sendRun(ctx context.Context, o *op, req ttruntime.RunRequest, out *ttruntime.RunReply, deps []*ttruntime.Ticket) {
+	r := newReplies(o, nil)
+	r.add()
+	t, err := d.rt.SendRun(ctx, req, out, deps, r.done)
 	if err != nil {
-		ev.Complete(err) // not sent: ctx ended first
+		r.done(nil)
+		r.seal(err) // not sent: ctx ended first
 		return
 	}
-	if sent != nil {
-		sent(t)
-	}
+	r.sent(t)
+	r.seal(nil)
 }
 
 // queuedRun is a synchronous launch behind queued work: submitted, then
@@ -285,31 +449,31 @@ func (d *Device) sendRun(ctx context.Context, req ttruntime.RunRequest, out *ttr
 // ttruntime.Ticket.Abandon) and returns ctx's error.
 func (x *Executable) queuedRun(ctx context.Context, req ttruntime.RunRequest) (uint64, error) {
 	var out ttruntime.RunReply
-	ev := core.NewHostEvent()
-	var ticket atomic.Pointer[ttruntime.Ticket]
-	var gaveUp atomic.Bool
-	x.dev.sub.submit(&op{ctx: ctx,
-		send: func() {
-			x.dev.sendRun(ctx, req, &out, ev, func(t *ttruntime.Ticket) {
-				ticket.Store(t)
-				if gaveUp.Load() {
-					t.Abandon()
-				}
-			})
-		},
-		cancel: func(err error) { ev.Complete(err) },
-	})
+	d := x.dev
+	ev := d.newEvent()
+	o := d.newOp(ctx, nil, ev)
+	o.send = func(deps []*ttruntime.Ticket) { d.sendRun(ctx, o, req, &out, deps) }
+	o.cancel = func(err error) { ev.Complete(err) }
+	d.sub.submit(o)
 	if err := ev.Wait(ctx); err != nil {
 		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
-			gaveUp.Store(true)
-			if t := ticket.Load(); t != nil {
-				t.Abandon()
-			}
+			ev.abandon()
 			return 0, &backends.Error{Backend: ttruntime.Backend, Op: ttruntime.CmdRun, Err: err}
 		}
 		return 0, err
 	}
 	return out.ElapsedNS, nil
+}
+
+// abandon marks the event's requests abandoned (a synchronous caller gave
+// up waiting), now and as they are sent.
+func (e *event) abandon() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.gaveUp = true
+	for _, t := range e.tickets {
+		t.Abandon()
+	}
 }
 
 // transfer is one request of an asynchronous write or read.
@@ -327,32 +491,36 @@ type transfer struct {
 // it lies in host-pool memory, which the runtime reads in place when the
 // write runs (it must not change until the event has ended). When the
 // arena cannot give a region, the write goes through the pool's staging
-// region at its turn instead.
+// region at its turn instead (waiting on the host for this device's
+// events too). Events of this device are named in the request, as Submit's.
 func (p *Pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64, src []byte, after ...backends.Event) (backends.Event, error) {
 	b, err := p.span("write", dst, off, len(src))
 	if err != nil {
 		return nil, err
 	}
-	ev := core.NewHostEvent()
+	d := p.dev
+	ev := d.newEvent()
+	o := d.newOp(ctx, after, ev)
+	o.cancel = func(err error) { ev.Complete(err) }
 	if len(src) == 0 {
-		p.sub.submit(&op{ctx: ctx, after: after, send: func() { ev.Complete(nil) }, cancel: func(err error) { ev.Complete(err) }})
+		o.hostWait = true
+		o.send = func([]*ttruntime.Ticket) { ev.Complete(nil) }
+		d.sub.submit(o)
 		return ev, nil
 	}
 	x, region, err := p.stageWrite(b, off, src)
 	if err != nil { // no shm to stage into now: copy at the write's turn
-		p.sub.submit(&op{ctx: ctx, after: after,
-			send:   func() { ev.Complete(p.write(ctx, b, off, src)) },
-			cancel: func(err error) { ev.Complete(err) },
-		})
+		o.hostWait = true
+		o.send = func([]*ttruntime.Ticket) { ev.Complete(p.write(ctx, b, off, src)) }
+		d.sub.submit(o)
 		return ev, nil
 	}
 	freeRegion := func() { _ = p.host.Arena().Free(region) }
-	p.sub.submit(&op{ctx: ctx, after: after,
-		send: func() {
-			p.sendTransfer(ctx, ttruntime.CmdWrite, x, newReplies(ev, func(err error) error { freeRegion(); return err }))
-		},
-		cancel: func(err error) { freeRegion(); ev.Complete(err) },
-	})
+	o.send = func(deps []*ttruntime.Ticket) {
+		p.sendTransfer(ctx, ttruntime.CmdWrite, x, deps, newReplies(o, func(err error) error { freeRegion(); return err }))
+	}
+	o.cancel = func(err error) { freeRegion(); ev.Complete(err) }
+	d.sub.submit(o)
 	return ev, nil
 }
 
@@ -386,38 +554,42 @@ func (p *Pool) stageWrite(b *devBuf, off int64, src []byte) (transfer, shm.Regio
 // from which the bytes are copied (untilized and unpacked for a
 // tile-layout buffer) into dst when the reply comes, before the event
 // ends. When the arena cannot give a region, the read goes through the
-// pool's staging region at its turn instead.
+// pool's staging region at its turn instead. Events of this device are
+// named in the request, as Submit's.
 func (p *Pool) ReadAsync(ctx context.Context, src backends.BufferID, off int64, dst []byte, after ...backends.Event) (backends.Event, error) {
 	b, err := p.span("read", src, off, len(dst))
 	if err != nil {
 		return nil, err
 	}
-	ev := core.NewHostEvent()
+	d := p.dev
+	ev := d.newEvent()
+	o := d.newOp(ctx, after, ev)
+	o.cancel = func(err error) { ev.Complete(err) }
 	if len(dst) == 0 {
-		p.sub.submit(&op{ctx: ctx, after: after, send: func() { ev.Complete(nil) }, cancel: func(err error) { ev.Complete(err) }})
+		o.hostWait = true
+		o.send = func([]*ttruntime.Ticket) { ev.Complete(nil) }
+		d.sub.submit(o)
 		return ev, nil
 	}
 	x, region, copyOut, err := p.stageRead(b, off, dst)
 	if err != nil {
-		p.sub.submit(&op{ctx: ctx, after: after,
-			send:   func() { ev.Complete(p.read(ctx, b, off, dst)) },
-			cancel: func(err error) { ev.Complete(err) },
-		})
+		o.hostWait = true
+		o.send = func([]*ttruntime.Ticket) { ev.Complete(p.read(ctx, b, off, dst)) }
+		d.sub.submit(o)
 		return ev, nil
 	}
 	freeRegion := func() { _ = p.host.Arena().Free(region) }
-	p.sub.submit(&op{ctx: ctx, after: after,
-		send: func() {
-			p.sendTransfer(ctx, ttruntime.CmdRead, x, newReplies(ev, func(err error) error {
-				if err == nil && copyOut != nil {
-					copyOut()
-				}
-				freeRegion()
-				return err
-			}))
-		},
-		cancel: func(err error) { freeRegion(); ev.Complete(err) },
-	})
+	o.send = func(deps []*ttruntime.Ticket) {
+		p.sendTransfer(ctx, ttruntime.CmdRead, x, deps, newReplies(o, func(err error) error {
+			if err == nil && copyOut != nil {
+				copyOut()
+			}
+			freeRegion()
+			return err
+		}))
+	}
+	o.cancel = func(err error) { freeRegion(); ev.Complete(err) }
+	d.sub.submit(o)
 	return ev, nil
 }
 
@@ -445,17 +617,19 @@ func (p *Pool) stageRead(b *devBuf, off int64, dst []byte) (transfer, shm.Region
 	return transfer{rid: b.rid, off: off, seg: region.Segment(), segOff: region.Offset(), n: len(dst)}, region, copyOut, nil
 }
 
-// sendTransfer sends an asynchronous write or read, after unmaps of the
-// segments the arena has dropped since the last transfer; r collects the
-// replies.
-func (p *Pool) sendTransfer(ctx context.Context, cmd string, x transfer, r *replies) {
+// sendTransfer sends an asynchronous write or read named after deps,
+// after unmaps of the segments the arena has dropped since the last
+// transfer; r collects the replies.
+func (p *Pool) sendTransfer(ctx context.Context, cmd string, x transfer, deps []*ttruntime.Ticket, r *replies) {
 	for _, s := range p.droppedSegments() {
 		r.add()
-		if _, err := p.rt.SendUnmap(ctx, ttruntime.SegmentRequest{Segment: s}, r.done); err != nil {
+		t, err := p.rt.SendUnmap(ctx, ttruntime.SegmentRequest{Segment: s}, r.done)
+		if err != nil {
 			r.done(nil)
 			r.seal(err)
 			return
 		}
+		r.sent(t)
 	}
 	p.markMapped(x.seg)
 	req := ttruntime.TransferRequest{Buffer: x.rid, Offset: uint64(x.off), Segment: x.seg, SegmentOffset: uint64(x.segOff), Length: uint64(x.n)}
@@ -464,10 +638,12 @@ func (p *Pool) sendTransfer(ctx context.Context, cmd string, x transfer, r *repl
 		send = p.rt.SendWrite
 	}
 	r.add()
-	if _, err := send(ctx, req, r.done); err != nil {
+	t, err := send(ctx, req, deps, r.done)
+	if err != nil {
 		r.done(nil)
 		r.seal(err)
 		return
 	}
+	r.sent(t)
 	r.seal(nil)
 }

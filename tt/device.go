@@ -34,6 +34,7 @@ type Device struct {
 func newDevice(name string, emulated bool, rt *ttruntime.Client, lock *ttruntime.ChipLock, host *hostpool.Pool, card *Card) *Device {
 	d := &Device{name: name, emulated: emulated, rt: rt, lock: lock, sub: newSubmitter(name, rt)}
 	d.pool = newPool(name, rt, d.sub, host)
+	d.pool.dev = d
 	d.info = deviceInfo(rt.Info(), emulated, card)
 	return d
 }

@@ -322,3 +322,72 @@ func TestAsyncCloseDrains(t *testing.T) {
 	require.ErrorIs(t, err, backends.ErrClosed)
 	require.NoError(t, exe.Release())
 }
+
+// Work after an event of the same device is not held back on the host: a
+// write, a run after it and a read after the run are in flight together,
+// each naming the one before (protocol `after`). When a run fails, the
+// work named after it is not executed (a write after it leaves the buffer
+// as it was) and fails with ErrDependency wrapping the run's error; work
+// that does not depend on it runs.
+func TestAsyncSameDeviceDependencies(t *testing.T) {
+	// init 1, allocs 2-4, the first launch compiles (5) and runs (6), then
+	// requests 7 (write) 8 (run) 9 (read); in the second round 10 (run)
+	// fails.
+	d := open1(t, "-slow 20ms -error-at 10 -error-code run_error")
+	args := contractArgs(t, d, 4096, 3, 4)
+	args = append(args[3:], args[:3]...)
+	exe := compileOne(t, d, vaddProgram())
+	ctx := context.Background()
+	require.NoError(t, exe.Launch(ctx, args))
+	p := d.Pool()
+	buf := args[3].Buffer
+	data := bytes.Repeat([]byte{7}, 4096)
+	w, err := p.WriteAsync(ctx, buf, 0, data)
+	require.NoError(t, err)
+	run, err := exe.Submit(ctx, args, w)
+	require.NoError(t, err)
+	out := make([]byte, 4096)
+	rd, err := p.ReadAsync(ctx, buf, 0, out, run)
+	require.NoError(t, err)
+	require.Equal(t, 3, d.Client().InFlight(), "the three are in flight together: nothing waited on the host")
+	require.NoError(t, rd.Wait(ctx))
+	require.Equal(t, data, out)
+
+	failed, err := exe.Submit(ctx, args) // request 10: fails
+	require.NoError(t, err)
+	after, err := p.WriteAsync(ctx, buf, 0, bytes.Repeat([]byte{9}, 4096), failed) // skipped by the runtime
+	require.NoError(t, err)
+	after2, err := exe.Submit(ctx, args, after) // skipped too: its dependency failed
+	require.NoError(t, err)
+	independent, err := exe.Submit(ctx, args)
+	require.NoError(t, err)
+	var re *ttruntime.RemoteError
+	require.ErrorAs(t, failed.Wait(ctx), &re)
+	require.Equal(t, ttruntime.CodeRunError, re.Code)
+	for name, ev := range map[string]backends.Event{"the write after it": after, "the run after that": after2} {
+		err := ev.Wait(ctx)
+		require.ErrorIs(t, err, backends.ErrDependency, name)
+		require.ErrorAs(t, err, &re, name)
+		require.Equal(t, ttruntime.CodeRunError, re.Code, "%s keeps the original error", name)
+	}
+	require.NoError(t, independent.Wait(ctx), "work that does not depend on the failure runs")
+	back := make([]byte, 4096)
+	require.NoError(t, p.Read(ctx, buf, 0, back))
+	require.Equal(t, data, back, "the write after the failed run was not executed")
+
+	// An own event that has already failed decides at submission.
+	_, err = p.WriteAsync(ctx, buf, 0, []byte{1}, failed)
+	require.NoError(t, err)
+	ev, err := p.ReadAsync(ctx, buf, 0, back[:1], failed)
+	require.NoError(t, err)
+	require.ErrorIs(t, ev.Wait(ctx), backends.ErrDependency)
+}
+
+// Work on one device after work on another waits for it on the host: the
+// emulator's two chips of a p300c, chained through a host-pool buffer.
+func TestCrossDeviceEvents(t *testing.T) {
+	devs := openEmu(t, "p300c")
+	require.Len(t, devs, 2)
+	host := devs[0].Pool().(*tt.Pool).Host()
+	backendtest.RunCrossDeviceEvents(t, devs[0], devs[1], backendtest.VaddStep(t, 4096), backendtest.VaddStep(t, 4096), host)
+}

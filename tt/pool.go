@@ -36,6 +36,7 @@ type Pool struct {
 	name  string
 	rt    *ttruntime.Client
 	sub   *submitter // the device's: frees go behind queued work
+	dev   *Device
 	host  *hostpool.Pool
 	total int64
 	bufs  *buftable.Table[*devBuf]
@@ -265,16 +266,14 @@ func (p *Pool) span(op string, id backends.BufferID, off int64, n int) (*devBuf,
 
 // Write copies src into the buffer at off. When src lies in host-pool
 // memory the runtime reads it in place (no copy on the Go side);
-// otherwise it goes through the pool's staging region in chunks. Behind
-// work queued on the device it is WriteAsync and a wait.
+// otherwise it goes through the pool's staging region in chunks. It goes
+// to the runtime at once, behind the requests in flight but ahead of
+// asynchronous work still waiting for its events (as a host pool's copy
+// does not wait for queued copies either).
 func (p *Pool) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
 	b, err := p.span("write", dst, off, len(src))
 	if err != nil || len(src) == 0 {
 		return err
-	}
-	if !p.sub.idle() {
-		ev, err := p.WriteAsync(ctx, dst, off, src)
-		return driver.Wait(ctx, ev, err)
 	}
 	return p.write(ctx, b, off, src)
 }
@@ -295,16 +294,12 @@ func (p *Pool) write(ctx context.Context, b *devBuf, off int64, src []byte) erro
 }
 
 // Read copies the buffer's bytes at off into dst: straight into dst when it
-// is host-pool memory, else through the staging region. Behind work queued
-// on the device it is ReadAsync and a wait.
+// is host-pool memory, else through the staging region. Like Write, it
+// goes to the runtime at once.
 func (p *Pool) Read(ctx context.Context, src backends.BufferID, off int64, dst []byte) error {
 	b, err := p.span("read", src, off, len(dst))
 	if err != nil || len(dst) == 0 {
 		return err
-	}
-	if !p.sub.idle() {
-		ev, err := p.ReadAsync(ctx, src, off, dst)
-		return driver.Wait(ctx, ev, err)
 	}
 	return p.read(ctx, b, off, dst)
 }

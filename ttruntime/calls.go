@@ -120,27 +120,30 @@ func (c *Client) Release(ctx context.Context, req ProgramRequest) error {
 // SendRun sends a run; its reply (the run's completion, with its error)
 // decodes into out when out is not nil. With KernelOutput set, the run's
 // DPRINT lines have been written there before done is called.
-func (c *Client) SendRun(ctx context.Context, req RunRequest, out *RunReply, done func(error)) (*Ticket, error) {
+//
+// after (may be nil) are the tickets whose failure must keep it from
+// running (see SendAfter).
+func (c *Client) SendRun(ctx context.Context, req RunRequest, out *RunReply, after []*Ticket, done func(error)) (*Ticket, error) {
 	if out == nil {
-		return c.send(ctx, CmdRun, req, nil, done, c.cfg.Timeout, false)
+		return c.send(ctx, CmdRun, req, nil, after, done, c.cfg.Timeout, false)
 	}
-	return c.send(ctx, CmdRun, req, out, done, c.cfg.Timeout, false)
+	return c.send(ctx, CmdRun, req, out, after, done, c.cfg.Timeout, false)
 }
 
-// SendWrite sends a write (shm segment to buffer).
-func (c *Client) SendWrite(ctx context.Context, req TransferRequest, done func(error)) (*Ticket, error) {
-	return c.send(ctx, CmdWrite, req, nil, done, c.cfg.Timeout, false)
+// SendWrite sends a write (shm segment to buffer), after as SendRun's.
+func (c *Client) SendWrite(ctx context.Context, req TransferRequest, after []*Ticket, done func(error)) (*Ticket, error) {
+	return c.send(ctx, CmdWrite, req, nil, after, done, c.cfg.Timeout, false)
 }
 
-// SendRead sends a read (buffer to shm segment): the bytes are in the
-// segment once the ticket has succeeded.
-func (c *Client) SendRead(ctx context.Context, req TransferRequest, done func(error)) (*Ticket, error) {
-	return c.send(ctx, CmdRead, req, nil, done, c.cfg.Timeout, false)
+// SendRead sends a read (buffer to shm segment), after as SendRun's: the
+// bytes are in the segment once the ticket has succeeded.
+func (c *Client) SendRead(ctx context.Context, req TransferRequest, after []*Ticket, done func(error)) (*Ticket, error) {
+	return c.send(ctx, CmdRead, req, nil, after, done, c.cfg.Timeout, false)
 }
 
 // SendUnmap sends an unmap.
 func (c *Client) SendUnmap(ctx context.Context, req SegmentRequest, done func(error)) (*Ticket, error) {
-	return c.send(ctx, CmdUnmap, req, nil, done, c.cfg.Timeout, false)
+	return c.send(ctx, CmdUnmap, req, nil, nil, done, c.cfg.Timeout, false)
 }
 
 // SendFree sends a free. The runtime runs requests in order, so a free
@@ -149,10 +152,10 @@ func (c *Client) SendUnmap(ctx context.Context, req SegmentRequest, done func(er
 // have been answered (AbandonedGrace after it was sent, while an abandoned
 // call is unanswered).
 func (c *Client) SendFree(ctx context.Context, req BufferRequest, done func(error)) (*Ticket, error) {
-	return c.send(ctx, CmdFree, req, nil, done, c.cfg.CleanupTimeout, true)
+	return c.send(ctx, CmdFree, req, nil, nil, done, c.cfg.CleanupTimeout, true)
 }
 
 // SendRelease sends a release, with Free's bounds.
 func (c *Client) SendRelease(ctx context.Context, req ProgramRequest, done func(error)) (*Ticket, error) {
-	return c.send(ctx, CmdRelease, req, nil, done, c.cfg.CleanupTimeout, true)
+	return c.send(ctx, CmdRelease, req, nil, nil, done, c.cfg.CleanupTimeout, true)
 }

@@ -151,13 +151,23 @@ var _ core.Event = (*Ticket)(nil)
 // with ErrDeviceLost (onReply is called), as every ticket in flight does
 // when the runtime dies, hangs past the deadline or answers out of order.
 func (c *Client) Send(ctx context.Context, cmd string, req, out any, onReply func(error)) (*Ticket, error) {
-	return c.send(ctx, cmd, req, out, onReply, c.cfg.Timeout, false)
+	return c.send(ctx, cmd, req, out, nil, onReply, c.cfg.Timeout, false)
 }
 
-// send is Send with the ticket's timeout; graced marks a cleanup (free,
-// release), which gets AbandonedGrace from its send while an abandoned call
-// is unanswered.
-func (c *Client) send(ctx context.Context, cmd string, req, out any, onReply func(error), timeout time.Duration, graced bool) (*Ticket, error) {
+// SendAfter is Send for a request that must not run when one of the
+// requests of after fails (protocol field `after`): the runtime then
+// answers it with dependency_failed (a *RemoteError that unwraps to
+// core.ErrDependency) without executing it. A ticket of after that has
+// already failed fails this one at once, with core.ErrDependency, and
+// nothing is sent; one that has succeeded is left out.
+func (c *Client) SendAfter(ctx context.Context, cmd string, req, out any, after []*Ticket, onReply func(error)) (*Ticket, error) {
+	return c.send(ctx, cmd, req, out, after, onReply, c.cfg.Timeout, false)
+}
+
+// send is SendAfter with the ticket's timeout; graced marks a cleanup
+// (free, release), which gets AbandonedGrace from its send while an
+// abandoned call is unanswered.
+func (c *Client) send(ctx context.Context, cmd string, req, out any, after []*Ticket, onReply func(error), timeout time.Duration, graced bool) (*Ticket, error) {
 	var body []byte
 	if req != nil {
 		var err error
@@ -184,13 +194,30 @@ func (c *Client) send(ctx context.Context, cmd string, req, out any, onReply fun
 		}
 		return nil, err
 	}
+	var ids []uint64
+	for _, a := range after {
+		if a == nil {
+			continue
+		}
+		select {
+		case <-a.done:
+			if a.err != nil {
+				<-c.room
+				t.finish(&core.Error{Backend: Backend, Op: cmd, Err: fmt.Errorf("%w: request %d (%s) failed: %w", core.ErrDependency, a.id, a.cmd, a.err)})
+				return t, nil
+			}
+			continue // succeeded: nothing to name
+		default:
+		}
+		ids = append(ids, a.id) // in flight: within the runtime's window
+	}
 	if graced && c.abandonedN.Load() > 0 {
 		t.timeout = min(t.timeout, c.cfg.AbandonedGrace)
 		t.strict = time.Now().Add(t.timeout)
 	}
 	c.nextID++
 	t.id = c.nextID
-	line := appendRequest(c.wbuf[:0], t.id, cmd, body)
+	line := appendRequestAfter(c.wbuf[:0], t.id, cmd, ids, body)
 	if cap(line) <= keptBufMax {
 		c.wbuf = line
 	}

@@ -40,10 +40,10 @@ func TestPipelinedRequestsRunInOrder(t *testing.T) {
 	for i := range k {
 		src, dst := uint64(16*i), uint64(16*i+8)
 		binary.LittleEndian.PutUint64(mem[src:], uint64(1000+i))
-		w, err := c.SendWrite(ctx, ttruntime.TransferRequest{Buffer: a.Buffer, Segment: seg.Name(), SegmentOffset: src, Length: 8},
+		w, err := c.SendWrite(ctx, ttruntime.TransferRequest{Buffer: a.Buffer, Segment: seg.Name(), SegmentOffset: src, Length: 8}, nil,
 			func(err error) { mu.Lock(); order = append(order, 2*i); mu.Unlock() })
 		require.NoError(t, err)
-		r, err := c.SendRead(ctx, ttruntime.TransferRequest{Buffer: a.Buffer, Segment: seg.Name(), SegmentOffset: dst, Length: 8},
+		r, err := c.SendRead(ctx, ttruntime.TransferRequest{Buffer: a.Buffer, Segment: seg.Name(), SegmentOffset: dst, Length: 8}, nil,
 			func(err error) { mu.Lock(); order = append(order, 2*i+1); mu.Unlock() })
 		require.NoError(t, err)
 		tickets = append(tickets, w, r)

@@ -163,6 +163,14 @@ type server struct {
 	segs     map[string]*shm.Segment
 	dprint   bool
 	scratch  [24]byte
+	// failures holds the failed requests among the last AfterWindow ids
+	// (slot id % AfterWindow), for `after`.
+	failures [ttruntime.AfterWindow]failure
+}
+
+type failure struct {
+	id   uint64
+	code string
 }
 
 // Main runs the mock on stdin and stdout until exit or end of input and
@@ -252,8 +260,9 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 }
 
 type request struct {
-	ID  *uint64 `json:"id"`
-	Cmd string  `json:"cmd"`
+	ID    *uint64         `json:"id"`
+	Cmd   string          `json:"cmd"`
+	After json.RawMessage `json:"after"`
 }
 
 // fastRequest reads the commonest request, exactly {"id":N,"cmd":"ping"}
@@ -357,6 +366,9 @@ func (s *server) handle(line []byte) (code int, done bool) {
 		s.replyErr(id, ttruntime.CodeNotInitialized, req.Cmd+" before init")
 		return 0, false
 	}
+	if len(req.After) > 0 && !s.checkAfter(id, req.Cmd, req.After) {
+		return 0, false
+	}
 	switch req.Cmd {
 	case ttruntime.CmdInit:
 		s.cmdInit(id, line)
@@ -426,6 +438,38 @@ func (s *server) handle(line []byte) (code int, done bool) {
 	return 0, false
 }
 
+// checkAfter applies a request's `after` as the runtime does: its shape
+// (bad_request), the window (invalid_argument), then the outcomes of the
+// requests it names (dependency_failed). It reports whether the request may
+// run; otherwise it has answered it.
+func (s *server) checkAfter(id uint64, cmd string, raw json.RawMessage) bool {
+	if string(bytes.TrimSpace(raw)) == "null" {
+		return true
+	}
+	var after []uint64
+	if err := json.Unmarshal(raw, &after); err != nil {
+		s.replyErr(id, ttruntime.CodeBadRequest, cmd+".after: must be an array of request ids: "+err.Error())
+		return false
+	}
+	if len(after) > ttruntime.MaxAfter {
+		s.replyErr(id, ttruntime.CodeBadRequest, fmt.Sprintf("%s.after: names %d requests; at most %d", cmd, len(after), ttruntime.MaxAfter))
+		return false
+	}
+	for i, dep := range after {
+		if dep >= id || id-dep > ttruntime.AfterWindow {
+			s.replyErr(id, ttruntime.CodeInvalidArgument, fmt.Sprintf("%s.after[%d]: request %d is not one of the %d requests before request %d", cmd, i, dep, ttruntime.AfterWindow, id))
+			return false
+		}
+	}
+	for i, dep := range after {
+		if f := s.failures[dep%ttruntime.AfterWindow]; f.id == dep {
+			s.replyErr(id, ttruntime.CodeDependencyFailed, fmt.Sprintf("%s.after[%d]: request %d failed (%s); this request was not executed", cmd, i, dep, f.code))
+			return false
+		}
+	}
+	return true
+}
+
 // decode reads a request strictly into v, one of the message types below
 // (the command's fields with id and cmd): a field v does not have, or a
 // value of the wrong type, is bad_request, as in the runtime.
@@ -442,8 +486,9 @@ func (s *server) decode(id uint64, line []byte, v any) bool {
 // The requests as they arrive: the command's fields with id and cmd.
 type (
 	head struct {
-		ID  *uint64 `json:"id"`
-		Cmd string  `json:"cmd"`
+		ID    *uint64  `json:"id"`
+		Cmd   string   `json:"cmd"`
+		After []uint64 `json:"after"`
 	}
 	initMsg struct {
 		head
@@ -558,6 +603,9 @@ func (s *server) reply(id uint64, result any) {
 }
 
 func (s *server) replyErr(id uint64, code, msg string) {
+	if id != 0 {
+		s.failures[id%ttruntime.AfterWindow] = failure{id, code}
+	}
 	b, _ := json.Marshal(struct {
 		ID    uint64              `json:"id"`
 		OK    bool                `json:"ok"`
