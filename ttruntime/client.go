@@ -192,11 +192,12 @@ type Client struct {
 	ring      [MaxInFlight]*Ticket
 	qHead     int
 	qLen      int
-	reading   bool      // the reader goroutine runs
-	lastReply time.Time // when the last reply was handled
-	strictN   int       // tickets in the queue with a strict deadline
-	pipeDead  bool      // the pipe failed: every ticket fails at once
-	torn      bool      // teardown: no reader starts any more
+	reading   bool        // the reader goroutine runs
+	active    atomic.Bool // qLen > 0 || reading, for the fast path's check
+	lastReply time.Time   // when the last reply was handled
+	strictN   int         // tickets in the queue with a strict deadline
+	pipeDead  bool        // the pipe failed: every ticket fails at once
+	torn      bool        // teardown: no reader starts any more
 	readers   sync.WaitGroup
 	room      chan struct{} // a slot per ticket in flight (MaxInFlight)
 	dead      chan struct{} // closed once broken, exited or closing

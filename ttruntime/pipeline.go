@@ -284,12 +284,12 @@ func (c *Client) pipelined(ctx context.Context, t *Ticket, line []byte) error {
 		t.finish(c.lostErr(t.cmd))
 		return nil
 	}
-	c.push(t)
 	start := !c.reading
 	if start {
 		c.reading = true
 		c.readers.Add(1)
 	}
+	c.push(t)
 	c.qmu.Unlock()
 	if start {
 		go c.readLoop()
@@ -345,6 +345,7 @@ func (c *Client) unpush(t *Ticket) {
 		if !t.strict.IsZero() {
 			c.strictN--
 		}
+		c.noteActive()
 		c.qmu.Unlock()
 		<-c.room
 	} else {
@@ -360,7 +361,12 @@ func (c *Client) push(t *Ticket) {
 	if !t.strict.IsZero() {
 		c.strictN++
 	}
+	c.noteActive()
 }
+
+// noteActive records, for direct, whether anything is in flight or the
+// reader runs; the caller holds qmu and calls it after every change.
+func (c *Client) noteActive() { c.active.Store(c.qLen > 0 || c.reading) }
 
 // pop removes the head of the queue; the caller holds qmu.
 func (c *Client) pop() *Ticket {
@@ -371,17 +377,15 @@ func (c *Client) pop() *Ticket {
 	if !t.strict.IsZero() {
 		c.strictN--
 	}
+	c.noteActive()
 	return t
 }
 
 // direct reports whether nothing is in flight, so a caller that holds the
 // call slot may read its own reply. No ticket can be queued meanwhile: a
-// sender needs the call slot.
-func (c *Client) direct() bool {
-	c.qmu.Lock()
-	defer c.qmu.Unlock()
-	return c.qLen == 0 && !c.reading
-}
+// sender needs the call slot. The reader records its end (noteActive)
+// after its last read, so a caller that sees it ended may read stdout.
+func (c *Client) direct() bool { return !c.active.Load() }
 
 // InFlight is the number of requests sent and not yet answered (tests and
 // diagnostics).
@@ -421,6 +425,7 @@ func (c *Client) readLoop() {
 		c.qmu.Lock()
 		if c.qLen == 0 {
 			c.reading = false
+			c.noteActive()
 			c.qmu.Unlock()
 			return
 		}
@@ -519,6 +524,7 @@ func (c *Client) failPipe() {
 		ts = append(ts, c.pop())
 	}
 	c.reading = false
+	c.noteActive()
 	c.qmu.Unlock()
 	for _, t := range ts {
 		<-c.room

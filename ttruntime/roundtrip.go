@@ -51,55 +51,24 @@ func (c *Client) roundTrip(ctx context.Context, cmd string, req, out any, timeou
 			return err
 		}
 	}
-	if err := c.takeSlot(ctx, cmd); err != nil {
-		return err
-	}
-	slotHeld := true
-	defer func() {
-		if slotHeld {
-			<-c.callSlot
+	select {
+	case c.callSlot <- struct{}{}:
+	default: // another call is in flight: wait for it, or for our context
+		select {
+		case c.callSlot <- struct{}{}:
+		case <-ctx.Done():
+			return &core.Error{Backend: Backend, Op: cmd, Err: ctx.Err()}
 		}
-	}()
+	}
+	if !c.direct() {
+		return c.queuedCall(ctx, cmd, body, out, timeout, graced)
+	}
+	defer func() { <-c.callSlot }()
 	if err := c.deadErr(cmd); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return &core.Error{Backend: Backend, Op: cmd, Err: err}
-	}
-	if !c.direct() {
-		if err := c.takeRoom(ctx, cmd); err != nil {
-			return err
-		}
-		t := c.newTicket(cmd, out, nil, timeout)
-		if graced && c.abandonedN.Load() > 0 {
-			t.strict = time.Now().Add(timeout)
-		}
-		c.nextID++
-		t.id = c.nextID
-		line := appendRequest(c.wbuf[:0], t.id, cmd, body)
-		if cap(line) <= keptBufMax {
-			c.wbuf = line
-		}
-		if err := c.pipelined(ctx, t, line); errors.Is(err, errCutOff) {
-			<-t.done // failed by the reader with the cut-off
-			return t.err
-		} else if err != nil {
-			return err
-		}
-		<-c.callSlot
-		slotHeld = false
-		select {
-		case <-t.done:
-			return t.err
-		case <-ctx.Done():
-			select {
-			case <-t.done:
-				return t.err
-			default:
-			}
-			t.Abandon() // its reply is read and dropped
-			return &core.Error{Backend: Backend, Op: cmd, Err: ctx.Err()}
-		}
 	}
 	c.nextID++
 	id := c.nextID
@@ -228,5 +197,57 @@ func (c *Client) roundTrip(ctx context.Context, cmd string, req, out any, timeou
 func (c *Client) logStray(raw []byte) {
 	if text := bytes.TrimSpace(raw); len(text) > 0 {
 		c.log.Debug("tt-runtime stdout (not protocol)", "line", clip(text, 512))
+	}
+}
+
+// queuedCall is a call behind requests in flight: its request is queued as
+// a ticket, the call slot (which the caller holds) is given back once it is
+// written, and the caller waits for the reply, or gives it up with ctx
+// (the reply is then read and dropped).
+func (c *Client) queuedCall(ctx context.Context, cmd string, body []byte, out any, timeout time.Duration, graced bool) error {
+	slotHeld := true
+	defer func() {
+		if slotHeld {
+			<-c.callSlot
+		}
+	}()
+	if err := c.deadErr(cmd); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return &core.Error{Backend: Backend, Op: cmd, Err: err}
+	}
+	if err := c.takeRoom(ctx, cmd); err != nil {
+		return err
+	}
+	t := c.newTicket(cmd, out, nil, timeout)
+	if graced && c.abandonedN.Load() > 0 {
+		t.strict = time.Now().Add(timeout)
+	}
+	c.nextID++
+	t.id = c.nextID
+	line := appendRequest(c.wbuf[:0], t.id, cmd, body)
+	if cap(line) <= keptBufMax {
+		c.wbuf = line
+	}
+	if err := c.pipelined(ctx, t, line); errors.Is(err, errCutOff) {
+		<-t.done // failed by the reader with the cut-off
+		return t.err
+	} else if err != nil {
+		return err
+	}
+	<-c.callSlot
+	slotHeld = false
+	select {
+	case <-t.done:
+		return t.err
+	case <-ctx.Done():
+		select {
+		case <-t.done:
+			return t.err
+		default:
+		}
+		t.Abandon() // its reply is read and dropped
+		return &core.Error{Backend: Backend, Op: cmd, Err: ctx.Err()}
 	}
 }
