@@ -363,11 +363,14 @@ func (e *ShutdownError) Error() string {
 	return fmt.Sprintf("the runtime (pid %d) did not exit when asked and %s (%s)", e.Pid, e.How, e.Status)
 }
 
-// Close shuts the runtime down gracefully: it sends exit and waits, then
-// sends SIGTERM and waits, then SIGKILL (each wait ShutdownTimeout). While
+// Close shuts the runtime down gracefully: it waits for the replies of the
+// requests in flight (each bounded as always; their tickets end), sends exit
+// and waits, then sends SIGTERM and waits, then SIGKILL (each wait
+// ShutdownTimeout). While
 // an abandoned call is unanswered (the runtime is likely still inside the
 // kernel of a launch whose caller gave up), the exit request waits only
-// AbandonedGrace and a runtime that does not answer is killed at once. It
+// AbandonedGrace, without waiting for what is in flight, and a runtime that
+// does not answer is killed at once (what is in flight fails). It
 // returns nil when the runtime exited when asked (or had already gone: its
 // end was reported by the call that saw it), and a *core.Error wrapping a
 // *ShutdownError, saying "exited after SIGTERM" or "killed", when Close had
