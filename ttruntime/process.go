@@ -7,7 +7,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -118,6 +120,7 @@ func (c *Client) waitLoop() {
 	c.exitStatus = status
 	c.ending.Store(true)
 	close(c.exited)
+	c.markDead()
 	c.limitReadsAfterExit()
 	c.log.Debug("tt-runtime exited", "status", status)
 }
@@ -135,7 +138,7 @@ func (c *Client) stderrLoop() {
 	buf := make([]byte, stderrBufBytes)
 	var line []byte // the line read so far (at most stderrLineMax bytes)
 	for {
-		n, err := c.stderr.Read(buf)
+		n, err := c.readStderr(buf)
 		chunk := buf[:n]
 		for len(chunk) > 0 {
 			i := bytes.IndexByte(chunk, '\n')
@@ -148,7 +151,6 @@ func (c *Client) stderrLoop() {
 			c.stderrLine(bytes.TrimRight(line, "\r"))
 			line = line[:0]
 		}
-		c.stderrRead.Add(uint64(n))
 		c.stderrHandled.Store(c.stderrRead.Load() - uint64(len(line)))
 		if err != nil {
 			if len(line) > 0 {
@@ -158,6 +160,44 @@ func (c *Client) stderrLoop() {
 			return
 		}
 	}
+}
+
+// readStderr reads what stderr holds into buf and counts it in stderrRead
+// under stderrMu, in the same step as the read itself: syncStderr, which
+// takes stderrMu too, then sees every byte either still in the pipe or
+// counted, never in between. io.EOF at the end.
+func (c *Client) readStderr(buf []byte) (int, error) {
+	rc, err := c.stderr.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	var rerr error
+	err = rc.Read(func(fd uintptr) bool {
+		c.stderrMu.Lock()
+		defer c.stderrMu.Unlock()
+		for {
+			n, rerr = unix.Read(int(fd), buf)
+			if !errors.Is(rerr, unix.EINTR) {
+				break
+			}
+		}
+		n = max(n, 0) // -1 with an error
+		if errors.Is(rerr, unix.EAGAIN) {
+			return false // wait until there is something to read
+		}
+		c.stderrRead.Add(uint64(n))
+		return true
+	})
+	switch {
+	case err != nil:
+		return n, err
+	case rerr != nil:
+		return n, rerr
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 func appendCapped(line, b []byte) []byte {
@@ -191,10 +231,12 @@ func (c *Client) syncStderr() {
 		return
 	}
 	pending := 0
+	c.stderrMu.Lock() // no read is between the pipe and stderrRead now
 	if rc, err := c.stderr.SyscallConn(); err == nil {
 		_ = rc.Control(func(fd uintptr) { pending, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
 	}
 	target := c.stderrRead.Load() + uint64(max(pending, 0))
+	c.stderrMu.Unlock()
 	// The bytes are in the pipe already, so they come however loaded the
 	// host is: wait while the handling makes progress, and give up only
 	// after stderrDrainWait without any (a line the runtime never ends).
@@ -219,9 +261,11 @@ func (c *Client) fail(reason error) {
 		c.brokenErr = reason
 		c.ending.Store(true)
 		close(c.broken)
+		c.markDead()
 		c.log.Debug("tt-runtime broken; killing it", "reason", reason)
 	})
 	c.signal(syscall.SIGKILL)
+	c.interruptRead() // a reader goroutine sees the break at once
 }
 
 // signal sends sig unless the process has been reaped. os.Process signals
@@ -286,6 +330,7 @@ func (c *Client) Kill() {
 	c.closeOnce.Do(func() {
 		c.ending.Store(true)
 		close(c.closing)
+		c.markDead()
 	})
 	c.signal(syscall.SIGKILL)
 	c.teardown()
@@ -326,11 +371,14 @@ func (e *ShutdownError) Error() string {
 	return fmt.Sprintf("the runtime (pid %d) did not exit when asked and %s (%s)", e.Pid, e.How, e.Status)
 }
 
-// Close shuts the runtime down gracefully: it sends exit and waits, then
-// sends SIGTERM and waits, then SIGKILL (each wait ShutdownTimeout). While
+// Close shuts the runtime down gracefully: it waits for the replies of the
+// requests in flight (each bounded as always; their tickets end), sends exit
+// and waits, then sends SIGTERM and waits, then SIGKILL (each wait
+// ShutdownTimeout). While
 // an abandoned call is unanswered (the runtime is likely still inside the
 // kernel of a launch whose caller gave up), the exit request waits only
-// AbandonedGrace and a runtime that does not answer is killed at once. It
+// AbandonedGrace, without waiting for what is in flight, and a runtime that
+// does not answer is killed at once (what is in flight fails). It
 // returns nil when the runtime exited when asked (or had already gone: its
 // end was reported by the call that saw it), and a *core.Error wrapping a
 // *ShutdownError, saying "exited after SIGTERM" or "killed", when Close had
@@ -344,6 +392,15 @@ func (c *Client) Close() error {
 	}
 	alive := c.Alive()
 	killed := false
+	if alive && c.abandonedN.Load() == 0 {
+		// Close drains: what is in flight is answered first (each reply
+		// bounded as always), then exit is sent. While an abandoned call is
+		// unanswered the runtime is likely stuck in it, and exit goes at
+		// once with AbandonedGrace (it fails what is in flight when the
+		// runtime does not answer).
+		c.drain()
+		alive = c.Alive()
+	}
 	if alive {
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ShutdownTimeout)
 		err := c.exit(ctx)
@@ -359,6 +416,7 @@ func (c *Client) Close() error {
 	}
 	c.ending.Store(true)
 	close(c.closing)
+	c.markDead()
 	var err error
 	if alive {
 		err = c.awaitExit()
@@ -417,6 +475,7 @@ func (c *Client) teardown() {
 	case <-time.After(stderrCloseWait):
 	}
 	c.fdsOnce.Do(func() { closeAll(c.stdout, c.stderr) })
+	c.stopReaders() // the closed stdout ends a reader's read
 	c.wg.Wait()
 }
 
