@@ -1,0 +1,422 @@
+package opencl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/internal/core"
+)
+
+// The device's work goes to its in-order command queue as non-blocking
+// enqueues. An event of the same device that is still pending goes in the
+// command's wait list as its cl_event. Work that waits for an event the
+// queue cannot see (another device's, a HostEvent) is held back in the
+// device's deferred list, in submission order, together with everything
+// submitted after it, and a goroutine enqueues it once that event has
+// succeeded (or fails it, enqueueing nothing, when the event fails, its ctx
+// ends or the device closes). User events with a negative status are not
+// used for this: implementations terminate every command queued behind
+// the terminated one (PoCL does), which would fail work that does not
+// depend on the failure. One completer goroutine per device waits for the
+// enqueued commands in order, reads their status, gives back what they hold
+// (buffers, the kernel, pinned memory, the cl_event) and ends their
+// events, whether or not anyone waits.
+
+// completerBatch is how many enqueued commands the completer settles with
+// one wait (for the last of them: the queue runs them in order).
+const completerBatch = 256
+
+// pendingDepth is how many enqueued commands the completer's channel
+// holds before a submission waits for room.
+const pendingDepth = 4096
+
+// event is the completion of one command of a device. Its Go side is a
+// HostEvent that the completer ends; cl is the command's cl_event while it
+// is pending (0 once it has ended), which later commands put in their wait
+// lists.
+type event struct {
+	*core.HostEvent
+	dev *device
+	mu  sync.Mutex
+	cl  clEvent
+}
+
+// cmd is one piece of device work on its way to the queue.
+type cmd struct {
+	ctx   context.Context
+	op    string
+	after []backends.Event
+	ev    *event
+	// enqueue puts the work on the queue after the events in wait and
+	// writes the command's event to *out. Nil is no native work: a marker
+	// keeps its place in the queue.
+	enqueue func(wait []clEvent, out *clEvent) error
+	// done gives back what the work holds (buffers, the kernel, pinned
+	// memory); release calls it once.
+	done     func()
+	released atomic.Bool
+	// timed: the completer reads the command's profiling counters into ns.
+	timed bool
+	ns    float64
+	cl    clEvent // the command's event; the completer's reference
+}
+
+func (c *cmd) release() {
+	if c.done != nil && !c.released.Swap(true) {
+		c.done()
+	}
+}
+
+// own reports whether e is an event of a command of d.
+func (d *device) own(e backends.Event) (*event, bool) {
+	o, ok := e.(*event)
+	return o, ok && o.dev == d
+}
+
+// deps looks at a submission's events without waiting: err is the first
+// that has failed (as a dependency failure), waiting is whether an event
+// of another device or of the host is still pending. Pending events of
+// this device need no wait: they go in the wait list.
+func (d *device) deps(after []backends.Event) (waiting bool, err error) {
+	for i, e := range after {
+		if e == nil {
+			continue
+		}
+		_, mine := d.own(e)
+		select {
+		case <-e.Done():
+			if err := e.Err(); err != nil {
+				return false, core.DependencyFailed(i, err)
+			}
+		default:
+			waiting = waiting || !mine
+		}
+	}
+	return waiting, nil
+}
+
+// submit hands c to the queue, or to the deferred list when it waits for
+// a foreign event or when earlier work is deferred, and returns its event.
+// An error (the device closed or lost, an enqueue refused) means nothing
+// was queued; c's hold has been given back either way.
+func (d *device) submit(c *cmd) (backends.Event, error) {
+	c.ev = &event{HostEvent: core.NewHostEvent(), dev: d}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		c.release()
+		return nil, backends.Errorf(Name, c.op, backends.ErrClosed, "%s", d.name)
+	}
+	if err := d.lostErr(); err != nil {
+		c.release()
+		return nil, err
+	}
+	if len(d.deferred) == 0 {
+		waiting, err := d.deps(c.after)
+		if err != nil {
+			c.release()
+			c.ev.Complete(err)
+			return c.ev, nil
+		}
+		if !waiting {
+			if err := d.issue(c); err != nil {
+				return nil, err
+			}
+			return c.ev, nil
+		}
+	}
+	d.deferred = append(d.deferred, c)
+	if !d.draining {
+		d.draining = true
+		go d.drain()
+	}
+	return c.ev, nil
+}
+
+// issue enqueues c with its pending own events in the wait list and hands
+// it to the completer. The caller holds d.mu. On an error c's hold is
+// given back and nothing was queued.
+func (d *device) issue(c *cmd) error {
+	wait := d.waitScratch[:0]
+	for _, e := range c.after {
+		o, ok := d.own(e)
+		if !ok {
+			continue
+		}
+		o.mu.Lock()
+		if o.cl != 0 && d.l.RetainEvent(o.cl) == nil {
+			wait = append(wait, o.cl)
+		}
+		o.mu.Unlock()
+	}
+	var err error
+	hostEnded := false
+	switch {
+	case c.enqueue != nil:
+		err = c.enqueue(wait, &c.cl)
+	case d.l.HasMarkerWithWaitList():
+		err = d.l.EnqueueMarkerWithWaitList(d.queue, wait, &c.cl)
+	default:
+		// OpenCL 1.1: no marker with a wait list; the empty work ends
+		// after the last command and its own events, on the host.
+		hostEnded = true
+		last := d.last
+		go func() {
+			if last != nil {
+				<-last.Done() // its place in the order, not a dependency
+			}
+			err := core.WaitAll(context.Background(), c.after...)
+			c.release()
+			c.ev.Complete(err)
+		}()
+	}
+	for _, w := range wait {
+		_ = d.l.ReleaseEvent(w)
+	}
+	clear(wait)
+	d.waitScratch = wait[:0]
+	if err != nil {
+		c.release()
+		return err
+	}
+	if hostEnded {
+		return nil
+	}
+	c.ev.mu.Lock()
+	c.ev.cl = c.cl
+	c.ev.mu.Unlock()
+	d.last = c.ev
+	d.pending <- c
+	return nil
+}
+
+// drain enqueues the deferred work in order, each once its foreign events
+// have succeeded, and returns when none is left or the device closes.
+func (d *device) drain() {
+	for {
+		d.mu.Lock()
+		if d.closed || len(d.deferred) == 0 {
+			d.draining = false
+			d.mu.Unlock()
+			return
+		}
+		c := d.deferred[0]
+		d.mu.Unlock()
+		err := d.awaitForeign(c)
+		d.mu.Lock()
+		if d.closed { // Close has failed c and everything after it
+			d.draining = false
+			d.mu.Unlock()
+			return
+		}
+		d.deferred[0] = nil
+		d.deferred = d.deferred[1:]
+		if err == nil {
+			_, err = d.deps(c.after) // an own event failed meanwhile
+		}
+		if err == nil {
+			err = c.ctx.Err()
+		}
+		if err == nil {
+			err = d.lostErr()
+		}
+		if err == nil {
+			err = d.issue(c)
+		} else {
+			c.release()
+		}
+		if err != nil {
+			c.ev.Complete(err)
+		}
+		d.mu.Unlock()
+	}
+}
+
+// awaitForeign waits for c's events of other devices and of the host. It
+// returns the first failure as a dependency failure, or c's ctx error when
+// the ctx ends first; nil when they all succeeded or the device closes.
+func (d *device) awaitForeign(c *cmd) error {
+	for i, e := range c.after {
+		if _, mine := d.own(e); e == nil || mine {
+			continue
+		}
+		select {
+		case <-e.Done():
+			if err := e.Err(); err != nil {
+				return core.DependencyFailed(i, err)
+			}
+		case <-c.ctx.Done():
+			return c.ctx.Err()
+		case <-d.closing:
+			return nil
+		}
+	}
+	return nil
+}
+
+// complete is the device's completer: it settles the enqueued commands in
+// order until the channel closes (the device closing, its queue finished).
+func (d *device) complete() {
+	defer close(d.completerDone)
+	batch := make([]*cmd, 0, completerBatch)
+	for c := range d.pending {
+		batch = append(batch[:0], c)
+	more:
+		for len(batch) < completerBatch {
+			select {
+			case c, ok := <-d.pending:
+				if !ok {
+					break more
+				}
+				batch = append(batch, c)
+			default:
+				break more
+			}
+		}
+		d.settleBatch(batch)
+		clear(batch)
+	}
+}
+
+// settleBatch waits for the last command of batch (the queue runs them in
+// order) and settles each.
+func (d *device) settleBatch(batch []*cmd) {
+	var waitErr error
+	if d.lostErr() == nil {
+		if err := d.l.Flush(d.queue); err != nil {
+			waitErr = err
+		} else if err := d.waitFor(batch[len(batch)-1].cl); err != nil && !isExecStatusError(err) {
+			waitErr = err
+		}
+	}
+	for _, c := range batch {
+		d.settle(c, waitErr)
+	}
+}
+
+// waitFor blocks until the command of ev has ended. The completer calls
+// it; the event array is its own.
+func (d *device) waitFor(ev clEvent) error {
+	d.waitOne[0] = ev
+	return d.l.WaitForEvents(d.waitOne[:])
+}
+
+func isExecStatusError(err error) bool {
+	var be *backends.Error
+	return errors.As(err, &be) && be.Native == statusName(clExecStatusErrorForEvents)
+}
+
+// settle ends one enqueued command: its status (or the device's loss)
+// becomes the event's error, its hold is given back, then the event ends
+// and the cl_event is released.
+func (d *device) settle(c *cmd, waitErr error) {
+	var err error
+	switch {
+	case d.lostErr() != nil:
+		err = d.lostErr()
+	case waitErr != nil:
+		err = d.markLost(waitErr)
+	default:
+		err = d.result(c)
+	}
+	c.release()
+	c.ev.Complete(err)
+	c.ev.mu.Lock()
+	c.ev.cl = 0
+	c.ev.mu.Unlock()
+	_ = d.l.ReleaseEvent(c.cl)
+}
+
+// result reads an ended command's status and, when timed, its run time.
+func (d *device) result(c *cmd) error {
+	st, ns, err := d.eventResult(c.cl, c.timed, &d.prof)
+	if err != nil {
+		return d.markLost(err)
+	}
+	if st < 0 {
+		return d.execError(c, st)
+	}
+	c.ns = ns
+	return nil
+}
+
+// profile is the memory an event's status and profiling counters are read
+// into: the completer's own, on the heap, so that reading them allocates
+// nothing.
+type profile struct {
+	status     int32
+	start, end uint64
+}
+
+// eventResult is the status of the command of ev, which has ended or is
+// waited for here, and, when timed and it succeeded, its device run time
+// in nanoseconds.
+func (d *device) eventResult(ev clEvent, timed bool, p *profile) (int32, float64, error) {
+	l := d.l
+	if err := l.EventStatus(ev, &p.status); err != nil {
+		return 0, 0, err
+	}
+	if p.status > clComplete { // not ended (a batch's earlier command is): wait
+		if err := d.waitFor(ev); err != nil && !isExecStatusError(err) {
+			return 0, 0, err
+		}
+		if err := l.EventStatus(ev, &p.status); err != nil {
+			return 0, 0, err
+		}
+	}
+	if p.status < 0 || !timed {
+		return p.status, 0, nil
+	}
+	if err := l.GetEventProfilingInfo(ev, clProfilingCommandStart, &p.start); err != nil {
+		return 0, 0, err
+	}
+	if err := l.GetEventProfilingInfo(ev, clProfilingCommandEnd, &p.end); err != nil {
+		return 0, 0, err
+	}
+	if p.end < p.start {
+		return 0, 0, fmt.Errorf("%s: profiling end %d before start %d", Name, p.end, p.start)
+	}
+	return p.status, float64(p.end - p.start), nil
+}
+
+// errExecution is the sentinel of a command the device ran and failed.
+var errExecution = errors.New("the command failed on the device")
+
+// execError is the error of a command whose status is negative: the
+// failure of an event of this device it waited for, or its own. A
+// CL_OUT_OF_RESOURCES or CL_DEVICE_NOT_AVAILABLE status is how drivers
+// report a context that can run nothing more: the device is lost.
+func (d *device) execError(c *cmd, st int32) error {
+	for i, e := range c.after {
+		if o, ok := d.own(e); ok {
+			if err := o.Err(); err != nil {
+				return core.DependencyFailed(i, err)
+			}
+		}
+	}
+	if st == clOutOfResources || st == clDeviceNotAvailable {
+		return d.markLost(&backends.Error{Backend: Name, Op: c.op, Native: statusName(status(st)), Err: errExecution})
+	}
+	return &backends.Error{Backend: Name, Op: c.op, Native: statusName(status(st)), Err: errExecution}
+}
+
+// lostErr is the error every event of a lost device fails with, or nil.
+func (d *device) lostErr() error {
+	if p := d.lost.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// markLost records that the device is gone because of cause and returns
+// the error (wrapping ErrDeviceLost and cause) that every pending and
+// later command fails with. The first cause is kept.
+func (d *device) markLost(cause error) error {
+	err := error(&backends.Error{Backend: Name, Op: "queue", Err: fmt.Errorf("%w: %s: %w", backends.ErrDeviceLost, d.name, cause)})
+	d.lost.CompareAndSwap(nil, &err)
+	return d.lostErr()
+}
