@@ -17,6 +17,7 @@ func TestEvents(t *testing.T) {
 	for _, d := range openAll(t) {
 		t.Run(d.name, func(t *testing.T) {
 			backendtest.RunEventConformance(t, d, backendtest.VaddStep(t, 4096))
+			backendtest.RunFailureIsolation(t, d, backendtest.VaddStep(t, 4096))
 		})
 	}
 }
@@ -63,13 +64,15 @@ func TestOwnAndForeignDependencies(t *testing.T) {
 			upY, err := d.pool.WriteAsync(ctx, args[1].Buffer, 0, backendtest.F32Bytes(x))
 			require.NoError(t, err)
 			d.mu.Lock()
-			require.Len(t, d.deferred, 2, "the write after a host event and the one after it wait in order")
+			require.Len(t, d.deferred[transfers], 1, "the write after a host event waits; the one after it, waiting for nothing, does not")
 			d.mu.Unlock()
+			require.NoError(t, upY.Wait(ctx))
+			requirePending(t, upX)
 			gate.Complete(nil)
 			require.Eventually(t, func() bool {
 				d.mu.Lock()
 				defer d.mu.Unlock()
-				return len(d.deferred) == 0
+				return len(d.deferred[transfers]) == 0
 			}, 5*time.Second, time.Millisecond, "the deferred work is enqueued once the host event has ended")
 			run, err := exe.Submit(ctx, args, upX, upY)
 			require.NoError(t, err)
@@ -162,4 +165,13 @@ func TestCloseCancelsDeferredWork(t *testing.T) {
 	require.ErrorIs(t, waiting.Err(), backends.ErrClosed, "work that waited for a host event is cancelled")
 	gate.Complete(nil)
 	require.NoError(t, exe.Release())
+}
+
+func requirePending(t testing.TB, ev backends.Event) {
+	t.Helper()
+	select {
+	case <-ev.Done():
+		require.Fail(t, "ran too early", "the event ended (err %v) before what it waits for", ev.Err())
+	default:
+	}
 }

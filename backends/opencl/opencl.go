@@ -186,8 +186,8 @@ type device struct {
 	// every enqueue are under it, and closed.
 	mu          sync.Mutex
 	closed      bool
-	deferred    []*cmd        // work waiting for foreign events, and all after it
-	draining    bool          // a drain goroutine runs
+	deferred    [kinds][]*cmd // by kind: work waiting for foreign events, and all after it
+	draining    [kinds]bool   // a drain goroutine runs for the kind
 	closing     chan struct{} // closed by Close
 	waitScratch []clEvent
 	last        *event // the last command enqueued
@@ -197,6 +197,7 @@ type device struct {
 	waitOne       [1]clEvent    // the completer's wait list
 	prof          profile       // the completer's status and counters
 	lost          atomic.Pointer[error]
+	lostCh        chan struct{} // closed when the device is lost
 }
 
 func newDevice(l *lib, platform platformID, id deviceID, ordinal int, cacheDir string) (*device, error) {
@@ -219,6 +220,7 @@ func newDevice(l *lib, platform platformID, id deviceID, ordinal int, cacheDir s
 	}
 	d.pool = newPool(d, d.info.Memory)
 	d.closing = make(chan struct{})
+	d.lostCh = make(chan struct{})
 	d.pending = make(chan *cmd, pendingDepth)
 	d.completerDone = make(chan struct{})
 	go d.complete()
@@ -370,8 +372,8 @@ func (d *device) Close() error {
 		return nil
 	}
 	d.closed = true
-	deferred := d.deferred
-	d.deferred = nil
+	deferred := append(d.deferred[launches], d.deferred[transfers]...)
+	d.deferred = [kinds][]*cmd{}
 	close(d.closing)
 	d.mu.Unlock()
 	errs := []error{d.l.Finish(d.queue)}

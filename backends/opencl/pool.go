@@ -103,7 +103,7 @@ func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, of
 		release()
 		return nil, err
 	}
-	c := &cmd{ctx: ctx, op: op, after: after, done: release}
+	c := &cmd{ctx: ctx, op: op, kind: transfers, after: after, done: release}
 	if len(host) > 0 {
 		pin := new(runtime.Pinner)
 		pin.Pin(&host[0])
@@ -160,7 +160,7 @@ func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int
 		return 0, nil
 	}
 	l, q, from, to := d.l, d.queue, bufs[0].mem, bufs[1].mem
-	c := &cmd{ctx: ctx, op: "copy", done: release, timed: timed, enqueue: func(wait []clEvent, out *clEvent) error {
+	c := &cmd{ctx: ctx, op: "copy", kind: transfers, done: release, timed: timed, enqueue: func(wait []clEvent, out *clEvent) error {
 		return l.EnqueueCopyBuffer(q, from, to, uintptr(srcOff), uintptr(dstOff), uintptr(n), wait, out)
 	}}
 	ev, err := d.submit(c)

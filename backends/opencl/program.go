@@ -304,7 +304,7 @@ func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg, tim
 	}
 	x.refs.Add(1)
 	x.mu.Unlock()
-	c := &cmd{ctx: ctx, op: "launch", timed: timed, done: func() {
+	c := &cmd{ctx: ctx, op: "launch", kind: launches, timed: timed, done: func() {
 		release()
 		_ = x.unref()
 	}}

@@ -14,17 +14,24 @@ import (
 // The device's work goes to its in-order command queue as non-blocking
 // enqueues. An event of the same device that is still pending goes in the
 // command's wait list as its cl_event. Work that waits for an event the
-// queue cannot see (another device's, a HostEvent) is held back in the
-// device's deferred list, in submission order, together with everything
-// submitted after it, and a goroutine enqueues it once that event has
-// succeeded (or fails it, enqueueing nothing, when the event fails, its ctx
-// ends or the device closes). User events with a negative status are not
-// used for this: implementations terminate every command queued behind
-// the terminated one (PoCL does), which would fail work that does not
-// depend on the failure. One completer goroutine per device waits for the
-// enqueued commands in order, reads their status, gives back what they hold
-// (buffers, the kernel, pinned memory, the cl_event) and ends their
-// events, whether or not anyone waits.
+// queue cannot see (another device's, a HostEvent, or one of this
+// device's that is itself held back) is held back in a deferred list, and
+// a goroutine enqueues it once that event has succeeded (or fails it,
+// enqueueing nothing, when the event fails, its ctx ends or the device
+// closes). Launches keep their submission order: every launch after a
+// held-back one is held back behind it. Held-back transfers keep their
+// order among themselves, but a transfer that waits for nothing is
+// enqueued at once, ahead of them, as the host pool does: a Write that
+// follows a WriteAsync gated on a host event does not wait for that
+// event. Order between transfers and launches comes from events.
+//
+// User events with a negative status are not used for foreign events:
+// implementations terminate every command queued behind the terminated
+// one (PoCL does, whatever its wait list), which would fail work that does
+// not depend on the failure. One completer goroutine per device waits for
+// the enqueued commands in order, reads their status, gives back what
+// they hold (buffers, the kernel, pinned memory, the cl_event) and ends
+// their events, whether or not anyone waits.
 
 // completerBatch is how many enqueued commands the completer settles with
 // one wait (for the last of them: the queue runs them in order).
@@ -33,6 +40,13 @@ const completerBatch = 256
 // pendingDepth is how many enqueued commands the completer's channel
 // holds before a submission waits for room.
 const pendingDepth = 4096
+
+// The kinds of work, each in submission order.
+const (
+	launches = iota
+	transfers
+	kinds
+)
 
 // event is the completion of one command of a device. Its Go side is a
 // HostEvent that the completer ends; cl is the command's cl_event while it
@@ -49,6 +63,7 @@ type event struct {
 type cmd struct {
 	ctx   context.Context
 	op    string
+	kind  int // launches or transfers
 	after []backends.Event
 	ev    *event
 	// enqueue puts the work on the queue after the events in wait and
@@ -78,25 +93,40 @@ func (d *device) own(e backends.Event) (*event, bool) {
 }
 
 // deps looks at a submission's events without waiting: err is the first
-// that has failed (as a dependency failure), waiting is whether an event
-// of another device or of the host is still pending. Pending events of
-// this device need no wait: they go in the wait list.
+// that has failed (as a dependency failure), waiting is whether one is
+// still pending that the wait list cannot hold: another device's or the
+// host's, or one of this device's that has not been enqueued. Pending
+// enqueued events of this device go in the wait list. The caller does not
+// hold d.mu (another device's Done may take its own lock); events only
+// move towards their end, so what it finds stays true or becomes "waiting
+// for nothing", which the deferred path then finds at once.
 func (d *device) deps(after []backends.Event) (waiting bool, err error) {
 	for i, e := range after {
 		if e == nil {
 			continue
 		}
-		_, mine := d.own(e)
 		select {
 		case <-e.Done():
 			if err := e.Err(); err != nil {
 				return false, core.DependencyFailed(i, err)
 			}
 		default:
-			waiting = waiting || !mine
+			waiting = waiting || !d.enqueued(e)
 		}
 	}
 	return waiting, nil
+}
+
+// enqueued reports whether e is an event of a command of d that is on the
+// queue (or has ended).
+func (d *device) enqueued(e backends.Event) bool {
+	o, ok := d.own(e)
+	if !ok {
+		return false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.cl != 0
 }
 
 // submit hands c to the queue, or to the deferred list when it waits for
@@ -105,6 +135,7 @@ func (d *device) deps(after []backends.Event) (waiting bool, err error) {
 // was queued; c's hold has been given back either way.
 func (d *device) submit(c *cmd) (backends.Event, error) {
 	c.ev = &event{HostEvent: core.NewHostEvent(), dev: d}
+	waiting, err := d.deps(c.after)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -115,24 +146,21 @@ func (d *device) submit(c *cmd) (backends.Event, error) {
 		c.release()
 		return nil, err
 	}
-	if len(d.deferred) == 0 {
-		waiting, err := d.deps(c.after)
-		if err != nil {
-			c.release()
-			c.ev.Complete(err)
-			return c.ev, nil
-		}
-		if !waiting {
-			if err := d.issue(c); err != nil {
-				return nil, err
-			}
-			return c.ev, nil
-		}
+	if err != nil {
+		c.release()
+		c.ev.Complete(err)
+		return c.ev, nil
 	}
-	d.deferred = append(d.deferred, c)
-	if !d.draining {
-		d.draining = true
-		go d.drain()
+	if !waiting && (c.kind == transfers || len(d.deferred[launches]) == 0) {
+		if err := d.issue(c); err != nil {
+			return nil, err
+		}
+		return c.ev, nil
+	}
+	d.deferred[c.kind] = append(d.deferred[c.kind], c)
+	if !d.draining[c.kind] {
+		d.draining[c.kind] = true
+		go d.drain(c.kind)
 	}
 	return c.ev, nil
 }
@@ -194,30 +222,31 @@ func (d *device) issue(c *cmd) error {
 	return nil
 }
 
-// drain enqueues the deferred work in order, each once its foreign events
-// have succeeded, and returns when none is left or the device closes.
-func (d *device) drain() {
+// drain enqueues the deferred work of kind k in order, each once the
+// events it waits for have succeeded, and returns when none is left or the
+// device closes.
+func (d *device) drain(k int) {
 	for {
 		d.mu.Lock()
-		if d.closed || len(d.deferred) == 0 {
-			d.draining = false
+		if d.closed || len(d.deferred[k]) == 0 {
+			d.draining[k] = false
 			d.mu.Unlock()
 			return
 		}
-		c := d.deferred[0]
+		c := d.deferred[k][0]
 		d.mu.Unlock()
-		err := d.awaitForeign(c)
-		d.mu.Lock()
-		if d.closed { // Close has failed c and everything after it
-			d.draining = false
-			d.mu.Unlock()
-			return
-		}
-		d.deferred[0] = nil
-		d.deferred = d.deferred[1:]
+		err := d.await(c)
 		if err == nil {
 			_, err = d.deps(c.after) // an own event failed meanwhile
 		}
+		d.mu.Lock()
+		if d.closed { // Close has failed c and everything after it
+			d.draining[k] = false
+			d.mu.Unlock()
+			return
+		}
+		d.deferred[k][0] = nil
+		d.deferred[k] = d.deferred[k][1:]
 		if err == nil {
 			err = c.ctx.Err()
 		}
@@ -236,12 +265,14 @@ func (d *device) drain() {
 	}
 }
 
-// awaitForeign waits for c's events of other devices and of the host. It
-// returns the first failure as a dependency failure, or c's ctx error when
-// the ctx ends first; nil when they all succeeded or the device closes.
-func (d *device) awaitForeign(c *cmd) error {
+// await waits for c's events that the wait list cannot hold (those of
+// other devices and of the host, and this device's held back). It returns
+// the first failure as a dependency failure, c's ctx error when the ctx
+// ends first, the device's loss; nil when they all succeeded or the device
+// closes.
+func (d *device) await(c *cmd) error {
 	for i, e := range c.after {
-		if _, mine := d.own(e); e == nil || mine {
+		if e == nil || d.enqueued(e) {
 			continue
 		}
 		select {
@@ -251,6 +282,8 @@ func (d *device) awaitForeign(c *cmd) error {
 			}
 		case <-c.ctx.Done():
 			return c.ctx.Err()
+		case <-d.lostCh:
+			return d.lostErr()
 		case <-d.closing:
 			return nil
 		}
@@ -417,6 +450,8 @@ func (d *device) lostErr() error {
 // later command fails with. The first cause is kept.
 func (d *device) markLost(cause error) error {
 	err := error(&backends.Error{Backend: Name, Op: "queue", Err: fmt.Errorf("%w: %s: %w", backends.ErrDeviceLost, d.name, cause)})
-	d.lost.CompareAndSwap(nil, &err)
+	if d.lost.CompareAndSwap(nil, &err) {
+		close(d.lostCh)
+	}
 	return d.lostErr()
 }
