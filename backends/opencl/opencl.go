@@ -185,6 +185,7 @@ type device struct {
 	// mu orders submissions: the deferred list, the wait-list scratch and
 	// every enqueue are under it, and closed.
 	mu          sync.Mutex
+	cond        *sync.Cond // on mu: a command was enqueued, or failed unqueued
 	closed      bool
 	deferred    [kinds][]*cmd // by kind: work waiting for foreign events, and all after it
 	draining    [kinds]bool   // a drain goroutine runs for the kind
@@ -221,6 +222,7 @@ func newDevice(l *lib, platform platformID, id deviceID, ordinal int, cacheDir s
 	d.pool = newPool(d, d.info.Memory)
 	d.closing = make(chan struct{})
 	d.lostCh = make(chan struct{})
+	d.cond = sync.NewCond(&d.mu)
 	d.pending = make(chan *cmd, pendingDepth)
 	d.completerDone = make(chan struct{})
 	go d.complete()
@@ -375,6 +377,7 @@ func (d *device) Close() error {
 	deferred := append(d.deferred[launches], d.deferred[transfers]...)
 	d.deferred = [kinds][]*cmd{}
 	close(d.closing)
+	d.cond.Broadcast()
 	d.mu.Unlock()
 	errs := []error{d.l.Finish(d.queue)}
 	for _, c := range deferred {

@@ -200,6 +200,9 @@ func (d *device) issue(c *cmd) error {
 			err := core.WaitAll(context.Background(), c.after...)
 			c.release()
 			c.ev.Complete(err)
+			d.mu.Lock()
+			d.cond.Broadcast() // for work waiting for it to be enqueued
+			d.mu.Unlock()
 		}()
 	}
 	for _, w := range wait {
@@ -218,6 +221,7 @@ func (d *device) issue(c *cmd) error {
 	c.ev.cl = c.cl
 	c.ev.mu.Unlock()
 	d.last = c.ev
+	d.cond.Broadcast() // for work waiting for it to be enqueued
 	d.pending <- c
 	return nil
 }
@@ -260,6 +264,7 @@ func (d *device) drain(k int) {
 		}
 		if err != nil {
 			c.ev.Complete(err)
+			d.cond.Broadcast() // for work waiting for it to be enqueued
 		}
 		d.mu.Unlock()
 	}
@@ -275,6 +280,15 @@ func (d *device) await(c *cmd) error {
 		if e == nil || d.enqueued(e) {
 			continue
 		}
+		if o, ok := d.own(e); ok {
+			if err := d.awaitEnqueued(c.ctx, o); err != nil {
+				return err
+			}
+			if err := o.Err(); err != nil {
+				return core.DependencyFailed(i, err)
+			}
+			continue
+		}
 		select {
 		case <-e.Done():
 			if err := e.Err(); err != nil {
@@ -287,6 +301,37 @@ func (d *device) await(c *cmd) error {
 		case <-d.closing:
 			return nil
 		}
+	}
+	return nil
+}
+
+// awaitEnqueued waits until o's command is on the queue (its cl_event can
+// then go in a wait list) or has ended. It returns ctx's error when ctx
+// ends first, the device's loss; nil when the device closes.
+func (d *device) awaitEnqueued(ctx context.Context, o *event) error {
+	stop := context.AfterFunc(ctx, func() {
+		d.mu.Lock()
+		d.cond.Broadcast()
+		d.mu.Unlock()
+	})
+	defer stop()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for !d.enqueued(o) {
+		select {
+		case <-o.Done():
+			return nil
+		default:
+		}
+		switch {
+		case d.closed:
+			return nil
+		case d.lostErr() != nil:
+			return d.lostErr()
+		case ctx.Err() != nil:
+			return ctx.Err()
+		}
+		d.cond.Wait()
 	}
 	return nil
 }
@@ -452,6 +497,7 @@ func (d *device) markLost(cause error) error {
 	err := error(&backends.Error{Backend: Name, Op: "queue", Err: fmt.Errorf("%w: %s: %w", backends.ErrDeviceLost, d.name, cause)})
 	if d.lost.CompareAndSwap(nil, &err) {
 		close(d.lostCh)
+		d.cond.Broadcast()
 	}
 	return d.lostErr()
 }

@@ -130,17 +130,20 @@ func TestStagedPipelineReusesStaging(t *testing.T) {
 			outs := make([][]byte, rounds)
 			ins := make([][]float32, rounds)
 			var reads []backends.Event
+			var run, down backends.Event // the last round's
 			args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
 			for r := range rounds {
 				ins[r] = backendtest.RandomF32(uint64(r+1), n, -4, 4)
-				upX, err := d.pool.WriteAsync(ctx, args[0].Buffer, 0, backendtest.F32Bytes(ins[r]))
+				// The inputs are rewritten once the last round's launch
+				// has read them, the output once it has been read back.
+				upX, err := d.pool.WriteAsync(ctx, args[0].Buffer, 0, backendtest.F32Bytes(ins[r]), run)
 				require.NoError(t, err)
-				upY, err := d.pool.WriteAsync(ctx, args[1].Buffer, 0, backendtest.F32Bytes(ins[r]))
+				upY, err := d.pool.WriteAsync(ctx, args[1].Buffer, 0, backendtest.F32Bytes(ins[r]), run)
 				require.NoError(t, err)
-				run, err := exe.Submit(ctx, args, upX, upY)
+				run, err = exe.Submit(ctx, args, upX, upY, down)
 				require.NoError(t, err)
 				outs[r] = make([]byte, 4*n)
-				down, err := d.pool.ReadAsync(ctx, args[2].Buffer, 0, outs[r], run)
+				down, err = d.pool.ReadAsync(ctx, args[2].Buffer, 0, outs[r], run)
 				require.NoError(t, err)
 				reads = append(reads, down)
 			}

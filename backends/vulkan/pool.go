@@ -326,8 +326,8 @@ func (d *device) run(ctx context.Context, op string, kind int, timed bool, relea
 			return err
 		}
 		if timed {
+			d.fullBarrier(bt.cmd) // earlier work, timed runs' stamps too, has ended
 			l.CmdResetQueryPool(bt.cmd, d.queryPool, 0, 2)
-			d.fullBarrier(bt.cmd)
 			l.CmdWriteTimestamp(bt.cmd, stageTopOfPipe, d.queryPool, 0)
 		}
 		record(bt)

@@ -248,11 +248,13 @@ func (d *device) issue(w *work, canWait bool) error {
 	if b == nil { // nothing pending: the work was done on the host
 		w.release()
 		w.ev.Complete(nil)
+		d.cond.Broadcast() // for work waiting for it to be recorded
 		return nil
 	}
 	w.ev.serial.Store(b.serial)
 	b.events = append(b.events, w.ev)
 	b.holds = append(b.holds, w.release)
+	d.cond.Broadcast() // for work waiting for it to be recorded
 	if b == d.open && b.n >= maxBatch {
 		d.flush()
 	}
@@ -311,6 +313,7 @@ func (d *device) drain(k int) {
 		d.deferred[k] = d.deferred[k][1:]
 		if err != nil {
 			w.ev.Complete(err)
+			d.cond.Broadcast() // for work waiting for it to be recorded
 		}
 		d.mu.Unlock()
 	}
@@ -326,6 +329,15 @@ func (d *device) await(w *work) error {
 		if e == nil || d.recorded(e) {
 			continue
 		}
+		if o, ok := e.(*event); ok && o.dev == d {
+			if err := d.awaitRecorded(w.ctx, o); err != nil {
+				return err
+			}
+			if err := o.Err(); err != nil {
+				return core.DependencyFailed(i, err)
+			}
+			continue
+		}
 		select {
 		case <-e.Done():
 			if err := e.Err(); err != nil {
@@ -338,6 +350,37 @@ func (d *device) await(w *work) error {
 		case <-d.closing:
 			return nil
 		}
+	}
+	return nil
+}
+
+// awaitRecorded waits until o's work is recorded (the queue's order then
+// covers it) or has ended. It returns ctx's error when ctx ends first, the
+// device's loss; nil when the device closes.
+func (d *device) awaitRecorded(ctx context.Context, o *event) error {
+	stop := context.AfterFunc(ctx, func() {
+		d.mu.Lock()
+		d.cond.Broadcast()
+		d.mu.Unlock()
+	})
+	defer stop()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for o.serial.Load() == 0 {
+		select {
+		case <-o.HostEvent.Done():
+			return nil
+		default:
+		}
+		switch {
+		case d.closed:
+			return nil
+		case d.lostErr() != nil:
+			return d.lostErr()
+		case ctx.Err() != nil:
+			return ctx.Err()
+		}
+		d.cond.Wait()
 	}
 	return nil
 }
@@ -548,6 +591,7 @@ func (d *device) markLost(cause error) error {
 	err := error(&backends.Error{Backend: Name, Op: "queue", Err: fmt.Errorf("%w: %s: %w", backends.ErrDeviceLost, d.name, cause)})
 	if d.lost.CompareAndSwap(nil, &err) {
 		close(d.lostCh)
+		d.cond.Broadcast()
 	}
 	return d.lostErr()
 }
