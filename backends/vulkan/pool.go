@@ -222,10 +222,6 @@ func (d *device) recordStaged(b *buffer, off int64, host []byte, write, canWait 
 	}
 	stage := st.bytes()
 	for done := int64(0); done < int64(len(host)); {
-		bt, err := d.openBatch()
-		if err != nil {
-			return err
-		}
 		so, n := d.ring.take(int64(len(host)) - done)
 		if n == 0 {
 			if !canWait {
@@ -235,6 +231,11 @@ func (d *device) recordStaged(b *buffer, off int64, host []byte, write, canWait 
 				return err
 			}
 			continue
+		}
+		bt, err := d.openBatch()
+		if err != nil {
+			d.ring.untake(n)
+			return err
 		}
 		bt.span += n
 		region := vkBufferCopy{Size: uint64(n)}

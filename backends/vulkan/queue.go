@@ -424,13 +424,19 @@ func (d *device) openBatch() (*batch, error) {
 
 // flushLate is the flush timer's: it submits the open batch once it has
 // been open flushDelay (it may be a later batch than the one that armed
-// the timer: that one was submitted already).
+// the timer: that one was submitted already), or looks again later while
+// the open batch holds nothing.
 func (d *device) flushLate() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.closed {
-		d.flush()
+	if d.closed {
+		return
 	}
+	if b := d.open; b != nil && b.n == 0 && len(b.events) == 0 {
+		d.flushTimer.Reset(flushDelay) // nothing to submit yet: look again
+		return
+	}
+	d.flush()
 }
 
 // newBatch allocates a command buffer and a fence. The caller holds d.mu.
@@ -617,6 +623,12 @@ func (r *ring) take(n int64) (off, got int64) {
 	r.end += got
 	r.used += got
 	return off, got
+}
+
+// untake gives back the last n bytes taken, which nothing uses.
+func (r *ring) untake(n int64) {
+	r.end -= n
+	r.used -= n
 }
 
 // free gives back the oldest n bytes taken.
