@@ -189,13 +189,13 @@ type device struct {
 	mu         sync.Mutex
 	cond       *sync.Cond
 	closed     bool
-	closing    chan struct{} // closed by Close
+	closing    chan struct{}  // closed by Close
 	deferred   [kinds][]*work // work waiting for events or staging memory (queue.go)
 	draining   [kinds]bool    // a drain goroutine runs for the list
-	open       *batch        // being recorded
-	inflight   []*batch      // submitted, oldest first
-	free       []*batch      // ended, to record again
-	batches    []*batch      // every batch made, for Close to free
+	open       *batch         // being recorded
+	inflight   []*batch       // submitted, oldest first
+	free       []*batch       // ended, to record again
+	batches    []*batch       // every batch made, for Close to free
 	nextSerial uint64
 	flushed    atomic.Uint64 // the last serial submitted
 	completed  atomic.Uint64 // the last serial ended: its work and all before it
