@@ -239,18 +239,24 @@ func TestOpenBatchIsSubmitted(t *testing.T) {
 		args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
 		require.NoError(t, exe.Launch(ctx, args)) // nothing in flight now
 		// record puts a dispatch into the open batch as Submit does, and
-		// leaves the batch open; stopTimer keeps it so.
-		record := func(stopTimer bool) *event {
+		// leaves the batch open; hold keeps the flush timer off it until
+		// the test ends.
+		record := func(t *testing.T, hold bool) *event {
 			l, err := x.prepare(ctx, args)
 			require.NoError(t, err)
 			ev := newEvent(d)
 			d.mu.Lock()
 			defer d.mu.Unlock()
+			if hold {
+				d.holdOpen = true
+				t.Cleanup(func() {
+					d.mu.Lock()
+					d.holdOpen = false
+					d.mu.Unlock()
+				})
+			}
 			bt, err := d.openBatch()
 			require.NoError(t, err)
-			if stopTimer {
-				d.flushTimer.Stop()
-			}
 			require.NoError(t, x.recordDispatch(bt, l.bufs, l.push, l.groups))
 			ev.serial.Store(bt.serial)
 			bt.events = append(bt.events, ev)
@@ -258,7 +264,7 @@ func TestOpenBatchIsSubmitted(t *testing.T) {
 			return ev
 		}
 		t.Run(d.name+" by a wait", func(t *testing.T) {
-			ev := record(true)
+			ev := record(t, true)
 			time.Sleep(20 * time.Millisecond)
 			select {
 			case <-ev.HostEvent.Done():
@@ -271,7 +277,7 @@ func TestOpenBatchIsSubmitted(t *testing.T) {
 			require.Equal(t, ev.serial.Load(), d.flushed.Load())
 		})
 		t.Run(d.name+" by the flush timer", func(t *testing.T) {
-			ev := record(false)
+			ev := record(t, false)
 			select {
 			case <-ev.HostEvent.Done(): // no kick: only the timer submits it
 				require.NoError(t, ev.Err())

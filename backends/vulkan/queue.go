@@ -429,7 +429,7 @@ func (d *device) openBatch() (*batch, error) {
 func (d *device) flushLate() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
+	if d.closed || d.holdOpen {
 		return
 	}
 	if b := d.open; b != nil && b.n == 0 && len(b.events) == 0 {

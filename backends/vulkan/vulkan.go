@@ -205,6 +205,7 @@ type device struct {
 
 	completerDone chan struct{}
 	flushTimer    *time.Timer // submits a batch left open flushDelay
+	holdOpen      bool        // tests: the flush timer leaves the open batch alone (under mu)
 	timedMu       sync.Mutex  // one timed run at a time: the query pool
 
 	// execs are the executables not yet destroyed: their pipelines are
