@@ -33,8 +33,8 @@ import (
 // they hold (buffers, the kernel, pinned memory, the cl_event) and ends
 // their events, whether or not anyone waits.
 
-// completerBatch is how many enqueued commands the completer settles with
-// one wait (for the last of them: the queue runs them in order).
+// completerBatch is how many enqueued commands the completer takes from
+// its channel at a time (one clFlush for them all).
 const completerBatch = 256
 
 // pendingDepth is how many enqueued commands the completer's channel
@@ -360,19 +360,16 @@ func (d *device) complete() {
 	}
 }
 
-// settleBatch waits for the last command of batch (the queue runs them in
-// order) and settles each.
+// settleBatch flushes the queue and settles each command of batch in
+// order, each as soon as it has ended (the queue runs them in order), so
+// that an early command's event does not wait for the later ones.
 func (d *device) settleBatch(batch []*cmd) {
-	var waitErr error
+	var flushErr error
 	if d.lostErr() == nil {
-		if err := d.l.Flush(d.queue); err != nil {
-			waitErr = err
-		} else if err := d.waitFor(batch[len(batch)-1].cl); err != nil && !isExecStatusError(err) {
-			waitErr = err
-		}
+		flushErr = d.l.Flush(d.queue)
 	}
 	for _, c := range batch {
-		d.settle(c, waitErr)
+		d.settle(c, flushErr)
 	}
 }
 
@@ -388,16 +385,17 @@ func isExecStatusError(err error) bool {
 	return errors.As(err, &be) && be.Native == statusName(clExecStatusErrorForEvents)
 }
 
-// settle ends one enqueued command: its status (or the device's loss)
-// becomes the event's error, its hold is given back, then the event ends
-// and the cl_event is released.
-func (d *device) settle(c *cmd, waitErr error) {
+// settle waits for one enqueued command and ends it: its status (or the
+// device's loss) becomes the event's error, its hold is given back, then
+// the event ends and the cl_event is released. flushErr is the failure of
+// the flush before it, which loses the device.
+func (d *device) settle(c *cmd, flushErr error) {
 	var err error
 	switch {
 	case d.lostErr() != nil:
 		err = d.lostErr()
-	case waitErr != nil:
-		err = d.markLost(waitErr)
+	case flushErr != nil:
+		err = d.markLost(flushErr)
 	default:
 		err = d.result(c)
 	}
@@ -430,15 +428,15 @@ type profile struct {
 	start, end uint64
 }
 
-// eventResult is the status of the command of ev, which has ended or is
-// waited for here, and, when timed and it succeeded, its device run time
-// in nanoseconds.
+// eventResult waits for the command of ev unless it has ended, and
+// returns its status and, when timed and it succeeded, its device run
+// time in nanoseconds.
 func (d *device) eventResult(ev clEvent, timed bool, p *profile) (int32, float64, error) {
 	l := d.l
 	if err := l.EventStatus(ev, &p.status); err != nil {
 		return 0, 0, err
 	}
-	if p.status > clComplete { // not ended (a batch's earlier command is): wait
+	if p.status > clComplete { // not ended yet: wait
 		if err := d.waitFor(ev); err != nil && !isExecStatusError(err) {
 			return 0, 0, err
 		}
