@@ -16,7 +16,8 @@ import (
 // full memory barrier, so the queue runs the device's work in the order it
 // was recorded, across batches too, and each batch ends with a barrier to
 // the host. A command goes into the open batch, which is submitted when
-// someone waits for (or selects on) one of its events, when the completer
+// someone waits for (or selects on) one of its events (or has done so
+// before the work was recorded), when the completer
 // has seen the batch before it end, when it holds maxBatch commands,
 // before the device blocks on anything (a foreign event, staging memory),
 // at Close, and at the latest flushDelay after it was opened: launches
@@ -66,6 +67,7 @@ type event struct {
 	*core.HostEvent
 	dev    *device
 	serial atomic.Uint64
+	wanted atomic.Bool // waited for before it was recorded: submit it then
 }
 
 func newEvent(d *device) *event { return &event{HostEvent: core.NewHostEvent(), dev: d} }
@@ -89,6 +91,7 @@ func (e *event) Wait(ctx context.Context) error {
 // each other's.
 func (e *event) kick() {
 	d := e.dev
+	e.wanted.Store(true) // before serial is read: issue stores it first
 	s := e.serial.Load()
 	if s == 0 || s <= d.flushed.Load() {
 		return
@@ -251,11 +254,11 @@ func (d *device) issue(w *work, canWait bool) error {
 		d.cond.Broadcast() // for work waiting for it to be recorded
 		return nil
 	}
-	w.ev.serial.Store(b.serial)
+	w.ev.serial.Store(b.serial) // before wanted is read: kick stores it first
 	b.events = append(b.events, w.ev)
 	b.holds = append(b.holds, w.release)
 	d.cond.Broadcast() // for work waiting for it to be recorded
-	if b == d.open && b.n >= maxBatch {
+	if b == d.open && (b.n >= maxBatch || w.ev.wanted.Load()) {
 		d.flush()
 	}
 	return nil
@@ -303,6 +306,9 @@ func (d *device) drain(k int) {
 			err = d.issue(w, true)
 		default:
 			err = d.admit(w)
+		}
+		if len(d.inflight) == 0 {
+			d.flush() // held-back work released: do not leave the device idle
 		}
 		if d.closed { // w waited for staging memory while Close began
 			d.draining[k] = false
