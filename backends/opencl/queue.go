@@ -41,7 +41,7 @@ const completerBatch = 256
 // holds before a submission waits for room.
 const pendingDepth = 4096
 
-// The kinds of work, each in submission order.
+// The kinds of work, each with its deferred list.
 const (
 	launches = iota
 	transfers
@@ -118,7 +118,7 @@ func (d *device) deps(after []backends.Event) (waiting bool, err error) {
 }
 
 // enqueued reports whether e is an event of a command of d that is on the
-// queue (or has ended).
+// queue and has not been settled (its cl_event can go in a wait list).
 func (d *device) enqueued(e backends.Event) bool {
 	o, ok := d.own(e)
 	if !ok {
@@ -130,7 +130,8 @@ func (d *device) enqueued(e backends.Event) bool {
 }
 
 // submit hands c to the queue, or to the deferred list when it waits for
-// a foreign event or when earlier work is deferred, and returns its event.
+// an event the wait list cannot hold or (a launch) an earlier launch is
+// held back, and returns its event.
 // An error (the device closed or lost, an enqueue refused) means nothing
 // was queued; c's hold has been given back either way.
 func (d *device) submit(c *cmd) (backends.Event, error) {
