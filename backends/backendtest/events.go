@@ -249,6 +249,37 @@ func RunEventConformance(t *testing.T, dev backends.Device, s Step) {
 	})
 }
 
+// RunFailureIsolation checks that a failure reaches only the work that
+// depends on it (docs/api.md, "Errors"): a launch after a host event that
+// fails does not run and fails with ErrDependency, while a launch
+// submitted right after it with no dependency, queued behind it on the
+// same device, runs and succeeds. It fails on a goroutine the checks leave
+// running.
+func RunFailureIsolation(t *testing.T, dev backends.Device, s Step) {
+	t.Helper()
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx := context.Background()
+	pool := dev.Pool()
+	failing, independent := newChain(t, dev, s), newChain(t, dev, s)
+	for _, c := range []*chain{failing, independent} {
+		require.NoError(t, pool.Write(ctx, c.bufs[0], 0, F32Bytes(c.x)))
+		require.NoError(t, pool.Write(ctx, c.bufs[1], 0, make([]byte, 4*s.N)))
+	}
+	gate := backends.NewHostEvent()
+	failed, err := failing.exe.Submit(ctx, failing.args(t, 0), gate)
+	require.NoError(t, err)
+	ran, err := independent.exe.Submit(ctx, independent.args(t, 0))
+	require.NoError(t, err)
+	boom := errors.New("the host step failed")
+	gate.Complete(boom)
+	err = failed.Wait(ctx)
+	require.ErrorIs(t, err, backends.ErrDependency)
+	require.ErrorIs(t, err, boom)
+	require.NoError(t, ran.Wait(ctx), "work queued after a failed launch that does not depend on it runs")
+	RequireClose(t, independent.want(1), DownloadF32(t, pool, independent.bufs[1], s.N), 0, 0)
+	RequireClose(t, make([]float64, s.N), DownloadF32(t, pool, failing.bufs[1], s.N), 0, 0)
+}
+
 // RunCrossDeviceEvents checks that work on b waits for work on a through
 // events only: a's chain of launches, a read into a host-pool buffer after
 // it, a write of that buffer to b after the read, and b's launch after the
