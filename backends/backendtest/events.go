@@ -265,10 +265,14 @@ func RunFailureIsolation(t *testing.T, dev backends.Device, s Step) {
 		require.NoError(t, pool.Write(ctx, c.bufs[0], 0, F32Bytes(c.x)))
 		require.NoError(t, pool.Write(ctx, c.bufs[1], 0, make([]byte, 4*s.N)))
 	}
+	// The args upload operands synchronously, so they are made before
+	// anything waits on the gate: on an in-order queue a synchronous
+	// transfer waits behind gated work.
+	failingArgs, independentArgs := failing.args(t, 0), independent.args(t, 0)
 	gate := backends.NewHostEvent()
-	failed, err := failing.exe.Submit(ctx, failing.args(t, 0), gate)
+	failed, err := failing.exe.Submit(ctx, failingArgs, gate)
 	require.NoError(t, err)
-	ran, err := independent.exe.Submit(ctx, independent.args(t, 0))
+	ran, err := independent.exe.Submit(ctx, independentArgs)
 	require.NoError(t, err)
 	boom := errors.New("the host step failed")
 	gate.Complete(boom)
@@ -289,10 +293,13 @@ func RunCrossDeviceEvents(t *testing.T, a, b backends.Device, sa, sb Step, host 
 	require.Equal(t, sa.N, sb.N, "the steps move the same number of elements")
 	ctx := context.Background()
 	ca, cb := newChain(t, a, sa), newChain(t, b, sb)
+	// Made before the gate holds a's queue: the args upload synchronously,
+	// and a and b may be one device (one GPU: the chain runs to itself).
+	argsA, argsB := ca.args(t, 0), cb.args(t, 0)
 	gate := backends.NewHostEvent()
 	up, err := a.Pool().WriteAsync(ctx, ca.bufs[0], 0, F32Bytes(ca.x), gate)
 	require.NoError(t, err)
-	runA, err := ca.exe.Submit(ctx, ca.args(t, 0), up)
+	runA, err := ca.exe.Submit(ctx, argsA, up)
 	require.NoError(t, err)
 	staging, err := host.Alloc(ctx, int64(4*sa.N))
 	require.NoError(t, err)
@@ -303,7 +310,7 @@ func RunCrossDeviceEvents(t *testing.T, a, b backends.Device, sa, sb Step, host 
 	require.NoError(t, err)
 	toB, err := b.Pool().WriteAsync(ctx, cb.bufs[0], 0, mem, toHost)
 	require.NoError(t, err)
-	runB, err := cb.exe.Submit(ctx, cb.args(t, 0), toB)
+	runB, err := cb.exe.Submit(ctx, argsB, toB)
 	require.NoError(t, err)
 	out := make([]byte, 4*sb.N)
 	down, err := b.Pool().ReadAsync(ctx, cb.bufs[1], 0, out, runB)
