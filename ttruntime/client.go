@@ -213,12 +213,14 @@ type Client struct {
 	wakeAt    time.Time // once the process exited, no read waits past this
 	hasWake   bool
 
-	stderrDone    chan struct{}
-	stderrMu      sync.Mutex    // held by a stderr read and its count (readStderr)
-	stderrRead    atomic.Uint64 // bytes read from stderr
-	stderrHandled atomic.Uint64 // of those, the bytes of whole lines handled
-	exited        chan struct{}
-	exitStatus    string // set before exited is closed
+	stderrDone chan struct{}
+	// stderrMu is held while stderr bytes are read and their lines handled
+	// (stderrLoop, syncStderr); it guards the two buffers.
+	stderrMu   sync.Mutex
+	stderrBuf  []byte // a read of stderr
+	stderrLine []byte // the line read so far (at most stderrLineMax bytes)
+	exited     chan struct{}
+	exitStatus string // set before exited is closed
 
 	brokenOnce sync.Once
 	broken     chan struct{}

@@ -7,9 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -54,7 +52,10 @@ const (
 const (
 	stdoutBufBytes = 64 << 10 // a whole ordinary reply; long lines span reads
 	stderrBufBytes = 16 << 10 // a read of stderr
-	stderrLineMax  = 4096     // a longer stderr line is cut here
+	// stderrReadsPerLock bounds how long stderrLoop holds stderrMu while a
+	// runtime floods stderr, so that a syncStderr gets its turn.
+	stderrReadsPerLock = 4
+	stderrLineMax      = 4096 // a longer stderr line is cut here
 )
 
 // spawn starts the process with three pipes of our own, so that no exec
@@ -129,75 +130,72 @@ func (c *Client) waitLoop() {
 const dprintPrefix = "dprint: "
 
 // stderrLoop forwards the runtime's stderr to the logger, or DPRINT lines
-// to KernelOutput, and keeps the tail of the rest. It counts the bytes it
-// has read and the bytes of the whole lines it has handled, so a caller
-// can wait until what is in the pipe now has been handled (syncStderr).
+// to KernelOutput, and keeps the tail of the rest. It reads the pipe
+// without blocking, under stderrMu, and handles every whole line it read
+// before it lets go of the lock; so syncStderr, which takes the same lock
+// and reads what is left in the pipe itself, knows that every byte the
+// runtime had written is handled when it returns.
 func (c *Client) stderrLoop() {
 	defer c.wg.Done()
 	defer close(c.stderrDone)
-	buf := make([]byte, stderrBufBytes)
-	var line []byte // the line read so far (at most stderrLineMax bytes)
-	for {
-		n, err := c.readStderr(buf)
-		chunk := buf[:n]
+	rc, err := c.stderr.SyscallConn()
+	if err != nil {
+		c.log.Debug("tt-runtime stderr is not readable", "err", err)
+		return
+	}
+	_ = rc.Read(func(fd uintptr) bool {
+		for {
+			c.stderrMu.Lock()
+			more, end := c.readStderr(int(fd), stderrReadsPerLock*stderrBufBytes)
+			c.stderrMu.Unlock()
+			if end {
+				return true
+			}
+			if !more { // the pipe is empty: wait until it is readable
+				return false
+			}
+		}
+	})
+}
+
+// readStderr reads at most limit bytes of stderr and handles the whole
+// lines among them. It returns more when the pipe may hold more, and end
+// at EOF or on an error, having handled a last unterminated line. The
+// caller holds stderrMu.
+func (c *Client) readStderr(fd, limit int) (more, end bool) {
+	if c.stderrBuf == nil {
+		c.stderrBuf = make([]byte, stderrBufBytes)
+	}
+	for total := 0; total < limit; {
+		n, err := unix.Read(fd, c.stderrBuf[:min(len(c.stderrBuf), limit-total)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			return false, false
+		}
+		if err != nil || n == 0 {
+			if len(c.stderrLine) > 0 {
+				c.handleStderrLine(c.stderrLine)
+				c.stderrLine = c.stderrLine[:0]
+			}
+			return false, true
+		}
+		total += n
+		chunk := c.stderrBuf[:n]
 		for len(chunk) > 0 {
 			i := bytes.IndexByte(chunk, '\n')
 			if i < 0 {
-				line = appendCapped(line, chunk)
+				c.stderrLine = appendCapped(c.stderrLine, chunk)
 				break
 			}
-			line = appendCapped(line, chunk[:i])
+			c.stderrLine = appendCapped(c.stderrLine, chunk[:i])
 			chunk = chunk[i+1:]
-			c.stderrLine(bytes.TrimRight(line, "\r"))
-			line = line[:0]
-		}
-		c.stderrHandled.Store(c.stderrRead.Load() - uint64(len(line)))
-		if err != nil {
-			if len(line) > 0 {
-				c.stderrLine(line)
-			}
-			c.stderrHandled.Store(c.stderrRead.Load())
-			return
+			c.handleStderrLine(bytes.TrimRight(c.stderrLine, "\r"))
+			c.stderrLine = c.stderrLine[:0]
 		}
 	}
-}
-
-// readStderr reads what stderr holds into buf and counts it in stderrRead
-// under stderrMu, in the same step as the read itself: syncStderr, which
-// takes stderrMu too, then sees every byte either still in the pipe or
-// counted, never in between. io.EOF at the end.
-func (c *Client) readStderr(buf []byte) (int, error) {
-	rc, err := c.stderr.SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	var n int
-	var rerr error
-	err = rc.Read(func(fd uintptr) bool {
-		c.stderrMu.Lock()
-		defer c.stderrMu.Unlock()
-		for {
-			n, rerr = unix.Read(int(fd), buf)
-			if !errors.Is(rerr, unix.EINTR) {
-				break
-			}
-		}
-		n = max(n, 0) // -1 with an error
-		if errors.Is(rerr, unix.EAGAIN) {
-			return false // wait until there is something to read
-		}
-		c.stderrRead.Add(uint64(n))
-		return true
-	})
-	switch {
-	case err != nil:
-		return n, err
-	case rerr != nil:
-		return n, rerr
-	case n == 0:
-		return 0, io.EOF
-	}
-	return n, nil
+	return true, false
 }
 
 func appendCapped(line, b []byte) []byte {
@@ -207,7 +205,7 @@ func appendCapped(line, b []byte) []byte {
 	return append(line, b...)
 }
 
-func (c *Client) stderrLine(line []byte) {
+func (c *Client) handleStderrLine(line []byte) {
 	if len(line) == 0 {
 		return
 	}
@@ -222,37 +220,28 @@ func (c *Client) stderrLine(line []byte) {
 	c.log.Debug("tt-runtime stderr", "line", s)
 }
 
-// syncStderr waits (giving up after stderrDrainWait without progress) until the stderr lines the
-// runtime had written by now have been handled: after a run's reply, the
-// DPRINT lines its kernels printed are in the pipe, and the caller should
-// see them written to KernelOutput before the run returns.
+// syncStderr returns once every stderr line the runtime had written by
+// now has been handled: after a run's reply, the DPRINT lines its kernels
+// printed are in the pipe, or read and handled by stderrLoop, and the
+// caller should see them written to KernelOutput before the run returns.
+// Holding stderrMu, it reads what the pipe holds now itself; a stream that
+// never stops cannot keep it, as it reads no more than was there.
 func (c *Client) syncStderr() {
 	if c.cfg.KernelOutput == nil {
 		return
 	}
-	pending := 0
-	c.stderrMu.Lock() // no read is between the pipe and stderrRead now
-	if rc, err := c.stderr.SyscallConn(); err == nil {
-		_ = rc.Control(func(fd uintptr) { pending, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+	rc, err := c.stderr.SyscallConn()
+	if err != nil {
+		return
 	}
-	target := c.stderrRead.Load() + uint64(max(pending, 0))
-	c.stderrMu.Unlock()
-	// The bytes are in the pipe already, so they come however loaded the
-	// host is: wait while the handling makes progress, and give up only
-	// after stderrDrainWait without any (a line the runtime never ends).
-	handled := c.stderrHandled.Load()
-	deadline := time.Now().Add(stderrDrainWait)
-	for handled < target && time.Now().Before(deadline) {
-		select {
-		case <-c.stderrDone:
-			return
-		case <-time.After(50 * time.Microsecond):
+	_ = rc.Control(func(fd uintptr) {
+		c.stderrMu.Lock()
+		defer c.stderrMu.Unlock()
+		pending, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ)
+		if err == nil && pending > 0 {
+			c.readStderr(int(fd), pending)
 		}
-		if now := c.stderrHandled.Load(); now != handled {
-			handled = now
-			deadline = time.Now().Add(stderrDrainWait)
-		}
-	}
+	})
 }
 
 // fail marks the client broken and kills the process.
