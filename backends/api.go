@@ -33,6 +33,14 @@ type Pool interface {
 	Write(ctx context.Context, dst BufferID, off int64, src []byte) error
 	// Read copies the buffer's bytes at off into dst.
 	Read(ctx context.Context, src BufferID, off int64, dst []byte) error
+	// WriteAsync queues Write's copy after every event in after and
+	// returns its event; src must stay unchanged until the event is done.
+	// The range and the buffer are checked at once (an error, nothing
+	// queued); a failure while the copy runs is the event's.
+	WriteAsync(ctx context.Context, dst BufferID, off int64, src []byte, after ...Event) (Event, error)
+	// ReadAsync queues Read's copy after every event in after and returns
+	// its event; dst holds the bytes once the event has succeeded.
+	ReadAsync(ctx context.Context, src BufferID, off int64, dst []byte, after ...Event) (Event, error)
 }
 
 // HostMemory is a pool whose buffers are addressable host memory (the host
@@ -47,6 +55,14 @@ type HostMemory interface {
 // stages through the host pool.
 type PeerCopier interface {
 	CopyFrom(ctx context.Context, dst BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n int64) error
+}
+
+// TransferUnitPool is a pool whose buffers move in whole units: a
+// Tenstorrent tile-layout buffer converts whole tile rows, so a transfer of
+// part of it must start and end on a row. Copy makes its chunks whole units
+// of both pools.
+type TransferUnitPool interface {
+	TransferUnit(id BufferID) (int64, error)
 }
 
 // Device runs programs on the memory of its Pool.
@@ -68,8 +84,18 @@ type Device interface {
 // Executable is a compiled program on one device.
 type Executable interface {
 	// Launch runs the program with args in parameter order and waits for it
-	// to finish. The grid is evaluated from the program's GwsDim.
+	// to finish. The grid is evaluated from the program's GwsDim. It is
+	// Submit followed by a wait.
 	Launch(ctx context.Context, args []LaunchArg) error
+	// Submit queues a run of the program on the device's queue, after every
+	// event in after (of any device, or HostEvents), and returns its event
+	// at once. The args are checked before anything is queued (an error,
+	// nothing queued); a failed run is the event's error, and work
+	// submitted after that event fails with ErrDependency wrapping it. The
+	// buffers and the program stay alive until the run has ended, whatever
+	// is released meanwhile. When ctx ends before the run starts, the run
+	// is cancelled where the backend can (docs/api.md, "Events").
+	Submit(ctx context.Context, args []LaunchArg, after ...Event) (Event, error)
 	// LaunchTimed runs the program once, uncontended, and returns the run
 	// time the device measured.
 	LaunchTimed(ctx context.Context, args []LaunchArg) (time.Duration, error)

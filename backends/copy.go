@@ -46,6 +46,51 @@ func Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool,
 	return rt.Copy(ctx, dst, dstID, dstOff, src, srcID, srcOff, n, opts...)
 }
 
+// CopyAsync is Runtime.CopyAsync on the default Runtime.
+func CopyAsync(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n int64, after []Event, opts ...CopyOption) (Event, error) {
+	rt, err := Default()
+	if err != nil {
+		return nil, err
+	}
+	return rt.CopyAsync(ctx, dst, dstID, dstOff, src, srcID, srcOff, n, after, opts...)
+}
+
+// CopyAsync is Copy once every event in after has succeeded, on a goroutine
+// of its own, and returns its event. The ranges are checked at once (an
+// error, nothing queued); both buffers are held until the copy has ended.
+// A copy that stages through the host runs its chunks in order, so the
+// returned event is the copy's as a whole.
+func (r *Runtime) CopyAsync(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n int64, after []Event, opts ...CopyOption) (Event, error) {
+	if err := r.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := checkRange(src, "source", srcID, srcOff, n); err != nil {
+		return nil, fmt.Errorf("copy from %s: %w", src.Name(), err)
+	}
+	if err := checkRange(dst, "destination", dstID, dstOff, n); err != nil {
+		return nil, fmt.Errorf("copy to %s: %w", dst.Name(), err)
+	}
+	hold := func() error {
+		if err := src.Retain(srcID); err != nil {
+			return err
+		}
+		if err := dst.Retain(dstID); err != nil {
+			_ = src.Release(srcID)
+			return err
+		}
+		return nil
+	}
+	release := func() {
+		_ = src.Release(srcID)
+		_ = dst.Release(dstID)
+	}
+	// A copy runs on a goroutine of its own even with nothing to wait for:
+	// it takes as long as the data.
+	return core.Go(ctx, after, hold, release, func() error {
+		return r.Copy(ctx, dst, dstID, dstOff, src, srcID, srcOff, n, opts...)
+	})
+}
+
 // Copy moves n bytes from src's buffer at srcOff to dst's buffer at dstOff.
 // Memory that the host can address (the host pool, the disk pool) is read or
 // written in place. A pool that copies from its own backend's pools does so
@@ -65,6 +110,7 @@ func (r *Runtime) Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int
 	if err := checkRange(dst, "destination", dstID, dstOff, n); err != nil {
 		return fmt.Errorf("copy to %s: %w", dst.Name(), err)
 	}
+	o.chunk = wholeUnits(o.chunk, transferUnit(src, srcID), transferUnit(dst, dstID))
 	if n == 0 {
 		return nil
 	}
@@ -154,6 +200,31 @@ func (r *Runtime) copyWithin(ctx context.Context, p Pool, id BufferID, dstOff, s
 		report(done)
 	}
 	return nil
+}
+
+// transferUnit is the unit buffer id of p moves in: 1 unless the pool is a
+// TransferUnitPool.
+func transferUnit(p Pool, id BufferID) int64 {
+	if tp, ok := p.(TransferUnitPool); ok {
+		if u, err := tp.TransferUnit(id); err == nil && u > 1 {
+			return u
+		}
+	}
+	return 1
+}
+
+// wholeUnits rounds chunk down to a whole number of both units (their
+// least common multiple), and at least one of it.
+func wholeUnits(chunk, a, b int64) int64 {
+	unit := a / gcd(a, b) * b
+	return max(chunk/unit, 1) * unit
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 func checkRange(p Pool, role string, id BufferID, off, n int64) error {

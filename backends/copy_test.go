@@ -299,3 +299,36 @@ func TestCopyStagedErrorsAndCancellation(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.False(t, bytes.Equal(pattern(10_000, 8), readAll(t, host, h)))
 }
+
+// unitPool moves its buffers in whole units of unit bytes, as a tile-layout
+// Tenstorrent buffer does, and records every transfer's length.
+type unitPool struct {
+	*fakePool
+	unit  int64
+	moved []int
+}
+
+func (p *unitPool) TransferUnit(BufferID) (int64, error) { return p.unit, nil }
+
+func (p *unitPool) Write(ctx context.Context, id BufferID, off int64, src []byte) error {
+	p.moved = append(p.moved, len(src))
+	return p.fakePool.Write(ctx, id, off, src)
+}
+
+func TestCopyMovesWholeTransferUnits(t *testing.T) {
+	dev := &unitPool{fakePool: newFakePool("tt:0", 1<<20), unit: 3000}
+	other := &unitPool{fakePool: newFakePool("tt:1", 1<<20), unit: 2000}
+	data := pattern(30000, 3)
+	src := fakeBuffer(t, other.fakePool, data)
+	dst := fakeBuffer(t, dev.fakePool, make([]byte, 30000))
+	require.NoError(t, Copy(bg, dev, dst, 0, other, src, 0, 30000, WithChunk(10000)))
+	require.Equal(t, data, readAll(t, dev, dst))
+	for i, n := range dev.moved {
+		require.Zero(t, n%6000, "transfer %d of %d bytes is whole units of both pools (6000)", i, n)
+	}
+	require.Equal(t, []int{6000, 6000, 6000, 6000, 6000}, dev.moved)
+
+	dev.moved = nil
+	require.NoError(t, Copy(bg, dev, dst, 0, other, src, 0, 30000, WithChunk(100)))
+	require.Equal(t, 6000, dev.moved[0], "a chunk smaller than a unit is one unit")
+}

@@ -138,6 +138,26 @@ func (p *DiskPool) Read(ctx context.Context, src BufferID, off int64, dst []byte
 	return nil
 }
 
+// WriteAsync is unsupported: disk buffers are read-only.
+func (p *DiskPool) WriteAsync(ctx context.Context, dst BufferID, off int64, src []byte, _ ...Event) (Event, error) {
+	return nil, p.Write(ctx, dst, off, src)
+}
+
+// ReadAsync is Read once every event in after has succeeded: at once when
+// there is nothing to wait for, else on a goroutine of its own that holds a
+// reference to the buffer.
+func (p *DiskPool) ReadAsync(ctx context.Context, src BufferID, off int64, dst []byte, after ...Event) (Event, error) {
+	mem, err := p.Bytes(src)
+	if err != nil {
+		return nil, err
+	}
+	if err := core.CheckSpan("disk pool", "read", src, off, int64(len(dst)), int64(len(mem))); err != nil {
+		return nil, err
+	}
+	return core.After(ctx, after, func() error { return p.Retain(src) }, func() { _ = p.Release(src) },
+		func() error { copy(dst, mem[off:]); return nil })
+}
+
 // Close unmaps every buffer; later calls report ErrClosed.
 func (p *DiskPool) Close() error {
 	p.mu.Lock()

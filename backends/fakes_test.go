@@ -112,6 +112,9 @@ func (fakeExe) Launch(context.Context, []LaunchArg) error { return nil }
 func (fakeExe) LaunchTimed(context.Context, []LaunchArg) (time.Duration, error) {
 	return time.Microsecond, nil
 }
+func (fakeExe) Submit(context.Context, []LaunchArg, ...Event) (Event, error) {
+	return Completed(nil), nil
+}
 func (fakeExe) Release() error { return nil }
 
 // fakePool is a small in-memory pool that the host cannot address, so
@@ -169,6 +172,18 @@ func (p *fakePool) Size(id BufferID) (int64, error) {
 	return int64(len(b)), err
 }
 func (p *fakePool) FreeBytes() int64 { p.mu.Lock(); defer p.mu.Unlock(); return p.free }
+func (p *fakePool) WriteAsync(ctx context.Context, id BufferID, off int64, src []byte, after ...Event) (Event, error) {
+	if err := WaitAll(ctx, after...); err != nil {
+		return Completed(err), nil
+	}
+	return Completed(p.Write(ctx, id, off, src)), nil
+}
+func (p *fakePool) ReadAsync(ctx context.Context, id BufferID, off int64, dst []byte, after ...Event) (Event, error) {
+	if err := WaitAll(ctx, after...); err != nil {
+		return Completed(err), nil
+	}
+	return Completed(p.Read(ctx, id, off, dst)), nil
+}
 func (p *fakePool) Write(_ context.Context, id BufferID, off int64, src []byte) error {
 	p.writes.Add(1)
 	b, err := p.get(id)

@@ -20,6 +20,7 @@ type Report struct {
 	Params      []ParamReport    `json:"params"`
 	Timing      TimingReport     `json:"timing"`
 	Repeat      *RepeatReport    `json:"repeat,omitempty"`
+	Queue       *QueueReport     `json:"queue,omitempty"`
 	Verify      *VerifyReport    `json:"verify,omitempty"`
 	Written     []WrittenReport  `json:"written"`
 }
@@ -90,6 +91,15 @@ type RepeatReport struct {
 	MinNS    int64 `json:"min_ns"`
 	MedianNS int64 `json:"median_ns"`
 	MaxNS    int64 `json:"max_ns"`
+}
+
+// QueueReport is the wall time of the repeated launches made one after
+// another, each waited for (sync_ns), against the same launches submitted
+// back to back with one wait (queued_ns), in nanoseconds for all of them.
+type QueueReport struct {
+	Launches int   `json:"launches"`
+	SyncNS   int64 `json:"sync_ns"`
+	QueuedNS int64 `json:"queued_ns"`
 }
 
 // VerifyReport is the verdict on every output.

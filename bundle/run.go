@@ -55,6 +55,9 @@ type Options struct {
 	Device string
 	// Repeat is how many timed launches follow the first.
 	Repeat int
+	// Queue also times Repeat launches on the wall clock, each waited for
+	// (synchronous) and all submitted before one wait (queued).
+	Queue bool
 	// Verify checks the outputs: against the bundle's float64 host
 	// reference, or against a run on VerifyOn when that names a device
 	// (without a reference, on c).
@@ -76,6 +79,10 @@ type Run struct {
 	Shapes [][]uint64
 	// Report is filled in as the steps run.
 	Report *Report
+
+	// Queue makes Execute time its repeated launches queued as well
+	// (Options.Queue).
+	Queue bool
 
 	rt     *backends.Runtime
 	host   *hostpool.Pool
@@ -337,6 +344,15 @@ type Execution struct {
 	Upload, Launch, Download time.Duration
 	UpBytes, DownBytes       int64
 	Timed                    []time.Duration
+	// Queue is set when the run timed queued launches (Run.Queue).
+	Queue *QueueTiming
+}
+
+// QueueTiming is the wall time of Launches launches made one after another,
+// each waited for, against the same launches submitted before one wait.
+type QueueTiming struct {
+	Launches     int
+	Sync, Queued time.Duration
 }
 
 // Execute copies every buffer's initial data to dev, launches exe, repeats
@@ -396,7 +412,7 @@ func (r *Run) Execute(ctx context.Context, dev backends.Device, exe backends.Exe
 		}
 		base := done
 		err = r.rt.Copy(ctx, pool, id, 0, r.host, r.inputs[i], 0, n,
-			backends.WithProgress(func(d, _ int64) { up.Set(base + d) }), copyChunk(pool, id))
+			backends.WithProgress(func(d, _ int64) { up.Set(base + d) }))
 		if err != nil {
 			return nil, fmt.Errorf("upload %s: %w", prm.Name, err)
 		}
@@ -447,6 +463,13 @@ func (r *Run) Execute(ctx context.Context, dev backends.Device, exe backends.Exe
 			bar.Add(1)
 		}
 		bar.Done()
+		if r.Queue {
+			q, err := timeQueued(ctx, exe, args, repeat)
+			if err != nil {
+				return nil, err
+			}
+			res.Queue = q
+		}
 	}
 
 	down := r.bytesBar("download", outBytes, show)
@@ -459,7 +482,7 @@ func (r *Run) Execute(ctx context.Context, dev backends.Device, exe backends.Exe
 		n := sizes[i]
 		base := done
 		err = r.rt.Copy(ctx, r.host, res.Outputs[i], 0, pool, args[i].Buffer, 0, n,
-			backends.WithProgress(func(d, _ int64) { down.Set(base + d) }), copyChunk(pool, args[i].Buffer))
+			backends.WithProgress(func(d, _ int64) { down.Set(base + d) }))
 		if err != nil {
 			return nil, fmt.Errorf("download %s: %w", r.B.Params[i].Name, err)
 		}
@@ -470,23 +493,32 @@ func (r *Run) Execute(ctx context.Context, dev backends.Device, exe backends.Exe
 	return res, nil
 }
 
-// transferUnitPool is a pool whose buffers move in units (a Tenstorrent
-// tile-layout buffer converts whole tile rows): tt.Pool has it.
-type transferUnitPool interface {
-	TransferUnit(id backends.BufferID) (int64, error)
-}
-
-// copyChunk is the staging chunk of a copy to or from buffer id of pool: the
-// default, rounded down to a whole number of the buffer's transfer units
-// when the pool has them (at least one unit).
-func copyChunk(pool backends.Pool, id backends.BufferID) backends.CopyOption {
-	chunk := int64(backends.StagingChunk)
-	if tp, ok := pool.(transferUnitPool); ok {
-		if unit, err := tp.TransferUnit(id); err == nil && unit > 1 {
-			chunk = max(chunk/unit, 1) * unit
+// timeQueued times n launches on the wall clock, each submitted and waited
+// for, against n submitted back to back with one wait for all.
+func timeQueued(ctx context.Context, exe backends.Executable, args []backends.LaunchArg, n int) (*QueueTiming, error) {
+	q := &QueueTiming{Launches: n}
+	start := time.Now()
+	for range n {
+		if err := exe.Launch(ctx, args); err != nil {
+			return nil, fmt.Errorf("synchronous launch: %w", err)
 		}
 	}
-	return backends.WithChunk(chunk)
+	q.Sync = time.Since(start)
+	events := make([]backends.Event, 0, n)
+	start = time.Now()
+	for range n {
+		ev, err := exe.Submit(ctx, args)
+		if err != nil {
+			return nil, fmt.Errorf("queued launch: %w", err)
+		}
+		events = append(events, ev)
+	}
+	err := backends.WaitAll(ctx, events...)
+	q.Queued = time.Since(start)
+	if err != nil {
+		return nil, fmt.Errorf("queued launch: %w", err)
+	}
+	return q, nil
 }
 
 // Record puts an execution's grid and timings into the Report.
@@ -497,6 +529,9 @@ func (r *Run) Record(res *Execution) {
 	t.UpBytes, t.DownBytes = res.UpBytes, res.DownBytes
 	if len(res.Timed) > 0 {
 		r.Report.Repeat = Summarize(res.Timed)
+	}
+	if q := res.Queue; q != nil {
+		r.Report.Queue = &QueueReport{Launches: q.Launches, SyncNS: q.Sync.Nanoseconds(), QueuedNS: q.Queued.Nanoseconds()}
 	}
 }
 

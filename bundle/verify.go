@@ -231,6 +231,7 @@ func (b *Bundle) RunOnce(ctx context.Context, rt *backends.Runtime, opts Options
 		return r, nil, err
 	}
 	defer sel.Executable.Release()
+	r.Queue = opts.Queue
 	res, err := r.Execute(ctx, sel.Device, sel.Executable, p, opts.Repeat, true)
 	if err != nil {
 		return r, nil, fmt.Errorf("%s on %s: %w", b.Name, sel.Device.Name(), err)

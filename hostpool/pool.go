@@ -221,6 +221,34 @@ func (p *Pool) Read(_ context.Context, src BufferID, off int64, dst []byte) erro
 	return nil
 }
 
+// WriteAsync is Write once every event in after has succeeded. With nothing
+// left to wait for it copies at once and returns a completed event;
+// otherwise the copy runs on a goroutine of its own, which holds a
+// reference to the buffer until it is done.
+func (p *Pool) WriteAsync(ctx context.Context, dst BufferID, off int64, src []byte, after ...core.Event) (core.Event, error) {
+	mem, err := p.span("write", dst, off, len(src))
+	if err != nil {
+		return nil, err
+	}
+	return p.after(ctx, dst, after, func() { copy(mem, src) })
+}
+
+// ReadAsync is Read once every event in after has succeeded, as WriteAsync.
+func (p *Pool) ReadAsync(ctx context.Context, src BufferID, off int64, dst []byte, after ...core.Event) (core.Event, error) {
+	mem, err := p.span("read", src, off, len(dst))
+	if err != nil {
+		return nil, err
+	}
+	return p.after(ctx, src, after, func() { copy(dst, mem) })
+}
+
+// after runs f on buffer id's memory once the events have succeeded,
+// holding a reference to the buffer meanwhile.
+func (p *Pool) after(ctx context.Context, id BufferID, events []core.Event, f func()) (core.Event, error) {
+	return core.After(ctx, events, func() error { return p.Retain(id) }, func() { _ = p.Release(id) },
+		func() error { f(); return nil })
+}
+
 // Close frees every buffer and, when the pool made its own arena, unmaps it.
 func (p *Pool) Close() error {
 	var errs []error

@@ -25,14 +25,16 @@ type Device struct {
 	lock     *ttruntime.ChipLock
 	info     *backends.DeviceInfo
 	pool     *Pool
+	sub      *submitter // the device's requests, in submission order
 
 	closed    atomic.Bool // set before Close ends the runtime
 	closeOnce sync.Once
 }
 
 func newDevice(name string, emulated bool, rt *ttruntime.Client, lock *ttruntime.ChipLock, host *hostpool.Pool, card *Card) *Device {
-	d := &Device{name: name, emulated: emulated, rt: rt, lock: lock}
-	d.pool = newPool(name, rt, host)
+	d := &Device{name: name, emulated: emulated, rt: rt, lock: lock, sub: newSubmitter(name, rt)}
+	d.pool = newPool(name, rt, d.sub, host)
+	d.pool.dev = d
 	d.info = deviceInfo(rt.Info(), emulated, card)
 	return d
 }
@@ -151,7 +153,10 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 }
 
 // Close ends the runtime (gracefully), gives the chip back and invalidates
-// the pool and every executable. When the runtime had to be stopped with
+// the pool and every executable. Work submitted and not yet sent (waiting
+// for its events) is cancelled: its events fail with ErrClosed. Work sent
+// to the runtime is drained: the runtime answers it, its events end, and
+// then it exits. When the runtime had to be stopped with
 // SIGTERM or SIGKILL, the error says so (a *ttruntime.ShutdownError); the
 // chip is given back all the same. While a launch whose caller gave up is
 // unanswered (a hung kernel), the runtime gets the client's
@@ -162,6 +167,7 @@ func (d *Device) Close() error {
 	var err error
 	d.closeOnce.Do(func() {
 		d.closed.Store(true)
+		d.sub.close()
 		err = errors.Join(d.pool.close(), d.rt.Close(), d.lock.Unlock())
 	})
 	return err
@@ -281,21 +287,41 @@ func (e *Executable) closedErr() error {
 	return nil
 }
 
+// run is a synchronous launch: straight to the runtime when nothing is
+// queued on the device, else behind what is (queuedRun).
 func (e *Executable) run(ctx context.Context, args []backends.LaunchArg, timed bool) (uint64, error) {
-	if err := e.closedErr(); err != nil {
+	req, err := e.prepare(ctx, args, timed)
+	if err != nil {
 		return 0, err
+	}
+	if !e.dev.sub.idle() {
+		return e.queuedRun(ctx, req)
+	}
+	r, err := e.dev.rt.Run(ctx, req)
+	if err != nil {
+		return 0, err
+	}
+	return r.ElapsedNS, nil
+}
+
+// prepare checks a launch and makes its run request, building the runtime
+// program for its grid first when it is new.
+func (e *Executable) prepare(ctx context.Context, args []backends.LaunchArg, timed bool) (ttruntime.RunRequest, error) {
+	fail := func(err error) (ttruntime.RunRequest, error) { return ttruntime.RunRequest{}, err }
+	if err := e.closedErr(); err != nil {
+		return fail(err)
 	}
 	info := e.dev.rt.Info()
 	grid, err := LaunchGrid(e.prog, args, info.Grid)
 	if err != nil {
-		return 0, err
+		return fail(err)
 	}
 	if _, err := driver.CheckArgs(e.prog, e.dev.pool, args); err != nil {
-		return 0, &backends.Error{Backend: ttruntime.Backend, Op: "launch", Err: err}
+		return fail(&backends.Error{Backend: ttruntime.Backend, Op: "launch", Err: err})
 	}
 	rp, err := e.program(ctx, args, grid)
 	if err != nil {
-		return 0, err
+		return fail(err)
 	}
 	req := ttruntime.RunRequest{Program: rp.id, Timed: timed, Args: make([]ttruntime.RunArg, len(args))}
 	l1 := map[ttruntime.CoreCoord]uint64{}
@@ -309,13 +335,13 @@ func (e *Executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 		}
 		b, err := e.dev.pool.layoutOf(a.Buffer)
 		if err != nil {
-			return 0, err
+			return fail(err)
 		}
 		prm := e.prog.Params[i]
 		if d := rp.decls[i]; d != nil && !d.matches(b.spec, b.host) {
 			got := (&paramDecl{spec: b.spec, host: b.host}).describe()
-			return 0, backends.Errorf(ttruntime.Backend, "launch", backends.ErrInvalidArgument,
-				"param %d (%s): the buffer is %s, but the program declares %s (allocate it with the executable's AllocParam)", i, prm.Name, got, d.describe())
+			return fail(backends.Errorf(ttruntime.Backend, "launch", backends.ErrInvalidArgument,
+				"param %d (%s): the buffer is %s, but the program declares %s (allocate it with the executable's AllocParam)", i, prm.Name, got, d.describe()))
 		}
 		if b.spec.Placement == ttruntime.PlacementL1 {
 			share := ttruntime.L1SharePerCore(uint64(b.devSize), b.spec, &info)
@@ -328,16 +354,12 @@ func (e *Executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 	if usable := info.L1.Usable(); usable > 0 {
 		for _, c := range sortedCores(l1) {
 			if l1[c] > usable {
-				return 0, backends.Errorf(ttruntime.Backend, "launch", backends.ErrOutOfMemory,
-					"program %q: core (%d, %d) needs %d bytes of L1 for its circular buffers and the L1 buffers of the launch; %d are usable", e.prog.Name, c[0], c[1], l1[c], usable)
+				return fail(backends.Errorf(ttruntime.Backend, "launch", backends.ErrOutOfMemory,
+					"program %q: core (%d, %d) needs %d bytes of L1 for its circular buffers and the L1 buffers of the launch; %d are usable", e.prog.Name, c[0], c[1], l1[c], usable))
 			}
 		}
 	}
-	r, err := e.dev.rt.Run(ctx, req)
-	if err != nil {
-		return 0, err
-	}
-	return r.ElapsedNS, nil
+	return req, nil
 }
 
 // l1Holders are the cores that hold part of an L1 buffer.
@@ -378,11 +400,17 @@ func (e *Executable) AllocParam(ctx context.Context, param int, hostBytes int64)
 
 // Release drops every runtime program of the executable. A second
 // Release, or one after the device's Close (whose runtime exit dropped
-// every program), does nothing and returns nil.
+// every program), does nothing and returns nil. Later launches and
+// submissions fail with ErrClosed; runs already submitted still run: with
+// work queued on the device (waiting for its events) the release requests
+// go to the runtime behind it and Release returns nil at once; otherwise
+// they are sent now, behind the runs in flight (the runtime runs requests
+// in order), and their errors returned.
 //
 // Release has no context. Each request waits for the call slot as long as
 // the call in flight takes (that call has its own bounds); once sent, its
-// reply is bounded by cleanupTimeout (5 s), not the 120 s call timeout: a
+// reply is bounded by cleanupTimeout (5 s) after the requests before it
+// have been answered, not the 120 s call timeout: a
 // runtime that does not answer a release that long is presumed hung
 // (typically still inside a kernel whose launch was abandoned) and killed,
 // as on any call's timeout, so the device is lost and every later call
@@ -398,16 +426,23 @@ func (e *Executable) Release() error {
 	if e.dev.closed.Load() {
 		return nil
 	}
-	var errs []error
-	for _, key := range sortedKeys(progs) {
-		if err := e.dev.rt.Release(context.Background(), ttruntime.ProgramRequest{Program: progs[key].id}); err != nil {
-			errs = append(errs, err)
-			if errors.Is(err, backends.ErrDeviceLost) {
-				break // the rest went with the runtime
+	keys := sortedKeys(progs)
+	return e.dev.sub.inOrder(func() error {
+		var errs []error
+		for _, key := range keys {
+			if err := e.dev.rt.Release(context.Background(), ttruntime.ProgramRequest{Program: progs[key].id}); err != nil {
+				errs = append(errs, err)
+				if errors.Is(err, backends.ErrDeviceLost) {
+					break // the rest went with the runtime
+				}
 			}
 		}
-	}
-	return errors.Join(errs...)
+		return errors.Join(errs...)
+	}, func() {
+		for _, key := range keys {
+			_, _ = e.dev.rt.SendRelease(context.Background(), ttruntime.ProgramRequest{Program: progs[key].id}, nil)
+		}
+	})
 }
 
 // Programs is how many runtime programs the executable holds.

@@ -35,6 +35,8 @@ type devBuf struct {
 type Pool struct {
 	name  string
 	rt    *ttruntime.Client
+	sub   *submitter // the device's: frees go behind queued work
+	dev   *Device
 	host  *hostpool.Pool
 	total int64
 	bufs  *buftable.Table[*devBuf]
@@ -48,12 +50,12 @@ type Pool struct {
 	staging shm.Region
 }
 
-func newPool(name string, rt *ttruntime.Client, host *hostpool.Pool) *Pool {
+func newPool(name string, rt *ttruntime.Client, sub *submitter, host *hostpool.Pool) *Pool {
 	total := rt.Info().DRAM.Total()
 	if total > 1<<62 {
 		total = 1 << 62
 	}
-	p := &Pool{name: name, rt: rt, host: host, total: int64(total), mapped: map[string]bool{}}
+	p := &Pool{name: name, rt: rt, sub: sub, host: host, total: int64(total), mapped: map[string]bool{}}
 	p.bufs = buftable.New(buftable.NotInPool(ttruntime.Backend, name), p.free)
 	return p
 }
@@ -119,23 +121,46 @@ func (p *Pool) allocSpec(ctx context.Context, n int64, spec ttruntime.BufferSpec
 	return p.bufs.Insert(b, n), nil
 }
 
-// free gives a buffer whose last reference went back to the runtime.
+// free gives a buffer whose last reference went back to the runtime. Work
+// still queued on the device may use it: the free then goes to the runtime
+// behind that work (which runs requests in order, so a free sent after the
+// requests that use a buffer frees it once they have run), and Release
+// returns at once. With nothing queued, the free is sent now and its error
+// returned; it is answered after what is in flight.
 func (p *Pool) free(b *devBuf) error {
 	p.mu.Lock()
-	p.used -= b.charge
 	closed := p.closed
 	p.mu.Unlock()
 	if closed {
 		return nil // the runtime's exit frees the device memory
 	}
-	// Release has no context. The free waits for the call slot as long as
-	// the call in flight takes (that call has its own bounds); once sent,
-	// its reply is bounded by cleanupTimeout (5 s), not the
-	// 120 s call timeout: a runtime that does not answer a free that long
-	// is presumed hung (typically still inside a kernel whose launch was
-	// abandoned) and killed, as on any call's timeout, so the device is
-	// lost and every later call, and every later free, fails at once.
-	return p.rt.Free(context.Background(), ttruntime.BufferRequest{Buffer: b.rid})
+	req := ttruntime.BufferRequest{Buffer: b.rid}
+	return p.sub.inOrder(func() error {
+		p.uncharge(b)
+		// Release has no context. The free waits for the call slot as long
+		// as the call in flight takes (that call has its own bounds); once
+		// sent, its reply is bounded by cleanupTimeout (5 s) after what is
+		// before it has been answered, not the 120 s call timeout: a runtime
+		// that does not answer a free that long is presumed hung (typically
+		// still inside a kernel whose launch was abandoned, which shortens
+		// the wait to the client's AbandonedGrace) and killed, as on any
+		// call's timeout, so the device is lost and every later call, and
+		// every later free, fails at once.
+		return p.rt.Free(context.Background(), req)
+	}, func() {
+		p.uncharge(b) // the runtime frees it before any later alloc
+		_, _ = p.rt.SendFree(context.Background(), req, nil)
+	})
+}
+
+// uncharge gives a freed buffer's DRAM back to the pool's accounting, as
+// its free is sent.
+func (p *Pool) uncharge(b *devBuf) {
+	p.mu.Lock()
+	if !p.closed {
+		p.used -= b.charge
+	}
+	p.mu.Unlock()
 }
 
 func (p *Pool) checkOpen(op string) error {
@@ -241,12 +266,20 @@ func (p *Pool) span(op string, id backends.BufferID, off int64, n int) (*devBuf,
 
 // Write copies src into the buffer at off. When src lies in host-pool
 // memory the runtime reads it in place (no copy on the Go side);
-// otherwise it goes through the pool's staging region in chunks.
+// otherwise it goes through the pool's staging region in chunks. It goes
+// to the runtime at once, behind the requests in flight but ahead of
+// asynchronous work still waiting for its events (as a host pool's copy
+// does not wait for queued copies either).
 func (p *Pool) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
 	b, err := p.span("write", dst, off, len(src))
 	if err != nil || len(src) == 0 {
 		return err
 	}
+	return p.write(ctx, b, off, src)
+}
+
+// write is Write at its turn.
+func (p *Pool) write(ctx context.Context, b *devBuf, off int64, src []byte) error {
 	rid := b.rid
 	if b.host.converts() {
 		return p.converted(ctx, ttruntime.CmdWrite, b, off, src)
@@ -261,12 +294,18 @@ func (p *Pool) Write(ctx context.Context, dst backends.BufferID, off int64, src 
 }
 
 // Read copies the buffer's bytes at off into dst: straight into dst when it
-// is host-pool memory, else through the staging region.
+// is host-pool memory, else through the staging region. Like Write, it
+// goes to the runtime at once.
 func (p *Pool) Read(ctx context.Context, src backends.BufferID, off int64, dst []byte) error {
 	b, err := p.span("read", src, off, len(dst))
 	if err != nil || len(dst) == 0 {
 		return err
 	}
+	return p.read(ctx, b, off, dst)
+}
+
+// read is Read at its turn.
+func (p *Pool) read(ctx context.Context, b *devBuf, off int64, dst []byte) error {
 	rid := b.rid
 	if b.host.converts() {
 		return p.converted(ctx, ttruntime.CmdRead, b, off, dst)
@@ -399,9 +438,20 @@ func (p *Pool) markMapped(seg string) {
 }
 
 func (p *Pool) forgetDroppedSegments(ctx context.Context) error {
+	for _, s := range p.droppedSegments() {
+		if err := p.rt.Unmap(ctx, ttruntime.SegmentRequest{Segment: s}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// droppedSegments are the segments the runtime has mapped that the arena
+// has dropped since; they are forgotten here, and the caller unmaps them.
+func (p *Pool) droppedSegments() []string {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if len(p.mapped) == 0 {
-		p.mu.Unlock()
 		return nil
 	}
 	live := p.host.Arena().Segments()
@@ -412,13 +462,7 @@ func (p *Pool) forgetDroppedSegments(ctx context.Context) error {
 			delete(p.mapped, s)
 		}
 	}
-	p.mu.Unlock()
-	for _, s := range gone {
-		if err := p.rt.Unmap(ctx, ttruntime.SegmentRequest{Segment: s}); err != nil {
-			return err
-		}
-	}
-	return nil
+	return gone
 }
 
 // close marks the pool closed and gives the staging region back; the

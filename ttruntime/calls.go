@@ -23,7 +23,7 @@ func (c *Client) initialize(ctx context.Context) (InitReply, error) {
 
 // exit asks the runtime to release everything and exit (Close sends it).
 func (c *Client) exit(ctx context.Context) error {
-	return c.callWithTimeout(ctx, CmdExit, nil, nil, c.graced(c.cfg.ShutdownTimeout))
+	return c.cleanupCall(ctx, CmdExit, nil, c.cfg.ShutdownTimeout)
 }
 
 // graced is timeout, or AbandonedGrace when that is shorter and an
@@ -67,7 +67,7 @@ func (c *Client) Alloc(ctx context.Context, req AllocRequest) (AllocReply, error
 // does not answer a free that long after it was sent is presumed hung and
 // killed, as on any call's timeout.
 func (c *Client) Free(ctx context.Context, req BufferRequest) error {
-	return c.callWithTimeout(ctx, CmdFree, req, nil, c.graced(c.cfg.CleanupTimeout))
+	return c.cleanupCall(ctx, CmdFree, req, c.cfg.CleanupTimeout)
 }
 
 // Write copies req.Length bytes from the shm segment at req.SegmentOffset
@@ -110,5 +110,52 @@ func (c *Client) Run(ctx context.Context, req RunRequest) (RunReply, error) {
 // Release drops a compiled program. Like Free, its reply is bounded by
 // CleanupTimeout.
 func (c *Client) Release(ctx context.Context, req ProgramRequest) error {
-	return c.callWithTimeout(ctx, CmdRelease, req, nil, c.graced(c.cfg.CleanupTimeout))
+	return c.cleanupCall(ctx, CmdRelease, req, c.cfg.CleanupTimeout)
+}
+
+// The pipelined calls: each sends its request without waiting and returns
+// its ticket (see Send); done (may be nil) is called with the outcome when
+// the reply has come, before the ticket's Done closes.
+
+// SendRun sends a run; its reply (the run's completion, with its error)
+// decodes into out when out is not nil. With KernelOutput set, the run's
+// DPRINT lines have been written there before done is called.
+//
+// after (may be nil) are the tickets whose failure must keep it from
+// running (see SendAfter).
+func (c *Client) SendRun(ctx context.Context, req RunRequest, out *RunReply, after []*Ticket, done func(error)) (*Ticket, error) {
+	if out == nil {
+		return c.send(ctx, CmdRun, req, nil, after, done, c.cfg.Timeout, false)
+	}
+	return c.send(ctx, CmdRun, req, out, after, done, c.cfg.Timeout, false)
+}
+
+// SendWrite sends a write (shm segment to buffer), after as SendRun's.
+func (c *Client) SendWrite(ctx context.Context, req TransferRequest, after []*Ticket, done func(error)) (*Ticket, error) {
+	return c.send(ctx, CmdWrite, req, nil, after, done, c.cfg.Timeout, false)
+}
+
+// SendRead sends a read (buffer to shm segment), after as SendRun's: the
+// bytes are in the segment once the ticket has succeeded.
+func (c *Client) SendRead(ctx context.Context, req TransferRequest, after []*Ticket, done func(error)) (*Ticket, error) {
+	return c.send(ctx, CmdRead, req, nil, after, done, c.cfg.Timeout, false)
+}
+
+// SendUnmap sends an unmap.
+func (c *Client) SendUnmap(ctx context.Context, req SegmentRequest, done func(error)) (*Ticket, error) {
+	return c.send(ctx, CmdUnmap, req, nil, nil, done, c.cfg.Timeout, false)
+}
+
+// SendFree sends a free. The runtime runs requests in order, so a free
+// sent after requests that use the buffer frees it once they have run.
+// Like Free, its reply is due CleanupTimeout after the requests before it
+// have been answered (AbandonedGrace after it was sent, while an abandoned
+// call is unanswered).
+func (c *Client) SendFree(ctx context.Context, req BufferRequest, done func(error)) (*Ticket, error) {
+	return c.send(ctx, CmdFree, req, nil, nil, done, c.cfg.CleanupTimeout, true)
+}
+
+// SendRelease sends a release, with Free's bounds.
+func (c *Client) SendRelease(ctx context.Context, req ProgramRequest, done func(error)) (*Ticket, error) {
+	return c.send(ctx, CmdRelease, req, nil, nil, done, c.cfg.CleanupTimeout, true)
 }

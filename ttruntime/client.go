@@ -152,13 +152,16 @@ func (c Config) withDefaults() Config {
 }
 
 // Client is one running runtime process. Its methods are safe for
-// concurrent use; requests are sent one at a time, as the protocol needs.
+// concurrent use; requests are written one at a time, and several may be in
+// flight (Send, pipeline.go).
 //
-// There is no reader goroutine: the caller that holds the call slot writes its
-// request and reads stdout itself until its reply comes, so a round trip
-// costs what a raw pipe echo costs (no hand-off between goroutines). What
-// a blocked read cannot see by itself (the caller's context, the process's
-// exit) wakes it through the read deadline of the stdout pipe.
+// While nothing is in flight there is no reader goroutine: the caller that
+// holds the call slot writes its request and reads stdout itself until its
+// reply comes, so a round trip costs what a raw pipe echo costs (no
+// hand-off between goroutines). What a blocked read cannot see by itself
+// (the caller's context, the process's exit) wakes it through the read
+// deadline of the stdout pipe. While requests are in flight, a reader
+// goroutine reads their replies in order and a call waits for its own.
 type Client struct {
 	cfg    Config
 	cmd    *exec.Cmd
@@ -169,12 +172,13 @@ type Client struct {
 	log    *slog.Logger
 	tail   *tailBuffer
 
-	// callSlot (capacity 1) serialises calls; a caller waiting for it is
-	// still bounded by its context. The holder owns the fields up to dlMu:
-	// the ids, the request encoder, the stdout reader and a half-read line.
-	callSlot  chan struct{}
-	nextID    uint64
-	abandoned map[uint64]string
+	// callSlot (capacity 1) serialises the writing of requests; a caller
+	// waiting for it is still bounded by its context. The holder owns the
+	// ids and the request encoder; while nothing is in flight (direct) it
+	// also owns the stdout reader and a half-read line, which the reader
+	// goroutine owns while it runs.
+	callSlot chan struct{}
+	nextID   uint64
 	// abandonedN counts the abandoned requests whose replies have not
 	// come yet: while there are any, the runtime may still be busy with
 	// them (a kernel whose launch was given up).
@@ -182,6 +186,22 @@ type Client struct {
 	wbuf       []byte        // request encoding, reused
 	out        *bufio.Reader // stdout
 	partial    []byte        // a line read in part (interrupted or long)
+
+	// The tickets in flight (pipeline.go), a queue in request order.
+	qmu       sync.Mutex
+	ring      [MaxInFlight]*Ticket
+	qHead     int
+	qLen      int
+	reading   bool        // the reader goroutine runs
+	active    atomic.Bool // qLen > 0 || reading, for the fast path's check
+	lastReply time.Time   // when the last reply was handled
+	strictN   int         // tickets in the queue with a strict deadline
+	pipeDead  bool        // the pipe failed: every ticket fails at once
+	torn      bool        // teardown: no reader starts any more
+	readers   sync.WaitGroup
+	room      chan struct{} // a slot per ticket in flight (MaxInFlight)
+	dead      chan struct{} // closed once broken, exited or closing
+	deadOnce  sync.Once
 
 	armedWrite time.Time   // the stdin write deadline now set
 	writeStop  atomic.Bool // the caller interrupts a concurrent write
@@ -226,8 +246,9 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 		cfg:        cfg,
 		log:        cfg.Logger.With("runtime", cfg.Path),
 		tail:       newTailBuffer(cfg.StderrTail),
-		abandoned:  map[uint64]string{},
 		callSlot:   make(chan struct{}, 1),
+		room:       make(chan struct{}, MaxInFlight),
+		dead:       make(chan struct{}),
 		stderrDone: make(chan struct{}),
 		exited:     make(chan struct{}),
 		broken:     make(chan struct{}),

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -1041,4 +1042,82 @@ func FuzzValidateCompile(f *testing.F) {
 		}
 		require.Len(t, checks.Decls, len(req.Params))
 	})
+}
+
+var requestID = regexp.MustCompile(`request [0-9]+`)
+
+// TestConformancePipelinedRuns pipelines a write, runs and a read to the
+// mock and to the C++ server (whose emulator runs the kernels) without
+// waiting between them: each request is answered in order; a run that
+// fails in the middle (an unknown buffer) carries its error, a run named
+// after it is not executed (dependency_failed), and the independent
+// requests after it succeed; both runtimes say so with the same codes and
+// messages.
+func TestConformancePipelinedRuns(t *testing.T) {
+	js, _ := judges(t)
+	ctx := context.Background()
+	const n = 4096
+	type outcome struct{ code, msg string }
+	var first []outcome
+	for _, j := range js[1:] {
+		c := j.c
+		pr, err := c.Compile(ctx, emptyProgram())
+		require.NoError(t, err, j.name)
+		buf, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: n})
+		require.NoError(t, err, j.name)
+		seg := newSegment(t, 2*n)
+		mem := seg.Bytes()
+		for i := range n {
+			mem[i] = byte(i * 7)
+		}
+		good := ttruntime.RunRequest{Program: pr.Program, Args: []ttruntime.RunArg{ttruntime.BufferArg(buf.Buffer), ttruntime.ValueArg(3)}}
+		bad := ttruntime.RunRequest{Program: pr.Program, Args: []ttruntime.RunArg{ttruntime.BufferArg(987654), ttruntime.ValueArg(3)}}
+		xfer := func(off uint64) ttruntime.TransferRequest {
+			return ttruntime.TransferRequest{Buffer: buf.Buffer, Segment: seg.Name(), SegmentOffset: off, Length: n}
+		}
+		var order []int
+		var mu sync.Mutex
+		note := func(i int) func(error) {
+			return func(error) { mu.Lock(); order = append(order, i); mu.Unlock() }
+		}
+		var ts []*ttruntime.Ticket
+		add := func(tk *ttruntime.Ticket, err error) *ttruntime.Ticket {
+			require.NoError(t, err, j.name)
+			ts = append(ts, tk)
+			return tk
+		}
+		w := add(c.SendWrite(ctx, xfer(0), nil, note(0)))
+		run1 := add(c.SendRun(ctx, good, nil, []*ttruntime.Ticket{w}, note(1)))
+		failed := add(c.SendRun(ctx, bad, nil, nil, note(2)))
+		add(c.SendRun(ctx, good, nil, nil, note(3)))
+		add(c.SendRun(ctx, good, nil, []*ttruntime.Ticket{run1, failed}, note(4)))
+		add(c.SendRead(ctx, xfer(n), []*ttruntime.Ticket{run1}, note(5)))
+		add(c.Send(ctx, ttruntime.CmdPing, nil, nil, note(6)))
+		var got []outcome
+		for _, tk := range ts {
+			err := tk.Wait(ctx)
+			code, msg := verdict(t, err)
+			got = append(got, outcome{code, requestID.ReplaceAllString(bufferID.ReplaceAllString(msg, "buffer N"), "request N")})
+		}
+		require.Equal(t, []int{0, 1, 2, 3, 4, 5, 6}, order, "%s: replies handled in request order", j.name)
+		require.Equal(t, mem[:n], mem[n:], "%s: the read after the runs holds the write before them", j.name)
+		want := []string{"ok", "ok", ttruntime.CodeUnknownBuffer, "ok", ttruntime.CodeDependencyFailed, "ok", "ok"}
+		for i, o := range got {
+			require.Equal(t, want[i], o.code, "%s: request %d: %s", j.name, i, o.msg)
+		}
+		require.Equal(t, "run.after[1]", pathOf(got[4].msg), "%s: %s", j.name, got[4].msg)
+		require.ErrorIs(t, ts[4].Err(), backends.ErrDependency)
+		if first == nil {
+			first = got
+		} else {
+			require.Equal(t, first, got, "%s answers otherwise than the mock", j.name)
+		}
+		// A ticket after one that has already failed is not sent at all.
+		tk, err := c.SendRun(ctx, good, nil, []*ttruntime.Ticket{failed}, nil)
+		require.NoError(t, err)
+		require.ErrorIs(t, tk.Err(), backends.ErrDependency)
+		require.NoError(t, c.Ping(ctx), "%s: in step after the pipeline", j.name)
+		require.NoError(t, c.Release(ctx, ttruntime.ProgramRequest{Program: pr.Program}))
+		require.NoError(t, c.Free(ctx, ttruntime.BufferRequest{Buffer: buf.Buffer}))
+	}
 }

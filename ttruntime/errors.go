@@ -28,7 +28,10 @@ const (
 	CodeRunError        = "run_error"
 	CodeDeadlock        = "deadlock"
 	CodeDeviceError     = "device_error"
-	CodeInternal        = "internal"
+	// CodeDependencyFailed: a request whose `after` names a request that
+	// failed was not executed.
+	CodeDependencyFailed = "dependency_failed"
+	CodeInternal         = "internal"
 )
 
 // ErrProtocol marks a runtime that broke the protocol (a reply with the wrong
@@ -70,6 +73,8 @@ func (e *RemoteError) Unwrap() error {
 		return core.ErrUnsupported
 	case CodeVersionMismatch:
 		return ErrVersion
+	case CodeDependencyFailed:
+		return core.ErrDependency
 	}
 	return nil
 }

@@ -121,6 +121,7 @@ func (c *Client) waitLoop() {
 	c.exitStatus = status
 	c.ending.Store(true)
 	close(c.exited)
+	c.markDead()
 	c.limitReadsAfterExit()
 	c.log.Debug("tt-runtime exited", "status", status)
 }
@@ -249,9 +250,11 @@ func (c *Client) fail(reason error) {
 		c.brokenErr = reason
 		c.ending.Store(true)
 		close(c.broken)
+		c.markDead()
 		c.log.Debug("tt-runtime broken; killing it", "reason", reason)
 	})
 	c.signal(syscall.SIGKILL)
+	c.interruptRead() // a reader goroutine sees the break at once
 }
 
 // signal sends sig unless the process has been reaped. os.Process signals
@@ -316,6 +319,7 @@ func (c *Client) Kill() {
 	c.closeOnce.Do(func() {
 		c.ending.Store(true)
 		close(c.closing)
+		c.markDead()
 	})
 	c.signal(syscall.SIGKILL)
 	c.teardown()
@@ -356,11 +360,14 @@ func (e *ShutdownError) Error() string {
 	return fmt.Sprintf("the runtime (pid %d) did not exit when asked and %s (%s)", e.Pid, e.How, e.Status)
 }
 
-// Close shuts the runtime down gracefully: it sends exit and waits, then
-// sends SIGTERM and waits, then SIGKILL (each wait ShutdownTimeout). While
+// Close shuts the runtime down gracefully: it waits for the replies of the
+// requests in flight (each bounded as always; their tickets end), sends exit
+// and waits, then sends SIGTERM and waits, then SIGKILL (each wait
+// ShutdownTimeout). While
 // an abandoned call is unanswered (the runtime is likely still inside the
 // kernel of a launch whose caller gave up), the exit request waits only
-// AbandonedGrace and a runtime that does not answer is killed at once. It
+// AbandonedGrace, without waiting for what is in flight, and a runtime that
+// does not answer is killed at once (what is in flight fails). It
 // returns nil when the runtime exited when asked (or had already gone: its
 // end was reported by the call that saw it), and a *core.Error wrapping a
 // *ShutdownError, saying "exited after SIGTERM" or "killed", when Close had
@@ -374,6 +381,15 @@ func (c *Client) Close() error {
 	}
 	alive := c.Alive()
 	killed := false
+	if alive && c.abandonedN.Load() == 0 {
+		// Close drains: what is in flight is answered first (each reply
+		// bounded as always), then exit is sent. While an abandoned call is
+		// unanswered the runtime is likely stuck in it, and exit goes at
+		// once with AbandonedGrace (it fails what is in flight when the
+		// runtime does not answer).
+		c.drain()
+		alive = c.Alive()
+	}
 	if alive {
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ShutdownTimeout)
 		err := c.exit(ctx)
@@ -389,6 +405,7 @@ func (c *Client) Close() error {
 	}
 	c.ending.Store(true)
 	close(c.closing)
+	c.markDead()
 	var err error
 	if alive {
 		err = c.awaitExit()
@@ -447,6 +464,7 @@ func (c *Client) teardown() {
 	case <-time.After(stderrCloseWait):
 	}
 	c.fdsOnce.Do(func() { closeAll(c.stdout, c.stderr) })
+	c.stopReaders() // the closed stdout ends a reader's read
 	c.wg.Wait()
 }
 

@@ -18,6 +18,14 @@ const ProtocolVersion = 2
 // MaxLineBytes is the longest protocol line either side accepts.
 const MaxLineBytes = 64 << 20
 
+// A request's `after` names at most MaxAfter earlier requests, each at
+// most AfterWindow ids before its own (docs/protocol.md, "Pipelining and
+// order").
+const (
+	MaxAfter    = 64
+	AfterWindow = 1024
+)
+
 // DefaultPageSize is the page size of a buffer whose spec names none: the
 // DRAM interleaving unit of a plain alloc.
 const DefaultPageSize = 2048

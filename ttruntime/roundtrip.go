@@ -28,6 +28,22 @@ func (c *Client) call(ctx context.Context, cmd string, req, out any) error {
 // count) means a hung runtime, which is killed. ctx ending first only
 // abandons the call: its late reply is skipped and the client lives on.
 func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, timeout time.Duration) error {
+	return c.roundTrip(ctx, cmd, req, out, timeout, false)
+}
+
+// cleanupCall is the call of a cleanup (free, release) or of Close's exit:
+// while an abandoned call is unanswered its timeout is at most
+// AbandonedGrace, and it is due that long after it was sent even behind
+// other requests in flight.
+func (c *Client) cleanupCall(ctx context.Context, cmd string, req any, timeout time.Duration) error {
+	return c.roundTrip(ctx, cmd, req, nil, c.graced(timeout), true)
+}
+
+// roundTrip is one call. With nothing in flight the caller writes its
+// request and reads stdout itself until its reply comes (the fast path);
+// otherwise the request goes behind those in flight as a ticket and the
+// caller waits for it.
+func (c *Client) roundTrip(ctx context.Context, cmd string, req, out any, timeout time.Duration, graced bool) error {
 	var body []byte
 	if req != nil { // checked here, so a ping does not even make the call
 		var err error
@@ -43,6 +59,9 @@ func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, 
 		case <-ctx.Done():
 			return &core.Error{Backend: Backend, Op: cmd, Err: ctx.Err()}
 		}
+	}
+	if !c.direct() {
+		return c.queuedCall(ctx, cmd, body, out, timeout, graced)
 	}
 	defer func() { <-c.callSlot }()
 	if err := c.deadErr(cmd); err != nil {
@@ -129,8 +148,7 @@ func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, 
 						return lost(fmt.Errorf("%s request cut off part way by the caller (%w); the stream cannot be resynchronised", cmd, cerr))
 					}
 				}
-				c.abandoned[id] = cmd // the next call skips its reply
-				c.abandonedN.Add(1)
+				c.abandonDirect(id, cmd, b.call.Add(-timeout), timeout) // the next call skips its reply
 				return &core.Error{Backend: Backend, Op: cmd, Err: cerr}
 			}
 			if b.timedOut(now) {
@@ -150,20 +168,13 @@ func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, 
 			return lost(err)
 		}
 		if !isReply {
-			if text := bytes.TrimSpace(raw); len(text) > 0 {
-				c.log.Debug("tt-runtime stdout (not protocol)", "line", clip(text, 512))
-			}
+			c.logStray(raw)
 			continue
 		}
 		if err := sent(); err != nil {
 			return err
 		}
 		if h.ID != id {
-			if _, ok := c.abandoned[h.ID]; ok {
-				delete(c.abandoned, h.ID)
-				c.abandonedN.Add(-1)
-				continue
-			}
 			if h.ID == 0 && h.Error != nil {
 				// the runtime could not read our line at all
 				return remoteErr(cmd, h.Error)
@@ -179,5 +190,64 @@ func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, 
 			}
 		}
 		return nil
+	}
+}
+
+// logStray logs a stdout line that is not a reply.
+func (c *Client) logStray(raw []byte) {
+	if text := bytes.TrimSpace(raw); len(text) > 0 {
+		c.log.Debug("tt-runtime stdout (not protocol)", "line", clip(text, 512))
+	}
+}
+
+// queuedCall is a call behind requests in flight: its request is queued as
+// a ticket, the call slot (which the caller holds) is given back once it is
+// written, and the caller waits for the reply, or gives it up with ctx
+// (the reply is then read and dropped).
+func (c *Client) queuedCall(ctx context.Context, cmd string, body []byte, out any, timeout time.Duration, graced bool) error {
+	slotHeld := true
+	defer func() {
+		if slotHeld {
+			<-c.callSlot
+		}
+	}()
+	if err := c.deadErr(cmd); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return &core.Error{Backend: Backend, Op: cmd, Err: err}
+	}
+	if err := c.takeRoom(ctx, cmd); err != nil {
+		return err
+	}
+	t := c.newTicket(cmd, out, nil, timeout)
+	if graced && c.abandonedN.Load() > 0 {
+		t.strict = time.Now().Add(timeout)
+	}
+	c.nextID++
+	t.id = c.nextID
+	line := appendRequest(c.wbuf[:0], t.id, cmd, body)
+	if cap(line) <= keptBufMax {
+		c.wbuf = line
+	}
+	if err := c.pipelined(ctx, t, line); errors.Is(err, errCutOff) {
+		<-t.done // failed by the reader with the cut-off
+		return t.err
+	} else if err != nil {
+		return err
+	}
+	<-c.callSlot
+	slotHeld = false
+	select {
+	case <-t.done:
+		return t.err
+	case <-ctx.Done():
+		select {
+		case <-t.done:
+			return t.err
+		default:
+		}
+		t.Abandon() // its reply is read and dropped
+		return &core.Error{Backend: Backend, Op: cmd, Err: ctx.Err()}
 	}
 }

@@ -45,10 +45,26 @@ func encodeBody(cmd string, req any) ([]byte, error) {
 
 // appendRequest renders {"id":id,"cmd":cmd,<fields of body>} and a newline.
 func appendRequest(dst []byte, id uint64, cmd string, body []byte) []byte {
+	return appendRequestAfter(dst, id, cmd, nil, body)
+}
+
+// appendRequestAfter is appendRequest with an "after" list of request ids
+// (none when empty).
+func appendRequestAfter(dst []byte, id uint64, cmd string, after []uint64, body []byte) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = strconv.AppendUint(dst, id, 10)
 	dst = append(dst, `,"cmd":`...)
 	dst = appendJSONString(dst, cmd)
+	if len(after) > 0 {
+		dst = append(dst, `,"after":[`...)
+		for i, a := range after {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendUint(dst, a, 10)
+		}
+		dst = append(dst, ']')
+	}
 	if len(body) > 2 {
 		dst = append(dst, ',')
 		dst = append(dst, body[1:len(body)-1]...)

@@ -33,9 +33,9 @@ type Device struct {
 	threads int
 	closed  atomic.Bool
 
-	// timing is held shared by launches and exclusively by timed ones, so
-	// that a timed launch has the cores to itself within this device.
-	timing sync.RWMutex
+	// queue runs the device's launches one after another on a goroutine
+	// of its own (docs/api.md, "Events").
+	queue *driver.Queue
 }
 
 var _ backends.Device = (*Device)(nil)
@@ -57,7 +57,7 @@ func Open(ctx context.Context, cfg Config) (*Device, error) {
 	if threads == 0 {
 		threads = runtime.NumCPU()
 	}
-	d := &Device{tc: tc, pool: pool, threads: threads}
+	d := &Device{tc: tc, pool: pool, threads: threads, queue: driver.NewQueue()}
 	d.info = hostInfo(tc, threads)
 	return d, nil
 }
@@ -129,10 +129,15 @@ func (d *Device) Info() *backends.DeviceInfo { return d.info }
 func (d *Device) Pool() backends.Pool { return d.pool }
 
 // Close stops the device: Compile and launches of programs compiled on it
-// return ErrClosed afterwards (Release still unloads them). The shared host
-// pool stays open.
+// return ErrClosed afterwards (Release still unloads them). Queued launches
+// that have not started are cancelled (their events fail with ErrClosed);
+// a running one is not waited for, since a native call cannot be stopped:
+// it runs to its end and then gives its buffers back. The shared host pool
+// stays open.
 func (d *Device) Close() error {
-	d.closed.Store(true)
+	if !d.closed.Swap(true) {
+		d.queue.Abandon(backends.Errorf(BackendName, "launch", backends.ErrClosed, "the device was closed before the launch started"))
+	}
 	return nil
 }
 
@@ -247,113 +252,137 @@ type executable struct {
 	unloadErr     error
 }
 
-// Launch runs the grid and waits for it to finish. The run cannot be
-// interrupted once it started; ctx is checked before.
+// Launch is Submit followed by a wait for its event. When ctx ends while
+// the kernel runs, Launch returns ctx's error at once and the kernel runs on
+// to its end (a native call cannot be stopped), holding its buffers and the
+// object until then; the device's later work waits for it.
 func (e *executable) Launch(ctx context.Context, args []backends.LaunchArg) error {
-	e.dev.timing.RLock()
-	defer e.dev.timing.RUnlock()
-	_, err := e.run(ctx, args)
-	return err
+	ev, err := e.Submit(ctx, args)
+	return driver.Wait(ctx, ev, err)
 }
 
-// LaunchTimed runs the grid once, with no other launch of this device
-// running, and returns the wall time of the native call.
+// LaunchTimed runs the grid once and returns the wall time of the native
+// call. Runs on this device are queued one after another, so the call has
+// the device's threads to itself.
 func (e *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
-	e.dev.timing.Lock()
-	defer e.dev.timing.Unlock()
-	return e.run(ctx, args)
+	c, err := e.prepare(ctx, args)
+	if err != nil {
+		return 0, err
+	}
+	var elapsed time.Duration
+	ev, err := e.dev.queue.Submit(ctx, nil, func() (err error) { elapsed, err = c.exec(); return err }, c.drop)
+	if err != nil {
+		c.drop()
+		return 0, launchError(err, "program %q", e.prog.Name)
+	}
+	if err := ev.Wait(ctx); err != nil {
+		return 0, err
+	}
+	return elapsed, nil
+}
+
+// Submit checks args, takes a reference to every buffer and to the object,
+// and queues the native call on the device's queue after the events in
+// after.
+func (e *executable) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
+	c, err := e.prepare(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := e.dev.queue.Submit(ctx, after, func() error { _, err := c.exec(); return err }, c.drop)
+	if err != nil {
+		c.drop()
+		return nil, launchError(err, "program %q", e.prog.Name)
+	}
+	return ev, nil
 }
 
 func launchError(sentinel error, format string, args ...any) *backends.Error {
 	return backends.Errorf(BackendName, "launch", sentinel, format, args...)
 }
 
-func (e *executable) run(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
+// call is one checked launch: its argument block, the buffers and the
+// object it holds until exec or drop gives them back.
+type call struct {
+	e     *executable
+	block []uint64
+	held  []backends.BufferID
+	grid  [3]uint64
+}
+
+// prepare checks a launch and holds what it uses.
+func (e *executable) prepare(ctx context.Context, args []backends.LaunchArg) (*call, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.released {
-		return 0, launchError(backends.ErrClosed, "program %q was released", e.prog.Name)
+		return nil, launchError(backends.ErrClosed, "program %q was released", e.prog.Name)
 	}
 	if e.dev.closed.Load() {
-		return 0, launchError(backends.ErrClosed, "program %q: the device is closed", e.prog.Name)
+		return nil, launchError(backends.ErrClosed, "program %q: the device is closed", e.prog.Name)
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, err
+		return nil, err
 	}
 	pool := e.dev.pool
 	l, err := driver.CheckLaunch(e.prog, pool, args, nil)
 	if err != nil {
-		return 0, &backends.Error{Backend: BackendName, Op: "launch", Err: err}
+		return nil, &backends.Error{Backend: BackendName, Op: "launch", Err: err}
 	}
-	n := l.Grid
-
 	// One 64-bit slot per param. The block holds no Go pointers: buffer
 	// memory is shm mapped outside the Go heap.
-	block := make([]uint64, max(len(args), 1))
-	held := make([]backends.BufferID, 0, len(args))
-	releaseHeld := func() {
-		for _, id := range held {
-			_ = pool.Release(id)
-		}
-	}
+	c := &call{e: e, block: make([]uint64, max(len(args), 1)), held: make([]backends.BufferID, 0, len(args)), grid: l.Grid}
+	e.running.Add(1)
 	for i, a := range args {
 		if a.IsVar() {
-			block[i] = a.Value.Bits
+			c.block[i] = a.Value.Bits
 			continue
 		}
-		// Hold a reference so a concurrent Release cannot free the memory
-		// under the running kernel.
+		// Hold a reference so a Release cannot free the memory under the
+		// queued or running kernel.
 		if err := pool.Retain(a.Buffer); err != nil {
-			releaseHeld()
-			return 0, &backends.Error{Backend: BackendName, Op: "launch", Err: fmt.Errorf("param %d: %w", i, err)}
+			c.drop()
+			return nil, &backends.Error{Backend: BackendName, Op: "launch", Err: fmt.Errorf("param %d: %w", i, err)}
 		}
-		held = append(held, a.Buffer)
+		c.held = append(c.held, a.Buffer)
 		mem, err := pool.Bytes(a.Buffer)
 		if err != nil {
-			releaseHeld()
-			return 0, &backends.Error{Backend: BackendName, Op: "launch", Err: fmt.Errorf("param %d: %w", i, err)}
+			c.drop()
+			return nil, &backends.Error{Backend: BackendName, Op: "launch", Err: fmt.Errorf("param %d: %w", i, err)}
 		}
-		block[i] = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(mem))))
+		c.block[i] = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(mem))))
 	}
-
-	// The native call cannot be interrupted: it runs on a goroutine of its
-	// own, and a cancelled ctx abandons it. An abandoned kernel runs on
-	// until it returns (or the process exits) and keeps its buffers and the
-	// object until then; the caller gets ctx's error at once.
-	type result struct {
-		r1      uintptr
-		elapsed time.Duration
-	}
-	done := make(chan result, 1)
-	e.running.Add(1)
-	go func() {
-		start := time.Now()
-		r1, _, _ := purego.SyscallN(e.launch, uintptr(unsafe.Pointer(&block[0])),
-			uintptr(n[0]), uintptr(n[1]), uintptr(n[2]), uintptr(e.dev.threads))
-		elapsed := time.Since(start)
-		runtime.KeepAlive(block)
-		// Give the buffers and the object back before the caller hears of
-		// the result, so that what it does next sees them free.
-		releaseHeld()
-		e.runEnded()
-		done <- result{r1, elapsed}
-	}()
-	var res result
-	select {
-	case res = <-done:
-	case <-ctx.Done():
-		driver.Debug(driver.DebugDevice, "c: launch abandoned; the kernel runs on until it returns", "program", e.prog.Name)
-		return 0, launchError(ctx.Err(), "program %q: abandoned while running (the native call cannot be stopped; it keeps its buffers until it returns)", e.prog.Name)
-	}
-	if int32(res.r1) != 0 {
-		return res.elapsed, launchError(backends.ErrInvalidArgument, "launcher returned %d", int32(res.r1))
-	}
-	driver.Debug(driver.DebugPerf, "c: launch", "program", e.prog.Name, "grid", n, "elapsed", res.elapsed)
-	return res.elapsed, nil
+	return c, nil
 }
 
-// runEnded closes the object when the last run of a released executable
-// (an abandoned one) returns.
+// exec makes the native call and then gives back what the call held.
+func (c *call) exec() (time.Duration, error) {
+	e := c.e
+	start := time.Now()
+	r1, _, _ := purego.SyscallN(e.launch, uintptr(unsafe.Pointer(&c.block[0])),
+		uintptr(c.grid[0]), uintptr(c.grid[1]), uintptr(c.grid[2]), uintptr(e.dev.threads))
+	elapsed := time.Since(start)
+	runtime.KeepAlive(c.block)
+	// Give the buffers and the object back before the event completes, so
+	// that what its waiter does next sees them free.
+	c.drop()
+	if int32(r1) != 0 {
+		return elapsed, launchError(backends.ErrInvalidArgument, "launcher returned %d", int32(r1))
+	}
+	driver.Debug(driver.DebugPerf, "c: launch", "program", e.prog.Name, "grid", c.grid, "elapsed", elapsed)
+	return elapsed, nil
+}
+
+// drop gives back the buffers and the object a call holds.
+func (c *call) drop() {
+	for _, id := range c.held {
+		_ = c.e.dev.pool.Release(id)
+	}
+	c.held = nil
+	c.e.runEnded()
+}
+
+// runEnded closes the object when the last queued or running call of a
+// released executable ends.
 func (e *executable) runEnded() {
 	if e.running.Add(-1) == 0 && e.closeWhenIdle.Load() {
 		e.unload()

@@ -50,9 +50,10 @@ type Device struct {
 	pool *hostpool.Pool
 	info *backends.DeviceInfo
 
-	// callMu serialises GEMM calls: each one already uses every thread
-	// the library has, and not every CBLAS is reentrant.
-	callMu sync.Mutex
+	// queue runs the GEMM calls one after another on a goroutine of its
+	// own: each one already uses every thread the library has, and not
+	// every CBLAS is reentrant (docs/api.md, "Events").
+	queue *driver.Queue
 
 	closeMu sync.RWMutex
 	closed  bool
@@ -97,7 +98,7 @@ func Open(ctx context.Context, cfg Config) (*Device, error) {
 		}
 		pool = hp
 	}
-	d := &Device{lib: lib, pool: pool}
+	d := &Device{lib: lib, pool: pool, queue: driver.NewQueue()}
 	d.info = d.describe(threadNote)
 	return d, nil
 }
@@ -165,8 +166,14 @@ func (d *Device) Pool() backends.Pool { return d.pool }
 // threads is unsafe) and the shared host pool stays open.
 func (d *Device) Close() error {
 	d.closeMu.Lock()
-	defer d.closeMu.Unlock()
+	first := !d.closed
 	d.closed = true
+	d.closeMu.Unlock()
+	if first {
+		// Queued calls that have not started are cancelled; a running one
+		// cannot be stopped and is not waited for.
+		d.queue.Abandon(backends.Errorf(BackendName, "launch", backends.ErrClosed, "the device was closed before the call started"))
+	}
 	return nil
 }
 

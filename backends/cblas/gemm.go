@@ -166,68 +166,92 @@ type executable struct {
 	released atomic.Bool
 }
 
-// Launch runs the GEMM (every batch) and waits for it.
+// Launch is Submit followed by a wait for its event.
 func (e *executable) Launch(ctx context.Context, args []backends.LaunchArg) error {
-	_, err := e.run(ctx, args)
-	return err
+	ev, err := e.Submit(ctx, args)
+	return driver.Wait(ctx, ev, err)
 }
 
 // LaunchTimed runs the GEMM once and returns the wall time of the CBLAS
-// calls.
+// calls. Calls are queued one after another, so it has the library's
+// threads to itself.
 func (e *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
-	return e.run(ctx, args)
+	var elapsed time.Duration
+	ev, err := e.submit(ctx, args, nil, &elapsed)
+	if err := driver.Wait(ctx, ev, err); err != nil {
+		return 0, err
+	}
+	return elapsed, nil
+}
+
+// Submit checks the operands, holds them, and queues the GEMM on the
+// device's queue after the events in after.
+func (e *executable) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
+	return e.submit(ctx, args, after, nil)
 }
 
 func launchErr(err error) error { return &backends.Error{Backend: BackendName, Op: "launch", Err: err} }
 
-func (e *executable) run(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
+func (e *executable) submit(ctx context.Context, args []backends.LaunchArg, after []backends.Event, elapsed *time.Duration) (backends.Event, error) {
 	if e.released.Load() || e.dev.isClosed() {
-		return 0, launchErr(fmt.Errorf("%w: program %q was released or its device closed", backends.ErrClosed, e.prog.Name))
+		return nil, launchErr(fmt.Errorf("%w: program %q was released or its device closed", backends.ErrClosed, e.prog.Name))
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, err
+		return nil, err
 	}
 	g := e.prog.GEMM()
 	pool := e.dev.pool
 	sizes, err := driver.CheckArgs(e.prog, pool, args)
 	if err != nil {
-		return 0, launchErr(err)
+		return nil, launchErr(err)
 	}
 	s, err := planGEMM(g, args, sizes)
 	if err != nil {
-		return 0, launchErr(err)
+		return nil, launchErr(err)
 	}
 	ids := [3]backends.BufferID{args[g.A].Buffer, args[g.B].Buffer, args[g.C].Buffer}
 	if ids[2] == ids[0] || ids[2] == ids[1] {
-		return 0, launchErr(invalid("gemm output c is the same buffer as an input"))
+		return nil, launchErr(invalid("gemm output c is the same buffer as an input"))
 	}
-	// Hold the operands so a concurrent Release cannot free them mid-call.
+	// Hold the operands so a Release cannot free them while the call is
+	// queued or running.
 	var ptrs [3]uintptr
 	held := ids[:0:0]
-	defer func() {
+	drop := func() {
 		for _, id := range held {
 			_ = pool.Release(id)
 		}
-	}()
+		held = nil
+	}
 	for i, id := range ids {
 		if err := pool.Retain(id); err != nil {
-			return 0, launchErr(err)
+			drop()
+			return nil, launchErr(err)
 		}
 		held = append(held, id)
 		mem, err := pool.Bytes(id)
 		if err != nil {
-			return 0, launchErr(err)
+			drop()
+			return nil, launchErr(err)
 		}
 		ptrs[i] = uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
 	}
-
-	e.dev.callMu.Lock()
-	defer e.dev.callMu.Unlock()
-	start := time.Now()
-	e.call(s, ptrs)
-	elapsed := time.Since(start)
-	driver.Debug(driver.DebugPerf, "cblas: gemm", "program", e.prog.Name, "m", s.m, "n", s.n, "k", s.k, "batch", s.batch, "elapsed", elapsed)
-	return elapsed, nil
+	ev, err := e.dev.queue.Submit(ctx, after, func() error {
+		start := time.Now()
+		e.call(s, ptrs)
+		took := time.Since(start)
+		drop()
+		if elapsed != nil {
+			*elapsed = took
+		}
+		driver.Debug(driver.DebugPerf, "cblas: gemm", "program", e.prog.Name, "m", s.m, "n", s.n, "k", s.k, "batch", s.batch, "elapsed", took)
+		return nil
+	}, drop)
+	if err != nil {
+		drop()
+		return nil, launchErr(err)
+	}
+	return ev, nil
 }
 
 // call makes one CBLAS call per batch entry. The operands live in shm

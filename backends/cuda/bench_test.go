@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/hostpool"
 )
 
 // The benchmarks compare with the native programs in bench/cuda; run them
@@ -40,7 +39,7 @@ func benchBuffers(b *testing.B, d *Device, fromHostPool bool) ([]byte, backends.
 	mem, ok := copyBuffers.host[fromHostPool]
 	if !ok {
 		if fromHostPool {
-			host, err := hostpool.Default()
+			host, err := backends.HostPool()
 			require.NoError(b, err)
 			id, err := host.Alloc(ctx, gib)
 			require.NoError(b, err)

@@ -32,7 +32,8 @@ type Config struct {
 	NVRTC  string `json:"nvrtc"`
 	CUBLAS string `json:"cublas"`
 	// StagingChunk is the size of each of the two pinned staging buffers
-	// for copies from ordinary (not host-pool) memory. Default 16 MiB.
+	// for copies of ordinary (not host-pool) memory larger than the bounce
+	// budget, which is max(4 × StagingChunk, 64 MiB). Default 16 MiB.
 	StagingChunk int64 `json:"staging_chunk"`
 	// PreferKernel runs a program's CUDA C variant even when it also has a
 	// GEMM variant (by default cuBLAS runs the GEMM).

@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"strconv"
 	"sync"
@@ -23,7 +24,11 @@ type Device struct {
 	ordinal int
 	dev     int32   // CUdevice
 	ctx     uintptr // the retained primary context
-	stream  uintptr // non-blocking stream for copies and launches
+	stream  uintptr // the compute stream (streams[streamCompute]): launches, cuBLAS, device copies
+	// streams are the device's non-blocking streams (queue.go): compute,
+	// host to device, device to host.
+	streams [numStreams]uintptr
+	maxGrid []uint64 // limits.maxGrid for driver.CheckLaunch
 	name    string
 	info    *backends.DeviceInfo
 	cc      [2]int32
@@ -43,6 +48,29 @@ type Device struct {
 	blas     *blasHandle
 	blasErr  error
 	blasOnce sync.Once
+
+	// Submission (queue.go). subMu orders everything put on the streams
+	// and guards the gate, the buffers' last-access events and allEvents.
+	subMu     sync.Mutex
+	gate      eventFIFO // submissions waiting on the host, in order
+	working   bool      // the gate's worker runs
+	workers   sync.WaitGroup
+	allEvents []uintptr // every CUDA event of the pool, destroyed at Close
+	// unrecorded is, per stream, the work put on it since its last CUDA
+	// event was recorded (queue.go: recordTailLocked).
+	unrecorded [numStreams][]*event
+
+	fifoMu     sync.Mutex // guards fifo, freeEvents and reaping
+	fifo       [numStreams]eventFIFO
+	freeEvents []uintptr
+	reaping    bool
+	reapers    sync.WaitGroup
+	inflight   atomic.Int32
+
+	stopMu   sync.Mutex
+	stopWait context.CancelFunc // interrupts the worker's host-side wait
+
+	bounceBytes atomic.Int64 // bytes of bounce buffers in use
 }
 
 // limits are the launch bounds read at open.
@@ -66,17 +94,35 @@ func openDevice(drv *driverAPI, ordinal int, cfg Config) (*Device, error) {
 		drv.call(drv.primaryCtxRelease, uintptr(d.dev))
 		return nil, err
 	}
-	if err := drv.check("cuStreamCreate", drv.call(drv.streamCreate, uintptr(unsafe.Pointer(&d.stream)), streamNonBlocking)); err != nil {
-		drv.call(drv.primaryCtxRelease, uintptr(d.dev))
-		return nil, err
+	destroyStreams := func() {
+		for _, s := range d.streams {
+			if s != 0 {
+				drv.call(drv.streamDestroy, s)
+			}
+		}
 	}
+	for i := range d.streams {
+		if err := drv.check("cuStreamCreate", drv.call(drv.streamCreate, uintptr(unsafe.Pointer(&d.streams[i])), streamNonBlocking)); err != nil {
+			destroyStreams()
+			drv.call(drv.primaryCtxRelease, uintptr(d.dev))
+			return nil, err
+		}
+	}
+	d.stream = d.streams[streamCompute]
 	info, err := d.readInfo()
 	if err != nil {
-		drv.call(drv.streamDestroy, d.stream)
+		destroyStreams()
 		drv.call(drv.primaryCtxRelease, uintptr(d.dev))
 		return nil, err
 	}
 	d.info = info
+	d.maxGrid = make([]uint64, 3)
+	for i, l := range d.limits.maxGrid {
+		d.maxGrid[i] = math.MaxUint32
+		if l > 0 {
+			d.maxGrid[i] = uint64(l)
+		}
+	}
 	d.pool = newPool(d)
 	return d, nil
 }
@@ -286,22 +332,27 @@ func (d *Device) fail(op string, r cuResult) error {
 		be := err.(*backends.Error)
 		if d.lost.CompareAndSwap(nil, be) {
 			driver.Debug(driver.DebugDevice, "cuda context lost", "device", d.name, "op", op, "err", be.Native)
+			d.stopWaiting() // the gate's work fails now, not when its dependencies end
 		}
 	}
 	return err
 }
 
-// sync waits for the device's stream.
-func (d *Device) sync() error {
-	return d.fail("cuStreamSynchronize", d.drv.call(d.drv.streamSynchronize, d.stream))
-}
+// sync waits for the device's compute stream.
+func (d *Device) sync() error { return d.syncStream(d.stream) }
 
-// Close frees the device's buffers, its stream and its hold on the primary
-// context. Handles from the device are invalid afterwards.
+// Close ends the device. Submissions still waiting on the host for their
+// dependencies (in the gate) are cancelled: their events fail with
+// ErrClosed. Work already on the GPU's streams runs to its end, and Close
+// waits for it (a GPU finishes what it was given; its memory cannot be
+// freed under it). Then Close frees the device's buffers, its streams and
+// events and its hold on the primary context. Handles from the device are
+// invalid afterwards.
 func (d *Device) Close() error {
 	if !d.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	d.drainForClose()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	drv := d.drv
@@ -314,9 +365,20 @@ func (d *Device) Close() error {
 	if d.blas != nil {
 		d.blas.destroy()
 	}
+	d.subMu.Lock()
 	if healthy {
-		drv.call(drv.streamDestroy, d.stream)
+		for _, cu := range d.allEvents {
+			drv.call(drv.eventDestroy, cu)
+		}
+		for _, s := range d.streams {
+			drv.call(drv.streamDestroy, s)
+		}
 	}
+	d.allEvents = nil
+	d.subMu.Unlock()
+	d.fifoMu.Lock()
+	d.freeEvents = nil
+	d.fifoMu.Unlock()
 	return drv.check("cuDevicePrimaryCtxRelease_v2", drv.call(drv.primaryCtxRelease, uintptr(d.dev)))
 }
 

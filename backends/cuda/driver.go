@@ -23,6 +23,7 @@ const (
 	cudaErrorInvalidDevice            cuResult = 101
 	cudaErrorECCUncorrectable         cuResult = 214
 	cudaErrorNotFound                 cuResult = 500
+	cudaErrorNotReady                 cuResult = 600
 	cudaErrorIllegalAddress           cuResult = 700
 	cudaErrorLaunchOutOfResources     cuResult = 701
 	cudaErrorLaunchTimeout            cuResult = 702
@@ -102,8 +103,9 @@ type driverAPI struct {
 	deviceTotalMem, primaryCtxRetain, primaryCtxRelease, ctxSetCurrent, deviceGetPCIBusID uintptr
 	memAlloc, memFree, memGetInfo, memcpyHtoD, memcpyDtoH, memcpyHtoDAsync                uintptr
 	memcpyDtoHAsync, memcpyDtoDAsync, memcpyPeerAsync, memHostRegister, memHostUnregister uintptr
-	streamCreate, streamSynchronize, streamDestroy                                        uintptr
+	streamCreate, streamSynchronize, streamDestroy, streamWaitEvent                       uintptr
 	eventCreate, eventRecord, eventSynchronize, eventElapsedTime, eventDestroy            uintptr
+	eventQuery                                                                            uintptr
 	moduleLoadData, moduleUnload, moduleGetFunction, funcGetAttribute, launchKernel       uintptr
 	getErrorName, getErrorString, deviceCanAccessPeer, ctxEnablePeerAccess                uintptr
 }
@@ -138,9 +140,11 @@ func (d *driverAPI) symbols() []dl.Symbol {
 		{Addr: &d.streamCreate, Name: "cuStreamCreate"},
 		{Addr: &d.streamSynchronize, Name: "cuStreamSynchronize"},
 		{Addr: &d.streamDestroy, Name: "cuStreamDestroy_v2"},
+		{Addr: &d.streamWaitEvent, Name: "cuStreamWaitEvent"},
 		{Addr: &d.eventCreate, Name: "cuEventCreate"},
 		{Addr: &d.eventRecord, Name: "cuEventRecord"},
 		{Addr: &d.eventSynchronize, Name: "cuEventSynchronize"},
+		{Addr: &d.eventQuery, Name: "cuEventQuery"},
 		{Addr: &d.eventElapsedTime, Name: "cuEventElapsedTime_v2", Alt: []string{"cuEventElapsedTime"}},
 		{Addr: &d.eventDestroy, Name: "cuEventDestroy_v2"},
 		{Addr: &d.moduleLoadData, Name: "cuModuleLoadData"},
@@ -244,4 +248,41 @@ func goString(p *byte) string {
 // callPtr calls fn with one pointer argument.
 func (d *driverAPI) callPtr(fn uintptr, p *int32) cuResult {
 	return d.call(fn, uintptr(unsafe.Pointer(p)))
+}
+
+// Typed bindings of the calls on the submission and completion paths. They
+// go through internal/dl's fixed-arity calls, which allocate nothing (the
+// variadic call above allocates its argument slice).
+
+func (d *driverAPI) cuCtxSetCurrent(ctx uintptr) cuResult {
+	return cuResult(int32(dl.Call1(d.ctxSetCurrent, ctx)))
+}
+
+func (d *driverAPI) cuEventQuery(ev uintptr) cuResult {
+	return cuResult(int32(dl.Call1(d.eventQuery, ev)))
+}
+
+func (d *driverAPI) cuEventRecord(ev, stream uintptr) cuResult {
+	return cuResult(int32(dl.Call2(d.eventRecord, ev, stream)))
+}
+
+func (d *driverAPI) cuStreamWaitEvent(stream, ev uintptr) cuResult {
+	return cuResult(int32(dl.Call3(d.streamWaitEvent, stream, ev, 0)))
+}
+
+// cuLaunchKernel launches fn with the parameter array at params (memory
+// outside the Go heap) and no dynamic shared memory.
+func (d *driverAPI) cuLaunchKernel(fn uintptr, grid, block [3]uint32, stream, params uintptr) cuResult {
+	return cuResult(int32(dl.Call11(d.launchKernel, fn,
+		uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
+		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]),
+		0, stream, params, 0)))
+}
+
+func (d *driverAPI) cuMemcpyHtoDAsync(dst uint64, src unsafe.Pointer, n int, stream uintptr) cuResult {
+	return cuResult(int32(dl.Call4(d.memcpyHtoDAsync, uintptr(dst), uintptr(src), uintptr(n), stream)))
+}
+
+func (d *driverAPI) cuMemcpyDtoHAsync(dst unsafe.Pointer, src uint64, n int, stream uintptr) cuResult {
+	return cuResult(int32(dl.Call4(d.memcpyDtoHAsync, uintptr(dst), uintptr(src), uintptr(n), stream)))
 }

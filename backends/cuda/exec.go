@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
@@ -126,18 +127,26 @@ func (d *Device) checkBlock(b [3]uint32, maxThreads int32) error {
 // device's limits (driver.CheckLaunch); missing axes are 1. A zero axis
 // means there is nothing to run.
 func (d *Device) gridDims(p *backends.Program, args []backends.LaunchArg) ([3]uint32, bool, error) {
-	maxGrid := make([]uint64, 3)
-	for i, l := range d.limits.maxGrid {
-		maxGrid[i] = math.MaxUint32
-		if l > 0 {
-			maxGrid[i] = uint64(l)
-		}
-	}
-	l, err := driver.CheckLaunch(p, d.pool, args, maxGrid)
+	l, err := driver.CheckLaunch(p, d.pool, args, d.gridLimits())
 	if err != nil {
 		return [3]uint32{}, false, &backends.Error{Backend: Name, Op: "launch", Err: err}
 	}
 	return [3]uint32{uint32(l.Grid[0]), uint32(l.Grid[1]), uint32(l.Grid[2])}, l.Empty, nil
+}
+
+// gridLimits are the device's grid limits per axis for driver.CheckLaunch.
+func (d *Device) gridLimits() []uint64 {
+	if d.maxGrid != nil {
+		return d.maxGrid
+	}
+	out := make([]uint64, 3)
+	for i, l := range d.limits.maxGrid {
+		out[i] = math.MaxUint32
+		if l > 0 {
+			out[i] = uint64(l)
+		}
+	}
+	return out
 }
 
 // kernelExec is a loaded CUDA C kernel.
@@ -147,125 +156,216 @@ type kernelExec struct {
 	module, fn uintptr
 	block      [3]uint32
 	maxThreads int32
+	// params is the cuLaunchKernel parameter array and value slots, written
+	// right before each launch under the device's submission lock (the
+	// driver copies the values at the call).
+	params *cBlock
 
-	mu       sync.Mutex // guards params (reused by every launch) and events
-	params   *cBlock
-	events   timing
-	released bool
+	runs    runs
+	timedMu sync.Mutex // one LaunchTimed at a time: they share events
+	events  timing     // used under the submission lock
 }
 
-// argValues are the bytes each kernel parameter receives: a buffer's
-// device address or a scalar's value. gridDims has checked the args.
-func (d *Device) argValues(p *backends.Program, args []backends.LaunchArg) ([][]byte, func(), error) {
-	var held []func()
-	release := func() {
-		for _, f := range held {
-			f()
-		}
-	}
-	vals := make([][]byte, len(args))
-	for i, a := range args {
-		if a.IsVar() {
-			vals[i] = a.Value.Bytes()
-			continue
-		}
-		b, done, err := d.pool.hold("launch", a.Buffer)
-		if err != nil {
-			release()
-			return nil, nil, err
-		}
-		held = append(held, done)
-		v := make([]byte, 8)
-		putU64(v, b.ptr)
-		vals[i] = v
-	}
-	return vals, release, nil
+// runs counts an executable's pending work, so that Release unloads it only
+// once the last run has ended.
+type runs struct {
+	mu         sync.Mutex // guards released
+	released   bool
+	gone       atomic.Bool // released: the last run unloads
+	pending    atomic.Int64
+	unloadOnce sync.Once
+	unloadErr  error
 }
 
-func putU64(b []byte, v uint64) {
-	for i := 0; i < 8; i++ {
-		b[i] = byte(v >> (8 * i))
+// begin counts a new run; false once the executable is released.
+func (r *runs) begin() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.released {
+		return false
+	}
+	r.pending.Add(1)
+	return true
+}
+
+// end counts a run's end and reports whether it was the last of a released
+// executable, which must then be unloaded.
+func (r *runs) end() bool { return r.pending.Add(-1) == 0 && r.gone.Load() }
+
+func (r *runs) unload(f func() error) {
+	r.unloadOnce.Do(func() { r.unloadErr = f() })
+}
+
+// release marks the executable released and unloads it now when nothing is
+// pending (else its last run does). Only the first call counts.
+func (r *runs) release(unload func() error) error {
+	first := false
+	_ = driver.ReleaseOnce(&r.mu, &r.released, func() error { first = true; return nil })
+	if !first {
+		return nil
+	}
+	r.gone.Store(true)
+	if r.pending.Load() == 0 {
+		r.unload(unload)
+		return r.unloadErr
+	}
+	return nil
+}
+
+func (r *runs) isReleased() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.released
+}
+
+func (k *kernelExec) endRun() {
+	if k.runs.end() {
+		k.runs.unload(k.unload)
 	}
 }
 
-// Launch runs the kernel over the program's grid and waits for it.
+// varBits is a scalar's value as its kernel parameter slot holds it: the
+// bytes Constant.Bytes gives, little endian, zero above.
+func varBits(c backends.Constant) uint64 {
+	n := c.DType.Size()
+	if c.DType.IsFloat() && c.DType != backends.F64 && n < 4 {
+		n = 4 // narrow floats travel as f32 bits
+	}
+	if n >= 8 {
+		return c.Bits
+	}
+	return c.Bits & (1<<(8*uint(n)) - 1)
+}
+
+// packSlots lays out a cuLaunchKernel parameter array in mem, which lies at
+// address base, as packParams does, from 64-bit slot values: entry i of the
+// pointer array points at value slot i, which holds vals[i].
+func packSlots(mem []byte, base uintptr, vals []uint64) error {
+	n := len(vals)
+	if len(mem) < paramBlockSize(n) {
+		return fmt.Errorf("cuda: parameter block of %d bytes is too small for %d params", len(mem), n)
+	}
+	for i, v := range vals {
+		slot := 8*n + paramSlot*i
+		binary.LittleEndian.PutUint64(mem[slot:], v)
+		binary.LittleEndian.PutUint64(mem[8*i:], uint64(base)+uint64(slot))
+	}
+	return nil
+}
+
+// Launch runs the kernel over the program's grid and waits for it: Submit
+// and a wait. When ctx ends while the kernel runs, Launch returns at once
+// and the kernel runs to its end, holding its buffers until then.
 func (k *kernelExec) Launch(ctx context.Context, args []backends.LaunchArg) error {
-	_, err := k.launch(ctx, args, false)
-	return err
+	ev, err := k.Submit(ctx, args)
+	return driver.Wait(ctx, ev, err)
+}
+
+// Submit checks the args, holds the buffers and the executable, and queues
+// the launch on the device's compute stream after the events in after.
+func (k *kernelExec) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
+	e, err := k.prepare(ctx, args, false)
+	if err != nil {
+		return nil, err
+	}
+	e.op.after = after
+	ev, err := k.dev.submit(e)
+	if err != nil {
+		return nil, fmt.Errorf("%s: launch %q: %w", k.dev.name, k.prog.Name, err)
+	}
+	return ev, nil
 }
 
 // LaunchTimed runs the kernel once and returns the time between two events
-// recorded around it on the device's stream.
+// recorded around it on the compute stream (after its waits, so the time is
+// the kernel's alone).
 func (k *kernelExec) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
-	return k.launch(ctx, args, true)
+	k.timedMu.Lock()
+	defer k.timedMu.Unlock()
+	e, err := k.prepare(ctx, args, true)
+	if err != nil {
+		return 0, err
+	}
+	empty := e.op.issue == nil // an empty grid runs nothing
+	ev, err := k.dev.submit(e)
+	if err != nil {
+		return 0, fmt.Errorf("%s: launch %q: %w", k.dev.name, k.prog.Name, err)
+	}
+	if err := ev.Wait(ctx); err != nil || empty {
+		return 0, err
+	}
+	return k.dev.elapsedOf(k.events)
 }
 
-func (k *kernelExec) launch(ctx context.Context, args []backends.LaunchArg, timed bool) (time.Duration, error) {
+// prepare checks a launch and makes its event: the buffers and the
+// executable held, the parameter values resolved, the work to issue.
+func (k *kernelExec) prepare(ctx context.Context, args []backends.LaunchArg, timed bool) (*event, error) {
 	if err := ctx.Err(); err != nil {
-		return 0, err
+		return nil, err
 	}
 	d := k.dev
 	// A released program or a closed device is ErrClosed before the args
 	// are looked at: a closed device's buffers are gone.
 	if err := k.live(); err != nil {
-		return 0, err
+		return nil, err
 	}
 	grid, empty, err := d.gridDims(k.prog, args)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	vals, release, err := d.argValues(k.prog, args)
-	if err != nil {
-		return 0, err
+	e := d.newEvent(streamCompute, ctx, "launch", k.prog.Name)
+	o := &e.op
+	o.vals = o.valsInline[:0]
+	for i, a := range args {
+		if a.IsVar() {
+			o.vals = append(o.vals, varBits(a.Value))
+			continue
+		}
+		b, err := d.pool.retain("launch", a.Buffer)
+		if err != nil {
+			o.holds.drop()
+			return nil, err
+		}
+		o.holds.add(d.pool, a.Buffer)
+		o.addAccess(b, k.prog.Params[i].Kind == backends.GlobalMut)
+		o.vals = append(o.vals, b.ptr)
 	}
-	defer release()
+	if !k.runs.begin() {
+		o.holds.drop()
+		return nil, backends.Errorf(Name, "launch", backends.ErrClosed, "program %q was released", k.prog.Name)
+	}
+	o.holds.run = k
 	if empty {
-		return 0, nil
+		return e, nil // nothing to run; the event still orders what waits for it
 	}
-	var elapsed time.Duration
-	err = d.run("cuLaunchKernel", func() error {
-		drv := d.drv
-		k.mu.Lock()
-		if k.released {
-			k.mu.Unlock()
-			return backends.Errorf(Name, "launch", backends.ErrClosed, "program %q was released", k.prog.Name)
-		}
-		if timed {
-			if err := k.events.create(d); err != nil {
-				k.mu.Unlock()
-				return err
-			}
-			if r := drv.call(drv.eventRecord, k.events[0], d.stream); r != cudaSuccess {
-				k.mu.Unlock()
-				return d.fail("cuEventRecord", r)
-			}
-		}
-		if err := packParams(k.params.mem, k.params.addr(0), vals); err != nil {
-			k.mu.Unlock()
+	o.issue = func(s uintptr) error { return k.issue(s, e, grid, timed) }
+	return e, nil
+}
+
+// issue launches the kernel on stream s (the submission lock is held and
+// the context current), between timing events when timed.
+func (k *kernelExec) issue(s uintptr, e *event, grid [3]uint32, timed bool) error {
+	d, drv := k.dev, k.dev.drv
+	if timed {
+		if err := k.events.create(d); err != nil {
 			return err
 		}
-		r := drv.call(drv.launchKernel, k.fn,
-			uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
-			uintptr(k.block[0]), uintptr(k.block[1]), uintptr(k.block[2]),
-			0, d.stream, k.params.addr(0), 0)
-		if r == cudaSuccess && timed {
-			r = drv.call(drv.eventRecord, k.events[1], d.stream)
+		if r := drv.cuEventRecord(k.events[0], s); r != cudaSuccess {
+			return d.fail("cuEventRecord", r)
 		}
-		k.mu.Unlock()
-		if r != cudaSuccess {
-			return d.fail("cuLaunchKernel", r)
-		}
-		if timed {
-			ms, err := d.elapsed(k.events[0], k.events[1])
-			elapsed = ms
-			return err
-		}
-		return d.sync()
-	})
-	if err != nil {
-		return 0, fmt.Errorf("%s: launch %q: %w", d.name, k.prog.Name, err)
 	}
-	return elapsed, nil
+	if err := packSlots(k.params.mem, k.params.addr(0), e.op.vals); err != nil {
+		return err
+	}
+	if r := drv.cuLaunchKernel(k.fn, grid, k.block, s, k.params.addr(0)); r != cudaSuccess {
+		return d.fail("cuLaunchKernel", r)
+	}
+	if timed {
+		if r := drv.cuEventRecord(k.events[1], s); r != cudaSuccess {
+			return d.fail("cuEventRecord", r)
+		}
+	}
+	return nil
 }
 
 // live is nil unless the program was released or its device closed or
@@ -274,16 +374,14 @@ func (k *kernelExec) live() error {
 	if err := k.dev.usable("launch"); err != nil {
 		return fmt.Errorf("%s: launch %q: %w", k.dev.name, k.prog.Name, err)
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.released {
+	if k.runs.isReleased() {
 		return backends.Errorf(Name, "launch", backends.ErrClosed, "program %q was released", k.prog.Name)
 	}
 	return nil
 }
 
 // timing is the start and end events of an executable's timed launches,
-// created on first use (zero until then), under the executable's lock and
+// created on first use (zero until then), under the submission lock and
 // with the device's context current.
 type timing [2]uintptr
 
@@ -308,6 +406,17 @@ func (t *timing) destroy(d *Device) {
 	}
 }
 
+// elapsedOf is the time between two timing events that have both ended.
+func (d *Device) elapsedOf(t timing) (time.Duration, error) {
+	var elapsed time.Duration
+	err := d.run("cuEventElapsedTime", func() error {
+		var err error
+		elapsed, err = d.elapsed(t[0], t[1])
+		return err
+	})
+	return elapsed, err
+}
+
 // elapsed waits for end and returns the time from start to end.
 func (d *Device) elapsed(start, end uintptr) (time.Duration, error) {
 	drv := d.drv
@@ -321,22 +430,23 @@ func (d *Device) elapsed(start, end uintptr) (time.Duration, error) {
 	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
 }
 
-// Release unloads the module.
-func (k *kernelExec) Release() error {
-	return driver.ReleaseOnce(&k.mu, &k.released, func() error {
-		var err error
-		if k.dev.usable("release") == nil {
-			err = k.dev.run("cuModuleUnload", func() error {
-				k.events.destroy(k.dev)
-				if k.module != 0 {
-					return k.dev.fail("cuModuleUnload", k.dev.drv.call(k.dev.drv.moduleUnload, k.module))
-				}
-				return nil
-			})
-		}
-		if ferr := k.params.free(); err == nil {
-			err = ferr
-		}
-		return err
-	})
+// Release unloads the module once the launches pending on it have ended
+// (at once when none are); launches after it are ErrClosed.
+func (k *kernelExec) Release() error { return k.runs.release(k.unload) }
+
+func (k *kernelExec) unload() error {
+	var err error
+	if k.dev.usable("release") == nil {
+		err = k.dev.run("cuModuleUnload", func() error {
+			k.events.destroy(k.dev)
+			if k.module != 0 {
+				return k.dev.fail("cuModuleUnload", k.dev.drv.call(k.dev.drv.moduleUnload, k.module))
+			}
+			return nil
+		})
+	}
+	if ferr := k.params.free(); err == nil {
+		err = ferr
+	}
+	return err
 }

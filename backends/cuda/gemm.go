@@ -334,10 +334,17 @@ type gemmExec struct {
 	dataType, compute int
 	elemSize          int64
 
-	mu       sync.Mutex
-	scalars  *cBlock // alpha at 0, beta at 8
-	events   timing
-	released bool
+	scalars *cBlock // alpha at 0, beta at 8 (cuBLAS reads them at the call: host pointer mode)
+
+	runs    runs
+	timedMu sync.Mutex // one LaunchTimed at a time: they share events
+	events  timing     // used under the submission lock
+}
+
+func (e *gemmExec) endRun() {
+	if e.runs.end() {
+		e.runs.unload(e.unload)
+	}
 }
 
 func (d *Device) compileGEMM(p *backends.Program) (backends.Executable, error) {
@@ -369,115 +376,159 @@ func (d *Device) compileGEMM(p *backends.Program) (backends.Executable, error) {
 	return &gemmExec{dev: d, prog: p, dataType: dt, compute: ct, elemSize: int64(g.DType.Size()), scalars: sc}, nil
 }
 
+// Launch runs the GEMM and waits for it: Submit and a wait.
 func (e *gemmExec) Launch(ctx context.Context, args []backends.LaunchArg) error {
-	_, err := e.launch(ctx, args, false)
-	return err
+	ev, err := e.Submit(ctx, args)
+	return driver.Wait(ctx, ev, err)
 }
 
+// Submit checks the args, holds the operands and the executable, and queues
+// the cuBLAS call on the device's compute stream after the events in after.
+func (e *gemmExec) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
+	ev, err := e.prepare(ctx, args, false)
+	if err != nil {
+		return nil, err
+	}
+	ev.op.after = after
+	out, err := e.dev.submit(ev)
+	if err != nil {
+		return nil, fmt.Errorf("%s: gemm %q: %w", e.dev.name, e.prog.Name, err)
+	}
+	return out, nil
+}
+
+// LaunchTimed runs the GEMM once and returns the time between events
+// recorded around it on the compute stream.
 func (e *gemmExec) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
-	return e.launch(ctx, args, true)
+	e.timedMu.Lock()
+	defer e.timedMu.Unlock()
+	ev, err := e.prepare(ctx, args, true)
+	if err != nil {
+		return 0, err
+	}
+	empty := ev.op.issue == nil // an empty GEMM runs nothing
+	out, err := e.dev.submit(ev)
+	if err != nil {
+		return 0, fmt.Errorf("%s: gemm %q: %w", e.dev.name, e.prog.Name, err)
+	}
+	if err := out.Wait(ctx); err != nil || empty {
+		return 0, err
+	}
+	return e.dev.elapsedOf(e.events)
 }
 
-func (e *gemmExec) launch(ctx context.Context, args []backends.LaunchArg, timed bool) (time.Duration, error) {
+// prepare checks a GEMM's args against its shape and makes its event.
+func (e *gemmExec) prepare(ctx context.Context, args []backends.LaunchArg, timed bool) (*event, error) {
 	if err := ctx.Err(); err != nil {
-		return 0, err
+		return nil, err
 	}
 	d, g := e.dev, e.prog.GEMM()
 	// A released program or a closed device is ErrClosed before the args
 	// are looked at: a closed device's buffers are gone.
 	if err := d.usable("gemm"); err != nil {
-		return 0, fmt.Errorf("%s: gemm %q: %w", d.name, e.prog.Name, err)
+		return nil, fmt.Errorf("%s: gemm %q: %w", d.name, e.prog.Name, err)
 	}
-	e.mu.Lock()
-	released := e.released
-	e.mu.Unlock()
-	if released {
-		return 0, backends.Errorf(Name, "gemm", backends.ErrClosed, "program %q was released", e.prog.Name)
+	if e.runs.isReleased() {
+		return nil, backends.Errorf(Name, "gemm", backends.ErrClosed, "program %q was released", e.prog.Name)
 	}
 	sizes, err := driver.CheckArgs(e.prog, d.pool, args)
 	if err != nil {
-		return 0, err
+		return nil, &backends.Error{Backend: Name, Op: "gemm", Err: err}
 	}
 	s, err := evalGEMM(g, args)
 	if err != nil {
-		return 0, err
+		return nil, &backends.Error{Backend: Name, Op: "gemm", Err: err}
 	}
 	na, nb, nc, ok := s.need()
 	if !ok {
-		return 0, backends.Errorf(Name, "gemm", backends.ErrInvalidArgument, "operand extents overflow")
+		return nil, backends.Errorf(Name, "gemm", backends.ErrInvalidArgument, "operand extents overflow")
 	}
 	for _, c := range []struct {
 		ord  int
 		need int64
 	}{{g.A, na}, {g.B, nb}, {g.C, nc}} {
 		if have := sizes[c.ord] / e.elemSize; have < c.need {
-			return 0, backends.Errorf(Name, "gemm", backends.ErrInvalidArgument,
+			return nil, backends.Errorf(Name, "gemm", backends.ErrInvalidArgument,
 				"param %d (%s) holds %d elements; the gemm reads %d", c.ord, e.prog.Params[c.ord].Name, have, c.need)
 		}
 	}
-	if s.m == 0 || s.n == 0 || s.batch == 0 {
-		return 0, nil
-	}
 	call := s.columnMajor(g)
-	if call.batch > math.MaxInt32 {
-		return 0, backends.Errorf(Name, "gemm", backends.ErrInvalidArgument, "batch %d exceeds cuBLAS's range", call.batch)
+	empty := s.m == 0 || s.n == 0 || s.batch == 0
+	if !empty && call.batch > math.MaxInt32 {
+		return nil, backends.Errorf(Name, "gemm", backends.ErrInvalidArgument, "batch %d exceeds cuBLAS's range", call.batch)
 	}
-	ptrs := map[int]uint64{}
-	for _, ord := range []int{g.A, g.B, g.C} {
-		b, done, err := d.pool.hold("gemm", args[ord].Buffer)
+	ev := d.newEvent(streamCompute, ctx, "gemm", e.prog.Name)
+	o := &ev.op
+	var ptrs [3]uintptr // the program's A, B, C
+	for i, ord := range []int{g.A, g.B, g.C} {
+		b, err := d.pool.retain("gemm", args[ord].Buffer)
 		if err != nil {
-			return 0, err
+			o.holds.drop()
+			return nil, err
 		}
-		defer done()
-		ptrs[ord] = b.ptr
+		o.holds.add(d.pool, args[ord].Buffer)
+		o.addAccess(b, ord == g.C)
+		ptrs[i] = uintptr(b.ptr)
 	}
-	var elapsed time.Duration
-	err = d.run("gemm", func() error {
-		d.sweepPins() // cuBLAS may allocate device memory
-		h, err := d.blasFor()
-		if err != nil {
-			return err
-		}
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		if e.released {
-			return backends.Errorf(Name, "gemm", backends.ErrClosed, "program %q was released", e.prog.Name)
-		}
-		drv := d.drv
-		if timed {
-			if err := e.events.create(d); err != nil {
-				return err
-			}
-			if r := drv.call(drv.eventRecord, e.events[0], d.stream); r != cudaSuccess {
-				return d.fail("cuEventRecord", r)
-			}
-		}
-		// cuBLAS handles are not safe for concurrent use.
-		d.blasMu.Lock()
-		st, op := e.call(h, call, ptrs)
-		d.blasMu.Unlock()
-		if st != 0 {
-			return &backends.Error{Backend: Name, Op: op, Native: blasStatusName(st), Err: blasSentinel(st)}
-		}
-		if timed {
-			if r := drv.call(drv.eventRecord, e.events[1], d.stream); r != cudaSuccess {
-				return d.fail("cuEventRecord", r)
-			}
-			elapsed, err = d.elapsed(e.events[0], e.events[1])
-			return err
-		}
-		return d.sync()
-	})
-	if err != nil {
-		return 0, fmt.Errorf("%s: gemm %q: %w", d.name, e.prog.Name, err)
+	if !e.runs.begin() {
+		o.holds.drop()
+		return nil, backends.Errorf(Name, "gemm", backends.ErrClosed, "program %q was released", e.prog.Name)
 	}
-	return elapsed, nil
+	o.holds.run = e
+	if empty {
+		return ev, nil
+	}
+	o.issue = func(st uintptr) error { return e.issue(st, call, ptrs, timed) }
+	return ev, nil
 }
 
-// call issues cublasGemmEx, or cublasGemmStridedBatchedEx for a batch.
-func (e *gemmExec) call(h *blasHandle, c gemmCall, ptrs map[int]uint64) (int32, string) {
+// issue makes the cuBLAS call on the compute stream (the handle's stream;
+// the submission lock is held and the context current).
+func (e *gemmExec) issue(st uintptr, call gemmCall, ptrs [3]uintptr, timed bool) error {
+	d, drv := e.dev, e.dev.drv
+	d.sweepPins() // cuBLAS may allocate device memory
+	h, err := d.blasFor()
+	if err != nil {
+		return err
+	}
+	if timed {
+		if err := e.events.create(d); err != nil {
+			return err
+		}
+		if r := drv.call(drv.eventRecord, e.events[0], st); r != cudaSuccess {
+			return d.fail("cuEventRecord", r)
+		}
+	}
+	// cuBLAS handles are not safe for concurrent use.
+	d.blasMu.Lock()
+	status, op := e.call(h, call, ptrs)
+	d.blasMu.Unlock()
+	if status != 0 {
+		return &backends.Error{Backend: Name, Op: op, Native: blasStatusName(status), Err: blasSentinel(status)}
+	}
+	if timed {
+		if r := drv.call(drv.eventRecord, e.events[1], st); r != cudaSuccess {
+			return d.fail("cuEventRecord", r)
+		}
+	}
+	return nil
+}
+
+// call issues cublasGemmEx, or cublasGemmStridedBatchedEx for a batch;
+// ptrs are the program's A, B and C.
+func (e *gemmExec) call(h *blasHandle, c gemmCall, ptrs [3]uintptr) (int32, string) {
+	g := e.prog.GEMM()
+	byOrd := func(ord int) uintptr {
+		switch ord {
+		case g.A:
+			return ptrs[0]
+		case g.B:
+			return ptrs[1]
+		}
+		return ptrs[2]
+	}
 	alpha, beta := e.scalars.addr(0), e.scalars.addr(8)
-	a, b, cc := uintptr(ptrs[c.first]), uintptr(ptrs[c.second]), uintptr(ptrs[e.prog.GEMM().C])
+	a, b, cc := byOrd(c.first), byOrd(c.second), ptrs[2]
 	dt := uintptr(e.dataType)
 	algo := ^uintptr(0) // CUBLAS_GEMM_DEFAULT (-1) as a C int: the callee reads the low 32 bits
 	if c.batch == 1 {
@@ -492,11 +543,12 @@ func (e *gemmExec) call(h *blasHandle, c gemmCall, ptrs map[int]uint64) (int32, 
 		beta, cc, dt, uintptr(c.ldc), uintptr(c.strideC), uintptr(c.batch), uintptr(e.compute), algo), "cublasGemmStridedBatchedEx"
 }
 
-func (e *gemmExec) Release() error {
-	return driver.ReleaseOnce(&e.mu, &e.released, func() error {
-		if e.dev.usable("release") == nil {
-			_ = e.dev.run("release", func() error { e.events.destroy(e.dev); return nil })
-		}
-		return e.scalars.free()
-	})
+// Release frees the GEMM once the runs pending on it have ended.
+func (e *gemmExec) Release() error { return e.runs.release(e.unload) }
+
+func (e *gemmExec) unload() error {
+	if e.dev.usable("release") == nil {
+		_ = e.dev.run("release", func() error { e.events.destroy(e.dev); return nil })
+	}
+	return e.scalars.free()
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/bundle"
-	"github.com/zyxtt/zyxtt/hostpool"
 )
 
 // gpus returns the CUDA devices, skipping the test where there are none.
@@ -107,7 +106,7 @@ func TestDeviceInfo(t *testing.T) {
 func TestPoolRoundTrip(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
-	host, err := hostpool.Default()
+	host, err := backends.HostPool()
 	require.NoError(t, err)
 	for _, n := range []int{1, 4097, directLimit + 3, 3*defaultStagingChunk + 5} {
 		for _, where := range []string{"go", "hostpool"} {
@@ -168,7 +167,7 @@ func TestPoolErrors(t *testing.T) {
 		require.ErrorIs(t, f(), backends.ErrUnknownBuffer, "freed buffer: %s", name)
 	}
 	// A buffer of the host pool is not one of this pool's.
-	host, err := hostpool.Default()
+	host, err := backends.HostPool()
 	require.NoError(t, err)
 	hid, err := host.Alloc(ctx, 64)
 	require.NoError(t, err)
@@ -344,7 +343,7 @@ func TestModuleCache(t *testing.T) {
 func TestBackendsCopy(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
-	host, err := hostpool.Default()
+	host, err := backends.HostPool()
 	require.NoError(t, err)
 	const n = 5<<20 + 11
 	hid, err := host.Alloc(ctx, n)
@@ -585,7 +584,7 @@ func TestNoDriverNamesLibcuda(t *testing.T) {
 func TestPinnedSegmentsFollowTheArena(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
-	host, err := hostpool.Default()
+	host, err := backends.HostPool()
 	require.NoError(t, err)
 	const n = 200 << 20 // above the arena's chunk: a segment of its own
 	for round := range 3 {

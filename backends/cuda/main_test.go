@@ -19,6 +19,8 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "fault":
 		os.Exit(faultHelper())
+	case "fault-pending":
+		os.Exit(faultPendingHelper())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown helper", os.Getenv(helperEnv))
 		os.Exit(2)

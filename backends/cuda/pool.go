@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"unsafe"
@@ -14,6 +15,12 @@ import (
 type devBuf struct {
 	ptr  uint64 // CUdeviceptr
 	size int64
+
+	// The last work that wrote the buffer and, per stream, the last that
+	// read it since (queue.go): later work on another stream waits for
+	// them on the GPU. Guarded by the device's submission lock.
+	lastWrite *event
+	reads     [numStreams]*event
 }
 
 // Pool is a CUDA device's memory: buffers from cuMemAlloc_v2 (never managed
@@ -82,14 +89,18 @@ func (p *Pool) free(b *devBuf) error {
 	})
 }
 
-// hold takes a temporary reference for the length of an operation, so a
-// concurrent Release cannot free memory a copy or launch is using.
-func (p *Pool) hold(op string, id backends.BufferID) (*devBuf, func(), error) {
-	bufs, done, err := p.bufs.Acquire(op, id)
+// retain takes a reference to id for pending work (given back by the
+// work's holds) and returns its buffer; an unknown id is an error naming
+// op.
+func (p *Pool) retain(op string, id backends.BufferID) (*devBuf, error) {
+	b, err := p.bufs.Get(op, id)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return bufs[0], done, nil
+	if p.bufs.Retain(id) != nil {
+		return nil, p.unknown(op, id) // freed meanwhile
+	}
+	return b, nil
 }
 
 // Size is the buffer's length.
@@ -108,43 +119,170 @@ func (p *Pool) FreeBytes() int64 {
 	return int64(free)
 }
 
-// Write copies src into the buffer at off. Host-pool memory is copied in
-// place at pinned bandwidth; other memory goes through pinned staging.
+// Write copies src into the buffer at off: WriteAsync and a wait.
+// Host-pool memory is copied in place at pinned bandwidth; other memory
+// goes through pinned staging. When ctx ends first, Write returns once the
+// copy can no longer read src.
 func (p *Pool) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
-	b, done, err := p.hold("write", dst)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if err := driver.CheckSpan(Name, "write", dst, off, int64(len(src)), b.size); err != nil {
-		return err
-	}
-	if len(src) == 0 {
-		return nil
-	}
-	return p.dev.run("write", func() error { return p.dev.htod(ctx, b.ptr+uint64(off), src) })
+	ev, err := p.WriteAsync(ctx, dst, off, src)
+	return waitTransfer(ctx, ev, err)
 }
 
-// Read copies the buffer's bytes at off into dst.
+// Read copies the buffer's bytes at off into dst: ReadAsync and a wait.
+// When ctx ends first, Read returns once the copy can no longer write dst.
 func (p *Pool) Read(ctx context.Context, src backends.BufferID, off int64, dst []byte) error {
-	b, done, err := p.hold("read", src)
+	ev, err := p.ReadAsync(ctx, src, off, dst)
+	return waitTransfer(ctx, ev, err)
+}
+
+// waitTransfer waits for a transfer of the caller's memory. When ctx ends
+// first it still waits until the copy has ended or been cancelled (a copy
+// still in the gate is cancelled at once; one on a stream runs to its
+// end), so that the caller may reuse its memory, and returns ctx's error.
+func waitTransfer(ctx context.Context, ev backends.Event, err error) error {
 	if err != nil {
 		return err
 	}
-	defer done()
-	if err := driver.CheckSpan(Name, "read", src, off, int64(len(dst)), b.size); err != nil {
+	err = ev.Wait(ctx)
+	if cerr := ctx.Err(); err == nil || cerr == nil || !errors.Is(err, cerr) {
 		return err
 	}
-	if len(dst) == 0 {
-		return nil
+	_ = ev.Wait(context.Background())
+	return err
+}
+
+// transfer checks a copy of n bytes at off of buffer id and makes its event
+// on stream, holding the buffer.
+func (p *Pool) transfer(ctx context.Context, kind string, stream int, id backends.BufferID, off int64, n int) (*event, *devBuf, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
 	}
-	return p.dev.run("read", func() error { return p.dev.dtoh(ctx, dst, b.ptr+uint64(off)) })
+	d := p.dev
+	if err := d.usable(kind); err != nil {
+		return nil, nil, err
+	}
+	b, err := p.retain(kind, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := driver.CheckSpan(Name, kind, id, off, int64(n), b.size); err != nil {
+		_ = p.bufs.Release(id)
+		return nil, nil, err
+	}
+	e := d.newEvent(stream, ctx, kind, "")
+	e.op.holds.add(p, id)
+	e.op.addAccess(b, kind == "write")
+	return e, b, nil
+}
+
+// WriteAsync queues the copy of src into the buffer at off on the device's
+// host-to-device stream, after the events in after, and returns its event.
+// Host-pool memory is copied in place by DMA (src must not change until
+// the event has ended); other memory is copied into a pinned bounce buffer
+// at once, in the caller, and the bounce buffer is copied by DMA; a copy
+// larger than the bounce budget is staged in order by the device's worker.
+func (p *Pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64, src []byte, after ...backends.Event) (backends.Event, error) {
+	e, b, err := p.transfer(ctx, "write", streamH2D, dst, off, len(src))
+	if err != nil {
+		return nil, err
+	}
+	e.op.after = after
+	d := p.dev
+	addr, n := b.ptr+uint64(off), len(src)
+	htod := func(s uintptr, from []byte) error {
+		return d.fail("cuMemcpyHtoDAsync_v2", d.drv.cuMemcpyHtoDAsync(addr, unsafe.Pointer(unsafe.SliceData(from)), n, s))
+	}
+	switch {
+	case n == 0:
+	case d.inHostPool(src):
+		// Pinned on first use; should pinning fail the driver stages the
+		// pageable copy, and src is the caller's until the event ends.
+		e.op.issue = func(s uintptr) error { d.pinned(src); return htod(s, src) }
+	default:
+		// The CPU reads src, so it must wait on the host for what src may
+		// still be waiting for (a read into it, say): with events pending
+		// the copy goes through the gate, which waits for all of them.
+		decided := d.decided(after)
+		e.op.hostWait = !decided
+		if bb := d.bounce(n); bb != nil {
+			e.op.holds.bounce = bb
+			fill := func() { parallelCopy(bb.mem, src) }
+			if decided {
+				fill() // now, in the caller
+			} else {
+				e.op.prep = fill
+			}
+			e.op.issue = func(s uintptr) error { d.pinned(bb.mem); return htod(s, bb.mem) }
+		} else {
+			e.op.job = func(ctx context.Context, s uintptr) error { return d.copyInStaged(ctx, s, addr, src) }
+		}
+	}
+	return d.submit(e)
+}
+
+// decided reports whether every event in after has ended.
+func (d *Device) decided(after []backends.Event) bool {
+	for _, dep := range after {
+		if x, ok := dep.(*event); dep == nil || ok && x == nil {
+			continue
+		}
+		if x := d.own(dep); x != nil {
+			if x.state.Load() != evDone {
+				return false
+			}
+			continue
+		}
+		select {
+		case <-dep.Done():
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ReadAsync queues the copy of the buffer's bytes at off into dst on the
+// device's device-to-host stream, after the events in after, and returns
+// its event; dst holds the bytes once it has succeeded. Host-pool memory
+// is written in place by DMA; other memory receives the bytes from a pinned
+// bounce buffer when the DMA has ended (the event completes after that
+// copy); a copy larger than the bounce budget is staged in order by the
+// device's worker.
+func (p *Pool) ReadAsync(ctx context.Context, src backends.BufferID, off int64, dst []byte, after ...backends.Event) (backends.Event, error) {
+	e, b, err := p.transfer(ctx, "read", streamD2H, src, off, len(dst))
+	if err != nil {
+		return nil, err
+	}
+	e.op.after = after
+	d := p.dev
+	addr, n := b.ptr+uint64(off), len(dst)
+	dtoh := func(s uintptr, into []byte) error {
+		return d.fail("cuMemcpyDtoHAsync_v2", d.drv.cuMemcpyDtoHAsync(unsafe.Pointer(unsafe.SliceData(into)), addr, n, s))
+	}
+	switch {
+	case n == 0:
+	case d.inHostPool(dst):
+		// Should pinning fail, the pageable copy returns only once it has
+		// ended: correct, but it holds the submission lock meanwhile.
+		e.op.issue = func(s uintptr) error { d.pinned(dst); return dtoh(s, dst) }
+	default:
+		if bb := d.bounce(n); bb != nil {
+			e.op.holds.bounce = bb
+			e.op.issue = func(s uintptr) error { d.pinned(bb.mem); return dtoh(s, bb.mem) }
+			e.op.finish = func() { parallelCopy(dst, bb.mem[:n]) }
+		} else {
+			e.op.job = func(ctx context.Context, s uintptr) error { return d.copyOutStaged(ctx, s, dst, addr) }
+		}
+	}
+	return d.submit(e)
 }
 
 // CopyFrom copies n bytes from another CUDA pool without the host: on one
 // device with a device-to-device copy, between two devices with a peer copy
 // when cuDeviceCanAccessPeer allows it. Any other pair is ErrUnsupported,
-// and backends.Copy then stages through the host pool.
+// and backends.Copy then stages through the host pool. The copy runs on
+// the destination's compute stream after the work pending on both buffers
+// (on another device, waited for on the host) and CopyFrom waits for it.
 func (p *Pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64, src backends.Pool, srcID backends.BufferID, srcOff, n int64) error {
 	sp, ok := src.(*Pool)
 	if !ok {
@@ -165,44 +303,66 @@ func (p *Pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64
 			return backends.Errorf(Name, "copy", backends.ErrUnsupported, "%s cannot access %s as a peer", p.dev.name, sp.dev.name)
 		}
 	}
-	db, ddone, err := p.hold("copy", dst)
-	if err != nil {
+	d := p.dev
+	if err := d.usable("copy"); err != nil {
 		return err
-	}
-	defer ddone()
-	sb, sdone, err := sp.hold("copy", srcID)
-	if err != nil {
-		return err
-	}
-	defer sdone()
-	if err := driver.CheckSpan(Name, "copy", dst, dstOff, n, db.size); err != nil {
-		return err
-	}
-	if err := driver.CheckSpan(Name, "copy", srcID, srcOff, n, sb.size); err != nil {
-		return err
-	}
-	if n == 0 {
-		return nil
 	}
 	if err := sp.dev.usable("copy"); err != nil {
 		return err
 	}
-	drv := p.dev.drv
-	return p.dev.run("copy", func() error {
-		dptr, sptr := uintptr(db.ptr+uint64(dstOff)), uintptr(sb.ptr+uint64(srcOff))
-		var r cuResult
-		op := "cuMemcpyDtoDAsync_v2"
-		if sp == p {
-			r = drv.call(drv.memcpyDtoDAsync, dptr, sptr, uintptr(n), p.dev.stream)
-		} else {
-			op = "cuMemcpyPeerAsync"
-			r = drv.call(drv.memcpyPeerAsync, dptr, p.dev.ctx, sptr, sp.dev.ctx, uintptr(n), p.dev.stream)
+	db, err := p.retain("copy", dst)
+	if err != nil {
+		return err
+	}
+	e := d.newEvent(streamCompute, ctx, "copy", "")
+	e.op.holds.add(p, dst)
+	sb, err := sp.retain("copy", srcID)
+	if err != nil {
+		e.op.holds.drop()
+		return err
+	}
+	e.op.holds.add(sp, srcID)
+	if err := driver.CheckSpan(Name, "copy", dst, dstOff, n, db.size); err != nil {
+		e.op.holds.drop()
+		return err
+	}
+	if err := driver.CheckSpan(Name, "copy", srcID, srcOff, n, sb.size); err != nil {
+		e.op.holds.drop()
+		return err
+	}
+	if n == 0 {
+		e.op.holds.drop()
+		return nil
+	}
+	e.op.addAccess(db, true)
+	dptr, sptr := uintptr(db.ptr+uint64(dstOff)), uintptr(sb.ptr+uint64(srcOff))
+	drv := d.drv
+	if sp == p {
+		e.op.addAccess(sb, false)
+		e.op.issue = func(s uintptr) error {
+			return d.fail("cuMemcpyDtoDAsync_v2", drv.call(drv.memcpyDtoDAsync, dptr, sptr, uintptr(n), s))
 		}
-		if r != cudaSuccess {
-			return p.dev.fail(op, r)
+	} else {
+		// The source's pending writes are on the other device: a host wait.
+		if w := sp.dev.lastWriteOf(sb); w != nil {
+			e.op.after = []backends.Event{w}
 		}
-		return p.dev.sync()
-	})
+		e.op.issue = func(s uintptr) error {
+			return d.fail("cuMemcpyPeerAsync", drv.call(drv.memcpyPeerAsync, dptr, d.ctx, sptr, sp.dev.ctx, uintptr(n), s))
+		}
+	}
+	ev, err := d.submit(e)
+	return waitTransfer(ctx, ev, err)
+}
+
+// lastWriteOf is the last work submitted to d that writes b, or nil.
+func (d *Device) lastWriteOf(b *devBuf) *event {
+	d.subMu.Lock()
+	defer d.subMu.Unlock()
+	if w := b.lastWrite; w != nil && w.state.Load() != evDone {
+		return w
+	}
+	return nil
 }
 
 // peer records, per ordered device pair, whether peer copies work.

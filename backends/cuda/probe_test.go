@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/zyxtt/zyxtt/hostpool"
+	"github.com/zyxtt/zyxtt/backends"
 )
 
 // BenchmarkPinnedSources copies 1 GiB host to device from pinned memory of
@@ -30,7 +30,7 @@ func BenchmarkPinnedSources(b *testing.B) {
 	}
 	sources := []source{
 		{"hostpool", func() ([]byte, func()) {
-			host, _ := hostpool.Default()
+			host, _ := backends.HostPool()
 			id, err := host.Alloc(ctx, gib)
 			require.NoError(b, err)
 			mem, _ := host.Bytes(id)

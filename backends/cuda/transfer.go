@@ -12,8 +12,10 @@ import (
 	"github.com/zyxtt/zyxtt/hostpool"
 )
 
-// directLimit is the largest copy from ordinary memory that goes straight
-// to the synchronous driver copy; larger ones use pinned staging.
+// directLimit is the unit of the bounce budget: a device keeps at most
+// max(4 staging chunks, 64 × directLimit) bytes of bounce buffers for
+// copies of ordinary (Go) memory in flight; a copy that does not fit is
+// staged in order by the worker (copyInStaged, copyOutStaged).
 const directLimit = 1 << 20
 
 // pins tracks the host-pool arena segments registered as pinned memory.
@@ -123,59 +125,127 @@ func (d *Device) pinned(b []byte) bool {
 	}
 	drv := d.drv
 	r := drv.call(drv.memHostRegister, uintptr(base), uintptr(size), hostRegisterPortable)
-	if r != cudaSuccess && r != cudaErrorHostMemAlreadyRegistered {
+	if r == cudaErrorHostMemAlreadyRegistered {
+		// Only this package registers host-pool memory, and this segment is
+		// not in pins: the registration is a stale one, left by a segment
+		// the arena unmapped at these addresses before the sweep could
+		// unregister it. Drop it and register the memory mapped there now.
+		drv.call(drv.memHostUnregister, uintptr(base))
+		r = drv.call(drv.memHostRegister, uintptr(base), uintptr(size), hostRegisterPortable)
+	}
+	if r != cudaSuccess {
 		driver.Debug(driver.DebugDevice, "cuda: host-pool segment not pinned; copies from it are staged",
 			"segment", name, "bytes", size, "err", drv.name(r))
 		return false
 	}
-	if r == cudaSuccess {
-		if pins.segs == nil {
-			pins.segs = map[string]pinnedSeg{}
-		}
-		pins.segs[name] = pinnedSeg{base: base, size: size}
-		driver.Debug(driver.DebugDevice, "cuda: pinned host-pool segment", "segment", name, "bytes", size)
+	if pins.segs == nil {
+		pins.segs = map[string]pinnedSeg{}
 	}
+	pins.segs[name] = pinnedSeg{base: base, size: size}
+	driver.Debug(driver.DebugDevice, "cuda: pinned host-pool segment", "segment", name, "bytes", size)
 	return true
 }
 
-// htod copies src to device address dst; the context must be current.
-func (d *Device) htod(ctx context.Context, dst uint64, src []byte) error {
-	drv := d.drv
-	n := len(src)
-	switch {
-	case d.pinned(src):
-		if r := drv.call(drv.memcpyHtoDAsync, uintptr(dst), uintptr(unsafe.Pointer(unsafe.SliceData(src))), uintptr(n), d.stream); r != cudaSuccess {
-			return d.fail("cuMemcpyHtoDAsync_v2", r)
-		}
-		return d.sync()
-	case n <= directLimit:
-		return d.fail("cuMemcpyHtoD_v2", drv.call(drv.memcpyHtoD, uintptr(dst), uintptr(unsafe.Pointer(unsafe.SliceData(src))), uintptr(n)))
+// inHostPool reports whether b lies in the device's host-pool arena.
+func (d *Device) inHostPool(b []byte) bool {
+	arena := d.hostArena()
+	if arena == nil {
+		return false
 	}
-	st, err := d.stagingBuffers()
-	if err != nil {
-		return err
-	}
-	return st.htod(ctx, d, dst, src)
+	_, _, ok := arena.Locate(b)
+	return ok
 }
 
-// dtoh copies device address src into dst; the context must be current.
-func (d *Device) dtoh(ctx context.Context, dst []byte, src uint64) error {
-	drv := d.drv
-	n := len(dst)
-	switch {
-	case d.pinned(dst):
-		if r := drv.call(drv.memcpyDtoHAsync, uintptr(unsafe.Pointer(unsafe.SliceData(dst))), uintptr(src), uintptr(n), d.stream); r != cudaSuccess {
-			return d.fail("cuMemcpyDtoHAsync_v2", r)
-		}
-		return d.sync()
-	case n <= directLimit:
-		return d.fail("cuMemcpyDtoH_v2", drv.call(drv.memcpyDtoH, uintptr(unsafe.Pointer(unsafe.SliceData(dst))), uintptr(src), uintptr(n)))
+// bounceBuf is host-pool memory an asynchronous copy of ordinary memory
+// goes through: the GPU copies it by DMA while the caller's slice is copied
+// in (at submission) or out (once the DMA has ended) by the CPU. It belongs
+// to the copy until the copy's work has ended.
+type bounceBuf struct {
+	d    *Device
+	host hostpoolAPI
+	id   backends.BufferID
+	mem  []byte
+}
+
+// hostpoolAPI is what a bounce buffer needs of the host pool.
+type hostpoolAPI interface {
+	Release(backends.BufferID) error
+}
+
+// bounceBudget is how many bytes of bounce buffers a device has in flight
+// at most.
+func (d *Device) bounceBudget() int64 {
+	return max(4*d.cfg.StagingChunk, 64*directLimit)
+}
+
+// bounce is a bounce buffer of n bytes, or nil when the budget is spent or
+// the host pool has none (the copy is then staged by the worker).
+func (d *Device) bounce(n int) *bounceBuf {
+	if d.bounceBytes.Add(int64(n)) > d.bounceBudget() {
+		d.bounceBytes.Add(-int64(n))
+		return nil
 	}
+	bb, err := d.newBounce(n)
+	if err != nil {
+		d.bounceBytes.Add(-int64(n))
+		driver.Debug(driver.DebugDevice, "cuda: no bounce buffer; the copy is staged in order", "bytes", n, "err", err)
+		return nil
+	}
+	return bb
+}
+
+func (d *Device) newBounce(n int) (*bounceBuf, error) {
+	host, err := d.hostPool()
+	if err != nil {
+		return nil, err
+	}
+	id, err := host.Alloc(context.Background(), int64(n))
+	if err != nil {
+		return nil, err
+	}
+	mem, err := host.Bytes(id)
+	if err != nil {
+		_ = host.Release(id)
+		return nil, err
+	}
+	return &bounceBuf{d: d, host: host, id: id, mem: mem[:n]}, nil
+}
+
+func (b *bounceBuf) release() {
+	_ = b.host.Release(b.id)
+	b.d.bounceBytes.Add(-int64(len(b.mem)))
+}
+
+// copyInStaged copies src (ordinary memory) to device address dst on
+// stream s through the device's two pinned staging buffers, and returns
+// once the copy has ended. Without a host pool the driver stages it. The
+// worker runs it with the context current.
+func (d *Device) copyInStaged(ctx context.Context, s uintptr, dst uint64, src []byte) error {
+	d.sweepPins()
 	st, err := d.stagingBuffers()
 	if err != nil {
-		return err
+		driver.Debug(driver.DebugDevice, "cuda: no staging buffers; the driver stages the copy", "err", err)
+		if r := d.drv.call(d.drv.memcpyHtoDAsync, uintptr(dst), uintptr(unsafe.Pointer(unsafe.SliceData(src))), uintptr(len(src)), s); r != cudaSuccess {
+			return d.fail("cuMemcpyHtoDAsync_v2", r)
+		}
+		return d.syncStream(s)
 	}
-	return st.dtoh(ctx, d, dst, src)
+	return st.htod(ctx, d, s, dst, src)
+}
+
+// copyOutStaged copies device address src into dst (ordinary memory) on
+// stream s, as copyInStaged.
+func (d *Device) copyOutStaged(ctx context.Context, s uintptr, dst []byte, src uint64) error {
+	d.sweepPins()
+	st, err := d.stagingBuffers()
+	if err != nil {
+		driver.Debug(driver.DebugDevice, "cuda: no staging buffers; the driver stages the copy", "err", err)
+		if r := d.drv.call(d.drv.memcpyDtoHAsync, uintptr(unsafe.Pointer(unsafe.SliceData(dst))), uintptr(src), uintptr(len(dst)), s); r != cudaSuccess {
+			return d.fail("cuMemcpyDtoHAsync_v2", r)
+		}
+		return d.syncStream(s)
+	}
+	return st.dtoh(ctx, d, s, dst, src)
 }
 
 // stager is a device's pair of pinned host-pool staging buffers. While the
@@ -234,14 +304,14 @@ func (st *stager) close(d *Device) {
 	}
 }
 
-func (st *stager) htod(ctx context.Context, d *Device, dst uint64, src []byte) error {
+func (st *stager) htod(ctx context.Context, d *Device, s uintptr, dst uint64, src []byte) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	drv := d.drv
 	n := len(src)
 	for i, off := 0, 0; off < n; i, off = i+1, off+st.chunk {
 		if err := ctx.Err(); err != nil {
-			_ = d.sync()
+			_ = d.syncStream(s)
 			return err
 		}
 		k := i % 2
@@ -252,17 +322,17 @@ func (st *stager) htod(ctx context.Context, d *Device, dst uint64, src []byte) e
 		}
 		l := min(st.chunk, n-off)
 		parallelCopy(st.bufs[k][:l], src[off:off+l])
-		if r := drv.call(drv.memcpyHtoDAsync, uintptr(dst)+uintptr(off), uintptr(unsafe.Pointer(unsafe.SliceData(st.bufs[k]))), uintptr(l), d.stream); r != cudaSuccess {
+		if r := drv.call(drv.memcpyHtoDAsync, uintptr(dst)+uintptr(off), uintptr(unsafe.Pointer(unsafe.SliceData(st.bufs[k]))), uintptr(l), s); r != cudaSuccess {
 			return d.fail("cuMemcpyHtoDAsync_v2", r)
 		}
-		if r := drv.call(drv.eventRecord, st.events[k], d.stream); r != cudaSuccess {
+		if r := drv.call(drv.eventRecord, st.events[k], s); r != cudaSuccess {
 			return d.fail("cuEventRecord", r)
 		}
 	}
-	return d.sync()
+	return d.syncStream(s)
 }
 
-func (st *stager) dtoh(ctx context.Context, d *Device, dst []byte, src uint64) error {
+func (st *stager) dtoh(ctx context.Context, d *Device, s uintptr, dst []byte, src uint64) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	drv := d.drv
@@ -271,10 +341,10 @@ func (st *stager) dtoh(ctx context.Context, d *Device, dst []byte, src uint64) e
 	issue := func(i int) error {
 		k, off := i%2, i*st.chunk
 		l := min(st.chunk, n-off)
-		if r := drv.call(drv.memcpyDtoHAsync, uintptr(unsafe.Pointer(unsafe.SliceData(st.bufs[k]))), uintptr(src)+uintptr(off), uintptr(l), d.stream); r != cudaSuccess {
+		if r := drv.call(drv.memcpyDtoHAsync, uintptr(unsafe.Pointer(unsafe.SliceData(st.bufs[k]))), uintptr(src)+uintptr(off), uintptr(l), s); r != cudaSuccess {
 			return d.fail("cuMemcpyDtoHAsync_v2", r)
 		}
-		if r := drv.call(drv.eventRecord, st.events[k], d.stream); r != cudaSuccess {
+		if r := drv.call(drv.eventRecord, st.events[k], s); r != cudaSuccess {
 			return d.fail("cuEventRecord", r)
 		}
 		return nil
@@ -290,7 +360,7 @@ func (st *stager) dtoh(ctx context.Context, d *Device, dst []byte, src uint64) e
 			return d.fail("cuEventSynchronize", r)
 		}
 		if err := ctx.Err(); err != nil {
-			_ = d.sync()
+			_ = d.syncStream(s)
 			return err
 		}
 		l := min(st.chunk, n-off)

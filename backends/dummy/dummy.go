@@ -20,6 +20,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/buftable"
+	"github.com/zyxtt/zyxtt/internal/core"
 )
 
 // Name is the backend's registry name, its device's name and its pool's name.
@@ -198,6 +199,21 @@ func (e *Executable) Launch(ctx context.Context, args []backends.LaunchArg) erro
 	return nil
 }
 
+// Submit makes Launch's checks at once and counts the launch once every
+// event in after has succeeded (at once when nothing is left to wait for).
+func (e *Executable) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
+	if e.released.Load() {
+		return nil, fmt.Errorf("dummy: submit %s: program %w", e.prog.Name, backends.ErrClosed)
+	}
+	if e.dev.closed.Load() {
+		return nil, fmt.Errorf("dummy: submit %s: device %w", e.prog.Name, backends.ErrClosed)
+	}
+	if _, err := driver.CheckLaunch(e.prog, e.dev.pool, args, e.dev.info.MaxGlobalWorkDims); err != nil {
+		return nil, fmt.Errorf("dummy: submit %s: %w", e.prog.Name, err)
+	}
+	return core.After(ctx, after, nil, nil, func() error { return e.Launch(ctx, args) })
+}
+
 // LaunchTimed launches once and returns the host time the launch took.
 func (e *Executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
 	start := time.Now()
@@ -329,6 +345,30 @@ func (p *Pool) Read(ctx context.Context, src backends.BufferID, off int64, dst [
 		copy(dst, mem)
 	}
 	return err
+}
+
+// WriteAsync is Write once every event in after has succeeded; the buffer
+// is held meanwhile.
+func (p *Pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64, src []byte, after ...backends.Event) (backends.Event, error) {
+	mem, err := p.span(ctx, "write", dst, off, len(src))
+	if err != nil {
+		return nil, err
+	}
+	return p.after(ctx, dst, after, func() { copy(mem, src) })
+}
+
+// ReadAsync is Read once every event in after has succeeded.
+func (p *Pool) ReadAsync(ctx context.Context, src backends.BufferID, off int64, dst []byte, after ...backends.Event) (backends.Event, error) {
+	mem, err := p.span(ctx, "read", src, off, len(dst))
+	if err != nil {
+		return nil, err
+	}
+	return p.after(ctx, src, after, func() { copy(dst, mem) })
+}
+
+func (p *Pool) after(ctx context.Context, id backends.BufferID, events []backends.Event, f func()) (backends.Event, error) {
+	return core.After(ctx, events, func() error { return p.Retain(id) }, func() { _ = p.Release(id) },
+		func() error { f(); return nil })
 }
 
 // span is bytes [off, off+n) of buffer id, for op: the checks a transfer

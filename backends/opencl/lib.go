@@ -66,11 +66,16 @@ const (
 	clProfilingCommandStart = 0x1282
 	clProfilingCommandEnd   = 0x1283
 
+	clEventCommandExecutionStatus = 0x11D3
+	clComplete                    = 0
+
 	clPlatformNotFoundKHR       = -1001
 	clBuildProgramFailure       = -11
 	clMemObjectAllocationFailed = -4
 	clOutOfResources            = -5
 	clOutOfHostMemory           = -6
+	clDeviceNotAvailable        = -2
+	clExecStatusErrorForEvents  = -14
 )
 
 // The OpenCL object handles, each its own type so that a queue cannot be
@@ -100,7 +105,7 @@ type lib struct {
 	fnGetPlatformIDs, fnGetPlatformInfo, fnGetDeviceIDs, fnGetDeviceInfo uintptr
 	fnCreateContext, fnReleaseContext                                    uintptr
 	fnCreateCommandQueue, fnCreateCommandQueueWithProperties             uintptr
-	fnReleaseCommandQueue, fnFinish                                      uintptr
+	fnReleaseCommandQueue, fnFinish, fnFlush                             uintptr
 	fnCreateBuffer, fnReleaseMemObject                                   uintptr
 	fnEnqueueReadBuffer, fnEnqueueWriteBuffer, fnEnqueueCopyBuffer       uintptr
 	fnCreateProgramWithSource, fnCreateProgramWithBinary                 uintptr
@@ -110,6 +115,8 @@ type lib struct {
 	fnGetKernelWorkGroupInfo                                             uintptr
 	fnEnqueueNDRangeKernel                                               uintptr
 	fnWaitForEvents, fnGetEventProfilingInfo, fnReleaseEvent             uintptr
+	fnRetainEvent, fnGetEventInfo                                        uintptr
+	fnEnqueueMarkerWithWaitList                                          uintptr // optional: OpenCL 1.2
 }
 
 // loader is the process's OpenCL loader, opened on first use.
@@ -131,6 +138,7 @@ func (l *lib) Bind(h uintptr) error {
 		{Addr: &l.fnReleaseContext, Name: "clReleaseContext"},
 		{Addr: &l.fnReleaseCommandQueue, Name: "clReleaseCommandQueue"},
 		{Addr: &l.fnFinish, Name: "clFinish"},
+		{Addr: &l.fnFlush, Name: "clFlush"},
 		{Addr: &l.fnCreateBuffer, Name: "clCreateBuffer"},
 		{Addr: &l.fnReleaseMemObject, Name: "clReleaseMemObject"},
 		{Addr: &l.fnEnqueueReadBuffer, Name: "clEnqueueReadBuffer"},
@@ -151,6 +159,9 @@ func (l *lib) Bind(h uintptr) error {
 		{Addr: &l.fnWaitForEvents, Name: "clWaitForEvents"},
 		{Addr: &l.fnGetEventProfilingInfo, Name: "clGetEventProfilingInfo"},
 		{Addr: &l.fnReleaseEvent, Name: "clReleaseEvent"},
+		{Addr: &l.fnRetainEvent, Name: "clRetainEvent"},
+		{Addr: &l.fnGetEventInfo, Name: "clGetEventInfo"},
+		{Addr: &l.fnEnqueueMarkerWithWaitList, Name: "clEnqueueMarkerWithWaitList", Optional: true},
 		// OpenCL 2.0 replaced clCreateCommandQueue; loaders keep both,
 		// but a 1.x-only or 3.0-only library may lack one.
 		{Addr: &l.fnCreateCommandQueueWithProperties, Name: "clCreateCommandQueueWithProperties", Optional: true},
@@ -262,6 +273,12 @@ func (l *lib) Finish(q commandQueue) error {
 	return check("clFinish", r)
 }
 
+// Flush is clFlush: the commands enqueued so far are handed to the device.
+func (l *lib) Flush(q commandQueue) error {
+	r := dl.Call1(l.fnFlush, uintptr(q))
+	return check("clFlush", r)
+}
+
 // CreateBuffer is clCreateBuffer with no host pointer.
 func (l *lib) CreateBuffer(c clContext, flags uint64, size uintptr) (memObject, error) {
 	var st int32
@@ -276,24 +293,49 @@ func (l *lib) ReleaseMemObject(m memObject) error {
 }
 
 // EnqueueReadBuffer is clEnqueueReadBuffer of size bytes at off into host,
-// with no wait list; ev, when not nil, receives the command's event.
-func (l *lib) EnqueueReadBuffer(q commandQueue, m memObject, blocking bool, off, size uintptr, host unsafe.Pointer, ev *clEvent) error {
-	r := dl.Call9(l.fnEnqueueReadBuffer, uintptr(q), uintptr(m), clBool(blocking), off, size, uintptr(host), 0, 0, uintptr(unsafe.Pointer(ev)))
+// after the events in wait; ev, when not nil, receives the command's event.
+func (l *lib) EnqueueReadBuffer(q commandQueue, m memObject, blocking bool, off, size uintptr, host unsafe.Pointer, wait []clEvent, ev *clEvent) error {
+	if len(wait) == 0 {
+		wait = nil // a wait list of no events is NULL
+	}
+	r := dl.Call9(l.fnEnqueueReadBuffer, uintptr(q), uintptr(m), clBool(blocking), off, size, uintptr(host), uintptr(len(wait)), uintptr(unsafe.Pointer(unsafe.SliceData(wait))), uintptr(unsafe.Pointer(ev)))
 	return check("clEnqueueReadBuffer", r)
 }
 
 // EnqueueWriteBuffer is clEnqueueWriteBuffer of size bytes from host at
-// off, with no wait list; ev, when not nil, receives the command's event.
-func (l *lib) EnqueueWriteBuffer(q commandQueue, m memObject, blocking bool, off, size uintptr, host unsafe.Pointer, ev *clEvent) error {
-	r := dl.Call9(l.fnEnqueueWriteBuffer, uintptr(q), uintptr(m), clBool(blocking), off, size, uintptr(host), 0, 0, uintptr(unsafe.Pointer(ev)))
+// off, after the events in wait; ev, when not nil, receives the command's
+// event.
+func (l *lib) EnqueueWriteBuffer(q commandQueue, m memObject, blocking bool, off, size uintptr, host unsafe.Pointer, wait []clEvent, ev *clEvent) error {
+	if len(wait) == 0 {
+		wait = nil // a wait list of no events is NULL
+	}
+	r := dl.Call9(l.fnEnqueueWriteBuffer, uintptr(q), uintptr(m), clBool(blocking), off, size, uintptr(host), uintptr(len(wait)), uintptr(unsafe.Pointer(unsafe.SliceData(wait))), uintptr(unsafe.Pointer(ev)))
 	return check("clEnqueueWriteBuffer", r)
 }
 
-// EnqueueCopyBuffer is clEnqueueCopyBuffer with no wait list; ev, when not
-// nil, receives the command's event.
-func (l *lib) EnqueueCopyBuffer(q commandQueue, src, dst memObject, srcOff, dstOff, size uintptr, ev *clEvent) error {
-	r := dl.Call9(l.fnEnqueueCopyBuffer, uintptr(q), uintptr(src), uintptr(dst), srcOff, dstOff, size, 0, 0, uintptr(unsafe.Pointer(ev)))
+// EnqueueCopyBuffer is clEnqueueCopyBuffer after the events in wait; ev,
+// when not nil, receives the command's event.
+func (l *lib) EnqueueCopyBuffer(q commandQueue, src, dst memObject, srcOff, dstOff, size uintptr, wait []clEvent, ev *clEvent) error {
+	if len(wait) == 0 {
+		wait = nil // a wait list of no events is NULL
+	}
+	r := dl.Call9(l.fnEnqueueCopyBuffer, uintptr(q), uintptr(src), uintptr(dst), srcOff, dstOff, size, uintptr(len(wait)), uintptr(unsafe.Pointer(unsafe.SliceData(wait))), uintptr(unsafe.Pointer(ev)))
 	return check("clEnqueueCopyBuffer", r)
+}
+
+// HasMarkerWithWaitList reports whether the loader has
+// clEnqueueMarkerWithWaitList (OpenCL 1.2 and later).
+func (l *lib) HasMarkerWithWaitList() bool { return l.fnEnqueueMarkerWithWaitList != 0 }
+
+// EnqueueMarkerWithWaitList is clEnqueueMarkerWithWaitList: a command that
+// does nothing, after the events in wait (and, on an in-order queue, after
+// every command enqueued before it); ev receives its event.
+func (l *lib) EnqueueMarkerWithWaitList(q commandQueue, wait []clEvent, ev *clEvent) error {
+	if len(wait) == 0 {
+		wait = nil // a wait list of no events is NULL
+	}
+	r := dl.Call4(l.fnEnqueueMarkerWithWaitList, uintptr(q), uintptr(len(wait)), uintptr(unsafe.Pointer(unsafe.SliceData(wait))), uintptr(unsafe.Pointer(ev)))
+	return check("clEnqueueMarkerWithWaitList", r)
 }
 
 // CreateProgramWithSource is clCreateProgramWithSource of one source
@@ -386,11 +428,14 @@ func (l *lib) GetKernelWorkGroupInfo(k clKernel, d deviceID, param uint32, size 
 }
 
 // EnqueueNDRangeKernel is clEnqueueNDRangeKernel over dims axes of global
-// work items in groups of local, with no offset and no wait list; ev, when
-// not nil, receives the command's event.
-func (l *lib) EnqueueNDRangeKernel(q commandQueue, k clKernel, dims uint32, global, local *[3]uintptr, ev *clEvent) error {
+// work items in groups of local, with no offset, after the events in wait;
+// ev, when not nil, receives the command's event.
+func (l *lib) EnqueueNDRangeKernel(q commandQueue, k clKernel, dims uint32, global, local *[3]uintptr, wait []clEvent, ev *clEvent) error {
+	if len(wait) == 0 {
+		wait = nil // a wait list of no events is NULL
+	}
 	r := dl.Call9(l.fnEnqueueNDRangeKernel, uintptr(q), uintptr(k), uintptr(dims), 0,
-		uintptr(unsafe.Pointer(global)), uintptr(unsafe.Pointer(local)), 0, 0, uintptr(unsafe.Pointer(ev)))
+		uintptr(unsafe.Pointer(global)), uintptr(unsafe.Pointer(local)), uintptr(len(wait)), uintptr(unsafe.Pointer(unsafe.SliceData(wait))), uintptr(unsafe.Pointer(ev)))
 	return check("clEnqueueNDRangeKernel", r)
 }
 
@@ -405,6 +450,20 @@ func (l *lib) WaitForEvents(events []clEvent) error {
 func (l *lib) GetEventProfilingInfo(ev clEvent, param uint32, value *uint64) error {
 	r := dl.Call5(l.fnGetEventProfilingInfo, uintptr(ev), uintptr(param), unsafe.Sizeof(*value), uintptr(unsafe.Pointer(value)), 0)
 	return check("clGetEventProfilingInfo", r)
+}
+
+// EventStatus is clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS): the
+// command's status (CL_COMPLETE, a state before it, or a negative error)
+// into st.
+func (l *lib) EventStatus(ev clEvent, st *int32) error {
+	r := dl.Call5(l.fnGetEventInfo, uintptr(ev), clEventCommandExecutionStatus, unsafe.Sizeof(*st), uintptr(unsafe.Pointer(st)), 0)
+	return check("clGetEventInfo", r)
+}
+
+// RetainEvent is clRetainEvent.
+func (l *lib) RetainEvent(ev clEvent) error {
+	r := dl.Call1(l.fnRetainEvent, uintptr(ev))
+	return check("clRetainEvent", r)
 }
 
 // ReleaseEvent is clReleaseEvent.

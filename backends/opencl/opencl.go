@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
@@ -181,8 +182,23 @@ type device struct {
 	cacheDir string
 	cacheTag string // device name, driver and platform versions: the binary cache's device half of the key
 
-	mu     sync.Mutex
-	closed bool
+	// mu orders submissions: the deferred list, the wait-list scratch and
+	// every enqueue are under it, and closed.
+	mu          sync.Mutex
+	cond        *sync.Cond // on mu: a command was enqueued, or failed unqueued
+	closed      bool
+	deferred    [kinds][]*cmd // by kind: work waiting for foreign events, and all after it
+	draining    [kinds]bool   // a drain goroutine runs for the kind
+	closing     chan struct{} // closed by Close
+	waitScratch []clEvent
+	last        *event // the last command enqueued
+
+	pending       chan *cmd     // enqueued commands, to the completer
+	completerDone chan struct{} // closed when the completer has returned
+	waitOne       [1]clEvent    // the completer's wait list
+	prof          profile       // the completer's status and counters
+	lost          atomic.Pointer[error]
+	lostCh        chan struct{} // closed when the device is lost
 }
 
 func newDevice(l *lib, platform platformID, id deviceID, ordinal int, cacheDir string) (*device, error) {
@@ -204,6 +220,12 @@ func newDevice(l *lib, platform platformID, id deviceID, ordinal int, cacheDir s
 		return nil, err
 	}
 	d.pool = newPool(d, d.info.Memory)
+	d.closing = make(chan struct{})
+	d.lostCh = make(chan struct{})
+	d.cond = sync.NewCond(&d.mu)
+	d.pending = make(chan *cmd, pendingDepth)
+	d.completerDone = make(chan struct{})
+	go d.complete()
 	return d, nil
 }
 
@@ -341,7 +363,10 @@ func (d *device) checkOpen(ctx context.Context, op string) error {
 	return nil
 }
 
-// Close frees every buffer of the device's pool, its queue and context.
+// Close cancels the device's work that has not reached its queue (it fails
+// with ErrClosed), lets the queue finish what it was given (clFinish),
+// settles it, and frees every buffer of the pool, the queue and the
+// context.
 func (d *device) Close() error {
 	d.mu.Lock()
 	if d.closed {
@@ -349,8 +374,18 @@ func (d *device) Close() error {
 		return nil
 	}
 	d.closed = true
+	deferred := append(d.deferred[launches], d.deferred[transfers]...)
+	d.deferred = [kinds][]*cmd{}
+	close(d.closing)
+	d.cond.Broadcast()
 	d.mu.Unlock()
 	errs := []error{d.l.Finish(d.queue)}
+	for _, c := range deferred {
+		c.release()
+		c.ev.Complete(backends.Errorf(Name, c.op, backends.ErrClosed, "%s was closed before the work started", d.name))
+	}
+	close(d.pending) // nothing is enqueued once closed is set
+	<-d.completerDone
 	d.pool.freeAll()
 	errs = append(errs, d.l.ReleaseCommandQueue(d.queue), d.l.ReleaseContext(d.context))
 	return errors.Join(errs...)

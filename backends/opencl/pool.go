@@ -2,9 +2,7 @@ package opencl
 
 import (
 	"context"
-	"fmt"
 	"runtime"
-	"sync"
 	"unsafe"
 
 	"github.com/zyxtt/zyxtt/backends"
@@ -67,47 +65,69 @@ func (p *pool) Release(id backends.BufferID) error { return p.bufs.Release(id) }
 
 func (p *pool) Size(id backends.BufferID) (int64, error) { return p.bufs.Size(id) }
 
-// Write copies src into the buffer with a blocking clEnqueueWriteBuffer
-// straight from src: host-pool (shm) memory is read in place, and a Go
-// slice is pinned for the call.
+// Write is WriteAsync and a wait for it.
 func (p *pool) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
-	return p.transfer(ctx, "write", dst, off, src, true)
+	ev, err := p.WriteAsync(ctx, dst, off, src)
+	return driver.Wait(ctx, ev, err)
 }
 
-// Read copies the buffer's bytes into dst with a blocking
-// clEnqueueReadBuffer that lands in dst directly.
+// Read is ReadAsync and a wait for it.
 func (p *pool) Read(ctx context.Context, src backends.BufferID, off int64, dst []byte) error {
-	return p.transfer(ctx, "read", src, off, dst, false)
+	ev, err := p.ReadAsync(ctx, src, off, dst)
+	return driver.Wait(ctx, ev, err)
 }
 
-func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, off int64, host []byte, write bool) error {
-	if err := p.dev.checkOpen(ctx, op); err != nil {
-		return err
+// WriteAsync enqueues a non-blocking clEnqueueWriteBuffer straight from
+// src after the events in after. Host-pool (shm) memory is read in place;
+// a Go slice is pinned (runtime.Pinner) until the command has ended.
+func (p *pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64, src []byte, after ...backends.Event) (backends.Event, error) {
+	return p.transfer(ctx, "write", dst, off, src, true, after)
+}
+
+// ReadAsync enqueues a non-blocking clEnqueueReadBuffer straight into dst
+// after the events in after, pinned as WriteAsync pins src.
+func (p *pool) ReadAsync(ctx context.Context, src backends.BufferID, off int64, dst []byte, after ...backends.Event) (backends.Event, error) {
+	return p.transfer(ctx, "read", src, off, dst, false, after)
+}
+
+func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, off int64, host []byte, write bool, after []backends.Event) (backends.Event, error) {
+	d := p.dev
+	if err := d.checkOpen(ctx, op); err != nil {
+		return nil, err
 	}
 	bufs, release, err := p.bufs.Acquire(op, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer release()
 	if err := driver.CheckSpan(Name, op, id, off, int64(len(host)), bufs[0].size); err != nil {
-		return err
+		release()
+		return nil, err
 	}
-	if len(host) == 0 {
-		return nil
+	c := &cmd{ctx: ctx, op: op, kind: transfers, after: after, done: release}
+	if len(host) > 0 {
+		pin := new(runtime.Pinner)
+		pin.Pin(&host[0])
+		c.done = func() {
+			pin.Unpin()
+			release()
+		}
+		l, q, mem, at, n := d.l, d.queue, bufs[0].mem, unsafe.Pointer(&host[0]), uintptr(len(host))
+		if write {
+			c.enqueue = func(wait []clEvent, out *clEvent) error {
+				return l.EnqueueWriteBuffer(q, mem, false, uintptr(off), n, at, wait, out)
+			}
+		} else {
+			c.enqueue = func(wait []clEvent, out *clEvent) error {
+				return l.EnqueueReadBuffer(q, mem, false, uintptr(off), n, at, wait, out)
+			}
+		}
 	}
-	var pin runtime.Pinner
-	pin.Pin(&host[0])
-	defer pin.Unpin()
-	l, mem, at := p.dev.l, bufs[0].mem, unsafe.Pointer(&host[0])
-	if write {
-		return l.EnqueueWriteBuffer(p.dev.queue, mem, true, uintptr(off), uintptr(len(host)), at, nil)
-	}
-	return l.EnqueueReadBuffer(p.dev.queue, mem, true, uintptr(off), uintptr(len(host)), at, nil)
+	return d.submit(c)
 }
 
 // CopyFrom copies between two buffers of this pool with
-// clEnqueueCopyBuffer. Other pools get ErrUnsupported and stage through the
-// host.
+// clEnqueueCopyBuffer, in order with the device's other work. Other pools
+// get ErrUnsupported and stage through the host.
 func (p *pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64, src backends.Pool, srcID backends.BufferID, srcOff, n int64) error {
 	if src != backends.Pool(p) {
 		return backends.Errorf(Name, "copy", backends.ErrUnsupported, "from %s", src.Name())
@@ -116,66 +136,38 @@ func (p *pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64
 	return err
 }
 
-// copyBuffer runs a device-side copy and, when timed, returns the time the
-// device measured for it.
+// copyBuffer runs a device-side copy and waits for it; when timed it
+// returns the time the device measured for it.
 func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int64, src backends.BufferID, srcOff, n int64, timed bool) (float64, error) {
-	if err := p.dev.checkOpen(ctx, "copy"); err != nil {
+	d := p.dev
+	if err := d.checkOpen(ctx, "copy"); err != nil {
 		return 0, err
 	}
 	bufs, release, err := p.bufs.Acquire("copy", src, dst)
 	if err != nil {
 		return 0, err
 	}
-	defer release()
 	if err := driver.CheckSpan(Name, "copy", src, srcOff, n, bufs[0].size); err != nil {
+		release()
 		return 0, err
 	}
 	if err := driver.CheckSpan(Name, "copy", dst, dstOff, n, bufs[1].size); err != nil {
+		release()
 		return 0, err
 	}
 	if n == 0 {
+		release()
 		return 0, nil
 	}
-	w := waiters.Get().(*waiter)
-	defer waiters.Put(w)
-	if err := p.dev.l.EnqueueCopyBuffer(p.dev.queue, bufs[0].mem, bufs[1].mem, uintptr(srcOff), uintptr(dstOff), uintptr(n), &w.ev[0]); err != nil {
+	l, q, from, to := d.l, d.queue, bufs[0].mem, bufs[1].mem
+	c := &cmd{ctx: ctx, op: "copy", kind: transfers, done: release, timed: timed, enqueue: func(wait []clEvent, out *clEvent) error {
+		return l.EnqueueCopyBuffer(q, from, to, uintptr(srcOff), uintptr(dstOff), uintptr(n), wait, out)
+	}}
+	ev, err := d.submit(c)
+	if err := driver.Wait(ctx, ev, err); err != nil {
 		return 0, err
 	}
-	return p.dev.waitEvent(w, timed)
-}
-
-// waiter is the memory a command's event and its profiling counters live
-// in while the loader fills them: on the heap and reused, so that waiting
-// for a command allocates nothing.
-type waiter struct {
-	ev         [1]clEvent
-	start, end uint64
-}
-
-var waiters = sync.Pool{New: func() any { return new(waiter) }}
-
-// waitEvent waits for the command whose event is w.ev[0] and releases the
-// event; when timed it returns the command's device run time in
-// nanoseconds.
-func (d *device) waitEvent(w *waiter, timed bool) (float64, error) {
-	l := d.l
-	defer l.ReleaseEvent(w.ev[0])
-	if err := l.WaitForEvents(w.ev[:]); err != nil {
-		return 0, err
-	}
-	if !timed {
-		return 0, nil
-	}
-	if err := l.GetEventProfilingInfo(w.ev[0], clProfilingCommandStart, &w.start); err != nil {
-		return 0, err
-	}
-	if err := l.GetEventProfilingInfo(w.ev[0], clProfilingCommandEnd, &w.end); err != nil {
-		return 0, err
-	}
-	if w.end < w.start {
-		return 0, fmt.Errorf("%s: profiling end %d before start %d", Name, w.end, w.start)
-	}
-	return float64(w.end - w.start), nil
+	return c.ns, nil
 }
 
 // freeAll releases every buffer; the device is closing.

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -33,6 +34,9 @@ type executable struct {
 
 	mu       sync.Mutex // clSetKernelArg and enqueue are one step
 	released bool
+	// refs counts the caller's reference (until Release) and one per
+	// submitted launch that has not ended; the last frees the kernel.
+	refs atomic.Int32
 	// The work sizes the enqueue reads, kept here (under mu) so that a
 	// launch hands the loader heap memory and allocates nothing for it.
 	globalSize, localSize [3]uintptr
@@ -72,6 +76,7 @@ func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 		return nil, e
 	}
 	x := &executable{dev: d, prog: p, program: program, kernel: kernel, local: local, dims: dims}
+	x.refs.Store(1)
 	for i := range local {
 		x.localSize[i] = uintptr(local[i])
 	}
@@ -216,64 +221,111 @@ func (d *device) saveBinary(prog clProgram, path string) error {
 	return diskcache.WriteFile(path, bin)
 }
 
-// Launch runs the kernel and waits for it.
+// Launch is Submit and a wait for it.
 func (x *executable) Launch(ctx context.Context, args []backends.LaunchArg) error {
-	_, err := x.run(ctx, args, false)
-	return err
+	ev, err := x.Submit(ctx, args)
+	return driver.Wait(ctx, ev, err)
+}
+
+// Submit sets the kernel's arguments and enqueues the NDRange (without
+// blocking) after the events in after; the kernel and the buffers are held
+// until the command has ended.
+func (x *executable) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
+	c, err := x.prepare(ctx, args, false)
+	if err != nil {
+		return nil, err
+	}
+	c.after = after
+	return x.dev.submit(c)
 }
 
 // LaunchTimed runs the kernel and returns the time between the command's
 // start and end as the device's profiling clock measured them.
 func (x *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
-	ns, err := x.run(ctx, args, true)
-	return time.Duration(ns), err
-}
-
-func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed bool) (float64, error) {
-	d := x.dev
-	if err := d.checkOpen(ctx, "launch"); err != nil {
+	c, err := x.prepare(ctx, args, true)
+	if err != nil {
 		return 0, err
 	}
-	if err := driver.CheckReleased(Name, &x.mu, &x.released); err != nil {
+	if c.enqueue == nil { // an empty grid runs nothing
+		c.release()
+		return 0, nil
+	}
+	ev, err := x.dev.submit(c)
+	if err := driver.Wait(ctx, ev, err); err != nil {
 		return 0, err
+	}
+	return time.Duration(c.ns), nil
+}
+
+// prepare checks a launch and holds what it uses: a reference to every
+// buffer and to the kernel, given back when the command has ended.
+func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg, timed bool) (*cmd, error) {
+	d := x.dev
+	if err := d.checkOpen(ctx, "launch"); err != nil {
+		return nil, err
+	}
+	if err := driver.CheckReleased(Name, &x.mu, &x.released); err != nil {
+		return nil, err
 	}
 	launch, err := driver.CheckLaunch(x.prog, d.pool, args, d.info.MaxGlobalWorkDims)
 	if err != nil {
-		return 0, &backends.Error{Backend: Name, Op: "launch", Err: err}
+		return nil, &backends.Error{Backend: Name, Op: "launch", Err: err}
 	}
-	if launch.Empty {
-		return 0, nil // an empty grid runs nothing
-	}
-	var global [3]uint64
+	var global [3]uintptr
 	for i, g := range launch.Grid {
 		hi, lo := bits.Mul64(g, x.local[i])
 		if hi != 0 || (d.lim.addressBits < 64 && lo > math.MaxUint32) {
-			return 0, backends.Errorf(Name, "launch", backends.ErrInvalidArgument, "grid %v × local %v overflows the device's size_t", launch.Grid, x.local)
+			return nil, backends.Errorf(Name, "launch", backends.ErrInvalidArgument, "grid %v × local %v overflows the device's size_t", launch.Grid, x.local)
 		}
-		global[i] = lo
+		global[i] = uintptr(lo)
 	}
-
 	var ids []backends.BufferID
+	scalars := make([][]byte, len(args))
 	for i, a := range args {
 		if x.prog.Params[i].Kind.IsBuffer() {
 			ids = append(ids, a.Buffer)
+			continue
 		}
+		val, err := scalarBytes(a.Value)
+		if err != nil {
+			return nil, backends.Errorf(Name, "launch", backends.ErrUnsupported, "param %d: %v", i, err)
+		}
+		scalars[i] = val
 	}
 	bufs, release, err := d.pool.bufs.Acquire("launch", ids...)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer release()
-
-	w := waiters.Get().(*waiter)
-	defer waiters.Put(w)
 	x.mu.Lock()
 	if x.released {
 		x.mu.Unlock()
-		return 0, driver.ErrReleased(Name)
+		release()
+		return nil, driver.ErrReleased(Name)
 	}
+	x.refs.Add(1)
+	x.mu.Unlock()
+	c := &cmd{ctx: ctx, op: "launch", kind: launches, timed: timed, done: func() {
+		release()
+		_ = x.unref()
+	}}
+	if launch.Empty {
+		return c, nil // a marker: the launch runs nothing
+	}
+	c.enqueue = func(wait []clEvent, out *clEvent) error {
+		return x.enqueue(bufs, scalars, global, wait, out)
+	}
+	return c, nil
+}
+
+// enqueue sets the kernel's arguments and enqueues it; the two are one
+// step under x.mu, since the arguments are the kernel object's state (the
+// enqueue copies them).
+func (x *executable) enqueue(bufs []*buffer, scalars [][]byte, global [3]uintptr, wait []clEvent, out *clEvent) error {
+	d := x.dev
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	bi := 0
-	for i, a := range args {
+	for i := range x.prog.Params {
 		var err error
 		if x.prog.Params[i].Kind.IsBuffer() {
 			// The buffer record is on the heap: its handle is what the
@@ -282,35 +334,31 @@ func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 			bi++
 			err = d.l.SetKernelArg(x.kernel, uint32(i), unsafe.Sizeof(b.mem), unsafe.Pointer(&b.mem))
 		} else {
-			val, verr := scalarBytes(a.Value)
-			if verr != nil {
-				x.mu.Unlock()
-				return 0, backends.Errorf(Name, "launch", backends.ErrUnsupported, "param %d: %v", i, verr)
-			}
+			val := scalars[i]
 			err = d.l.SetKernelArg(x.kernel, uint32(i), uintptr(len(val)), unsafe.Pointer(&val[0]))
 		}
 		if err != nil {
-			x.mu.Unlock()
 			err.(*backends.Error).Op = fmt.Sprintf("clSetKernelArg(%d)", i)
-			return 0, err
+			return err
 		}
 	}
-	for i := range global {
-		x.globalSize[i] = uintptr(global[i])
-	}
-	err = d.l.EnqueueNDRangeKernel(d.queue, x.kernel, uint32(x.dims), &x.globalSize, &x.localSize, &w.ev[0])
-	x.mu.Unlock()
-	if err != nil {
-		return 0, err
-	}
-	return d.waitEvent(w, timed)
+	x.globalSize = global
+	return d.l.EnqueueNDRangeKernel(d.queue, x.kernel, uint32(x.dims), &x.globalSize, &x.localSize, wait, out)
 }
 
-// Release frees the kernel and program. Releasing again does nothing.
+// unref drops one reference; the last frees the kernel and the program.
+func (x *executable) unref() error {
+	if x.refs.Add(-1) != 0 {
+		return nil
+	}
+	return errors.Join(x.dev.l.ReleaseKernel(x.kernel), x.dev.l.ReleaseProgram(x.program))
+}
+
+// Release drops the caller's reference: the kernel and program are freed
+// now, or when the last launch that holds them has ended. Releasing again
+// does nothing.
 func (x *executable) Release() error {
-	return driver.ReleaseOnce(&x.mu, &x.released, func() error {
-		return errors.Join(x.dev.l.ReleaseKernel(x.kernel), x.dev.l.ReleaseProgram(x.program))
-	})
+	return driver.ReleaseOnce(&x.mu, &x.released, x.unref)
 }
 
 // scalarBytes is a Variable's value as an OpenCL kernel receives it by

@@ -6,3 +6,4 @@ package vulkan
 //go:generate glslangValidator -V --quiet ../../examples/unary/unary.comp -o ../../examples/unary/unary.spv
 //go:generate glslangValidator -V --quiet ../../examples/matmul/matmul.comp -o ../../examples/matmul/matmul.spv
 //go:generate glslangValidator -V --quiet testdata/copy.comp -o testdata/copy.spv
+//go:generate glslangValidator -V --quiet testdata/empty.comp -o testdata/empty.spv

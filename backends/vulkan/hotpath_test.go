@@ -8,10 +8,11 @@ import (
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 )
 
-// Recording and submitting a command buffer (the barriers, a buffer copy,
-// a dispatch with its descriptor set and push constants, timestamps, the
-// submit and the fence wait) allocates nothing: every pointer the driver
-// gets is to memory the device or executable keeps on the heap.
+// Recording and submitting a batch (the barriers, a buffer copy, a
+// dispatch with its cached descriptor set and push constants, timestamps,
+// the submit), the completer's wait for its fence and its recycling of the
+// command buffer and fence allocate nothing: every pointer the driver gets
+// is to memory the device or executable keeps on the heap.
 func TestHotPathsDoNotAllocate(t *testing.T) {
 	const n = 1024
 	for _, d := range openAll(t) {
@@ -24,31 +25,60 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 		exe, err := d.Compile(t.Context(), vaddProgram(t))
 		require.NoError(t, err)
 		x := exe.(*executable)
-		x.pushData[0], x.pushData[1] = n&0xff, n>>8
+		push := make([]byte, x.push.size)
+		push[0], push[1] = n&0xff, n>>8
 		timed := d.queryPool != 0
-		record := func(cmd vkCommandBuffer) {
-			d.l.CmdBindPipeline(cmd, pipelineBindCompute, x.pipeline)
-			d.l.CmdBindDescriptorSets(cmd, pipelineBindCompute, x.layout, 0, x.descSets[:])
-			d.l.CmdPushConstants(cmd, x.layout, shaderStageCompute, 0, x.pushData[:x.push.size])
-			d.l.CmdDispatch(cmd, n/256, 1, 1)
+		// submit records into a batch, submits it and waits until the
+		// completer has ended it.
+		submit := func(record func(bt *batch) error) error {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			bt, err := d.openBatch()
+			if err != nil {
+				return err
+			}
+			if err := record(bt); err != nil {
+				return err
+			}
+			serial := bt.serial
+			d.flush()
+			for d.completed.Load() < serial {
+				d.cond.Wait()
+			}
+			return d.lostErr()
 		}
+		// The first dispatch makes the descriptor set the others reuse.
+		require.NoError(t, submit(func(bt *batch) error { return x.recordDispatch(bt, bufs, push, [3]uint32{n / 256, 1, 1}) }))
 
-		d.mu.Lock()
-		x.bindBuffers(bufs)
 		t.Run(d.name, func(t *testing.T) {
-			// The subtest may skip (under the race detector); d.mu is held
-			// by its parent, which unlocks it either way.
 			backendtest.RequireNoAllocs(t, 20, map[string]func() error{
-				"a recorded, submitted and awaited buffer copy": func() error {
-					return d.copyCommand(bufs[0].buf, bufs[1].buf, vkBufferCopy{Size: 4 * n})
+				"a recorded, submitted and ended buffer copy": func() error {
+					return submit(func(bt *batch) error {
+						d.recordCopy(bt, bufs[0].buf, bufs[1].buf, vkBufferCopy{Size: 4 * n})
+						return nil
+					})
 				},
-				"a recorded, submitted and awaited dispatch": func() error {
-					_, err := d.run(timed, record)
-					return err
+				"a recorded, submitted and ended dispatch, timed when the queue has timestamps": func() error {
+					err := submit(func(bt *batch) error {
+						if timed {
+							d.l.CmdResetQueryPool(bt.cmd, d.queryPool, 0, 2)
+							d.l.CmdWriteTimestamp(bt.cmd, stageTopOfPipe, d.queryPool, 0)
+						}
+						if err := x.recordDispatch(bt, bufs, push, [3]uint32{n / 256, 1, 1}); err != nil {
+							return err
+						}
+						if timed {
+							d.l.CmdWriteTimestamp(bt.cmd, stageBottomOfPipe, d.queryPool, 1)
+						}
+						return nil
+					})
+					if err != nil || !timed {
+						return err
+					}
+					return d.l.GetQueryPoolResults(d.handle, d.queryPool, 0, 2, d.hot.stamps[:], 8, queryResult64Wait)
 				},
 			})
 		})
-		d.mu.Unlock()
 		backendtest.CheckVadd(t, d.pool, exe, n)
 		require.NoError(t, exe.Release())
 	}

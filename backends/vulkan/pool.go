@@ -2,6 +2,8 @@ package vulkan
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -18,7 +20,11 @@ type buffer struct {
 	mem    vkDeviceMemory
 	size   int64
 	mapped unsafe.Pointer
+	serial uint64 // never reused: the key of descriptor sets that bind it
 }
+
+// bufferSerials numbers buffers for the descriptor-set caches.
+var bufferSerials atomic.Uint64
 
 func (b *buffer) bytes() []byte { return unsafe.Slice((*byte)(b.mapped), b.size) }
 
@@ -30,7 +36,7 @@ func (d *device) newBuffer(n int64, want, prefer uint32) (*buffer, error) {
 	defer p.Unpin()
 	info := &vkBufferCreateInfo{SType: stBufferCreateInfo, Size: uint64(n), Usage: bufferUsageStorage | bufferUsageTransferSrc | bufferUsageTransferDst}
 	p.Pin(info)
-	b := &buffer{size: n}
+	b := &buffer{size: n, serial: bufferSerials.Add(1)}
 	var err error
 	if b.buf, err = l.CreateBuffer(d.handle, info); err != nil {
 		return nil, err
@@ -69,7 +75,8 @@ func (d *device) freeBuffer(b *buffer) {
 }
 
 // stagingBuffer returns the device's host-visible transfer buffer, making
-// it on first use. The caller holds d.mu.
+// it on first use. The caller holds d.mu; the completer reads it (for the
+// reads it copies out) only for batches recorded after it was made.
 func (d *device) stagingBuffer() (*buffer, error) {
 	if d.staging != nil {
 		return d.staging, nil
@@ -133,81 +140,135 @@ func (p *pool) Release(id backends.BufferID) error { return p.bufs.Release(id) }
 
 func (p *pool) Size(id backends.BufferID) (int64, error) { return p.bufs.Size(id) }
 
-// Write copies src into the buffer: in place when the buffer's memory is
-// mapped, else through the staging buffer in chunks.
+// Write is WriteAsync and a wait for it.
 func (p *pool) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
-	return p.transfer(ctx, "write", dst, off, src, true)
+	ev, err := p.WriteAsync(ctx, dst, off, src)
+	return driver.Wait(ctx, ev, err)
 }
 
-// Read copies the buffer's bytes into dst, the same way as Write.
+// Read is ReadAsync and a wait for it.
 func (p *pool) Read(ctx context.Context, src backends.BufferID, off int64, dst []byte) error {
-	return p.transfer(ctx, "read", src, off, dst, false)
+	ev, err := p.ReadAsync(ctx, src, off, dst)
+	return driver.Wait(ctx, ev, err)
 }
 
-func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, off int64, host []byte, write bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+// WriteAsync copies src into the buffer after the events in after. When
+// the buffer's memory is mapped and nothing is pending on the device, the
+// copy is made at once in place; otherwise src is copied into the staging
+// buffer and a vkCmdCopyBuffer from there is recorded, in chunks when src
+// is larger than the free staging memory.
+func (p *pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64, src []byte, after ...backends.Event) (backends.Event, error) {
+	return p.transfer(ctx, "write", dst, off, src, true, after)
+}
+
+// ReadAsync copies the buffer's bytes into dst after the events in after,
+// the same way; a staged read's bytes are copied into dst when its batch
+// has ended.
+func (p *pool) ReadAsync(ctx context.Context, src backends.BufferID, off int64, dst []byte, after ...backends.Event) (backends.Event, error) {
+	return p.transfer(ctx, "read", src, off, dst, false, after)
+}
+
+func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, off int64, host []byte, write bool, after []backends.Event) (backends.Event, error) {
 	d := p.dev
+	if err := d.checkOpen(ctx, op); err != nil {
+		return nil, err
+	}
 	bufs, release, err := p.bufs.Acquire(op, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer release()
 	b := bufs[0]
 	if err := driver.CheckSpan(Name, op, id, off, int64(len(host)), b.size); err != nil {
-		return err
+		release()
+		return nil, err
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return backends.Errorf(Name, op, backends.ErrClosed, "%s", d.name)
-	}
-	if len(host) == 0 {
-		return nil
-	}
-	if b.mapped != nil && !d.stageAlways {
-		// Every submission ends with a barrier to the host and waits for
-		// its fence, so the device is idle here and the memory coherent.
-		if write {
-			copy(b.bytes()[off:], host)
-		} else {
-			copy(host, b.bytes()[off:])
-		}
-		return nil
-	}
+	inPlace := func() bool { return b.mapped != nil && !d.stageAlways && d.idle() }
+	w := &work{ctx: ctx, op: op, kind: transfers, after: after, done: release,
+		fits: func() bool { return inPlace() || int64(len(host)) <= d.ring.available() },
+		record: func(canWait bool) error {
+			if len(host) == 0 {
+				return nil
+			}
+			if inPlace() {
+				// Every batch ends with a barrier to the host and nothing
+				// is pending, so the memory is coherent and unused.
+				if write {
+					copy(b.bytes()[off:], host)
+				} else {
+					copy(host, b.bytes()[off:])
+				}
+				return nil
+			}
+			return d.recordStaged(b, off, host, write, canWait)
+		}}
+	return d.submit(w)
+}
+
+// idle reports whether no work of the device is recorded or in flight.
+// The caller holds d.mu.
+func (d *device) idle() bool {
+	return (d.open == nil || d.open.n == 0) && len(d.inflight) == 0
+}
+
+// recordStaged records a transfer through the staging buffer: a write's
+// bytes are copied into staging now, a read's out of it when its batch
+// has ended. Each chunk takes the staging memory that follows the last
+// one taken; when none is free and canWait is set, it waits for a batch to
+// end. The caller holds d.mu.
+func (d *device) recordStaged(b *buffer, off int64, host []byte, write, canWait bool) error {
 	st, err := d.stagingBuffer()
 	if err != nil {
 		return err
 	}
 	stage := st.bytes()
 	for done := int64(0); done < int64(len(host)); {
-		if err := ctx.Err(); err != nil {
+		so, n := d.ring.take(int64(len(host)) - done)
+		if n == 0 {
+			if !canWait {
+				return fmt.Errorf("%w: %s: the staging memory is in use", backends.ErrOutOfMemory, d.name)
+			}
+			if err := d.waitRoom(); err != nil {
+				return err
+			}
+			continue
+		}
+		bt, err := d.openBatch()
+		if err != nil {
+			d.ring.untake(n)
 			return err
 		}
-		n := min(int64(len(host))-done, st.size)
+		bt.span += n
 		region := vkBufferCopy{Size: uint64(n)}
 		src, dst := st.buf, b.buf
 		if write {
-			copy(stage, host[done:done+n])
-			region.DstOffset = uint64(off + done)
+			copy(stage[so:so+n], host[done:done+n])
+			region.SrcOffset, region.DstOffset = uint64(so), uint64(off+done)
 		} else {
 			src, dst = b.buf, st.buf
-			region.SrcOffset = uint64(off + done)
+			region.SrcOffset, region.DstOffset = uint64(off+done), uint64(so)
+			bt.reads = append(bt.reads, stagedRead{dst: host[done : done+n], off: so})
 		}
-		if err := d.copyCommand(src, dst, region); err != nil {
-			return err
-		}
-		if !write {
-			copy(host[done:done+n], stage[:n])
-		}
+		d.recordCopy(bt, src, dst, region)
 		done += n
+		if bt.n >= maxBatch {
+			d.flush()
+		}
 	}
 	return nil
 }
 
-// CopyFrom copies between two buffers of this pool with vkCmdCopyBuffer.
-// Other pools get ErrUnsupported and stage through the host.
+// recordCopy records a buffer copy, after a full barrier, into bt (the open
+// batch). The caller holds d.mu.
+func (d *device) recordCopy(bt *batch, src, dst vkBuffer, region vkBufferCopy) {
+	d.fullBarrier(bt.cmd)
+	d.hot.regions[0] = region
+	d.l.CmdCopyBuffer(bt.cmd, src, dst, d.hot.regions[:])
+	bt.n++
+}
+
+// CopyFrom copies between two buffers of this pool with vkCmdCopyBuffer,
+// in order with the device's other work. Other pools get ErrUnsupported
+// and stage through the host.
 func (p *pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64, src backends.Pool, srcID backends.BufferID, srcOff, n int64) error {
 	if src != backends.Pool(p) {
 		return backends.Errorf(Name, "copy", backends.ErrUnsupported, "from %s", src.Name())
@@ -216,62 +277,69 @@ func (p *pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64
 	return err
 }
 
-// copyBuffer runs a device-side copy; when timed it returns the time the
-// device's timestamps measured.
+// copyBuffer runs a device-side copy and waits for it; when timed it
+// returns the time the device's timestamps measured.
 func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int64, src backends.BufferID, srcOff, n int64, timed bool) (time.Duration, error) {
-	if err := ctx.Err(); err != nil {
+	d := p.dev
+	if err := d.checkOpen(ctx, "copy"); err != nil {
 		return 0, err
 	}
-	d := p.dev
 	bufs, release, err := p.bufs.Acquire("copy", src, dst)
 	if err != nil {
 		return 0, err
 	}
-	defer release()
 	if err := driver.CheckSpan(Name, "copy", src, srcOff, n, bufs[0].size); err != nil {
+		release()
 		return 0, err
 	}
 	if err := driver.CheckSpan(Name, "copy", dst, dstOff, n, bufs[1].size); err != nil {
+		release()
 		return 0, err
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return 0, backends.Errorf(Name, "copy", backends.ErrClosed, "%s", d.name)
-	}
 	if n == 0 {
+		release()
 		return 0, nil
 	}
-	d.hot.regions[0] = vkBufferCopy{SrcOffset: uint64(srcOff), DstOffset: uint64(dstOff), Size: uint64(n)}
+	region := vkBufferCopy{SrcOffset: uint64(srcOff), DstOffset: uint64(dstOff), Size: uint64(n)}
 	from, to := bufs[0].buf, bufs[1].buf
-	return d.run(timed, func(cmd vkCommandBuffer) { d.l.CmdCopyBuffer(cmd, from, to, d.hot.regions[:]) })
+	return d.run(ctx, "copy", transfers, timed, release, func(bt *batch) { d.recordCopy(bt, from, to, region) })
 }
 
-// copyCommand submits one buffer copy and waits for it. The caller holds
-// d.mu.
-func (d *device) copyCommand(src, dst vkBuffer, region vkBufferCopy) error {
-	d.hot.regions[0] = region
-	return d.submit(func(cmd vkCommandBuffer) { d.l.CmdCopyBuffer(cmd, src, dst, d.hot.regions[:]) })
-}
-
-// run submits record's commands, bracketed by timestamps when timed. The
-// caller holds d.mu.
-func (d *device) run(timed bool, record func(cmd vkCommandBuffer)) (time.Duration, error) {
+// run submits the commands record puts in a batch, waits for them and,
+// when timed, returns the time between timestamps around them: a timed run
+// has a batch of its own, submitted at once.
+func (d *device) run(ctx context.Context, op string, kind int, timed bool, release func(), record func(bt *batch)) (time.Duration, error) {
 	if timed && d.queryPool == 0 {
+		release()
 		return 0, backends.Errorf(Name, "launch_timed", backends.ErrUnsupported, "%s's compute queue has no timestamps", d.name)
 	}
+	if timed {
+		d.timedMu.Lock()
+		defer d.timedMu.Unlock()
+	}
 	l := d.l
-	err := d.submit(func(cmd vkCommandBuffer) {
+	w := &work{ctx: ctx, op: op, kind: kind, done: release, record: func(bool) error {
 		if timed {
-			l.CmdResetQueryPool(cmd, d.queryPool, 0, 2)
-			l.CmdWriteTimestamp(cmd, stageTopOfPipe, d.queryPool, 0)
+			d.flush() // the timestamps bracket this run only
 		}
-		record(cmd)
+		bt, err := d.openBatch()
+		if err != nil {
+			return err
+		}
 		if timed {
-			l.CmdWriteTimestamp(cmd, stageBottomOfPipe, d.queryPool, 1)
+			d.fullBarrier(bt.cmd) // earlier work, timed runs' stamps too, has ended
+			l.CmdResetQueryPool(bt.cmd, d.queryPool, 0, 2)
+			l.CmdWriteTimestamp(bt.cmd, stageTopOfPipe, d.queryPool, 0)
 		}
-	})
-	if err != nil || !timed {
+		record(bt)
+		if timed {
+			l.CmdWriteTimestamp(bt.cmd, stageBottomOfPipe, d.queryPool, 1)
+			d.flush()
+		}
+		return nil
+	}}
+	ev, err := d.submit(w)
+	if err := driver.Wait(ctx, ev, err); err != nil || !timed {
 		return 0, err
 	}
 	ts := &d.hot.stamps

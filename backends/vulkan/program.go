@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -19,16 +20,27 @@ type executable struct {
 	setLayout vkDescriptorSetLayout
 	layout    vkPipelineLayout
 	pipeline  vkPipeline
-	descPool  vkDescriptorPool
 	nbuf      int
 	push      pushLayout
 
 	mu       sync.Mutex
 	released bool
-	// descSets and pushData are what a dispatch hands the driver, kept
-	// here (under mu) so that a launch allocates nothing for them.
-	descSets [1]vkDescriptorSet
-	pushData []byte
+	// refs counts the caller's reference (until Release) and one per
+	// submitted launch that has not ended; the last destroys the pipeline.
+	refs atomic.Int32
+
+	// sets are the descriptor sets made so far (under the device's mu),
+	// from pools; a set is rewritten only once no pending work uses it.
+	sets  []*descSet
+	pools []vkDescriptorPool
+}
+
+// descSet is a descriptor set, the buffers it binds (by serial) and the
+// last batch that used it.
+type descSet struct {
+	set     [1]vkDescriptorSet
+	key     []uint64
+	lastUse uint64
 }
 
 // pushLayout places each Variable param in the push-constant block: in
@@ -105,12 +117,15 @@ func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	if d.closed { // closed since checkOpen: the device handle is gone
 		return nil, backends.Errorf(Name, "compile", backends.ErrClosed, "%s", d.name)
 	}
-	x := &executable{dev: d, prog: p, nbuf: nbuf, push: push, pushData: make([]byte, max(push.size, 4))}
+	x := &executable{dev: d, prog: p, nbuf: nbuf, push: push}
+	x.refs.Store(1)
 	if err := x.build(v.Code, entry); err != nil {
 		x.destroy()
 		return nil, err
 	}
+	d.execMu.Lock()
 	d.execs[x] = struct{}{}
+	d.execMu.Unlock()
 	if err := d.savePipelineCache(); err != nil {
 		driver.Debug(driver.DebugCompile, "vulkan pipeline cache not saved", "device", d.name, "err", err)
 	}
@@ -196,20 +211,78 @@ func (x *executable) build(code []byte, entry string) error {
 	}
 	x.pipeline = pipelines[0]
 
-	if x.nbuf > 0 {
-		size := &vkDescriptorPoolSize{Type: descriptorStorageBuffer, DescriptorCount: uint32(x.nbuf)}
-		dpi := &vkDescriptorPoolCreateInfo{SType: stDescriptorPoolCreateInfo, MaxSets: 1, PoolSizeCount: 1, PPoolSizes: ptr(&p, size)}
-		p.Pin(dpi)
-		if x.descPool, err = l.CreateDescriptorPool(d.handle, dpi); err != nil {
-			return err
+	return nil
+}
+
+// descriptorFor returns a descriptor set that binds bufs, for use in the
+// batch of serial: the set that binds them already, else one that no
+// pending work uses, rewritten, else a new one. The caller holds the
+// device's mu.
+func (x *executable) descriptorFor(bufs []*buffer, serial uint64) (*descSet, error) {
+	same := func(s *descSet) bool {
+		for i, b := range bufs {
+			if s.key[i] != b.serial {
+				return false
+			}
 		}
-		dsa := &vkDescriptorSetAllocateInfo{SType: stDescriptorSetAllocateInfo, DescriptorPool: x.descPool, DescriptorSetCount: 1, PSetLayouts: ptr(&p, &setLayout)}
-		p.Pin(dsa)
-		if err := l.AllocateDescriptorSets(d.handle, dsa, x.descSets[:]); err != nil {
-			return err
+		return true
+	}
+	for _, s := range x.sets {
+		if same(s) {
+			s.lastUse = serial
+			return s, nil
 		}
 	}
-	return nil
+	var free *descSet
+	done := x.dev.completed.Load()
+	for _, s := range x.sets {
+		if s.lastUse <= done {
+			free = s
+			break
+		}
+	}
+	if free == nil {
+		var err error
+		if free, err = x.growSets(); err != nil {
+			return nil, err
+		}
+	}
+	x.bindBuffers(free, bufs)
+	free.lastUse = serial
+	return free, nil
+}
+
+// growSets makes a descriptor pool with as many sets again as there are
+// (at least 4) and returns one of them.
+func (x *executable) growSets() (*descSet, error) {
+	d := x.dev
+	l := d.l
+	var p pins
+	defer p.Unpin()
+	n := max(len(x.sets), 4)
+	size := &vkDescriptorPoolSize{Type: descriptorStorageBuffer, DescriptorCount: uint32(x.nbuf * n)}
+	dpi := &vkDescriptorPoolCreateInfo{SType: stDescriptorPoolCreateInfo, MaxSets: uint32(n), PoolSizeCount: 1, PPoolSizes: ptr(&p, size)}
+	p.Pin(dpi)
+	pool, err := l.CreateDescriptorPool(d.handle, dpi)
+	if err != nil {
+		return nil, err
+	}
+	x.pools = append(x.pools, pool)
+	layouts := make([]vkDescriptorSetLayout, n)
+	for i := range layouts {
+		layouts[i] = x.setLayout
+	}
+	dsa := &vkDescriptorSetAllocateInfo{SType: stDescriptorSetAllocateInfo, DescriptorPool: pool, DescriptorSetCount: uint32(n), PSetLayouts: slicePtr(&p, layouts)}
+	p.Pin(dsa)
+	sets := make([]vkDescriptorSet, n)
+	if err := l.AllocateDescriptorSets(d.handle, dsa, sets); err != nil {
+		return nil, err
+	}
+	first := len(x.sets)
+	for _, set := range sets {
+		x.sets = append(x.sets, &descSet{set: [1]vkDescriptorSet{set}, key: make([]uint64, x.nbuf)})
+	}
+	return x.sets[first], nil
 }
 
 // compileFailure marks a driver's refusal of a shader or pipeline as
@@ -222,92 +295,149 @@ func compileFailure(err error) error {
 
 func (x *executable) destroy() {
 	l, h := x.dev.l, x.dev.handle
-	l.DestroyDescriptorPool(h, x.descPool)
+	for _, p := range x.pools {
+		l.DestroyDescriptorPool(h, p)
+	}
+	x.pools, x.sets = nil, nil
 	l.DestroyPipeline(h, x.pipeline)
 	l.DestroyPipelineLayout(h, x.layout)
 	l.DestroyDescriptorSetLayout(h, x.setLayout)
 	l.DestroyShaderModule(h, x.module)
 }
 
-// Launch dispatches the grid and waits for it.
+// Launch is Submit and a wait for it.
 func (x *executable) Launch(ctx context.Context, args []backends.LaunchArg) error {
-	_, err := x.run(ctx, args, false)
-	return err
+	ev, err := x.Submit(ctx, args)
+	return driver.Wait(ctx, ev, err)
 }
 
-// LaunchTimed dispatches the grid between two timestamps and returns the
-// time between them.
-func (x *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
-	return x.run(ctx, args, true)
-}
-
-func (x *executable) run(ctx context.Context, args []backends.LaunchArg, timed bool) (time.Duration, error) {
-	d := x.dev
-	if err := d.checkOpen(ctx, "launch"); err != nil {
-		return 0, err
-	}
-	if err := driver.CheckReleased(Name, &x.mu, &x.released); err != nil {
-		return 0, err
-	}
-	lim := d.props.Limits.MaxComputeWorkGroupCount
-	launch, err := driver.CheckLaunch(x.prog, d.pool, args, []uint64{uint64(lim[0]), uint64(lim[1]), uint64(lim[2])})
+// Submit records the dispatch into the device's open batch after the
+// events in after; the pipeline and the buffers are held until it has
+// ended.
+func (x *executable) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
+	l, err := x.prepare(ctx, args)
 	if err != nil {
-		return 0, &backends.Error{Backend: Name, Op: "launch", Err: err}
+		return nil, err
 	}
-	if launch.Empty {
+	w := &work{ctx: ctx, op: "launch", kind: launches, after: after, done: l.release, record: func(bool) error {
+		if l.groups == [3]uint32{} {
+			return nil // an empty grid runs nothing
+		}
+		bt, err := x.dev.openBatch()
+		if err != nil {
+			return err
+		}
+		return x.recordDispatch(bt, l.bufs, l.push, l.groups)
+	}}
+	return x.dev.submit(w)
+}
+
+// LaunchTimed dispatches the grid in a batch of its own between two
+// timestamps and returns the time between them.
+func (x *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
+	l, err := x.prepare(ctx, args)
+	if err != nil {
+		return 0, err
+	}
+	if l.groups == [3]uint32{} {
+		l.release()
 		return 0, nil // an empty grid runs nothing
 	}
-	groups := [3]uint32{uint32(launch.Grid[0]), uint32(launch.Grid[1]), uint32(launch.Grid[2])}
+	var recErr error
+	dt, err := x.dev.run(ctx, "launch_timed", launches, true, l.release, func(bt *batch) { recErr = x.recordDispatch(bt, l.bufs, l.push, l.groups) })
+	if recErr != nil {
+		return 0, recErr
+	}
+	return dt, err
+}
+
+// launch is a checked launch and what it holds.
+type launch struct {
+	bufs    []*buffer
+	push    []byte
+	groups  [3]uint32 // zero: an empty grid
+	release func()
+}
+
+// prepare checks a launch and holds what it uses: a reference to every
+// buffer and to the pipeline, given back when the work has ended.
+func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg) (*launch, error) {
+	d := x.dev
+	if err := d.checkOpen(ctx, "launch"); err != nil {
+		return nil, err
+	}
+	if err := driver.CheckReleased(Name, &x.mu, &x.released); err != nil {
+		return nil, err
+	}
+	lim := d.props.Limits.MaxComputeWorkGroupCount
+	checked, err := driver.CheckLaunch(x.prog, d.pool, args, []uint64{uint64(lim[0]), uint64(lim[1]), uint64(lim[2])})
+	if err != nil {
+		return nil, &backends.Error{Backend: Name, Op: "launch", Err: err}
+	}
+	l := &launch{push: make([]byte, x.push.size)}
+	if !checked.Empty {
+		l.groups = [3]uint32{uint32(checked.Grid[0]), uint32(checked.Grid[1]), uint32(checked.Grid[2])}
+	}
 	var ids []backends.BufferID
 	for i, a := range args {
 		if x.prog.Params[i].Kind.IsBuffer() {
 			ids = append(ids, a.Buffer)
-		} else if _, err := scalarBytes(a.Value); err != nil {
-			return 0, backends.Errorf(Name, "launch", backends.ErrUnsupported, "param %d: %v", i, err)
+			continue
 		}
+		val, err := scalarBytes(a.Value)
+		if err != nil {
+			return nil, backends.Errorf(Name, "launch", backends.ErrUnsupported, "param %d: %v", i, err)
+		}
+		copy(l.push[x.push.offsets[i]:], val)
 	}
 	bufs, release, err := d.pool.bufs.Acquire("launch", ids...)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer release()
-
 	x.mu.Lock()
-	defer x.mu.Unlock()
 	if x.released {
-		return 0, driver.ErrReleased(Name)
+		x.mu.Unlock()
+		release()
+		return nil, driver.ErrReleased(Name)
 	}
-	for i, a := range args {
-		if !x.prog.Params[i].Kind.IsBuffer() {
-			val, _ := scalarBytes(a.Value) // checked above
-			copy(x.pushData[x.push.offsets[i]:], val)
-		}
+	x.refs.Add(1)
+	x.mu.Unlock()
+	l.bufs = bufs
+	l.release = func() {
+		release()
+		x.unref()
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return 0, backends.Errorf(Name, "launch", backends.ErrClosed, "%s", d.name)
-	}
-	if len(bufs) > 0 {
-		x.bindBuffers(bufs)
-	}
-	l := d.l
-	return d.run(timed, func(cmd vkCommandBuffer) {
-		l.CmdBindPipeline(cmd, pipelineBindCompute, x.pipeline)
-		if len(bufs) > 0 {
-			l.CmdBindDescriptorSets(cmd, pipelineBindCompute, x.layout, 0, x.descSets[:])
-		}
-		if x.push.size > 0 {
-			l.CmdPushConstants(cmd, x.layout, shaderStageCompute, 0, x.pushData[:x.push.size])
-		}
-		l.CmdDispatch(cmd, groups[0], groups[1], groups[2])
-	})
+	return l, nil
 }
 
-// bindBuffers points binding i of the descriptor set at the i-th buffer.
-// The previous launch has finished (every submission waits), so the set
-// is not in use. The caller holds d.mu.
-func (x *executable) bindBuffers(bufs []*buffer) {
+// recordDispatch records the dispatch, after a full barrier, into bt (the
+// open batch). The caller holds the device's mu.
+func (x *executable) recordDispatch(bt *batch, bufs []*buffer, push []byte, groups [3]uint32) error {
+	d := x.dev
+	l := d.l
+	var set *descSet
+	if len(bufs) > 0 {
+		var err error
+		if set, err = x.descriptorFor(bufs, bt.serial); err != nil {
+			return err
+		}
+	}
+	d.fullBarrier(bt.cmd)
+	l.CmdBindPipeline(bt.cmd, pipelineBindCompute, x.pipeline)
+	if set != nil {
+		l.CmdBindDescriptorSets(bt.cmd, pipelineBindCompute, x.layout, 0, set.set[:])
+	}
+	if x.push.size > 0 {
+		l.CmdPushConstants(bt.cmd, x.layout, shaderStageCompute, 0, push)
+	}
+	l.CmdDispatch(bt.cmd, groups[0], groups[1], groups[2])
+	bt.n++
+	return nil
+}
+
+// bindBuffers points binding i of s at the i-th buffer and keys s by
+// them. No pending work uses s. The caller holds the device's mu.
+func (x *executable) bindBuffers(s *descSet, bufs []*buffer) {
 	var p pins
 	defer p.Unpin()
 	maxRange := uint64(x.dev.props.Limits.MaxStorageBufferRange)
@@ -315,25 +445,36 @@ func (x *executable) bindBuffers(bufs []*buffer) {
 	writes := make([]vkWriteDescriptorSet, len(bufs))
 	for i, b := range bufs {
 		infos[i] = vkDescriptorBufferInfo{Buffer: b.buf, Range: min(uint64(b.size), maxRange)}
+		s.key[i] = b.serial
 	}
 	for i := range bufs {
-		writes[i] = vkWriteDescriptorSet{SType: stWriteDescriptorSet, DstSet: x.descSets[0], DstBinding: uint32(i), DescriptorCount: 1, DescriptorType: descriptorStorageBuffer, PBufferInfo: ptr(&p, &infos[i])}
+		writes[i] = vkWriteDescriptorSet{SType: stWriteDescriptorSet, DstSet: s.set[0], DstBinding: uint32(i), DescriptorCount: 1, DescriptorType: descriptorStorageBuffer, PBufferInfo: ptr(&p, &infos[i])}
 	}
 	p.Pin(&writes[0])
 	x.dev.l.UpdateDescriptorSets(x.dev.handle, writes)
 }
 
-// Release destroys the pipeline and its objects. Releasing again does
-// nothing.
+// unref drops one reference; the last destroys the pipeline, unless Close
+// has destroyed it with the device.
+func (x *executable) unref() {
+	if x.refs.Add(-1) != 0 {
+		return
+	}
+	d := x.dev
+	d.execMu.Lock()
+	defer d.execMu.Unlock()
+	if !d.execsClosed {
+		x.destroy()
+		delete(d.execs, x)
+	}
+}
+
+// Release drops the caller's reference: the pipeline and its objects are
+// destroyed now, or when the last launch that holds them has ended.
+// Releasing again does nothing.
 func (x *executable) Release() error {
 	return driver.ReleaseOnce(&x.mu, &x.released, func() error {
-		d := x.dev
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		if !d.closed { // else Close has destroyed it with the device
-			x.destroy()
-			delete(d.execs, x)
-		}
+		x.unref()
 		return nil
 	})
 }

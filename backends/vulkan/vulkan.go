@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -166,8 +167,6 @@ type device struct {
 	pool     *pool
 
 	cmdPool   vkCommandPool
-	cmd       vkCommandBuffer
-	fence     vkFence
 	queryPool vkQueryPool // zero when the queue has no timestamps
 	tsBits    uint32
 	hot       *hot
@@ -177,24 +176,49 @@ type device struct {
 
 	staging      *buffer // host-visible, persistently mapped; made on first use
 	stagingBytes int64
+	ring         ring // the staging buffer's bytes, taken and given back in order
 	// stageAlways sends every transfer through the staging buffer even
 	// when buffers are mapped, so tests on CPU implementations (whose
 	// memory is all host-visible) run the path discrete GPUs take.
 	stageAlways bool
 
-	// mu serialises the command buffer, the staging buffer and the queue:
-	// every submission waits for its fence before the next is recorded.
-	mu     sync.Mutex
-	closed bool
-	// execs are the executables not yet released: their pipelines are the
-	// device's children, which Close destroys before the device. Held
-	// under mu.
-	execs map[*executable]struct{}
+	// mu serialises recording and submission: the open batch, the batches
+	// in flight and free, the staging ring, the deferred list, closed.
+	// cond (on mu) wakes the completer for a submitted batch and work
+	// waiting for staging memory when a batch ends.
+	mu         sync.Mutex
+	cond       *sync.Cond
+	closed     bool
+	closing    chan struct{}  // closed by Close
+	deferred   [kinds][]*work // work waiting for events or staging memory (queue.go)
+	draining   [kinds]bool    // a drain goroutine runs for the list
+	open       *batch         // being recorded
+	inflight   []*batch       // submitted, oldest first
+	free       []*batch       // ended, to record again
+	batches    []*batch       // every batch made, for Close to free
+	nextSerial uint64
+	flushed    atomic.Uint64 // the last serial submitted
+	completed  atomic.Uint64 // the last serial ended: its work and all before it
+	stopping   bool          // the completer returns once nothing is in flight
+	lost       atomic.Pointer[error]
+	lostCh     chan struct{} // closed when the device is lost
+
+	completerDone chan struct{}
+	flushTimer    *time.Timer // submits a batch left open flushDelay
+	holdOpen      bool        // tests: the flush timer leaves the open batch alone (under mu)
+	timedMu       sync.Mutex  // one timed run at a time: the query pool
+
+	// execs are the executables not yet destroyed: their pipelines are
+	// the device's children, which Close destroys before the device.
+	// Held under execMu (which nothing else is taken under).
+	execMu      sync.Mutex
+	execs       map[*executable]struct{}
+	execsClosed bool
 }
 
 func newDevice(in *instance, pd vkPhysicalDevice, ordinal int, cacheDir string, staging int64) (*device, error) {
 	l := in.l
-	d := &device{in: in, l: l, name: Name + ":" + strconv.Itoa(ordinal), phys: pd, stagingBytes: staging, execs: map[*executable]struct{}{}}
+	d := &device{in: in, l: l, name: Name + ":" + strconv.Itoa(ordinal), phys: pd, stagingBytes: staging, ring: ring{size: staging}, execs: map[*executable]struct{}{}}
 	l.GetPhysicalDeviceProperties(pd, &d.props)
 	l.GetPhysicalDeviceFeatures(pd, &d.features)
 	l.GetPhysicalDeviceMemoryProperties(pd, &d.mem.props)
@@ -273,18 +297,6 @@ func (d *device) createCommandObjects() error {
 	if d.cmdPool, err = l.CreateCommandPool(d.handle, poolInfo); err != nil {
 		return err
 	}
-	alloc := &vkCommandBufferAllocateInfo{SType: stCommandBufferAllocateInfo, CommandPool: d.cmdPool, CommandBufferCount: 1}
-	p.Pin(alloc)
-	cmds := make([]vkCommandBuffer, 1)
-	if err := l.AllocateCommandBuffers(d.handle, alloc, cmds); err != nil {
-		return err
-	}
-	d.cmd = cmds[0]
-	fence := &vkFenceCreateInfo{SType: stFenceCreateInfo}
-	p.Pin(fence)
-	if d.fence, err = l.CreateFence(d.handle, fence); err != nil {
-		return err
-	}
 	if d.tsBits > 0 {
 		q := &vkQueryPoolCreateInfo{SType: stQueryPoolCreateInfo, QueryType: queryTypeTimestamp, QueryCount: 2}
 		p.Pin(q)
@@ -293,7 +305,14 @@ func (d *device) createCommandObjects() error {
 			driver.Debug(driver.DebugDevice, "vulkan: no timestamp query pool", "device", d.name, "err", err)
 		}
 	}
-	d.hot = newHot(d.cmd, d.fence)
+	d.hot = newHot()
+	d.cond = sync.NewCond(&d.mu)
+	d.closing = make(chan struct{})
+	d.lostCh = make(chan struct{})
+	d.completerDone = make(chan struct{})
+	d.flushTimer = time.AfterFunc(time.Hour, d.flushLate)
+	d.flushTimer.Stop()
+	go d.complete()
 	return nil
 }
 
@@ -436,8 +455,10 @@ func (d *device) checkOpen(ctx context.Context, op string) error {
 	return nil
 }
 
-// Close waits for the device, frees every buffer and every executable not
-// yet released, saves the pipeline cache and destroys the device.
+// Close cancels the work still waiting for events or staging memory (it
+// fails with ErrClosed), submits what is recorded, lets the queue finish
+// (vkDeviceWaitIdle), ends that work, and frees every buffer and every executable not yet released,
+// saves the pipeline cache and destroys the device.
 func (d *device) Close() error {
 	d.mu.Lock()
 	if d.closed {
@@ -445,10 +466,32 @@ func (d *device) Close() error {
 		return nil
 	}
 	d.closed = true
-	execs := d.execs
-	d.execs = nil
+	closedErr := backends.Errorf(Name, "queue", backends.ErrClosed, "%s was closed before the work started", d.name)
+	var deferred []*work
+	for k := range d.deferred {
+		deferred = append(deferred, d.deferred[k]...)
+	}
+	d.deferred = [kinds][]*work{}
+	d.flush() // what was submitted runs
+	d.flushTimer.Stop()
+	close(d.closing)
+	d.cond.Broadcast()
 	d.mu.Unlock()
 	waitErr := d.l.DeviceWaitIdle(d.handle)
+	for _, w := range deferred {
+		w.release()
+		w.ev.Complete(closedErr)
+	}
+	d.mu.Lock()
+	d.stopping = true
+	d.cond.Broadcast()
+	d.mu.Unlock()
+	<-d.completerDone
+
+	d.execMu.Lock()
+	execs := d.execs
+	d.execs, d.execsClosed = nil, true
+	d.execMu.Unlock()
 	for x := range execs {
 		x.destroy()
 	}
@@ -467,7 +510,10 @@ func (d *device) destroy() {
 	}
 	l.DestroyPipelineCache(d.handle, d.pipelineCache)
 	l.DestroyQueryPool(d.handle, d.queryPool)
-	l.DestroyFence(d.handle, d.fence)
+	for _, b := range d.batches {
+		l.DestroyFence(d.handle, b.fence)
+	}
+	d.batches, d.free = nil, nil
 	l.DestroyCommandPool(d.handle, d.cmdPool)
 	if d.hot != nil {
 		d.hot.pin.Unpin()
@@ -475,64 +521,40 @@ func (d *device) destroy() {
 	l.DestroyDevice(d.handle)
 }
 
-// hot is the memory that recording and submitting a command buffer hands
+// hot is the memory that recording and submitting command buffers hands
 // the driver: it lives as long as the device, on the heap and pinned (the
 // submit info points into it), so that a submission allocates nothing.
-// It is used under the device's mu.
+// Its recording part is used under the device's mu, waitFences by the
+// completer and stamps under timedMu.
 type hot struct {
-	cmds     [1]vkCommandBuffer
-	fences   [1]vkFence
-	begin    vkCommandBufferBeginInfo
-	submits  [1]vkSubmitInfo
-	barriers [1]vkMemoryBarrier
-	regions  [1]vkBufferCopy
-	stamps   [2]uint64
-	pin      runtime.Pinner
+	cmds        [1]vkCommandBuffer
+	resetFences [1]vkFence
+	waitFences  [1]vkFence
+	begin       vkCommandBufferBeginInfo
+	submits     [1]vkSubmitInfo
+	barriers    [1]vkMemoryBarrier
+	regions     [1]vkBufferCopy
+	stamps      [2]uint64
+	pin         runtime.Pinner
 }
 
-func newHot(cmd vkCommandBuffer, fence vkFence) *hot {
-	h := &hot{cmds: [1]vkCommandBuffer{cmd}, fences: [1]vkFence{fence}}
+func newHot() *hot {
+	h := &hot{}
 	h.pin.Pin(h)
 	h.begin = vkCommandBufferBeginInfo{SType: stCommandBufferBeginInfo, Flags: commandBufferOneTimeUsage}
 	h.submits[0] = vkSubmitInfo{SType: stSubmitInfo, CommandBufferCount: 1, PCommandBuffers: unsafe.Pointer(&h.cmds[0])}
 	return h
 }
 
-// submit records a command buffer with record, runs it and waits for it.
-// The caller holds d.mu. A full memory barrier opens the buffer (earlier
-// submissions' writes become visible) and one to the host closes it
-// (mapped memory is readable once the fence signals).
-func (d *device) submit(record func(cmd vkCommandBuffer)) error {
-	l, h := d.l, d.hot
-	if err := l.ResetCommandBuffer(d.cmd, 0); err != nil {
-		return err
-	}
-	if err := l.BeginCommandBuffer(d.cmd, &h.begin); err != nil {
-		return err
-	}
-	d.barrier(stageAllCommands, accessMemoryWrite, stageAllCommands, accessMemoryRead|accessMemoryWrite)
-	record(d.cmd)
-	d.barrier(stageAllCommands, accessMemoryWrite, stageHost, accessHostRead)
-	if err := l.EndCommandBuffer(d.cmd); err != nil {
-		return err
-	}
-	if err := l.QueueSubmit(d.queue, h.submits[:], d.fence); err != nil {
-		return err
-	}
-	for {
-		done, err := l.WaitForFences(d.handle, h.fences[:], true, uint64(time.Second))
-		if err != nil {
-			return err
-		}
-		if done {
-			break
-		}
-	}
-	return l.ResetFences(d.handle, h.fences[:])
-}
-
-func (d *device) barrier(srcStage, srcAccess, dstStage, dstAccess uint32) {
+// barrier records a memory barrier into cmd. The caller holds d.mu.
+func (d *device) barrier(cmd vkCommandBuffer, srcStage, srcAccess, dstStage, dstAccess uint32) {
 	b := &d.hot.barriers
 	b[0] = vkMemoryBarrier{SType: stMemoryBarrier, SrcAccessMask: srcAccess, DstAccessMask: dstAccess}
-	d.l.CmdPipelineBarrier(d.cmd, srcStage, dstStage, 0, b[:])
+	d.l.CmdPipelineBarrier(cmd, srcStage, dstStage, 0, b[:])
+}
+
+// fullBarrier makes every earlier command's writes visible to the next
+// command: what orders the device's work. The caller holds d.mu.
+func (d *device) fullBarrier(cmd vkCommandBuffer) {
+	d.barrier(cmd, stageAllCommands, accessMemoryWrite, stageAllCommands, accessMemoryRead|accessMemoryWrite)
 }

@@ -50,6 +50,7 @@ type runFlags struct {
 	outOrder  []string
 	verify    optFlag
 	repeat    int
+	queue     bool
 	budget    time.Duration
 	json      bool
 	dprint    bool
@@ -66,6 +67,7 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 	fs.Var(&outs, "out", "write an output, `NAME=FILE.npy|FILE.bin` (repeatable)")
 	fs.Var(&f.verify, "verify", "verify outputs; `--verify=DEV` names the reference device (default: host reference, else c)")
 	fs.IntVar(&f.repeat, "repeat", 0, "time `N` more launches with LaunchTimed and report min, median, max")
+	fs.BoolVar(&f.queue, "queue", false, "with --repeat N, also time N launches on the wall clock each waited for, against N queued with one wait")
 	fs.BoolVar(&f.json, "json", false, "print a JSON report (schema in docs/probe.md)")
 	fs.BoolVar(&f.dprint, "dprint", false, "show kernel DPRINT output on stderr, tagged with core and processor (Tenstorrent)")
 	pos, err := parseFlags(fs, args)
@@ -78,6 +80,9 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 	f.bundleDir = pos[0]
 	if f.repeat < 0 {
 		return nil, usagef("--repeat %d: must be 0 or more", f.repeat)
+	}
+	if f.queue && f.repeat == 0 {
+		return nil, usagef("--queue times the --repeat launches: give --repeat N too")
 	}
 	if f.budget < 0 {
 		return nil, usagef("--budget %s: must be positive", f.budget)
@@ -137,7 +142,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	bars := newProgress(stderr)
 	run, res, err := b.RunOnce(ctx, rt, bundle.Options{
 		Set: f.set, Inputs: f.in, Progress: bars.bundleProgress(),
-		Device: f.dev, Repeat: f.repeat, Verify: f.verify.set, VerifyOn: f.verify.value,
+		Device: f.dev, Repeat: f.repeat, Queue: f.queue, Verify: f.verify.set, VerifyOn: f.verify.value,
 		Select: []backends.SelectOption{backends.WithBudget(f.budget)},
 	})
 	if run != nil {

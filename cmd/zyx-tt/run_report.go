@@ -63,6 +63,11 @@ func writeRun(w io.Writer, rep *bundle.Report) {
 	if rp := rep.Repeat; rp != nil {
 		fmt.Fprintf(w, "  repeat    %d timed runs: min %s, median %s, max %s\n", rp.Runs, dur(rp.MinNS), dur(rp.MedianNS), dur(rp.MaxNS))
 	}
+	if q := rep.Queue; q != nil && q.Launches > 0 {
+		n := int64(q.Launches)
+		fmt.Fprintf(w, "  queue     %d launches: synchronous %s each, queued %s each (%.2fx)\n",
+			q.Launches, dur(q.SyncNS/n), dur(q.QueuedNS/n), float64(q.SyncNS)/float64(max(q.QueuedNS, 1)))
+	}
 	if v := rep.Verify; v != nil {
 		against := "the float64 host reference"
 		if v.Against != "host" {

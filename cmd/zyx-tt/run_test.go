@@ -29,6 +29,24 @@ func runJSON(t *testing.T, env cliEnv, args ...string) (bundle.Report, cliResult
 	return rep, r
 }
 
+// --queue times the --repeat launches synchronously and queued, and the
+// outputs still verify after them.
+func TestRunQueue(t *testing.T) {
+	rep, r := runJSON(t, cliEnv{}, testBundle, "--dev", "c", "--verify", "--repeat", "20", "--queue", "--set", "n=1000")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.NotNil(t, rep.Queue)
+	require.Equal(t, 20, rep.Queue.Launches)
+	require.Positive(t, rep.Queue.SyncNS)
+	require.Positive(t, rep.Queue.QueuedNS)
+	require.True(t, rep.Verify.OK)
+	r = cli(t, cliEnv{}, "run", testBundle, "--dev", "c", "--repeat", "5", "--queue")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Regexp(t, `queue     5 launches: synchronous .* each, queued .* each \(\d+\.\d\dx\)`, r.stdout)
+	bad := cli(t, cliEnv{}, "run", testBundle, "--queue")
+	require.Equal(t, exitUsage, bad.code)
+	require.Contains(t, bad.stderr, "give --repeat N too")
+}
+
 // A bundle without a host reference verifies against its C variant, so
 // --verify of a run on c itself is refused (it would compare c with c);
 // asked for by name (--verify=c) it runs, as a determinism check.

@@ -288,6 +288,29 @@ struct RunArg {
   uint64_t value = 0;   // little-endian bits of a variable
 };
 
+// A run the layer has started and not waited for (DeviceLayer::launch).
+class PendingRun {
+ public:
+  virtual ~PendingRun() = default;
+  // done reports, without waiting, that the run has already ended (a layer
+  // that runs programs to their end in launch).
+  virtual bool done() const { return false; }
+  // finish waits until the run has ended and returns its elapsed device time
+  // in nanoseconds, or throws its error (zyx::Error). Called once.
+  virtual uint64_t finish() = 0;
+};
+
+// FinishedRun is the PendingRun of a run that has ended.
+class FinishedRun : public PendingRun {
+ public:
+  explicit FinishedRun(uint64_t ns) : ns_(ns) {}
+  bool done() const override { return true; }
+  uint64_t finish() override { return ns_; }
+
+ private:
+  uint64_t ns_;
+};
+
 class DeviceLayer {
  public:
   virtual ~DeviceLayer() = default;
@@ -306,6 +329,16 @@ class DeviceLayer {
   // Runs every kernel of the program on its cores. Returns the elapsed
   // device time in nanoseconds (measured when timed, else may be 0).
   virtual uint64_t run(uint64_t program, const std::vector<RunArg>& args, bool timed) = 0;
+  // launch starts a run without waiting for it to end, so that the server
+  // can take the next request while the device runs; errors it can tell at
+  // once (a build that fails, bad arguments) it throws. The server calls
+  // finish before it executes any request other than a run, and before it
+  // answers the run, in order. Between launch and finish it calls only
+  // launch again (runs queued on the device behind each other). The default
+  // runs the program to its end (run).
+  virtual std::unique_ptr<PendingRun> launch(uint64_t program, const std::vector<RunArg>& args, bool timed) {
+    return std::make_unique<FinishedRun>(run(program, args, timed));
+  }
   virtual void release(uint64_t program) = 0;
 };
 

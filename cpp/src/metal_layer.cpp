@@ -35,11 +35,13 @@
 #include <tt-metalium/buffer.hpp>
 #include <tt-metalium/circular_buffer_config.hpp>
 #include <tt-metalium/core_coord.hpp>
+#include <tt-metalium/distributed.hpp>
 #include <tt-metalium/host_api.hpp>
 #include <tt-metalium/kernel_types.hpp>
 #include <tt-metalium/mesh_buffer.hpp>
 #include <tt-metalium/mesh_command_queue.hpp>
 #include <tt-metalium/mesh_device.hpp>
+#include <tt-metalium/mesh_event.hpp>
 #include <tt-metalium/mesh_workload.hpp>
 #include <tt-metalium/tensor_accessor_args.hpp>
 #include <tt-metalium/tile.hpp>
@@ -307,6 +309,14 @@ class MetalLayer final : public DeviceLayer {
   }
 
   uint64_t run(uint64_t program, const std::vector<RunArg>& args, bool timed) override {
+    return launch(program, args, timed)->finish();
+  }
+
+  // launch enqueues the program without blocking (EnqueueMeshWorkload with
+  // blocking false) and an event after it that the host is told of; the
+  // run's finish waits for that event (EventSynchronize), so the server can
+  // set up and enqueue the next run while the device runs this one.
+  std::unique_ptr<PendingRun> launch(uint64_t program, const std::vector<RunArg>& args, bool timed) override {
     (void)timed;  // the elapsed time is always measured; it is cheap
     auto pit = progs_.find(program);
     if (pit == progs_.end()) throw Error("unknown_program", "program " + std::to_string(program) + " does not exist");
@@ -330,6 +340,9 @@ class MetalLayer final : public DeviceLayer {
     Built& built = *bit->second;
     tm::Program& p = built.workload.get_programs().begin()->second;
 
+    // The arguments of a run are copied into the command stream when it is
+    // enqueued, so setting them for this run while an earlier run of the
+    // same program is still on the device does not touch that run.
     guard("setting kernel arguments and CB addresses", "invalid_argument", [&] {
       for (size_t k = 0; k < d.kernels.size(); k++) {
         const KernelDesc& kd = d.kernels[k];
@@ -350,8 +363,10 @@ class MetalLayer final : public DeviceLayer {
     auto t0 = std::chrono::steady_clock::now();
     try {
       auto& cq = mesh_->mesh_command_queue();
-      cq.enqueue_mesh_workload(built.workload, /*blocking=*/false);
-      cq.finish();
+      dist::EnqueueMeshWorkload(cq, built.workload, /*blocking=*/false);
+      auto event = std::make_unique<dist::MeshEvent>(cq.enqueue_record_event_to_host());
+      built.ran = true;
+      return std::make_unique<MetalRun>(*this, std::move(event), t0, d.name);
     } catch (const std::exception& e) {
       // Kernels build on first enqueue: a failed build is a compile error,
       // and the build is dropped so the next run tries again.
@@ -362,9 +377,6 @@ class MetalLayer final : public DeviceLayer {
       if (contains_ci(msg, "clash") || contains_ci(msg, "out of memory")) throw Error("out_of_memory", msg);
       throw Error("run_error", "program " + d.name + ": " + msg);
     }
-    built.ran = true;
-    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-    return static_cast<uint64_t>(ns);
   }
 
   void release(uint64_t program) override {
@@ -628,6 +640,31 @@ class MetalLayer final : public DeviceLayer {
     });
   }
 
+  // MetalRun is a run on the device: its finish waits for the event
+  // enqueued after it. Its elapsed time runs from when the device could
+  // start it (its enqueue, or the end of the run before it, whichever is
+  // later) to its event.
+  class MetalRun : public PendingRun {
+   public:
+    MetalRun(MetalLayer& layer, std::unique_ptr<dist::MeshEvent> event, std::chrono::steady_clock::time_point enqueued,
+             std::string name)
+        : layer_(layer), event_(std::move(event)), enqueued_(enqueued), name_(std::move(name)) {}
+    uint64_t finish() override {
+      guard("program " + name_ + ": waiting for the run to end", "run_error", [&] { dist::EventSynchronize(*event_); });
+      auto end = std::chrono::steady_clock::now();
+      auto from = std::max(enqueued_, layer_.last_end_);
+      layer_.last_end_ = end;
+      return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(end - from).count());
+    }
+
+   private:
+    MetalLayer& layer_;
+    std::unique_ptr<dist::MeshEvent> event_;
+    std::chrono::steady_clock::time_point enqueued_;
+    std::string name_;
+  };
+
+  std::chrono::steady_clock::time_point last_end_{};
   int chip_;
   std::shared_ptr<dist::MeshDevice> mesh_;
   DeviceDesc desc_;

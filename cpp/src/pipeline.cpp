@@ -13,8 +13,20 @@ void Pipeline::executor() {
     bool after_exit = false;
     {
       std::unique_lock<std::mutex> lk(mu_);
-      cv_.wait(lk, [&] { return !queue_.empty() || closing_; });
-      if (queue_.empty()) return;
+      for (;;) {
+        if (!queue_.empty()) break;
+        if (server_.runs_in_flight() > 0) {
+          // Nothing else to do: wait for the oldest run and answer it. The
+          // reader keeps queuing meanwhile (busy_ stays set).
+          lk.unlock();
+          server_.finish_oldest_run();
+          lk.lock();
+          continue;
+        }
+        busy_ = false;
+        if (closing_) return;
+        cv_.wait(lk);
+      }
       p = std::move(queue_.front());
       queue_.pop_front();
       busy_ = true;
@@ -23,14 +35,12 @@ void Pipeline::executor() {
     space_.notify_one();
     // Nothing follows exit (the reader stops there); this is belt and braces.
     bool more = after_exit ? false : server_.execute(p);
-    {
+    if (!more) {
       std::lock_guard<std::mutex> lk(mu_);
-      busy_ = false;
-      if (!more) exited_ = true;
+      exited_ = true;
     }
   }
 }
-
 
 void Pipeline::serve(LineReader& in, const std::function<void()>& on_eof) {
   std::thread exec([this] { executor(); });

@@ -688,6 +688,14 @@ Request parse_request(std::string_view line, uint64_t* id) {
   Obj o(doc, root);
   o.get("id");
   o.get("cmd");
+  if (const json* v = o.get("after")) {
+    Path ap = root.field("after");
+    const auto& a = as_array(*v, ap);
+    if (a.size() > kMaxAfter)
+      bad(ap, "names " + std::to_string(a.size()) + " requests; at most " + std::to_string(kMaxAfter));
+    req.after.reserve(a.size());
+    for (size_t i = 0; i < a.size(); i++) req.after.push_back(as_u64(a[i], ap.at(i)));
+  }
   switch (req.cmd) {
     case Cmd::Ping:
     case Cmd::Exit:

@@ -85,9 +85,17 @@ struct RunRequest {
   bool timed = false;
 };
 
+// A request's `after` names at most this many earlier requests, each at most
+// kAfterWindow ids before its own (docs/protocol.md, "Pipelining and
+// order").
+inline constexpr size_t kMaxAfter = 64;
+inline constexpr uint64_t kAfterWindow = 1024;
+
 struct Request {
   uint64_t id = 0;
   Cmd cmd = Cmd::Ping;
+  // Earlier requests whose failure means this one is not executed.
+  std::vector<uint64_t> after;
   std::variant<std::monostate, InitRequest, SegmentRequest, AllocRequest, IdRequest, TransferRequest, ProgramDesc,
                RunRequest>
       body;

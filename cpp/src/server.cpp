@@ -2,7 +2,9 @@
 
 #include <climits>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
+#include <tuple>
 
 namespace zyx {
 
@@ -95,13 +97,62 @@ Server::Server(Sink sink, LayerFactory factory, std::string shm_dir)
 
 Server::~Server() { shutdown(); }
 
-void Server::send(const json& reply) {
+void Server::emit(const json& reply) {
   // Messages may quote input bytes that are not UTF-8: replace, never throw.
   sink_(reply.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
+void Server::emit_error(uint64_t id, const std::string& code, const std::string& message) {
+  if (id != 0) failures_[id % kAfterWindow] = Failure{id, code};
+  emit({{"id", id}, {"ok", false}, {"error", {{"code", code}, {"message", message}}}});
+}
+
+void Server::send(const json& reply) {
+  finish_runs();
+  emit(reply);
+}
+
 void Server::send_error(uint64_t id, const std::string& code, const std::string& message) {
-  send({{"id", id}, {"ok", false}, {"error", {{"code", code}, {"message", message}}}});
+  finish_runs();
+  emit_error(id, code, message);
+}
+
+namespace {
+
+// error_of is the code and message of the exception being handled.
+std::pair<std::string, std::string> error_of(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const Error& e) {
+    return {e.code, e.what()};
+  } catch (const std::bad_alloc&) {
+    return {"out_of_memory", "the runtime ran out of host memory"};
+  } catch (const std::exception& e) {
+    return {"internal", e.what()};
+  } catch (...) {
+    return {"internal", "unknown exception"};
+  }
+}
+
+}  // namespace
+
+void Server::finish_oldest_run() {
+  if (pending_.empty()) return;
+  RunInFlight r = std::move(pending_.front());
+  pending_.pop_front();
+  uint64_t ns = 0;
+  try {
+    ns = r.run->finish();
+  } catch (...) {
+    auto [code, message] = error_of(std::current_exception());
+    emit_error(r.id, code, message);
+    return;
+  }
+  emit({{"elapsed_ns", ns}, {"id", r.id}, {"ok", true}});
+}
+
+void Server::finish_runs() {
+  while (!pending_.empty()) finish_oldest_run();
 }
 
 Prepared Server::prepare(std::string_view line) noexcept {
@@ -132,25 +183,31 @@ bool Server::execute(Prepared& p) {
     send_error(p.id, p.error->code, p.error->what());
     return true;
   }
+  // Only runs overlap runs in flight: anything else (and a run that
+  // depends on earlier requests) executes once they have ended.
+  if (p.req.cmd != Cmd::Run || !p.req.after.empty()) finish_runs();
   json reply;
   std::string code, message;
+  std::unique_ptr<PendingRun> run;
   try {
-    reply = run_cmd(p.req);
-  } catch (const Error& e) {
-    code = e.code;
-    message = e.what();
-  } catch (const std::bad_alloc&) {
-    code = "out_of_memory";
-    message = "the runtime ran out of host memory";
-  } catch (const std::exception& e) {
-    code = "internal";
-    message = e.what();
+    if (p.req.cmd == Cmd::Run)
+      run = start_run(p.req);
+    else
+      reply = run_cmd(p.req);
   } catch (...) {
-    code = "internal";
-    message = "unknown exception";
+    std::tie(code, message) = error_of(std::current_exception());
   }
   if (!code.empty()) {
     send_error(p.id, code, message);
+    return true;
+  }
+  if (run) {
+    pending_.push_back({p.id, std::move(run)});
+    // A run that has already ended (a layer that runs programs to their end
+    // in launch) is answered now; one more than the limit in flight waits
+    // for the oldest.
+    while (!pending_.empty() && (pending_.size() > kMaxRunsInFlight || pending_.front().run->done()))
+      finish_oldest_run();
     return true;
   }
   reply["id"] = p.id;
@@ -168,17 +225,41 @@ DeviceLayer& Server::layer() {
   return *layer_;
 }
 
+// check_after refuses a request whose `after` names a request outside the
+// window before it (invalid_argument) or one that failed
+// (dependency_failed). Runs in flight have been finished: their outcomes are
+// known.
+void Server::check_after(const Request& r) const {
+  const std::string cmd = cmd_name(r.cmd);
+  for (size_t i = 0; i < r.after.size(); i++) {
+    uint64_t dep = r.after[i];
+    if (dep >= r.id || r.id - dep > kAfterWindow)
+      throw Error("invalid_argument", cmd + ".after[" + std::to_string(i) + "]: request " + std::to_string(dep) +
+                                          " is not one of the " + std::to_string(kAfterWindow) + " requests before request " +
+                                          std::to_string(r.id));
+  }
+  for (size_t i = 0; i < r.after.size(); i++) {
+    const Failure& f = failures_[r.after[i] % kAfterWindow];
+    if (f.id == r.after[i])
+      throw Error("dependency_failed", cmd + ".after[" + std::to_string(i) + "]: request " + std::to_string(f.id) +
+                                           " failed (" + f.code + "); this request was not executed");
+  }
+}
+
 json Server::run_cmd(Request& r) {
   switch (r.cmd) {
     case Cmd::Ping:
     case Cmd::Exit:
+      check_after(r);
       return json::object();
     case Cmd::Init:
+      check_after(r);
       return cmd_init(std::get<InitRequest>(r.body));
     default:
       break;
   }
   layer();  // every other command needs init
+  check_after(r);
   switch (r.cmd) {
     case Cmd::Map:
       segments_.map(std::get<SegmentRequest>(r.body).segment);
@@ -196,8 +277,6 @@ json Server::run_cmd(Request& r) {
       return cmd_transfer(std::get<TransferRequest>(r.body), false);
     case Cmd::Compile:
       return cmd_compile(std::get<ProgramDesc>(r.body));
-    case Cmd::Run:
-      return cmd_run(std::get<RunRequest>(r.body));
     case Cmd::Release:
       return cmd_release(std::get<IdRequest>(r.body));
     default:
@@ -289,7 +368,13 @@ json Server::cmd_compile(const ProgramDesc& p) {
   return {{"program", id}};
 }
 
-json Server::cmd_run(const RunRequest& r) {
+std::unique_ptr<PendingRun> Server::start_run(Request& req) {
+  layer();  // runs need init
+  check_after(req);
+  return cmd_run(std::get<RunRequest>(req.body));
+}
+
+std::unique_ptr<PendingRun> Server::cmd_run(const RunRequest& r) {
   auto pit = programs_.find(r.program);
   if (pit == programs_.end())
     throw Error("unknown_program", "run.program: program " + std::to_string(r.program) +
@@ -308,8 +393,7 @@ json Server::cmd_run(const RunRequest& r) {
     else
       args[i].value = r.args[i].value;
   }
-  uint64_t elapsed = layer().run(r.program, args, r.timed);
-  return {{"elapsed_ns", elapsed}};
+  return layer().launch(r.program, args, r.timed);
 }
 
 json Server::cmd_release(const IdRequest& r) {
@@ -322,6 +406,7 @@ json Server::cmd_release(const IdRequest& r) {
 }
 
 void Server::shutdown() {
+  finish_runs();
   if (layer_) {
     for (auto& [id, _] : programs_) {
       try {

@@ -9,7 +9,10 @@
 // execute() must not overlap; Pipeline (pipeline.hpp) orders them.
 #pragma once
 
+#include <array>
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -82,9 +85,20 @@ class Server {
     execute(p);
   }
 
-  // shutdown frees every buffer and program, drops the layer and unmaps every
-  // segment. Safe to call more than once.
+  // shutdown finishes the runs in flight (answering them), frees every
+  // buffer and program, drops the layer and unmaps every segment. Safe to
+  // call more than once.
   void shutdown();
+
+  // Runs the layer has launched and not finished (DeviceLayer::launch): a
+  // run's reply waits until it has ended, and every later reply waits for
+  // it. The caller of execute finishes them when it has nothing else to do.
+  size_t runs_in_flight() const { return pending_.size(); }
+  // finish_oldest_run waits for the oldest run in flight and answers it.
+  void finish_oldest_run();
+  // At most this many runs are in flight; launching one more finishes the
+  // oldest first.
+  static constexpr size_t kMaxRunsInFlight = 16;
 
   // For tests.
   size_t live_buffers() const { return buffers_.size(); }
@@ -94,17 +108,37 @@ class Server {
 
  private:
   json run_cmd(Request& r);
+  std::unique_ptr<PendingRun> start_run(Request& r);
+  void check_after(const Request& r) const;
+  void finish_runs();
   json cmd_init(const InitRequest& r);
   json cmd_alloc(const AllocRequest& r);
   json cmd_free(const IdRequest& r);
   json cmd_transfer(const TransferRequest& r, bool write);
   json cmd_compile(const ProgramDesc& p);
-  json cmd_run(const RunRequest& r);
+  std::unique_ptr<PendingRun> cmd_run(const RunRequest& r);
   json cmd_release(const IdRequest& r);
 
   DeviceLayer& layer();
+  // send and send_error answer runs in flight first, so replies stay in
+  // request order; emit writes a reply as it is.
   void send(const json& reply);
   void send_error(uint64_t id, const std::string& code, const std::string& message);
+  void emit(const json& reply);
+  void emit_error(uint64_t id, const std::string& code, const std::string& message);
+
+  struct RunInFlight {
+    uint64_t id;
+    std::unique_ptr<PendingRun> run;
+  };
+  std::deque<RunInFlight> pending_;
+  // The failed requests among the last kAfterWindow ids: slot id % window
+  // holds the id and code of a failure (checked by `after`).
+  struct Failure {
+    uint64_t id = 0;
+    std::string code;
+  };
+  std::array<Failure, kAfterWindow> failures_{};
 
   Sink sink_;
   LayerFactory factory_;

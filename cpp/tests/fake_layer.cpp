@@ -148,6 +148,37 @@ uint64_t FakeLayer::run(uint64_t program, const std::vector<RunArg>& args, bool 
   return timed ? 1000 : 0;
 }
 
+namespace {
+
+class FakePending : public PendingRun {
+ public:
+  FakePending(std::shared_ptr<FakeState> st, uint64_t n, uint64_t ns, bool fail)
+      : st_(std::move(st)), n_(n), ns_(ns), fail_(fail) {}
+  uint64_t finish() override {
+    if (st_->on_finish) st_->on_finish();
+    st_->note("finish " + std::to_string(n_));
+    if (fail_) throw Error("run_error", "fake: run " + std::to_string(n_) + " failed at its end");
+    return ns_;
+  }
+
+ private:
+  std::shared_ptr<FakeState> st_;
+  uint64_t n_, ns_;
+  bool fail_;
+};
+
+}  // namespace
+
+std::unique_ptr<PendingRun> FakeLayer::launch(uint64_t program, const std::vector<RunArg>& args, bool timed) {
+  if (!st_->async_runs) return DeviceLayer::launch(program, args, timed);
+  uint64_t ns = run(program, args, timed);
+  bool fail = false;
+  for (const auto& k : progs_.at(program).kernels) fail = fail || k.source.find("FAILLATE") != std::string::npos;
+  uint64_t n = ++st_->launched;
+  st_->note("launch " + std::to_string(n));
+  return std::make_unique<FakePending>(st_, n, ns, fail);
+}
+
 void FakeLayer::release(uint64_t program) {
   if (!progs_.erase(program)) throw Error("unknown_program", "fake: no program");
   st_->live_programs--;

@@ -3,12 +3,17 @@
 // entry of every kernel on every core (independently of the real layers, by
 // the formulas of docs/protocol.md) and records the words. Kernel sources
 // containing "#error" fail to compile; a run of a program whose source holds
-// "HANG" reports a deadlock; FakeState::on_run runs inside every run.
+// "HANG" reports a deadlock; FakeState::on_run runs inside every run. With
+// FakeState::async_runs, launch returns before the run ends: its finish runs
+// FakeState::on_finish, and a program whose source holds "FAILLATE" fails
+// there (run_error); launches and finishes are logged in order.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "device_layer.hpp"
@@ -23,6 +28,19 @@ struct FakeState {
   std::map<size_t, std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>>> runtime_words;
   std::map<size_t, std::vector<uint32_t>> common_words;
   std::function<void()> on_run;
+  bool async_runs = false;
+  std::function<void()> on_finish;
+  std::mutex log_mu;
+  std::vector<std::string> log;  // "launch N", "finish N", in order
+  uint64_t launched = 0;
+  void note(const std::string& s) {
+    std::lock_guard<std::mutex> lk(log_mu);
+    log.push_back(s);
+  }
+  std::vector<std::string> logged() {
+    std::lock_guard<std::mutex> lk(log_mu);
+    return log;
+  }
   DeviceDesc desc;  // what describe() reports (filled by FakeState())
   uint64_t backed_limit = uint64_t{64} << 20;  // larger buffers hold no bytes
   FakeState();
@@ -41,6 +59,7 @@ class FakeLayer : public DeviceLayer {
   void read(uint64_t buffer, uint64_t offset, uint8_t* dst, uint64_t length) override;
   uint64_t compile(const ProgramDesc& program) override;
   uint64_t run(uint64_t program, const std::vector<RunArg>& args, bool timed) override;
+  std::unique_ptr<PendingRun> launch(uint64_t program, const std::vector<RunArg>& args, bool timed) override;
   void release(uint64_t program) override;
 
  private:

@@ -1044,6 +1044,102 @@ void test_backpressure() {
   CHECK(in_order && code_of(ph.replies[2]) == "ok", "replies in order, the run ok");
 }
 
+// A layer whose launch returns before the run ends: runs queue on the device
+// behind each other while the server reads on, their replies wait for their
+// ends and go out in order; anything but a run, and a run with `after`,
+// waits until the runs in flight have ended; a run that fails at its end
+// answers with its error, a request after it answers dependency_failed, and
+// later independent requests succeed.
+void test_runs_in_flight() {
+  Latch latch;
+  PipeHarness ph;
+  ph.state->async_runs = true;
+  ph.state->on_finish = [&] { latch.wait(); };
+  auto kernel = [](const char* src) {
+    return json{{"kernels", {{{"processor", "riscv_0"}, {"cores", {{0, 0, 0, 0}}}, {"source", src}}}}};
+  };
+  ph.send({{"id", 1}, {"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"cache_dir", "/tmp/x"}});
+  json good = kernel("k"), bad = kernel("FAILLATE");
+  good["id"] = 2, good["cmd"] = "compile";
+  bad["id"] = 3, bad["cmd"] = "compile";
+  ph.send(good);
+  ph.send(bad);
+  CHECK(ph.wait_replies(3), "init and compiles");
+  auto run = [](uint64_t id, uint64_t prog) { return json{{"id", id}, {"cmd", "run"}, {"program", prog}}; };
+  ph.send(run(4, 1));  // launch 1
+  ph.send(run(5, 2));  // launch 2, fails at its end
+  ph.send(run(6, 1));  // launch 3
+  json dep = run(7, 1);
+  dep["after"] = {4, 5};
+  ph.send(dep);        // waits for the runs in flight, then is not executed
+  ph.send(run(8, 1));  // launch 4
+  ph.send({{"id", 9}, {"cmd", "ping"}});
+  CHECK(ph.wait_until([&] { return latch.waiting.load() == 1; }), "a finish is waited for");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto log = ph.state->logged();
+  CHECK((log == std::vector<std::string>{"launch 1", "launch 2", "launch 3"}),
+        "three runs launched before the first ended: " << json(log).dump());
+  CHECK(ph.count() == 3, "no run answered before its end: " << ph.count());
+  latch.release();
+  CHECK(ph.wait_replies(9), "every request answered");
+  {
+    std::lock_guard<std::mutex> lk(ph.mu);
+    for (size_t i = 0; i < ph.replies.size(); i++) CHECK(ph.replies[i]["id"] == i + 1, "reply " << i << ": " << ph.replies[i].dump());
+    CHECK(code_of(ph.replies[3]) == "ok", ph.replies[3].dump());
+    CHECK(code_of(ph.replies[4]) == "run_error", ph.replies[4].dump());
+    CHECK(code_of(ph.replies[5]) == "ok", ph.replies[5].dump());
+    CHECK(code_of(ph.replies[6]) == "dependency_failed", ph.replies[6].dump());
+    CHECK(message_of(ph.replies[6]) == "run.after[1]: request 5 failed (run_error); this request was not executed",
+          message_of(ph.replies[6]));
+    CHECK(code_of(ph.replies[7]) == "ok" && code_of(ph.replies[8]) == "ok", "later independent requests succeed");
+  }
+  log = ph.state->logged();
+  CHECK((log == std::vector<std::string>{"launch 1", "launch 2", "launch 3", "finish 1", "finish 2", "finish 3", "launch 4",
+                                         "finish 4"}),
+        "the dependent run did not launch; the rest in order: " << json(log).dump());
+
+  // `after` that succeeded runs; ids outside the window or not before the
+  // request are invalid_argument; the shape is bad_request.
+  json ok_dep = run(10, 1);
+  ok_dep["after"] = {4, 6, 8};
+  ph.send(ok_dep);
+  json late = run(11, 1);
+  late["after"] = {11};
+  ph.send(late);
+  json far = {{"id", 2000}, {"cmd", "ping"}, {"after", {900}}};
+  ph.send(far);
+  json shape = {{"id", 2001}, {"cmd", "ping"}, {"after", {"x"}}};
+  ph.send(shape);
+  json many = {{"id", 2002}, {"cmd", "ping"}, {"after", json::array()}};
+  for (int i = 0; i < 65; i++) many["after"].push_back(1000 + i);
+  ph.send(many);
+  CHECK(ph.wait_replies(14), "five more replies");
+  {
+    std::lock_guard<std::mutex> lk(ph.mu);
+    CHECK(code_of(ph.replies[9]) == "ok", ph.replies[9].dump());
+    CHECK(code_of(ph.replies[10]) == "invalid_argument" && message_of(ph.replies[10]).rfind("run.after[0]: ", 0) == 0,
+          ph.replies[10].dump());
+    CHECK(code_of(ph.replies[11]) == "invalid_argument" && message_of(ph.replies[11]).rfind("ping.after[0]: ", 0) == 0,
+          ph.replies[11].dump());
+    CHECK(code_of(ph.replies[12]) == "bad_request" && message_of(ph.replies[12]).rfind("ping.after[0]: ", 0) == 0,
+          ph.replies[12].dump());
+    CHECK(code_of(ph.replies[13]) == "bad_request" && message_of(ph.replies[13]).rfind("ping.after: ", 0) == 0,
+          ph.replies[13].dump());
+  }
+
+  // At most kMaxRunsInFlight runs are in flight: the next launch waits for
+  // the oldest to end.
+  latch.reset();
+  uint64_t before = ph.state->launched;
+  for (int i = 0; i < 20; i++) ph.send(run(3000 + i, 1));
+  CHECK(ph.wait_until([&] { return latch.waiting.load() == 1; }), "a finish is waited for");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  uint64_t launched = ph.state->launched - before;
+  CHECK(launched == Server::kMaxRunsInFlight + 1, "launched while the oldest has not ended: " << launched);
+  latch.release();
+  CHECK(ph.wait_replies(34), "the twenty runs answered");
+}
+
 // ---- randomized lines --------------------------------------------------------
 
 // mutate returns a random damaged version of a valid request.
@@ -1262,6 +1358,7 @@ int main(int argc, char** argv) {
   test_programs();
   test_parse_speed();
   test_pipeline();
+  test_runs_in_flight();
   test_backpressure();
   test_random(seed, iterations);
   if (failures) {

@@ -21,6 +21,6 @@ inline int failures = 0;
 inline const std::set<std::string> kCodes = {
     "bad_request",   "unknown_command",  "line_too_long", "version_mismatch", "not_initialized", "unsupported",
     "unknown_buffer", "unknown_program", "out_of_memory", "invalid_argument", "shm_error",       "compile_error",
-    "run_error",     "deadlock",         "device_error",  "internal"};
+    "run_error",     "deadlock",         "device_error",  "dependency_failed", "internal"};
 
 }  // namespace zyx::test

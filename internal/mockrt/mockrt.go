@@ -53,6 +53,7 @@ type Options struct {
 	L1Base        uint64
 	Protocol      int
 	CrashAt       int
+	CrashDelay    time.Duration
 	HangAt        int
 	IgnoreTerm    bool
 	WrongIDAt     int
@@ -87,6 +88,7 @@ func parse(args []string, stderr io.Writer) (*Options, error) {
 	fs.Uint64Var(&o.L1Base, "l1-base", 100*1024, "first L1 byte kernels may use")
 	fs.IntVar(&o.Protocol, "protocol", ttruntime.ProtocolVersion, "protocol version to speak")
 	fs.IntVar(&o.CrashAt, "crash-at", 0, "exit with status 3, without a reply, on the Nth command")
+	fs.DurationVar(&o.CrashDelay, "crash-delay", 0, "with -crash-at, wait this long on the Nth command before exiting (so that a driver has pipelined what it sends after it)")
 	fs.IntVar(&o.HangAt, "hang-at", 0, "stop answering from the Nth command on")
 	fs.BoolVar(&o.IgnoreTerm, "ignore-term", false, "ignore SIGTERM")
 	fs.IntVar(&o.WrongIDAt, "wrong-id-at", 0, "answer the Nth command with a wrong id")
@@ -161,6 +163,14 @@ type server struct {
 	segs     map[string]*shm.Segment
 	dprint   bool
 	scratch  [24]byte
+	// failures holds the failed requests among the last AfterWindow ids
+	// (slot id % AfterWindow), for `after`.
+	failures [ttruntime.AfterWindow]failure
+}
+
+type failure struct {
+	id   uint64
+	code string
 }
 
 // Main runs the mock on stdin and stdout until exit or end of input and
@@ -250,8 +260,9 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 }
 
 type request struct {
-	ID  *uint64 `json:"id"`
-	Cmd string  `json:"cmd"`
+	ID    *uint64         `json:"id"`
+	Cmd   string          `json:"cmd"`
+	After json.RawMessage `json:"after"`
 }
 
 // fastRequest reads the commonest request, exactly {"id":N,"cmd":"ping"}
@@ -291,6 +302,7 @@ func fastRequest(line []byte) (request, bool) {
 func (s *server) handle(line []byte) (code int, done bool) {
 	o := s.o
 	if o.CrashAt == s.n {
+		time.Sleep(o.CrashDelay)
 		fmt.Fprintf(s.errw, "mockrt: crashing on command %d as asked\n", s.n)
 		os.Exit(3)
 	}
@@ -352,6 +364,9 @@ func (s *server) handle(line []byte) (code int, done bool) {
 	}
 	if s.init == nil && req.Cmd != ttruntime.CmdInit && req.Cmd != ttruntime.CmdPing && req.Cmd != ttruntime.CmdExit {
 		s.replyErr(id, ttruntime.CodeNotInitialized, req.Cmd+" before init")
+		return 0, false
+	}
+	if len(req.After) > 0 && !s.checkAfter(id, req.Cmd, req.After) {
 		return 0, false
 	}
 	switch req.Cmd {
@@ -423,6 +438,38 @@ func (s *server) handle(line []byte) (code int, done bool) {
 	return 0, false
 }
 
+// checkAfter applies a request's `after` as the runtime does: its shape
+// (bad_request), the window (invalid_argument), then the outcomes of the
+// requests it names (dependency_failed). It reports whether the request may
+// run; otherwise it has answered it.
+func (s *server) checkAfter(id uint64, cmd string, raw json.RawMessage) bool {
+	if string(bytes.TrimSpace(raw)) == "null" {
+		return true
+	}
+	var after []uint64
+	if err := json.Unmarshal(raw, &after); err != nil {
+		s.replyErr(id, ttruntime.CodeBadRequest, cmd+".after: must be an array of request ids: "+err.Error())
+		return false
+	}
+	if len(after) > ttruntime.MaxAfter {
+		s.replyErr(id, ttruntime.CodeBadRequest, fmt.Sprintf("%s.after: names %d requests; at most %d", cmd, len(after), ttruntime.MaxAfter))
+		return false
+	}
+	for i, dep := range after {
+		if dep >= id || id-dep > ttruntime.AfterWindow {
+			s.replyErr(id, ttruntime.CodeInvalidArgument, fmt.Sprintf("%s.after[%d]: request %d is not one of the %d requests before request %d", cmd, i, dep, ttruntime.AfterWindow, id))
+			return false
+		}
+	}
+	for i, dep := range after {
+		if f := s.failures[dep%ttruntime.AfterWindow]; f.id == dep {
+			s.replyErr(id, ttruntime.CodeDependencyFailed, fmt.Sprintf("%s.after[%d]: request %d failed (%s); this request was not executed", cmd, i, dep, f.code))
+			return false
+		}
+	}
+	return true
+}
+
 // decode reads a request strictly into v, one of the message types below
 // (the command's fields with id and cmd): a field v does not have, or a
 // value of the wrong type, is bad_request, as in the runtime.
@@ -439,8 +486,9 @@ func (s *server) decode(id uint64, line []byte, v any) bool {
 // The requests as they arrive: the command's fields with id and cmd.
 type (
 	head struct {
-		ID  *uint64 `json:"id"`
-		Cmd string  `json:"cmd"`
+		ID    *uint64  `json:"id"`
+		Cmd   string   `json:"cmd"`
+		After []uint64 `json:"after"`
 	}
 	initMsg struct {
 		head
@@ -555,6 +603,9 @@ func (s *server) reply(id uint64, result any) {
 }
 
 func (s *server) replyErr(id uint64, code, msg string) {
+	if id != 0 {
+		s.failures[id%ttruntime.AfterWindow] = failure{id, code}
+	}
 	b, _ := json.Marshal(struct {
 		ID    uint64              `json:"id"`
 		OK    bool                `json:"ok"`

@@ -1,0 +1,41 @@
+package c
+
+import (
+	"testing"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
+)
+
+func TestEvents(t *testing.T) {
+	backendtest.RunEventConformance(t, device(t), backendtest.VaddStep(t, 4096))
+}
+
+// emptyProgram does nothing over one work group: its launch is all cost.
+var emptyProgram = &backends.Program{
+	Name:     "empty",
+	Params:   []backends.Param{backendtest.GlobalMut("x", backends.F32)},
+	Grid:     []backends.GwsDim{backends.ConstDim(1)},
+	Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Entry: "empty", Source: "void empty(float *x, uint64_t g0, uint64_t g1, uint64_t g2) { (void)x; }"}}},
+}
+
+// BenchmarkQueuedLaunches: 10,000 empty launches, each waited for, against
+// 10,000 queued with one wait (sync-µs/launch, queued-µs/launch).
+func BenchmarkQueuedLaunches(b *testing.B) {
+	d := device(b)
+	exe, err := d.Compile(b.Context(), emptyProgram)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer exe.Release()
+	args := backendtest.MakeArgs(b, d.Pool(), []backendtest.Arg{backendtest.BufferArg(4)})
+	backendtest.BenchmarkQueuedLaunches(b, exe, args, 10000)
+}
+
+// BenchmarkPipeline: 64 MiB per input through vadd in 4 MiB chunks,
+// overlapped with events against one step after another. The c device
+// computes on the host pool, so its transfers are host copies and there
+// is little to overlap; the benchmark shows the event path works.
+func BenchmarkPipeline(b *testing.B) {
+	backendtest.BenchmarkPipeline(b, device(b), backendtest.Vadd(b), 64<<20, 4<<20)
+}

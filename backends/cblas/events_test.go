@@ -1,0 +1,24 @@
+package cblas
+
+import (
+	"testing"
+
+	"github.com/zyxtt/zyxtt/backends/backendtest"
+)
+
+func TestEvents(t *testing.T) {
+	backendtest.RunEventConformance(t, device(t), backendtest.MatmulStep(t, 64))
+}
+
+// BenchmarkQueuedLaunches: 10,000 1×1×1 GEMMs, each waited for, against
+// 10,000 queued with one wait (sync-µs/launch, queued-µs/launch).
+func BenchmarkQueuedLaunches(b *testing.B) {
+	d := device(b)
+	exe, err := d.Compile(b.Context(), backendtest.ExampleProgram(b, "matmul"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer exe.Release()
+	args := backendtest.MakeArgs(b, d.Pool(), backendtest.MatmulArgs(1, 1, 1))
+	backendtest.BenchmarkQueuedLaunches(b, exe, args, 10000)
+}

@@ -1,0 +1,379 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
+)
+
+// gemmMatmulStep is the matmul example on cuBLAS alone.
+func gemmMatmulStep(t testing.TB, n int) backendtest.Step {
+	s := backendtest.MatmulStep(t, n)
+	s.Program.RemoveVariant(backends.FormatCUDA)
+	return s
+}
+
+// kernelVaddStep is the vadd example on its CUDA C kernel.
+func kernelVaddStep(t testing.TB, n int) backendtest.Step {
+	s := backendtest.VaddStep(t, n)
+	s.Program.RemoveVariant(backends.FormatGEMM)
+	return s
+}
+
+// The event contract (docs/api.md, "Events") on every GPU, for the NVRTC
+// kernel and for the cuBLAS executable.
+func TestEvents(t *testing.T) {
+	for _, d := range gpus(t) {
+		t.Run(d.Name()+"/kernel", func(t *testing.T) {
+			backendtest.RunEventConformance(t, d, kernelVaddStep(t, 1<<16))
+		})
+		t.Run(d.Name()+"/gemm", func(t *testing.T) {
+			backendtest.RunEventConformance(t, d, gemmMatmulStep(t, 64))
+		})
+	}
+}
+
+// Work on one GPU waits for another's through a host-pool buffer and events
+// only; with one GPU, the chain runs from the GPU to itself.
+func TestCrossDeviceEvents(t *testing.T) {
+	ds := gpus(t)
+	a, b := ds[0], ds[0]
+	if len(ds) > 1 {
+		b = ds[1]
+	}
+	t.Logf("%s -> host -> %s", a.Name(), b.Name())
+	host, err := backends.HostPool()
+	require.NoError(t, err)
+	backendtest.RunCrossDeviceEvents(t, a, b, kernelVaddStep(t, 1<<16), gemmMatmulStep(t, 256), host)
+}
+
+// Transfers of one buffer keep their submission order without events (the
+// write and the read run on different streams), and so do a launch and a
+// transfer on one buffer; ordinary and host-pool memory, small and larger
+// than the bounce budget.
+func TestTransfersKeepOrderOnABuffer(t *testing.T) {
+	d := gpu(t)
+	ctx := context.Background()
+	host, err := backends.HostPool()
+	require.NoError(t, err)
+	for _, n := range []int{4096, 3 << 20, int(d.bounceBudget()) + 4096} {
+		for _, where := range []string{"go", "hostpool"} {
+			t.Run(fmt.Sprintf("%s/%d", where, n), func(t *testing.T) {
+				bufs := make([][]byte, 4)
+				for i := range bufs {
+					if where == "go" {
+						bufs[i] = make([]byte, n)
+						continue
+					}
+					hid, err := host.Alloc(ctx, int64(n))
+					require.NoError(t, err)
+					t.Cleanup(func() { _ = host.Release(hid) })
+					bufs[i], _ = host.Bytes(hid)
+				}
+				first, second, back1, back2 := bufs[0], bufs[1], bufs[2], bufs[3]
+				for i := range first {
+					first[i], second[i] = byte(i*7+1), byte(i*5+3)
+				}
+				id, err := d.Pool().Alloc(ctx, int64(n))
+				require.NoError(t, err)
+				defer d.Pool().Release(id)
+				w1, err := d.Pool().WriteAsync(ctx, id, 0, first)
+				require.NoError(t, err)
+				r1, err := d.Pool().ReadAsync(ctx, id, 0, back1)
+				require.NoError(t, err)
+				w2, err := d.Pool().WriteAsync(ctx, id, 0, second)
+				require.NoError(t, err)
+				r2, err := d.Pool().ReadAsync(ctx, id, 0, back2)
+				require.NoError(t, err)
+				require.NoError(t, backends.WaitAll(ctx, w1, r1, w2, r2))
+				require.True(t, string(first) == string(back1), "the first read sees the first write, not the second")
+				require.True(t, string(second) == string(back2), "the second read sees the second write")
+			})
+		}
+	}
+
+	// A launch's output read back without an event, and a write of its input
+	// submitted after it without one.
+	exe, err := d.Compile(ctx, vaddProgram())
+	require.NoError(t, err)
+	defer exe.Release()
+	const n = 1 << 20
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(i)
+	}
+	bx := backendtest.Upload(t, d.Pool(), backendtest.F32Bytes(x))
+	bz := backendtest.Upload(t, d.Pool(), make([]byte, 4*n))
+	run, err := exe.Submit(ctx, []backends.LaunchArg{backends.BufArg(bx), backends.BufArg(bx), backends.BufArg(bz), u32(n)})
+	require.NoError(t, err)
+	over, err := d.Pool().WriteAsync(ctx, bx, 0, make([]byte, 4*n)) // after the launch has read bx
+	require.NoError(t, err)
+	out := make([]byte, 4*n)
+	down, err := d.Pool().ReadAsync(ctx, bz, 0, out) // after the launch has written bz
+	require.NoError(t, err)
+	require.NoError(t, backends.WaitAll(ctx, run, over, down))
+	z := backendtest.BytesF32(out)
+	for i := range z {
+		if z[i] != 2*x[i] {
+			t.Fatalf("z[%d] = %g, want %g", i, z[i], 2*x[i])
+		}
+	}
+}
+
+// A write of Go memory submitted after the read that fills that memory
+// copies what the read brought, not what the memory held before: the host
+// copies it into the bounce buffer only once the read has ended. The same
+// with host-pool memory, where the GPU orders the two.
+func TestWriteWaitsForTheReadThatFillsItsSource(t *testing.T) {
+	d := gpu(t)
+	ctx := context.Background()
+	host, err := backends.HostPool()
+	require.NoError(t, err)
+	for _, n := range []int{4096, 8 << 20, int(d.bounceBudget()) + 4096} {
+		for _, where := range []string{"go", "hostpool"} {
+			t.Run(fmt.Sprintf("%s/%d", where, n), func(t *testing.T) {
+				want := make([]byte, n)
+				for i := range want {
+					want[i] = byte(i*11 + 5)
+				}
+				a := backendtest.Upload(t, d.Pool(), want)
+				b := backendtest.Upload(t, d.Pool(), make([]byte, n))
+				mid := make([]byte, n) // zeros until the read
+				if where == "hostpool" {
+					hid, err := host.Alloc(ctx, int64(n))
+					require.NoError(t, err)
+					defer host.Release(hid)
+					mid, _ = host.Bytes(hid)
+					clear(mid)
+				}
+				gate := backends.NewHostEvent() // holds the read back so the write is submitted first
+				read, err := d.Pool().ReadAsync(ctx, a, 0, mid, gate)
+				require.NoError(t, err)
+				write, err := d.Pool().WriteAsync(ctx, b, 0, mid, read)
+				require.NoError(t, err)
+				out := make([]byte, n)
+				back, err := d.Pool().ReadAsync(ctx, b, 0, out, write)
+				require.NoError(t, err)
+				gate.Complete(nil)
+				require.NoError(t, back.Wait(ctx))
+				require.True(t, string(want) == string(out), "the write copied its source before the read had filled it")
+			})
+		}
+	}
+}
+
+// LaunchTimed measures the kernel alone, not the wait for the work queued
+// before it.
+func TestLaunchTimedAfterQueuedWork(t *testing.T) {
+	d := gpu(t)
+	ctx := context.Background()
+	spin, err := d.Compile(ctx, spinProgram(20_000_000))
+	require.NoError(t, err)
+	defer spin.Release()
+	buf := backendtest.Upload(t, d.Pool(), make([]byte, 4))
+	args := []backends.LaunchArg{backends.BufArg(buf)}
+	alone, err := spin.LaunchTimed(ctx, args)
+	require.NoError(t, err)
+	var pending []backends.Event
+	for range 5 {
+		ev, err := spin.Submit(ctx, args)
+		require.NoError(t, err)
+		pending = append(pending, ev)
+	}
+	behind, err := spin.LaunchTimed(ctx, args)
+	require.NoError(t, err)
+	require.NoError(t, backends.WaitAll(ctx, pending...))
+	t.Logf("spin kernel: %v alone, %v behind 5 queued", alone, behind)
+	require.Less(t, behind, 3*alone, "the timed launch waited for the queue")
+}
+
+// spinProgram is a kernel that spins for about cycles GPU clock cycles.
+func spinProgram(cycles int64) *backends.Program {
+	return &backends.Program{
+		Name:   "spin",
+		Params: []backends.Param{backendtest.GlobalMut("p", backends.U32)},
+		Grid:   []backends.GwsDim{backends.ConstDim(1)},
+		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "spin", Local: [3]uint32{32},
+			Source: fmt.Sprintf(`extern "C" __global__ void spin(unsigned int *p) {
+	long long start = clock64();
+	while (clock64() - start < %dLL) {}
+	if (threadIdx.x == 0) p[0] += 1;
+}`, cycles)}}},
+	}
+}
+
+// A fault with work pending fails every event after it with ErrDeviceLost:
+// work on the streams and work still waiting for a host event.
+func TestFaultFailsPendingEvents(t *testing.T) {
+	gpu(t)
+	if testing.Short() {
+		t.Skip("short: skips the helper process")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=fault-pending")
+	out, err := cmd.CombinedOutput()
+	t.Logf("helper output:\n%s", out)
+	require.NoError(t, err)
+	require.Contains(t, string(out), "FAULT-PENDING-OK")
+	require.Contains(t, string(out), "CUDA_ERROR_ILLEGAL_ADDRESS")
+}
+
+// faultPendingHelper queues a long kernel, a kernel that writes through a
+// wild pointer, more launches and a read behind it, and a launch waiting for
+// a host event; it checks that each of them fails with ErrDeviceLost. It
+// runs in its own process: a fault poisons the primary context.
+func faultPendingHelper() int {
+	ctx := context.Background()
+	fail := func(format string, args ...any) int {
+		fmt.Printf("FAULT-PENDING-FAIL: "+format+"\n", args...)
+		return 1
+	}
+	st, err := backends.Backend(ctx, Name)
+	if err != nil || st.Err != nil {
+		return fail("no cuda backend: %v %v", err, st.Err)
+	}
+	d := st.Devices[0]
+	spin, err := d.Compile(ctx, spinProgram(100_000_000))
+	if err != nil {
+		return fail("compile spin: %v", err)
+	}
+	wild, err := d.Compile(ctx, wildProgram())
+	if err != nil {
+		return fail("compile wild: %v", err)
+	}
+	vadd, err := d.Compile(ctx, vaddProgram())
+	if err != nil {
+		return fail("compile vadd: %v", err)
+	}
+	buf, err := d.Pool().Alloc(ctx, 4096)
+	if err != nil {
+		return fail("alloc: %v", err)
+	}
+	if err := d.Pool().Write(ctx, buf, 0, make([]byte, 4096)); err != nil {
+		return fail("write: %v", err)
+	}
+	one := []backends.LaunchArg{backends.BufArg(buf)}
+	vargs := []backends.LaunchArg{backends.BufArg(buf), backends.BufArg(buf), backends.BufArg(buf), u32(256)}
+	if _, err := spin.Submit(ctx, one); err != nil {
+		return fail("submit spin: %v", err)
+	}
+	var after []backends.Event
+	ev, err := wild.Submit(ctx, one)
+	if err != nil {
+		return fail("submit wild: %v", err)
+	}
+	after = append(after, ev)
+	for range 4 {
+		ev, err := vadd.Submit(ctx, vargs)
+		if err != nil {
+			return fail("submit vadd behind the fault: %v", err)
+		}
+		after = append(after, ev)
+	}
+	read, err := d.Pool().ReadAsync(ctx, buf, 0, make([]byte, 1024))
+	if err != nil {
+		return fail("submit read: %v", err)
+	}
+	after = append(after, read)
+	gate := backends.NewHostEvent()
+	gated, err := vadd.Submit(ctx, vargs, gate)
+	if err != nil {
+		return fail("submit gated: %v", err)
+	}
+	after = append(after, gated)
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for i, ev := range after {
+		err := ev.Wait(wctx)
+		if !errors.Is(err, backends.ErrDeviceLost) {
+			return fail("event %d after the fault: %v, want ErrDeviceLost", i, err)
+		}
+		fmt.Printf("event %d: %v\n", i, err)
+	}
+	gate.Complete(nil)
+	if _, err := vadd.Submit(ctx, vargs); !errors.Is(err, backends.ErrDeviceLost) {
+		return fail("submit after the fault: %v, want ErrDeviceLost", err)
+	}
+	if err := d.Close(); err != nil {
+		fmt.Println("close after the fault:", err)
+	}
+	fmt.Println("FAULT-PENDING-OK")
+	return 0
+}
+
+func wildProgram() *backends.Program {
+	return &backends.Program{
+		Name:   "wild_write",
+		Params: []backends.Param{{Name: "p", Kind: backends.GlobalMut, DType: backends.U32}},
+		Grid:   []backends.GwsDim{backends.ConstDim(1)},
+		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "wild_write", Local: [3]uint32{32},
+			Source: `extern "C" __global__ void wild_write(unsigned int *p) {
+				volatile unsigned int *wild = (unsigned int *)0xdead0000ull;
+				*wild = p[threadIdx.x];
+			}`}}},
+	}
+}
+
+// emptyProgram does nothing over one block: its launch is all cost. It
+// takes one buffer, as the other backends' empty programs do.
+func emptyProgram() *backends.Program {
+	return &backends.Program{
+		Name:   "empty",
+		Params: []backends.Param{backendtest.GlobalMut("x", backends.F32)},
+		Grid:   []backends.GwsDim{backends.ConstDim(1)},
+		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "empty", Local: [3]uint32{32},
+			Source: `extern "C" __global__ void empty(float *x) {}`}}},
+	}
+}
+
+// The launch path allocates little: the event, the closure that issues the
+// launch and the argument check's sizes (the count includes what the
+// reaper allocates meanwhile).
+func TestSubmitAllocations(t *testing.T) {
+	d := gpu(t)
+	ctx := context.Background()
+	exe, err := d.Compile(ctx, emptyProgram())
+	require.NoError(t, err)
+	defer exe.Release()
+	args := backendtest.MakeArgs(t, d.Pool(), []backendtest.Arg{backendtest.BufferArg(4)})
+	var last backends.Event
+	allocs := testing.AllocsPerRun(2000, func() {
+		ev, err := exe.Submit(ctx, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = ev
+	})
+	require.NoError(t, last.Wait(ctx))
+	t.Logf("%.1f allocations per queued launch", allocs)
+	require.LessOrEqual(t, allocs, 8.0)
+}
+
+// BenchmarkQueuedLaunches: 10,000 empty launches, each waited for, against
+// 10,000 queued with one wait (sync-µs/launch, queued-µs/launch,
+// sync/queued).
+func BenchmarkQueuedLaunches(b *testing.B) {
+	d := gpu(b)
+	exe, err := d.Compile(context.Background(), emptyProgram())
+	require.NoError(b, err)
+	defer exe.Release()
+	args := backendtest.MakeArgs(b, d.Pool(), []backendtest.Arg{backendtest.BufferArg(4)})
+	backendtest.BenchmarkQueuedLaunches(b, exe, args, 10000)
+}
+
+// BenchmarkPipeline: 1 GiB per input through vadd in 64 MiB chunks,
+// pipelined with events on two buffer sets against the same steps one after
+// another.
+func BenchmarkPipeline(b *testing.B) {
+	d := gpu(b)
+	backendtest.BenchmarkPipeline(b, d, vaddProgram(), gib, 64<<20)
+}

@@ -1,0 +1,1028 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/internal/core"
+)
+
+// How work reaches a GPU (docs/cuda.md, "Asynchronous execution").
+//
+// A device has three non-blocking streams: launches (kernels, cuBLAS) and
+// device-to-device copies on the compute stream, writes on the h2d stream,
+// reads on the d2h stream, so that a kernel, an upload and a download run
+// at once on the GPU's engines. Every submission (a launch, a transfer) is
+// an event: the work is put on its stream under the device's submission
+// lock, and the Go event stands for a CUDA event (CU_EVENT_DISABLE_TIMING,
+// from the device's pool of reusable ones) recorded on that stream after
+// the work. Since a stream runs in order, one CUDA event recorded later
+// marks the end of everything before it, so events are recorded lazily,
+// never on the submission path: when the work is waited for, when work on
+// another stream must wait for it, or by the reaper (once per wake, for
+// everything submitted since the last record).
+//
+// Order on the GPU comes from the streams and from cuStreamWaitEvent:
+//   - a dependency that is an event of this device already on a stream is
+//     a cuStreamWaitEvent (none when it is on the same stream);
+//   - work that touches a device buffer waits for the last work that wrote
+//     it and, when it writes, for the work that read it since, where that
+//     work runs on another stream (so transfers of one buffer, and a
+//     transfer and a launch on one buffer, run in submission order without
+//     events);
+//   - a dependency that is not decided yet and cannot be waited for on the
+//     GPU (a host event, another device's event, an event of this device
+//     still waiting itself) is waited for on the host: the submission goes
+//     to the device's gate, a FIFO that one worker goroutine (running only
+//     while the gate holds work) empties in order, waiting for each entry's
+//     host-side dependencies and then putting it on its stream. While the
+//     gate holds anything every later submission joins it, so submission
+//     order is kept and the caller never blocks. The GPU itself never waits
+//     for the host: everything on a stream completes on its own, so a
+//     synchronising driver call (a free, a stream synchronise at Close)
+//     cannot deadlock.
+//
+// Completion: a reaper goroutine, running only while work is on a stream,
+// polls the oldest CUDA event of each stream (cuEventQuery, sleeping
+// between rounds),
+// and for each one that has ended completes the Go event, gives back what
+// the work held (buffer references, the executable, a bounce buffer) and
+// returns the CUDA event to the pool. Event.Wait polls the CUDA event
+// itself, so a waiter sees the end within microseconds whatever the reaper
+// is doing; whichever of them claims the event first completes it (running
+// a read's copy out of its bounce buffer first).
+
+// The streams of a device.
+const (
+	streamCompute = iota
+	streamH2D
+	streamD2H
+	numStreams
+)
+
+// Event states.
+const (
+	evGated    int32 = iota // in the gate, not on a stream yet
+	evEnqueued              // on a stream; cu marks its end
+	evDone
+)
+
+// Claims on a gated event: the worker that puts it on a stream, or a
+// cancellation (ctx, Close) that ends it first.
+const (
+	claimFree int32 = iota
+	claimTaken
+	claimCancelled
+)
+
+// maxInFlight bounds the work on a device's streams: a submission beyond it
+// waits until the oldest has ended. It bounds the CUDA events made.
+const maxInFlight = 4096
+
+// Polling. Event.Wait spins (yielding between polls) for spinFor, as
+// cuStreamSynchronize spins, so that a wait of up to a few milliseconds
+// ends within a microsecond of the work; after that it sleeps a sixteenth
+// of the time it has waited so far (at least minSleep, at most its cap), so
+// a long wait costs few polls and overshoots by a few percent at most. The
+// reaper never spins.
+const (
+	spinFor        = 2 * time.Millisecond
+	minSleep       = 10 * time.Microsecond
+	waitMaxSleep   = time.Millisecond
+	reaperMaxSleep = 200 * time.Microsecond
+	reaperLinger   = 200 * time.Microsecond // an idle reaper's wait for more work before it exits
+)
+
+// pause waits before the next poll of something waited for since waited.
+func pause(waited, maxSleep time.Duration) {
+	if waited < spinFor {
+		runtime.Gosched()
+		return
+	}
+	time.Sleep(sleepFor(waited, maxSleep))
+}
+
+// sleepFor is the sleep between polls after a wait of waited.
+func sleepFor(waited, maxSleep time.Duration) time.Duration {
+	return min(max(waited/16, minSleep), maxSleep)
+}
+
+// event is the Event of work submitted to a CUDA device.
+type event struct {
+	dev    *Device
+	stream int
+	// cu is the CUDA event recorded after the work, 0 until one is (under
+	// the submission lock; never changed after). Several events of one
+	// stream may share one; the last of them owns it (returns it to the
+	// pool when retired, after the others: the reaper retires in order).
+	cu     atomic.Uintptr
+	ownsCU bool // set before cu
+
+	state     atomic.Int32
+	claim     atomic.Int32 // gated events only
+	finishing atomic.Bool  // claimed by whoever completes an enqueued event
+
+	mu   sync.Mutex
+	done chan struct{} // made by Done, closed at completion
+	enq  chan struct{} // gated events only: closed when the state leaves evGated
+	err  error
+
+	op op // what the work is and holds; cleared once it has ended
+}
+
+// op is a submission's work.
+type op struct {
+	kind, detail string // for errors: "launch", "vadd"
+	ctx          context.Context
+	after        []backends.Event
+	acc          []access // device buffers the work touches
+	accInline    [3]access
+	vals         []uint64 // a launch's parameter values
+	valsInline   [6]uint64
+	// issue puts the work on stream s: called under the submission lock,
+	// on a locked thread with the context current. Nil is no work (the
+	// event still orders what waits for it).
+	issue func(s uintptr) error
+	// job is work the host does instead (a staged copy of Go memory): the
+	// worker runs it in the gate's order, outside the submission lock, and
+	// the work has ended when it returns.
+	job func(ctx context.Context, s uintptr) error
+	// finish is the host's part once the GPU work has succeeded (a read's
+	// copy out of its bounce buffer).
+	finish func()
+	// hostWait makes the gate wait on the host for every dependency, this
+	// device's too, and prep then runs before the work is issued (a write's
+	// copy of Go memory into its bounce buffer, which must not read the
+	// memory before what produces it has ended).
+	hostWait bool
+	prep     func()
+	holds    holds
+	stop     func() bool // ends the ctx watch of a gated submission
+}
+
+// access is a device buffer a submission reads or writes.
+type access struct {
+	buf   *devBuf
+	write bool
+}
+
+func (o *op) addAccess(b *devBuf, write bool) {
+	if o.acc == nil {
+		o.acc = o.accInline[:0]
+	}
+	o.acc = append(o.acc, access{buf: b, write: write})
+}
+
+// heldBuf is a buffer reference a submission holds.
+type heldBuf struct {
+	pool *Pool
+	id   backends.BufferID
+}
+
+// holds is what pending work keeps alive: buffer references, its
+// executable and its bounce buffer. drop gives them back.
+type holds struct {
+	bufs   []heldBuf
+	inline [3]heldBuf
+	run    interface{ endRun() }
+	bounce *bounceBuf
+}
+
+func (h *holds) add(p *Pool, id backends.BufferID) {
+	if h.bufs == nil {
+		h.bufs = h.inline[:0]
+	}
+	h.bufs = append(h.bufs, heldBuf{pool: p, id: id})
+}
+
+func (h *holds) drop() {
+	for _, b := range h.bufs {
+		// An id the device's Close drained is unknown: nothing to give back.
+		_ = b.pool.bufs.Release(b.id)
+	}
+	h.bufs = nil
+	if h.run != nil {
+		h.run.endRun()
+		h.run = nil
+	}
+	if h.bounce != nil {
+		h.bounce.release()
+		h.bounce = nil
+	}
+}
+
+func (d *Device) newEvent(stream int, ctx context.Context, kind, detail string) *event {
+	e := &event{dev: d, stream: stream}
+	e.op.kind, e.op.detail, e.op.ctx = kind, detail, ctx
+	return e
+}
+
+// Done is closed once the work has ended.
+func (e *event) Done() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done == nil {
+		e.done = make(chan struct{})
+		if e.state.Load() == evDone {
+			close(e.done)
+		}
+	}
+	return e.done
+}
+
+// Err is the work's error once it has ended, nil before.
+func (e *event) Err() error {
+	if e.state.Load() != evDone {
+		return nil
+	}
+	return e.err // written before the state became evDone
+}
+
+// complete ends the event with err; only the first call counts.
+func (e *event) complete(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st := e.state.Load()
+	if st == evDone {
+		return
+	}
+	e.err = err
+	e.state.Store(evDone)
+	if e.done != nil {
+		close(e.done)
+	}
+	if st == evGated && e.enq != nil {
+		close(e.enq)
+	}
+}
+
+// markEnqueued moves a gated (or new) event onto its stream.
+func (e *event) markEnqueued() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.state.Store(evEnqueued)
+	if e.enq != nil {
+		close(e.enq)
+	}
+}
+
+// cancel ends a gated event that has not been claimed with err, giving
+// back what it holds; it does nothing once the worker has taken it.
+func (e *event) cancel(err error) {
+	if e.claim.CompareAndSwap(claimFree, claimCancelled) {
+		e.op.holds.drop()
+		e.complete(err)
+	}
+}
+
+// finishWith completes an enqueued event whose GPU work has ended (err nil)
+// or failed. The caller that claims it runs the host step and completes it;
+// it reports whether that was this caller.
+func (e *event) finishWith(err error) bool {
+	if !e.finishing.CompareAndSwap(false, true) {
+		return false
+	}
+	if err == nil && e.op.finish != nil {
+		e.op.finish()
+	}
+	e.complete(err)
+	return true
+}
+
+// Wait blocks until the work has ended or ctx is done. An event on a stream
+// is polled (cuEventQuery), spinning briefly and then backing off.
+func (e *event) Wait(ctx context.Context) error {
+	var start time.Time
+	for {
+		switch e.state.Load() {
+		case evDone:
+			return e.err
+		case evGated:
+			var ch <-chan struct{} = e.enq
+			if e.enq == nil {
+				ch = e.Done()
+			}
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
+		}
+		if c := ctx.Done(); c != nil {
+			select {
+			case <-c:
+				return ctx.Err()
+			default:
+			}
+		}
+		cu := e.cu.Load()
+		if cu == 0 {
+			if cu = e.dev.recordFor(e); cu == 0 {
+				return e.waitDone(ctx) // the device is lost: the reaper fails it
+			}
+		}
+		switch r := e.dev.query(cu); {
+		case r == cudaSuccess:
+			if e.finishWith(nil) {
+				return e.err
+			}
+			return e.waitDone(ctx) // another caller is completing it
+		case r == cudaErrorNotReady:
+		default:
+			err := e.dev.fail("cuEventQuery", r)
+			if !r.sticky() && e.finishWith(e.failure(err)) {
+				return e.err
+			}
+			// A lost device: the reaper fails every pending event.
+			return e.waitDone(ctx)
+		}
+		if start.IsZero() {
+			start = time.Now()
+		}
+		pause(time.Since(start), waitMaxSleep)
+	}
+}
+
+func (e *event) waitDone(ctx context.Context) error {
+	select {
+	case <-e.Done():
+		return e.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// failure is err as the event's error: naming the device and the work.
+func (e *event) failure(err error) error {
+	if e.op.detail != "" {
+		return fmt.Errorf("%s: %s %q: %w", e.dev.name, e.op.kind, e.op.detail, err)
+	}
+	return fmt.Errorf("%s: %s: %w", e.dev.name, e.op.kind, err)
+}
+
+// query is cuEventQuery of cu with the device's context current.
+func (d *Device) query(cu uintptr) cuResult {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if r := d.drv.cuCtxSetCurrent(d.ctx); r != cudaSuccess {
+		return r
+	}
+	return d.drv.cuEventQuery(cu)
+}
+
+// eventFIFO is a queue of events, oldest first.
+type eventFIFO struct {
+	items []*event
+	head  int
+}
+
+func (q *eventFIFO) push(e *event) { q.items = append(q.items, e) }
+
+func (q *eventFIFO) len() int { return len(q.items) - q.head }
+
+func (q *eventFIFO) front() *event {
+	if q.head == len(q.items) {
+		return nil
+	}
+	return q.items[q.head]
+}
+
+func (q *eventFIFO) pop() {
+	q.items[q.head] = nil
+	q.head++
+	switch {
+	case q.head == len(q.items):
+		q.items, q.head = q.items[:0], 0
+	case q.head >= 1024 && 2*q.head >= len(q.items):
+		n := copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		q.items, q.head = q.items[:n], 0
+	}
+}
+
+// all is the queue's events, oldest first.
+func (q *eventFIFO) all() []*event { return slices.Clone(q.items[q.head:]) }
+
+// sortDeps looks at a submission's dependencies without waiting: failed is
+// the error of the first that has failed (core.DependencyFailed), and gate
+// says some are not decided and must be waited for on the host (another
+// device's or a host event still pending, or an event of this device still
+// in its gate). Events of this device on a stream are waited for on the GPU
+// and leave gate false. The submission lock is held.
+func (d *Device) sortDeps(after []backends.Event) (gate bool, failed error) {
+	for i, dep := range after {
+		if dep == nil {
+			continue
+		}
+		if x, ok := dep.(*event); ok && x == nil {
+			continue
+		}
+		if x := d.own(dep); x != nil {
+			switch x.state.Load() {
+			case evDone:
+				if err := x.Err(); err != nil {
+					return false, core.DependencyFailed(i, err)
+				}
+			case evGated:
+				gate = true
+			}
+			continue
+		}
+		select {
+		case <-dep.Done():
+			if err := dep.Err(); err != nil {
+				return false, core.DependencyFailed(i, err)
+			}
+		default:
+			gate = true
+		}
+	}
+	return gate, nil
+}
+
+// own is dep when it is an event of this device, else nil.
+func (d *Device) own(dep backends.Event) *event {
+	if x, ok := dep.(*event); ok && x != nil && x.dev == d {
+		return x
+	}
+	return nil
+}
+
+// needsWait reports whether work on stream must wait on the GPU for x: x
+// is on another stream of this device and has not ended.
+func needsWait(x *event, stream int) bool {
+	return x != nil && x.stream != stream && x.state.Load() == evEnqueued
+}
+
+// hazards calls wait for every event that work on stream touching the
+// buffers in acc must wait for: each buffer's last write, and for a write
+// its reads since. The submission lock is held.
+func hazards(acc []access, stream int, wait func(*event) error) error {
+	for _, a := range acc {
+		if needsWait(a.buf.lastWrite, stream) {
+			if err := wait(a.buf.lastWrite); err != nil {
+				return err
+			}
+		}
+		if !a.write {
+			continue
+		}
+		for _, r := range a.buf.reads {
+			if needsWait(r, stream) {
+				if err := wait(r); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// recordAccess notes e as the last writer or a reader of its buffers. The
+// submission lock is held.
+func recordAccess(e *event) {
+	for _, a := range e.op.acc {
+		if a.write {
+			a.buf.lastWrite = e
+			a.buf.reads = [numStreams]*event{}
+		} else {
+			a.buf.reads[e.stream] = e
+		}
+	}
+}
+
+// submit queues e: on its stream at once when nothing must be waited for
+// on the host, else in the gate. It returns e, or an error with nothing
+// queued (e's holds given back). A dependency that has already failed fails
+// e at once. Called without locks.
+func (d *Device) submit(e *event) (backends.Event, error) {
+	if err := d.roomFor(e.op.ctx); err != nil {
+		e.op.holds.drop()
+		return nil, err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	d.subMu.Lock()
+	if err := d.usable(e.op.kind); err != nil {
+		d.subMu.Unlock()
+		e.op.holds.drop()
+		return nil, err
+	}
+	gate, failed := d.sortDeps(e.op.after)
+	if failed != nil {
+		d.subMu.Unlock()
+		e.op.holds.drop()
+		e.complete(failed)
+		return e, nil
+	}
+	if gate || e.op.job != nil || e.op.hostWait || d.gate.len() > 0 {
+		d.gateLocked(e)
+		d.subMu.Unlock()
+		return e, nil
+	}
+	err := d.enqueueLocked(e)
+	d.subMu.Unlock()
+	if err != nil {
+		e.op.holds.drop()
+		return nil, err
+	}
+	return e, nil
+}
+
+// roomFor waits while the device has maxInFlight submissions on its
+// streams (they always end: the GPU waits for nothing on the host).
+func (d *Device) roomFor(ctx context.Context) error {
+	if d.inflight.Load() < maxInFlight {
+		return nil
+	}
+	start := time.Now()
+	for d.inflight.Load() >= maxInFlight && d.usable("submit") == nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		pause(time.Since(start), waitMaxSleep)
+	}
+	return nil
+}
+
+// gateLocked appends e to the gate and starts the worker if it is not
+// running. The submission lock is held.
+func (d *Device) gateLocked(e *event) {
+	e.op.after = slices.Clone(e.op.after) // the caller may reuse its slice
+	e.enq = make(chan struct{})
+	ctx := e.op.ctx
+	e.op.stop = context.AfterFunc(ctx, func() { e.cancel(ctx.Err()) })
+	d.gate.push(e)
+	if !d.working {
+		d.working = true
+		d.workers.Add(1)
+		go d.work()
+	}
+}
+
+// enqueueLocked puts e on its stream: the GPU-side waits for its
+// dependencies and buffers, then the work. The CUDA event after it is
+// recorded later (recordTailLocked). The submission lock is held and the
+// thread locked.
+func (d *Device) enqueueLocked(e *event) error {
+	drv := d.drv
+	if r := drv.cuCtxSetCurrent(d.ctx); r != cudaSuccess {
+		return d.fail("cuCtxSetCurrent", r)
+	}
+	s := d.streams[e.stream]
+	if err := d.streamWaitsLocked(e, s); err != nil {
+		return err
+	}
+	if e.op.issue != nil {
+		if err := e.op.issue(s); err != nil {
+			return err
+		}
+	}
+	d.unrecorded[e.stream] = append(d.unrecorded[e.stream], e)
+	recordAccess(e)
+	e.markEnqueued() // before the reaper can see it
+	d.fifoMu.Lock()
+	d.fifo[e.stream].push(e)
+	d.inflight.Add(1)
+	if !d.reaping {
+		d.reaping = true
+		d.reapers.Add(1)
+		go d.reap()
+	}
+	d.fifoMu.Unlock()
+	return nil
+}
+
+// streamWaitsLocked makes stream s wait for e's dependencies of this
+// device on other streams and for the work e's buffers wait for. The
+// submission lock is held (so no event waited for is recorded again
+// meanwhile) and the context is current.
+func (d *Device) streamWaitsLocked(e *event, s uintptr) error {
+	wait := func(x *event) error {
+		if x.cu.Load() == 0 {
+			if err := d.recordTailLocked(x.stream); err != nil {
+				return err
+			}
+		}
+		return d.fail("cuStreamWaitEvent", d.drv.cuStreamWaitEvent(s, x.cu.Load()))
+	}
+	for _, dep := range e.op.after {
+		if x := d.own(dep); needsWait(x, e.stream) {
+			if err := wait(x); err != nil {
+				return err
+			}
+		}
+	}
+	if len(e.op.acc) == 0 {
+		return nil
+	}
+	return hazards(e.op.acc, e.stream, wait)
+}
+
+// recordTailLocked records a CUDA event on stream after the work submitted
+// to it since the last record, and gives it to that work's events. A
+// failure leaves the device unable to tell when its work ends: it is then
+// lost. The submission lock is held, the thread locked and the context
+// current.
+func (d *Device) recordTailLocked(stream int) error {
+	batch := d.unrecorded[stream]
+	if len(batch) == 0 {
+		return nil
+	}
+	cu, err := d.takeEvent()
+	if err == nil {
+		if r := d.drv.cuEventRecord(cu, d.streams[stream]); r != cudaSuccess {
+			d.putEvent(cu)
+			err = d.fail("cuEventRecord", r)
+		}
+	}
+	if err != nil {
+		d.untracked(err)
+		return err
+	}
+	batch[len(batch)-1].ownsCU = true
+	for _, e := range batch {
+		e.cu.Store(cu)
+	}
+	clear(batch)
+	d.unrecorded[stream] = batch[:0]
+	return nil
+}
+
+// recordFor makes sure e has a CUDA event and returns it; 0 when none can
+// be recorded (the device is lost). Called without locks.
+func (d *Device) recordFor(e *event) uintptr {
+	if cu := e.cu.Load(); cu != 0 {
+		return cu
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	d.subMu.Lock()
+	defer d.subMu.Unlock()
+	if cu := e.cu.Load(); cu != 0 {
+		return cu
+	}
+	if d.lost.Load() != nil {
+		return 0
+	}
+	if r := d.drv.cuCtxSetCurrent(d.ctx); r != cudaSuccess {
+		d.untracked(d.fail("cuCtxSetCurrent", r))
+		return 0
+	}
+	_ = d.recordTailLocked(e.stream)
+	return e.cu.Load()
+}
+
+// untracked marks the device lost because the end of its work can no
+// longer be told (a CUDA event could not be made or recorded).
+func (d *Device) untracked(err error) {
+	var be *backends.Error
+	if !errors.As(err, &be) {
+		be = &backends.Error{Backend: Name, Op: "track", Err: err}
+	}
+	lost := &backends.Error{Backend: Name, Op: be.Op, Native: be.Native,
+		Err: fmt.Errorf("%w: %s can no longer track its work: %w", backends.ErrDeviceLost, d.name, be.Err)}
+	if d.lost.CompareAndSwap(nil, lost) {
+		driver.Debug(driver.DebugDevice, "cuda device lost: events cannot be recorded", "device", d.name, "err", err)
+		d.stopWaiting()
+	}
+}
+
+// takeEvent is a CUDA event from the device's pool, made when the pool is
+// empty. The submission lock is held and the context current.
+func (d *Device) takeEvent() (uintptr, error) {
+	d.fifoMu.Lock()
+	if n := len(d.freeEvents); n > 0 {
+		cu := d.freeEvents[n-1]
+		d.freeEvents = d.freeEvents[:n-1]
+		d.fifoMu.Unlock()
+		return cu, nil
+	}
+	d.fifoMu.Unlock()
+	var cu uintptr
+	if r := d.drv.call(d.drv.eventCreate, uintptr(unsafe.Pointer(&cu)), eventDisableTiming); r != cudaSuccess {
+		return 0, d.fail("cuEventCreate", r)
+	}
+	d.allEvents = append(d.allEvents, cu)
+	return cu, nil
+}
+
+func (d *Device) putEvent(cu uintptr) {
+	d.fifoMu.Lock()
+	d.freeEvents = append(d.freeEvents, cu)
+	d.fifoMu.Unlock()
+}
+
+// syncStream waits for stream s.
+func (d *Device) syncStream(s uintptr) error {
+	return d.fail("cuStreamSynchronize", d.drv.call(d.drv.streamSynchronize, s))
+}
+
+// retire gives back what ended work held and clears it; recycle returns
+// its CUDA event to the pool.
+func (d *Device) retire(e *event, recycle bool) {
+	e.op.holds.drop()
+	if cu := e.cu.Load(); recycle && cu != 0 && e.ownsCU {
+		d.putEvent(cu)
+	}
+	// kind and detail stay: a late waiter may still name the work.
+	o := &e.op
+	o.ctx, o.after, o.acc, o.accInline, o.vals = nil, nil, nil, [3]access{}, nil
+	o.issue, o.job, o.finish, o.stop, o.prep = nil, nil, nil, nil, nil
+}
+
+// reap completes the events on the device's streams as they end, oldest
+// first on each stream, and exits once the streams have had nothing for
+// reaperLinger.
+func (d *Device) reap() {
+	defer d.reapers.Done()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	drv := d.drv
+	idle := time.Now()
+	for {
+		// Set each round: giving back a peer copy's source buffer may free
+		// it with the other device's context made current on this thread.
+		drv.cuCtxSetCurrent(d.ctx)
+		if d.lost.Load() != nil {
+			d.failEnqueued()
+		}
+		progressed := false
+	streams:
+		for s := range numStreams {
+			for {
+				d.fifoMu.Lock()
+				e := d.fifo[s].front()
+				d.fifoMu.Unlock()
+				if e == nil {
+					break
+				}
+				cu := e.cu.Load()
+				if cu == 0 {
+					// Record one event after everything submitted since
+					// the last: this round's batch.
+					if cu = d.recordFor(e); cu == 0 {
+						break streams // lost: failEnqueued fails them all
+					}
+					drv.cuCtxSetCurrent(d.ctx)
+				}
+				r := drv.cuEventQuery(cu)
+				if r == cudaErrorNotReady {
+					break
+				}
+				var err error
+				if r != cudaSuccess {
+					err = d.fail("cuEventQuery", r)
+					if r.sticky() {
+						break streams // failEnqueued fails them all
+					}
+					err = e.failure(err)
+				}
+				if !e.finishWith(err) {
+					<-e.Done() // a waiter is completing it
+				}
+				d.fifoMu.Lock()
+				d.fifo[s].pop()
+				d.inflight.Add(-1)
+				d.fifoMu.Unlock()
+				d.retire(e, r == cudaSuccess) // a handle the driver refused is not reused
+				progressed = true
+			}
+		}
+		if progressed {
+			idle = time.Now()
+			continue
+		}
+		d.fifoMu.Lock()
+		empty := true
+		for s := range numStreams {
+			empty = empty && d.fifo[s].len() == 0
+		}
+		if empty && (time.Since(idle) >= reaperLinger || d.closed.Load() || d.lost.Load() != nil) {
+			d.reaping = false
+			d.fifoMu.Unlock()
+			return
+		}
+		d.fifoMu.Unlock()
+		if d.lost.Load() == nil {
+			// No spinning: Wait polls for itself, so the reaper's latency
+			// only delays Done and the giving back of buffers.
+			time.Sleep(sleepFor(time.Since(idle), reaperMaxSleep))
+		}
+	}
+}
+
+// failEnqueued fails every event on the device's streams once the context
+// is lost: they can no longer end, and their CUDA events are not reused.
+func (d *Device) failEnqueued() {
+	d.fifoMu.Lock()
+	var pending []*event
+	for s := range numStreams {
+		pending = append(pending, d.fifo[s].all()...)
+		d.inflight.Add(-int32(d.fifo[s].len()))
+		d.fifo[s] = eventFIFO{}
+	}
+	d.fifoMu.Unlock()
+	d.subMu.Lock()
+	for s := range d.unrecorded {
+		clear(d.unrecorded[s])
+		d.unrecorded[s] = d.unrecorded[s][:0]
+	}
+	d.subMu.Unlock()
+	lost := d.lostError()
+	for _, e := range pending {
+		if !e.finishWith(e.failure(lost)) {
+			<-e.Done()
+		}
+		d.retire(e, false)
+	}
+}
+
+// lostError is the error of work that a lost context ended.
+func (d *Device) lostError() error {
+	cause := d.lost.Load()
+	if cause == nil {
+		return backends.ErrDeviceLost
+	}
+	return &backends.Error{Backend: Name, Op: cause.Op, Native: cause.Native,
+		Err: fmt.Errorf("%w: the context faulted (%s) with this work pending", backends.ErrDeviceLost, cause.Op)}
+}
+
+// work empties the gate in order and exits when it is empty.
+func (d *Device) work() {
+	defer d.workers.Done()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for {
+		d.subMu.Lock()
+		e := d.gate.front()
+		if e == nil {
+			d.working = false
+			d.subMu.Unlock()
+			return
+		}
+		d.subMu.Unlock()
+		if e.claim.Load() == claimFree {
+			d.runGated(e)
+		}
+		d.subMu.Lock()
+		d.gate.pop()
+		d.subMu.Unlock()
+	}
+}
+
+// runGated waits on the host for e's dependencies and then puts it on its
+// stream, or runs its job.
+func (d *Device) runGated(e *event) {
+	if err := d.waitHost(e); err != nil {
+		e.cancel(err)
+		return
+	}
+	if !e.claim.CompareAndSwap(claimFree, claimTaken) {
+		return // cancelled meanwhile
+	}
+	e.op.stop()
+	if e.op.prep != nil && d.ownDepsFailed(e) == nil {
+		e.op.prep()
+	}
+	d.subMu.Lock()
+	err := d.usable(e.op.kind)
+	if err != nil {
+		err = e.failure(err)
+	} else {
+		err = d.ownDepsFailed(e)
+	}
+	if err == nil && e.op.job == nil {
+		if err = d.enqueueLocked(e); err != nil {
+			err = e.failure(err)
+		}
+		d.subMu.Unlock()
+		if err != nil {
+			e.op.holds.drop()
+			e.complete(err)
+		}
+		return
+	}
+	s := d.streams[e.stream]
+	if err == nil {
+		if r := d.drv.call(d.drv.ctxSetCurrent, d.ctx); r != cudaSuccess {
+			err = e.failure(d.fail("cuCtxSetCurrent", r))
+		}
+	}
+	if err == nil {
+		if err = d.streamWaitsLocked(e, s); err != nil {
+			err = e.failure(err)
+		}
+	}
+	if err == nil {
+		recordAccess(e) // later work is gated behind e until it has ended
+	}
+	d.subMu.Unlock()
+	if err == nil {
+		// The thread is locked and the context current.
+		if err = e.op.job(e.op.ctx, s); err != nil && !errors.Is(err, e.op.ctx.Err()) {
+			err = e.failure(err)
+		}
+	}
+	e.op.holds.drop()
+	e.complete(err)
+	d.retire(e, false)
+}
+
+// ownDepsFailed is the error of the first of e's dependencies of this
+// device that has already failed (those ahead of e in the gate have been
+// decided or put on a stream by now).
+func (d *Device) ownDepsFailed(e *event) error {
+	for i, dep := range e.op.after {
+		if x := d.own(dep); x != nil {
+			if err := x.Err(); err != nil {
+				return core.DependencyFailed(i, err)
+			}
+		}
+	}
+	return nil
+}
+
+// waitHost waits for e's dependencies that are not events of this device
+// (all of them for a hostWait submission): nil when they have all
+// succeeded, the DependencyFailed error of the first that failed, e's ctx's
+// error when it ends first, or the device's error when it is closed or
+// lost meanwhile.
+func (d *Device) waitHost(e *event) error {
+	ctx := e.op.ctx
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	d.stopMu.Lock()
+	d.stopWait = cancel
+	stopped := d.closed.Load() || d.lost.Load() != nil
+	d.stopMu.Unlock()
+	defer func() {
+		d.stopMu.Lock()
+		d.stopWait = nil
+		d.stopMu.Unlock()
+	}()
+	if stopped {
+		cancel()
+	}
+	for i, dep := range e.op.after {
+		if x, ok := dep.(*event); dep == nil || ok && (x == nil || x.dev == d && !e.op.hostWait) {
+			continue
+		}
+		if err := dep.Wait(wctx); err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			if wctx.Err() != nil {
+				if uerr := d.usable(e.op.kind); uerr != nil {
+					return uerr
+				}
+				return wctx.Err()
+			}
+			return core.DependencyFailed(i, err)
+		}
+	}
+	return nil
+}
+
+// stopWaiting interrupts the worker's host-side wait (the device is
+// closing or lost).
+func (d *Device) stopWaiting() {
+	d.stopMu.Lock()
+	if d.stopWait != nil {
+		d.stopWait()
+	}
+	d.stopMu.Unlock()
+}
+
+// drainForClose ends the gate's work with ErrClosed, waits for the worker,
+// for the streams and for the reaper. The device is marked closed.
+func (d *Device) drainForClose() {
+	d.stopWaiting()
+	d.subMu.Lock() // every submission that saw the device open has queued
+	gated := d.gate.all()
+	d.subMu.Unlock()
+	closed := backends.Errorf(Name, "close", backends.ErrClosed, "%s was closed before the work was queued on the GPU", d.name)
+	for _, e := range gated {
+		e.cancel(closed)
+	}
+	d.workers.Wait()
+	if d.lost.Load() == nil {
+		runtime.LockOSThread()
+		d.drv.call(d.drv.ctxSetCurrent, d.ctx)
+		for _, s := range d.streams {
+			_ = d.syncStream(s)
+		}
+		runtime.UnlockOSThread()
+	}
+	d.reapers.Wait()
+}

@@ -1,0 +1,177 @@
+package opencl
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
+)
+
+// TestEvents runs the event contract's suite on every device.
+func TestEvents(t *testing.T) {
+	for _, d := range openAll(t) {
+		t.Run(d.name, func(t *testing.T) {
+			backendtest.RunEventConformance(t, d, backendtest.VaddStep(t, 4096))
+			backendtest.RunFailureIsolation(t, d, backendtest.VaddStep(t, 4096))
+		})
+	}
+}
+
+// emptyProgram does nothing over one work item: its launch is all cost.
+var emptyProgram = &backends.Program{
+	Name:     "empty",
+	Params:   []backends.Param{backendtest.GlobalMut("x", backends.F32)},
+	Grid:     []backends.GwsDim{backends.ConstDim(1)},
+	Variants: []backends.Variant{{Format: backends.FormatOpenCL, Code: &backends.SourceVariant{Entry: "empty", Source: "__kernel void empty(__global float *x) { }"}}},
+}
+
+// BenchmarkQueuedLaunches: 10,000 empty launches, each waited for, against
+// 10,000 queued with one wait (sync-µs/launch, queued-µs/launch), on every
+// device.
+func BenchmarkQueuedLaunches(b *testing.B) {
+	for _, d := range openAll(b) {
+		b.Run(d.name, func(b *testing.B) {
+			exe, err := d.Compile(b.Context(), emptyProgram)
+			require.NoError(b, err)
+			defer exe.Release()
+			args := backendtest.MakeArgs(b, d.pool, []backendtest.Arg{backendtest.BufferArg(4)})
+			backendtest.BenchmarkQueuedLaunches(b, exe, args, 10000)
+		})
+	}
+}
+
+// A device's own pending event goes in the next command's wait list
+// (it holds a cl_event until it ends), a foreign one defers the work
+// and everything submitted after it, in order.
+func TestOwnAndForeignDependencies(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range openAll(t) {
+		t.Run(d.name, func(t *testing.T) {
+			const n = 1 << 16
+			exe, err := d.Compile(ctx, vaddProgram(t))
+			require.NoError(t, err)
+			defer exe.Release()
+			x := backendtest.RandomF32(3, n, -2, 2)
+			args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
+			gate := backends.NewHostEvent()
+			upX, err := d.pool.WriteAsync(ctx, args[0].Buffer, 0, backendtest.F32Bytes(x), gate)
+			require.NoError(t, err)
+			upY, err := d.pool.WriteAsync(ctx, args[1].Buffer, 0, backendtest.F32Bytes(x))
+			require.NoError(t, err)
+			d.mu.Lock()
+			require.Len(t, d.deferred[transfers], 1, "the write after a host event waits; the one after it, waiting for nothing, does not")
+			d.mu.Unlock()
+			require.NoError(t, upY.Wait(ctx))
+			requirePending(t, upX)
+			gate.Complete(nil)
+			require.Eventually(t, func() bool {
+				d.mu.Lock()
+				defer d.mu.Unlock()
+				return len(d.deferred[transfers]) == 0
+			}, 5*time.Second, time.Millisecond, "the deferred work is enqueued once the host event has ended")
+			run, err := exe.Submit(ctx, args, upX, upY)
+			require.NoError(t, err)
+			out := make([]byte, 4*n)
+			down, err := d.pool.ReadAsync(ctx, args[2].Buffer, 0, out, run)
+			require.NoError(t, err)
+			require.NoError(t, down.Wait(ctx))
+			require.NoError(t, run.Err())
+			want := make([]float64, n)
+			for i, v := range x {
+				want[i] = float64(v) + float64(v)
+			}
+			backendtest.RequireClose(t, want, backendtest.BytesF32(out), 0, 0)
+			for _, ev := range []backends.Event{upX, upY, run, down} {
+				o := ev.(*event)
+				o.mu.Lock()
+				require.Zero(t, o.cl, "an ended command's cl_event is released")
+				o.mu.Unlock()
+			}
+		})
+	}
+}
+
+// A lost device fails its pending work, deferred included, with
+// ErrDeviceLost, and takes no more.
+func TestLostDeviceFailsPendingWork(t *testing.T) {
+	ctx := context.Background()
+	d := clDevices.One(0)(t).(*device)
+	defer d.Close()
+	const n = 4096
+	exe, err := d.Compile(ctx, vaddProgram(t))
+	require.NoError(t, err)
+	defer exe.Release()
+	args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
+	gate := backends.NewHostEvent()
+	waiting, err := exe.Submit(ctx, args, gate)
+	require.NoError(t, err)
+	cause := errors.New("CL_OUT_OF_RESOURCES from the driver")
+	lost := d.markLost(cause)
+	require.ErrorIs(t, lost, backends.ErrDeviceLost)
+	gate.Complete(nil)
+	err = waiting.Wait(ctx)
+	require.ErrorIs(t, err, backends.ErrDeviceLost, "deferred work fails once the device is lost")
+	require.ErrorIs(t, err, cause)
+	_, err = exe.Submit(ctx, args)
+	require.ErrorIs(t, err, backends.ErrDeviceLost, "a lost device takes no more work")
+	require.ErrorIs(t, d.pool.Write(ctx, args[0].Buffer, 0, make([]byte, 4)), backends.ErrDeviceLost)
+}
+
+// A command that fails on the device fails its event with the status it
+// ended with, CL_OUT_OF_RESOURCES loses the device, and a command after a
+// failed one of the same device fails as its dependent.
+func TestExecutionStatusErrors(t *testing.T) {
+	d := clDevices.One(0)(t).(*device)
+	defer d.Close()
+	failed := &event{dev: d, HostEvent: backends.NewHostEvent()}
+	boom := errors.New("the kernel faulted")
+	failed.Complete(boom)
+	err := d.execError(&cmd{op: "launch", after: []backends.Event{nil, failed}}, -9999)
+	require.ErrorIs(t, err, backends.ErrDependency)
+	require.ErrorIs(t, err, boom)
+
+	err = d.execError(&cmd{op: "launch"}, -9999)
+	require.ErrorIs(t, err, errExecution)
+	require.Contains(t, err.Error(), "CL_STATUS_-9999")
+	require.NoError(t, d.lostErr(), "a command's own failure leaves the device usable")
+
+	err = d.execError(&cmd{op: "launch"}, clOutOfResources)
+	require.ErrorIs(t, err, backends.ErrDeviceLost)
+	require.Contains(t, err.Error(), "CL_OUT_OF_RESOURCES")
+	require.ErrorIs(t, d.lostErr(), backends.ErrDeviceLost)
+}
+
+// Closing a device fails the work that has not reached its queue with
+// ErrClosed and settles the rest.
+func TestCloseCancelsDeferredWork(t *testing.T) {
+	ctx := context.Background()
+	d := clDevices.One(0)(t).(*device)
+	const n = 4096
+	exe, err := d.Compile(ctx, vaddProgram(t))
+	require.NoError(t, err)
+	args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
+	ran, err := exe.Submit(ctx, args)
+	require.NoError(t, err)
+	gate := backends.NewHostEvent()
+	waiting, err := exe.Submit(ctx, args, gate)
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+	require.NoError(t, ran.Err(), "work on the queue ran")
+	require.ErrorIs(t, waiting.Err(), backends.ErrClosed, "work that waited for a host event is cancelled")
+	gate.Complete(nil)
+	require.NoError(t, exe.Release())
+}
+
+func requirePending(t testing.TB, ev backends.Event) {
+	t.Helper()
+	select {
+	case <-ev.Done():
+		require.Fail(t, "ran too early", "the event ended (err %v) before what it waits for", ev.Err())
+	default:
+	}
+}

@@ -1,0 +1,502 @@
+package opencl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/internal/core"
+)
+
+// The device's work goes to its in-order command queue as non-blocking
+// enqueues. An event of the same device that is still pending goes in the
+// command's wait list as its cl_event. Work that waits for an event the
+// queue cannot see (another device's, a HostEvent, or one of this
+// device's that is itself held back) is held back in a deferred list, and
+// a goroutine enqueues it once that event has succeeded (or fails it,
+// enqueueing nothing, when the event fails, its ctx ends or the device
+// closes). Launches keep their submission order: every launch after a
+// held-back one is held back behind it. Held-back transfers keep their
+// order among themselves, but a transfer that waits for nothing is
+// enqueued at once, ahead of them, as the host pool does: a Write that
+// follows a WriteAsync gated on a host event does not wait for that
+// event. Order between transfers and launches comes from events.
+//
+// User events with a negative status are not used for foreign events:
+// implementations terminate every command queued behind the terminated
+// one (PoCL does, whatever its wait list), which would fail work that does
+// not depend on the failure. One completer goroutine per device waits for
+// the enqueued commands in order, reads their status, gives back what
+// they hold (buffers, the kernel, pinned memory, the cl_event) and ends
+// their events, whether or not anyone waits.
+
+// completerBatch is how many enqueued commands the completer takes from
+// its channel at a time (one clFlush for them all).
+const completerBatch = 256
+
+// pendingDepth is how many enqueued commands the completer's channel
+// holds before a submission waits for room.
+const pendingDepth = 4096
+
+// The kinds of work, each with its deferred list.
+const (
+	launches = iota
+	transfers
+	kinds
+)
+
+// event is the completion of one command of a device. Its Go side is a
+// HostEvent that the completer ends; cl is the command's cl_event while it
+// is pending (0 once it has ended), which later commands put in their wait
+// lists.
+type event struct {
+	*core.HostEvent
+	dev *device
+	mu  sync.Mutex
+	cl  clEvent
+}
+
+// cmd is one piece of device work on its way to the queue.
+type cmd struct {
+	ctx   context.Context
+	op    string
+	kind  int // launches or transfers
+	after []backends.Event
+	ev    *event
+	// enqueue puts the work on the queue after the events in wait and
+	// writes the command's event to *out. Nil is no native work: a marker
+	// keeps its place in the queue.
+	enqueue func(wait []clEvent, out *clEvent) error
+	// done gives back what the work holds (buffers, the kernel, pinned
+	// memory); release calls it once.
+	done     func()
+	released atomic.Bool
+	// timed: the completer reads the command's profiling counters into ns.
+	timed bool
+	ns    float64
+	cl    clEvent // the command's event; the completer's reference
+}
+
+func (c *cmd) release() {
+	if c.done != nil && !c.released.Swap(true) {
+		c.done()
+	}
+}
+
+// own reports whether e is an event of a command of d.
+func (d *device) own(e backends.Event) (*event, bool) {
+	o, ok := e.(*event)
+	return o, ok && o.dev == d
+}
+
+// deps looks at a submission's events without waiting: err is the first
+// that has failed (as a dependency failure), waiting is whether one is
+// still pending that the wait list cannot hold: another device's or the
+// host's, or one of this device's that has not been enqueued. Pending
+// enqueued events of this device go in the wait list. The caller does not
+// hold d.mu (another device's Done may take its own lock); events only
+// move towards their end, so what it finds stays true or becomes "waiting
+// for nothing", which the deferred path then finds at once.
+func (d *device) deps(after []backends.Event) (waiting bool, err error) {
+	for i, e := range after {
+		if e == nil {
+			continue
+		}
+		select {
+		case <-e.Done():
+			if err := e.Err(); err != nil {
+				return false, core.DependencyFailed(i, err)
+			}
+		default:
+			waiting = waiting || !d.enqueued(e)
+		}
+	}
+	return waiting, nil
+}
+
+// enqueued reports whether e is an event of a command of d that is on the
+// queue and has not been settled (its cl_event can go in a wait list).
+func (d *device) enqueued(e backends.Event) bool {
+	o, ok := d.own(e)
+	if !ok {
+		return false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.cl != 0
+}
+
+// submit hands c to the queue, or to the deferred list when it waits for
+// an event the wait list cannot hold or (a launch) an earlier launch is
+// held back, and returns its event.
+// An error (the device closed or lost, an enqueue refused) means nothing
+// was queued; c's hold has been given back either way.
+func (d *device) submit(c *cmd) (backends.Event, error) {
+	c.ev = &event{HostEvent: core.NewHostEvent(), dev: d}
+	waiting, err := d.deps(c.after)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		c.release()
+		return nil, backends.Errorf(Name, c.op, backends.ErrClosed, "%s", d.name)
+	}
+	if err := d.lostErr(); err != nil {
+		c.release()
+		return nil, err
+	}
+	if err != nil {
+		c.release()
+		c.ev.Complete(err)
+		return c.ev, nil
+	}
+	if !waiting && (c.kind == transfers || len(d.deferred[launches]) == 0) {
+		if err := d.issue(c); err != nil {
+			return nil, err
+		}
+		return c.ev, nil
+	}
+	d.deferred[c.kind] = append(d.deferred[c.kind], c)
+	if !d.draining[c.kind] {
+		d.draining[c.kind] = true
+		go d.drain(c.kind)
+	}
+	return c.ev, nil
+}
+
+// issue enqueues c with its pending own events in the wait list and hands
+// it to the completer. The caller holds d.mu. On an error c's hold is
+// given back and nothing was queued.
+func (d *device) issue(c *cmd) error {
+	wait := d.waitScratch[:0]
+	for _, e := range c.after {
+		o, ok := d.own(e)
+		if !ok {
+			continue
+		}
+		o.mu.Lock()
+		if o.cl != 0 && d.l.RetainEvent(o.cl) == nil {
+			wait = append(wait, o.cl)
+		}
+		o.mu.Unlock()
+	}
+	var err error
+	hostEnded := false
+	switch {
+	case c.enqueue != nil:
+		err = c.enqueue(wait, &c.cl)
+	case d.l.HasMarkerWithWaitList():
+		err = d.l.EnqueueMarkerWithWaitList(d.queue, wait, &c.cl)
+	default:
+		// OpenCL 1.1: no marker with a wait list; the empty work ends
+		// after the last command and its own events, on the host.
+		hostEnded = true
+		last := d.last
+		go func() {
+			if last != nil {
+				<-last.Done() // its place in the order, not a dependency
+			}
+			err := core.WaitAll(context.Background(), c.after...)
+			c.release()
+			c.ev.Complete(err)
+			d.mu.Lock()
+			d.cond.Broadcast() // for work waiting for it to be enqueued
+			d.mu.Unlock()
+		}()
+	}
+	for _, w := range wait {
+		_ = d.l.ReleaseEvent(w)
+	}
+	clear(wait)
+	d.waitScratch = wait[:0]
+	if err != nil {
+		c.release()
+		return err
+	}
+	if hostEnded {
+		return nil
+	}
+	c.ev.mu.Lock()
+	c.ev.cl = c.cl
+	c.ev.mu.Unlock()
+	d.last = c.ev
+	d.cond.Broadcast() // for work waiting for it to be enqueued
+	d.pending <- c
+	return nil
+}
+
+// drain enqueues the deferred work of kind k in order, each once the
+// events it waits for have succeeded, and returns when none is left or the
+// device closes.
+func (d *device) drain(k int) {
+	for {
+		d.mu.Lock()
+		if d.closed || len(d.deferred[k]) == 0 {
+			d.draining[k] = false
+			d.mu.Unlock()
+			return
+		}
+		c := d.deferred[k][0]
+		d.mu.Unlock()
+		err := d.await(c)
+		if err == nil {
+			_, err = d.deps(c.after) // an own event failed meanwhile
+		}
+		d.mu.Lock()
+		if d.closed { // Close has failed c and everything after it
+			d.draining[k] = false
+			d.mu.Unlock()
+			return
+		}
+		d.deferred[k][0] = nil
+		d.deferred[k] = d.deferred[k][1:]
+		if err == nil {
+			err = c.ctx.Err()
+		}
+		if err == nil {
+			err = d.lostErr()
+		}
+		if err == nil {
+			err = d.issue(c)
+		} else {
+			c.release()
+		}
+		if err != nil {
+			c.ev.Complete(err)
+			d.cond.Broadcast() // for work waiting for it to be enqueued
+		}
+		d.mu.Unlock()
+	}
+}
+
+// await waits for c's events that the wait list cannot hold (those of
+// other devices and of the host, and this device's held back). It returns
+// the first failure as a dependency failure, c's ctx error when the ctx
+// ends first, the device's loss; nil when they all succeeded or the device
+// closes.
+func (d *device) await(c *cmd) error {
+	for i, e := range c.after {
+		if e == nil || d.enqueued(e) {
+			continue
+		}
+		if o, ok := d.own(e); ok {
+			if err := d.awaitEnqueued(c.ctx, o); err != nil {
+				return err
+			}
+			if err := o.Err(); err != nil {
+				return core.DependencyFailed(i, err)
+			}
+			continue
+		}
+		select {
+		case <-e.Done():
+			if err := e.Err(); err != nil {
+				return core.DependencyFailed(i, err)
+			}
+		case <-c.ctx.Done():
+			return c.ctx.Err()
+		case <-d.lostCh:
+			return d.lostErr()
+		case <-d.closing:
+			return nil
+		}
+	}
+	return nil
+}
+
+// awaitEnqueued waits until o's command is on the queue (its cl_event can
+// then go in a wait list) or has ended. It returns ctx's error when ctx
+// ends first, the device's loss; nil when the device closes.
+func (d *device) awaitEnqueued(ctx context.Context, o *event) error {
+	stop := context.AfterFunc(ctx, func() {
+		d.mu.Lock()
+		d.cond.Broadcast()
+		d.mu.Unlock()
+	})
+	defer stop()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for !d.enqueued(o) {
+		select {
+		case <-o.Done():
+			return nil
+		default:
+		}
+		switch {
+		case d.closed:
+			return nil
+		case d.lostErr() != nil:
+			return d.lostErr()
+		case ctx.Err() != nil:
+			return ctx.Err()
+		}
+		d.cond.Wait()
+	}
+	return nil
+}
+
+// complete is the device's completer: it settles the enqueued commands in
+// order until the channel closes (the device closing, its queue finished).
+func (d *device) complete() {
+	defer close(d.completerDone)
+	batch := make([]*cmd, 0, completerBatch)
+	for c := range d.pending {
+		batch = append(batch[:0], c)
+	more:
+		for len(batch) < completerBatch {
+			select {
+			case c, ok := <-d.pending:
+				if !ok {
+					break more
+				}
+				batch = append(batch, c)
+			default:
+				break more
+			}
+		}
+		d.settleBatch(batch)
+		clear(batch)
+	}
+}
+
+// settleBatch flushes the queue and settles each command of batch in
+// order, each as soon as it has ended (the queue runs them in order), so
+// that an early command's event does not wait for the later ones.
+func (d *device) settleBatch(batch []*cmd) {
+	var flushErr error
+	if d.lostErr() == nil {
+		flushErr = d.l.Flush(d.queue)
+	}
+	for _, c := range batch {
+		d.settle(c, flushErr)
+	}
+}
+
+// waitFor blocks until the command of ev has ended. The completer calls
+// it; the event array is its own.
+func (d *device) waitFor(ev clEvent) error {
+	d.waitOne[0] = ev
+	return d.l.WaitForEvents(d.waitOne[:])
+}
+
+func isExecStatusError(err error) bool {
+	var be *backends.Error
+	return errors.As(err, &be) && be.Native == statusName(clExecStatusErrorForEvents)
+}
+
+// settle waits for one enqueued command and ends it: its status (or the
+// device's loss) becomes the event's error, its hold is given back, then
+// the event ends and the cl_event is released. flushErr is the failure of
+// the flush before it, which loses the device.
+func (d *device) settle(c *cmd, flushErr error) {
+	var err error
+	switch {
+	case d.lostErr() != nil:
+		err = d.lostErr()
+	case flushErr != nil:
+		err = d.markLost(flushErr)
+	default:
+		err = d.result(c)
+	}
+	c.release()
+	c.ev.Complete(err)
+	c.ev.mu.Lock()
+	c.ev.cl = 0
+	c.ev.mu.Unlock()
+	_ = d.l.ReleaseEvent(c.cl)
+}
+
+// result reads an ended command's status and, when timed, its run time.
+func (d *device) result(c *cmd) error {
+	st, ns, err := d.eventResult(c.cl, c.timed, &d.prof)
+	if err != nil {
+		return d.markLost(err)
+	}
+	if st < 0 {
+		return d.execError(c, st)
+	}
+	c.ns = ns
+	return nil
+}
+
+// profile is the memory an event's status and profiling counters are read
+// into: the completer's own, on the heap, so that reading them allocates
+// nothing.
+type profile struct {
+	status     int32
+	start, end uint64
+}
+
+// eventResult waits for the command of ev unless it has ended, and
+// returns its status and, when timed and it succeeded, its device run
+// time in nanoseconds.
+func (d *device) eventResult(ev clEvent, timed bool, p *profile) (int32, float64, error) {
+	l := d.l
+	if err := l.EventStatus(ev, &p.status); err != nil {
+		return 0, 0, err
+	}
+	if p.status > clComplete { // not ended yet: wait
+		if err := d.waitFor(ev); err != nil && !isExecStatusError(err) {
+			return 0, 0, err
+		}
+		if err := l.EventStatus(ev, &p.status); err != nil {
+			return 0, 0, err
+		}
+	}
+	if p.status < 0 || !timed {
+		return p.status, 0, nil
+	}
+	if err := l.GetEventProfilingInfo(ev, clProfilingCommandStart, &p.start); err != nil {
+		return 0, 0, err
+	}
+	if err := l.GetEventProfilingInfo(ev, clProfilingCommandEnd, &p.end); err != nil {
+		return 0, 0, err
+	}
+	if p.end < p.start {
+		return 0, 0, fmt.Errorf("%s: profiling end %d before start %d", Name, p.end, p.start)
+	}
+	return p.status, float64(p.end - p.start), nil
+}
+
+// errExecution is the sentinel of a command the device ran and failed.
+var errExecution = errors.New("the command failed on the device")
+
+// execError is the error of a command whose status is negative: the
+// failure of an event of this device it waited for, or its own. A
+// CL_OUT_OF_RESOURCES or CL_DEVICE_NOT_AVAILABLE status is how drivers
+// report a context that can run nothing more: the device is lost.
+func (d *device) execError(c *cmd, st int32) error {
+	for i, e := range c.after {
+		if o, ok := d.own(e); ok {
+			if err := o.Err(); err != nil {
+				return core.DependencyFailed(i, err)
+			}
+		}
+	}
+	if st == clOutOfResources || st == clDeviceNotAvailable {
+		return d.markLost(&backends.Error{Backend: Name, Op: c.op, Native: statusName(status(st)), Err: errExecution})
+	}
+	return &backends.Error{Backend: Name, Op: c.op, Native: statusName(status(st)), Err: errExecution}
+}
+
+// lostErr is the error every event of a lost device fails with, or nil.
+func (d *device) lostErr() error {
+	if p := d.lost.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// markLost records that the device is gone because of cause and returns
+// the error (wrapping ErrDeviceLost and cause) that every pending and
+// later command fails with. The first cause is kept.
+func (d *device) markLost(cause error) error {
+	err := error(&backends.Error{Backend: Name, Op: "queue", Err: fmt.Errorf("%w: %s: %w", backends.ErrDeviceLost, d.name, cause)})
+	if d.lost.CompareAndSwap(nil, &err) {
+		close(d.lostCh)
+		d.cond.Broadcast()
+	}
+	return d.lostErr()
+}

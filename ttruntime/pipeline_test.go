@@ -1,0 +1,278 @@
+package ttruntime_test
+
+import (
+	"context"
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/ttruntime"
+)
+
+// waitIdle waits until the client has nothing in flight and its reader
+// goroutine has ended.
+func waitIdle(t *testing.T, c *ttruntime.Client) {
+	t.Helper()
+	require.Eventually(t, func() bool { return c.InFlight() == 0 && !c.Reading() }, 5*time.Second, time.Millisecond,
+		"the reader ends once nothing is in flight")
+}
+
+// Pipelined writes and reads of one buffer run in the order they were
+// sent: every read sees the write just before it, and the replies are
+// handed to their tickets in order.
+func TestPipelinedRequestsRunInOrder(t *testing.T) {
+	c := start(t, mockConfig("-slow", "1ms"))
+	ctx := context.Background()
+	a, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: 8})
+	require.NoError(t, err)
+	const k = 40
+	seg := newSegment(t, 16*k)
+	mem := seg.Bytes()
+	var mu sync.Mutex
+	var order []int
+	peak := 0
+	tickets := make([]*ttruntime.Ticket, 0, 2*k)
+	for i := range k {
+		src, dst := uint64(16*i), uint64(16*i+8)
+		binary.LittleEndian.PutUint64(mem[src:], uint64(1000+i))
+		w, err := c.SendWrite(ctx, ttruntime.TransferRequest{Buffer: a.Buffer, Segment: seg.Name(), SegmentOffset: src, Length: 8}, nil,
+			func(err error) { mu.Lock(); order = append(order, 2*i); mu.Unlock() })
+		require.NoError(t, err)
+		r, err := c.SendRead(ctx, ttruntime.TransferRequest{Buffer: a.Buffer, Segment: seg.Name(), SegmentOffset: dst, Length: 8}, nil,
+			func(err error) { mu.Lock(); order = append(order, 2*i+1); mu.Unlock() })
+		require.NoError(t, err)
+		tickets = append(tickets, w, r)
+		peak = max(peak, c.InFlight())
+	}
+	for _, tk := range tickets {
+		require.NoError(t, tk.Wait(ctx))
+	}
+	require.Greater(t, peak, 1, "requests were in flight together")
+	for i := range k {
+		require.Equal(t, uint64(1000+i), binary.LittleEndian.Uint64(mem[16*i+8:]), "read %d sees the write before it", i)
+	}
+	for i, v := range order {
+		require.Equal(t, i, v, "replies are handled in request order")
+	}
+	waitIdle(t, c)
+	// Back on the fast path: a ping allocates nothing again.
+	require.NoError(t, c.Ping(ctx))
+	require.Zero(t, testing.AllocsPerRun(50, func() {
+		if err := c.Ping(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}))
+	require.NoError(t, c.Close())
+}
+
+// A sender waits for room beyond MaxInFlight; everything sent is answered.
+func TestPipelineBoundsWhatIsInFlight(t *testing.T) {
+	c := start(t, mockConfig("-slow", "200us"))
+	ctx := context.Background()
+	var peak atomic.Int32
+	var last *ttruntime.Ticket
+	for range ttruntime.MaxInFlight + 40 {
+		tk, err := c.Send(ctx, ttruntime.CmdPing, nil, nil, nil)
+		require.NoError(t, err)
+		last = tk
+		if n := int32(c.InFlight()); n > peak.Load() {
+			peak.Store(n)
+		}
+	}
+	require.NoError(t, last.Wait(ctx))
+	require.LessOrEqual(t, int(peak.Load()), ttruntime.MaxInFlight)
+	require.Greater(t, int(peak.Load()), ttruntime.MaxInFlight/2, "the sender ran ahead of the replies")
+
+	// A sender waiting for room still honours its context.
+	slow := start(t, mockConfig("-slow", "50ms"))
+	for range ttruntime.MaxInFlight {
+		_, err := slow.Send(ctx, ttruntime.CmdPing, nil, nil, nil)
+		require.NoError(t, err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	_, err := slow.Send(cctx, ttruntime.CmdPing, nil, nil, nil)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NoError(t, slow.Close(), "Close drains what is in flight")
+}
+
+// An error reply in the middle of a pipeline is that request's answer; the
+// requests around it succeed and the client lives on.
+func TestPipelineErrorInTheMiddle(t *testing.T) {
+	c := start(t, mockConfig("-error-at", "5", "-error-code", ttruntime.CodeRunError)) // init 1, pings 2-9
+	ctx := context.Background()
+	var ts []*ttruntime.Ticket
+	for range 8 {
+		tk, err := c.Send(ctx, ttruntime.CmdPing, nil, nil, nil)
+		require.NoError(t, err)
+		ts = append(ts, tk)
+	}
+	for i, tk := range ts {
+		err := tk.Wait(ctx)
+		if i != 3 {
+			require.NoError(t, err, "ticket %d", i)
+			continue
+		}
+		var re *ttruntime.RemoteError
+		require.ErrorAs(t, err, &re)
+		require.Equal(t, ttruntime.CodeRunError, re.Code)
+		require.NotErrorIs(t, err, backends.ErrDeviceLost)
+	}
+	require.True(t, c.Alive())
+	require.NoError(t, c.Ping(ctx))
+}
+
+// The runtime dying with 8 requests in flight fails every one of them with
+// ErrDeviceLost and the runtime's stderr; later calls fail at once, and the
+// reader goroutine ends (TestMain checks for leaks).
+func TestPipelineCrashFailsEveryTicket(t *testing.T) {
+	c := start(t, mockConfig("-crash-at", "2", "-crash-delay", "100ms"))
+	ctx := context.Background()
+	var calls atomic.Int32
+	var ts []*ttruntime.Ticket
+	for range 8 {
+		tk, err := c.Send(ctx, ttruntime.CmdPing, nil, nil, func(error) { calls.Add(1) })
+		require.NoError(t, err)
+		ts = append(ts, tk)
+	}
+	for i, tk := range ts {
+		err := tk.Wait(ctx)
+		require.ErrorIs(t, err, backends.ErrDeviceLost, "ticket %d", i)
+		require.ErrorContains(t, err, "crashing on command 2", "the error quotes the runtime's stderr")
+	}
+	require.EqualValues(t, 8, calls.Load(), "every callback ran")
+	waitIdle(t, c)
+	began := time.Now()
+	tk, err := c.Send(ctx, ttruntime.CmdPing, nil, nil, nil)
+	require.NoError(t, err)
+	require.ErrorIs(t, tk.Err(), backends.ErrDeviceLost, "a send after the loss fails at once")
+	require.ErrorIs(t, c.Ping(ctx), backends.ErrDeviceLost)
+	require.Less(t, time.Since(began), time.Second)
+}
+
+// A runtime that hangs with requests in flight is killed once the head's
+// reply is overdue, and every ticket fails; one that answers out of order
+// breaks the pipe the same way.
+func TestPipelineHangAndWrongIDFailEveryTicket(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		msg   string
+	}{
+		{[]string{"-hang-at", "4"}, "presumed hung"},
+		{[]string{"-wrong-id-at", "4"}, "reply id"},
+	} {
+		t.Run(tc.flags[0], func(t *testing.T) {
+			cfg := mockConfig(tc.flags...)
+			cfg.Timeout = 300 * time.Millisecond
+			c := start(t, cfg)
+			ctx := context.Background()
+			var ts []*ttruntime.Ticket
+			for range 8 {
+				tk, err := c.Send(ctx, ttruntime.CmdPing, nil, nil, nil)
+				require.NoError(t, err)
+				ts = append(ts, tk)
+			}
+			began := time.Now()
+			for i, tk := range ts {
+				err := tk.Wait(ctx)
+				if i < 2 {
+					require.NoError(t, err, "answered before the fault")
+					continue
+				}
+				require.ErrorIs(t, err, backends.ErrDeviceLost, "ticket %d", i)
+				require.ErrorContains(t, err, tc.msg)
+			}
+			require.Less(t, time.Since(began), 3*time.Second, "one overdue reply fails them all")
+			require.False(t, c.Alive())
+			waitIdle(t, c)
+		})
+	}
+}
+
+// A send whose context ended before it was written sends nothing; a wait
+// given up leaves the request to run, and its reply is still handled.
+func TestPipelineCancellation(t *testing.T) {
+	c := start(t, mockConfig("-error-at", "3", "-slow", "100ms")) // init 1
+	ctx := context.Background()
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err := c.Send(cctx, ttruntime.CmdPing, nil, nil, nil)
+	require.ErrorIs(t, err, context.Canceled)
+
+	tk, err := c.Send(ctx, ttruntime.CmdPing, nil, nil, nil) // command 2
+	require.NoError(t, err)
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer wcancel()
+	require.ErrorIs(t, tk.Wait(wctx), context.DeadlineExceeded)
+	// Command 3 is the injected error: the cancelled send was not counted.
+	err = c.Ping(ctx)
+	var re *ttruntime.RemoteError
+	require.ErrorAs(t, err, &re, "the ping is command 3: nothing went out for the cancelled send")
+	require.NoError(t, tk.Err(), "the given-up wait's request ran and was answered")
+	select {
+	case <-tk.Done():
+	default:
+		t.Fatal("the given-up ticket was not handled")
+	}
+	require.True(t, c.Alive())
+}
+
+// Synchronous calls and pipelined sends from many goroutines interleave on
+// one client without losing step.
+func TestPipelineMixedWithCalls(t *testing.T) {
+	c := start(t, mockConfig())
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 400)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				if (g+i)%3 == 0 {
+					errs <- c.Ping(ctx)
+					continue
+				}
+				tk, err := c.Send(ctx, ttruntime.CmdPing, nil, nil, nil)
+				if err != nil {
+					errs <- err
+					continue
+				}
+				errs <- tk.Wait(ctx)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	waitIdle(t, c)
+	require.NoError(t, c.Close())
+}
+
+// Close answers what is in flight before it asks the runtime to exit.
+func TestCloseDrainsThePipeline(t *testing.T) {
+	c := start(t, mockConfig("-slow", "30ms"))
+	ctx := context.Background()
+	var ts []*ttruntime.Ticket
+	for range 8 {
+		tk, err := c.Send(ctx, ttruntime.CmdPing, nil, nil, nil)
+		require.NoError(t, err)
+		ts = append(ts, tk)
+	}
+	require.NoError(t, c.Close())
+	for i, tk := range ts {
+		select {
+		case <-tk.Done():
+		default:
+			t.Fatalf("ticket %d still pending after Close", i)
+		}
+		require.NoError(t, tk.Err(), "ticket %d was answered", i)
+	}
+}
