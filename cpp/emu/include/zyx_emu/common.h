@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "tt-metalium/constants.hpp"
 #include "zyx_emu/abi.h"
 
 // Compile-time args arrive as tt-metal passes them: KERNEL_COMPILE_TIME_ARGS
@@ -91,9 +92,6 @@ enum CB : uint8_t {
   c_out0 = 16, c_out1, c_out2, c_out3, c_out4, c_out5, c_out6, c_out7,
   c_intermed0 = 24, c_intermed1, c_intermed2, c_intermed3, c_intermed4, c_intermed5, c_intermed6, c_intermed7
 };
-namespace constants {
-inline constexpr uint32_t TILE_HEIGHT = 32, TILE_WIDTH = 32, TILE_HW = 1024, FACE_HEIGHT = 16, FACE_WIDTH = 16;
-}
 }  // namespace tt
 
 namespace zyx_emu_detail {
