@@ -425,6 +425,22 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
   s.math_approx = kernel.compute.math_approx_mode;
   static const char* fidelities[] = {"LoFi", "HiFi2", "HiFi3", "HiFi4"};
   s.math_fidelity = fidelities[static_cast<int>(kernel.compute.math_fidelity) & 3];
+  // What tt-metal compiles into the kernel as its CBs' tile sizes: the CB
+  // configs on the kernel's cores. An index whose page size differs between
+  // those cores has no compile-time value (get_tile_size asks at run time).
+  std::array<bool, 32> conflict{};
+  for (const CoreCoord& c : kernel.cores.cores())
+    for (const auto& cfg : program.cbs) {
+      if (!cfg.cores.contains(c)) continue;
+      for (const auto& ix : cfg.indices) {
+        if (ix.index >= 32 || ix.page_bytes == 0) continue;
+        uint32_t& v = s.cb_tile_sizes[ix.index];
+        if (v != 0 && v != ix.page_bytes) conflict[ix.index] = true;
+        v = ix.page_bytes;
+      }
+    }
+  for (size_t i = 0; i < 32; i++)
+    if (conflict[i]) s.cb_tile_sizes[i] = 0;
   return get(s);
 }
 
@@ -449,6 +465,7 @@ std::string KernelBuilder::key_of(const BuildSpec& s) const {
   for (auto& f : s.include_files) h.add(*f.first), h.add(*f.second);
   h.add_u64(s.fp32_dest_acc), h.add_u64(s.math_approx);
   h.add(s.math_fidelity);
+  for (auto v : s.cb_tile_sizes) h.add_u64(v);
   return h.hex();
 }
 
@@ -568,6 +585,9 @@ std::string KernelBuilder::generated_source(const BuildSpec& s) const {
   out << "#define ZYX_EMU_FP32_DEST_ACC " << (s.fp32_dest_acc ? 1 : 0) << "\n";
   out << "#define ZYX_EMU_MATH_APPROX " << (s.math_approx ? 1 : 0) << "\n";
   out << "#define ZYX_EMU_NUM_DRAM_BANKS " << board_.dram_banks << "\n";
+  out << "#define ZYX_EMU_CB_TILE_SIZES ";
+  for (size_t i = 0; i < s.cb_tile_sizes.size(); i++) out << (i ? "," : "") << s.cb_tile_sizes[i];
+  out << "\n";
   out << "#include \"zyx_emu/kernel_prelude.h\"\n";
   out << "#line 1 \"" << s.name << ".cpp\"\n";
   out << *s.source << "\n";

@@ -22,6 +22,7 @@
 #include <dlfcn.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <ucontext.h>
 
 #include <algorithm>
@@ -162,6 +163,29 @@ static const uint32_t* api_args(uint32_t kind, uint32_t* count) {
     f->api.args_in_l1 |= bit;
   }
   return slot;
+}
+
+// A read past the args the host set: on a card it reads whatever that L1
+// word holds; here 0, with one warning line per kernel and run (naming the
+// first core, the kernel and the index).
+static uint32_t api_arg_past_end(uint32_t kind, int32_t index, uint32_t count) {
+  Fiber* f = t_fiber;
+  RunState* rs = f->core->run;
+  bool first;
+  {
+    std::lock_guard<std::mutex> lock(rs->warn_mu);
+    first = rs->arg_warned.insert({f->desc, kind != 0}).second;
+  }
+  if (first) {
+    std::string line = "zyx-emu: warning: " + where(f) + ": " + (kind ? "get_common_arg_val(" : "get_arg_val(") +
+                       std::to_string(index) + ") reads past the " + std::to_string(count) +
+                       (kind ? " common" : " runtime") +
+                       " args the host set; it reads 0 (on a card, whatever that L1 word holds); further such "
+                       "reads of this kernel are not reported\n";
+    ssize_t w = write(2, line.data(), line.size());
+    (void)w;
+  }
+  return 0;
 }
 
 // ---- API: L1 ------------------------------------------------------------------
@@ -779,6 +803,7 @@ const zyx_emu_api* kernel_api() {
     a.waypoint = api_waypoint;
     a.assert_fail = api_assert_fail;
     a.dst_tile = api_dst_tile;
+    a.arg_past_end = api_arg_past_end;
     fill_compute_api(a);
     return a;
   }();

@@ -3,6 +3,7 @@
 // library's own.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -284,6 +285,10 @@ struct BuildSpec {
   std::vector<std::pair<const std::string*, const std::string*>> include_files;
   bool fp32_dest_acc = false, math_approx = false;
   std::string math_fidelity = "HiFi4";
+  // Page size of each CB index on the kernel's cores, for the constant
+  // expression get_tile_size (0: not configured there, or configured with
+  // different page sizes on different cores).
+  std::array<uint32_t, 32> cb_tile_sizes{};
 };
 
 // Builds kernel objects with the host compiler and caches them on disk and in

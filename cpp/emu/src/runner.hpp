@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -115,6 +116,10 @@ struct RunState {
   std::atomic<uint32_t> stall_answers{0};  // workers that have added their part
   std::mutex stall_mu;
   std::vector<std::pair<uint64_t, std::string>> stall_report;  // (sort key, text)
+  // Kernels (and arg kind: false runtime, true common) already warned about
+  // reading past their args.
+  std::mutex warn_mu;
+  std::set<std::pair<const KernelDesc*, bool>> arg_warned;
   void fail(const std::string& code, const std::string& msg);
 };
 

@@ -12,6 +12,7 @@ void test_dataflow_l1(const std::string& cache);
 void test_dataflow_noc(const std::string& cache);
 void test_dataflow_debug(const std::string& cache);
 void test_dataflow_includes(const std::string& cache);
+void test_dataflow_compat(const std::string& cache);
 
 int main(int argc, char** argv) {
   if (argc < 3) {
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
       {"noc", test_dataflow_noc},
       {"debug", test_dataflow_debug},
       {"includes", test_dataflow_includes},
+      {"compat", test_dataflow_compat},
   };
   auto it = groups.find(group);
   if (it == groups.end()) {

@@ -892,9 +892,11 @@ void test_errors(const std::string& cache) {
   bad.writer.source = "void kernel_main() { noc_async_read(get_noc_addr_from_bank_id<true>(0, 0), 0x7fffff, 64); }";
   msg = expect_error("run_error", [&] { layer->run(layer->compile(one_group_program(bad, 1, 1)), {Buf(x), Val(1)}, false); });
   CHECK(msg.find("outside") != std::string::npos);
-  bad.writer.source = "void kernel_main() { (void)get_arg_val<uint32_t>(3); }";
+  // A negative arg index (an index past the args the host set reads 0 with
+  // a warning: emu_dataflow_compat).
+  bad.writer.source = "void kernel_main() { (void)get_arg_val<uint32_t>(-3); }";
   msg = expect_error("run_error", [&] { layer->run(layer->compile(one_group_program(bad, 1, 1)), {Buf(x), Val(1)}, false); });
-  CHECK(msg.find("get_arg_val") != std::string::npos);
+  CHECK(msg.find("get_arg_val(-3)") != std::string::npos);
   // Compute misuse: a DST index past the register file.
   bad = p;
   bad.fp32_dest_acc = true;

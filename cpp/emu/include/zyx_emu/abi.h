@@ -15,7 +15,7 @@
 
 #include "zyx_emu/sfpu_ops.h"
 
-#define ZYX_EMU_ABI_VERSION 7
+#define ZYX_EMU_ABI_VERSION 8
 
 // Binary and unary operation codes used through the table.
 enum zyx_emu_binary_op { ZYX_BIN_ADD = 0, ZYX_BIN_SUB = 1, ZYX_BIN_MUL = 2 };
@@ -223,4 +223,9 @@ typedef struct zyx_emu_api {
   void (*unpack_tilize_ab)(uint32_t icb0, uint32_t icb1, uint32_t block, uint32_t tile_b, uint32_t num_faces,
                            uint32_t face_r_dim, uint32_t flags);
   void (*compute_special)(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32_t d);
+
+  // ---- ABI 8 ----
+  // get_arg_val / get_common_arg_val (kind 0 / 1) of an index at or past the
+  // `count` args the host set: the value read (0; warns once per kernel).
+  uint32_t (*arg_past_end)(uint32_t kind, int32_t index, uint32_t count);
 } zyx_emu_api;

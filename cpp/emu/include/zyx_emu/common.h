@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "tt-metalium/constants.hpp"
 #include "zyx_emu/abi.h"
 
 // Compile-time args arrive as tt-metal passes them: KERNEL_COMPILE_TIME_ARGS
@@ -91,9 +92,6 @@ enum CB : uint8_t {
   c_out0 = 16, c_out1, c_out2, c_out3, c_out4, c_out5, c_out6, c_out7,
   c_intermed0 = 24, c_intermed1, c_intermed2, c_intermed3, c_intermed4, c_intermed5, c_intermed6, c_intermed7
 };
-namespace constants {
-inline constexpr uint32_t TILE_HEIGHT = 32, TILE_WIDTH = 32, TILE_HW = 1024, FACE_HEIGHT = 16, FACE_WIDTH = 16;
-}
 }  // namespace tt
 
 namespace zyx_emu_detail {
@@ -137,19 +135,30 @@ constexpr uint32_t named_compile_arg(std::string_view name) {
     if (!a.name.empty() && a.name == name) return a.value;
   throw "get_named_compile_time_arg_val: the kernel has no named compile-time arg of this name";
 }
+// Page size of each CB index on the kernel's cores, 0 where there is none
+// (the generated source defines ZYX_EMU_CB_TILE_SIZES; internal linkage as
+// for the compile-time args).
+#ifdef ZYX_EMU_CB_TILE_SIZES
+static constexpr uint32_t cb_tile_sizes[32] = {ZYX_EMU_CB_TILE_SIZES};
+#else
+static constexpr uint32_t cb_tile_sizes[32] = {};
+#endif
 template <typename T>
 FORCE_INLINE T arg_as(uint32_t kind, int i) {
   uint32_t n = 0;
   const uint32_t* a = ZYX_API.args(kind, &n);
-  if (i < 0 || static_cast<uint32_t>(i) >= n) {
+  static_assert(sizeof(T) <= 4, "kernel args are 32-bit words");
+  if (i < 0) {
     char msg[128];
-    std::snprintf(msg, sizeof msg, "%s(%d): index out of range (the kernel has %u %s args)",
+    std::snprintf(msg, sizeof msg, "%s(%d): negative index (the kernel has %u %s args)",
                   kind ? "get_common_arg_val" : "get_arg_val", i, n, kind ? "common" : "runtime");
     ZYX_API.fail(msg);
   }
+  // Past the args the host set a card reads whatever L1 holds there; the
+  // emulator reads 0 and warns (once per kernel).
+  uint32_t word = static_cast<uint32_t>(i) < n ? a[i] : ZYX_API.arg_past_end(kind, i, n);
   T v;
-  static_assert(sizeof(T) <= 4, "kernel args are 32-bit words");
-  std::memcpy(&v, &a[i], sizeof(T));
+  std::memcpy(&v, &word, sizeof(T));
   return v;
 }
 }  // namespace zyx_emu_detail
@@ -195,7 +204,17 @@ FORCE_INLINE bool cb_pages_reservable_at_back(int32_t cb, int32_t pages) {
 }
 FORCE_INLINE uint32_t get_write_ptr(uint32_t cb) { return ZYX_API.cb_write_ptr(cb); }
 FORCE_INLINE uint32_t get_read_ptr(uint32_t cb) { return ZYX_API.cb_read_ptr(cb); }
-FORCE_INLINE uint32_t get_tile_size(uint32_t cb) { return ZYX_API.cb_page_size(cb); }
+// A constant expression where the kernel's cores give the CB one page size
+// (tt-metal compiles the CBs' tile sizes into each kernel), so it may size
+// arrays or initialise constexpr variables; else the CB's page size at run
+// time.
+constexpr inline __attribute__((always_inline)) uint32_t get_tile_size(uint32_t cb) {
+  if (std::is_constant_evaluated())
+    return cb < 32 && zyx_emu_detail::cb_tile_sizes[cb] != 0
+               ? zyx_emu_detail::cb_tile_sizes[cb]
+               : throw "get_tile_size: the CB has no single page size on the kernel's cores";
+  return ZYX_API.cb_page_size(cb);
+}
 // Tile shape of a CB's pages (rows x cols, faces), from the program's CB config.
 FORCE_INLINE uint32_t get_tile_hw(uint32_t cb) {
   uint32_t r = 32, c = 32, f = 4;

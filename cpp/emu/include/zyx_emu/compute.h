@@ -210,6 +210,22 @@ ALWI void sub_tiles_init_nof() { sub_init(0, 1, false); }
 ALWI void mul_tiles_init_f() { mul_init(0, 1, true); }
 template <auto... P>
 ALWI void binary_op_specific_init() { ZYX_API.compute_config(ZYX_CK_ACC_TO_DEST, 0); }
+// The 2024 form: the op as a run-time code (0 add, 1 sub, 2 mul, as the
+// kernels' ELTWISE_OP_CODE define gives it), full_init choosing the full init
+// or the math-only one. Both select the op without acc_to_dest; another code
+// selects nothing, as there.
+template <bool full_init = false>
+ALWI void binary_op_specific_init(int op_code) {
+  if constexpr (full_init) {
+    if (op_code == 0) add_tiles_init();
+    if (op_code == 1) sub_tiles_init();
+    if (op_code == 2) mul_tiles_init();
+  } else {
+    if (op_code == 0) add_tiles_init_nof();
+    if (op_code == 1) sub_tiles_init_nof();
+    if (op_code == 2) mul_tiles_init_f();
+  }
+}
 ALWI void add_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst) {
   ZYX_API.binary_bcast(ZYX_BIN_ADD, ZYX_BC_NONE, icb0, icb1, itile0, itile1, idst, 0);
 }

@@ -15,6 +15,7 @@
 
 #include <tuple>
 
+#include "hostdevcommon/common_values.hpp"
 #include "zyx_emu/common.h"
 
 // The board's L1 banks (one per worker core, row-major: bank b is worker

@@ -1,0 +1,401 @@
+// Tests of what tt-metal's programming examples (of several revisions) need
+// beyond the documented API: the semaphore states VALID and INVALID, the
+// host-side constants headers kernels include, get_tile_size as a constant
+// expression, the 2024 form of binary_op_specific_init, and reads past the
+// runtime args the host set (0 and one warning, not a failure). The kernels
+// here are our own.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "compute_harness.hpp"
+#include "emu.hpp"
+#include "harness.hpp"
+#include "test_util.hpp"
+
+using namespace zyx;
+using namespace zyx_test;
+
+namespace {
+
+// Captures what the process writes to fd 2 while fn runs.
+std::string capture_stderr(const std::function<void()>& fn) {
+  char path[] = "/tmp/zyx-emu-stderr-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) throw Failure("mkstemp failed");
+  unlink(path);
+  std::fflush(stderr);
+  int saved = dup(2);
+  dup2(fd, 2);
+  std::string err;
+  try {
+    fn();
+  } catch (...) {
+    std::fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    throw;
+  }
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  off_t n = lseek(fd, 0, SEEK_END);
+  err.resize(static_cast<size_t>(n));
+  if (n > 0 && pread(fd, err.data(), err.size(), 0) != n) err.clear();
+  close(fd);
+  return err;
+}
+
+size_t count_of(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) n++;
+  return n;
+}
+
+// A one-core program whose reader writes `words` 32-bit words to DRAM.
+std::vector<uint32_t> run_words(DeviceLayer& layer, const std::string& reader, uint32_t words,
+                                std::vector<CB1> cbs = {CB(0, "UInt32", 64, 1)}) {
+  GroupProgram p;
+  p.name = "compat";
+  p.params = {P("out", "global_mut", "u32")};
+  p.reader.source = reader;
+  p.reader.runtime_args = {L("buffer_addr", 0)};
+  p.cbs = std::move(cbs);
+  uint64_t buf = layer.alloc(4 * words, dram_spec(4 * words), nullptr);
+  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+  layer.run(prog, {Buf(buf)}, false);
+  layer.release(prog);
+  auto v = download<uint32_t>(layer, buf, words);
+  layer.free(buf);
+  return v;
+}
+
+const char* kConstants = R"(
+#include "dataflow_api.h"
+#include "hostdevcommon/common_values.hpp"
+#include "hostdevcommon/kernel_structs.h"
+#include "tt-metalium/constants.hpp"
+void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0);
+  volatile uint32_t* w = reinterpret_cast<volatile uint32_t*>(get_write_ptr(tt::CBIndex::c_0));
+  static_assert(tt::constants::TILE_HW == tt::constants::TILE_HEIGHT * tt::constants::TILE_WIDTH);
+  w[0] = VALID;
+  w[1] = INVALID;
+  w[2] = tt::constants::TILE_HW;
+  w[3] = tt::constants::FACE_HW;
+  w[4] = tt::constants::BFLOAT8_B_TILE_HW;
+  w[5] = tt::constants::BFLOAT4_B_TILE_HW;
+  w[6] = tt::constants::FACE_HEIGHT * 100 + tt::constants::FACE_WIDTH;
+  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 28);
+  noc_async_write_barrier();
+}
+)";
+
+// VALID/INVALID come with dataflow_api.h alone (tt-metal's includes them).
+const char* kValidOnly = R"(
+#include "dataflow_api.h"
+void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0);
+  volatile uint32_t* w = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));
+  w[0] = VALID + 10;
+  w[1] = INVALID + 20;
+  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 8);
+  noc_async_write_barrier();
+}
+)";
+
+void test_constants(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  auto v = run_words(*layer, kConstants, 7);
+  CHECK_EQ(v[0], 1u);     // VALID
+  CHECK_EQ(v[1], 0u);     // INVALID
+  CHECK_EQ(v[2], 1024u);  // 32 x 32
+  CHECK_EQ(v[3], 256u);   // 16 x 16
+  CHECK_EQ(v[4], 1088u);  // 1024 one-byte values + 64 exponents
+  CHECK_EQ(v[5], 576u);   // 1024 half-byte values + 64 exponents
+  CHECK_EQ(v[6], 1616u);
+  v = run_words(*layer, kValidOnly, 2);
+  CHECK_EQ(v[0], 11u);
+  CHECK_EQ(v[1], 20u);
+}
+
+// Sender/receiver handshake in the multicast examples' style: core (0,0)
+// resets its own semaphore to INVALID, then sets core (0,1)'s to VALID;
+// core (0,1) waits for VALID and then writes its result. Semaphore 0 starts
+// at 7 on both, so a receiver that did not wait for VALID would see 7.
+const char* kHandshake = R"(
+#include "dataflow_api.h"
+#include "hostdevcommon/common_values.hpp"
+void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0), col = get_arg_val<uint32_t>(1);
+  uint32_t peer_x = get_arg_val<uint32_t>(2), peer_y = get_arg_val<uint32_t>(3);
+  uint32_t sem = get_semaphore(0);
+  volatile tt_l1_ptr uint32_t* sem_ptr = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(sem);
+  if (col == 0) {
+    noc_semaphore_set(sem_ptr, INVALID);
+    // Our own (INVALID) word is the source of nothing; VALID goes out from a
+    // scratch word set to VALID.
+    volatile tt_l1_ptr uint32_t* src = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(0));
+    src[0] = VALID;
+    noc_semaphore_set_remote(get_write_ptr(0), get_noc_addr(peer_x, peer_y, sem));
+  } else {
+    noc_semaphore_wait(sem_ptr, VALID);
+    volatile tt_l1_ptr uint32_t* w = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(0));
+    w[0] = *sem_ptr + 100;
+    noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 4);
+    noc_async_write_barrier();
+  }
+}
+)";
+
+void test_handshake(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  GroupProgram p;
+  p.name = "handshake";
+  p.params = {P("out", "global_mut", "u32")};
+  p.reader.source = kHandshake;
+  p.cbs = {CB(0, "UInt32", 64, 1)};
+  p.semaphores = {{0, 7}};
+  ProgramDesc d = one_group_program(p, 1, 2);
+  // Per-core args: the peer's NOC coordinates.
+  d.kernels[0].runtime_args.clear();
+  for (uint32_t c = 0; c < 2; c++) {
+    CoreArgs ca;
+    ca.cores = one_core(0, c);
+    ca.args = entries({L("buffer_addr", 0), C(c), CoreNoc(true, 0, 1 - c), CoreNoc(false, 0, 1 - c)});
+    d.kernels[0].runtime_args.push_back(ca);
+  }
+  uint64_t buf = layer->alloc(64, dram_spec(64), nullptr);
+  uint64_t prog = layer->compile(d);
+  layer->run(prog, {Buf(buf)}, false);
+  layer->release(prog);
+  CHECK_EQ(download<uint32_t>(*layer, buf, 1)[0], 101u);  // VALID (1) + 100
+  layer->free(buf);
+}
+
+// get_tile_size in constant expressions: a constexpr variable, an array
+// bound, a template argument and a static_assert.
+const char* kTileSizeConstexpr = R"(
+#include "dataflow_api.h"
+template <uint32_t N> struct Words { static constexpr uint32_t value = N / 4; };
+void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0);
+  constexpr uint32_t t0 = get_tile_size(0);
+  constexpr uint32_t t1 = get_tile_size(tt::CBIndex::c_1);
+  static_assert(t0 > 0 && t1 > 0, "known at compile time");
+  uint8_t scratch[t1];
+  scratch[t1 - 1] = 5;
+  volatile uint32_t* w = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));
+  w[0] = t0;
+  w[1] = t1;
+  w[2] = sizeof(scratch) + scratch[t1 - 1];
+  w[3] = Words<get_tile_size(1)>::value;
+  w[4] = get_tile_size(1);  // the run-time form agrees
+  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 20);
+  noc_async_write_barrier();
+}
+)";
+
+// A CB whose page size differs between the kernel's cores has no
+// compile-time tile size: the run-time form gives each core its own.
+const char* kTileSizeRuntime = R"(
+#include "dataflow_api.h"
+void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0), col = get_arg_val<uint32_t>(1);
+  const uint32_t t = get_tile_size(1);
+  volatile uint32_t* w = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));
+  w[0] = t;
+  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out + 32 * col), 4);
+  noc_async_write_barrier();
+}
+)";
+
+void test_tile_size(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  auto v = run_words(*layer, kTileSizeConstexpr, 5, {CB(0, "UInt32", 64, 1), CB(1, "Float16_b", 2048, 2)});
+  CHECK_EQ(v[0], 64u);
+  CHECK_EQ(v[1], 2048u);
+  CHECK_EQ(v[2], 2053u);
+  CHECK_EQ(v[3], 512u);
+  CHECK_EQ(v[4], 2048u);
+  // Another page size, another object.
+  v = run_words(*layer, kTileSizeConstexpr, 5, {CB(0, "UInt32", 64, 1), CB(1, "Float32", 4096, 1)});
+  CHECK_EQ(v[1], 4096u);
+  CHECK_EQ(v[3], 1024u);
+
+  // Two cores with CB 1 of 2048 and 1088 bytes.
+  GroupProgram p;
+  p.name = "tile_size";
+  p.params = {P("out", "global_mut", "u32")};
+  p.reader.source = kTileSizeRuntime;
+  p.reader.runtime_args = {L("buffer_addr", 0), L("core_col")};
+  p.cbs = {CB(0, "UInt32", 64, 1)};
+  ProgramDesc d = one_group_program(p, 1, 2);
+  d.cbs.push_back(cb_config(one_core(0, 0), 4096, {cb_index(1, DataFormat::Float16_b, 2048)}));
+  d.cbs.push_back(cb_config(one_core(0, 1), 2176, {cb_index(1, DataFormat::Bfp8_b, 1088)}));
+  uint64_t buf = layer->alloc(64, dram_spec(64), nullptr);
+  uint64_t prog = layer->compile(d);
+  layer->run(prog, {Buf(buf)}, false);
+  layer->release(prog);
+  auto w = download<uint32_t>(*layer, buf, 16);
+  CHECK_EQ(w[0], 2048u);
+  CHECK_EQ(w[8], 1088u);
+  // ... and in a constant expression it is a compile error.
+  d.kernels[0].source =
+      "void kernel_main() { constexpr uint32_t t = get_tile_size(1); volatile uint32_t x = t; (void)x; }";
+  expect_error("compile_error", [&] { layer->compile(d); });
+  // So is a CB the kernel's cores do not configure.
+  d.kernels[0].source =
+      "void kernel_main() { constexpr uint32_t t = get_tile_size(5); volatile uint32_t x = t; (void)x; }";
+  expect_error("compile_error", [&] { layer->compile(d); });
+  layer->free(buf);
+}
+
+// binary_op_specific_init<full_init>(op_code), the 2024 signature: it selects
+// add (0), sub (1) or mul (2) without acc_to_dest. The kernel first turns
+// acc_to_dest on, then selects the op by code and applies it twice to DST 0:
+// with acc_to_dest still on an add would give 2 (a + b).
+const char* kSpecificInit = R"(
+#include "compute_kernel_api/eltwise_binary.h"
+#include "compute_kernel_api/tile_move_copy.h"
+namespace NAMESPACE {
+void MAIN {
+  uint32_t code = get_arg_val<uint32_t>(0);
+  binary_op_init_common(0, 1, 16);
+  add_tiles_init(0, 1, true);
+#ifdef FULL
+  binary_op_specific_init<true>(code);
+#else
+  binary_op_specific_init<false>(code);
+#endif
+  cb_wait_front(0, 1);
+  cb_wait_front(1, 1);
+  cb_reserve_back(16, 1);
+  tile_regs_acquire();
+  if (code == 0) { add_tiles(0, 1, 0, 0, 0); add_tiles(0, 1, 0, 0, 0); }
+  if (code == 1) { sub_tiles(0, 1, 0, 0, 0); sub_tiles(0, 1, 0, 0, 0); }
+  if (code == 2) { mul_tiles(0, 1, 0, 0, 0); mul_tiles(0, 1, 0, 0, 0); }
+  tile_regs_commit();
+  tile_regs_wait();
+  pack_tile(0, 16);
+  tile_regs_release();
+  cb_push_back(16, 1);
+}
+}
+)";
+
+void test_specific_init(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  auto a = zyx_ctest::randf(1024, -4, 4, 11), b = zyx_ctest::randf(1024, -4, 4, 12);
+  for (bool full : {false, true})
+    for (uint32_t code = 0; code < 3; code++) {
+      zyx_ctest::Run r;
+      r.formats = {"Float32", "Float32"};
+      r.inputs = {zyx_ctest::f32_bytes(a), zyx_ctest::f32_bytes(b)};
+      r.compute = kSpecificInit;
+      r.args = {code};
+      if (full) r.defines = {{"FULL", "1"}};
+      auto out = zyx_ctest::bytes_f32(zyx_ctest::run(*layer, r));
+      for (size_t i = 0; i < 1024; i++) {
+        double want = code == 0 ? double(a[i]) + b[i] : code == 1 ? double(a[i]) - b[i] : double(a[i]) * b[i];
+        if (std::fabs(out[i] - want) > 1e-5 * (1 + std::fabs(want)))
+          throw Failure("binary_op_specific_init<" + std::to_string(full) + ">(" + std::to_string(code) +
+                        "): element " + std::to_string(i) + " is " + std::to_string(out[i]) + ", want " +
+                        std::to_string(want));
+      }
+    }
+}
+
+// Reads past the args the host set. The kernel reads runtime arg 2 and 5 and
+// common arg 1 where the host set 2 runtime args and 1 common arg; each core
+// stores what it read.
+const char* kPastArgs = R"(
+#include "dataflow_api.h"
+void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0), col = get_arg_val<uint32_t>(1);
+  volatile uint32_t* w = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));
+  w[0] = get_arg_val<uint32_t>(2) + 1000;
+  w[1] = get_arg_val<uint32_t>(5) + 2000;
+  w[2] = get_common_arg_val<uint32_t>(0);
+  w[3] = get_common_arg_val<uint32_t>(1) + 3000;
+  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out + 16 * col), 16);
+  noc_async_write_barrier();
+}
+)";
+
+// A first program that leaves values in the cores' arg slots in L1.
+const char* kManyArgs = R"(
+#include "dataflow_api.h"
+void kernel_main() {
+  volatile uint32_t x = get_arg_val<uint32_t>(2) + get_arg_val<uint32_t>(5) + get_common_arg_val<uint32_t>(1);
+  (void)x;
+}
+)";
+
+void test_args_past_end(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  // Leave 77s in the arg slots of the cores.
+  GroupProgram first;
+  first.name = "many_args";
+  first.reader.source = kManyArgs;
+  first.reader.runtime_args = {C(77), C(77), C(77), C(77), C(77), C(77)};
+  first.reader.common_args = {C(77), C(77)};
+  uint64_t prog = layer->compile(one_group_program(first, 2, 2));
+  std::string err = capture_stderr([&] { layer->run(prog, {}, false); });
+  CHECK_EQ(count_of(err, "warning"), size_t(0));
+  layer->release(prog);
+
+  GroupProgram p;
+  p.name = "past_args";
+  p.params = {P("out", "global_mut", "u32")};
+  p.reader.source = kPastArgs;
+  p.reader.runtime_args = {L("buffer_addr", 0), L("core_index")};
+  p.reader.common_args = {C(9)};
+  p.cbs = {CB(0, "UInt32", 64, 1)};
+  uint64_t buf = layer->alloc(256, dram_spec(256), nullptr);
+  prog = layer->compile(one_group_program(p, 2, 2));
+  err = capture_stderr([&] { layer->run(prog, {Buf(buf)}, false); });
+  auto v = download<uint32_t>(*layer, buf, 64);
+  for (uint32_t c = 0; c < 4; c++) {
+    CHECK_EQ(v[4 * c + 0], 1000u);  // 0, not the 77 left in L1
+    CHECK_EQ(v[4 * c + 1], 2000u);
+    CHECK_EQ(v[4 * c + 2], 9u);
+    CHECK_EQ(v[4 * c + 3], 3000u);
+  }
+  // One line per kernel and kind of arg, though four cores read two
+  // runtime indices past the end: it names a core, the kernel and the index.
+  CHECK_EQ(count_of(err, "zyx-emu: warning:"), size_t(2));
+  CHECK_EQ(count_of(err, "\n"), size_t(2));
+  CHECK(err.find("reader (riscv_0): get_arg_val(2) reads past the 2 runtime args") != std::string::npos);
+  CHECK(err.find("get_common_arg_val(1) reads past the 1 common args") != std::string::npos);
+  CHECK(err.find("core (") != std::string::npos);
+  // Every run warns again.
+  err = capture_stderr([&] { layer->run(prog, {Buf(buf)}, false); });
+  CHECK_EQ(count_of(err, "zyx-emu: warning:"), size_t(2));
+  layer->release(prog);
+
+  // A negative index is still a run error.
+  p.reader.source =
+      "void kernel_main() { volatile uint32_t x = get_arg_val<uint32_t>(-1); (void)x; }";
+  prog = layer->compile(one_group_program(p, 1, 1));
+  std::string msg = expect_error("run_error", [&] { layer->run(prog, {Buf(buf)}, false); });
+  CHECK(msg.find("get_arg_val(-1)") != std::string::npos);
+  layer->release(prog);
+  layer->free(buf);
+}
+
+}  // namespace
+
+void test_dataflow_compat(const std::string& cache) {
+  test_constants(cache);
+  test_handshake(cache);
+  test_tile_size(cache);
+  test_specific_init(cache);
+  test_args_past_end(cache);
+}
