@@ -1051,10 +1051,16 @@ void test_backpressure() {
 // answers with its error, a request after it answers dependency_failed, and
 // later independent requests succeed.
 void test_runs_in_flight() {
-  Latch latch;
+  Latch latch, gate;
   PipeHarness ph;
   ph.state->async_runs = true;
   ph.state->on_finish = [&] { latch.wait(); };
+  // The gate holds the first launch until the reader has queued every
+  // request sent: an executor with nothing queued waits for the oldest run
+  // (which the latch holds), so requests that arrived after it had looked
+  // would otherwise launch only once that run ended, however loaded the
+  // host is.
+  ph.state->on_run = [&] { gate.wait(); };
   auto kernel = [](const char* src) {
     return json{{"kernels", {{{"processor", "riscv_0"}, {"cores", {{0, 0, 0, 0}}}, {"source", src}}}}};
   };
@@ -1074,6 +1080,8 @@ void test_runs_in_flight() {
   ph.send(dep);        // waits for the runs in flight, then is not executed
   ph.send(run(8, 1));  // launch 4
   ph.send({{"id", 9}, {"cmd", "ping"}});
+  CHECK(ph.wait_until([&] { return ph.pipeline->prepared() == 9; }), "nine requests queued");
+  gate.release();
   CHECK(ph.wait_until([&] { return latch.waiting.load() == 1; }), "a finish is waited for");
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   auto log = ph.state->logged();
@@ -1130,8 +1138,11 @@ void test_runs_in_flight() {
   // At most kMaxRunsInFlight runs are in flight: the next launch waits for
   // the oldest to end.
   latch.reset();
+  gate.reset();
   uint64_t before = ph.state->launched;
   for (int i = 0; i < 20; i++) ph.send(run(3000 + i, 1));
+  CHECK(ph.wait_until([&] { return ph.pipeline->prepared() == 34; }), "the twenty runs queued");
+  gate.release();
   CHECK(ph.wait_until([&] { return latch.waiting.load() == 1; }), "a finish is waited for");
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   uint64_t launched = ph.state->launched - before;
