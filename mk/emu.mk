@@ -6,9 +6,10 @@ emu-test:
 	cmake --build build/emu-dev -j2
 	ctest --test-dir build/emu-dev --output-on-failure
 
-bench-emu:
+bench-emu: build
 	bench/emu/run.sh
 	bench/emu/compute.sh
+	bench/emu/mcast.sh
 
 # Kernel-API coverage of the emulator headers (cpp/emu/tests/coverage).
 .PHONY: emu-coverage
