@@ -391,6 +391,17 @@ func TestCompare(t *testing.T) {
 	c, err = Compare([]float64{math.NaN(), math.Inf(1)}, []float64{math.NaN(), math.Inf(1)}, tol)
 	require.NoError(t, err)
 	require.True(t, c.OK())
+	// A non-finite reference matches only the same value: not the other
+	// infinity, not NaN, not a finite number however large.
+	for _, pair := range [][2]float64{
+		{math.Inf(-1), math.Inf(1)}, {math.Inf(1), math.Inf(-1)}, {math.NaN(), math.Inf(1)},
+		{math.Inf(1), math.NaN()}, {math.MaxFloat64, math.Inf(1)}, {12345, math.NaN()},
+	} {
+		c, err = Compare([]float64{pair[0]}, []float64{pair[1]}, tol)
+		require.NoError(t, err)
+		require.False(t, c.OK(), "got %v, want %v", pair[0], pair[1])
+		require.Equal(t, int64(1), c.Mismatches, "got %v, want %v", pair[0], pair[1])
+	}
 	_, err = Compare([]float64{1}, []float64{1, 2}, tol)
 	require.Error(t, err)
 	require.Equal(t, Tolerance{}, DefaultTolerance(backends.I32))
