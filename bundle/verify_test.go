@@ -61,12 +61,7 @@ func verifyRun(t *testing.T, reference string) (*Run, func(y []float32) *VerifyR
 	b, err := Load(dir)
 	require.NoError(t, err)
 	ctx := context.Background()
-	rt, err := backends.Open(ctx, backends.Options{Config: &backends.Config{}, Backends: []string{}})
-	require.NoError(t, err)
-	t.Cleanup(func() { rt.Close() })
-	r, err := b.Prepare(ctx, rt, Options{})
-	require.NoError(t, err)
-	t.Cleanup(r.Close)
+	r := prepareBare(t, b)
 	return r, func(y []float32) *VerifyReport {
 		id, err := r.alloc(ctx, r.host, 32)
 		require.NoError(t, err)
@@ -165,12 +160,7 @@ func TestExecuteAllocParam(t *testing.T) {
 	  {"name": "n", "kind": "variable"}], "grid": [1]}`
 	b, err := Load(writeBundle(t, map[string]string{"manifest.json": manifest, "c.json": `{"source": "k.c", "entry": "k"}`, "k.c": ""}))
 	require.NoError(t, err)
-	rt, err := backends.Open(ctx, backends.Options{Config: &backends.Config{}, Backends: []string{}})
-	require.NoError(t, err)
-	defer rt.Close()
-	r, err := b.Prepare(ctx, rt, Options{})
-	require.NoError(t, err)
-	defer r.Close()
+	r := prepareBare(t, b)
 	dev, err := dummy.New(dummy.Config{Memory: 1 << 20})
 	require.NoError(t, err)
 	defer dev.Close()
@@ -215,12 +205,7 @@ func TestVerifyFileReference(t *testing.T) {
 	dir := writeBundle(t, map[string]string{"manifest.json": manifest, "c.json": `{"source": "k.c", "entry": "k"}`, "k.c": "", "golden/want.bin": string(want)})
 	b, err := Load(dir)
 	require.NoError(t, err)
-	rt, err := backends.Open(ctx, backends.Options{Config: &backends.Config{}, Backends: []string{}})
-	require.NoError(t, err)
-	defer rt.Close()
-	r, err := b.Prepare(ctx, rt, Options{})
-	require.NoError(t, err)
-	defer r.Close()
+	r := prepareBare(t, b)
 	for _, tc := range []struct {
 		got        []float32
 		mismatches int64
@@ -256,12 +241,7 @@ func TestNoOutputs(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, p.Params)
 	require.Len(t, p.TT().Kernels, 1)
-	rt, err := backends.Open(ctx, backends.Options{Config: &backends.Config{}, Backends: []string{}})
-	require.NoError(t, err)
-	defer rt.Close()
-	r, err := b.Prepare(ctx, rt, Options{})
-	require.NoError(t, err)
-	defer r.Close()
+	r := prepareBare(t, b)
 	_, err = r.Verify(ctx, "", &Execution{})
 	require.ErrorContains(t, err, "has no outputs to verify")
 	// Without "outputs": [] a program still needs params and outputs.
@@ -334,12 +314,7 @@ func TestExecuteTransferUnits(t *testing.T) {
 	  {"name": "y", "kind": "global_mut", "dtype": "bf16", "shape": [3072, 3072]}], "grid": [1]}`
 	b, err := Load(writeBundle(t, map[string]string{"manifest.json": manifest, "c.json": `{"source": "k.c", "entry": "k"}`, "k.c": ""}))
 	require.NoError(t, err)
-	rt, err := backends.Open(ctx, backends.Options{Config: &backends.Config{}, Backends: []string{}})
-	require.NoError(t, err)
-	defer rt.Close()
-	r, err := b.Prepare(ctx, rt, Options{})
-	require.NoError(t, err)
-	defer r.Close()
+	r := prepareBare(t, b)
 	dd, err := dummy.New(dummy.Config{Memory: 64 << 20})
 	require.NoError(t, err)
 	defer dd.Close()
@@ -359,4 +334,18 @@ func TestExecuteTransferUnits(t *testing.T) {
 	out, err := r.Output(res, 1)
 	require.NoError(t, err)
 	require.Len(t, out, 3072*3072*2)
+}
+
+// prepareBare prepares b on a runtime with no backends (host-side work
+// only); the run and the runtime are closed when the test ends.
+func prepareBare(t testing.TB, b *Bundle) *Run {
+	t.Helper()
+	ctx := context.Background()
+	rt, err := backends.Open(ctx, backends.Options{Config: &backends.Config{}, Backends: []string{}})
+	require.NoError(t, err)
+	t.Cleanup(func() { rt.Close() })
+	r, err := b.Prepare(ctx, rt, Options{})
+	require.NoError(t, err)
+	t.Cleanup(r.Close)
+	return r
 }

@@ -7,19 +7,17 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
+	"github.com/zyxtt/zyxtt/internal/leakcheck"
 	"github.com/zyxtt/zyxtt/internal/mockrt"
-	"github.com/zyxtt/zyxtt/shm"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
@@ -32,34 +30,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "mockrt" {
 		os.Exit(mockrt.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	before := ownSegments(nil) // a dead process with our pid may have left some
-	code := m.Run()
-	_ = backends.CloseAll()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
-			code = 1
-		}
-		if left := ownSegments(before); len(left) > 0 {
-			fmt.Fprintln(os.Stderr, "shm segments left behind:", left)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// ownSegments lists the shm segments named for this process that are not
-// in before.
-func ownSegments(before []string) []string {
-	ents, _ := os.ReadDir(shm.DefaultDir())
-	var out []string
-	prefix := fmt.Sprintf("%s%d-", shm.Prefix, os.Getpid())
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), prefix) && !slices.Contains(before, e.Name()) {
-			out = append(out, e.Name())
-		}
-	}
-	return out
+	os.Exit(leakcheck.Run(m, func() { _ = backends.CloseAll() }))
 }
 
 // openWith opens the tt backend over a sysfs fixture with the mock as its

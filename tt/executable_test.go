@@ -2,6 +2,7 @@ package tt_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,14 +92,13 @@ func TestExecutableContractUnderTheEmulator(t *testing.T) {
 	checkExecutableContract(t, d, func() *backends.Program { return exampleVadd(t, 1, 2) }, contractArgs(t, d, 4*2048, 3, 2048))
 }
 
-// A program exiting while a kernel hangs: the launch is given up (its
-// context), and the cleanups after it do not each wait the 60 s call
-// timeout. The first free waits the client's AbandonedGrace (1 s: a call
-// was abandoned and is unanswered) for its reply, the runtime is then
-// presumed hung and killed, and every later cleanup fails at once.
-func TestCleanupDuringAHungKernel(t *testing.T) {
+// launchIntoAHang opens a device whose mock runtime (with mockFlags) never
+// answers the first run, with the 60 s call timeout, and gives up a vadd
+// launch on it after 200 ms: the launch fails with its context's deadline.
+func launchIntoAHang(t *testing.T, mockFlags string) (*tt.Device, backends.Executable, []backends.LaunchArg) {
+	t.Helper()
 	// init 1, three allocs 2–4, compile 5, run 6 never answers
-	devs, err := openTimed(t, "none", "-hang-at 6", 60, "")
+	devs, err := openTimed(t, "none", strings.TrimSpace("-hang-at 6 "+mockFlags), 60, "")
 	require.NoError(t, err)
 	d := devs[0].(*tt.Device)
 	args := contractArgs(t, d, 4096, 3, 4)
@@ -108,10 +108,19 @@ func TestCleanupDuringAHungKernel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	require.ErrorIs(t, exe.Launch(ctx, args), context.DeadlineExceeded)
+	return d, exe, args
+}
 
+// A program exiting while a kernel hangs: the launch is given up (its
+// context), and the cleanups after it do not each wait the 60 s call
+// timeout. The first free waits the client's AbandonedGrace (1 s: a call
+// was abandoned and is unanswered) for its reply, the runtime is then
+// presumed hung and killed, and every later cleanup fails at once.
+func TestCleanupDuringAHungKernel(t *testing.T) {
+	d, exe, args := launchIntoAHang(t, "")
 	p := d.Pool()
 	began := time.Now()
-	err = p.Release(args[1].Buffer)
+	err := p.Release(args[1].Buffer)
 	took := time.Since(began)
 	require.ErrorIs(t, err, backends.ErrDeviceLost)
 	require.ErrorContains(t, err, "presumed hung")
@@ -129,18 +138,9 @@ func TestCleanupDuringAHungKernel(t *testing.T) {
 // prompt: the exit request waits only the client's AbandonedGrace (1 s),
 // and the runtime that does not answer is killed; Close says so.
 func TestCloseDuringAHungKernel(t *testing.T) {
-	devs, err := openTimed(t, "none", "-hang-at 6 -ignore-term", 60, "")
-	require.NoError(t, err)
-	d := devs[0].(*tt.Device)
-	args := contractArgs(t, d, 4096, 3, 4)
-	args = append(args[3:], args[:3]...)
-	exe, err := d.Compile(context.Background(), vaddProgram())
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	require.ErrorIs(t, exe.Launch(ctx, args), context.DeadlineExceeded)
+	d, exe, _ := launchIntoAHang(t, "-ignore-term")
 	began := time.Now()
-	err = d.Close()
+	err := d.Close()
 	require.Less(t, time.Since(began), 3*time.Second, "Close waited for a graceful exit")
 	var se *ttruntime.ShutdownError
 	require.ErrorAs(t, err, &se)

@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/internal/leakcheck"
 	"github.com/zyxtt/zyxtt/internal/mockrt"
 	"github.com/zyxtt/zyxtt/shm"
 	"github.com/zyxtt/zyxtt/ttruntime"
@@ -38,19 +38,7 @@ func TestMain(m *testing.M) {
 		echo(os.Stdin, os.Stdout)
 		os.Exit(0)
 	}
-	before := ownSegments(nil) // a dead process with our pid may have left some
-	code := m.Run()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
-			code = 1
-		}
-		if left := ownSegments(before); len(left) > 0 {
-			fmt.Fprintln(os.Stderr, "shm segments left behind:", left)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(leakcheck.Run(m, nil))
 }
 
 func echo(r io.Reader, w io.Writer) {
@@ -64,20 +52,6 @@ func echo(r io.Reader, w io.Writer) {
 		_, _ = bw.Write(line)
 		_ = bw.Flush()
 	}
-}
-
-// ownSegments lists the shm segments named for this process that are not
-// in before.
-func ownSegments(before []string) []string {
-	ents, _ := os.ReadDir(shm.DefaultDir())
-	var out []string
-	prefix := fmt.Sprintf("%s%d-", shm.Prefix, os.Getpid())
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), prefix) && !slices.Contains(before, e.Name()) {
-			out = append(out, e.Name())
-		}
-	}
-	return out
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

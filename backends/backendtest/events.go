@@ -149,8 +149,8 @@ func RunEventConformance(t *testing.T, dev backends.Device, s Step) {
 		down, err := pool.ReadAsync(ctx, c.bufs[1], 0, out, run)
 		require.NoError(t, err)
 		time.Sleep(20 * time.Millisecond)
-		requirePending(t, run, "a launch after a pending host event")
-		requirePending(t, down, "a read after that launch")
+		RequirePending(t, run, "a launch after a pending host event")
+		RequirePending(t, down, "a read after that launch")
 		gate.Complete(nil)
 		require.NoError(t, down.Wait(ctx))
 		RequireClose(t, c.want(1), BytesF32(out), 0, 0)
@@ -315,7 +315,7 @@ func RunCrossDeviceEvents(t *testing.T, a, b backends.Device, sa, sb Step, host 
 	out := make([]byte, 4*sb.N)
 	down, err := b.Pool().ReadAsync(ctx, cb.bufs[1], 0, out, runB)
 	require.NoError(t, err)
-	requirePending(t, down, "the end of a chain that waits for a host event")
+	RequirePending(t, down, "the end of a chain that waits for a host event")
 	gate.Complete(nil)
 	require.NoError(t, down.Wait(ctx))
 	want := ca.want(1)
@@ -325,7 +325,9 @@ func RunCrossDeviceEvents(t *testing.T, a, b backends.Device, sa, sb Step, host 
 	RequireClose(t, want, BytesF32(out), 0, 0)
 }
 
-func requirePending(t testing.TB, ev backends.Event, what string) {
+// RequirePending fails t when ev has already ended: what it waits for has
+// not, so it ran too early. what names ev in the failure.
+func RequirePending(t testing.TB, ev backends.Event, what string) {
 	t.Helper()
 	select {
 	case <-ev.Done():
@@ -370,4 +372,51 @@ func BenchmarkQueuedLaunches(b *testing.B, exe backends.Executable, args []backe
 	b.ReportMetric(float64(queuedT.Nanoseconds())/1e3/launches, "queued-µs/launch")
 	b.ReportMetric(float64(syncT)/float64(queuedT), "sync/queued")
 	b.ReportMetric(0, "ns/op")
+}
+
+// RunCloseCancelsDeferred checks that closing dev fails its work that waits
+// for a host event with ErrClosed, and that the work submitted before it,
+// waiting for nothing, runs. It closes dev.
+func RunCloseCancelsDeferred(t *testing.T, dev backends.Device) {
+	t.Helper()
+	ctx := context.Background()
+	const n = 4096
+	exe, err := dev.Compile(ctx, Vadd(t))
+	require.NoError(t, err)
+	args := MakeArgs(t, dev.Pool(), VaddArgs(n))
+	ran, err := exe.Submit(ctx, args)
+	require.NoError(t, err)
+	gate := backends.NewHostEvent()
+	waiting, err := exe.Submit(ctx, args, gate)
+	require.NoError(t, err)
+	require.NoError(t, dev.Close())
+	require.NoError(t, ran.Err(), "work submitted before Close, waiting for nothing, ran")
+	require.ErrorIs(t, waiting.Err(), backends.ErrClosed, "work that waited for a host event is cancelled")
+	gate.Complete(nil)
+	require.NoError(t, exe.Release())
+}
+
+// RunLostDeviceFailsPendingWork checks that once lose(cause) has marked dev
+// lost (it returns ErrDeviceLost), dev's pending work, held back for a host
+// event included, fails with ErrDeviceLost and cause while that event is
+// still pending, and that dev takes no more launches or transfers.
+func RunLostDeviceFailsPendingWork(t *testing.T, dev backends.Device, lose func(cause error) error, cause error) {
+	t.Helper()
+	ctx := context.Background()
+	const n = 4096
+	exe, err := dev.Compile(ctx, Vadd(t))
+	require.NoError(t, err)
+	defer exe.Release()
+	args := MakeArgs(t, dev.Pool(), VaddArgs(n))
+	gate := backends.NewHostEvent()
+	waiting, err := exe.Submit(ctx, args, gate)
+	require.NoError(t, err)
+	require.ErrorIs(t, lose(cause), backends.ErrDeviceLost)
+	err = waiting.Wait(ctx)
+	require.ErrorIs(t, err, backends.ErrDeviceLost, "deferred work fails once the device is lost, its host event still pending")
+	require.ErrorIs(t, err, cause)
+	gate.Complete(nil)
+	_, err = exe.Submit(ctx, args)
+	require.ErrorIs(t, err, backends.ErrDeviceLost, "a lost device takes no more work")
+	require.ErrorIs(t, dev.Pool().Write(ctx, args[0].Buffer, 0, make([]byte, 4)), backends.ErrDeviceLost)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -214,17 +212,7 @@ func spinProgram(cycles int64) *backends.Program {
 // A fault with work pending fails every event after it with ErrDeviceLost:
 // work on the streams and work still waiting for a host event.
 func TestFaultFailsPendingEvents(t *testing.T) {
-	gpu(t)
-	if testing.Short() {
-		t.Skip("short: skips the helper process")
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"=fault-pending")
-	out, err := cmd.CombinedOutput()
-	t.Logf("helper output:\n%s", out)
-	require.NoError(t, err)
-	require.Contains(t, string(out), "FAULT-PENDING-OK")
-	require.Contains(t, string(out), "CUDA_ERROR_ILLEGAL_ADDRESS")
+	runFaultHelper(t, "fault-pending", "FAULT-PENDING-OK")
 }
 
 // faultPendingHelper queues a long kernel, a kernel that writes through a

@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -401,17 +400,7 @@ func TestPeerCopy(t *testing.T) {
 }
 
 func TestFaultLosesDevice(t *testing.T) {
-	gpu(t)
-	if testing.Short() {
-		t.Skip("short: skips the helper process")
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"=fault")
-	out, err := cmd.CombinedOutput()
-	t.Logf("helper output:\n%s", out)
-	require.NoError(t, err)
-	require.Contains(t, string(out), "FAULT-HELPER-OK")
-	require.Contains(t, string(out), "CUDA_ERROR_ILLEGAL_ADDRESS")
+	runFaultHelper(t, "fault", "FAULT-HELPER-OK")
 }
 
 // gemmCase is one GEMM checked against a float64 reference.

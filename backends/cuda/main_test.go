@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
 )
@@ -27,6 +30,24 @@ func TestMain(m *testing.M) {
 	}
 }
 
+// runFaultHelper re-runs this binary as the helper process name, on a GPU
+// and not with -short, and requires that it succeeded, printed ok and met
+// the illegal-address fault its wild write causes.
+func runFaultHelper(t *testing.T, name, ok string) {
+	t.Helper()
+	gpu(t)
+	if testing.Short() {
+		t.Skip("short: skips the helper process")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+name)
+	out, err := cmd.CombinedOutput()
+	t.Logf("helper output:\n%s", out)
+	require.NoError(t, err)
+	require.Contains(t, string(out), ok)
+	require.Contains(t, string(out), "CUDA_ERROR_ILLEGAL_ADDRESS")
+}
+
 // faultHelper runs a kernel that writes through a wild pointer and checks
 // that the device is then reported lost by every call. It runs in its own
 // process because a fault poisons the process's primary context.
@@ -41,16 +62,7 @@ func faultHelper() int {
 		return fail("no cuda backend: %v %v", err, st.Err)
 	}
 	d := st.Devices[0]
-	bad, err := d.Compile(ctx, &backends.Program{
-		Name:   "wild_write",
-		Params: []backends.Param{{Name: "p", Kind: backends.GlobalMut, DType: backends.U32}},
-		Grid:   []backends.GwsDim{backends.ConstDim(1)},
-		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "wild_write", Local: [3]uint32{32},
-			Source: `extern "C" __global__ void wild_write(unsigned int *p) {
-				volatile unsigned int *wild = (unsigned int *)0xdead0000ull;
-				*wild = p[threadIdx.x];
-			}`}}},
-	})
+	bad, err := d.Compile(ctx, wildProgram())
 	if err != nil {
 		return fail("compile: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -102,6 +103,25 @@ func TestCheckReleased(t *testing.T) {
 	require.ErrorContains(t, err, "executable released")
 }
 
+func TestCheckOpen(t *testing.T) {
+	var mu sync.Mutex
+	closed := false
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, driver.CheckOpen(ctx, "x", "alloc", "x:0", &mu, &closed))
+	closed = true
+	err := driver.CheckOpen(ctx, "x", "alloc", "x:0", &mu, &closed)
+	require.ErrorIs(t, err, backends.ErrClosed)
+	var be *backends.Error
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, "x", be.Backend)
+	require.Equal(t, "alloc", be.Op)
+	require.ErrorContains(t, err, "x:0", "the error names the device")
+	require.True(t, mu.TryLock(), "the lock is given back")
+	mu.Unlock()
+	cancel()
+	require.ErrorIs(t, driver.CheckOpen(ctx, "x", "alloc", "x:0", &mu, &closed), context.Canceled, "ctx's error comes first")
+}
+
 func TestCheckCompile(t *testing.T) {
 	ctx := context.Background()
 	p := &backends.Program{Name: "vadd", Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{}}}}
@@ -188,4 +208,45 @@ func TestOpenEach(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	_, err = first.Compile(ctx, &backends.Program{Name: "p"})
 	require.ErrorIs(t, err, backends.ErrClosed, "the device opened before the cancel is closed")
+}
+
+func TestHoldExecutable(t *testing.T) {
+	var mu sync.Mutex
+	var refs atomic.Int32
+	refs.Store(1)
+	released := false
+	require.NoError(t, driver.HoldExecutable("x", &mu, &released, &refs))
+	require.Equal(t, int32(2), refs.Load(), "a launch holds a reference")
+	released = true
+	err := driver.HoldExecutable("x", &mu, &released, &refs)
+	require.ErrorIs(t, err, backends.ErrClosed)
+	require.ErrorContains(t, err, "executable released")
+	require.Equal(t, int32(2), refs.Load(), "a released executable gets no reference")
+	require.True(t, mu.TryLock(), "the lock is given back")
+}
+
+func TestSplitArgs(t *testing.T) {
+	p := &backends.Program{Params: []backends.Param{
+		{Name: "x", Kind: backends.Global, DType: backends.F32},
+		{Name: "n", Kind: backends.Variable, DType: backends.U32},
+		{Name: "y", Kind: backends.GlobalMut, DType: backends.F32},
+		{Name: "s", Kind: backends.Variable, DType: backends.F16},
+	}}
+	args := []backends.LaunchArg{
+		backends.BufArg(7),
+		backends.VarArg(backends.UintConst(backends.U32, 5)),
+		backends.BufArg(9),
+		backends.VarArg(backends.FloatConst(backends.F16, 1)),
+	}
+	got := map[int][]byte{}
+	ids, err := driver.SplitArgs("x", p, args, func(c backends.Constant) ([]byte, error) { return c.NativeBytes(), nil },
+		func(i int, v []byte) { got[i] = v })
+	require.NoError(t, err)
+	require.Equal(t, []backends.BufferID{7, 9}, ids, "the buffers in param order")
+	require.Equal(t, map[int][]byte{1: {5, 0, 0, 0}, 3: {0x00, 0x3c}}, got, "each scalar by its param index")
+
+	_, err = driver.SplitArgs("x", p, args, func(backends.Constant) ([]byte, error) { return nil, errors.New("no such type") },
+		func(int, []byte) { t.Fatal("a refused scalar is not set") })
+	require.ErrorIs(t, err, backends.ErrUnsupported)
+	require.ErrorContains(t, err, "param 1: no such type")
 }

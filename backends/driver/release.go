@@ -1,7 +1,9 @@
 package driver
 
 import (
+	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/zyxtt/zyxtt/backends"
 )
@@ -34,6 +36,34 @@ func CheckReleased(backend string, mu sync.Locker, released *bool) error {
 	defer mu.Unlock()
 	if *released {
 		return ErrReleased(backend)
+	}
+	return nil
+}
+
+// HoldExecutable adds a launch's reference to an executable's refs unless
+// it has been released (*released read under mu, so that Release cannot
+// free it in between): ErrReleased then, and refs is left alone.
+func HoldExecutable(backend string, mu sync.Locker, released *bool, refs *atomic.Int32) error {
+	mu.Lock()
+	defer mu.Unlock()
+	if *released {
+		return ErrReleased(backend)
+	}
+	refs.Add(1)
+	return nil
+}
+
+// CheckOpen is what a device's operation checks first: ctx's error, then
+// ErrClosed for backend's op once *closed is set (read under mu), naming
+// the device; else nil.
+func CheckOpen(ctx context.Context, backend, op, device string, mu sync.Locker, closed *bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if *closed {
+		return backends.Errorf(backend, op, backends.ErrClosed, "%s", device)
 	}
 	return nil
 }

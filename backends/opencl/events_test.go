@@ -67,7 +67,7 @@ func TestOwnAndForeignDependencies(t *testing.T) {
 			require.Len(t, d.deferred[transfers], 1, "the write after a host event waits; the one after it, waiting for nothing, does not")
 			d.mu.Unlock()
 			require.NoError(t, upY.Wait(ctx))
-			requirePending(t, upX)
+			backendtest.RequirePending(t, upX, "the write after a pending host event")
 			gate.Complete(nil)
 			require.Eventually(t, func() bool {
 				d.mu.Lock()
@@ -99,27 +99,9 @@ func TestOwnAndForeignDependencies(t *testing.T) {
 // A lost device fails its pending work, deferred included, with
 // ErrDeviceLost, and takes no more.
 func TestLostDeviceFailsPendingWork(t *testing.T) {
-	ctx := context.Background()
 	d := clDevices.One(0)(t).(*device)
 	defer d.Close()
-	const n = 4096
-	exe, err := d.Compile(ctx, vaddProgram(t))
-	require.NoError(t, err)
-	defer exe.Release()
-	args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
-	gate := backends.NewHostEvent()
-	waiting, err := exe.Submit(ctx, args, gate)
-	require.NoError(t, err)
-	cause := errors.New("CL_OUT_OF_RESOURCES from the driver")
-	lost := d.markLost(cause)
-	require.ErrorIs(t, lost, backends.ErrDeviceLost)
-	gate.Complete(nil)
-	err = waiting.Wait(ctx)
-	require.ErrorIs(t, err, backends.ErrDeviceLost, "deferred work fails once the device is lost")
-	require.ErrorIs(t, err, cause)
-	_, err = exe.Submit(ctx, args)
-	require.ErrorIs(t, err, backends.ErrDeviceLost, "a lost device takes no more work")
-	require.ErrorIs(t, d.pool.Write(ctx, args[0].Buffer, 0, make([]byte, 4)), backends.ErrDeviceLost)
+	backendtest.RunLostDeviceFailsPendingWork(t, d, d.markLost, errors.New("CL_OUT_OF_RESOURCES from the driver"))
 }
 
 // A command that fails on the device fails its event with the status it
@@ -149,29 +131,5 @@ func TestExecutionStatusErrors(t *testing.T) {
 // Closing a device fails the work that has not reached its queue with
 // ErrClosed and settles the rest.
 func TestCloseCancelsDeferredWork(t *testing.T) {
-	ctx := context.Background()
-	d := clDevices.One(0)(t).(*device)
-	const n = 4096
-	exe, err := d.Compile(ctx, vaddProgram(t))
-	require.NoError(t, err)
-	args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
-	ran, err := exe.Submit(ctx, args)
-	require.NoError(t, err)
-	gate := backends.NewHostEvent()
-	waiting, err := exe.Submit(ctx, args, gate)
-	require.NoError(t, err)
-	require.NoError(t, d.Close())
-	require.NoError(t, ran.Err(), "work on the queue ran")
-	require.ErrorIs(t, waiting.Err(), backends.ErrClosed, "work that waited for a host event is cancelled")
-	gate.Complete(nil)
-	require.NoError(t, exe.Release())
-}
-
-func requirePending(t testing.TB, ev backends.Event) {
-	t.Helper()
-	select {
-	case <-ev.Done():
-		require.Fail(t, "ran too early", "the event ended (err %v) before what it waits for", ev.Err())
-	default:
-	}
+	backendtest.RunCloseCancelsDeferred(t, clDevices.One(0)(t))
 }

@@ -352,15 +352,7 @@ func (d *device) String() string             { return d.name + " (" + d.info.Nam
 // checkOpen is what every operation of the device checks first: ctx's
 // error, then ErrClosed once the device is closed.
 func (d *device) checkOpen(ctx context.Context, op string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return backends.Errorf(Name, op, backends.ErrClosed, "%s", d.name)
-	}
-	return nil
+	return driver.CheckOpen(ctx, Name, op, d.name, &d.mu, &d.closed)
 }
 
 // Close cancels the device's work that has not reached its queue (it fails

@@ -279,31 +279,19 @@ func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg, tim
 		}
 		global[i] = uintptr(lo)
 	}
-	var ids []backends.BufferID
 	scalars := make([][]byte, len(args))
-	for i, a := range args {
-		if x.prog.Params[i].Kind.IsBuffer() {
-			ids = append(ids, a.Buffer)
-			continue
-		}
-		val, err := scalarBytes(a.Value)
-		if err != nil {
-			return nil, backends.Errorf(Name, "launch", backends.ErrUnsupported, "param %d: %v", i, err)
-		}
-		scalars[i] = val
+	ids, err := driver.SplitArgs(Name, x.prog, args, scalarBytes, func(i int, val []byte) { scalars[i] = val })
+	if err != nil {
+		return nil, err
 	}
 	bufs, release, err := d.pool.bufs.Acquire("launch", ids...)
 	if err != nil {
 		return nil, err
 	}
-	x.mu.Lock()
-	if x.released {
-		x.mu.Unlock()
+	if err := driver.HoldExecutable(Name, &x.mu, &x.released, &x.refs); err != nil {
 		release()
-		return nil, driver.ErrReleased(Name)
+		return nil, err
 	}
-	x.refs.Add(1)
-	x.mu.Unlock()
 	c := &cmd{ctx: ctx, op: "launch", kind: launches, timed: timed, done: func() {
 		release()
 		_ = x.unref()

@@ -183,47 +183,15 @@ func TestStagedPipelineReusesStaging(t *testing.T) {
 // A lost device fails its pending work, deferred included, with
 // ErrDeviceLost, and takes no more.
 func TestLostDeviceFailsPendingWork(t *testing.T) {
-	ctx := context.Background()
 	d := vkDevices.One(0)(t).(*device)
 	defer d.Close()
-	const n = 4096
-	exe, err := d.Compile(ctx, vaddProgram(t))
-	require.NoError(t, err)
-	defer exe.Release()
-	args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
-	gate := backends.NewHostEvent()
-	waiting, err := exe.Submit(ctx, args, gate)
-	require.NoError(t, err)
-	cause := errors.New("VK_ERROR_DEVICE_LOST from the driver")
-	require.ErrorIs(t, d.markLost(cause), backends.ErrDeviceLost)
-	err = waiting.Wait(ctx)
-	require.ErrorIs(t, err, backends.ErrDeviceLost, "deferred work fails once the device is lost, its host event still pending")
-	require.ErrorIs(t, err, cause)
-	gate.Complete(nil)
-	_, err = exe.Submit(ctx, args)
-	require.ErrorIs(t, err, backends.ErrDeviceLost, "a lost device takes no more work")
-	require.ErrorIs(t, d.pool.Write(ctx, args[0].Buffer, 0, make([]byte, 4)), backends.ErrDeviceLost)
+	backendtest.RunLostDeviceFailsPendingWork(t, d, d.markLost, errors.New("VK_ERROR_DEVICE_LOST from the driver"))
 }
 
 // Closing a device fails the work not yet submitted with ErrClosed and
 // ends the rest.
 func TestCloseCancelsDeferredWork(t *testing.T) {
-	ctx := context.Background()
-	d := vkDevices.One(0)(t).(*device)
-	const n = 4096
-	exe, err := d.Compile(ctx, vaddProgram(t))
-	require.NoError(t, err)
-	args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
-	ran, err := exe.Submit(ctx, args)
-	require.NoError(t, err)
-	gate := backends.NewHostEvent()
-	waiting, err := exe.Submit(ctx, args, gate)
-	require.NoError(t, err)
-	require.NoError(t, d.Close())
-	require.NoError(t, ran.Err(), "submitted work ran")
-	require.ErrorIs(t, waiting.Err(), backends.ErrClosed, "work that waited for a host event is cancelled")
-	gate.Complete(nil)
-	require.NoError(t, exe.Release())
+	backendtest.RunCloseCancelsDeferred(t, vkDevices.One(0)(t))
 }
 
 // A batch left open is submitted by a wait for one of its events, or at

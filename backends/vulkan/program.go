@@ -378,30 +378,18 @@ func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg) (*l
 	if !checked.Empty {
 		l.groups = [3]uint32{uint32(checked.Grid[0]), uint32(checked.Grid[1]), uint32(checked.Grid[2])}
 	}
-	var ids []backends.BufferID
-	for i, a := range args {
-		if x.prog.Params[i].Kind.IsBuffer() {
-			ids = append(ids, a.Buffer)
-			continue
-		}
-		val, err := scalarBytes(a.Value)
-		if err != nil {
-			return nil, backends.Errorf(Name, "launch", backends.ErrUnsupported, "param %d: %v", i, err)
-		}
-		copy(l.push[x.push.offsets[i]:], val)
+	ids, err := driver.SplitArgs(Name, x.prog, args, scalarBytes, func(i int, val []byte) { copy(l.push[x.push.offsets[i]:], val) })
+	if err != nil {
+		return nil, err
 	}
 	bufs, release, err := d.pool.bufs.Acquire("launch", ids...)
 	if err != nil {
 		return nil, err
 	}
-	x.mu.Lock()
-	if x.released {
-		x.mu.Unlock()
+	if err := driver.HoldExecutable(Name, &x.mu, &x.released, &x.refs); err != nil {
 		release()
-		return nil, driver.ErrReleased(Name)
+		return nil, err
 	}
-	x.refs.Add(1)
-	x.mu.Unlock()
 	l.bufs = bufs
 	l.release = func() {
 		release()
