@@ -719,25 +719,11 @@ void test_sfpu_ops(DeviceLayer& layer) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: %s <group> <cache_dir>\n", argv[0]);
-    return 2;
-  }
-  std::string group = argv[1], cache = argv[2];
-  std::map<std::string, std::function<void(DeviceLayer&)>> groups = {
+  return group_main(argc, argv, layer_groups({
       {"srcregs", [](DeviceLayer& l) { test_reduce_math(l); test_matmul_math(l); }},
       {"welford", test_welford},
       {"dst", [](DeviceLayer& l) { test_transpose_dst(l); test_coords(l); }},
       {"sfpu_reduce", test_sfpu_reduce},
       {"sfpu_ops", test_sfpu_ops},
-  };
-  auto it = groups.find(group);
-  if (it == groups.end()) {
-    std::fprintf(stderr, "unknown group %s\n", group.c_str());
-    return 2;
-  }
-  return run_group("compute_api_" + group, [&] {
-    auto layer = make_emu_layer("n150", 0, cache);
-    it->second(*layer);
-  });
+  }), "compute_api_");
 }

@@ -1250,12 +1250,7 @@ void test_dropout(DeviceLayer& layer) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: %s <group> <cache_dir>\n", argv[0]);
-    return 2;
-  }
-  std::string group = argv[1], cache = argv[2];
-  if (group == "gen-golden") {  // writes the golden block-float file (argv[2])
+  if (argc >= 3 && std::string(argv[1]) == "gen-golden") {  // writes the golden block-float file (argv[2])
     auto v = golden_values();
     std::vector<uint8_t> b8(1088), b4(576);
     emu::bfp_pack_tile(v.data(), emu::Format::Bfp8_b, b8.data());
@@ -1267,7 +1262,7 @@ int main(int argc, char** argv) {
     out.write(reinterpret_cast<const char*>(b4.data()), b4.size());
     return out ? 0 : 1;
   }
-  std::map<std::string, std::function<void(DeviceLayer&)>> groups = {
+  return group_main(argc, argv, layer_groups({
       {"binary", [](DeviceLayer& l) { test_binary(l); test_bcast(l); }},
       {"matmul", test_matmul},
       {"copy", test_copy_transpose},
@@ -1278,14 +1273,5 @@ int main(int argc, char** argv) {
       {"misc", [](DeviceLayer& l) { test_misc(l); test_moreh(l); test_reduce_scalers(l); test_dropout(l); }},
       {"matmul_bfp8", test_matmul_bfp8},
       {"examples", test_example_bundles},
-  };
-  auto it = groups.find(group);
-  if (it == groups.end()) {
-    std::fprintf(stderr, "unknown group %s\n", group.c_str());
-    return 2;
-  }
-  return run_group("compute_" + group, [&] {
-    auto layer = make_emu_layer("n150", 0, cache);
-    it->second(*layer);
-  });
+  }), "compute_");
 }
