@@ -2,7 +2,6 @@
 // of the emulated kernel API (FPU and SFPU ops, reduce, transpose, typecast,
 // formats, semaphores and L1-to-L1 traffic, the kernel cache) and check the
 // results against float64 references; plus deadlock detection and errors.
-#include <dirent.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -665,19 +664,6 @@ void test_program_name(DeviceLayer& layer) {
     layer.run(prog, {}, false);
     layer.release(prog);
   }
-}
-
-size_t count_objects(const std::string& root) {
-  std::string dir = root + "/emu";  // the emulator's objects live in <cache_dir>/emu
-  size_t n = 0;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string s = e->d_name;
-      if (s.size() > 3 && s.compare(s.size() - 3, 3, ".so") == 0 && s[0] != '.') n++;
-    }
-    closedir(d);
-  }
-  return n;
 }
 
 void test_cache(const std::string& parent) {

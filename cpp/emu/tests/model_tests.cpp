@@ -9,7 +9,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <dirent.h>
 #include <random>
 #include <set>
 
@@ -892,19 +891,6 @@ void test_coordinates(DeviceLayer& layer) {
 }
 
 // ---- include files and named args ------------------------------------------------
-
-size_t count_objects(const std::string& root) {
-  std::string dir = root + "/emu";  // the emulator's objects live in <cache_dir>/emu
-  size_t n = 0;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string s = e->d_name;
-      if (s.size() > 3 && s.compare(s.size() - 3, 3, ".so") == 0 && s[0] != '.') n++;
-    }
-    closedir(d);
-  }
-  return n;
-}
 
 void test_include_files(const std::string& parent) {
   std::string cache = parent + "/include-test-" + std::to_string(getpid());
