@@ -803,26 +803,6 @@ void test_tilize(DeviceLayer& layer) {
 
 // ---- mask, welford, reduce_block_max_row ----
 
-const char* kTwoTile = R"(
-#include "api/compute/compute_kernel_api.h"
-#include "api/compute/tile_move_copy.h"
-#include "api/compute/mask.h"
-#include "api/compute/welford.h"
-#include "api/compute/reduce_custom.h"
-void kernel_main() {
-  init_sfpu(0, 16);
-  cb_wait_front(0, 2);
-  tile_regs_acquire();
-  BODY;
-  tile_regs_commit();
-  tile_regs_wait();
-  cb_reserve_back(16, 2);
-  pack_tile(OUT0, 16);
-  pack_tile(OUT1, 16);
-  cb_push_back(16, 2);
-  tile_regs_release();
-}
-)";
 
 void test_misc(DeviceLayer& layer) {
   auto x = randf(2048, -4, 4, 13);
@@ -832,7 +812,7 @@ void test_misc(DeviceLayer& layer) {
     r.formats = {"Float32"};
     r.inputs = {f32_bytes(x)};
     r.out_tiles = 2;
-    r.compute = kTwoTile;
+    r.compute = kTwoTileKernel;
     r.defines = {{"BODY", std::string("copy_tile(0, 0, 0); copy_tile(0, 1, 1); mask_tile_init(); ") +
                               (posinf ? "mask_posinf_tile(0, 1)" : "mask_tile(0, 1)")},
                  {"OUT0", "0"},
@@ -850,7 +830,7 @@ void test_misc(DeviceLayer& layer) {
     r.formats = {"Float32"};
     r.inputs = {f32_bytes(v)};
     r.out_tiles = 2;
-    r.compute = kTwoTile;
+    r.compute = kTwoTileKernel;
     r.defines = {{"BODY",
                   "welford_init(); copy_tile(0, 0, 0); welford_update<0>(0, 0, {}); copy_tile(0, 1, 0);"
                   " welford_update<0>(0, 32, {}); welford_finalize_to_row<0>(2, 63, {})"},

@@ -27,6 +27,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -62,6 +63,14 @@ inline size_t count_objects(const std::string& root) {
     closedir(d);
   }
   return n;
+}
+
+// Removes a directory tree (a test's own cache or scratch directory); a
+// failure to remove it fails the test.
+inline void remove_tree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (ec) throw Failure("cannot remove " + path + ": " + ec.message());
 }
 
 // Captures what the process writes to fd 2 while fn runs.

@@ -692,8 +692,7 @@ void test_cache(const std::string& parent) {
   p.reader.defines["X"] = "1";
   layer2->compile(one_group_program(p, 1, 1));
   CHECK_EQ(count_objects(cache), size_t(5));
-  std::string cmd = "rm -rf '" + cache + "'";
-  CHECK(std::system(cmd.c_str()) == 0);
+  remove_tree(cache);
 }
 
 }  // namespace
