@@ -3,6 +3,8 @@
 #include <array>
 #include <cstring>
 
+#include "enum_names.hpp"
+
 namespace zyx {
 
 void bad_request(const std::string& msg) { throw Error("bad_request", msg); }
@@ -316,16 +318,6 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kLayers =
     {"metal", "metal"},
     {"auto", "auto"},
 }};
-constexpr std::array<std::pair<std::string_view, ParamKind>, 3> kParamKinds = {{
-    {"global", ParamKind::Global},
-    {"global_mut", ParamKind::GlobalMut},
-    {"variable", ParamKind::Variable},
-}};
-constexpr std::array<std::pair<std::string_view, Processor>, 3> kProcessors = {{
-    {"riscv_0", Processor::Riscv0},
-    {"riscv_1", Processor::Riscv1},
-    {"compute", Processor::Compute},
-}};
 constexpr std::array<std::pair<std::string_view, MathFidelity>, 4> kFidelities = {{
     {"LoFi", MathFidelity::LoFi},
     {"HiFi2", MathFidelity::HiFi2},
@@ -345,32 +337,6 @@ constexpr std::array<std::pair<std::string_view, BufferLayout>, 4> kLayouts = {{
 constexpr std::array<std::pair<std::string_view, ShardOrientation>, 2> kOrientations = {{
     {"row_major", ShardOrientation::RowMajor},
     {"col_major", ShardOrientation::ColMajor},
-}};
-constexpr std::array<std::pair<std::string_view, ArgKind>, 12> kArgKinds = {{
-    {"const", ArgKind::Const},
-    {"param", ArgKind::Param},
-    {"buffer_addr", ArgKind::BufferAddr},
-    {"buffer_size", ArgKind::BufferSize},
-    {"buffer_pages", ArgKind::BufferPages},
-    {"page_size", ArgKind::PageSize},
-    {"bank_id", ArgKind::BankId},
-    {"bank_noc_x", ArgKind::BankNocX},
-    {"bank_noc_y", ArgKind::BankNocY},
-    {"core_noc_x", ArgKind::CoreNocX},
-    {"core_noc_y", ArgKind::CoreNocY},
-    {"accessor", ArgKind::Accessor},
-}};
-constexpr std::array<std::pair<std::string_view, DataFormat>, 10> kFormats = {{
-    {"Float32", DataFormat::Float32},
-    {"Float16_b", DataFormat::Float16_b},
-    {"Float16", DataFormat::Float16},
-    {"Bfp8_b", DataFormat::Bfp8_b},
-    {"Bfp4_b", DataFormat::Bfp4_b},
-    {"Int32", DataFormat::Int32},
-    {"UInt32", DataFormat::UInt32},
-    {"UInt16", DataFormat::UInt16},
-    {"UInt8", DataFormat::UInt8},
-    {"Int8", DataFormat::Int8},
 }};
 
 // ---- pieces of programs ------------------------------------------------------
@@ -415,7 +381,7 @@ std::string source_of(Obj& o) {
 ArgEntry arg_entry(const json& v, const Path& p) {
   Obj o(v, p);
   ArgEntry e;
-  e.kind = as_enum(o.need("kind"), p.field("kind"), kArgKinds);
+  e.kind = as_enum(o.need("kind"), p.field("kind"), kArgKindNames);
   switch (e.kind) {
     case ArgKind::Const:
       e.value = o.u32("value");
@@ -485,7 +451,7 @@ KernelDesc kernel(const json& v, const Path& p) {
   Obj o(v, p);
   KernelDesc k;
   const json* name = o.get("name");
-  k.processor = as_enum(o.need("processor"), p.field("processor"), kProcessors);
+  k.processor = as_enum(o.need("processor"), p.field("processor"), kProcessorNames);
   k.name = name ? as_str(*name, p.field("name")) : std::string(processor_name(k.processor));
   bool dm = k.processor != Processor::Compute;
   if (const json* n = o.get("noc")) {
@@ -553,7 +519,7 @@ CBConfig cb_config(const json& v, const Path& p) {
     Obj xo(a[i], xp);
     CBIndexDesc d;
     d.index = xo.u32("index");
-    d.format = as_enum(xo.need("format"), xp.field("format"), kFormats);
+    d.format = as_enum(xo.need("format"), xp.field("format"), kDataFormatNames);
     d.page_bytes = xo.u32("page_bytes");
     if (const json* t = xo.get("tile")) {
       auto [r, c] = u32_pair(*t, xp.field("tile"));
@@ -580,7 +546,7 @@ ProgramDesc program(Obj& o) {
       Obj po(a[i], ep);
       ParamDesc d;
       d.name = po.str("name");
-      d.kind = as_enum(po.need("kind"), ep.field("kind"), kParamKinds);
+      d.kind = as_enum(po.need("kind"), ep.field("kind"), kParamKindNames);
       d.dtype = po.str("dtype");
       po.done();
       prog.params.push_back(std::move(d));

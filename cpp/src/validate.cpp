@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "enum_names.hpp"
+
 namespace zyx {
 
 std::string core_str(CoreCoord c) { return "(" + std::to_string(c.row) + ", " + std::to_string(c.col) + ")"; }
@@ -92,47 +94,9 @@ void for_each_core(const CoreRangeSet& s, F f) {
       for (uint32_t col = r.start.col; col <= r.end.col; col++) f(CoreCoord{row, col});
 }
 
-const char* param_kind_name(ParamKind k) {
-  switch (k) {
-    case ParamKind::Global:
-      return "global";
-    case ParamKind::GlobalMut:
-      return "global_mut";
-    case ParamKind::Variable:
-      return "variable";
-  }
-  return "?";
-}
+const char* param_kind_name(ParamKind k) { return name_in(kParamKindNames, k, "?"); }
 
-const char* arg_kind_name(ArgKind k) {
-  switch (k) {
-    case ArgKind::Const:
-      return "const";
-    case ArgKind::Param:
-      return "param";
-    case ArgKind::BufferAddr:
-      return "buffer_addr";
-    case ArgKind::BufferSize:
-      return "buffer_size";
-    case ArgKind::BufferPages:
-      return "buffer_pages";
-    case ArgKind::PageSize:
-      return "page_size";
-    case ArgKind::BankId:
-      return "bank_id";
-    case ArgKind::BankNocX:
-      return "bank_noc_x";
-    case ArgKind::BankNocY:
-      return "bank_noc_y";
-    case ArgKind::CoreNocX:
-      return "core_noc_x";
-    case ArgKind::CoreNocY:
-      return "core_noc_y";
-    case ArgKind::Accessor:
-      return "accessor";
-  }
-  return "?";
-}
+const char* arg_kind_name(ArgKind k) { return name_in(kArgKindNames, k, "?"); }
 
 // The spec checks S1-S5 shared by alloc and compile.buffers.
 void check_spec(const BufferSpec& s, const DeviceDesc& d, const std::string& where) {

@@ -32,6 +32,8 @@
 
 using json = nlohmann::json;
 using zyx::test::failures;
+using zyx::test::code_of;
+using zyx::test::message_of;
 
 namespace {
 
@@ -165,17 +167,6 @@ class Runtime {
   std::string buf_;
   uint64_t next_id_ = 1;
 };
-
-std::string code_of(const json& r) {
-  if (r.value("ok", false)) return "ok";
-  if (!r.contains("error") || !r["error"].is_object()) return "?";
-  return r["error"].value("code", "?");
-}
-
-std::string message_of(const json& r) {
-  if (!r.contains("error") || !r["error"].is_object()) return "";
-  return r["error"].value("message", "");
-}
 
 json init_request(const std::string& cache) {
   return {{"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"board", "n150"}, {"chip", 0}, {"cache_dir", cache}};

@@ -34,20 +34,11 @@
 using namespace zyx;
 using zyx::test::failures;
 using zyx::test::kCodes;
+using zyx::test::code_of;
+using zyx::test::message_of;
 using json = nlohmann::json;
 
 namespace {
-
-std::string code_of(const json& r) {
-  if (r.value("ok", false)) return "ok";
-  if (!r.contains("error") || !r["error"].is_object()) return "?";
-  return r["error"].value("code", "?");
-}
-
-std::string message_of(const json& r) {
-  if (!r.contains("error") || !r["error"].is_object()) return "";
-  return r["error"].value("message", "");
-}
 
 // Harness owns a server on a FakeLayer and a private segment directory.
 struct Harness {

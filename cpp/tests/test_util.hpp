@@ -1,10 +1,13 @@
 // Shared bits of the runtime's C++ tests: a CHECK macro that counts
-// failures, and the protocol's error codes.
+// failures, the protocol's error codes, and reading a response's code and
+// message.
 #pragma once
 
 #include <iostream>
 #include <set>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace zyx::test {
 
@@ -22,5 +25,18 @@ inline const std::set<std::string> kCodes = {
     "bad_request",   "unknown_command",  "line_too_long", "version_mismatch", "not_initialized", "unsupported",
     "unknown_buffer", "unknown_program", "out_of_memory", "invalid_argument", "shm_error",       "compile_error",
     "run_error",     "deadlock",         "device_error",  "dependency_failed", "internal"};
+
+// A response's error code ("ok" for success, "?" when it has none).
+inline std::string code_of(const nlohmann::json& r) {
+  if (r.value("ok", false)) return "ok";
+  if (!r.contains("error") || !r["error"].is_object()) return "?";
+  return r["error"].value("code", "?");
+}
+
+// A response's error message ("" when it has none).
+inline std::string message_of(const nlohmann::json& r) {
+  if (!r.contains("error") || !r["error"].is_object()) return "";
+  return r["error"].value("message", "");
+}
 
 }  // namespace zyx::test

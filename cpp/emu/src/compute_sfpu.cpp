@@ -5,6 +5,7 @@
 // caller. Integer ops work on the 32-bit lanes exactly (two's complement
 // wrap-around, as the SFPU's integer adder does).
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -16,11 +17,7 @@ namespace zyx::emu {
 
 namespace {
 
-double pf(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+double pf(uint32_t bits) { return std::bit_cast<float>(bits); }
 
 constexpr double kPi = 3.14159265358979323846;
 

@@ -276,14 +276,21 @@ static void cb_touch(uint32_t id, const CircularBuffer& cb) {
   if (t_fiber->api.cb_iface_valid & (1u << id)) cb_refresh(id, cb);
 }
 
-static void api_cb_reserve_back(uint32_t id, uint32_t pages) {
+// Blocks until `pages` pages of cb id are free (CBBack) or filled (CBFront);
+// more pages than the buffer holds is a kernel error naming the call.
+static CircularBuffer& cb_wait_pages(const char* call, Wait::Kind kind, uint32_t id, uint32_t pages) {
   auto& cb = cb_of(id);
   if (pages > cb.num_pages)
-    kernel_fail("cb_reserve_back(" + std::to_string(id) + ", " + std::to_string(pages) + "): the buffer has only " +
-                std::to_string(cb.num_pages) + " pages");
+    kernel_fail(std::string(call) + "(" + std::to_string(id) + ", " + std::to_string(pages) +
+                "): the buffer has only " + std::to_string(cb.num_pages) + " pages");
   Wait w;
-  w.kind = Wait::CBBack, w.cb = id, w.pages = pages;
+  w.kind = kind, w.cb = id, w.pages = pages;
   block_until(w);
+  return cb;
+}
+
+static void api_cb_reserve_back(uint32_t id, uint32_t pages) {
+  auto& cb = cb_wait_pages("cb_reserve_back", Wait::CBBack, id, pages);
   cb.reserved = pages;
   cb_touch(id, cb);
 }
@@ -301,14 +308,7 @@ static void api_cb_push_back(uint32_t id, uint32_t pages) {
 }
 
 static void api_cb_wait_front(uint32_t id, uint32_t pages) {
-  auto& cb = cb_of(id);
-  if (pages > cb.num_pages)
-    kernel_fail("cb_wait_front(" + std::to_string(id) + ", " + std::to_string(pages) + "): the buffer has only " +
-                std::to_string(cb.num_pages) + " pages");
-  Wait w;
-  w.kind = Wait::CBFront, w.cb = id, w.pages = pages;
-  block_until(w);
-  cb_touch(id, cb);
+  cb_touch(id, cb_wait_pages("cb_wait_front", Wait::CBFront, id, pages));
 }
 
 static void api_cb_pop_front(uint32_t id, uint32_t pages) {

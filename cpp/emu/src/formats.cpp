@@ -3,23 +3,12 @@
 // library and by the Go driver (tt/blockfloat.go) agree byte for byte.
 #include "formats.hpp"
 
+#include <bit>
 #include <cstring>
 
 namespace zyx::emu {
 
 namespace {
-
-uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-float from_bits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 
 // One element: sign and a `width`-bit magnitude aligned to shared_exp.
 uint8_t encode(uint32_t in, uint32_t shared_exp, uint32_t width) {
@@ -58,12 +47,12 @@ void bfp_pack_tile(const float* v, Format f, uint8_t* out) {
   for (int g = 0; g < 64; g++) {
     uint32_t e = 0;
     for (int i = 0; i < 16; i++) {
-      uint32_t x = (bits(v[g * 16 + i]) >> 23) & 0xff;
+      uint32_t x = (std::bit_cast<uint32_t>(v[g * 16 + i]) >> 23) & 0xff;
       if (x > e) e = x;
     }
     out[g] = static_cast<uint8_t>(e);
     for (int i = 0; i < 16; i++) {
-      uint8_t m = encode(bits(v[g * 16 + i]), e, width);
+      uint8_t m = encode(std::bit_cast<uint32_t>(v[g * 16 + i]), e, width);
       int k = g * 16 + i;
       if (width == 7) {
         out[64 + k] = m;
@@ -81,7 +70,7 @@ void bfp_unpack_tile(const uint8_t* in, Format f, float* out) {
   for (int k = 0; k < 1024; k++) {
     uint32_t e = in[k / 16];
     uint32_t m = width == 7 ? in[64 + k] : (k & 1 ? in[64 + k / 2] >> 4 : in[64 + k / 2] & 0xf);
-    out[k] = from_bits(decode(m, e, width));
+    out[k] = std::bit_cast<float>(decode(m, e, width));
   }
 }
 

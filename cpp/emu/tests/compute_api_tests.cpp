@@ -199,28 +199,6 @@ void test_matmul_math(DeviceLayer& layer) {
 
 // ---- welford: finalize to the raw layout, saved groups ----
 
-const char* kTwoOut = R"(
-#include "api/compute/compute_kernel_api.h"
-#include "api/compute/tile_move_copy.h"
-#include "api/compute/welford.h"
-#include "api/compute/transpose.h"
-#include "api/compute/transpose_wh_dest.h"
-#include "api/compute/copy_dest_values.h"
-#include "api/compute/cb_api.h"
-void kernel_main() {
-  init_sfpu(0, 16);
-  cb_wait_front(0, 2);
-  tile_regs_acquire();
-  BODY;
-  tile_regs_commit();
-  tile_regs_wait();
-  cb_reserve_back(16, 2);
-  pack_tile(OUT0, 16);
-  pack_tile(OUT1, 16);
-  cb_push_back(16, 2);
-  tile_regs_release();
-}
-)";
 
 // Column c of the SFPU's 32 lanes stored to group g: face-order index
 // (4 g + 2 (c / 16) + c % 2) * 16 + (c % 16 rounded down to even).
@@ -246,7 +224,7 @@ void test_welford(DeviceLayer& layer) {
     r.formats = {"Float32"};
     r.inputs = {f32_bytes(v)};
     r.out_tiles = 2;
-    r.compute = kTwoOut;
+    r.compute = kTwoTileKernel;
     r.defines = {{"BODY", "welford_init(); copy_tile(0, 0, 0); welford_update<0>(0, 0, {}); " + c.call},
                  {"OUT0", "2"},
                  {"OUT1", "3"}};
@@ -266,7 +244,7 @@ void test_welford(DeviceLayer& layer) {
   r.formats = {"Float32"};
   r.inputs = {f32_bytes(v)};
   r.out_tiles = 2;
-  r.compute = kTwoOut;
+  r.compute = kTwoTileKernel;
   r.defines = {{"BODY",
                 "welford_init(); copy_tile(0, 0, 0); welford_update<0>(0, 0, {}); welford_save_state(2, 6);"
                 " welford_clear(); copy_tile(0, 1, 0); welford_update<0>(0, 0, {}); welford_save_state(2, 7);"
@@ -327,7 +305,7 @@ void test_transpose_dst(DeviceLayer& layer) {
     r.formats = {"Float32"};
     r.inputs = {f32_bytes(v)};
     r.out_tiles = 2;
-    r.compute = kTwoOut;
+    r.compute = kTwoTileKernel;
     r.defines = {{"BODY", c.body}, {"OUT0", "0"}, {"OUT1", "1"}};
     auto got = bytes_f32(run(layer, r));
     std::vector<double> g(got.begin(), got.end()), want(2048);
@@ -346,7 +324,7 @@ void test_transpose_dst(DeviceLayer& layer) {
   r.inputs = {i32_bytes(iv)};
   r.out_format = "Int32";
   r.out_tiles = 2;
-  r.compute = kTwoOut;
+  r.compute = kTwoTileKernel;
   r.defines = {{"BODY",
                 "copy_tile(0, 0, 0); copy_tile(0, 0, 1); fill_tile_int(0, read_tile_value(0, 1, 37));"
                 " fill_tile_int(1, get_tile_address(0, 1) - get_tile_address(0, 0))"},
@@ -432,7 +410,7 @@ void test_sfpu_reduce(DeviceLayer& layer) {
     r.formats = {"Float32"};
     r.inputs = {f32_bytes(v)};
     r.out_tiles = 2;
-    r.compute = kTwoOut;
+    r.compute = kTwoTileKernel;
     r.defines = {{"BODY", std::string("copy_tile(0, 0, 0); copy_tile(0, 1, 1); sfpu_reduce_init<PoolType::") +
                               pools[pool] + ", DataFormat::Float32>(); sfpu_reduce<PoolType::" + pools[pool] +
                               ", DataFormat::Float32>(0)"},
@@ -461,7 +439,7 @@ void test_sfpu_reduce(DeviceLayer& layer) {
       r.inputs = {i32_bytes(iv)};
       r.out_format = fmt;
       r.out_tiles = 2;
-      r.compute = kTwoOut;
+      r.compute = kTwoTileKernel;
       r.defines = {{"BODY", std::string("copy_tile(0, 0, 0); copy_tile(0, 1, 1); sfpu_reduce<PoolType::") +
                                 pools[pool] + ", DataFormat::" + fmt + ">(0)"},
                    {"OUT0", "0"},
@@ -487,7 +465,7 @@ void test_sfpu_reduce(DeviceLayer& layer) {
     r.inputs = {isint ? i32_bytes(iv) : f32_bytes(v)};
     r.out_format = fmt;
     r.out_tiles = 2;
-    r.compute = kTwoOut;
+    r.compute = kTwoTileKernel;
     r.defines = {{"BODY", std::string("copy_tile(0, 0, 0); copy_tile(0, 1, 1); copy_tile(0, 0, 2);"
                                       " sfpu_add_top_row_init(); sfpu_add_top_row<DataFormat::") +
                               fmt + ">(0, 1, 2)"},
@@ -719,25 +697,11 @@ void test_sfpu_ops(DeviceLayer& layer) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: %s <group> <cache_dir>\n", argv[0]);
-    return 2;
-  }
-  std::string group = argv[1], cache = argv[2];
-  std::map<std::string, std::function<void(DeviceLayer&)>> groups = {
+  return group_main(argc, argv, layer_groups({
       {"srcregs", [](DeviceLayer& l) { test_reduce_math(l); test_matmul_math(l); }},
       {"welford", test_welford},
       {"dst", [](DeviceLayer& l) { test_transpose_dst(l); test_coords(l); }},
       {"sfpu_reduce", test_sfpu_reduce},
       {"sfpu_ops", test_sfpu_ops},
-  };
-  auto it = groups.find(group);
-  if (it == groups.end()) {
-    std::fprintf(stderr, "unknown group %s\n", group.c_str());
-    return 2;
-  }
-  return run_group("compute_api_" + group, [&] {
-    auto layer = make_emu_layer("n150", 0, cache);
-    it->second(*layer);
-  });
+  }), "compute_api_");
 }

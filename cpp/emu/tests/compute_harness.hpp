@@ -60,6 +60,33 @@ void kernel_main() {
 }
 )";
 
+// A compute kernel on the two tiles of cb 0: BODY (a define) leaves its
+// results in DST tiles OUT0 and OUT1, packed to cb 16 in that order.
+inline const char* kTwoTileKernel = R"(
+#include "api/compute/compute_kernel_api.h"
+#include "api/compute/tile_move_copy.h"
+#include "api/compute/mask.h"
+#include "api/compute/welford.h"
+#include "api/compute/reduce_custom.h"
+#include "api/compute/transpose.h"
+#include "api/compute/transpose_wh_dest.h"
+#include "api/compute/copy_dest_values.h"
+#include "api/compute/cb_api.h"
+void kernel_main() {
+  init_sfpu(0, 16);
+  cb_wait_front(0, 2);
+  tile_regs_acquire();
+  BODY;
+  tile_regs_commit();
+  tile_regs_wait();
+  cb_reserve_back(16, 2);
+  pack_tile(OUT0, 16);
+  pack_tile(OUT1, 16);
+  cb_push_back(16, 2);
+  tile_regs_release();
+}
+)";
+
 struct Run {
   std::vector<std::string> formats;          // per input
   std::vector<std::vector<uint8_t>> inputs;  // raw bytes, whole tiles

@@ -803,26 +803,6 @@ void test_tilize(DeviceLayer& layer) {
 
 // ---- mask, welford, reduce_block_max_row ----
 
-const char* kTwoTile = R"(
-#include "api/compute/compute_kernel_api.h"
-#include "api/compute/tile_move_copy.h"
-#include "api/compute/mask.h"
-#include "api/compute/welford.h"
-#include "api/compute/reduce_custom.h"
-void kernel_main() {
-  init_sfpu(0, 16);
-  cb_wait_front(0, 2);
-  tile_regs_acquire();
-  BODY;
-  tile_regs_commit();
-  tile_regs_wait();
-  cb_reserve_back(16, 2);
-  pack_tile(OUT0, 16);
-  pack_tile(OUT1, 16);
-  cb_push_back(16, 2);
-  tile_regs_release();
-}
-)";
 
 void test_misc(DeviceLayer& layer) {
   auto x = randf(2048, -4, 4, 13);
@@ -832,7 +812,7 @@ void test_misc(DeviceLayer& layer) {
     r.formats = {"Float32"};
     r.inputs = {f32_bytes(x)};
     r.out_tiles = 2;
-    r.compute = kTwoTile;
+    r.compute = kTwoTileKernel;
     r.defines = {{"BODY", std::string("copy_tile(0, 0, 0); copy_tile(0, 1, 1); mask_tile_init(); ") +
                               (posinf ? "mask_posinf_tile(0, 1)" : "mask_tile(0, 1)")},
                  {"OUT0", "0"},
@@ -850,7 +830,7 @@ void test_misc(DeviceLayer& layer) {
     r.formats = {"Float32"};
     r.inputs = {f32_bytes(v)};
     r.out_tiles = 2;
-    r.compute = kTwoTile;
+    r.compute = kTwoTileKernel;
     r.defines = {{"BODY",
                   "welford_init(); copy_tile(0, 0, 0); welford_update<0>(0, 0, {}); copy_tile(0, 1, 0);"
                   " welford_update<0>(0, 32, {}); welford_finalize_to_row<0>(2, 63, {})"},
@@ -1250,12 +1230,7 @@ void test_dropout(DeviceLayer& layer) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: %s <group> <cache_dir>\n", argv[0]);
-    return 2;
-  }
-  std::string group = argv[1], cache = argv[2];
-  if (group == "gen-golden") {  // writes the golden block-float file (argv[2])
+  if (argc >= 3 && std::string(argv[1]) == "gen-golden") {  // writes the golden block-float file (argv[2])
     auto v = golden_values();
     std::vector<uint8_t> b8(1088), b4(576);
     emu::bfp_pack_tile(v.data(), emu::Format::Bfp8_b, b8.data());
@@ -1267,7 +1242,7 @@ int main(int argc, char** argv) {
     out.write(reinterpret_cast<const char*>(b4.data()), b4.size());
     return out ? 0 : 1;
   }
-  std::map<std::string, std::function<void(DeviceLayer&)>> groups = {
+  return group_main(argc, argv, layer_groups({
       {"binary", [](DeviceLayer& l) { test_binary(l); test_bcast(l); }},
       {"matmul", test_matmul},
       {"copy", test_copy_transpose},
@@ -1278,14 +1253,5 @@ int main(int argc, char** argv) {
       {"misc", [](DeviceLayer& l) { test_misc(l); test_moreh(l); test_reduce_scalers(l); test_dropout(l); }},
       {"matmul_bfp8", test_matmul_bfp8},
       {"examples", test_example_bundles},
-  };
-  auto it = groups.find(group);
-  if (it == groups.end()) {
-    std::fprintf(stderr, "unknown group %s\n", group.c_str());
-    return 2;
-  }
-  return run_group("compute_" + group, [&] {
-    auto layer = make_emu_layer("n150", 0, cache);
-    it->second(*layer);
-  });
+  }), "compute_");
 }

@@ -30,11 +30,6 @@ std::string make_temp_dir(const std::string& parent, const char* tag) {
   return b.data();
 }
 
-void rm_rf(const std::string& p) {
-  std::string cmd = "rm -rf '" + p + "'";
-  if (std::system(cmd.c_str()) != 0) throw Failure("cannot remove " + p);
-}
-
 std::vector<std::string> list_dir(const std::string& dir) {
   std::vector<std::string> out;
   if (DIR* d = opendir(dir.c_str())) {
@@ -172,7 +167,7 @@ void test_planted_objects(const std::string& parent) {
   }
   // Nothing temporary is left behind.
   for (auto& n : list_dir(root + "/emu")) CHECK(n[0] != '.');
-  rm_rf(root);
+  remove_tree(root);
 }
 
 // ---- untrusted directories ------------------------------------------------
@@ -208,7 +203,7 @@ void test_untrusted_dirs(const std::string& parent) {
   CHECK(symlink(elsewhere.c_str(), (root + "/emu").c_str()) == 0);
   msg = expect_error("invalid_argument", [&] { make_emu_layer("n150", 0, root); });
   CHECK(msg.find("symbolic link") != std::string::npos);
-  rm_rf(base);
+  remove_tree(base);
 }
 
 // ---- no HOME, no XDG_CACHE_HOME -------------------------------------------
@@ -255,7 +250,7 @@ void test_no_home(const std::string& parent) {
     CHECK(!exists("/tmp/zyx-emu-cache"));
     CHECK(!exists("/tmp/zyx-tt-kernels"));
   }
-  rm_rf(tmp);
+  remove_tree(tmp);
 }
 
 // ---- the compiler's process group -----------------------------------------
@@ -329,7 +324,7 @@ void test_runtime_death(const std::string& parent) {
   CHECK(started);
   CHECK(WIFSIGNALED(status));
   CHECK(wait_until([&] { return no_leftovers(root); }, std::chrono::seconds(10)));
-  rm_rf(root);
+  remove_tree(root);
 }
 
 void test_compile_timeout(const std::string& parent) {
@@ -345,7 +340,7 @@ void test_compile_timeout(const std::string& parent) {
   unsetenv("ZYX_EMU_COMPILE_TIMEOUT_S");
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(15));
   CHECK(wait_until([&] { return no_leftovers(root); }, std::chrono::seconds(5)));
-  rm_rf(root);
+  remove_tree(root);
 }
 
 // ---- compile-time args ----------------------------------------------------

@@ -23,35 +23,6 @@ using namespace zyx_test;
 
 namespace {
 
-// Captures what the process writes to fd 2 while fn runs.
-std::string capture_stderr(const std::function<void()>& fn) {
-  char path[] = "/tmp/zyx-emu-stderr-XXXXXX";
-  int fd = mkstemp(path);
-  if (fd < 0) throw Failure("mkstemp failed");
-  unlink(path);
-  std::fflush(stderr);
-  int saved = dup(2);
-  dup2(fd, 2);
-  std::string err;
-  try {
-    fn();
-  } catch (...) {
-    std::fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    close(fd);
-    throw;
-  }
-  std::fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  off_t n = lseek(fd, 0, SEEK_END);
-  err.resize(static_cast<size_t>(n));
-  if (n > 0 && pread(fd, err.data(), err.size(), 0) != n) err.clear();
-  close(fd);
-  return err;
-}
-
 size_t count_of(const std::string& s, const std::string& what) {
   size_t n = 0;
   for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) n++;

@@ -19,36 +19,6 @@ using namespace zyx_test;
 
 namespace {
 
-// Runs fn with stderr going to a file; returns what was written.
-std::string capture_stderr(const std::function<void()>& fn) {
-  std::fflush(stderr);
-  char path[] = "/tmp/zyx-emu-dprint-XXXXXX";
-  int fd = mkstemp(path);
-  if (fd < 0) throw Failure("mkstemp failed");
-  int saved = dup(2);
-  dup2(fd, 2);
-  std::string err;
-  try {
-    fn();
-  } catch (...) {
-    std::fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    close(fd);
-    unlink(path);
-    throw;
-  }
-  std::fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  close(fd);
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  unlink(path);
-  return ss.str();
-}
-
 std::vector<std::string> lines_of(const std::string& s) {
   std::vector<std::string> out;
   std::istringstream in(s);

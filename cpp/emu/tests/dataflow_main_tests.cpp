@@ -15,23 +15,12 @@ void test_dataflow_includes(const std::string& cache);
 void test_dataflow_compat(const std::string& cache);
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: %s <group> <cache_dir>\n", argv[0]);
-    return 2;
-  }
-  std::string group = argv[1], cache = argv[2];
-  std::map<std::string, std::function<void(const std::string&)>> groups = {
+  return zyx_test::group_main(argc, argv, {
       {"builder", test_dataflow_builder},
       {"l1", test_dataflow_l1},
       {"noc", test_dataflow_noc},
       {"debug", test_dataflow_debug},
       {"includes", test_dataflow_includes},
       {"compat", test_dataflow_compat},
-  };
-  auto it = groups.find(group);
-  if (it == groups.end()) {
-    std::fprintf(stderr, "unknown group %s\n", group.c_str());
-    return 2;
-  }
-  return zyx_test::run_group(group, [&] { it->second(cache); });
+  });
 }

@@ -122,12 +122,7 @@ static void test_buffers(const std::string& cache) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: %s <group> <cache_dir>\n", argv[0]);
-    return 2;
-  }
-  std::string group = argv[1], cache = argv[2];
-  std::map<std::string, std::function<void(const std::string&)>> groups = {
+  return group_main(argc, argv, {
       {"boards", test_boards},
       {"buffers", test_buffers},
       {"kernels", test_kernels},
@@ -137,11 +132,5 @@ int main(int argc, char** argv) {
       {"ttmetal", test_ttmetal},
       {"model", test_model},
       {"stalls", test_stalls_group},
-  };
-  auto it = groups.find(group);
-  if (it == groups.end()) {
-    std::fprintf(stderr, "unknown group %s\n", group.c_str());
-    return 2;
-  }
-  return run_group(group, [&] { it->second(cache); });
+  });
 }

@@ -21,9 +21,15 @@
 // core, as v1 resolved them.
 #pragma once
 
+#include <dirent.h>
+#include <unistd.h>
+
 #include <array>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -42,6 +48,58 @@ inline std::string read_text(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// The number of kernel objects (*.so) in the emulator's cache under root
+// (they live in <cache_dir>/emu).
+inline size_t count_objects(const std::string& root) {
+  std::string dir = root + "/emu";
+  size_t n = 0;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string s = e->d_name;
+      if (s.size() > 3 && s.compare(s.size() - 3, 3, ".so") == 0 && s[0] != '.') n++;
+    }
+    closedir(d);
+  }
+  return n;
+}
+
+// Removes a directory tree (a test's own cache or scratch directory); a
+// failure to remove it fails the test.
+inline void remove_tree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (ec) throw Failure("cannot remove " + path + ": " + ec.message());
+}
+
+// Captures what the process writes to fd 2 while fn runs.
+inline std::string capture_stderr(const std::function<void()>& fn) {
+  char path[] = "/tmp/zyx-emu-stderr-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) throw Failure("mkstemp failed");
+  unlink(path);
+  std::fflush(stderr);
+  int saved = dup(2);
+  dup2(fd, 2);
+  std::string err;
+  try {
+    fn();
+  } catch (...) {
+    std::fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    throw;
+  }
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  off_t n = lseek(fd, 0, SEEK_END);
+  err.resize(static_cast<size_t>(n));
+  if (n > 0 && pread(fd, err.data(), err.size(), 0) != n) err.clear();
+  close(fd);
+  return err;
 }
 
 // One argument of the shorthand: a v2 entry, or a per-core builtin.

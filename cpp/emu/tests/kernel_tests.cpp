@@ -2,7 +2,6 @@
 // of the emulated kernel API (FPU and SFPU ops, reduce, transpose, typecast,
 // formats, semaphores and L1-to-L1 traffic, the kernel cache) and check the
 // results against float64 references; plus deadlock detection and errors.
-#include <dirent.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -667,19 +666,6 @@ void test_program_name(DeviceLayer& layer) {
   }
 }
 
-size_t count_objects(const std::string& root) {
-  std::string dir = root + "/emu";  // the emulator's objects live in <cache_dir>/emu
-  size_t n = 0;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string s = e->d_name;
-      if (s.size() > 3 && s.compare(s.size() - 3, 3, ".so") == 0 && s[0] != '.') n++;
-    }
-    closedir(d);
-  }
-  return n;
-}
-
 void test_cache(const std::string& parent) {
   std::string cache = parent + "/cache-test-" + std::to_string(getpid());
   auto layer = make_emu_layer("n150", 0, cache);
@@ -706,8 +692,7 @@ void test_cache(const std::string& parent) {
   p.reader.defines["X"] = "1";
   layer2->compile(one_group_program(p, 1, 1));
   CHECK_EQ(count_objects(cache), size_t(5));
-  std::string cmd = "rm -rf '" + cache + "'";
-  CHECK(std::system(cmd.c_str()) == 0);
+  remove_tree(cache);
 }
 
 }  // namespace

@@ -9,7 +9,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <dirent.h>
 #include <random>
 #include <set>
 
@@ -893,19 +892,6 @@ void test_coordinates(DeviceLayer& layer) {
 
 // ---- include files and named args ------------------------------------------------
 
-size_t count_objects(const std::string& root) {
-  std::string dir = root + "/emu";  // the emulator's objects live in <cache_dir>/emu
-  size_t n = 0;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string s = e->d_name;
-      if (s.size() > 3 && s.compare(s.size() - 3, 3, ".so") == 0 && s[0] != '.') n++;
-    }
-    closedir(d);
-  }
-  return n;
-}
-
 void test_include_files(const std::string& parent) {
   std::string cache = parent + "/include-test-" + std::to_string(getpid());
   auto layer = make_emu_layer("n150", 0, cache);
@@ -946,8 +932,7 @@ void kernel_main() {
     q.include_files.push_back(IncludeFile{bad, "x"});
     expect_error("invalid_argument", [&] { layer->compile(q); });
   }
-  std::string cmd = "rm -rf '" + cache + "'";
-  CHECK(std::system(cmd.c_str()) == 0);
+  remove_tree(cache);
   std::printf("  include files beside the kernels; cache key over includes and named args: pass\n");
 }
 
@@ -982,8 +967,7 @@ void kernel_main() {
     CHECK_EQ(download<uint32_t>(*layer, out, 1)[0], v * 10);
   }
   CHECK_EQ(count_objects(cache), size_t(3));
-  std::string cmd = "rm -rf '" + cache + "'";
-  CHECK(std::system(cmd.c_str()) == 0);
+  remove_tree(cache);
   std::printf("  compile args from variables: built at the run, once per value: pass\n");
 }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -70,6 +71,35 @@ inline int run_group(const std::string& name, const std::function<void()>& fn) {
   }
   std::printf("PASS %s\n", name.c_str());
   return 0;
+}
+
+// The main of a test program run as `<program> <group> <cache_dir>`: runs
+// groups[group](cache_dir) through run_group, named prefix + group. Exit 0
+// pass, 1 fail, 77 skip, 2 for a usage error or an unknown group.
+using Groups = std::map<std::string, std::function<void(const std::string& cache)>>;
+inline int group_main(int argc, char** argv, const Groups& groups, const std::string& prefix = "") {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s <group> <cache_dir>\n", argv[0]);
+    return 2;
+  }
+  std::string group = argv[1], cache = argv[2];
+  auto it = groups.find(group);
+  if (it == groups.end()) {
+    std::fprintf(stderr, "unknown group %s\n", group.c_str());
+    return 2;
+  }
+  return run_group(prefix + group, [&] { it->second(cache); });
+}
+
+// Groups that each run on a fresh n150 emulator layer over the cache.
+inline Groups layer_groups(const std::map<std::string, std::function<void(zyx::DeviceLayer&)>>& groups) {
+  Groups out;
+  for (const auto& [name, fn] : groups)
+    out[name] = [fn](const std::string& cache) {
+      auto layer = zyx::make_emu_layer("n150", 0, cache);
+      fn(*layer);
+    };
+  return out;
 }
 
 inline uint16_t to_bf16(float f) {
