@@ -494,26 +494,17 @@ type transfer struct {
 // region at its turn instead (waiting on the host for this device's
 // events too). Events of this device are named in the request, as Submit's.
 func (p *Pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64, src []byte, after ...backends.Event) (backends.Event, error) {
-	b, err := p.span("write", dst, off, len(src))
+	b, ev, o, err := p.transferOp(ctx, "write", dst, off, len(src), after)
 	if err != nil {
 		return nil, err
 	}
 	d := p.dev
-	ev := d.newEvent()
-	o := d.newOp(ctx, after, ev)
-	o.cancel = func(err error) { ev.Complete(err) }
 	if len(src) == 0 {
-		o.hostWait = true
-		o.send = func([]*ttruntime.Ticket) { ev.Complete(nil) }
-		d.sub.submit(o)
-		return ev, nil
+		return p.onHost(o, ev, func() error { return nil }), nil
 	}
 	x, region, err := p.stageWrite(b, off, src)
 	if err != nil { // no shm to stage into now: copy at the write's turn
-		o.hostWait = true
-		o.send = func([]*ttruntime.Ticket) { ev.Complete(p.write(ctx, b, off, src)) }
-		d.sub.submit(o)
-		return ev, nil
+		return p.onHost(o, ev, func() error { return p.write(ctx, b, off, src) }), nil
 	}
 	freeRegion := func() { _ = p.host.Arena().Free(region) }
 	o.send = func(deps []*ttruntime.Ticket) {
@@ -522,6 +513,28 @@ func (p *Pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64,
 	o.cancel = func(err error) { freeRegion(); ev.Complete(err) }
 	d.sub.submit(o)
 	return ev, nil
+}
+
+// transferOp checks an asynchronous transfer's range and makes its event
+// and its op, which a cancel before it is sent completes with the error.
+func (p *Pool) transferOp(ctx context.Context, name string, id backends.BufferID, off int64, n int, after []backends.Event) (*devBuf, *event, *op, error) {
+	b, err := p.span(name, id, off, n)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ev := p.dev.newEvent()
+	o := p.dev.newOp(ctx, after, ev)
+	o.cancel = func(err error) { ev.Complete(err) }
+	return b, ev, o, nil
+}
+
+// onHost submits o as work done on the host at its turn, once every event
+// it waits for has ended (this device's too): run runs then and ends ev.
+func (p *Pool) onHost(o *op, ev *event, run func() error) backends.Event {
+	o.hostWait = true
+	o.send = func([]*ttruntime.Ticket) { ev.Complete(run()) }
+	p.dev.sub.submit(o)
+	return ev
 }
 
 // stageWrite is the request of an asynchronous write of src at off, and
@@ -557,26 +570,17 @@ func (p *Pool) stageWrite(b *devBuf, off int64, src []byte) (transfer, shm.Regio
 // pool's staging region at its turn instead. Events of this device are
 // named in the request, as Submit's.
 func (p *Pool) ReadAsync(ctx context.Context, src backends.BufferID, off int64, dst []byte, after ...backends.Event) (backends.Event, error) {
-	b, err := p.span("read", src, off, len(dst))
+	b, ev, o, err := p.transferOp(ctx, "read", src, off, len(dst), after)
 	if err != nil {
 		return nil, err
 	}
 	d := p.dev
-	ev := d.newEvent()
-	o := d.newOp(ctx, after, ev)
-	o.cancel = func(err error) { ev.Complete(err) }
 	if len(dst) == 0 {
-		o.hostWait = true
-		o.send = func([]*ttruntime.Ticket) { ev.Complete(nil) }
-		d.sub.submit(o)
-		return ev, nil
+		return p.onHost(o, ev, func() error { return nil }), nil
 	}
 	x, region, copyOut, err := p.stageRead(b, off, dst)
-	if err != nil {
-		o.hostWait = true
-		o.send = func([]*ttruntime.Ticket) { ev.Complete(p.read(ctx, b, off, dst)) }
-		d.sub.submit(o)
-		return ev, nil
+	if err != nil { // no shm to read into now: copy at the read's turn
+		return p.onHost(o, ev, func() error { return p.read(ctx, b, off, dst) }), nil
 	}
 	freeRegion := func() { _ = p.host.Arena().Free(region) }
 	o.send = func(deps []*ttruntime.Ticket) {
