@@ -4,14 +4,23 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/zyxtt/zyxtt/backends"
 )
 
+// implicitReferences are the devices a bundle without a host reference is
+// checked against when --verify names none, in order: the C backend, and
+// for a run on c the Tenstorrent emulator, an implementation of the
+// program's other variant. A run is never checked against itself.
+var implicitReferences = []string{"c", "tt-emu"}
+
 // Verify checks res's outputs against the bundle's host reference (target ""
 // with a reference in the bundle) or against a run on a reference device
-// (target names it; "" without a reference means c, unless the run itself
-// was on c, which is an error), and records the verdict in the Report.
+// (target names it; "" without a reference means the first of
+// implicitReferences that can run the program and is not the run's own
+// device, and an error when there is none), and records the verdict in the
+// Report.
 // Integer outputs are compared exactly, in their own arithmetic; floats
 // within the tolerance, a non-finite expected value matching only itself. A
 // mismatch is a verdict (OK false), not an error.
@@ -30,26 +39,17 @@ func (r *Run) Verify(ctx context.Context, target string, res *Execution) (*Verif
 		}
 		want[b.Ref.Out] = w
 	} else {
-		implicit := target == ""
-		if implicit {
-			target = "c"
-		}
 		p, _, err := b.PartialProgram(r.Vals)
 		if err != nil {
 			return nil, err
 		}
 		bar := r.spinner("verify")
-		sel, err := r.rt.Select(ctx, p, target)
+		sel, err := r.referenceDevice(ctx, p, target, res.Device)
 		bar.Done()
 		if err != nil {
-			return nil, fmt.Errorf("reference device %s: %w", target, err)
+			return nil, err
 		}
 		defer sel.Executable.Release()
-		if implicit && sel.Device == res.Device {
-			// Checking a run against itself proves nothing; asked for
-			// explicitly (--verify=DEV) it is allowed, as a determinism check.
-			return nil, fmt.Errorf("%w: bundle %s has no reference, and the reference device %s is the device the run used: name another one with --verify=DEV", backends.ErrInvalidArgument, b.Name, res.Device.Name())
-		}
 		rep.Skipped = skipReports(sel.Skips)
 		rep.Against = sel.Device.Name()
 		ref, err := r.Execute(ctx, sel.Device, sel.Executable, p, 0, false)
@@ -243,4 +243,35 @@ func (b *Bundle) RunOnce(ctx context.Context, rt *backends.Runtime, opts Options
 		}
 	}
 	return r, res, nil
+}
+
+// referenceDevice compiles p on the device a run on ran is verified
+// against: target, or with target "" the first of implicitReferences that
+// can run p other than ran. Checking a run against itself proves nothing;
+// asked for explicitly (--verify=DEV) it is allowed, as a determinism
+// check.
+func (r *Run) referenceDevice(ctx context.Context, p *backends.Program, target string, ran backends.Device) (*backends.Selection, error) {
+	if target != "" {
+		sel, err := r.rt.Select(ctx, p, target)
+		if err != nil {
+			return nil, fmt.Errorf("reference device %s: %w", target, err)
+		}
+		return sel, nil
+	}
+	var why []string
+	for _, name := range implicitReferences {
+		sel, err := r.rt.Select(ctx, p, name)
+		if err != nil {
+			why = append(why, fmt.Sprintf("%s: %v", name, err))
+			continue
+		}
+		if sel.Device == ran {
+			_ = sel.Executable.Release()
+			why = append(why, name+" is the device the run used")
+			continue
+		}
+		return sel, nil
+	}
+	return nil, fmt.Errorf("%w: bundle %s has no reference, and no reference device can check the run on %s (%s): name another one with --verify=DEV",
+		backends.ErrInvalidArgument, r.B.Name, ran.Name(), strings.Join(why, "; "))
 }

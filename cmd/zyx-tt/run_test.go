@@ -53,10 +53,19 @@ func TestRunQueue(t *testing.T) {
 func TestVerifyRefusesTheRunsOwnDevice(t *testing.T) {
 	r := cli(t, cliEnv{}, "run", "../../examples/bcast_rows", "--dev", "c", "--verify")
 	require.Equal(t, exitFailure, r.code, r.stdout)
-	require.Contains(t, r.stderr, "has no reference, and the reference device c is the device the run used")
+	require.Contains(t, r.stderr, "has no reference, and no reference device can check the run on c (c is the device the run used; tt-emu: ")
 	r = cli(t, cliEnv{}, "run", "../../examples/bcast_rows", "--dev", "c", "--verify=c")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	require.Contains(t, r.stdout, "against c")
+
+	// With the emulator present, a run on c is checked against it.
+	env := runtimeEnv(t)
+	if env == nil {
+		t.Skip("no built zyx-tt-runtime (make runtime): the fallback to tt-emu is not checked")
+	}
+	r = cli(t, cliEnv{extra: env}, "run", "../../examples/bcast_rows", "--dev", "c", "--verify")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "against tt-emu:0")
 }
 
 func TestRunOnC(t *testing.T) {
