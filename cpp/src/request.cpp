@@ -409,14 +409,20 @@ ArgEntry arg_entry(const json& v, const Path& p) {
   return e;
 }
 
-std::vector<ArgEntry> arg_list(const json* v, const Path& p) {
-  std::vector<ArgEntry> out;
+// list_of reads the array v (nullptr: absent, an empty list), each element
+// by item(element, its path). p must outlive the call: the elements' paths
+// point at it.
+template <typename F>
+auto list_of(const json* v, const Path& p, F item) {
+  std::vector<decltype(item(std::declval<const json&>(), p))> out;
   if (!v) return out;
   const auto& a = as_array(*v, p);
   out.reserve(a.size());
-  for (size_t i = 0; i < a.size(); i++) out.push_back(arg_entry(a[i], p.at(i)));
+  for (size_t i = 0; i < a.size(); i++) out.push_back(item(a[i], p.at(i)));
   return out;
 }
+
+std::vector<ArgEntry> arg_list(const json* v, const Path& p) { return list_of(v, p, arg_entry); }
 
 // The fields of a buffer spec, as alloc and compile.buffers share them.
 BufferSpec buffer_spec(Obj& o) {
@@ -476,20 +482,14 @@ KernelDesc kernel(const json& v, const Path& p) {
     for (const auto& [key, val] : obj) k.named_compile_args.emplace_back(key, arg_entry(val, np.field(key)));
   }
   k.common_args = arg_list(o.get("common_args"), p.field("common_args"));
-  if (const json* rt = o.get("runtime_args")) {
-    Path rp = p.field("runtime_args");
-    const auto& a = as_array(*rt, rp);
-    k.runtime_args.reserve(a.size());
-    for (size_t i = 0; i < a.size(); i++) {
-      Path ep = rp.at(i);
-      Obj eo(a[i], ep);
-      CoreArgs ca;
-      ca.cores = core_set(eo.need("cores"), ep.field("cores"));
-      ca.args = arg_list(eo.get("args"), ep.field("args"));
-      eo.done();
-      k.runtime_args.push_back(std::move(ca));
-    }
-  }
+  k.runtime_args = list_of(o.get("runtime_args"), p.field("runtime_args"), [](const json& v, const Path& ep) {
+    Obj eo(v, ep);
+    CoreArgs ca;
+    ca.cores = core_set(eo.need("cores"), ep.field("cores"));
+    ca.args = arg_list(eo.get("args"), ep.field("args"));
+    eo.done();
+    return ca;
+  });
   Path cp = p.field("compute_config");
   if (const json* cc = o.get("compute_config")) {
     if (dm) bad(cp, "only compute kernels take a compute_config");
@@ -511,12 +511,8 @@ CBConfig cb_config(const json& v, const Path& p) {
   CBConfig cb;
   cb.cores = core_set(o.need("cores"), p.field("cores"));
   cb.total_bytes = o.u32("total_bytes");
-  Path ip = p.field("indices");
-  const auto& a = as_array(o.need("indices"), ip);
-  cb.indices.reserve(a.size());
-  for (size_t i = 0; i < a.size(); i++) {
-    Path xp = ip.at(i);
-    Obj xo(a[i], xp);
+  cb.indices = list_of(&o.need("indices"), p.field("indices"), [](const json& v, const Path& xp) {
+    Obj xo(v, xp);
     CBIndexDesc d;
     d.index = xo.u32("index");
     d.format = as_enum(xo.need("format"), xp.field("format"), kDataFormatNames);
@@ -527,8 +523,8 @@ CBConfig cb_config(const json& v, const Path& p) {
       d.tile_cols = c;
     }
     xo.done();
-    cb.indices.push_back(d);
-  }
+    return d;
+  });
   if (const json* b = o.get("buffer")) cb.buffer_param = as_u32(*b, p.field("buffer"));
   o.done();
   return cb;
@@ -538,71 +534,42 @@ ProgramDesc program(Obj& o) {
   const Path& p = o.path();
   ProgramDesc prog;
   prog.name = o.str_or("name", "program");
-  if (const json* v = o.get("params")) {
-    Path pp = p.field("params");
-    const auto& a = as_array(*v, pp);
-    for (size_t i = 0; i < a.size(); i++) {
-      Path ep = pp.at(i);
-      Obj po(a[i], ep);
-      ParamDesc d;
-      d.name = po.str("name");
-      d.kind = as_enum(po.need("kind"), ep.field("kind"), kParamKindNames);
-      d.dtype = po.str("dtype");
-      po.done();
-      prog.params.push_back(std::move(d));
-    }
-  }
-  if (const json* v = o.get("buffers")) {
-    Path bp = p.field("buffers");
-    const auto& a = as_array(*v, bp);
-    for (size_t i = 0; i < a.size(); i++) {
-      Path ep = bp.at(i);
-      Obj bo(a[i], ep);
-      BufferDecl d;
-      d.param = bo.u32("param");
-      d.spec = buffer_spec(bo);
-      bo.done();
-      prog.buffers.push_back(std::move(d));
-    }
-  }
-  if (const json* v = o.get("include_files")) {
-    Path ip = p.field("include_files");
-    const auto& a = as_array(*v, ip);
-    for (size_t i = 0; i < a.size(); i++) {
-      Path ep = ip.at(i);
-      Obj io(a[i], ep);
-      IncludeFile f;
-      f.path = io.str("path");
-      f.source = source_of(io);
-      io.done();
-      prog.include_files.push_back(std::move(f));
-    }
-  }
-  {
-    Path kp = p.field("kernels");
-    const auto& a = as_array(o.need("kernels"), kp);
-    prog.kernels.reserve(a.size());
-    for (size_t i = 0; i < a.size(); i++) prog.kernels.push_back(kernel(a[i], kp.at(i)));
-  }
-  if (const json* v = o.get("cbs")) {
-    Path cp = p.field("cbs");
-    const auto& a = as_array(*v, cp);
-    for (size_t i = 0; i < a.size(); i++) prog.cbs.push_back(cb_config(a[i], cp.at(i)));
-  }
-  if (const json* v = o.get("semaphores")) {
-    Path sp = p.field("semaphores");
-    const auto& a = as_array(*v, sp);
-    for (size_t i = 0; i < a.size(); i++) {
-      Path ep = sp.at(i);
-      Obj so(a[i], ep);
-      SemaphoreDesc s;
-      s.cores = core_set(so.need("cores"), ep.field("cores"));
-      s.id = so.u32("id");
-      s.initial = so.u32_or("initial", 0);
-      so.done();
-      prog.semaphores.push_back(std::move(s));
-    }
-  }
+  prog.params = list_of(o.get("params"), p.field("params"), [](const json& v, const Path& ep) {
+    Obj po(v, ep);
+    ParamDesc d;
+    d.name = po.str("name");
+    d.kind = as_enum(po.need("kind"), ep.field("kind"), kParamKindNames);
+    d.dtype = po.str("dtype");
+    po.done();
+    return d;
+  });
+  prog.buffers = list_of(o.get("buffers"), p.field("buffers"), [](const json& v, const Path& ep) {
+    Obj bo(v, ep);
+    BufferDecl d;
+    d.param = bo.u32("param");
+    d.spec = buffer_spec(bo);
+    bo.done();
+    return d;
+  });
+  prog.include_files = list_of(o.get("include_files"), p.field("include_files"), [](const json& v, const Path& ep) {
+    Obj io(v, ep);
+    IncludeFile f;
+    f.path = io.str("path");
+    f.source = source_of(io);
+    io.done();
+    return f;
+  });
+  prog.kernels = list_of(&o.need("kernels"), p.field("kernels"), kernel);
+  prog.cbs = list_of(o.get("cbs"), p.field("cbs"), cb_config);
+  prog.semaphores = list_of(o.get("semaphores"), p.field("semaphores"), [](const json& v, const Path& ep) {
+    Obj so(v, ep);
+    SemaphoreDesc s;
+    s.cores = core_set(so.need("cores"), ep.field("cores"));
+    s.id = so.u32("id");
+    s.initial = so.u32_or("initial", 0);
+    so.done();
+    return s;
+  });
   return prog;
 }
 
@@ -713,23 +680,17 @@ Request parse_request(std::string_view line, uint64_t* id) {
     case Cmd::Run: {
       RunRequest r;
       r.program = o.u64("program");
-      if (const json* v = o.get("args")) {
-        Path ap = root.field("args");
-        const auto& a = as_array(*v, ap);
-        r.args.reserve(a.size());
-        for (size_t i = 0; i < a.size(); i++) {
-          Path ep = ap.at(i);
-          Obj ao(a[i], ep);
-          const json* buf = ao.get("buffer");
-          const json* val = ao.get("value");
-          if (!buf == !val) bad(ep, "give exactly one of {\"buffer\": id} and {\"value\": bits}");
-          RunArgRequest ra;
-          ra.is_buffer = buf != nullptr;
-          ra.value = buf ? as_u64(*buf, ep.field("buffer")) : as_u64(*val, ep.field("value"));
-          ao.done();
-          r.args.push_back(ra);
-        }
-      }
+      r.args = list_of(o.get("args"), root.field("args"), [](const json& v, const Path& ep) {
+        Obj ao(v, ep);
+        const json* buf = ao.get("buffer");
+        const json* val = ao.get("value");
+        if (!buf == !val) bad(ep, "give exactly one of {\"buffer\": id} and {\"value\": bits}");
+        RunArgRequest ra;
+        ra.is_buffer = buf != nullptr;
+        ra.value = buf ? as_u64(*buf, ep.field("buffer")) : as_u64(*val, ep.field("value"));
+        ao.done();
+        return ra;
+      });
       r.timed = o.boolean_or("timed", false);
       req.body = std::move(r);
       break;
