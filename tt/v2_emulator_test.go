@@ -28,37 +28,28 @@ import (
 func bf16Bits(f float32) uint16  { return half.BF16FromF32(f) }
 func bf16Value(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }
 
-func bf16Bytes(v []uint16) []byte {
-	b := make([]byte, 2*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint16(b[2*i:], x)
+// leBytes and fromLE convert words to and from the little-endian bytes
+// the device holds.
+func leBytes[T uint16 | uint32](v []T) []byte {
+	b, err := binary.Append(nil, binary.LittleEndian, v)
+	if err != nil {
+		panic(err) // a slice of fixed-size words always encodes
 	}
 	return b
 }
 
-func bytesBF16(b []byte) []uint16 {
-	v := make([]uint16, len(b)/2)
-	for i := range v {
-		v[i] = binary.LittleEndian.Uint16(b[2*i:])
+func fromLE[T uint16 | uint32](b []byte) []T {
+	v := make([]T, len(b)/binary.Size(T(0)))
+	if _, err := binary.Decode(b, binary.LittleEndian, v); err != nil {
+		panic(err) // v is sized to b
 	}
 	return v
 }
 
-func u32Bytes(v []uint32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], x)
-	}
-	return b
-}
-
-func bytesU32(b []byte) []uint32 {
-	v := make([]uint32, len(b)/4)
-	for i := range v {
-		v[i] = binary.LittleEndian.Uint32(b[4*i:])
-	}
-	return v
-}
+func bf16Bytes(v []uint16) []byte { return leBytes(v) }
+func bytesBF16(b []byte) []uint16 { return fromLE[uint16](b) }
+func u32Bytes(v []uint32) []byte  { return leBytes(v) }
+func bytesU32(b []byte) []uint32  { return fromLE[uint32](b) }
 
 func randomBF16(n int, seed uint64) []uint16 {
 	rng := rand.New(rand.NewPCG(seed, 7))
