@@ -39,12 +39,22 @@ func TestRegisterRefusesNil(t *testing.T) {
 	require.PanicsWithValue(t, "backends: Register driver is nil", func() { driver.Register("test-nil-driver", nil) })
 }
 
-func TestRegisteredDriverOpensThroughARuntime(t *testing.T) {
-	var got *driver.Env
+// envSeen is the Env the test driver was last opened with. The test
+// drivers and formats register in init, as real drivers do, so that
+// -count=N runs each test again against the same registrations (Register
+// refuses a second time).
+var envSeen *driver.Env
+
+func init() {
 	driver.Register("test-driver-env", driver.DriverFunc(func(_ context.Context, env *driver.Env) ([]backends.Device, error) {
-		got = env
+		envSeen = env
 		return nil, backends.ErrUnsupported
 	}))
+	driver.RegisterFormat("test-exotic", "exotic.json", reflect.TypeFor[*exoticCode]())
+}
+
+func TestRegisteredDriverOpensThroughARuntime(t *testing.T) {
+	envSeen = nil
 	cfg, err := backends.ParseConfig([]byte(`{"test-driver-env": {"device_ids": [2]}}`))
 	require.NoError(t, err)
 	rt, err := backends.Open(context.Background(), backends.Options{Config: cfg, Backends: []string{"test-driver-env"}})
@@ -53,19 +63,18 @@ func TestRegisteredDriverOpensThroughARuntime(t *testing.T) {
 	st, err := rt.Backend(context.Background(), "test-driver-env")
 	require.NoError(t, err)
 	require.ErrorIs(t, st.Err, backends.ErrUnsupported)
-	require.NotNil(t, got)
-	require.Same(t, cfg, got.Config, "the driver sees the runtime's config")
+	require.NotNil(t, envSeen)
+	require.Same(t, cfg, envSeen.Config, "the driver sees the runtime's config")
 	host, err := rt.HostPool()
 	require.NoError(t, err)
-	require.Same(t, host, got.HostPool, "and its host pool")
-	require.False(t, driver.Common(got, "test-driver-env").Allows(0))
-	require.True(t, driver.Common(got, "test-driver-env").Allows(2))
+	require.Same(t, host, envSeen.HostPool, "and its host pool")
+	require.False(t, driver.Common(envSeen, "test-driver-env").Allows(0))
+	require.True(t, driver.Common(envSeen, "test-driver-env").Allows(2))
 }
 
 type exoticCode struct{ Blob []byte }
 
 func TestRegisterFormat(t *testing.T) {
-	driver.RegisterFormat("test-exotic", "exotic.json", reflect.TypeFor[*exoticCode]())
 	fi, ok := backends.LookupFormat("test-exotic")
 	require.True(t, ok)
 	require.Equal(t, "exotic.json", fi.File)

@@ -111,13 +111,15 @@ func TestPanicIsABugNotACrash(t *testing.T) {
 }
 
 // A run on a named device opens no other backend: PoCL leaves a temp file
-// in its cache for every process that opens OpenCL.
+// in its cache for every process that opens OpenCL. Each command runs in a
+// process of its own, because PoCL makes its cache once per process: one
+// opened in this test binary before would leave no trace.
 func TestNamedDeviceOpensNoOtherBackend(t *testing.T) {
 	cache := t.TempDir()
-	r := cli(t, cliEnv{extra: map[string]string{"XDG_CACHE_HOME": cache}}, "run", testBundle, "--dev", "c", "--set", "n=64")
+	r := cliProcess(t, cliEnv{extra: map[string]string{"XDG_CACHE_HOME": cache}}, "run", testBundle, "--dev", "c", "--set", "n=64")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	require.NoDirExists(t, filepath.Join(cache, "pocl"), "--dev c did not open OpenCL")
-	r = cli(t, cliEnv{extra: map[string]string{"XDG_CACHE_HOME": cache}}, "probe", "--backends", "opencl")
+	r = cliProcess(t, cliEnv{extra: map[string]string{"XDG_CACHE_HOME": cache}}, "probe", "--backends", "opencl")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	if strings.Contains(r.stdout, "opencl: no devices") {
 		t.Skip("no OpenCL platform here: the check above cannot be shown to bite")
