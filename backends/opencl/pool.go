@@ -41,7 +41,7 @@ func (p *pool) Name() string { return p.dev.name }
 func (p *pool) FreeBytes() int64 { return max(p.total-p.bufs.Used(), 0) }
 
 func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
-	if err := p.dev.checkOpen(ctx, "alloc"); err != nil {
+	if err := p.dev.q.CheckOpen(ctx, "alloc"); err != nil {
 		return 0, err
 	}
 	if n <= 0 {
@@ -92,7 +92,7 @@ func (p *pool) ReadAsync(ctx context.Context, src backends.BufferID, off int64, 
 
 func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, off int64, host []byte, write bool, after []backends.Event) (backends.Event, error) {
 	d := p.dev
-	if err := d.checkOpen(ctx, op); err != nil {
+	if err := d.q.CheckOpen(ctx, op); err != nil {
 		return nil, err
 	}
 	bufs, release, err := p.bufs.Acquire(op, id)
@@ -140,7 +140,7 @@ func (p *pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64
 // returns the time the device measured for it.
 func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int64, src backends.BufferID, srcOff, n int64, timed bool) (float64, error) {
 	d := p.dev
-	if err := d.checkOpen(ctx, "copy"); err != nil {
+	if err := d.q.CheckOpen(ctx, "copy"); err != nil {
 		return 0, err
 	}
 	bufs, release, err := p.bufs.Acquire("copy", src, dst)

@@ -45,7 +45,7 @@ type executable struct {
 // Compile builds the program's OpenCL C variant, from the binary cache when
 // the same source, options, device and driver were built before.
 func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
-	if err := d.checkOpen(ctx, "compile"); err != nil {
+	if err := d.q.CheckOpen(ctx, "compile"); err != nil {
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {
@@ -247,7 +247,7 @@ func (x *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg)
 		return 0, err
 	}
 	if c.enqueue == nil { // an empty grid runs nothing
-		c.release()
+		c.Release()
 		return 0, nil
 	}
 	ev, err := x.dev.submit(c)
@@ -261,7 +261,7 @@ func (x *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg)
 // buffer and to the kernel, given back when the command has ended.
 func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg, timed bool) (*cmd, error) {
 	d := x.dev
-	if err := d.checkOpen(ctx, "launch"); err != nil {
+	if err := d.q.CheckOpen(ctx, "launch"); err != nil {
 		return nil, err
 	}
 	if err := driver.CheckReleased(Name, &x.mu, &x.released); err != nil {
