@@ -184,7 +184,7 @@ type device struct {
 	// q.Mu orders submissions: the deferred lists, the wait-list
 	// scratch and every enqueue are under it, and Closed. Its Cond is
 	// broadcast when a command was enqueued, or failed unqueued.
-	q gpuqueue.Queue[*cmd]
+	q           gpuqueue.Queue[*cmd]
 	waitScratch []clEvent
 	last        *event // the last command enqueued
 
