@@ -116,7 +116,7 @@ func (p *pool) Name() string { return p.dev.name }
 func (p *pool) FreeBytes() int64 { return max(p.dev.mem.deviceMem-p.bufs.Used(), 0) }
 
 func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
-	if err := p.dev.checkOpen(ctx, "alloc"); err != nil {
+	if err := p.dev.q.CheckOpen(ctx, "alloc"); err != nil {
 		return 0, err
 	}
 	if n <= 0 {
@@ -170,7 +170,7 @@ func (p *pool) ReadAsync(ctx context.Context, src backends.BufferID, off int64, 
 
 func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, off int64, host []byte, write bool, after []backends.Event) (backends.Event, error) {
 	d := p.dev
-	if err := d.checkOpen(ctx, op); err != nil {
+	if err := d.q.CheckOpen(ctx, op); err != nil {
 		return nil, err
 	}
 	bufs, release, err := p.bufs.Acquire(op, id)
@@ -205,7 +205,7 @@ func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, of
 }
 
 // idle reports whether no work of the device is recorded or in flight.
-// The caller holds d.mu.
+// The caller holds d.q.Mu.
 func (d *device) idle() bool {
 	return (d.open == nil || d.open.n == 0) && len(d.inflight) == 0
 }
@@ -214,7 +214,7 @@ func (d *device) idle() bool {
 // bytes are copied into staging now, a read's out of it when its batch
 // has ended. Each chunk takes the staging memory that follows the last
 // one taken; when none is free and canWait is set, it waits for a batch to
-// end. The caller holds d.mu.
+// end. The caller holds d.q.Mu.
 func (d *device) recordStaged(b *buffer, off int64, host []byte, write, canWait bool) error {
 	st, err := d.stagingBuffer()
 	if err != nil {
@@ -258,7 +258,7 @@ func (d *device) recordStaged(b *buffer, off int64, host []byte, write, canWait 
 }
 
 // recordCopy records a buffer copy, after a full barrier, into bt (the open
-// batch). The caller holds d.mu.
+// batch). The caller holds d.q.Mu.
 func (d *device) recordCopy(bt *batch, src, dst vkBuffer, region vkBufferCopy) {
 	d.fullBarrier(bt.cmd)
 	d.hot.regions[0] = region
@@ -281,7 +281,7 @@ func (p *pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64
 // returns the time the device's timestamps measured.
 func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int64, src backends.BufferID, srcOff, n int64, timed bool) (time.Duration, error) {
 	d := p.dev
-	if err := d.checkOpen(ctx, "copy"); err != nil {
+	if err := d.q.CheckOpen(ctx, "copy"); err != nil {
 		return 0, err
 	}
 	bufs, release, err := p.bufs.Acquire("copy", src, dst)

@@ -70,7 +70,7 @@ func layoutPush(params []backends.Param) pushLayout {
 // Compile checks the program's SPIR-V before the driver sees it, then
 // builds the pipeline through the device's pipeline cache.
 func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
-	if err := d.checkOpen(ctx, "compile"); err != nil {
+	if err := d.q.CheckOpen(ctx, "compile"); err != nil {
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {
@@ -112,9 +112,9 @@ func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 		return nil, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "program %q: %d bytes of push constants, %s allows %d", p.Name, push.size, d.name, lim)
 	}
 
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed { // closed since checkOpen: the device handle is gone
+	d.q.Mu.Lock()
+	defer d.q.Mu.Unlock()
+	if d.q.Closed { // closed since checkOpen: the device handle is gone
 		return nil, backends.Errorf(Name, "compile", backends.ErrClosed, "%s", d.name)
 	}
 	x := &executable{dev: d, prog: p, nbuf: nbuf, push: push}
@@ -158,7 +158,7 @@ func (d *device) checkLocal(name string, shader, stated [3]uint32) error {
 	return nil
 }
 
-// build creates the Vulkan objects; the caller holds d.mu.
+// build creates the Vulkan objects; the caller holds d.q.Mu.
 func (x *executable) build(code []byte, entry string) error {
 	d := x.dev
 	l := d.l
@@ -363,7 +363,7 @@ type launch struct {
 // buffer and to the pipeline, given back when the work has ended.
 func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg) (*launch, error) {
 	d := x.dev
-	if err := d.checkOpen(ctx, "launch"); err != nil {
+	if err := d.q.CheckOpen(ctx, "launch"); err != nil {
 		return nil, err
 	}
 	if err := driver.CheckReleased(Name, &x.mu, &x.released); err != nil {
