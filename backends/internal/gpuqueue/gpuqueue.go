@@ -55,9 +55,10 @@ type Work interface {
 // work reaches it.
 type Hooks[W Work] struct {
 	// Covered reports whether e is an event of the device whose work is on
-	// the device's queue (or has ended): the device orders what comes
-	// after it without the host waiting. It is called with and without Mu
-	// held and must not call into another device.
+	// the device's queue: the device orders what comes after it without
+	// the host waiting (for an ended event it may say either). It is
+	// called with and without Mu held and must not call into another
+	// device.
 	Covered func(e backends.Event) bool
 	// Own returns, for an event of the device, the channel closed when it
 	// has ended, one that takes no lock to read; ok is false for any other
