@@ -20,6 +20,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/backends/internal/gpupool"
 	"github.com/zyxtt/zyxtt/internal/diskcache"
 )
 
@@ -284,12 +285,8 @@ func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg, tim
 	if err != nil {
 		return nil, err
 	}
-	bufs, release, err := d.pool.bufs.Acquire("launch", ids...)
+	bufs, release, err := gpupool.HoldLaunch(&d.pool.Base, ids, &x.mu, &x.released, &x.refs)
 	if err != nil {
-		return nil, err
-	}
-	if err := driver.HoldExecutable(Name, &x.mu, &x.released, &x.refs); err != nil {
-		release()
 		return nil, err
 	}
 	c := &cmd{ctx: ctx, op: "launch", kind: launches, timed: timed, done: func() {

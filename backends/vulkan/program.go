@@ -10,6 +10,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/backends/internal/gpupool"
 )
 
 // executable is a compute pipeline with its layout and one descriptor set.
@@ -382,12 +383,8 @@ func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg) (*l
 	if err != nil {
 		return nil, err
 	}
-	bufs, release, err := d.pool.bufs.Acquire("launch", ids...)
+	bufs, release, err := gpupool.HoldLaunch(&d.pool.Base, ids, &x.mu, &x.released, &x.refs)
 	if err != nil {
-		return nil, err
-	}
-	if err := driver.HoldExecutable(Name, &x.mu, &x.released, &x.refs); err != nil {
-		release()
 		return nil, err
 	}
 	l.bufs = bufs

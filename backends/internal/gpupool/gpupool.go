@@ -1,12 +1,14 @@
 // Package gpupool is the part of a device pool that the OpenCL and Vulkan
 // pools share: the Pool methods that are their buffer table's (Retain,
 // Release, Size), the blocking and asynchronous transfers as one checked
-// entry into the backend's own transfer, and holding a copy's two buffers
-// with their spans checked.
+// entry into the backend's own transfer, and holding the buffers of a copy
+// (with their spans checked) or of a launch (with its executable).
 package gpupool
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
@@ -116,4 +118,21 @@ func HoldCopy[B Buffer](ctx context.Context, p *Base[B], src backends.BufferID, 
 		return none, none, nil, nil
 	}
 	return bufs[0], bufs[1], release, nil
+}
+
+// HoldLaunch holds the buffers ids of p for a launch and then, unless the
+// executable has been released, a reference to it (driver.HoldExecutable
+// with its mu, released and refs). release gives back the buffers only:
+// the executable's reference is the caller's to drop. On an error it holds
+// nothing.
+func HoldLaunch[B Buffer](p *Base[B], ids []backends.BufferID, mu sync.Locker, released *bool, refs *atomic.Int32) (bufs []B, release func(), err error) {
+	bufs, release, err = p.bufs.Acquire("launch", ids...)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := driver.HoldExecutable(p.backend, mu, released, refs); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return bufs, release, nil
 }

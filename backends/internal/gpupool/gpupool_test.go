@@ -3,6 +3,7 @@ package gpupool_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -65,6 +66,14 @@ func (p *fakePool) alloc(n int) (backends.BufferID, *mem) {
 	return p.bufs.Insert(m, int64(n)), m
 }
 
+// requireFreedByRelease releases id, the test's own reference, and
+// checks that this freed m: nothing else held it.
+func requireFreedByRelease(t *testing.T, p *fakePool, id backends.BufferID, m *mem, msg string) {
+	t.Helper()
+	require.NoError(t, p.Release(id))
+	require.EqualValues(t, 1, m.freed.Load(), msg)
+}
+
 // Retain, Release and Size are the table's; the last release frees.
 func TestTableMethods(t *testing.T) {
 	p := newPool()
@@ -107,8 +116,7 @@ func TestTransfers(t *testing.T) {
 	require.Equal(t, []backends.Event{before}, p.afters[2])
 	require.Equal(t, []backends.Event{nil, before}, p.afters[3])
 
-	require.NoError(t, p.Release(id))
-	require.EqualValues(t, 1, m.freed.Load(), "every transfer gave its hold back")
+	requireFreedByRelease(t, p, id, m, "every transfer gave its hold back")
 }
 
 // A span outside the buffer, an unknown buffer, a closed device or an
@@ -135,8 +143,7 @@ func TestTransferChecks(t *testing.T) {
 	require.ErrorIs(t, p.Write(ctx, id, 0, []byte{1}), backends.ErrClosed)
 	require.Empty(t, p.calls, "no check that failed reached the transfer")
 
-	require.NoError(t, p.Release(id))
-	require.EqualValues(t, 1, m.freed.Load(), "the failed checks held nothing")
+	requireFreedByRelease(t, p, id, m, "the failed checks held nothing")
 }
 
 // HoldCopy holds both buffers with their spans checked, holds nothing for
@@ -171,6 +178,38 @@ func TestHoldCopy(t *testing.T) {
 	_, _, _, err = gpupool.HoldCopy(ctx, &p.Base, b, 0, b, 0, 1)
 	require.ErrorIs(t, err, p.closed)
 
-	require.NoError(t, p.Release(b))
-	require.EqualValues(t, 1, mb.freed.Load(), "the failed holds gave everything back")
+	requireFreedByRelease(t, p, b, mb, "the failed holds gave everything back")
+}
+
+// HoldLaunch holds a launch's buffers and a reference to its executable,
+// and holds nothing when the executable is released or a buffer unknown.
+func TestHoldLaunch(t *testing.T) {
+	p := newPool()
+	a, ma := p.alloc(8)
+	b, mb := p.alloc(8)
+	var mu sync.Mutex
+	var released bool
+	var refs atomic.Int32
+	refs.Store(1) // the executable's own
+
+	bufs, release, err := gpupool.HoldLaunch(&p.Base, []backends.BufferID{a, b}, &mu, &released, &refs)
+	require.NoError(t, err)
+	require.Equal(t, []*mem{ma, mb}, bufs)
+	require.EqualValues(t, 2, refs.Load(), "the launch holds the executable")
+	require.NoError(t, p.Release(a))
+	require.Zero(t, ma.freed.Load(), "the launch holds its buffers")
+	release()
+	require.EqualValues(t, 1, ma.freed.Load())
+	require.EqualValues(t, 2, refs.Load(), "release leaves the executable's reference to the caller")
+	refs.Store(1)
+
+	_, _, err = gpupool.HoldLaunch(&p.Base, []backends.BufferID{b, a}, &mu, &released, &refs)
+	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
+	require.EqualValues(t, 1, refs.Load())
+
+	released = true
+	_, _, err = gpupool.HoldLaunch(&p.Base, []backends.BufferID{b}, &mu, &released, &refs)
+	require.ErrorIs(t, err, backends.ErrClosed)
+	require.EqualValues(t, 1, refs.Load())
+	requireFreedByRelease(t, p, b, mb, "the failed holds gave the buffers back")
 }
