@@ -38,7 +38,7 @@ type executable struct {
 	// refs counts the caller's reference (until Release) and one per
 	// submitted launch that has not ended; the last frees the kernel.
 	refs atomic.Int32
-	// The work sizes the enqueue reads, kept here (under mu) so that a
+	// The work sizes the enqueue reads, kept here (under the device's q.Mu) so that a
 	// launch hands the loader heap memory and allocates nothing for it.
 	globalSize, localSize [3]uintptr
 }

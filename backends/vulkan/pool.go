@@ -79,7 +79,7 @@ func (d *device) freeBuffer(b *buffer) {
 }
 
 // stagingBuffer returns the device's host-visible transfer buffer, making
-// it on first use. The caller holds d.mu; the completer reads it (for the
+// it on first use. The caller holds d.q.Mu; the completer reads it (for the
 // reads it copies out) only for batches recorded after it was made.
 func (d *device) stagingBuffer() (*buffer, error) {
 	if d.staging != nil {

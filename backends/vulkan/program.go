@@ -30,7 +30,7 @@ type executable struct {
 	// submitted launch that has not ended; the last destroys the pipeline.
 	refs atomic.Int32
 
-	// sets are the descriptor sets made so far (under the device's mu),
+	// sets are the descriptor sets made so far (under the device's q.Mu),
 	// from pools; a set is rewritten only once no pending work uses it.
 	sets  []*descSet
 	pools []vkDescriptorPool
@@ -218,7 +218,7 @@ func (x *executable) build(code []byte, entry string) error {
 // descriptorFor returns a descriptor set that binds bufs, for use in the
 // batch of serial: the set that binds them already, else one that no
 // pending work uses, rewritten, else a new one. The caller holds the
-// device's mu.
+// device's q.Mu.
 func (x *executable) descriptorFor(bufs []*buffer, serial uint64) (*descSet, error) {
 	same := func(s *descSet) bool {
 		for i, b := range bufs {
@@ -396,7 +396,7 @@ func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg) (*l
 }
 
 // recordDispatch records the dispatch, after a full barrier, into bt (the
-// open batch). The caller holds the device's mu.
+// open batch). The caller holds the device's q.Mu.
 func (x *executable) recordDispatch(bt *batch, bufs []*buffer, push []byte, groups [3]uint32) error {
 	d := x.dev
 	l := d.l
@@ -421,7 +421,7 @@ func (x *executable) recordDispatch(bt *batch, bufs []*buffer, push []byte, grou
 }
 
 // bindBuffers points binding i of s at the i-th buffer and keys s by
-// them. No pending work uses s. The caller holds the device's mu.
+// them. No pending work uses s. The caller holds the device's q.Mu.
 func (x *executable) bindBuffers(s *descSet, bufs []*buffer) {
 	var p pins
 	defer p.Unpin()

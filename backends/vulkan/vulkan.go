@@ -183,10 +183,10 @@ type device struct {
 	// memory is all host-visible) run the path discrete GPUs take.
 	stageAlways bool
 
-	// mu serialises recording and submission: the open batch, the batches
-	// in flight and free, the staging ring, the deferred list, closed.
-	// cond (on mu) wakes the completer for a submitted batch and work
-	// waiting for staging memory when a batch ends.
+	// q.Mu serialises recording and submission: the open batch, the
+	// batches in flight and free, the staging ring, the deferred lists,
+	// Closed. q.Cond (on q.Mu) wakes the completer for a submitted batch
+	// and work waiting for staging memory when a batch ends.
 	q          gpuqueue.Queue[*work] // with work waiting for events or staging memory (queue.go)
 	open       *batch                // being recorded
 	inflight   []*batch              // submitted, oldest first
@@ -199,7 +199,7 @@ type device struct {
 
 	completerDone chan struct{}
 	flushTimer    *time.Timer // submits a batch left open flushDelay
-	holdOpen      bool        // tests: the flush timer leaves the open batch alone (under mu)
+	holdOpen      bool        // tests: the flush timer leaves the open batch alone (under q.Mu)
 	timedMu       sync.Mutex  // one timed run at a time: the query pool
 
 	// execs are the executables not yet destroyed: their pipelines are
@@ -501,7 +501,7 @@ func (d *device) destroy() {
 // hot is the memory that recording and submitting command buffers hands
 // the driver: it lives as long as the device, on the heap and pinned (the
 // submit info points into it), so that a submission allocates nothing.
-// Its recording part is used under the device's mu, waitFences by the
+// Its recording part is used under the device's q.Mu, waitFences by the
 // completer and stamps under timedMu.
 type hot struct {
 	cmds        [1]vkCommandBuffer
