@@ -63,16 +63,16 @@ func TestOwnAndForeignDependencies(t *testing.T) {
 			require.NoError(t, err)
 			upY, err := d.pool.WriteAsync(ctx, args[1].Buffer, 0, backendtest.F32Bytes(x))
 			require.NoError(t, err)
-			d.mu.Lock()
-			require.Len(t, d.deferred[transfers], 1, "the write after a host event waits; the one after it, waiting for nothing, does not")
-			d.mu.Unlock()
+			d.q.Mu.Lock()
+			require.Equal(t, 1, d.q.Deferred(transfers), "the write after a host event waits; the one after it, waiting for nothing, does not")
+			d.q.Mu.Unlock()
 			require.NoError(t, upY.Wait(ctx))
 			backendtest.RequirePending(t, upX, "the write after a pending host event")
 			gate.Complete(nil)
 			require.Eventually(t, func() bool {
-				d.mu.Lock()
-				defer d.mu.Unlock()
-				return len(d.deferred[transfers]) == 0
+				d.q.Mu.Lock()
+				defer d.q.Mu.Unlock()
+				return d.q.Deferred(transfers) == 0
 			}, 5*time.Second, time.Millisecond, "the deferred work is enqueued once the host event has ended")
 			run, err := exe.Submit(ctx, args, upX, upY)
 			require.NoError(t, err)
@@ -101,7 +101,7 @@ func TestOwnAndForeignDependencies(t *testing.T) {
 func TestLostDeviceFailsPendingWork(t *testing.T) {
 	d := clDevices.One(0)(t).(*device)
 	defer d.Close()
-	backendtest.RunLostDeviceFailsPendingWork(t, d, d.markLost, errors.New("CL_OUT_OF_RESOURCES from the driver"))
+	backendtest.RunLostDeviceFailsPendingWork(t, d, d.q.MarkLost, errors.New("CL_OUT_OF_RESOURCES from the driver"))
 }
 
 // A command that fails on the device fails its event with the status it
@@ -120,12 +120,12 @@ func TestExecutionStatusErrors(t *testing.T) {
 	err = d.execError(&cmd{op: "launch"}, -9999)
 	require.ErrorIs(t, err, errExecution)
 	require.Contains(t, err.Error(), "CL_STATUS_-9999")
-	require.NoError(t, d.lostErr(), "a command's own failure leaves the device usable")
+	require.NoError(t, d.q.LostErr(), "a command's own failure leaves the device usable")
 
 	err = d.execError(&cmd{op: "launch"}, clOutOfResources)
 	require.ErrorIs(t, err, backends.ErrDeviceLost)
 	require.Contains(t, err.Error(), "CL_OUT_OF_RESOURCES")
-	require.ErrorIs(t, d.lostErr(), backends.ErrDeviceLost)
+	require.ErrorIs(t, d.q.LostErr(), backends.ErrDeviceLost)
 }
 
 // Closing a device fails the work that has not reached its queue with

@@ -11,11 +11,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
 	"github.com/zyxtt/zyxtt/internal/diskcache"
 )
 
@@ -182,14 +181,10 @@ type device struct {
 	cacheDir string
 	cacheTag string // device name, driver and platform versions: the binary cache's device half of the key
 
-	// mu orders submissions: the deferred list, the wait-list scratch and
-	// every enqueue are under it, and closed.
-	mu          sync.Mutex
-	cond        *sync.Cond // on mu: a command was enqueued, or failed unqueued
-	closed      bool
-	deferred    [kinds][]*cmd // by kind: work waiting for foreign events, and all after it
-	draining    [kinds]bool   // a drain goroutine runs for the kind
-	closing     chan struct{} // closed by Close
+	// q.Mu orders submissions: the deferred lists, the wait-list
+	// scratch and every enqueue are under it, and Closed. Its Cond is
+	// broadcast when a command was enqueued, or failed unqueued.
+	q           gpuqueue.Queue[*cmd]
 	waitScratch []clEvent
 	last        *event // the last command enqueued
 
@@ -197,8 +192,6 @@ type device struct {
 	completerDone chan struct{} // closed when the completer has returned
 	waitOne       [1]clEvent    // the completer's wait list
 	prof          profile       // the completer's status and counters
-	lost          atomic.Pointer[error]
-	lostCh        chan struct{} // closed when the device is lost
 }
 
 func newDevice(l *lib, platform platformID, id deviceID, ordinal int, cacheDir string) (*device, error) {
@@ -220,9 +213,11 @@ func newDevice(l *lib, platform platformID, id deviceID, ordinal int, cacheDir s
 		return nil, err
 	}
 	d.pool = newPool(d, d.info.Memory)
-	d.closing = make(chan struct{})
-	d.lostCh = make(chan struct{})
-	d.cond = sync.NewCond(&d.mu)
+	d.q.Init(Name, d.name, gpuqueue.Lists, gpuqueue.Lists, gpuqueue.Hooks[*cmd]{
+		Covered: d.enqueued,
+		Own:     d.ownEnded,
+		Admit:   func(_ int, c *cmd) error { return d.issue(c) },
+	})
 	d.pending = make(chan *cmd, pendingDepth)
 	d.completerDone = make(chan struct{})
 	go d.complete()
@@ -349,31 +344,20 @@ func (d *device) Info() *backends.DeviceInfo { return d.info }
 func (d *device) Pool() backends.Pool        { return d.pool }
 func (d *device) String() string             { return d.name + " (" + d.info.Name + ")" }
 
-// checkOpen is what every operation of the device checks first: ctx's
-// error, then ErrClosed once the device is closed.
-func (d *device) checkOpen(ctx context.Context, op string) error {
-	return driver.CheckOpen(ctx, Name, op, d.name, &d.mu, &d.closed)
-}
-
 // Close cancels the device's work that has not reached its queue (it fails
 // with ErrClosed), lets the queue finish what it was given (clFinish),
 // settles it, and frees every buffer of the pool, the queue and the
 // context.
 func (d *device) Close() error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
+	d.q.Mu.Lock()
+	deferred, ok := d.q.Shut()
+	d.q.Mu.Unlock()
+	if !ok {
 		return nil
 	}
-	d.closed = true
-	deferred := append(d.deferred[launches], d.deferred[transfers]...)
-	d.deferred = [kinds][]*cmd{}
-	close(d.closing)
-	d.cond.Broadcast()
-	d.mu.Unlock()
 	errs := []error{d.l.Finish(d.queue)}
 	for _, c := range deferred {
-		c.release()
+		c.Release()
 		c.ev.Complete(backends.Errorf(Name, c.op, backends.ErrClosed, "%s was closed before the work started", d.name))
 	}
 	close(d.pending) // nothing is enqueued once closed is set

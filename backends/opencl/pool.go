@@ -7,6 +7,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/backends/internal/gpupool"
 	"github.com/zyxtt/zyxtt/internal/buftable"
 )
 
@@ -15,11 +16,15 @@ type buffer struct {
 	size int64
 }
 
+// Bytes is the buffer's size.
+func (b *buffer) Bytes() int64 { return b.size }
+
 // pool is one device's memory: cl_mem buffers in the device's context.
 type pool struct {
-	dev   *device
-	total int64
-	bufs  *buftable.Table[*buffer]
+	gpupool.Base[*buffer] // Retain, Release, Size and the transfers
+	dev                   *device
+	total                 int64
+	bufs                  *buftable.Table[*buffer]
 }
 
 var (
@@ -30,6 +35,7 @@ var (
 func newPool(d *device, total uint64) *pool {
 	p := &pool{dev: d, total: int64(min(total, 1<<62))}
 	p.bufs = buftable.New(buftable.NotInPool(Name, d.name), p.release)
+	p.Base = gpupool.NewBase(Name, p.bufs, d.q.CheckOpen, p.transfer)
 	return p
 }
 
@@ -41,7 +47,7 @@ func (p *pool) Name() string { return p.dev.name }
 func (p *pool) FreeBytes() int64 { return max(p.total-p.bufs.Used(), 0) }
 
 func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
-	if err := p.dev.checkOpen(ctx, "alloc"); err != nil {
+	if err := p.dev.q.CheckOpen(ctx, "alloc"); err != nil {
 		return 0, err
 	}
 	if n <= 0 {
@@ -60,49 +66,13 @@ func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 	return p.bufs.Insert(&buffer{mem: mem, size: n}, n), nil
 }
 
-func (p *pool) Retain(id backends.BufferID) error  { return p.bufs.Retain(id) }
-func (p *pool) Release(id backends.BufferID) error { return p.bufs.Release(id) }
-
-func (p *pool) Size(id backends.BufferID) (int64, error) { return p.bufs.Size(id) }
-
-// Write is WriteAsync and a wait for it.
-func (p *pool) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
-	ev, err := p.WriteAsync(ctx, dst, off, src)
-	return driver.Wait(ctx, ev, err)
-}
-
-// Read is ReadAsync and a wait for it.
-func (p *pool) Read(ctx context.Context, src backends.BufferID, off int64, dst []byte) error {
-	ev, err := p.ReadAsync(ctx, src, off, dst)
-	return driver.Wait(ctx, ev, err)
-}
-
-// WriteAsync enqueues a non-blocking clEnqueueWriteBuffer straight from
-// src after the events in after. Host-pool (shm) memory is read in place;
-// a Go slice is pinned (runtime.Pinner) until the command has ended.
-func (p *pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64, src []byte, after ...backends.Event) (backends.Event, error) {
-	return p.transfer(ctx, "write", dst, off, src, true, after)
-}
-
-// ReadAsync enqueues a non-blocking clEnqueueReadBuffer straight into dst
-// after the events in after, pinned as WriteAsync pins src.
-func (p *pool) ReadAsync(ctx context.Context, src backends.BufferID, off int64, dst []byte, after ...backends.Event) (backends.Event, error) {
-	return p.transfer(ctx, "read", src, off, dst, false, after)
-}
-
-func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, off int64, host []byte, write bool, after []backends.Event) (backends.Event, error) {
+// transfer enqueues a non-blocking clEnqueueWriteBuffer straight from
+// host (write) or clEnqueueReadBuffer straight into it, after the events
+// in after: the pool's WriteAsync and ReadAsync. Host-pool (shm) memory is
+// used in place; a Go slice is pinned (runtime.Pinner) until the command
+// has ended.
+func (p *pool) transfer(ctx context.Context, op string, b *buffer, release func(), off int64, host []byte, write bool, after []backends.Event) (backends.Event, error) {
 	d := p.dev
-	if err := d.checkOpen(ctx, op); err != nil {
-		return nil, err
-	}
-	bufs, release, err := p.bufs.Acquire(op, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := driver.CheckSpan(Name, op, id, off, int64(len(host)), bufs[0].size); err != nil {
-		release()
-		return nil, err
-	}
 	c := &cmd{ctx: ctx, op: op, kind: transfers, after: after, done: release}
 	if len(host) > 0 {
 		pin := new(runtime.Pinner)
@@ -111,7 +81,7 @@ func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, of
 			pin.Unpin()
 			release()
 		}
-		l, q, mem, at, n := d.l, d.queue, bufs[0].mem, unsafe.Pointer(&host[0]), uintptr(len(host))
+		l, q, mem, at, n := d.l, d.queue, b.mem, unsafe.Pointer(&host[0]), uintptr(len(host))
 		if write {
 			c.enqueue = func(wait []clEvent, out *clEvent) error {
 				return l.EnqueueWriteBuffer(q, mem, false, uintptr(off), n, at, wait, out)
@@ -139,29 +109,14 @@ func (p *pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64
 // copyBuffer runs a device-side copy and waits for it; when timed it
 // returns the time the device measured for it.
 func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int64, src backends.BufferID, srcOff, n int64, timed bool) (float64, error) {
+	from, to, release, err := gpupool.HoldCopy(ctx, &p.Base, src, srcOff, dst, dstOff, n)
+	if err != nil || release == nil {
+		return 0, err
+	}
 	d := p.dev
-	if err := d.checkOpen(ctx, "copy"); err != nil {
-		return 0, err
-	}
-	bufs, release, err := p.bufs.Acquire("copy", src, dst)
-	if err != nil {
-		return 0, err
-	}
-	if err := driver.CheckSpan(Name, "copy", src, srcOff, n, bufs[0].size); err != nil {
-		release()
-		return 0, err
-	}
-	if err := driver.CheckSpan(Name, "copy", dst, dstOff, n, bufs[1].size); err != nil {
-		release()
-		return 0, err
-	}
-	if n == 0 {
-		release()
-		return 0, nil
-	}
-	l, q, from, to := d.l, d.queue, bufs[0].mem, bufs[1].mem
+	l, q := d.l, d.queue
 	c := &cmd{ctx: ctx, op: "copy", kind: transfers, done: release, timed: timed, enqueue: func(wait []clEvent, out *clEvent) error {
-		return l.EnqueueCopyBuffer(q, from, to, uintptr(srcOff), uintptr(dstOff), uintptr(n), wait, out)
+		return l.EnqueueCopyBuffer(q, from.mem, to.mem, uintptr(srcOff), uintptr(dstOff), uintptr(n), wait, out)
 	}}
 	ev, err := d.submit(c)
 	if err := driver.Wait(ctx, ev, err); err != nil {

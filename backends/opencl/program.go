@@ -20,6 +20,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/backends/internal/gpupool"
 	"github.com/zyxtt/zyxtt/internal/diskcache"
 )
 
@@ -37,7 +38,7 @@ type executable struct {
 	// refs counts the caller's reference (until Release) and one per
 	// submitted launch that has not ended; the last frees the kernel.
 	refs atomic.Int32
-	// The work sizes the enqueue reads, kept here (under mu) so that a
+	// The work sizes the enqueue reads, kept here (under the device's q.Mu) so that a
 	// launch hands the loader heap memory and allocates nothing for it.
 	globalSize, localSize [3]uintptr
 }
@@ -45,7 +46,7 @@ type executable struct {
 // Compile builds the program's OpenCL C variant, from the binary cache when
 // the same source, options, device and driver were built before.
 func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
-	if err := d.checkOpen(ctx, "compile"); err != nil {
+	if err := d.q.CheckOpen(ctx, "compile"); err != nil {
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {
@@ -247,7 +248,7 @@ func (x *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg)
 		return 0, err
 	}
 	if c.enqueue == nil { // an empty grid runs nothing
-		c.release()
+		c.Release()
 		return 0, nil
 	}
 	ev, err := x.dev.submit(c)
@@ -261,7 +262,7 @@ func (x *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg)
 // buffer and to the kernel, given back when the command has ended.
 func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg, timed bool) (*cmd, error) {
 	d := x.dev
-	if err := d.checkOpen(ctx, "launch"); err != nil {
+	if err := d.q.CheckOpen(ctx, "launch"); err != nil {
 		return nil, err
 	}
 	if err := driver.CheckReleased(Name, &x.mu, &x.released); err != nil {
@@ -284,12 +285,8 @@ func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg, tim
 	if err != nil {
 		return nil, err
 	}
-	bufs, release, err := d.pool.bufs.Acquire("launch", ids...)
+	bufs, release, err := gpupool.HoldLaunch(&d.pool.Base, ids, &x.mu, &x.released, &x.refs)
 	if err != nil {
-		return nil, err
-	}
-	if err := driver.HoldExecutable(Name, &x.mu, &x.released, &x.refs); err != nil {
-		release()
 		return nil, err
 	}
 	c := &cmd{ctx: ctx, op: "launch", kind: launches, timed: timed, done: func() {

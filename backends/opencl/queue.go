@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
 	"github.com/zyxtt/zyxtt/internal/core"
 )
 
@@ -43,9 +44,8 @@ const pendingDepth = 4096
 
 // The kinds of work, each with its deferred list.
 const (
-	launches = iota
-	transfers
-	kinds
+	launches  = gpuqueue.Launches
+	transfers = gpuqueue.Transfers
 )
 
 // event is the completion of one command of a device. Its Go side is a
@@ -80,41 +80,21 @@ type cmd struct {
 	cl    clEvent // the command's event; the completer's reference
 }
 
-func (c *cmd) release() {
+// Release gives back what c holds, once.
+func (c *cmd) Release() {
 	if c.done != nil && !c.released.Swap(true) {
 		c.done()
 	}
 }
 
+func (c *cmd) Context() context.Context { return c.ctx }
+func (c *cmd) Events() []backends.Event { return c.after }
+func (c *cmd) End(err error)            { c.ev.Complete(err) }
+
 // own reports whether e is an event of a command of d.
 func (d *device) own(e backends.Event) (*event, bool) {
 	o, ok := e.(*event)
 	return o, ok && o.dev == d
-}
-
-// deps looks at a submission's events without waiting: err is the first
-// that has failed (as a dependency failure), waiting is whether one is
-// still pending that the wait list cannot hold: another device's or the
-// host's, or one of this device's that has not been enqueued. Pending
-// enqueued events of this device go in the wait list. The caller does not
-// hold d.mu (another device's Done may take its own lock); events only
-// move towards their end, so what it finds stays true or becomes "waiting
-// for nothing", which the deferred path then finds at once.
-func (d *device) deps(after []backends.Event) (waiting bool, err error) {
-	for i, e := range after {
-		if e == nil {
-			continue
-		}
-		select {
-		case <-e.Done():
-			if err := e.Err(); err != nil {
-				return false, core.DependencyFailed(i, err)
-			}
-		default:
-			waiting = waiting || !d.enqueued(e)
-		}
-	}
-	return waiting, nil
 }
 
 // enqueued reports whether e is an event of a command of d that is on the
@@ -129,6 +109,15 @@ func (d *device) enqueued(e backends.Event) bool {
 	return o.cl != 0
 }
 
+// ownEnded is the queue's Own hook: the end of an event of d.
+func (d *device) ownEnded(e backends.Event) (<-chan struct{}, bool) {
+	o, ok := d.own(e)
+	if !ok {
+		return nil, false
+	}
+	return o.Done(), true
+}
+
 // submit hands c to the queue, or to the deferred list when it waits for
 // an event the wait list cannot hold or (a launch) an earlier launch is
 // held back, and returns its event.
@@ -136,38 +125,14 @@ func (d *device) enqueued(e backends.Event) bool {
 // was queued; c's hold has been given back either way.
 func (d *device) submit(c *cmd) (backends.Event, error) {
 	c.ev = &event{HostEvent: core.NewHostEvent(), dev: d}
-	waiting, err := d.deps(c.after)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		c.release()
-		return nil, backends.Errorf(Name, c.op, backends.ErrClosed, "%s", d.name)
-	}
-	if err := d.lostErr(); err != nil {
-		c.release()
+	if err := d.q.Submit(c, c.kind, c.op); err != nil {
 		return nil, err
-	}
-	if err != nil {
-		c.release()
-		c.ev.Complete(err)
-		return c.ev, nil
-	}
-	if !waiting && (c.kind == transfers || len(d.deferred[launches]) == 0) {
-		if err := d.issue(c); err != nil {
-			return nil, err
-		}
-		return c.ev, nil
-	}
-	d.deferred[c.kind] = append(d.deferred[c.kind], c)
-	if !d.draining[c.kind] {
-		d.draining[c.kind] = true
-		go d.drain(c.kind)
 	}
 	return c.ev, nil
 }
 
 // issue enqueues c with its pending own events in the wait list and hands
-// it to the completer. The caller holds d.mu. On an error c's hold is
+// it to the completer. The caller holds d.q.Mu. On an error c's hold is
 // given back and nothing was queued.
 func (d *device) issue(c *cmd) error {
 	wait := d.waitScratch[:0]
@@ -199,11 +164,11 @@ func (d *device) issue(c *cmd) error {
 				<-last.Done() // its place in the order, not a dependency
 			}
 			err := core.WaitAll(context.Background(), c.after...)
-			c.release()
+			c.Release()
 			c.ev.Complete(err)
-			d.mu.Lock()
-			d.cond.Broadcast() // for work waiting for it to be enqueued
-			d.mu.Unlock()
+			d.q.Mu.Lock()
+			d.q.Cond.Broadcast() // for work waiting for it to be enqueued
+			d.q.Mu.Unlock()
 		}()
 	}
 	for _, w := range wait {
@@ -212,7 +177,7 @@ func (d *device) issue(c *cmd) error {
 	clear(wait)
 	d.waitScratch = wait[:0]
 	if err != nil {
-		c.release()
+		c.Release()
 		return err
 	}
 	if hostEnded {
@@ -222,118 +187,8 @@ func (d *device) issue(c *cmd) error {
 	c.ev.cl = c.cl
 	c.ev.mu.Unlock()
 	d.last = c.ev
-	d.cond.Broadcast() // for work waiting for it to be enqueued
+	d.q.Cond.Broadcast() // for work waiting for it to be enqueued
 	d.pending <- c
-	return nil
-}
-
-// drain enqueues the deferred work of kind k in order, each once the
-// events it waits for have succeeded, and returns when none is left or the
-// device closes.
-func (d *device) drain(k int) {
-	for {
-		d.mu.Lock()
-		if d.closed || len(d.deferred[k]) == 0 {
-			d.draining[k] = false
-			d.mu.Unlock()
-			return
-		}
-		c := d.deferred[k][0]
-		d.mu.Unlock()
-		err := d.await(c)
-		if err == nil {
-			_, err = d.deps(c.after) // an own event failed meanwhile
-		}
-		d.mu.Lock()
-		if d.closed { // Close has failed c and everything after it
-			d.draining[k] = false
-			d.mu.Unlock()
-			return
-		}
-		d.deferred[k][0] = nil
-		d.deferred[k] = d.deferred[k][1:]
-		if err == nil {
-			err = c.ctx.Err()
-		}
-		if err == nil {
-			err = d.lostErr()
-		}
-		if err == nil {
-			err = d.issue(c)
-		} else {
-			c.release()
-		}
-		if err != nil {
-			c.ev.Complete(err)
-			d.cond.Broadcast() // for work waiting for it to be enqueued
-		}
-		d.mu.Unlock()
-	}
-}
-
-// await waits for c's events that the wait list cannot hold (those of
-// other devices and of the host, and this device's held back). It returns
-// the first failure as a dependency failure, c's ctx error when the ctx
-// ends first, the device's loss; nil when they all succeeded or the device
-// closes.
-func (d *device) await(c *cmd) error {
-	for i, e := range c.after {
-		if e == nil || d.enqueued(e) {
-			continue
-		}
-		if o, ok := d.own(e); ok {
-			if err := d.awaitEnqueued(c.ctx, o); err != nil {
-				return err
-			}
-			if err := o.Err(); err != nil {
-				return core.DependencyFailed(i, err)
-			}
-			continue
-		}
-		select {
-		case <-e.Done():
-			if err := e.Err(); err != nil {
-				return core.DependencyFailed(i, err)
-			}
-		case <-c.ctx.Done():
-			return c.ctx.Err()
-		case <-d.lostCh:
-			return d.lostErr()
-		case <-d.closing:
-			return nil
-		}
-	}
-	return nil
-}
-
-// awaitEnqueued waits until o's command is on the queue (its cl_event can
-// then go in a wait list) or has ended. It returns ctx's error when ctx
-// ends first, the device's loss; nil when the device closes.
-func (d *device) awaitEnqueued(ctx context.Context, o *event) error {
-	stop := context.AfterFunc(ctx, func() {
-		d.mu.Lock()
-		d.cond.Broadcast()
-		d.mu.Unlock()
-	})
-	defer stop()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for !d.enqueued(o) {
-		select {
-		case <-o.Done():
-			return nil
-		default:
-		}
-		switch {
-		case d.closed:
-			return nil
-		case d.lostErr() != nil:
-			return d.lostErr()
-		case ctx.Err() != nil:
-			return ctx.Err()
-		}
-		d.cond.Wait()
-	}
 	return nil
 }
 
@@ -366,7 +221,7 @@ func (d *device) complete() {
 // that an early command's event does not wait for the later ones.
 func (d *device) settleBatch(batch []*cmd) {
 	var flushErr error
-	if d.lostErr() == nil {
+	if d.q.LostErr() == nil {
 		flushErr = d.l.Flush(d.queue)
 	}
 	for _, c := range batch {
@@ -393,14 +248,14 @@ func isExecStatusError(err error) bool {
 func (d *device) settle(c *cmd, flushErr error) {
 	var err error
 	switch {
-	case d.lostErr() != nil:
-		err = d.lostErr()
+	case d.q.LostErr() != nil:
+		err = d.q.LostErr()
 	case flushErr != nil:
-		err = d.markLost(flushErr)
+		err = d.q.MarkLost(flushErr)
 	default:
 		err = d.result(c)
 	}
-	c.release()
+	c.Release()
 	c.ev.Complete(err)
 	c.ev.mu.Lock()
 	c.ev.cl = 0
@@ -412,7 +267,7 @@ func (d *device) settle(c *cmd, flushErr error) {
 func (d *device) result(c *cmd) error {
 	st, ns, err := d.eventResult(c.cl, c.timed, &d.prof)
 	if err != nil {
-		return d.markLost(err)
+		return d.q.MarkLost(err)
 	}
 	if st < 0 {
 		return d.execError(c, st)
@@ -476,27 +331,7 @@ func (d *device) execError(c *cmd, st int32) error {
 		}
 	}
 	if st == clOutOfResources || st == clDeviceNotAvailable {
-		return d.markLost(&backends.Error{Backend: Name, Op: c.op, Native: statusName(status(st)), Err: errExecution})
+		return d.q.MarkLost(&backends.Error{Backend: Name, Op: c.op, Native: statusName(status(st)), Err: errExecution})
 	}
 	return &backends.Error{Backend: Name, Op: c.op, Native: statusName(status(st)), Err: errExecution}
-}
-
-// lostErr is the error every event of a lost device fails with, or nil.
-func (d *device) lostErr() error {
-	if p := d.lost.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-// markLost records that the device is gone because of cause and returns
-// the error (wrapping ErrDeviceLost and cause) that every pending and
-// later command fails with. The first cause is kept.
-func (d *device) markLost(cause error) error {
-	err := error(&backends.Error{Backend: Name, Op: "queue", Err: fmt.Errorf("%w: %s: %w", backends.ErrDeviceLost, d.name, cause)})
-	if d.lost.CompareAndSwap(nil, &err) {
-		close(d.lostCh)
-		d.cond.Broadcast()
-	}
-	return d.lostErr()
 }

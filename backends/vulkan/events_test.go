@@ -38,10 +38,10 @@ func waitAll(t testing.TB, d *device, evs ...backends.Event) {
 	defer cancel()
 	err := backends.WaitAll(ctx, evs...)
 	if errors.Is(err, context.DeadlineExceeded) {
-		d.mu.Lock()
+		d.q.Mu.Lock()
 		state := fmt.Sprintf("deferred %d/%d/%d, open %v, in flight %d, staging used %d, serials flushed %d ended %d",
-			len(d.deferred[launches]), len(d.deferred[transfers]), len(d.deferred[staged]), d.open != nil, len(d.inflight), d.ring.used, d.flushed.Load(), d.completed.Load())
-		d.mu.Unlock()
+			d.q.Deferred(launches), d.q.Deferred(transfers), d.q.Deferred(staged), d.open != nil, len(d.inflight), d.ring.used, d.flushed.Load(), d.completed.Load())
+		d.q.Mu.Unlock()
 		require.Fail(t, "work never ended", state)
 	}
 	require.NoError(t, err)
@@ -49,13 +49,13 @@ func waitAll(t testing.TB, d *device, evs ...backends.Event) {
 
 // stageAlways sends d's transfers through staging until the test ends.
 func stageAlways(t testing.TB, d *device) {
-	d.mu.Lock()
+	d.q.Mu.Lock()
 	d.stageAlways = true
-	d.mu.Unlock()
+	d.q.Mu.Unlock()
 	t.Cleanup(func() {
-		d.mu.Lock()
+		d.q.Mu.Lock()
 		d.stageAlways = false
-		d.mu.Unlock()
+		d.q.Mu.Unlock()
 	})
 }
 
@@ -86,8 +86,8 @@ func BenchmarkQueuedLaunches(b *testing.B) {
 }
 
 func (d *device) nextSerialLocked() uint64 {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.q.Mu.Lock()
+	defer d.q.Mu.Unlock()
 	return d.nextSerial
 }
 
@@ -173,8 +173,8 @@ func TestStagedPipelineReusesStaging(t *testing.T) {
 				}
 				backendtest.RequireClose(t, want, backendtest.BytesF32(outs[r]), 0, 0)
 			}
-			d.mu.Lock()
-			defer d.mu.Unlock()
+			d.q.Mu.Lock()
+			defer d.q.Mu.Unlock()
 			require.Zero(t, d.ring.used, "every batch gave its staging memory back")
 		})
 	}
@@ -185,7 +185,7 @@ func TestStagedPipelineReusesStaging(t *testing.T) {
 func TestLostDeviceFailsPendingWork(t *testing.T) {
 	d := vkDevices.One(0)(t).(*device)
 	defer d.Close()
-	backendtest.RunLostDeviceFailsPendingWork(t, d, d.markLost, errors.New("VK_ERROR_DEVICE_LOST from the driver"))
+	backendtest.RunLostDeviceFailsPendingWork(t, d, d.q.MarkLost, errors.New("VK_ERROR_DEVICE_LOST from the driver"))
 }
 
 // Closing a device fails the work not yet submitted with ErrClosed and
@@ -213,14 +213,14 @@ func TestOpenBatchIsSubmitted(t *testing.T) {
 			l, err := x.prepare(ctx, args)
 			require.NoError(t, err)
 			ev := newEvent(d)
-			d.mu.Lock()
-			defer d.mu.Unlock()
+			d.q.Mu.Lock()
+			defer d.q.Mu.Unlock()
 			if hold {
 				d.holdOpen = true
 				t.Cleanup(func() {
-					d.mu.Lock()
+					d.q.Mu.Lock()
 					d.holdOpen = false
-					d.mu.Unlock()
+					d.q.Mu.Unlock()
 				})
 			}
 			bt, err := d.openBatch()

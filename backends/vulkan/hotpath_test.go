@@ -31,8 +31,8 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 		// submit records into a batch, submits it and waits until the
 		// completer has ended it.
 		submit := func(record func(bt *batch) error) error {
-			d.mu.Lock()
-			defer d.mu.Unlock()
+			d.q.Mu.Lock()
+			defer d.q.Mu.Unlock()
 			bt, err := d.openBatch()
 			if err != nil {
 				return err
@@ -43,9 +43,9 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 			serial := bt.serial
 			d.flush()
 			for d.completed.Load() < serial {
-				d.cond.Wait()
+				d.q.Cond.Wait()
 			}
-			return d.lostErr()
+			return d.q.LostErr()
 		}
 		// The first dispatch makes the descriptor set the others reuse.
 		require.NoError(t, submit(func(bt *batch) error { return x.recordDispatch(bt, bufs, push, [3]uint32{n / 256, 1, 1}) }))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/backends/internal/gpupool"
 	"github.com/zyxtt/zyxtt/internal/buftable"
 )
 
@@ -27,6 +28,9 @@ type buffer struct {
 var bufferSerials atomic.Uint64
 
 func (b *buffer) bytes() []byte { return unsafe.Slice((*byte)(b.mapped), b.size) }
+
+// Bytes is the buffer's size.
+func (b *buffer) Bytes() int64 { return b.size }
 
 // newBuffer creates a buffer of n bytes in memory with the wanted
 // properties, preferring prefer too.
@@ -75,7 +79,7 @@ func (d *device) freeBuffer(b *buffer) {
 }
 
 // stagingBuffer returns the device's host-visible transfer buffer, making
-// it on first use. The caller holds d.mu; the completer reads it (for the
+// it on first use. The caller holds d.q.Mu; the completer reads it (for the
 // reads it copies out) only for batches recorded after it was made.
 func (d *device) stagingBuffer() (*buffer, error) {
 	if d.staging != nil {
@@ -95,8 +99,9 @@ func (d *device) stagingBuffer() (*buffer, error) {
 
 // pool is one device's memory.
 type pool struct {
-	dev  *device
-	bufs *buftable.Table[*buffer]
+	gpupool.Base[*buffer] // Retain, Release, Size and the transfers
+	dev                   *device
+	bufs                  *buftable.Table[*buffer]
 }
 
 var (
@@ -105,10 +110,12 @@ var (
 )
 
 func newPool(d *device) *pool {
-	return &pool{dev: d, bufs: buftable.New(buftable.NotInPool(Name, d.name), func(b *buffer) error {
+	p := &pool{dev: d, bufs: buftable.New(buftable.NotInPool(Name, d.name), func(b *buffer) error {
 		d.freeBuffer(b)
 		return nil
 	})}
+	p.Base = gpupool.NewBase(Name, p.bufs, d.q.CheckOpen, p.transfer)
+	return p
 }
 
 func (p *pool) Name() string { return p.dev.name }
@@ -116,7 +123,7 @@ func (p *pool) Name() string { return p.dev.name }
 func (p *pool) FreeBytes() int64 { return max(p.dev.mem.deviceMem-p.bufs.Used(), 0) }
 
 func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
-	if err := p.dev.checkOpen(ctx, "alloc"); err != nil {
+	if err := p.dev.q.CheckOpen(ctx, "alloc"); err != nil {
 		return 0, err
 	}
 	if n <= 0 {
@@ -135,53 +142,15 @@ func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 	return p.bufs.Insert(b, n), nil
 }
 
-func (p *pool) Retain(id backends.BufferID) error  { return p.bufs.Retain(id) }
-func (p *pool) Release(id backends.BufferID) error { return p.bufs.Release(id) }
-
-func (p *pool) Size(id backends.BufferID) (int64, error) { return p.bufs.Size(id) }
-
-// Write is WriteAsync and a wait for it.
-func (p *pool) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
-	ev, err := p.WriteAsync(ctx, dst, off, src)
-	return driver.Wait(ctx, ev, err)
-}
-
-// Read is ReadAsync and a wait for it.
-func (p *pool) Read(ctx context.Context, src backends.BufferID, off int64, dst []byte) error {
-	ev, err := p.ReadAsync(ctx, src, off, dst)
-	return driver.Wait(ctx, ev, err)
-}
-
-// WriteAsync copies src into the buffer after the events in after. When
-// the buffer's memory is mapped and nothing is pending on the device, the
-// copy is made at once in place; otherwise src is copied into the staging
-// buffer and a vkCmdCopyBuffer from there is recorded, in chunks when src
-// is larger than the free staging memory.
-func (p *pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64, src []byte, after ...backends.Event) (backends.Event, error) {
-	return p.transfer(ctx, "write", dst, off, src, true, after)
-}
-
-// ReadAsync copies the buffer's bytes into dst after the events in after,
-// the same way; a staged read's bytes are copied into dst when its batch
-// has ended.
-func (p *pool) ReadAsync(ctx context.Context, src backends.BufferID, off int64, dst []byte, after ...backends.Event) (backends.Event, error) {
-	return p.transfer(ctx, "read", src, off, dst, false, after)
-}
-
-func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, off int64, host []byte, write bool, after []backends.Event) (backends.Event, error) {
+// transfer is the pool's WriteAsync and ReadAsync: it copies host into b
+// at off (write) or b's bytes into host. When the buffer's memory is
+// mapped and nothing is pending on the device, the copy is made at once in
+// place; otherwise a write's bytes are copied into the staging buffer and
+// a vkCmdCopyBuffer from there is recorded (a read's the other way, its
+// bytes copied into host when its batch has ended), in chunks when host is
+// larger than the free staging memory.
+func (p *pool) transfer(ctx context.Context, op string, b *buffer, release func(), off int64, host []byte, write bool, after []backends.Event) (backends.Event, error) {
 	d := p.dev
-	if err := d.checkOpen(ctx, op); err != nil {
-		return nil, err
-	}
-	bufs, release, err := p.bufs.Acquire(op, id)
-	if err != nil {
-		return nil, err
-	}
-	b := bufs[0]
-	if err := driver.CheckSpan(Name, op, id, off, int64(len(host)), b.size); err != nil {
-		release()
-		return nil, err
-	}
 	inPlace := func() bool { return b.mapped != nil && !d.stageAlways && d.idle() }
 	w := &work{ctx: ctx, op: op, kind: transfers, after: after, done: release,
 		fits: func() bool { return inPlace() || int64(len(host)) <= d.ring.available() },
@@ -205,7 +174,7 @@ func (p *pool) transfer(ctx context.Context, op string, id backends.BufferID, of
 }
 
 // idle reports whether no work of the device is recorded or in flight.
-// The caller holds d.mu.
+// The caller holds d.q.Mu.
 func (d *device) idle() bool {
 	return (d.open == nil || d.open.n == 0) && len(d.inflight) == 0
 }
@@ -214,7 +183,7 @@ func (d *device) idle() bool {
 // bytes are copied into staging now, a read's out of it when its batch
 // has ended. Each chunk takes the staging memory that follows the last
 // one taken; when none is free and canWait is set, it waits for a batch to
-// end. The caller holds d.mu.
+// end. The caller holds d.q.Mu.
 func (d *device) recordStaged(b *buffer, off int64, host []byte, write, canWait bool) error {
 	st, err := d.stagingBuffer()
 	if err != nil {
@@ -258,7 +227,7 @@ func (d *device) recordStaged(b *buffer, off int64, host []byte, write, canWait 
 }
 
 // recordCopy records a buffer copy, after a full barrier, into bt (the open
-// batch). The caller holds d.mu.
+// batch). The caller holds d.q.Mu.
 func (d *device) recordCopy(bt *batch, src, dst vkBuffer, region vkBufferCopy) {
 	d.fullBarrier(bt.cmd)
 	d.hot.regions[0] = region
@@ -280,29 +249,14 @@ func (p *pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64
 // copyBuffer runs a device-side copy and waits for it; when timed it
 // returns the time the device's timestamps measured.
 func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int64, src backends.BufferID, srcOff, n int64, timed bool) (time.Duration, error) {
+	from, to, release, err := gpupool.HoldCopy(ctx, &p.Base, src, srcOff, dst, dstOff, n)
+	if err != nil || release == nil {
+		return 0, err
+	}
 	d := p.dev
-	if err := d.checkOpen(ctx, "copy"); err != nil {
-		return 0, err
-	}
-	bufs, release, err := p.bufs.Acquire("copy", src, dst)
-	if err != nil {
-		return 0, err
-	}
-	if err := driver.CheckSpan(Name, "copy", src, srcOff, n, bufs[0].size); err != nil {
-		release()
-		return 0, err
-	}
-	if err := driver.CheckSpan(Name, "copy", dst, dstOff, n, bufs[1].size); err != nil {
-		release()
-		return 0, err
-	}
-	if n == 0 {
-		release()
-		return 0, nil
-	}
 	region := vkBufferCopy{SrcOffset: uint64(srcOff), DstOffset: uint64(dstOff), Size: uint64(n)}
-	from, to := bufs[0].buf, bufs[1].buf
-	return d.run(ctx, "copy", transfers, timed, release, func(bt *batch) { d.recordCopy(bt, from, to, region) })
+	fromBuf, toBuf := from.buf, to.buf
+	return d.run(ctx, "copy", transfers, timed, release, func(bt *batch) { d.recordCopy(bt, fromBuf, toBuf, region) })
 }
 
 // run submits the commands record puts in a batch, waits for them and,

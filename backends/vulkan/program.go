@@ -10,6 +10,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/backends/internal/gpupool"
 )
 
 // executable is a compute pipeline with its layout and one descriptor set.
@@ -29,7 +30,7 @@ type executable struct {
 	// submitted launch that has not ended; the last destroys the pipeline.
 	refs atomic.Int32
 
-	// sets are the descriptor sets made so far (under the device's mu),
+	// sets are the descriptor sets made so far (under the device's q.Mu),
 	// from pools; a set is rewritten only once no pending work uses it.
 	sets  []*descSet
 	pools []vkDescriptorPool
@@ -70,7 +71,7 @@ func layoutPush(params []backends.Param) pushLayout {
 // Compile checks the program's SPIR-V before the driver sees it, then
 // builds the pipeline through the device's pipeline cache.
 func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
-	if err := d.checkOpen(ctx, "compile"); err != nil {
+	if err := d.q.CheckOpen(ctx, "compile"); err != nil {
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {
@@ -112,9 +113,9 @@ func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 		return nil, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "program %q: %d bytes of push constants, %s allows %d", p.Name, push.size, d.name, lim)
 	}
 
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed { // closed since checkOpen: the device handle is gone
+	d.q.Mu.Lock()
+	defer d.q.Mu.Unlock()
+	if d.q.Closed { // closed since checkOpen: the device handle is gone
 		return nil, backends.Errorf(Name, "compile", backends.ErrClosed, "%s", d.name)
 	}
 	x := &executable{dev: d, prog: p, nbuf: nbuf, push: push}
@@ -158,7 +159,7 @@ func (d *device) checkLocal(name string, shader, stated [3]uint32) error {
 	return nil
 }
 
-// build creates the Vulkan objects; the caller holds d.mu.
+// build creates the Vulkan objects; the caller holds d.q.Mu.
 func (x *executable) build(code []byte, entry string) error {
 	d := x.dev
 	l := d.l
@@ -217,7 +218,7 @@ func (x *executable) build(code []byte, entry string) error {
 // descriptorFor returns a descriptor set that binds bufs, for use in the
 // batch of serial: the set that binds them already, else one that no
 // pending work uses, rewritten, else a new one. The caller holds the
-// device's mu.
+// device's q.Mu.
 func (x *executable) descriptorFor(bufs []*buffer, serial uint64) (*descSet, error) {
 	same := func(s *descSet) bool {
 		for i, b := range bufs {
@@ -363,7 +364,7 @@ type launch struct {
 // buffer and to the pipeline, given back when the work has ended.
 func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg) (*launch, error) {
 	d := x.dev
-	if err := d.checkOpen(ctx, "launch"); err != nil {
+	if err := d.q.CheckOpen(ctx, "launch"); err != nil {
 		return nil, err
 	}
 	if err := driver.CheckReleased(Name, &x.mu, &x.released); err != nil {
@@ -382,12 +383,8 @@ func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg) (*l
 	if err != nil {
 		return nil, err
 	}
-	bufs, release, err := d.pool.bufs.Acquire("launch", ids...)
+	bufs, release, err := gpupool.HoldLaunch(&d.pool.Base, ids, &x.mu, &x.released, &x.refs)
 	if err != nil {
-		return nil, err
-	}
-	if err := driver.HoldExecutable(Name, &x.mu, &x.released, &x.refs); err != nil {
-		release()
 		return nil, err
 	}
 	l.bufs = bufs
@@ -399,7 +396,7 @@ func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg) (*l
 }
 
 // recordDispatch records the dispatch, after a full barrier, into bt (the
-// open batch). The caller holds the device's mu.
+// open batch). The caller holds the device's q.Mu.
 func (x *executable) recordDispatch(bt *batch, bufs []*buffer, push []byte, groups [3]uint32) error {
 	d := x.dev
 	l := d.l
@@ -424,7 +421,7 @@ func (x *executable) recordDispatch(bt *batch, bufs []*buffer, push []byte, grou
 }
 
 // bindBuffers points binding i of s at the i-th buffer and keys s by
-// them. No pending work uses s. The caller holds the device's mu.
+// them. No pending work uses s. The caller holds the device's q.Mu.
 func (x *executable) bindBuffers(s *descSet, bufs []*buffer) {
 	var p pins
 	defer p.Unpin()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
 	"github.com/zyxtt/zyxtt/internal/core"
 )
 
@@ -44,10 +45,10 @@ import (
 // after them), transfers waiting for events, and transfers waiting for
 // staging memory (and every transfer after them).
 const (
-	launches = iota
-	transfers
-	staged
-	kinds
+	launches  = gpuqueue.Launches
+	transfers = gpuqueue.Transfers
+	staged    = gpuqueue.Lists
+	kinds     = staged + 1
 )
 
 const (
@@ -96,11 +97,11 @@ func (e *event) kick() {
 	if s == 0 || s <= d.flushed.Load() {
 		return
 	}
-	d.mu.Lock()
+	d.q.Mu.Lock()
 	if d.open != nil && d.open.serial == s {
 		d.flush()
 	}
-	d.mu.Unlock()
+	d.q.Mu.Unlock()
 }
 
 // work is one piece of device work on its way to a batch.
@@ -111,22 +112,27 @@ type work struct {
 	after []backends.Event
 	ev    *event
 	// fits reports whether record can run now without waiting for
-	// staging memory (nil: always). The caller holds d.mu.
+	// staging memory (nil: always). The caller holds d.q.Mu.
 	fits func() bool
 	// record puts the work's commands in the open batch (or does it on
 	// the host, when nothing is pending); canWait allows it to wait for
-	// staging memory. The caller holds d.mu.
+	// staging memory. The caller holds d.q.Mu.
 	record func(canWait bool) error
 	// done gives back what the work holds; release calls it once.
 	done     func()
 	released atomic.Bool
 }
 
-func (w *work) release() {
+// Release gives back what w holds, once.
+func (w *work) Release() {
 	if w.done != nil && !w.released.Swap(true) {
 		w.done()
 	}
 }
+
+func (w *work) Context() context.Context { return w.ctx }
+func (w *work) Events() []backends.Event { return w.after }
+func (w *work) End(err error)            { w.ev.Complete(err) }
 
 // batch is one command buffer on its way to the queue and back.
 type batch struct {
@@ -154,28 +160,31 @@ func (d *device) recorded(e backends.Event) bool {
 	return ok && o.dev == d && o.serial.Load() != 0
 }
 
-// deps looks at a submission's events without waiting: err is the first
-// that has failed (as a dependency failure), waiting is whether one is
-// still pending that the queue's order does not cover: another device's
-// or the host's, or one of this device's not yet recorded. The caller does
-// not hold d.mu (another device's Done may take its own lock); events
-// only move towards their end, so what it finds stays true, or becomes
-// "waiting for nothing" (which the deferred path then finds at once).
-func (d *device) deps(after []backends.Event) (waiting bool, err error) {
-	for i, e := range after {
-		if e == nil {
-			continue
-		}
-		select {
-		case <-e.Done():
-			if err := e.Err(); err != nil {
-				return false, core.DependencyFailed(i, err)
-			}
-		default:
-			waiting = waiting || !d.recorded(e)
-		}
+// ownEnded is the queue's Own hook: the end of an event of d, read
+// without the kick that would take d's lock.
+func (d *device) ownEnded(e backends.Event) (<-chan struct{}, bool) {
+	o, ok := e.(*event)
+	if !ok || o.dev != d {
+		return nil, false
 	}
-	return waiting, nil
+	return o.HostEvent.Done(), true
+}
+
+// admitFrom is the queue's Admit hook: work from the staging list is
+// recorded, waiting for staging memory; other work is admitted.
+func (d *device) admitFrom(k int, w *work) error {
+	if k == staged {
+		return d.issue(w, true)
+	}
+	return d.admit(w)
+}
+
+// flushIdle is the queue's AfterAdmit hook: held-back work released does
+// not leave the device idle.
+func (d *device) flushIdle() {
+	if len(d.inflight) == 0 {
+		d.flush()
+	}
 }
 
 // submit records w, or defers it when it waits for a foreign event, when
@@ -184,61 +193,31 @@ func (d *device) deps(after []backends.Event) (waiting bool, err error) {
 // means nothing was queued; w's hold has been given back either way.
 func (d *device) submit(w *work) (backends.Event, error) {
 	w.ev = newEvent(d)
-	waiting, err := d.deps(w.after)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		w.release()
-		return nil, backends.Errorf(Name, w.op, backends.ErrClosed, "%s", d.name)
-	}
-	if err := d.lostErr(); err != nil {
-		w.release()
-		return nil, err
-	}
-	if err != nil {
-		w.release()
-		w.ev.Complete(err)
-		return w.ev, nil
-	}
-	if waiting || (w.kind == launches && len(d.deferred[launches]) > 0) {
-		d.deferList(w.kind, w)
-		return w.ev, nil
-	}
-	if err := d.admit(w); err != nil {
+	if err := d.q.Submit(w, w.kind, w.op); err != nil {
 		return nil, err
 	}
 	return w.ev, nil
 }
 
-// deferList appends w to the deferred list k and starts its goroutine.
-// The caller holds d.mu.
-func (d *device) deferList(k int, w *work) {
-	d.deferred[k] = append(d.deferred[k], w)
-	if !d.draining[k] {
-		d.draining[k] = true
-		go d.drain(k)
-	}
-}
-
 // admit records w, whose events need no more waiting, unless it is a
 // transfer that does not fit the free staging memory or comes after one:
-// that waits in the staging list. The caller holds d.mu.
+// that waits in the staging list. The caller holds d.q.Mu.
 func (d *device) admit(w *work) error {
-	if w.kind == transfers && (len(d.deferred[staged]) > 0 || (w.fits != nil && !w.fits())) {
-		d.deferList(staged, w)
+	if w.kind == transfers && (d.q.Deferred(staged) > 0 || (w.fits != nil && !w.fits())) {
+		d.q.Defer(staged, w)
 		return nil
 	}
 	return d.issue(w, false)
 }
 
 // issue records w and attaches its event and hold to the batch of its
-// last command. The caller holds d.mu. On an error nothing of w is
+// last command. The caller holds d.q.Mu. On an error nothing of w is
 // pending and its hold has been given back, except when the device began
 // closing while w waited for staging memory: Close gives it back then.
 func (d *device) issue(w *work, canWait bool) error {
 	if err := w.record(canWait); err != nil {
 		if !errors.Is(err, errClosing) {
-			w.release()
+			w.Release()
 		}
 		return err
 	}
@@ -249,151 +228,24 @@ func (d *device) issue(w *work, canWait bool) error {
 		b = d.inflight[n-1]
 	}
 	if b == nil { // nothing pending: the work was done on the host
-		w.release()
+		w.Release()
 		w.ev.Complete(nil)
-		d.cond.Broadcast() // for work waiting for it to be recorded
+		d.q.Cond.Broadcast() // for work waiting for it to be recorded
 		return nil
 	}
 	w.ev.serial.Store(b.serial) // before wanted is read: kick stores it first
 	b.events = append(b.events, w.ev)
-	b.holds = append(b.holds, w.release)
-	d.cond.Broadcast() // for work waiting for it to be recorded
+	b.holds = append(b.holds, w.Release)
+	d.q.Cond.Broadcast() // for work waiting for it to be recorded
 	if b == d.open && (b.n >= maxBatch || w.ev.wanted.Load()) {
 		d.flush()
 	}
 	return nil
 }
 
-// drain takes the deferred list k in order and returns when it is empty
-// or the device closes. Work waiting for events is admitted (recorded,
-// or moved to the staging list) once they have succeeded; work waiting
-// for staging memory is recorded as memory comes back, staying first in
-// its list meanwhile.
-func (d *device) drain(k int) {
-	for {
-		d.mu.Lock()
-		if d.closed || len(d.deferred[k]) == 0 {
-			d.draining[k] = false
-			d.mu.Unlock()
-			return
-		}
-		w := d.deferred[k][0]
-		var err error
-		if k != staged {
-			d.flush() // what is recorded runs while this waits
-			d.mu.Unlock()
-			err = d.await(w)
-			if err == nil {
-				_, err = d.deps(w.after) // an own event failed meanwhile
-			}
-			d.mu.Lock()
-			if d.closed { // Close fails w and everything after it
-				d.draining[k] = false
-				d.mu.Unlock()
-				return
-			}
-		}
-		if err == nil {
-			err = w.ctx.Err()
-		}
-		if err == nil {
-			err = d.lostErr()
-		}
-		switch {
-		case err != nil:
-			w.release()
-		case k == staged:
-			err = d.issue(w, true)
-		default:
-			err = d.admit(w)
-		}
-		if len(d.inflight) == 0 {
-			d.flush() // held-back work released: do not leave the device idle
-		}
-		if d.closed { // w waited for staging memory while Close began
-			d.draining[k] = false
-			d.mu.Unlock()
-			return
-		}
-		d.deferred[k][0] = nil
-		d.deferred[k] = d.deferred[k][1:]
-		if err != nil {
-			w.ev.Complete(err)
-			d.cond.Broadcast() // for work waiting for it to be recorded
-		}
-		d.mu.Unlock()
-	}
-}
-
-// await waits for w's events that the queue's order does not cover
-// (other devices', the host's, this device's not yet recorded). It
-// returns the first failure as a dependency failure, w's ctx error when
-// that ends first, the device's loss; nil when they all succeeded or the
-// device closes.
-func (d *device) await(w *work) error {
-	for i, e := range w.after {
-		if e == nil || d.recorded(e) {
-			continue
-		}
-		if o, ok := e.(*event); ok && o.dev == d {
-			if err := d.awaitRecorded(w.ctx, o); err != nil {
-				return err
-			}
-			if err := o.Err(); err != nil {
-				return core.DependencyFailed(i, err)
-			}
-			continue
-		}
-		select {
-		case <-e.Done():
-			if err := e.Err(); err != nil {
-				return core.DependencyFailed(i, err)
-			}
-		case <-w.ctx.Done():
-			return w.ctx.Err()
-		case <-d.lostCh:
-			return d.lostErr()
-		case <-d.closing:
-			return nil
-		}
-	}
-	return nil
-}
-
-// awaitRecorded waits until o's work is recorded (the queue's order then
-// covers it) or has ended. It returns ctx's error when ctx ends first, the
-// device's loss; nil when the device closes.
-func (d *device) awaitRecorded(ctx context.Context, o *event) error {
-	stop := context.AfterFunc(ctx, func() {
-		d.mu.Lock()
-		d.cond.Broadcast()
-		d.mu.Unlock()
-	})
-	defer stop()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for o.serial.Load() == 0 {
-		select {
-		case <-o.HostEvent.Done():
-			return nil
-		default:
-		}
-		switch {
-		case d.closed:
-			return nil
-		case d.lostErr() != nil:
-			return d.lostErr()
-		case ctx.Err() != nil:
-			return ctx.Err()
-		}
-		d.cond.Wait()
-	}
-	return nil
-}
-
 // openBatch returns the batch being recorded, beginning one (a recycled
 // command buffer and fence, or new ones) when there is none. The caller
-// holds d.mu.
+// holds d.q.Mu.
 func (d *device) openBatch() (*batch, error) {
 	if d.open != nil {
 		return d.open, nil
@@ -406,10 +258,10 @@ func (d *device) openBatch() (*batch, error) {
 		d.free = d.free[:n-1]
 		h.resetFences[0] = b.fence
 		if err := l.ResetFences(d.handle, h.resetFences[:]); err != nil {
-			return nil, d.markLost(err)
+			return nil, d.q.MarkLost(err)
 		}
 		if err := l.ResetCommandBuffer(b.cmd, 0); err != nil {
-			return nil, d.markLost(err)
+			return nil, d.q.MarkLost(err)
 		}
 	} else {
 		var err error
@@ -419,7 +271,7 @@ func (d *device) openBatch() (*batch, error) {
 	}
 	if err := l.BeginCommandBuffer(b.cmd, &h.begin); err != nil {
 		d.free = append(d.free, b)
-		return nil, d.markLost(err)
+		return nil, d.q.MarkLost(err)
 	}
 	d.nextSerial++
 	b.serial, b.n, b.err = d.nextSerial, 0, nil
@@ -433,9 +285,9 @@ func (d *device) openBatch() (*batch, error) {
 // the timer: that one was submitted already), or looks again later while
 // the open batch holds nothing.
 func (d *device) flushLate() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed || d.holdOpen {
+	d.q.Mu.Lock()
+	defer d.q.Mu.Unlock()
+	if d.q.Closed || d.holdOpen {
 		return
 	}
 	if b := d.open; b != nil && b.n == 0 && len(b.events) == 0 {
@@ -445,7 +297,7 @@ func (d *device) flushLate() {
 	d.flush()
 }
 
-// newBatch allocates a command buffer and a fence. The caller holds d.mu.
+// newBatch allocates a command buffer and a fence. The caller holds d.q.Mu.
 func (d *device) newBatch() (*batch, error) {
 	var p pins
 	defer p.Unpin()
@@ -467,7 +319,7 @@ func (d *device) newBatch() (*batch, error) {
 }
 
 // flush ends the open batch with a barrier to the host and submits it.
-// The caller holds d.mu. A batch that cannot be submitted loses the
+// The caller holds d.q.Mu. A batch that cannot be submitted loses the
 // device: the queue's order past it is unknown.
 func (d *device) flush() {
 	b := d.open
@@ -479,18 +331,18 @@ func (d *device) flush() {
 	d.barrier(b.cmd, stageAllCommands, accessMemoryWrite, stageHost, accessHostRead)
 	err := l.EndCommandBuffer(b.cmd)
 	if err == nil {
-		err = d.lostErr()
+		err = d.q.LostErr()
 	}
 	if err == nil {
 		h.cmds[0] = b.cmd
 		err = l.QueueSubmit(d.queue, h.submits[:], b.fence)
 	}
 	if err != nil {
-		b.err = d.markLost(err)
+		b.err = d.q.MarkLost(err)
 	}
 	d.flushed.Store(b.serial)
 	d.inflight = append(d.inflight, b)
-	d.cond.Broadcast()
+	d.q.Cond.Broadcast()
 }
 
 // errClosing: the device began closing while work waited for staging
@@ -498,17 +350,17 @@ func (d *device) flush() {
 var errClosing = errors.New("closing")
 
 // waitRoom waits, with the open batch submitted, until a batch has ended
-// and given back staging memory. The caller holds d.mu.
+// and given back staging memory. The caller holds d.q.Mu.
 func (d *device) waitRoom() error {
 	d.flush()
 	if len(d.inflight) == 0 {
 		return fmt.Errorf("%w: no staging memory is free and none is in use", backends.ErrOutOfMemory)
 	}
-	d.cond.Wait()
-	if d.closed {
+	d.q.Cond.Wait()
+	if d.q.Closed {
 		return errClosing
 	}
-	return d.lostErr()
+	return d.q.LostErr()
 }
 
 // complete is the device's completer: it ends the submitted batches in
@@ -518,20 +370,20 @@ func (d *device) complete() {
 	var events []*event
 	var holds []func()
 	for {
-		d.mu.Lock()
+		d.q.Mu.Lock()
 		for len(d.inflight) == 0 && !d.stopping {
-			d.cond.Wait()
+			d.q.Cond.Wait()
 		}
 		if len(d.inflight) == 0 {
-			d.mu.Unlock()
+			d.q.Mu.Unlock()
 			return
 		}
 		b := d.inflight[0]
-		d.mu.Unlock()
+		d.q.Mu.Unlock()
 
 		err := b.err
 		if err == nil {
-			err = d.lostErr()
+			err = d.q.LostErr()
 		}
 		if err == nil {
 			err = d.waitFence(b)
@@ -543,7 +395,7 @@ func (d *device) complete() {
 			}
 		}
 
-		d.mu.Lock()
+		d.q.Mu.Lock()
 		n := copy(d.inflight, d.inflight[1:]) // keeps the array: no allocation
 		d.inflight[n] = nil
 		d.inflight = d.inflight[:n]
@@ -556,11 +408,11 @@ func (d *device) complete() {
 		clear(b.reads)
 		b.events, b.holds, b.reads, b.span = b.events[:0], b.holds[:0], b.reads[:0], 0
 		d.free = append(d.free, b)
-		if !d.closed && d.open != nil && d.open.n > 0 {
+		if !d.q.Closed && d.open != nil && d.open.n > 0 {
 			d.flush()
 		}
-		d.cond.Broadcast()
-		d.mu.Unlock()
+		d.q.Cond.Broadcast()
+		d.q.Mu.Unlock()
 
 		for _, h := range holds {
 			h()
@@ -580,32 +432,12 @@ func (d *device) waitFence(b *batch) error {
 	for {
 		done, err := d.l.WaitForFences(d.handle, h.waitFences[:], true, fenceTimeout)
 		if err != nil {
-			return d.markLost(err)
+			return d.q.MarkLost(err)
 		}
 		if done {
 			return nil
 		}
 	}
-}
-
-// lostErr is the error every event of a lost device fails with, or nil.
-func (d *device) lostErr() error {
-	if p := d.lost.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-// markLost records that the device is gone because of cause and returns
-// the error (wrapping ErrDeviceLost and cause) that all its pending and
-// later work fails with. The first cause is kept.
-func (d *device) markLost(cause error) error {
-	err := error(&backends.Error{Backend: Name, Op: "queue", Err: fmt.Errorf("%w: %s: %w", backends.ErrDeviceLost, d.name, cause)})
-	if d.lost.CompareAndSwap(nil, &err) {
-		close(d.lostCh)
-		d.cond.Broadcast()
-	}
-	return d.lostErr()
 }
 
 // ring hands out the staging buffer's bytes in order and takes them back

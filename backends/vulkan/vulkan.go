@@ -21,6 +21,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
 	"github.com/zyxtt/zyxtt/internal/diskcache"
 )
 
@@ -182,30 +183,23 @@ type device struct {
 	// memory is all host-visible) run the path discrete GPUs take.
 	stageAlways bool
 
-	// mu serialises recording and submission: the open batch, the batches
-	// in flight and free, the staging ring, the deferred list, closed.
-	// cond (on mu) wakes the completer for a submitted batch and work
-	// waiting for staging memory when a batch ends.
-	mu         sync.Mutex
-	cond       *sync.Cond
-	closed     bool
-	closing    chan struct{}  // closed by Close
-	deferred   [kinds][]*work // work waiting for events or staging memory (queue.go)
-	draining   [kinds]bool    // a drain goroutine runs for the list
-	open       *batch         // being recorded
-	inflight   []*batch       // submitted, oldest first
-	free       []*batch       // ended, to record again
-	batches    []*batch       // every batch made, for Close to free
+	// q.Mu serialises recording and submission: the open batch, the
+	// batches in flight and free, the staging ring, the deferred lists,
+	// Closed. q.Cond (on q.Mu) wakes the completer for a submitted batch
+	// and work waiting for staging memory when a batch ends.
+	q          gpuqueue.Queue[*work] // with work waiting for events or staging memory (queue.go)
+	open       *batch                // being recorded
+	inflight   []*batch              // submitted, oldest first
+	free       []*batch              // ended, to record again
+	batches    []*batch              // every batch made, for Close to free
 	nextSerial uint64
 	flushed    atomic.Uint64 // the last serial submitted
 	completed  atomic.Uint64 // the last serial ended: its work and all before it
 	stopping   bool          // the completer returns once nothing is in flight
-	lost       atomic.Pointer[error]
-	lostCh     chan struct{} // closed when the device is lost
 
 	completerDone chan struct{}
 	flushTimer    *time.Timer // submits a batch left open flushDelay
-	holdOpen      bool        // tests: the flush timer leaves the open batch alone (under mu)
+	holdOpen      bool        // tests: the flush timer leaves the open batch alone (under q.Mu)
 	timedMu       sync.Mutex  // one timed run at a time: the query pool
 
 	// execs are the executables not yet destroyed: their pipelines are
@@ -306,9 +300,13 @@ func (d *device) createCommandObjects() error {
 		}
 	}
 	d.hot = newHot()
-	d.cond = sync.NewCond(&d.mu)
-	d.closing = make(chan struct{})
-	d.lostCh = make(chan struct{})
+	d.q.Init(Name, d.name, kinds, staged, gpuqueue.Hooks[*work]{
+		Covered:    d.recorded,
+		Own:        d.ownEnded,
+		Admit:      d.admitFrom,
+		BeforeWait: d.flush, // what is recorded runs while held-back work waits
+		AfterAdmit: d.flushIdle,
+	})
 	d.completerDone = make(chan struct{})
 	d.flushTimer = time.AfterFunc(time.Hour, d.flushLate)
 	d.flushTimer.Stop()
@@ -441,43 +439,30 @@ func (d *device) Info() *backends.DeviceInfo { return d.info }
 func (d *device) Pool() backends.Pool        { return d.pool }
 func (d *device) String() string             { return d.name + " (" + d.info.Name + ")" }
 
-// checkOpen is what an operation of the device checks first: ctx's error,
-// then ErrClosed once the device is closed.
-func (d *device) checkOpen(ctx context.Context, op string) error {
-	return driver.CheckOpen(ctx, Name, op, d.name, &d.mu, &d.closed)
-}
-
 // Close cancels the work still waiting for events or staging memory (it
 // fails with ErrClosed), submits what is recorded, lets the queue finish
 // (vkDeviceWaitIdle), ends that work, and frees every buffer and every executable not yet released,
 // saves the pipeline cache and destroys the device.
 func (d *device) Close() error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
+	d.q.Mu.Lock()
+	deferred, ok := d.q.Shut()
+	if !ok {
+		d.q.Mu.Unlock()
 		return nil
 	}
-	d.closed = true
 	closedErr := backends.Errorf(Name, "queue", backends.ErrClosed, "%s was closed before the work started", d.name)
-	var deferred []*work
-	for k := range d.deferred {
-		deferred = append(deferred, d.deferred[k]...)
-	}
-	d.deferred = [kinds][]*work{}
 	d.flush() // what was submitted runs
 	d.flushTimer.Stop()
-	close(d.closing)
-	d.cond.Broadcast()
-	d.mu.Unlock()
+	d.q.Mu.Unlock()
 	waitErr := d.l.DeviceWaitIdle(d.handle)
 	for _, w := range deferred {
-		w.release()
+		w.Release()
 		w.ev.Complete(closedErr)
 	}
-	d.mu.Lock()
+	d.q.Mu.Lock()
 	d.stopping = true
-	d.cond.Broadcast()
-	d.mu.Unlock()
+	d.q.Cond.Broadcast()
+	d.q.Mu.Unlock()
 	<-d.completerDone
 
 	d.execMu.Lock()
@@ -516,7 +501,7 @@ func (d *device) destroy() {
 // hot is the memory that recording and submitting command buffers hands
 // the driver: it lives as long as the device, on the heap and pinned (the
 // submit info points into it), so that a submission allocates nothing.
-// Its recording part is used under the device's mu, waitFences by the
+// Its recording part is used under the device's q.Mu, waitFences by the
 // completer and stamps under timedMu.
 type hot struct {
 	cmds        [1]vkCommandBuffer
@@ -538,7 +523,7 @@ func newHot() *hot {
 	return h
 }
 
-// barrier records a memory barrier into cmd. The caller holds d.mu.
+// barrier records a memory barrier into cmd. The caller holds d.q.Mu.
 func (d *device) barrier(cmd vkCommandBuffer, srcStage, srcAccess, dstStage, dstAccess uint32) {
 	b := &d.hot.barriers
 	b[0] = vkMemoryBarrier{SType: stMemoryBarrier, SrcAccessMask: srcAccess, DstAccessMask: dstAccess}
@@ -546,7 +531,7 @@ func (d *device) barrier(cmd vkCommandBuffer, srcStage, srcAccess, dstStage, dst
 }
 
 // fullBarrier makes every earlier command's writes visible to the next
-// command: what orders the device's work. The caller holds d.mu.
+// command: what orders the device's work. The caller holds d.q.Mu.
 func (d *device) fullBarrier(cmd vkCommandBuffer) {
 	d.barrier(cmd, stageAllCommands, accessMemoryWrite, stageAllCommands, accessMemoryRead|accessMemoryWrite)
 }

@@ -31,13 +31,13 @@ func TestStagedTransfers(t *testing.T) {
 	ctx := context.Background()
 	for _, d := range openAll(t) {
 		t.Run(d.name, func(t *testing.T) {
-			d.mu.Lock()
+			d.q.Mu.Lock()
 			d.stageAlways = true
-			d.mu.Unlock()
+			d.q.Mu.Unlock()
 			defer func() {
-				d.mu.Lock()
+				d.q.Mu.Lock()
 				d.stageAlways = false
-				d.mu.Unlock()
+				d.q.Mu.Unlock()
 			}()
 			backendtest.RunPoolConformance(t, d.pool)
 			x, err := d.Compile(ctx, vaddProgram(t))
