@@ -157,21 +157,9 @@ func (r *Reference) ComputeExact(dt backends.DType, vals Values, inputs map[int]
 	if r.Op != "matmul" {
 		return nil, false, nil
 	}
-	var dims [4]int
-	for i, d := range []struct {
-		e   *backends.GwsDim
-		def uint64
-	}{{r.M, 0}, {r.N, 0}, {r.K, 0}, {r.Batch, 1}} {
-		v := d.def
-		if d.e != nil {
-			if v, err = evalHost(*d.e, vals); err != nil {
-				return nil, true, err
-			}
-		}
-		if v > 1<<31 {
-			return nil, true, fmt.Errorf("%w: matmul size %d too large", backends.ErrInvalidArgument, v)
-		}
-		dims[i] = int(v)
+	dims, err := r.matmulDims(vals)
+	if err != nil {
+		return nil, true, err
 	}
 	m, n, k, batch := dims[0], dims[1], dims[2], dims[3]
 	sz, err := matmulSizes(m, n, k, batch)
