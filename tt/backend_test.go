@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -41,7 +42,17 @@ func openWith(t testing.TB, fixtureName, mockFlags, extra string) ([]backends.De
 
 // openTimed is openWith with the call timeout (config timeout_s) given.
 func openTimed(t testing.TB, fixtureName, mockFlags string, timeoutS float64, extra string) ([]backends.Device, error) {
-	t.Setenv(helperEnv, "mockrt") // runtimes started now are this binary as the mock
+	mockEnv(t, fixtureName, mockFlags)
+	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q, "timeout_s": %g %s}}`, os.Args[0], timeoutS, extra)))
+	require.NoError(t, err)
+	return openRuntime(t, cfg)
+}
+
+// mockEnv makes the runtimes the test starts this binary as the mock, with
+// mockFlags, over a sysfs fixture, with private chip lock files and the
+// emulator setting unset.
+func mockEnv(t testing.TB, fixtureName, mockFlags string) {
+	t.Setenv(helperEnv, "mockrt")
 	// A -race binary sleeps 1 s in its exit (the race runtime's
 	// atexit_sleep_ms); the mock need not, so closing a device is quick.
 	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
@@ -49,9 +60,18 @@ func openTimed(t testing.TB, fixtureName, mockFlags string, timeoutS float64, ex
 	t.Setenv(mockrt.EnvFlags, mockFlags)
 	t.Setenv(ttruntime.EnvLockDir, filepath.Join(t.TempDir(), "locks")) // chip lock files
 	t.Setenv(tt.EnvEmulator, "")
-	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q, "timeout_s": %g %s}}`, os.Args[0], timeoutS, extra)))
+}
+
+// openPrinting opens the mock's device with a kernel that prints "tick" on
+// each of its cores and the lines going to out (Options.KernelOutput).
+func openPrinting(t testing.TB, out io.Writer) *tt.Device {
+	t.Helper()
+	mockEnv(t, "none", "-dprint tick")
+	cfg, err := backends.ParseConfig(fmt.Appendf(nil, `{"tenstorrent": {"runtime": %q}}`, os.Args[0]))
 	require.NoError(t, err)
-	return openRuntime(t, cfg)
+	devs, err := openRuntimeOpts(t, backends.Options{Config: cfg, Backends: []string{"tt"}, KernelOutput: out})
+	require.NoError(t, err)
+	return devs[0].(*tt.Device)
 }
 
 // driverEnv is a driver's environment with a private host pool.
@@ -231,31 +251,10 @@ func TestTransfers(t *testing.T) {
 	defer func() { require.NoError(t, p.Release(buf)) }()
 
 	// from an ordinary Go slice: staged
-	src := make([]byte, n)
-	for i := range src {
-		src[i] = byte(i*31 + i>>12)
-	}
-	require.NoError(t, p.Write(ctx, buf, 0, src))
-	back := make([]byte, n)
-	require.NoError(t, p.Read(ctx, buf, 0, back))
-	require.Equal(t, src, back)
+	src := stagedRoundTrip(t, p, buf, 0, n, func(i int) byte { return byte(i*31 + i>>12) })
 
 	// from and into host-pool memory: zero copy
-	hp := p.(*tt.Pool).Host()
-	hb, err := hp.Alloc(ctx, 4096)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, hp.Release(hb)) }()
-	mem, err := hp.Bytes(hb)
-	require.NoError(t, err)
-	for i := range mem {
-		mem[i] = 0xA5
-	}
-	require.NoError(t, p.Write(ctx, buf, 100, mem))
-	clear(mem)
-	require.NoError(t, p.Read(ctx, buf, 100, mem))
-	for i := range mem {
-		require.Equal(t, byte(0xA5), mem[i])
-	}
+	mem := hostRoundTrip(t, p, buf, 100, 4096, func(int) byte { return 0xA5 })
 	require.NoError(t, p.Read(ctx, buf, 99, mem[:2]))
 	require.Equal(t, []byte{src[99], 0xA5}, mem[:2])
 
@@ -264,8 +263,50 @@ func TestTransfers(t *testing.T) {
 	require.ErrorIs(t, p.Write(ctx, buf, -1, []byte{1}), backends.ErrInvalidArgument)
 	require.ErrorIs(t, p.Read(ctx, buf, 1<<62, []byte{1}), backends.ErrInvalidArgument)
 	require.ErrorIs(t, p.Write(ctx, 999, 0, []byte{1}), backends.ErrUnknownBuffer)
-	require.NoError(t, p.Read(ctx, buf, 0, back[:16]))
-	require.Equal(t, src[:16], back[:16])
+	back := make([]byte, 16)
+	require.NoError(t, p.Read(ctx, buf, 0, back))
+	require.Equal(t, src[:16], back)
+}
+
+// stagedRoundTrip writes n bytes fill(0), fill(1), … from Go memory (so
+// through staging) into buf at off, reads them back and checks them; it
+// returns what it wrote.
+func stagedRoundTrip(t *testing.T, p backends.Pool, buf backends.BufferID, off int64, n int, fill func(int) byte) []byte {
+	t.Helper()
+	ctx := context.Background()
+	src := make([]byte, n)
+	for i := range src {
+		src[i] = fill(i)
+	}
+	require.NoError(t, p.Write(ctx, buf, off, src))
+	back := make([]byte, n)
+	require.NoError(t, p.Read(ctx, buf, off, back))
+	require.Equal(t, src, back, "staged round trip")
+	return src
+}
+
+// hostRoundTrip is stagedRoundTrip from and into n bytes of the tt pool's
+// host-pool memory (zero copy); it returns that memory, released at the
+// test's end.
+func hostRoundTrip(t *testing.T, p backends.Pool, buf backends.BufferID, off int64, n int, fill func(int) byte) []byte {
+	t.Helper()
+	ctx := context.Background()
+	hp := p.(*tt.Pool).Host()
+	hb, err := hp.Alloc(ctx, int64(n))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, hp.Release(hb)) })
+	mem, err := hp.Bytes(hb)
+	require.NoError(t, err)
+	want := make([]byte, len(mem))
+	for i := range mem {
+		want[i] = fill(i)
+		mem[i] = want[i]
+	}
+	require.NoError(t, p.Write(ctx, buf, off, mem))
+	clear(mem)
+	require.NoError(t, p.Read(ctx, buf, off, mem))
+	require.Equal(t, want, mem, "zero-copy round trip")
+	return mem
 }
 
 func vaddProgram() *backends.Program {

@@ -5,11 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -271,16 +268,7 @@ func TestAsyncCrashWithEightInFlight(t *testing.T) {
 // A run's DPRINT lines are delivered before its event ends.
 func TestAsyncKernelOutput(t *testing.T) {
 	var out lineWriter
-	t.Setenv(helperEnv, "mockrt")
-	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	t.Setenv(tt.EnvSysfsRoot, fixture("none"))
-	t.Setenv("ZYX_TT_MOCKRT_FLAGS", "-dprint tick")
-	t.Setenv(tt.EnvEmulator, "")
-	cfg, err := backends.ParseConfig(fmt.Appendf(nil, `{"tenstorrent": {"runtime": %q}}`, os.Args[0]))
-	require.NoError(t, err)
-	devs, err := openRuntimeOpts(t, backends.Options{Config: cfg, Backends: []string{"tt"}, KernelOutput: &out})
-	require.NoError(t, err)
-	d := devs[0].(*tt.Device)
+	d := openPrinting(t, &out)
 	exe := compileOne(t, d, oneKernel(backends.TTKernel{Cores: rng(0, 0, 0, 1)}))
 	ctx := context.Background()
 	for i := range 3 {

@@ -10,11 +10,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -491,16 +488,7 @@ func TestAllocParamAndLayoutChecks(t *testing.T) {
 // asked for them) and not otherwise.
 func TestKernelOutputReachesTheOptions(t *testing.T) {
 	var out lineWriter
-	t.Setenv(helperEnv, "mockrt")
-	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	t.Setenv(tt.EnvSysfsRoot, fixture("none"))
-	t.Setenv("ZYX_TT_MOCKRT_FLAGS", "-dprint tick")
-	t.Setenv(tt.EnvEmulator, "")
-	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q}}`, os.Args[0])))
-	require.NoError(t, err)
-	devs, err := openRuntimeOpts(t, backends.Options{Config: cfg, Backends: []string{"tt"}, KernelOutput: &out})
-	require.NoError(t, err)
-	d := devs[0].(*tt.Device)
+	d := openPrinting(t, &out)
 	exe := compileOne(t, d, oneKernel(backends.TTKernel{Cores: rng(0, 0, 0, 1)}))
 	require.NoError(t, exe.Launch(context.Background(), nil))
 	require.Equal(t, []string{"core (0,0) riscv_0: tick", "core (0,1) riscv_0: tick"}, out.all())
