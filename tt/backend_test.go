@@ -23,14 +23,12 @@ import (
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
 
-const helperEnv = "ZYX_TT_TEST_HELPER"
+const helperEnv = mockrt.HelperEnv
 
 // TestMain runs the mock runtime when this binary is started as one, and
 // otherwise checks that the tests leave no goroutine and no shm segment.
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "mockrt" {
-		os.Exit(mockrt.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	}
+	mockrt.ServeIfHelper()
 	os.Exit(leakcheck.Run(m, func() { _ = backends.CloseAll() }))
 }
 

@@ -28,13 +28,11 @@ import (
 
 // helperEnv makes the test binary act as a helper process: "mockrt" runs
 // the mock runtime, "echo" echoes stdin lines (the raw-pipe reference).
-const helperEnv = "ZYX_TT_TEST_HELPER"
+const helperEnv = mockrt.HelperEnv
 
 func TestMain(m *testing.M) {
-	switch os.Getenv(helperEnv) {
-	case "mockrt":
-		os.Exit(mockrt.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	case "echo":
+	mockrt.ServeIfHelper()
+	if os.Getenv(helperEnv) == "echo" {
 		echo(os.Stdin, os.Stdout)
 		os.Exit(0)
 	}
