@@ -181,8 +181,14 @@ func (r *Reference) Compute(vals Values, inputs map[int][]float64) ([]float64, e
 	if err != nil {
 		return nil, err
 	}
+	return batchedMatmul(r, args[0], args[1], dims)
+}
+
+// batchedMatmul is the reference's matmul of a and b at dims (m, n, k,
+// batch): batch row-major m×n products, a read as k×m under TransA and b as
+// n×k under TransB. Integer sums wrap (two's complement).
+func batchedMatmul[E float64 | int64](r *Reference, a, bm []E, dims [4]int) ([]E, error) {
 	m, n, k, batch := dims[0], dims[1], dims[2], dims[3]
-	a, bm := args[0], args[1]
 	sz, err := matmulSizes(m, n, k, batch)
 	if err != nil {
 		return nil, err
@@ -190,23 +196,20 @@ func (r *Reference) Compute(vals Values, inputs map[int][]float64) ([]float64, e
 	if uint64(len(a)) < sz.a || uint64(len(bm)) < sz.b {
 		return nil, fmt.Errorf("%w: matmul operands (%d and %d elements) too small for %d×%d×%d ×%d", backends.ErrInvalidArgument, len(a), len(bm), m, n, k, batch)
 	}
-	out := make([]float64, sz.c)
+	out := make([]E, sz.c)
 	for bt := range batch {
 		ao, bo, co := bt*m*k, bt*k*n, bt*m*n
 		for i := range m {
 			for j := range n {
-				var s float64
+				var s E
 				for l := range k {
-					var x, y float64
+					x := a[ao+i*k+l]
 					if r.TransA {
 						x = a[ao+l*m+i]
-					} else {
-						x = a[ao+i*k+l]
 					}
+					y := bm[bo+l*n+j]
 					if r.TransB {
 						y = bm[bo+j*k+l]
-					} else {
-						y = bm[bo+l*n+j]
 					}
 					s += x * y
 				}

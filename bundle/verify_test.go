@@ -349,3 +349,38 @@ func prepareBare(t testing.TB, b *Bundle) *Run {
 	t.Cleanup(r.Close)
 	return r
 }
+
+// A matmul reference, float and exact, transposed or not, against products
+// worked by hand: [1 2 3; 4 5 6]·[7 8; 9 10; 11 12] = [58 64; 139 154],
+// batched twice (the second batch doubles a), and wrapped to i8 exactly.
+func TestMatmulReferenceByHand(t *testing.T) {
+	dim := func(v uint64) *backends.GwsDim { d := backends.ConstDim(v); return &d }
+	a := []float64{1, 2, 3, 4, 5, 6, 2, 4, 6, 8, 10, 12}
+	aT := []float64{1, 4, 2, 5, 3, 6, 2, 8, 4, 10, 6, 12}
+	b := []float64{7, 8, 9, 10, 11, 12, 7, 8, 9, 10, 11, 12}
+	bT := []float64{7, 9, 11, 8, 10, 12, 7, 9, 11, 8, 10, 12}
+	want := []float64{58, 64, 139, 154, 116, 128, 278, 308}
+	ints := func(v []float64) []int64 {
+		out := make([]int64, len(v))
+		for i, x := range v {
+			out[i] = int64(x)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name           string
+		transA, transB bool
+		a, b           []float64
+	}{{"plain", false, false, a, b}, {"trans_a", true, false, aT, b}, {"trans_b", false, true, a, bT}, {"both", true, true, aT, bT}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Reference{Op: "matmul", Args: []int{0, 1}, Out: 2, M: dim(2), N: dim(2), K: dim(3), Batch: dim(2), TransA: tc.transA, TransB: tc.transB}
+			got, err := r.Compute(nil, map[int][]float64{0: tc.a, 1: tc.b})
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+			exact, ok, err := r.ComputeExact(backends.I8, nil, map[int][]int64{0: ints(tc.a), 1: ints(tc.b)})
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, []int64{58, 64, 139 - 256, 154 - 256, 116, 128 - 256, 278 - 256, 308 - 256}, exact)
+		})
+	}
+}
