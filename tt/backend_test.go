@@ -337,13 +337,7 @@ func TestCompileAndLaunch(t *testing.T) {
 	ctx := context.Background()
 	exe, err := d.Compile(ctx, vaddProgram())
 	require.NoError(t, err)
-	p := d.Pool()
-	var bufs [3]backends.BufferID
-	for i := range bufs {
-		bufs[i], err = p.Alloc(ctx, 4096)
-		require.NoError(t, err)
-	}
-	args := []backends.LaunchArg{backends.VarArg(backends.UintConst(backends.U32, 4)), backends.BufArg(bufs[0]), backends.BufArg(bufs[1]), backends.BufArg(bufs[2])}
+	args := vaddArgs(t, d)
 	require.NoError(t, exe.Launch(ctx, args))
 	el, err := exe.LaunchTimed(ctx, args)
 	require.NoError(t, err)
@@ -367,8 +361,8 @@ func TestCompileAndLaunch(t *testing.T) {
 	require.NoError(t, exe.Release())
 	require.NoError(t, exe.Release(), "Release is idempotent")
 	require.ErrorIs(t, exe.Launch(ctx, args), backends.ErrClosed)
-	for _, b := range bufs {
-		require.NoError(t, p.Release(b))
+	for _, a := range args[1:] {
+		require.NoError(t, d.Pool().Release(a.Buffer))
 	}
 }
 

@@ -168,8 +168,7 @@ func TestAsyncTransfersOfTileLayouts(t *testing.T) {
 func TestAsyncRunErrorInTheMiddle(t *testing.T) {
 	// init 1, allocs 2-4, the first launch compiles (5), runs 6-10: 8 fails
 	d := open1(t, "-error-at 8 -error-code run_error")
-	args := contractArgs(t, d, 4096, 3, 4)
-	args = append(args[3:], args[:3]...)
+	args := vaddArgs(t, d)
 	exe := compileOne(t, d, vaddProgram())
 	ctx := context.Background()
 	var evs []backends.Event
@@ -197,8 +196,7 @@ func TestAsyncRunErrorInTheMiddle(t *testing.T) {
 func TestAsyncReleaseWaitsForQueuedWork(t *testing.T) {
 	d := open1(t, "")
 	ctx := context.Background()
-	args := contractArgs(t, d, 4096, 3, 4)
-	args = append(args[3:], args[:3]...)
+	args := vaddArgs(t, d)
 	exe, err := d.Compile(ctx, vaddProgram())
 	require.NoError(t, err)
 	require.NoError(t, exe.Launch(ctx, args)) // builds the runtime program
@@ -239,8 +237,7 @@ func TestAsyncCrashWithEightInFlight(t *testing.T) {
 	// init 1, allocs 2-4, compile 5, the first of the runs (6) crashes
 	// after the other seven have been written.
 	d := open1(t, "-crash-at 6 -crash-delay 100ms")
-	args := contractArgs(t, d, 4096, 3, 4)
-	args = append(args[3:], args[:3]...)
+	args := vaddArgs(t, d)
 	exe := compileOne(t, d, vaddProgram())
 	ctx := context.Background()
 	var evs []backends.Event
@@ -284,8 +281,7 @@ func TestAsyncKernelOutput(t *testing.T) {
 func TestAsyncCloseDrains(t *testing.T) {
 	d := open1(t, "-slow 20ms")
 	ctx := context.Background()
-	args := contractArgs(t, d, 4096, 3, 4)
-	args = append(args[3:], args[:3]...)
+	args := vaddArgs(t, d)
 	exe, err := d.Compile(ctx, vaddProgram())
 	require.NoError(t, err)
 	var sent []backends.Event
@@ -322,8 +318,7 @@ func TestAsyncSameDeviceDependencies(t *testing.T) {
 	// requests 7 (write) 8 (run) 9 (read); in the second round 10 (run)
 	// fails.
 	d := open1(t, "-slow 20ms -error-at 10 -error-code run_error")
-	args := contractArgs(t, d, 4096, 3, 4)
-	args = append(args[3:], args[:3]...)
+	args := vaddArgs(t, d)
 	exe := compileOne(t, d, vaddProgram())
 	ctx := context.Background()
 	require.NoError(t, exe.Launch(ctx, args))
