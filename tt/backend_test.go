@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 	"github.com/zyxtt/zyxtt/internal/leakcheck"
@@ -564,32 +565,10 @@ func benchTransfer64MiB(b *testing.B, d *tt.Device) {
 	require.NoError(b, p.Write(ctx, buf, 0, host)) // fault every page in once
 	require.NoError(b, p.Read(ctx, buf, 0, host))
 
-	var up, down, mem time.Duration
-	b.SetBytes(n)
-	b.ResetTimer()
-	for range b.N {
-		t0 := time.Now()
-		if err := p.Write(ctx, buf, 0, host); err != nil {
-			b.Fatal(err)
-		}
-		t1 := time.Now()
-		if err := p.Read(ctx, buf, 0, host); err != nil {
-			b.Fatal(err)
-		}
-		t2 := time.Now()
-		copy(other, host)
-		t3 := time.Now()
-		up += t1.Sub(t0)
-		down += t2.Sub(t1)
-		mem += t3.Sub(t2)
-	}
-	b.StopTimer()
-	gbs := func(d time.Duration) float64 { return float64(n) * float64(b.N) / d.Seconds() / 1e9 }
-	b.ReportMetric(gbs(up), "GB/s-upload")
-	b.ReportMetric(gbs(down), "GB/s-download")
-	b.ReportMetric(gbs(mem), "GB/s-memcpy")
-	b.ReportMetric(float64(mem)/float64(up), "upload/memcpy")
-	b.ReportMetric(float64(mem)/float64(down), "download/memcpy")
+	backendtest.BenchTransfers(b, n,
+		func() error { return p.Write(ctx, buf, 0, host) },
+		func() error { return p.Read(ctx, buf, 0, host) },
+		func() { copy(other, host) })
 }
 
 // TestRealRuntimeEmulator drives the C++ runtime's emulator when it has been
