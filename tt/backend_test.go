@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,8 +15,6 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
-	"github.com/zyxtt/zyxtt/backends/driver"
-	"github.com/zyxtt/zyxtt/hostpool"
 	"github.com/zyxtt/zyxtt/internal/leakcheck"
 	"github.com/zyxtt/zyxtt/internal/mockrt"
 	"github.com/zyxtt/zyxtt/tt"
@@ -71,15 +68,6 @@ func openPrinting(t testing.TB, out io.Writer) *tt.Device {
 	devs, err := openRuntimeOpts(t, backends.Options{Config: cfg, Backends: []string{"tt"}, KernelOutput: out})
 	require.NoError(t, err)
 	return devs[0].(*tt.Device)
-}
-
-// driverEnv is a driver's environment with a private host pool.
-func driverEnv(t testing.TB, cfg *backends.Config) *driver.Env {
-	t.Helper()
-	host, err := hostpool.New(hostpool.Config{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = host.Close() })
-	return &driver.Env{Config: cfg, HostPool: host, Logger: slog.Default()}
 }
 
 // openRuntime opens the tt backend of a private runtime over cfg; the test's
@@ -155,7 +143,7 @@ func TestEmulatorCanBeSwitchedOff(t *testing.T) {
 	t.Setenv(tt.EnvEmulator, "0")
 	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q}}`, os.Args[0])))
 	require.NoError(t, err)
-	_, err = tt.Driver{}.Open(context.Background(), driverEnv(t, cfg))
+	_, err = tt.Driver{}.Open(context.Background(), backendtest.DriverEnv(t, cfg))
 	require.ErrorContains(t, err, "ZYX_TT_EMU=0")
 }
 
@@ -181,7 +169,7 @@ func TestCardsBecomeChips(t *testing.T) {
 	// a second process (here: a second open) finds the chips busy
 	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q}}`, os.Args[0])))
 	require.NoError(t, err)
-	_, err = tt.Driver{}.Open(context.Background(), driverEnv(t, cfg))
+	_, err = tt.Driver{}.Open(context.Background(), backendtest.DriverEnv(t, cfg))
 	require.ErrorIs(t, err, ttruntime.ErrChipBusy)
 	require.ErrorContains(t, err, fmt.Sprintf("pid %d", os.Getpid()))
 }

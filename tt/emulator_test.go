@@ -6,7 +6,6 @@ package tt_test
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
@@ -169,21 +169,8 @@ func exampleVadd(t *testing.T, rows, cols int) *backends.Program {
 	}
 }
 
-func f32Bytes(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
-}
-
-func bytesF32(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
-}
+// f32Bytes and bytesF32 convert f32 values to and from device bytes.
+var f32Bytes, bytesF32 = backendtest.F32Bytes, backendtest.BytesF32
 
 func TestEmulatorRuntimeRunsVadd(t *testing.T) {
 	d := openEmu(t, "n150")[0].(*tt.Device)
