@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"sync"
@@ -57,11 +58,8 @@ func verifyRun(t *testing.T, reference string) (*Run, func(y []float32) *VerifyR
 	  {"name": "x", "kind": "global", "dtype": "f32", "shape": [8]},
 	  {"name": "y", "kind": "global_mut", "dtype": "f32", "shape": [8]}],
 	 "inputs": {"x": "iota"}, "reference": ` + reference + `}`
-	dir := writeBundle(t, map[string]string{"manifest.json": manifest, "c.json": `{"source": "k.c", "entry": "k"}`, "k.c": ""})
-	b, err := Load(dir)
-	require.NoError(t, err)
+	_, r := loadBare(t, manifest, nil)
 	ctx := context.Background()
-	r := prepareBare(t, b)
 	return r, func(y []float32) *VerifyReport {
 		id, err := r.alloc(ctx, r.host, 32)
 		require.NoError(t, err)
@@ -158,9 +156,7 @@ func TestExecuteAllocParam(t *testing.T) {
 	  {"name": "x", "kind": "global", "dtype": "f32", "shape": ["n"]},
 	  {"name": "y", "kind": "global_mut", "dtype": "bf16", "shape": ["n", 2]},
 	  {"name": "n", "kind": "variable"}], "grid": [1]}`
-	b, err := Load(writeBundle(t, map[string]string{"manifest.json": manifest, "c.json": `{"source": "k.c", "entry": "k"}`, "k.c": ""}))
-	require.NoError(t, err)
-	r := prepareBare(t, b)
+	b, r := loadBare(t, manifest, nil)
 	dev, err := dummy.New(dummy.Config{Memory: 1 << 20})
 	require.NoError(t, err)
 	defer dev.Close()
@@ -202,10 +198,7 @@ func TestVerifyFileReference(t *testing.T) {
 	}
 	manifest := `{"name": "v", "params": [{"name": "y", "kind": "global_mut", "dtype": "f32", "shape": [4]}],
 	 "reference": {"op": "file", "path": "golden/want.bin", "out": "y", "atol": 0, "rtol": 0}}`
-	dir := writeBundle(t, map[string]string{"manifest.json": manifest, "c.json": `{"source": "k.c", "entry": "k"}`, "k.c": "", "golden/want.bin": string(want)})
-	b, err := Load(dir)
-	require.NoError(t, err)
-	r := prepareBare(t, b)
+	_, r := loadBare(t, manifest, map[string]string{"golden/want.bin": string(want)})
 	for _, tc := range []struct {
 		got        []float32
 		mismatches int64
@@ -224,8 +217,7 @@ func TestVerifyFileReference(t *testing.T) {
 	}
 
 	// The file must be there, and of the output's size when read.
-	dir = writeBundle(t, map[string]string{"manifest.json": manifest, "c.json": `{"source": "k.c", "entry": "k"}`, "k.c": ""})
-	_, err = Load(dir)
+	_, err := Load(cBundle(t, manifest, nil))
 	require.ErrorContains(t, err, "reference.path:")
 	_, err = ParseManifest([]byte(strings.Replace(manifest, `"path": "golden/want.bin", `, ``, 1)), "m.json")
 	require.ErrorContains(t, err, "reference.path: missing")
@@ -312,9 +304,7 @@ func TestExecuteTransferUnits(t *testing.T) {
 	// 16 MiB staging chunk, which is not a whole number of units.
 	manifest := `{"name": "v", "params": [{"name": "x", "kind": "global", "dtype": "bf16", "shape": [3072, 3072]},
 	  {"name": "y", "kind": "global_mut", "dtype": "bf16", "shape": [3072, 3072]}], "grid": [1]}`
-	b, err := Load(writeBundle(t, map[string]string{"manifest.json": manifest, "c.json": `{"source": "k.c", "entry": "k"}`, "k.c": ""}))
-	require.NoError(t, err)
-	r := prepareBare(t, b)
+	b, r := loadBare(t, manifest, nil)
 	dd, err := dummy.New(dummy.Config{Memory: 64 << 20})
 	require.NoError(t, err)
 	defer dd.Close()
@@ -334,6 +324,22 @@ func TestExecuteTransferUnits(t *testing.T) {
 	out, err := r.Output(res, 1)
 	require.NoError(t, err)
 	require.Len(t, out, 3072*3072*2)
+}
+
+// cBundle writes a bundle of manifest with an empty C kernel and the extra
+// files, and gives its directory.
+func cBundle(t testing.TB, manifest string, extra map[string]string) string {
+	files := map[string]string{"manifest.json": manifest, "c.json": `{"source": "k.c", "entry": "k"}`, "k.c": ""}
+	maps.Copy(files, extra)
+	return writeBundle(t, files)
+}
+
+// loadBare loads cBundle(manifest, extra) and prepares it with prepareBare.
+func loadBare(t testing.TB, manifest string, extra map[string]string) (*Bundle, *Run) {
+	t.Helper()
+	b, err := Load(cBundle(t, manifest, extra))
+	require.NoError(t, err)
+	return b, prepareBare(t, b)
 }
 
 // prepareBare prepares b on a runtime with no backends (host-side work
