@@ -388,13 +388,7 @@ func TestTileLayoutPoolBlockFloat(t *testing.T) {
 			require.NoError(t, p.Read(ctx, b, 0, back))
 			for tr := range rows / 32 {
 				for tc := range cols / 32 {
-					tile := make([]float32, 1024)
-					for rr := range 32 {
-						for cc := range 32 {
-							tile[rr*32+cc] = src[(tr*32+rr)*cols+tc*32+cc]
-						}
-					}
-					want, err := tt.PackBlockFloat(f, tile, true)
+					want, err := tt.PackBlockFloat(f, tileOf(src, cols, tr, tc), true)
 					require.NoError(t, err)
 					k := tr*(cols/32) + tc
 					require.Equal(t, want, dev[k*f.TileBytes():(k+1)*f.TileBytes()], "%s %s tile (%d,%d)", f, dt, tr, tc)
@@ -516,4 +510,15 @@ func TestCheckLaunch(t *testing.T) {
 	args[0] = backends.VarArg(backends.UintConst(backends.U32, 9))
 	_, err = tt.CheckLaunch(vaddProgram(), args, info)
 	require.ErrorIs(t, err, backends.ErrInvalidArgument, "a launch grid past the chip")
+}
+
+// tileOf is tile (tr, tc), row-major, of a row-major matrix of cols columns.
+func tileOf(m []float32, cols, tr, tc int) []float32 {
+	tile := make([]float32, tt.TileValues)
+	for r := range tt.TileDim {
+		for c := range tt.TileDim {
+			tile[r*tt.TileDim+c] = m[(tr*tt.TileDim+r)*cols+tc*tt.TileDim+c]
+		}
+	}
+	return tile
 }
