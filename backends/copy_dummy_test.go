@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/backends/dummy"
 )
 
@@ -30,34 +31,16 @@ func dummyPool(t *testing.T, memory int64) backends.Pool {
 	return d.Pool()
 }
 
-func alloc(t *testing.T, p backends.Pool, data []byte) backends.BufferID {
-	t.Helper()
-	id, err := p.Alloc(ctx, int64(len(data)))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = p.Release(id) })
-	require.NoError(t, p.Write(ctx, id, 0, data))
-	return id
-}
-
-func contents(t *testing.T, p backends.Pool, id backends.BufferID) []byte {
-	t.Helper()
-	n, err := p.Size(id)
-	require.NoError(t, err)
-	out := make([]byte, n)
-	require.NoError(t, p.Read(ctx, id, 0, out))
-	return out
-}
-
 func TestCopyThroughDummyDevices(t *testing.T) {
 	host, err := backends.HostPool()
 	require.NoError(t, err)
 	const n = 3<<20 + 123
 	data := fill(n, 1)
-	h := alloc(t, host, data)
+	h := backendtest.Upload(t, host, data)
 	d1, d2 := dummyPool(t, 16<<20), dummyPool(t, 16<<20)
-	a := alloc(t, d1, make([]byte, n))
-	b := alloc(t, d2, make([]byte, n))
-	back := alloc(t, host, make([]byte, n))
+	a := backendtest.Upload(t, d1, make([]byte, n))
+	b := backendtest.Upload(t, d2, make([]byte, n))
+	back := backendtest.Upload(t, host, make([]byte, n))
 
 	steps := []struct {
 		name     string
@@ -83,7 +66,7 @@ func TestCopyThroughDummyDevices(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, calls, 4, "one progress call per 1 MiB chunk")
 			require.EqualValues(t, n, calls[3])
-			require.Equal(t, data, contents(t, s.dst, s.dstID))
+			require.Equal(t, data, backendtest.Download(t, s.dst, s.dstID))
 			require.LessOrEqual(t, host.Live(), before+s.hostLive, "no whole-tensor host copy")
 		})
 	}
@@ -110,7 +93,7 @@ func TestCopyDiskIntoDummy(t *testing.T) {
 	src, err := disk.Map(path, 5, 60_000)
 	require.NoError(t, err)
 	dev := dummyPool(t, 1<<20)
-	dst := alloc(t, dev, make([]byte, 60_000))
+	dst := backendtest.Upload(t, dev, make([]byte, 60_000))
 	require.NoError(t, backends.Copy(ctx, dev, dst, 0, disk, src, 0, 60_000, backends.WithChunk(8<<10)))
-	require.Equal(t, data[5:60_005], contents(t, dev, dst))
+	require.Equal(t, data[5:60_005], backendtest.Download(t, dev, dst))
 }

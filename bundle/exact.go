@@ -157,51 +157,15 @@ func (r *Reference) ComputeExact(dt backends.DType, vals Values, inputs map[int]
 	if r.Op != "matmul" {
 		return nil, false, nil
 	}
-	var dims [4]int
-	for i, d := range []struct {
-		e   *backends.GwsDim
-		def uint64
-	}{{r.M, 0}, {r.N, 0}, {r.K, 0}, {r.Batch, 1}} {
-		v := d.def
-		if d.e != nil {
-			if v, err = evalHost(*d.e, vals); err != nil {
-				return nil, true, err
-			}
-		}
-		if v > 1<<31 {
-			return nil, true, fmt.Errorf("%w: matmul size %d too large", backends.ErrInvalidArgument, v)
-		}
-		dims[i] = int(v)
-	}
-	m, n, k, batch := dims[0], dims[1], dims[2], dims[3]
-	sz, err := matmulSizes(m, n, k, batch)
+	dims, err := r.matmulDims(vals)
 	if err != nil {
 		return nil, true, err
 	}
-	a, bm := args[0], args[1]
-	if uint64(len(a)) < sz.a || uint64(len(bm)) < sz.b {
-		return nil, true, fmt.Errorf("%w: matmul operands (%d and %d elements) too small for %d×%d×%d ×%d", backends.ErrInvalidArgument, len(a), len(bm), m, n, k, batch)
+	if out, err = batchedMatmul(r, args[0], args[1], dims); err != nil {
+		return nil, true, err
 	}
-	out = make([]int64, sz.c)
-	for bt := range batch {
-		ao, bo, co := bt*m*k, bt*k*n, bt*m*n
-		for i := range m {
-			for j := range n {
-				var s uint64
-				for l := range k {
-					x := a[ao+i*k+l]
-					if r.TransA {
-						x = a[ao+l*m+i]
-					}
-					y := bm[bo+l*n+j]
-					if r.TransB {
-						y = bm[bo+j*k+l]
-					}
-					s += uint64(x) * uint64(y)
-				}
-				out[co+i*n+j] = w(s)
-			}
-		}
+	for i, s := range out {
+		out[i] = w(uint64(s))
 	}
 	return out, true, nil
 }

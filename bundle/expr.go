@@ -18,40 +18,47 @@ import (
 type exprSrc string
 
 func (e *exprSrc) UnmarshalJSON(b []byte) error {
+	s, err := stringOr(b, func(lit string) (string, error) {
+		if len(lit) == 0 || (lit[0] != '-' && (lit[0] < '0' || lit[0] > '9')) {
+			return "", fmt.Errorf("want an expression (string or number), got %s", lit)
+		}
+		return lit, nil
+	})
+	if err == nil {
+		*e = exprSrc(s)
+	}
+	return err
+}
+
+// stringOr reads a JSON value that is a string, whose text it returns, or a
+// bare literal (white space trimmed), which literal checks and turns into
+// the text.
+func stringOr(b []byte, literal func(lit string) (string, error)) (string, error) {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '"' {
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
-			return err
+			return "", err
 		}
-		*e = exprSrc(s)
-		return nil
+		return s, nil
 	}
-	if len(b) == 0 || (b[0] != '-' && (b[0] < '0' || b[0] > '9')) {
-		return fmt.Errorf("want an expression (string or number), got %s", b)
-	}
-	*e = exprSrc(b)
-	return nil
+	return literal(string(b))
 }
 
 // ref names a param by name (a JSON string) or ordinal (a JSON integer).
 type ref string
 
 func (r *ref) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
+	s, err := stringOr(b, func(lit string) (string, error) {
+		if _, err := strconv.ParseUint(lit, 10, 31); err != nil {
+			return "", fmt.Errorf("want a param name or ordinal, got %s", lit)
 		}
+		return "$" + lit, nil
+	})
+	if err == nil {
 		*r = ref(s)
-		return nil
 	}
-	if _, err := strconv.ParseUint(string(b), 10, 31); err != nil {
-		return fmt.Errorf("want a param name or ordinal, got %s", b)
-	}
-	*r = ref("$" + string(b))
-	return nil
+	return err
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -138,24 +145,14 @@ func (b *Bundle) bindDevice(d backends.GwsDim, vals Values) (backends.GwsDim, er
 		case backends.GwsConst:
 			return d, nil
 		case backends.GwsParam:
-			if d.Param < 0 || d.Param >= len(b.Vars) {
-				return d, fmt.Errorf("var ordinal %d out of range", d.Param)
-			}
-			v := b.Vars[d.Param]
-			if v.DType.IsFloat() {
-				return d, fmt.Errorf("var %s is %s; grid and size expressions need integers", v.Name, v.DType)
+			v, err := b.intVar(d.Param, "grid and size expressions")
+			if err != nil {
+				return d, err
 			}
 			if v.Param >= 0 {
 				return backends.ParamDim(v.Param), nil
 			}
-			n, err := vals[d.Param].Int()
-			if err != nil {
-				return d, fmt.Errorf("var %s: %w", v.Name, err)
-			}
-			if n < 0 {
-				return d, fmt.Errorf("var %s is negative (%d)", v.Name, n)
-			}
-			return backends.ConstDim(uint64(n)), nil
+			return varConst(v, vals[d.Param])
 		}
 		if d.X == nil || d.Y == nil {
 			return d, errors.New("operation without operands")
@@ -171,6 +168,31 @@ func (b *Bundle) bindDevice(d backends.GwsDim, vals Values) (backends.GwsDim, er
 		return backends.BinaryDim(d.Op, x, y), nil
 	}
 	return walk(d, 0)
+}
+
+// intVar is the var of ordinal p when it may stand in an integer
+// expression; what names such expressions in the error for a float var.
+func (b *Bundle) intVar(p int, what string) (Var, error) {
+	if p < 0 || p >= len(b.Vars) {
+		return Var{}, fmt.Errorf("var ordinal %d out of range", p)
+	}
+	v := b.Vars[p]
+	if v.DType.IsFloat() {
+		return v, fmt.Errorf("var %s is %s; %s need integers", v.Name, v.DType, what)
+	}
+	return v, nil
+}
+
+// varConst is the integer var v's value c as a constant expression.
+func varConst(v Var, c backends.Constant) (backends.GwsDim, error) {
+	n, err := c.Int()
+	if err != nil {
+		return backends.GwsDim{}, fmt.Errorf("var %s: %w", v.Name, err)
+	}
+	if n < 0 {
+		return backends.GwsDim{}, fmt.Errorf("var %s is negative (%d)", v.Name, n)
+	}
+	return backends.ConstDim(uint64(n)), nil
 }
 
 // ParseConstant reads a scalar of dtype d from text: an integer for the

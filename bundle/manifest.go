@@ -49,6 +49,18 @@ type rawReference struct {
 	Path   string   `json:"path"`
 }
 
+// checkName checks the name of the var or param (kind) at field: an
+// identifier, not defined before (dup).
+func checkName(file, field, kind, name string, dup bool) error {
+	if !identRE.MatchString(name) {
+		return &FieldError{file, field + ".name", fmt.Errorf("%q is not an identifier", name)}
+	}
+	if dup {
+		return &FieldError{file, field + ".name", fmt.Errorf("%s %q defined twice", kind, name)}
+	}
+	return nil
+}
+
 // ParseManifest decodes and checks a manifest. file names it in errors.
 // The bundle it returns has no variants and no directory; Load adds them.
 func ParseManifest(data []byte, file string) (*Bundle, error) {
@@ -65,11 +77,9 @@ func ParseManifest(data []byte, file string) (*Bundle, error) {
 	b := &Bundle{Name: m.Name, Description: m.Description, Inputs: map[int]string{}}
 	for i, rv := range m.Vars {
 		field := fmt.Sprintf("vars[%d]", i)
-		if !identRE.MatchString(rv.Name) {
-			return nil, ferr(field+".name", "%q is not an identifier", rv.Name)
-		}
-		if _, dup := b.VarIndex(rv.Name); dup {
-			return nil, ferr(field+".name", "var %q defined twice", rv.Name)
+		_, dup := b.VarIndex(rv.Name)
+		if err := checkName(file, field, "var", rv.Name, dup); err != nil {
+			return nil, err
 		}
 		if rv.DType == "" {
 			return nil, ferr(field+".dtype", "missing")
@@ -93,11 +103,9 @@ func ParseManifest(data []byte, file string) (*Bundle, error) {
 	}
 	for i, rp := range m.Params {
 		field := fmt.Sprintf("params[%d]", i)
-		if !identRE.MatchString(rp.Name) {
-			return nil, ferr(field+".name", "%q is not an identifier", rp.Name)
-		}
-		if _, dup := b.ParamIndex(rp.Name); dup {
-			return nil, ferr(field+".name", "param %q defined twice", rp.Name)
+		_, dup := b.ParamIndex(rp.Name)
+		if err := checkName(file, field, "param", rp.Name, dup); err != nil {
+			return nil, err
 		}
 		var kind backends.ParamKind
 		if rp.Kind == "" {

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -176,29 +177,18 @@ func (r *Reference) Compute(vals Values, inputs map[int][]float64) ([]float64, e
 	if r.Op != "matmul" {
 		return nil, fmt.Errorf("%w: unknown reference op %q", backends.ErrInvalidArgument, r.Op)
 	}
-	size := func(d *backends.GwsDim, def uint64) (int, error) {
-		if d == nil {
-			return int(def), nil
-		}
-		v, err := evalHost(*d, vals)
-		if err != nil {
-			return 0, err
-		}
-		if v > 1<<31 {
-			return 0, fmt.Errorf("%w: matmul size %d too large", backends.ErrInvalidArgument, v)
-		}
-		return int(v), nil
+	dims, err := r.matmulDims(vals)
+	if err != nil {
+		return nil, err
 	}
-	m, err1 := size(r.M, 0)
-	n, err2 := size(r.N, 0)
-	k, err3 := size(r.K, 0)
-	batch, err4 := size(r.Batch, 1)
-	for _, err := range []error{err1, err2, err3, err4} {
-		if err != nil {
-			return nil, err
-		}
-	}
-	a, bm := args[0], args[1]
+	return batchedMatmul(r, args[0], args[1], dims)
+}
+
+// batchedMatmul is the reference's matmul of a and b at dims (m, n, k,
+// batch): batch row-major m×n products, a read as k×m under TransA and b as
+// n×k under TransB. Integer sums wrap (two's complement).
+func batchedMatmul[E float64 | int64](r *Reference, a, bm []E, dims [4]int) ([]E, error) {
+	m, n, k, batch := dims[0], dims[1], dims[2], dims[3]
 	sz, err := matmulSizes(m, n, k, batch)
 	if err != nil {
 		return nil, err
@@ -206,23 +196,20 @@ func (r *Reference) Compute(vals Values, inputs map[int][]float64) ([]float64, e
 	if uint64(len(a)) < sz.a || uint64(len(bm)) < sz.b {
 		return nil, fmt.Errorf("%w: matmul operands (%d and %d elements) too small for %d×%d×%d ×%d", backends.ErrInvalidArgument, len(a), len(bm), m, n, k, batch)
 	}
-	out := make([]float64, sz.c)
+	out := make([]E, sz.c)
 	for bt := range batch {
 		ao, bo, co := bt*m*k, bt*k*n, bt*m*n
 		for i := range m {
 			for j := range n {
-				var s float64
+				var s E
 				for l := range k {
-					var x, y float64
+					x := a[ao+i*k+l]
 					if r.TransA {
 						x = a[ao+l*m+i]
-					} else {
-						x = a[ao+i*k+l]
 					}
+					y := bm[bo+l*n+j]
 					if r.TransB {
 						y = bm[bo+j*k+l]
-					} else {
-						y = bm[bo+l*n+j]
 					}
 					s += x * y
 				}
@@ -231,6 +218,38 @@ func (r *Reference) Compute(vals Values, inputs map[int][]float64) ([]float64, e
 		}
 	}
 	return out, nil
+}
+
+// matmulDims are a matmul reference's m, n, k and batch (1 when not given)
+// at the var values, each at most 2³¹.
+func (r *Reference) matmulDims(vals Values) ([4]int, error) {
+	var dims [4]int
+	for i, e := range []*backends.GwsDim{r.M, r.N, r.K, r.Batch} {
+		v := uint64(0)
+		if i == 3 {
+			v = 1 // batch
+		}
+		if e != nil {
+			var err error
+			if v, err = evalHost(*e, vals); err != nil {
+				return dims, err
+			}
+		}
+		if v > 1<<31 {
+			return dims, fmt.Errorf("%w: matmul size %d too large", backends.ErrInvalidArgument, v)
+		}
+		dims[i] = int(v)
+	}
+	return dims, nil
+}
+
+// invalidArg is err marked as backends.ErrInvalidArgument unless it is one
+// already.
+func invalidArg(err error) error {
+	if errors.Is(err, backends.ErrInvalidArgument) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", backends.ErrInvalidArgument, err)
 }
 
 // matmulElems are the element counts of a batched matmul's operands and
@@ -288,29 +307,9 @@ func (r *Reference) Check(b *Bundle, vals Values, shapes [][]uint64) error {
 		}
 		return nil
 	}
-	size := func(d *backends.GwsDim, def uint64) (int, error) {
-		if d == nil {
-			return int(def), nil
-		}
-		v, err := evalHost(*d, vals)
-		if err != nil {
-			return 0, err
-		}
-		if v > 1<<31 {
-			return 0, fmt.Errorf("matmul size %d too large", v)
-		}
-		return int(v), nil
-	}
-	var dims [4]int
-	for i, d := range []struct {
-		e   *backends.GwsDim
-		def uint64
-	}{{r.M, 0}, {r.N, 0}, {r.K, 0}, {r.Batch, 1}} {
-		v, err := size(d.e, d.def)
-		if err != nil {
-			return ferr("%v", err)
-		}
-		dims[i] = v
+	dims, err := r.matmulDims(vals)
+	if err != nil {
+		return &FieldError{File: b.path(ManifestFile), Field: "reference", Err: invalidArg(err)}
 	}
 	sz, err := matmulSizes(dims[0], dims[1], dims[2], dims[3])
 	if err != nil {

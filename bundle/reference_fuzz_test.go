@@ -61,15 +61,7 @@ func FuzzReference(f *testing.F) {
 		}
 		mem := map[int][]byte{0: operand(0, aN), 1: operand(1, bN)}
 		if isExact(dt) {
-			in := map[int][]int64{}
-			for i, m := range mem {
-				v, err := ToInts(dt, m)
-				if err != nil {
-					t.Fatal(err)
-				}
-				in[i] = v
-			}
-			want, ok, err := b.Ref.ComputeExact(dt, vals, in)
+			want, ok, err := b.Ref.ComputeExact(dt, vals, decodeAll(t, dt, mem, ToInts))
 			if err != nil || !ok {
 				return
 			}
@@ -86,15 +78,7 @@ func FuzzReference(f *testing.F) {
 			}
 			return
 		}
-		in := map[int][]float64{}
-		for i, m := range mem {
-			v, err := ToFloat64(dt, m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			in[i] = v
-		}
-		want, err := b.Ref.Compute(vals, in)
+		want, err := b.Ref.Compute(vals, decodeAll(t, dt, mem, ToFloat64))
 		if err != nil {
 			return
 		}
@@ -119,4 +103,18 @@ func FuzzReference(f *testing.F) {
 			break
 		}
 	})
+}
+
+// decodeAll decodes every buffer of mem from dt with decode.
+func decodeAll[T any](t *testing.T, dt backends.DType, mem map[int][]byte, decode func(backends.DType, []byte) ([]T, error)) map[int][]T {
+	t.Helper()
+	in := map[int][]T{}
+	for i, m := range mem {
+		v, err := decode(dt, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in[i] = v
+	}
+	return in
 }

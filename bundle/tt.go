@@ -659,32 +659,31 @@ func (p *ttParser) coreSet(raw json.RawMessage, field string) (*backends.TTCoreS
 			flat = false
 		}
 	}
-	set := &backends.TTCoreSet{}
 	if flat {
-		var r []exprSrc
-		if err := decodeSub(t, p.file, field, &r); err != nil {
-			return nil, err
-		}
-		cr, err := p.coreRange(r, field)
+		cr, err := p.rawCoreRange(t, field)
 		if err != nil {
 			return nil, err
 		}
-		set.Ranges = []backends.TTCoreRange{cr}
-		return set, nil
+		return &backends.TTCoreSet{Ranges: []backends.TTCoreRange{cr}}, nil
 	}
+	set := &backends.TTCoreSet{}
 	for i, e := range list {
-		f := fmt.Sprintf("%s[%d]", field, i)
-		var r []exprSrc
-		if err := decodeSub(e, p.file, f, &r); err != nil {
-			return nil, err
-		}
-		cr, err := p.coreRange(r, f)
+		cr, err := p.rawCoreRange(e, fmt.Sprintf("%s[%d]", field, i))
 		if err != nil {
 			return nil, err
 		}
 		set.Ranges = append(set.Ranges, cr)
 	}
 	return set, nil
+}
+
+// rawCoreRange decodes and reads a coreRange.
+func (p *ttParser) rawCoreRange(raw json.RawMessage, field string) (backends.TTCoreRange, error) {
+	var r []exprSrc
+	if err := decodeSub(raw, p.file, field, &r); err != nil {
+		return backends.TTCoreRange{}, err
+	}
+	return p.coreRange(r, field)
 }
 
 // coreRange is [r0, c0, r1, c1] (inclusive) or the one core [r, c].
@@ -1031,21 +1030,11 @@ func (b *Bundle) bindCore(d backends.GwsDim, vals Values) (backends.GwsDim, erro
 		case backends.GwsConst, backends.GwsCoreRow, backends.GwsCoreCol, backends.GwsCoreIndex, backends.GwsNumCores:
 			return d, nil
 		case backends.GwsParam:
-			if d.Param < 0 || d.Param >= len(b.Vars) {
-				return d, fmt.Errorf("var ordinal %d out of range", d.Param)
-			}
-			v := b.Vars[d.Param]
-			if v.DType.IsFloat() {
-				return d, fmt.Errorf("var %s is %s; Tenstorrent expressions need integers", v.Name, v.DType)
-			}
-			n, err := vals[d.Param].Int()
+			v, err := b.intVar(d.Param, "Tenstorrent expressions")
 			if err != nil {
-				return d, fmt.Errorf("var %s: %w", v.Name, err)
+				return d, err
 			}
-			if n < 0 {
-				return d, fmt.Errorf("var %s is negative (%d)", v.Name, n)
-			}
-			return backends.ConstDim(uint64(n)), nil
+			return varConst(v, vals[d.Param])
 		}
 		out := backends.GwsDim{Op: d.Op}
 		for _, c := range []struct {

@@ -181,15 +181,9 @@ func (r *Run) hostReference() (expected, error) {
 		exact = exact && isExact(b.Params[a].DType)
 	}
 	if exact {
-		in := map[int][]int64{}
-		for _, a := range b.Ref.Args {
-			mem, err := r.host.Bytes(r.inputs[a])
-			if err != nil {
-				return expected{}, err
-			}
-			if in[a], err = ToInts(b.Params[a].DType, mem); err != nil {
-				return expected{}, err
-			}
+		in, err := refOperands(r, ToInts)
+		if err != nil {
+			return expected{}, err
 		}
 		w, ok, err := b.Ref.ComputeExact(outDT, r.Vals, in)
 		if err != nil {
@@ -199,21 +193,31 @@ func (r *Run) hostReference() (expected, error) {
 			return expected{exact: true, ints: w}, nil
 		}
 	}
-	in := map[int][]float64{}
-	for _, a := range b.Ref.Args {
-		mem, err := r.host.Bytes(r.inputs[a])
-		if err != nil {
-			return expected{}, err
-		}
-		if in[a], err = ToFloat64(b.Params[a].DType, mem); err != nil {
-			return expected{}, err
-		}
+	in, err := refOperands(r, ToFloat64)
+	if err != nil {
+		return expected{}, err
 	}
 	w, err := b.Ref.Compute(r.Vals, in)
 	if err != nil {
 		return expected{}, fmt.Errorf("host reference: %w", err)
 	}
 	return expected{flt: w}, nil
+}
+
+// refOperands are the reference's operands, the run's inputs decoded from
+// their dtypes by decode, by param ordinal.
+func refOperands[T any](r *Run, decode func(backends.DType, []byte) ([]T, error)) (map[int][]T, error) {
+	in := map[int][]T{}
+	for _, a := range r.B.Ref.Args {
+		mem, err := r.host.Bytes(r.inputs[a])
+		if err != nil {
+			return nil, err
+		}
+		if in[a], err = decode(r.B.Params[a].DType, mem); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
 }
 
 // RunOnce is the whole pipeline of `zyx-tt run` for a Go program: prepare

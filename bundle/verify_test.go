@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"sync"
@@ -57,11 +58,8 @@ func verifyRun(t *testing.T, reference string) (*Run, func(y []float32) *VerifyR
 	  {"name": "x", "kind": "global", "dtype": "f32", "shape": [8]},
 	  {"name": "y", "kind": "global_mut", "dtype": "f32", "shape": [8]}],
 	 "inputs": {"x": "iota"}, "reference": ` + reference + `}`
-	dir := writeBundle(t, map[string]string{"manifest.json": manifest, "c.json": `{"source": "k.c", "entry": "k"}`, "k.c": ""})
-	b, err := Load(dir)
-	require.NoError(t, err)
+	_, r := loadBare(t, manifest, nil)
 	ctx := context.Background()
-	r := prepareBare(t, b)
 	return r, func(y []float32) *VerifyReport {
 		id, err := r.alloc(ctx, r.host, 32)
 		require.NoError(t, err)
@@ -158,9 +156,7 @@ func TestExecuteAllocParam(t *testing.T) {
 	  {"name": "x", "kind": "global", "dtype": "f32", "shape": ["n"]},
 	  {"name": "y", "kind": "global_mut", "dtype": "bf16", "shape": ["n", 2]},
 	  {"name": "n", "kind": "variable"}], "grid": [1]}`
-	b, err := Load(writeBundle(t, map[string]string{"manifest.json": manifest, "c.json": `{"source": "k.c", "entry": "k"}`, "k.c": ""}))
-	require.NoError(t, err)
-	r := prepareBare(t, b)
+	b, r := loadBare(t, manifest, nil)
 	dev, err := dummy.New(dummy.Config{Memory: 1 << 20})
 	require.NoError(t, err)
 	defer dev.Close()
@@ -202,10 +198,7 @@ func TestVerifyFileReference(t *testing.T) {
 	}
 	manifest := `{"name": "v", "params": [{"name": "y", "kind": "global_mut", "dtype": "f32", "shape": [4]}],
 	 "reference": {"op": "file", "path": "golden/want.bin", "out": "y", "atol": 0, "rtol": 0}}`
-	dir := writeBundle(t, map[string]string{"manifest.json": manifest, "c.json": `{"source": "k.c", "entry": "k"}`, "k.c": "", "golden/want.bin": string(want)})
-	b, err := Load(dir)
-	require.NoError(t, err)
-	r := prepareBare(t, b)
+	_, r := loadBare(t, manifest, map[string]string{"golden/want.bin": string(want)})
 	for _, tc := range []struct {
 		got        []float32
 		mismatches int64
@@ -224,8 +217,7 @@ func TestVerifyFileReference(t *testing.T) {
 	}
 
 	// The file must be there, and of the output's size when read.
-	dir = writeBundle(t, map[string]string{"manifest.json": manifest, "c.json": `{"source": "k.c", "entry": "k"}`, "k.c": ""})
-	_, err = Load(dir)
+	_, err := Load(cBundle(t, manifest, nil))
 	require.ErrorContains(t, err, "reference.path:")
 	_, err = ParseManifest([]byte(strings.Replace(manifest, `"path": "golden/want.bin", `, ``, 1)), "m.json")
 	require.ErrorContains(t, err, "reference.path: missing")
@@ -312,9 +304,7 @@ func TestExecuteTransferUnits(t *testing.T) {
 	// 16 MiB staging chunk, which is not a whole number of units.
 	manifest := `{"name": "v", "params": [{"name": "x", "kind": "global", "dtype": "bf16", "shape": [3072, 3072]},
 	  {"name": "y", "kind": "global_mut", "dtype": "bf16", "shape": [3072, 3072]}], "grid": [1]}`
-	b, err := Load(writeBundle(t, map[string]string{"manifest.json": manifest, "c.json": `{"source": "k.c", "entry": "k"}`, "k.c": ""}))
-	require.NoError(t, err)
-	r := prepareBare(t, b)
+	b, r := loadBare(t, manifest, nil)
 	dd, err := dummy.New(dummy.Config{Memory: 64 << 20})
 	require.NoError(t, err)
 	defer dd.Close()
@@ -336,6 +326,22 @@ func TestExecuteTransferUnits(t *testing.T) {
 	require.Len(t, out, 3072*3072*2)
 }
 
+// cBundle writes a bundle of manifest with an empty C kernel and the extra
+// files, and gives its directory.
+func cBundle(t testing.TB, manifest string, extra map[string]string) string {
+	files := map[string]string{"manifest.json": manifest, "c.json": `{"source": "k.c", "entry": "k"}`, "k.c": ""}
+	maps.Copy(files, extra)
+	return writeBundle(t, files)
+}
+
+// loadBare loads cBundle(manifest, extra) and prepares it with prepareBare.
+func loadBare(t testing.TB, manifest string, extra map[string]string) (*Bundle, *Run) {
+	t.Helper()
+	b, err := Load(cBundle(t, manifest, extra))
+	require.NoError(t, err)
+	return b, prepareBare(t, b)
+}
+
 // prepareBare prepares b on a runtime with no backends (host-side work
 // only); the run and the runtime are closed when the test ends.
 func prepareBare(t testing.TB, b *Bundle) *Run {
@@ -348,4 +354,39 @@ func prepareBare(t testing.TB, b *Bundle) *Run {
 	require.NoError(t, err)
 	t.Cleanup(r.Close)
 	return r
+}
+
+// A matmul reference, float and exact, transposed or not, against products
+// worked by hand: [1 2 3; 4 5 6]·[7 8; 9 10; 11 12] = [58 64; 139 154],
+// batched twice (the second batch doubles a), and wrapped to i8 exactly.
+func TestMatmulReferenceByHand(t *testing.T) {
+	dim := func(v uint64) *backends.GwsDim { d := backends.ConstDim(v); return &d }
+	a := []float64{1, 2, 3, 4, 5, 6, 2, 4, 6, 8, 10, 12}
+	aT := []float64{1, 4, 2, 5, 3, 6, 2, 8, 4, 10, 6, 12}
+	b := []float64{7, 8, 9, 10, 11, 12, 7, 8, 9, 10, 11, 12}
+	bT := []float64{7, 9, 11, 8, 10, 12, 7, 9, 11, 8, 10, 12}
+	want := []float64{58, 64, 139, 154, 116, 128, 278, 308}
+	ints := func(v []float64) []int64 {
+		out := make([]int64, len(v))
+		for i, x := range v {
+			out[i] = int64(x)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name           string
+		transA, transB bool
+		a, b           []float64
+	}{{"plain", false, false, a, b}, {"trans_a", true, false, aT, b}, {"trans_b", false, true, a, bT}, {"both", true, true, aT, bT}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Reference{Op: "matmul", Args: []int{0, 1}, Out: 2, M: dim(2), N: dim(2), K: dim(3), Batch: dim(2), TransA: tc.transA, TransB: tc.transB}
+			got, err := r.Compute(nil, map[int][]float64{0: tc.a, 1: tc.b})
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+			exact, ok, err := r.ComputeExact(backends.I8, nil, map[int][]int64{0: ints(tc.a), 1: ints(tc.b)})
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, []int64{58, 64, 139 - 256, 154 - 256, 116, 128 - 256, 278 - 256, 308 - 256}, exact)
+		})
+	}
 }

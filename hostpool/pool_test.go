@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/zyxtt/zyxtt/internal/shmtest"
 	"github.com/zyxtt/zyxtt/shm"
@@ -172,32 +173,25 @@ func TestConcurrentAccountingIsExact(t *testing.T) {
 	const limit = 64 << 20
 	p := newPool(t, limit)
 	const workers, rounds = 16, 150
-	var wg sync.WaitGroup
+	var g errgroup.Group
 	kept := make([][]BufferID, workers)
 	keptBytes := make([]int64, workers)
-	errs := make(chan error, workers)
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			for i := range rounds {
 				n := int64(1 + (w*7919+i*104729)%20000)
 				id, err := p.Alloc(ctx, n)
 				if err != nil {
-					errs <- err
-					return
+					return err
 				}
 				if err := p.Retain(id); err != nil {
-					errs <- err
-					return
+					return err
 				}
 				if err := p.Write(ctx, id, n-1, []byte{byte(w)}); err != nil {
-					errs <- err
-					return
+					return err
 				}
 				if err := p.Release(id); err != nil {
-					errs <- err
-					return
+					return err
 				}
 				if i%10 == 0 { // keep some buffers alive
 					kept[w] = append(kept[w], id)
@@ -205,21 +199,16 @@ func TestConcurrentAccountingIsExact(t *testing.T) {
 					continue
 				}
 				if err := p.Release(id); err != nil {
-					errs <- err
-					return
+					return err
 				}
 				if err := p.Release(id); err == nil {
-					errs <- fmt.Errorf("worker %d: double release of %d succeeded", w, id)
-					return
+					return fmt.Errorf("worker %d: double release of %d succeeded", w, id)
 				}
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+	require.NoError(t, g.Wait())
 	var held int64
 	var live int
 	for w := range workers {

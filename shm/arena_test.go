@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 )
 
@@ -173,18 +173,14 @@ func TestArenaCloseIsIdempotentAndFinal(t *testing.T) {
 func TestArenaConcurrentRegionsNeverOverlap(t *testing.T) {
 	a := newArena(t, WithChunk(1<<18))
 	const workers, rounds = 8, 200
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
+	var g errgroup.Group
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			for i := range rounds {
 				n := int64(1 + (w*rounds+i)%5000)
 				r, err := a.Alloc(n)
 				if err != nil {
-					errs <- err
-					return
+					return err
 				}
 				b := r.Bytes()
 				for j := range b {
@@ -192,22 +188,17 @@ func TestArenaConcurrentRegionsNeverOverlap(t *testing.T) {
 				}
 				for j := range b {
 					if b[j] != byte(w) {
-						errs <- fmt.Errorf("worker %d: byte %d of %s@%d overwritten", w, j, r.Segment(), r.Offset())
-						return
+						return fmt.Errorf("worker %d: byte %d of %s@%d overwritten", w, j, r.Segment(), r.Offset())
 					}
 				}
 				if err := a.Free(r); err != nil {
-					errs <- err
-					return
+					return err
 				}
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+	require.NoError(t, g.Wait())
 	// Everything was freed, so one chunk's worth of allocation fits in the
 	// first segment again.
 	r, err := a.Alloc(1 << 18)

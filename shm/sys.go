@@ -146,14 +146,24 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, unix.EPERM)
 }
 
+// statfs is the statfs of the filesystem that holds dir, a directory
+// checkDir accepts.
+func statfs(dir string) (unix.Statfs_t, error) {
+	var st unix.Statfs_t
+	if err := checkDir(dir); err != nil {
+		return st, err
+	}
+	if err := unix.Statfs(dir, &st); err != nil {
+		return st, wrap("statfs", dir, err)
+	}
+	return st, nil
+}
+
 // Available is how many bytes the filesystem that holds dir has free.
 func Available(dir string) (int64, error) {
-	if err := checkDir(dir); err != nil {
+	st, err := statfs(dir)
+	if err != nil {
 		return 0, err
-	}
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return 0, wrap("statfs", dir, err)
 	}
 	return int64(st.Bavail) * st.Bsize, nil
 }
@@ -161,12 +171,9 @@ func Available(dir string) (int64, error) {
 // Capacity is the total size in bytes of the filesystem that holds dir: the
 // most that segments can ever hold together.
 func Capacity(dir string) (int64, error) {
-	if err := checkDir(dir); err != nil {
+	st, err := statfs(dir)
+	if err != nil {
 		return 0, err
-	}
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return 0, wrap("statfs", dir, err)
 	}
 	return int64(st.Blocks) * st.Bsize, nil
 }

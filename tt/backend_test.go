@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,22 +14,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/driver"
-	"github.com/zyxtt/zyxtt/hostpool"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/internal/leakcheck"
 	"github.com/zyxtt/zyxtt/internal/mockrt"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
 
-const helperEnv = "ZYX_TT_TEST_HELPER"
+const helperEnv = mockrt.HelperEnv
 
 // TestMain runs the mock runtime when this binary is started as one, and
 // otherwise checks that the tests leave no goroutine and no shm segment.
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "mockrt" {
-		os.Exit(mockrt.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	}
+	mockrt.ServeIfHelper()
 	os.Exit(leakcheck.Run(m, func() { _ = backends.CloseAll() }))
 }
 
@@ -41,7 +38,17 @@ func openWith(t testing.TB, fixtureName, mockFlags, extra string) ([]backends.De
 
 // openTimed is openWith with the call timeout (config timeout_s) given.
 func openTimed(t testing.TB, fixtureName, mockFlags string, timeoutS float64, extra string) ([]backends.Device, error) {
-	t.Setenv(helperEnv, "mockrt") // runtimes started now are this binary as the mock
+	mockEnv(t, fixtureName, mockFlags)
+	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q, "timeout_s": %g %s}}`, os.Args[0], timeoutS, extra)))
+	require.NoError(t, err)
+	return openRuntime(t, cfg)
+}
+
+// mockEnv makes the runtimes the test starts this binary as the mock, with
+// mockFlags, over a sysfs fixture, with private chip lock files and the
+// emulator setting unset.
+func mockEnv(t testing.TB, fixtureName, mockFlags string) {
+	t.Setenv(helperEnv, "mockrt")
 	// A -race binary sleeps 1 s in its exit (the race runtime's
 	// atexit_sleep_ms); the mock need not, so closing a device is quick.
 	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
@@ -49,18 +56,18 @@ func openTimed(t testing.TB, fixtureName, mockFlags string, timeoutS float64, ex
 	t.Setenv(mockrt.EnvFlags, mockFlags)
 	t.Setenv(ttruntime.EnvLockDir, filepath.Join(t.TempDir(), "locks")) // chip lock files
 	t.Setenv(tt.EnvEmulator, "")
-	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q, "timeout_s": %g %s}}`, os.Args[0], timeoutS, extra)))
-	require.NoError(t, err)
-	return openRuntime(t, cfg)
 }
 
-// driverEnv is a driver's environment with a private host pool.
-func driverEnv(t testing.TB, cfg *backends.Config) *driver.Env {
+// openPrinting opens the mock's device with a kernel that prints "tick" on
+// each of its cores and the lines going to out (Options.KernelOutput).
+func openPrinting(t testing.TB, out io.Writer) *tt.Device {
 	t.Helper()
-	host, err := hostpool.New(hostpool.Config{})
+	mockEnv(t, "none", "-dprint tick")
+	cfg, err := backends.ParseConfig(fmt.Appendf(nil, `{"tenstorrent": {"runtime": %q}}`, os.Args[0]))
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = host.Close() })
-	return &driver.Env{Config: cfg, HostPool: host, Logger: slog.Default()}
+	devs, err := openRuntimeOpts(t, backends.Options{Config: cfg, Backends: []string{"tt"}, KernelOutput: out})
+	require.NoError(t, err)
+	return devs[0].(*tt.Device)
 }
 
 // openRuntime opens the tt backend of a private runtime over cfg; the test's
@@ -136,7 +143,7 @@ func TestEmulatorCanBeSwitchedOff(t *testing.T) {
 	t.Setenv(tt.EnvEmulator, "0")
 	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q}}`, os.Args[0])))
 	require.NoError(t, err)
-	_, err = tt.Driver{}.Open(context.Background(), driverEnv(t, cfg))
+	_, err = tt.Driver{}.Open(context.Background(), backendtest.DriverEnv(t, cfg))
 	require.ErrorContains(t, err, "ZYX_TT_EMU=0")
 }
 
@@ -162,7 +169,7 @@ func TestCardsBecomeChips(t *testing.T) {
 	// a second process (here: a second open) finds the chips busy
 	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q}}`, os.Args[0])))
 	require.NoError(t, err)
-	_, err = tt.Driver{}.Open(context.Background(), driverEnv(t, cfg))
+	_, err = tt.Driver{}.Open(context.Background(), backendtest.DriverEnv(t, cfg))
 	require.ErrorIs(t, err, ttruntime.ErrChipBusy)
 	require.ErrorContains(t, err, fmt.Sprintf("pid %d", os.Getpid()))
 }
@@ -231,31 +238,10 @@ func TestTransfers(t *testing.T) {
 	defer func() { require.NoError(t, p.Release(buf)) }()
 
 	// from an ordinary Go slice: staged
-	src := make([]byte, n)
-	for i := range src {
-		src[i] = byte(i*31 + i>>12)
-	}
-	require.NoError(t, p.Write(ctx, buf, 0, src))
-	back := make([]byte, n)
-	require.NoError(t, p.Read(ctx, buf, 0, back))
-	require.Equal(t, src, back)
+	src := stagedRoundTrip(t, p, buf, 0, n, func(i int) byte { return byte(i*31 + i>>12) })
 
 	// from and into host-pool memory: zero copy
-	hp := p.(*tt.Pool).Host()
-	hb, err := hp.Alloc(ctx, 4096)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, hp.Release(hb)) }()
-	mem, err := hp.Bytes(hb)
-	require.NoError(t, err)
-	for i := range mem {
-		mem[i] = 0xA5
-	}
-	require.NoError(t, p.Write(ctx, buf, 100, mem))
-	clear(mem)
-	require.NoError(t, p.Read(ctx, buf, 100, mem))
-	for i := range mem {
-		require.Equal(t, byte(0xA5), mem[i])
-	}
+	mem := hostRoundTrip(t, p, buf, 100, 4096, func(int) byte { return 0xA5 })
 	require.NoError(t, p.Read(ctx, buf, 99, mem[:2]))
 	require.Equal(t, []byte{src[99], 0xA5}, mem[:2])
 
@@ -264,8 +250,50 @@ func TestTransfers(t *testing.T) {
 	require.ErrorIs(t, p.Write(ctx, buf, -1, []byte{1}), backends.ErrInvalidArgument)
 	require.ErrorIs(t, p.Read(ctx, buf, 1<<62, []byte{1}), backends.ErrInvalidArgument)
 	require.ErrorIs(t, p.Write(ctx, 999, 0, []byte{1}), backends.ErrUnknownBuffer)
-	require.NoError(t, p.Read(ctx, buf, 0, back[:16]))
-	require.Equal(t, src[:16], back[:16])
+	back := make([]byte, 16)
+	require.NoError(t, p.Read(ctx, buf, 0, back))
+	require.Equal(t, src[:16], back)
+}
+
+// stagedRoundTrip writes n bytes fill(0), fill(1), … from Go memory (so
+// through staging) into buf at off, reads them back and checks them; it
+// returns what it wrote.
+func stagedRoundTrip(t *testing.T, p backends.Pool, buf backends.BufferID, off int64, n int, fill func(int) byte) []byte {
+	t.Helper()
+	ctx := context.Background()
+	src := make([]byte, n)
+	for i := range src {
+		src[i] = fill(i)
+	}
+	require.NoError(t, p.Write(ctx, buf, off, src))
+	back := make([]byte, n)
+	require.NoError(t, p.Read(ctx, buf, off, back))
+	require.Equal(t, src, back, "staged round trip")
+	return src
+}
+
+// hostRoundTrip is stagedRoundTrip from and into n bytes of the tt pool's
+// host-pool memory (zero copy); it returns that memory, released at the
+// test's end.
+func hostRoundTrip(t *testing.T, p backends.Pool, buf backends.BufferID, off int64, n int, fill func(int) byte) []byte {
+	t.Helper()
+	ctx := context.Background()
+	hp := p.(*tt.Pool).Host()
+	hb, err := hp.Alloc(ctx, int64(n))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, hp.Release(hb)) })
+	mem, err := hp.Bytes(hb)
+	require.NoError(t, err)
+	want := make([]byte, len(mem))
+	for i := range mem {
+		want[i] = fill(i)
+		mem[i] = want[i]
+	}
+	require.NoError(t, p.Write(ctx, buf, off, mem))
+	clear(mem)
+	require.NoError(t, p.Read(ctx, buf, off, mem))
+	require.Equal(t, want, mem, "zero-copy round trip")
+	return mem
 }
 
 func vaddProgram() *backends.Program {
@@ -298,13 +326,7 @@ func TestCompileAndLaunch(t *testing.T) {
 	ctx := context.Background()
 	exe, err := d.Compile(ctx, vaddProgram())
 	require.NoError(t, err)
-	p := d.Pool()
-	var bufs [3]backends.BufferID
-	for i := range bufs {
-		bufs[i], err = p.Alloc(ctx, 4096)
-		require.NoError(t, err)
-	}
-	args := []backends.LaunchArg{backends.VarArg(backends.UintConst(backends.U32, 4)), backends.BufArg(bufs[0]), backends.BufArg(bufs[1]), backends.BufArg(bufs[2])}
+	args := vaddArgs(t, d)
 	require.NoError(t, exe.Launch(ctx, args))
 	el, err := exe.LaunchTimed(ctx, args)
 	require.NoError(t, err)
@@ -328,8 +350,8 @@ func TestCompileAndLaunch(t *testing.T) {
 	require.NoError(t, exe.Release())
 	require.NoError(t, exe.Release(), "Release is idempotent")
 	require.ErrorIs(t, exe.Launch(ctx, args), backends.ErrClosed)
-	for _, b := range bufs {
-		require.NoError(t, p.Release(b))
+	for _, a := range args[1:] {
+		require.NoError(t, d.Pool().Release(a.Buffer))
 	}
 }
 
@@ -531,32 +553,10 @@ func benchTransfer64MiB(b *testing.B, d *tt.Device) {
 	require.NoError(b, p.Write(ctx, buf, 0, host)) // fault every page in once
 	require.NoError(b, p.Read(ctx, buf, 0, host))
 
-	var up, down, mem time.Duration
-	b.SetBytes(n)
-	b.ResetTimer()
-	for range b.N {
-		t0 := time.Now()
-		if err := p.Write(ctx, buf, 0, host); err != nil {
-			b.Fatal(err)
-		}
-		t1 := time.Now()
-		if err := p.Read(ctx, buf, 0, host); err != nil {
-			b.Fatal(err)
-		}
-		t2 := time.Now()
-		copy(other, host)
-		t3 := time.Now()
-		up += t1.Sub(t0)
-		down += t2.Sub(t1)
-		mem += t3.Sub(t2)
-	}
-	b.StopTimer()
-	gbs := func(d time.Duration) float64 { return float64(n) * float64(b.N) / d.Seconds() / 1e9 }
-	b.ReportMetric(gbs(up), "GB/s-upload")
-	b.ReportMetric(gbs(down), "GB/s-download")
-	b.ReportMetric(gbs(mem), "GB/s-memcpy")
-	b.ReportMetric(float64(mem)/float64(up), "upload/memcpy")
-	b.ReportMetric(float64(mem)/float64(down), "download/memcpy")
+	backendtest.BenchTransfers(b, n,
+		func() error { return p.Write(ctx, buf, 0, host) },
+		func() error { return p.Read(ctx, buf, 0, host) },
+		func() { copy(other, host) })
 }
 
 // TestRealRuntimeEmulator drives the C++ runtime's emulator when it has been

@@ -170,16 +170,7 @@ func UnpackBlockFloat(f BlockFloatFormat, data []byte, rowMajor bool) ([]float32
 		for r := 0; r < 32; r++ {
 			for c := 0; c < 32; c++ {
 				k := faceIndex(r, c)
-				var m uint32
-				switch {
-				case width == 7:
-					m = uint32(in[64+k])
-				case k&1 == 1:
-					m = uint32(in[64+k/2] >> 4)
-				default:
-					m = uint32(in[64+k/2] & 0xf)
-				}
-				v := math.Float32frombits(decodeBfp(m, uint32(in[k/16]), width))
+				v := math.Float32frombits(tileValueBits(in, k, width))
 				if rowMajor {
 					dst[r*32+c] = v
 				} else {
@@ -189,6 +180,22 @@ func UnpackBlockFloat(f BlockFloatFormat, data []byte, rowMajor bool) ([]float32
 		}
 	}
 	return out, nil
+}
+
+// tileValueBits is the f32 bits of value k (in face order) of one packed
+// tile: its sign and mantissa byte (bfp8) or nibble (bfp4, low nibble first)
+// after the 64 shared exponents, one a 16 values.
+func tileValueBits(in []byte, k int, width uint32) uint32 {
+	var m uint32
+	switch {
+	case width == 7:
+		m = uint32(in[64+k])
+	case k&1 == 1:
+		m = uint32(in[64+k/2] >> 4)
+	default:
+		m = uint32(in[64+k/2] & 0xf)
+	}
+	return decodeBfp(m, uint32(in[k/16]), width)
 }
 
 // decodeBfp normalises the magnitude; the exponent drops by the shift

@@ -6,7 +6,6 @@ package tt_test
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
@@ -103,35 +103,13 @@ func TestEmulatorRuntimeTransfers(t *testing.T) {
 	buf, err := p.Alloc(ctx, n+5)
 	require.NoError(t, err)
 	require.Less(t, p.FreeBytes(), free-n)
-	src := make([]byte, n)
-	for i := range src {
-		src[i] = byte(i*31 + i>>11)
-	}
-	require.NoError(t, p.Write(ctx, buf, 5, src))
-	back := make([]byte, n)
-	require.NoError(t, p.Read(ctx, buf, 5, back))
-	require.Equal(t, src, back)
+	src := stagedRoundTrip(t, p, buf, 5, n, func(i int) byte { return byte(i*31 + i>>11) })
 
 	// Host-pool memory goes zero-copy.
-	hp := p.(*tt.Pool).Host()
-	hb, err := hp.Alloc(ctx, 1<<20)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, hp.Release(hb)) }()
-	mem, err := hp.Bytes(hb)
-	require.NoError(t, err)
-	for i := range mem {
-		mem[i] = byte(i * 7)
-	}
-	require.NoError(t, p.Write(ctx, buf, 4096, mem))
-	clear(mem)
-	require.NoError(t, p.Read(ctx, buf, 4096, mem))
-	for i := range mem {
-		if mem[i] != byte(i*7) {
-			require.Failf(t, "zero-copy round trip", "byte %d is %d, want %d", i, mem[i], byte(i*7))
-		}
-	}
-	require.NoError(t, p.Read(ctx, buf, 5, back[:4091]))
-	require.Equal(t, src[:4091], back[:4091], "bytes before the host-pool write are untouched")
+	hostRoundTrip(t, p, buf, 4096, 1<<20, func(i int) byte { return byte(i * 7) })
+	back := make([]byte, 4091)
+	require.NoError(t, p.Read(ctx, buf, 5, back))
+	require.Equal(t, src[:4091], back, "bytes before the host-pool write are untouched")
 
 	// Bad ranges and ids lose nothing and keep the device.
 	require.ErrorIs(t, p.Write(ctx, buf, n+5, []byte{1}), backends.ErrInvalidArgument)
@@ -191,21 +169,8 @@ func exampleVadd(t *testing.T, rows, cols int) *backends.Program {
 	}
 }
 
-func f32Bytes(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
-}
-
-func bytesF32(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
-}
+// f32Bytes and bytesF32 convert f32 values to and from device bytes.
+var f32Bytes, bytesF32 = backendtest.F32Bytes, backendtest.BytesF32
 
 func TestEmulatorRuntimeRunsVadd(t *testing.T) {
 	d := openEmu(t, "n150")[0].(*tt.Device)

@@ -5,11 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -171,8 +168,7 @@ func TestAsyncTransfersOfTileLayouts(t *testing.T) {
 func TestAsyncRunErrorInTheMiddle(t *testing.T) {
 	// init 1, allocs 2-4, the first launch compiles (5), runs 6-10: 8 fails
 	d := open1(t, "-error-at 8 -error-code run_error")
-	args := contractArgs(t, d, 4096, 3, 4)
-	args = append(args[3:], args[:3]...)
+	args := vaddArgs(t, d)
 	exe := compileOne(t, d, vaddProgram())
 	ctx := context.Background()
 	var evs []backends.Event
@@ -200,8 +196,7 @@ func TestAsyncRunErrorInTheMiddle(t *testing.T) {
 func TestAsyncReleaseWaitsForQueuedWork(t *testing.T) {
 	d := open1(t, "")
 	ctx := context.Background()
-	args := contractArgs(t, d, 4096, 3, 4)
-	args = append(args[3:], args[:3]...)
+	args := vaddArgs(t, d)
 	exe, err := d.Compile(ctx, vaddProgram())
 	require.NoError(t, err)
 	require.NoError(t, exe.Launch(ctx, args)) // builds the runtime program
@@ -242,8 +237,7 @@ func TestAsyncCrashWithEightInFlight(t *testing.T) {
 	// init 1, allocs 2-4, compile 5, the first of the runs (6) crashes
 	// after the other seven have been written.
 	d := open1(t, "-crash-at 6 -crash-delay 100ms")
-	args := contractArgs(t, d, 4096, 3, 4)
-	args = append(args[3:], args[:3]...)
+	args := vaddArgs(t, d)
 	exe := compileOne(t, d, vaddProgram())
 	ctx := context.Background()
 	var evs []backends.Event
@@ -271,16 +265,7 @@ func TestAsyncCrashWithEightInFlight(t *testing.T) {
 // A run's DPRINT lines are delivered before its event ends.
 func TestAsyncKernelOutput(t *testing.T) {
 	var out lineWriter
-	t.Setenv(helperEnv, "mockrt")
-	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	t.Setenv(tt.EnvSysfsRoot, fixture("none"))
-	t.Setenv("ZYX_TT_MOCKRT_FLAGS", "-dprint tick")
-	t.Setenv(tt.EnvEmulator, "")
-	cfg, err := backends.ParseConfig(fmt.Appendf(nil, `{"tenstorrent": {"runtime": %q}}`, os.Args[0]))
-	require.NoError(t, err)
-	devs, err := openRuntimeOpts(t, backends.Options{Config: cfg, Backends: []string{"tt"}, KernelOutput: &out})
-	require.NoError(t, err)
-	d := devs[0].(*tt.Device)
+	d := openPrinting(t, &out)
 	exe := compileOne(t, d, oneKernel(backends.TTKernel{Cores: rng(0, 0, 0, 1)}))
 	ctx := context.Background()
 	for i := range 3 {
@@ -296,8 +281,7 @@ func TestAsyncKernelOutput(t *testing.T) {
 func TestAsyncCloseDrains(t *testing.T) {
 	d := open1(t, "-slow 20ms")
 	ctx := context.Background()
-	args := contractArgs(t, d, 4096, 3, 4)
-	args = append(args[3:], args[:3]...)
+	args := vaddArgs(t, d)
 	exe, err := d.Compile(ctx, vaddProgram())
 	require.NoError(t, err)
 	var sent []backends.Event
@@ -334,8 +318,7 @@ func TestAsyncSameDeviceDependencies(t *testing.T) {
 	// requests 7 (write) 8 (run) 9 (read); in the second round 10 (run)
 	// fails.
 	d := open1(t, "-slow 20ms -error-at 10 -error-code run_error")
-	args := contractArgs(t, d, 4096, 3, 4)
-	args = append(args[3:], args[:3]...)
+	args := vaddArgs(t, d)
 	exe := compileOne(t, d, vaddProgram())
 	ctx := context.Background()
 	require.NoError(t, exe.Launch(ctx, args))

@@ -79,6 +79,12 @@ func contractArgs(t *testing.T, d *tt.Device, n int64, bufs int, vars ...uint64)
 	return args
 }
 
+// vaddArgs are vaddProgram's args: n = 4, then three buffers of 4096 bytes.
+func vaddArgs(t *testing.T, d *tt.Device) []backends.LaunchArg {
+	args := contractArgs(t, d, 4096, 3, 4)
+	return append(args[3:], args[:3]...)
+}
+
 func TestExecutableContractUnderTheMock(t *testing.T) {
 	d := open1(t, "")
 	args := contractArgs(t, d, 4096, 3, 4)
@@ -101,8 +107,7 @@ func launchIntoAHang(t *testing.T, mockFlags string) (*tt.Device, backends.Execu
 	devs, err := openTimed(t, "none", strings.TrimSpace("-hang-at 6 "+mockFlags), 60, "")
 	require.NoError(t, err)
 	d := devs[0].(*tt.Device)
-	args := contractArgs(t, d, 4096, 3, 4)
-	args = append(args[3:], args[:3]...)
+	args := vaddArgs(t, d)
 	exe, err := d.Compile(context.Background(), vaddProgram())
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)

@@ -100,17 +100,7 @@ func (h hostLayout) toHost(host, dev []byte) {
 			in := src[t*tb : (t+1)*tb]
 			for r := range TileDim {
 				for c := range TileDim {
-					k := faceIndex(r, c)
-					var m uint32
-					switch {
-					case width == 7:
-						m = uint32(in[64+k])
-					case k&1 == 1:
-						m = uint32(in[64+k/2] >> 4)
-					default:
-						m = uint32(in[64+k/2] & 0xf)
-					}
-					h.putHost(dst, r*cols+t*TileDim+c, decodeBfp(m, uint32(in[k/16]), width))
+					h.putHost(dst, r*cols+t*TileDim+c, tileValueBits(in, faceIndex(r, c), width))
 				}
 			}
 		}

@@ -278,21 +278,6 @@ func (p *Pool) Write(ctx context.Context, dst backends.BufferID, off int64, src 
 	return p.write(ctx, b, off, src)
 }
 
-// write is Write at its turn.
-func (p *Pool) write(ctx context.Context, b *devBuf, off int64, src []byte) error {
-	rid := b.rid
-	if b.host.converts() {
-		return p.converted(ctx, ttruntime.CmdWrite, b, off, src)
-	}
-	if seg, soff, ok := p.host.Arena().Locate(src); ok {
-		return p.transfer(ctx, ttruntime.CmdWrite, rid, off, seg, soff, len(src))
-	}
-	return p.staged(ctx, len(src), func(st []byte, done, n int) error {
-		copy(st[:n], src[done:done+n])
-		return p.transfer(ctx, ttruntime.CmdWrite, rid, off+int64(done), p.staging.Segment(), p.staging.Offset(), n)
-	})
-}
-
 // Read copies the buffer's bytes at off into dst: straight into dst when it
 // is host-pool memory, else through the staging region. Like Write, it
 // goes to the runtime at once.
@@ -304,20 +289,36 @@ func (p *Pool) Read(ctx context.Context, src backends.BufferID, off int64, dst [
 	return p.read(ctx, b, off, dst)
 }
 
+// write is Write at its turn.
+func (p *Pool) write(ctx context.Context, b *devBuf, off int64, src []byte) error {
+	return p.move(ctx, ttruntime.CmdWrite, b, off, src)
+}
+
 // read is Read at its turn.
 func (p *Pool) read(ctx context.Context, b *devBuf, off int64, dst []byte) error {
-	rid := b.rid
+	return p.move(ctx, ttruntime.CmdRead, b, off, dst)
+}
+
+// move is a write (cmd CmdWrite: host into the buffer) or read (CmdRead)
+// of host at off: converted for a tile-layout buffer, in place for
+// host-pool memory, else in chunks through staging.
+func (p *Pool) move(ctx context.Context, cmd string, b *devBuf, off int64, host []byte) error {
 	if b.host.converts() {
-		return p.converted(ctx, ttruntime.CmdRead, b, off, dst)
+		return p.converted(ctx, cmd, b, off, host)
 	}
-	if seg, soff, ok := p.host.Arena().Locate(dst); ok {
-		return p.transfer(ctx, ttruntime.CmdRead, rid, off, seg, soff, len(dst))
+	if seg, soff, ok := p.host.Arena().Locate(host); ok {
+		return p.transfer(ctx, cmd, b.rid, off, seg, soff, len(host))
 	}
-	return p.staged(ctx, len(dst), func(st []byte, done, n int) error {
-		if err := p.transfer(ctx, ttruntime.CmdRead, rid, off+int64(done), p.staging.Segment(), p.staging.Offset(), n); err != nil {
+	return p.staged(ctx, len(host), func(st []byte, done, n int) error {
+		if cmd == ttruntime.CmdWrite {
+			copy(st[:n], host[done:done+n])
+		}
+		if err := p.transfer(ctx, cmd, b.rid, off+int64(done), p.staging.Segment(), p.staging.Offset(), n); err != nil {
 			return err
 		}
-		copy(dst[done:done+n], st[:n])
+		if cmd == ttruntime.CmdRead {
+			copy(host[done:done+n], st[:n])
+		}
 		return nil
 	})
 }

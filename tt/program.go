@@ -96,6 +96,15 @@ func (r *resolver) rect(cr backends.TTCoreRange, what string) (ttruntime.CoreRan
 	return out, nil
 }
 
+// coreSetOr evaluates a core set of a semaphore or circular buffer; nil is
+// all, the cores of the program's kernels.
+func (r *resolver) coreSetOr(s *backends.TTCoreSet, all coreList, what string) (coreList, error) {
+	if s == nil {
+		return all, nil
+	}
+	return r.coreSet(s, what)
+}
+
 // coreSet evaluates a core set; nil is the launch grid.
 func (r *resolver) coreSet(s *backends.TTCoreSet, what string) (coreList, error) {
 	if s == nil {
@@ -374,12 +383,9 @@ func resolve(p *backends.Program, args []backends.LaunchArg, grid [2]uint32, inf
 	// free on every core of the set, in declaration order.
 	used := map[ttruntime.CoreCoord]uint64{}
 	for i, s := range v.Semaphores {
-		cl := all
-		if s.Cores != nil {
-			var err error
-			if cl, err = r.coreSet(s.Cores, fmt.Sprintf("semaphore %d cores", i)); err != nil {
-				return nil, err
-			}
+		cl, err := r.coreSetOr(s.Cores, all, fmt.Sprintf("semaphore %d cores", i))
+		if err != nil {
+			return nil, err
 		}
 		if len(cl.cores) == 0 {
 			r.sems = append(r.sems, noSemaphore)
@@ -473,12 +479,9 @@ func resolve(p *backends.Program, args []backends.LaunchArg, grid [2]uint32, inf
 
 	align := max(info.L1.Alignment, 1)
 	for i, cb := range v.CBs {
-		cl := all
-		if cb.Cores != nil {
-			var err error
-			if cl, err = r.coreSet(cb.Cores, fmt.Sprintf("circular buffer config %d cores", i)); err != nil {
-				return nil, err
-			}
+		cl, err := r.coreSetOr(cb.Cores, all, fmt.Sprintf("circular buffer config %d cores", i))
+		if err != nil {
+			return nil, err
 		}
 		if len(cl.cores) == 0 {
 			continue // on an empty slice: left out

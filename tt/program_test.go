@@ -10,11 +10,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -391,13 +388,7 @@ func TestTileLayoutPoolBlockFloat(t *testing.T) {
 			require.NoError(t, p.Read(ctx, b, 0, back))
 			for tr := range rows / 32 {
 				for tc := range cols / 32 {
-					tile := make([]float32, 1024)
-					for rr := range 32 {
-						for cc := range 32 {
-							tile[rr*32+cc] = src[(tr*32+rr)*cols+tc*32+cc]
-						}
-					}
-					want, err := tt.PackBlockFloat(f, tile, true)
+					want, err := tt.PackBlockFloat(f, tileOf(src, cols, tr, tc), true)
 					require.NoError(t, err)
 					k := tr*(cols/32) + tc
 					require.Equal(t, want, dev[k*f.TileBytes():(k+1)*f.TileBytes()], "%s %s tile (%d,%d)", f, dt, tr, tc)
@@ -491,16 +482,7 @@ func TestAllocParamAndLayoutChecks(t *testing.T) {
 // asked for them) and not otherwise.
 func TestKernelOutputReachesTheOptions(t *testing.T) {
 	var out lineWriter
-	t.Setenv(helperEnv, "mockrt")
-	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	t.Setenv(tt.EnvSysfsRoot, fixture("none"))
-	t.Setenv("ZYX_TT_MOCKRT_FLAGS", "-dprint tick")
-	t.Setenv(tt.EnvEmulator, "")
-	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q}}`, os.Args[0])))
-	require.NoError(t, err)
-	devs, err := openRuntimeOpts(t, backends.Options{Config: cfg, Backends: []string{"tt"}, KernelOutput: &out})
-	require.NoError(t, err)
-	d := devs[0].(*tt.Device)
+	d := openPrinting(t, &out)
 	exe := compileOne(t, d, oneKernel(backends.TTKernel{Cores: rng(0, 0, 0, 1)}))
 	require.NoError(t, exe.Launch(context.Background(), nil))
 	require.Equal(t, []string{"core (0,0) riscv_0: tick", "core (0,1) riscv_0: tick"}, out.all())
@@ -528,4 +510,15 @@ func TestCheckLaunch(t *testing.T) {
 	args[0] = backends.VarArg(backends.UintConst(backends.U32, 9))
 	_, err = tt.CheckLaunch(vaddProgram(), args, info)
 	require.ErrorIs(t, err, backends.ErrInvalidArgument, "a launch grid past the chip")
+}
+
+// tileOf is tile (tr, tc), row-major, of a row-major matrix of cols columns.
+func tileOf(m []float32, cols, tr, tc int) []float32 {
+	tile := make([]float32, tt.TileValues)
+	for r := range tt.TileDim {
+		for c := range tt.TileDim {
+			tile[r*tt.TileDim+c] = m[(tr*tt.TileDim+r)*cols+tc*tt.TileDim+c]
+		}
+	}
+	return tile
 }

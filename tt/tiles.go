@@ -73,24 +73,23 @@ func UntilizeF32(dst, src []float32, rows, cols int) error { return untilize(dst
 // elements (1, 2 or 4: the integer formats, bf16, f32) into tiles, as
 // TilizeF32 does for floats. dst and src must not overlap.
 func TilizeBytes(dst, src []byte, rows, cols, elemSize int) error {
-	if err := checkByteShape(len(dst), len(src), rows, cols, elemSize); err != nil {
-		return err
-	}
-	for tr := 0; tr < rows/TileDim; tr++ {
-		n := TileDim * cols * elemSize
-		tilizeRowBytes(dst[tr*n:(tr+1)*n], src[tr*n:(tr+1)*n], cols, elemSize)
-	}
-	return nil
+	return byTileRows(dst, src, rows, cols, elemSize, tilizeRowBytes)
 }
 
 // UntilizeBytes is the inverse of TilizeBytes.
 func UntilizeBytes(dst, src []byte, rows, cols, elemSize int) error {
+	return byTileRows(dst, src, rows, cols, elemSize, untilizeRowBytes)
+}
+
+// byTileRows checks the shape and applies row to each tile row (32 rows)
+// of src and dst.
+func byTileRows(dst, src []byte, rows, cols, elemSize int, row func(dst, src []byte, cols, elemSize int)) error {
 	if err := checkByteShape(len(dst), len(src), rows, cols, elemSize); err != nil {
 		return err
 	}
+	n := TileDim * cols * elemSize
 	for tr := 0; tr < rows/TileDim; tr++ {
-		n := TileDim * cols * elemSize
-		untilizeRowBytes(dst[tr*n:(tr+1)*n], src[tr*n:(tr+1)*n], cols, elemSize)
+		row(dst[tr*n:(tr+1)*n], src[tr*n:(tr+1)*n], cols, elemSize)
 	}
 	return nil
 }

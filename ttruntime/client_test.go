@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/internal/leakcheck"
@@ -28,13 +29,11 @@ import (
 
 // helperEnv makes the test binary act as a helper process: "mockrt" runs
 // the mock runtime, "echo" echoes stdin lines (the raw-pipe reference).
-const helperEnv = "ZYX_TT_TEST_HELPER"
+const helperEnv = mockrt.HelperEnv
 
 func TestMain(m *testing.M) {
-	switch os.Getenv(helperEnv) {
-	case "mockrt":
-		os.Exit(mockrt.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	case "echo":
+	mockrt.ServeIfHelper()
+	if os.Getenv(helperEnv) == "echo" {
 		echo(os.Stdin, os.Stdout)
 		os.Exit(0)
 	}
@@ -140,30 +139,22 @@ func TestBuffersMoveThroughShm(t *testing.T) {
 
 func TestConcurrentCallsStayInStep(t *testing.T) {
 	c := start(t, mockConfig())
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
+	var g errgroup.Group
 	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			for range 50 {
 				a, err := c.Alloc(context.Background(), ttruntime.AllocRequest{Size: 64})
 				if err != nil {
-					errs <- err
-					return
+					return err
 				}
 				if err := c.Free(context.Background(), ttruntime.BufferRequest{Buffer: a.Buffer}); err != nil {
-					errs <- err
-					return
+					return err
 				}
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+	require.NoError(t, g.Wait())
 }
 
 // A caller queued behind a slow call is still bounded by its own context.

@@ -26,6 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/shm"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
@@ -476,44 +477,13 @@ func BenchmarkRuntimeTransfer64MiB(b *testing.B) {
 	dst := make([]byte, size)
 	a, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: size})
 	require.NoError(b, err)
-	xfer := func(cmd string) {
-		req := ttruntime.TransferRequest{Buffer: a.Buffer, Segment: seg.Name(), Length: size}
-		err := c.Write(ctx, req)
-		if cmd == ttruntime.CmdRead {
-			err = c.Read(ctx, req)
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	xfer(ttruntime.CmdWrite) // maps the segment and touches the buffer
-	xfer(ttruntime.CmdRead)
+	req := ttruntime.TransferRequest{Buffer: a.Buffer, Segment: seg.Name(), Length: size}
+	up := func() error { return c.Write(ctx, req) }
+	down := func() error { return c.Read(ctx, req) }
+	require.NoError(b, up()) // maps the segment and touches the buffer
+	require.NoError(b, down())
 	copy(dst, src)
-
-	var up, down, mem time.Duration
-	b.SetBytes(size)
-	b.ResetTimer()
-	for range b.N {
-		t0 := time.Now()
-		xfer(ttruntime.CmdWrite)
-		t1 := time.Now()
-		xfer(ttruntime.CmdRead)
-		t2 := time.Now()
-		copy(dst, src)
-		t3 := time.Now()
-		up += t1.Sub(t0)
-		down += t2.Sub(t1)
-		mem += t3.Sub(t2)
-	}
-	b.StopTimer()
-	gbps := func(d time.Duration) float64 { return float64(size) * float64(b.N) / d.Seconds() / 1e9 }
-	b.ReportMetric(gbps(up), "GB/s-upload")
-	b.ReportMetric(gbps(down), "GB/s-download")
-	b.ReportMetric(gbps(mem), "GB/s-memcpy")
-	// Bandwidth ratios, as the tt backend's benchmark reports them: above 1
-	// means faster than memcpy.
-	b.ReportMetric(float64(mem)/float64(up), "upload/memcpy")
-	b.ReportMetric(float64(mem)/float64(down), "download/memcpy")
+	backendtest.BenchTransfers(b, size, up, down, func() { copy(dst, src) })
 }
 
 // ---- protocol v2 conformance: the Go validator, the mock and the C++ server ----

@@ -565,18 +565,14 @@ func (c *Client) LostErr(op string) error { return c.deadErr(op) }
 
 func (c *Client) markDead() { c.deadOnce.Do(func() { close(c.dead) }) }
 
-func (c *Client) isBroken() bool {
-	select {
-	case <-c.broken:
-		return true
-	default:
-		return false
-	}
-}
+func (c *Client) isBroken() bool { return isClosed(c.broken) }
 
-func (c *Client) isClosing() bool {
+func (c *Client) isClosing() bool { return isClosed(c.closing) }
+
+// isClosed says whether ch is closed, without waiting.
+func isClosed(ch <-chan struct{}) bool {
 	select {
-	case <-c.closing:
+	case <-ch:
 		return true
 	default:
 		return false

@@ -106,12 +106,7 @@ func TestPipelineBoundsWhatIsInFlight(t *testing.T) {
 func TestPipelineErrorInTheMiddle(t *testing.T) {
 	c := start(t, mockConfig("-error-at", "5", "-error-code", ttruntime.CodeRunError)) // init 1, pings 2-9
 	ctx := context.Background()
-	var ts []*ttruntime.Ticket
-	for range 8 {
-		tk, err := c.Send(ctx, ttruntime.CmdPing, nil, nil, nil)
-		require.NoError(t, err)
-		ts = append(ts, tk)
-	}
+	ts := sendPings(t, c, 8, nil)
 	for i, tk := range ts {
 		err := tk.Wait(ctx)
 		if i != 3 {
@@ -134,12 +129,7 @@ func TestPipelineCrashFailsEveryTicket(t *testing.T) {
 	c := start(t, mockConfig("-crash-at", "2", "-crash-delay", "100ms"))
 	ctx := context.Background()
 	var calls atomic.Int32
-	var ts []*ttruntime.Ticket
-	for range 8 {
-		tk, err := c.Send(ctx, ttruntime.CmdPing, nil, nil, func(error) { calls.Add(1) })
-		require.NoError(t, err)
-		ts = append(ts, tk)
-	}
+	ts := sendPings(t, c, 8, func(error) { calls.Add(1) })
 	for i, tk := range ts {
 		err := tk.Wait(ctx)
 		require.ErrorIs(t, err, backends.ErrDeviceLost, "ticket %d", i)
@@ -171,12 +161,7 @@ func TestPipelineHangAndWrongIDFailEveryTicket(t *testing.T) {
 			cfg.Timeout = 300 * time.Millisecond
 			c := start(t, cfg)
 			ctx := context.Background()
-			var ts []*ttruntime.Ticket
-			for range 8 {
-				tk, err := c.Send(ctx, ttruntime.CmdPing, nil, nil, nil)
-				require.NoError(t, err)
-				ts = append(ts, tk)
-			}
+			ts := sendPings(t, c, 8, nil)
 			began := time.Now()
 			for i, tk := range ts {
 				err := tk.Wait(ctx)
@@ -259,13 +244,7 @@ func TestPipelineMixedWithCalls(t *testing.T) {
 // Close answers what is in flight before it asks the runtime to exit.
 func TestCloseDrainsThePipeline(t *testing.T) {
 	c := start(t, mockConfig("-slow", "30ms"))
-	ctx := context.Background()
-	var ts []*ttruntime.Ticket
-	for range 8 {
-		tk, err := c.Send(ctx, ttruntime.CmdPing, nil, nil, nil)
-		require.NoError(t, err)
-		ts = append(ts, tk)
-	}
+	ts := sendPings(t, c, 8, nil)
 	require.NoError(t, c.Close())
 	for i, tk := range ts {
 		select {
@@ -275,4 +254,17 @@ func TestCloseDrainsThePipeline(t *testing.T) {
 		}
 		require.NoError(t, tk.Err(), "ticket %d was answered", i)
 	}
+}
+
+// sendPings sends n pings without waiting, each with the callback done, and
+// gives their tickets.
+func sendPings(t *testing.T, c *ttruntime.Client, n int, done func(error)) []*ttruntime.Ticket {
+	t.Helper()
+	var ts []*ttruntime.Ticket
+	for range n {
+		tk, err := c.Send(context.Background(), ttruntime.CmdPing, nil, nil, done)
+		require.NoError(t, err)
+		ts = append(ts, tk)
+	}
+	return ts
 }

@@ -5,7 +5,8 @@
 // backend (RunDeviceSuite), the example bundles run on a device and
 // compared with their float64 references, vadd as a quick proof that a
 // device still computes, a zero-allocation check for hot paths, and the
-// vadd bandwidth benchmark. It is imported only by tests.
+// vadd bandwidth benchmark and the timing of transfer benchmarks
+// (BenchTransfers). It is imported only by tests.
 package backendtest
 
 import (

@@ -102,3 +102,36 @@ func VaddBandwidth(b *testing.B, dev backends.Device, prog *backends.Program, re
 	b.ReportMetric(float64(n), "elems")
 	b.Log(line.String())
 }
+
+// BenchTransfers times b.N rounds of an upload and a download of n bytes
+// and a memcpy of as many, each timed on its own, and reports each as
+// GB/s and the upload and download as ratios to memcpy (above 1 means
+// faster than memcpy). The caller has warmed all three up.
+func BenchTransfers(b *testing.B, n int64, upload, download func() error, memcpy func()) {
+	var up, down, mem time.Duration
+	b.SetBytes(n)
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		if err := upload(); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := download(); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		memcpy()
+		t3 := time.Now()
+		up += t1.Sub(t0)
+		down += t2.Sub(t1)
+		mem += t3.Sub(t2)
+	}
+	b.StopTimer()
+	gbs := func(d time.Duration) float64 { return float64(n) * float64(b.N) / d.Seconds() / 1e9 }
+	b.ReportMetric(gbs(up), "GB/s-upload")
+	b.ReportMetric(gbs(down), "GB/s-download")
+	b.ReportMetric(gbs(mem), "GB/s-memcpy")
+	b.ReportMetric(float64(mem)/float64(up), "upload/memcpy")
+	b.ReportMetric(float64(mem)/float64(down), "download/memcpy")
+}

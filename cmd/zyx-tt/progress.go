@@ -51,23 +51,22 @@ func (p *progress) spinner(name string) *bar {
 
 // bytes shows a transfer of total bytes.
 func (p *progress) bytes(name string, total int64) *bar {
-	if p == nil {
-		return nil
-	}
-	return &bar{p.p.AddBar(total,
-		mpb.PrependDecorators(decor.Name(name, decor.WC{W: 12, C: decor.DindentRight})),
-		mpb.AppendDecorators(decor.CountersKibiByte("% .1f / % .1f")),
-	)}
+	return p.counter(name, total, decor.CountersKibiByte("% .1f / % .1f"))
 }
 
 // count shows n repetitions.
 func (p *progress) count(name string, total int64) *bar {
+	return p.counter(name, total, decor.CountersNoUnit("%d / %d"))
+}
+
+// counter is a bar of total named name, its count shown by counters.
+func (p *progress) counter(name string, total int64, counters decor.Decorator) *bar {
 	if p == nil {
 		return nil
 	}
 	return &bar{p.p.AddBar(total,
 		mpb.PrependDecorators(decor.Name(name, decor.WC{W: 12, C: decor.DindentRight})),
-		mpb.AppendDecorators(decor.CountersNoUnit("%d / %d")),
+		mpb.AppendDecorators(counters),
 	)}
 }
 

@@ -29,6 +29,17 @@ func runJSON(t *testing.T, env cliEnv, args ...string) (bundle.Report, cliResult
 	return rep, r
 }
 
+// verifyMismatch runs dir on c with --verify, which must fail (exit status
+// 3, the report not OK), and gives the first output's verdict.
+func verifyMismatch(t *testing.T, dir string) (bundle.OutputVerdict, cliResult) {
+	t.Helper()
+	rep, r := runJSON(t, cliEnv{}, dir, "--dev", "c", "--verify")
+	require.Equal(t, exitMismatch, r.code, r.stderr)
+	require.False(t, rep.Verify.OK)
+	require.NotEmpty(t, rep.Verify.Outputs)
+	return rep.Verify.Outputs[0], r
+}
+
 // --queue times the --repeat launches synchronously and queued, and the
 // outputs still verify after them.
 func TestRunQueue(t *testing.T) {
@@ -204,10 +215,7 @@ func TestRunBadInput(t *testing.T) {
 func TestRunVerifyMismatch(t *testing.T) {
 	// The kernel subtracts where the reference adds: exit status 3, and the
 	// report names the worst element.
-	rep, r := runJSON(t, cliEnv{}, "testdata/bundles/wrong", "--dev", "c", "--verify")
-	require.Equal(t, exitMismatch, r.code, r.stderr)
-	require.False(t, rep.Verify.OK)
-	o := rep.Verify.Outputs[0]
+	o, r := verifyMismatch(t, "testdata/bundles/wrong")
 	require.Equal(t, int64(4096), o.Mismatches)
 	require.InDelta(t, 1.0, float64(o.MaxAbs), 1e-9) // (x-0.5) - (x+0.5)
 	require.Contains(t, r.stderr, "verification failed against host: z: 4096 of 4096 elements out of tolerance")
@@ -216,7 +224,7 @@ func TestRunVerifyMismatch(t *testing.T) {
 	// against itself it matches.
 	_, r = runJSON(t, cliEnv{}, testBundle, "--dev", "dummy", "--verify")
 	require.Equal(t, exitMismatch, r.code, r.stderr)
-	rep, r = runJSON(t, cliEnv{}, testBundle, "--dev", "dummy", "--verify=dummy")
+	rep, r := runJSON(t, cliEnv{}, testBundle, "--dev", "dummy", "--verify=dummy")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	require.Equal(t, "dummy", rep.Verify.Against)
 

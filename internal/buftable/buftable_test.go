@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/zyxtt/zyxtt/internal/buftable"
 	"github.com/zyxtt/zyxtt/internal/core"
@@ -249,14 +250,13 @@ func TestDrain(t *testing.T) {
 func TestConcurrentAccounting(t *testing.T) {
 	tab := newTable(t)
 	const workers, rounds = 8, 400
-	var wg sync.WaitGroup
+	var g errgroup.Group
 	var kept atomic.Int64
 	var keptIDs sync.Map
 	shared := newMem("shared")
 	sharedID := tab.Insert(shared, 1000)
-	errs := make(chan error, workers)
 	for w := range workers {
-		wg.Go(func() {
+		g.Go(func() error {
 			for i := range rounds {
 				size := int64(1 + (w*131+i*17)%4096)
 				m := newMem(fmt.Sprintf("w%d/%d", w, i))
@@ -264,41 +264,32 @@ func TestConcurrentAccounting(t *testing.T) {
 				// Hold the buffer and the shared one as an operation would.
 				vals, release, err := tab.Acquire("launch", id, sharedID)
 				if err != nil {
-					errs <- err
-					return
+					return err
 				}
 				if vals[0] != m || vals[1] != shared {
-					errs <- fmt.Errorf("worker %d: acquire returned the wrong buffers", w)
-					return
+					return fmt.Errorf("worker %d: acquire returned the wrong buffers", w)
 				}
 				if err := tab.Retain(id); err != nil {
-					errs <- err
-					return
+					return err
 				}
 				if err := tab.Release(id); err != nil {
-					errs <- err
-					return
+					return err
 				}
 				if i%5 == 0 {
 					kept.Add(size)
 					keptIDs.Store(id, m)
 				} else if err := tab.Release(id); err != nil {
-					errs <- err
-					return
+					return err
 				}
 				release()
 				if i%5 != 0 && m.freed.Load() != 1 {
-					errs <- fmt.Errorf("worker %d round %d: buffer freed %d times after its last reference", w, i, m.freed.Load())
-					return
+					return fmt.Errorf("worker %d round %d: buffer freed %d times after its last reference", w, i, m.freed.Load())
 				}
 			}
+			return nil
 		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+	require.NoError(t, g.Wait())
 	require.Equal(t, 1000+kept.Load(), tab.Used())
 	require.Equal(t, 1+workers*rounds/5, tab.Len())
 	require.Zero(t, shared.freed.Load())

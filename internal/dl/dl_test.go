@@ -9,16 +9,22 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// fromTable is a fake dlopen or dlsym: the handle or address table holds
+// for a name, else missing.
+func fromTable(table map[string]uintptr, missing error) func(name string) (uintptr, error) {
+	return func(name string) (uintptr, error) {
+		if h, ok := table[name]; ok {
+			return h, nil
+		}
+		return 0, missing
+	}
+}
+
 func TestOpenFirst(t *testing.T) {
 	errMissing := errors.New("cannot open shared object file")
 	errBind := errors.New("missing symbol f")
 	libs := map[string]uintptr{"libgood.so": 2, "libnosym.so": 1, "libgood2.so": 3}
-	open := func(name string) (uintptr, error) {
-		if h, ok := libs[name]; ok {
-			return h, nil
-		}
-		return 0, errMissing
-	}
+	open := fromTable(libs, errMissing)
 	bind := func(h uintptr) error {
 		if h == 1 {
 			return errBind
@@ -116,12 +122,7 @@ func TestLoaderGlobalOpensRealLibrary(t *testing.T) {
 func TestResolve(t *testing.T) {
 	errMissing := errors.New("undefined symbol")
 	table := map[string]uintptr{"f": 10, "g": 20}
-	lookup := func(name string) (uintptr, error) {
-		if p, ok := table[name]; ok {
-			return p, nil
-		}
-		return 0, errMissing
-	}
+	lookup := fromTable(table, errMissing)
 	var f, g, h, k uintptr
 	require.NoError(t, resolve([]Symbol{{Addr: &f, Name: "f"}, {Addr: &g, Name: "g"}}, lookup))
 	require.Equal(t, []uintptr{10, 20}, []uintptr{f, g})
@@ -134,12 +135,7 @@ func TestResolve(t *testing.T) {
 func TestResolveAlternativesAndOptional(t *testing.T) {
 	errMissing := errors.New("undefined symbol")
 	table := map[string]uintptr{"f_v2": 10, "g": 20, "null": 0}
-	lookup := func(name string) (uintptr, error) {
-		if p, ok := table[name]; ok {
-			return p, nil
-		}
-		return 0, errMissing
-	}
+	lookup := fromTable(table, errMissing)
 	f, g, opt, stale := uintptr(0), uintptr(0), uintptr(0), uintptr(99)
 	require.NoError(t, resolve([]Symbol{
 		{Addr: &f, Name: "f_v2", Alt: []string{"f"}},

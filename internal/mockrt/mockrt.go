@@ -173,6 +173,20 @@ type failure struct {
 	code string
 }
 
+// HelperEnv set to "mockrt" makes a test binary whose TestMain calls
+// ServeIfHelper act as the mock runtime: a test points a runtime path at
+// os.Args[0] with this in the environment.
+const HelperEnv = "ZYX_TT_TEST_HELPER"
+
+// ServeIfHelper runs the mock (Main with the process's arguments and
+// standard streams) and exits with its status when HelperEnv is "mockrt";
+// otherwise it returns at once.
+func ServeIfHelper() {
+	if os.Getenv(HelperEnv) == "mockrt" {
+		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+}
+
 // Main runs the mock on stdin and stdout until exit or end of input and
 // returns the process exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -17,12 +17,10 @@ import (
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
 
-const helperEnv = "ZYX_TT_TEST_HELPER"
+const helperEnv = mockrt.HelperEnv
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "mockrt" {
-		os.Exit(mockrt.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	}
+	mockrt.ServeIfHelper()
 	code := m.Run()
 	_ = backends.CloseAll()
 	os.Exit(code)
