@@ -67,6 +67,12 @@ func rng(r0, c0, r1, c1 uint64) *backends.TTCoreSet {
 	return &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTRect(r0, c0, r1, c1)}}
 }
 
+// noc is an arg of kind TTArgCoreNocX or TTArgCoreNocY: a NOC coordinate
+// of the core at (r, c).
+func noc(kind backends.TTArgKind, r, c uint64) backends.TTArg {
+	return backends.TTArg{Kind: kind, Core: backends.TTCoord{Row: backends.ConstDim(r), Col: backends.ConstDim(c)}}
+}
+
 func param(kind backends.TTArgKind, p int) backends.TTArg {
 	return backends.TTArg{Kind: kind, Param: p}
 }
@@ -200,12 +206,6 @@ func TestEmulatorCoreGroupsSplitWork(t *testing.T) {
 func TestEmulatorL1Loopback(t *testing.T) {
 	d := openEmu(t, "n150")[0].(*tt.Device)
 	ctx := context.Background()
-	at := func(r, c uint64) backends.TTCoord {
-		return backends.TTCoord{Row: backends.ConstDim(r), Col: backends.ConstDim(c)}
-	}
-	noc := func(kind backends.TTArgKind, r, c uint64) backends.TTArg {
-		return backends.TTArg{Kind: kind, Core: at(r, c)}
-	}
 	holderCore := &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTCoreAt(1, 2)}}
 	peerCore := &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTCoreAt(0, 0)}}
 	sem := backends.TTArg{Kind: backends.TTArgSemaphore, Semaphore: 0}
@@ -337,12 +337,6 @@ func TestEmulatorHeightShardedEltwise(t *testing.T) {
 func TestEmulatorMulticastWithSemaphores(t *testing.T) {
 	d := openEmu(t, "n150")[0].(*tt.Device)
 	ctx := context.Background()
-	at := func(r, c uint64) backends.TTCoord {
-		return backends.TTCoord{Row: backends.ConstDim(r), Col: backends.ConstDim(c)}
-	}
-	noc := func(kind backends.TTArgKind, r, c uint64) backends.TTArg {
-		return backends.TTArg{Kind: kind, Core: at(r, c)}
-	}
 	semArg := func(i int) backends.TTArg { return backends.TTArg{Kind: backends.TTArgSemaphore, Semaphore: i} }
 	sender := &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTCoreAt(0, 0)}}
 	receivers := &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTRect(0, 1, 0, 7), backends.TTRect(1, 0, 7, 7)}}
