@@ -5,7 +5,8 @@ package tt_test
 // arguments, L1 and sharded buffers, CBs on buffers, semaphores and
 // multicast, tile layouts the driver tilizes, block-float weights and
 // DPRINT. Every result is checked against host arithmetic. The kernels are
-// ours (in the style of cpp/emu/tests/model_tests.cpp).
+// ours; those it shares with cpp/emu/tests/model_tests.cpp are files under
+// cpp/emu/tests/kernels (sharedKernel).
 
 import (
 	"bytes"
@@ -13,6 +14,8 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -64,6 +67,12 @@ func rng(r0, c0, r1, c1 uint64) *backends.TTCoreSet {
 	return &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTRect(r0, c0, r1, c1)}}
 }
 
+// noc is an arg of kind TTArgCoreNocX or TTArgCoreNocY: a NOC coordinate
+// of the core at (r, c).
+func noc(kind backends.TTArgKind, r, c uint64) backends.TTArg {
+	return backends.TTArg{Kind: kind, Core: backends.TTCoord{Row: backends.ConstDim(r), Col: backends.ConstDim(c)}}
+}
+
 func param(kind backends.TTArgKind, p int) backends.TTArg {
 	return backends.TTArg{Kind: kind, Param: p}
 }
@@ -96,93 +105,39 @@ func allocParam(t *testing.T, exe backends.Executable, p int, n int64) backends.
 	return id
 }
 
-// Reads tiles [start, start + n) of two interleaved inputs into cbs 0 and 1.
-const kReadPairs = `
-#include "dataflow_api.h"
-void kernel_main() {
-  const uint32_t a = get_arg_val<uint32_t>(0), b = get_arg_val<uint32_t>(1);
-  const uint32_t start = get_arg_val<uint32_t>(2), n = get_arg_val<uint32_t>(3);
-  constexpr auto aa = TensorAccessorArgs<0>();
-  constexpr auto ba = TensorAccessorArgs<aa.next_compile_time_args_offset()>();
-  const auto sa = TensorAccessor(aa, a, get_tile_size(0));
-  const auto sb = TensorAccessor(ba, b, get_tile_size(1));
-  for (uint32_t i = start; i < start + n; i++) {
-    cb_reserve_back(0, 1);
-    noc_async_read_tile(i, sa, get_write_ptr(0));
-    cb_reserve_back(1, 1);
-    noc_async_read_tile(i, sb, get_write_ptr(1));
-    noc_async_read_barrier();
-    cb_push_back(0, 1);
-    cb_push_back(1, 1);
-  }
+// sharedKernel is the source of cpp/emu/tests/kernels/<name>.cpp: the
+// kernels these tests share with the C++ emulator tests
+// (cpp/emu/tests/model_tests.cpp), kept once for both.
+func sharedKernel(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "cpp", "emu", "tests", "kernels", name+".cpp"))
+	require.NoError(t, err)
+	return string(b)
 }
-`
-
-// Adds N tile pairs of cbs 0 and 1 into cb 16; N is compile arg 0.
-const kAddN = `
-#include "compute_kernel_api/eltwise_binary.h"
-#include "compute_kernel_api/tile_move_copy.h"
-namespace NAMESPACE {
-void MAIN {
-  constexpr uint32_t n = get_compile_time_arg_val(0);
-  binary_op_init_common(0, 1, 16);
-  add_tiles_init(0, 1);
-  for (uint32_t t = 0; t < n; t++) {
-    cb_wait_front(0, 1);
-    cb_wait_front(1, 1);
-    tile_regs_acquire();
-    add_tiles(0, 1, 0, 0, 0);
-    tile_regs_commit();
-    tile_regs_wait();
-    cb_reserve_back(16, 1);
-    pack_tile(0, 16);
-    cb_push_back(16, 1);
-    tile_regs_release();
-    cb_pop_front(0, 1);
-    cb_pop_front(1, 1);
-  }
-}
-}
-`
-
-// Writes tiles [start, start + n) of cb 16 to the output (accessor at compile arg 0).
-const kWriteRange = `
-#include "dataflow_api.h"
-void kernel_main() {
-  const uint32_t c = get_arg_val<uint32_t>(0), start = get_arg_val<uint32_t>(1), n = get_arg_val<uint32_t>(2);
-  constexpr auto ca = TensorAccessorArgs<0>();
-  const auto sc = TensorAccessor(ca, c, get_tile_size(16));
-  for (uint32_t i = start; i < start + n; i++) {
-    cb_wait_front(16, 1);
-    noc_async_write_tile(i, sc, get_read_ptr(16));
-    noc_async_write_barrier();
-    cb_pop_front(16, 1);
-  }
-}
-`
 
 // Two core groups as split_work_to_cores makes them: n tiles (a Variable)
 // over the 24 cores of a 3 x 8 rectangle, the first split_group1 cores
 // taking one tile more; the two groups run the compute kernel with
 // different compile-time tile counts, and every core's reader and writer
-// get split_start and split_units as runtime args.
+// get split_start and split_units as runtime args (kernels read_pairs,
+// add_n, write_range).
 func TestEmulatorCoreGroupsSplitWork(t *testing.T) {
 	d := openEmu(t, "n150")[0].(*tt.Device)
 	ctx := context.Background()
 	names := []string{"a", "b", "c", "n"}
 	e := func(s string) backends.GwsDim { return expr(t, s, names...) }
 	all := backends.TTRect(0, 0, 2, 7)
-	reader := backends.TTKernel{Name: "reader", Processor: backends.TTRiscv0, Cores: rng(0, 0, 2, 7), Source: kReadPairs,
+	reader := backends.TTKernel{Name: "reader", Processor: backends.TTRiscv0, Cores: rng(0, 0, 2, 7), Source: sharedKernel(t, "read_pairs"),
 		CompileArgs: []backends.TTArg{param(backends.TTArgAccessor, 0), param(backends.TTArgAccessor, 1)},
 		RuntimeArgs: []backends.TTArg{param(backends.TTArgBufferAddr, 0), param(backends.TTArgBufferAddr, 1),
 			constExpr(e("split_start(n, 3, 8)")), constExpr(e("split_units(n, 3, 8)"))}}
-	writer := backends.TTKernel{Name: "writer", Processor: backends.TTRiscv1, Cores: rng(0, 0, 2, 7), Source: kWriteRange,
+	writer := backends.TTKernel{Name: "writer", Processor: backends.TTRiscv1, Cores: rng(0, 0, 2, 7), Source: sharedKernel(t, "write_range"),
 		CompileArgs: []backends.TTArg{param(backends.TTArgAccessor, 2)},
 		RuntimeArgs: []backends.TTArg{param(backends.TTArgBufferAddr, 2), constExpr(e("split_start(n, 3, 8)")), constExpr(e("split_units(n, 3, 8)"))}}
-	g1 := backends.TTKernel{Name: "compute_g1", Processor: backends.TTCompute, Source: kAddN,
+	g1 := backends.TTKernel{Name: "compute_g1", Processor: backends.TTCompute, Source: sharedKernel(t, "add_n"),
 		Cores:       &backends.TTCoreSet{Slice: &backends.TTCoreSlice{Of: all, From: e("0"), To: e("split_group1(n, 3, 8)")}},
 		CompileArgs: []backends.TTArg{constExpr(e("ceil_div(n, split_cores(n, 3, 8))"))}}
-	g2 := backends.TTKernel{Name: "compute_g2", Processor: backends.TTCompute, Source: kAddN,
+	g2 := backends.TTKernel{Name: "compute_g2", Processor: backends.TTCompute, Source: sharedKernel(t, "add_n"),
 		Cores:       &backends.TTCoreSet{Slice: &backends.TTCoreSlice{Of: all, From: e("split_group1(n, 3, 8)"), To: e("split_cores(n, 3, 8)")}},
 		CompileArgs: []backends.TTArg{constExpr(e("n / split_cores(n, 3, 8)"))}}
 	prog := &backends.Program{
@@ -246,48 +201,11 @@ func TestEmulatorCoreGroupsSplitWork(t *testing.T) {
 // Core (1,2) holds a 4-page L1 buffer: it reads src into it, changes every
 // word through the buffer's pointer, writes it to dst and tells core (0,0)
 // (semaphore 0, through (0,0)'s NOC coordinates), which reads the buffer
-// remotely through the holder's NOC coordinates into dst2.
-const kL1Holder = `
-#include "dataflow_api.h"
-void kernel_main() {
-  const uint32_t src = get_arg_val<uint32_t>(0), l1 = get_arg_val<uint32_t>(1), dst = get_arg_val<uint32_t>(2);
-  const uint32_t peer_x = get_arg_val<uint32_t>(3), peer_y = get_arg_val<uint32_t>(4), sem = get_arg_val<uint32_t>(5);
-  const InterleavedAddrGen<true> s = {.bank_base_address = src, .page_size = 1024};
-  const InterleavedAddrGen<true> d = {.bank_base_address = dst, .page_size = 1024};
-  for (uint32_t p = 0; p < 4; p++) noc_async_read(get_noc_addr(p, s), l1 + p * 1024, 1024);
-  noc_async_read_barrier();
-  volatile tt_l1_ptr uint32_t* w = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(l1);
-  for (uint32_t i = 0; i < 1024; i++) w[i] = w[i] * 3 + 1;
-  for (uint32_t p = 0; p < 4; p++) noc_async_write(l1 + p * 1024, get_noc_addr(p, d), 1024);
-  noc_async_write_barrier();
-  noc_semaphore_inc(get_noc_addr(peer_x, peer_y, get_semaphore(sem)), 1);
-}
-`
-
-const kL1Peer = `
-#include "dataflow_api.h"
-void kernel_main() {
-  const uint32_t l1 = get_arg_val<uint32_t>(0), dst = get_arg_val<uint32_t>(1);
-  const uint32_t holder_x = get_arg_val<uint32_t>(2), holder_y = get_arg_val<uint32_t>(3), sem = get_arg_val<uint32_t>(4);
-  noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(sem)), 1);
-  cb_reserve_back(0, 1);
-  const InterleavedAddrGen<true> d = {.bank_base_address = dst, .page_size = 4096};
-  noc_async_read(get_noc_addr(holder_x, holder_y, l1), get_write_ptr(0), 4096);
-  noc_async_read_barrier();
-  noc_async_write(get_write_ptr(0), get_noc_addr(0, d), 4096);
-  noc_async_write_barrier();
-}
-`
-
+// remotely through the holder's NOC coordinates into dst2 (kernels
+// l1_holder, l1_peer).
 func TestEmulatorL1Loopback(t *testing.T) {
 	d := openEmu(t, "n150")[0].(*tt.Device)
 	ctx := context.Background()
-	at := func(r, c uint64) backends.TTCoord {
-		return backends.TTCoord{Row: backends.ConstDim(r), Col: backends.ConstDim(c)}
-	}
-	noc := func(kind backends.TTArgKind, r, c uint64) backends.TTArg {
-		return backends.TTArg{Kind: kind, Core: at(r, c)}
-	}
 	holderCore := &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTCoreAt(1, 2)}}
 	peerCore := &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTCoreAt(0, 0)}}
 	sem := backends.TTArg{Kind: backends.TTArgSemaphore, Semaphore: 0}
@@ -299,10 +217,10 @@ func TestEmulatorL1Loopback(t *testing.T) {
 		},
 		Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
 			Kernels: []backends.TTKernel{
-				{Name: "holder", Processor: backends.TTRiscv0, Cores: holderCore, Source: kL1Holder, RuntimeArgs: []backends.TTArg{
+				{Name: "holder", Processor: backends.TTRiscv0, Cores: holderCore, Source: sharedKernel(t, "l1_holder"), RuntimeArgs: []backends.TTArg{
 					param(backends.TTArgBufferAddr, 0), param(backends.TTArgBufferAddr, 1), param(backends.TTArgBufferAddr, 2),
 					noc(backends.TTArgCoreNocX, 0, 0), noc(backends.TTArgCoreNocY, 0, 0), sem}},
-				{Name: "peer", Processor: backends.TTRiscv1, Cores: peerCore, Source: kL1Peer, RuntimeArgs: []backends.TTArg{
+				{Name: "peer", Processor: backends.TTRiscv1, Cores: peerCore, Source: sharedKernel(t, "l1_peer"), RuntimeArgs: []backends.TTArg{
 					param(backends.TTArgBufferAddr, 1), param(backends.TTArgBufferAddr, 3),
 					noc(backends.TTArgCoreNocX, 1, 2), noc(backends.TTArgCoreNocY, 1, 2), sem}},
 			},
@@ -354,23 +272,6 @@ func TestEmulatorL1Loopback(t *testing.T) {
 	require.ErrorContains(t, err, "AllocParam")
 }
 
-const kShardPush = `
-void kernel_main() {
-  constexpr uint32_t n = get_compile_time_arg_val(0);
-  cb_reserve_back(0, n);
-  cb_push_back(0, n);
-  cb_reserve_back(1, n);
-  cb_push_back(1, n);
-}
-`
-
-const kShardWait = `
-void kernel_main() {
-  constexpr uint32_t n = get_compile_time_arg_val(0);
-  cb_wait_front(16, n);
-}
-`
-
 // Height-sharded eltwise: a, b and c are L1 buffers of 5 x 3 tiles cut
 // into shards of 2 x 3 tiles on cores (0,0), (0,1), (0,2); every holder
 // adds its shards of a and b into its shard of c with circular buffers
@@ -397,9 +298,9 @@ func TestEmulatorHeightShardedEltwise(t *testing.T) {
 		},
 		Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
 			Kernels: []backends.TTKernel{
-				{Name: "push", Processor: backends.TTRiscv0, Cores: holders, Source: kShardPush, CompileArgs: n},
-				{Name: "add", Processor: backends.TTCompute, Cores: holders, Source: kAddN, CompileArgs: n},
-				{Name: "wait", Processor: backends.TTRiscv1, Cores: holders, Source: kShardWait, CompileArgs: n},
+				{Name: "push", Processor: backends.TTRiscv0, Cores: holders, Source: sharedKernel(t, "shard_push"), CompileArgs: n},
+				{Name: "add", Processor: backends.TTCompute, Cores: holders, Source: sharedKernel(t, "add_n"), CompileArgs: n},
+				{Name: "wait", Processor: backends.TTRiscv1, Cores: holders, Source: sharedKernel(t, "shard_wait"), CompileArgs: n},
 			},
 			CBs:     []backends.TTCBConfig{cbOn(0, 0), cbOn(1, 1), cbOn(16, 2)},
 			Buffers: []backends.TTBuffer{decl(0), decl(1), decl(2)},
@@ -431,67 +332,11 @@ func TestEmulatorHeightShardedEltwise(t *testing.T) {
 // Core (0,0) waits until the 63 receivers are ready (they increment its
 // ready semaphore), multicasts a tile into cb 1 of every core of the 8x8
 // grid, then sets the receivers' valid semaphore with
-// noc_semaphore_set_multicast. The semaphore ids arrive as args, as
-// CreateSemaphore gave them.
-const kMcastSender = `
-#include "dataflow_api.h"
-void kernel_main() {
-  constexpr bool loopback = get_compile_time_arg_val(0) != 0;
-  const uint32_t out = get_arg_val<uint32_t>(0);
-  const uint32_t x0 = get_arg_val<uint32_t>(1), y0 = get_arg_val<uint32_t>(2);
-  const uint32_t x1 = get_arg_val<uint32_t>(3), y1 = get_arg_val<uint32_t>(4);
-  const uint32_t receivers = get_arg_val<uint32_t>(5);
-  const uint32_t ready_id = get_arg_val<uint32_t>(6), valid_id = get_arg_val<uint32_t>(7);
-  volatile tt_l1_ptr uint32_t* ready = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(ready_id));
-  volatile tt_l1_ptr uint32_t* valid = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(valid_id));
-  volatile tt_l1_ptr uint32_t* data = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(0));
-  volatile tt_l1_ptr uint32_t* mine = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(1));
-  for (uint32_t i = 0; i < 256; i++) data[i] = 7000 + i, mine[i] = 0xdead;
-  noc_semaphore_wait(ready, receivers);
-  noc_semaphore_set(ready, 0);
-  const uint64_t dst = get_noc_multicast_addr(x0, y0, x1, y1, get_write_ptr(1));
-  if (loopback)
-    noc_async_write_multicast_loopback_src(get_write_ptr(0), dst, 1024, receivers + 1);
-  else
-    noc_async_write_multicast(get_write_ptr(0), dst, 1024, receivers);
-  noc_async_write_barrier();
-  *valid = 1;
-  noc_semaphore_set_multicast(get_semaphore(valid_id), get_noc_multicast_addr(x0, y0, x1, y1, get_semaphore(valid_id)), receivers);
-  const InterleavedAddrGen<true> o = {.bank_base_address = out, .page_size = 1024};
-  noc_async_write(get_write_ptr(1), get_noc_addr(0, o), 1024);
-  noc_async_write_barrier();
-}
-`
-
-const kMcastReceiver = `
-#include "dataflow_api.h"
-void kernel_main() {
-  const uint32_t out = get_arg_val<uint32_t>(0), sx = get_arg_val<uint32_t>(1), sy = get_arg_val<uint32_t>(2);
-  const uint32_t index = get_arg_val<uint32_t>(3);
-  const uint32_t ready_id = get_arg_val<uint32_t>(4), valid_id = get_arg_val<uint32_t>(5), initial_id = get_arg_val<uint32_t>(6);
-  volatile tt_l1_ptr uint32_t* valid = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(valid_id));
-  volatile tt_l1_ptr uint32_t* initial = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(initial_id));
-  const uint32_t seen = *initial;
-  noc_semaphore_inc(get_noc_addr(sx, sy, get_semaphore(ready_id)), 1);
-  noc_semaphore_wait(valid, 1);
-  volatile tt_l1_ptr uint32_t* d = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(1));
-  for (uint32_t i = 0; i < 255; i++) d[i] += index;
-  d[255] = seen;
-  const InterleavedAddrGen<true> o = {.bank_base_address = out, .page_size = 1024};
-  noc_async_write(get_write_ptr(1), get_noc_addr(index, o), 1024);
-  noc_async_write_barrier();
-}
-`
-
+// noc_semaphore_set_multicast (kernels mcast_sender, mcast_receiver). The
+// semaphore ids arrive as args, as CreateSemaphore gave them.
 func TestEmulatorMulticastWithSemaphores(t *testing.T) {
 	d := openEmu(t, "n150")[0].(*tt.Device)
 	ctx := context.Background()
-	at := func(r, c uint64) backends.TTCoord {
-		return backends.TTCoord{Row: backends.ConstDim(r), Col: backends.ConstDim(c)}
-	}
-	noc := func(kind backends.TTArgKind, r, c uint64) backends.TTArg {
-		return backends.TTArg{Kind: kind, Core: at(r, c)}
-	}
 	semArg := func(i int) backends.TTArg { return backends.TTArg{Kind: backends.TTArgSemaphore, Semaphore: i} }
 	sender := &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTCoreAt(0, 0)}}
 	receivers := &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTRect(0, 1, 0, 7), backends.TTRect(1, 0, 7, 7)}}
@@ -501,12 +346,12 @@ func TestEmulatorMulticastWithSemaphores(t *testing.T) {
 			Params: []backends.Param{{Name: "out", Kind: backends.GlobalMut, DType: backends.U32}},
 			Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
 				Kernels: []backends.TTKernel{
-					{Name: "sender", Processor: backends.TTRiscv0, Cores: sender, Source: kMcastSender,
+					{Name: "sender", Processor: backends.TTRiscv0, Cores: sender, Source: sharedKernel(t, "mcast_sender"),
 						CompileArgs: []backends.TTArg{backends.TTConst(loopback)},
 						RuntimeArgs: []backends.TTArg{param(backends.TTArgBufferAddr, 0),
 							noc(backends.TTArgCoreNocX, 0, 0), noc(backends.TTArgCoreNocY, 0, 0), noc(backends.TTArgCoreNocX, 7, 7), noc(backends.TTArgCoreNocY, 7, 7),
 							backends.TTConst(63), semArg(0), semArg(1)}},
-					{Name: "receiver", Processor: backends.TTRiscv0, Cores: receivers, Source: kMcastReceiver,
+					{Name: "receiver", Processor: backends.TTRiscv0, Cores: receivers, Source: sharedKernel(t, "mcast_receiver"),
 						RuntimeArgs: []backends.TTArg{param(backends.TTArgBufferAddr, 0),
 							noc(backends.TTArgCoreNocX, 0, 0), noc(backends.TTArgCoreNocY, 0, 0),
 							constExpr(expr(t, "core_row * 8 + core_col")), semArg(0), semArg(1), semArg(2)}},

@@ -28,41 +28,22 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "device_layer.hpp"
 #include "harness.hpp"
 #include <dlfcn.h>
 
 using namespace zyx;
+using zyx_bench::best_ms;
+using zyx_bench::Clock;
+using zyx_test::from_bf16;
 using zyx_test::GroupProgram;
 using zyx_test::L;
-using Clock = std::chrono::steady_clock;
+using zyx_test::to_bf16;
 
 namespace {
 
-template <typename Fn>
-double best_ms(int repeats, Fn&& fn) {
-  double best = 1e30;
-  for (int i = 0; i < repeats; i++) {
-    auto t0 = Clock::now();
-    fn();
-    best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  }
-  return best;
-}
-
-uint16_t to_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7fff + ((u >> 16) & 1);
-  return static_cast<uint16_t>(u >> 16);
-}
-float from_bf16(uint16_t h) {
-  uint32_t u = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-int fi(int r, int c) { return ((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15) * 16 + (c & 15); }
+int fi(int r, int c) { return zyx_test::face_index(r, c); }
 
 // ZYX_EMU_EXAMPLES overrides the examples directory built in (a copy of the
 // tree elsewhere).
@@ -80,24 +61,9 @@ struct Add {
 
 Add make_add() {
   const uint32_t n = 1u << 20;
-  GroupProgram p;
-  p.name = "bench_add_bf16";
-  for (const char* nm : {"x", "y"}) p.params.push_back(zyx_test::P(nm, "global", "bf16"));
-  p.params.push_back(zyx_test::P("z", "global_mut", "bf16"));
-  p.params.push_back(zyx_test::P("n", "variable", "u32"));
-  p.reader.source = zyx_test::read_text(dir("add_bf16") + "reader.cpp");
-  p.reader.compile_args = {L("accessor", 0), L("accessor", 1)};
-  p.reader.runtime_args = {L("buffer_addr", 0), L("buffer_addr", 1), L("page_size", 0), L("param", 3),
-                           L("core_index"), L("num_cores")};
-  p.compute.source = zyx_test::read_text(dir("add_bf16") + "compute.cpp");
-  p.compute.runtime_args = {L("param", 3), L("core_index"), L("num_cores")};
-  p.writer.source = zyx_test::read_text(dir("add_bf16") + "writer.cpp");
-  p.writer.runtime_args = {L("buffer_addr", 2), L("page_size", 2), L("param", 3), L("core_index"), L("num_cores")};
-  p.cbs = {zyx_test::CB(0, "Float16_b", 2048, 2), zyx_test::CB(1, "Float16_b", 2048, 2),
-           zyx_test::CB(16, "Float16_b", 2048, 2)};
   Add a;
   a.layer = make_emu_layer("n150", 0, "");
-  a.id = a.layer->compile(zyx_test::one_group_program(p, 8, 8));
+  a.id = a.layer->compile(zyx_bench::add_bf16_program(dir("add_bf16")));
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> d(-2, 2);
   a.x.resize(n), a.y.resize(n);

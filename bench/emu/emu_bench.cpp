@@ -13,70 +13,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "device_layer.hpp"
 #include "harness.hpp"
 
 using namespace zyx;
-using zyx_test::GroupProgram;
-using zyx_test::L;
-using Clock = std::chrono::steady_clock;
-
-static std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-static uint16_t to_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7fff + ((u >> 16) & 1);
-  return static_cast<uint16_t>(u >> 16);
-}
-static float from_bf16(uint16_t h) {
-  uint32_t u = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-static ProgramDesc add_program() {
-  std::string dir = std::string(ZYX_EMU_EXAMPLES_DIR) + "/add_bf16/tt/";
-  GroupProgram p;
-  p.name = "bench_add_bf16";
-  for (const char* n : {"x", "y"}) p.params.push_back(zyx_test::P(n, "global", "bf16"));
-  p.params.push_back(zyx_test::P("z", "global_mut", "bf16"));
-  p.params.push_back(zyx_test::P("n", "variable", "u32"));
-  p.reader.source = read_text(dir + "reader.cpp");
-  p.reader.compile_args = {L("accessor", 0), L("accessor", 1)};
-  p.reader.runtime_args = {L("buffer_addr", 0), L("buffer_addr", 1), L("page_size", 0), L("param", 3),
-                           L("core_index"), L("num_cores")};
-  p.compute.source = read_text(dir + "compute.cpp");
-  p.compute.runtime_args = {L("param", 3), L("core_index"), L("num_cores")};
-  p.writer.source = read_text(dir + "writer.cpp");
-  p.writer.runtime_args = {L("buffer_addr", 2), L("page_size", 2), L("param", 3), L("core_index"), L("num_cores")};
-  p.cbs = {zyx_test::CB(0, "Float16_b", 2048, 2), zyx_test::CB(1, "Float16_b", 2048, 2),
-           zyx_test::CB(16, "Float16_b", 2048, 2)};
-  return zyx_test::one_group_program(p, 8, 8);
-}
-
-template <typename Fn>
-static double best_ms(int repeats, Fn&& fn) {
-  double best = 1e30;
-  for (int i = 0; i < repeats; i++) {
-    auto t0 = Clock::now();
-    fn();
-    best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  }
-  return best;
-}
+using zyx_bench::best_ms;
+using zyx_bench::Clock;
+using zyx_test::from_bf16;
+using zyx_test::to_bf16;
 
 // 64 MiB through layer write and read against memcpy, in the same run;
 // returns false when the data did not come back intact.
@@ -116,7 +65,7 @@ int main(int argc, char** argv) {
   char tmpl[] = "/tmp/zyx-emu-bench-XXXXXX";
   std::string cache = mkdtemp(tmpl);
   try {
-    ProgramDesc prog = add_program();
+    ProgramDesc prog = zyx_bench::add_bf16_program(std::string(ZYX_EMU_EXAMPLES_DIR) + "/add_bf16/tt/");
     // Kernel build: cold (empty cache), then warm (fresh layer, filled cache).
     auto cold_layer = make_emu_layer("n150", 0, cache);
     auto t0 = Clock::now();

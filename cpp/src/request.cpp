@@ -422,6 +422,18 @@ auto list_of(const json* v, const Path& p, F item) {
   return out;
 }
 
+// objects_of reads the array v of objects: item(Obj&) reads the fields of
+// each element, and a field it left unread is an error (Obj::done).
+template <typename F>
+auto objects_of(const json* v, const Path& p, F item) {
+  return list_of(v, p, [&item](const json& e, const Path& ep) {
+    Obj eo(e, ep);
+    auto out = item(eo);
+    eo.done();
+    return out;
+  });
+}
+
 std::vector<ArgEntry> arg_list(const json* v, const Path& p) { return list_of(v, p, arg_entry); }
 
 // The fields of a buffer spec, as alloc and compile.buffers share them.
@@ -482,12 +494,10 @@ KernelDesc kernel(const json& v, const Path& p) {
     for (const auto& [key, val] : obj) k.named_compile_args.emplace_back(key, arg_entry(val, np.field(key)));
   }
   k.common_args = arg_list(o.get("common_args"), p.field("common_args"));
-  k.runtime_args = list_of(o.get("runtime_args"), p.field("runtime_args"), [](const json& v, const Path& ep) {
-    Obj eo(v, ep);
+  k.runtime_args = objects_of(o.get("runtime_args"), p.field("runtime_args"), [](Obj& eo) {
     CoreArgs ca;
-    ca.cores = core_set(eo.need("cores"), ep.field("cores"));
-    ca.args = arg_list(eo.get("args"), ep.field("args"));
-    eo.done();
+    ca.cores = core_set(eo.need("cores"), eo.path().field("cores"));
+    ca.args = arg_list(eo.get("args"), eo.path().field("args"));
     return ca;
   });
   Path cp = p.field("compute_config");
@@ -511,8 +521,8 @@ CBConfig cb_config(const json& v, const Path& p) {
   CBConfig cb;
   cb.cores = core_set(o.need("cores"), p.field("cores"));
   cb.total_bytes = o.u32("total_bytes");
-  cb.indices = list_of(&o.need("indices"), p.field("indices"), [](const json& v, const Path& xp) {
-    Obj xo(v, xp);
+  cb.indices = objects_of(&o.need("indices"), p.field("indices"), [](Obj& xo) {
+    const Path& xp = xo.path();
     CBIndexDesc d;
     d.index = xo.u32("index");
     d.format = as_enum(xo.need("format"), xp.field("format"), kDataFormatNames);
@@ -522,7 +532,6 @@ CBConfig cb_config(const json& v, const Path& p) {
       d.tile_rows = r;
       d.tile_cols = c;
     }
-    xo.done();
     return d;
   });
   if (const json* b = o.get("buffer")) cb.buffer_param = as_u32(*b, p.field("buffer"));
@@ -534,40 +543,32 @@ ProgramDesc program(Obj& o) {
   const Path& p = o.path();
   ProgramDesc prog;
   prog.name = o.str_or("name", "program");
-  prog.params = list_of(o.get("params"), p.field("params"), [](const json& v, const Path& ep) {
-    Obj po(v, ep);
+  prog.params = objects_of(o.get("params"), p.field("params"), [](Obj& po) {
     ParamDesc d;
     d.name = po.str("name");
-    d.kind = as_enum(po.need("kind"), ep.field("kind"), kParamKindNames);
+    d.kind = as_enum(po.need("kind"), po.path().field("kind"), kParamKindNames);
     d.dtype = po.str("dtype");
-    po.done();
     return d;
   });
-  prog.buffers = list_of(o.get("buffers"), p.field("buffers"), [](const json& v, const Path& ep) {
-    Obj bo(v, ep);
+  prog.buffers = objects_of(o.get("buffers"), p.field("buffers"), [](Obj& bo) {
     BufferDecl d;
     d.param = bo.u32("param");
     d.spec = buffer_spec(bo);
-    bo.done();
     return d;
   });
-  prog.include_files = list_of(o.get("include_files"), p.field("include_files"), [](const json& v, const Path& ep) {
-    Obj io(v, ep);
+  prog.include_files = objects_of(o.get("include_files"), p.field("include_files"), [](Obj& io) {
     IncludeFile f;
     f.path = io.str("path");
     f.source = source_of(io);
-    io.done();
     return f;
   });
   prog.kernels = list_of(&o.need("kernels"), p.field("kernels"), kernel);
   prog.cbs = list_of(o.get("cbs"), p.field("cbs"), cb_config);
-  prog.semaphores = list_of(o.get("semaphores"), p.field("semaphores"), [](const json& v, const Path& ep) {
-    Obj so(v, ep);
+  prog.semaphores = objects_of(o.get("semaphores"), p.field("semaphores"), [](Obj& so) {
     SemaphoreDesc s;
-    s.cores = core_set(so.need("cores"), ep.field("cores"));
+    s.cores = core_set(so.need("cores"), so.path().field("cores"));
     s.id = so.u32("id");
     s.initial = so.u32_or("initial", 0);
-    so.done();
     return s;
   });
   return prog;
@@ -680,15 +681,14 @@ Request parse_request(std::string_view line, uint64_t* id) {
     case Cmd::Run: {
       RunRequest r;
       r.program = o.u64("program");
-      r.args = list_of(o.get("args"), root.field("args"), [](const json& v, const Path& ep) {
-        Obj ao(v, ep);
+      r.args = objects_of(o.get("args"), root.field("args"), [](Obj& ao) {
+        const Path& ep = ao.path();
         const json* buf = ao.get("buffer");
         const json* val = ao.get("value");
         if (!buf == !val) bad(ep, "give exactly one of {\"buffer\": id} and {\"value\": bits}");
         RunArgRequest ra;
         ra.is_buffer = buf != nullptr;
         ra.value = buf ? as_u64(*buf, ep.field("buffer")) : as_u64(*val, ep.field("value"));
-        ao.done();
         return ra;
       });
       r.timed = o.boolean_or("timed", false);

@@ -40,6 +40,7 @@
 #include <system_error>
 #include <thread>
 
+#include "enum_names.hpp"
 #include "kernel_state.hpp"
 #include "runner.hpp"
 
@@ -942,23 +943,8 @@ bool is_identifier(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
-const char* kind_name(ArgKind k) {
-  switch (k) {
-    case ArgKind::Const: return "const";
-    case ArgKind::Param: return "param";
-    case ArgKind::BufferAddr: return "buffer_addr";
-    case ArgKind::BufferSize: return "buffer_size";
-    case ArgKind::BufferPages: return "buffer_pages";
-    case ArgKind::PageSize: return "page_size";
-    case ArgKind::BankId: return "bank_id";
-    case ArgKind::BankNocX: return "bank_noc_x";
-    case ArgKind::BankNocY: return "bank_noc_y";
-    case ArgKind::CoreNocX: return "core_noc_x";
-    case ArgKind::CoreNocY: return "core_noc_y";
-    case ArgKind::Accessor: return "accessor";
-  }
-  return "unknown";
-}
+// The protocol name of an arg kind (the table the request parser reads).
+const char* kind_name(ArgKind k) { return name_in(kArgKindNames, k, "unknown"); }
 
 bool names_buffer(ArgKind k) {
   switch (k) {
@@ -987,16 +973,10 @@ void check_entry(const ArgEntry& e, const ProgramDesc& d, const Board& b, bool c
         throw invalid(at + ": core " + core_text(e.core) + " is outside the " + std::to_string(b.rows) + "x" +
                       std::to_string(b.cols) + " grid");
       return;
-    case ArgKind::Param:
-    case ArgKind::BufferAddr:
-    case ArgKind::BufferSize:
-    case ArgKind::BufferPages:
-    case ArgKind::PageSize:
-    case ArgKind::BankId:
-    case ArgKind::BankNocX:
-    case ArgKind::BankNocY:
-    case ArgKind::Accessor: break;
-    default: throw invalid(at + ": unknown arg kind");
+    default:
+      // The rest name a param: a variable (param) or a buffer.
+      if (e.kind != ArgKind::Param && !names_buffer(e.kind)) throw invalid(at + ": unknown arg kind");
+      break;
   }
   if (e.param >= d.params.size())
     throw invalid(at + ": " + kind_name(e.kind) + " names param " + std::to_string(e.param) + "; the program has " +

@@ -220,15 +220,8 @@ void test_welford(DeviceLayer& layer) {
   for (const Case& c : {Case{"3-arg (group 0)", "welford_finalize_to_face<0>(2, 31, {})", 0},
                         Case{"group 3", "welford_finalize_to_face<0>(2, 3, 31, {})", 3},
                         Case{"group 5", "welford_finalize_to_face<0>(2, 5, 31, {})", 5}}) {
-    Run r;
-    r.formats = {"Float32"};
-    r.inputs = {f32_bytes(v)};
-    r.out_tiles = 2;
-    r.compute = kTwoTileKernel;
-    r.defines = {{"BODY", "welford_init(); copy_tile(0, 0, 0); welford_update<0>(0, 0, {}); " + c.call},
-                 {"OUT0", "2"},
-                 {"OUT1", "3"}};
-    auto got = bytes_f32(run(layer, r));
+    auto got = bytes_f32(run_two_tiles(layer, "Float32", f32_bytes(v),
+                                       "welford_init(); copy_tile(0, 0, 0); welford_update<0>(0, 0, {}); " + c.call, 2, 3));
     std::vector<double> g(got.begin(), got.end()), want(2048, 0.0);
     for (int col = 0; col < 32; col++) {
       double m, var;
@@ -240,18 +233,11 @@ void test_welford(DeviceLayer& layer) {
   }
   // Save tile 0's state to group 6, take tile 1 alone, then restore group 6:
   // the finalized row holds tile 0's statistics again.
-  Run r;
-  r.formats = {"Float32"};
-  r.inputs = {f32_bytes(v)};
-  r.out_tiles = 2;
-  r.compute = kTwoTileKernel;
-  r.defines = {{"BODY",
-                "welford_init(); copy_tile(0, 0, 0); welford_update<0>(0, 0, {}); welford_save_state(2, 6);"
-                " welford_clear(); copy_tile(0, 1, 0); welford_update<0>(0, 0, {}); welford_save_state(2, 7);"
-                " welford_restore_state(2, 6); welford_finalize_to_row<0>(4, 31, {})"},
-               {"OUT0", "4"},
-               {"OUT1", "5"}};
-  auto got = bytes_f32(run(layer, r));
+  auto got = bytes_f32(run_two_tiles(layer, "Float32", f32_bytes(v),
+                                     "welford_init(); copy_tile(0, 0, 0); welford_update<0>(0, 0, {}); welford_save_state(2, 6);"
+                                     " welford_clear(); copy_tile(0, 1, 0); welford_update<0>(0, 0, {}); welford_save_state(2, 7);"
+                                     " welford_restore_state(2, 6); welford_finalize_to_row<0>(4, 31, {})",
+                                     4, 5));
   std::vector<double> g(got.begin(), got.end()), want(2048, 0.0);
   for (int col = 0; col < 32; col++) {
     double m, var;
@@ -261,11 +247,9 @@ void test_welford(DeviceLayer& layer) {
   }
   check_close(g, want, 1e-5, 1e-5, "welford save/restore of group 6");
   // The saved group 7 (tile 1) sits in its raw rows of DST 2 and 3.
-  r.defines = {{"BODY",
-                "welford_init(); copy_tile(0, 1, 0); welford_update<0>(0, 0, {}); welford_save_state(2, 7)"},
-               {"OUT0", "2"},
-               {"OUT1", "3"}};
-  got = bytes_f32(run(layer, r));
+  got = bytes_f32(run_two_tiles(layer, "Float32", f32_bytes(v),
+                                "welford_init(); copy_tile(0, 1, 0); welford_update<0>(0, 0, {}); welford_save_state(2, 7)",
+                                2, 3));
   g.assign(got.begin(), got.end());
   std::fill(want.begin(), want.end(), 0.0);
   for (int col = 0; col < 32; col++) {
@@ -301,13 +285,7 @@ void test_transpose_dst(DeviceLayer& layer) {
        [&](int, int r, int c) { return double(v[1024 + fi(r, c)]); }},
   };
   for (const Case& c : cases) {
-    Run r;
-    r.formats = {"Float32"};
-    r.inputs = {f32_bytes(v)};
-    r.out_tiles = 2;
-    r.compute = kTwoTileKernel;
-    r.defines = {{"BODY", c.body}, {"OUT0", "0"}, {"OUT1", "1"}};
-    auto got = bytes_f32(run(layer, r));
+    auto got = bytes_f32(run_two_tiles(layer, "Float32", f32_bytes(v), c.body));
     std::vector<double> g(got.begin(), got.end()), want(2048);
     for (int t = 0; t < 2; t++)
       for (int rr = 0; rr < 32; rr++)
@@ -319,18 +297,9 @@ void test_transpose_dst(DeviceLayer& layer) {
   // tile 0's address to tile 1's.
   std::vector<int32_t> iv(2048);
   for (int i = 0; i < 2048; i++) iv[i] = 1000 + 7 * i;
-  Run r;
-  r.formats = {"Int32"};
-  r.inputs = {i32_bytes(iv)};
-  r.out_format = "Int32";
-  r.out_tiles = 2;
-  r.compute = kTwoTileKernel;
-  r.defines = {{"BODY",
-                "copy_tile(0, 0, 0); copy_tile(0, 0, 1); fill_tile_int(0, read_tile_value(0, 1, 37));"
-                " fill_tile_int(1, get_tile_address(0, 1) - get_tile_address(0, 0))"},
-               {"OUT0", "0"},
-               {"OUT1", "1"}};
-  auto got = bytes_i32(run(layer, r));
+  auto got = bytes_i32(run_two_tiles(layer, "Int32", i32_bytes(iv),
+                                     "copy_tile(0, 0, 0); copy_tile(0, 0, 1); fill_tile_int(0, read_tile_value(0, 1, 37));"
+                                     " fill_tile_int(1, get_tile_address(0, 1) - get_tile_address(0, 0))"));
   for (int i = 0; i < 1024; i++) {
     CHECK_EQ(got[i], iv[1024 + 37]);
     CHECK_EQ(got[1024 + i], 4096);
@@ -406,17 +375,10 @@ void test_sfpu_reduce(DeviceLayer& layer) {
   auto v = randf(2048, -3, 3, 61);
   const char* pools[] = {"SUM", "AVG", "MAX", "MIN"};
   for (int pool = 0; pool < 4; pool++) {
-    Run r;
-    r.formats = {"Float32"};
-    r.inputs = {f32_bytes(v)};
-    r.out_tiles = 2;
-    r.compute = kTwoTileKernel;
-    r.defines = {{"BODY", std::string("copy_tile(0, 0, 0); copy_tile(0, 1, 1); sfpu_reduce_init<PoolType::") +
-                              pools[pool] + ", DataFormat::Float32>(); sfpu_reduce<PoolType::" + pools[pool] +
-                              ", DataFormat::Float32>(0)"},
-                 {"OUT0", "0"},
-                 {"OUT1", "1"}};
-    auto got = bytes_f32(run(layer, r));
+    std::string body = std::string("copy_tile(0, 0, 0); copy_tile(0, 1, 1); sfpu_reduce_init<PoolType::") +
+                       pools[pool] + ", DataFormat::Float32>(); sfpu_reduce<PoolType::" + pools[pool] +
+                       ", DataFormat::Float32>(0)";
+    auto got = bytes_f32(run_two_tiles(layer, "Float32", f32_bytes(v), body));
     std::vector<double> g(got.begin(), got.end()), want(v.begin(), v.end());
     for (int c = 0; c < 32; c++) {
       double acc = v[fi(0, c)];
@@ -434,17 +396,9 @@ void test_sfpu_reduce(DeviceLayer& layer) {
   for (auto& x : iv) x = int32_t(rng());
   for (int pool : {0, 2, 3})
     for (const char* fmt : {"Int32", "UInt32"}) {
-      Run r;
-      r.formats = {fmt};
-      r.inputs = {i32_bytes(iv)};
-      r.out_format = fmt;
-      r.out_tiles = 2;
-      r.compute = kTwoTileKernel;
-      r.defines = {{"BODY", std::string("copy_tile(0, 0, 0); copy_tile(0, 1, 1); sfpu_reduce<PoolType::") +
-                                pools[pool] + ", DataFormat::" + fmt + ">(0)"},
-                   {"OUT0", "0"},
-                   {"OUT1", "1"}};
-      auto got = bytes_i32(run(layer, r));
+      std::string body = std::string("copy_tile(0, 0, 0); copy_tile(0, 1, 1); sfpu_reduce<PoolType::") + pools[pool] +
+                         ", DataFormat::" + fmt + ">(0)";
+      auto got = bytes_i32(run_two_tiles(layer, fmt, i32_bytes(iv), body));
       bool uns = std::string(fmt) == "UInt32";
       for (int c = 0; c < 32; c++) {
         int64_t acc = uns ? int64_t(uint32_t(iv[fi(0, c)])) : int64_t(iv[fi(0, c)]);
@@ -460,18 +414,10 @@ void test_sfpu_reduce(DeviceLayer& layer) {
   // tile 0 plus row 0 of tile 1; its other rows stay.
   for (const char* fmt : {"Float32", "Int32"}) {
     bool isint = std::string(fmt) == "Int32";
-    Run r;
-    r.formats = {fmt};
-    r.inputs = {isint ? i32_bytes(iv) : f32_bytes(v)};
-    r.out_format = fmt;
-    r.out_tiles = 2;
-    r.compute = kTwoTileKernel;
-    r.defines = {{"BODY", std::string("copy_tile(0, 0, 0); copy_tile(0, 1, 1); copy_tile(0, 0, 2);"
-                                      " sfpu_add_top_row_init(); sfpu_add_top_row<DataFormat::") +
-                              fmt + ">(0, 1, 2)"},
-                 {"OUT0", "2"},
-                 {"OUT1", "1"}};
-    auto ob = run(layer, r);
+    std::string body = std::string("copy_tile(0, 0, 0); copy_tile(0, 1, 1); copy_tile(0, 0, 2);"
+                                   " sfpu_add_top_row_init(); sfpu_add_top_row<DataFormat::") +
+                       fmt + ">(0, 1, 2)";
+    auto ob = run_two_tiles(layer, fmt, isint ? i32_bytes(iv) : f32_bytes(v), body, 2, 1);
     if (isint) {
       auto got = bytes_i32(ob);
       for (int rr = 0; rr < 32; rr++)

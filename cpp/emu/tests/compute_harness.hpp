@@ -140,6 +140,21 @@ inline std::vector<uint8_t> run(zyx::DeviceLayer& layer, const Run& r) {
   return b;
 }
 
+// Runs kTwoTileKernel on the two tiles `in` (raw bytes in `format`, the
+// output's format too): `body` leaves its results in DST tiles out0 and
+// out1, which come back in that order.
+inline std::vector<uint8_t> run_two_tiles(zyx::DeviceLayer& layer, const std::string& format, std::vector<uint8_t> in,
+                                          const std::string& body, int out0 = 0, int out1 = 1) {
+  Run r;
+  r.formats = {format};
+  r.inputs = {std::move(in)};
+  r.out_format = format;
+  r.out_tiles = 2;
+  r.compute = kTwoTileKernel;
+  r.defines = {{"BODY", body}, {"OUT0", std::to_string(out0)}, {"OUT1", std::to_string(out1)}};
+  return run(layer, r);
+}
+
 inline std::vector<float> randf(size_t n, double lo, double hi, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> d(lo, hi);

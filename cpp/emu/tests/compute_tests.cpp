@@ -602,6 +602,20 @@ void kernel_main() {
 }
 )";
 
+// Runs kCopy on the tile `in` (raw bytes in in_format): copy to DST, then
+// `op` (a define), then pack in out_format.
+std::vector<uint8_t> run_copy(DeviceLayer& layer, const std::string& in_format, std::vector<uint8_t> in,
+                              const std::string& out_format, const std::string& op = "(void)0") {
+  Run r;
+  r.formats = {in_format};
+  r.inputs = {std::move(in)};
+  r.out_format = out_format;
+  r.compute = kCopy;
+  r.defines = {{"OP", op}};
+  r.args = {1};
+  return run(layer, r);
+}
+
 std::string golden_path() { return std::string(ZYX_EMU_TESTDATA_DIR) + "/blockfloat_golden.bin"; }
 
 // The golden file: magic "ZYXBFP1\n", then one f32 tile (face order) of
@@ -679,24 +693,10 @@ void test_formats(DeviceLayer& layer) {
         }
       }
     }
-    Run r;
-    r.formats = {f};
-    r.inputs = {t};
-    r.out_format = "Float32";
-    r.compute = kCopy;
-    r.defines = {{"OP", "(void)0"}};
-    r.args = {1};
-    auto got = bytes_f32(run(layer, r));
+    auto got = bytes_f32(run_copy(layer, f, t, "Float32"));
     CHECK(std::memcmp(got.data(), dec.data(), 4096) == 0);
     // Pack Float32 -> Bfp on the device: the same bytes as the host packer.
-    Run p;
-    p.formats = {"Float32"};
-    p.inputs = {f32_bytes(v)};
-    p.out_format = f;
-    p.compute = kCopy;
-    p.defines = {{"OP", "(void)0"}};
-    p.args = {1};
-    auto packed = run(layer, p);
+    auto packed = run_copy(layer, "Float32", f32_bytes(v), f);
     CHECK(packed == t);
   }
   // Int8: two's complement bytes, saturating pack.
@@ -705,23 +705,9 @@ void test_formats(DeviceLayer& layer) {
     for (int k = 0; k < 1024; k++) iv[k] = (k * 37) % 601 - 300;
     std::vector<uint8_t> b(4096);
     std::memcpy(b.data(), iv.data(), 4096);
-    Run r;
-    r.formats = {"Int32"};
-    r.inputs = {b};
-    r.out_format = "Int8";
-    r.compute = kCopy;
-    r.defines = {{"OP", "(void)0"}};
-    r.args = {1};
-    auto got = run(layer, r);
+    auto got = run_copy(layer, "Int32", b, "Int8");
     for (int k = 0; k < 1024; k++) CHECK_EQ(int(int8_t(got[k])), std::min(127, std::max(-128, iv[k])));
-    Run back;
-    back.formats = {"Int8"};
-    back.inputs = {got};
-    back.out_format = "Int32";
-    back.compute = kCopy;
-    back.defines = {{"OP", "add_unary_tile(0, 0)"}};
-    back.args = {1};
-    auto w = run(layer, back);
+    auto w = run_copy(layer, "Int8", got, "Int32", "add_unary_tile(0, 0)");
     std::vector<int32_t> ov(1024);
     std::memcpy(ov.data(), w.data(), 4096);
     for (int k = 0; k < 1024; k++) CHECK_EQ(ov[k], std::min(127, std::max(-128, iv[k])));
@@ -729,14 +715,8 @@ void test_formats(DeviceLayer& layer) {
   // Typecast Float32 -> Int8 and Bfp8_b -> Float32 in DST.
   {
     auto f = randf(1024, -200, 200, 9);
-    Run r;
-    r.formats = {"Float32"};
-    r.inputs = {f32_bytes(f)};
-    r.out_format = "Int8";
-    r.compute = kCopy;
-    r.defines = {{"OP", "typecast_tile<(uint32_t)DataFormat::Float32, (uint32_t)DataFormat::Int8>(0)"}};
-    r.args = {1};
-    auto got = run(layer, r);
+    auto got =
+        run_copy(layer, "Float32", f32_bytes(f), "Int8", "typecast_tile<(uint32_t)DataFormat::Float32, (uint32_t)DataFormat::Int8>(0)");
     for (int k = 0; k < 1024; k++)
       CHECK_EQ(int(int8_t(got[k])), int(std::min(127.0, std::max(-128.0, std::nearbyint(double(f[k]))))));
   }
@@ -808,16 +788,9 @@ void test_misc(DeviceLayer& layer) {
   auto x = randf(2048, -4, 4, 13);
   for (int i = 1024; i < 2048; i++) x[i] = (i % 3 == 0) ? 0.0f : 1.0f;  // the mask
   for (int posinf = 0; posinf < 2; posinf++) {
-    Run r;
-    r.formats = {"Float32"};
-    r.inputs = {f32_bytes(x)};
-    r.out_tiles = 2;
-    r.compute = kTwoTileKernel;
-    r.defines = {{"BODY", std::string("copy_tile(0, 0, 0); copy_tile(0, 1, 1); mask_tile_init(); ") +
-                              (posinf ? "mask_posinf_tile(0, 1)" : "mask_tile(0, 1)")},
-                 {"OUT0", "0"},
-                 {"OUT1", "1"}};
-    auto got = bytes_f32(run(layer, r));
+    std::string body = std::string("copy_tile(0, 0, 0); copy_tile(0, 1, 1); mask_tile_init(); ") +
+                       (posinf ? "mask_posinf_tile(0, 1)" : "mask_tile(0, 1)");
+    auto got = bytes_f32(run_two_tiles(layer, "Float32", f32_bytes(x), body));
     for (int i = 0; i < 1024; i++) {
       float want = x[1024 + i] == 0 ? (posinf ? INFINITY : 0.0f) : x[i];
       if (!(got[i] == want)) throw Failure("mask element " + std::to_string(i));
@@ -826,17 +799,10 @@ void test_misc(DeviceLayer& layer) {
   // welford over two tiles: per column mean and population variance of 64 rows.
   {
     auto v = randf(2048, -3, 3, 14);
-    Run r;
-    r.formats = {"Float32"};
-    r.inputs = {f32_bytes(v)};
-    r.out_tiles = 2;
-    r.compute = kTwoTileKernel;
-    r.defines = {{"BODY",
-                  "welford_init(); copy_tile(0, 0, 0); welford_update<0>(0, 0, {}); copy_tile(0, 1, 0);"
-                  " welford_update<0>(0, 32, {}); welford_finalize_to_row<0>(2, 63, {})"},
-                 {"OUT0", "2"},
-                 {"OUT1", "3"}};
-    auto got = bytes_f32(run(layer, r));
+    auto got = bytes_f32(run_two_tiles(layer, "Float32", f32_bytes(v),
+                                       "welford_init(); copy_tile(0, 0, 0); welford_update<0>(0, 0, {}); copy_tile(0, 1, 0);"
+                                       " welford_update<0>(0, 32, {}); welford_finalize_to_row<0>(2, 63, {})",
+                                       2, 3));
     for (int c = 0; c < 32; c++) {
       double s = 0, s2 = 0;
       for (int t = 0; t < 2; t++)
@@ -1176,14 +1142,8 @@ void test_typecasts(DeviceLayer& layer) {
       emu::bfp_unpack_tile(in.data(), emu::Format::Bfp8_b, dec.data());
       held.assign(dec.begin(), dec.end());
     }
-    Run r;
-    r.formats = {c.in};
-    r.inputs = {in};
-    r.out_format = c.out;
-    r.compute = kCopy;
-    r.defines = {{"OP", "typecast_tile<(uint32_t)DataFormat::" + c.in + ", (uint32_t)DataFormat::" + c.out + ">(0)"}};
-    r.args = {1};
-    auto ob = run(layer, r);
+    auto ob =
+        run_copy(layer, c.in, in, c.out, "typecast_tile<(uint32_t)DataFormat::" + c.in + ", (uint32_t)DataFormat::" + c.out + ">(0)");
     std::vector<double> g(1024), w(1024);
     for (int i = 0; i < 1024; i++) {
       double h = held[i];

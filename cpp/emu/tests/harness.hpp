@@ -50,6 +50,16 @@ inline std::string read_text(const std::string& path) {
   return ss.str();
 }
 
+// A kernel the C++ and the Go emulator tests share: the source of
+// cpp/emu/tests/kernels/<name>.cpp (tt/v2_emulator_test.go reads the same
+// files), so that one copy of each kernel serves both. The test targets
+// define ZYX_EMU_TEST_KERNELS_DIR (cpp/emu/tests/CMakeLists.txt).
+#ifdef ZYX_EMU_TEST_KERNELS_DIR
+inline std::string shared_kernel(const std::string& name) {
+  return read_text(std::string(ZYX_EMU_TEST_KERNELS_DIR) + "/" + name + ".cpp");
+}
+#endif
+
 // The number of kernel objects (*.so) in the emulator's cache under root
 // (they live in <cache_dir>/emu).
 inline size_t count_objects(const std::string& root) {

@@ -62,32 +62,30 @@ uint32_t fmt_bytes(const std::string& f) {
   return 2;
 }
 
+// A value of type T at p, raw bytes, and back.
+template <typename T>
+void store(uint8_t* p, T x) {
+  std::memcpy(p, &x, sizeof x);
+}
+template <typename T>
+T load(const uint8_t* p) {
+  T x;
+  std::memcpy(&x, p, sizeof x);
+  return x;
+}
+
 // Encodes/decodes element values of a format.
 std::vector<uint8_t> encode(const std::string& f, const std::vector<double>& v) {
   std::vector<uint8_t> out(v.size() * fmt_bytes(f));
   for (size_t i = 0; i < v.size(); i++) {
     uint8_t* p = &out[i * fmt_bytes(f)];
-    if (f == "Float32") {
-      float x = static_cast<float>(v[i]);
-      std::memcpy(p, &x, 4);
-    } else if (f == "Float16_b") {
-      uint16_t b = to_bf16(static_cast<float>(v[i]));
-      std::memcpy(p, &b, 2);
-    } else if (f == "Int32") {
-      int32_t x = static_cast<int32_t>(v[i]);
-      std::memcpy(p, &x, 4);
-    } else if (f == "UInt32") {
-      uint32_t x = static_cast<uint32_t>(v[i]);
-      std::memcpy(p, &x, 4);
-    } else if (f == "UInt16") {
-      uint16_t x = static_cast<uint16_t>(v[i]);
-      std::memcpy(p, &x, 2);
-    } else if (f == "UInt8") {
-      *p = static_cast<uint8_t>(v[i]);
-    } else if (f == "Float16") {
-      _Float16 h = static_cast<_Float16>(v[i]);
-      std::memcpy(p, &h, 2);
-    }
+    if (f == "Float32") store(p, static_cast<float>(v[i]));
+    else if (f == "Float16_b") store(p, to_bf16(static_cast<float>(v[i])));
+    else if (f == "Int32") store(p, static_cast<int32_t>(v[i]));
+    else if (f == "UInt32") store(p, static_cast<uint32_t>(v[i]));
+    else if (f == "UInt16") store(p, static_cast<uint16_t>(v[i]));
+    else if (f == "UInt8") store(p, static_cast<uint8_t>(v[i]));
+    else if (f == "Float16") store(p, static_cast<_Float16>(v[i]));
   }
   return out;
 }
@@ -97,33 +95,13 @@ std::vector<double> decode(const std::string& f, const std::vector<uint8_t>& b) 
   std::vector<double> out(n);
   for (size_t i = 0; i < n; i++) {
     const uint8_t* p = &b[i * fmt_bytes(f)];
-    if (f == "Float32") {
-      float x;
-      std::memcpy(&x, p, 4);
-      out[i] = x;
-    } else if (f == "Float16_b") {
-      uint16_t x;
-      std::memcpy(&x, p, 2);
-      out[i] = from_bf16(x);
-    } else if (f == "Int32") {
-      int32_t x;
-      std::memcpy(&x, p, 4);
-      out[i] = x;
-    } else if (f == "UInt32") {
-      uint32_t x;
-      std::memcpy(&x, p, 4);
-      out[i] = x;
-    } else if (f == "UInt16") {
-      uint16_t x;
-      std::memcpy(&x, p, 2);
-      out[i] = x;
-    } else if (f == "UInt8") {
-      out[i] = *p;
-    } else if (f == "Float16") {
-      _Float16 h;
-      std::memcpy(&h, p, 2);
-      out[i] = static_cast<double>(h);
-    }
+    if (f == "Float32") out[i] = load<float>(p);
+    else if (f == "Float16_b") out[i] = from_bf16(load<uint16_t>(p));
+    else if (f == "Int32") out[i] = load<int32_t>(p);
+    else if (f == "UInt32") out[i] = load<uint32_t>(p);
+    else if (f == "UInt16") out[i] = load<uint16_t>(p);
+    else if (f == "UInt8") out[i] = load<uint8_t>(p);
+    else if (f == "Float16") out[i] = static_cast<double>(load<_Float16>(p));
   }
   return out;
 }

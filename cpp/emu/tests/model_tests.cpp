@@ -34,72 +34,10 @@ std::vector<uint16_t> bf16_values(size_t n, uint32_t seed) {
   return v;
 }
 
-// ---- kernels ---------------------------------------------------------------------
-
-// Reads tiles [start, start + n) of two interleaved inputs into cbs 0 and 1.
-const char* kReadPairs = R"(
-#include "dataflow_api.h"
-void kernel_main() {
-  const uint32_t a = get_arg_val<uint32_t>(0), b = get_arg_val<uint32_t>(1);
-  const uint32_t start = get_arg_val<uint32_t>(2), n = get_arg_val<uint32_t>(3);
-  constexpr auto aa = TensorAccessorArgs<0>();
-  constexpr auto ba = TensorAccessorArgs<aa.next_compile_time_args_offset()>();
-  const auto sa = TensorAccessor(aa, a, get_tile_size(0));
-  const auto sb = TensorAccessor(ba, b, get_tile_size(1));
-  for (uint32_t i = start; i < start + n; i++) {
-    cb_reserve_back(0, 1);
-    noc_async_read_tile(i, sa, get_write_ptr(0));
-    cb_reserve_back(1, 1);
-    noc_async_read_tile(i, sb, get_write_ptr(1));
-    noc_async_read_barrier();
-    cb_push_back(0, 1);
-    cb_push_back(1, 1);
-  }
-}
-)";
-
-// Adds N tile pairs of cbs 0 and 1 into cb 16; N is compile arg 0.
-const char* kAddN = R"(
-#include "compute_kernel_api/eltwise_binary.h"
-#include "compute_kernel_api/tile_move_copy.h"
-namespace NAMESPACE {
-void MAIN {
-  constexpr uint32_t n = get_compile_time_arg_val(0);
-  binary_op_init_common(0, 1, 16);
-  add_tiles_init(0, 1);
-  for (uint32_t t = 0; t < n; t++) {
-    cb_wait_front(0, 1);
-    cb_wait_front(1, 1);
-    tile_regs_acquire();
-    add_tiles(0, 1, 0, 0, 0);
-    tile_regs_commit();
-    tile_regs_wait();
-    cb_reserve_back(16, 1);
-    pack_tile(0, 16);
-    cb_push_back(16, 1);
-    tile_regs_release();
-    cb_pop_front(0, 1);
-    cb_pop_front(1, 1);
-  }
-}
-}
-)";
-
-// Writes tiles [start, start + n) of cb 16 to the output (accessor at compile arg 0).
-const char* kWriteRange = R"(
-#include "dataflow_api.h"
-void kernel_main() {
-  const uint32_t c = get_arg_val<uint32_t>(0), start = get_arg_val<uint32_t>(1), n = get_arg_val<uint32_t>(2);
-  constexpr auto ca = TensorAccessorArgs<0>();
-  const auto sc = TensorAccessor(ca, c, get_tile_size(16));
-  for (uint32_t i = start; i < start + n; i++) {
-    cb_wait_front(16, 1);
-    noc_async_write_tile(i, sc, get_read_ptr(16));
-    noc_async_write_barrier();
-    cb_pop_front(16, 1);
-  }
-}
-)";
+// ---- core groups -----------------------------------------------------------------
+// The kernels shared with tt/v2_emulator_test.go are files under kernels/
+// (shared_kernel): read_pairs, add_n, write_range, l1_holder, l1_peer,
+// shard_push, shard_wait, mcast_sender, mcast_receiver.
 
 // split_work_to_cores: 100 tiles over 24 cores, the first 4 cores take 5
 // tiles, the other 20 take 4; the two groups run different compute kernels
@@ -115,9 +53,9 @@ void test_core_groups(DeviceLayer& layer) {
   p.buffers = {decl(0, dram_spec(2048)), decl(1, dram_spec(2048)), decl(2, dram_spec(2048))};
   CoreRangeSet all = cores_of({{0, 0, 2, 7}});
   CoreRangeSet g1 = cores_of({{0, 0, 0, 3}}), g2 = cores_of({{0, 4, 0, 7}, {1, 0, 2, 7}});
-  KernelDesc reader = kernel("reader", Processor::Riscv0, all, kReadPairs);
+  KernelDesc reader = kernel("reader", Processor::Riscv0, all, shared_kernel("read_pairs"));
   reader.compile_args = entries({L("accessor", 0), L("accessor", 1)});
-  KernelDesc writer = kernel("writer", Processor::Riscv1, all, kWriteRange);
+  KernelDesc writer = kernel("writer", Processor::Riscv1, all, shared_kernel("write_range"));
   writer.compile_args = entries({L("accessor", 2)});
   uint32_t start = 0;
   for (CoreCoord c : all.cores()) {
@@ -127,7 +65,8 @@ void test_core_groups(DeviceLayer& layer) {
     start += n;
   }
   CHECK_EQ(start, tiles);
-  KernelDesc c1 = kernel("compute_g1", Processor::Compute, g1, kAddN), c2 = kernel("compute_g2", Processor::Compute, g2, kAddN);
+  const std::string add_n = shared_kernel("add_n");
+  KernelDesc c1 = kernel("compute_g1", Processor::Compute, g1, add_n), c2 = kernel("compute_g2", Processor::Compute, g2, add_n);
   c1.compile_args = entries({C(per + 1)});
   c2.compile_args = entries({C(per)});
   p.kernels = {reader, c1, c2, writer};
@@ -149,40 +88,9 @@ void test_core_groups(DeviceLayer& layer) {
 // ---- L1 buffers ------------------------------------------------------------------
 
 // Core (1,2) holds a 4-page L1 buffer: it reads src into it, changes every
-// word through the buffer's pointer, writes it to dst and tells core (0,0),
-// which reads the buffer remotely through the holder's NOC coordinates.
-const char* kL1Holder = R"(
-#include "dataflow_api.h"
-void kernel_main() {
-  const uint32_t src = get_arg_val<uint32_t>(0), l1 = get_arg_val<uint32_t>(1), dst = get_arg_val<uint32_t>(2);
-  const uint32_t peer_x = get_arg_val<uint32_t>(3), peer_y = get_arg_val<uint32_t>(4);
-  const InterleavedAddrGen<true> s = {.bank_base_address = src, .page_size = 1024};
-  const InterleavedAddrGen<true> d = {.bank_base_address = dst, .page_size = 1024};
-  for (uint32_t p = 0; p < 4; p++) noc_async_read(get_noc_addr(p, s), l1 + p * 1024, 1024);
-  noc_async_read_barrier();
-  volatile tt_l1_ptr uint32_t* w = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(l1);
-  for (uint32_t i = 0; i < 1024; i++) w[i] = w[i] * 3 + 1;
-  for (uint32_t p = 0; p < 4; p++) noc_async_write(l1 + p * 1024, get_noc_addr(p, d), 1024);
-  noc_async_write_barrier();
-  noc_semaphore_inc(get_noc_addr(peer_x, peer_y, get_semaphore(0)), 1);
-}
-)";
-
-const char* kL1Peer = R"(
-#include "dataflow_api.h"
-void kernel_main() {
-  const uint32_t l1 = get_arg_val<uint32_t>(0), dst = get_arg_val<uint32_t>(1);
-  const uint32_t holder_x = get_arg_val<uint32_t>(2), holder_y = get_arg_val<uint32_t>(3);
-  noc_semaphore_wait(reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(0)), 1);
-  cb_reserve_back(0, 1);
-  const InterleavedAddrGen<true> d = {.bank_base_address = dst, .page_size = 4096};
-  noc_async_read(get_noc_addr(holder_x, holder_y, l1), get_write_ptr(0), 4096);
-  noc_async_read_barrier();
-  noc_async_write(get_write_ptr(0), get_noc_addr(0, d), 4096);
-  noc_async_write_barrier();
-}
-)";
-
+// word through the buffer's pointer, writes it to dst and tells core (0,0)
+// (semaphore 0), which reads the buffer remotely through the holder's NOC
+// coordinates into dst2.
 void test_l1_loopback(DeviceLayer& layer) {
   auto in = iota_values<uint32_t>(1024, 5, 7);
   uint64_t src = upload(layer, in, 1024);
@@ -197,11 +105,12 @@ void test_l1_loopback(DeviceLayer& layer) {
   p.params = {P("src", "global", "u32"), P("l1", "global_mut", "u32"), P("dst", "global_mut", "u32"),
               P("dst2", "global_mut", "u32")};
   p.buffers = {decl(1, l1s)};
-  KernelDesc holder = kernel("holder", Processor::Riscv0, one_core(1, 2), kL1Holder);
+  KernelDesc holder = kernel("holder", Processor::Riscv0, one_core(1, 2), shared_kernel("l1_holder"));
   runtime(holder, one_core(1, 2),
-          {L("buffer_addr", 0), L("buffer_addr", 1), L("buffer_addr", 2), CoreNoc(true, 0, 0), CoreNoc(false, 0, 0)});
-  KernelDesc peer = kernel("peer", Processor::Riscv1, one_core(0, 0), kL1Peer);
-  runtime(peer, one_core(0, 0), {L("buffer_addr", 1), L("buffer_addr", 3), CoreNoc(true, 1, 2), CoreNoc(false, 1, 2)});
+          {L("buffer_addr", 0), L("buffer_addr", 1), L("buffer_addr", 2), CoreNoc(true, 0, 0), CoreNoc(false, 0, 0),
+           C(0)});
+  KernelDesc peer = kernel("peer", Processor::Riscv1, one_core(0, 0), shared_kernel("l1_peer"));
+  runtime(peer, one_core(0, 0), {L("buffer_addr", 1), L("buffer_addr", 3), CoreNoc(true, 1, 2), CoreNoc(false, 1, 2), C(0)});
   p.kernels = {holder, peer};
   p.cbs = {cb_config(one_core(0, 0), 4096, {cb_index(0, DataFormat::UInt32, 4096)})};
   p.semaphores = {SemaphoreDesc{cores_of({{0, 0, 0, 0}, {1, 2, 1, 2}}), 0, 0}};
@@ -237,24 +146,6 @@ std::vector<CoreCoord> holders(const std::array<uint32_t, 4>& r, ShardOrientatio
                                                   : CoreCoord{r[0] + k % h, r[1] + k / h});
   return out;
 }
-
-// Eltwise add over shards: every holder core adds the tiles of its shards of
-// a and b into its shard of c; the circular buffers sit on the shards.
-const char* kShardPush = R"(
-void kernel_main() {
-  constexpr uint32_t n = get_compile_time_arg_val(0);
-  cb_reserve_back(0, n);
-  cb_push_back(0, n);
-  cb_reserve_back(1, n);
-  cb_push_back(1, n);
-}
-)";
-const char* kShardWait = R"(
-void kernel_main() {
-  constexpr uint32_t n = get_compile_time_arg_val(0);
-  cb_wait_front(16, n);
-}
-)";
 
 // The same add with no producer: the shard data is in place, so the kernel
 // reads and pops the buffer-backed pages without waiting for them.
@@ -341,6 +232,9 @@ struct ShardCase {
   ShardOrientation o;
 };
 
+// Eltwise add over shards: every holder core adds the tiles of its shards of
+// a and b into its shard of c (shard_push, add_n, shard_wait); the circular
+// buffers sit on the shards.
 void test_sharded(DeviceLayer& layer) {
   const uint32_t T0 = 5, T1 = 3, tiles = T0 * T1;  // a 160 x 96 bf16 tensor in tiles
   const std::array<uint32_t, 4> grid = {0, 0, 2, 2};
@@ -364,8 +258,9 @@ void test_sharded(DeviceLayer& layer) {
     p.name = std::string("sharded_") + sc.name;
     p.params = {P("a", "global", "bf16"), P("b", "global", "bf16"), P("c", "global_mut", "bf16")};
     p.buffers = {decl(0, spec), decl(1, spec), decl(2, spec)};
-    KernelDesc push = kernel("push", Processor::Riscv0, hold, kShardPush), wait = kernel("wait", Processor::Riscv1, hold, kShardWait);
-    KernelDesc add = kernel("add", Processor::Compute, hold, kAddN);
+    KernelDesc push = kernel("push", Processor::Riscv0, hold, shared_kernel("shard_push"));
+    KernelDesc wait = kernel("wait", Processor::Riscv1, hold, shared_kernel("shard_wait"));
+    KernelDesc add = kernel("add", Processor::Compute, hold, shared_kernel("add_n"));
     push.compile_args = wait.compile_args = add.compile_args = entries({C(sp)});
     p.kernels = {push, add, wait};
     p.cbs = {cb_config(hold, sp * 2048, {cb_index(0, DataFormat::Float16_b, 2048)}, 0u),
@@ -618,55 +513,8 @@ void test_l1_interleaved(DeviceLayer& layer) {
 
 // Core (0,0) waits until the 63 receivers are ready (they increment its
 // semaphore 0), multicasts a tile into cb 1 of every core of the grid, then
-// sets the receivers' semaphore 1 with noc_semaphore_set_multicast.
-const char* kMcastSender = R"(
-#include "dataflow_api.h"
-void kernel_main() {
-  constexpr bool loopback = get_compile_time_arg_val(0) != 0;
-  const uint32_t out = get_arg_val<uint32_t>(0);
-  const uint32_t x0 = get_arg_val<uint32_t>(1), y0 = get_arg_val<uint32_t>(2);
-  const uint32_t x1 = get_arg_val<uint32_t>(3), y1 = get_arg_val<uint32_t>(4);
-  const uint32_t receivers = get_arg_val<uint32_t>(5);
-  volatile tt_l1_ptr uint32_t* ready = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(0));
-  volatile tt_l1_ptr uint32_t* valid = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(1));
-  volatile tt_l1_ptr uint32_t* data = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(0));
-  volatile tt_l1_ptr uint32_t* mine = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(1));
-  for (uint32_t i = 0; i < 256; i++) data[i] = 7000 + i, mine[i] = 0xdead;
-  noc_semaphore_wait(ready, receivers);
-  noc_semaphore_set(ready, 0);
-  const uint64_t dst = get_noc_multicast_addr(x0, y0, x1, y1, get_write_ptr(1));
-  if (loopback)
-    noc_async_write_multicast_loopback_src(get_write_ptr(0), dst, 1024, receivers + 1);
-  else
-    noc_async_write_multicast(get_write_ptr(0), dst, 1024, receivers);
-  noc_async_write_barrier();
-  *valid = 1;
-  noc_semaphore_set_multicast(get_semaphore(1), get_noc_multicast_addr(x0, y0, x1, y1, get_semaphore(1)), receivers);
-  const InterleavedAddrGen<true> o = {.bank_base_address = out, .page_size = 1024};
-  noc_async_write(get_write_ptr(1), get_noc_addr(0, o), 1024);
-  noc_async_write_barrier();
-}
-)";
-
-const char* kMcastReceiver = R"(
-#include "dataflow_api.h"
-void kernel_main() {
-  const uint32_t out = get_arg_val<uint32_t>(0), sx = get_arg_val<uint32_t>(1), sy = get_arg_val<uint32_t>(2);
-  const uint32_t index = get_arg_val<uint32_t>(3);
-  volatile tt_l1_ptr uint32_t* valid = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(1));
-  volatile tt_l1_ptr uint32_t* initial = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(2));
-  const uint32_t seen = *initial;
-  noc_semaphore_inc(get_noc_addr(sx, sy, get_semaphore(0)), 1);
-  noc_semaphore_wait(valid, 1);
-  volatile tt_l1_ptr uint32_t* d = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(1));
-  for (uint32_t i = 0; i < 255; i++) d[i] += index;
-  d[255] = seen;
-  const InterleavedAddrGen<true> o = {.bank_base_address = out, .page_size = 1024};
-  noc_async_write(get_write_ptr(1), get_noc_addr(index, o), 1024);
-  noc_async_write_barrier();
-}
-)";
-
+// sets the receivers' semaphore 1 with noc_semaphore_set_multicast; the
+// receivers also read their semaphore 2 (initial value 5).
 void test_multicast(DeviceLayer& layer) {
   for (uint32_t loopback : {0u, 1u}) {
     ProgramDesc p;
@@ -674,14 +522,15 @@ void test_multicast(DeviceLayer& layer) {
     p.params = {P("out", "global_mut", "u32")};
     CoreRangeSet grid = cores_of({{0, 0, 7, 7}}), sender = one_core(0, 0);
     CoreRangeSet receivers = cores_of({{0, 1, 0, 7}, {1, 0, 7, 7}});
-    KernelDesc s = kernel("sender", Processor::Riscv0, sender, kMcastSender);
+    KernelDesc s = kernel("sender", Processor::Riscv0, sender, shared_kernel("mcast_sender"));
     s.compile_args = entries({C(loopback)});
     runtime(s, sender,
             {L("buffer_addr", 0), CoreNoc(true, 0, 0), CoreNoc(false, 0, 0), CoreNoc(true, 7, 7), CoreNoc(false, 7, 7),
-             C(63)});
-    KernelDesc r = kernel("receiver", Processor::Riscv0, receivers, kMcastReceiver);
+             C(63), C(0), C(1)});
+    KernelDesc r = kernel("receiver", Processor::Riscv0, receivers, shared_kernel("mcast_receiver"));
     for (CoreCoord c : receivers.cores())
-      runtime(r, one_core(c.row, c.col), {L("buffer_addr", 0), CoreNoc(true, 0, 0), CoreNoc(false, 0, 0), C(c.row * 8 + c.col)});
+      runtime(r, one_core(c.row, c.col), {L("buffer_addr", 0), CoreNoc(true, 0, 0), CoreNoc(false, 0, 0), C(c.row * 8 + c.col),
+                                           C(0), C(1), C(2)});
     p.kernels = {s, r};
     p.cbs = {cb_config(grid, 1024, {cb_index(0, DataFormat::UInt32, 1024)}),
              cb_config(grid, 1024, {cb_index(1, DataFormat::UInt32, 1024)})};

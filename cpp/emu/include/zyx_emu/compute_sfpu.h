@@ -13,29 +13,25 @@ ALWI void su(uint32_t op, uint32_t idst, uint32_t p0 = 0, uint32_t p1 = 0, uint3
 ALWI void sb(uint32_t op, uint32_t a, uint32_t b, uint32_t out, uint32_t p0 = 0) { ZYX_API.sfpu_binary(op, a, b, out, p0); }
 }  // namespace zyx_emu_c
 
-// X_tile_init() and X_tile(idst) for ops without params. Template params of
+// An op's X_tile_init() (nothing to set up here) and X_tile: both take the
+// template params given last; X_tile takes PARAMS (parenthesized) and runs
+// CALL.
+#define ZYX_EMU_SFPU_OP(name, PARAMS, CALL, ...) \
+  template <__VA_ARGS__>                         \
+  ALWI void name##_tile_init() {}                \
+  template <__VA_ARGS__>                         \
+  ALWI void name##_tile PARAMS {                 \
+    CALL;                                        \
+  }
+
+// X_tile_init() and X_tile(idst) for ops without params, X_tile(idst, p0)
+// and X_tile(idst, p0, p1) for ops with one or two. Template params of
 // tt-metal's forms (approx, fast_and_approx, vector mode, ...) are accepted.
-#define ZYX_EMU_SFPU0(name, OP)                        \
-  template <auto... P>                                 \
-  ALWI void name##_tile_init() {}                      \
-  template <auto... P>                                 \
-  ALWI void name##_tile(uint32_t idst, int = 0) {      \
-    zyx_emu_c::su(ZYX_SU_##OP, idst);                  \
-  }
-#define ZYX_EMU_SFPU1(name, OP)                                 \
-  template <auto... P>                                          \
-  ALWI void name##_tile_init() {}                               \
-  template <auto... P>                                          \
-  ALWI void name##_tile(uint32_t idst, uint32_t p0) {           \
-    zyx_emu_c::su(ZYX_SU_##OP, idst, p0);                       \
-  }
-#define ZYX_EMU_SFPU2(name, OP)                                       \
-  template <auto... P>                                                \
-  ALWI void name##_tile_init() {}                                     \
-  template <auto... P>                                                \
-  ALWI void name##_tile(uint32_t idst, uint32_t p0, uint32_t p1) {    \
-    zyx_emu_c::su(ZYX_SU_##OP, idst, p0, p1);                         \
-  }
+#define ZYX_EMU_SFPU0(name, OP) ZYX_EMU_SFPU_OP(name, (uint32_t idst, int = 0), zyx_emu_c::su(ZYX_SU_##OP, idst), auto... P)
+#define ZYX_EMU_SFPU1(name, OP) \
+  ZYX_EMU_SFPU_OP(name, (uint32_t idst, uint32_t p0), zyx_emu_c::su(ZYX_SU_##OP, idst, p0), auto... P)
+#define ZYX_EMU_SFPU2(name, OP) \
+  ZYX_EMU_SFPU_OP(name, (uint32_t idst, uint32_t p0, uint32_t p1), zyx_emu_c::su(ZYX_SU_##OP, idst, p0, p1), auto... P)
 
 ZYX_EMU_SFPU0(silu, SILU)
 ZYX_EMU_SFPU0(log1p, LOG1P)
@@ -142,13 +138,9 @@ ZYX_EMU_SFPU2(remainder, REMAINDER)
 
 // Ops whose approximate (fast) forms differ: the first bool template param
 // selects the approximation, as on hardware.
-#define ZYX_EMU_SFPU_APPROX(name, OP)                                            \
-  template <bool approx = false, auto... P>                                      \
-  ALWI void name##_tile_init() {}                                                \
-  template <bool approx = false, auto... P>                                      \
-  ALWI void name##_tile(uint32_t idst, int = 0) {                                \
-    zyx_emu_c::su(approx ? ZYX_SU_##OP##_APPROX : ZYX_SU_##OP, idst);            \
-  }
+#define ZYX_EMU_SFPU_APPROX(name, OP)                                                                 \
+  ZYX_EMU_SFPU_OP(name, (uint32_t idst, int = 0), zyx_emu_c::su(approx ? ZYX_SU_##OP##_APPROX : ZYX_SU_##OP, idst), \
+                  bool approx = false, auto... P)
 ZYX_EMU_SFPU_APPROX(gelu, GELU)
 ZYX_EMU_SFPU_APPROX(tanh, TANH)
 #undef ZYX_EMU_SFPU_APPROX
@@ -320,13 +312,9 @@ ALWI void typecast_tile(uint32_t idst) {
 }
 
 // ---- binary SFPU ops on DST tiles: out = op(in0, in1) ----
-#define ZYX_EMU_SFPUB(name, OP)                                                          \
-  template <auto... P>                                                                   \
-  ALWI void name##_tile_init() {}                                                        \
-  template <auto... P>                                                                   \
-  ALWI void name##_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {                 \
-    zyx_emu_c::sb(ZYX_SB_##OP, idst0, idst1, odst);                                      \
-  }
+#define ZYX_EMU_SFPUB(name, OP)                                                                               \
+  ZYX_EMU_SFPU_OP(name, (uint32_t idst0, uint32_t idst1, uint32_t odst), zyx_emu_c::sb(ZYX_SB_##OP, idst0, idst1, odst), \
+                  auto... P)
 ZYX_EMU_SFPUB(add_binary, ADD)
 ZYX_EMU_SFPUB(sub_binary, SUB)
 ZYX_EMU_SFPUB(mul_binary, MUL)
@@ -410,13 +398,8 @@ template <auto FMT = DataFormat::Int32, auto... P>
 ALWI void mul_int_tile(uint32_t a, uint32_t b, uint32_t o) {
   zyx_emu_c::sb(static_cast<DataFormat>(FMT) == DataFormat::UInt16 ? ZYX_SB_MUL_UINT16 : ZYX_SB_MUL_INT32, a, b, o);
 }
-#define ZYX_EMU_SFPU_BITWISE(name, OP)                                            \
-  template <auto FMT = DataFormat::Int32>                                         \
-  ALWI void name##_tile_init() {}                                                 \
-  template <auto FMT = DataFormat::Int32>                                         \
-  ALWI void name##_tile(uint32_t a, uint32_t b, uint32_t o) {                     \
-    zyx_emu_c::sb(ZYX_SB_##OP, a, b, o);                                          \
-  }
+#define ZYX_EMU_SFPU_BITWISE(name, OP) \
+  ZYX_EMU_SFPU_OP(name, (uint32_t a, uint32_t b, uint32_t o), zyx_emu_c::sb(ZYX_SB_##OP, a, b, o), auto FMT = DataFormat::Int32)
 ZYX_EMU_SFPU_BITWISE(bitwise_and_binary, AND)
 ZYX_EMU_SFPU_BITWISE(bitwise_or_binary, OR)
 ZYX_EMU_SFPU_BITWISE(bitwise_xor_binary, XOR)
@@ -474,5 +457,7 @@ template <auto... P>
 ALWI void where_tile(uint32_t cond, uint32_t t, uint32_t f, uint32_t o) {
   ZYX_API.sfpu_ternary(ZYX_ST_WHERE, cond, t, f, o, 0);
 }
+
+#undef ZYX_EMU_SFPU_OP
 
 }  // namespace ckernel

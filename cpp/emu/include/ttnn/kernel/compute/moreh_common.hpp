@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "zyx_emu/arg_fetcher.h"
 #include "zyx_emu/compute.h"
 
 ALWI void ACQ() { ckernel::acquire_dst(); }
@@ -59,16 +60,7 @@ ALWI void mul_tiles_bcast_scalar_init_short_with_dt(uint32_t a = 0, uint32_t b =
 }
 
 // Hands out a kernel's runtime args in order.
-class ArgFetcher {
- public:
-  template <typename T>
-  T get_next_arg_val() {
-    return get_arg_val<T>(next_++);
-  }
-
- private:
-  int next_ = 0;
-};
+using ArgFetcher = zyx_emu_args::ArgFetcher;
 
 // Two inputs, one FPU op (optionally followed by SFPU ops on DST 0).
 #define ZYX_MOREH_BINARY(name, CALL, AFTER)                                                                  \

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "zyx_emu/arg_fetcher.h"
 #include "zyx_emu/dataflow.h"
 
 constexpr std::uint32_t NOC_MINIMUM_READ_SIZE = 32;
@@ -44,16 +45,7 @@ union Scalar {
 };
 
 // Runtime args in order.
-class ArgFetcher {
- public:
-  template <typename T>
-  T get_next_arg_val() {
-    return get_arg_val<T>(next_++);
-  }
-
- private:
-  int next_ = 0;
-};
+using ArgFetcher = zyx_emu_args::ArgFetcher;
 
 namespace zyx_emu_moreh {
 // Element (h, w) of a 32x32 tile in face order.
