@@ -240,6 +240,14 @@ const (
 	TTArgNumCores   TTArgKind = "num_cores"    // the number of cores the kernel runs on
 )
 
+// TTArgSemaphoreAddr is the L1 address of semaphore Semaphore on the core,
+// as tt-metal's older CreateSemaphore returned it to hosts that pass it to
+// kernels as an arg (emulator only: the metal layer refuses it). In
+// runtime and common args it is the core's own pointer, which a kernel may
+// dereference; in compile args the L1 offset, which the semaphore calls
+// accept.
+const TTArgSemaphoreAddr TTArgKind = "semaphore_addr"
+
 // TTArg is one entry of an argument layout.
 type TTArg struct {
 	Kind TTArgKind
@@ -252,7 +260,8 @@ type TTArg struct {
 	Page GwsDim
 	// Core is the logical core of a core_noc kind.
 	Core TTCoord
-	// Semaphore is the index of a semaphore kind's semaphore.
+	// Semaphore is the index of a semaphore or semaphore_addr kind's
+	// semaphore.
 	Semaphore int
 }
 

@@ -568,7 +568,7 @@ func (p *ttParser) parseArg(dst *backends.TTArg, raw json.RawMessage, field stri
 			return err
 		}
 		return unused("param", "value", "page", "semaphore")
-	case backends.TTArgSemaphore:
+	case backends.TTArgSemaphore, backends.TTArgSemaphoreAddr:
 		if ra.Semaphore == nil {
 			return p.ferr(field+".semaphore", "missing (a semaphore's name or index)")
 		}

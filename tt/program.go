@@ -292,12 +292,15 @@ func (r *resolver) arg(a backends.TTArg, core *backends.CoreEnv, what string) (t
 			return ttruntime.ConstEntry(noc.WorkerX[col]), nil
 		}
 		return ttruntime.ConstEntry(noc.WorkerY[row]), nil
-	case backends.TTArgSemaphore:
+	case backends.TTArgSemaphore, backends.TTArgSemaphoreAddr:
 		if a.Semaphore < 0 || a.Semaphore >= len(r.sems) {
 			return ttruntime.ArgEntry{}, progErr("%s: semaphore %d; the program has %d", what, a.Semaphore, len(r.sems))
 		}
 		if r.sems[a.Semaphore] == noSemaphore {
 			return ttruntime.ArgEntry{}, progErr("%s: semaphore %d is on no core in this launch (its slice is empty)", what, a.Semaphore)
+		}
+		if a.Kind == backends.TTArgSemaphoreAddr {
+			return ttruntime.SemaphoreAddrEntry(r.sems[a.Semaphore]), nil
 		}
 		return ttruntime.ConstEntry(r.sems[a.Semaphore]), nil
 	}

@@ -723,3 +723,72 @@ func TestEmulatorDPrint(t *testing.T) {
 		"core (1,0) riscv_1: hello from 10", "core (1,1) riscv_1: hello from 11",
 	}, lines)
 }
+
+// semaphoreAddrKernel reads semaphore 0's address from its runtime args,
+// its common args and (as an L1 offset) its compile args, as kernels of
+// hosts that passed CreateSemaphore's address do; it stores through the
+// runtime-arg pointer, increments through the NOC at the compile-time
+// offset, and reports what it saw in 8 words at page slot of dst.
+const semaphoreAddrKernel = `#include "dataflow_api.h"
+void kernel_main() {
+  uint32_t dst = get_arg_val<uint32_t>(0);
+  uint32_t slot = get_arg_val<uint32_t>(1);
+  uint32_t sem_rt = get_arg_val<uint32_t>(2);
+  uint32_t sem_common = get_common_arg_val<uint32_t>(0);
+  constexpr uint32_t sem_ct = get_compile_time_arg_val(0);
+  volatile tt_l1_ptr uint32_t* p = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(sem_rt);
+  uint32_t initial = *p;
+  *p = initial + 10 + slot;
+  uint32_t* out = reinterpret_cast<uint32_t*>(get_write_ptr(0));
+  out[0] = sem_rt == get_semaphore(0);
+  out[1] = sem_common == sem_rt;
+  out[2] = initial;
+  out[3] = *reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_semaphore(0));
+  noc_semaphore_inc(get_noc_addr(my_x[0], my_y[0], sem_ct), 100);
+  noc_async_atomic_barrier();
+  out[4] = *p;
+  out[5] = out[6] = out[7] = 0;
+  InterleavedAddrGen<true> g{.bank_base_address = dst, .page_size = 32};
+  noc_async_write(get_write_ptr(0), get_noc_addr(slot, g), 32);
+  noc_async_write_barrier();
+}
+`
+
+// A semaphore_addr arg is the semaphore's address on each core: in runtime
+// and common args the pointer get_semaphore returns there, which a kernel
+// may store through, and in compile args an offset the NOC calls accept.
+func TestEmulatorSemaphoreAddrArgs(t *testing.T) {
+	d := openEmu(t, "n150")[0].(*tt.Device)
+	ctx := context.Background()
+	addr := backends.TTArg{Kind: backends.TTArgSemaphoreAddr, Semaphore: 0}
+	cores := rng(0, 0, 0, 2)
+	prog := &backends.Program{
+		Name:   "semaphore_addr",
+		Params: []backends.Param{{Name: "dst", Kind: backends.GlobalMut, DType: backends.U32}},
+		Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
+			Kernels: []backends.TTKernel{{
+				Name: "sem", Processor: backends.TTRiscv0, Cores: cores, Source: semaphoreAddrKernel,
+				CompileArgs: []backends.TTArg{addr},
+				CommonArgs:  []backends.TTArg{addr},
+				RuntimeArgs: []backends.TTArg{param(backends.TTArgBufferAddr, 0), {Kind: backends.TTArgCoreIndex}, addr},
+			}},
+			CBs:        []backends.TTCBConfig{{Cores: cores, TotalBytes: 32, Indices: []backends.TTCBIndex{{Index: 0, Format: "UInt32", PageBytes: 32}}}},
+			Semaphores: []backends.TTSemaphore{{Cores: cores, Initial: 7}},
+			Buffers:    []backends.TTBuffer{{Param: 0, PageSize: 32}},
+		}}},
+	}
+	exe, err := d.Compile(ctx, prog)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, exe.Release()) }()
+	dst := allocParam(t, exe, 0, 3*32)
+	for rep := range 2 {
+		require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(dst)}))
+		out := make([]byte, 3*32)
+		require.NoError(t, d.Pool().Read(ctx, dst, 0, out))
+		got := bytesU32(out)
+		for c := range uint32(3) {
+			want := []uint32{1, 1, 7, 17 + c, 117 + c, 0, 0, 0}
+			require.Equal(t, want, got[8*c:8*c+8], "run %d, core %d: [rt == get_semaphore, common == rt, initial, stored, after the NOC increment]", rep, c)
+		}
+	}
+}

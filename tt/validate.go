@@ -290,7 +290,7 @@ func (c *checker) arg(a backends.TTArg, place argPlace) error {
 			return err
 		}
 		return dim(a.Core.Col, "core col")
-	case backends.TTArgSemaphore:
+	case backends.TTArgSemaphore, backends.TTArgSemaphoreAddr:
 		if n := len(p.TT().Semaphores); a.Semaphore < 0 || a.Semaphore >= n {
 			return fmt.Errorf("semaphore %d; the program has %d", a.Semaphore, n)
 		}

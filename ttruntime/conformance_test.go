@@ -516,6 +516,7 @@ func goodProgram() ttruntime.CompileRequest {
 		ttruntime.CoreNocEntry(ttruntime.ArgCoreNocY, ttruntime.CoreCoord{1, 5}),
 		E(ttruntime.ArgBufferPages, 1),
 		E(ttruntime.ArgPageSize, 1),
+		ttruntime.SemaphoreAddrEntry(1),
 	}
 	reader := ttruntime.Kernel{
 		Name: "reader", Processor: ttruntime.ProcRiscv0, Cores: set(ttruntime.Rect(0, 0, 1, 7)),
@@ -626,6 +627,8 @@ func badPrograms() []badCompile {
 		{"const without value", func(p *ttruntime.CompileRequest) { RT(p, 2).Value = nil }, bad, "compile.kernels[0].runtime_args[0].args[2].value"},
 		{"bank entry without page", func(p *ttruntime.CompileRequest) { RT(p, 3).Page = nil }, bad, "compile.kernels[0].runtime_args[0].args[3].page"},
 		{"core entry without core", func(p *ttruntime.CompileRequest) { RT(p, 6).Core = nil }, bad, "compile.kernels[0].runtime_args[0].args[6].core"},
+		{"semaphore_addr without semaphore", func(p *ttruntime.CompileRequest) { RT(p, 10).Semaphore = nil }, bad, "compile.kernels[0].runtime_args[0].args[10].semaphore"},
+		{"semaphore on a const", func(p *ttruntime.CompileRequest) { RT(p, 2).Semaphore = u32p(0) }, bad, "compile.kernels[0].runtime_args[0].args[2].semaphore"},
 		{"runtime_args without cores", func(p *ttruntime.CompileRequest) { K(p, 0).RuntimeArgs[0].Cores = nil }, bad, "compile.kernels[0].runtime_args[0].cores"},
 		{"fidelity unknown", func(p *ttruntime.CompileRequest) { K(p, 1).ComputeConfig.MathFidelity = "HiFi5" }, bad, "compile.kernels[1].compute_config.math_fidelity"},
 		{"cb cores missing", func(p *ttruntime.CompileRequest) { p.CBs[0].Cores = nil }, bad, "compile.cbs[0].cores"},
@@ -688,6 +691,7 @@ func badPrograms() []badCompile {
 		{"A4 accessor of an undeclared buffer", func(p *ttruntime.CompileRequest) { K(p, 0).CompileArgs[0].Param = u32p(1) }, inv, "compile.kernels[0].compile_args[0].param"},
 		{"A4 bank_id of an undeclared buffer", func(p *ttruntime.CompileRequest) { RT(p, 3).Param = u32p(1) }, inv, "compile.kernels[0].runtime_args[0].args[3].param"},
 		{"A5 core outside the grid", func(p *ttruntime.CompileRequest) { RT(p, 6).Core = &ttruntime.CoreCoord{8, 0} }, inv, "compile.kernels[0].runtime_args[0].args[6].core"},
+		{"A6 semaphore_addr past the semaphores", func(p *ttruntime.CompileRequest) { RT(p, 10).Semaphore = u32p(16) }, inv, "compile.kernels[0].runtime_args[0].args[10].semaphore"},
 		{"C1 empty runtime_args cores", func(p *ttruntime.CompileRequest) { K(p, 0).RuntimeArgs[0].Cores = set() }, inv, "compile.kernels[0].runtime_args[0].cores"},
 		{"C5 runtime args outside the kernel", func(p *ttruntime.CompileRequest) {
 			K(p, 2).RuntimeArgs[0].Cores = set(ttruntime.Rect(0, 0, 1, 4))

@@ -345,17 +345,22 @@ const (
 	ArgCoreNocX    = "core_noc_x"
 	ArgCoreNocY    = "core_noc_y"
 	ArgAccessor    = "accessor"
+	// ArgSemaphoreAddr is the L1 address of semaphore id Semaphore on the
+	// core (the emulator's: the metal layer answers unsupported).
+	ArgSemaphoreAddr = "semaphore_addr"
 )
 
 // ArgEntry is one kernel argument word (accessor: several). Exactly the
 // fields its kind takes are set: Value for const; Param for param and the
-// buffer kinds; Param and Page for the bank kinds; Core for core_noc_*.
+// buffer kinds; Param and Page for the bank kinds; Core for core_noc_*;
+// Semaphore for semaphore_addr.
 type ArgEntry struct {
-	Kind  string     `json:"kind"`
-	Value *uint32    `json:"value,omitempty"`
-	Param *uint32    `json:"param,omitempty"`
-	Page  *uint32    `json:"page,omitempty"`
-	Core  *CoreCoord `json:"core,omitempty"`
+	Kind      string     `json:"kind"`
+	Value     *uint32    `json:"value,omitempty"`
+	Param     *uint32    `json:"param,omitempty"`
+	Page      *uint32    `json:"page,omitempty"`
+	Core      *CoreCoord `json:"core,omitempty"`
+	Semaphore *uint32    `json:"semaphore,omitempty"`
 }
 
 // ConstEntry is a const entry of value v.
@@ -373,6 +378,9 @@ func BankEntry(kind string, p, page uint32) ArgEntry {
 
 // CoreNocEntry is a core_noc_x or core_noc_y entry for logical core c.
 func CoreNocEntry(kind string, c CoreCoord) ArgEntry { return ArgEntry{Kind: kind, Core: &c} }
+
+// SemaphoreAddrEntry is a semaphore_addr entry for semaphore id.
+func SemaphoreAddrEntry(id uint32) ArgEntry { return ArgEntry{Kind: ArgSemaphoreAddr, Semaphore: &id} }
 
 // Processors.
 const (

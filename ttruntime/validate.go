@@ -99,7 +99,7 @@ var (
 	enumLayouts      = []string{LayoutInterleaved, LayoutHeightSharded, LayoutWidthSharded, LayoutBlockSharded}
 	enumOrientations = []string{OrientationRowMajor, OrientationColMajor}
 	enumArgKinds     = []string{ArgConst, ArgParam, ArgBufferAddr, ArgBufferSize, ArgBufferPages, ArgPageSize,
-		ArgBankID, ArgBankNocX, ArgBankNocY, ArgCoreNocX, ArgCoreNocY, ArgAccessor}
+		ArgBankID, ArgBankNocX, ArgBankNocY, ArgCoreNocX, ArgCoreNocY, ArgAccessor, ArgSemaphoreAddr}
 	// Formats in the server's order.
 	enumFormats = []string{"Float32", "Float16_b", "Float16", "Bfp8_b", "Bfp4_b", "Int32", "UInt32", "UInt16", "UInt8", "Int8"}
 )
@@ -184,11 +184,13 @@ func checkArgShape(e ArgEntry, where string) {
 		need("page", e.Page != nil)
 	case ArgCoreNocX, ArgCoreNocY:
 		need("core", e.Core != nil)
+	case ArgSemaphoreAddr:
+		need("semaphore", e.Semaphore != nil)
 	}
 	present := []struct {
 		name string
 		set  bool
-	}{{"core", e.Core != nil}, {"page", e.Page != nil}, {"param", e.Param != nil}, {"value", e.Value != nil}}
+	}{{"core", e.Core != nil}, {"page", e.Page != nil}, {"param", e.Param != nil}, {"semaphore", e.Semaphore != nil}, {"value", e.Value != nil}}
 	for _, f := range present {
 		if f.set && !slices.Contains(taken, f.name) {
 			badReq(where+"."+f.name, "unknown field (this object takes: "+strings.Join(taken, ", ")+")")
@@ -457,7 +459,7 @@ const (
 )
 
 func needsParam(kind string) bool {
-	return kind != ArgConst && kind != ArgCoreNocX && kind != ArgCoreNocY
+	return kind != ArgConst && kind != ArgCoreNocX && kind != ArgCoreNocY && kind != ArgSemaphoreAddr
 }
 
 func checkArg(e ArgEntry, list argList, r *CompileRequest, d *InitReply, out *ProgramChecks, where string) {
@@ -486,6 +488,9 @@ func checkArg(e ArgEntry, list argList, r *CompileRequest, d *InitReply, out *Pr
 	}
 	if (e.Kind == ArgCoreNocX || e.Kind == ArgCoreNocY) && (e.Core[0] >= d.Grid.Rows || e.Core[1] >= d.Grid.Cols) {
 		invalid(where+".core", "core "+coreStr(*e.Core)+" is outside the worker grid of "+u(uint64(d.Grid.Rows))+" x "+u(uint64(d.Grid.Cols)))
+	}
+	if e.Kind == ArgSemaphoreAddr && *e.Semaphore >= d.Semaphores {
+		invalid(where+".semaphore", "is "+u(uint64(*e.Semaphore))+"; a core has "+u(uint64(d.Semaphores))+" semaphores")
 	}
 	if !needsParam(e.Kind) {
 		return

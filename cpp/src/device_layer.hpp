@@ -188,10 +188,11 @@ enum class ArgKind {
   CoreNocX,     // the NOC x of logical core `core`
   CoreNocY,     // the NOC y of logical core `core`
   Accessor,     // buffer param `param`: the tensor-accessor compile-time words of its declared layout
+  SemaphoreAddr,  // the L1 address of semaphore id `value` on the core (what get_semaphore(id) returns)
 };
 struct ArgEntry {
   ArgKind kind = ArgKind::Const;
-  uint32_t value = 0;  // Const
+  uint32_t value = 0;  // Const; SemaphoreAddr: the semaphore id
   uint32_t param = 0;  // Param and the buffer kinds
   uint32_t page = 0;   // BankId, BankNocX, BankNocY
   CoreCoord core;      // CoreNocX, CoreNocY

@@ -26,7 +26,7 @@ inline constexpr NameTable<Processor, 3> kProcessorNames = {{
     {"riscv_1", Processor::Riscv1},
     {"compute", Processor::Compute},
 }};
-inline constexpr NameTable<ArgKind, 12> kArgKindNames = {{
+inline constexpr NameTable<ArgKind, 13> kArgKindNames = {{
     {"const", ArgKind::Const},
     {"param", ArgKind::Param},
     {"buffer_addr", ArgKind::BufferAddr},
@@ -39,12 +39,13 @@ inline constexpr NameTable<ArgKind, 12> kArgKindNames = {{
     {"core_noc_x", ArgKind::CoreNocX},
     {"core_noc_y", ArgKind::CoreNocY},
     {"accessor", ArgKind::Accessor},
+    {"semaphore_addr", ArgKind::SemaphoreAddr},
 }};
 // Every kind has a name (the tables replace switches that the compiler
 // checked for completeness).
 static_assert(kParamKindNames.size() == size_t(ParamKind::Variable) + 1);
 static_assert(kProcessorNames.size() == size_t(Processor::Compute) + 1);
-static_assert(kArgKindNames.size() == size_t(ArgKind::Accessor) + 1);
+static_assert(kArgKindNames.size() == size_t(ArgKind::SemaphoreAddr) + 1);
 inline constexpr NameTable<DataFormat, 10> kDataFormatNames = {{
     {"Float32", DataFormat::Float32},
     {"Float16_b", DataFormat::Float16_b},

@@ -292,10 +292,27 @@ class MetalLayer final : public DeviceLayer {
     transfer(buf(buffer), offset, dst, length, false);
   }
 
+  // tt-metal hands a kernel a semaphore's id (get_semaphore), not its
+  // address, and names no semaphore address in its host API.
+  static void refuse_semaphore_addr(const KernelDesc& k) {
+    auto refuse = [&](const std::vector<ArgEntry>& list) {
+      for (const auto& e : list)
+        if (e.kind == ArgKind::SemaphoreAddr)
+          throw Error("unsupported", "kernel " + k.name +
+                                         ": semaphore_addr args are emulator-only; on metal pass the semaphore's id "
+                                         "(kind semaphore in the bundle) and call get_semaphore in the kernel");
+    };
+    refuse(k.compile_args);
+    for (const auto& [name, e] : k.named_compile_args) refuse({e});
+    refuse(k.common_args);
+    for (const auto& ra : k.runtime_args) refuse(ra.args);
+  }
+
   uint64_t compile(const ProgramDesc& program) override {
     // Check now what tt-metal would reject at the first run.
     for (const auto& cb : program.cbs)
       for (const auto& x : cb.indices) data_format(x.format);
+    for (const auto& k : program.kernels) refuse_semaphore_addr(k);
     uint64_t id = next_program_++;
     auto& p = progs_[id];
     p.desc = program;
@@ -513,6 +530,8 @@ class MetalLayer final : public DeviceLayer {
         return guard("tensor accessor args", "device_error", [&] {
           return tm::TensorAccessorArgs(*buffer().mesh->get_reference_buffer()).get_compile_time_args();
         });
+      case ArgKind::SemaphoreAddr:
+        break;  // refused at compile
     }
     return {};
   }

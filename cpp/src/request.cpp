@@ -404,6 +404,9 @@ ArgEntry arg_entry(const json& v, const Path& p) {
     case ArgKind::CoreNocY:
       e.core = core_coord(o.need("core"), p.field("core"));
       break;
+    case ArgKind::SemaphoreAddr:
+      e.value = o.u32("semaphore");
+      break;
   }
   o.done();
   return e;

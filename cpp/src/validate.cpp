@@ -147,11 +147,12 @@ struct ProgramCtx {
   ProgramChecks& out;
 };
 
-// The arg entry checks A1-A5.
+// The arg entry checks A1-A6.
 template <typename Where>
 void check_arg(const ArgEntry& e, ArgList list, ProgramCtx& ctx, Where where) {
   const char* kind = arg_kind_name(e.kind);
-  bool needs_param = e.kind != ArgKind::Const && e.kind != ArgKind::CoreNocX && e.kind != ArgKind::CoreNocY;
+  bool needs_param = e.kind != ArgKind::Const && e.kind != ArgKind::CoreNocX && e.kind != ArgKind::CoreNocY &&
+                     e.kind != ArgKind::SemaphoreAddr;
   if (needs_param) {
     if (e.param >= ctx.p.params.size())
       fail(where() + ".param", "is " + std::to_string(e.param) + ", but the program has " +
@@ -174,6 +175,9 @@ void check_arg(const ArgEntry& e, ArgList list, ProgramCtx& ctx, Where where) {
       (e.core.row >= ctx.d.grid.rows || e.core.col >= ctx.d.grid.cols))
     fail(where() + ".core", "core " + core_str(e.core) + " is outside the worker grid of " +
                                 std::to_string(ctx.d.grid.rows) + " x " + std::to_string(ctx.d.grid.cols));
+  if (e.kind == ArgKind::SemaphoreAddr && e.value >= ctx.d.semaphores)
+    fail(where() + ".semaphore",
+         "is " + std::to_string(e.value) + "; a core has " + std::to_string(ctx.d.semaphores) + " semaphores");
   if (!needs_param) return;
   ParamUse& u = ctx.out.uses[e.param];
   switch (e.kind) {

@@ -973,6 +973,11 @@ void check_entry(const ArgEntry& e, const ProgramDesc& d, const Board& b, bool c
         throw invalid(at + ": core " + core_text(e.core) + " is outside the " + std::to_string(b.rows) + "x" +
                       std::to_string(b.cols) + " grid");
       return;
+    case ArgKind::SemaphoreAddr:
+      if (e.value >= kSemaphoresPerCore)
+        throw invalid(at + ": semaphore " + std::to_string(e.value) + "; a core has " +
+                      std::to_string(kSemaphoresPerCore));
+      return;
     default:
       // The rest name a param: a variable (param) or a buffer.
       if (e.kind != ArgKind::Param && !names_buffer(e.kind)) throw invalid(at + ": unknown arg kind");
@@ -994,7 +999,8 @@ bool static_entry(const ArgEntry& e, const Program& p) {
   switch (e.kind) {
     case ArgKind::Const:
     case ArgKind::CoreNocX:
-    case ArgKind::CoreNocY: return true;
+    case ArgKind::CoreNocY:
+    case ArgKind::SemaphoreAddr: return true;
     default: return layout_dependent(e.kind) && p.decls.count(e.param);
   }
 }
@@ -1053,6 +1059,15 @@ void resolve(const ArgEntry& e, const ArgSource& src, std::vector<uint32_t>& out
     case ArgKind::Const: out.push_back(e.value); return;
     case ArgKind::CoreNocX: out.push_back(worker_noc_x(e.core.col)); return;
     case ArgKind::CoreNocY: out.push_back(worker_noc_y(e.core.row)); return;
+    case ArgKind::SemaphoreAddr:
+      // In runtime and common args the core's own L1 pointer, which a
+      // kernel may dereference; in compile args (one binary for every
+      // core) the L1 offset, which the API's semaphore calls accept.
+      if (src.l1)
+        out.push_back(src.l1->core_addr(src.core, semaphore_offset(b, e.value)));
+      else
+        word(semaphore_offset(b, e.value), "semaphore offset");
+      return;
     case ArgKind::Param: out.push_back(static_cast<uint32_t>((*src.args)[e.param].value)); return;
     case ArgKind::BufferAddr:
       if (buf->l1() && src.l1)
