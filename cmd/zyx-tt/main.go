@@ -92,12 +92,15 @@ var commands = []command{
 	{"run", "compile and run a program bundle, verify and time it", cmdRun},
 }
 
-func main() {
+func main() { os.Exit(mainWithSignals()) }
+
+// mainWithSignals runs os.Args under the signal handling of the command:
+// the first SIGINT or SIGTERM cancels, a second exits at once.
+func mainWithSignals() int {
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := onSignals(cancel, func() { os.Exit(exitInterrupted) })
-	code := zyxMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	defer stop()
+	return zyxMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
 }
 
 // zyxMain runs the command line args and returns the exit status.

@@ -32,7 +32,7 @@ const envMockRT = "ZYXTT_TEST_AS_MOCKRT"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envCLI) == "1" {
-		os.Exit(zyxMain(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(mainWithSignals())
 	}
 	if os.Getenv(envMockRT) == "1" {
 		os.Exit(mockrt.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
