@@ -84,7 +84,8 @@ func TestInterruptStopsAHungKernel(t *testing.T) {
 	var ee *exec.ExitError
 	require.True(t, errors.As(err, &ee), "zyx-tt fails: %v", err)
 	require.Equal(t, exitFailure, ee.ExitCode(), stderr.String())
-	require.Contains(t, stderr.String(), "context canceled", "the error names the cancellation")
+	require.Contains(t, stderr.String(), "zyx-tt run: interrupted (Ctrl-C or SIGTERM); stopped: ", "the error says the run was interrupted")
+	require.Contains(t, stderr.String(), "context canceled", "and where")
 
 	// The runtime it started is gone (reaped by zyx-tt, or, had it been
 	// orphaned, by init, which would leave it running meanwhile).

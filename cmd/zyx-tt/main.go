@@ -34,6 +34,10 @@ const (
 	exitMismatch = 3
 )
 
+// errInterrupted is why the command's context ends at the first Ctrl-C or
+// SIGTERM; the failure it causes is reported as an interruption.
+var errInterrupted = errors.New("interrupted (Ctrl-C or SIGTERM); stopped")
+
 // exitInterrupted is the status after a second Ctrl-C or SIGTERM, which
 // exits at once (the shell's 128 + SIGINT).
 const exitInterrupted = 130
@@ -97,8 +101,8 @@ func main() { os.Exit(mainWithSignals()) }
 // mainWithSignals runs os.Args under the signal handling of the command:
 // the first SIGINT or SIGTERM cancels, a second exits at once.
 func mainWithSignals() int {
-	ctx, cancel := context.WithCancel(context.Background())
-	stop := onSignals(cancel, func() { os.Exit(exitInterrupted) })
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := onSignals(func() { cancel(errInterrupted) }, func() { os.Exit(exitInterrupted) })
 	defer stop()
 	return zyxMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
 }
@@ -142,6 +146,9 @@ func zyxMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case errors.Is(err, errMismatch):
 			fmt.Fprintf(stderr, "zyx-tt %s: %v\n", name, err)
 			return exitMismatch
+		case errors.Is(context.Cause(ctx), errInterrupted) && errors.Is(err, context.Canceled):
+			fmt.Fprintf(stderr, "zyx-tt %s: %v: %v\n", name, errInterrupted, err)
+			return exitFailure
 		default:
 			fmt.Fprintf(stderr, "zyx-tt %s: %v\n", name, err)
 			return exitFailure
