@@ -1,6 +1,7 @@
 #include "fake_layer.hpp"
 
 #include <cstring>
+#include <mutex>
 
 namespace zyx::test {
 
@@ -154,8 +155,16 @@ class FakePending : public PendingRun {
  public:
   FakePending(std::shared_ptr<FakeState> st, uint64_t n, uint64_t ns, bool fail)
       : st_(std::move(st)), n_(n), ns_(ns), fail_(fail) {}
+  // The run ends when on_finish returns, once, whichever thread waits
+  // first; a second waiter blocks until then.
+  void wait() noexcept override {
+    std::call_once(ended_, [&] {
+      if (st_->on_finish) st_->on_finish(n_);
+      st_->note("end " + std::to_string(n_));
+    });
+  }
   uint64_t finish() override {
-    if (st_->on_finish) st_->on_finish();
+    wait();
     st_->note("finish " + std::to_string(n_));
     if (fail_) throw Error("run_error", "fake: run " + std::to_string(n_) + " failed at its end");
     return ns_;
@@ -165,6 +174,7 @@ class FakePending : public PendingRun {
   std::shared_ptr<FakeState> st_;
   uint64_t n_, ns_;
   bool fail_;
+  std::once_flag ended_;
 };
 
 }  // namespace
