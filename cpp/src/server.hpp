@@ -95,7 +95,8 @@ class Server {
 
   // Runs the layer has launched and not finished (DeviceLayer::launch): a
   // run's reply waits until it has ended, and every later reply waits for
-  // it. The caller of execute finishes them when it has nothing else to do.
+  // it. The caller of execute finishes them when it has nothing else to do
+  // (Pipeline: once its waiter thread has seen the oldest end).
   size_t runs_in_flight() const { return pending_.size(); }
   // oldest_run is the oldest run in flight (null when none), for a thread
   // that waits for it (PendingRun::wait) while execute goes on; the server
