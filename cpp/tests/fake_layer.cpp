@@ -123,6 +123,10 @@ uint32_t FakeLayer::resolve(const ArgEntry& e, const ProgramDesc&, const std::ve
       return d.noc.worker_y[e.core.row];
     case ArgKind::Accessor:
       return 0;
+    case ArgKind::SemaphoreAddr:
+      // A stand-in address: the fake layer has no L1; tests read the word
+      // back to see the id.
+      return 0x1000u + e.value * 16u;
   }
   return 0;
 }
