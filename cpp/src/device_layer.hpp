@@ -296,8 +296,15 @@ class PendingRun {
   // done reports, without waiting, that the run has already ended (a layer
   // that runs programs to their end in launch).
   virtual bool done() const { return false; }
+  // wait blocks until the run has ended, whatever its outcome, and reports
+  // nothing (finish does). The server calls it from a thread of its own
+  // while its executor thread goes on making other calls on the layer
+  // (launch, and finish of this run among them), so it must be safe against
+  // them; it never throws. It may be called before finish, or not at all.
+  virtual void wait() noexcept = 0;
   // finish waits until the run has ended and returns its elapsed device time
-  // in nanoseconds, or throws its error (zyx::Error). Called once.
+  // in nanoseconds, or throws its error (zyx::Error). Called once, on the
+  // executor thread.
   virtual uint64_t finish() = 0;
 };
 
@@ -306,6 +313,7 @@ class FinishedRun : public PendingRun {
  public:
   explicit FinishedRun(uint64_t ns) : ns_(ns) {}
   bool done() const override { return true; }
+  void wait() noexcept override {}
   uint64_t finish() override { return ns_; }
 
  private:
@@ -335,7 +343,8 @@ class DeviceLayer {
   // once (a build that fails, bad arguments) it throws. The server calls
   // finish before it executes any request other than a run, and before it
   // answers the run, in order. Between launch and finish it calls only
-  // launch again (runs queued on the device behind each other). The default
+  // launch again (runs queued on the device behind each other) and, from
+  // another thread, PendingRun::wait of the oldest run. The default
   // runs the program to its end (run).
   virtual std::unique_ptr<PendingRun> launch(uint64_t program, const std::vector<RunArg>& args, bool timed) {
     return std::make_unique<FinishedRun>(run(program, args, timed));

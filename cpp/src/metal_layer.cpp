@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -659,18 +660,33 @@ class MetalLayer final : public DeviceLayer {
     });
   }
 
-  // MetalRun is a run on the device: its finish waits for the event
-  // enqueued after it. Its elapsed time runs from when the device could
-  // start it (its enqueue, or the end of the run before it, whichever is
-  // later) to its event.
+  // MetalRun is a run on the device: its wait and its finish wait for the
+  // event enqueued after it. Its elapsed time runs from when the device
+  // could start it (its enqueue, or the end of the run before it, whichever
+  // is later) to its event (as the first of them saw it).
+  //
+  // wait runs on the server's waiter thread while the executor thread
+  // enqueues further runs: EventSynchronize only reads the queue's last
+  // completed event, which tt-metal's completion reader thread updates
+  // under a lock, and wait touches nothing of the layer.
   class MetalRun : public PendingRun {
    public:
     MetalRun(MetalLayer& layer, std::unique_ptr<dist::MeshEvent> event, std::chrono::steady_clock::time_point enqueued,
              std::string name)
         : layer_(layer), event_(std::move(event)), enqueued_(enqueued), name_(std::move(name)) {}
+    void wait() noexcept override {
+      try {
+        dist::EventSynchronize(*event_);
+        seen_end_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_release);
+      } catch (...) {
+        // finish waits again and reports the error.
+      }
+    }
     uint64_t finish() override {
       guard("program " + name_ + ": waiting for the run to end", "run_error", [&] { dist::EventSynchronize(*event_); });
       auto end = std::chrono::steady_clock::now();
+      if (auto seen = seen_end_.load(std::memory_order_acquire); seen != 0)
+        end = std::min(end, std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(seen)));
       auto from = std::max(enqueued_, layer_.last_end_);
       layer_.last_end_ = end;
       return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(end - from).count());
@@ -681,6 +697,7 @@ class MetalLayer final : public DeviceLayer {
     std::unique_ptr<dist::MeshEvent> event_;
     std::chrono::steady_clock::time_point enqueued_;
     std::string name_;
+    std::atomic<std::chrono::steady_clock::rep> seen_end_{0};  // when wait saw the end; 0: not yet
   };
 
   std::chrono::steady_clock::time_point last_end_{};

@@ -7,25 +7,83 @@
 
 namespace zyx {
 
+bool Pipeline::may_execute_front() const {
+  if (watch_ == Watch::idle) return true;
+  // While the waiter waits for the oldest run, only a run that may overlap
+  // the runs in flight, and has room among them, goes ahead of it: anything
+  // else waits for every earlier run anyway, and waiting here first keeps
+  // the waiter off the layer while execute frees, releases or shuts down.
+  return queue_.front().overlaps_runs() && server_.runs_in_flight() < Server::kMaxRunsInFlight;
+}
+
+void Pipeline::waiter() {
+  std::unique_lock<std::mutex> lk(mu_);
+  for (;;) {
+    watch_cv_.wait(lk, [&] { return watch_ == Watch::given || waiter_quit_; });
+    if (watch_ != Watch::given) return;
+    // watched_ keeps the run alive until the executor takes the report, and
+    // the executor leaves it alone while the state is given.
+    PendingRun* run = watched_.get();
+    lk.unlock();
+    run->wait();
+    lk.lock();
+    watch_ = Watch::ended;
+    cv_.notify_one();
+  }
+}
+
 void Pipeline::executor() {
+  std::thread waiting([this] { waiter(); });
   for (;;) {
     Prepared p;
     bool after_exit = false;
     {
       std::unique_lock<std::mutex> lk(mu_);
+      bool quit = false;
       for (;;) {
-        if (!queue_.empty()) break;
-        if (server_.runs_in_flight() > 0) {
-          // Nothing else to do: wait for the oldest run and answer it. The
-          // reader keeps queuing meanwhile (busy_ stays set).
+        if (watch_ == Watch::ended) {
+          // The watched run has ended: answer it unless execute has
+          // finished it meanwhile (a request that waited for every run).
+          std::shared_ptr<PendingRun> run = std::move(watched_);
+          watch_ = Watch::idle;
           lk.unlock();
-          server_.finish_oldest_run();
+          if (run == server_.oldest_run()) server_.finish_oldest_run();
+          run.reset();
           lk.lock();
           continue;
         }
-        busy_ = false;
-        if (closing_) return;
+        if (!queue_.empty()) {
+          if (may_execute_front()) break;
+        } else if (watch_ == Watch::idle) {
+          if (auto run = server_.oldest_run()) {
+            if (run->done()) {
+              lk.unlock();
+              server_.finish_oldest_run();
+              lk.lock();
+              continue;
+            }
+            // Nothing to execute: let the waiter wait for the oldest run
+            // while this thread waits for it or for the next request. The
+            // reader keeps queuing meanwhile (busy_ stays set).
+            watched_ = std::move(run);
+            watch_ = Watch::given;
+            watch_cv_.notify_one();
+          } else {
+            busy_ = false;
+            if (closing_) {
+              quit = true;
+              break;
+            }
+          }
+        }
         cv_.wait(lk);
+      }
+      if (quit) {
+        waiter_quit_ = true;
+        lk.unlock();
+        watch_cv_.notify_one();
+        waiting.join();
+        return;
       }
       p = std::move(queue_.front());
       queue_.pop_front();

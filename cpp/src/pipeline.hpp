@@ -3,12 +3,22 @@
 // runs them, strictly in order, one reply per request, in request order.
 // When nothing is queued or running, a cheap request (Prepared::cheap) runs
 // on the reading thread itself, which saves two thread hand-offs per ping.
+//
+// Runs in flight (Server::oldest_run): when the executor has nothing it may
+// execute, a waiter thread waits for the oldest run (PendingRun::wait) while
+// the executor waits on its condition variable, so a run that arrives
+// meanwhile is launched at once, behind the runs on the device; the executor
+// answers the oldest run when the waiter reports that it has ended. Any
+// other request (and a run with `after`, or one past the limit in flight)
+// executes only once the waiter is idle; execute then finishes every run
+// before it (Server::execute).
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 
 #include "line_reader.hpp"
@@ -41,6 +51,10 @@ class Pipeline {
 
  private:
   void executor();
+  void waiter();
+  // Whether the executor may execute the request at the front of the queue
+  // now (mu_ held).
+  bool may_execute_front() const;
 
   // The reader waits when this many requests are queued, so a driver that
   // pipelines without reading replies meets back-pressure on the pipe
@@ -52,6 +66,14 @@ class Pipeline {
   std::condition_variable cv_, space_;
   std::deque<Prepared> queue_;
   bool busy_ = false, closing_ = false, exited_ = false;
+  // The waiter: idle; given watched_ to wait for (waiting, or about to);
+  // ended (watched_ has ended; the executor takes the report and the
+  // reference). Only the executor moves it out of given to idle via ended.
+  enum class Watch { idle, given, ended };
+  Watch watch_ = Watch::idle;
+  std::shared_ptr<PendingRun> watched_;
+  std::condition_variable watch_cv_;
+  bool waiter_quit_ = false;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> prepared_{0}, inlined_{0};
 };

@@ -185,7 +185,7 @@ bool Server::execute(Prepared& p) {
   }
   // Only runs overlap runs in flight: anything else (and a run that
   // depends on earlier requests) executes once they have ended.
-  if (p.req.cmd != Cmd::Run || !p.req.after.empty()) finish_runs();
+  if (!p.overlaps_runs()) finish_runs();
   json reply;
   std::string code, message;
   std::unique_ptr<PendingRun> run;

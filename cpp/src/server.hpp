@@ -53,6 +53,9 @@ struct Prepared {
   // error replies, ping, exit, map, unmap, alloc, free, release.
   bool cheap() const;
   bool is_exit() const { return !error && req.cmd == Cmd::Exit; }
+  // A run without `after` may launch while earlier runs are in flight;
+  // every other request executes only once they have ended.
+  bool overlaps_runs() const { return !error && req.cmd == Cmd::Run && req.after.empty(); }
 };
 
 class Server {
@@ -92,8 +95,13 @@ class Server {
 
   // Runs the layer has launched and not finished (DeviceLayer::launch): a
   // run's reply waits until it has ended, and every later reply waits for
-  // it. The caller of execute finishes them when it has nothing else to do.
+  // it. The caller of execute finishes them when it has nothing else to do
+  // (Pipeline: once its waiter thread has seen the oldest end).
   size_t runs_in_flight() const { return pending_.size(); }
+  // oldest_run is the oldest run in flight (null when none), for a thread
+  // that waits for it (PendingRun::wait) while execute goes on; the server
+  // may finish and drop its own reference meanwhile.
+  std::shared_ptr<PendingRun> oldest_run() const { return pending_.empty() ? nullptr : pending_.front().run; }
   // finish_oldest_run waits for the oldest run in flight and answers it.
   void finish_oldest_run();
   // At most this many runs are in flight; launching one more finishes the
@@ -129,7 +137,7 @@ class Server {
 
   struct RunInFlight {
     uint64_t id;
-    std::unique_ptr<PendingRun> run;
+    std::shared_ptr<PendingRun> run;
   };
   std::deque<RunInFlight> pending_;
   // The failed requests among the last kAfterWindow ids: slot id % window

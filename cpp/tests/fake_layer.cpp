@@ -1,6 +1,7 @@
 #include "fake_layer.hpp"
 
 #include <cstring>
+#include <mutex>
 
 namespace zyx::test {
 
@@ -122,6 +123,10 @@ uint32_t FakeLayer::resolve(const ArgEntry& e, const ProgramDesc&, const std::ve
       return d.noc.worker_y[e.core.row];
     case ArgKind::Accessor:
       return 0;
+    case ArgKind::SemaphoreAddr:
+      // A stand-in address: the fake layer has no L1; tests read the word
+      // back to see the id.
+      return 0x1000u + e.value * 16u;
   }
   return 0;
 }
@@ -154,8 +159,16 @@ class FakePending : public PendingRun {
  public:
   FakePending(std::shared_ptr<FakeState> st, uint64_t n, uint64_t ns, bool fail)
       : st_(std::move(st)), n_(n), ns_(ns), fail_(fail) {}
+  // The run ends when on_finish returns, once, whichever thread waits
+  // first; a second waiter blocks until then.
+  void wait() noexcept override {
+    std::call_once(ended_, [&] {
+      if (st_->on_finish) st_->on_finish(n_);
+      st_->note("end " + std::to_string(n_));
+    });
+  }
   uint64_t finish() override {
-    if (st_->on_finish) st_->on_finish();
+    wait();
     st_->note("finish " + std::to_string(n_));
     if (fail_) throw Error("run_error", "fake: run " + std::to_string(n_) + " failed at its end");
     return ns_;
@@ -165,6 +178,7 @@ class FakePending : public PendingRun {
   std::shared_ptr<FakeState> st_;
   uint64_t n_, ns_;
   bool fail_;
+  std::once_flag ended_;
 };
 
 }  // namespace

@@ -4,11 +4,14 @@
 // the formulas of docs/protocol.md) and records the words. Kernel sources
 // containing "#error" fail to compile; a run of a program whose source holds
 // "HANG" reports a deadlock; FakeState::on_run runs inside every run. With
-// FakeState::async_runs, launch returns before the run ends: its finish runs
-// FakeState::on_finish, and a program whose source holds "FAILLATE" fails
-// there (run_error); launches and finishes are logged in order.
+// FakeState::async_runs, launch returns before the run ends: the run ends
+// when FakeState::on_finish (given the run's number, 1, 2, ... in launch
+// order) returns, which the first of the run's wait and finish calls, and a
+// program whose source holds "FAILLATE" fails in finish (run_error);
+// launches, ends and finishes are logged in order.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -29,10 +32,10 @@ struct FakeState {
   std::map<size_t, std::vector<uint32_t>> common_words;
   std::function<void()> on_run;
   bool async_runs = false;
-  std::function<void()> on_finish;
+  std::function<void(uint64_t run)> on_finish;
   std::mutex log_mu;
-  std::vector<std::string> log;  // "launch N", "finish N", in order
-  uint64_t launched = 0;
+  std::vector<std::string> log;  // "launch N", "end N", "finish N", in order
+  std::atomic<uint64_t> launched{0};
   void note(const std::string& s) {
     std::lock_guard<std::mutex> lk(log_mu);
     log.push_back(s);

@@ -21,6 +21,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -1045,12 +1046,12 @@ void test_runs_in_flight() {
   Latch latch, gate;
   PipeHarness ph;
   ph.state->async_runs = true;
-  ph.state->on_finish = [&] { latch.wait(); };
+  ph.state->on_finish = [&](uint64_t) { latch.wait(); };
   // The gate holds the first launch until the reader has queued every
-  // request sent: an executor with nothing queued waits for the oldest run
-  // (which the latch holds), so requests that arrived after it had looked
-  // would otherwise launch only once that run ended, however loaded the
-  // host is.
+  // request sent, so the executor meets them all in its queue and the order
+  // of launches, ends and finishes below is fixed however loaded the host
+  // is (test_launch_while_waiting covers runs that arrive while the
+  // executor waits for a run).
   ph.state->on_run = [&] { gate.wait(); };
   auto kernel = [](const char* src) {
     return json{{"kernels", {{{"processor", "riscv_0"}, {"cores", {{0, 0, 0, 0}}}, {"source", src}}}}};
@@ -1093,8 +1094,8 @@ void test_runs_in_flight() {
     CHECK(code_of(ph.replies[7]) == "ok" && code_of(ph.replies[8]) == "ok", "later independent requests succeed");
   }
   log = ph.state->logged();
-  CHECK((log == std::vector<std::string>{"launch 1", "launch 2", "launch 3", "finish 1", "finish 2", "finish 3", "launch 4",
-                                         "finish 4"}),
+  CHECK((log == std::vector<std::string>{"launch 1", "launch 2", "launch 3", "end 1", "finish 1", "end 2", "finish 2", "end 3",
+                                         "finish 3", "launch 4", "end 4", "finish 4"}),
         "the dependent run did not launch; the rest in order: " << json(log).dump());
 
   // `after` that succeeded runs; ids outside the window or not before the
@@ -1140,6 +1141,130 @@ void test_runs_in_flight() {
   CHECK(launched == Server::kMaxRunsInFlight + 1, "launched while the oldest has not ended: " << launched);
   latch.release();
   CHECK(ph.wait_replies(34), "the twenty runs answered");
+}
+
+// RunHolds holds each of the fake's runs on the device until the test
+// releases it by number (FakeState::on_finish).
+struct RunHolds {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::set<uint64_t> released, waiting;
+  void wait(uint64_t n) {
+    std::unique_lock<std::mutex> lk(mu);
+    waiting.insert(n);
+    cv.wait(lk, [&] { return released.count(n) > 0; });
+    waiting.erase(n);
+  }
+  void release(uint64_t n) {
+    std::lock_guard<std::mutex> lk(mu);
+    released.insert(n);
+    cv.notify_all();
+  }
+  bool is_waiting(uint64_t n) {
+    std::lock_guard<std::mutex> lk(mu);
+    return waiting.count(n) > 0;
+  }
+};
+
+// A run that arrives while the executor waits for the end of the run in
+// flight (nothing else queued) is launched at once, before that run ends;
+// the replies still come in request order, each once its run has ended; a
+// request other than a run waits for both; a run whose `after` names a run
+// still on the device that then fails is not launched and is answered
+// dependency_failed; exit waits for the run in flight and answers it.
+void test_launch_while_waiting() {
+  RunHolds holds;
+  PipeHarness ph;
+  ph.state->async_runs = true;
+  ph.state->on_finish = [&](uint64_t n) { holds.wait(n); };
+  auto kernel = [](const char* src) {
+    return json{{"kernels", {{{"processor", "riscv_0"}, {"cores", {{0, 0, 0, 0}}}, {"source", src}}}}};
+  };
+  ph.send({{"id", 1}, {"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"cache_dir", "/tmp/x"}});
+  json good = kernel("k"), bad = kernel("FAILLATE");
+  good["id"] = 2, good["cmd"] = "compile";
+  bad["id"] = 3, bad["cmd"] = "compile";
+  ph.send(good);
+  ph.send(bad);
+  CHECK(ph.wait_replies(3), "init and compiles");
+  auto run = [](uint64_t id, uint64_t prog) { return json{{"id", id}, {"cmd", "run"}, {"program", prog}}; };
+  using Log = std::vector<std::string>;
+
+  // Run A (launch 1) is on the device and its end is waited for.
+  ph.send(run(4, 1));
+  CHECK(ph.wait_until([&] { return holds.is_waiting(1); }), "the end of run A is waited for");
+  // Run B arrives now, with nothing else queued: it launches while A is held.
+  ph.send(run(5, 1));
+  CHECK(ph.wait_until([&] { return ph.state->launched.load() == 2; }),
+        "run B launched while run A is on the device: " << json(ph.state->logged()).dump());
+  CHECK((ph.state->logged() == Log{"launch 1", "launch 2"}), "B launched before A ended: " << json(ph.state->logged()).dump());
+  // A request other than a run waits for both.
+  ph.send({{"id", 6}, {"cmd", "alloc"}, {"size", 4096}});
+  CHECK(ph.wait_until([&] { return ph.pipeline->prepared() == 6; }), "the alloc was read");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(ph.count() == 3, "no run answered before its end: " << ph.count());
+  CHECK(ph.state->live_buffers == 0, "the alloc did not execute while runs are on the device");
+  holds.release(1);
+  CHECK(ph.wait_replies(4), "run A answered once it ended");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(ph.count() == 4, "run B not answered before its end: " << ph.count());
+  CHECK(ph.state->live_buffers == 0, "the alloc waits for run B too");
+  holds.release(2);
+  CHECK(ph.wait_replies(6), "run B and the alloc answered");
+  {
+    std::lock_guard<std::mutex> lk(ph.mu);
+    for (size_t i = 3; i < 6; i++)
+      CHECK(ph.replies[i]["id"] == i + 1 && code_of(ph.replies[i]) == "ok", "reply " << i << ": " << ph.replies[i].dump());
+  }
+  CHECK(ph.state->live_buffers == 1, "the alloc executed after both runs");
+  CHECK((ph.state->logged() == Log{"launch 1", "launch 2", "end 1", "finish 1", "end 2", "finish 2"}),
+        "launches and ends: " << json(ph.state->logged()).dump());
+
+  // `after` naming a run still on the device that fails at its end.
+  ph.send(run(7, 2));  // launch 3, fails at its end
+  CHECK(ph.wait_until([&] { return holds.is_waiting(3); }), "the end of the failing run is waited for");
+  ph.send(run(8, 1));  // launch 4, while 3 is held
+  json dep = run(9, 1);
+  dep["after"] = {7};
+  ph.send(dep);         // waits for 3 and 4, then is not executed
+  ph.send(run(10, 1));  // launch 5, after the dependent run
+  CHECK(ph.wait_until([&] { return ph.state->launched.load() == 4; }), "run 8 launched while run 7 is on the device");
+  CHECK(ph.wait_until([&] { return ph.pipeline->prepared() == 10; }), "all read");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(ph.state->launched.load() == 4, "the run with after waits: " << json(ph.state->logged()).dump());
+  CHECK(ph.count() == 6, "nothing answered before run 7 ended: " << ph.count());
+  holds.release(3);
+  holds.release(4);
+  holds.release(5);
+  CHECK(ph.wait_replies(10), "four more replies");
+  {
+    std::lock_guard<std::mutex> lk(ph.mu);
+    for (size_t i = 6; i < 10; i++) CHECK(ph.replies[i]["id"] == i + 1, "reply " << i << ": " << ph.replies[i].dump());
+    CHECK(code_of(ph.replies[6]) == "run_error", ph.replies[6].dump());
+    CHECK(code_of(ph.replies[7]) == "ok", ph.replies[7].dump());
+    CHECK(code_of(ph.replies[8]) == "dependency_failed", ph.replies[8].dump());
+    CHECK(message_of(ph.replies[8]) == "run.after[0]: request 7 failed (run_error); this request was not executed",
+          message_of(ph.replies[8]));
+    CHECK(code_of(ph.replies[9]) == "ok", ph.replies[9].dump());
+  }
+  Log log = ph.state->logged();
+  CHECK((Log(log.begin() + 6, log.end()) ==
+         Log{"launch 3", "launch 4", "end 3", "finish 3", "end 4", "finish 4", "launch 5", "end 5", "finish 5"}),
+        "the dependent run never launched: " << json(log).dump());
+
+  // exit waits for the run in flight, answers it, then itself.
+  ph.send(run(11, 1));  // launch 6
+  CHECK(ph.wait_until([&] { return holds.is_waiting(6); }), "the end of run 11 is waited for");
+  ph.send({{"id", 12}, {"cmd", "exit"}});
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(!ph.served && ph.count() == 10, "exit waits for the run in flight");
+  holds.release(6);
+  CHECK(ph.wait_until([&] { return ph.served.load(); }), "serve returned after exit");
+  std::lock_guard<std::mutex> lk(ph.mu);
+  CHECK(ph.replies.size() == 12 && ph.replies[10]["id"] == 11 && code_of(ph.replies[10]) == "ok" &&
+            ph.replies[11]["id"] == 12 && code_of(ph.replies[11]) == "ok",
+        "run and exit answered in order: " << ph.replies.size());
+  CHECK(ph.state->destroyed, "exit released the layer");
 }
 
 // ---- randomized lines --------------------------------------------------------
@@ -1361,6 +1486,7 @@ int main(int argc, char** argv) {
   test_parse_speed();
   test_pipeline();
   test_runs_in_flight();
+  test_launch_while_waiting();
   test_backpressure();
   test_random(seed, iterations);
   if (failures) {
