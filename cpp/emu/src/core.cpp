@@ -3,7 +3,7 @@
 // resolves argument entries per core and runs the cores.
 //
 // Scheduling. The kernels of a core (one to three: riscv_0, riscv_1,
-// compute) run as fibers (ucontext) that share the core's state; a blocking
+// compute) run as fibers (fiber.hpp) that share the core's state; a blocking
 // call (a circular buffer that is full or empty, a semaphore wait) switches
 // to the next runnable kernel of the core instead of blocking an OS thread.
 // Cores run in parallel on a pool of worker threads, one per hardware thread.
@@ -58,7 +58,7 @@ thread_local Fiber* t_fiber = nullptr;
 }  // namespace
 
 struct Worker {
-  ucontext_t sched{};
+  FiberContext sched;  // the worker's own context, the fibers switch back to
 };
 
 Fiber* current_fiber() { return t_fiber; }
@@ -118,7 +118,7 @@ static void block_until(const Wait& w) {
   while (!satisfied(*f->core, w)) {
     f->wait = w;
     f->blocked = true;
-    swapcontext(&f->ctx, &f->worker->sched);
+    fiber_switch(f->ctx, f->worker->sched);
     f->blocked = false;
     if (f->core->run->cancel.load(std::memory_order_relaxed)) throw Cancelled{};
   }
@@ -644,6 +644,13 @@ void install_fault_handler() {
 }
 
 constexpr size_t kAltStack = 64 * 1024;
+
+void unblock_fault_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : kFaultSignals) sigaddset(&set, s);
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+}
 }  // namespace
 
 FaultStack::FaultStack() {
@@ -751,7 +758,12 @@ void run_kernel_guarded(Fiber* f) {
     flush_dprint(f);
     return;
   }
-  // Back from a fault in the kernel: its frames are gone.
+  // Back from a fault in the kernel: its frames are gone. The handler runs
+  // with SA_NODEFER and an empty sa_mask and sigsetjmp saved no mask, so the
+  // thread's mask is as it was; fiber switches neither save nor restore it
+  // (fiber.hpp). Unblock the fault signals anyway, once, here: a blocked one
+  // would turn the next kernel fault on this thread into the process's death.
+  unblock_fault_signals();
   flush_dprint(f);
   throw Error("run_error", describe_fault(f));
 }
@@ -1520,7 +1532,15 @@ static void fiber_main() {
     f->core->run->fail("run_error", where(f) + ": unknown exception");
   }
   f->done = true;
-  // Returning switches to uc_link, the worker's scheduler context.
+}
+
+// A fiber's first and last frame: runs its kernel, then switches back to
+// its worker for good (the worker never resumes a finished fiber).
+static void fiber_entry(void* arg) {
+  Fiber* f = static_cast<Fiber*>(arg);
+  fiber_main();
+  fiber_switch(f->ctx, f->worker->sched);
+  std::abort();
 }
 
 namespace {
@@ -1568,7 +1588,7 @@ void Runner::execute(RunState& rs) {
     auto resume = [&](Fiber& f) {
       t_fiber = &f;
       me.inside.store(true, std::memory_order_release);
-      swapcontext(&wk.sched, &f.ctx);
+      fiber_switch(wk.sched, f.ctx);
       me.inside.store(false, std::memory_order_release);
       t_fiber = nullptr;
     };
@@ -1590,11 +1610,7 @@ void Runner::execute(RunState& rs) {
       for (uint32_t i = 0; i < c->nfibers; i++) {
         Fiber& f = c->fibers[i];
         f.worker = &wk;
-        getcontext(&f.ctx);
-        f.ctx.uc_stack.ss_sp = static_cast<char*>(f.stack) + kGuard;
-        f.ctx.uc_stack.ss_size = kStackSize - kGuard;
-        f.ctx.uc_link = &wk.sched;
-        makecontext(&f.ctx, fiber_main, 0);
+        fiber_make(f.ctx, static_cast<char*>(f.stack) + kGuard, kStackSize - kGuard, fiber_entry, &f);
       }
       active.push_back(c);
     };

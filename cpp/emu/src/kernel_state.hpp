@@ -5,6 +5,8 @@
 // uses below l1.unreserved_base.
 #pragma once
 
+#include <signal.h>
+
 #include <csetjmp>
 #include <cstdint>
 #include <string>

@@ -2,8 +2,6 @@
 // register file and the scheduler that runs every core's kernels.
 #pragma once
 
-#include <ucontext.h>
-
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -20,6 +18,7 @@
 
 #include "compute_state.hpp"
 #include "emu.hpp"
+#include "fiber.hpp"
 #include "kernel_state.hpp"
 
 namespace zyx::emu {
@@ -62,7 +61,7 @@ struct Fiber {
   std::shared_ptr<KernelObject> kernel;
   std::vector<uint32_t> args;    // runtime args of this core
   std::vector<uint32_t> common;  // common args (L1 buffer addresses are this core's pointers)
-  ucontext_t ctx{};
+  FiberContext ctx;  // fiber.hpp
   void* stack = nullptr;
   bool started = false, done = false, blocked = false;
   Wait wait;

@@ -3,6 +3,8 @@
 // core's L1, as on a card; a wild pointer (an L1 offset used as a pointer,
 // past the end of L1, outside any L1, a stack overflow, a division by zero)
 // is a run_error naming the core and section, and the layer keeps working.
+#include <signal.h>
+
 #include <cstdlib>
 
 #include "harness.hpp"
@@ -124,7 +126,18 @@ void expect_fault(DeviceLayer& layer, const std::string& reader, std::initialize
   p.reader.runtime_args = {L("buffer_addr", 0), L("core_index")};
   uint64_t out = layer.alloc(64, dram_spec(64), nullptr);
   uint64_t prog = layer.compile(one_group_program(p, rows, cols));
+  sigset_t before, after;
+  pthread_sigmask(SIG_SETMASK, nullptr, &before);
   std::string msg = expect_error("run_error", [&] { layer.run(prog, {Buf(out)}, false); });
+  // The recovery leaves this thread's signal mask as it was (a fault signal
+  // left blocked would make the next kernel fault kill the process).
+  pthread_sigmask(SIG_SETMASK, nullptr, &after);
+  for (int sig = 1; sig < NSIG; sig++)
+    if (sigismember(&before, sig) != sigismember(&after, sig))
+      throw Failure("signal " + std::to_string(sig) + " is " + (sigismember(&after, sig) ? "blocked" : "unblocked") +
+                    " after a kernel fault");
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL})
+    if (sigismember(&after, sig)) throw Failure("fault signal " + std::to_string(sig) + " blocked after a fault");
   if (std::getenv("ZYX_TEST_VERBOSE")) std::fprintf(stderr, "fault: %s\n", msg.c_str());
   for (const char* w : want)
     if (msg.find(w) == std::string::npos) throw Failure("fault message lacks \"" + std::string(w) + "\": " + msg);
