@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,7 +37,8 @@ func TestInterruptStopsAHungKernel(t *testing.T) {
 
 	cmd := exec.Command(os.Args[0], "run", dir, "--dev", "tt-emu")
 	cmd.Env = append(os.Environ(), envCLI+"=1")
-	stderr := &syncBuffer{}
+	var stderrBuf bytes.Buffer
+	stderr := &lockedWriter{w: &stderrBuf}
 	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
@@ -60,11 +60,11 @@ func TestInterruptStopsAHungKernel(t *testing.T) {
 		select {
 		case err := <-exited:
 			waited = true
-			t.Fatalf("zyx-tt exited before the kernel ran: %v\n%s", err, stderr.String())
+			t.Fatalf("zyx-tt exited before the kernel ran: %v\n%s", err, stderr.text())
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the runtime never ran the kernel:\n%s", stderr.String())
+			t.Fatalf("the runtime never ran the kernel:\n%s", stderr.text())
 		}
 		if runtimePID == 0 {
 			runtimePID = childNamed(cmd.Process.Pid, "zyx-tt-runtime")
@@ -78,14 +78,14 @@ func TestInterruptStopsAHungKernel(t *testing.T) {
 	case err = <-exited:
 		waited = true
 	case <-time.After(15 * time.Second):
-		t.Fatalf("zyx-tt did not exit within 15 s of SIGINT:\n%s", stderr.String())
+		t.Fatalf("zyx-tt did not exit within 15 s of SIGINT:\n%s", stderr.text())
 	}
 	t.Logf("zyx-tt exited %v after SIGINT", time.Since(start).Round(time.Millisecond))
 	var ee *exec.ExitError
 	require.True(t, errors.As(err, &ee), "zyx-tt fails: %v", err)
-	require.Equal(t, exitFailure, ee.ExitCode(), stderr.String())
-	require.Contains(t, stderr.String(), "zyx-tt run: interrupted (Ctrl-C or SIGTERM); stopped: ", "the error says the run was interrupted")
-	require.Contains(t, stderr.String(), "context canceled", "and where")
+	require.Equal(t, exitFailure, ee.ExitCode(), stderr.text())
+	require.Contains(t, stderr.text(), "zyx-tt run: interrupted (Ctrl-C or SIGTERM); stopped: ", "the error says the run was interrupted")
+	require.Contains(t, stderr.text(), "context canceled", "and where")
 
 	// The runtime it started is gone (reaped by zyx-tt, or, had it been
 	// orphaned, by init, which would leave it running meanwhile).
@@ -152,21 +152,9 @@ func processAlive(pid int, name string) bool {
 	return f != nil && f[0] != "Z"
 }
 
-// syncBuffer is a bytes.Buffer that the child's output copier writes while
-// the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// text is what l's writer, a bytes.Buffer, holds so far.
+func (l *lockedWriter) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.(*bytes.Buffer).String()
 }
