@@ -1036,6 +1036,25 @@ void test_backpressure() {
   CHECK(in_order && code_of(ph.replies[2]) == "ok", "replies in order, the run ok");
 }
 
+// init_good_and_failing initializes ph's server (requests 1-3) with
+// program 1, whose runs succeed, and program 2, whose runs fail at their end
+// (the fake layer's FAILLATE).
+void init_good_and_failing(PipeHarness& ph) {
+  auto kernel = [](const char* src) {
+    return json{{"kernels", {{{"processor", "riscv_0"}, {"cores", {{0, 0, 0, 0}}}, {"source", src}}}}};
+  };
+  ph.send({{"id", 1}, {"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"cache_dir", "/tmp/x"}});
+  json good = kernel("k"), bad = kernel("FAILLATE");
+  good["id"] = 2, good["cmd"] = "compile";
+  bad["id"] = 3, bad["cmd"] = "compile";
+  ph.send(good);
+  ph.send(bad);
+  CHECK(ph.wait_replies(3), "init and compiles");
+}
+
+// run_request is a run request of program prog.
+json run_request(uint64_t id, uint64_t prog) { return json{{"id", id}, {"cmd", "run"}, {"program", prog}}; }
+
 // A layer whose launch returns before the run ends: runs queue on the device
 // behind each other while the server reads on, their replies wait for their
 // ends and go out in order; anything but a run, and a run with `after`,
@@ -1053,24 +1072,14 @@ void test_runs_in_flight() {
   // is (test_launch_while_waiting covers runs that arrive while the
   // executor waits for a run).
   ph.state->on_run = [&] { gate.wait(); };
-  auto kernel = [](const char* src) {
-    return json{{"kernels", {{{"processor", "riscv_0"}, {"cores", {{0, 0, 0, 0}}}, {"source", src}}}}};
-  };
-  ph.send({{"id", 1}, {"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"cache_dir", "/tmp/x"}});
-  json good = kernel("k"), bad = kernel("FAILLATE");
-  good["id"] = 2, good["cmd"] = "compile";
-  bad["id"] = 3, bad["cmd"] = "compile";
-  ph.send(good);
-  ph.send(bad);
-  CHECK(ph.wait_replies(3), "init and compiles");
-  auto run = [](uint64_t id, uint64_t prog) { return json{{"id", id}, {"cmd", "run"}, {"program", prog}}; };
-  ph.send(run(4, 1));  // launch 1
-  ph.send(run(5, 2));  // launch 2, fails at its end
-  ph.send(run(6, 1));  // launch 3
-  json dep = run(7, 1);
+  init_good_and_failing(ph);
+  ph.send(run_request(4, 1));  // launch 1
+  ph.send(run_request(5, 2));  // launch 2, fails at its end
+  ph.send(run_request(6, 1));  // launch 3
+  json dep = run_request(7, 1);
   dep["after"] = {4, 5};
   ph.send(dep);        // waits for the runs in flight, then is not executed
-  ph.send(run(8, 1));  // launch 4
+  ph.send(run_request(8, 1));  // launch 4
   ph.send({{"id", 9}, {"cmd", "ping"}});
   CHECK(ph.wait_until([&] { return ph.pipeline->prepared() == 9; }), "nine requests queued");
   gate.release();
@@ -1100,10 +1109,10 @@ void test_runs_in_flight() {
 
   // `after` that succeeded runs; ids outside the window or not before the
   // request are invalid_argument; the shape is bad_request.
-  json ok_dep = run(10, 1);
+  json ok_dep = run_request(10, 1);
   ok_dep["after"] = {4, 6, 8};
   ph.send(ok_dep);
-  json late = run(11, 1);
+  json late = run_request(11, 1);
   late["after"] = {11};
   ph.send(late);
   json far = {{"id", 2000}, {"cmd", "ping"}, {"after", {900}}};
@@ -1132,7 +1141,7 @@ void test_runs_in_flight() {
   latch.reset();
   gate.reset();
   uint64_t before = ph.state->launched;
-  for (int i = 0; i < 20; i++) ph.send(run(3000 + i, 1));
+  for (int i = 0; i < 20; i++) ph.send(run_request(3000 + i, 1));
   CHECK(ph.wait_until([&] { return ph.pipeline->prepared() == 34; }), "the twenty runs queued");
   gate.release();
   CHECK(ph.wait_until([&] { return latch.waiting.load() == 1; }), "a finish is waited for");
@@ -1177,24 +1186,14 @@ void test_launch_while_waiting() {
   PipeHarness ph;
   ph.state->async_runs = true;
   ph.state->on_finish = [&](uint64_t n) { holds.wait(n); };
-  auto kernel = [](const char* src) {
-    return json{{"kernels", {{{"processor", "riscv_0"}, {"cores", {{0, 0, 0, 0}}}, {"source", src}}}}};
-  };
-  ph.send({{"id", 1}, {"cmd", "init"}, {"protocol", 2}, {"layer", "emu"}, {"cache_dir", "/tmp/x"}});
-  json good = kernel("k"), bad = kernel("FAILLATE");
-  good["id"] = 2, good["cmd"] = "compile";
-  bad["id"] = 3, bad["cmd"] = "compile";
-  ph.send(good);
-  ph.send(bad);
-  CHECK(ph.wait_replies(3), "init and compiles");
-  auto run = [](uint64_t id, uint64_t prog) { return json{{"id", id}, {"cmd", "run"}, {"program", prog}}; };
+  init_good_and_failing(ph);
   using Log = std::vector<std::string>;
 
   // Run A (launch 1) is on the device and its end is waited for.
-  ph.send(run(4, 1));
+  ph.send(run_request(4, 1));
   CHECK(ph.wait_until([&] { return holds.is_waiting(1); }), "the end of run A is waited for");
   // Run B arrives now, with nothing else queued: it launches while A is held.
-  ph.send(run(5, 1));
+  ph.send(run_request(5, 1));
   CHECK(ph.wait_until([&] { return ph.state->launched.load() == 2; }),
         "run B launched while run A is on the device: " << json(ph.state->logged()).dump());
   CHECK((ph.state->logged() == Log{"launch 1", "launch 2"}), "B launched before A ended: " << json(ph.state->logged()).dump());
@@ -1221,13 +1220,13 @@ void test_launch_while_waiting() {
         "launches and ends: " << json(ph.state->logged()).dump());
 
   // `after` naming a run still on the device that fails at its end.
-  ph.send(run(7, 2));  // launch 3, fails at its end
+  ph.send(run_request(7, 2));  // launch 3, fails at its end
   CHECK(ph.wait_until([&] { return holds.is_waiting(3); }), "the end of the failing run is waited for");
-  ph.send(run(8, 1));  // launch 4, while 3 is held
-  json dep = run(9, 1);
+  ph.send(run_request(8, 1));  // launch 4, while 3 is held
+  json dep = run_request(9, 1);
   dep["after"] = {7};
   ph.send(dep);         // waits for 3 and 4, then is not executed
-  ph.send(run(10, 1));  // launch 5, after the dependent run
+  ph.send(run_request(10, 1));  // launch 5, after the dependent run
   CHECK(ph.wait_until([&] { return ph.state->launched.load() == 4; }), "run 8 launched while run 7 is on the device");
   CHECK(ph.wait_until([&] { return ph.pipeline->prepared() == 10; }), "all read");
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -1253,7 +1252,7 @@ void test_launch_while_waiting() {
         "the dependent run never launched: " << json(log).dump());
 
   // exit waits for the run in flight, answers it, then itself.
-  ph.send(run(11, 1));  // launch 6
+  ph.send(run_request(11, 1));  // launch 6
   CHECK(ph.wait_until([&] { return holds.is_waiting(6); }), "the end of run 11 is waited for");
   ph.send({{"id", 12}, {"cmd", "exit"}});
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
