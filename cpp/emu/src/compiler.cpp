@@ -194,23 +194,6 @@ bool remove_tree_at(int parent, const char* name, int depth) {
 
 bool remove_tree(const std::string& path) { return remove_tree_at(AT_FDCWD, path.c_str(), 0); }
 
-// Writes `text` to a new file (O_EXCL|O_NOFOLLOW, 0600).
-void write_new_file(const std::string& path, const std::string& text) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) throw Error("compile_error", "cannot create " + path + ": " + errno_text(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int e = errno;
-      close(fd);
-      throw Error("compile_error", "cannot write " + path + ": " + errno_text(e));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (close(fd) != 0) throw Error("compile_error", "cannot write " + path + ": " + errno_text(errno));
-}
 
 // Hash of every file under the include dir, so that a header change
 // invalidates cached kernels without anyone bumping a constant.
@@ -344,6 +327,23 @@ std::chrono::seconds compile_timeout() {
 }
 
 }  // namespace
+
+void write_new_file(const std::string& path, const std::string& text) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) throw Error("compile_error", "cannot create " + path + ": " + errno_text(errno));
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int e = errno;
+      close(fd);
+      throw Error("compile_error", "cannot write " + path + ": " + errno_text(e));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (close(fd) != 0) throw Error("compile_error", "cannot write " + path + ": " + errno_text(errno));
+}
 
 std::string include_path_problem(const std::string& path) {
   if (path.empty()) return "empty path";

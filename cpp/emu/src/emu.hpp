@@ -291,6 +291,12 @@ struct BuildSpec {
   std::array<uint32_t, 32> cb_tile_sizes{};
 };
 
+// write_new_file writes text to a new file of its own at path, mode 0600:
+// O_EXCL|O_NOFOLLOW, so that a file or a symbolic link planted at the
+// path (a build's sources and include files) is an Error
+// ("compile_error"), not written through.
+void write_new_file(const std::string& path, const std::string& text);
+
 // Builds kernel objects with the host compiler and caches them on disk and in
 // memory, keyed by a hash of everything that goes into the build. The cache
 // directory and every object are checked before use (compiler.cpp).

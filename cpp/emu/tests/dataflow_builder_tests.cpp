@@ -109,6 +109,41 @@ void copy_file(const std::string& from, const std::string& to) {
 
 // ---- planted objects --------------------------------------------------------
 
+// A build's sources are written with write_new_file: a symbolic link
+// planted at the name is refused, not followed (its target keeps its
+// bytes), and so is a file already there; a free name gets a new file of
+// mode 0600.
+void test_new_files_refuse_planted_names(const std::string& parent) {
+  std::string dir = make_temp_dir(parent, "newfile");
+  std::string victim = dir + "/victim", link = dir + "/kernel.cpp", there = dir + "/there.cpp";
+  {
+    std::ofstream(victim) << "keep";
+    std::ofstream(there) << "old";
+  }
+  CHECK(symlink(victim.c_str(), link.c_str()) == 0);
+  for (const std::string& path : {link, there}) {
+    bool refused = false;
+    try {
+      emu::write_new_file(path, "planted over");
+    } catch (const Error& e) {
+      refused = true;
+      CHECK_EQ(e.code, std::string("compile_error"));
+      CHECK(std::string(e.what()).find("cannot create " + path) != std::string::npos);
+    }
+    CHECK(refused);
+  }
+  CHECK_EQ(read_text(victim), std::string("keep"));
+  CHECK_EQ(read_text(there), std::string("old"));
+  std::string fresh = dir + "/fresh.cpp";
+  emu::write_new_file(fresh, "int x;");
+  CHECK_EQ(read_text(fresh), std::string("int x;"));
+  struct stat st{};
+  CHECK(lstat(fresh.c_str(), &st) == 0);
+  CHECK_EQ(st.st_mode & 07777, mode_t(0600));
+  CHECK(S_ISREG(st.st_mode));
+  remove_tree(dir);
+}
+
 void test_planted_objects(const std::string& parent) {
   std::string root = make_temp_dir(parent, "planted");
   std::string marker = root + "/planted-code-ran";
@@ -432,6 +467,7 @@ void test_dataflow_builder(const std::string& cache_arg) {
   }
   test_compile_args(cache);
   test_untrusted_dirs(cache);
+  test_new_files_refuse_planted_names(cache);
   test_planted_objects(cache);
   test_no_home(cache);
   test_compile_timeout(cache);
