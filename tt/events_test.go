@@ -37,11 +37,7 @@ func emptyKernel() *backends.Program {
 // waited for, against 10,000 queued with one wait (sync-µs/launch,
 // queued-µs/launch).
 func BenchmarkQueuedLaunches(b *testing.B) {
-	d := openEmu(b, "n150")[0].(*tt.Device)
-	exe, err := d.Compile(context.Background(), emptyKernel())
-	require.NoError(b, err)
-	defer exe.Release()
-	backendtest.BenchmarkQueuedLaunches(b, exe, nil, 10000)
+	backendtest.BenchmarkQueuedLaunches(b, openEmu(b, "n150")[0], emptyKernel(), nil, 10000)
 }
 
 // Pipelined writes and reads of one buffer, from Go memory (staged) and

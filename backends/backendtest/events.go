@@ -336,13 +336,18 @@ func RequirePending(t testing.TB, ev backends.Event, what string) {
 	}
 }
 
-// BenchmarkQueuedLaunches times n back-to-back launches of exe, each
-// submitted and waited for (sync) against all submitted before one wait
-// for the last (queued), in the same run, and reports µs per launch of
-// each and their ratio. exe should do next to nothing (an empty kernel),
-// so that the figures are the cost of a launch.
-func BenchmarkQueuedLaunches(b *testing.B, exe backends.Executable, args []backends.LaunchArg, n int) {
+// BenchmarkQueuedLaunches compiles prog on dev and times n back-to-back
+// launches of it with args (made by MakeArgs), each submitted and waited
+// for (sync) against all submitted before one wait for the last (queued),
+// in the same run, and reports µs per launch of each and their ratio. prog
+// should do next to nothing (an empty kernel), so that the figures are the
+// cost of a launch.
+func BenchmarkQueuedLaunches(b *testing.B, dev backends.Device, prog *backends.Program, argSpec []Arg, n int) {
 	ctx := context.Background()
+	exe, err := dev.Compile(ctx, prog)
+	require.NoError(b, err)
+	defer exe.Release()
+	args := MakeArgs(b, dev.Pool(), argSpec)
 	require.NoError(b, exe.Launch(ctx, args)) // warm up
 	var syncT, queuedT time.Duration
 	for b.Loop() {

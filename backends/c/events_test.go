@@ -22,14 +22,7 @@ var emptyProgram = &backends.Program{
 // BenchmarkQueuedLaunches: 10,000 empty launches, each waited for, against
 // 10,000 queued with one wait (sync-µs/launch, queued-µs/launch).
 func BenchmarkQueuedLaunches(b *testing.B) {
-	d := device(b)
-	exe, err := d.Compile(b.Context(), emptyProgram)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer exe.Release()
-	args := backendtest.MakeArgs(b, d.Pool(), []backendtest.Arg{backendtest.BufferArg(4)})
-	backendtest.BenchmarkQueuedLaunches(b, exe, args, 10000)
+	backendtest.BenchmarkQueuedLaunches(b, device(b), emptyProgram, []backendtest.Arg{backendtest.BufferArg(4)}, 10000)
 }
 
 // BenchmarkPipeline: 64 MiB per input through vadd in 4 MiB chunks,

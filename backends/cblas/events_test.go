@@ -13,12 +13,5 @@ func TestEvents(t *testing.T) {
 // BenchmarkQueuedLaunches: 10,000 1×1×1 GEMMs, each waited for, against
 // 10,000 queued with one wait (sync-µs/launch, queued-µs/launch).
 func BenchmarkQueuedLaunches(b *testing.B) {
-	d := device(b)
-	exe, err := d.Compile(b.Context(), backendtest.ExampleProgram(b, "matmul"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer exe.Release()
-	args := backendtest.MakeArgs(b, d.Pool(), backendtest.MatmulArgs(1, 1, 1))
-	backendtest.BenchmarkQueuedLaunches(b, exe, args, 10000)
+	backendtest.BenchmarkQueuedLaunches(b, device(b), backendtest.ExampleProgram(b, "matmul"), backendtest.MatmulArgs(1, 1, 1), 10000)
 }

@@ -350,12 +350,7 @@ func TestSubmitAllocations(t *testing.T) {
 // 10,000 queued with one wait (sync-µs/launch, queued-µs/launch,
 // sync/queued).
 func BenchmarkQueuedLaunches(b *testing.B) {
-	d := gpu(b)
-	exe, err := d.Compile(context.Background(), emptyProgram())
-	require.NoError(b, err)
-	defer exe.Release()
-	args := backendtest.MakeArgs(b, d.Pool(), []backendtest.Arg{backendtest.BufferArg(4)})
-	backendtest.BenchmarkQueuedLaunches(b, exe, args, 10000)
+	backendtest.BenchmarkQueuedLaunches(b, gpu(b), emptyProgram(), []backendtest.Arg{backendtest.BufferArg(4)}, 10000)
 }
 
 // BenchmarkPipeline: 1 GiB per input through vadd in 64 MiB chunks,

@@ -36,11 +36,7 @@ var emptyProgram = &backends.Program{
 func BenchmarkQueuedLaunches(b *testing.B) {
 	for _, d := range openAll(b) {
 		b.Run(d.name, func(b *testing.B) {
-			exe, err := d.Compile(b.Context(), emptyProgram)
-			require.NoError(b, err)
-			defer exe.Release()
-			args := backendtest.MakeArgs(b, d.pool, []backendtest.Arg{backendtest.BufferArg(4)})
-			backendtest.BenchmarkQueuedLaunches(b, exe, args, 10000)
+			backendtest.BenchmarkQueuedLaunches(b, d, emptyProgram, []backendtest.Arg{backendtest.BufferArg(4)}, 10000)
 		})
 	}
 }
