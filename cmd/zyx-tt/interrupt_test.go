@@ -109,12 +109,21 @@ func childNamed(parent int, name string) int {
 			if err != nil {
 				continue
 			}
-			if comm, err := os.ReadFile("/proc/" + field + "/comm"); err == nil && strings.TrimSpace(string(comm)) == name {
+			if commOf(pid) == name {
 				return pid
 			}
 		}
 	}
 	return 0
+}
+
+// commOf is the command name of pid ("" when it is gone).
+func commOf(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // procStat is the fields of /proc/pid/stat after the command, or nil.
@@ -144,8 +153,7 @@ func cpuTicks(pid int) int {
 // processAlive reports whether pid exists, is not a zombie and is still
 // the command name (not a new process that took the pid).
 func processAlive(pid int, name string) bool {
-	comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
-	if err != nil || strings.TrimSpace(string(comm)) != name {
+	if commOf(pid) != name {
 		return false
 	}
 	f := procStat(pid)
