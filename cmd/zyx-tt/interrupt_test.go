@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/shm"
 )
 
 // Ctrl-C during a run whose kernel never ends (a spin loop on the
@@ -86,6 +89,14 @@ func TestInterruptStopsAHungKernel(t *testing.T) {
 	require.Equal(t, exitFailure, ee.ExitCode(), stderr.text())
 	require.Contains(t, stderr.text(), "zyx-tt run: interrupted (Ctrl-C or SIGTERM); stopped: ", "the error says the run was interrupted")
 	require.Contains(t, stderr.text(), "context canceled", "and where")
+
+	// It left no shm segment named for it behind.
+	ents, err := os.ReadDir(shm.DefaultDir())
+	require.NoError(t, err)
+	prefix := fmt.Sprintf("%s%d-", shm.Prefix, cmd.Process.Pid)
+	for _, e := range ents {
+		require.False(t, strings.HasPrefix(e.Name(), prefix), "zyx-tt left %s in %s", e.Name(), shm.DefaultDir())
+	}
 
 	// The runtime it started is gone (reaped by zyx-tt, or, had it been
 	// orphaned, by init, which would leave it running meanwhile).
