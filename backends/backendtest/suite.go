@@ -55,6 +55,22 @@ func (ds Devices) All(t testing.TB) []backends.Device {
 	return devs
 }
 
+// Runner is *testing.T or *testing.B: a test that runs subtests of its
+// own kind.
+type Runner[T any] interface {
+	testing.TB
+	Run(name string, f func(T)) bool
+}
+
+// EachDevice opens every device of ds (as All does) and runs f on each,
+// as D, in a subtest named after the device.
+func EachDevice[D backends.Device, T Runner[T]](t T, ds Devices, f func(t T, d D)) {
+	t.Helper()
+	for _, d := range As[D](ds.All(t)) {
+		t.Run(d.Name(), func(t T) { f(t, d) })
+	}
+}
+
 // One opens device i on its own, for a check that closes it.
 func (ds Devices) One(i int) Opener {
 	return func(t testing.TB) backends.Device { return ds.open(t, &[]int{i})[0] }

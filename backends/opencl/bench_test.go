@@ -15,15 +15,13 @@ import (
 // bytes, counted read plus write), both timed by event profiling, and
 // reports their ratio.
 func BenchmarkVaddBandwidth(b *testing.B) {
-	for _, d := range openAll(b) {
-		b.Run(d.name, func(b *testing.B) {
-			backendtest.VaddBandwidth(b, d, vaddProgram(b), backendtest.CopyReference{
-				Label: "copy", Metric: "copy", Ratio: "ratio",
-				Time: func(ctx context.Context, src, dst backends.BufferID, bytes int64) (time.Duration, error) {
-					ns, err := d.pool.copyBuffer(ctx, dst, 0, src, 0, bytes, true)
-					return time.Duration(ns), err
-				},
-			})
+	eachDevice(b, func(b *testing.B, d *device) {
+		backendtest.VaddBandwidth(b, d, vaddProgram(b), backendtest.CopyReference{
+			Label: "copy", Metric: "copy", Ratio: "ratio",
+			Time: func(ctx context.Context, src, dst backends.BufferID, bytes int64) (time.Duration, error) {
+				ns, err := d.pool.copyBuffer(ctx, dst, 0, src, 0, bytes, true)
+				return time.Duration(ns), err
+			},
 		})
-	}
+	})
 }

@@ -14,12 +14,10 @@ import (
 
 // TestEvents runs the event contract's suite on every device.
 func TestEvents(t *testing.T) {
-	for _, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) {
-			backendtest.RunEventConformance(t, d, backendtest.VaddStep(t, 4096))
-			backendtest.RunFailureIsolation(t, d, backendtest.VaddStep(t, 4096))
-		})
-	}
+	eachDevice(t, func(t *testing.T, d *device) {
+		backendtest.RunEventConformance(t, d, backendtest.VaddStep(t, 4096))
+		backendtest.RunFailureIsolation(t, d, backendtest.VaddStep(t, 4096))
+	})
 }
 
 // emptyProgram does nothing over one work item: its launch is all cost.
@@ -34,11 +32,9 @@ var emptyProgram = &backends.Program{
 // 10,000 queued with one wait (sync-µs/launch, queued-µs/launch), on every
 // device.
 func BenchmarkQueuedLaunches(b *testing.B) {
-	for _, d := range openAll(b) {
-		b.Run(d.name, func(b *testing.B) {
-			backendtest.BenchmarkQueuedLaunches(b, d, emptyProgram, []backendtest.Arg{backendtest.BufferArg(4)}, 10000)
-		})
-	}
+	eachDevice(b, func(b *testing.B, d *device) {
+		backendtest.BenchmarkQueuedLaunches(b, d, emptyProgram, []backendtest.Arg{backendtest.BufferArg(4)}, 10000)
+	})
 }
 
 // A device's own pending event goes in the next command's wait list
@@ -46,50 +42,48 @@ func BenchmarkQueuedLaunches(b *testing.B) {
 // and everything submitted after it, in order.
 func TestOwnAndForeignDependencies(t *testing.T) {
 	ctx := context.Background()
-	for _, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) {
-			const n = 1 << 16
-			exe, err := d.Compile(ctx, vaddProgram(t))
-			require.NoError(t, err)
-			defer exe.Release()
-			x := backendtest.RandomF32(3, n, -2, 2)
-			args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
-			gate := backends.NewHostEvent()
-			upX, err := d.pool.WriteAsync(ctx, args[0].Buffer, 0, backendtest.F32Bytes(x), gate)
-			require.NoError(t, err)
-			upY, err := d.pool.WriteAsync(ctx, args[1].Buffer, 0, backendtest.F32Bytes(x))
-			require.NoError(t, err)
+	eachDevice(t, func(t *testing.T, d *device) {
+		const n = 1 << 16
+		exe, err := d.Compile(ctx, vaddProgram(t))
+		require.NoError(t, err)
+		defer exe.Release()
+		x := backendtest.RandomF32(3, n, -2, 2)
+		args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
+		gate := backends.NewHostEvent()
+		upX, err := d.pool.WriteAsync(ctx, args[0].Buffer, 0, backendtest.F32Bytes(x), gate)
+		require.NoError(t, err)
+		upY, err := d.pool.WriteAsync(ctx, args[1].Buffer, 0, backendtest.F32Bytes(x))
+		require.NoError(t, err)
+		d.q.Mu.Lock()
+		require.Equal(t, 1, d.q.Deferred(transfers), "the write after a host event waits; the one after it, waiting for nothing, does not")
+		d.q.Mu.Unlock()
+		require.NoError(t, upY.Wait(ctx))
+		backendtest.RequirePending(t, upX, "the write after a pending host event")
+		gate.Complete(nil)
+		require.Eventually(t, func() bool {
 			d.q.Mu.Lock()
-			require.Equal(t, 1, d.q.Deferred(transfers), "the write after a host event waits; the one after it, waiting for nothing, does not")
-			d.q.Mu.Unlock()
-			require.NoError(t, upY.Wait(ctx))
-			backendtest.RequirePending(t, upX, "the write after a pending host event")
-			gate.Complete(nil)
-			require.Eventually(t, func() bool {
-				d.q.Mu.Lock()
-				defer d.q.Mu.Unlock()
-				return d.q.Deferred(transfers) == 0
-			}, 5*time.Second, time.Millisecond, "the deferred work is enqueued once the host event has ended")
-			run, err := exe.Submit(ctx, args, upX, upY)
-			require.NoError(t, err)
-			out := make([]byte, 4*n)
-			down, err := d.pool.ReadAsync(ctx, args[2].Buffer, 0, out, run)
-			require.NoError(t, err)
-			require.NoError(t, down.Wait(ctx))
-			require.NoError(t, run.Err())
-			want := make([]float64, n)
-			for i, v := range x {
-				want[i] = float64(v) + float64(v)
-			}
-			backendtest.RequireClose(t, want, backendtest.BytesF32(out), 0, 0)
-			for _, ev := range []backends.Event{upX, upY, run, down} {
-				o := ev.(*event)
-				o.mu.Lock()
-				require.Zero(t, o.cl, "an ended command's cl_event is released")
-				o.mu.Unlock()
-			}
-		})
-	}
+			defer d.q.Mu.Unlock()
+			return d.q.Deferred(transfers) == 0
+		}, 5*time.Second, time.Millisecond, "the deferred work is enqueued once the host event has ended")
+		run, err := exe.Submit(ctx, args, upX, upY)
+		require.NoError(t, err)
+		out := make([]byte, 4*n)
+		down, err := d.pool.ReadAsync(ctx, args[2].Buffer, 0, out, run)
+		require.NoError(t, err)
+		require.NoError(t, down.Wait(ctx))
+		require.NoError(t, run.Err())
+		want := make([]float64, n)
+		for i, v := range x {
+			want[i] = float64(v) + float64(v)
+		}
+		backendtest.RequireClose(t, want, backendtest.BytesF32(out), 0, 0)
+		for _, ev := range []backends.Event{upX, upY, run, down} {
+			o := ev.(*event)
+			o.mu.Lock()
+			require.Zero(t, o.cl, "an ended command's cl_event is released")
+			o.mu.Unlock()
+		}
+	})
 }
 
 // A lost device fails its pending work, deferred included, with

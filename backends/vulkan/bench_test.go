@@ -22,27 +22,25 @@ import (
 // may run vkCmdCopyBuffer on a copy engine slower than the shader cores.
 func BenchmarkVaddBandwidth(b *testing.B) {
 	ctx := context.Background()
-	for _, d := range openAll(b) {
-		b.Run(d.name, func(b *testing.B) {
-			n := backendtest.BenchElems(d.info)
-			cx, err := d.Compile(ctx, copyProgram(b))
-			require.NoError(b, err)
-			defer cx.Release()
-			backendtest.VaddBandwidth(b, d, vaddProgram(b),
-				backendtest.CopyReference{
-					Label: "vkCmdCopyBuffer", Metric: "copy", Ratio: "ratio",
-					Time: func(ctx context.Context, src, dst backends.BufferID, bytes int64) (time.Duration, error) {
-						return d.pool.copyBuffer(ctx, dst, 0, src, 0, bytes, true)
-					},
+	eachDevice(b, func(b *testing.B, d *device) {
+		n := backendtest.BenchElems(d.info)
+		cx, err := d.Compile(ctx, copyProgram(b))
+		require.NoError(b, err)
+		defer cx.Release()
+		backendtest.VaddBandwidth(b, d, vaddProgram(b),
+			backendtest.CopyReference{
+				Label: "vkCmdCopyBuffer", Metric: "copy", Ratio: "ratio",
+				Time: func(ctx context.Context, src, dst backends.BufferID, bytes int64) (time.Duration, error) {
+					return d.pool.copyBuffer(ctx, dst, 0, src, 0, bytes, true)
 				},
-				backendtest.CopyReference{
-					Label: "shader copy", Metric: "shader_copy", Ratio: "shader_ratio",
-					Time: func(ctx context.Context, src, dst backends.BufferID, _ int64) (time.Duration, error) {
-						return cx.LaunchTimed(ctx, []backends.LaunchArg{backends.BufArg(src), backends.BufArg(dst), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))})
-					},
-				})
-		})
-	}
+			},
+			backendtest.CopyReference{
+				Label: "shader copy", Metric: "shader_copy", Ratio: "shader_ratio",
+				Time: func(ctx context.Context, src, dst backends.BufferID, _ int64) (time.Duration, error) {
+					return cx.LaunchTimed(ctx, []backends.LaunchArg{backends.BufArg(src), backends.BufArg(dst), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))})
+				},
+			})
+	})
 }
 
 // copyProgram is the compute-shader copy the benchmark compares with.

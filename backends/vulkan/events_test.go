@@ -74,11 +74,9 @@ var emptyProgram = &backends.Program{
 // 10,000 queued with one wait (sync-µs/launch, queued-µs/launch), on every
 // device.
 func BenchmarkQueuedLaunches(b *testing.B) {
-	for _, d := range openAll(b) {
-		b.Run(d.name, func(b *testing.B) {
-			backendtest.BenchmarkQueuedLaunches(b, d, emptyProgram, []backendtest.Arg{backendtest.BufferArg(4)}, 10000)
-		})
-	}
+	eachDevice(b, func(b *testing.B, d *device) {
+		backendtest.BenchmarkQueuedLaunches(b, d, emptyProgram, []backendtest.Arg{backendtest.BufferArg(4)}, 10000)
+	})
 }
 
 func (d *device) nextSerialLocked() uint64 {
@@ -91,40 +89,38 @@ func (d *device) nextSerialLocked() uint64 {
 // of every launch run in order.
 func TestQueuedLaunchesShareBatches(t *testing.T) {
 	ctx := context.Background()
-	for _, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) {
-			const n, k = 4096, 200
-			step := backendtest.VaddStep(t, n)
-			exe, err := d.Compile(ctx, step.Program)
+	eachDevice(t, func(t *testing.T, d *device) {
+		const n, k = 4096, 200
+		step := backendtest.VaddStep(t, n)
+		exe, err := d.Compile(ctx, step.Program)
+		require.NoError(t, err)
+		defer exe.Release()
+		x := backendtest.RandomF32(5, n, -4, 4)
+		var bufs [2]backends.BufferID
+		for i := range bufs {
+			bufs[i] = backendtest.UploadF32(t, d.pool, x)
+			defer d.pool.Release(bufs[i])
+		}
+		args := [2][]backends.LaunchArg{step.Args(t, d.pool, bufs[0], bufs[1]), step.Args(t, d.pool, bufs[1], bufs[0])}
+		before := d.nextSerialLocked()
+		var last backends.Event
+		for i := range k {
+			last, err = exe.Submit(ctx, args[i%2])
 			require.NoError(t, err)
-			defer exe.Release()
-			x := backendtest.RandomF32(5, n, -4, 4)
-			var bufs [2]backends.BufferID
-			for i := range bufs {
-				bufs[i] = backendtest.UploadF32(t, d.pool, x)
-				defer d.pool.Release(bufs[i])
+		}
+		require.NoError(t, last.Wait(ctx))
+		batches := d.nextSerialLocked() - before
+		require.Less(t, batches, uint64(k), "%d launches in %d batches", k, batches)
+		t.Logf("%d launches in %d batches", k, batches)
+		want := make([]float64, n)
+		for i, v := range x {
+			for range k {
+				v = step.Apply(v) // in float32, as the device adds
 			}
-			args := [2][]backends.LaunchArg{step.Args(t, d.pool, bufs[0], bufs[1]), step.Args(t, d.pool, bufs[1], bufs[0])}
-			before := d.nextSerialLocked()
-			var last backends.Event
-			for i := range k {
-				last, err = exe.Submit(ctx, args[i%2])
-				require.NoError(t, err)
-			}
-			require.NoError(t, last.Wait(ctx))
-			batches := d.nextSerialLocked() - before
-			require.Less(t, batches, uint64(k), "%d launches in %d batches", k, batches)
-			t.Logf("%d launches in %d batches", k, batches)
-			want := make([]float64, n)
-			for i, v := range x {
-				for range k {
-					v = step.Apply(v) // in float32, as the device adds
-				}
-				want[i] = float64(v)
-			}
-			backendtest.RequireClose(t, want, backendtest.DownloadF32(t, d.pool, bufs[k%2], n), 0, 0)
-		})
-	}
+			want[i] = float64(v)
+		}
+		backendtest.RequireClose(t, want, backendtest.DownloadF32(t, d.pool, bufs[k%2], n), 0, 0)
+	})
 }
 
 // Pipelined staged transfers larger than the staging buffer (1 MiB in
@@ -133,47 +129,45 @@ func TestQueuedLaunchesShareBatches(t *testing.T) {
 // right values.
 func TestStagedPipelineReusesStaging(t *testing.T) {
 	ctx := context.Background()
-	for _, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) {
-			stageAlways(t, d)
-			const n = 3<<17 + 5 // 1.5 MiB a buffer
-			exe, err := d.Compile(ctx, vaddProgram(t))
+	eachDevice(t, func(t *testing.T, d *device) {
+		stageAlways(t, d)
+		const n = 3<<17 + 5 // 1.5 MiB a buffer
+		exe, err := d.Compile(ctx, vaddProgram(t))
+		require.NoError(t, err)
+		defer exe.Release()
+		const rounds = 4
+		outs := make([][]byte, rounds)
+		ins := make([][]float32, rounds)
+		var reads []backends.Event
+		var run, down backends.Event // the last round's
+		args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
+		for r := range rounds {
+			ins[r] = backendtest.RandomF32(uint64(r+1), n, -4, 4)
+			// The inputs are rewritten once the last round's launch
+			// has read them, the output once it has been read back.
+			upX, err := d.pool.WriteAsync(ctx, args[0].Buffer, 0, backendtest.F32Bytes(ins[r]), run)
 			require.NoError(t, err)
-			defer exe.Release()
-			const rounds = 4
-			outs := make([][]byte, rounds)
-			ins := make([][]float32, rounds)
-			var reads []backends.Event
-			var run, down backends.Event // the last round's
-			args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
-			for r := range rounds {
-				ins[r] = backendtest.RandomF32(uint64(r+1), n, -4, 4)
-				// The inputs are rewritten once the last round's launch
-				// has read them, the output once it has been read back.
-				upX, err := d.pool.WriteAsync(ctx, args[0].Buffer, 0, backendtest.F32Bytes(ins[r]), run)
-				require.NoError(t, err)
-				upY, err := d.pool.WriteAsync(ctx, args[1].Buffer, 0, backendtest.F32Bytes(ins[r]), run)
-				require.NoError(t, err)
-				run, err = exe.Submit(ctx, args, upX, upY, down)
-				require.NoError(t, err)
-				outs[r] = make([]byte, 4*n)
-				down, err = d.pool.ReadAsync(ctx, args[2].Buffer, 0, outs[r], run)
-				require.NoError(t, err)
-				reads = append(reads, down)
+			upY, err := d.pool.WriteAsync(ctx, args[1].Buffer, 0, backendtest.F32Bytes(ins[r]), run)
+			require.NoError(t, err)
+			run, err = exe.Submit(ctx, args, upX, upY, down)
+			require.NoError(t, err)
+			outs[r] = make([]byte, 4*n)
+			down, err = d.pool.ReadAsync(ctx, args[2].Buffer, 0, outs[r], run)
+			require.NoError(t, err)
+			reads = append(reads, down)
+		}
+		waitAll(t, d, reads...)
+		for r := range rounds {
+			want := make([]float64, n)
+			for i, v := range ins[r] {
+				want[i] = 2 * float64(v)
 			}
-			waitAll(t, d, reads...)
-			for r := range rounds {
-				want := make([]float64, n)
-				for i, v := range ins[r] {
-					want[i] = 2 * float64(v)
-				}
-				backendtest.RequireClose(t, want, backendtest.BytesF32(outs[r]), 0, 0)
-			}
-			d.q.Mu.Lock()
-			defer d.q.Mu.Unlock()
-			require.Zero(t, d.ring.used, "every batch gave its staging memory back")
-		})
-	}
+			backendtest.RequireClose(t, want, backendtest.BytesF32(outs[r]), 0, 0)
+		}
+		d.q.Mu.Lock()
+		defer d.q.Mu.Unlock()
+		require.Zero(t, d.ring.used, "every batch gave its staging memory back")
+	})
 }
 
 // A lost device fails its pending work, deferred included, with
@@ -256,27 +250,25 @@ func TestOpenBatchIsSubmitted(t *testing.T) {
 // it: a small write after a large one to the same bytes lands last.
 func TestStagedTransfersKeepTheirOrder(t *testing.T) {
 	ctx := context.Background()
-	for _, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) {
-			stageAlways(t, d)
-			const n = 3 << 18 // 3 MiB: three times the tests' staging buffer
-			id, err := d.pool.Alloc(ctx, 4*n)
-			require.NoError(t, err)
-			defer d.pool.Release(id)
-			big := backendtest.RandomF32(11, n, -4, 4)
-			small := []float32{100, 200}
-			require.Greater(t, int64(4*n), d.ring.size, "the large write cannot fit: it waits for staging memory")
-			w1, err := d.pool.WriteAsync(ctx, id, 0, backendtest.F32Bytes(big))
-			require.NoError(t, err)
-			w2, err := d.pool.WriteAsync(ctx, id, 4, backendtest.F32Bytes(small))
-			require.NoError(t, err)
-			require.NoError(t, backends.WaitAll(ctx, w1, w2))
-			want := make([]float64, n)
-			for i, v := range big {
-				want[i] = float64(v)
-			}
-			want[1], want[2] = 100, 200
-			backendtest.RequireClose(t, want, backendtest.DownloadF32(t, d.pool, id, n), 0, 0)
-		})
-	}
+	eachDevice(t, func(t *testing.T, d *device) {
+		stageAlways(t, d)
+		const n = 3 << 18 // 3 MiB: three times the tests' staging buffer
+		id, err := d.pool.Alloc(ctx, 4*n)
+		require.NoError(t, err)
+		defer d.pool.Release(id)
+		big := backendtest.RandomF32(11, n, -4, 4)
+		small := []float32{100, 200}
+		require.Greater(t, int64(4*n), d.ring.size, "the large write cannot fit: it waits for staging memory")
+		w1, err := d.pool.WriteAsync(ctx, id, 0, backendtest.F32Bytes(big))
+		require.NoError(t, err)
+		w2, err := d.pool.WriteAsync(ctx, id, 4, backendtest.F32Bytes(small))
+		require.NoError(t, err)
+		require.NoError(t, backends.WaitAll(ctx, w1, w2))
+		want := make([]float64, n)
+		for i, v := range big {
+			want[i] = float64(v)
+		}
+		want[1], want[2] = 100, 200
+		backendtest.RequireClose(t, want, backendtest.DownloadF32(t, d.pool, id, n), 0, 0)
+	})
 }

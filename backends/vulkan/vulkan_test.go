@@ -23,29 +23,34 @@ var vkDevices = backendtest.NewDevices("libvulkan.so.1", load, func(t testing.TB
 // openAll opens every Vulkan device, or skips naming what is missing.
 func openAll(t testing.TB) []*device { return backendtest.As[*device](vkDevices.All(t)) }
 
+// eachDevice runs f in a subtest on every Vulkan device, or skips naming
+// what is missing.
+func eachDevice[T backendtest.Runner[T]](t T, f func(t T, d *device)) {
+	t.Helper()
+	backendtest.EachDevice(t, vkDevices, f)
+}
+
 var vaddProgram = backendtest.Vadd
 
 // TestStagedTransfers sends every transfer through the staging buffer,
 // as on a discrete GPU whose memory the host cannot map.
 func TestStagedTransfers(t *testing.T) {
 	ctx := context.Background()
-	for _, d := range openAll(t) {
-		t.Run(d.name, func(t *testing.T) {
+	eachDevice(t, func(t *testing.T, d *device) {
+		d.q.Mu.Lock()
+		d.stageAlways = true
+		d.q.Mu.Unlock()
+		defer func() {
 			d.q.Mu.Lock()
-			d.stageAlways = true
+			d.stageAlways = false
 			d.q.Mu.Unlock()
-			defer func() {
-				d.q.Mu.Lock()
-				d.stageAlways = false
-				d.q.Mu.Unlock()
-			}()
-			backendtest.RunPoolConformance(t, d.pool)
-			x, err := d.Compile(ctx, vaddProgram(t))
-			require.NoError(t, err)
-			backendtest.CheckVadd(t, d.pool, x, 3<<18+11) // 3 MiB a buffer: three staging chunks
-			require.NoError(t, x.Release())
-		})
-	}
+		}()
+		backendtest.RunPoolConformance(t, d.pool)
+		x, err := d.Compile(ctx, vaddProgram(t))
+		require.NoError(t, err)
+		backendtest.CheckVadd(t, d.pool, x, 3<<18+11) // 3 MiB a buffer: three staging chunks
+		require.NoError(t, x.Release())
+	})
 }
 
 // TestConformance runs the shared suites on every device (as OpenCL's
