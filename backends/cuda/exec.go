@@ -60,7 +60,8 @@ func (d *Device) compileKernel(ctx context.Context, p *backends.Program) (backen
 	}
 	driver.Debug(driver.DebugCompile, "cuda: module ready", "program", p.Name, "target", t.arch, "kind", mod.kind, "symbol", mod.symbol)
 
-	k := &kernelExec{dev: d, prog: p, block: block}
+	k := &kernelExec{launcher: launcher{dev: d, prog: p, what: "launch"}, block: block}
+	k.prepareRun = k.prepare
 	err = d.run("load module", func() error {
 		drv := d.drv
 		if r := drv.call(drv.moduleLoadData, uintptr(unsafe.Pointer(&k.module)), uintptr(unsafe.Pointer(&mod.image[0]))); r != cudaSuccess {
@@ -151,8 +152,7 @@ func (d *Device) gridLimits() []uint64 {
 
 // kernelExec is a loaded CUDA C kernel.
 type kernelExec struct {
-	dev        *Device
-	prog       *backends.Program
+	launcher
 	module, fn uintptr
 	block      [3]uint32
 	maxThreads int32
@@ -160,6 +160,20 @@ type kernelExec struct {
 	// right before each launch under the device's submission lock (the
 	// driver copies the values at the call).
 	params *cBlock
+}
+
+// launcher is what the kernel and the GEMM executables share: the device
+// and program they run on, the runs that keep them loaded, the events
+// LaunchTimed records around a run, and Launch, Submit and LaunchTimed over
+// the executable's own prepare.
+type launcher struct {
+	dev  *Device
+	prog *backends.Program
+	// what names a run in errors ("launch", "gemm").
+	what string
+	// prepareRun is the executable's prepare: it checks a run's args and
+	// makes its event, timed or not.
+	prepareRun func(ctx context.Context, args []backends.LaunchArg, timed bool) (*event, error)
 
 	runs    runs
 	timedMu sync.Mutex // one LaunchTimed at a time: they share events
@@ -253,48 +267,48 @@ func packSlots(mem []byte, base uintptr, vals []uint64) error {
 	return nil
 }
 
-// Launch runs the kernel over the program's grid and waits for it: Submit
-// and a wait. When ctx ends while the kernel runs, Launch returns at once
-// and the kernel runs to its end, holding its buffers until then.
-func (k *kernelExec) Launch(ctx context.Context, args []backends.LaunchArg) error {
-	ev, err := k.Submit(ctx, args)
+// Launch runs the work and waits for it: Submit and a wait. When ctx ends
+// while the work runs, Launch returns at once and the work runs to its end,
+// holding its buffers until then.
+func (l *launcher) Launch(ctx context.Context, args []backends.LaunchArg) error {
+	ev, err := l.Submit(ctx, args)
 	return driver.Wait(ctx, ev, err)
 }
 
 // Submit checks the args, holds the buffers and the executable, and queues
-// the launch on the device's compute stream after the events in after.
-func (k *kernelExec) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
-	e, err := k.prepare(ctx, args, false)
+// the work on the device's compute stream after the events in after.
+func (l *launcher) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
+	e, err := l.prepareRun(ctx, args, false)
 	if err != nil {
 		return nil, err
 	}
 	e.op.after = after
-	ev, err := k.dev.submit(e)
+	ev, err := l.dev.submit(e)
 	if err != nil {
-		return nil, fmt.Errorf("%s: launch %q: %w", k.dev.name, k.prog.Name, err)
+		return nil, fmt.Errorf("%s: %s %q: %w", l.dev.name, l.what, l.prog.Name, err)
 	}
 	return ev, nil
 }
 
-// LaunchTimed runs the kernel once and returns the time between two events
+// LaunchTimed runs the work once and returns the time between two events
 // recorded around it on the compute stream (after its waits, so the time is
-// the kernel's alone).
-func (k *kernelExec) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
-	k.timedMu.Lock()
-	defer k.timedMu.Unlock()
-	e, err := k.prepare(ctx, args, true)
+// the work's alone).
+func (l *launcher) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
+	l.timedMu.Lock()
+	defer l.timedMu.Unlock()
+	e, err := l.prepareRun(ctx, args, true)
 	if err != nil {
 		return 0, err
 	}
-	empty := e.op.issue == nil // an empty grid runs nothing
-	ev, err := k.dev.submit(e)
+	empty := e.op.issue == nil // an empty grid or GEMM runs nothing
+	ev, err := l.dev.submit(e)
 	if err != nil {
-		return 0, fmt.Errorf("%s: launch %q: %w", k.dev.name, k.prog.Name, err)
+		return 0, fmt.Errorf("%s: %s %q: %w", l.dev.name, l.what, l.prog.Name, err)
 	}
 	if err := ev.Wait(ctx); err != nil || empty {
 		return 0, err
 	}
-	return k.dev.elapsedOf(k.events)
+	return l.dev.elapsedOf(l.events)
 }
 
 // prepare checks a launch and makes its event: the buffers and the

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"sync"
-	"time"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -329,16 +327,11 @@ func gemmTypes(g *backends.GEMMVariant) (dataType, computeType int, scalarF64 bo
 
 // gemmExec runs a GEMM variant through cuBLAS.
 type gemmExec struct {
-	dev               *Device
-	prog              *backends.Program
+	launcher
 	dataType, compute int
 	elemSize          int64
 
 	scalars *cBlock // alpha at 0, beta at 8 (cuBLAS reads them at the call: host pointer mode)
-
-	runs    runs
-	timedMu sync.Mutex // one LaunchTimed at a time: they share events
-	events  timing     // used under the submission lock
 }
 
 func (e *gemmExec) endRun() {
@@ -373,48 +366,9 @@ func (d *Device) compileGEMM(p *backends.Program) (backends.Executable, error) {
 		binary.LittleEndian.PutUint32(sc.mem[0:], math.Float32bits(float32(g.Alpha)))
 		binary.LittleEndian.PutUint32(sc.mem[8:], math.Float32bits(float32(g.Beta)))
 	}
-	return &gemmExec{dev: d, prog: p, dataType: dt, compute: ct, elemSize: int64(g.DType.Size()), scalars: sc}, nil
-}
-
-// Launch runs the GEMM and waits for it: Submit and a wait.
-func (e *gemmExec) Launch(ctx context.Context, args []backends.LaunchArg) error {
-	ev, err := e.Submit(ctx, args)
-	return driver.Wait(ctx, ev, err)
-}
-
-// Submit checks the args, holds the operands and the executable, and queues
-// the cuBLAS call on the device's compute stream after the events in after.
-func (e *gemmExec) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
-	ev, err := e.prepare(ctx, args, false)
-	if err != nil {
-		return nil, err
-	}
-	ev.op.after = after
-	out, err := e.dev.submit(ev)
-	if err != nil {
-		return nil, fmt.Errorf("%s: gemm %q: %w", e.dev.name, e.prog.Name, err)
-	}
-	return out, nil
-}
-
-// LaunchTimed runs the GEMM once and returns the time between events
-// recorded around it on the compute stream.
-func (e *gemmExec) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
-	e.timedMu.Lock()
-	defer e.timedMu.Unlock()
-	ev, err := e.prepare(ctx, args, true)
-	if err != nil {
-		return 0, err
-	}
-	empty := ev.op.issue == nil // an empty GEMM runs nothing
-	out, err := e.dev.submit(ev)
-	if err != nil {
-		return 0, fmt.Errorf("%s: gemm %q: %w", e.dev.name, e.prog.Name, err)
-	}
-	if err := out.Wait(ctx); err != nil || empty {
-		return 0, err
-	}
-	return e.dev.elapsedOf(e.events)
+	e := &gemmExec{launcher: launcher{dev: d, prog: p, what: "gemm"}, dataType: dt, compute: ct, elemSize: int64(g.DType.Size()), scalars: sc}
+	e.prepareRun = e.prepare
+	return e, nil
 }
 
 // prepare checks a GEMM's args against its shape and makes its event.
