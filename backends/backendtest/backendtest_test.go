@@ -68,3 +68,23 @@ func TestOnce(t *testing.T) {
 	})
 	require.True(t, skipped, "a device that is not here skips the test")
 }
+
+// EachDevice runs f once on every device the Devices open, as the
+// backend's own type, in a subtest named after the device.
+func TestEachDevice(t *testing.T) {
+	ds := backendtest.Devices{
+		Library: "none",
+		Load:    func() error { return nil },
+		Open: func(t testing.TB, ids *[]int) ([]backends.Device, error) {
+			require.Nil(t, ids, "every device")
+			d, err := dummy.New(dummy.Config{Memory: 1 << 20})
+			return []backends.Device{d}, err
+		},
+	}
+	var names []string
+	backendtest.EachDevice(t, ds, func(t *testing.T, d *dummy.Device) {
+		names = append(names, t.Name())
+		require.Equal(t, "dummy", d.Name())
+	})
+	require.Equal(t, []string{"TestEachDevice/dummy"}, names)
+}

@@ -15,7 +15,7 @@ import (
 // bytes, counted read plus write), both timed by event profiling, and
 // reports their ratio.
 func BenchmarkVaddBandwidth(b *testing.B) {
-	eachDevice(b, func(b *testing.B, d *device) {
+	backendtest.EachDevice(b, clDevices, func(b *testing.B, d *device) {
 		backendtest.VaddBandwidth(b, d, vaddProgram(b), backendtest.CopyReference{
 			Label: "copy", Metric: "copy", Ratio: "ratio",
 			Time: func(ctx context.Context, src, dst backends.BufferID, bytes int64) (time.Duration, error) {

@@ -14,7 +14,7 @@ import (
 
 // TestEvents runs the event contract's suite on every device.
 func TestEvents(t *testing.T) {
-	eachDevice(t, func(t *testing.T, d *device) {
+	backendtest.EachDevice(t, clDevices, func(t *testing.T, d *device) {
 		backendtest.RunEventConformance(t, d, backendtest.VaddStep(t, 4096))
 		backendtest.RunFailureIsolation(t, d, backendtest.VaddStep(t, 4096))
 	})
@@ -32,7 +32,7 @@ var emptyProgram = &backends.Program{
 // 10,000 queued with one wait (sync-µs/launch, queued-µs/launch), on every
 // device.
 func BenchmarkQueuedLaunches(b *testing.B) {
-	eachDevice(b, func(b *testing.B, d *device) {
+	backendtest.EachDevice(b, clDevices, func(b *testing.B, d *device) {
 		backendtest.BenchmarkQueuedLaunches(b, d, emptyProgram, []backendtest.Arg{backendtest.BufferArg(4)}, 10000)
 	})
 }
@@ -42,7 +42,7 @@ func BenchmarkQueuedLaunches(b *testing.B) {
 // and everything submitted after it, in order.
 func TestOwnAndForeignDependencies(t *testing.T) {
 	ctx := context.Background()
-	eachDevice(t, func(t *testing.T, d *device) {
+	backendtest.EachDevice(t, clDevices, func(t *testing.T, d *device) {
 		const n = 1 << 16
 		exe, err := d.Compile(ctx, vaddProgram(t))
 		require.NoError(t, err)

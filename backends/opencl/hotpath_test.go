@@ -15,7 +15,7 @@ import (
 // status and profiling reads, event retains and releases) allocate nothing
 // when the memory they hand the loader is already on the heap.
 func TestHotPathsDoNotAllocate(t *testing.T) {
-	eachDevice(t, func(t *testing.T, d *device) {
+	backendtest.EachDevice(t, clDevices, func(t *testing.T, d *device) {
 		const n = 1024
 		args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
 		bufs, release, err := d.pool.bufs.Acquire("test", args[0].Buffer, args[1].Buffer, args[2].Buffer)

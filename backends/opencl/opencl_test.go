@@ -22,13 +22,6 @@ var clDevices = backendtest.NewDevices("libOpenCL.so.1", load, func(t testing.TB
 // openAll opens every OpenCL device, or skips naming what is missing.
 func openAll(t testing.TB) []*device { return backendtest.As[*device](clDevices.All(t)) }
 
-// eachDevice runs f in a subtest on every OpenCL device, or skips naming
-// what is missing.
-func eachDevice[T backendtest.Runner[T]](t T, f func(t T, d *device)) {
-	t.Helper()
-	backendtest.EachDevice(t, clDevices, f)
-}
-
 var vaddProgram = backendtest.Vadd
 
 // TestConformance runs the shared suites on every device (registration,

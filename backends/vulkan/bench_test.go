@@ -22,7 +22,7 @@ import (
 // may run vkCmdCopyBuffer on a copy engine slower than the shader cores.
 func BenchmarkVaddBandwidth(b *testing.B) {
 	ctx := context.Background()
-	eachDevice(b, func(b *testing.B, d *device) {
+	backendtest.EachDevice(b, vkDevices, func(b *testing.B, d *device) {
 		n := backendtest.BenchElems(d.info)
 		cx, err := d.Compile(ctx, copyProgram(b))
 		require.NoError(b, err)

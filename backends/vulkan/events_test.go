@@ -74,7 +74,7 @@ var emptyProgram = &backends.Program{
 // 10,000 queued with one wait (sync-µs/launch, queued-µs/launch), on every
 // device.
 func BenchmarkQueuedLaunches(b *testing.B) {
-	eachDevice(b, func(b *testing.B, d *device) {
+	backendtest.EachDevice(b, vkDevices, func(b *testing.B, d *device) {
 		backendtest.BenchmarkQueuedLaunches(b, d, emptyProgram, []backendtest.Arg{backendtest.BufferArg(4)}, 10000)
 	})
 }
@@ -89,7 +89,7 @@ func (d *device) nextSerialLocked() uint64 {
 // of every launch run in order.
 func TestQueuedLaunchesShareBatches(t *testing.T) {
 	ctx := context.Background()
-	eachDevice(t, func(t *testing.T, d *device) {
+	backendtest.EachDevice(t, vkDevices, func(t *testing.T, d *device) {
 		const n, k = 4096, 200
 		step := backendtest.VaddStep(t, n)
 		exe, err := d.Compile(ctx, step.Program)
@@ -129,7 +129,7 @@ func TestQueuedLaunchesShareBatches(t *testing.T) {
 // right values.
 func TestStagedPipelineReusesStaging(t *testing.T) {
 	ctx := context.Background()
-	eachDevice(t, func(t *testing.T, d *device) {
+	backendtest.EachDevice(t, vkDevices, func(t *testing.T, d *device) {
 		stageAlways(t, d)
 		const n = 3<<17 + 5 // 1.5 MiB a buffer
 		exe, err := d.Compile(ctx, vaddProgram(t))
@@ -250,7 +250,7 @@ func TestOpenBatchIsSubmitted(t *testing.T) {
 // it: a small write after a large one to the same bytes lands last.
 func TestStagedTransfersKeepTheirOrder(t *testing.T) {
 	ctx := context.Background()
-	eachDevice(t, func(t *testing.T, d *device) {
+	backendtest.EachDevice(t, vkDevices, func(t *testing.T, d *device) {
 		stageAlways(t, d)
 		const n = 3 << 18 // 3 MiB: three times the tests' staging buffer
 		id, err := d.pool.Alloc(ctx, 4*n)

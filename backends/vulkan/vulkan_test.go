@@ -23,20 +23,13 @@ var vkDevices = backendtest.NewDevices("libvulkan.so.1", load, func(t testing.TB
 // openAll opens every Vulkan device, or skips naming what is missing.
 func openAll(t testing.TB) []*device { return backendtest.As[*device](vkDevices.All(t)) }
 
-// eachDevice runs f in a subtest on every Vulkan device, or skips naming
-// what is missing.
-func eachDevice[T backendtest.Runner[T]](t T, f func(t T, d *device)) {
-	t.Helper()
-	backendtest.EachDevice(t, vkDevices, f)
-}
-
 var vaddProgram = backendtest.Vadd
 
 // TestStagedTransfers sends every transfer through the staging buffer,
 // as on a discrete GPU whose memory the host cannot map.
 func TestStagedTransfers(t *testing.T) {
 	ctx := context.Background()
-	eachDevice(t, func(t *testing.T, d *device) {
+	backendtest.EachDevice(t, vkDevices, func(t *testing.T, d *device) {
 		d.q.Mu.Lock()
 		d.stageAlways = true
 		d.q.Mu.Unlock()
