@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,43 +62,26 @@ func TestCrossDeviceEvents(t *testing.T) {
 func TestTransfersKeepOrderOnABuffer(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
-	host, err := backends.HostPool()
-	require.NoError(t, err)
-	for _, n := range []int{4096, 3 << 20, int(d.bounceBudget()) + 4096} {
-		for _, where := range []string{"go", "hostpool"} {
-			t.Run(fmt.Sprintf("%s/%d", where, n), func(t *testing.T) {
-				bufs := make([][]byte, 4)
-				for i := range bufs {
-					if where == "go" {
-						bufs[i] = make([]byte, n)
-						continue
-					}
-					hid, err := host.Alloc(ctx, int64(n))
-					require.NoError(t, err)
-					t.Cleanup(func() { _ = host.Release(hid) })
-					bufs[i], _ = host.Bytes(hid)
-				}
-				first, second, back1, back2 := bufs[0], bufs[1], bufs[2], bufs[3]
-				for i := range first {
-					first[i], second[i] = byte(i*7+1), byte(i*5+3)
-				}
-				id, err := d.Pool().Alloc(ctx, int64(n))
-				require.NoError(t, err)
-				defer d.Pool().Release(id)
-				w1, err := d.Pool().WriteAsync(ctx, id, 0, first)
-				require.NoError(t, err)
-				r1, err := d.Pool().ReadAsync(ctx, id, 0, back1)
-				require.NoError(t, err)
-				w2, err := d.Pool().WriteAsync(ctx, id, 0, second)
-				require.NoError(t, err)
-				r2, err := d.Pool().ReadAsync(ctx, id, 0, back2)
-				require.NoError(t, err)
-				require.NoError(t, backends.WaitAll(ctx, w1, r1, w2, r2))
-				require.True(t, string(first) == string(back1), "the first read sees the first write, not the second")
-				require.True(t, string(second) == string(back2), "the second read sees the second write")
-			})
+	eachHostMemory(t, []int{4096, 3 << 20, int(d.bounceBudget()) + 4096}, func(t *testing.T, n int, mem func() []byte) {
+		first, second, back1, back2 := mem(), mem(), mem(), mem()
+		for i := range first {
+			first[i], second[i] = byte(i*7+1), byte(i*5+3)
 		}
-	}
+		id, err := d.Pool().Alloc(ctx, int64(n))
+		require.NoError(t, err)
+		defer d.Pool().Release(id)
+		w1, err := d.Pool().WriteAsync(ctx, id, 0, first)
+		require.NoError(t, err)
+		r1, err := d.Pool().ReadAsync(ctx, id, 0, back1)
+		require.NoError(t, err)
+		w2, err := d.Pool().WriteAsync(ctx, id, 0, second)
+		require.NoError(t, err)
+		r2, err := d.Pool().ReadAsync(ctx, id, 0, back2)
+		require.NoError(t, err)
+		require.NoError(t, backends.WaitAll(ctx, w1, r1, w2, r2))
+		require.True(t, string(first) == string(back1), "the first read sees the first write, not the second")
+		require.True(t, string(second) == string(back2), "the second read sees the second write")
+	})
 
 	// A launch's output read back without an event, and a write of its input
 	// submitted after it without one.
@@ -134,36 +118,49 @@ func TestTransfersKeepOrderOnABuffer(t *testing.T) {
 func TestWriteWaitsForTheReadThatFillsItsSource(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
+	eachHostMemory(t, []int{4096, 8 << 20, int(d.bounceBudget()) + 4096}, func(t *testing.T, n int, mem func() []byte) {
+		want := make([]byte, n)
+		for i := range want {
+			want[i] = byte(i*11 + 5)
+		}
+		a := backendtest.Upload(t, d.Pool(), want)
+		b := backendtest.Upload(t, d.Pool(), make([]byte, n))
+		mid := mem()                    // zeros until the read
+		gate := backends.NewHostEvent() // holds the read back so the write is submitted first
+		read, err := d.Pool().ReadAsync(ctx, a, 0, mid, gate)
+		require.NoError(t, err)
+		write, err := d.Pool().WriteAsync(ctx, b, 0, mid, read)
+		require.NoError(t, err)
+		out := make([]byte, n)
+		back, err := d.Pool().ReadAsync(ctx, b, 0, out, write)
+		require.NoError(t, err)
+		gate.Complete(nil)
+		require.NoError(t, back.Wait(ctx))
+		require.True(t, string(want) == string(out), "the write copied its source before the read had filled it")
+	})
+}
+
+// eachHostMemory runs f in a subtest for each size n in sizes and each
+// kind of host memory, "go" (Go slices) and "hostpool" (host-pool
+// buffers); mem gives a new zeroed buffer of n bytes of that kind, released
+// when the subtest ends.
+func eachHostMemory(t *testing.T, sizes []int, f func(t *testing.T, n int, mem func() []byte)) {
 	host, err := backends.HostPool()
 	require.NoError(t, err)
-	for _, n := range []int{4096, 8 << 20, int(d.bounceBudget()) + 4096} {
+	for _, n := range sizes {
 		for _, where := range []string{"go", "hostpool"} {
 			t.Run(fmt.Sprintf("%s/%d", where, n), func(t *testing.T) {
-				want := make([]byte, n)
-				for i := range want {
-					want[i] = byte(i*11 + 5)
-				}
-				a := backendtest.Upload(t, d.Pool(), want)
-				b := backendtest.Upload(t, d.Pool(), make([]byte, n))
-				mid := make([]byte, n) // zeros until the read
-				if where == "hostpool" {
-					hid, err := host.Alloc(ctx, int64(n))
+				f(t, n, func() []byte {
+					if where == "go" {
+						return make([]byte, n)
+					}
+					hid, err := host.Alloc(context.Background(), int64(n))
 					require.NoError(t, err)
-					defer host.Release(hid)
-					mid, _ = host.Bytes(hid)
-					clear(mid)
-				}
-				gate := backends.NewHostEvent() // holds the read back so the write is submitted first
-				read, err := d.Pool().ReadAsync(ctx, a, 0, mid, gate)
-				require.NoError(t, err)
-				write, err := d.Pool().WriteAsync(ctx, b, 0, mid, read)
-				require.NoError(t, err)
-				out := make([]byte, n)
-				back, err := d.Pool().ReadAsync(ctx, b, 0, out, write)
-				require.NoError(t, err)
-				gate.Complete(nil)
-				require.NoError(t, back.Wait(ctx))
-				require.True(t, string(want) == string(out), "the write copied its source before the read had filled it")
+					t.Cleanup(func() { _ = host.Release(hid) })
+					b, _ := host.Bytes(hid)
+					clear(b)
+					return b
+				})
 			})
 		}
 	}
@@ -221,15 +218,11 @@ func TestFaultFailsPendingEvents(t *testing.T) {
 // runs in its own process: a fault poisons the primary context.
 func faultPendingHelper() int {
 	ctx := context.Background()
-	fail := func(format string, args ...any) int {
-		fmt.Printf("FAULT-PENDING-FAIL: "+format+"\n", args...)
-		return 1
+	fail := helperFail("FAULT-PENDING-FAIL")
+	d, err := helperDevice(ctx)
+	if err != nil {
+		return fail("no cuda backend: %v", err)
 	}
-	st, err := backends.Backend(ctx, Name)
-	if err != nil || st.Err != nil {
-		return fail("no cuda backend: %v %v", err, st.Err)
-	}
-	d := st.Devices[0]
 	spin, err := d.Compile(ctx, spinProgram(100_000_000))
 	if err != nil {
 		return fail("compile spin: %v", err)
@@ -359,4 +352,18 @@ func BenchmarkQueuedLaunches(b *testing.B) {
 func BenchmarkPipeline(b *testing.B) {
 	d := gpu(b)
 	backendtest.BenchmarkPipeline(b, d, vaddProgram(), gib, 64<<20)
+}
+
+// eachHostMemory names its subtests kind/size and gives zeroed buffers of
+// that size, Go memory or host-pool memory.
+func TestEachHostMemory(t *testing.T) {
+	var names []string
+	eachHostMemory(t, []int{16, 4096}, func(t *testing.T, n int, mem func() []byte) {
+		names = append(names, strings.TrimPrefix(t.Name(), "TestEachHostMemory/"))
+		b := mem()
+		require.Len(t, b, n)
+		require.Equal(t, make([]byte, n), b)
+		b[0] = 1 // writable
+	})
+	require.Equal(t, []string{"go/16", "hostpool/16", "go/4096", "hostpool/4096"}, names)
 }

@@ -48,20 +48,41 @@ func runFaultHelper(t *testing.T, name, ok string) {
 	require.Contains(t, string(out), "CUDA_ERROR_ILLEGAL_ADDRESS")
 }
 
+// helperFail is how a helper process reports a failure: a line that starts
+// with prefix, and the exit status 1.
+func helperFail(prefix string) func(format string, args ...any) int {
+	return func(format string, args ...any) int {
+		fmt.Printf(prefix+": "+format+"\n", args...)
+		return 1
+	}
+}
+
+// helperDevice is the first device of the cuda backend, for a helper
+// process.
+func helperDevice(ctx context.Context) (backends.Device, error) {
+	st, err := backends.Backend(ctx, Name)
+	if err != nil {
+		return nil, err
+	}
+	if st.Err != nil {
+		return nil, st.Err
+	}
+	if len(st.Devices) == 0 {
+		return nil, errors.New("no device")
+	}
+	return st.Devices[0], nil
+}
+
 // faultHelper runs a kernel that writes through a wild pointer and checks
 // that the device is then reported lost by every call. It runs in its own
 // process because a fault poisons the process's primary context.
 func faultHelper() int {
 	ctx := context.Background()
-	fail := func(format string, args ...any) int {
-		fmt.Printf("FAULT-HELPER-FAIL: "+format+"\n", args...)
-		return 1
+	fail := helperFail("FAULT-HELPER-FAIL")
+	d, err := helperDevice(ctx)
+	if err != nil {
+		return fail("no cuda backend: %v", err)
 	}
-	st, err := backends.Backend(ctx, Name)
-	if err != nil || st.Err != nil {
-		return fail("no cuda backend: %v %v", err, st.Err)
-	}
-	d := st.Devices[0]
 	bad, err := d.Compile(ctx, wildProgram())
 	if err != nil {
 		return fail("compile: %v", err)
