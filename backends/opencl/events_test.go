@@ -10,6 +10,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
 )
 
 // TestEvents runs the event contract's suite on every device.
@@ -103,7 +104,7 @@ func TestExecutionStatusErrors(t *testing.T) {
 	failed := &event{dev: d, HostEvent: backends.NewHostEvent()}
 	boom := errors.New("the kernel faulted")
 	failed.Complete(boom)
-	err := d.execError(&cmd{op: "launch", after: []backends.Event{nil, failed}}, -9999)
+	err := d.execError(&cmd{Item: gpuqueue.Item{After: []backends.Event{nil, failed}}, op: "launch"}, -9999)
 	require.ErrorIs(t, err, backends.ErrDependency)
 	require.ErrorIs(t, err, boom)
 

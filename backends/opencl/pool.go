@@ -8,6 +8,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpupool"
+	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
 	"github.com/zyxtt/zyxtt/internal/buftable"
 )
 
@@ -73,11 +74,11 @@ func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 // has ended.
 func (p *pool) transfer(ctx context.Context, op string, b *buffer, release func(), off int64, host []byte, write bool, after []backends.Event) (backends.Event, error) {
 	d := p.dev
-	c := &cmd{ctx: ctx, op: op, kind: transfers, after: after, done: release}
+	c := &cmd{Item: gpuqueue.Item{Ctx: ctx, After: after, Done: release}, op: op, kind: transfers}
 	if len(host) > 0 {
 		pin := new(runtime.Pinner)
 		pin.Pin(&host[0])
-		c.done = func() {
+		c.Done = func() {
 			pin.Unpin()
 			release()
 		}
@@ -115,7 +116,7 @@ func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int
 	}
 	d := p.dev
 	l, q := d.l, d.queue
-	c := &cmd{ctx: ctx, op: "copy", kind: transfers, done: release, timed: timed, enqueue: func(wait []clEvent, out *clEvent) error {
+	c := &cmd{Item: gpuqueue.Item{Ctx: ctx, Done: release}, op: "copy", kind: transfers, timed: timed, enqueue: func(wait []clEvent, out *clEvent) error {
 		return l.EnqueueCopyBuffer(q, from.mem, to.mem, uintptr(srcOff), uintptr(dstOff), uintptr(n), wait, out)
 	}}
 	ev, err := d.submit(c)

@@ -21,6 +21,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpupool"
+	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
 	"github.com/zyxtt/zyxtt/internal/diskcache"
 )
 
@@ -236,7 +237,7 @@ func (x *executable) Submit(ctx context.Context, args []backends.LaunchArg, afte
 	if err != nil {
 		return nil, err
 	}
-	c.after = after
+	c.After = after
 	return x.dev.submit(c)
 }
 
@@ -289,10 +290,10 @@ func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg, tim
 	if err != nil {
 		return nil, err
 	}
-	c := &cmd{ctx: ctx, op: "launch", kind: launches, timed: timed, done: func() {
+	c := &cmd{Item: gpuqueue.Item{Ctx: ctx, Done: func() {
 		release()
 		_ = x.unref()
-	}}
+	}}, op: "launch", kind: launches, timed: timed}
 	if launch.Empty {
 		return c, nil // a marker: the launch runs nothing
 	}

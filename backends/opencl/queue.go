@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
@@ -61,35 +60,21 @@ type event struct {
 
 // cmd is one piece of device work on its way to the queue.
 type cmd struct {
-	ctx   context.Context
-	op    string
-	kind  int // launches or transfers
-	after []backends.Event
-	ev    *event
+	gpuqueue.Item // ctx, events, and the hold that Release gives back
+	op            string
+	kind          int // launches or transfers
+	ev            *event
 	// enqueue puts the work on the queue after the events in wait and
 	// writes the command's event to *out. Nil is no native work: a marker
 	// keeps its place in the queue.
 	enqueue func(wait []clEvent, out *clEvent) error
-	// done gives back what the work holds (buffers, the kernel, pinned
-	// memory); release calls it once.
-	done     func()
-	released atomic.Bool
 	// timed: the completer reads the command's profiling counters into ns.
 	timed bool
 	ns    float64
 	cl    clEvent // the command's event; the completer's reference
 }
 
-// Release gives back what c holds, once.
-func (c *cmd) Release() {
-	if c.done != nil && !c.released.Swap(true) {
-		c.done()
-	}
-}
-
-func (c *cmd) Context() context.Context { return c.ctx }
-func (c *cmd) Events() []backends.Event { return c.after }
-func (c *cmd) End(err error)            { c.ev.Complete(err) }
+func (c *cmd) End(err error) { c.ev.Complete(err) }
 
 // own reports whether e is an event of a command of d.
 func (d *device) own(e backends.Event) (*event, bool) {
@@ -136,7 +121,7 @@ func (d *device) submit(c *cmd) (backends.Event, error) {
 // given back and nothing was queued.
 func (d *device) issue(c *cmd) error {
 	wait := d.waitScratch[:0]
-	for _, e := range c.after {
+	for _, e := range c.After {
 		o, ok := d.own(e)
 		if !ok {
 			continue
@@ -163,7 +148,7 @@ func (d *device) issue(c *cmd) error {
 			if last != nil {
 				<-last.Done() // its place in the order, not a dependency
 			}
-			err := core.WaitAll(context.Background(), c.after...)
+			err := core.WaitAll(context.Background(), c.After...)
 			c.Release()
 			c.ev.Complete(err)
 			d.q.Mu.Lock()
@@ -323,7 +308,7 @@ var errExecution = errors.New("the command failed on the device")
 // CL_OUT_OF_RESOURCES or CL_DEVICE_NOT_AVAILABLE status is how drivers
 // report a context that can run nothing more: the device is lost.
 func (d *device) execError(c *cmd, st int32) error {
-	for i, e := range c.after {
+	for i, e := range c.After {
 		if o, ok := d.own(e); ok {
 			if err := o.Err(); err != nil {
 				return core.DependencyFailed(i, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpupool"
+	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
 	"github.com/zyxtt/zyxtt/internal/buftable"
 )
 
@@ -152,7 +153,7 @@ func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 func (p *pool) transfer(ctx context.Context, op string, b *buffer, release func(), off int64, host []byte, write bool, after []backends.Event) (backends.Event, error) {
 	d := p.dev
 	inPlace := func() bool { return b.mapped != nil && !d.stageAlways && d.idle() }
-	w := &work{ctx: ctx, op: op, kind: transfers, after: after, done: release,
+	w := &work{Item: gpuqueue.Item{Ctx: ctx, After: after, Done: release}, op: op, kind: transfers,
 		fits: func() bool { return inPlace() || int64(len(host)) <= d.ring.available() },
 		record: func(canWait bool) error {
 			if len(host) == 0 {
@@ -272,7 +273,7 @@ func (d *device) run(ctx context.Context, op string, kind int, timed bool, relea
 		defer d.timedMu.Unlock()
 	}
 	l := d.l
-	w := &work{ctx: ctx, op: op, kind: kind, done: release, record: func(bool) error {
+	w := &work{Item: gpuqueue.Item{Ctx: ctx, Done: release}, op: op, kind: kind, record: func(bool) error {
 		if timed {
 			d.flush() // the timestamps bracket this run only
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpupool"
+	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
 )
 
 // executable is a compute pipeline with its layout and one descriptor set.
@@ -320,7 +321,7 @@ func (x *executable) Submit(ctx context.Context, args []backends.LaunchArg, afte
 	if err != nil {
 		return nil, err
 	}
-	w := &work{ctx: ctx, op: "launch", kind: launches, after: after, done: l.release, record: func(bool) error {
+	w := &work{Item: gpuqueue.Item{Ctx: ctx, After: after, Done: l.release}, op: "launch", kind: launches, record: func(bool) error {
 		if l.groups == [3]uint32{} {
 			return nil // an empty grid runs nothing
 		}

@@ -106,11 +106,10 @@ func (e *event) kick() {
 
 // work is one piece of device work on its way to a batch.
 type work struct {
-	ctx   context.Context
-	op    string
-	kind  int // launches or transfers
-	after []backends.Event
-	ev    *event
+	gpuqueue.Item // ctx, events, and the hold that Release gives back
+	op            string
+	kind          int // launches or transfers
+	ev            *event
 	// fits reports whether record can run now without waiting for
 	// staging memory (nil: always). The caller holds d.q.Mu.
 	fits func() bool
@@ -118,21 +117,9 @@ type work struct {
 	// the host, when nothing is pending); canWait allows it to wait for
 	// staging memory. The caller holds d.q.Mu.
 	record func(canWait bool) error
-	// done gives back what the work holds; release calls it once.
-	done     func()
-	released atomic.Bool
 }
 
-// Release gives back what w holds, once.
-func (w *work) Release() {
-	if w.done != nil && !w.released.Swap(true) {
-		w.done()
-	}
-}
-
-func (w *work) Context() context.Context { return w.ctx }
-func (w *work) Events() []backends.Event { return w.after }
-func (w *work) End(err error)            { w.ev.Complete(err) }
+func (w *work) End(err error) { w.ev.Complete(err) }
 
 // batch is one command buffer on its way to the queue and back.
 type batch struct {

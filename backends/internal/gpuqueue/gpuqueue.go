@@ -51,6 +51,31 @@ type Work interface {
 	End(err error)
 }
 
+// Item is what a backend's Work keeps for the queue: the ctx and events
+// it was submitted with, and what it holds. Embedded, it gives the Work its
+// Context, Events and Release; End is the backend's own.
+type Item struct {
+	Ctx   context.Context
+	After []backends.Event
+	// Done gives back what the work holds (buffers, the executable,
+	// pinned memory); Release calls it once.
+	Done     func()
+	released atomic.Bool
+}
+
+// Context is the ctx the work was submitted under.
+func (it *Item) Context() context.Context { return it.Ctx }
+
+// Events are the events the work runs after.
+func (it *Item) Events() []backends.Event { return it.After }
+
+// Release gives back what the work holds, once.
+func (it *Item) Release() {
+	if it.Done != nil && !it.released.Swap(true) {
+		it.Done()
+	}
+}
+
 // Hooks is what a device tells its queue about its own events and how its
 // work reaches it.
 type Hooks[W Work] struct {

@@ -303,3 +303,31 @@ func TestConcurrentSubmissions(t *testing.T) {
 	host.Complete(nil)
 	eventually(t, func() bool { return len(d.order()) == 8*50 }, "every submission is admitted once")
 }
+
+// An Item gives back its hold once, however often Release is called, and
+// hands the queue the ctx and events it was made with.
+func TestItem(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ev := core.NewHostEvent()
+	gave := 0
+	it := &gpuqueue.Item{Ctx: ctx, After: []backends.Event{ev}, Done: func() { gave++ }}
+	var w gpuqueue.Work = struct {
+		*gpuqueue.Item
+		endFunc
+	}{it, func(error) {}}
+	require.Equal(t, ctx, w.Context())
+	require.Equal(t, []backends.Event{ev}, w.Events())
+	w.Release()
+	w.Release()
+	require.Equal(t, 1, gave, "the hold is given back once")
+
+	var empty gpuqueue.Item
+	empty.Release() // no hold: nothing to give back
+	require.Nil(t, empty.Events())
+}
+
+// endFunc is a Work's End.
+type endFunc func(error)
+
+func (f endFunc) End(err error) { f(err) }
