@@ -336,6 +336,18 @@ func RequirePending(t testing.TB, ev backends.Event, what string) {
 	}
 }
 
+// EmptyProgram is a program that does nothing, for timing launches alone
+// (BenchmarkQueuedLaunches): one f32 buffer parameter x, a grid of one,
+// and v, the backend's variant of an empty kernel over x.
+func EmptyProgram(v backends.Variant) *backends.Program {
+	return &backends.Program{
+		Name:     "empty",
+		Params:   []backends.Param{GlobalMut("x", backends.F32)},
+		Grid:     []backends.GwsDim{backends.ConstDim(1)},
+		Variants: []backends.Variant{v},
+	}
+}
+
 // BenchmarkQueuedLaunches compiles prog on dev and times n back-to-back
 // launches of it with args (made by MakeArgs), each submitted and waited
 // for (sync) against all submitted before one wait for the last (queued),

@@ -304,16 +304,10 @@ func wildProgram() *backends.Program {
 	}
 }
 
-// emptyProgram does nothing over one block: its launch is all cost. It
-// takes one buffer, as the other backends' empty programs do.
+// emptyProgram does nothing over one block: its launch is all cost.
 func emptyProgram() *backends.Program {
-	return &backends.Program{
-		Name:   "empty",
-		Params: []backends.Param{backendtest.GlobalMut("x", backends.F32)},
-		Grid:   []backends.GwsDim{backends.ConstDim(1)},
-		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "empty", Local: [3]uint32{32},
-			Source: `extern "C" __global__ void empty(float *x) {}`}}},
-	}
+	return backendtest.EmptyProgram(backends.Variant{Format: backends.FormatCUDA,
+		Code: &backends.SourceVariant{Entry: "empty", Local: [3]uint32{32}, Source: `extern "C" __global__ void empty(float *x) {}`}})
 }
 
 // The launch path allocates little: the event, the closure that issues the

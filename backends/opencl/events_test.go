@@ -22,12 +22,8 @@ func TestEvents(t *testing.T) {
 }
 
 // emptyProgram does nothing over one work item: its launch is all cost.
-var emptyProgram = &backends.Program{
-	Name:     "empty",
-	Params:   []backends.Param{backendtest.GlobalMut("x", backends.F32)},
-	Grid:     []backends.GwsDim{backends.ConstDim(1)},
-	Variants: []backends.Variant{{Format: backends.FormatOpenCL, Code: &backends.SourceVariant{Entry: "empty", Source: "__kernel void empty(__global float *x) { }"}}},
-}
+var emptyProgram = backendtest.EmptyProgram(backends.Variant{Format: backends.FormatOpenCL,
+	Code: &backends.SourceVariant{Entry: "empty", Source: "__kernel void empty(__global float *x) { }"}})
 
 // BenchmarkQueuedLaunches: 10,000 empty launches, each waited for, against
 // 10,000 queued with one wait (sync-µs/launch, queued-µs/launch), on every

@@ -63,12 +63,8 @@ func stageAlways(t testing.TB, d *device) {
 var emptySPIRV []byte
 
 // emptyProgram does nothing over one work group: its launch is all cost.
-var emptyProgram = &backends.Program{
-	Name:     "empty",
-	Params:   []backends.Param{backendtest.GlobalMut("x", backends.F32)},
-	Grid:     []backends.GwsDim{backends.ConstDim(1)},
-	Variants: []backends.Variant{{Format: backends.FormatSPIRV, Code: &backends.SPIRVVariant{Code: emptySPIRV, Entry: "main", Local: [3]uint32{1, 1, 1}}}},
-}
+var emptyProgram = backendtest.EmptyProgram(backends.Variant{Format: backends.FormatSPIRV,
+	Code: &backends.SPIRVVariant{Code: emptySPIRV, Entry: "main", Local: [3]uint32{1, 1, 1}}})
 
 // BenchmarkQueuedLaunches: 10,000 empty launches, each waited for, against
 // 10,000 queued with one wait (sync-µs/launch, queued-µs/launch), on every
