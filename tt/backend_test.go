@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,8 +19,6 @@ import (
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
-
-const helperEnv = mockrt.HelperEnv
 
 // TestMain runs the mock runtime when this binary is started as one, and
 // otherwise checks that the tests leave no goroutine and no shm segment.
@@ -48,10 +45,7 @@ func openTimed(t testing.TB, fixtureName, mockFlags string, timeoutS float64, ex
 // mockFlags, over a sysfs fixture, with private chip lock files and the
 // emulator setting unset.
 func mockEnv(t testing.TB, fixtureName, mockFlags string) {
-	t.Setenv(helperEnv, "mockrt")
-	// A -race binary sleeps 1 s in its exit (the race runtime's
-	// atexit_sleep_ms); the mock need not, so closing a device is quick.
-	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	mockrt.SetSelf(t)
 	t.Setenv(tt.EnvSysfsRoot, fixture(fixtureName))
 	t.Setenv(mockrt.EnvFlags, mockFlags)
 	t.Setenv(ttruntime.EnvLockDir, filepath.Join(t.TempDir(), "locks")) // chip lock files
@@ -138,7 +132,7 @@ func TestEmulatorCanBeSwitchedOff(t *testing.T) {
 	require.ErrorIs(t, err, backends.ErrNoDevice)
 	require.ErrorContains(t, err, "emulator is disabled")
 
-	t.Setenv(helperEnv, "mockrt")
+	mockrt.SetSelf(t)
 	t.Setenv(tt.EnvSysfsRoot, fixture("none"))
 	t.Setenv(tt.EnvEmulator, "0")
 	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q}}`, os.Args[0])))

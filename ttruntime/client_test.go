@@ -59,9 +59,10 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 //
 // A binary built with -race sleeps 1 s in its exit (the race runtime's
 // atexit_sleep_ms), longer than the ShutdownTimeout here, which would make
-// every Close escalate to SIGTERM; the mock is started without that sleep.
+// every Close escalate to SIGTERM; the mock is started without that sleep
+// (mockrt.SelfEnv).
 func mockConfig(flags ...string) ttruntime.Config {
-	env := []string{helperEnv + "=mockrt", "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")}
+	env := mockrt.SelfEnv()
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, helperEnv+"=") && !strings.HasPrefix(kv, mockrt.EnvFlags+"=") && !strings.HasPrefix(kv, "GORACE=") {
 			env = append(env, kv)

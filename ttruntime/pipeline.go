@@ -180,9 +180,9 @@ func (c *Client) send(ctx context.Context, cmd string, req, out any, after []*Ti
 		}
 		select {
 		case <-a.Done():
-			if aerr := a.Err(); aerr != nil {
+			if a.Err() != nil {
 				<-c.room
-				t.finish(&core.Error{Backend: Backend, Op: cmd, Err: fmt.Errorf("%w: request %d (%s) failed: %w", core.ErrDependency, a.id, a.cmd, aerr)})
+				t.finish(&core.Error{Backend: Backend, Op: cmd, Err: fmt.Errorf("%w: request %d (%s) failed: %w", core.ErrDependency, a.id, a.cmd, a.Err())})
 				return t, nil
 			}
 			continue // succeeded: nothing to name

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,8 +15,6 @@ import (
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
-
-const helperEnv = mockrt.HelperEnv
 
 func TestMain(m *testing.M) {
 	mockrt.ServeIfHelper()
@@ -45,8 +42,7 @@ func open(t *testing.T, runtime string) backends.Device {
 }
 
 func TestPoolConformanceUnderTheMock(t *testing.T) {
-	t.Setenv(helperEnv, "mockrt")
-	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	mockrt.SetSelf(t)
 	backendtest.RunPoolConformance(t, open(t, os.Args[0]).Pool())
 }
 
