@@ -101,15 +101,13 @@ func (o *op) ownDeps() ([]*ttruntime.Ticket, error) {
 			continue
 		}
 		e := a.(*event)
-		select {
-		case <-e.Done():
-			if err := e.Err(); err != nil {
-				return nil, core.DependencyFailed(i, err)
-			}
-			continue
-		default:
+		ended, err := core.Ended(e)
+		if err != nil {
+			return nil, core.DependencyFailed(i, err)
 		}
-		deps = append(deps, e.inFlight()...)
+		if !ended {
+			deps = append(deps, e.inFlight()...)
+		}
 	}
 	return deps, nil
 }
@@ -141,13 +139,12 @@ func (o *op) ready() (bool, error) {
 		if a == nil {
 			continue
 		}
-		select {
-		case <-a.Done():
-			if err := a.Err(); err != nil {
-				return true, core.DependencyFailed(i, err)
-			}
+		ended, err := core.Ended(a)
+		if err != nil {
+			return true, core.DependencyFailed(i, err)
+		}
+		if ended {
 			continue
-		default:
 		}
 		if o.own[i] && !o.hostWait {
 			select {

@@ -178,15 +178,14 @@ func (c *Client) send(ctx context.Context, cmd string, req, out any, after []*Ti
 		if a == nil {
 			continue
 		}
-		select {
-		case <-a.Done():
-			if a.Err() != nil {
-				<-c.room
-				t.finish(&core.Error{Backend: Backend, Op: cmd, Err: fmt.Errorf("%w: request %d (%s) failed: %w", core.ErrDependency, a.id, a.cmd, a.Err())})
-				return t, nil
-			}
+		ended, aerr := core.Ended(a)
+		if aerr != nil {
+			<-c.room
+			t.finish(&core.Error{Backend: Backend, Op: cmd, Err: fmt.Errorf("%w: request %d (%s) failed: %w", core.ErrDependency, a.id, a.cmd, aerr)})
+			return t, nil
+		}
+		if ended {
 			continue // succeeded: nothing to name
-		default:
 		}
 		ids = append(ids, a.id) // in flight: within the runtime's window
 	}
