@@ -16,6 +16,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/internal/leakcheck"
 	"github.com/zyxtt/zyxtt/internal/mockrt"
+	"github.com/zyxtt/zyxtt/internal/rtbin"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
@@ -556,11 +557,7 @@ func benchTransfer64MiB(b *testing.B, d *tt.Device) {
 // TestRealRuntimeEmulator drives the C++ runtime's emulator when it has been
 // built (make runtime puts it at bin/zyx-tt-runtime).
 func TestRealRuntimeEmulator(t *testing.T) {
-	bin, err := filepath.Abs(filepath.Join("..", "bin", ttruntime.RuntimeName))
-	require.NoError(t, err)
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("%s not built (run make runtime): %v", bin, err)
-	}
+	bin := rtbin.Require(t)
 	devs, err := openWith(t, "none", "", fmt.Sprintf(`, "runtime": %q`, bin))
 	if errors.Is(err, backends.ErrUnsupported) {
 		t.Skipf("%s has no emulator layer: %v", bin, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/internal/mockrt"
+	"github.com/zyxtt/zyxtt/internal/rtbin"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
@@ -47,10 +48,5 @@ func TestPoolConformanceUnderTheMock(t *testing.T) {
 }
 
 func TestPoolConformanceUnderTheEmulator(t *testing.T) {
-	bin, err := filepath.Abs(filepath.Join("..", "..", "bin", ttruntime.RuntimeName))
-	require.NoError(t, err)
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("%s not built (run make runtime): %v", bin, err)
-	}
-	backendtest.RunPoolConformance(t, open(t, bin).Pool())
+	backendtest.RunPoolConformance(t, open(t, rtbin.Require(t)).Pool())
 }
