@@ -21,13 +21,11 @@ func TestPathIsTheRepositorysBin(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
+	require.NoError(t, Check(os.Args[0]), "this test binary is an executable file")
+	mod, err := filepath.Abs(filepath.Join("..", "..", "go.mod"))
+	require.NoError(t, err)
+	require.ErrorContains(t, Check(mod), mod+" is not an executable file")
 	dir := t.TempDir()
-	exe := filepath.Join(dir, "exe")
-	require.NoError(t, os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o700))
-	plain := filepath.Join(dir, "plain")
-	require.NoError(t, os.WriteFile(plain, nil, 0o600))
-	require.NoError(t, Check(exe))
-	require.ErrorContains(t, Check(plain), plain+" is not an executable file")
 	require.ErrorContains(t, Check(dir), dir+" is not an executable file")
 	require.ErrorIs(t, Check(filepath.Join(dir, "absent")), os.ErrNotExist)
 }
