@@ -456,3 +456,28 @@ func FuzzReadNpy(f *testing.F) {
 		_ = ReadInput(path, backends.F32, []uint64{2, 3}, make([]byte, 24))
 	})
 }
+
+// mapLeaves replaces the leaves of an expression, keeps the shape of the
+// rest (up to three operands), and refuses a tree nested too deep.
+func TestMapLeaves(t *testing.T) {
+	double := func(d backends.GwsDim) (backends.GwsDim, error) {
+		if d.Op == backends.GwsConst {
+			return backends.ConstDim(2 * d.Value), nil
+		}
+		return d, nil
+	}
+	sum := backends.BinaryDim(backends.GwsAdd, backends.ConstDim(3), backends.ParamDim(1))
+	got, err := mapLeaves(sum, double)
+	require.NoError(t, err)
+	require.Equal(t, backends.BinaryDim(backends.GwsAdd, backends.ConstDim(6), backends.ParamDim(1)), got)
+	split := backends.SplitDim(backends.GwsSplitStart, backends.ConstDim(1), backends.ConstDim(2), backends.ConstDim(3))
+	got, err = mapLeaves(split, double)
+	require.NoError(t, err)
+	require.Equal(t, backends.SplitDim(backends.GwsSplitStart, backends.ConstDim(2), backends.ConstDim(4), backends.ConstDim(6)), got)
+	deep := backends.ConstDim(1)
+	for range 70 {
+		deep = backends.BinaryDim(backends.GwsAdd, deep, backends.ConstDim(1))
+	}
+	_, err = mapLeaves(deep, double)
+	require.ErrorContains(t, err, "expression nested too deep")
+}

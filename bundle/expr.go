@@ -136,11 +136,7 @@ func evalHost(d backends.GwsDim, vals Values) (uint64, error) {
 // ordinals: a var that is a Variable param stays a reference to it, any
 // other var becomes its current value.
 func (b *Bundle) bindDevice(d backends.GwsDim, vals Values) (backends.GwsDim, error) {
-	var walk func(d backends.GwsDim, depth int) (backends.GwsDim, error)
-	walk = func(d backends.GwsDim, depth int) (backends.GwsDim, error) {
-		if depth > 64 {
-			return d, errors.New("expression nested too deep")
-		}
+	return mapLeaves(d, func(d backends.GwsDim) (backends.GwsDim, error) {
 		switch d.Op {
 		case backends.GwsConst:
 			return d, nil
@@ -154,18 +150,37 @@ func (b *Bundle) bindDevice(d backends.GwsDim, vals Values) (backends.GwsDim, er
 			}
 			return varConst(v, vals[d.Param])
 		}
-		if d.X == nil || d.Y == nil {
-			return d, errors.New("operation without operands")
+		return d, errors.New("operation without operands")
+	})
+}
+
+// mapLeaves rebuilds the expression d with leaf's result in place of
+// every term that has no operands (a constant, a param, a core term);
+// the operands of every other term are mapped in turn, to 64 levels.
+func mapLeaves(d backends.GwsDim, leaf func(backends.GwsDim) (backends.GwsDim, error)) (backends.GwsDim, error) {
+	var walk func(d backends.GwsDim, depth int) (backends.GwsDim, error)
+	walk = func(d backends.GwsDim, depth int) (backends.GwsDim, error) {
+		if depth > 64 {
+			return d, errors.New("expression nested too deep")
 		}
-		x, err := walk(*d.X, depth+1)
-		if err != nil {
-			return d, err
+		if d.X == nil && d.Y == nil && d.Z == nil {
+			return leaf(d)
 		}
-		y, err := walk(*d.Y, depth+1)
-		if err != nil {
-			return d, err
+		out := backends.GwsDim{Op: d.Op}
+		for _, c := range []struct {
+			src *backends.GwsDim
+			dst **backends.GwsDim
+		}{{d.X, &out.X}, {d.Y, &out.Y}, {d.Z, &out.Z}} {
+			if c.src == nil {
+				continue
+			}
+			x, err := walk(*c.src, depth+1)
+			if err != nil {
+				return d, err
+			}
+			*c.dst = &x
 		}
-		return backends.BinaryDim(d.Op, x, y), nil
+		return out, nil
 	}
 	return walk(d, 0)
 }

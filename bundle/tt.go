@@ -1021,38 +1021,16 @@ func (p *ttParser) parseIncludes(raw json.RawMessage) error {
 // Tenstorrent constant), and whatever does not read the core is folded to a
 // constant, so only the core terms are left for the driver.
 func (b *Bundle) bindCore(d backends.GwsDim, vals Values) (backends.GwsDim, error) {
-	var walk func(d backends.GwsDim, depth int) (backends.GwsDim, error)
-	walk = func(d backends.GwsDim, depth int) (backends.GwsDim, error) {
-		if depth > 64 {
-			return d, errors.New("expression nested too deep")
+	out, err := mapLeaves(d, func(d backends.GwsDim) (backends.GwsDim, error) {
+		if d.Op != backends.GwsParam {
+			return d, nil // a constant or a core term
 		}
-		switch d.Op {
-		case backends.GwsConst, backends.GwsCoreRow, backends.GwsCoreCol, backends.GwsCoreIndex, backends.GwsNumCores:
-			return d, nil
-		case backends.GwsParam:
-			v, err := b.intVar(d.Param, "Tenstorrent expressions")
-			if err != nil {
-				return d, err
-			}
-			return varConst(v, vals[d.Param])
+		v, err := b.intVar(d.Param, "Tenstorrent expressions")
+		if err != nil {
+			return d, err
 		}
-		out := backends.GwsDim{Op: d.Op}
-		for _, c := range []struct {
-			src *backends.GwsDim
-			dst **backends.GwsDim
-		}{{d.X, &out.X}, {d.Y, &out.Y}, {d.Z, &out.Z}} {
-			if c.src == nil {
-				continue
-			}
-			x, err := walk(*c.src, depth+1)
-			if err != nil {
-				return d, err
-			}
-			*c.dst = &x
-		}
-		return out, nil
-	}
-	out, err := walk(d, 0)
+		return varConst(v, vals[d.Param])
+	})
 	if err != nil {
 		return out, err
 	}

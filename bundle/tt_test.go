@@ -189,6 +189,7 @@ func TestTTV2Errors(t *testing.T) {
 		{"dup name", []edit{{`"name": "reader2"`, `"name": "reader1"`}}, "tt.json", `kernels[1].name: "reader1" is also the name of kernels[0]`},
 		{"negative param ordinal", []edit{{`{"kind": "bank_id", "param": "a", "page"`, `{"kind": "bank_id", "param": -1, "page"`}}, "tt.json", "kernels[0].runtime_args[3]: want a param name or ordinal, got -1"},
 		{"negative param reference", []edit{{`{"kind": "bank_id", "param": "a", "page"`, `{"kind": "bank_id", "param": "$-1", "page"`}}, "tt.json", "kernels[0].runtime_args[3].param: param ordinal -1 out of range (6 params)"},
+		{"unknown kernel field", []edit{{`"source": "k.cpp", "defines"`, `"sourc": "k.cpp", "defines"`}}, "tt.json", "kernels[0].sourc: unknown field"},
 		{"unknown arg field", []edit{{`{"kind": "bank_id", "param": "a", "page"`, `{"kind": "bank_id", "param": "a", "pag"`}}, "tt.json", "kernels[0].runtime_args[3].pag: unknown field"},
 		{"per-core compile arg", []edit{{`"tiles * 2"`, `"core_row * 2"`}}, "tt.json", "kernels[0].compile_args[1].value: core_row * 2 reads the core it runs on"},
 		{"per-core common arg", []edit{{`"common_args": [{"kind": "param", "param": "n"}]`, `"common_args": [{"kind": "core_index"}]`}}, "tt.json", "kernels[0].common_args[0].kind: core_index differs from core to core"},

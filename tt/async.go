@@ -101,15 +101,13 @@ func (o *op) ownDeps() ([]*ttruntime.Ticket, error) {
 			continue
 		}
 		e := a.(*event)
-		select {
-		case <-e.Done():
-			if err := e.Err(); err != nil {
-				return nil, core.DependencyFailed(i, err)
-			}
-			continue
-		default:
+		ended, err := core.Ended(e)
+		if err != nil {
+			return nil, core.DependencyFailed(i, err)
 		}
-		deps = append(deps, e.inFlight()...)
+		if !ended {
+			deps = append(deps, e.inFlight()...)
+		}
 	}
 	return deps, nil
 }
@@ -141,13 +139,12 @@ func (o *op) ready() (bool, error) {
 		if a == nil {
 			continue
 		}
-		select {
-		case <-a.Done():
-			if err := a.Err(); err != nil {
-				return true, core.DependencyFailed(i, err)
-			}
+		ended, err := core.Ended(a)
+		if err != nil {
+			return true, core.DependencyFailed(i, err)
+		}
+		if ended {
 			continue
-		default:
 		}
 		if o.own[i] && !o.hostWait {
 			select {
@@ -494,24 +491,41 @@ type transfer struct {
 // region at its turn instead (waiting on the host for this device's
 // events too). Events of this device are named in the request, as Submit's.
 func (p *Pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64, src []byte, after ...backends.Event) (backends.Event, error) {
-	b, ev, o, err := p.transferOp(ctx, "write", dst, off, len(src), after)
+	return p.transferAsync(ctx, ttruntime.CmdWrite, dst, off, src, after, p.write)
+}
+
+// transferAsync is the course of WriteAsync (cmd write) and ReadAsync (cmd
+// read) of data at off in buffer id: the range is checked and the op made
+// now; an empty transfer ends at its turn; otherwise stage makes the
+// request and its region, and when the arena cannot give one, direct does
+// the transfer through the pool's staging region at its turn. The region
+// is freed when the reply comes (after its copy into data, for a read) or
+// when the op is cancelled.
+func (p *Pool) transferAsync(ctx context.Context, cmd string, id backends.BufferID, off int64, data []byte, after []backends.Event,
+	direct func(context.Context, *devBuf, int64, []byte) error) (backends.Event, error) {
+	b, ev, o, err := p.transferOp(ctx, cmd, id, off, len(data), after)
 	if err != nil {
 		return nil, err
 	}
-	d := p.dev
-	if len(src) == 0 {
+	if len(data) == 0 {
 		return p.onHost(o, ev, func() error { return nil }), nil
 	}
-	x, region, err := p.stageWrite(b, off, src)
-	if err != nil { // no shm to stage into now: copy at the write's turn
-		return p.onHost(o, ev, func() error { return p.write(ctx, b, off, src) }), nil
+	x, region, copyOut, err := p.stage(b, off, data, cmd == ttruntime.CmdWrite)
+	if err != nil { // no shm to stage into now: copy at the transfer's turn
+		return p.onHost(o, ev, func() error { return direct(ctx, b, off, data) }), nil
 	}
 	freeRegion := func() { _ = p.host.Arena().Free(region) }
 	o.send = func(deps []*ttruntime.Ticket) {
-		p.sendTransfer(ctx, ttruntime.CmdWrite, x, deps, newReplies(o, func(err error) error { freeRegion(); return err }))
+		p.sendTransfer(ctx, cmd, x, deps, newReplies(o, func(err error) error {
+			if err == nil && copyOut != nil {
+				copyOut()
+			}
+			freeRegion()
+			return err
+		}))
 	}
 	o.cancel = func(err error) { freeRegion(); ev.Complete(err) }
-	d.sub.submit(o)
+	p.dev.sub.submit(o)
 	return ev, nil
 }
 
@@ -537,30 +551,6 @@ func (p *Pool) onHost(o *op, ev *event, run func() error) backends.Event {
 	return ev
 }
 
-// stageWrite is the request of an asynchronous write of src at off, and
-// the region (zero when none) it was staged into.
-func (p *Pool) stageWrite(b *devBuf, off int64, src []byte) (transfer, shm.Region, error) {
-	if b.host.converts() {
-		hr, dr := b.host.hostRowBytes(), b.host.devRowBytes()
-		rows := int64(len(src)) / hr
-		region, err := p.host.Arena().Alloc(rows * dr)
-		if err != nil {
-			return transfer{}, shm.Region{}, err
-		}
-		b.host.toDevice(region.Bytes()[:rows*dr], src)
-		return transfer{rid: b.rid, off: off / hr * dr, seg: region.Segment(), segOff: region.Offset(), n: int(rows * dr)}, region, nil
-	}
-	if seg, soff, ok := p.host.Arena().Locate(src); ok {
-		return transfer{rid: b.rid, off: off, seg: seg, segOff: soff, n: len(src)}, shm.Region{}, nil
-	}
-	region, err := p.host.Arena().Alloc(int64(len(src)))
-	if err != nil {
-		return transfer{}, shm.Region{}, err
-	}
-	copy(region.Bytes(), src)
-	return transfer{rid: b.rid, off: off, seg: region.Segment(), segOff: region.Offset(), n: len(src)}, region, nil
-}
-
 // ReadAsync copies the buffer's bytes at off into dst after the events in
 // after. The range is checked now. The runtime reads into dst in place
 // when it is host-pool memory; otherwise into a shm region of the arena,
@@ -570,55 +560,41 @@ func (p *Pool) stageWrite(b *devBuf, off int64, src []byte) (transfer, shm.Regio
 // pool's staging region at its turn instead. Events of this device are
 // named in the request, as Submit's.
 func (p *Pool) ReadAsync(ctx context.Context, src backends.BufferID, off int64, dst []byte, after ...backends.Event) (backends.Event, error) {
-	b, ev, o, err := p.transferOp(ctx, "read", src, off, len(dst), after)
-	if err != nil {
-		return nil, err
-	}
-	d := p.dev
-	if len(dst) == 0 {
-		return p.onHost(o, ev, func() error { return nil }), nil
-	}
-	x, region, copyOut, err := p.stageRead(b, off, dst)
-	if err != nil { // no shm to read into now: copy at the read's turn
-		return p.onHost(o, ev, func() error { return p.read(ctx, b, off, dst) }), nil
-	}
-	freeRegion := func() { _ = p.host.Arena().Free(region) }
-	o.send = func(deps []*ttruntime.Ticket) {
-		p.sendTransfer(ctx, ttruntime.CmdRead, x, deps, newReplies(o, func(err error) error {
-			if err == nil && copyOut != nil {
-				copyOut()
-			}
-			freeRegion()
-			return err
-		}))
-	}
-	o.cancel = func(err error) { freeRegion(); ev.Complete(err) }
-	d.sub.submit(o)
-	return ev, nil
+	return p.transferAsync(ctx, ttruntime.CmdRead, src, off, dst, after, p.read)
 }
 
-// stageRead is the request of an asynchronous read into dst, the region it
-// reads into (zero: dst itself) and the copy from there into dst.
-func (p *Pool) stageRead(b *devBuf, off int64, dst []byte) (transfer, shm.Region, func(), error) {
+// stage is the request of an asynchronous transfer of data at off (a
+// write when write is set, else a read), the region it stages data in or
+// reads into (zero when data is host-pool memory, which the runtime uses in
+// place), and the copy from the region into data that a read makes when
+// its reply comes (nil when there is none). A tile-layout buffer's data is
+// tilized and packed into the region for a write, and untilized and
+// unpacked from it for a read.
+func (p *Pool) stage(b *devBuf, off int64, data []byte, write bool) (transfer, shm.Region, func(), error) {
+	n, devOff := int64(len(data)), off
 	if b.host.converts() {
 		hr, dr := b.host.hostRowBytes(), b.host.devRowBytes()
-		rows := int64(len(dst)) / hr
-		region, err := p.host.Arena().Alloc(rows * dr)
-		if err != nil {
-			return transfer{}, shm.Region{}, nil, err
-		}
-		copyOut := func() { b.host.toHost(dst, region.Bytes()[:rows*dr]) }
-		return transfer{rid: b.rid, off: off / hr * dr, seg: region.Segment(), segOff: region.Offset(), n: int(rows * dr)}, region, copyOut, nil
+		n, devOff = int64(len(data))/hr*dr, off/hr*dr
+	} else if seg, soff, ok := p.host.Arena().Locate(data); ok {
+		return transfer{rid: b.rid, off: off, seg: seg, segOff: soff, n: len(data)}, shm.Region{}, nil, nil
 	}
-	if seg, soff, ok := p.host.Arena().Locate(dst); ok {
-		return transfer{rid: b.rid, off: off, seg: seg, segOff: soff, n: len(dst)}, shm.Region{}, nil, nil
-	}
-	region, err := p.host.Arena().Alloc(int64(len(dst)))
+	region, err := p.host.Arena().Alloc(n)
 	if err != nil {
 		return transfer{}, shm.Region{}, nil, err
 	}
-	copyOut := func() { copy(dst, region.Bytes()) }
-	return transfer{rid: b.rid, off: off, seg: region.Segment(), segOff: region.Offset(), n: len(dst)}, region, copyOut, nil
+	mem := region.Bytes()[:n]
+	var copyOut func()
+	switch {
+	case write && b.host.converts():
+		b.host.toDevice(mem, data)
+	case write:
+		copy(mem, data)
+	case b.host.converts():
+		copyOut = func() { b.host.toHost(data, mem) }
+	default:
+		copyOut = func() { copy(data, mem) }
+	}
+	return transfer{rid: b.rid, off: devOff, seg: region.Segment(), segOff: region.Offset(), n: int(n)}, region, copyOut, nil
 }
 
 // sendTransfer sends an asynchronous write or read named after deps,

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,11 +16,10 @@ import (
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/internal/leakcheck"
 	"github.com/zyxtt/zyxtt/internal/mockrt"
+	"github.com/zyxtt/zyxtt/internal/rtbin"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
-
-const helperEnv = mockrt.HelperEnv
 
 // TestMain runs the mock runtime when this binary is started as one, and
 // otherwise checks that the tests leave no goroutine and no shm segment.
@@ -48,10 +46,7 @@ func openTimed(t testing.TB, fixtureName, mockFlags string, timeoutS float64, ex
 // mockFlags, over a sysfs fixture, with private chip lock files and the
 // emulator setting unset.
 func mockEnv(t testing.TB, fixtureName, mockFlags string) {
-	t.Setenv(helperEnv, "mockrt")
-	// A -race binary sleeps 1 s in its exit (the race runtime's
-	// atexit_sleep_ms); the mock need not, so closing a device is quick.
-	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	mockrt.SetSelf(t)
 	t.Setenv(tt.EnvSysfsRoot, fixture(fixtureName))
 	t.Setenv(mockrt.EnvFlags, mockFlags)
 	t.Setenv(ttruntime.EnvLockDir, filepath.Join(t.TempDir(), "locks")) // chip lock files
@@ -138,7 +133,7 @@ func TestEmulatorCanBeSwitchedOff(t *testing.T) {
 	require.ErrorIs(t, err, backends.ErrNoDevice)
 	require.ErrorContains(t, err, "emulator is disabled")
 
-	t.Setenv(helperEnv, "mockrt")
+	mockrt.SetSelf(t)
 	t.Setenv(tt.EnvSysfsRoot, fixture("none"))
 	t.Setenv(tt.EnvEmulator, "0")
 	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q}}`, os.Args[0])))
@@ -562,11 +557,7 @@ func benchTransfer64MiB(b *testing.B, d *tt.Device) {
 // TestRealRuntimeEmulator drives the C++ runtime's emulator when it has been
 // built (make runtime puts it at bin/zyx-tt-runtime).
 func TestRealRuntimeEmulator(t *testing.T) {
-	bin, err := filepath.Abs(filepath.Join("..", "bin", ttruntime.RuntimeName))
-	require.NoError(t, err)
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("%s not built (run make runtime): %v", bin, err)
-	}
+	bin := rtbin.Require(t)
 	devs, err := openWith(t, "none", "", fmt.Sprintf(`, "runtime": %q`, bin))
 	if errors.Is(err, backends.ErrUnsupported) {
 		t.Skipf("%s has no emulator layer: %v", bin, err)

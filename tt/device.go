@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -426,7 +427,7 @@ func (e *Executable) Release() error {
 	if e.dev.closed.Load() {
 		return nil
 	}
-	keys := sortedKeys(progs)
+	keys := slices.Sorted(maps.Keys(progs))
 	return e.dev.sub.inOrder(func() error {
 		var errs []error
 		for _, key := range keys {
@@ -450,15 +451,6 @@ func (e *Executable) Programs() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return len(e.progs)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 var (

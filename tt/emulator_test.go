@@ -19,20 +19,10 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/internal/rtbin"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
-
-// emuRuntime is the built runtime, or a skip that says how to build it.
-func emuRuntime(t testing.TB) string {
-	t.Helper()
-	bin, err := filepath.Abs(filepath.Join("..", "bin", ttruntime.RuntimeName))
-	require.NoError(t, err)
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("%s not built (run make runtime): %v", bin, err)
-	}
-	return bin
-}
 
 // openEmu opens the emulator devices of board through the real runtime.
 func openEmu(t testing.TB, board string) []backends.Device { return openEmuWith(t, board, nil) }
@@ -40,7 +30,7 @@ func openEmu(t testing.TB, board string) []backends.Device { return openEmuWith(
 // openEmuWith is openEmu with kernel output going to out.
 func openEmuWith(t testing.TB, board string, out io.Writer) []backends.Device {
 	t.Helper()
-	bin := emuRuntime(t)
+	bin := rtbin.Require(t)
 	t.Setenv(tt.EnvSysfsRoot, fixture("none"))
 	t.Setenv(ttruntime.EnvLockDir, filepath.Join(t.TempDir(), "locks"))
 	t.Setenv(tt.EnvEmulator, "")

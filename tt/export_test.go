@@ -1,6 +1,8 @@
 package tt
 
 import (
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/zyxtt/zyxtt/backends"
@@ -25,7 +27,7 @@ func (e *Executable) Requests() []ttruntime.CompileRequest {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []ttruntime.CompileRequest
-	for _, k := range sortedKeys(e.progs) {
+	for _, k := range slices.Sorted(maps.Keys(e.progs)) {
 		out = append(out, e.progs[k].req)
 	}
 	return out

@@ -59,9 +59,10 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 //
 // A binary built with -race sleeps 1 s in its exit (the race runtime's
 // atexit_sleep_ms), longer than the ShutdownTimeout here, which would make
-// every Close escalate to SIGTERM; the mock is started without that sleep.
+// every Close escalate to SIGTERM; the mock is started without that sleep
+// (mockrt.SelfEnv).
 func mockConfig(flags ...string) ttruntime.Config {
-	env := []string{helperEnv + "=mockrt", "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")}
+	env := mockrt.SelfEnv()
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, helperEnv+"=") && !strings.HasPrefix(kv, mockrt.EnvFlags+"=") && !strings.HasPrefix(kv, "GORACE=") {
 			env = append(env, kv)
@@ -951,25 +952,28 @@ func sum(ds []time.Duration) (t time.Duration) {
 // down is not held for CleanupTimeout and ShutdownTimeout.
 func TestAbandonedCallShortensCleanupAndClose(t *testing.T) {
 	ctx := context.Background()
-	abandon := func(t *testing.T, c *ttruntime.Client) {
-		cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-		defer cancel()
-		require.ErrorIs(t, c.Ping(cctx), context.DeadlineExceeded)
-		require.True(t, c.Alive())
-	}
 	cfg := mockConfig("-hang-at", "3") // init 1, alloc 2, the ping 3 hangs
 	cfg.Timeout = 20 * time.Second
 	cfg.CleanupTimeout = 10 * time.Second
 	cfg.ShutdownTimeout = 10 * time.Second
 	cfg.AbandonedGrace = 300 * time.Millisecond
-
-	t.Run("free", func(t *testing.T) {
-		c := start(t, cfg)
+	// abandoned starts a client on cfg that holds a buffer (a) and has
+	// given up on a call (the ping that hangs).
+	abandoned := func(t *testing.T) (c *ttruntime.Client, a ttruntime.AllocReply) {
+		c = start(t, cfg)
 		a, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: 64})
 		require.NoError(t, err)
-		abandon(t, c)
+		cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		require.ErrorIs(t, c.Ping(cctx), context.DeadlineExceeded)
+		require.True(t, c.Alive())
+		return c, a
+	}
+
+	t.Run("free", func(t *testing.T) {
+		c, a := abandoned(t)
 		began := time.Now()
-		err = c.Free(ctx, ttruntime.BufferRequest{Buffer: a.Buffer})
+		err := c.Free(ctx, ttruntime.BufferRequest{Buffer: a.Buffer})
 		took := time.Since(began)
 		require.ErrorIs(t, err, backends.ErrDeviceLost)
 		require.ErrorContains(t, err, "no reply to free within 300ms")
@@ -980,12 +984,9 @@ func TestAbandonedCallShortensCleanupAndClose(t *testing.T) {
 		require.Less(t, time.Since(began), time.Second)
 	})
 	t.Run("close", func(t *testing.T) {
-		c := start(t, cfg)
-		_, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: 64})
-		require.NoError(t, err)
-		abandon(t, c)
+		c, _ := abandoned(t)
 		began := time.Now()
-		err = c.Close()
+		err := c.Close()
 		require.Less(t, time.Since(began), 3*time.Second, "not ShutdownTimeout")
 		var se *ttruntime.ShutdownError
 		require.ErrorAs(t, err, &se)

@@ -15,7 +15,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -27,6 +26,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/internal/rtbin"
 	"github.com/zyxtt/zyxtt/shm"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
@@ -38,12 +38,12 @@ func runtimeBinary(tb testing.TB) string {
 	p := os.Getenv("ZYX_TT_RUNTIME")
 	source := "ZYX_TT_RUNTIME"
 	if p == "" {
-		abs, err := filepath.Abs(filepath.Join("..", "bin", ttruntime.RuntimeName))
+		var err error
+		p, err = rtbin.Path()
 		require.NoError(tb, err)
-		p, source = abs, "the repository's bin/"
+		source = "the repository's bin/"
 	}
-	st, err := os.Stat(p)
-	if err != nil || !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
+	if err := rtbin.Check(p); err != nil {
 		tb.Fatalf("the C++ runtime is missing (%s: %s: %v): build it with `make runtime`", source, p, err)
 	}
 	return p

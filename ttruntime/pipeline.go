@@ -56,44 +56,24 @@ type Ticket struct {
 	mu        sync.Mutex
 	abandoned bool
 	finished  bool
-	err       error
-	done      chan struct{}
+	ev        *core.HostEvent // completed by finish, after onReply
 }
 
 func (c *Client) newTicket(cmd string, out any, onReply func(error), timeout time.Duration) *Ticket {
-	return &Ticket{c: c, cmd: cmd, out: out, onReply: onReply, timeout: timeout, done: make(chan struct{})}
+	return &Ticket{c: c, cmd: cmd, out: out, onReply: onReply, timeout: timeout, ev: core.NewHostEvent()}
 }
 
 // Done is closed once the ticket's reply has been handled.
-func (t *Ticket) Done() <-chan struct{} { return t.done }
+func (t *Ticket) Done() <-chan struct{} { return t.ev.Done() }
 
 // Err is the reply's error once Done is closed (a *core.Error wrapping a
 // *RemoteError for an error reply, or ErrDeviceLost), nil before.
-func (t *Ticket) Err() error {
-	select {
-	case <-t.done:
-		return t.err
-	default:
-		return nil
-	}
-}
+func (t *Ticket) Err() error { return t.ev.Err() }
 
 // Wait waits for the reply or for ctx. Giving up the wait does not take
 // the request back: the runtime runs it and its reply is read and handled
 // all the same.
-func (t *Ticket) Wait(ctx context.Context) error {
-	select {
-	case <-t.done:
-		return t.err
-	default:
-	}
-	select {
-	case <-t.done:
-		return t.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (t *Ticket) Wait(ctx context.Context) error { return t.ev.Wait(ctx) }
 
 // Abandon records that whoever waited for the reply has given up (a
 // synchronous call whose context ended): until the reply comes, the
@@ -127,11 +107,10 @@ func (t *Ticket) finish(err error) {
 		t.c.abandonedN.Add(-1)
 	}
 	t.mu.Unlock()
-	t.err = err
 	if t.onReply != nil {
 		t.onReply(err)
 	}
-	close(t.done)
+	t.ev.Complete(err)
 }
 
 var _ core.Event = (*Ticket)(nil)
@@ -199,15 +178,14 @@ func (c *Client) send(ctx context.Context, cmd string, req, out any, after []*Ti
 		if a == nil {
 			continue
 		}
-		select {
-		case <-a.done:
-			if a.err != nil {
-				<-c.room
-				t.finish(&core.Error{Backend: Backend, Op: cmd, Err: fmt.Errorf("%w: request %d (%s) failed: %w", core.ErrDependency, a.id, a.cmd, a.err)})
-				return t, nil
-			}
+		ended, aerr := core.Ended(a)
+		if aerr != nil {
+			<-c.room
+			t.finish(&core.Error{Backend: Backend, Op: cmd, Err: fmt.Errorf("%w: request %d (%s) failed: %w", core.ErrDependency, a.id, a.cmd, aerr)})
+			return t, nil
+		}
+		if ended {
 			continue // succeeded: nothing to name
-		default:
 		}
 		ids = append(ids, a.id) // in flight: within the runtime's window
 	}
@@ -542,7 +520,7 @@ func (c *Client) drain() {
 		}
 		last := c.ring[(c.qHead+c.qLen-1)%MaxInFlight]
 		c.qmu.Unlock()
-		<-last.done
+		<-last.Done()
 	}
 }
 

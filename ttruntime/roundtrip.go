@@ -231,20 +231,20 @@ func (c *Client) queuedCall(ctx context.Context, cmd string, body []byte, out an
 		c.wbuf = line
 	}
 	if err := c.pipelined(ctx, t, line); errors.Is(err, errCutOff) {
-		<-t.done // failed by the reader with the cut-off
-		return t.err
+		<-t.Done() // failed by the reader with the cut-off
+		return t.Err()
 	} else if err != nil {
 		return err
 	}
 	<-c.callSlot
 	slotHeld = false
 	select {
-	case <-t.done:
-		return t.err
+	case <-t.Done():
+		return t.Err()
 	case <-ctx.Done():
 		select {
-		case <-t.done:
-			return t.err
+		case <-t.Done():
+			return t.Err()
 		default:
 		}
 		t.Abandon() // its reply is read and dropped

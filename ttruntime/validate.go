@@ -17,9 +17,9 @@ package ttruntime
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -228,15 +228,6 @@ func checkSpecShape(s BufferSpec, where string) {
 	}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 func checkCompileShape(r *CompileRequest) {
 	const w = "compile"
 	for i, p := range r.Params {
@@ -262,7 +253,7 @@ func checkCompileShape(r *CompileRequest) {
 		needSet(kd.Cores, kw+".cores")
 		sourceOf(kd.Source, kd.SourceB64, kw)
 		checkArgsShape(kd.CompileArgs, kw+".compile_args")
-		for _, name := range sortedKeys(kd.NamedCompileArgs) {
+		for _, name := range slices.Sorted(maps.Keys(kd.NamedCompileArgs)) {
 			checkArgShape(kd.NamedCompileArgs[name], kw+".named_compile_args."+name)
 		}
 		checkArgsShape(kd.CommonArgs, kw+".common_args")
@@ -608,7 +599,7 @@ func checkProgram(r *CompileRequest, d *InitReply) *ProgramChecks {
 		if kd.Processor != ProcCompute && kd.NOC != nil && *kd.NOC > 1 {
 			invalid(kw+".noc", "is "+u(uint64(*kd.NOC))+"; NOCs are 0 and 1")
 		}
-		for _, name := range sortedKeys(kd.Defines) {
+		for _, name := range slices.Sorted(maps.Keys(kd.Defines)) {
 			if !IsCIdentifier(name) {
 				invalid(kw+".defines."+name, "a define name must be a C identifier")
 			}
@@ -617,7 +608,7 @@ func checkProgram(r *CompileRequest, d *InitReply) *ProgramChecks {
 			}
 		}
 		checkArgs(kd.CompileArgs, listCompile, r, d, out, kw+".compile_args")
-		for _, name := range sortedKeys(kd.NamedCompileArgs) {
+		for _, name := range slices.Sorted(maps.Keys(kd.NamedCompileArgs)) {
 			nw := kw + ".named_compile_args." + name
 			if !IsCIdentifier(name) {
 				invalid(nw, "a named compile arg's name must be a C identifier")

@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -350,4 +352,11 @@ func TestInfoAndRegistry(t *testing.T) {
 	require.NotEmpty(t, info.Extra["library"])
 	require.Equal(t, "cblas", d.Name())
 	backendtest.RequireHostPools(t, d, "cblas")
+	if strings.Contains(filepath.Base(d.lib.path), "openblas") {
+		// OpenBLAS's optional functions are bound: its vendor name and
+		// build configuration are reported.
+		require.Equal(t, "OpenBLAS", info.Extra["vendor"])
+		require.NotEmpty(t, info.Extra["library_config"])
+		require.NotEmpty(t, info.Extra["library_core"])
+	}
 }

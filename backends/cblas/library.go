@@ -74,50 +74,40 @@ func (l *library) bindGEMM() error {
 
 // bindExtras binds the optional vendor functions that exist.
 func (l *library) bindExtras() {
-	sym := func(name string) uintptr {
-		addr, err := purego.Dlsym(l.handle, name)
-		if err != nil {
-			return 0
-		}
-		return addr
-	}
-	if a := sym("openblas_set_num_threads"); a != 0 {
+	if set, ok := optional[func(int32)](l.handle, "openblas_set_num_threads"); ok {
 		l.vendor = "OpenBLAS"
-		var set func(int32)
-		purego.RegisterFunc(&set, a)
 		l.setThreads = func(n int) { set(int32(n)) }
 	}
-	if a := sym("openblas_get_num_threads"); a != 0 {
-		var get func() int32
-		purego.RegisterFunc(&get, a)
+	if get, ok := optional[func() int32](l.handle, "openblas_get_num_threads"); ok {
 		l.getThreads = func() int { return int(get()) }
 	}
-	if a := sym("openblas_get_config"); a != 0 {
-		var get func() string
-		purego.RegisterFunc(&get, a)
+	if get, ok := optional[func() string](l.handle, "openblas_get_config"); ok {
 		l.config = get()
 	}
-	if a := sym("openblas_get_corename"); a != 0 {
-		var get func() string
-		purego.RegisterFunc(&get, a)
+	if get, ok := optional[func() string](l.handle, "openblas_get_corename"); ok {
 		l.core = get()
 	}
 	if l.vendor != "OpenBLAS" {
-		if a := sym("bli_thread_set_num_threads"); a != 0 {
+		if set, ok := optional[func(int64)](l.handle, "bli_thread_set_num_threads"); ok { // dim_t
 			l.vendor = "BLIS"
-			var set func(int64) // dim_t
-			purego.RegisterFunc(&set, a)
 			l.setThreads = func(n int) { set(int64(n)) }
 		}
-		if a := sym("bli_thread_get_num_threads"); a != 0 {
-			var get func() int64
-			purego.RegisterFunc(&get, a)
+		if get, ok := optional[func() int64](l.handle, "bli_thread_get_num_threads"); ok {
 			l.getThreads = func() int { return int(get()) }
 		}
-		if a := sym("bli_info_get_version_str"); a != 0 {
-			var get func() string
-			purego.RegisterFunc(&get, a)
+		if get, ok := optional[func() string](l.handle, "bli_info_get_version_str"); ok {
 			l.config = "BLIS " + get()
 		}
 	}
+}
+
+// optional binds the C function name of the library at handle as an F;
+// ok is false when the library has no such symbol.
+func optional[F any](handle uintptr, name string) (f F, ok bool) {
+	addr, err := purego.Dlsym(handle, name)
+	if err != nil || addr == 0 {
+		return f, false
+	}
+	purego.RegisterFunc(&f, addr)
+	return f, true
 }

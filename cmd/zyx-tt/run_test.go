@@ -15,6 +15,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/bundle"
 	"github.com/zyxtt/zyxtt/internal/mockrt"
+	"github.com/zyxtt/zyxtt/internal/rtbin"
 )
 
 const testBundle = "testdata/bundles/vadd"
@@ -320,12 +321,8 @@ func TestExamplesOnEveryDevice(t *testing.T) {
 // runtimeEnv points the tt backend at a built runtime when there is one, so
 // the emulator counts as a device present.
 func runtimeEnv(t *testing.T) map[string]string {
-	for _, p := range []string{"../../bin/zyx-tt-runtime", "../../build/cpp/zyx-tt-runtime"} {
-		if abs, err := filepath.Abs(p); err == nil {
-			if st, err := os.Stat(abs); err == nil && !st.IsDir() {
-				return map[string]string{"ZYX_TT_RUNTIME": abs}
-			}
-		}
+	if p, err := rtbin.Built(); err == nil {
+		return map[string]string{"ZYX_TT_RUNTIME": p}
 	}
 	return nil
 }

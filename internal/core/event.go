@@ -123,16 +123,24 @@ func Ready(events []Event) (done bool, err error) {
 		if e == nil {
 			continue
 		}
-		select {
-		case <-e.Done():
-			if err := e.Err(); err != nil {
-				return true, DependencyFailed(i, err)
-			}
-		default:
-			done = false
+		ended, err := Ended(e)
+		if err != nil {
+			return true, DependencyFailed(i, err)
 		}
+		done = done && ended
 	}
 	return done, nil
+}
+
+// Ended reports, without waiting, whether e has ended, and its error then
+// (nil while it has not).
+func Ended(e Event) (ended bool, err error) {
+	select {
+	case <-e.Done():
+		return true, e.Err()
+	default:
+		return false, nil
+	}
 }
 
 // After runs f once every event in events has succeeded, and returns the

@@ -135,3 +135,18 @@ func TestReady(t *testing.T) {
 	require.True(t, done, "a failure decides at once, pending or not")
 	require.ErrorIs(t, err, boom)
 }
+
+func TestEnded(t *testing.T) {
+	boom := errors.New("boom")
+	e := NewHostEvent()
+	ended, err := Ended(e)
+	require.False(t, ended)
+	require.NoError(t, err)
+	ended, err = Ended(Completed(nil))
+	require.True(t, ended)
+	require.NoError(t, err)
+	require.True(t, e.Complete(boom))
+	ended, err = Ended(e)
+	require.True(t, ended)
+	require.ErrorIs(t, err, boom)
+}

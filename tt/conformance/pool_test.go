@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,11 +12,10 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/internal/mockrt"
+	"github.com/zyxtt/zyxtt/internal/rtbin"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
-
-const helperEnv = mockrt.HelperEnv
 
 func TestMain(m *testing.M) {
 	mockrt.ServeIfHelper()
@@ -45,16 +43,10 @@ func open(t *testing.T, runtime string) backends.Device {
 }
 
 func TestPoolConformanceUnderTheMock(t *testing.T) {
-	t.Setenv(helperEnv, "mockrt")
-	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	mockrt.SetSelf(t)
 	backendtest.RunPoolConformance(t, open(t, os.Args[0]).Pool())
 }
 
 func TestPoolConformanceUnderTheEmulator(t *testing.T) {
-	bin, err := filepath.Abs(filepath.Join("..", "..", "bin", ttruntime.RuntimeName))
-	require.NoError(t, err)
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("%s not built (run make runtime): %v", bin, err)
-	}
-	backendtest.RunPoolConformance(t, open(t, bin).Pool())
+	backendtest.RunPoolConformance(t, open(t, rtbin.Require(t)).Pool())
 }

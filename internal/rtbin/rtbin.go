@@ -1,0 +1,72 @@
+// Package rtbin finds the zyx-tt-runtime that `make runtime` builds in this
+// repository (bin/zyx-tt-runtime), for the tests that drive the C++
+// runtime; each package's tests would otherwise count their own way up to
+// the repository's root.
+package rtbin
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/zyxtt/zyxtt/ttruntime"
+)
+
+// Path is the absolute path of bin/zyx-tt-runtime in the repository that
+// holds the working directory (go test runs in the package's directory):
+// the nearest directory at or above it that has a go.mod. It does not
+// check that the file is there.
+func Path() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("rtbin: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "bin", ttruntime.RuntimeName), nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", errors.New("rtbin: no go.mod at or above the working directory")
+		}
+		dir = up
+	}
+}
+
+// Check says whether the file at path can be run as the runtime: nil for
+// a regular file with an execute bit, else an error naming path.
+func Check(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return err
+	case !st.Mode().IsRegular() || st.Mode()&0o111 == 0:
+		return fmt.Errorf("%s is not an executable file", path)
+	}
+	return nil
+}
+
+// Built is Path when Check accepts the file there, else an error that
+// names it and says how to build it.
+func Built() (string, error) {
+	p, err := Path()
+	if err != nil {
+		return "", err
+	}
+	if err := Check(p); err != nil {
+		return "", fmt.Errorf("%s not built (run make runtime): %w", p, err)
+	}
+	return p, nil
+}
+
+// Require is Built, or a skip of tb that says what is missing.
+func Require(tb testing.TB) string {
+	tb.Helper()
+	p, err := Built()
+	if err != nil {
+		tb.Skip(err.Error())
+	}
+	return p
+}
