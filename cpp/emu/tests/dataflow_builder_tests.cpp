@@ -328,41 +328,29 @@ ZYX_TEST(builder, test_planted_objects);
 void test_no_home(const std::string& parent) {
   std::string tmp = make_temp_dir(parent, "tmpdir");
   bool shared_before = exists("/tmp/zyx-emu-cache") || exists("/tmp/zyx-tt-kernels");
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    int rc = 0;
-    try {
-      unsetenv("HOME");
-      unsetenv("XDG_CACHE_HOME");
-      setenv("TMPDIR", tmp.c_str(), 1);
-      std::string priv;
-      {
-        auto layer = make_emu_layer("n150", 0, "");
-        GroupProgram p = word_program(kWriteWord);
-        p.reader.compile_args = {C(7)};
-        CHECK_EQ(run_word(*layer, p), 7u);
-        auto entries = list_dir(tmp);
-        CHECK_EQ(entries.size(), size_t(1));
-        priv = tmp + "/" + entries[0];
-        CHECK(entries[0].rfind("zyx-tt-kernels-", 0) == 0);
-        struct stat st{};
-        CHECK(lstat(priv.c_str(), &st) == 0);
-        CHECK(S_ISDIR(st.st_mode));
-        CHECK_EQ(st.st_mode & 0777, 0700u);
-        CHECK_EQ(st.st_uid, geteuid());
-        CHECK_EQ(objects(priv).size(), size_t(3));
-      }
-      CHECK(!exists(priv));  // removed with the layer
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "no-home child: %s\n", e.what());
-      rc = 1;
+  in_child("no-home", [&] {
+    unsetenv("HOME");
+    unsetenv("XDG_CACHE_HOME");
+    setenv("TMPDIR", tmp.c_str(), 1);
+    std::string priv;
+    {
+      auto layer = make_emu_layer("n150", 0, "");
+      GroupProgram p = word_program(kWriteWord);
+      p.reader.compile_args = {C(7)};
+      CHECK_EQ(run_word(*layer, p), 7u);
+      auto entries = list_dir(tmp);
+      CHECK_EQ(entries.size(), size_t(1));
+      priv = tmp + "/" + entries[0];
+      CHECK(entries[0].rfind("zyx-tt-kernels-", 0) == 0);
+      struct stat st{};
+      CHECK(lstat(priv.c_str(), &st) == 0);
+      CHECK(S_ISDIR(st.st_mode));
+      CHECK_EQ(st.st_mode & 0777, 0700u);
+      CHECK_EQ(st.st_uid, geteuid());
+      CHECK_EQ(objects(priv).size(), size_t(3));
     }
-    _exit(rc);
-  }
-  int status = 0;
-  CHECK(waitpid(pid, &status, 0) == pid);
-  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(!exists(priv));  // removed with the layer
+  });
   if (!shared_before) {
     CHECK(!exists("/tmp/zyx-emu-cache"));
     CHECK(!exists("/tmp/zyx-tt-kernels"));

@@ -746,53 +746,40 @@ void kernel_main() {
 // error and leaves the layer usable; it must not end the process. Runs in a
 // child process whose address space is capped just above what it uses.
 void test_out_of_address_space(const std::string& cache) {
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    int rc = 0;
-    try {
-      setenv("ZYX_EMU_THREADS", "2", 1);
-      auto layer = make_emu_layer("n150", 0, cache);
-      GroupProgram p;
-      p.name = "address_space";
-      p.reader.source = kWaitForNeighbour;
-      p.reader.runtime_args = {L("core_col")};
-      p.compute.source = "void kernel_main() {}";
-      p.writer.source = "void kernel_main() {}";
-      uint64_t prog = layer->compile(one_group_program(p, 1, 2));
-      GroupProgram idle = p;
-      idle.reader.source = "void kernel_main() {}";
-      layer->run(layer->compile(one_group_program(idle, 1, 1)), {}, false);  // maps L1 and one core's stacks
-      rlimit old{};
-      getrlimit(RLIMIT_AS, &old);
-      long pages = 0;
-      if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-        if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
-        std::fclose(f);
-      }
-      CHECK(pages > 0);
-      rlimit cap = old;
-      cap.rlim_cur = static_cast<rlim_t>(pages) * sysconf(_SC_PAGESIZE) + (512 << 10);
-      CHECK(setrlimit(RLIMIT_AS, &cap) == 0);
-      bool failed = false;
-      try {
-        layer->run(prog, {}, false);
-      } catch (const Error&) {
-        failed = true;
-      }
-      CHECK(setrlimit(RLIMIT_AS, &old) == 0);
-      CHECK(failed);
-      layer->run(prog, {}, false);  // room again: the same run works
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "address-space child: %s\n", e.what());
-      rc = 1;
+  in_child("address-space", [&] {
+    setenv("ZYX_EMU_THREADS", "2", 1);
+    auto layer = make_emu_layer("n150", 0, cache);
+    GroupProgram p;
+    p.name = "address_space";
+    p.reader.source = kWaitForNeighbour;
+    p.reader.runtime_args = {L("core_col")};
+    p.compute.source = "void kernel_main() {}";
+    p.writer.source = "void kernel_main() {}";
+    uint64_t prog = layer->compile(one_group_program(p, 1, 2));
+    GroupProgram idle = p;
+    idle.reader.source = "void kernel_main() {}";
+    layer->run(layer->compile(one_group_program(idle, 1, 1)), {}, false);  // maps L1 and one core's stacks
+    rlimit old{};
+    getrlimit(RLIMIT_AS, &old);
+    long pages = 0;
+    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+      std::fclose(f);
     }
-    _exit(rc);
-  }
-  int status = 0;
-  CHECK(waitpid(pid, &status, 0) == pid);
-  CHECK(WIFEXITED(status));
-  CHECK_EQ(WEXITSTATUS(status), 0);
+    CHECK(pages > 0);
+    rlimit cap = old;
+    cap.rlim_cur = static_cast<rlim_t>(pages) * sysconf(_SC_PAGESIZE) + (512 << 10);
+    CHECK(setrlimit(RLIMIT_AS, &cap) == 0);
+    bool failed = false;
+    try {
+      layer->run(prog, {}, false);
+    } catch (const Error&) {
+      failed = true;
+    }
+    CHECK(setrlimit(RLIMIT_AS, &old) == 0);
+    CHECK(failed);
+    layer->run(prog, {}, false);  // room again: the same run works
+  });
 }
 
 }  // namespace
