@@ -16,15 +16,18 @@ demo: build
 	echo "== zyx-tt probe"; \
 	$$zyx probe || fail=1; \
 	emu=no; tt=no; \
+	run_auto() { \
+		echo; echo "== zyx-tt run examples/$$1 --dev auto --verify $(DEMO_FLAGS)$$2"; \
+		out=$$($$zyx run examples/$$1 --dev auto --verify $(DEMO_FLAGS)); rc=$$?; \
+		printf '%s\n' "$$out"; \
+		dev=$$(printf '%s\n' "$$out" | sed -n 's/^  device    \([^ ]*\) .*/\1/p'); \
+		if [ $$rc -eq 0 ]; then summary="$$summary\n  $$1: verified on $$dev"; \
+		else summary="$$summary\n  $$1: FAILED (exit $$rc) on $${dev:-no device}"; fail=1; fi; \
+	}; \
 	if $$zyx probe --backends tt 2>/dev/null | grep -q '^  tt-emu:'; then emu=yes; fi; \
 	if $$zyx probe --backends tt 2>/dev/null | grep -q '^  tt'; then tt=yes; fi; \
 	for ex in $(DEMO_EXAMPLES); do \
-		echo; echo "== zyx-tt run examples/$$ex --dev auto --verify $(DEMO_FLAGS)"; \
-		out=$$($$zyx run examples/$$ex --dev auto --verify $(DEMO_FLAGS)); rc=$$?; \
-		printf '%s\n' "$$out"; \
-		dev=$$(printf '%s\n' "$$out" | sed -n 's/^  device    \([^ ]*\) .*/\1/p'); \
-		if [ $$rc -eq 0 ]; then summary="$$summary\n  $$ex: verified on $$dev"; \
-		else summary="$$summary\n  $$ex: FAILED (exit $$rc) on $${dev:-no device}"; fail=1; fi; \
+		run_auto $$ex ""; \
 		if printf '%s\n' "$$out" | grep -q '^  device .*, cpu)$$'; then \
 			if [ $$emu = yes ]; then \
 				echo; echo "== zyx-tt run examples/$$ex --dev tt-emu --verify $(DEMO_FLAGS)  (CPU machine: the Tenstorrent emulator too)"; \
@@ -35,12 +38,7 @@ demo: build
 	done; \
 	for ex in $(DEMO_TT_EXAMPLES); do \
 		if [ $$tt = no ]; then summary="$$summary\n  $$ex: not run (Tenstorrent only; no card or emulator)"; continue; fi; \
-		echo; echo "== zyx-tt run examples/$$ex --dev auto --verify $(DEMO_FLAGS)  (Tenstorrent only)"; \
-		out=$$($$zyx run examples/$$ex --dev auto --verify $(DEMO_FLAGS)); rc=$$?; \
-		printf '%s\n' "$$out"; \
-		dev=$$(printf '%s\n' "$$out" | sed -n 's/^  device    \([^ ]*\) .*/\1/p'); \
-		if [ $$rc -eq 0 ]; then summary="$$summary\n  $$ex: verified on $$dev"; \
-		else summary="$$summary\n  $$ex: FAILED (exit $$rc) on $${dev:-no device}"; fail=1; fi; \
+		run_auto $$ex "  (Tenstorrent only)"; \
 	done; \
 	echo; printf "== demo summary:$$summary\n"; \
 	if [ $$fail -ne 0 ]; then echo "demo: some runs failed"; exit 1; fi; \

@@ -89,20 +89,25 @@ struct NocTables {
   std::vector<std::pair<uint32_t, uint32_t>> dram_banks;   // (x, y) by DRAM bank
 };
 
-// What `init` reports.
-struct DeviceDesc {
-  std::string runtime;  // "emu" or "metal"
-  std::string arch;     // "wormhole_b0" or "blackhole"
-  std::string board;
-  int chip = 0;
-  GridInfo grid;
-  NocTables noc;
+// A device's DRAM banks and per-core L1: sizes and alignments (the emulator's
+// board presets hold the same).
+struct MemoryDesc {
   uint32_t dram_banks = 0;
   uint64_t dram_bank_size = 0;
   uint64_t dram_alignment = 32;
   uint64_t l1_size = 0;
   uint64_t l1_unreserved_base = 0;
   uint64_t l1_alignment = 16;
+};
+
+// What `init` reports.
+struct DeviceDesc : MemoryDesc {
+  std::string runtime;  // "emu" or "metal"
+  std::string arch;     // "wormhole_b0" or "blackhole"
+  std::string board;
+  int chip = 0;
+  GridInfo grid;
+  NocTables noc;
   std::vector<CoreCoord> l1_bank_cores;  // the worker core of each L1 bank
   uint32_t semaphores = 16;              // per core
 };

@@ -76,12 +76,7 @@ DeviceDesc describe_board(const Board& b, int chip) {
   d.grid.harvested_cols = b.harvested_cols;
   for (auto r : b.harvested_rows) d.grid.harvest_mask |= uint64_t(1) << r;
   for (auto c : b.harvested_cols) d.grid.harvest_mask |= uint64_t(1) << c;
-  d.dram_banks = b.dram_banks;
-  d.dram_bank_size = b.dram_bank_size;
-  d.dram_alignment = b.dram_alignment;
-  d.l1_size = b.l1_size;
-  d.l1_unreserved_base = b.l1_unreserved_base;
-  d.l1_alignment = b.l1_alignment;
+  static_cast<MemoryDesc&>(d) = b;
   // NOC coordinates (emu.hpp): worker (r, c) is (c + 1, r + 1), DRAM bank k is (0, k).
   for (uint32_t c = 0; c < b.cols; c++) d.noc.worker_x.push_back(worker_noc_x(c));
   for (uint32_t r = 0; r < b.rows; r++) d.noc.worker_y.push_back(worker_noc_y(r));

@@ -19,19 +19,13 @@ namespace zyx::emu {
 
 // ---- board presets ---------------------------------------------------------
 
-struct Board {
+struct Board : MemoryDesc {
   std::string name;  // n150, n300, p100a, p150a, p300c
   std::string arch;  // wormhole_b0, blackhole
   int chips = 1;
   uint32_t rows = 0, cols = 0;             // logical worker grid
   std::vector<uint32_t> harvested_rows;    // physical rows (Wormhole)
   std::vector<uint32_t> harvested_cols;    // physical columns (Blackhole)
-  uint32_t dram_banks = 0;
-  uint64_t dram_bank_size = 0;
-  uint64_t dram_alignment = 32;
-  uint64_t l1_size = 0;
-  uint64_t l1_unreserved_base = 0;
-  uint64_t l1_alignment = 16;
   uint32_t cores() const { return rows * cols; }  // = L1 banks
 };
 

@@ -163,6 +163,7 @@ void test_reduce_math(DeviceLayer& layer) {
   std::string msg = expect_error("run_error", [&] { run(layer, r); });
   CHECK(msg.find("unpack_tilizeA_B_block first") != std::string::npos);
 }
+ZYX_TEST(srcregs, test_reduce_math);
 
 void test_matmul_math(DeviceLayer& layer) {
   // A: 32 x 64 row-major bf16 (two tiles wide, two pages); B: one tiled bf16
@@ -196,6 +197,7 @@ void test_matmul_math(DeviceLayer& layer) {
     }
   check_close(g, want, 1e-5, 1e-5, "matmul_tiles_math");
 }
+ZYX_TEST(srcregs, test_matmul_math);
 
 // ---- welford: finalize to the raw layout, saved groups ----
 
@@ -260,6 +262,7 @@ void test_welford(DeviceLayer& layer) {
   }
   check_close(g, want, 1e-5, 1e-5, "welford_save_state group 7");
 }
+ZYX_TEST(welford, test_welford);
 
 // ---- transpose.h, transpose_wh_dest within faces, copy_dest_values, CB tile queries ----
 
@@ -305,6 +308,7 @@ void test_transpose_dst(DeviceLayer& layer) {
     CHECK_EQ(got[1024 + i], 4096);
   }
 }
+ZYX_TEST(dst, test_transpose_dst);
 
 // get_absolute/relative_logical_x/y in a compute kernel on a 2 x 2 grid at
 // (row 3, col 4): each core packs x + 16 y + 256 rx + 4096 ry into its tile.
@@ -368,6 +372,7 @@ void test_coords(DeviceLayer& layer) {
   layer.release(prog);
   layer.free(out);
 }
+ZYX_TEST(dst, test_coords);
 
 // ---- sfpu_reduce, sfpu_add_top_row ----
 
@@ -433,6 +438,7 @@ void test_sfpu_reduce(DeviceLayer& layer) {
     }
   }
 }
+ZYX_TEST(sfpu_reduce, test_sfpu_reduce);
 
 // ---- the SFPU ops added to the lists ----
 
@@ -639,15 +645,10 @@ void test_sfpu_ops(DeviceLayer& layer) {
     CHECK(std::fabs(mean[1] + (3.0 + 3.0 / 1024)) < 0.1 / 64);
   }
 }
+ZYX_TEST(sfpu_ops, test_sfpu_ops);
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return group_main(argc, argv, layer_groups({
-      {"srcregs", [](DeviceLayer& l) { test_reduce_math(l); test_matmul_math(l); }},
-      {"welford", test_welford},
-      {"dst", [](DeviceLayer& l) { test_transpose_dst(l); test_coords(l); }},
-      {"sfpu_reduce", test_sfpu_reduce},
-      {"sfpu_ops", test_sfpu_ops},
-  }), "compute_api_");
+  return group_main(argc, argv, "compute_api_");
 }

@@ -99,6 +99,7 @@ void test_binary(DeviceLayer& layer) {
     check_close(g, w, 1e-5, 1e-6, name);
   }
 }
+ZYX_TEST(binary, test_binary);
 
 void test_bcast(DeviceLayer& layer) {
   auto a = round_bf16(randf(1024, -4, 4, 3)), b = round_bf16(randf(1024, -4, 4, 4));
@@ -130,6 +131,7 @@ void test_bcast(DeviceLayer& layer) {
       }
     }
 }
+ZYX_TEST(binary, test_bcast);
 
 const char* kMatmul = R"(
 #include "api/compute/matmul.h"
@@ -208,6 +210,7 @@ void test_matmul(DeviceLayer& layer) {
     check_close(g, want, 1e-4, 1e-4, c.name);
   }
 }
+ZYX_TEST(matmul, test_matmul);
 
 const char* kUnary = R"(
 #include "api/compute/compute_kernel_api.h"
@@ -281,6 +284,7 @@ void test_copy_transpose(DeviceLayer& layer) {
     check_close(g, w, 0, 0, "pack_relu_config " + std::to_string(cfg));
   }
 }
+ZYX_TEST(copy, test_copy_transpose);
 
 // ---- SFPU table ----
 
@@ -501,6 +505,7 @@ void test_sfpu_unary(DeviceLayer& layer) {
     checks[i](bytes_f32(run(layer, r)));
   }
 }
+ZYX_TEST(sfpu_unary, test_sfpu_unary);
 
 void test_sfpu_binary(DeviceLayer& layer) {
   struct BOp {
@@ -578,6 +583,7 @@ void test_sfpu_binary(DeviceLayer& layer) {
     }
   }
 }
+ZYX_TEST(sfpu_binary, test_sfpu_binary);
 
 // ---- formats ----
 
@@ -721,6 +727,7 @@ void test_formats(DeviceLayer& layer) {
       CHECK_EQ(int(int8_t(got[k])), int(std::min(127.0, std::max(-128.0, std::nearbyint(double(f[k]))))));
   }
 }
+ZYX_TEST(formats, test_formats);
 
 // ---- tilize / untilize on the device ----
 
@@ -780,6 +787,7 @@ void test_tilize(DeviceLayer& layer) {
     }
   }
 }
+ZYX_TEST(tilize, test_tilize);
 
 // ---- mask, welford, reduce_block_max_row ----
 
@@ -817,6 +825,7 @@ void test_misc(DeviceLayer& layer) {
     }
   }
 }
+ZYX_TEST(misc, test_misc);
 
 
 // ---- examples/matmul_bfp8: the Bfp8_b-weights matmul kernels ----
@@ -882,6 +891,7 @@ void test_matmul_bfp8(DeviceLayer& layer) {
   // ... and within the block-float quantisation of the full-precision product.
   check_close(got, exact, 0.15, 0.05, "matmul_bfp8 vs the f32 reference");
 }
+ZYX_TEST(matmul_bfp8, test_matmul_bfp8);
 
 // ---- ttnn's moreh_common.hpp helpers ----
 
@@ -941,6 +951,7 @@ void test_moreh(DeviceLayer& layer) {
     }
   check_close(g, w, 1e-5, 1e-5, "moreh_common helpers");
 }
+ZYX_TEST(misc, test_moreh);
 
 // ---- the compute example bundles, with their tt.json arg layouts ----
 
@@ -1041,6 +1052,7 @@ void test_example_bundles(DeviceLayer& layer) {
     layer.release(prog), layer.free(bx), layer.free(by);
   }
 }
+ZYX_TEST(examples, test_example_bundles);
 
 // ---- reduce with scalers (AVG as SUM times 1/N), reduce_block_max_row ----
 
@@ -1107,6 +1119,7 @@ void test_reduce_scalers(DeviceLayer& layer) {
     check_close(g, w, 1e-5, 1e-5, "reduce " + dim);
   }
 }
+ZYX_TEST(misc, test_reduce_scalers);
 
 // ---- typecast pairs through DST, packed to the target format ----
 
@@ -1165,6 +1178,7 @@ void test_typecasts(DeviceLayer& layer) {
     check_close(g, w, 0, 0, "typecast " + c.in + " -> " + c.out);
   }
 }
+ZYX_TEST(formats, test_typecasts);
 
 // dropout: about the asked fraction is dropped, the rest scaled.
 void test_dropout(DeviceLayer& layer) {
@@ -1186,6 +1200,7 @@ void test_dropout(DeviceLayer& layer) {
   }
   if (dropped < 240 || dropped > 375) throw Failure("dropout dropped " + std::to_string(dropped) + " of 1024 (p 0.3)");
 }
+ZYX_TEST(misc, test_dropout);
 
 }  // namespace
 
@@ -1202,16 +1217,5 @@ int main(int argc, char** argv) {
     out.write(reinterpret_cast<const char*>(b4.data()), b4.size());
     return out ? 0 : 1;
   }
-  return group_main(argc, argv, layer_groups({
-      {"binary", [](DeviceLayer& l) { test_binary(l); test_bcast(l); }},
-      {"matmul", test_matmul},
-      {"copy", test_copy_transpose},
-      {"sfpu_unary", test_sfpu_unary},
-      {"sfpu_binary", test_sfpu_binary},
-      {"formats", [](DeviceLayer& l) { test_formats(l); test_typecasts(l); }},
-      {"tilize", test_tilize},
-      {"misc", [](DeviceLayer& l) { test_misc(l); test_moreh(l); test_reduce_scalers(l); test_dropout(l); }},
-      {"matmul_bfp8", test_matmul_bfp8},
-      {"examples", test_example_bundles},
-  }), "compute_");
+  return group_main(argc, argv, "compute_");
 }

@@ -107,277 +107,6 @@ void copy_file(const std::string& from, const std::string& to) {
   CHECK(std::system(cmd.c_str()) == 0);
 }
 
-// ---- planted objects --------------------------------------------------------
-
-// A build's sources are written with write_new_file: a symbolic link
-// planted at the name is refused, not followed (its target keeps its
-// bytes), and so is a file already there; a free name gets a new file of
-// mode 0600.
-void test_new_files_refuse_planted_names(const std::string& parent) {
-  std::string dir = make_temp_dir(parent, "newfile");
-  std::string victim = dir + "/victim", link = dir + "/kernel.cpp", there = dir + "/there.cpp";
-  {
-    std::ofstream(victim) << "keep";
-    std::ofstream(there) << "old";
-  }
-  CHECK(symlink(victim.c_str(), link.c_str()) == 0);
-  for (const std::string& path : {link, there}) {
-    bool refused = false;
-    try {
-      emu::write_new_file(path, "planted over");
-    } catch (const Error& e) {
-      refused = true;
-      CHECK_EQ(e.code, std::string("compile_error"));
-      CHECK(std::string(e.what()).find("cannot create " + path) != std::string::npos);
-    }
-    CHECK(refused);
-  }
-  CHECK_EQ(read_text(victim), std::string("keep"));
-  CHECK_EQ(read_text(there), std::string("old"));
-  std::string fresh = dir + "/fresh.cpp";
-  emu::write_new_file(fresh, "int x;");
-  CHECK_EQ(read_text(fresh), std::string("int x;"));
-  struct stat st{};
-  CHECK(lstat(fresh.c_str(), &st) == 0);
-  CHECK_EQ(st.st_mode & 07777, mode_t(0600));
-  CHECK(S_ISREG(st.st_mode));
-  remove_tree(dir);
-}
-
-void test_planted_objects(const std::string& parent) {
-  std::string root = make_temp_dir(parent, "planted");
-  std::string marker = root + "/planted-code-ran";
-  std::string planted = build_planted(root, marker);
-  GroupProgram p = word_program(kWriteWord);
-  p.reader.compile_args = {C(41)};
-  {
-    auto layer = make_emu_layer("n150", 0, root);
-    CHECK_EQ(run_word(*layer, p), 41u);
-  }
-  auto objs = objects(root);
-  CHECK_EQ(objs.size(), size_t(3));
-  // 1. Owned by someone else (nobody), mode 0644.
-  for (auto& o : objs) {
-    copy_file(planted, o);
-    CHECK(chown(o.c_str(), 65534, 65534) == 0);
-    CHECK(chmod(o.c_str(), 0644) == 0);
-  }
-  {
-    auto layer = make_emu_layer("n150", 0, root);
-    CHECK_EQ(run_word(*layer, p), 41u);
-  }
-  CHECK(!exists(marker));
-  for (auto& o : objects(root)) {  // rebuilt in place, ours again
-    struct stat st{};
-    CHECK(lstat(o.c_str(), &st) == 0);
-    CHECK_EQ(st.st_uid, geteuid());
-  }
-  // 2. Ours but writable by group and others.
-  for (auto& o : objects(root)) {
-    copy_file(planted, o);
-    CHECK(chmod(o.c_str(), 0666) == 0);
-  }
-  {
-    auto layer = make_emu_layer("n150", 0, root);
-    CHECK_EQ(run_word(*layer, p), 41u);
-  }
-  CHECK(!exists(marker));
-  // 3. A symlink at the object path, to a planted file of ours.
-  std::string target = root + "/target.so";
-  copy_file(planted, target);
-  CHECK(chmod(target.c_str(), 0644) == 0);
-  for (auto& o : objects(root)) {
-    CHECK(unlink(o.c_str()) == 0);
-    CHECK(symlink(target.c_str(), o.c_str()) == 0);
-  }
-  {
-    auto layer = make_emu_layer("n150", 0, root);
-    CHECK_EQ(run_word(*layer, p), 41u);
-  }
-  CHECK(!exists(marker));
-  for (auto& o : objects(root)) {
-    struct stat st{};
-    CHECK(lstat(o.c_str(), &st) == 0);
-    CHECK(S_ISREG(st.st_mode));  // the link was replaced, not followed
-  }
-  // Nothing temporary is left behind.
-  for (auto& n : list_dir(root + "/emu")) CHECK(n[0] != '.');
-  remove_tree(root);
-}
-
-// ---- untrusted directories ------------------------------------------------
-
-void test_untrusted_dirs(const std::string& parent) {
-  std::string base = make_temp_dir(parent, "dirs");
-  // The cache root owned by another user.
-  std::string other = base + "/other";
-  CHECK(mkdir(other.c_str(), 0700) == 0);
-  CHECK(chown(other.c_str(), 65534, 65534) == 0);
-  std::string msg = expect_error("invalid_argument", [&] { make_emu_layer("n150", 0, other); });
-  CHECK(msg.find("owned by uid 65534") != std::string::npos);
-  // Writable by others.
-  std::string open_dir = base + "/open";
-  CHECK(mkdir(open_dir.c_str(), 0700) == 0);
-  CHECK(chmod(open_dir.c_str(), 0777) == 0);
-  msg = expect_error("invalid_argument", [&] { make_emu_layer("n150", 0, open_dir); });
-  CHECK(msg.find("writable") != std::string::npos);
-  // An ancestor writable by others without the sticky bit.
-  std::string shared = base + "/shared";
-  CHECK(mkdir(shared.c_str(), 0700) == 0);
-  CHECK(chmod(shared.c_str(), 0777) == 0);
-  msg = expect_error("invalid_argument", [&] { make_emu_layer("n150", 0, shared + "/mine"); });
-  CHECK(msg.find("not sticky") != std::string::npos);
-  // With the sticky bit (as /tmp) the ancestor is fine.
-  CHECK(chmod(shared.c_str(), 01777) == 0);
-  make_emu_layer("n150", 0, shared + "/mine");
-  // A symlink planted where the emulator's object directory goes.
-  std::string root = base + "/root";
-  CHECK(mkdir(root.c_str(), 0700) == 0);
-  std::string elsewhere = base + "/elsewhere";
-  CHECK(mkdir(elsewhere.c_str(), 0700) == 0);
-  CHECK(symlink(elsewhere.c_str(), (root + "/emu").c_str()) == 0);
-  msg = expect_error("invalid_argument", [&] { make_emu_layer("n150", 0, root); });
-  CHECK(msg.find("symbolic link") != std::string::npos);
-  remove_tree(base);
-}
-
-// ---- no HOME, no XDG_CACHE_HOME -------------------------------------------
-
-void test_no_home(const std::string& parent) {
-  std::string tmp = make_temp_dir(parent, "tmpdir");
-  bool shared_before = exists("/tmp/zyx-emu-cache") || exists("/tmp/zyx-tt-kernels");
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    int rc = 0;
-    try {
-      unsetenv("HOME");
-      unsetenv("XDG_CACHE_HOME");
-      setenv("TMPDIR", tmp.c_str(), 1);
-      std::string priv;
-      {
-        auto layer = make_emu_layer("n150", 0, "");
-        GroupProgram p = word_program(kWriteWord);
-        p.reader.compile_args = {C(7)};
-        CHECK_EQ(run_word(*layer, p), 7u);
-        auto entries = list_dir(tmp);
-        CHECK_EQ(entries.size(), size_t(1));
-        priv = tmp + "/" + entries[0];
-        CHECK(entries[0].rfind("zyx-tt-kernels-", 0) == 0);
-        struct stat st{};
-        CHECK(lstat(priv.c_str(), &st) == 0);
-        CHECK(S_ISDIR(st.st_mode));
-        CHECK_EQ(st.st_mode & 0777, 0700u);
-        CHECK_EQ(st.st_uid, geteuid());
-        CHECK_EQ(objects(priv).size(), size_t(3));
-      }
-      CHECK(!exists(priv));  // removed with the layer
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "no-home child: %s\n", e.what());
-      rc = 1;
-    }
-    _exit(rc);
-  }
-  int status = 0;
-  CHECK(waitpid(pid, &status, 0) == pid);
-  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  if (!shared_before) {
-    CHECK(!exists("/tmp/zyx-emu-cache"));
-    CHECK(!exists("/tmp/zyx-tt-kernels"));
-  }
-  remove_tree(tmp);
-}
-
-// ---- the compiler's process group -----------------------------------------
-
-// Constant evaluation that keeps cc1plus busy for many seconds.
-const char* kSlowKernel = R"(
-constexpr unsigned long slow() {
-  unsigned long s = 0;
-  for (unsigned long i = 0; i < 60000; i++)
-    for (unsigned long j = 0; j < 60000; j++) s += (i ^ j) + (s >> 7);
-  return s;
-}
-static_assert(slow() != 1, "slow");
-void kernel_main() {}
-)";
-
-// Pids of processes whose command line mentions `needle`.
-std::vector<pid_t> processes_mentioning(const std::string& needle) {
-  std::vector<pid_t> out;
-  for (auto& n : list_dir("/proc")) {
-    if (n.empty() || !std::isdigit(static_cast<unsigned char>(n[0]))) continue;
-    std::ifstream in("/proc/" + n + "/cmdline", std::ios::binary);
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (cmd.find(needle) != std::string::npos) out.push_back(static_cast<pid_t>(std::stol(n)));
-  }
-  return out;
-}
-
-bool wait_until(const std::function<bool()>& ok, std::chrono::milliseconds limit) {
-  auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (ok()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return ok();
-}
-
-bool has_compiler(const std::string& root) {
-  for (pid_t p : processes_mentioning(root + "/emu/.build-")) {
-    std::ifstream in("/proc/" + std::to_string(p) + "/comm");
-    std::string comm;
-    in >> comm;
-    if (comm.find("cc1plus") != std::string::npos) return true;
-  }
-  return false;
-}
-
-bool no_leftovers(const std::string& root) {
-  if (!processes_mentioning(root + "/emu/.build-").empty()) return false;
-  for (auto& n : list_dir(root + "/emu"))
-    if (n[0] == '.') return false;
-  return true;
-}
-
-void test_runtime_death(const std::string& parent) {
-  std::string root = make_temp_dir(parent, "death");
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    try {
-      auto layer = make_emu_layer("n150", 0, root);
-      layer->compile(one_group_program(word_program(kSlowKernel), 1, 1));
-    } catch (...) {
-    }
-    _exit(3);  // the parent kills us long before
-  }
-  bool started = wait_until([&] { return has_compiler(root); }, std::chrono::seconds(30));
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  CHECK(started);
-  CHECK(WIFSIGNALED(status));
-  CHECK(wait_until([&] { return no_leftovers(root); }, std::chrono::seconds(10)));
-  remove_tree(root);
-}
-
-void test_compile_timeout(const std::string& parent) {
-  std::string root = make_temp_dir(parent, "timeout");
-  setenv("ZYX_EMU_COMPILE_TIMEOUT_S", "1", 1);
-  auto t0 = std::chrono::steady_clock::now();
-  {
-    auto layer = make_emu_layer("n150", 0, root);
-    std::string msg =
-        expect_error("compile_error", [&] { layer->compile(one_group_program(word_program(kSlowKernel), 1, 1)); });
-    CHECK(msg.find("ZYX_EMU_COMPILE_TIMEOUT_S") != std::string::npos);
-  }
-  unsetenv("ZYX_EMU_COMPILE_TIMEOUT_S");
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(15));
-  CHECK(wait_until([&] { return no_leftovers(root); }, std::chrono::seconds(5)));
-  remove_tree(root);
-}
-
 // ---- compile-time args ----------------------------------------------------
 
 // Positional args as constant expressions (template args, array sizes,
@@ -455,21 +184,284 @@ void test_compile_args(const std::string& cache) {
   expect_error("compile_error", [&] { layer->compile(one_group_program(q, 1, 1)); });
   layer->free(buf);
 }
+ZYX_TEST(builder, test_compile_args);
+
+// ---- untrusted directories ------------------------------------------------
+
+void test_untrusted_dirs(const std::string& parent) {
+  std::string base = make_temp_dir(parent, "dirs");
+  // The cache root owned by another user.
+  std::string other = base + "/other";
+  CHECK(mkdir(other.c_str(), 0700) == 0);
+  CHECK(chown(other.c_str(), 65534, 65534) == 0);
+  std::string msg = expect_error("invalid_argument", [&] { make_emu_layer("n150", 0, other); });
+  CHECK(msg.find("owned by uid 65534") != std::string::npos);
+  // Writable by others.
+  std::string open_dir = base + "/open";
+  CHECK(mkdir(open_dir.c_str(), 0700) == 0);
+  CHECK(chmod(open_dir.c_str(), 0777) == 0);
+  msg = expect_error("invalid_argument", [&] { make_emu_layer("n150", 0, open_dir); });
+  CHECK(msg.find("writable") != std::string::npos);
+  // An ancestor writable by others without the sticky bit.
+  std::string shared = base + "/shared";
+  CHECK(mkdir(shared.c_str(), 0700) == 0);
+  CHECK(chmod(shared.c_str(), 0777) == 0);
+  msg = expect_error("invalid_argument", [&] { make_emu_layer("n150", 0, shared + "/mine"); });
+  CHECK(msg.find("not sticky") != std::string::npos);
+  // With the sticky bit (as /tmp) the ancestor is fine.
+  CHECK(chmod(shared.c_str(), 01777) == 0);
+  make_emu_layer("n150", 0, shared + "/mine");
+  // A symlink planted where the emulator's object directory goes.
+  std::string root = base + "/root";
+  CHECK(mkdir(root.c_str(), 0700) == 0);
+  std::string elsewhere = base + "/elsewhere";
+  CHECK(mkdir(elsewhere.c_str(), 0700) == 0);
+  CHECK(symlink(elsewhere.c_str(), (root + "/emu").c_str()) == 0);
+  msg = expect_error("invalid_argument", [&] { make_emu_layer("n150", 0, root); });
+  CHECK(msg.find("symbolic link") != std::string::npos);
+  remove_tree(base);
+}
+ZYX_TEST(builder, test_untrusted_dirs);
+
+// ---- planted objects --------------------------------------------------------
+
+// A build's sources are written with write_new_file: a symbolic link
+// planted at the name is refused, not followed (its target keeps its
+// bytes), and so is a file already there; a free name gets a new file of
+// mode 0600.
+void test_new_files_refuse_planted_names(const std::string& parent) {
+  std::string dir = make_temp_dir(parent, "newfile");
+  std::string victim = dir + "/victim", link = dir + "/kernel.cpp", there = dir + "/there.cpp";
+  {
+    std::ofstream(victim) << "keep";
+    std::ofstream(there) << "old";
+  }
+  CHECK(symlink(victim.c_str(), link.c_str()) == 0);
+  for (const std::string& path : {link, there}) {
+    bool refused = false;
+    try {
+      emu::write_new_file(path, "planted over");
+    } catch (const Error& e) {
+      refused = true;
+      CHECK_EQ(e.code, std::string("compile_error"));
+      CHECK(std::string(e.what()).find("cannot create " + path) != std::string::npos);
+    }
+    CHECK(refused);
+  }
+  CHECK_EQ(read_text(victim), std::string("keep"));
+  CHECK_EQ(read_text(there), std::string("old"));
+  std::string fresh = dir + "/fresh.cpp";
+  emu::write_new_file(fresh, "int x;");
+  CHECK_EQ(read_text(fresh), std::string("int x;"));
+  struct stat st{};
+  CHECK(lstat(fresh.c_str(), &st) == 0);
+  CHECK_EQ(st.st_mode & 07777, mode_t(0600));
+  CHECK(S_ISREG(st.st_mode));
+  remove_tree(dir);
+}
+ZYX_TEST(builder, test_new_files_refuse_planted_names);
+
+void test_planted_objects(const std::string& parent) {
+  std::string root = make_temp_dir(parent, "planted");
+  std::string marker = root + "/planted-code-ran";
+  std::string planted = build_planted(root, marker);
+  GroupProgram p = word_program(kWriteWord);
+  p.reader.compile_args = {C(41)};
+  {
+    auto layer = make_emu_layer("n150", 0, root);
+    CHECK_EQ(run_word(*layer, p), 41u);
+  }
+  auto objs = objects(root);
+  CHECK_EQ(objs.size(), size_t(3));
+  // 1. Owned by someone else (nobody), mode 0644.
+  for (auto& o : objs) {
+    copy_file(planted, o);
+    CHECK(chown(o.c_str(), 65534, 65534) == 0);
+    CHECK(chmod(o.c_str(), 0644) == 0);
+  }
+  {
+    auto layer = make_emu_layer("n150", 0, root);
+    CHECK_EQ(run_word(*layer, p), 41u);
+  }
+  CHECK(!exists(marker));
+  for (auto& o : objects(root)) {  // rebuilt in place, ours again
+    struct stat st{};
+    CHECK(lstat(o.c_str(), &st) == 0);
+    CHECK_EQ(st.st_uid, geteuid());
+  }
+  // 2. Ours but writable by group and others.
+  for (auto& o : objects(root)) {
+    copy_file(planted, o);
+    CHECK(chmod(o.c_str(), 0666) == 0);
+  }
+  {
+    auto layer = make_emu_layer("n150", 0, root);
+    CHECK_EQ(run_word(*layer, p), 41u);
+  }
+  CHECK(!exists(marker));
+  // 3. A symlink at the object path, to a planted file of ours.
+  std::string target = root + "/target.so";
+  copy_file(planted, target);
+  CHECK(chmod(target.c_str(), 0644) == 0);
+  for (auto& o : objects(root)) {
+    CHECK(unlink(o.c_str()) == 0);
+    CHECK(symlink(target.c_str(), o.c_str()) == 0);
+  }
+  {
+    auto layer = make_emu_layer("n150", 0, root);
+    CHECK_EQ(run_word(*layer, p), 41u);
+  }
+  CHECK(!exists(marker));
+  for (auto& o : objects(root)) {
+    struct stat st{};
+    CHECK(lstat(o.c_str(), &st) == 0);
+    CHECK(S_ISREG(st.st_mode));  // the link was replaced, not followed
+  }
+  // Nothing temporary is left behind.
+  for (auto& n : list_dir(root + "/emu")) CHECK(n[0] != '.');
+  remove_tree(root);
+}
+ZYX_TEST(builder, test_planted_objects);
+
+// ---- no HOME, no XDG_CACHE_HOME -------------------------------------------
+
+void test_no_home(const std::string& parent) {
+  std::string tmp = make_temp_dir(parent, "tmpdir");
+  bool shared_before = exists("/tmp/zyx-emu-cache") || exists("/tmp/zyx-tt-kernels");
+  in_child("no-home", [&] {
+    unsetenv("HOME");
+    unsetenv("XDG_CACHE_HOME");
+    setenv("TMPDIR", tmp.c_str(), 1);
+    std::string priv;
+    {
+      auto layer = make_emu_layer("n150", 0, "");
+      GroupProgram p = word_program(kWriteWord);
+      p.reader.compile_args = {C(7)};
+      CHECK_EQ(run_word(*layer, p), 7u);
+      auto entries = list_dir(tmp);
+      CHECK_EQ(entries.size(), size_t(1));
+      priv = tmp + "/" + entries[0];
+      CHECK(entries[0].rfind("zyx-tt-kernels-", 0) == 0);
+      struct stat st{};
+      CHECK(lstat(priv.c_str(), &st) == 0);
+      CHECK(S_ISDIR(st.st_mode));
+      CHECK_EQ(st.st_mode & 0777, 0700u);
+      CHECK_EQ(st.st_uid, geteuid());
+      CHECK_EQ(objects(priv).size(), size_t(3));
+    }
+    CHECK(!exists(priv));  // removed with the layer
+  });
+  if (!shared_before) {
+    CHECK(!exists("/tmp/zyx-emu-cache"));
+    CHECK(!exists("/tmp/zyx-tt-kernels"));
+  }
+  remove_tree(tmp);
+}
+ZYX_TEST(builder, test_no_home);
+
+// ---- the compiler's process group -----------------------------------------
+
+// Constant evaluation that keeps cc1plus busy for many seconds.
+const char* kSlowKernel = R"(
+constexpr unsigned long slow() {
+  unsigned long s = 0;
+  for (unsigned long i = 0; i < 60000; i++)
+    for (unsigned long j = 0; j < 60000; j++) s += (i ^ j) + (s >> 7);
+  return s;
+}
+static_assert(slow() != 1, "slow");
+void kernel_main() {}
+)";
+
+// Pids of processes whose command line mentions `needle`.
+std::vector<pid_t> processes_mentioning(const std::string& needle) {
+  std::vector<pid_t> out;
+  for (auto& n : list_dir("/proc")) {
+    if (n.empty() || !std::isdigit(static_cast<unsigned char>(n[0]))) continue;
+    std::ifstream in("/proc/" + n + "/cmdline", std::ios::binary);
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmd.find(needle) != std::string::npos) out.push_back(static_cast<pid_t>(std::stol(n)));
+  }
+  return out;
+}
+
+bool wait_until(const std::function<bool()>& ok, std::chrono::milliseconds limit) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (ok()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return ok();
+}
+
+bool has_compiler(const std::string& root) {
+  for (pid_t p : processes_mentioning(root + "/emu/.build-")) {
+    std::ifstream in("/proc/" + std::to_string(p) + "/comm");
+    std::string comm;
+    in >> comm;
+    if (comm.find("cc1plus") != std::string::npos) return true;
+  }
+  return false;
+}
+
+bool no_leftovers(const std::string& root) {
+  if (!processes_mentioning(root + "/emu/.build-").empty()) return false;
+  for (auto& n : list_dir(root + "/emu"))
+    if (n[0] == '.') return false;
+  return true;
+}
+
+void test_compile_timeout(const std::string& parent) {
+  std::string root = make_temp_dir(parent, "timeout");
+  setenv("ZYX_EMU_COMPILE_TIMEOUT_S", "1", 1);
+  auto t0 = std::chrono::steady_clock::now();
+  {
+    auto layer = make_emu_layer("n150", 0, root);
+    std::string msg =
+        expect_error("compile_error", [&] { layer->compile(one_group_program(word_program(kSlowKernel), 1, 1)); });
+    CHECK(msg.find("ZYX_EMU_COMPILE_TIMEOUT_S") != std::string::npos);
+  }
+  unsetenv("ZYX_EMU_COMPILE_TIMEOUT_S");
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(15));
+  CHECK(wait_until([&] { return no_leftovers(root); }, std::chrono::seconds(5)));
+  remove_tree(root);
+}
+ZYX_TEST(builder, test_compile_timeout);
+
+void test_runtime_death(const std::string& parent) {
+  std::string root = make_temp_dir(parent, "death");
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    try {
+      auto layer = make_emu_layer("n150", 0, root);
+      layer->compile(one_group_program(word_program(kSlowKernel), 1, 1));
+    } catch (...) {
+    }
+    _exit(3);  // the parent kills us long before
+  }
+  bool started = wait_until([&] { return has_compiler(root); }, std::chrono::seconds(30));
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(started);
+  CHECK(WIFSIGNALED(status));
+  CHECK(wait_until([&] { return no_leftovers(root); }, std::chrono::seconds(10)));
+  remove_tree(root);
+}
+ZYX_TEST(builder, test_runtime_death);
 
 }  // namespace
 
-void test_dataflow_builder(const std::string& cache_arg) {
+// The builder tests compare paths with the cache dir: they get it made and
+// resolved to its real path.
+static std::string real_cache_dir(const std::string& cache_arg) {
   std::string cache = cache_arg;
   if (mkdir(cache.c_str(), 0700) != 0 && errno != EEXIST) throw Failure("cannot create " + cache);
   if (char* real = realpath(cache.c_str(), nullptr)) {
     cache = real;
     std::free(real);
   }
-  test_compile_args(cache);
-  test_untrusted_dirs(cache);
-  test_new_files_refuse_planted_names(cache);
-  test_planted_objects(cache);
-  test_no_home(cache);
-  test_compile_timeout(cache);
-  test_runtime_death(cache);
+  return cache;
 }
+ZYX_TEST_CACHE_DIR(builder, real_cache_dir);

@@ -95,6 +95,7 @@ void test_constants(const std::string& cache) {
   CHECK_EQ(v[0], 11u);
   CHECK_EQ(v[1], 20u);
 }
+ZYX_TEST(compat, test_constants);
 
 // Sender/receiver handshake in the multicast examples' style: core (0,0)
 // resets its own semaphore to INVALID, then sets core (0,1)'s to VALID;
@@ -149,6 +150,7 @@ void test_handshake(const std::string& cache) {
   CHECK_EQ(download<uint32_t>(*layer, buf, 1)[0], 101u);  // VALID (1) + 100
   layer->free(buf);
 }
+ZYX_TEST(compat, test_handshake);
 
 // get_tile_size in constant expressions: a constexpr variable, an array
 // bound, a template argument and a static_assert.
@@ -227,6 +229,7 @@ void test_tile_size(const std::string& cache) {
   expect_error("compile_error", [&] { layer->compile(d); });
   layer->free(buf);
 }
+ZYX_TEST(compat, test_tile_size);
 
 // binary_op_specific_init<full_init>(op_code), the 2024 signature: it selects
 // add (0), sub (1) or mul (2) without acc_to_dest. The kernel first turns
@@ -282,6 +285,7 @@ void test_specific_init(const std::string& cache) {
       }
     }
 }
+ZYX_TEST(compat, test_specific_init);
 
 // Reads past the args the host set. The kernel reads runtime arg 2 and 5 and
 // common arg 1 where the host set 2 runtime args and 1 common arg; each core
@@ -360,13 +364,6 @@ void test_args_past_end(const std::string& cache) {
   layer->release(prog);
   layer->free(buf);
 }
+ZYX_TEST(compat, test_args_past_end);
 
 }  // namespace
-
-void test_dataflow_compat(const std::string& cache) {
-  test_constants(cache);
-  test_handshake(cache);
-  test_tile_size(cache);
-  test_specific_init(cache);
-  test_args_past_end(cache);
-}

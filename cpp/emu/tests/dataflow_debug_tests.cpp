@@ -192,6 +192,7 @@ void test_dprint(DeviceLayer& layer) {
   CHECK_EQ(quiet.size(), size_t(0));
   layer.release(prog);
 }
+ZYX_TEST(debug, test_dprint);
 
 // The later debug calls: U32 arrays, the page printers and CB details of
 // dprint_pages.h, PAUSE and the ring buffer (no-ops without the watcher),
@@ -323,6 +324,7 @@ void test_dprint_more(DeviceLayer& layer) {
   index_of(lines, c + "hexfield: 0xbc");
   index_of(lines, c + "decfield: 188");
 }
+ZYX_TEST(debug, test_dprint_more);
 
 void test_assert(DeviceLayer& layer) {
   GroupProgram p;
@@ -342,6 +344,7 @@ void test_assert(DeviceLayer& layer) {
   CHECK(msg.find("ASSERT(get_arg_val<uint32_t>(0) > 5) failed at compute.cpp:2") != std::string::npos);
   layer.release(prog);
 }
+ZYX_TEST(debug, test_assert);
 
 void test_waypoint(DeviceLayer& layer) {
   setenv("ZYX_EMU_TIMEOUT_MS", "300", 1);
@@ -368,13 +371,6 @@ void kernel_main() {
   CHECK(msg.find("writer (riscv_1) waiting on the L1 word") != std::string::npos);
   CHECK(msg.find("(last waypoint WRDN)") != std::string::npos);
 }
+ZYX_TEST(debug, test_waypoint);
 
 }  // namespace
-
-void test_dataflow_debug(const std::string& cache) {
-  auto layer = make_emu_layer("n150", 0, cache);
-  test_dprint(*layer);
-  test_dprint_more(*layer);
-  test_assert(*layer);
-  test_waypoint(*layer);
-}

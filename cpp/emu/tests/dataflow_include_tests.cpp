@@ -129,10 +129,6 @@ void test_helpers(DeviceLayer& layer) {
   layer.release(prog);
   layer.free(out);
 }
+ZYX_TEST(includes, test_helpers);
 
 }  // namespace
-
-void test_dataflow_includes(const std::string& cache) {
-  auto layer = make_emu_layer("n150", 0, cache);
-  test_helpers(*layer);
-}

@@ -80,6 +80,9 @@ void test_pointers(DeviceLayer& layer) {
   layer.free(src);
   layer.free(out);
 }
+ZYX_TEST(l1, test_pointers);
+// Blackhole's L1 is larger; the same pointer rules hold.
+ZYX_TEST_ON(l1, test_pointers, "p150a");
 
 // Core (0,0) writes a pattern into its L1 through a pointer; core (0,1)
 // reads it over the NOC from core (0,0): a pointer reaches that core's L1.
@@ -115,6 +118,7 @@ void test_cross_core(DeviceLayer& layer) {
   layer.release(prog);
   layer.free(out);
 }
+ZYX_TEST(l1, test_cross_core);
 
 // A run that must fail with a run_error mentioning every `want`; the same
 // layer then runs a good program.
@@ -198,15 +202,6 @@ void kernel_main() {
 )",
                {"reader (riscv_0)", "arithmetic fault"});
 }
+ZYX_TEST(l1, test_wild_pointers);
 
 }  // namespace
-
-void test_dataflow_l1(const std::string& cache) {
-  auto layer = make_emu_layer("n150", 0, cache);
-  test_pointers(*layer);
-  test_cross_core(*layer);
-  test_wild_pointers(*layer);
-  // Blackhole's L1 is larger; the same pointer rules hold.
-  auto bh = make_emu_layer("p150a", 0, cache);
-  test_pointers(*bh);
-}

@@ -108,6 +108,7 @@ void kernel_main() { noc_async_read_one_packet(get_noc_addr_from_bank_id<true>(0
   layer.free(src);
   layer.free(out);
 }
+ZYX_TEST(noc, test_stateful);
 
 // Core (0,0) sends to the 2x3 rectangle. Each core's buffer (cb 0, 64
 // words) starts as 0xEEEEEEEE; every core copies it and semaphores 1-4 to
@@ -192,6 +193,7 @@ void test_multicast(DeviceLayer& layer) {
   layer.release(prog);
   layer.free(out);
 }
+ZYX_TEST(noc, test_multicast);
 
 // Addresses, coordinates, MEM_ZEROS and the circular-buffer interface.
 const char* kMisc = R"(
@@ -284,6 +286,7 @@ void kernel_main() { get_local_cb_interface(0).fifo_rd_ptr += 3; cb_wait_front(0
   layer.free(out);
   layer.free(dram);
 }
+ZYX_TEST(noc, test_misc);
 
 // The object API. The reader streams pages of src through cb 0 with
 // Noc::async_read from a TensorAccessor; the writer sends them to dst with
@@ -457,6 +460,7 @@ void test_objects(DeviceLayer& layer) {
   layer.free(src);
   layer.free(dst);
 }
+ZYX_TEST(noc, test_objects);
 
 
 // The rest of the listed calls, each with a result the host checks:
@@ -547,6 +551,7 @@ void test_sweep(DeviceLayer& layer) {
   layer.free(src);
   layer.free(out);
 }
+ZYX_TEST(noc, test_sweep);
 
 // The object API's multicast and stateful writes: core 0 of a 1x3 row sends
 // to the other two with Noc::async_write_multicast (MulticastEndpoint and a
@@ -613,6 +618,7 @@ void test_objects_mcast(DeviceLayer& layer) {
   }
   layer.free(out);
 }
+ZYX_TEST(noc, test_objects_mcast);
 
 // TensorAccessor page ranges and shard pages, the accessor tuple and its
 // type-erased wrappers, PageView/ShardView, get_l1_noc_addr, the forms of
@@ -777,16 +783,6 @@ void test_accessor_pages(DeviceLayer& layer) {
   layer.release(prog);
   for (uint64_t b : {ia, id, il, ie, out}) layer.free(b);
 }
+ZYX_TEST(noc, test_accessor_pages);
 
 }  // namespace
-
-void test_dataflow_noc(const std::string& cache) {
-  auto layer = make_emu_layer("n150", 0, cache);
-  test_stateful(*layer);
-  test_multicast(*layer);
-  test_misc(*layer);
-  test_objects(*layer);
-  test_sweep(*layer);
-  test_objects_mcast(*layer);
-  test_accessor_pages(*layer);
-}

@@ -56,6 +56,7 @@ static void test_boards(const std::string& cache) {
   }
   expect_error("invalid_argument", [&] { make_emu_layer("n999", 0, cache); });
 }
+ZYX_TEST(boards, test_boards);
 
 // ---- buffers ------------------------------------------------------------------
 
@@ -120,17 +121,6 @@ static void test_buffers(const std::string& cache) {
   layer->alloc(30 * 2048, dram_spec(2048), &a3);
   CHECK_EQ(a3, addr);
 }
+ZYX_TEST(buffers, test_buffers);
 
-int main(int argc, char** argv) {
-  return group_main(argc, argv, {
-      {"boards", test_boards},
-      {"buffers", test_buffers},
-      {"kernels", test_kernels},
-      {"examples", test_examples},
-      {"deadlock", test_deadlock},
-      {"errors", test_errors},
-      {"ttmetal", test_ttmetal},
-      {"model", test_model},
-      {"stalls", test_stalls_group},
-  });
-}
+int main(int argc, char** argv) { return group_main(argc, argv); }

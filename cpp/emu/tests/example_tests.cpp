@@ -231,7 +231,7 @@ void run_bundle(DeviceLayer& layer, const std::string& name, std::map<std::strin
 
 }  // namespace
 
-void test_examples(const std::string& cache) {
+static void test_examples(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
   // Page sizes: a whole tile, the protocol default, and an odd size that
   // makes the kernels split reads and writes at page boundaries.
@@ -252,3 +252,4 @@ void test_examples(const std::string& cache) {
   run_bundle(*bh, "vadd", {{"n", 300000}}, 1000, {10, 13});
   run_bundle(*bh, "matmul", {{"m", 96}, {"n", 64}, {"k", 64}}, 2048);
 }
+ZYX_TEST(examples, test_examples);

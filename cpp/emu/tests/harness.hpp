@@ -22,6 +22,7 @@
 #pragma once
 
 #include <dirent.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
@@ -81,6 +82,28 @@ inline void remove_tree(const std::string& path) {
   std::error_code ec;
   std::filesystem::remove_all(path, ec);
   if (ec) throw Failure("cannot remove " + path + ": " + ec.message());
+}
+
+// Runs fn in a forked child, for a test that changes what the whole process
+// sees (its environment, its limits). A failure in the child is printed as
+// "<what> child: <message>" and the child's exit status fails the test.
+inline void in_child(const char* what, const std::function<void()>& fn) {
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    int rc = 0;
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s child: %s\n", what, e.what());
+      rc = 1;
+    }
+    _exit(rc);
+  }
+  int status = 0;
+  CHECK(waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));
+  CHECK_EQ(WEXITSTATUS(status), 0);
 }
 
 // Captures what the process writes to fd 2 while fn runs.

@@ -257,6 +257,7 @@ void test_binary(DeviceLayer& layer) {
   for (size_t i = 0; i < 1024; i++) want[i] = r.inputs[0][i] + r.inputs[1][i];
   check_close(got, want, 0, 0, "add_tiles Int32");
 }
+ZYX_TEST(kernels, test_binary);
 
 double gelu(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
 
@@ -294,6 +295,7 @@ void test_unary(DeviceLayer& layer) {
     }
   }
 }
+ZYX_TEST(kernels, test_unary);
 
 const char* kReduceCompute = R"(
 #include "compute_kernel_api/reduce.h"
@@ -403,6 +405,7 @@ void test_reduce(DeviceLayer& layer) {
     }
   }
 }
+ZYX_TEST(kernels, test_reduce);
 
 const char* kTransposeCompute = R"(
 #include "compute_kernel_api/transpose_wh.h"
@@ -436,6 +439,7 @@ void test_transpose(DeviceLayer& layer) {
     for (int c = 0; c < 32; c++) want[face_index(c, rr)] = r.inputs[0][face_index(rr, c)];
   check_close(got, want, 0, 0, "transpose_wh_tile");
 }
+ZYX_TEST(kernels, test_transpose);
 
 // copy + typecast + pack in another format.
 const char* kCastCompute = R"(
@@ -532,6 +536,7 @@ void test_formats(DeviceLayer& layer) {
     check_close(got, want, 0, 0, "typecast " + c.in + " -> " + c.out);
   }
 }
+ZYX_TEST(kernels, test_formats);
 
 // Core (0, 0) sends a tile of data to every other core of its row through
 // their L1 and a semaphore; each receiver writes it, plus its column, to DRAM.
@@ -586,6 +591,7 @@ void test_semaphores(DeviceLayer& layer) {
   layer.release(prog);
   layer.free(out);
 }
+ZYX_TEST(kernels, test_semaphores);
 
 // Copies common args 0 and 1 to page SLOT of the buffer named by runtime arg 0.
 const char* kCommonArgsEcho = R"(
@@ -628,6 +634,7 @@ void test_common_args(DeviceLayer& layer) {
   layer.release(prog);
   layer.free(out);
 }
+ZYX_TEST(kernels, test_common_args);
 
 // A program's name is free text: a trailing backslash or a newline in it must
 // not reach the generated kernel source.
@@ -643,6 +650,7 @@ void test_program_name(DeviceLayer& layer) {
     layer.release(prog);
   }
 }
+ZYX_TEST(kernels, test_program_name);
 
 void test_cache(const std::string& parent) {
   std::string cache = parent + "/cache-test-" + std::to_string(getpid());
@@ -672,23 +680,11 @@ void test_cache(const std::string& parent) {
   CHECK_EQ(count_objects(cache), size_t(5));
   remove_tree(cache);
 }
+ZYX_TEST(kernels, test_cache);
 
 }  // namespace
 
-void test_kernels(const std::string& cache) {
-  auto layer = make_emu_layer("n150", 0, cache);
-  test_binary(*layer);
-  test_unary(*layer);
-  test_reduce(*layer);
-  test_transpose(*layer);
-  test_formats(*layer);
-  test_semaphores(*layer);
-  test_common_args(*layer);
-  test_program_name(*layer);
-  test_cache(cache);
-}
-
-void test_deadlock(const std::string& cache) {
+static void test_deadlock(const std::string& cache) {
   setenv("ZYX_EMU_TIMEOUT_MS", "300", 1);
   auto layer = make_emu_layer("n150", 0, cache);
   GroupProgram p;
@@ -731,6 +727,7 @@ void kernel_main() { noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get
   layer->run(layer->compile(one_group_program(ok, 8, 8)), {}, false);
   unsetenv("ZYX_EMU_TIMEOUT_MS");
 }
+ZYX_TEST(deadlock, test_deadlock);
 
 namespace {
 
@@ -749,58 +746,45 @@ void kernel_main() {
 // error and leaves the layer usable; it must not end the process. Runs in a
 // child process whose address space is capped just above what it uses.
 void test_out_of_address_space(const std::string& cache) {
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    int rc = 0;
-    try {
-      setenv("ZYX_EMU_THREADS", "2", 1);
-      auto layer = make_emu_layer("n150", 0, cache);
-      GroupProgram p;
-      p.name = "address_space";
-      p.reader.source = kWaitForNeighbour;
-      p.reader.runtime_args = {L("core_col")};
-      p.compute.source = "void kernel_main() {}";
-      p.writer.source = "void kernel_main() {}";
-      uint64_t prog = layer->compile(one_group_program(p, 1, 2));
-      GroupProgram idle = p;
-      idle.reader.source = "void kernel_main() {}";
-      layer->run(layer->compile(one_group_program(idle, 1, 1)), {}, false);  // maps L1 and one core's stacks
-      rlimit old{};
-      getrlimit(RLIMIT_AS, &old);
-      long pages = 0;
-      if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-        if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
-        std::fclose(f);
-      }
-      CHECK(pages > 0);
-      rlimit cap = old;
-      cap.rlim_cur = static_cast<rlim_t>(pages) * sysconf(_SC_PAGESIZE) + (512 << 10);
-      CHECK(setrlimit(RLIMIT_AS, &cap) == 0);
-      bool failed = false;
-      try {
-        layer->run(prog, {}, false);
-      } catch (const Error&) {
-        failed = true;
-      }
-      CHECK(setrlimit(RLIMIT_AS, &old) == 0);
-      CHECK(failed);
-      layer->run(prog, {}, false);  // room again: the same run works
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "address-space child: %s\n", e.what());
-      rc = 1;
+  in_child("address-space", [&] {
+    setenv("ZYX_EMU_THREADS", "2", 1);
+    auto layer = make_emu_layer("n150", 0, cache);
+    GroupProgram p;
+    p.name = "address_space";
+    p.reader.source = kWaitForNeighbour;
+    p.reader.runtime_args = {L("core_col")};
+    p.compute.source = "void kernel_main() {}";
+    p.writer.source = "void kernel_main() {}";
+    uint64_t prog = layer->compile(one_group_program(p, 1, 2));
+    GroupProgram idle = p;
+    idle.reader.source = "void kernel_main() {}";
+    layer->run(layer->compile(one_group_program(idle, 1, 1)), {}, false);  // maps L1 and one core's stacks
+    rlimit old{};
+    getrlimit(RLIMIT_AS, &old);
+    long pages = 0;
+    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+      std::fclose(f);
     }
-    _exit(rc);
-  }
-  int status = 0;
-  CHECK(waitpid(pid, &status, 0) == pid);
-  CHECK(WIFEXITED(status));
-  CHECK_EQ(WEXITSTATUS(status), 0);
+    CHECK(pages > 0);
+    rlimit cap = old;
+    cap.rlim_cur = static_cast<rlim_t>(pages) * sysconf(_SC_PAGESIZE) + (512 << 10);
+    CHECK(setrlimit(RLIMIT_AS, &cap) == 0);
+    bool failed = false;
+    try {
+      layer->run(prog, {}, false);
+    } catch (const Error&) {
+      failed = true;
+    }
+    CHECK(setrlimit(RLIMIT_AS, &old) == 0);
+    CHECK(failed);
+    layer->run(prog, {}, false);  // room again: the same run works
+  });
 }
 
 }  // namespace
 
-void test_errors(const std::string& cache) {
+static void test_errors(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
   GroupProgram p;
   p.name = "errors";
@@ -874,3 +858,4 @@ namespace NAMESPACE { void MAIN { tile_regs_acquire(); cb_wait_front(0, 1); copy
   expect_error("unknown_program", [&] { layer->release(prog); });
   test_out_of_address_space(cache);
 }
+ZYX_TEST(errors, test_errors);

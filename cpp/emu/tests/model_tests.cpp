@@ -84,6 +84,7 @@ void test_core_groups(DeviceLayer& layer) {
   for (uint64_t id : {ia, ib, ic}) layer.free(id);
   std::printf("  core groups: 100 tiles over 4x5 + 20x4 cores with two compute kernels: pass\n");
 }
+ZYX_TEST(model, test_core_groups);
 
 // ---- L1 buffers ------------------------------------------------------------------
 
@@ -134,6 +135,9 @@ void test_l1_loopback(DeviceLayer& layer) {
   for (uint64_t id : {src, dst, dst2, l1b}) layer.free(id);
   std::printf("  L1 buffer loopback through its pointer and a peer core: pass\n");
 }
+ZYX_TEST(model, test_l1_loopback);
+// Blackhole: 8 DRAM banks, 64-byte DRAM alignment, a 10x13 grid.
+ZYX_TEST_ON(model, test_l1_loopback, "p150a");
 
 // ---- sharded buffers -------------------------------------------------------------
 
@@ -345,6 +349,7 @@ void test_sharded(DeviceLayer& layer) {
     std::printf("  %s sharded: eltwise on shards (with and without producers), placement, accessor gather, bank coordinates: pass\n", sc.name);
   }
 }
+ZYX_TEST(model, test_sharded);
 
 // Host write/read of sharded and interleaved layouts at odd offsets and
 // lengths, against a plain host copy; DRAM sharding included.
@@ -407,6 +412,9 @@ void test_layout_roundtrips(DeviceLayer& layer) {
   }
   std::printf("  host write/read of DRAM/L1 interleaved and L1/DRAM sharded layouts: pass\n");
 }
+ZYX_TEST(model, test_layout_roundtrips);
+// Blackhole: 8 DRAM banks, 64-byte DRAM alignment, a 10x13 grid.
+ZYX_TEST_ON(model, test_layout_roundtrips, "p150a");
 
 // A DRAM-sharded tensor read back through its accessor and bank coordinates.
 void test_dram_sharded(DeviceLayer& layer) {
@@ -447,6 +455,7 @@ void test_dram_sharded(DeviceLayer& layer) {
   for (uint64_t b : {id, out, bout}) layer.free(b);
   std::printf("  DRAM sharded: accessor gather and bank coordinates: pass\n");
 }
+ZYX_TEST(model, test_dram_sharded);
 
 // L1-interleaved: pages round-robin over the 64 cores, read with
 // InterleavedAddrGen<false>, get_noc_addr_from_bank_id<false> and an
@@ -508,6 +517,7 @@ void test_l1_interleaved(DeviceLayer& layer) {
   for (uint64_t id : {src, dst, out}) layer.free(id);
   std::printf("  L1 interleaved: address generators, bank id, accessor, host read-back: pass\n");
 }
+ZYX_TEST(model, test_l1_interleaved);
 
 // ---- multicast -------------------------------------------------------------------
 
@@ -553,6 +563,7 @@ void test_multicast(DeviceLayer& layer) {
   }
   std::printf("  sender/receiver multicast on 8x8 with semaphores, with and without loopback: pass\n");
 }
+ZYX_TEST(model, test_multicast);
 
 // ---- circular buffers ------------------------------------------------------------
 
@@ -619,6 +630,7 @@ void test_cb_configs(DeviceLayer& layer) {
   layer.free(out);
   std::printf("  circular buffers: several indices in one allocation, layout order, CB on an L1 buffer: pass\n");
 }
+ZYX_TEST(model, test_cb_configs);
 
 // ---- page sizes and coordinates --------------------------------------------------
 
@@ -673,6 +685,7 @@ void test_small_and_single_pages(DeviceLayer& layer) {
   for (uint64_t id : {iw, io, out}) layer.free(id);
   std::printf("  4-byte pages and a whole-buffer single page: pass\n");
 }
+ZYX_TEST(model, test_small_and_single_pages);
 
 // Core A writes a token into core B's L1 at the NOC coordinates the host
 // passed (core_noc_x/y), B waits for it; DRAM pages are read through the
@@ -738,6 +751,7 @@ void test_coordinates(DeviceLayer& layer) {
   layer.free(out);
   std::printf("  NOC tables, core and bank coordinates through get_noc_addr(x, y, addr): pass\n");
 }
+ZYX_TEST(model, test_coordinates);
 
 // ---- include files and named args ------------------------------------------------
 
@@ -784,6 +798,7 @@ void kernel_main() {
   remove_tree(cache);
   std::printf("  include files beside the kernels; cache key over includes and named args: pass\n");
 }
+ZYX_TEST(model, test_include_files);
 
 // Compile args that read a variable are resolved at the run and built once
 // per distinct value; const ones are built at compile.
@@ -819,6 +834,7 @@ void kernel_main() {
   remove_tree(cache);
   std::printf("  compile args from variables: built at the run, once per value: pass\n");
 }
+ZYX_TEST(model, test_param_compile_args);
 
 // ---- wrong programs --------------------------------------------------------------
 
@@ -953,6 +969,7 @@ void test_model_errors(DeviceLayer& layer) {
   for (uint64_t id : {a, sh, l1i}) layer.free(id);
   std::printf("  wrong programs and buffers: the right error codes: pass\n");
 }
+ZYX_TEST(model, test_model_errors);
 
 // ---- stalls -----------------------------------------------------------------------
 
@@ -999,28 +1016,7 @@ void kernel_main() {
   unsetenv("ZYX_EMU_TIMEOUT_MS");
   std::printf("  stall reports name all 64 blocked cores; long work on another worker is no deadlock: pass\n");
 }
+ZYX_TEST(stalls, test_stalls);
 
 }  // namespace
 
-void test_stalls_group(const std::string& cache) { test_stalls(cache); }
-
-void test_model(const std::string& cache) {
-  auto layer = make_emu_layer("n150", 0, cache);
-  test_core_groups(*layer);
-  test_l1_loopback(*layer);
-  test_sharded(*layer);
-  test_layout_roundtrips(*layer);
-  test_dram_sharded(*layer);
-  test_l1_interleaved(*layer);
-  test_multicast(*layer);
-  test_cb_configs(*layer);
-  test_small_and_single_pages(*layer);
-  test_coordinates(*layer);
-  test_include_files(cache);
-  test_param_compile_args(cache);
-  test_model_errors(*layer);
-  // Blackhole: 8 DRAM banks, 64-byte DRAM alignment, a 10x13 grid.
-  auto bh = make_emu_layer("p150a", 0, cache);
-  test_layout_roundtrips(*bh);
-  test_l1_loopback(*bh);
-}

@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -73,33 +75,82 @@ inline int run_group(const std::string& name, const std::function<void()>& fn) {
   return 0;
 }
 
+// Test registration. Each test files itself under its group next to its
+// definition:
+//   ZYX_TEST(group, fn)            fn(DeviceLayer&) on the group's n150 layer,
+//                                  or fn(const std::string& cache) with the cache dir
+//   ZYX_TEST_ON(group, fn, board)  fn(DeviceLayer&) on the group's layer of that board
+//   ZYX_TEST_CACHE_DIR(group, fn)  fn(cache) -> the cache dir the group's tests get
+// The group's layers (one a board, over the cache dir) are made at their first
+// use. A group's tests run in registration order: file order, as a group's
+// tests live in one file. ZYX_TEST_VERBOSE=1 names each test as it starts.
+struct Registered {
+  std::string group, name;
+  std::string board;  // empty: a test of the cache dir
+  std::function<void(zyx::DeviceLayer&)> on_layer;
+  std::function<void(const std::string& cache)> on_cache;
+};
+inline std::vector<Registered>& registry() {
+  static std::vector<Registered> tests;
+  return tests;
+}
+inline std::map<std::string, std::function<std::string(const std::string&)>>& cache_dir_setups() {
+  static std::map<std::string, std::function<std::string(const std::string&)>> setups;
+  return setups;
+}
+struct Registrar {
+  Registrar(const char* group, const char* name, void (*fn)(zyx::DeviceLayer&), const char* board = "n150") {
+    registry().push_back({group, name, board, fn, nullptr});
+  }
+  Registrar(const char* group, const char* name, void (*fn)(const std::string&)) {
+    registry().push_back({group, name, "", nullptr, fn});
+  }
+  Registrar(const char* group, const char*, std::string (*setup)(const std::string&)) {
+    cache_dir_setups()[group] = setup;
+  }
+};
+#define ZYX_TEST_CAT2(a, b) a##b
+#define ZYX_TEST_CAT(a, b) ZYX_TEST_CAT2(a, b)
+#define ZYX_TEST_ON(group, fn, board) \
+  [[maybe_unused]] static const ::zyx_test::Registrar ZYX_TEST_CAT(zyx_test_reg_, __LINE__)(#group, #fn, fn, board)
+#define ZYX_TEST(group, fn) \
+  [[maybe_unused]] static const ::zyx_test::Registrar ZYX_TEST_CAT(zyx_test_reg_, __LINE__)(#group, #fn, fn)
+#define ZYX_TEST_CACHE_DIR(group, fn) ZYX_TEST(group, fn)
+
+// Runs the registered tests of one group over the cache dir.
+inline void run_registered(const std::string& group, std::string cache) {
+  if (auto it = cache_dir_setups().find(group); it != cache_dir_setups().end()) cache = it->second(cache);
+  std::map<std::string, std::unique_ptr<zyx::DeviceLayer>> layers;
+  for (const auto& t : registry()) {
+    if (t.group != group) continue;
+    if (std::getenv("ZYX_TEST_VERBOSE")) std::fprintf(stderr, "%s: %s%s%s\n", group.c_str(), t.name.c_str(),
+                                                      t.board.empty() ? "" : " on ", t.board.c_str());
+    if (t.on_cache) {
+      t.on_cache(cache);
+      continue;
+    }
+    auto& layer = layers[t.board];
+    if (!layer) layer = zyx::make_emu_layer(t.board, 0, cache);
+    t.on_layer(*layer);
+  }
+}
+
 // The main of a test program run as `<program> <group> <cache_dir>`: runs
-// groups[group](cache_dir) through run_group, named prefix + group. Exit 0
-// pass, 1 fail, 77 skip, 2 for a usage error or an unknown group.
-using Groups = std::map<std::string, std::function<void(const std::string& cache)>>;
-inline int group_main(int argc, char** argv, const Groups& groups, const std::string& prefix = "") {
+// the group's registered tests through run_group, named prefix + group.
+// Exit 0 pass, 1 fail, 77 skip, 2 for a usage error or an unknown group.
+inline int group_main(int argc, char** argv, const std::string& prefix = "") {
   if (argc < 3) {
     std::fprintf(stderr, "usage: %s <group> <cache_dir>\n", argv[0]);
     return 2;
   }
   std::string group = argv[1], cache = argv[2];
-  auto it = groups.find(group);
-  if (it == groups.end()) {
+  bool known = false;
+  for (const auto& t : registry()) known = known || t.group == group;
+  if (!known) {
     std::fprintf(stderr, "unknown group %s\n", group.c_str());
     return 2;
   }
-  return run_group(prefix + group, [&] { it->second(cache); });
-}
-
-// Groups that each run on a fresh n150 emulator layer over the cache.
-inline Groups layer_groups(const std::map<std::string, std::function<void(zyx::DeviceLayer&)>>& groups) {
-  Groups out;
-  for (const auto& [name, fn] : groups)
-    out[name] = [fn](const std::string& cache) {
-      auto layer = zyx::make_emu_layer("n150", 0, cache);
-      fn(*layer);
-    };
-  return out;
+  return run_group(prefix + group, [&] { run_registered(group, cache); });
 }
 
 inline uint16_t to_bf16(float f) {
@@ -134,11 +185,3 @@ inline void check_close(const std::vector<double>& got, const std::vector<double
 }
 
 }  // namespace zyx_test
-
-void test_kernels(const std::string& cache);
-void test_examples(const std::string& cache);
-void test_deadlock(const std::string& cache);
-void test_errors(const std::string& cache);
-void test_ttmetal(const std::string& cache);
-void test_model(const std::string& cache);
-void test_stalls_group(const std::string& cache);

@@ -303,7 +303,7 @@ void multicast(DeviceLayer& layer) {
 
 }  // namespace
 
-void test_ttmetal(const std::string& cache) {
+static void test_ttmetal(const std::string& cache) {
   const char* dir = std::getenv("ZYX_TTMETAL_EXAMPLES");
   if (!dir || !*dir) throw Skip("ZYX_TTMETAL_EXAMPLES is not set (a copy of tt_metal/programming_examples)");
   g_dir = dir;
@@ -332,3 +332,4 @@ void test_ttmetal(const std::string& cache) {
   }
   if (ran == 0) throw Failure("ZYX_TTMETAL_ONLY names none of the examples");
 }
+ZYX_TEST(ttmetal, test_ttmetal);
