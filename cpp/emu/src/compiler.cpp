@@ -444,8 +444,14 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
   return get(s);
 }
 
+// The version of what generated_source wraps around a kernel: part of the
+// key, so that objects built by an older wrapper are rebuilt, not reused.
+// 2: everything but the entry points has hidden visibility (-fvisibility=hidden).
+constexpr uint64_t kWrapperVersion = 2;
+
 std::string KernelBuilder::key_of(const BuildSpec& s) const {
   Hasher h;
+  h.add_u64(kWrapperVersion);
   h.add(header_hash_);
   h.add(cxx_);
   h.add(cxxflags_);
@@ -632,6 +638,15 @@ int KernelBuilder::build(const std::string& key, const BuildSpec& s) {
   if (args.empty()) throw Error("compile_error", "ZYX_EMU_CXX is empty");
   for (auto& w : split_words(cxxflags_)) args.push_back(w);
   args.push_back("-pipe");
+  // Nothing but the entry points (marked default in the source) is
+  // exported. GCC gives an exported symbol of vague linkage (an inline
+  // variable such as the API table pointer, a static local of an inline
+  // function) GNU unique binding: every later object binds to the first
+  // object's, and the loader never unloads that one, so it would stay mapped
+  // for the process's life, bound to a file that a rebuild may since have
+  // replaced. Unlike the visibility pragma, the flag leaves declarations
+  // (the C library's functions) alone.
+  args.push_back("-fvisibility=hidden");
   args.push_back("-I" + inc);
   args.push_back("-I" + include_dir_);
   args.push_back(board_.arch == "blackhole" ? "-DARCH_BLACKHOLE" : "-DARCH_WORMHOLE");

@@ -1,9 +1,11 @@
 // Tests of the kernel builder (compiler.cpp): the cache is private and
 // checked (objects and directories others own or can write are refused, a
 // planted symlink is not followed, no shared fallback without HOME), the
-// compiler runs in its own process group and dies with the runtime, and
+// compiler runs in its own process group and dies with the runtime, an
+// object exports only its entry points and is unloaded with its layer, and
 // compile-time args are constant expressions in every form tt-metal has.
 #include <dirent.h>
+#include <dlfcn.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -322,6 +324,47 @@ void test_planted_objects(const std::string& parent) {
   remove_tree(root);
 }
 ZYX_TEST(builder, test_planted_objects);
+
+// ---- objects unload with their layer ----------------------------------------
+
+// How many of this process's mappings are files below dir.
+size_t mappings_below(const std::string& dir) {
+  std::ifstream maps("/proc/self/maps");
+  size_t n = 0;
+  for (std::string line; std::getline(maps, line);)
+    if (line.find(dir + "/") != std::string::npos) n++;
+  return n;
+}
+
+// A kernel object exports only its entry points, and is unloaded when its
+// layer goes. An exported symbol of vague linkage (the API table pointer is
+// an inline variable) gets GNU unique binding: every later object binds to
+// the first one's, and the loader never unloads that first object, which
+// then stays mapped for the process's life, bound to a cache file that a
+// rebuild or a planted object may later replace in place.
+void test_objects_unload(const std::string& parent) {
+  std::string root = make_temp_dir(parent, "unload");
+  GroupProgram p = word_program(kWriteWord);
+  p.reader.compile_args = {C(43)};
+  {
+    auto layer = make_emu_layer("n150", 0, root);
+    CHECK_EQ(run_word(*layer, p), 43u);
+    CHECK(mappings_below(root) > 0);
+  }
+  CHECK_EQ(mappings_below(root), size_t(0));
+  auto objs = objects(root);
+  CHECK_EQ(objs.size(), size_t(3));
+  for (auto& o : objs) {
+    void* h = dlopen(o.c_str(), RTLD_NOW | RTLD_LOCAL);
+    CHECK(h != nullptr);
+    CHECK(dlsym(h, "zyx_emu_kernel_run") != nullptr);
+    bool api_exported = dlsym(h, "zyx_emu_api_ptr") != nullptr;
+    dlclose(h);
+    if (api_exported) throw Failure(o + " exports zyx_emu_api_ptr: only the entry points may be exported");
+  }
+  remove_tree(root);
+}
+ZYX_TEST(builder, test_objects_unload);
 
 // ---- no HOME, no XDG_CACHE_HOME -------------------------------------------
 
