@@ -14,6 +14,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/half"
+	"github.com/zyxtt/zyxtt/kernels"
 )
 
 func args(vals ...backends.Constant) []backends.LaunchArg {
@@ -187,6 +188,8 @@ func TestLoadErrors(t *testing.T) {
 		{"no variants", map[string]string{"manifest.json": goodManifest}, "", "no variant files"},
 		{"missing source", map[string]string{"manifest.json": goodManifest, "c.json": cjson}, "c.json", "source: open"},
 		{"escaping source", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "../k.c", "entry": "k"}`}, "c.json", `source: path "../k.c" must be relative`},
+		{"unknown library source", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "zyx:tt/dataflow/nope.c", "entry": "k"}`}, "c.json", `source: "tt/dataflow/nope.c": not in the zyx-tt kernel library (it has tt/compute/add_tiles.cpp,`},
+		{"escaping library source", map[string]string{"manifest.json": goodManifest, "tt.json": `{"reader": {"source": "zyx:../kernels.go"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": ""}, "tt.json", `reader.source: "../kernels.go" is not a library path`},
 		{"no entry", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "k.c"}`, "k.c": ""}, "c.json", "entry: missing"},
 		{"bad variant grid", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "k.c", "entry": "k", "grid": ["n/"]}`, "k.c": ""}, "c.json", "grid[0]:"},
 		{"not spirv", map[string]string{"manifest.json": goodManifest, "vulkan.json": `{"spirv": "k.spv"}`, "k.spv": "not spirv at all!!!!"}, "vulkan.json", "spirv: k.spv is not a SPIR-V module"},
@@ -417,6 +420,31 @@ func TestExamplesLoad(t *testing.T) {
 		require.NotNil(t, b.Ref, name)
 		_, err = b.Shapes(b.Defaults())
 		require.NoError(t, err)
+	}
+}
+
+// A kernel named with the zyx: prefix is the kernel library's file, in
+// every section that names a source; the bundle's own files still work
+// beside it.
+func TestLibraryKernels(t *testing.T) {
+	b, err := Load(filepath.Join("..", "examples", "unary"))
+	require.NoError(t, err)
+	p, err := b.Program(b.Defaults())
+	require.NoError(t, err)
+	tv, ok := p.Variant(backends.FormatTT).Code.(*backends.TTVariant)
+	require.True(t, ok)
+	want := map[string]string{"reader": "tt/dataflow/read_chunks_unary.cpp", "writer": "tt/dataflow/write_chunks.cpp"}
+	own, err := os.ReadFile(filepath.Join("..", "examples", "unary", "tt", "compute.cpp"))
+	require.NoError(t, err)
+	require.Len(t, tv.Kernels, 3)
+	for _, k := range tv.Kernels {
+		if lib, ok := want[k.Name]; ok {
+			src, err := kernels.Read(lib)
+			require.NoError(t, err)
+			require.Equal(t, string(src), k.Source, k.Name)
+		} else {
+			require.Equal(t, string(own), k.Source, k.Name)
+		}
 	}
 }
 

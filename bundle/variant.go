@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/kernels"
 )
 
 type rawSource struct {
@@ -83,6 +84,13 @@ func (b *Bundle) parseVariant(fi backends.FormatInfo, file string, data []byte) 
 	readSource := func(field, rel string) ([]byte, error) {
 		if rel == "" {
 			return nil, ferr(field, "missing")
+		}
+		if name, ok := strings.CutPrefix(rel, kernels.Prefix); ok {
+			data, err := kernels.Read(name)
+			if err != nil {
+				return nil, ferr(field, "%v", err)
+			}
+			return data, nil
 		}
 		p, err := inBundle(b.Dir, rel)
 		if err != nil {

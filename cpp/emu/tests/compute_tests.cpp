@@ -956,19 +956,22 @@ ZYX_TEST(misc, test_moreh);
 // ---- the compute example bundles, with their tt.json arg layouts ----
 
 void test_example_bundles(DeviceLayer& layer) {
-  auto src = [](const char* ex, const char* f) {
-    return read_text(std::string(ZYX_EMU_EXAMPLES_DIR) + "/" + ex + "/tt/" + f);
+  // Each example's kernels as its tt.json names them (sfpu_chain's reader
+  // and writer come from the kernel library).
+  auto src = [](const char* ex, const char* source) {
+    return bundle_source(std::string(ZYX_EMU_EXAMPLES_DIR) + "/" + ex, source);
   };
   const uint32_t m = 128, n = 256;
   auto x = randf(m * n, -1, 1, 41), b = randf(n, -2, 2, 42);
   auto up = [&](const std::vector<float>& v) { return zyx_test::upload(layer, v, 2048); };
-  auto mk = [&](const char* ex, std::vector<zyx::ParamDesc> params) {
+  auto mk = [&](const char* ex, std::vector<zyx::ParamDesc> params, const char* reader = "tt/reader.cpp",
+                const char* writer = "tt/writer.cpp") {
     zyx_test::GroupProgram p;
     p.name = ex;
     p.params = std::move(params);
-    p.reader.source = src(ex, "reader.cpp");
-    p.compute.source = src(ex, "compute.cpp");
-    p.writer.source = src(ex, "writer.cpp");
+    p.reader.source = src(ex, reader);
+    p.compute.source = src(ex, "tt/compute.cpp");
+    p.writer.source = src(ex, writer);
     p.fp32_dest_acc = true;
     return p;
   };
@@ -1037,7 +1040,8 @@ void test_example_bundles(DeviceLayer& layer) {
   {  // sfpu_chain: y = sigmoid(exp(x) * 0.5) over a partial last tile
     const uint32_t len = 5000;
     auto v = randf(len, -3, 3, 43);
-    auto p = mk("sfpu_chain", {P("x", "global"), P("y", "global_mut"), P("n", "variable", "u32")});
+    auto p = mk("sfpu_chain", {P("x", "global"), P("y", "global_mut"), P("n", "variable", "u32")},
+                "zyx:tt/dataflow/read_chunks_unary.cpp", "zyx:tt/dataflow/write_chunks.cpp");
     p.reader.runtime_args = {L("buffer_addr", 0), L("page_size", 0), L("param", 2), L("core_index"), L("num_cores")};
     p.compute.runtime_args = {L("param", 2), L("core_index"), L("num_cores")};
     p.writer.runtime_args = {L("buffer_addr", 1), L("page_size", 1), L("param", 2), L("core_index"), L("num_cores")};

@@ -53,7 +53,7 @@ std::vector<Arg> layout(const json& manifest, const json& section, const char* k
 Section section(const Bundle& b, const char* name) {
   const json& s = b.tt[name];
   Section out;
-  out.source = read_text(b.dir + "/" + s["source"].get<std::string>());
+  out.source = bundle_source(b.dir, s["source"].get<std::string>());
   if (s.contains("defines"))
     for (auto& [k, v] : s["defines"].items()) out.defines[k] = v.get<std::string>();
   out.compile_args = layout(b.manifest, s, "compile_args");

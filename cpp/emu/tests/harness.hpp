@@ -61,6 +61,16 @@ inline std::string shared_kernel(const std::string& name) {
 }
 #endif
 
+// The text of an example bundle's kernel source: a path inside the bundle,
+// or a file of zyx-tt's kernel library (the repository's kernels/) named
+// with the "zyx:" prefix, as the bundle loader reads them (docs/programs.md).
+#ifdef ZYX_EMU_KERNEL_LIBRARY_DIR
+inline std::string bundle_source(const std::string& bundle_dir, const std::string& source) {
+  if (source.rfind("zyx:", 0) == 0) return read_text(std::string(ZYX_EMU_KERNEL_LIBRARY_DIR) + "/" + source.substr(4));
+  return read_text(bundle_dir + "/" + source);
+}
+#endif
+
 // The number of kernel objects (*.so) in the emulator's cache under root
 // (they live in <cache_dir>/emu).
 inline size_t count_objects(const std::string& root) {

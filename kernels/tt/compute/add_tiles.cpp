@@ -1,5 +1,7 @@
-// zyx-tt example: compute kernel of the multi-core vector add: one tile of
-// x + y per step, through DST register 0.
+// zyx-tt kernel library: add_tiles (compute). One tile of CB 0 + CB 1 into
+// CB 16 per step, through DST register 0, for the tiles t = core,
+// core + cores, ... of ceil(n / 1024) (the chunks of read_chunks_binary and
+// write_chunks). Runtime args: n, core index, core count.
 #include <cstdint>
 
 #include "api/compute/common.h"

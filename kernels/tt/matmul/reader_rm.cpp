@@ -1,9 +1,11 @@
-// zyx-tt example: reader of the tiled matmul. a (m x k) and b (k x n) are
-// row-major in DRAM; m, n and k are multiples of 32. For each output tile
-// (mt, nt) of this core (tiles core, core + cores, ... in row-major order) it
-// streams the tile pairs a(mt, kt), b(kt, nt) for kt = 0 .. k/32 - 1,
-// converting each 32x32 block to the tiled layout (four 16x16 faces) as it
-// reads.
+// zyx-tt kernel library: matmul reader_rm (data movement). a (m x k) and
+// b (k x n) are row-major interleaved buffers; m, n and k are multiples of
+// 32. For each output tile (mt, nt) of this core (tiles core, core + cores,
+// ... in row-major order) it streams the tile pairs a(mt, kt), b(kt, nt) for
+// kt = 0 .. k/32 - 1 into CBs 0 and 1, converting each 32x32 block to the
+// tiled layout (four 16x16 faces) as it reads.
+// Runtime args: a address, b address, a page size, b page size, m, n, k,
+// core index, core count.
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"

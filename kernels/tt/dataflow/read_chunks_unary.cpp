@@ -1,5 +1,9 @@
-// zyx-tt example: reader of sfpu_chain (as the unary example). Streams the tiles
-// t = core, core + cores, ... of x into circular buffer 0.
+// zyx-tt kernel library: read_chunks_unary (data movement). Streams one
+// interleaved input buffer x chunk by chunk into circular buffer 0: chunk
+// t = core, core + cores, ... holds the bytes [t * S, (t + 1) * S) of x,
+// S = get_tile_size(0); a partial last chunk is read as far as the buffer
+// goes. x holds n elements of S / 1024 bytes.
+// Runtime args: x address, x page size, n, core index, core count.
 #include <cstdint>
 
 #include "dataflow_api.h"

@@ -1,5 +1,7 @@
-// zyx-tt example: writer of the tiled matmul: converts each output tile from
-// the tiled layout back to rows of the row-major c (m x n).
+// zyx-tt kernel library: matmul writer_rm (data movement). Converts each
+// output tile of this core from CB 16 (the tiled layout) back to rows of the
+// row-major interleaved c (m x n), in reader_rm's tile order.
+// Runtime args: c address, c page size, m, n, core index, core count.
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"

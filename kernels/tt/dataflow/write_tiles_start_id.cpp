@@ -1,5 +1,8 @@
-// zyx-tt example matmul_tiled: writer. Writes output tiles start_id ..
-// start_id + num_tiles - 1 of c (tile layout) from circular buffer 16.
+// zyx-tt kernel library: write_tiles_start_id (data movement). Writes the
+// tiles start_id .. start_id + num_tiles - 1 of an interleaved, tile-paged
+// output buffer from circular buffer 16, one tile at a time.
+// Compile args: the output's accessor args. Runtime args: out address,
+// start_id, num_tiles.
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"

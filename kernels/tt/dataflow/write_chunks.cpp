@@ -1,6 +1,9 @@
-// zyx-tt example: writer of sfpu_chain (as the unary example): drains circular
-// buffer 16 into the output buffer, tile t = core, core + cores, ...; a
-// partial last tile writes only the bytes inside the buffer.
+// zyx-tt kernel library: write_chunks (data movement). Drains circular
+// buffer 16 into an interleaved output buffer, one page of CB 16 per chunk:
+// chunk t = core, core + cores, ... holds the bytes [t * S, (t + 1) * S) of
+// the output, S = get_tile_size(16), and a partial last chunk writes only
+// the bytes inside the buffer. The buffer holds n elements of S / 1024 bytes.
+// Runtime args: out address, out page size, n, core index, core count.
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"

@@ -1,5 +1,7 @@
-// zyx-tt example: compute kernel of the tiled matmul: each output tile
-// accumulates k/32 tile products in DST register 0.
+// zyx-tt kernel library: matmul compute. Each output tile of this core
+// accumulates the k/32 tile products of CBs 0 and 1 in DST register 0 and
+// goes to CB 16, in reader_rm's tile order.
+// Runtime args: m, n, k, core index, core count.
 #include <cstdint>
 
 #include "compute_kernel_api/matmul.h"

@@ -1,7 +1,10 @@
-// zyx-tt example: reader of the multi-core vector add. Each core takes the
-// tiles t = core, core + cores, ... of x and y (1024 elements per tile) and
-// streams them into circular buffers 0 and 1. A partial last tile is read as
-// far as the buffers go.
+// zyx-tt kernel library: read_chunks_binary (data movement). Streams two
+// interleaved input buffers x and y chunk by chunk into circular buffers 0
+// and 1: chunk t = core, core + cores, ... holds the bytes [t * S, (t + 1) * S)
+// of each input, S = get_tile_size(0); a partial last chunk is read as far
+// as the buffers go. Each buffer holds n elements of S / 1024 bytes.
+// Compile args: x's accessor args, then y's. Runtime args: x address,
+// y address, page size (both), n, core index, core count.
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"
