@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/internal/rtbin"
+	"github.com/zyxtt/zyxtt/kernels"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
@@ -114,18 +114,18 @@ func TestEmulatorRuntimeTransfers(t *testing.T) {
 
 // exampleVadd is examples/vadd's Tenstorrent variant: z = x + y over n f32
 // elements, one 1024-element tile per step, tiles dealt round-robin to the
-// cores of the grid.
+// cores of the grid, with the kernel library's kernels that vadd names.
 func exampleVadd(t *testing.T, rows, cols int) *backends.Program {
 	t.Helper()
 	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join("..", "examples", "vadd", "tt", name))
+		b, err := kernels.Read(name)
 		require.NoError(t, err)
 		return string(b)
 	}
 	const x, y, z, n = 0, 1, 2, 3
 	spread := []backends.TTArg{{Kind: backends.TTArgCoreIndex}, {Kind: backends.TTArgNumCores}}
 	reader := backends.TTKernel{
-		Source:      read("reader.cpp"),
+		Source:      read("tt/dataflow/read_chunks_binary.cpp"),
 		CompileArgs: []backends.TTArg{{Kind: backends.TTArgAccessor, Param: x}, {Kind: backends.TTArgAccessor, Param: y}},
 		RuntimeArgs: append([]backends.TTArg{
 			{Kind: backends.TTArgBufferAddr, Param: x}, {Kind: backends.TTArgBufferAddr, Param: y},
@@ -133,13 +133,13 @@ func exampleVadd(t *testing.T, rows, cols int) *backends.Program {
 		}, spread...),
 	}
 	compute := backends.TTKernel{
-		Source:       read("compute.cpp"),
+		Source:       read("tt/compute/add_tiles.cpp"),
 		RuntimeArgs:  append([]backends.TTArg{{Kind: backends.TTArgParam, Param: n}}, spread...),
 		MathFidelity: "HiFi4",
 		FP32DestAcc:  true,
 	}
 	writer := backends.TTKernel{
-		Source: read("writer.cpp"),
+		Source: read("tt/dataflow/write_chunks.cpp"),
 		RuntimeArgs: append([]backends.TTArg{
 			{Kind: backends.TTArgBufferAddr, Param: z}, {Kind: backends.TTArgPageSize, Param: z},
 			{Kind: backends.TTArgParam, Param: n},
