@@ -189,6 +189,8 @@ func TestLoadErrors(t *testing.T) {
 		{"missing source", map[string]string{"manifest.json": goodManifest, "c.json": cjson}, "c.json", "source: open"},
 		{"escaping source", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "../k.c", "entry": "k"}`}, "c.json", `source: path "../k.c" must be relative`},
 		{"unknown library source", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "zyx:tt/dataflow/nope.c", "entry": "k"}`}, "c.json", `source: "tt/dataflow/nope.c": not in the zyx-tt kernel library (it has tt/compute/add_tiles.cpp,`},
+		{"unknown library include", map[string]string{"manifest.json": goodManifest, "tt.json": `{"includes": ["zyx:tt/nope"], "reader": {"source": "r.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": ""}, "tt.json", `includes[0]: "tt/nope": not in the zyx-tt kernel library`},
+		{"library include named twice", map[string]string{"manifest.json": goodManifest, "tt.json": `{"includes": ["inc", "zyx:tt/include"], "reader": {"source": "r.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": "", "inc/zyx/row_major.h": "#pragma once"}, "tt.json", `includes[1]: two include files named zyx/row_major.h`},
 		{"escaping library source", map[string]string{"manifest.json": goodManifest, "tt.json": `{"reader": {"source": "zyx:../kernels.go"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": ""}, "tt.json", `reader.source: "../kernels.go" is not a library path`},
 		{"no entry", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "k.c"}`, "k.c": ""}, "c.json", "entry: missing"},
 		{"bad variant grid", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "k.c", "entry": "k", "grid": ["n/"]}`, "k.c": ""}, "c.json", "grid[0]:"},
@@ -445,6 +447,26 @@ func TestLibraryKernels(t *testing.T) {
 		} else {
 			require.Equal(t, string(own), k.Source, k.Name)
 		}
+	}
+}
+
+// An includes entry with the zyx: prefix names a library directory (every
+// file below it, under its path inside it) or file (under its base name).
+func TestLibraryIncludes(t *testing.T) {
+	header, err := kernels.Read("tt/include/zyx/row_major.h")
+	require.NoError(t, err)
+	for _, tc := range []struct{ includes, path string }{
+		{`"zyx:tt/include"`, "zyx/row_major.h"},
+		{`["zyx:tt/include/zyx/row_major.h"]`, "row_major.h"},
+	} {
+		dir := writeBundle(t, map[string]string{"manifest.json": goodManifest, "r.cpp": "",
+			"tt.json": `{"includes": ` + tc.includes + `, "reader": {"source": "r.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`})
+		b, err := Load(dir)
+		require.NoError(t, err, tc.includes)
+		p, err := b.Program(b.Defaults())
+		require.NoError(t, err)
+		tv := p.Variant(backends.FormatTT).Code.(*backends.TTVariant)
+		require.Equal(t, []backends.TTInclude{{Path: tc.path, Source: string(header)}}, tv.Includes, tc.includes)
 	}
 }
 

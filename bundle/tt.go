@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/kernels"
 )
 
 // tt.json, the Tenstorrent variant (docs/programs.md): a list of kernels on
@@ -937,16 +938,20 @@ func (p *ttParser) parseIncludes(raw json.RawMessage) error {
 		return err
 	}
 	seen := map[string]string{}
-	add := func(field, name, full string) error {
+	// add takes one include file: data, as read from full, when the caller
+	// has it already (a library file), else read from the bundle file full.
+	add := func(field, name, full string, data []byte) error {
 		if prev, dup := seen[name]; dup {
 			return p.ferr(field, "two include files named %s (%s and %s)", name, prev, full)
 		}
 		if len(seen) >= maxTTIncludes {
 			return p.ferr(field, "more than %d include files", maxTTIncludes)
 		}
-		data, err := readLimited(full)
-		if err != nil {
-			return p.ferr(field, "%v", err)
+		if data == nil {
+			var err error
+			if data, err = readLimited(full); err != nil {
+				return p.ferr(field, "%v", err)
+			}
 		}
 		if bytes.IndexByte(data, 0) >= 0 {
 			return p.ferr(field, "%s holds a NUL byte; include files are text", full)
@@ -960,6 +965,18 @@ func (p *ttParser) parseIncludes(raw json.RawMessage) error {
 		if t[0] == '[' {
 			field = fmt.Sprintf("includes[%d]", i)
 		}
+		if name, ok := strings.CutPrefix(rel, kernels.Prefix); ok {
+			files, err := kernels.Files(name)
+			if err != nil {
+				return p.ferr(field, "%v", err)
+			}
+			for _, f := range files {
+				if err := add(field, f.Path, rel+"/"+f.Path, f.Data); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		full, err := inBundle(p.b.Dir, rel)
 		if err != nil {
 			return p.ferr(field, "%v", err)
@@ -969,7 +986,7 @@ func (p *ttParser) parseIncludes(raw json.RawMessage) error {
 			return p.ferr(field, "%v", err)
 		}
 		if !st.IsDir() {
-			if err := add(field, path.Base(filepath.ToSlash(rel)), full); err != nil {
+			if err := add(field, path.Base(filepath.ToSlash(rel)), full, nil); err != nil {
 				return err
 			}
 			continue
@@ -1002,7 +1019,7 @@ func (p *ttParser) parseIncludes(raw json.RawMessage) error {
 					}
 					continue
 				}
-				if err := add(field, path.Join(prefix, name), sub); err != nil {
+				if err := add(field, path.Join(prefix, name), sub, nil); err != nil {
 					return err
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"strings"
 )
 
@@ -34,6 +35,40 @@ func Read(name string) ([]byte, error) {
 		return nil, fmt.Errorf("%q: %w (it has %s)", name, ErrNotInLibrary, strings.Join(Names(), ", "))
 	}
 	return data, nil
+}
+
+// File is one library file as an include: its path under the name it was
+// asked for, and its text.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// Files returns what an include entry naming the library path name holds:
+// a file under its base name, or every file below a directory under its
+// path inside it, sorted by path.
+func Files(name string) ([]File, error) {
+	if !fs.ValidPath(name) || name == "." {
+		return nil, fmt.Errorf("%q is not a library path (slash-separated, below the library's root, no . or .. parts)", name)
+	}
+	st, err := fs.Stat(files, name)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w (it has %s)", name, ErrNotInLibrary, strings.Join(Names(), ", "))
+	}
+	if !st.IsDir() {
+		data, err := files.ReadFile(name)
+		return []File{{Path: path.Base(name), Data: data}}, err
+	}
+	var out []File
+	err = fs.WalkDir(files, name, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := files.ReadFile(p)
+		out = append(out, File{Path: strings.TrimPrefix(p, name+"/"), Data: data})
+		return err
+	})
+	return out, err
 }
 
 // Names lists the library's files, sorted.

@@ -17,8 +17,11 @@ func TestNamesAreReadableKernels(t *testing.T) {
 		data, err := kernels.Read(n)
 		require.NoError(t, err, n)
 		require.True(t, strings.HasPrefix(string(data), "// zyx-tt kernel library: "), "%s starts with its contract", n)
-		src := string(data)
-		require.True(t, strings.Contains(src, "void kernel_main()") || strings.Contains(src, "void MAIN"), "%s has an entry point", n)
+		if src := string(data); strings.HasSuffix(n, ".cpp") {
+			require.True(t, strings.Contains(src, "void kernel_main()") || strings.Contains(src, "void MAIN"), "%s has an entry point", n)
+		} else {
+			require.Contains(t, src, "#pragma once", n)
+		}
 	}
 }
 
@@ -41,4 +44,18 @@ func TestReadRefusesWhatIsNotInTheLibrary(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestFilesOfADirectoryAndOfAFile(t *testing.T) {
+	dir, err := kernels.Files("tt/include")
+	require.NoError(t, err)
+	require.NotEmpty(t, dir)
+	require.Equal(t, "zyx/row_major.h", dir[0].Path, "a directory's files are named by their path inside it")
+	one, err := kernels.Files("tt/include/zyx/row_major.h")
+	require.NoError(t, err)
+	require.Equal(t, []kernels.File{{Path: "row_major.h", Data: dir[0].Data}}, one, "a file is named by its base name")
+	_, err = kernels.Files("tt/include/nope")
+	require.ErrorIs(t, err, kernels.ErrNotInLibrary)
+	_, err = kernels.Files("tt/../tt")
+	require.ErrorContains(t, err, "not a library path")
 }

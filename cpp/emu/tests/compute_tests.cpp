@@ -972,6 +972,9 @@ void test_example_bundles(DeviceLayer& layer) {
     p.reader.source = src(ex, reader);
     p.compute.source = src(ex, "tt/compute.cpp");
     p.writer.source = src(ex, writer);
+    // The kernel library's include directory, which the row-major bundles'
+    // tt.json name ("includes": "zyx:tt/include").
+    p.include_files = {zyx::IncludeFile{"zyx/row_major.h", src(ex, "zyx:tt/include/zyx/row_major.h")}};
     p.fp32_dest_acc = true;
     return p;
   };

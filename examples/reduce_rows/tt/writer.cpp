@@ -4,17 +4,7 @@
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"
-
-
-template <typename Accessor>
-inline void write_span(const Accessor& buf, uint32_t page_size, uint32_t offset, uint32_t l1, uint32_t len) {
-  while (len) {
-    uint32_t page = offset / page_size, within = offset % page_size;
-    uint32_t n = page_size - within < len ? page_size - within : len;
-    noc_async_write(l1, buf.get_noc_addr(page, within), n);
-    offset += n, l1 += n, len -= n;
-  }
-}
+#include "zyx/row_major.h"
 
 void kernel_main() {
   const uint32_t s_addr = get_arg_val<uint32_t>(0), s_page = get_arg_val<uint32_t>(1);
@@ -28,7 +18,7 @@ void kernel_main() {
     float col[32];
     for (uint32_t r = 0; r < 32; r++) col[r] = t[((r >> 4) * 2) * 256 + (r & 15) * 16];
     for (uint32_t r = 0; r < 32; r++) t[r] = col[r];
-    write_span(s, s_page, tr * 32 * 4, get_read_ptr(16), 128);
+    zyx::write_span(s, s_page, tr * 32 * 4, get_read_ptr(16), 128);
     noc_async_write_barrier();
     cb_pop_front(16, 1);
   }

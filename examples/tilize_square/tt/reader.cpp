@@ -4,28 +4,8 @@
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"
+#include "zyx/row_major.h"
 
-// Reads bytes [offset, offset + len) of an interleaved buffer into L1,
-// splitting at page boundaries.
-template <typename Accessor>
-inline void read_span(const Accessor& buf, uint32_t page_size, uint32_t offset, uint32_t l1, uint32_t len) {
-  while (len) {
-    uint32_t page = offset / page_size, within = offset % page_size;
-    uint32_t n = page_size - within < len ? page_size - within : len;
-    noc_async_read(buf.get_noc_addr(page, within), l1, n);
-    offset += n, l1 += n, len -= n;
-  }
-}
-
-template <typename Accessor>
-inline void write_span(const Accessor& buf, uint32_t page_size, uint32_t offset, uint32_t l1, uint32_t len) {
-  while (len) {
-    uint32_t page = offset / page_size, within = offset % page_size;
-    uint32_t n = page_size - within < len ? page_size - within : len;
-    noc_async_write(l1, buf.get_noc_addr(page, within), n);
-    offset += n, l1 += n, len -= n;
-  }
-}
 void kernel_main() {
   const uint32_t x_addr = get_arg_val<uint32_t>(0), x_page = get_arg_val<uint32_t>(1);
   const uint32_t m = get_arg_val<uint32_t>(2), n = get_arg_val<uint32_t>(3);
@@ -35,7 +15,7 @@ void kernel_main() {
   const uint32_t nt = n / 32;
   for (uint32_t r = core; r < m / 32; r += cores) {
     cb_reserve_back(0, nt);
-    read_span(x, x_page, r * 32 * n * 4, get_write_ptr(0), 32 * n * 4);
+    zyx::read_span(x, x_page, r * 32 * n * 4, get_write_ptr(0), 32 * n * 4);
     noc_async_read_barrier();
     cb_push_back(0, nt);
   }

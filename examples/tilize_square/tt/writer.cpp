@@ -3,16 +3,7 @@
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"
-
-template <typename Accessor>
-inline void write_span(const Accessor& buf, uint32_t page_size, uint32_t offset, uint32_t l1, uint32_t len) {
-  while (len) {
-    uint32_t page = offset / page_size, within = offset % page_size;
-    uint32_t n = page_size - within < len ? page_size - within : len;
-    noc_async_write(l1, buf.get_noc_addr(page, within), n);
-    offset += n, l1 += n, len -= n;
-  }
-}
+#include "zyx/row_major.h"
 
 void kernel_main() {
   const uint32_t y_addr = get_arg_val<uint32_t>(0), y_page = get_arg_val<uint32_t>(1);
@@ -23,7 +14,7 @@ void kernel_main() {
   const uint32_t nt = n / 32;
   for (uint32_t r = core; r < m / 32; r += cores) {
     cb_wait_front(16, nt);
-    write_span(y, y_page, r * 32 * n * 4, get_read_ptr(16), 32 * n * 4);
+    zyx::write_span(y, y_page, r * 32 * n * 4, get_read_ptr(16), 32 * n * 4);
     noc_async_write_barrier();
     cb_pop_front(16, nt);
   }

@@ -1,0 +1,60 @@
+// zyx-tt kernel library: zyx/row_major.h, for data-movement kernels that
+// move row-major f32 matrices in interleaved buffers to and from tiles: byte
+// spans split at page boundaries, and 32x32 tiles gathered or scattered face
+// row by face row. A bundle gets it with "includes": "zyx:tt/include" (or
+// "zyx:tt/include/zyx/row_major.h", then #include "row_major.h").
+#pragma once
+
+#include <cstdint>
+
+#include "api/dataflow/dataflow_api.h"
+
+namespace zyx {
+
+// Reads bytes [offset, offset + len) of an interleaved buffer into L1 at l1,
+// one NOC read per page touched.
+template <typename Accessor>
+inline void read_span(const Accessor& buf, uint32_t page_size, uint32_t offset, uint32_t l1, uint32_t len) {
+  while (len) {
+    uint32_t page = offset / page_size, within = offset % page_size;
+    uint32_t n = page_size - within < len ? page_size - within : len;
+    noc_async_read(buf.get_noc_addr(page, within), l1, n);
+    offset += n, l1 += n, len -= n;
+  }
+}
+
+// Writes len bytes from L1 at l1 to bytes [offset, offset + len) of an
+// interleaved buffer, one NOC write per page touched.
+template <typename Accessor>
+inline void write_span(const Accessor& buf, uint32_t page_size, uint32_t offset, uint32_t l1, uint32_t len) {
+  while (len) {
+    uint32_t page = offset / page_size, within = offset % page_size;
+    uint32_t n = page_size - within < len ? page_size - within : len;
+    noc_async_write(l1, buf.get_noc_addr(page, within), n);
+    offset += n, l1 += n, len -= n;
+  }
+}
+
+// Byte offset of the half row h (columns 16h .. 16h + 15) of row r inside an
+// f32 tile page: faces 0 and 1 hold rows 0-15, faces 2 and 3 rows 16-31.
+inline uint32_t face_row_offset(uint32_t r, uint32_t h) { return (((r >> 4) * 2 + h) * 256 + (r & 15) * 16) * 4; }
+
+// Gathers tile (tr, tc) of a row-major f32 matrix with n columns into L1 at
+// l1, in the tiled layout.
+template <typename Accessor>
+inline void read_tile(const Accessor& buf, uint32_t page_size, uint32_t n, uint32_t tr, uint32_t tc, uint32_t l1) {
+  for (uint32_t r = 0; r < 32; r++)
+    for (uint32_t h = 0; h < 2; h++)
+      read_span(buf, page_size, ((tr * 32 + r) * n + tc * 32 + h * 16) * 4, l1 + face_row_offset(r, h), 64);
+}
+
+// Scatters a tile in the tiled layout at l1 to tile (tr, tc) of a row-major
+// f32 matrix with n columns.
+template <typename Accessor>
+inline void write_tile(const Accessor& buf, uint32_t page_size, uint32_t n, uint32_t tr, uint32_t tc, uint32_t l1) {
+  for (uint32_t r = 0; r < 32; r++)
+    for (uint32_t h = 0; h < 2; h++)
+      write_span(buf, page_size, ((tr * 32 + r) * n + tc * 32 + h * 16) * 4, l1 + face_row_offset(r, h), 64);
+}
+
+}  // namespace zyx
