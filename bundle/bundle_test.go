@@ -188,10 +188,12 @@ func TestLoadErrors(t *testing.T) {
 		{"no variants", map[string]string{"manifest.json": goodManifest}, "", "no variant files"},
 		{"missing source", map[string]string{"manifest.json": goodManifest, "c.json": cjson}, "c.json", "source: open"},
 		{"escaping source", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "../k.c", "entry": "k"}`}, "c.json", `source: path "../k.c" must be relative`},
-		{"unknown library source", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "zyx:tt/dataflow/nope.c", "entry": "k"}`}, "c.json", `source: "tt/dataflow/nope.c": not in the zyx-tt kernel library (it has tt/compute/add_tiles.cpp,`},
-		{"unknown library include", map[string]string{"manifest.json": goodManifest, "tt.json": `{"includes": ["zyx:tt/nope"], "reader": {"source": "r.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": ""}, "tt.json", `includes[0]: "tt/nope": not in the zyx-tt kernel library`},
+		{"unknown library source", map[string]string{"manifest.json": goodManifest, "tt.json": `{"reader": {"source": "zyx:tt/dataflow/nope.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": ""}, "tt.json", `reader.source: "zyx:tt/dataflow/nope.cpp": not in the zyx-tt kernel library (it has tt/compute/add_tiles.cpp,`},
+		{"library source of another format", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "zyx:tt/compute/add_tiles.cpp", "entry": "k"}`}, "c.json", `source: "zyx:tt/compute/add_tiles.cpp": a c variant names library files below zyx:c/ (a file of the bundle with this name is ./zyx:tt/compute/add_tiles.cpp)`},
+		{"unknown library include", map[string]string{"manifest.json": goodManifest, "tt.json": `{"includes": ["zyx:tt/nope"], "reader": {"source": "r.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": ""}, "tt.json", `includes[0]: "zyx:tt/nope": not in the zyx-tt kernel library`},
+		{"library include file named twice", map[string]string{"manifest.json": goodManifest, "tt.json": `{"includes": ["zyx:tt/include/zyx/row_major.h", "zyx:tt/include/zyx/row_major.h"], "reader": {"source": "r.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": ""}, "tt.json", `includes[1]: two include files named row_major.h (zyx:tt/include/zyx/row_major.h and zyx:tt/include/zyx/row_major.h)`},
 		{"library include named twice", map[string]string{"manifest.json": goodManifest, "tt.json": `{"includes": ["inc", "zyx:tt/include"], "reader": {"source": "r.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": "", "inc/zyx/row_major.h": "#pragma once"}, "tt.json", `includes[1]: two include files named zyx/row_major.h`},
-		{"escaping library source", map[string]string{"manifest.json": goodManifest, "tt.json": `{"reader": {"source": "zyx:../kernels.go"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": ""}, "tt.json", `reader.source: "../kernels.go" is not a library path`},
+		{"escaping library source", map[string]string{"manifest.json": goodManifest, "tt.json": `{"reader": {"source": "zyx:tt/../../kernels.go"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": ""}, "tt.json", `reader.source: "zyx:tt/../../kernels.go" is not a library path`},
 		{"no entry", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "k.c"}`, "k.c": ""}, "c.json", "entry: missing"},
 		{"bad variant grid", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "k.c", "entry": "k", "grid": ["n/"]}`, "k.c": ""}, "c.json", "grid[0]:"},
 		{"not spirv", map[string]string{"manifest.json": goodManifest, "vulkan.json": `{"spirv": "k.spv"}`, "k.spv": "not spirv at all!!!!"}, "vulkan.json", "spirv: k.spv is not a SPIR-V module"},
@@ -423,6 +425,13 @@ func TestExamplesLoad(t *testing.T) {
 		_, err = b.Shapes(b.Defaults())
 		require.NoError(t, err)
 	}
+}
+
+// A bundle file whose name starts with zyx: is reached as ./zyx:…
+func TestBundleFileNamedLikeTheLibrary(t *testing.T) {
+	dir := writeBundle(t, map[string]string{"manifest.json": goodManifest, "zyx:k.c": "// own", "c.json": `{"source": "./zyx:k.c", "entry": "k"}`})
+	_, err := Load(dir)
+	require.NoError(t, err)
 }
 
 // A kernel named with the zyx: prefix is the kernel library's file, in

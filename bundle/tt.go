@@ -965,13 +965,16 @@ func (p *ttParser) parseIncludes(raw json.RawMessage) error {
 		if t[0] == '[' {
 			field = fmt.Sprintf("includes[%d]", i)
 		}
-		if name, ok := strings.CutPrefix(rel, kernels.Prefix); ok {
-			files, err := kernels.Files(name)
+		if name, ok, err := libraryName(rel, backends.FormatTT); ok || err != nil {
+			var files []kernels.File
+			if err == nil {
+				files, err = kernels.Files(name)
+			}
 			if err != nil {
 				return p.ferr(field, "%v", err)
 			}
 			for _, f := range files {
-				if err := add(field, f.Path, rel+"/"+f.Path, f.Data); err != nil {
+				if err := add(field, f.Path, kernels.Prefix+f.Name, f.Data); err != nil {
 					return err
 				}
 			}

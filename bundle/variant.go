@@ -76,6 +76,23 @@ type variantHelpers struct {
 	grid       func(g []exprSrc) error
 }
 
+// libraryName is the kernel library path that rel names with the zyx:
+// prefix (ok false without it). The library keeps each format's files below
+// a directory of the format's name, so a variant of one format cannot take
+// another's: a Tenstorrent kernel named from c.json is an error here, not a
+// compile error later.
+func libraryName(rel string, format backends.Format) (name string, ok bool, err error) {
+	name, ok = strings.CutPrefix(rel, kernels.Prefix)
+	if !ok {
+		return "", false, nil
+	}
+	if first, _, _ := strings.Cut(name, "/"); first != string(format) {
+		return "", true, fmt.Errorf("%q: a %s variant names library files below %s%s/ (a file of the bundle with this name is ./%s)",
+			rel, format, kernels.Prefix, format, rel)
+	}
+	return name, true, nil
+}
+
 func (b *Bundle) parseVariant(fi backends.FormatInfo, file string, data []byte) (*variant, error) {
 	v := &variant{file: file, format: fi.Name}
 	ferr := func(field, format string, args ...any) error {
@@ -85,12 +102,14 @@ func (b *Bundle) parseVariant(fi backends.FormatInfo, file string, data []byte) 
 		if rel == "" {
 			return nil, ferr(field, "missing")
 		}
-		if name, ok := strings.CutPrefix(rel, kernels.Prefix); ok {
-			data, err := kernels.Read(name)
-			if err != nil {
-				return nil, ferr(field, "%v", err)
+		if name, ok, err := libraryName(rel, fi.Name); ok || err != nil {
+			if err == nil {
+				var data []byte
+				if data, err = kernels.Read(name); err == nil {
+					return data, nil
+				}
 			}
-			return data, nil
+			return nil, ferr(field, "%v", err)
 		}
 		p, err := inBundle(b.Dir, rel)
 		if err != nil {

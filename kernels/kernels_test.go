@@ -1,6 +1,8 @@
 package kernels_test
 
 import (
+	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -41,6 +43,8 @@ func TestReadRefusesWhatIsNotInTheLibrary(t *testing.T) {
 			if strings.Contains(tc.want, "not in") {
 				require.ErrorIs(t, err, kernels.ErrNotInLibrary)
 				require.ErrorContains(t, err, "tt/dataflow/write_chunks.cpp", "the error lists what the library has")
+				require.ErrorContains(t, err, `"zyx:`+tc.name+`"`, "the error names the path as the bundle wrote it")
+				require.ErrorContains(t, err, "./zyx:"+tc.name, "and how to name a bundle file of that name")
 			}
 		})
 	}
@@ -53,9 +57,23 @@ func TestFilesOfADirectoryAndOfAFile(t *testing.T) {
 	require.Equal(t, "zyx/row_major.h", dir[0].Path, "a directory's files are named by their path inside it")
 	one, err := kernels.Files("tt/include/zyx/row_major.h")
 	require.NoError(t, err)
-	require.Equal(t, []kernels.File{{Path: "row_major.h", Data: dir[0].Data}}, one, "a file is named by its base name")
+	require.Equal(t, "tt/include/zyx/row_major.h", dir[0].Name)
+	require.Equal(t, []kernels.File{{Name: "tt/include/zyx/row_major.h", Path: "row_major.h", Data: dir[0].Data}}, one, "a file is named by its base name")
 	_, err = kernels.Files("tt/include/nope")
 	require.ErrorIs(t, err, kernels.ErrNotInLibrary)
 	_, err = kernels.Files("tt/../tt")
 	require.ErrorContains(t, err, "not a library path")
+}
+
+// Every file below kernels/tt on disk is in the library, dot files
+// included, and nothing else is.
+func TestNamesAreTheFilesOnDisk(t *testing.T) {
+	var disk []string
+	require.NoError(t, filepath.WalkDir("tt", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			disk = append(disk, filepath.ToSlash(p))
+		}
+		return err
+	}))
+	require.Equal(t, disk, kernels.Names())
 }

@@ -447,7 +447,8 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
 // The version of what generated_source wraps around a kernel: part of the
 // key, so that objects built by an older wrapper are rebuilt, not reused.
 // 2: everything but the entry points has hidden visibility (-fvisibility=hidden).
-constexpr uint64_t kWrapperVersion = 2;
+// 3: and GCC builds with -fno-gnu-unique.
+constexpr uint64_t kWrapperVersion = 3;
 
 std::string KernelBuilder::key_of(const BuildSpec& s) const {
   Hasher h;
@@ -638,15 +639,18 @@ int KernelBuilder::build(const std::string& key, const BuildSpec& s) {
   if (args.empty()) throw Error("compile_error", "ZYX_EMU_CXX is empty");
   for (auto& w : split_words(cxxflags_)) args.push_back(w);
   args.push_back("-pipe");
-  // Nothing but the entry points (marked default in the source) is
-  // exported. GCC gives an exported symbol of vague linkage (an inline
-  // variable such as the API table pointer, a static local of an inline
-  // function) GNU unique binding: every later object binds to the first
-  // object's, and the loader never unloads that one, so it would stay mapped
-  // for the process's life, bound to a file that a rebuild may since have
-  // replaced. Unlike the visibility pragma, the flag leaves declarations
-  // (the C library's functions) alone.
+  // No symbol with GNU unique binding, which GCC gives an exported symbol of
+  // vague linkage (an inline variable such as the API table pointer, a
+  // static local of an inline function or template): every later object
+  // binds to the first object's, and the loader never unloads that one, so
+  // it would stay mapped for the process's life, bound to a file that a
+  // rebuild may since have replaced. -fvisibility=hidden keeps everything
+  // but the entry points (marked default in the source) from being exported,
+  // and leaves declarations (the C library's functions) alone, unlike the
+  // visibility pragma; libstdc++ marks its own templates default, so GCC
+  // also gets -fno-gnu-unique.
   args.push_back("-fvisibility=hidden");
+  if (takes_no_gnu_unique(dir)) args.push_back("-fno-gnu-unique");
   args.push_back("-I" + inc);
   args.push_back("-I" + include_dir_);
   args.push_back(board_.arch == "blackhole" ? "-DARCH_BLACKHOLE" : "-DARCH_WORMHOLE");
@@ -695,6 +699,19 @@ int KernelBuilder::build(const std::string& key, const BuildSpec& s) {
     throw Error("compile_error", "cannot move the kernel object into " + final_path + ": " + errno_text(e));
   }
   return fd;  // the descriptor stays valid for the renamed file
+}
+
+bool KernelBuilder::takes_no_gnu_unique(const std::string& build_dir) {
+  std::lock_guard<std::mutex> lock(probe_mu_);
+  if (takes_no_gnu_unique_ < 0) {
+    std::vector<std::string> args = split_words(cxx_);
+    for (const char* a : {"-fno-gnu-unique", "-fsyntax-only", "-x", "c++", "/dev/null"}) args.push_back(a);
+    int status = 0;
+    run_compiler(args, build_dir, &status);
+    if (status == kKilledStatus) return false;  // cancelled: the build that follows says so
+    takes_no_gnu_unique_ = status == 0;
+  }
+  return takes_no_gnu_unique_ == 1;
 }
 
 std::string KernelBuilder::run_compiler(const std::vector<std::string>& args, const std::string& build_dir,

@@ -324,6 +324,11 @@ class KernelBuilder {
   int build(const std::string& key, const BuildSpec& spec);
   std::shared_ptr<KernelObject> load(int fd, const std::string& path);
   std::string run_compiler(const std::vector<std::string>& args, const std::string& build_dir, int* status);
+  // Whether the compiler takes -fno-gnu-unique (GCC; clang does not know the
+  // flag and never makes such symbols), asked once, at the first build.
+  bool takes_no_gnu_unique(const std::string& build_dir);
+  std::mutex probe_mu_;
+  int takes_no_gnu_unique_ = -1;  // -1: not asked yet
   std::string cache_dir_, private_root_, include_dir_, cxx_, cxxflags_, header_hash_;
   Board board_;
   std::mutex mu_;

@@ -338,22 +338,31 @@ size_t mappings_below(const std::string& dir) {
 
 // A kernel object exports only its entry points, and is unloaded when its
 // layer goes. An exported symbol of vague linkage (the API table pointer is
-// an inline variable) gets GNU unique binding: every later object binds to
-// the first one's, and the loader never unloads that first object, which
-// then stays mapped for the process's life, bound to a cache file that a
-// rebuild or a planted object may later replace in place.
+// an inline variable) gets GNU unique binding from GCC: every later object
+// binds to the first one's, and the loader never unloads that first object,
+// which then stays mapped for the process's life, bound to a cache file that
+// a rebuild or a planted object may later replace in place. The second
+// reader exports an inline variable of its own on purpose (as libstdc++'s
+// templates are exported whatever the visibility flag says): it too must
+// unload, which takes -fno-gnu-unique on GCC.
 void test_objects_unload(const std::string& parent) {
   std::string root = make_temp_dir(parent, "unload");
   GroupProgram p = word_program(kWriteWord);
   p.reader.compile_args = {C(43)};
+  GroupProgram exported = word_program(std::string(kWriteWord) + R"(
+__attribute__((visibility("default"))) inline int zyx_test_exported_inline = 44;
+extern "C" __attribute__((visibility("default"))) int* zyx_test_exported_inline_addr() { return &zyx_test_exported_inline; }
+)");
+  exported.reader.compile_args = {C(44)};
   {
     auto layer = make_emu_layer("n150", 0, root);
     CHECK_EQ(run_word(*layer, p), 43u);
+    CHECK_EQ(run_word(*layer, exported), 44u);
     CHECK(mappings_below(root) > 0);
   }
   CHECK_EQ(mappings_below(root), size_t(0));
   auto objs = objects(root);
-  CHECK_EQ(objs.size(), size_t(3));
+  CHECK_EQ(objs.size(), size_t(4));  // two readers, one compute, one writer
   for (auto& o : objs) {
     void* h = dlopen(o.c_str(), RTLD_NOW | RTLD_LOCAL);
     CHECK(h != nullptr);

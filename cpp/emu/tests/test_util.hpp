@@ -121,10 +121,12 @@ struct Registrar {
 inline void run_registered(const std::string& group, std::string cache) {
   if (auto it = cache_dir_setups().find(group); it != cache_dir_setups().end()) cache = it->second(cache);
   std::map<std::string, std::unique_ptr<zyx::DeviceLayer>> layers;
+  const char* verbose_env = std::getenv("ZYX_TEST_VERBOSE");
+  const bool verbose = verbose_env && std::string(verbose_env) == "1";
   for (const auto& t : registry()) {
     if (t.group != group) continue;
-    if (std::getenv("ZYX_TEST_VERBOSE")) std::fprintf(stderr, "%s: %s%s%s\n", group.c_str(), t.name.c_str(),
-                                                      t.board.empty() ? "" : " on ", t.board.c_str());
+    if (verbose)
+      std::fprintf(stderr, "%s: %s%s%s\n", group.c_str(), t.name.c_str(), t.board.empty() ? "" : " on ", t.board.c_str());
     if (t.on_cache) {
       t.on_cache(cache);
       continue;
