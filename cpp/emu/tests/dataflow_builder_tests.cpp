@@ -451,7 +451,8 @@ bool has_compiler(const std::string& root) {
     std::ifstream in("/proc/" + std::to_string(p) + "/comm");
     std::string comm;
     in >> comm;
-    if (comm.find("cc1plus") != std::string::npos) return true;
+    // GCC's compiler proper, or clang (which compiles in a clang process).
+    if (comm.find("cc1plus") != std::string::npos || comm.rfind("clang", 0) == 0) return true;
   }
   return false;
 }
