@@ -965,11 +965,11 @@ func (p *ttParser) parseIncludes(raw json.RawMessage) error {
 		if t[0] == '[' {
 			field = fmt.Sprintf("includes[%d]", i)
 		}
-		if name, ok, err := libraryName(rel, backends.FormatTT); ok || err != nil {
-			var files []kernels.File
-			if err == nil {
-				files, err = kernels.Files(name)
+		if name, ok, err := libraryName(rel, backends.FormatTT); ok {
+			if err != nil {
+				return p.ferr(field, "%v", err)
 			}
+			files, err := kernels.Files(name)
 			if err != nil {
 				return p.ferr(field, "%v", err)
 			}

@@ -77,7 +77,8 @@ type variantHelpers struct {
 }
 
 // libraryName is the kernel library path that rel names with the zyx:
-// prefix (ok false without it). The library keeps each format's files below
+// prefix: ok is whether rel has the prefix, err whether the path after it
+// is one this format may name. The library keeps each format's files below
 // a directory of the format's name, so a variant of one format cannot take
 // another's: a Tenstorrent kernel named from c.json is an error here, not a
 // compile error later.
@@ -102,14 +103,15 @@ func (b *Bundle) parseVariant(fi backends.FormatInfo, file string, data []byte) 
 		if rel == "" {
 			return nil, ferr(field, "missing")
 		}
-		if name, ok, err := libraryName(rel, fi.Name); ok || err != nil {
-			if err == nil {
-				var data []byte
-				if data, err = kernels.Read(name); err == nil {
-					return data, nil
-				}
+		if name, ok, err := libraryName(rel, fi.Name); ok {
+			if err != nil {
+				return nil, ferr(field, "%v", err)
 			}
-			return nil, ferr(field, "%v", err)
+			data, err := kernels.Read(name)
+			if err != nil {
+				return nil, ferr(field, "%v", err)
+			}
+			return data, nil
 		}
 		p, err := inBundle(b.Dir, rel)
 		if err != nil {

@@ -194,7 +194,6 @@ bool remove_tree_at(int parent, const char* name, int depth) {
 
 bool remove_tree(const std::string& path) { return remove_tree_at(AT_FDCWD, path.c_str(), 0); }
 
-
 // Hash of every file under the include dir, so that a header change
 // invalidates cached kernels without anyone bumping a constant.
 std::string hash_headers(const std::string& dir) {
