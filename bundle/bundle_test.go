@@ -188,11 +188,12 @@ func TestLoadErrors(t *testing.T) {
 		{"no variants", map[string]string{"manifest.json": goodManifest}, "", "no variant files"},
 		{"missing source", map[string]string{"manifest.json": goodManifest, "c.json": cjson}, "c.json", "source: open"},
 		{"escaping source", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "../k.c", "entry": "k"}`}, "c.json", `source: path "../k.c" must be relative`},
-		{"unknown library source", map[string]string{"manifest.json": goodManifest, "tt.json": `{"reader": {"source": "zyx:tt/dataflow/nope.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": ""}, "tt.json", `reader.source: "zyx:tt/dataflow/nope.cpp": not in the zyx-tt kernel library (it has tt/compute/add_tiles.cpp,`},
+		{"unknown library source", map[string]string{"manifest.json": goodManifest, "tt.json": `{"reader": {"source": "zyx:tt/dataflow/nope.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": ""}, "tt.json", `reader.source: "zyx:tt/dataflow/nope.cpp": not in the zyx-tt kernel library (it has tt/compute/add_n_tiles.cpp, tt/compute/add_tiles.cpp,`},
 		{"library source of another format", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "zyx:tt/compute/add_tiles.cpp", "entry": "k"}`}, "c.json", `source: "zyx:tt/compute/add_tiles.cpp": a c variant names library files below zyx:c/ (a file of the bundle with this name is ./zyx:tt/compute/add_tiles.cpp)`},
 		{"unknown library include", map[string]string{"manifest.json": goodManifest, "tt.json": `{"includes": ["zyx:tt/nope"], "reader": {"source": "r.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": ""}, "tt.json", `includes[0]: "zyx:tt/nope": not in the zyx-tt kernel library`},
 		{"library include file named twice", map[string]string{"manifest.json": goodManifest, "tt.json": `{"includes": ["zyx:tt/include/zyx/row_major.h", "zyx:tt/include/zyx/row_major.h"], "reader": {"source": "r.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": ""}, "tt.json", `includes[1]: two include files named row_major.h (zyx:tt/include/zyx/row_major.h and zyx:tt/include/zyx/row_major.h)`},
 		{"library include named twice", map[string]string{"manifest.json": goodManifest, "tt.json": `{"includes": ["inc", "zyx:tt/include"], "reader": {"source": "r.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": "", "inc/zyx/row_major.h": "#pragma once"}, "tt.json", `includes[1]: two include files named zyx/row_major.h`},
+		{"own header beside a library kernel", map[string]string{"manifest.json": goodManifest, "tt.json": `{"includes": "inc", "reader": {"source": "zyx:tt/dataflow/write_chunks.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": "", "inc/zyx/row_major.h": "#pragma once"}, "tt.json", `reader.source: two include files named zyx/row_major.h`},
 		{"escaping library source", map[string]string{"manifest.json": goodManifest, "tt.json": `{"reader": {"source": "zyx:tt/../../kernels.go"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": ""}, "tt.json", `reader.source: "zyx:tt/../../kernels.go" is not a library path`},
 		{"no entry", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "k.c"}`, "k.c": ""}, "c.json", "entry: missing"},
 		{"bad variant grid", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "k.c", "entry": "k", "grid": ["n/"]}`, "k.c": ""}, "c.json", "grid[0]:"},
@@ -457,25 +458,50 @@ func TestLibraryKernels(t *testing.T) {
 			require.Equal(t, string(own), k.Source, k.Name)
 		}
 	}
+	require.Equal(t, libraryIncludes(t), tv.Includes, "a library kernel brings the library's include directory")
+}
+
+// libraryIncludes is what "includes": "zyx:tt/include" sends: every file of
+// the library's include directory under its path inside it.
+func libraryIncludes(t *testing.T) []backends.TTInclude {
+	t.Helper()
+	files, err := kernels.Files(kernels.IncludeDir)
+	require.NoError(t, err)
+	var out []backends.TTInclude
+	for _, f := range files {
+		out = append(out, backends.TTInclude{Path: f.Path, Source: string(f.Data)})
+	}
+	return out
 }
 
 // An includes entry with the zyx: prefix names a library directory (every
 // file below it, under its path inside it) or file (under its base name).
+// A kernel from the library brings the library's include directory; naming
+// it as well, or a file of it, is no second copy.
 func TestLibraryIncludes(t *testing.T) {
 	header, err := kernels.Read("tt/include/zyx/row_major.h")
 	require.NoError(t, err)
-	for _, tc := range []struct{ includes, path string }{
-		{`"zyx:tt/include"`, "zyx/row_major.h"},
-		{`["zyx:tt/include/zyx/row_major.h"]`, "row_major.h"},
+	dirFiles := libraryIncludes(t)
+	require.Contains(t, dirFiles, backends.TTInclude{Path: "zyx/row_major.h", Source: string(header)})
+	for _, tc := range []struct {
+		includes, reader string
+		want             []backends.TTInclude
+	}{
+		{`"zyx:tt/include"`, "r.cpp", dirFiles},
+		{`["zyx:tt/include/zyx/row_major.h"]`, "r.cpp", []backends.TTInclude{{Path: "row_major.h", Source: string(header)}}},
+		{`null`, "zyx:tt/dataflow/write_chunks.cpp", dirFiles},
+		{`"zyx:tt/include"`, "zyx:tt/dataflow/write_chunks.cpp", dirFiles},
+		{`["zyx:tt/include/zyx/row_major.h"]`, "zyx:tt/dataflow/write_chunks.cpp",
+			append([]backends.TTInclude{{Path: "row_major.h", Source: string(header)}}, dirFiles...)},
 	} {
 		dir := writeBundle(t, map[string]string{"manifest.json": goodManifest, "r.cpp": "",
-			"tt.json": `{"includes": ` + tc.includes + `, "reader": {"source": "r.cpp"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`})
+			"tt.json": `{"includes": ` + tc.includes + `, "reader": {"source": "` + tc.reader + `"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`})
 		b, err := Load(dir)
 		require.NoError(t, err, tc.includes)
 		p, err := b.Program(b.Defaults())
 		require.NoError(t, err)
 		tv := p.Variant(backends.FormatTT).Code.(*backends.TTVariant)
-		require.Equal(t, []backends.TTInclude{{Path: tc.path, Source: string(header)}}, tv.Includes, tc.includes)
+		require.Equal(t, tc.want, tv.Includes, "%s with reader %s", tc.includes, tc.reader)
 	}
 }
 

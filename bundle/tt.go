@@ -271,6 +271,10 @@ type ttParser struct {
 	file       string
 	readSource func(field, rel string) ([]byte, error)
 	t          *ttSpec
+	// libraryKernel is the field of the first kernel whose source is in
+	// the kernel library ("" if none): the program then gets the library's
+	// include directory (parseIncludes).
+	libraryKernel string
 }
 
 func (p *ttParser) ferr(field, format string, args ...any) error {
@@ -421,6 +425,9 @@ func (p *ttParser) parseKernel(rk *rawTTKernel, field string) (backends.TTKernel
 		return k, err
 	}
 	k.Source = string(src)
+	if strings.HasPrefix(rk.Source, kernels.Prefix) && p.libraryKernel == "" {
+		p.libraryKernel = field + ".source"
+	}
 	if k.Name == "" {
 		k.Name = strings.TrimSuffix(path.Base(filepath.ToSlash(rk.Source)), path.Ext(rk.Source))
 	}
@@ -921,21 +928,23 @@ func (p *ttParser) cbIndex(ri rawCBIndex, field string) (ttCBIndexSpec, error) {
 
 // parseIncludes reads the include files: a directory of the bundle (every
 // file below it, named by its path inside the directory) or a list of
-// directories and files (a file named by its base name).
+// directories and files (a file named by its base name); and, when a kernel
+// is from the kernel library, the library's include directory.
 func (p *ttParser) parseIncludes(raw json.RawMessage) error {
-	if isNull(raw) {
-		return nil
-	}
 	var list []string
 	t := bytes.TrimSpace(raw)
-	if t[0] == '"' {
+	switch {
+	case isNull(raw):
+	case t[0] == '"':
 		var s string
 		if err := decodeSub(t, p.file, "includes", &s); err != nil {
 			return err
 		}
 		list = []string{s}
-	} else if err := decodeSub(t, p.file, "includes", &list); err != nil {
-		return err
+	default:
+		if err := decodeSub(t, p.file, "includes", &list); err != nil {
+			return err
+		}
 	}
 	seen := map[string]string{}
 	// add takes one include file: data, as read from full, when the caller
@@ -960,6 +969,24 @@ func (p *ttParser) parseIncludes(raw json.RawMessage) error {
 		p.t.includes = append(p.t.includes, backends.TTInclude{Path: name, Source: string(data)})
 		return nil
 	}
+	// addLibrary takes the library files that the library path name holds.
+	// With implied (the library's own headers for a library kernel), a file
+	// the includes named already is no second file of its name.
+	addLibrary := func(field, name string, implied bool) error {
+		files, err := kernels.Files(name)
+		if err != nil {
+			return p.ferr(field, "%v", err)
+		}
+		for _, f := range files {
+			if implied && seen[f.Path] == kernels.Prefix+f.Name {
+				continue
+			}
+			if err := add(field, f.Path, kernels.Prefix+f.Name, f.Data); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for i, rel := range list {
 		field := "includes"
 		if t[0] == '[' {
@@ -969,14 +996,8 @@ func (p *ttParser) parseIncludes(raw json.RawMessage) error {
 			if err != nil {
 				return p.ferr(field, "%v", err)
 			}
-			files, err := kernels.Files(name)
-			if err != nil {
-				return p.ferr(field, "%v", err)
-			}
-			for _, f := range files {
-				if err := add(field, f.Path, kernels.Prefix+f.Name, f.Data); err != nil {
-					return err
-				}
+			if err := addLibrary(field, name, false); err != nil {
+				return err
 			}
 			continue
 		}
@@ -1029,6 +1050,13 @@ func (p *ttParser) parseIncludes(raw json.RawMessage) error {
 			return nil
 		}
 		if err := walk(full, "", 0); err != nil {
+			return err
+		}
+	}
+	// A library kernel includes the library's headers, whatever the
+	// bundle's includes name.
+	if p.libraryKernel != "" {
+		if err := addLibrary(p.libraryKernel, kernels.IncludeDir, true); err != nil {
 			return err
 		}
 	}

@@ -22,6 +22,12 @@ const Prefix = "zyx:"
 //go:embed all:tt
 var files embed.FS
 
+// IncludeDir is the library's include directory. A Tenstorrent program
+// with a kernel from the library gets its files among its include files, as
+// if its tt.json named "zyx:tt/include", so that library kernels can share
+// the library's headers (#include "zyx/chunks.h").
+const IncludeDir = "tt/include"
+
 // ErrNotInLibrary is wrapped by Read and Files for a name the library does
 // not have.
 var ErrNotInLibrary = errors.New("not in the zyx-tt kernel library")

@@ -146,6 +146,14 @@ func exampleVadd(t *testing.T, rows, cols int) *backends.Program {
 		}, spread...),
 	}
 	cb := func(i uint8) backends.TTCBConfig { return backends.TTCB(i, "Float32", 4096, 2) }
+	code := backends.TTOneGroup(reader, compute, writer, cb(0), cb(1), cb(16))
+	// The library's headers, which the bundle loader gives a program with
+	// library kernels.
+	headers, err := kernels.Files(kernels.IncludeDir)
+	require.NoError(t, err)
+	for _, f := range headers {
+		code.Includes = append(code.Includes, backends.TTInclude{Path: f.Path, Source: string(f.Data)})
+	}
 	return &backends.Program{
 		Name: "vadd",
 		Params: []backends.Param{
@@ -155,7 +163,7 @@ func exampleVadd(t *testing.T, rows, cols int) *backends.Program {
 			{Name: "n", Kind: backends.Variable, DType: backends.U32},
 		},
 		Grid:     []backends.GwsDim{backends.ConstDim(uint64(rows)), backends.ConstDim(uint64(cols))},
-		Variants: []backends.Variant{{Format: backends.FormatTT, Code: backends.TTOneGroup(reader, compute, writer, cb(0), cb(1), cb(16))}},
+		Variants: []backends.Variant{{Format: backends.FormatTT, Code: code}},
 	}
 }
 

@@ -63,7 +63,7 @@ Add make_add() {
   const uint32_t n = 1u << 20;
   Add a;
   a.layer = make_emu_layer("n150", 0, "");
-  a.id = a.layer->compile(zyx_bench::add_bf16_program(dir("add_bf16")));
+  a.id = a.layer->compile(zyx_bench::add_bf16_program());
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> d(-2, 2);
   a.x.resize(n), a.y.resize(n);
@@ -129,8 +129,8 @@ MM make_mm(uint32_t M, uint32_t N, uint32_t K, bool f32, uint32_t rows, uint32_t
   p.reader.source = zyx_test::read_text(dir("matmul_bfp8") + "reader.cpp");
   p.reader.runtime_args = {L("buffer_addr", 0), L("buffer_addr", 1), zyx_test::C(mt), zyx_test::C(nt),
                            zyx_test::C(kt), L("core_index"), L("num_cores")};
-  p.compute.source = zyx_test::read_text(dir("matmul_bfp8") + "compute.cpp");
-  p.compute.runtime_args = {zyx_test::C(mt), zyx_test::C(nt), zyx_test::C(kt), L("core_index"), L("num_cores")};
+  p.compute.source = zyx_test::bundle_source(dir("matmul_bfp8"), "zyx:tt/matmul/compute.cpp");
+  p.compute.runtime_args = {zyx_test::C(M), zyx_test::C(N), zyx_test::C(K), L("core_index"), L("num_cores")};
   p.writer.source = zyx_test::read_text(dir("matmul_bfp8") + "writer.cpp");
   p.writer.runtime_args = {L("buffer_addr", 2), zyx_test::C(mt * nt), L("core_index"), L("num_cores")};
   p.cbs = {zyx_test::CB(0, fmt, tb, 2), zyx_test::CB(1, fmt, tb, 2), zyx_test::CB(16, fmt, tb, 2)};

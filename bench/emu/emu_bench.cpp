@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   char tmpl[] = "/tmp/zyx-emu-bench-XXXXXX";
   std::string cache = mkdtemp(tmpl);
   try {
-    ProgramDesc prog = zyx_bench::add_bf16_program(std::string(ZYX_EMU_EXAMPLES_DIR) + "/add_bf16/tt/");
+    ProgramDesc prog = zyx_bench::add_bf16_program();
     // Kernel build: cold (empty cache), then warm (fresh layer, filled cache).
     auto cold_layer = make_emu_layer("n150", 0, cache);
     auto t0 = Clock::now();

@@ -857,8 +857,8 @@ void test_matmul_bfp8(DeviceLayer& layer) {
   p.reader.source = read_text(dir + "reader.cpp");
   p.reader.runtime_args = {L("buffer_addr", 0), L("buffer_addr", 1), C(mt), C(nt), C(kt), L("core_index"),
                            L("num_cores")};
-  p.compute.source = read_text(dir + "compute.cpp");
-  p.compute.runtime_args = {C(mt), C(nt), C(kt), L("core_index"), L("num_cores")};
+  p.compute.source = bundle_source(dir, "zyx:tt/matmul/compute.cpp");
+  p.compute.runtime_args = {C(M), C(N), C(K), L("core_index"), L("num_cores")};
   p.writer.source = read_text(dir + "writer.cpp");
   p.writer.runtime_args = {L("buffer_addr", 2), C(mt * nt), L("core_index"), L("num_cores")};
   p.cbs = {CB(0, "Float16_b", 2048, 2), CB(1, "Bfp8_b", 1088, 2), CB(16, "Float32", 4096, 2)};
@@ -973,8 +973,8 @@ void test_example_bundles(DeviceLayer& layer) {
     p.compute.source = src(ex, "tt/compute.cpp");
     p.writer.source = src(ex, writer);
     // The kernel library's include directory, which the row-major bundles'
-    // tt.json name ("includes": "zyx:tt/include").
-    p.include_files = {zyx::IncludeFile{"zyx/row_major.h", src(ex, "zyx:tt/include/zyx/row_major.h")}};
+    // tt.json name ("includes": "zyx:tt/include") and a library kernel brings.
+    p.include_files = zyx_test::library_includes();
     p.fp32_dest_acc = true;
     return p;
   };

@@ -72,6 +72,9 @@ Bundle load(const std::string& name) {
   b.prog.reader = section(b, "reader");
   b.prog.compute = section(b, "compute");
   b.prog.writer = section(b, "writer");
+  // A kernel from the library brings the library's headers, as in the loader.
+  for (const char* name : {"reader", "compute", "writer"})
+    if (b.tt[name]["source"].get<std::string>().rfind("zyx:", 0) == 0) b.prog.include_files = library_includes();
   for (const auto& c : b.tt["cbs"]) b.prog.cbs.push_back(CB(c["index"], c["format"], c["page_bytes"], c["pages"]));
   if (b.tt.contains("compute_config")) {
     const auto& cc = b.tt["compute_config"];

@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -68,6 +69,20 @@ inline std::string shared_kernel(const std::string& name) {
 inline std::string bundle_source(const std::string& bundle_dir, const std::string& source) {
   if (source.rfind("zyx:", 0) == 0) return read_text(std::string(ZYX_EMU_KERNEL_LIBRARY_DIR) + "/" + source.substr(4));
   return read_text(bundle_dir + "/" + source);
+}
+
+// The include files of the kernel library's include directory, under their
+// paths inside it: what a program with a library kernel gets from the bundle
+// loader (or a tt.json from "includes": "zyx:tt/include").
+inline std::vector<zyx::IncludeFile> library_includes() {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(ZYX_EMU_KERNEL_LIBRARY_DIR) / "tt" / "include";
+  std::vector<zyx::IncludeFile> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file())
+      out.push_back(zyx::IncludeFile{fs::relative(e.path(), dir).generic_string(), read_text(e.path().string())});
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  return out;
 }
 #endif
 

@@ -1,6 +1,7 @@
 // zyx-tt example: compute of sfpu_chain: each tile goes through three SFPU
 // ops in DST before it is packed: exp, multiply by the scalar 0.5 (passed as
-// f32 bits, as tt-metal encodes scalar params), sigmoid.
+// f32 bits, as tt-metal encodes scalar params), sigmoid. The tiles are the
+// chunks of the library's reader and writer (zyx/chunks.h).
 #include <cstdint>
 
 #include "api/compute/compute_kernel_api.h"
@@ -8,18 +9,16 @@
 #include "api/compute/eltwise_unary/exp.h"
 #include "api/compute/eltwise_unary/binop_with_scalar.h"
 #include "api/compute/tile_move_copy.h"
+#include "zyx/chunks.h"
 
 void kernel_main() {
-  const uint32_t n = get_arg_val<uint32_t>(0);
-  const uint32_t core = get_arg_val<uint32_t>(1);
-  const uint32_t cores = get_arg_val<uint32_t>(2);
+  const zyx::Chunks chunks = zyx::Chunks::from_args(0);  // n, core index, core count
   constexpr uint32_t cb_x = tt::CBIndex::c_0;
   constexpr uint32_t cb_y = tt::CBIndex::c_16;
   constexpr uint32_t half = 0x3f000000u;  // 0.5f
-  const uint32_t tiles = (n + 1023) / 1024;
 
   init_sfpu(cb_x, cb_y);
-  for (uint32_t t = core; t < tiles; t += cores) {
+  chunks.for_each([&](uint32_t, uint32_t) {
     cb_wait_front(cb_x, 1);
     tile_regs_acquire();
     copy_tile(cb_x, 0, 0);
@@ -36,5 +35,5 @@ void kernel_main() {
     cb_push_back(cb_y, 1);
     tile_regs_release();
     cb_pop_front(cb_x, 1);
-  }
+  });
 }

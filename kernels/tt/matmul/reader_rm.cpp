@@ -3,34 +3,13 @@
 // 32. For each output tile (mt, nt) of this core (tiles core, core + cores,
 // ... in row-major order) it streams the tile pairs a(mt, kt), b(kt, nt) for
 // kt = 0 .. k/32 - 1 into CBs 0 and 1, converting each 32x32 block to the
-// tiled layout (four 16x16 faces) as it reads.
+// tiled layout (four 16x16 faces) as it reads (zyx/row_major.h).
 // Runtime args: a address, b address, a page size, b page size, m, n, k,
 // core index, core count.
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"
-
-static void read_span(const InterleavedAddrGen<true>& buf, uint32_t offset, uint32_t l1, uint32_t len) {
-  while (len) {
-    uint32_t page = offset / buf.page_size, within = offset % buf.page_size;
-    uint32_t n = buf.page_size - within < len ? buf.page_size - within : len;
-    noc_async_read(buf.get_noc_addr(page, within), l1, n);
-    offset += n, l1 += n, len -= n;
-  }
-}
-
-// Reads the 32x32 block at (row0, col0) of a row-major matrix with `cols`
-// columns into L1 in tiled order.
-static void read_tile(const InterleavedAddrGen<true>& buf, uint32_t cols, uint32_t elem, uint32_t row0, uint32_t col0,
-                      uint32_t l1) {
-  for (uint32_t r = 0; r < 32; r++) {
-    for (uint32_t half = 0; half < 2; half++) {
-      uint32_t face = (r / 16) * 2 + half;
-      uint32_t dst = l1 + (face * 256 + (r % 16) * 16) * elem;
-      read_span(buf, ((row0 + r) * cols + col0 + half * 16) * elem, dst, 16 * elem);
-    }
-  }
-}
+#include "zyx/row_major.h"
 
 void kernel_main() {
   const uint32_t a_addr = get_arg_val<uint32_t>(0);
@@ -53,11 +32,11 @@ void kernel_main() {
     const uint32_t mt = t / nt_count, nt = t % nt_count;
     for (uint32_t kt = 0; kt < kt_count; kt++) {
       cb_reserve_back(cb_a, 1);
-      read_tile(a, k, elem, mt * 32, kt * 32, get_write_ptr(cb_a));
+      zyx::read_tile(a, a_page, k, mt, kt, get_write_ptr(cb_a), elem);
       noc_async_read_barrier();
       cb_push_back(cb_a, 1);
       cb_reserve_back(cb_b, 1);
-      read_tile(b, n, elem, kt * 32, nt * 32, get_write_ptr(cb_b));
+      zyx::read_tile(b, b_page, n, kt, nt, get_write_ptr(cb_b), elem);
       noc_async_read_barrier();
       cb_push_back(cb_b, 1);
     }

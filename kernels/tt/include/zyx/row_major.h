@@ -1,8 +1,10 @@
 // zyx-tt kernel library: zyx/row_major.h, for data-movement kernels that
-// move row-major f32 matrices in interleaved buffers to and from tiles: byte
+// move row-major matrices in interleaved buffers to and from tiles: byte
 // spans split at page boundaries, and 32x32 tiles gathered or scattered face
-// row by face row. A bundle gets it with "includes": "zyx:tt/include" (or
-// "zyx:tt/include/zyx/row_major.h", then #include "row_major.h").
+// row by face row. Elements are f32 (4 bytes) unless a call gives elem, the
+// element size in bytes. A bundle gets it with "includes": "zyx:tt/include"
+// (or "zyx:tt/include/zyx/row_major.h", then #include "row_major.h"); a
+// program with a library kernel has it anyway.
 #pragma once
 
 #include <cstdint>
@@ -35,26 +37,40 @@ inline void write_span(const Accessor& buf, uint32_t page_size, uint32_t offset,
   }
 }
 
-// Byte offset of the half row h (columns 16h .. 16h + 15) of row r inside an
-// f32 tile page: faces 0 and 1 hold rows 0-15, faces 2 and 3 rows 16-31.
-inline uint32_t face_row_offset(uint32_t r, uint32_t h) { return (((r >> 4) * 2 + h) * 256 + (r & 15) * 16) * 4; }
+// Byte offset of the half row h (columns 16h .. 16h + 15) of row r inside a
+// tile page: faces 0 and 1 hold rows 0-15, faces 2 and 3 rows 16-31.
+inline uint32_t face_row_offset(uint32_t r, uint32_t h, uint32_t elem = 4) {
+  return (((r >> 4) * 2 + h) * 256 + (r & 15) * 16) * elem;
+}
 
-// Gathers tile (tr, tc) of a row-major f32 matrix with n columns into L1 at
-// l1, in the tiled layout.
-template <typename Accessor>
-inline void read_tile(const Accessor& buf, uint32_t page_size, uint32_t n, uint32_t tr, uint32_t tc, uint32_t l1) {
+// Calls f(offset, at, len) for each of the 64 half rows of tile (tr, tc) of
+// a row-major matrix with n columns: offset is the half row's byte offset in
+// the matrix, at its byte offset in the tile page, len its bytes.
+template <typename F>
+inline void for_each_face_row(uint32_t n, uint32_t tr, uint32_t tc, uint32_t elem, F f) {
   for (uint32_t r = 0; r < 32; r++)
     for (uint32_t h = 0; h < 2; h++)
-      read_span(buf, page_size, ((tr * 32 + r) * n + tc * 32 + h * 16) * 4, l1 + face_row_offset(r, h), 64);
+      f(((tr * 32 + r) * n + tc * 32 + h * 16) * elem, face_row_offset(r, h, elem), 16 * elem);
+}
+
+// Gathers tile (tr, tc) of a row-major matrix with n columns into L1 at l1,
+// in the tiled layout.
+template <typename Accessor>
+inline void read_tile(const Accessor& buf, uint32_t page_size, uint32_t n, uint32_t tr, uint32_t tc, uint32_t l1,
+                      uint32_t elem = 4) {
+  for_each_face_row(n, tr, tc, elem, [&](uint32_t offset, uint32_t at, uint32_t len) {
+    read_span(buf, page_size, offset, l1 + at, len);
+  });
 }
 
 // Scatters a tile in the tiled layout at l1 to tile (tr, tc) of a row-major
-// f32 matrix with n columns.
+// matrix with n columns.
 template <typename Accessor>
-inline void write_tile(const Accessor& buf, uint32_t page_size, uint32_t n, uint32_t tr, uint32_t tc, uint32_t l1) {
-  for (uint32_t r = 0; r < 32; r++)
-    for (uint32_t h = 0; h < 2; h++)
-      write_span(buf, page_size, ((tr * 32 + r) * n + tc * 32 + h * 16) * 4, l1 + face_row_offset(r, h), 64);
+inline void write_tile(const Accessor& buf, uint32_t page_size, uint32_t n, uint32_t tr, uint32_t tc, uint32_t l1,
+                       uint32_t elem = 4) {
+  for_each_face_row(n, tr, tc, elem, [&](uint32_t offset, uint32_t at, uint32_t len) {
+    write_span(buf, page_size, offset, l1 + at, len);
+  });
 }
 
 }  // namespace zyx
