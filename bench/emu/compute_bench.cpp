@@ -131,6 +131,7 @@ MM make_mm(uint32_t M, uint32_t N, uint32_t K, bool f32, uint32_t rows, uint32_t
                            zyx_test::C(kt), L("core_index"), L("num_cores")};
   p.compute.source = zyx_test::bundle_source(dir("matmul_bfp8"), "zyx:tt/matmul/compute.cpp");
   p.compute.runtime_args = {zyx_test::C(M), zyx_test::C(N), zyx_test::C(K), L("core_index"), L("num_cores")};
+  p.include_files = zyx_test::library_includes();
   p.writer.source = zyx_test::read_text(dir("matmul_bfp8") + "writer.cpp");
   p.writer.runtime_args = {L("buffer_addr", 2), zyx_test::C(mt * nt), L("core_index"), L("num_cores")};
   p.cbs = {zyx_test::CB(0, fmt, tb, 2), zyx_test::CB(1, fmt, tb, 2), zyx_test::CB(16, fmt, tb, 2)};

@@ -859,6 +859,7 @@ void test_matmul_bfp8(DeviceLayer& layer) {
                            L("num_cores")};
   p.compute.source = bundle_source(dir, "zyx:tt/matmul/compute.cpp");
   p.compute.runtime_args = {C(M), C(N), C(K), L("core_index"), L("num_cores")};
+  p.include_files = library_includes();
   p.writer.source = read_text(dir + "writer.cpp");
   p.writer.runtime_args = {L("buffer_addr", 2), C(mt * nt), L("core_index"), L("num_cores")};
   p.cbs = {CB(0, "Float16_b", 2048, 2), CB(1, "Bfp8_b", 1088, 2), CB(16, "Float32", 4096, 2)};
