@@ -212,40 +212,6 @@ void test_matmul(DeviceLayer& layer) {
 }
 ZYX_TEST(matmul, test_matmul);
 
-const char* kUnary = R"(
-#include "api/compute/compute_kernel_api.h"
-#include "api/compute/tile_move_copy.h"
-#include "api/compute/transpose_wh.h"
-#include "api/compute/pack.h"
-#include "api/compute/eltwise_unary/sfpu_split_includes.h"
-void kernel_main() {
-  const uint32_t op = get_arg_val<uint32_t>(0);
-  const uint32_t p0 = get_arg_val<uint32_t>(1), p1 = get_arg_val<uint32_t>(2), p2 = get_arg_val<uint32_t>(3);
-  (void)p0, (void)p1, (void)p2;
-  init_sfpu(0, 16);
-  INIT;
-  cb_wait_front(0, 1);
-#ifdef TWO
-  cb_wait_front(1, 1);
-#endif
-  tile_regs_acquire();
-  copy_tile(0, 0, 0);
-#ifdef TWO
-  copy_tile(1, 0, 1);
-#endif
-  switch (op) {
-    CASES
-    default: break;
-  }
-  tile_regs_commit();
-  tile_regs_wait();
-  cb_reserve_back(16, 1);
-  pack_tile(0, 16);
-  cb_push_back(16, 1);
-  tile_regs_release();
-}
-)";
-
 void test_copy_transpose(DeviceLayer& layer) {
   auto a = randf(1024, -4, 4, 7);
   struct Case {
@@ -258,8 +224,8 @@ void test_copy_transpose(DeviceLayer& layer) {
     Run r;
     r.formats = {"Float32"};
     r.inputs = {f32_bytes(a)};
-    r.compute = kUnary;
-    r.defines = {{"INIT", c.init}, {"CASES", std::string("case 0: ") + c.call + "; break;"}};
+    r.compute = copy_op_kernel();
+    r.defines = {{"INIT", c.init}, {"OP", c.call}};
     r.args = {0, 0, 0, 0};
     auto got = bytes_f32(run(layer, r));
     std::vector<double> g(got.begin(), got.end()), w(1024);
@@ -275,8 +241,8 @@ void test_copy_transpose(DeviceLayer& layer) {
     Run r;
     r.formats = {"Float32"};
     r.inputs = {f32_bytes(a)};
-    r.compute = kUnary;
-    r.defines = {{"INIT", "pack_relu_config(" + std::to_string(cfg) + "u)"}, {"CASES", "case 0: break;"}};
+    r.compute = copy_op_kernel();
+    r.defines = {{"INIT", "pack_relu_config(" + std::to_string(cfg) + "u)"}, {"OP", "(void)0"}};
     r.args = {0, 0, 0, 0};
     auto got = bytes_f32(run(layer, r));
     std::vector<double> g(got.begin(), got.end()), w(1024);
@@ -447,8 +413,8 @@ void test_sfpu_unary(DeviceLayer& layer) {
       const UOp& o = table[i];
       auto in = randf(1024, o.lo, o.hi, 100 + uint32_t(i));
       Run r;
-      r.compute = kUnary;
-      r.defines = {{"INIT", "(void)0"}, {"CASES", cases}};
+      r.compute = copy_op_kernel();
+      r.defines = {{"OP", op_switch(cases)}};
       r.args = {uint32_t(i), o.p0, o.p1, o.p2};
       std::vector<double> g, w(1024);
       if (pass == 2) {
@@ -497,8 +463,8 @@ void test_sfpu_unary(DeviceLayer& layer) {
   };
   for (uint32_t i = 0; i < checks.size(); i++) {
     Run r;
-    r.compute = kUnary;
-    r.defines = {{"INIT", "(void)0"}, {"CASES", cases}};
+    r.compute = copy_op_kernel();
+    r.defines = {{"OP", op_switch(cases)}};
     r.args = {i, 0, 0, 0};
     r.formats = {"Float32"};
     r.inputs = {f32_bytes(e)};
@@ -548,8 +514,8 @@ void test_sfpu_binary(DeviceLayer& layer) {
     const BOp& o = ops[i];
     auto a = randf(1024, o.lo, o.hi, 300 + uint32_t(i)), b = randf(1024, o.lo, o.hi, 400 + uint32_t(i));
     Run r;
-    r.compute = kUnary;
-    r.defines = {{"INIT", "(void)0"}, {"CASES", cases}, {"TWO", "1"}};
+    r.compute = copy_op_kernel();
+    r.defines = {{"OP", op_switch(cases)}, {"NIN", "2"}};
     r.args = {uint32_t(i), 0, 0, 0};
     std::vector<double> g(1024), w(1024);
     if (o.is_int) {
@@ -587,28 +553,7 @@ ZYX_TEST(sfpu_binary, test_sfpu_binary);
 
 // ---- formats ----
 
-const char* kCopy = R"(
-#include "api/compute/tile_move_copy.h"
-void kernel_main() {
-  const uint32_t n = get_arg_val<uint32_t>(0);
-  init_sfpu(0, 16);
-  for (uint32_t t = 0; t < n; t++) {
-    cb_wait_front(0, 1);
-    tile_regs_acquire();
-    copy_tile(0, 0, 0);
-    OP;
-    tile_regs_commit();
-    tile_regs_wait();
-    cb_reserve_back(16, 1);
-    pack_tile(0, 16);
-    cb_push_back(16, 1);
-    tile_regs_release();
-    cb_pop_front(0, 1);
-  }
-}
-)";
-
-// Runs kCopy on the tile `in` (raw bytes in in_format): copy to DST, then
+// Runs copy_op on the tile `in` (raw bytes in in_format): copy to DST, then
 // `op` (a define), then pack in out_format.
 std::vector<uint8_t> run_copy(DeviceLayer& layer, const std::string& in_format, std::vector<uint8_t> in,
                               const std::string& out_format, const std::string& op = "(void)0") {
@@ -616,9 +561,9 @@ std::vector<uint8_t> run_copy(DeviceLayer& layer, const std::string& in_format, 
   r.formats = {in_format};
   r.inputs = {std::move(in)};
   r.out_format = out_format;
-  r.compute = kCopy;
+  r.compute = copy_op_kernel();
   r.defines = {{"OP", op}};
-  r.args = {1};
+  r.args = {0, 0, 0, 0};
   return run(layer, r);
 }
 
@@ -1193,8 +1138,8 @@ void test_dropout(DeviceLayer& layer) {
   Run r;
   r.formats = {"Float32"};
   r.inputs = {f32_bytes(x)};
-  r.compute = kUnary;
-  r.defines = {{"INIT", "dropout_tile_init(7)"}, {"CASES", "case 0: { dropout_tile(0, p0, p1); break; }"}};
+  r.compute = copy_op_kernel();
+  r.defines = {{"INIT", "dropout_tile_init(7)"}, {"OP", "dropout_tile(0, p0, p1)"}};
   r.args = {0, uint32_t(0.3 * 2147483647.0), fb(1.0f / 0.7f), 0};
   auto got = bytes_f32(run(layer, r));
   int dropped = 0;
