@@ -923,6 +923,18 @@ void test_example_bundles(DeviceLayer& layer) {
     p.fp32_dest_acc = true;
     return p;
   };
+  // The examples of one m x n input (params x, out, m, n): their reader and
+  // compute args, and the writer's accessor; each writer's runtime args
+  // differ.
+  auto mk_matrix = [&](const char* ex, const char* out) {
+    auto p = mk(ex, {P("x", "global"), P(out, "global_mut"), P("m", "variable", "u32"), P("n", "variable", "u32")});
+    p.reader.compile_args = {L("accessor", 0)};
+    p.reader.runtime_args = {L("buffer_addr", 0), L("page_size", 0), L("param", 2), L("param", 3), L("core_index"),
+                             L("num_cores")};
+    p.compute.runtime_args = {L("param", 2), L("param", 3), L("core_index"), L("num_cores")};
+    p.writer.compile_args = {L("accessor", 1)};
+    return p;
+  };
   {  // bcast_rows: z = x + b (row vector)
     auto p = mk("bcast_rows", {P("x", "global"), P("b", "global"), P("z", "global_mut"), P("m", "variable", "u32"),
                                P("n", "variable", "u32")});
@@ -945,13 +957,7 @@ void test_example_bundles(DeviceLayer& layer) {
     layer.release(prog), layer.free(bx), layer.free(bb), layer.free(bz);
   }
   {  // reduce_rows: s = row sums
-    auto p = mk("reduce_rows", {P("x", "global"), P("s", "global_mut"), P("m", "variable", "u32"),
-                                P("n", "variable", "u32")});
-    p.reader.compile_args = {L("accessor", 0)};
-    p.reader.runtime_args = {L("buffer_addr", 0), L("page_size", 0), L("param", 2), L("param", 3), L("core_index"),
-                             L("num_cores")};
-    p.compute.runtime_args = {L("param", 2), L("param", 3), L("core_index"), L("num_cores")};
-    p.writer.compile_args = {L("accessor", 1)};
+    auto p = mk_matrix("reduce_rows", "s");
     p.writer.runtime_args = {L("buffer_addr", 1), L("page_size", 1), L("param", 2), L("core_index"), L("num_cores")};
     p.cbs = {CB(0, "Float32", 4096, 2), CB(2, "Float32", 4096, 1), CB(16, "Float32", 4096, 2)};
     uint64_t bx = up(x), bs = layer.alloc(m * 4, zyx_test::dram_spec(2048), nullptr);
@@ -965,13 +971,7 @@ void test_example_bundles(DeviceLayer& layer) {
     layer.release(prog), layer.free(bx), layer.free(bs);
   }
   {  // tilize_square: y = x * x through tilize / SFPU / untilize
-    auto p = mk("tilize_square", {P("x", "global"), P("y", "global_mut"), P("m", "variable", "u32"),
-                                  P("n", "variable", "u32")});
-    p.reader.compile_args = {L("accessor", 0)};
-    p.reader.runtime_args = {L("buffer_addr", 0), L("page_size", 0), L("param", 2), L("param", 3), L("core_index"),
-                             L("num_cores")};
-    p.compute.runtime_args = {L("param", 2), L("param", 3), L("core_index"), L("num_cores")};
-    p.writer.compile_args = {L("accessor", 1)};
+    auto p = mk_matrix("tilize_square", "y");
     p.writer.runtime_args = {L("buffer_addr", 1), L("page_size", 1), L("param", 2), L("param", 3), L("core_index"),
                              L("num_cores")};
     p.cbs = {CB(0, "Float32", 4096, 16), CB(24, "Float32", 4096, 16), CB(25, "Float32", 4096, 16),
