@@ -6,7 +6,8 @@ package tt_test
 // multicast, tile layouts the driver tilizes, block-float weights and
 // DPRINT. Every result is checked against host arithmetic. The kernels are
 // ours; those it shares with cpp/emu/tests/model_tests.cpp are files under
-// cpp/emu/tests/kernels (sharedKernel).
+// cpp/emu/tests/kernels (sharedKernel), and the matmul's compute kernel is
+// the kernel library's (libraryKernel).
 
 import (
 	"bytes"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/internal/half"
+	"github.com/zyxtt/zyxtt/kernels"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
@@ -111,6 +113,15 @@ func allocParam(t *testing.T, exe backends.Executable, p int, n int64) backends.
 func sharedKernel(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "cpp", "emu", "tests", "kernels", name+".cpp"))
+	require.NoError(t, err)
+	return string(b)
+}
+
+// libraryKernel is the file name of zyx-tt's kernel library (kernels/),
+// the kernel a bundle names as "zyx:" + name.
+func libraryKernel(t *testing.T, name string) string {
+	t.Helper()
+	b, err := kernels.Read(name)
 	require.NoError(t, err)
 	return string(b)
 }
@@ -425,34 +436,6 @@ void kernel_main() {
 }
 `
 
-const kMatmulTileCompute = `
-#include "compute_kernel_api/matmul.h"
-#include "compute_kernel_api/tile_move_copy.h"
-namespace NAMESPACE {
-void MAIN {
-  const uint32_t mt = get_arg_val<uint32_t>(0), nt = get_arg_val<uint32_t>(1), kt = get_arg_val<uint32_t>(2);
-  const uint32_t core = get_arg_val<uint32_t>(3), cores = get_arg_val<uint32_t>(4);
-  mm_init(0, 1, 16);
-  for (uint32_t t = core; t < mt * nt; t += cores) {
-    tile_regs_acquire();
-    for (uint32_t k = 0; k < kt; k++) {
-      cb_wait_front(0, 1);
-      cb_wait_front(1, 1);
-      matmul_tiles(0, 1, 0, 0, 0, false);
-      cb_pop_front(0, 1);
-      cb_pop_front(1, 1);
-    }
-    tile_regs_commit();
-    tile_regs_wait();
-    cb_reserve_back(16, 1);
-    pack_tile(0, 16);
-    cb_push_back(16, 1);
-    tile_regs_release();
-  }
-}
-}
-`
-
 const kMatmulTileWriter = `
 #include "dataflow_api.h"
 void kernel_main() {
@@ -471,12 +454,13 @@ void kernel_main() {
 // matmulTileProgram is c = a·b on a 2 x 3 grid with a, b and c declared
 // in tile layout (b stored as bFormat when it is set), the matrices m x k,
 // k x n and m x n.
-func matmulTileProgram(m, n, k uint64, bFormat string) *backends.Program {
+func matmulTileProgram(t *testing.T, m, n, k uint64, bFormat string) *backends.Program {
 	mt, nt, kt := backends.TTConst(m/32), backends.TTConst(n/32), backends.TTConst(k/32)
 	spread := []backends.TTArg{{Kind: backends.TTArgCoreIndex}, {Kind: backends.TTArgNumCores}}
 	reader := backends.TTKernel{Source: kMatmulTileReader, RuntimeArgs: append([]backends.TTArg{
 		param(backends.TTArgBufferAddr, 0), param(backends.TTArgBufferAddr, 1), mt, nt, kt}, spread...)}
-	compute := backends.TTKernel{Source: kMatmulTileCompute, RuntimeArgs: append([]backends.TTArg{mt, nt, kt}, spread...)}
+	compute := backends.TTKernel{Source: libraryKernel(t, "tt/matmul/compute.cpp"), RuntimeArgs: append([]backends.TTArg{
+		backends.TTConst(m), backends.TTConst(n), backends.TTConst(k)}, spread...)}
 	writer := backends.TTKernel{Source: kMatmulTileWriter, RuntimeArgs: append([]backends.TTArg{
 		param(backends.TTArgBufferAddr, 2), backends.TTConst(m / 32 * n / 32)}, spread...)}
 	bPage, bCB := uint32(2048), "Float16_b"
@@ -548,7 +532,7 @@ func TestEmulatorTileLayoutMatmul(t *testing.T) {
 	for i := range b {
 		bWant[i] = float64(bf16Value(b[i]))
 	}
-	checkMatmul(t, d, matmulTileProgram(m, n, k, ""), m, n, k, a, b, bWant)
+	checkMatmul(t, d, matmulTileProgram(t, m, n, k, ""), m, n, k, a, b, bWant)
 }
 
 // The same matmul with B stored as Bfp8_b tiles: the pool packs the bf16
@@ -559,7 +543,7 @@ func TestEmulatorBfp8Weights(t *testing.T) {
 	const m, n, k = 64, 64, 64
 	a, b := randomBF16(m*k, 5), randomBF16(k*n, 6)
 	bWant := bfpQuantized(t, tt.Bfp8b, b, k, n)
-	checkMatmul(t, d, matmulTileProgram(m, n, k, "Bfp8_b"), m, n, k, a, b, bWant)
+	checkMatmul(t, d, matmulTileProgram(t, m, n, k, "Bfp8_b"), m, n, k, a, b, bWant)
 }
 
 // bfpQuantized is b (row-major rows x cols bf16) as block-float tiles hold

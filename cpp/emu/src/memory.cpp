@@ -156,49 +156,42 @@ void L1Arena::clear(uint32_t core, uint64_t from, uint64_t to) { std::memset(cor
 
 // ---- bulk copies -------------------------------------------------------------
 
-void bulk_copy(uint8_t* dst, const uint8_t* src, uint64_t n, bool stream) {
-#ifdef ZYX_EMU_STREAM_STORES
-  if (stream && n >= 256) {
-    // Align the destination, then 64 bytes per step with non-temporal stores.
-    uint64_t head = (16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15;
-    std::memcpy(dst, src, head);
-    dst += head, src += head, n -= head;
-    for (; n >= 64; n -= 64, dst += 64, src += 64) {
-      __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
-      __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16));
-      __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 32));
-      __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 48));
-      _mm_stream_si128(reinterpret_cast<__m128i*>(dst), a);
-      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 16), b);
-      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 32), c);
-      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 48), d);
+namespace {
+// dst[0, n) = src[0, n), or zeros where src is null: the one loop behind
+// bulk_copy and bulk_zero. With stream (and 256 bytes or more) the bytes
+// after dst's 16-byte alignment go 64 a step through non-temporal stores;
+// the rest is a plain memcpy or memset.
+void bulk_store(uint8_t* dst, const uint8_t* src, uint64_t n, bool stream) {
+  auto plain = [&](uint64_t len) {
+    if (src) {
+      std::memcpy(dst, src, len);
+      src += len;
+    } else {
+      std::memset(dst, 0, len);
     }
-  }
-#else
-  (void)stream;
-#endif
-  std::memcpy(dst, src, n);
-}
-
-void bulk_zero(uint8_t* dst, uint64_t n, bool stream) {
+    dst += len, n -= len;
+  };
 #ifdef ZYX_EMU_STREAM_STORES
   if (stream && n >= 256) {
-    uint64_t head = (16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15;
-    std::memset(dst, 0, head);
-    dst += head, n -= head;
-    __m128i z = _mm_setzero_si128();
+    plain((16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15);
+    const __m128i zero = _mm_setzero_si128();
     for (; n >= 64; n -= 64, dst += 64) {
-      _mm_stream_si128(reinterpret_cast<__m128i*>(dst), z);
-      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 16), z);
-      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 32), z);
-      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 48), z);
+      for (int q = 0; q < 64; q += 16)
+        _mm_stream_si128(reinterpret_cast<__m128i*>(dst + q),
+                         src ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + q)) : zero);
+      if (src) src += 64;
     }
   }
 #else
   (void)stream;
 #endif
-  std::memset(dst, 0, n);
+  plain(n);
 }
+}  // namespace
+
+void bulk_copy(uint8_t* dst, const uint8_t* src, uint64_t n, bool stream) { bulk_store(dst, src, n, stream); }
+
+void bulk_zero(uint8_t* dst, uint64_t n, bool stream) { bulk_store(dst, nullptr, n, stream); }
 
 void bulk_fence() {
 #ifdef ZYX_EMU_STREAM_STORES

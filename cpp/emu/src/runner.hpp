@@ -4,6 +4,7 @@
 
 #include <array>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -195,16 +196,8 @@ void tile_pack(const uint32_t* src, DstKind kind, uint8_t* dst, Format f);
 DstKind dst_kind_for(Format f, bool fp32_dest_acc);
 void dst_round(uint32_t* v, DstKind kind);
 // Scalar conversions, inline because the tile loops live on them.
-inline uint32_t f2u(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-inline float u2f(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+inline uint32_t f2u(float f) { return std::bit_cast<uint32_t>(f); }
+inline float u2f(uint32_t u) { return std::bit_cast<float>(u); }
 
 inline float bf16_to_f32(uint16_t h) { return u2f(uint32_t(h) << 16); }
 

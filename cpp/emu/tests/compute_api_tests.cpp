@@ -312,24 +312,6 @@ ZYX_TEST(dst, test_transpose_dst);
 
 // get_absolute/relative_logical_x/y in a compute kernel on a 2 x 2 grid at
 // (row 3, col 4): each core packs x + 16 y + 256 rx + 4096 ry into its tile.
-const char* kCoords = R"(
-#include "api/compute/compute_kernel_api.h"
-#include "api/compute/tile_move_copy.h"
-void kernel_main() {
-  init_sfpu(0, 16);
-  cb_wait_front(0, 1);
-  tile_regs_acquire();
-  copy_tile(0, 0, 0);
-  fill_tile_int(0, get_absolute_logical_x() + 16u * get_absolute_logical_y() + 256u * get_relative_logical_x() +
-                       4096u * get_relative_logical_y());
-  tile_regs_commit();
-  tile_regs_wait();
-  cb_reserve_back(16, 1);
-  pack_tile(0, 16);
-  cb_push_back(16, 1);
-  tile_regs_release();
-}
-)";
 const char* kCoordsReader = R"(
 #include "api/dataflow/dataflow_api.h"
 void kernel_main() {
@@ -354,7 +336,10 @@ void test_coords(DeviceLayer& layer) {
   p.name = "coords";
   p.params = {P("out", "global_mut", "u32")};
   p.reader.source = kCoordsReader;
-  p.compute.source = kCoords;
+  p.compute.source = copy_op_kernel();
+  p.compute.defines = {{"OP", "fill_tile_int(0, get_absolute_logical_x() + 16u * get_absolute_logical_y() + "
+                                       "256u * get_relative_logical_x() + 4096u * get_relative_logical_y())"}};
+  p.compute.runtime_args = {C(0), C(0), C(0), C(0)};
   p.writer.source = kCoordsWriter;
   p.writer.runtime_args = {L("buffer_addr", 0), L("core_index")};
   p.cbs = {CB(0, "Int32", 4096, 1), CB(16, "Int32", 4096, 1)};
@@ -442,33 +427,6 @@ ZYX_TEST(sfpu_reduce, test_sfpu_reduce);
 
 // ---- the SFPU ops added to the lists ----
 
-const char* kOps = R"(
-#include "api/compute/compute_kernel_api.h"
-#include "api/compute/tile_move_copy.h"
-#include "api/compute/eltwise_unary/sfpu_split_includes.h"
-#include "api/compute/eltwise_binary_sfpu.h"
-#include "api/compute/binary_max_min.h"
-#include "api/compute/binary_fmod.h"
-#include "api/compute/binary_remainder.h"
-#include "api/compute/logsigmoid.h"
-#include "api/compute/sub_int_sfpu.h"
-void kernel_main() {
-  const uint32_t p0 = get_arg_val<uint32_t>(0), p1 = get_arg_val<uint32_t>(1);
-  (void)p0, (void)p1;
-  init_sfpu(0, 16);
-  for (uint32_t i = 0; i < NIN; i++) cb_wait_front(i, 1);
-  tile_regs_acquire();
-  for (uint32_t i = 0; i < NIN; i++) copy_tile(i, 0, i);
-  OP;
-  tile_regs_commit();
-  tile_regs_wait();
-  cb_reserve_back(16, 1);
-  pack_tile(0, 16);
-  cb_push_back(16, 1);
-  tile_regs_release();
-}
-)";
-
 void test_sfpu_ops(DeviceLayer& layer) {
   // Integer unary ops on Int32 tiles, exact.
   struct IOp {
@@ -508,9 +466,9 @@ void test_sfpu_ops(DeviceLayer& layer) {
     r.formats = {"Int32"};
     r.inputs = {i32_bytes(iv)};
     r.out_format = "Int32";
-    r.compute = kOps;
+    r.compute = copy_op_kernel();
     r.defines = {{"NIN", "1"}, {"OP", o.call}};
-    r.args = {o.p0, o.p1};
+    r.args = {0, o.p0, o.p1, 0};
     auto got = bytes_i32(run(layer, r));
     for (int i = 0; i < 1024; i++)
       if (got[i] != int32_t(uint32_t(uint64_t(o.f(iv[i])))))
@@ -525,9 +483,9 @@ void test_sfpu_ops(DeviceLayer& layer) {
     r.formats = {"Int32", "Int32"};
     r.inputs = {i32_bytes(iv), i32_bytes(jv)};
     r.out_format = "Int32";
-    r.compute = kOps;
+    r.compute = copy_op_kernel();
     r.defines = {{"NIN", "2"}, {"OP", "rsub_int_tile_init(); rsub_int_tile<DataFormat::Int32>(0, 1, 0)"}};
-    r.args = {0, 0};
+    r.args = {0, 0, 0, 0};
     auto got = bytes_i32(run(layer, r));
     for (int i = 0; i < 1024; i++) CHECK_EQ(got[i], jv[i] - iv[i]);
   }
@@ -602,9 +560,9 @@ void test_sfpu_ops(DeviceLayer& layer) {
       r.formats.push_back("Float32");
       r.inputs.push_back(f32_bytes(in[k]));
     }
-    r.compute = kOps;
+    r.compute = copy_op_kernel();
     r.defines = {{"NIN", std::to_string(o.nin)}, {"OP", o.call}};
-    r.args = {o.p0, o.p1};
+    r.args = {0, o.p0, o.p1, 0};
     auto got = bytes_f32(run(layer, r));
     std::vector<double> g(got.begin(), got.end()), want(1024);
     for (int i = 0; i < 1024; i++)
@@ -624,9 +582,9 @@ void test_sfpu_ops(DeviceLayer& layer) {
     Run r;
     r.formats = {"Float32"};
     r.inputs = {f32_bytes(x)};
-    r.compute = kOps;
+    r.compute = copy_op_kernel();
     r.defines = {{"NIN", "1"}, {"OP", "rand_tile_init(9); stochastic_round_tile(0)"}};
-    r.args = {0, 0};
+    r.args = {0, 0, 0, 0};
     auto got = bytes_f32(run(layer, r));
     double mean[2] = {0, 0};
     for (int i = 0; i < 1024; i++) {

@@ -87,6 +87,16 @@ void kernel_main() {
 }
 )";
 
+// kernels/copy_op.cpp: OP on the tiles of cbs 0 .. NIN-1 copied to DST,
+// DST 0 packed to cb 16 (runtime args op, p0, p1, p2).
+inline const std::string& copy_op_kernel() {
+  static const std::string source = zyx_test::shared_kernel("copy_op");
+  return source;
+}
+// The OP of copy_op that runs the case of `cases` ("case 0: ...; break; case
+// 1: ...") its runtime arg op names: one build serves a whole table of ops.
+inline std::string op_switch(const std::string& cases) { return "switch (op) { " + cases + " default: break; }"; }
+
 struct Run {
   std::vector<std::string> formats;          // per input
   std::vector<std::vector<uint8_t>> inputs;  // raw bytes, whole tiles

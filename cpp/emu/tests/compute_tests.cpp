@@ -212,40 +212,6 @@ void test_matmul(DeviceLayer& layer) {
 }
 ZYX_TEST(matmul, test_matmul);
 
-const char* kUnary = R"(
-#include "api/compute/compute_kernel_api.h"
-#include "api/compute/tile_move_copy.h"
-#include "api/compute/transpose_wh.h"
-#include "api/compute/pack.h"
-#include "api/compute/eltwise_unary/sfpu_split_includes.h"
-void kernel_main() {
-  const uint32_t op = get_arg_val<uint32_t>(0);
-  const uint32_t p0 = get_arg_val<uint32_t>(1), p1 = get_arg_val<uint32_t>(2), p2 = get_arg_val<uint32_t>(3);
-  (void)p0, (void)p1, (void)p2;
-  init_sfpu(0, 16);
-  INIT;
-  cb_wait_front(0, 1);
-#ifdef TWO
-  cb_wait_front(1, 1);
-#endif
-  tile_regs_acquire();
-  copy_tile(0, 0, 0);
-#ifdef TWO
-  copy_tile(1, 0, 1);
-#endif
-  switch (op) {
-    CASES
-    default: break;
-  }
-  tile_regs_commit();
-  tile_regs_wait();
-  cb_reserve_back(16, 1);
-  pack_tile(0, 16);
-  cb_push_back(16, 1);
-  tile_regs_release();
-}
-)";
-
 void test_copy_transpose(DeviceLayer& layer) {
   auto a = randf(1024, -4, 4, 7);
   struct Case {
@@ -258,8 +224,8 @@ void test_copy_transpose(DeviceLayer& layer) {
     Run r;
     r.formats = {"Float32"};
     r.inputs = {f32_bytes(a)};
-    r.compute = kUnary;
-    r.defines = {{"INIT", c.init}, {"CASES", std::string("case 0: ") + c.call + "; break;"}};
+    r.compute = copy_op_kernel();
+    r.defines = {{"INIT", c.init}, {"OP", c.call}};
     r.args = {0, 0, 0, 0};
     auto got = bytes_f32(run(layer, r));
     std::vector<double> g(got.begin(), got.end()), w(1024);
@@ -275,8 +241,8 @@ void test_copy_transpose(DeviceLayer& layer) {
     Run r;
     r.formats = {"Float32"};
     r.inputs = {f32_bytes(a)};
-    r.compute = kUnary;
-    r.defines = {{"INIT", "pack_relu_config(" + std::to_string(cfg) + "u)"}, {"CASES", "case 0: break;"}};
+    r.compute = copy_op_kernel();
+    r.defines = {{"INIT", "pack_relu_config(" + std::to_string(cfg) + "u)"}, {"OP", "(void)0"}};
     r.args = {0, 0, 0, 0};
     auto got = bytes_f32(run(layer, r));
     std::vector<double> g(got.begin(), got.end()), w(1024);
@@ -447,8 +413,8 @@ void test_sfpu_unary(DeviceLayer& layer) {
       const UOp& o = table[i];
       auto in = randf(1024, o.lo, o.hi, 100 + uint32_t(i));
       Run r;
-      r.compute = kUnary;
-      r.defines = {{"INIT", "(void)0"}, {"CASES", cases}};
+      r.compute = copy_op_kernel();
+      r.defines = {{"OP", op_switch(cases)}};
       r.args = {uint32_t(i), o.p0, o.p1, o.p2};
       std::vector<double> g, w(1024);
       if (pass == 2) {
@@ -497,8 +463,8 @@ void test_sfpu_unary(DeviceLayer& layer) {
   };
   for (uint32_t i = 0; i < checks.size(); i++) {
     Run r;
-    r.compute = kUnary;
-    r.defines = {{"INIT", "(void)0"}, {"CASES", cases}};
+    r.compute = copy_op_kernel();
+    r.defines = {{"OP", op_switch(cases)}};
     r.args = {i, 0, 0, 0};
     r.formats = {"Float32"};
     r.inputs = {f32_bytes(e)};
@@ -548,8 +514,8 @@ void test_sfpu_binary(DeviceLayer& layer) {
     const BOp& o = ops[i];
     auto a = randf(1024, o.lo, o.hi, 300 + uint32_t(i)), b = randf(1024, o.lo, o.hi, 400 + uint32_t(i));
     Run r;
-    r.compute = kUnary;
-    r.defines = {{"INIT", "(void)0"}, {"CASES", cases}, {"TWO", "1"}};
+    r.compute = copy_op_kernel();
+    r.defines = {{"OP", op_switch(cases)}, {"NIN", "2"}};
     r.args = {uint32_t(i), 0, 0, 0};
     std::vector<double> g(1024), w(1024);
     if (o.is_int) {
@@ -587,28 +553,7 @@ ZYX_TEST(sfpu_binary, test_sfpu_binary);
 
 // ---- formats ----
 
-const char* kCopy = R"(
-#include "api/compute/tile_move_copy.h"
-void kernel_main() {
-  const uint32_t n = get_arg_val<uint32_t>(0);
-  init_sfpu(0, 16);
-  for (uint32_t t = 0; t < n; t++) {
-    cb_wait_front(0, 1);
-    tile_regs_acquire();
-    copy_tile(0, 0, 0);
-    OP;
-    tile_regs_commit();
-    tile_regs_wait();
-    cb_reserve_back(16, 1);
-    pack_tile(0, 16);
-    cb_push_back(16, 1);
-    tile_regs_release();
-    cb_pop_front(0, 1);
-  }
-}
-)";
-
-// Runs kCopy on the tile `in` (raw bytes in in_format): copy to DST, then
+// Runs copy_op on the tile `in` (raw bytes in in_format): copy to DST, then
 // `op` (a define), then pack in out_format.
 std::vector<uint8_t> run_copy(DeviceLayer& layer, const std::string& in_format, std::vector<uint8_t> in,
                               const std::string& out_format, const std::string& op = "(void)0") {
@@ -616,9 +561,9 @@ std::vector<uint8_t> run_copy(DeviceLayer& layer, const std::string& in_format, 
   r.formats = {in_format};
   r.inputs = {std::move(in)};
   r.out_format = out_format;
-  r.compute = kCopy;
+  r.compute = copy_op_kernel();
   r.defines = {{"OP", op}};
-  r.args = {1};
+  r.args = {0, 0, 0, 0};
   return run(layer, r);
 }
 
@@ -979,6 +924,18 @@ void test_example_bundles(DeviceLayer& layer) {
     p.fp32_dest_acc = true;
     return p;
   };
+  // The examples of one m x n input (params x, out, m, n): their reader and
+  // compute args, and the writer's accessor; each writer's runtime args
+  // differ.
+  auto mk_matrix = [&](const char* ex, const char* out) {
+    auto p = mk(ex, {P("x", "global"), P(out, "global_mut"), P("m", "variable", "u32"), P("n", "variable", "u32")});
+    p.reader.compile_args = {L("accessor", 0)};
+    p.reader.runtime_args = {L("buffer_addr", 0), L("page_size", 0), L("param", 2), L("param", 3), L("core_index"),
+                             L("num_cores")};
+    p.compute.runtime_args = {L("param", 2), L("param", 3), L("core_index"), L("num_cores")};
+    p.writer.compile_args = {L("accessor", 1)};
+    return p;
+  };
   {  // bcast_rows: z = x + b (row vector)
     auto p = mk("bcast_rows", {P("x", "global"), P("b", "global"), P("z", "global_mut"), P("m", "variable", "u32"),
                                P("n", "variable", "u32")});
@@ -1001,13 +958,7 @@ void test_example_bundles(DeviceLayer& layer) {
     layer.release(prog), layer.free(bx), layer.free(bb), layer.free(bz);
   }
   {  // reduce_rows: s = row sums
-    auto p = mk("reduce_rows", {P("x", "global"), P("s", "global_mut"), P("m", "variable", "u32"),
-                                P("n", "variable", "u32")});
-    p.reader.compile_args = {L("accessor", 0)};
-    p.reader.runtime_args = {L("buffer_addr", 0), L("page_size", 0), L("param", 2), L("param", 3), L("core_index"),
-                             L("num_cores")};
-    p.compute.runtime_args = {L("param", 2), L("param", 3), L("core_index"), L("num_cores")};
-    p.writer.compile_args = {L("accessor", 1)};
+    auto p = mk_matrix("reduce_rows", "s");
     p.writer.runtime_args = {L("buffer_addr", 1), L("page_size", 1), L("param", 2), L("core_index"), L("num_cores")};
     p.cbs = {CB(0, "Float32", 4096, 2), CB(2, "Float32", 4096, 1), CB(16, "Float32", 4096, 2)};
     uint64_t bx = up(x), bs = layer.alloc(m * 4, zyx_test::dram_spec(2048), nullptr);
@@ -1021,13 +972,7 @@ void test_example_bundles(DeviceLayer& layer) {
     layer.release(prog), layer.free(bx), layer.free(bs);
   }
   {  // tilize_square: y = x * x through tilize / SFPU / untilize
-    auto p = mk("tilize_square", {P("x", "global"), P("y", "global_mut"), P("m", "variable", "u32"),
-                                  P("n", "variable", "u32")});
-    p.reader.compile_args = {L("accessor", 0)};
-    p.reader.runtime_args = {L("buffer_addr", 0), L("page_size", 0), L("param", 2), L("param", 3), L("core_index"),
-                             L("num_cores")};
-    p.compute.runtime_args = {L("param", 2), L("param", 3), L("core_index"), L("num_cores")};
-    p.writer.compile_args = {L("accessor", 1)};
+    auto p = mk_matrix("tilize_square", "y");
     p.writer.runtime_args = {L("buffer_addr", 1), L("page_size", 1), L("param", 2), L("param", 3), L("core_index"),
                              L("num_cores")};
     p.cbs = {CB(0, "Float32", 4096, 16), CB(24, "Float32", 4096, 16), CB(25, "Float32", 4096, 16),
@@ -1194,8 +1139,8 @@ void test_dropout(DeviceLayer& layer) {
   Run r;
   r.formats = {"Float32"};
   r.inputs = {f32_bytes(x)};
-  r.compute = kUnary;
-  r.defines = {{"INIT", "dropout_tile_init(7)"}, {"CASES", "case 0: { dropout_tile(0, p0, p1); break; }"}};
+  r.compute = copy_op_kernel();
+  r.defines = {{"INIT", "dropout_tile_init(7)"}, {"OP", "dropout_tile(0, p0, p1)"}};
   r.args = {0, uint32_t(0.3 * 2147483647.0), fb(1.0f / 0.7f), 0};
   auto got = bytes_f32(run(layer, r));
   int dropped = 0;

@@ -113,6 +113,7 @@ struct TileRun {
   uint32_t ntiles = 1;
   std::string compute;  // kernel source
   std::map<std::string, std::string> defines;
+  std::vector<uint32_t> compute_args;  // the compute kernel's runtime args; none: {ntiles}
   bool fp32 = true;
 };
 
@@ -142,7 +143,8 @@ std::vector<double> run_tiles(DeviceLayer& layer, const TileRun& r) {
   p.reader.runtime_args.push_back(C(r.ntiles));
   p.compute.source = r.compute;
   p.compute.defines = r.defines;
-  p.compute.runtime_args = {C(r.ntiles)};
+  if (r.compute_args.empty()) p.compute.runtime_args = {C(r.ntiles)};
+  for (uint32_t a : r.compute_args) p.compute.runtime_args.push_back(C(a));
   p.writer.source = kTileWriter;
   p.writer.common_args = {L("buffer_addr", nin)};
   p.writer.runtime_args = {C(r.ntiles)};
@@ -441,28 +443,15 @@ void test_transpose(DeviceLayer& layer) {
 }
 ZYX_TEST(kernels, test_transpose);
 
-// copy + typecast + pack in another format.
-const char* kCastCompute = R"(
-#include "api/compute/tile_move_copy.h"
-#include "api/compute/eltwise_unary/typecast.h"
-void kernel_main() {
-  cb_wait_front(0, 1);
-  tile_regs_acquire();
-  copy_tile_init(0);
-  copy_tile(0, 0, 0);
-#ifdef CAST_IN
-  typecast_tile_init();
-  typecast_tile<(uint32_t)DataFormat::CAST_IN, (uint32_t)DataFormat::CAST_OUT>(0);
-#endif
-  tile_regs_commit();
-  tile_regs_wait();
-  cb_reserve_back(16, 1);
-  pack_tile(0, 16);
-  cb_push_back(16, 1);
-  tile_regs_release();
-  cb_pop_front(0, 1);
+// kernels/copy_op.cpp on one tile: copy_tile, then OP (a typecast or
+// nothing), then pack_tile in the output's format.
+TileRun copy_run(const std::string& op = "(void)0") {
+  TileRun r;
+  r.compute = shared_kernel("copy_op");
+  r.defines = {{"INIT", "copy_tile_init(0)"}, {"OP", op}};
+  r.compute_args = {0, 0, 0, 0};
+  return r;
 }
-)";
 
 void test_formats(DeviceLayer& layer) {
   // Identity copies through DST in every format.
@@ -475,7 +464,7 @@ void test_formats(DeviceLayer& layer) {
                   {"Int32", -2e9, 2e9, true},   {"UInt32", 0, 4e9, true},       {"UInt16", 0, 65535, true},
                   {"UInt8", 0, 255, true}};
   for (auto& c : cases) {
-    TileRun r;
+    TileRun r = copy_run();
     r.in_formats = {c.fmt};
     auto v = randoms(1024, c.lo, c.hi, 31);
     if (c.integer)
@@ -483,13 +472,12 @@ void test_formats(DeviceLayer& layer) {
     r.inputs = {quantize(c.fmt, v)};
     r.out_format = c.fmt;
     r.fp32 = c.fmt == "Float32" || c.integer;
-    r.compute = kCastCompute;
     auto got = run_tiles(layer, r);
     check_close(got, r.inputs[0], 0, 0, "copy_tile/pack_tile " + c.fmt);
   }
   // Pack from fp32 DST to bf16 rounds to nearest even.
   {
-    TileRun r;
+    TileRun r = copy_run();
     r.in_formats = {"Float32"};
     std::vector<double> v(1024, 0.0);
     v[0] = 1.0 + std::ldexp(1.0, -8);             // tie: rounds down to 1.0 (even)
@@ -498,7 +486,6 @@ void test_formats(DeviceLayer& layer) {
     v[3] = -(1.0 + 3 * std::ldexp(1.0, -8));
     r.inputs = {v};
     r.out_format = "Float16_b";
-    r.compute = kCastCompute;
     auto got = run_tiles(layer, r);
     CHECK_EQ(got[0], 1.0);
     CHECK_EQ(got[1], 1.0 + std::ldexp(1.0, -6));
@@ -514,7 +501,8 @@ void test_formats(DeviceLayer& layer) {
                   {"Float16_b", "UInt16", 0, 60000}, {"UInt16", "Float16_b", 0, 65535},
                   {"Float32", "UInt8", -10, 300},     {"Float32", "Float16_b", -10, 10}};
   for (auto& c : casts) {
-    TileRun r;
+    TileRun r = copy_run("typecast_tile_init(); typecast_tile<(uint32_t)DataFormat::" + c.in +
+                         ", (uint32_t)DataFormat::" + c.out + ">(0)");
     r.in_formats = {c.in};
     auto v = randoms(1024, c.lo, c.hi, 41);
     if (c.in == "Int32" || c.in == "UInt16")
@@ -522,8 +510,6 @@ void test_formats(DeviceLayer& layer) {
     r.inputs = {quantize(c.in, v)};
     r.out_format = c.out;
     r.fp32 = true;
-    r.compute = kCastCompute;
-    r.defines = {{"CAST_IN", c.in}, {"CAST_OUT", c.out}};
     auto got = run_tiles(layer, r);
     std::vector<double> want(1024);
     for (size_t i = 0; i < 1024; i++) {
