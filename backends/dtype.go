@@ -169,35 +169,25 @@ func FloatConst(d DType, v float64) Constant {
 	return Constant{DType: d, Bits: uint64(math.Float32bits(float32(v)))}
 }
 
-// Int returns the value as int64 when it is an integer or bool that fits.
+// Int returns the value as int64 when it is an integer or bool that fits:
+// the type's low Size() bytes of Bits, sign-extended for the signed types.
 func (c Constant) Int() (int64, error) {
-	switch c.DType {
-	case I8:
-		return int64(int8(c.Bits)), nil
-	case I16:
-		return int64(int16(c.Bits)), nil
-	case I32:
-		return int64(int32(c.Bits)), nil
-	case I64:
-		return int64(c.Bits), nil
-	case U8:
-		return int64(uint8(c.Bits)), nil
-	case U16:
-		return int64(uint16(c.Bits)), nil
-	case U32:
-		return int64(uint32(c.Bits)), nil
-	case U64:
-		if c.Bits > math.MaxInt64 {
-			return 0, fmt.Errorf("u64 value %d overflows int64", c.Bits)
-		}
-		return int64(c.Bits), nil
-	case Bool:
-		if c.Bits&1 != 0 {
-			return 1, nil
-		}
-		return 0, nil
+	d := c.DType
+	switch {
+	case d == Bool:
+		return int64(c.Bits & 1), nil
+	case !d.Valid() || d.IsFloat():
+		return 0, fmt.Errorf("%s constant is not an integer", d)
 	}
-	return 0, fmt.Errorf("%s constant is not an integer", c.DType)
+	shift := 64 - 8*d.Size()
+	if d.IsSigned() {
+		return int64(c.Bits<<shift) >> shift, nil
+	}
+	v := c.Bits << shift >> shift
+	if v > math.MaxInt64 {
+		return 0, fmt.Errorf("u64 value %d overflows int64", v)
+	}
+	return int64(v), nil
 }
 
 // Float returns the value as float64.

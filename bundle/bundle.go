@@ -250,7 +250,7 @@ func decodeStrict(data []byte, file string, v any) error {
 			if te.Field == "" {
 				return &FieldError{File: file, Err: fmt.Errorf("the file must hold one JSON object, got JSON %s", te.Value)}
 			}
-			return &FieldError{file, te.Field, fmt.Errorf("want %s, got JSON %s", te.Type, te.Value)}
+			return &FieldError{file, jsonPath(reflect.TypeOf(v), te.Field), fmt.Errorf("want %s, got JSON %s", te.Type, te.Value)}
 		}
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
@@ -293,17 +293,7 @@ func walkUnknown(doc any, t reflect.Type, path string) string {
 	case map[string]any:
 		switch t.Kind() {
 		case reflect.Struct:
-			fields := map[string]reflect.Type{}
-			for i := range t.NumField() {
-				f := t.Field(i)
-				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-				if name == "" {
-					name = f.Name
-				}
-				if name != "-" {
-					fields[name] = f.Type
-				}
-			}
+			fields := jsonFields(t)
 			keys := make([]string, 0, len(v))
 			for k := range v {
 				keys = append(keys, k)
@@ -335,6 +325,53 @@ func walkUnknown(doc any, t reflect.Type, path string) string {
 		}
 	}
 	return ""
+}
+
+// jsonFields maps the JSON keys of struct type t to their types; the
+// fields of an embedded struct stand among t's own, as encoding/json
+// decodes them.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	fields := map[string]reflect.Type{}
+	for _, f := range reflect.VisibleFields(t) {
+		tag := f.Tag.Get("json")
+		if f.Anonymous && tag == "" {
+			continue // its fields are listed themselves
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		if name != "-" {
+			fields[name] = f.Type
+		}
+	}
+	return fields
+}
+
+// jsonPath is a decoder error's field path into a value of type t without
+// the names of the embedded structs on it, which encoding/json puts in
+// ("cbs.rawCBIndex.index" is cbs.index).
+func jsonPath(t reflect.Type, field string) string {
+	segs := strings.Split(field, ".")
+	var keep []string
+	for i, seg := range segs {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return strings.Join(append(keep, segs[i:]...), ".")
+		}
+		if f, ok := t.FieldByName(seg); ok && f.Anonymous {
+			t = f.Type
+			continue
+		}
+		ft, ok := jsonFields(t)[seg]
+		if !ok {
+			return strings.Join(append(keep, segs[i:]...), ".")
+		}
+		keep, t = append(keep, seg), ft
+	}
+	return strings.Join(keep, ".")
 }
 
 func join(path, key string) string {

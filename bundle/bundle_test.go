@@ -197,6 +197,8 @@ func TestLoadErrors(t *testing.T) {
 		{"escaping library source", map[string]string{"manifest.json": goodManifest, "tt.json": `{"reader": {"source": "zyx:tt/../../kernels.go"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`, "r.cpp": ""}, "tt.json", `reader.source: "zyx:tt/../../kernels.go" is not a library path`},
 		{"no entry", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "k.c"}`, "k.c": ""}, "c.json", "entry: missing"},
 		{"bad variant grid", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "k.c", "entry": "k", "grid": ["n/"]}`, "k.c": ""}, "c.json", "grid[0]:"},
+		{"entry type", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "k.c", "entry": 7}`, "k.c": ""}, "c.json", "entry: want string, got JSON number"},
+		{"unknown variant field", map[string]string{"manifest.json": goodManifest, "c.json": `{"source": "k.c", "entry": "k", "locals": [1]}`, "k.c": ""}, "c.json", "locals: unknown field"},
 		{"not spirv", map[string]string{"manifest.json": goodManifest, "vulkan.json": `{"spirv": "k.spv"}`, "k.spv": "not spirv at all!!!!"}, "vulkan.json", "spirv: k.spv is not a SPIR-V module"},
 		{"gemm param kind", map[string]string{"manifest.json": goodManifest, "gemm.json": `{"dtype": "f32", "m": 1, "n": 1, "k": "n", "a": "x", "b": "x", "c": "n"}`}, "gemm.json", "c: param n is not a buffer"},
 		{"gemm dtype", map[string]string{"manifest.json": goodManifest, "gemm.json": `{"dtype": "i32", "m": 1, "n": 1, "k": 1, "a": "x", "b": "x", "c": "y"}`}, "gemm.json", "dtype: i32: GEMM takes"},

@@ -45,7 +45,8 @@ type rawRequire struct {
 	Message string  `json:"message"`
 }
 
-// rawKernel is a section of the shorthand (reader, compute, writer).
+// rawKernel is a kernel's source and arguments: a section of the shorthand
+// (reader, compute, writer), and a kernels entry with where it runs.
 type rawKernel struct {
 	Source           string                     `json:"source"`
 	Defines          map[string]string          `json:"defines"`
@@ -57,17 +58,12 @@ type rawKernel struct {
 
 // rawTTKernel is one entry of kernels.
 type rawTTKernel struct {
-	Name             string                     `json:"name"`
-	Processor        string                     `json:"processor"`
-	NOC              *int                       `json:"noc"`
-	Cores            json.RawMessage            `json:"cores"`
-	Source           string                     `json:"source"`
-	Defines          map[string]string          `json:"defines"`
-	CompileArgs      []json.RawMessage          `json:"compile_args"`
-	NamedCompileArgs map[string]json.RawMessage `json:"named_compile_args"`
-	RuntimeArgs      []json.RawMessage          `json:"runtime_args"`
-	CommonArgs       []json.RawMessage          `json:"common_args"`
-	ComputeConfig    *rawComputeConfig          `json:"compute_config"`
+	Name      string          `json:"name"`
+	Processor string          `json:"processor"`
+	NOC       *int            `json:"noc"`
+	Cores     json.RawMessage `json:"cores"`
+	rawKernel
+	ComputeConfig *rawComputeConfig `json:"compute_config"`
 }
 
 // rawArg is an argument entry: an object, or a bare number or string for
@@ -89,10 +85,7 @@ type rawCB struct {
 	Indices    []rawCBIndex    `json:"indices"`
 	Buffer     *ref            `json:"buffer"`
 	// The one-index form.
-	Index     *int     `json:"index"`
-	Format    string   `json:"format"`
-	PageBytes *exprSrc `json:"page_bytes"`
-	Tile      []uint32 `json:"tile"`
+	rawCBIndex
 }
 
 type rawCBIndex struct {
@@ -396,9 +389,7 @@ func (p *ttParser) parseShorthand(r *rawTT) error {
 		if s.raw == nil {
 			return p.ferr(s.name, "missing (the shorthand has reader, compute and writer; or give kernels)")
 		}
-		rk := &rawTTKernel{Name: s.name, Processor: string(s.proc), Source: s.raw.Source, Defines: s.raw.Defines,
-			CompileArgs: s.raw.CompileArgs, NamedCompileArgs: s.raw.NamedCompileArgs,
-			RuntimeArgs: s.raw.RuntimeArgs, CommonArgs: s.raw.CommonArgs}
+		rk := &rawTTKernel{Name: s.name, Processor: string(s.proc), rawKernel: *s.raw}
 		if s.proc == backends.TTCompute {
 			rk.ComputeConfig = r.ComputeConfig
 		}
@@ -829,7 +820,7 @@ func (p *ttParser) parseCBs(raw []rawCB, short bool) error {
 		case one && rc.Indices != nil:
 			return p.ferr(field+".indices", "give either indices or one index (index, format, page_bytes), not both")
 		case one:
-			idx, err := p.cbIndex(rawCBIndex{Index: rc.Index, Format: rc.Format, PageBytes: rc.PageBytes, Tile: rc.Tile}, field)
+			idx, err := p.cbIndex(rc.rawCBIndex, field)
 			if err != nil {
 				return err
 			}

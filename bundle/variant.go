@@ -12,20 +12,24 @@ import (
 	"github.com/zyxtt/zyxtt/kernels"
 )
 
-type rawSource struct {
-	Source  string    `json:"source"`
-	Entry   string    `json:"entry"`
-	Options []string  `json:"options"`
-	Local   []uint32  `json:"local"`
-	Grid    []exprSrc `json:"grid"`
-}
-
-type rawSPIRV struct {
-	SPIRV string    `json:"spirv"`
-	GLSL  string    `json:"glsl"`
+// rawLaunch is how a source or SPIR-V variant's kernel is launched: its
+// entry point, work-group size and grid.
+type rawLaunch struct {
 	Entry string    `json:"entry"`
 	Local []uint32  `json:"local"`
 	Grid  []exprSrc `json:"grid"`
+}
+
+type rawSource struct {
+	Source  string   `json:"source"`
+	Options []string `json:"options"`
+	rawLaunch
+}
+
+type rawSPIRV struct {
+	SPIRV string `json:"spirv"`
+	GLSL  string `json:"glsl"`
+	rawLaunch
 }
 
 type rawGEMM struct {
@@ -61,10 +65,22 @@ type gemmSpec struct {
 // so the bundle format never names a backend: every format whose code is
 // source text shares one decoder, and so on.
 var variantDecoders = map[reflect.Type]func(b *Bundle, v *variant, file string, data []byte, h *variantHelpers) error{
-	reflect.TypeFor[*backends.SourceVariant](): (*Bundle).decodeSource,
-	reflect.TypeFor[*backends.SPIRVVariant]():  (*Bundle).decodeSPIRV,
-	reflect.TypeFor[*backends.GEMMVariant]():   (*Bundle).decodeGEMM,
-	reflect.TypeFor[*backends.TTVariant]():     (*Bundle).decodeTT,
+	reflect.TypeFor[*backends.SourceVariant](): decodeAs((*Bundle).decodeSource),
+	reflect.TypeFor[*backends.SPIRVVariant]():  decodeAs((*Bundle).decodeSPIRV),
+	reflect.TypeFor[*backends.GEMMVariant]():   decodeAs((*Bundle).decodeGEMM),
+	reflect.TypeFor[*backends.TTVariant]():     decodeAs((*Bundle).decodeTT),
+}
+
+// decodeAs is the decoder of variant files of raw type R: it decodes the
+// file strictly and hands the value to parse.
+func decodeAs[R any](parse func(b *Bundle, v *variant, file string, r *R, h *variantHelpers) error) func(b *Bundle, v *variant, file string, data []byte, h *variantHelpers) error {
+	return func(b *Bundle, v *variant, file string, data []byte, h *variantHelpers) error {
+		var r R
+		if err := decodeStrict(data, file, &r); err != nil {
+			return err
+		}
+		return parse(b, v, file, &r, h)
+	}
 }
 
 // variantHelpers are what every decoder shares: errors naming the file and
@@ -158,11 +174,7 @@ func (b *Bundle) parseVariant(fi backends.FormatInfo, file string, data []byte) 
 	return v, nil
 }
 
-func (b *Bundle) decodeSource(v *variant, file string, data []byte, h *variantHelpers) error {
-	var r rawSource
-	if err := decodeStrict(data, file, &r); err != nil {
-		return err
-	}
+func (b *Bundle) decodeSource(v *variant, file string, r *rawSource, h *variantHelpers) error {
 	src, err := h.readSource("source", r.Source)
 	if err != nil {
 		return err
@@ -178,11 +190,7 @@ func (b *Bundle) decodeSource(v *variant, file string, data []byte, h *variantHe
 	return h.grid(r.Grid)
 }
 
-func (b *Bundle) decodeSPIRV(v *variant, file string, data []byte, h *variantHelpers) error {
-	var r rawSPIRV
-	if err := decodeStrict(data, file, &r); err != nil {
-		return err
-	}
+func (b *Bundle) decodeSPIRV(v *variant, file string, r *rawSPIRV, h *variantHelpers) error {
 	code, err := h.readSource("spirv", r.SPIRV)
 	if err != nil {
 		return err
@@ -207,12 +215,8 @@ func (b *Bundle) decodeSPIRV(v *variant, file string, data []byte, h *variantHel
 	return h.grid(r.Grid)
 }
 
-func (b *Bundle) decodeGEMM(v *variant, file string, data []byte, h *variantHelpers) error {
-	var r rawGEMM
-	if err := decodeStrict(data, file, &r); err != nil {
-		return err
-	}
-	g, err := b.parseGEMM(&r, file)
+func (b *Bundle) decodeGEMM(v *variant, file string, r *rawGEMM, h *variantHelpers) error {
+	g, err := b.parseGEMM(r, file)
 	if err != nil {
 		return err
 	}
@@ -220,12 +224,8 @@ func (b *Bundle) decodeGEMM(v *variant, file string, data []byte, h *variantHelp
 	return h.grid(r.Grid)
 }
 
-func (b *Bundle) decodeTT(v *variant, file string, data []byte, h *variantHelpers) error {
-	var r rawTT
-	if err := decodeStrict(data, file, &r); err != nil {
-		return err
-	}
-	t, err := b.parseTT(&r, file, h.readSource)
+func (b *Bundle) decodeTT(v *variant, file string, r *rawTT, h *variantHelpers) error {
+	t, err := b.parseTT(r, file, h.readSource)
 	if err != nil {
 		return err
 	}

@@ -167,12 +167,7 @@ func TestAsyncRunErrorInTheMiddle(t *testing.T) {
 	args := vaddArgs(t, d)
 	exe := compileOne(t, d, vaddProgram())
 	ctx := context.Background()
-	var evs []backends.Event
-	for range 5 {
-		ev, err := exe.Submit(ctx, args)
-		require.NoError(t, err)
-		evs = append(evs, ev)
-	}
+	evs := backendtest.SubmitN(t, ctx, exe, args, 5)
 	for i, ev := range evs {
 		err := ev.Wait(ctx)
 		if i != 2 {
@@ -202,12 +197,7 @@ func TestAsyncReleaseWaitsForQueuedWork(t *testing.T) {
 		require.NoError(t, err)
 	}
 	gate := backends.NewHostEvent()
-	var evs []backends.Event
-	for range 4 {
-		ev, err := exe.Submit(ctx, args, gate)
-		require.NoError(t, err)
-		evs = append(evs, ev)
-	}
+	evs := backendtest.SubmitN(t, ctx, exe, args, 4, gate)
 	require.NoError(t, exe.Release(), "returns at once: the release is queued behind the runs")
 	for _, a := range args[1:] {
 		require.NoError(t, d.Pool().Release(a.Buffer))
@@ -236,13 +226,8 @@ func TestAsyncCrashWithEightInFlight(t *testing.T) {
 	args := vaddArgs(t, d)
 	exe := compileOne(t, d, vaddProgram())
 	ctx := context.Background()
-	var evs []backends.Event
 	began := time.Now()
-	for range 8 {
-		ev, err := exe.Submit(ctx, args)
-		require.NoError(t, err)
-		evs = append(evs, ev)
-	}
+	evs := backendtest.SubmitN(t, ctx, exe, args, 8)
 	require.Equal(t, 8, d.Client().InFlight(), "all eight are in flight")
 	for i, ev := range evs {
 		err := ev.Wait(ctx)
@@ -278,14 +263,8 @@ func TestAsyncCloseDrains(t *testing.T) {
 	d := open1(t, "-slow 20ms")
 	ctx := context.Background()
 	args := vaddArgs(t, d)
-	exe, err := d.Compile(ctx, vaddProgram())
-	require.NoError(t, err)
-	var sent []backends.Event
-	for range 4 {
-		ev, err := exe.Submit(ctx, args)
-		require.NoError(t, err)
-		sent = append(sent, ev)
-	}
+	exe := compileOne(t, d, vaddProgram())
+	sent := backendtest.SubmitN(t, ctx, exe, args, 4)
 	waiting, err := exe.Submit(ctx, args, backends.NewHostEvent())
 	require.NoError(t, err)
 	require.NoError(t, d.Close())

@@ -59,50 +59,48 @@ func (h hostLayout) putHost(dst []byte, i int, bits uint32) {
 }
 
 // toDevice converts whole tile rows of host data into device bytes.
-func (h hostLayout) toDevice(dev, host []byte) {
+func (h hostLayout) toDevice(dev, host []byte) { h.convert(host, dev, true) }
+
+// toHost converts whole tile rows of device bytes into host data.
+func (h hostLayout) toHost(host, dev []byte) { h.convert(host, dev, false) }
+
+// convert moves host data and device bytes a tile row (32 matrix rows) at
+// a time, into the device's form (tilized, block floats packed) when
+// toDevice is set and back otherwise.
+func (h hostLayout) convert(host, dev []byte, toDevice bool) {
 	hr, dr := int(h.hostRowBytes()), int(h.devRowBytes())
 	cols := int(h.Cols)
 	bf, isBF := h.blockFloat()
+	tb := bf.TileBytes()
 	for k := 0; k*hr < len(host); k++ {
-		src, dst := host[k*hr:(k+1)*hr], dev[k*dr:(k+1)*dr]
+		hostRow, devRow := host[k*hr:(k+1)*hr], dev[k*dr:(k+1)*dr]
 		if !isBF {
-			tilizeRowBytes(dst, src, cols, h.DType.Size())
+			moveTiles(devRow, hostRow, TileDim, cols, h.DType.Size(), toDevice)
 			continue
 		}
-		width, _ := bf.width()
-		tb := bf.TileBytes()
-		var tile [TileValues]uint32
-		for t := 0; t < cols/TileDim; t++ {
-			for r := range TileDim {
-				for c := range TileDim {
-					tile[faceIndex(r, c)] = h.hostBits(src, r*cols+t*TileDim+c)
-				}
-			}
-			packTile(&tile, width, dst[t*tb:(t+1)*tb])
+		for t := range cols / TileDim {
+			h.convertBlockFloatTile(hostRow, devRow[t*tb:(t+1)*tb], t, bf, toDevice)
 		}
 	}
 }
 
-// toHost converts whole tile rows of device bytes into host data.
-func (h hostLayout) toHost(host, dev []byte) {
-	hr, dr := int(h.hostRowBytes()), int(h.devRowBytes())
+// convertBlockFloatTile packs tile t of a host tile row into packed, or
+// unpacks packed into it.
+func (h hostLayout) convertBlockFloatTile(hostRow, packed []byte, t int, bf BlockFloatFormat, toDevice bool) {
+	width, _ := bf.width()
 	cols := int(h.Cols)
-	bf, isBF := h.blockFloat()
-	for k := 0; k*hr < len(host); k++ {
-		dst, src := host[k*hr:(k+1)*hr], dev[k*dr:(k+1)*dr]
-		if !isBF {
-			untilizeRowBytes(dst, src, cols, h.DType.Size())
-			continue
-		}
-		width, _ := bf.width()
-		tb := bf.TileBytes()
-		for t := 0; t < cols/TileDim; t++ {
-			in := src[t*tb : (t+1)*tb]
-			for r := range TileDim {
-				for c := range TileDim {
-					h.putHost(dst, r*cols+t*TileDim+c, tileValueBits(in, faceIndex(r, c), width))
-				}
+	var tile [TileValues]uint32
+	for r := range TileDim {
+		for c := range TileDim {
+			i, k := r*cols+t*TileDim+c, faceIndex(r, c)
+			if toDevice {
+				tile[k] = h.hostBits(hostRow, i)
+			} else {
+				h.putHost(hostRow, i, tileValueBits(packed, k, width))
 			}
 		}
+	}
+	if toDevice {
+		packTile(&tile, width, packed)
 	}
 }

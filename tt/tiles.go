@@ -11,12 +11,17 @@ const (
 	TileLen = TileDim * TileDim
 )
 
-func checkTileShape(n, dstLen, rows, cols int) error {
+// checkTileShape checks that dst and src hold a rows×cols matrix of
+// es-value elements (es bytes of a []byte: 1, 2 or 4).
+func checkTileShape(dstLen, srcLen, rows, cols, es int) error {
+	if es != 1 && es != 2 && es != 4 {
+		return fmt.Errorf("tt: tile layout of %d-byte elements (want 1, 2 or 4)", es)
+	}
 	if rows <= 0 || cols <= 0 || rows%TileDim != 0 || cols%TileDim != 0 {
 		return fmt.Errorf("tt: tile layout needs rows and cols that are positive multiples of %d, got %dx%d", TileDim, rows, cols)
 	}
-	if rows > (1<<62)/cols || n != rows*cols || dstLen != rows*cols {
-		return fmt.Errorf("tt: tile layout of %dx%d needs %d elements in and out, got %d and %d", rows, cols, rows*cols, n, dstLen)
+	if rows > (1<<40)/cols || srcLen != rows*cols*es || dstLen != srcLen {
+		return fmt.Errorf("tt: tile layout of %dx%d needs slices of %d in and out, got %d and %d", rows, cols, rows*cols*es, srcLen, dstLen)
 	}
 	return nil
 }
@@ -30,111 +35,67 @@ func tiledIndex(r, c, cols int) int {
 	return tile*TileLen + face*FaceDim*FaceDim + (tr%FaceDim)*FaceDim + tc%FaceDim
 }
 
-func tilize[T any](dst, src []T, rows, cols int) error {
-	if err := checkTileShape(len(src), len(dst), rows, cols); err != nil {
+// retile checks the shape and tilizes src into dst, or untilizes it.
+func retile[T any](dst, src []T, rows, cols, es int, tilize bool) error {
+	if err := checkTileShape(len(dst), len(src), rows, cols, es); err != nil {
 		return err
 	}
-	for r := range rows {
-		row := src[r*cols : (r+1)*cols]
-		for c0 := 0; c0 < cols; c0 += FaceDim { // a face row is contiguous
-			copy(dst[tiledIndex(r, c0, cols):][:FaceDim], row[c0:c0+FaceDim])
-		}
+	if tilize {
+		moveTiles(dst, src, rows, cols, es, true)
+	} else {
+		moveTiles(src, dst, rows, cols, es, false)
 	}
 	return nil
 }
 
-func untilize[T any](dst, src []T, rows, cols int) error {
-	if err := checkTileShape(len(src), len(dst), rows, cols); err != nil {
-		return err
-	}
+// moveTiles copies a row-major rows×cols matrix into tile order (tilize)
+// or out of it, a face row at a time: its 16 elements stand together in
+// both orders. An element is es values of T (es bytes of a []byte).
+func moveTiles[T any](tiled, rowMajor []T, rows, cols, es int, tilize bool) {
+	w := FaceDim * es
 	for r := range rows {
-		row := dst[r*cols : (r+1)*cols]
+		row := rowMajor[r*cols*es : (r+1)*cols*es]
 		for c0 := 0; c0 < cols; c0 += FaceDim {
-			copy(row[c0:c0+FaceDim], src[tiledIndex(r, c0, cols):][:FaceDim])
+			o := tiledIndex(r, c0, cols) * es
+			face, part := tiled[o:o+w], row[c0*es:c0*es+w]
+			if tilize {
+				copy(face, part)
+			} else {
+				copy(part, face)
+			}
 		}
 	}
-	return nil
 }
 
 // TilizeBF16 reorders a row-major rows×cols bf16 matrix (raw bits) into
 // tiles. rows and cols must be multiples of 32; dst and src must not overlap.
-func TilizeBF16(dst, src []uint16, rows, cols int) error { return tilize(dst, src, rows, cols) }
+func TilizeBF16(dst, src []uint16, rows, cols int) error {
+	return retile(dst, src, rows, cols, 1, true)
+}
 
 // UntilizeBF16 is the inverse of TilizeBF16.
-func UntilizeBF16(dst, src []uint16, rows, cols int) error { return untilize(dst, src, rows, cols) }
+func UntilizeBF16(dst, src []uint16, rows, cols int) error {
+	return retile(dst, src, rows, cols, 1, false)
+}
 
 // TilizeF32 reorders a row-major rows×cols f32 matrix into tiles.
-func TilizeF32(dst, src []float32, rows, cols int) error { return tilize(dst, src, rows, cols) }
+func TilizeF32(dst, src []float32, rows, cols int) error {
+	return retile(dst, src, rows, cols, 1, true)
+}
 
 // UntilizeF32 is the inverse of TilizeF32.
-func UntilizeF32(dst, src []float32, rows, cols int) error { return untilize(dst, src, rows, cols) }
+func UntilizeF32(dst, src []float32, rows, cols int) error {
+	return retile(dst, src, rows, cols, 1, false)
+}
 
 // TilizeBytes reorders a row-major rows×cols matrix of elemSize-byte
 // elements (1, 2 or 4: the integer formats, bf16, f32) into tiles, as
 // TilizeF32 does for floats. dst and src must not overlap.
 func TilizeBytes(dst, src []byte, rows, cols, elemSize int) error {
-	return byTileRows(dst, src, rows, cols, elemSize, tilizeRowBytes)
+	return retile(dst, src, rows, cols, elemSize, true)
 }
 
 // UntilizeBytes is the inverse of TilizeBytes.
 func UntilizeBytes(dst, src []byte, rows, cols, elemSize int) error {
-	return byTileRows(dst, src, rows, cols, elemSize, untilizeRowBytes)
-}
-
-// byTileRows checks the shape and applies row to each tile row (32 rows)
-// of src and dst.
-func byTileRows(dst, src []byte, rows, cols, elemSize int, row func(dst, src []byte, cols, elemSize int)) error {
-	if err := checkByteShape(len(dst), len(src), rows, cols, elemSize); err != nil {
-		return err
-	}
-	n := TileDim * cols * elemSize
-	for tr := 0; tr < rows/TileDim; tr++ {
-		row(dst[tr*n:(tr+1)*n], src[tr*n:(tr+1)*n], cols, elemSize)
-	}
-	return nil
-}
-
-func checkByteShape(dstLen, srcLen, rows, cols, es int) error {
-	if es != 1 && es != 2 && es != 4 {
-		return fmt.Errorf("tt: tile layout of %d-byte elements (want 1, 2 or 4)", es)
-	}
-	if rows <= 0 || cols <= 0 || rows%TileDim != 0 || cols%TileDim != 0 {
-		return fmt.Errorf("tt: tile layout needs rows and cols that are positive multiples of %d, got %dx%d", TileDim, rows, cols)
-	}
-	if rows > (1<<40)/cols || srcLen != rows*cols*es || dstLen != srcLen {
-		return fmt.Errorf("tt: tile layout of %dx%d needs %d bytes in and out, got %d and %d", rows, cols, rows*cols*es, srcLen, dstLen)
-	}
-	return nil
-}
-
-// faceRowAt is the byte offset, within one tile row of a cols-wide matrix,
-// of the 16-element face row that holds element (r, c0) (r < 32, c0 a
-// multiple of 16).
-func faceRowAt(r, c0, es int) int {
-	tile := c0 / TileDim
-	face := (r/FaceDim)*2 + (c0%TileDim)/FaceDim
-	return (tile*TileLen + face*FaceDim*FaceDim + (r%FaceDim)*FaceDim) * es
-}
-
-// tilizeRowBytes tilizes one tile row: 32 matrix rows of cols elements.
-func tilizeRowBytes(dst, src []byte, cols, es int) {
-	w := FaceDim * es
-	for r := range TileDim {
-		row := src[r*cols*es : (r+1)*cols*es]
-		for c0 := 0; c0 < cols; c0 += FaceDim {
-			o := faceRowAt(r, c0, es)
-			copy(dst[o:o+w], row[c0*es:c0*es+w])
-		}
-	}
-}
-
-func untilizeRowBytes(dst, src []byte, cols, es int) {
-	w := FaceDim * es
-	for r := range TileDim {
-		row := dst[r*cols*es : (r+1)*cols*es]
-		for c0 := 0; c0 < cols; c0 += FaceDim {
-			o := faceRowAt(r, c0, es)
-			copy(row[c0*es:c0*es+w], src[o:o+w])
-		}
-	}
+	return retile(dst, src, rows, cols, elemSize, false)
 }

@@ -65,6 +65,13 @@ func TestTileRoundTrip(t *testing.T) {
 		require.NoError(t, tt.UntilizeBF16(bb, tb, r, c))
 		require.Equal(t, f, bf)
 		require.Equal(t, b, bb)
+
+		// TilizeBytes moves 4-byte elements as TilizeF32 moves floats.
+		raw, tiled, back := f32Bytes(f), make([]byte, 4*len(f)), make([]byte, 4*len(f))
+		require.NoError(t, tt.TilizeBytes(tiled, raw, r, c, 4))
+		require.Equal(t, f32Bytes(tf), tiled)
+		require.NoError(t, tt.UntilizeBytes(back, tiled, r, c, 4))
+		require.Equal(t, raw, back)
 	}
 }
 
@@ -75,4 +82,7 @@ func TestTileShapeErrors(t *testing.T) {
 	require.Error(t, tt.TilizeF32(buf, buf, 0, 32))
 	require.Error(t, tt.TilizeF32(buf[:10], buf, 32, 32))
 	require.Error(t, tt.UntilizeF32(buf, buf, -32, -32))
+	raw := make([]byte, 4*len(buf))
+	require.Error(t, tt.TilizeBytes(raw[:3*len(buf)], raw[:3*len(buf)], 32, 32, 3))
+	require.Error(t, tt.UntilizeBytes(raw, raw[:100], 32, 32, 4))
 }

@@ -36,6 +36,16 @@ func (c *Client) graced(timeout time.Duration) time.Duration {
 	return timeout
 }
 
+// callFor is a call whose reply decodes into an R; the zero R on error.
+func callFor[R any](ctx context.Context, c *Client, cmd string, req any) (R, error) {
+	var r R
+	if err := c.call(ctx, cmd, req, &r); err != nil {
+		var zero R
+		return zero, err
+	}
+	return r, nil
+}
+
 // Ping is a no-op round trip. It allocates nothing.
 func (c *Client) Ping(ctx context.Context) error { return c.call(ctx, CmdPing, nil, nil) }
 
@@ -55,11 +65,7 @@ func (c *Client) Unmap(ctx context.Context, req SegmentRequest) error {
 // says (the zero spec: DRAM, interleaved in DefaultPageSize pages). The
 // request is not checked here: callers check it with ValidateAlloc.
 func (c *Client) Alloc(ctx context.Context, req AllocRequest) (AllocReply, error) {
-	var r AllocReply
-	if err := c.call(ctx, CmdAlloc, req, &r); err != nil {
-		return AllocReply{}, err
-	}
-	return r, nil
+	return callFor[AllocReply](ctx, c, CmdAlloc, req)
 }
 
 // Free frees a device buffer. Its reply is bounded by CleanupTimeout (or
@@ -86,11 +92,7 @@ func (c *Client) Read(ctx context.Context, req TransferRequest) error {
 // carrying the compiler's diagnostics. The request is not checked here:
 // callers check it with ValidateCompile.
 func (c *Client) Compile(ctx context.Context, req CompileRequest) (ProgramReply, error) {
-	var r ProgramReply
-	if err := c.call(ctx, CmdCompile, req, &r); err != nil {
-		return ProgramReply{}, err
-	}
-	return r, nil
+	return callFor[ProgramReply](ctx, c, CmdCompile, req)
 }
 
 // Run runs every kernel of a compiled program on its cores and waits for
@@ -98,13 +100,9 @@ func (c *Client) Compile(ctx context.Context, req CompileRequest) (ProgramReply,
 // KernelOutput set, the DPRINT lines of the run have been written there
 // when Run returns.
 func (c *Client) Run(ctx context.Context, req RunRequest) (RunReply, error) {
-	var r RunReply
-	err := c.call(ctx, CmdRun, req, &r)
+	r, err := callFor[RunReply](ctx, c, CmdRun, req)
 	c.syncStderr()
-	if err != nil {
-		return RunReply{}, err
-	}
-	return r, nil
+	return r, err
 }
 
 // Release drops a compiled program. Like Free, its reply is bounded by

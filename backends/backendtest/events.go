@@ -391,6 +391,19 @@ func BenchmarkQueuedLaunches(b *testing.B, dev backends.Device, prog *backends.P
 	b.ReportMetric(0, "ns/op")
 }
 
+// SubmitN submits exe n times with args, each after the events in after,
+// and returns the n events in order.
+func SubmitN(t testing.TB, ctx context.Context, exe backends.Executable, args []backends.LaunchArg, n int, after ...backends.Event) []backends.Event {
+	t.Helper()
+	evs := make([]backends.Event, 0, n)
+	for range n {
+		ev, err := exe.Submit(ctx, args, after...)
+		require.NoError(t, err)
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
 // RunCloseCancelsDeferred checks that closing dev fails its work that waits
 // for a host event with ErrClosed, and that the work submitted before it,
 // waiting for nothing, runs. It closes dev.

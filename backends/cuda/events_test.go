@@ -178,12 +178,7 @@ func TestLaunchTimedAfterQueuedWork(t *testing.T) {
 	args := []backends.LaunchArg{backends.BufArg(buf)}
 	alone, err := spin.LaunchTimed(ctx, args)
 	require.NoError(t, err)
-	var pending []backends.Event
-	for range 5 {
-		ev, err := spin.Submit(ctx, args)
-		require.NoError(t, err)
-		pending = append(pending, ev)
-	}
+	pending := backendtest.SubmitN(t, ctx, spin, args, 5)
 	behind, err := spin.LaunchTimed(ctx, args)
 	require.NoError(t, err)
 	require.NoError(t, backends.WaitAll(ctx, pending...))

@@ -10,6 +10,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/buftable"
+	"github.com/zyxtt/zyxtt/internal/core"
 )
 
 type devBuf struct {
@@ -232,9 +233,7 @@ func (d *Device) decided(after []backends.Event) bool {
 			}
 			continue
 		}
-		select {
-		case <-dep.Done():
-		default:
+		if ended, _ := core.Ended(dep); !ended {
 			return false
 		}
 	}

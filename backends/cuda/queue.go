@@ -438,14 +438,11 @@ func (d *Device) sortDeps(after []backends.Event) (gate bool, failed error) {
 			}
 			continue
 		}
-		select {
-		case <-dep.Done():
-			if err := dep.Err(); err != nil {
-				return false, core.DependencyFailed(i, err)
-			}
-		default:
-			gate = true
+		ended, err := core.Ended(dep)
+		if err != nil {
+			return false, core.DependencyFailed(i, err)
 		}
+		gate = gate || !ended
 	}
 	return gate, nil
 }

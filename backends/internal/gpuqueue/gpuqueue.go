@@ -179,14 +179,11 @@ func (q *Queue[W]) Deps(after []backends.Event) (waiting bool, err error) {
 		if e == nil {
 			continue
 		}
-		select {
-		case <-e.Done():
-			if err := e.Err(); err != nil {
-				return false, core.DependencyFailed(i, err)
-			}
-		default:
-			waiting = waiting || !q.hooks.Covered(e)
+		ended, err := core.Ended(e)
+		if err != nil {
+			return false, core.DependencyFailed(i, err)
 		}
+		waiting = waiting || !ended && !q.hooks.Covered(e)
 	}
 	return waiting, nil
 }
