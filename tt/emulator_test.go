@@ -147,13 +147,7 @@ func exampleVadd(t *testing.T, rows, cols int) *backends.Program {
 	}
 	cb := func(i uint8) backends.TTCBConfig { return backends.TTCB(i, "Float32", 4096, 2) }
 	code := backends.TTOneGroup(reader, compute, writer, cb(0), cb(1), cb(16))
-	// The library's headers, which the bundle loader gives a program with
-	// library kernels.
-	headers, err := kernels.Files(kernels.IncludeDir)
-	require.NoError(t, err)
-	for _, f := range headers {
-		code.Includes = append(code.Includes, backends.TTInclude{Path: f.Path, Source: string(f.Data)})
-	}
+	code.Includes = libraryIncludes(t)
 	return &backends.Program{
 		Name: "vadd",
 		Params: []backends.Param{

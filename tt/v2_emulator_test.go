@@ -126,6 +126,19 @@ func libraryKernel(t *testing.T, name string) string {
 	return string(b)
 }
 
+// libraryIncludes are the kernel library's headers (kernels.IncludeDir),
+// which the bundle loader gives every program with a library kernel.
+func libraryIncludes(t *testing.T) []backends.TTInclude {
+	t.Helper()
+	files, err := kernels.Files(kernels.IncludeDir)
+	require.NoError(t, err)
+	var out []backends.TTInclude
+	for _, f := range files {
+		out = append(out, backends.TTInclude{Path: f.Path, Source: string(f.Data)})
+	}
+	return out
+}
+
 // Two core groups as split_work_to_cores makes them: n tiles (a Variable)
 // over the 24 cores of a 3 x 8 rectangle, the first split_group1 cores
 // taking one tile more; the two groups run the compute kernel with
@@ -469,6 +482,7 @@ func matmulTileProgram(t *testing.T, m, n, k uint64, bFormat string) *backends.P
 	}
 	v := backends.TTOneGroup(reader, compute, writer,
 		backends.TTCB(0, "Float16_b", 2048, 2), backends.TTCB(1, bCB, bPage, 2), backends.TTCB(16, "Float16_b", 2048, 2))
+	v.Includes = libraryIncludes(t)
 	v.Buffers = []backends.TTBuffer{
 		{Param: 0, Tile: true, Rows: m, Cols: k},
 		{Param: 1, Tile: true, Rows: k, Cols: n, Format: bFormat},
