@@ -917,6 +917,22 @@ func (p *ttParser) cbIndex(ri rawCBIndex, field string) (ttCBIndexSpec, error) {
 	return out, nil
 }
 
+// LibraryIncludes are the kernel library's headers (kernels.IncludeDir) as
+// a program's include files, each under its path inside that directory:
+// what the loader gives a tt variant with a kernel from the library. A Go
+// program that builds such a variant itself adds them to its Includes.
+func LibraryIncludes() ([]backends.TTInclude, error) {
+	files, err := kernels.Files(kernels.IncludeDir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]backends.TTInclude, len(files))
+	for i, f := range files {
+		out[i] = backends.TTInclude{Path: f.Path, Source: string(f.Data)}
+	}
+	return out, nil
+}
+
 // parseIncludes reads the include files: a directory of the bundle (every
 // file below it, named by its path inside the directory) or a list of
 // directories and files (a file named by its base name); and, when a kernel

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/bundle"
 	"github.com/zyxtt/zyxtt/internal/half"
 	"github.com/zyxtt/zyxtt/kernels"
 	"github.com/zyxtt/zyxtt/tt"
@@ -126,17 +127,13 @@ func libraryKernel(t *testing.T, name string) string {
 	return string(b)
 }
 
-// libraryIncludes are the kernel library's headers (kernels.IncludeDir),
-// which the bundle loader gives every program with a library kernel.
+// libraryIncludes are the kernel library's headers, which the bundle loader
+// gives every program with a library kernel.
 func libraryIncludes(t *testing.T) []backends.TTInclude {
 	t.Helper()
-	files, err := kernels.Files(kernels.IncludeDir)
+	inc, err := bundle.LibraryIncludes()
 	require.NoError(t, err)
-	var out []backends.TTInclude
-	for _, f := range files {
-		out = append(out, backends.TTInclude{Path: f.Path, Source: string(f.Data)})
-	}
-	return out
+	return inc
 }
 
 // Two core groups as split_work_to_cores makes them: n tiles (a Variable)

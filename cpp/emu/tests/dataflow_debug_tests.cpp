@@ -74,6 +74,7 @@ void kernel_main() {
     for (int c = 0; c < 32; c++) t[((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15) * 16 + (c & 15)] = r * 32 + c;
   DPRINT << TSLICE(0, 0, SliceRange::h0_w0_32(), TSLICE_INPUT_CB, TSLICE_WR_PTR) << ENDL();
   DPRINT << TSLICE(0, 0, SliceRange{1, 4, 2, 16, 20, 3}, TSLICE_INPUT_CB, TSLICE_WR_PTR);
+  DEVICE_PRINT("slice {}end\n", TileSlice(0, 0, SliceRange{5, 6, 1, 16, 20, 3}, TSLICE_INPUT_CB, TSLICE_WR_PTR, false));
   cb_push_back(0, 1);
   DPRINT << "before wait" << ENDL() << RAISE{3};
 }
@@ -153,6 +154,7 @@ void test_dprint(DeviceLayer& layer) {
     index_of(lines, r + row0);
     index_of(lines, r + "48 51");    // row 1, columns 16 and 19
     index_of(lines, r + "112 115");  // row 3
+    index_of(lines, r + "slice 176 179end");  // the format form: row 5, no row ends
     CHECK(index_of(lines, r + "before wait") < index_of(lines, w + "after wait"));
     index_of(lines, w + "data1 on riscv_1");
     index_of(lines, w + "noc1 1");

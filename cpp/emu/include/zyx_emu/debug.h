@@ -489,6 +489,10 @@ class Printer {
       FormatSpec h = s;
       h.type = 'x', h.alt = true;
       p.fmt_uint(static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(x)), false, h);
+    } else if constexpr (requires { p << x; }) {
+      // What only the stream form knows (a TileSlice, a U32_ARRAY) prints
+      // as it does there: tt-metal's kernels pass a TileSlice to "{}" too.
+      p << x;
     } else {
       static_assert(sizeof(D) == 0, "DEVICE_PRINT: this argument type cannot be printed");
     }
