@@ -12,8 +12,9 @@ const (
 )
 
 // checkTileShape checks that dst and src hold a rows×cols matrix of
-// es-value elements (es bytes of a []byte: 1, 2 or 4).
-func checkTileShape(dstLen, srcLen, rows, cols, es int) error {
+// es-value elements (es bytes of a []byte: 1, 2 or 4); unit names what
+// the slices count in the error.
+func checkTileShape(dstLen, srcLen, rows, cols, es int, unit string) error {
 	if es != 1 && es != 2 && es != 4 {
 		return fmt.Errorf("tt: tile layout of %d-byte elements (want 1, 2 or 4)", es)
 	}
@@ -21,7 +22,7 @@ func checkTileShape(dstLen, srcLen, rows, cols, es int) error {
 		return fmt.Errorf("tt: tile layout needs rows and cols that are positive multiples of %d, got %dx%d", TileDim, rows, cols)
 	}
 	if rows > (1<<40)/cols || srcLen != rows*cols*es || dstLen != srcLen {
-		return fmt.Errorf("tt: tile layout of %dx%d needs slices of %d in and out, got %d and %d", rows, cols, rows*cols*es, srcLen, dstLen)
+		return fmt.Errorf("tt: tile layout of %dx%d needs %d %s in and out, got %d and %d", rows, cols, rows*cols*es, unit, srcLen, dstLen)
 	}
 	return nil
 }
@@ -37,7 +38,11 @@ func tiledIndex(r, c, cols int) int {
 
 // retile checks the shape and tilizes src into dst, or untilizes it.
 func retile[T any](dst, src []T, rows, cols, es int, tilize bool) error {
-	if err := checkTileShape(len(dst), len(src), rows, cols, es); err != nil {
+	unit := "elements"
+	if _, ok := any(dst).([]byte); ok {
+		unit = "bytes"
+	}
+	if err := checkTileShape(len(dst), len(src), rows, cols, es, unit); err != nil {
 		return err
 	}
 	if tilize {

@@ -118,8 +118,8 @@ func sharedKernel(t *testing.T, name string) string {
 	return string(b)
 }
 
-// libraryKernel is the file name of zyx-tt's kernel library (kernels/),
-// the kernel a bundle names as "zyx:" + name.
+// libraryKernel is the source of the file name of zyx-tt's kernel library
+// (kernels/): the kernel a bundle names as "zyx:" + name.
 func libraryKernel(t *testing.T, name string) string {
 	t.Helper()
 	b, err := kernels.Read(name)

@@ -1041,6 +1041,9 @@ func dependencyOutcome(t *testing.T, err error) (o struct{ code, msg string }) {
 	// answer has the dependency_failed code.
 	var re *ttruntime.RemoteError
 	if !errors.As(err, &re) || re.Code != ttruntime.CodeDependencyFailed {
+		if re != nil {
+			require.Equal(t, ttruntime.CodeUnknownBuffer, re.Code, "a local dependency failure wraps the bad run's own error: %v", err)
+		}
 		require.Contains(t, err.Error(), "(run) failed", "a local dependency failure names the failed request")
 		return o
 	}

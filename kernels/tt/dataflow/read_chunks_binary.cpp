@@ -1,9 +1,10 @@
 // zyx-tt kernel library: read_chunks_binary (data movement). Streams two
 // interleaved input buffers x and y chunk by chunk into circular buffers 0
-// and 1: chunk t = core, core + cores, ... holds the bytes [t * S, (t + 1) * S)
-// of each input, S = get_tile_size(0); a partial last chunk is read as far
-// as the buffers go. Each buffer holds n elements of S / 1024 bytes
-// (zyx/chunks.h).
+// and 1: chunk t = core, core + cores, ... holds the elements
+// [1024 t, 1024 (t + 1)) of each input, one page of each CB; a partial last
+// chunk is read as far as the buffers go. Each buffer holds n elements of
+// get_tile_size(0) / 1024 bytes, so the CBs' format has whole-byte elements
+// (Float32, Float16_b, ...; zyx/chunks.h).
 // Compile args: x's accessor args, then y's. Runtime args: x address,
 // y address, page size (both), n, core index, core count.
 #include <cstdint>

@@ -1,8 +1,9 @@
 // zyx-tt kernel library: read_chunks_unary (data movement). Streams one
 // interleaved input buffer x chunk by chunk into circular buffer 0: chunk
-// t = core, core + cores, ... holds the bytes [t * S, (t + 1) * S) of x,
-// S = get_tile_size(0); a partial last chunk is read as far as the buffer
-// goes. x holds n elements of S / 1024 bytes (zyx/chunks.h).
+// t = core, core + cores, ... holds the elements [1024 t, 1024 (t + 1)) of
+// x, one page of CB 0; a partial last chunk is read as far as the buffer
+// goes. x holds n elements of get_tile_size(0) / 1024 bytes, so CB 0's
+// format has whole-byte elements (Float32, Float16_b, ...; zyx/chunks.h).
 // Runtime args: x address, x page size, n, core index, core count.
 #include <cstdint>
 

@@ -1,9 +1,10 @@
 // zyx-tt kernel library: write_chunks (data movement). Drains circular
 // buffer 16 into an interleaved output buffer, one page of CB 16 per chunk:
-// chunk t = core, core + cores, ... holds the bytes [t * S, (t + 1) * S) of
-// the output, S = get_tile_size(16), and a partial last chunk writes only
-// the bytes inside the buffer. The buffer holds n elements of S / 1024 bytes
-// (zyx/chunks.h).
+// chunk t = core, core + cores, ... holds the elements [1024 t, 1024 (t + 1))
+// of the output, and a partial last chunk writes only the bytes inside the
+// buffer. The buffer holds n elements of get_tile_size(16) / 1024 bytes, so
+// CB 16's format has whole-byte elements (Float32, Float16_b, ...;
+// zyx/chunks.h).
 // Runtime args: out address, out page size, n, core index, core count.
 #include <cstdint>
 

@@ -2,7 +2,7 @@
 // output tile of this core from CB 16 (the tiled layout) back to rows of the
 // row-major interleaved c (m x n), in reader_rm's tile order (zyx/row_major.h).
 // The tile plan is zyx/matmul_plan.h. Runtime args: c address, c page size,
-// m, n, k, core index, core count.
+// m, n, core index, core count.
 #include <cstdint>
 
 #include "api/dataflow/dataflow_api.h"
@@ -12,7 +12,7 @@
 void kernel_main() {
   const uint32_t c_addr = get_arg_val<uint32_t>(0);
   const uint32_t c_page = get_arg_val<uint32_t>(1);
-  const zyx::MatmulPlan plan = zyx::MatmulPlan::from_args(2);
+  const zyx::MatmulPlan plan = zyx::MatmulPlan::output_from_args(2);
 
   constexpr uint32_t cb_c = tt::CBIndex::c_16;
   const uint32_t elem = get_tile_size(cb_c) / 1024;

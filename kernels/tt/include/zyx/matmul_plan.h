@@ -4,8 +4,9 @@
 // one program visit the same tiles in the same order. c = a · b with a m x k
 // and b k x n, all multiples of 32; c's (m/32) x (n/32) tiles are numbered in
 // row-major order and the cores take them round robin: tile t = core,
-// core + cores, ... Each of those kernels ends its runtime args with m, n, k,
-// core index, core count. For compute and data-movement kernels alike:
+// core + cores, ... The reader and the compute kernel end their runtime args
+// with m, n, k, core index, core count; the writer, which needs no k, with
+// m, n, core index, core count. For compute and data-movement kernels alike:
 // include it after the kernel API header, which declares get_arg_val.
 #pragma once
 
@@ -20,6 +21,14 @@ struct MatmulPlan {
   static MatmulPlan from_args(uint32_t first) {
     return {get_arg_val<uint32_t>(first), get_arg_val<uint32_t>(first + 1), get_arg_val<uint32_t>(first + 2),
             get_arg_val<uint32_t>(first + 3), get_arg_val<uint32_t>(first + 4)};
+  }
+
+  // The plan of a kernel that only walks the output tiles (writer_rm):
+  // runtime args first (m), first + 1 (n), first + 2 (core index) and
+  // first + 3 (core count); k is 0.
+  static MatmulPlan output_from_args(uint32_t first) {
+    return {get_arg_val<uint32_t>(first), get_arg_val<uint32_t>(first + 1), 0, get_arg_val<uint32_t>(first + 2),
+            get_arg_val<uint32_t>(first + 3)};
   }
 
   // The number of tiles along the inner dimension: the products summed into
