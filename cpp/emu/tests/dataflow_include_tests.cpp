@@ -1,8 +1,8 @@
 // Includes: a kernel's own headers sent as the program's include files, and
 // the ttnn data-movement helper headers operation kernels include
 // (generate_reduce_scaler, generate_bcast_scalar, generate_mm_scaler,
-// moreh_common), under both of their include paths, checked element by
-// element against tiles built on the host.
+// moreh_common), under their include paths (the older ttnn/deprecated ones
+// too), checked element by element against tiles built on the host.
 #include <cstdlib>
 
 #include "harness.hpp"
@@ -20,6 +20,8 @@ uint16_t bf16(float f) { return to_bf16(f); }
 const char* kHelpers = R"(
 #include "ttnn/kernel/dataflow/generate_reduce_scaler.hpp"
 #include "ttnn/cpp/ttnn/kernel/dataflow/generate_bcast_scalar.hpp"
+#include "ttnn/deprecated/tt_dnn/kernels/dataflow/generate_bcast_scalar.hpp"
+#include "ttnn/cpp/ttnn/deprecated/tt_dnn/kernels/dataflow/generate_reduce_scaler.hpp"
 #include "ttnn/kernel/dataflow/generate_mm_scaler.hpp"
 #include "ttnn/cpp/ttnn/kernel/dataflow/moreh_common.hpp"
 #include "api/dataflow/dataflow_buffer.h"
@@ -36,8 +38,8 @@ void kernel_main() {
   generate_reduce_scaler(0, packed);
   generate_reduce_scaler<true>(1, packed);
   generate_bcast_col_scalar(CircularBuffer(2), packed);
-  generate_bcast_row_scalar(CircularBuffer(3), packed);
-  generate_bcast_unary_scalar(CircularBuffer(4), packed);
+  generate_bcast_row_scalar(tt::CBIndex::c_3, packed);  // the CB as an index, as older kernels pass it
+  generate_bcast_unary_scalar(uint32_t(4), packed);
   generate_mm_scaler(5, packed);
   generate_bcast_scaler<uint16_t>(6, packed);
   fill_cb_with_value(7, packed, 100);

@@ -3,7 +3,8 @@
 // are ttnn's; the bodies are the emulator's own. Tiles hold 16-bit elements;
 // `scalar` is a 16-bit value packed twice into a 32-bit word. Like ttnn's,
 // these write only the elements the broadcast reads; the rest of the page
-// keeps what it held.
+// keeps what it held. Each takes the CB as a CircularBuffer or, as ttnn's
+// older and newer kernels pass it, as a CB index.
 #pragma once
 
 #include "zyx_emu/dataflow.h"
@@ -32,4 +33,14 @@ FORCE_INLINE void generate_bcast_unary_scalar(CircularBuffer cb, uint32_t scalar
   auto* w = static_cast<volatile uint32_t*>(ZYX_API.l1_range(cb.get_write_ptr(), 4, "generate_bcast_unary_scalar"));
   w[0] = scalar >> 16;
   cb.push_back(1);
+}
+
+FORCE_INLINE void generate_bcast_col_scalar(uint32_t cb_id, uint32_t scalar) {
+  generate_bcast_col_scalar(CircularBuffer(cb_id), scalar);
+}
+FORCE_INLINE void generate_bcast_row_scalar(uint32_t cb_id, uint32_t scalar) {
+  generate_bcast_row_scalar(CircularBuffer(cb_id), scalar);
+}
+FORCE_INLINE void generate_bcast_unary_scalar(uint32_t cb_id, uint32_t scalar) {
+  generate_bcast_unary_scalar(CircularBuffer(cb_id), scalar);
 }
