@@ -333,7 +333,8 @@ void kernel_main() {
   uint64_t page0 = s.get_noc_addr(0);
   noc.set_async_read_state(UnicastEndpoint{}, 64, {.noc_x = uint32_t(NOC_UNICAST_ADDR_X(page0)),
                                                    .noc_y = uint32_t(NOC_UNICAST_ADDR_Y(page0)), .addr = 0});
-  noc.async_read_with_state(UnicastEndpoint{}, scratch, 64, {.addr = uint32_t(page0)}, {.offset_bytes = 0});
+  noc.async_read_with_state(UnicastEndpoint{}, scratch, 64, {.addr = uint32_t(NOC_LOCAL_ADDR_OFFSET(page0))},
+                            {.offset_bytes = 0});
   // CoreLocalMem over the scratch page.
   experimental::CoreLocalMem<uint32_t> m(scratch.get_write_ptr());
   uint32_t first = m[0], second = *(m + 1);

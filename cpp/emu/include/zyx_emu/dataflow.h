@@ -60,6 +60,8 @@ static constexpr uint8_t noc_index = NOC_INDEX;
    ((uint32_t)(x_end)) | (((uint32_t)(y_end)) << NOC_ADDR_NODE_ID_BITS))
 #define NOC_XY_ADDR(x, y, addr) \
   ((uint64_t(y) << 42) | (uint64_t(x) << 36) | (uint64_t(addr) & ((uint64_t(1) << 36) - 1)))
+// The local address (in the node's L1 or DRAM bank) of a 64-bit NOC address.
+#define NOC_LOCAL_ADDR_OFFSET(addr) ((addr) & ((uint64_t(1) << NOC_ADDR_LOCAL_BITS) - 1))
 #define NOC_UNICAST_ADDR_X(addr) (((addr) >> NOC_ADDR_LOCAL_BITS) & 0x3F)
 #define NOC_UNICAST_ADDR_Y(addr) (((addr) >> (NOC_ADDR_LOCAL_BITS + NOC_ADDR_NODE_ID_BITS)) & 0x3F)
 #define NOC_REG_SPACE_START_ADDR 0xFF000000u
