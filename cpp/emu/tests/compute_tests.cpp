@@ -236,18 +236,31 @@ void test_copy_transpose(DeviceLayer& layer) {
       }
     check_close(g, w, 0, 0, c.name);
   }
-  // pack ReLU: zero ReLU, and max threshold 1.5 (bf16 0x3fc0) in the upper half.
-  for (auto [cfg, thr] : std::vector<std::pair<uint32_t, double>>{{1u, 0.0}, {3u | (0x3fc0u << 16), 1.5}}) {
+  // pack ReLU: zero ReLU, and max threshold 1.5 (bf16 0x3fc0) in the upper
+  // half; as the packed word, and in the LLK forms (ReluConfig, ReluType).
+  struct Relu {
+    uint32_t cfg;
+    double thr;
+    std::string init;
+  };
+  auto packed = [](uint32_t cfg) { return "pack_relu_config(" + std::to_string(cfg) + "u)"; };
+  for (const Relu& c : std::vector<Relu>{{1u, 0.0, packed(1)},
+                                         {3u | (0x3fc0u << 16), 1.5, packed(3u | (0x3fc0u << 16))},
+                                         {1u, 0.0, "PACK((llk_pack_relu_config(ReluConfig::zero())))"},
+                                         {1u, 0.0, "PACK((llk_pack_relu_config(ReluType::ZERO_RELU)))"},
+                                         {3u, 1.5, "llk_pack_relu_config(ReluConfig::max_threshold(0x3fc0))"}}) {
+    const uint32_t cfg = c.cfg;
+    const double thr = c.thr;
     Run r;
     r.formats = {"Float32"};
     r.inputs = {f32_bytes(a)};
     r.compute = copy_op_kernel();
-    r.defines = {{"INIT", "pack_relu_config(" + std::to_string(cfg) + "u)"}, {"OP", "(void)0"}};
+    r.defines = {{"INIT", c.init}, {"OP", "(void)0"}};
     r.args = {0, 0, 0, 0};
     auto got = bytes_f32(run(layer, r));
     std::vector<double> g(got.begin(), got.end()), w(1024);
     for (int i = 0; i < 1024; i++) w[i] = a[i] < 0 ? 0 : (cfg == 1 ? a[i] : std::min<double>(a[i], thr));
-    check_close(g, w, 0, 0, "pack_relu_config " + std::to_string(cfg));
+    check_close(g, w, 0, 0, c.init);
   }
 }
 ZYX_TEST(copy, test_copy_transpose);

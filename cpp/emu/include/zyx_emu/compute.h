@@ -146,6 +146,22 @@ ALWI void pack_init(uint32_t) {}
 // ReLU on pack: tt-metal's packed config, mode in bits 0-3 (0 none, 1 zero,
 // 2 min threshold, 3 max threshold), threshold (bf16 bits) in bits 16-31.
 ALWI void pack_relu_config(uint32_t config) { ZYX_API.compute_config(ZYX_CK_RELU, config); }
+// tt-metal's LLK form of the same: the modes as ReluType, and ReluConfig,
+// a mode with its threshold (bf16 bits); older kernels pass a ReluType.
+enum class ReluType : uint8_t { NO_RELU = 0, ZERO_RELU = 1, MIN_THRESHOLD_RELU = 2, MAX_THRESHOLD_RELU = 3 };
+struct ReluConfig {
+  ReluType mode = ReluType::NO_RELU;
+  uint32_t threshold = 0;
+  static constexpr ReluConfig none() { return {ReluType::NO_RELU, 0}; }
+  static constexpr ReluConfig zero() { return {ReluType::ZERO_RELU, 0}; }
+  static constexpr ReluConfig min_threshold(uint32_t t) { return {ReluType::MIN_THRESHOLD_RELU, t}; }
+  static constexpr ReluConfig max_threshold(uint32_t t) { return {ReluType::MAX_THRESHOLD_RELU, t}; }
+  static constexpr ReluConfig from_packed(uint32_t p) { return {static_cast<ReluType>(p & 3), (p >> 16) & 0xFFFF}; }
+  constexpr uint32_t packed() const { return static_cast<uint32_t>(mode) | ((threshold & 0xFFFF) << 16); }
+};
+ALWI void llk_pack_relu_config(ReluConfig c) { pack_relu_config(c.packed()); }
+ALWI void llk_pack_relu_config(ReluType t) { pack_relu_config(static_cast<uint32_t>(t)); }
+ALWI void llk_pack_relu_config(uint32_t packed) { pack_relu_config(packed); }
 ALWI void pack_reconfig_l1_acc(uint32_t l1_acc_en) { ZYX_API.compute_config(ZYX_CK_L1_ACC, l1_acc_en); }
 template <bool out_of_order_output = false>
 ALWI void pack_tile(uint32_t ifrom_dst, uint32_t icb, uint32_t output_tile_index = 0) {
