@@ -629,6 +629,7 @@ ZYX_TEST(noc, test_objects_mcast);
 const char* kAccessorReader = R"(
 #include "dataflow_api.h"
 #include "api/dataflow/dataflow_buffer.h"
+#include "api/dataflow/noc.h"
 uint32_t word_at(uint64_t noc_addr, uint32_t scratch) {
   noc_async_read(noc_addr, scratch, 4);
   noc_async_read_barrier();
@@ -677,6 +678,13 @@ void kernel_main() {
   auto wr = make_abstract_tensor_accessor_wrappers(t);
   w[n++] = word_at(wr[1].get_noc_addr(9, 4), scratch);
   w[n++] = word_at(wr[0].get_noc_addr(7), scratch);
+  {  // a wrapper as a Noc source, as ttnn's concat reader uses it
+    Noc noc;
+    CircularBuffer into(1);
+    noc.async_read(wr[1], into, 4, {.page_id = 9, .offset_bytes = 4}, {});
+    noc.async_read_barrier();
+    w[n++] = *reinterpret_cast<volatile uint32_t*>(scratch);
+  }
   w[n++] = word_at(PageView(dd).get_noc_addr(11, 8, noc_index), scratch);
   w[n++] = word_at(ShardView(s).get_noc_addr(2, 4, noc_index), scratch);
   w[n++] = word_at(get_l1_noc_addr(5, 64, l1buf, 12), scratch);
@@ -767,6 +775,7 @@ void test_accessor_pages(DeviceLayer& layer) {
   want.push_back(1);
   want.push_back(5000 + 900 + 1);
   want.push_back(700);
+  want.push_back(5000 + 900 + 1);  // the same page through Noc::async_read
   want.push_back(5000 + 1100 + 2);
   want.push_back(600 + 1);  // shard 2's first page is (2, 0) = 6; word 1
   want.push_back(9000 + 500 + 3);

@@ -1310,8 +1310,10 @@ struct noc_traits_t<AllocatorBank<bank_type>> {
     return b.get_noc_addr_from_bank_id(a.bank_id, a.addr, noc.get_noc_id());
   }
 };
-template <typename Args>
-struct noc_traits_t<TensorAccessor<Args>> {
+// An accessor's pages as a NOC source or destination: a TensorAccessor, or
+// the type-erased AbstractTensorAccessorWrapper over one.
+template <typename A>
+struct accessor_noc_traits {
   struct src_args_type {
     uint32_t page_id{};
     uint32_t offset_bytes = 0;
@@ -1321,7 +1323,7 @@ struct noc_traits_t<TensorAccessor<Args>> {
     uint32_t offset_bytes = 0;
   };
   template <Noc::AddressType t>
-  static auto src_addr(const TensorAccessor<Args>& s, const Noc& noc, const src_args_type& a) {
+  static auto src_addr(const A& s, const Noc& noc, const src_args_type& a) {
     uint64_t addr = s.get_noc_addr(a.page_id, a.offset_bytes, noc.get_noc_id());
     if constexpr (t == Noc::AddressType::LOCAL_L1) {
       if (!noc.is_local_addr(addr)) ZYX_API.fail("TensorAccessor page used as local L1 is not on this core");
@@ -1331,10 +1333,14 @@ struct noc_traits_t<TensorAccessor<Args>> {
     }
   }
   template <Noc::AddressType t>
-  static auto dst_addr(const TensorAccessor<Args>& s, const Noc& noc, const dst_args_type& a) {
+  static auto dst_addr(const A& s, const Noc& noc, const dst_args_type& a) {
     return src_addr<t>(s, noc, src_args_type{a.page_id, a.offset_bytes});
   }
 };
+template <typename Args>
+struct noc_traits_t<TensorAccessor<Args>> : accessor_noc_traits<TensorAccessor<Args>> {};
+template <>
+struct noc_traits_t<AbstractTensorAccessorWrapper> : accessor_noc_traits<AbstractTensorAccessorWrapper> {};
 
 // ---- CircularBuffer (common.h) as a NOC endpoint ----
 template <CircularBuffer::AddrSelector AddrSel>
