@@ -248,7 +248,11 @@ void test_copy_transpose(DeviceLayer& layer) {
                                          {3u | (0x3fc0u << 16), 1.5, packed(3u | (0x3fc0u << 16))},
                                          {1u, 0.0, "PACK((llk_pack_relu_config(ReluConfig::zero())))"},
                                          {1u, 0.0, "PACK((llk_pack_relu_config(ReluType::ZERO_RELU)))"},
-                                         {3u, 1.5, "llk_pack_relu_config(ReluConfig::max_threshold(0x3fc0))"}}) {
+                                         {3u, 1.5, "llk_pack_relu_config(ReluConfig::max_threshold(0x3fc0))"},
+                                         {3u, 1.5, "pack_relu_config(ReluConfig::max_threshold(0x3fc0)); llk_pack_reconfig_l1_acc(0)"},
+                                         {1u, 0.0,
+                                          "pack_relu_config(ReluConfig::from_packed(1)); static_assert(DST_SYNC_MODE == "
+                                          "DstSync::SyncHalf && get_fp32_dest_acc_enabled() == DST_ACCUM_MODE)"}}) {
     const uint32_t cfg = c.cfg;
     const double thr = c.thr;
     Run r;

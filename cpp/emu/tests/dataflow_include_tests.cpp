@@ -25,6 +25,7 @@ const char* kHelpers = R"(
 #include "ttnn/kernel/dataflow/generate_mm_scaler.hpp"
 #include "ttnn/cpp/ttnn/kernel/dataflow/moreh_common.hpp"
 #include "api/dataflow/dataflow_buffer.h"
+#include "llk_defs.h"
 #include "kernels/params.h"
 void kernel_main() {
   ArgFetcher args;
@@ -61,6 +62,9 @@ void kernel_main() {
   w[2] = get_tilized_idx(31, 31, 32, 32);
   w[3] = float_to_bfloat16(bfloat16_to_float(0x4049));
   w[4] = NOC_MINIMUM_READ_SIZE;
+  // llk_defs.h on the data-movement side.
+  w[5] = uint32_t(MAX) | uint32_t(REDUCE_COL) << 8 | uint32_t(DstSync::SyncFull) << 16;
+  w[6] = ReluConfig::from_packed(0x3fc00003u).packed();
   cb_push_back(12, 1);
   uint32_t page = 0;
   for (uint32_t cb = 0; cb <= 12; cb++) {
@@ -128,6 +132,8 @@ void test_helpers(DeviceLayer& layer) {
   CHECK_EQ(w[2], 1023u);
   CHECK_EQ(w[3], 0x4049u);
   CHECK_EQ(w[4], 32u);
+  CHECK_EQ(w[5], 2u | 1u << 8 | 1u << 16);
+  CHECK_EQ(w[6], 0x3fc00003u);
   layer.release(prog);
   layer.free(out);
 }

@@ -9,6 +9,7 @@
 #include <cstddef>
 
 #include "zyx_emu/common.h"
+#include "zyx_emu/llk_defs.h"
 
 #define MATH(x) x
 #define PACK(x) x
@@ -19,12 +20,16 @@
 #define MAIN zyx_compute_main()
 
 inline constexpr bool DST_ACCUM_MODE = ZYX_EMU_FP32_DEST_ACC != 0;
+// The DST sync mode tt-metal's build defines: half, its default. The
+// emulator's DST is not split (docs/emulator.md), so either mode fits.
+#ifndef DST_SYNC_MODE
+#define DST_SYNC_MODE DstSync::SyncHalf
+#endif
+constexpr bool get_fp32_dest_acc_enabled() { return DST_ACCUM_MODE; }
 #ifndef APPROX
 #define APPROX (ZYX_EMU_MATH_APPROX != 0)
 #endif
 
-enum PoolType { SUM = 0, AVG = 1, MAX = 2, MIN = 3 };
-enum ReduceDim { REDUCE_ROW = 0, REDUCE_COL = 1, REDUCE_SCALAR = 2 };
 enum EltwiseBinaryType { ELWMUL = 0, ELWDIV = 1, ELWADD = 2, ELWSUB = 3, ELWLESS = 4 };
 enum class BroadcastType { NONE = 0, COL = 1, ROW = 2, SCALAR = 3 };
 enum class EltwiseBinaryReuseDestType { NONE = 0, DEST_TO_SRCA = 1, DEST_TO_SRCB = 2 };
@@ -146,23 +151,14 @@ ALWI void pack_init(uint32_t) {}
 // ReLU on pack: tt-metal's packed config, mode in bits 0-3 (0 none, 1 zero,
 // 2 min threshold, 3 max threshold), threshold (bf16 bits) in bits 16-31.
 ALWI void pack_relu_config(uint32_t config) { ZYX_API.compute_config(ZYX_CK_RELU, config); }
-// tt-metal's LLK form of the same: the modes as ReluType, and ReluConfig,
-// a mode with its threshold (bf16 bits); older kernels pass a ReluType.
-enum class ReluType : uint8_t { NO_RELU = 0, ZERO_RELU = 1, MIN_THRESHOLD_RELU = 2, MAX_THRESHOLD_RELU = 3 };
-struct ReluConfig {
-  ReluType mode = ReluType::NO_RELU;
-  uint32_t threshold = 0;
-  static constexpr ReluConfig none() { return {ReluType::NO_RELU, 0}; }
-  static constexpr ReluConfig zero() { return {ReluType::ZERO_RELU, 0}; }
-  static constexpr ReluConfig min_threshold(uint32_t t) { return {ReluType::MIN_THRESHOLD_RELU, t}; }
-  static constexpr ReluConfig max_threshold(uint32_t t) { return {ReluType::MAX_THRESHOLD_RELU, t}; }
-  static constexpr ReluConfig from_packed(uint32_t p) { return {static_cast<ReluType>(p & 3), (p >> 16) & 0xFFFF}; }
-  constexpr uint32_t packed() const { return static_cast<uint32_t>(mode) | ((threshold & 0xFFFF) << 16); }
-};
+// tt-metal's LLK form of the same, with a ReluConfig (zyx_emu/llk_defs.h) or,
+// as older kernels pass it, a ReluType.
+ALWI void pack_relu_config(ReluConfig c) { pack_relu_config(c.packed()); }
 ALWI void llk_pack_relu_config(ReluConfig c) { pack_relu_config(c.packed()); }
 ALWI void llk_pack_relu_config(ReluType t) { pack_relu_config(static_cast<uint32_t>(t)); }
 ALWI void llk_pack_relu_config(uint32_t packed) { pack_relu_config(packed); }
 ALWI void pack_reconfig_l1_acc(uint32_t l1_acc_en) { ZYX_API.compute_config(ZYX_CK_L1_ACC, l1_acc_en); }
+ALWI void llk_pack_reconfig_l1_acc(uint32_t l1_acc_en) { pack_reconfig_l1_acc(l1_acc_en); }
 template <bool out_of_order_output = false>
 ALWI void pack_tile(uint32_t ifrom_dst, uint32_t icb, uint32_t output_tile_index = 0) {
   ZYX_API.pack_tile(ifrom_dst, icb, output_tile_index, out_of_order_output ? 1 : 0);

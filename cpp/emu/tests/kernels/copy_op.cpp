@@ -6,6 +6,7 @@
 // op_switch) and p0 .. p2; NIN, the number of inputs (default 1); INIT, run
 // once after init_sfpu (default nothing).
 // Runtime args: op, p0, p1, p2.
+#include "api/compute/common_globals.h"
 #include "api/compute/compute_kernel_api.h"
 #include "api/compute/tile_move_copy.h"
 #include "api/compute/transpose_wh.h"
