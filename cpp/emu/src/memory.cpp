@@ -157,29 +157,35 @@ void L1Arena::clear(uint32_t core, uint64_t from, uint64_t to) { std::memset(cor
 // ---- bulk copies -------------------------------------------------------------
 
 namespace {
-// dst[0, n) = src[0, n), or zeros where src is null: the one loop behind
-// bulk_copy and bulk_zero. With stream (and 256 bytes or more) the bytes
-// after dst's 16-byte alignment go 64 a step through non-temporal stores;
-// the rest is a plain memcpy or memset.
+// dst[0, n) = src[0, n), or zeros (Zero, src unused): the one loop behind
+// bulk_copy and bulk_zero, its source chosen at compile time so that the
+// streaming loop has no branch. With stream (and 256 bytes or more) the
+// bytes after dst's 16-byte alignment go 64 a step through non-temporal
+// stores; the rest is a plain memcpy or memset.
+template <bool Zero>
 void bulk_store(uint8_t* dst, const uint8_t* src, uint64_t n, bool stream) {
   auto plain = [&](uint64_t len) {
-    if (src) {
+    if constexpr (Zero) {
+      std::memset(dst, 0, len);
+    } else {
       std::memcpy(dst, src, len);
       src += len;
-    } else {
-      std::memset(dst, 0, len);
     }
     dst += len, n -= len;
   };
 #ifdef ZYX_EMU_STREAM_STORES
   if (stream && n >= 256) {
     plain((16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15);
-    const __m128i zero = _mm_setzero_si128();
     for (; n >= 64; n -= 64, dst += 64) {
-      for (int q = 0; q < 64; q += 16)
-        _mm_stream_si128(reinterpret_cast<__m128i*>(dst + q),
-                         src ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + q)) : zero);
-      if (src) src += 64;
+      for (int q = 0; q < 64; q += 16) {
+        __m128i v;
+        if constexpr (Zero)
+          v = _mm_setzero_si128();
+        else
+          v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + q));
+        _mm_stream_si128(reinterpret_cast<__m128i*>(dst + q), v);
+      }
+      if constexpr (!Zero) src += 64;
     }
   }
 #else
@@ -189,9 +195,9 @@ void bulk_store(uint8_t* dst, const uint8_t* src, uint64_t n, bool stream) {
 }
 }  // namespace
 
-void bulk_copy(uint8_t* dst, const uint8_t* src, uint64_t n, bool stream) { bulk_store(dst, src, n, stream); }
+void bulk_copy(uint8_t* dst, const uint8_t* src, uint64_t n, bool stream) { bulk_store<false>(dst, src, n, stream); }
 
-void bulk_zero(uint8_t* dst, uint64_t n, bool stream) { bulk_store(dst, nullptr, n, stream); }
+void bulk_zero(uint8_t* dst, uint64_t n, bool stream) { bulk_store<true>(dst, nullptr, n, stream); }
 
 void bulk_fence() {
 #ifdef ZYX_EMU_STREAM_STORES

@@ -154,7 +154,7 @@ ALWI void pack_relu_config(uint32_t config) { ZYX_API.compute_config(ZYX_CK_RELU
 // tt-metal's LLK form of the same, with a ReluConfig (zyx_emu/llk_defs.h) or,
 // as older kernels pass it, a ReluType.
 ALWI void pack_relu_config(ReluConfig c) { pack_relu_config(c.packed()); }
-ALWI void llk_pack_relu_config(ReluConfig c) { pack_relu_config(c.packed()); }
+ALWI void llk_pack_relu_config(ReluConfig c) { pack_relu_config(c); }
 ALWI void llk_pack_relu_config(ReluType t) { pack_relu_config(static_cast<uint32_t>(t)); }
 ALWI void llk_pack_relu_config(uint32_t packed) { pack_relu_config(packed); }
 ALWI void pack_reconfig_l1_acc(uint32_t l1_acc_en) { ZYX_API.compute_config(ZYX_CK_L1_ACC, l1_acc_en); }
