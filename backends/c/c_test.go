@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -891,5 +892,122 @@ esac
 	require.NoError(t, err)
 	for _, e := range ents {
 		require.False(t, strings.HasPrefix(e.Name(), ".build-"), "temp file %s left in the cache", e.Name())
+	}
+}
+
+// TestCacheOthersControl: a cache directory another user owns or can write
+// is refused when the device opens, and an object another user planted in
+// our cache (or a link to one elsewhere) is rebuilt, never loaded.
+func TestCacheOthersControl(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the test gives files to another user (uid 65534) with chown")
+	}
+	compiler, log := fakeCompiler(t)
+	ctx := context.Background()
+	base := t.TempDir()
+
+	theirs := filepath.Join(base, "theirs")
+	require.NoError(t, os.Mkdir(theirs, 0o700))
+	require.NoError(t, os.Chown(theirs, 65534, 65534))
+	_, err := Open(ctx, Config{Compiler: compiler, CacheDir: theirs})
+	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.ErrorContains(t, err, "owned by uid 65534")
+
+	shared := filepath.Join(base, "shared")
+	require.NoError(t, os.Mkdir(shared, 0o700))
+	require.NoError(t, os.Chmod(shared, 0o777))
+	_, err = Open(ctx, Config{Compiler: compiler, CacheDir: shared})
+	require.ErrorContains(t, err, "writable by its group or by others")
+
+	// Plant, under the key of the program, an object whose constructor
+	// leaves a marker: once owned by another user, once as a link.
+	cache := filepath.Join(base, "mine")
+	d, err := Open(ctx, Config{Compiler: compiler, CacheDir: cache})
+	require.NoError(t, err)
+	p, err := vaddProgram("")
+	require.NoError(t, err)
+	key := d.tc.cacheKey(translationUnit(p, p.Source(backends.FormatC)), nil)
+	marker := filepath.Join(base, "planted-ran")
+	planted := filepath.Join(base, "planted.so")
+	src := filepath.Join(base, "planted.c")
+	require.NoError(t, os.WriteFile(src, []byte(fmt.Sprintf(
+		"#include <stdio.h>\n__attribute__((constructor)) static void planted(void) { FILE *f = fopen(%q, \"w\"); if (f) fclose(f); }\n", marker)), 0o600))
+	out, err := exec.Command("cc", "-shared", "-fPIC", "-o", planted, src).CombinedOutput()
+	require.NoError(t, err, string(out))
+
+	for _, how := range []string{"owned by another user", "a symbolic link"} {
+		obj := filepath.Join(cache, key+".so")
+		_ = os.Remove(obj)
+		if how == "a symbolic link" {
+			require.NoError(t, os.Symlink(planted, obj))
+		} else {
+			data, err := os.ReadFile(planted)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(obj, data, 0o700))
+			require.NoError(t, os.Chown(obj, 65534, 65534))
+		}
+		builds := buildsInto(t, log, cache)
+		d, err := Open(ctx, Config{Compiler: compiler, CacheDir: cache})
+		require.NoError(t, err)
+		exe, err := d.Compile(ctx, p)
+		require.NoError(t, err, how)
+		require.NoError(t, exe.Release())
+		require.NoError(t, d.Close())
+		require.NoFileExists(t, marker, "%s: the planted object ran", how)
+		require.Equal(t, builds+1, buildsInto(t, log, cache), "%s: the object was rebuilt", how)
+		st, err := os.Lstat(obj)
+		require.NoError(t, err)
+		require.True(t, st.Mode().IsRegular(), how)
+	}
+	require.NoError(t, d.Close())
+}
+
+// TestCacheOff: with the cache off, objects live in a private directory of
+// the device's own, removed when it closes.
+func TestCacheOff(t *testing.T) {
+	d, err := Open(context.Background(), Config{CacheDir: "off"})
+	require.NoError(t, err)
+	dir := d.Info().Extra["cache_dir"]
+	require.DirExists(t, dir)
+	require.NotEqual(t, "off", filepath.Base(dir))
+	p, err := vaddProgram("")
+	require.NoError(t, err)
+	exe, err := d.Compile(context.Background(), p)
+	require.NoError(t, err)
+	require.NoError(t, exe.Release())
+	require.NoError(t, d.Close())
+	require.NoDirExists(t, dir)
+}
+
+// TestCacheKeyCoversInputs: every input of a build changes its key.
+func TestCacheKeyCoversInputs(t *testing.T) {
+	type input struct {
+		compiler, version string
+		flags             []string
+		tu                string
+		options           []string
+	}
+	key := func(in input) string {
+		tc := &toolchain{compiler: in.compiler, version: in.version, flags: in.flags}
+		return tc.cacheKey(in.tu, in.options)
+	}
+	ref := input{"/usr/bin/cc", "cc 12", []string{"-O2", "-fPIC"}, "int f(void) { return 1; }", []string{"-DX=1"}}
+	mutations := map[string]func(*input){
+		"compiler":       func(in *input) { in.compiler = "/usr/bin/gcc" },
+		"version":        func(in *input) { in.version = "cc 13" },
+		"flags":          func(in *input) { in.flags = []string{"-O3", "-fPIC"} },
+		"flag split":     func(in *input) { in.flags = []string{"-O2 -fPIC"} },
+		"source":         func(in *input) { in.tu = "int f(void) { return 2; }" },
+		"options":        func(in *input) { in.options = []string{"-DX=2"} },
+		"no options":     func(in *input) { in.options = nil },
+		"option to flag": func(in *input) { in.flags = append(slices.Clone(in.flags), "-DX=1"); in.options = nil },
+	}
+	seen := map[string]string{key(ref): "reference"}
+	for what, mutate := range mutations {
+		in := ref
+		mutate(&in)
+		k := key(in)
+		require.NotContains(t, seen, k, "changing the %s gives the key of %s", what, seen[k])
+		seen[k] = what
 	}
 }

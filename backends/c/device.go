@@ -95,7 +95,7 @@ func hostInfo(tc *toolchain, threads int) *backends.DeviceInfo {
 	info.Extra["flags"] = strings.Join(tc.flags, " ")
 	info.Extra["openmp"] = strconv.FormatBool(tc.openmp)
 	info.Extra["threads"] = strconv.Itoa(threads)
-	info.Extra["cache_dir"] = tc.cacheDir
+	info.Extra["cache_dir"] = tc.cache.Path()
 	return info
 }
 
@@ -137,6 +137,7 @@ func (d *Device) Pool() backends.Pool { return d.pool }
 func (d *Device) Close() error {
 	if !d.closed.Swap(true) {
 		d.queue.Abandon(backends.Errorf(BackendName, "launch", backends.ErrClosed, "the device was closed before the launch started"))
+		d.tc.close() // loaded objects stay mapped; only the files go
 	}
 	return nil
 }

@@ -7,10 +7,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/internal/diskcache"
 )
 
 // optionalFlags are added when the compiler accepts them.
@@ -41,7 +42,10 @@ type toolchain struct {
 	version  string // the compiler's --version output, part of every cache key
 	flags    []string
 	openmp   bool
-	cacheDir string
+	cache    *diskcache.Dir
+	// ownCache is a private directory made for this process because the
+	// cache is off (or the user has no cache directory), removed at Close.
+	ownCache bool
 
 	// runtimePin keeps the OpenMP runtime loaded for the life of the
 	// process, so that closing the last program object never unloads it
@@ -70,13 +74,24 @@ func probeToolchain(ctx context.Context, cfg Config) (*toolchain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s --version: %w: %s", backends.ErrNoDevice, path, err, bytes.TrimSpace(ver))
 	}
-	cacheDir := cfg.CacheDir
-	if cacheDir == "" {
-		if cacheDir, err = defaultCacheDir(); err != nil {
+	cache, err := diskcache.Open(cfg.CacheDir, BackendName)
+	if err != nil {
+		return nil, fmt.Errorf("%w: c.cache_dir: %w", backends.ErrNoDevice, err)
+	}
+	ownCache := cache == nil
+	if ownCache {
+		// Objects must live in a file to be loaded: with no disk cache, in a
+		// private directory of this process's.
+		tmp, err := os.MkdirTemp("", "zyx-c-objects-")
+		if err != nil {
+			return nil, fmt.Errorf("%w: a private object directory: %w", backends.ErrNoDevice, err)
+		}
+		if cache, err = diskcache.OpenPath(tmp); err != nil {
+			_ = os.RemoveAll(tmp)
 			return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, err)
 		}
 	}
-	tc := &toolchain{compiler: path, version: string(ver), cacheDir: cacheDir, keys: map[string]*sync.Mutex{}}
+	tc := &toolchain{compiler: path, version: string(ver), cache: cache, ownCache: ownCache, keys: map[string]*sync.Mutex{}}
 
 	base := DefaultFlags
 	if cfg.Flags != nil {
@@ -152,14 +167,11 @@ func (tc *toolchain) probe(ctx context.Context, dir, src string, flags []string)
 	return so, nil
 }
 
-// defaultCacheDir is $XDG_CACHE_HOME/zyx/c, or the platform's user cache
-// directory's zyx/c.
-func defaultCacheDir() (string, error) {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no cache directory for compiled C objects: %w", err)
+// close removes the object directory when it is this process's own.
+func (tc *toolchain) close() {
+	if tc.ownCache {
+		_ = os.RemoveAll(tc.cache.Path())
 	}
-	return filepath.Join(base, "zyx", "c"), nil
 }
 
 // cacheKey names an object by everything that changes its bytes.
@@ -197,20 +209,18 @@ func (e *buildError) Unwrap() error { return e.err }
 // process or goroutine finishes first. hit reports a cache hit.
 func (tc *toolchain) build(ctx context.Context, tu string, options []string) (path string, hit bool, err error) {
 	key := tc.cacheKey(tu, options)
-	path = filepath.Join(tc.cacheDir, key+".so")
-	if _, err := os.Stat(path); err == nil {
+	name := key + ".so"
+	path = tc.cache.File(name)
+	if tc.cached(name) {
 		return path, true, nil
 	}
 	lock := tc.keyLock(key)
 	lock.Lock()
 	defer lock.Unlock()
-	if _, err := os.Stat(path); err == nil {
+	if tc.cached(name) {
 		return path, true, nil
 	}
-	if err := os.MkdirAll(tc.cacheDir, 0o755); err != nil {
-		return "", false, fmt.Errorf("object cache: %w", err)
-	}
-	src, err := os.CreateTemp(tc.cacheDir, ".build-"+key[:16]+"-*.c")
+	src, err := tc.cache.CreateTemp(".build-" + key[:16] + "-*.c")
 	if err != nil {
 		return "", false, fmt.Errorf("object cache: %w", err)
 	}
@@ -242,10 +252,27 @@ func (tc *toolchain) build(ctx context.Context, tu string, options []string) (pa
 	if len(out) > 0 {
 		driver.Debug(driver.DebugCompile, "c: compiler warnings", "output", string(out))
 	}
+	// The linker's mode follows the umask, which may let the group write:
+	// the object is ours alone, as the cache check wants it.
+	if err := os.Chmod(tmp, 0o700); err != nil {
+		return "", false, fmt.Errorf("object cache: %w", err)
+	}
 	if err := os.Rename(tmp, path); err != nil {
 		return "", false, fmt.Errorf("object cache: %w", err)
 	}
 	return path, false, nil
+}
+
+// cached reports whether the cache holds the object name in a state that
+// may be loaded. One it must not load (another owner, a link, writable by
+// others) is removed, which the private directory allows, and built again.
+func (tc *toolchain) cached(name string) bool {
+	err := tc.cache.Check(name)
+	if errors.Is(err, diskcache.ErrUntrusted) {
+		driver.Debug(driver.DebugCompile, "c: refusing a cached object; rebuilding it", "err", err)
+		_ = tc.cache.Remove(name)
+	}
+	return err == nil
 }
 
 // compilerWaitDelay bounds how long a cancelled compile may take to go away

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/internal/diskcache"
 )
 
 // Device is one CUDA GPU. It uses the device's primary context (the one the
@@ -21,6 +22,7 @@ import (
 type Device struct {
 	drv     *driverAPI
 	cfg     Config
+	cache   *diskcache.Dir // the module cache; nil: none
 	ordinal int
 	dev     int32   // CUdevice
 	ctx     uintptr // the retained primary context
@@ -82,6 +84,10 @@ type limits struct {
 
 func openDevice(drv *driverAPI, ordinal int, cfg Config) (*Device, error) {
 	d := &Device{drv: drv, cfg: cfg, ordinal: ordinal, name: Name + ":" + strconv.Itoa(ordinal)}
+	var err error
+	if d.cache, err = diskcache.Open(cfg.CacheDir, Name); err != nil {
+		return nil, fmt.Errorf("%w: cuda.cache_dir: %w", backends.ErrNoDevice, err)
+	}
 	if err := drv.check("cuDeviceGet", drv.call(drv.deviceGet, uintptr(unsafe.Pointer(&d.dev)), uintptr(ordinal))); err != nil {
 		return nil, err
 	}

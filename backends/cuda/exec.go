@@ -42,7 +42,7 @@ func (d *Device) compileKernel(ctx context.Context, p *backends.Program) (backen
 	opts := compileOptions(v.Options, t)
 	nvVersion := strconv.Itoa(int(nv.major)) + "." + strconv.Itoa(int(nv.minor))
 	key := moduleKey(v.Source, v.Entry, opts, t, nvVersion, d.drv.version)
-	dir := d.cfg.cacheDir()
+	dir := d.cache
 	mod := readCachedModule(dir, key)
 	if mod == nil {
 		if err := ctx.Err(); err != nil {

@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -283,15 +283,19 @@ func decodeModule(data []byte) (*compiled, error) {
 	return &compiled{kind: string(kind), symbol: string(sym), image: slices.Clone(image)}, nil
 }
 
-// cacheDir is where modules are cached, or "" for no cache.
-func (c Config) cacheDir() string { return diskcache.Dir(c.CacheDir, Name) }
+// maxCachedModule bounds a module read back from the cache: a larger file
+// is not one of ours, and the module is built again.
+const maxCachedModule = 256 << 20
 
-func readCachedModule(dir, key string) *compiled {
-	if dir == "" {
+func readCachedModule(dir *diskcache.Dir, key string) *compiled {
+	if dir == nil {
 		return nil
 	}
-	data, err := os.ReadFile(filepath.Join(dir, key+".mod"))
+	data, err := dir.ReadFile(key+".mod", maxCachedModule)
 	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			driver.Debug(driver.DebugCompile, "cuda: cache file not used", "key", key, "err", err)
+		}
 		return nil
 	}
 	c, err := decodeModule(data)
@@ -304,11 +308,11 @@ func readCachedModule(dir, key string) *compiled {
 
 // writeCachedModule stores c atomically (temp file, rename); a failure only
 // costs a rebuild next time.
-func writeCachedModule(dir, key string, c *compiled) {
-	if dir == "" {
+func writeCachedModule(dir *diskcache.Dir, key string, c *compiled) {
+	if dir == nil {
 		return
 	}
-	if err := diskcache.WriteFile(filepath.Join(dir, key+".mod"), encodeModule(c)); err != nil {
+	if err := dir.WriteFile(key+".mod", encodeModule(c)); err != nil {
 		driver.Debug(driver.DebugCompile, "cuda: module cache not written", "err", err)
 	}
 }

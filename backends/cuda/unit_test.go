@@ -476,3 +476,37 @@ func TestParallelCopy(t *testing.T) {
 		require.Equal(t, src, dst)
 	}
 }
+
+// Every input of an NVRTC build changes the module's key.
+func TestModuleKeyCoversInputs(t *testing.T) {
+	type input struct {
+		src, entry    string
+		opts          []string
+		t             target
+		nvrtc         string
+		driverVersion int32
+	}
+	key := func(in input) string {
+		return moduleKey(in.src, in.entry, in.opts, in.t, in.nvrtc, in.driverVersion)
+	}
+	ref := input{"__global__ void k() {}", "k", []string{"-DX=1", "--gpu-architecture=sm_90"}, target{"sm_90", true}, "12.4", 12040}
+	mutations := map[string]func(*input){
+		"source":         func(in *input) { in.src = "__global__ void k() { }" },
+		"entry":          func(in *input) { in.entry = "k2" },
+		"options":        func(in *input) { in.opts = []string{"-DX=2", "--gpu-architecture=sm_90"} },
+		"option split":   func(in *input) { in.opts = []string{"-DX=1 --gpu-architecture=sm_90"} },
+		"arch":           func(in *input) { in.t.arch = "sm_80" },
+		"kind":           func(in *input) { in.t.cubin = false },
+		"nvrtc version":  func(in *input) { in.nvrtc = "12.5" },
+		"driver version": func(in *input) { in.driverVersion = 12050 },
+		"entry in src":   func(in *input) { in.src, in.entry = in.src+"k", "" },
+	}
+	seen := map[string]string{key(ref): "reference"}
+	for what, mutate := range mutations {
+		in := ref
+		mutate(&in)
+		k := key(in)
+		require.NotContains(t, seen, k, "changing the %s gives the key of %s", what, seen[k])
+		seen[k] = what
+	}
+}

@@ -44,7 +44,10 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, err)
 	}
-	cacheDir := diskcache.Dir(c.CacheDir, Name)
+	cacheDir, err := diskcache.Open(c.CacheDir, Name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: opencl.cache_dir: %w", backends.ErrNoDevice, err)
+	}
 	platforms, err := l.platforms()
 	if err != nil {
 		return nil, err
@@ -178,7 +181,7 @@ type device struct {
 	info     *backends.DeviceInfo
 	lim      limits
 	pool     *pool
-	cacheDir string
+	cacheDir *diskcache.Dir // nil: no binary cache
 	cacheTag string // device name, driver and platform versions: the binary cache's device half of the key
 
 	// q.Mu orders submissions: the deferred lists, the wait-list
@@ -194,7 +197,7 @@ type device struct {
 	prof          profile       // the completer's status and counters
 }
 
-func newDevice(l *lib, platform platformID, id deviceID, ordinal int, cacheDir string) (*device, error) {
+func newDevice(l *lib, platform platformID, id deviceID, ordinal int, cacheDir *diskcache.Dir) (*device, error) {
 	d := &device{l: l, name: Name + ":" + strconv.Itoa(ordinal), id: id, cacheDir: cacheDir}
 	d.info, d.lim = l.describe(platform, id)
 	d.cacheTag = strings.Join([]string{d.info.Name, d.info.Extra["driver_version"], d.info.Extra["platform_version"], d.info.Extra["device_version"]}, "\x00")

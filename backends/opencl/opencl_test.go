@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -84,7 +83,7 @@ func TestBinaryCache(t *testing.T) {
 	x, err := d.Compile(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, x.Release())
-	path := filepath.Join(d.cacheDir, d.cacheKey(p.Source(backends.FormatOpenCL).Source, "")+".bin")
+	path := d.cacheDir.File(d.cacheKey(p.Source(backends.FormatOpenCL).Source, "") + ".bin")
 	st, err := os.Stat(path)
 	require.NoError(t, err, "the binary is cached")
 	require.Positive(t, st.Size())

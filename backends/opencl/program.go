@@ -7,10 +7,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/bits"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -22,7 +21,6 @@ import (
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpupool"
 	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
-	"github.com/zyxtt/zyxtt/internal/diskcache"
 )
 
 // executable is a built cl_program and its kernel on one device.
@@ -129,25 +127,29 @@ func (d *device) cacheKey(source, options string) string {
 }
 
 func (d *device) buildCached(source, options string) (clProgram, error) {
-	var path string
-	if d.cacheDir != "" {
-		path = filepath.Join(d.cacheDir, d.cacheKey(source, options)+".bin")
-		if bin, err := os.ReadFile(path); err == nil && len(bin) > 0 {
+	var name string
+	if d.cacheDir != nil {
+		name = d.cacheKey(source, options) + ".bin"
+		bin, err := d.cacheDir.ReadFile(name, maxCachedBinary)
+		switch {
+		case err == nil && len(bin) > 0:
 			if prog, err := d.buildBinary(bin, options); err == nil {
-				driver.Debug(driver.DebugCompile, "opencl binary cache hit", "device", d.name, "path", path)
+				driver.Debug(driver.DebugCompile, "opencl binary cache hit", "device", d.name, "file", name)
 				return prog, nil
 			} else {
-				driver.Debug(driver.DebugCompile, "opencl cached binary rejected; building from source", "path", path, "err", err)
+				driver.Debug(driver.DebugCompile, "opencl cached binary rejected; building from source", "file", name, "err", err)
 			}
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			driver.Debug(driver.DebugCompile, "opencl cached binary not used; building from source", "err", err)
 		}
 	}
 	prog, err := d.buildSource(source, options)
 	if err != nil {
 		return 0, err
 	}
-	if path != "" {
-		if err := d.saveBinary(prog, path); err != nil {
-			driver.Debug(driver.DebugCompile, "opencl binary not cached", "path", path, "err", err)
+	if name != "" {
+		if err := d.saveBinary(prog, name); err != nil {
+			driver.Debug(driver.DebugCompile, "opencl binary not cached", "file", name, "err", err)
 		}
 	}
 	return prog, nil
@@ -200,9 +202,13 @@ func (d *device) buildLog(prog clProgram) string {
 	return strings.TrimSpace(goString(buf))
 }
 
-// saveBinary writes the program's binary to path through a temporary file,
-// so a concurrent reader never sees half a binary.
-func (d *device) saveBinary(prog clProgram, path string) error {
+// maxCachedBinary bounds a cached program binary read back: a larger file
+// is not one of ours, and is built from source instead.
+const maxCachedBinary = 256 << 20
+
+// saveBinary writes the program's binary to the cache entry name through a
+// temporary file, so a concurrent reader never sees half a binary.
+func (d *device) saveBinary(prog clProgram, name string) error {
 	var size uintptr
 	if err := d.l.GetProgramInfo(prog, clProgramBinarySizes, unsafe.Sizeof(size), unsafe.Pointer(&size)); err != nil {
 		err.(*backends.Error).Op = "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)"
@@ -220,7 +226,7 @@ func (d *device) saveBinary(prog clProgram, path string) error {
 		err.(*backends.Error).Op = "clGetProgramInfo(CL_PROGRAM_BINARIES)"
 		return err
 	}
-	return diskcache.WriteFile(path, bin)
+	return d.cacheDir.WriteFile(name, bin)
 }
 
 // Launch is Submit and a wait for it.

@@ -10,8 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"runtime"
 	"strconv"
 	"sync"
@@ -90,7 +89,10 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 	if n, err = l.EnumeratePhysicalDevices(in.handle, phys); err != nil {
 		return nil, err
 	}
-	cacheDir := diskcache.Dir(c.CacheDir, Name)
+	cacheDir, err := diskcache.Open(c.CacheDir, Name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: vulkan.cache_dir: %w", backends.ErrNoDevice, err)
+	}
 	staging := c.StagingBytes
 	if staging <= 0 {
 		staging = defaultStaging
@@ -173,7 +175,8 @@ type device struct {
 	hot       *hot
 
 	pipelineCache vkPipelineCache
-	cachePath     string
+	cacheDir      *diskcache.Dir // nil: no disk cache
+	cacheName     string         // the pipeline cache's entry in cacheDir
 
 	staging      *buffer // host-visible, persistently mapped; made on first use
 	stagingBytes int64
@@ -210,7 +213,7 @@ type device struct {
 	execsClosed bool
 }
 
-func newDevice(in *instance, pd vkPhysicalDevice, ordinal int, cacheDir string, staging int64) (*device, error) {
+func newDevice(in *instance, pd vkPhysicalDevice, ordinal int, cacheDir *diskcache.Dir, staging int64) (*device, error) {
 	l := in.l
 	d := &device{in: in, l: l, name: Name + ":" + strconv.Itoa(ordinal), phys: pd, stagingBytes: staging, ring: ring{size: staging}, execs: map[*executable]struct{}{}}
 	l.GetPhysicalDeviceProperties(pd, &d.props)
@@ -314,17 +317,22 @@ func (d *device) createCommandObjects() error {
 	return nil
 }
 
+// maxPipelineCache bounds the pipeline cache read back from disk: a larger
+// file is not one the driver wrote, and the cache starts empty.
+const maxPipelineCache = 256 << 20
+
 // openPipelineCache seeds the device's pipeline cache from disk. The
 // driver checks the data's header (vendor, device, cache UUID) and starts
 // empty when it does not match, so a stale file costs nothing.
-func (d *device) openPipelineCache(dir string) {
-	if dir != "" {
-		key := fmt.Sprintf("%04x-%04x-%08x-%s.bin", d.props.VendorID, d.props.DeviceID, d.props.DriverVersion, hex.EncodeToString(d.props.PipelineCacheUUID[:]))
-		d.cachePath = filepath.Join(dir, key)
-	}
+func (d *device) openPipelineCache(dir *diskcache.Dir) {
 	var initial []byte
-	if d.cachePath != "" {
-		initial, _ = os.ReadFile(d.cachePath)
+	if dir != nil {
+		d.cacheDir = dir
+		d.cacheName = fmt.Sprintf("%04x-%04x-%08x-%s.bin", d.props.VendorID, d.props.DeviceID, d.props.DriverVersion, hex.EncodeToString(d.props.PipelineCacheUUID[:]))
+		var err error
+		if initial, err = dir.ReadFile(d.cacheName, maxPipelineCache); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			driver.Debug(driver.DebugCompile, "vulkan: pipeline cache not read; starting empty", "err", err)
+		}
 	}
 	var p pins
 	defer p.Unpin()
@@ -343,7 +351,7 @@ func (d *device) openPipelineCache(dir string) {
 // savePipelineCache writes the cache through a temporary file so that a
 // concurrent reader never sees half of it.
 func (d *device) savePipelineCache() error {
-	if d.cachePath == "" || d.pipelineCache == 0 {
+	if d.cacheDir == nil || d.pipelineCache == 0 {
 		return nil
 	}
 	size, err := d.l.GetPipelineCacheData(d.handle, d.pipelineCache, nil)
@@ -354,7 +362,7 @@ func (d *device) savePipelineCache() error {
 	if size, err = d.l.GetPipelineCacheData(d.handle, d.pipelineCache, data); err != nil {
 		return err
 	}
-	return diskcache.WriteFile(d.cachePath, data[:size])
+	return d.cacheDir.WriteFile(d.cacheName, data[:size])
 }
 
 var deviceTypes = map[uint32]string{

@@ -111,16 +111,17 @@ func TestPipelineCacheOnDisk(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, x.Release())
 	require.NoError(t, d.Close())
-	st, err := os.Stat(d.cachePath)
+	cachePath := d.cacheDir.File(d.cacheName)
+	st, err := os.Stat(cachePath)
 	require.NoError(t, err, "the pipeline cache is saved")
 	require.Positive(t, st.Size())
-	require.Equal(t, dir, filepath.Dir(d.cachePath))
+	require.Equal(t, dir, filepath.Dir(cachePath))
 
 	// A device opened later seeds its cache from the file and still
 	// builds working pipelines; a corrupt file is ignored.
 	for _, corrupt := range []bool{false, true} {
 		if corrupt {
-			require.NoError(t, os.WriteFile(d.cachePath, []byte("garbage"), 0o644))
+			require.NoError(t, os.WriteFile(cachePath, []byte("garbage"), 0o600))
 		}
 		devs, err = OpenDevices(ctx, Config{CacheDir: dir, DeviceIDs: &[]int{0}})
 		require.NoError(t, err)

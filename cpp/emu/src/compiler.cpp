@@ -96,8 +96,10 @@ std::string dir_problem(const struct stat& st, bool leaf) {
   return "";
 }
 
-// Checks every ancestor of `dir` (an existing directory) and `dir` itself.
-void check_dir_chain(const std::string& dir, const char* what) {
+// Checks every ancestor of `dir` (an existing directory) and `dir` itself,
+// and returns its resolved path: later lookups go through that, so that a
+// symbolic link on the way cannot be repointed after the check.
+std::string check_dir_chain(const std::string& dir, const char* what) {
   std::error_code ec;
   fs::path real = fs::canonical(dir, ec);
   if (ec) throw Error("invalid_argument", std::string(what) + " " + dir + ": " + ec.message());
@@ -115,10 +117,12 @@ void check_dir_chain(const std::string& dir, const char* what) {
                                           (leaf ? "it" : chain[i].string()) + " is " + why +
                                           " (a kernel cache must be private: others could plant code the runtime runs)");
   }
+  return real.string();
 }
 
-// Creates `dir` and its missing parents (mode 0700), then checks the chain.
-void make_private_dir(const std::string& dir, const char* what) {
+// Creates `dir` and its missing parents (mode 0700), then checks the chain;
+// returns the resolved path.
+std::string make_private_dir(const std::string& dir, const char* what) {
   std::string cur;
   size_t pos = 0;
   while (pos != std::string::npos) {
@@ -128,7 +132,7 @@ void make_private_dir(const std::string& dir, const char* what) {
     if (mkdir(cur.c_str(), 0700) != 0 && errno != EEXIST)
       throw Error("invalid_argument", std::string("cannot create ") + what + " " + cur + ": " + errno_text(errno));
   }
-  check_dir_chain(dir, what);
+  return check_dir_chain(dir, what);
 }
 
 // A subdirectory we create ourselves: no symlink, a directory of ours that
@@ -387,9 +391,9 @@ KernelBuilder::KernelBuilder(std::string cache_dir, const Board& board) : board_
                                       "a private directory in " + tmp + " cannot be made: " + errno_text(errno));
     root = buf.data();
     private_root_ = root;
-    check_dir_chain(root, "kernel cache");
+    root = check_dir_chain(root, "kernel cache");
   } else {
-    make_private_dir(root, "kernel cache");
+    root = make_private_dir(root, "kernel cache");
   }
   cache_dir_ = root + "/emu";
   make_own_subdir(cache_dir_);
@@ -443,40 +447,32 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
   return get(s);
 }
 
-// The version of what generated_source wraps around a kernel: part of the
+// The version of what compile_inputs wraps around a kernel: part of the
 // key, so that objects built by an older wrapper are rebuilt, not reused.
 // 2: everything but the entry points has hidden visibility (-fvisibility=hidden).
 // 3: and GCC builds with -fno-gnu-unique.
-constexpr uint64_t kWrapperVersion = 3;
+// 4: the key hashes the generated source and the flags themselves.
+constexpr uint64_t kWrapperVersion = 4;
 
-std::string KernelBuilder::key_of(const BuildSpec& s) const {
+// The key is a hash of exactly what reaches the compiler: its command (less
+// the build directory's paths), the generated source, the include files and
+// the headers' contents. Nothing can reach the compiler without reaching the
+// key, whatever field it came from.
+std::string KernelBuilder::key_of(const CompileInputs& in) const {
   Hasher h;
   h.add_u64(kWrapperVersion);
   h.add(header_hash_);
-  h.add(cxx_);
-  h.add(cxxflags_);
-  h.add(board_.arch);
-  h.add_u64(board_.dram_banks);
-  h.add_u64(board_.dram_alignment);
-  h.add_u64(board_.rows), h.add_u64(board_.cols), h.add_u64(board_.l1_alignment);
-  h.add_u64(static_cast<uint64_t>(s.processor));
-  h.add_u64(s.noc);
-  h.add(*s.source);
-  for (auto& [k, v] : *s.defines) h.add(k), h.add(v);
-  h.add_u64(s.compile_args.size());
-  for (auto v : s.compile_args) h.add_u64(v);
-  h.add_u64(s.named_args.size());
-  for (auto& [k, v] : s.named_args) h.add(k), h.add_u64(v);
-  h.add_u64(s.include_files.size());
-  for (auto& f : s.include_files) h.add(*f.first), h.add(*f.second);
-  h.add_u64(s.fp32_dest_acc), h.add_u64(s.math_approx);
-  h.add(s.math_fidelity);
-  for (auto v : s.cb_tile_sizes) h.add_u64(v);
+  h.add_u64(in.flags.size());
+  for (const auto& f : in.flags) h.add(f);
+  h.add(in.source);
+  h.add_u64(in.include_files.size());
+  for (auto& f : in.include_files) h.add(*f.first), h.add(*f.second);
   return h.hex();
 }
 
 std::shared_ptr<KernelObject> KernelBuilder::get(const BuildSpec& spec) {
-  std::string key = key_of(spec);
+  CompileInputs in = compile_inputs(spec);
+  std::string key = key_of(in);
   std::shared_ptr<std::mutex> key_mu;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -517,7 +513,7 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const BuildSpec& spec) {
     }
   }
   if (!obj) {
-    Fd hold{build(key, spec)};
+    Fd hold{build(key, spec, in)};
     obj = load(hold.fd, path);
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -557,12 +553,38 @@ std::shared_ptr<KernelObject> KernelBuilder::load(int fd, const std::string& pat
   return obj;
 }
 
+std::string c_string_literal(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c >= 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\%03o", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+KernelBuilder::CompileInputs KernelBuilder::compile_inputs(const BuildSpec& s) {
+  CompileInputs in;
+  in.source = generated_source(s);
+  in.flags = compile_flags(s);
+  in.include_files = s.include_files;
+  return in;
+}
+
 std::string KernelBuilder::generated_source(const BuildSpec& s) const {
   bool is_compute = s.processor == 2;
   std::ostringstream out;
-  // The program's name stays out of the source: it is free text (a newline
-  // or trailing backslash would change the code) and not part of the key.
-  out << "// Generated by zyx-tt's emulator: " << s.name << " kernel\n";
+  // The kernel's name is free text (from tt.json or the protocol): it enters
+  // the source only as a string literal, never as code or a comment, where a
+  // line break or a trailing backslash would change the program.
+  out << "// Generated by zyx-tt's emulator\n";
   out << "#define ZYX_EMU_SECTION_" << (is_compute ? "COMPUTE" : "DATAFLOW") << " 1\n";
   out << "#define ZYX_EMU_PROCESSOR " << s.processor << "\n";
   out << "#define ZYX_EMU_NOC " << s.noc << "\n";
@@ -590,12 +612,13 @@ std::string KernelBuilder::generated_source(const BuildSpec& s) const {
   }
   out << "#define ZYX_EMU_FP32_DEST_ACC " << (s.fp32_dest_acc ? 1 : 0) << "\n";
   out << "#define ZYX_EMU_MATH_APPROX " << (s.math_approx ? 1 : 0) << "\n";
+  out << "#define ZYX_EMU_MATH_FIDELITY_NAME \"" << s.math_fidelity << "\"\n";
   out << "#define ZYX_EMU_NUM_DRAM_BANKS " << board_.dram_banks << "\n";
   out << "#define ZYX_EMU_CB_TILE_SIZES ";
   for (size_t i = 0; i < s.cb_tile_sizes.size(); i++) out << (i ? "," : "") << s.cb_tile_sizes[i];
   out << "\n";
   out << "#include \"zyx_emu/kernel_prelude.h\"\n";
-  out << "#line 1 \"" << s.name << ".cpp\"\n";
+  out << "#line 1 " << c_string_literal(s.name + ".cpp") << "\n";
   out << *s.source << "\n";
   out << "#line 1 \"zyx_emu_entry\"\n";
   bool old_style = is_compute && std::regex_search(*s.source, old_style_main());
@@ -604,36 +627,7 @@ std::string KernelBuilder::generated_source(const BuildSpec& s) const {
   return out.str();
 }
 
-int KernelBuilder::build(const std::string& key, const BuildSpec& s) {
-  for (auto& f : s.include_files)
-    if (std::string why = include_path_problem(*f.first); !why.empty())
-      throw Error("invalid_argument", "include file \"" + *f.first + "\": " + why);
-  std::string source = generated_source(s);
-  std::string templ = cache_dir_ + "/.build-XXXXXX";
-  std::vector<char> tb(templ.begin(), templ.end());
-  tb.push_back(0);
-  if (!mkdtemp(tb.data())) throw Error("compile_error", "cannot create a build directory in " + cache_dir_ + ": " +
-                                                            errno_text(errno));
-  std::string dir = tb.data();
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() { remove_tree(dir); }
-  } cleanup{dir};
-  std::string src_path = dir + "/kernel.cpp", obj_path = dir + "/kernel.so", inc = dir + "/include";
-  write_new_file(src_path, source);
-  if (mkdir(inc.c_str(), 0700) != 0) throw Error("compile_error", "cannot create " + inc + ": " + errno_text(errno));
-  for (auto& f : s.include_files) {
-    const std::string& rel = *f.first;
-    for (size_t p = rel.find('/'); p != std::string::npos; p = rel.find('/', p + 1)) {
-      std::string sub = inc + "/" + rel.substr(0, p);
-      if (mkdir(sub.c_str(), 0700) != 0 && errno != EEXIST)
-        throw Error("compile_error", "cannot create " + sub + ": " + errno_text(errno));
-    }
-    std::string fp = inc + "/" + rel;
-    if (access(fp.c_str(), F_OK) == 0) throw Error("invalid_argument", "include file \"" + rel + "\" given twice");
-    write_new_file(fp, *f.second);
-  }
-
+std::vector<std::string> KernelBuilder::compile_flags(const BuildSpec& s) {
   std::vector<std::string> args = split_words(cxx_);
   if (args.empty()) throw Error("compile_error", "ZYX_EMU_CXX is empty");
   for (auto& w : split_words(cxxflags_)) args.push_back(w);
@@ -649,9 +643,7 @@ int KernelBuilder::build(const std::string& key, const BuildSpec& s) {
   // visibility pragma; libstdc++ marks its own templates default, so GCC
   // also gets -fno-gnu-unique.
   args.push_back("-fvisibility=hidden");
-  if (takes_no_gnu_unique(dir)) args.push_back("-fno-gnu-unique");
-  args.push_back("-I" + inc);
-  args.push_back("-I" + include_dir_);
+  if (takes_no_gnu_unique()) args.push_back("-fno-gnu-unique");
   args.push_back(board_.arch == "blackhole" ? "-DARCH_BLACKHOLE" : "-DARCH_WORMHOLE");
   args.push_back("-DNUM_DRAM_BANKS=" + std::to_string(board_.dram_banks));
   args.push_back("-DZYX_EMU_DRAM_ALIGNMENT=" + std::to_string(board_.dram_alignment));
@@ -666,6 +658,42 @@ int KernelBuilder::build(const std::string& key, const BuildSpec& s) {
     args.push_back(s.processor == 0 ? "-DCOMPILE_FOR_BRISC=1" : "-DCOMPILE_FOR_NCRISC=1");
   args.push_back("-DNOC_INDEX=" + std::to_string(s.noc));
   for (auto& [k, v] : *s.defines) args.push_back("-D" + k + "=" + v);
+  return args;
+}
+
+int KernelBuilder::build(const std::string& key, const BuildSpec& s, const CompileInputs& in) {
+  for (auto& f : in.include_files)
+    if (std::string why = include_path_problem(*f.first); !why.empty())
+      throw Error("invalid_argument", "include file \"" + *f.first + "\": " + why);
+  std::string templ = cache_dir_ + "/.build-XXXXXX";
+  std::vector<char> tb(templ.begin(), templ.end());
+  tb.push_back(0);
+  if (!mkdtemp(tb.data())) throw Error("compile_error", "cannot create a build directory in " + cache_dir_ + ": " +
+                                                            errno_text(errno));
+  std::string dir = tb.data();
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() { remove_tree(dir); }
+  } cleanup{dir};
+  std::string src_path = dir + "/kernel.cpp", obj_path = dir + "/kernel.so", inc = dir + "/include";
+  write_new_file(src_path, in.source);
+  if (mkdir(inc.c_str(), 0700) != 0) throw Error("compile_error", "cannot create " + inc + ": " + errno_text(errno));
+  for (auto& f : in.include_files) {
+    const std::string& rel = *f.first;
+    for (size_t p = rel.find('/'); p != std::string::npos; p = rel.find('/', p + 1)) {
+      std::string sub = inc + "/" + rel.substr(0, p);
+      if (mkdir(sub.c_str(), 0700) != 0 && errno != EEXIST)
+        throw Error("compile_error", "cannot create " + sub + ": " + errno_text(errno));
+    }
+    std::string fp = inc + "/" + rel;
+    if (access(fp.c_str(), F_OK) == 0) throw Error("invalid_argument", "include file \"" + rel + "\" given twice");
+    write_new_file(fp, *f.second);
+  }
+
+  std::vector<std::string> args = in.flags;
+  // The build directory's paths are the only arguments outside the key.
+  args.push_back("-I" + inc);
+  args.push_back("-I" + include_dir_);
   args.push_back("-o");
   args.push_back(obj_path);
   args.push_back(src_path);
@@ -700,13 +728,20 @@ int KernelBuilder::build(const std::string& key, const BuildSpec& s) {
   return fd;  // the descriptor stays valid for the renamed file
 }
 
-bool KernelBuilder::takes_no_gnu_unique(const std::string& build_dir) {
+bool KernelBuilder::takes_no_gnu_unique() {
   std::lock_guard<std::mutex> lock(probe_mu_);
   if (takes_no_gnu_unique_ < 0) {
     std::vector<std::string> args = split_words(cxx_);
     for (const char* a : {"-fno-gnu-unique", "-fsyntax-only", "-x", "c++", "/dev/null"}) args.push_back(a);
+    std::string templ = cache_dir_ + "/.probe-XXXXXX";
+    std::vector<char> tb(templ.begin(), templ.end());
+    tb.push_back(0);
+    if (!mkdtemp(tb.data()))
+      throw Error("compile_error", "cannot create a build directory in " + cache_dir_ + ": " + errno_text(errno));
+    std::string dir = tb.data();
     int status = 0;
-    run_compiler(args, build_dir, &status);
+    run_compiler(args, dir, &status);
+    remove_tree(dir);
     if (status == kKilledStatus) return false;  // cancelled: the build that follows says so
     takes_no_gnu_unique_ = status == 0;
   }

@@ -291,6 +291,11 @@ struct BuildSpec {
 // ("compile_error"), not written through.
 void write_new_file(const std::string& path, const std::string& text);
 
+// text as a C string literal (quotes included): quotes and backslashes
+// escaped, control and non-ASCII bytes as octal escapes, so that free text
+// (a kernel's name) can never end the literal or the line it stands on.
+std::string c_string_literal(const std::string& text);
+
 // Builds kernel objects with the host compiler and caches them on disk and in
 // memory, keyed by a hash of everything that goes into the build. The cache
 // directory and every object are checked before use (compiler.cpp).
@@ -308,6 +313,8 @@ class KernelBuilder {
                                     const std::vector<std::pair<std::string, uint32_t>>& named_args,
                                     const ProgramDesc& program);
   std::shared_ptr<KernelObject> get(const BuildSpec& spec);
+  // The cache key of a build: a hash of everything that reaches the compiler.
+  std::string key(const BuildSpec& spec) { return key_of(compile_inputs(spec)); }
   // Kills every compiler in flight (their builds fail) and refuses new ones.
   void cancel();
   std::string include_dir() const { return include_dir_; }
@@ -317,16 +324,25 @@ class KernelBuilder {
   uint64_t disk_hits() const { return disk_hits_.load(); }
 
  private:
-  std::string key_of(const BuildSpec& spec) const;
+  // Everything that reaches the compiler for one build, less the paths of
+  // its build directory: the key is a hash of exactly this.
+  struct CompileInputs {
+    std::string source;
+    std::vector<std::string> flags;  // the compiler's command words and flags
+    std::vector<std::pair<const std::string*, const std::string*>> include_files;
+  };
+  CompileInputs compile_inputs(const BuildSpec& spec);
+  std::string key_of(const CompileInputs& in) const;
   std::string generated_source(const BuildSpec& spec) const;
+  std::vector<std::string> compile_flags(const BuildSpec& spec);
   // Builds into a private directory and renames the object into the cache;
   // returns an open descriptor of the checked object.
-  int build(const std::string& key, const BuildSpec& spec);
+  int build(const std::string& key, const BuildSpec& spec, const CompileInputs& in);
   std::shared_ptr<KernelObject> load(int fd, const std::string& path);
   std::string run_compiler(const std::vector<std::string>& args, const std::string& build_dir, int* status);
   // Whether the compiler takes -fno-gnu-unique (GCC; clang does not know the
   // flag and never makes such symbols), asked once, at the first build.
-  bool takes_no_gnu_unique(const std::string& build_dir);
+  bool takes_no_gnu_unique();
   std::mutex probe_mu_;
   int takes_no_gnu_unique_ = -1;  // -1: not asked yet
   std::string cache_dir_, private_root_, include_dir_, cxx_, cxxflags_, header_hash_;

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -187,6 +189,89 @@ void test_compile_args(const std::string& cache) {
   layer->free(buf);
 }
 ZYX_TEST(builder, test_compile_args);
+
+// ---- the cache key ---------------------------------------------------------
+
+// Every input of a build changes its key: a property over one mutation per
+// BuildSpec field (and per character class a name may hold).
+void test_key_covers_inputs(const std::string& cache) {
+  emu::KernelBuilder builder(cache, emu::board_preset("n150"));
+  std::string source = "void kernel_main() {}", other_source = "void kernel_main() { }";
+  std::map<std::string, std::string> defines{{"A", "1"}}, other_defines{{"A", "2"}}, more_defines{{"A", "1"}, {"B", ""}};
+  std::string inc_path = "x.h", inc_text = "int x;", other_text = "int y;";
+  auto base = [&] {
+    emu::BuildSpec s;
+    s.name = "reader";
+    s.processor = 0;
+    s.source = &source;
+    s.defines = &defines;
+    s.compile_args = {1, 2};
+    s.named_args = {{"bias", 3}};
+    s.include_files = {{&inc_path, &inc_text}};
+    return s;
+  };
+  std::vector<std::pair<const char*, std::function<void(emu::BuildSpec&)>>> mutations = {
+      {"name", [](emu::BuildSpec& s) { s.name = "writer"; }},
+      {"name with a line break", [](emu::BuildSpec& s) { s.name = "reader\n#define get_tile_size(cb) 2048u"; }},
+      {"name with a quote", [](emu::BuildSpec& s) { s.name = "reader\""; }},
+      {"processor", [](emu::BuildSpec& s) { s.processor = 1; }},
+      {"noc", [](emu::BuildSpec& s) { s.noc = 1; }},
+      {"source", [&](emu::BuildSpec& s) { s.source = &other_source; }},
+      {"define value", [&](emu::BuildSpec& s) { s.defines = &other_defines; }},
+      {"another define", [&](emu::BuildSpec& s) { s.defines = &more_defines; }},
+      {"compile arg", [](emu::BuildSpec& s) { s.compile_args = {1, 3}; }},
+      {"compile arg count", [](emu::BuildSpec& s) { s.compile_args = {1, 2, 0}; }},
+      {"named arg value", [](emu::BuildSpec& s) { s.named_args = {{"bias", 4}}; }},
+      {"named arg name", [](emu::BuildSpec& s) { s.named_args = {{"bias2", 3}}; }},
+      {"include text", [&](emu::BuildSpec& s) { s.include_files = {{&inc_path, &other_text}}; }},
+      {"include files", [](emu::BuildSpec& s) { s.include_files.clear(); }},
+      {"fp32 dest acc", [](emu::BuildSpec& s) { s.fp32_dest_acc = true; }},
+      {"math approx", [](emu::BuildSpec& s) { s.math_approx = true; }},
+      {"math fidelity", [](emu::BuildSpec& s) { s.math_fidelity = "LoFi"; }},
+      {"cb tile size", [](emu::BuildSpec& s) { s.cb_tile_sizes[3] = 2048; }},
+  };
+  std::map<std::string, std::string> seen;
+  seen[builder.key(base())] = "base";
+  for (auto& [what, mutate] : mutations) {
+    emu::BuildSpec s = base();
+    mutate(s);
+    std::string k = builder.key(s);
+    if (seen.count(k)) throw Failure(std::string("changing the ") + what + " gives the key of " + seen[k]);
+    seen[k] = what;
+  }
+  // The same spec gives the same key.
+  CHECK_EQ(builder.key(base()), builder.key(base()));
+  // The board is an input too.
+  emu::KernelBuilder blackhole(cache, emu::board_preset("p150"));
+  CHECK(blackhole.key(base()) != builder.key(base()));
+}
+ZYX_TEST_CACHE_DIR(builder, test_key_covers_inputs);
+
+// A kernel's name is free text: a line break in it adds no code to the
+// kernel, and the object built under it is not served for another name.
+void test_name_is_not_code(const std::string& cache) {
+  GroupProgram g = word_program(kWriteWord);
+  g.reader.compile_args = {C(5)};
+  auto run_named = [&](DeviceLayer& layer, const std::string& name) {
+    uint64_t buf = layer.alloc(64, dram_spec(64), nullptr);
+    ProgramDesc d = one_group_program(g, 1, 1);
+    d.kernels[0].name = name;
+    uint64_t prog = layer.compile(d);
+    layer.run(prog, {Buf(buf)}, false);
+    layer.release(prog);
+    auto v = download<uint32_t>(layer, buf, 1);
+    layer.free(buf);
+    return v[0];
+  };
+  auto layer = make_emu_layer("n150", 0, cache);
+  CHECK_EQ(run_named(*layer, "reader\n#define get_compile_time_arg_val(i) 7u\n\\"), 5u);
+  CHECK_EQ(run_named(*layer, "reader"), 5u);
+  // A new layer on the same cache agrees.
+  auto again = make_emu_layer("n150", 0, cache);
+  CHECK_EQ(run_named(*again, "reader"), 5u);
+  CHECK_EQ(emu::c_string_literal("a\"b\\c\n\x7f"), "\"a\\\"b\\\\c\\012\\177\"");
+}
+ZYX_TEST_CACHE_DIR(builder, test_name_is_not_code);
 
 // ---- untrusted directories ------------------------------------------------
 
