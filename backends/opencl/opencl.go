@@ -182,7 +182,7 @@ type device struct {
 	lim      limits
 	pool     *pool
 	cacheDir *diskcache.Dir // nil: no binary cache
-	cacheTag string // device name, driver and platform versions: the binary cache's device half of the key
+	cacheTag string         // device name, driver and platform versions: the binary cache's device half of the key
 
 	// q.Mu orders submissions: the deferred lists, the wait-list
 	// scratch and every enqueue are under it, and Closed. Its Cond is
