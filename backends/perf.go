@@ -12,11 +12,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
+	"golang.org/x/sys/unix"
 
+	"github.com/zyxtt/zyxtt/internal/diskcache"
 	"github.com/zyxtt/zyxtt/internal/zlog"
 )
 
@@ -25,6 +27,11 @@ import (
 // measurement instead of by nominal FLOP/s. It lives in one JSON file in the
 // cache directory, written atomically (a temp file and a rename) under an
 // advisory lock, so concurrent processes never lose each other's entries.
+//
+// The file is read once per process and path: opened as a regular file of
+// the user's only (never through a symbolic link, never blocking on a FIFO)
+// and at most maxPerfRecord bytes; anything else is ignored with a warning
+// and replaced by the next write.
 
 // PerfEntry is one measurement: a program's launch time on a device at one
 // size bucket, and the time to move its buffers in and out.
@@ -53,6 +60,22 @@ func (e PerfEntry) Cost(repeat int) time.Duration {
 // PerfRecord is the record file.
 type PerfRecord struct {
 	Path string
+}
+
+// maxPerfRecord bounds the record file: a record of every program, device
+// and size bucket a host measures is far smaller; a larger file is damaged
+// or not ours.
+const maxPerfRecord = 8 << 20
+
+// perfLockWait bounds the wait for another process's record lock: the record
+// only guides selection, so a write gives up rather than hang.
+const perfLockWait = 5 * time.Second
+
+// loadedRecords are the records this process has read, by path: the file is
+// read once, and a Record updates the copy.
+var loadedRecords struct {
+	sync.Mutex
+	byPath map[string][]PerfEntry
 }
 
 // perfVersion is the file's format version; a file of another version is
@@ -87,22 +110,41 @@ func DefaultPerfRecord() *PerfRecord {
 	return &PerfRecord{Path: filepath.Join(base, "zyx", "perf.json")}
 }
 
-// Entries reads the record. A missing file is no entries; a damaged one is
-// no entries too, with a debug line, and is replaced by the next write.
+// Entries reads the record (once per process and path). A missing file is
+// no entries; a damaged, oversized or untrusted one is no entries too, with
+// a warning, and is replaced by the next write.
 func (r *PerfRecord) Entries() []PerfEntry {
 	if r == nil {
 		return nil
 	}
-	data, err := os.ReadFile(r.Path)
+	loadedRecords.Lock()
+	defer loadedRecords.Unlock()
+	if e, ok := loadedRecords.byPath[r.Path]; ok {
+		return e
+	}
+	e := r.read(true)
+	if loadedRecords.byPath == nil {
+		loadedRecords.byPath = map[string][]PerfEntry{}
+	}
+	loadedRecords.byPath[r.Path] = e
+	return e
+}
+
+// read reads the file itself; warn says whether a file that is there but
+// unusable is worth a warning (not when it is about to be replaced).
+func (r *PerfRecord) read(warn bool) []PerfEntry {
+	data, err := diskcache.ReadPrivateFile(r.Path, maxPerfRecord)
 	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			zlog.Debug(zlog.Sched, "performance record not read", "path", r.Path, "err", err)
+		if !errors.Is(err, fs.ErrNotExist) && warn {
+			zlog.Warn("performance record ignored", "path", r.Path, "err", err)
 		}
 		return nil
 	}
 	var f perfFile
 	if err := json.Unmarshal(data, &f); err != nil || f.Version != perfVersion {
-		zlog.Debug(zlog.Sched, "performance record ignored (damaged or of another version)", "path", r.Path, "err", err)
+		if warn {
+			zlog.Warn("performance record ignored (damaged or of another version)", "path", r.Path, "err", err)
+		}
 		return nil
 	}
 	return f.Entries
@@ -129,12 +171,13 @@ func (r *PerfRecord) Record(entries ...PerfEntry) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("performance record: %w", err)
 	}
-	unlock, err := lockFile(r.Path + ".lock")
+	unlock, err := lockFile(r.Path+".lock", perfLockWait)
 	if err != nil {
 		return fmt.Errorf("performance record: %w", err)
 	}
 	defer unlock()
-	old := r.Entries()
+	// Under the lock, the file as other processes left it.
+	old := r.read(false)
 	byKey := map[string]int{}
 	for i, e := range old {
 		byKey[perfKey(e)] = i
@@ -152,24 +195,56 @@ func (r *PerfRecord) Record(entries ...PerfEntry) error {
 	if err != nil {
 		return fmt.Errorf("performance record: %w", err)
 	}
-	return writeAtomic(r.Path, data)
+	if err := writeAtomic(r.Path, data); err != nil {
+		return err
+	}
+	loadedRecords.Lock()
+	if loadedRecords.byPath == nil {
+		loadedRecords.byPath = map[string][]PerfEntry{}
+	}
+	loadedRecords.byPath[r.Path] = old
+	loadedRecords.Unlock()
+	return nil
 }
 
 func perfKey(e PerfEntry) string { return fmt.Sprintf("%s|%s|%d", e.Program, e.Device, e.Bucket) }
 
-// lockFile takes an exclusive advisory lock on path (made 0600 if new, never
-// followed through a symbolic link) and returns its release.
-func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+// lockFile takes an exclusive advisory lock on path (made 0600 if new; a
+// regular file of ours, never followed through a symbolic link, never
+// blocking on a FIFO) within wait, and returns its release.
+func lockFile(path string, wait time.Duration) (func(), error) {
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	f := os.NewFile(uintptr(fd), path)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
 		f.Close()
-		return nil, err
+		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Uid != uint32(os.Geteuid()) {
+		f.Close()
+		return nil, fmt.Errorf("lock file %s is not a regular file of this user's", path)
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if err != unix.EWOULDBLOCK && err != unix.EINTR {
+			f.Close()
+			return nil, &os.PathError{Op: "flock", Path: path, Err: err}
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("lock file %s: held by another process for more than %v", path, wait)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = unix.Flock(fd, unix.LOCK_UN)
 		f.Close()
 	}, nil
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -229,4 +231,96 @@ func TestRecordHelperProcess(t *testing.T) {
 	for i := range n {
 		require.NoError(t, rec.Record(PerfEntry{Program: fmt.Sprintf("p%d", id), Device: "d", Bucket: i}))
 	}
+}
+
+// returnsWithin runs f and fails the test if it has not returned within a
+// generous bound: the calls tested here must not block at all, and a hang
+// is the failure, not a slow machine.
+func returnsWithin[T any](t *testing.T, what string, f func() T) T {
+	t.Helper()
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatalf("%s did not return: it blocked", what)
+		panic("unreachable")
+	}
+}
+
+// A record that is a FIFO, a link to /dev/zero, too large, or not the
+// user's own is ignored with a warning, without blocking or reading it
+// whole; writing replaces it with a regular file.
+func TestRecordThatIsNotARegularFile(t *testing.T) {
+	var logged strings.Builder
+	SetLogger(slog.New(slog.NewTextHandler(&logged, nil)))
+	t.Cleanup(func() { SetLogger(nil) })
+	cases := []struct {
+		name string
+		make func(path string) error
+		want string
+	}{
+		{"fifo", func(p string) error { return syscall.Mkfifo(p, 0o600) }, "not a regular file"},
+		{"link to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }, "symbolic link"},
+		{"oversized", func(p string) error {
+			f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			return f.Truncate(maxPerfRecord + 1) // sparse: costs no disk
+		}, "more than the"},
+		{"writable by others", func(p string) error {
+			if err := os.WriteFile(p, []byte(`{"version": 1, "entries": []}`), 0o600); err != nil {
+				return err
+			}
+			return os.Chmod(p, 0o666)
+		}, "writable by its group or by others"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			logged.Reset()
+			rec := &PerfRecord{Path: filepath.Join(t.TempDir(), "perf.json")}
+			require.NoError(t, tc.make(rec.Path))
+			got := returnsWithin(t, "Entries", rec.Entries)
+			require.Empty(t, got)
+			require.Contains(t, logged.String(), "level=WARN")
+			require.Contains(t, logged.String(), tc.want)
+			if tc.name == "fifo" || tc.name == "link to /dev/zero" {
+				// Replacing it: the rename takes the name, whatever it was.
+				e := PerfEntry{Program: "p", Device: "d"}
+				require.NoError(t, returnsWithin(t, "Record", func() error { return rec.Record(e) }))
+				st, err := os.Lstat(rec.Path)
+				require.NoError(t, err)
+				require.True(t, st.Mode().IsRegular())
+				require.Equal(t, []PerfEntry{e}, rec.Entries())
+			}
+		})
+	}
+}
+
+// A lock file that is a FIFO (or another's) is an error, not a hang.
+func TestRecordLockThatIsNotARegularFile(t *testing.T) {
+	rec := &PerfRecord{Path: filepath.Join(t.TempDir(), "perf.json")}
+	require.NoError(t, syscall.Mkfifo(rec.Path+".lock", 0o600))
+	err := returnsWithin(t, "Record", func() error { return rec.Record(PerfEntry{Program: "p"}) })
+	require.ErrorContains(t, err, "not a regular file")
+}
+
+// The record is read once per process: later changes by others are not
+// re-read on every lookup, and a Record updates what this process sees.
+func TestRecordIsReadOnce(t *testing.T) {
+	rec := &PerfRecord{Path: filepath.Join(t.TempDir(), "perf.json")}
+	first := PerfEntry{Program: "p", Device: "d", Bucket: 1}
+	data, err := json.Marshal(perfFile{Version: perfVersion, Entries: []PerfEntry{first}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(rec.Path, data, 0o600))
+	require.Equal(t, []PerfEntry{first}, rec.Entries())
+	require.NoError(t, os.WriteFile(rec.Path, []byte("damaged since"), 0o600))
+	require.Equal(t, []PerfEntry{first}, (&PerfRecord{Path: rec.Path}).Entries(), "read once per path")
+	second := PerfEntry{Program: "q", Device: "d", Bucket: 1}
+	require.NoError(t, os.WriteFile(rec.Path, data, 0o600))
+	require.NoError(t, rec.Record(second))
+	require.ElementsMatch(t, []PerfEntry{first, second}, rec.Entries())
 }

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"codeberg.org/sbinet/npyio"
 	"github.com/stretchr/testify/require"
@@ -407,4 +409,28 @@ func TestEmulatorCacheIsTheDefaultOne(t *testing.T) {
 	st, err := os.Stat(filepath.Join(cache, "zyx", "tt"))
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o700), st.Mode().Perm(), "the cache is private")
+}
+
+// A performance record that is a FIFO or a link to /dev/zero neither hangs
+// nor floods `run --dev auto` and `probe --perf`: it is ignored with a
+// warning.
+func TestHostilePerformanceRecord(t *testing.T) {
+	for name, plant := range map[string]func(string) error{
+		"fifo":              func(p string) error { return syscall.Mkfifo(p, 0o600) },
+		"link to /dev/zero": func(p string) error { return os.Symlink("/dev/zero", p) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, plant(perfRecordOf(t)))
+			for _, args := range [][]string{{"run", testBundle, "--dev", "auto", "--set", "n=64"}, {"probe", "--perf"}} {
+				done := make(chan cliResult, 1)
+				go func() { done <- cli(t, cliEnv{}, args...) }()
+				select {
+				case r := <-done:
+					require.Equal(t, exitOK, r.code, "%v: %s", args, r.stderr)
+				case <-time.After(time.Minute):
+					t.Fatalf("%v blocked on the record", args)
+				}
+			}
+		})
+	}
 }

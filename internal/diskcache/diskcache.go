@@ -146,7 +146,7 @@ func fileProblem(st *unix.Stat_t) string {
 
 // ErrUntrusted marks a cache file that exists but must not be used (another
 // owner, a symbolic link, not a regular file, writable by others).
-var ErrUntrusted = errors.New("untrusted cache file")
+var ErrUntrusted = errors.New("untrusted file")
 
 // Path is the directory's resolved path.
 func (d *Dir) Path() string { return d.path }

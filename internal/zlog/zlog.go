@@ -74,3 +74,9 @@ func Debug(m Mask, msg string, args ...any) {
 	}
 	l.Log(ctx, level, "zyx: "+msg, append([]any{"area", name}, args...)...)
 }
+
+// Warn logs msg at Warn level: something the user should know (a file that
+// was ignored, say) that does not stop the work.
+func Warn(msg string, args ...any) {
+	Logger().Warn("zyx: "+msg, args...)
+}
