@@ -17,8 +17,15 @@ type Config = config.Config
 // Common holds the keys every section understands (device_ids).
 type Common = config.Common
 
-// ParseConfig decodes a config file's bytes. Every top-level value must be
-// an object (a section).
+// ConfigError is one fault of the config file, at its line and column and
+// naming the key path ("select.budget_s"). The errors of ParseConfig,
+// LoadConfig, Runtime.ConfigErr and a driver's section are, or join, these.
+type ConfigError = config.Error
+
+// ParseConfig decodes a config file's bytes: one JSON object of sections
+// (objects), no key twice in any object, nothing after it, device_ids a
+// list of device ordinals. Sections' own keys are checked when they are
+// decoded (Runtime.ConfigProblems lists every fault).
 func ParseConfig(data []byte) (*Config, error) { return config.Parse(data) }
 
 // LoadConfig reads the config file at path. A missing file (or an empty

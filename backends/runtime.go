@@ -66,6 +66,7 @@ type deviceNamer interface{ DeviceNamePrefixes() map[string]string }
 type Runtime struct {
 	cfg         *Config
 	cfgErr      error
+	cfgProblems []error
 	names       []string // the backends this runtime may open, sorted
 	lookup      func(name string) (any, error)
 	host        *hostpool.Pool
@@ -138,9 +139,16 @@ func openRuntime(_ context.Context, opts Options, lookup func(string) (any, erro
 		}
 		r.host, r.ownHost = hp, true
 	}
-	if err := r.cfg.Section(SelectSection, &r.selectCfg); err != nil {
-		r.cfgErr = errors.Join(r.cfgErr, err)
+	// Every section is checked now, not when its backend opens, so that
+	// every command reports every fault. The sections of drivers that
+	// registered no section type are known too.
+	known := make([]string, 0, len(registered))
+	for _, n := range registered {
+		known = append(known, r.sectionOf(n))
 	}
+	r.cfgProblems = r.cfg.Check(known...)
+	// A bad select section keeps the defaults; Check listed its faults.
+	_ = r.cfg.Section(SelectSection, &r.selectCfg)
 	logger := opts.Logger
 	if logger == nil {
 		logger = zlog.Logger()
@@ -152,10 +160,13 @@ func openRuntime(_ context.Context, opts Options, lookup func(string) (any, erro
 // SelectSection is the config section of device selection (SelectConfig).
 const SelectSection = "select"
 
+func init() { config.RegisterSection(SelectSection, SelectConfig{}) }
+
 // SelectConfig is the "select" section of the config file.
 type SelectConfig struct {
-	// BudgetS bounds how long "fastest" measures, in seconds (default 30).
-	BudgetS float64 `json:"budget_s"`
+	// BudgetS bounds how long "fastest" measures, in seconds (0: the
+	// default, 30).
+	BudgetS float64 `json:"budget_s" min:"0" max:"86400" unit:"seconds"`
 	// Record is the performance record's path ("off" keeps none; default
 	// DefaultPerfRecord).
 	Record string `json:"record"`
@@ -180,25 +191,22 @@ func (r *Runtime) selectDefaults() []SelectOption {
 // Config is the config the runtime's backends open with.
 func (r *Runtime) Config() *Config { return r.cfg }
 
-// ConfigErr is why the config file was not used (it could not be read or
-// parsed), or nil. The runtime then runs on the defaults.
+// ConfigErr is why the config file was not used (it could not be read, is
+// not JSON, has a key twice or a bad device_ids), or nil. The runtime then
+// runs on the defaults.
 func (r *Runtime) ConfigErr() error { return r.cfgErr }
 
-// ConfigProblems lists what is wrong with the config besides ConfigErr:
-// sections no backend of this runtime reads. A section with a bad or unknown
-// key is reported by its backend, which then has no devices.
+// ConfigProblems lists what is wrong with the config besides ConfigErr,
+// one fault a line, in file order: sections no registered backend reads,
+// and every key of every section that is unknown, of the wrong type or out
+// of range (each a ConfigError). A backend whose section has a fault has no
+// devices and gives the fault as its reason; a bad select section leaves
+// selection on its defaults.
 func (r *Runtime) ConfigProblems() []string {
-	known := map[string]bool{SelectSection: true}
-	for _, n := range r.names {
-		known[r.sectionOf(n)] = true
+	out := make([]string, 0, len(r.cfgProblems))
+	for _, e := range r.cfgProblems {
+		out = append(out, e.Error())
 	}
-	var out []string
-	for _, s := range r.cfg.Sections() {
-		if !known[s] {
-			out = append(out, fmt.Sprintf("unknown section %q (no backend reads it)", s))
-		}
-	}
-	slices.Sort(out)
 	return out
 }
 

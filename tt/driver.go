@@ -35,11 +35,34 @@ type Settings struct {
 	// CacheDir is where the runtime caches kernel builds (default
 	// $XDG_CACHE_HOME/zyx/tt).
 	CacheDir string `json:"cache_dir"`
-	// TimeoutS bounds each runtime call in seconds (default 120).
-	TimeoutS float64 `json:"timeout_s"`
+	// TimeoutS bounds each runtime call in seconds (absent: 120).
+	TimeoutS float64 `json:"timeout_s" min:"0.001" max:"86400" unit:"seconds"`
 }
 
-func init() { driver.Register(ttruntime.Backend, &Driver{}) }
+// defaultSettings are the settings of an absent key.
+var defaultSettings = Settings{EmuBoard: "n150"}
+
+// Validate checks what the key types do not: the emulator board is one
+// this backend knows.
+func (s *Settings) Validate() error {
+	if _, ok := BoardByName(s.EmuBoard); ok {
+		return nil
+	}
+	var names []string
+	for _, b := range boards {
+		names = append(names, b.Name)
+	}
+	msg := fmt.Sprintf("unknown board %q (boards: %s)", s.EmuBoard, strings.Join(names, ", "))
+	if near := driver.Suggest(s.EmuBoard, names); near != "" {
+		msg = fmt.Sprintf("unknown board %q; did you mean %q?", s.EmuBoard, near)
+	}
+	return &driver.ConfigKeyError{Key: "emu_board", Msg: msg}
+}
+
+func init() {
+	driver.Register(ttruntime.Backend, &Driver{})
+	driver.RegisterSection(ConfigSection, defaultSettings)
+}
 
 // Driver opens Tenstorrent devices: a device per chip of every supported
 // card, or emulator devices when there is no card. Each device's runtime
@@ -59,7 +82,7 @@ func (Driver) DeviceNamePrefixes() map[string]string {
 // Open finds the cards and starts a runtime per chip.
 func (Driver) Open(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
 	cfg := env.Config
-	s := Settings{EmuBoard: "n150"}
+	s := defaultSettings
 	if err := cfg.Section(ConfigSection, &s); err != nil {
 		return nil, err
 	}

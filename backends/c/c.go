@@ -29,7 +29,7 @@ type Config struct {
 	// requires it, false never uses it.
 	OpenMP *bool `json:"openmp"`
 	// Threads is how many threads a launch uses; 0 means one per core.
-	Threads int `json:"threads"`
+	Threads int `json:"threads" min:"0" max:"4096"`
 	// CacheDir holds compiled objects; default the user cache dir's zyx/c.
 	CacheDir string `json:"cache_dir"`
 	// HostPool is the pool the device computes on; nil means
@@ -48,7 +48,10 @@ func hostPoolOf(p *hostpool.Pool) (*hostpool.Pool, error) {
 // DefaultFlags are the optimisation flags used when the config names none.
 var DefaultFlags = []string{"-O3", "-march=native"}
 
-func init() { driver.Register(BackendName, openDriver) }
+func init() {
+	driver.Register(BackendName, openDriver)
+	driver.RegisterSection(BackendName, Config{})
+}
 
 // openDriver opens the device with the runtime's host pool.
 var openDriver = onedevice.Driver(BackendName, func(ctx context.Context, c Config, host *hostpool.Pool) (*Device, error) {

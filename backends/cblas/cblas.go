@@ -30,13 +30,16 @@ type Config struct {
 	Library string `json:"library"`
 	// Threads sets the library's thread count (OpenBLAS, BLIS); 0 keeps
 	// the library's default.
-	Threads int `json:"threads"`
+	Threads int `json:"threads" min:"0" max:"4096"`
 	// HostPool is the pool the device computes on; nil means
 	// hostpool.Default(). The driver sets the runtime's.
 	HostPool *hostpool.Pool `json:"-"`
 }
 
-func init() { driver.Register(BackendName, openDriver) }
+func init() {
+	driver.Register(BackendName, openDriver)
+	driver.RegisterSection(BackendName, Config{})
+}
 
 // openDriver opens the device with the runtime's host pool.
 var openDriver = onedevice.Driver(BackendName, func(ctx context.Context, c Config, host *hostpool.Pool) (*Device, error) {

@@ -20,6 +20,7 @@ const Name = "cuda"
 
 func init() {
 	driver.Register(Name, driver.DriverFunc(open))
+	driver.RegisterSection(Name, Config{})
 }
 
 // Config is the "cuda" section of the config file.
@@ -34,7 +35,8 @@ type Config struct {
 	// StagingChunk is the size of each of the two pinned staging buffers
 	// for copies of ordinary (not host-pool) memory larger than the bounce
 	// budget, which is max(4 × StagingChunk, 64 MiB). Default 16 MiB.
-	StagingChunk int64 `json:"staging_chunk"`
+	// 0 means the default; the bound keeps 4 × StagingChunk an int64.
+	StagingChunk int64 `json:"staging_chunk" min:"0" max:"4294967296" unit:"bytes"`
 	// PreferKernel runs a program's CUDA C variant even when it also has a
 	// GEMM variant (by default cuBLAS runs the GEMM).
 	PreferKernel bool `json:"prefer_kernel"`

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/internal/config"
 	"github.com/zyxtt/zyxtt/internal/registry"
 	"github.com/zyxtt/zyxtt/internal/zlog"
 )
@@ -75,8 +76,28 @@ func RegisterFormat(name backends.Format, file string, code reflect.Type) {
 	registry.RegisterFormat(registry.Format{Name: string(name), File: file, Code: code})
 }
 
-// Section decodes the driver's config section into v, which holds the
-// defaults (see backends.Config.Section): unknown keys are an error.
+// RegisterSection makes config section name known, with defaults (the
+// struct the driver decodes its section into, holding its default values)
+// as its keys and their types: a json tag names a key, and min, max and
+// unit tags bound a number ("timeout_s" min:"0.001" max:"86400"
+// unit:"seconds"). Every command then checks the section whether or not the
+// backend opens, and reports a fault by key path with line and column. A
+// backend calls it in init, next to Register; it panics on a name
+// registered twice or a type a config cannot hold.
+func RegisterSection(name string, defaults any) { config.RegisterSection(name, defaults) }
+
+// ConfigKeyError is a fault of one key that a section type's Validate
+// method (checks beyond types and bounds) returns: it is reported at that
+// key, by its path.
+type ConfigKeyError = config.KeyError
+
+// Suggest is the name in known that name is most likely a typo of, or "".
+func Suggest(name string, known []string) string { return config.Suggest(name, known) }
+
+// Section decodes the driver's config section into v, a pointer to the
+// struct that holds the defaults (see backends.Config.Section): an unknown
+// key, a value of the wrong type or out of bounds is an error naming the
+// key path, and leaves v as it was.
 func Section(env *Env, name string, v any) error { return env.Config.Section(name, v) }
 
 // Common is the section's device_ids.

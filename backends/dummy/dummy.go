@@ -34,10 +34,13 @@ type Config struct {
 	// Enabled turns the backend on; it is off by default.
 	Enabled bool `json:"enabled"`
 	// Memory is the pool's size in bytes.
-	Memory int64 `json:"memory"`
+	Memory int64 `json:"memory" min:"1" unit:"bytes"`
 }
 
-func init() { driver.Register(Name, Driver{}) }
+func init() {
+	driver.Register(Name, Driver{})
+	driver.RegisterSection(Name, Config{Memory: DefaultMemory})
+}
 
 // Driver opens the dummy backend from the "dummy" config section.
 type Driver struct{}

@@ -21,16 +21,19 @@ import (
 // Name is the backend's registry key and the prefix of its device names.
 const Name = "opencl"
 
-func init() { driver.Register(Name, driver.SectionDriver(Name, OpenDevices)) }
+func init() {
+	driver.Register(Name, driver.SectionDriver(Name, OpenDevices))
+	driver.RegisterSection(Name, Config{})
+}
 
 // Config is the "opencl" section of the config file.
 type Config struct {
 	// DeviceIDs keeps only these device ordinals (the N of "opencl:N",
 	// counted over the kept platforms). Absent means every device.
-	DeviceIDs *[]int `json:"device_ids"`
+	DeviceIDs *[]int `json:"device_ids" min:"0"`
 	// PlatformIDs keeps only these platform ordinals (clGetPlatformIDs
 	// order). Absent means every platform.
-	PlatformIDs *[]int `json:"platform_ids"`
+	PlatformIDs *[]int `json:"platform_ids" min:"0"`
 	// CacheDir is where compiled program binaries are kept. Empty means
 	// $XDG_CACHE_HOME/zyx/opencl (or ~/.cache/zyx/opencl); "off" disables
 	// the cache.

@@ -27,20 +27,24 @@ import (
 // Name is the backend's registry key and the prefix of its device names.
 const Name = "vulkan"
 
-func init() { driver.Register(Name, driver.SectionDriver(Name, OpenDevices)) }
+func init() {
+	driver.Register(Name, driver.SectionDriver(Name, OpenDevices))
+	driver.RegisterSection(Name, Config{})
+}
 
 // Config is the "vulkan" section of the config file.
 type Config struct {
 	// DeviceIDs keeps only these physical-device ordinals (the N of
 	// "vulkan:N", vkEnumeratePhysicalDevices order). Absent means all.
-	DeviceIDs *[]int `json:"device_ids"`
+	DeviceIDs *[]int `json:"device_ids" min:"0"`
 	// CacheDir is where pipeline caches are kept. Empty means
 	// $XDG_CACHE_HOME/zyx/vulkan (or ~/.cache/zyx/vulkan); "off" disables
 	// the disk cache.
 	CacheDir string `json:"cache_dir"`
 	// StagingBytes is the size of each device's staging buffer for host
-	// transfers (default 64 MiB); bigger transfers go through it in chunks.
-	StagingBytes int64 `json:"staging_bytes"`
+	// transfers (0: the default, 64 MiB); bigger transfers go through it
+	// in chunks.
+	StagingBytes int64 `json:"staging_bytes" min:"0" max:"4294967296" unit:"bytes"`
 }
 
 const defaultStaging = 64 << 20

@@ -21,10 +21,12 @@ type probeReport struct {
 type probeConfig struct {
 	Path   string `json:"path"`
 	Loaded bool   `json:"loaded"`
-	// Error is why the file was not used (unreadable, unparsable); the
-	// backends then run on their defaults.
+	// Error is why the file was not used (unreadable, not JSON, a key
+	// twice, a bad device_ids), one fault a line; the backends then run on
+	// their defaults.
 	Error string `json:"error,omitempty"`
-	// Problems are the file's other faults: sections no backend reads.
+	// Problems are the file's other faults, one each: unknown sections,
+	// and section keys that are unknown, of the wrong type or out of range.
 	Problems []string `json:"problems,omitempty"`
 }
 
@@ -86,18 +88,19 @@ func cmdProbe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		writeProbe(stdout, rep)
 	}
-	writeProbe(stdout, rep)
-	return nil
+	// The report is printed whole, config faults with it; a broken config
+	// still fails the command, as it fails run.
+	return configError(rep.Config)
 }
 
 func probe(ctx context.Context, rt *backends.Runtime) probeReport {
-	cfg := rt.Config()
-	rep := probeReport{Config: probeConfig{Path: backends.ConfigPath(), Loaded: cfg != nil && cfg.Path != "", Problems: rt.ConfigProblems()}}
-	if err := rt.ConfigErr(); err != nil {
-		rep.Config.Error = err.Error()
-	}
+	rep := probeReport{Config: configOf(rt)}
 	for _, name := range rt.Registered() {
 		st, err := rt.Backend(ctx, name)
 		if err != nil {
@@ -123,18 +126,8 @@ func probe(ctx context.Context, rt *backends.Runtime) probeReport {
 }
 
 func writeProbe(w io.Writer, rep probeReport) {
-	if rep.Config.Loaded {
-		fmt.Fprintf(w, "config: %s\n", rep.Config.Path)
-	} else if rep.Config.Error != "" {
-		fmt.Fprintf(w, "config: %s (not used: %s; defaults)\n", rep.Config.Path, oneLine(rep.Config.Error))
-	} else if rep.Config.Path != "" {
-		fmt.Fprintf(w, "config: %s (not read; defaults)\n", rep.Config.Path)
-	} else {
-		fmt.Fprintf(w, "config: none (defaults)\n")
-	}
-	for _, p := range rep.Config.Problems {
-		fmt.Fprintf(w, "config problem: %s\n", p)
-	}
+	writeConfigHeader(w, rep.Config)
+	writeConfigFaults(w, rep.Config)
 	for _, b := range rep.Backends {
 		fmt.Fprintln(w)
 		switch len(b.Devices) {

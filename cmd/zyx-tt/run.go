@@ -139,6 +139,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer rt.Close()
+	if cfg := configOf(rt); configError(cfg) != nil {
+		writeConfigFaults(stderr, cfg)
+		return configError(cfg)
+	}
 	bars := newProgress(stderr)
 	run, res, err := b.RunOnce(ctx, rt, bundle.Options{
 		Set: f.set, Inputs: f.in, Progress: bars.bundleProgress(),

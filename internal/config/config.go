@@ -5,32 +5,31 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
-
-	json "github.com/goccy/go-json"
+	"sync"
 )
 
 // Config is the backend config file: one JSON object with a section per
-// backend ("c", "cblas", "cuda", "opencl", "vulkan", "tenstorrent", "dummy").
-// Every section may hold device_ids; the other keys are the backend's own
-// and documented in README.md.
+// backend ("c", "cblas", "cuda", "opencl", "vulkan", "tenstorrent", "dummy")
+// and "select". Every section may hold device_ids; the other keys are the
+// section's own and documented in README.md.
 type Config struct {
 	// Path is the file the config came from; empty for defaults.
-	Path     string
-	sections map[string]json.RawMessage
+	Path string
+	data []byte
+	root *value // nil for defaults
 }
 
 // Common holds the keys every section understands.
 type Common struct {
 	// DeviceIDs: absent means every device, [] means none, a list means
 	// those device ordinals only.
-	DeviceIDs *[]int `json:"device_ids"`
+	DeviceIDs *[]int `json:"device_ids" min:"0"`
 }
 
 // Allows reports whether device ordinal i may be used.
@@ -46,102 +45,228 @@ func (c Common) Allows(i int) bool {
 	return false
 }
 
-// Parse decodes a config file's bytes. Every top-level value must be
-// an object (a section).
-func Parse(data []byte) (*Config, error) {
-	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	if raw == nil {
-		return nil, fmt.Errorf("config: top level must be an object")
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("config: trailing data after the object")
-	}
-	for name, sec := range raw {
-		t := bytes.TrimSpace(sec)
-		if len(t) == 0 || t[0] != '{' {
-			return nil, fmt.Errorf("config: section %q must be an object", name)
+// commonKey is the key every section has.
+const commonKey = "device_ids"
+
+// Parse decodes a config file's bytes: one JSON object whose every value is
+// an object (a section), with no key twice in any object, nothing after the
+// object, and device_ids, where given, a list of device ordinals. Every
+// fault is an *Error at its line and column (several are joined).
+func Parse(data []byte) (*Config, error) { return parse(data, "") }
+
+func parse(data []byte, file string) (*Config, error) {
+	root, err := parseTree(data)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.File = file
 		}
-		var c Common
-		if err := json.Unmarshal(sec, &c); err != nil {
-			return nil, fmt.Errorf("config: section %q: device_ids: %w", name, err)
-		}
+		return nil, err
 	}
-	return &Config{sections: raw}, nil
+	d := &decoder{data: data, file: file}
+	if root.kind != kindObject {
+		d.fault(root.start, "", "the top level must be a JSON object (a section per backend), got %s", gotText(data, root))
+		return nil, errors.Join(d.errs...)
+	}
+	for _, m := range root.members {
+		if m.val.kind != kindObject {
+			d.fault(m.val.start, m.key, "a section must be an object, got %s", gotText(data, m.val))
+			continue
+		}
+		var cm Common
+		decodeCommon(d, m, &cm)
+	}
+	if len(d.errs) > 0 {
+		return nil, errors.Join(d.errs...)
+	}
+	return &Config{Path: file, data: data, root: root}, nil
 }
 
-// Section decodes the named section into v, which holds the defaults. A
-// missing section leaves v alone. Keys the section's type does not know
-// (besides device_ids, which every section has) are an error, so a typo
-// never silently leaves a default in place. On any error v is left as it was
-// and the error says which section and key failed.
-func (c *Config) Section(name string, v any) error {
-	if c == nil {
-		return nil
+// decodeCommon decodes section m's device_ids into cm.
+func decodeCommon(d *decoder, m member, cm *Common) {
+	ids := m.val.lookup(commonKey)
+	if ids == nil {
+		return
 	}
-	sec, ok := c.sections[name]
-	if !ok {
+	s, _ := schemaOf(reflect.TypeFor[Common]())
+	f := s.field(commonKey)
+	d.value(reflect.ValueOf(cm).Elem().Field(f.index), ids.val, joinPath(m.key, commonKey), f.lim)
+}
+
+// Section decodes the named section into v, a pointer to a struct that
+// holds the defaults. A missing section leaves v alone. Every key must be
+// one of the struct's (device_ids, every section's key, is decoded into the
+// struct when it has the field) and every value of its field's type and
+// within its bounds (see the tags below); a key that is not is an *Error
+// naming the key path, with the closest known key. Every fault is reported
+// (several are joined), and on any fault v is left as it was.
+func (c *Config) Section(name string, v any) error {
+	if c == nil || c.root == nil {
 		return nil
 	}
 	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return fmt.Errorf("config: section %q: decode target must be a non-nil pointer", name)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("config: section %q: decode target must be a non-nil pointer to a struct, not %T", name, v)
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(sec, &fields); err != nil {
-		return c.errorf(name, err)
-	}
-	delete(fields, "device_ids") // the common key, checked by Parse
-	own, err := json.Marshal(fields)
-	if err != nil {
-		return c.errorf(name, err)
+	return errors.Join(c.section(name, rv)...)
+}
+
+// section decodes section name into the struct rv points to, all or
+// nothing, and returns every fault.
+func (c *Config) section(name string, rv reflect.Value) []error {
+	m := c.root.lookup(name)
+	if m == nil {
+		return nil
 	}
 	// Decode into a copy of the defaults so a bad section changes nothing.
 	scratch := reflect.New(rv.Elem().Type())
 	scratch.Elem().Set(rv.Elem())
-	dec := json.NewDecoder(bytes.NewReader(own))
-	if rv.Elem().Kind() == reflect.Struct {
-		dec.DisallowUnknownFields()
+	d := &decoder{data: c.data, file: c.Path}
+	d.object(scratch.Elem(), m.val, name, commonKey)
+	if len(d.errs) == 0 {
+		if v, ok := scratch.Interface().(Validator); ok {
+			d.validation(m.val, name, v.Validate())
+		}
 	}
-	if err := dec.Decode(scratch.Interface()); err != nil {
-		return c.errorf(name, err)
+	if len(d.errs) > 0 {
+		return d.errs
 	}
 	rv.Elem().Set(scratch.Elem())
 	return nil
 }
 
-func (c *Config) errorf(section string, err error) error {
-	where := "config"
-	if c.Path != "" {
-		where += " " + c.Path
+// Validator is a section type with checks beyond its keys' types and
+// bounds: a name from a list, keys that go together. Validate runs on the
+// decoded section (the defaults with the file's keys over them); a fault it
+// returns as a *KeyError (several may be joined) is reported at that key.
+type Validator interface{ Validate() error }
+
+// KeyError is a fault of one key of a section, found by Validate.
+type KeyError struct {
+	Key string // the key within the section: "emu_board"
+	Msg string
+}
+
+func (e *KeyError) Error() string { return e.Key + ": " + e.Msg }
+
+// validation reports what Validate returned for section sec.
+func (d *decoder) validation(sec *value, name string, err error) {
+	if err == nil {
+		return
 	}
-	return fmt.Errorf("%s: section %q: %w", where, section, err)
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			d.validation(sec, name, e)
+		}
+		return
+	}
+	var ke *KeyError
+	if errors.As(err, &ke) {
+		at := sec.start
+		if m := sec.lookup(ke.Key); m != nil {
+			at = m.val.start
+		}
+		d.fault(at, joinPath(name, ke.Key), "%s", ke.Msg)
+		return
+	}
+	d.fault(sec.start, name, "%v", err)
 }
 
 // Common decodes the keys every section shares.
 func (c *Config) Common(name string) Common {
 	var cm Common
-	if c == nil {
+	if c == nil || c.root == nil {
 		return cm
 	}
-	if sec, ok := c.sections[name]; ok {
-		_ = json.Unmarshal(sec, &cm) // validated by ParseConfig
+	if m := c.root.lookup(name); m != nil {
+		decodeCommon(&decoder{data: c.data}, *m, &cm) // checked by Parse
 	}
 	return cm
 }
 
-// Sections lists the section names present.
+// Sections lists the section names present, in file order.
 func (c *Config) Sections() []string {
-	if c == nil {
+	if c == nil || c.root == nil {
 		return nil
 	}
-	out := make([]string, 0, len(c.sections))
-	for k := range c.sections {
-		out = append(out, k)
+	out := make([]string, 0, len(c.root.members))
+	for _, m := range c.root.members {
+		out = append(out, m.key)
+	}
+	return out
+}
+
+// Check decodes every section of the file: a section registered with
+// RegisterSection into its defaults, as Section does; a section in also (one
+// that a driver decodes with a type of its own) only as far as Parse did.
+// Any other section is unknown, reported with the closest known name. It
+// returns every fault, in file order.
+func (c *Config) Check(also ...string) []error {
+	if c == nil || c.root == nil {
+		return nil
+	}
+	registered := registeredSections()
+	var errs []error
+	for _, m := range c.root.members {
+		if defaults, ok := registered[m.key]; ok {
+			v := reflect.New(defaults.Type())
+			v.Elem().Set(defaults)
+			errs = append(errs, c.section(m.key, v)...)
+			continue
+		}
+		if contains(also, m.key) {
+			continue
+		}
+		known := append([]string(nil), also...)
+		for name := range registered {
+			known = append(known, name)
+		}
+		e := errorAt(c.data, m.keyPos, "", "%s", unknownName("section", m.key, known))
+		e.File = c.Path
+		errs = append(errs, e)
+	}
+	return errs
+}
+
+var (
+	sectionsMu sync.RWMutex
+	sections   = map[string]reflect.Value{}
+)
+
+// RegisterSection makes section name known, with defaults (a struct, or a
+// pointer to one) as its keys, types, bounds and default values, so that
+// Check validates the section before anything reads it. Like a driver's
+// registration, it panics when a name is registered twice or the type is
+// not one a config can hold: both are programming errors caught at init.
+func RegisterSection(name string, defaults any) {
+	v := reflect.ValueOf(defaults)
+	for v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	if !v.IsValid() || v.Kind() != reflect.Struct {
+		panic(fmt.Sprintf("config: RegisterSection %s: defaults must be a struct, not %T", name, defaults))
+	}
+	if _, err := schemaOf(v.Type()); err != nil {
+		panic("config: RegisterSection " + name + ": " + err.Error())
+	}
+	sectionsMu.Lock()
+	defer sectionsMu.Unlock()
+	if _, dup := sections[name]; dup {
+		panic("config: RegisterSection called twice for " + name)
+	}
+	copied := reflect.New(v.Type()).Elem()
+	copied.Set(v)
+	sections[name] = copied
+}
+
+// registeredSections is a copy of the registered sections and their
+// defaults.
+func registeredSections() map[string]reflect.Value {
+	sectionsMu.RLock()
+	defer sectionsMu.RUnlock()
+	out := make(map[string]reflect.Value, len(sections))
+	for k, v := range sections {
+		out[k] = v
 	}
 	return out
 }
@@ -183,10 +308,9 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return &Config{}, fmt.Errorf("config %s: %w", path, err)
 	}
-	cfg, err := Parse(data)
+	cfg, err := parse(data, path)
 	if err != nil {
-		return &Config{}, fmt.Errorf("%s: %w", path, err)
+		return &Config{}, err
 	}
-	cfg.Path = path
 	return cfg, nil
 }
