@@ -170,7 +170,7 @@ func TestSectionDriver(t *testing.T) {
 	cfg, err = backends.ParseConfig([]byte(`{"one": {"memory": "lots"}}`))
 	require.NoError(t, err)
 	_, err = drv.Open(context.Background(), &driver.Env{Config: cfg})
-	require.ErrorContains(t, err, `section "one"`)
+	require.ErrorContains(t, err, `config:1:20: one.memory: want a whole number, got "lots"`)
 }
 
 func TestOpenEach(t *testing.T) {

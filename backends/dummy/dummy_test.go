@@ -34,9 +34,10 @@ func TestDriverIsGatedByConfig(t *testing.T) {
 		{"explicitly off", `{"dummy": {"enabled": false}}`, 0, "disabled in config (set dummy.enabled)"},
 		{"on", `{"dummy": {"enabled": true}}`, dummy.DefaultMemory, ""},
 		{"on with memory", `{"dummy": {"enabled": true, "memory": 4096}}`, 4096, ""},
-		{"zero memory", `{"dummy": {"enabled": true, "memory": 0}}`, 0, "memory 0"},
-		{"negative memory", `{"dummy": {"enabled": true, "memory": -1}}`, 0, "must be positive"},
-		{"bad enabled", `{"dummy": {"enabled": "yes"}}`, 0, `section "dummy"`},
+		{"zero memory", `{"dummy": {"enabled": true, "memory": 0}}`, 0, "config:1:39: dummy.memory: must be ≥ 1 bytes, got 0"},
+		{"negative memory", `{"dummy": {"enabled": true, "memory": -1}}`, 0, "dummy.memory: must be ≥ 1 bytes, got -1"},
+		{"bad enabled", `{"dummy": {"enabled": "yes"}}`, 0, `config:1:23: dummy.enabled: want true or false, got "yes"`},
+		{"unknown key", `{"dummy": {"enabled": true, "memroy": 4096}}`, 0, `dummy: unknown key "memroy"; did you mean "memory"?`},
 		{"device_ids none", `{"dummy": {"enabled": true, "device_ids": []}}`, 0, "leaves out device 0"},
 		{"device_ids other", `{"dummy": {"enabled": true, "device_ids": [1]}}`, 0, "leaves out device 0"},
 		{"device_ids zero", `{"dummy": {"enabled": true, "device_ids": [0]}}`, dummy.DefaultMemory, ""},
@@ -59,6 +60,11 @@ func TestDriverIsGatedByConfig(t *testing.T) {
 	}
 	_, err := dummy.Driver{}.Open(ctx, backendtest.DriverEnv(t, nil))
 	require.ErrorIs(t, err, backends.ErrNoDevice, "no config at all means disabled")
+	for _, memory := range []int64{0, -1} {
+		_, err = dummy.New(dummy.Config{Memory: memory})
+		require.ErrorIs(t, err, backends.ErrInvalidArgument, "New checks what the config's bounds check")
+		require.ErrorContains(t, err, "must be positive")
+	}
 }
 
 func TestRegisteredAndSelectable(t *testing.T) {

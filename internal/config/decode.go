@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -219,15 +220,17 @@ func (d *decoder) number(dst reflect.Value, v *value, path string, lim limits) {
 		return
 	}
 	f, err := strconv.ParseFloat(v.text, 64)
-	outOfRange := err != nil // beyond float64
+	overType := err != nil // beyond float64
+	inLimits := func(x float64) bool { return x >= lim.min && x <= lim.max }
 	switch t.Kind() {
 	case reflect.Float32, reflect.Float64:
-		outOfRange = outOfRange || dst.OverflowFloat(f) || f < lim.min || f > lim.max
-		if !outOfRange {
+		overType = overType || dst.OverflowFloat(f)
+		if !overType && inLimits(f) {
 			dst.SetFloat(f)
+			return
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if !outOfRange && f != math.Trunc(f) {
+		if !overType && f != math.Trunc(f) {
 			d.wrongType(v, path, t, lim)
 			return
 		}
@@ -235,12 +238,13 @@ func (d *decoder) number(dst reflect.Value, v *value, path string, lim limits) {
 		if err != nil && !errors.Is(err, strconv.ErrRange) && f >= math.MinInt64 && f < math.MaxInt64 {
 			i, err = int64(f), nil // written with a fraction or exponent: 1e3, 2.0
 		}
-		outOfRange = outOfRange || err != nil || dst.OverflowInt(i) || float64(i) < lim.min || float64(i) > lim.max
-		if !outOfRange {
+		overType = overType || err != nil || dst.OverflowInt(i)
+		if !overType && inLimits(float64(i)) {
 			dst.SetInt(i)
+			return
 		}
 	default: // unsigned
-		if !outOfRange && f != math.Trunc(f) {
+		if !overType && f != math.Trunc(f) {
 			d.wrongType(v, path, t, lim)
 			return
 		}
@@ -248,14 +252,13 @@ func (d *decoder) number(dst reflect.Value, v *value, path string, lim limits) {
 		if err != nil && !errors.Is(err, strconv.ErrRange) && f >= 0 && f < math.MaxUint64 {
 			u, err = uint64(f), nil
 		}
-		outOfRange = outOfRange || err != nil || dst.OverflowUint(u) || float64(u) < lim.min || float64(u) > lim.max
-		if !outOfRange {
+		overType = overType || err != nil || dst.OverflowUint(u)
+		if !overType && inLimits(float64(u)) {
 			dst.SetUint(u)
+			return
 		}
 	}
-	if outOfRange {
-		d.fault(v.start, path, "%s", rangeFault(t, lim, v.text, f))
-	}
+	d.fault(v.start, path, "%s", rangeFault(t, lim, v.text, overType))
 }
 
 func (d *decoder) wrongType(v *value, path string, t reflect.Type, lim limits) {
@@ -310,18 +313,12 @@ func rangeText(lo, hi string) string {
 	return ""
 }
 
-// rangeFault is the message for value text (f as a float) outside lim or
+// rangeFault is the message for value text outside lim, or (overType)
 // outside what integer type t holds: the bounds it broke, in the unit.
-func rangeFault(t reflect.Type, lim limits, text string, f float64) string {
+func rangeFault(t reflect.Type, lim limits, text string, overType bool) string {
 	lo, hi := lim.minText, lim.maxText
-	tlo, thi := typeBounds(t)
-	// An unsigned type's 0 is worth saying; a signed type's bound only
-	// when the value is beyond it.
-	if tlo != "" && (lo == "" || lim.min < mustFloat(tlo)) && (tlo == "0" || f < mustFloat(tlo)) {
-		lo = tlo
-	}
-	if thi != "" && f > mustFloat(thi) && (hi == "" || lim.max > mustFloat(thi)) {
-		hi = thi
+	if tlo, thi := typeBounds(t); overType {
+		lo, hi = cmp.Or(lo, tlo), cmp.Or(hi, thi)
 	}
 	r := rangeText(lo, hi)
 	if r == "" {
@@ -343,11 +340,6 @@ func typeBounds(t reflect.Type) (lo, hi string) {
 		return "0", strconv.FormatUint(math.MaxUint64>>(64-t.Bits()), 10)
 	}
 	return "", ""
-}
-
-func mustFloat(s string) float64 {
-	f, _ := strconv.ParseFloat(s, 64)
-	return f
 }
 
 // gotText shows a value as the file has it, shortened: "\"1\"", "-5", "an

@@ -39,7 +39,7 @@ func TestOpen(t *testing.T) {
 		{"no config", "", "", 0},
 		{"device 0 allowed", `{"one": {"device_ids": [0], "memory": 8}}`, "", 8},
 		{"device 0 left out", `{"one": {"device_ids": [1]}}`, "no device: device_ids in the config excludes the one device", 0},
-		{"bad section", `{"one": {"memory": "lots"}}`, `section "one"`, 0},
+		{"bad section", `{"one": {"memory": "lots"}}`, `config:1:20: one.memory: want a whole number, got "lots"`, 0},
 		{"open fails", `{"one": {"memory": -1}}`, "negative memory", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
