@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// configFaultLines are the "config problem:" lines of out.
+func configFaultLines(out string) []string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "config problem: ") {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// Every command reports every fault of the config file the same way, and
+// fails: a broken config is never silently replaced by the defaults.
+func TestBrokenConfigFailsEveryCommand(t *testing.T) {
+	const file = "$CONFIG/zyx/config.json"
+	for _, tc := range []struct {
+		name   string
+		config string
+		faults []string // after "config problem: "
+		unused bool     // the file is not used at all
+	}{
+		{"select key typo", `{"dummy": {"enabled": true}, "select": {"budget": 1}}`,
+			[]string{file + `:1:41: select: unknown key "budget"; did you mean "budget_s"?`}, false},
+		{"select wrong type", `{"select": {"budget_s": "1"}}`,
+			[]string{file + `:1:25: select.budget_s: want a number of seconds between 0 and 86400, got "1"`}, false},
+		{"select out of range", `{"select": {"budget_s": -5}}`,
+			[]string{file + `:1:25: select.budget_s: must be between 0 and 86400 seconds, got -5`}, false},
+		{"faults in two sections", `{"tenstorrent": {"timeout_s": 0}, "c": {"threads": "4"}}`,
+			[]string{
+				file + `:1:31: tenstorrent.timeout_s: must be between 0.001 and 86400 seconds, got 0`,
+				file + `:1:52: c.threads: want a whole number between 0 and 4096, got "4"`,
+			}, false},
+		{"emulator board typo", `{"tenstorrent": {"emu_board": "n15"}}`,
+			[]string{file + `:1:31: tenstorrent.emu_board: unknown board "n15"; did you mean "n150"?`}, false},
+		{"unknown section", `{"dumy": {"enabled": true}}`,
+			[]string{file + `:1:2: unknown section "dumy"; did you mean "dummy"?`}, false},
+		{"duplicate key", "{\"dummy\": {\"enabled\": true,\n  \"enabled\": false}}",
+			[]string{file + `:2:3: dummy.enabled: duplicate key "enabled" (first at line 1, column 12)`}, true},
+		{"duplicate section", `{"dummy": {"enabled": true}, "dummy": {}}`,
+			[]string{file + `:1:30: dummy: duplicate section "dummy" (first at line 1, column 2)`}, true},
+		{"trailing bytes", "{\"dummy\": {\"enabled\": true}}\n}",
+			[]string{file + `:2:1: unexpected "}" after the top-level object (byte offset 29); the file must hold one JSON object`}, true},
+		{"syntax error", "{\"dummy\": {\"enabled\": true}\n \"c\": {}}",
+			[]string{file + `:2:2: JSON syntax: invalid character '"' after object key:value pair`}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := cliEnv{config: tc.config}
+			summary := "config " + file + ": 1 problem (listed above); fix the file, or move it away to run on the defaults"
+			if len(tc.faults) > 1 {
+				summary = strings.Replace(summary, "1 problem", "2 problems", 1)
+			}
+			var want []string
+			for _, f := range tc.faults {
+				want = append(want, "config problem: "+f)
+			}
+
+			run := cli(t, env, "run", testBundle, "--dev", "c")
+			require.Equal(t, exitFailure, run.code, "stdout:\n%s\nstderr:\n%s", run.stdout, run.stderr)
+			require.Empty(t, run.stdout, "nothing runs")
+			require.Equal(t, want, configFaultLines(run.stderr))
+			require.Contains(t, run.stderr, "zyx-tt run: "+summary+"\n")
+
+			probe := cli(t, env, "probe", "--backends", "dummy")
+			require.Equal(t, exitFailure, probe.code, "stdout:\n%s\nstderr:\n%s", probe.stdout, probe.stderr)
+			require.Equal(t, want, configFaultLines(probe.stdout), "probe prints what run prints")
+			require.Equal(t, "zyx-tt probe: "+summary+"\n", probe.stderr)
+			header := "config: " + file + "\n"
+			if tc.unused {
+				header = "config: " + file + " (not used; defaults)\n"
+			}
+			require.True(t, strings.HasPrefix(probe.stdout, header), probe.stdout)
+			require.Contains(t, probe.stdout, "\ndummy: ", "the report is printed whole")
+
+			js := cli(t, env, "probe", "--json", "--backends", "dummy")
+			require.Equal(t, exitFailure, js.code, js.stderr)
+			var rep probeReport
+			require.NoError(t, json.Unmarshal([]byte(js.stdout), &rep))
+			require.Equal(t, !tc.unused, rep.Config.Loaded)
+			got := rep.Config.Problems
+			if tc.unused {
+				require.Empty(t, got)
+				got = strings.Split(rep.Config.Error, "\n")
+			}
+			require.Equal(t, tc.faults, got)
+		})
+	}
+}
+
+// A config whose faults lie in a section no command of this run opens
+// still fails the run: every section is checked, not only the ones used.
+func TestBrokenSectionOfAnotherBackendFailsRun(t *testing.T) {
+	r := cli(t, cliEnv{config: `{"dummy": {"enabled": true}, "cuda": {"staging_chunk": -1}}`}, "run", testBundle, "--dev", "dummy")
+	require.Equal(t, exitFailure, r.code, r.stderr)
+	require.Contains(t, r.stderr, "config problem: $CONFIG/zyx/config.json:1:56: cuda.staging_chunk: must be between 0 and 4294967296 bytes, got -1\n")
+}
+
+func TestBrokenConfigProbeGolden(t *testing.T) {
+	r := cli(t, cliEnv{config: "{\n  \"dummy\": {\"enabled\": true, \"memroy\": 4096},\n  \"select\": {\"budget_s\": \"30\"},\n  \"vulkn\": {}\n}\n"}, "probe", "--backends", "dummy")
+	require.Equal(t, exitFailure, r.code)
+	golden(t, "probe_config_broken.golden", r.stdout+"--- stderr\n"+r.stderr)
+}
