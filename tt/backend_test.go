@@ -124,8 +124,9 @@ func TestEmulatorBoardAndDeviceIDs(t *testing.T) {
 	require.Equal(t, []uint64{10, 13}, devs2[0].Info().MaxGlobalWorkDims)
 
 	_, err = openWith(t, "none", "", `, "emu_board": "e150"`)
-	require.ErrorIs(t, err, backends.ErrNoDevice)
-	require.ErrorContains(t, err, "e150")
+	require.ErrorContains(t, err, `tenstorrent.emu_board: unknown board "e150"; did you mean "n150"?`)
+	_, err = openWith(t, "none", "", `, "emu_board": ""`)
+	require.ErrorContains(t, err, `tenstorrent.emu_board: unknown board "" (boards: `)
 }
 
 func TestEmulatorCanBeSwitchedOff(t *testing.T) {
@@ -143,7 +144,10 @@ func TestEmulatorCanBeSwitchedOff(t *testing.T) {
 }
 
 func TestRuntimeNotFound(t *testing.T) {
-	_, err := openWith(t, "none", "", `, "runtime": "/nonexistent/zyx-tt-runtime"`)
+	mockEnv(t, "none", "")
+	cfg, err := backends.ParseConfig([]byte(`{"tenstorrent": {"runtime": "/nonexistent/zyx-tt-runtime", "timeout_s": 5}}`))
+	require.NoError(t, err)
+	_, err = openRuntime(t, cfg)
 	require.ErrorIs(t, err, backends.ErrNoDevice)
 	require.ErrorIs(t, err, ttruntime.ErrRuntimeNotFound)
 }

@@ -767,7 +767,7 @@ func TestOpenErrors(t *testing.T) {
 		cfg, err = backends.ParseConfig([]byte(`{"c": {"threads": "many"}}`))
 		require.NoError(t, err)
 		_, err = openDriver(ctx, backendtest.DriverEnv(t, cfg))
-		require.ErrorContains(t, err, `section "c"`)
+		require.ErrorContains(t, err, `config:1:19: c.threads: want a whole number between 0 and 4096, got "many"`)
 
 		cfg, err = backends.ParseConfig([]byte(`{"c": {"threads": 3, "openmp": false, "cache_dir": "` + t.TempDir() + `"}}`))
 		require.NoError(t, err)

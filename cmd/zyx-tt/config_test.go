@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/opencl"
+	"github.com/zyxtt/zyxtt/backends/vulkan"
 )
 
 // configFaultLines are the "config problem:" lines of out.
@@ -108,4 +113,60 @@ func TestBrokenConfigProbeGolden(t *testing.T) {
 	r := cli(t, cliEnv{config: "{\n  \"dummy\": {\"enabled\": true, \"memroy\": 4096},\n  \"select\": {\"budget_s\": \"30\"},\n  \"vulkn\": {}\n}\n"}, "probe", "--backends", "dummy")
 	require.Equal(t, exitFailure, r.code)
 	golden(t, "probe_config_broken.golden", r.stdout+"--- stderr\n"+r.stderr)
+}
+
+// Every numeric key of every section has bounds: the ends are accepted, a
+// step beyond is a fault naming the key.
+func TestEveryNumericKeyIsBounded(t *testing.T) {
+	for _, tc := range []struct {
+		section, key string
+		ok           []string
+		bad          map[string]string // value → the fault
+	}{
+		{"c", "threads", []string{"0", "4096"}, map[string]string{"-1": "must be between 0 and 4096, got -1", "4097": "must be between 0 and 4096, got 4097", "2.5": "want a whole number between 0 and 4096, got 2.5"}},
+		{"cblas", "threads", []string{"0", "64"}, map[string]string{"-1": "must be between 0 and 4096, got -1"}},
+		{"cuda", "staging_chunk", []string{"0", "4294967296"}, map[string]string{"-1": "must be between 0 and 4294967296 bytes, got -1", "4294967297": "must be between 0 and 4294967296 bytes"}},
+		{"vulkan", "staging_bytes", []string{"0", "67108864"}, map[string]string{"-1": "must be between 0 and 4294967296 bytes, got -1", "1e300": "got 1e300"}},
+		{"opencl", "platform_ids", []string{"[]", "[0, 3]"}, map[string]string{"[-1]": "opencl.platform_ids[0]: must be ≥ 0, got -1", "0": "want a list of whole numbers ≥ 0, got 0"}},
+		{"opencl", "device_ids", []string{"[1]"}, map[string]string{"[-1]": "opencl.device_ids[0]: must be ≥ 0, got -1"}},
+		{"tenstorrent", "timeout_s", []string{"0.001", "86400", "120"}, map[string]string{"0": "must be between 0.001 and 86400 seconds, got 0", "-1": "got -1", "1e18": "got 1e18"}},
+		{"dummy", "memory", []string{"1", "1099511627776"}, map[string]string{"0": "must be ≥ 1 bytes, got 0", "9223372036854775808": "must be between 1 and 9223372036854775807 bytes"}},
+		{"select", "budget_s", []string{"0", "86400", "0.5"}, map[string]string{"-5": "must be between 0 and 86400 seconds, got -5", "86401": "got 86401"}},
+	} {
+		t.Run(tc.section+"."+tc.key, func(t *testing.T) {
+			problems := func(value string) []string {
+				cfg, err := backends.ParseConfig([]byte(`{"` + tc.section + `": {"` + tc.key + `": ` + value + `}}`))
+				if err != nil { // device_ids, every section's key, is checked first
+					return []string{err.Error()}
+				}
+				rt, err := backends.Open(context.Background(), backends.Options{Config: cfg, Backends: []string{}})
+				require.NoError(t, err)
+				defer rt.Close()
+				return rt.ConfigProblems()
+			}
+			for _, v := range tc.ok {
+				require.Empty(t, problems(v), "%s.%s = %s", tc.section, tc.key, v)
+			}
+			for v, fault := range tc.bad {
+				got := problems(v)
+				require.Len(t, got, 1, "%s.%s = %s", tc.section, tc.key, v)
+				require.Contains(t, got[0], tc.section+"."+tc.key)
+				require.Contains(t, got[0], fault)
+			}
+		})
+	}
+}
+
+// opencl and vulkan keep device_ids in their own settings: the section's
+// list reaches them.
+func TestDeviceIDsReachTheSectionSettings(t *testing.T) {
+	cfg, err := backends.ParseConfig([]byte(`{"opencl": {"device_ids": [1], "platform_ids": [0]}, "vulkan": {"device_ids": []}}`))
+	require.NoError(t, err)
+	var cl opencl.Config
+	require.NoError(t, cfg.Section("opencl", &cl))
+	require.Equal(t, &[]int{1}, cl.DeviceIDs)
+	require.Equal(t, &[]int{0}, cl.PlatformIDs)
+	var vk vulkan.Config
+	require.NoError(t, cfg.Section("vulkan", &vk))
+	require.Equal(t, &[]int{}, vk.DeviceIDs)
 }
