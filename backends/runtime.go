@@ -147,6 +147,9 @@ func openRuntime(_ context.Context, opts Options, lookup func(string) (any, erro
 		known = append(known, r.sectionOf(n))
 	}
 	r.cfgProblems = r.cfg.Check(known...)
+	for _, e := range r.cfgProblems {
+		zlog.Debug(zlog.Device, "config problem", "err", e)
+	}
 	// A bad select section keeps the defaults; Check listed its faults.
 	_ = r.cfg.Section(SelectSection, &r.selectCfg)
 	logger := opts.Logger
