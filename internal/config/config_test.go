@@ -49,6 +49,7 @@ func TestParseConfig(t *testing.T) {
 		{"duplicate key deep down", `{"c": {"x": [{"y": {"z": 1, "z": 2}}]}}`, nil, `config:1:29: c.x[0].y.z: duplicate key "z" (first at line 1, column 21)`},
 		{"same key in two sections is fine", `{"c": {"threads": 1}, "cblas": {"threads": 1}}`, []string{"c", "cblas"}, ""},
 		{"invalid UTF-8", "{\"c\": {\"compiler\": \"g\xffcc\"}}", nil, "config:1:22: invalid UTF-8 (byte offset 21)"},
+		{"faults past the first 50 are not listed", `{"c": {"device_ids": [` + strings.Repeat("-1, ", 1000) + `-1]}}`, nil, "config:1:223: c.device_ids[50]: more faults after the first 50 are not listed"},
 		{"nested too deep", `{"c": {"x": ` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}}`, nil, "nested more than 64 levels deep"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -329,6 +330,8 @@ func FuzzParseConfig(f *testing.F) {
 		`{}`, `{"cuda": {"device_ids": [0, 1]}}`, `{"dummy": {"enabled": true, "memory": 1024}}`,
 		`{"c": {"device_ids": []}}`, `{"c": null}`, `[]`, `null`, `{"a": {"device_ids": [1e400]}}`,
 		`{"a": {"device_ids": [-1]}}`, `{"a":{}} x`, `{"a": {"b": {"c": [[[[]]]]}}}`, "{\"\xff\": {}}",
+		`{"a": {"threads": 1, "threads": 2}}`, `{"a": {}, "a": {}}`, `{"a": {"timeout_s": 1e400, "compilr": "x"}}`,
+		`{"a": {"flags": ["-O2", 3], "inner": {"depth": 9}, "lanes": -1, "openmp": null}}`, "{\n\"a\": {}}\n]",
 	} {
 		f.Add([]byte(s))
 	}

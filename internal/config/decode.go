@@ -138,7 +138,17 @@ type decoder struct {
 	errs []error
 }
 
+// maxFaults bounds the faults reported for one section or file: past it
+// a fix of the first ones is due, and a huge hostile list costs no more.
+const maxFaults = 50
+
 func (d *decoder) fault(off int, field, format string, args ...any) {
+	switch {
+	case len(d.errs) > maxFaults:
+		return
+	case len(d.errs) == maxFaults:
+		format, args = "more faults after the first %d are not listed", []any{maxFaults}
+	}
 	e := errorAt(d.data, off, field, format, args...)
 	e.File = d.file
 	d.errs = append(d.errs, e)
