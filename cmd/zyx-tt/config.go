@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -63,4 +64,17 @@ func configError(c probeConfig) error {
 		what = fmt.Sprintf("%d problems", n)
 	}
 	return fmt.Errorf("config %s: %s (listed above); fix the file, or move it away to run on the defaults", c.Path, what)
+}
+
+// checkConfig reads and checks the config file for a command that opens no
+// backend: its faults are printed on w, and fail the command.
+func checkConfig(ctx context.Context, w io.Writer) error {
+	rt, err := backends.Open(ctx, backends.Options{Backends: []string{}})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	c := configOf(rt)
+	writeConfigFaults(w, c)
+	return configError(c)
 }

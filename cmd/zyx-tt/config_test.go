@@ -109,6 +109,20 @@ func TestBrokenSectionOfAnotherBackendFailsRun(t *testing.T) {
 	require.Contains(t, r.stderr, "config problem: $CONFIG/zyx/config.json:1:56: cuda.staging_chunk: must be between 0 and 4294967296 bytes, got -1\n")
 }
 
+// probe --perf reads no backend, but checks the config all the same.
+func TestBrokenConfigFailsProbePerf(t *testing.T) {
+	r := cli(t, cliEnv{config: `{"select": {"record": 3}}`}, "probe", "--perf", "--json")
+	require.Equal(t, exitFailure, r.code, r.stderr)
+	var rep perfReport
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep), "the record is printed, as JSON")
+	require.Equal(t, "config problem: $CONFIG/zyx/config.json:1:23: select.record: want a string, got 3\n"+
+		"zyx-tt probe: config $CONFIG/zyx/config.json: 1 problem (listed above); fix the file, or move it away to run on the defaults\n", r.stderr)
+
+	r = cli(t, cliEnv{}, "probe", "--perf")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Empty(t, r.stderr)
+}
+
 func TestBrokenConfigProbeGolden(t *testing.T) {
 	r := cli(t, cliEnv{config: "{\n  \"dummy\": {\"enabled\": true, \"memroy\": 4096},\n  \"select\": {\"budget_s\": \"30\"},\n  \"vulkn\": {}\n}\n"}, "probe", "--backends", "dummy")
 	require.Equal(t, exitFailure, r.code)

@@ -62,7 +62,10 @@ func cmdProbe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("unexpected argument %q", pos[0])
 	}
 	if *perf {
-		return probePerf(stdout, *asJSON)
+		if err := probePerf(stdout, *asJSON); err != nil {
+			return err
+		}
+		return checkConfig(ctx, stderr)
 	}
 	names := backends.Registered()
 	if *only != "" {
