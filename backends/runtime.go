@@ -202,9 +202,9 @@ func (r *Runtime) ConfigErr() error { return r.cfgErr }
 // ConfigProblems lists what is wrong with the config besides ConfigErr,
 // one fault a line, in file order: sections no registered backend reads,
 // and every key of every section that is unknown, of the wrong type or out
-// of range (each a ConfigError). A backend whose section has a fault has no
-// devices and gives the fault as its reason; a bad select section leaves
-// selection on its defaults.
+// of range (each the text of a ConfigError). A backend whose section has a
+// fault has no devices and gives the fault as its reason; a bad select
+// section leaves selection on its defaults.
 func (r *Runtime) ConfigProblems() []string {
 	out := make([]string, 0, len(r.cfgProblems))
 	for _, e := range r.cfgProblems {
