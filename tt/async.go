@@ -15,7 +15,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/core"
 	"github.com/zyxtt/zyxtt/shm"
 	"github.com/zyxtt/zyxtt/ttruntime"
@@ -24,7 +24,7 @@ import (
 // op is one submission.
 type op struct {
 	ctx   context.Context
-	after []backends.Event
+	after []driver.Event
 	// own marks the events of after that are this device's (their requests
 	// are in its pipe, ahead of the op's): they are not waited for on the
 	// host but named in the op's requests (`after`), and the runtime skips
@@ -81,7 +81,7 @@ func (e *event) inFlight() []*ttruntime.Ticket {
 }
 
 // newOp is a submission of this device's work with ctx after events.
-func (d *Device) newOp(ctx context.Context, after []backends.Event, ev *event) *op {
+func (d *Device) newOp(ctx context.Context, after []driver.Event, ev *event) *op {
 	o := &op{ctx: ctx, after: after, ev: ev, own: make([]bool, len(after))}
 	for i, a := range after {
 		if e, ok := a.(*event); ok && e.dev == d {
@@ -304,11 +304,11 @@ func (s *submitter) lostErr() error {
 	if err := s.rt.LostErr("submit"); err != nil {
 		return err
 	}
-	return backends.Errorf(ttruntime.Backend, "submit", backends.ErrDeviceLost, "device %s: the runtime is gone", s.name)
+	return driver.Errorf(ttruntime.Backend, "submit", driver.ErrDeviceLost, "device %s: the runtime is gone", s.name)
 }
 
 func (s *submitter) closedErr() error {
-	return backends.Errorf(ttruntime.Backend, "submit", backends.ErrClosed, "device %s was closed before the work was sent", s.name)
+	return driver.Errorf(ttruntime.Backend, "submit", driver.ErrClosed, "device %s was closed before the work was sent", s.name)
 }
 
 // close refuses new work, fails what waits in the queue with ErrClosed and
@@ -412,7 +412,7 @@ func (r *replies) finish() {
 // run's completion, ends the event. Events of this device are not waited
 // for: the run request names their requests, and the runtime does not run
 // it when one of them failed.
-func (x *Executable) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
+func (x *Executable) Submit(ctx context.Context, args []driver.LaunchArg, after ...driver.Event) (driver.Event, error) {
 	req, err := x.prepare(ctx, args, false)
 	if err != nil {
 		return nil, err
@@ -455,7 +455,7 @@ func (x *Executable) queuedRun(ctx context.Context, req ttruntime.RunRequest) (u
 	if err := ev.Wait(ctx); err != nil {
 		if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
 			ev.abandon()
-			return 0, &backends.Error{Backend: ttruntime.Backend, Op: ttruntime.CmdRun, Err: err}
+			return 0, &driver.Error{Backend: ttruntime.Backend, Op: ttruntime.CmdRun, Err: err}
 		}
 		return 0, err
 	}
@@ -490,7 +490,7 @@ type transfer struct {
 // arena cannot give a region, the write goes through the pool's staging
 // region at its turn instead (waiting on the host for this device's
 // events too). Events of this device are named in the request, as Submit's.
-func (p *Pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64, src []byte, after ...backends.Event) (backends.Event, error) {
+func (p *Pool) WriteAsync(ctx context.Context, dst driver.BufferID, off int64, src []byte, after ...driver.Event) (driver.Event, error) {
 	return p.transferAsync(ctx, ttruntime.CmdWrite, dst, off, src, after, p.write)
 }
 
@@ -501,8 +501,8 @@ func (p *Pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64,
 // the transfer through the pool's staging region at its turn. The region
 // is freed when the reply comes (after its copy into data, for a read) or
 // when the op is cancelled.
-func (p *Pool) transferAsync(ctx context.Context, cmd string, id backends.BufferID, off int64, data []byte, after []backends.Event,
-	direct func(context.Context, *devBuf, int64, []byte) error) (backends.Event, error) {
+func (p *Pool) transferAsync(ctx context.Context, cmd string, id driver.BufferID, off int64, data []byte, after []driver.Event,
+	direct func(context.Context, *devBuf, int64, []byte) error) (driver.Event, error) {
 	b, ev, o, err := p.transferOp(ctx, cmd, id, off, len(data), after)
 	if err != nil {
 		return nil, err
@@ -531,7 +531,7 @@ func (p *Pool) transferAsync(ctx context.Context, cmd string, id backends.Buffer
 
 // transferOp checks an asynchronous transfer's range and makes its event
 // and its op, which a cancel before it is sent completes with the error.
-func (p *Pool) transferOp(ctx context.Context, name string, id backends.BufferID, off int64, n int, after []backends.Event) (*devBuf, *event, *op, error) {
+func (p *Pool) transferOp(ctx context.Context, name string, id driver.BufferID, off int64, n int, after []driver.Event) (*devBuf, *event, *op, error) {
 	b, err := p.span(name, id, off, n)
 	if err != nil {
 		return nil, nil, nil, err
@@ -544,7 +544,7 @@ func (p *Pool) transferOp(ctx context.Context, name string, id backends.BufferID
 
 // onHost submits o as work done on the host at its turn, once every event
 // it waits for has ended (this device's too): run runs then and ends ev.
-func (p *Pool) onHost(o *op, ev *event, run func() error) backends.Event {
+func (p *Pool) onHost(o *op, ev *event, run func() error) driver.Event {
 	o.hostWait = true
 	o.send = func([]*ttruntime.Ticket) { ev.Complete(run()) }
 	p.dev.sub.submit(o)
@@ -559,7 +559,7 @@ func (p *Pool) onHost(o *op, ev *event, run func() error) backends.Event {
 // ends. When the arena cannot give a region, the read goes through the
 // pool's staging region at its turn instead. Events of this device are
 // named in the request, as Submit's.
-func (p *Pool) ReadAsync(ctx context.Context, src backends.BufferID, off int64, dst []byte, after ...backends.Event) (backends.Event, error) {
+func (p *Pool) ReadAsync(ctx context.Context, src driver.BufferID, off int64, dst []byte, after ...driver.Event) (driver.Event, error) {
 	return p.transferAsync(ctx, ttruntime.CmdRead, src, off, dst, after, p.read)
 }
 

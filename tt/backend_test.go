@@ -14,6 +14,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/leakcheck"
 	"github.com/zyxtt/zyxtt/internal/mockrt"
 	"github.com/zyxtt/zyxtt/internal/rtbin"
@@ -30,12 +31,12 @@ func TestMain(m *testing.M) {
 
 // openWith opens the tt backend over a sysfs fixture with the mock as its
 // runtime and extra config keys, with a call timeout of 5 s.
-func openWith(t testing.TB, fixtureName, mockFlags, extra string) ([]backends.Device, error) {
+func openWith(t testing.TB, fixtureName, mockFlags, extra string) ([]driver.Device, error) {
 	return openTimed(t, fixtureName, mockFlags, 5, extra)
 }
 
 // openTimed is openWith with the call timeout (config timeout_s) given.
-func openTimed(t testing.TB, fixtureName, mockFlags string, timeoutS float64, extra string) ([]backends.Device, error) {
+func openTimed(t testing.TB, fixtureName, mockFlags string, timeoutS float64, extra string) ([]driver.Device, error) {
 	mockEnv(t, fixtureName, mockFlags)
 	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q, "timeout_s": %g %s}}`, os.Args[0], timeoutS, extra)))
 	require.NoError(t, err)
@@ -67,13 +68,13 @@ func openPrinting(t testing.TB, out io.Writer) *tt.Device {
 
 // openRuntime opens the tt backend of a private runtime over cfg; the test's
 // end closes the runtime and with it every device.
-func openRuntime(t testing.TB, cfg *backends.Config) ([]backends.Device, error) {
+func openRuntime(t testing.TB, cfg *backends.Config) ([]driver.Device, error) {
 	t.Helper()
 	return openRuntimeOpts(t, backends.Options{Config: cfg, Backends: []string{"tt"}})
 }
 
 // openRuntimeOpts is openRuntime with options.
-func openRuntimeOpts(t testing.TB, opts backends.Options) ([]backends.Device, error) {
+func openRuntimeOpts(t testing.TB, opts backends.Options) ([]driver.Device, error) {
 	t.Helper()
 	rt, err := backends.Open(context.Background(), opts)
 	require.NoError(t, err)
@@ -100,14 +101,14 @@ func TestEmulatorWhenNoCard(t *testing.T) {
 	info := d.Info()
 	require.True(t, info.Tenstorrent)
 	require.True(t, info.Emulated)
-	require.Equal(t, backends.KindCPU, info.Kind)
+	require.Equal(t, driver.KindCPU, info.Kind)
 	require.Equal(t, []uint64{8, 8}, info.MaxGlobalWorkDims)
 	require.Equal(t, [2]uint64{32, 32}, info.Tile)
 	require.EqualValues(t, 32, info.NumCircularBuffers)
 	require.EqualValues(t, 12<<30, info.Memory)
 	require.EqualValues(t, 12<<30, d.Pool().FreeBytes())
-	require.NotZero(t, info.Supports(backends.BF16))
-	require.Zero(t, info.Supports(backends.F64))
+	require.NotZero(t, info.Supports(driver.BF16))
+	require.Zero(t, info.Supports(driver.F64))
 }
 
 func TestEmulatorBoardAndDeviceIDs(t *testing.T) {
@@ -131,7 +132,7 @@ func TestEmulatorBoardAndDeviceIDs(t *testing.T) {
 
 func TestEmulatorCanBeSwitchedOff(t *testing.T) {
 	_, err := openWith(t, "none", "", `, "emulator": false`)
-	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.ErrorIs(t, err, driver.ErrNoDevice)
 	require.ErrorContains(t, err, "emulator is disabled")
 
 	mockrt.SetSelf(t)
@@ -148,7 +149,7 @@ func TestRuntimeNotFound(t *testing.T) {
 	cfg, err := backends.ParseConfig([]byte(`{"tenstorrent": {"runtime": "/nonexistent/zyx-tt-runtime", "timeout_s": 5}}`))
 	require.NoError(t, err)
 	_, err = openRuntime(t, cfg)
-	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.ErrorIs(t, err, driver.ErrNoDevice)
 	require.ErrorIs(t, err, ttruntime.ErrRuntimeNotFound)
 }
 
@@ -161,7 +162,7 @@ func TestCardsBecomeChips(t *testing.T) {
 	require.Equal(t, "tt:1", devs[1].Name())
 	info := devs[1].Info()
 	require.False(t, info.Emulated)
-	require.Equal(t, backends.KindAccelerator, info.Kind)
+	require.Equal(t, driver.KindAccelerator, info.Kind)
 	require.Equal(t, []uint64{7, 8}, info.MaxGlobalWorkDims, "harvesting shrinks the grid")
 	require.Equal(t, "0000:02:00.0", info.Extra["pci"])
 
@@ -208,23 +209,23 @@ func TestPoolAccountingAndRefcounts(t *testing.T) {
 	require.EqualValues(t, 1000, n)
 
 	_, err = p.Alloc(ctx, 131072)
-	require.ErrorIs(t, err, backends.ErrOutOfMemory)
+	require.ErrorIs(t, err, driver.ErrOutOfMemory)
 	_, err = p.Alloc(ctx, 0)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	_, err = p.Alloc(ctx, -5)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	_, err = p.Alloc(ctx, 1<<62)
-	require.ErrorIs(t, err, backends.ErrOutOfMemory)
+	require.ErrorIs(t, err, driver.ErrOutOfMemory)
 
 	require.NoError(t, p.Retain(a))
 	require.NoError(t, p.Release(a))
 	require.EqualValues(t, 131072-2048, p.FreeBytes(), "one reference is left")
 	require.NoError(t, p.Release(a))
 	require.EqualValues(t, 131072, p.FreeBytes())
-	require.ErrorIs(t, p.Release(a), backends.ErrUnknownBuffer)
-	require.ErrorIs(t, p.Retain(a), backends.ErrUnknownBuffer)
+	require.ErrorIs(t, p.Release(a), driver.ErrUnknownBuffer)
+	require.ErrorIs(t, p.Retain(a), driver.ErrUnknownBuffer)
 	_, err = p.Size(12345)
-	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
+	require.ErrorIs(t, err, driver.ErrUnknownBuffer)
 }
 
 func TestTransfers(t *testing.T) {
@@ -245,10 +246,10 @@ func TestTransfers(t *testing.T) {
 	require.Equal(t, []byte{src[99], 0xA5}, mem[:2])
 
 	// bad ranges and ids lose nothing
-	require.ErrorIs(t, p.Write(ctx, buf, n-1, []byte{1, 2}), backends.ErrInvalidArgument)
-	require.ErrorIs(t, p.Write(ctx, buf, -1, []byte{1}), backends.ErrInvalidArgument)
-	require.ErrorIs(t, p.Read(ctx, buf, 1<<62, []byte{1}), backends.ErrInvalidArgument)
-	require.ErrorIs(t, p.Write(ctx, 999, 0, []byte{1}), backends.ErrUnknownBuffer)
+	require.ErrorIs(t, p.Write(ctx, buf, n-1, []byte{1, 2}), driver.ErrInvalidArgument)
+	require.ErrorIs(t, p.Write(ctx, buf, -1, []byte{1}), driver.ErrInvalidArgument)
+	require.ErrorIs(t, p.Read(ctx, buf, 1<<62, []byte{1}), driver.ErrInvalidArgument)
+	require.ErrorIs(t, p.Write(ctx, 999, 0, []byte{1}), driver.ErrUnknownBuffer)
 	back := make([]byte, 16)
 	require.NoError(t, p.Read(ctx, buf, 0, back))
 	require.Equal(t, src[:16], back)
@@ -257,7 +258,7 @@ func TestTransfers(t *testing.T) {
 // stagedRoundTrip writes n bytes fill(0), fill(1), … from Go memory (so
 // through staging) into buf at off, reads them back and checks them; it
 // returns what it wrote.
-func stagedRoundTrip(t *testing.T, p backends.Pool, buf backends.BufferID, off int64, n int, fill func(int) byte) []byte {
+func stagedRoundTrip(t *testing.T, p driver.Pool, buf driver.BufferID, off int64, n int, fill func(int) byte) []byte {
 	t.Helper()
 	ctx := context.Background()
 	src := make([]byte, n)
@@ -274,7 +275,7 @@ func stagedRoundTrip(t *testing.T, p backends.Pool, buf backends.BufferID, off i
 // hostRoundTrip is stagedRoundTrip from and into n bytes of the tt pool's
 // host-pool memory (zero copy); it returns that memory, released at the
 // test's end.
-func hostRoundTrip(t *testing.T, p backends.Pool, buf backends.BufferID, off int64, n int, fill func(int) byte) []byte {
+func hostRoundTrip(t *testing.T, p driver.Pool, buf driver.BufferID, off int64, n int, fill func(int) byte) []byte {
 	t.Helper()
 	ctx := context.Background()
 	hp := p.(*tt.Pool).Host()
@@ -295,27 +296,27 @@ func hostRoundTrip(t *testing.T, p backends.Pool, buf backends.BufferID, off int
 	return mem
 }
 
-func vaddProgram() *backends.Program {
-	reader := backends.TTKernel{Source: "void kernel_main() {}", RuntimeArgs: []backends.TTArg{
-		{Kind: backends.TTArgBufferAddr, Param: 1}, {Kind: backends.TTArgBufferAddr, Param: 2},
-		{Kind: backends.TTArgParam, Param: 0}, {Kind: backends.TTArgCoreRow}, {Kind: backends.TTArgCoreCol},
+func vaddProgram() *driver.Program {
+	reader := driver.TTKernel{Source: "void kernel_main() {}", RuntimeArgs: []driver.TTArg{
+		{Kind: driver.TTArgBufferAddr, Param: 1}, {Kind: driver.TTArgBufferAddr, Param: 2},
+		{Kind: driver.TTArgParam, Param: 0}, {Kind: driver.TTArgCoreRow}, {Kind: driver.TTArgCoreCol},
 	}}
-	compute := backends.TTKernel{Source: "namespace NAMESPACE { void MAIN {} }", CompileArgs: []backends.TTArg{backends.TTConst(4), backends.TTConst(0)}, MathFidelity: "HiFi4"}
-	writer := backends.TTKernel{Source: "void kernel_main() {}",
-		CompileArgs: []backends.TTArg{{Kind: backends.TTArgAccessor, Param: 3}},
-		RuntimeArgs: []backends.TTArg{{Kind: backends.TTArgBufferAddr, Param: 3}, {Kind: backends.TTArgNumCores}},
+	compute := driver.TTKernel{Source: "namespace NAMESPACE { void MAIN {} }", CompileArgs: []driver.TTArg{driver.TTConst(4), driver.TTConst(0)}, MathFidelity: "HiFi4"}
+	writer := driver.TTKernel{Source: "void kernel_main() {}",
+		CompileArgs: []driver.TTArg{{Kind: driver.TTArgAccessor, Param: 3}},
+		RuntimeArgs: []driver.TTArg{{Kind: driver.TTArgBufferAddr, Param: 3}, {Kind: driver.TTArgNumCores}},
 	}
-	p := &backends.Program{
+	p := &driver.Program{
 		Name: "vadd",
-		Params: []backends.Param{
-			{Name: "n_tiles", Kind: backends.Variable, DType: backends.U32}, // a Variable before the buffers
-			{Name: "a", Kind: backends.Global, DType: backends.BF16},
-			{Name: "b", Kind: backends.Global, DType: backends.BF16},
-			{Name: "c", Kind: backends.GlobalMut, DType: backends.BF16},
+		Params: []driver.Param{
+			{Name: "n_tiles", Kind: driver.Variable, DType: driver.U32}, // a Variable before the buffers
+			{Name: "a", Kind: driver.Global, DType: driver.BF16},
+			{Name: "b", Kind: driver.Global, DType: driver.BF16},
+			{Name: "c", Kind: driver.GlobalMut, DType: driver.BF16},
 		},
-		Grid: []backends.GwsDim{backends.ConstDim(1), backends.ParamDim(0)},
-		Variants: []backends.Variant{{Format: backends.FormatTT, Code: backends.TTOneGroup(reader, compute, writer,
-			backends.TTCB(0, "Float16_b", 2048, 2), backends.TTCB(1, "Float16_b", 2048, 2), backends.TTCB(16, "Float16_b", 2048, 2))}},
+		Grid: []driver.GwsDim{driver.ConstDim(1), driver.ParamDim(0)},
+		Variants: []driver.Variant{{Format: driver.FormatTT, Code: driver.TTOneGroup(reader, compute, writer,
+			driver.TTCB(0, "Float16_b", 2048, 2), driver.TTCB(1, "Float16_b", 2048, 2), driver.TTCB(16, "Float16_b", 2048, 2))}},
 	}
 	return p
 }
@@ -333,22 +334,22 @@ func TestCompileAndLaunch(t *testing.T) {
 
 	bad := []struct {
 		name string
-		args []backends.LaunchArg
+		args []driver.LaunchArg
 		is   error
 	}{
-		{"grid wider than the chip", []backends.LaunchArg{backends.VarArg(backends.UintConst(backends.U32, 9)), args[1], args[2], args[3]}, backends.ErrInvalidArgument},
-		{"zero grid", []backends.LaunchArg{backends.VarArg(backends.UintConst(backends.U32, 0)), args[1], args[2], args[3]}, backends.ErrInvalidArgument},
-		{"wrong arg count", args[:3], backends.ErrInvalidArgument},
-		{"wrong dtype", []backends.LaunchArg{backends.VarArg(backends.IntConst(backends.I64, 1)), args[1], args[2], args[3]}, backends.ErrInvalidArgument},
-		{"buffer for a variable", []backends.LaunchArg{args[1], args[1], args[2], args[3]}, backends.ErrInvalidArgument},
-		{"unknown buffer", []backends.LaunchArg{args[0], backends.BufArg(777), args[2], args[3]}, backends.ErrUnknownBuffer},
+		{"grid wider than the chip", []driver.LaunchArg{driver.VarArg(driver.UintConst(driver.U32, 9)), args[1], args[2], args[3]}, driver.ErrInvalidArgument},
+		{"zero grid", []driver.LaunchArg{driver.VarArg(driver.UintConst(driver.U32, 0)), args[1], args[2], args[3]}, driver.ErrInvalidArgument},
+		{"wrong arg count", args[:3], driver.ErrInvalidArgument},
+		{"wrong dtype", []driver.LaunchArg{driver.VarArg(driver.IntConst(driver.I64, 1)), args[1], args[2], args[3]}, driver.ErrInvalidArgument},
+		{"buffer for a variable", []driver.LaunchArg{args[1], args[1], args[2], args[3]}, driver.ErrInvalidArgument},
+		{"unknown buffer", []driver.LaunchArg{args[0], driver.BufArg(777), args[2], args[3]}, driver.ErrUnknownBuffer},
 	}
 	for _, b := range bad {
 		require.ErrorIs(t, exe.Launch(ctx, b.args), b.is, b.name)
 	}
 	require.NoError(t, exe.Release())
 	require.NoError(t, exe.Release(), "Release is idempotent")
-	require.ErrorIs(t, exe.Launch(ctx, args), backends.ErrClosed)
+	require.ErrorIs(t, exe.Launch(ctx, args), driver.ErrClosed)
 	for _, a := range args[1:] {
 		require.NoError(t, d.Pool().Release(a.Buffer))
 	}
@@ -357,80 +358,80 @@ func TestCompileAndLaunch(t *testing.T) {
 func TestCompileValidation(t *testing.T) {
 	d := open1(t, "")
 	ctx := context.Background()
-	k := func(p *backends.Program, i int) *backends.TTKernel { return &p.TT().Kernels[i] }
+	k := func(p *driver.Program, i int) *driver.TTKernel { return &p.TT().Kernels[i] }
 	cases := []struct {
 		name   string
-		mutate func(p *backends.Program)
+		mutate func(p *driver.Program)
 		is     error
 		says   string
 	}{
-		{"no variant", func(p *backends.Program) { p.RemoveVariant(backends.FormatTT) }, backends.ErrNoVariant, "no Tenstorrent variant"},
-		{"no kernels", func(p *backends.Program) { p.TT().Kernels = nil }, backends.ErrInvalidArgument, "1 to 64"},
-		{"processor", func(p *backends.Program) { k(p, 0).Processor = "riscv_2" }, backends.ErrInvalidArgument, "processor \"riscv_2\""},
-		{"noc on compute", func(p *backends.Program) { n := 0; k(p, 1).NOC = &n }, backends.ErrInvalidArgument, "takes no NOC"},
-		{"noc 2", func(p *backends.Program) { n := 2; k(p, 0).NOC = &n }, backends.ErrInvalidArgument, "NOC 2"},
-		{"fidelity on data movement", func(p *backends.Program) { k(p, 0).MathFidelity = "HiFi2" }, backends.ErrInvalidArgument, "for compute kernels"},
-		{"empty core set", func(p *backends.Program) { k(p, 0).Cores = &backends.TTCoreSet{} }, backends.ErrInvalidArgument, "is empty"},
-		{"duplicate CB", func(p *backends.Program) { p.TT().CBs[1].Indices[0].Index = 0 }, backends.ErrInvalidArgument, "CB 0 on core (0, 0) is already configured"},
-		{"CB index twice in a config", func(p *backends.Program) {
+		{"no variant", func(p *driver.Program) { p.RemoveVariant(driver.FormatTT) }, driver.ErrNoVariant, "no Tenstorrent variant"},
+		{"no kernels", func(p *driver.Program) { p.TT().Kernels = nil }, driver.ErrInvalidArgument, "1 to 64"},
+		{"processor", func(p *driver.Program) { k(p, 0).Processor = "riscv_2" }, driver.ErrInvalidArgument, "processor \"riscv_2\""},
+		{"noc on compute", func(p *driver.Program) { n := 0; k(p, 1).NOC = &n }, driver.ErrInvalidArgument, "takes no NOC"},
+		{"noc 2", func(p *driver.Program) { n := 2; k(p, 0).NOC = &n }, driver.ErrInvalidArgument, "NOC 2"},
+		{"fidelity on data movement", func(p *driver.Program) { k(p, 0).MathFidelity = "HiFi2" }, driver.ErrInvalidArgument, "for compute kernels"},
+		{"empty core set", func(p *driver.Program) { k(p, 0).Cores = &driver.TTCoreSet{} }, driver.ErrInvalidArgument, "is empty"},
+		{"duplicate CB", func(p *driver.Program) { p.TT().CBs[1].Indices[0].Index = 0 }, driver.ErrInvalidArgument, "CB 0 on core (0, 0) is already configured"},
+		{"CB index twice in a config", func(p *driver.Program) {
 			p.TT().CBs[0].Indices = append(p.TT().CBs[0].Indices, p.TT().CBs[0].Indices[0])
-		}, backends.ErrInvalidArgument, "configured twice"},
-		{"CB index 32", func(p *backends.Program) { p.TT().CBs[1].Indices[0].Index = 32 }, backends.ErrInvalidArgument, "outside 0–31"},
-		{"unknown format", func(p *backends.Program) { p.TT().CBs[0].Indices[0].Format = "Bfp2_b" }, backends.ErrInvalidArgument, "unknown data format"},
-		{"page not dividing", func(p *backends.Program) { p.TT().CBs[0].Indices[0].PageBytes = 3000 }, backends.ErrInvalidArgument, "do not divide"},
-		{"tiny tile", func(p *backends.Program) { p.TT().CBs[0].Indices[0].TileRows = 3 }, backends.ErrInvalidArgument, "3x32 tile"},
-		{"empty CB", func(p *backends.Program) { p.TT().CBs[0].TotalBytes = 0 }, backends.ErrInvalidArgument, "must be positive"},
-		{"over the L1 budget", func(p *backends.Program) { p.TT().CBs[0].TotalBytes = 2048 * 1000 }, backends.ErrInvalidArgument, "bytes of L1"},
-		{"fidelity", func(p *backends.Program) { k(p, 1).MathFidelity = "HiFi5" }, backends.ErrInvalidArgument, "math fidelity"},
-		{"param layout on a buffer", func(p *backends.Program) { k(p, 0).RuntimeArgs[2].Param = 1 }, backends.ErrInvalidArgument, "not a variable"},
-		{"address of a variable", func(p *backends.Program) { k(p, 0).RuntimeArgs[0].Param = 0 }, backends.ErrInvalidArgument, "not a buffer"},
-		{"param out of range", func(p *backends.Program) { k(p, 2).RuntimeArgs[0].Param = 9 }, backends.ErrInvalidArgument, "names param 9"},
-		{"core_row in compile args", func(p *backends.Program) {
-			k(p, 1).CompileArgs = append(k(p, 1).CompileArgs, backends.TTArg{Kind: backends.TTArgCoreRow})
-		}, backends.ErrInvalidArgument, "belongs in runtime args"},
-		{"split_start in common args", func(p *backends.Program) {
-			k(p, 1).CommonArgs = []backends.TTArg{{Kind: backends.TTArgConst, Value: backends.SplitDim(backends.GwsSplitStart, backends.ConstDim(10), backends.ConstDim(1), backends.ConstDim(4))}}
-		}, backends.ErrInvalidArgument, "per-core term"},
-		{"accessor in runtime args", func(p *backends.Program) {
-			k(p, 2).RuntimeArgs = append(k(p, 2).RuntimeArgs, backends.TTArg{Kind: backends.TTArgAccessor, Param: 3})
-		}, backends.ErrInvalidArgument, "belong in compile args"},
-		{"named arg name", func(p *backends.Program) {
-			k(p, 0).NamedCompileArgs = []backends.TTNamedArg{{Name: "num tiles", Arg: backends.TTConst(1)}}
-		}, backends.ErrInvalidArgument, "not a C identifier"},
-		{"named arg twice", func(p *backends.Program) {
-			k(p, 0).NamedCompileArgs = []backends.TTNamedArg{{Name: "n", Arg: backends.TTConst(1)}, {Name: "n", Arg: backends.TTConst(2)}}
-		}, backends.ErrInvalidArgument, "given twice"},
-		{"semaphore out of range", func(p *backends.Program) {
-			k(p, 0).RuntimeArgs = append(k(p, 0).RuntimeArgs, backends.TTArg{Kind: backends.TTArgSemaphore, Semaphore: 1})
-		}, backends.ErrInvalidArgument, "semaphore 1; the program has 0"},
-		{"unknown layout kind", func(p *backends.Program) { k(p, 0).RuntimeArgs[3].Kind = "core_z" }, backends.ErrInvalidArgument, "unknown layout kind"},
-		{"three grid axes", func(p *backends.Program) { p.Grid = append(p.Grid, backends.ConstDim(1)) }, backends.ErrInvalidArgument, "axes"},
-		{"constant grid too large", func(p *backends.Program) { p.Grid = []backends.GwsDim{backends.ConstDim(100)} }, backends.ErrInvalidArgument, "worker grid has 8 rows"},
-		{"constant zero grid", func(p *backends.Program) { p.Grid = []backends.GwsDim{backends.ConstDim(0)} }, backends.ErrInvalidArgument, "is 0"},
-		{"64-bit param in a layout", func(p *backends.Program) { p.Params[0].DType = backends.U64 }, backends.ErrInvalidArgument, "32 bits"},
-		{"buffer decl of a variable", func(p *backends.Program) { p.TT().Buffers = []backends.TTBuffer{{Param: 0}} }, backends.ErrInvalidArgument, "not a buffer param"},
-		{"sharded without a shard", func(p *backends.Program) {
-			p.TT().Buffers = []backends.TTBuffer{{Param: 1, Placement: "l1", Layout: "height_sharded"}}
-		}, backends.ErrInvalidArgument, "needs a shard spec"},
-		{"tile of odd shape", func(p *backends.Program) {
-			p.TT().Buffers = []backends.TTBuffer{{Param: 1, Tile: true, Rows: 30, Cols: 32}}
-		}, backends.ErrInvalidArgument, "multiples of 32"},
-		{"block float of an integer", func(p *backends.Program) {
-			p.Params[1].DType = backends.I32
-			p.TT().Buffers = []backends.TTBuffer{{Param: 1, Tile: true, Rows: 32, Cols: 32, Format: "Bfp8_b"}}
-		}, backends.ErrInvalidArgument, "holds f32 or bf16"},
-		{"block float without tiles", func(p *backends.Program) { p.TT().Buffers = []backends.TTBuffer{{Param: 1, Format: "Bfp8_b"}} }, backends.ErrInvalidArgument, "needs the tile layout"},
-		{"CB on a DRAM buffer", func(p *backends.Program) { b := 1; p.TT().CBs[0].Buffer = &b }, backends.ErrInvalidArgument, "not declared an l1 buffer"},
-		{"include twice", func(p *backends.Program) {
-			p.TT().Includes = []backends.TTInclude{{Path: "a.h"}, {Path: "a.h"}}
-		}, backends.ErrInvalidArgument, "given twice"},
-		{"include path with ..", func(p *backends.Program) { p.TT().Includes = []backends.TTInclude{{Path: "../a.h"}} }, backends.ErrInvalidArgument, "compile.include_files[0].path"},
-		{"compiler error", func(p *backends.Program) { k(p, 1).Source = "#error no tiles today" }, backends.ErrCompile, "no tiles today"},
+		}, driver.ErrInvalidArgument, "configured twice"},
+		{"CB index 32", func(p *driver.Program) { p.TT().CBs[1].Indices[0].Index = 32 }, driver.ErrInvalidArgument, "outside 0–31"},
+		{"unknown format", func(p *driver.Program) { p.TT().CBs[0].Indices[0].Format = "Bfp2_b" }, driver.ErrInvalidArgument, "unknown data format"},
+		{"page not dividing", func(p *driver.Program) { p.TT().CBs[0].Indices[0].PageBytes = 3000 }, driver.ErrInvalidArgument, "do not divide"},
+		{"tiny tile", func(p *driver.Program) { p.TT().CBs[0].Indices[0].TileRows = 3 }, driver.ErrInvalidArgument, "3x32 tile"},
+		{"empty CB", func(p *driver.Program) { p.TT().CBs[0].TotalBytes = 0 }, driver.ErrInvalidArgument, "must be positive"},
+		{"over the L1 budget", func(p *driver.Program) { p.TT().CBs[0].TotalBytes = 2048 * 1000 }, driver.ErrInvalidArgument, "bytes of L1"},
+		{"fidelity", func(p *driver.Program) { k(p, 1).MathFidelity = "HiFi5" }, driver.ErrInvalidArgument, "math fidelity"},
+		{"param layout on a buffer", func(p *driver.Program) { k(p, 0).RuntimeArgs[2].Param = 1 }, driver.ErrInvalidArgument, "not a variable"},
+		{"address of a variable", func(p *driver.Program) { k(p, 0).RuntimeArgs[0].Param = 0 }, driver.ErrInvalidArgument, "not a buffer"},
+		{"param out of range", func(p *driver.Program) { k(p, 2).RuntimeArgs[0].Param = 9 }, driver.ErrInvalidArgument, "names param 9"},
+		{"core_row in compile args", func(p *driver.Program) {
+			k(p, 1).CompileArgs = append(k(p, 1).CompileArgs, driver.TTArg{Kind: driver.TTArgCoreRow})
+		}, driver.ErrInvalidArgument, "belongs in runtime args"},
+		{"split_start in common args", func(p *driver.Program) {
+			k(p, 1).CommonArgs = []driver.TTArg{{Kind: driver.TTArgConst, Value: driver.SplitDim(driver.GwsSplitStart, driver.ConstDim(10), driver.ConstDim(1), driver.ConstDim(4))}}
+		}, driver.ErrInvalidArgument, "per-core term"},
+		{"accessor in runtime args", func(p *driver.Program) {
+			k(p, 2).RuntimeArgs = append(k(p, 2).RuntimeArgs, driver.TTArg{Kind: driver.TTArgAccessor, Param: 3})
+		}, driver.ErrInvalidArgument, "belong in compile args"},
+		{"named arg name", func(p *driver.Program) {
+			k(p, 0).NamedCompileArgs = []driver.TTNamedArg{{Name: "num tiles", Arg: driver.TTConst(1)}}
+		}, driver.ErrInvalidArgument, "not a C identifier"},
+		{"named arg twice", func(p *driver.Program) {
+			k(p, 0).NamedCompileArgs = []driver.TTNamedArg{{Name: "n", Arg: driver.TTConst(1)}, {Name: "n", Arg: driver.TTConst(2)}}
+		}, driver.ErrInvalidArgument, "given twice"},
+		{"semaphore out of range", func(p *driver.Program) {
+			k(p, 0).RuntimeArgs = append(k(p, 0).RuntimeArgs, driver.TTArg{Kind: driver.TTArgSemaphore, Semaphore: 1})
+		}, driver.ErrInvalidArgument, "semaphore 1; the program has 0"},
+		{"unknown layout kind", func(p *driver.Program) { k(p, 0).RuntimeArgs[3].Kind = "core_z" }, driver.ErrInvalidArgument, "unknown layout kind"},
+		{"three grid axes", func(p *driver.Program) { p.Grid = append(p.Grid, driver.ConstDim(1)) }, driver.ErrInvalidArgument, "axes"},
+		{"constant grid too large", func(p *driver.Program) { p.Grid = []driver.GwsDim{driver.ConstDim(100)} }, driver.ErrInvalidArgument, "worker grid has 8 rows"},
+		{"constant zero grid", func(p *driver.Program) { p.Grid = []driver.GwsDim{driver.ConstDim(0)} }, driver.ErrInvalidArgument, "is 0"},
+		{"64-bit param in a layout", func(p *driver.Program) { p.Params[0].DType = driver.U64 }, driver.ErrInvalidArgument, "32 bits"},
+		{"buffer decl of a variable", func(p *driver.Program) { p.TT().Buffers = []driver.TTBuffer{{Param: 0}} }, driver.ErrInvalidArgument, "not a buffer param"},
+		{"sharded without a shard", func(p *driver.Program) {
+			p.TT().Buffers = []driver.TTBuffer{{Param: 1, Placement: "l1", Layout: "height_sharded"}}
+		}, driver.ErrInvalidArgument, "needs a shard spec"},
+		{"tile of odd shape", func(p *driver.Program) {
+			p.TT().Buffers = []driver.TTBuffer{{Param: 1, Tile: true, Rows: 30, Cols: 32}}
+		}, driver.ErrInvalidArgument, "multiples of 32"},
+		{"block float of an integer", func(p *driver.Program) {
+			p.Params[1].DType = driver.I32
+			p.TT().Buffers = []driver.TTBuffer{{Param: 1, Tile: true, Rows: 32, Cols: 32, Format: "Bfp8_b"}}
+		}, driver.ErrInvalidArgument, "holds f32 or bf16"},
+		{"block float without tiles", func(p *driver.Program) { p.TT().Buffers = []driver.TTBuffer{{Param: 1, Format: "Bfp8_b"}} }, driver.ErrInvalidArgument, "needs the tile layout"},
+		{"CB on a DRAM buffer", func(p *driver.Program) { b := 1; p.TT().CBs[0].Buffer = &b }, driver.ErrInvalidArgument, "not declared an l1 buffer"},
+		{"include twice", func(p *driver.Program) {
+			p.TT().Includes = []driver.TTInclude{{Path: "a.h"}, {Path: "a.h"}}
+		}, driver.ErrInvalidArgument, "given twice"},
+		{"include path with ..", func(p *driver.Program) { p.TT().Includes = []driver.TTInclude{{Path: "../a.h"}} }, driver.ErrInvalidArgument, "compile.include_files[0].path"},
+		{"compiler error", func(p *driver.Program) { k(p, 1).Source = "#error no tiles today" }, driver.ErrCompile, "no tiles today"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := vaddProgram()
-			p.Grid = []backends.GwsDim{backends.ConstDim(1), backends.ConstDim(4)} // built at Compile
+			p.Grid = []driver.GwsDim{driver.ConstDim(1), driver.ConstDim(4)} // built at Compile
 			tc.mutate(p)
 			_, err := d.Compile(ctx, p)
 			require.ErrorIs(t, err, tc.is)
@@ -444,7 +445,7 @@ func TestCompileValidation(t *testing.T) {
 	exe, err := d.Compile(ctx, p)
 	require.NoError(t, err)
 	args := launchArgs(t, d, 4096, 4)
-	require.ErrorIs(t, exe.Launch(ctx, args), backends.ErrCompile)
+	require.ErrorIs(t, exe.Launch(ctx, args), driver.ErrCompile)
 	require.NoError(t, exe.Release())
 	// a kernel source that is not UTF-8 still compiles (it travels as base64)
 	p = vaddProgram()
@@ -457,28 +458,28 @@ func TestCompileValidation(t *testing.T) {
 
 // launchArgs allocates vadd's three buffers of n bytes and puts the tile
 // count variable first.
-func launchArgs(t *testing.T, d *tt.Device, n int64, tiles uint64) []backends.LaunchArg {
-	args := []backends.LaunchArg{backends.VarArg(backends.UintConst(backends.U32, tiles))}
+func launchArgs(t *testing.T, d *tt.Device, n int64, tiles uint64) []driver.LaunchArg {
+	args := []driver.LaunchArg{driver.VarArg(driver.UintConst(driver.U32, tiles))}
 	for range 3 {
 		b, err := d.Pool().Alloc(context.Background(), n)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = d.Pool().Release(b) })
-		args = append(args, backends.BufArg(b))
+		args = append(args, driver.BufArg(b))
 	}
 	return args
 }
 
 func TestOneAxisGridIsRows(t *testing.T) {
 	info := ttruntime.Grid{Rows: 8, Cols: 4}
-	p := &backends.Program{Grid: []backends.GwsDim{backends.ConstDim(8)}}
+	p := &driver.Program{Grid: []driver.GwsDim{driver.ConstDim(8)}}
 	g, err := tt.LaunchGrid(p, nil, info)
 	require.NoError(t, err)
 	require.Equal(t, [2]uint32{8, 1}, g)
-	g, err = tt.LaunchGrid(&backends.Program{}, nil, info)
+	g, err = tt.LaunchGrid(&driver.Program{}, nil, info)
 	require.NoError(t, err)
 	require.Equal(t, [2]uint32{1, 1}, g, "no grid is one core")
-	_, err = tt.LaunchGrid(&backends.Program{Grid: []backends.GwsDim{backends.ConstDim(1), backends.ConstDim(5)}}, nil, info)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	_, err = tt.LaunchGrid(&driver.Program{Grid: []driver.GwsDim{driver.ConstDim(1), driver.ConstDim(5)}}, nil, info)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 }
 
 func TestRuntimeCrashLosesTheDevice(t *testing.T) {
@@ -489,12 +490,12 @@ func TestRuntimeCrashLosesTheDevice(t *testing.T) {
 	b, err := p.Alloc(ctx, 64)
 	require.NoError(t, err)
 	err = p.Write(ctx, b, 0, make([]byte, 64))
-	require.ErrorIs(t, err, backends.ErrDeviceLost)
+	require.ErrorIs(t, err, driver.ErrDeviceLost)
 	require.ErrorContains(t, err, "exit status 3")
 	_, err = p.Alloc(ctx, 64)
-	require.ErrorIs(t, err, backends.ErrDeviceLost)
+	require.ErrorIs(t, err, driver.ErrDeviceLost)
 	_, err = d.Compile(ctx, vaddProgram())
-	require.ErrorIs(t, err, backends.ErrDeviceLost)
+	require.ErrorIs(t, err, driver.ErrDeviceLost)
 }
 
 func TestErrorReplyKeepsTheDevice(t *testing.T) {
@@ -502,7 +503,7 @@ func TestErrorReplyKeepsTheDevice(t *testing.T) {
 	p := d.Pool()
 	ctx := context.Background()
 	_, err := p.Alloc(ctx, 64)
-	require.ErrorIs(t, err, backends.ErrOutOfMemory)
+	require.ErrorIs(t, err, driver.ErrOutOfMemory)
 	require.EqualValues(t, 12<<30, p.FreeBytes(), "a failed alloc charges nothing")
 	b, err := p.Alloc(ctx, 64)
 	require.NoError(t, err)
@@ -514,9 +515,9 @@ func TestClosedDevice(t *testing.T) {
 	require.NoError(t, d.Close())
 	require.NoError(t, d.Close())
 	_, err := d.Pool().Alloc(context.Background(), 64)
-	require.ErrorIs(t, err, backends.ErrClosed)
+	require.ErrorIs(t, err, driver.ErrClosed)
 	_, err = d.Compile(context.Background(), vaddProgram())
-	require.ErrorIs(t, err, backends.ErrDeviceLost)
+	require.ErrorIs(t, err, driver.ErrDeviceLost)
 }
 
 // BenchmarkTransfer64MiB measures, in one run, 64 MiB uploads and
@@ -563,7 +564,7 @@ func benchTransfer64MiB(b *testing.B, d *tt.Device) {
 func TestRealRuntimeEmulator(t *testing.T) {
 	bin := rtbin.Require(t)
 	devs, err := openWith(t, "none", "", fmt.Sprintf(`, "runtime": %q`, bin))
-	if errors.Is(err, backends.ErrUnsupported) {
+	if errors.Is(err, driver.ErrUnsupported) {
 		t.Skipf("%s has no emulator layer: %v", bin, err)
 	}
 	require.NoError(t, err)
@@ -582,7 +583,7 @@ func TestRealRuntimeEmulator(t *testing.T) {
 	back := make([]byte, len(src))
 	require.NoError(t, p.Read(ctx, b, 0, back))
 	require.Equal(t, src, back)
-	require.ErrorIs(t, p.Write(ctx, b, int64(len(src)), []byte{1}), backends.ErrInvalidArgument)
+	require.ErrorIs(t, p.Write(ctx, b, int64(len(src)), []byte{1}), driver.ErrInvalidArgument)
 	require.NoError(t, p.Release(b))
 }
 
@@ -602,14 +603,14 @@ func TestForeignIDsAreUnknownAcrossChips(t *testing.T) {
 	defer p1.Release(id1)
 	require.NotEqual(t, id0, id1, "ids are process-wide")
 
-	require.ErrorIs(t, p1.Retain(id0), backends.ErrUnknownBuffer, "chip 0's id on chip 1")
-	require.ErrorIs(t, p0.Write(ctx, id1, 0, []byte{1}), backends.ErrUnknownBuffer, "chip 1's id on chip 0")
+	require.ErrorIs(t, p1.Retain(id0), driver.ErrUnknownBuffer, "chip 0's id on chip 1")
+	require.ErrorIs(t, p0.Write(ctx, id1, 0, []byte{1}), driver.ErrUnknownBuffer, "chip 1's id on chip 0")
 	host, err := backends.HostPool()
 	require.NoError(t, err)
 	hid, err := host.Alloc(ctx, 64)
 	require.NoError(t, err)
 	defer host.Release(hid)
-	require.ErrorIs(t, p0.Retain(hid), backends.ErrUnknownBuffer, "a host-pool id")
+	require.ErrorIs(t, p0.Retain(hid), driver.ErrUnknownBuffer, "a host-pool id")
 	_, err = p0.Size(hid)
-	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
+	require.ErrorIs(t, err, driver.ErrUnknownBuffer)
 }

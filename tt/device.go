@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 	"github.com/zyxtt/zyxtt/ttruntime"
@@ -24,7 +23,7 @@ type Device struct {
 	emulated bool
 	rt       *ttruntime.Client
 	lock     *ttruntime.ChipLock
-	info     *backends.DeviceInfo
+	info     *driver.DeviceInfo
 	pool     *Pool
 	sub      *submitter // the device's requests, in submission order
 
@@ -41,16 +40,16 @@ func newDevice(name string, emulated bool, rt *ttruntime.Client, lock *ttruntime
 }
 
 // deviceInfo describes a chip from what its runtime reported.
-func deviceInfo(ri ttruntime.InitReply, emulated bool, card *Card) *backends.DeviceInfo {
+func deviceInfo(ri ttruntime.InitReply, emulated bool, card *Card) *driver.DeviceInfo {
 	cores := int(ri.Grid.Rows) * int(ri.Grid.Cols)
 	arch := map[string]string{ArchWormhole: "Wormhole", ArchBlackhole: "Blackhole"}[ri.Arch]
 	if arch == "" {
 		arch = ri.Arch
 	}
-	info := &backends.DeviceInfo{
-		Formats:             []backends.Format{backends.FormatTT},
+	info := &driver.DeviceInfo{
+		Formats:             []driver.Format{driver.FormatTT},
 		Name:                fmt.Sprintf("%s %s chip %d", arch, ri.Board, ri.Chip),
-		Kind:                backends.KindAccelerator,
+		Kind:                driver.KindAccelerator,
 		Compute:             uint64(cores) * 1_000_000_000_000, // ~1 TFLOP/s bf16 per Tensix core
 		ComputeEstimated:    true,
 		MaxGlobalWorkDims:   []uint64{uint64(ri.Grid.Rows), uint64(ri.Grid.Cols)},
@@ -66,9 +65,9 @@ func deviceInfo(ri ttruntime.InitReply, emulated bool, card *Card) *backends.Dev
 		Emulated:            emulated,
 		Tile:                [2]uint64{TileDim, TileDim},
 		TileSizes:           [][2]uint64{{TileDim, TileDim}},
-		MMALayouts: []backends.MMADims{
-			{M: TileDim, N: TileDim, K: TileDim, In: backends.BF16, Acc: backends.F32},
-			{M: TileDim, N: TileDim, K: TileDim, In: backends.BF16, Acc: backends.BF16},
+		MMALayouts: []driver.MMADims{
+			{M: TileDim, N: TileDim, K: TileDim, In: driver.BF16, Acc: driver.F32},
+			{M: TileDim, N: TileDim, K: TileDim, In: driver.BF16, Acc: driver.BF16},
 		},
 		NumCircularBuffers: NumCBs,
 		Cores:              cores,
@@ -87,7 +86,7 @@ func deviceInfo(ri ttruntime.InitReply, emulated bool, card *Card) *backends.Dev
 	}
 	if emulated {
 		info.Name = fmt.Sprintf("Tensix emulator (%s chip %d)", ri.Board, ri.Chip)
-		info.Kind = backends.KindCPU
+		info.Kind = driver.KindCPU
 		info.Compute = uint64(cores) * 1_000_000_000 // host threads, not Tensix math
 	}
 	if card != nil {
@@ -97,9 +96,9 @@ func deviceInfo(ri ttruntime.InitReply, emulated bool, card *Card) *backends.Dev
 		}
 	}
 	for _, f := range Formats {
-		info.DTypeCaps[f] = backends.CapFloatOps
+		info.DTypeCaps[f] = driver.CapFloatOps
 		if !f.IsFloat() {
-			info.DTypeCaps[f] = backends.CapIntOps
+			info.DTypeCaps[f] = driver.CapIntOps
 		}
 	}
 	return info
@@ -112,10 +111,10 @@ func (d *Device) Name() string { return d.name }
 func (d *Device) Backend() string { return ttruntime.Backend }
 
 // Info describes the chip as its runtime reported it.
-func (d *Device) Info() *backends.DeviceInfo { return d.info }
+func (d *Device) Info() *driver.DeviceInfo { return d.info }
 
 // Pool is the chip's DRAM.
-func (d *Device) Pool() backends.Pool { return d.pool }
+func (d *Device) Pool() driver.Pool { return d.pool }
 
 // Runtime is what the chip's runtime reported at the handshake.
 func (d *Device) Runtime() ttruntime.InitReply { return d.rt.Info() }
@@ -126,9 +125,9 @@ func (d *Device) Runtime() ttruntime.InitReply { return d.rt.Info() }
 // that does not build fails here); others are built at their first
 // launch, once per distinct launch grid and values of the Variable params
 // their expressions read.
-func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
+func (d *Device) Compile(ctx context.Context, p *driver.Program) (driver.Executable, error) {
 	if p != nil {
-		p = p.WithVariant(p.Variant(backends.FormatTT))
+		p = p.WithVariant(p.Variant(driver.FormatTT))
 	}
 	if !d.rt.Alive() {
 		// A closed or lost device: the client says how it ended.
@@ -187,10 +186,10 @@ const cleanupTimeout = 5 * time.Second
 // built for it so far, one per launch grid and values of the Variable
 // params its expressions read. Release is idempotent and releases them
 // all; Launch and LaunchTimed after Release, or after the device's Close,
-// fail with an error wrapping backends.ErrClosed.
+// fail with an error wrapping driver.ErrClosed.
 type Executable struct {
 	dev      *Device
-	prog     *backends.Program
+	prog     *driver.Program
 	vars     []int // the Variable params its expressions read
 	released atomic.Bool
 
@@ -200,7 +199,7 @@ type Executable struct {
 
 // program is the runtime program for a launch with args on grid, made and
 // compiled in the runtime on first use.
-func (e *Executable) program(ctx context.Context, args []backends.LaunchArg, grid [2]uint32) (*runtimeProgram, error) {
+func (e *Executable) program(ctx context.Context, args []driver.LaunchArg, grid [2]uint32) (*runtimeProgram, error) {
 	key := cacheKey(grid, e.vars, args)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -208,7 +207,7 @@ func (e *Executable) program(ctx context.Context, args []backends.LaunchArg, gri
 		return rp, nil
 	}
 	if e.released.Load() {
-		return nil, backends.Errorf(ttruntime.Backend, "launch", backends.ErrClosed, "program %q was released", e.prog.Name)
+		return nil, driver.Errorf(ttruntime.Backend, "launch", driver.ErrClosed, "program %q was released", e.prog.Name)
 	}
 	info := e.dev.rt.Info()
 	rp, err := buildProgram(e.prog, args, grid, &info)
@@ -226,7 +225,7 @@ func (e *Executable) program(ctx context.Context, args []backends.LaunchArg, gri
 
 // buildProgram makes the runtime program of a launch and checks it with
 // the runtime's own rules.
-func buildProgram(p *backends.Program, args []backends.LaunchArg, grid [2]uint32, info *ttruntime.InitReply) (*runtimeProgram, error) {
+func buildProgram(p *driver.Program, args []driver.LaunchArg, grid [2]uint32, info *ttruntime.InitReply) (*runtimeProgram, error) {
 	rp, err := resolve(p, args, grid, info)
 	if err != nil {
 		return nil, err
@@ -244,9 +243,9 @@ func buildProgram(p *backends.Program, args []backends.LaunchArg, grid [2]uint32
 // ids) and ttruntime.ValidateCompile. It returns the compile request the
 // driver would send. args may be nil for a program whose expressions read
 // no Variable.
-func CheckLaunch(p *backends.Program, args []backends.LaunchArg, info ttruntime.InitReply) (ttruntime.CompileRequest, error) {
+func CheckLaunch(p *driver.Program, args []driver.LaunchArg, info ttruntime.InitReply) (ttruntime.CompileRequest, error) {
 	if p != nil {
-		p = p.WithVariant(p.Variant(backends.FormatTT))
+		p = p.WithVariant(p.Variant(driver.FormatTT))
 	}
 	if err := ValidateProgram(p, info); err != nil {
 		return ttruntime.CompileRequest{}, err
@@ -263,14 +262,14 @@ func CheckLaunch(p *backends.Program, args []backends.LaunchArg, info ttruntime.
 }
 
 // Launch runs the program on the grid evaluated from args and waits.
-func (e *Executable) Launch(ctx context.Context, args []backends.LaunchArg) error {
+func (e *Executable) Launch(ctx context.Context, args []driver.LaunchArg) error {
 	_, err := e.run(ctx, args, false)
 	return err
 }
 
 // LaunchTimed runs the program once and returns the run time the device
 // (or emulator) measured.
-func (e *Executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
+func (e *Executable) LaunchTimed(ctx context.Context, args []driver.LaunchArg) (time.Duration, error) {
 	ns, err := e.run(ctx, args, true)
 	if ns > uint64(1<<63-1) {
 		ns = 1<<63 - 1
@@ -280,17 +279,17 @@ func (e *Executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg)
 
 func (e *Executable) closedErr() error {
 	if e.released.Load() {
-		return backends.Errorf(ttruntime.Backend, "launch", backends.ErrClosed, "program %q was released", e.prog.Name)
+		return driver.Errorf(ttruntime.Backend, "launch", driver.ErrClosed, "program %q was released", e.prog.Name)
 	}
 	if e.dev.closed.Load() {
-		return backends.Errorf(ttruntime.Backend, "launch", backends.ErrClosed, "program %q: device %s is closed", e.prog.Name, e.dev.name)
+		return driver.Errorf(ttruntime.Backend, "launch", driver.ErrClosed, "program %q: device %s is closed", e.prog.Name, e.dev.name)
 	}
 	return nil
 }
 
 // run is a synchronous launch: straight to the runtime when nothing is
 // queued on the device, else behind what is (queuedRun).
-func (e *Executable) run(ctx context.Context, args []backends.LaunchArg, timed bool) (uint64, error) {
+func (e *Executable) run(ctx context.Context, args []driver.LaunchArg, timed bool) (uint64, error) {
 	req, err := e.prepare(ctx, args, timed)
 	if err != nil {
 		return 0, err
@@ -307,7 +306,7 @@ func (e *Executable) run(ctx context.Context, args []backends.LaunchArg, timed b
 
 // prepare checks a launch and makes its run request, building the runtime
 // program for its grid first when it is new.
-func (e *Executable) prepare(ctx context.Context, args []backends.LaunchArg, timed bool) (ttruntime.RunRequest, error) {
+func (e *Executable) prepare(ctx context.Context, args []driver.LaunchArg, timed bool) (ttruntime.RunRequest, error) {
 	fail := func(err error) (ttruntime.RunRequest, error) { return ttruntime.RunRequest{}, err }
 	if err := e.closedErr(); err != nil {
 		return fail(err)
@@ -318,7 +317,7 @@ func (e *Executable) prepare(ctx context.Context, args []backends.LaunchArg, tim
 		return fail(err)
 	}
 	if _, err := driver.CheckArgs(e.prog, e.dev.pool, args); err != nil {
-		return fail(&backends.Error{Backend: ttruntime.Backend, Op: "launch", Err: err})
+		return fail(&driver.Error{Backend: ttruntime.Backend, Op: "launch", Err: err})
 	}
 	rp, err := e.program(ctx, args, grid)
 	if err != nil {
@@ -341,7 +340,7 @@ func (e *Executable) prepare(ctx context.Context, args []backends.LaunchArg, tim
 		prm := e.prog.Params[i]
 		if d := rp.decls[i]; d != nil && !d.matches(b.spec, b.host) {
 			got := (&paramDecl{spec: b.spec, host: b.host}).describe()
-			return fail(backends.Errorf(ttruntime.Backend, "launch", backends.ErrInvalidArgument,
+			return fail(driver.Errorf(ttruntime.Backend, "launch", driver.ErrInvalidArgument,
 				"param %d (%s): the buffer is %s, but the program declares %s (allocate it with the executable's AllocParam)", i, prm.Name, got, d.describe()))
 		}
 		if b.spec.Placement == ttruntime.PlacementL1 {
@@ -355,7 +354,7 @@ func (e *Executable) prepare(ctx context.Context, args []backends.LaunchArg, tim
 	if usable := info.L1.Usable(); usable > 0 {
 		for _, c := range sortedCores(l1) {
 			if l1[c] > usable {
-				return fail(backends.Errorf(ttruntime.Backend, "launch", backends.ErrOutOfMemory,
+				return fail(driver.Errorf(ttruntime.Backend, "launch", driver.ErrOutOfMemory,
 					"program %q: core (%d, %d) needs %d bytes of L1 for its circular buffers and the L1 buffers of the launch; %d are usable", e.prog.Name, c[0], c[1], l1[c], usable))
 			}
 		}
@@ -372,19 +371,19 @@ func l1Holders(spec ttruntime.BufferSpec, info *ttruntime.InitReply) []ttruntime
 }
 
 // AllocParam allocates the buffer for buffer param param as the program
-// declares it (backends.ParamAllocator): its placement, interleaving or
+// declares it (driver.ParamAllocator): its placement, interleaving or
 // shard spec and page size, and its tile layout and storage format, for
 // hostBytes of host data (the param's elements, row-major). The pool
 // converts on Write and Read. A param without a declaration gets a plain
 // buffer (DRAM, 2 KiB pages). A shard grid that reads a Variable param
 // cannot be evaluated here and is an error.
-func (e *Executable) AllocParam(ctx context.Context, param int, hostBytes int64) (backends.BufferID, error) {
+func (e *Executable) AllocParam(ctx context.Context, param int, hostBytes int64) (driver.BufferID, error) {
 	if err := e.closedErr(); err != nil {
 		return 0, err
 	}
 	p := e.prog
 	if param < 0 || param >= len(p.Params) || !p.Params[param].Kind.IsBuffer() {
-		return 0, backends.Errorf(ttruntime.Backend, "alloc", backends.ErrInvalidArgument, "program %q: param %d is not a buffer param", p.Name, param)
+		return 0, driver.Errorf(ttruntime.Backend, "alloc", driver.ErrInvalidArgument, "program %q: param %d is not a buffer param", p.Name, param)
 	}
 	d := defaultDecl(p.Params[param].DType)
 	for _, b := range p.TT().Buffers {
@@ -433,7 +432,7 @@ func (e *Executable) Release() error {
 		for _, key := range keys {
 			if err := e.dev.rt.Release(context.Background(), ttruntime.ProgramRequest{Program: progs[key].id}); err != nil {
 				errs = append(errs, err)
-				if errors.Is(err, backends.ErrDeviceLost) {
+				if errors.Is(err, driver.ErrDeviceLost) {
 					break // the rest went with the runtime
 				}
 			}
@@ -454,7 +453,7 @@ func (e *Executable) Programs() int {
 }
 
 var (
-	_ backends.Device         = (*Device)(nil)
-	_ backends.Executable     = (*Executable)(nil)
-	_ backends.ParamAllocator = (*Executable)(nil)
+	_ driver.Device         = (*Device)(nil)
+	_ driver.Executable     = (*Executable)(nil)
+	_ driver.ParamAllocator = (*Executable)(nil)
 )

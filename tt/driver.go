@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 	"github.com/zyxtt/zyxtt/shm"
@@ -80,7 +79,7 @@ func (Driver) DeviceNamePrefixes() map[string]string {
 }
 
 // Open finds the cards and starts a runtime per chip.
-func (Driver) Open(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
+func (Driver) Open(ctx context.Context, env *driver.Env) ([]driver.Device, error) {
 	cfg := env.Config
 	s := defaultSettings
 	if err := cfg.Section(ConfigSection, &s); err != nil {
@@ -107,7 +106,7 @@ func (Driver) Open(ctx context.Context, env *driver.Env) ([]backends.Device, err
 	host := env.HostPool
 	if dir := host.Arena().Dir(); dir != shm.SystemDir {
 		return nil, fmt.Errorf("%w: the host pool's shared memory is in %s, and the Tenstorrent runtime maps segments only under %s (unset %s)",
-			backends.ErrNoDevice, dir, shm.SystemDir, shm.EnvDir)
+			driver.ErrNoDevice, dir, shm.SystemDir, shm.EnvDir)
 	}
 	rtCfg := func() ttruntime.Config {
 		c := ttruntime.Config{CleanupTimeout: cleanupTimeout, KernelOutput: env.KernelOutput, Init: ttruntime.InitRequest{CacheDir: cacheDir(s.CacheDir)}}
@@ -122,7 +121,7 @@ func (Driver) Open(ctx context.Context, env *driver.Env) ([]backends.Device, err
 		if err != nil {
 			return nil, fmt.Errorf("%d Tenstorrent chip(s) found but no runtime to drive them: %w", len(chips), err)
 		}
-		var devs []backends.Device
+		var devs []driver.Device
 		for i, ch := range chips {
 			if !allow.Allows(i) {
 				continue
@@ -146,20 +145,20 @@ func (Driver) Open(ctx context.Context, env *driver.Env) ([]backends.Device, err
 		why = scanErr.Error()
 	}
 	if s.Emulator != nil && !*s.Emulator {
-		return nil, fmt.Errorf("%w: %s, and the emulator is disabled (config tenstorrent.emulator)", backends.ErrNoDevice, why)
+		return nil, fmt.Errorf("%w: %s, and the emulator is disabled (config tenstorrent.emulator)", driver.ErrNoDevice, why)
 	}
 	if off(os.Getenv(EnvEmulator)) {
-		return nil, fmt.Errorf("%w: %s, and the emulator is disabled (%s=%s)", backends.ErrNoDevice, why, EnvEmulator, os.Getenv(EnvEmulator))
+		return nil, fmt.Errorf("%w: %s, and the emulator is disabled (%s=%s)", driver.ErrNoDevice, why, EnvEmulator, os.Getenv(EnvEmulator))
 	}
 	board, ok := BoardByName(s.EmuBoard)
 	if !ok {
-		return nil, fmt.Errorf("%w: %s; emulator board %q (config tenstorrent.emu_board) is not one of %s", backends.ErrNoDevice, why, s.EmuBoard, boardNames())
+		return nil, fmt.Errorf("%w: %s; emulator board %q (config tenstorrent.emu_board) is not one of %s", driver.ErrNoDevice, why, s.EmuBoard, boardNames())
 	}
 	path, err := ttruntime.FindRuntime(s.Runtime)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s, and the emulator needs the runtime: %w", backends.ErrNoDevice, why, err)
+		return nil, fmt.Errorf("%w: %s, and the emulator needs the runtime: %w", driver.ErrNoDevice, why, err)
 	}
-	var devs []backends.Device
+	var devs []driver.Device
 	for k := range board.Chips {
 		if !allow.Allows(k) {
 			continue
@@ -207,7 +206,7 @@ func openCard(ctx context.Context, path string, c ttruntime.Config, ordinal int,
 	if rt.Info().Runtime != "metal" {
 		rt.Kill()
 		_ = lock.Unlock()
-		return nil, fmt.Errorf("%s: %w: the runtime drives %q, not the card (built without tt-metal?)", name, backends.ErrNoDevice, rt.Info().Runtime)
+		return nil, fmt.Errorf("%s: %w: the runtime drives %q, not the card (built without tt-metal?)", name, driver.ErrNoDevice, rt.Info().Runtime)
 	}
 	return newDevice(name, false, rt, lock, host, ch.card), nil
 }
@@ -244,12 +243,12 @@ func cacheDir(configured string) string {
 // Inventory lists every Tenstorrent card in sysfs, supported or not, with
 // its board, chips, DRAM, firmware, clocks and sensors, whether or not a
 // runtime can drive it.
-func (Driver) Inventory(ctx context.Context) []backends.Hardware {
+func (Driver) Inventory(ctx context.Context) []driver.Hardware {
 	cards, err := DiscoverCards()
 	if err != nil {
-		return []backends.Hardware{{Name: "Tenstorrent", Problems: []string{err.Error()}}}
+		return []driver.Hardware{{Name: "Tenstorrent", Problems: []string{err.Error()}}}
 	}
-	out := make([]backends.Hardware, 0, len(cards))
+	out := make([]driver.Hardware, 0, len(cards))
 	for i := range cards {
 		out = append(out, CardHardware(&cards[i]))
 	}
@@ -257,13 +256,13 @@ func (Driver) Inventory(ctx context.Context) []backends.Hardware {
 }
 
 // CardHardware describes a card for probe.
-func CardHardware(c *Card) backends.Hardware {
+func CardHardware(c *Card) driver.Hardware {
 	board := c.Board
 	if board == "" {
 		board = "unknown"
 	}
-	h := backends.Hardware{Name: fmt.Sprintf("Tenstorrent %s %s", c.ArchName(), board)}
-	add := func(k, v string) { h.Facts = append(h.Facts, backends.Fact{Key: k, Value: v}) }
+	h := driver.Hardware{Name: fmt.Sprintf("Tenstorrent %s %s", c.ArchName(), board)}
+	add := func(k, v string) { h.Facts = append(h.Facts, driver.Fact{Key: k, Value: v}) }
 	add("pci", strings.Join(c.PCIAddresses, ", "))
 	add("arch", c.ArchName())
 	add("board", board)
@@ -304,4 +303,4 @@ func CardHardware(c *Card) backends.Hardware {
 	return h
 }
 
-var _ backends.Inventory = Driver{}
+var _ driver.Inventory = Driver{}

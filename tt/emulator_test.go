@@ -18,6 +18,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/rtbin"
 	"github.com/zyxtt/zyxtt/kernels"
 	"github.com/zyxtt/zyxtt/tt"
@@ -25,10 +26,10 @@ import (
 )
 
 // openEmu opens the emulator devices of board through the real runtime.
-func openEmu(t testing.TB, board string) []backends.Device { return openEmuWith(t, board, nil) }
+func openEmu(t testing.TB, board string) []driver.Device { return openEmuWith(t, board, nil) }
 
 // openEmuWith is openEmu with kernel output going to out.
-func openEmuWith(t testing.TB, board string, out io.Writer) []backends.Device {
+func openEmuWith(t testing.TB, board string, out io.Writer) []driver.Device {
 	t.Helper()
 	bin := rtbin.Require(t)
 	t.Setenv(tt.EnvSysfsRoot, fixture("none"))
@@ -39,7 +40,7 @@ func openEmuWith(t testing.TB, board string, out io.Writer) []backends.Device {
 		`{"tenstorrent": {"runtime": %q, "timeout_s": 120, "emu_board": %q, "cache_dir": %q}}`, bin, board, t.TempDir()))
 	require.NoError(t, err)
 	devs, err := openRuntimeOpts(t, backends.Options{Config: cfg, Backends: []string{"tt"}, KernelOutput: out})
-	if errors.Is(err, backends.ErrUnsupported) {
+	if errors.Is(err, driver.ErrUnsupported) {
 		t.Skipf("%s has no emulator layer: %v", bin, err)
 	}
 	require.NoError(t, err)
@@ -102,20 +103,20 @@ func TestEmulatorRuntimeTransfers(t *testing.T) {
 	require.Equal(t, src[:4091], back, "bytes before the host-pool write are untouched")
 
 	// Bad ranges and ids lose nothing and keep the device.
-	require.ErrorIs(t, p.Write(ctx, buf, n+5, []byte{1}), backends.ErrInvalidArgument)
-	require.ErrorIs(t, p.Read(ctx, buf, -1, []byte{1}), backends.ErrInvalidArgument)
-	require.ErrorIs(t, p.Write(ctx, 12345, 0, []byte{1}), backends.ErrUnknownBuffer)
+	require.ErrorIs(t, p.Write(ctx, buf, n+5, []byte{1}), driver.ErrInvalidArgument)
+	require.ErrorIs(t, p.Read(ctx, buf, -1, []byte{1}), driver.ErrInvalidArgument)
+	require.ErrorIs(t, p.Write(ctx, 12345, 0, []byte{1}), driver.ErrUnknownBuffer)
 	_, err = p.Alloc(ctx, int64(free)+1)
-	require.ErrorIs(t, err, backends.ErrOutOfMemory)
+	require.ErrorIs(t, err, driver.ErrOutOfMemory)
 	require.NoError(t, p.Release(buf))
 	require.Equal(t, free, p.FreeBytes())
-	require.ErrorIs(t, p.Release(buf), backends.ErrUnknownBuffer)
+	require.ErrorIs(t, p.Release(buf), driver.ErrUnknownBuffer)
 }
 
 // exampleVadd is examples/vadd's Tenstorrent variant: z = x + y over n f32
 // elements, one 1024-element tile per step, tiles dealt round-robin to the
 // cores of the grid, with the kernel library's kernels that vadd names.
-func exampleVadd(t *testing.T, rows, cols int) *backends.Program {
+func exampleVadd(t *testing.T, rows, cols int) *driver.Program {
 	t.Helper()
 	read := func(name string) string {
 		b, err := kernels.Read(name)
@@ -123,41 +124,41 @@ func exampleVadd(t *testing.T, rows, cols int) *backends.Program {
 		return string(b)
 	}
 	const x, y, z, n = 0, 1, 2, 3
-	spread := []backends.TTArg{{Kind: backends.TTArgCoreIndex}, {Kind: backends.TTArgNumCores}}
-	reader := backends.TTKernel{
+	spread := []driver.TTArg{{Kind: driver.TTArgCoreIndex}, {Kind: driver.TTArgNumCores}}
+	reader := driver.TTKernel{
 		Source:      read("tt/dataflow/read_chunks_binary.cpp"),
-		CompileArgs: []backends.TTArg{{Kind: backends.TTArgAccessor, Param: x}, {Kind: backends.TTArgAccessor, Param: y}},
-		RuntimeArgs: append([]backends.TTArg{
-			{Kind: backends.TTArgBufferAddr, Param: x}, {Kind: backends.TTArgBufferAddr, Param: y},
-			{Kind: backends.TTArgPageSize, Param: x}, {Kind: backends.TTArgParam, Param: n},
+		CompileArgs: []driver.TTArg{{Kind: driver.TTArgAccessor, Param: x}, {Kind: driver.TTArgAccessor, Param: y}},
+		RuntimeArgs: append([]driver.TTArg{
+			{Kind: driver.TTArgBufferAddr, Param: x}, {Kind: driver.TTArgBufferAddr, Param: y},
+			{Kind: driver.TTArgPageSize, Param: x}, {Kind: driver.TTArgParam, Param: n},
 		}, spread...),
 	}
-	compute := backends.TTKernel{
+	compute := driver.TTKernel{
 		Source:       read("tt/compute/add_tiles.cpp"),
-		RuntimeArgs:  append([]backends.TTArg{{Kind: backends.TTArgParam, Param: n}}, spread...),
+		RuntimeArgs:  append([]driver.TTArg{{Kind: driver.TTArgParam, Param: n}}, spread...),
 		MathFidelity: "HiFi4",
 		FP32DestAcc:  true,
 	}
-	writer := backends.TTKernel{
+	writer := driver.TTKernel{
 		Source: read("tt/dataflow/write_chunks.cpp"),
-		RuntimeArgs: append([]backends.TTArg{
-			{Kind: backends.TTArgBufferAddr, Param: z}, {Kind: backends.TTArgPageSize, Param: z},
-			{Kind: backends.TTArgParam, Param: n},
+		RuntimeArgs: append([]driver.TTArg{
+			{Kind: driver.TTArgBufferAddr, Param: z}, {Kind: driver.TTArgPageSize, Param: z},
+			{Kind: driver.TTArgParam, Param: n},
 		}, spread...),
 	}
-	cb := func(i uint8) backends.TTCBConfig { return backends.TTCB(i, "Float32", 4096, 2) }
-	code := backends.TTOneGroup(reader, compute, writer, cb(0), cb(1), cb(16))
+	cb := func(i uint8) driver.TTCBConfig { return driver.TTCB(i, "Float32", 4096, 2) }
+	code := driver.TTOneGroup(reader, compute, writer, cb(0), cb(1), cb(16))
 	code.Includes = libraryIncludes(t)
-	return &backends.Program{
+	return &driver.Program{
 		Name: "vadd",
-		Params: []backends.Param{
-			{Name: "x", Kind: backends.Global, DType: backends.F32},
-			{Name: "y", Kind: backends.Global, DType: backends.F32},
-			{Name: "z", Kind: backends.GlobalMut, DType: backends.F32},
-			{Name: "n", Kind: backends.Variable, DType: backends.U32},
+		Params: []driver.Param{
+			{Name: "x", Kind: driver.Global, DType: driver.F32},
+			{Name: "y", Kind: driver.Global, DType: driver.F32},
+			{Name: "z", Kind: driver.GlobalMut, DType: driver.F32},
+			{Name: "n", Kind: driver.Variable, DType: driver.U32},
 		},
-		Grid:     []backends.GwsDim{backends.ConstDim(uint64(rows)), backends.ConstDim(uint64(cols))},
-		Variants: []backends.Variant{{Format: backends.FormatTT, Code: code}},
+		Grid:     []driver.GwsDim{driver.ConstDim(uint64(rows)), driver.ConstDim(uint64(cols))},
+		Variants: []driver.Variant{{Format: driver.FormatTT, Code: code}},
 	}
 }
 
@@ -178,7 +179,7 @@ func TestEmulatorRuntimeRunsVadd(t *testing.T) {
 		xs[i] = float32(i)*0.25 - 100
 		ys[i] = float32(i%97) * 1.5
 	}
-	var bufs [3]backends.BufferID
+	var bufs [3]driver.BufferID
 	for i := range bufs {
 		bufs[i], err = p.Alloc(ctx, 4*n)
 		require.NoError(t, err)
@@ -192,9 +193,9 @@ func TestEmulatorRuntimeRunsVadd(t *testing.T) {
 	}
 	require.NoError(t, p.Write(ctx, bufs[2], 0, f32Bytes(sentinel)))
 
-	args := func(count uint64) []backends.LaunchArg {
-		return []backends.LaunchArg{backends.BufArg(bufs[0]), backends.BufArg(bufs[1]), backends.BufArg(bufs[2]),
-			backends.VarArg(backends.UintConst(backends.U32, count))}
+	args := func(count uint64) []driver.LaunchArg {
+		return []driver.LaunchArg{driver.BufArg(bufs[0]), driver.BufArg(bufs[1]), driver.BufArg(bufs[2]),
+			driver.VarArg(driver.UintConst(driver.U32, count))}
 	}
 	check := func(count int) {
 		t.Helper()
@@ -221,9 +222,9 @@ func TestEmulatorRuntimeRunsVadd(t *testing.T) {
 	check(n)
 
 	// Launch errors are caught before the runtime and keep the device.
-	require.ErrorIs(t, exe.Launch(ctx, args(n)[:3]), backends.ErrInvalidArgument)
-	require.ErrorIs(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(999), args(n)[1], args(n)[2], args(n)[3]}), backends.ErrUnknownBuffer)
-	require.ErrorIs(t, exe.Launch(ctx, []backends.LaunchArg{args(n)[3], args(n)[1], args(n)[2], args(n)[3]}), backends.ErrInvalidArgument)
+	require.ErrorIs(t, exe.Launch(ctx, args(n)[:3]), driver.ErrInvalidArgument)
+	require.ErrorIs(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(999), args(n)[1], args(n)[2], args(n)[3]}), driver.ErrUnknownBuffer)
+	require.ErrorIs(t, exe.Launch(ctx, []driver.LaunchArg{args(n)[3], args(n)[1], args(n)[2], args(n)[3]}), driver.ErrInvalidArgument)
 	require.NoError(t, exe.Launch(ctx, args(n)))
 	check(n)
 }
@@ -233,7 +234,7 @@ func TestEmulatorRuntimeGridLimits(t *testing.T) {
 	g := d.Runtime().Grid
 	ctx := context.Background()
 	_, err := d.Compile(ctx, exampleVadd(t, int(g.Rows)+1, 1))
-	require.ErrorIs(t, err, backends.ErrInvalidArgument, "a grid past the chip is refused before the runtime")
+	require.ErrorIs(t, err, driver.ErrInvalidArgument, "a grid past the chip is refused before the runtime")
 	exe, err := d.Compile(ctx, exampleVadd(t, int(g.Rows), int(g.Cols)))
 	require.NoError(t, err, "the whole harvested grid is usable")
 	require.NoError(t, exe.Release())
@@ -247,7 +248,7 @@ func TestEmulatorRuntimeKernelFaults(t *testing.T) {
 	bad := exampleVadd(t, 1, 1)
 	bad.TT().Kernels[1].Source = "#error no tiles today\n" + bad.TT().Kernels[1].Source
 	_, err := d.Compile(ctx, bad)
-	require.ErrorIs(t, err, backends.ErrCompile)
+	require.ErrorIs(t, err, driver.ErrCompile)
 	require.ErrorContains(t, err, "no tiles today")
 
 	// A kernel that waits forever: the emulator reports the deadlock, and
@@ -259,24 +260,24 @@ void kernel_main() {
   cb_wait_front(tt::CBIndex::c_17, 1); // nothing ever pushes to 17
 }
 `
-	hang.TT().CBs = append(hang.TT().CBs, backends.TTCB(17, "Float32", 4096, 1))
+	hang.TT().CBs = append(hang.TT().CBs, driver.TTCB(17, "Float32", 4096, 1))
 	exe, err := d.Compile(ctx, hang)
 	require.NoError(t, err)
 	p := d.Pool()
-	var bufs [3]backends.BufferID
+	var bufs [3]driver.BufferID
 	for i := range bufs {
 		bufs[i], err = p.Alloc(ctx, 4096)
 		require.NoError(t, err)
 	}
-	args := []backends.LaunchArg{backends.BufArg(bufs[0]), backends.BufArg(bufs[1]), backends.BufArg(bufs[2]),
-		backends.VarArg(backends.UintConst(backends.U32, 1024))}
+	args := []driver.LaunchArg{driver.BufArg(bufs[0]), driver.BufArg(bufs[1]), driver.BufArg(bufs[2]),
+		driver.VarArg(driver.UintConst(driver.U32, 1024))}
 	began := time.Now()
 	err = exe.Launch(ctx, args)
 	require.Less(t, time.Since(began), 30*time.Second)
 	var re *ttruntime.RemoteError
 	require.ErrorAs(t, err, &re)
 	require.Equal(t, ttruntime.CodeDeadlock, re.Code, "message: %s", re.Message)
-	require.NotErrorIs(t, err, backends.ErrDeviceLost)
+	require.NotErrorIs(t, err, driver.ErrDeviceLost)
 	require.NoError(t, exe.Release())
 
 	// still usable

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
@@ -28,8 +28,8 @@ func TestEvents(t *testing.T) {
 
 // emptyKernel is one core whose kernel returns at once: a launch that is
 // all cost.
-func emptyKernel() *backends.Program {
-	return oneKernel(backends.TTKernel{Name: "empty", Cores: rng(0, 0, 0, 0),
+func emptyKernel() *driver.Program {
+	return oneKernel(driver.TTKernel{Name: "empty", Cores: rng(0, 0, 0, 0),
 		Source: "#include \"api/dataflow/dataflow_api.h\"\nvoid kernel_main() {}\n"})
 }
 
@@ -60,7 +60,7 @@ func TestAsyncTransfersInOrder(t *testing.T) {
 
 	want := make([][]byte, k)
 	got := make([][]byte, k)
-	var evs []backends.Event
+	var evs []driver.Event
 	peak := 0
 	for i := range k {
 		want[i] = bytes.Repeat([]byte{byte(i + 1)}, n)
@@ -84,7 +84,7 @@ func TestAsyncTransfersInOrder(t *testing.T) {
 		evs = append(evs, w, r)
 	}
 	// Queued without waits in between.
-	var last backends.Event
+	var last driver.Event
 	outs := make([][]byte, k)
 	for i := range k {
 		_, err := p.WriteAsync(ctx, buf, int64(i), []byte{byte(100 + i)})
@@ -101,7 +101,7 @@ func TestAsyncTransfersInOrder(t *testing.T) {
 			require.Equal(t, byte(100+j), outs[i][j], "read %d byte %d", i, j)
 		}
 	}
-	require.NoError(t, backends.WaitAll(ctx, evs...))
+	require.NoError(t, driver.WaitAll(ctx, evs...))
 }
 
 // Asynchronous transfers of tile-layout buffers tilize (and pack block
@@ -115,7 +115,7 @@ func TestAsyncTransfersOfTileLayouts(t *testing.T) {
 	const rows, cols = 64, 96
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, format := range []string{"", tt.Bfp8b.String(), tt.Bfp4b.String()} {
-		dt := backends.F32
+		dt := driver.F32
 		exe := compileOne(t, d, tileProgram(dt, rows, cols, format))
 		host := make([]byte, rows*cols*4)
 		for i := range rows * cols {
@@ -155,7 +155,7 @@ func TestAsyncTransfersOfTileLayouts(t *testing.T) {
 			}
 		}
 		_, err = p.WriteAsync(ctx, async, 1, host[:32*cols*4])
-		require.ErrorIs(t, err, backends.ErrInvalidArgument, "a range that is not whole tile rows is refused at submission")
+		require.ErrorIs(t, err, driver.ErrInvalidArgument, "a range that is not whole tile rows is refused at submission")
 	}
 }
 
@@ -177,7 +177,7 @@ func TestAsyncRunErrorInTheMiddle(t *testing.T) {
 		var re *ttruntime.RemoteError
 		require.ErrorAs(t, err, &re)
 		require.Equal(t, ttruntime.CodeRunError, re.Code)
-		require.NotErrorIs(t, err, backends.ErrDeviceLost)
+		require.NotErrorIs(t, err, driver.ErrDeviceLost)
 	}
 	require.NoError(t, exe.Launch(ctx, args))
 }
@@ -196,7 +196,7 @@ func TestAsyncReleaseWaitsForQueuedWork(t *testing.T) {
 		rids[i], err = d.Pool().(*tt.Pool).RuntimeBuffer(args[1+i].Buffer)
 		require.NoError(t, err)
 	}
-	gate := backends.NewHostEvent()
+	gate := driver.NewHostEvent()
 	evs := backendtest.SubmitN(t, ctx, exe, args, 4, gate)
 	require.NoError(t, exe.Release(), "returns at once: the release is queued behind the runs")
 	for _, a := range args[1:] {
@@ -204,7 +204,7 @@ func TestAsyncReleaseWaitsForQueuedWork(t *testing.T) {
 	}
 	require.Zero(t, d.Pool().(*tt.Pool).Live())
 	gate.Complete(nil)
-	require.NoError(t, backends.WaitAll(ctx, evs...), "the runs found their program and buffers")
+	require.NoError(t, driver.WaitAll(ctx, evs...), "the runs found their program and buffers")
 	// The runtime has freed them since: they are unknown to it now.
 	require.Eventually(t, func() bool {
 		err := d.Client().Free(ctx, ttruntime.BufferRequest{Buffer: rids[0]})
@@ -212,7 +212,7 @@ func TestAsyncReleaseWaitsForQueuedWork(t *testing.T) {
 		return errors.As(err, &re) && re.Code == ttruntime.CodeUnknownBuffer
 	}, 5*time.Second, 5*time.Millisecond)
 	_, err = exe.Submit(ctx, args)
-	require.ErrorIs(t, err, backends.ErrClosed)
+	require.ErrorIs(t, err, driver.ErrClosed)
 }
 
 // Through the mock runtime, a crash with 8 requests in flight: every one
@@ -231,7 +231,7 @@ func TestAsyncCrashWithEightInFlight(t *testing.T) {
 	require.Equal(t, 8, d.Client().InFlight(), "all eight are in flight")
 	for i, ev := range evs {
 		err := ev.Wait(ctx)
-		require.ErrorIs(t, err, backends.ErrDeviceLost, "run %d", i)
+		require.ErrorIs(t, err, driver.ErrDeviceLost, "run %d", i)
 		require.ErrorContains(t, err, "crashing on command 6", "run %d quotes the runtime's stderr", i)
 	}
 	require.Less(t, time.Since(began), 5*time.Second)
@@ -239,7 +239,7 @@ func TestAsyncCrashWithEightInFlight(t *testing.T) {
 	if err == nil {
 		err = ev.Wait(ctx)
 	}
-	require.ErrorIs(t, err, backends.ErrDeviceLost)
+	require.ErrorIs(t, err, driver.ErrDeviceLost)
 	require.NoError(t, d.Close(), "the runtime is gone: nothing to escalate")
 }
 
@@ -247,7 +247,7 @@ func TestAsyncCrashWithEightInFlight(t *testing.T) {
 func TestAsyncKernelOutput(t *testing.T) {
 	var out lineWriter
 	d := openPrinting(t, &out)
-	exe := compileOne(t, d, oneKernel(backends.TTKernel{Cores: rng(0, 0, 0, 1)}))
+	exe := compileOne(t, d, oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 1)}))
 	ctx := context.Background()
 	for i := range 3 {
 		ev, err := exe.Submit(ctx, nil)
@@ -265,10 +265,10 @@ func TestAsyncCloseDrains(t *testing.T) {
 	args := vaddArgs(t, d)
 	exe := compileOne(t, d, vaddProgram())
 	sent := backendtest.SubmitN(t, ctx, exe, args, 4)
-	waiting, err := exe.Submit(ctx, args, backends.NewHostEvent())
+	waiting, err := exe.Submit(ctx, args, driver.NewHostEvent())
 	require.NoError(t, err)
 	require.NoError(t, d.Close())
-	require.ErrorIs(t, waiting.Err(), backends.ErrClosed)
+	require.ErrorIs(t, waiting.Err(), driver.ErrClosed)
 	for i, ev := range sent {
 		select {
 		case <-ev.Done():
@@ -278,7 +278,7 @@ func TestAsyncCloseDrains(t *testing.T) {
 		require.NoError(t, ev.Err(), "run %d was answered before the runtime exited", i)
 	}
 	_, err = exe.Submit(ctx, args)
-	require.ErrorIs(t, err, backends.ErrClosed)
+	require.ErrorIs(t, err, driver.ErrClosed)
 	require.NoError(t, exe.Release())
 }
 
@@ -322,9 +322,9 @@ func TestAsyncSameDeviceDependencies(t *testing.T) {
 	var re *ttruntime.RemoteError
 	require.ErrorAs(t, failed.Wait(ctx), &re)
 	require.Equal(t, ttruntime.CodeRunError, re.Code)
-	for name, ev := range map[string]backends.Event{"the write after it": after, "the run after that": after2} {
+	for name, ev := range map[string]driver.Event{"the write after it": after, "the run after that": after2} {
 		err := ev.Wait(ctx)
-		require.ErrorIs(t, err, backends.ErrDependency, name)
+		require.ErrorIs(t, err, driver.ErrDependency, name)
 		require.ErrorAs(t, err, &re, name)
 		require.Equal(t, ttruntime.CodeRunError, re.Code, "%s keeps the original error", name)
 	}
@@ -338,7 +338,7 @@ func TestAsyncSameDeviceDependencies(t *testing.T) {
 	require.NoError(t, err)
 	ev, err := p.ReadAsync(ctx, buf, 0, back[:1], failed)
 	require.NoError(t, err)
-	require.ErrorIs(t, ev.Wait(ctx), backends.ErrDependency)
+	require.ErrorIs(t, ev.Wait(ctx), driver.ErrDependency)
 }
 
 // Work on one device after work on another waits for it on the host: the

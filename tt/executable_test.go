@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
@@ -18,7 +18,7 @@ import (
 // runtime; Launch and LaunchTimed after Release, or after the device's
 // Close, fail with ErrClosed before reaching the runtime; Release after
 // Close is nil. args are prog's launch arguments on d's pool.
-func checkExecutableContract(t *testing.T, d *tt.Device, prog func() *backends.Program, args []backends.LaunchArg) {
+func checkExecutableContract(t *testing.T, d *tt.Device, prog func() *driver.Program, args []driver.LaunchArg) {
 	t.Helper()
 	ctx := context.Background()
 	compile := func() *tt.Executable {
@@ -31,11 +31,11 @@ func checkExecutableContract(t *testing.T, d *tt.Device, prog func() *backends.P
 	requireClosed := func(exe *tt.Executable, says string) {
 		t.Helper()
 		err := exe.Launch(ctx, args)
-		require.ErrorIs(t, err, backends.ErrClosed)
-		require.NotErrorIs(t, err, backends.ErrDeviceLost, "refused before the runtime")
+		require.ErrorIs(t, err, driver.ErrClosed)
+		require.NotErrorIs(t, err, driver.ErrDeviceLost, "refused before the runtime")
 		require.ErrorContains(t, err, says)
 		_, err = exe.LaunchTimed(ctx, args)
-		require.ErrorIs(t, err, backends.ErrClosed)
+		require.ErrorIs(t, err, driver.ErrClosed)
 		require.ErrorContains(t, err, says)
 	}
 
@@ -65,22 +65,22 @@ func checkExecutableContract(t *testing.T, d *tt.Device, prog func() *backends.P
 	requireClosed(live, "was released")
 }
 
-func contractArgs(t *testing.T, d *tt.Device, n int64, bufs int, vars ...uint64) []backends.LaunchArg {
+func contractArgs(t *testing.T, d *tt.Device, n int64, bufs int, vars ...uint64) []driver.LaunchArg {
 	ctx := context.Background()
-	var args []backends.LaunchArg
+	var args []driver.LaunchArg
 	for range bufs {
 		b, err := d.Pool().Alloc(ctx, n)
 		require.NoError(t, err)
-		args = append(args, backends.BufArg(b))
+		args = append(args, driver.BufArg(b))
 	}
 	for _, v := range vars {
-		args = append(args, backends.VarArg(backends.UintConst(backends.U32, v)))
+		args = append(args, driver.VarArg(driver.UintConst(driver.U32, v)))
 	}
 	return args
 }
 
 // vaddArgs are vaddProgram's args: n = 4, then three buffers of 4096 bytes.
-func vaddArgs(t *testing.T, d *tt.Device) []backends.LaunchArg {
+func vaddArgs(t *testing.T, d *tt.Device) []driver.LaunchArg {
 	args := contractArgs(t, d, 4096, 3, 4)
 	return append(args[3:], args[:3]...)
 }
@@ -95,13 +95,13 @@ func TestExecutableContractUnderTheMock(t *testing.T) {
 
 func TestExecutableContractUnderTheEmulator(t *testing.T) {
 	d := openEmu(t, "n150")[0].(*tt.Device)
-	checkExecutableContract(t, d, func() *backends.Program { return exampleVadd(t, 1, 2) }, contractArgs(t, d, 4*2048, 3, 2048))
+	checkExecutableContract(t, d, func() *driver.Program { return exampleVadd(t, 1, 2) }, contractArgs(t, d, 4*2048, 3, 2048))
 }
 
 // launchIntoAHang opens a device whose mock runtime (with mockFlags) never
 // answers the first run, with the 60 s call timeout, and gives up a vadd
 // launch on it after 200 ms: the launch fails with its context's deadline.
-func launchIntoAHang(t *testing.T, mockFlags string) (*tt.Device, backends.Executable, []backends.LaunchArg) {
+func launchIntoAHang(t *testing.T, mockFlags string) (*tt.Device, driver.Executable, []driver.LaunchArg) {
 	t.Helper()
 	// init 1, three allocs 2–4, compile 5, run 6 never answers
 	devs, err := openTimed(t, "none", strings.TrimSpace("-hang-at 6 "+mockFlags), 60, "")
@@ -127,14 +127,14 @@ func TestCleanupDuringAHungKernel(t *testing.T) {
 	began := time.Now()
 	err := p.Release(args[1].Buffer)
 	took := time.Since(began)
-	require.ErrorIs(t, err, backends.ErrDeviceLost)
+	require.ErrorIs(t, err, driver.ErrDeviceLost)
 	require.ErrorContains(t, err, "presumed hung")
 	require.GreaterOrEqual(t, took, 900*time.Millisecond, "the free had the grace to answer")
 	require.Less(t, took, 4*time.Second, "the free waited for cleanupTimeout or the 60 s call timeout")
 
 	began = time.Now()
-	require.ErrorIs(t, p.Release(args[2].Buffer), backends.ErrDeviceLost)
-	require.ErrorIs(t, exe.Release(), backends.ErrDeviceLost)
+	require.ErrorIs(t, p.Release(args[2].Buffer), driver.ErrDeviceLost)
+	require.ErrorIs(t, exe.Release(), driver.ErrDeviceLost)
 	require.Less(t, time.Since(began), 5*time.Second, "the later cleanups fail at once")
 	require.NoError(t, d.Close(), "the runtime was already killed: nothing to escalate")
 }

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
 
@@ -40,7 +40,7 @@ func (d *Device) Client() *ttruntime.Client { return d.rt }
 func (e *Executable) Device() *Device { return e.dev }
 
 // RuntimeBuffer is the runtime's id of a pool buffer.
-func (p *Pool) RuntimeBuffer(id backends.BufferID) (uint64, error) {
+func (p *Pool) RuntimeBuffer(id driver.BufferID) (uint64, error) {
 	b, err := p.lookup("test", id)
 	if err != nil {
 		return 0, err

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/half"
 )
 
@@ -27,7 +27,7 @@ func (h hostLayout) devSize(hostBytes int64) (int64, error) {
 	}
 	matrix := int64(h.Rows) * int64(h.Cols) * int64(h.DType.Size())
 	if matrix <= 0 || hostBytes <= 0 || hostBytes%matrix != 0 {
-		return 0, fmt.Errorf("%w: %d bytes are not whole %dx%d %s matrices (%d bytes each)", backends.ErrInvalidArgument, hostBytes, h.Rows, h.Cols, h.DType, matrix)
+		return 0, fmt.Errorf("%w: %d bytes are not whole %dx%d %s matrices (%d bytes each)", driver.ErrInvalidArgument, hostBytes, h.Rows, h.Cols, h.DType, matrix)
 	}
 	return hostBytes / h.hostRowBytes() * h.devRowBytes(), nil
 }
@@ -44,14 +44,14 @@ func (h hostLayout) blockFloat() (BlockFloatFormat, bool) {
 
 // hostBits reads host element i as f32 bits (f32 or bf16 params).
 func (h hostLayout) hostBits(src []byte, i int) uint32 {
-	if h.DType == backends.BF16 {
+	if h.DType == driver.BF16 {
 		return uint32(binary.LittleEndian.Uint16(src[2*i:])) << 16
 	}
 	return binary.LittleEndian.Uint32(src[4*i:])
 }
 
 func (h hostLayout) putHost(dst []byte, i int, bits uint32) {
-	if h.DType == backends.BF16 {
+	if h.DType == driver.BF16 {
 		binary.LittleEndian.PutUint16(dst[2*i:], half.BF16FromF32(math.Float32frombits(bits)))
 		return
 	}

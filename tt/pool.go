@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 	"github.com/zyxtt/zyxtt/internal/buftable"
@@ -64,27 +63,27 @@ func newPool(name string, rt *ttruntime.Client, sub *submitter, host *hostpool.P
 func (p *Pool) Name() string { return p.name }
 
 func (p *Pool) errf(op string, sentinel error, format string, args ...any) error {
-	return backends.Errorf(ttruntime.Backend, p.name+": "+op, sentinel, format, args...)
+	return driver.Errorf(ttruntime.Backend, p.name+": "+op, sentinel, format, args...)
 }
 
 // Alloc reserves n bytes of DRAM, interleaved in 2 KiB pages.
-func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
+func (p *Pool) Alloc(ctx context.Context, n int64) (driver.BufferID, error) {
 	return p.allocSpec(ctx, n, ttruntime.BufferSpec{PageSize: ttruntime.DefaultPageSize}, hostLayout{})
 }
 
 // allocSpec allocates a buffer of n host bytes laid out as spec (with the
 // host conversion host): checked with the runtime's own rules first.
-func (p *Pool) allocSpec(ctx context.Context, n int64, spec ttruntime.BufferSpec, host hostLayout) (backends.BufferID, error) {
+func (p *Pool) allocSpec(ctx context.Context, n int64, spec ttruntime.BufferSpec, host hostLayout) (driver.BufferID, error) {
 	if n <= 0 {
-		return 0, p.errf("alloc", backends.ErrInvalidArgument, "size %d must be positive", n)
+		return 0, p.errf("alloc", driver.ErrInvalidArgument, "size %d must be positive", n)
 	}
 	spec = spec.Normal()
 	devSize, err := host.devSize(n)
 	if err != nil {
-		return 0, p.errf("alloc", backends.ErrInvalidArgument, "%v", err)
+		return 0, p.errf("alloc", driver.ErrInvalidArgument, "%v", err)
 	}
 	if spec.Placement == ttruntime.PlacementDRAM && devSize > p.total {
-		return 0, p.errf("alloc", backends.ErrOutOfMemory, "%d bytes asked; the chip has %d", devSize, p.total)
+		return 0, p.errf("alloc", driver.ErrOutOfMemory, "%d bytes asked; the chip has %d", devSize, p.total)
 	}
 	info := p.rt.Info()
 	req := ttruntime.AllocRequest{Size: uint64(devSize), BufferSpec: spec}
@@ -100,12 +99,12 @@ func (p *Pool) allocSpec(ctx context.Context, n int64, spec ttruntime.BufferSpec
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return 0, p.errf("alloc", backends.ErrClosed, "")
+		return 0, p.errf("alloc", driver.ErrClosed, "")
 	}
 	if charge > p.total-p.used {
 		free := p.total - p.used
 		p.mu.Unlock()
-		return 0, p.errf("alloc", backends.ErrOutOfMemory, "%d bytes asked, %d free", n, free)
+		return 0, p.errf("alloc", driver.ErrOutOfMemory, "%d bytes asked, %d free", n, free)
 	}
 	p.used += charge // reserved while the runtime allocates
 	p.mu.Unlock()
@@ -167,12 +166,12 @@ func (p *Pool) checkOpen(op string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return p.errf(op, backends.ErrClosed, "")
+		return p.errf(op, driver.ErrClosed, "")
 	}
 	return nil
 }
 
-func (p *Pool) lookup(op string, id backends.BufferID) (*devBuf, error) {
+func (p *Pool) lookup(op string, id driver.BufferID) (*devBuf, error) {
 	if err := p.checkOpen(op); err != nil {
 		return nil, err
 	}
@@ -180,7 +179,7 @@ func (p *Pool) lookup(op string, id backends.BufferID) (*devBuf, error) {
 }
 
 // Retain adds a reference.
-func (p *Pool) Retain(id backends.BufferID) error {
+func (p *Pool) Retain(id driver.BufferID) error {
 	if err := p.checkOpen("retain"); err != nil {
 		return err
 	}
@@ -188,7 +187,7 @@ func (p *Pool) Retain(id backends.BufferID) error {
 }
 
 // Release drops a reference; the last one frees the device memory.
-func (p *Pool) Release(id backends.BufferID) error {
+func (p *Pool) Release(id driver.BufferID) error {
 	if err := p.checkOpen("release"); err != nil {
 		return err
 	}
@@ -197,7 +196,7 @@ func (p *Pool) Release(id backends.BufferID) error {
 
 // Size is the buffer's length in bytes on the host side (the logical size:
 // a block-float buffer holds fewer bytes on the device).
-func (p *Pool) Size(id backends.BufferID) (int64, error) {
+func (p *Pool) Size(id driver.BufferID) (int64, error) {
 	if err := p.checkOpen("size"); err != nil {
 		return 0, err
 	}
@@ -231,7 +230,7 @@ func (p *Pool) Live() int { return p.bufs.Len() }
 // tile row (32 rows of the matrix) for a tile-layout buffer and 1 for any
 // other. A chunked copy (backends.Copy with backends.WithChunk) of a
 // tile-layout buffer needs a chunk that is a multiple of it.
-func (p *Pool) TransferUnit(id backends.BufferID) (int64, error) {
+func (p *Pool) TransferUnit(id driver.BufferID) (int64, error) {
 	b, err := p.lookup("transfer unit", id)
 	if err != nil {
 		return 0, err
@@ -243,10 +242,10 @@ func (p *Pool) TransferUnit(id backends.BufferID) (int64, error) {
 }
 
 // layoutOf is a live buffer's spec and host layout (for launch checks).
-func (p *Pool) layoutOf(id backends.BufferID) (*devBuf, error) { return p.lookup("launch", id) }
+func (p *Pool) layoutOf(id driver.BufferID) (*devBuf, error) { return p.lookup("launch", id) }
 
 // span checks [off, off+n) against the buffer and returns it.
-func (p *Pool) span(op string, id backends.BufferID, off int64, n int) (*devBuf, error) {
+func (p *Pool) span(op string, id driver.BufferID, off int64, n int) (*devBuf, error) {
 	b, err := p.lookup(op, id)
 	if err != nil {
 		return nil, err
@@ -256,7 +255,7 @@ func (p *Pool) span(op string, id backends.BufferID, off int64, n int) (*devBuf,
 	}
 	if b.host.converts() {
 		if unit := b.host.hostRowBytes(); off%unit != 0 || int64(n)%unit != 0 {
-			return nil, p.errf(op, backends.ErrInvalidArgument,
+			return nil, p.errf(op, driver.ErrInvalidArgument,
 				"range [%d,+%d) of buffer %d is not whole tile rows: a tile-layout buffer moves in tile rows of %d bytes (32 rows of %d %s)",
 				off, n, id, unit, b.host.Cols, b.host.DType)
 		}
@@ -270,7 +269,7 @@ func (p *Pool) span(op string, id backends.BufferID, off int64, n int) (*devBuf,
 // to the runtime at once, behind the requests in flight but ahead of
 // asynchronous work still waiting for its events (as a host pool's copy
 // does not wait for queued copies either).
-func (p *Pool) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
+func (p *Pool) Write(ctx context.Context, dst driver.BufferID, off int64, src []byte) error {
 	b, err := p.span("write", dst, off, len(src))
 	if err != nil || len(src) == 0 {
 		return err
@@ -281,7 +280,7 @@ func (p *Pool) Write(ctx context.Context, dst backends.BufferID, off int64, src 
 // Read copies the buffer's bytes at off into dst: straight into dst when it
 // is host-pool memory, else through the staging region. Like Write, it
 // goes to the runtime at once.
-func (p *Pool) Read(ctx context.Context, src backends.BufferID, off int64, dst []byte) error {
+func (p *Pool) Read(ctx context.Context, src driver.BufferID, off int64, dst []byte) error {
 	b, err := p.span("read", src, off, len(dst))
 	if err != nil || len(dst) == 0 {
 		return err
@@ -360,7 +359,7 @@ func (p *Pool) stagedSized(ctx context.Context, unit int64, count int, step func
 	if unit > StagingBytes {
 		r, err := p.host.Arena().Alloc(unit)
 		if err != nil {
-			return p.errf("staging", backends.ErrOutOfMemory, "a tile row of %d bytes: %v", unit, err)
+			return p.errf("staging", driver.ErrOutOfMemory, "a tile row of %d bytes: %v", unit, err)
 		}
 		defer func() { _ = p.host.Arena().Free(r) }()
 		region = r
@@ -383,7 +382,7 @@ func (p *Pool) ensureStaging() error {
 	if p.staging.IsZero() {
 		r, err := p.host.Arena().Alloc(StagingBytes)
 		if err != nil {
-			return p.errf("staging", backends.ErrOutOfMemory, "%v", err)
+			return p.errf("staging", driver.ErrOutOfMemory, "%v", err)
 		}
 		p.staging = r
 	}
@@ -487,4 +486,4 @@ func (p *Pool) close() error {
 	return nil
 }
 
-var _ backends.Pool = (*Pool)(nil)
+var _ driver.Pool = (*Pool)(nil)

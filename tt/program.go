@@ -19,7 +19,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
 
@@ -31,7 +31,7 @@ type hostLayout struct {
 	Tile       bool
 	Rows, Cols uint64
 	Format     string // "", "Bfp8_b" or "Bfp4_b"
-	DType      backends.DType
+	DType      driver.DType
 }
 
 func (h hostLayout) converts() bool { return h.Tile }
@@ -62,11 +62,11 @@ type coreList struct {
 }
 
 func progErr(format string, args ...any) error {
-	return &backends.Error{Backend: ttruntime.Backend, Op: "compile", Err: fmt.Errorf("%w: %s", backends.ErrInvalidArgument, fmt.Sprintf(format, args...))}
+	return &driver.Error{Backend: ttruntime.Backend, Op: "compile", Err: fmt.Errorf("%w: %s", driver.ErrInvalidArgument, fmt.Sprintf(format, args...))}
 }
 
 // evalCoord evaluates a core coordinate expression (no per-core terms).
-func evalDim(d backends.GwsDim, args []backends.LaunchArg, what string) (uint32, error) {
+func evalDim(d driver.GwsDim, args []driver.LaunchArg, what string) (uint32, error) {
 	v, err := d.Eval(args)
 	if err != nil {
 		return 0, progErr("%s: %v", what, err)
@@ -77,9 +77,9 @@ func evalDim(d backends.GwsDim, args []backends.LaunchArg, what string) (uint32,
 	return uint32(v), nil
 }
 
-func (r *resolver) rect(cr backends.TTCoreRange, what string) (ttruntime.CoreRange, error) {
+func (r *resolver) rect(cr driver.TTCoreRange, what string) (ttruntime.CoreRange, error) {
 	var out ttruntime.CoreRange
-	for i, d := range []backends.GwsDim{cr.Start.Row, cr.Start.Col, cr.End.Row, cr.End.Col} {
+	for i, d := range []driver.GwsDim{cr.Start.Row, cr.Start.Col, cr.End.Row, cr.End.Col} {
 		v, err := evalDim(d, r.args, fmt.Sprintf("%s %s", what, [...]string{"start row", "start col", "end row", "end col"}[i]))
 		if err != nil {
 			return out, err
@@ -98,7 +98,7 @@ func (r *resolver) rect(cr backends.TTCoreRange, what string) (ttruntime.CoreRan
 
 // coreSetOr evaluates a core set of a semaphore or circular buffer; nil is
 // all, the cores of the program's kernels.
-func (r *resolver) coreSetOr(s *backends.TTCoreSet, all coreList, what string) (coreList, error) {
+func (r *resolver) coreSetOr(s *driver.TTCoreSet, all coreList, what string) (coreList, error) {
 	if s == nil {
 		return all, nil
 	}
@@ -106,7 +106,7 @@ func (r *resolver) coreSetOr(s *backends.TTCoreSet, all coreList, what string) (
 }
 
 // coreSet evaluates a core set; nil is the launch grid.
-func (r *resolver) coreSet(s *backends.TTCoreSet, what string) (coreList, error) {
+func (r *resolver) coreSet(s *driver.TTCoreSet, what string) (coreList, error) {
 	if s == nil {
 		rg := ttruntime.Rect(0, 0, r.grid[0]-1, r.grid[1]-1)
 		return coreList{cores: ttruntime.CoreRangeSet{rg}.Cores(false), ranges: ttruntime.CoreRangeSet{rg}}, nil
@@ -226,9 +226,9 @@ func rectangles(cores []ttruntime.CoreCoord) ttruntime.CoreRangeSet {
 const noSemaphore = ^uint32(0)
 
 type resolver struct {
-	p    *backends.Program
-	v    *backends.TTVariant
-	args []backends.LaunchArg
+	p    *driver.Program
+	v    *driver.TTVariant
+	args []driver.LaunchArg
 	info *ttruntime.InitReply
 	grid [2]uint32
 	sems []uint32 // semaphore ids by declaration
@@ -237,8 +237,8 @@ type resolver struct {
 	needDecl map[int]bool
 }
 
-func (r *resolver) arg(a backends.TTArg, core *backends.CoreEnv, what string) (ttruntime.ArgEntry, error) {
-	eval := func(d backends.GwsDim, name string) (uint32, error) {
+func (r *resolver) arg(a driver.TTArg, core *driver.CoreEnv, what string) (ttruntime.ArgEntry, error) {
+	eval := func(d driver.GwsDim, name string) (uint32, error) {
 		var v uint64
 		var err error
 		if core != nil {
@@ -256,26 +256,26 @@ func (r *resolver) arg(a backends.TTArg, core *backends.CoreEnv, what string) (t
 	}
 	p := uint32(a.Param)
 	switch a.Kind {
-	case backends.TTArgConst:
+	case driver.TTArgConst:
 		v, err := eval(a.Value, "value")
 		return ttruntime.ConstEntry(v), err
-	case backends.TTArgCoreRow, backends.TTArgCoreCol, backends.TTArgCoreIndex, backends.TTArgNumCores:
+	case driver.TTArgCoreRow, driver.TTArgCoreCol, driver.TTArgCoreIndex, driver.TTArgNumCores:
 		if core == nil {
 			return ttruntime.ArgEntry{}, progErr("%s: %s differs per core; it belongs in runtime args", what, a.Kind)
 		}
-		v := map[backends.TTArgKind]uint64{backends.TTArgCoreRow: core.Row, backends.TTArgCoreCol: core.Col,
-			backends.TTArgCoreIndex: core.Index, backends.TTArgNumCores: core.Count}[a.Kind]
+		v := map[driver.TTArgKind]uint64{driver.TTArgCoreRow: core.Row, driver.TTArgCoreCol: core.Col,
+			driver.TTArgCoreIndex: core.Index, driver.TTArgNumCores: core.Count}[a.Kind]
 		return ttruntime.ConstEntry(uint32(v)), nil
-	case backends.TTArgParam, backends.TTArgBufferAddr, backends.TTArgBufferSize, backends.TTArgPages, backends.TTArgPageSize:
+	case driver.TTArgParam, driver.TTArgBufferAddr, driver.TTArgBufferSize, driver.TTArgPages, driver.TTArgPageSize:
 		return ttruntime.ParamEntry(string(a.Kind), p), nil
-	case backends.TTArgAccessor:
+	case driver.TTArgAccessor:
 		r.needDecl[a.Param] = true
 		return ttruntime.ParamEntry(ttruntime.ArgAccessor, p), nil
-	case backends.TTArgBankID, backends.TTArgBankNocX, backends.TTArgBankNocY:
+	case driver.TTArgBankID, driver.TTArgBankNocX, driver.TTArgBankNocY:
 		page, err := eval(a.Page, "page")
 		r.needDecl[a.Param] = true
 		return ttruntime.BankEntry(string(a.Kind), p, page), err
-	case backends.TTArgCoreNocX, backends.TTArgCoreNocY:
+	case driver.TTArgCoreNocX, driver.TTArgCoreNocY:
 		row, err := eval(a.Core.Row, "core row")
 		if err != nil {
 			return ttruntime.ArgEntry{}, err
@@ -288,18 +288,18 @@ func (r *resolver) arg(a backends.TTArg, core *backends.CoreEnv, what string) (t
 		if int(row) >= len(noc.WorkerY) || int(col) >= len(noc.WorkerX) {
 			return ttruntime.ArgEntry{}, progErr("%s: core (%d, %d) is outside the chip's worker grid of %d x %d", what, row, col, len(noc.WorkerY), len(noc.WorkerX))
 		}
-		if a.Kind == backends.TTArgCoreNocX {
+		if a.Kind == driver.TTArgCoreNocX {
 			return ttruntime.ConstEntry(noc.WorkerX[col]), nil
 		}
 		return ttruntime.ConstEntry(noc.WorkerY[row]), nil
-	case backends.TTArgSemaphore, backends.TTArgSemaphoreAddr:
+	case driver.TTArgSemaphore, driver.TTArgSemaphoreAddr:
 		if a.Semaphore < 0 || a.Semaphore >= len(r.sems) {
 			return ttruntime.ArgEntry{}, progErr("%s: semaphore %d; the program has %d", what, a.Semaphore, len(r.sems))
 		}
 		if r.sems[a.Semaphore] == noSemaphore {
 			return ttruntime.ArgEntry{}, progErr("%s: semaphore %d is on no core in this launch (its slice is empty)", what, a.Semaphore)
 		}
-		if a.Kind == backends.TTArgSemaphoreAddr {
+		if a.Kind == driver.TTArgSemaphoreAddr {
 			return ttruntime.SemaphoreAddrEntry(r.sems[a.Semaphore]), nil
 		}
 		return ttruntime.ConstEntry(r.sems[a.Semaphore]), nil
@@ -307,7 +307,7 @@ func (r *resolver) arg(a backends.TTArg, core *backends.CoreEnv, what string) (t
 	return ttruntime.ArgEntry{}, progErr("%s: unknown arg kind %q", what, a.Kind)
 }
 
-func (r *resolver) argList(args []backends.TTArg, core *backends.CoreEnv, what string) ([]ttruntime.ArgEntry, error) {
+func (r *resolver) argList(args []driver.TTArg, core *driver.CoreEnv, what string) ([]ttruntime.ArgEntry, error) {
 	if len(args) == 0 {
 		return nil, nil
 	}
@@ -359,7 +359,7 @@ func union(kernels []coreList) coreList {
 }
 
 // resolve builds the runtime program of a launch with args on grid.
-func resolve(p *backends.Program, args []backends.LaunchArg, grid [2]uint32, info *ttruntime.InitReply) (*runtimeProgram, error) {
+func resolve(p *driver.Program, args []driver.LaunchArg, grid [2]uint32, info *ttruntime.InitReply) (*runtimeProgram, error) {
 	v := p.TT()
 	r := &resolver{p: p, v: v, args: args, info: info, grid: grid, needDecl: map[int]bool{}}
 	rp := &runtimeProgram{decls: make([]*paramDecl, len(p.Params)), cbBytes: map[ttruntime.CoreCoord]uint64{}}
@@ -425,7 +425,7 @@ func resolve(p *backends.Program, args []backends.LaunchArg, grid [2]uint32, inf
 			n := uint32(*kd.NOC)
 			out.NOC = &n
 		}
-		if kd.Processor == backends.TTCompute {
+		if kd.Processor == driver.TTCompute {
 			f := kd.MathFidelity
 			if f == "" {
 				f = "HiFi4"
@@ -459,7 +459,7 @@ func resolve(p *backends.Program, args []backends.LaunchArg, grid [2]uint32, inf
 			byKey := map[string]*group{}
 			cores := kcores[k].cores
 			for i, c := range cores {
-				env := &backends.CoreEnv{Row: uint64(c[0]), Col: uint64(c[1]), Index: uint64(i), Count: uint64(len(cores))}
+				env := &driver.CoreEnv{Row: uint64(c[0]), Col: uint64(c[1]), Index: uint64(i), Count: uint64(len(cores))}
 				es, err := r.argList(kd.RuntimeArgs, env, fmt.Sprintf("%s runtime arg (core %d, %d)", what, c[0], c[1]))
 				if err != nil {
 					return nil, err
@@ -561,7 +561,7 @@ func sortedCores[V any](m map[ttruntime.CoreCoord]V) []ttruntime.CoreCoord {
 	return out
 }
 
-func kernelName(k backends.TTKernel, i int) string {
+func kernelName(k driver.TTKernel, i int) string {
 	if k.Name != "" {
 		return k.Name
 	}
@@ -571,7 +571,7 @@ func kernelName(k backends.TTKernel, i int) string {
 	return "kernel" + strconv.Itoa(i)
 }
 
-func tileOf(x backends.TTCBIndex) (uint32, uint32) {
+func tileOf(x driver.TTCBIndex) (uint32, uint32) {
 	tr, tc := x.TileRows, x.TileCols
 	if tr == 0 {
 		tr = 32
@@ -583,8 +583,8 @@ func tileOf(x backends.TTCBIndex) (uint32, uint32) {
 }
 
 // defaultDecl is the layout of a buffer param without a declaration.
-func defaultDecl(dt backends.DType) *paramDecl {
-	return &paramDecl{spec: ttruntime.BufferSpec{PageSize: backends.DefaultTTPageSize}.Normal(), host: hostLayout{DType: dt}}
+func defaultDecl(dt driver.DType) *paramDecl {
+	return &paramDecl{spec: ttruntime.BufferSpec{PageSize: driver.DefaultTTPageSize}.Normal(), host: hostLayout{DType: dt}}
 }
 
 // tileBytes is the device size of one 32x32 tile of a buffer's elements.
@@ -597,7 +597,7 @@ func (h hostLayout) tileBytes() uint64 {
 
 // declOf evaluates a TTBuffer declaration (its shard cores may read
 // Variable params; AllocParam evaluates it with no args).
-func declOf(p *backends.Program, b backends.TTBuffer, args []backends.LaunchArg) (*paramDecl, error) {
+func declOf(p *driver.Program, b driver.TTBuffer, args []driver.LaunchArg) (*paramDecl, error) {
 	if b.Param < 0 || b.Param >= len(p.Params) {
 		return nil, progErr("buffer declaration of param %d; the program has %d params", b.Param, len(p.Params))
 	}
@@ -605,7 +605,7 @@ func declOf(p *backends.Program, b backends.TTBuffer, args []backends.LaunchArg)
 	d := &paramDecl{explicit: true, host: hostLayout{Tile: b.Tile, Rows: b.Rows, Cols: b.Cols, Format: b.Format, DType: prm.DType}}
 	page := uint64(b.PageSize)
 	if page == 0 {
-		page = backends.DefaultTTPageSize
+		page = driver.DefaultTTPageSize
 		if b.Tile {
 			page = d.host.tileBytes()
 		}
@@ -621,7 +621,7 @@ func declOf(p *backends.Program, b backends.TTBuffer, args []backends.LaunchArg)
 		}
 		for i, cr := range b.Shard.Cores.Ranges {
 			var rg ttruntime.CoreRange
-			for j, dim := range []backends.GwsDim{cr.Start.Row, cr.Start.Col, cr.End.Row, cr.End.Col} {
+			for j, dim := range []driver.GwsDim{cr.Start.Row, cr.Start.Col, cr.End.Row, cr.End.Col} {
 				v, err := evalDim(dim, args, fmt.Sprintf("param %d (%s) shard grid range %d", b.Param, prm.Name, i))
 				if err != nil {
 					return nil, err
@@ -666,7 +666,7 @@ func (d *paramDecl) describe() string {
 
 // cacheKey identifies a runtime program: the launch grid and the values of
 // the Variable params the variant's expressions read.
-func cacheKey(grid [2]uint32, vars []int, args []backends.LaunchArg) string {
+func cacheKey(grid [2]uint32, vars []int, args []driver.LaunchArg) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%dx%d", grid[0], grid[1])
 	for _, i := range vars {
@@ -679,19 +679,19 @@ func cacheKey(grid [2]uint32, vars []int, args []backends.LaunchArg) string {
 
 // exprVars lists the params every expression of the program reads: the
 // grid, core sets, arg values, pages and cores, and shard grids.
-func exprVars(p *backends.Program) []int {
+func exprVars(p *driver.Program) []int {
 	seen := map[int]bool{}
-	dim := func(d backends.GwsDim) {
+	dim := func(d driver.GwsDim) {
 		for _, i := range d.Params() {
 			seen[i] = true
 		}
 	}
-	rng := func(r backends.TTCoreRange) {
-		for _, d := range []backends.GwsDim{r.Start.Row, r.Start.Col, r.End.Row, r.End.Col} {
+	rng := func(r driver.TTCoreRange) {
+		for _, d := range []driver.GwsDim{r.Start.Row, r.Start.Col, r.End.Row, r.End.Col} {
 			dim(d)
 		}
 	}
-	set := func(s *backends.TTCoreSet) {
+	set := func(s *driver.TTCoreSet) {
 		if s == nil {
 			return
 		}
@@ -704,7 +704,7 @@ func exprVars(p *backends.Program) []int {
 			dim(s.Slice.To)
 		}
 	}
-	args := func(as []backends.TTArg) {
+	args := func(as []driver.TTArg) {
 		for _, a := range as {
 			dim(a.Value)
 			dim(a.Page)
@@ -722,7 +722,7 @@ func exprVars(p *backends.Program) []int {
 		args(k.RuntimeArgs)
 		args(k.CommonArgs)
 		for _, na := range k.NamedCompileArgs {
-			args([]backends.TTArg{na.Arg})
+			args([]driver.TTArg{na.Arg})
 		}
 	}
 	for _, cb := range v.CBs {

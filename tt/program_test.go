@@ -16,23 +16,23 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/shm"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
 
-func oneKernel(k backends.TTKernel, params ...backends.Param) *backends.Program {
+func oneKernel(k driver.TTKernel, params ...driver.Param) *driver.Program {
 	if k.Processor == "" {
-		k.Processor = backends.TTRiscv0
+		k.Processor = driver.TTRiscv0
 	}
 	if k.Source == "" {
 		k.Source = "void kernel_main() {}"
 	}
-	return &backends.Program{Name: "p", Params: params, Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{Kernels: []backends.TTKernel{k}}}}}
+	return &driver.Program{Name: "p", Params: params, Variants: []driver.Variant{{Format: driver.FormatTT, Code: &driver.TTVariant{Kernels: []driver.TTKernel{k}}}}}
 }
 
-func compileOne(t *testing.T, d *tt.Device, p *backends.Program) *tt.Executable {
+func compileOne(t *testing.T, d *tt.Device, p *driver.Program) *tt.Executable {
 	t.Helper()
 	exe, err := d.Compile(context.Background(), p)
 	require.NoError(t, err)
@@ -51,13 +51,13 @@ func onlyRequest(t *testing.T, exe *tt.Executable) ttruntime.CompileRequest {
 // row are one entry per row; every core keeps its own values.
 func TestRuntimeArgsAreGrouped(t *testing.T) {
 	d := open1(t, "")
-	buf := backends.Param{Name: "a", Kind: backends.Global, DType: backends.F32}
-	same := oneKernel(backends.TTKernel{Cores: rng(0, 0, 7, 7), RuntimeArgs: []backends.TTArg{param(backends.TTArgBufferAddr, 0), backends.TTConst(7)}}, buf)
+	buf := driver.Param{Name: "a", Kind: driver.Global, DType: driver.F32}
+	same := oneKernel(driver.TTKernel{Cores: rng(0, 0, 7, 7), RuntimeArgs: []driver.TTArg{param(driver.TTArgBufferAddr, 0), driver.TTConst(7)}}, buf)
 	req := onlyRequest(t, compileOne(t, d, same))
 	require.Equal(t, []ttruntime.CoreArgs{{Cores: ttruntime.CoreRangeSet{ttruntime.Rect(0, 0, 7, 7)},
 		Args: []ttruntime.ArgEntry{ttruntime.ParamEntry(ttruntime.ArgBufferAddr, 0), ttruntime.ConstEntry(7)}}}, req.Kernels[0].RuntimeArgs)
 
-	byRow := oneKernel(backends.TTKernel{Cores: rng(0, 0, 7, 7), RuntimeArgs: []backends.TTArg{{Kind: backends.TTArgCoreRow}, backends.TTConst(1)}})
+	byRow := oneKernel(driver.TTKernel{Cores: rng(0, 0, 7, 7), RuntimeArgs: []driver.TTArg{{Kind: driver.TTArgCoreRow}, driver.TTConst(1)}})
 	req = onlyRequest(t, compileOne(t, d, byRow))
 	require.Len(t, req.Kernels[0].RuntimeArgs, 8)
 	for r, ca := range req.Kernels[0].RuntimeArgs {
@@ -67,9 +67,9 @@ func TestRuntimeArgsAreGrouped(t *testing.T) {
 
 	// core_index, num_cores and a split over the kernel's 12 cores in
 	// their order: every core gets its own values, checked by hand.
-	e := func(s string) backends.GwsDim { return expr(t, s) }
-	split := oneKernel(backends.TTKernel{Cores: rng(1, 2, 3, 5), RuntimeArgs: []backends.TTArg{
-		{Kind: backends.TTArgCoreIndex}, {Kind: backends.TTArgNumCores}, constExpr(e("split_start(30, 3, 4)")), constExpr(e("split_units(30, 3, 4)"))}})
+	e := func(s string) driver.GwsDim { return expr(t, s) }
+	split := oneKernel(driver.TTKernel{Cores: rng(1, 2, 3, 5), RuntimeArgs: []driver.TTArg{
+		{Kind: driver.TTArgCoreIndex}, {Kind: driver.TTArgNumCores}, constExpr(e("split_start(30, 3, 4)")), constExpr(e("split_units(30, 3, 4)"))}})
 	req = onlyRequest(t, compileOne(t, d, split))
 	got := map[ttruntime.CoreCoord][]uint32{}
 	for _, ca := range req.Kernels[0].RuntimeArgs {
@@ -104,10 +104,10 @@ func TestRuntimeArgsAreGrouped(t *testing.T) {
 // of the set, in declaration order; a semaphore arg is its id.
 func TestSemaphoreIDs(t *testing.T) {
 	d := open1(t, "")
-	p := oneKernel(backends.TTKernel{Cores: rng(0, 0, 1, 7), RuntimeArgs: []backends.TTArg{
-		{Kind: backends.TTArgSemaphore, Semaphore: 3}, {Kind: backends.TTArgSemaphore, Semaphore: 2}}})
+	p := oneKernel(driver.TTKernel{Cores: rng(0, 0, 1, 7), RuntimeArgs: []driver.TTArg{
+		{Kind: driver.TTArgSemaphore, Semaphore: 3}, {Kind: driver.TTArgSemaphore, Semaphore: 2}}})
 	v := p.TT()
-	v.Semaphores = []backends.TTSemaphore{
+	v.Semaphores = []driver.TTSemaphore{
 		{},                                   // every core of the kernels: 0
 		{Cores: rng(0, 0, 0, 7), Initial: 4}, // row 0: 1
 		{Cores: rng(1, 0, 1, 7)},             // row 1: 1 as well
@@ -126,10 +126,10 @@ func TestSemaphoreIDs(t *testing.T) {
 
 	// More than a core has: the launch says so before the runtime.
 	for range 16 {
-		v.Semaphores = append(v.Semaphores, backends.TTSemaphore{})
+		v.Semaphores = append(v.Semaphores, driver.TTSemaphore{})
 	}
 	_, err := d.Compile(context.Background(), p)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	require.ErrorContains(t, err, "no semaphore id is free")
 }
 
@@ -139,16 +139,16 @@ func TestSemaphoreIDs(t *testing.T) {
 // the driver declare the buffer's default layout.
 func TestCoordinatesAndDeclarations(t *testing.T) {
 	d := open1(t, "")
-	at := func(r, c backends.GwsDim) backends.TTCoord { return backends.TTCoord{Row: r, Col: c} }
-	p := oneKernel(backends.TTKernel{Cores: rng(0, 0, 0, 3),
-		CompileArgs: []backends.TTArg{param(backends.TTArgAccessor, 0)},
-		RuntimeArgs: []backends.TTArg{
-			{Kind: backends.TTArgCoreNocX, Core: at(backends.ConstDim(5), backends.CoreDim(backends.GwsCoreCol))},
-			{Kind: backends.TTArgCoreNocY, Core: at(backends.ConstDim(5), backends.CoreDim(backends.GwsCoreCol))},
-			{Kind: backends.TTArgBankNocX, Param: 1, Page: backends.CoreDim(backends.GwsCoreIndex)},
+	at := func(r, c driver.GwsDim) driver.TTCoord { return driver.TTCoord{Row: r, Col: c} }
+	p := oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 3),
+		CompileArgs: []driver.TTArg{param(driver.TTArgAccessor, 0)},
+		RuntimeArgs: []driver.TTArg{
+			{Kind: driver.TTArgCoreNocX, Core: at(driver.ConstDim(5), driver.CoreDim(driver.GwsCoreCol))},
+			{Kind: driver.TTArgCoreNocY, Core: at(driver.ConstDim(5), driver.CoreDim(driver.GwsCoreCol))},
+			{Kind: driver.TTArgBankNocX, Param: 1, Page: driver.CoreDim(driver.GwsCoreIndex)},
 		}},
-		backends.Param{Name: "a", Kind: backends.Global, DType: backends.F32},
-		backends.Param{Name: "b", Kind: backends.Global, DType: backends.BF16})
+		driver.Param{Name: "a", Kind: driver.Global, DType: driver.F32},
+		driver.Param{Name: "b", Kind: driver.Global, DType: driver.BF16})
 	req := onlyRequest(t, compileOne(t, d, p))
 	for c, ca := range req.Kernels[0].RuntimeArgs {
 		require.Equal(t, ttruntime.CoreRangeSet{ttruntime.Rect(0, uint32(c), 0, uint32(c))}, ca.Cores)
@@ -161,10 +161,10 @@ func TestCoordinatesAndDeclarations(t *testing.T) {
 		{Param: 1, BufferSpec: ttruntime.BufferSpec{PageSize: 2048, Placement: "dram", Layout: "interleaved"}},
 	}, req.Buffers, "the default layout of params addressed by layout")
 
-	bad := oneKernel(backends.TTKernel{Cores: rng(0, 0, 0, 0), RuntimeArgs: []backends.TTArg{
-		{Kind: backends.TTArgCoreNocX, Core: at(backends.ConstDim(8), backends.ConstDim(0))}}})
+	bad := oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 0), RuntimeArgs: []driver.TTArg{
+		{Kind: driver.TTArgCoreNocX, Core: at(driver.ConstDim(8), driver.ConstDim(0))}}})
 	_, err := d.Compile(context.Background(), bad)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	require.ErrorContains(t, err, "outside the chip's worker grid")
 }
 
@@ -179,7 +179,7 @@ func TestRuntimeProgramsPerLaunch(t *testing.T) {
 	require.Zero(t, e.Programs())
 	args := launchArgs(t, d, 4096, 2)
 	for _, n := range []uint64{2, 4, 2, 4, 8} {
-		args[0] = backends.VarArg(backends.UintConst(backends.U32, n))
+		args[0] = driver.VarArg(driver.UintConst(driver.U32, n))
 		require.NoError(t, exe.Launch(ctx, args))
 	}
 	require.Equal(t, 3, e.Programs())
@@ -206,26 +206,26 @@ func TestL1BudgetAtLaunch(t *testing.T) {
 	d := open1(t, "")
 	ctx := context.Background()
 	usable := d.Runtime().L1.Usable()
-	p := oneKernel(backends.TTKernel{Cores: rng(0, 0, 0, 0)}, backends.Param{Name: "l1", Kind: backends.GlobalMut, DType: backends.U8})
+	p := oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 0)}, driver.Param{Name: "l1", Kind: driver.GlobalMut, DType: driver.U8})
 	v := p.TT()
-	v.CBs = []backends.TTCBConfig{{Cores: rng(0, 0, 0, 0), TotalBytes: 1 << 20, Indices: []backends.TTCBIndex{{Index: 0, Format: "UInt8", PageBytes: 1 << 20}}}}
-	v.Buffers = []backends.TTBuffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: 4096,
-		Shard: &backends.TTShard{Cores: *rng(0, 0, 0, 0), Shape: [2]uint32{96, 1}, Tensor: [2]uint32{96, 1}}}}
+	v.CBs = []driver.TTCBConfig{{Cores: rng(0, 0, 0, 0), TotalBytes: 1 << 20, Indices: []driver.TTCBIndex{{Index: 0, Format: "UInt8", PageBytes: 1 << 20}}}}
+	v.Buffers = []driver.TTBuffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: 4096,
+		Shard: &driver.TTShard{Cores: *rng(0, 0, 0, 0), Shape: [2]uint32{96, 1}, Tensor: [2]uint32{96, 1}}}}
 	exe := compileOne(t, d, p)
 	b := allocParam(t, exe, 0, 96*4096)
-	err := exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(b)})
-	require.ErrorIs(t, err, backends.ErrOutOfMemory)
+	err := exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(b)})
+	require.ErrorIs(t, err, driver.ErrOutOfMemory)
 	require.ErrorContains(t, err, "core (0, 0)")
 	require.Greater(t, uint64(1<<20+96*4096), usable)
 	// A smaller buffer fits.
 	v.Buffers[0].Shard.Shape, v.Buffers[0].Shard.Tensor = [2]uint32{16, 1}, [2]uint32{16, 1}
 	exe2 := compileOne(t, d, p)
 	b2 := allocParam(t, exe2, 0, 16*4096)
-	require.NoError(t, exe2.Launch(ctx, []backends.LaunchArg{backends.BufArg(b2)}))
+	require.NoError(t, exe2.Launch(ctx, []driver.LaunchArg{driver.BufArg(b2)}))
 }
 
 // rawDevice reads a pool buffer's bytes as the runtime holds them.
-func rawDevice(t *testing.T, d *tt.Device, id backends.BufferID, n int) []byte {
+func rawDevice(t *testing.T, d *tt.Device, id driver.BufferID, n int) []byte {
 	t.Helper()
 	rid, err := d.Pool().(*tt.Pool).RuntimeBuffer(id)
 	require.NoError(t, err)
@@ -252,9 +252,9 @@ func tiledAt(r, c, cols int) int {
 	return tile*1024 + face*256 + (r%16)*16 + c%16
 }
 
-func tileProgram(dt backends.DType, rows, cols uint64, format string) *backends.Program {
-	p := oneKernel(backends.TTKernel{Cores: rng(0, 0, 0, 0)}, backends.Param{Name: "m", Kind: backends.GlobalMut, DType: dt})
-	p.TT().Buffers = []backends.TTBuffer{{Param: 0, Tile: true, Rows: rows, Cols: cols, Format: format}}
+func tileProgram(dt driver.DType, rows, cols uint64, format string) *driver.Program {
+	p := oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 0)}, driver.Param{Name: "m", Kind: driver.GlobalMut, DType: dt})
+	p.TT().Buffers = []driver.TTBuffer{{Param: 0, Tile: true, Rows: rows, Cols: cols, Format: format}}
 	return p
 }
 
@@ -265,7 +265,7 @@ func TestTileLayoutPool(t *testing.T) {
 	ctx := context.Background()
 	p := d.Pool()
 	const rows, cols, batches = 64, 96, 2
-	for _, dt := range []backends.DType{backends.BF16, backends.F32, backends.I32, backends.U16, backends.U8, backends.I8} {
+	for _, dt := range []driver.DType{driver.BF16, driver.F32, driver.I32, driver.U16, driver.U8, driver.I8} {
 		es := dt.Size()
 		exe := compileOne(t, d, tileProgram(dt, rows, cols, ""))
 		n := int64(batches * rows * cols * es)
@@ -309,15 +309,15 @@ func TestTileLayoutPool(t *testing.T) {
 		require.Equal(t, host[row:2*row], part)
 		for _, bad := range [][2]int64{{1, row}, {0, row - 1}, {row / 2, row}} {
 			err := p.Write(ctx, b, bad[0], make([]byte, bad[1]))
-			require.ErrorIs(t, err, backends.ErrInvalidArgument)
+			require.ErrorIs(t, err, driver.ErrInvalidArgument)
 			require.ErrorContains(t, err, "not whole tile rows")
-			require.ErrorIs(t, p.Read(ctx, b, bad[0], make([]byte, bad[1])), backends.ErrInvalidArgument)
+			require.ErrorIs(t, p.Read(ctx, b, bad[0], make([]byte, bad[1])), driver.ErrInvalidArgument)
 		}
 		require.NoError(t, p.Read(ctx, b, 0, back))
 		require.Equal(t, host, back, "a refused write changed nothing")
 		// The host size must be whole matrices.
 		_, err = exe.AllocParam(ctx, 0, n+int64(es))
-		require.ErrorIs(t, err, backends.ErrInvalidArgument)
+		require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	}
 }
 
@@ -327,7 +327,7 @@ func TestTileLayoutPoolWideRows(t *testing.T) {
 	d := open1(t, "")
 	ctx := context.Background()
 	const rows, cols = 64, 65568 // a tile row of 32 x 65568 f32 is over 8 MiB
-	exe := compileOne(t, d, tileProgram(backends.F32, rows, cols, ""))
+	exe := compileOne(t, d, tileProgram(driver.F32, rows, cols, ""))
 	n := int64(rows * cols * 4)
 	require.Greater(t, n/2, int64(tt.StagingBytes))
 	b := allocParam(t, exe, 0, n)
@@ -362,13 +362,13 @@ func TestTileLayoutPoolBlockFloat(t *testing.T) {
 		vals[i] = float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(12)-6)))
 	}
 	for _, f := range []tt.BlockFloatFormat{tt.Bfp8b, tt.Bfp4b} {
-		for _, dt := range []backends.DType{backends.F32, backends.BF16} {
+		for _, dt := range []driver.DType{driver.F32, driver.BF16} {
 			exe := compileOne(t, d, tileProgram(dt, rows, cols, f.String()))
 			es := dt.Size()
 			host := make([]byte, rows*cols*es)
 			src := make([]float32, len(vals))
 			for i, v := range vals {
-				if dt == backends.BF16 {
+				if dt == driver.BF16 {
 					b := bf16Bits(v)
 					binary.LittleEndian.PutUint16(host[2*i:], b)
 					src[i] = bf16Value(b)
@@ -398,7 +398,7 @@ func TestTileLayoutPoolBlockFloat(t *testing.T) {
 						for cc := range 32 {
 							i := (tr*32+rr)*cols + tc*32 + cc
 							var g float32
-							if dt == backends.BF16 {
+							if dt == driver.BF16 {
 								g = bf16Value(binary.LittleEndian.Uint16(back[2*i:]))
 								require.Equal(t, bf16Bits(dec[rr*32+cc]), bf16Bits(g), "%s bf16 element %d", f, i)
 								continue
@@ -418,29 +418,29 @@ func TestTileLayoutPoolBlockFloat(t *testing.T) {
 func TestAllocParamAndLayoutChecks(t *testing.T) {
 	d := open1(t, "")
 	ctx := context.Background()
-	p := oneKernel(backends.TTKernel{Cores: rng(0, 0, 0, 0), RuntimeArgs: []backends.TTArg{param(backends.TTArgBufferAddr, 0), param(backends.TTArgBufferAddr, 1)}},
-		backends.Param{Name: "small", Kind: backends.Global, DType: backends.U32},
-		backends.Param{Name: "any", Kind: backends.Global, DType: backends.U32},
-		backends.Param{Name: "n", Kind: backends.Variable, DType: backends.U32})
-	p.TT().Buffers = []backends.TTBuffer{{Param: 0, PageSize: 4}}
+	p := oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 0), RuntimeArgs: []driver.TTArg{param(driver.TTArgBufferAddr, 0), param(driver.TTArgBufferAddr, 1)}},
+		driver.Param{Name: "small", Kind: driver.Global, DType: driver.U32},
+		driver.Param{Name: "any", Kind: driver.Global, DType: driver.U32},
+		driver.Param{Name: "n", Kind: driver.Variable, DType: driver.U32})
+	p.TT().Buffers = []driver.TTBuffer{{Param: 0, PageSize: 4}}
 	exe := compileOne(t, d, p)
 	small := allocParam(t, exe, 0, 400)
 	plain, err := d.Pool().Alloc(ctx, 400)
 	require.NoError(t, err)
 	defer d.Pool().Release(plain)
-	n := backends.VarArg(backends.UintConst(backends.U32, 1))
-	require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(small), backends.BufArg(plain), n}), "an undeclared param takes any buffer")
-	require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(small), backends.BufArg(small), n}))
-	err = exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(plain), backends.BufArg(plain), n})
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	n := driver.VarArg(driver.UintConst(driver.U32, 1))
+	require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(small), driver.BufArg(plain), n}), "an undeclared param takes any buffer")
+	require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(small), driver.BufArg(small), n}))
+	err = exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(plain), driver.BufArg(plain), n})
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	require.ErrorContains(t, err, "param 0 (small): the buffer is dram interleaved, 2048-byte pages, but the program declares dram interleaved, 4-byte pages")
 
 	_, err = exe.AllocParam(ctx, 2, 64)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument, "a Variable has no buffer")
+	require.ErrorIs(t, err, driver.ErrInvalidArgument, "a Variable has no buffer")
 	_, err = exe.AllocParam(ctx, 9, 64)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	_, err = exe.AllocParam(ctx, 0, 0)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	// 4-byte pages are charged as such: whole 32-byte aligned pages.
 	free := d.Pool().FreeBytes()
 	b := allocParam(t, exe, 0, 40)
@@ -448,30 +448,30 @@ func TestAllocParamAndLayoutChecks(t *testing.T) {
 	require.NoError(t, d.Pool().Release(b))
 
 	// A shard grid that reads a Variable cannot be evaluated without args.
-	q := oneKernel(backends.TTKernel{Cores: rng(0, 0, 0, 0)}, backends.Param{Name: "s", Kind: backends.Global, DType: backends.U32},
-		backends.Param{Name: "n", Kind: backends.Variable, DType: backends.U32})
-	q.TT().Buffers = []backends.TTBuffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: 64, Shard: &backends.TTShard{
-		Cores: backends.TTCoreSet{Ranges: []backends.TTCoreRange{{End: backends.TTCoord{Row: backends.ConstDim(0), Col: backends.ParamDim(1)}}}}, Shape: [2]uint32{1, 1}, Tensor: [2]uint32{1, 1}}}}
+	q := oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 0)}, driver.Param{Name: "s", Kind: driver.Global, DType: driver.U32},
+		driver.Param{Name: "n", Kind: driver.Variable, DType: driver.U32})
+	q.TT().Buffers = []driver.TTBuffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: 64, Shard: &driver.TTShard{
+		Cores: driver.TTCoreSet{Ranges: []driver.TTCoreRange{{End: driver.TTCoord{Row: driver.ConstDim(0), Col: driver.ParamDim(1)}}}}, Shape: [2]uint32{1, 1}, Tensor: [2]uint32{1, 1}}}}
 	qe, err := d.Compile(ctx, q)
 	require.NoError(t, err)
-	_, err = qe.(backends.ParamAllocator).AllocParam(ctx, 0, 64)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	_, err = qe.(driver.ParamAllocator).AllocParam(ctx, 0, 64)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	require.ErrorContains(t, err, "shard grid")
 	require.NoError(t, qe.Release())
 
 	// A spec the runtime would refuse is refused before it is sent: at
 	// compile, where the declaration is checked, and at AllocParam, where
 	// the size meets it.
-	r := oneKernel(backends.TTKernel{Cores: rng(0, 0, 0, 0)}, backends.Param{Name: "s", Kind: backends.Global, DType: backends.U32})
-	r.TT().Buffers = []backends.TTBuffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: 64, Shard: &backends.TTShard{
+	r := oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 0)}, driver.Param{Name: "s", Kind: driver.Global, DType: driver.U32})
+	r.TT().Buffers = []driver.TTBuffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: 64, Shard: &driver.TTShard{
 		Cores: *rng(0, 0, 0, 3), Shape: [2]uint32{2, 3}, Tensor: [2]uint32{8, 4}}}}
 	_, err = d.Compile(ctx, r)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	require.ErrorContains(t, err, "compile.buffers[0].shard.shape: a height-sharded shard spans the tensor's width")
 	r.TT().Buffers[0].Shard.Shape = [2]uint32{2, 4}
 	re := compileOne(t, d, r)
 	_, err = re.AllocParam(ctx, 0, 64*64)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	require.ErrorContains(t, err, "alloc.shard.tensor: the tensor holds 32 pages; the buffer has 64")
 	b, err = re.AllocParam(ctx, 0, 64*32)
 	require.NoError(t, err)
@@ -483,7 +483,7 @@ func TestAllocParamAndLayoutChecks(t *testing.T) {
 func TestKernelOutputReachesTheOptions(t *testing.T) {
 	var out lineWriter
 	d := openPrinting(t, &out)
-	exe := compileOne(t, d, oneKernel(backends.TTKernel{Cores: rng(0, 0, 0, 1)}))
+	exe := compileOne(t, d, oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 1)}))
 	require.NoError(t, exe.Launch(context.Background(), nil))
 	require.Equal(t, []string{"core (0,0) riscv_0: tick", "core (0,1) riscv_0: tick"}, out.all())
 }
@@ -493,7 +493,7 @@ func TestKernelOutputReachesTheOptions(t *testing.T) {
 func TestCheckLaunch(t *testing.T) {
 	d := open1(t, "")
 	info := d.Runtime()
-	args := []backends.LaunchArg{backends.VarArg(backends.UintConst(backends.U32, 4)), backends.BufArg(1), backends.BufArg(2), backends.BufArg(3)}
+	args := []driver.LaunchArg{driver.VarArg(driver.UintConst(driver.U32, 4)), driver.BufArg(1), driver.BufArg(2), driver.BufArg(3)}
 	req, err := tt.CheckLaunch(vaddProgram(), args, info)
 	require.NoError(t, err)
 	require.Len(t, req.Kernels, 3)
@@ -505,11 +505,11 @@ func TestCheckLaunch(t *testing.T) {
 	bad := vaddProgram()
 	bad.TT().CBs[1].Indices[0].Index = 0
 	_, err = tt.CheckLaunch(bad, args, info)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	require.ErrorContains(t, err, "compile.cbs[1].indices: CB 0 on core (0, 0) is already configured by cbs[0]")
-	args[0] = backends.VarArg(backends.UintConst(backends.U32, 9))
+	args[0] = driver.VarArg(driver.UintConst(driver.U32, 9))
 	_, err = tt.CheckLaunch(vaddProgram(), args, info)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument, "a launch grid past the chip")
+	require.ErrorIs(t, err, driver.ErrInvalidArgument, "a launch grid past the chip")
 }
 
 // tileOf is tile (tr, tc), row-major, of a row-major matrix of cols columns.

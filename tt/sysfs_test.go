@@ -12,7 +12,7 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/tt"
 )
 
@@ -101,7 +101,7 @@ func TestInventoryGolden(t *testing.T) {
 	for _, name := range []string{"n150", "n300", "p100a", "p150a", "p300c", "unknown", "broken", "none"} {
 		t.Run(name, func(t *testing.T) {
 			cards := discover(t, name)
-			hw := make([]backends.Hardware, 0, len(cards))
+			hw := make([]driver.Hardware, 0, len(cards))
 			for i := range cards {
 				hw = append(hw, tt.CardHardware(&cards[i]))
 			}

@@ -23,7 +23,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/bundle"
 	"github.com/zyxtt/zyxtt/internal/half"
 	"github.com/zyxtt/zyxtt/kernels"
@@ -66,23 +66,23 @@ func randomBF16(n int, seed uint64) []uint16 {
 	return v
 }
 
-func rng(r0, c0, r1, c1 uint64) *backends.TTCoreSet {
-	return &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTRect(r0, c0, r1, c1)}}
+func rng(r0, c0, r1, c1 uint64) *driver.TTCoreSet {
+	return &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTRect(r0, c0, r1, c1)}}
 }
 
 // noc is an arg of kind TTArgCoreNocX or TTArgCoreNocY: a NOC coordinate
 // of the core at (r, c).
-func noc(kind backends.TTArgKind, r, c uint64) backends.TTArg {
-	return backends.TTArg{Kind: kind, Core: backends.TTCoord{Row: backends.ConstDim(r), Col: backends.ConstDim(c)}}
+func noc(kind driver.TTArgKind, r, c uint64) driver.TTArg {
+	return driver.TTArg{Kind: kind, Core: driver.TTCoord{Row: driver.ConstDim(r), Col: driver.ConstDim(c)}}
 }
 
-func param(kind backends.TTArgKind, p int) backends.TTArg {
-	return backends.TTArg{Kind: kind, Param: p}
+func param(kind driver.TTArgKind, p int) driver.TTArg {
+	return driver.TTArg{Kind: kind, Param: p}
 }
 
-func expr(t *testing.T, s string, names ...string) backends.GwsDim {
+func expr(t *testing.T, s string, names ...string) driver.GwsDim {
 	t.Helper()
-	d, err := backends.ParseGws(s, func(n string) (int, bool) {
+	d, err := driver.ParseGws(s, func(n string) (int, bool) {
 		for i, x := range names {
 			if x == n && x != "" {
 				return i, true
@@ -94,13 +94,13 @@ func expr(t *testing.T, s string, names ...string) backends.GwsDim {
 	return d
 }
 
-func constExpr(d backends.GwsDim) backends.TTArg {
-	return backends.TTArg{Kind: backends.TTArgConst, Value: d}
+func constExpr(d driver.GwsDim) driver.TTArg {
+	return driver.TTArg{Kind: driver.TTArgConst, Value: d}
 }
 
-func allocParam(t *testing.T, exe backends.Executable, p int, n int64) backends.BufferID {
+func allocParam(t *testing.T, exe driver.Executable, p int, n int64) driver.BufferID {
 	t.Helper()
-	pa, ok := exe.(backends.ParamAllocator)
+	pa, ok := exe.(driver.ParamAllocator)
 	require.True(t, ok, "the tt executable allocates params")
 	id, err := pa.AllocParam(context.Background(), p, n)
 	require.NoError(t, err)
@@ -129,7 +129,7 @@ func libraryKernel(t *testing.T, name string) string {
 
 // libraryIncludes are the kernel library's headers, which the bundle loader
 // gives every program with a library kernel.
-func libraryIncludes(t *testing.T) []backends.TTInclude {
+func libraryIncludes(t *testing.T) []driver.TTInclude {
 	t.Helper()
 	inc, err := bundle.LibraryIncludes()
 	require.NoError(t, err)
@@ -146,30 +146,30 @@ func TestEmulatorCoreGroupsSplitWork(t *testing.T) {
 	d := openEmu(t, "n150")[0].(*tt.Device)
 	ctx := context.Background()
 	names := []string{"a", "b", "c", "n"}
-	e := func(s string) backends.GwsDim { return expr(t, s, names...) }
-	all := backends.TTRect(0, 0, 2, 7)
-	reader := backends.TTKernel{Name: "reader", Processor: backends.TTRiscv0, Cores: rng(0, 0, 2, 7), Source: sharedKernel(t, "read_pairs"),
-		CompileArgs: []backends.TTArg{param(backends.TTArgAccessor, 0), param(backends.TTArgAccessor, 1)},
-		RuntimeArgs: []backends.TTArg{param(backends.TTArgBufferAddr, 0), param(backends.TTArgBufferAddr, 1),
+	e := func(s string) driver.GwsDim { return expr(t, s, names...) }
+	all := driver.TTRect(0, 0, 2, 7)
+	reader := driver.TTKernel{Name: "reader", Processor: driver.TTRiscv0, Cores: rng(0, 0, 2, 7), Source: sharedKernel(t, "read_pairs"),
+		CompileArgs: []driver.TTArg{param(driver.TTArgAccessor, 0), param(driver.TTArgAccessor, 1)},
+		RuntimeArgs: []driver.TTArg{param(driver.TTArgBufferAddr, 0), param(driver.TTArgBufferAddr, 1),
 			constExpr(e("split_start(n, 3, 8)")), constExpr(e("split_units(n, 3, 8)"))}}
-	writer := backends.TTKernel{Name: "writer", Processor: backends.TTRiscv1, Cores: rng(0, 0, 2, 7), Source: sharedKernel(t, "write_range"),
-		CompileArgs: []backends.TTArg{param(backends.TTArgAccessor, 2)},
-		RuntimeArgs: []backends.TTArg{param(backends.TTArgBufferAddr, 2), constExpr(e("split_start(n, 3, 8)")), constExpr(e("split_units(n, 3, 8)"))}}
-	g1 := backends.TTKernel{Name: "compute_g1", Processor: backends.TTCompute, Source: sharedKernel(t, "add_n"),
-		Cores:       &backends.TTCoreSet{Slice: &backends.TTCoreSlice{Of: all, From: e("0"), To: e("split_group1(n, 3, 8)")}},
-		CompileArgs: []backends.TTArg{constExpr(e("ceil_div(n, split_cores(n, 3, 8))"))}}
-	g2 := backends.TTKernel{Name: "compute_g2", Processor: backends.TTCompute, Source: sharedKernel(t, "add_n"),
-		Cores:       &backends.TTCoreSet{Slice: &backends.TTCoreSlice{Of: all, From: e("split_group1(n, 3, 8)"), To: e("split_cores(n, 3, 8)")}},
-		CompileArgs: []backends.TTArg{constExpr(e("n / split_cores(n, 3, 8)"))}}
-	prog := &backends.Program{
+	writer := driver.TTKernel{Name: "writer", Processor: driver.TTRiscv1, Cores: rng(0, 0, 2, 7), Source: sharedKernel(t, "write_range"),
+		CompileArgs: []driver.TTArg{param(driver.TTArgAccessor, 2)},
+		RuntimeArgs: []driver.TTArg{param(driver.TTArgBufferAddr, 2), constExpr(e("split_start(n, 3, 8)")), constExpr(e("split_units(n, 3, 8)"))}}
+	g1 := driver.TTKernel{Name: "compute_g1", Processor: driver.TTCompute, Source: sharedKernel(t, "add_n"),
+		Cores:       &driver.TTCoreSet{Slice: &driver.TTCoreSlice{Of: all, From: e("0"), To: e("split_group1(n, 3, 8)")}},
+		CompileArgs: []driver.TTArg{constExpr(e("ceil_div(n, split_cores(n, 3, 8))"))}}
+	g2 := driver.TTKernel{Name: "compute_g2", Processor: driver.TTCompute, Source: sharedKernel(t, "add_n"),
+		Cores:       &driver.TTCoreSet{Slice: &driver.TTCoreSlice{Of: all, From: e("split_group1(n, 3, 8)"), To: e("split_cores(n, 3, 8)")}},
+		CompileArgs: []driver.TTArg{constExpr(e("n / split_cores(n, 3, 8)"))}}
+	prog := &driver.Program{
 		Name: "core_groups",
-		Params: []backends.Param{
-			{Name: "a", Kind: backends.Global, DType: backends.BF16}, {Name: "b", Kind: backends.Global, DType: backends.BF16},
-			{Name: "c", Kind: backends.GlobalMut, DType: backends.BF16}, {Name: "n", Kind: backends.Variable, DType: backends.U32},
+		Params: []driver.Param{
+			{Name: "a", Kind: driver.Global, DType: driver.BF16}, {Name: "b", Kind: driver.Global, DType: driver.BF16},
+			{Name: "c", Kind: driver.GlobalMut, DType: driver.BF16}, {Name: "n", Kind: driver.Variable, DType: driver.U32},
 		},
-		Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
-			Kernels: []backends.TTKernel{reader, g1, g2, writer},
-			CBs:     []backends.TTCBConfig{backends.TTCB(0, "Float16_b", 2048, 2), backends.TTCB(1, "Float16_b", 2048, 2), backends.TTCB(16, "Float16_b", 2048, 2)},
+		Variants: []driver.Variant{{Format: driver.FormatTT, Code: &driver.TTVariant{
+			Kernels: []driver.TTKernel{reader, g1, g2, writer},
+			CBs:     []driver.TTCBConfig{driver.TTCB(0, "Float16_b", 2048, 2), driver.TTCB(1, "Float16_b", 2048, 2), driver.TTCB(16, "Float16_b", 2048, 2)},
 		}}},
 	}
 	exe, err := d.Compile(ctx, prog)
@@ -185,7 +185,7 @@ func TestEmulatorCoreGroupsSplitWork(t *testing.T) {
 	require.NoError(t, p.Write(ctx, bufB, 0, bf16Bytes(b)))
 	for _, n := range []int{100, 37, 96, 10} { // uneven, fewer, an even split (one group), fewer units than cores
 		require.NoError(t, p.Write(ctx, bufC, 0, bytes.Repeat([]byte{0xc0, 0x7f}, tiles*1024))) // NaN sentinels
-		args := []backends.LaunchArg{backends.BufArg(bufA), backends.BufArg(bufB), backends.BufArg(bufC), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}
+		args := []driver.LaunchArg{driver.BufArg(bufA), driver.BufArg(bufB), driver.BufArg(bufC), driver.VarArg(driver.UintConst(driver.U32, uint64(n)))}
 		require.NoError(t, exe.Launch(ctx, args), "n=%d", n)
 		out := make([]byte, tiles*2048)
 		require.NoError(t, p.Read(ctx, bufC, 0, out))
@@ -227,30 +227,30 @@ func TestEmulatorCoreGroupsSplitWork(t *testing.T) {
 func TestEmulatorL1Loopback(t *testing.T) {
 	d := openEmu(t, "n150")[0].(*tt.Device)
 	ctx := context.Background()
-	holderCore := &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTCoreAt(1, 2)}}
-	peerCore := &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTCoreAt(0, 0)}}
-	sem := backends.TTArg{Kind: backends.TTArgSemaphore, Semaphore: 0}
-	prog := &backends.Program{
+	holderCore := &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTCoreAt(1, 2)}}
+	peerCore := &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTCoreAt(0, 0)}}
+	sem := driver.TTArg{Kind: driver.TTArgSemaphore, Semaphore: 0}
+	prog := &driver.Program{
 		Name: "l1_loopback",
-		Params: []backends.Param{
-			{Name: "src", Kind: backends.Global, DType: backends.U32}, {Name: "l1", Kind: backends.GlobalMut, DType: backends.U32},
-			{Name: "dst", Kind: backends.GlobalMut, DType: backends.U32}, {Name: "dst2", Kind: backends.GlobalMut, DType: backends.U32},
+		Params: []driver.Param{
+			{Name: "src", Kind: driver.Global, DType: driver.U32}, {Name: "l1", Kind: driver.GlobalMut, DType: driver.U32},
+			{Name: "dst", Kind: driver.GlobalMut, DType: driver.U32}, {Name: "dst2", Kind: driver.GlobalMut, DType: driver.U32},
 		},
-		Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
-			Kernels: []backends.TTKernel{
-				{Name: "holder", Processor: backends.TTRiscv0, Cores: holderCore, Source: sharedKernel(t, "l1_holder"), RuntimeArgs: []backends.TTArg{
-					param(backends.TTArgBufferAddr, 0), param(backends.TTArgBufferAddr, 1), param(backends.TTArgBufferAddr, 2),
-					noc(backends.TTArgCoreNocX, 0, 0), noc(backends.TTArgCoreNocY, 0, 0), sem}},
-				{Name: "peer", Processor: backends.TTRiscv1, Cores: peerCore, Source: sharedKernel(t, "l1_peer"), RuntimeArgs: []backends.TTArg{
-					param(backends.TTArgBufferAddr, 1), param(backends.TTArgBufferAddr, 3),
-					noc(backends.TTArgCoreNocX, 1, 2), noc(backends.TTArgCoreNocY, 1, 2), sem}},
+		Variants: []driver.Variant{{Format: driver.FormatTT, Code: &driver.TTVariant{
+			Kernels: []driver.TTKernel{
+				{Name: "holder", Processor: driver.TTRiscv0, Cores: holderCore, Source: sharedKernel(t, "l1_holder"), RuntimeArgs: []driver.TTArg{
+					param(driver.TTArgBufferAddr, 0), param(driver.TTArgBufferAddr, 1), param(driver.TTArgBufferAddr, 2),
+					noc(driver.TTArgCoreNocX, 0, 0), noc(driver.TTArgCoreNocY, 0, 0), sem}},
+				{Name: "peer", Processor: driver.TTRiscv1, Cores: peerCore, Source: sharedKernel(t, "l1_peer"), RuntimeArgs: []driver.TTArg{
+					param(driver.TTArgBufferAddr, 1), param(driver.TTArgBufferAddr, 3),
+					noc(driver.TTArgCoreNocX, 1, 2), noc(driver.TTArgCoreNocY, 1, 2), sem}},
 			},
-			CBs:        []backends.TTCBConfig{{Cores: peerCore, TotalBytes: 4096, Indices: []backends.TTCBIndex{{Index: 0, Format: "UInt32", PageBytes: 4096}}}},
-			Semaphores: []backends.TTSemaphore{{Cores: &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTCoreAt(0, 0), backends.TTCoreAt(1, 2)}}}},
-			Buffers: []backends.TTBuffer{
+			CBs:        []driver.TTCBConfig{{Cores: peerCore, TotalBytes: 4096, Indices: []driver.TTCBIndex{{Index: 0, Format: "UInt32", PageBytes: 4096}}}},
+			Semaphores: []driver.TTSemaphore{{Cores: &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTCoreAt(0, 0), driver.TTCoreAt(1, 2)}}}},
+			Buffers: []driver.TTBuffer{
 				{Param: 0, PageSize: 1024},
-				{Param: 1, Placement: "l1", Layout: "height_sharded", PageSize: 1024, Shard: &backends.TTShard{
-					Cores: backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTCoreAt(1, 2)}}, Shape: [2]uint32{4, 1}, Tensor: [2]uint32{4, 1}}},
+				{Param: 1, Placement: "l1", Layout: "height_sharded", PageSize: 1024, Shard: &driver.TTShard{
+					Cores: driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTCoreAt(1, 2)}}, Shape: [2]uint32{4, 1}, Tensor: [2]uint32{4, 1}}},
 				{Param: 2, PageSize: 1024},
 				{Param: 3, PageSize: 4096},
 			},
@@ -265,7 +265,7 @@ func TestEmulatorL1Loopback(t *testing.T) {
 	for i := range in {
 		in[i] = uint32(5 + 7*i)
 	}
-	args := []backends.LaunchArg{backends.BufArg(src), backends.BufArg(l1), backends.BufArg(dst), backends.BufArg(dst2)}
+	args := []driver.LaunchArg{driver.BufArg(src), driver.BufArg(l1), driver.BufArg(dst), driver.BufArg(dst2)}
 	for rep := range 2 {
 		require.NoError(t, p.Write(ctx, src, 0, u32Bytes(in)))
 		require.NoError(t, exe.Launch(ctx, args))
@@ -273,7 +273,7 @@ func TestEmulatorL1Loopback(t *testing.T) {
 		for i := range want {
 			want[i] = in[i]*3 + 1
 		}
-		for name, id := range map[string]backends.BufferID{"dst": dst, "dst2 (read remotely)": dst2, "the L1 buffer itself": l1} {
+		for name, id := range map[string]driver.BufferID{"dst": dst, "dst2 (read remotely)": dst2, "the L1 buffer itself": l1} {
 			out := make([]byte, 4096)
 			require.NoError(t, p.Read(ctx, id, 0, out))
 			require.Equal(t, want, bytesU32(out), "run %d: %s", rep, name)
@@ -287,8 +287,8 @@ func TestEmulatorL1Loopback(t *testing.T) {
 	plain, err := p.Alloc(ctx, 4096)
 	require.NoError(t, err)
 	defer p.Release(plain)
-	err = exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(src), backends.BufArg(plain), backends.BufArg(dst), backends.BufArg(dst2)})
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	err = exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(src), driver.BufArg(plain), driver.BufArg(dst), driver.BufArg(dst2)})
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	require.ErrorContains(t, err, "param 1 (l1)")
 	require.ErrorContains(t, err, "AllocParam")
 }
@@ -303,28 +303,28 @@ func TestEmulatorHeightShardedEltwise(t *testing.T) {
 	const T0, T1, S0 = 5, 3, 2
 	const tiles, sp = T0 * T1, S0 * T1
 	holders := rng(0, 0, 0, 2)
-	shard := &backends.TTShard{Cores: *rng(0, 0, 0, 2), Shape: [2]uint32{S0, T1}, Tensor: [2]uint32{T0, T1}, Orientation: "row_major"}
-	decl := func(i int) backends.TTBuffer {
-		return backends.TTBuffer{Param: i, Placement: "l1", Layout: "height_sharded", PageSize: 2048, Shard: shard}
+	shard := &driver.TTShard{Cores: *rng(0, 0, 0, 2), Shape: [2]uint32{S0, T1}, Tensor: [2]uint32{T0, T1}, Orientation: "row_major"}
+	decl := func(i int) driver.TTBuffer {
+		return driver.TTBuffer{Param: i, Placement: "l1", Layout: "height_sharded", PageSize: 2048, Shard: shard}
 	}
-	cbOn := func(index uint8, buf int) backends.TTCBConfig {
-		return backends.TTCBConfig{Cores: holders, TotalBytes: sp * 2048, Indices: []backends.TTCBIndex{{Index: index, Format: "Float16_b", PageBytes: 2048}}, Buffer: &buf}
+	cbOn := func(index uint8, buf int) driver.TTCBConfig {
+		return driver.TTCBConfig{Cores: holders, TotalBytes: sp * 2048, Indices: []driver.TTCBIndex{{Index: index, Format: "Float16_b", PageBytes: 2048}}, Buffer: &buf}
 	}
-	n := []backends.TTArg{backends.TTConst(sp)}
-	prog := &backends.Program{
+	n := []driver.TTArg{driver.TTConst(sp)}
+	prog := &driver.Program{
 		Name: "sharded_add",
-		Params: []backends.Param{
-			{Name: "a", Kind: backends.Global, DType: backends.BF16}, {Name: "b", Kind: backends.Global, DType: backends.BF16},
-			{Name: "c", Kind: backends.GlobalMut, DType: backends.BF16},
+		Params: []driver.Param{
+			{Name: "a", Kind: driver.Global, DType: driver.BF16}, {Name: "b", Kind: driver.Global, DType: driver.BF16},
+			{Name: "c", Kind: driver.GlobalMut, DType: driver.BF16},
 		},
-		Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
-			Kernels: []backends.TTKernel{
-				{Name: "push", Processor: backends.TTRiscv0, Cores: holders, Source: sharedKernel(t, "shard_push"), CompileArgs: n},
-				{Name: "add", Processor: backends.TTCompute, Cores: holders, Source: sharedKernel(t, "add_n"), CompileArgs: n},
-				{Name: "wait", Processor: backends.TTRiscv1, Cores: holders, Source: sharedKernel(t, "shard_wait"), CompileArgs: n},
+		Variants: []driver.Variant{{Format: driver.FormatTT, Code: &driver.TTVariant{
+			Kernels: []driver.TTKernel{
+				{Name: "push", Processor: driver.TTRiscv0, Cores: holders, Source: sharedKernel(t, "shard_push"), CompileArgs: n},
+				{Name: "add", Processor: driver.TTCompute, Cores: holders, Source: sharedKernel(t, "add_n"), CompileArgs: n},
+				{Name: "wait", Processor: driver.TTRiscv1, Cores: holders, Source: sharedKernel(t, "shard_wait"), CompileArgs: n},
 			},
-			CBs:     []backends.TTCBConfig{cbOn(0, 0), cbOn(1, 1), cbOn(16, 2)},
-			Buffers: []backends.TTBuffer{decl(0), decl(1), decl(2)},
+			CBs:     []driver.TTCBConfig{cbOn(0, 0), cbOn(1, 1), cbOn(16, 2)},
+			Buffers: []driver.TTBuffer{decl(0), decl(1), decl(2)},
 		}}},
 	}
 	exe, err := d.Compile(ctx, prog)
@@ -335,7 +335,7 @@ func TestEmulatorHeightShardedEltwise(t *testing.T) {
 	p := d.Pool()
 	require.NoError(t, p.Write(ctx, ba, 0, bf16Bytes(a)))
 	require.NoError(t, p.Write(ctx, bb, 0, bf16Bytes(b)))
-	require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(ba), backends.BufArg(bb), backends.BufArg(bc)}))
+	require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(ba), driver.BufArg(bb), driver.BufArg(bc)}))
 	out := make([]byte, tiles*2048)
 	require.NoError(t, p.Read(ctx, bc, 0, out))
 	got := bytesBF16(out)
@@ -358,32 +358,32 @@ func TestEmulatorHeightShardedEltwise(t *testing.T) {
 func TestEmulatorMulticastWithSemaphores(t *testing.T) {
 	d := openEmu(t, "n150")[0].(*tt.Device)
 	ctx := context.Background()
-	semArg := func(i int) backends.TTArg { return backends.TTArg{Kind: backends.TTArgSemaphore, Semaphore: i} }
-	sender := &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTCoreAt(0, 0)}}
-	receivers := &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTRect(0, 1, 0, 7), backends.TTRect(1, 0, 7, 7)}}
+	semArg := func(i int) driver.TTArg { return driver.TTArg{Kind: driver.TTArgSemaphore, Semaphore: i} }
+	sender := &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTCoreAt(0, 0)}}
+	receivers := &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTRect(0, 1, 0, 7), driver.TTRect(1, 0, 7, 7)}}
 	for _, loopback := range []uint64{0, 1} {
-		prog := &backends.Program{
+		prog := &driver.Program{
 			Name:   "mcast",
-			Params: []backends.Param{{Name: "out", Kind: backends.GlobalMut, DType: backends.U32}},
-			Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
-				Kernels: []backends.TTKernel{
-					{Name: "sender", Processor: backends.TTRiscv0, Cores: sender, Source: sharedKernel(t, "mcast_sender"),
-						CompileArgs: []backends.TTArg{backends.TTConst(loopback)},
-						RuntimeArgs: []backends.TTArg{param(backends.TTArgBufferAddr, 0),
-							noc(backends.TTArgCoreNocX, 0, 0), noc(backends.TTArgCoreNocY, 0, 0), noc(backends.TTArgCoreNocX, 7, 7), noc(backends.TTArgCoreNocY, 7, 7),
-							backends.TTConst(63), semArg(0), semArg(1)}},
-					{Name: "receiver", Processor: backends.TTRiscv0, Cores: receivers, Source: sharedKernel(t, "mcast_receiver"),
-						RuntimeArgs: []backends.TTArg{param(backends.TTArgBufferAddr, 0),
-							noc(backends.TTArgCoreNocX, 0, 0), noc(backends.TTArgCoreNocY, 0, 0),
+			Params: []driver.Param{{Name: "out", Kind: driver.GlobalMut, DType: driver.U32}},
+			Variants: []driver.Variant{{Format: driver.FormatTT, Code: &driver.TTVariant{
+				Kernels: []driver.TTKernel{
+					{Name: "sender", Processor: driver.TTRiscv0, Cores: sender, Source: sharedKernel(t, "mcast_sender"),
+						CompileArgs: []driver.TTArg{driver.TTConst(loopback)},
+						RuntimeArgs: []driver.TTArg{param(driver.TTArgBufferAddr, 0),
+							noc(driver.TTArgCoreNocX, 0, 0), noc(driver.TTArgCoreNocY, 0, 0), noc(driver.TTArgCoreNocX, 7, 7), noc(driver.TTArgCoreNocY, 7, 7),
+							driver.TTConst(63), semArg(0), semArg(1)}},
+					{Name: "receiver", Processor: driver.TTRiscv0, Cores: receivers, Source: sharedKernel(t, "mcast_receiver"),
+						RuntimeArgs: []driver.TTArg{param(driver.TTArgBufferAddr, 0),
+							noc(driver.TTArgCoreNocX, 0, 0), noc(driver.TTArgCoreNocY, 0, 0),
 							constExpr(expr(t, "core_row * 8 + core_col")), semArg(0), semArg(1), semArg(2)}},
 				},
-				CBs: []backends.TTCBConfig{backends.TTCB(0, "UInt32", 1024, 1), backends.TTCB(1, "UInt32", 1024, 1)},
-				Semaphores: []backends.TTSemaphore{
+				CBs: []driver.TTCBConfig{driver.TTCB(0, "UInt32", 1024, 1), driver.TTCB(1, "UInt32", 1024, 1)},
+				Semaphores: []driver.TTSemaphore{
 					{Cores: sender},          // ready: id 0 on the sender
 					{Cores: rng(0, 0, 7, 7)}, // valid: id 1 (0 is taken on the sender)
 					{Cores: receivers, Initial: 5},
 				},
-				Buffers: []backends.TTBuffer{{Param: 0, PageSize: 1024}},
+				Buffers: []driver.TTBuffer{{Param: 0, PageSize: 1024}},
 			}}},
 		}
 		exe, err := d.Compile(ctx, prog)
@@ -396,7 +396,7 @@ func TestEmulatorMulticastWithSemaphores(t *testing.T) {
 		p := d.Pool()
 		for rep := range 2 { // semaphores start from their initial values every run
 			require.NoError(t, p.Write(ctx, out, 0, make([]byte, 64*1024)))
-			require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(out)}))
+			require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(out)}))
 			raw := make([]byte, 64*1024)
 			require.NoError(t, p.Read(ctx, out, 0, raw))
 			got := bytesU32(raw)
@@ -464,42 +464,42 @@ void kernel_main() {
 // matmulTileProgram is c = a·b on a 2 x 3 grid with a, b and c declared
 // in tile layout (b stored as bFormat when it is set), the matrices m x k,
 // k x n and m x n.
-func matmulTileProgram(t *testing.T, m, n, k uint64, bFormat string) *backends.Program {
-	mt, nt, kt := backends.TTConst(m/32), backends.TTConst(n/32), backends.TTConst(k/32)
-	spread := []backends.TTArg{{Kind: backends.TTArgCoreIndex}, {Kind: backends.TTArgNumCores}}
-	reader := backends.TTKernel{Source: kMatmulTileReader, RuntimeArgs: append([]backends.TTArg{
-		param(backends.TTArgBufferAddr, 0), param(backends.TTArgBufferAddr, 1), mt, nt, kt}, spread...)}
-	compute := backends.TTKernel{Source: libraryKernel(t, "tt/matmul/compute.cpp"), RuntimeArgs: append([]backends.TTArg{
-		backends.TTConst(m), backends.TTConst(n), backends.TTConst(k)}, spread...)}
-	writer := backends.TTKernel{Source: kMatmulTileWriter, RuntimeArgs: append([]backends.TTArg{
-		param(backends.TTArgBufferAddr, 2), backends.TTConst(m / 32 * n / 32)}, spread...)}
+func matmulTileProgram(t *testing.T, m, n, k uint64, bFormat string) *driver.Program {
+	mt, nt, kt := driver.TTConst(m/32), driver.TTConst(n/32), driver.TTConst(k/32)
+	spread := []driver.TTArg{{Kind: driver.TTArgCoreIndex}, {Kind: driver.TTArgNumCores}}
+	reader := driver.TTKernel{Source: kMatmulTileReader, RuntimeArgs: append([]driver.TTArg{
+		param(driver.TTArgBufferAddr, 0), param(driver.TTArgBufferAddr, 1), mt, nt, kt}, spread...)}
+	compute := driver.TTKernel{Source: libraryKernel(t, "tt/matmul/compute.cpp"), RuntimeArgs: append([]driver.TTArg{
+		driver.TTConst(m), driver.TTConst(n), driver.TTConst(k)}, spread...)}
+	writer := driver.TTKernel{Source: kMatmulTileWriter, RuntimeArgs: append([]driver.TTArg{
+		param(driver.TTArgBufferAddr, 2), driver.TTConst(m / 32 * n / 32)}, spread...)}
 	bPage, bCB := uint32(2048), "Float16_b"
 	if bFormat != "" {
 		bPage, bCB = 1088, bFormat
 	}
-	v := backends.TTOneGroup(reader, compute, writer,
-		backends.TTCB(0, "Float16_b", 2048, 2), backends.TTCB(1, bCB, bPage, 2), backends.TTCB(16, "Float16_b", 2048, 2))
+	v := driver.TTOneGroup(reader, compute, writer,
+		driver.TTCB(0, "Float16_b", 2048, 2), driver.TTCB(1, bCB, bPage, 2), driver.TTCB(16, "Float16_b", 2048, 2))
 	v.Includes = libraryIncludes(t)
-	v.Buffers = []backends.TTBuffer{
+	v.Buffers = []driver.TTBuffer{
 		{Param: 0, Tile: true, Rows: m, Cols: k},
 		{Param: 1, Tile: true, Rows: k, Cols: n, Format: bFormat},
 		{Param: 2, Tile: true, Rows: m, Cols: n},
 	}
-	return &backends.Program{
+	return &driver.Program{
 		Name: "matmul_tiles",
-		Params: []backends.Param{
-			{Name: "a", Kind: backends.Global, DType: backends.BF16}, {Name: "b", Kind: backends.Global, DType: backends.BF16},
-			{Name: "c", Kind: backends.GlobalMut, DType: backends.BF16},
+		Params: []driver.Param{
+			{Name: "a", Kind: driver.Global, DType: driver.BF16}, {Name: "b", Kind: driver.Global, DType: driver.BF16},
+			{Name: "c", Kind: driver.GlobalMut, DType: driver.BF16},
 		},
-		Grid:     []backends.GwsDim{backends.ConstDim(2), backends.ConstDim(3)},
-		Variants: []backends.Variant{{Format: backends.FormatTT, Code: v}},
+		Grid:     []driver.GwsDim{driver.ConstDim(2), driver.ConstDim(3)},
+		Variants: []driver.Variant{{Format: driver.FormatTT, Code: v}},
 	}
 }
 
 // checkMatmul runs the program on row-major a and b and compares c with a
 // float64 product of bWant (b as the device holds it) within bf16
 // rounding of every k-tile's partial sum.
-func checkMatmul(t *testing.T, d *tt.Device, prog *backends.Program, m, n, k int, a, b []uint16, bWant []float64) {
+func checkMatmul(t *testing.T, d *tt.Device, prog *driver.Program, m, n, k int, a, b []uint16, bWant []float64) {
 	t.Helper()
 	ctx := context.Background()
 	exe, err := d.Compile(ctx, prog)
@@ -509,7 +509,7 @@ func checkMatmul(t *testing.T, d *tt.Device, prog *backends.Program, m, n, k int
 	p := d.Pool()
 	require.NoError(t, p.Write(ctx, ba, 0, bf16Bytes(a)))
 	require.NoError(t, p.Write(ctx, bb, 0, bf16Bytes(b)))
-	err = exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(ba), backends.BufArg(bb), backends.BufArg(bc)})
+	err = exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(ba), driver.BufArg(bb), driver.BufArg(bc)})
 	require.NoError(t, err)
 	out := make([]byte, 2*m*n)
 	require.NoError(t, p.Read(ctx, bc, 0, out))
@@ -616,18 +616,18 @@ func TestEmulatorBlockFloatPages(t *testing.T) {
 		in[i] = float32(r.NormFloat64() * 3)
 	}
 	for _, f := range []tt.BlockFloatFormat{tt.Bfp8b, tt.Bfp4b} {
-		decl := func(p int) backends.TTBuffer {
-			return backends.TTBuffer{Param: p, Tile: true, Rows: rows, Cols: cols, Format: f.String()}
+		decl := func(p int) driver.TTBuffer {
+			return driver.TTBuffer{Param: p, Tile: true, Rows: rows, Cols: cols, Format: f.String()}
 		}
-		prog := &backends.Program{
+		prog := &driver.Program{
 			Name: "reverse_" + f.String(),
-			Params: []backends.Param{{Name: "in", Kind: backends.Global, DType: backends.F32}, {Name: "out", Kind: backends.GlobalMut, DType: backends.F32},
-				{Name: "tiles", Kind: backends.Variable, DType: backends.U32}},
-			Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
-				Kernels: []backends.TTKernel{{Name: "reverse", Processor: backends.TTRiscv0, Cores: rng(0, 0, 0, 0), Source: kReverseTiles,
-					RuntimeArgs: []backends.TTArg{param(backends.TTArgBufferAddr, 0), param(backends.TTArgBufferAddr, 1), param(backends.TTArgParam, 2), param(backends.TTArgPageSize, 0)}}},
-				CBs:     []backends.TTCBConfig{{Cores: rng(0, 0, 0, 0), TotalBytes: uint32(f.TileBytes()), Indices: []backends.TTCBIndex{{Index: 0, Format: f.String(), PageBytes: uint32(f.TileBytes())}}}},
-				Buffers: []backends.TTBuffer{decl(0), decl(1)},
+			Params: []driver.Param{{Name: "in", Kind: driver.Global, DType: driver.F32}, {Name: "out", Kind: driver.GlobalMut, DType: driver.F32},
+				{Name: "tiles", Kind: driver.Variable, DType: driver.U32}},
+			Variants: []driver.Variant{{Format: driver.FormatTT, Code: &driver.TTVariant{
+				Kernels: []driver.TTKernel{{Name: "reverse", Processor: driver.TTRiscv0, Cores: rng(0, 0, 0, 0), Source: kReverseTiles,
+					RuntimeArgs: []driver.TTArg{param(driver.TTArgBufferAddr, 0), param(driver.TTArgBufferAddr, 1), param(driver.TTArgParam, 2), param(driver.TTArgPageSize, 0)}}},
+				CBs:     []driver.TTCBConfig{{Cores: rng(0, 0, 0, 0), TotalBytes: uint32(f.TileBytes()), Indices: []driver.TTCBIndex{{Index: 0, Format: f.String(), PageBytes: uint32(f.TileBytes())}}}},
+				Buffers: []driver.TTBuffer{decl(0), decl(1)},
 			}}},
 		}
 		exe, err := d.Compile(ctx, prog)
@@ -635,7 +635,7 @@ func TestEmulatorBlockFloatPages(t *testing.T) {
 		bi, bo := allocParam(t, exe, 0, 4*rows*cols), allocParam(t, exe, 1, 4*rows*cols)
 		p := d.Pool()
 		require.NoError(t, p.Write(ctx, bi, 0, f32Bytes(in)))
-		require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(bi), backends.BufArg(bo), backends.VarArg(backends.UintConst(backends.U32, 4))}))
+		require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(bi), driver.BufArg(bo), driver.VarArg(driver.UintConst(driver.U32, 4))}))
 		raw := make([]byte, 4*rows*cols)
 		require.NoError(t, p.Read(ctx, bo, 0, raw))
 		got := bytesF32(raw)
@@ -701,11 +701,11 @@ func TestEmulatorDPrint(t *testing.T) {
 	var out lineWriter
 	d := openEmuWith(t, "n150", &out)[0].(*tt.Device)
 	ctx := context.Background()
-	prog := &backends.Program{
+	prog := &driver.Program{
 		Name: "dprint",
-		Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{Kernels: []backends.TTKernel{
-			{Name: "talker", Processor: backends.TTRiscv1, Cores: rng(0, 0, 1, 1), Source: kDPrint,
-				RuntimeArgs: []backends.TTArg{constExpr(expr(t, "core_row * 10 + core_col"))}},
+		Variants: []driver.Variant{{Format: driver.FormatTT, Code: &driver.TTVariant{Kernels: []driver.TTKernel{
+			{Name: "talker", Processor: driver.TTRiscv1, Cores: rng(0, 0, 1, 1), Source: kDPrint,
+				RuntimeArgs: []driver.TTArg{constExpr(expr(t, "core_row * 10 + core_col"))}},
 		}}}},
 	}
 	exe, err := d.Compile(ctx, prog)
@@ -755,21 +755,21 @@ void kernel_main() {
 func TestEmulatorSemaphoreAddrArgs(t *testing.T) {
 	d := openEmu(t, "n150")[0].(*tt.Device)
 	ctx := context.Background()
-	addr := backends.TTArg{Kind: backends.TTArgSemaphoreAddr, Semaphore: 0}
+	addr := driver.TTArg{Kind: driver.TTArgSemaphoreAddr, Semaphore: 0}
 	cores := rng(0, 0, 0, 2)
-	prog := &backends.Program{
+	prog := &driver.Program{
 		Name:   "semaphore_addr",
-		Params: []backends.Param{{Name: "dst", Kind: backends.GlobalMut, DType: backends.U32}},
-		Variants: []backends.Variant{{Format: backends.FormatTT, Code: &backends.TTVariant{
-			Kernels: []backends.TTKernel{{
-				Name: "sem", Processor: backends.TTRiscv0, Cores: cores, Source: semaphoreAddrKernel,
-				CompileArgs: []backends.TTArg{addr},
-				CommonArgs:  []backends.TTArg{addr},
-				RuntimeArgs: []backends.TTArg{param(backends.TTArgBufferAddr, 0), {Kind: backends.TTArgCoreIndex}, addr},
+		Params: []driver.Param{{Name: "dst", Kind: driver.GlobalMut, DType: driver.U32}},
+		Variants: []driver.Variant{{Format: driver.FormatTT, Code: &driver.TTVariant{
+			Kernels: []driver.TTKernel{{
+				Name: "sem", Processor: driver.TTRiscv0, Cores: cores, Source: semaphoreAddrKernel,
+				CompileArgs: []driver.TTArg{addr},
+				CommonArgs:  []driver.TTArg{addr},
+				RuntimeArgs: []driver.TTArg{param(driver.TTArgBufferAddr, 0), {Kind: driver.TTArgCoreIndex}, addr},
 			}},
-			CBs:        []backends.TTCBConfig{{Cores: cores, TotalBytes: 32, Indices: []backends.TTCBIndex{{Index: 0, Format: "UInt32", PageBytes: 32}}}},
-			Semaphores: []backends.TTSemaphore{{Cores: cores, Initial: 7}},
-			Buffers:    []backends.TTBuffer{{Param: 0, PageSize: 32}},
+			CBs:        []driver.TTCBConfig{{Cores: cores, TotalBytes: 32, Indices: []driver.TTCBIndex{{Index: 0, Format: "UInt32", PageBytes: 32}}}},
+			Semaphores: []driver.TTSemaphore{{Cores: cores, Initial: 7}},
+			Buffers:    []driver.TTBuffer{{Param: 0, PageSize: 32}},
 		}}},
 	}
 	exe, err := d.Compile(ctx, prog)
@@ -777,7 +777,7 @@ func TestEmulatorSemaphoreAddrArgs(t *testing.T) {
 	defer func() { require.NoError(t, exe.Release()) }()
 	dst := allocParam(t, exe, 0, 3*32)
 	for rep := range 2 {
-		require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(dst)}))
+		require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(dst)}))
 		out := make([]byte, 3*32)
 		require.NoError(t, d.Pool().Read(ctx, dst, 0, out))
 		got := bytesU32(out)

@@ -3,7 +3,6 @@ package tt
 import (
 	"fmt"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
@@ -13,17 +12,17 @@ const NumCBs = 32
 
 // Formats are the circular-buffer data formats the runtime knows, with the
 // dtype each one holds (the block floats hold floats: bf16 on the host).
-var Formats = map[string]backends.DType{
-	"Float32":   backends.F32,
-	"Float16_b": backends.BF16,
-	"Float16":   backends.F16,
-	"Bfp8_b":    backends.BF16,
-	"Bfp4_b":    backends.BF16,
-	"Int32":     backends.I32,
-	"UInt32":    backends.U32,
-	"UInt16":    backends.U16,
-	"UInt8":     backends.U8,
-	"Int8":      backends.I8,
+var Formats = map[string]driver.DType{
+	"Float32":   driver.F32,
+	"Float16_b": driver.BF16,
+	"Float16":   driver.F16,
+	"Bfp8_b":    driver.BF16,
+	"Bfp4_b":    driver.BF16,
+	"Int32":     driver.I32,
+	"UInt32":    driver.U32,
+	"UInt16":    driver.U16,
+	"UInt8":     driver.U8,
+	"Int8":      driver.I8,
 }
 
 func knownFormat(f string) bool {
@@ -34,7 +33,7 @@ func knownFormat(f string) bool {
 var fidelities = map[string]bool{"LoFi": true, "HiFi2": true, "HiFi3": true, "HiFi4": true}
 
 func invalid(format string, args ...any) error {
-	return &backends.Error{Backend: ttruntime.Backend, Op: "compile", Err: fmt.Errorf("%w: %s", backends.ErrInvalidArgument, fmt.Sprintf(format, args...))}
+	return &driver.Error{Backend: ttruntime.Backend, Op: "compile", Err: fmt.Errorf("%w: %s", driver.ErrInvalidArgument, fmt.Sprintf(format, args...))}
 }
 
 // ValidateProgram checks a program's Tenstorrent variant against a chip
@@ -52,12 +51,12 @@ func invalid(format string, args ...any) error {
 // semaphore ids) is checked when the runtime program is made, and every
 // request passes ttruntime.ValidateCompile, the runtime's own rules,
 // before it is sent.
-func ValidateProgram(p *backends.Program, info ttruntime.InitReply) error {
+func ValidateProgram(p *driver.Program, info ttruntime.InitReply) error {
 	if p != nil && p.TT() == nil {
-		return &backends.Error{Backend: ttruntime.Backend, Op: "compile", Err: fmt.Errorf("%w: program %q has no Tenstorrent variant", backends.ErrNoVariant, p.Name)}
+		return &driver.Error{Backend: ttruntime.Backend, Op: "compile", Err: fmt.Errorf("%w: program %q has no Tenstorrent variant", driver.ErrNoVariant, p.Name)}
 	}
 	if err := p.Validate(); err != nil {
-		return &backends.Error{Backend: ttruntime.Backend, Op: "compile", Err: err}
+		return &driver.Error{Backend: ttruntime.Backend, Op: "compile", Err: err}
 	}
 	v := p.TT()
 	if len(p.Grid) > 2 {
@@ -122,9 +121,9 @@ func ValidateProgram(p *backends.Program, info ttruntime.InitReply) error {
 	return nil
 }
 
-type checker struct{ p *backends.Program }
+type checker struct{ p *driver.Program }
 
-func (c *checker) decl(param int) *backends.TTBuffer {
+func (c *checker) decl(param int) *driver.TTBuffer {
 	v := c.p.TT()
 	for i := range v.Buffers {
 		if v.Buffers[i].Param == param {
@@ -136,9 +135,9 @@ func (c *checker) decl(param int) *backends.TTBuffer {
 
 // dims checks that an expression reads only Variable params and, unless
 // perCore, no per-core term.
-func (c *checker) dim(d backends.GwsDim, perCore bool, what string) error {
+func (c *checker) dim(d driver.GwsDim, perCore bool, what string) error {
 	for _, ord := range d.Params() {
-		if ord < 0 || ord >= len(c.p.Params) || c.p.Params[ord].Kind != backends.Variable {
+		if ord < 0 || ord >= len(c.p.Params) || c.p.Params[ord].Kind != driver.Variable {
 			return invalid("%s reads param %d, which is not a Variable", what, ord)
 		}
 	}
@@ -148,8 +147,8 @@ func (c *checker) dim(d backends.GwsDim, perCore bool, what string) error {
 	return nil
 }
 
-func (c *checker) rng(r backends.TTCoreRange, what string) error {
-	for _, d := range []backends.GwsDim{r.Start.Row, r.Start.Col, r.End.Row, r.End.Col} {
+func (c *checker) rng(r driver.TTCoreRange, what string) error {
+	for _, d := range []driver.GwsDim{r.Start.Row, r.Start.Col, r.End.Row, r.End.Col} {
 		if err := c.dim(d, false, what); err != nil {
 			return err
 		}
@@ -157,7 +156,7 @@ func (c *checker) rng(r backends.TTCoreRange, what string) error {
 	return nil
 }
 
-func (c *checker) coreSet(s *backends.TTCoreSet, what string) error {
+func (c *checker) coreSet(s *driver.TTCoreSet, what string) error {
 	if s == nil {
 		return nil
 	}
@@ -183,11 +182,11 @@ func (c *checker) coreSet(s *backends.TTCoreSet, what string) error {
 	return nil
 }
 
-func (c *checker) kernel(k int, kd *backends.TTKernel) error {
+func (c *checker) kernel(k int, kd *driver.TTKernel) error {
 	what := fmt.Sprintf("kernel %d (%s)", k, kernelName(*kd, k))
-	dm := kd.Processor == backends.TTRiscv0 || kd.Processor == backends.TTRiscv1
+	dm := kd.Processor == driver.TTRiscv0 || kd.Processor == driver.TTRiscv1
 	switch {
-	case !dm && kd.Processor != backends.TTCompute:
+	case !dm && kd.Processor != driver.TTCompute:
 		return invalid("%s: processor %q (want riscv_0, riscv_1 or compute)", what, kd.Processor)
 	case kd.NOC != nil && !dm:
 		return invalid("%s: a compute kernel takes no NOC", what)
@@ -208,7 +207,7 @@ func (c *checker) kernel(k int, kd *backends.TTKernel) error {
 	}
 	for _, l := range []struct {
 		name    string
-		args    []backends.TTArg
+		args    []driver.TTArg
 		list    argPlace
 		perCore bool
 	}{{"compile arg", kd.CompileArgs, inCompile, false}, {"runtime arg", kd.RuntimeArgs, inRuntime, true}, {"common arg", kd.CommonArgs, inCommon, false}} {
@@ -244,7 +243,7 @@ const (
 
 // arg checks one layout entry. Core-specific entries belong in runtime
 // args only: compile and common args are the same on every core.
-func (c *checker) arg(a backends.TTArg, place argPlace) error {
+func (c *checker) arg(a driver.TTArg, place argPlace) error {
 	p := c.p
 	param := func(wantBuffer bool) error {
 		if a.Param < 0 || a.Param >= len(p.Params) {
@@ -255,7 +254,7 @@ func (c *checker) arg(a backends.TTArg, place argPlace) error {
 			return fmt.Errorf("%s names param %d (%s), a %s, not a buffer", a.Kind, a.Param, prm.Name, prm.Kind)
 		}
 		if !wantBuffer {
-			if prm.Kind != backends.Variable {
+			if prm.Kind != driver.Variable {
 				return fmt.Errorf("%s names param %d (%s), a %s, not a variable", a.Kind, a.Param, prm.Name, prm.Kind)
 			}
 			if prm.DType.Size() > 4 {
@@ -264,49 +263,49 @@ func (c *checker) arg(a backends.TTArg, place argPlace) error {
 		}
 		return nil
 	}
-	dim := func(d backends.GwsDim, name string) error {
+	dim := func(d driver.GwsDim, name string) error {
 		if err := c.dim(d, place == inRuntime, name); err != nil {
 			return fmt.Errorf("%s %s: %w", a.Kind, name, err)
 		}
 		return nil
 	}
 	switch a.Kind {
-	case backends.TTArgParam:
+	case driver.TTArgParam:
 		return param(false)
-	case backends.TTArgBufferAddr, backends.TTArgBufferSize, backends.TTArgPages, backends.TTArgPageSize:
+	case driver.TTArgBufferAddr, driver.TTArgBufferSize, driver.TTArgPages, driver.TTArgPageSize:
 		return param(true)
-	case backends.TTArgAccessor:
+	case driver.TTArgAccessor:
 		if place != inCompile {
 			return fmt.Errorf("accessor entries are compile-time words: they belong in compile args")
 		}
 		return param(true)
-	case backends.TTArgBankID, backends.TTArgBankNocX, backends.TTArgBankNocY:
+	case driver.TTArgBankID, driver.TTArgBankNocX, driver.TTArgBankNocY:
 		if err := param(true); err != nil {
 			return err
 		}
 		return dim(a.Page, "page")
-	case backends.TTArgCoreNocX, backends.TTArgCoreNocY:
+	case driver.TTArgCoreNocX, driver.TTArgCoreNocY:
 		if err := dim(a.Core.Row, "core row"); err != nil {
 			return err
 		}
 		return dim(a.Core.Col, "core col")
-	case backends.TTArgSemaphore, backends.TTArgSemaphoreAddr:
+	case driver.TTArgSemaphore, driver.TTArgSemaphoreAddr:
 		if n := len(p.TT().Semaphores); a.Semaphore < 0 || a.Semaphore >= n {
 			return fmt.Errorf("semaphore %d; the program has %d", a.Semaphore, n)
 		}
 		return nil
-	case backends.TTArgCoreRow, backends.TTArgCoreCol, backends.TTArgCoreIndex, backends.TTArgNumCores:
+	case driver.TTArgCoreRow, driver.TTArgCoreCol, driver.TTArgCoreIndex, driver.TTArgNumCores:
 		if place != inRuntime {
 			return fmt.Errorf("%s differs per core; it belongs in runtime args", a.Kind)
 		}
 		return nil
-	case backends.TTArgConst:
+	case driver.TTArgConst:
 		return dim(a.Value, "value")
 	}
 	return fmt.Errorf("unknown layout kind %q", a.Kind)
 }
 
-func (c *checker) cb(i int, cb *backends.TTCBConfig) error {
+func (c *checker) cb(i int, cb *driver.TTCBConfig) error {
 	what := fmt.Sprintf("circular buffer config %d", i)
 	if err := c.coreSet(cb.Cores, what+" cores"); err != nil {
 		return err
@@ -355,7 +354,7 @@ func tileShapeOK(rows, cols uint32) bool {
 	return false
 }
 
-func (c *checker) buffer(i int, b *backends.TTBuffer, declared map[int]bool) error {
+func (c *checker) buffer(i int, b *driver.TTBuffer, declared map[int]bool) error {
 	p := c.p
 	if b.Param < 0 || b.Param >= len(p.Params) || !p.Params[b.Param].Kind.IsBuffer() {
 		return invalid("buffer declaration %d names param %d, which is not a buffer param", i, b.Param)
@@ -401,7 +400,7 @@ func (c *checker) buffer(i int, b *backends.TTBuffer, declared map[int]bool) err
 				return invalid("%s: %s elements cannot be tiled (1, 2 or 4-byte elements)", what, prm.DType)
 			}
 		case "Bfp8_b", "Bfp4_b":
-			if prm.DType != backends.F32 && prm.DType != backends.BF16 {
+			if prm.DType != driver.F32 && prm.DType != driver.BF16 {
 				return invalid("%s: %s storage holds f32 or bf16 params, not %s", what, b.Format, prm.DType)
 			}
 		default:
@@ -431,14 +430,14 @@ func checkAxis(axis int, n uint64, g ttruntime.Grid) error {
 // core, and no grid is a single core). Zero, more than two axes, or more
 // cores than the chip has per axis are errors. Kernels, CB configs and
 // semaphores without cores of their own run on this grid.
-func LaunchGrid(p *backends.Program, args []backends.LaunchArg, g ttruntime.Grid) ([2]uint32, error) {
+func LaunchGrid(p *driver.Program, args []driver.LaunchArg, g ttruntime.Grid) ([2]uint32, error) {
 	out := [2]uint32{1, 1}
 	if len(p.Grid) > 2 {
 		return out, invalid("program %q has a %d-axis grid; at most 2", p.Name, len(p.Grid))
 	}
 	dims, err := driver.EvalGrid(p, args)
 	if err != nil {
-		return out, &backends.Error{Backend: ttruntime.Backend, Op: "launch", Err: fmt.Errorf("%w: %w", backends.ErrInvalidArgument, err)}
+		return out, &driver.Error{Backend: ttruntime.Backend, Op: "launch", Err: fmt.Errorf("%w: %w", driver.ErrInvalidArgument, err)}
 	}
 	for i, n := range dims {
 		if err := checkAxis(i, n, g); err != nil {

@@ -56,7 +56,7 @@ func RandomF32(seed uint64, n int, lo, hi float32) []float32 {
 
 // Upload allocates a buffer of p holding data, released when the test
 // ends.
-func Upload(t testing.TB, p backends.Pool, data []byte) backends.BufferID {
+func Upload(t testing.TB, p driver.Pool, data []byte) driver.BufferID {
 	t.Helper()
 	ctx := context.Background()
 	id, err := p.Alloc(ctx, int64(len(data)))
@@ -67,7 +67,7 @@ func Upload(t testing.TB, p backends.Pool, data []byte) backends.BufferID {
 }
 
 // Download is the whole content of buffer id of p.
-func Download(t testing.TB, p backends.Pool, id backends.BufferID) []byte {
+func Download(t testing.TB, p driver.Pool, id driver.BufferID) []byte {
 	t.Helper()
 	n, err := p.Size(id)
 	require.NoError(t, err)
@@ -77,7 +77,7 @@ func Download(t testing.TB, p backends.Pool, id backends.BufferID) []byte {
 }
 
 // UploadF32 allocates a buffer of p holding v.
-func UploadF32(t testing.TB, p backends.Pool, v []float32) backends.BufferID {
+func UploadF32(t testing.TB, p driver.Pool, v []float32) driver.BufferID {
 	t.Helper()
 	id, err := p.Alloc(context.Background(), int64(4*len(v)))
 	require.NoError(t, err)
@@ -86,7 +86,7 @@ func UploadF32(t testing.TB, p backends.Pool, v []float32) backends.BufferID {
 }
 
 // DownloadF32 reads the first n f32 values of a buffer.
-func DownloadF32(t testing.TB, p backends.Pool, id backends.BufferID, n int) []float32 {
+func DownloadF32(t testing.TB, p driver.Pool, id driver.BufferID, n int) []float32 {
 	t.Helper()
 	b := make([]byte, 4*n)
 	require.NoError(t, p.Read(context.Background(), id, 0, b))
@@ -108,7 +108,7 @@ func RequireClose(t testing.TB, want []float64, got []float32, atol, rtol float6
 // CheckVadd runs exe, compiled from the vadd example, on n elements of pool
 // and checks z against the float64 sum: the quick proof that a device
 // still computes after something went wrong.
-func CheckVadd(t testing.TB, pool backends.Pool, exe backends.Executable, n int) {
+func CheckVadd(t testing.TB, pool driver.Pool, exe driver.Executable, n int) {
 	t.Helper()
 	ctx := context.Background()
 	a, b := RandomF32(1, n, -1, 1), RandomF32(2, n, -2, 2)
@@ -116,11 +116,11 @@ func CheckVadd(t testing.TB, pool backends.Pool, exe backends.Executable, n int)
 	iz, err := pool.Alloc(ctx, int64(4*n))
 	require.NoError(t, err)
 	defer func() {
-		for _, id := range []backends.BufferID{ia, ib, iz} {
+		for _, id := range []driver.BufferID{ia, ib, iz} {
 			require.NoError(t, pool.Release(id))
 		}
 	}()
-	require.NoError(t, exe.Launch(ctx, vaddArgs([3]backends.BufferID{ia, ib, iz}, int64(n))))
+	require.NoError(t, exe.Launch(ctx, vaddArgs([3]driver.BufferID{ia, ib, iz}, int64(n))))
 	want := make([]float64, n)
 	for i := range want {
 		want[i] = float64(a[i]) + float64(b[i])
@@ -147,14 +147,14 @@ func ExamplesDir(t testing.TB) string {
 // CheckLaunchTimed compiles the vadd program prog on dev and requires a
 // timed launch to report a positive device time, a second Release to be
 // harmless, and a released executable to refuse launches with ErrClosed.
-func CheckLaunchTimed(t testing.TB, dev backends.Device, prog *backends.Program) {
+func CheckLaunchTimed(t testing.TB, dev driver.Device, prog *driver.Program) {
 	t.Helper()
 	ctx := context.Background()
 	pool := dev.Pool()
 	x, err := dev.Compile(ctx, prog)
 	require.NoError(t, err)
 	n := 1 << 16
-	var ids [3]backends.BufferID
+	var ids [3]driver.BufferID
 	for i := range ids {
 		ids[i] = UploadF32(t, pool, make([]float32, n))
 		defer pool.Release(ids[i])
@@ -165,14 +165,14 @@ func CheckLaunchTimed(t testing.TB, dev backends.Device, prog *backends.Program)
 	require.Positive(t, dt)
 	require.NoError(t, x.Release())
 	require.NoError(t, x.Release(), "a second release is harmless")
-	require.ErrorIs(t, x.Launch(ctx, args), backends.ErrClosed)
+	require.ErrorIs(t, x.Launch(ctx, args), driver.ErrClosed)
 }
 
 // vaddArgs are the launch args of the vadd example: x, y and z buffers of n
 // f32 elements, then n as a u32.
-func vaddArgs(xyz [3]backends.BufferID, n int64) []backends.LaunchArg {
-	return []backends.LaunchArg{backends.BufArg(xyz[0]), backends.BufArg(xyz[1]), backends.BufArg(xyz[2]),
-		backends.VarArg(backends.UintConst(backends.U32, uint64(n)))}
+func vaddArgs(xyz [3]driver.BufferID, n int64) []driver.LaunchArg {
+	return []driver.LaunchArg{driver.BufArg(xyz[0]), driver.BufArg(xyz[1]), driver.BufArg(xyz[2]),
+		driver.VarArg(driver.UintConst(driver.U32, uint64(n)))}
 }
 
 // DriverEnv is what a runtime would open a driver with: cfg (nil for no

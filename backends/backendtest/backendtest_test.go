@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/dummy"
 )
 
@@ -27,9 +27,9 @@ func TestExamplesDir(t *testing.T) {
 	_, err := os.Stat(filepath.Join(dir, "vadd", "manifest.json"))
 	require.NoError(t, err)
 	p := backendtest.ExampleProgram(t, "vadd")
-	require.NotNil(t, p.Source(backends.FormatOpenCL))
+	require.NotNil(t, p.Source(driver.FormatOpenCL))
 	require.Len(t, p.Params, 4)
-	require.Equal(t, backends.Variable, p.Params[3].Kind, "n stays a launch argument")
+	require.Equal(t, driver.Variable, p.Params[3].Kind, "n stays a launch argument")
 }
 
 // Upload and Download round-trip through a device pool (the dummy's).
@@ -45,11 +45,11 @@ func TestUploadDownload(t *testing.T) {
 }
 
 func TestParams(t *testing.T) {
-	require.Equal(t, []backends.Param{
-		{Name: "x", Kind: backends.Global, DType: backends.F32},
-		{Name: "z", Kind: backends.GlobalMut, DType: backends.F16},
-		{Name: "n", Kind: backends.Variable, DType: backends.U32},
-	}, []backends.Param{backendtest.Global("x", backends.F32), backendtest.GlobalMut("z", backends.F16), backendtest.Variable("n", backends.U32)})
+	require.Equal(t, []driver.Param{
+		{Name: "x", Kind: driver.Global, DType: driver.F32},
+		{Name: "z", Kind: driver.GlobalMut, DType: driver.F16},
+		{Name: "n", Kind: driver.Variable, DType: driver.U32},
+	}, []driver.Param{backendtest.Global("x", driver.F32), backendtest.GlobalMut("z", driver.F16), backendtest.Variable("n", driver.U32)})
 }
 
 func TestOnce(t *testing.T) {
@@ -75,10 +75,10 @@ func TestEachDevice(t *testing.T) {
 	ds := backendtest.Devices{
 		Library: "none",
 		Load:    func() error { return nil },
-		Open: func(t testing.TB, ids *[]int) ([]backends.Device, error) {
+		Open: func(t testing.TB, ids *[]int) ([]driver.Device, error) {
 			require.Nil(t, ids, "every device")
 			d, err := dummy.New(dummy.Config{Memory: 1 << 20})
-			return []backends.Device{d}, err
+			return []driver.Device{d}, err
 		},
 	}
 	var names []string

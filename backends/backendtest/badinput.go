@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/dummy"
 	"github.com/zyxtt/zyxtt/hostpool"
 )
@@ -18,12 +19,12 @@ import (
 type BadInput struct {
 	// Program returns a fresh copy of a program the device compiles and
 	// launches with Args.
-	Program func(t testing.TB) *backends.Program
+	Program func(t testing.TB) *driver.Program
 	Args    []Arg
 	// Check, when set, proves after each case that the device still
 	// computes (CheckVadd for vadd). A good launch must succeed in any
 	// case.
-	Check func(t testing.TB, dev backends.Device, exe backends.Executable)
+	Check func(t testing.TB, dev driver.Device, exe driver.Executable)
 	// BuildsCode: the device builds a variant of a format it accepts, so it
 	// refuses a program with none (ErrNoVariant) and an entry the code
 	// lacks (ErrCompile). Every backend but the dummy, which compiles any
@@ -48,18 +49,18 @@ type BadCase struct {
 // BadEnv is what a case runs against: the device, the good program
 // compiled, and good args on the device's pool.
 type BadEnv struct {
-	Dev  backends.Device
-	Good backends.Executable
-	Args []backends.LaunchArg
+	Dev  driver.Device
+	Good driver.Executable
+	Args []driver.LaunchArg
 	in   *BadInput
 }
 
 // Program is a fresh copy of the suite's program, for a case to break.
-func (e *BadEnv) Program(t testing.TB) *backends.Program { return e.in.Program(t) }
+func (e *BadEnv) Program(t testing.TB) *driver.Program { return e.in.Program(t) }
 
 // Compile compiles p on the device and returns the error; an executable
 // that does compile is released.
-func (e *BadEnv) Compile(p *backends.Program) error {
+func (e *BadEnv) Compile(p *driver.Program) error {
 	exe, err := e.Dev.Compile(context.Background(), p)
 	if exe != nil {
 		_ = exe.Release()
@@ -68,7 +69,7 @@ func (e *BadEnv) Compile(p *backends.Program) error {
 }
 
 // LaunchWith compiles p (which must compile) and launches it with args.
-func (e *BadEnv) LaunchWith(t testing.TB, p *backends.Program, args []backends.LaunchArg) error {
+func (e *BadEnv) LaunchWith(t testing.TB, p *driver.Program, args []driver.LaunchArg) error {
 	exe, err := e.Dev.Compile(context.Background(), p)
 	require.NoError(t, err)
 	defer exe.Release()
@@ -92,7 +93,7 @@ func (e *BadEnv) LaunchWith(t testing.TB, p *backends.Program, args []backends.L
 //     (ErrInvalidArgument); a cancelled context.
 //
 // Then in.Cases.
-func RunBadInputConformance(t *testing.T, dev backends.Device, in BadInput) {
+func RunBadInputConformance(t *testing.T, dev driver.Device, in BadInput) {
 	t.Helper()
 	ctx := context.Background()
 	good, err := dev.Compile(ctx, in.Program(t))
@@ -132,18 +133,18 @@ func sharedBadCases(t *testing.T, e *BadEnv) []BadCase {
 		}
 		return -1
 	}
-	withArg := func(i int, a backends.LaunchArg) []backends.LaunchArg {
-		args := append([]backends.LaunchArg(nil), e.Args...)
+	withArg := func(i int, a driver.LaunchArg) []driver.LaunchArg {
+		args := append([]driver.LaunchArg(nil), e.Args...)
 		args[i] = a
 		return args
 	}
-	launch := func(args []backends.LaunchArg) error { return e.Good.Launch(context.Background(), args) }
+	launch := func(args []driver.LaunchArg) error { return e.Good.Launch(context.Background(), args) }
 
 	cases := []BadCase{
 		{"nil program", nil, func(t testing.TB, e *BadEnv) error { return e.Compile(nil) }},
-		{"invalid program", backends.ErrInvalidArgument, func(t testing.TB, e *BadEnv) error {
+		{"invalid program", driver.ErrInvalidArgument, func(t testing.TB, e *BadEnv) error {
 			p := e.Program(t)
-			p.Params = append(p.Params, backends.Param{Name: "bad", Kind: backends.Variable, DType: backends.DType(250)})
+			p.Params = append(p.Params, driver.Param{Name: "bad", Kind: driver.Variable, DType: driver.DType(250)})
 			return e.Compile(p)
 		}},
 		{"compile with a cancelled context", context.Canceled, func(t testing.TB, e *BadEnv) error {
@@ -153,18 +154,18 @@ func sharedBadCases(t *testing.T, e *BadEnv) []BadCase {
 			}
 			return err
 		}},
-		{"fewer args than params", backends.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
+		{"fewer args than params", driver.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
 			return launch(e.Args[:len(e.Args)-1])
 		}},
-		{"more args than params", backends.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
-			return launch(append(append([]backends.LaunchArg(nil), e.Args...), backends.VarArg(backends.UintConst(backends.U32, 1))))
+		{"more args than params", driver.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
+			return launch(append(append([]driver.LaunchArg(nil), e.Args...), driver.VarArg(driver.UintConst(driver.U32, 1))))
 		}},
 		{"launch with a cancelled context", context.Canceled, func(testing.TB, *BadEnv) error {
 			return e.Good.Launch(cancelled, e.Args)
 		}},
 	}
 	if e.in.BuildsCode {
-		cases = append(cases, BadCase{"no variant the device accepts", backends.ErrNoVariant, func(t testing.TB, e *BadEnv) error {
+		cases = append(cases, BadCase{"no variant the device accepts", driver.ErrNoVariant, func(t testing.TB, e *BadEnv) error {
 			p := e.Program(t)
 			for _, f := range e.Dev.Info().Formats {
 				p.RemoveVariant(f)
@@ -172,7 +173,7 @@ func sharedBadCases(t *testing.T, e *BadEnv) []BadCase {
 			return e.Compile(p)
 		}})
 		if entry := variantEntry(prog, e.Dev.Info().Formats); entry != nil {
-			cases = append(cases, BadCase{"missing entry", backends.ErrCompile, func(t testing.TB, e *BadEnv) error {
+			cases = append(cases, BadCase{"missing entry", driver.ErrCompile, func(t testing.TB, e *BadEnv) error {
 				p := e.Program(t)
 				*variantEntry(p, e.Dev.Info().Formats) = "no_such_entry"
 				return e.Compile(p)
@@ -181,47 +182,47 @@ func sharedBadCases(t *testing.T, e *BadEnv) []BadCase {
 	}
 	if b := firstOf(true); b >= 0 {
 		cases = append(cases,
-			BadCase{"scalar where a buffer belongs", backends.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
-				return launch(withArg(b, backends.VarArg(backends.UintConst(backends.U32, 1))))
+			BadCase{"scalar where a buffer belongs", driver.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
+				return launch(withArg(b, driver.VarArg(driver.UintConst(driver.U32, 1))))
 			}},
-			BadCase{"freed buffer", backends.ErrUnknownBuffer, func(t testing.TB, e *BadEnv) error {
+			BadCase{"freed buffer", driver.ErrUnknownBuffer, func(t testing.TB, e *BadEnv) error {
 				size, err := e.Dev.Pool().Size(e.Args[b].Buffer)
 				require.NoError(t, err)
 				id, err := e.Dev.Pool().Alloc(context.Background(), size)
 				require.NoError(t, err)
 				require.NoError(t, e.Dev.Pool().Release(id))
-				return launch(withArg(b, backends.BufArg(id)))
+				return launch(withArg(b, driver.BufArg(id)))
 			}},
-			BadCase{"buffer of another pool", backends.ErrUnknownBuffer, func(t testing.TB, e *BadEnv) error {
+			BadCase{"buffer of another pool", driver.ErrUnknownBuffer, func(t testing.TB, e *BadEnv) error {
 				size, err := e.Dev.Pool().Size(e.Args[b].Buffer)
 				require.NoError(t, err)
 				other := foreignPool(t, e.Dev.Pool())
 				id, err := other.Alloc(context.Background(), size)
 				require.NoError(t, err)
 				defer other.Release(id)
-				return launch(withArg(b, backends.BufArg(id)))
+				return launch(withArg(b, driver.BufArg(id)))
 			}},
 		)
 	}
 	if v := firstOf(false); v >= 0 {
-		wrong := backends.UintConst(backends.U32, 1)
-		if prog.Params[v].DType == backends.U32 {
-			wrong = backends.IntConst(backends.I64, 1)
+		wrong := driver.UintConst(driver.U32, 1)
+		if prog.Params[v].DType == driver.U32 {
+			wrong = driver.IntConst(driver.I64, 1)
 		}
-		cases = append(cases, BadCase{"scalar of the wrong dtype", backends.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
-			return launch(withArg(v, backends.VarArg(wrong)))
+		cases = append(cases, BadCase{"scalar of the wrong dtype", driver.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
+			return launch(withArg(v, driver.VarArg(wrong)))
 		}})
 		if b := firstOf(true); b >= 0 {
-			cases = append(cases, BadCase{"buffer where a scalar belongs", backends.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
+			cases = append(cases, BadCase{"buffer where a scalar belongs", driver.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
 				return launch(withArg(v, e.Args[b]))
 			}})
 		}
 	}
 	if e.in.GridLimits {
 		if lim := e.Dev.Info().MaxGlobalWorkDims; len(lim) > 0 && lim[0] < math.MaxUint64 {
-			cases = append(cases, BadCase{"grid beyond the device", backends.ErrInvalidArgument, func(t testing.TB, e *BadEnv) error {
+			cases = append(cases, BadCase{"grid beyond the device", driver.ErrInvalidArgument, func(t testing.TB, e *BadEnv) error {
 				p := e.Program(t)
-				beyond := []backends.GwsDim{backends.ConstDim(lim[0] + 1)}
+				beyond := []driver.GwsDim{driver.ConstDim(lim[0] + 1)}
 				p.Grid = beyond
 				for i := range p.Variants {
 					p.Variants[i].Grid = beyond
@@ -236,15 +237,15 @@ func sharedBadCases(t *testing.T, e *BadEnv) []BadCase {
 // variantEntry is the entry field of the variant p's device would compile
 // (the first in a format of formats), or nil where that code names no
 // entry (GEMM).
-func variantEntry(p *backends.Program, formats []backends.Format) *string {
+func variantEntry(p *driver.Program, formats []driver.Format) *string {
 	v := p.Variant(formats...)
 	if v == nil {
 		return nil
 	}
 	switch c := v.Code.(type) {
-	case *backends.SourceVariant:
+	case *driver.SourceVariant:
 		return &c.Entry
-	case *backends.SPIRVVariant:
+	case *driver.SPIRVVariant:
 		return &c.Entry
 	}
 	return nil
@@ -252,7 +253,7 @@ func variantEntry(p *backends.Program, formats []backends.Format) *string {
 
 // foreignPool is a pool that is not p: the host pool, or, when p is a
 // host pool, a dummy device's pool of the test's own.
-func foreignPool(t testing.TB, p backends.Pool) backends.Pool {
+func foreignPool(t testing.TB, p driver.Pool) driver.Pool {
 	t.Helper()
 	if _, isHost := p.(*hostpool.Pool); !isHost {
 		host, err := backends.HostPool()

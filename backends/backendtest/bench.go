@@ -11,18 +11,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // BenchElems is the vadd size of the bandwidth benchmark: 256M f32
 // elements on GPUs, 16M on CPU implementations, or ZYX_BENCH_ELEMS.
-func BenchElems(info *backends.DeviceInfo) int64 {
+func BenchElems(info *driver.DeviceInfo) int64 {
 	if s := os.Getenv("ZYX_BENCH_ELEMS"); s != "" {
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
 			return n
 		}
 	}
-	if info.Kind == backends.KindCPU {
+	if info.Kind == driver.KindCPU {
 		return 16 << 20
 	}
 	return 256 << 20
@@ -39,7 +39,7 @@ type CopyReference struct {
 	Ratio string
 	// Time copies bytes from src to dst once and returns the time the
 	// device measured.
-	Time func(ctx context.Context, src, dst backends.BufferID, bytes int64) (time.Duration, error)
+	Time func(ctx context.Context, src, dst driver.BufferID, bytes int64) (time.Duration, error)
 }
 
 // VaddBandwidth measures, on dev, the vadd program prog's bandwidth (12 bytes
@@ -47,7 +47,7 @@ type CopyReference struct {
 // bandwidth (4·N bytes, counted read plus write), all timed by the device,
 // one of each per iteration after one warm-up of each. It reports
 // vadd_GB/s, then each reference's GB/s and ratio, then elems.
-func VaddBandwidth(b *testing.B, dev backends.Device, prog *backends.Program, refs ...CopyReference) {
+func VaddBandwidth(b *testing.B, dev driver.Device, prog *driver.Program, refs ...CopyReference) {
 	b.Helper()
 	ctx := context.Background()
 	info := dev.Info()
@@ -57,7 +57,7 @@ func VaddBandwidth(b *testing.B, dev backends.Device, prog *backends.Program, re
 	x, err := dev.Compile(ctx, prog)
 	require.NoError(b, err)
 	defer x.Release()
-	var ids [3]backends.BufferID
+	var ids [3]driver.BufferID
 	for i := range ids {
 		ids[i], err = pool.Alloc(ctx, bytes)
 		require.NoError(b, err)

@@ -9,18 +9,18 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // Step is one launch of a program that computes an f32 buffer of N
 // elements from another, exactly, so that a chain of launches has a known
 // result: the event suites chain Steps through buffers and check the end.
 type Step struct {
-	Program *backends.Program
+	Program *driver.Program
 	N       int
 	// Args are the launch args that compute out from in; extra buffers the
 	// step needs are made on pool (and released when the test ends).
-	Args func(t testing.TB, pool backends.Pool, in, out backends.BufferID) []backends.LaunchArg
+	Args func(t testing.TB, pool driver.Pool, in, out driver.BufferID) []driver.LaunchArg
 	// Apply is what one launch does to the values.
 	Apply func(x float32) float32
 }
@@ -28,29 +28,29 @@ type Step struct {
 // VaddStep is the vadd example as out = in + 1 over n elements.
 func VaddStep(t testing.TB, n int) Step {
 	return Step{Program: Vadd(t), N: n, Apply: func(x float32) float32 { return x + 1 },
-		Args: func(t testing.TB, pool backends.Pool, in, out backends.BufferID) []backends.LaunchArg {
+		Args: func(t testing.TB, pool driver.Pool, in, out driver.BufferID) []driver.LaunchArg {
 			ones := make([]float32, n)
 			for i := range ones {
 				ones[i] = 1
 			}
 			y := UploadF32(t, pool, ones)
 			t.Cleanup(func() { _ = pool.Release(y) })
-			return vaddArgs([3]backends.BufferID{in, y, out}, int64(n))
+			return vaddArgs([3]driver.BufferID{in, y, out}, int64(n))
 		}}
 }
 
 // MatmulStep is the matmul example as out = in × 2I, in an n×n matrix.
 func MatmulStep(t testing.TB, n int) Step {
 	return Step{Program: ExampleProgram(t, "matmul"), N: n * n, Apply: func(x float32) float32 { return 2 * x },
-		Args: func(t testing.TB, pool backends.Pool, in, out backends.BufferID) []backends.LaunchArg {
+		Args: func(t testing.TB, pool driver.Pool, in, out driver.BufferID) []driver.LaunchArg {
 			twoI := make([]float32, n*n)
 			for i := range n {
 				twoI[i*n+i] = 2
 			}
 			b := UploadF32(t, pool, twoI)
 			t.Cleanup(func() { _ = pool.Release(b) })
-			u32 := func(v int) backends.LaunchArg { return backends.VarArg(backends.UintConst(backends.U32, uint64(v))) }
-			return []backends.LaunchArg{backends.BufArg(in), backends.BufArg(b), backends.BufArg(out), u32(n), u32(n), u32(n)}
+			u32 := func(v int) driver.LaunchArg { return driver.VarArg(driver.UintConst(driver.U32, uint64(v))) }
+			return []driver.LaunchArg{driver.BufArg(in), driver.BufArg(b), driver.BufArg(out), u32(n), u32(n), u32(n)}
 		}}
 }
 
@@ -58,13 +58,13 @@ func MatmulStep(t testing.TB, n int) Step {
 // between.
 type chain struct {
 	s    Step
-	dev  backends.Device
-	exe  backends.Executable
-	bufs [2]backends.BufferID
+	dev  driver.Device
+	exe  driver.Executable
+	bufs [2]driver.BufferID
 	x    []float32 // the values first written to bufs[0]
 }
 
-func newChain(t testing.TB, dev backends.Device, s Step) *chain {
+func newChain(t testing.TB, dev driver.Device, s Step) *chain {
 	t.Helper()
 	exe, err := dev.Compile(context.Background(), s.Program)
 	require.NoError(t, err)
@@ -80,7 +80,7 @@ func newChain(t testing.TB, dev backends.Device, s Step) *chain {
 }
 
 // args are launch k's args: from bufs[k%2] into the other.
-func (c *chain) args(t testing.TB, k int) []backends.LaunchArg {
+func (c *chain) args(t testing.TB, k int) []driver.LaunchArg {
 	return c.s.Args(t, c.dev.Pool(), c.bufs[k%2], c.bufs[(k+1)%2])
 }
 
@@ -105,7 +105,7 @@ func (c *chain) want(k int) []float64 {
 // run; a submission whose ctx ends while it waits is cancelled; Launch and
 // Write are Submit and WriteAsync with a wait. It fails on a goroutine the
 // checks leave running.
-func RunEventConformance(t *testing.T, dev backends.Device, s Step) {
+func RunEventConformance(t *testing.T, dev driver.Device, s Step) {
 	t.Helper()
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	ctx := context.Background()
@@ -116,15 +116,15 @@ func RunEventConformance(t *testing.T, dev backends.Device, s Step) {
 		up, err := pool.WriteAsync(ctx, c.bufs[0], 0, F32Bytes(c.x))
 		require.NoError(t, err)
 		const k = 16
-		args := make([][]backends.LaunchArg, k)
+		args := make([][]driver.LaunchArg, k)
 		for i := range args {
 			args[i] = c.args(t, i)
 		}
-		var last backends.Event
+		var last driver.Event
 		for i := range k {
-			after := []backends.Event(nil)
+			after := []driver.Event(nil)
 			if i == 0 {
-				after = []backends.Event{up}
+				after = []driver.Event{up}
 			}
 			// Launches after the first give no events: the queue orders them.
 			last, err = c.exe.Submit(ctx, args[i], after...)
@@ -141,7 +141,7 @@ func RunEventConformance(t *testing.T, dev backends.Device, s Step) {
 	t.Run("work waits for a host event", func(t *testing.T) {
 		c := newChain(t, dev, s)
 		require.NoError(t, pool.Write(ctx, c.bufs[0], 0, F32Bytes(c.x)))
-		gate := backends.NewHostEvent()
+		gate := driver.NewHostEvent()
 		args := c.args(t, 0)
 		run, err := c.exe.Submit(ctx, args, gate)
 		require.NoError(t, err)
@@ -160,20 +160,20 @@ func RunEventConformance(t *testing.T, dev backends.Device, s Step) {
 		c := newChain(t, dev, s)
 		require.NoError(t, pool.Write(ctx, c.bufs[0], 0, F32Bytes(c.x)))
 		boom := errors.New("the host step failed")
-		gate := backends.NewHostEvent()
+		gate := driver.NewHostEvent()
 		run, err := c.exe.Submit(ctx, c.args(t, 0), gate)
 		require.NoError(t, err)
 		out := make([]byte, 4*s.N)
 		down, err := pool.ReadAsync(ctx, c.bufs[1], 0, out, run)
 		require.NoError(t, err)
 		gate.Complete(boom)
-		for name, ev := range map[string]backends.Event{"the launch": run, "the read after it": down} {
+		for name, ev := range map[string]driver.Event{"the launch": run, "the read after it": down} {
 			err := ev.Wait(ctx)
-			require.ErrorIs(t, err, backends.ErrDependency, name)
+			require.ErrorIs(t, err, driver.ErrDependency, name)
 			require.ErrorIs(t, err, boom, "%s keeps the original error", name)
 		}
 		// Already failed: decided at submission or soon after, never run.
-		again, err := c.exe.Submit(ctx, c.args(t, 0), backends.Completed(boom))
+		again, err := c.exe.Submit(ctx, c.args(t, 0), driver.Completed(boom))
 		if err == nil {
 			require.ErrorIs(t, again.Wait(ctx), boom)
 		} else {
@@ -192,7 +192,7 @@ func RunEventConformance(t *testing.T, dev backends.Device, s Step) {
 			require.NoError(t, err)
 		}
 		require.NoError(t, pool.Write(ctx, c.bufs[0], 0, F32Bytes(c.x)))
-		gate := backends.NewHostEvent()
+		gate := driver.NewHostEvent()
 		run, err := exe.Submit(ctx, c.args(t, 0), gate)
 		require.NoError(t, err)
 		out := make([]byte, 4*s.N)
@@ -209,17 +209,17 @@ func RunEventConformance(t *testing.T, dev backends.Device, s Step) {
 		for _, id := range c.bufs {
 			require.Eventually(t, func() bool {
 				_, err := pool.Size(id)
-				return errors.Is(err, backends.ErrUnknownBuffer)
+				return errors.Is(err, driver.ErrUnknownBuffer)
 			}, 5*time.Second, time.Millisecond, "buffer %d is freed once the work that held it has ended", id)
 		}
 		_, err = exe.Submit(ctx, c.args(t, 0))
-		require.ErrorIs(t, err, backends.ErrClosed, "a released program takes no more work")
+		require.ErrorIs(t, err, driver.ErrClosed, "a released program takes no more work")
 	})
 
 	t.Run("cancelling ctx cancels waiting work", func(t *testing.T) {
 		c := newChain(t, dev, s)
 		require.NoError(t, pool.Write(ctx, c.bufs[0], 0, F32Bytes(c.x)))
-		gate := backends.NewHostEvent()
+		gate := driver.NewHostEvent()
 		cctx, cancel := context.WithCancel(ctx)
 		run, err := c.exe.Submit(cctx, c.args(t, 0), gate)
 		require.NoError(t, err)
@@ -229,7 +229,7 @@ func RunEventConformance(t *testing.T, dev backends.Device, s Step) {
 		gate.Complete(nil)
 
 		// A wait given up is not the work given up.
-		gate = backends.NewHostEvent()
+		gate = driver.NewHostEvent()
 		run, err = c.exe.Submit(ctx, c.args(t, 0), gate)
 		require.NoError(t, err)
 		wctx, wcancel := context.WithTimeout(ctx, 10*time.Millisecond)
@@ -243,9 +243,9 @@ func RunEventConformance(t *testing.T, dev backends.Device, s Step) {
 	t.Run("asynchronous transfers check their range at once", func(t *testing.T) {
 		c := newChain(t, dev, s)
 		_, err := pool.WriteAsync(ctx, c.bufs[0], 4, make([]byte, 4*s.N))
-		require.ErrorIs(t, err, backends.ErrInvalidArgument)
+		require.ErrorIs(t, err, driver.ErrInvalidArgument)
 		_, err = pool.ReadAsync(ctx, c.bufs[0], -1, make([]byte, 4))
-		require.ErrorIs(t, err, backends.ErrInvalidArgument)
+		require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	})
 }
 
@@ -255,7 +255,7 @@ func RunEventConformance(t *testing.T, dev backends.Device, s Step) {
 // submitted right after it with no dependency, queued behind it on the
 // same device, runs and succeeds. It fails on a goroutine the checks leave
 // running.
-func RunFailureIsolation(t *testing.T, dev backends.Device, s Step) {
+func RunFailureIsolation(t *testing.T, dev driver.Device, s Step) {
 	t.Helper()
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	ctx := context.Background()
@@ -269,7 +269,7 @@ func RunFailureIsolation(t *testing.T, dev backends.Device, s Step) {
 	// anything waits on the gate: on an in-order queue a synchronous
 	// transfer waits behind gated work.
 	failingArgs, independentArgs := failing.args(t, 0), independent.args(t, 0)
-	gate := backends.NewHostEvent()
+	gate := driver.NewHostEvent()
 	failed, err := failing.exe.Submit(ctx, failingArgs, gate)
 	require.NoError(t, err)
 	ran, err := independent.exe.Submit(ctx, independentArgs)
@@ -277,7 +277,7 @@ func RunFailureIsolation(t *testing.T, dev backends.Device, s Step) {
 	boom := errors.New("the host step failed")
 	gate.Complete(boom)
 	err = failed.Wait(ctx)
-	require.ErrorIs(t, err, backends.ErrDependency)
+	require.ErrorIs(t, err, driver.ErrDependency)
 	require.ErrorIs(t, err, boom)
 	require.NoError(t, ran.Wait(ctx), "work queued after a failed launch that does not depend on it runs")
 	RequireClose(t, independent.want(1), DownloadF32(t, pool, independent.bufs[1], s.N), 0, 0)
@@ -288,7 +288,7 @@ func RunFailureIsolation(t *testing.T, dev backends.Device, s Step) {
 // events only: a's chain of launches, a read into a host-pool buffer after
 // it, a write of that buffer to b after the read, and b's launch after the
 // write, with no waits between them. host is the host pool.
-func RunCrossDeviceEvents(t *testing.T, a, b backends.Device, sa, sb Step, host backends.Pool) {
+func RunCrossDeviceEvents(t *testing.T, a, b driver.Device, sa, sb Step, host driver.Pool) {
 	t.Helper()
 	require.Equal(t, sa.N, sb.N, "the steps move the same number of elements")
 	ctx := context.Background()
@@ -296,7 +296,7 @@ func RunCrossDeviceEvents(t *testing.T, a, b backends.Device, sa, sb Step, host 
 	// Made before the gate holds a's queue: the args upload synchronously,
 	// and a and b may be one device (one GPU: the chain runs to itself).
 	argsA, argsB := ca.args(t, 0), cb.args(t, 0)
-	gate := backends.NewHostEvent()
+	gate := driver.NewHostEvent()
 	up, err := a.Pool().WriteAsync(ctx, ca.bufs[0], 0, F32Bytes(ca.x), gate)
 	require.NoError(t, err)
 	runA, err := ca.exe.Submit(ctx, argsA, up)
@@ -304,7 +304,7 @@ func RunCrossDeviceEvents(t *testing.T, a, b backends.Device, sa, sb Step, host 
 	staging, err := host.Alloc(ctx, int64(4*sa.N))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, host.Release(staging)) }()
-	mem, err := host.(backends.HostMemory).Bytes(staging)
+	mem, err := host.(driver.HostMemory).Bytes(staging)
 	require.NoError(t, err)
 	toHost, err := a.Pool().ReadAsync(ctx, ca.bufs[1], 0, mem, runA)
 	require.NoError(t, err)
@@ -327,7 +327,7 @@ func RunCrossDeviceEvents(t *testing.T, a, b backends.Device, sa, sb Step, host 
 
 // RequirePending fails t when ev has already ended: what it waits for has
 // not, so it ran too early. what names ev in the failure.
-func RequirePending(t testing.TB, ev backends.Event, what string) {
+func RequirePending(t testing.TB, ev driver.Event, what string) {
 	t.Helper()
 	select {
 	case <-ev.Done():
@@ -339,12 +339,12 @@ func RequirePending(t testing.TB, ev backends.Event, what string) {
 // EmptyProgram is a program that does nothing, for timing launches alone
 // (BenchmarkQueuedLaunches): one f32 buffer parameter x, a grid of one,
 // and v, the backend's variant of an empty kernel over x.
-func EmptyProgram(v backends.Variant) *backends.Program {
-	return &backends.Program{
+func EmptyProgram(v driver.Variant) *driver.Program {
+	return &driver.Program{
 		Name:     "empty",
-		Params:   []backends.Param{GlobalMut("x", backends.F32)},
-		Grid:     []backends.GwsDim{backends.ConstDim(1)},
-		Variants: []backends.Variant{v},
+		Params:   []driver.Param{GlobalMut("x", driver.F32)},
+		Grid:     []driver.GwsDim{driver.ConstDim(1)},
+		Variants: []driver.Variant{v},
 	}
 }
 
@@ -354,7 +354,7 @@ func EmptyProgram(v backends.Variant) *backends.Program {
 // in the same run, and reports µs per launch of each and their ratio. prog
 // should do next to nothing (an empty kernel), so that the figures are the
 // cost of a launch.
-func BenchmarkQueuedLaunches(b *testing.B, dev backends.Device, prog *backends.Program, argSpec []Arg, n int) {
+func BenchmarkQueuedLaunches(b *testing.B, dev driver.Device, prog *driver.Program, argSpec []Arg, n int) {
 	ctx := context.Background()
 	exe, err := dev.Compile(ctx, prog)
 	require.NoError(b, err)
@@ -371,7 +371,7 @@ func BenchmarkQueuedLaunches(b *testing.B, dev backends.Device, prog *backends.P
 		}
 		syncT += time.Since(start)
 		start = time.Now()
-		var last backends.Event
+		var last driver.Event
 		for range n {
 			ev, err := exe.Submit(ctx, args)
 			if err != nil {
@@ -393,9 +393,9 @@ func BenchmarkQueuedLaunches(b *testing.B, dev backends.Device, prog *backends.P
 
 // SubmitN submits exe n times with args, each after the events in after,
 // and returns the n events in order.
-func SubmitN(t testing.TB, ctx context.Context, exe backends.Executable, args []backends.LaunchArg, n int, after ...backends.Event) []backends.Event {
+func SubmitN(t testing.TB, ctx context.Context, exe driver.Executable, args []driver.LaunchArg, n int, after ...driver.Event) []driver.Event {
 	t.Helper()
-	evs := make([]backends.Event, 0, n)
+	evs := make([]driver.Event, 0, n)
 	for range n {
 		ev, err := exe.Submit(ctx, args, after...)
 		require.NoError(t, err)
@@ -407,7 +407,7 @@ func SubmitN(t testing.TB, ctx context.Context, exe backends.Executable, args []
 // RunCloseCancelsDeferred checks that closing dev fails its work that waits
 // for a host event with ErrClosed, and that the work submitted before it,
 // waiting for nothing, runs. It closes dev.
-func RunCloseCancelsDeferred(t *testing.T, dev backends.Device) {
+func RunCloseCancelsDeferred(t *testing.T, dev driver.Device) {
 	t.Helper()
 	ctx := context.Background()
 	const n = 4096
@@ -416,12 +416,12 @@ func RunCloseCancelsDeferred(t *testing.T, dev backends.Device) {
 	args := MakeArgs(t, dev.Pool(), VaddArgs(n))
 	ran, err := exe.Submit(ctx, args)
 	require.NoError(t, err)
-	gate := backends.NewHostEvent()
+	gate := driver.NewHostEvent()
 	waiting, err := exe.Submit(ctx, args, gate)
 	require.NoError(t, err)
 	require.NoError(t, dev.Close())
 	require.NoError(t, ran.Err(), "work submitted before Close, waiting for nothing, ran")
-	require.ErrorIs(t, waiting.Err(), backends.ErrClosed, "work that waited for a host event is cancelled")
+	require.ErrorIs(t, waiting.Err(), driver.ErrClosed, "work that waited for a host event is cancelled")
 	gate.Complete(nil)
 	require.NoError(t, exe.Release())
 }
@@ -430,7 +430,7 @@ func RunCloseCancelsDeferred(t *testing.T, dev backends.Device) {
 // lost (it returns ErrDeviceLost), dev's pending work, held back for a host
 // event included, fails with ErrDeviceLost and cause while that event is
 // still pending, and that dev takes no more launches or transfers.
-func RunLostDeviceFailsPendingWork(t *testing.T, dev backends.Device, lose func(cause error) error, cause error) {
+func RunLostDeviceFailsPendingWork(t *testing.T, dev driver.Device, lose func(cause error) error, cause error) {
 	t.Helper()
 	ctx := context.Background()
 	const n = 4096
@@ -438,15 +438,15 @@ func RunLostDeviceFailsPendingWork(t *testing.T, dev backends.Device, lose func(
 	require.NoError(t, err)
 	defer exe.Release()
 	args := MakeArgs(t, dev.Pool(), VaddArgs(n))
-	gate := backends.NewHostEvent()
+	gate := driver.NewHostEvent()
 	waiting, err := exe.Submit(ctx, args, gate)
 	require.NoError(t, err)
-	require.ErrorIs(t, lose(cause), backends.ErrDeviceLost)
+	require.ErrorIs(t, lose(cause), driver.ErrDeviceLost)
 	err = waiting.Wait(ctx)
-	require.ErrorIs(t, err, backends.ErrDeviceLost, "deferred work fails once the device is lost, its host event still pending")
+	require.ErrorIs(t, err, driver.ErrDeviceLost, "deferred work fails once the device is lost, its host event still pending")
 	require.ErrorIs(t, err, cause)
 	gate.Complete(nil)
 	_, err = exe.Submit(ctx, args)
-	require.ErrorIs(t, err, backends.ErrDeviceLost, "a lost device takes no more work")
-	require.ErrorIs(t, dev.Pool().Write(ctx, args[0].Buffer, 0, make([]byte, 4)), backends.ErrDeviceLost)
+	require.ErrorIs(t, err, driver.ErrDeviceLost, "a lost device takes no more work")
+	require.ErrorIs(t, dev.Pool().Write(ctx, args[0].Buffer, 0, make([]byte, 4)), driver.ErrDeviceLost)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/bundle"
 )
 
@@ -22,7 +23,7 @@ func LoadExample(t testing.TB, name string) *bundle.Bundle {
 // ExampleProgram is the example's program, every variant, with the vars'
 // defaults. Every var of vadd, unary and matmul is a Variable param, so the
 // program serves any size.
-func ExampleProgram(t testing.TB, name string) *backends.Program {
+func ExampleProgram(t testing.TB, name string) *driver.Program {
 	t.Helper()
 	b := LoadExample(t, name)
 	p, err := b.Program(b.Defaults())
@@ -31,7 +32,7 @@ func ExampleProgram(t testing.TB, name string) *backends.Program {
 }
 
 // Vadd is the vadd example's program, every variant.
-func Vadd(t testing.TB) *backends.Program { return ExampleProgram(t, "vadd") }
+func Vadd(t testing.TB) *driver.Program { return ExampleProgram(t, "vadd") }
 
 // Example is one run of an example bundle.
 type Example struct {
@@ -41,11 +42,11 @@ type Example struct {
 	Set map[string]string
 	// Edit, when set, changes the program before it is compiled: a test
 	// drops one of two variants the backend could take, for example.
-	Edit func(*backends.Program)
+	Edit func(*driver.Program)
 }
 
 // RunExamples runs each example on dev as a subtest named after it.
-func RunExamples(t *testing.T, dev backends.Device, examples ...Example) {
+func RunExamples(t *testing.T, dev driver.Device, examples ...Example) {
 	t.Helper()
 	for _, ex := range examples {
 		t.Run(ex.Name, func(t *testing.T) { RunExample(t, dev, ex) })
@@ -58,7 +59,7 @@ func RunExamples(t *testing.T, dev backends.Device, examples ...Example) {
 // reference within its tolerance, as `zyx-tt run --verify` does. ex.Edit
 // may change the program before it is compiled. It returns the first
 // output's verdict for the caller to log.
-func RunExample(t testing.TB, dev backends.Device, ex Example) bundle.OutputVerdict {
+func RunExample(t testing.TB, dev driver.Device, ex Example) bundle.OutputVerdict {
 	t.Helper()
 	ctx := context.Background()
 	b := LoadExample(t, ex.Name)

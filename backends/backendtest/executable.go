@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 )
 
@@ -18,7 +18,7 @@ import (
 // or, when Scalar is set, the scalar Value.
 type Arg struct {
 	Bytes  int64
-	Value  backends.Constant
+	Value  driver.Constant
 	Scalar bool
 }
 
@@ -26,38 +26,38 @@ type Arg struct {
 func BufferArg(bytes int64) Arg { return Arg{Bytes: bytes} }
 
 // ScalarArg is the scalar c.
-func ScalarArg(c backends.Constant) Arg { return Arg{Value: c, Scalar: true} }
+func ScalarArg(c driver.Constant) Arg { return Arg{Value: c, Scalar: true} }
 
 // VaddArgs are the vadd example's args for n elements: x, y and z buffers
 // of n f32, then n as a u32.
 func VaddArgs(n int) []Arg {
-	return []Arg{BufferArg(4 * int64(n)), BufferArg(4 * int64(n)), BufferArg(4 * int64(n)), ScalarArg(backends.UintConst(backends.U32, uint64(n)))}
+	return []Arg{BufferArg(4 * int64(n)), BufferArg(4 * int64(n)), BufferArg(4 * int64(n)), ScalarArg(driver.UintConst(driver.U32, uint64(n)))}
 }
 
 // MatmulArgs are the matmul example's args: a (m×k), b (k×n) and c (m×n)
 // f32 buffers, then m, n and k as u32.
 func MatmulArgs(m, n, k int) []Arg {
-	u32 := func(v int) Arg { return ScalarArg(backends.UintConst(backends.U32, uint64(v))) }
+	u32 := func(v int) Arg { return ScalarArg(driver.UintConst(driver.U32, uint64(v))) }
 	return []Arg{BufferArg(4 * int64(m*k)), BufferArg(4 * int64(k*n)), BufferArg(4 * int64(m*n)), u32(m), u32(n), u32(k)}
 }
 
 // MakeArgs makes args on pool: each buffer allocated and zeroed, each
 // scalar as it is. The buffers are released when the test ends; a pool
 // that is closed by then is not an error.
-func MakeArgs(t testing.TB, pool backends.Pool, args []Arg) []backends.LaunchArg {
+func MakeArgs(t testing.TB, pool driver.Pool, args []Arg) []driver.LaunchArg {
 	t.Helper()
 	ctx := context.Background()
-	out := make([]backends.LaunchArg, len(args))
+	out := make([]driver.LaunchArg, len(args))
 	for i, a := range args {
 		if a.Scalar {
-			out[i] = backends.VarArg(a.Value)
+			out[i] = driver.VarArg(a.Value)
 			continue
 		}
 		id, err := pool.Alloc(ctx, a.Bytes)
 		require.NoError(t, err, "arg %d: %d bytes", i, a.Bytes)
 		t.Cleanup(func() { _ = pool.Release(id) })
 		require.NoError(t, pool.Write(ctx, id, 0, make([]byte, a.Bytes)))
-		out[i] = backends.BufArg(id)
+		out[i] = driver.BufArg(id)
 	}
 	return out
 }
@@ -65,7 +65,7 @@ func MakeArgs(t testing.TB, pool backends.Pool, args []Arg) []backends.LaunchArg
 // Opener opens a device of the backend under test for a check of its own,
 // which closes it. It skips the test, naming what is missing, where the
 // backend has no device.
-type Opener func(t testing.TB) backends.Device
+type Opener func(t testing.TB) driver.Device
 
 // RunExecutableConformance checks the executable contract every backend
 // keeps, with prog compiled on dev and launched with args (made on dev's
@@ -84,12 +84,12 @@ type Opener func(t testing.TB) backends.Device
 //     Release (of a live or an already released executable) is still nil.
 //
 // dev stays open; every error names the backend.
-func RunExecutableConformance(t *testing.T, dev backends.Device, open Opener, prog *backends.Program, args ...Arg) {
+func RunExecutableConformance(t *testing.T, dev driver.Device, open Opener, prog *driver.Program, args ...Arg) {
 	t.Helper()
 	ctx := context.Background()
 	backend := dev.Backend()
 	launchArgs := MakeArgs(t, dev.Pool(), args)
-	compile := func(t *testing.T, d backends.Device) backends.Executable {
+	compile := func(t *testing.T, d driver.Device) driver.Executable {
 		t.Helper()
 		exe, err := d.Compile(ctx, prog)
 		require.NoError(t, err)
@@ -103,7 +103,7 @@ func RunExecutableConformance(t *testing.T, dev backends.Device, open Opener, pr
 		require.NoError(t, exe.Launch(ctx, launchArgs))
 		require.NoError(t, exe.Launch(ctx, launchArgs), "a compiled program launches again")
 		dt, err := exe.LaunchTimed(ctx, launchArgs)
-		if errors.Is(err, backends.ErrUnsupported) {
+		if errors.Is(err, driver.ErrUnsupported) {
 			t.Logf("%s: LaunchTimed: %v", dev.Name(), err)
 		} else {
 			require.NoError(t, err)
@@ -188,7 +188,7 @@ func RunExecutableConformance(t *testing.T, dev backends.Device, open Opener, pr
 // requireClosed fails unless err wraps ErrClosed and names the backend.
 func requireClosed(t testing.TB, backend string, err error, what string) {
 	t.Helper()
-	require.ErrorIs(t, err, backends.ErrClosed, what)
+	require.ErrorIs(t, err, driver.ErrClosed, what)
 	requireNamesBackend(t, backend, err, what)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // BenchmarkPipeline measures, on dev, a chunked upload → vadd → download of
@@ -31,7 +32,7 @@ import (
 // them. Each pass's output is checked against host arithmetic before the
 // next. It reports seq_GB/s and pipelined_GB/s (3·total bytes moved over
 // the pass's wall time) and their ratio pipelined/seq.
-func BenchmarkPipeline(b *testing.B, dev backends.Device, prog *backends.Program, total, chunk int64) {
+func BenchmarkPipeline(b *testing.B, dev driver.Device, prog *driver.Program, total, chunk int64) {
 	b.Helper()
 	if chunk <= 0 || chunk%4 != 0 || total <= 0 || total%chunk != 0 {
 		b.Fatalf("BenchmarkPipeline: total %d must be a positive multiple of chunk %d, itself a positive multiple of 4", total, chunk)
@@ -55,7 +56,7 @@ func BenchmarkPipeline(b *testing.B, dev backends.Device, prog *backends.Program
 	require.NoError(b, err)
 	defer exe.Release()
 	pool := dev.Pool()
-	var sets [2][3]backends.BufferID
+	var sets [2][3]driver.BufferID
 	for s := range sets {
 		for j := range sets[s] {
 			id, err := pool.Alloc(ctx, chunk)
@@ -65,7 +66,7 @@ func BenchmarkPipeline(b *testing.B, dev backends.Device, prog *backends.Program
 		}
 	}
 	n := chunk / 4
-	args := [2][]backends.LaunchArg{vaddArgs(sets[0], n), vaddArgs(sets[1], n)}
+	args := [2][]driver.LaunchArg{vaddArgs(sets[0], n), vaddArgs(sets[1], n)}
 	chunks := total / chunk
 
 	sequential := func() error {
@@ -88,7 +89,7 @@ func BenchmarkPipeline(b *testing.B, dev backends.Device, prog *backends.Program
 		return nil
 	}
 	pipelined := func() error {
-		var runs, reads [2]backends.Event // the last kernel and read of each set
+		var runs, reads [2]driver.Event // the last kernel and read of each set
 		for i := range chunks {
 			s, lo, hi := i%2, i*chunk, (i+1)*chunk
 			// Set s was last used by chunk i−2: its kernel read x and y,
@@ -108,7 +109,7 @@ func BenchmarkPipeline(b *testing.B, dev backends.Device, prog *backends.Program
 				return err
 			}
 		}
-		return backends.WaitAll(ctx, reads[0], reads[1])
+		return driver.WaitAll(ctx, reads[0], reads[1])
 	}
 	pass := func(name string, f func() error) time.Duration {
 		clear(hostZ)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // chargeUnit is a pool that charges allocations in whole units (the
@@ -20,7 +21,7 @@ type chargeUnit interface{ ChargeUnit() int64 }
 // inside the pool and to the host pool through backends.Copy, retain and
 // release with the last release freeing, and ErrUnknownBuffer for a freed
 // id and for a host-pool id. The pool ends as it began.
-func RunPoolConformance(t *testing.T, p backends.Pool) {
+func RunPoolConformance(t *testing.T, p driver.Pool) {
 	t.Helper()
 	ctx := context.Background()
 	free := p.FreeBytes()
@@ -46,12 +47,12 @@ func RunPoolConformance(t *testing.T, p backends.Pool) {
 	require.NoError(t, p.Read(ctx, id, 1014, part))
 	require.Equal(t, src[1014:], part)
 
-	require.ErrorIs(t, p.Read(ctx, id, 1020, make([]byte, 8)), backends.ErrInvalidArgument)
-	require.ErrorIs(t, p.Write(ctx, id, -1, []byte{1}), backends.ErrInvalidArgument)
+	require.ErrorIs(t, p.Read(ctx, id, 1020, make([]byte, 8)), driver.ErrInvalidArgument)
+	require.ErrorIs(t, p.Write(ctx, id, -1, []byte{1}), driver.ErrInvalidArgument)
 	_, err = p.Alloc(ctx, 0)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	_, err = p.Alloc(ctx, math.MaxInt64)
-	require.ErrorIs(t, err, backends.ErrOutOfMemory)
+	require.ErrorIs(t, err, driver.ErrOutOfMemory)
 
 	// Bigger than a staging chunk where the pool has one: chunked.
 	big := make([]byte, 3<<20+5)
@@ -74,7 +75,7 @@ func RunPoolConformance(t *testing.T, p backends.Pool) {
 	require.Equal(t, src, got)
 
 	// Out to host pool memory (shm), and a host-pool id is not this pool's.
-	requireCopiesToHost(t, p, id2, src, func(hid backends.BufferID) error { return p.Write(ctx, hid, 0, src[:4]) })
+	requireCopiesToHost(t, p, id2, src, func(hid driver.BufferID) error { return p.Write(ctx, hid, 0, src[:4]) })
 
 	requireLastReleaseFrees(t, p, id)
 	require.NoError(t, p.Release(id2))
@@ -87,7 +88,7 @@ func RunPoolConformance(t *testing.T, p backends.Pool) {
 // refused, a copy out to the host pool through backends.Copy, retain and
 // release with the last release freeing, ErrUnknownBuffer for a freed id and
 // for a host-pool id, and writes refused as unsupported.
-func RunReadOnlyPoolConformance(t *testing.T, p backends.Pool, newBuffer func(content []byte) backends.BufferID) {
+func RunReadOnlyPoolConformance(t *testing.T, p driver.Pool, newBuffer func(content []byte) driver.BufferID) {
 	t.Helper()
 	ctx := context.Background()
 	src := make([]byte, 3<<20+5)
@@ -101,11 +102,11 @@ func RunReadOnlyPoolConformance(t *testing.T, p backends.Pool, newBuffer func(co
 	part := make([]byte, 10)
 	require.NoError(t, p.Read(ctx, id, int64(len(src))-10, part))
 	require.Equal(t, src[len(src)-10:], part)
-	require.ErrorIs(t, p.Read(ctx, id, int64(len(src))-9, part), backends.ErrInvalidArgument)
-	require.ErrorIs(t, p.Read(ctx, id, -1, part), backends.ErrInvalidArgument)
-	require.ErrorIs(t, p.Write(ctx, id, 0, part), backends.ErrUnsupported)
+	require.ErrorIs(t, p.Read(ctx, id, int64(len(src))-9, part), driver.ErrInvalidArgument)
+	require.ErrorIs(t, p.Read(ctx, id, -1, part), driver.ErrInvalidArgument)
+	require.ErrorIs(t, p.Write(ctx, id, 0, part), driver.ErrUnsupported)
 
-	requireCopiesToHost(t, p, id, src, func(hid backends.BufferID) error { return p.Read(ctx, hid, 0, part) })
+	requireCopiesToHost(t, p, id, src, func(hid driver.BufferID) error { return p.Read(ctx, hid, 0, part) })
 
 	requireLastReleaseFrees(t, p, id)
 }
@@ -114,7 +115,7 @@ func RunReadOnlyPoolConformance(t *testing.T, p backends.Pool, newBuffer func(co
 // host-pool buffer through backends.Copy and checks the bytes; then that a
 // host-pool id is not one of p's, for Retain and for use (an operation of
 // p on the host-pool id).
-func requireCopiesToHost(t *testing.T, p backends.Pool, id backends.BufferID, want []byte, use func(hostID backends.BufferID) error) {
+func requireCopiesToHost(t *testing.T, p driver.Pool, id driver.BufferID, want []byte, use func(hostID driver.BufferID) error) {
 	t.Helper()
 	ctx := context.Background()
 	host, err := backends.HostPool()
@@ -126,20 +127,20 @@ func requireCopiesToHost(t *testing.T, p backends.Pool, id backends.BufferID, wa
 	hb, err := host.Bytes(hid)
 	require.NoError(t, err)
 	require.Equal(t, want, hb)
-	require.ErrorIs(t, p.Retain(hid), backends.ErrUnknownBuffer, "a host-pool id")
-	require.ErrorIs(t, use(hid), backends.ErrUnknownBuffer, "a host-pool id")
+	require.ErrorIs(t, p.Retain(hid), driver.ErrUnknownBuffer, "a host-pool id")
+	require.ErrorIs(t, use(hid), driver.ErrUnknownBuffer, "a host-pool id")
 }
 
 // requireLastReleaseFrees checks reference counting on id, which holds one
 // reference: a Retain adds one, two Releases drop both and free it, and the
 // freed id is ErrUnknownBuffer for Release, Size and Read.
-func requireLastReleaseFrees(t *testing.T, p backends.Pool, id backends.BufferID) {
+func requireLastReleaseFrees(t *testing.T, p driver.Pool, id driver.BufferID) {
 	t.Helper()
 	require.NoError(t, p.Retain(id))
 	require.NoError(t, p.Release(id))
 	require.NoError(t, p.Release(id))
-	require.ErrorIs(t, p.Release(id), backends.ErrUnknownBuffer)
+	require.ErrorIs(t, p.Release(id), driver.ErrUnknownBuffer)
 	_, err := p.Size(id)
-	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
-	require.ErrorIs(t, p.Read(context.Background(), id, 0, make([]byte, 1)), backends.ErrUnknownBuffer)
+	require.ErrorIs(t, err, driver.ErrUnknownBuffer)
+	require.ErrorIs(t, p.Read(context.Background(), id, 0, make([]byte, 1)), driver.ErrUnknownBuffer)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // Devices opens the devices of a backend with many (OpenCL, Vulkan) for
@@ -20,17 +21,17 @@ type Devices struct {
 	Load func() error
 	// Open opens the devices whose ordinals ids keeps (nil: every device)
 	// with the test's settings (a private cache directory, say).
-	Open func(t testing.TB, ids *[]int) ([]backends.Device, error)
+	Open func(t testing.TB, ids *[]int) ([]driver.Device, error)
 }
 
 // NewDevices is the Devices of a backend whose native library load loads
 // (the backend's own loader, its value unused) and whose open opens the
 // devices ids keeps.
-func NewDevices[L any](library string, load func() (L, error), open func(t testing.TB, ids *[]int) ([]backends.Device, error)) Devices {
+func NewDevices[L any](library string, load func() (L, error), open func(t testing.TB, ids *[]int) ([]driver.Device, error)) Devices {
 	return Devices{Library: library, Load: func() error { _, err := load(); return err }, Open: open}
 }
 
-func (ds Devices) open(t testing.TB, ids *[]int) []backends.Device {
+func (ds Devices) open(t testing.TB, ids *[]int) []driver.Device {
 	t.Helper()
 	if err := ds.Load(); err != nil {
 		t.Skipf("%s not found: %v", ds.Library, err)
@@ -44,7 +45,7 @@ func (ds Devices) open(t testing.TB, ids *[]int) []backends.Device {
 
 // All opens every device; they are closed, without error, when the test
 // ends.
-func (ds Devices) All(t testing.TB) []backends.Device {
+func (ds Devices) All(t testing.TB) []driver.Device {
 	t.Helper()
 	devs := ds.open(t, nil)
 	t.Cleanup(func() {
@@ -64,7 +65,7 @@ type Runner[T any] interface {
 
 // EachDevice opens every device of ds (as All does) and runs f on each,
 // as D, in a subtest named after the device.
-func EachDevice[D backends.Device, T Runner[T]](t T, ds Devices, f func(t T, d D)) {
+func EachDevice[D driver.Device, T Runner[T]](t T, ds Devices, f func(t T, d D)) {
 	t.Helper()
 	for _, d := range As[D](ds.All(t)) {
 		t.Run(d.Name(), func(t T) { f(t, d) })
@@ -73,11 +74,11 @@ func EachDevice[D backends.Device, T Runner[T]](t T, ds Devices, f func(t T, d D
 
 // One opens device i on its own, for a check that closes it.
 func (ds Devices) One(i int) Opener {
-	return func(t testing.TB) backends.Device { return ds.open(t, &[]int{i})[0] }
+	return func(t testing.TB) driver.Device { return ds.open(t, &[]int{i})[0] }
 }
 
 // As is devs as the backend's own device type.
-func As[D backends.Device](devs []backends.Device) []D {
+func As[D driver.Device](devs []driver.Device) []D {
 	out := make([]D, len(devs))
 	for i, d := range devs {
 		out[i] = d.(D)
@@ -91,12 +92,12 @@ type DeviceSuite struct {
 	Devices Devices
 	// Program is the vadd example, or a program that launches with its
 	// args.
-	Program func(t testing.TB) *backends.Program
+	Program func(t testing.TB) *driver.Program
 	// Info checks what the backend's DeviceInfo says beyond the common
 	// fields.
-	Info func(t *testing.T, dev backends.Device)
+	Info func(t *testing.T, dev driver.Device)
 	// Cases are the device's own bad-input cases.
-	Cases func(dev backends.Device) []BadCase
+	Cases func(dev driver.Device) []BadCase
 }
 
 // RunDeviceSuite checks that device_ids [] keeps no device, then runs, as
@@ -110,7 +111,7 @@ func RunDeviceSuite(t *testing.T, s DeviceSuite) {
 	t.Helper()
 	devs := s.Devices.All(t)
 	_, err := s.Devices.Open(t, &[]int{})
-	require.ErrorIs(t, err, backends.ErrNoDevice, "device_ids [] keeps no device")
+	require.ErrorIs(t, err, driver.ErrNoDevice, "device_ids [] keeps no device")
 	st, err := backends.Backend(context.Background(), devs[0].Backend())
 	require.NoError(t, err)
 	require.NoError(t, st.Err, "the registered backend opens")
@@ -127,13 +128,13 @@ func RunDeviceSuite(t *testing.T, s DeviceSuite) {
 			t.Run("info", func(t *testing.T) {
 				info := d.Info()
 				require.NotEmpty(t, info.Name)
-				require.Contains(t, []backends.DeviceKind{backends.KindCPU, backends.KindGPU, backends.KindAccelerator, backends.KindOther}, info.Kind)
+				require.Contains(t, []driver.DeviceKind{driver.KindCPU, driver.KindGPU, driver.KindAccelerator, driver.KindOther}, info.Kind)
 				require.Positive(t, info.Memory)
 				require.Positive(t, info.MaxLocalThreads)
 				require.Len(t, info.MaxLocalWorkDims, 3)
 				require.Len(t, info.MaxGlobalWorkDims, 3)
 				require.Positive(t, info.MaxGlobalWorkDims[0])
-				require.True(t, info.Supports(backends.F32).Has(backends.CapAdd))
+				require.True(t, info.Supports(driver.F32).Has(driver.CapAdd))
 				require.True(t, s.Program(t).Accepts(info.Formats), "the device takes a variant of the program (formats %v)", info.Formats)
 				if s.Info != nil {
 					s.Info(t, d)
@@ -152,7 +153,7 @@ func RunDeviceSuite(t *testing.T, s DeviceSuite) {
 				}
 				RunBadInputConformance(t, d, BadInput{
 					Program: s.Program, Args: args, BuildsCode: true, GridLimits: true, Cases: cases,
-					Check: func(t testing.TB, dev backends.Device, exe backends.Executable) { CheckVadd(t, dev.Pool(), exe, 777) },
+					Check: func(t testing.TB, dev driver.Device, exe driver.Executable) { CheckVadd(t, dev.Pool(), exe, 777) },
 				})
 			})
 		})

@@ -26,6 +26,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -71,8 +72,8 @@ func helperCompileVadd() int {
 	}
 	const n = 4099
 	x, y, z := f32Buffer(d, n, 1), f32Buffer(d, n, 2), f32Buffer(d, n, 0)
-	if err := exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(x), backends.BufArg(y), backends.BufArg(z),
-		backends.VarArg(backends.UintConst(backends.U32, n))}); err != nil {
+	if err := exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(x), driver.BufArg(y), driver.BufArg(z),
+		driver.VarArg(driver.UintConst(driver.U32, n))}); err != nil {
 		fmt.Fprintln(os.Stderr, "launch:", err)
 		return 1
 	}
@@ -107,9 +108,9 @@ func exampleSource(t testing.TB, name string) string {
 	return string(src)
 }
 
-func mustParse(t testing.TB, expr string, params []backends.Param) backends.GwsDim {
+func mustParse(t testing.TB, expr string, params []driver.Param) driver.GwsDim {
 	t.Helper()
-	g, err := backends.ParseGws(expr, func(name string) (int, bool) {
+	g, err := driver.ParseGws(expr, func(name string) (int, bool) {
 		for i, p := range params {
 			if p.Name == name {
 				return i, true
@@ -121,22 +122,22 @@ func mustParse(t testing.TB, expr string, params []backends.Param) backends.GwsD
 	return g
 }
 
-func vaddProgram(prefix string) (*backends.Program, error) {
+func vaddProgram(prefix string) (*driver.Program, error) {
 	src, err := os.ReadFile(filepath.Join("..", "..", "examples", "vadd", "vadd.c"))
 	if err != nil {
 		return nil, err
 	}
-	return &backends.Program{
+	return &driver.Program{
 		Name:     "vadd",
-		Params:   []backends.Param{backendtest.Global("x", backends.F32), backendtest.Global("y", backends.F32), backendtest.GlobalMut("z", backends.F32), backendtest.Variable("n", backends.U32)},
-		Grid:     []backends.GwsDim{backends.ParamDim(3)},
-		Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Source: prefix + string(src), Entry: "vadd"}}},
+		Params:   []driver.Param{backendtest.Global("x", driver.F32), backendtest.Global("y", driver.F32), backendtest.GlobalMut("z", driver.F32), backendtest.Variable("n", driver.U32)},
+		Grid:     []driver.GwsDim{driver.ParamDim(3)},
+		Variants: []driver.Variant{{Format: driver.FormatC, Code: &driver.SourceVariant{Source: prefix + string(src), Entry: "vadd"}}},
 	}, nil
 }
 
 // compileVadd compiles the vadd example's C variant on d; the test's
 // cleanup releases it (a second Release is harmless).
-func compileVadd(t *testing.T, d *Device) backends.Executable {
+func compileVadd(t *testing.T, d *Device) driver.Executable {
 	t.Helper()
 	p, err := vaddProgram("")
 	require.NoError(t, err)
@@ -148,7 +149,7 @@ func compileVadd(t *testing.T, d *Device) backends.Executable {
 
 // f32Buffer allocates n f32 elements filled with a repeatable pattern
 // (seed 0 means zeros).
-func f32Buffer(d *Device, n int, seed int) backends.BufferID {
+func f32Buffer(d *Device, n int, seed int) driver.BufferID {
 	id, err := d.pool.Alloc(context.Background(), int64(n*4))
 	if err != nil {
 		panic(err)
@@ -164,7 +165,7 @@ func f32Buffer(d *Device, n int, seed int) backends.BufferID {
 	return id
 }
 
-func readF32(d *Device, id backends.BufferID) []float32 {
+func readF32(d *Device, id driver.BufferID) []float32 {
 	mem, err := d.pool.Bytes(id)
 	if err != nil {
 		panic(err)
@@ -176,7 +177,7 @@ func readF32(d *Device, id backends.BufferID) []float32 {
 	return out
 }
 
-func u32(v uint64) backends.LaunchArg { return backends.VarArg(backends.UintConst(backends.U32, v)) }
+func u32(v uint64) driver.LaunchArg { return driver.VarArg(driver.UintConst(driver.U32, v)) }
 
 func requireClose(t *testing.T, want []float64, got []float32, atol, rtol float64) {
 	t.Helper()
@@ -204,14 +205,14 @@ func TestExamples(t *testing.T) {
 
 	t.Run("vadd", func(t *testing.T) {
 		const n = 100_003
-		params := []backends.Param{in("x", backends.F32), in("y", backends.F32), out("z", backends.F32), scalar("n", backends.U32)}
-		p := &backends.Program{Name: "vadd", Params: params, Grid: []backends.GwsDim{mustParse(t, "n", params)},
-			Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Source: exampleSource(t, "vadd"), Entry: "vadd"}}}}
+		params := []driver.Param{in("x", driver.F32), in("y", driver.F32), out("z", driver.F32), scalar("n", driver.U32)}
+		p := &driver.Program{Name: "vadd", Params: params, Grid: []driver.GwsDim{mustParse(t, "n", params)},
+			Variants: []driver.Variant{{Format: driver.FormatC, Code: &driver.SourceVariant{Source: exampleSource(t, "vadd"), Entry: "vadd"}}}}
 		exe, err := d.Compile(ctx, p)
 		require.NoError(t, err)
 		defer exe.Release()
 		x, y, z := f32Buffer(d, n, 3), f32Buffer(d, n, 5), f32Buffer(d, n+1, 0)
-		require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(x), backends.BufArg(y), backends.BufArg(z), u32(n)}))
+		require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(x), driver.BufArg(y), driver.BufArg(z), u32(n)}))
 		xs, ys := toF64(readF32(d, x)), toF64(readF32(d, y))
 		want := make([]float64, n+1)
 		for i := 0; i < n; i++ {
@@ -222,14 +223,14 @@ func TestExamples(t *testing.T) {
 
 	t.Run("unary", func(t *testing.T) {
 		const n = 10_007
-		params := []backends.Param{in("x", backends.F32), out("y", backends.F32), scalar("n", backends.U32)}
-		p := &backends.Program{Name: "unary", Params: params, Grid: []backends.GwsDim{mustParse(t, "n", params)},
-			Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Source: exampleSource(t, "unary"), Entry: "unary"}}}}
+		params := []driver.Param{in("x", driver.F32), out("y", driver.F32), scalar("n", driver.U32)}
+		p := &driver.Program{Name: "unary", Params: params, Grid: []driver.GwsDim{mustParse(t, "n", params)},
+			Variants: []driver.Variant{{Format: driver.FormatC, Code: &driver.SourceVariant{Source: exampleSource(t, "unary"), Entry: "unary"}}}}
 		exe, err := d.Compile(ctx, p)
 		require.NoError(t, err)
 		defer exe.Release()
 		x, y := f32Buffer(d, n, 7), f32Buffer(d, n, 0)
-		require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(x), backends.BufArg(y), u32(n)}))
+		require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(x), driver.BufArg(y), u32(n)}))
 		want := toF64(readF32(d, x))
 		for i := range want {
 			want[i] = math.Exp(want[i])
@@ -239,14 +240,14 @@ func TestExamples(t *testing.T) {
 
 	t.Run("matmul", func(t *testing.T) {
 		const m, n, k = 37, 53, 29
-		params := []backends.Param{in("a", backends.F32), in("b", backends.F32), out("c", backends.F32), scalar("m", backends.U32), scalar("n", backends.U32), scalar("k", backends.U32)}
-		p := &backends.Program{Name: "matmul", Params: params, Grid: []backends.GwsDim{mustParse(t, "m", params)},
-			Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Source: exampleSource(t, "matmul"), Entry: "matmul"}}}}
+		params := []driver.Param{in("a", driver.F32), in("b", driver.F32), out("c", driver.F32), scalar("m", driver.U32), scalar("n", driver.U32), scalar("k", driver.U32)}
+		p := &driver.Program{Name: "matmul", Params: params, Grid: []driver.GwsDim{mustParse(t, "m", params)},
+			Variants: []driver.Variant{{Format: driver.FormatC, Code: &driver.SourceVariant{Source: exampleSource(t, "matmul"), Entry: "matmul"}}}}
 		exe, err := d.Compile(ctx, p)
 		require.NoError(t, err)
 		defer exe.Release()
 		a, b, c := f32Buffer(d, m*k, 11), f32Buffer(d, k*n, 13), f32Buffer(d, m*n, 17)
-		require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(a), backends.BufArg(b), backends.BufArg(c), u32(m), u32(n), u32(k)}))
+		require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(a), driver.BufArg(b), driver.BufArg(c), u32(m), u32(n), u32(k)}))
 		as, bs := toF64(readF32(d, a)), toF64(readF32(d, b))
 		want := make([]float64, m*n)
 		for i := 0; i < m; i++ {
@@ -263,12 +264,12 @@ func TestExamples(t *testing.T) {
 
 // gridProgram writes, for every group, g0 + 10·g1 + 100·g2 + 1 into its own
 // f32 element and counts the calls in a second buffer.
-func gridProgram() *backends.Program {
-	return &backends.Program{
+func gridProgram() *driver.Program {
+	return &driver.Program{
 		Name:   "grid",
-		Params: []backends.Param{backendtest.GlobalMut("out", backends.F32), backendtest.GlobalMut("calls", backends.U32), backendtest.Variable("n0", backends.U64), backendtest.Variable("n1", backends.U64)},
-		Grid:   []backends.GwsDim{backends.ParamDim(2), backends.ParamDim(3), backends.ConstDim(3)},
-		Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Entry: "grid", Source: `#include <stdint.h>
+		Params: []driver.Param{backendtest.GlobalMut("out", driver.F32), backendtest.GlobalMut("calls", driver.U32), backendtest.Variable("n0", driver.U64), backendtest.Variable("n1", driver.U64)},
+		Grid:   []driver.GwsDim{driver.ParamDim(2), driver.ParamDim(3), driver.ConstDim(3)},
+		Variants: []driver.Variant{{Format: driver.FormatC, Code: &driver.SourceVariant{Entry: "grid", Source: `#include <stdint.h>
 void grid(float *out, uint32_t *calls, uint64_t n0, uint64_t n1, uint64_t g0, uint64_t g1, uint64_t g2)
 {
 	uint64_t at = (g2 * n1 + g1) * n0 + g0;
@@ -279,13 +280,13 @@ void grid(float *out, uint32_t *calls, uint64_t n0, uint64_t n1, uint64_t g0, ui
 	}
 }
 
-func checkGrid(t *testing.T, d *Device, exe backends.Executable, n0, n1 uint64) {
+func checkGrid(t *testing.T, d *Device, exe driver.Executable, n0, n1 uint64) {
 	t.Helper()
 	ctx := context.Background()
 	total := int(n0 * n1 * 3)
 	out, calls := f32Buffer(d, total, 0), f32Buffer(d, total, 0)
-	require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(out), backends.BufArg(calls),
-		backends.VarArg(backends.UintConst(backends.U64, n0)), backends.VarArg(backends.UintConst(backends.U64, n1))}))
+	require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(out), driver.BufArg(calls),
+		driver.VarArg(driver.UintConst(driver.U64, n0)), driver.VarArg(driver.UintConst(driver.U64, n1))}))
 	got := readF32(d, out)
 	cm, _ := d.pool.Bytes(calls)
 	for g2 := uint64(0); g2 < 3; g2++ {
@@ -335,13 +336,13 @@ func TestPthreadFallback(t *testing.T) {
 func TestScalarParams(t *testing.T) {
 	d := device(t)
 	ctx := context.Background()
-	p := &backends.Program{
+	p := &driver.Program{
 		Name: "scalars",
-		Params: []backends.Param{backendtest.GlobalMut("out", backends.F64),
-			backendtest.Variable("a", backends.F64), backendtest.Variable("b", backends.I8), backendtest.Variable("c", backends.F32), backendtest.Variable("d", backends.I64),
-			backendtest.Variable("e", backends.Bool), backendtest.Variable("f", backends.U16), backendtest.Variable("g", backends.F16), backendtest.Variable("h", backends.I32)},
-		Grid: []backends.GwsDim{backends.ConstDim(1)},
-		Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Entry: "scalars", Source: `#include <stdint.h>
+		Params: []driver.Param{backendtest.GlobalMut("out", driver.F64),
+			backendtest.Variable("a", driver.F64), backendtest.Variable("b", driver.I8), backendtest.Variable("c", driver.F32), backendtest.Variable("d", driver.I64),
+			backendtest.Variable("e", driver.Bool), backendtest.Variable("f", driver.U16), backendtest.Variable("g", driver.F16), backendtest.Variable("h", driver.I32)},
+		Grid: []driver.GwsDim{driver.ConstDim(1)},
+		Variants: []driver.Variant{{Format: driver.FormatC, Code: &driver.SourceVariant{Entry: "scalars", Source: `#include <stdint.h>
 void scalars(double *out, double a, int8_t b, float c, int64_t d, uint8_t e, uint16_t f, float g, int32_t h,
              uint64_t g0, uint64_t g1, uint64_t g2)
 {
@@ -356,15 +357,15 @@ void scalars(double *out, double a, int8_t b, float c, int64_t d, uint8_t e, uin
 	out, err := d.pool.Alloc(ctx, 9*8)
 	require.NoError(t, err)
 	defer d.pool.Release(out)
-	require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(out),
-		backends.VarArg(backends.FloatConst(backends.F64, -2.5e300)),
-		backends.VarArg(backends.IntConst(backends.I8, -7)),
-		backends.VarArg(backends.FloatConst(backends.F32, 1.25)),
-		backends.VarArg(backends.IntConst(backends.I64, -1<<40)),
-		backends.VarArg(backends.UintConst(backends.Bool, 1)),
-		backends.VarArg(backends.UintConst(backends.U16, 65535)),
-		backends.VarArg(backends.FloatConst(backends.F16, 0.5)),
-		backends.VarArg(backends.IntConst(backends.I32, -123456)),
+	require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(out),
+		driver.VarArg(driver.FloatConst(driver.F64, -2.5e300)),
+		driver.VarArg(driver.IntConst(driver.I8, -7)),
+		driver.VarArg(driver.FloatConst(driver.F32, 1.25)),
+		driver.VarArg(driver.IntConst(driver.I64, -1<<40)),
+		driver.VarArg(driver.UintConst(driver.Bool, 1)),
+		driver.VarArg(driver.UintConst(driver.U16, 65535)),
+		driver.VarArg(driver.FloatConst(driver.F16, 0.5)),
+		driver.VarArg(driver.IntConst(driver.I32, -123456)),
 	}))
 	mem, _ := d.pool.Bytes(out)
 	got := make([]float64, 9)
@@ -391,29 +392,29 @@ func TestBadSource(t *testing.T) {
 		sentinel error
 		says     []string
 	}{
-		{"syntax error", "void vadd(const float *x, { oops }\n", "vadd", backends.ErrCompile, []string{"the C compiler failed", "vadd.c:1"}},
-		{"wrong symbol", strings.Replace(vaddOK, "void vadd(", "void vadd2(", 1), "vadd", backends.ErrCompile, []string{`does not define entry "vadd"`}},
-		{"too few params", strings.Replace(vaddOK, ", uint64_t g2)", ")", 1), "vadd", backends.ErrCompile, []string{"does not take the program's 4 params plus 3 group indices", "uint64_t gid2"}},
-		{"too many params", strings.Replace(vaddOK, "uint64_t g2)", "uint64_t g2, int extra)", 1), "vadd", backends.ErrCompile, []string{"does not take the program's 4 params"}},
-		{"wrong pointer type", strings.Replace(vaddOK, "const float *x", "const double *x", 1), "vadd", backends.ErrCompile, []string{"parameter types that do not match", "const float *x"}},
-		{"static entry", strings.Replace(vaddOK, "void vadd(", "static void vadd(", 1), "vadd", backends.ErrCompile, []string{`does not export entry "vadd"`}},
-		{"declared, not defined", "#include <stdint.h>\nvoid vadd(const float *, const float *, float *, uint32_t, uint64_t, uint64_t, uint64_t);\n", "vadd", backends.ErrCompile, []string{`declares entry "vadd" but does not define it`}},
-		{"entry not an identifier", vaddOK, "vadd; int x", backends.ErrInvalidArgument, []string{"not a C identifier"}},
-		{"reserved entry", vaddOK, "zyx_c_launch", backends.ErrInvalidArgument, []string{"reserved"}},
-		{"bad option", vaddOK, "vadd", backends.ErrCompile, []string{"the C compiler failed"}},
+		{"syntax error", "void vadd(const float *x, { oops }\n", "vadd", driver.ErrCompile, []string{"the C compiler failed", "vadd.c:1"}},
+		{"wrong symbol", strings.Replace(vaddOK, "void vadd(", "void vadd2(", 1), "vadd", driver.ErrCompile, []string{`does not define entry "vadd"`}},
+		{"too few params", strings.Replace(vaddOK, ", uint64_t g2)", ")", 1), "vadd", driver.ErrCompile, []string{"does not take the program's 4 params plus 3 group indices", "uint64_t gid2"}},
+		{"too many params", strings.Replace(vaddOK, "uint64_t g2)", "uint64_t g2, int extra)", 1), "vadd", driver.ErrCompile, []string{"does not take the program's 4 params"}},
+		{"wrong pointer type", strings.Replace(vaddOK, "const float *x", "const double *x", 1), "vadd", driver.ErrCompile, []string{"parameter types that do not match", "const float *x"}},
+		{"static entry", strings.Replace(vaddOK, "void vadd(", "static void vadd(", 1), "vadd", driver.ErrCompile, []string{`does not export entry "vadd"`}},
+		{"declared, not defined", "#include <stdint.h>\nvoid vadd(const float *, const float *, float *, uint32_t, uint64_t, uint64_t, uint64_t);\n", "vadd", driver.ErrCompile, []string{`declares entry "vadd" but does not define it`}},
+		{"entry not an identifier", vaddOK, "vadd; int x", driver.ErrInvalidArgument, []string{"not a C identifier"}},
+		{"reserved entry", vaddOK, "zyx_c_launch", driver.ErrInvalidArgument, []string{"reserved"}},
+		{"bad option", vaddOK, "vadd", driver.ErrCompile, []string{"the C compiler failed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := vaddProgram("")
 			require.NoError(t, err)
-			p.SetVariant(backends.Variant{Format: backends.FormatC, Code: &backends.SourceVariant{Source: tc.source, Entry: tc.entry}})
+			p.SetVariant(driver.Variant{Format: driver.FormatC, Code: &driver.SourceVariant{Source: tc.source, Entry: tc.entry}})
 			if tc.name == "bad option" {
-				p.Source(backends.FormatC).Options = []string{"--no-such-compiler-option-zyx"}
+				p.Source(driver.FormatC).Options = []string{"--no-such-compiler-option-zyx"}
 			}
 			exe, err := d.Compile(ctx, p)
 			require.Error(t, err)
 			require.Nil(t, exe)
 			require.ErrorIs(t, err, tc.sentinel)
-			var be *backends.Error
+			var be *driver.Error
 			require.ErrorAs(t, err, &be)
 			require.Equal(t, "c", be.Backend)
 			msg := err.Error()
@@ -426,10 +427,10 @@ func TestBadSource(t *testing.T) {
 
 func TestNoVariant(t *testing.T) {
 	d := device(t)
-	_, err := d.Compile(context.Background(), &backends.Program{Name: "gemm only", Variants: []backends.Variant{{Format: backends.FormatGEMM, Code: &backends.GEMMVariant{}}}})
-	require.ErrorIs(t, err, backends.ErrNoVariant)
+	_, err := d.Compile(context.Background(), &driver.Program{Name: "gemm only", Variants: []driver.Variant{{Format: driver.FormatGEMM, Code: &driver.GEMMVariant{}}}})
+	require.ErrorIs(t, err, driver.ErrNoVariant)
 	_, err = d.Compile(context.Background(), nil)
-	require.ErrorIs(t, err, backends.ErrNoVariant)
+	require.ErrorIs(t, err, driver.ErrNoVariant)
 }
 
 // TestBadLaunch: wrong arguments are errors before any C runs.
@@ -439,17 +440,17 @@ func TestBadLaunch(t *testing.T) {
 	exe := compileVadd(t, d)
 	x := f32Buffer(d, 16, 1)
 	defer d.pool.Release(x)
-	ok := []backends.LaunchArg{backends.BufArg(x), backends.BufArg(x), backends.BufArg(x), u32(16)}
+	ok := []driver.LaunchArg{driver.BufArg(x), driver.BufArg(x), driver.BufArg(x), u32(16)}
 	for _, tc := range []struct {
 		name     string
-		args     []backends.LaunchArg
+		args     []driver.LaunchArg
 		sentinel error
 	}{
-		{"too few args", ok[:3], backends.ErrInvalidArgument},
-		{"scalar for a buffer", []backends.LaunchArg{u32(1), ok[1], ok[2], ok[3]}, backends.ErrInvalidArgument},
-		{"buffer for a scalar", []backends.LaunchArg{ok[0], ok[1], ok[2], backends.BufArg(x)}, backends.ErrInvalidArgument},
-		{"wrong scalar dtype", []backends.LaunchArg{ok[0], ok[1], ok[2], backends.VarArg(backends.IntConst(backends.I64, 16))}, backends.ErrInvalidArgument},
-		{"unknown buffer", []backends.LaunchArg{backends.BufArg(1 << 60), ok[1], ok[2], ok[3]}, backends.ErrUnknownBuffer},
+		{"too few args", ok[:3], driver.ErrInvalidArgument},
+		{"scalar for a buffer", []driver.LaunchArg{u32(1), ok[1], ok[2], ok[3]}, driver.ErrInvalidArgument},
+		{"buffer for a scalar", []driver.LaunchArg{ok[0], ok[1], ok[2], driver.BufArg(x)}, driver.ErrInvalidArgument},
+		{"wrong scalar dtype", []driver.LaunchArg{ok[0], ok[1], ok[2], driver.VarArg(driver.IntConst(driver.I64, 16))}, driver.ErrInvalidArgument},
+		{"unknown buffer", []driver.LaunchArg{driver.BufArg(1 << 60), ok[1], ok[2], ok[3]}, driver.ErrUnknownBuffer},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := exe.Launch(ctx, tc.args)
@@ -458,13 +459,13 @@ func TestBadLaunch(t *testing.T) {
 	}
 	t.Run("grid overflow", func(t *testing.T) {
 		q := gridProgram()
-		q.Grid = []backends.GwsDim{backends.ParamDim(2), backends.ParamDim(3), backends.ConstDim(1 << 40)}
+		q.Grid = []driver.GwsDim{driver.ParamDim(2), driver.ParamDim(3), driver.ConstDim(1 << 40)}
 		gexe, err := d.Compile(ctx, q)
 		require.NoError(t, err)
 		defer gexe.Release()
-		big := backends.VarArg(backends.UintConst(backends.U64, 1<<40))
-		err = gexe.Launch(ctx, []backends.LaunchArg{backends.BufArg(x), backends.BufArg(x), big, big})
-		require.ErrorIs(t, err, backends.ErrInvalidArgument)
+		big := driver.VarArg(driver.UintConst(driver.U64, 1<<40))
+		err = gexe.Launch(ctx, []driver.LaunchArg{driver.BufArg(x), driver.BufArg(x), big, big})
+		require.ErrorIs(t, err, driver.ErrInvalidArgument)
 		require.Contains(t, err.Error(), "2^64")
 	})
 	t.Run("cancelled context", func(t *testing.T) {
@@ -474,7 +475,7 @@ func TestBadLaunch(t *testing.T) {
 	})
 	t.Run("after release", func(t *testing.T) {
 		require.NoError(t, exe.Release())
-		require.ErrorIs(t, exe.Launch(ctx, ok), backends.ErrClosed)
+		require.ErrorIs(t, exe.Launch(ctx, ok), driver.ErrClosed)
 		require.NoError(t, exe.Release(), "a second Release does nothing")
 	})
 }
@@ -485,7 +486,7 @@ func TestLaunchTimed(t *testing.T) {
 	exe := compileVadd(t, d)
 	const n = 1 << 16
 	x, z := f32Buffer(d, n, 1), f32Buffer(d, n, 0)
-	dur, err := exe.LaunchTimed(ctx, []backends.LaunchArg{backends.BufArg(x), backends.BufArg(x), backends.BufArg(z), u32(n)})
+	dur, err := exe.LaunchTimed(ctx, []driver.LaunchArg{driver.BufArg(x), driver.BufArg(x), driver.BufArg(z), u32(n)})
 	require.NoError(t, err)
 	require.Positive(t, dur)
 	xs, zs := readF32(d, x), readF32(d, z)
@@ -554,7 +555,7 @@ func TestCacheReuse(t *testing.T) {
 	require.Equal(t, 1, buildsInto(t, log, cache), "cached compiles ran the compiler")
 
 	// A different source, or different options, is a new object.
-	p.Source(backends.FormatC).Options = []string{"-DZYX_TEST_OPTION=1"}
+	p.Source(driver.FormatC).Options = []string{"-DZYX_TEST_OPTION=1"}
 	exe, err = d2.Compile(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, exe.Release())
@@ -572,18 +573,18 @@ func TestCacheReuse(t *testing.T) {
 	for _, o := range objs {
 		require.NoError(t, os.WriteFile(o, []byte("not an ELF object"), 0o644))
 	}
-	p.Source(backends.FormatC).Options = []string{"-DZYX_TEST_OPTION=2"}
+	p.Source(driver.FormatC).Options = []string{"-DZYX_TEST_OPTION=2"}
 	exe, err = d2.Compile(ctx, p) // a new object: built
 	require.NoError(t, err)
 	require.NoError(t, exe.Release())
-	p.Source(backends.FormatC).Options = nil
+	p.Source(driver.FormatC).Options = nil
 	exe, err = d2.Compile(ctx, p) // its object was damaged: rebuilt
 	require.NoError(t, err)
 	const n = 64
 	x, z := f32Buffer(d2, n, 3), f32Buffer(d2, n, 0)
 	defer d2.pool.Release(x)
 	defer d2.pool.Release(z)
-	require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(x), backends.BufArg(x), backends.BufArg(z), u32(n)}))
+	require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(x), driver.BufArg(x), driver.BufArg(z), u32(n)}))
 	require.Equal(t, 2*readF32(d2, x)[5], readF32(d2, z)[5])
 	require.NoError(t, exe.Release())
 	require.Equal(t, 4, buildsInto(t, log, cache))
@@ -622,7 +623,7 @@ func TestConcurrentCompile(t *testing.T) {
 					x, z := f32Buffer(d, n, i+1), f32Buffer(d, n, 0)
 					defer d.pool.Release(x)
 					defer d.pool.Release(z)
-					err = exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(x), backends.BufArg(x), backends.BufArg(z), u32(n)})
+					err = exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(x), driver.BufArg(x), driver.BufArg(z), u32(n)})
 					xs, zs := readF32(d, x), readF32(d, z)
 					for j := range xs {
 						if err == nil && zs[j] != 2*xs[j] {
@@ -669,15 +670,15 @@ func TestConcurrentCompile(t *testing.T) {
 func TestInfo(t *testing.T) {
 	d := device(t)
 	info := d.Info()
-	require.Equal(t, backends.KindCPU, info.Kind)
+	require.Equal(t, driver.KindCPU, info.Kind)
 	require.Positive(t, info.Cores)
 	require.Positive(t, info.Compute)
 	require.NotZero(t, info.PreferredVectorSize)
 	require.Equal(t, uint16(1), info.WarpSize)
-	require.Equal(t, backends.CapFloatOps, info.Supports(backends.F32))
-	require.False(t, info.Supports(backends.BF16).Any())
-	require.True(t, info.Supports(backends.I32).Has(backends.CapBitShiftLeft))
-	require.False(t, info.Supports(backends.U32).Has(backends.CapNeg))
+	require.Equal(t, driver.CapFloatOps, info.Supports(driver.F32))
+	require.False(t, info.Supports(driver.BF16).Any())
+	require.True(t, info.Supports(driver.I32).Has(driver.CapBitShiftLeft))
+	require.False(t, info.Supports(driver.U32).Has(driver.CapNeg))
 	for _, k := range []string{"compiler", "compiler_version", "flags", "openmp", "threads", "cache_dir"} {
 		require.NotEmpty(t, info.Extra[k], k)
 	}
@@ -700,8 +701,8 @@ func TestRegistry(t *testing.T) {
 func TestTranslationUnitGolden(t *testing.T) {
 	p, err := vaddProgram("")
 	require.NoError(t, err)
-	p.Source(backends.FormatC).Source = "/* user source */\n"
-	got := translationUnit(p, p.Source(backends.FormatC)) + "\n/* prototype: " + CPrototype(p, "vadd") + " */\n"
+	p.Source(driver.FormatC).Source = "/* user source */\n"
+	got := translationUnit(p, p.Source(driver.FormatC)) + "\n/* prototype: " + CPrototype(p, "vadd") + " */\n"
 	golden := filepath.Join("testdata", "vadd_tu.c.golden")
 	if *update {
 		require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
@@ -724,10 +725,10 @@ func TestOpenErrors(t *testing.T) {
 		sentinel error
 		says     string
 	}{
-		{"missing compiler", Config{Compiler: "zyx-no-such-cc"}, backends.ErrNoDevice, `C compiler "zyx-no-such-cc"`},
-		{"compiler without --version", Config{Compiler: "false"}, backends.ErrNoDevice, "--version"},
-		{"rejected flags", Config{Flags: &[]string{"-O3", "--zyx-bad-flag"}}, backends.ErrNoDevice, "cannot build a shared object"},
-		{"negative threads", Config{Threads: -2}, backends.ErrInvalidArgument, "threads"},
+		{"missing compiler", Config{Compiler: "zyx-no-such-cc"}, driver.ErrNoDevice, `C compiler "zyx-no-such-cc"`},
+		{"compiler without --version", Config{Compiler: "false"}, driver.ErrNoDevice, "--version"},
+		{"rejected flags", Config{Flags: &[]string{"-O3", "--zyx-bad-flag"}}, driver.ErrNoDevice, "cannot build a shared object"},
+		{"negative threads", Config{Threads: -2}, driver.ErrInvalidArgument, "threads"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.CacheDir = t.TempDir()
@@ -745,7 +746,7 @@ func TestOpenErrors(t *testing.T) {
 		require.NoError(t, os.WriteFile(noOMP, []byte(script), 0o755))
 
 		_, err := Open(ctx, Config{Compiler: noOMP, OpenMP: &on, CacheDir: t.TempDir()})
-		require.ErrorIs(t, err, backends.ErrNoDevice)
+		require.ErrorIs(t, err, driver.ErrNoDevice)
 		require.ErrorContains(t, err, "config asks for OpenMP")
 
 		d, err := Open(ctx, Config{Compiler: noOMP, CacheDir: t.TempDir()})
@@ -762,7 +763,7 @@ func TestOpenErrors(t *testing.T) {
 		cfg, err := backends.ParseConfig([]byte(`{"c": {"device_ids": []}}`))
 		require.NoError(t, err)
 		_, err = openDriver(ctx, backendtest.DriverEnv(t, cfg))
-		require.ErrorIs(t, err, backends.ErrNoDevice)
+		require.ErrorIs(t, err, driver.ErrNoDevice)
 
 		cfg, err = backends.ParseConfig([]byte(`{"c": {"threads": "many"}}`))
 		require.NoError(t, err)
@@ -782,8 +783,8 @@ func TestOpenErrors(t *testing.T) {
 // TestNoParams: a program with no params still gets its group indices.
 func TestNoParams(t *testing.T) {
 	d := device(t)
-	p := &backends.Program{Name: "empty", Grid: []backends.GwsDim{backends.ConstDim(4)},
-		Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Entry: "empty", Source: "void empty(uint64_t a, uint64_t b, uint64_t c) { (void)a; (void)b; (void)c; }\n"}}}}
+	p := &driver.Program{Name: "empty", Grid: []driver.GwsDim{driver.ConstDim(4)},
+		Variants: []driver.Variant{{Format: driver.FormatC, Code: &driver.SourceVariant{Entry: "empty", Source: "void empty(uint64_t a, uint64_t b, uint64_t c) { (void)a; (void)b; (void)c; }\n"}}}}
 	require.Contains(t, CPrototype(p, "empty"), "void empty(uint64_t gid0, uint64_t gid1, uint64_t gid2)")
 	exe, err := d.Compile(context.Background(), p)
 	require.NoError(t, err)
@@ -796,11 +797,11 @@ func TestNoParams(t *testing.T) {
 // the kernel keeps its buffers until it returns.
 func TestSpinningKernelIsAbandoned(t *testing.T) {
 	d := device(t)
-	p := &backends.Program{
+	p := &driver.Program{
 		Name:   "spin",
-		Params: []backends.Param{{Name: "x", Kind: backends.GlobalMut, DType: backends.U32}},
-		Grid:   []backends.GwsDim{backends.ConstDim(1)},
-		Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Entry: "spin", Source: `
+		Params: []driver.Param{{Name: "x", Kind: driver.GlobalMut, DType: driver.U32}},
+		Grid:   []driver.GwsDim{driver.ConstDim(1)},
+		Variants: []driver.Variant{{Format: driver.FormatC, Code: &driver.SourceVariant{Entry: "spin", Source: `
 void spin(uint32_t *x, uint64_t g0, uint64_t g1, uint64_t g2) {
 	volatile uint32_t *v = x;
 	while (v[0] != 0xdead) { }
@@ -818,7 +819,7 @@ void spin(uint32_t *x, uint64_t g0, uint64_t g1, uint64_t g2) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	err = exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(buf)})
+	err = exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(buf)})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Less(t, time.Since(start), 5*time.Second, "the cancelled launch returned promptly")
 	released := make(chan error, 1)
@@ -835,7 +836,7 @@ void spin(uint32_t *x, uint64_t g0, uint64_t g1, uint64_t g2) {
 	binary.LittleEndian.PutUint32(mem, 0xdead) // let it return
 	require.Eventually(t, func() bool {
 		_, err := pool.Size(buf)
-		return errors.Is(err, backends.ErrUnknownBuffer)
+		return errors.Is(err, driver.ErrUnknownBuffer)
 	}, 5*time.Second, 10*time.Millisecond, "the kernel returned and gave its buffer back")
 	require.Equal(t, uint32(1), binary.LittleEndian.Uint32(mem[4:]), "the kernel ran to its end")
 }
@@ -910,7 +911,7 @@ func TestCacheOthersControl(t *testing.T) {
 	require.NoError(t, os.Mkdir(theirs, 0o700))
 	require.NoError(t, os.Chown(theirs, 65534, 65534))
 	_, err := Open(ctx, Config{Compiler: compiler, CacheDir: theirs})
-	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.ErrorIs(t, err, driver.ErrNoDevice)
 	require.ErrorContains(t, err, "owned by uid 65534")
 
 	shared := filepath.Join(base, "shared")
@@ -926,7 +927,7 @@ func TestCacheOthersControl(t *testing.T) {
 	require.NoError(t, err)
 	p, err := vaddProgram("")
 	require.NoError(t, err)
-	key := d.tc.cacheKey(translationUnit(p, p.Source(backends.FormatC)), nil)
+	key := d.tc.cacheKey(translationUnit(p, p.Source(driver.FormatC)), nil)
 	marker := filepath.Join(base, "planted-ran")
 	planted := filepath.Join(base, "planted.so")
 	src := filepath.Join(base, "planted.c")

@@ -6,12 +6,12 @@ import (
 	"context"
 	"testing"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // openOwn opens a C device of the test's own, for a check that closes it.
-func openOwn(t testing.TB) backends.Device {
+func openOwn(t testing.TB) driver.Device {
 	device(t) // skips without a compiler
 	d, err := Open(context.Background(), Config{})
 	if err != nil {
@@ -26,9 +26,9 @@ func TestExecutableConformance(t *testing.T) {
 
 func TestBadInputConformance(t *testing.T) {
 	backendtest.RunBadInputConformance(t, device(t), backendtest.BadInput{
-		Program: func(t testing.TB) *backends.Program { return backendtest.ExampleProgram(t, "vadd") },
+		Program: func(t testing.TB) *driver.Program { return backendtest.ExampleProgram(t, "vadd") },
 		Args:    backendtest.VaddArgs(1000),
-		Check: func(t testing.TB, dev backends.Device, exe backends.Executable) {
+		Check: func(t testing.TB, dev driver.Device, exe driver.Executable) {
 			backendtest.CheckVadd(t, dev.Pool(), exe, 777)
 		},
 		BuildsCode: true,

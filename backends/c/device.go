@@ -18,7 +18,6 @@ import (
 	"github.com/ebitengine/purego"
 	"golang.org/x/sys/unix"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/c/cpuinfo"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
@@ -29,7 +28,7 @@ import (
 type Device struct {
 	tc      *toolchain
 	pool    *hostpool.Pool
-	info    *backends.DeviceInfo
+	info    *driver.DeviceInfo
 	threads int
 	closed  atomic.Bool
 
@@ -38,12 +37,12 @@ type Device struct {
 	queue *driver.Queue
 }
 
-var _ backends.Device = (*Device)(nil)
+var _ driver.Device = (*Device)(nil)
 
 // Open probes the compiler described by cfg and returns the C device.
 func Open(ctx context.Context, cfg Config) (*Device, error) {
 	if cfg.Threads < 0 {
-		return nil, fmt.Errorf("%w: c: threads must be >= 0, got %d", backends.ErrInvalidArgument, cfg.Threads)
+		return nil, fmt.Errorf("%w: c: threads must be >= 0, got %d", driver.ErrInvalidArgument, cfg.Threads)
 	}
 	pool, err := hostPoolOf(cfg.HostPool)
 	if err != nil {
@@ -63,12 +62,12 @@ func Open(ctx context.Context, cfg Config) (*Device, error) {
 }
 
 // hostInfo describes the host CPU as the C backend sees it.
-func hostInfo(tc *toolchain, threads int) *backends.DeviceInfo {
+func hostInfo(tc *toolchain, threads int) *driver.DeviceInfo {
 	cpu := cpuinfo.Host()
-	info := &backends.DeviceInfo{
-		Formats:             []backends.Format{backends.FormatC},
+	info := &driver.DeviceInfo{
+		Formats:             []driver.Format{driver.FormatC},
 		Name:                cpu.Model,
-		Kind:                backends.KindCPU,
+		Kind:                driver.KindCPU,
 		Compute:             cpu.PeakFLOPs(),
 		MaxGlobalWorkDims:   []uint64{math.MaxInt64, math.MaxInt64, math.MaxInt64},
 		MaxLocalThreads:     1,
@@ -86,7 +85,7 @@ func hostInfo(tc *toolchain, threads int) *backends.DeviceInfo {
 	if unix.Sysinfo(&si) == nil {
 		info.Memory = uint64(si.Totalram) * uint64(si.Unit)
 	}
-	for _, t := range backends.AllDTypes() {
+	for _, t := range driver.AllDTypes() {
 		info.DTypeCaps[t] = dtypeCaps(t)
 	}
 	version, _, _ := strings.Cut(strings.TrimSpace(tc.version), "\n")
@@ -101,19 +100,19 @@ func hostInfo(tc *toolchain, threads int) *backends.DeviceInfo {
 
 // dtypeCaps is what generated C can do with an element type. Narrow floats
 // reach C as raw bits, so C offers them no arithmetic.
-func dtypeCaps(t backends.DType) backends.DTypeCapability {
+func dtypeCaps(t driver.DType) driver.DTypeCapability {
 	switch {
-	case t == backends.F32 || t == backends.F64:
-		return backends.CapFloatOps
-	case t == backends.Bool:
-		return backends.CapBitNot | backends.CapOr | backends.CapAnd | backends.CapBitXor | backends.CapBitOr |
-			backends.CapBitAnd | backends.CapEq | backends.CapNotEq
+	case t == driver.F32 || t == driver.F64:
+		return driver.CapFloatOps
+	case t == driver.Bool:
+		return driver.CapBitNot | driver.CapOr | driver.CapAnd | driver.CapBitXor | driver.CapBitOr |
+			driver.CapBitAnd | driver.CapEq | driver.CapNotEq
 	case t.IsFloat():
-		return backends.CapNone
+		return driver.CapNone
 	case t.IsSigned():
-		return backends.CapIntOps
+		return driver.CapIntOps
 	}
-	return backends.CapIntOps.Exclude(backends.CapNeg | backends.CapAbs)
+	return driver.CapIntOps.Exclude(driver.CapNeg | driver.CapAbs)
 }
 
 // Name is the device selector, "c".
@@ -123,10 +122,10 @@ func (d *Device) Name() string { return BackendName }
 func (d *Device) Backend() string { return BackendName }
 
 // Info describes the host CPU and the compiler.
-func (d *Device) Info() *backends.DeviceInfo { return d.info }
+func (d *Device) Info() *driver.DeviceInfo { return d.info }
 
 // Pool is the process-wide host pool.
-func (d *Device) Pool() backends.Pool { return d.pool }
+func (d *Device) Pool() driver.Pool { return d.pool }
 
 // Close stops the device: Compile and launches of programs compiled on it
 // return ErrClosed afterwards (Release still unloads them). Queued launches
@@ -136,32 +135,32 @@ func (d *Device) Pool() backends.Pool { return d.pool }
 // stays open.
 func (d *Device) Close() error {
 	if !d.closed.Swap(true) {
-		d.queue.Abandon(backends.Errorf(BackendName, "launch", backends.ErrClosed, "the device was closed before the launch started"))
+		d.queue.Abandon(driver.Errorf(BackendName, "launch", driver.ErrClosed, "the device was closed before the launch started"))
 		d.tc.close() // loaded objects stay mapped; only the files go
 	}
 	return nil
 }
 
-func compileError(format string, args ...any) *backends.Error {
-	return backends.Errorf(BackendName, "compile", backends.ErrCompile, format, args...)
+func compileError(format string, args ...any) *driver.Error {
+	return driver.Errorf(BackendName, "compile", driver.ErrCompile, format, args...)
 }
 
 // Compile builds p's C variant (or takes it from the object cache), loads
 // it and checks that it exports the entry.
-func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
+func (d *Device) Compile(ctx context.Context, p *driver.Program) (driver.Executable, error) {
 	if d.closed.Load() {
-		return nil, backends.Errorf(BackendName, "compile", backends.ErrClosed, "")
+		return nil, driver.Errorf(BackendName, "compile", driver.ErrClosed, "")
 	}
-	if err := driver.CheckCompile(ctx, BackendName, p, backends.FormatC, "C variant"); err != nil {
+	if err := driver.CheckCompile(ctx, BackendName, p, driver.FormatC, "C variant"); err != nil {
 		return nil, err
 	}
-	p = p.WithVariant(p.Variant(backends.FormatC))
-	v := p.Source(backends.FormatC)
+	p = p.WithVariant(p.Variant(driver.FormatC))
+	v := p.Source(driver.FormatC)
 	if !isIdentifier(v.Entry) {
-		return nil, backends.Errorf(BackendName, "compile", backends.ErrInvalidArgument, "entry %q is not a C identifier", v.Entry)
+		return nil, driver.Errorf(BackendName, "compile", driver.ErrInvalidArgument, "entry %q is not a C identifier", v.Entry)
 	}
 	if strings.HasPrefix(v.Entry, "zyx_") {
-		return nil, backends.Errorf(BackendName, "compile", backends.ErrInvalidArgument, "entry %q uses the reserved zyx_ prefix", v.Entry)
+		return nil, driver.Errorf(BackendName, "compile", driver.ErrInvalidArgument, "entry %q uses the reserved zyx_ prefix", v.Entry)
 	}
 	tu := translationUnit(p, v)
 	driver.Debug(driver.DebugAssembly, "c: translation unit", "program", p.Name, "source", tu)
@@ -186,16 +185,16 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 // buildAndLoad builds (or finds in the cache) and loads the object. A
 // cached object that no longer loads (a damaged cache) is removed and built
 // again once.
-func (d *Device) buildAndLoad(ctx context.Context, p *backends.Program, tu string) (uintptr, error) {
-	v := p.Source(backends.FormatC)
+func (d *Device) buildAndLoad(ctx context.Context, p *driver.Program, tu string) (uintptr, error) {
+	v := p.Source(driver.FormatC)
 	for attempt := 0; ; attempt++ {
 		path, hit, err := d.tc.build(ctx, tu, v.Options)
 		if err != nil {
 			if be, ok := err.(*buildError); ok {
-				return 0, &backends.Error{Backend: BackendName, Op: "compile", Native: be.diagnostics,
-					Err: fmt.Errorf("%w: program %q: %s", backends.ErrCompile, p.Name, explain(be.diagnostics, p, v.Entry))}
+				return 0, &driver.Error{Backend: BackendName, Op: "compile", Native: be.diagnostics,
+					Err: fmt.Errorf("%w: program %q: %s", driver.ErrCompile, p.Name, explain(be.diagnostics, p, v.Entry))}
 			}
-			return 0, &backends.Error{Backend: BackendName, Op: "compile", Err: err}
+			return 0, &driver.Error{Backend: BackendName, Op: "compile", Err: err}
 		}
 		driver.Debug(driver.DebugCompile, "c: object", "program", p.Name, "path", path, "cached", hit)
 		handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
@@ -212,14 +211,14 @@ func (d *Device) buildAndLoad(ctx context.Context, p *backends.Program, tu strin
 				continue
 			}
 		}
-		return 0, &backends.Error{Backend: BackendName, Op: "dlopen", Native: msg,
-			Err: fmt.Errorf("%w: program %q: the compiled object does not load", backends.ErrCompile, p.Name)}
+		return 0, &driver.Error{Backend: BackendName, Op: "dlopen", Native: msg,
+			Err: fmt.Errorf("%w: program %q: the compiled object does not load", driver.ErrCompile, p.Name)}
 	}
 }
 
 // explain names the likely cause of a compile failure in the terms of the
 // calling convention, ahead of the raw diagnostics.
-func explain(diag string, p *backends.Program, entry string) string {
+func explain(diag string, p *driver.Program, entry string) string {
 	switch {
 	case strings.Contains(diag, "implicit declaration of function '"+entry+"'"),
 		strings.Contains(diag, "call to undeclared function '"+entry+"'"):
@@ -240,7 +239,7 @@ func explain(diag string, p *backends.Program, entry string) string {
 // executable is a loaded object and the program it runs.
 type executable struct {
 	dev    *Device
-	prog   *backends.Program
+	prog   *driver.Program
 	handle uintptr
 	launch uintptr
 
@@ -257,7 +256,7 @@ type executable struct {
 // the kernel runs, Launch returns ctx's error at once and the kernel runs on
 // to its end (a native call cannot be stopped), holding its buffers and the
 // object until then; the device's later work waits for it.
-func (e *executable) Launch(ctx context.Context, args []backends.LaunchArg) error {
+func (e *executable) Launch(ctx context.Context, args []driver.LaunchArg) error {
 	ev, err := e.Submit(ctx, args)
 	return driver.Wait(ctx, ev, err)
 }
@@ -265,7 +264,7 @@ func (e *executable) Launch(ctx context.Context, args []backends.LaunchArg) erro
 // LaunchTimed runs the grid once and returns the wall time of the native
 // call. Runs on this device are queued one after another, so the call has
 // the device's threads to itself.
-func (e *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
+func (e *executable) LaunchTimed(ctx context.Context, args []driver.LaunchArg) (time.Duration, error) {
 	c, err := e.prepare(ctx, args)
 	if err != nil {
 		return 0, err
@@ -285,7 +284,7 @@ func (e *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg)
 // Submit checks args, takes a reference to every buffer and to the object,
 // and queues the native call on the device's queue after the events in
 // after.
-func (e *executable) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
+func (e *executable) Submit(ctx context.Context, args []driver.LaunchArg, after ...driver.Event) (driver.Event, error) {
 	c, err := e.prepare(ctx, args)
 	if err != nil {
 		return nil, err
@@ -298,8 +297,8 @@ func (e *executable) Submit(ctx context.Context, args []backends.LaunchArg, afte
 	return ev, nil
 }
 
-func launchError(sentinel error, format string, args ...any) *backends.Error {
-	return backends.Errorf(BackendName, "launch", sentinel, format, args...)
+func launchError(sentinel error, format string, args ...any) *driver.Error {
+	return driver.Errorf(BackendName, "launch", sentinel, format, args...)
 }
 
 // call is one checked launch: its argument block, the buffers and the
@@ -307,19 +306,19 @@ func launchError(sentinel error, format string, args ...any) *backends.Error {
 type call struct {
 	e     *executable
 	block []uint64
-	held  []backends.BufferID
+	held  []driver.BufferID
 	grid  [3]uint64
 }
 
 // prepare checks a launch and holds what it uses.
-func (e *executable) prepare(ctx context.Context, args []backends.LaunchArg) (*call, error) {
+func (e *executable) prepare(ctx context.Context, args []driver.LaunchArg) (*call, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.released {
-		return nil, launchError(backends.ErrClosed, "program %q was released", e.prog.Name)
+		return nil, launchError(driver.ErrClosed, "program %q was released", e.prog.Name)
 	}
 	if e.dev.closed.Load() {
-		return nil, launchError(backends.ErrClosed, "program %q: the device is closed", e.prog.Name)
+		return nil, launchError(driver.ErrClosed, "program %q: the device is closed", e.prog.Name)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -327,11 +326,11 @@ func (e *executable) prepare(ctx context.Context, args []backends.LaunchArg) (*c
 	pool := e.dev.pool
 	l, err := driver.CheckLaunch(e.prog, pool, args, nil)
 	if err != nil {
-		return nil, &backends.Error{Backend: BackendName, Op: "launch", Err: err}
+		return nil, &driver.Error{Backend: BackendName, Op: "launch", Err: err}
 	}
 	// One 64-bit slot per param. The block holds no Go pointers: buffer
 	// memory is shm mapped outside the Go heap.
-	c := &call{e: e, block: make([]uint64, max(len(args), 1)), held: make([]backends.BufferID, 0, len(args)), grid: l.Grid}
+	c := &call{e: e, block: make([]uint64, max(len(args), 1)), held: make([]driver.BufferID, 0, len(args)), grid: l.Grid}
 	e.running.Add(1)
 	for i, a := range args {
 		if a.IsVar() {
@@ -342,13 +341,13 @@ func (e *executable) prepare(ctx context.Context, args []backends.LaunchArg) (*c
 		// queued or running kernel.
 		if err := pool.Retain(a.Buffer); err != nil {
 			c.drop()
-			return nil, &backends.Error{Backend: BackendName, Op: "launch", Err: fmt.Errorf("param %d: %w", i, err)}
+			return nil, &driver.Error{Backend: BackendName, Op: "launch", Err: fmt.Errorf("param %d: %w", i, err)}
 		}
 		c.held = append(c.held, a.Buffer)
 		mem, err := pool.Bytes(a.Buffer)
 		if err != nil {
 			c.drop()
-			return nil, &backends.Error{Backend: BackendName, Op: "launch", Err: fmt.Errorf("param %d: %w", i, err)}
+			return nil, &driver.Error{Backend: BackendName, Op: "launch", Err: fmt.Errorf("param %d: %w", i, err)}
 		}
 		c.block[i] = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(mem))))
 	}
@@ -367,7 +366,7 @@ func (c *call) exec() (time.Duration, error) {
 	// that what its waiter does next sees them free.
 	c.drop()
 	if int32(r1) != 0 {
-		return elapsed, launchError(backends.ErrInvalidArgument, "launcher returned %d", int32(r1))
+		return elapsed, launchError(driver.ErrInvalidArgument, "launcher returned %d", int32(r1))
 	}
 	driver.Debug(driver.DebugPerf, "c: launch", "program", e.prog.Name, "grid", c.grid, "elapsed", elapsed)
 	return elapsed, nil
@@ -406,7 +405,7 @@ func (e *executable) Release() error {
 		}
 		e.unload()
 		if e.unloadErr != nil {
-			return &backends.Error{Backend: BackendName, Op: "dlclose", Native: e.unloadErr.Error(), Err: e.unloadErr}
+			return &driver.Error{Backend: BackendName, Op: "dlclose", Native: e.unloadErr.Error(), Err: e.unloadErr}
 		}
 		return nil
 	})

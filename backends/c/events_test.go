@@ -3,8 +3,8 @@ package c
 import (
 	"testing"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 func TestEvents(t *testing.T) {
@@ -12,11 +12,11 @@ func TestEvents(t *testing.T) {
 }
 
 // emptyProgram does nothing over one work group: its launch is all cost.
-var emptyProgram = &backends.Program{
+var emptyProgram = &driver.Program{
 	Name:     "empty",
-	Params:   []backends.Param{backendtest.GlobalMut("x", backends.F32)},
-	Grid:     []backends.GwsDim{backends.ConstDim(1)},
-	Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Entry: "empty", Source: "void empty(float *x, uint64_t g0, uint64_t g1, uint64_t g2) { (void)x; }"}}},
+	Params:   []driver.Param{backendtest.GlobalMut("x", driver.F32)},
+	Grid:     []driver.GwsDim{driver.ConstDim(1)},
+	Variants: []driver.Variant{{Format: driver.FormatC, Code: &driver.SourceVariant{Entry: "empty", Source: "void empty(float *x, uint64_t g0, uint64_t g1, uint64_t g2) { (void)x; }"}}},
 }
 
 // BenchmarkQueuedLaunches: 10,000 empty launches, each waited for, against

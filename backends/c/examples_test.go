@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/backends/c"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // TestExampleBundles runs every example's C variant from its bundle files
@@ -22,7 +22,7 @@ func TestExampleBundles(t *testing.T) {
 	}
 	dev, err := c.Open(context.Background(), c.Config{})
 	require.NoError(t, err)
-	_, ok := dev.Pool().(backends.HostMemory)
+	_, ok := dev.Pool().(driver.HostMemory)
 	require.True(t, ok, "the %s device computes on host memory", dev.Name())
 	backendtest.RunExamples(t, dev,
 		backendtest.Example{Name: "vadd", Set: map[string]string{"n": "100003"}},

@@ -18,7 +18,6 @@ import (
 
 	"github.com/ebitengine/purego"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/diskcache"
 )
@@ -68,15 +67,15 @@ func probeToolchain(ctx context.Context, cfg Config) (*toolchain, error) {
 	}
 	path, err := exec.LookPath(name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: C compiler %q: %w", backends.ErrNoDevice, name, err)
+		return nil, fmt.Errorf("%w: C compiler %q: %w", driver.ErrNoDevice, name, err)
 	}
 	ver, err := compilerCommand(ctx, path, "--version").CombinedOutput()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s --version: %w: %s", backends.ErrNoDevice, path, err, bytes.TrimSpace(ver))
+		return nil, fmt.Errorf("%w: %s --version: %w: %s", driver.ErrNoDevice, path, err, bytes.TrimSpace(ver))
 	}
 	cache, err := diskcache.Open(cfg.CacheDir, BackendName)
 	if err != nil {
-		return nil, fmt.Errorf("%w: c.cache_dir: %w", backends.ErrNoDevice, err)
+		return nil, fmt.Errorf("%w: c.cache_dir: %w", driver.ErrNoDevice, err)
 	}
 	ownCache := cache == nil
 	if ownCache {
@@ -84,11 +83,11 @@ func probeToolchain(ctx context.Context, cfg Config) (*toolchain, error) {
 		// private directory of this process's.
 		tmp, err := os.MkdirTemp("", "zyx-c-objects-")
 		if err != nil {
-			return nil, fmt.Errorf("%w: a private object directory: %w", backends.ErrNoDevice, err)
+			return nil, fmt.Errorf("%w: a private object directory: %w", driver.ErrNoDevice, err)
 		}
 		if cache, err = diskcache.OpenPath(tmp); err != nil {
 			_ = os.RemoveAll(tmp)
-			return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, err)
+			return nil, fmt.Errorf("%w: %w", driver.ErrNoDevice, err)
 		}
 	}
 	tc := &toolchain{compiler: path, version: string(ver), cache: cache, ownCache: ownCache, keys: map[string]*sync.Mutex{}}
@@ -101,14 +100,14 @@ func probeToolchain(ctx context.Context, cfg Config) (*toolchain, error) {
 
 	dir, err := os.MkdirTemp("", "zyx-c-probe-")
 	if err != nil {
-		return nil, fmt.Errorf("%w: probe dir: %w", backends.ErrNoDevice, err)
+		return nil, fmt.Errorf("%w: probe dir: %w", driver.ErrNoDevice, err)
 	}
 	defer os.RemoveAll(dir)
 
 	const plain = "int zyx_probe(int x) { return x + 1; }\n"
 	if out, err := tc.probe(ctx, dir, plain, tc.flags); err != nil {
 		return nil, fmt.Errorf("%w: %s cannot build a shared object with flags %q: %w: %s",
-			backends.ErrNoDevice, path, tc.flags, err, out)
+			driver.ErrNoDevice, path, tc.flags, err, out)
 	}
 	if _, err := tc.probe(ctx, dir, plain, append(tc.flags, optionalFlags...)); err == nil {
 		tc.flags = append(tc.flags, optionalFlags...)
@@ -133,7 +132,7 @@ func probeToolchain(ctx context.Context, cfg Config) (*toolchain, error) {
 			tc.runtimePin, tc.openmp = h, true
 			tc.flags = append(tc.flags, "-fopenmp")
 		case cfg.OpenMP != nil:
-			return nil, fmt.Errorf("%w: config asks for OpenMP but %s -fopenmp fails: %w", backends.ErrNoDevice, path, err)
+			return nil, fmt.Errorf("%w: config asks for OpenMP but %s -fopenmp fails: %w", driver.ErrNoDevice, path, err)
 		}
 		if err != nil {
 			driver.Debug(driver.DebugDevice, "c: compiling without OpenMP", "compiler", path, "reason", err)
@@ -247,7 +246,7 @@ func (tc *toolchain) build(ctx context.Context, tu string, options []string) (pa
 		if diag == "" {
 			diag = runErr.Error()
 		}
-		return "", false, &buildError{diagnostics: diag, err: backends.ErrCompile}
+		return "", false, &buildError{diagnostics: diag, err: driver.ErrCompile}
 	}
 	if len(out) > 0 {
 		driver.Debug(driver.DebugCompile, "c: compiler warnings", "output", string(out))

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // launchSymbol is the function every compiled object exports: it runs the
@@ -23,39 +23,39 @@ const launcherFile = "zyx-c-launcher.c"
 
 // bufferType is the C element type of a buffer param of dtype d. Types C
 // has no arithmetic for travel as their raw bits.
-func bufferType(d backends.DType) string {
+func bufferType(d driver.DType) string {
 	switch d {
-	case backends.F32:
+	case driver.F32:
 		return "float"
-	case backends.F64:
+	case driver.F64:
 		return "double"
-	case backends.BF16, backends.F16:
+	case driver.BF16, driver.F16:
 		return "uint16_t"
-	case backends.F8E4M3, backends.F8E5M2, backends.U8, backends.Bool:
+	case driver.F8E4M3, driver.F8E5M2, driver.U8, driver.Bool:
 		return "uint8_t"
-	case backends.I8:
+	case driver.I8:
 		return "int8_t"
-	case backends.I16:
+	case driver.I16:
 		return "int16_t"
-	case backends.I32:
+	case driver.I32:
 		return "int32_t"
-	case backends.I64:
+	case driver.I64:
 		return "int64_t"
-	case backends.U16:
+	case driver.U16:
 		return "uint16_t"
-	case backends.U32:
+	case driver.U32:
 		return "uint32_t"
-	case backends.U64:
+	case driver.U64:
 		return "uint64_t"
 	}
 	return ""
 }
 
 // scalarType is the C type of a Variable param of dtype d. Narrow floats
-// arrive as float (backends.Constant keeps them as f32 bits).
-func scalarType(d backends.DType) string {
+// arrive as float (driver.Constant keeps them as f32 bits).
+func scalarType(d driver.DType) string {
 	switch d {
-	case backends.BF16, backends.F16, backends.F8E4M3, backends.F8E5M2:
+	case driver.BF16, driver.F16, driver.F8E4M3, driver.F8E5M2:
 		return "float"
 	}
 	return bufferType(d)
@@ -64,7 +64,7 @@ func scalarType(d backends.DType) string {
 // CPrototype is the C declaration the program's entry must match: the params
 // in order (buffers as pointers to their element type, const for global
 // params, variables by value) followed by the group index per axis.
-func CPrototype(p *backends.Program, entry string) string {
+func CPrototype(p *driver.Program, entry string) string {
 	var b strings.Builder
 	b.WriteString("void ")
 	b.WriteString(entry)
@@ -78,9 +78,9 @@ func CPrototype(p *backends.Program, entry string) string {
 			name = fmt.Sprintf("p%d", i)
 		}
 		switch prm.Kind {
-		case backends.Global:
+		case driver.Global:
 			fmt.Fprintf(&b, "const %s *%s", bufferType(prm.DType), name)
-		case backends.GlobalMut:
+		case driver.GlobalMut:
 			fmt.Fprintf(&b, "%s *%s", bufferType(prm.DType), name)
 		default:
 			fmt.Fprintf(&b, "%s %s", scalarType(prm.DType), name)
@@ -99,7 +99,7 @@ func CPrototype(p *backends.Program, entry string) string {
 // once per thread and calls the entry for each group of the thread's share
 // of the grid. Both are in one translation unit so that the compiler can
 // inline the entry into the launcher's innermost loop and vectorise it.
-func translationUnit(p *backends.Program, v *backends.SourceVariant) string {
+func translationUnit(p *driver.Program, v *driver.SourceVariant) string {
 	var b strings.Builder
 	b.WriteString("#include <stdint.h> /* the calling convention's types, ahead of the source */\n")
 	fmt.Fprintf(&b, "#line 1 %q\n", sourceFile(p))
@@ -121,11 +121,11 @@ func translationUnit(p *backends.Program, v *backends.SourceVariant) string {
 		case prm.Kind.IsBuffer():
 			t := bufferType(prm.DType)
 			fmt.Fprintf(&b, "\t%s *const %s = (%s *)(uintptr_t)zyx_args[%d];\n", t, local, t, i)
-		case prm.DType == backends.F64:
+		case prm.DType == driver.F64:
 			fmt.Fprintf(&b, "\tdouble %s; memcpy(&%s, &zyx_args[%d], sizeof %s);\n", local, local, i, local)
 		case scalarType(prm.DType) == "float":
 			fmt.Fprintf(&b, "\tfloat %s; { uint32_t zyx_b = (uint32_t)zyx_args[%d]; memcpy(&%s, &zyx_b, sizeof %s); }\n", local, i, local, local)
-		case prm.DType == backends.Bool:
+		case prm.DType == driver.Bool:
 			fmt.Fprintf(&b, "\tconst uint8_t %s = (uint8_t)(zyx_args[%d] & 1u);\n", local, i)
 		default:
 			t := scalarType(prm.DType)
@@ -155,7 +155,7 @@ func translationUnit(p *backends.Program, v *backends.SourceVariant) string {
 	return b.String()
 }
 
-func sourceFile(p *backends.Program) string {
+func sourceFile(p *driver.Program) string {
 	if isIdentifier(p.Name) {
 		return p.Name + ".c"
 	}

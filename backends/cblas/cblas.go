@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/c/cpuinfo"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/onedevice"
@@ -51,7 +50,7 @@ var openDriver = onedevice.Driver(BackendName, func(ctx context.Context, c Confi
 type Device struct {
 	lib  *library
 	pool *hostpool.Pool
-	info *backends.DeviceInfo
+	info *driver.DeviceInfo
 
 	// queue runs the GEMM calls one after another on a goroutine of its
 	// own: each one already uses every thread the library has, and not
@@ -62,7 +61,7 @@ type Device struct {
 	closed  bool
 }
 
-var _ backends.Device = (*Device)(nil)
+var _ driver.Device = (*Device)(nil)
 
 // Open loads a CBLAS (the configured library first, then DefaultLibraries)
 // and sets its thread count.
@@ -71,7 +70,7 @@ func Open(ctx context.Context, cfg Config) (*Device, error) {
 		return nil, err
 	}
 	if cfg.Threads < 0 {
-		return nil, fmt.Errorf("%w: cblas: threads must be >= 0, got %d", backends.ErrInvalidArgument, cfg.Threads)
+		return nil, fmt.Errorf("%w: cblas: threads must be >= 0, got %d", driver.ErrInvalidArgument, cfg.Threads)
 	}
 	candidates := DefaultLibraries
 	if cfg.Library != "" {
@@ -79,7 +78,7 @@ func Open(ctx context.Context, cfg Config) (*Device, error) {
 	}
 	lib, err := loadLibrary(candidates)
 	if err != nil {
-		return nil, fmt.Errorf("%w: cblas: no usable CBLAS library: %w", backends.ErrNoDevice, err)
+		return nil, fmt.Errorf("%w: cblas: no usable CBLAS library: %w", driver.ErrNoDevice, err)
 	}
 	if cfg.Library != "" && lib.path != cfg.Library {
 		driver.Debug(driver.DebugDevice, "cblas: configured library not used", "library", cfg.Library, "using", lib.path)
@@ -114,7 +113,7 @@ func (d *Device) Threads() int {
 	return d.lib.getThreads()
 }
 
-func (d *Device) describe(threadNote string) *backends.DeviceInfo {
+func (d *Device) describe(threadNote string) *driver.DeviceInfo {
 	cpu := cpuinfo.Host()
 	extra := cpu.Extra()
 	extra["library"] = d.lib.path
@@ -134,10 +133,10 @@ func (d *Device) describe(threadNote string) *backends.DeviceInfo {
 	if d.lib.core != "" {
 		extra["library_core"] = d.lib.core
 	}
-	return &backends.DeviceInfo{
-		Formats:             []backends.Format{backends.FormatGEMM},
+	return &driver.DeviceInfo{
+		Formats:             []driver.Format{driver.FormatGEMM},
 		Name:                d.lib.vendor + " on " + cpu.Model,
-		Kind:                backends.KindCPU,
+		Kind:                driver.KindCPU,
 		Compute:             cpu.PeakFLOPs(),
 		MaxGlobalWorkDims:   []uint64{1, 1, 1},
 		MaxLocalThreads:     1,
@@ -159,10 +158,10 @@ func (d *Device) Name() string { return BackendName }
 func (d *Device) Backend() string { return BackendName }
 
 // Info describes the CPU and the library.
-func (d *Device) Info() *backends.DeviceInfo { return d.info }
+func (d *Device) Info() *driver.DeviceInfo { return d.info }
 
 // Pool is the process-wide host pool.
-func (d *Device) Pool() backends.Pool { return d.pool }
+func (d *Device) Pool() driver.Pool { return d.pool }
 
 // Close stops the device; compiled programs fail with ErrClosed afterwards.
 // The library stays loaded (unloading a threaded BLAS under its worker
@@ -175,7 +174,7 @@ func (d *Device) Close() error {
 	if first {
 		// Queued calls that have not started are cancelled; a running one
 		// cannot be stopped and is not waited for.
-		d.queue.Abandon(backends.Errorf(BackendName, "launch", backends.ErrClosed, "the device was closed before the call started"))
+		d.queue.Abandon(driver.Errorf(BackendName, "launch", driver.ErrClosed, "the device was closed before the call started"))
 	}
 	return nil
 }
@@ -188,35 +187,35 @@ func (d *Device) isClosed() bool {
 
 // Compile checks p's GEMM variant. Programs without one are ErrNoVariant;
 // dtypes other than f32 and f64 are ErrUnsupported.
-func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
+func (d *Device) Compile(ctx context.Context, p *driver.Program) (driver.Executable, error) {
 	if d.isClosed() {
-		return nil, backends.Errorf(BackendName, "compile", backends.ErrClosed, "")
+		return nil, driver.Errorf(BackendName, "compile", driver.ErrClosed, "")
 	}
-	if err := driver.CheckCompile(ctx, BackendName, p, backends.FormatGEMM, "GEMM variant (cblas runs GEMM programs only)"); err != nil {
+	if err := driver.CheckCompile(ctx, BackendName, p, driver.FormatGEMM, "GEMM variant (cblas runs GEMM programs only)"); err != nil {
 		return nil, err
 	}
 	g := p.GEMM()
 	switch g.DType {
-	case backends.F32, backends.F64:
+	case driver.F32, driver.F64:
 	default:
-		return nil, backends.Errorf(BackendName, "compile", backends.ErrUnsupported, "program %q: GEMM dtype %s (cblas runs f32 and f64)", p.Name, g.DType)
+		return nil, driver.Errorf(BackendName, "compile", driver.ErrUnsupported, "program %q: GEMM dtype %s (cblas runs f32 and f64)", p.Name, g.DType)
 	}
 	switch g.Compute {
 	case "", "tf32": // tf32 asks for at least tf32 precision; f32 math gives more
 	default:
-		return nil, backends.Errorf(BackendName, "compile", backends.ErrUnsupported, "program %q: GEMM compute mode %q", p.Name, g.Compute)
+		return nil, driver.Errorf(BackendName, "compile", driver.ErrUnsupported, "program %q: GEMM compute mode %q", p.Name, g.Compute)
 	}
 	for _, op := range []struct {
 		name string
 		ord  int
 	}{{"a", g.A}, {"b", g.B}, {"c", g.C}} {
 		if dt := p.Params[op.ord].DType; dt != g.DType {
-			return nil, backends.Errorf(BackendName, "compile", backends.ErrInvalidArgument,
+			return nil, driver.Errorf(BackendName, "compile", driver.ErrInvalidArgument,
 				"program %q: GEMM operand %s (param %d) is %s, the GEMM is %s", p.Name, op.name, op.ord, dt, g.DType)
 		}
 	}
 	if g.A == g.C || g.B == g.C {
-		return nil, backends.Errorf(BackendName, "compile", backends.ErrInvalidArgument,
+		return nil, driver.Errorf(BackendName, "compile", driver.ErrInvalidArgument,
 			"program %q: GEMM output c must be a different param from a and b", p.Name)
 	}
 	prog := *p

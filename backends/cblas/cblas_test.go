@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 var shared backendtest.Once[*Device]
@@ -31,13 +31,13 @@ func device(t testing.TB) *Device {
 	})
 }
 
-func dim(v uint64) backends.GwsDim   { return backends.ConstDim(v) }
-func pdim(v uint64) *backends.GwsDim { d := backends.ConstDim(v); return &d }
+func dim(v uint64) driver.GwsDim   { return driver.ConstDim(v) }
+func pdim(v uint64) *driver.GwsDim { d := driver.ConstDim(v); return &d }
 
 // gemmCase is one GEMM and its storage.
 type gemmCase struct {
 	name             string
-	dtype            backends.DType
+	dtype            driver.DType
 	m, n, k, batch   uint64
 	transA, transB   bool
 	lda, ldb, ldc    uint64 // 0: packed
@@ -46,9 +46,9 @@ type gemmCase struct {
 	alpha, beta      float64
 }
 
-func (c gemmCase) program() *backends.Program {
-	g := &backends.GEMMVariant{DType: c.dtype, TransA: c.transA, TransB: c.transB,
-		M: backends.ParamDim(3), N: dim(c.n), K: dim(c.k), Alpha: c.alpha, Beta: c.beta, A: 0, B: 1, C: 2}
+func (c gemmCase) program() *driver.Program {
+	g := &driver.GEMMVariant{DType: c.dtype, TransA: c.transA, TransB: c.transB,
+		M: driver.ParamDim(3), N: dim(c.n), K: dim(c.k), Alpha: c.alpha, Beta: c.beta, A: 0, B: 1, C: 2}
 	if c.batch != 1 {
 		g.Batch = pdim(c.batch)
 	}
@@ -69,10 +69,10 @@ func (c gemmCase) program() *backends.Program {
 	if c.strideB != 0 {
 		g.StrideB = pdim(c.strideB)
 	}
-	return &backends.Program{
+	return &driver.Program{
 		Name:     "gemm-" + c.name,
-		Params:   []backends.Param{backendtest.Global("a", c.dtype), backendtest.Global("b", c.dtype), backendtest.GlobalMut("c", c.dtype), backendtest.Variable("m", backends.U32)},
-		Variants: []backends.Variant{{Format: backends.FormatGEMM, Code: g}},
+		Params:   []driver.Param{backendtest.Global("a", c.dtype), backendtest.Global("b", c.dtype), backendtest.GlobalMut("c", c.dtype), backendtest.Variable("m", driver.U32)},
+		Variants: []driver.Variant{{Format: driver.FormatGEMM, Code: g}},
 	}
 }
 
@@ -102,27 +102,27 @@ func orDefault(v, def uint64) uint64 {
 }
 
 type hostArray struct {
-	id    backends.BufferID
-	dtype backends.DType
+	id    driver.BufferID
+	dtype driver.DType
 	mem   []byte
 }
 
 func (h hostArray) get(i uint64) float64 {
-	if h.dtype == backends.F64 {
+	if h.dtype == driver.F64 {
 		return math.Float64frombits(binary.LittleEndian.Uint64(h.mem[8*i:]))
 	}
 	return float64(math.Float32frombits(binary.LittleEndian.Uint32(h.mem[4*i:])))
 }
 
 func (h hostArray) set(i uint64, v float64) {
-	if h.dtype == backends.F64 {
+	if h.dtype == driver.F64 {
 		binary.LittleEndian.PutUint64(h.mem[8*i:], math.Float64bits(v))
 		return
 	}
 	binary.LittleEndian.PutUint32(h.mem[4*i:], math.Float32bits(float32(v)))
 }
 
-func newArray(t testing.TB, d *Device, dtype backends.DType, n uint64, seed float64) hostArray {
+func newArray(t testing.TB, d *Device, dtype driver.DType, n uint64, seed float64) hostArray {
 	t.Helper()
 	id, err := d.pool.Alloc(context.Background(), int64(max(n, 1))*int64(dtype.Size()))
 	require.NoError(t, err)
@@ -140,18 +140,18 @@ func TestGEMM(t *testing.T) {
 	d := device(t)
 	ctx := context.Background()
 	for _, c := range []gemmCase{
-		{name: "f32", dtype: backends.F32, m: 33, n: 47, k: 19, batch: 1, alpha: 1},
-		{name: "f64", dtype: backends.F64, m: 33, n: 47, k: 19, batch: 1, alpha: 1},
-		{name: "transA", dtype: backends.F32, m: 20, n: 9, k: 31, batch: 1, transA: true, alpha: 1},
-		{name: "transB", dtype: backends.F64, m: 20, n: 9, k: 31, batch: 1, transB: true, alpha: 1},
-		{name: "both transposed", dtype: backends.F32, m: 17, n: 23, k: 5, batch: 1, transA: true, transB: true, alpha: 1},
-		{name: "leading dims", dtype: backends.F32, m: 12, n: 10, k: 7, batch: 1, lda: 9, ldb: 16, ldc: 13, alpha: 1},
-		{name: "alpha beta", dtype: backends.F64, m: 8, n: 8, k: 8, batch: 1, alpha: -0.5, beta: 2},
-		{name: "batched", dtype: backends.F32, m: 6, n: 5, k: 4, batch: 7, alpha: 1.5, beta: 0.25},
-		{name: "batched strided transposed", dtype: backends.F64, m: 6, n: 5, k: 4, batch: 3, transA: true, lda: 8, strideA: 40, strideB: 25, alpha: 1},
-		{name: "batched broadcast A", dtype: backends.F32, m: 4, n: 3, k: 2, batch: 5, broadcastA: true, alpha: 1},
-		{name: "k zero scales C", dtype: backends.F32, m: 3, n: 4, k: 0, batch: 1, alpha: 1, beta: 3},
-		{name: "m zero", dtype: backends.F64, m: 0, n: 4, k: 3, batch: 1, alpha: 1},
+		{name: "f32", dtype: driver.F32, m: 33, n: 47, k: 19, batch: 1, alpha: 1},
+		{name: "f64", dtype: driver.F64, m: 33, n: 47, k: 19, batch: 1, alpha: 1},
+		{name: "transA", dtype: driver.F32, m: 20, n: 9, k: 31, batch: 1, transA: true, alpha: 1},
+		{name: "transB", dtype: driver.F64, m: 20, n: 9, k: 31, batch: 1, transB: true, alpha: 1},
+		{name: "both transposed", dtype: driver.F32, m: 17, n: 23, k: 5, batch: 1, transA: true, transB: true, alpha: 1},
+		{name: "leading dims", dtype: driver.F32, m: 12, n: 10, k: 7, batch: 1, lda: 9, ldb: 16, ldc: 13, alpha: 1},
+		{name: "alpha beta", dtype: driver.F64, m: 8, n: 8, k: 8, batch: 1, alpha: -0.5, beta: 2},
+		{name: "batched", dtype: driver.F32, m: 6, n: 5, k: 4, batch: 7, alpha: 1.5, beta: 0.25},
+		{name: "batched strided transposed", dtype: driver.F64, m: 6, n: 5, k: 4, batch: 3, transA: true, lda: 8, strideA: 40, strideB: 25, alpha: 1},
+		{name: "batched broadcast A", dtype: driver.F32, m: 4, n: 3, k: 2, batch: 5, broadcastA: true, alpha: 1},
+		{name: "k zero scales C", dtype: driver.F32, m: 3, n: 4, k: 0, batch: 1, alpha: 1, beta: 3},
+		{name: "m zero", dtype: driver.F64, m: 0, n: 4, k: 3, batch: 1, alpha: 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rowsA, colsA, lda, sa, rowsB, colsB, ldb, sb, ldc, sc := c.layout()
@@ -195,12 +195,12 @@ func TestGEMM(t *testing.T) {
 			exe, err := d.Compile(ctx, c.program())
 			require.NoError(t, err)
 			defer exe.Release()
-			dur, err := exe.LaunchTimed(ctx, []backends.LaunchArg{backends.BufArg(a.id), backends.BufArg(b.id), backends.BufArg(cc.id),
-				backends.VarArg(backends.UintConst(backends.U32, c.m))})
+			dur, err := exe.LaunchTimed(ctx, []driver.LaunchArg{driver.BufArg(a.id), driver.BufArg(b.id), driver.BufArg(cc.id),
+				driver.VarArg(driver.UintConst(driver.U32, c.m))})
 			require.NoError(t, err)
 			require.GreaterOrEqual(t, int64(dur), int64(0))
 			tol := 1e-12
-			if c.dtype == backends.F32 {
+			if c.dtype == driver.F32 {
 				tol = 1e-5 * math.Sqrt(float64(max(c.k, 1))) * 4
 			}
 			for i, w := range want {
@@ -216,25 +216,25 @@ func TestGEMM(t *testing.T) {
 func TestGEMMBadInput(t *testing.T) {
 	d := device(t)
 	ctx := context.Background()
-	base := gemmCase{name: "base", dtype: backends.F32, m: 4, n: 5, k: 6, batch: 1, alpha: 1}
+	base := gemmCase{name: "base", dtype: driver.F32, m: 4, n: 5, k: 6, batch: 1, alpha: 1}
 
 	t.Run("compile", func(t *testing.T) {
 		for _, tc := range []struct {
 			name     string
-			edit     func(p *backends.Program)
+			edit     func(p *driver.Program)
 			sentinel error
 		}{
-			{"no gemm variant", func(p *backends.Program) {
-				p.RemoveVariant(backends.FormatGEMM)
-				p.SetVariant(backends.Variant{Format: backends.FormatC, Code: &backends.SourceVariant{Source: "x", Entry: "x"}})
-			}, backends.ErrNoVariant},
-			{"bf16", func(p *backends.Program) { p.GEMM().DType = backends.BF16 }, backends.ErrUnsupported},
-			{"f16", func(p *backends.Program) { p.GEMM().DType = backends.F16 }, backends.ErrUnsupported},
-			{"i32", func(p *backends.Program) { p.GEMM().DType = backends.I32 }, backends.ErrUnsupported},
-			{"unknown compute", func(p *backends.Program) { p.GEMM().Compute = "fp8" }, backends.ErrUnsupported},
-			{"operand dtype mismatch", func(p *backends.Program) { p.Params[1].DType = backends.F64 }, backends.ErrInvalidArgument},
-			{"c is an input", func(p *backends.Program) { p.GEMM().A = 2 }, backends.ErrInvalidArgument},
-			{"operand not a buffer", func(p *backends.Program) { p.GEMM().B = 3 }, backends.ErrInvalidArgument},
+			{"no gemm variant", func(p *driver.Program) {
+				p.RemoveVariant(driver.FormatGEMM)
+				p.SetVariant(driver.Variant{Format: driver.FormatC, Code: &driver.SourceVariant{Source: "x", Entry: "x"}})
+			}, driver.ErrNoVariant},
+			{"bf16", func(p *driver.Program) { p.GEMM().DType = driver.BF16 }, driver.ErrUnsupported},
+			{"f16", func(p *driver.Program) { p.GEMM().DType = driver.F16 }, driver.ErrUnsupported},
+			{"i32", func(p *driver.Program) { p.GEMM().DType = driver.I32 }, driver.ErrUnsupported},
+			{"unknown compute", func(p *driver.Program) { p.GEMM().Compute = "fp8" }, driver.ErrUnsupported},
+			{"operand dtype mismatch", func(p *driver.Program) { p.Params[1].DType = driver.F64 }, driver.ErrInvalidArgument},
+			{"c is an input", func(p *driver.Program) { p.GEMM().A = 2 }, driver.ErrInvalidArgument},
+			{"operand not a buffer", func(p *driver.Program) { p.GEMM().B = 3 }, driver.ErrInvalidArgument},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				p := base.program()
@@ -245,33 +245,33 @@ func TestGEMMBadInput(t *testing.T) {
 			})
 		}
 		_, err := d.Compile(ctx, nil)
-		require.ErrorIs(t, err, backends.ErrNoVariant)
+		require.ErrorIs(t, err, driver.ErrNoVariant)
 	})
 
 	t.Run("launch", func(t *testing.T) {
-		a := newArray(t, d, backends.F32, 4*6, 1)
-		b := newArray(t, d, backends.F32, 6*5, 2)
-		c := newArray(t, d, backends.F32, 4*5, 3)
-		small := newArray(t, d, backends.F32, 4*5-1, 4)
-		args := func(a, b, c backends.BufferID, m uint64) []backends.LaunchArg {
-			return []backends.LaunchArg{backends.BufArg(a), backends.BufArg(b), backends.BufArg(c), backends.VarArg(backends.UintConst(backends.U32, m))}
+		a := newArray(t, d, driver.F32, 4*6, 1)
+		b := newArray(t, d, driver.F32, 6*5, 2)
+		c := newArray(t, d, driver.F32, 4*5, 3)
+		small := newArray(t, d, driver.F32, 4*5-1, 4)
+		args := func(a, b, c driver.BufferID, m uint64) []driver.LaunchArg {
+			return []driver.LaunchArg{driver.BufArg(a), driver.BufArg(b), driver.BufArg(c), driver.VarArg(driver.UintConst(driver.U32, m))}
 		}
 		for _, tc := range []struct {
 			name string
-			edit func(g *backends.GEMMVariant)
-			args []backends.LaunchArg
+			edit func(g *driver.GEMMVariant)
+			args []driver.LaunchArg
 			says string
 		}{
 			{"C too small", nil, args(a.id, b.id, small.id, 4), "operand c (param 2) needs 20 elements"},
 			{"m larger than A holds", nil, args(a.id, b.id, c.id, 5), "operand a (param 0) needs 30 elements"},
-			{"k mismatches B", func(g *backends.GEMMVariant) { g.K = dim(7) }, args(a.id, b.id, c.id, 4), "needs"},
-			{"lda below columns", func(g *backends.GEMMVariant) { g.LdA = pdim(5) }, args(a.id, b.id, c.id, 4), "lda = 5 is less than the 6 columns"},
-			{"ldc below columns", func(g *backends.GEMMVariant) { g.LdC = pdim(4) }, args(a.id, b.id, c.id, 4), "ldc = 4"},
+			{"k mismatches B", func(g *driver.GEMMVariant) { g.K = dim(7) }, args(a.id, b.id, c.id, 4), "needs"},
+			{"lda below columns", func(g *driver.GEMMVariant) { g.LdA = pdim(5) }, args(a.id, b.id, c.id, 4), "lda = 5 is less than the 6 columns"},
+			{"ldc below columns", func(g *driver.GEMMVariant) { g.LdC = pdim(4) }, args(a.id, b.id, c.id, 4), "ldc = 4"},
 			{"m beyond int32", nil, args(a.id, b.id, c.id, math.MaxUint32), "exceeds the CBLAS int range"},
-			{"batch overlapping C", func(g *backends.GEMMVariant) { g.Batch = pdim(2); g.StrideC = pdim(1) }, args(a.id, b.id, c.id, 1), "overwrite each other"},
+			{"batch overlapping C", func(g *driver.GEMMVariant) { g.Batch = pdim(2); g.StrideC = pdim(1) }, args(a.id, b.id, c.id, 1), "overwrite each other"},
 			{"C aliases A", nil, args(c.id, b.id, c.id, 1), "same buffer"},
 			{"wrong arg count", nil, args(a.id, b.id, c.id, 4)[:3], "3 args for 4 params"},
-			{"grid expression error", func(g *backends.GEMMVariant) { g.N = backends.BinaryDim(backends.GwsDiv, dim(1), dim(0)) }, args(a.id, b.id, c.id, 4), "division by zero"},
+			{"grid expression error", func(g *driver.GEMMVariant) { g.N = driver.BinaryDim(driver.GwsDiv, dim(1), dim(0)) }, args(a.id, b.id, c.id, 4), "division by zero"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				p := base.program()
@@ -283,7 +283,7 @@ func TestGEMMBadInput(t *testing.T) {
 				defer exe.Release()
 				before := append([]byte(nil), c.mem...)
 				err = exe.Launch(ctx, tc.args)
-				require.ErrorIs(t, err, backends.ErrInvalidArgument)
+				require.ErrorIs(t, err, driver.ErrInvalidArgument)
 				require.Contains(t, err.Error(), tc.says)
 				require.Equal(t, before, c.mem, "a rejected launch wrote C")
 			})
@@ -294,7 +294,7 @@ func TestGEMMBadInput(t *testing.T) {
 		exe, err := d.Compile(ctx, base.program())
 		require.NoError(t, err)
 		require.NoError(t, exe.Release())
-		require.ErrorIs(t, exe.Launch(ctx, nil), backends.ErrClosed)
+		require.ErrorIs(t, exe.Launch(ctx, nil), driver.ErrClosed)
 		require.NoError(t, exe.Release(), "a second Release does nothing")
 	})
 }
@@ -340,13 +340,13 @@ func TestThreads(t *testing.T) {
 		require.Equal(t, map[int]string{1: "1", 2: "2"}[n], dev.Info().Extra["threads"])
 	}
 	_, err := Open(context.Background(), Config{Threads: -1})
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 }
 
 func TestInfoAndRegistry(t *testing.T) {
 	d := device(t)
 	info := d.Info()
-	require.Equal(t, backends.KindCPU, info.Kind)
+	require.Equal(t, driver.KindCPU, info.Kind)
 	require.Positive(t, info.Compute)
 	require.Equal(t, "true", info.Extra["aot_only"])
 	require.NotEmpty(t, info.Extra["library"])

@@ -6,14 +6,14 @@ import (
 	"context"
 	"testing"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/backends/cblas"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // open opens a CBLAS device of the test's own, or skips naming what is
 // missing.
-func open(t testing.TB) backends.Device {
+func open(t testing.TB) driver.Device {
 	d, err := cblas.Open(context.Background(), cblas.Config{})
 	if err != nil {
 		t.Skipf("no CBLAS library: %v", err)
@@ -22,7 +22,7 @@ func open(t testing.TB) backends.Device {
 }
 
 // matmul is the matmul example: the device takes its GEMM variant.
-func matmul(t testing.TB) *backends.Program { return backendtest.ExampleProgram(t, "matmul") }
+func matmul(t testing.TB) *driver.Program { return backendtest.ExampleProgram(t, "matmul") }
 
 func TestExecutableConformance(t *testing.T) {
 	d := open(t)

@@ -8,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/backends/cblas"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // TestExampleBundles runs the matmul example's GEMM variant from its bundle
@@ -20,7 +20,7 @@ func TestExampleBundles(t *testing.T) {
 	if err != nil {
 		t.Skipf("no CBLAS library: %v", err)
 	}
-	_, ok := dev.Pool().(backends.HostMemory)
+	_, ok := dev.Pool().(driver.HostMemory)
 	require.True(t, ok, "the %s device computes on host memory", dev.Name())
 	backendtest.RunExamples(t, dev,
 		backendtest.Example{Name: "matmul", Set: map[string]string{"m": "37", "n": "41", "k": "29"}},

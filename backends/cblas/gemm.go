@@ -11,7 +11,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
@@ -28,15 +27,15 @@ type shape struct {
 }
 
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{backends.ErrInvalidArgument}, args...)...)
+	return fmt.Errorf("%w: "+format, append([]any{driver.ErrInvalidArgument}, args...)...)
 }
 
 // planGEMM evaluates g's expressions from args and checks them against the
 // operand buffer sizes (bytes, by param ordinal). Everything a CBLAS would
 // reject, or read or write out of bounds, is an error here, before any
 // call.
-func planGEMM(g *backends.GEMMVariant, args []backends.LaunchArg, sizes []int64) (*shape, error) {
-	eval := func(name string, d *backends.GwsDim, def uint64) (uint64, error) {
+func planGEMM(g *driver.GEMMVariant, args []driver.LaunchArg, sizes []int64) (*shape, error) {
+	eval := func(name string, d *driver.GwsDim, def uint64) (uint64, error) {
 		if d == nil {
 			return def, nil
 		}
@@ -160,14 +159,14 @@ func extent(batch, stride, rows, ld, cols uint64) (uint64, bool) {
 // executable is a checked GEMM program.
 type executable struct {
 	dev  *Device
-	prog *backends.Program
+	prog *driver.Program
 	// released: the program holds nothing native, so a launch already
 	// running when it is released simply finishes.
 	released atomic.Bool
 }
 
 // Launch is Submit followed by a wait for its event.
-func (e *executable) Launch(ctx context.Context, args []backends.LaunchArg) error {
+func (e *executable) Launch(ctx context.Context, args []driver.LaunchArg) error {
 	ev, err := e.Submit(ctx, args)
 	return driver.Wait(ctx, ev, err)
 }
@@ -175,7 +174,7 @@ func (e *executable) Launch(ctx context.Context, args []backends.LaunchArg) erro
 // LaunchTimed runs the GEMM once and returns the wall time of the CBLAS
 // calls. Calls are queued one after another, so it has the library's
 // threads to itself.
-func (e *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
+func (e *executable) LaunchTimed(ctx context.Context, args []driver.LaunchArg) (time.Duration, error) {
 	var elapsed time.Duration
 	ev, err := e.submit(ctx, args, nil, &elapsed)
 	if err := driver.Wait(ctx, ev, err); err != nil {
@@ -186,15 +185,15 @@ func (e *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg)
 
 // Submit checks the operands, holds them, and queues the GEMM on the
 // device's queue after the events in after.
-func (e *executable) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
+func (e *executable) Submit(ctx context.Context, args []driver.LaunchArg, after ...driver.Event) (driver.Event, error) {
 	return e.submit(ctx, args, after, nil)
 }
 
-func launchErr(err error) error { return &backends.Error{Backend: BackendName, Op: "launch", Err: err} }
+func launchErr(err error) error { return &driver.Error{Backend: BackendName, Op: "launch", Err: err} }
 
-func (e *executable) submit(ctx context.Context, args []backends.LaunchArg, after []backends.Event, elapsed *time.Duration) (backends.Event, error) {
+func (e *executable) submit(ctx context.Context, args []driver.LaunchArg, after []driver.Event, elapsed *time.Duration) (driver.Event, error) {
 	if e.released.Load() || e.dev.isClosed() {
-		return nil, launchErr(fmt.Errorf("%w: program %q was released or its device closed", backends.ErrClosed, e.prog.Name))
+		return nil, launchErr(fmt.Errorf("%w: program %q was released or its device closed", driver.ErrClosed, e.prog.Name))
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -209,7 +208,7 @@ func (e *executable) submit(ctx context.Context, args []backends.LaunchArg, afte
 	if err != nil {
 		return nil, launchErr(err)
 	}
-	ids := [3]backends.BufferID{args[g.A].Buffer, args[g.B].Buffer, args[g.C].Buffer}
+	ids := [3]driver.BufferID{args[g.A].Buffer, args[g.B].Buffer, args[g.C].Buffer}
 	if ids[2] == ids[0] || ids[2] == ids[1] {
 		return nil, launchErr(invalid("gemm output c is the same buffer as an input"))
 	}

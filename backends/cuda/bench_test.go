@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // The benchmarks compare with the native programs in bench/cuda; run them
@@ -23,10 +24,10 @@ const gib = 1 << 30
 var copyBuffers struct {
 	sync.Mutex
 	host map[bool][]byte
-	dev  backends.BufferID
+	dev  driver.BufferID
 }
 
-func benchBuffers(b *testing.B, d *Device, fromHostPool bool) ([]byte, backends.BufferID) {
+func benchBuffers(b *testing.B, d *Device, fromHostPool bool) ([]byte, driver.BufferID) {
 	copyBuffers.Lock()
 	defer copyBuffers.Unlock()
 	ctx := context.Background()
@@ -88,10 +89,10 @@ func BenchmarkD2H1GiBGoHeap(b *testing.B)   { benchCopy(b, false, false) }
 func BenchmarkLaunchEmpty(b *testing.B) {
 	d := gpu(b)
 	ctx := context.Background()
-	exe, err := d.Compile(ctx, &backends.Program{
+	exe, err := d.Compile(ctx, &driver.Program{
 		Name:     "empty",
-		Grid:     []backends.GwsDim{backends.ConstDim(1)},
-		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "empty", Local: [3]uint32{32}, Source: `extern "C" __global__ void empty() {}`}}},
+		Grid:     []driver.GwsDim{driver.ConstDim(1)},
+		Variants: []driver.Variant{{Format: driver.FormatCUDA, Code: &driver.SourceVariant{Entry: "empty", Local: [3]uint32{32}, Source: `extern "C" __global__ void empty() {}`}}},
 	})
 	require.NoError(b, err)
 	defer exe.Release()
@@ -100,7 +101,7 @@ func BenchmarkLaunchEmpty(b *testing.B) {
 
 // benchLaunches times b.N launches of exe with args, after warmup untimed
 // ones, and stops the timer.
-func benchLaunches(b *testing.B, exe backends.Executable, args []backends.LaunchArg, warmup int) {
+func benchLaunches(b *testing.B, exe driver.Executable, args []driver.LaunchArg, warmup int) {
 	ctx := context.Background()
 	for range warmup {
 		require.NoError(b, exe.Launch(ctx, args))
@@ -114,11 +115,11 @@ func benchLaunches(b *testing.B, exe backends.Executable, args []backends.Launch
 	b.StopTimer()
 }
 
-func benchGEMM(b *testing.B, dt backends.DType, compute string) {
+func benchGEMM(b *testing.B, dt driver.DType, compute string) {
 	d := gpu(b)
 	ctx := context.Background()
 	const n = 8192
-	p := gemmProgram(backends.GEMMVariant{DType: dt, Compute: compute, M: backends.ConstDim(n), N: backends.ConstDim(n), K: backends.ConstDim(n), Alpha: 1})
+	p := gemmProgram(driver.GEMMVariant{DType: dt, Compute: compute, M: driver.ConstDim(n), N: driver.ConstDim(n), K: driver.ConstDim(n), Alpha: 1})
 	bytes := int64(n * n * dt.Size())
 	host := make([]float64, n*n)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -126,13 +127,13 @@ func benchGEMM(b *testing.B, dt backends.DType, compute string) {
 		host[i] = 2*rng.Float64() - 1
 	}
 	data := encodeElemsRounded(dt, host)
-	args := make([]backends.LaunchArg, 3)
+	args := make([]driver.LaunchArg, 3)
 	for i := range args {
 		id, err := d.Pool().Alloc(ctx, bytes)
 		require.NoError(b, err)
 		defer d.Pool().Release(id)
 		require.NoError(b, d.Pool().Write(ctx, id, 0, data))
-		args[i] = backends.BufArg(id)
+		args[i] = driver.BufArg(id)
 	}
 	exe, err := d.Compile(ctx, p)
 	require.NoError(b, err)
@@ -143,8 +144,8 @@ func benchGEMM(b *testing.B, dt backends.DType, compute string) {
 
 // encodeElemsRounded encodes arbitrary values (bf16 by truncation, which is
 // fine for benchmark data).
-func encodeElemsRounded(dt backends.DType, v []float64) []byte { return encodeElems(dt, v) }
+func encodeElemsRounded(dt driver.DType, v []float64) []byte { return encodeElems(dt, v) }
 
-func BenchmarkSgemm8192(b *testing.B)    { benchGEMM(b, backends.F32, "") }
-func BenchmarkTF32Gemm8192(b *testing.B) { benchGEMM(b, backends.F32, "tf32") }
-func BenchmarkBF16Gemm8192(b *testing.B) { benchGEMM(b, backends.BF16, "") }
+func BenchmarkSgemm8192(b *testing.B)    { benchGEMM(b, driver.F32, "") }
+func BenchmarkTF32Gemm8192(b *testing.B) { benchGEMM(b, driver.F32, "tf32") }
+func BenchmarkBF16Gemm8192(b *testing.B) { benchGEMM(b, driver.BF16, "") }

@@ -5,14 +5,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // openOwn opens GPU i as a device of the test's own, for a check that
 // closes it.
 func openOwn(i int) backendtest.Opener {
-	return func(t testing.TB) backends.Device {
+	return func(t testing.TB) driver.Device {
 		drv, err := loadDriver()
 		if err != nil {
 			t.Skip("libcuda.so.1 not found: " + err.Error())
@@ -31,7 +31,7 @@ func TestExecutableConformance(t *testing.T) {
 		})
 		t.Run(d.Name()+"/gemm", func(t *testing.T) {
 			p := backendtest.ExampleProgram(t, "matmul")
-			p.RemoveVariant(backends.FormatCUDA)
+			p.RemoveVariant(driver.FormatCUDA)
 			backendtest.RunExecutableConformance(t, d, openOwn(i), p, backendtest.MatmulArgs(33, 47, 65)...)
 		})
 	}
@@ -41,9 +41,9 @@ func TestBadInputConformance(t *testing.T) {
 	for _, d := range gpus(t) {
 		t.Run(d.Name()+"/kernel", func(t *testing.T) {
 			backendtest.RunBadInputConformance(t, d, backendtest.BadInput{
-				Program: func(t testing.TB) *backends.Program { return backendtest.ExampleProgram(t, "vadd") },
+				Program: func(t testing.TB) *driver.Program { return backendtest.ExampleProgram(t, "vadd") },
 				Args:    backendtest.VaddArgs(1000),
-				Check: func(t testing.TB, dev backends.Device, exe backends.Executable) {
+				Check: func(t testing.TB, dev driver.Device, exe driver.Executable) {
 					backendtest.CheckVadd(t, dev.Pool(), exe, 777)
 				},
 				BuildsCode: true,
@@ -52,9 +52,9 @@ func TestBadInputConformance(t *testing.T) {
 		})
 		t.Run(d.Name()+"/gemm", func(t *testing.T) {
 			backendtest.RunBadInputConformance(t, d, backendtest.BadInput{
-				Program: func(t testing.TB) *backends.Program {
+				Program: func(t testing.TB) *driver.Program {
 					p := backendtest.ExampleProgram(t, "matmul")
-					p.RemoveVariant(backends.FormatCUDA)
+					p.RemoveVariant(driver.FormatCUDA)
 					return p
 				},
 				Args:       backendtest.MatmulArgs(33, 47, 65),

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 )
@@ -48,7 +47,7 @@ type Config struct {
 
 const defaultStagingChunk = 16 << 20
 
-func open(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
+func open(ctx context.Context, env *driver.Env) ([]driver.Device, error) {
 	var c Config
 	if err := driver.Section(env, Name, &c); err != nil {
 		return nil, err
@@ -66,10 +65,10 @@ func open(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
 		return nil, err
 	}
 	if n == 0 {
-		return nil, fmt.Errorf("%w: the CUDA driver reports no devices", backends.ErrNoDevice)
+		return nil, fmt.Errorf("%w: the CUDA driver reports no devices", driver.ErrNoDevice)
 	}
 	common := driver.Common(env, Name)
-	var devs []backends.Device
+	var devs []driver.Device
 	var errs []error
 	for i := 0; i < int(n); i++ {
 		if !common.Allows(i) {
@@ -90,7 +89,7 @@ func open(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
 		if len(errs) > 0 {
 			return nil, errors.Join(errs...)
 		}
-		return nil, fmt.Errorf("%w: device_ids allows none of the %d CUDA devices", backends.ErrNoDevice, n)
+		return nil, fmt.Errorf("%w: device_ids allows none of the %d CUDA devices", driver.ErrNoDevice, n)
 	}
 	for _, e := range errs {
 		driver.Debug(driver.DebugDevice, "cuda device not opened", "err", e)

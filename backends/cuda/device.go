@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/diskcache"
 )
@@ -32,14 +31,14 @@ type Device struct {
 	streams [numStreams]uintptr
 	maxGrid []uint64 // limits.maxGrid for driver.CheckLaunch
 	name    string
-	info    *backends.DeviceInfo
+	info    *driver.DeviceInfo
 	cc      [2]int32
 	limits  limits
 	pool    *Pool
 	// numaNode is the GPU's NUMA node on a host with several, else -1.
 	numaNode int
 
-	lost   atomic.Pointer[backends.Error]
+	lost   atomic.Pointer[driver.Error]
 	closed atomic.Bool
 
 	stagingOnce sync.Once
@@ -86,7 +85,7 @@ func openDevice(drv *driverAPI, ordinal int, cfg Config) (*Device, error) {
 	d := &Device{drv: drv, cfg: cfg, ordinal: ordinal, name: Name + ":" + strconv.Itoa(ordinal)}
 	var err error
 	if d.cache, err = diskcache.Open(cfg.CacheDir, Name); err != nil {
-		return nil, fmt.Errorf("%w: cuda.cache_dir: %w", backends.ErrNoDevice, err)
+		return nil, fmt.Errorf("%w: cuda.cache_dir: %w", driver.ErrNoDevice, err)
 	}
 	if err := drv.check("cuDeviceGet", drv.call(drv.deviceGet, uintptr(unsafe.Pointer(&d.dev)), uintptr(ordinal))); err != nil {
 		return nil, err
@@ -134,7 +133,7 @@ func openDevice(drv *driverAPI, ordinal int, cfg Config) (*Device, error) {
 }
 
 // readInfo fills DeviceInfo; the context must be current.
-func (d *Device) readInfo() (*backends.DeviceInfo, error) {
+func (d *Device) readInfo() (*driver.DeviceInfo, error) {
 	drv := d.drv
 	attr := func(a int) int32 {
 		v, err := drv.attribute(d.dev, a)
@@ -163,14 +162,14 @@ func (d *Device) readInfo() (*backends.DeviceInfo, error) {
 	}
 	sms := attr(attrMultiprocessorCount)
 	clockKHz := attr(attrClockRate)
-	formats := []backends.Format{backends.FormatGEMM, backends.FormatCUDA} // cuBLAS runs a GEMM variant first
+	formats := []driver.Format{driver.FormatGEMM, driver.FormatCUDA} // cuBLAS runs a GEMM variant first
 	if d.cfg.PreferKernel {
-		formats = []backends.Format{backends.FormatCUDA, backends.FormatGEMM}
+		formats = []driver.Format{driver.FormatCUDA, driver.FormatGEMM}
 	}
-	info := &backends.DeviceInfo{
+	info := &driver.DeviceInfo{
 		Formats:             formats,
 		Name:                cString(nameBuf[:]),
-		Kind:                backends.KindGPU,
+		Kind:                driver.KindGPU,
 		MaxGlobalWorkDims:   []uint64{uint64(d.limits.maxGrid[0]), uint64(d.limits.maxGrid[1]), uint64(d.limits.maxGrid[2])},
 		MaxLocalThreads:     uint32(d.limits.maxThreads),
 		MaxLocalWorkDims:    []uint32{uint32(d.limits.maxBlock[0]), uint32(d.limits.maxBlock[1]), uint32(d.limits.maxBlock[2])},
@@ -215,20 +214,20 @@ func (d *Device) readInfo() (*backends.DeviceInfo, error) {
 			}
 		}
 	}
-	floatCaps := backends.CapFloatOps
-	intCaps := backends.CapIntOps
-	for _, t := range backends.AllDTypes() {
+	floatCaps := driver.CapFloatOps
+	intCaps := driver.CapIntOps
+	for _, t := range driver.AllDTypes() {
 		switch {
-		case t == backends.F8E4M3 || t == backends.F8E5M2:
+		case t == driver.F8E4M3 || t == driver.F8E5M2:
 			if d.cc[0] >= 9 || (d.cc[0] == 8 && d.cc[1] >= 9) {
-				info.DTypeCaps[t] = backends.CapAdd | backends.CapMul
+				info.DTypeCaps[t] = driver.CapAdd | driver.CapMul
 			}
-		case t == backends.BF16 && d.cc[0] < 8:
-			info.DTypeCaps[t] = floatCaps.Exclude(backends.CapExp | backends.CapLn | backends.CapSin | backends.CapCos)
+		case t == driver.BF16 && d.cc[0] < 8:
+			info.DTypeCaps[t] = floatCaps.Exclude(driver.CapExp | driver.CapLn | driver.CapSin | driver.CapCos)
 		case t.IsFloat():
 			info.DTypeCaps[t] = floatCaps
-		case t == backends.Bool:
-			info.DTypeCaps[t] = backends.CapAnd | backends.CapOr | backends.CapEq | backends.CapNotEq | backends.CapBitNot
+		case t == driver.Bool:
+			info.DTypeCaps[t] = driver.CapAnd | driver.CapOr | driver.CapEq | driver.CapNotEq | driver.CapBitNot
 		default:
 			info.DTypeCaps[t] = intCaps
 		}
@@ -269,14 +268,14 @@ func computeEstimate(cc [2]int32, sms, clockKHz int32) uint64 {
 	return uint64(int64(sms) * coresPerSM(cc) * 2 * hz)
 }
 
-func mmaLayouts(cc [2]int32) []backends.MMADims {
-	var out []backends.MMADims
+func mmaLayouts(cc [2]int32) []driver.MMADims {
+	var out []driver.MMADims
 	if cc[0] >= 7 {
-		out = append(out, backends.MMADims{M: 16, N: 16, K: 16, In: backends.F16, Acc: backends.F32})
+		out = append(out, driver.MMADims{M: 16, N: 16, K: 16, In: driver.F16, Acc: driver.F32})
 	}
 	if cc[0] >= 8 {
-		out = append(out, backends.MMADims{M: 16, N: 16, K: 16, In: backends.BF16, Acc: backends.F32},
-			backends.MMADims{M: 16, N: 16, K: 8, In: backends.F32, Acc: backends.F32})
+		out = append(out, driver.MMADims{M: 16, N: 16, K: 16, In: driver.BF16, Acc: driver.F32},
+			driver.MMADims{M: 16, N: 16, K: 8, In: driver.F32, Acc: driver.F32})
 	}
 	return out
 }
@@ -298,19 +297,19 @@ func (d *Device) Backend() string { return Name }
 
 // Info describes the GPU. Extra["memory_free"] is the free memory at open;
 // Pool().FreeBytes() reads it now.
-func (d *Device) Info() *backends.DeviceInfo { return d.info }
+func (d *Device) Info() *driver.DeviceInfo { return d.info }
 
 // Pool is the device's memory.
-func (d *Device) Pool() backends.Pool { return d.pool }
+func (d *Device) Pool() driver.Pool { return d.pool }
 
 // usable says why the device cannot be used, or nil.
 func (d *Device) usable(op string) error {
 	if d.closed.Load() {
-		return backends.Errorf(Name, op, backends.ErrClosed, "%s is closed", d.name)
+		return driver.Errorf(Name, op, driver.ErrClosed, "%s is closed", d.name)
 	}
 	if cause := d.lost.Load(); cause != nil {
-		return &backends.Error{Backend: Name, Op: op, Native: cause.Native,
-			Err: fmt.Errorf("%w: %s: the context faulted earlier (%s) and cannot be used again", backends.ErrDeviceLost, d.name, cause.Op)}
+		return &driver.Error{Backend: Name, Op: op, Native: cause.Native,
+			Err: fmt.Errorf("%w: %s: the context faulted earlier (%s) and cannot be used again", driver.ErrDeviceLost, d.name, cause.Op)}
 	}
 	return nil
 }
@@ -335,7 +334,7 @@ func (d *Device) fail(op string, r cuResult) error {
 		return nil
 	}
 	if r.sticky() {
-		be := err.(*backends.Error)
+		be := err.(*driver.Error)
 		if d.lost.CompareAndSwap(nil, be) {
 			driver.Debug(driver.DebugDevice, "cuda context lost", "device", d.name, "op", op, "err", be.Native)
 			d.stopWaiting() // the gate's work fails now, not when its dependencies end
@@ -391,9 +390,9 @@ func (d *Device) Close() error {
 // Compile builds p for this GPU: the GEMM variant through cuBLAS (unless
 // the config prefers kernels and a CUDA C variant exists), else the CUDA C
 // variant through NVRTC.
-func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
+func (d *Device) Compile(ctx context.Context, p *driver.Program) (driver.Executable, error) {
 	if err := p.Validate(); err != nil {
-		return nil, &backends.Error{Backend: Name, Op: "compile", Err: err}
+		return nil, &driver.Error{Backend: Name, Op: "compile", Err: err}
 	}
 	if err := d.usable("compile"); err != nil {
 		return nil, err
@@ -404,10 +403,10 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	v := p.Variant(d.info.Formats...)
 	switch {
 	case v == nil:
-	case v.Format == backends.FormatGEMM:
+	case v.Format == driver.FormatGEMM:
 		return d.compileGEMM(p.WithVariant(v))
-	case v.Format == backends.FormatCUDA:
+	case v.Format == driver.FormatCUDA:
 		return d.compileKernel(ctx, p.WithVariant(v))
 	}
-	return nil, fmt.Errorf("%s: program %q: %w", d.name, p.Name, backends.ErrNoVariant)
+	return nil, fmt.Errorf("%s: program %q: %w", d.name, p.Name, driver.ErrNoVariant)
 }

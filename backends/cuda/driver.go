@@ -7,7 +7,7 @@ import (
 
 	"github.com/ebitengine/purego"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/dl"
 )
 
@@ -54,13 +54,13 @@ func (r cuResult) sticky() bool {
 func (r cuResult) sentinel() error {
 	switch {
 	case r == cudaErrorOutOfMemory:
-		return backends.ErrOutOfMemory
+		return driver.ErrOutOfMemory
 	case r.sticky():
-		return backends.ErrDeviceLost
+		return driver.ErrDeviceLost
 	case r == cudaErrorInvalidValue, r == cudaErrorLaunchOutOfResources:
-		return backends.ErrInvalidArgument
+		return driver.ErrInvalidArgument
 	case r == cudaErrorNoDevice, r == cudaErrorInvalidDevice:
-		return backends.ErrNoDevice
+		return driver.ErrNoDevice
 	}
 	return errors.New("driver error")
 }
@@ -214,7 +214,7 @@ func (d *driverAPI) describe(r cuResult) string {
 	return goString(p)
 }
 
-// check turns a failed CUresult into a typed *backends.Error.
+// check turns a failed CUresult into a typed *driver.Error.
 func (d *driverAPI) check(op string, r cuResult) error {
 	if r == cudaSuccess {
 		return nil
@@ -223,7 +223,7 @@ func (d *driverAPI) check(op string, r cuResult) error {
 	if s := d.describe(r); s != "" {
 		native += " (" + s + ")"
 	}
-	return &backends.Error{Backend: "cuda", Op: op, Native: native, Err: r.sentinel()}
+	return &driver.Error{Backend: "cuda", Op: op, Native: native, Err: r.sentinel()}
 }
 
 // attribute reads one device attribute.

@@ -12,19 +12,20 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // gemmMatmulStep is the matmul example on cuBLAS alone.
 func gemmMatmulStep(t testing.TB, n int) backendtest.Step {
 	s := backendtest.MatmulStep(t, n)
-	s.Program.RemoveVariant(backends.FormatCUDA)
+	s.Program.RemoveVariant(driver.FormatCUDA)
 	return s
 }
 
 // kernelVaddStep is the vadd example on its CUDA C kernel.
 func kernelVaddStep(t testing.TB, n int) backendtest.Step {
 	s := backendtest.VaddStep(t, n)
-	s.Program.RemoveVariant(backends.FormatGEMM)
+	s.Program.RemoveVariant(driver.FormatGEMM)
 	return s
 }
 
@@ -78,7 +79,7 @@ func TestTransfersKeepOrderOnABuffer(t *testing.T) {
 		require.NoError(t, err)
 		r2, err := d.Pool().ReadAsync(ctx, id, 0, back2)
 		require.NoError(t, err)
-		require.NoError(t, backends.WaitAll(ctx, w1, r1, w2, r2))
+		require.NoError(t, driver.WaitAll(ctx, w1, r1, w2, r2))
 		require.True(t, string(first) == string(back1), "the first read sees the first write, not the second")
 		require.True(t, string(second) == string(back2), "the second read sees the second write")
 	})
@@ -95,14 +96,14 @@ func TestTransfersKeepOrderOnABuffer(t *testing.T) {
 	}
 	bx := backendtest.Upload(t, d.Pool(), backendtest.F32Bytes(x))
 	bz := backendtest.Upload(t, d.Pool(), make([]byte, 4*n))
-	run, err := exe.Submit(ctx, []backends.LaunchArg{backends.BufArg(bx), backends.BufArg(bx), backends.BufArg(bz), u32(n)})
+	run, err := exe.Submit(ctx, []driver.LaunchArg{driver.BufArg(bx), driver.BufArg(bx), driver.BufArg(bz), u32(n)})
 	require.NoError(t, err)
 	over, err := d.Pool().WriteAsync(ctx, bx, 0, make([]byte, 4*n)) // after the launch has read bx
 	require.NoError(t, err)
 	out := make([]byte, 4*n)
 	down, err := d.Pool().ReadAsync(ctx, bz, 0, out) // after the launch has written bz
 	require.NoError(t, err)
-	require.NoError(t, backends.WaitAll(ctx, run, over, down))
+	require.NoError(t, driver.WaitAll(ctx, run, over, down))
 	z := backendtest.BytesF32(out)
 	for i := range z {
 		if z[i] != 2*x[i] {
@@ -125,8 +126,8 @@ func TestWriteWaitsForTheReadThatFillsItsSource(t *testing.T) {
 		}
 		a := backendtest.Upload(t, d.Pool(), want)
 		b := backendtest.Upload(t, d.Pool(), make([]byte, n))
-		mid := mem()                    // zeros until the read
-		gate := backends.NewHostEvent() // holds the read back so the write is submitted first
+		mid := mem()                  // zeros until the read
+		gate := driver.NewHostEvent() // holds the read back so the write is submitted first
 		read, err := d.Pool().ReadAsync(ctx, a, 0, mid, gate)
 		require.NoError(t, err)
 		write, err := d.Pool().WriteAsync(ctx, b, 0, mid, read)
@@ -175,24 +176,24 @@ func TestLaunchTimedAfterQueuedWork(t *testing.T) {
 	require.NoError(t, err)
 	defer spin.Release()
 	buf := backendtest.Upload(t, d.Pool(), make([]byte, 4))
-	args := []backends.LaunchArg{backends.BufArg(buf)}
+	args := []driver.LaunchArg{driver.BufArg(buf)}
 	alone, err := spin.LaunchTimed(ctx, args)
 	require.NoError(t, err)
 	pending := backendtest.SubmitN(t, ctx, spin, args, 5)
 	behind, err := spin.LaunchTimed(ctx, args)
 	require.NoError(t, err)
-	require.NoError(t, backends.WaitAll(ctx, pending...))
+	require.NoError(t, driver.WaitAll(ctx, pending...))
 	t.Logf("spin kernel: %v alone, %v behind 5 queued", alone, behind)
 	require.Less(t, behind, 3*alone, "the timed launch waited for the queue")
 }
 
 // spinProgram is a kernel that spins for about cycles GPU clock cycles.
-func spinProgram(cycles int64) *backends.Program {
-	return &backends.Program{
+func spinProgram(cycles int64) *driver.Program {
+	return &driver.Program{
 		Name:   "spin",
-		Params: []backends.Param{backendtest.GlobalMut("p", backends.U32)},
-		Grid:   []backends.GwsDim{backends.ConstDim(1)},
-		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "spin", Local: [3]uint32{32},
+		Params: []driver.Param{backendtest.GlobalMut("p", driver.U32)},
+		Grid:   []driver.GwsDim{driver.ConstDim(1)},
+		Variants: []driver.Variant{{Format: driver.FormatCUDA, Code: &driver.SourceVariant{Entry: "spin", Local: [3]uint32{32},
 			Source: fmt.Sprintf(`extern "C" __global__ void spin(unsigned int *p) {
 	long long start = clock64();
 	while (clock64() - start < %dLL) {}
@@ -237,12 +238,12 @@ func faultPendingHelper() int {
 	if err := d.Pool().Write(ctx, buf, 0, make([]byte, 4096)); err != nil {
 		return fail("write: %v", err)
 	}
-	one := []backends.LaunchArg{backends.BufArg(buf)}
-	vargs := []backends.LaunchArg{backends.BufArg(buf), backends.BufArg(buf), backends.BufArg(buf), u32(256)}
+	one := []driver.LaunchArg{driver.BufArg(buf)}
+	vargs := []driver.LaunchArg{driver.BufArg(buf), driver.BufArg(buf), driver.BufArg(buf), u32(256)}
 	if _, err := spin.Submit(ctx, one); err != nil {
 		return fail("submit spin: %v", err)
 	}
-	var after []backends.Event
+	var after []driver.Event
 	ev, err := wild.Submit(ctx, one)
 	if err != nil {
 		return fail("submit wild: %v", err)
@@ -260,7 +261,7 @@ func faultPendingHelper() int {
 		return fail("submit read: %v", err)
 	}
 	after = append(after, read)
-	gate := backends.NewHostEvent()
+	gate := driver.NewHostEvent()
 	gated, err := vadd.Submit(ctx, vargs, gate)
 	if err != nil {
 		return fail("submit gated: %v", err)
@@ -270,13 +271,13 @@ func faultPendingHelper() int {
 	defer cancel()
 	for i, ev := range after {
 		err := ev.Wait(wctx)
-		if !errors.Is(err, backends.ErrDeviceLost) {
+		if !errors.Is(err, driver.ErrDeviceLost) {
 			return fail("event %d after the fault: %v, want ErrDeviceLost", i, err)
 		}
 		fmt.Printf("event %d: %v\n", i, err)
 	}
 	gate.Complete(nil)
-	if _, err := vadd.Submit(ctx, vargs); !errors.Is(err, backends.ErrDeviceLost) {
+	if _, err := vadd.Submit(ctx, vargs); !errors.Is(err, driver.ErrDeviceLost) {
 		return fail("submit after the fault: %v, want ErrDeviceLost", err)
 	}
 	if err := d.Close(); err != nil {
@@ -286,12 +287,12 @@ func faultPendingHelper() int {
 	return 0
 }
 
-func wildProgram() *backends.Program {
-	return &backends.Program{
+func wildProgram() *driver.Program {
+	return &driver.Program{
 		Name:   "wild_write",
-		Params: []backends.Param{{Name: "p", Kind: backends.GlobalMut, DType: backends.U32}},
-		Grid:   []backends.GwsDim{backends.ConstDim(1)},
-		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "wild_write", Local: [3]uint32{32},
+		Params: []driver.Param{{Name: "p", Kind: driver.GlobalMut, DType: driver.U32}},
+		Grid:   []driver.GwsDim{driver.ConstDim(1)},
+		Variants: []driver.Variant{{Format: driver.FormatCUDA, Code: &driver.SourceVariant{Entry: "wild_write", Local: [3]uint32{32},
 			Source: `extern "C" __global__ void wild_write(unsigned int *p) {
 				volatile unsigned int *wild = (unsigned int *)0xdead0000ull;
 				*wild = p[threadIdx.x];
@@ -300,9 +301,9 @@ func wildProgram() *backends.Program {
 }
 
 // emptyProgram does nothing over one block: its launch is all cost.
-func emptyProgram() *backends.Program {
-	return backendtest.EmptyProgram(backends.Variant{Format: backends.FormatCUDA,
-		Code: &backends.SourceVariant{Entry: "empty", Local: [3]uint32{32}, Source: `extern "C" __global__ void empty(float *x) {}`}})
+func emptyProgram() *driver.Program {
+	return backendtest.EmptyProgram(driver.Variant{Format: driver.FormatCUDA,
+		Code: &driver.SourceVariant{Entry: "empty", Local: [3]uint32{32}, Source: `extern "C" __global__ void empty(float *x) {}`}})
 }
 
 // The launch path allocates little: the event, the closure that issues the
@@ -315,7 +316,7 @@ func TestSubmitAllocations(t *testing.T) {
 	require.NoError(t, err)
 	defer exe.Release()
 	args := backendtest.MakeArgs(t, d.Pool(), []backendtest.Arg{backendtest.BufferArg(4)})
-	var last backends.Event
+	var last driver.Event
 	allocs := testing.AllocsPerRun(2000, func() {
 		ev, err := exe.Submit(ctx, args)
 		if err != nil {

@@ -11,7 +11,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
@@ -20,10 +19,10 @@ var compiles atomic.Int64
 
 // compileKernel builds the CUDA C variant with NVRTC (or takes it from the
 // module cache) and loads it into the device's context.
-func (d *Device) compileKernel(ctx context.Context, p *backends.Program) (backends.Executable, error) {
-	v := p.Source(backends.FormatCUDA)
+func (d *Device) compileKernel(ctx context.Context, p *driver.Program) (driver.Executable, error) {
+	v := p.Source(driver.FormatCUDA)
 	if v.Entry == "" {
-		return nil, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "program %q: CUDA variant has no entry", p.Name)
+		return nil, driver.Errorf(Name, "compile", driver.ErrInvalidArgument, "program %q: CUDA variant has no entry", p.Name)
 	}
 	block := blockDims(v.Local)
 	if err := d.checkBlock(block, d.limits.maxThreads); err != nil {
@@ -31,13 +30,13 @@ func (d *Device) compileKernel(ctx context.Context, p *backends.Program) (backen
 	}
 	nv, err := loadNVRTC(d.cfg.NVRTC)
 	if err != nil {
-		return nil, &backends.Error{Backend: Name, Op: "compile", Native: err.Error(),
-			Err: fmt.Errorf("%w: NVRTC is needed to build CUDA C", backends.ErrUnsupported)}
+		return nil, &driver.Error{Backend: Name, Op: "compile", Native: err.Error(),
+			Err: fmt.Errorf("%w: NVRTC is needed to build CUDA C", driver.ErrUnsupported)}
 	}
 	want := int(d.cc[0])*10 + int(d.cc[1])
 	t, err := pickTarget(want, nv.supportedArchs(), nv.getCUBIN != 0 && nv.getCUBINSize != 0)
 	if err != nil {
-		return nil, backends.Errorf(Name, "compile", backends.ErrCompile, "%v", err)
+		return nil, driver.Errorf(Name, "compile", driver.ErrCompile, "%v", err)
 	}
 	opts := compileOptions(v.Options, t)
 	nvVersion := strconv.Itoa(int(nv.major)) + "." + strconv.Itoa(int(nv.minor))
@@ -75,7 +74,7 @@ func (d *Device) compileKernel(ctx context.Context, p *backends.Program) (backen
 		if r := drv.call(drv.moduleGetFunction, uintptr(unsafe.Pointer(&k.fn)), k.module, ptrs[0]); r != cudaSuccess {
 			drv.call(drv.moduleUnload, k.module)
 			err := d.fail("cuModuleGetFunction", r)
-			return fmt.Errorf("%w: entry %q (symbol %q) not in the module", backends.ErrCompile, v.Entry, mod.symbol+": "+err.Error())
+			return fmt.Errorf("%w: entry %q (symbol %q) not in the module", driver.ErrCompile, v.Entry, mod.symbol+": "+err.Error())
 		}
 		var maxThreads int32
 		if drv.call(drv.funcGetAttribute, uintptr(unsafe.Pointer(&maxThreads)), funcAttrMaxThreadsPerBlock, k.fn) == cudaSuccess && maxThreads > 0 {
@@ -115,11 +114,11 @@ func (d *Device) checkBlock(b [3]uint32, maxThreads int32) error {
 	total := uint64(b[0]) * uint64(b[1]) * uint64(b[2])
 	for i := range b {
 		if lim := d.limits.maxBlock[i]; lim > 0 && b[i] > uint32(lim) {
-			return backends.Errorf(Name, "launch", backends.ErrInvalidArgument, "block %v: axis %d exceeds the device's %d", b, i, lim)
+			return driver.Errorf(Name, "launch", driver.ErrInvalidArgument, "block %v: axis %d exceeds the device's %d", b, i, lim)
 		}
 	}
 	if maxThreads > 0 && total > uint64(maxThreads) {
-		return backends.Errorf(Name, "launch", backends.ErrInvalidArgument, "block %v has %d threads; at most %d fit", b, total, maxThreads)
+		return driver.Errorf(Name, "launch", driver.ErrInvalidArgument, "block %v has %d threads; at most %d fit", b, total, maxThreads)
 	}
 	return nil
 }
@@ -127,10 +126,10 @@ func (d *Device) checkBlock(b [3]uint32, maxThreads int32) error {
 // gridDims checks the args and evaluates the program's grid against the
 // device's limits (driver.CheckLaunch); missing axes are 1. A zero axis
 // means there is nothing to run.
-func (d *Device) gridDims(p *backends.Program, args []backends.LaunchArg) ([3]uint32, bool, error) {
+func (d *Device) gridDims(p *driver.Program, args []driver.LaunchArg) ([3]uint32, bool, error) {
 	l, err := driver.CheckLaunch(p, d.pool, args, d.gridLimits())
 	if err != nil {
-		return [3]uint32{}, false, &backends.Error{Backend: Name, Op: "launch", Err: err}
+		return [3]uint32{}, false, &driver.Error{Backend: Name, Op: "launch", Err: err}
 	}
 	return [3]uint32{uint32(l.Grid[0]), uint32(l.Grid[1]), uint32(l.Grid[2])}, l.Empty, nil
 }
@@ -168,12 +167,12 @@ type kernelExec struct {
 // the executable's own prepare.
 type launcher struct {
 	dev  *Device
-	prog *backends.Program
+	prog *driver.Program
 	// what names a run in errors ("launch", "gemm").
 	what string
 	// prepareRun is the executable's prepare: it checks a run's args and
 	// makes its event, timed or not.
-	prepareRun func(ctx context.Context, args []backends.LaunchArg, timed bool) (*event, error)
+	prepareRun func(ctx context.Context, args []driver.LaunchArg, timed bool) (*event, error)
 
 	runs    runs
 	timedMu sync.Mutex // one LaunchTimed at a time: they share events
@@ -240,9 +239,9 @@ func (k *kernelExec) endRun() {
 
 // varBits is a scalar's value as its kernel parameter slot holds it: the
 // bytes Constant.Bytes gives, little endian, zero above.
-func varBits(c backends.Constant) uint64 {
+func varBits(c driver.Constant) uint64 {
 	n := c.DType.Size()
-	if c.DType.IsFloat() && c.DType != backends.F64 && n < 4 {
+	if c.DType.IsFloat() && c.DType != driver.F64 && n < 4 {
 		n = 4 // narrow floats travel as f32 bits
 	}
 	if n >= 8 {
@@ -270,14 +269,14 @@ func packSlots(mem []byte, base uintptr, vals []uint64) error {
 // Launch runs the work and waits for it: Submit and a wait. When ctx ends
 // while the work runs, Launch returns at once and the work runs to its end,
 // holding its buffers until then.
-func (l *launcher) Launch(ctx context.Context, args []backends.LaunchArg) error {
+func (l *launcher) Launch(ctx context.Context, args []driver.LaunchArg) error {
 	ev, err := l.Submit(ctx, args)
 	return driver.Wait(ctx, ev, err)
 }
 
 // Submit checks the args, holds the buffers and the executable, and queues
 // the work on the device's compute stream after the events in after.
-func (l *launcher) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
+func (l *launcher) Submit(ctx context.Context, args []driver.LaunchArg, after ...driver.Event) (driver.Event, error) {
 	e, err := l.prepareRun(ctx, args, false)
 	if err != nil {
 		return nil, err
@@ -293,7 +292,7 @@ func (l *launcher) Submit(ctx context.Context, args []backends.LaunchArg, after 
 // LaunchTimed runs the work once and returns the time between two events
 // recorded around it on the compute stream (after its waits, so the time is
 // the work's alone).
-func (l *launcher) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
+func (l *launcher) LaunchTimed(ctx context.Context, args []driver.LaunchArg) (time.Duration, error) {
 	l.timedMu.Lock()
 	defer l.timedMu.Unlock()
 	e, err := l.prepareRun(ctx, args, true)
@@ -313,7 +312,7 @@ func (l *launcher) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (
 
 // prepare checks a launch and makes its event: the buffers and the
 // executable held, the parameter values resolved, the work to issue.
-func (k *kernelExec) prepare(ctx context.Context, args []backends.LaunchArg, timed bool) (*event, error) {
+func (k *kernelExec) prepare(ctx context.Context, args []driver.LaunchArg, timed bool) (*event, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -341,12 +340,12 @@ func (k *kernelExec) prepare(ctx context.Context, args []backends.LaunchArg, tim
 			return nil, err
 		}
 		o.holds.add(d.pool, a.Buffer)
-		o.addAccess(b, k.prog.Params[i].Kind == backends.GlobalMut)
+		o.addAccess(b, k.prog.Params[i].Kind == driver.GlobalMut)
 		o.vals = append(o.vals, b.ptr)
 	}
 	if !k.runs.begin() {
 		o.holds.drop()
-		return nil, backends.Errorf(Name, "launch", backends.ErrClosed, "program %q was released", k.prog.Name)
+		return nil, driver.Errorf(Name, "launch", driver.ErrClosed, "program %q was released", k.prog.Name)
 	}
 	o.holds.run = k
 	if empty {
@@ -389,7 +388,7 @@ func (k *kernelExec) live() error {
 		return fmt.Errorf("%s: launch %q: %w", k.dev.name, k.prog.Name, err)
 	}
 	if k.runs.isReleased() {
-		return backends.Errorf(Name, "launch", backends.ErrClosed, "program %q was released", k.prog.Name)
+		return driver.Errorf(Name, "launch", driver.ErrClosed, "program %q was released", k.prog.Name)
 	}
 	return nil
 }

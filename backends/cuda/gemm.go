@@ -11,7 +11,6 @@ import (
 
 	"github.com/ebitengine/purego"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/dl"
 )
@@ -98,11 +97,11 @@ func blasStatusName(s int32) string {
 func blasSentinel(s int32) error {
 	switch s {
 	case 3:
-		return backends.ErrOutOfMemory
+		return driver.ErrOutOfMemory
 	case 7:
-		return backends.ErrInvalidArgument
+		return driver.ErrInvalidArgument
 	case 8, 15:
-		return backends.ErrUnsupported
+		return driver.ErrUnsupported
 	}
 	return errors.New("cuBLAS error")
 }
@@ -126,18 +125,18 @@ func (d *Device) blasFor() (*blasHandle, error) {
 	d.blasOnce.Do(func() {
 		api, err := loadCUBLAS(d.cfg.CUBLAS)
 		if err != nil {
-			d.blasErr = &backends.Error{Backend: Name, Op: "gemm", Native: err.Error(),
-				Err: fmt.Errorf("%w: cuBLAS is needed for GEMM programs", backends.ErrUnsupported)}
+			d.blasErr = &driver.Error{Backend: Name, Op: "gemm", Native: err.Error(),
+				Err: fmt.Errorf("%w: cuBLAS is needed for GEMM programs", driver.ErrUnsupported)}
 			return
 		}
 		h := &blasHandle{api: api}
 		if s := api.call(api.create, uintptr(unsafe.Pointer(&h.handle))); s != 0 {
-			d.blasErr = &backends.Error{Backend: Name, Op: "cublasCreate_v2", Native: blasStatusName(s), Err: blasSentinel(s)}
+			d.blasErr = &driver.Error{Backend: Name, Op: "cublasCreate_v2", Native: blasStatusName(s), Err: blasSentinel(s)}
 			return
 		}
 		if s := api.call(api.setStream, h.handle, d.stream); s != 0 {
 			h.destroy()
-			d.blasErr = &backends.Error{Backend: Name, Op: "cublasSetStream_v2", Native: blasStatusName(s), Err: blasSentinel(s)}
+			d.blasErr = &driver.Error{Backend: Name, Op: "cublasSetStream_v2", Native: blasStatusName(s), Err: blasSentinel(s)}
 			return
 		}
 		d.blas = h
@@ -169,25 +168,25 @@ type gemmShape struct {
 	transA, transB            bool
 }
 
-func evalDim(name string, g *backends.GwsDim, def int64, args []backends.LaunchArg) (int64, error) {
+func evalDim(name string, g *driver.GwsDim, def int64, args []driver.LaunchArg) (int64, error) {
 	if g == nil {
 		return def, nil
 	}
 	v, err := g.Eval(args)
 	if err != nil {
-		return 0, fmt.Errorf("%w: gemm %s: %w", backends.ErrInvalidArgument, name, err)
+		return 0, fmt.Errorf("%w: gemm %s: %w", driver.ErrInvalidArgument, name, err)
 	}
 	if v > math.MaxInt32 && name != "stride_a" && name != "stride_b" && name != "stride_c" {
-		return 0, fmt.Errorf("%w: gemm %s = %d exceeds cuBLAS's 32-bit range", backends.ErrInvalidArgument, name, v)
+		return 0, fmt.Errorf("%w: gemm %s = %d exceeds cuBLAS's 32-bit range", driver.ErrInvalidArgument, name, v)
 	}
 	if v > math.MaxInt64 {
-		return 0, fmt.Errorf("%w: gemm %s = %d overflows", backends.ErrInvalidArgument, name, v)
+		return 0, fmt.Errorf("%w: gemm %s = %d overflows", driver.ErrInvalidArgument, name, v)
 	}
 	return int64(v), nil
 }
 
 // evalGEMM evaluates the variant's sizes, filling tight defaults.
-func evalGEMM(g *backends.GEMMVariant, args []backends.LaunchArg) (gemmShape, error) {
+func evalGEMM(g *driver.GEMMVariant, args []driver.LaunchArg) (gemmShape, error) {
 	var s gemmShape
 	var err error
 	if s.m, err = evalDim("m", &g.M, 0, args); err != nil {
@@ -230,11 +229,11 @@ func evalGEMM(g *backends.GEMMVariant, args []backends.LaunchArg) (gemmShape, er
 	}
 	switch {
 	case s.lda < max(aCols, 1):
-		return s, fmt.Errorf("%w: gemm lda %d < %d", backends.ErrInvalidArgument, s.lda, aCols)
+		return s, fmt.Errorf("%w: gemm lda %d < %d", driver.ErrInvalidArgument, s.lda, aCols)
 	case s.ldb < max(bCols, 1):
-		return s, fmt.Errorf("%w: gemm ldb %d < %d", backends.ErrInvalidArgument, s.ldb, bCols)
+		return s, fmt.Errorf("%w: gemm ldb %d < %d", driver.ErrInvalidArgument, s.ldb, bCols)
 	case s.ldc < max(s.n, 1):
-		return s, fmt.Errorf("%w: gemm ldc %d < %d", backends.ErrInvalidArgument, s.ldc, s.n)
+		return s, fmt.Errorf("%w: gemm ldc %d < %d", driver.ErrInvalidArgument, s.ldc, s.n)
 	}
 	return s, nil
 }
@@ -283,7 +282,7 @@ func (s gemmShape) need() (a, b, c int64, ok bool) {
 }
 
 // columnMajor maps the row-major shape onto the cuBLAS call.
-func (s gemmShape) columnMajor(g *backends.GEMMVariant) gemmCall {
+func (s gemmShape) columnMajor(g *driver.GEMMVariant) gemmCall {
 	op := func(t bool) int {
 		if t {
 			return cublasOpT
@@ -301,28 +300,28 @@ func (s gemmShape) columnMajor(g *backends.GEMMVariant) gemmCall {
 }
 
 // gemmTypes are cuBLAS's data and compute types for a variant.
-func gemmTypes(g *backends.GEMMVariant) (dataType, computeType int, scalarF64 bool, err error) {
+func gemmTypes(g *driver.GEMMVariant) (dataType, computeType int, scalarF64 bool, err error) {
 	switch g.Compute {
 	case "", "default":
 	case "tf32":
-		if g.DType != backends.F32 {
-			return 0, 0, false, fmt.Errorf("%w: tf32 compute needs f32 data, not %s", backends.ErrUnsupported, g.DType)
+		if g.DType != driver.F32 {
+			return 0, 0, false, fmt.Errorf("%w: tf32 compute needs f32 data, not %s", driver.ErrUnsupported, g.DType)
 		}
 		return cudaR32F, cublasCompute32FFastTF32, false, nil
 	default:
-		return 0, 0, false, fmt.Errorf("%w: gemm compute %q (want \"\" or \"tf32\")", backends.ErrUnsupported, g.Compute)
+		return 0, 0, false, fmt.Errorf("%w: gemm compute %q (want \"\" or \"tf32\")", driver.ErrUnsupported, g.Compute)
 	}
 	switch g.DType {
-	case backends.F32:
+	case driver.F32:
 		return cudaR32F, cublasCompute32F, false, nil
-	case backends.F64:
+	case driver.F64:
 		return cudaR64F, cublasCompute64F, true, nil
-	case backends.BF16:
+	case driver.BF16:
 		return cudaR16BF, cublasCompute32F, false, nil
-	case backends.F16:
+	case driver.F16:
 		return cudaR16F, cublasCompute32F, false, nil
 	}
-	return 0, 0, false, fmt.Errorf("%w: gemm dtype %s (cuBLAS takes f32, f64, bf16, f16)", backends.ErrUnsupported, g.DType)
+	return 0, 0, false, fmt.Errorf("%w: gemm dtype %s (cuBLAS takes f32, f64, bf16, f16)", driver.ErrUnsupported, g.DType)
 }
 
 // gemmExec runs a GEMM variant through cuBLAS.
@@ -340,15 +339,15 @@ func (e *gemmExec) endRun() {
 	}
 }
 
-func (d *Device) compileGEMM(p *backends.Program) (backends.Executable, error) {
+func (d *Device) compileGEMM(p *driver.Program) (driver.Executable, error) {
 	g := p.GEMM()
 	dt, ct, f64, err := gemmTypes(g)
 	if err != nil {
-		return nil, &backends.Error{Backend: Name, Op: "compile gemm", Err: err}
+		return nil, &driver.Error{Backend: Name, Op: "compile gemm", Err: err}
 	}
 	for _, ord := range []int{g.A, g.B, g.C} {
 		if p.Params[ord].DType != g.DType {
-			return nil, backends.Errorf(Name, "compile gemm", backends.ErrInvalidArgument,
+			return nil, driver.Errorf(Name, "compile gemm", driver.ErrInvalidArgument,
 				"param %d (%s) is %s; the gemm is %s", ord, p.Params[ord].Name, p.Params[ord].DType, g.DType)
 		}
 	}
@@ -372,7 +371,7 @@ func (d *Device) compileGEMM(p *backends.Program) (backends.Executable, error) {
 }
 
 // prepare checks a GEMM's args against its shape and makes its event.
-func (e *gemmExec) prepare(ctx context.Context, args []backends.LaunchArg, timed bool) (*event, error) {
+func (e *gemmExec) prepare(ctx context.Context, args []driver.LaunchArg, timed bool) (*event, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -383,33 +382,33 @@ func (e *gemmExec) prepare(ctx context.Context, args []backends.LaunchArg, timed
 		return nil, fmt.Errorf("%s: gemm %q: %w", d.name, e.prog.Name, err)
 	}
 	if e.runs.isReleased() {
-		return nil, backends.Errorf(Name, "gemm", backends.ErrClosed, "program %q was released", e.prog.Name)
+		return nil, driver.Errorf(Name, "gemm", driver.ErrClosed, "program %q was released", e.prog.Name)
 	}
 	sizes, err := driver.CheckArgs(e.prog, d.pool, args)
 	if err != nil {
-		return nil, &backends.Error{Backend: Name, Op: "gemm", Err: err}
+		return nil, &driver.Error{Backend: Name, Op: "gemm", Err: err}
 	}
 	s, err := evalGEMM(g, args)
 	if err != nil {
-		return nil, &backends.Error{Backend: Name, Op: "gemm", Err: err}
+		return nil, &driver.Error{Backend: Name, Op: "gemm", Err: err}
 	}
 	na, nb, nc, ok := s.need()
 	if !ok {
-		return nil, backends.Errorf(Name, "gemm", backends.ErrInvalidArgument, "operand extents overflow")
+		return nil, driver.Errorf(Name, "gemm", driver.ErrInvalidArgument, "operand extents overflow")
 	}
 	for _, c := range []struct {
 		ord  int
 		need int64
 	}{{g.A, na}, {g.B, nb}, {g.C, nc}} {
 		if have := sizes[c.ord] / e.elemSize; have < c.need {
-			return nil, backends.Errorf(Name, "gemm", backends.ErrInvalidArgument,
+			return nil, driver.Errorf(Name, "gemm", driver.ErrInvalidArgument,
 				"param %d (%s) holds %d elements; the gemm reads %d", c.ord, e.prog.Params[c.ord].Name, have, c.need)
 		}
 	}
 	call := s.columnMajor(g)
 	empty := s.m == 0 || s.n == 0 || s.batch == 0
 	if !empty && call.batch > math.MaxInt32 {
-		return nil, backends.Errorf(Name, "gemm", backends.ErrInvalidArgument, "batch %d exceeds cuBLAS's range", call.batch)
+		return nil, driver.Errorf(Name, "gemm", driver.ErrInvalidArgument, "batch %d exceeds cuBLAS's range", call.batch)
 	}
 	ev := d.newEvent(streamCompute, ctx, "gemm", e.prog.Name)
 	o := &ev.op
@@ -426,7 +425,7 @@ func (e *gemmExec) prepare(ctx context.Context, args []backends.LaunchArg, timed
 	}
 	if !e.runs.begin() {
 		o.holds.drop()
-		return nil, backends.Errorf(Name, "gemm", backends.ErrClosed, "program %q was released", e.prog.Name)
+		return nil, driver.Errorf(Name, "gemm", driver.ErrClosed, "program %q was released", e.prog.Name)
 	}
 	o.holds.run = e
 	if empty {
@@ -458,7 +457,7 @@ func (e *gemmExec) issue(st uintptr, call gemmCall, ptrs [3]uintptr, timed bool)
 	status, op := e.call(h, call, ptrs)
 	d.blasMu.Unlock()
 	if status != 0 {
-		return &backends.Error{Backend: Name, Op: op, Native: blasStatusName(status), Err: blasSentinel(status)}
+		return &driver.Error{Backend: Name, Op: op, Native: blasStatusName(status), Err: blasSentinel(status)}
 	}
 	if timed {
 		if r := drv.call(drv.eventRecord, e.events[1], st); r != cudaSuccess {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/bundle"
 )
 
@@ -40,16 +41,16 @@ func gpus(t testing.TB) []*Device {
 
 func gpu(t testing.TB) *Device { return gpus(t)[0] }
 
-func u32(v uint32) backends.LaunchArg {
-	return backends.VarArg(backends.UintConst(backends.U32, uint64(v)))
+func u32(v uint32) driver.LaunchArg {
+	return driver.VarArg(driver.UintConst(driver.U32, uint64(v)))
 }
 
-func vaddProgram() *backends.Program {
-	return &backends.Program{
+func vaddProgram() *driver.Program {
+	return &driver.Program{
 		Name:   "vadd",
-		Params: []backends.Param{backendtest.Global("x", backends.F32), backendtest.Global("y", backends.F32), backendtest.GlobalMut("z", backends.F32), backendtest.Variable("n", backends.U32)},
-		Grid:   []backends.GwsDim{backends.BinaryDim(backends.GwsCeilDiv, backends.ParamDim(3), backends.ConstDim(256))},
-		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "vadd", Local: [3]uint32{256}, Source: `
+		Params: []driver.Param{backendtest.Global("x", driver.F32), backendtest.Global("y", driver.F32), backendtest.GlobalMut("z", driver.F32), backendtest.Variable("n", driver.U32)},
+		Grid:   []driver.GwsDim{driver.BinaryDim(driver.GwsCeilDiv, driver.ParamDim(3), driver.ConstDim(256))},
+		Variants: []driver.Variant{{Format: driver.FormatCUDA, Code: &driver.SourceVariant{Entry: "vadd", Local: [3]uint32{256}, Source: `
 extern "C" __global__ void vadd(const float *x, const float *y, float *z, unsigned int n) {
 	unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n) z[i] = x[i] + y[i];
@@ -86,7 +87,7 @@ func TestDeviceInfo(t *testing.T) {
 			float64(info.Memory)/(1<<30), info.Extra["memory_free"], info.WarpSize, info.LocalMemSize,
 			info.MaxGlobalWorkDims, info.MaxLocalWorkDims, float64(info.Compute)/1e12, info.Extra["driver_version"])
 		require.NotEmpty(t, info.Name)
-		require.Equal(t, backends.KindGPU, info.Kind)
+		require.Equal(t, driver.KindGPU, info.Kind)
 		require.Positive(t, info.ComputeCapability[0])
 		require.Positive(t, info.Cores)
 		require.Positive(t, info.Memory)
@@ -144,15 +145,15 @@ func TestPoolErrors(t *testing.T) {
 	ctx := context.Background()
 	p := d.Pool()
 	_, err := p.Alloc(ctx, 0)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	_, err = p.Alloc(ctx, 1<<50)
-	require.ErrorIs(t, err, backends.ErrOutOfMemory)
+	require.ErrorIs(t, err, driver.ErrOutOfMemory)
 	t.Logf("out of memory: %v", err)
 
 	id, err := p.Alloc(ctx, 64)
 	require.NoError(t, err)
-	require.ErrorIs(t, p.Write(ctx, id, 60, make([]byte, 8)), backends.ErrInvalidArgument)
-	require.ErrorIs(t, p.Read(ctx, id, -1, make([]byte, 1)), backends.ErrInvalidArgument)
+	require.ErrorIs(t, p.Write(ctx, id, 60, make([]byte, 8)), driver.ErrInvalidArgument)
+	require.ErrorIs(t, p.Read(ctx, id, -1, make([]byte, 1)), driver.ErrInvalidArgument)
 	require.NoError(t, p.Retain(id))
 	require.NoError(t, p.Release(id))
 	require.NoError(t, p.Release(id))
@@ -163,7 +164,7 @@ func TestPoolErrors(t *testing.T) {
 		"read":    func() error { return p.Read(ctx, id, 0, make([]byte, 4)) },
 		"size":    func() error { _, err := p.Size(id); return err },
 	} {
-		require.ErrorIs(t, f(), backends.ErrUnknownBuffer, "freed buffer: %s", name)
+		require.ErrorIs(t, f(), driver.ErrUnknownBuffer, "freed buffer: %s", name)
 	}
 	// A buffer of the host pool is not one of this pool's.
 	host, err := backends.HostPool()
@@ -171,16 +172,16 @@ func TestPoolErrors(t *testing.T) {
 	hid, err := host.Alloc(ctx, 64)
 	require.NoError(t, err)
 	defer host.Release(hid)
-	require.ErrorIs(t, p.Write(ctx, hid, 0, make([]byte, 4)), backends.ErrUnknownBuffer)
+	require.ErrorIs(t, p.Write(ctx, hid, 0, make([]byte, 4)), driver.ErrUnknownBuffer)
 	exe, err := d.Compile(ctx, vaddProgram())
 	require.NoError(t, err)
 	defer exe.Release()
-	err = exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(hid), backends.BufArg(hid), backends.BufArg(hid), u32(4)})
-	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
+	err = exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(hid), driver.BufArg(hid), driver.BufArg(hid), u32(4)})
+	require.ErrorIs(t, err, driver.ErrUnknownBuffer)
 	// Wrong arg kinds and counts.
-	require.ErrorIs(t, exe.Launch(ctx, nil), backends.ErrInvalidArgument)
+	require.ErrorIs(t, exe.Launch(ctx, nil), driver.ErrInvalidArgument)
 	good := backendtest.Upload(t, d.Pool(), make([]byte, 16))
-	require.ErrorIs(t, exe.Launch(ctx, []backends.LaunchArg{u32(1), backends.BufArg(good), backends.BufArg(good), u32(4)}), backends.ErrInvalidArgument)
+	require.ErrorIs(t, exe.Launch(ctx, []driver.LaunchArg{u32(1), driver.BufArg(good), driver.BufArg(good), u32(4)}), driver.ErrInvalidArgument)
 }
 
 func TestVaddAndTimedLaunch(t *testing.T) {
@@ -196,7 +197,7 @@ func TestVaddAndTimedLaunch(t *testing.T) {
 	exe, err := d.Compile(ctx, vaddProgram())
 	require.NoError(t, err)
 	defer exe.Release()
-	args := []backends.LaunchArg{backends.BufArg(bx), backends.BufArg(by), backends.BufArg(bz), u32(n)}
+	args := []driver.LaunchArg{driver.BufArg(bx), driver.BufArg(by), driver.BufArg(bz), u32(n)}
 	require.NoError(t, exe.Launch(ctx, args))
 	z := backendtest.BytesF32(backendtest.Download(t, d.Pool(), bz))
 	for i := range z {
@@ -210,13 +211,13 @@ func TestVaddAndTimedLaunch(t *testing.T) {
 	t.Logf("vadd of %d elements: %v on the device", n, dur)
 
 	// A zero grid runs nothing and is not an error.
-	require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(bx), backends.BufArg(by), backends.BufArg(bz), u32(0)}))
+	require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(bx), driver.BufArg(by), driver.BufArg(bz), u32(0)}))
 	// A canceled context stops before the launch.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	require.ErrorIs(t, exe.Launch(cctx, args), context.Canceled)
 	require.NoError(t, exe.Release())
-	require.ErrorIs(t, exe.Launch(ctx, args), backends.ErrClosed)
+	require.ErrorIs(t, exe.Launch(ctx, args), driver.ErrClosed)
 }
 
 func TestConcurrentLaunches(t *testing.T) {
@@ -237,7 +238,7 @@ func TestConcurrentLaunches(t *testing.T) {
 			bx := backendtest.Upload(t, d.Pool(), backendtest.F32Bytes(x))
 			bz := backendtest.Upload(t, d.Pool(), make([]byte, 4*n))
 			for range 20 {
-				if err := exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(bx), backends.BufArg(bx), backends.BufArg(bz), u32(n)}); err != nil {
+				if err := exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(bx), driver.BufArg(bx), driver.BufArg(bz), u32(n)}); err != nil {
 					errs <- err
 					return
 				}
@@ -262,38 +263,38 @@ func TestCompileErrors(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
 	p := vaddProgram()
-	p.Source(backends.FormatCUDA).Source = `extern "C" __global__ void vadd(const float *x, const float *y, float *z, unsigned int n) { z[0] = undefined_name; }`
+	p.Source(driver.FormatCUDA).Source = `extern "C" __global__ void vadd(const float *x, const float *y, float *z, unsigned int n) { z[0] = undefined_name; }`
 	_, err := d.Compile(ctx, p)
-	require.ErrorIs(t, err, backends.ErrCompile)
+	require.ErrorIs(t, err, driver.ErrCompile)
 	require.Contains(t, err.Error(), "undefined_name", "the error carries NVRTC's log")
 	t.Logf("compile error: %v", err)
 
 	p = vaddProgram()
-	p.Source(backends.FormatCUDA).Entry = "not_there"
+	p.Source(driver.FormatCUDA).Entry = "not_there"
 	_, err = d.Compile(ctx, p)
-	require.ErrorIs(t, err, backends.ErrCompile)
+	require.ErrorIs(t, err, driver.ErrCompile)
 	t.Logf("missing entry: %v", err)
 
 	p = vaddProgram()
-	p.Source(backends.FormatCUDA).Local = [3]uint32{2048, 1, 1}
+	p.Source(driver.FormatCUDA).Local = [3]uint32{2048, 1, 1}
 	_, err = d.Compile(ctx, p)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	t.Logf("block too large: %v", err)
 
 	p = vaddProgram()
-	p.RemoveVariant(backends.FormatCUDA)
+	p.RemoveVariant(driver.FormatCUDA)
 	_, err = d.Compile(ctx, p)
-	require.ErrorIs(t, err, backends.ErrNoVariant)
+	require.ErrorIs(t, err, driver.ErrNoVariant)
 }
 
 func TestCppEntryName(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
-	p := &backends.Program{
+	p := &driver.Program{
 		Name:   "scale",
-		Params: []backends.Param{backendtest.GlobalMut("x", backends.F32), backendtest.Variable("s", backends.F32), backendtest.Variable("n", backends.U32)},
-		Grid:   []backends.GwsDim{backends.ConstDim(1)},
-		Variants: []backends.Variant{{Format: backends.FormatCUDA, Code: &backends.SourceVariant{Entry: "scale<float>", Local: [3]uint32{64}, Source: `
+		Params: []driver.Param{backendtest.GlobalMut("x", driver.F32), backendtest.Variable("s", driver.F32), backendtest.Variable("n", driver.U32)},
+		Grid:   []driver.GwsDim{driver.ConstDim(1)},
+		Variants: []driver.Variant{{Format: driver.FormatCUDA, Code: &driver.SourceVariant{Entry: "scale<float>", Local: [3]uint32{64}, Source: `
 template <typename T> __global__ void scale(T *x, float s, unsigned int n) {
 	unsigned int i = threadIdx.x;
 	if (i < n) x[i] = x[i] * s;
@@ -304,7 +305,7 @@ template __global__ void scale<float>(float *, float, unsigned int);`}}},
 	require.NoError(t, err)
 	defer exe.Release()
 	bx := backendtest.Upload(t, d.Pool(), backendtest.F32Bytes([]float32{1, 2, 3, 4}))
-	require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(bx), backends.VarArg(backends.FloatConst(backends.F32, 2.5)), u32(3)}))
+	require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(bx), driver.VarArg(driver.FloatConst(driver.F32, 2.5)), u32(3)}))
 	require.Equal(t, []float32{2.5, 5, 7.5, 4}, backendtest.BytesF32(backendtest.Download(t, d.Pool(), bx)))
 }
 
@@ -316,7 +317,7 @@ func TestModuleCache(t *testing.T) {
 	defer d.Close()
 	ctx := context.Background()
 	p := vaddProgram()
-	p.Source(backends.FormatCUDA).Source += "\n// cache test\n"
+	p.Source(driver.FormatCUDA).Source += "\n// cache test\n"
 	before := compiles.Load()
 	e1, err := d.Compile(ctx, p)
 	require.NoError(t, err)
@@ -328,7 +329,7 @@ func TestModuleCache(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, before+1, compiles.Load(), "the second build comes from the cache")
 	bx := backendtest.Upload(t, d.Pool(), backendtest.F32Bytes([]float32{1, 2}))
-	require.NoError(t, e2.Launch(ctx, []backends.LaunchArg{backends.BufArg(bx), backends.BufArg(bx), backends.BufArg(bx), u32(2)}))
+	require.NoError(t, e2.Launch(ctx, []driver.LaunchArg{driver.BufArg(bx), driver.BufArg(bx), driver.BufArg(bx), u32(2)}))
 	require.Equal(t, []float32{2, 4}, backendtest.BytesF32(backendtest.Download(t, d.Pool(), bx)))
 	require.NoError(t, e2.Release())
 	// A damaged cache file is rebuilt, not loaded.
@@ -387,7 +388,7 @@ func TestPeerCopy(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, string(data) == string(backendtest.Download(t, d1.Pool(), b)))
 	} else {
-		require.ErrorIs(t, err, backends.ErrUnsupported)
+		require.ErrorIs(t, err, driver.ErrUnsupported)
 	}
 	// backends.Copy works either way (peer or host staging).
 	c := backendtest.Upload(t, d0.Pool(), make([]byte, n))
@@ -396,7 +397,7 @@ func TestPeerCopy(t *testing.T) {
 		require.True(t, string(data) == string(backendtest.Download(t, d0.Pool(), c)))
 	}
 	// A buffer of one GPU is unknown to the other.
-	require.ErrorIs(t, d1.Pool().Write(ctx, a, 0, []byte{1}), backends.ErrUnknownBuffer)
+	require.ErrorIs(t, d1.Pool().Write(ctx, a, 0, []byte{1}), driver.ErrUnknownBuffer)
 }
 
 func TestFaultLosesDevice(t *testing.T) {
@@ -406,7 +407,7 @@ func TestFaultLosesDevice(t *testing.T) {
 // gemmCase is one GEMM checked against a float64 reference.
 type gemmCase struct {
 	name           string
-	dt             backends.DType
+	dt             driver.DType
 	compute        string
 	m, n, k, batch int
 	transA, transB bool
@@ -414,18 +415,18 @@ type gemmCase struct {
 	tol            float64 // relative to sqrt(k)·max|c|
 }
 
-func encodeElems(dt backends.DType, v []float64) []byte {
+func encodeElems(dt driver.DType, v []float64) []byte {
 	sz := dt.Size()
 	out := make([]byte, sz*len(v))
 	for i, x := range v {
 		switch dt {
-		case backends.F32:
+		case driver.F32:
 			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(float32(x)))
-		case backends.F64:
+		case driver.F64:
 			binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(x))
-		case backends.BF16:
+		case driver.BF16:
 			binary.LittleEndian.PutUint16(out[2*i:], uint16(math.Float32bits(float32(x))>>16)) // exact for the test values
-		case backends.F16:
+		case driver.F16:
 			binary.LittleEndian.PutUint16(out[2*i:], f16Bits(float32(x)))
 		}
 	}
@@ -444,7 +445,7 @@ func f16Bits(f float32) uint16 {
 	return sign | uint16(exp)<<10 | mant
 }
 
-func decodeElems(t *testing.T, dt backends.DType, b []byte) []float64 {
+func decodeElems(t *testing.T, dt driver.DType, b []byte) []float64 {
 	out, err := bundle.ToFloat64(dt, b)
 	require.NoError(t, err)
 	return out
@@ -454,18 +455,18 @@ func TestGEMM(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
 	for _, tc := range []gemmCase{
-		{name: "f32", dt: backends.F32, m: 129, n: 67, k: 95, batch: 1, alpha: 1, tol: 1e-6},
-		{name: "f32 trans alpha beta", dt: backends.F32, m: 64, n: 33, k: 70, batch: 1, transA: true, transB: true, alpha: 0.5, beta: 2, tol: 1e-6},
-		{name: "f32 batched", dt: backends.F32, m: 31, n: 17, k: 40, batch: 5, transB: true, alpha: 1, tol: 1e-6},
-		{name: "tf32", dt: backends.F32, compute: "tf32", m: 256, n: 128, k: 256, batch: 1, alpha: 1, tol: 1e-6},
-		{name: "bf16", dt: backends.BF16, m: 128, n: 96, k: 64, batch: 1, alpha: 1, tol: 1e-2},
-		{name: "bf16 batched trans", dt: backends.BF16, m: 48, n: 40, k: 32, batch: 3, transA: true, alpha: 1, tol: 1e-2},
-		{name: "f16", dt: backends.F16, m: 64, n: 64, k: 64, batch: 1, alpha: 1, tol: 1e-2},
-		{name: "f64", dt: backends.F64, m: 50, n: 60, k: 70, batch: 2, transA: true, alpha: 2, beta: -1, tol: 1e-12},
+		{name: "f32", dt: driver.F32, m: 129, n: 67, k: 95, batch: 1, alpha: 1, tol: 1e-6},
+		{name: "f32 trans alpha beta", dt: driver.F32, m: 64, n: 33, k: 70, batch: 1, transA: true, transB: true, alpha: 0.5, beta: 2, tol: 1e-6},
+		{name: "f32 batched", dt: driver.F32, m: 31, n: 17, k: 40, batch: 5, transB: true, alpha: 1, tol: 1e-6},
+		{name: "tf32", dt: driver.F32, compute: "tf32", m: 256, n: 128, k: 256, batch: 1, alpha: 1, tol: 1e-6},
+		{name: "bf16", dt: driver.BF16, m: 128, n: 96, k: 64, batch: 1, alpha: 1, tol: 1e-2},
+		{name: "bf16 batched trans", dt: driver.BF16, m: 48, n: 40, k: 32, batch: 3, transA: true, alpha: 1, tol: 1e-2},
+		{name: "f16", dt: driver.F16, m: 64, n: 64, k: 64, batch: 1, alpha: 1, tol: 1e-2},
+		{name: "f64", dt: driver.F64, m: 50, n: 60, k: 70, batch: 2, transA: true, alpha: 2, beta: -1, tol: 1e-12},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := backends.GEMMVariant{DType: tc.dt, Compute: tc.compute, TransA: tc.transA, TransB: tc.transB,
-				M: backends.ConstDim(uint64(tc.m)), N: backends.ConstDim(uint64(tc.n)), K: backends.ConstDim(uint64(tc.k)),
+			g := driver.GEMMVariant{DType: tc.dt, Compute: tc.compute, TransA: tc.transA, TransB: tc.transB,
+				M: driver.ConstDim(uint64(tc.m)), N: driver.ConstDim(uint64(tc.n)), K: driver.ConstDim(uint64(tc.k)),
 				Alpha: tc.alpha, Beta: tc.beta}
 			if tc.batch > 1 {
 				g.Batch = dimPtr(uint64(tc.batch))
@@ -492,7 +493,7 @@ func TestGEMM(t *testing.T) {
 			exe, err := d.Compile(ctx, p)
 			require.NoError(t, err)
 			defer exe.Release()
-			require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(ba), backends.BufArg(bb), backends.BufArg(bc)}))
+			require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(ba), driver.BufArg(bb), driver.BufArg(bc)}))
 			got := decodeElems(t, tc.dt, backendtest.Download(t, d.Pool(), bc))
 			scale := 0.0
 			for _, w := range want {
@@ -504,7 +505,7 @@ func TestGEMM(t *testing.T) {
 					t.Fatalf("c[%d] = %g, want %g (limit %g)", i, got[i], want[i], lim)
 				}
 			}
-			dur, err := exe.LaunchTimed(ctx, []backends.LaunchArg{backends.BufArg(ba), backends.BufArg(bb), backends.BufArg(bc)})
+			dur, err := exe.LaunchTimed(ctx, []driver.LaunchArg{driver.BufArg(ba), driver.BufArg(bb), driver.BufArg(bc)})
 			require.NoError(t, err)
 			require.Positive(t, dur)
 		})
@@ -514,18 +515,18 @@ func TestGEMM(t *testing.T) {
 func TestGEMMBadArgs(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
-	p := gemmProgram(backends.GEMMVariant{DType: backends.F32, M: backends.ConstDim(64), N: backends.ConstDim(64), K: backends.ConstDim(64), Alpha: 1})
+	p := gemmProgram(driver.GEMMVariant{DType: driver.F32, M: driver.ConstDim(64), N: driver.ConstDim(64), K: driver.ConstDim(64), Alpha: 1})
 	exe, err := d.Compile(ctx, p)
 	require.NoError(t, err)
 	defer exe.Release()
 	small := backendtest.Upload(t, d.Pool(), make([]byte, 4*64*63))
 	full := backendtest.Upload(t, d.Pool(), make([]byte, 4*64*64))
-	err = exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(small), backends.BufArg(full), backends.BufArg(full)})
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	err = exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(small), driver.BufArg(full), driver.BufArg(full)})
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	t.Logf("short operand: %v", err)
-	bad := gemmProgram(backends.GEMMVariant{DType: backends.I32, M: backends.ConstDim(4), N: backends.ConstDim(4), K: backends.ConstDim(4)})
+	bad := gemmProgram(driver.GEMMVariant{DType: driver.I32, M: driver.ConstDim(4), N: driver.ConstDim(4), K: driver.ConstDim(4)})
 	_, err = d.Compile(ctx, bad)
-	require.ErrorIs(t, err, backends.ErrUnsupported)
+	require.ErrorIs(t, err, driver.ErrUnsupported)
 }
 
 // TestExamples runs every example bundle's CUDA variants (the kernel and,
@@ -535,19 +536,19 @@ func TestExamples(t *testing.T) {
 	d := gpu(t)
 	for _, name := range []string{"vadd", "unary", "matmul"} {
 		b := backendtest.LoadExample(t, name)
-		if !slices.Contains(b.Formats(), backends.FormatCUDA) {
+		if !slices.Contains(b.Formats(), driver.FormatCUDA) {
 			t.Errorf("%s has no cuda variant", name)
 			continue
 		}
 		prog, err := b.Program(b.Defaults())
 		require.NoError(t, err)
 		// Each variant on its own: the other one is dropped before compiling.
-		variants := map[string]func(*backends.Program){}
-		if prog.Source(backends.FormatCUDA) != nil {
-			variants["kernel"] = func(p *backends.Program) { p.RemoveVariant(backends.FormatGEMM) }
+		variants := map[string]func(*driver.Program){}
+		if prog.Source(driver.FormatCUDA) != nil {
+			variants["kernel"] = func(p *driver.Program) { p.RemoveVariant(driver.FormatGEMM) }
 		}
 		if prog.GEMM() != nil {
-			variants["gemm"] = func(p *backends.Program) { p.RemoveVariant(backends.FormatCUDA) }
+			variants["gemm"] = func(p *driver.Program) { p.RemoveVariant(driver.FormatCUDA) }
 		}
 		for vname, edit := range variants {
 			t.Run(name+"/"+vname, func(t *testing.T) {

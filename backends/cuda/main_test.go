@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // helperEnv names the helper process a test re-runs this binary as.
@@ -59,7 +60,7 @@ func helperFail(prefix string) func(format string, args ...any) int {
 
 // helperDevice is the first device of the cuda backend, for a helper
 // process.
-func helperDevice(ctx context.Context) (backends.Device, error) {
+func helperDevice(ctx context.Context) (driver.Device, error) {
 	st, err := backends.Backend(ctx, Name)
 	if err != nil {
 		return nil, err
@@ -95,24 +96,24 @@ func faultHelper() int {
 	if err != nil {
 		return fail("alloc: %v", err)
 	}
-	err = bad.Launch(ctx, []backends.LaunchArg{backends.BufArg(buf)})
-	if !errors.Is(err, backends.ErrDeviceLost) {
+	err = bad.Launch(ctx, []driver.LaunchArg{driver.BufArg(buf)})
+	if !errors.Is(err, driver.ErrDeviceLost) {
 		return fail("the faulting launch returned %v, want ErrDeviceLost", err)
 	}
 	fmt.Println("fault:", err)
 	_, err = d.Pool().Alloc(ctx, 1024)
-	if !errors.Is(err, backends.ErrDeviceLost) {
+	if !errors.Is(err, driver.ErrDeviceLost) {
 		return fail("alloc after the fault returned %v, want ErrDeviceLost", err)
 	}
 	fmt.Println("alloc after:", err)
-	err = good.Launch(ctx, []backends.LaunchArg{backends.BufArg(buf), backends.BufArg(buf), backends.BufArg(buf), backends.VarArg(backends.UintConst(backends.U32, 4))})
-	if !errors.Is(err, backends.ErrDeviceLost) {
+	err = good.Launch(ctx, []driver.LaunchArg{driver.BufArg(buf), driver.BufArg(buf), driver.BufArg(buf), driver.VarArg(driver.UintConst(driver.U32, 4))})
+	if !errors.Is(err, driver.ErrDeviceLost) {
 		return fail("launch after the fault returned %v, want ErrDeviceLost", err)
 	}
-	if err := d.Pool().Read(ctx, buf, 0, make([]byte, 4)); !errors.Is(err, backends.ErrDeviceLost) {
+	if err := d.Pool().Read(ctx, buf, 0, make([]byte, 4)); !errors.Is(err, driver.ErrDeviceLost) {
 		return fail("read after the fault returned %v, want ErrDeviceLost", err)
 	}
-	if _, err := d.Compile(ctx, vaddProgram()); !errors.Is(err, backends.ErrDeviceLost) {
+	if _, err := d.Compile(ctx, vaddProgram()); !errors.Is(err, driver.ErrDeviceLost) {
 		return fail("compile after the fault returned %v, want ErrDeviceLost", err)
 	}
 	if err := d.Close(); err != nil {

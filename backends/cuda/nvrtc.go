@@ -15,7 +15,6 @@ import (
 
 	"github.com/ebitengine/purego"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/diskcache"
 	"github.com/zyxtt/zyxtt/internal/dl"
@@ -166,7 +165,7 @@ func compileOptions(user []string, t target) []string {
 	return append(opts, "--gpu-architecture="+t.arch)
 }
 
-// compile runs NVRTC on src. A failed build is backends.ErrCompile with the
+// compile runs NVRTC on src. A failed build is driver.ErrCompile with the
 // log; the lowered name of entry comes from a name expression, so entry may
 // be extern "C" or a C++ name (a template instance too).
 func (n *nvrtcAPI) compile(src, entry string, opts []string, t target) (*compiled, error) {
@@ -178,39 +177,39 @@ func (n *nvrtcAPI) compile(src, entry string, opts []string, t target) (*compile
 	defer mem.free()
 	var prog uintptr
 	if r := n.call(n.createProgram, uintptr(unsafe.Pointer(&prog)), ptrs[0], ptrs[1], 0, 0, 0); r != 0 {
-		return nil, &backends.Error{Backend: Name, Op: "nvrtcCreateProgram", Native: n.errorString(r), Err: backends.ErrCompile}
+		return nil, &driver.Error{Backend: Name, Op: "nvrtcCreateProgram", Native: n.errorString(r), Err: driver.ErrCompile}
 	}
 	defer n.call(n.destroyProgram, uintptr(unsafe.Pointer(&prog)))
 	named := n.addNameExpression != 0 && n.getLoweredName != 0
 	if named {
 		if r := n.call(n.addNameExpression, prog, ptrs[2]); r != 0 {
-			return nil, &backends.Error{Backend: Name, Op: "nvrtcAddNameExpression", Native: n.errorString(r), Err: backends.ErrCompile}
+			return nil, &driver.Error{Backend: Name, Op: "nvrtcAddNameExpression", Native: n.errorString(r), Err: driver.ErrCompile}
 		}
 	}
 	optArray := mem.addr(8 * 3) // the pointer array entries for opts follow src, name and entry
 	r := n.call(n.compileProgram, prog, uintptr(len(opts)), optArray)
 	log := n.log(prog)
 	if r != 0 {
-		return nil, &backends.Error{Backend: Name, Op: "nvrtcCompileProgram", Native: strings.TrimSpace(n.errorString(r) + "\n" + log),
-			Err: fmt.Errorf("%w: %s for %s", backends.ErrCompile, entry, t.arch)}
+		return nil, &driver.Error{Backend: Name, Op: "nvrtcCompileProgram", Native: strings.TrimSpace(n.errorString(r) + "\n" + log),
+			Err: fmt.Errorf("%w: %s for %s", driver.ErrCompile, entry, t.arch)}
 	}
 	c := &compiled{kind: t.kind(), symbol: entry, fromLog: log}
 	var size uintptr
 	if t.cubin {
 		if r := n.call(n.getCUBINSize, prog, uintptr(unsafe.Pointer(&size))); r != 0 || size == 0 {
-			return nil, &backends.Error{Backend: Name, Op: "nvrtcGetCUBINSize", Native: n.errorString(r), Err: backends.ErrCompile}
+			return nil, &driver.Error{Backend: Name, Op: "nvrtcGetCUBINSize", Native: n.errorString(r), Err: driver.ErrCompile}
 		}
 		c.image = make([]byte, size)
 		if r := n.call(n.getCUBIN, prog, uintptr(unsafe.Pointer(&c.image[0]))); r != 0 {
-			return nil, &backends.Error{Backend: Name, Op: "nvrtcGetCUBIN", Native: n.errorString(r), Err: backends.ErrCompile}
+			return nil, &driver.Error{Backend: Name, Op: "nvrtcGetCUBIN", Native: n.errorString(r), Err: driver.ErrCompile}
 		}
 	} else {
 		if r := n.call(n.getPTXSize, prog, uintptr(unsafe.Pointer(&size))); r != 0 || size == 0 {
-			return nil, &backends.Error{Backend: Name, Op: "nvrtcGetPTXSize", Native: n.errorString(r), Err: backends.ErrCompile}
+			return nil, &driver.Error{Backend: Name, Op: "nvrtcGetPTXSize", Native: n.errorString(r), Err: driver.ErrCompile}
 		}
 		c.image = make([]byte, size+1)
 		if r := n.call(n.getPTX, prog, uintptr(unsafe.Pointer(&c.image[0]))); r != 0 {
-			return nil, &backends.Error{Backend: Name, Op: "nvrtcGetPTX", Native: n.errorString(r), Err: backends.ErrCompile}
+			return nil, &driver.Error{Backend: Name, Op: "nvrtcGetPTX", Native: n.errorString(r), Err: driver.ErrCompile}
 		}
 		c.image = c.image[:bytes.IndexByte(c.image, 0)+1]
 	}

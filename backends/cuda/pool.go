@@ -7,7 +7,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/buftable"
 	"github.com/zyxtt/zyxtt/internal/core"
@@ -41,18 +40,18 @@ func newPool(d *Device) *Pool {
 }
 
 var (
-	_ backends.Pool       = (*Pool)(nil)
-	_ backends.PeerCopier = (*Pool)(nil)
-	_ backends.Device     = (*Device)(nil)
+	_ driver.Pool       = (*Pool)(nil)
+	_ driver.PeerCopier = (*Pool)(nil)
+	_ driver.Device     = (*Device)(nil)
 )
 
 // Name is the device's name ("cuda:0").
 func (p *Pool) Name() string { return p.dev.name }
 
 // Alloc returns a device buffer of n bytes.
-func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
+func (p *Pool) Alloc(ctx context.Context, n int64) (driver.BufferID, error) {
 	if n <= 0 {
-		return 0, backends.Errorf(Name, "alloc", backends.ErrInvalidArgument, "%d bytes: size must be positive", n)
+		return 0, driver.Errorf(Name, "alloc", driver.ErrInvalidArgument, "%d bytes: size must be positive", n)
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -70,15 +69,15 @@ func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 	return id, nil
 }
 
-func (p *Pool) unknown(op string, id backends.BufferID) error {
-	return backends.Errorf(Name, op, backends.ErrUnknownBuffer, "buffer %d is not a live buffer of %s", id, p.dev.name)
+func (p *Pool) unknown(op string, id driver.BufferID) error {
+	return driver.Errorf(Name, op, driver.ErrUnknownBuffer, "buffer %d is not a live buffer of %s", id, p.dev.name)
 }
 
 // Retain adds a reference.
-func (p *Pool) Retain(id backends.BufferID) error { return p.bufs.Retain(id) }
+func (p *Pool) Retain(id driver.BufferID) error { return p.bufs.Retain(id) }
 
 // Release drops a reference; the last one frees the memory.
-func (p *Pool) Release(id backends.BufferID) error { return p.bufs.Release(id) }
+func (p *Pool) Release(id driver.BufferID) error { return p.bufs.Release(id) }
 
 // free returns a buffer's memory to the driver when its last reference goes.
 func (p *Pool) free(b *devBuf) error {
@@ -93,7 +92,7 @@ func (p *Pool) free(b *devBuf) error {
 // retain takes a reference to id for pending work (given back by the
 // work's holds) and returns its buffer; an unknown id is an error naming
 // op.
-func (p *Pool) retain(op string, id backends.BufferID) (*devBuf, error) {
+func (p *Pool) retain(op string, id driver.BufferID) (*devBuf, error) {
 	b, err := p.bufs.Get(op, id)
 	if err != nil {
 		return nil, err
@@ -105,7 +104,7 @@ func (p *Pool) retain(op string, id backends.BufferID) (*devBuf, error) {
 }
 
 // Size is the buffer's length.
-func (p *Pool) Size(id backends.BufferID) (int64, error) { return p.bufs.Size(id) }
+func (p *Pool) Size(id driver.BufferID) (int64, error) { return p.bufs.Size(id) }
 
 // FreeBytes is the device's free memory now (cuMemGetInfo_v2); zero when
 // the device cannot be asked.
@@ -124,14 +123,14 @@ func (p *Pool) FreeBytes() int64 {
 // Host-pool memory is copied in place at pinned bandwidth; other memory
 // goes through pinned staging. When ctx ends first, Write returns once the
 // copy can no longer read src.
-func (p *Pool) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
+func (p *Pool) Write(ctx context.Context, dst driver.BufferID, off int64, src []byte) error {
 	ev, err := p.WriteAsync(ctx, dst, off, src)
 	return waitTransfer(ctx, ev, err)
 }
 
 // Read copies the buffer's bytes at off into dst: ReadAsync and a wait.
 // When ctx ends first, Read returns once the copy can no longer write dst.
-func (p *Pool) Read(ctx context.Context, src backends.BufferID, off int64, dst []byte) error {
+func (p *Pool) Read(ctx context.Context, src driver.BufferID, off int64, dst []byte) error {
 	ev, err := p.ReadAsync(ctx, src, off, dst)
 	return waitTransfer(ctx, ev, err)
 }
@@ -140,7 +139,7 @@ func (p *Pool) Read(ctx context.Context, src backends.BufferID, off int64, dst [
 // first it still waits until the copy has ended or been cancelled (a copy
 // still in the gate is cancelled at once; one on a stream runs to its
 // end), so that the caller may reuse its memory, and returns ctx's error.
-func waitTransfer(ctx context.Context, ev backends.Event, err error) error {
+func waitTransfer(ctx context.Context, ev driver.Event, err error) error {
 	if err != nil {
 		return err
 	}
@@ -154,7 +153,7 @@ func waitTransfer(ctx context.Context, ev backends.Event, err error) error {
 
 // transfer checks a copy of n bytes at off of buffer id and makes its event
 // on stream, holding the buffer.
-func (p *Pool) transfer(ctx context.Context, kind string, stream int, id backends.BufferID, off int64, n int) (*event, *devBuf, error) {
+func (p *Pool) transfer(ctx context.Context, kind string, stream int, id driver.BufferID, off int64, n int) (*event, *devBuf, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -182,7 +181,7 @@ func (p *Pool) transfer(ctx context.Context, kind string, stream int, id backend
 // the event has ended); other memory is copied into a pinned bounce buffer
 // at once, in the caller, and the bounce buffer is copied by DMA; a copy
 // larger than the bounce budget is staged in order by the device's worker.
-func (p *Pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64, src []byte, after ...backends.Event) (backends.Event, error) {
+func (p *Pool) WriteAsync(ctx context.Context, dst driver.BufferID, off int64, src []byte, after ...driver.Event) (driver.Event, error) {
 	e, b, err := p.transfer(ctx, "write", streamH2D, dst, off, len(src))
 	if err != nil {
 		return nil, err
@@ -222,7 +221,7 @@ func (p *Pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64,
 }
 
 // decided reports whether every event in after has ended.
-func (d *Device) decided(after []backends.Event) bool {
+func (d *Device) decided(after []driver.Event) bool {
 	for _, dep := range after {
 		if x, ok := dep.(*event); dep == nil || ok && x == nil {
 			continue
@@ -247,7 +246,7 @@ func (d *Device) decided(after []backends.Event) bool {
 // bounce buffer when the DMA has ended (the event completes after that
 // copy); a copy larger than the bounce budget is staged in order by the
 // device's worker.
-func (p *Pool) ReadAsync(ctx context.Context, src backends.BufferID, off int64, dst []byte, after ...backends.Event) (backends.Event, error) {
+func (p *Pool) ReadAsync(ctx context.Context, src driver.BufferID, off int64, dst []byte, after ...driver.Event) (driver.Event, error) {
 	e, b, err := p.transfer(ctx, "read", streamD2H, src, off, len(dst))
 	if err != nil {
 		return nil, err
@@ -282,16 +281,16 @@ func (p *Pool) ReadAsync(ctx context.Context, src backends.BufferID, off int64, 
 // and backends.Copy then stages through the host pool. The copy runs on
 // the destination's compute stream after the work pending on both buffers
 // (on another device, waited for on the host) and CopyFrom waits for it.
-func (p *Pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64, src backends.Pool, srcID backends.BufferID, srcOff, n int64) error {
+func (p *Pool) CopyFrom(ctx context.Context, dst driver.BufferID, dstOff int64, src driver.Pool, srcID driver.BufferID, srcOff, n int64) error {
 	sp, ok := src.(*Pool)
 	if !ok {
-		return backends.Errorf(Name, "copy", backends.ErrUnsupported, "source pool %s is not a CUDA pool", src.Name())
+		return driver.Errorf(Name, "copy", driver.ErrUnsupported, "source pool %s is not a CUDA pool", src.Name())
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if sp.dev.drv != p.dev.drv {
-		return backends.Errorf(Name, "copy", backends.ErrUnsupported, "pools of different driver instances")
+		return driver.Errorf(Name, "copy", driver.ErrUnsupported, "pools of different driver instances")
 	}
 	if sp != p {
 		ok, err := p.dev.peerReady(sp.dev)
@@ -299,7 +298,7 @@ func (p *Pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64
 			return err
 		}
 		if !ok {
-			return backends.Errorf(Name, "copy", backends.ErrUnsupported, "%s cannot access %s as a peer", p.dev.name, sp.dev.name)
+			return driver.Errorf(Name, "copy", driver.ErrUnsupported, "%s cannot access %s as a peer", p.dev.name, sp.dev.name)
 		}
 	}
 	d := p.dev
@@ -344,7 +343,7 @@ func (p *Pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64
 	} else {
 		// The source's pending writes are on the other device: a host wait.
 		if w := sp.dev.lastWriteOf(sb); w != nil {
-			e.op.after = []backends.Event{w}
+			e.op.after = []driver.Event{w}
 		}
 		e.op.issue = func(s uintptr) error {
 			return d.fail("cuMemcpyPeerAsync", drv.call(drv.memcpyPeerAsync, dptr, d.ctx, sptr, sp.dev.ctx, uintptr(n), s))
@@ -427,7 +426,7 @@ func (p *Pool) freeAll(healthy bool) {
 func (p *Pool) Live() int { return p.bufs.Len() }
 
 // devicePtr is the buffer's device address, for tests and interop.
-func (p *Pool) devicePtr(id backends.BufferID) (uint64, error) {
+func (p *Pool) devicePtr(id driver.BufferID) (uint64, error) {
 	b, err := p.bufs.Get("pointer", id)
 	if err != nil {
 		return 0, err

@@ -11,7 +11,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/core"
 )
@@ -143,7 +142,7 @@ type event struct {
 type op struct {
 	kind, detail string // for errors: "launch", "vadd"
 	ctx          context.Context
-	after        []backends.Event
+	after        []driver.Event
 	acc          []access // device buffers the work touches
 	accInline    [3]access
 	vals         []uint64 // a launch's parameter values
@@ -185,7 +184,7 @@ func (o *op) addAccess(b *devBuf, write bool) {
 // heldBuf is a buffer reference a submission holds.
 type heldBuf struct {
 	pool *Pool
-	id   backends.BufferID
+	id   driver.BufferID
 }
 
 // holds is what pending work keeps alive: buffer references, its
@@ -197,7 +196,7 @@ type holds struct {
 	bounce *bounceBuf
 }
 
-func (h *holds) add(p *Pool, id backends.BufferID) {
+func (h *holds) add(p *Pool, id driver.BufferID) {
 	if h.bufs == nil {
 		h.bufs = h.inline[:0]
 	}
@@ -419,7 +418,7 @@ func (q *eventFIFO) all() []*event { return slices.Clone(q.items[q.head:]) }
 // device's or a host event still pending, or an event of this device still
 // in its gate). Events of this device on a stream are waited for on the GPU
 // and leave gate false. The submission lock is held.
-func (d *Device) sortDeps(after []backends.Event) (gate bool, failed error) {
+func (d *Device) sortDeps(after []driver.Event) (gate bool, failed error) {
 	for i, dep := range after {
 		if dep == nil {
 			continue
@@ -448,7 +447,7 @@ func (d *Device) sortDeps(after []backends.Event) (gate bool, failed error) {
 }
 
 // own is dep when it is an event of this device, else nil.
-func (d *Device) own(dep backends.Event) *event {
+func (d *Device) own(dep driver.Event) *event {
 	if x, ok := dep.(*event); ok && x != nil && x.dev == d {
 		return x
 	}
@@ -502,7 +501,7 @@ func recordAccess(e *event) {
 // on the host, else in the gate. It returns e, or an error with nothing
 // queued (e's holds given back). A dependency that has already failed fails
 // e at once. Called without locks.
-func (d *Device) submit(e *event) (backends.Event, error) {
+func (d *Device) submit(e *event) (driver.Event, error) {
 	if err := d.roomFor(e.op.ctx); err != nil {
 		e.op.holds.drop()
 		return nil, err
@@ -683,12 +682,12 @@ func (d *Device) recordFor(e *event) uintptr {
 // untracked marks the device lost because the end of its work can no
 // longer be told (a CUDA event could not be made or recorded).
 func (d *Device) untracked(err error) {
-	var be *backends.Error
+	var be *driver.Error
 	if !errors.As(err, &be) {
-		be = &backends.Error{Backend: Name, Op: "track", Err: err}
+		be = &driver.Error{Backend: Name, Op: "track", Err: err}
 	}
-	lost := &backends.Error{Backend: Name, Op: be.Op, Native: be.Native,
-		Err: fmt.Errorf("%w: %s can no longer track its work: %w", backends.ErrDeviceLost, d.name, be.Err)}
+	lost := &driver.Error{Backend: Name, Op: be.Op, Native: be.Native,
+		Err: fmt.Errorf("%w: %s can no longer track its work: %w", driver.ErrDeviceLost, d.name, be.Err)}
 	if d.lost.CompareAndSwap(nil, lost) {
 		driver.Debug(driver.DebugDevice, "cuda device lost: events cannot be recorded", "device", d.name, "err", err)
 		d.stopWaiting()
@@ -849,10 +848,10 @@ func (d *Device) failEnqueued() {
 func (d *Device) lostError() error {
 	cause := d.lost.Load()
 	if cause == nil {
-		return backends.ErrDeviceLost
+		return driver.ErrDeviceLost
 	}
-	return &backends.Error{Backend: Name, Op: cause.Op, Native: cause.Native,
-		Err: fmt.Errorf("%w: the context faulted (%s) with this work pending", backends.ErrDeviceLost, cause.Op)}
+	return &driver.Error{Backend: Name, Op: cause.Op, Native: cause.Native,
+		Err: fmt.Errorf("%w: the context faulted (%s) with this work pending", driver.ErrDeviceLost, cause.Op)}
 }
 
 // work empties the gate in order and exits when it is empty.
@@ -1008,7 +1007,7 @@ func (d *Device) drainForClose() {
 	d.subMu.Lock() // every submission that saw the device open has queued
 	gated := d.gate.all()
 	d.subMu.Unlock()
-	closed := backends.Errorf(Name, "close", backends.ErrClosed, "%s was closed before the work was queued on the GPU", d.name)
+	closed := driver.Errorf(Name, "close", driver.ErrClosed, "%s was closed before the work was queued on the GPU", d.name)
 	for _, e := range gated {
 		e.cancel(closed)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // These tests of the event machinery need no GPU: they drive the states
@@ -57,18 +57,18 @@ func TestEventFIFO(t *testing.T) {
 }
 
 func TestVarBitsMatchConstantBytes(t *testing.T) {
-	for _, c := range []backends.Constant{
-		backends.UintConst(backends.U32, 77),
-		backends.IntConst(backends.I8, -2),
-		backends.IntConst(backends.I16, -300),
-		backends.IntConst(backends.I32, -1),
-		backends.IntConst(backends.I64, -5),
-		backends.UintConst(backends.U64, math.MaxUint64),
-		backends.FloatConst(backends.F32, 1.5),
-		backends.FloatConst(backends.F64, -2.25),
-		backends.FloatConst(backends.F16, 3),
-		backends.FloatConst(backends.BF16, -7),
-		backends.UintConst(backends.Bool, 1),
+	for _, c := range []driver.Constant{
+		driver.UintConst(driver.U32, 77),
+		driver.IntConst(driver.I8, -2),
+		driver.IntConst(driver.I16, -300),
+		driver.IntConst(driver.I32, -1),
+		driver.IntConst(driver.I64, -5),
+		driver.UintConst(driver.U64, math.MaxUint64),
+		driver.FloatConst(driver.F32, 1.5),
+		driver.FloatConst(driver.F64, -2.25),
+		driver.FloatConst(driver.F16, 3),
+		driver.FloatConst(driver.BF16, -7),
+		driver.UintConst(driver.Bool, 1),
 	} {
 		want := make([]byte, 8)
 		copy(want, c.Bytes())
@@ -83,7 +83,7 @@ func TestVarBitsMatchConstantBytes(t *testing.T) {
 
 // packSlots lays out the same parameter array as packParams.
 func TestPackSlotsMatchesPackParams(t *testing.T) {
-	vals := []backends.Constant{backends.UintConst(backends.U32, 9), backends.FloatConst(backends.F32, -0.5), backends.IntConst(backends.I8, -1)}
+	vals := []driver.Constant{driver.UintConst(driver.U32, 9), driver.FloatConst(driver.F32, -0.5), driver.IntConst(driver.I8, -1)}
 	bytes := [][]byte{{1, 2, 3, 4, 5, 6, 7, 8}}
 	slots := []uint64{0x0807060504030201}
 	for _, c := range vals {
@@ -115,24 +115,24 @@ func TestSortDeps(t *testing.T) {
 
 	for _, tc := range []struct {
 		name   string
-		after  []backends.Event
+		after  []driver.Event
 		gate   bool
 		failed bool
 	}{
 		{"none", nil, false, false},
-		{"nil entries", []backends.Event{nil, (*event)(nil)}, false, false},
-		{"done", []backends.Event{ok, backends.Completed(nil)}, false, false},
-		{"own on a stream: a GPU wait", []backends.Event{onStream}, false, false},
-		{"own still gated", []backends.Event{ok, gated}, true, false},
-		{"pending host event", []backends.Event{backends.NewHostEvent()}, true, false},
-		{"another device's", []backends.Event{foreign}, true, false},
-		{"own failed", []backends.Event{onStream, failed}, false, true},
-		{"host failed, pending first", []backends.Event{backends.NewHostEvent(), backends.Completed(boom)}, false, true},
+		{"nil entries", []driver.Event{nil, (*event)(nil)}, false, false},
+		{"done", []driver.Event{ok, driver.Completed(nil)}, false, false},
+		{"own on a stream: a GPU wait", []driver.Event{onStream}, false, false},
+		{"own still gated", []driver.Event{ok, gated}, true, false},
+		{"pending host event", []driver.Event{driver.NewHostEvent()}, true, false},
+		{"another device's", []driver.Event{foreign}, true, false},
+		{"own failed", []driver.Event{onStream, failed}, false, true},
+		{"host failed, pending first", []driver.Event{driver.NewHostEvent(), driver.Completed(boom)}, false, true},
 	} {
 		gate, err := d.sortDeps(tc.after)
 		require.Equal(t, tc.gate, gate, tc.name)
 		if tc.failed {
-			require.ErrorIs(t, err, backends.ErrDependency, tc.name)
+			require.ErrorIs(t, err, driver.ErrDependency, tc.name)
 			require.ErrorIs(t, err, boom, tc.name)
 			require.ErrorContains(t, err, "event 1", tc.name)
 		} else {
@@ -146,9 +146,9 @@ func TestDecided(t *testing.T) {
 	ok := d.newEvent(streamH2D, context.Background(), "write", "")
 	ok.complete(nil)
 	require.True(t, d.decided(nil))
-	require.True(t, d.decided([]backends.Event{nil, (*event)(nil), ok, backends.Completed(errors.New("x"))}))
-	require.False(t, d.decided([]backends.Event{ok, enqueued(d, streamD2H)}), "own work on a stream")
-	require.False(t, d.decided([]backends.Event{backends.NewHostEvent()}))
+	require.True(t, d.decided([]driver.Event{nil, (*event)(nil), ok, driver.Completed(errors.New("x"))}))
+	require.False(t, d.decided([]driver.Event{ok, enqueued(d, streamD2H)}), "own work on a stream")
+	require.False(t, d.decided([]driver.Event{driver.NewHostEvent()}))
 }
 
 func TestHazards(t *testing.T) {
@@ -284,7 +284,7 @@ func TestHoldsGiveBack(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 64, b.size)
 	_, err = p.retain("launch", id+12345)
-	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
+	require.ErrorIs(t, err, driver.ErrUnknownBuffer)
 	require.ErrorContains(t, err, "launch")
 
 	var h holds
@@ -297,7 +297,7 @@ func TestHoldsGiveBack(t *testing.T) {
 	h.drop()
 	h.drop()
 	_, err = p.Size(id)
-	require.ErrorIs(t, err, backends.ErrUnknownBuffer, "freed with the work's reference")
+	require.ErrorIs(t, err, driver.ErrUnknownBuffer, "freed with the work's reference")
 	require.EqualValues(t, 1, ended.Load(), "the executable's run ends once")
 }
 
@@ -327,7 +327,7 @@ func TestRunsUnloadAfterTheLastRun(t *testing.T) {
 }
 
 func TestWaitTransferWaitsForTheCopy(t *testing.T) {
-	ev := backends.NewHostEvent()
+	ev := driver.NewHostEvent()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	go func() {
@@ -344,7 +344,7 @@ func TestWaitTransferWaitsForTheCopy(t *testing.T) {
 		t.Fatal("returned before the copy ended")
 	}
 	boom := errors.New("boom")
-	require.ErrorIs(t, waitTransfer(context.Background(), backends.Completed(boom), nil), boom)
+	require.ErrorIs(t, waitTransfer(context.Background(), driver.Completed(boom), nil), boom)
 	require.ErrorIs(t, waitTransfer(context.Background(), nil, boom), boom)
 }
 

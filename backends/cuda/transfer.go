@@ -7,7 +7,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 )
@@ -163,13 +162,13 @@ func (d *Device) inHostPool(b []byte) bool {
 type bounceBuf struct {
 	d    *Device
 	host hostpoolAPI
-	id   backends.BufferID
+	id   driver.BufferID
 	mem  []byte
 }
 
 // hostpoolAPI is what a bounce buffer needs of the host pool.
 type hostpoolAPI interface {
-	Release(backends.BufferID) error
+	Release(driver.BufferID) error
 }
 
 // bounceBudget is how many bytes of bounce buffers a device has in flight
@@ -253,7 +252,7 @@ func (d *Device) copyOutStaged(ctx context.Context, s uintptr, dst []byte, src u
 type stager struct {
 	mu     sync.Mutex
 	host   *hostpool.Pool
-	ids    [2]backends.BufferID
+	ids    [2]driver.BufferID
 	bufs   [2][]byte
 	events [2]uintptr
 	chunk  int

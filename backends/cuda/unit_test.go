@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // These tests need no GPU and run everywhere.
@@ -96,9 +96,9 @@ func TestVersionLess(t *testing.T) {
 func TestPackParams(t *testing.T) {
 	vals := [][]byte{
 		{1, 2, 3, 4, 5, 6, 7, 8},
-		backends.UintConst(backends.U32, 77).Bytes(),
-		backends.FloatConst(backends.F32, 1.5).Bytes(),
-		backends.IntConst(backends.I8, -2).Bytes(),
+		driver.UintConst(driver.U32, 77).Bytes(),
+		driver.FloatConst(driver.F32, 1.5).Bytes(),
+		driver.IntConst(driver.I8, -2).Bytes(),
 	}
 	mem := make([]byte, paramBlockSize(len(vals)))
 	for i := range mem {
@@ -262,26 +262,26 @@ func TestBlockAndGridChecks(t *testing.T) {
 		{[3]uint32{512, 1, 1}, 384}, // the kernel's own register-bound limit
 	} {
 		err := d.checkBlock(tc.block, tc.max)
-		require.ErrorIs(t, err, backends.ErrInvalidArgument, "%v", tc.block)
+		require.ErrorIs(t, err, driver.ErrInvalidArgument, "%v", tc.block)
 	}
 
-	p := &backends.Program{
-		Params: []backends.Param{{Name: "n", Kind: backends.Variable, DType: backends.U32}},
-		Grid:   []backends.GwsDim{backends.BinaryDim(backends.GwsCeilDiv, backends.ParamDim(0), backends.ConstDim(256))},
+	p := &driver.Program{
+		Params: []driver.Param{{Name: "n", Kind: driver.Variable, DType: driver.U32}},
+		Grid:   []driver.GwsDim{driver.BinaryDim(driver.GwsCeilDiv, driver.ParamDim(0), driver.ConstDim(256))},
 	}
-	g, empty, err := d.gridDims(p, []backends.LaunchArg{backends.VarArg(backends.UintConst(backends.U32, 1000))})
+	g, empty, err := d.gridDims(p, []driver.LaunchArg{driver.VarArg(driver.UintConst(driver.U32, 1000))})
 	require.NoError(t, err)
 	require.False(t, empty)
 	require.Equal(t, [3]uint32{4, 1, 1}, g)
-	_, empty, err = d.gridDims(p, []backends.LaunchArg{backends.VarArg(backends.UintConst(backends.U32, 0))})
+	_, empty, err = d.gridDims(p, []driver.LaunchArg{driver.VarArg(driver.UintConst(driver.U32, 0))})
 	require.NoError(t, err)
 	require.True(t, empty, "a zero grid runs nothing")
-	p.Grid = []backends.GwsDim{backends.ConstDim(1), backends.ConstDim(70000)}
-	_, _, err = d.gridDims(p, []backends.LaunchArg{backends.VarArg(backends.UintConst(backends.U32, 1))})
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
-	p.Grid = []backends.GwsDim{backends.BinaryDim(backends.GwsDiv, backends.ConstDim(1), backends.ParamDim(0))}
-	_, _, err = d.gridDims(p, []backends.LaunchArg{backends.VarArg(backends.UintConst(backends.U32, 0))})
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	p.Grid = []driver.GwsDim{driver.ConstDim(1), driver.ConstDim(70000)}
+	_, _, err = d.gridDims(p, []driver.LaunchArg{driver.VarArg(driver.UintConst(driver.U32, 1))})
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
+	p.Grid = []driver.GwsDim{driver.BinaryDim(driver.GwsDiv, driver.ConstDim(1), driver.ParamDim(0))}
+	_, _, err = d.gridDims(p, []driver.LaunchArg{driver.VarArg(driver.UintConst(driver.U32, 0))})
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 }
 
 func TestStickyResults(t *testing.T) {
@@ -289,9 +289,9 @@ func TestStickyResults(t *testing.T) {
 	require.True(t, cudaErrorLaunchFailed.sticky())
 	require.False(t, cudaErrorOutOfMemory.sticky())
 	require.False(t, cudaErrorInvalidValue.sticky())
-	require.ErrorIs(t, cudaErrorIllegalAddress.sentinel(), backends.ErrDeviceLost)
-	require.ErrorIs(t, cudaErrorOutOfMemory.sentinel(), backends.ErrOutOfMemory)
-	require.ErrorIs(t, cudaErrorLaunchOutOfResources.sentinel(), backends.ErrInvalidArgument)
+	require.ErrorIs(t, cudaErrorIllegalAddress.sentinel(), driver.ErrDeviceLost)
+	require.ErrorIs(t, cudaErrorOutOfMemory.sentinel(), driver.ErrOutOfMemory)
+	require.ErrorIs(t, cudaErrorLaunchOutOfResources.sentinel(), driver.ErrInvalidArgument)
 }
 
 // colMajorGemm runs a gemmCall the way cuBLAS defines it: column-major
@@ -342,16 +342,16 @@ func rowMajorGemm(s gemmShape, a, b, out []float64, alpha, beta float64) {
 	}
 }
 
-func gemmProgram(g backends.GEMMVariant) *backends.Program {
+func gemmProgram(g driver.GEMMVariant) *driver.Program {
 	g.A, g.B, g.C = 0, 1, 2
-	return &backends.Program{
+	return &driver.Program{
 		Name:     "gemm",
-		Params:   []backends.Param{backendtest.Global("a", g.DType), backendtest.Global("b", g.DType), backendtest.GlobalMut("c", g.DType)},
-		Variants: []backends.Variant{{Format: backends.FormatGEMM, Code: &g}},
+		Params:   []driver.Param{backendtest.Global("a", g.DType), backendtest.Global("b", g.DType), backendtest.GlobalMut("c", g.DType)},
+		Variants: []driver.Variant{{Format: driver.FormatGEMM, Code: &g}},
 	}
 }
 
-func dimPtr(v uint64) *backends.GwsDim { d := backends.ConstDim(v); return &d }
+func dimPtr(v uint64) *driver.GwsDim { d := driver.ConstDim(v); return &d }
 
 // The row-major to column-major mapping is checked by running both
 // definitions on the host: the cuBLAS call the backend makes must compute
@@ -359,20 +359,20 @@ func dimPtr(v uint64) *backends.GwsDim { d := backends.ConstDim(v); return &d }
 func TestGEMMColumnMajorMapping(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		g    backends.GEMMVariant
+		g    driver.GEMMVariant
 	}{
-		{"plain", backends.GEMMVariant{M: backends.ConstDim(3), N: backends.ConstDim(5), K: backends.ConstDim(4)}},
-		{"trans a", backends.GEMMVariant{TransA: true, M: backends.ConstDim(3), N: backends.ConstDim(5), K: backends.ConstDim(4)}},
-		{"trans b", backends.GEMMVariant{TransB: true, M: backends.ConstDim(3), N: backends.ConstDim(5), K: backends.ConstDim(4)}},
-		{"both", backends.GEMMVariant{TransA: true, TransB: true, M: backends.ConstDim(6), N: backends.ConstDim(2), K: backends.ConstDim(7)}},
-		{"padded lds", backends.GEMMVariant{M: backends.ConstDim(3), N: backends.ConstDim(5), K: backends.ConstDim(4),
+		{"plain", driver.GEMMVariant{M: driver.ConstDim(3), N: driver.ConstDim(5), K: driver.ConstDim(4)}},
+		{"trans a", driver.GEMMVariant{TransA: true, M: driver.ConstDim(3), N: driver.ConstDim(5), K: driver.ConstDim(4)}},
+		{"trans b", driver.GEMMVariant{TransB: true, M: driver.ConstDim(3), N: driver.ConstDim(5), K: driver.ConstDim(4)}},
+		{"both", driver.GEMMVariant{TransA: true, TransB: true, M: driver.ConstDim(6), N: driver.ConstDim(2), K: driver.ConstDim(7)}},
+		{"padded lds", driver.GEMMVariant{M: driver.ConstDim(3), N: driver.ConstDim(5), K: driver.ConstDim(4),
 			LdA: dimPtr(6), LdB: dimPtr(9), LdC: dimPtr(7)}},
-		{"batched", backends.GEMMVariant{M: backends.ConstDim(3), N: backends.ConstDim(2), K: backends.ConstDim(4), Batch: dimPtr(3)}},
-		{"batched strided trans", backends.GEMMVariant{TransA: true, M: backends.ConstDim(2), N: backends.ConstDim(3), K: backends.ConstDim(5),
+		{"batched", driver.GEMMVariant{M: driver.ConstDim(3), N: driver.ConstDim(2), K: driver.ConstDim(4), Batch: dimPtr(3)}},
+		{"batched strided trans", driver.GEMMVariant{TransA: true, M: driver.ConstDim(2), N: driver.ConstDim(3), K: driver.ConstDim(5),
 			Batch: dimPtr(2), StrideA: dimPtr(13), StrideB: dimPtr(17), StrideC: dimPtr(8)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.g.DType = backends.F32
+			tc.g.DType = driver.F32
 			tc.g.Alpha, tc.g.Beta = 1.5, 0.5
 			p := gemmProgram(tc.g)
 			s, err := evalGEMM(p.GEMM(), nil)
@@ -402,22 +402,22 @@ func TestGEMMColumnMajorMapping(t *testing.T) {
 }
 
 func TestEvalGEMMRejects(t *testing.T) {
-	base := backends.GEMMVariant{DType: backends.F32, M: backends.ConstDim(4), N: backends.ConstDim(4), K: backends.ConstDim(4)}
-	for name, mut := range map[string]func(g *backends.GEMMVariant){
-		"lda too small": func(g *backends.GEMMVariant) { g.LdA = dimPtr(3) },
-		"ldb too small": func(g *backends.GEMMVariant) { g.LdB = dimPtr(2) },
-		"ldc too small": func(g *backends.GEMMVariant) { g.LdC = dimPtr(1) },
-		"m over int32":  func(g *backends.GEMMVariant) { g.M = backends.ConstDim(1 << 31) },
-		"bad expr": func(g *backends.GEMMVariant) {
-			g.K = backends.BinaryDim(backends.GwsSub, backends.ConstDim(1), backends.ConstDim(2))
+	base := driver.GEMMVariant{DType: driver.F32, M: driver.ConstDim(4), N: driver.ConstDim(4), K: driver.ConstDim(4)}
+	for name, mut := range map[string]func(g *driver.GEMMVariant){
+		"lda too small": func(g *driver.GEMMVariant) { g.LdA = dimPtr(3) },
+		"ldb too small": func(g *driver.GEMMVariant) { g.LdB = dimPtr(2) },
+		"ldc too small": func(g *driver.GEMMVariant) { g.LdC = dimPtr(1) },
+		"m over int32":  func(g *driver.GEMMVariant) { g.M = driver.ConstDim(1 << 31) },
+		"bad expr": func(g *driver.GEMMVariant) {
+			g.K = driver.BinaryDim(driver.GwsSub, driver.ConstDim(1), driver.ConstDim(2))
 		},
 	} {
 		g := base
 		mut(&g)
 		_, err := evalGEMM(&g, nil)
-		require.ErrorIs(t, err, backends.ErrInvalidArgument, name)
+		require.ErrorIs(t, err, driver.ErrInvalidArgument, name)
 	}
-	s, err := evalGEMM(&backends.GEMMVariant{M: backends.ConstDim(1 << 20), N: backends.ConstDim(1 << 20), K: backends.ConstDim(1 << 20),
+	s, err := evalGEMM(&driver.GEMMVariant{M: driver.ConstDim(1 << 20), N: driver.ConstDim(1 << 20), K: driver.ConstDim(1 << 20),
 		Batch: dimPtr(1 << 30), StrideA: dimPtr(1 << 40)}, nil)
 	require.NoError(t, err)
 	_, _, _, ok := s.need()
@@ -426,23 +426,23 @@ func TestEvalGEMMRejects(t *testing.T) {
 
 func TestGEMMTypes(t *testing.T) {
 	for _, tc := range []struct {
-		dt      backends.DType
+		dt      driver.DType
 		compute string
 		data    int
 		ct      int
 		f64     bool
 		err     error
 	}{
-		{backends.F32, "", cudaR32F, cublasCompute32F, false, nil},
-		{backends.F32, "tf32", cudaR32F, cublasCompute32FFastTF32, false, nil},
-		{backends.BF16, "", cudaR16BF, cublasCompute32F, false, nil},
-		{backends.F16, "", cudaR16F, cublasCompute32F, false, nil},
-		{backends.F64, "", cudaR64F, cublasCompute64F, true, nil},
-		{backends.BF16, "tf32", 0, 0, false, backends.ErrUnsupported},
-		{backends.I32, "", 0, 0, false, backends.ErrUnsupported},
-		{backends.F32, "fp8", 0, 0, false, backends.ErrUnsupported},
+		{driver.F32, "", cudaR32F, cublasCompute32F, false, nil},
+		{driver.F32, "tf32", cudaR32F, cublasCompute32FFastTF32, false, nil},
+		{driver.BF16, "", cudaR16BF, cublasCompute32F, false, nil},
+		{driver.F16, "", cudaR16F, cublasCompute32F, false, nil},
+		{driver.F64, "", cudaR64F, cublasCompute64F, true, nil},
+		{driver.BF16, "tf32", 0, 0, false, driver.ErrUnsupported},
+		{driver.I32, "", 0, 0, false, driver.ErrUnsupported},
+		{driver.F32, "fp8", 0, 0, false, driver.ErrUnsupported},
 	} {
-		dt, ct, f64, err := gemmTypes(&backends.GEMMVariant{DType: tc.dt, Compute: tc.compute})
+		dt, ct, f64, err := gemmTypes(&driver.GEMMVariant{DType: tc.dt, Compute: tc.compute})
 		if tc.err != nil {
 			require.ErrorIs(t, err, tc.err)
 			continue
@@ -462,7 +462,7 @@ func TestComputeEstimate(t *testing.T) {
 func TestBlasStatusNames(t *testing.T) {
 	require.Equal(t, "CUBLAS_STATUS_INVALID_VALUE", blasStatusName(7))
 	require.True(t, strings.HasPrefix(blasStatusName(99), "cublasStatus 99"))
-	require.ErrorIs(t, blasSentinel(3), backends.ErrOutOfMemory)
+	require.ErrorIs(t, blasSentinel(3), driver.ErrOutOfMemory)
 }
 
 func TestParallelCopy(t *testing.T) {

@@ -2,8 +2,6 @@ package driver
 
 import (
 	"context"
-
-	"github.com/zyxtt/zyxtt/backends"
 )
 
 // CheckCompile runs the checks a Compile makes before it builds anything:
@@ -11,7 +9,7 @@ import (
 // for backend's compile, saying "program <name> has no <what>", what naming
 // the variant the backend runs: "C variant"; a nil program has none), and
 // that p is valid (Program.Validate's error, as backend's compile error).
-func CheckCompile(ctx context.Context, backend string, p *backends.Program, f backends.Format, what string) error {
+func CheckCompile(ctx context.Context, backend string, p *Program, f Format, what string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -20,10 +18,10 @@ func CheckCompile(ctx context.Context, backend string, p *backends.Program, f ba
 		if p != nil {
 			name = p.Name
 		}
-		return backends.Errorf(backend, "compile", backends.ErrNoVariant, "program %q has no %s", name, what)
+		return Errorf(backend, "compile", ErrNoVariant, "program %q has no %s", name, what)
 	}
 	if err := p.Validate(); err != nil {
-		return &backends.Error{Backend: backend, Op: "compile", Err: err}
+		return &Error{Backend: backend, Op: "compile", Err: err}
 	}
 	return nil
 }

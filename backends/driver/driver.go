@@ -12,7 +12,6 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/internal/config"
 	"github.com/zyxtt/zyxtt/internal/registry"
 	"github.com/zyxtt/zyxtt/internal/zlog"
@@ -30,14 +29,14 @@ type Driver interface {
 	// Open initialises the backend and returns its devices. An error is
 	// the reason the backend has no devices ("libcuda.so.1: cannot open
 	// shared object file"); it is kept and shown by probe.
-	Open(ctx context.Context, env *Env) ([]backends.Device, error)
+	Open(ctx context.Context, env *Env) ([]Device, error)
 }
 
 // DriverFunc adapts a function to Driver.
-type DriverFunc func(ctx context.Context, env *Env) ([]backends.Device, error)
+type DriverFunc func(ctx context.Context, env *Env) ([]Device, error)
 
 // Open calls f.
-func (f DriverFunc) Open(ctx context.Context, env *Env) ([]backends.Device, error) {
+func (f DriverFunc) Open(ctx context.Context, env *Env) ([]Device, error) {
 	return f(ctx, env)
 }
 
@@ -54,8 +53,6 @@ type (
 	// them opens only this backend: each prefix with what such a device is
 	// ("tt-emu": "emulator"), for messages.
 	DeviceNamer interface{ DeviceNamePrefixes() map[string]string }
-	// Inventory lists the hardware the backend found, for probe.
-	Inventory = backends.Inventory
 )
 
 // Register makes a backend available under name. Like database/sql, it
@@ -72,7 +69,7 @@ func Register(name string, d Driver) {
 // program bundle keeps it in, and the Go type of its code (a pointer type;
 // bundles can describe only the code types they know). It panics on a
 // duplicate name or file, at init.
-func RegisterFormat(name backends.Format, file string, code reflect.Type) {
+func RegisterFormat(name Format, file string, code reflect.Type) {
 	registry.RegisterFormat(registry.Format{Name: string(name), File: file, Code: code})
 }
 
@@ -101,7 +98,7 @@ func Suggest(name string, known []string) string { return config.Suggest(name, k
 func Section(env *Env, name string, v any) error { return env.Config.Section(name, v) }
 
 // Common is the section's device_ids.
-func Common(env *Env, name string) backends.Common { return env.Config.Common(name) }
+func Common(env *Env, name string) config.Common { return env.Config.Common(name) }
 
 // The debug areas of ZYX_DEBUG.
 const (
@@ -119,7 +116,7 @@ func Debug(m zlog.Mask, msg string, args ...any) { zlog.Debug(m, msg, args...) }
 func DebugEnabled(m zlog.Mask) bool { return zlog.Enabled(m) }
 
 // EvalGrid evaluates every grid axis of p from args.
-func EvalGrid(p *backends.Program, args []backends.LaunchArg) ([]uint64, error) {
+func EvalGrid(p *Program, args []LaunchArg) ([]uint64, error) {
 	out := make([]uint64, len(p.Grid))
 	for i, g := range p.Grid {
 		v, err := g.Eval(args)
@@ -134,24 +131,24 @@ func EvalGrid(p *backends.Program, args []backends.LaunchArg) ([]uint64, error) 
 // CheckArgs checks a launch's args against the program's params: the count,
 // buffer or scalar per param, scalar dtypes, and that every buffer belongs to
 // pool. It returns the buffer sizes by param ordinal (0 for scalars).
-func CheckArgs(p *backends.Program, pool backends.Pool, args []backends.LaunchArg) ([]int64, error) {
+func CheckArgs(p *Program, pool Pool, args []LaunchArg) ([]int64, error) {
 	if len(args) != len(p.Params) {
-		return nil, fmt.Errorf("%w: %d args for %d params", backends.ErrInvalidArgument, len(args), len(p.Params))
+		return nil, fmt.Errorf("%w: %d args for %d params", ErrInvalidArgument, len(args), len(p.Params))
 	}
 	sizes := make([]int64, len(args))
 	for i, a := range args {
 		prm := p.Params[i]
-		if prm.Kind == backends.Variable {
+		if prm.Kind == Variable {
 			if !a.IsVar() {
-				return nil, fmt.Errorf("%w: param %d (%s) is a variable, got a buffer", backends.ErrInvalidArgument, i, prm.Name)
+				return nil, fmt.Errorf("%w: param %d (%s) is a variable, got a buffer", ErrInvalidArgument, i, prm.Name)
 			}
 			if a.Value.DType != prm.DType {
-				return nil, fmt.Errorf("%w: param %d (%s) is %s, got %s", backends.ErrInvalidArgument, i, prm.Name, prm.DType, a.Value.DType)
+				return nil, fmt.Errorf("%w: param %d (%s) is %s, got %s", ErrInvalidArgument, i, prm.Name, prm.DType, a.Value.DType)
 			}
 			continue
 		}
 		if a.IsVar() {
-			return nil, fmt.Errorf("%w: param %d (%s) is a buffer, got a variable", backends.ErrInvalidArgument, i, prm.Name)
+			return nil, fmt.Errorf("%w: param %d (%s) is a buffer, got a variable", ErrInvalidArgument, i, prm.Name)
 		}
 		n, err := pool.Size(a.Buffer)
 		if err != nil {
@@ -165,8 +162,8 @@ func CheckArgs(p *backends.Program, pool backends.Pool, args []backends.LaunchAr
 // SectionDriver is the driver of a backend whose devices open from its
 // config section alone: each Open decodes section name into a C (whose
 // zero value holds the defaults) and opens with it.
-func SectionDriver[C any](name string, open func(context.Context, C) ([]backends.Device, error)) DriverFunc {
-	return func(ctx context.Context, env *Env) ([]backends.Device, error) {
+func SectionDriver[C any](name string, open func(context.Context, C) ([]Device, error)) DriverFunc {
+	return func(ctx context.Context, env *Env) ([]Device, error) {
 		var c C
 		if err := Section(env, name, &c); err != nil {
 			return nil, err
@@ -181,8 +178,8 @@ func SectionDriver[C any](name string, open func(context.Context, C) ([]backends
 // …"), after the reasons the caller gathered already (a platform it could
 // not list). A ctx done before a device closes the devices opened so far
 // and returns ctx's error.
-func OpenEach(ctx context.Context, backend string, n int, kept backends.Common, open func(ordinal int) (backends.Device, error), reasons []error, none string) ([]backends.Device, error) {
-	var devs []backends.Device
+func OpenEach(ctx context.Context, backend string, n int, kept config.Common, open func(ordinal int) (Device, error), reasons []error, none string) ([]Device, error) {
+	var devs []Device
 	for i := range n {
 		if !kept.Allows(i) {
 			continue
@@ -208,7 +205,7 @@ func OpenEach(ctx context.Context, backend string, n int, kept backends.Common, 
 // or, when none opened, ErrNoDevice with every reason, or with none (why
 // there was nothing to try, "device_ids leaves no device") where there is
 // no reason.
-func Opened(backend string, devs []backends.Device, reasons []error, none string) ([]backends.Device, error) {
+func Opened(backend string, devs []Device, reasons []error, none string) ([]Device, error) {
 	if len(devs) > 0 {
 		for _, r := range reasons {
 			Debug(DebugDevice, backend+": device skipped", "reason", r)
@@ -216,7 +213,7 @@ func Opened(backend string, devs []backends.Device, reasons []error, none string
 		return devs, nil
 	}
 	if len(reasons) == 0 {
-		return nil, fmt.Errorf("%w: %s", backends.ErrNoDevice, none)
+		return nil, fmt.Errorf("%w: %s", ErrNoDevice, none)
 	}
-	return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, errors.Join(reasons...))
+	return nil, fmt.Errorf("%w: %w", ErrNoDevice, errors.Join(reasons...))
 }

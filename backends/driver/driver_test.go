@@ -15,18 +15,18 @@ import (
 	"github.com/zyxtt/zyxtt/backends/dummy"
 )
 
-func vars(vals ...uint64) []backends.LaunchArg {
-	out := make([]backends.LaunchArg, len(vals))
+func vars(vals ...uint64) []driver.LaunchArg {
+	out := make([]driver.LaunchArg, len(vals))
 	for i, v := range vals {
-		out[i] = backends.VarArg(backends.UintConst(backends.U64, v))
+		out[i] = driver.VarArg(driver.UintConst(driver.U64, v))
 	}
 	return out
 }
 
 func TestEvalGrid(t *testing.T) {
-	p := &backends.Program{
-		Params: []backends.Param{{Name: "n", Kind: backends.Variable, DType: backends.U64}, {Name: "m", Kind: backends.Variable, DType: backends.U64}},
-		Grid:   []backends.GwsDim{backends.BinaryDim(backends.GwsCeilDiv, backends.ParamDim(0), backends.ConstDim(32)), backends.ParamDim(1), backends.ConstDim(1)},
+	p := &driver.Program{
+		Params: []driver.Param{{Name: "n", Kind: driver.Variable, DType: driver.U64}, {Name: "m", Kind: driver.Variable, DType: driver.U64}},
+		Grid:   []driver.GwsDim{driver.BinaryDim(driver.GwsCeilDiv, driver.ParamDim(0), driver.ConstDim(32)), driver.ParamDim(1), driver.ConstDim(1)},
 	}
 	grid, err := driver.EvalGrid(p, vars(100, 3))
 	require.NoError(t, err)
@@ -46,9 +46,9 @@ func TestRegisterRefusesNil(t *testing.T) {
 var envSeen *driver.Env
 
 func init() {
-	driver.Register("test-driver-env", driver.DriverFunc(func(_ context.Context, env *driver.Env) ([]backends.Device, error) {
+	driver.Register("test-driver-env", driver.DriverFunc(func(_ context.Context, env *driver.Env) ([]driver.Device, error) {
 		envSeen = env
-		return nil, backends.ErrUnsupported
+		return nil, driver.ErrUnsupported
 	}))
 	driver.RegisterFormat("test-exotic", "exotic.json", reflect.TypeFor[*exoticCode]())
 }
@@ -62,7 +62,7 @@ func TestRegisteredDriverOpensThroughARuntime(t *testing.T) {
 	defer rt.Close()
 	st, err := rt.Backend(context.Background(), "test-driver-env")
 	require.NoError(t, err)
-	require.ErrorIs(t, st.Err, backends.ErrUnsupported)
+	require.ErrorIs(t, st.Err, driver.ErrUnsupported)
 	require.NotNil(t, envSeen)
 	require.Same(t, cfg, envSeen.Config, "the driver sees the runtime's config")
 	host, err := rt.HostPool()
@@ -75,14 +75,14 @@ func TestRegisteredDriverOpensThroughARuntime(t *testing.T) {
 type exoticCode struct{ Blob []byte }
 
 func TestRegisterFormat(t *testing.T) {
-	fi, ok := backends.LookupFormat("test-exotic")
+	fi, ok := driver.LookupFormat("test-exotic")
 	require.True(t, ok)
 	require.Equal(t, "exotic.json", fi.File)
-	p := &backends.Program{Name: "x", Variants: []backends.Variant{{Format: "test-exotic", Code: &exoticCode{}}}}
+	p := &driver.Program{Name: "x", Variants: []driver.Variant{{Format: "test-exotic", Code: &exoticCode{}}}}
 	require.NoError(t, p.Validate())
-	p.Variants[0].Code = &backends.SourceVariant{}
-	require.ErrorIs(t, p.Validate(), backends.ErrInvalidArgument, "code of the wrong type")
-	p.Variants[0] = backends.Variant{Format: "nope", Code: &exoticCode{}}
+	p.Variants[0].Code = &driver.SourceVariant{}
+	require.ErrorIs(t, p.Validate(), driver.ErrInvalidArgument, "code of the wrong type")
+	p.Variants[0] = driver.Variant{Format: "nope", Code: &exoticCode{}}
 	require.ErrorContains(t, p.Validate(), `unknown format "nope"`)
 	require.Panics(t, func() { driver.RegisterFormat("test-exotic", "other.json", reflect.TypeFor[*exoticCode]()) })
 }
@@ -104,8 +104,8 @@ func TestCheckReleased(t *testing.T) {
 	require.NoError(t, driver.CheckReleased("x", &mu, &released))
 	require.NoError(t, driver.ReleaseOnce(&mu, &released, func() error { return nil }))
 	err := driver.CheckReleased("x", &mu, &released)
-	require.ErrorIs(t, err, backends.ErrClosed)
-	var be *backends.Error
+	require.ErrorIs(t, err, driver.ErrClosed)
+	var be *driver.Error
 	require.ErrorAs(t, err, &be)
 	require.Equal(t, "x", be.Backend)
 	require.Equal(t, "launch", be.Op)
@@ -119,8 +119,8 @@ func TestCheckOpen(t *testing.T) {
 	require.NoError(t, driver.CheckOpen(ctx, "x", "alloc", "x:0", &mu, &closed))
 	closed = true
 	err := driver.CheckOpen(ctx, "x", "alloc", "x:0", &mu, &closed)
-	require.ErrorIs(t, err, backends.ErrClosed)
-	var be *backends.Error
+	require.ErrorIs(t, err, driver.ErrClosed)
+	var be *driver.Error
 	require.ErrorAs(t, err, &be)
 	require.Equal(t, "x", be.Backend)
 	require.Equal(t, "alloc", be.Op)
@@ -133,23 +133,23 @@ func TestCheckOpen(t *testing.T) {
 
 func TestCheckCompile(t *testing.T) {
 	ctx := context.Background()
-	p := &backends.Program{Name: "vadd", Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{}}}}
-	require.NoError(t, driver.CheckCompile(ctx, "c", p, backends.FormatC, "C variant"))
-	err := driver.CheckCompile(ctx, "cuda", p, backends.FormatCUDA, "CUDA variant")
-	require.ErrorIs(t, err, backends.ErrNoVariant)
+	p := &driver.Program{Name: "vadd", Variants: []driver.Variant{{Format: driver.FormatC, Code: &driver.SourceVariant{}}}}
+	require.NoError(t, driver.CheckCompile(ctx, "c", p, driver.FormatC, "C variant"))
+	err := driver.CheckCompile(ctx, "cuda", p, driver.FormatCUDA, "CUDA variant")
+	require.ErrorIs(t, err, driver.ErrNoVariant)
 	require.ErrorContains(t, err, `program "vadd" has no CUDA variant`)
-	require.ErrorIs(t, driver.CheckCompile(ctx, "c", nil, backends.FormatC, "C variant"), backends.ErrNoVariant, "a nil program has none")
+	require.ErrorIs(t, driver.CheckCompile(ctx, "c", nil, driver.FormatC, "C variant"), driver.ErrNoVariant, "a nil program has none")
 
-	bad := &backends.Program{Name: "bad", Params: []backends.Param{{DType: 200}}, Variants: p.Variants}
-	err = driver.CheckCompile(ctx, "c", bad, backends.FormatC, "C variant")
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
-	var be *backends.Error
+	bad := &driver.Program{Name: "bad", Params: []driver.Param{{DType: 200}}, Variants: p.Variants}
+	err = driver.CheckCompile(ctx, "c", bad, driver.FormatC, "C variant")
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
+	var be *driver.Error
 	require.ErrorAs(t, err, &be)
 	require.Equal(t, "compile", be.Op)
 
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	require.ErrorIs(t, driver.CheckCompile(cctx, "c", p, backends.FormatC, "C variant"), context.Canceled)
+	require.ErrorIs(t, driver.CheckCompile(cctx, "c", p, driver.FormatC, "C variant"), context.Canceled)
 }
 
 func TestSectionDriver(t *testing.T) {
@@ -157,14 +157,14 @@ func TestSectionDriver(t *testing.T) {
 		Memory int64 `json:"memory"`
 	}
 	var got section
-	drv := driver.SectionDriver("one", func(_ context.Context, s section) ([]backends.Device, error) {
+	drv := driver.SectionDriver("one", func(_ context.Context, s section) ([]driver.Device, error) {
 		got = s
-		return nil, backends.ErrNoDevice
+		return nil, driver.ErrNoDevice
 	})
 	cfg, err := backends.ParseConfig([]byte(`{"one": {"memory": 64}}`))
 	require.NoError(t, err)
 	_, err = drv.Open(context.Background(), &driver.Env{Config: cfg})
-	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.ErrorIs(t, err, driver.ErrNoDevice)
 	require.Equal(t, section{Memory: 64}, got, "open gets the decoded section")
 
 	cfg, err = backends.ParseConfig([]byte(`{"one": {"memory": "lots"}}`))
@@ -176,7 +176,7 @@ func TestSectionDriver(t *testing.T) {
 func TestOpenEach(t *testing.T) {
 	ctx := context.Background()
 	var opened []int
-	open := func(i int) (backends.Device, error) {
+	open := func(i int) (driver.Device, error) {
 		opened = append(opened, i)
 		if i == 1 {
 			return nil, errors.New("broken")
@@ -195,18 +195,18 @@ func TestOpenEach(t *testing.T) {
 	opened = nil
 	ids = []int{1}
 	_, err = driver.OpenEach(ctx, "x", 4, backends.Common{DeviceIDs: &ids}, open, []error{errors.New("platform 2: gone")}, "none")
-	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.ErrorIs(t, err, driver.ErrNoDevice)
 	require.ErrorContains(t, err, "platform 2: gone\nx:1: broken", "the caller's reasons, then each device's")
 
 	ids = []int{}
 	_, err = driver.OpenEach(ctx, "x", 4, backends.Common{DeviceIDs: &ids}, open, nil, "device_ids leaves no device")
-	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.ErrorIs(t, err, driver.ErrNoDevice)
 	require.ErrorContains(t, err, "device_ids leaves no device")
 
 	// A ctx done part way closes what was opened.
 	cctx, cancel := context.WithCancel(ctx)
-	var first backends.Device
-	_, err = driver.OpenEach(cctx, "x", 4, backends.Common{}, func(i int) (backends.Device, error) {
+	var first driver.Device
+	_, err = driver.OpenEach(cctx, "x", 4, backends.Common{}, func(i int) (driver.Device, error) {
 		d, err := open(i)
 		if i == 0 {
 			first = d
@@ -215,8 +215,8 @@ func TestOpenEach(t *testing.T) {
 		return d, err
 	}, nil, "none")
 	require.ErrorIs(t, err, context.Canceled)
-	_, err = first.Compile(ctx, &backends.Program{Name: "p"})
-	require.ErrorIs(t, err, backends.ErrClosed, "the device opened before the cancel is closed")
+	_, err = first.Compile(ctx, &driver.Program{Name: "p"})
+	require.ErrorIs(t, err, driver.ErrClosed, "the device opened before the cancel is closed")
 }
 
 func TestHoldExecutable(t *testing.T) {
@@ -228,34 +228,34 @@ func TestHoldExecutable(t *testing.T) {
 	require.Equal(t, int32(2), refs.Load(), "a launch holds a reference")
 	released = true
 	err := driver.HoldExecutable("x", &mu, &released, &refs)
-	require.ErrorIs(t, err, backends.ErrClosed)
+	require.ErrorIs(t, err, driver.ErrClosed)
 	require.ErrorContains(t, err, "executable released")
 	require.Equal(t, int32(2), refs.Load(), "a released executable gets no reference")
 	require.True(t, mu.TryLock(), "the lock is given back")
 }
 
 func TestSplitArgs(t *testing.T) {
-	p := &backends.Program{Params: []backends.Param{
-		{Name: "x", Kind: backends.Global, DType: backends.F32},
-		{Name: "n", Kind: backends.Variable, DType: backends.U32},
-		{Name: "y", Kind: backends.GlobalMut, DType: backends.F32},
-		{Name: "s", Kind: backends.Variable, DType: backends.F16},
+	p := &driver.Program{Params: []driver.Param{
+		{Name: "x", Kind: driver.Global, DType: driver.F32},
+		{Name: "n", Kind: driver.Variable, DType: driver.U32},
+		{Name: "y", Kind: driver.GlobalMut, DType: driver.F32},
+		{Name: "s", Kind: driver.Variable, DType: driver.F16},
 	}}
-	args := []backends.LaunchArg{
-		backends.BufArg(7),
-		backends.VarArg(backends.UintConst(backends.U32, 5)),
-		backends.BufArg(9),
-		backends.VarArg(backends.FloatConst(backends.F16, 1)),
+	args := []driver.LaunchArg{
+		driver.BufArg(7),
+		driver.VarArg(driver.UintConst(driver.U32, 5)),
+		driver.BufArg(9),
+		driver.VarArg(driver.FloatConst(driver.F16, 1)),
 	}
 	got := map[int][]byte{}
-	ids, err := driver.SplitArgs("x", p, args, func(c backends.Constant) ([]byte, error) { return c.NativeBytes(), nil },
+	ids, err := driver.SplitArgs("x", p, args, func(c driver.Constant) ([]byte, error) { return c.NativeBytes(), nil },
 		func(i int, v []byte) { got[i] = v })
 	require.NoError(t, err)
-	require.Equal(t, []backends.BufferID{7, 9}, ids, "the buffers in param order")
+	require.Equal(t, []driver.BufferID{7, 9}, ids, "the buffers in param order")
 	require.Equal(t, map[int][]byte{1: {5, 0, 0, 0}, 3: {0x00, 0x3c}}, got, "each scalar by its param index")
 
-	_, err = driver.SplitArgs("x", p, args, func(backends.Constant) ([]byte, error) { return nil, errors.New("no such type") },
+	_, err = driver.SplitArgs("x", p, args, func(driver.Constant) ([]byte, error) { return nil, errors.New("no such type") },
 		func(int, []byte) { t.Fatal("a refused scalar is not set") })
-	require.ErrorIs(t, err, backends.ErrUnsupported)
+	require.ErrorIs(t, err, driver.ErrUnsupported)
 	require.ErrorContains(t, err, "param 1: no such type")
 }

@@ -3,7 +3,6 @@ package driver
 import (
 	"context"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/internal/core"
 )
 
@@ -12,7 +11,7 @@ import (
 // runs run, and returns run's result as an event that has already ended. A
 // failed dependency or an ended ctx is the event's error, and run does not
 // run. It gives no overlap; a backend with a queue submits there instead.
-func SubmitNow(ctx context.Context, after []backends.Event, run func() error) (backends.Event, error) {
+func SubmitNow(ctx context.Context, after []Event, run func() error) (Event, error) {
 	err := core.WaitAll(ctx, after...)
 	if err == nil {
 		err = run()
@@ -22,7 +21,7 @@ func SubmitNow(ctx context.Context, after []backends.Event, run func() error) (b
 
 // Wait is a submit-and-wait: it waits for the event that submit returns
 // (Launch as Submit, Write as WriteAsync).
-func Wait(ctx context.Context, ev backends.Event, err error) error {
+func Wait(ctx context.Context, ev Event, err error) error {
 	if err != nil {
 		return err
 	}

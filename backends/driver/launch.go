@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/bits"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/internal/core"
 )
 
@@ -25,9 +24,9 @@ type Launch struct {
 // against the params and the pool (CheckArgs), the grid's expressions
 // (EvalGrid), each axis against maxGrid (an absent or zero entry is no
 // limit) and the total number of groups against 2^64. A bad arg or grid
-// wraps backends.ErrInvalidArgument, a foreign buffer
-// backends.ErrUnknownBuffer; callers add their backend and op.
-func CheckLaunch(p *backends.Program, pool backends.Pool, args []backends.LaunchArg, maxGrid []uint64) (Launch, error) {
+// wraps ErrInvalidArgument, a foreign buffer
+// ErrUnknownBuffer; callers add their backend and op.
+func CheckLaunch(p *Program, pool Pool, args []LaunchArg, maxGrid []uint64) (Launch, error) {
 	var l Launch
 	sizes, err := CheckArgs(p, pool, args)
 	if err != nil {
@@ -35,30 +34,30 @@ func CheckLaunch(p *backends.Program, pool backends.Pool, args []backends.Launch
 	}
 	l.Sizes = sizes
 	if len(p.Grid) > 3 {
-		return l, fmt.Errorf("%w: the grid has %d axes; at most 3", backends.ErrInvalidArgument, len(p.Grid))
+		return l, fmt.Errorf("%w: the grid has %d axes; at most 3", ErrInvalidArgument, len(p.Grid))
 	}
 	l.Grid = [3]uint64{1, 1, 1}
 	for i, g := range p.Grid {
 		v, err := g.Eval(args)
 		if err != nil {
-			return l, fmt.Errorf("%w: grid axis %d: %w", backends.ErrInvalidArgument, i, err)
+			return l, fmt.Errorf("%w: grid axis %d: %w", ErrInvalidArgument, i, err)
 		}
 		if i < len(maxGrid) && maxGrid[i] > 0 && v > maxGrid[i] {
-			return l, fmt.Errorf("%w: grid axis %d is %d; the device allows %d", backends.ErrInvalidArgument, i, v, maxGrid[i])
+			return l, fmt.Errorf("%w: grid axis %d is %d; the device allows %d", ErrInvalidArgument, i, v, maxGrid[i])
 		}
 		l.Grid[i] = v
 		l.Empty = l.Empty || v == 0
 	}
 	if hi, lo := bits.Mul64(l.Grid[0], l.Grid[1]); hi != 0 || !fitsMul(lo, l.Grid[2]) {
-		return l, fmt.Errorf("%w: grid %v has more than 2^64 groups", backends.ErrInvalidArgument, l.Grid)
+		return l, fmt.Errorf("%w: grid %v has more than 2^64 groups", ErrInvalidArgument, l.Grid)
 	}
 	return l, nil
 }
 
 // CheckSpan says whether bytes [off, off+n) lie inside buffer id of size
 // bytes, without overflowing on hostile offsets. It returns nil, or a
-// *backends.Error of backend and op that wraps backends.ErrInvalidArgument.
-func CheckSpan(backend, op string, id backends.BufferID, off, n, size int64) error {
+// *Error of backend and op that wraps ErrInvalidArgument.
+func CheckSpan(backend, op string, id BufferID, off, n, size int64) error {
 	return core.CheckSpan(backend, op, id, off, n, size)
 }
 

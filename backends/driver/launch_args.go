@@ -1,13 +1,11 @@
 package driver
 
-import "github.com/zyxtt/zyxtt/backends"
-
 // SplitArgs splits a checked launch's args by p's params: it returns the
 // buffers' ids in param order, and hands each scalar's bytes, as encode
 // makes them, to set with the param's index. A scalar that encode refuses
 // is ErrUnsupported for backend's "launch", naming the param.
-func SplitArgs(backend string, p *backends.Program, args []backends.LaunchArg, encode func(backends.Constant) ([]byte, error), set func(i int, val []byte)) ([]backends.BufferID, error) {
-	var ids []backends.BufferID
+func SplitArgs(backend string, p *Program, args []LaunchArg, encode func(Constant) ([]byte, error), set func(i int, val []byte)) ([]BufferID, error) {
+	var ids []BufferID
 	for i, a := range args {
 		if p.Params[i].Kind.IsBuffer() {
 			ids = append(ids, a.Buffer)
@@ -15,7 +13,7 @@ func SplitArgs(backend string, p *backends.Program, args []backends.LaunchArg, e
 		}
 		val, err := encode(a.Value)
 		if err != nil {
-			return nil, backends.Errorf(backend, "launch", backends.ErrUnsupported, "param %d: %v", i, err)
+			return nil, Errorf(backend, "launch", ErrUnsupported, "param %d: %v", i, err)
 		}
 		set(i, val)
 	}

@@ -5,17 +5,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 func TestCheckLaunch(t *testing.T) {
-	twoVars := []backends.Param{{Name: "n", Kind: backends.Variable, DType: backends.U64}, {Name: "m", Kind: backends.Variable, DType: backends.U64}}
-	grid := []backends.GwsDim{backends.BinaryDim(backends.GwsCeilDiv, backends.ParamDim(0), backends.ConstDim(32)), backends.ParamDim(1)}
+	twoVars := []driver.Param{{Name: "n", Kind: driver.Variable, DType: driver.U64}, {Name: "m", Kind: driver.Variable, DType: driver.U64}}
+	grid := []driver.GwsDim{driver.BinaryDim(driver.GwsCeilDiv, driver.ParamDim(0), driver.ConstDim(32)), driver.ParamDim(1)}
 	cases := []struct {
 		name      string
-		grid      []backends.GwsDim
-		args      []backends.LaunchArg
+		grid      []driver.GwsDim
+		args      []driver.LaunchArg
 		maxGrid   []uint64
 		want      [3]uint64
 		wantEmpty bool
@@ -27,16 +26,16 @@ func TestCheckLaunch(t *testing.T) {
 		{name: "a zero limit is no limit", grid: grid, args: vars(100, 3), maxGrid: []uint64{0, 3}, want: [3]uint64{4, 3, 1}},
 		{name: "an axis over the device's limit", grid: grid, args: vars(100, 4), maxGrid: []uint64{8, 3}, wantErr: "grid axis 1 is 4; the device allows 3"},
 		{name: "an arg count mismatch", grid: grid, args: vars(100), wantErr: "1 args for 2 params"},
-		{name: "a grid expression that divides by zero", grid: []backends.GwsDim{backends.BinaryDim(backends.GwsDiv, backends.ConstDim(1), backends.ParamDim(1))}, args: vars(1, 0), wantErr: "grid axis 0"},
-		{name: "four axes", grid: []backends.GwsDim{backends.ConstDim(1), backends.ConstDim(1), backends.ConstDim(1), backends.ConstDim(1)}, args: vars(1, 1), wantErr: "at most 3"},
-		{name: "more than 2^64 groups", grid: []backends.GwsDim{backends.ParamDim(0), backends.ParamDim(0), backends.ParamDim(1)}, args: vars(1<<32, 2), wantErr: "more than 2^64 groups"},
+		{name: "a grid expression that divides by zero", grid: []driver.GwsDim{driver.BinaryDim(driver.GwsDiv, driver.ConstDim(1), driver.ParamDim(1))}, args: vars(1, 0), wantErr: "grid axis 0"},
+		{name: "four axes", grid: []driver.GwsDim{driver.ConstDim(1), driver.ConstDim(1), driver.ConstDim(1), driver.ConstDim(1)}, args: vars(1, 1), wantErr: "at most 3"},
+		{name: "more than 2^64 groups", grid: []driver.GwsDim{driver.ParamDim(0), driver.ParamDim(0), driver.ParamDim(1)}, args: vars(1<<32, 2), wantErr: "more than 2^64 groups"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &backends.Program{Params: twoVars, Grid: tc.grid}
+			p := &driver.Program{Params: twoVars, Grid: tc.grid}
 			l, err := driver.CheckLaunch(p, nil, tc.args, tc.maxGrid)
 			if tc.wantErr != "" {
-				require.ErrorIs(t, err, backends.ErrInvalidArgument)
+				require.ErrorIs(t, err, driver.ErrInvalidArgument)
 				require.ErrorContains(t, err, tc.wantErr)
 				return
 			}

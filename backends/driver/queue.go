@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/internal/core"
 )
 
@@ -31,7 +30,7 @@ type Queue struct {
 
 type job struct {
 	ctx   context.Context
-	after []backends.Event
+	after []Event
 	run   func() error
 	drop  func()
 	ev    *core.HostEvent
@@ -78,12 +77,12 @@ func (q *Queue) runJob(j *job) error {
 // what the job holds. Submit waits for room while the queue is full; it
 // fails with ErrClosed once Close or Abandon has been called, and then
 // neither run nor drop is called.
-func (q *Queue) Submit(ctx context.Context, after []backends.Event, run func() error, drop func()) (backends.Event, error) {
+func (q *Queue) Submit(ctx context.Context, after []Event, run func() error, drop func()) (Event, error) {
 	j := &job{ctx: ctx, after: after, run: run, drop: drop, ev: core.NewHostEvent()}
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
-		return nil, backends.ErrClosed
+		return nil, ErrClosed
 	}
 	q.sending.Add(1)
 	q.mu.Unlock()

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
@@ -19,7 +18,7 @@ func TestQueueRunsInSubmissionOrder(t *testing.T) {
 	q := driver.NewQueue()
 	defer q.Close()
 	var order []int
-	var last backends.Event
+	var last driver.Event
 	for i := range 100 {
 		ev, err := q.Submit(context.Background(), nil, func() error { order = append(order, i); return nil }, nil)
 		require.NoError(t, err)
@@ -36,9 +35,9 @@ func TestQueueRunsInSubmissionOrder(t *testing.T) {
 func TestQueueWaitsForForeignEvents(t *testing.T) {
 	q := driver.NewQueue()
 	defer q.Close()
-	host := backends.NewHostEvent()
+	host := driver.NewHostEvent()
 	var ran atomic.Int32
-	first, err := q.Submit(context.Background(), []backends.Event{host}, func() error { ran.Add(1); return nil }, nil)
+	first, err := q.Submit(context.Background(), []driver.Event{host}, func() error { ran.Add(1); return nil }, nil)
 	require.NoError(t, err)
 	second, err := q.Submit(context.Background(), nil, func() error { ran.Add(10); return nil }, nil)
 	require.NoError(t, err)
@@ -56,20 +55,20 @@ func TestQueueErrors(t *testing.T) {
 	boom := errors.New("kernel failed")
 	failed, err := q.Submit(context.Background(), nil, func() error { return boom }, nil)
 	require.NoError(t, err)
-	dependent, err := q.Submit(context.Background(), []backends.Event{failed}, func() error { t.Error("ran after a failed dependency"); return nil }, nil)
+	dependent, err := q.Submit(context.Background(), []driver.Event{failed}, func() error { t.Error("ran after a failed dependency"); return nil }, nil)
 	require.NoError(t, err)
 	independent, err := q.Submit(context.Background(), nil, func() error { return nil }, nil)
 	require.NoError(t, err)
 
 	require.ErrorIs(t, failed.Wait(context.Background()), boom)
 	err = dependent.Wait(context.Background())
-	require.ErrorIs(t, err, backends.ErrDependency)
+	require.ErrorIs(t, err, driver.ErrDependency)
 	require.ErrorIs(t, err, boom)
 	require.NoError(t, independent.Wait(context.Background()), "a failure does not fail work that does not depend on it")
 
 	ctx, cancel := context.WithCancel(context.Background())
-	block := backends.NewHostEvent()
-	blocked, err := q.Submit(context.Background(), []backends.Event{block}, func() error { return nil }, nil)
+	block := driver.NewHostEvent()
+	blocked, err := q.Submit(context.Background(), []driver.Event{block}, func() error { return nil }, nil)
 	require.NoError(t, err)
 	cancelled, err := q.Submit(ctx, nil, func() error { t.Error("ran after its ctx ended"); return nil }, nil)
 	require.NoError(t, err)
@@ -86,24 +85,24 @@ func TestQueueFailEndsPendingWork(t *testing.T) {
 	running, err := q.Submit(context.Background(), nil, func() error { close(started); <-release; return nil }, nil)
 	require.NoError(t, err)
 	<-started
-	var pending []backends.Event
+	var pending []driver.Event
 	for range 8 {
 		ev, err := q.Submit(context.Background(), nil, func() error { t.Error("ran after the device was lost"); return nil }, nil)
 		require.NoError(t, err)
 		pending = append(pending, ev)
 	}
-	q.Fail(backends.ErrDeviceLost)
+	q.Fail(driver.ErrDeviceLost)
 	close(release)
 	require.NoError(t, running.Wait(context.Background()), "the running job ends on its own")
 	for _, ev := range pending {
-		require.ErrorIs(t, ev.Wait(context.Background()), backends.ErrDeviceLost)
+		require.ErrorIs(t, ev.Wait(context.Background()), driver.ErrDeviceLost)
 	}
 }
 
 func TestQueueCloseWaitsForSubmittedWork(t *testing.T) {
 	q := driver.NewQueue()
 	var done atomic.Int32
-	var events []backends.Event
+	var events []driver.Event
 	for range 50 {
 		ev, err := q.Submit(context.Background(), nil, func() error { time.Sleep(100 * time.Microsecond); done.Add(1); return nil }, nil)
 		require.NoError(t, err)
@@ -115,7 +114,7 @@ func TestQueueCloseWaitsForSubmittedWork(t *testing.T) {
 		require.NoError(t, ev.Err())
 	}
 	_, err := q.Submit(context.Background(), nil, func() error { return nil }, nil)
-	require.ErrorIs(t, err, backends.ErrClosed)
+	require.ErrorIs(t, err, driver.ErrClosed)
 	q.Close() // again: nothing more
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-
-	"github.com/zyxtt/zyxtt/backends"
 )
 
 // ReleaseOnce is the body of an executable's Release as the executable
@@ -25,7 +23,7 @@ func ReleaseOnce(mu sync.Locker, released *bool, free func() error) error {
 // ErrReleased is the error of a launch of a released executable: ErrClosed,
 // for backend's "launch".
 func ErrReleased(backend string) error {
-	return backends.Errorf(backend, "launch", backends.ErrClosed, "executable released")
+	return Errorf(backend, "launch", ErrClosed, "executable released")
 }
 
 // CheckReleased is ErrReleased once *released is set (read under mu), else
@@ -63,7 +61,7 @@ func CheckOpen(ctx context.Context, backend, op, device string, mu sync.Locker, 
 	mu.Lock()
 	defer mu.Unlock()
 	if *closed {
-		return backends.Errorf(backend, op, backends.ErrClosed, "%s", device)
+		return Errorf(backend, op, ErrClosed, "%s", device)
 	}
 	return nil
 }

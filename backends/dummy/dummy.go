@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/buftable"
 	"github.com/zyxtt/zyxtt/internal/core"
@@ -47,40 +46,40 @@ type Driver struct{}
 
 // Open returns the dummy device when the config enables it, else the reason
 // it does not.
-func (Driver) Open(_ context.Context, env *driver.Env) ([]backends.Device, error) {
+func (Driver) Open(_ context.Context, env *driver.Env) ([]driver.Device, error) {
 	cfg := env.Config
 	c := Config{Memory: DefaultMemory}
 	if err := cfg.Section(Name, &c); err != nil {
 		return nil, err
 	}
 	if !c.Enabled {
-		return nil, fmt.Errorf("%w: disabled in config (set dummy.enabled)", backends.ErrNoDevice)
+		return nil, fmt.Errorf("%w: disabled in config (set dummy.enabled)", driver.ErrNoDevice)
 	}
 	if !cfg.Common(Name).Allows(0) {
-		return nil, fmt.Errorf("%w: dummy.device_ids leaves out device 0", backends.ErrNoDevice)
+		return nil, fmt.Errorf("%w: dummy.device_ids leaves out device 0", driver.ErrNoDevice)
 	}
 	d, err := New(c)
 	if err != nil {
 		return nil, err
 	}
-	return []backends.Device{d}, nil
+	return []driver.Device{d}, nil
 }
 
 // New makes a dummy device directly, whatever c.Enabled says. Tests use it
 // to get a private device; the registry goes through Driver.
 func New(c Config) (*Device, error) {
 	if c.Memory <= 0 {
-		return nil, fmt.Errorf("dummy: memory %d: %w: must be positive", c.Memory, backends.ErrInvalidArgument)
+		return nil, fmt.Errorf("dummy: memory %d: %w: must be positive", c.Memory, driver.ErrInvalidArgument)
 	}
 	d := &Device{pool: newPool(c.Memory)}
-	var formats []backends.Format
-	for _, f := range backends.Formats() {
+	var formats []driver.Format
+	for _, f := range driver.Formats() {
 		formats = append(formats, f.Name) // it accepts every program
 	}
-	d.info = backends.DeviceInfo{
+	d.info = driver.DeviceInfo{
 		Formats:           formats,
 		Name:              "zyx-tt dummy device",
-		Kind:              backends.KindOther,
+		Kind:              driver.KindOther,
 		Compute:           1,
 		ComputeEstimated:  true,
 		MaxGlobalWorkDims: []uint64{1 << 31, 1 << 16, 1 << 16},
@@ -93,11 +92,11 @@ func New(c Config) (*Device, error) {
 		Memory:   uint64(c.Memory),
 		Extra:    map[string]string{"purpose": "tests: checks launch args and grids, computes nothing"},
 	}
-	for _, t := range backends.AllDTypes() {
+	for _, t := range driver.AllDTypes() {
 		if t.IsFloat() {
-			d.info.DTypeCaps[t] = backends.CapFloatOps
+			d.info.DTypeCaps[t] = driver.CapFloatOps
 		} else {
-			d.info.DTypeCaps[t] = backends.CapIntOps
+			d.info.DTypeCaps[t] = driver.CapIntOps
 		}
 	}
 	return d, nil
@@ -106,12 +105,12 @@ func New(c Config) (*Device, error) {
 // Device is the dummy device.
 type Device struct {
 	pool     *Pool
-	info     backends.DeviceInfo
+	info     driver.DeviceInfo
 	launches atomic.Uint64
 	closed   atomic.Bool
 }
 
-var _ backends.Device = (*Device)(nil)
+var _ driver.Device = (*Device)(nil)
 
 // Name is "dummy".
 func (d *Device) Name() string { return Name }
@@ -120,10 +119,10 @@ func (d *Device) Name() string { return Name }
 func (d *Device) Backend() string { return Name }
 
 // Info describes the device.
-func (d *Device) Info() *backends.DeviceInfo { return &d.info }
+func (d *Device) Info() *driver.DeviceInfo { return &d.info }
 
 // Pool is the device's memory.
-func (d *Device) Pool() backends.Pool { return d.pool }
+func (d *Device) Pool() driver.Pool { return d.pool }
 
 // Memory is the device's memory with its dummy-only extras (Live, Close).
 func (d *Device) Memory() *Pool { return d.pool }
@@ -132,9 +131,9 @@ func (d *Device) Memory() *Pool { return d.pool }
 func (d *Device) Launches() uint64 { return d.launches.Load() }
 
 // Compile accepts every program that validates.
-func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
+func (d *Device) Compile(ctx context.Context, p *driver.Program) (driver.Executable, error) {
 	if d.closed.Load() {
-		return nil, fmt.Errorf("dummy: compile: %w", backends.ErrClosed)
+		return nil, fmt.Errorf("dummy: compile: %w", driver.ErrClosed)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -151,8 +150,8 @@ func (d *Device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 		p = p.WithVariant(&p.Variants[0])
 	}
 	prog := *p
-	prog.Params = append([]backends.Param(nil), p.Params...)
-	prog.Grid = append([]backends.GwsDim(nil), p.Grid...)
+	prog.Params = append([]driver.Param(nil), p.Params...)
+	prog.Grid = append([]driver.GwsDim(nil), p.Grid...)
 	driver.Debug(driver.DebugCompile, "dummy: compiled", "program", p.Name)
 	return &Executable{dev: d, prog: &prog}, nil
 }
@@ -169,23 +168,23 @@ func (d *Device) Close() error {
 // Executable is a program compiled for the dummy device.
 type Executable struct {
 	dev      *Device
-	prog     *backends.Program
+	prog     *driver.Program
 	released atomic.Bool
 
 	mu   sync.Mutex
 	grid []uint64
 }
 
-var _ backends.Executable = (*Executable)(nil)
+var _ driver.Executable = (*Executable)(nil)
 
 // Launch checks args against the program's params and the device's pool and
 // evaluates the grid; it computes nothing.
-func (e *Executable) Launch(ctx context.Context, args []backends.LaunchArg) error {
+func (e *Executable) Launch(ctx context.Context, args []driver.LaunchArg) error {
 	if e.released.Load() {
-		return fmt.Errorf("dummy: launch %s: program %w", e.prog.Name, backends.ErrClosed)
+		return fmt.Errorf("dummy: launch %s: program %w", e.prog.Name, driver.ErrClosed)
 	}
 	if e.dev.closed.Load() {
-		return fmt.Errorf("dummy: launch %s: device %w", e.prog.Name, backends.ErrClosed)
+		return fmt.Errorf("dummy: launch %s: device %w", e.prog.Name, driver.ErrClosed)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -204,12 +203,12 @@ func (e *Executable) Launch(ctx context.Context, args []backends.LaunchArg) erro
 
 // Submit makes Launch's checks at once and counts the launch once every
 // event in after has succeeded (at once when nothing is left to wait for).
-func (e *Executable) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
+func (e *Executable) Submit(ctx context.Context, args []driver.LaunchArg, after ...driver.Event) (driver.Event, error) {
 	if e.released.Load() {
-		return nil, fmt.Errorf("dummy: submit %s: program %w", e.prog.Name, backends.ErrClosed)
+		return nil, fmt.Errorf("dummy: submit %s: program %w", e.prog.Name, driver.ErrClosed)
 	}
 	if e.dev.closed.Load() {
-		return nil, fmt.Errorf("dummy: submit %s: device %w", e.prog.Name, backends.ErrClosed)
+		return nil, fmt.Errorf("dummy: submit %s: device %w", e.prog.Name, driver.ErrClosed)
 	}
 	if _, err := driver.CheckLaunch(e.prog, e.dev.pool, args, e.dev.info.MaxGlobalWorkDims); err != nil {
 		return nil, fmt.Errorf("dummy: submit %s: %w", e.prog.Name, err)
@@ -218,7 +217,7 @@ func (e *Executable) Submit(ctx context.Context, args []backends.LaunchArg, afte
 }
 
 // LaunchTimed launches once and returns the host time the launch took.
-func (e *Executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
+func (e *Executable) LaunchTimed(ctx context.Context, args []driver.LaunchArg) (time.Duration, error) {
 	start := time.Now()
 	if err := e.Launch(ctx, args); err != nil {
 		return 0, err
@@ -240,7 +239,7 @@ func (e *Executable) Release() error {
 }
 
 // errClosedPool is returned by every pool operation after Close.
-var errClosedPool = fmt.Errorf("dummy: pool: %w", backends.ErrClosed)
+var errClosedPool = fmt.Errorf("dummy: pool: %w", driver.ErrClosed)
 
 // Pool is the dummy device's memory. Buffers are plain Go byte slices: the
 // pool stands in for device memory that the host cannot address, so it must
@@ -255,11 +254,11 @@ type Pool struct {
 	bufs   *buftable.Table[[]byte]
 }
 
-var _ backends.Pool = (*Pool)(nil)
+var _ driver.Pool = (*Pool)(nil)
 
 func newPool(limit int64) *Pool {
-	unknown := func(_ string, id backends.BufferID) error {
-		return fmt.Errorf("dummy: pool: buffer %d: %w", id, backends.ErrUnknownBuffer)
+	unknown := func(_ string, id driver.BufferID) error {
+		return fmt.Errorf("dummy: pool: buffer %d: %w", id, driver.ErrUnknownBuffer)
 	}
 	// The garbage collector frees the bytes: no free function.
 	return &Pool{limit: limit, bufs: buftable.New[[]byte](unknown, nil)}
@@ -269,12 +268,12 @@ func newPool(limit int64) *Pool {
 func (p *Pool) Name() string { return Name }
 
 // Alloc returns a zeroed buffer of n bytes with one reference.
-func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
+func (p *Pool) Alloc(ctx context.Context, n int64) (driver.BufferID, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
 	if n <= 0 {
-		return 0, fmt.Errorf("dummy: pool: alloc %d bytes: %w: size must be positive", n, backends.ErrInvalidArgument)
+		return 0, fmt.Errorf("dummy: pool: alloc %d bytes: %w: size must be positive", n, driver.ErrInvalidArgument)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -282,7 +281,7 @@ func (p *Pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 		return 0, errClosedPool
 	}
 	if free := p.limit - p.bufs.Used(); n > free {
-		return 0, fmt.Errorf("dummy: pool: alloc %d bytes with %d free: %w", n, free, backends.ErrOutOfMemory)
+		return 0, fmt.Errorf("dummy: pool: alloc %d bytes with %d free: %w", n, free, driver.ErrOutOfMemory)
 	}
 	return p.bufs.Insert(make([]byte, n), n), nil
 }
@@ -298,17 +297,17 @@ func (p *Pool) open(f func() error) error {
 }
 
 // Retain adds a reference.
-func (p *Pool) Retain(id backends.BufferID) error {
+func (p *Pool) Retain(id driver.BufferID) error {
 	return p.open(func() error { return p.bufs.Retain(id) })
 }
 
 // Release drops a reference; the last one frees the buffer.
-func (p *Pool) Release(id backends.BufferID) error {
+func (p *Pool) Release(id driver.BufferID) error {
 	return p.open(func() error { return p.bufs.Release(id) })
 }
 
 // Size is the buffer's length.
-func (p *Pool) Size(id backends.BufferID) (n int64, err error) {
+func (p *Pool) Size(id driver.BufferID) (n int64, err error) {
 	err = p.open(func() error {
 		n, err = p.bufs.Size(id)
 		return err
@@ -333,7 +332,7 @@ func (p *Pool) TotalBytes() int64 { return p.limit }
 func (p *Pool) Live() int { return p.bufs.Len() }
 
 // Write copies src into the buffer at off.
-func (p *Pool) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
+func (p *Pool) Write(ctx context.Context, dst driver.BufferID, off int64, src []byte) error {
 	mem, err := p.span(ctx, "write", dst, off, len(src))
 	if err == nil {
 		copy(mem, src)
@@ -342,7 +341,7 @@ func (p *Pool) Write(ctx context.Context, dst backends.BufferID, off int64, src 
 }
 
 // Read copies the buffer's bytes at off into dst.
-func (p *Pool) Read(ctx context.Context, src backends.BufferID, off int64, dst []byte) error {
+func (p *Pool) Read(ctx context.Context, src driver.BufferID, off int64, dst []byte) error {
 	mem, err := p.span(ctx, "read", src, off, len(dst))
 	if err == nil {
 		copy(dst, mem)
@@ -352,7 +351,7 @@ func (p *Pool) Read(ctx context.Context, src backends.BufferID, off int64, dst [
 
 // WriteAsync is Write once every event in after has succeeded; the buffer
 // is held meanwhile.
-func (p *Pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64, src []byte, after ...backends.Event) (backends.Event, error) {
+func (p *Pool) WriteAsync(ctx context.Context, dst driver.BufferID, off int64, src []byte, after ...driver.Event) (driver.Event, error) {
 	mem, err := p.span(ctx, "write", dst, off, len(src))
 	if err != nil {
 		return nil, err
@@ -361,7 +360,7 @@ func (p *Pool) WriteAsync(ctx context.Context, dst backends.BufferID, off int64,
 }
 
 // ReadAsync is Read once every event in after has succeeded.
-func (p *Pool) ReadAsync(ctx context.Context, src backends.BufferID, off int64, dst []byte, after ...backends.Event) (backends.Event, error) {
+func (p *Pool) ReadAsync(ctx context.Context, src driver.BufferID, off int64, dst []byte, after ...driver.Event) (driver.Event, error) {
 	mem, err := p.span(ctx, "read", src, off, len(dst))
 	if err != nil {
 		return nil, err
@@ -369,14 +368,14 @@ func (p *Pool) ReadAsync(ctx context.Context, src backends.BufferID, off int64, 
 	return p.after(ctx, src, after, func() { copy(dst, mem) })
 }
 
-func (p *Pool) after(ctx context.Context, id backends.BufferID, events []backends.Event, f func()) (backends.Event, error) {
+func (p *Pool) after(ctx context.Context, id driver.BufferID, events []driver.Event, f func()) (driver.Event, error) {
 	return core.After(ctx, events, func() error { return p.Retain(id) }, func() { _ = p.Release(id) },
 		func() error { f(); return nil })
 }
 
 // span is bytes [off, off+n) of buffer id, for op: the checks a transfer
 // makes (ctx live, pool open, id known, range inside) before it copies.
-func (p *Pool) span(ctx context.Context, op string, id backends.BufferID, off int64, n int) ([]byte, error) {
+func (p *Pool) span(ctx context.Context, op string, id driver.BufferID, off int64, n int) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

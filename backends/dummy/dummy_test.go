@@ -10,6 +10,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/dummy"
 )
 
@@ -59,10 +60,10 @@ func TestDriverIsGatedByConfig(t *testing.T) {
 		})
 	}
 	_, err := dummy.Driver{}.Open(ctx, backendtest.DriverEnv(t, nil))
-	require.ErrorIs(t, err, backends.ErrNoDevice, "no config at all means disabled")
+	require.ErrorIs(t, err, driver.ErrNoDevice, "no config at all means disabled")
 	for _, memory := range []int64{0, -1} {
 		_, err = dummy.New(dummy.Config{Memory: memory})
-		require.ErrorIs(t, err, backends.ErrInvalidArgument, "New checks what the config's bounds check")
+		require.ErrorIs(t, err, driver.ErrInvalidArgument, "New checks what the config's bounds check")
 		require.ErrorContains(t, err, "must be positive")
 	}
 }
@@ -82,7 +83,7 @@ func TestRegisteredAndSelectable(t *testing.T) {
 	require.Same(t, st.Devices[0], d, "the registry opens the backend once")
 	require.EqualValues(t, 1<<20, d.Pool().FreeBytes())
 
-	prog := &backends.Program{Name: "only-c", Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{Source: "void k(void){}", Entry: "k"}}}}
+	prog := &driver.Program{Name: "only-c", Variants: []driver.Variant{{Format: driver.FormatC, Code: &driver.SourceVariant{Source: "void k(void){}", Entry: "k"}}}}
 	require.True(t, prog.Accepts(d.Info().Formats), "the dummy accepts every format")
 	dev, exe, err := rt.CompileOn(ctx, prog, "dummy")
 	require.NoError(t, err)
@@ -106,12 +107,12 @@ func TestPoolAccounting(t *testing.T) {
 
 	for _, n := range []int64{0, -1} {
 		_, err := p.Alloc(ctx, n)
-		require.ErrorIs(t, err, backends.ErrInvalidArgument)
+		require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	}
 	a, err := p.Alloc(ctx, 600)
 	require.NoError(t, err)
 	_, err = p.Alloc(ctx, 401)
-	require.ErrorIs(t, err, backends.ErrOutOfMemory)
+	require.ErrorIs(t, err, driver.ErrOutOfMemory)
 	require.EqualValues(t, 400, p.FreeBytes())
 
 	require.NoError(t, p.Retain(a))
@@ -121,16 +122,16 @@ func TestPoolAccounting(t *testing.T) {
 	got := make([]byte, 2)
 	require.NoError(t, p.Read(ctx, a, 598, got))
 	require.Equal(t, "hi", string(got))
-	require.ErrorIs(t, p.Write(ctx, a, 599, []byte("hi")), backends.ErrInvalidArgument)
-	require.ErrorIs(t, p.Read(ctx, a, -1, got), backends.ErrInvalidArgument)
+	require.ErrorIs(t, p.Write(ctx, a, 599, []byte("hi")), driver.ErrInvalidArgument)
+	require.ErrorIs(t, p.Read(ctx, a, -1, got), driver.ErrInvalidArgument)
 
 	require.NoError(t, p.Release(a))
 	require.EqualValues(t, 1000, p.FreeBytes())
 	require.Zero(t, d.Memory().Live())
-	require.ErrorIs(t, p.Release(a), backends.ErrUnknownBuffer, "double release")
-	require.ErrorIs(t, p.Retain(a), backends.ErrUnknownBuffer, "retain after free")
+	require.ErrorIs(t, p.Release(a), driver.ErrUnknownBuffer, "double release")
+	require.ErrorIs(t, p.Retain(a), driver.ErrUnknownBuffer, "retain after free")
 	_, err = p.Size(a)
-	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
+	require.ErrorIs(t, err, driver.ErrUnknownBuffer)
 	require.EqualValues(t, 1000, p.FreeBytes())
 
 	b, err := p.Alloc(ctx, 1000)
@@ -190,11 +191,11 @@ func TestPoolConcurrentAccounting(t *testing.T) {
 	require.Equal(t, memory-held, p.FreeBytes())
 }
 
-func vaddProgram() *backends.Program {
-	return &backends.Program{
+func vaddProgram() *driver.Program {
+	return &driver.Program{
 		Name:   "vadd",
-		Params: []backends.Param{backendtest.Global("a", backends.F32), backendtest.GlobalMut("out", backends.F32), backendtest.Variable("n", backends.U32)},
-		Grid:   []backends.GwsDim{backends.BinaryDim(backends.GwsCeilDiv, backends.ParamDim(2), backends.ConstDim(256))},
+		Params: []driver.Param{backendtest.Global("a", driver.F32), backendtest.GlobalMut("out", driver.F32), backendtest.Variable("n", driver.U32)},
+		Grid:   []driver.GwsDim{driver.BinaryDim(driver.GwsCeilDiv, driver.ParamDim(2), driver.ConstDim(256))},
 	}
 }
 
@@ -206,12 +207,12 @@ func TestCompileAndLaunch(t *testing.T) {
 	out, err := p.Alloc(ctx, 4000)
 	require.NoError(t, err)
 
-	_, err = d.Compile(ctx, &backends.Program{Params: []backends.Param{{DType: 200}}})
-	require.ErrorIs(t, err, backends.ErrInvalidArgument, "an invalid program does not compile")
+	_, err = d.Compile(ctx, &driver.Program{Params: []driver.Param{{DType: 200}}})
+	require.ErrorIs(t, err, driver.ErrInvalidArgument, "an invalid program does not compile")
 
 	exe, err := d.Compile(ctx, vaddProgram())
 	require.NoError(t, err)
-	args := []backends.LaunchArg{backends.BufArg(in), backends.BufArg(out), backends.VarArg(backends.UintConst(backends.U32, 1000))}
+	args := []driver.LaunchArg{driver.BufArg(in), driver.BufArg(out), driver.VarArg(driver.UintConst(driver.U32, 1000))}
 	require.NoError(t, exe.Launch(ctx, args))
 	require.EqualValues(t, 1, d.Launches())
 	require.Equal(t, []uint64{4}, exe.(*dummy.Executable).LastGrid(), "ceil(1000/256)")
@@ -223,14 +224,14 @@ func TestCompileAndLaunch(t *testing.T) {
 
 	for _, tc := range []struct {
 		name string
-		args []backends.LaunchArg
+		args []driver.LaunchArg
 		want error
 	}{
-		{"too few args", args[:2], backends.ErrInvalidArgument},
-		{"scalar for buffer", []backends.LaunchArg{args[2], args[1], args[2]}, backends.ErrInvalidArgument},
-		{"buffer for scalar", []backends.LaunchArg{args[0], args[1], args[0]}, backends.ErrInvalidArgument},
-		{"wrong scalar dtype", []backends.LaunchArg{args[0], args[1], backends.VarArg(backends.IntConst(backends.I64, 1))}, backends.ErrInvalidArgument},
-		{"unknown buffer", []backends.LaunchArg{backends.BufArg(999), args[1], args[2]}, backends.ErrUnknownBuffer},
+		{"too few args", args[:2], driver.ErrInvalidArgument},
+		{"scalar for buffer", []driver.LaunchArg{args[2], args[1], args[2]}, driver.ErrInvalidArgument},
+		{"buffer for scalar", []driver.LaunchArg{args[0], args[1], args[0]}, driver.ErrInvalidArgument},
+		{"wrong scalar dtype", []driver.LaunchArg{args[0], args[1], driver.VarArg(driver.IntConst(driver.I64, 1))}, driver.ErrInvalidArgument},
+		{"unknown buffer", []driver.LaunchArg{driver.BufArg(999), args[1], args[2]}, driver.ErrUnknownBuffer},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.ErrorIs(t, exe.Launch(ctx, tc.args), tc.want)
@@ -242,15 +243,15 @@ func TestCompileAndLaunch(t *testing.T) {
 
 	// A grid that divides by zero is refused at launch.
 	bad := vaddProgram()
-	bad.Grid[0] = backends.BinaryDim(backends.GwsDiv, backends.ConstDim(8), backends.ParamDim(2))
+	bad.Grid[0] = driver.BinaryDim(driver.GwsDiv, driver.ConstDim(8), driver.ParamDim(2))
 	badExe, err := d.Compile(ctx, bad)
 	require.NoError(t, err)
-	zero := []backends.LaunchArg{args[0], args[1], backends.VarArg(backends.UintConst(backends.U32, 0))}
-	require.ErrorIs(t, badExe.Launch(ctx, zero), backends.ErrGridExpr)
+	zero := []driver.LaunchArg{args[0], args[1], driver.VarArg(driver.UintConst(driver.U32, 0))}
+	require.ErrorIs(t, badExe.Launch(ctx, zero), driver.ErrGridExpr)
 
 	require.NoError(t, exe.Release())
 	require.NoError(t, exe.Release(), "a second Release does nothing")
-	require.ErrorIs(t, exe.Launch(ctx, args), backends.ErrClosed)
+	require.ErrorIs(t, exe.Launch(ctx, args), driver.ErrClosed)
 }
 
 func TestCompileKeepsItsOwnCopy(t *testing.T) {
@@ -258,11 +259,11 @@ func TestCompileKeepsItsOwnCopy(t *testing.T) {
 	prog := vaddProgram()
 	exe, err := d.Compile(ctx, prog)
 	require.NoError(t, err)
-	prog.Params[2].DType = backends.I64 // the caller reuses its program
-	prog.Grid[0] = backends.ConstDim(99)
+	prog.Params[2].DType = driver.I64 // the caller reuses its program
+	prog.Grid[0] = driver.ConstDim(99)
 	id, err := d.Pool().Alloc(ctx, 4)
 	require.NoError(t, err)
-	require.NoError(t, exe.Launch(ctx, []backends.LaunchArg{backends.BufArg(id), backends.BufArg(id), backends.VarArg(backends.UintConst(backends.U32, 512))}))
+	require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(id), driver.BufArg(id), driver.VarArg(driver.UintConst(driver.U32, 512))}))
 	require.Equal(t, []uint64{2}, exe.(*dummy.Executable).LastGrid())
 }
 
@@ -271,16 +272,16 @@ func TestClosedDevice(t *testing.T) {
 	require.NoError(t, err)
 	id, err := d.Pool().Alloc(ctx, 10)
 	require.NoError(t, err)
-	exe, err := d.Compile(ctx, &backends.Program{Name: "empty"})
+	exe, err := d.Compile(ctx, &driver.Program{Name: "empty"})
 	require.NoError(t, err)
 	require.NoError(t, d.Close())
 	require.NoError(t, d.Close(), "Close is idempotent")
 
-	_, err = d.Compile(ctx, &backends.Program{Name: "empty"})
-	require.ErrorIs(t, err, backends.ErrClosed)
-	require.ErrorIs(t, exe.Launch(ctx, nil), backends.ErrClosed)
+	_, err = d.Compile(ctx, &driver.Program{Name: "empty"})
+	require.ErrorIs(t, err, driver.ErrClosed)
+	require.ErrorIs(t, exe.Launch(ctx, nil), driver.ErrClosed)
 	_, err = d.Pool().Alloc(ctx, 1)
-	require.ErrorIs(t, err, backends.ErrClosed)
-	require.ErrorIs(t, d.Pool().Release(id), backends.ErrClosed)
+	require.ErrorIs(t, err, driver.ErrClosed)
+	require.ErrorIs(t, d.Pool().Release(id), driver.ErrClosed)
 	require.Zero(t, d.Pool().FreeBytes())
 }

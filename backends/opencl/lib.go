@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/dl"
 )
 
@@ -222,7 +222,7 @@ func (l *lib) GetDeviceInfo(d deviceID, param uint32, value []byte) (uintptr, er
 	var size uintptr
 	r := dl.Call5(l.fnGetDeviceInfo, uintptr(d), uintptr(param), uintptr(len(value)), uintptr(unsafe.Pointer(unsafe.SliceData(value))), uintptr(unsafe.Pointer(&size)))
 	if err := check("clGetDeviceInfo", r); err != nil {
-		err.(*backends.Error).Op = "clGetDeviceInfo(0x" + strconv.FormatUint(uint64(param), 16) + ")"
+		err.(*driver.Error).Op = "clGetDeviceInfo(0x" + strconv.FormatUint(uint64(param), 16) + ")"
 		return 0, err
 	}
 	return size, nil
@@ -486,14 +486,14 @@ func clError(op string, st status) error {
 	sentinel := error(errors.New("call failed"))
 	switch st {
 	case clMemObjectAllocationFailed, clOutOfResources, clOutOfHostMemory:
-		sentinel = backends.ErrOutOfMemory
+		sentinel = driver.ErrOutOfMemory
 	case clBuildProgramFailure:
-		sentinel = backends.ErrCompile
+		sentinel = driver.ErrCompile
 	case -30, -48, -49, -50, -51, -52, -53, -54, -55, -56, -63:
 		// CL_INVALID_VALUE and the CL_INVALID_KERNEL_*/WORK_* family.
-		sentinel = backends.ErrInvalidArgument
+		sentinel = driver.ErrInvalidArgument
 	}
-	return &backends.Error{Backend: Name, Op: op, Native: statusName(st), Err: sentinel}
+	return &driver.Error{Backend: Name, Op: op, Native: statusName(st), Err: sentinel}
 }
 
 // cString returns a NUL-terminated copy of s for C to read.

@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
+	"github.com/zyxtt/zyxtt/internal/config"
 	"github.com/zyxtt/zyxtt/internal/diskcache"
 )
 
@@ -42,14 +42,14 @@ type Config struct {
 
 // OpenDevices opens the devices that c allows. It is what the registered
 // driver calls; tests and tools call it to open devices of their own.
-func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
+func OpenDevices(ctx context.Context, c Config) ([]driver.Device, error) {
 	l, err := load()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, err)
+		return nil, fmt.Errorf("%w: %w", driver.ErrNoDevice, err)
 	}
 	cacheDir, err := diskcache.Open(c.CacheDir, Name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: opencl.cache_dir: %w", backends.ErrNoDevice, err)
+		return nil, fmt.Errorf("%w: opencl.cache_dir: %w", driver.ErrNoDevice, err)
 	}
 	platforms, err := l.platforms()
 	if err != nil {
@@ -57,7 +57,7 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 	}
 	// Both lists filter ordinals the way every section's device_ids does;
 	// the devices of the kept platforms are numbered together.
-	keptPlatforms := backends.Common{DeviceIDs: c.PlatformIDs}
+	keptPlatforms := config.Common{DeviceIDs: c.PlatformIDs}
 	type candidate struct {
 		platform platformID
 		id       deviceID
@@ -77,7 +77,7 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 			cands = append(cands, candidate{p, id})
 		}
 	}
-	return driver.OpenEach(ctx, Name, len(cands), backends.Common{DeviceIDs: c.DeviceIDs}, func(n int) (backends.Device, error) {
+	return driver.OpenEach(ctx, Name, len(cands), config.Common{DeviceIDs: c.DeviceIDs}, func(n int) (driver.Device, error) {
 		d, err := newDevice(l, cands[n].platform, cands[n].id, n, cacheDir)
 		if err != nil {
 			return nil, err // not a nil *device in an interface
@@ -89,14 +89,14 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 func (l *lib) platforms() ([]platformID, error) {
 	n, err := l.GetPlatformIDs(nil)
 	if err != nil {
-		var be *backends.Error
+		var be *driver.Error
 		if errors.As(err, &be) && be.Native == statusName(clPlatformNotFoundKHR) {
-			return nil, fmt.Errorf("%w: the OpenCL loader found no platform (no ICD installed)", backends.ErrNoDevice)
+			return nil, fmt.Errorf("%w: the OpenCL loader found no platform (no ICD installed)", driver.ErrNoDevice)
 		}
-		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, err)
+		return nil, fmt.Errorf("%w: %w", driver.ErrNoDevice, err)
 	}
 	if n == 0 {
-		return nil, fmt.Errorf("%w: no OpenCL platform", backends.ErrNoDevice)
+		return nil, fmt.Errorf("%w: no OpenCL platform", driver.ErrNoDevice)
 	}
 	ids := make([]platformID, n)
 	if _, err := l.GetPlatformIDs(ids); err != nil {
@@ -181,7 +181,7 @@ type device struct {
 	id       deviceID
 	context  clContext
 	queue    commandQueue
-	info     *backends.DeviceInfo
+	info     *driver.DeviceInfo
 	lim      limits
 	pool     *pool
 	cacheDir *diskcache.Dir // nil: no binary cache
@@ -230,7 +230,7 @@ func newDevice(l *lib, platform platformID, id deviceID, ordinal int, cacheDir *
 	return d, nil
 }
 
-func (l *lib) describe(platform platformID, id deviceID) (*backends.DeviceInfo, limits) {
+func (l *lib) describe(platform platformID, id deviceID) (*driver.DeviceInfo, limits) {
 	var lim limits
 	typ := l.deviceUint(id, clDeviceType)
 	name := l.deviceString(id, clDeviceName)
@@ -265,10 +265,10 @@ func (l *lib) describe(platform platformID, id deviceID) (*backends.DeviceInfo, 
 	}
 	hasExt := func(e string) bool { return strings.Contains(" "+exts+" ", " "+e+" ") }
 
-	info := &backends.DeviceInfo{
-		Formats:             []backends.Format{backends.FormatOpenCL},
+	info := &driver.DeviceInfo{
+		Formats:             []driver.Format{driver.FormatOpenCL},
 		Name:                name,
-		Kind:                backends.KindOther,
+		Kind:                driver.KindOther,
 		MaxLocalThreads:     uint32(min(lim.maxWorkGroup, math.MaxUint32)),
 		PreferredVectorSize: uint8(min(vec["float"]*4, 255)),
 		LocalMemSize:        l.deviceUint(id, clDeviceLocalMemSize),
@@ -280,15 +280,15 @@ func (l *lib) describe(platform platformID, id deviceID) (*backends.DeviceInfo, 
 	lanes := uint64(1) // FP32 lanes per compute unit, for the compute estimate
 	switch {
 	case typ&clDeviceTypeGPU != 0:
-		info.Kind = backends.KindGPU
+		info.Kind = driver.KindGPU
 		lanes = 64
 	case typ&clDeviceTypeCPU != 0:
-		info.Kind = backends.KindCPU
+		info.Kind = driver.KindCPU
 		info.SoftwareImpl = true // OpenCL on the CPU (PoCL): below the native CPU backends
 		lanes = max(vec["float"], 1)
 		info.WarpSize = 1
 	case typ&clDeviceTypeAccelerator != 0:
-		info.Kind = backends.KindAccelerator
+		info.Kind = driver.KindAccelerator
 	}
 	switch v := strings.ToLower(vendor); {
 	case strings.Contains(v, "nvidia"):
@@ -309,16 +309,16 @@ func (l *lib) describe(platform platformID, id deviceID) (*backends.DeviceInfo, 
 		}
 		info.MaxGlobalWorkDims = append(info.MaxGlobalWorkDims, maxGlobal/max(lim.maxItems[i], 1))
 	}
-	for _, t := range []backends.DType{backends.I8, backends.I16, backends.I32, backends.I64, backends.U8, backends.U16, backends.U32, backends.U64} {
-		info.DTypeCaps[t] = backends.CapIntOps
+	for _, t := range []driver.DType{driver.I8, driver.I16, driver.I32, driver.I64, driver.U8, driver.U16, driver.U32, driver.U64} {
+		info.DTypeCaps[t] = driver.CapIntOps
 	}
-	info.DTypeCaps[backends.Bool] = backends.CapOr | backends.CapAnd | backends.CapNotEq | backends.CapEq | backends.CapBitXor | backends.CapBitOr | backends.CapBitAnd
-	info.DTypeCaps[backends.F32] = backends.CapFloatOps
+	info.DTypeCaps[driver.Bool] = driver.CapOr | driver.CapAnd | driver.CapNotEq | driver.CapEq | driver.CapBitXor | driver.CapBitOr | driver.CapBitAnd
+	info.DTypeCaps[driver.F32] = driver.CapFloatOps
 	if hasExt("cl_khr_fp64") {
-		info.DTypeCaps[backends.F64] = backends.CapFloatOps
+		info.DTypeCaps[driver.F64] = driver.CapFloatOps
 	}
 	if hasExt("cl_khr_fp16") {
-		info.DTypeCaps[backends.F16] = backends.CapFloatOps
+		info.DTypeCaps[driver.F16] = driver.CapFloatOps
 	}
 	info.Extra = map[string]string{
 		"library":          l.Name,
@@ -338,17 +338,17 @@ func (l *lib) describe(platform platformID, id deviceID) (*backends.DeviceInfo, 
 		"vector_widths": fmt.Sprintf("char=%d short=%d int=%d long=%d half=%d float=%d double=%d",
 			vec["char"], vec["short"], vec["int"], vec["long"], vec["half"], vec["float"], vec["double"]),
 	}
-	if info.Kind == backends.KindCPU {
+	if info.Kind == driver.KindCPU {
 		info.Extra["implementation"] = "cpu"
 	}
 	return info, lim
 }
 
-func (d *device) Name() string               { return d.name }
-func (d *device) Backend() string            { return Name }
-func (d *device) Info() *backends.DeviceInfo { return d.info }
-func (d *device) Pool() backends.Pool        { return d.pool }
-func (d *device) String() string             { return d.name + " (" + d.info.Name + ")" }
+func (d *device) Name() string             { return d.name }
+func (d *device) Backend() string          { return Name }
+func (d *device) Info() *driver.DeviceInfo { return d.info }
+func (d *device) Pool() driver.Pool        { return d.pool }
+func (d *device) String() string           { return d.name + " (" + d.info.Name + ")" }
 
 // Close cancels the device's work that has not reached its queue (it fails
 // with ErrClosed), lets the queue finish what it was given (clFinish),
@@ -364,7 +364,7 @@ func (d *device) Close() error {
 	errs := []error{d.l.Finish(d.queue)}
 	for _, c := range deferred {
 		c.Release()
-		c.ev.Complete(backends.Errorf(Name, c.op, backends.ErrClosed, "%s was closed before the work started", d.name))
+		c.ev.Complete(driver.Errorf(Name, c.op, driver.ErrClosed, "%s was closed before the work started", d.name))
 	}
 	close(d.pending) // nothing is enqueued once closed is set
 	<-d.completerDone

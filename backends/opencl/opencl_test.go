@@ -9,12 +9,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // clDevices opens OpenCL devices with a private binary cache each.
-var clDevices = backendtest.NewDevices("libOpenCL.so.1", load, func(t testing.TB, ids *[]int) ([]backends.Device, error) {
+var clDevices = backendtest.NewDevices("libOpenCL.so.1", load, func(t testing.TB, ids *[]int) ([]driver.Device, error) {
 	return OpenDevices(context.Background(), Config{DeviceIDs: ids, CacheDir: t.TempDir()})
 })
 
@@ -31,17 +31,17 @@ func TestConformance(t *testing.T) {
 	backendtest.RunDeviceSuite(t, backendtest.DeviceSuite{
 		Devices: clDevices,
 		Program: vaddProgram,
-		Info: func(t *testing.T, dev backends.Device) {
+		Info: func(t *testing.T, dev driver.Device) {
 			info := dev.Info()
 			require.Positive(t, info.Cores)
-			require.Equal(t, info.Extra["fp64"] == "true", info.Supports(backends.F64).Any())
+			require.Equal(t, info.Extra["fp64"] == "true", info.Supports(driver.F64).Any())
 			require.NotEmpty(t, info.Extra["driver_version"])
 			require.Contains(t, sonames, info.Extra["library"], "the loader that opened")
 			if strings.Contains(info.Extra["platform"], "Portable Computing Language") {
-				require.Equal(t, backends.KindCPU, info.Kind, "PoCL is a CPU implementation")
+				require.Equal(t, driver.KindCPU, info.Kind, "PoCL is a CPU implementation")
 			}
 		},
-		Cases: func(dev backends.Device) []backendtest.BadCase { return badInputCases(dev.(*device)) },
+		Cases: func(dev driver.Device) []backendtest.BadCase { return badInputCases(dev.(*device)) },
 	})
 }
 
@@ -49,29 +49,29 @@ func badInputCases(d *device) []backendtest.BadCase {
 	local := func(l [3]uint32) func(t testing.TB, e *backendtest.BadEnv) error {
 		return func(t testing.TB, e *backendtest.BadEnv) error {
 			p := e.Program(t)
-			p.Source(backends.FormatOpenCL).Local = l
+			p.Source(driver.FormatOpenCL).Local = l
 			return e.Compile(p)
 		}
 	}
 	return []backendtest.BadCase{
-		{Name: "build failure", Want: backends.ErrCompile, Run: func(t testing.TB, e *backendtest.BadEnv) error {
+		{Name: "build failure", Want: driver.ErrCompile, Run: func(t testing.TB, e *backendtest.BadEnv) error {
 			p := e.Program(t)
-			p.Source(backends.FormatOpenCL).Source = "__kernel void vadd(__global float *x) { x[0] = undefined_name; }"
+			p.Source(driver.FormatOpenCL).Source = "__kernel void vadd(__global float *x) { x[0] = undefined_name; }"
 			err := e.Compile(p)
-			var be *backends.Error
+			var be *driver.Error
 			require.ErrorAs(t, err, &be)
 			require.Contains(t, be.Native, "undefined_name", "the build log is returned")
 			require.Contains(t, be.Native, "CL_BUILD_PROGRAM_FAILURE", "the status is named")
 			require.Equal(t, "clBuildProgram", be.Op)
 			return err
 		}},
-		{Name: "param count differs from kernel", Want: backends.ErrInvalidArgument, Run: func(t testing.TB, e *backendtest.BadEnv) error {
+		{Name: "param count differs from kernel", Want: driver.ErrInvalidArgument, Run: func(t testing.TB, e *backendtest.BadEnv) error {
 			p := e.Program(t)
-			p.Params = append(p.Params, backends.Param{Name: "extra", Kind: backends.Variable, DType: backends.U32})
+			p.Params = append(p.Params, driver.Param{Name: "extra", Kind: driver.Variable, DType: driver.U32})
 			return e.Compile(p)
 		}},
-		{Name: "local size beyond the device", Want: backends.ErrInvalidArgument, Run: local([3]uint32{uint32(min(d.lim.maxItems[0]+1, math.MaxUint32)), 1, 1})},
-		{Name: "work group beyond the device", Want: backends.ErrInvalidArgument, Run: local([3]uint32{uint32(d.lim.maxItems[0]), uint32(d.lim.maxItems[1]), 1})},
+		{Name: "local size beyond the device", Want: driver.ErrInvalidArgument, Run: local([3]uint32{uint32(min(d.lim.maxItems[0]+1, math.MaxUint32)), 1, 1})},
+		{Name: "work group beyond the device", Want: driver.ErrInvalidArgument, Run: local([3]uint32{uint32(d.lim.maxItems[0]), uint32(d.lim.maxItems[1]), 1})},
 	}
 }
 
@@ -83,7 +83,7 @@ func TestBinaryCache(t *testing.T) {
 	x, err := d.Compile(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, x.Release())
-	path := d.cacheDir.File(d.cacheKey(p.Source(backends.FormatOpenCL).Source, "") + ".bin")
+	path := d.cacheDir.File(d.cacheKey(p.Source(driver.FormatOpenCL).Source, "") + ".bin")
 	st, err := os.Stat(path)
 	require.NoError(t, err, "the binary is cached")
 	require.Positive(t, st.Size())
@@ -115,20 +115,20 @@ func TestPlatformFilter(t *testing.T) {
 		t.Skipf("libOpenCL.so.1 not found: %v", err)
 	}
 	_, err := OpenDevices(context.Background(), Config{PlatformIDs: &[]int{99}, CacheDir: "off"})
-	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.ErrorIs(t, err, driver.ErrNoDevice)
 }
 
 // TestScalarBytes: a scalar reaches the kernel in its dtype's own encoding
 // (Constant.NativeBytes, whose encodings backends' tests pin), except the
 // fp8 types, which OpenCL C lacks.
 func TestScalarBytes(t *testing.T) {
-	for _, c := range []backends.Constant{backends.UintConst(backends.U32, 7), backends.FloatConst(backends.F16, -2), backends.FloatConst(backends.BF16, 1)} {
+	for _, c := range []driver.Constant{driver.UintConst(driver.U32, 7), driver.FloatConst(driver.F16, -2), driver.FloatConst(driver.BF16, 1)} {
 		got, err := scalarBytes(c)
 		require.NoError(t, err, c.String())
 		require.Equal(t, c.NativeBytes(), got, c.String())
 	}
-	for _, dt := range []backends.DType{backends.F8E4M3, backends.F8E5M2} {
-		_, err := scalarBytes(backends.Constant{DType: dt})
+	for _, dt := range []driver.DType{driver.F8E4M3, driver.F8E5M2} {
+		_, err := scalarBytes(driver.Constant{DType: dt})
 		require.ErrorContains(t, err, "scalars have no OpenCL C type")
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"unsafe"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpupool"
 	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
@@ -29,8 +28,8 @@ type pool struct {
 }
 
 var (
-	_ backends.Pool       = (*pool)(nil)
-	_ backends.PeerCopier = (*pool)(nil)
+	_ driver.Pool       = (*pool)(nil)
+	_ driver.PeerCopier = (*pool)(nil)
 )
 
 func newPool(d *device, total uint64) *pool {
@@ -47,18 +46,18 @@ func (p *pool) Name() string { return p.dev.name }
 
 func (p *pool) FreeBytes() int64 { return max(p.total-p.bufs.Used(), 0) }
 
-func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
+func (p *pool) Alloc(ctx context.Context, n int64) (driver.BufferID, error) {
 	if err := p.dev.q.CheckOpen(ctx, "alloc"); err != nil {
 		return 0, err
 	}
 	if n <= 0 {
-		return 0, backends.Errorf(Name, "alloc", backends.ErrInvalidArgument, "size %d must be positive", n)
+		return 0, driver.Errorf(Name, "alloc", driver.ErrInvalidArgument, "size %d must be positive", n)
 	}
 	if uint64(n) > p.dev.lim.maxAlloc && p.dev.lim.maxAlloc > 0 {
-		return 0, backends.Errorf(Name, "alloc", backends.ErrOutOfMemory, "%d bytes exceed the device's largest allocation (%d)", n, p.dev.lim.maxAlloc)
+		return 0, driver.Errorf(Name, "alloc", driver.ErrOutOfMemory, "%d bytes exceed the device's largest allocation (%d)", n, p.dev.lim.maxAlloc)
 	}
 	if n > p.FreeBytes() {
-		return 0, backends.Errorf(Name, "alloc", backends.ErrOutOfMemory, "%d bytes with %d free", n, p.FreeBytes())
+		return 0, driver.Errorf(Name, "alloc", driver.ErrOutOfMemory, "%d bytes with %d free", n, p.FreeBytes())
 	}
 	mem, err := p.dev.l.CreateBuffer(p.dev.context, clMemReadWrite, uintptr(n))
 	if err != nil {
@@ -72,7 +71,7 @@ func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 // in after: the pool's WriteAsync and ReadAsync. Host-pool (shm) memory is
 // used in place; a Go slice is pinned (runtime.Pinner) until the command
 // has ended.
-func (p *pool) transfer(ctx context.Context, op string, b *buffer, release func(), off int64, host []byte, write bool, after []backends.Event) (backends.Event, error) {
+func (p *pool) transfer(ctx context.Context, op string, b *buffer, release func(), off int64, host []byte, write bool, after []driver.Event) (driver.Event, error) {
 	d := p.dev
 	c := &cmd{Item: gpuqueue.Item{Ctx: ctx, After: after, Done: release}, op: op, kind: transfers}
 	if len(host) > 0 {
@@ -99,9 +98,9 @@ func (p *pool) transfer(ctx context.Context, op string, b *buffer, release func(
 // CopyFrom copies between two buffers of this pool with
 // clEnqueueCopyBuffer, in order with the device's other work. Other pools
 // get ErrUnsupported and stage through the host.
-func (p *pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64, src backends.Pool, srcID backends.BufferID, srcOff, n int64) error {
-	if src != backends.Pool(p) {
-		return backends.Errorf(Name, "copy", backends.ErrUnsupported, "from %s", src.Name())
+func (p *pool) CopyFrom(ctx context.Context, dst driver.BufferID, dstOff int64, src driver.Pool, srcID driver.BufferID, srcOff, n int64) error {
+	if src != driver.Pool(p) {
+		return driver.Errorf(Name, "copy", driver.ErrUnsupported, "from %s", src.Name())
 	}
 	_, err := p.copyBuffer(ctx, dst, dstOff, srcID, srcOff, n, false)
 	return err
@@ -109,7 +108,7 @@ func (p *pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64
 
 // copyBuffer runs a device-side copy and waits for it; when timed it
 // returns the time the device measured for it.
-func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int64, src backends.BufferID, srcOff, n int64, timed bool) (float64, error) {
+func (p *pool) copyBuffer(ctx context.Context, dst driver.BufferID, dstOff int64, src driver.BufferID, srcOff, n int64, timed bool) (float64, error) {
 	from, to, release, err := gpupool.HoldCopy(ctx, &p.Base, src, srcOff, dst, dstOff, n)
 	if err != nil || release == nil {
 		return 0, err

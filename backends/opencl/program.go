@@ -17,7 +17,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpupool"
 	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
@@ -26,7 +25,7 @@ import (
 // executable is a built cl_program and its kernel on one device.
 type executable struct {
 	dev     *device
-	prog    *backends.Program
+	prog    *driver.Program
 	program clProgram
 	kernel  clKernel
 	local   [3]uint64
@@ -44,20 +43,20 @@ type executable struct {
 
 // Compile builds the program's OpenCL C variant, from the binary cache when
 // the same source, options, device and driver were built before.
-func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
+func (d *device) Compile(ctx context.Context, p *driver.Program) (driver.Executable, error) {
 	if err := d.q.CheckOpen(ctx, "compile"); err != nil {
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {
-		return nil, &backends.Error{Backend: Name, Op: "compile", Err: err}
+		return nil, &driver.Error{Backend: Name, Op: "compile", Err: err}
 	}
-	v := p.Source(backends.FormatOpenCL)
+	v := p.Source(driver.FormatOpenCL)
 	if v == nil {
-		return nil, backends.Errorf(Name, "compile", backends.ErrNoVariant, "program %q has no OpenCL variant", p.Name)
+		return nil, driver.Errorf(Name, "compile", driver.ErrNoVariant, "program %q has no OpenCL variant", p.Name)
 	}
-	p = p.WithVariant(p.Variant(backends.FormatOpenCL))
+	p = p.WithVariant(p.Variant(driver.FormatOpenCL))
 	if v.Entry == "" {
-		return nil, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "program %q: OpenCL variant has no entry", p.Name)
+		return nil, driver.Errorf(Name, "compile", driver.ErrInvalidArgument, "program %q: OpenCL variant has no entry", p.Name)
 	}
 	local, dims, err := d.checkLocal(p, v.Local)
 	if err != nil {
@@ -71,8 +70,8 @@ func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	kernel, err := d.l.CreateKernel(program, v.Entry)
 	if err != nil {
 		_ = d.l.ReleaseProgram(program)
-		e := err.(*backends.Error)
-		e.Err = fmt.Errorf("%w: no kernel %q in program %q", backends.ErrCompile, v.Entry, p.Name)
+		e := err.(*driver.Error)
+		e.Err = fmt.Errorf("%w: no kernel %q in program %q", driver.ErrCompile, v.Entry, p.Name)
 		return nil, e
 	}
 	x := &executable{dev: d, prog: p, program: program, kernel: kernel, local: local, dims: dims}
@@ -83,13 +82,13 @@ func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	var nargs uint32
 	if err := d.l.GetKernelInfo(kernel, clKernelNumArgs, unsafe.Sizeof(nargs), unsafe.Pointer(&nargs)); err == nil && int(nargs) != len(p.Params) {
 		_ = x.Release()
-		return nil, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "kernel %s takes %d arguments, program %q has %d params", v.Entry, nargs, p.Name, len(p.Params))
+		return nil, driver.Errorf(Name, "compile", driver.ErrInvalidArgument, "kernel %s takes %d arguments, program %q has %d params", v.Entry, nargs, p.Name, len(p.Params))
 	}
 	var wg uintptr
 	if err := d.l.GetKernelWorkGroupInfo(kernel, d.id, clKernelWorkGroupSize, unsafe.Sizeof(wg), unsafe.Pointer(&wg)); err == nil && wg > 0 {
 		if n := local[0] * local[1] * local[2]; n > uint64(wg) {
 			_ = x.Release()
-			return nil, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "local size %v (%d work items) exceeds kernel %s's limit of %d on %s", local, n, v.Entry, wg, d.name)
+			return nil, driver.Errorf(Name, "compile", driver.ErrInvalidArgument, "local size %v (%d work items) exceeds kernel %s's limit of %d on %s", local, n, v.Entry, wg, d.name)
 		}
 	}
 	return x, nil
@@ -97,18 +96,18 @@ func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 
 // checkLocal applies the device's work-group limits to the variant's local
 // size (zeros mean 1).
-func (d *device) checkLocal(p *backends.Program, l [3]uint32) ([3]uint64, int, error) {
+func (d *device) checkLocal(p *driver.Program, l [3]uint32) ([3]uint64, int, error) {
 	var local [3]uint64
 	total := uint64(1)
 	for i := range 3 {
 		local[i] = uint64(max(l[i], 1))
 		if m := d.lim.maxItems[i]; m > 0 && local[i] > m {
-			return local, 0, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "local size %d on axis %d exceeds %s's limit of %d", local[i], i, d.name, m)
+			return local, 0, driver.Errorf(Name, "compile", driver.ErrInvalidArgument, "local size %d on axis %d exceeds %s's limit of %d", local[i], i, d.name, m)
 		}
 		total *= local[i]
 	}
 	if d.lim.maxWorkGroup > 0 && total > d.lim.maxWorkGroup {
-		return local, 0, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "local size %v (%d work items) exceeds %s's limit of %d", local, total, d.name, d.lim.maxWorkGroup)
+		return local, 0, driver.Errorf(Name, "compile", driver.ErrInvalidArgument, "local size %v (%d work items) exceeds %s's limit of %d", local, total, d.name, d.lim.maxWorkGroup)
 	}
 	return local, max(len(p.Grid), 1), nil
 }
@@ -157,7 +156,7 @@ func (d *device) buildCached(source, options string) (clProgram, error) {
 
 func (d *device) buildSource(source, options string) (clProgram, error) {
 	if source == "" {
-		return 0, backends.Errorf(Name, "compile", backends.ErrCompile, "empty source")
+		return 0, driver.Errorf(Name, "compile", driver.ErrCompile, "empty source")
 	}
 	prog, err := d.l.CreateProgramWithSource(d.context, source)
 	return d.build(prog, err, options)
@@ -184,9 +183,9 @@ func (d *device) build(prog clProgram, err error, options string) (clProgram, er
 	log := d.buildLog(prog)
 	_ = d.l.ReleaseProgram(prog)
 	driver.Debug(driver.DebugCompile, "opencl build failed", "device", d.name, "log", log)
-	e := err.(*backends.Error)
+	e := err.(*driver.Error)
 	e.Native += "\n" + log
-	e.Err = backends.ErrCompile
+	e.Err = driver.ErrCompile
 	return 0, e
 }
 
@@ -211,7 +210,7 @@ const maxCachedBinary = 256 << 20
 func (d *device) saveBinary(prog clProgram, name string) error {
 	var size uintptr
 	if err := d.l.GetProgramInfo(prog, clProgramBinarySizes, unsafe.Sizeof(size), unsafe.Pointer(&size)); err != nil {
-		err.(*backends.Error).Op = "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)"
+		err.(*driver.Error).Op = "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)"
 		return err
 	}
 	if size == 0 {
@@ -223,14 +222,14 @@ func (d *device) saveBinary(prog clProgram, name string) error {
 	defer pin.Unpin()
 	ptrs := [1]*byte{&bin[0]}
 	if err := d.l.GetProgramInfo(prog, clProgramBinaries, unsafe.Sizeof(ptrs), unsafe.Pointer(&ptrs[0])); err != nil {
-		err.(*backends.Error).Op = "clGetProgramInfo(CL_PROGRAM_BINARIES)"
+		err.(*driver.Error).Op = "clGetProgramInfo(CL_PROGRAM_BINARIES)"
 		return err
 	}
 	return d.cacheDir.WriteFile(name, bin)
 }
 
 // Launch is Submit and a wait for it.
-func (x *executable) Launch(ctx context.Context, args []backends.LaunchArg) error {
+func (x *executable) Launch(ctx context.Context, args []driver.LaunchArg) error {
 	ev, err := x.Submit(ctx, args)
 	return driver.Wait(ctx, ev, err)
 }
@@ -238,7 +237,7 @@ func (x *executable) Launch(ctx context.Context, args []backends.LaunchArg) erro
 // Submit sets the kernel's arguments and enqueues the NDRange (without
 // blocking) after the events in after; the kernel and the buffers are held
 // until the command has ended.
-func (x *executable) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
+func (x *executable) Submit(ctx context.Context, args []driver.LaunchArg, after ...driver.Event) (driver.Event, error) {
 	c, err := x.prepare(ctx, args, false)
 	if err != nil {
 		return nil, err
@@ -249,7 +248,7 @@ func (x *executable) Submit(ctx context.Context, args []backends.LaunchArg, afte
 
 // LaunchTimed runs the kernel and returns the time between the command's
 // start and end as the device's profiling clock measured them.
-func (x *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
+func (x *executable) LaunchTimed(ctx context.Context, args []driver.LaunchArg) (time.Duration, error) {
 	c, err := x.prepare(ctx, args, true)
 	if err != nil {
 		return 0, err
@@ -267,7 +266,7 @@ func (x *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg)
 
 // prepare checks a launch and holds what it uses: a reference to every
 // buffer and to the kernel, given back when the command has ended.
-func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg, timed bool) (*cmd, error) {
+func (x *executable) prepare(ctx context.Context, args []driver.LaunchArg, timed bool) (*cmd, error) {
 	d := x.dev
 	if err := d.q.CheckOpen(ctx, "launch"); err != nil {
 		return nil, err
@@ -277,13 +276,13 @@ func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg, tim
 	}
 	launch, err := driver.CheckLaunch(x.prog, d.pool, args, d.info.MaxGlobalWorkDims)
 	if err != nil {
-		return nil, &backends.Error{Backend: Name, Op: "launch", Err: err}
+		return nil, &driver.Error{Backend: Name, Op: "launch", Err: err}
 	}
 	var global [3]uintptr
 	for i, g := range launch.Grid {
 		hi, lo := bits.Mul64(g, x.local[i])
 		if hi != 0 || (d.lim.addressBits < 64 && lo > math.MaxUint32) {
-			return nil, backends.Errorf(Name, "launch", backends.ErrInvalidArgument, "grid %v × local %v overflows the device's size_t", launch.Grid, x.local)
+			return nil, driver.Errorf(Name, "launch", driver.ErrInvalidArgument, "grid %v × local %v overflows the device's size_t", launch.Grid, x.local)
 		}
 		global[i] = uintptr(lo)
 	}
@@ -330,7 +329,7 @@ func (x *executable) enqueue(bufs []*buffer, scalars [][]byte, global [3]uintptr
 			err = d.l.SetKernelArg(x.kernel, uint32(i), uintptr(len(val)), unsafe.Pointer(&val[0]))
 		}
 		if err != nil {
-			err.(*backends.Error).Op = fmt.Sprintf("clSetKernelArg(%d)", i)
+			err.(*driver.Error).Op = fmt.Sprintf("clSetKernelArg(%d)", i)
 			return err
 		}
 	}
@@ -355,8 +354,8 @@ func (x *executable) Release() error {
 
 // scalarBytes is a Variable's value as an OpenCL kernel receives it by
 // value: the dtype's own size, little endian, half floats as IEEE binary16.
-func scalarBytes(c backends.Constant) ([]byte, error) {
-	if c.DType == backends.F8E4M3 || c.DType == backends.F8E5M2 {
+func scalarBytes(c driver.Constant) ([]byte, error) {
+	if c.DType == driver.F8E4M3 || c.DType == driver.F8E5M2 {
 		return nil, fmt.Errorf("%s scalars have no OpenCL C type", c.DType)
 	}
 	return c.NativeBytes(), nil

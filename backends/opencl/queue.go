@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
 	"github.com/zyxtt/zyxtt/internal/core"
 )
@@ -77,14 +77,14 @@ type cmd struct {
 func (c *cmd) End(err error) { c.ev.Complete(err) }
 
 // own reports whether e is an event of a command of d.
-func (d *device) own(e backends.Event) (*event, bool) {
+func (d *device) own(e driver.Event) (*event, bool) {
 	o, ok := e.(*event)
 	return o, ok && o.dev == d
 }
 
 // enqueued reports whether e is an event of a command of d that is on the
 // queue and has not been settled (its cl_event can go in a wait list).
-func (d *device) enqueued(e backends.Event) bool {
+func (d *device) enqueued(e driver.Event) bool {
 	o, ok := d.own(e)
 	if !ok {
 		return false
@@ -95,7 +95,7 @@ func (d *device) enqueued(e backends.Event) bool {
 }
 
 // ownEnded is the queue's Own hook: the end of an event of d.
-func (d *device) ownEnded(e backends.Event) (<-chan struct{}, bool) {
+func (d *device) ownEnded(e driver.Event) (<-chan struct{}, bool) {
 	o, ok := d.own(e)
 	if !ok {
 		return nil, false
@@ -108,7 +108,7 @@ func (d *device) ownEnded(e backends.Event) (<-chan struct{}, bool) {
 // held back, and returns its event.
 // An error (the device closed or lost, an enqueue refused) means nothing
 // was queued; c's hold has been given back either way.
-func (d *device) submit(c *cmd) (backends.Event, error) {
+func (d *device) submit(c *cmd) (driver.Event, error) {
 	c.ev = &event{HostEvent: core.NewHostEvent(), dev: d}
 	if err := d.q.Submit(c, c.kind, c.op); err != nil {
 		return nil, err
@@ -222,7 +222,7 @@ func (d *device) waitFor(ev clEvent) error {
 }
 
 func isExecStatusError(err error) bool {
-	var be *backends.Error
+	var be *driver.Error
 	return errors.As(err, &be) && be.Native == statusName(clExecStatusErrorForEvents)
 }
 
@@ -316,7 +316,7 @@ func (d *device) execError(c *cmd, st int32) error {
 		}
 	}
 	if st == clOutOfResources || st == clDeviceNotAvailable {
-		return d.q.MarkLost(&backends.Error{Backend: Name, Op: c.op, Native: statusName(status(st)), Err: errExecution})
+		return d.q.MarkLost(&driver.Error{Backend: Name, Op: c.op, Native: statusName(status(st)), Err: errExecution})
 	}
-	return &backends.Error{Backend: Name, Op: c.op, Native: statusName(status(st)), Err: errExecution}
+	return &driver.Error{Backend: Name, Op: c.op, Native: statusName(status(st)), Err: errExecution}
 }

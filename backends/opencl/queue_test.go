@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
 )
 
@@ -27,8 +27,8 @@ func TestEvents(t *testing.T) {
 }
 
 // emptyProgram does nothing over one work item: its launch is all cost.
-var emptyProgram = backendtest.EmptyProgram(backends.Variant{Format: backends.FormatOpenCL,
-	Code: &backends.SourceVariant{Entry: "empty", Source: "__kernel void empty(__global float *x) { }"}})
+var emptyProgram = backendtest.EmptyProgram(driver.Variant{Format: driver.FormatOpenCL,
+	Code: &driver.SourceVariant{Entry: "empty", Source: "__kernel void empty(__global float *x) { }"}})
 
 // BenchmarkQueuedLaunches: 10,000 empty launches, each waited for, against
 // 10,000 queued with one wait (sync-µs/launch, queued-µs/launch), on every
@@ -48,7 +48,7 @@ func BenchmarkVaddBandwidth(b *testing.B) {
 	backendtest.EachDevice(b, clDevices, func(b *testing.B, d *device) {
 		backendtest.VaddBandwidth(b, d, vaddProgram(b), backendtest.CopyReference{
 			Label: "copy", Metric: "copy", Ratio: "ratio",
-			Time: func(ctx context.Context, src, dst backends.BufferID, bytes int64) (time.Duration, error) {
+			Time: func(ctx context.Context, src, dst driver.BufferID, bytes int64) (time.Duration, error) {
 				ns, err := d.pool.copyBuffer(ctx, dst, 0, src, 0, bytes, true)
 				return time.Duration(ns), err
 			},
@@ -68,7 +68,7 @@ func TestOwnAndForeignDependencies(t *testing.T) {
 		defer exe.Release()
 		x := backendtest.RandomF32(3, n, -2, 2)
 		args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
-		gate := backends.NewHostEvent()
+		gate := driver.NewHostEvent()
 		upX, err := d.pool.WriteAsync(ctx, args[0].Buffer, 0, backendtest.F32Bytes(x), gate)
 		require.NoError(t, err)
 		upY, err := d.pool.WriteAsync(ctx, args[1].Buffer, 0, backendtest.F32Bytes(x))
@@ -96,7 +96,7 @@ func TestOwnAndForeignDependencies(t *testing.T) {
 			want[i] = float64(v) + float64(v)
 		}
 		backendtest.RequireClose(t, want, backendtest.BytesF32(out), 0, 0)
-		for _, ev := range []backends.Event{upX, upY, run, down} {
+		for _, ev := range []driver.Event{upX, upY, run, down} {
 			o := ev.(*event)
 			o.mu.Lock()
 			require.Zero(t, o.cl, "an ended command's cl_event is released")
@@ -119,11 +119,11 @@ func TestLostDeviceFailsPendingWork(t *testing.T) {
 func TestExecutionStatusErrors(t *testing.T) {
 	d := clDevices.One(0)(t).(*device)
 	defer d.Close()
-	failed := &event{dev: d, HostEvent: backends.NewHostEvent()}
+	failed := &event{dev: d, HostEvent: driver.NewHostEvent()}
 	boom := errors.New("the kernel faulted")
 	failed.Complete(boom)
-	err := d.execError(&cmd{Item: gpuqueue.Item{After: []backends.Event{nil, failed}}, op: "launch"}, -9999)
-	require.ErrorIs(t, err, backends.ErrDependency)
+	err := d.execError(&cmd{Item: gpuqueue.Item{After: []driver.Event{nil, failed}}, op: "launch"}, -9999)
+	require.ErrorIs(t, err, driver.ErrDependency)
 	require.ErrorIs(t, err, boom)
 
 	err = d.execError(&cmd{op: "launch"}, -9999)
@@ -132,9 +132,9 @@ func TestExecutionStatusErrors(t *testing.T) {
 	require.NoError(t, d.q.LostErr(), "a command's own failure leaves the device usable")
 
 	err = d.execError(&cmd{op: "launch"}, clOutOfResources)
-	require.ErrorIs(t, err, backends.ErrDeviceLost)
+	require.ErrorIs(t, err, driver.ErrDeviceLost)
 	require.Contains(t, err.Error(), "CL_OUT_OF_RESOURCES")
-	require.ErrorIs(t, d.q.LostErr(), backends.ErrDeviceLost)
+	require.ErrorIs(t, d.q.LostErr(), driver.ErrDeviceLost)
 }
 
 // Closing a device fails the work that has not reached its queue with

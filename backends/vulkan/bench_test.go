@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // BenchmarkVaddBandwidth measures, in one run on each device, vadd's
@@ -30,29 +30,29 @@ func BenchmarkVaddBandwidth(b *testing.B) {
 		backendtest.VaddBandwidth(b, d, vaddProgram(b),
 			backendtest.CopyReference{
 				Label: "vkCmdCopyBuffer", Metric: "copy", Ratio: "ratio",
-				Time: func(ctx context.Context, src, dst backends.BufferID, bytes int64) (time.Duration, error) {
+				Time: func(ctx context.Context, src, dst driver.BufferID, bytes int64) (time.Duration, error) {
 					return d.pool.copyBuffer(ctx, dst, 0, src, 0, bytes, true)
 				},
 			},
 			backendtest.CopyReference{
 				Label: "shader copy", Metric: "shader_copy", Ratio: "shader_ratio",
-				Time: func(ctx context.Context, src, dst backends.BufferID, _ int64) (time.Duration, error) {
-					return cx.LaunchTimed(ctx, []backends.LaunchArg{backends.BufArg(src), backends.BufArg(dst), backends.VarArg(backends.UintConst(backends.U32, uint64(n)))})
+				Time: func(ctx context.Context, src, dst driver.BufferID, _ int64) (time.Duration, error) {
+					return cx.LaunchTimed(ctx, []driver.LaunchArg{driver.BufArg(src), driver.BufArg(dst), driver.VarArg(driver.UintConst(driver.U32, uint64(n)))})
 				},
 			})
 	})
 }
 
 // copyProgram is the compute-shader copy the benchmark compares with.
-func copyProgram(t testing.TB) *backends.Program {
+func copyProgram(t testing.TB) *driver.Program {
 	code, err := os.ReadFile(filepath.Join("testdata", "copy.spv"))
 	require.NoError(t, err)
-	grid, err := backends.ParseGws("min(ceil_div(n, 256), 65535)", func(name string) (int, bool) { return 2, name == "n" })
+	grid, err := driver.ParseGws("min(ceil_div(n, 256), 65535)", func(name string) (int, bool) { return 2, name == "n" })
 	require.NoError(t, err)
-	return &backends.Program{
+	return &driver.Program{
 		Name:     "copy",
-		Params:   []backends.Param{backendtest.Global("src", backends.F32), backendtest.GlobalMut("dst", backends.F32), backendtest.Variable("n", backends.U32)},
-		Grid:     []backends.GwsDim{grid},
-		Variants: []backends.Variant{{Format: backends.FormatSPIRV, Code: &backends.SPIRVVariant{Code: code, Entry: "main", Local: [3]uint32{256, 1, 1}}}},
+		Params:   []driver.Param{backendtest.Global("src", driver.F32), backendtest.GlobalMut("dst", driver.F32), backendtest.Variable("n", driver.U32)},
+		Grid:     []driver.GwsDim{grid},
+		Variants: []driver.Variant{{Format: driver.FormatSPIRV, Code: &driver.SPIRVVariant{Code: code, Entry: "main", Local: [3]uint32{256, 1, 1}}}},
 	}
 }

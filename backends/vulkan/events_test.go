@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // TestEvents runs the event contract's suite on every device, with
@@ -32,11 +32,11 @@ func TestEvents(t *testing.T) {
 
 // waitAll waits for the events (at most a minute) and, when one has not
 // ended by then, fails with the state of d's queue.
-func waitAll(t testing.TB, d *device, evs ...backends.Event) {
+func waitAll(t testing.TB, d *device, evs ...driver.Event) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err := backends.WaitAll(ctx, evs...)
+	err := driver.WaitAll(ctx, evs...)
 	if errors.Is(err, context.DeadlineExceeded) {
 		d.q.Mu.Lock()
 		state := fmt.Sprintf("deferred %d/%d/%d, open %v, in flight %d, staging used %d, serials flushed %d ended %d",
@@ -63,8 +63,8 @@ func stageAlways(t testing.TB, d *device) {
 var emptySPIRV []byte
 
 // emptyProgram does nothing over one work group: its launch is all cost.
-var emptyProgram = backendtest.EmptyProgram(backends.Variant{Format: backends.FormatSPIRV,
-	Code: &backends.SPIRVVariant{Code: emptySPIRV, Entry: "main", Local: [3]uint32{1, 1, 1}}})
+var emptyProgram = backendtest.EmptyProgram(driver.Variant{Format: driver.FormatSPIRV,
+	Code: &driver.SPIRVVariant{Code: emptySPIRV, Entry: "main", Local: [3]uint32{1, 1, 1}}})
 
 // BenchmarkQueuedLaunches: 10,000 empty launches, each waited for, against
 // 10,000 queued with one wait (sync-µs/launch, queued-µs/launch), on every
@@ -92,14 +92,14 @@ func TestQueuedLaunchesShareBatches(t *testing.T) {
 		require.NoError(t, err)
 		defer exe.Release()
 		x := backendtest.RandomF32(5, n, -4, 4)
-		var bufs [2]backends.BufferID
+		var bufs [2]driver.BufferID
 		for i := range bufs {
 			bufs[i] = backendtest.UploadF32(t, d.pool, x)
 			defer d.pool.Release(bufs[i])
 		}
-		args := [2][]backends.LaunchArg{step.Args(t, d.pool, bufs[0], bufs[1]), step.Args(t, d.pool, bufs[1], bufs[0])}
+		args := [2][]driver.LaunchArg{step.Args(t, d.pool, bufs[0], bufs[1]), step.Args(t, d.pool, bufs[1], bufs[0])}
 		before := d.nextSerialLocked()
-		var last backends.Event
+		var last driver.Event
 		for i := range k {
 			last, err = exe.Submit(ctx, args[i%2])
 			require.NoError(t, err)
@@ -134,8 +134,8 @@ func TestStagedPipelineReusesStaging(t *testing.T) {
 		const rounds = 4
 		outs := make([][]byte, rounds)
 		ins := make([][]float32, rounds)
-		var reads []backends.Event
-		var run, down backends.Event // the last round's
+		var reads []driver.Event
+		var run, down driver.Event // the last round's
 		args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
 		for r := range rounds {
 			ins[r] = backendtest.RandomF32(uint64(r+1), n, -4, 4)
@@ -259,7 +259,7 @@ func TestStagedTransfersKeepTheirOrder(t *testing.T) {
 		require.NoError(t, err)
 		w2, err := d.pool.WriteAsync(ctx, id, 4, backendtest.F32Bytes(small))
 		require.NoError(t, err)
-		require.NoError(t, backends.WaitAll(ctx, w1, w2))
+		require.NoError(t, driver.WaitAll(ctx, w1, w2))
 		want := make([]float64, n)
 		for i, v := range big {
 			want[i] = float64(v)

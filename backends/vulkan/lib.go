@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/dl"
 )
 
@@ -535,7 +535,7 @@ func (l *lib) DestroyPipelineLayout(d vkDevice, p vkPipelineLayout) {
 // none) into pipelines, one per info.
 func (l *lib) CreateComputePipelines(d vkDevice, cache vkPipelineCache, infos []vkComputePipelineCreateInfo, pipelines []vkPipeline) error {
 	if len(pipelines) < len(infos) {
-		return backends.Errorf(Name, "vkCreateComputePipelines", backends.ErrInvalidArgument, "%d pipelines for %d create infos", len(pipelines), len(infos))
+		return driver.Errorf(Name, "vkCreateComputePipelines", driver.ErrInvalidArgument, "%d pipelines for %d create infos", len(pipelines), len(infos))
 	}
 	r := dl.Call6(l.fnCreateComputePipelines, uintptr(d), uintptr(cache), uintptr(len(infos)), uintptr(sliceAddr(infos)), 0, uintptr(sliceAddr(pipelines)))
 	return check("vkCreateComputePipelines", r)
@@ -655,13 +655,13 @@ func vkError(op string, r vkResult) error {
 	sentinel := error(errors.New("call failed"))
 	switch r {
 	case vkErrOutOfHostMemory, vkErrOutOfDeviceMemory, vkErrTooManyObjects, vkErrOutOfPoolMemory:
-		sentinel = backends.ErrOutOfMemory
+		sentinel = driver.ErrOutOfMemory
 	case vkErrDeviceLost:
-		sentinel = backends.ErrDeviceLost
+		sentinel = driver.ErrDeviceLost
 	case vkErrInvalidShaderNV:
-		sentinel = backends.ErrCompile
+		sentinel = driver.ErrCompile
 	}
-	return &backends.Error{Backend: Name, Op: op, Native: resultName(r), Err: sentinel}
+	return &driver.Error{Backend: Name, Op: op, Native: resultName(r), Err: sentinel}
 }
 
 func goString(b []byte) string {

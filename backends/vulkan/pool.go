@@ -7,7 +7,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpupool"
 	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
@@ -51,7 +50,7 @@ func (d *device) newBuffer(n int64, want, prefer uint32) (*buffer, error) {
 	typ, ok := d.mem.pick(req.MemoryTypeBits, want, prefer)
 	if !ok {
 		l.DestroyBuffer(d.handle, b.buf)
-		return nil, backends.Errorf(Name, "alloc", backends.ErrUnsupported, "no memory type with properties %#x for a buffer", want)
+		return nil, driver.Errorf(Name, "alloc", driver.ErrUnsupported, "no memory type with properties %#x for a buffer", want)
 	}
 	alloc := &vkMemoryAllocateInfo{SType: stMemoryAllocateInfo, AllocationSize: req.Size, MemoryTypeIndex: typ}
 	p.Pin(alloc)
@@ -92,7 +91,7 @@ func (d *device) stagingBuffer() (*buffer, error) {
 	}
 	if b.mapped == nil {
 		d.freeBuffer(b)
-		return nil, backends.Errorf(Name, "staging", backends.ErrUnsupported, "staging memory could not be mapped")
+		return nil, driver.Errorf(Name, "staging", driver.ErrUnsupported, "staging memory could not be mapped")
 	}
 	d.staging = b
 	return b, nil
@@ -106,8 +105,8 @@ type pool struct {
 }
 
 var (
-	_ backends.Pool       = (*pool)(nil)
-	_ backends.PeerCopier = (*pool)(nil)
+	_ driver.Pool       = (*pool)(nil)
+	_ driver.PeerCopier = (*pool)(nil)
 )
 
 func newPool(d *device) *pool {
@@ -123,15 +122,15 @@ func (p *pool) Name() string { return p.dev.name }
 
 func (p *pool) FreeBytes() int64 { return max(p.dev.mem.deviceMem-p.bufs.Used(), 0) }
 
-func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
+func (p *pool) Alloc(ctx context.Context, n int64) (driver.BufferID, error) {
 	if err := p.dev.q.CheckOpen(ctx, "alloc"); err != nil {
 		return 0, err
 	}
 	if n <= 0 {
-		return 0, backends.Errorf(Name, "alloc", backends.ErrInvalidArgument, "size %d must be positive", n)
+		return 0, driver.Errorf(Name, "alloc", driver.ErrInvalidArgument, "size %d must be positive", n)
 	}
 	if free := p.FreeBytes(); n > free {
-		return 0, backends.Errorf(Name, "alloc", backends.ErrOutOfMemory, "%d bytes with %d free", n, free)
+		return 0, driver.Errorf(Name, "alloc", driver.ErrOutOfMemory, "%d bytes with %d free", n, free)
 	}
 	b, err := p.dev.newBuffer(n, memDeviceLocal, 0)
 	if err != nil {
@@ -150,7 +149,7 @@ func (p *pool) Alloc(ctx context.Context, n int64) (backends.BufferID, error) {
 // a vkCmdCopyBuffer from there is recorded (a read's the other way, its
 // bytes copied into host when its batch has ended), in chunks when host is
 // larger than the free staging memory.
-func (p *pool) transfer(ctx context.Context, op string, b *buffer, release func(), off int64, host []byte, write bool, after []backends.Event) (backends.Event, error) {
+func (p *pool) transfer(ctx context.Context, op string, b *buffer, release func(), off int64, host []byte, write bool, after []driver.Event) (driver.Event, error) {
 	d := p.dev
 	inPlace := func() bool { return b.mapped != nil && !d.stageAlways && d.idle() }
 	w := &work{Item: gpuqueue.Item{Ctx: ctx, After: after, Done: release}, op: op, kind: transfers,
@@ -195,7 +194,7 @@ func (d *device) recordStaged(b *buffer, off int64, host []byte, write, canWait 
 		so, n := d.ring.take(int64(len(host)) - done)
 		if n == 0 {
 			if !canWait {
-				return fmt.Errorf("%w: %s: the staging memory is in use", backends.ErrOutOfMemory, d.name)
+				return fmt.Errorf("%w: %s: the staging memory is in use", driver.ErrOutOfMemory, d.name)
 			}
 			if err := d.waitRoom(); err != nil {
 				return err
@@ -239,9 +238,9 @@ func (d *device) recordCopy(bt *batch, src, dst vkBuffer, region vkBufferCopy) {
 // CopyFrom copies between two buffers of this pool with vkCmdCopyBuffer,
 // in order with the device's other work. Other pools get ErrUnsupported
 // and stage through the host.
-func (p *pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64, src backends.Pool, srcID backends.BufferID, srcOff, n int64) error {
-	if src != backends.Pool(p) {
-		return backends.Errorf(Name, "copy", backends.ErrUnsupported, "from %s", src.Name())
+func (p *pool) CopyFrom(ctx context.Context, dst driver.BufferID, dstOff int64, src driver.Pool, srcID driver.BufferID, srcOff, n int64) error {
+	if src != driver.Pool(p) {
+		return driver.Errorf(Name, "copy", driver.ErrUnsupported, "from %s", src.Name())
 	}
 	_, err := p.copyBuffer(ctx, dst, dstOff, srcID, srcOff, n, false)
 	return err
@@ -249,7 +248,7 @@ func (p *pool) CopyFrom(ctx context.Context, dst backends.BufferID, dstOff int64
 
 // copyBuffer runs a device-side copy and waits for it; when timed it
 // returns the time the device's timestamps measured.
-func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int64, src backends.BufferID, srcOff, n int64, timed bool) (time.Duration, error) {
+func (p *pool) copyBuffer(ctx context.Context, dst driver.BufferID, dstOff int64, src driver.BufferID, srcOff, n int64, timed bool) (time.Duration, error) {
 	from, to, release, err := gpupool.HoldCopy(ctx, &p.Base, src, srcOff, dst, dstOff, n)
 	if err != nil || release == nil {
 		return 0, err
@@ -266,7 +265,7 @@ func (p *pool) copyBuffer(ctx context.Context, dst backends.BufferID, dstOff int
 func (d *device) run(ctx context.Context, op string, kind int, timed bool, release func(), record func(bt *batch)) (time.Duration, error) {
 	if timed && d.queryPool == 0 {
 		release()
-		return 0, backends.Errorf(Name, "launch_timed", backends.ErrUnsupported, "%s's compute queue has no timestamps", d.name)
+		return 0, driver.Errorf(Name, "launch_timed", driver.ErrUnsupported, "%s's compute queue has no timestamps", d.name)
 	}
 	if timed {
 		d.timedMu.Lock()

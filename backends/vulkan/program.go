@@ -8,7 +8,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpupool"
 	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
@@ -17,7 +16,7 @@ import (
 // executable is a compute pipeline with its layout and one descriptor set.
 type executable struct {
 	dev       *device
-	prog      *backends.Program
+	prog      *driver.Program
 	module    vkShaderModule
 	setLayout vkDescriptorSetLayout
 	layout    vkPipelineLayout
@@ -52,11 +51,11 @@ type pushLayout struct {
 	size    int   // rounded up to 4, as Vulkan requires
 }
 
-func layoutPush(params []backends.Param) pushLayout {
+func layoutPush(params []driver.Param) pushLayout {
 	pl := pushLayout{offsets: make([]int, len(params))}
 	off := 0
 	for i, p := range params {
-		if p.Kind != backends.Variable {
+		if p.Kind != driver.Variable {
 			pl.offsets[i] = -1
 			continue
 		}
@@ -71,29 +70,29 @@ func layoutPush(params []backends.Param) pushLayout {
 
 // Compile checks the program's SPIR-V before the driver sees it, then
 // builds the pipeline through the device's pipeline cache.
-func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Executable, error) {
+func (d *device) Compile(ctx context.Context, p *driver.Program) (driver.Executable, error) {
 	if err := d.q.CheckOpen(ctx, "compile"); err != nil {
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {
-		return nil, &backends.Error{Backend: Name, Op: "compile", Err: err}
+		return nil, &driver.Error{Backend: Name, Op: "compile", Err: err}
 	}
 	v := p.SPIRV()
 	if v == nil {
-		return nil, backends.Errorf(Name, "compile", backends.ErrNoVariant, "program %q has no Vulkan variant", p.Name)
+		return nil, driver.Errorf(Name, "compile", driver.ErrNoVariant, "program %q has no Vulkan variant", p.Name)
 	}
-	p = p.WithVariant(p.Variant(backends.FormatSPIRV))
+	p = p.WithVariant(p.Variant(driver.FormatSPIRV))
 	entry := v.Entry
 	if entry == "" {
 		entry = "main"
 	}
 	mod, err := parseSPIRV(v.Code)
 	if err != nil {
-		return nil, &backends.Error{Backend: Name, Op: "compile", Native: err.Error(), Err: fmt.Errorf("%w: program %q: %w", backends.ErrCompile, p.Name, err)}
+		return nil, &driver.Error{Backend: Name, Op: "compile", Native: err.Error(), Err: fmt.Errorf("%w: program %q: %w", driver.ErrCompile, p.Name, err)}
 	}
 	local, ok := mod.Entries[entry]
 	if !ok {
-		return nil, backends.Errorf(Name, "compile", backends.ErrCompile, "program %q: no GLCompute entry point %q in the SPIR-V", p.Name, entry)
+		return nil, driver.Errorf(Name, "compile", driver.ErrCompile, "program %q: no GLCompute entry point %q in the SPIR-V", p.Name, entry)
 	}
 	nbuf := 0
 	for _, prm := range p.Params {
@@ -103,7 +102,7 @@ func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	}
 	for id, b := range mod.Bindings {
 		if b[0] != 0 || int(b[1]) >= nbuf {
-			return nil, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "program %q: variable %%%d is bound at set %d binding %d; the program has %d buffer params at set 0, bindings 0..%d", p.Name, id, b[0], b[1], nbuf, nbuf-1)
+			return nil, driver.Errorf(Name, "compile", driver.ErrInvalidArgument, "program %q: variable %%%d is bound at set %d binding %d; the program has %d buffer params at set 0, bindings 0..%d", p.Name, id, b[0], b[1], nbuf, nbuf-1)
 		}
 	}
 	if err := d.checkLocal(p.Name, local, v.Local); err != nil {
@@ -111,13 +110,13 @@ func (d *device) Compile(ctx context.Context, p *backends.Program) (backends.Exe
 	}
 	push := layoutPush(p.Params)
 	if lim := d.props.Limits.MaxPushConstantsSize; push.size > int(lim) {
-		return nil, backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "program %q: %d bytes of push constants, %s allows %d", p.Name, push.size, d.name, lim)
+		return nil, driver.Errorf(Name, "compile", driver.ErrInvalidArgument, "program %q: %d bytes of push constants, %s allows %d", p.Name, push.size, d.name, lim)
 	}
 
 	d.q.Mu.Lock()
 	defer d.q.Mu.Unlock()
 	if d.q.Closed { // closed since checkOpen: the device handle is gone
-		return nil, backends.Errorf(Name, "compile", backends.ErrClosed, "%s", d.name)
+		return nil, driver.Errorf(Name, "compile", driver.ErrClosed, "%s", d.name)
 	}
 	x := &executable{dev: d, prog: p, nbuf: nbuf, push: push}
 	x.refs.Store(1)
@@ -143,19 +142,19 @@ func (d *device) checkLocal(name string, shader, stated [3]uint32) error {
 			norm[i] = max(norm[i], 1)
 		}
 		if norm != shader {
-			return backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "program %q: variant local %v disagrees with the shader's local_size %v", name, stated, shader)
+			return driver.Errorf(Name, "compile", driver.ErrInvalidArgument, "program %q: variant local %v disagrees with the shader's local_size %v", name, stated, shader)
 		}
 	}
 	lim := &d.props.Limits
 	total := uint64(1)
 	for i, s := range shader {
 		if s > lim.MaxComputeWorkGroupSize[i] {
-			return backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "program %q: local size %d on axis %d exceeds %s's limit of %d", name, s, i, d.name, lim.MaxComputeWorkGroupSize[i])
+			return driver.Errorf(Name, "compile", driver.ErrInvalidArgument, "program %q: local size %d on axis %d exceeds %s's limit of %d", name, s, i, d.name, lim.MaxComputeWorkGroupSize[i])
 		}
 		total *= uint64(max(s, 1))
 	}
 	if total > uint64(lim.MaxComputeWorkGroupInvocations) {
-		return backends.Errorf(Name, "compile", backends.ErrInvalidArgument, "program %q: local size %v (%d invocations) exceeds %s's limit of %d", name, shader, total, d.name, lim.MaxComputeWorkGroupInvocations)
+		return driver.Errorf(Name, "compile", driver.ErrInvalidArgument, "program %q: local size %v (%d invocations) exceeds %s's limit of %d", name, shader, total, d.name, lim.MaxComputeWorkGroupInvocations)
 	}
 	return nil
 }
@@ -290,8 +289,8 @@ func (x *executable) growSets() (*descSet, error) {
 // compileFailure marks a driver's refusal of a shader or pipeline as
 // ErrCompile, keeping the call and result it names.
 func compileFailure(err error) error {
-	e := err.(*backends.Error)
-	e.Err = fmt.Errorf("%w: %w", backends.ErrCompile, e.Err)
+	e := err.(*driver.Error)
+	e.Err = fmt.Errorf("%w: %w", driver.ErrCompile, e.Err)
 	return e
 }
 
@@ -308,7 +307,7 @@ func (x *executable) destroy() {
 }
 
 // Launch is Submit and a wait for it.
-func (x *executable) Launch(ctx context.Context, args []backends.LaunchArg) error {
+func (x *executable) Launch(ctx context.Context, args []driver.LaunchArg) error {
 	ev, err := x.Submit(ctx, args)
 	return driver.Wait(ctx, ev, err)
 }
@@ -316,7 +315,7 @@ func (x *executable) Launch(ctx context.Context, args []backends.LaunchArg) erro
 // Submit records the dispatch into the device's open batch after the
 // events in after; the pipeline and the buffers are held until it has
 // ended.
-func (x *executable) Submit(ctx context.Context, args []backends.LaunchArg, after ...backends.Event) (backends.Event, error) {
+func (x *executable) Submit(ctx context.Context, args []driver.LaunchArg, after ...driver.Event) (driver.Event, error) {
 	l, err := x.prepare(ctx, args)
 	if err != nil {
 		return nil, err
@@ -336,7 +335,7 @@ func (x *executable) Submit(ctx context.Context, args []backends.LaunchArg, afte
 
 // LaunchTimed dispatches the grid in a batch of its own between two
 // timestamps and returns the time between them.
-func (x *executable) LaunchTimed(ctx context.Context, args []backends.LaunchArg) (time.Duration, error) {
+func (x *executable) LaunchTimed(ctx context.Context, args []driver.LaunchArg) (time.Duration, error) {
 	l, err := x.prepare(ctx, args)
 	if err != nil {
 		return 0, err
@@ -363,7 +362,7 @@ type launch struct {
 
 // prepare checks a launch and holds what it uses: a reference to every
 // buffer and to the pipeline, given back when the work has ended.
-func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg) (*launch, error) {
+func (x *executable) prepare(ctx context.Context, args []driver.LaunchArg) (*launch, error) {
 	d := x.dev
 	if err := d.q.CheckOpen(ctx, "launch"); err != nil {
 		return nil, err
@@ -374,7 +373,7 @@ func (x *executable) prepare(ctx context.Context, args []backends.LaunchArg) (*l
 	lim := d.props.Limits.MaxComputeWorkGroupCount
 	checked, err := driver.CheckLaunch(x.prog, d.pool, args, []uint64{uint64(lim[0]), uint64(lim[1]), uint64(lim[2])})
 	if err != nil {
-		return nil, &backends.Error{Backend: Name, Op: "launch", Err: err}
+		return nil, &driver.Error{Backend: Name, Op: "launch", Err: err}
 	}
 	l := &launch{push: make([]byte, x.push.size)}
 	if !checked.Empty {
@@ -468,8 +467,8 @@ func (x *executable) Release() error {
 // scalarBytes is a Variable's value as the shader reads it from the push
 // constants: the dtype's own size, little endian, half floats as IEEE
 // binary16 and bf16 as its 16 bits.
-func scalarBytes(c backends.Constant) ([]byte, error) {
-	if c.DType == backends.F8E4M3 || c.DType == backends.F8E5M2 {
+func scalarBytes(c driver.Constant) ([]byte, error) {
+	if c.DType == driver.F8E4M3 || c.DType == driver.F8E5M2 {
 		return nil, fmt.Errorf("%s scalars have no SPIR-V type", c.DType)
 	}
 	return c.NativeBytes(), nil

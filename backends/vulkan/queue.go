@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
 	"github.com/zyxtt/zyxtt/internal/core"
 )
@@ -142,14 +142,14 @@ type stagedRead struct {
 
 // recorded reports whether e is an event of d's work that is recorded
 // (or has ended): the queue's order covers it.
-func (d *device) recorded(e backends.Event) bool {
+func (d *device) recorded(e driver.Event) bool {
 	o, ok := e.(*event)
 	return ok && o.dev == d && o.serial.Load() != 0
 }
 
 // ownEnded is the queue's Own hook: the end of an event of d, read
 // without the kick that would take d's lock.
-func (d *device) ownEnded(e backends.Event) (<-chan struct{}, bool) {
+func (d *device) ownEnded(e driver.Event) (<-chan struct{}, bool) {
 	o, ok := e.(*event)
 	if !ok || o.dev != d {
 		return nil, false
@@ -178,7 +178,7 @@ func (d *device) flushIdle() {
 // it does not fit the free staging memory, or when earlier work is
 // deferred, and returns its event. An error (the device closed or lost)
 // means nothing was queued; w's hold has been given back either way.
-func (d *device) submit(w *work) (backends.Event, error) {
+func (d *device) submit(w *work) (driver.Event, error) {
 	w.ev = newEvent(d)
 	if err := d.q.Submit(w, w.kind, w.op); err != nil {
 		return nil, err
@@ -341,7 +341,7 @@ var errClosing = errors.New("closing")
 func (d *device) waitRoom() error {
 	d.flush()
 	if len(d.inflight) == 0 {
-		return fmt.Errorf("%w: no staging memory is free and none is in use", backends.ErrOutOfMemory)
+		return fmt.Errorf("%w: no staging memory is free and none is in use", driver.ErrOutOfMemory)
 	}
 	d.q.Cond.Wait()
 	if d.q.Closed {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 func TestParseExampleSPIRV(t *testing.T) {
@@ -114,16 +114,16 @@ func FuzzParseSPIRV(f *testing.F) {
 }
 
 func TestPushLayout(t *testing.T) {
-	p := func(k backends.ParamKind, d backends.DType) backends.Param { return backends.Param{Kind: k, DType: d} }
+	p := func(k driver.ParamKind, d driver.DType) driver.Param { return driver.Param{Kind: k, DType: d} }
 	cases := []struct {
-		params  []backends.Param
+		params  []driver.Param
 		offsets []int
 		size    int
 	}{
-		{[]backends.Param{p(backends.Global, backends.F32), p(backends.Variable, backends.U32)}, []int{-1, 0}, 4},
-		{[]backends.Param{p(backends.Variable, backends.U32), p(backends.Variable, backends.F64), p(backends.Variable, backends.U16)}, []int{0, 8, 16}, 20},
-		{[]backends.Param{p(backends.Variable, backends.U8), p(backends.Variable, backends.U32), p(backends.GlobalMut, backends.F32), p(backends.Variable, backends.I64)}, []int{0, 4, -1, 8}, 16},
-		{[]backends.Param{p(backends.Global, backends.F32)}, []int{-1}, 0},
+		{[]driver.Param{p(driver.Global, driver.F32), p(driver.Variable, driver.U32)}, []int{-1, 0}, 4},
+		{[]driver.Param{p(driver.Variable, driver.U32), p(driver.Variable, driver.F64), p(driver.Variable, driver.U16)}, []int{0, 8, 16}, 20},
+		{[]driver.Param{p(driver.Variable, driver.U8), p(driver.Variable, driver.U32), p(driver.GlobalMut, driver.F32), p(driver.Variable, driver.I64)}, []int{0, 4, -1, 8}, 16},
+		{[]driver.Param{p(driver.Global, driver.F32)}, []int{-1}, 0},
 	}
 	for _, c := range cases {
 		pl := layoutPush(c.params)

@@ -18,9 +18,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
+	"github.com/zyxtt/zyxtt/internal/config"
 	"github.com/zyxtt/zyxtt/internal/diskcache"
 )
 
@@ -70,10 +70,10 @@ func (in *instance) release() {
 
 // OpenDevices opens the devices that c allows. It is what the registered
 // driver calls; tests and tools call it to open devices of their own.
-func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
+func OpenDevices(ctx context.Context, c Config) ([]driver.Device, error) {
 	l, err := load()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, err)
+		return nil, fmt.Errorf("%w: %w", driver.ErrNoDevice, err)
 	}
 	in, err := newInstance(l)
 	if err != nil {
@@ -84,10 +84,10 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 
 	n, err := l.EnumeratePhysicalDevices(in.handle, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, err)
+		return nil, fmt.Errorf("%w: %w", driver.ErrNoDevice, err)
 	}
 	if n == 0 {
-		return nil, fmt.Errorf("%w: the Vulkan loader found no physical device (no ICD installed?)", backends.ErrNoDevice)
+		return nil, fmt.Errorf("%w: the Vulkan loader found no physical device (no ICD installed?)", driver.ErrNoDevice)
 	}
 	phys := make([]vkPhysicalDevice, n)
 	if n, err = l.EnumeratePhysicalDevices(in.handle, phys); err != nil {
@@ -95,13 +95,13 @@ func OpenDevices(ctx context.Context, c Config) ([]backends.Device, error) {
 	}
 	cacheDir, err := diskcache.Open(c.CacheDir, Name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: vulkan.cache_dir: %w", backends.ErrNoDevice, err)
+		return nil, fmt.Errorf("%w: vulkan.cache_dir: %w", driver.ErrNoDevice, err)
 	}
 	staging := c.StagingBytes
 	if staging <= 0 {
 		staging = defaultStaging
 	}
-	return driver.OpenEach(ctx, Name, int(n), backends.Common{DeviceIDs: c.DeviceIDs}, func(i int) (backends.Device, error) {
+	return driver.OpenEach(ctx, Name, int(n), config.Common{DeviceIDs: c.DeviceIDs}, func(i int) (driver.Device, error) {
 		d, err := newDevice(in, phys[i], i, cacheDir, staging)
 		if err != nil {
 			return nil, err // not a nil *device in an interface
@@ -126,7 +126,7 @@ func newInstance(l *lib) (*instance, error) {
 	p.Pin(info)
 	h, err := l.CreateInstance(info)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", backends.ErrNoDevice, err)
+		return nil, fmt.Errorf("%w: %w", driver.ErrNoDevice, err)
 	}
 	return &instance{l: l, handle: h}, nil
 }
@@ -170,7 +170,7 @@ type device struct {
 	props    vkPhysicalDeviceProperties
 	features vkPhysicalDeviceFeatures
 	mem      memTypes
-	info     *backends.DeviceInfo
+	info     *driver.DeviceInfo
 	pool     *pool
 
 	cmdPool   vkCommandPool
@@ -375,12 +375,12 @@ var deviceTypes = map[uint32]string{
 	physicalDeviceTypeCPU: "cpu",
 }
 
-func (d *device) describe() *backends.DeviceInfo {
+func (d *device) describe() *driver.DeviceInfo {
 	lim := &d.props.Limits
-	info := &backends.DeviceInfo{
-		Formats:           []backends.Format{backends.FormatSPIRV},
+	info := &driver.DeviceInfo{
+		Formats:           []driver.Format{driver.FormatSPIRV},
 		Name:              goString(d.props.DeviceName[:]),
-		Kind:              backends.KindOther,
+		Kind:              driver.KindOther,
 		MaxLocalThreads:   lim.MaxComputeWorkGroupInvocations,
 		LocalMemSize:      uint64(lim.MaxComputeSharedMemorySize),
 		HasNativeExp2:     true,
@@ -393,11 +393,11 @@ func (d *device) describe() *backends.DeviceInfo {
 	// a class estimate that only orders devices for selection.
 	switch d.props.DeviceType {
 	case physicalDeviceTypeDiscrete:
-		info.Kind, info.Compute = backends.KindGPU, 10e12
+		info.Kind, info.Compute = driver.KindGPU, 10e12
 	case physicalDeviceTypeIntegrated, physicalDeviceTypeVirtual:
-		info.Kind, info.Compute = backends.KindGPU, 1e12
+		info.Kind, info.Compute = driver.KindGPU, 1e12
 	case physicalDeviceTypeCPU:
-		info.Kind, info.Compute, info.WarpSize = backends.KindCPU, 1e11, 1
+		info.Kind, info.Compute, info.WarpSize = driver.KindCPU, 1e11, 1
 		info.SoftwareImpl = true // lavapipe: Vulkan rasterised on the CPU
 	}
 	info.ComputeEstimated = true // Vulkan reports no clocks or unit counts: a figure per device class
@@ -408,20 +408,20 @@ func (d *device) describe() *backends.DeviceInfo {
 		info.WarpSize = 64
 	}
 	info.PreferredVectorSize = 16
-	info.DTypeCaps[backends.F32] = backends.CapFloatOps
-	info.DTypeCaps[backends.I32] = backends.CapIntOps
-	info.DTypeCaps[backends.U32] = backends.CapIntOps
-	info.DTypeCaps[backends.Bool] = backends.CapOr | backends.CapAnd | backends.CapNotEq | backends.CapEq
+	info.DTypeCaps[driver.F32] = driver.CapFloatOps
+	info.DTypeCaps[driver.I32] = driver.CapIntOps
+	info.DTypeCaps[driver.U32] = driver.CapIntOps
+	info.DTypeCaps[driver.Bool] = driver.CapOr | driver.CapAnd | driver.CapNotEq | driver.CapEq
 	if d.features.ShaderFloat64 != 0 {
-		info.DTypeCaps[backends.F64] = backends.CapFloatOps
+		info.DTypeCaps[driver.F64] = driver.CapFloatOps
 	}
 	if d.features.ShaderInt64 != 0 {
-		info.DTypeCaps[backends.I64] = backends.CapIntOps
-		info.DTypeCaps[backends.U64] = backends.CapIntOps
+		info.DTypeCaps[driver.I64] = driver.CapIntOps
+		info.DTypeCaps[driver.U64] = driver.CapIntOps
 	}
 	if d.features.ShaderInt16 != 0 {
-		info.DTypeCaps[backends.I16] = backends.CapIntOps
-		info.DTypeCaps[backends.U16] = backends.CapIntOps
+		info.DTypeCaps[driver.I16] = driver.CapIntOps
+		info.DTypeCaps[driver.U16] = driver.CapIntOps
 	}
 	v := d.props.ApiVersion
 	info.Extra = map[string]string{
@@ -445,11 +445,11 @@ func (d *device) describe() *backends.DeviceInfo {
 	return info
 }
 
-func (d *device) Name() string               { return d.name }
-func (d *device) Backend() string            { return Name }
-func (d *device) Info() *backends.DeviceInfo { return d.info }
-func (d *device) Pool() backends.Pool        { return d.pool }
-func (d *device) String() string             { return d.name + " (" + d.info.Name + ")" }
+func (d *device) Name() string             { return d.name }
+func (d *device) Backend() string          { return Name }
+func (d *device) Info() *driver.DeviceInfo { return d.info }
+func (d *device) Pool() driver.Pool        { return d.pool }
+func (d *device) String() string           { return d.name + " (" + d.info.Name + ")" }
 
 // Close cancels the work still waiting for events or staging memory (it
 // fails with ErrClosed), submits what is recorded, lets the queue finish
@@ -462,7 +462,7 @@ func (d *device) Close() error {
 		d.q.Mu.Unlock()
 		return nil
 	}
-	closedErr := backends.Errorf(Name, "queue", backends.ErrClosed, "%s was closed before the work started", d.name)
+	closedErr := driver.Errorf(Name, "queue", driver.ErrClosed, "%s was closed before the work started", d.name)
 	d.flush() // what was submitted runs
 	d.flushTimer.Stop()
 	d.q.Mu.Unlock()

@@ -10,13 +10,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // vkDevices opens Vulkan devices with a private pipeline cache each and a
 // small staging buffer, so that transfers are chunked.
-var vkDevices = backendtest.NewDevices("libvulkan.so.1", load, func(t testing.TB, ids *[]int) ([]backends.Device, error) {
+var vkDevices = backendtest.NewDevices("libvulkan.so.1", load, func(t testing.TB, ids *[]int) ([]driver.Device, error) {
 	return OpenDevices(context.Background(), Config{DeviceIDs: ids, CacheDir: t.TempDir(), StagingBytes: 1 << 20})
 })
 
@@ -51,24 +51,24 @@ func TestStagedTransfers(t *testing.T) {
 func TestConformance(t *testing.T) {
 	backendtest.RunDeviceSuite(t, backendtest.DeviceSuite{
 		Devices: vkDevices, Program: vaddProgram,
-		Info: func(t *testing.T, dev backends.Device) {
+		Info: func(t *testing.T, dev driver.Device) {
 			info := dev.Info()
-			require.Equal(t, info.Extra["shader_float64"] == "true", info.Supports(backends.F64).Any())
+			require.Equal(t, info.Extra["shader_float64"] == "true", info.Supports(driver.F64).Any())
 			require.NotEmpty(t, info.Extra["device_type"])
 			require.Contains(t, sonames, info.Extra["library"], "the loader that opened")
 			if info.Extra["device_type"] == "cpu" {
-				require.Equal(t, backends.KindCPU, info.Kind, "a CPU implementation is labelled cpu")
+				require.Equal(t, driver.KindCPU, info.Kind, "a CPU implementation is labelled cpu")
 			}
 			if strings.Contains(info.Name, "llvmpipe") {
 				require.Equal(t, "cpu", info.Extra["device_type"], "lavapipe reports a CPU device")
 			}
 		},
-		Cases: func(dev backends.Device) []backendtest.BadCase { return badInputCases(dev.(*device)) },
+		Cases: func(dev driver.Device) []backendtest.BadCase { return badInputCases(dev.(*device)) },
 	})
 }
 
 func badInputCases(d *device) []backendtest.BadCase {
-	spirv := func(edit func(v *backends.SPIRVVariant)) func(t testing.TB, e *backendtest.BadEnv) error {
+	spirv := func(edit func(v *driver.SPIRVVariant)) func(t testing.TB, e *backendtest.BadEnv) error {
 		return func(t testing.TB, e *backendtest.BadEnv) error {
 			p := e.Program(t)
 			edit(p.SPIRV())
@@ -77,20 +77,20 @@ func badInputCases(d *device) []backendtest.BadCase {
 	}
 	limits := d.props.Limits.MaxComputeWorkGroupSize
 	return []backendtest.BadCase{
-		{Name: "invalid SPIR-V", Want: backends.ErrCompile, Run: spirv(func(v *backends.SPIRVVariant) { v.Code = []byte("this is not a SPIR-V module at all") })},
-		{Name: "truncated SPIR-V", Want: backends.ErrCompile, Run: spirv(func(v *backends.SPIRVVariant) { v.Code = v.Code[:len(v.Code)-8] })},
-		{Name: "local disagrees with the shader", Want: backends.ErrInvalidArgument, Run: spirv(func(v *backends.SPIRVVariant) { v.Local = [3]uint32{128, 1, 1} })},
-		{Name: "shader binds more buffers than the params", Want: backends.ErrInvalidArgument, Run: func(t testing.TB, e *backendtest.BadEnv) error {
+		{Name: "invalid SPIR-V", Want: driver.ErrCompile, Run: spirv(func(v *driver.SPIRVVariant) { v.Code = []byte("this is not a SPIR-V module at all") })},
+		{Name: "truncated SPIR-V", Want: driver.ErrCompile, Run: spirv(func(v *driver.SPIRVVariant) { v.Code = v.Code[:len(v.Code)-8] })},
+		{Name: "local disagrees with the shader", Want: driver.ErrInvalidArgument, Run: spirv(func(v *driver.SPIRVVariant) { v.Local = [3]uint32{128, 1, 1} })},
+		{Name: "shader binds more buffers than the params", Want: driver.ErrInvalidArgument, Run: func(t testing.TB, e *backendtest.BadEnv) error {
 			p := e.Program(t)
 			p.Params = append(p.Params[:2:2], p.Params[3])
-			p.Grid = []backends.GwsDim{backends.ConstDim(1)}
-			p.Variant(backends.FormatSPIRV).Grid = nil // the manifest's one-axis grid
+			p.Grid = []driver.GwsDim{driver.ConstDim(1)}
+			p.Variant(driver.FormatSPIRV).Grid = nil // the manifest's one-axis grid
 			return e.Compile(p)
 		}},
-		{Name: "local size beyond the device", Want: backends.ErrInvalidArgument, Run: func(testing.TB, *backendtest.BadEnv) error {
+		{Name: "local size beyond the device", Want: driver.ErrInvalidArgument, Run: func(testing.TB, *backendtest.BadEnv) error {
 			return d.checkLocal("big", [3]uint32{limits[0] + 1, 1, 1}, [3]uint32{})
 		}},
-		{Name: "work group beyond the device", Want: backends.ErrInvalidArgument, Run: func(testing.TB, *backendtest.BadEnv) error {
+		{Name: "work group beyond the device", Want: driver.ErrInvalidArgument, Run: func(testing.TB, *backendtest.BadEnv) error {
 			return d.checkLocal("big", [3]uint32{limits[0], limits[1], 1}, [3]uint32{})
 		}},
 	}
@@ -153,7 +153,7 @@ func TestCloseWithExecutables(t *testing.T) {
 
 		var wg sync.WaitGroup
 		results := make([]error, 8)
-		exes := make([]backends.Executable, len(results))
+		exes := make([]driver.Executable, len(results))
 		for i := range results {
 			wg.Go(func() { exes[i], results[i] = d.Compile(ctx, vaddProgram(t)) })
 		}
@@ -161,7 +161,7 @@ func TestCloseWithExecutables(t *testing.T) {
 		wg.Wait()
 		for i, err := range results {
 			if err != nil {
-				require.ErrorIs(t, err, backends.ErrClosed)
+				require.ErrorIs(t, err, driver.ErrClosed)
 				continue
 			}
 			require.NoError(t, exes[i].Release())
@@ -176,11 +176,11 @@ func TestCloseWithExecutables(t *testing.T) {
 // bf16 rounding and NaNs among them), except the fp8 types, which SPIR-V
 // lacks.
 func TestScalarBytes(t *testing.T) {
-	for _, c := range []backends.Constant{backends.IntConst(backends.I64, -1), backends.FloatConst(backends.F64, 0.5), backends.FloatConst(backends.BF16, 1+3.0/256)} {
+	for _, c := range []driver.Constant{driver.IntConst(driver.I64, -1), driver.FloatConst(driver.F64, 0.5), driver.FloatConst(driver.BF16, 1+3.0/256)} {
 		got, err := scalarBytes(c)
 		require.NoError(t, err, c.String())
 		require.Equal(t, c.NativeBytes(), got, c.String())
 	}
-	_, err := scalarBytes(backends.Constant{DType: backends.F8E5M2})
+	_, err := scalarBytes(driver.Constant{DType: driver.F8E5M2})
 	require.ErrorContains(t, err, "scalars have no SPIR-V type")
 }

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/buftable"
 )
@@ -24,7 +23,7 @@ type Buffer interface {
 // write, out of it otherwise, after the events in after, and returns the
 // transfer's event. b is held until release is called, which the transfer
 // does once it has ended or has failed (whatever it returns).
-type Transfer[B Buffer] func(ctx context.Context, op string, b B, release func(), off int64, host []byte, write bool, after []backends.Event) (backends.Event, error)
+type Transfer[B Buffer] func(ctx context.Context, op string, b B, release func(), off int64, host []byte, write bool, after []driver.Event) (driver.Event, error)
 
 // Base is what a pool embeds to have Retain, Release, Size, Write, Read,
 // WriteAsync and ReadAsync. NewBase makes it.
@@ -43,41 +42,41 @@ func NewBase[B Buffer](backend string, bufs *buftable.Table[B], checkOpen func(c
 }
 
 // Retain adds a reference to the buffer id.
-func (p *Base[B]) Retain(id backends.BufferID) error { return p.bufs.Retain(id) }
+func (p *Base[B]) Retain(id driver.BufferID) error { return p.bufs.Retain(id) }
 
 // Release drops a reference to the buffer id; the last one frees it.
-func (p *Base[B]) Release(id backends.BufferID) error { return p.bufs.Release(id) }
+func (p *Base[B]) Release(id driver.BufferID) error { return p.bufs.Release(id) }
 
 // Size is the buffer id's size in bytes.
-func (p *Base[B]) Size(id backends.BufferID) (int64, error) { return p.bufs.Size(id) }
+func (p *Base[B]) Size(id driver.BufferID) (int64, error) { return p.bufs.Size(id) }
 
 // Write is WriteAsync and a wait for it.
-func (p *Base[B]) Write(ctx context.Context, dst backends.BufferID, off int64, src []byte) error {
+func (p *Base[B]) Write(ctx context.Context, dst driver.BufferID, off int64, src []byte) error {
 	ev, err := p.WriteAsync(ctx, dst, off, src)
 	return driver.Wait(ctx, ev, err)
 }
 
 // Read is ReadAsync and a wait for it.
-func (p *Base[B]) Read(ctx context.Context, src backends.BufferID, off int64, dst []byte) error {
+func (p *Base[B]) Read(ctx context.Context, src driver.BufferID, off int64, dst []byte) error {
 	ev, err := p.ReadAsync(ctx, src, off, dst)
 	return driver.Wait(ctx, ev, err)
 }
 
 // WriteAsync copies src into the buffer dst at off after the events in
 // after, by the backend's transfer.
-func (p *Base[B]) WriteAsync(ctx context.Context, dst backends.BufferID, off int64, src []byte, after ...backends.Event) (backends.Event, error) {
+func (p *Base[B]) WriteAsync(ctx context.Context, dst driver.BufferID, off int64, src []byte, after ...driver.Event) (driver.Event, error) {
 	return p.start(ctx, "write", dst, off, src, true, after)
 }
 
 // ReadAsync copies the buffer src's bytes at off into dst after the
 // events in after, by the backend's transfer.
-func (p *Base[B]) ReadAsync(ctx context.Context, src backends.BufferID, off int64, dst []byte, after ...backends.Event) (backends.Event, error) {
+func (p *Base[B]) ReadAsync(ctx context.Context, src driver.BufferID, off int64, dst []byte, after ...driver.Event) (driver.Event, error) {
 	return p.start(ctx, "read", src, off, dst, false, after)
 }
 
 // start checks the device and holds the buffer, checks the span, and
 // hands the transfer to the backend.
-func (p *Base[B]) start(ctx context.Context, op string, id backends.BufferID, off int64, host []byte, write bool, after []backends.Event) (backends.Event, error) {
+func (p *Base[B]) start(ctx context.Context, op string, id driver.BufferID, off int64, host []byte, write bool, after []driver.Event) (driver.Event, error) {
 	if err := p.checkOpen(ctx, op); err != nil {
 		return nil, err
 	}
@@ -96,7 +95,7 @@ func (p *Base[B]) start(ctx context.Context, op string, id backends.BufferID, of
 // from src at srcOff to dst at dstOff, both of p, with both spans checked;
 // release gives them back. When n is 0 there is nothing to copy: it holds
 // nothing, and release is nil.
-func HoldCopy[B Buffer](ctx context.Context, p *Base[B], src backends.BufferID, srcOff int64, dst backends.BufferID, dstOff, n int64) (from, to B, release func(), err error) {
+func HoldCopy[B Buffer](ctx context.Context, p *Base[B], src driver.BufferID, srcOff int64, dst driver.BufferID, dstOff, n int64) (from, to B, release func(), err error) {
 	var none B
 	if err := p.checkOpen(ctx, "copy"); err != nil {
 		return none, none, nil, err
@@ -125,7 +124,7 @@ func HoldCopy[B Buffer](ctx context.Context, p *Base[B], src backends.BufferID, 
 // with its mu, released and refs). release gives back the buffers only:
 // the executable's reference is the caller's to drop. On an error it holds
 // nothing.
-func HoldLaunch[B Buffer](p *Base[B], ids []backends.BufferID, mu sync.Locker, released *bool, refs *atomic.Int32) (bufs []B, release func(), err error) {
+func HoldLaunch[B Buffer](p *Base[B], ids []driver.BufferID, mu sync.Locker, released *bool, refs *atomic.Int32) (bufs []B, release func(), err error) {
 	bufs, release, err = p.bufs.Acquire("launch", ids...)
 	if err != nil {
 		return nil, nil, err

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpupool"
 	"github.com/zyxtt/zyxtt/internal/buftable"
 	"github.com/zyxtt/zyxtt/internal/core"
@@ -29,7 +29,7 @@ type fakePool struct {
 	bufs   *buftable.Table[*mem]
 	closed error // what checkOpen returns
 	calls  []string
-	afters [][]backends.Event
+	afters [][]driver.Event
 }
 
 func newPool() *fakePool {
@@ -47,7 +47,7 @@ func newPool() *fakePool {
 	return p
 }
 
-func (p *fakePool) transfer(_ context.Context, op string, b *mem, release func(), off int64, host []byte, write bool, after []backends.Event) (backends.Event, error) {
+func (p *fakePool) transfer(_ context.Context, op string, b *mem, release func(), off int64, host []byte, write bool, after []driver.Event) (driver.Event, error) {
 	defer release()
 	p.calls = append(p.calls, op)
 	p.afters = append(p.afters, after)
@@ -61,14 +61,14 @@ func (p *fakePool) transfer(_ context.Context, op string, b *mem, release func()
 	return ev, nil
 }
 
-func (p *fakePool) alloc(n int) (backends.BufferID, *mem) {
+func (p *fakePool) alloc(n int) (driver.BufferID, *mem) {
 	m := &mem{data: make([]byte, n), freed: new(atomic.Int32)}
 	return p.bufs.Insert(m, int64(n)), m
 }
 
 // requireFreedByRelease releases id, the test's own reference, and
 // checks that this freed m: nothing else held it.
-func requireFreedByRelease(t *testing.T, p *fakePool, id backends.BufferID, m *mem, msg string) {
+func requireFreedByRelease(t *testing.T, p *fakePool, id driver.BufferID, m *mem, msg string) {
 	t.Helper()
 	require.NoError(t, p.Release(id))
 	require.EqualValues(t, 1, m.freed.Load(), msg)
@@ -87,8 +87,8 @@ func TestTableMethods(t *testing.T) {
 	require.NoError(t, p.Release(id))
 	require.EqualValues(t, 1, m.freed.Load())
 	_, err = p.Size(id)
-	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
-	require.ErrorIs(t, p.Retain(id), backends.ErrUnknownBuffer)
+	require.ErrorIs(t, err, driver.ErrUnknownBuffer)
+	require.ErrorIs(t, p.Retain(id), driver.ErrUnknownBuffer)
 }
 
 // Write and Read go through the backend's transfer, which gets the
@@ -113,8 +113,8 @@ func TestTransfers(t *testing.T) {
 	require.NoError(t, ev.Wait(ctx))
 	require.EqualValues(t, 9, got[0])
 	require.Equal(t, []string{"write", "read", "write", "read"}, p.calls)
-	require.Equal(t, []backends.Event{before}, p.afters[2])
-	require.Equal(t, []backends.Event{nil, before}, p.afters[3])
+	require.Equal(t, []driver.Event{before}, p.afters[2])
+	require.Equal(t, []driver.Event{nil, before}, p.afters[3])
 
 	requireFreedByRelease(t, p, id, m, "every transfer gave its hold back")
 }
@@ -127,20 +127,20 @@ func TestTransferChecks(t *testing.T) {
 	id, m := p.alloc(8)
 
 	err := p.Write(ctx, id, 6, []byte{1, 2, 3})
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
-	var be *backends.Error
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
+	var be *driver.Error
 	require.ErrorAs(t, err, &be)
 	require.Equal(t, "fake", be.Backend)
 	require.Equal(t, "write", be.Op)
 	_, err = p.ReadAsync(ctx, id, -1, make([]byte, 1))
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
-	require.ErrorIs(t, p.Read(ctx, id+1000, 0, make([]byte, 1)), backends.ErrUnknownBuffer)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
+	require.ErrorIs(t, p.Read(ctx, id+1000, 0, make([]byte, 1)), driver.ErrUnknownBuffer)
 
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	require.ErrorIs(t, p.Write(cctx, id, 0, []byte{1}), context.Canceled)
-	p.closed = backends.ErrClosed
-	require.ErrorIs(t, p.Write(ctx, id, 0, []byte{1}), backends.ErrClosed)
+	p.closed = driver.ErrClosed
+	require.ErrorIs(t, p.Write(ctx, id, 0, []byte{1}), driver.ErrClosed)
 	require.Empty(t, p.calls, "no check that failed reached the transfer")
 
 	requireFreedByRelease(t, p, id, m, "the failed checks held nothing")
@@ -169,11 +169,11 @@ func TestHoldCopy(t *testing.T) {
 	require.Nil(t, release, "an empty copy holds nothing")
 
 	_, _, _, err = gpupool.HoldCopy(ctx, &p.Base, b, 1, b, 0, 4)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	_, _, _, err = gpupool.HoldCopy(ctx, &p.Base, b, 0, b, 2, 4)
-	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	_, _, _, err = gpupool.HoldCopy(ctx, &p.Base, b, 0, a, 0, 1)
-	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
+	require.ErrorIs(t, err, driver.ErrUnknownBuffer)
 	p.closed = errors.New("closed")
 	_, _, _, err = gpupool.HoldCopy(ctx, &p.Base, b, 0, b, 0, 1)
 	require.ErrorIs(t, err, p.closed)
@@ -192,7 +192,7 @@ func TestHoldLaunch(t *testing.T) {
 	var refs atomic.Int32
 	refs.Store(1) // the executable's own
 
-	bufs, release, err := gpupool.HoldLaunch(&p.Base, []backends.BufferID{a, b}, &mu, &released, &refs)
+	bufs, release, err := gpupool.HoldLaunch(&p.Base, []driver.BufferID{a, b}, &mu, &released, &refs)
 	require.NoError(t, err)
 	require.Equal(t, []*mem{ma, mb}, bufs)
 	require.EqualValues(t, 2, refs.Load(), "the launch holds the executable")
@@ -203,13 +203,13 @@ func TestHoldLaunch(t *testing.T) {
 	require.EqualValues(t, 2, refs.Load(), "release leaves the executable's reference to the caller")
 	refs.Store(1)
 
-	_, _, err = gpupool.HoldLaunch(&p.Base, []backends.BufferID{b, a}, &mu, &released, &refs)
-	require.ErrorIs(t, err, backends.ErrUnknownBuffer)
+	_, _, err = gpupool.HoldLaunch(&p.Base, []driver.BufferID{b, a}, &mu, &released, &refs)
+	require.ErrorIs(t, err, driver.ErrUnknownBuffer)
 	require.EqualValues(t, 1, refs.Load())
 
 	released = true
-	_, _, err = gpupool.HoldLaunch(&p.Base, []backends.BufferID{b}, &mu, &released, &refs)
-	require.ErrorIs(t, err, backends.ErrClosed)
+	_, _, err = gpupool.HoldLaunch(&p.Base, []driver.BufferID{b}, &mu, &released, &refs)
+	require.ErrorIs(t, err, driver.ErrClosed)
 	require.EqualValues(t, 1, refs.Load())
 	requireFreedByRelease(t, p, b, mb, "the failed holds gave the buffers back")
 }

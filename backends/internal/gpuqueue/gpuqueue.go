@@ -20,7 +20,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/core"
 )
@@ -43,7 +42,7 @@ type Work interface {
 	// work, still held back, fails with its error.
 	Context() context.Context
 	// Events are the events the work runs after.
-	Events() []backends.Event
+	Events() []driver.Event
 	// Release gives back what the work holds (once, however often it is
 	// called).
 	Release()
@@ -56,7 +55,7 @@ type Work interface {
 // Context, Events and Release; End is the backend's own.
 type Item struct {
 	Ctx   context.Context
-	After []backends.Event
+	After []driver.Event
 	// Done gives back what the work holds (buffers, the executable,
 	// pinned memory); Release calls it once.
 	Done     func()
@@ -67,7 +66,7 @@ type Item struct {
 func (it *Item) Context() context.Context { return it.Ctx }
 
 // Events are the events the work runs after.
-func (it *Item) Events() []backends.Event { return it.After }
+func (it *Item) Events() []driver.Event { return it.After }
 
 // Release gives back what the work holds, once.
 func (it *Item) Release() {
@@ -84,11 +83,11 @@ type Hooks[W Work] struct {
 	// the host waiting (for an ended event it may say either). It is
 	// called with and without Mu held and must not call into another
 	// device.
-	Covered func(e backends.Event) bool
+	Covered func(e driver.Event) bool
 	// Own returns, for an event of the device, the channel closed when it
 	// has ended, one that takes no lock to read; ok is false for any other
 	// event.
-	Own func(e backends.Event) (ended <-chan struct{}, ok bool)
+	Own func(e driver.Event) (ended <-chan struct{}, ok bool)
 	// Admit puts w, which waits for no event any more, on the device from
 	// list k. The caller holds Mu. On an error w is not on the device and
 	// its hold has been given back, unless Closed was set meanwhile
@@ -159,7 +158,7 @@ func (q *Queue[W]) LostErr() error {
 // the error (wrapping ErrDeviceLost and cause) that all its pending and
 // later work fails with. The first cause is kept.
 func (q *Queue[W]) MarkLost(cause error) error {
-	err := error(&backends.Error{Backend: q.backend, Op: "queue", Err: fmt.Errorf("%w: %s: %w", backends.ErrDeviceLost, q.name, cause)})
+	err := error(&driver.Error{Backend: q.backend, Op: "queue", Err: fmt.Errorf("%w: %s: %w", driver.ErrDeviceLost, q.name, cause)})
 	if q.lost.CompareAndSwap(nil, &err) {
 		close(q.lostCh)
 		q.Cond.Broadcast()
@@ -174,7 +173,7 @@ func (q *Queue[W]) MarkLost(cause error) error {
 // lock); events only move towards their end, so what it finds stays true,
 // or becomes "waiting for nothing", which the deferred path then finds at
 // once.
-func (q *Queue[W]) Deps(after []backends.Event) (waiting bool, err error) {
+func (q *Queue[W]) Deps(after []driver.Event) (waiting bool, err error) {
 	for i, e := range after {
 		if e == nil {
 			continue
@@ -200,7 +199,7 @@ func (q *Queue[W]) Submit(w W, kind int, op string) error {
 	defer q.Mu.Unlock()
 	if q.Closed {
 		w.Release()
-		return backends.Errorf(q.backend, op, backends.ErrClosed, "%s", q.name)
+		return driver.Errorf(q.backend, op, driver.ErrClosed, "%s", q.name)
 	}
 	if err := q.LostErr(); err != nil {
 		w.Release()
@@ -347,7 +346,7 @@ func (q *Queue[W]) await(w W) error {
 // is on the device's queue) or has ended (ended is closed). It returns
 // ctx's error when ctx ends first, the device's loss; nil when the queue
 // closes.
-func (q *Queue[W]) awaitCovered(ctx context.Context, e backends.Event, ended <-chan struct{}) error {
+func (q *Queue[W]) awaitCovered(ctx context.Context, e driver.Event, ended <-chan struct{}) error {
 	stop := context.AfterFunc(ctx, func() {
 		q.Mu.Lock()
 		q.Cond.Broadcast()

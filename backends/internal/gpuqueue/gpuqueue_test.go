@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
 	"github.com/zyxtt/zyxtt/internal/core"
 )
@@ -27,13 +27,13 @@ type fakeEvent struct {
 type job struct {
 	name     string
 	ctx      context.Context
-	after    []backends.Event
+	after    []driver.Event
 	ev       *fakeEvent
 	releases atomic.Int32
 }
 
 func (j *job) Context() context.Context { return j.ctx }
-func (j *job) Events() []backends.Event { return j.after }
+func (j *job) Events() []driver.Event   { return j.after }
 func (j *job) Release()                 { j.releases.Add(1) }
 func (j *job) End(err error)            { j.ev.Complete(err) }
 
@@ -48,11 +48,11 @@ type fakeDevice struct {
 func newDevice() *fakeDevice {
 	d := &fakeDevice{}
 	d.q.Init("fake", "fake:0", gpuqueue.Lists, gpuqueue.Lists, gpuqueue.Hooks[*job]{
-		Covered: func(e backends.Event) bool {
+		Covered: func(e driver.Event) bool {
 			o, ok := e.(*fakeEvent)
 			return ok && o.dev == d && o.queued.Load()
 		},
-		Own: func(e backends.Event) (<-chan struct{}, bool) {
+		Own: func(e driver.Event) (<-chan struct{}, bool) {
 			o, ok := e.(*fakeEvent)
 			if !ok || o.dev != d {
 				return nil, false
@@ -73,7 +73,7 @@ func newDevice() *fakeDevice {
 	return d
 }
 
-func (d *fakeDevice) submit(t *testing.T, ctx context.Context, kind int, name string, after ...backends.Event) *job {
+func (d *fakeDevice) submit(t *testing.T, ctx context.Context, kind int, name string, after ...driver.Event) *job {
 	t.Helper()
 	j := &job{name: name, ctx: ctx, after: after, ev: &fakeEvent{HostEvent: core.NewHostEvent(), dev: d}}
 	require.NoError(t, d.q.Submit(j, kind, "op"))
@@ -165,7 +165,7 @@ func TestFailedDependencies(t *testing.T) {
 	failed.Complete(boom)
 	j := d.submit(t, ctx, gpuqueue.Launches, "now", nil, failed)
 	err := ended(t, j)
-	require.ErrorIs(t, err, backends.ErrDependency)
+	require.ErrorIs(t, err, driver.ErrDependency)
 	require.ErrorIs(t, err, boom)
 	require.Contains(t, err.Error(), "event 1")
 	require.EqualValues(t, 1, j.releases.Load())
@@ -175,7 +175,7 @@ func TestFailedDependencies(t *testing.T) {
 	next := d.submit(t, ctx, gpuqueue.Launches, "next")
 	host.Complete(boom)
 	err = ended(t, late)
-	require.ErrorIs(t, err, backends.ErrDependency)
+	require.ErrorIs(t, err, driver.ErrDependency)
 	require.ErrorIs(t, err, boom)
 	require.EqualValues(t, 1, late.releases.Load())
 	eventually(t, func() bool { return len(d.order()) == 1 }, "the launch after the failed one is admitted")
@@ -232,17 +232,17 @@ func TestLostDevice(t *testing.T) {
 	j := d.submit(t, context.Background(), gpuqueue.Launches, "l", core.NewHostEvent())
 	first := errors.New("first")
 	err := d.q.MarkLost(first)
-	require.ErrorIs(t, err, backends.ErrDeviceLost)
+	require.ErrorIs(t, err, driver.ErrDeviceLost)
 	require.ErrorIs(t, err, first)
 	require.Contains(t, err.Error(), "fake:0")
 	require.ErrorIs(t, d.q.MarkLost(errors.New("second")), first, "the first cause is kept")
 
 	got := ended(t, j)
-	require.ErrorIs(t, got, backends.ErrDeviceLost)
+	require.ErrorIs(t, got, driver.ErrDeviceLost)
 	require.EqualValues(t, 1, j.releases.Load())
 
 	j2 := &job{name: "after", ctx: context.Background(), ev: &fakeEvent{HostEvent: core.NewHostEvent(), dev: d}}
-	require.ErrorIs(t, d.q.Submit(j2, gpuqueue.Launches, "op"), backends.ErrDeviceLost)
+	require.ErrorIs(t, d.q.Submit(j2, gpuqueue.Launches, "op"), driver.ErrDeviceLost)
 	require.EqualValues(t, 1, j2.releases.Load())
 	require.Empty(t, d.order())
 }
@@ -266,9 +266,9 @@ func TestShut(t *testing.T) {
 	d.q.Mu.Unlock()
 	require.False(t, again, "a second Shut finds the queue closed")
 
-	require.ErrorIs(t, d.q.CheckOpen(ctx, "op"), backends.ErrClosed)
+	require.ErrorIs(t, d.q.CheckOpen(ctx, "op"), driver.ErrClosed)
 	j := &job{name: "after", ctx: ctx, ev: &fakeEvent{HostEvent: core.NewHostEvent(), dev: d}}
-	require.ErrorIs(t, d.q.Submit(j, gpuqueue.Transfers, "op"), backends.ErrClosed)
+	require.ErrorIs(t, d.q.Submit(j, gpuqueue.Transfers, "op"), driver.ErrClosed)
 	require.EqualValues(t, 1, j.releases.Load())
 
 	time.Sleep(10 * time.Millisecond)
@@ -288,9 +288,9 @@ func TestConcurrentSubmissions(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for k := range 50 {
-				var after []backends.Event
+				var after []driver.Event
 				if k%3 == 0 {
-					after = []backends.Event{host}
+					after = []driver.Event{host}
 				}
 				j := &job{name: "j", ctx: ctx, after: after, ev: &fakeEvent{HostEvent: core.NewHostEvent(), dev: d}}
 				if err := d.q.Submit(j, i%2, "op"); err != nil {
@@ -311,13 +311,13 @@ func TestItem(t *testing.T) {
 	defer cancel()
 	ev := core.NewHostEvent()
 	gave := 0
-	it := &gpuqueue.Item{Ctx: ctx, After: []backends.Event{ev}, Done: func() { gave++ }}
+	it := &gpuqueue.Item{Ctx: ctx, After: []driver.Event{ev}, Done: func() { gave++ }}
 	var w gpuqueue.Work = struct {
 		*gpuqueue.Item
 		endFunc
 	}{it, func(error) {}}
 	require.Equal(t, ctx, w.Context())
-	require.Equal(t, []backends.Event{ev}, w.Events())
+	require.Equal(t, []driver.Event{ev}, w.Events())
 	w.Release()
 	w.Release()
 	require.Equal(t, 1, gave, "the hold is given back once")

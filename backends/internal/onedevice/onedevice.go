@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 )
@@ -15,25 +14,25 @@ import (
 // Open decodes the config section name into a C, refuses when the section's
 // device_ids leave out device 0, and otherwise returns the one device that
 // open makes from the section and the runtime's host pool.
-func Open[C any, D backends.Device](ctx context.Context, env *driver.Env, name string, open func(context.Context, C, *hostpool.Pool) (D, error)) ([]backends.Device, error) {
+func Open[C any, D driver.Device](ctx context.Context, env *driver.Env, name string, open func(context.Context, C, *hostpool.Pool) (D, error)) ([]driver.Device, error) {
 	var c C
 	if err := driver.Section(env, name, &c); err != nil {
 		return nil, err
 	}
 	if !driver.Common(env, name).Allows(0) {
-		return nil, fmt.Errorf("%w: device_ids in the config excludes the %s device", backends.ErrNoDevice, name)
+		return nil, fmt.Errorf("%w: device_ids in the config excludes the %s device", driver.ErrNoDevice, name)
 	}
 	d, err := open(ctx, c, env.HostPool)
 	if err != nil {
 		return nil, err
 	}
-	return []backends.Device{d}, nil
+	return []driver.Device{d}, nil
 }
 
 // Driver is the driver of the one-device backend name: each Open is Open
 // with open. Such a backend registers it in init and its tests call it.
-func Driver[C any, D backends.Device](name string, open func(context.Context, C, *hostpool.Pool) (D, error)) driver.DriverFunc {
-	return func(ctx context.Context, env *driver.Env) ([]backends.Device, error) {
+func Driver[C any, D driver.Device](name string, open func(context.Context, C, *hostpool.Pool) (D, error)) driver.DriverFunc {
+	return func(ctx context.Context, env *driver.Env) ([]driver.Device, error) {
 		return Open(ctx, env, name, open)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/dummy"
 	"github.com/zyxtt/zyxtt/backends/internal/onedevice"
 	"github.com/zyxtt/zyxtt/hostpool"
@@ -55,7 +56,7 @@ func TestOpen(t *testing.T) {
 				require.ErrorContains(t, err, tc.want)
 				require.Empty(t, devs)
 				if tc.name == "device 0 left out" {
-					require.ErrorIs(t, err, backends.ErrNoDevice)
+					require.ErrorIs(t, err, driver.ErrNoDevice)
 					require.Empty(t, opened, "nothing is opened for an excluded device")
 				}
 				return
@@ -88,5 +89,5 @@ func TestDriver(t *testing.T) {
 	cfg, err = backends.ParseConfig([]byte(`{"one": {"device_ids": [1]}}`))
 	require.NoError(t, err)
 	_, err = drv.Open(ctx, backendtest.DriverEnv(t, cfg))
-	require.ErrorIs(t, err, backends.ErrNoDevice)
+	require.ErrorIs(t, err, driver.ErrNoDevice)
 }

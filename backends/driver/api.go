@@ -2,7 +2,7 @@
 // their memory pools and buffers, programs and their launch, the backend
 // registry with lazy initialisation, device selection with fallback, the
 // config file, and copies between pools.
-package backends
+package driver
 
 import (
 	"context"

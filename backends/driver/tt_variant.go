@@ -1,4 +1,4 @@
-package backends
+package driver
 
 // TTVariant is a Tenstorrent program as a tt-metal host builds it: kernels
 // on sets of cores, circular buffers and semaphores on sets of cores, and

@@ -1,4 +1,4 @@
-package backends
+package driver
 
 // MMADims is one matrix-multiply-accumulate shape a device runs natively
 // (tensor cores, Tensix matmul): M×N×K with input and accumulator types.
