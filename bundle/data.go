@@ -290,8 +290,12 @@ func ReadInput(path string, dt backends.DType, shape []uint64, dst []byte) error
 	array := fmt.Sprintf("%v %s, %d bytes", hdr.Descr.Shape, got, len(dst))
 	switch data := st.Size() - start; {
 	case data > int64(len(dst)):
-		return fmt.Errorf("%w: %s: %d bytes follow the array (%s); a .npy file holds one array and nothing after it",
-			backends.ErrInvalidArgument, path, data-int64(len(dst)), array)
+		extra := strconv.FormatInt(data-int64(len(dst)), 10) + " bytes follow"
+		if data == int64(len(dst))+1 {
+			extra = "1 byte follows"
+		}
+		return fmt.Errorf("%w: %s: %s the array (%s); a .npy file holds one array and nothing after it",
+			backends.ErrInvalidArgument, path, extra, array)
 	case data < int64(len(dst)):
 		return fmt.Errorf("%w: %s is cut short: it ends %d bytes into the array (%s)", backends.ErrInvalidArgument, path, data, array)
 	}

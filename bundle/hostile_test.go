@@ -93,7 +93,7 @@ func npyCases() []npyCase {
 		{"the array", npyFile(c("False", "(2, 3)"), array), nil, ""},
 		{"the array, 1-D", npyFile(c("False", "(6,)"), array), nil, ""},
 		{"1-D in Fortran order, which is C order", npyFile(c("True", "(6,)"), array), nil, ""},
-		{"a byte after the array", npyFile(c("False", "(2, 3)"), append(array, 0)), inv, "f.npy: 1 bytes follow the array ([2 3] <f4, 24 bytes); a .npy file holds one array and nothing after it"},
+		{"a byte after the array", npyFile(c("False", "(2, 3)"), append(array, 0)), inv, "f.npy: 1 byte follows the array ([2 3] <f4, 24 bytes); a .npy file holds one array and nothing after it"},
 		{"a second array after the array", append(npyFile(c("False", "(2, 3)"), array), npyFile(c("False", "(2, 3)"), array)...), inv, "bytes follow the array"},
 		{"cut short", npyFile(c("False", "(2, 3)"), array[:23]), inv, "f.npy is cut short: it ends 23 bytes into the array ([2 3] <f4, 24 bytes)"},
 		{"no data", npyFile(c("False", "(2, 3)"), nil), inv, "f.npy is cut short: it ends 0 bytes into the array"},
