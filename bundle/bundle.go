@@ -177,10 +177,17 @@ func Load(dir string) (*Bundle, error) {
 // openRegular opens path for reading and refuses anything but a regular
 // file: a FIFO or a device would block the reader or never end. The open
 // itself does not block (O_NONBLOCK), so a FIFO without a writer is refused
-// rather than waited on.
-func openRegular(path string) (*os.File, error) {
+// rather than waited on; the check is on the descriptor opened (fstat), so
+// the path cannot be swapped in between. kind is the sentinel the refusal
+// wraps: ErrBundle for a file of a bundle, ErrInvalidArgument for a data
+// file named on its own.
+func openRegular(path string, kind error) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
+		// A socket cannot be opened at all (ENXIO): say what it is.
+		if st, serr := os.Stat(path); serr == nil && !st.Mode().IsRegular() {
+			return nil, notRegular(path, st.Mode(), kind)
+		}
 		return nil, err
 	}
 	st, err := f.Stat()
@@ -190,13 +197,30 @@ func openRegular(path string) (*os.File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w: not a regular file (%s)", path, ErrBundle, st.Mode().Type())
+		return nil, notRegular(path, st.Mode(), kind)
 	}
 	return f, nil
 }
 
+func notRegular(path string, mode fs.FileMode, kind error) error {
+	what := "a " + mode.Type().String()
+	switch {
+	case mode.IsDir():
+		what = "a directory"
+	case mode&fs.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case mode&fs.ModeSocket != 0:
+		what = "a socket"
+	case mode&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case mode&fs.ModeDevice != 0:
+		what = "a block device"
+	}
+	return fmt.Errorf("%w: %s is not a regular file (it is %s)", kind, path, what)
+}
+
 func readLimited(path string) ([]byte, error) {
-	f, err := openRegular(path)
+	f, err := openRegular(path, ErrBundle)
 	if err != nil {
 		return nil, err
 	}

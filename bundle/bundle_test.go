@@ -537,10 +537,17 @@ func FuzzParseManifest(f *testing.F) {
 func FuzzReadNpy(f *testing.F) {
 	f.Add(npyHeader(backends.F32, []uint64{2, 3}))
 	f.Add([]byte("\x93NUMPY\x01\x00\x04\x00abcd"))
+	for _, tc := range npyCases() {
+		f.Add(tc.data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "f.npy")
 		require.NoError(t, os.WriteFile(path, data, 0o644))
-		_ = ReadInput(path, backends.F32, []uint64{2, 3}, make([]byte, 24))
+		dst := make([]byte, 24)
+		if ReadInput(path, backends.F32, []uint64{2, 3}, dst) == nil {
+			require.GreaterOrEqual(t, len(data), 24)
+			require.Equal(t, data[len(data)-24:], dst, "the array read is the file's last 24 bytes: nothing follows it")
+		}
 	})
 }
 

@@ -224,11 +224,13 @@ var npyDescr = map[backends.DType]string{
 }
 
 // ReadInput fills dst, a buffer of the param's dtype and shape, from a .npy
-// or .bin file. A .npy file's dtype must be the param's and its shape the
-// param's (or 1-D with the same element count); a .bin file's size must be
-// exactly len(dst).
+// or .bin file, a regular file. A .npy file's dtype must be the param's, its
+// shape the param's (or 1-D with the same element count), its order C (row
+// major) when it has more than one dimension, and its data exactly len(dst)
+// bytes, to the end of the file; a .bin file's size must be exactly
+// len(dst).
 func ReadInput(path string, dt backends.DType, shape []uint64, dst []byte) error {
-	f, err := openRegular(path)
+	f, err := openRegular(path, backends.ErrInvalidArgument)
 	if err != nil {
 		return err
 	}
@@ -279,7 +281,23 @@ func ReadInput(path string, dt backends.DType, shape []uint64, dst []byte) error
 		return fmt.Errorf("%w: %s has shape %v, the param needs %v", backends.ErrInvalidArgument, path, hdr.Descr.Shape, shape)
 	}
 	if hdr.Descr.Fortran && len(hdr.Descr.Shape) > 1 {
-		return fmt.Errorf("%w: %s is in Fortran order; save it C-ordered", backends.ErrUnsupported, path)
+		return fmt.Errorf("%w: %s is in Fortran (column-major) order; save it in C order (numpy.ascontiguousarray)", backends.ErrUnsupported, path)
+	}
+	start, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	array := fmt.Sprintf("%v %s, %d bytes", hdr.Descr.Shape, got, len(dst))
+	switch data := st.Size() - start; {
+	case data > int64(len(dst)):
+		extra := strconv.FormatInt(data-int64(len(dst)), 10) + " bytes follow"
+		if data == int64(len(dst))+1 {
+			extra = "1 byte follows"
+		}
+		return fmt.Errorf("%w: %s: %s the array (%s); a .npy file holds one array and nothing after it",
+			backends.ErrInvalidArgument, path, extra, array)
+	case data < int64(len(dst)):
+		return fmt.Errorf("%w: %s is cut short: it ends %d bytes into the array (%s)", backends.ErrInvalidArgument, path, data, array)
 	}
 	if _, err := io.ReadFull(f, dst); err != nil {
 		return fmt.Errorf("%s: data: %w", path, err)

@@ -3,8 +3,10 @@ package bundle
 import (
 	"encoding/binary"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -57,6 +59,111 @@ func TestNonRegularFilesAreRefused(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "in.bin")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
 	require.ErrorContains(t, ReadInput(fifo, backends.F32, []uint64{1}, make([]byte, 4)), "not a regular file")
+}
+
+// npyFile is a version 1.0 .npy file with the header dict given (padded as
+// NumPy pads it) and then data.
+func npyFile(dict string, data []byte) []byte {
+	const prefix = 10
+	pad := 64 - (prefix+len(dict)+1)%64
+	header := dict + strings.Repeat(" ", pad%64) + "\n"
+	out := append([]byte("\x93NUMPY\x01\x00"), byte(len(header)), byte(len(header)>>8))
+	return append(append(out, header...), data...)
+}
+
+// npyCase is one .npy file for a 2 x 3 f32 param and what ReadInput makes
+// of it: nil, or an error wrapping is whose text holds want.
+type npyCase struct {
+	name string
+	data []byte
+	is   error
+	want string
+}
+
+func npyCases() []npyCase {
+	array := make([]byte, 24)
+	for i := range 6 {
+		binary.LittleEndian.PutUint32(array[4*i:], math.Float32bits(float32(i)))
+	}
+	c := func(fortran, shape string) string {
+		return "{'descr': '<f4', 'fortran_order': " + fortran + ", 'shape': " + shape + ", }"
+	}
+	inv, unsup := backends.ErrInvalidArgument, backends.ErrUnsupported
+	return []npyCase{
+		{"the array", npyFile(c("False", "(2, 3)"), array), nil, ""},
+		{"the array, 1-D", npyFile(c("False", "(6,)"), array), nil, ""},
+		{"1-D in Fortran order, which is C order", npyFile(c("True", "(6,)"), array), nil, ""},
+		{"a byte after the array", npyFile(c("False", "(2, 3)"), append(array, 0)), inv, "f.npy: 1 byte follows the array ([2 3] <f4, 24 bytes); a .npy file holds one array and nothing after it"},
+		{"a second array after the array", append(npyFile(c("False", "(2, 3)"), array), npyFile(c("False", "(2, 3)"), array)...), inv, "bytes follow the array"},
+		{"cut short", npyFile(c("False", "(2, 3)"), array[:23]), inv, "f.npy is cut short: it ends 23 bytes into the array ([2 3] <f4, 24 bytes)"},
+		{"no data", npyFile(c("False", "(2, 3)"), nil), inv, "f.npy is cut short: it ends 0 bytes into the array"},
+		{"2-D in Fortran order", npyFile(c("True", "(2, 3)"), array), unsup, "f.npy is in Fortran (column-major) order"},
+		{"2-D in Fortran order, a byte after", npyFile(c("True", "(2, 3)"), append(array, 0)), unsup, "Fortran"},
+		{"another shape", npyFile(c("False", "(3, 2)"), array), inv, "has shape [3 2], the param needs [2 3]"},
+		{"another dtype", npyFile("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", array), inv, "holds <i4 elements"},
+		{"fortran_order neither True nor False", npyFile(c("1", "(2, 3)"), array), inv, "not a .npy file"},
+	}
+}
+
+// ReadInput takes a .npy file that is exactly one array in C order, and
+// refuses anything after the array, a file cut short, and Fortran order
+// (which it does not transpose), naming the file.
+func TestReadInputNpyIsOneArray(t *testing.T) {
+	for _, tc := range npyCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "f.npy")
+			require.NoError(t, os.WriteFile(path, tc.data, 0o600))
+			dst := make([]byte, 24)
+			err := ReadInput(path, backends.F32, []uint64{2, 3}, dst)
+			if tc.is == nil {
+				require.NoError(t, err)
+				got, err := ToFloat64(backends.F32, dst)
+				require.NoError(t, err)
+				require.Equal(t, []float64{0, 1, 2, 3, 4, 5}, got)
+				return
+			}
+			require.ErrorIs(t, err, tc.is)
+			require.ErrorContains(t, err, tc.want)
+			require.ErrorContains(t, err, path, "the error names the file")
+		})
+	}
+}
+
+// An input file that is not a regular file is refused for what it is, at
+// once (a FIFO without a writer does not block the open), as an invalid
+// argument rather than a bad bundle; a bundle file that is not regular is
+// a bad bundle.
+func TestReadInputRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "in.bin")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	sock := filepath.Join(dir, "s.npy")
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	defer l.Close()
+	link := filepath.Join(dir, "link.npy")
+	require.NoError(t, os.Symlink(fifo, link))
+	for _, tc := range []struct{ name, path, what string }{
+		{"a FIFO", fifo, "a named pipe (FIFO)"},
+		{"a link to a FIFO", link, "a named pipe (FIFO)"},
+		{"a directory", t.TempDir() + "/", "a directory"},
+		{"a character device", os.DevNull, "a character device"},
+		{"a socket", sock, "a socket"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ReadInput(tc.path, backends.F32, []uint64{1}, make([]byte, 4))
+			require.ErrorIs(t, err, backends.ErrInvalidArgument)
+			require.NotErrorIs(t, err, ErrBundle)
+			require.ErrorContains(t, err, tc.path+" is not a regular file (it is "+tc.what+")")
+		})
+	}
+	bundle := copyBundle(t)
+	src := filepath.Join(bundle, "vadd.c")
+	require.NoError(t, os.Remove(src))
+	require.NoError(t, syscall.Mkfifo(src, 0o600))
+	_, err = Load(bundle)
+	require.ErrorIs(t, err, ErrBundle)
+	require.ErrorContains(t, err, "vadd.c is not a regular file (it is a named pipe (FIFO))")
 }
 
 // A symbolic link inside a bundle may not lead out of it.

@@ -313,7 +313,20 @@ type rawRuntime struct {
 
 func startRaw(t *testing.T) *rawRuntime {
 	t.Helper()
-	cmd := exec.Command(runtimeBinary(t))
+	return startRawCmd(t, exec.Command(runtimeBinary(t)))
+}
+
+// startRawMock runs the mock runtime on bare pipes.
+func startRawMock(t *testing.T) *rawRuntime {
+	t.Helper()
+	cfg := mockConfig()
+	cmd := exec.Command(cfg.Path, cfg.Args...)
+	cmd.Env = cfg.Env
+	return startRawCmd(t, cmd)
+}
+
+func startRawCmd(t *testing.T, cmd *exec.Cmd) *rawRuntime {
+	t.Helper()
 	cmd.Stderr = io.Discard
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
@@ -435,6 +448,73 @@ func TestRuntimeOneReplyPerLine(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, rest)
 	require.NoError(t, r.cmd.Wait())
+}
+
+// TestConformanceAfter sends the mock and the C++ server requests whose
+// `after` names requests answered before (a success, a failure), never
+// sent, id 0, named twice, or whose slot a later id took: both answer each
+// with the same code and message, and both remember the whole window of
+// 1024 requests before a request.
+func TestConformanceAfter(t *testing.T) {
+	const inv, ok = ttruntime.CodeInvalidArgument, ""
+	type line struct {
+		id    uint64
+		after []uint64
+		junk  bool
+		code  string
+		msg   string
+	}
+	lines := []line{
+		{id: 2},
+		{id: 3, junk: true, code: ttruntime.CodeBadRequest},
+		{id: 50},
+		{id: 1074},
+		{id: 35},
+		{10, []uint64{2}, false, ok, ""},
+		{11, []uint64{2, 3}, false, ttruntime.CodeDependencyFailed, "ping.after[1]: request 3 failed (bad_request); this request was not executed"},
+		{12, []uint64{2, 7}, false, inv, "ping.after[1]: request 7 is unknown: no request 7 came before request 12"},
+		{13, []uint64{0}, false, inv, "ping.after[0]: request 0 is unknown: no request 0 came before request 13"},
+		{14, []uint64{2, 10, 2}, false, inv, "ping.after[2]: request 2 is named twice (also after[0])"},
+		{15, []uint64{3, 3}, false, inv, "ping.after[1]: request 3 is named twice (also after[0])"},
+		{40, []uint64{35}, false, ok, ""},
+		{41, []uint64{39}, false, inv, "ping.after[0]: request 39 is unknown: no request 39 came before request 41"},
+		{1060, []uint64{50}, false, inv, "ping.after[0]: request 50 is unknown: it did not come before request 1060, or request 1074, sent since, took its place (the runtime remembers 1024 requests of increasing ids)"},
+		{42, []uint64{42}, false, inv, "ping.after[0]: request 42 is not one of the 1024 requests before request 42"},
+	}
+	for id := uint64(2000); id < 2000+ttruntime.AfterWindow; id++ {
+		lines = append(lines, line{id: id})
+	}
+	lines = append(lines, line{id: 2000 + ttruntime.AfterWindow, after: []uint64{2000, 2500, 2000 + ttruntime.AfterWindow - 1}})
+	for name, r := range map[string]*rawRuntime{"mock": startRawMock(t), "c++": startRaw(t)} {
+		init := `{"id":1,"cmd":"init","protocol":2,"layer":"emu","board":"n150","cache_dir":"` + t.TempDir() + `"}` + "\n"
+		_, err := io.WriteString(r.in, init)
+		require.NoError(t, err)
+		require.True(t, *r.reply(t).OK, "%s: init", name)
+		for _, l := range lines {
+			req := map[string]any{"id": l.id, "cmd": "ping"}
+			if l.after != nil {
+				req["after"] = l.after
+			}
+			if l.junk {
+				req["junk"] = 1
+			}
+			b, err := json.Marshal(req)
+			require.NoError(t, err)
+			_, err = r.in.Write(append(b, '\n'))
+			require.NoError(t, err)
+			h := r.reply(t)
+			require.Equal(t, l.id, h.ID, "%s: %s", name, b)
+			if l.code == ok {
+				require.True(t, *h.OK, "%s: %s: %+v", name, b, h.Error)
+				continue
+			}
+			require.False(t, *h.OK, "%s: %s", name, b)
+			require.Equal(t, l.code, h.Error.Code, "%s: %s: %s", name, b, h.Error.Message)
+			if l.msg != "" {
+				require.Equal(t, l.msg, h.Error.Message, "%s: %s", name, b)
+			}
+		}
+	}
 }
 
 func TestRuntimeExitReplies(t *testing.T) {
@@ -594,6 +674,9 @@ func badPrograms() []badCompile {
 		{"kernels missing", func(p *ttruntime.CompileRequest) { p.Kernels = nil }, bad, "compile.kernels"},
 		{"param kind unknown", func(p *ttruntime.CompileRequest) { p.Params[0].Kind = "texture" }, bad, "compile.params[0].kind"},
 		{"param kind empty", func(p *ttruntime.CompileRequest) { p.Params[1].Kind = "" }, bad, "compile.params[1].kind"},
+		{"param dtype unknown", func(p *ttruntime.CompileRequest) { p.Params[0].DType = "f128" }, bad, "compile.params[0].dtype"},
+		{"param dtype an alias", func(p *ttruntime.CompileRequest) { p.Params[2].DType = "uint32" }, bad, "compile.params[2].dtype"},
+		{"param dtype empty", func(p *ttruntime.CompileRequest) { p.Params[1].DType = "" }, bad, "compile.params[1].dtype"},
 		{"placement unknown", func(p *ttruntime.CompileRequest) { p.Buffers[0].Placement = "hbm" }, bad, "compile.buffers[0].placement"},
 		{"buffer layout unknown", func(p *ttruntime.CompileRequest) { p.Buffers[0].Layout = "sharded" }, bad, "compile.buffers[0].layout"},
 		{"interleaved with a shard", func(p *ttruntime.CompileRequest) { p.Buffers[0].Shard = p.Buffers[1].Shard }, bad, "compile.buffers[0].shard"},
@@ -839,6 +922,28 @@ func TestConformanceCompile(t *testing.T) {
 	}
 	for _, j := range js[1:] {
 		require.NoError(t, j.c.Ping(ctx), "%s lives on", j.name)
+	}
+}
+
+// TestConformanceEveryDType: a param may have every element type the
+// driver has, by its name, and the Go validator, the mock and the C++
+// server all take it (the names they check against are backends.DType's).
+func TestConformanceEveryDType(t *testing.T) {
+	js, info := judges(t)
+	ctx := context.Background()
+	for _, dt := range backends.AllDTypes() {
+		for _, j := range js {
+			p := goodProgram()
+			p.Params[0].DType, p.Params[2].DType = dt.String(), dt.String()
+			if j.c == nil {
+				_, err := ttruntime.ValidateCompile(&p, &info)
+				require.NoError(t, err, "go: %s", dt)
+				continue
+			}
+			r, err := j.c.Compile(ctx, p)
+			require.NoError(t, err, "%s: %s", j.name, dt)
+			require.NoError(t, j.c.Release(ctx, ttruntime.ProgramRequest{Program: r.Program}))
+		}
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -138,7 +139,10 @@ func (c *Client) Send(ctx context.Context, cmd string, req, out any, onReply fun
 // answers it with dependency_failed (a *RemoteError that unwraps to
 // core.ErrDependency) without executing it. A ticket of after that has
 // already failed fails this one at once, with core.ErrDependency, and
-// nothing is sent; one that has succeeded is left out.
+// nothing is sent; one that has succeeded is left out, and one given twice
+// is named once. A ticket of another client still in flight cannot be
+// named (its id means nothing to this runtime): SendAfter returns an error
+// wrapping core.ErrInvalidArgument and sends nothing.
 func (c *Client) SendAfter(ctx context.Context, cmd string, req, out any, after []*Ticket, onReply func(error)) (*Ticket, error) {
 	return c.send(ctx, cmd, req, out, after, onReply, c.cfg.Timeout, false)
 }
@@ -174,7 +178,7 @@ func (c *Client) send(ctx context.Context, cmd string, req, out any, after []*Ti
 		return nil, err
 	}
 	var ids []uint64
-	for _, a := range after {
+	for i, a := range after {
 		if a == nil {
 			continue
 		}
@@ -187,7 +191,16 @@ func (c *Client) send(ctx context.Context, cmd string, req, out any, after []*Ti
 		if ended {
 			continue // succeeded: nothing to name
 		}
-		ids = append(ids, a.id) // in flight: within the runtime's window
+		if a.c != c {
+			<-c.room
+			return nil, &core.Error{Backend: Backend, Op: cmd, Err: fmt.Errorf("%w: after[%d] is request %d (%s) of another runtime process, still in flight; wait for it first",
+				core.ErrInvalidArgument, i, a.id, a.cmd)}
+		}
+		// In flight: within the runtime's window. The runtime refuses an id
+		// named twice.
+		if !slices.Contains(ids, a.id) {
+			ids = append(ids, a.id)
+		}
 	}
 	if graced && c.abandonedN.Load() > 0 {
 		t.timeout = min(t.timeout, c.cfg.AbandonedGrace)

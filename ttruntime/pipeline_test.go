@@ -268,3 +268,35 @@ func sendPings(t *testing.T, c *ttruntime.Client, n int, done func(error)) []*tt
 	}
 	return ts
 }
+
+// A ticket named twice in after is named once on the wire (the runtime
+// refuses an id given twice); a ticket of another client still in flight
+// is refused before anything is sent. The mock answers slowly, so the
+// tickets named are still in flight when the dependent request is sent
+// (checked below).
+func TestSendAfterNamesEachTicketOnce(t *testing.T) {
+	const slow = "400ms"
+	c := start(t, mockConfig("-slow", slow))
+	ctx := context.Background()
+	first, err := c.Send(ctx, ttruntime.CmdPing, nil, nil, nil)
+	require.NoError(t, err)
+	dep, err := c.SendAfter(ctx, ttruntime.CmdPing, nil, nil, []*ttruntime.Ticket{first, nil, first}, nil)
+	require.NoError(t, err)
+	inFlight := c.InFlight()
+	require.Equal(t, 2, inFlight, "the first ping was still in flight when the dependent one was sent")
+	require.NoError(t, first.Wait(ctx))
+	require.NoError(t, dep.Wait(ctx), "the runtime took the dependency named once")
+
+	other := start(t, mockConfig("-slow", slow))
+	foreign, err := other.Send(ctx, ttruntime.CmdPing, nil, nil, nil)
+	require.NoError(t, err)
+	_, err = c.SendAfter(ctx, ttruntime.CmdPing, nil, nil, []*ttruntime.Ticket{foreign}, nil)
+	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	require.ErrorContains(t, err, "after[0] is request 2 (ping) of another runtime process")
+	require.Zero(t, c.InFlight(), "nothing was sent")
+	require.NoError(t, foreign.Wait(ctx))
+	// Once it has succeeded it names nothing and is no longer refused.
+	later, err := c.SendAfter(ctx, ttruntime.CmdPing, nil, nil, []*ttruntime.Ticket{foreign}, nil)
+	require.NoError(t, err)
+	require.NoError(t, later.Wait(ctx))
+}

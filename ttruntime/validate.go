@@ -100,6 +100,8 @@ var (
 	enumOrientations = []string{OrientationRowMajor, OrientationColMajor}
 	enumArgKinds     = []string{ArgConst, ArgParam, ArgBufferAddr, ArgBufferSize, ArgBufferPages, ArgPageSize,
 		ArgBankID, ArgBankNocX, ArgBankNocY, ArgCoreNocX, ArgCoreNocY, ArgAccessor, ArgSemaphoreAddr}
+	// Param element types: the names of backends.DType, in its order.
+	enumDTypes = []string{"bf16", "f16", "f32", "f64", "f8e4m3", "f8e5m2", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "bool"}
 	// Formats in the server's order.
 	enumFormats = []string{"Float32", "Float16_b", "Float16", "Bfp8_b", "Bfp4_b", "Int32", "UInt32", "UInt16", "UInt8", "Int8"}
 )
@@ -232,6 +234,7 @@ func checkCompileShape(r *CompileRequest) {
 	const w = "compile"
 	for i, p := range r.Params {
 		checkEnum(p.Kind, idx(w+".params", i)+".kind", enumParamKinds)
+		checkEnum(p.DType, idx(w+".params", i)+".dtype", enumDTypes)
 	}
 	for i, b := range r.Buffers {
 		checkSpecShape(b.BufferSpec, idx(w+".buffers", i))

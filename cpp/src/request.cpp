@@ -318,6 +318,13 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kLayers =
     {"metal", "metal"},
     {"auto", "auto"},
 }};
+// The element types of params: the names of Go's backends.DType, as the
+// driver writes them.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 15> kDTypes = {{
+    {"bf16", "bf16"}, {"f16", "f16"}, {"f32", "f32"}, {"f64", "f64"}, {"f8e4m3", "f8e4m3"},
+    {"f8e5m2", "f8e5m2"}, {"i8", "i8"}, {"i16", "i16"}, {"i32", "i32"}, {"i64", "i64"},
+    {"u8", "u8"}, {"u16", "u16"}, {"u32", "u32"}, {"u64", "u64"}, {"bool", "bool"},
+}};
 constexpr std::array<std::pair<std::string_view, MathFidelity>, 4> kFidelities = {{
     {"LoFi", MathFidelity::LoFi},
     {"HiFi2", MathFidelity::HiFi2},
@@ -550,7 +557,7 @@ ProgramDesc program(Obj& o) {
     ParamDesc d;
     d.name = po.str("name");
     d.kind = as_enum(po.need("kind"), po.path().field("kind"), kParamKindNames);
-    d.dtype = po.str("dtype");
+    d.dtype = std::string(as_enum(po.need("dtype"), po.path().field("dtype"), kDTypes));
     return d;
   });
   prog.buffers = objects_of(o.get("buffers"), p.field("buffers"), [](Obj& bo) {

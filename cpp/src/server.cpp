@@ -102,13 +102,18 @@ void Server::emit(const json& reply) {
   sink_(reply.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
+void Server::remember(uint64_t id, const std::string& code) {
+  if (id != 0) outcomes_[id % kAfterWindow] = Outcome{id, code};
+}
+
 void Server::emit_error(uint64_t id, const std::string& code, const std::string& message) {
-  if (id != 0) failures_[id % kAfterWindow] = Failure{id, code};
+  remember(id, code);
   emit({{"id", id}, {"ok", false}, {"error", {{"code", code}, {"message", message}}}});
 }
 
 void Server::send(const json& reply) {
   finish_runs();
+  remember(reply.at("id").get<uint64_t>(), "");
   emit(reply);
 }
 
@@ -148,6 +153,7 @@ void Server::finish_oldest_run() {
     emit_error(r.id, code, message);
     return;
   }
+  remember(r.id, "");
   emit({{"elapsed_ns", ns}, {"id", r.id}, {"ok", true}});
 }
 
@@ -226,23 +232,33 @@ DeviceLayer& Server::layer() {
 }
 
 // check_after refuses a request whose `after` names a request outside the
-// window before it (invalid_argument) or one that failed
-// (dependency_failed). Runs in flight have been finished: their outcomes are
-// known.
+// window before it, one it names twice, or one that was not answered before
+// it (invalid_argument), then one that failed (dependency_failed). Runs in
+// flight have been finished: their outcomes are known.
 void Server::check_after(const Request& r) const {
   const std::string cmd = cmd_name(r.cmd);
+  auto invalid = [&](size_t i, const std::string& msg) {
+    throw Error("invalid_argument", cmd + ".after[" + std::to_string(i) + "]: request " + std::to_string(r.after[i]) + " " + msg);
+  };
   for (size_t i = 0; i < r.after.size(); i++) {
     uint64_t dep = r.after[i];
     if (dep >= r.id || r.id - dep > kAfterWindow)
-      throw Error("invalid_argument", cmd + ".after[" + std::to_string(i) + "]: request " + std::to_string(dep) +
-                                          " is not one of the " + std::to_string(kAfterWindow) + " requests before request " +
-                                          std::to_string(r.id));
+      invalid(i, "is not one of the " + std::to_string(kAfterWindow) + " requests before request " + std::to_string(r.id));
+    for (size_t j = 0; j < i; j++)
+      if (r.after[j] == dep) invalid(i, "is named twice (also after[" + std::to_string(j) + "])");
+    uint64_t held = outcomes_[dep % kAfterWindow].id;
+    if (dep == 0 || held == 0 || held < dep)
+      invalid(i, "is unknown: no request " + std::to_string(dep) + " came before request " + std::to_string(r.id));
+    if (held != dep)
+      invalid(i, "is unknown: it did not come before request " + std::to_string(r.id) + ", or request " +
+                     std::to_string(held) + ", sent since, took its place (the runtime remembers " +
+                     std::to_string(kAfterWindow) + " requests of increasing ids)");
   }
   for (size_t i = 0; i < r.after.size(); i++) {
-    const Failure& f = failures_[r.after[i] % kAfterWindow];
-    if (f.id == r.after[i])
-      throw Error("dependency_failed", cmd + ".after[" + std::to_string(i) + "]: request " + std::to_string(f.id) +
-                                           " failed (" + f.code + "); this request was not executed");
+    const Outcome& o = outcomes_[r.after[i] % kAfterWindow];
+    if (!o.code.empty())
+      throw Error("dependency_failed", cmd + ".after[" + std::to_string(i) + "]: request " + std::to_string(o.id) +
+                                           " failed (" + o.code + "); this request was not executed");
   }
 }
 

@@ -129,7 +129,8 @@ class Server {
 
   DeviceLayer& layer();
   // send and send_error answer runs in flight first, so replies stay in
-  // request order; emit writes a reply as it is.
+  // request order, and remember the outcome (send: a success reply, which
+  // carries its id); emit writes a reply as it is.
   void send(const json& reply);
   void send_error(uint64_t id, const std::string& code, const std::string& message);
   void emit(const json& reply);
@@ -140,13 +141,16 @@ class Server {
     std::shared_ptr<PendingRun> run;
   };
   std::deque<RunInFlight> pending_;
-  // The failed requests among the last kAfterWindow ids: slot id % window
-  // holds the id and code of a failure (checked by `after`).
-  struct Failure {
+  // The outcomes of the answered requests, for `after`: slot id % window
+  // holds the id of the last request answered with that slot and its error
+  // code ("" for success). With increasing ids (as the driver sends them)
+  // every request of the window before a request is there.
+  struct Outcome {
     uint64_t id = 0;
     std::string code;
   };
-  std::array<Failure, kAfterWindow> failures_{};
+  std::array<Outcome, kAfterWindow> outcomes_{};
+  void remember(uint64_t id, const std::string& code);
 
   Sink sink_;
   LayerFactory factory_;

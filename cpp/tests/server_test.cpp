@@ -460,6 +460,9 @@ std::vector<BadCase> bad_programs() {
       {"params not an array", [](json& p) { p["params"] = 1; }, "bad_request", "compile.params"},
       {"param field typo", [](json& p) { p["params"][0]["shap"] = 1; }, "bad_request", "compile.params[0].shap"},
       {"param kind unknown", [](json& p) { p["params"][0]["kind"] = "texture"; }, "bad_request", "compile.params[0].kind"},
+      {"param dtype unknown", [](json& p) { p["params"][0]["dtype"] = "f128"; }, "bad_request", "compile.params[0].dtype"},
+      {"param dtype an alias", [](json& p) { p["params"][2]["dtype"] = "uint32"; }, "bad_request", "compile.params[2].dtype"},
+      {"param dtype missing", [](json& p) { p["params"][1].erase("dtype"); }, "bad_request", "compile.params[1].dtype"},
       {"buffer layout unknown", [](json& p) { p["buffers"][0]["layout"] = "sharded"; }, "bad_request", "compile.buffers[0].layout"},
       {"interleaved with a shard", [](json& p) { p["buffers"][0]["shard"] = p["buffers"][1]["shard"]; }, "bad_request",
        "compile.buffers[0].shard"},
@@ -1152,6 +1155,59 @@ void test_runs_in_flight() {
   CHECK(ph.wait_replies(34), "the twenty runs answered");
 }
 
+// `after` may name only requests answered before it: an id never sent (or
+// sent later), id 0, an id named twice, or one whose slot a later id took
+// are invalid_argument, with the path after[i] and the id. Every request of
+// the window before a request is remembered, however long ago its reply went
+// out.
+void test_after_names_known_requests() {
+  Harness h;
+  h.init();  // id 1
+  auto send = [&](uint64_t id, json after, json extra = json::object()) {
+    json r = extra;
+    r["id"] = id;
+    r["cmd"] = "ping";
+    if (!after.is_null()) r["after"] = after;
+    return h.send_line(r.dump());
+  };
+  CHECK(code_of(send(2, nullptr)) == "ok", "ping 2");
+  CHECK(code_of(send(3, nullptr, {{"junk", 1}})) == "bad_request", "ping 3 fails");
+  CHECK(code_of(send(50, nullptr)) == "ok", "ping 50");
+  CHECK(code_of(send(1074, nullptr)) == "ok", "ping 1074 takes the slot of 50");
+  CHECK(code_of(send(35, nullptr)) == "ok", "ping 35, an id lower than the last");
+  struct Case {
+    const char* what;
+    uint64_t id;
+    json after;
+    const char* code;
+    std::string message;  // "" for success
+  };
+  const Case cases[] = {
+      {"a request that succeeded", 10, {2}, "ok", ""},
+      {"a request that failed", 11, {2, 3}, "dependency_failed",
+       "ping.after[1]: request 3 failed (bad_request); this request was not executed"},
+      {"never sent", 12, {2, 7}, "invalid_argument", "ping.after[1]: request 7 is unknown: no request 7 came before request 12"},
+      {"id 0", 13, {0}, "invalid_argument", "ping.after[0]: request 0 is unknown: no request 0 came before request 13"},
+      {"named twice", 14, {2, 10, 2}, "invalid_argument", "ping.after[2]: request 2 is named twice (also after[0])"},
+      {"a failed one named twice", 15, {3, 3}, "invalid_argument", "ping.after[1]: request 3 is named twice (also after[0])"},
+      {"a lower id sent before", 40, {35}, "ok", ""},
+      {"an id between those sent", 41, {39}, "invalid_argument", "ping.after[0]: request 39 is unknown: no request 39 came before request 41"},
+      {"its slot taken", 1060, {50}, "invalid_argument",
+       "ping.after[0]: request 50 is unknown: it did not come before request 1060, or request 1074, sent since, took its "
+       "place (the runtime remembers 1024 requests of increasing ids)"},
+      {"not before the request", 42, {42}, "invalid_argument",
+       "ping.after[0]: request 42 is not one of the 1024 requests before request 42"},
+  };
+  for (const Case& c : cases) {
+    json r = send(c.id, c.after);
+    CHECK(code_of(r) == c.code && message_of(r) == c.message, c.what << ": " << r.dump());
+  }
+  // A window of successes: the oldest, the middle and the newest are known.
+  for (uint64_t id = 2000; id < 2000 + kAfterWindow; id++) send(id, nullptr);
+  json r = send(2000 + kAfterWindow, {2000, 2500, 2000 + kAfterWindow - 1});
+  CHECK(code_of(r) == "ok", "the whole window is remembered: " << r.dump());
+}
+
 // RunHolds holds each of the fake's runs on the device until the test
 // releases it by number (FakeState::on_finish).
 struct RunHolds {
@@ -1485,6 +1541,7 @@ int main(int argc, char** argv) {
   test_parse_speed();
   test_pipeline();
   test_runs_in_flight();
+  test_after_names_known_requests();
   test_launch_while_waiting();
   test_backpressure();
   test_random(seed, iterations);

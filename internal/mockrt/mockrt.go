@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -163,14 +164,21 @@ type server struct {
 	segs     map[string]*shm.Segment
 	dprint   bool
 	scratch  [24]byte
-	// failures holds the failed requests among the last AfterWindow ids
-	// (slot id % AfterWindow), for `after`.
-	failures [ttruntime.AfterWindow]failure
+	// outcomes holds the answered requests (slot id % AfterWindow: the last
+	// id answered in the slot, and its error code, "" for success), for
+	// `after`.
+	outcomes [ttruntime.AfterWindow]outcome
 }
 
-type failure struct {
+type outcome struct {
 	id   uint64
 	code string
+}
+
+func (s *server) remember(id uint64, code string) {
+	if id != 0 {
+		s.outcomes[id%ttruntime.AfterWindow] = outcome{id, code}
+	}
 }
 
 // HelperEnv set to "mockrt" makes a test binary whose TestMain calls
@@ -453,9 +461,10 @@ func (s *server) handle(line []byte) (code int, done bool) {
 }
 
 // checkAfter applies a request's `after` as the runtime does: its shape
-// (bad_request), the window (invalid_argument), then the outcomes of the
-// requests it names (dependency_failed). It reports whether the request may
-// run; otherwise it has answered it.
+// (bad_request); the window, an id named twice and an id not answered
+// before (invalid_argument); then the outcomes of the requests it names
+// (dependency_failed). It reports whether the request may run; otherwise it
+// has answered it.
 func (s *server) checkAfter(id uint64, cmd string, raw json.RawMessage) bool {
 	if string(bytes.TrimSpace(raw)) == "null" {
 		return true
@@ -470,18 +479,39 @@ func (s *server) checkAfter(id uint64, cmd string, raw json.RawMessage) bool {
 		return false
 	}
 	for i, dep := range after {
-		if dep >= id || id-dep > ttruntime.AfterWindow {
-			s.replyErr(id, ttruntime.CodeInvalidArgument, fmt.Sprintf("%s.after[%d]: request %d is not one of the %d requests before request %d", cmd, i, dep, ttruntime.AfterWindow, id))
+		if msg := s.unknownDependency(id, after, i); msg != "" {
+			s.replyErr(id, ttruntime.CodeInvalidArgument, fmt.Sprintf("%s.after[%d]: request %d %s", cmd, i, dep, msg))
 			return false
 		}
 	}
 	for i, dep := range after {
-		if f := s.failures[dep%ttruntime.AfterWindow]; f.id == dep {
-			s.replyErr(id, ttruntime.CodeDependencyFailed, fmt.Sprintf("%s.after[%d]: request %d failed (%s); this request was not executed", cmd, i, dep, f.code))
+		if o := s.outcomes[dep%ttruntime.AfterWindow]; o.code != "" {
+			s.replyErr(id, ttruntime.CodeDependencyFailed, fmt.Sprintf("%s.after[%d]: request %d failed (%s); this request was not executed", cmd, i, dep, o.code))
 			return false
 		}
 	}
 	return true
+}
+
+// unknownDependency is what is wrong with after[i] of request id, as the
+// runtime says it, or "" when it names a request answered before.
+func (s *server) unknownDependency(id uint64, after []uint64, i int) string {
+	dep := after[i]
+	if dep >= id || id-dep > ttruntime.AfterWindow {
+		return fmt.Sprintf("is not one of the %d requests before request %d", ttruntime.AfterWindow, id)
+	}
+	if j := slices.Index(after[:i], dep); j >= 0 {
+		return fmt.Sprintf("is named twice (also after[%d])", j)
+	}
+	held := s.outcomes[dep%ttruntime.AfterWindow].id
+	if dep == 0 || held == 0 || held < dep {
+		return fmt.Sprintf("is unknown: no request %d came before request %d", dep, id)
+	}
+	if held != dep {
+		return fmt.Sprintf("is unknown: it did not come before request %d, or request %d, sent since, took its place (the runtime remembers %d requests of increasing ids)",
+			id, held, ttruntime.AfterWindow)
+	}
+	return ""
 }
 
 // decode reads a request strictly into v, one of the message types below
@@ -602,6 +632,7 @@ func (s *server) orphan() {
 
 // reply writes {"id":id,"ok":true,...fields of result}.
 func (s *server) reply(id uint64, result any) {
+	s.remember(id, "")
 	s.out.WriteString(`{"id":`)
 	s.out.Write(strconv.AppendUint(s.scratch[:0], id, 10))
 	s.out.WriteString(`,"ok":true`)
@@ -617,9 +648,7 @@ func (s *server) reply(id uint64, result any) {
 }
 
 func (s *server) replyErr(id uint64, code, msg string) {
-	if id != 0 {
-		s.failures[id%ttruntime.AfterWindow] = failure{id, code}
-	}
+	s.remember(id, code)
 	b, _ := json.Marshal(struct {
 		ID    uint64              `json:"id"`
 		OK    bool                `json:"ok"`

@@ -2,8 +2,12 @@
 // the ttnn data-movement helper headers operation kernels include
 // (generate_reduce_scaler, generate_bcast_scalar, generate_mm_scaler,
 // moreh_common), under their include paths (the older ttnn/deprecated ones
-// too), checked element by element against tiles built on the host.
+// too), checked element by element against tiles built on the host; and
+// the kernel library's chunk plan and byte spans at the edge of 32 bits.
+#include <algorithm>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "harness.hpp"
 
@@ -138,5 +142,97 @@ void test_helpers(DeviceLayer& layer) {
   layer.free(out);
 }
 ZYX_TEST(includes, test_helpers);
+
+// The kernel library's chunk plan (zyx/chunks.h) and byte spans
+// (zyx/row_major.h) at the edge of 32 bits: the kernel walks the chunks of
+// n elements for its core and records what it saw, and reads and writes
+// spans past 4 GiB through an accessor that records the pages asked for.
+const char* kLibraryEdges = R"(
+#include "api/dataflow/dataflow_api.h"
+#include "zyx/chunks.h"
+#include "zyx/row_major.h"
+
+// An accessor that records each (page, within) asked for and points the NOC
+// at a scratch page of this core's L1.
+struct Recorder {
+  volatile uint32_t* log;
+  mutable uint32_t* at;
+  uint64_t scratch;
+  uint64_t get_noc_addr(uint32_t page, uint32_t within) const {
+    log[(*at)++] = page;
+    log[(*at)++] = within;
+    return scratch;
+  }
+};
+
+void kernel_main() {
+  const uint32_t out = get_arg_val<uint32_t>(0);
+  const zyx::Chunks chunks = zyx::Chunks::from_args(1);  // n, core index, core count
+  uint32_t visits = 0, last_first = 0, last_count = 0;
+  uint64_t total = 0;
+  chunks.for_each([&](uint32_t first, uint32_t count) {
+    visits++;
+    last_first = first, last_count = count;
+    total += count;
+  });
+  cb_reserve_back(0, 1);
+  volatile uint32_t* w = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));
+  w[0] = visits, w[1] = last_first, w[2] = last_count, w[3] = uint32_t(total), w[4] = uint32_t(total >> 32);
+  uint32_t at = 5;
+  const Recorder rec{w, &at, get_noc_addr(get_write_ptr(1))};
+  zyx::read_span(rec, 2048, (uint64_t{5} << 30) + 100, get_write_ptr(1) + 2048, 4096);
+  noc_async_read_barrier();
+  zyx::write_span(rec, 2048, (uint64_t{1} << 32) + 2047, get_write_ptr(1) + 2048, 10);
+  noc_async_write_barrier();
+  w[at] = 0xE0Du;
+  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 64);
+  noc_async_write_barrier();
+}
+)";
+
+void test_library_edges(DeviceLayer& layer) {
+  GroupProgram p;
+  p.name = "library_edges";
+  p.params = {P("out", "global_mut", "u32"), P("n", "variable", "u32"), P("core", "variable", "u32"),
+              P("cores", "variable", "u32")};
+  p.include_files = library_includes();
+  p.reader.source = kLibraryEdges;
+  p.reader.runtime_args = {L("buffer_addr", 0), L("param", 1), L("param", 2), L("param", 3)};
+  p.cbs = {CB(0, "Float32", 4096, 1), CB(1, "Float32", 8192, 1)};
+  uint64_t out = layer.alloc(2048, dram_spec(2048), nullptr);
+  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+  struct Plan {
+    uint64_t n, core, cores;
+  };
+  const uint64_t top = 0xFFFFFFFFu;
+  for (const Plan& c : {Plan{top, 0, 1}, Plan{top, 5, 7}, Plan{top - 1022, 0, 64}, Plan{top - 1023, 3, 4},
+                        Plan{top - 1024, 0, 1}, Plan{0, 0, 1}, Plan{1, 0, 1}, Plan{3000, 2, 3}, Plan{3000, 3, 3}}) {
+    layer.run(prog, {Buf(out), Val(c.n), Val(c.core), Val(c.cores)}, false);
+    auto got = download<uint32_t>(layer, out, 16);
+    // The plan in 64 bits: chunks of 1024, the last one partial, round robin.
+    uint64_t chunks = (c.n + 1023) / 1024, visits = 0, last_first = 0, last_count = 0, total = 0;
+    for (uint64_t t = c.core; t < chunks; t += c.cores) {
+      visits++;
+      last_first = t * 1024, last_count = std::min<uint64_t>(1024, c.n - t * 1024);
+      total += last_count;
+    }
+    auto plan = [&](uint64_t v, uint64_t f, uint64_t k, uint64_t sum) {
+      return "n " + std::to_string(c.n) + ", core " + std::to_string(c.core) + " of " + std::to_string(c.cores) +
+             ": " + std::to_string(v) + " chunks, the last at " + std::to_string(f) + " of " + std::to_string(k) +
+             " elements, " + std::to_string(sum) + " in all";
+    };
+    CHECK_EQ(plan(got[0], got[1], got[2], got[3] | uint64_t{got[4]} << 32), plan(visits, last_first, last_count, total));
+    if (c.core == 0 && c.cores == 1) CHECK_EQ(total, c.n);
+  }
+  // The spans: 5 GiB + 100 for 4096 bytes in pages of 2048 is page 2621440
+  // from byte 100, then 2621441 and 2621442 from byte 0; 4 GiB + 2047 for
+  // 10 bytes is the last byte of page 2097152, then page 2097153.
+  auto got = download<uint32_t>(layer, out, 16);
+  const std::vector<uint32_t> pages = {2621440, 100, 2621441, 0, 2621442, 0, 2097152, 2047, 2097153, 0, 0xE0D};
+  CHECK((std::vector<uint32_t>(got.begin() + 5, got.begin() + 16) == pages));
+  layer.release(prog);
+  layer.free(out);
+}
+ZYX_TEST(includes, test_library_edges);
 
 }  // namespace

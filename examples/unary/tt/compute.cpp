@@ -1,12 +1,15 @@
 // zyx-tt example: compute kernel of the unary example, in the older
 // compute_kernel_api style. SFPU_OP_INIT (a statement) and SFPU_OP (the tile
 // function's name) are defines that pick the operation; the default is exp.
+// The tiles are the chunks of the library's reader and writer
+// (zyx/chunks.h).
 #include <cstdint>
 
 #include "compute_kernel_api/common.h"
 #include "compute_kernel_api/eltwise_unary/eltwise_unary.h"
 #include "compute_kernel_api/eltwise_unary/exp.h"
 #include "compute_kernel_api/tile_move_copy.h"
+#include "zyx/chunks.h"
 
 #ifndef SFPU_OP_INIT
 #define SFPU_OP_INIT exp_tile_init()
@@ -15,16 +18,13 @@
 
 namespace NAMESPACE {
 void MAIN {
-  const uint32_t n = get_arg_val<uint32_t>(0);
-  const uint32_t core = get_arg_val<uint32_t>(1);
-  const uint32_t cores = get_arg_val<uint32_t>(2);
+  const zyx::Chunks chunks = zyx::Chunks::from_args(0);  // n, core index, core count
   constexpr uint32_t cb_x = tt::CBIndex::c_0;
   constexpr uint32_t cb_y = tt::CBIndex::c_16;
-  const uint32_t tiles = (n + 1023) / 1024;
 
   init_sfpu(cb_x, cb_y);
   SFPU_OP_INIT;
-  for (uint32_t t = core; t < tiles; t += cores) {
+  chunks.for_each([&](uint32_t, uint32_t) {
     cb_wait_front(cb_x, 1);
     acquire_dst();
     copy_tile(cb_x, 0, 0);
@@ -34,6 +34,6 @@ void MAIN {
     cb_push_back(cb_y, 1);
     release_dst();
     cb_pop_front(cb_x, 1);
-  }
+  });
 }
 }  // namespace NAMESPACE

@@ -30,8 +30,8 @@ void kernel_main() {
   chunks.for_each([&](uint32_t first, uint32_t count) {
     cb_reserve_back(cb_x, 1);
     cb_reserve_back(cb_y, 1);
-    zyx::read_span(x, page_size, first * elem, get_write_ptr(cb_x), count * elem);
-    zyx::read_span(y, page_size, first * elem, get_write_ptr(cb_y), count * elem);
+    zyx::read_span(x, page_size, uint64_t{first} * elem, get_write_ptr(cb_x), count * elem);
+    zyx::read_span(y, page_size, uint64_t{first} * elem, get_write_ptr(cb_y), count * elem);
     noc_async_read_barrier();
     cb_push_back(cb_x, 1);
     cb_push_back(cb_y, 1);

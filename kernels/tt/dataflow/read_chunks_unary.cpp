@@ -21,7 +21,7 @@ void kernel_main() {
   const uint32_t elem = get_tile_size(cb_x) / 1024;
   chunks.for_each([&](uint32_t first, uint32_t count) {
     cb_reserve_back(cb_x, 1);
-    zyx::read_span(x, page_size, first * elem, get_write_ptr(cb_x), count * elem);
+    zyx::read_span(x, page_size, uint64_t{first} * elem, get_write_ptr(cb_x), count * elem);
     noc_async_read_barrier();
     cb_push_back(cb_x, 1);
   });

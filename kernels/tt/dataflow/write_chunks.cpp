@@ -22,7 +22,7 @@ void kernel_main() {
   const uint32_t elem = get_tile_size(cb_z) / 1024;
   chunks.for_each([&](uint32_t first, uint32_t count) {
     cb_wait_front(cb_z, 1);
-    zyx::write_span(z, page_size, first * elem, get_read_ptr(cb_z), count * elem);
+    zyx::write_span(z, page_size, uint64_t{first} * elem, get_read_ptr(cb_z), count * elem);
     noc_async_write_barrier();
     cb_pop_front(cb_z, 1);
   });

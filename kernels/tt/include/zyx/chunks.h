@@ -21,11 +21,17 @@ struct Chunks {
     return {get_arg_val<uint32_t>(first), get_arg_val<uint32_t>(first + 1), get_arg_val<uint32_t>(first + 2)};
   }
 
+  // The number of chunks, n / 1024 rounded up. (n + 1023) / 1024 would wrap
+  // in 32 bits for n past 2^32 - 1024 and give no chunks at all.
+  uint32_t count() const { return n / 1024 + (n % 1024 != 0); }
+
   // Calls f(first, count) for each chunk of this core, in order: the index
-  // of its first element and its number of elements.
+  // of its first element and its number of elements. The byte offset of an
+  // element may pass 32 bits (n elements of elem bytes): take it as
+  // uint64_t(first) * elem.
   template <typename F>
   void for_each(F f) const {
-    const uint32_t chunks = (n + 1023) / 1024;
+    const uint32_t chunks = count();
     for (uint32_t t = core; t < chunks; t += cores) {
       const uint32_t first = t * 1024;
       f(first, n - first < 1024 ? n - first : 1024);

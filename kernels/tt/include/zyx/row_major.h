@@ -13,28 +13,37 @@
 
 namespace zyx {
 
+// Calls f(page, within, l1, n) for each page that bytes [offset, offset +
+// len) of an interleaved buffer touch: the page, the byte in it the piece
+// starts at, the piece's L1 address and its length. The offset is 64 bits:
+// a buffer may hold more than 4 GiB (its pages, each at most 4 GiB, number
+// fewer than 2^32).
+template <typename F>
+inline void for_each_page_piece(uint32_t page_size, uint64_t offset, uint32_t l1, uint32_t len, F f) {
+  uint32_t page = static_cast<uint32_t>(offset / page_size), within = static_cast<uint32_t>(offset % page_size);
+  while (len) {
+    uint32_t n = page_size - within < len ? page_size - within : len;
+    f(page, within, l1, n);
+    page++, within = 0, l1 += n, len -= n;
+  }
+}
+
 // Reads bytes [offset, offset + len) of an interleaved buffer into L1 at l1,
 // one NOC read per page touched.
 template <typename Accessor>
-inline void read_span(const Accessor& buf, uint32_t page_size, uint32_t offset, uint32_t l1, uint32_t len) {
-  while (len) {
-    uint32_t page = offset / page_size, within = offset % page_size;
-    uint32_t n = page_size - within < len ? page_size - within : len;
-    noc_async_read(buf.get_noc_addr(page, within), l1, n);
-    offset += n, l1 += n, len -= n;
-  }
+inline void read_span(const Accessor& buf, uint32_t page_size, uint64_t offset, uint32_t l1, uint32_t len) {
+  for_each_page_piece(page_size, offset, l1, len, [&](uint32_t page, uint32_t within, uint32_t at, uint32_t n) {
+    noc_async_read(buf.get_noc_addr(page, within), at, n);
+  });
 }
 
 // Writes len bytes from L1 at l1 to bytes [offset, offset + len) of an
 // interleaved buffer, one NOC write per page touched.
 template <typename Accessor>
-inline void write_span(const Accessor& buf, uint32_t page_size, uint32_t offset, uint32_t l1, uint32_t len) {
-  while (len) {
-    uint32_t page = offset / page_size, within = offset % page_size;
-    uint32_t n = page_size - within < len ? page_size - within : len;
-    noc_async_write(l1, buf.get_noc_addr(page, within), n);
-    offset += n, l1 += n, len -= n;
-  }
+inline void write_span(const Accessor& buf, uint32_t page_size, uint64_t offset, uint32_t l1, uint32_t len) {
+  for_each_page_piece(page_size, offset, l1, len, [&](uint32_t page, uint32_t within, uint32_t at, uint32_t n) {
+    noc_async_write(at, buf.get_noc_addr(page, within), n);
+  });
 }
 
 // Byte offset of the half row h (columns 16h .. 16h + 15) of row r inside a
