@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/registry"
 )
 
@@ -21,7 +22,7 @@ func (sectioned) ConfigSection() string { return "beta-section" }
 // also holds beta (which reads "beta-section"), with config text.
 func configRuntime(t *testing.T, text string) *Runtime {
 	t.Helper()
-	none := driverFunc(func(context.Context, *registry.Env) ([]Device, error) { return nil, ErrNoDevice })
+	none := driverFunc(func(context.Context, *registry.Env) ([]driver.Device, error) { return nil, ErrNoDevice })
 	drivers := map[string]any{"alpha": none, "beta": sectioned{none}}
 	lookup := func(name string) (any, error) { return drivers[name], nil }
 	cfg, err := ParseConfig([]byte(text))

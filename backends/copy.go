@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 	"github.com/zyxtt/zyxtt/internal/core"
 )
@@ -38,7 +39,7 @@ func WithChunk(n int64) CopyOption {
 }
 
 // Copy is Runtime.Copy on the default Runtime.
-func Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n int64, opts ...CopyOption) error {
+func Copy(ctx context.Context, dst *Pool, dstID BufferID, dstOff int64, src *Pool, srcID BufferID, srcOff, n int64, opts ...CopyOption) error {
 	rt, err := Default()
 	if err != nil {
 		return err
@@ -47,7 +48,7 @@ func Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool,
 }
 
 // CopyAsync is Runtime.CopyAsync on the default Runtime.
-func CopyAsync(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n int64, after []Event, opts ...CopyOption) (Event, error) {
+func CopyAsync(ctx context.Context, dst *Pool, dstID BufferID, dstOff int64, src *Pool, srcID BufferID, srcOff, n int64, after []Event, opts ...CopyOption) (Event, error) {
 	rt, err := Default()
 	if err != nil {
 		return nil, err
@@ -60,7 +61,7 @@ func CopyAsync(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src 
 // error, nothing queued); both buffers are held until the copy has ended.
 // A copy that stages through the host runs its chunks in order, so the
 // returned event is the copy's as a whole.
-func (r *Runtime) CopyAsync(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n int64, after []Event, opts ...CopyOption) (Event, error) {
+func (r *Runtime) CopyAsync(ctx context.Context, dst *Pool, dstID BufferID, dstOff int64, src *Pool, srcID BufferID, srcOff, n int64, after []Event, opts ...CopyOption) (Event, error) {
 	if err := r.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func (r *Runtime) CopyAsync(ctx context.Context, dst Pool, dstID BufferID, dstOf
 // written in place. A pool that copies from its own backend's pools does so
 // natively (PeerCopier). Anything else stages through reused chunks of the
 // runtime's host pool: the copy never holds a whole extra copy of the data.
-func (r *Runtime) Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n int64, opts ...CopyOption) error {
+func (r *Runtime) Copy(ctx context.Context, dst *Pool, dstID BufferID, dstOff int64, src *Pool, srcID BufferID, srcOff, n int64, opts ...CopyOption) error {
 	if err := r.checkOpen(); err != nil {
 		return err
 	}
@@ -122,8 +123,8 @@ func (r *Runtime) Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int
 	if dst == src && dstID == srcID && srcOff < dstOff+n && dstOff < srcOff+n {
 		return r.copyWithin(ctx, dst, dstID, dstOff, srcOff, n, o.chunk, report)
 	}
-	if pc, ok := dst.(PeerCopier); ok {
-		err := pc.CopyFrom(ctx, dstID, dstOff, src, srcID, srcOff, n)
+	if pc, ok := dst.drv.(driver.PeerCopier); ok {
+		err := pc.CopyFrom(ctx, dstID, dstOff, src.drv, srcID, srcOff, n)
 		if err == nil {
 			report(n)
 			return nil
@@ -132,7 +133,7 @@ func (r *Runtime) Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int
 			return err
 		}
 	}
-	if hm, ok := src.(HostMemory); ok {
+	if hm, ok := src.drv.(driver.HostMemory); ok {
 		mem, err := hm.Bytes(srcID)
 		if err != nil {
 			return err
@@ -141,7 +142,7 @@ func (r *Runtime) Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int
 			return dst.Write(ctx, dstID, dstOff+off, mem[srcOff+off:srcOff+off+len])
 		})
 	}
-	if hm, ok := dst.(HostMemory); ok {
+	if hm, ok := dst.drv.(driver.HostMemory); ok {
 		mem, err := hm.Bytes(dstID)
 		if err != nil {
 			return err
@@ -157,12 +158,12 @@ func (r *Runtime) Copy(ctx context.Context, dst Pool, dstID BufferID, dstOff int
 // Host memory moves in one memmove. Device memory goes through one staging
 // chunk at a time, in the direction that reads every byte before it is
 // overwritten: back to front when the destination lies after the source.
-func (r *Runtime) copyWithin(ctx context.Context, p Pool, id BufferID, dstOff, srcOff, n, chunk int64, report func(int64)) error {
+func (r *Runtime) copyWithin(ctx context.Context, p *Pool, id BufferID, dstOff, srcOff, n, chunk int64, report func(int64)) error {
 	if srcOff == dstOff {
 		report(n)
 		return nil
 	}
-	if hm, ok := p.(HostMemory); ok {
+	if hm, ok := p.drv.(driver.HostMemory); ok {
 		mem, err := hm.Bytes(id)
 		if err != nil {
 			return err
@@ -204,8 +205,8 @@ func (r *Runtime) copyWithin(ctx context.Context, p Pool, id BufferID, dstOff, s
 
 // transferUnit is the unit buffer id of p moves in: 1 unless the pool is a
 // TransferUnitPool.
-func transferUnit(p Pool, id BufferID) int64 {
-	if tp, ok := p.(TransferUnitPool); ok {
+func transferUnit(p *Pool, id BufferID) int64 {
+	if tp, ok := p.drv.(driver.TransferUnitPool); ok {
 		if u, err := tp.TransferUnit(id); err == nil && u > 1 {
 			return u
 		}
@@ -227,7 +228,7 @@ func gcd(a, b int64) int64 {
 	return a
 }
 
-func checkRange(p Pool, role string, id BufferID, off, n int64) error {
+func checkRange(p *Pool, role string, id BufferID, off, n int64) error {
 	size, err := p.Size(id)
 	if err != nil {
 		return err
@@ -251,7 +252,7 @@ func chunked(ctx context.Context, n, chunk int64, report func(int64), f func(off
 
 // staged copies device to device through two host-pool chunks: while one
 // chunk is written to dst, the next is read from src.
-func (r *Runtime) staged(ctx context.Context, dst Pool, dstID BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n, chunk int64, report func(int64)) error {
+func (r *Runtime) staged(ctx context.Context, dst *Pool, dstID BufferID, dstOff int64, src *Pool, srcID BufferID, srcOff, n, chunk int64, report func(int64)) error {
 	chunk = min(chunk, n)
 	bufs, release, err := r.staging.pair(r.host, chunk)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 )
 
@@ -20,10 +21,23 @@ func pattern(n int, seed byte) []byte {
 	return b
 }
 
-func hostBuffer(t *testing.T, data []byte) (*hostpool.Pool, BufferID) {
+// hostRaw is the default runtime's host pool as the driver-level pool the
+// fakes below stand beside.
+func hostRaw(t *testing.T) *hostpool.Pool {
 	t.Helper()
 	host, err := HostPool()
 	require.NoError(t, err)
+	return host.Driver().(*hostpool.Pool)
+}
+
+// copyRaw is Copy between driver-level pools.
+func copyRaw(ctx context.Context, dst driver.Pool, dstID BufferID, dstOff int64, src driver.Pool, srcID BufferID, srcOff, n int64, opts ...CopyOption) error {
+	return Copy(ctx, PoolOf(dst), dstID, dstOff, PoolOf(src), srcID, srcOff, n, opts...)
+}
+
+func hostBuffer(t *testing.T, data []byte) (*hostpool.Pool, BufferID) {
+	t.Helper()
+	host := hostRaw(t)
 	id, err := host.Alloc(bg, int64(len(data)))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = host.Release(id) })
@@ -40,7 +54,7 @@ func fakeBuffer(t *testing.T, p *fakePool, data []byte) BufferID {
 	return id
 }
 
-func readAll(t *testing.T, p Pool, id BufferID) []byte {
+func readAll(t *testing.T, p driver.Pool, id BufferID) []byte {
 	t.Helper()
 	n, err := p.Size(id)
 	require.NoError(t, err)
@@ -77,7 +91,7 @@ func TestCopyHostToHost(t *testing.T) {
 	host, a := hostBuffer(t, src)
 	_, b := hostBuffer(t, make([]byte, 12_000))
 	var log progressLog
-	require.NoError(t, Copy(bg, host, b, 1000, host, a, 500, 9000, WithChunk(1024), log.opt()))
+	require.NoError(t, copyRaw(bg, host, b, 1000, host, a, 500, 9000, WithChunk(1024), log.opt()))
 	log.check(t, 9000, 9) // ceil(9000/1024)
 	got := readAll(t, host, b)
 	require.Equal(t, src[500:9500], got[1000:10000])
@@ -91,7 +105,7 @@ func TestCopyBetweenHostAndDevice(t *testing.T) {
 	d := fakeBuffer(t, dev, make([]byte, 5000))
 
 	var up progressLog
-	require.NoError(t, Copy(bg, dev, d, 0, host, h, 0, 5000, WithChunk(2000), up.opt()))
+	require.NoError(t, copyRaw(bg, dev, d, 0, host, h, 0, 5000, WithChunk(2000), up.opt()))
 	up.check(t, 5000, 3)
 	require.EqualValues(t, 3, dev.writes.Load(), "host to device writes straight from host memory, chunk by chunk")
 	require.Equal(t, data, readAll(t, dev, d))
@@ -99,15 +113,14 @@ func TestCopyBetweenHostAndDevice(t *testing.T) {
 	_, back := hostBuffer(t, make([]byte, 5000))
 	dev.reads.Store(0)
 	var down progressLog
-	require.NoError(t, Copy(bg, host, back, 0, dev, d, 0, 5000, WithChunk(2000), down.opt()))
+	require.NoError(t, copyRaw(bg, host, back, 0, dev, d, 0, 5000, WithChunk(2000), down.opt()))
 	down.check(t, 5000, 3)
 	require.EqualValues(t, 3, dev.reads.Load(), "device to host reads straight into host memory")
 	require.Equal(t, data, readAll(t, host, back))
 }
 
 func TestCopyDeviceToDeviceStagesInBoundedReusedChunks(t *testing.T) {
-	host, err := HostPool()
-	require.NoError(t, err)
+	host := hostRaw(t)
 	const n = 40 << 20 // more than the two staging buffers together
 	data := pattern(n, 3)
 	a, b := newFakePool("a", 1<<30), newFakePool("b", 1<<30)
@@ -116,14 +129,14 @@ func TestCopyDeviceToDeviceStagesInBoundedReusedChunks(t *testing.T) {
 
 	// A cold copy allocates at most the staging pair; later copies reuse it.
 	liveCold := host.Live()
-	require.NoError(t, Copy(bg, b, dst, 0, a, src, 0, n, WithChunk(1<<20)))
+	require.NoError(t, copyRaw(bg, b, dst, 0, a, src, 0, n, WithChunk(1<<20)))
 	liveBefore, freeBefore := host.Live(), host.FreeBytes()
 	require.LessOrEqual(t, liveBefore, liveCold+2)
 	require.LessOrEqual(t, liveBefore, 4, "between copies only the cached staging buffers (at most 4) are live")
 	maxLive, minFree := 0, freeBefore
 	for range 3 {
 		var log progressLog
-		err := Copy(bg, b, dst, 0, a, src, 0, n, WithChunk(1<<20), WithProgress(func(done, total int64) {
+		err := copyRaw(bg, b, dst, 0, a, src, 0, n, WithChunk(1<<20), WithProgress(func(done, total int64) {
 			log.calls = append(log.calls, done)
 			log.total = total
 			maxLive = max(maxLive, host.Live())
@@ -159,7 +172,7 @@ func TestCopyRangeErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			called := false
-			err := Copy(bg, host, tc.dstID, tc.dstOff, host, tc.srcID, tc.srcOff, tc.n,
+			err := copyRaw(bg, host, tc.dstID, tc.dstOff, host, tc.srcID, tc.srcOff, tc.n,
 				WithProgress(func(int64, int64) { called = true }))
 			require.ErrorIs(t, err, tc.want)
 			require.ErrorContains(t, err, tc.side)
@@ -167,7 +180,7 @@ func TestCopyRangeErrors(t *testing.T) {
 			require.Equal(t, make([]byte, 50), readAll(t, host, b), "a refused copy writes nothing")
 		})
 	}
-	require.NoError(t, Copy(bg, host, b, 50, host, a, 100, 0), "an empty copy at the ends is fine")
+	require.NoError(t, copyRaw(bg, host, b, 50, host, a, 100, 0), "an empty copy at the ends is fine")
 }
 
 func TestCopyWithinOneBuffer(t *testing.T) {
@@ -184,14 +197,14 @@ func TestCopyWithinOneBuffer(t *testing.T) {
 		copy(want[tc.dstOff:tc.dstOff+tc.n], pattern(1000, 5)[tc.srcOff:tc.srcOff+tc.n])
 		t.Run("host "+tc.name, func(t *testing.T) {
 			host, id := hostBuffer(t, pattern(1000, 5))
-			require.NoError(t, Copy(bg, host, id, tc.dstOff, host, id, tc.srcOff, tc.n, WithChunk(64)))
+			require.NoError(t, copyRaw(bg, host, id, tc.dstOff, host, id, tc.srcOff, tc.n, WithChunk(64)))
 			require.Equal(t, want, readAll(t, host, id))
 		})
 		t.Run("device "+tc.name, func(t *testing.T) {
 			dev := newFakePool("dev", 1<<20)
 			id := fakeBuffer(t, dev, pattern(1000, 5))
 			var log progressLog
-			require.NoError(t, Copy(bg, dev, id, tc.dstOff, dev, id, tc.srcOff, tc.n, WithChunk(64), log.opt()))
+			require.NoError(t, copyRaw(bg, dev, id, tc.dstOff, dev, id, tc.srcOff, tc.n, WithChunk(64), log.opt()))
 			require.Equal(t, want, readAll(t, dev, id))
 			require.Equal(t, tc.n, log.calls[len(log.calls)-1])
 		})
@@ -205,7 +218,7 @@ type peerPool struct {
 	fail  error
 }
 
-func (p *peerPool) CopyFrom(ctx context.Context, dst BufferID, dstOff int64, src Pool, srcID BufferID, srcOff, n int64) error {
+func (p *peerPool) CopyFrom(ctx context.Context, dst BufferID, dstOff int64, src driver.Pool, srcID BufferID, srcOff, n int64) error {
 	if p.fail != nil {
 		return p.fail
 	}
@@ -228,7 +241,7 @@ func TestCopyUsesPeerCopierFirst(t *testing.T) {
 	src := fakeBuffer(t, a.fakePool, data)
 	dst := fakeBuffer(t, b.fakePool, make([]byte, 3000))
 	var log progressLog
-	require.NoError(t, Copy(bg, b, dst, 0, a, src, 0, 3000, WithChunk(1000), log.opt()))
+	require.NoError(t, copyRaw(bg, b, dst, 0, a, src, 0, 3000, WithChunk(1000), log.opt()))
 	require.Equal(t, 1, b.peers)
 	log.check(t, 3000, 1)
 	require.Equal(t, data, readAll(t, b, dst))
@@ -236,13 +249,13 @@ func TestCopyUsesPeerCopierFirst(t *testing.T) {
 	// From a pool the peer path does not know: staged instead.
 	plain := newFakePool("other", 1<<20)
 	other := fakeBuffer(t, plain, pattern(3000, 7))
-	require.NoError(t, Copy(bg, b, dst, 0, plain, other, 0, 3000, WithChunk(1000)))
+	require.NoError(t, copyRaw(bg, b, dst, 0, plain, other, 0, 3000, WithChunk(1000)))
 	require.Equal(t, 1, b.peers)
 	require.Equal(t, pattern(3000, 7), readAll(t, b, dst))
 
 	// Any other peer failure is the copy's failure.
 	b.fail = errors.New("link down")
-	require.EqualError(t, Copy(bg, b, dst, 0, a, src, 0, 3000), "link down")
+	require.EqualError(t, copyRaw(bg, b, dst, 0, a, src, 0, 3000), "link down")
 }
 
 // failingPool fails reads or writes after a number of calls.
@@ -266,23 +279,23 @@ func (p *failingPool) Write(ctx context.Context, id BufferID, off int64, src []b
 }
 
 func TestCopyStagedErrorsAndCancellation(t *testing.T) {
-	host, err := HostPool()
-	require.NoError(t, err)
+	host := hostRaw(t)
+	var err error
 	live := host.Live()
 	a := &failingPool{fakePool: newFakePool("a", 1<<20), readsLeft: 2, writesLeft: 1 << 30}
 	b := &failingPool{fakePool: newFakePool("b", 1<<20), readsLeft: 1 << 30, writesLeft: 1 << 30}
 	src := fakeBuffer(t, a.fakePool, pattern(10_000, 8))
 	dst := fakeBuffer(t, b.fakePool, make([]byte, 10_000))
-	require.EqualError(t, Copy(bg, b, dst, 0, a, src, 0, 10_000, WithChunk(1000)), "read failed")
+	require.EqualError(t, copyRaw(bg, b, dst, 0, a, src, 0, 10_000, WithChunk(1000)), "read failed")
 
 	a.readsLeft, b.writesLeft = 1<<30, 3
-	require.EqualError(t, Copy(bg, b, dst, 0, a, src, 0, 10_000, WithChunk(1000)), "write failed")
+	require.EqualError(t, copyRaw(bg, b, dst, 0, a, src, 0, 10_000, WithChunk(1000)), "write failed")
 
 	b.writesLeft = 1 << 30
 	ctx, cancel := context.WithCancel(bg)
 	defer cancel()
 	var after int
-	err = Copy(ctx, b, dst, 0, a, src, 0, 10_000, WithChunk(1000), WithProgress(func(done, _ int64) {
+	err = copyRaw(ctx, b, dst, 0, a, src, 0, 10_000, WithChunk(1000), WithProgress(func(done, _ int64) {
 		if done >= 3000 {
 			cancel()
 			after++
@@ -295,7 +308,7 @@ func TestCopyStagedErrorsAndCancellation(t *testing.T) {
 	// Cancellation also stops copies that need no staging.
 	_, h := hostBuffer(t, make([]byte, 10_000))
 	ctx2, cancel2 := context.WithCancel(bg)
-	err = Copy(ctx2, host, h, 0, a, src, 0, 10_000, WithChunk(1000), WithProgress(func(int64, int64) { cancel2() }))
+	err = copyRaw(ctx2, host, h, 0, a, src, 0, 10_000, WithChunk(1000), WithProgress(func(int64, int64) { cancel2() }))
 	require.ErrorIs(t, err, context.Canceled)
 	require.False(t, bytes.Equal(pattern(10_000, 8), readAll(t, host, h)))
 }
@@ -321,7 +334,7 @@ func TestCopyMovesWholeTransferUnits(t *testing.T) {
 	data := pattern(30000, 3)
 	src := fakeBuffer(t, other.fakePool, data)
 	dst := fakeBuffer(t, dev.fakePool, make([]byte, 30000))
-	require.NoError(t, Copy(bg, dev, dst, 0, other, src, 0, 30000, WithChunk(10000)))
+	require.NoError(t, copyRaw(bg, dev, dst, 0, other, src, 0, 30000, WithChunk(10000)))
 	require.Equal(t, data, readAll(t, dev, dst))
 	for i, n := range dev.moved {
 		require.Zero(t, n%6000, "transfer %d of %d bytes is whole units of both pools (6000)", i, n)
@@ -329,6 +342,6 @@ func TestCopyMovesWholeTransferUnits(t *testing.T) {
 	require.Equal(t, []int{6000, 6000, 6000, 6000, 6000}, dev.moved)
 
 	dev.moved = nil
-	require.NoError(t, Copy(bg, dev, dst, 0, other, src, 0, 30000, WithChunk(100)))
+	require.NoError(t, copyRaw(bg, dev, dst, 0, other, src, 0, 30000, WithChunk(100)))
 	require.Equal(t, 6000, dev.moved[0], "a chunk smaller than a unit is one unit")
 }

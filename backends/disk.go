@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/buftable"
 	"github.com/zyxtt/zyxtt/internal/core"
 	"github.com/zyxtt/zyxtt/shm"
@@ -24,8 +25,8 @@ type DiskPool struct {
 }
 
 var (
-	_ Pool       = (*DiskPool)(nil)
-	_ HostMemory = (*DiskPool)(nil)
+	_ driver.Pool       = (*DiskPool)(nil)
+	_ driver.HostMemory = (*DiskPool)(nil)
 )
 
 // NewDiskPool returns an empty disk pool. Its ids come from the process-wide
@@ -35,6 +36,9 @@ func NewDiskPool() *DiskPool {
 		return fmt.Errorf("disk pool: %s: buffer %d: %w", op, id, ErrUnknownBuffer)
 	}, (*shm.FileMap).Close)}
 }
+
+// Pool is the disk pool as a Pool of the user API: copies (Copy) take it.
+func (p *DiskPool) Pool() *Pool { return PoolOf(p) }
 
 // Name is "disk".
 func (p *DiskPool) Name() string { return "disk" }

@@ -117,10 +117,10 @@ func TestCopyDiskIntoHostPool(t *testing.T) {
 
 	host, dst := hostBuffer(t, make([]byte, 90_000))
 	var log progressLog
-	require.NoError(t, Copy(bg, host, dst, 0, disk, src, 0, 90_000, WithChunk(16<<10), log.opt()))
+	require.NoError(t, copyRaw(bg, host, dst, 0, disk, src, 0, 90_000, WithChunk(16<<10), log.opt()))
 	log.check(t, 90_000, 6)
 	require.Equal(t, data[1000:91_000], readAll(t, host, dst))
 
-	err = Copy(bg, disk, src, 0, host, dst, 0, 10)
+	err = copyRaw(bg, disk, src, 0, host, dst, 0, 10)
 	require.ErrorIs(t, err, ErrUnsupported, "the disk pool is read-only")
 }

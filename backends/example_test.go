@@ -64,11 +64,11 @@ func ExampleRuntime_CompileOn() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(dev.Name(), "grid", exe.(*dummy.Executable).LastGrid(), "free", pool.FreeBytes(), "x tail", back)
+	fmt.Println(dev.Name(), "grid", exe.Driver().(*dummy.Executable).LastGrid(), "free", pool.FreeBytes(), "x tail", back)
 
 	err = exe.Launch(ctx, args[:2])
 	fmt.Println(err)
 	// Output:
 	// dummy grid [4] free 1040576 x tail [998 999]
-	// dummy: launch vadd: invalid argument: 2 args for 3 params
+	// dummy: launch: program "vadd": invalid argument: 2 args for 3 params
 }

@@ -10,16 +10,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/registry"
 )
 
-// driverFunc adapts a function to a driver, as backends/driver.DriverFunc
-// does (that package imports this one, so these tests cannot use it).
-type driverFunc func(ctx context.Context, env *registry.Env) ([]Device, error)
+// driverFunc adapts a function to a driver.
+type driverFunc = driver.DriverFunc
 
-func (f driverFunc) Open(ctx context.Context, env *registry.Env) ([]Device, error) {
-	return f(ctx, env)
-}
+// opener is a driver.
+type opener = driver.Driver
 
 // withRegistry makes the default runtime, for the length of the test, a
 // private one whose only backends are drivers. Tests that use it must not
@@ -65,7 +64,7 @@ func privateRuntime(t *testing.T, drivers map[string]opener) *Runtime {
 type fakeDevice struct {
 	name, backend string
 	info          DeviceInfo
-	pool          Pool
+	pool          driver.Pool
 	compileErr    error
 	compiles      atomic.Int32
 	closed        atomic.Bool
@@ -79,9 +78,9 @@ func (d *fakeDevice) Info() *DeviceInfo {
 	}
 	return &d.info
 }
-func (d *fakeDevice) Pool() Pool   { return d.pool }
-func (d *fakeDevice) Close() error { d.closed.Store(true); return nil }
-func (d *fakeDevice) Compile(ctx context.Context, p *Program) (Executable, error) {
+func (d *fakeDevice) Pool() driver.Pool { return d.pool }
+func (d *fakeDevice) Close() error      { d.closed.Store(true); return nil }
+func (d *fakeDevice) Compile(ctx context.Context, p *Program) (driver.Executable, error) {
 	d.compiles.Add(1)
 	if !p.Accepts(d.Info().Formats) {
 		return nil, fmt.Errorf("%s: %w", d.name, ErrNoVariant)
@@ -108,11 +107,11 @@ func fakeFormats(backend string) []Format {
 
 type fakeExe struct{}
 
-func (fakeExe) Launch(context.Context, []LaunchArg) error { return nil }
-func (fakeExe) LaunchTimed(context.Context, []LaunchArg) (time.Duration, error) {
+func (fakeExe) Launch(context.Context, *driver.Launch) error { return nil }
+func (fakeExe) LaunchTimed(context.Context, *driver.Launch) (time.Duration, error) {
 	return time.Microsecond, nil
 }
-func (fakeExe) Submit(context.Context, []LaunchArg, ...Event) (Event, error) {
+func (fakeExe) Submit(context.Context, *driver.Launch, ...Event) (Event, error) {
 	return Completed(nil), nil
 }
 func (fakeExe) Release() error { return nil }
@@ -211,12 +210,21 @@ func (p *fakePool) Read(_ context.Context, id BufferID, off int64, dst []byte) e
 
 // staticDriver returns fixed devices or a fixed reason, counting opens.
 type staticDriver struct {
-	devs  []Device
+	devs  []driver.Device
 	err   error
 	opens atomic.Int32
 }
 
-func (d *staticDriver) Open(context.Context, *registry.Env) ([]Device, error) {
+func (d *staticDriver) Open(context.Context, *registry.Env) ([]driver.Device, error) {
 	d.opens.Add(1)
 	return d.devs, d.err
+}
+
+// wrapAll is the user-side devices of fake driver devices.
+func wrapAll(devs ...driver.Device) []*Device {
+	out := make([]*Device, len(devs))
+	for i, d := range devs {
+		out[i] = DeviceOf(d)
+	}
+	return out
 }

@@ -296,7 +296,7 @@ func gridText(g []GwsDim) []string {
 // the versions of its driver, runtime and library where it reports them, so
 // that a new driver or another device in the same slot invalidates old
 // measurements.
-func DeviceIdentity(d Device) string {
+func DeviceIdentity(d *Device) string {
 	info := d.Info()
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s|%s|%s|%d", d.Name(), d.Backend(), info.Name, info.Cores)

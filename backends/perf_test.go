@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 func cpuDev(name, backend string, compute uint64, formats []Format, software bool) *fakeDevice {
@@ -49,16 +50,16 @@ func TestStaticRanking(t *testing.T) {
 	gpuKernel := &fakeDevice{name: "opencl:1", backend: "opencl", info: DeviceInfo{Kind: KindGPU, Compute: 90e12, Formats: []Format{FormatOpenCL}}}
 	cuda := &fakeDevice{name: "cuda:0", backend: "cuda", info: DeviceInfo{Kind: KindGPU, Compute: 60e12, Formats: []Format{FormatGEMM, FormatCUDA}}}
 
-	devs := []Device{lavapipe, pocl, emu, c, cblas}
+	devs := wrapAll(lavapipe, pocl, emu, c, cblas)
 	StaticRank(twoVariants(FormatC, FormatSPIRV, FormatOpenCL, FormatTT), devs)
 	require.Equal(t, []string{"c", "cblas", "opencl:0", "vulkan:0", "tt-emu:0"}, names(devs),
 		"native CPU backends first, then software implementations of GPU APIs, the emulator last")
 
-	devs = []Device{c, lavapipe, cblas}
+	devs = wrapAll(c, lavapipe, cblas)
 	StaticRank(twoVariants(FormatC, FormatGEMM, FormatSPIRV), devs)
 	require.Equal(t, []string{"cblas", "c", "vulkan:0"}, names(devs), "a GEMM program prefers the BLAS device")
 
-	devs = []Device{gpuKernel, cuda, c}
+	devs = wrapAll(gpuKernel, cuda, c)
 	StaticRank(twoVariants(FormatCUDA, FormatGEMM, FormatOpenCL, FormatC), devs)
 	require.Equal(t, []string{"cuda:0", "opencl:1", "c"}, names(devs), "cuBLAS before a generic GPU kernel, GPUs before the CPU")
 }
@@ -73,7 +74,7 @@ type fakeWorkload struct {
 }
 
 func (w *fakeWorkload) Bytes() int64 { return w.bytes }
-func (w *fakeWorkload) Measure(_ context.Context, d Device, _ Executable, launches int) (Measurement, error) {
+func (w *fakeWorkload) Measure(_ context.Context, d *Device, _ *Executable, launches int) (Measurement, error) {
 	w.measured.Add(1)
 	time.Sleep(w.sleep)
 	m := Measurement{Upload: w.transfer, Download: w.transfer}
@@ -87,7 +88,7 @@ func TestFastestMeasuresRecordsAndAutoUsesTheRecord(t *testing.T) {
 	c := cpuDev("c", "c", 78e9, []Format{FormatC}, false)
 	lavapipe := cpuDev("vulkan:0", "vulkan", 100e9, []Format{FormatSPIRV}, true)
 	gpu := &fakeDevice{name: "gpu:0", backend: "gpu", info: DeviceInfo{Kind: KindGPU, Compute: 1e14, Formats: []Format{"gpu"}}}
-	withRegistry(t, map[string]opener{"c": &staticDriver{devs: []Device{c}}, "vulkan": &staticDriver{devs: []Device{lavapipe}}, "gpu": &staticDriver{devs: []Device{gpu}}})
+	withRegistry(t, map[string]opener{"c": &staticDriver{devs: []driver.Device{c}}, "vulkan": &staticDriver{devs: []driver.Device{lavapipe}}, "gpu": &staticDriver{devs: []driver.Device{gpu}}})
 	rec := &PerfRecord{Path: filepath.Join(t.TempDir(), "perf.json")}
 	p := twoVariants(FormatC, FormatSPIRV)
 	w := &fakeWorkload{bytes: 3 << 20, launch: map[string]time.Duration{"c": 4300 * time.Microsecond, "vulkan:0": 424 * time.Millisecond}}
@@ -145,16 +146,16 @@ func TestDeviceIdentityFollowsTheDriver(t *testing.T) {
 	a := &fakeDevice{name: "cuda:0", backend: "cuda", info: DeviceInfo{Name: "NVIDIA H200", Extra: map[string]string{"driver_version": "580.1"}}}
 	b := &fakeDevice{name: "cuda:0", backend: "cuda", info: DeviceInfo{Name: "NVIDIA H200", Extra: map[string]string{"driver_version": "590.2"}}}
 	c := &fakeDevice{name: "cuda:0", backend: "cuda", info: DeviceInfo{Name: "NVIDIA H100", Extra: map[string]string{"driver_version": "580.1"}}}
-	require.NotEqual(t, DeviceIdentity(a), DeviceIdentity(b), "a new driver invalidates")
-	require.NotEqual(t, DeviceIdentity(a), DeviceIdentity(c), "another device in the slot invalidates")
-	require.Equal(t, DeviceIdentity(a), DeviceIdentity(a))
+	require.NotEqual(t, DeviceIdentity(DeviceOf(a)), DeviceIdentity(DeviceOf(b)), "a new driver invalidates")
+	require.NotEqual(t, DeviceIdentity(DeviceOf(a)), DeviceIdentity(DeviceOf(c)), "another device in the slot invalidates")
+	require.Equal(t, DeviceIdentity(DeviceOf(a)), DeviceIdentity(DeviceOf(a)))
 	require.Equal(t, 21, SizeBucket(3<<20))
 	require.Equal(t, 20, SizeBucket(1<<20))
 	require.Zero(t, SizeBucket(0))
 }
 
 func TestFastestKeepsToItsBudget(t *testing.T) {
-	var devs []Device
+	var devs []driver.Device
 	for i := range 6 {
 		devs = append(devs, cpuDev(fmt.Sprintf("c:%d", i), "c", 1, []Format{FormatC}, false))
 	}

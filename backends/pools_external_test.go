@@ -15,6 +15,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/backends/dummy"
+	"github.com/zyxtt/zyxtt/hostpool"
 )
 
 var ctx = context.Background()
@@ -27,12 +28,12 @@ func fill(n int, seed byte) []byte {
 	return b
 }
 
-func dummyPool(t *testing.T, memory int64) backends.Pool {
+func dummyPool(t *testing.T, memory int64) *backends.Pool {
 	t.Helper()
 	d, err := dummy.New(dummy.Config{Enabled: true, Memory: memory})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
-	return d.Pool()
+	return backends.DeviceOf(d).Pool()
 }
 
 func TestCopyThroughDummyDevices(t *testing.T) {
@@ -48,9 +49,9 @@ func TestCopyThroughDummyDevices(t *testing.T) {
 
 	steps := []struct {
 		name     string
-		dst      backends.Pool
+		dst      *backends.Pool
 		dstID    backends.BufferID
-		src      backends.Pool
+		src      *backends.Pool
 		srcID    backends.BufferID
 		hostLive int // host buffers a copy may add (the cached staging pair)
 	}{
@@ -60,7 +61,7 @@ func TestCopyThroughDummyDevices(t *testing.T) {
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
-			before := host.Live()
+			before := host.Driver().(*hostpool.Pool).Live()
 			var calls []int64
 			err := backends.Copy(ctx, s.dst, s.dstID, 0, s.src, s.srcID, 0, n, backends.WithChunk(1<<20),
 				backends.WithProgress(func(done, total int64) {
@@ -71,16 +72,16 @@ func TestCopyThroughDummyDevices(t *testing.T) {
 			require.Len(t, calls, 4, "one progress call per 1 MiB chunk")
 			require.EqualValues(t, n, calls[3])
 			require.Equal(t, data, backendtest.Download(t, s.dst, s.dstID))
-			require.LessOrEqual(t, host.Live(), before+s.hostLive, "no whole-tensor host copy")
+			require.LessOrEqual(t, host.Driver().(*hostpool.Pool).Live(), before+s.hostLive, "no whole-tensor host copy")
 		})
 	}
 
 	// Repeated device to device copies keep reusing the same staging pair.
-	live := host.Live()
+	live := host.Driver().(*hostpool.Pool).Live()
 	for range 5 {
 		require.NoError(t, backends.Copy(ctx, d2, b, 0, d1, a, 0, n, backends.WithChunk(1<<20)))
 	}
-	require.Equal(t, live, host.Live())
+	require.Equal(t, live, host.Driver().(*hostpool.Pool).Live())
 
 	_, err = d1.Alloc(ctx, 16<<20)
 	require.ErrorIs(t, err, backends.ErrOutOfMemory, "the dummy pool's size is enforced")
@@ -98,7 +99,7 @@ func TestCopyDiskIntoDummy(t *testing.T) {
 	require.NoError(t, err)
 	dev := dummyPool(t, 1<<20)
 	dst := backendtest.Upload(t, dev, make([]byte, 60_000))
-	require.NoError(t, backends.Copy(ctx, dev, dst, 0, disk, src, 0, 60_000, backends.WithChunk(8<<10)))
+	require.NoError(t, backends.Copy(ctx, dev, dst, 0, disk.Pool(), src, 0, 60_000, backends.WithChunk(8<<10)))
 	require.Equal(t, data[5:60_005], backendtest.Download(t, dev, dst))
 }
 
@@ -133,7 +134,7 @@ func TestDiskPoolConformance(t *testing.T) {
 	disk := backends.NewDiskPool()
 	defer disk.Close()
 	dir := t.TempDir()
-	backendtest.RunReadOnlyPoolConformance(t, disk, func(content []byte) backends.BufferID {
+	backendtest.RunReadOnlyPoolConformance(t, disk.Pool(), func(content []byte) backends.BufferID {
 		path := filepath.Join(dir, "slice.bin")
 		require.NoError(t, os.WriteFile(path, append([]byte("header"), content...), 0o600))
 		id, err := disk.Map(path, 6, int64(len(content)))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"github.com/zyxtt/zyxtt/hostpool"
 	"github.com/zyxtt/zyxtt/internal/registry"
 )
 
@@ -66,7 +65,7 @@ func Status(ctx context.Context) []BackendStatus {
 }
 
 // Devices lists every device of the default Runtime.
-func Devices(ctx context.Context) []Device {
+func Devices(ctx context.Context) []*Device {
 	rt, err := Default()
 	if err != nil {
 		return nil
@@ -85,7 +84,7 @@ func Pools(ctx context.Context) []PoolStatus {
 
 // Lookup finds one device of the default Runtime by selector (see
 // Runtime.Lookup).
-func Lookup(ctx context.Context, selector string) (Device, error) {
+func Lookup(ctx context.Context, selector string) (*Device, error) {
 	rt, err := Default()
 	if err != nil {
 		return nil, err
@@ -94,7 +93,7 @@ func Lookup(ctx context.Context, selector string) (Device, error) {
 }
 
 // HostPool is the default Runtime's host pool.
-func HostPool() (*hostpool.Pool, error) {
+func HostPool() (*Pool, error) {
 	rt, err := Default()
 	if err != nil {
 		return nil, err

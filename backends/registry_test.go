@@ -1,6 +1,7 @@
 package backends
 
 import (
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/registry"
 
 	"context"
@@ -25,10 +26,10 @@ func TestRegistryOpensLazilyExactlyOnce(t *testing.T) {
 	// (the registry cannot forget a name, and -count may run it again).
 	name := fmt.Sprintf("test-counting-%d", countingRuns.Add(1))
 	dev := &fakeDevice{name: name + ":0", backend: name}
-	registry.Register(name, driverFunc(func(context.Context, *registry.Env) ([]Device, error) {
+	registry.Register(name, driverFunc(func(context.Context, *registry.Env) ([]driver.Device, error) {
 		opens.Add(1)
 		time.Sleep(20 * time.Millisecond) // widen the window for racing first users
-		return []Device{dev}, nil
+		return []driver.Device{dev}, nil
 	}))
 	require.Contains(t, Registered(), name)
 	require.Zero(t, opens.Load(), "registering opens nothing")
@@ -56,11 +57,11 @@ func TestRegistryOpensLazilyExactlyOnce(t *testing.T) {
 	for i := range users {
 		require.NoError(t, errs[i])
 		require.NoError(t, got[i].Err)
-		require.Equal(t, []Device{dev}, got[i].Devices, "every user sees the devices of the one open")
+		require.Equal(t, wrapAll(dev), got[i].Devices, "every user sees the devices of the one open")
 	}
 	d, err := rt.Lookup(bg, name)
 	require.NoError(t, err)
-	require.Same(t, dev, d)
+	require.Same(t, dev, d.Driver())
 	require.EqualValues(t, 1, opens.Load())
 
 	require.PanicsWithValue(t, "backends: Register called twice for "+name, func() {
@@ -76,11 +77,11 @@ func TestCancelledOpenIsNotCached(t *testing.T) {
 	var opens atomic.Int32
 	dev := &fakeDevice{name: "slow:0", backend: "slow"}
 	rt := withRegistry(t, map[string]opener{
-		"slow": driverFunc(func(ctx context.Context, _ *registry.Env) ([]Device, error) {
+		"slow": driverFunc(func(ctx context.Context, _ *registry.Env) ([]driver.Device, error) {
 			opens.Add(1)
 			select {
 			case <-release:
-				return []Device{dev}, nil
+				return []driver.Device{dev}, nil
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
@@ -93,19 +94,19 @@ func TestCancelledOpenIsNotCached(t *testing.T) {
 	close(release)
 	d, err := Lookup(bg, "slow")
 	require.NoError(t, err, "the next caller is not given the first caller's context.Canceled")
-	require.Same(t, dev, d)
+	require.Same(t, dev, d.Driver())
 	require.EqualValues(t, 1, opens.Load(), "the open the cancelled caller started was kept")
 
 	// An open that outlives its timeout is not cached either.
 	var tries atomic.Int32
 	hang := make(chan struct{})
 	defer close(hang)
-	drivers := map[string]opener{"hung": driverFunc(func(ctx context.Context, _ *registry.Env) ([]Device, error) {
+	drivers := map[string]opener{"hung": driverFunc(func(ctx context.Context, _ *registry.Env) ([]driver.Device, error) {
 		if tries.Add(1) == 1 {
 			<-ctx.Done() // the first open hangs until its timeout
 			return nil, ctx.Err()
 		}
-		return []Device{&fakeDevice{name: "hung:0", backend: "hung"}}, nil
+		return []driver.Device{&fakeDevice{name: "hung:0", backend: "hung"}}, nil
 	})}
 	rt2 := privateRuntime(t, drivers)
 	rt2.openTimeout = 50 * time.Millisecond
@@ -124,15 +125,15 @@ func TestCancelledOpenIsNotCached(t *testing.T) {
 // package-level functions open backends afresh.
 func TestClosedRuntimeNeverReturnsAClosedDevice(t *testing.T) {
 	var opens atomic.Int32
-	drivers := map[string]opener{"x": driverFunc(func(context.Context, *registry.Env) ([]Device, error) {
+	drivers := map[string]opener{"x": driverFunc(func(context.Context, *registry.Env) ([]driver.Device, error) {
 		opens.Add(1)
-		return []Device{&fakeDevice{name: "x:0", backend: "x"}}, nil
+		return []driver.Device{&fakeDevice{name: "x:0", backend: "x"}}, nil
 	})}
 	rt := privateRuntime(t, drivers)
 	d, err := rt.Lookup(bg, "x")
 	require.NoError(t, err)
 	require.NoError(t, rt.Close())
-	require.True(t, d.(*fakeDevice).closed.Load())
+	require.True(t, d.Driver().(*fakeDevice).closed.Load())
 	_, err = rt.Lookup(bg, "x")
 	require.ErrorIs(t, err, ErrClosed, "a closed runtime returns ErrClosed, never the closed device")
 	_, err = rt.Backend(bg, "x")
@@ -146,14 +147,14 @@ func TestClosedRuntimeNeverReturnsAClosedDevice(t *testing.T) {
 	first, err := Lookup(bg, "x")
 	require.NoError(t, err)
 	require.NoError(t, CloseAll())
-	require.True(t, first.(*fakeDevice).closed.Load())
+	require.True(t, first.Driver().(*fakeDevice).closed.Load())
 	defaultRT.Lock()
 	defaultRT.rt = privateRuntime(t, drivers) // what Default would make, over these drivers
 	defaultRT.Unlock()
 	again, err := Lookup(bg, "x")
 	require.NoError(t, err)
 	require.NotSame(t, first, again, "a fresh device, not the closed one")
-	require.False(t, again.(*fakeDevice).closed.Load())
+	require.False(t, again.Driver().(*fakeDevice).closed.Load())
 }
 
 func TestRegistryKeepsReasons(t *testing.T) {
@@ -162,7 +163,7 @@ func TestRegistryKeepsReasons(t *testing.T) {
 	withRegistry(t, map[string]opener{
 		"missing": missing,
 		"empty":   empty,
-		"panicky": driverFunc(func(context.Context, *registry.Env) ([]Device, error) { panic("boom") }),
+		"panicky": driverFunc(func(context.Context, *registry.Env) ([]driver.Device, error) { panic("boom") }),
 	})
 	for range 3 {
 		st, err := Backend(bg, "missing")
@@ -217,15 +218,15 @@ func TestLookupSelectors(t *testing.T) {
 	tt := &fakeDevice{name: "tt:0", backend: "tt", pool: newFakePool("tt:0", 30)}
 	emu := &fakeDevice{name: "tt-emu:0", backend: "tt", pool: newFakePool("tt-emu:0", 40)}
 	withRegistry(t, map[string]opener{
-		"c":     &staticDriver{devs: []Device{c}},
-		"cblas": &staticDriver{devs: []Device{cblas}},
-		"gpu":   &staticDriver{devs: []Device{gpu0, gpu1}},
-		"tt":    &staticDriver{devs: []Device{tt, emu}},
+		"c":     &staticDriver{devs: []driver.Device{c}},
+		"cblas": &staticDriver{devs: []driver.Device{cblas}},
+		"gpu":   &staticDriver{devs: []driver.Device{gpu0, gpu1}},
+		"tt":    &staticDriver{devs: []driver.Device{tt, emu}},
 		"none":  &staticDriver{err: errors.New("no card")},
 	})
 	for _, tc := range []struct {
 		selector string
-		want     Device
+		want     driver.Device
 		err      string
 	}{
 		{"c", c, ""},
@@ -247,7 +248,7 @@ func TestLookupSelectors(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Same(t, tc.want, d)
+			require.Same(t, tc.want, d.Driver())
 		})
 	}
 
@@ -272,10 +273,10 @@ func TestCloseAllDuringAnOpenIsNotARace(t *testing.T) {
 	release := make(chan struct{})
 	entered := make(chan struct{})
 	dev := &fakeDevice{name: "slow:0", backend: "slow"}
-	withRegistry(t, map[string]opener{"slow": driverFunc(func(context.Context, *registry.Env) ([]Device, error) {
+	withRegistry(t, map[string]opener{"slow": driverFunc(func(context.Context, *registry.Env) ([]driver.Device, error) {
 		close(entered)
 		<-release
-		return []Device{dev}, nil
+		return []driver.Device{dev}, nil
 	})})
 	done := make(chan BackendStatus)
 	go func() {
@@ -304,8 +305,8 @@ func (d *namingDriver) DeviceNamePrefixes() map[string]string { return d.prefixe
 
 func TestLookupNeverPicksAnUnnamedEmulator(t *testing.T) {
 	emu := &fakeDevice{name: "tt-emu:0", backend: "tt", info: DeviceInfo{Tenstorrent: true, Emulated: true}}
-	tt := &namingDriver{staticDriver: staticDriver{devs: []Device{emu}}, prefixes: map[string]string{"tt": "Tenstorrent", "tt-emu": "emulator"}}
-	other := &staticDriver{devs: []Device{&fakeDevice{name: "cl:0", backend: "cl"}}}
+	tt := &namingDriver{staticDriver: staticDriver{devs: []driver.Device{emu}}, prefixes: map[string]string{"tt": "Tenstorrent", "tt-emu": "emulator"}}
+	other := &staticDriver{devs: []driver.Device{&fakeDevice{name: "cl:0", backend: "cl"}}}
 	withRegistry(t, map[string]opener{"tt": tt, "cl": other})
 
 	for _, sel := range []string{"tt:0", "tt"} {
@@ -315,7 +316,7 @@ func TestLookupNeverPicksAnUnnamedEmulator(t *testing.T) {
 	}
 	d, err := Lookup(bg, "tt-emu:0")
 	require.NoError(t, err)
-	require.Same(t, emu, d)
+	require.Same(t, emu, d.Driver())
 	_, err = Lookup(bg, "tt-emu:5")
 	require.ErrorContains(t, err, "tt-emu:5: no device: this host has 1 tt-emu device: tt-emu:0")
 	require.Zero(t, other.opens.Load(), "a selector only the tt driver names opens no other backend")

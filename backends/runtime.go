@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 	"github.com/zyxtt/zyxtt/internal/config"
 	"github.com/zyxtt/zyxtt/internal/registry"
@@ -46,18 +47,6 @@ type Options struct {
 	KernelOutput io.Writer
 }
 
-// opener is what backends/driver.Driver is: the method set a registered
-// driver has.
-type opener interface {
-	Open(ctx context.Context, env *registry.Env) ([]Device, error)
-}
-
-// openTimeouter is backends/driver.OpenTimeouter.
-type openTimeouter interface{ OpenTimeout() time.Duration }
-
-// deviceNamer is backends/driver.DeviceNamer.
-type deviceNamer interface{ DeviceNamePrefixes() map[string]string }
-
 // Runtime owns the backends it opened, their devices, the config and the
 // host pool. Backends open lazily, once each, on first use; an open is never
 // bound to the first caller's context, and one that timed out is tried again
@@ -88,7 +77,7 @@ type backendState struct {
 
 	mu       sync.Mutex
 	opened   bool
-	devs     []Device
+	devs     []*Device
 	err      error
 	inFlight *openAttempt
 }
@@ -97,7 +86,7 @@ type backendState struct {
 // is closed.
 type openAttempt struct {
 	done chan struct{}
-	devs []Device
+	devs []*Device
 	err  error
 }
 
@@ -227,11 +216,11 @@ func (r *Runtime) sectionOf(name string) string {
 
 // HostPool is the runtime's host pool: the memory the C and CBLAS devices
 // compute on and that stages every copy between pools.
-func (r *Runtime) HostPool() (*hostpool.Pool, error) {
+func (r *Runtime) HostPool() (*Pool, error) {
 	if err := r.checkOpen(); err != nil {
 		return nil, err
 	}
-	return r.host, nil
+	return PoolOf(r.host), nil
 }
 
 // Registered lists the backends this runtime may open, sorted.
@@ -272,7 +261,7 @@ func (r *Runtime) state(name string) (*backendState, error) {
 // none. The open runs detached from ctx (ctx only bounds how long this
 // caller waits), under the driver's own timeout; an open that timed out is
 // not kept, so the next caller tries again.
-func (r *Runtime) open(ctx context.Context, st *backendState) ([]Device, error) {
+func (r *Runtime) open(ctx context.Context, st *backendState) ([]*Device, error) {
 	st.mu.Lock()
 	if st.opened {
 		st.mu.Unlock()
@@ -295,7 +284,7 @@ func (r *Runtime) open(ctx context.Context, st *backendState) ([]Device, error) 
 
 func (r *Runtime) runOpen(ctx context.Context, st *backendState, a *openAttempt) {
 	timeout := r.openTimeout
-	if t, ok := st.driver.(openTimeouter); ok && t.OpenTimeout() > 0 {
+	if t, ok := st.driver.(driver.OpenTimeouter); ok && t.OpenTimeout() > 0 {
 		timeout = t.OpenTimeout()
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -326,30 +315,31 @@ func (r *Runtime) runOpen(ctx context.Context, st *backendState, a *openAttempt)
 	close(a.done)
 }
 
-func (r *Runtime) callDriver(ctx context.Context, st *backendState) (devs []Device, err error) {
+func (r *Runtime) callDriver(ctx context.Context, st *backendState) (devs []*Device, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			devs, err = nil, fmt.Errorf("%s: backend panicked during init: %v", st.name, p)
 		}
 	}()
-	d, ok := st.driver.(opener)
+	d, ok := st.driver.(driver.Driver)
 	if !ok {
 		return nil, fmt.Errorf("%s: the registered driver does not implement driver.Driver", st.name)
 	}
 	env := r.env
-	devs, err = d.Open(ctx, &env)
-	if err == nil && len(devs) == 0 {
+	opened, err := d.Open(ctx, &env)
+	if err == nil && len(opened) == 0 {
 		err = fmt.Errorf("%w: the backend found no devices", ErrNoDevice)
 	}
 	if err != nil {
-		for _, dv := range devs {
+		for _, dv := range opened {
 			_ = dv.Close()
 		}
-		devs = nil
+		opened = nil
 		zlog.Debug(zlog.Device, "backend has no devices", "backend", st.name, "reason", err)
 	}
-	for _, dv := range devs {
+	for _, dv := range opened {
 		zlog.Debug(zlog.Device, "device", "backend", st.name, "name", dv.Name(), "info", dv.Info().Name)
+		devs = append(devs, DeviceOf(dv))
 	}
 	return devs, err
 }
@@ -358,7 +348,7 @@ func (r *Runtime) callDriver(ctx context.Context, st *backendState) (devs []Devi
 // it has none.
 type BackendStatus struct {
 	Name    string
-	Devices []Device
+	Devices []*Device
 	Err     error
 }
 
@@ -392,8 +382,8 @@ func (r *Runtime) Status(ctx context.Context) []BackendStatus {
 }
 
 // Devices opens every backend and lists every device.
-func (r *Runtime) Devices(ctx context.Context) []Device {
-	var out []Device
+func (r *Runtime) Devices(ctx context.Context) []*Device {
+	var out []*Device
 	for _, st := range r.Status(ctx) {
 		out = append(out, st.Devices...)
 	}
@@ -402,7 +392,7 @@ func (r *Runtime) Devices(ctx context.Context) []Device {
 
 // PoolStatus is one pool and its free bytes.
 type PoolStatus struct {
-	Pool      Pool
+	Pool      *Pool
 	FreeBytes int64
 	Devices   []string
 }
@@ -411,7 +401,7 @@ type PoolStatus struct {
 // devices (the host pool) appears once.
 func (r *Runtime) Pools(ctx context.Context) []PoolStatus {
 	var out []PoolStatus
-	index := map[Pool]int{}
+	index := map[*Pool]int{}
 	for _, d := range r.Devices(ctx) {
 		p := d.Pool()
 		if i, ok := index[p]; ok {
@@ -431,7 +421,7 @@ func (r *Runtime) Inventory(ctx context.Context, name string) ([]Hardware, error
 	if err != nil {
 		return nil, err
 	}
-	inv, ok := d.(Inventory)
+	inv, ok := d.(driver.Inventory)
 	if !ok {
 		return nil, nil
 	}
@@ -444,7 +434,7 @@ func (r *Runtime) Inventory(ctx context.Context, name string) ([]Hardware, error
 // backend never picks an emulated device whose name the selector does not
 // spell: "tt" and "tt:0" mean Tenstorrent hardware, "tt-emu:0" the emulator.
 // Only the backends the selector can name are opened.
-func (r *Runtime) Lookup(ctx context.Context, selector string) (Device, error) {
+func (r *Runtime) Lookup(ctx context.Context, selector string) (*Device, error) {
 	if err := r.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -462,7 +452,7 @@ func (r *Runtime) Lookup(ctx context.Context, selector string) (Device, error) {
 				return d, nil
 			}
 		}
-		var real []Device
+		var real []*Device
 		for _, d := range st.Devices {
 			if !d.Info().Emulated {
 				real = append(real, d)
@@ -482,7 +472,7 @@ func (r *Runtime) Lookup(ctx context.Context, selector string) (Device, error) {
 	if len(candidates) == 0 {
 		candidates = r.names
 	}
-	var seen []Device
+	var seen []*Device
 	var reasons []string
 	for _, n := range candidates {
 		st, err := r.Backend(ctx, n)
@@ -492,7 +482,7 @@ func (r *Runtime) Lookup(ctx context.Context, selector string) (Device, error) {
 		if st.Err != nil {
 			what := "device"
 			if d, err := r.lookup(n); err == nil {
-				if dn, ok := d.(deviceNamer); ok && dn.DeviceNamePrefixes()[prefixOf(selector)] != "" {
+				if dn, ok := d.(driver.DeviceNamer); ok && dn.DeviceNamePrefixes()[prefixOf(selector)] != "" {
 					what = dn.DeviceNamePrefixes()[prefixOf(selector)] + " device"
 				}
 			}
@@ -534,7 +524,7 @@ func (r *Runtime) namers(selector string) []string {
 		if err != nil {
 			continue
 		}
-		if dn, ok := d.(deviceNamer); ok {
+		if dn, ok := d.(driver.DeviceNamer); ok {
 			if _, named := dn.DeviceNamePrefixes()[prefix]; named {
 				out = append(out, n)
 			}
@@ -545,7 +535,7 @@ func (r *Runtime) namers(selector string) []string {
 
 // hasIndexedNames reports whether the devices are named backend:N, so that
 // an index means a name, not a position.
-func hasIndexedNames(devs []Device, backend string) bool {
+func hasIndexedNames(devs []*Device, backend string) bool {
 	for _, d := range devs {
 		if strings.HasPrefix(d.Name(), backend+":") {
 			return true
@@ -554,8 +544,8 @@ func hasIndexedNames(devs []Device, backend string) bool {
 	return false
 }
 
-func describeDevices(backend string, devs []Device) string {
-	var real, emu []Device
+func describeDevices(backend string, devs []*Device) string {
+	var real, emu []*Device
 	for _, d := range devs {
 		if d.Info().Emulated {
 			emu = append(emu, d)
@@ -580,7 +570,7 @@ func plural(n int, noun string) string {
 	return strconv.Itoa(n) + " " + noun + "s"
 }
 
-func deviceNames(devs []Device) string {
+func deviceNames(devs []*Device) string {
 	n := make([]string, len(devs))
 	for i, d := range devs {
 		n[i] = d.Name()

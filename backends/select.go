@@ -36,8 +36,8 @@ func (e *NoDeviceError) Unwrap() error { return ErrNoDevice }
 // Selection is what Select chose: the device, the program compiled on it,
 // the devices passed over before it with the reasons, and why it won.
 type Selection struct {
-	Device     Device
-	Executable Executable
+	Device     *Device
+	Executable *Executable
 	Skips      []Skip
 	// Reason says how the device was chosen: "measured: cblas 0.52 ms vs
 	// vulkan:0 424 ms, c 4.3 ms", "static ranking, not measured yet", or
@@ -58,7 +58,7 @@ type Workload interface {
 	// Measure uploads the inputs to dev, launches exe once to warm it up,
 	// then `launches` timed launches, downloads the outputs, and reports
 	// the times. It leaves nothing allocated on dev.
-	Measure(ctx context.Context, dev Device, exe Executable, launches int) (Measurement, error)
+	Measure(ctx context.Context, dev *Device, exe *Executable, launches int) (Measurement, error)
 }
 
 // Measurement is what one Workload.Measure took.
@@ -149,7 +149,7 @@ func usesGEMM(p *Program, info *DeviceInfo) bool {
 // emulators. Within a class a device that runs p's GEMM variant through a
 // BLAS library comes before one that runs a generic kernel, then the most
 // Compute first.
-func StaticRank(p *Program, devs []Device) {
+func StaticRank(p *Program, devs []*Device) {
 	sort.SliceStable(devs, func(i, j int) bool {
 		ii, ij := devs[i].Info(), devs[j].Info()
 		if ci, cj := rankClass(ii), rankClass(ij); ci != cj {
@@ -167,8 +167,8 @@ func StaticRank(p *Program, devs []Device) {
 // out. "auto", "fastest" (or "") allow every device, in the static ranking
 // (StaticRank). Any other selector is as in Lookup. When no device is left
 // the error is a *NoDeviceError.
-func (r *Runtime) Candidates(ctx context.Context, p *Program, selector string) ([]Device, []Skip, error) {
-	var devs []Device
+func (r *Runtime) Candidates(ctx context.Context, p *Program, selector string) ([]*Device, []Skip, error) {
+	var devs []*Device
 	var skips []Skip
 	if isAuto(selector) {
 		for _, st := range r.Status(ctx) {
@@ -184,9 +184,9 @@ func (r *Runtime) Candidates(ctx context.Context, p *Program, selector string) (
 		if err != nil {
 			return nil, nil, err
 		}
-		devs = []Device{d}
+		devs = []*Device{d}
 	}
-	var out []Device
+	var out []*Device
 	for _, d := range devs {
 		if p != nil && !p.Accepts(d.Info().Formats) {
 			skips = append(skips, Skip{Device: d.Name(), Reason: noVariantReason(d)})
@@ -259,14 +259,14 @@ func (r *Runtime) Select(ctx context.Context, p *Program, selector string, opts 
 
 // byRecord reorders the statically ranked devices by the record: measured
 // devices by cost first, then the others in their order.
-func byRecord(p *Program, devs []Device, o selectOpts) ([]Device, []PerfEntry, string) {
+func byRecord(p *Program, devs []*Device, o selectOpts) ([]*Device, []PerfEntry, string) {
 	if o.workload == nil || o.record == nil {
 		return devs, nil, "static ranking, not measured yet"
 	}
 	prog, bucket := ProgramIdentity(p), SizeBucket(o.workload.Bytes())
 	var measured []PerfEntry
-	var rest []Device
-	byDevice := map[string]Device{}
+	var rest []*Device
+	byDevice := map[string]*Device{}
 	for _, d := range devs {
 		if e, ok := o.record.Lookup(prog, DeviceIdentity(d), bucket); ok {
 			e.DeviceName = d.Name()
@@ -280,7 +280,7 @@ func byRecord(p *Program, devs []Device, o selectOpts) ([]Device, []PerfEntry, s
 		return devs, nil, "static ranking, not measured yet"
 	}
 	sort.SliceStable(measured, func(i, j int) bool { return measured[i].Cost(o.repeat) < measured[j].Cost(o.repeat) })
-	out := make([]Device, 0, len(devs))
+	out := make([]*Device, 0, len(devs))
 	for _, e := range measured {
 		out = append(out, byDevice[e.DeviceName])
 	}
@@ -317,15 +317,15 @@ const measureLaunches = 5
 // fastest compiles and measures every candidate within the budget, records
 // what it measured and picks the cheapest; the others' executables are
 // released.
-func (r *Runtime) fastest(ctx context.Context, p *Program, devs []Device, skips []Skip, o selectOpts) (*Selection, error) {
+func (r *Runtime) fastest(ctx context.Context, p *Program, devs []*Device, skips []Skip, o selectOpts) (*Selection, error) {
 	if o.workload == nil {
 		return nil, fmt.Errorf("%w: selector fastest needs a workload to measure (backends.WithWorkload; zyx-tt run gives one)", ErrInvalidArgument)
 	}
 	start := time.Now()
 	prog, bucket := ProgramIdentity(p), SizeBucket(o.workload.Bytes())
 	type candidate struct {
-		dev   Device
-		exe   Executable
+		dev   *Device
+		exe   *Executable
 		entry PerfEntry
 	}
 	var got []candidate
@@ -395,7 +395,7 @@ func median(ts []time.Duration) time.Duration {
 }
 
 // CompileOn compiles p on the device selector picks (see Select).
-func (r *Runtime) CompileOn(ctx context.Context, p *Program, selector string, opts ...SelectOption) (Device, Executable, error) {
+func (r *Runtime) CompileOn(ctx context.Context, p *Program, selector string, opts ...SelectOption) (*Device, *Executable, error) {
 	s, err := r.Select(ctx, p, selector, opts...)
 	if err != nil {
 		return nil, nil, err
@@ -404,7 +404,7 @@ func (r *Runtime) CompileOn(ctx context.Context, p *Program, selector string, op
 }
 
 // Candidates is Runtime.Candidates on the default Runtime.
-func Candidates(ctx context.Context, p *Program, selector string) ([]Device, []Skip, error) {
+func Candidates(ctx context.Context, p *Program, selector string) ([]*Device, []Skip, error) {
 	rt, err := Default()
 	if err != nil {
 		return nil, nil, err
@@ -422,7 +422,7 @@ func Select(ctx context.Context, p *Program, selector string, opts ...SelectOpti
 }
 
 // CompileOn is Runtime.CompileOn on the default Runtime.
-func CompileOn(ctx context.Context, p *Program, selector string, opts ...SelectOption) (Device, Executable, error) {
+func CompileOn(ctx context.Context, p *Program, selector string, opts ...SelectOption) (*Device, *Executable, error) {
 	rt, err := Default()
 	if err != nil {
 		return nil, nil, err
@@ -432,7 +432,7 @@ func CompileOn(ctx context.Context, p *Program, selector string, opts ...SelectO
 
 // noVariantReason says that a program has no variant a device prepares
 // (DeviceInfo.Formats lists what it does).
-func noVariantReason(d Device) string { return "no variant for " + d.Backend() }
+func noVariantReason(d *Device) string { return "no variant for " + d.Backend() }
 
 func joinSkips(s []Skip) string {
 	if len(s) == 0 {

@@ -7,9 +7,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
-func names(devs []Device) []string {
+func names(devs []*Device) []string {
 	out := make([]string, len(devs))
 	for i, d := range devs {
 		out[i] = d.Name()
@@ -30,10 +31,10 @@ func newSelectFixture(t *testing.T) *selectFixture {
 		c:    &fakeDevice{name: "c", backend: "c", info: DeviceInfo{Compute: 5e11}},
 	}
 	withRegistry(t, map[string]opener{
-		"c":      &staticDriver{devs: []Device{f.c}},
-		"cuda":   &staticDriver{devs: []Device{f.cuda}},
-		"opencl": &staticDriver{devs: []Device{f.ocl}},
-		"tt":     &staticDriver{devs: []Device{f.emu, f.tt}}, // the emulator is listed first on purpose
+		"c":      &staticDriver{devs: []driver.Device{f.c}},
+		"cuda":   &staticDriver{devs: []driver.Device{f.cuda}},
+		"opencl": &staticDriver{devs: []driver.Device{f.ocl}},
+		"tt":     &staticDriver{devs: []driver.Device{f.emu, f.tt}}, // the emulator is listed first on purpose
 		"vulkan": &staticDriver{err: errors.New("libvulkan.so.1: cannot open shared object file")},
 	})
 	return f
@@ -111,10 +112,10 @@ func TestCompileOnFallsBack(t *testing.T) {
 	require.NoError(t, err)
 	dev, exe, skips := sel.Device, sel.Executable, sel.Skips
 	require.NotNil(t, exe)
-	require.Same(t, f.c, dev, "after tt and cuda fail, the next by compute")
+	require.Same(t, f.c, dev.Driver(), "after tt and cuda fail, the next by compute")
 	dev2, exe2, err := CompileOn(bg, allVariants(), "auto")
 	require.NoError(t, err)
-	require.Same(t, f.c, dev2, "CompileOn picks what Select picks")
+	require.Same(t, f.c, dev2.Driver(), "CompileOn picks what Select picks")
 	require.NotNil(t, exe2)
 	require.Contains(t, skips, Skip{Device: "tt:0", Reason: "tt: compile: compile failed: reader.cpp:3: error"})
 	require.Contains(t, skips, Skip{Device: "cuda:0", Reason: "cuda: no variant for this backend"})

@@ -33,7 +33,7 @@ func asBytes[T Element](v []T) []byte {
 
 // WriteSlice writes v into buffer id of p at byte offset off, as
 // little-endian elements. The buffer must hold off + len(v)·size bytes.
-func WriteSlice[T Element](ctx context.Context, p Pool, id BufferID, off int64, v []T) error {
+func WriteSlice[T Element](ctx context.Context, p *Pool, id BufferID, off int64, v []T) error {
 	if littleEndian {
 		return p.Write(ctx, id, off, asBytes(v))
 	}
@@ -45,7 +45,7 @@ func WriteSlice[T Element](ctx context.Context, p Pool, id BufferID, off int64, 
 }
 
 // ReadSlice reads n elements from buffer id of p at byte offset off.
-func ReadSlice[T Element](ctx context.Context, p Pool, id BufferID, off int64, n int) ([]T, error) {
+func ReadSlice[T Element](ctx context.Context, p *Pool, id BufferID, off int64, n int) ([]T, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("%w: read %d elements", ErrInvalidArgument, n)
 	}
@@ -55,7 +55,7 @@ func ReadSlice[T Element](ctx context.Context, p Pool, id BufferID, off int64, n
 
 // ReadInto fills dst with elements read from buffer id of p at byte offset
 // off.
-func ReadInto[T Element](ctx context.Context, p Pool, id BufferID, off int64, dst []T) error {
+func ReadInto[T Element](ctx context.Context, p *Pool, id BufferID, off int64, dst []T) error {
 	if littleEndian {
 		return p.Read(ctx, id, off, asBytes(dst))
 	}
@@ -68,7 +68,7 @@ func ReadInto[T Element](ctx context.Context, p Pool, id BufferID, off int64, ds
 }
 
 // AllocSlice allocates a buffer in p holding v.
-func AllocSlice[T Element](ctx context.Context, p Pool, v []T) (BufferID, error) {
+func AllocSlice[T Element](ctx context.Context, p *Pool, v []T) (BufferID, error) {
 	id, err := p.Alloc(ctx, int64(len(v)*elemSize[T]()))
 	if err != nil {
 		return 0, err

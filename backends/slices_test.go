@@ -9,7 +9,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 )
 
-func roundTrip[T backends.Element](t *testing.T, p backends.Pool, v []T) {
+func roundTrip[T backends.Element](t *testing.T, p *backends.Pool, v []T) {
 	t.Helper()
 	ctx := t.Context()
 	id, err := backends.AllocSlice(ctx, p, v)

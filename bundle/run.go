@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/driver"
-	"github.com/zyxtt/zyxtt/hostpool"
 )
 
 // Progress shows how long work is going; zyx-tt draws it as bars on a
@@ -85,14 +83,14 @@ type Run struct {
 	Queue bool
 
 	rt     *backends.Runtime
-	host   *hostpool.Pool
+	host   *backends.Pool
 	prog   Progress
 	inputs map[int]backends.BufferID // every buffer param's initial data, in the host pool
 	owned  []ownedBuf
 }
 
 type ownedBuf struct {
-	pool backends.Pool
+	pool *backends.Pool
 	id   backends.BufferID
 }
 
@@ -182,7 +180,7 @@ func (r *Run) countBar(name string, total int64, show bool) Bar {
 // Close releases every buffer the run allocated.
 func (r *Run) Close() { r.releaseFrom(0) }
 
-func (r *Run) alloc(ctx context.Context, pool backends.Pool, n int64) (backends.BufferID, error) {
+func (r *Run) alloc(ctx context.Context, pool *backends.Pool, n int64) (backends.BufferID, error) {
 	id, err := pool.Alloc(ctx, n)
 	if err != nil {
 		return 0, err
@@ -192,15 +190,10 @@ func (r *Run) alloc(ctx context.Context, pool backends.Pool, n int64) (backends.
 }
 
 // allocParam allocates buffer param i's device buffer for n bytes of host
-// data: as the program declares it (placement, layout, page size, storage
-// format) when the executable can (backends.ParamAllocator), else a plain
-// buffer of the pool.
-func (r *Run) allocParam(ctx context.Context, pool backends.Pool, exe backends.Executable, i int, n int64) (backends.BufferID, error) {
-	pa, ok := exe.(backends.ParamAllocator)
-	if !ok {
-		return r.alloc(ctx, pool, n)
-	}
-	id, err := pa.AllocParam(ctx, i, n)
+// data, as the program declares it (placement, layout, page size, storage
+// format: Executable.AllocParam).
+func (r *Run) allocParam(ctx context.Context, pool *backends.Pool, exe *backends.Executable, i int, n int64) (backends.BufferID, error) {
+	id, err := exe.AllocParam(ctx, i, n)
 	if err != nil {
 		return 0, err
 	}
@@ -338,7 +331,7 @@ func skipReports(skips []backends.Skip) []SkipReport {
 // Execution is one device's run of the program: its output buffers, back in
 // the host pool, and its timings.
 type Execution struct {
-	Device                   backends.Device
+	Device                   *backends.Device
 	Grid                     []uint64
 	Outputs                  map[int]backends.BufferID
 	Upload, Launch, Download time.Duration
@@ -359,7 +352,7 @@ type QueueTiming struct {
 // it timed (LaunchTimed) when asked, and copies the written params back into
 // new host buffers, leaving the inputs untouched for a verification run.
 // show draws progress bars.
-func (r *Run) Execute(ctx context.Context, dev backends.Device, exe backends.Executable, p *backends.Program, repeat int, show bool) (*Execution, error) {
+func (r *Run) Execute(ctx context.Context, dev *backends.Device, exe *backends.Executable, p *backends.Program, repeat int, show bool) (*Execution, error) {
 	pool := dev.Pool()
 	res := &Execution{Device: dev, Outputs: map[int]backends.BufferID{}}
 	args := make([]backends.LaunchArg, len(r.B.Params))
@@ -384,7 +377,7 @@ func (r *Run) Execute(ctx context.Context, dev backends.Device, exe backends.Exe
 	// inputs where they are: only the params it writes get a copy of their
 	// own (the inputs stay untouched for a verification run), and those
 	// copies are the outputs, with nothing to download.
-	onHost := backends.Pool(r.host) == pool
+	onHost := r.host == pool
 	if onHost {
 		total = 0
 		for _, i := range outs {
@@ -422,7 +415,7 @@ func (r *Run) Execute(ctx context.Context, dev backends.Device, exe backends.Exe
 	up.Done()
 	res.Upload, res.UpBytes = time.Since(start), total
 
-	grid, err := driver.EvalGrid(p.WithVariant(p.Variant(dev.Info().Formats...)), args)
+	grid, err := exe.Grid(args)
 	if err != nil {
 		return nil, err
 	}
@@ -495,7 +488,7 @@ func (r *Run) Execute(ctx context.Context, dev backends.Device, exe backends.Exe
 
 // timeQueued times n launches on the wall clock, each submitted and waited
 // for, against n submitted back to back with one wait for all.
-func timeQueued(ctx context.Context, exe backends.Executable, args []backends.LaunchArg, n int) (*QueueTiming, error) {
+func timeQueued(ctx context.Context, exe *backends.Executable, args []backends.LaunchArg, n int) (*QueueTiming, error) {
 	q := &QueueTiming{Launches: n}
 	start := time.Now()
 	for range n {

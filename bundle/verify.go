@@ -254,7 +254,7 @@ func (b *Bundle) RunOnce(ctx context.Context, rt *backends.Runtime, opts Options
 // can run p other than ran. Checking a run against itself proves nothing;
 // asked for explicitly (--verify=DEV) it is allowed, as a determinism
 // check.
-func (r *Run) referenceDevice(ctx context.Context, p *backends.Program, target string, ran backends.Device) (*backends.Selection, error) {
+func (r *Run) referenceDevice(ctx context.Context, p *backends.Program, target string, ran *backends.Device) (*backends.Selection, error) {
 	if target != "" {
 		sel, err := r.rt.Select(ctx, p, target)
 		if err != nil {

@@ -31,7 +31,7 @@ func (w runWorkload) Bytes() int64 {
 // (pinning host-pool memory, making staging buffers, a driver's first
 // allocations), which on a GPU are many times the copy itself and would
 // make the record rank a device by its set-up instead of its work.
-func (w runWorkload) Measure(ctx context.Context, dev backends.Device, exe backends.Executable, launches int) (backends.Measurement, error) {
+func (w runWorkload) Measure(ctx context.Context, dev *backends.Device, exe *backends.Executable, launches int) (backends.Measurement, error) {
 	r := w.r
 	p, err := r.B.Program(r.Vals)
 	if err != nil {

@@ -406,14 +406,14 @@ func (r *replies) finish() {
 }
 
 // Submit runs the program after the events in after and returns the run's
-// event. The arguments are checked now (an error queues nothing), and the
-// runtime program for this launch's grid is built now if it is new; the
+// event. The runtime program for this launch's grid is built now if it is
+// new (an error queues nothing); the
 // run request goes to the runtime in submission order and its reply, the
 // run's completion, ends the event. Events of this device are not waited
 // for: the run request names their requests, and the runtime does not run
 // it when one of them failed.
-func (x *Executable) Submit(ctx context.Context, args []driver.LaunchArg, after ...driver.Event) (driver.Event, error) {
-	req, err := x.prepare(ctx, args, false)
+func (x *Executable) Submit(ctx context.Context, l *driver.Launch, after ...driver.Event) (driver.Event, error) {
+	req, err := x.prepare(ctx, l, false)
 	if err != nil {
 		return nil, err
 	}

@@ -261,16 +261,16 @@ func CheckLaunch(p *driver.Program, args []driver.LaunchArg, info ttruntime.Init
 	return rp.req, nil
 }
 
-// Launch runs the program on the grid evaluated from args and waits.
-func (e *Executable) Launch(ctx context.Context, args []driver.LaunchArg) error {
-	_, err := e.run(ctx, args, false)
+// Launch runs the program on the launch's grid and waits.
+func (e *Executable) Launch(ctx context.Context, l *driver.Launch) error {
+	_, err := e.run(ctx, l, false)
 	return err
 }
 
 // LaunchTimed runs the program once and returns the run time the device
 // (or emulator) measured.
-func (e *Executable) LaunchTimed(ctx context.Context, args []driver.LaunchArg) (time.Duration, error) {
-	ns, err := e.run(ctx, args, true)
+func (e *Executable) LaunchTimed(ctx context.Context, l *driver.Launch) (time.Duration, error) {
+	ns, err := e.run(ctx, l, true)
 	if ns > uint64(1<<63-1) {
 		ns = 1<<63 - 1
 	}
@@ -289,8 +289,8 @@ func (e *Executable) closedErr() error {
 
 // run is a synchronous launch: straight to the runtime when nothing is
 // queued on the device, else behind what is (queuedRun).
-func (e *Executable) run(ctx context.Context, args []driver.LaunchArg, timed bool) (uint64, error) {
-	req, err := e.prepare(ctx, args, timed)
+func (e *Executable) run(ctx context.Context, l *driver.Launch, timed bool) (uint64, error) {
+	req, err := e.prepare(ctx, l, timed)
 	if err != nil {
 		return 0, err
 	}
@@ -304,21 +304,19 @@ func (e *Executable) run(ctx context.Context, args []driver.LaunchArg, timed boo
 	return r.ElapsedNS, nil
 }
 
-// prepare checks a launch and makes its run request, building the runtime
+// prepare makes a checked launch's run request, building the runtime
 // program for its grid first when it is new.
-func (e *Executable) prepare(ctx context.Context, args []driver.LaunchArg, timed bool) (ttruntime.RunRequest, error) {
+func (e *Executable) prepare(ctx context.Context, l *driver.Launch, timed bool) (ttruntime.RunRequest, error) {
 	fail := func(err error) (ttruntime.RunRequest, error) { return ttruntime.RunRequest{}, err }
 	if err := e.closedErr(); err != nil {
 		return fail(err)
 	}
 	info := e.dev.rt.Info()
-	grid, err := LaunchGrid(e.prog, args, info.Grid)
+	grid, err := launchGrid(e.prog, l, info.Grid)
 	if err != nil {
 		return fail(err)
 	}
-	if _, err := driver.CheckArgs(e.prog, e.dev.pool, args); err != nil {
-		return fail(&driver.Error{Backend: ttruntime.Backend, Op: "launch", Err: err})
-	}
+	args := l.Args
 	rp, err := e.program(ctx, args, grid)
 	if err != nil {
 		return fail(err)

@@ -425,6 +425,22 @@ func checkAxis(axis int, n uint64, g ttruntime.Grid) error {
 	return nil
 }
 
+// launchGrid is LaunchGrid of a checked launch, whose grid package backends
+// evaluated.
+func launchGrid(p *driver.Program, l *driver.Launch, g ttruntime.Grid) ([2]uint32, error) {
+	out := [2]uint32{1, 1}
+	if len(p.Grid) > 2 {
+		return out, invalid("program %q has a %d-axis grid; at most 2", p.Name, len(p.Grid))
+	}
+	for i := range p.Grid {
+		if err := checkAxis(i, l.Grid[i], g); err != nil {
+			return out, err
+		}
+		out[i] = uint32(l.Grid[i])
+	}
+	return out, nil
+}
+
 // LaunchGrid evaluates the program's grid from args: axis 0 is rows, axis
 // 1 is cols, a missing axis is 1 (so a one-axis grid [n] is n rows of one
 // core, and no grid is a single core). Zero, more than two axes, or more
@@ -435,11 +451,11 @@ func LaunchGrid(p *driver.Program, args []driver.LaunchArg, g ttruntime.Grid) ([
 	if len(p.Grid) > 2 {
 		return out, invalid("program %q has a %d-axis grid; at most 2", p.Name, len(p.Grid))
 	}
-	dims, err := driver.EvalGrid(p, args)
-	if err != nil {
-		return out, &driver.Error{Backend: ttruntime.Backend, Op: "launch", Err: fmt.Errorf("%w: %w", driver.ErrInvalidArgument, err)}
-	}
-	for i, n := range dims {
+	for i, axis := range p.Grid {
+		n, err := axis.Eval(args)
+		if err != nil {
+			return out, &driver.Error{Backend: ttruntime.Backend, Op: "launch", Err: fmt.Errorf("%w: grid axis %d: %w", driver.ErrInvalidArgument, i, err)}
+		}
 		if err := checkAxis(i, n, g); err != nil {
 			return out, err
 		}

@@ -56,7 +56,7 @@ func RandomF32(seed uint64, n int, lo, hi float32) []float32 {
 
 // Upload allocates a buffer of p holding data, released when the test
 // ends.
-func Upload(t testing.TB, p driver.Pool, data []byte) driver.BufferID {
+func Upload(t testing.TB, p *backends.Pool, data []byte) driver.BufferID {
 	t.Helper()
 	ctx := context.Background()
 	id, err := p.Alloc(ctx, int64(len(data)))
@@ -67,7 +67,7 @@ func Upload(t testing.TB, p driver.Pool, data []byte) driver.BufferID {
 }
 
 // Download is the whole content of buffer id of p.
-func Download(t testing.TB, p driver.Pool, id driver.BufferID) []byte {
+func Download(t testing.TB, p *backends.Pool, id driver.BufferID) []byte {
 	t.Helper()
 	n, err := p.Size(id)
 	require.NoError(t, err)
@@ -77,7 +77,7 @@ func Download(t testing.TB, p driver.Pool, id driver.BufferID) []byte {
 }
 
 // UploadF32 allocates a buffer of p holding v.
-func UploadF32(t testing.TB, p driver.Pool, v []float32) driver.BufferID {
+func UploadF32(t testing.TB, p *backends.Pool, v []float32) driver.BufferID {
 	t.Helper()
 	id, err := p.Alloc(context.Background(), int64(4*len(v)))
 	require.NoError(t, err)
@@ -86,7 +86,7 @@ func UploadF32(t testing.TB, p driver.Pool, v []float32) driver.BufferID {
 }
 
 // DownloadF32 reads the first n f32 values of a buffer.
-func DownloadF32(t testing.TB, p driver.Pool, id driver.BufferID, n int) []float32 {
+func DownloadF32(t testing.TB, p *backends.Pool, id driver.BufferID, n int) []float32 {
 	t.Helper()
 	b := make([]byte, 4*n)
 	require.NoError(t, p.Read(context.Background(), id, 0, b))
@@ -108,7 +108,7 @@ func RequireClose(t testing.TB, want []float64, got []float32, atol, rtol float6
 // CheckVadd runs exe, compiled from the vadd example, on n elements of pool
 // and checks z against the float64 sum: the quick proof that a device
 // still computes after something went wrong.
-func CheckVadd(t testing.TB, pool driver.Pool, exe driver.Executable, n int) {
+func CheckVadd(t testing.TB, pool *backends.Pool, exe *backends.Executable, n int) {
 	t.Helper()
 	ctx := context.Background()
 	a, b := RandomF32(1, n, -1, 1), RandomF32(2, n, -2, 2)
@@ -147,7 +147,7 @@ func ExamplesDir(t testing.TB) string {
 // CheckLaunchTimed compiles the vadd program prog on dev and requires a
 // timed launch to report a positive device time, a second Release to be
 // harmless, and a released executable to refuse launches with ErrClosed.
-func CheckLaunchTimed(t testing.TB, dev driver.Device, prog *driver.Program) {
+func CheckLaunchTimed(t testing.TB, dev *backends.Device, prog *driver.Program) {
 	t.Helper()
 	ctx := context.Background()
 	pool := dev.Pool()

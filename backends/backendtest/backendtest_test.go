@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/dummy"
@@ -75,10 +76,10 @@ func TestEachDevice(t *testing.T) {
 	ds := backendtest.Devices{
 		Library: "none",
 		Load:    func() error { return nil },
-		Open: func(t testing.TB, ids *[]int) ([]driver.Device, error) {
+		Open: func(t testing.TB, ids *[]int) ([]*backends.Device, error) {
 			require.Nil(t, ids, "every device")
 			d, err := dummy.New(dummy.Config{Memory: 1 << 20})
-			return []driver.Device{d}, err
+			return []*backends.Device{d}, err
 		},
 	}
 	var names []string

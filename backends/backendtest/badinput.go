@@ -24,7 +24,7 @@ type BadInput struct {
 	// Check, when set, proves after each case that the device still
 	// computes (CheckVadd for vadd). A good launch must succeed in any
 	// case.
-	Check func(t testing.TB, dev driver.Device, exe driver.Executable)
+	Check func(t testing.TB, dev *backends.Device, exe *backends.Executable)
 	// BuildsCode: the device builds a variant of a format it accepts, so it
 	// refuses a program with none (ErrNoVariant) and an entry the code
 	// lacks (ErrCompile). Every backend but the dummy, which compiles any
@@ -49,8 +49,8 @@ type BadCase struct {
 // BadEnv is what a case runs against: the device, the good program
 // compiled, and good args on the device's pool.
 type BadEnv struct {
-	Dev  driver.Device
-	Good driver.Executable
+	Dev  *backends.Device
+	Good *backends.Executable
 	Args []driver.LaunchArg
 	in   *BadInput
 }
@@ -93,7 +93,7 @@ func (e *BadEnv) LaunchWith(t testing.TB, p *driver.Program, args []driver.Launc
 //     (ErrInvalidArgument); a cancelled context.
 //
 // Then in.Cases.
-func RunBadInputConformance(t *testing.T, dev driver.Device, in BadInput) {
+func RunBadInputConformance(t *testing.T, dev *backends.Device, in BadInput) {
 	t.Helper()
 	ctx := context.Background()
 	good, err := dev.Compile(ctx, in.Program(t))
@@ -142,7 +142,7 @@ func sharedBadCases(t *testing.T, e *BadEnv) []BadCase {
 
 	cases := []BadCase{
 		{"nil program", nil, func(t testing.TB, e *BadEnv) error { return e.Compile(nil) }},
-		{"invalid program", driver.ErrInvalidArgument, func(t testing.TB, e *BadEnv) error {
+		{"invalid program", backends.ErrInvalidArgument, func(t testing.TB, e *BadEnv) error {
 			p := e.Program(t)
 			p.Params = append(p.Params, driver.Param{Name: "bad", Kind: driver.Variable, DType: driver.DType(250)})
 			return e.Compile(p)
@@ -154,10 +154,10 @@ func sharedBadCases(t *testing.T, e *BadEnv) []BadCase {
 			}
 			return err
 		}},
-		{"fewer args than params", driver.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
+		{"fewer args than params", backends.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
 			return launch(e.Args[:len(e.Args)-1])
 		}},
-		{"more args than params", driver.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
+		{"more args than params", backends.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
 			return launch(append(append([]driver.LaunchArg(nil), e.Args...), driver.VarArg(driver.UintConst(driver.U32, 1))))
 		}},
 		{"launch with a cancelled context", context.Canceled, func(testing.TB, *BadEnv) error {
@@ -182,7 +182,7 @@ func sharedBadCases(t *testing.T, e *BadEnv) []BadCase {
 	}
 	if b := firstOf(true); b >= 0 {
 		cases = append(cases,
-			BadCase{"scalar where a buffer belongs", driver.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
+			BadCase{"scalar where a buffer belongs", backends.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
 				return launch(withArg(b, driver.VarArg(driver.UintConst(driver.U32, 1))))
 			}},
 			BadCase{"freed buffer", driver.ErrUnknownBuffer, func(t testing.TB, e *BadEnv) error {
@@ -209,18 +209,18 @@ func sharedBadCases(t *testing.T, e *BadEnv) []BadCase {
 		if prog.Params[v].DType == driver.U32 {
 			wrong = driver.IntConst(driver.I64, 1)
 		}
-		cases = append(cases, BadCase{"scalar of the wrong dtype", driver.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
+		cases = append(cases, BadCase{"scalar of the wrong dtype", backends.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
 			return launch(withArg(v, driver.VarArg(wrong)))
 		}})
 		if b := firstOf(true); b >= 0 {
-			cases = append(cases, BadCase{"buffer where a scalar belongs", driver.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
+			cases = append(cases, BadCase{"buffer where a scalar belongs", backends.ErrInvalidArgument, func(testing.TB, *BadEnv) error {
 				return launch(withArg(v, e.Args[b]))
 			}})
 		}
 	}
 	if e.in.GridLimits {
 		if lim := e.Dev.Info().MaxGlobalWorkDims; len(lim) > 0 && lim[0] < math.MaxUint64 {
-			cases = append(cases, BadCase{"grid beyond the device", driver.ErrInvalidArgument, func(t testing.TB, e *BadEnv) error {
+			cases = append(cases, BadCase{"grid beyond the device", backends.ErrInvalidArgument, func(t testing.TB, e *BadEnv) error {
 				p := e.Program(t)
 				beyond := []driver.GwsDim{driver.ConstDim(lim[0] + 1)}
 				p.Grid = beyond
@@ -253,9 +253,9 @@ func variantEntry(p *driver.Program, formats []driver.Format) *string {
 
 // foreignPool is a pool that is not p: the host pool, or, when p is a
 // host pool, a dummy device's pool of the test's own.
-func foreignPool(t testing.TB, p driver.Pool) driver.Pool {
+func foreignPool(t testing.TB, p *backends.Pool) *backends.Pool {
 	t.Helper()
-	if _, isHost := p.(*hostpool.Pool); !isHost {
+	if _, isHost := p.Driver().(*hostpool.Pool); !isHost {
 		host, err := backends.HostPool()
 		require.NoError(t, err)
 		return host
@@ -263,5 +263,5 @@ func foreignPool(t testing.TB, p driver.Pool) driver.Pool {
 	d, err := dummy.New(dummy.Config{Memory: 1 << 30})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = d.Close() })
-	return d.Pool()
+	return backends.DeviceOf(d).Pool()
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
@@ -47,7 +48,7 @@ type CopyReference struct {
 // bandwidth (4·N bytes, counted read plus write), all timed by the device,
 // one of each per iteration after one warm-up of each. It reports
 // vadd_GB/s, then each reference's GB/s and ratio, then elems.
-func VaddBandwidth(b *testing.B, dev driver.Device, prog *driver.Program, refs ...CopyReference) {
+func VaddBandwidth(b *testing.B, dev *backends.Device, prog *driver.Program, refs ...CopyReference) {
 	b.Helper()
 	ctx := context.Background()
 	info := dev.Info()

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
@@ -20,7 +21,7 @@ type Step struct {
 	N       int
 	// Args are the launch args that compute out from in; extra buffers the
 	// step needs are made on pool (and released when the test ends).
-	Args func(t testing.TB, pool driver.Pool, in, out driver.BufferID) []driver.LaunchArg
+	Args func(t testing.TB, pool *backends.Pool, in, out driver.BufferID) []driver.LaunchArg
 	// Apply is what one launch does to the values.
 	Apply func(x float32) float32
 }
@@ -28,7 +29,7 @@ type Step struct {
 // VaddStep is the vadd example as out = in + 1 over n elements.
 func VaddStep(t testing.TB, n int) Step {
 	return Step{Program: Vadd(t), N: n, Apply: func(x float32) float32 { return x + 1 },
-		Args: func(t testing.TB, pool driver.Pool, in, out driver.BufferID) []driver.LaunchArg {
+		Args: func(t testing.TB, pool *backends.Pool, in, out driver.BufferID) []driver.LaunchArg {
 			ones := make([]float32, n)
 			for i := range ones {
 				ones[i] = 1
@@ -42,7 +43,7 @@ func VaddStep(t testing.TB, n int) Step {
 // MatmulStep is the matmul example as out = in × 2I, in an n×n matrix.
 func MatmulStep(t testing.TB, n int) Step {
 	return Step{Program: ExampleProgram(t, "matmul"), N: n * n, Apply: func(x float32) float32 { return 2 * x },
-		Args: func(t testing.TB, pool driver.Pool, in, out driver.BufferID) []driver.LaunchArg {
+		Args: func(t testing.TB, pool *backends.Pool, in, out driver.BufferID) []driver.LaunchArg {
 			twoI := make([]float32, n*n)
 			for i := range n {
 				twoI[i*n+i] = 2
@@ -58,13 +59,13 @@ func MatmulStep(t testing.TB, n int) Step {
 // between.
 type chain struct {
 	s    Step
-	dev  driver.Device
-	exe  driver.Executable
+	dev  *backends.Device
+	exe  *backends.Executable
 	bufs [2]driver.BufferID
 	x    []float32 // the values first written to bufs[0]
 }
 
-func newChain(t testing.TB, dev driver.Device, s Step) *chain {
+func newChain(t testing.TB, dev *backends.Device, s Step) *chain {
 	t.Helper()
 	exe, err := dev.Compile(context.Background(), s.Program)
 	require.NoError(t, err)
@@ -105,7 +106,7 @@ func (c *chain) want(k int) []float64 {
 // run; a submission whose ctx ends while it waits is cancelled; Launch and
 // Write are Submit and WriteAsync with a wait. It fails on a goroutine the
 // checks leave running.
-func RunEventConformance(t *testing.T, dev driver.Device, s Step) {
+func RunEventConformance(t *testing.T, dev *backends.Device, s Step) {
 	t.Helper()
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	ctx := context.Background()
@@ -243,9 +244,9 @@ func RunEventConformance(t *testing.T, dev driver.Device, s Step) {
 	t.Run("asynchronous transfers check their range at once", func(t *testing.T) {
 		c := newChain(t, dev, s)
 		_, err := pool.WriteAsync(ctx, c.bufs[0], 4, make([]byte, 4*s.N))
-		require.ErrorIs(t, err, driver.ErrInvalidArgument)
+		require.ErrorIs(t, err, backends.ErrInvalidArgument)
 		_, err = pool.ReadAsync(ctx, c.bufs[0], -1, make([]byte, 4))
-		require.ErrorIs(t, err, driver.ErrInvalidArgument)
+		require.ErrorIs(t, err, backends.ErrInvalidArgument)
 	})
 }
 
@@ -255,7 +256,7 @@ func RunEventConformance(t *testing.T, dev driver.Device, s Step) {
 // submitted right after it with no dependency, queued behind it on the
 // same device, runs and succeeds. It fails on a goroutine the checks leave
 // running.
-func RunFailureIsolation(t *testing.T, dev driver.Device, s Step) {
+func RunFailureIsolation(t *testing.T, dev *backends.Device, s Step) {
 	t.Helper()
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	ctx := context.Background()
@@ -288,7 +289,7 @@ func RunFailureIsolation(t *testing.T, dev driver.Device, s Step) {
 // events only: a's chain of launches, a read into a host-pool buffer after
 // it, a write of that buffer to b after the read, and b's launch after the
 // write, with no waits between them. host is the host pool.
-func RunCrossDeviceEvents(t *testing.T, a, b driver.Device, sa, sb Step, host driver.Pool) {
+func RunCrossDeviceEvents(t *testing.T, a, b *backends.Device, sa, sb Step, host *backends.Pool) {
 	t.Helper()
 	require.Equal(t, sa.N, sb.N, "the steps move the same number of elements")
 	ctx := context.Background()
@@ -304,7 +305,7 @@ func RunCrossDeviceEvents(t *testing.T, a, b driver.Device, sa, sb Step, host dr
 	staging, err := host.Alloc(ctx, int64(4*sa.N))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, host.Release(staging)) }()
-	mem, err := host.(driver.HostMemory).Bytes(staging)
+	mem, err := host.Bytes(staging)
 	require.NoError(t, err)
 	toHost, err := a.Pool().ReadAsync(ctx, ca.bufs[1], 0, mem, runA)
 	require.NoError(t, err)
@@ -354,7 +355,7 @@ func EmptyProgram(v driver.Variant) *driver.Program {
 // in the same run, and reports µs per launch of each and their ratio. prog
 // should do next to nothing (an empty kernel), so that the figures are the
 // cost of a launch.
-func BenchmarkQueuedLaunches(b *testing.B, dev driver.Device, prog *driver.Program, argSpec []Arg, n int) {
+func BenchmarkQueuedLaunches(b *testing.B, dev *backends.Device, prog *driver.Program, argSpec []Arg, n int) {
 	ctx := context.Background()
 	exe, err := dev.Compile(ctx, prog)
 	require.NoError(b, err)
@@ -393,7 +394,7 @@ func BenchmarkQueuedLaunches(b *testing.B, dev driver.Device, prog *driver.Progr
 
 // SubmitN submits exe n times with args, each after the events in after,
 // and returns the n events in order.
-func SubmitN(t testing.TB, ctx context.Context, exe driver.Executable, args []driver.LaunchArg, n int, after ...driver.Event) []driver.Event {
+func SubmitN(t testing.TB, ctx context.Context, exe *backends.Executable, args []driver.LaunchArg, n int, after ...driver.Event) []driver.Event {
 	t.Helper()
 	evs := make([]driver.Event, 0, n)
 	for range n {
@@ -407,7 +408,7 @@ func SubmitN(t testing.TB, ctx context.Context, exe driver.Executable, args []dr
 // RunCloseCancelsDeferred checks that closing dev fails its work that waits
 // for a host event with ErrClosed, and that the work submitted before it,
 // waiting for nothing, runs. It closes dev.
-func RunCloseCancelsDeferred(t *testing.T, dev driver.Device) {
+func RunCloseCancelsDeferred(t *testing.T, dev *backends.Device) {
 	t.Helper()
 	ctx := context.Background()
 	const n = 4096
@@ -430,7 +431,7 @@ func RunCloseCancelsDeferred(t *testing.T, dev driver.Device) {
 // lost (it returns ErrDeviceLost), dev's pending work, held back for a host
 // event included, fails with ErrDeviceLost and cause while that event is
 // still pending, and that dev takes no more launches or transfers.
-func RunLostDeviceFailsPendingWork(t *testing.T, dev driver.Device, lose func(cause error) error, cause error) {
+func RunLostDeviceFailsPendingWork(t *testing.T, dev *backends.Device, lose func(cause error) error, cause error) {
 	t.Helper()
 	ctx := context.Background()
 	const n = 4096

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 )
@@ -44,7 +45,7 @@ func MatmulArgs(m, n, k int) []Arg {
 // MakeArgs makes args on pool: each buffer allocated and zeroed, each
 // scalar as it is. The buffers are released when the test ends; a pool
 // that is closed by then is not an error.
-func MakeArgs(t testing.TB, pool driver.Pool, args []Arg) []driver.LaunchArg {
+func MakeArgs(t testing.TB, pool *backends.Pool, args []Arg) []driver.LaunchArg {
 	t.Helper()
 	ctx := context.Background()
 	out := make([]driver.LaunchArg, len(args))
@@ -65,7 +66,7 @@ func MakeArgs(t testing.TB, pool driver.Pool, args []Arg) []driver.LaunchArg {
 // Opener opens a device of the backend under test for a check of its own,
 // which closes it. It skips the test, naming what is missing, where the
 // backend has no device.
-type Opener func(t testing.TB) driver.Device
+type Opener func(t testing.TB) *backends.Device
 
 // RunExecutableConformance checks the executable contract every backend
 // keeps, with prog compiled on dev and launched with args (made on dev's
@@ -84,12 +85,12 @@ type Opener func(t testing.TB) driver.Device
 //     Release (of a live or an already released executable) is still nil.
 //
 // dev stays open; every error names the backend.
-func RunExecutableConformance(t *testing.T, dev driver.Device, open Opener, prog *driver.Program, args ...Arg) {
+func RunExecutableConformance(t *testing.T, dev *backends.Device, open Opener, prog *driver.Program, args ...Arg) {
 	t.Helper()
 	ctx := context.Background()
 	backend := dev.Backend()
 	launchArgs := MakeArgs(t, dev.Pool(), args)
-	compile := func(t *testing.T, d driver.Device) driver.Executable {
+	compile := func(t *testing.T, d *backends.Device) *backends.Executable {
 		t.Helper()
 		exe, err := d.Compile(ctx, prog)
 		require.NoError(t, err)
@@ -174,7 +175,7 @@ func RunExecutableConformance(t *testing.T, dev driver.Device, open Opener, prog
 		exe, err := own.Compile(ctx, prog)
 		requireClosed(t, backend, err, "Compile after Device.Close")
 		require.Nil(t, exe)
-		if _, shared := own.Pool().(*hostpool.Pool); !shared {
+		if _, shared := own.Pool().Driver().(*hostpool.Pool); !shared {
 			// A device's own memory goes with it; the host pool stays.
 			_, err := own.Pool().Alloc(ctx, 16)
 			requireClosed(t, backend, err, "Alloc in a closed device's pool")

@@ -21,14 +21,14 @@ type chargeUnit interface{ ChargeUnit() int64 }
 // inside the pool and to the host pool through backends.Copy, retain and
 // release with the last release freeing, and ErrUnknownBuffer for a freed
 // id and for a host-pool id. The pool ends as it began.
-func RunPoolConformance(t *testing.T, p driver.Pool) {
+func RunPoolConformance(t *testing.T, p *backends.Pool) {
 	t.Helper()
 	ctx := context.Background()
 	free := p.FreeBytes()
 	id, err := p.Alloc(ctx, 1024)
 	require.NoError(t, err)
 	charge := int64(1024)
-	if c, ok := p.(chargeUnit); ok {
+	if c, ok := p.Driver().(chargeUnit); ok {
 		unit := c.ChargeUnit()
 		charge = (charge + unit - 1) / unit * unit
 	}
@@ -47,10 +47,10 @@ func RunPoolConformance(t *testing.T, p driver.Pool) {
 	require.NoError(t, p.Read(ctx, id, 1014, part))
 	require.Equal(t, src[1014:], part)
 
-	require.ErrorIs(t, p.Read(ctx, id, 1020, make([]byte, 8)), driver.ErrInvalidArgument)
-	require.ErrorIs(t, p.Write(ctx, id, -1, []byte{1}), driver.ErrInvalidArgument)
+	require.ErrorIs(t, p.Read(ctx, id, 1020, make([]byte, 8)), backends.ErrInvalidArgument)
+	require.ErrorIs(t, p.Write(ctx, id, -1, []byte{1}), backends.ErrInvalidArgument)
 	_, err = p.Alloc(ctx, 0)
-	require.ErrorIs(t, err, driver.ErrInvalidArgument)
+	require.ErrorIs(t, err, backends.ErrInvalidArgument)
 	_, err = p.Alloc(ctx, math.MaxInt64)
 	require.ErrorIs(t, err, driver.ErrOutOfMemory)
 
@@ -88,7 +88,7 @@ func RunPoolConformance(t *testing.T, p driver.Pool) {
 // refused, a copy out to the host pool through backends.Copy, retain and
 // release with the last release freeing, ErrUnknownBuffer for a freed id and
 // for a host-pool id, and writes refused as unsupported.
-func RunReadOnlyPoolConformance(t *testing.T, p driver.Pool, newBuffer func(content []byte) driver.BufferID) {
+func RunReadOnlyPoolConformance(t *testing.T, p *backends.Pool, newBuffer func(content []byte) driver.BufferID) {
 	t.Helper()
 	ctx := context.Background()
 	src := make([]byte, 3<<20+5)
@@ -102,8 +102,8 @@ func RunReadOnlyPoolConformance(t *testing.T, p driver.Pool, newBuffer func(cont
 	part := make([]byte, 10)
 	require.NoError(t, p.Read(ctx, id, int64(len(src))-10, part))
 	require.Equal(t, src[len(src)-10:], part)
-	require.ErrorIs(t, p.Read(ctx, id, int64(len(src))-9, part), driver.ErrInvalidArgument)
-	require.ErrorIs(t, p.Read(ctx, id, -1, part), driver.ErrInvalidArgument)
+	require.ErrorIs(t, p.Read(ctx, id, int64(len(src))-9, part), backends.ErrInvalidArgument)
+	require.ErrorIs(t, p.Read(ctx, id, -1, part), backends.ErrInvalidArgument)
 	require.ErrorIs(t, p.Write(ctx, id, 0, part), driver.ErrUnsupported)
 
 	requireCopiesToHost(t, p, id, src, func(hid driver.BufferID) error { return p.Read(ctx, hid, 0, part) })
@@ -115,7 +115,7 @@ func RunReadOnlyPoolConformance(t *testing.T, p driver.Pool, newBuffer func(cont
 // host-pool buffer through backends.Copy and checks the bytes; then that a
 // host-pool id is not one of p's, for Retain and for use (an operation of
 // p on the host-pool id).
-func requireCopiesToHost(t *testing.T, p driver.Pool, id driver.BufferID, want []byte, use func(hostID driver.BufferID) error) {
+func requireCopiesToHost(t *testing.T, p *backends.Pool, id driver.BufferID, want []byte, use func(hostID driver.BufferID) error) {
 	t.Helper()
 	ctx := context.Background()
 	host, err := backends.HostPool()
@@ -134,7 +134,7 @@ func requireCopiesToHost(t *testing.T, p driver.Pool, id driver.BufferID, want [
 // requireLastReleaseFrees checks reference counting on id, which holds one
 // reference: a Retain adds one, two Releases drop both and free it, and the
 // freed id is ErrUnknownBuffer for Release, Size and Read.
-func requireLastReleaseFrees(t *testing.T, p driver.Pool, id driver.BufferID) {
+func requireLastReleaseFrees(t *testing.T, p *backends.Pool, id driver.BufferID) {
 	t.Helper()
 	require.NoError(t, p.Retain(id))
 	require.NoError(t, p.Release(id))

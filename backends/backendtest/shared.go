@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 )
 
@@ -39,7 +38,7 @@ func (o *Once[D]) Get(t testing.TB, open func() (dev D, skip string, err error))
 // host memory do so: own, a device opened on its own, on the process-wide
 // host pool, and the device the registry opens for backend name on the
 // runtime's host pool. It returns the registry's device.
-func RequireHostPools(t testing.TB, own driver.Device, name string) driver.Device {
+func RequireHostPools(t testing.TB, own *backends.Device, name string) *backends.Device {
 	t.Helper()
 	hp, err := hostpool.Default()
 	require.NoError(t, err)

@@ -74,7 +74,7 @@ func EachDevice[D driver.Device, T Runner[T]](t T, ds Devices, f func(t T, d D))
 
 // One opens device i on its own, for a check that closes it.
 func (ds Devices) One(i int) Opener {
-	return func(t testing.TB) driver.Device { return ds.open(t, &[]int{i})[0] }
+	return func(t testing.TB) *backends.Device { return backends.DeviceOf(ds.open(t, &[]int{i})[0]) }
 }
 
 // As is devs as the backend's own device type.
@@ -117,7 +117,8 @@ func RunDeviceSuite(t *testing.T, s DeviceSuite) {
 	require.NoError(t, st.Err, "the registered backend opens")
 	require.Len(t, st.Devices, len(devs), "the registered backend has every device")
 	args := VaddArgs(1000)
-	for i, d := range devs {
+	for i, own := range devs {
+		d := backends.DeviceOf(own)
 		t.Run(d.Name(), func(t *testing.T) {
 			t.Run("registered", func(t *testing.T) {
 				want := fmt.Sprintf("%s:%d", d.Backend(), i)
@@ -137,7 +138,7 @@ func RunDeviceSuite(t *testing.T, s DeviceSuite) {
 				require.True(t, info.Supports(driver.F32).Has(driver.CapAdd))
 				require.True(t, s.Program(t).Accepts(info.Formats), "the device takes a variant of the program (formats %v)", info.Formats)
 				if s.Info != nil {
-					s.Info(t, d)
+					s.Info(t, own)
 				}
 			})
 			t.Run("pool", func(t *testing.T) { RunPoolConformance(t, d.Pool()) })
@@ -149,11 +150,11 @@ func RunDeviceSuite(t *testing.T, s DeviceSuite) {
 			t.Run("bad input", func(t *testing.T) {
 				var cases []BadCase
 				if s.Cases != nil {
-					cases = s.Cases(d)
+					cases = s.Cases(own)
 				}
 				RunBadInputConformance(t, d, BadInput{
 					Program: s.Program, Args: args, BuildsCode: true, GridLimits: true, Cases: cases,
-					Check: func(t testing.TB, dev driver.Device, exe driver.Executable) { CheckVadd(t, dev.Pool(), exe, 777) },
+					Check: func(t testing.TB, dev *backends.Device, exe *backends.Executable) { CheckVadd(t, dev.Pool(), exe, 777) },
 				})
 			})
 		})

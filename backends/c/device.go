@@ -151,9 +151,6 @@ func (d *Device) Compile(ctx context.Context, p *driver.Program) (driver.Executa
 	if d.closed.Load() {
 		return nil, driver.Errorf(BackendName, "compile", driver.ErrClosed, "")
 	}
-	if err := driver.CheckCompile(ctx, BackendName, p, driver.FormatC, "C variant"); err != nil {
-		return nil, err
-	}
 	p = p.WithVariant(p.Variant(driver.FormatC))
 	v := p.Source(driver.FormatC)
 	if !isIdentifier(v.Entry) {
@@ -256,16 +253,16 @@ type executable struct {
 // the kernel runs, Launch returns ctx's error at once and the kernel runs on
 // to its end (a native call cannot be stopped), holding its buffers and the
 // object until then; the device's later work waits for it.
-func (e *executable) Launch(ctx context.Context, args []driver.LaunchArg) error {
-	ev, err := e.Submit(ctx, args)
+func (e *executable) Launch(ctx context.Context, l *driver.Launch) error {
+	ev, err := e.Submit(ctx, l)
 	return driver.Wait(ctx, ev, err)
 }
 
 // LaunchTimed runs the grid once and returns the wall time of the native
 // call. Runs on this device are queued one after another, so the call has
 // the device's threads to itself.
-func (e *executable) LaunchTimed(ctx context.Context, args []driver.LaunchArg) (time.Duration, error) {
-	c, err := e.prepare(ctx, args)
+func (e *executable) LaunchTimed(ctx context.Context, l *driver.Launch) (time.Duration, error) {
+	c, err := e.prepare(ctx, l)
 	if err != nil {
 		return 0, err
 	}
@@ -281,11 +278,10 @@ func (e *executable) LaunchTimed(ctx context.Context, args []driver.LaunchArg) (
 	return elapsed, nil
 }
 
-// Submit checks args, takes a reference to every buffer and to the object,
-// and queues the native call on the device's queue after the events in
-// after.
-func (e *executable) Submit(ctx context.Context, args []driver.LaunchArg, after ...driver.Event) (driver.Event, error) {
-	c, err := e.prepare(ctx, args)
+// Submit takes a reference to every buffer and to the object, and queues
+// the native call on the device's queue after the events in after.
+func (e *executable) Submit(ctx context.Context, l *driver.Launch, after ...driver.Event) (driver.Event, error) {
+	c, err := e.prepare(ctx, l)
 	if err != nil {
 		return nil, err
 	}
@@ -310,8 +306,8 @@ type call struct {
 	grid  [3]uint64
 }
 
-// prepare checks a launch and holds what it uses.
-func (e *executable) prepare(ctx context.Context, args []driver.LaunchArg) (*call, error) {
+// prepare holds what a launch uses.
+func (e *executable) prepare(ctx context.Context, l *driver.Launch) (*call, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.released {
@@ -324,10 +320,7 @@ func (e *executable) prepare(ctx context.Context, args []driver.LaunchArg) (*cal
 		return nil, err
 	}
 	pool := e.dev.pool
-	l, err := driver.CheckLaunch(e.prog, pool, args, nil)
-	if err != nil {
-		return nil, &driver.Error{Backend: BackendName, Op: "launch", Err: err}
-	}
+	args := l.Args
 	// One 64-bit slot per param. The block holds no Go pointers: buffer
 	// memory is shm mapped outside the Go heap.
 	c := &call{e: e, block: make([]uint64, max(len(args), 1)), held: make([]driver.BufferID, 0, len(args)), grid: l.Grid}

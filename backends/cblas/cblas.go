@@ -191,9 +191,6 @@ func (d *Device) Compile(ctx context.Context, p *driver.Program) (driver.Executa
 	if d.isClosed() {
 		return nil, driver.Errorf(BackendName, "compile", driver.ErrClosed, "")
 	}
-	if err := driver.CheckCompile(ctx, BackendName, p, driver.FormatGEMM, "GEMM variant (cblas runs GEMM programs only)"); err != nil {
-		return nil, err
-	}
 	g := p.GEMM()
 	switch g.DType {
 	case driver.F32, driver.F64:

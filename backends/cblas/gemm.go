@@ -166,32 +166,32 @@ type executable struct {
 }
 
 // Launch is Submit followed by a wait for its event.
-func (e *executable) Launch(ctx context.Context, args []driver.LaunchArg) error {
-	ev, err := e.Submit(ctx, args)
+func (e *executable) Launch(ctx context.Context, l *driver.Launch) error {
+	ev, err := e.Submit(ctx, l)
 	return driver.Wait(ctx, ev, err)
 }
 
 // LaunchTimed runs the GEMM once and returns the wall time of the CBLAS
 // calls. Calls are queued one after another, so it has the library's
 // threads to itself.
-func (e *executable) LaunchTimed(ctx context.Context, args []driver.LaunchArg) (time.Duration, error) {
+func (e *executable) LaunchTimed(ctx context.Context, l *driver.Launch) (time.Duration, error) {
 	var elapsed time.Duration
-	ev, err := e.submit(ctx, args, nil, &elapsed)
+	ev, err := e.submit(ctx, l, nil, &elapsed)
 	if err := driver.Wait(ctx, ev, err); err != nil {
 		return 0, err
 	}
 	return elapsed, nil
 }
 
-// Submit checks the operands, holds them, and queues the GEMM on the
-// device's queue after the events in after.
-func (e *executable) Submit(ctx context.Context, args []driver.LaunchArg, after ...driver.Event) (driver.Event, error) {
-	return e.submit(ctx, args, after, nil)
+// Submit checks the operands' shapes, holds them, and queues the GEMM on
+// the device's queue after the events in after.
+func (e *executable) Submit(ctx context.Context, l *driver.Launch, after ...driver.Event) (driver.Event, error) {
+	return e.submit(ctx, l, after, nil)
 }
 
 func launchErr(err error) error { return &driver.Error{Backend: BackendName, Op: "launch", Err: err} }
 
-func (e *executable) submit(ctx context.Context, args []driver.LaunchArg, after []driver.Event, elapsed *time.Duration) (driver.Event, error) {
+func (e *executable) submit(ctx context.Context, l *driver.Launch, after []driver.Event, elapsed *time.Duration) (driver.Event, error) {
 	if e.released.Load() || e.dev.isClosed() {
 		return nil, launchErr(fmt.Errorf("%w: program %q was released or its device closed", driver.ErrClosed, e.prog.Name))
 	}
@@ -200,11 +200,8 @@ func (e *executable) submit(ctx context.Context, args []driver.LaunchArg, after 
 	}
 	g := e.prog.GEMM()
 	pool := e.dev.pool
-	sizes, err := driver.CheckArgs(e.prog, pool, args)
-	if err != nil {
-		return nil, launchErr(err)
-	}
-	s, err := planGEMM(g, args, sizes)
+	args := l.Args
+	s, err := planGEMM(g, args, l.Sizes)
 	if err != nil {
 		return nil, launchErr(err)
 	}

@@ -29,7 +29,6 @@ type Device struct {
 	// streams are the device's non-blocking streams (queue.go): compute,
 	// host to device, device to host.
 	streams [numStreams]uintptr
-	maxGrid []uint64 // limits.maxGrid for driver.CheckLaunch
 	name    string
 	info    *driver.DeviceInfo
 	cc      [2]int32
@@ -120,14 +119,16 @@ func openDevice(drv *driverAPI, ordinal int, cfg Config) (*Device, error) {
 		drv.call(drv.primaryCtxRelease, uintptr(d.dev))
 		return nil, err
 	}
-	d.info = info
-	d.maxGrid = make([]uint64, 3)
+	// The launch limit package backends checks grids against: the
+	// device's, or 2^32-1 (cuLaunchKernel's 32 bits) where it reports none.
+	info.MaxGlobalWorkDims = make([]uint64, 3)
 	for i, l := range d.limits.maxGrid {
-		d.maxGrid[i] = math.MaxUint32
+		info.MaxGlobalWorkDims[i] = math.MaxUint32
 		if l > 0 {
-			d.maxGrid[i] = uint64(l)
+			info.MaxGlobalWorkDims[i] = uint64(l)
 		}
 	}
+	d.info = info
 	d.pool = newPool(d)
 	return d, nil
 }

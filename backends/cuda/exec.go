@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -123,30 +122,11 @@ func (d *Device) checkBlock(b [3]uint32, maxThreads int32) error {
 	return nil
 }
 
-// gridDims checks the args and evaluates the program's grid against the
-// device's limits (driver.CheckLaunch); missing axes are 1. A zero axis
-// means there is nothing to run.
-func (d *Device) gridDims(p *driver.Program, args []driver.LaunchArg) ([3]uint32, bool, error) {
-	l, err := driver.CheckLaunch(p, d.pool, args, d.gridLimits())
-	if err != nil {
-		return [3]uint32{}, false, &driver.Error{Backend: Name, Op: "launch", Err: err}
-	}
-	return [3]uint32{uint32(l.Grid[0]), uint32(l.Grid[1]), uint32(l.Grid[2])}, l.Empty, nil
-}
-
-// gridLimits are the device's grid limits per axis for driver.CheckLaunch.
-func (d *Device) gridLimits() []uint64 {
-	if d.maxGrid != nil {
-		return d.maxGrid
-	}
-	out := make([]uint64, 3)
-	for i, l := range d.limits.maxGrid {
-		out[i] = math.MaxUint32
-		if l > 0 {
-			out[i] = uint64(l)
-		}
-	}
-	return out
+// gridDims is a checked launch's grid as cuLaunchKernel takes it (package
+// backends checked each axis against the device's MaxGlobalWorkDims, which
+// are at most 2^32-1).
+func gridDims(l *driver.Launch) [3]uint32 {
+	return [3]uint32{uint32(l.Grid[0]), uint32(l.Grid[1]), uint32(l.Grid[2])}
 }
 
 // kernelExec is a loaded CUDA C kernel.
@@ -170,9 +150,9 @@ type launcher struct {
 	prog *driver.Program
 	// what names a run in errors ("launch", "gemm").
 	what string
-	// prepareRun is the executable's prepare: it checks a run's args and
-	// makes its event, timed or not.
-	prepareRun func(ctx context.Context, args []driver.LaunchArg, timed bool) (*event, error)
+	// prepareRun is the executable's prepare: it holds a checked run's
+	// buffers and makes its event, timed or not.
+	prepareRun func(ctx context.Context, l *driver.Launch, timed bool) (*event, error)
 
 	runs    runs
 	timedMu sync.Mutex // one LaunchTimed at a time: they share events
@@ -269,15 +249,15 @@ func packSlots(mem []byte, base uintptr, vals []uint64) error {
 // Launch runs the work and waits for it: Submit and a wait. When ctx ends
 // while the work runs, Launch returns at once and the work runs to its end,
 // holding its buffers until then.
-func (l *launcher) Launch(ctx context.Context, args []driver.LaunchArg) error {
-	ev, err := l.Submit(ctx, args)
+func (l *launcher) Launch(ctx context.Context, run *driver.Launch) error {
+	ev, err := l.Submit(ctx, run)
 	return driver.Wait(ctx, ev, err)
 }
 
-// Submit checks the args, holds the buffers and the executable, and queues
-// the work on the device's compute stream after the events in after.
-func (l *launcher) Submit(ctx context.Context, args []driver.LaunchArg, after ...driver.Event) (driver.Event, error) {
-	e, err := l.prepareRun(ctx, args, false)
+// Submit holds the buffers and the executable, and queues the work on the
+// device's compute stream after the events in after.
+func (l *launcher) Submit(ctx context.Context, run *driver.Launch, after ...driver.Event) (driver.Event, error) {
+	e, err := l.prepareRun(ctx, run, false)
 	if err != nil {
 		return nil, err
 	}
@@ -292,10 +272,10 @@ func (l *launcher) Submit(ctx context.Context, args []driver.LaunchArg, after ..
 // LaunchTimed runs the work once and returns the time between two events
 // recorded around it on the compute stream (after its waits, so the time is
 // the work's alone).
-func (l *launcher) LaunchTimed(ctx context.Context, args []driver.LaunchArg) (time.Duration, error) {
+func (l *launcher) LaunchTimed(ctx context.Context, run *driver.Launch) (time.Duration, error) {
 	l.timedMu.Lock()
 	defer l.timedMu.Unlock()
-	e, err := l.prepareRun(ctx, args, true)
+	e, err := l.prepareRun(ctx, run, true)
 	if err != nil {
 		return 0, err
 	}
@@ -310,9 +290,9 @@ func (l *launcher) LaunchTimed(ctx context.Context, args []driver.LaunchArg) (ti
 	return l.dev.elapsedOf(l.events)
 }
 
-// prepare checks a launch and makes its event: the buffers and the
-// executable held, the parameter values resolved, the work to issue.
-func (k *kernelExec) prepare(ctx context.Context, args []driver.LaunchArg, timed bool) (*event, error) {
+// prepare makes a checked launch's event: the buffers and the executable
+// held, the parameter values resolved, the work to issue.
+func (k *kernelExec) prepare(ctx context.Context, l *driver.Launch, timed bool) (*event, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -322,10 +302,7 @@ func (k *kernelExec) prepare(ctx context.Context, args []driver.LaunchArg, timed
 	if err := k.live(); err != nil {
 		return nil, err
 	}
-	grid, empty, err := d.gridDims(k.prog, args)
-	if err != nil {
-		return nil, err
-	}
+	grid, empty, args := gridDims(l), l.Empty, l.Args
 	e := d.newEvent(streamCompute, ctx, "launch", k.prog.Name)
 	o := &e.op
 	o.vals = o.valsInline[:0]

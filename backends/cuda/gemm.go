@@ -371,7 +371,7 @@ func (d *Device) compileGEMM(p *driver.Program) (driver.Executable, error) {
 }
 
 // prepare checks a GEMM's args against its shape and makes its event.
-func (e *gemmExec) prepare(ctx context.Context, args []driver.LaunchArg, timed bool) (*event, error) {
+func (e *gemmExec) prepare(ctx context.Context, l *driver.Launch, timed bool) (*event, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -384,10 +384,7 @@ func (e *gemmExec) prepare(ctx context.Context, args []driver.LaunchArg, timed b
 	if e.runs.isReleased() {
 		return nil, driver.Errorf(Name, "gemm", driver.ErrClosed, "program %q was released", e.prog.Name)
 	}
-	sizes, err := driver.CheckArgs(e.prog, d.pool, args)
-	if err != nil {
-		return nil, &driver.Error{Backend: Name, Op: "gemm", Err: err}
-	}
+	args, sizes := l.Args, l.Sizes
 	s, err := evalGEMM(g, args)
 	if err != nil {
 		return nil, &driver.Error{Backend: Name, Op: "gemm", Err: err}

@@ -161,12 +161,8 @@ func (p *Pool) transfer(ctx context.Context, kind string, stream int, id driver.
 	if err := d.usable(kind); err != nil {
 		return nil, nil, err
 	}
-	b, err := p.retain(kind, id)
+	b, err := p.retain(kind, id) // package backends checked the span
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := driver.CheckSpan(Name, kind, id, off, int64(n), b.size); err != nil {
-		_ = p.bufs.Release(id)
 		return nil, nil, err
 	}
 	e := d.newEvent(stream, ctx, kind, "")
@@ -319,15 +315,7 @@ func (p *Pool) CopyFrom(ctx context.Context, dst driver.BufferID, dstOff int64, 
 		e.op.holds.drop()
 		return err
 	}
-	e.op.holds.add(sp, srcID)
-	if err := driver.CheckSpan(Name, "copy", dst, dstOff, n, db.size); err != nil {
-		e.op.holds.drop()
-		return err
-	}
-	if err := driver.CheckSpan(Name, "copy", srcID, srcOff, n, sb.size); err != nil {
-		e.op.holds.drop()
-		return err
-	}
+	e.op.holds.add(sp, srcID) // package backends checked both spans
 	if n == 0 {
 		e.op.holds.drop()
 		return nil

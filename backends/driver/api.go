@@ -19,6 +19,8 @@ type BufferID = core.BufferID
 // Pool is a device's memory. Buffers are refcounted: Alloc starts the count
 // at one and the last Release frees the buffer. Every method is safe for
 // concurrent use; an unknown, freed or foreign id is ErrUnknownBuffer.
+// Package backends checks transfer ranges against the buffer's Size before
+// it calls Write, Read, WriteAsync or ReadAsync, and sizes before Alloc.
 type Pool interface {
 	// Name identifies the pool ("host", "cuda:0", "tt:1").
 	Name() string
@@ -73,34 +75,49 @@ type Device interface {
 	Backend() string
 	Info() *DeviceInfo
 	Pool() Pool
-	// Compile builds the program's variant for this backend. A program with
-	// no such variant gives ErrNoVariant.
+	// Compile builds the program's variant for this backend. Package
+	// backends has checked that p is valid and has a variant in one of
+	// Info().Formats, and that ctx has not ended.
 	Compile(ctx context.Context, p *Program) (Executable, error)
 	// Close releases the device; its pool's buffers become invalid unless
 	// the pool is shared (the host pool).
 	Close() error
 }
 
-// Executable is a compiled program on one device.
+// Executable is a compiled program on one device. The launch it is given
+// was checked by package backends: its args match the program's params (the
+// buffers are of the device's pool, the scalars of their params' dtypes) and
+// its grid was evaluated within the device's MaxGlobalWorkDims.
 type Executable interface {
-	// Launch runs the program with args in parameter order and waits for it
-	// to finish. The grid is evaluated from the program's GwsDim. It is
-	// Submit followed by a wait.
-	Launch(ctx context.Context, args []LaunchArg) error
+	// Launch runs the program and waits for it to finish.
+	Launch(ctx context.Context, l *Launch) error
 	// Submit queues a run of the program on the device's queue, after every
 	// event in after (of any device, or HostEvents), and returns its event
-	// at once. The args are checked before anything is queued (an error,
-	// nothing queued); a failed run is the event's error, and work
-	// submitted after that event fails with ErrDependency wrapping it. The
-	// buffers and the program stay alive until the run has ended, whatever
-	// is released meanwhile. When ctx ends before the run starts, the run
-	// is cancelled where the backend can (docs/api.md, "Events").
-	Submit(ctx context.Context, args []LaunchArg, after ...Event) (Event, error)
+	// at once. A failed run is the event's error, and work submitted after
+	// that event fails with ErrDependency wrapping it. The buffers and the
+	// program stay alive until the run has ended, whatever is released
+	// meanwhile. When ctx ends before the run starts, the run is cancelled
+	// where the backend can (docs/api.md, "Events").
+	Submit(ctx context.Context, l *Launch, after ...Event) (Event, error)
 	// LaunchTimed runs the program once, uncontended, and returns the run
 	// time the device measured.
-	LaunchTimed(ctx context.Context, args []LaunchArg) (time.Duration, error)
-	// Release frees the compiled program.
+	LaunchTimed(ctx context.Context, l *Launch) (time.Duration, error)
+	// Release frees the compiled program once the runs that use it have
+	// ended; package backends calls it once.
 	Release() error
+}
+
+// Launch is a checked launch: its args, and what they come to.
+type Launch struct {
+	Args []LaunchArg
+	// Grid is the number of work groups on each axis; the axes the program
+	// leaves out are 1.
+	Grid [3]uint64
+	// Empty says an axis is 0: the launch runs nothing and succeeds.
+	Empty bool
+	// Sizes are the buffer args' sizes in bytes, by param ordinal (0 for a
+	// scalar).
+	Sizes []int64
 }
 
 // ParamAllocator is an optional Executable capability: it allocates the

@@ -115,50 +115,6 @@ func Debug(m zlog.Mask, msg string, args ...any) { zlog.Debug(m, msg, args...) }
 // DebugEnabled reports whether ZYX_DEBUG selects area m.
 func DebugEnabled(m zlog.Mask) bool { return zlog.Enabled(m) }
 
-// EvalGrid evaluates every grid axis of p from args.
-func EvalGrid(p *Program, args []LaunchArg) ([]uint64, error) {
-	out := make([]uint64, len(p.Grid))
-	for i, g := range p.Grid {
-		v, err := g.Eval(args)
-		if err != nil {
-			return nil, fmt.Errorf("grid axis %d: %w", i, err)
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-
-// CheckArgs checks a launch's args against the program's params: the count,
-// buffer or scalar per param, scalar dtypes, and that every buffer belongs to
-// pool. It returns the buffer sizes by param ordinal (0 for scalars).
-func CheckArgs(p *Program, pool Pool, args []LaunchArg) ([]int64, error) {
-	if len(args) != len(p.Params) {
-		return nil, fmt.Errorf("%w: %d args for %d params", ErrInvalidArgument, len(args), len(p.Params))
-	}
-	sizes := make([]int64, len(args))
-	for i, a := range args {
-		prm := p.Params[i]
-		if prm.Kind == Variable {
-			if !a.IsVar() {
-				return nil, fmt.Errorf("%w: param %d (%s) is a variable, got a buffer", ErrInvalidArgument, i, prm.Name)
-			}
-			if a.Value.DType != prm.DType {
-				return nil, fmt.Errorf("%w: param %d (%s) is %s, got %s", ErrInvalidArgument, i, prm.Name, prm.DType, a.Value.DType)
-			}
-			continue
-		}
-		if a.IsVar() {
-			return nil, fmt.Errorf("%w: param %d (%s) is a buffer, got a variable", ErrInvalidArgument, i, prm.Name)
-		}
-		n, err := pool.Size(a.Buffer)
-		if err != nil {
-			return nil, fmt.Errorf("param %d (%s): %w", i, prm.Name, err)
-		}
-		sizes[i] = n
-	}
-	return sizes, nil
-}
-
 // SectionDriver is the driver of a backend whose devices open from its
 // config section alone: each Open decodes section name into a C (whose
 // zero value holds the defaults) and opens with it.

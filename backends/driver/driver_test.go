@@ -23,18 +23,6 @@ func vars(vals ...uint64) []driver.LaunchArg {
 	return out
 }
 
-func TestEvalGrid(t *testing.T) {
-	p := &driver.Program{
-		Params: []driver.Param{{Name: "n", Kind: driver.Variable, DType: driver.U64}, {Name: "m", Kind: driver.Variable, DType: driver.U64}},
-		Grid:   []driver.GwsDim{driver.BinaryDim(driver.GwsCeilDiv, driver.ParamDim(0), driver.ConstDim(32)), driver.ParamDim(1), driver.ConstDim(1)},
-	}
-	grid, err := driver.EvalGrid(p, vars(100, 3))
-	require.NoError(t, err)
-	require.Equal(t, []uint64{4, 3, 1}, grid)
-	_, err = driver.EvalGrid(p, vars(100, 3)[:1])
-	require.ErrorContains(t, err, "grid axis 1")
-}
-
 func TestRegisterRefusesNil(t *testing.T) {
 	require.PanicsWithValue(t, "backends: Register driver is nil", func() { driver.Register("test-nil-driver", nil) })
 }
@@ -67,7 +55,7 @@ func TestRegisteredDriverOpensThroughARuntime(t *testing.T) {
 	require.Same(t, cfg, envSeen.Config, "the driver sees the runtime's config")
 	host, err := rt.HostPool()
 	require.NoError(t, err)
-	require.Same(t, host, envSeen.HostPool, "and its host pool")
+	require.Same(t, host.Driver(), envSeen.HostPool, "and its host pool")
 	require.False(t, driver.Common(envSeen, "test-driver-env").Allows(0))
 	require.True(t, driver.Common(envSeen, "test-driver-env").Allows(2))
 }
@@ -129,27 +117,6 @@ func TestCheckOpen(t *testing.T) {
 	mu.Unlock()
 	cancel()
 	require.ErrorIs(t, driver.CheckOpen(ctx, "x", "alloc", "x:0", &mu, &closed), context.Canceled, "ctx's error comes first")
-}
-
-func TestCheckCompile(t *testing.T) {
-	ctx := context.Background()
-	p := &driver.Program{Name: "vadd", Variants: []driver.Variant{{Format: driver.FormatC, Code: &driver.SourceVariant{}}}}
-	require.NoError(t, driver.CheckCompile(ctx, "c", p, driver.FormatC, "C variant"))
-	err := driver.CheckCompile(ctx, "cuda", p, driver.FormatCUDA, "CUDA variant")
-	require.ErrorIs(t, err, driver.ErrNoVariant)
-	require.ErrorContains(t, err, `program "vadd" has no CUDA variant`)
-	require.ErrorIs(t, driver.CheckCompile(ctx, "c", nil, driver.FormatC, "C variant"), driver.ErrNoVariant, "a nil program has none")
-
-	bad := &driver.Program{Name: "bad", Params: []driver.Param{{DType: 200}}, Variants: p.Variants}
-	err = driver.CheckCompile(ctx, "c", bad, driver.FormatC, "C variant")
-	require.ErrorIs(t, err, driver.ErrInvalidArgument)
-	var be *driver.Error
-	require.ErrorAs(t, err, &be)
-	require.Equal(t, "compile", be.Op)
-
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	require.ErrorIs(t, driver.CheckCompile(cctx, "c", p, driver.FormatC, "C variant"), context.Canceled)
 }
 
 func TestSectionDriver(t *testing.T) {

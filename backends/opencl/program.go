@@ -229,16 +229,16 @@ func (d *device) saveBinary(prog clProgram, name string) error {
 }
 
 // Launch is Submit and a wait for it.
-func (x *executable) Launch(ctx context.Context, args []driver.LaunchArg) error {
-	ev, err := x.Submit(ctx, args)
+func (x *executable) Launch(ctx context.Context, l *driver.Launch) error {
+	ev, err := x.Submit(ctx, l)
 	return driver.Wait(ctx, ev, err)
 }
 
 // Submit sets the kernel's arguments and enqueues the NDRange (without
 // blocking) after the events in after; the kernel and the buffers are held
 // until the command has ended.
-func (x *executable) Submit(ctx context.Context, args []driver.LaunchArg, after ...driver.Event) (driver.Event, error) {
-	c, err := x.prepare(ctx, args, false)
+func (x *executable) Submit(ctx context.Context, l *driver.Launch, after ...driver.Event) (driver.Event, error) {
+	c, err := x.prepare(ctx, l, false)
 	if err != nil {
 		return nil, err
 	}
@@ -248,8 +248,8 @@ func (x *executable) Submit(ctx context.Context, args []driver.LaunchArg, after 
 
 // LaunchTimed runs the kernel and returns the time between the command's
 // start and end as the device's profiling clock measured them.
-func (x *executable) LaunchTimed(ctx context.Context, args []driver.LaunchArg) (time.Duration, error) {
-	c, err := x.prepare(ctx, args, true)
+func (x *executable) LaunchTimed(ctx context.Context, l *driver.Launch) (time.Duration, error) {
+	c, err := x.prepare(ctx, l, true)
 	if err != nil {
 		return 0, err
 	}
@@ -264,9 +264,9 @@ func (x *executable) LaunchTimed(ctx context.Context, args []driver.LaunchArg) (
 	return time.Duration(c.ns), nil
 }
 
-// prepare checks a launch and holds what it uses: a reference to every
-// buffer and to the kernel, given back when the command has ended.
-func (x *executable) prepare(ctx context.Context, args []driver.LaunchArg, timed bool) (*cmd, error) {
+// prepare holds what a checked launch uses: a reference to every buffer
+// and to the kernel, given back when the command has ended.
+func (x *executable) prepare(ctx context.Context, launch *driver.Launch, timed bool) (*cmd, error) {
 	d := x.dev
 	if err := d.q.CheckOpen(ctx, "launch"); err != nil {
 		return nil, err
@@ -274,10 +274,7 @@ func (x *executable) prepare(ctx context.Context, args []driver.LaunchArg, timed
 	if err := driver.CheckReleased(Name, &x.mu, &x.released); err != nil {
 		return nil, err
 	}
-	launch, err := driver.CheckLaunch(x.prog, d.pool, args, d.info.MaxGlobalWorkDims)
-	if err != nil {
-		return nil, &driver.Error{Backend: Name, Op: "launch", Err: err}
-	}
+	args := launch.Args
 	var global [3]uintptr
 	for i, g := range launch.Grid {
 		hi, lo := bits.Mul64(g, x.local[i])

@@ -307,16 +307,16 @@ func (x *executable) destroy() {
 }
 
 // Launch is Submit and a wait for it.
-func (x *executable) Launch(ctx context.Context, args []driver.LaunchArg) error {
-	ev, err := x.Submit(ctx, args)
+func (x *executable) Launch(ctx context.Context, run *driver.Launch) error {
+	ev, err := x.Submit(ctx, run)
 	return driver.Wait(ctx, ev, err)
 }
 
 // Submit records the dispatch into the device's open batch after the
 // events in after; the pipeline and the buffers are held until it has
 // ended.
-func (x *executable) Submit(ctx context.Context, args []driver.LaunchArg, after ...driver.Event) (driver.Event, error) {
-	l, err := x.prepare(ctx, args)
+func (x *executable) Submit(ctx context.Context, run *driver.Launch, after ...driver.Event) (driver.Event, error) {
+	l, err := x.prepare(ctx, run)
 	if err != nil {
 		return nil, err
 	}
@@ -335,8 +335,8 @@ func (x *executable) Submit(ctx context.Context, args []driver.LaunchArg, after 
 
 // LaunchTimed dispatches the grid in a batch of its own between two
 // timestamps and returns the time between them.
-func (x *executable) LaunchTimed(ctx context.Context, args []driver.LaunchArg) (time.Duration, error) {
-	l, err := x.prepare(ctx, args)
+func (x *executable) LaunchTimed(ctx context.Context, run *driver.Launch) (time.Duration, error) {
+	l, err := x.prepare(ctx, run)
 	if err != nil {
 		return 0, err
 	}
@@ -352,7 +352,7 @@ func (x *executable) LaunchTimed(ctx context.Context, args []driver.LaunchArg) (
 	return dt, err
 }
 
-// launch is a checked launch and what it holds.
+// launch is a launch's push constants and groups, and what it holds.
 type launch struct {
 	bufs    []*buffer
 	push    []byte
@@ -360,9 +360,11 @@ type launch struct {
 	release func()
 }
 
-// prepare checks a launch and holds what it uses: a reference to every
-// buffer and to the pipeline, given back when the work has ended.
-func (x *executable) prepare(ctx context.Context, args []driver.LaunchArg) (*launch, error) {
+// prepare holds what a checked launch uses: a reference to every buffer
+// and to the pipeline, given back when the work has ended. The groups were
+// checked against MaxComputeWorkGroupCount (the device's
+// MaxGlobalWorkDims).
+func (x *executable) prepare(ctx context.Context, checked *driver.Launch) (*launch, error) {
 	d := x.dev
 	if err := d.q.CheckOpen(ctx, "launch"); err != nil {
 		return nil, err
@@ -370,11 +372,7 @@ func (x *executable) prepare(ctx context.Context, args []driver.LaunchArg) (*lau
 	if err := driver.CheckReleased(Name, &x.mu, &x.released); err != nil {
 		return nil, err
 	}
-	lim := d.props.Limits.MaxComputeWorkGroupCount
-	checked, err := driver.CheckLaunch(x.prog, d.pool, args, []uint64{uint64(lim[0]), uint64(lim[1]), uint64(lim[2])})
-	if err != nil {
-		return nil, &driver.Error{Backend: Name, Op: "launch", Err: err}
-	}
+	args := checked.Args
 	l := &launch{push: make([]byte, x.push.size)}
 	if !checked.Empty {
 		l.groups = [3]uint32{uint32(checked.Grid[0]), uint32(checked.Grid[1]), uint32(checked.Grid[2])}

@@ -74,8 +74,8 @@ func (p *Base[B]) ReadAsync(ctx context.Context, src driver.BufferID, off int64,
 	return p.start(ctx, "read", src, off, dst, false, after)
 }
 
-// start checks the device and holds the buffer, checks the span, and
-// hands the transfer to the backend.
+// start checks the device and holds the buffer, and hands the transfer to
+// the backend (package backends checked the span).
 func (p *Base[B]) start(ctx context.Context, op string, id driver.BufferID, off int64, host []byte, write bool, after []driver.Event) (driver.Event, error) {
 	if err := p.checkOpen(ctx, op); err != nil {
 		return nil, err
@@ -84,16 +84,12 @@ func (p *Base[B]) start(ctx context.Context, op string, id driver.BufferID, off 
 	if err != nil {
 		return nil, err
 	}
-	if err := driver.CheckSpan(p.backend, op, id, off, int64(len(host)), bufs[0].Bytes()); err != nil {
-		release()
-		return nil, err
-	}
 	return p.transfer(ctx, op, bufs[0], release, off, host, write, after)
 }
 
 // HoldCopy checks the device and holds the buffers of a copy of n bytes
-// from src at srcOff to dst at dstOff, both of p, with both spans checked;
-// release gives them back. When n is 0 there is nothing to copy: it holds
+// from src at srcOff to dst at dstOff, both of p (package backends checked
+// both spans); release gives them back. When n is 0 there is nothing to copy: it holds
 // nothing, and release is nil.
 func HoldCopy[B Buffer](ctx context.Context, p *Base[B], src driver.BufferID, srcOff int64, dst driver.BufferID, dstOff, n int64) (from, to B, release func(), err error) {
 	var none B
@@ -102,14 +98,6 @@ func HoldCopy[B Buffer](ctx context.Context, p *Base[B], src driver.BufferID, sr
 	}
 	bufs, release, err := p.bufs.Acquire("copy", src, dst)
 	if err != nil {
-		return none, none, nil, err
-	}
-	if err := driver.CheckSpan(p.backend, "copy", src, srcOff, n, bufs[0].Bytes()); err != nil {
-		release()
-		return none, none, nil, err
-	}
-	if err := driver.CheckSpan(p.backend, "copy", dst, dstOff, n, bufs[1].Bytes()); err != nil {
-		release()
 		return none, none, nil, err
 	}
 	if n == 0 {

@@ -1,4 +1,4 @@
-package driver_test
+package backends
 
 import (
 	"testing"
@@ -7,6 +7,14 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends/driver"
 )
+
+func vars(vals ...uint64) []driver.LaunchArg {
+	out := make([]driver.LaunchArg, len(vals))
+	for i, v := range vals {
+		out[i] = driver.VarArg(driver.UintConst(driver.U64, v))
+	}
+	return out
+}
 
 func TestCheckLaunch(t *testing.T) {
 	twoVars := []driver.Param{{Name: "n", Kind: driver.Variable, DType: driver.U64}, {Name: "m", Kind: driver.Variable, DType: driver.U64}}
@@ -33,7 +41,7 @@ func TestCheckLaunch(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &driver.Program{Params: twoVars, Grid: tc.grid}
-			l, err := driver.CheckLaunch(p, nil, tc.args, tc.maxGrid)
+			l, err := checkLaunch(p, nil, tc.args, tc.maxGrid)
 			if tc.wantErr != "" {
 				require.ErrorIs(t, err, driver.ErrInvalidArgument)
 				require.ErrorContains(t, err, tc.wantErr)
