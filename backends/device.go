@@ -20,8 +20,9 @@ import (
 // Device is a device of a backend: it compiles programs that run on the
 // memory of its Pool. Every method is safe for concurrent use.
 type Device struct {
-	drv  driver.Device
-	pool *Pool
+	drv    driver.Device
+	pool   *Pool
+	closed atomic.Bool
 }
 
 // Pool is a device's memory. Buffers are refcounted: Alloc starts the count
@@ -126,8 +127,12 @@ func (d *Device) Pool() *Pool { return d.pool }
 func (d *Device) Driver() driver.Device { return d.drv }
 
 // Close releases the device; its pool's buffers become invalid unless the
-// pool is shared (the host pool).
-func (d *Device) Close() error { return d.drv.Close() }
+// pool is shared (the host pool). Compile and launches of its executables
+// are ErrClosed afterwards.
+func (d *Device) Close() error {
+	d.closed.Store(true)
+	return d.drv.Close()
+}
 
 func (d *Device) String() string { return d.Name() }
 
@@ -139,9 +144,12 @@ func (d *Device) Compile(ctx context.Context, p *Program) (*Executable, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if d.closed.Load() {
+		return nil, Errorf(d.Backend(), "compile", ErrClosed, "device %s is closed", d.Name())
+	}
 	info := d.drv.Info()
 	if p == nil {
-		return nil, Errorf(d.Backend(), "compile", ErrInvalidArgument, "nil program")
+		return nil, Errorf(d.Backend(), "compile", ErrNoVariant, "a nil program has no variant")
 	}
 	v := p.Variant(info.Formats...)
 	if v == nil {
@@ -154,7 +162,15 @@ func (d *Device) Compile(ctx context.Context, p *Program) (*Executable, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Executable{drv: x, dev: d, prog: p.WithVariant(v), maxGrid: info.MaxGlobalWorkDims}, nil
+	// The executable keeps its own copy of what launches are checked
+	// against: the caller may reuse its Program.
+	prog := p.WithVariant(v)
+	prog.Params = slices.Clone(prog.Params)
+	prog.Grid = slices.Clone(prog.Grid)
+	if fi, ok := LookupFormat(v.Format); ok && fi.NoGrid {
+		prog.Grid = nil // it runs whole: one group
+	}
+	return &Executable{drv: x, dev: d, prog: prog, maxGrid: info.MaxGlobalWorkDims}, nil
 }
 
 // Device is the device the executable runs on.
@@ -239,6 +255,9 @@ func (x *Executable) AllocParam(ctx context.Context, i int, hostBytes int64) (Bu
 func (x *Executable) check(args []LaunchArg) (*driver.Launch, error) {
 	if x.released.Load() {
 		return nil, Errorf(x.dev.Backend(), "launch", ErrClosed, "program %q was released", x.prog.Name)
+	}
+	if x.dev.closed.Load() {
+		return nil, Errorf(x.dev.Backend(), "launch", ErrClosed, "program %q: device %s is closed", x.prog.Name, x.dev.Name())
 	}
 	l, err := checkLaunch(x.prog, x.dev.pool.drv, args, x.maxGrid)
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/half"
 	"github.com/zyxtt/zyxtt/kernels"
 )
@@ -56,7 +55,7 @@ func TestLoadVadd(t *testing.T) {
 		{backends.FormatCUDA, []uint64{40}}, // ceil_div(n, 128)
 		{backends.FormatTT, []uint64{1, 4}}, // [1, min(4, ceil_div(n, 1024))]
 	} {
-		g, err := driver.EvalGrid(p.WithVariant(p.Variant(tc.format)), launch)
+		g, err := evalGrid(p.WithVariant(p.Variant(tc.format)), launch)
 		require.NoError(t, err, tc.format)
 		require.Equal(t, tc.grid, g, tc.format)
 	}
@@ -574,4 +573,17 @@ func TestMapLeaves(t *testing.T) {
 	}
 	_, err = mapLeaves(deep, double)
 	require.ErrorContains(t, err, "expression nested too deep")
+}
+
+// evalGrid evaluates every grid axis of p from args.
+func evalGrid(p *backends.Program, args []backends.LaunchArg) ([]uint64, error) {
+	out := make([]uint64, len(p.Grid))
+	for i, g := range p.Grid {
+		v, err := g.Eval(args)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/dummy"
 )
 
@@ -135,12 +136,28 @@ func TestIdentityExactIntegers(t *testing.T) {
 }
 
 // allocExe is a dummy executable that allocates its params itself, as a
-// Tenstorrent executable does (backends.ParamAllocator).
+// Tenstorrent executable does (driver.ParamAllocator).
 type allocExe struct {
-	backends.Executable
-	pool backends.Pool
+	driver.Executable
+	pool driver.Pool
 	mu   sync.Mutex
 	got  map[int]int64
+}
+
+// allocDevice is the dummy device with executables that allocate their
+// params (allocExe).
+type allocDevice struct {
+	*dummy.Device
+	exe *allocExe
+}
+
+func (d *allocDevice) Compile(ctx context.Context, p *backends.Program) (driver.Executable, error) {
+	inner, err := d.Device.Compile(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	d.exe = &allocExe{Executable: inner, pool: d.Device.Pool(), got: map[int]int64{}}
+	return d.exe, nil
 }
 
 func (e *allocExe) AllocParam(ctx context.Context, param int, hostBytes int64) (backends.BufferID, error) {
@@ -157,18 +174,19 @@ func TestExecuteAllocParam(t *testing.T) {
 	  {"name": "y", "kind": "global_mut", "dtype": "bf16", "shape": ["n", 2]},
 	  {"name": "n", "kind": "variable"}], "grid": [1]}`
 	b, r := loadBare(t, manifest, nil)
-	dev, err := dummy.New(dummy.Config{Memory: 1 << 20})
+	dd, err := dummy.New(dummy.Config{Memory: 1 << 20})
 	require.NoError(t, err)
-	defer dev.Close()
+	defer dd.Close()
+	ad := &allocDevice{Device: dd}
+	dev := backends.DeviceOf(ad)
 	p, err := b.Program(r.Vals)
 	require.NoError(t, err)
-	inner, err := dev.Compile(ctx, p)
+	exe, err := dev.Compile(ctx, p)
 	require.NoError(t, err)
-	exe := &allocExe{Executable: inner, pool: dev.Pool(), got: map[int]int64{}}
 	defer exe.Release()
 	res, err := r.Execute(ctx, dev, exe, p, 0, false)
 	require.NoError(t, err)
-	require.Equal(t, map[int]int64{0: 32, 1: 32}, exe.got) // 8 f32, 16 bf16
+	require.Equal(t, map[int]int64{0: 32, 1: 32}, ad.exe.got) // 8 f32, 16 bf16
 	// The upload went to the buffer AllocParam made.
 	in, err := r.Input(0)
 	require.NoError(t, err)
@@ -176,11 +194,11 @@ func TestExecuteAllocParam(t *testing.T) {
 	require.NoError(t, dev.Pool().Read(ctx, firstDummyBuffer(t, r, dev), 0, dm))
 	require.Equal(t, in, dm)
 	require.Contains(t, res.Outputs, 1)
-	require.Equal(t, 2, dev.Memory().Live())
+	require.Equal(t, 2, dd.Memory().Live())
 }
 
-// firstDummyBuffer is the first buffer the run owns in the dummy pool.
-func firstDummyBuffer(t *testing.T, r *Run, dev *dummy.Device) backends.BufferID {
+// firstDummyBuffer is the first buffer the run owns in the device's pool.
+func firstDummyBuffer(t *testing.T, r *Run, dev *backends.Device) backends.BufferID {
 	for _, o := range r.owned {
 		if o.pool == dev.Pool() {
 			return o.id
@@ -294,7 +312,7 @@ type unitDevice struct {
 	pool *unitPool
 }
 
-func (d *unitDevice) Pool() backends.Pool { return d.pool }
+func (d *unitDevice) Pool() driver.Pool { return d.pool }
 
 // TestExecuteTransferUnits: copies to and from a pool that moves data in
 // units (tile rows) are chunked in whole units, also past one staging chunk.
@@ -308,16 +326,17 @@ func TestExecuteTransferUnits(t *testing.T) {
 	dd, err := dummy.New(dummy.Config{Memory: 64 << 20})
 	require.NoError(t, err)
 	defer dd.Close()
-	dev := &unitDevice{dd, &unitPool{Pool: dd.Memory(), unit: 196608}}
+	ud := &unitDevice{dd, &unitPool{Pool: dd.Memory(), unit: 196608}}
+	dev := backends.DeviceOf(ud)
 	p, err := b.Program(r.Vals)
 	require.NoError(t, err)
-	exe, err := dd.Compile(ctx, p)
+	exe, err := dev.Compile(ctx, p)
 	require.NoError(t, err)
 	defer exe.Release()
 	res, err := r.Execute(ctx, dev, exe, p, 0, false)
 	require.NoError(t, err)
-	require.NotEmpty(t, dev.pool.moved)
-	for _, n := range dev.pool.moved {
+	require.NotEmpty(t, ud.pool.moved)
+	for _, n := range ud.pool.moved {
 		require.Zero(t, n%196608, "a transfer of %d bytes", n)
 	}
 	// The data made the round trip: y was uploaded (zeros) and read back.

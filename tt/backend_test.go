@@ -31,12 +31,12 @@ func TestMain(m *testing.M) {
 
 // openWith opens the tt backend over a sysfs fixture with the mock as its
 // runtime and extra config keys, with a call timeout of 5 s.
-func openWith(t testing.TB, fixtureName, mockFlags, extra string) ([]driver.Device, error) {
+func openWith(t testing.TB, fixtureName, mockFlags, extra string) ([]*backends.Device, error) {
 	return openTimed(t, fixtureName, mockFlags, 5, extra)
 }
 
 // openTimed is openWith with the call timeout (config timeout_s) given.
-func openTimed(t testing.TB, fixtureName, mockFlags string, timeoutS float64, extra string) ([]driver.Device, error) {
+func openTimed(t testing.TB, fixtureName, mockFlags string, timeoutS float64, extra string) ([]*backends.Device, error) {
 	mockEnv(t, fixtureName, mockFlags)
 	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q, "timeout_s": %g %s}}`, os.Args[0], timeoutS, extra)))
 	require.NoError(t, err)
@@ -63,18 +63,18 @@ func openPrinting(t testing.TB, out io.Writer) *tt.Device {
 	require.NoError(t, err)
 	devs, err := openRuntimeOpts(t, backends.Options{Config: cfg, Backends: []string{"tt"}, KernelOutput: out})
 	require.NoError(t, err)
-	return devs[0].(*tt.Device)
+	return devs[0].Driver().(*tt.Device)
 }
 
 // openRuntime opens the tt backend of a private runtime over cfg; the test's
 // end closes the runtime and with it every device.
-func openRuntime(t testing.TB, cfg *backends.Config) ([]driver.Device, error) {
+func openRuntime(t testing.TB, cfg *backends.Config) ([]*backends.Device, error) {
 	t.Helper()
 	return openRuntimeOpts(t, backends.Options{Config: cfg, Backends: []string{"tt"}})
 }
 
 // openRuntimeOpts is openRuntime with options.
-func openRuntimeOpts(t testing.TB, opts backends.Options) ([]driver.Device, error) {
+func openRuntimeOpts(t testing.TB, opts backends.Options) ([]*backends.Device, error) {
 	t.Helper()
 	rt, err := backends.Open(context.Background(), opts)
 	require.NoError(t, err)
@@ -88,7 +88,7 @@ func open1(t testing.TB, mockFlags string) *tt.Device {
 	devs, err := openWith(t, "none", mockFlags, "")
 	require.NoError(t, err)
 	require.Len(t, devs, 1)
-	return devs[0].(*tt.Device)
+	return devs[0].Driver().(*tt.Device)
 }
 
 func TestEmulatorWhenNoCard(t *testing.T) {
@@ -116,7 +116,7 @@ func TestEmulatorBoardAndDeviceIDs(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, devs, 2)
 	require.Equal(t, "tt-emu:1", devs[1].Name())
-	require.Equal(t, 1, devs[1].(*tt.Device).Runtime().Chip)
+	require.Equal(t, 1, devs[1].Driver().(*tt.Device).Runtime().Chip)
 
 	devs2, err := openWith(t, "none", "", `, "emu_board": "p300c", "device_ids": [1]`)
 	require.NoError(t, err)
@@ -238,10 +238,10 @@ func TestTransfers(t *testing.T) {
 	defer func() { require.NoError(t, p.Release(buf)) }()
 
 	// from an ordinary Go slice: staged
-	src := stagedRoundTrip(t, p, buf, 0, n, func(i int) byte { return byte(i*31 + i>>12) })
+	src := stagedRoundTrip(t, backends.PoolOf(p), buf, 0, n, func(i int) byte { return byte(i*31 + i>>12) })
 
 	// from and into host-pool memory: zero copy
-	mem := hostRoundTrip(t, p, buf, 100, 4096, func(int) byte { return 0xA5 })
+	mem := hostRoundTrip(t, backends.PoolOf(p), buf, 100, 4096, func(int) byte { return 0xA5 })
 	require.NoError(t, p.Read(ctx, buf, 99, mem[:2]))
 	require.Equal(t, []byte{src[99], 0xA5}, mem[:2])
 
@@ -258,7 +258,7 @@ func TestTransfers(t *testing.T) {
 // stagedRoundTrip writes n bytes fill(0), fill(1), … from Go memory (so
 // through staging) into buf at off, reads them back and checks them; it
 // returns what it wrote.
-func stagedRoundTrip(t *testing.T, p driver.Pool, buf driver.BufferID, off int64, n int, fill func(int) byte) []byte {
+func stagedRoundTrip(t *testing.T, p *backends.Pool, buf driver.BufferID, off int64, n int, fill func(int) byte) []byte {
 	t.Helper()
 	ctx := context.Background()
 	src := make([]byte, n)
@@ -275,10 +275,10 @@ func stagedRoundTrip(t *testing.T, p driver.Pool, buf driver.BufferID, off int64
 // hostRoundTrip is stagedRoundTrip from and into n bytes of the tt pool's
 // host-pool memory (zero copy); it returns that memory, released at the
 // test's end.
-func hostRoundTrip(t *testing.T, p driver.Pool, buf driver.BufferID, off int64, n int, fill func(int) byte) []byte {
+func hostRoundTrip(t *testing.T, p *backends.Pool, buf driver.BufferID, off int64, n int, fill func(int) byte) []byte {
 	t.Helper()
 	ctx := context.Background()
-	hp := p.(*tt.Pool).Host()
+	hp := p.Driver().(*tt.Pool).Host()
 	hb, err := hp.Alloc(ctx, int64(n))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, hp.Release(hb)) })
@@ -324,7 +324,7 @@ func vaddProgram() *driver.Program {
 func TestCompileAndLaunch(t *testing.T) {
 	d := open1(t, "")
 	ctx := context.Background()
-	exe, err := d.Compile(ctx, vaddProgram())
+	exe, err := backends.DeviceOf(d).Compile(ctx, vaddProgram())
 	require.NoError(t, err)
 	args := vaddArgs(t, d)
 	require.NoError(t, exe.Launch(ctx, args))
@@ -365,7 +365,7 @@ func TestCompileValidation(t *testing.T) {
 		is     error
 		says   string
 	}{
-		{"no variant", func(p *driver.Program) { p.RemoveVariant(driver.FormatTT) }, driver.ErrNoVariant, "no Tenstorrent variant"},
+		{"no variant", func(p *driver.Program) { p.RemoveVariant(driver.FormatTT) }, driver.ErrNoVariant, "has no variant in a format"},
 		{"no kernels", func(p *driver.Program) { p.TT().Kernels = nil }, driver.ErrInvalidArgument, "1 to 64"},
 		{"processor", func(p *driver.Program) { k(p, 0).Processor = "riscv_2" }, driver.ErrInvalidArgument, "processor \"riscv_2\""},
 		{"noc on compute", func(p *driver.Program) { n := 0; k(p, 1).NOC = &n }, driver.ErrInvalidArgument, "takes no NOC"},
@@ -433,7 +433,7 @@ func TestCompileValidation(t *testing.T) {
 			p := vaddProgram()
 			p.Grid = []driver.GwsDim{driver.ConstDim(1), driver.ConstDim(4)} // built at Compile
 			tc.mutate(p)
-			_, err := d.Compile(ctx, p)
+			_, err := backends.DeviceOf(d).Compile(ctx, p)
 			require.ErrorIs(t, err, tc.is)
 			require.ErrorContains(t, err, tc.says)
 		})
@@ -442,7 +442,7 @@ func TestCompileValidation(t *testing.T) {
 	// its errors.
 	p := vaddProgram()
 	p.TT().Kernels[1].Source = "#error built late"
-	exe, err := d.Compile(ctx, p)
+	exe, err := backends.DeviceOf(d).Compile(ctx, p)
 	require.NoError(t, err)
 	args := launchArgs(t, d, 4096, 4)
 	require.ErrorIs(t, exe.Launch(ctx, args), driver.ErrCompile)
@@ -450,7 +450,7 @@ func TestCompileValidation(t *testing.T) {
 	// a kernel source that is not UTF-8 still compiles (it travels as base64)
 	p = vaddProgram()
 	p.TT().Kernels[0].Source = "// \xff\xfe\nvoid kernel_main() {}"
-	exe, err = d.Compile(ctx, p)
+	exe, err = backends.DeviceOf(d).Compile(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, exe.Launch(ctx, args))
 	require.NoError(t, exe.Release())
@@ -494,7 +494,7 @@ func TestRuntimeCrashLosesTheDevice(t *testing.T) {
 	require.ErrorContains(t, err, "exit status 3")
 	_, err = p.Alloc(ctx, 64)
 	require.ErrorIs(t, err, driver.ErrDeviceLost)
-	_, err = d.Compile(ctx, vaddProgram())
+	_, err = backends.DeviceOf(d).Compile(ctx, vaddProgram())
 	require.ErrorIs(t, err, driver.ErrDeviceLost)
 }
 
@@ -516,7 +516,7 @@ func TestClosedDevice(t *testing.T) {
 	require.NoError(t, d.Close())
 	_, err := d.Pool().Alloc(context.Background(), 64)
 	require.ErrorIs(t, err, driver.ErrClosed)
-	_, err = d.Compile(context.Background(), vaddProgram())
+	_, err = backends.DeviceOf(d).Compile(context.Background(), vaddProgram())
 	require.ErrorIs(t, err, driver.ErrDeviceLost)
 }
 
@@ -529,7 +529,7 @@ func BenchmarkTransfer64MiB(b *testing.B) { benchTransfer64MiB(b, open1(b, "")) 
 // BenchmarkTransfer64MiBEmulator is the same through the C++ runtime's
 // emulator layer (bin/zyx-tt-runtime).
 func BenchmarkTransfer64MiBEmulator(b *testing.B) {
-	benchTransfer64MiB(b, openEmu(b, "n150")[0].(*tt.Device))
+	benchTransfer64MiB(b, openEmu(b, "n150")[0].Driver().(*tt.Device))
 }
 
 func benchTransfer64MiB(b *testing.B, d *tt.Device) {
@@ -568,7 +568,7 @@ func TestRealRuntimeEmulator(t *testing.T) {
 		t.Skipf("%s has no emulator layer: %v", bin, err)
 	}
 	require.NoError(t, err)
-	d := devs[0].(*tt.Device)
+	d := devs[0].Driver().(*tt.Device)
 	require.Equal(t, "emu", d.Runtime().Runtime)
 	require.True(t, d.Info().Emulated)
 	p := d.Pool()

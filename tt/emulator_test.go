@@ -26,10 +26,10 @@ import (
 )
 
 // openEmu opens the emulator devices of board through the real runtime.
-func openEmu(t testing.TB, board string) []driver.Device { return openEmuWith(t, board, nil) }
+func openEmu(t testing.TB, board string) []*backends.Device { return openEmuWith(t, board, nil) }
 
 // openEmuWith is openEmu with kernel output going to out.
-func openEmuWith(t testing.TB, board string, out io.Writer) []driver.Device {
+func openEmuWith(t testing.TB, board string, out io.Writer) []*backends.Device {
 	t.Helper()
 	bin := rtbin.Require(t)
 	t.Setenv(tt.EnvSysfsRoot, fixture("none"))
@@ -63,7 +63,7 @@ func TestEmulatorRuntimeDevices(t *testing.T) {
 			devs := openEmu(t, tc.board)
 			require.Len(t, devs, tc.chips)
 			for k, dev := range devs {
-				d := dev.(*tt.Device)
+				d := dev.Driver().(*tt.Device)
 				rt := d.Runtime()
 				require.Equal(t, fmt.Sprintf("tt-emu:%d", k), d.Name())
 				require.Equal(t, "emu", rt.Runtime)
@@ -84,7 +84,7 @@ func TestEmulatorRuntimeDevices(t *testing.T) {
 }
 
 func TestEmulatorRuntimeTransfers(t *testing.T) {
-	d := openEmu(t, "n150")[0].(*tt.Device)
+	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
 	p := d.Pool()
 	ctx := context.Background()
 	free := p.FreeBytes()
@@ -94,10 +94,10 @@ func TestEmulatorRuntimeTransfers(t *testing.T) {
 	buf, err := p.Alloc(ctx, n+5)
 	require.NoError(t, err)
 	require.Less(t, p.FreeBytes(), free-n)
-	src := stagedRoundTrip(t, p, buf, 5, n, func(i int) byte { return byte(i*31 + i>>11) })
+	src := stagedRoundTrip(t, backends.PoolOf(p), buf, 5, n, func(i int) byte { return byte(i*31 + i>>11) })
 
 	// Host-pool memory goes zero-copy.
-	hostRoundTrip(t, p, buf, 4096, 1<<20, func(i int) byte { return byte(i * 7) })
+	hostRoundTrip(t, backends.PoolOf(p), buf, 4096, 1<<20, func(i int) byte { return byte(i * 7) })
 	back := make([]byte, 4091)
 	require.NoError(t, p.Read(ctx, buf, 5, back))
 	require.Equal(t, src[:4091], back, "bytes before the host-pool write are untouched")
@@ -166,9 +166,9 @@ func exampleVadd(t *testing.T, rows, cols int) *driver.Program {
 var f32Bytes, bytesF32 = backendtest.F32Bytes, backendtest.BytesF32
 
 func TestEmulatorRuntimeRunsVadd(t *testing.T) {
-	d := openEmu(t, "n150")[0].(*tt.Device)
+	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
 	ctx := context.Background()
-	exe, err := d.Compile(ctx, exampleVadd(t, 2, 3))
+	exe, err := backends.DeviceOf(d).Compile(ctx, exampleVadd(t, 2, 3))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, exe.Release()) }()
 
@@ -230,24 +230,24 @@ func TestEmulatorRuntimeRunsVadd(t *testing.T) {
 }
 
 func TestEmulatorRuntimeGridLimits(t *testing.T) {
-	d := openEmu(t, "n150")[0].(*tt.Device)
+	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
 	g := d.Runtime().Grid
 	ctx := context.Background()
-	_, err := d.Compile(ctx, exampleVadd(t, int(g.Rows)+1, 1))
+	_, err := backends.DeviceOf(d).Compile(ctx, exampleVadd(t, int(g.Rows)+1, 1))
 	require.ErrorIs(t, err, driver.ErrInvalidArgument, "a grid past the chip is refused before the runtime")
-	exe, err := d.Compile(ctx, exampleVadd(t, int(g.Rows), int(g.Cols)))
+	exe, err := backends.DeviceOf(d).Compile(ctx, exampleVadd(t, int(g.Rows), int(g.Cols)))
 	require.NoError(t, err, "the whole harvested grid is usable")
 	require.NoError(t, exe.Release())
 }
 
 func TestEmulatorRuntimeKernelFaults(t *testing.T) {
-	d := openEmu(t, "n150")[0].(*tt.Device)
+	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
 	ctx := context.Background()
 
 	// A kernel that does not compile: ErrCompile with the compiler's words.
 	bad := exampleVadd(t, 1, 1)
 	bad.TT().Kernels[1].Source = "#error no tiles today\n" + bad.TT().Kernels[1].Source
-	_, err := d.Compile(ctx, bad)
+	_, err := backends.DeviceOf(d).Compile(ctx, bad)
 	require.ErrorIs(t, err, driver.ErrCompile)
 	require.ErrorContains(t, err, "no tiles today")
 
@@ -261,7 +261,7 @@ void kernel_main() {
 }
 `
 	hang.TT().CBs = append(hang.TT().CBs, driver.TTCB(17, "Float32", 4096, 1))
-	exe, err := d.Compile(ctx, hang)
+	exe, err := backends.DeviceOf(d).Compile(ctx, hang)
 	require.NoError(t, err)
 	p := d.Pool()
 	var bufs [3]driver.BufferID

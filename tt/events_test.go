@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zyxtt/zyxtt/backends"
+
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -23,7 +25,7 @@ import (
 // variant computing every step (n = 4 whole tiles).
 func TestEvents(t *testing.T) {
 	d := openEmu(t, "n150")[0]
-	backendtest.RunEventConformance(t, d, backendtest.VaddStep(t, 4096))
+	backendtest.RunEventConformance(t, d.Driver(), backendtest.VaddStep(t, 4096))
 }
 
 // emptyKernel is one core whose kernel returns at once: a launch that is
@@ -37,7 +39,7 @@ func emptyKernel() *driver.Program {
 // waited for, against 10,000 queued with one wait (sync-µs/launch,
 // queued-µs/launch).
 func BenchmarkQueuedLaunches(b *testing.B) {
-	backendtest.BenchmarkQueuedLaunches(b, openEmu(b, "n150")[0], emptyKernel(), nil, 10000)
+	backendtest.BenchmarkQueuedLaunches(b, openEmu(b, "n150")[0].Driver(), emptyKernel(), nil, 10000)
 }
 
 // Pipelined writes and reads of one buffer, from Go memory (staged) and
@@ -188,7 +190,7 @@ func TestAsyncReleaseWaitsForQueuedWork(t *testing.T) {
 	d := open1(t, "")
 	ctx := context.Background()
 	args := vaddArgs(t, d)
-	exe, err := d.Compile(ctx, vaddProgram())
+	exe, err := backends.DeviceOf(d).Compile(ctx, vaddProgram())
 	require.NoError(t, err)
 	require.NoError(t, exe.Launch(ctx, args)) // builds the runtime program
 	rids := make([]uint64, 3)
@@ -346,6 +348,6 @@ func TestAsyncSameDeviceDependencies(t *testing.T) {
 func TestCrossDeviceEvents(t *testing.T) {
 	devs := openEmu(t, "p300c")
 	require.Len(t, devs, 2)
-	host := devs[0].Pool().(*tt.Pool).Host()
-	backendtest.RunCrossDeviceEvents(t, devs[0], devs[1], backendtest.VaddStep(t, 4096), backendtest.VaddStep(t, 4096), host)
+	host := devs[0].Pool().Driver().(*tt.Pool).Host()
+	backendtest.RunCrossDeviceEvents(t, devs[0].Driver(), devs[1].Driver(), backendtest.VaddStep(t, 4096), backendtest.VaddStep(t, 4096), backends.PoolOf(host))
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zyxtt/zyxtt/backends"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends/driver"
@@ -21,14 +23,14 @@ import (
 func checkExecutableContract(t *testing.T, d *tt.Device, prog func() *driver.Program, args []driver.LaunchArg) {
 	t.Helper()
 	ctx := context.Background()
-	compile := func() *tt.Executable {
+	compile := func() *backends.Executable {
 		t.Helper()
-		exe, err := d.Compile(ctx, prog())
+		exe, err := backends.DeviceOf(d).Compile(ctx, prog())
 		require.NoError(t, err)
 		require.NoError(t, exe.Launch(ctx, args))
-		return exe.(*tt.Executable)
+		return exe
 	}
-	requireClosed := func(exe *tt.Executable, says string) {
+	requireClosed := func(exe *backends.Executable, says string) {
 		t.Helper()
 		err := exe.Launch(ctx, args)
 		require.ErrorIs(t, err, driver.ErrClosed)
@@ -40,7 +42,7 @@ func checkExecutableContract(t *testing.T, d *tt.Device, prog func() *driver.Pro
 	}
 
 	released := compile()
-	ids := released.ProgramIDs()
+	ids := released.Driver().(*tt.Executable).ProgramIDs()
 	require.NotEmpty(t, ids)
 	require.NoError(t, released.Release())
 	// The runtime no longer holds the programs, so a release that reached
@@ -52,12 +54,12 @@ func checkExecutableContract(t *testing.T, d *tt.Device, prog func() *driver.Pro
 		require.ErrorAs(t, err, &re)
 		require.Equal(t, ttruntime.CodeUnknownProgram, re.Code)
 	}
-	require.Empty(t, released.ProgramIDs())
+	require.Empty(t, released.Driver().(*tt.Executable).ProgramIDs())
 	require.NoError(t, released.Release(), "a second Release is nil")
 	requireClosed(released, "was released")
 
 	live := compile() // the device is still usable
-	require.NoError(t, d.Close())
+	require.NoError(t, backends.DeviceOf(d).Close())
 	requireClosed(live, "is closed")
 	requireClosed(released, "was released")
 	require.NoError(t, live.Release(), "Release after the device's Close is nil")
@@ -94,21 +96,21 @@ func TestExecutableContractUnderTheMock(t *testing.T) {
 }
 
 func TestExecutableContractUnderTheEmulator(t *testing.T) {
-	d := openEmu(t, "n150")[0].(*tt.Device)
+	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
 	checkExecutableContract(t, d, func() *driver.Program { return exampleVadd(t, 1, 2) }, contractArgs(t, d, 4*2048, 3, 2048))
 }
 
 // launchIntoAHang opens a device whose mock runtime (with mockFlags) never
 // answers the first run, with the 60 s call timeout, and gives up a vadd
 // launch on it after 200 ms: the launch fails with its context's deadline.
-func launchIntoAHang(t *testing.T, mockFlags string) (*tt.Device, driver.Executable, []driver.LaunchArg) {
+func launchIntoAHang(t *testing.T, mockFlags string) (*tt.Device, *backends.Executable, []driver.LaunchArg) {
 	t.Helper()
 	// init 1, three allocs 2–4, compile 5, run 6 never answers
 	devs, err := openTimed(t, "none", strings.TrimSpace("-hang-at 6 "+mockFlags), 60, "")
 	require.NoError(t, err)
-	d := devs[0].(*tt.Device)
+	d := devs[0].Driver().(*tt.Device)
 	args := vaddArgs(t, d)
-	exe, err := d.Compile(context.Background(), vaddProgram())
+	exe, err := backends.DeviceOf(d).Compile(context.Background(), vaddProgram())
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()

@@ -14,6 +14,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/zyxtt/zyxtt/backends"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends/driver"
@@ -32,17 +34,17 @@ func oneKernel(k driver.TTKernel, params ...driver.Param) *driver.Program {
 	return &driver.Program{Name: "p", Params: params, Variants: []driver.Variant{{Format: driver.FormatTT, Code: &driver.TTVariant{Kernels: []driver.TTKernel{k}}}}}
 }
 
-func compileOne(t *testing.T, d *tt.Device, p *driver.Program) *tt.Executable {
+func compileOne(t *testing.T, d *tt.Device, p *driver.Program) *backends.Executable {
 	t.Helper()
-	exe, err := d.Compile(context.Background(), p)
+	exe, err := backends.DeviceOf(d).Compile(context.Background(), p)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = exe.Release() })
-	return exe.(*tt.Executable)
+	return exe
 }
 
-func onlyRequest(t *testing.T, exe *tt.Executable) ttruntime.CompileRequest {
+func onlyRequest(t *testing.T, exe *backends.Executable) ttruntime.CompileRequest {
 	t.Helper()
-	reqs := exe.Requests()
+	reqs := exe.Driver().(*tt.Executable).Requests()
 	require.Len(t, reqs, 1)
 	return reqs[0]
 }
@@ -128,7 +130,7 @@ func TestSemaphoreIDs(t *testing.T) {
 	for range 16 {
 		v.Semaphores = append(v.Semaphores, driver.TTSemaphore{})
 	}
-	_, err := d.Compile(context.Background(), p)
+	_, err := backends.DeviceOf(d).Compile(context.Background(), p)
 	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	require.ErrorContains(t, err, "no semaphore id is free")
 }
@@ -163,7 +165,7 @@ func TestCoordinatesAndDeclarations(t *testing.T) {
 
 	bad := oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 0), RuntimeArgs: []driver.TTArg{
 		{Kind: driver.TTArgCoreNocX, Core: at(driver.ConstDim(8), driver.ConstDim(0))}}})
-	_, err := d.Compile(context.Background(), bad)
+	_, err := backends.DeviceOf(d).Compile(context.Background(), bad)
 	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	require.ErrorContains(t, err, "outside the chip's worker grid")
 }
@@ -173,9 +175,9 @@ func TestCoordinatesAndDeclarations(t *testing.T) {
 func TestRuntimeProgramsPerLaunch(t *testing.T) {
 	d := open1(t, "")
 	ctx := context.Background()
-	exe, err := d.Compile(ctx, vaddProgram())
+	exe, err := backends.DeviceOf(d).Compile(ctx, vaddProgram())
 	require.NoError(t, err)
-	e := exe.(*tt.Executable)
+	e := exe.Driver().(*tt.Executable)
 	require.Zero(t, e.Programs())
 	args := launchArgs(t, d, 4096, 2)
 	for _, n := range []uint64{2, 4, 2, 4, 8} {
@@ -452,9 +454,9 @@ func TestAllocParamAndLayoutChecks(t *testing.T) {
 		driver.Param{Name: "n", Kind: driver.Variable, DType: driver.U32})
 	q.TT().Buffers = []driver.TTBuffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: 64, Shard: &driver.TTShard{
 		Cores: driver.TTCoreSet{Ranges: []driver.TTCoreRange{{End: driver.TTCoord{Row: driver.ConstDim(0), Col: driver.ParamDim(1)}}}}, Shape: [2]uint32{1, 1}, Tensor: [2]uint32{1, 1}}}}
-	qe, err := d.Compile(ctx, q)
+	qe, err := backends.DeviceOf(d).Compile(ctx, q)
 	require.NoError(t, err)
-	_, err = qe.(driver.ParamAllocator).AllocParam(ctx, 0, 64)
+	_, err = qe.Driver().(driver.ParamAllocator).AllocParam(ctx, 0, 64)
 	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	require.ErrorContains(t, err, "shard grid")
 	require.NoError(t, qe.Release())
@@ -465,7 +467,7 @@ func TestAllocParamAndLayoutChecks(t *testing.T) {
 	r := oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 0)}, driver.Param{Name: "s", Kind: driver.Global, DType: driver.U32})
 	r.TT().Buffers = []driver.TTBuffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: 64, Shard: &driver.TTShard{
 		Cores: *rng(0, 0, 0, 3), Shape: [2]uint32{2, 3}, Tensor: [2]uint32{8, 4}}}}
-	_, err = d.Compile(ctx, r)
+	_, err = backends.DeviceOf(d).Compile(ctx, r)
 	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	require.ErrorContains(t, err, "compile.buffers[0].shard.shape: a height-sharded shard spans the tensor's width")
 	r.TT().Buffers[0].Shard.Shape = [2]uint32{2, 4}

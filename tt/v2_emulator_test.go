@@ -21,6 +21,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/zyxtt/zyxtt/backends"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends/driver"
@@ -98,13 +100,13 @@ func constExpr(d driver.GwsDim) driver.TTArg {
 	return driver.TTArg{Kind: driver.TTArgConst, Value: d}
 }
 
-func allocParam(t *testing.T, exe driver.Executable, p int, n int64) driver.BufferID {
+func allocParam(t *testing.T, exe *backends.Executable, p int, n int64) driver.BufferID {
 	t.Helper()
-	pa, ok := exe.(driver.ParamAllocator)
+	_, ok := exe.Driver().(driver.ParamAllocator)
 	require.True(t, ok, "the tt executable allocates params")
-	id, err := pa.AllocParam(context.Background(), p, n)
+	id, err := exe.AllocParam(context.Background(), p, n)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = exe.(*tt.Executable).Device().Pool().Release(id) })
+	t.Cleanup(func() { _ = exe.Device().Pool().Release(id) })
 	return id
 }
 
@@ -143,7 +145,7 @@ func libraryIncludes(t *testing.T) []driver.TTInclude {
 // get split_start and split_units as runtime args (kernels read_pairs,
 // add_n, write_range).
 func TestEmulatorCoreGroupsSplitWork(t *testing.T) {
-	d := openEmu(t, "n150")[0].(*tt.Device)
+	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
 	ctx := context.Background()
 	names := []string{"a", "b", "c", "n"}
 	e := func(s string) driver.GwsDim { return expr(t, s, names...) }
@@ -172,10 +174,10 @@ func TestEmulatorCoreGroupsSplitWork(t *testing.T) {
 			CBs:     []driver.TTCBConfig{driver.TTCB(0, "Float16_b", 2048, 2), driver.TTCB(1, "Float16_b", 2048, 2), driver.TTCB(16, "Float16_b", 2048, 2)},
 		}}},
 	}
-	exe, err := d.Compile(ctx, prog)
+	exe, err := backends.DeviceOf(d).Compile(ctx, prog)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, exe.Release()) }()
-	require.Zero(t, exe.(*tt.Executable).Programs(), "the core sets read n: built at the launch")
+	require.Zero(t, exe.Driver().(*tt.Executable).Programs(), "the core sets read n: built at the launch")
 
 	const tiles = 100
 	a, b := randomBF16(tiles*1024, 1), randomBF16(tiles*1024, 2)
@@ -200,12 +202,12 @@ func TestEmulatorCoreGroupsSplitWork(t *testing.T) {
 			}
 		}
 	}
-	require.Equal(t, 4, exe.(*tt.Executable).Programs(), "one runtime program per value of n")
+	require.Equal(t, 4, exe.Driver().(*tt.Executable).Programs(), "one runtime program per value of n")
 	// The n=100 program as sent: the reader's 24 cores have 24 different
 	// (start, units) pairs; the two compute groups are the 4 and 20 cores
 	// split_work_to_cores gives, counted down the columns.
 	var req ttruntime.CompileRequest
-	for _, r := range exe.(*tt.Executable).Requests() {
+	for _, r := range exe.Driver().(*tt.Executable).Requests() {
 		if len(r.Kernels) == 4 && r.Kernels[1].CompileArgs[0].Value != nil && *r.Kernels[1].CompileArgs[0].Value == 5 {
 			req = r
 		}
@@ -225,7 +227,7 @@ func TestEmulatorCoreGroupsSplitWork(t *testing.T) {
 // remotely through the holder's NOC coordinates into dst2 (kernels
 // l1_holder, l1_peer).
 func TestEmulatorL1Loopback(t *testing.T) {
-	d := openEmu(t, "n150")[0].(*tt.Device)
+	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
 	ctx := context.Background()
 	holderCore := &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTCoreAt(1, 2)}}
 	peerCore := &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTCoreAt(0, 0)}}
@@ -256,7 +258,7 @@ func TestEmulatorL1Loopback(t *testing.T) {
 			},
 		}}},
 	}
-	exe, err := d.Compile(ctx, prog)
+	exe, err := backends.DeviceOf(d).Compile(ctx, prog)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, exe.Release()) }()
 	src, l1, dst, dst2 := allocParam(t, exe, 0, 4096), allocParam(t, exe, 1, 4096), allocParam(t, exe, 2, 4096), allocParam(t, exe, 3, 4096)
@@ -298,7 +300,7 @@ func TestEmulatorL1Loopback(t *testing.T) {
 // adds its shards of a and b into its shard of c with circular buffers
 // that sit on the shards (tt-metal's globally allocated address).
 func TestEmulatorHeightShardedEltwise(t *testing.T) {
-	d := openEmu(t, "n150")[0].(*tt.Device)
+	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
 	ctx := context.Background()
 	const T0, T1, S0 = 5, 3, 2
 	const tiles, sp = T0 * T1, S0 * T1
@@ -327,7 +329,7 @@ func TestEmulatorHeightShardedEltwise(t *testing.T) {
 			Buffers: []driver.TTBuffer{decl(0), decl(1), decl(2)},
 		}}},
 	}
-	exe, err := d.Compile(ctx, prog)
+	exe, err := backends.DeviceOf(d).Compile(ctx, prog)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, exe.Release()) }()
 	a, b := randomBF16(tiles*1024, 10), randomBF16(tiles*1024, 11)
@@ -356,7 +358,7 @@ func TestEmulatorHeightShardedEltwise(t *testing.T) {
 // noc_semaphore_set_multicast (kernels mcast_sender, mcast_receiver). The
 // semaphore ids arrive as args, as CreateSemaphore gave them.
 func TestEmulatorMulticastWithSemaphores(t *testing.T) {
-	d := openEmu(t, "n150")[0].(*tt.Device)
+	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
 	ctx := context.Background()
 	semArg := func(i int) driver.TTArg { return driver.TTArg{Kind: driver.TTArgSemaphore, Semaphore: i} }
 	sender := &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTCoreAt(0, 0)}}
@@ -386,9 +388,9 @@ func TestEmulatorMulticastWithSemaphores(t *testing.T) {
 				Buffers: []driver.TTBuffer{{Param: 0, PageSize: 1024}},
 			}}},
 		}
-		exe, err := d.Compile(ctx, prog)
+		exe, err := backends.DeviceOf(d).Compile(ctx, prog)
 		require.NoError(t, err)
-		req := exe.(*tt.Executable).Requests()[0]
+		req := exe.Driver().(*tt.Executable).Requests()[0]
 		ids := []uint32{req.Semaphores[0].ID, req.Semaphores[1].ID, req.Semaphores[2].ID}
 		require.Equal(t, []uint32{0, 1, 0}, ids, "CreateSemaphore's ids: the smallest free on every core of the set")
 		require.Len(t, req.Kernels[1].RuntimeArgs, 63, "the receivers' args differ by index")
@@ -502,7 +504,7 @@ func matmulTileProgram(t *testing.T, m, n, k uint64, bFormat string) *driver.Pro
 func checkMatmul(t *testing.T, d *tt.Device, prog *driver.Program, m, n, k int, a, b []uint16, bWant []float64) {
 	t.Helper()
 	ctx := context.Background()
-	exe, err := d.Compile(ctx, prog)
+	exe, err := backends.DeviceOf(d).Compile(ctx, prog)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, exe.Release()) }()
 	ba, bb, bc := allocParam(t, exe, 0, int64(2*m*k)), allocParam(t, exe, 1, int64(2*k*n)), allocParam(t, exe, 2, int64(2*m*n))
@@ -533,7 +535,7 @@ func checkMatmul(t *testing.T, d *tt.Device, prog *driver.Program, m, n, k int, 
 // data stays row-major, the pool tilizes on upload and untilizes on
 // download, and the kernels read and write whole tiles as pages.
 func TestEmulatorTileLayoutMatmul(t *testing.T) {
-	d := openEmu(t, "n150")[0].(*tt.Device)
+	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
 	const m, n, k = 64, 128, 96
 	a, b := randomBF16(m*k, 3), randomBF16(k*n, 4)
 	for i := range a {
@@ -550,7 +552,7 @@ func TestEmulatorTileLayoutMatmul(t *testing.T) {
 // weights into shared-exponent blocks; the reference uses the weights as
 // the block format holds them.
 func TestEmulatorBfp8Weights(t *testing.T) {
-	d := openEmu(t, "n150")[0].(*tt.Device)
+	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
 	const m, n, k = 64, 64, 64
 	a, b := randomBF16(m*k, 5), randomBF16(k*n, 6)
 	bWant := bfpQuantized(t, tt.Bfp8b, b, k, n)
@@ -607,7 +609,7 @@ void kernel_main() {
 // Bfp8_b and Bfp4_b tiles by the pool, moved as 1088- and 576-byte pages
 // by a kernel (in reverse tile order), unpacked on download.
 func TestEmulatorBlockFloatPages(t *testing.T) {
-	d := openEmu(t, "n150")[0].(*tt.Device)
+	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
 	ctx := context.Background()
 	const rows, cols = 64, 64
 	in := make([]float32, rows*cols)
@@ -630,7 +632,7 @@ func TestEmulatorBlockFloatPages(t *testing.T) {
 				Buffers: []driver.TTBuffer{decl(0), decl(1)},
 			}}},
 		}
-		exe, err := d.Compile(ctx, prog)
+		exe, err := backends.DeviceOf(d).Compile(ctx, prog)
 		require.NoError(t, err)
 		bi, bo := allocParam(t, exe, 0, 4*rows*cols), allocParam(t, exe, 1, 4*rows*cols)
 		p := d.Pool()
@@ -699,7 +701,7 @@ void kernel_main() {
 // core and processor, by the time the launch returns.
 func TestEmulatorDPrint(t *testing.T) {
 	var out lineWriter
-	d := openEmuWith(t, "n150", &out)[0].(*tt.Device)
+	d := openEmuWith(t, "n150", &out)[0].Driver().(*tt.Device)
 	ctx := context.Background()
 	prog := &driver.Program{
 		Name: "dprint",
@@ -708,7 +710,7 @@ func TestEmulatorDPrint(t *testing.T) {
 				RuntimeArgs: []driver.TTArg{constExpr(expr(t, "core_row * 10 + core_col"))}},
 		}}}},
 	}
-	exe, err := d.Compile(ctx, prog)
+	exe, err := backends.DeviceOf(d).Compile(ctx, prog)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, exe.Release()) }()
 	require.NoError(t, exe.Launch(ctx, nil))
@@ -753,7 +755,7 @@ void kernel_main() {
 // and common args the pointer get_semaphore returns there, which a kernel
 // may store through, and in compile args an offset the NOC calls accept.
 func TestEmulatorSemaphoreAddrArgs(t *testing.T) {
-	d := openEmu(t, "n150")[0].(*tt.Device)
+	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
 	ctx := context.Background()
 	addr := driver.TTArg{Kind: driver.TTArgSemaphoreAddr, Semaphore: 0}
 	cores := rng(0, 0, 0, 2)
@@ -772,7 +774,7 @@ func TestEmulatorSemaphoreAddrArgs(t *testing.T) {
 			Buffers:    []driver.TTBuffer{{Param: 0, PageSize: 32}},
 		}}},
 	}
-	exe, err := d.Compile(ctx, prog)
+	exe, err := backends.DeviceOf(d).Compile(ctx, prog)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, exe.Release()) }()
 	dst := allocParam(t, exe, 0, 3*32)

@@ -147,7 +147,8 @@ func ExamplesDir(t testing.TB) string {
 // CheckLaunchTimed compiles the vadd program prog on dev and requires a
 // timed launch to report a positive device time, a second Release to be
 // harmless, and a released executable to refuse launches with ErrClosed.
-func CheckLaunchTimed(t testing.TB, dev *backends.Device, prog *driver.Program) {
+func CheckLaunchTimed(t testing.TB, devDriver driver.Device, prog *driver.Program) {
+	dev := backends.DeviceOf(devDriver)
 	t.Helper()
 	ctx := context.Background()
 	pool := dev.Pool()

@@ -39,8 +39,8 @@ func TestUploadDownload(t *testing.T) {
 	require.NoError(t, err)
 	defer d.Close()
 	v := backendtest.RandomF32(9, 100, 0, 1)
-	id := backendtest.UploadF32(t, d.Pool(), v)
-	require.Equal(t, v, backendtest.DownloadF32(t, d.Pool(), id, len(v)))
+	id := backendtest.UploadF32(t, backends.PoolOf(d.Pool()), v)
+	require.Equal(t, v, backendtest.DownloadF32(t, backends.PoolOf(d.Pool()), id, len(v)))
 	require.NoError(t, d.Pool().Release(id))
 	require.EqualValues(t, 64<<20, d.Pool().FreeBytes())
 }
@@ -76,10 +76,10 @@ func TestEachDevice(t *testing.T) {
 	ds := backendtest.Devices{
 		Library: "none",
 		Load:    func() error { return nil },
-		Open: func(t testing.TB, ids *[]int) ([]*backends.Device, error) {
+		Open: func(t testing.TB, ids *[]int) ([]driver.Device, error) {
 			require.Nil(t, ids, "every device")
 			d, err := dummy.New(dummy.Config{Memory: 1 << 20})
-			return []*backends.Device{d}, err
+			return []driver.Device{d}, err
 		},
 	}
 	var names []string

@@ -93,7 +93,8 @@ func (e *BadEnv) LaunchWith(t testing.TB, p *driver.Program, args []driver.Launc
 //     (ErrInvalidArgument); a cancelled context.
 //
 // Then in.Cases.
-func RunBadInputConformance(t *testing.T, dev *backends.Device, in BadInput) {
+func RunBadInputConformance(t *testing.T, devDriver driver.Device, in BadInput) {
+	dev := backends.DeviceOf(devDriver)
 	t.Helper()
 	ctx := context.Background()
 	good, err := dev.Compile(ctx, in.Program(t))

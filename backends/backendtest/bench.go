@@ -48,7 +48,8 @@ type CopyReference struct {
 // bandwidth (4·N bytes, counted read plus write), all timed by the device,
 // one of each per iteration after one warm-up of each. It reports
 // vadd_GB/s, then each reference's GB/s and ratio, then elems.
-func VaddBandwidth(b *testing.B, dev *backends.Device, prog *driver.Program, refs ...CopyReference) {
+func VaddBandwidth(b *testing.B, devDriver driver.Device, prog *driver.Program, refs ...CopyReference) {
+	dev := backends.DeviceOf(devDriver)
 	b.Helper()
 	ctx := context.Background()
 	info := dev.Info()

@@ -106,7 +106,8 @@ func (c *chain) want(k int) []float64 {
 // run; a submission whose ctx ends while it waits is cancelled; Launch and
 // Write are Submit and WriteAsync with a wait. It fails on a goroutine the
 // checks leave running.
-func RunEventConformance(t *testing.T, dev *backends.Device, s Step) {
+func RunEventConformance(t *testing.T, devDriver driver.Device, s Step) {
+	dev := backends.DeviceOf(devDriver)
 	t.Helper()
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	ctx := context.Background()
@@ -256,7 +257,8 @@ func RunEventConformance(t *testing.T, dev *backends.Device, s Step) {
 // submitted right after it with no dependency, queued behind it on the
 // same device, runs and succeeds. It fails on a goroutine the checks leave
 // running.
-func RunFailureIsolation(t *testing.T, dev *backends.Device, s Step) {
+func RunFailureIsolation(t *testing.T, devDriver driver.Device, s Step) {
+	dev := backends.DeviceOf(devDriver)
 	t.Helper()
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	ctx := context.Background()
@@ -289,7 +291,8 @@ func RunFailureIsolation(t *testing.T, dev *backends.Device, s Step) {
 // events only: a's chain of launches, a read into a host-pool buffer after
 // it, a write of that buffer to b after the read, and b's launch after the
 // write, with no waits between them. host is the host pool.
-func RunCrossDeviceEvents(t *testing.T, a, b *backends.Device, sa, sb Step, host *backends.Pool) {
+func RunCrossDeviceEvents(t *testing.T, aDriver, bDriver driver.Device, sa, sb Step, host *backends.Pool) {
+	a, b := backends.DeviceOf(aDriver), backends.DeviceOf(bDriver)
 	t.Helper()
 	require.Equal(t, sa.N, sb.N, "the steps move the same number of elements")
 	ctx := context.Background()
@@ -355,7 +358,8 @@ func EmptyProgram(v driver.Variant) *driver.Program {
 // in the same run, and reports µs per launch of each and their ratio. prog
 // should do next to nothing (an empty kernel), so that the figures are the
 // cost of a launch.
-func BenchmarkQueuedLaunches(b *testing.B, dev *backends.Device, prog *driver.Program, argSpec []Arg, n int) {
+func BenchmarkQueuedLaunches(b *testing.B, devDriver driver.Device, prog *driver.Program, argSpec []Arg, n int) {
+	dev := backends.DeviceOf(devDriver)
 	ctx := context.Background()
 	exe, err := dev.Compile(ctx, prog)
 	require.NoError(b, err)
@@ -408,7 +412,8 @@ func SubmitN(t testing.TB, ctx context.Context, exe *backends.Executable, args [
 // RunCloseCancelsDeferred checks that closing dev fails its work that waits
 // for a host event with ErrClosed, and that the work submitted before it,
 // waiting for nothing, runs. It closes dev.
-func RunCloseCancelsDeferred(t *testing.T, dev *backends.Device) {
+func RunCloseCancelsDeferred(t *testing.T, devDriver driver.Device) {
+	dev := backends.DeviceOf(devDriver)
 	t.Helper()
 	ctx := context.Background()
 	const n = 4096
@@ -431,7 +436,8 @@ func RunCloseCancelsDeferred(t *testing.T, dev *backends.Device) {
 // lost (it returns ErrDeviceLost), dev's pending work, held back for a host
 // event included, fails with ErrDeviceLost and cause while that event is
 // still pending, and that dev takes no more launches or transfers.
-func RunLostDeviceFailsPendingWork(t *testing.T, dev *backends.Device, lose func(cause error) error, cause error) {
+func RunLostDeviceFailsPendingWork(t *testing.T, devDriver driver.Device, lose func(cause error) error, cause error) {
+	dev := backends.DeviceOf(devDriver)
 	t.Helper()
 	ctx := context.Background()
 	const n = 4096

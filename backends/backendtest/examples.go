@@ -46,7 +46,7 @@ type Example struct {
 }
 
 // RunExamples runs each example on dev as a subtest named after it.
-func RunExamples(t *testing.T, dev *backends.Device, examples ...Example) {
+func RunExamples(t *testing.T, dev driver.Device, examples ...Example) {
 	t.Helper()
 	for _, ex := range examples {
 		t.Run(ex.Name, func(t *testing.T) { RunExample(t, dev, ex) })
@@ -59,7 +59,8 @@ func RunExamples(t *testing.T, dev *backends.Device, examples ...Example) {
 // reference within its tolerance, as `zyx-tt run --verify` does. ex.Edit
 // may change the program before it is compiled. It returns the first
 // output's verdict for the caller to log.
-func RunExample(t testing.TB, dev *backends.Device, ex Example) bundle.OutputVerdict {
+func RunExample(t testing.TB, devDriver driver.Device, ex Example) bundle.OutputVerdict {
+	dev := backends.DeviceOf(devDriver)
 	t.Helper()
 	ctx := context.Background()
 	b := LoadExample(t, ex.Name)

@@ -66,7 +66,7 @@ func MakeArgs(t testing.TB, pool *backends.Pool, args []Arg) []driver.LaunchArg 
 // Opener opens a device of the backend under test for a check of its own,
 // which closes it. It skips the test, naming what is missing, where the
 // backend has no device.
-type Opener func(t testing.TB) *backends.Device
+type Opener func(t testing.TB) driver.Device
 
 // RunExecutableConformance checks the executable contract every backend
 // keeps, with prog compiled on dev and launched with args (made on dev's
@@ -85,7 +85,8 @@ type Opener func(t testing.TB) *backends.Device
 //     Release (of a live or an already released executable) is still nil.
 //
 // dev stays open; every error names the backend.
-func RunExecutableConformance(t *testing.T, dev *backends.Device, open Opener, prog *driver.Program, args ...Arg) {
+func RunExecutableConformance(t *testing.T, devDriver driver.Device, open Opener, prog *driver.Program, args ...Arg) {
+	dev := backends.DeviceOf(devDriver)
 	t.Helper()
 	ctx := context.Background()
 	backend := dev.Backend()
@@ -159,7 +160,7 @@ func RunExecutableConformance(t *testing.T, dev *backends.Device, open Opener, p
 	})
 
 	t.Run("closed device", func(t *testing.T) {
-		own := open(t)
+		own := backends.DeviceOf(open(t))
 		t.Cleanup(func() { _ = own.Close() })
 		ownArgs := MakeArgs(t, own.Pool(), args)
 		live := compile(t, own)

@@ -20,3 +20,9 @@ func GlobalMut(name string, dt driver.DType) driver.Param {
 func Variable(name string, dt driver.DType) driver.Param {
 	return driver.Param{Name: name, Kind: driver.Variable, DType: dt}
 }
+
+// CVariant is a C variant with an empty kernel: what a program needs to
+// compile on the dummy device, which runs nothing.
+func CVariant() driver.Variant {
+	return driver.Variant{Format: driver.FormatC, Code: &driver.SourceVariant{Source: "void k(void) {}\n", Entry: "k"}}
+}

@@ -32,7 +32,8 @@ import (
 // them. Each pass's output is checked against host arithmetic before the
 // next. It reports seq_GB/s and pipelined_GB/s (3·total bytes moved over
 // the pass's wall time) and their ratio pipelined/seq.
-func BenchmarkPipeline(b *testing.B, dev *backends.Device, prog *driver.Program, total, chunk int64) {
+func BenchmarkPipeline(b *testing.B, devDriver driver.Device, prog *driver.Program, total, chunk int64) {
+	dev := backends.DeviceOf(devDriver)
 	b.Helper()
 	if chunk <= 0 || chunk%4 != 0 || total <= 0 || total%chunk != 0 {
 		b.Fatalf("BenchmarkPipeline: total %d must be a positive multiple of chunk %d, itself a positive multiple of 4", total, chunk)

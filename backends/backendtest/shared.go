@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
 )
 
@@ -38,11 +39,12 @@ func (o *Once[D]) Get(t testing.TB, open func() (dev D, skip string, err error))
 // host memory do so: own, a device opened on its own, on the process-wide
 // host pool, and the device the registry opens for backend name on the
 // runtime's host pool. It returns the registry's device.
-func RequireHostPools(t testing.TB, own *backends.Device, name string) *backends.Device {
+func RequireHostPools(t testing.TB, ownDriver driver.Device, name string) *backends.Device {
+	own := backends.DeviceOf(ownDriver)
 	t.Helper()
 	hp, err := hostpool.Default()
 	require.NoError(t, err)
-	require.Same(t, hp, own.Pool(), "a device opened on its own computes on the process-wide host pool")
+	require.Same(t, hp, own.Pool().Driver(), "a device opened on its own computes on the process-wide host pool")
 	dev, err := backends.Lookup(context.Background(), name)
 	require.NoError(t, err)
 	rtHost, err := backends.HostPool()

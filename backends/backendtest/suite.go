@@ -74,7 +74,7 @@ func EachDevice[D driver.Device, T Runner[T]](t T, ds Devices, f func(t T, d D))
 
 // One opens device i on its own, for a check that closes it.
 func (ds Devices) One(i int) Opener {
-	return func(t testing.TB) *backends.Device { return backends.DeviceOf(ds.open(t, &[]int{i})[0]) }
+	return func(t testing.TB) driver.Device { return ds.open(t, &[]int{i})[0] }
 }
 
 // As is devs as the backend's own device type.
@@ -142,17 +142,17 @@ func RunDeviceSuite(t *testing.T, s DeviceSuite) {
 				}
 			})
 			t.Run("pool", func(t *testing.T) { RunPoolConformance(t, d.Pool()) })
-			t.Run("examples", func(t *testing.T) { RunExamples(t, d, PartialGroupExamples()...) })
-			t.Run("launch timed", func(t *testing.T) { CheckLaunchTimed(t, d, s.Program(t)) })
+			t.Run("examples", func(t *testing.T) { RunExamples(t, own, PartialGroupExamples()...) })
+			t.Run("launch timed", func(t *testing.T) { CheckLaunchTimed(t, own, s.Program(t)) })
 			t.Run("executable", func(t *testing.T) {
-				RunExecutableConformance(t, d, s.Devices.One(i), s.Program(t), args...)
+				RunExecutableConformance(t, own, s.Devices.One(i), s.Program(t), args...)
 			})
 			t.Run("bad input", func(t *testing.T) {
 				var cases []BadCase
 				if s.Cases != nil {
 					cases = s.Cases(own)
 				}
-				RunBadInputConformance(t, d, BadInput{
+				RunBadInputConformance(t, own, BadInput{
 					Program: s.Program, Args: args, BuildsCode: true, GridLimits: true, Cases: cases,
 					Check: func(t testing.TB, dev *backends.Device, exe *backends.Executable) { CheckVadd(t, dev.Pool(), exe, 777) },
 				})

@@ -65,7 +65,7 @@ func helperCompileVadd() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	exe, err := d.Compile(ctx, p)
+	exe, err := backends.DeviceOf(d).Compile(ctx, p)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "compile:", err)
 		return 1
@@ -137,11 +137,11 @@ func vaddProgram(prefix string) (*driver.Program, error) {
 
 // compileVadd compiles the vadd example's C variant on d; the test's
 // cleanup releases it (a second Release is harmless).
-func compileVadd(t *testing.T, d *Device) driver.Executable {
+func compileVadd(t *testing.T, d *Device) *backends.Executable {
 	t.Helper()
 	p, err := vaddProgram("")
 	require.NoError(t, err)
-	exe, err := d.Compile(context.Background(), p)
+	exe, err := backends.DeviceOf(d).Compile(context.Background(), p)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = exe.Release() })
 	return exe
@@ -208,7 +208,7 @@ func TestExamples(t *testing.T) {
 		params := []driver.Param{in("x", driver.F32), in("y", driver.F32), out("z", driver.F32), scalar("n", driver.U32)}
 		p := &driver.Program{Name: "vadd", Params: params, Grid: []driver.GwsDim{mustParse(t, "n", params)},
 			Variants: []driver.Variant{{Format: driver.FormatC, Code: &driver.SourceVariant{Source: exampleSource(t, "vadd"), Entry: "vadd"}}}}
-		exe, err := d.Compile(ctx, p)
+		exe, err := backends.DeviceOf(d).Compile(ctx, p)
 		require.NoError(t, err)
 		defer exe.Release()
 		x, y, z := f32Buffer(d, n, 3), f32Buffer(d, n, 5), f32Buffer(d, n+1, 0)
@@ -226,7 +226,7 @@ func TestExamples(t *testing.T) {
 		params := []driver.Param{in("x", driver.F32), out("y", driver.F32), scalar("n", driver.U32)}
 		p := &driver.Program{Name: "unary", Params: params, Grid: []driver.GwsDim{mustParse(t, "n", params)},
 			Variants: []driver.Variant{{Format: driver.FormatC, Code: &driver.SourceVariant{Source: exampleSource(t, "unary"), Entry: "unary"}}}}
-		exe, err := d.Compile(ctx, p)
+		exe, err := backends.DeviceOf(d).Compile(ctx, p)
 		require.NoError(t, err)
 		defer exe.Release()
 		x, y := f32Buffer(d, n, 7), f32Buffer(d, n, 0)
@@ -243,7 +243,7 @@ func TestExamples(t *testing.T) {
 		params := []driver.Param{in("a", driver.F32), in("b", driver.F32), out("c", driver.F32), scalar("m", driver.U32), scalar("n", driver.U32), scalar("k", driver.U32)}
 		p := &driver.Program{Name: "matmul", Params: params, Grid: []driver.GwsDim{mustParse(t, "m", params)},
 			Variants: []driver.Variant{{Format: driver.FormatC, Code: &driver.SourceVariant{Source: exampleSource(t, "matmul"), Entry: "matmul"}}}}
-		exe, err := d.Compile(ctx, p)
+		exe, err := backends.DeviceOf(d).Compile(ctx, p)
 		require.NoError(t, err)
 		defer exe.Release()
 		a, b, c := f32Buffer(d, m*k, 11), f32Buffer(d, k*n, 13), f32Buffer(d, m*n, 17)
@@ -280,7 +280,7 @@ void grid(float *out, uint32_t *calls, uint64_t n0, uint64_t n1, uint64_t g0, ui
 	}
 }
 
-func checkGrid(t *testing.T, d *Device, exe driver.Executable, n0, n1 uint64) {
+func checkGrid(t *testing.T, d *Device, exe *backends.Executable, n0, n1 uint64) {
 	t.Helper()
 	ctx := context.Background()
 	total := int(n0 * n1 * 3)
@@ -304,7 +304,7 @@ func checkGrid(t *testing.T, d *Device, exe driver.Executable, n0, n1 uint64) {
 // its own index, for shapes that split unevenly across threads.
 func TestGridAxes(t *testing.T) {
 	d := device(t)
-	exe, err := d.Compile(context.Background(), gridProgram())
+	exe, err := backends.DeviceOf(d).Compile(context.Background(), gridProgram())
 	require.NoError(t, err)
 	defer exe.Release()
 	for _, shape := range [][2]uint64{{1, 1}, {7, 5}, {1, 9}, {9, 1}, {3, 1}, {101, 3}} {
@@ -323,7 +323,7 @@ func TestPthreadFallback(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, d.Info().HasOpenMP)
 	require.NotContains(t, d.tc.flags, "-fopenmp")
-	exe, err := d.Compile(context.Background(), gridProgram())
+	exe, err := backends.DeviceOf(d).Compile(context.Background(), gridProgram())
 	require.NoError(t, err)
 	defer exe.Release()
 	for _, shape := range [][2]uint64{{1, 1}, {2, 1}, {7, 5}, {101, 3}} {
@@ -351,7 +351,7 @@ void scalars(double *out, double a, int8_t b, float c, int64_t d, uint8_t e, uin
 }
 `}}},
 	}
-	exe, err := d.Compile(ctx, p)
+	exe, err := backends.DeviceOf(d).Compile(ctx, p)
 	require.NoError(t, err)
 	defer exe.Release()
 	out, err := d.pool.Alloc(ctx, 9*8)
@@ -410,7 +410,7 @@ func TestBadSource(t *testing.T) {
 			if tc.name == "bad option" {
 				p.Source(driver.FormatC).Options = []string{"--no-such-compiler-option-zyx"}
 			}
-			exe, err := d.Compile(ctx, p)
+			exe, err := backends.DeviceOf(d).Compile(ctx, p)
 			require.Error(t, err)
 			require.Nil(t, exe)
 			require.ErrorIs(t, err, tc.sentinel)
@@ -427,9 +427,9 @@ func TestBadSource(t *testing.T) {
 
 func TestNoVariant(t *testing.T) {
 	d := device(t)
-	_, err := d.Compile(context.Background(), &driver.Program{Name: "gemm only", Variants: []driver.Variant{{Format: driver.FormatGEMM, Code: &driver.GEMMVariant{}}}})
+	_, err := backends.DeviceOf(d).Compile(context.Background(), &driver.Program{Name: "gemm only", Variants: []driver.Variant{{Format: driver.FormatGEMM, Code: &driver.GEMMVariant{}}}})
 	require.ErrorIs(t, err, driver.ErrNoVariant)
-	_, err = d.Compile(context.Background(), nil)
+	_, err = backends.DeviceOf(d).Compile(context.Background(), nil)
 	require.ErrorIs(t, err, driver.ErrNoVariant)
 }
 
@@ -460,7 +460,7 @@ func TestBadLaunch(t *testing.T) {
 	t.Run("grid overflow", func(t *testing.T) {
 		q := gridProgram()
 		q.Grid = []driver.GwsDim{driver.ParamDim(2), driver.ParamDim(3), driver.ConstDim(1 << 40)}
-		gexe, err := d.Compile(ctx, q)
+		gexe, err := backends.DeviceOf(d).Compile(ctx, q)
 		require.NoError(t, err)
 		defer gexe.Release()
 		big := driver.VarArg(driver.UintConst(driver.U64, 1<<40))
@@ -539,24 +539,24 @@ func TestCacheReuse(t *testing.T) {
 	p, err := vaddProgram("")
 	require.NoError(t, err)
 
-	exe, err := d1.Compile(ctx, p)
+	exe, err := backends.DeviceOf(d1).Compile(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, exe.Release())
 	require.Equal(t, 1, buildsInto(t, log, cache))
 
-	exe, err = d1.Compile(ctx, p)
+	exe, err = backends.DeviceOf(d1).Compile(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, exe.Release())
 	d2, err := Open(ctx, Config{Compiler: compiler, CacheDir: cache})
 	require.NoError(t, err)
-	exe, err = d2.Compile(ctx, p)
+	exe, err = backends.DeviceOf(d2).Compile(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, exe.Release())
 	require.Equal(t, 1, buildsInto(t, log, cache), "cached compiles ran the compiler")
 
 	// A different source, or different options, is a new object.
 	p.Source(driver.FormatC).Options = []string{"-DZYX_TEST_OPTION=1"}
-	exe, err = d2.Compile(ctx, p)
+	exe, err = backends.DeviceOf(d2).Compile(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, exe.Release())
 	require.Equal(t, 2, buildsInto(t, log, cache))
@@ -574,11 +574,11 @@ func TestCacheReuse(t *testing.T) {
 		require.NoError(t, os.WriteFile(o, []byte("not an ELF object"), 0o644))
 	}
 	p.Source(driver.FormatC).Options = []string{"-DZYX_TEST_OPTION=2"}
-	exe, err = d2.Compile(ctx, p) // a new object: built
+	exe, err = backends.DeviceOf(d2).Compile(ctx, p) // a new object: built
 	require.NoError(t, err)
 	require.NoError(t, exe.Release())
 	p.Source(driver.FormatC).Options = nil
-	exe, err = d2.Compile(ctx, p) // its object was damaged: rebuilt
+	exe, err = backends.DeviceOf(d2).Compile(ctx, p) // its object was damaged: rebuilt
 	require.NoError(t, err)
 	const n = 64
 	x, z := f32Buffer(d2, n, 3), f32Buffer(d2, n, 0)
@@ -617,7 +617,7 @@ func TestConcurrentCompile(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				exe, err := dev.Compile(ctx, p)
+				exe, err := backends.DeviceOf(dev).Compile(ctx, p)
 				if err == nil {
 					const n = 257
 					x, z := f32Buffer(d, n, i+1), f32Buffer(d, n, 0)
@@ -753,7 +753,7 @@ func TestOpenErrors(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, d.Info().HasOpenMP, "detection found no OpenMP")
 		require.Contains(t, d.tc.flags, "-pthread")
-		exe, err := d.Compile(ctx, gridProgram())
+		exe, err := backends.DeviceOf(d).Compile(ctx, gridProgram())
 		require.NoError(t, err)
 		defer exe.Release()
 		checkGrid(t, d, exe, 7, 5)
@@ -786,7 +786,7 @@ func TestNoParams(t *testing.T) {
 	p := &driver.Program{Name: "empty", Grid: []driver.GwsDim{driver.ConstDim(4)},
 		Variants: []driver.Variant{{Format: driver.FormatC, Code: &driver.SourceVariant{Entry: "empty", Source: "void empty(uint64_t a, uint64_t b, uint64_t c) { (void)a; (void)b; (void)c; }\n"}}}}
 	require.Contains(t, CPrototype(p, "empty"), "void empty(uint64_t gid0, uint64_t gid1, uint64_t gid2)")
-	exe, err := d.Compile(context.Background(), p)
+	exe, err := backends.DeviceOf(d).Compile(context.Background(), p)
 	require.NoError(t, err)
 	require.NoError(t, exe.Launch(context.Background(), nil))
 	require.NoError(t, exe.Release())
@@ -808,7 +808,7 @@ void spin(uint32_t *x, uint64_t g0, uint64_t g1, uint64_t g2) {
 	v[1] = 1;
 }`}}},
 	}
-	exe, err := d.Compile(context.Background(), p)
+	exe, err := backends.DeviceOf(d).Compile(context.Background(), p)
 	require.NoError(t, err)
 	pool := d.Pool()
 	buf, err := pool.Alloc(context.Background(), 8)
@@ -870,7 +870,7 @@ esac
 			errc <- err
 			return
 		}
-		_, err = d.Compile(ctx, p)
+		_, err = backends.DeviceOf(d).Compile(ctx, p)
 		errc <- err
 	}()
 	require.Eventually(t, func() bool { _, err := os.Stat(pidFile); return err == nil }, 10*time.Second, 10*time.Millisecond)
@@ -950,7 +950,7 @@ func TestCacheOthersControl(t *testing.T) {
 		builds := buildsInto(t, log, cache)
 		d, err := Open(ctx, Config{Compiler: compiler, CacheDir: cache})
 		require.NoError(t, err)
-		exe, err := d.Compile(ctx, p)
+		exe, err := backends.DeviceOf(d).Compile(ctx, p)
 		require.NoError(t, err, how)
 		require.NoError(t, exe.Release())
 		require.NoError(t, d.Close())
@@ -973,7 +973,7 @@ func TestCacheOff(t *testing.T) {
 	require.NotEqual(t, "off", filepath.Base(dir))
 	p, err := vaddProgram("")
 	require.NoError(t, err)
-	exe, err := d.Compile(context.Background(), p)
+	exe, err := backends.DeviceOf(d).Compile(context.Background(), p)
 	require.NoError(t, err)
 	require.NoError(t, exe.Release())
 	require.NoError(t, d.Close())

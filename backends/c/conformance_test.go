@@ -6,6 +6,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/zyxtt/zyxtt/backends"
+
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/backends/driver"
 )
@@ -28,8 +30,8 @@ func TestBadInputConformance(t *testing.T) {
 	backendtest.RunBadInputConformance(t, device(t), backendtest.BadInput{
 		Program: func(t testing.TB) *driver.Program { return backendtest.ExampleProgram(t, "vadd") },
 		Args:    backendtest.VaddArgs(1000),
-		Check: func(t testing.TB, dev driver.Device, exe driver.Executable) {
-			backendtest.CheckVadd(t, dev.Pool(), exe, 777)
+		Check: func(t testing.TB, dev *backends.Device, exe *backends.Executable) {
+			backendtest.CheckVadd(t, backends.PoolOf(dev.Pool()), exe, 777)
 		},
 		BuildsCode: true,
 	})

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zyxtt/zyxtt/backends"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends/backendtest"
@@ -192,7 +194,7 @@ func TestGEMM(t *testing.T) {
 					untouched[i] = cc.get(i)
 				}
 			}
-			exe, err := d.Compile(ctx, c.program())
+			exe, err := backends.DeviceOf(d).Compile(ctx, c.program())
 			require.NoError(t, err)
 			defer exe.Release()
 			dur, err := exe.LaunchTimed(ctx, []driver.LaunchArg{driver.BufArg(a.id), driver.BufArg(b.id), driver.BufArg(cc.id),
@@ -239,12 +241,12 @@ func TestGEMMBadInput(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				p := base.program()
 				tc.edit(p)
-				exe, err := d.Compile(ctx, p)
+				exe, err := backends.DeviceOf(d).Compile(ctx, p)
 				require.ErrorIs(t, err, tc.sentinel)
 				require.Nil(t, exe)
 			})
 		}
-		_, err := d.Compile(ctx, nil)
+		_, err := backends.DeviceOf(d).Compile(ctx, nil)
 		require.ErrorIs(t, err, driver.ErrNoVariant)
 	})
 
@@ -278,7 +280,7 @@ func TestGEMMBadInput(t *testing.T) {
 				if tc.edit != nil {
 					tc.edit(p.GEMM())
 				}
-				exe, err := d.Compile(ctx, p)
+				exe, err := backends.DeviceOf(d).Compile(ctx, p)
 				require.NoError(t, err)
 				defer exe.Release()
 				before := append([]byte(nil), c.mem...)
@@ -291,7 +293,7 @@ func TestGEMMBadInput(t *testing.T) {
 	})
 
 	t.Run("released", func(t *testing.T) {
-		exe, err := d.Compile(ctx, base.program())
+		exe, err := backends.DeviceOf(d).Compile(ctx, base.program())
 		require.NoError(t, err)
 		require.NoError(t, exe.Release())
 		require.ErrorIs(t, exe.Launch(ctx, nil), driver.ErrClosed)

@@ -89,7 +89,7 @@ func BenchmarkD2H1GiBGoHeap(b *testing.B)   { benchCopy(b, false, false) }
 func BenchmarkLaunchEmpty(b *testing.B) {
 	d := gpu(b)
 	ctx := context.Background()
-	exe, err := d.Compile(ctx, &driver.Program{
+	exe, err := backends.DeviceOf(d).Compile(ctx, &driver.Program{
 		Name:     "empty",
 		Grid:     []driver.GwsDim{driver.ConstDim(1)},
 		Variants: []driver.Variant{{Format: driver.FormatCUDA, Code: &driver.SourceVariant{Entry: "empty", Local: [3]uint32{32}, Source: `extern "C" __global__ void empty() {}`}}},
@@ -101,7 +101,7 @@ func BenchmarkLaunchEmpty(b *testing.B) {
 
 // benchLaunches times b.N launches of exe with args, after warmup untimed
 // ones, and stops the timer.
-func benchLaunches(b *testing.B, exe driver.Executable, args []driver.LaunchArg, warmup int) {
+func benchLaunches(b *testing.B, exe *backends.Executable, args []driver.LaunchArg, warmup int) {
 	ctx := context.Background()
 	for range warmup {
 		require.NoError(b, exe.Launch(ctx, args))
@@ -135,7 +135,7 @@ func benchGEMM(b *testing.B, dt driver.DType, compute string) {
 		require.NoError(b, d.Pool().Write(ctx, id, 0, data))
 		args[i] = driver.BufArg(id)
 	}
-	exe, err := d.Compile(ctx, p)
+	exe, err := backends.DeviceOf(d).Compile(ctx, p)
 	require.NoError(b, err)
 	defer exe.Release()
 	benchLaunches(b, exe, args, 3)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/backends/driver"
 )
@@ -43,8 +44,8 @@ func TestBadInputConformance(t *testing.T) {
 			backendtest.RunBadInputConformance(t, d, backendtest.BadInput{
 				Program: func(t testing.TB) *driver.Program { return backendtest.ExampleProgram(t, "vadd") },
 				Args:    backendtest.VaddArgs(1000),
-				Check: func(t testing.TB, dev driver.Device, exe driver.Executable) {
-					backendtest.CheckVadd(t, dev.Pool(), exe, 777)
+				Check: func(t testing.TB, dev *backends.Device, exe *backends.Executable) {
+					backendtest.CheckVadd(t, backends.PoolOf(dev.Pool()), exe, 777)
 				},
 				BuildsCode: true,
 				GridLimits: true,

@@ -53,7 +53,7 @@ func TestCrossDeviceEvents(t *testing.T) {
 	t.Logf("%s -> host -> %s", a.Name(), b.Name())
 	host, err := backends.HostPool()
 	require.NoError(t, err)
-	backendtest.RunCrossDeviceEvents(t, a, b, kernelVaddStep(t, 1<<16), gemmMatmulStep(t, 256), host)
+	backendtest.RunCrossDeviceEvents(t, a, b, kernelVaddStep(t, 1<<16), gemmMatmulStep(t, 256), backends.PoolOf(host))
 }
 
 // Transfers of one buffer keep their submission order without events (the
@@ -86,7 +86,7 @@ func TestTransfersKeepOrderOnABuffer(t *testing.T) {
 
 	// A launch's output read back without an event, and a write of its input
 	// submitted after it without one.
-	exe, err := d.Compile(ctx, vaddProgram())
+	exe, err := backends.DeviceOf(d).Compile(ctx, vaddProgram())
 	require.NoError(t, err)
 	defer exe.Release()
 	const n = 1 << 20
@@ -94,8 +94,8 @@ func TestTransfersKeepOrderOnABuffer(t *testing.T) {
 	for i := range x {
 		x[i] = float32(i)
 	}
-	bx := backendtest.Upload(t, d.Pool(), backendtest.F32Bytes(x))
-	bz := backendtest.Upload(t, d.Pool(), make([]byte, 4*n))
+	bx := backendtest.Upload(t, backends.PoolOf(d.Pool()), backendtest.F32Bytes(x))
+	bz := backendtest.Upload(t, backends.PoolOf(d.Pool()), make([]byte, 4*n))
 	run, err := exe.Submit(ctx, []driver.LaunchArg{driver.BufArg(bx), driver.BufArg(bx), driver.BufArg(bz), u32(n)})
 	require.NoError(t, err)
 	over, err := d.Pool().WriteAsync(ctx, bx, 0, make([]byte, 4*n)) // after the launch has read bx
@@ -124,8 +124,8 @@ func TestWriteWaitsForTheReadThatFillsItsSource(t *testing.T) {
 		for i := range want {
 			want[i] = byte(i*11 + 5)
 		}
-		a := backendtest.Upload(t, d.Pool(), want)
-		b := backendtest.Upload(t, d.Pool(), make([]byte, n))
+		a := backendtest.Upload(t, backends.PoolOf(d.Pool()), want)
+		b := backendtest.Upload(t, backends.PoolOf(d.Pool()), make([]byte, n))
 		mid := mem()                  // zeros until the read
 		gate := driver.NewHostEvent() // holds the read back so the write is submitted first
 		read, err := d.Pool().ReadAsync(ctx, a, 0, mid, gate)
@@ -172,10 +172,10 @@ func eachHostMemory(t *testing.T, sizes []int, f func(t *testing.T, n int, mem f
 func TestLaunchTimedAfterQueuedWork(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
-	spin, err := d.Compile(ctx, spinProgram(20_000_000))
+	spin, err := backends.DeviceOf(d).Compile(ctx, spinProgram(20_000_000))
 	require.NoError(t, err)
 	defer spin.Release()
-	buf := backendtest.Upload(t, d.Pool(), make([]byte, 4))
+	buf := backendtest.Upload(t, backends.PoolOf(d.Pool()), make([]byte, 4))
 	args := []driver.LaunchArg{driver.BufArg(buf)}
 	alone, err := spin.LaunchTimed(ctx, args)
 	require.NoError(t, err)
@@ -312,10 +312,10 @@ func emptyProgram() *driver.Program {
 func TestSubmitAllocations(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
-	exe, err := d.Compile(ctx, emptyProgram())
+	exe, err := backends.DeviceOf(d).Compile(ctx, emptyProgram())
 	require.NoError(t, err)
 	defer exe.Release()
-	args := backendtest.MakeArgs(t, d.Pool(), []backendtest.Arg{backendtest.BufferArg(4)})
+	args := backendtest.MakeArgs(t, backends.PoolOf(d.Pool()), []backendtest.Arg{backendtest.BufferArg(4)})
 	var last driver.Event
 	allocs := testing.AllocsPerRun(2000, func() {
 		ev, err := exe.Submit(ctx, args)

@@ -19,6 +19,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/bundle"
+	"github.com/zyxtt/zyxtt/hostpool"
 )
 
 // gpus returns the CUDA devices, skipping the test where there are none.
@@ -34,7 +35,7 @@ func gpus(t testing.TB) []*Device {
 	}
 	out := make([]*Device, len(st.Devices))
 	for i, d := range st.Devices {
-		out[i] = d.(*Device)
+		out[i] = d.Driver().(*Device)
 	}
 	return out
 }
@@ -173,14 +174,14 @@ func TestPoolErrors(t *testing.T) {
 	require.NoError(t, err)
 	defer host.Release(hid)
 	require.ErrorIs(t, p.Write(ctx, hid, 0, make([]byte, 4)), driver.ErrUnknownBuffer)
-	exe, err := d.Compile(ctx, vaddProgram())
+	exe, err := backends.DeviceOf(d).Compile(ctx, vaddProgram())
 	require.NoError(t, err)
 	defer exe.Release()
 	err = exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(hid), driver.BufArg(hid), driver.BufArg(hid), u32(4)})
 	require.ErrorIs(t, err, driver.ErrUnknownBuffer)
 	// Wrong arg kinds and counts.
 	require.ErrorIs(t, exe.Launch(ctx, nil), driver.ErrInvalidArgument)
-	good := backendtest.Upload(t, d.Pool(), make([]byte, 16))
+	good := backendtest.Upload(t, backends.PoolOf(d.Pool()), make([]byte, 16))
 	require.ErrorIs(t, exe.Launch(ctx, []driver.LaunchArg{u32(1), driver.BufArg(good), driver.BufArg(good), u32(4)}), driver.ErrInvalidArgument)
 }
 
@@ -192,14 +193,14 @@ func TestVaddAndTimedLaunch(t *testing.T) {
 	for i := range x {
 		x[i], y[i] = float32(i)*0.5, float32(-i)+0.25
 	}
-	bx, by := backendtest.Upload(t, d.Pool(), backendtest.F32Bytes(x)), backendtest.Upload(t, d.Pool(), backendtest.F32Bytes(y))
-	bz := backendtest.Upload(t, d.Pool(), make([]byte, 4*n))
-	exe, err := d.Compile(ctx, vaddProgram())
+	bx, by := backendtest.Upload(t, backends.PoolOf(d.Pool()), backendtest.F32Bytes(x)), backendtest.Upload(t, backends.PoolOf(d.Pool()), backendtest.F32Bytes(y))
+	bz := backendtest.Upload(t, backends.PoolOf(d.Pool()), make([]byte, 4*n))
+	exe, err := backends.DeviceOf(d).Compile(ctx, vaddProgram())
 	require.NoError(t, err)
 	defer exe.Release()
 	args := []driver.LaunchArg{driver.BufArg(bx), driver.BufArg(by), driver.BufArg(bz), u32(n)}
 	require.NoError(t, exe.Launch(ctx, args))
-	z := backendtest.BytesF32(backendtest.Download(t, d.Pool(), bz))
+	z := backendtest.BytesF32(backendtest.Download(t, backends.PoolOf(d.Pool()), bz))
 	for i := range z {
 		if z[i] != x[i]+y[i] {
 			t.Fatalf("z[%d] = %g, want %g", i, z[i], x[i]+y[i])
@@ -223,7 +224,7 @@ func TestVaddAndTimedLaunch(t *testing.T) {
 func TestConcurrentLaunches(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
-	exe, err := d.Compile(ctx, vaddProgram())
+	exe, err := backends.DeviceOf(d).Compile(ctx, vaddProgram())
 	require.NoError(t, err)
 	defer exe.Release()
 	const n = 4096
@@ -235,15 +236,15 @@ func TestConcurrentLaunches(t *testing.T) {
 			for i := range x {
 				x[i] = float32(g*n + i)
 			}
-			bx := backendtest.Upload(t, d.Pool(), backendtest.F32Bytes(x))
-			bz := backendtest.Upload(t, d.Pool(), make([]byte, 4*n))
+			bx := backendtest.Upload(t, backends.PoolOf(d.Pool()), backendtest.F32Bytes(x))
+			bz := backendtest.Upload(t, backends.PoolOf(d.Pool()), make([]byte, 4*n))
 			for range 20 {
 				if err := exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(bx), driver.BufArg(bx), driver.BufArg(bz), u32(n)}); err != nil {
 					errs <- err
 					return
 				}
 			}
-			z := backendtest.BytesF32(backendtest.Download(t, d.Pool(), bz))
+			z := backendtest.BytesF32(backendtest.Download(t, backends.PoolOf(d.Pool()), bz))
 			for i := range z {
 				if z[i] != 2*x[i] {
 					errs <- fmt.Errorf("goroutine %d: z[%d] = %g, want %g", g, i, z[i], 2*x[i])
@@ -264,26 +265,26 @@ func TestCompileErrors(t *testing.T) {
 	ctx := context.Background()
 	p := vaddProgram()
 	p.Source(driver.FormatCUDA).Source = `extern "C" __global__ void vadd(const float *x, const float *y, float *z, unsigned int n) { z[0] = undefined_name; }`
-	_, err := d.Compile(ctx, p)
+	_, err := backends.DeviceOf(d).Compile(ctx, p)
 	require.ErrorIs(t, err, driver.ErrCompile)
 	require.Contains(t, err.Error(), "undefined_name", "the error carries NVRTC's log")
 	t.Logf("compile error: %v", err)
 
 	p = vaddProgram()
 	p.Source(driver.FormatCUDA).Entry = "not_there"
-	_, err = d.Compile(ctx, p)
+	_, err = backends.DeviceOf(d).Compile(ctx, p)
 	require.ErrorIs(t, err, driver.ErrCompile)
 	t.Logf("missing entry: %v", err)
 
 	p = vaddProgram()
 	p.Source(driver.FormatCUDA).Local = [3]uint32{2048, 1, 1}
-	_, err = d.Compile(ctx, p)
+	_, err = backends.DeviceOf(d).Compile(ctx, p)
 	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	t.Logf("block too large: %v", err)
 
 	p = vaddProgram()
 	p.RemoveVariant(driver.FormatCUDA)
-	_, err = d.Compile(ctx, p)
+	_, err = backends.DeviceOf(d).Compile(ctx, p)
 	require.ErrorIs(t, err, driver.ErrNoVariant)
 }
 
@@ -301,12 +302,12 @@ template <typename T> __global__ void scale(T *x, float s, unsigned int n) {
 }
 template __global__ void scale<float>(float *, float, unsigned int);`}}},
 	}
-	exe, err := d.Compile(ctx, p)
+	exe, err := backends.DeviceOf(d).Compile(ctx, p)
 	require.NoError(t, err)
 	defer exe.Release()
-	bx := backendtest.Upload(t, d.Pool(), backendtest.F32Bytes([]float32{1, 2, 3, 4}))
+	bx := backendtest.Upload(t, backends.PoolOf(d.Pool()), backendtest.F32Bytes([]float32{1, 2, 3, 4}))
 	require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(bx), driver.VarArg(driver.FloatConst(driver.F32, 2.5)), u32(3)}))
-	require.Equal(t, []float32{2.5, 5, 7.5, 4}, backendtest.BytesF32(backendtest.Download(t, d.Pool(), bx)))
+	require.Equal(t, []float32{2.5, 5, 7.5, 4}, backendtest.BytesF32(backendtest.Download(t, backends.PoolOf(d.Pool()), bx)))
 }
 
 func TestModuleCache(t *testing.T) {
@@ -319,22 +320,22 @@ func TestModuleCache(t *testing.T) {
 	p := vaddProgram()
 	p.Source(driver.FormatCUDA).Source += "\n// cache test\n"
 	before := compiles.Load()
-	e1, err := d.Compile(ctx, p)
+	e1, err := backends.DeviceOf(d).Compile(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, e1.Release())
 	require.Equal(t, before+1, compiles.Load())
 	files, _ := filepath.Glob(filepath.Join(dir, "*.mod"))
 	require.Len(t, files, 1)
-	e2, err := d.Compile(ctx, p)
+	e2, err := backends.DeviceOf(d).Compile(ctx, p)
 	require.NoError(t, err)
 	require.Equal(t, before+1, compiles.Load(), "the second build comes from the cache")
-	bx := backendtest.Upload(t, d.Pool(), backendtest.F32Bytes([]float32{1, 2}))
+	bx := backendtest.Upload(t, backends.PoolOf(d.Pool()), backendtest.F32Bytes([]float32{1, 2}))
 	require.NoError(t, e2.Launch(ctx, []driver.LaunchArg{driver.BufArg(bx), driver.BufArg(bx), driver.BufArg(bx), u32(2)}))
-	require.Equal(t, []float32{2, 4}, backendtest.BytesF32(backendtest.Download(t, d.Pool(), bx)))
+	require.Equal(t, []float32{2, 4}, backendtest.BytesF32(backendtest.Download(t, backends.PoolOf(d.Pool()), bx)))
 	require.NoError(t, e2.Release())
 	// A damaged cache file is rebuilt, not loaded.
 	require.NoError(t, os.WriteFile(files[0], []byte("junk"), 0o644))
-	e3, err := d.Compile(ctx, p)
+	e3, err := backends.DeviceOf(d).Compile(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, e3.Release())
 	require.Equal(t, before+2, compiles.Load())
@@ -353,14 +354,14 @@ func TestBackendsCopy(t *testing.T) {
 	for i := range src {
 		src[i] = byte(i*13 + 1)
 	}
-	a := backendtest.Upload(t, d.Pool(), make([]byte, n))
-	b := backendtest.Upload(t, d.Pool(), make([]byte, n))
-	require.NoError(t, backends.Copy(ctx, d.Pool(), a, 0, host, hid, 0, n))
-	require.NoError(t, backends.Copy(ctx, d.Pool(), b, 0, d.Pool(), a, 0, n), "device to device on one GPU")
+	a := backendtest.Upload(t, backends.PoolOf(d.Pool()), make([]byte, n))
+	b := backendtest.Upload(t, backends.PoolOf(d.Pool()), make([]byte, n))
+	require.NoError(t, backends.Copy(ctx, backends.PoolOf(d.Pool()), a, 0, host, hid, 0, n))
+	require.NoError(t, backends.Copy(ctx, backends.PoolOf(d.Pool()), b, 0, backends.PoolOf(d.Pool()), a, 0, n), "device to device on one GPU")
 	back, err := host.Alloc(ctx, n)
 	require.NoError(t, err)
 	defer host.Release(back)
-	require.NoError(t, backends.Copy(ctx, host, back, 0, d.Pool(), b, 0, n))
+	require.NoError(t, backends.Copy(ctx, host, back, 0, backends.PoolOf(d.Pool()), b, 0, n))
 	got, _ := host.Bytes(back)
 	require.True(t, string(src) == string(got))
 }
@@ -381,20 +382,20 @@ func TestPeerCopy(t *testing.T) {
 	for i := range data {
 		data[i] = byte(i * 31)
 	}
-	a := backendtest.Upload(t, d0.Pool(), data)
-	b := backendtest.Upload(t, d1.Pool(), make([]byte, n))
+	a := backendtest.Upload(t, backends.PoolOf(d0.Pool()), data)
+	b := backendtest.Upload(t, backends.PoolOf(d1.Pool()), make([]byte, n))
 	err = d1.pool.CopyFrom(ctx, b, 0, d0.Pool(), a, 0, n)
 	if ok {
 		require.NoError(t, err)
-		require.True(t, string(data) == string(backendtest.Download(t, d1.Pool(), b)))
+		require.True(t, string(data) == string(backendtest.Download(t, backends.PoolOf(d1.Pool()), b)))
 	} else {
 		require.ErrorIs(t, err, driver.ErrUnsupported)
 	}
 	// backends.Copy works either way (peer or host staging).
-	c := backendtest.Upload(t, d0.Pool(), make([]byte, n))
-	require.NoError(t, backends.Copy(ctx, d0.Pool(), c, 0, d1.Pool(), b, 0, n))
+	c := backendtest.Upload(t, backends.PoolOf(d0.Pool()), make([]byte, n))
+	require.NoError(t, backends.Copy(ctx, backends.PoolOf(d0.Pool()), c, 0, backends.PoolOf(d1.Pool()), b, 0, n))
 	if ok {
-		require.True(t, string(data) == string(backendtest.Download(t, d0.Pool(), c)))
+		require.True(t, string(data) == string(backendtest.Download(t, backends.PoolOf(d0.Pool()), c)))
 	}
 	// A buffer of one GPU is unknown to the other.
 	require.ErrorIs(t, d1.Pool().Write(ctx, a, 0, []byte{1}), driver.ErrUnknownBuffer)
@@ -488,13 +489,13 @@ func TestGEMM(t *testing.T) {
 			a, b, c0 := fill(na), fill(nb), fill(nc)
 			want := append([]float64(nil), c0...)
 			rowMajorGemm(s, a, b, want, tc.alpha, tc.beta)
-			ba, bb := backendtest.Upload(t, d.Pool(), encodeElems(tc.dt, a)), backendtest.Upload(t, d.Pool(), encodeElems(tc.dt, b))
-			bc := backendtest.Upload(t, d.Pool(), encodeElems(tc.dt, c0))
-			exe, err := d.Compile(ctx, p)
+			ba, bb := backendtest.Upload(t, backends.PoolOf(d.Pool()), encodeElems(tc.dt, a)), backendtest.Upload(t, backends.PoolOf(d.Pool()), encodeElems(tc.dt, b))
+			bc := backendtest.Upload(t, backends.PoolOf(d.Pool()), encodeElems(tc.dt, c0))
+			exe, err := backends.DeviceOf(d).Compile(ctx, p)
 			require.NoError(t, err)
 			defer exe.Release()
 			require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(ba), driver.BufArg(bb), driver.BufArg(bc)}))
-			got := decodeElems(t, tc.dt, backendtest.Download(t, d.Pool(), bc))
+			got := decodeElems(t, tc.dt, backendtest.Download(t, backends.PoolOf(d.Pool()), bc))
 			scale := 0.0
 			for _, w := range want {
 				scale = max(scale, math.Abs(w))
@@ -516,16 +517,16 @@ func TestGEMMBadArgs(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
 	p := gemmProgram(driver.GEMMVariant{DType: driver.F32, M: driver.ConstDim(64), N: driver.ConstDim(64), K: driver.ConstDim(64), Alpha: 1})
-	exe, err := d.Compile(ctx, p)
+	exe, err := backends.DeviceOf(d).Compile(ctx, p)
 	require.NoError(t, err)
 	defer exe.Release()
-	small := backendtest.Upload(t, d.Pool(), make([]byte, 4*64*63))
-	full := backendtest.Upload(t, d.Pool(), make([]byte, 4*64*64))
+	small := backendtest.Upload(t, backends.PoolOf(d.Pool()), make([]byte, 4*64*63))
+	full := backendtest.Upload(t, backends.PoolOf(d.Pool()), make([]byte, 4*64*64))
 	err = exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(small), driver.BufArg(full), driver.BufArg(full)})
 	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	t.Logf("short operand: %v", err)
 	bad := gemmProgram(driver.GEMMVariant{DType: driver.I32, M: driver.ConstDim(4), N: driver.ConstDim(4), K: driver.ConstDim(4)})
-	_, err = d.Compile(ctx, bad)
+	_, err = backends.DeviceOf(d).Compile(ctx, bad)
 	require.ErrorIs(t, err, driver.ErrUnsupported)
 }
 
@@ -584,8 +585,8 @@ func TestPinnedSegmentsFollowTheArena(t *testing.T) {
 		for i := range mem {
 			mem[i] = byte(i + round)
 		}
-		dev := backendtest.Upload(t, d.Pool(), mem)
-		name, _, ok := host.Arena().Locate(mem)
+		dev := backendtest.Upload(t, backends.PoolOf(d.Pool()), mem)
+		name, _, ok := host.Driver().(*hostpool.Pool).Arena().Locate(mem)
 		require.True(t, ok)
 		pins.Lock()
 		_, pinned := pins.segs[name]

@@ -60,7 +60,7 @@ func helperFail(prefix string) func(format string, args ...any) int {
 
 // helperDevice is the first device of the cuda backend, for a helper
 // process.
-func helperDevice(ctx context.Context) (driver.Device, error) {
+func helperDevice(ctx context.Context) (*backends.Device, error) {
 	st, err := backends.Backend(ctx, Name)
 	if err != nil {
 		return nil, err

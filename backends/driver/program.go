@@ -88,18 +88,19 @@ const (
 
 func init() {
 	for _, f := range []struct {
-		name Format
-		file string
-		code reflect.Type
+		name   Format
+		file   string
+		code   reflect.Type
+		noGrid bool
 	}{
-		{FormatC, "c.json", reflect.TypeFor[*SourceVariant]()},
-		{FormatCUDA, "cuda.json", reflect.TypeFor[*SourceVariant]()},
-		{FormatOpenCL, "opencl.json", reflect.TypeFor[*SourceVariant]()},
-		{FormatSPIRV, "vulkan.json", reflect.TypeFor[*SPIRVVariant]()},
-		{FormatGEMM, "gemm.json", reflect.TypeFor[*GEMMVariant]()},
-		{FormatTT, "tt.json", reflect.TypeFor[*TTVariant]()},
+		{FormatC, "c.json", reflect.TypeFor[*SourceVariant](), false},
+		{FormatCUDA, "cuda.json", reflect.TypeFor[*SourceVariant](), false},
+		{FormatOpenCL, "opencl.json", reflect.TypeFor[*SourceVariant](), false},
+		{FormatSPIRV, "vulkan.json", reflect.TypeFor[*SPIRVVariant](), false},
+		{FormatGEMM, "gemm.json", reflect.TypeFor[*GEMMVariant](), true},
+		{FormatTT, "tt.json", reflect.TypeFor[*TTVariant](), false},
 	} {
-		registry.RegisterFormat(registry.Format{Name: string(f.name), File: f.file, Code: f.code})
+		registry.RegisterFormat(registry.Format{Name: string(f.name), File: f.file, Code: f.code, NoGrid: f.noGrid})
 	}
 }
 
@@ -109,6 +110,9 @@ type FormatInfo struct {
 	Name Format
 	File string
 	Code reflect.Type
+	// NoGrid: the format's code runs whole, not over a grid of work groups
+	// (gemm); a launch of it evaluates no grid.
+	NoGrid bool
 }
 
 // Formats lists every registered format: the built-in ones, then those
@@ -116,7 +120,7 @@ type FormatInfo struct {
 func Formats() []FormatInfo {
 	var out []FormatInfo
 	for _, f := range registry.Formats() {
-		out = append(out, FormatInfo{Name: Format(f.Name), File: f.File, Code: f.Code})
+		out = append(out, FormatInfo{Name: Format(f.Name), File: f.File, Code: f.Code, NoGrid: f.NoGrid})
 	}
 	return out
 }

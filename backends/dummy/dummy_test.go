@@ -102,7 +102,7 @@ func newDevice(t *testing.T, memory int64) *dummy.Device {
 
 func TestPoolAccounting(t *testing.T) {
 	d := newDevice(t, 1000)
-	p := d.Pool()
+	p := backends.DeviceOf(d).Pool()
 	require.Equal(t, "dummy", p.Name())
 
 	for _, n := range []int64{0, -1} {
@@ -145,7 +145,7 @@ func TestPoolAccounting(t *testing.T) {
 }
 
 func TestPoolConformance(t *testing.T) {
-	backendtest.RunPoolConformance(t, newDevice(t, 64<<20).Pool())
+	backendtest.RunPoolConformance(t, backends.PoolOf(newDevice(t, 64<<20).Pool()))
 }
 
 func TestPoolConcurrentAccounting(t *testing.T) {
@@ -196,6 +196,9 @@ func vaddProgram() *driver.Program {
 		Name:   "vadd",
 		Params: []driver.Param{backendtest.Global("a", driver.F32), backendtest.GlobalMut("out", driver.F32), backendtest.Variable("n", driver.U32)},
 		Grid:   []driver.GwsDim{driver.BinaryDim(driver.GwsCeilDiv, driver.ParamDim(2), driver.ConstDim(256))},
+		// The dummy prepares every format; the variant is only what makes
+		// the program compilable at all.
+		Variants: []driver.Variant{backendtest.CVariant()},
 	}
 }
 
@@ -207,15 +210,15 @@ func TestCompileAndLaunch(t *testing.T) {
 	out, err := p.Alloc(ctx, 4000)
 	require.NoError(t, err)
 
-	_, err = d.Compile(ctx, &driver.Program{Params: []driver.Param{{DType: 200}}})
+	_, err = backends.DeviceOf(d).Compile(ctx, &driver.Program{Params: []driver.Param{{DType: 200}}, Variants: []driver.Variant{backendtest.CVariant()}})
 	require.ErrorIs(t, err, driver.ErrInvalidArgument, "an invalid program does not compile")
 
-	exe, err := d.Compile(ctx, vaddProgram())
+	exe, err := backends.DeviceOf(d).Compile(ctx, vaddProgram())
 	require.NoError(t, err)
 	args := []driver.LaunchArg{driver.BufArg(in), driver.BufArg(out), driver.VarArg(driver.UintConst(driver.U32, 1000))}
 	require.NoError(t, exe.Launch(ctx, args))
 	require.EqualValues(t, 1, d.Launches())
-	require.Equal(t, []uint64{4}, exe.(*dummy.Executable).LastGrid(), "ceil(1000/256)")
+	require.Equal(t, []uint64{4}, exe.Driver().(*dummy.Executable).LastGrid(), "ceil(1000/256)")
 
 	elapsed, err := exe.LaunchTimed(ctx, args)
 	require.NoError(t, err)
@@ -244,7 +247,7 @@ func TestCompileAndLaunch(t *testing.T) {
 	// A grid that divides by zero is refused at launch.
 	bad := vaddProgram()
 	bad.Grid[0] = driver.BinaryDim(driver.GwsDiv, driver.ConstDim(8), driver.ParamDim(2))
-	badExe, err := d.Compile(ctx, bad)
+	badExe, err := backends.DeviceOf(d).Compile(ctx, bad)
 	require.NoError(t, err)
 	zero := []driver.LaunchArg{args[0], args[1], driver.VarArg(driver.UintConst(driver.U32, 0))}
 	require.ErrorIs(t, badExe.Launch(ctx, zero), driver.ErrGridExpr)
@@ -257,14 +260,14 @@ func TestCompileAndLaunch(t *testing.T) {
 func TestCompileKeepsItsOwnCopy(t *testing.T) {
 	d := newDevice(t, 1<<20)
 	prog := vaddProgram()
-	exe, err := d.Compile(ctx, prog)
+	exe, err := backends.DeviceOf(d).Compile(ctx, prog)
 	require.NoError(t, err)
 	prog.Params[2].DType = driver.I64 // the caller reuses its program
 	prog.Grid[0] = driver.ConstDim(99)
 	id, err := d.Pool().Alloc(ctx, 4)
 	require.NoError(t, err)
 	require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(id), driver.BufArg(id), driver.VarArg(driver.UintConst(driver.U32, 512))}))
-	require.Equal(t, []uint64{2}, exe.(*dummy.Executable).LastGrid())
+	require.Equal(t, []uint64{2}, exe.Driver().(*dummy.Executable).LastGrid())
 }
 
 func TestClosedDevice(t *testing.T) {
@@ -272,12 +275,12 @@ func TestClosedDevice(t *testing.T) {
 	require.NoError(t, err)
 	id, err := d.Pool().Alloc(ctx, 10)
 	require.NoError(t, err)
-	exe, err := d.Compile(ctx, &driver.Program{Name: "empty"})
+	exe, err := backends.DeviceOf(d).Compile(ctx, &driver.Program{Name: "empty", Variants: []driver.Variant{backendtest.CVariant()}})
 	require.NoError(t, err)
 	require.NoError(t, d.Close())
 	require.NoError(t, d.Close(), "Close is idempotent")
 
-	_, err = d.Compile(ctx, &driver.Program{Name: "empty"})
+	_, err = backends.DeviceOf(d).Compile(ctx, &driver.Program{Name: "empty", Variants: []driver.Variant{backendtest.CVariant()}})
 	require.ErrorIs(t, err, driver.ErrClosed)
 	require.ErrorIs(t, exe.Launch(ctx, nil), driver.ErrClosed)
 	_, err = d.Pool().Alloc(ctx, 1)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zyxtt/zyxtt/backends"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends/backendtest"
@@ -80,7 +82,7 @@ func TestBinaryCache(t *testing.T) {
 	d := clDevices.One(0)(t).(*device) // with a cache directory of its own
 	defer d.Close()
 	p := vaddProgram(t)
-	x, err := d.Compile(ctx, p)
+	x, err := backends.DeviceOf(d).Compile(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, x.Release())
 	path := d.cacheDir.File(d.cacheKey(p.Source(driver.FormatOpenCL).Source, "") + ".bin")
@@ -89,16 +91,16 @@ func TestBinaryCache(t *testing.T) {
 	require.Positive(t, st.Size())
 
 	// A second build loads the binary and runs correctly.
-	x, err = d.Compile(ctx, p)
+	x, err = backends.DeviceOf(d).Compile(ctx, p)
 	require.NoError(t, err)
-	backendtest.CheckVadd(t, d.pool, x, 4096)
+	backendtest.CheckVadd(t, backends.PoolOf(d.pool), x, 4096)
 	require.NoError(t, x.Release())
 
 	// A corrupt cache entry falls back to the source.
 	require.NoError(t, os.WriteFile(path, []byte("not a binary"), 0o644))
-	x, err = d.Compile(ctx, p)
+	x, err = backends.DeviceOf(d).Compile(ctx, p)
 	require.NoError(t, err)
-	backendtest.CheckVadd(t, d.pool, x, 4096)
+	backendtest.CheckVadd(t, backends.PoolOf(d.pool), x, 4096)
 	require.NoError(t, x.Release())
 
 	// The key depends on the source, the options and the device.

@@ -11,6 +11,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/zyxtt/zyxtt/backends"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends/backendtest"
@@ -63,11 +65,11 @@ func TestOwnAndForeignDependencies(t *testing.T) {
 	ctx := context.Background()
 	backendtest.EachDevice(t, clDevices, func(t *testing.T, d *device) {
 		const n = 1 << 16
-		exe, err := d.Compile(ctx, vaddProgram(t))
+		exe, err := backends.DeviceOf(d).Compile(ctx, vaddProgram(t))
 		require.NoError(t, err)
 		defer exe.Release()
 		x := backendtest.RandomF32(3, n, -2, 2)
-		args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
+		args := backendtest.MakeArgs(t, backends.PoolOf(d.pool), backendtest.VaddArgs(n))
 		gate := driver.NewHostEvent()
 		upX, err := d.pool.WriteAsync(ctx, args[0].Buffer, 0, backendtest.F32Bytes(x), gate)
 		require.NoError(t, err)
@@ -150,14 +152,14 @@ func TestCloseCancelsDeferredWork(t *testing.T) {
 func TestHotPathsDoNotAllocate(t *testing.T) {
 	backendtest.EachDevice(t, clDevices, func(t *testing.T, d *device) {
 		const n = 1024
-		args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
+		args := backendtest.MakeArgs(t, backends.PoolOf(d.pool), backendtest.VaddArgs(n))
 		bufs, release, err := d.pool.bufs.Acquire("test", args[0].Buffer, args[1].Buffer, args[2].Buffer)
 		require.NoError(t, err)
 		defer release()
-		exe, err := d.Compile(context.Background(), vaddProgram(t))
+		exe, err := backends.DeviceOf(d).Compile(context.Background(), vaddProgram(t))
 		require.NoError(t, err)
 		defer exe.Release()
-		x := exe.(*executable)
+		x := exe.Driver().(*executable)
 		x.globalSize = [3]uintptr{n, 1, 1}
 		count := new(uint32)
 		*count = n
@@ -226,6 +228,6 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 			},
 		})
 		// The launches ran for real: z = x + y of what was written.
-		backendtest.CheckVadd(t, d.pool, exe, n)
+		backendtest.CheckVadd(t, backends.PoolOf(d.pool), exe, n)
 	})
 }

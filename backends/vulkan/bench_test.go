@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zyxtt/zyxtt/backends"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends/backendtest"
@@ -24,7 +26,7 @@ func BenchmarkVaddBandwidth(b *testing.B) {
 	ctx := context.Background()
 	backendtest.EachDevice(b, vkDevices, func(b *testing.B, d *device) {
 		n := backendtest.BenchElems(d.info)
-		cx, err := d.Compile(ctx, copyProgram(b))
+		cx, err := backends.DeviceOf(d).Compile(ctx, copyProgram(b))
 		require.NoError(b, err)
 		defer cx.Release()
 		backendtest.VaddBandwidth(b, d, vaddProgram(b),

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/zyxtt/zyxtt/backends"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends/backendtest"
@@ -28,13 +30,13 @@ func TestCrossDeviceEvents(t *testing.T) {
 	defer host.Close()
 	const n = 1 << 16
 	t.Run("in place", func(t *testing.T) {
-		backendtest.RunCrossDeviceEvents(t, cl, vk, backendtest.VaddStep(t, n), backendtest.VaddStep(t, n), host)
+		backendtest.RunCrossDeviceEvents(t, cl, vk, backendtest.VaddStep(t, n), backendtest.VaddStep(t, n), backends.PoolOf(host))
 	})
 	t.Run("staged", func(t *testing.T) {
 		stageAlways(t, vk)
-		backendtest.RunCrossDeviceEvents(t, cl, vk, backendtest.VaddStep(t, n), backendtest.VaddStep(t, n), host)
+		backendtest.RunCrossDeviceEvents(t, cl, vk, backendtest.VaddStep(t, n), backendtest.VaddStep(t, n), backends.PoolOf(host))
 	})
 	t.Run("back", func(t *testing.T) {
-		backendtest.RunCrossDeviceEvents(t, vk, cl, backendtest.VaddStep(t, n), backendtest.VaddStep(t, n), host)
+		backendtest.RunCrossDeviceEvents(t, vk, cl, backendtest.VaddStep(t, n), backendtest.VaddStep(t, n), backends.PoolOf(host))
 	})
 }

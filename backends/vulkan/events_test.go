@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zyxtt/zyxtt/backends"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends/backendtest"
@@ -88,16 +90,16 @@ func TestQueuedLaunchesShareBatches(t *testing.T) {
 	backendtest.EachDevice(t, vkDevices, func(t *testing.T, d *device) {
 		const n, k = 4096, 200
 		step := backendtest.VaddStep(t, n)
-		exe, err := d.Compile(ctx, step.Program)
+		exe, err := backends.DeviceOf(d).Compile(ctx, step.Program)
 		require.NoError(t, err)
 		defer exe.Release()
 		x := backendtest.RandomF32(5, n, -4, 4)
 		var bufs [2]driver.BufferID
 		for i := range bufs {
-			bufs[i] = backendtest.UploadF32(t, d.pool, x)
+			bufs[i] = backendtest.UploadF32(t, backends.PoolOf(d.pool), x)
 			defer d.pool.Release(bufs[i])
 		}
-		args := [2][]driver.LaunchArg{step.Args(t, d.pool, bufs[0], bufs[1]), step.Args(t, d.pool, bufs[1], bufs[0])}
+		args := [2][]driver.LaunchArg{step.Args(t, backends.PoolOf(d.pool), bufs[0], bufs[1]), step.Args(t, backends.PoolOf(d.pool), bufs[1], bufs[0])}
 		before := d.nextSerialLocked()
 		var last driver.Event
 		for i := range k {
@@ -115,7 +117,7 @@ func TestQueuedLaunchesShareBatches(t *testing.T) {
 			}
 			want[i] = float64(v)
 		}
-		backendtest.RequireClose(t, want, backendtest.DownloadF32(t, d.pool, bufs[k%2], n), 0, 0)
+		backendtest.RequireClose(t, want, backendtest.DownloadF32(t, backends.PoolOf(d.pool), bufs[k%2], n), 0, 0)
 	})
 }
 
@@ -128,7 +130,7 @@ func TestStagedPipelineReusesStaging(t *testing.T) {
 	backendtest.EachDevice(t, vkDevices, func(t *testing.T, d *device) {
 		stageAlways(t, d)
 		const n = 3<<17 + 5 // 1.5 MiB a buffer
-		exe, err := d.Compile(ctx, vaddProgram(t))
+		exe, err := backends.DeviceOf(d).Compile(ctx, vaddProgram(t))
 		require.NoError(t, err)
 		defer exe.Release()
 		const rounds = 4
@@ -136,7 +138,7 @@ func TestStagedPipelineReusesStaging(t *testing.T) {
 		ins := make([][]float32, rounds)
 		var reads []driver.Event
 		var run, down driver.Event // the last round's
-		args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
+		args := backendtest.MakeArgs(t, backends.PoolOf(d.pool), backendtest.VaddArgs(n))
 		for r := range rounds {
 			ins[r] = backendtest.RandomF32(uint64(r+1), n, -4, 4)
 			// The inputs are rewritten once the last round's launch
@@ -186,17 +188,21 @@ func TestOpenBatchIsSubmitted(t *testing.T) {
 	ctx := context.Background()
 	for _, d := range openAll(t) {
 		const n = 4096
-		exe, err := d.Compile(ctx, vaddProgram(t))
+		exe, err := backends.DeviceOf(d).Compile(ctx, vaddProgram(t))
 		require.NoError(t, err)
 		defer exe.Release()
-		x := exe.(*executable)
-		args := backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))
+		x := exe.Driver().(*executable)
+		args := backendtest.MakeArgs(t, backends.PoolOf(d.pool), backendtest.VaddArgs(n))
 		require.NoError(t, exe.Launch(ctx, args)) // nothing in flight now
 		// record puts a dispatch into the open batch as Submit does, and
 		// leaves the batch open; hold keeps the flush timer off it until
 		// the test ends.
 		record := func(t *testing.T, hold bool) *event {
-			l, err := x.prepare(ctx, args)
+			grid, err := exe.Grid(args)
+			require.NoError(t, err)
+			launch := &driver.Launch{Args: args, Grid: [3]uint64{1, 1, 1}}
+			copy(launch.Grid[:], grid)
+			l, err := x.prepare(ctx, launch)
 			require.NoError(t, err)
 			ev := newEvent(d)
 			d.q.Mu.Lock()
@@ -265,6 +271,6 @@ func TestStagedTransfersKeepTheirOrder(t *testing.T) {
 			want[i] = float64(v)
 		}
 		want[1], want[2] = 100, 200
-		backendtest.RequireClose(t, want, backendtest.DownloadF32(t, d.pool, id, n), 0, 0)
+		backendtest.RequireClose(t, want, backendtest.DownloadF32(t, backends.PoolOf(d.pool), id, n), 0, 0)
 	})
 }

@@ -3,6 +3,8 @@ package vulkan
 import (
 	"testing"
 
+	"github.com/zyxtt/zyxtt/backends"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends/backendtest"
@@ -17,14 +19,14 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 	const n = 1024
 	for _, d := range openAll(t) {
 		var bufs []*buffer
-		for _, a := range backendtest.MakeArgs(t, d.pool, backendtest.VaddArgs(n))[:3] {
+		for _, a := range backendtest.MakeArgs(t, backends.PoolOf(d.pool), backendtest.VaddArgs(n))[:3] {
 			b, err := d.pool.bufs.Get("test", a.Buffer)
 			require.NoError(t, err)
 			bufs = append(bufs, b)
 		}
-		exe, err := d.Compile(t.Context(), vaddProgram(t))
+		exe, err := backends.DeviceOf(d).Compile(t.Context(), vaddProgram(t))
 		require.NoError(t, err)
-		x := exe.(*executable)
+		x := exe.Driver().(*executable)
 		push := make([]byte, x.push.size)
 		push[0], push[1] = n&0xff, n>>8
 		timed := d.queryPool != 0
@@ -79,7 +81,7 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 				},
 			})
 		})
-		backendtest.CheckVadd(t, d.pool, exe, n)
+		backendtest.CheckVadd(t, backends.PoolOf(d.pool), exe, n)
 		require.NoError(t, exe.Release())
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/zyxtt/zyxtt/backends"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends/backendtest"
@@ -38,10 +40,10 @@ func TestStagedTransfers(t *testing.T) {
 			d.stageAlways = false
 			d.q.Mu.Unlock()
 		}()
-		backendtest.RunPoolConformance(t, d.pool)
-		x, err := d.Compile(ctx, vaddProgram(t))
+		backendtest.RunPoolConformance(t, backends.PoolOf(d.pool))
+		x, err := backends.DeviceOf(d).Compile(ctx, vaddProgram(t))
 		require.NoError(t, err)
-		backendtest.CheckVadd(t, d.pool, x, 3<<18+11) // 3 MiB a buffer: three staging chunks
+		backendtest.CheckVadd(t, backends.PoolOf(d.pool), x, 3<<18+11) // 3 MiB a buffer: three staging chunks
 		require.NoError(t, x.Release())
 	})
 }
@@ -107,7 +109,7 @@ func TestPipelineCacheOnDisk(t *testing.T) {
 		t.Skipf("no Vulkan device: %v", err)
 	}
 	d := devs[0].(*device)
-	x, err := d.Compile(ctx, vaddProgram(t))
+	x, err := backends.DeviceOf(d).Compile(ctx, vaddProgram(t))
 	require.NoError(t, err)
 	require.NoError(t, x.Release())
 	require.NoError(t, d.Close())
@@ -126,9 +128,9 @@ func TestPipelineCacheOnDisk(t *testing.T) {
 		devs, err = OpenDevices(ctx, Config{CacheDir: dir, DeviceIDs: &[]int{0}})
 		require.NoError(t, err)
 		d2 := devs[0].(*device)
-		x, err = d2.Compile(ctx, vaddProgram(t))
+		x, err = backends.DeviceOf(d2).Compile(ctx, vaddProgram(t))
 		require.NoError(t, err)
-		backendtest.CheckVadd(t, d2.pool, x, 4096)
+		backendtest.CheckVadd(t, backends.PoolOf(d2.pool), x, 4096)
 		require.NoError(t, x.Release())
 		require.NoError(t, d2.Close())
 	}
@@ -148,14 +150,14 @@ func TestCloseWithExecutables(t *testing.T) {
 			t.Skipf("no Vulkan device: %v", err)
 		}
 		d := devs[0].(*device)
-		live, err := d.Compile(ctx, vaddProgram(t))
+		live, err := backends.DeviceOf(d).Compile(ctx, vaddProgram(t))
 		require.NoError(t, err)
 
 		var wg sync.WaitGroup
 		results := make([]error, 8)
-		exes := make([]driver.Executable, len(results))
+		exes := make([]*backends.Executable, len(results))
 		for i := range results {
-			wg.Go(func() { exes[i], results[i] = d.Compile(ctx, vaddProgram(t)) })
+			wg.Go(func() { exes[i], results[i] = backends.DeviceOf(d).Compile(ctx, vaddProgram(t)) })
 		}
 		require.NoError(t, d.Close())
 		wg.Wait()

@@ -77,6 +77,9 @@ type Format struct {
 	Name string
 	File string
 	Code reflect.Type
+	// NoGrid: the format's code runs whole, not over a grid of work groups
+	// (a GEMM), so a program's grid means nothing for it.
+	NoGrid bool
 }
 
 var formats []Format

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 
 // open opens the tt backend with no card (the emulator devices) on the
 // runtime at path.
-func open(t *testing.T, runtime string) backends.Device {
+func open(t *testing.T, runtime string) *backends.Device {
 	t.Setenv(tt.EnvSysfsRoot, filepath.Join("..", "testdata", "sysfs", "none"))
 	t.Setenv(ttruntime.EnvLockDir, filepath.Join(t.TempDir(), "locks"))
 	t.Setenv(tt.EnvEmulator, "")

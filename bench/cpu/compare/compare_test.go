@@ -25,6 +25,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/c"
 	"github.com/zyxtt/zyxtt/backends/cblas"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/bundle"
 )
 
@@ -36,7 +37,7 @@ var (
 
 // loadProgram builds an example bundle's program for backend with vars set
 // and allocates and fills its buffers in the device's pool.
-func loadProgram(b *testing.B, dev backends.Device, name string, set map[string]string) (*backends.Program, []backends.LaunchArg) {
+func loadProgram(b *testing.B, dev *backends.Device, name string, set map[string]string) (*backends.Program, []backends.LaunchArg) {
 	b.Helper()
 	bd, err := bundle.Load(filepath.Join("..", "..", "..", "examples", name))
 	must(b, err)
@@ -47,7 +48,7 @@ func loadProgram(b *testing.B, dev backends.Device, name string, set map[string]
 	shapes, err := bd.Shapes(vals)
 	must(b, err)
 	pool := dev.Pool()
-	host := pool.(backends.HostMemory)
+	host := pool // host memory: Bytes reads it in place
 	args := make([]backends.LaunchArg, len(bd.Params))
 	for i, prm := range bd.Params {
 		if !prm.Kind.IsBuffer() {
@@ -81,7 +82,7 @@ const nativeReps = 3
 // it runs the native program (one process, nativeReps timed runs) and then
 // nativeReps timed launches, alternating so that both sides see the same
 // machine load, and returns the best time of each side.
-func compare(b *testing.B, dev backends.Device, p *backends.Program, args []backends.LaunchArg, native func() time.Duration) (runtime, nat time.Duration) {
+func compare(b *testing.B, dev *backends.Device, p *backends.Program, args []backends.LaunchArg, native func() time.Duration) (runtime, nat time.Duration) {
 	b.Helper()
 	ctx := context.Background()
 	exe, err := dev.Compile(ctx, p)
@@ -145,14 +146,14 @@ func BenchmarkVaddC(b *testing.B) {
 		b.Fatalf("building vadd_native: %v: %s", err, out)
 	}
 	n := strconv.FormatUint(*vaddN, 10)
-	p, args := loadProgram(b, dev, "vadd", map[string]string{"n": n})
+	p, args := loadProgram(b, backends.DeviceOf(dev), "vadd", map[string]string{"n": n})
 	env := []string{"OMP_NUM_THREADS=" + info.Extra["threads"]}
 	for range b.N {
-		rt, nat := compare(b, dev, p, args, func() time.Duration { return runNative(b, env, native, n, strconv.Itoa(nativeReps)) })
+		rt, nat := compare(b, backends.DeviceOf(dev), p, args, func() time.Duration { return runNative(b, env, native, n, strconv.Itoa(nativeReps)) })
 		report(b, rt, nat)
 	}
 	// The timed launches must have done the whole job.
-	host := dev.Pool().(backends.HostMemory)
+	host := dev.Pool().(driver.HostMemory)
 	mem := make([][]byte, 3)
 	for i := range mem {
 		var err error
@@ -183,16 +184,16 @@ func BenchmarkSGEMMCBLAS(b *testing.B) {
 		b.Fatalf("building sgemm_native: %v: %s", err, out)
 	}
 	n := strconv.Itoa(*gemmN)
-	p, args := loadProgram(b, dev, "matmul", map[string]string{"m": n, "n": n, "k": n})
+	p, args := loadProgram(b, backends.DeviceOf(dev), "matmul", map[string]string{"m": n, "n": n, "k": n})
 	threads := strconv.Itoa(dev.Threads())
 	for range b.N {
-		rt, nat := compare(b, dev, p, args, func() time.Duration {
+		rt, nat := compare(b, backends.DeviceOf(dev), p, args, func() time.Duration {
 			return runNative(b, nil, native, info.Extra["library"], n, strconv.Itoa(nativeReps), threads)
 		})
 		report(b, rt, nat)
 	}
 	// Spot-check the product against float64 dot products.
-	host := dev.Pool().(backends.HostMemory)
+	host := dev.Pool().(driver.HostMemory)
 	a, err := host.Bytes(args[0].Buffer)
 	must(b, err)
 	bm, err := host.Bytes(args[1].Buffer)
