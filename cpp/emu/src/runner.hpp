@@ -54,6 +54,20 @@ struct Wait {
   uint32_t value = 0, cmp = 0;
 };
 
+// The C++ runtime's per-thread exception-handling state (the Itanium C++
+// ABI's __cxa_eh_globals): the exceptions being handled, innermost first,
+// and the count of those thrown and not yet caught. Each fiber has its own,
+// swapped in while it runs (core.cpp), so that a kernel that blocks inside a
+// catch block, or is stopped inside one, leaves the other kernels of its
+// worker theirs.
+struct EhState {
+  void* caught = nullptr;
+  unsigned int uncaught = 0;
+#if defined(__ARM_EABI_UNWINDER__)
+  void* propagating = nullptr;
+#endif
+};
+
 // One kernel of one core, run as a fiber on a worker thread.
 struct Fiber {
   CoreState* core = nullptr;
@@ -63,6 +77,7 @@ struct Fiber {
   std::vector<uint32_t> args;    // runtime args of this core
   std::vector<uint32_t> common;  // common args (L1 buffer addresses are this core's pointers)
   FiberContext ctx;  // fiber.hpp
+  EhState eh;        // while the fiber is switched out
   void* stack = nullptr;
   bool started = false, done = false, blocked = false;
   Wait wait;
