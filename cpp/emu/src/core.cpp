@@ -698,10 +698,10 @@ std::string describe_terminate() {
 // (GCC's personality routine calls it in the unwinder's second phase, after
 // the frame lookup has let its locks go; clang's __clang_call_terminate
 // from a landing pad), so leaving by siglongjmp is as safe as leaving a
-// fault. The exception being handled stays on this thread's list of caught
-// exceptions (its handler never ends; the fibers of a worker share that
-// list, so there is no telling which entries are this kernel's): it costs
-// the exception object. Anywhere else: the handler in place before ours.
+// fault. The exception being handled stays on the fiber's list of caught
+// exceptions (its handler never ends), which goes with the fiber (EhState):
+// it costs the exception object. Anywhere else: the handler in place before
+// ours.
 void terminate_handler() {
   Fiber* f = t_fiber;
   if (f && f->api.fault_armed) {
@@ -859,23 +859,9 @@ static std::string describe_fault(const Fiber* f) {
   return s.str();
 }
 
-// This thread's exception-handling state (EhState's layout is the ABI's).
-static EhState& thread_eh() { return *reinterpret_cast<EhState*>(abi::__cxa_get_globals()); }
-
-// Back to `at` from a kernel that was stopped: ends the catch blocks it
-// left open (destroying their exceptions) and forgets the exceptions it was
-// unwinding, which are lost. The state is the fiber's own (EhState), so
-// every entry above `at` is this kernel's.
-static void drop_eh_state(const EhState& at) {
-  EhState& eh = thread_eh();
-  for (int i = 0; eh.caught && eh.caught != at.caught && i < 4096; i++) abi::__cxa_end_catch();
-  eh = at;
-}
-
 void run_kernel_guarded(Fiber* f) {
   KernelState& k = f->api;
   k.reset();
-  const EhState eh_at_start = thread_eh();
   if (sigsetjmp(k.fault_jmp, 0) == 0) {
     k.fault_armed = 1;
     try {
@@ -895,7 +881,6 @@ void run_kernel_guarded(Fiber* f) {
   // (fiber.hpp). Unblock the fault signals anyway, once, here: a blocked one
   // would turn the next kernel fault on this thread into the process's death.
   unblock_fault_signals();
-  drop_eh_state(eh_at_start);
   flush_dprint(f);
   throw Error("run_error", k.exit_call.empty() ? describe_fault(f) : k.exit_call);
 }
@@ -1690,6 +1675,9 @@ int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+// This thread's exception-handling state (EhState's layout is the ABI's).
+EhState& thread_eh() { return *reinterpret_cast<EhState*>(abi::__cxa_get_globals()); }
 
 }  // namespace
 

@@ -57,9 +57,11 @@ struct Wait {
 // The C++ runtime's per-thread exception-handling state (the Itanium C++
 // ABI's __cxa_eh_globals): the exceptions being handled, innermost first,
 // and the count of those thrown and not yet caught. Each fiber has its own,
-// swapped in while it runs (core.cpp), so that a kernel that blocks inside a
-// catch block, or is stopped inside one, leaves the other kernels of its
-// worker theirs.
+// swapped in while it runs (core.cpp, Runner::execute), so that a kernel
+// that blocks inside a catch block does not lend its exception to the other
+// kernels of its worker, and a kernel stopped inside one (std::terminate
+// runs as a handler of the exception that reached it) leaves nothing behind:
+// its state goes with its fiber (the exception objects are not freed).
 struct EhState {
   void* caught = nullptr;
   unsigned int uncaught = 0;
