@@ -756,7 +756,8 @@ static std::string describe_exit_call(uint32_t call, int32_t status, const char*
                       ":" + std::to_string(line);
       return function && *function ? s + " in " + function : s;
     }
-    default: return "the kernel called a function that ends the process (kernel_exit call " + std::to_string(call) + ")";
+    default:
+      return "the kernel called a function that ends the process (kernel_exit call " + std::to_string(call) + ")";
   }
 }
 

@@ -173,9 +173,9 @@ std::vector<ExitCase> exit_cases() {
   };
 }
 
-// Runs the pipeline with core (0,1)'s `section` kernel running the case's
-// statement: a run_error naming the core, kernel and processor and the call;
-// this thread's signal mask unchanged; then a good run on the same layer.
+// Runs the pipeline with core (0,1)'s reader (or compute) kernel running
+// the case's statement: a run_error naming the core, kernel, processor and
+// call, and this thread's signal mask unchanged.
 void expect_stop(DeviceLayer& layer, const ExitCase& c, bool compute) {
   GroupProgram p = pipeline();
   uint32_t line = 0;
@@ -203,8 +203,8 @@ void expect_stop(DeviceLayer& layer, const ExitCase& c, bool compute) {
                                compute ? "compute.cpp" : "reader.cpp"));
   for (const std::string& w : want)
     if (msg.find(w) == std::string::npos)
-      throw Failure(std::string(c.name) + " in the " + (compute ? "compute" : "reader") + " kernel: the message lacks \"" +
-                    w + "\": " + msg);
+      throw Failure(std::string(c.name) + " in the " + (compute ? "compute" : "reader") +
+                    " kernel: the message lacks \"" + w + "\": " + msg);
   if (!c.not_want.empty() && msg.find(c.not_want) != std::string::npos)
     throw Failure(std::string(c.name) + ": the message has \"" + c.not_want + "\": " + msg);
   layer.release(prog);

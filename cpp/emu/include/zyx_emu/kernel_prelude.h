@@ -30,27 +30,27 @@ extern "C" {
 [[noreturn]] void __real_quick_exit(int) noexcept;
 [[noreturn]] void __real___assert_fail(const char*, const char*, unsigned int, const char*) noexcept;
 
-__attribute__((used)) [[noreturn]] void __wrap_abort(void) noexcept {
+[[noreturn]] __attribute__((used)) void __wrap_abort(void) noexcept {
   if (zyx_emu_api_ptr) zyx_emu_api_ptr->kernel_exit(ZYX_EXIT_ABORT, 0, nullptr, nullptr, 0, nullptr);
   __real_abort();
 }
-__attribute__((used)) [[noreturn]] void __wrap_exit(int status) noexcept {
+[[noreturn]] __attribute__((used)) void __wrap_exit(int status) noexcept {
   if (zyx_emu_api_ptr) zyx_emu_api_ptr->kernel_exit(ZYX_EXIT_EXIT, status, nullptr, nullptr, 0, nullptr);
   __real_exit(status);
 }
-__attribute__((used)) [[noreturn]] void __wrap__exit(int status) noexcept {
+[[noreturn]] __attribute__((used)) void __wrap__exit(int status) noexcept {
   if (zyx_emu_api_ptr) zyx_emu_api_ptr->kernel_exit(ZYX_EXIT_POSIX_EXIT, status, nullptr, nullptr, 0, nullptr);
   __real__exit(status);
 }
-__attribute__((used)) [[noreturn]] void __wrap__Exit(int status) noexcept {
+[[noreturn]] __attribute__((used)) void __wrap__Exit(int status) noexcept {
   if (zyx_emu_api_ptr) zyx_emu_api_ptr->kernel_exit(ZYX_EXIT_C_EXIT, status, nullptr, nullptr, 0, nullptr);
   __real__Exit(status);
 }
-__attribute__((used)) [[noreturn]] void __wrap_quick_exit(int status) noexcept {
+[[noreturn]] __attribute__((used)) void __wrap_quick_exit(int status) noexcept {
   if (zyx_emu_api_ptr) zyx_emu_api_ptr->kernel_exit(ZYX_EXIT_QUICK, status, nullptr, nullptr, 0, nullptr);
   __real_quick_exit(status);
 }
-__attribute__((used)) [[noreturn]] void __wrap___assert_fail(const char* expr, const char* file, unsigned int line,
+[[noreturn]] __attribute__((used)) void __wrap___assert_fail(const char* expr, const char* file, unsigned int line,
                                                               const char* function) noexcept {
   if (zyx_emu_api_ptr) zyx_emu_api_ptr->kernel_exit(ZYX_EXIT_ASSERT, 0, expr, file, line, function);
   __real___assert_fail(expr, file, line, function);
