@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -284,5 +285,78 @@ void kernel_main() {
 	require.NoError(t, p.Write(ctx, bufs[0], 0, make([]byte, 4096)))
 	for _, b := range bufs {
 		require.NoError(t, p.Release(b))
+	}
+}
+
+// A kernel that calls abort or exit, or fails a C assert, stops with a run
+// error naming the core, the kernel and the call; the runtime lives on, and
+// the next launch on the device computes.
+func TestEmulatorRuntimeKernelExits(t *testing.T) {
+	d := openEmu(t, "n150")[0].(*tt.Device)
+	ctx := context.Background()
+	p := d.Pool()
+	const n = 1024
+	xs, ys := make([]float32, n), make([]float32, n)
+	for i := range xs {
+		xs[i], ys[i] = float32(i)*0.5, float32(i%7)
+	}
+	var bufs [3]backends.BufferID
+	for i := range bufs {
+		var err error
+		bufs[i], err = p.Alloc(ctx, 4*n)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, p.Release(bufs[i])) }()
+	}
+	require.NoError(t, p.Write(ctx, bufs[0], 0, f32Bytes(xs)))
+	require.NoError(t, p.Write(ctx, bufs[1], 0, f32Bytes(ys)))
+	args := []backends.LaunchArg{backends.BufArg(bufs[0]), backends.BufArg(bufs[1]), backends.BufArg(bufs[2]),
+		backends.VarArg(backends.UintConst(backends.U32, n))}
+	good, err := d.Compile(ctx, exampleVadd(t, 1, 1))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, good.Release()) }()
+
+	cases := []struct {
+		name   string
+		kernel int // in the one group: reader, compute, writer
+		rename string
+		stop   string // the kernel's first statement
+		want   []string
+	}{
+		{"abort in compute", 1, "adder", "std::abort();",
+			[]string{"core (0,0) adder (compute): ", "the kernel called abort()"}},
+		{"exit in writer", 2, "storer", "std::exit(3);",
+			[]string{"core (0,0) storer (riscv_1): ", "the kernel called exit(3)"}},
+		{"assert in reader", 0, "loader", "assert(get_arg_val<uint32_t>(3) == 7);",
+			[]string{"core (0,0) loader (riscv_0): ", `assertion "get_arg_val<uint32_t>(3) == 7" failed at loader.cpp:`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			prog := exampleVadd(t, 1, 1)
+			k := &prog.TT().Kernels[tc.kernel]
+			k.Name = tc.rename
+			k.Source = "#include <cassert>\n#include <cstdlib>\n" +
+				strings.Replace(k.Source, "void kernel_main() {", "void kernel_main() {\n  "+tc.stop, 1)
+			exe, err := d.Compile(ctx, prog)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, exe.Release()) }()
+			err = exe.Launch(ctx, args)
+			var re *ttruntime.RemoteError
+			require.ErrorAs(t, err, &re)
+			require.Equal(t, ttruntime.CodeRunError, re.Code, "message: %s", re.Message)
+			for _, w := range tc.want {
+				require.Contains(t, re.Message, w)
+			}
+			require.NotErrorIs(t, err, backends.ErrDeviceLost)
+
+			// The same runtime runs the next launch.
+			require.NoError(t, p.Write(ctx, bufs[2], 0, make([]byte, 4*n)))
+			require.NoError(t, good.Launch(ctx, args))
+			out := make([]byte, 4*n)
+			require.NoError(t, p.Read(ctx, bufs[2], 0, out))
+			zs := bytesF32(out)
+			for i := range zs {
+				require.Equal(t, xs[i]+ys[i], zs[i], "z[%d]", i)
+			}
+		})
 	}
 }

@@ -644,6 +644,9 @@ std::vector<std::string> KernelBuilder::compile_flags(const BuildSpec& s) {
   // also gets -fno-gnu-unique.
   args.push_back("-fvisibility=hidden");
   if (takes_no_gnu_unique()) args.push_back("-fno-gnu-unique");
+  // The kernel's own calls that would end the process go to the __wrap_
+  // functions of kernel_prelude.h, which stop the kernel instead.
+  args.push_back("-Wl,--wrap=abort,--wrap=exit,--wrap=_exit,--wrap=_Exit,--wrap=quick_exit,--wrap=__assert_fail");
   args.push_back(board_.arch == "blackhole" ? "-DARCH_BLACKHOLE" : "-DARCH_WORMHOLE");
   args.push_back("-DNUM_DRAM_BANKS=" + std::to_string(board_.dram_banks));
   args.push_back("-DZYX_EMU_DRAM_ALIGNMENT=" + std::to_string(board_.dram_alignment));

@@ -17,7 +17,9 @@
 //
 // The kernel API (this part of the file, down to "Runner"): the functions the
 // kernel objects call through the zyx_emu_api table, and the fault guard
-// that turns a bad pointer in kernel code into a run error.
+// that turns a bad pointer in kernel code, or a kernel's call that would end
+// the process (abort, exit, a failed assert, std::terminate), into a run
+// error.
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <signal.h>
@@ -32,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <future>
 #include <map>
 #include <mutex>
@@ -39,6 +42,7 @@
 #include <sstream>
 #include <system_error>
 #include <thread>
+#include <typeinfo>
 
 #include "enum_names.hpp"
 #include "kernel_state.hpp"
@@ -595,15 +599,46 @@ static const uint32_t* api_dst_tile(uint32_t tile, uint32_t* is_int) {
 // reports a run_error; the kernel's frames are abandoned (no destructors
 // run). A fault anywhere else goes to the handler that was installed before
 // ours, or kills the process as it would have without us.
+//
+// A kernel that would end the process leaves the same way (stop_kernel):
+// its own calls to abort, exit, _exit, _Exit, quick_exit and a failed C
+// assert's __assert_fail reach api_kernel_exit (kernel_prelude.h), while
+// std::terminate (terminate_handler) and a SIGABRT the C or C++ library
+// raises on the kernel's behalf (fault_handler) are caught process-wide and
+// stop the kernel only when the calling thread is running one.
 
 namespace {
 struct sigaction g_prev_action[65];
 std::once_flag g_fault_once;
-const int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+std::terminate_handler g_prev_terminate = nullptr;
+// SIGABRT: an abort raised inside the C or C++ library (their own calls to
+// abort are not wrapped).
+const int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
+// Leaves the running kernel for run_kernel_guarded, which reports why.
+[[noreturn]] void stop_kernel(KernelState& k) {
+  k.fault_armed = 0;
+  siglongjmp(k.fault_jmp, 1);
+}
+
+// Whether a SIGABRT was raised by the receiving thread itself (abort and
+// raise send it with tgkill to the calling thread), not sent by another
+// process (kill -ABRT may land on any thread, a worker running a kernel
+// included: that keeps its default action).
+bool raised_here(const siginfo_t* si) { return si && si->si_code == SI_TKILL && si->si_pid == getpid(); }
+
+// SIGABRT on a thread running a kernel. The C library's abort raises it
+// with none of its own locks held: glibc up to 2.40 releases abort's lock
+// (and resets its stage) before raise, and 2.41 raises first and locks
+// only if a handler returns. So leaving the handler by siglongjmp leaves
+// abort's state as it was, and the next abort works. What called abort may
+// hold locks, though: the stack protector, fortified string functions and
+// libstdc++'s assertions hold none, but malloc may find heap corruption
+// while it holds its arena's lock; the heap is damaged then anyway, and
+// the error says where to look (docs/emulator.md, "Faults").
 void fault_handler(int sig, siginfo_t* si, void* uctx) {
   Fiber* f = t_fiber;
-  if (f && f->api.fault_armed) {
+  if (f && f->api.fault_armed && (sig != SIGABRT || raised_here(si))) {
     KernelState& k = f->api;
     k.fault_armed = 0;
     k.fault_sig = sig;
@@ -614,7 +649,7 @@ void fault_handler(int sig, siginfo_t* si, void* uctx) {
 #elif defined(__aarch64__)
     k.fault_pc = static_cast<uintptr_t>(static_cast<ucontext_t*>(uctx)->uc_mcontext.pc);
 #endif
-    siglongjmp(k.fault_jmp, 1);
+    stop_kernel(k);
   }
   const struct sigaction& prev = g_prev_action[sig];
   if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction) {
@@ -625,11 +660,61 @@ void fault_handler(int sig, siginfo_t* si, void* uctx) {
     prev.sa_handler(sig);
     return;
   }
-  // As without us: the default action when the instruction faults again.
+  if (sig == SIGABRT && !(prev.sa_flags & SA_SIGINFO) && prev.sa_handler == SIG_IGN) return;
+  // As without us: the default action, when the instruction faults again
+  // (a fault) or at once (SIGABRT, which nothing raises again; SA_NODEFER
+  // delivers it inside this handler).
   struct sigaction dfl{};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
   sigaction(sig, &dfl, nullptr);
+  if (sig == SIGABRT) raise(sig);
+}
+
+std::string demangled(const char* name) {
+  int st = 0;
+  char* dem = abi::__cxa_demangle(name, nullptr, nullptr, &st);
+  std::string out = st == 0 && dem ? dem : name;
+  std::free(dem);
+  return out;
+}
+
+// Why std::terminate was called, as far as the C++ runtime tells.
+std::string describe_terminate() {
+  const std::type_info* type = abi::__cxa_current_exception_type();
+  if (!type) return "std::terminate was called";
+  std::string s = "std::terminate was called while an exception of type " + demangled(type->name()) + " was active";
+  try {
+    std::rethrow_exception(std::current_exception());
+  } catch (const std::exception& e) {
+    s += std::string(" (what(): ") + e.what() + ")";
+  } catch (...) {
+  }
+  return s + "; an exception that leaves a noexcept function, or is thrown while another unwinds, ends there";
+}
+
+// std::terminate on a thread running a kernel stops the kernel. The C++
+// runtime calls the handler in ordinary code with no lock of its own held
+// (GCC's personality routine calls it in the unwinder's second phase, after
+// the frame lookup has let its locks go; clang's __clang_call_terminate
+// from a landing pad), so leaving by siglongjmp is as safe as leaving a
+// fault. The exception being handled stays on the fiber's list of caught
+// exceptions (its handler never ends), which goes with the fiber (EhState):
+// it costs the exception object. Anywhere else: the handler in place before
+// ours.
+void terminate_handler() {
+  Fiber* f = t_fiber;
+  if (f && f->api.fault_armed) {
+    KernelState& k = f->api;
+    try {
+      k.exit_call = describe_terminate();
+    } catch (...) {
+      k.exit_call = "std::terminate was called";
+    }
+    stop_kernel(k);
+  }
+  if (g_prev_terminate) g_prev_terminate();
+  std::abort();
 }
 
 void install_fault_handler() {
@@ -640,6 +725,7 @@ void install_fault_handler() {
     // NODEFER: the handler leaves by siglongjmp without restoring the mask.
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
     for (int s : kFaultSignals) sigaction(s, &sa, &g_prev_action[s]);
+    g_prev_terminate = std::set_terminate(terminate_handler);
   });
 }
 
@@ -652,6 +738,38 @@ void unblock_fault_signals() {
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
 }
 }  // namespace
+
+// What a kernel called that would end the process (zyx_emu_exit_call).
+static std::string describe_exit_call(uint32_t call, int32_t status, const char* expr, const char* file,
+                                      uint32_t line, const char* function) {
+  auto with_status = [status](const char* name) {
+    return "the kernel called " + std::string(name) + "(" + std::to_string(status) + ")";
+  };
+  switch (call) {
+    case ZYX_EXIT_ABORT: return "the kernel called abort()";
+    case ZYX_EXIT_EXIT: return with_status("exit");
+    case ZYX_EXIT_POSIX_EXIT: return with_status("_exit");
+    case ZYX_EXIT_C_EXIT: return with_status("_Exit");
+    case ZYX_EXIT_QUICK: return with_status("quick_exit");
+    case ZYX_EXIT_ASSERT: {
+      std::string s = std::string("assertion \"") + (expr ? expr : "?") + "\" failed at " + (file ? file : "?") +
+                      ":" + std::to_string(line);
+      return function && *function ? s + " in " + function : s;
+    }
+    default:
+      return "the kernel called a function that ends the process (kernel_exit call " + std::to_string(call) + ")";
+  }
+}
+
+// Stops the kernel as a fault does (run_kernel_guarded reports it); outside
+// a kernel it returns, and the kernel's wrapper makes the real call.
+static void api_kernel_exit(uint32_t call, int32_t status, const char* expr, const char* file, uint32_t line,
+                            const char* function) {
+  Fiber* f = t_fiber;
+  if (!f || !f->api.fault_armed) return;
+  f->api.exit_call = describe_exit_call(call, status, expr, file, line, function);
+  stop_kernel(f->api);
+}
 
 FaultStack::FaultStack() {
   install_fault_handler();
@@ -692,6 +810,7 @@ void KernelState::reset() {
   fault_code = 0;
   fault_addr = 0;
   fault_pc = 0;
+  exit_call.clear();
 }
 
 // Says what a faulting address was, as the kernel author can act on it.
@@ -702,6 +821,10 @@ static std::string describe_fault(const Fiber* f) {
   uintptr_t a = k.fault_addr;
   uint64_t l1_size = rs->board->l1_size;
   std::ostringstream s;
+  if (k.fault_sig == SIGABRT)  // the pc is in the C library's raise: no help
+    return "abort: SIGABRT raised inside the C or C++ library, by a failed library check (stack smashing, a "
+           "fortified buffer overflow, heap corruption) or raise(SIGABRT); the library's message, if any, is on the "
+           "runtime's stderr";
   const char* what = k.fault_sig == SIGSEGV ? "invalid memory access"
                      : k.fault_sig == SIGBUS ? "bus error"
                      : k.fault_sig == SIGFPE ? "arithmetic fault (integer division by zero?)"
@@ -731,12 +854,7 @@ static std::string describe_fault(const Fiber* f) {
   }
   if (k.fault_pc) {
     Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(k.fault_pc), &info) && info.dli_sname) {
-      int st = 0;
-      char* dem = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &st);
-      s << " in " << (st == 0 && dem ? dem : info.dli_sname);
-      std::free(dem);
-    }
+    if (dladdr(reinterpret_cast<void*>(k.fault_pc), &info) && info.dli_sname) s << " in " << demangled(info.dli_sname);
     s << " [pc " << hex(k.fault_pc) << "]";
   }
   return s.str();
@@ -765,7 +883,7 @@ void run_kernel_guarded(Fiber* f) {
   // would turn the next kernel fault on this thread into the process's death.
   unblock_fault_signals();
   flush_dprint(f);
-  throw Error("run_error", describe_fault(f));
+  throw Error("run_error", k.exit_call.empty() ? describe_fault(f) : k.exit_call);
 }
 
 void prepare_core_l1(uint8_t* l1, const Board& b) {
@@ -817,6 +935,7 @@ const zyx_emu_api* kernel_api() {
     a.assert_fail = api_assert_fail;
     a.dst_tile = api_dst_tile;
     a.arg_past_end = api_arg_past_end;
+    a.kernel_exit = api_kernel_exit;
     fill_compute_api(a);
     return a;
   }();
@@ -1558,6 +1677,9 @@ int64_t now_ns() {
       .count();
 }
 
+// This thread's exception-handling state (EhState's layout is the ABI's).
+EhState& thread_eh() { return *reinterpret_cast<EhState*>(abi::__cxa_get_globals()); }
+
 }  // namespace
 
 void Runner::execute(RunState& rs) {
@@ -1585,10 +1707,13 @@ void Runner::execute(RunState& rs) {
     WorkerClock& me = clocks[w];
     std::vector<CoreState*> active;
     uint32_t answered = 0;  // the stall epoch this worker has reported for
+    EhState& thread_eh_state = thread_eh();
     auto resume = [&](Fiber& f) {
       t_fiber = &f;
       me.inside.store(true, std::memory_order_release);
+      std::swap(thread_eh_state, f.eh);
       fiber_switch(wk.sched, f.ctx);
+      std::swap(thread_eh_state, f.eh);
       me.inside.store(false, std::memory_order_release);
       t_fiber = nullptr;
     };

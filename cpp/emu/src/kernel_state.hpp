@@ -51,11 +51,17 @@ struct KernelState {
   volatile int fault_armed = 0;
   volatile int fault_sig = 0, fault_code = 0;
   volatile uintptr_t fault_addr = 0, fault_pc = 0;
+  // What the kernel called that would have ended the process (abort(),
+  // exit(3), a failed assert, std::terminate), or "" for a fault.
+  std::string exit_call;
   void reset();
 };
 
 // Runs the fiber's kernel; a fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL) in it
-// becomes a run_error naming the faulting address (throws zyx::Error).
+// becomes a run_error naming the faulting address, and a call that would
+// end the process (abort, exit, _exit, _Exit, quick_exit, a failed assert,
+// std::terminate, a SIGABRT the C or C++ library raises) one naming the
+// call (throws zyx::Error).
 void run_kernel_guarded(Fiber* f);
 
 // Per worker thread: an alternate signal stack (so that a fault on a kernel

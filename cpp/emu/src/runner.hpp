@@ -54,6 +54,22 @@ struct Wait {
   uint32_t value = 0, cmp = 0;
 };
 
+// The C++ runtime's per-thread exception-handling state (the Itanium C++
+// ABI's __cxa_eh_globals): the exceptions being handled, innermost first,
+// and the count of those thrown and not yet caught. Each fiber has its own,
+// swapped in while it runs (core.cpp, Runner::execute), so that a kernel
+// that blocks inside a catch block does not lend its exception to the other
+// kernels of its worker, and a kernel stopped inside one (std::terminate
+// runs as a handler of the exception that reached it) leaves nothing behind:
+// its state goes with its fiber (the exception objects are not freed).
+struct EhState {
+  void* caught = nullptr;
+  unsigned int uncaught = 0;
+#if defined(__ARM_EABI_UNWINDER__)
+  void* propagating = nullptr;
+#endif
+};
+
 // One kernel of one core, run as a fiber on a worker thread.
 struct Fiber {
   CoreState* core = nullptr;
@@ -63,6 +79,7 @@ struct Fiber {
   std::vector<uint32_t> args;    // runtime args of this core
   std::vector<uint32_t> common;  // common args (L1 buffer addresses are this core's pointers)
   FiberContext ctx;  // fiber.hpp
+  EhState eh;        // while the fiber is switched out
   void* stack = nullptr;
   bool started = false, done = false, blocked = false;
   Wait wait;

@@ -15,7 +15,7 @@
 
 #include "zyx_emu/sfpu_ops.h"
 
-#define ZYX_EMU_ABI_VERSION 8
+#define ZYX_EMU_ABI_VERSION 9
 
 // Binary and unary operation codes used through the table.
 enum zyx_emu_binary_op { ZYX_BIN_ADD = 0, ZYX_BIN_SUB = 1, ZYX_BIN_MUL = 2 };
@@ -99,6 +99,17 @@ enum zyx_emu_compute_key {
 // Welford operations (welford).
 enum zyx_emu_welford_op {
   ZYX_WF_CLEAR = 0, ZYX_WF_UPDATE = 1, ZYX_WF_SAVE = 2, ZYX_WF_RESTORE = 3, ZYX_WF_TO_ROW = 4, ZYX_WF_TO_FACE = 5
+};
+
+// What a kernel called that would end the process (kernel_exit): the
+// builder links kernels with -Wl,--wrap= for each (kernel_prelude.h).
+enum zyx_emu_exit_call {
+  ZYX_EXIT_ABORT = 0,       // abort()
+  ZYX_EXIT_EXIT = 1,        // exit(status)
+  ZYX_EXIT_POSIX_EXIT = 2,  // _exit(status)
+  ZYX_EXIT_C_EXIT = 3,      // _Exit(status)
+  ZYX_EXIT_QUICK = 4,       // quick_exit(status)
+  ZYX_EXIT_ASSERT = 5,      // a failed C assert: __assert_fail(expr, file, line, function)
 };
 
 // Compute calls with no table entry of their own (compute_special).
@@ -228,4 +239,14 @@ typedef struct zyx_emu_api {
   // get_arg_val / get_common_arg_val (kind 0 / 1) of an index at or past the
   // `count` args the host set: the value read (0; warns once per kernel).
   uint32_t (*arg_past_end)(uint32_t kind, int32_t index, uint32_t count);
+
+  // ---- ABI 9 ----
+  // The kernel called something that would end the process (call: a
+  // zyx_emu_exit_call; status for the exits; expr, file, line and function
+  // for an assert, else null and 0). Inside a run it stops the kernel and
+  // does not return (the run fails naming the core, the kernel and the
+  // call); outside one (a static initializer) it returns, and the caller
+  // makes the real call.
+  void (*kernel_exit)(uint32_t call, int32_t status, const char* expr, const char* file, uint32_t line,
+                      const char* function);
 } zyx_emu_api;
