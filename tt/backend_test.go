@@ -37,8 +37,14 @@ func openWith(t testing.TB, fixtureName, mockFlags, extra string) ([]*backends.D
 
 // openTimed is openWith with the call timeout (config timeout_s) given.
 func openTimed(t testing.TB, fixtureName, mockFlags string, timeoutS float64, extra string) ([]*backends.Device, error) {
+	return openBinary(t, os.Args[0], fixtureName, mockFlags, timeoutS, extra)
+}
+
+// openBinary opens the tt backend on runtime binary bin (this test binary
+// is the mock runtime).
+func openBinary(t testing.TB, bin, fixtureName, mockFlags string, timeoutS float64, extra string) ([]*backends.Device, error) {
 	mockEnv(t, fixtureName, mockFlags)
-	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q, "timeout_s": %g %s}}`, os.Args[0], timeoutS, extra)))
+	cfg, err := backends.ParseConfig([]byte(fmt.Sprintf(`{"tenstorrent": {"runtime": %q, "timeout_s": %g %s}}`, bin, timeoutS, extra)))
 	require.NoError(t, err)
 	return openRuntime(t, cfg)
 }
@@ -563,7 +569,7 @@ func benchTransfer64MiB(b *testing.B, d *tt.Device) {
 // built (make runtime puts it at bin/zyx-tt-runtime).
 func TestRealRuntimeEmulator(t *testing.T) {
 	bin := rtbin.Require(t)
-	devs, err := openWith(t, "none", "", fmt.Sprintf(`, "runtime": %q`, bin))
+	devs, err := openBinary(t, bin, "none", "", 5, "")
 	if errors.Is(err, driver.ErrUnsupported) {
 		t.Skipf("%s has no emulator layer: %v", bin, err)
 	}

@@ -292,7 +292,7 @@ void kernel_main() {
 // error naming the core, the kernel and the call; the runtime lives on, and
 // the next launch on the device computes.
 func TestEmulatorRuntimeKernelExits(t *testing.T) {
-	d := openEmu(t, "n150")[0].(*tt.Device)
+	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
 	ctx := context.Background()
 	p := d.Pool()
 	const n = 1024
@@ -311,7 +311,7 @@ func TestEmulatorRuntimeKernelExits(t *testing.T) {
 	require.NoError(t, p.Write(ctx, bufs[1], 0, f32Bytes(ys)))
 	args := []backends.LaunchArg{backends.BufArg(bufs[0]), backends.BufArg(bufs[1]), backends.BufArg(bufs[2]),
 		backends.VarArg(backends.UintConst(backends.U32, n))}
-	good, err := d.Compile(ctx, exampleVadd(t, 1, 1))
+	good, err := backends.DeviceOf(d).Compile(ctx, exampleVadd(t, 1, 1))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, good.Release()) }()
 
@@ -336,7 +336,7 @@ func TestEmulatorRuntimeKernelExits(t *testing.T) {
 			k.Name = tc.rename
 			k.Source = "#include <cassert>\n#include <cstdlib>\n" +
 				strings.Replace(k.Source, "void kernel_main() {", "void kernel_main() {\n  "+tc.stop, 1)
-			exe, err := d.Compile(ctx, prog)
+			exe, err := backends.DeviceOf(d).Compile(ctx, prog)
 			require.NoError(t, err)
 			defer func() { require.NoError(t, exe.Release()) }()
 			err = exe.Launch(ctx, args)
