@@ -145,15 +145,15 @@ func (d *Device) Compile(ctx context.Context, p *Program) (*Executable, error) {
 		return nil, err
 	}
 	if d.closed.Load() {
-		return nil, Errorf(d.Backend(), "compile", ErrClosed, "device %s is closed", d.Name())
+		return nil, driver.Errorf(d.Backend(), "compile", ErrClosed, "device %s is closed", d.Name())
 	}
 	info := d.drv.Info()
 	if p == nil {
-		return nil, Errorf(d.Backend(), "compile", ErrNoVariant, "a nil program has no variant")
+		return nil, driver.Errorf(d.Backend(), "compile", ErrNoVariant, "a nil program has no variant")
 	}
 	v := p.Variant(info.Formats...)
 	if v == nil {
-		return nil, Errorf(d.Backend(), "compile", ErrNoVariant, "program %q has no variant in a format %s prepares (%v)", p.Name, d.Name(), info.Formats)
+		return nil, driver.Errorf(d.Backend(), "compile", ErrNoVariant, "program %q has no variant in a format %s prepares (%v)", p.Name, d.Name(), info.Formats)
 	}
 	if err := p.Validate(); err != nil {
 		return nil, &Error{Backend: d.Backend(), Op: "compile", Err: err}
@@ -241,7 +241,7 @@ func (x *Executable) Release() error {
 // declare nothing allocates hostBytes in its pool.
 func (x *Executable) AllocParam(ctx context.Context, i int, hostBytes int64) (BufferID, error) {
 	if i < 0 || i >= len(x.prog.Params) || !x.prog.Params[i].Kind.IsBuffer() {
-		return 0, Errorf(x.dev.Backend(), "alloc", ErrInvalidArgument, "param %d of program %q is not a buffer param", i, x.prog.Name)
+		return 0, driver.Errorf(x.dev.Backend(), "alloc", ErrInvalidArgument, "param %d of program %q is not a buffer param", i, x.prog.Name)
 	}
 	if a, ok := x.drv.(driver.ParamAllocator); ok {
 		return a.AllocParam(ctx, i, hostBytes)
@@ -254,10 +254,10 @@ func (x *Executable) AllocParam(ctx context.Context, i int, hostBytes int64) (Bu
 // param's dtype), and the grid's axes evaluate within the device's limits.
 func (x *Executable) check(args []LaunchArg) (*driver.Launch, error) {
 	if x.released.Load() {
-		return nil, Errorf(x.dev.Backend(), "launch", ErrClosed, "program %q was released", x.prog.Name)
+		return nil, driver.Errorf(x.dev.Backend(), "launch", ErrClosed, "program %q was released", x.prog.Name)
 	}
 	if x.dev.closed.Load() {
-		return nil, Errorf(x.dev.Backend(), "launch", ErrClosed, "program %q: device %s is closed", x.prog.Name, x.dev.Name())
+		return nil, driver.Errorf(x.dev.Backend(), "launch", ErrClosed, "program %q: device %s is closed", x.prog.Name, x.dev.Name())
 	}
 	l, err := checkLaunch(x.prog, x.dev.pool.drv, args, x.maxGrid)
 	if err != nil {
@@ -346,7 +346,7 @@ func (p *Pool) String() string { return p.Name() }
 // Alloc allocates a buffer of bytes (> 0).
 func (p *Pool) Alloc(ctx context.Context, bytes int64) (BufferID, error) {
 	if bytes <= 0 {
-		return 0, Errorf(p.Name(), "alloc", ErrInvalidArgument, "size %d (want > 0)", bytes)
+		return 0, driver.Errorf(p.Name(), "alloc", ErrInvalidArgument, "size %d (want > 0)", bytes)
 	}
 	return p.drv.Alloc(ctx, bytes)
 }
@@ -376,7 +376,7 @@ func (p *Pool) span(op string, id BufferID, off int64, n int) error {
 // bytes, without overflowing on hostile offsets.
 func checkSpan(backend, op string, id BufferID, off, n, size int64) error {
 	if off < 0 || n < 0 || off > size || n > size-off {
-		return Errorf(backend, op, ErrInvalidArgument, "range [%d,+%d) outside buffer %d of %d bytes", off, n, id, size)
+		return driver.Errorf(backend, op, ErrInvalidArgument, "range [%d,+%d) outside buffer %d of %d bytes", off, n, id, size)
 	}
 	return nil
 }
@@ -386,7 +386,7 @@ func checkSpan(backend, op string, id BufferID, off, n, size int64) error {
 func (p *Pool) Bytes(id BufferID) ([]byte, error) {
 	hm, ok := p.drv.(driver.HostMemory)
 	if !ok {
-		return nil, Errorf(p.Name(), "bytes", ErrUnsupported, "pool %s is not host memory", p.Name())
+		return nil, driver.Errorf(p.Name(), "bytes", ErrUnsupported, "pool %s is not host memory", p.Name())
 	}
 	return hm.Bytes(id)
 }

@@ -32,11 +32,13 @@ func ExampleRuntime_CompileOn() {
 			{Name: "z", Kind: backends.GlobalMut, DType: backends.F32},
 			{Name: "n", Kind: backends.Variable, DType: backends.U32},
 		},
-		Grid: []backends.GwsDim{backends.BinaryDim(backends.GwsCeilDiv, backends.ParamDim(2), backends.ConstDim(256))},
 		Variants: []backends.Variant{{Format: backends.FormatC, Code: &backends.SourceVariant{
 			Entry:  "vadd",
 			Source: "void vadd(const float *x, float *z, uint32_t n, uint64_t g, uint64_t g1, uint64_t g2) {}",
 		}}},
+	}
+	if prog.Grid, err = prog.ParseGrid("ceil_div(n, 256)"); err != nil {
+		log.Fatal(err)
 	}
 	dev, exe, err := rt.CompileOn(ctx, prog, "dummy")
 	if err != nil {

@@ -304,7 +304,7 @@ type namingDriver struct {
 func (d *namingDriver) DeviceNamePrefixes() map[string]string { return d.prefixes }
 
 func TestLookupNeverPicksAnUnnamedEmulator(t *testing.T) {
-	emu := &fakeDevice{name: "tt-emu:0", backend: "tt", info: DeviceInfo{Tenstorrent: true, Emulated: true}}
+	emu := &fakeDevice{name: "tt-emu:0", backend: "tt", info: DeviceInfo{Kind: KindAccelerator, Emulated: true}}
 	tt := &namingDriver{staticDriver: staticDriver{devs: []driver.Device{emu}}, prefixes: map[string]string{"tt": "Tenstorrent", "tt-emu": "emulator"}}
 	other := &staticDriver{devs: []driver.Device{&fakeDevice{name: "cl:0", backend: "cl"}}}
 	withRegistry(t, map[string]opener{"tt": tt, "cl": other})

@@ -108,8 +108,8 @@ func WithRepeat(n int) SelectOption { return func(o *selectOpts) { o.repeat = ma
 // outrank the native CPU backends on the same CPU, and emulators come last.
 func rankClass(info *DeviceInfo) int {
 	switch {
-	case info.Tenstorrent && !info.Emulated:
-		return 0 // a real Tenstorrent card
+	case info.Kind == KindAccelerator && !info.Emulated:
+		return 0 // a real accelerator card (Tenstorrent)
 	case info.Emulated:
 		return 4 // the Tensix emulator, the dummy device
 	case info.Kind != KindCPU && !info.SoftwareImpl:

@@ -24,8 +24,8 @@ type selectFixture struct {
 
 func newSelectFixture(t *testing.T) *selectFixture {
 	f := &selectFixture{
-		tt:   &fakeDevice{name: "tt:0", backend: "tt", info: DeviceInfo{Tenstorrent: true, Compute: 1e12}},
-		emu:  &fakeDevice{name: "tt-emu:0", backend: "tt", info: DeviceInfo{Tenstorrent: true, Emulated: true, Compute: 1e18}},
+		tt:   &fakeDevice{name: "tt:0", backend: "tt", info: DeviceInfo{Kind: KindAccelerator, Compute: 1e12}},
+		emu:  &fakeDevice{name: "tt-emu:0", backend: "tt", info: DeviceInfo{Kind: KindAccelerator, Emulated: true, Compute: 1e18}},
 		cuda: &fakeDevice{name: "cuda:0", backend: "cuda", info: DeviceInfo{Compute: 6e13}},
 		ocl:  &fakeDevice{name: "opencl:0", backend: "opencl", info: DeviceInfo{Compute: 1e11}},
 		c:    &fakeDevice{name: "c", backend: "c", info: DeviceInfo{Compute: 5e11}},
@@ -47,7 +47,7 @@ func allVariants() *Program {
 			{Format: FormatC, Code: &SourceVariant{Source: "x"}},
 			{Format: FormatCUDA, Code: &SourceVariant{Source: "x"}},
 			{Format: FormatOpenCL, Code: &SourceVariant{Source: "x"}},
-			{Format: FormatTT, Code: &TTVariant{}},
+			{Format: driver.FormatTT, Code: &driver.TTVariant{}},
 		},
 	}
 }

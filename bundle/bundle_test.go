@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/half"
 	"github.com/zyxtt/zyxtt/kernels"
 )
@@ -28,7 +29,7 @@ func TestLoadVadd(t *testing.T) {
 	b, err := Load("testdata/vadd")
 	require.NoError(t, err)
 	require.Equal(t, "vadd", b.Name)
-	require.Equal(t, []backends.Format{backends.FormatC, backends.FormatCUDA, backends.FormatOpenCL, backends.FormatSPIRV, backends.FormatTT}, b.Formats())
+	require.Equal(t, []backends.Format{backends.FormatC, backends.FormatCUDA, backends.FormatOpenCL, backends.FormatSPIRV, driver.FormatTT}, b.Formats())
 	require.Equal(t, []int{2}, b.Outputs)
 	require.Equal(t, 3, b.Vars[0].Param)
 
@@ -42,7 +43,7 @@ func TestLoadVadd(t *testing.T) {
 	launch := []backends.LaunchArg{backends.BufArg(1), backends.BufArg(2), backends.BufArg(3), backends.VarArg(n)}
 	p, err := b.Program(vals)
 	require.NoError(t, err)
-	require.NotNil(t, p.Variant(backends.FormatTT))
+	require.NotNil(t, p.Variant(driver.FormatTT))
 	require.NotNil(t, p.Variant(backends.FormatC))
 	require.NotNil(t, p.Variant(backends.FormatSPIRV))
 	require.Nil(t, p.Variant(backends.FormatGEMM))
@@ -53,7 +54,7 @@ func TestLoadVadd(t *testing.T) {
 		{"", []uint64{20}},                  // manifest: ceil_div(n, 256)
 		{backends.FormatC, []uint64{20}},    // no override
 		{backends.FormatCUDA, []uint64{40}}, // ceil_div(n, 128)
-		{backends.FormatTT, []uint64{1, 4}}, // [1, min(4, ceil_div(n, 1024))]
+		{driver.FormatTT, []uint64{1, 4}},   // [1, min(4, ceil_div(n, 1024))]
 	} {
 		g, err := evalGrid(p.WithVariant(p.Variant(tc.format)), launch)
 		require.NoError(t, err, tc.format)
@@ -70,16 +71,16 @@ func TestLoadVadd(t *testing.T) {
 	require.Len(t, tt.Kernels, 3)
 	reader, compute := tt.Kernels[0], tt.Kernels[1]
 	require.Equal(t, []string{"reader", "compute", "writer"}, []string{reader.Name, compute.Name, tt.Kernels[2].Name})
-	require.Equal(t, []backends.TTProcessor{backends.TTRiscv0, backends.TTCompute, backends.TTRiscv1}, []backends.TTProcessor{reader.Processor, compute.Processor, tt.Kernels[2].Processor})
+	require.Equal(t, []driver.TTProcessor{driver.TTRiscv0, driver.TTCompute, driver.TTRiscv1}, []driver.TTProcessor{reader.Processor, compute.Processor, tt.Kernels[2].Processor})
 	require.Nil(t, reader.Cores) // the launch grid
 	require.Equal(t, "HiFi2", compute.MathFidelity)
 	require.True(t, compute.FP32DestAcc)
-	require.Equal(t, []backends.TTArg{{Kind: backends.TTArgAccessor, Param: 0}, {Kind: backends.TTArgAccessor, Param: 1}}, reader.CompileArgs)
-	require.Equal(t, backends.TTConst(5), reader.RuntimeArgs[4]) // ceil_div(5000, 1024)
-	require.Equal(t, backends.TTArg{Kind: backends.TTArgParam, Param: 3}, reader.RuntimeArgs[5])
-	require.Equal(t, backends.TTConst(7), compute.CommonArgs[0])
+	require.Equal(t, []driver.TTArg{{Kind: driver.TTArgAccessor, Param: 0}, {Kind: driver.TTArgAccessor, Param: 1}}, reader.CompileArgs)
+	require.Equal(t, driver.TTConst(5), reader.RuntimeArgs[4]) // ceil_div(5000, 1024)
+	require.Equal(t, driver.TTArg{Kind: driver.TTArgParam, Param: 3}, reader.RuntimeArgs[5])
+	require.Equal(t, driver.TTConst(7), compute.CommonArgs[0])
 	require.Equal(t, "4096", reader.Defines["TILE_BYTES"])
-	require.Equal(t, backends.TTCB(1, "Float32", 4096, 2), tt.CBs[1])
+	require.Equal(t, driver.TTCB(1, "Float32", 4096, 2), tt.CBs[1])
 	// Constants follow the var values: a second Program does not share state.
 	vals2, err := b.VarValues(map[string]string{"n": "100000"})
 	require.NoError(t, err)
@@ -444,7 +445,7 @@ func TestLibraryKernels(t *testing.T) {
 	require.NoError(t, err)
 	p, err := b.Program(b.Defaults())
 	require.NoError(t, err)
-	tv, ok := p.Variant(backends.FormatTT).Code.(*backends.TTVariant)
+	tv, ok := p.Variant(driver.FormatTT).Code.(*driver.TTVariant)
 	require.True(t, ok)
 	want := map[string]string{"reader": "tt/dataflow/read_chunks_unary.cpp", "writer": "tt/dataflow/write_chunks.cpp"}
 	own, err := os.ReadFile(filepath.Join("..", "examples", "unary", "tt", "compute.cpp"))
@@ -464,13 +465,13 @@ func TestLibraryKernels(t *testing.T) {
 
 // libraryIncludes is what "includes": "zyx:tt/include" sends: every file of
 // the library's include directory under its path inside it.
-func libraryIncludes(t *testing.T) []backends.TTInclude {
+func libraryIncludes(t *testing.T) []driver.TTInclude {
 	t.Helper()
 	files, err := kernels.Files(kernels.IncludeDir)
 	require.NoError(t, err)
-	var out []backends.TTInclude
+	var out []driver.TTInclude
 	for _, f := range files {
-		out = append(out, backends.TTInclude{Path: f.Path, Source: string(f.Data)})
+		out = append(out, driver.TTInclude{Path: f.Path, Source: string(f.Data)})
 	}
 	return out
 }
@@ -483,17 +484,17 @@ func TestLibraryIncludes(t *testing.T) {
 	header, err := kernels.Read("tt/include/zyx/row_major.h")
 	require.NoError(t, err)
 	dirFiles := libraryIncludes(t)
-	require.Contains(t, dirFiles, backends.TTInclude{Path: "zyx/row_major.h", Source: string(header)})
+	require.Contains(t, dirFiles, driver.TTInclude{Path: "zyx/row_major.h", Source: string(header)})
 	for _, tc := range []struct {
 		includes, reader string
-		want             []backends.TTInclude
+		want             []driver.TTInclude
 	}{
 		{`"zyx:tt/include"`, "r.cpp", dirFiles},
-		{`["zyx:tt/include/zyx/row_major.h"]`, "r.cpp", []backends.TTInclude{{Path: "row_major.h", Source: string(header)}}},
+		{`["zyx:tt/include/zyx/row_major.h"]`, "r.cpp", []driver.TTInclude{{Path: "row_major.h", Source: string(header)}}},
 		{`null`, "zyx:tt/dataflow/write_chunks.cpp", dirFiles},
 		{`"zyx:tt/include"`, "zyx:tt/dataflow/write_chunks.cpp", dirFiles},
 		{`["zyx:tt/include/zyx/row_major.h"]`, "zyx:tt/dataflow/write_chunks.cpp",
-			append([]backends.TTInclude{{Path: "row_major.h", Source: string(header)}}, dirFiles...)},
+			append([]driver.TTInclude{{Path: "row_major.h", Source: string(header)}}, dirFiles...)},
 	} {
 		dir := writeBundle(t, map[string]string{"manifest.json": goodManifest, "r.cpp": "",
 			"tt.json": `{"includes": ` + tc.includes + `, "reader": {"source": "` + tc.reader + `"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`})
@@ -501,7 +502,7 @@ func TestLibraryIncludes(t *testing.T) {
 		require.NoError(t, err, tc.includes)
 		p, err := b.Program(b.Defaults())
 		require.NoError(t, err)
-		tv := p.Variant(backends.FormatTT).Code.(*backends.TTVariant)
+		tv := p.Variant(driver.FormatTT).Code.(*driver.TTVariant)
 		require.Equal(t, tc.want, tv.Includes, "%s with reader %s", tc.includes, tc.reader)
 	}
 }
@@ -554,22 +555,22 @@ func FuzzReadNpy(f *testing.F) {
 // rest (up to three operands), and refuses a tree nested too deep.
 func TestMapLeaves(t *testing.T) {
 	double := func(d backends.GwsDim) (backends.GwsDim, error) {
-		if d.Op == backends.GwsConst {
+		if d.Op == driver.GwsConst {
 			return backends.ConstDim(2 * d.Value), nil
 		}
 		return d, nil
 	}
-	sum := backends.BinaryDim(backends.GwsAdd, backends.ConstDim(3), backends.ParamDim(1))
+	sum := driver.BinaryDim(driver.GwsAdd, backends.ConstDim(3), backends.ParamDim(1))
 	got, err := mapLeaves(sum, double)
 	require.NoError(t, err)
-	require.Equal(t, backends.BinaryDim(backends.GwsAdd, backends.ConstDim(6), backends.ParamDim(1)), got)
-	split := backends.SplitDim(backends.GwsSplitStart, backends.ConstDim(1), backends.ConstDim(2), backends.ConstDim(3))
+	require.Equal(t, driver.BinaryDim(driver.GwsAdd, backends.ConstDim(6), backends.ParamDim(1)), got)
+	split := driver.SplitDim(driver.GwsSplitStart, backends.ConstDim(1), backends.ConstDim(2), backends.ConstDim(3))
 	got, err = mapLeaves(split, double)
 	require.NoError(t, err)
-	require.Equal(t, backends.SplitDim(backends.GwsSplitStart, backends.ConstDim(2), backends.ConstDim(4), backends.ConstDim(6)), got)
+	require.Equal(t, driver.SplitDim(driver.GwsSplitStart, backends.ConstDim(2), backends.ConstDim(4), backends.ConstDim(6)), got)
 	deep := backends.ConstDim(1)
 	for range 70 {
-		deep = backends.BinaryDim(backends.GwsAdd, deep, backends.ConstDim(1))
+		deep = driver.BinaryDim(driver.GwsAdd, deep, backends.ConstDim(1))
 	}
 	_, err = mapLeaves(deep, double)
 	require.ErrorContains(t, err, "expression nested too deep")

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // TestExamplesLoad loads every bundle under examples/ and builds its
@@ -35,7 +36,7 @@ func TestExamplesLoadAll(t *testing.T) {
 }
 
 // ttExample is an example's Tenstorrent variant at the given var values.
-func ttExample(t *testing.T, name string, set map[string]string) (*backends.Program, *backends.TTVariant) {
+func ttExample(t *testing.T, name string, set map[string]string) (*backends.Program, *driver.TTVariant) {
 	t.Helper()
 	b, err := Load(filepath.Join("../examples", name))
 	require.NoError(t, err)
@@ -51,14 +52,14 @@ func TestExampleEltwiseSplit(t *testing.T) {
 	_, v := ttExample(t, "eltwise_split", nil)
 	require.Len(t, v.Kernels, 4)
 	require.Equal(t, backends.ConstDim(36), v.Kernels[1].Cores.Slice.To)
-	require.Equal(t, backends.TTConst(2), v.Kernels[1].CompileArgs[0])
+	require.Equal(t, driver.TTConst(2), v.Kernels[1].CompileArgs[0])
 	require.Equal(t, backends.ConstDim(36), v.Kernels[2].Cores.Slice.From)
 	require.Equal(t, backends.ConstDim(64), v.Kernels[2].Cores.Slice.To)
-	require.Equal(t, backends.TTConst(1), v.Kernels[2].CompileArgs[0])
+	require.Equal(t, driver.TTConst(1), v.Kernels[2].CompileArgs[0])
 	// 128 tiles split evenly: one group, 2 tiles each.
 	_, v = ttExample(t, "eltwise_split", map[string]string{"tiles": "128"})
 	require.Len(t, v.Kernels, 3)
-	require.Equal(t, backends.TTConst(2), v.Kernels[1].CompileArgs[0])
+	require.Equal(t, driver.TTConst(2), v.Kernels[1].CompileArgs[0])
 	// 10 tiles: 10 cores of one tile.
 	_, v = ttExample(t, "eltwise_split", map[string]string{"tiles": "10"})
 	require.Len(t, v.Kernels, 3)
@@ -80,7 +81,7 @@ func TestExampleMatmulEdges(t *testing.T) {
 	require.Nil(t, p.TT())
 	require.NotNil(t, p.Source(backends.FormatC))
 	require.Len(t, dropped, 1)
-	require.Equal(t, backends.FormatTT, dropped[0].Format)
+	require.Equal(t, driver.FormatTT, dropped[0].Format)
 	require.ErrorIs(t, dropped[0], ErrBundle)
 	// A tt-only bundle with nothing left is an error.
 	b, err = Load("../examples/matmul_tiled")

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // exprSrc is an expression as written in a bundle file: a JSON string or a
@@ -138,9 +139,9 @@ func evalHost(d backends.GwsDim, vals Values) (uint64, error) {
 func (b *Bundle) bindDevice(d backends.GwsDim, vals Values) (backends.GwsDim, error) {
 	return mapLeaves(d, func(d backends.GwsDim) (backends.GwsDim, error) {
 		switch d.Op {
-		case backends.GwsConst:
+		case driver.GwsConst:
 			return d, nil
-		case backends.GwsParam:
+		case driver.GwsParam:
 			v, err := b.intVar(d.Param, "grid and size expressions")
 			if err != nil {
 				return d, err

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/kernels"
 )
 
@@ -130,14 +131,14 @@ type rawComputeConfig struct {
 }
 
 // ttSpec is a parsed tt.json with every expression still over var
-// ordinals; bindTT turns it into a backends.TTVariant for var values.
+// ordinals; bindTT turns it into a driver.TTVariant for var values.
 type ttSpec struct {
 	file     string
 	kernels  []ttKernelSpec
 	cbs      []ttCBSpec
 	sems     []ttSemSpec
 	bufs     []ttBufSpec
-	includes []backends.TTInclude
+	includes []driver.TTInclude
 	require  []ttRequire
 	// allCores: every kernel names its cores, so the launch grid is the
 	// box around them when tt.json gives none.
@@ -152,12 +153,12 @@ type ttRequire struct {
 
 type ttKernelSpec struct {
 	field string // "kernels[1]", or "reader" in the shorthand
-	k     backends.TTKernel
+	k     driver.TTKernel
 }
 
 type ttCBSpec struct {
 	field        string
-	cores        *backends.TTCoreSet
+	cores        *driver.TTCoreSet
 	total, pages *backends.GwsDim
 	indices      []ttCBIndexSpec
 	buffer       *int
@@ -172,7 +173,7 @@ type ttCBIndexSpec struct {
 
 type ttSemSpec struct {
 	name    string
-	cores   *backends.TTCoreSet
+	cores   *driver.TTCoreSet
 	initial backends.GwsDim
 }
 
@@ -187,7 +188,7 @@ type ttBufSpec struct {
 }
 
 type ttShardSpec struct {
-	cores       backends.TTCoreSet
+	cores       driver.TTCoreSet
 	shape       [2]backends.GwsDim // elements
 	orientation string
 }
@@ -384,13 +385,13 @@ func (p *ttParser) parseShorthand(r *rawTT) error {
 	for _, s := range []struct {
 		name string
 		raw  *rawKernel
-		proc backends.TTProcessor
-	}{{"reader", r.Reader, backends.TTRiscv0}, {"compute", r.Compute, backends.TTCompute}, {"writer", r.Writer, backends.TTRiscv1}} {
+		proc driver.TTProcessor
+	}{{"reader", r.Reader, driver.TTRiscv0}, {"compute", r.Compute, driver.TTCompute}, {"writer", r.Writer, driver.TTRiscv1}} {
 		if s.raw == nil {
 			return p.ferr(s.name, "missing (the shorthand has reader, compute and writer; or give kernels)")
 		}
 		rk := &rawTTKernel{Name: s.name, Processor: string(s.proc), rawKernel: *s.raw}
-		if s.proc == backends.TTCompute {
+		if s.proc == driver.TTCompute {
 			rk.ComputeConfig = r.ComputeConfig
 		}
 		k, err := p.parseKernel(rk, s.name)
@@ -402,10 +403,10 @@ func (p *ttParser) parseShorthand(r *rawTT) error {
 	return nil
 }
 
-func (p *ttParser) parseKernel(rk *rawTTKernel, field string) (backends.TTKernel, error) {
-	k := backends.TTKernel{Name: rk.Name, Processor: backends.TTProcessor(rk.Processor)}
+func (p *ttParser) parseKernel(rk *rawTTKernel, field string) (driver.TTKernel, error) {
+	k := driver.TTKernel{Name: rk.Name, Processor: driver.TTProcessor(rk.Processor)}
 	switch k.Processor {
-	case backends.TTRiscv0, backends.TTRiscv1, backends.TTCompute:
+	case driver.TTRiscv0, driver.TTRiscv1, driver.TTCompute:
 	case "":
 		return k, p.ferr(field+".processor", "missing (riscv_0, riscv_1 or compute)")
 	default:
@@ -423,7 +424,7 @@ func (p *ttParser) parseKernel(rk *rawTTKernel, field string) (backends.TTKernel
 		k.Name = strings.TrimSuffix(path.Base(filepath.ToSlash(rk.Source)), path.Ext(rk.Source))
 	}
 	if rk.NOC != nil {
-		if k.Processor == backends.TTCompute {
+		if k.Processor == driver.TTCompute {
 			return k, p.ferr(field+".noc", "a compute kernel has no NOC")
 		}
 		if *rk.NOC != 0 && *rk.NOC != 1 {
@@ -444,13 +445,13 @@ func (p *ttParser) parseKernel(rk *rawTTKernel, field string) (backends.TTKernel
 	lists := []struct {
 		name    string
 		raw     []json.RawMessage
-		dst     *[]backends.TTArg
+		dst     *[]driver.TTArg
 		perCore bool
 	}{{"compile_args", rk.CompileArgs, &k.CompileArgs, false},
 		{"runtime_args", rk.RuntimeArgs, &k.RuntimeArgs, true},
 		{"common_args", rk.CommonArgs, &k.CommonArgs, false}}
 	for _, l := range lists {
-		*l.dst = make([]backends.TTArg, len(l.raw))
+		*l.dst = make([]driver.TTArg, len(l.raw))
 		for i, ra := range l.raw {
 			f := fmt.Sprintf("%s.%s[%d]", field, l.name, i)
 			if err := p.parseArg(&(*l.dst)[i], ra, f, l.name == "compile_args", l.perCore); err != nil {
@@ -464,14 +465,14 @@ func (p *ttParser) parseKernel(rk *rawTTKernel, field string) (backends.TTKernel
 		if !identRE.MatchString(name) {
 			return k, p.ferr(f, "%q is not a C identifier", name)
 		}
-		var a backends.TTArg
+		var a driver.TTArg
 		if err := p.parseArg(&a, rk.NamedCompileArgs[name], f, true, false); err != nil {
 			return k, err
 		}
-		k.NamedCompileArgs = append(k.NamedCompileArgs, backends.TTNamedArg{Name: name, Arg: a})
+		k.NamedCompileArgs = append(k.NamedCompileArgs, driver.TTNamedArg{Name: name, Arg: a})
 	}
 	if cc := rk.ComputeConfig; cc != nil {
-		if k.Processor != backends.TTCompute {
+		if k.Processor != driver.TTCompute {
 			return k, p.ferr(field+".compute_config", "only compute kernels have a compute_config")
 		}
 		if cc.MathFidelity != "" && !ttFidelities[cc.MathFidelity] {
@@ -479,13 +480,13 @@ func (p *ttParser) parseKernel(rk *rawTTKernel, field string) (backends.TTKernel
 		}
 		k.MathFidelity, k.FP32DestAcc, k.MathApproxMode = cc.MathFidelity, cc.FP32DestAcc, cc.MathApproxMode
 	}
-	if k.Processor == backends.TTCompute && k.MathFidelity == "" {
+	if k.Processor == driver.TTCompute && k.MathFidelity == "" {
 		k.MathFidelity = "HiFi4"
 	}
 	return k, nil
 }
 
-func (p *ttParser) parseArg(dst *backends.TTArg, raw json.RawMessage, field string, compile, perCore bool) error {
+func (p *ttParser) parseArg(dst *driver.TTArg, raw json.RawMessage, field string, compile, perCore bool) error {
 	var ra rawArg
 	t := bytes.TrimSpace(raw)
 	if len(t) > 0 && t[0] != '{' {
@@ -493,15 +494,15 @@ func (p *ttParser) parseArg(dst *backends.TTArg, raw json.RawMessage, field stri
 		if err := e.UnmarshalJSON(t); err != nil {
 			return p.ferr(field, "want an arg object, a number or an expression, got %s", t)
 		}
-		ra = rawArg{Kind: string(backends.TTArgConst), Value: &e}
+		ra = rawArg{Kind: string(driver.TTArgConst), Value: &e}
 	} else if err := decodeSub(raw, p.file, field, &ra); err != nil {
 		return err
 	}
 	if ra.Kind == "" && ra.Value != nil {
-		ra.Kind = string(backends.TTArgConst) // {"name": "start_id", "value": "…"}
+		ra.Kind = string(driver.TTArgConst) // {"name": "start_id", "value": "…"}
 	}
-	kind := backends.TTArgKind(ra.Kind)
-	*dst = backends.TTArg{Kind: kind}
+	kind := driver.TTArgKind(ra.Kind)
+	*dst = driver.TTArg{Kind: kind}
 	unused := func(names ...string) error {
 		for _, n := range names {
 			set := map[string]bool{"param": ra.Param != nil, "value": ra.Value != nil, "page": ra.Page != nil,
@@ -532,20 +533,20 @@ func (p *ttParser) parseArg(dst *backends.TTArg, raw json.RawMessage, field stri
 	}
 	var err error
 	switch kind {
-	case backends.TTArgParam:
+	case driver.TTArgParam:
 		if err := param(false); err != nil {
 			return err
 		}
 		return unused("value", "page", "core", "semaphore")
-	case backends.TTArgBufferAddr, backends.TTArgBufferSize, backends.TTArgPages, backends.TTArgPageSize, backends.TTArgAccessor:
-		if kind == backends.TTArgAccessor && !compile {
+	case driver.TTArgBufferAddr, driver.TTArgBufferSize, driver.TTArgPages, driver.TTArgPageSize, driver.TTArgAccessor:
+		if kind == driver.TTArgAccessor && !compile {
 			return p.ferr(field+".kind", "accessor args are compile-time args (compile_args or named_compile_args)")
 		}
 		if err := param(true); err != nil {
 			return err
 		}
 		return unused("value", "page", "core", "semaphore")
-	case backends.TTArgBankID, backends.TTArgBankNocX, backends.TTArgBankNocY:
+	case driver.TTArgBankID, driver.TTArgBankNocX, driver.TTArgBankNocY:
 		if err := param(true); err != nil {
 			return err
 		}
@@ -556,7 +557,7 @@ func (p *ttParser) parseArg(dst *backends.TTArg, raw json.RawMessage, field stri
 			}
 		}
 		return unused("value", "core", "semaphore")
-	case backends.TTArgCoreNocX, backends.TTArgCoreNocY:
+	case driver.TTArgCoreNocX, driver.TTArgCoreNocY:
 		if len(ra.Core) != 2 {
 			return p.ferr(field+".core", "want [row, col], got %d values", len(ra.Core))
 		}
@@ -567,7 +568,7 @@ func (p *ttParser) parseArg(dst *backends.TTArg, raw json.RawMessage, field stri
 			return err
 		}
 		return unused("param", "value", "page", "semaphore")
-	case backends.TTArgSemaphore, backends.TTArgSemaphoreAddr:
+	case driver.TTArgSemaphore, driver.TTArgSemaphoreAddr:
 		if ra.Semaphore == nil {
 			return p.ferr(field+".semaphore", "missing (a semaphore's name or index)")
 		}
@@ -575,7 +576,7 @@ func (p *ttParser) parseArg(dst *backends.TTArg, raw json.RawMessage, field stri
 			return p.ferr(field+".semaphore", "%v", err)
 		}
 		return unused("param", "value", "page", "core")
-	case backends.TTArgConst:
+	case driver.TTArgConst:
 		if ra.Value == nil {
 			return p.ferr(field+".value", "missing (kind const needs a value)")
 		}
@@ -583,7 +584,7 @@ func (p *ttParser) parseArg(dst *backends.TTArg, raw json.RawMessage, field stri
 			return err
 		}
 		return unused("param", "page", "core", "semaphore")
-	case backends.TTArgCoreRow, backends.TTArgCoreCol, backends.TTArgCoreIndex, backends.TTArgNumCores:
+	case driver.TTArgCoreRow, driver.TTArgCoreCol, driver.TTArgCoreIndex, driver.TTArgNumCores:
 		if !perCore {
 			return p.ferr(field+".kind", "%s differs from core to core; only runtime args may use it", kind)
 		}
@@ -616,7 +617,7 @@ func (p *ttParser) semaphore(r ref) (int, error) {
 // range [r0, c0, r1, c1] or core [r, c], a list of them, or a slice
 // {"of": range, "from": k0, "to": k1, "row_wise": bool}. Bounds are
 // expressions over vars.
-func (p *ttParser) coreSet(raw json.RawMessage, field string) (*backends.TTCoreSet, error) {
+func (p *ttParser) coreSet(raw json.RawMessage, field string) (*driver.TTCoreSet, error) {
 	if isNull(raw) {
 		return nil, nil
 	}
@@ -630,7 +631,7 @@ func (p *ttParser) coreSet(raw json.RawMessage, field string) (*backends.TTCoreS
 		if err != nil {
 			return nil, err
 		}
-		sl := &backends.TTCoreSlice{Of: of, RowWise: rs.RowWise}
+		sl := &driver.TTCoreSlice{Of: of, RowWise: rs.RowWise}
 		for _, e := range []struct {
 			name string
 			src  *exprSrc
@@ -643,7 +644,7 @@ func (p *ttParser) coreSet(raw json.RawMessage, field string) (*backends.TTCoreS
 				return nil, err
 			}
 		}
-		return &backends.TTCoreSet{Slice: sl}, nil
+		return &driver.TTCoreSet{Slice: sl}, nil
 	}
 	var list []json.RawMessage
 	if err := decodeSub(t, p.file, field, &list); err != nil {
@@ -663,9 +664,9 @@ func (p *ttParser) coreSet(raw json.RawMessage, field string) (*backends.TTCoreS
 		if err != nil {
 			return nil, err
 		}
-		return &backends.TTCoreSet{Ranges: []backends.TTCoreRange{cr}}, nil
+		return &driver.TTCoreSet{Ranges: []driver.TTCoreRange{cr}}, nil
 	}
-	set := &backends.TTCoreSet{}
+	set := &driver.TTCoreSet{}
 	for i, e := range list {
 		cr, err := p.rawCoreRange(e, fmt.Sprintf("%s[%d]", field, i))
 		if err != nil {
@@ -677,17 +678,17 @@ func (p *ttParser) coreSet(raw json.RawMessage, field string) (*backends.TTCoreS
 }
 
 // rawCoreRange decodes and reads a coreRange.
-func (p *ttParser) rawCoreRange(raw json.RawMessage, field string) (backends.TTCoreRange, error) {
+func (p *ttParser) rawCoreRange(raw json.RawMessage, field string) (driver.TTCoreRange, error) {
 	var r []exprSrc
 	if err := decodeSub(raw, p.file, field, &r); err != nil {
-		return backends.TTCoreRange{}, err
+		return driver.TTCoreRange{}, err
 	}
 	return p.coreRange(r, field)
 }
 
 // coreRange is [r0, c0, r1, c1] (inclusive) or the one core [r, c].
-func (p *ttParser) coreRange(r []exprSrc, field string) (backends.TTCoreRange, error) {
-	var out backends.TTCoreRange
+func (p *ttParser) coreRange(r []exprSrc, field string) (driver.TTCoreRange, error) {
+	var out driver.TTCoreRange
 	if len(r) != 2 && len(r) != 4 {
 		return out, p.ferr(field, "want a core [row, col] or a range [row0, col0, row1, col1], got %d values", len(r))
 	}
@@ -701,8 +702,8 @@ func (p *ttParser) coreRange(r []exprSrc, field string) (backends.TTCoreRange, e
 	if len(d) == 2 {
 		d = append(d, d[0], d[1])
 	}
-	out.Start = backends.TTCoord{Row: d[0], Col: d[1]}
-	out.End = backends.TTCoord{Row: d[2], Col: d[3]}
+	out.Start = driver.TTCoord{Row: d[0], Col: d[1]}
+	out.End = driver.TTCoord{Row: d[2], Col: d[3]}
 	return out, nil
 }
 
@@ -921,14 +922,14 @@ func (p *ttParser) cbIndex(ri rawCBIndex, field string) (ttCBIndexSpec, error) {
 // a program's include files, each under its path inside that directory:
 // what the loader gives a tt variant with a kernel from the library. A Go
 // program that builds such a variant itself adds them to its Includes.
-func LibraryIncludes() ([]backends.TTInclude, error) {
+func LibraryIncludes() ([]driver.TTInclude, error) {
 	files, err := kernels.Files(kernels.IncludeDir)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]backends.TTInclude, len(files))
+	out := make([]driver.TTInclude, len(files))
 	for i, f := range files {
-		out[i] = backends.TTInclude{Path: f.Path, Source: string(f.Data)}
+		out[i] = driver.TTInclude{Path: f.Path, Source: string(f.Data)}
 	}
 	return out, nil
 }
@@ -973,7 +974,7 @@ func (p *ttParser) parseIncludes(raw json.RawMessage) error {
 			return p.ferr(field, "%s holds a NUL byte; include files are text", full)
 		}
 		seen[name] = full
-		p.t.includes = append(p.t.includes, backends.TTInclude{Path: name, Source: string(data)})
+		p.t.includes = append(p.t.includes, driver.TTInclude{Path: name, Source: string(data)})
 		return nil
 	}
 	// addLibrary takes the library files that the library path name holds.
@@ -999,7 +1000,7 @@ func (p *ttParser) parseIncludes(raw json.RawMessage) error {
 		if t[0] == '[' {
 			field = fmt.Sprintf("includes[%d]", i)
 		}
-		if name, ok, err := libraryName(rel, backends.FormatTT); ok {
+		if name, ok, err := libraryName(rel, driver.FormatTT); ok {
 			if err != nil {
 				return p.ferr(field, "%v", err)
 			}
@@ -1077,7 +1078,7 @@ func (p *ttParser) parseIncludes(raw json.RawMessage) error {
 // constant, so only the core terms are left for the driver.
 func (b *Bundle) bindCore(d backends.GwsDim, vals Values) (backends.GwsDim, error) {
 	out, err := mapLeaves(d, func(d backends.GwsDim) (backends.GwsDim, error) {
-		if d.Op != backends.GwsParam {
+		if d.Op != driver.GwsParam {
 			return d, nil // a constant or a core term
 		}
 		v, err := b.intVar(d.Param, "Tenstorrent expressions")
@@ -1130,7 +1131,7 @@ func (x *ttBinder) u32(d backends.GwsDim, field string) (uint32, error) {
 	if err != nil {
 		return 0, err
 	}
-	if out.Op != backends.GwsConst {
+	if out.Op != driver.GwsConst {
 		return 0, x.ferr(field, errors.New("the value reads the core it runs on"))
 	}
 	v, err := fitU32(out.Value)
@@ -1140,13 +1141,13 @@ func (x *ttBinder) u32(d backends.GwsDim, field string) (uint32, error) {
 	return v, nil
 }
 
-func (x *ttBinder) coreSet(s *backends.TTCoreSet, field string) (*backends.TTCoreSet, error) {
+func (x *ttBinder) coreSet(s *driver.TTCoreSet, field string) (*driver.TTCoreSet, error) {
 	if s == nil {
 		return nil, nil
 	}
-	out := &backends.TTCoreSet{}
-	rng := func(r backends.TTCoreRange, f string) (backends.TTCoreRange, error) {
-		var o backends.TTCoreRange
+	out := &driver.TTCoreSet{}
+	rng := func(r driver.TTCoreRange, f string) (driver.TTCoreRange, error) {
+		var o driver.TTCoreRange
 		var err error
 		for _, e := range []struct {
 			src, dst *backends.GwsDim
@@ -1174,7 +1175,7 @@ func (x *ttBinder) coreSet(s *backends.TTCoreSet, field string) (*backends.TTCor
 		if err != nil {
 			return nil, err
 		}
-		sl := &backends.TTCoreSlice{Of: of, RowWise: s.Slice.RowWise}
+		sl := &driver.TTCoreSlice{Of: of, RowWise: s.Slice.RowWise}
 		if sl.From, err = x.dim(s.Slice.From, field+".from"); err != nil {
 			return nil, err
 		}
@@ -1189,8 +1190,8 @@ func (x *ttBinder) coreSet(s *backends.TTCoreSet, field string) (*backends.TTCor
 // cores lists a bound core set's cores in order: each range row by row, a
 // slice down the columns of its rectangle (or along the rows with
 // row_wise). A nil set is the launch grid.
-func (x *ttBinder) cores(s *backends.TTCoreSet, grid [2]uint64, field string) ([]ttCore, error) {
-	rect := func(r backends.TTCoreRange, f string) (r0, c0, r1, c1 uint64, err error) {
+func (x *ttBinder) cores(s *driver.TTCoreSet, grid [2]uint64, field string) ([]ttCore, error) {
+	rect := func(r driver.TTCoreRange, f string) (r0, c0, r1, c1 uint64, err error) {
 		r0, c0, r1, c1 = r.Start.Row.Value, r.Start.Col.Value, r.End.Row.Value, r.End.Col.Value
 		switch {
 		case r0 > r1 || c0 > c1:
@@ -1275,7 +1276,7 @@ func (x *ttBinder) launchGrid(grid []backends.GwsDim, file string) ([2]uint64, e
 	return out, nil
 }
 
-func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*backends.TTVariant, []backends.GwsDim, error) {
+func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*driver.TTVariant, []backends.GwsDim, error) {
 	shapes, err := b.Shapes(vals)
 	if err != nil {
 		return nil, nil, err
@@ -1297,10 +1298,10 @@ func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*backen
 	if grid == nil {
 		grid, gridFile = b.grid, b.path(ManifestFile)
 	}
-	out := &backends.TTVariant{Includes: slices.Clone(t.includes)}
+	out := &driver.TTVariant{Includes: slices.Clone(t.includes)}
 
 	// Buffers first: CBs on a buffer take its shard size.
-	decl := map[int]*backends.TTBuffer{}
+	decl := map[int]*driver.TTBuffer{}
 	for _, bs := range t.bufs {
 		tb, err := x.buffer(bs)
 		if err != nil {
@@ -1323,7 +1324,7 @@ func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*backen
 		field string
 		name  string
 	}
-	onCore := map[ttCore]map[backends.TTProcessor]placed{}
+	onCore := map[ttCore]map[driver.TTProcessor]placed{}
 	var used []ttCore
 	usedSet := map[ttCore]bool{}
 	for _, ks := range t.kernels {
@@ -1342,7 +1343,7 @@ func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*backen
 		for _, c := range cores {
 			m := onCore[c]
 			if m == nil {
-				m = map[backends.TTProcessor]placed{}
+				m = map[driver.TTProcessor]placed{}
 				onCore[c] = m
 			}
 			if o, dup := m[k.Processor]; dup {
@@ -1356,12 +1357,12 @@ func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*backen
 		}
 		lists := []struct {
 			name     string
-			src, dst *[]backends.TTArg
+			src, dst *[]driver.TTArg
 		}{{"compile_args", &ks.k.CompileArgs, &k.CompileArgs},
 			{"runtime_args", &ks.k.RuntimeArgs, &k.RuntimeArgs},
 			{"common_args", &ks.k.CommonArgs, &k.CommonArgs}}
 		for _, l := range lists {
-			args := make([]backends.TTArg, len(*l.src))
+			args := make([]driver.TTArg, len(*l.src))
 			for i, a := range *l.src {
 				f := fmt.Sprintf("%s.%s[%d]", ks.field, l.name, i)
 				if args[i], err = x.arg(a, f, cores); err != nil {
@@ -1376,7 +1377,7 @@ func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*backen
 			if err != nil {
 				return nil, nil, err
 			}
-			k.NamedCompileArgs = append(k.NamedCompileArgs, backends.TTNamedArg{Name: na.Name, Arg: a})
+			k.NamedCompileArgs = append(k.NamedCompileArgs, driver.TTNamedArg{Name: na.Name, Arg: a})
 		}
 		out.Kernels = append(out.Kernels, k)
 	}
@@ -1413,7 +1414,7 @@ func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*backen
 	// Semaphores.
 	for i, ss := range t.sems {
 		field := fmt.Sprintf("semaphores[%d]", i)
-		s := backends.TTSemaphore{}
+		s := driver.TTSemaphore{}
 		if s.Cores, err = x.coreSet(ss.cores, field+".cores"); err != nil {
 			return nil, nil, err
 		}
@@ -1444,7 +1445,7 @@ func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*backen
 // arg binds one arg and, when it reads the core, evaluates it on every
 // core it is for, so that a value that fails (or passes 32 bits) on some
 // core is an error naming the field and the core.
-func (x *ttBinder) arg(a backends.TTArg, field string, cores []ttCore) (backends.TTArg, error) {
+func (x *ttBinder) arg(a driver.TTArg, field string, cores []ttCore) (driver.TTArg, error) {
 	out := a
 	var err error
 	type part struct {
@@ -1453,11 +1454,11 @@ func (x *ttBinder) arg(a backends.TTArg, field string, cores []ttCore) (backends
 	}
 	var parts []part
 	switch a.Kind {
-	case backends.TTArgConst:
+	case driver.TTArgConst:
 		parts = []part{{&a.Value, &out.Value, ".value"}}
-	case backends.TTArgBankID, backends.TTArgBankNocX, backends.TTArgBankNocY:
+	case driver.TTArgBankID, driver.TTArgBankNocX, driver.TTArgBankNocY:
 		parts = []part{{&a.Page, &out.Page, ".page"}}
-	case backends.TTArgCoreNocX, backends.TTArgCoreNocY:
+	case driver.TTArgCoreNocX, driver.TTArgCoreNocY:
 		parts = []part{{&a.Core.Row, &out.Core.Row, ".core[0]"}, {&a.Core.Col, &out.Core.Col, ".core[1]"}}
 	}
 	for _, pt := range parts {
@@ -1466,7 +1467,7 @@ func (x *ttBinder) arg(a backends.TTArg, field string, cores []ttCore) (backends
 		}
 		d := *pt.dst
 		check := func(v uint64, where string) error {
-			if a.Kind == backends.TTArgConst && v > math.MaxUint32 {
+			if a.Kind == driver.TTArgConst && v > math.MaxUint32 {
 				return x.ferr(field+pt.name, fmt.Errorf("%svalue %d does not fit in 32 bits", where, v))
 			}
 			return nil
@@ -1478,7 +1479,7 @@ func (x *ttBinder) arg(a backends.TTArg, field string, cores []ttCore) (backends
 			continue
 		}
 		for i, c := range cores {
-			v, err := d.EvalCore(nil, backends.CoreEnv{Row: c.r, Col: c.c, Index: uint64(i), Count: uint64(len(cores))})
+			v, err := d.EvalCore(nil, driver.CoreEnv{Row: c.r, Col: c.c, Index: uint64(i), Count: uint64(len(cores))})
 			if err != nil {
 				return out, x.ferr(field+pt.name, fmt.Errorf("on core %s: %w", c, err))
 			}
@@ -1492,8 +1493,8 @@ func (x *ttBinder) arg(a backends.TTArg, field string, cores []ttCore) (backends
 
 // cb binds one CB config and lists its cores (nil cores: every core a
 // kernel runs on).
-func (x *ttBinder) cb(cs ttCBSpec, grid [2]uint64, used []ttCore, decl map[int]*backends.TTBuffer) (backends.TTCBConfig, []ttCore, error) {
-	var cb backends.TTCBConfig
+func (x *ttBinder) cb(cs ttCBSpec, grid [2]uint64, used []ttCore, decl map[int]*driver.TTBuffer) (driver.TTCBConfig, []ttCore, error) {
+	var cb driver.TTCBConfig
 	var err error
 	if cb.Cores, err = x.coreSet(cs.cores, cs.field+".cores"); err != nil {
 		return cb, nil, err
@@ -1510,7 +1511,7 @@ func (x *ttBinder) cb(cs ttCBSpec, grid [2]uint64, used []ttCore, decl map[int]*
 		if len(cs.indices) > 1 {
 			f = fmt.Sprintf("%s.indices[%d]", cs.field, j)
 		}
-		idx := backends.TTCBIndex{Index: is.index, Format: is.format}
+		idx := driver.TTCBIndex{Index: is.index, Format: is.format}
 		if is.tile != [2]uint32{32, 32} {
 			idx.TileRows, idx.TileCols = is.tile[0], is.tile[1]
 		}
@@ -1576,10 +1577,10 @@ func (x *ttBinder) cb(cs ttCBSpec, grid [2]uint64, used []ttCore, decl map[int]*
 
 // buffer binds a buffer declaration: page size, the tile matrix, and a
 // shard spec in elements turned into pages.
-func (x *ttBinder) buffer(bs ttBufSpec) (backends.TTBuffer, error) {
+func (x *ttBinder) buffer(bs ttBufSpec) (driver.TTBuffer, error) {
 	prm := x.b.Params[bs.param]
 	shape := x.shapes[bs.param]
-	out := backends.TTBuffer{Param: bs.param, Placement: bs.placement, Layout: bs.memLayout, Tile: bs.tile, Format: bs.format}
+	out := driver.TTBuffer{Param: bs.param, Placement: bs.placement, Layout: bs.memLayout, Tile: bs.tile, Format: bs.format}
 	elem := uint64(prm.DType.Size())
 	// The param as a matrix: its last dim is the columns, the rest rows.
 	rows, cols := uint64(1), uint64(1)
@@ -1684,7 +1685,7 @@ func (x *ttBinder) buffer(bs ttBufSpec) (backends.TTBuffer, error) {
 	if nshards > uint64(len(holders)) {
 		return out, x.ferr(bs.field+".shard.cores", fmt.Errorf("%d shards of %d×%d elements but %d cores to hold them", nshards, shardEl[0], shardEl[1], len(holders)))
 	}
-	out.Shard = &backends.TTShard{Cores: *cs, Shape: [2]uint32{uint32(shard[0]), uint32(shard[1])},
+	out.Shard = &driver.TTShard{Cores: *cs, Shape: [2]uint32{uint32(shard[0]), uint32(shard[1])},
 		Tensor: [2]uint32{uint32(tensor[0]), uint32(tensor[1])}, Orientation: sh.orientation}
 	return out, nil
 }

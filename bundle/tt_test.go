@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 const v2Manifest = `{"name": "v2",
@@ -70,62 +71,62 @@ func TestTTV2(t *testing.T) {
 	v := p.TT()
 	require.NotNil(t, v)
 	c := backends.ConstDim
-	split := func(op backends.GwsOp) backends.GwsDim { return backends.SplitDim(op, c(10), c(2), c(4)) }
-	rect := func(r0, c0, r1, c1 uint64) *backends.TTCoreSet {
-		return &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTRect(r0, c0, r1, c1)}}
+	split := func(op driver.GwsOp) backends.GwsDim { return driver.SplitDim(op, c(10), c(2), c(4)) }
+	rect := func(r0, c0, r1, c1 uint64) *driver.TTCoreSet {
+		return &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTRect(r0, c0, r1, c1)}}
 	}
 	// split_work_to_cores(10 tiles, 2x4): 8 cores, the first 2 take 2 tiles.
-	reader1 := backends.TTKernel{Name: "reader1", Processor: backends.TTRiscv0, Source: "// k", Defines: map[string]string{"X": "1"},
-		Cores:            &backends.TTCoreSet{Slice: &backends.TTCoreSlice{Of: backends.TTRect(0, 0, 1, 3), From: c(0), To: c(2)}},
-		CompileArgs:      []backends.TTArg{{Kind: backends.TTArgAccessor, Param: 0}, backends.TTConst(20)},
-		NamedCompileArgs: []backends.TTNamedArg{{Name: "num_tiles", Arg: backends.TTConst(10)}, {Name: "page", Arg: backends.TTArg{Kind: backends.TTArgPageSize, Param: 0}}},
-		RuntimeArgs: []backends.TTArg{
-			{Kind: backends.TTArgBufferAddr, Param: 0},
-			{Kind: backends.TTArgConst, Value: split(backends.GwsSplitStart)},
-			{Kind: backends.TTArgConst, Value: split(backends.GwsSplitUnits)},
-			{Kind: backends.TTArgBankID, Param: 0, Page: split(backends.GwsSplitStart)},
-			{Kind: backends.TTArgCoreNocX, Core: backends.TTCoord{Row: backends.CoreDim(backends.GwsCoreRow), Col: c(0)}},
-			{Kind: backends.TTArgSemaphore, Semaphore: 0},
-			{Kind: backends.TTArgSemaphore, Semaphore: 1},
-			{Kind: backends.TTArgSemaphoreAddr, Semaphore: 0},
+	reader1 := driver.TTKernel{Name: "reader1", Processor: driver.TTRiscv0, Source: "// k", Defines: map[string]string{"X": "1"},
+		Cores:            &driver.TTCoreSet{Slice: &driver.TTCoreSlice{Of: driver.TTRect(0, 0, 1, 3), From: c(0), To: c(2)}},
+		CompileArgs:      []driver.TTArg{{Kind: driver.TTArgAccessor, Param: 0}, driver.TTConst(20)},
+		NamedCompileArgs: []driver.TTNamedArg{{Name: "num_tiles", Arg: driver.TTConst(10)}, {Name: "page", Arg: driver.TTArg{Kind: driver.TTArgPageSize, Param: 0}}},
+		RuntimeArgs: []driver.TTArg{
+			{Kind: driver.TTArgBufferAddr, Param: 0},
+			{Kind: driver.TTArgConst, Value: split(driver.GwsSplitStart)},
+			{Kind: driver.TTArgConst, Value: split(driver.GwsSplitUnits)},
+			{Kind: driver.TTArgBankID, Param: 0, Page: split(driver.GwsSplitStart)},
+			{Kind: driver.TTArgCoreNocX, Core: driver.TTCoord{Row: driver.CoreDim(driver.GwsCoreRow), Col: c(0)}},
+			{Kind: driver.TTArgSemaphore, Semaphore: 0},
+			{Kind: driver.TTArgSemaphore, Semaphore: 1},
+			{Kind: driver.TTArgSemaphoreAddr, Semaphore: 0},
 		},
-		CommonArgs: []backends.TTArg{{Kind: backends.TTArgParam, Param: 5}},
+		CommonArgs: []driver.TTArg{{Kind: driver.TTArgParam, Param: 5}},
 	}
 	require.Equal(t, reader1, v.Kernels[0])
-	require.Equal(t, &backends.TTCoreSet{Slice: &backends.TTCoreSlice{Of: backends.TTRect(0, 0, 1, 3), From: c(2), To: c(8)}}, v.Kernels[1].Cores)
+	require.Equal(t, &driver.TTCoreSet{Slice: &driver.TTCoreSlice{Of: driver.TTRect(0, 0, 1, 3), From: c(2), To: c(8)}}, v.Kernels[1].Cores)
 	require.Equal(t, rect(0, 0, 1, 3), v.Kernels[2].Cores)
 	require.Equal(t, "LoFi", v.Kernels[2].MathFidelity)
 	require.True(t, v.Kernels[2].FP32DestAcc)
 	w := v.Kernels[3]
 	require.Equal(t, "writer", w.Name) // from the source's name
 	require.Equal(t, 0, *w.NOC)
-	require.Equal(t, &backends.TTCoreSet{Ranges: []backends.TTCoreRange{backends.TTRect(0, 0, 0, 3), backends.TTRect(1, 0, 1, 3)}}, w.Cores)
-	require.Equal(t, backends.BinaryDim(backends.GwsAdd, backends.BinaryDim(backends.GwsMul, backends.CoreDim(backends.GwsCoreIndex), c(100)), backends.CoreDim(backends.GwsNumCores)), w.RuntimeArgs[0].Value)
+	require.Equal(t, &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTRect(0, 0, 0, 3), driver.TTRect(1, 0, 1, 3)}}, w.Cores)
+	require.Equal(t, driver.BinaryDim(driver.GwsAdd, driver.BinaryDim(driver.GwsMul, driver.CoreDim(driver.GwsCoreIndex), c(100)), driver.CoreDim(driver.GwsNumCores)), w.RuntimeArgs[0].Value)
 
 	s := 1
-	require.Equal(t, []backends.TTCBConfig{
-		{Cores: rect(0, 0, 1, 3), TotalBytes: 4096, Indices: []backends.TTCBIndex{{Index: 0, Format: "Float16_b", PageBytes: 2048}, {Index: 1, Format: "Float16_b", PageBytes: 2048}}},
-		{Cores: rect(0, 0, 1, 3), TotalBytes: 2176, Indices: []backends.TTCBIndex{{Index: 2, Format: "Bfp8_b", PageBytes: 1088}}},
+	require.Equal(t, []driver.TTCBConfig{
+		{Cores: rect(0, 0, 1, 3), TotalBytes: 4096, Indices: []driver.TTCBIndex{{Index: 0, Format: "Float16_b", PageBytes: 2048}, {Index: 1, Format: "Float16_b", PageBytes: 2048}}},
+		{Cores: rect(0, 0, 1, 3), TotalBytes: 2176, Indices: []driver.TTCBIndex{{Index: 2, Format: "Bfp8_b", PageBytes: 1088}}},
 		// The shard of s: 1x2 tiles of 2048 bytes.
-		{Cores: rect(0, 0, 1, 1), TotalBytes: 4096, Indices: []backends.TTCBIndex{{Index: 3, Format: "Float16_b", PageBytes: 2048}}, Buffer: &s},
+		{Cores: rect(0, 0, 1, 1), TotalBytes: 4096, Indices: []driver.TTCBIndex{{Index: 3, Format: "Float16_b", PageBytes: 2048}}, Buffer: &s},
 		// A 16x32 bf16 tile is 1024 bytes.
-		{TotalBytes: 2048, Indices: []backends.TTCBIndex{{Index: 16, Format: "Float16_b", PageBytes: 1024, TileRows: 16, TileCols: 32}}},
+		{TotalBytes: 2048, Indices: []driver.TTCBIndex{{Index: 16, Format: "Float16_b", PageBytes: 1024, TileRows: 16, TileCols: 32}}},
 	}, v.CBs)
-	require.Equal(t, []backends.TTSemaphore{{Cores: rect(0, 0, 1, 3), Initial: 1}, {Cores: rect(0, 0, 1, 3)}}, v.Semaphores)
-	require.Equal(t, []backends.TTBuffer{
+	require.Equal(t, []driver.TTSemaphore{{Cores: rect(0, 0, 1, 3), Initial: 1}, {Cores: rect(0, 0, 1, 3)}}, v.Semaphores)
+	require.Equal(t, []driver.TTBuffer{
 		{Param: 0, Placement: "dram", Layout: "interleaved", PageSize: 2048},
 		// 128x64 bf16 in tiles: 4x2 tiles, shards of 1x2 tiles on 4 cores.
 		{Param: 1, Placement: "l1", Layout: "height_sharded", PageSize: 2048, Tile: true, Rows: 128, Cols: 64,
-			Shard: &backends.TTShard{Cores: *rect(0, 0, 1, 1), Shape: [2]uint32{1, 2}, Tensor: [2]uint32{4, 2}, Orientation: "row_major"}},
+			Shard: &driver.TTShard{Cores: *rect(0, 0, 1, 1), Shape: [2]uint32{1, 2}, Tensor: [2]uint32{4, 2}, Orientation: "row_major"}},
 		// Bfp8_b tiles of the last two dims.
 		{Param: 2, Placement: "dram", Layout: "interleaved", PageSize: 1088, Tile: true, Rows: 64, Cols: 64, Format: "Bfp8_b"},
 		// 16x8 u32 in 16-byte sticks of 4: 16x2 pages, shards of 16x1.
 		{Param: 3, Placement: "l1", Layout: "width_sharded", PageSize: 16,
-			Shard: &backends.TTShard{Cores: *rect(0, 0, 0, 1), Shape: [2]uint32{16, 1}, Tensor: [2]uint32{16, 2}, Orientation: "col_major"}},
+			Shard: &driver.TTShard{Cores: *rect(0, 0, 0, 1), Shape: [2]uint32{16, 1}, Tensor: [2]uint32{16, 2}, Orientation: "col_major"}},
 	}, v.Buffers)
-	require.Equal(t, []backends.TTInclude{{Path: "common.h", Source: "#define COMMON 1\n"}, {Path: "sub/x.h", Source: "#define X 2\n"}}, v.Includes)
+	require.Equal(t, []driver.TTInclude{{Path: "common.h", Source: "#define COMMON 1\n"}, {Path: "sub/x.h", Source: "#define X 2\n"}}, v.Includes)
 	// Every kernel names its cores: the grid is the box around them.
-	require.Equal(t, []backends.GwsDim{c(2), c(4)}, p.Variant(backends.FormatTT).Grid)
+	require.Equal(t, []backends.GwsDim{c(2), c(4)}, p.Variant(driver.FormatTT).Grid)
 
 	// At other var values the groups move: 16 tiles split evenly, so the
 	// second group is empty and its kernel is left out.
@@ -147,7 +148,7 @@ func TestTTSplitCoverage(t *testing.T) {
 		require.NoError(t, err)
 		p, err := b.Program(vals)
 		require.NoError(t, err)
-		x := &ttBinder{b: b, t: b.variants[backends.FormatTT].tt, vals: vals}
+		x := &ttBinder{b: b, t: b.variants[driver.FormatTT].tt, vals: vals}
 		covered := make([]int, tiles)
 		for _, k := range p.TT().Kernels {
 			startArg := map[string]int{"reader1": 1, "reader2": 0}
@@ -158,10 +159,10 @@ func TestTTSplitCoverage(t *testing.T) {
 			cores, err := x.cores(k.Cores, [2]uint64{}, "cores")
 			require.NoError(t, err)
 			for i, cr := range cores {
-				env := backends.CoreEnv{Row: cr.r, Col: cr.c, Index: uint64(i), Count: uint64(len(cores))}
+				env := driver.CoreEnv{Row: cr.r, Col: cr.c, Index: uint64(i), Count: uint64(len(cores))}
 				start, err := k.RuntimeArgs[ai].Value.EvalCore(nil, env)
 				require.NoError(t, err)
-				units, err := backends.SplitDim(backends.GwsSplitUnits, backends.ConstDim(uint64(tiles)), backends.ConstDim(2), backends.ConstDim(4)).EvalCore(nil, env)
+				units, err := driver.SplitDim(driver.GwsSplitUnits, backends.ConstDim(uint64(tiles)), backends.ConstDim(2), backends.ConstDim(4)).EvalCore(nil, env)
 				require.NoError(t, err)
 				require.NotZero(t, units, "tiles %d core %v", tiles, cr)
 				for u := start; u < start+units; u++ {
@@ -261,14 +262,14 @@ func TestTTV2Errors(t *testing.T) {
 }
 
 // TestTTShorthandCompat: the reader/compute/writer form is the one-group
-// program of backends.TTOneGroup.
+// program of driver.TTOneGroup.
 func TestTTShorthandCompat(t *testing.T) {
 	b, err := Load("testdata/vadd")
 	require.NoError(t, err)
 	p, err := b.Program(b.Defaults())
 	require.NoError(t, err)
 	v := p.TT()
-	want := backends.TTOneGroup(v.Kernels[0], v.Kernels[1], v.Kernels[2], v.CBs...)
+	want := driver.TTOneGroup(v.Kernels[0], v.Kernels[1], v.Kernels[2], v.CBs...)
 	require.Equal(t, want, v)
 	require.Nil(t, v.Buffers)
 	for _, cb := range v.CBs {
@@ -288,7 +289,7 @@ func FuzzParseTT(f *testing.F) {
 	b, err := ParseManifest([]byte(v2Manifest), "manifest.json")
 	require.NoError(f, err)
 	b.Dir = dir
-	fi, ok := backends.LookupFormat(backends.FormatTT)
+	fi, ok := backends.LookupFormat(driver.FormatTT)
 	require.True(f, ok)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v, err := b.parseVariant(fi, filepath.Join(dir, "tt.json"), data)

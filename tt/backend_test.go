@@ -105,7 +105,6 @@ func TestEmulatorWhenNoCard(t *testing.T) {
 	require.Equal(t, "tt-emu:0", d.Name())
 	require.Equal(t, "tt", d.Backend())
 	info := d.Info()
-	require.True(t, info.Tenstorrent)
 	require.True(t, info.Emulated)
 	require.Equal(t, driver.KindCPU, info.Kind)
 	require.Equal(t, []uint64{8, 8}, info.MaxGlobalWorkDims)

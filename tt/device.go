@@ -61,7 +61,6 @@ func deviceInfo(ri ttruntime.InitReply, emulated bool, card *Card) *driver.Devic
 		TensorCores:         true,
 		WarpSize:            1,
 		SupportedVecLens:    []uint8{32},
-		Tenstorrent:         true,
 		Emulated:            emulated,
 		Tile:                [2]uint64{TileDim, TileDim},
 		TileSizes:           [][2]uint64{{TileDim, TileDim}},

@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zyxtt/zyxtt/backends/driver"
+
 	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/require"
 
@@ -931,7 +933,7 @@ func TestConformanceCompile(t *testing.T) {
 func TestConformanceEveryDType(t *testing.T) {
 	js, info := judges(t)
 	ctx := context.Background()
-	for _, dt := range backends.AllDTypes() {
+	for _, dt := range driver.AllDTypes() {
 		for _, j := range js {
 			p := goodProgram()
 			p.Params[0].DType, p.Params[2].DType = dt.String(), dt.String()

@@ -873,11 +873,17 @@ esac
 		_, err = backends.DeviceOf(d).Compile(ctx, p)
 		errc <- err
 	}()
-	require.Eventually(t, func() bool { _, err := os.Stat(pidFile); return err == nil }, 10*time.Second, 10*time.Millisecond)
-	data, err := os.ReadFile(pidFile)
-	require.NoError(t, err)
-	child, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	require.NoError(t, err)
+	// The shell creates the file before it writes the pid: wait for a whole
+	// line.
+	var child int
+	require.Eventually(t, func() bool {
+		data, err := os.ReadFile(pidFile)
+		if err != nil || !strings.HasSuffix(string(data), "\n") {
+			return false
+		}
+		child, err = strconv.Atoi(strings.TrimSpace(string(data)))
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
 	start := time.Now()
 	cancel()
 	select {

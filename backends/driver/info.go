@@ -61,8 +61,6 @@ type DeviceInfo struct {
 	HasNativeExp2 bool `json:"has_native_exp2"`
 	// SupportedVecLens lists the vector lengths loads, stores and math take.
 	SupportedVecLens []uint8 `json:"supported_vec_lens"`
-	// Tenstorrent marks a Tensix device.
-	Tenstorrent bool `json:"tenstorrent"`
 	// Emulated marks a device that a host program emulates (the Tensix
 	// emulator). Auto selection never prefers it over real hardware.
 	Emulated bool `json:"emulated,omitempty"`

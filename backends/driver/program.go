@@ -145,6 +145,29 @@ type Variant struct {
 	Code   any
 }
 
+// ParseGrid parses a grid expression per axis (ParseGws: numbers, the
+// program's param names, + - * / %, ceil_div, min, max), e.g.
+// ParseGrid("ceil_div(n, 256)"). Set the params first.
+func (p *Program) ParseGrid(axes ...string) ([]GwsDim, error) {
+	lookup := func(name string) (int, bool) {
+		for i, prm := range p.Params {
+			if prm.Name == name {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	out := make([]GwsDim, len(axes))
+	for i, a := range axes {
+		d, err := ParseGws(a, lookup)
+		if err != nil {
+			return nil, fmt.Errorf("%w: grid axis %d %q: %w", ErrInvalidArgument, i, a, err)
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
 // Variant is the program's first variant in the first of formats that it
 // has, or nil.
 func (p *Program) Variant(formats ...Format) *Variant {

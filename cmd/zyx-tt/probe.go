@@ -194,7 +194,7 @@ func writeDevice(w io.Writer, d probeDevice) {
 	facts = append(facts, fmt.Sprintf("pool %s: %s free", d.Pool, iecBytes(float64(d.FreeBytes))))
 	fmt.Fprintf(w, "      %s\n", strings.Join(facts, ", "))
 	facts = facts[:0]
-	if in.Tenstorrent {
+	if in.Tile != [2]uint64{} { // a grid of tile processors: its worker grid
 		facts = append(facts, "worker grid "+joinUints(in.MaxGlobalWorkDims, "x"))
 		if in.Tile != [2]uint64{} {
 			facts = append(facts, fmt.Sprintf("tile %dx%d", in.Tile[0], in.Tile[1]))
