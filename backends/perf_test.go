@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zyxtt/zyxtt/tt"
+
 	"github.com/stretchr/testify/require"
 	"github.com/zyxtt/zyxtt/backends/driver"
 )
@@ -46,12 +48,12 @@ func TestStaticRanking(t *testing.T) {
 	cblas := cpuDev("cblas", "cblas", 78e9, []Format{FormatGEMM}, false)
 	lavapipe := cpuDev("vulkan:0", "vulkan", 100e9, []Format{FormatSPIRV}, true)
 	pocl := cpuDev("opencl:0", "opencl", 200e9, []Format{FormatOpenCL}, false) // not flagged: still a CPU device of GPU formats
-	emu := &fakeDevice{name: "tt-emu:0", backend: "tt", info: DeviceInfo{Kind: KindCPU, Emulated: true, Compute: 1e18, Formats: []Format{driver.FormatTT}}}
+	emu := &fakeDevice{name: "tt-emu:0", backend: "tt", info: DeviceInfo{Kind: KindCPU, Emulated: true, Compute: 1e18, Formats: []Format{tt.VariantFormat}}}
 	gpuKernel := &fakeDevice{name: "opencl:1", backend: "opencl", info: DeviceInfo{Kind: KindGPU, Compute: 90e12, Formats: []Format{FormatOpenCL}}}
 	cuda := &fakeDevice{name: "cuda:0", backend: "cuda", info: DeviceInfo{Kind: KindGPU, Compute: 60e12, Formats: []Format{FormatGEMM, FormatCUDA}}}
 
 	devs := wrapAll(lavapipe, pocl, emu, c, cblas)
-	StaticRank(twoVariants(FormatC, FormatSPIRV, FormatOpenCL, driver.FormatTT), devs)
+	StaticRank(twoVariants(FormatC, FormatSPIRV, FormatOpenCL, tt.VariantFormat), devs)
 	require.Equal(t, []string{"c", "cblas", "opencl:0", "vulkan:0", "tt-emu:0"}, names(devs),
 		"native CPU backends first, then software implementations of GPU APIs, the emulator last")
 

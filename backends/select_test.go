@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/zyxtt/zyxtt/tt"
+
 	"github.com/stretchr/testify/require"
 	"github.com/zyxtt/zyxtt/backends/driver"
 )
@@ -47,7 +49,7 @@ func allVariants() *Program {
 			{Format: FormatC, Code: &SourceVariant{Source: "x"}},
 			{Format: FormatCUDA, Code: &SourceVariant{Source: "x"}},
 			{Format: FormatOpenCL, Code: &SourceVariant{Source: "x"}},
-			{Format: driver.FormatTT, Code: &driver.TTVariant{}},
+			{Format: tt.VariantFormat, Code: &tt.Program{}},
 		},
 	}
 }

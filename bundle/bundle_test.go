@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zyxtt/zyxtt/tt"
+
 	"codeberg.org/sbinet/npyio"
 	"github.com/stretchr/testify/require"
 
@@ -29,7 +31,7 @@ func TestLoadVadd(t *testing.T) {
 	b, err := Load("testdata/vadd")
 	require.NoError(t, err)
 	require.Equal(t, "vadd", b.Name)
-	require.Equal(t, []backends.Format{backends.FormatC, backends.FormatCUDA, backends.FormatOpenCL, backends.FormatSPIRV, driver.FormatTT}, b.Formats())
+	require.Equal(t, []backends.Format{backends.FormatC, backends.FormatCUDA, backends.FormatOpenCL, backends.FormatSPIRV, tt.VariantFormat}, b.Formats())
 	require.Equal(t, []int{2}, b.Outputs)
 	require.Equal(t, 3, b.Vars[0].Param)
 
@@ -43,7 +45,7 @@ func TestLoadVadd(t *testing.T) {
 	launch := []backends.LaunchArg{backends.BufArg(1), backends.BufArg(2), backends.BufArg(3), backends.VarArg(n)}
 	p, err := b.Program(vals)
 	require.NoError(t, err)
-	require.NotNil(t, p.Variant(driver.FormatTT))
+	require.NotNil(t, p.Variant(tt.VariantFormat))
 	require.NotNil(t, p.Variant(backends.FormatC))
 	require.NotNil(t, p.Variant(backends.FormatSPIRV))
 	require.Nil(t, p.Variant(backends.FormatGEMM))
@@ -54,7 +56,7 @@ func TestLoadVadd(t *testing.T) {
 		{"", []uint64{20}},                  // manifest: ceil_div(n, 256)
 		{backends.FormatC, []uint64{20}},    // no override
 		{backends.FormatCUDA, []uint64{40}}, // ceil_div(n, 128)
-		{driver.FormatTT, []uint64{1, 4}},   // [1, min(4, ceil_div(n, 1024))]
+		{tt.VariantFormat, []uint64{1, 4}},  // [1, min(4, ceil_div(n, 1024))]
 	} {
 		g, err := evalGrid(p.WithVariant(p.Variant(tc.format)), launch)
 		require.NoError(t, err, tc.format)
@@ -67,27 +69,27 @@ func TestLoadVadd(t *testing.T) {
 	require.Equal(t, []string{"-O2"}, p.Source(backends.FormatC).Options)
 	require.Equal(t, [3]uint32{128, 0, 0}, p.Source(backends.FormatCUDA).Local)
 	require.Equal(t, uint32(0x07230203), uint32(p.SPIRV().Code[0])|uint32(p.SPIRV().Code[1])<<8|uint32(p.SPIRV().Code[2])<<16|uint32(p.SPIRV().Code[3])<<24)
-	tt := p.TT()
-	require.Len(t, tt.Kernels, 3)
-	reader, compute := tt.Kernels[0], tt.Kernels[1]
-	require.Equal(t, []string{"reader", "compute", "writer"}, []string{reader.Name, compute.Name, tt.Kernels[2].Name})
-	require.Equal(t, []driver.TTProcessor{driver.TTRiscv0, driver.TTCompute, driver.TTRiscv1}, []driver.TTProcessor{reader.Processor, compute.Processor, tt.Kernels[2].Processor})
+	tv := tt.ProgramOf(p)
+	require.Len(t, tv.Kernels, 3)
+	reader, compute := tv.Kernels[0], tv.Kernels[1]
+	require.Equal(t, []string{"reader", "compute", "writer"}, []string{reader.Name, compute.Name, tv.Kernels[2].Name})
+	require.Equal(t, []tt.Processor{tt.Riscv0, tt.Compute, tt.Riscv1}, []tt.Processor{reader.Processor, compute.Processor, tv.Kernels[2].Processor})
 	require.Nil(t, reader.Cores) // the launch grid
 	require.Equal(t, "HiFi2", compute.MathFidelity)
 	require.True(t, compute.FP32DestAcc)
-	require.Equal(t, []driver.TTArg{{Kind: driver.TTArgAccessor, Param: 0}, {Kind: driver.TTArgAccessor, Param: 1}}, reader.CompileArgs)
-	require.Equal(t, driver.TTConst(5), reader.RuntimeArgs[4]) // ceil_div(5000, 1024)
-	require.Equal(t, driver.TTArg{Kind: driver.TTArgParam, Param: 3}, reader.RuntimeArgs[5])
-	require.Equal(t, driver.TTConst(7), compute.CommonArgs[0])
+	require.Equal(t, []tt.Arg{{Kind: tt.ArgAccessor, Param: 0}, {Kind: tt.ArgAccessor, Param: 1}}, reader.CompileArgs)
+	require.Equal(t, tt.Const(5), reader.RuntimeArgs[4]) // ceil_div(5000, 1024)
+	require.Equal(t, tt.Arg{Kind: tt.ArgParam, Param: 3}, reader.RuntimeArgs[5])
+	require.Equal(t, tt.Const(7), compute.CommonArgs[0])
 	require.Equal(t, "4096", reader.Defines["TILE_BYTES"])
-	require.Equal(t, driver.TTCB(1, "Float32", 4096, 2), tt.CBs[1])
+	require.Equal(t, tt.CB(1, "Float32", 4096, 2), tv.CBs[1])
 	// Constants follow the var values: a second Program does not share state.
 	vals2, err := b.VarValues(map[string]string{"n": "100000"})
 	require.NoError(t, err)
 	p2, err := b.Program(vals2)
 	require.NoError(t, err)
-	require.Equal(t, backends.ConstDim(98), p2.TT().Kernels[0].RuntimeArgs[4].Value)
-	require.Equal(t, backends.ConstDim(5), p.TT().Kernels[0].RuntimeArgs[4].Value)
+	require.Equal(t, backends.ConstDim(98), tt.ProgramOf(p2).Kernels[0].RuntimeArgs[4].Value)
+	require.Equal(t, backends.ConstDim(5), tt.ProgramOf(p).Kernels[0].RuntimeArgs[4].Value)
 }
 
 func TestLoadGEMMWithConstantVars(t *testing.T) {
@@ -445,7 +447,7 @@ func TestLibraryKernels(t *testing.T) {
 	require.NoError(t, err)
 	p, err := b.Program(b.Defaults())
 	require.NoError(t, err)
-	tv, ok := p.Variant(driver.FormatTT).Code.(*driver.TTVariant)
+	tv, ok := p.Variant(tt.VariantFormat).Code.(*tt.Program)
 	require.True(t, ok)
 	want := map[string]string{"reader": "tt/dataflow/read_chunks_unary.cpp", "writer": "tt/dataflow/write_chunks.cpp"}
 	own, err := os.ReadFile(filepath.Join("..", "examples", "unary", "tt", "compute.cpp"))
@@ -465,13 +467,13 @@ func TestLibraryKernels(t *testing.T) {
 
 // libraryIncludes is what "includes": "zyx:tt/include" sends: every file of
 // the library's include directory under its path inside it.
-func libraryIncludes(t *testing.T) []driver.TTInclude {
+func libraryIncludes(t *testing.T) []tt.Include {
 	t.Helper()
 	files, err := kernels.Files(kernels.IncludeDir)
 	require.NoError(t, err)
-	var out []driver.TTInclude
+	var out []tt.Include
 	for _, f := range files {
-		out = append(out, driver.TTInclude{Path: f.Path, Source: string(f.Data)})
+		out = append(out, tt.Include{Path: f.Path, Source: string(f.Data)})
 	}
 	return out
 }
@@ -484,17 +486,17 @@ func TestLibraryIncludes(t *testing.T) {
 	header, err := kernels.Read("tt/include/zyx/row_major.h")
 	require.NoError(t, err)
 	dirFiles := libraryIncludes(t)
-	require.Contains(t, dirFiles, driver.TTInclude{Path: "zyx/row_major.h", Source: string(header)})
+	require.Contains(t, dirFiles, tt.Include{Path: "zyx/row_major.h", Source: string(header)})
 	for _, tc := range []struct {
 		includes, reader string
-		want             []driver.TTInclude
+		want             []tt.Include
 	}{
 		{`"zyx:tt/include"`, "r.cpp", dirFiles},
-		{`["zyx:tt/include/zyx/row_major.h"]`, "r.cpp", []driver.TTInclude{{Path: "row_major.h", Source: string(header)}}},
+		{`["zyx:tt/include/zyx/row_major.h"]`, "r.cpp", []tt.Include{{Path: "row_major.h", Source: string(header)}}},
 		{`null`, "zyx:tt/dataflow/write_chunks.cpp", dirFiles},
 		{`"zyx:tt/include"`, "zyx:tt/dataflow/write_chunks.cpp", dirFiles},
 		{`["zyx:tt/include/zyx/row_major.h"]`, "zyx:tt/dataflow/write_chunks.cpp",
-			append([]driver.TTInclude{{Path: "row_major.h", Source: string(header)}}, dirFiles...)},
+			append([]tt.Include{{Path: "row_major.h", Source: string(header)}}, dirFiles...)},
 	} {
 		dir := writeBundle(t, map[string]string{"manifest.json": goodManifest, "r.cpp": "",
 			"tt.json": `{"includes": ` + tc.includes + `, "reader": {"source": "` + tc.reader + `"}, "compute": {"source": "r.cpp"}, "writer": {"source": "r.cpp"}}`})
@@ -502,7 +504,7 @@ func TestLibraryIncludes(t *testing.T) {
 		require.NoError(t, err, tc.includes)
 		p, err := b.Program(b.Defaults())
 		require.NoError(t, err)
-		tv := p.Variant(driver.FormatTT).Code.(*driver.TTVariant)
+		tv := p.Variant(tt.VariantFormat).Code.(*tt.Program)
 		require.Equal(t, tc.want, tv.Includes, "%s with reader %s", tc.includes, tc.reader)
 	}
 }

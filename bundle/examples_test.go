@@ -5,10 +5,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/zyxtt/zyxtt/tt"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/driver"
 )
 
 // TestExamplesLoad loads every bundle under examples/ and builds its
@@ -36,7 +37,7 @@ func TestExamplesLoadAll(t *testing.T) {
 }
 
 // ttExample is an example's Tenstorrent variant at the given var values.
-func ttExample(t *testing.T, name string, set map[string]string) (*backends.Program, *driver.TTVariant) {
+func ttExample(t *testing.T, name string, set map[string]string) (*backends.Program, *tt.Program) {
 	t.Helper()
 	b, err := Load(filepath.Join("../examples", name))
 	require.NoError(t, err)
@@ -44,7 +45,7 @@ func ttExample(t *testing.T, name string, set map[string]string) (*backends.Prog
 	require.NoError(t, err)
 	p, err := b.Program(vals)
 	require.NoError(t, err)
-	return p, p.TT()
+	return p, tt.ProgramOf(p)
 }
 
 func TestExampleEltwiseSplit(t *testing.T) {
@@ -52,14 +53,14 @@ func TestExampleEltwiseSplit(t *testing.T) {
 	_, v := ttExample(t, "eltwise_split", nil)
 	require.Len(t, v.Kernels, 4)
 	require.Equal(t, backends.ConstDim(36), v.Kernels[1].Cores.Slice.To)
-	require.Equal(t, driver.TTConst(2), v.Kernels[1].CompileArgs[0])
+	require.Equal(t, tt.Const(2), v.Kernels[1].CompileArgs[0])
 	require.Equal(t, backends.ConstDim(36), v.Kernels[2].Cores.Slice.From)
 	require.Equal(t, backends.ConstDim(64), v.Kernels[2].Cores.Slice.To)
-	require.Equal(t, driver.TTConst(1), v.Kernels[2].CompileArgs[0])
+	require.Equal(t, tt.Const(1), v.Kernels[2].CompileArgs[0])
 	// 128 tiles split evenly: one group, 2 tiles each.
 	_, v = ttExample(t, "eltwise_split", map[string]string{"tiles": "128"})
 	require.Len(t, v.Kernels, 3)
-	require.Equal(t, driver.TTConst(2), v.Kernels[1].CompileArgs[0])
+	require.Equal(t, tt.Const(2), v.Kernels[1].CompileArgs[0])
 	// 10 tiles: 10 cores of one tile.
 	_, v = ttExample(t, "eltwise_split", map[string]string{"tiles": "10"})
 	require.Len(t, v.Kernels, 3)
@@ -78,10 +79,10 @@ func TestExampleMatmulEdges(t *testing.T) {
 	require.ErrorContains(t, err, "examples/matmul/tt.json: require[0]: m % 32 is 4, not 0: on Tenstorrent m must be a multiple of 32")
 	p, dropped, err := b.PartialProgram(vals)
 	require.NoError(t, err)
-	require.Nil(t, p.TT())
+	require.Nil(t, tt.ProgramOf(p))
 	require.NotNil(t, p.Source(backends.FormatC))
 	require.Len(t, dropped, 1)
-	require.Equal(t, driver.FormatTT, dropped[0].Format)
+	require.Equal(t, tt.VariantFormat, dropped[0].Format)
 	require.ErrorIs(t, dropped[0], ErrBundle)
 	// A tt-only bundle with nothing left is an error.
 	b, err = Load("../examples/matmul_tiled")

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zyxtt/zyxtt/tt"
+
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/kernels"
@@ -131,14 +133,14 @@ type rawComputeConfig struct {
 }
 
 // ttSpec is a parsed tt.json with every expression still over var
-// ordinals; bindTT turns it into a driver.TTVariant for var values.
+// ordinals; bindTT turns it into a tt.Program for var values.
 type ttSpec struct {
 	file     string
 	kernels  []ttKernelSpec
 	cbs      []ttCBSpec
 	sems     []ttSemSpec
 	bufs     []ttBufSpec
-	includes []driver.TTInclude
+	includes []tt.Include
 	require  []ttRequire
 	// allCores: every kernel names its cores, so the launch grid is the
 	// box around them when tt.json gives none.
@@ -153,12 +155,12 @@ type ttRequire struct {
 
 type ttKernelSpec struct {
 	field string // "kernels[1]", or "reader" in the shorthand
-	k     driver.TTKernel
+	k     tt.Kernel
 }
 
 type ttCBSpec struct {
 	field        string
-	cores        *driver.TTCoreSet
+	cores        *tt.CoreSet
 	total, pages *backends.GwsDim
 	indices      []ttCBIndexSpec
 	buffer       *int
@@ -173,7 +175,7 @@ type ttCBIndexSpec struct {
 
 type ttSemSpec struct {
 	name    string
-	cores   *driver.TTCoreSet
+	cores   *tt.CoreSet
 	initial backends.GwsDim
 }
 
@@ -188,7 +190,7 @@ type ttBufSpec struct {
 }
 
 type ttShardSpec struct {
-	cores       driver.TTCoreSet
+	cores       tt.CoreSet
 	shape       [2]backends.GwsDim // elements
 	orientation string
 }
@@ -385,13 +387,13 @@ func (p *ttParser) parseShorthand(r *rawTT) error {
 	for _, s := range []struct {
 		name string
 		raw  *rawKernel
-		proc driver.TTProcessor
-	}{{"reader", r.Reader, driver.TTRiscv0}, {"compute", r.Compute, driver.TTCompute}, {"writer", r.Writer, driver.TTRiscv1}} {
+		proc tt.Processor
+	}{{"reader", r.Reader, tt.Riscv0}, {"compute", r.Compute, tt.Compute}, {"writer", r.Writer, tt.Riscv1}} {
 		if s.raw == nil {
 			return p.ferr(s.name, "missing (the shorthand has reader, compute and writer; or give kernels)")
 		}
 		rk := &rawTTKernel{Name: s.name, Processor: string(s.proc), rawKernel: *s.raw}
-		if s.proc == driver.TTCompute {
+		if s.proc == tt.Compute {
 			rk.ComputeConfig = r.ComputeConfig
 		}
 		k, err := p.parseKernel(rk, s.name)
@@ -403,10 +405,10 @@ func (p *ttParser) parseShorthand(r *rawTT) error {
 	return nil
 }
 
-func (p *ttParser) parseKernel(rk *rawTTKernel, field string) (driver.TTKernel, error) {
-	k := driver.TTKernel{Name: rk.Name, Processor: driver.TTProcessor(rk.Processor)}
+func (p *ttParser) parseKernel(rk *rawTTKernel, field string) (tt.Kernel, error) {
+	k := tt.Kernel{Name: rk.Name, Processor: tt.Processor(rk.Processor)}
 	switch k.Processor {
-	case driver.TTRiscv0, driver.TTRiscv1, driver.TTCompute:
+	case tt.Riscv0, tt.Riscv1, tt.Compute:
 	case "":
 		return k, p.ferr(field+".processor", "missing (riscv_0, riscv_1 or compute)")
 	default:
@@ -424,7 +426,7 @@ func (p *ttParser) parseKernel(rk *rawTTKernel, field string) (driver.TTKernel, 
 		k.Name = strings.TrimSuffix(path.Base(filepath.ToSlash(rk.Source)), path.Ext(rk.Source))
 	}
 	if rk.NOC != nil {
-		if k.Processor == driver.TTCompute {
+		if k.Processor == tt.Compute {
 			return k, p.ferr(field+".noc", "a compute kernel has no NOC")
 		}
 		if *rk.NOC != 0 && *rk.NOC != 1 {
@@ -445,13 +447,13 @@ func (p *ttParser) parseKernel(rk *rawTTKernel, field string) (driver.TTKernel, 
 	lists := []struct {
 		name    string
 		raw     []json.RawMessage
-		dst     *[]driver.TTArg
+		dst     *[]tt.Arg
 		perCore bool
 	}{{"compile_args", rk.CompileArgs, &k.CompileArgs, false},
 		{"runtime_args", rk.RuntimeArgs, &k.RuntimeArgs, true},
 		{"common_args", rk.CommonArgs, &k.CommonArgs, false}}
 	for _, l := range lists {
-		*l.dst = make([]driver.TTArg, len(l.raw))
+		*l.dst = make([]tt.Arg, len(l.raw))
 		for i, ra := range l.raw {
 			f := fmt.Sprintf("%s.%s[%d]", field, l.name, i)
 			if err := p.parseArg(&(*l.dst)[i], ra, f, l.name == "compile_args", l.perCore); err != nil {
@@ -465,14 +467,14 @@ func (p *ttParser) parseKernel(rk *rawTTKernel, field string) (driver.TTKernel, 
 		if !identRE.MatchString(name) {
 			return k, p.ferr(f, "%q is not a C identifier", name)
 		}
-		var a driver.TTArg
+		var a tt.Arg
 		if err := p.parseArg(&a, rk.NamedCompileArgs[name], f, true, false); err != nil {
 			return k, err
 		}
-		k.NamedCompileArgs = append(k.NamedCompileArgs, driver.TTNamedArg{Name: name, Arg: a})
+		k.NamedCompileArgs = append(k.NamedCompileArgs, tt.NamedArg{Name: name, Arg: a})
 	}
 	if cc := rk.ComputeConfig; cc != nil {
-		if k.Processor != driver.TTCompute {
+		if k.Processor != tt.Compute {
 			return k, p.ferr(field+".compute_config", "only compute kernels have a compute_config")
 		}
 		if cc.MathFidelity != "" && !ttFidelities[cc.MathFidelity] {
@@ -480,13 +482,13 @@ func (p *ttParser) parseKernel(rk *rawTTKernel, field string) (driver.TTKernel, 
 		}
 		k.MathFidelity, k.FP32DestAcc, k.MathApproxMode = cc.MathFidelity, cc.FP32DestAcc, cc.MathApproxMode
 	}
-	if k.Processor == driver.TTCompute && k.MathFidelity == "" {
+	if k.Processor == tt.Compute && k.MathFidelity == "" {
 		k.MathFidelity = "HiFi4"
 	}
 	return k, nil
 }
 
-func (p *ttParser) parseArg(dst *driver.TTArg, raw json.RawMessage, field string, compile, perCore bool) error {
+func (p *ttParser) parseArg(dst *tt.Arg, raw json.RawMessage, field string, compile, perCore bool) error {
 	var ra rawArg
 	t := bytes.TrimSpace(raw)
 	if len(t) > 0 && t[0] != '{' {
@@ -494,15 +496,15 @@ func (p *ttParser) parseArg(dst *driver.TTArg, raw json.RawMessage, field string
 		if err := e.UnmarshalJSON(t); err != nil {
 			return p.ferr(field, "want an arg object, a number or an expression, got %s", t)
 		}
-		ra = rawArg{Kind: string(driver.TTArgConst), Value: &e}
+		ra = rawArg{Kind: string(tt.ArgConst), Value: &e}
 	} else if err := decodeSub(raw, p.file, field, &ra); err != nil {
 		return err
 	}
 	if ra.Kind == "" && ra.Value != nil {
-		ra.Kind = string(driver.TTArgConst) // {"name": "start_id", "value": "…"}
+		ra.Kind = string(tt.ArgConst) // {"name": "start_id", "value": "…"}
 	}
-	kind := driver.TTArgKind(ra.Kind)
-	*dst = driver.TTArg{Kind: kind}
+	kind := tt.ArgKind(ra.Kind)
+	*dst = tt.Arg{Kind: kind}
 	unused := func(names ...string) error {
 		for _, n := range names {
 			set := map[string]bool{"param": ra.Param != nil, "value": ra.Value != nil, "page": ra.Page != nil,
@@ -533,20 +535,20 @@ func (p *ttParser) parseArg(dst *driver.TTArg, raw json.RawMessage, field string
 	}
 	var err error
 	switch kind {
-	case driver.TTArgParam:
+	case tt.ArgParam:
 		if err := param(false); err != nil {
 			return err
 		}
 		return unused("value", "page", "core", "semaphore")
-	case driver.TTArgBufferAddr, driver.TTArgBufferSize, driver.TTArgPages, driver.TTArgPageSize, driver.TTArgAccessor:
-		if kind == driver.TTArgAccessor && !compile {
+	case tt.ArgBufferAddr, tt.ArgBufferSize, tt.ArgPages, tt.ArgPageSize, tt.ArgAccessor:
+		if kind == tt.ArgAccessor && !compile {
 			return p.ferr(field+".kind", "accessor args are compile-time args (compile_args or named_compile_args)")
 		}
 		if err := param(true); err != nil {
 			return err
 		}
 		return unused("value", "page", "core", "semaphore")
-	case driver.TTArgBankID, driver.TTArgBankNocX, driver.TTArgBankNocY:
+	case tt.ArgBankID, tt.ArgBankNocX, tt.ArgBankNocY:
 		if err := param(true); err != nil {
 			return err
 		}
@@ -557,7 +559,7 @@ func (p *ttParser) parseArg(dst *driver.TTArg, raw json.RawMessage, field string
 			}
 		}
 		return unused("value", "core", "semaphore")
-	case driver.TTArgCoreNocX, driver.TTArgCoreNocY:
+	case tt.ArgCoreNocX, tt.ArgCoreNocY:
 		if len(ra.Core) != 2 {
 			return p.ferr(field+".core", "want [row, col], got %d values", len(ra.Core))
 		}
@@ -568,7 +570,7 @@ func (p *ttParser) parseArg(dst *driver.TTArg, raw json.RawMessage, field string
 			return err
 		}
 		return unused("param", "value", "page", "semaphore")
-	case driver.TTArgSemaphore, driver.TTArgSemaphoreAddr:
+	case tt.ArgSemaphore, tt.ArgSemaphoreAddr:
 		if ra.Semaphore == nil {
 			return p.ferr(field+".semaphore", "missing (a semaphore's name or index)")
 		}
@@ -576,7 +578,7 @@ func (p *ttParser) parseArg(dst *driver.TTArg, raw json.RawMessage, field string
 			return p.ferr(field+".semaphore", "%v", err)
 		}
 		return unused("param", "value", "page", "core")
-	case driver.TTArgConst:
+	case tt.ArgConst:
 		if ra.Value == nil {
 			return p.ferr(field+".value", "missing (kind const needs a value)")
 		}
@@ -584,7 +586,7 @@ func (p *ttParser) parseArg(dst *driver.TTArg, raw json.RawMessage, field string
 			return err
 		}
 		return unused("param", "page", "core", "semaphore")
-	case driver.TTArgCoreRow, driver.TTArgCoreCol, driver.TTArgCoreIndex, driver.TTArgNumCores:
+	case tt.ArgCoreRow, tt.ArgCoreCol, tt.ArgCoreIndex, tt.ArgNumCores:
 		if !perCore {
 			return p.ferr(field+".kind", "%s differs from core to core; only runtime args may use it", kind)
 		}
@@ -617,7 +619,7 @@ func (p *ttParser) semaphore(r ref) (int, error) {
 // range [r0, c0, r1, c1] or core [r, c], a list of them, or a slice
 // {"of": range, "from": k0, "to": k1, "row_wise": bool}. Bounds are
 // expressions over vars.
-func (p *ttParser) coreSet(raw json.RawMessage, field string) (*driver.TTCoreSet, error) {
+func (p *ttParser) coreSet(raw json.RawMessage, field string) (*tt.CoreSet, error) {
 	if isNull(raw) {
 		return nil, nil
 	}
@@ -631,7 +633,7 @@ func (p *ttParser) coreSet(raw json.RawMessage, field string) (*driver.TTCoreSet
 		if err != nil {
 			return nil, err
 		}
-		sl := &driver.TTCoreSlice{Of: of, RowWise: rs.RowWise}
+		sl := &tt.CoreSlice{Of: of, RowWise: rs.RowWise}
 		for _, e := range []struct {
 			name string
 			src  *exprSrc
@@ -644,7 +646,7 @@ func (p *ttParser) coreSet(raw json.RawMessage, field string) (*driver.TTCoreSet
 				return nil, err
 			}
 		}
-		return &driver.TTCoreSet{Slice: sl}, nil
+		return &tt.CoreSet{Slice: sl}, nil
 	}
 	var list []json.RawMessage
 	if err := decodeSub(t, p.file, field, &list); err != nil {
@@ -664,9 +666,9 @@ func (p *ttParser) coreSet(raw json.RawMessage, field string) (*driver.TTCoreSet
 		if err != nil {
 			return nil, err
 		}
-		return &driver.TTCoreSet{Ranges: []driver.TTCoreRange{cr}}, nil
+		return &tt.CoreSet{Ranges: []tt.CoreRange{cr}}, nil
 	}
-	set := &driver.TTCoreSet{}
+	set := &tt.CoreSet{}
 	for i, e := range list {
 		cr, err := p.rawCoreRange(e, fmt.Sprintf("%s[%d]", field, i))
 		if err != nil {
@@ -678,17 +680,17 @@ func (p *ttParser) coreSet(raw json.RawMessage, field string) (*driver.TTCoreSet
 }
 
 // rawCoreRange decodes and reads a coreRange.
-func (p *ttParser) rawCoreRange(raw json.RawMessage, field string) (driver.TTCoreRange, error) {
+func (p *ttParser) rawCoreRange(raw json.RawMessage, field string) (tt.CoreRange, error) {
 	var r []exprSrc
 	if err := decodeSub(raw, p.file, field, &r); err != nil {
-		return driver.TTCoreRange{}, err
+		return tt.CoreRange{}, err
 	}
 	return p.coreRange(r, field)
 }
 
 // coreRange is [r0, c0, r1, c1] (inclusive) or the one core [r, c].
-func (p *ttParser) coreRange(r []exprSrc, field string) (driver.TTCoreRange, error) {
-	var out driver.TTCoreRange
+func (p *ttParser) coreRange(r []exprSrc, field string) (tt.CoreRange, error) {
+	var out tt.CoreRange
 	if len(r) != 2 && len(r) != 4 {
 		return out, p.ferr(field, "want a core [row, col] or a range [row0, col0, row1, col1], got %d values", len(r))
 	}
@@ -702,8 +704,8 @@ func (p *ttParser) coreRange(r []exprSrc, field string) (driver.TTCoreRange, err
 	if len(d) == 2 {
 		d = append(d, d[0], d[1])
 	}
-	out.Start = driver.TTCoord{Row: d[0], Col: d[1]}
-	out.End = driver.TTCoord{Row: d[2], Col: d[3]}
+	out.Start = tt.Coord{Row: d[0], Col: d[1]}
+	out.End = tt.Coord{Row: d[2], Col: d[3]}
 	return out, nil
 }
 
@@ -922,14 +924,14 @@ func (p *ttParser) cbIndex(ri rawCBIndex, field string) (ttCBIndexSpec, error) {
 // a program's include files, each under its path inside that directory:
 // what the loader gives a tt variant with a kernel from the library. A Go
 // program that builds such a variant itself adds them to its Includes.
-func LibraryIncludes() ([]driver.TTInclude, error) {
+func LibraryIncludes() ([]tt.Include, error) {
 	files, err := kernels.Files(kernels.IncludeDir)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]driver.TTInclude, len(files))
+	out := make([]tt.Include, len(files))
 	for i, f := range files {
-		out[i] = driver.TTInclude{Path: f.Path, Source: string(f.Data)}
+		out[i] = tt.Include{Path: f.Path, Source: string(f.Data)}
 	}
 	return out, nil
 }
@@ -974,7 +976,7 @@ func (p *ttParser) parseIncludes(raw json.RawMessage) error {
 			return p.ferr(field, "%s holds a NUL byte; include files are text", full)
 		}
 		seen[name] = full
-		p.t.includes = append(p.t.includes, driver.TTInclude{Path: name, Source: string(data)})
+		p.t.includes = append(p.t.includes, tt.Include{Path: name, Source: string(data)})
 		return nil
 	}
 	// addLibrary takes the library files that the library path name holds.
@@ -1000,7 +1002,7 @@ func (p *ttParser) parseIncludes(raw json.RawMessage) error {
 		if t[0] == '[' {
 			field = fmt.Sprintf("includes[%d]", i)
 		}
-		if name, ok, err := libraryName(rel, driver.FormatTT); ok {
+		if name, ok, err := libraryName(rel, tt.VariantFormat); ok {
 			if err != nil {
 				return p.ferr(field, "%v", err)
 			}
@@ -1141,13 +1143,13 @@ func (x *ttBinder) u32(d backends.GwsDim, field string) (uint32, error) {
 	return v, nil
 }
 
-func (x *ttBinder) coreSet(s *driver.TTCoreSet, field string) (*driver.TTCoreSet, error) {
+func (x *ttBinder) coreSet(s *tt.CoreSet, field string) (*tt.CoreSet, error) {
 	if s == nil {
 		return nil, nil
 	}
-	out := &driver.TTCoreSet{}
-	rng := func(r driver.TTCoreRange, f string) (driver.TTCoreRange, error) {
-		var o driver.TTCoreRange
+	out := &tt.CoreSet{}
+	rng := func(r tt.CoreRange, f string) (tt.CoreRange, error) {
+		var o tt.CoreRange
 		var err error
 		for _, e := range []struct {
 			src, dst *backends.GwsDim
@@ -1175,7 +1177,7 @@ func (x *ttBinder) coreSet(s *driver.TTCoreSet, field string) (*driver.TTCoreSet
 		if err != nil {
 			return nil, err
 		}
-		sl := &driver.TTCoreSlice{Of: of, RowWise: s.Slice.RowWise}
+		sl := &tt.CoreSlice{Of: of, RowWise: s.Slice.RowWise}
 		if sl.From, err = x.dim(s.Slice.From, field+".from"); err != nil {
 			return nil, err
 		}
@@ -1190,8 +1192,8 @@ func (x *ttBinder) coreSet(s *driver.TTCoreSet, field string) (*driver.TTCoreSet
 // cores lists a bound core set's cores in order: each range row by row, a
 // slice down the columns of its rectangle (or along the rows with
 // row_wise). A nil set is the launch grid.
-func (x *ttBinder) cores(s *driver.TTCoreSet, grid [2]uint64, field string) ([]ttCore, error) {
-	rect := func(r driver.TTCoreRange, f string) (r0, c0, r1, c1 uint64, err error) {
+func (x *ttBinder) cores(s *tt.CoreSet, grid [2]uint64, field string) ([]ttCore, error) {
+	rect := func(r tt.CoreRange, f string) (r0, c0, r1, c1 uint64, err error) {
 		r0, c0, r1, c1 = r.Start.Row.Value, r.Start.Col.Value, r.End.Row.Value, r.End.Col.Value
 		switch {
 		case r0 > r1 || c0 > c1:
@@ -1276,7 +1278,7 @@ func (x *ttBinder) launchGrid(grid []backends.GwsDim, file string) ([2]uint64, e
 	return out, nil
 }
 
-func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*driver.TTVariant, []backends.GwsDim, error) {
+func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*tt.Program, []backends.GwsDim, error) {
 	shapes, err := b.Shapes(vals)
 	if err != nil {
 		return nil, nil, err
@@ -1298,10 +1300,10 @@ func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*driver
 	if grid == nil {
 		grid, gridFile = b.grid, b.path(ManifestFile)
 	}
-	out := &driver.TTVariant{Includes: slices.Clone(t.includes)}
+	out := &tt.Program{Includes: slices.Clone(t.includes)}
 
 	// Buffers first: CBs on a buffer take its shard size.
-	decl := map[int]*driver.TTBuffer{}
+	decl := map[int]*tt.Buffer{}
 	for _, bs := range t.bufs {
 		tb, err := x.buffer(bs)
 		if err != nil {
@@ -1324,7 +1326,7 @@ func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*driver
 		field string
 		name  string
 	}
-	onCore := map[ttCore]map[driver.TTProcessor]placed{}
+	onCore := map[ttCore]map[tt.Processor]placed{}
 	var used []ttCore
 	usedSet := map[ttCore]bool{}
 	for _, ks := range t.kernels {
@@ -1343,7 +1345,7 @@ func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*driver
 		for _, c := range cores {
 			m := onCore[c]
 			if m == nil {
-				m = map[driver.TTProcessor]placed{}
+				m = map[tt.Processor]placed{}
 				onCore[c] = m
 			}
 			if o, dup := m[k.Processor]; dup {
@@ -1357,12 +1359,12 @@ func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*driver
 		}
 		lists := []struct {
 			name     string
-			src, dst *[]driver.TTArg
+			src, dst *[]tt.Arg
 		}{{"compile_args", &ks.k.CompileArgs, &k.CompileArgs},
 			{"runtime_args", &ks.k.RuntimeArgs, &k.RuntimeArgs},
 			{"common_args", &ks.k.CommonArgs, &k.CommonArgs}}
 		for _, l := range lists {
-			args := make([]driver.TTArg, len(*l.src))
+			args := make([]tt.Arg, len(*l.src))
 			for i, a := range *l.src {
 				f := fmt.Sprintf("%s.%s[%d]", ks.field, l.name, i)
 				if args[i], err = x.arg(a, f, cores); err != nil {
@@ -1377,7 +1379,7 @@ func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*driver
 			if err != nil {
 				return nil, nil, err
 			}
-			k.NamedCompileArgs = append(k.NamedCompileArgs, driver.TTNamedArg{Name: na.Name, Arg: a})
+			k.NamedCompileArgs = append(k.NamedCompileArgs, tt.NamedArg{Name: na.Name, Arg: a})
 		}
 		out.Kernels = append(out.Kernels, k)
 	}
@@ -1414,7 +1416,7 @@ func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*driver
 	// Semaphores.
 	for i, ss := range t.sems {
 		field := fmt.Sprintf("semaphores[%d]", i)
-		s := driver.TTSemaphore{}
+		s := tt.Semaphore{}
 		if s.Cores, err = x.coreSet(ss.cores, field+".cores"); err != nil {
 			return nil, nil, err
 		}
@@ -1445,7 +1447,7 @@ func (b *Bundle) bindTT(t *ttSpec, grid []backends.GwsDim, vals Values) (*driver
 // arg binds one arg and, when it reads the core, evaluates it on every
 // core it is for, so that a value that fails (or passes 32 bits) on some
 // core is an error naming the field and the core.
-func (x *ttBinder) arg(a driver.TTArg, field string, cores []ttCore) (driver.TTArg, error) {
+func (x *ttBinder) arg(a tt.Arg, field string, cores []ttCore) (tt.Arg, error) {
 	out := a
 	var err error
 	type part struct {
@@ -1454,11 +1456,11 @@ func (x *ttBinder) arg(a driver.TTArg, field string, cores []ttCore) (driver.TTA
 	}
 	var parts []part
 	switch a.Kind {
-	case driver.TTArgConst:
+	case tt.ArgConst:
 		parts = []part{{&a.Value, &out.Value, ".value"}}
-	case driver.TTArgBankID, driver.TTArgBankNocX, driver.TTArgBankNocY:
+	case tt.ArgBankID, tt.ArgBankNocX, tt.ArgBankNocY:
 		parts = []part{{&a.Page, &out.Page, ".page"}}
-	case driver.TTArgCoreNocX, driver.TTArgCoreNocY:
+	case tt.ArgCoreNocX, tt.ArgCoreNocY:
 		parts = []part{{&a.Core.Row, &out.Core.Row, ".core[0]"}, {&a.Core.Col, &out.Core.Col, ".core[1]"}}
 	}
 	for _, pt := range parts {
@@ -1467,7 +1469,7 @@ func (x *ttBinder) arg(a driver.TTArg, field string, cores []ttCore) (driver.TTA
 		}
 		d := *pt.dst
 		check := func(v uint64, where string) error {
-			if a.Kind == driver.TTArgConst && v > math.MaxUint32 {
+			if a.Kind == tt.ArgConst && v > math.MaxUint32 {
 				return x.ferr(field+pt.name, fmt.Errorf("%svalue %d does not fit in 32 bits", where, v))
 			}
 			return nil
@@ -1493,8 +1495,8 @@ func (x *ttBinder) arg(a driver.TTArg, field string, cores []ttCore) (driver.TTA
 
 // cb binds one CB config and lists its cores (nil cores: every core a
 // kernel runs on).
-func (x *ttBinder) cb(cs ttCBSpec, grid [2]uint64, used []ttCore, decl map[int]*driver.TTBuffer) (driver.TTCBConfig, []ttCore, error) {
-	var cb driver.TTCBConfig
+func (x *ttBinder) cb(cs ttCBSpec, grid [2]uint64, used []ttCore, decl map[int]*tt.Buffer) (tt.CBConfig, []ttCore, error) {
+	var cb tt.CBConfig
 	var err error
 	if cb.Cores, err = x.coreSet(cs.cores, cs.field+".cores"); err != nil {
 		return cb, nil, err
@@ -1511,7 +1513,7 @@ func (x *ttBinder) cb(cs ttCBSpec, grid [2]uint64, used []ttCore, decl map[int]*
 		if len(cs.indices) > 1 {
 			f = fmt.Sprintf("%s.indices[%d]", cs.field, j)
 		}
-		idx := driver.TTCBIndex{Index: is.index, Format: is.format}
+		idx := tt.CBIndex{Index: is.index, Format: is.format}
 		if is.tile != [2]uint32{32, 32} {
 			idx.TileRows, idx.TileCols = is.tile[0], is.tile[1]
 		}
@@ -1577,10 +1579,10 @@ func (x *ttBinder) cb(cs ttCBSpec, grid [2]uint64, used []ttCore, decl map[int]*
 
 // buffer binds a buffer declaration: page size, the tile matrix, and a
 // shard spec in elements turned into pages.
-func (x *ttBinder) buffer(bs ttBufSpec) (driver.TTBuffer, error) {
+func (x *ttBinder) buffer(bs ttBufSpec) (tt.Buffer, error) {
 	prm := x.b.Params[bs.param]
 	shape := x.shapes[bs.param]
-	out := driver.TTBuffer{Param: bs.param, Placement: bs.placement, Layout: bs.memLayout, Tile: bs.tile, Format: bs.format}
+	out := tt.Buffer{Param: bs.param, Placement: bs.placement, Layout: bs.memLayout, Tile: bs.tile, Format: bs.format}
 	elem := uint64(prm.DType.Size())
 	// The param as a matrix: its last dim is the columns, the rest rows.
 	rows, cols := uint64(1), uint64(1)
@@ -1685,7 +1687,7 @@ func (x *ttBinder) buffer(bs ttBufSpec) (driver.TTBuffer, error) {
 	if nshards > uint64(len(holders)) {
 		return out, x.ferr(bs.field+".shard.cores", fmt.Errorf("%d shards of %d×%d elements but %d cores to hold them", nshards, shardEl[0], shardEl[1], len(holders)))
 	}
-	out.Shard = &driver.TTShard{Cores: *cs, Shape: [2]uint32{uint32(shard[0]), uint32(shard[1])},
+	out.Shard = &tt.Shard{Cores: *cs, Shape: [2]uint32{uint32(shard[0]), uint32(shard[1])},
 		Tensor: [2]uint32{uint32(tensor[0]), uint32(tensor[1])}, Orientation: sh.orientation}
 	return out, nil
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zyxtt/zyxtt/tt"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
@@ -68,65 +70,65 @@ func TestTTV2(t *testing.T) {
 	require.NoError(t, err)
 	p, err := b.Program(b.Defaults())
 	require.NoError(t, err)
-	v := p.TT()
+	v := tt.ProgramOf(p)
 	require.NotNil(t, v)
 	c := backends.ConstDim
 	split := func(op driver.GwsOp) backends.GwsDim { return driver.SplitDim(op, c(10), c(2), c(4)) }
-	rect := func(r0, c0, r1, c1 uint64) *driver.TTCoreSet {
-		return &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTRect(r0, c0, r1, c1)}}
+	rect := func(r0, c0, r1, c1 uint64) *tt.CoreSet {
+		return &tt.CoreSet{Ranges: []tt.CoreRange{tt.Rect(r0, c0, r1, c1)}}
 	}
 	// split_work_to_cores(10 tiles, 2x4): 8 cores, the first 2 take 2 tiles.
-	reader1 := driver.TTKernel{Name: "reader1", Processor: driver.TTRiscv0, Source: "// k", Defines: map[string]string{"X": "1"},
-		Cores:            &driver.TTCoreSet{Slice: &driver.TTCoreSlice{Of: driver.TTRect(0, 0, 1, 3), From: c(0), To: c(2)}},
-		CompileArgs:      []driver.TTArg{{Kind: driver.TTArgAccessor, Param: 0}, driver.TTConst(20)},
-		NamedCompileArgs: []driver.TTNamedArg{{Name: "num_tiles", Arg: driver.TTConst(10)}, {Name: "page", Arg: driver.TTArg{Kind: driver.TTArgPageSize, Param: 0}}},
-		RuntimeArgs: []driver.TTArg{
-			{Kind: driver.TTArgBufferAddr, Param: 0},
-			{Kind: driver.TTArgConst, Value: split(driver.GwsSplitStart)},
-			{Kind: driver.TTArgConst, Value: split(driver.GwsSplitUnits)},
-			{Kind: driver.TTArgBankID, Param: 0, Page: split(driver.GwsSplitStart)},
-			{Kind: driver.TTArgCoreNocX, Core: driver.TTCoord{Row: driver.CoreDim(driver.GwsCoreRow), Col: c(0)}},
-			{Kind: driver.TTArgSemaphore, Semaphore: 0},
-			{Kind: driver.TTArgSemaphore, Semaphore: 1},
-			{Kind: driver.TTArgSemaphoreAddr, Semaphore: 0},
+	reader1 := tt.Kernel{Name: "reader1", Processor: tt.Riscv0, Source: "// k", Defines: map[string]string{"X": "1"},
+		Cores:            &tt.CoreSet{Slice: &tt.CoreSlice{Of: tt.Rect(0, 0, 1, 3), From: c(0), To: c(2)}},
+		CompileArgs:      []tt.Arg{{Kind: tt.ArgAccessor, Param: 0}, tt.Const(20)},
+		NamedCompileArgs: []tt.NamedArg{{Name: "num_tiles", Arg: tt.Const(10)}, {Name: "page", Arg: tt.Arg{Kind: tt.ArgPageSize, Param: 0}}},
+		RuntimeArgs: []tt.Arg{
+			{Kind: tt.ArgBufferAddr, Param: 0},
+			{Kind: tt.ArgConst, Value: split(driver.GwsSplitStart)},
+			{Kind: tt.ArgConst, Value: split(driver.GwsSplitUnits)},
+			{Kind: tt.ArgBankID, Param: 0, Page: split(driver.GwsSplitStart)},
+			{Kind: tt.ArgCoreNocX, Core: tt.Coord{Row: driver.CoreDim(driver.GwsCoreRow), Col: c(0)}},
+			{Kind: tt.ArgSemaphore, Semaphore: 0},
+			{Kind: tt.ArgSemaphore, Semaphore: 1},
+			{Kind: tt.ArgSemaphoreAddr, Semaphore: 0},
 		},
-		CommonArgs: []driver.TTArg{{Kind: driver.TTArgParam, Param: 5}},
+		CommonArgs: []tt.Arg{{Kind: tt.ArgParam, Param: 5}},
 	}
 	require.Equal(t, reader1, v.Kernels[0])
-	require.Equal(t, &driver.TTCoreSet{Slice: &driver.TTCoreSlice{Of: driver.TTRect(0, 0, 1, 3), From: c(2), To: c(8)}}, v.Kernels[1].Cores)
+	require.Equal(t, &tt.CoreSet{Slice: &tt.CoreSlice{Of: tt.Rect(0, 0, 1, 3), From: c(2), To: c(8)}}, v.Kernels[1].Cores)
 	require.Equal(t, rect(0, 0, 1, 3), v.Kernels[2].Cores)
 	require.Equal(t, "LoFi", v.Kernels[2].MathFidelity)
 	require.True(t, v.Kernels[2].FP32DestAcc)
 	w := v.Kernels[3]
 	require.Equal(t, "writer", w.Name) // from the source's name
 	require.Equal(t, 0, *w.NOC)
-	require.Equal(t, &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTRect(0, 0, 0, 3), driver.TTRect(1, 0, 1, 3)}}, w.Cores)
+	require.Equal(t, &tt.CoreSet{Ranges: []tt.CoreRange{tt.Rect(0, 0, 0, 3), tt.Rect(1, 0, 1, 3)}}, w.Cores)
 	require.Equal(t, driver.BinaryDim(driver.GwsAdd, driver.BinaryDim(driver.GwsMul, driver.CoreDim(driver.GwsCoreIndex), c(100)), driver.CoreDim(driver.GwsNumCores)), w.RuntimeArgs[0].Value)
 
 	s := 1
-	require.Equal(t, []driver.TTCBConfig{
-		{Cores: rect(0, 0, 1, 3), TotalBytes: 4096, Indices: []driver.TTCBIndex{{Index: 0, Format: "Float16_b", PageBytes: 2048}, {Index: 1, Format: "Float16_b", PageBytes: 2048}}},
-		{Cores: rect(0, 0, 1, 3), TotalBytes: 2176, Indices: []driver.TTCBIndex{{Index: 2, Format: "Bfp8_b", PageBytes: 1088}}},
+	require.Equal(t, []tt.CBConfig{
+		{Cores: rect(0, 0, 1, 3), TotalBytes: 4096, Indices: []tt.CBIndex{{Index: 0, Format: "Float16_b", PageBytes: 2048}, {Index: 1, Format: "Float16_b", PageBytes: 2048}}},
+		{Cores: rect(0, 0, 1, 3), TotalBytes: 2176, Indices: []tt.CBIndex{{Index: 2, Format: "Bfp8_b", PageBytes: 1088}}},
 		// The shard of s: 1x2 tiles of 2048 bytes.
-		{Cores: rect(0, 0, 1, 1), TotalBytes: 4096, Indices: []driver.TTCBIndex{{Index: 3, Format: "Float16_b", PageBytes: 2048}}, Buffer: &s},
+		{Cores: rect(0, 0, 1, 1), TotalBytes: 4096, Indices: []tt.CBIndex{{Index: 3, Format: "Float16_b", PageBytes: 2048}}, Buffer: &s},
 		// A 16x32 bf16 tile is 1024 bytes.
-		{TotalBytes: 2048, Indices: []driver.TTCBIndex{{Index: 16, Format: "Float16_b", PageBytes: 1024, TileRows: 16, TileCols: 32}}},
+		{TotalBytes: 2048, Indices: []tt.CBIndex{{Index: 16, Format: "Float16_b", PageBytes: 1024, TileRows: 16, TileCols: 32}}},
 	}, v.CBs)
-	require.Equal(t, []driver.TTSemaphore{{Cores: rect(0, 0, 1, 3), Initial: 1}, {Cores: rect(0, 0, 1, 3)}}, v.Semaphores)
-	require.Equal(t, []driver.TTBuffer{
+	require.Equal(t, []tt.Semaphore{{Cores: rect(0, 0, 1, 3), Initial: 1}, {Cores: rect(0, 0, 1, 3)}}, v.Semaphores)
+	require.Equal(t, []tt.Buffer{
 		{Param: 0, Placement: "dram", Layout: "interleaved", PageSize: 2048},
 		// 128x64 bf16 in tiles: 4x2 tiles, shards of 1x2 tiles on 4 cores.
 		{Param: 1, Placement: "l1", Layout: "height_sharded", PageSize: 2048, Tile: true, Rows: 128, Cols: 64,
-			Shard: &driver.TTShard{Cores: *rect(0, 0, 1, 1), Shape: [2]uint32{1, 2}, Tensor: [2]uint32{4, 2}, Orientation: "row_major"}},
+			Shard: &tt.Shard{Cores: *rect(0, 0, 1, 1), Shape: [2]uint32{1, 2}, Tensor: [2]uint32{4, 2}, Orientation: "row_major"}},
 		// Bfp8_b tiles of the last two dims.
 		{Param: 2, Placement: "dram", Layout: "interleaved", PageSize: 1088, Tile: true, Rows: 64, Cols: 64, Format: "Bfp8_b"},
 		// 16x8 u32 in 16-byte sticks of 4: 16x2 pages, shards of 16x1.
 		{Param: 3, Placement: "l1", Layout: "width_sharded", PageSize: 16,
-			Shard: &driver.TTShard{Cores: *rect(0, 0, 0, 1), Shape: [2]uint32{16, 1}, Tensor: [2]uint32{16, 2}, Orientation: "col_major"}},
+			Shard: &tt.Shard{Cores: *rect(0, 0, 0, 1), Shape: [2]uint32{16, 1}, Tensor: [2]uint32{16, 2}, Orientation: "col_major"}},
 	}, v.Buffers)
-	require.Equal(t, []driver.TTInclude{{Path: "common.h", Source: "#define COMMON 1\n"}, {Path: "sub/x.h", Source: "#define X 2\n"}}, v.Includes)
+	require.Equal(t, []tt.Include{{Path: "common.h", Source: "#define COMMON 1\n"}, {Path: "sub/x.h", Source: "#define X 2\n"}}, v.Includes)
 	// Every kernel names its cores: the grid is the box around them.
-	require.Equal(t, []backends.GwsDim{c(2), c(4)}, p.Variant(driver.FormatTT).Grid)
+	require.Equal(t, []backends.GwsDim{c(2), c(4)}, p.Variant(tt.VariantFormat).Grid)
 
 	// At other var values the groups move: 16 tiles split evenly, so the
 	// second group is empty and its kernel is left out.
@@ -134,8 +136,8 @@ func TestTTV2(t *testing.T) {
 	require.NoError(t, err)
 	p, err = b.Program(vals)
 	require.NoError(t, err)
-	require.Len(t, p.TT().Kernels, 3)
-	require.Equal(t, c(8), p.TT().Kernels[0].Cores.Slice.To)
+	require.Len(t, tt.ProgramOf(p).Kernels, 3)
+	require.Equal(t, c(8), tt.ProgramOf(p).Kernels[0].Cores.Slice.To)
 }
 
 // TestTTSplitCoverage checks the two core groups of split work against
@@ -148,9 +150,9 @@ func TestTTSplitCoverage(t *testing.T) {
 		require.NoError(t, err)
 		p, err := b.Program(vals)
 		require.NoError(t, err)
-		x := &ttBinder{b: b, t: b.variants[driver.FormatTT].tt, vals: vals}
+		x := &ttBinder{b: b, t: b.variants[tt.VariantFormat].tt, vals: vals}
 		covered := make([]int, tiles)
-		for _, k := range p.TT().Kernels {
+		for _, k := range tt.ProgramOf(p).Kernels {
 			startArg := map[string]int{"reader1": 1, "reader2": 0}
 			ai, ok := startArg[k.Name]
 			if !ok {
@@ -262,14 +264,14 @@ func TestTTV2Errors(t *testing.T) {
 }
 
 // TestTTShorthandCompat: the reader/compute/writer form is the one-group
-// program of driver.TTOneGroup.
+// program of tt.OneGroup.
 func TestTTShorthandCompat(t *testing.T) {
 	b, err := Load("testdata/vadd")
 	require.NoError(t, err)
 	p, err := b.Program(b.Defaults())
 	require.NoError(t, err)
-	v := p.TT()
-	want := driver.TTOneGroup(v.Kernels[0], v.Kernels[1], v.Kernels[2], v.CBs...)
+	v := tt.ProgramOf(p)
+	want := tt.OneGroup(v.Kernels[0], v.Kernels[1], v.Kernels[2], v.CBs...)
 	require.Equal(t, want, v)
 	require.Nil(t, v.Buffers)
 	for _, cb := range v.CBs {
@@ -289,7 +291,7 @@ func FuzzParseTT(f *testing.F) {
 	b, err := ParseManifest([]byte(v2Manifest), "manifest.json")
 	require.NoError(f, err)
 	b.Dir = dir
-	fi, ok := backends.LookupFormat(driver.FormatTT)
+	fi, ok := backends.LookupFormat(tt.VariantFormat)
 	require.True(f, ok)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v, err := b.parseVariant(fi, filepath.Join(dir, "tt.json"), data)

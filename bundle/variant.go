@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zyxtt/zyxtt/tt"
+
 	"github.com/zyxtt/zyxtt/backends"
-	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/kernels"
 )
 
@@ -69,7 +70,7 @@ var variantDecoders = map[reflect.Type]func(b *Bundle, v *variant, file string, 
 	reflect.TypeFor[*backends.SourceVariant](): decodeAs((*Bundle).decodeSource),
 	reflect.TypeFor[*backends.SPIRVVariant]():  decodeAs((*Bundle).decodeSPIRV),
 	reflect.TypeFor[*backends.GEMMVariant]():   decodeAs((*Bundle).decodeGEMM),
-	reflect.TypeFor[*driver.TTVariant]():       decodeAs((*Bundle).decodeTT),
+	reflect.TypeFor[*tt.Program]():             decodeAs((*Bundle).decodeTT),
 }
 
 // decodeAs is the decoder of variant files of raw type R: it decodes the

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/zyxtt/zyxtt/tt"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends"
@@ -250,7 +252,7 @@ func TestNoOutputs(t *testing.T) {
 	p, err := b.Program(b.Defaults())
 	require.NoError(t, err)
 	require.Empty(t, p.Params)
-	require.Len(t, p.TT().Kernels, 1)
+	require.Len(t, tt.ProgramOf(p).Kernels, 1)
 	r := prepareBare(t, b)
 	_, err = r.Verify(ctx, "", &Execution{})
 	require.ErrorContains(t, err, "has no outputs to verify")

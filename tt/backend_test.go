@@ -302,14 +302,14 @@ func hostRoundTrip(t *testing.T, p *backends.Pool, buf driver.BufferID, off int6
 }
 
 func vaddProgram() *driver.Program {
-	reader := driver.TTKernel{Source: "void kernel_main() {}", RuntimeArgs: []driver.TTArg{
-		{Kind: driver.TTArgBufferAddr, Param: 1}, {Kind: driver.TTArgBufferAddr, Param: 2},
-		{Kind: driver.TTArgParam, Param: 0}, {Kind: driver.TTArgCoreRow}, {Kind: driver.TTArgCoreCol},
+	reader := tt.Kernel{Source: "void kernel_main() {}", RuntimeArgs: []tt.Arg{
+		{Kind: tt.ArgBufferAddr, Param: 1}, {Kind: tt.ArgBufferAddr, Param: 2},
+		{Kind: tt.ArgParam, Param: 0}, {Kind: tt.ArgCoreRow}, {Kind: tt.ArgCoreCol},
 	}}
-	compute := driver.TTKernel{Source: "namespace NAMESPACE { void MAIN {} }", CompileArgs: []driver.TTArg{driver.TTConst(4), driver.TTConst(0)}, MathFidelity: "HiFi4"}
-	writer := driver.TTKernel{Source: "void kernel_main() {}",
-		CompileArgs: []driver.TTArg{{Kind: driver.TTArgAccessor, Param: 3}},
-		RuntimeArgs: []driver.TTArg{{Kind: driver.TTArgBufferAddr, Param: 3}, {Kind: driver.TTArgNumCores}},
+	compute := tt.Kernel{Source: "namespace NAMESPACE { void MAIN {} }", CompileArgs: []tt.Arg{tt.Const(4), tt.Const(0)}, MathFidelity: "HiFi4"}
+	writer := tt.Kernel{Source: "void kernel_main() {}",
+		CompileArgs: []tt.Arg{{Kind: tt.ArgAccessor, Param: 3}},
+		RuntimeArgs: []tt.Arg{{Kind: tt.ArgBufferAddr, Param: 3}, {Kind: tt.ArgNumCores}},
 	}
 	p := &driver.Program{
 		Name: "vadd",
@@ -320,8 +320,8 @@ func vaddProgram() *driver.Program {
 			{Name: "c", Kind: driver.GlobalMut, DType: driver.BF16},
 		},
 		Grid: []driver.GwsDim{driver.ConstDim(1), driver.ParamDim(0)},
-		Variants: []driver.Variant{{Format: driver.FormatTT, Code: driver.TTOneGroup(reader, compute, writer,
-			driver.TTCB(0, "Float16_b", 2048, 2), driver.TTCB(1, "Float16_b", 2048, 2), driver.TTCB(16, "Float16_b", 2048, 2))}},
+		Variants: []driver.Variant{{Format: tt.VariantFormat, Code: tt.OneGroup(reader, compute, writer,
+			tt.CB(0, "Float16_b", 2048, 2), tt.CB(1, "Float16_b", 2048, 2), tt.CB(16, "Float16_b", 2048, 2))}},
 	}
 	return p
 }
@@ -363,74 +363,74 @@ func TestCompileAndLaunch(t *testing.T) {
 func TestCompileValidation(t *testing.T) {
 	d := open1(t, "")
 	ctx := context.Background()
-	k := func(p *driver.Program, i int) *driver.TTKernel { return &p.TT().Kernels[i] }
+	k := func(p *driver.Program, i int) *tt.Kernel { return &tt.ProgramOf(p).Kernels[i] }
 	cases := []struct {
 		name   string
 		mutate func(p *driver.Program)
 		is     error
 		says   string
 	}{
-		{"no variant", func(p *driver.Program) { p.RemoveVariant(driver.FormatTT) }, driver.ErrNoVariant, "has no variant in a format"},
-		{"no kernels", func(p *driver.Program) { p.TT().Kernels = nil }, driver.ErrInvalidArgument, "1 to 64"},
+		{"no variant", func(p *driver.Program) { p.RemoveVariant(tt.VariantFormat) }, driver.ErrNoVariant, "has no variant in a format"},
+		{"no kernels", func(p *driver.Program) { tt.ProgramOf(p).Kernels = nil }, driver.ErrInvalidArgument, "1 to 64"},
 		{"processor", func(p *driver.Program) { k(p, 0).Processor = "riscv_2" }, driver.ErrInvalidArgument, "processor \"riscv_2\""},
 		{"noc on compute", func(p *driver.Program) { n := 0; k(p, 1).NOC = &n }, driver.ErrInvalidArgument, "takes no NOC"},
 		{"noc 2", func(p *driver.Program) { n := 2; k(p, 0).NOC = &n }, driver.ErrInvalidArgument, "NOC 2"},
 		{"fidelity on data movement", func(p *driver.Program) { k(p, 0).MathFidelity = "HiFi2" }, driver.ErrInvalidArgument, "for compute kernels"},
-		{"empty core set", func(p *driver.Program) { k(p, 0).Cores = &driver.TTCoreSet{} }, driver.ErrInvalidArgument, "is empty"},
-		{"duplicate CB", func(p *driver.Program) { p.TT().CBs[1].Indices[0].Index = 0 }, driver.ErrInvalidArgument, "CB 0 on core (0, 0) is already configured"},
+		{"empty core set", func(p *driver.Program) { k(p, 0).Cores = &tt.CoreSet{} }, driver.ErrInvalidArgument, "is empty"},
+		{"duplicate CB", func(p *driver.Program) { tt.ProgramOf(p).CBs[1].Indices[0].Index = 0 }, driver.ErrInvalidArgument, "CB 0 on core (0, 0) is already configured"},
 		{"CB index twice in a config", func(p *driver.Program) {
-			p.TT().CBs[0].Indices = append(p.TT().CBs[0].Indices, p.TT().CBs[0].Indices[0])
+			tt.ProgramOf(p).CBs[0].Indices = append(tt.ProgramOf(p).CBs[0].Indices, tt.ProgramOf(p).CBs[0].Indices[0])
 		}, driver.ErrInvalidArgument, "configured twice"},
-		{"CB index 32", func(p *driver.Program) { p.TT().CBs[1].Indices[0].Index = 32 }, driver.ErrInvalidArgument, "outside 0–31"},
-		{"unknown format", func(p *driver.Program) { p.TT().CBs[0].Indices[0].Format = "Bfp2_b" }, driver.ErrInvalidArgument, "unknown data format"},
-		{"page not dividing", func(p *driver.Program) { p.TT().CBs[0].Indices[0].PageBytes = 3000 }, driver.ErrInvalidArgument, "do not divide"},
-		{"tiny tile", func(p *driver.Program) { p.TT().CBs[0].Indices[0].TileRows = 3 }, driver.ErrInvalidArgument, "3x32 tile"},
-		{"empty CB", func(p *driver.Program) { p.TT().CBs[0].TotalBytes = 0 }, driver.ErrInvalidArgument, "must be positive"},
-		{"over the L1 budget", func(p *driver.Program) { p.TT().CBs[0].TotalBytes = 2048 * 1000 }, driver.ErrInvalidArgument, "bytes of L1"},
+		{"CB index 32", func(p *driver.Program) { tt.ProgramOf(p).CBs[1].Indices[0].Index = 32 }, driver.ErrInvalidArgument, "outside 0–31"},
+		{"unknown format", func(p *driver.Program) { tt.ProgramOf(p).CBs[0].Indices[0].Format = "Bfp2_b" }, driver.ErrInvalidArgument, "unknown data format"},
+		{"page not dividing", func(p *driver.Program) { tt.ProgramOf(p).CBs[0].Indices[0].PageBytes = 3000 }, driver.ErrInvalidArgument, "do not divide"},
+		{"tiny tile", func(p *driver.Program) { tt.ProgramOf(p).CBs[0].Indices[0].TileRows = 3 }, driver.ErrInvalidArgument, "3x32 tile"},
+		{"empty CB", func(p *driver.Program) { tt.ProgramOf(p).CBs[0].TotalBytes = 0 }, driver.ErrInvalidArgument, "must be positive"},
+		{"over the L1 budget", func(p *driver.Program) { tt.ProgramOf(p).CBs[0].TotalBytes = 2048 * 1000 }, driver.ErrInvalidArgument, "bytes of L1"},
 		{"fidelity", func(p *driver.Program) { k(p, 1).MathFidelity = "HiFi5" }, driver.ErrInvalidArgument, "math fidelity"},
 		{"param layout on a buffer", func(p *driver.Program) { k(p, 0).RuntimeArgs[2].Param = 1 }, driver.ErrInvalidArgument, "not a variable"},
 		{"address of a variable", func(p *driver.Program) { k(p, 0).RuntimeArgs[0].Param = 0 }, driver.ErrInvalidArgument, "not a buffer"},
 		{"param out of range", func(p *driver.Program) { k(p, 2).RuntimeArgs[0].Param = 9 }, driver.ErrInvalidArgument, "names param 9"},
 		{"core_row in compile args", func(p *driver.Program) {
-			k(p, 1).CompileArgs = append(k(p, 1).CompileArgs, driver.TTArg{Kind: driver.TTArgCoreRow})
+			k(p, 1).CompileArgs = append(k(p, 1).CompileArgs, tt.Arg{Kind: tt.ArgCoreRow})
 		}, driver.ErrInvalidArgument, "belongs in runtime args"},
 		{"split_start in common args", func(p *driver.Program) {
-			k(p, 1).CommonArgs = []driver.TTArg{{Kind: driver.TTArgConst, Value: driver.SplitDim(driver.GwsSplitStart, driver.ConstDim(10), driver.ConstDim(1), driver.ConstDim(4))}}
+			k(p, 1).CommonArgs = []tt.Arg{{Kind: tt.ArgConst, Value: driver.SplitDim(driver.GwsSplitStart, driver.ConstDim(10), driver.ConstDim(1), driver.ConstDim(4))}}
 		}, driver.ErrInvalidArgument, "per-core term"},
 		{"accessor in runtime args", func(p *driver.Program) {
-			k(p, 2).RuntimeArgs = append(k(p, 2).RuntimeArgs, driver.TTArg{Kind: driver.TTArgAccessor, Param: 3})
+			k(p, 2).RuntimeArgs = append(k(p, 2).RuntimeArgs, tt.Arg{Kind: tt.ArgAccessor, Param: 3})
 		}, driver.ErrInvalidArgument, "belong in compile args"},
 		{"named arg name", func(p *driver.Program) {
-			k(p, 0).NamedCompileArgs = []driver.TTNamedArg{{Name: "num tiles", Arg: driver.TTConst(1)}}
+			k(p, 0).NamedCompileArgs = []tt.NamedArg{{Name: "num tiles", Arg: tt.Const(1)}}
 		}, driver.ErrInvalidArgument, "not a C identifier"},
 		{"named arg twice", func(p *driver.Program) {
-			k(p, 0).NamedCompileArgs = []driver.TTNamedArg{{Name: "n", Arg: driver.TTConst(1)}, {Name: "n", Arg: driver.TTConst(2)}}
+			k(p, 0).NamedCompileArgs = []tt.NamedArg{{Name: "n", Arg: tt.Const(1)}, {Name: "n", Arg: tt.Const(2)}}
 		}, driver.ErrInvalidArgument, "given twice"},
 		{"semaphore out of range", func(p *driver.Program) {
-			k(p, 0).RuntimeArgs = append(k(p, 0).RuntimeArgs, driver.TTArg{Kind: driver.TTArgSemaphore, Semaphore: 1})
+			k(p, 0).RuntimeArgs = append(k(p, 0).RuntimeArgs, tt.Arg{Kind: tt.ArgSemaphore, Semaphore: 1})
 		}, driver.ErrInvalidArgument, "semaphore 1; the program has 0"},
 		{"unknown layout kind", func(p *driver.Program) { k(p, 0).RuntimeArgs[3].Kind = "core_z" }, driver.ErrInvalidArgument, "unknown layout kind"},
 		{"three grid axes", func(p *driver.Program) { p.Grid = append(p.Grid, driver.ConstDim(1)) }, driver.ErrInvalidArgument, "axes"},
 		{"constant grid too large", func(p *driver.Program) { p.Grid = []driver.GwsDim{driver.ConstDim(100)} }, driver.ErrInvalidArgument, "worker grid has 8 rows"},
 		{"constant zero grid", func(p *driver.Program) { p.Grid = []driver.GwsDim{driver.ConstDim(0)} }, driver.ErrInvalidArgument, "is 0"},
 		{"64-bit param in a layout", func(p *driver.Program) { p.Params[0].DType = driver.U64 }, driver.ErrInvalidArgument, "32 bits"},
-		{"buffer decl of a variable", func(p *driver.Program) { p.TT().Buffers = []driver.TTBuffer{{Param: 0}} }, driver.ErrInvalidArgument, "not a buffer param"},
+		{"buffer decl of a variable", func(p *driver.Program) { tt.ProgramOf(p).Buffers = []tt.Buffer{{Param: 0}} }, driver.ErrInvalidArgument, "not a buffer param"},
 		{"sharded without a shard", func(p *driver.Program) {
-			p.TT().Buffers = []driver.TTBuffer{{Param: 1, Placement: "l1", Layout: "height_sharded"}}
+			tt.ProgramOf(p).Buffers = []tt.Buffer{{Param: 1, Placement: "l1", Layout: "height_sharded"}}
 		}, driver.ErrInvalidArgument, "needs a shard spec"},
 		{"tile of odd shape", func(p *driver.Program) {
-			p.TT().Buffers = []driver.TTBuffer{{Param: 1, Tile: true, Rows: 30, Cols: 32}}
+			tt.ProgramOf(p).Buffers = []tt.Buffer{{Param: 1, Tile: true, Rows: 30, Cols: 32}}
 		}, driver.ErrInvalidArgument, "multiples of 32"},
 		{"block float of an integer", func(p *driver.Program) {
 			p.Params[1].DType = driver.I32
-			p.TT().Buffers = []driver.TTBuffer{{Param: 1, Tile: true, Rows: 32, Cols: 32, Format: "Bfp8_b"}}
+			tt.ProgramOf(p).Buffers = []tt.Buffer{{Param: 1, Tile: true, Rows: 32, Cols: 32, Format: "Bfp8_b"}}
 		}, driver.ErrInvalidArgument, "holds f32 or bf16"},
-		{"block float without tiles", func(p *driver.Program) { p.TT().Buffers = []driver.TTBuffer{{Param: 1, Format: "Bfp8_b"}} }, driver.ErrInvalidArgument, "needs the tile layout"},
-		{"CB on a DRAM buffer", func(p *driver.Program) { b := 1; p.TT().CBs[0].Buffer = &b }, driver.ErrInvalidArgument, "not declared an l1 buffer"},
+		{"block float without tiles", func(p *driver.Program) { tt.ProgramOf(p).Buffers = []tt.Buffer{{Param: 1, Format: "Bfp8_b"}} }, driver.ErrInvalidArgument, "needs the tile layout"},
+		{"CB on a DRAM buffer", func(p *driver.Program) { b := 1; tt.ProgramOf(p).CBs[0].Buffer = &b }, driver.ErrInvalidArgument, "not declared an l1 buffer"},
 		{"include twice", func(p *driver.Program) {
-			p.TT().Includes = []driver.TTInclude{{Path: "a.h"}, {Path: "a.h"}}
+			tt.ProgramOf(p).Includes = []tt.Include{{Path: "a.h"}, {Path: "a.h"}}
 		}, driver.ErrInvalidArgument, "given twice"},
-		{"include path with ..", func(p *driver.Program) { p.TT().Includes = []driver.TTInclude{{Path: "../a.h"}} }, driver.ErrInvalidArgument, "compile.include_files[0].path"},
+		{"include path with ..", func(p *driver.Program) { tt.ProgramOf(p).Includes = []tt.Include{{Path: "../a.h"}} }, driver.ErrInvalidArgument, "compile.include_files[0].path"},
 		{"compiler error", func(p *driver.Program) { k(p, 1).Source = "#error no tiles today" }, driver.ErrCompile, "no tiles today"},
 	}
 	for _, tc := range cases {
@@ -446,7 +446,7 @@ func TestCompileValidation(t *testing.T) {
 	// A grid read from a variable is built at the first launch: so are
 	// its errors.
 	p := vaddProgram()
-	p.TT().Kernels[1].Source = "#error built late"
+	tt.ProgramOf(p).Kernels[1].Source = "#error built late"
 	exe, err := backends.DeviceOf(d).Compile(ctx, p)
 	require.NoError(t, err)
 	args := launchArgs(t, d, 4096, 4)
@@ -454,7 +454,7 @@ func TestCompileValidation(t *testing.T) {
 	require.NoError(t, exe.Release())
 	// a kernel source that is not UTF-8 still compiles (it travels as base64)
 	p = vaddProgram()
-	p.TT().Kernels[0].Source = "// \xff\xfe\nvoid kernel_main() {}"
+	tt.ProgramOf(p).Kernels[0].Source = "// \xff\xfe\nvoid kernel_main() {}"
 	exe, err = backends.DeviceOf(d).Compile(ctx, p)
 	require.NoError(t, err)
 	require.NoError(t, exe.Launch(ctx, args))

@@ -47,7 +47,7 @@ func deviceInfo(ri ttruntime.InitReply, emulated bool, card *Card) *driver.Devic
 		arch = ri.Arch
 	}
 	info := &driver.DeviceInfo{
-		Formats:             []driver.Format{driver.FormatTT},
+		Formats:             []driver.Format{VariantFormat},
 		Name:                fmt.Sprintf("%s %s chip %d", arch, ri.Board, ri.Chip),
 		Kind:                driver.KindAccelerator,
 		Compute:             uint64(cores) * 1_000_000_000_000, // ~1 TFLOP/s bf16 per Tensix core
@@ -126,7 +126,7 @@ func (d *Device) Runtime() ttruntime.InitReply { return d.rt.Info() }
 // their expressions read.
 func (d *Device) Compile(ctx context.Context, p *driver.Program) (driver.Executable, error) {
 	if p != nil {
-		p = p.WithVariant(p.Variant(driver.FormatTT))
+		p = p.WithVariant(p.Variant(VariantFormat))
 	}
 	if !d.rt.Alive() {
 		// A closed or lost device: the client says how it ended.
@@ -244,7 +244,7 @@ func buildProgram(p *driver.Program, args []driver.LaunchArg, grid [2]uint32, in
 // no Variable.
 func CheckLaunch(p *driver.Program, args []driver.LaunchArg, info ttruntime.InitReply) (ttruntime.CompileRequest, error) {
 	if p != nil {
-		p = p.WithVariant(p.Variant(driver.FormatTT))
+		p = p.WithVariant(p.Variant(VariantFormat))
 	}
 	if err := ValidateProgram(p, info); err != nil {
 		return ttruntime.CompileRequest{}, err
@@ -383,7 +383,7 @@ func (e *Executable) AllocParam(ctx context.Context, param int, hostBytes int64)
 		return 0, driver.Errorf(ttruntime.Backend, "alloc", driver.ErrInvalidArgument, "program %q: param %d is not a buffer param", p.Name, param)
 	}
 	d := defaultDecl(p.Params[param].DType)
-	for _, b := range p.TT().Buffers {
+	for _, b := range ProgramOf(p).Buffers {
 		if b.Param != param {
 			continue
 		}

@@ -125,30 +125,30 @@ func exampleVadd(t *testing.T, rows, cols int) *driver.Program {
 		return string(b)
 	}
 	const x, y, z, n = 0, 1, 2, 3
-	spread := []driver.TTArg{{Kind: driver.TTArgCoreIndex}, {Kind: driver.TTArgNumCores}}
-	reader := driver.TTKernel{
+	spread := []tt.Arg{{Kind: tt.ArgCoreIndex}, {Kind: tt.ArgNumCores}}
+	reader := tt.Kernel{
 		Source:      read("tt/dataflow/read_chunks_binary.cpp"),
-		CompileArgs: []driver.TTArg{{Kind: driver.TTArgAccessor, Param: x}, {Kind: driver.TTArgAccessor, Param: y}},
-		RuntimeArgs: append([]driver.TTArg{
-			{Kind: driver.TTArgBufferAddr, Param: x}, {Kind: driver.TTArgBufferAddr, Param: y},
-			{Kind: driver.TTArgPageSize, Param: x}, {Kind: driver.TTArgParam, Param: n},
+		CompileArgs: []tt.Arg{{Kind: tt.ArgAccessor, Param: x}, {Kind: tt.ArgAccessor, Param: y}},
+		RuntimeArgs: append([]tt.Arg{
+			{Kind: tt.ArgBufferAddr, Param: x}, {Kind: tt.ArgBufferAddr, Param: y},
+			{Kind: tt.ArgPageSize, Param: x}, {Kind: tt.ArgParam, Param: n},
 		}, spread...),
 	}
-	compute := driver.TTKernel{
+	compute := tt.Kernel{
 		Source:       read("tt/compute/add_tiles.cpp"),
-		RuntimeArgs:  append([]driver.TTArg{{Kind: driver.TTArgParam, Param: n}}, spread...),
+		RuntimeArgs:  append([]tt.Arg{{Kind: tt.ArgParam, Param: n}}, spread...),
 		MathFidelity: "HiFi4",
 		FP32DestAcc:  true,
 	}
-	writer := driver.TTKernel{
+	writer := tt.Kernel{
 		Source: read("tt/dataflow/write_chunks.cpp"),
-		RuntimeArgs: append([]driver.TTArg{
-			{Kind: driver.TTArgBufferAddr, Param: z}, {Kind: driver.TTArgPageSize, Param: z},
-			{Kind: driver.TTArgParam, Param: n},
+		RuntimeArgs: append([]tt.Arg{
+			{Kind: tt.ArgBufferAddr, Param: z}, {Kind: tt.ArgPageSize, Param: z},
+			{Kind: tt.ArgParam, Param: n},
 		}, spread...),
 	}
-	cb := func(i uint8) driver.TTCBConfig { return driver.TTCB(i, "Float32", 4096, 2) }
-	code := driver.TTOneGroup(reader, compute, writer, cb(0), cb(1), cb(16))
+	cb := func(i uint8) tt.CBConfig { return tt.CB(i, "Float32", 4096, 2) }
+	code := tt.OneGroup(reader, compute, writer, cb(0), cb(1), cb(16))
 	code.Includes = libraryIncludes(t)
 	return &driver.Program{
 		Name: "vadd",
@@ -159,7 +159,7 @@ func exampleVadd(t *testing.T, rows, cols int) *driver.Program {
 			{Name: "n", Kind: driver.Variable, DType: driver.U32},
 		},
 		Grid:     []driver.GwsDim{driver.ConstDim(uint64(rows)), driver.ConstDim(uint64(cols))},
-		Variants: []driver.Variant{{Format: driver.FormatTT, Code: code}},
+		Variants: []driver.Variant{{Format: tt.VariantFormat, Code: code}},
 	}
 }
 
@@ -247,7 +247,7 @@ func TestEmulatorRuntimeKernelFaults(t *testing.T) {
 
 	// A kernel that does not compile: ErrCompile with the compiler's words.
 	bad := exampleVadd(t, 1, 1)
-	bad.TT().Kernels[1].Source = "#error no tiles today\n" + bad.TT().Kernels[1].Source
+	tt.ProgramOf(bad).Kernels[1].Source = "#error no tiles today\n" + tt.ProgramOf(bad).Kernels[1].Source
 	_, err := backends.DeviceOf(d).Compile(ctx, bad)
 	require.ErrorIs(t, err, driver.ErrCompile)
 	require.ErrorContains(t, err, "no tiles today")
@@ -255,13 +255,13 @@ func TestEmulatorRuntimeKernelFaults(t *testing.T) {
 	// A kernel that waits forever: the emulator reports the deadlock, and
 	// the device lives on.
 	hang := exampleVadd(t, 1, 1)
-	hang.TT().Kernels[2].Source = `#include <cstdint>
+	tt.ProgramOf(hang).Kernels[2].Source = `#include <cstdint>
 #include "api/dataflow/dataflow_api.h"
 void kernel_main() {
   cb_wait_front(tt::CBIndex::c_17, 1); // nothing ever pushes to 17
 }
 `
-	hang.TT().CBs = append(hang.TT().CBs, driver.TTCB(17, "Float32", 4096, 1))
+	tt.ProgramOf(hang).CBs = append(tt.ProgramOf(hang).CBs, tt.CB(17, "Float32", 4096, 1))
 	exe, err := backends.DeviceOf(d).Compile(ctx, hang)
 	require.NoError(t, err)
 	p := d.Pool()
@@ -332,7 +332,7 @@ func TestEmulatorRuntimeKernelExits(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			prog := exampleVadd(t, 1, 1)
-			k := &prog.TT().Kernels[tc.kernel]
+			k := &tt.ProgramOf(prog).Kernels[tc.kernel]
 			k.Name = tc.rename
 			k.Source = "#include <cassert>\n#include <cstdlib>\n" +
 				strings.Replace(k.Source, "void kernel_main() {", "void kernel_main() {\n  "+tc.stop, 1)

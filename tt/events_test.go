@@ -31,7 +31,7 @@ func TestEvents(t *testing.T) {
 // emptyKernel is one core whose kernel returns at once: a launch that is
 // all cost.
 func emptyKernel() *driver.Program {
-	return oneKernel(driver.TTKernel{Name: "empty", Cores: rng(0, 0, 0, 0),
+	return oneKernel(tt.Kernel{Name: "empty", Cores: rng(0, 0, 0, 0),
 		Source: "#include \"api/dataflow/dataflow_api.h\"\nvoid kernel_main() {}\n"})
 }
 
@@ -249,7 +249,7 @@ func TestAsyncCrashWithEightInFlight(t *testing.T) {
 func TestAsyncKernelOutput(t *testing.T) {
 	var out lineWriter
 	d := openPrinting(t, &out)
-	exe := compileOne(t, d, oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 1)}))
+	exe := compileOne(t, d, oneKernel(tt.Kernel{Cores: rng(0, 0, 0, 1)}))
 	ctx := context.Background()
 	for i := range 3 {
 		ev, err := exe.Submit(ctx, nil)

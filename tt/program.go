@@ -77,7 +77,7 @@ func evalDim(d driver.GwsDim, args []driver.LaunchArg, what string) (uint32, err
 	return uint32(v), nil
 }
 
-func (r *resolver) rect(cr driver.TTCoreRange, what string) (ttruntime.CoreRange, error) {
+func (r *resolver) rect(cr CoreRange, what string) (ttruntime.CoreRange, error) {
 	var out ttruntime.CoreRange
 	for i, d := range []driver.GwsDim{cr.Start.Row, cr.Start.Col, cr.End.Row, cr.End.Col} {
 		v, err := evalDim(d, r.args, fmt.Sprintf("%s %s", what, [...]string{"start row", "start col", "end row", "end col"}[i]))
@@ -98,7 +98,7 @@ func (r *resolver) rect(cr driver.TTCoreRange, what string) (ttruntime.CoreRange
 
 // coreSetOr evaluates a core set of a semaphore or circular buffer; nil is
 // all, the cores of the program's kernels.
-func (r *resolver) coreSetOr(s *driver.TTCoreSet, all coreList, what string) (coreList, error) {
+func (r *resolver) coreSetOr(s *CoreSet, all coreList, what string) (coreList, error) {
 	if s == nil {
 		return all, nil
 	}
@@ -106,7 +106,7 @@ func (r *resolver) coreSetOr(s *driver.TTCoreSet, all coreList, what string) (co
 }
 
 // coreSet evaluates a core set; nil is the launch grid.
-func (r *resolver) coreSet(s *driver.TTCoreSet, what string) (coreList, error) {
+func (r *resolver) coreSet(s *CoreSet, what string) (coreList, error) {
 	if s == nil {
 		rg := ttruntime.Rect(0, 0, r.grid[0]-1, r.grid[1]-1)
 		return coreList{cores: ttruntime.CoreRangeSet{rg}.Cores(false), ranges: ttruntime.CoreRangeSet{rg}}, nil
@@ -227,7 +227,7 @@ const noSemaphore = ^uint32(0)
 
 type resolver struct {
 	p    *driver.Program
-	v    *driver.TTVariant
+	v    *Program
 	args []driver.LaunchArg
 	info *ttruntime.InitReply
 	grid [2]uint32
@@ -237,7 +237,7 @@ type resolver struct {
 	needDecl map[int]bool
 }
 
-func (r *resolver) arg(a driver.TTArg, core *driver.CoreEnv, what string) (ttruntime.ArgEntry, error) {
+func (r *resolver) arg(a Arg, core *driver.CoreEnv, what string) (ttruntime.ArgEntry, error) {
 	eval := func(d driver.GwsDim, name string) (uint32, error) {
 		var v uint64
 		var err error
@@ -256,26 +256,26 @@ func (r *resolver) arg(a driver.TTArg, core *driver.CoreEnv, what string) (ttrun
 	}
 	p := uint32(a.Param)
 	switch a.Kind {
-	case driver.TTArgConst:
+	case ArgConst:
 		v, err := eval(a.Value, "value")
 		return ttruntime.ConstEntry(v), err
-	case driver.TTArgCoreRow, driver.TTArgCoreCol, driver.TTArgCoreIndex, driver.TTArgNumCores:
+	case ArgCoreRow, ArgCoreCol, ArgCoreIndex, ArgNumCores:
 		if core == nil {
 			return ttruntime.ArgEntry{}, progErr("%s: %s differs per core; it belongs in runtime args", what, a.Kind)
 		}
-		v := map[driver.TTArgKind]uint64{driver.TTArgCoreRow: core.Row, driver.TTArgCoreCol: core.Col,
-			driver.TTArgCoreIndex: core.Index, driver.TTArgNumCores: core.Count}[a.Kind]
+		v := map[ArgKind]uint64{ArgCoreRow: core.Row, ArgCoreCol: core.Col,
+			ArgCoreIndex: core.Index, ArgNumCores: core.Count}[a.Kind]
 		return ttruntime.ConstEntry(uint32(v)), nil
-	case driver.TTArgParam, driver.TTArgBufferAddr, driver.TTArgBufferSize, driver.TTArgPages, driver.TTArgPageSize:
+	case ArgParam, ArgBufferAddr, ArgBufferSize, ArgPages, ArgPageSize:
 		return ttruntime.ParamEntry(string(a.Kind), p), nil
-	case driver.TTArgAccessor:
+	case ArgAccessor:
 		r.needDecl[a.Param] = true
 		return ttruntime.ParamEntry(ttruntime.ArgAccessor, p), nil
-	case driver.TTArgBankID, driver.TTArgBankNocX, driver.TTArgBankNocY:
+	case ArgBankID, ArgBankNocX, ArgBankNocY:
 		page, err := eval(a.Page, "page")
 		r.needDecl[a.Param] = true
 		return ttruntime.BankEntry(string(a.Kind), p, page), err
-	case driver.TTArgCoreNocX, driver.TTArgCoreNocY:
+	case ArgCoreNocX, ArgCoreNocY:
 		row, err := eval(a.Core.Row, "core row")
 		if err != nil {
 			return ttruntime.ArgEntry{}, err
@@ -288,18 +288,18 @@ func (r *resolver) arg(a driver.TTArg, core *driver.CoreEnv, what string) (ttrun
 		if int(row) >= len(noc.WorkerY) || int(col) >= len(noc.WorkerX) {
 			return ttruntime.ArgEntry{}, progErr("%s: core (%d, %d) is outside the chip's worker grid of %d x %d", what, row, col, len(noc.WorkerY), len(noc.WorkerX))
 		}
-		if a.Kind == driver.TTArgCoreNocX {
+		if a.Kind == ArgCoreNocX {
 			return ttruntime.ConstEntry(noc.WorkerX[col]), nil
 		}
 		return ttruntime.ConstEntry(noc.WorkerY[row]), nil
-	case driver.TTArgSemaphore, driver.TTArgSemaphoreAddr:
+	case ArgSemaphore, ArgSemaphoreAddr:
 		if a.Semaphore < 0 || a.Semaphore >= len(r.sems) {
 			return ttruntime.ArgEntry{}, progErr("%s: semaphore %d; the program has %d", what, a.Semaphore, len(r.sems))
 		}
 		if r.sems[a.Semaphore] == noSemaphore {
 			return ttruntime.ArgEntry{}, progErr("%s: semaphore %d is on no core in this launch (its slice is empty)", what, a.Semaphore)
 		}
-		if a.Kind == driver.TTArgSemaphoreAddr {
+		if a.Kind == ArgSemaphoreAddr {
 			return ttruntime.SemaphoreAddrEntry(r.sems[a.Semaphore]), nil
 		}
 		return ttruntime.ConstEntry(r.sems[a.Semaphore]), nil
@@ -307,7 +307,7 @@ func (r *resolver) arg(a driver.TTArg, core *driver.CoreEnv, what string) (ttrun
 	return ttruntime.ArgEntry{}, progErr("%s: unknown arg kind %q", what, a.Kind)
 }
 
-func (r *resolver) argList(args []driver.TTArg, core *driver.CoreEnv, what string) ([]ttruntime.ArgEntry, error) {
+func (r *resolver) argList(args []Arg, core *driver.CoreEnv, what string) ([]ttruntime.ArgEntry, error) {
 	if len(args) == 0 {
 		return nil, nil
 	}
@@ -360,7 +360,7 @@ func union(kernels []coreList) coreList {
 
 // resolve builds the runtime program of a launch with args on grid.
 func resolve(p *driver.Program, args []driver.LaunchArg, grid [2]uint32, info *ttruntime.InitReply) (*runtimeProgram, error) {
-	v := p.TT()
+	v := ProgramOf(p)
 	r := &resolver{p: p, v: v, args: args, info: info, grid: grid, needDecl: map[int]bool{}}
 	rp := &runtimeProgram{decls: make([]*paramDecl, len(p.Params)), cbBytes: map[ttruntime.CoreCoord]uint64{}}
 	req := &rp.req
@@ -425,7 +425,7 @@ func resolve(p *driver.Program, args []driver.LaunchArg, grid [2]uint32, info *t
 			n := uint32(*kd.NOC)
 			out.NOC = &n
 		}
-		if kd.Processor == driver.TTCompute {
+		if kd.Processor == Compute {
 			f := kd.MathFidelity
 			if f == "" {
 				f = "HiFi4"
@@ -561,7 +561,7 @@ func sortedCores[V any](m map[ttruntime.CoreCoord]V) []ttruntime.CoreCoord {
 	return out
 }
 
-func kernelName(k driver.TTKernel, i int) string {
+func kernelName(k Kernel, i int) string {
 	if k.Name != "" {
 		return k.Name
 	}
@@ -571,7 +571,7 @@ func kernelName(k driver.TTKernel, i int) string {
 	return "kernel" + strconv.Itoa(i)
 }
 
-func tileOf(x driver.TTCBIndex) (uint32, uint32) {
+func tileOf(x CBIndex) (uint32, uint32) {
 	tr, tc := x.TileRows, x.TileCols
 	if tr == 0 {
 		tr = 32
@@ -584,7 +584,7 @@ func tileOf(x driver.TTCBIndex) (uint32, uint32) {
 
 // defaultDecl is the layout of a buffer param without a declaration.
 func defaultDecl(dt driver.DType) *paramDecl {
-	return &paramDecl{spec: ttruntime.BufferSpec{PageSize: driver.DefaultTTPageSize}.Normal(), host: hostLayout{DType: dt}}
+	return &paramDecl{spec: ttruntime.BufferSpec{PageSize: DefaultPageSize}.Normal(), host: hostLayout{DType: dt}}
 }
 
 // tileBytes is the device size of one 32x32 tile of a buffer's elements.
@@ -597,7 +597,7 @@ func (h hostLayout) tileBytes() uint64 {
 
 // declOf evaluates a TTBuffer declaration (its shard cores may read
 // Variable params; AllocParam evaluates it with no args).
-func declOf(p *driver.Program, b driver.TTBuffer, args []driver.LaunchArg) (*paramDecl, error) {
+func declOf(p *driver.Program, b Buffer, args []driver.LaunchArg) (*paramDecl, error) {
 	if b.Param < 0 || b.Param >= len(p.Params) {
 		return nil, progErr("buffer declaration of param %d; the program has %d params", b.Param, len(p.Params))
 	}
@@ -605,7 +605,7 @@ func declOf(p *driver.Program, b driver.TTBuffer, args []driver.LaunchArg) (*par
 	d := &paramDecl{explicit: true, host: hostLayout{Tile: b.Tile, Rows: b.Rows, Cols: b.Cols, Format: b.Format, DType: prm.DType}}
 	page := uint64(b.PageSize)
 	if page == 0 {
-		page = driver.DefaultTTPageSize
+		page = DefaultPageSize
 		if b.Tile {
 			page = d.host.tileBytes()
 		}
@@ -686,12 +686,12 @@ func exprVars(p *driver.Program) []int {
 			seen[i] = true
 		}
 	}
-	rng := func(r driver.TTCoreRange) {
+	rng := func(r CoreRange) {
 		for _, d := range []driver.GwsDim{r.Start.Row, r.Start.Col, r.End.Row, r.End.Col} {
 			dim(d)
 		}
 	}
-	set := func(s *driver.TTCoreSet) {
+	set := func(s *CoreSet) {
 		if s == nil {
 			return
 		}
@@ -704,7 +704,7 @@ func exprVars(p *driver.Program) []int {
 			dim(s.Slice.To)
 		}
 	}
-	args := func(as []driver.TTArg) {
+	args := func(as []Arg) {
 		for _, a := range as {
 			dim(a.Value)
 			dim(a.Page)
@@ -715,14 +715,14 @@ func exprVars(p *driver.Program) []int {
 	for _, g := range p.Grid {
 		dim(g)
 	}
-	v := p.TT()
+	v := ProgramOf(p)
 	for _, k := range v.Kernels {
 		set(k.Cores)
 		args(k.CompileArgs)
 		args(k.RuntimeArgs)
 		args(k.CommonArgs)
 		for _, na := range k.NamedCompileArgs {
-			args([]driver.TTArg{na.Arg})
+			args([]Arg{na.Arg})
 		}
 	}
 	for _, cb := range v.CBs {

@@ -24,14 +24,14 @@ import (
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
 
-func oneKernel(k driver.TTKernel, params ...driver.Param) *driver.Program {
+func oneKernel(k tt.Kernel, params ...driver.Param) *driver.Program {
 	if k.Processor == "" {
-		k.Processor = driver.TTRiscv0
+		k.Processor = tt.Riscv0
 	}
 	if k.Source == "" {
 		k.Source = "void kernel_main() {}"
 	}
-	return &driver.Program{Name: "p", Params: params, Variants: []driver.Variant{{Format: driver.FormatTT, Code: &driver.TTVariant{Kernels: []driver.TTKernel{k}}}}}
+	return &driver.Program{Name: "p", Params: params, Variants: []driver.Variant{{Format: tt.VariantFormat, Code: &tt.Program{Kernels: []tt.Kernel{k}}}}}
 }
 
 func compileOne(t *testing.T, d *tt.Device, p *driver.Program) *backends.Executable {
@@ -54,12 +54,12 @@ func onlyRequest(t *testing.T, exe *backends.Executable) ttruntime.CompileReques
 func TestRuntimeArgsAreGrouped(t *testing.T) {
 	d := open1(t, "")
 	buf := driver.Param{Name: "a", Kind: driver.Global, DType: driver.F32}
-	same := oneKernel(driver.TTKernel{Cores: rng(0, 0, 7, 7), RuntimeArgs: []driver.TTArg{param(driver.TTArgBufferAddr, 0), driver.TTConst(7)}}, buf)
+	same := oneKernel(tt.Kernel{Cores: rng(0, 0, 7, 7), RuntimeArgs: []tt.Arg{param(tt.ArgBufferAddr, 0), tt.Const(7)}}, buf)
 	req := onlyRequest(t, compileOne(t, d, same))
 	require.Equal(t, []ttruntime.CoreArgs{{Cores: ttruntime.CoreRangeSet{ttruntime.Rect(0, 0, 7, 7)},
 		Args: []ttruntime.ArgEntry{ttruntime.ParamEntry(ttruntime.ArgBufferAddr, 0), ttruntime.ConstEntry(7)}}}, req.Kernels[0].RuntimeArgs)
 
-	byRow := oneKernel(driver.TTKernel{Cores: rng(0, 0, 7, 7), RuntimeArgs: []driver.TTArg{{Kind: driver.TTArgCoreRow}, driver.TTConst(1)}})
+	byRow := oneKernel(tt.Kernel{Cores: rng(0, 0, 7, 7), RuntimeArgs: []tt.Arg{{Kind: tt.ArgCoreRow}, tt.Const(1)}})
 	req = onlyRequest(t, compileOne(t, d, byRow))
 	require.Len(t, req.Kernels[0].RuntimeArgs, 8)
 	for r, ca := range req.Kernels[0].RuntimeArgs {
@@ -70,8 +70,8 @@ func TestRuntimeArgsAreGrouped(t *testing.T) {
 	// core_index, num_cores and a split over the kernel's 12 cores in
 	// their order: every core gets its own values, checked by hand.
 	e := func(s string) driver.GwsDim { return expr(t, s) }
-	split := oneKernel(driver.TTKernel{Cores: rng(1, 2, 3, 5), RuntimeArgs: []driver.TTArg{
-		{Kind: driver.TTArgCoreIndex}, {Kind: driver.TTArgNumCores}, constExpr(e("split_start(30, 3, 4)")), constExpr(e("split_units(30, 3, 4)"))}})
+	split := oneKernel(tt.Kernel{Cores: rng(1, 2, 3, 5), RuntimeArgs: []tt.Arg{
+		{Kind: tt.ArgCoreIndex}, {Kind: tt.ArgNumCores}, constExpr(e("split_start(30, 3, 4)")), constExpr(e("split_units(30, 3, 4)"))}})
 	req = onlyRequest(t, compileOne(t, d, split))
 	got := map[ttruntime.CoreCoord][]uint32{}
 	for _, ca := range req.Kernels[0].RuntimeArgs {
@@ -106,10 +106,10 @@ func TestRuntimeArgsAreGrouped(t *testing.T) {
 // of the set, in declaration order; a semaphore arg is its id.
 func TestSemaphoreIDs(t *testing.T) {
 	d := open1(t, "")
-	p := oneKernel(driver.TTKernel{Cores: rng(0, 0, 1, 7), RuntimeArgs: []driver.TTArg{
-		{Kind: driver.TTArgSemaphore, Semaphore: 3}, {Kind: driver.TTArgSemaphore, Semaphore: 2}}})
-	v := p.TT()
-	v.Semaphores = []driver.TTSemaphore{
+	p := oneKernel(tt.Kernel{Cores: rng(0, 0, 1, 7), RuntimeArgs: []tt.Arg{
+		{Kind: tt.ArgSemaphore, Semaphore: 3}, {Kind: tt.ArgSemaphore, Semaphore: 2}}})
+	v := tt.ProgramOf(p)
+	v.Semaphores = []tt.Semaphore{
 		{},                                   // every core of the kernels: 0
 		{Cores: rng(0, 0, 0, 7), Initial: 4}, // row 0: 1
 		{Cores: rng(1, 0, 1, 7)},             // row 1: 1 as well
@@ -128,7 +128,7 @@ func TestSemaphoreIDs(t *testing.T) {
 
 	// More than a core has: the launch says so before the runtime.
 	for range 16 {
-		v.Semaphores = append(v.Semaphores, driver.TTSemaphore{})
+		v.Semaphores = append(v.Semaphores, tt.Semaphore{})
 	}
 	_, err := backends.DeviceOf(d).Compile(context.Background(), p)
 	require.ErrorIs(t, err, driver.ErrInvalidArgument)
@@ -141,13 +141,13 @@ func TestSemaphoreIDs(t *testing.T) {
 // the driver declare the buffer's default layout.
 func TestCoordinatesAndDeclarations(t *testing.T) {
 	d := open1(t, "")
-	at := func(r, c driver.GwsDim) driver.TTCoord { return driver.TTCoord{Row: r, Col: c} }
-	p := oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 3),
-		CompileArgs: []driver.TTArg{param(driver.TTArgAccessor, 0)},
-		RuntimeArgs: []driver.TTArg{
-			{Kind: driver.TTArgCoreNocX, Core: at(driver.ConstDim(5), driver.CoreDim(driver.GwsCoreCol))},
-			{Kind: driver.TTArgCoreNocY, Core: at(driver.ConstDim(5), driver.CoreDim(driver.GwsCoreCol))},
-			{Kind: driver.TTArgBankNocX, Param: 1, Page: driver.CoreDim(driver.GwsCoreIndex)},
+	at := func(r, c driver.GwsDim) tt.Coord { return tt.Coord{Row: r, Col: c} }
+	p := oneKernel(tt.Kernel{Cores: rng(0, 0, 0, 3),
+		CompileArgs: []tt.Arg{param(tt.ArgAccessor, 0)},
+		RuntimeArgs: []tt.Arg{
+			{Kind: tt.ArgCoreNocX, Core: at(driver.ConstDim(5), driver.CoreDim(driver.GwsCoreCol))},
+			{Kind: tt.ArgCoreNocY, Core: at(driver.ConstDim(5), driver.CoreDim(driver.GwsCoreCol))},
+			{Kind: tt.ArgBankNocX, Param: 1, Page: driver.CoreDim(driver.GwsCoreIndex)},
 		}},
 		driver.Param{Name: "a", Kind: driver.Global, DType: driver.F32},
 		driver.Param{Name: "b", Kind: driver.Global, DType: driver.BF16})
@@ -163,8 +163,8 @@ func TestCoordinatesAndDeclarations(t *testing.T) {
 		{Param: 1, BufferSpec: ttruntime.BufferSpec{PageSize: 2048, Placement: "dram", Layout: "interleaved"}},
 	}, req.Buffers, "the default layout of params addressed by layout")
 
-	bad := oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 0), RuntimeArgs: []driver.TTArg{
-		{Kind: driver.TTArgCoreNocX, Core: at(driver.ConstDim(8), driver.ConstDim(0))}}})
+	bad := oneKernel(tt.Kernel{Cores: rng(0, 0, 0, 0), RuntimeArgs: []tt.Arg{
+		{Kind: tt.ArgCoreNocX, Core: at(driver.ConstDim(8), driver.ConstDim(0))}}})
 	_, err := backends.DeviceOf(d).Compile(context.Background(), bad)
 	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	require.ErrorContains(t, err, "outside the chip's worker grid")
@@ -208,11 +208,11 @@ func TestL1BudgetAtLaunch(t *testing.T) {
 	d := open1(t, "")
 	ctx := context.Background()
 	usable := d.Runtime().L1.Usable()
-	p := oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 0)}, driver.Param{Name: "l1", Kind: driver.GlobalMut, DType: driver.U8})
-	v := p.TT()
-	v.CBs = []driver.TTCBConfig{{Cores: rng(0, 0, 0, 0), TotalBytes: 1 << 20, Indices: []driver.TTCBIndex{{Index: 0, Format: "UInt8", PageBytes: 1 << 20}}}}
-	v.Buffers = []driver.TTBuffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: 4096,
-		Shard: &driver.TTShard{Cores: *rng(0, 0, 0, 0), Shape: [2]uint32{96, 1}, Tensor: [2]uint32{96, 1}}}}
+	p := oneKernel(tt.Kernel{Cores: rng(0, 0, 0, 0)}, driver.Param{Name: "l1", Kind: driver.GlobalMut, DType: driver.U8})
+	v := tt.ProgramOf(p)
+	v.CBs = []tt.CBConfig{{Cores: rng(0, 0, 0, 0), TotalBytes: 1 << 20, Indices: []tt.CBIndex{{Index: 0, Format: "UInt8", PageBytes: 1 << 20}}}}
+	v.Buffers = []tt.Buffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: 4096,
+		Shard: &tt.Shard{Cores: *rng(0, 0, 0, 0), Shape: [2]uint32{96, 1}, Tensor: [2]uint32{96, 1}}}}
 	exe := compileOne(t, d, p)
 	b := allocParam(t, exe, 0, 96*4096)
 	err := exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(b)})
@@ -255,8 +255,8 @@ func tiledAt(r, c, cols int) int {
 }
 
 func tileProgram(dt driver.DType, rows, cols uint64, format string) *driver.Program {
-	p := oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 0)}, driver.Param{Name: "m", Kind: driver.GlobalMut, DType: dt})
-	p.TT().Buffers = []driver.TTBuffer{{Param: 0, Tile: true, Rows: rows, Cols: cols, Format: format}}
+	p := oneKernel(tt.Kernel{Cores: rng(0, 0, 0, 0)}, driver.Param{Name: "m", Kind: driver.GlobalMut, DType: dt})
+	tt.ProgramOf(p).Buffers = []tt.Buffer{{Param: 0, Tile: true, Rows: rows, Cols: cols, Format: format}}
 	return p
 }
 
@@ -420,11 +420,11 @@ func TestTileLayoutPoolBlockFloat(t *testing.T) {
 func TestAllocParamAndLayoutChecks(t *testing.T) {
 	d := open1(t, "")
 	ctx := context.Background()
-	p := oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 0), RuntimeArgs: []driver.TTArg{param(driver.TTArgBufferAddr, 0), param(driver.TTArgBufferAddr, 1)}},
+	p := oneKernel(tt.Kernel{Cores: rng(0, 0, 0, 0), RuntimeArgs: []tt.Arg{param(tt.ArgBufferAddr, 0), param(tt.ArgBufferAddr, 1)}},
 		driver.Param{Name: "small", Kind: driver.Global, DType: driver.U32},
 		driver.Param{Name: "any", Kind: driver.Global, DType: driver.U32},
 		driver.Param{Name: "n", Kind: driver.Variable, DType: driver.U32})
-	p.TT().Buffers = []driver.TTBuffer{{Param: 0, PageSize: 4}}
+	tt.ProgramOf(p).Buffers = []tt.Buffer{{Param: 0, PageSize: 4}}
 	exe := compileOne(t, d, p)
 	small := allocParam(t, exe, 0, 400)
 	plain, err := d.Pool().Alloc(ctx, 400)
@@ -450,10 +450,10 @@ func TestAllocParamAndLayoutChecks(t *testing.T) {
 	require.NoError(t, d.Pool().Release(b))
 
 	// A shard grid that reads a Variable cannot be evaluated without args.
-	q := oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 0)}, driver.Param{Name: "s", Kind: driver.Global, DType: driver.U32},
+	q := oneKernel(tt.Kernel{Cores: rng(0, 0, 0, 0)}, driver.Param{Name: "s", Kind: driver.Global, DType: driver.U32},
 		driver.Param{Name: "n", Kind: driver.Variable, DType: driver.U32})
-	q.TT().Buffers = []driver.TTBuffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: 64, Shard: &driver.TTShard{
-		Cores: driver.TTCoreSet{Ranges: []driver.TTCoreRange{{End: driver.TTCoord{Row: driver.ConstDim(0), Col: driver.ParamDim(1)}}}}, Shape: [2]uint32{1, 1}, Tensor: [2]uint32{1, 1}}}}
+	tt.ProgramOf(q).Buffers = []tt.Buffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: 64, Shard: &tt.Shard{
+		Cores: tt.CoreSet{Ranges: []tt.CoreRange{{End: tt.Coord{Row: driver.ConstDim(0), Col: driver.ParamDim(1)}}}}, Shape: [2]uint32{1, 1}, Tensor: [2]uint32{1, 1}}}}
 	qe, err := backends.DeviceOf(d).Compile(ctx, q)
 	require.NoError(t, err)
 	_, err = qe.Driver().(driver.ParamAllocator).AllocParam(ctx, 0, 64)
@@ -464,13 +464,13 @@ func TestAllocParamAndLayoutChecks(t *testing.T) {
 	// A spec the runtime would refuse is refused before it is sent: at
 	// compile, where the declaration is checked, and at AllocParam, where
 	// the size meets it.
-	r := oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 0)}, driver.Param{Name: "s", Kind: driver.Global, DType: driver.U32})
-	r.TT().Buffers = []driver.TTBuffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: 64, Shard: &driver.TTShard{
+	r := oneKernel(tt.Kernel{Cores: rng(0, 0, 0, 0)}, driver.Param{Name: "s", Kind: driver.Global, DType: driver.U32})
+	tt.ProgramOf(r).Buffers = []tt.Buffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: 64, Shard: &tt.Shard{
 		Cores: *rng(0, 0, 0, 3), Shape: [2]uint32{2, 3}, Tensor: [2]uint32{8, 4}}}}
 	_, err = backends.DeviceOf(d).Compile(ctx, r)
 	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	require.ErrorContains(t, err, "compile.buffers[0].shard.shape: a height-sharded shard spans the tensor's width")
-	r.TT().Buffers[0].Shard.Shape = [2]uint32{2, 4}
+	tt.ProgramOf(r).Buffers[0].Shard.Shape = [2]uint32{2, 4}
 	re := compileOne(t, d, r)
 	_, err = re.AllocParam(ctx, 0, 64*64)
 	require.ErrorIs(t, err, driver.ErrInvalidArgument)
@@ -485,7 +485,7 @@ func TestAllocParamAndLayoutChecks(t *testing.T) {
 func TestKernelOutputReachesTheOptions(t *testing.T) {
 	var out lineWriter
 	d := openPrinting(t, &out)
-	exe := compileOne(t, d, oneKernel(driver.TTKernel{Cores: rng(0, 0, 0, 1)}))
+	exe := compileOne(t, d, oneKernel(tt.Kernel{Cores: rng(0, 0, 0, 1)}))
 	require.NoError(t, exe.Launch(context.Background(), nil))
 	require.Equal(t, []string{"core (0,0) riscv_0: tick", "core (0,1) riscv_0: tick"}, out.all())
 }
@@ -505,7 +505,7 @@ func TestCheckLaunch(t *testing.T) {
 	_, err = ttruntime.ValidateCompile(&req, &info)
 	require.NoError(t, err)
 	bad := vaddProgram()
-	bad.TT().CBs[1].Indices[0].Index = 0
+	tt.ProgramOf(bad).CBs[1].Indices[0].Index = 0
 	_, err = tt.CheckLaunch(bad, args, info)
 	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	require.ErrorContains(t, err, "compile.cbs[1].indices: CB 0 on core (0, 0) is already configured by cbs[0]")

@@ -68,18 +68,18 @@ func randomBF16(n int, seed uint64) []uint16 {
 	return v
 }
 
-func rng(r0, c0, r1, c1 uint64) *driver.TTCoreSet {
-	return &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTRect(r0, c0, r1, c1)}}
+func rng(r0, c0, r1, c1 uint64) *tt.CoreSet {
+	return &tt.CoreSet{Ranges: []tt.CoreRange{tt.Rect(r0, c0, r1, c1)}}
 }
 
 // noc is an arg of kind TTArgCoreNocX or TTArgCoreNocY: a NOC coordinate
 // of the core at (r, c).
-func noc(kind driver.TTArgKind, r, c uint64) driver.TTArg {
-	return driver.TTArg{Kind: kind, Core: driver.TTCoord{Row: driver.ConstDim(r), Col: driver.ConstDim(c)}}
+func noc(kind tt.ArgKind, r, c uint64) tt.Arg {
+	return tt.Arg{Kind: kind, Core: tt.Coord{Row: driver.ConstDim(r), Col: driver.ConstDim(c)}}
 }
 
-func param(kind driver.TTArgKind, p int) driver.TTArg {
-	return driver.TTArg{Kind: kind, Param: p}
+func param(kind tt.ArgKind, p int) tt.Arg {
+	return tt.Arg{Kind: kind, Param: p}
 }
 
 func expr(t *testing.T, s string, names ...string) driver.GwsDim {
@@ -96,8 +96,8 @@ func expr(t *testing.T, s string, names ...string) driver.GwsDim {
 	return d
 }
 
-func constExpr(d driver.GwsDim) driver.TTArg {
-	return driver.TTArg{Kind: driver.TTArgConst, Value: d}
+func constExpr(d driver.GwsDim) tt.Arg {
+	return tt.Arg{Kind: tt.ArgConst, Value: d}
 }
 
 func allocParam(t *testing.T, exe *backends.Executable, p int, n int64) driver.BufferID {
@@ -131,7 +131,7 @@ func libraryKernel(t *testing.T, name string) string {
 
 // libraryIncludes are the kernel library's headers, which the bundle loader
 // gives every program with a library kernel.
-func libraryIncludes(t *testing.T) []driver.TTInclude {
+func libraryIncludes(t *testing.T) []tt.Include {
 	t.Helper()
 	inc, err := bundle.LibraryIncludes()
 	require.NoError(t, err)
@@ -149,29 +149,29 @@ func TestEmulatorCoreGroupsSplitWork(t *testing.T) {
 	ctx := context.Background()
 	names := []string{"a", "b", "c", "n"}
 	e := func(s string) driver.GwsDim { return expr(t, s, names...) }
-	all := driver.TTRect(0, 0, 2, 7)
-	reader := driver.TTKernel{Name: "reader", Processor: driver.TTRiscv0, Cores: rng(0, 0, 2, 7), Source: sharedKernel(t, "read_pairs"),
-		CompileArgs: []driver.TTArg{param(driver.TTArgAccessor, 0), param(driver.TTArgAccessor, 1)},
-		RuntimeArgs: []driver.TTArg{param(driver.TTArgBufferAddr, 0), param(driver.TTArgBufferAddr, 1),
+	all := tt.Rect(0, 0, 2, 7)
+	reader := tt.Kernel{Name: "reader", Processor: tt.Riscv0, Cores: rng(0, 0, 2, 7), Source: sharedKernel(t, "read_pairs"),
+		CompileArgs: []tt.Arg{param(tt.ArgAccessor, 0), param(tt.ArgAccessor, 1)},
+		RuntimeArgs: []tt.Arg{param(tt.ArgBufferAddr, 0), param(tt.ArgBufferAddr, 1),
 			constExpr(e("split_start(n, 3, 8)")), constExpr(e("split_units(n, 3, 8)"))}}
-	writer := driver.TTKernel{Name: "writer", Processor: driver.TTRiscv1, Cores: rng(0, 0, 2, 7), Source: sharedKernel(t, "write_range"),
-		CompileArgs: []driver.TTArg{param(driver.TTArgAccessor, 2)},
-		RuntimeArgs: []driver.TTArg{param(driver.TTArgBufferAddr, 2), constExpr(e("split_start(n, 3, 8)")), constExpr(e("split_units(n, 3, 8)"))}}
-	g1 := driver.TTKernel{Name: "compute_g1", Processor: driver.TTCompute, Source: sharedKernel(t, "add_n"),
-		Cores:       &driver.TTCoreSet{Slice: &driver.TTCoreSlice{Of: all, From: e("0"), To: e("split_group1(n, 3, 8)")}},
-		CompileArgs: []driver.TTArg{constExpr(e("ceil_div(n, split_cores(n, 3, 8))"))}}
-	g2 := driver.TTKernel{Name: "compute_g2", Processor: driver.TTCompute, Source: sharedKernel(t, "add_n"),
-		Cores:       &driver.TTCoreSet{Slice: &driver.TTCoreSlice{Of: all, From: e("split_group1(n, 3, 8)"), To: e("split_cores(n, 3, 8)")}},
-		CompileArgs: []driver.TTArg{constExpr(e("n / split_cores(n, 3, 8)"))}}
+	writer := tt.Kernel{Name: "writer", Processor: tt.Riscv1, Cores: rng(0, 0, 2, 7), Source: sharedKernel(t, "write_range"),
+		CompileArgs: []tt.Arg{param(tt.ArgAccessor, 2)},
+		RuntimeArgs: []tt.Arg{param(tt.ArgBufferAddr, 2), constExpr(e("split_start(n, 3, 8)")), constExpr(e("split_units(n, 3, 8)"))}}
+	g1 := tt.Kernel{Name: "compute_g1", Processor: tt.Compute, Source: sharedKernel(t, "add_n"),
+		Cores:       &tt.CoreSet{Slice: &tt.CoreSlice{Of: all, From: e("0"), To: e("split_group1(n, 3, 8)")}},
+		CompileArgs: []tt.Arg{constExpr(e("ceil_div(n, split_cores(n, 3, 8))"))}}
+	g2 := tt.Kernel{Name: "compute_g2", Processor: tt.Compute, Source: sharedKernel(t, "add_n"),
+		Cores:       &tt.CoreSet{Slice: &tt.CoreSlice{Of: all, From: e("split_group1(n, 3, 8)"), To: e("split_cores(n, 3, 8)")}},
+		CompileArgs: []tt.Arg{constExpr(e("n / split_cores(n, 3, 8)"))}}
 	prog := &driver.Program{
 		Name: "core_groups",
 		Params: []driver.Param{
 			{Name: "a", Kind: driver.Global, DType: driver.BF16}, {Name: "b", Kind: driver.Global, DType: driver.BF16},
 			{Name: "c", Kind: driver.GlobalMut, DType: driver.BF16}, {Name: "n", Kind: driver.Variable, DType: driver.U32},
 		},
-		Variants: []driver.Variant{{Format: driver.FormatTT, Code: &driver.TTVariant{
-			Kernels: []driver.TTKernel{reader, g1, g2, writer},
-			CBs:     []driver.TTCBConfig{driver.TTCB(0, "Float16_b", 2048, 2), driver.TTCB(1, "Float16_b", 2048, 2), driver.TTCB(16, "Float16_b", 2048, 2)},
+		Variants: []driver.Variant{{Format: tt.VariantFormat, Code: &tt.Program{
+			Kernels: []tt.Kernel{reader, g1, g2, writer},
+			CBs:     []tt.CBConfig{tt.CB(0, "Float16_b", 2048, 2), tt.CB(1, "Float16_b", 2048, 2), tt.CB(16, "Float16_b", 2048, 2)},
 		}}},
 	}
 	exe, err := backends.DeviceOf(d).Compile(ctx, prog)
@@ -229,30 +229,30 @@ func TestEmulatorCoreGroupsSplitWork(t *testing.T) {
 func TestEmulatorL1Loopback(t *testing.T) {
 	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
 	ctx := context.Background()
-	holderCore := &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTCoreAt(1, 2)}}
-	peerCore := &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTCoreAt(0, 0)}}
-	sem := driver.TTArg{Kind: driver.TTArgSemaphore, Semaphore: 0}
+	holderCore := &tt.CoreSet{Ranges: []tt.CoreRange{tt.CoreAt(1, 2)}}
+	peerCore := &tt.CoreSet{Ranges: []tt.CoreRange{tt.CoreAt(0, 0)}}
+	sem := tt.Arg{Kind: tt.ArgSemaphore, Semaphore: 0}
 	prog := &driver.Program{
 		Name: "l1_loopback",
 		Params: []driver.Param{
 			{Name: "src", Kind: driver.Global, DType: driver.U32}, {Name: "l1", Kind: driver.GlobalMut, DType: driver.U32},
 			{Name: "dst", Kind: driver.GlobalMut, DType: driver.U32}, {Name: "dst2", Kind: driver.GlobalMut, DType: driver.U32},
 		},
-		Variants: []driver.Variant{{Format: driver.FormatTT, Code: &driver.TTVariant{
-			Kernels: []driver.TTKernel{
-				{Name: "holder", Processor: driver.TTRiscv0, Cores: holderCore, Source: sharedKernel(t, "l1_holder"), RuntimeArgs: []driver.TTArg{
-					param(driver.TTArgBufferAddr, 0), param(driver.TTArgBufferAddr, 1), param(driver.TTArgBufferAddr, 2),
-					noc(driver.TTArgCoreNocX, 0, 0), noc(driver.TTArgCoreNocY, 0, 0), sem}},
-				{Name: "peer", Processor: driver.TTRiscv1, Cores: peerCore, Source: sharedKernel(t, "l1_peer"), RuntimeArgs: []driver.TTArg{
-					param(driver.TTArgBufferAddr, 1), param(driver.TTArgBufferAddr, 3),
-					noc(driver.TTArgCoreNocX, 1, 2), noc(driver.TTArgCoreNocY, 1, 2), sem}},
+		Variants: []driver.Variant{{Format: tt.VariantFormat, Code: &tt.Program{
+			Kernels: []tt.Kernel{
+				{Name: "holder", Processor: tt.Riscv0, Cores: holderCore, Source: sharedKernel(t, "l1_holder"), RuntimeArgs: []tt.Arg{
+					param(tt.ArgBufferAddr, 0), param(tt.ArgBufferAddr, 1), param(tt.ArgBufferAddr, 2),
+					noc(tt.ArgCoreNocX, 0, 0), noc(tt.ArgCoreNocY, 0, 0), sem}},
+				{Name: "peer", Processor: tt.Riscv1, Cores: peerCore, Source: sharedKernel(t, "l1_peer"), RuntimeArgs: []tt.Arg{
+					param(tt.ArgBufferAddr, 1), param(tt.ArgBufferAddr, 3),
+					noc(tt.ArgCoreNocX, 1, 2), noc(tt.ArgCoreNocY, 1, 2), sem}},
 			},
-			CBs:        []driver.TTCBConfig{{Cores: peerCore, TotalBytes: 4096, Indices: []driver.TTCBIndex{{Index: 0, Format: "UInt32", PageBytes: 4096}}}},
-			Semaphores: []driver.TTSemaphore{{Cores: &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTCoreAt(0, 0), driver.TTCoreAt(1, 2)}}}},
-			Buffers: []driver.TTBuffer{
+			CBs:        []tt.CBConfig{{Cores: peerCore, TotalBytes: 4096, Indices: []tt.CBIndex{{Index: 0, Format: "UInt32", PageBytes: 4096}}}},
+			Semaphores: []tt.Semaphore{{Cores: &tt.CoreSet{Ranges: []tt.CoreRange{tt.CoreAt(0, 0), tt.CoreAt(1, 2)}}}},
+			Buffers: []tt.Buffer{
 				{Param: 0, PageSize: 1024},
-				{Param: 1, Placement: "l1", Layout: "height_sharded", PageSize: 1024, Shard: &driver.TTShard{
-					Cores: driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTCoreAt(1, 2)}}, Shape: [2]uint32{4, 1}, Tensor: [2]uint32{4, 1}}},
+				{Param: 1, Placement: "l1", Layout: "height_sharded", PageSize: 1024, Shard: &tt.Shard{
+					Cores: tt.CoreSet{Ranges: []tt.CoreRange{tt.CoreAt(1, 2)}}, Shape: [2]uint32{4, 1}, Tensor: [2]uint32{4, 1}}},
 				{Param: 2, PageSize: 1024},
 				{Param: 3, PageSize: 4096},
 			},
@@ -305,28 +305,28 @@ func TestEmulatorHeightShardedEltwise(t *testing.T) {
 	const T0, T1, S0 = 5, 3, 2
 	const tiles, sp = T0 * T1, S0 * T1
 	holders := rng(0, 0, 0, 2)
-	shard := &driver.TTShard{Cores: *rng(0, 0, 0, 2), Shape: [2]uint32{S0, T1}, Tensor: [2]uint32{T0, T1}, Orientation: "row_major"}
-	decl := func(i int) driver.TTBuffer {
-		return driver.TTBuffer{Param: i, Placement: "l1", Layout: "height_sharded", PageSize: 2048, Shard: shard}
+	shard := &tt.Shard{Cores: *rng(0, 0, 0, 2), Shape: [2]uint32{S0, T1}, Tensor: [2]uint32{T0, T1}, Orientation: "row_major"}
+	decl := func(i int) tt.Buffer {
+		return tt.Buffer{Param: i, Placement: "l1", Layout: "height_sharded", PageSize: 2048, Shard: shard}
 	}
-	cbOn := func(index uint8, buf int) driver.TTCBConfig {
-		return driver.TTCBConfig{Cores: holders, TotalBytes: sp * 2048, Indices: []driver.TTCBIndex{{Index: index, Format: "Float16_b", PageBytes: 2048}}, Buffer: &buf}
+	cbOn := func(index uint8, buf int) tt.CBConfig {
+		return tt.CBConfig{Cores: holders, TotalBytes: sp * 2048, Indices: []tt.CBIndex{{Index: index, Format: "Float16_b", PageBytes: 2048}}, Buffer: &buf}
 	}
-	n := []driver.TTArg{driver.TTConst(sp)}
+	n := []tt.Arg{tt.Const(sp)}
 	prog := &driver.Program{
 		Name: "sharded_add",
 		Params: []driver.Param{
 			{Name: "a", Kind: driver.Global, DType: driver.BF16}, {Name: "b", Kind: driver.Global, DType: driver.BF16},
 			{Name: "c", Kind: driver.GlobalMut, DType: driver.BF16},
 		},
-		Variants: []driver.Variant{{Format: driver.FormatTT, Code: &driver.TTVariant{
-			Kernels: []driver.TTKernel{
-				{Name: "push", Processor: driver.TTRiscv0, Cores: holders, Source: sharedKernel(t, "shard_push"), CompileArgs: n},
-				{Name: "add", Processor: driver.TTCompute, Cores: holders, Source: sharedKernel(t, "add_n"), CompileArgs: n},
-				{Name: "wait", Processor: driver.TTRiscv1, Cores: holders, Source: sharedKernel(t, "shard_wait"), CompileArgs: n},
+		Variants: []driver.Variant{{Format: tt.VariantFormat, Code: &tt.Program{
+			Kernels: []tt.Kernel{
+				{Name: "push", Processor: tt.Riscv0, Cores: holders, Source: sharedKernel(t, "shard_push"), CompileArgs: n},
+				{Name: "add", Processor: tt.Compute, Cores: holders, Source: sharedKernel(t, "add_n"), CompileArgs: n},
+				{Name: "wait", Processor: tt.Riscv1, Cores: holders, Source: sharedKernel(t, "shard_wait"), CompileArgs: n},
 			},
-			CBs:     []driver.TTCBConfig{cbOn(0, 0), cbOn(1, 1), cbOn(16, 2)},
-			Buffers: []driver.TTBuffer{decl(0), decl(1), decl(2)},
+			CBs:     []tt.CBConfig{cbOn(0, 0), cbOn(1, 1), cbOn(16, 2)},
+			Buffers: []tt.Buffer{decl(0), decl(1), decl(2)},
 		}}},
 	}
 	exe, err := backends.DeviceOf(d).Compile(ctx, prog)
@@ -360,32 +360,32 @@ func TestEmulatorHeightShardedEltwise(t *testing.T) {
 func TestEmulatorMulticastWithSemaphores(t *testing.T) {
 	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
 	ctx := context.Background()
-	semArg := func(i int) driver.TTArg { return driver.TTArg{Kind: driver.TTArgSemaphore, Semaphore: i} }
-	sender := &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTCoreAt(0, 0)}}
-	receivers := &driver.TTCoreSet{Ranges: []driver.TTCoreRange{driver.TTRect(0, 1, 0, 7), driver.TTRect(1, 0, 7, 7)}}
+	semArg := func(i int) tt.Arg { return tt.Arg{Kind: tt.ArgSemaphore, Semaphore: i} }
+	sender := &tt.CoreSet{Ranges: []tt.CoreRange{tt.CoreAt(0, 0)}}
+	receivers := &tt.CoreSet{Ranges: []tt.CoreRange{tt.Rect(0, 1, 0, 7), tt.Rect(1, 0, 7, 7)}}
 	for _, loopback := range []uint64{0, 1} {
 		prog := &driver.Program{
 			Name:   "mcast",
 			Params: []driver.Param{{Name: "out", Kind: driver.GlobalMut, DType: driver.U32}},
-			Variants: []driver.Variant{{Format: driver.FormatTT, Code: &driver.TTVariant{
-				Kernels: []driver.TTKernel{
-					{Name: "sender", Processor: driver.TTRiscv0, Cores: sender, Source: sharedKernel(t, "mcast_sender"),
-						CompileArgs: []driver.TTArg{driver.TTConst(loopback)},
-						RuntimeArgs: []driver.TTArg{param(driver.TTArgBufferAddr, 0),
-							noc(driver.TTArgCoreNocX, 0, 0), noc(driver.TTArgCoreNocY, 0, 0), noc(driver.TTArgCoreNocX, 7, 7), noc(driver.TTArgCoreNocY, 7, 7),
-							driver.TTConst(63), semArg(0), semArg(1)}},
-					{Name: "receiver", Processor: driver.TTRiscv0, Cores: receivers, Source: sharedKernel(t, "mcast_receiver"),
-						RuntimeArgs: []driver.TTArg{param(driver.TTArgBufferAddr, 0),
-							noc(driver.TTArgCoreNocX, 0, 0), noc(driver.TTArgCoreNocY, 0, 0),
+			Variants: []driver.Variant{{Format: tt.VariantFormat, Code: &tt.Program{
+				Kernels: []tt.Kernel{
+					{Name: "sender", Processor: tt.Riscv0, Cores: sender, Source: sharedKernel(t, "mcast_sender"),
+						CompileArgs: []tt.Arg{tt.Const(loopback)},
+						RuntimeArgs: []tt.Arg{param(tt.ArgBufferAddr, 0),
+							noc(tt.ArgCoreNocX, 0, 0), noc(tt.ArgCoreNocY, 0, 0), noc(tt.ArgCoreNocX, 7, 7), noc(tt.ArgCoreNocY, 7, 7),
+							tt.Const(63), semArg(0), semArg(1)}},
+					{Name: "receiver", Processor: tt.Riscv0, Cores: receivers, Source: sharedKernel(t, "mcast_receiver"),
+						RuntimeArgs: []tt.Arg{param(tt.ArgBufferAddr, 0),
+							noc(tt.ArgCoreNocX, 0, 0), noc(tt.ArgCoreNocY, 0, 0),
 							constExpr(expr(t, "core_row * 8 + core_col")), semArg(0), semArg(1), semArg(2)}},
 				},
-				CBs: []driver.TTCBConfig{driver.TTCB(0, "UInt32", 1024, 1), driver.TTCB(1, "UInt32", 1024, 1)},
-				Semaphores: []driver.TTSemaphore{
+				CBs: []tt.CBConfig{tt.CB(0, "UInt32", 1024, 1), tt.CB(1, "UInt32", 1024, 1)},
+				Semaphores: []tt.Semaphore{
 					{Cores: sender},          // ready: id 0 on the sender
 					{Cores: rng(0, 0, 7, 7)}, // valid: id 1 (0 is taken on the sender)
 					{Cores: receivers, Initial: 5},
 				},
-				Buffers: []driver.TTBuffer{{Param: 0, PageSize: 1024}},
+				Buffers: []tt.Buffer{{Param: 0, PageSize: 1024}},
 			}}},
 		}
 		exe, err := backends.DeviceOf(d).Compile(ctx, prog)
@@ -467,22 +467,22 @@ void kernel_main() {
 // in tile layout (b stored as bFormat when it is set), the matrices m x k,
 // k x n and m x n.
 func matmulTileProgram(t *testing.T, m, n, k uint64, bFormat string) *driver.Program {
-	mt, nt, kt := driver.TTConst(m/32), driver.TTConst(n/32), driver.TTConst(k/32)
-	spread := []driver.TTArg{{Kind: driver.TTArgCoreIndex}, {Kind: driver.TTArgNumCores}}
-	reader := driver.TTKernel{Source: kMatmulTileReader, RuntimeArgs: append([]driver.TTArg{
-		param(driver.TTArgBufferAddr, 0), param(driver.TTArgBufferAddr, 1), mt, nt, kt}, spread...)}
-	compute := driver.TTKernel{Source: libraryKernel(t, "tt/matmul/compute.cpp"), RuntimeArgs: append([]driver.TTArg{
-		driver.TTConst(m), driver.TTConst(n), driver.TTConst(k)}, spread...)}
-	writer := driver.TTKernel{Source: kMatmulTileWriter, RuntimeArgs: append([]driver.TTArg{
-		param(driver.TTArgBufferAddr, 2), driver.TTConst(m / 32 * n / 32)}, spread...)}
+	mt, nt, kt := tt.Const(m/32), tt.Const(n/32), tt.Const(k/32)
+	spread := []tt.Arg{{Kind: tt.ArgCoreIndex}, {Kind: tt.ArgNumCores}}
+	reader := tt.Kernel{Source: kMatmulTileReader, RuntimeArgs: append([]tt.Arg{
+		param(tt.ArgBufferAddr, 0), param(tt.ArgBufferAddr, 1), mt, nt, kt}, spread...)}
+	compute := tt.Kernel{Source: libraryKernel(t, "tt/matmul/compute.cpp"), RuntimeArgs: append([]tt.Arg{
+		tt.Const(m), tt.Const(n), tt.Const(k)}, spread...)}
+	writer := tt.Kernel{Source: kMatmulTileWriter, RuntimeArgs: append([]tt.Arg{
+		param(tt.ArgBufferAddr, 2), tt.Const(m / 32 * n / 32)}, spread...)}
 	bPage, bCB := uint32(2048), "Float16_b"
 	if bFormat != "" {
 		bPage, bCB = 1088, bFormat
 	}
-	v := driver.TTOneGroup(reader, compute, writer,
-		driver.TTCB(0, "Float16_b", 2048, 2), driver.TTCB(1, bCB, bPage, 2), driver.TTCB(16, "Float16_b", 2048, 2))
+	v := tt.OneGroup(reader, compute, writer,
+		tt.CB(0, "Float16_b", 2048, 2), tt.CB(1, bCB, bPage, 2), tt.CB(16, "Float16_b", 2048, 2))
 	v.Includes = libraryIncludes(t)
-	v.Buffers = []driver.TTBuffer{
+	v.Buffers = []tt.Buffer{
 		{Param: 0, Tile: true, Rows: m, Cols: k},
 		{Param: 1, Tile: true, Rows: k, Cols: n, Format: bFormat},
 		{Param: 2, Tile: true, Rows: m, Cols: n},
@@ -494,7 +494,7 @@ func matmulTileProgram(t *testing.T, m, n, k uint64, bFormat string) *driver.Pro
 			{Name: "c", Kind: driver.GlobalMut, DType: driver.BF16},
 		},
 		Grid:     []driver.GwsDim{driver.ConstDim(2), driver.ConstDim(3)},
-		Variants: []driver.Variant{{Format: driver.FormatTT, Code: v}},
+		Variants: []driver.Variant{{Format: tt.VariantFormat, Code: v}},
 	}
 }
 
@@ -618,18 +618,18 @@ func TestEmulatorBlockFloatPages(t *testing.T) {
 		in[i] = float32(r.NormFloat64() * 3)
 	}
 	for _, f := range []tt.BlockFloatFormat{tt.Bfp8b, tt.Bfp4b} {
-		decl := func(p int) driver.TTBuffer {
-			return driver.TTBuffer{Param: p, Tile: true, Rows: rows, Cols: cols, Format: f.String()}
+		decl := func(p int) tt.Buffer {
+			return tt.Buffer{Param: p, Tile: true, Rows: rows, Cols: cols, Format: f.String()}
 		}
 		prog := &driver.Program{
 			Name: "reverse_" + f.String(),
 			Params: []driver.Param{{Name: "in", Kind: driver.Global, DType: driver.F32}, {Name: "out", Kind: driver.GlobalMut, DType: driver.F32},
 				{Name: "tiles", Kind: driver.Variable, DType: driver.U32}},
-			Variants: []driver.Variant{{Format: driver.FormatTT, Code: &driver.TTVariant{
-				Kernels: []driver.TTKernel{{Name: "reverse", Processor: driver.TTRiscv0, Cores: rng(0, 0, 0, 0), Source: kReverseTiles,
-					RuntimeArgs: []driver.TTArg{param(driver.TTArgBufferAddr, 0), param(driver.TTArgBufferAddr, 1), param(driver.TTArgParam, 2), param(driver.TTArgPageSize, 0)}}},
-				CBs:     []driver.TTCBConfig{{Cores: rng(0, 0, 0, 0), TotalBytes: uint32(f.TileBytes()), Indices: []driver.TTCBIndex{{Index: 0, Format: f.String(), PageBytes: uint32(f.TileBytes())}}}},
-				Buffers: []driver.TTBuffer{decl(0), decl(1)},
+			Variants: []driver.Variant{{Format: tt.VariantFormat, Code: &tt.Program{
+				Kernels: []tt.Kernel{{Name: "reverse", Processor: tt.Riscv0, Cores: rng(0, 0, 0, 0), Source: kReverseTiles,
+					RuntimeArgs: []tt.Arg{param(tt.ArgBufferAddr, 0), param(tt.ArgBufferAddr, 1), param(tt.ArgParam, 2), param(tt.ArgPageSize, 0)}}},
+				CBs:     []tt.CBConfig{{Cores: rng(0, 0, 0, 0), TotalBytes: uint32(f.TileBytes()), Indices: []tt.CBIndex{{Index: 0, Format: f.String(), PageBytes: uint32(f.TileBytes())}}}},
+				Buffers: []tt.Buffer{decl(0), decl(1)},
 			}}},
 		}
 		exe, err := backends.DeviceOf(d).Compile(ctx, prog)
@@ -705,9 +705,9 @@ func TestEmulatorDPrint(t *testing.T) {
 	ctx := context.Background()
 	prog := &driver.Program{
 		Name: "dprint",
-		Variants: []driver.Variant{{Format: driver.FormatTT, Code: &driver.TTVariant{Kernels: []driver.TTKernel{
-			{Name: "talker", Processor: driver.TTRiscv1, Cores: rng(0, 0, 1, 1), Source: kDPrint,
-				RuntimeArgs: []driver.TTArg{constExpr(expr(t, "core_row * 10 + core_col"))}},
+		Variants: []driver.Variant{{Format: tt.VariantFormat, Code: &tt.Program{Kernels: []tt.Kernel{
+			{Name: "talker", Processor: tt.Riscv1, Cores: rng(0, 0, 1, 1), Source: kDPrint,
+				RuntimeArgs: []tt.Arg{constExpr(expr(t, "core_row * 10 + core_col"))}},
 		}}}},
 	}
 	exe, err := backends.DeviceOf(d).Compile(ctx, prog)
@@ -757,21 +757,21 @@ void kernel_main() {
 func TestEmulatorSemaphoreAddrArgs(t *testing.T) {
 	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
 	ctx := context.Background()
-	addr := driver.TTArg{Kind: driver.TTArgSemaphoreAddr, Semaphore: 0}
+	addr := tt.Arg{Kind: tt.ArgSemaphoreAddr, Semaphore: 0}
 	cores := rng(0, 0, 0, 2)
 	prog := &driver.Program{
 		Name:   "semaphore_addr",
 		Params: []driver.Param{{Name: "dst", Kind: driver.GlobalMut, DType: driver.U32}},
-		Variants: []driver.Variant{{Format: driver.FormatTT, Code: &driver.TTVariant{
-			Kernels: []driver.TTKernel{{
-				Name: "sem", Processor: driver.TTRiscv0, Cores: cores, Source: semaphoreAddrKernel,
-				CompileArgs: []driver.TTArg{addr},
-				CommonArgs:  []driver.TTArg{addr},
-				RuntimeArgs: []driver.TTArg{param(driver.TTArgBufferAddr, 0), {Kind: driver.TTArgCoreIndex}, addr},
+		Variants: []driver.Variant{{Format: tt.VariantFormat, Code: &tt.Program{
+			Kernels: []tt.Kernel{{
+				Name: "sem", Processor: tt.Riscv0, Cores: cores, Source: semaphoreAddrKernel,
+				CompileArgs: []tt.Arg{addr},
+				CommonArgs:  []tt.Arg{addr},
+				RuntimeArgs: []tt.Arg{param(tt.ArgBufferAddr, 0), {Kind: tt.ArgCoreIndex}, addr},
 			}},
-			CBs:        []driver.TTCBConfig{{Cores: cores, TotalBytes: 32, Indices: []driver.TTCBIndex{{Index: 0, Format: "UInt32", PageBytes: 32}}}},
-			Semaphores: []driver.TTSemaphore{{Cores: cores, Initial: 7}},
-			Buffers:    []driver.TTBuffer{{Param: 0, PageSize: 32}},
+			CBs:        []tt.CBConfig{{Cores: cores, TotalBytes: 32, Indices: []tt.CBIndex{{Index: 0, Format: "UInt32", PageBytes: 32}}}},
+			Semaphores: []tt.Semaphore{{Cores: cores, Initial: 7}},
+			Buffers:    []tt.Buffer{{Param: 0, PageSize: 32}},
 		}}},
 	}
 	exe, err := backends.DeviceOf(d).Compile(ctx, prog)

@@ -52,13 +52,13 @@ func invalid(format string, args ...any) error {
 // request passes ttruntime.ValidateCompile, the runtime's own rules,
 // before it is sent.
 func ValidateProgram(p *driver.Program, info ttruntime.InitReply) error {
-	if p != nil && p.TT() == nil {
+	if p != nil && ProgramOf(p) == nil {
 		return &driver.Error{Backend: ttruntime.Backend, Op: "compile", Err: fmt.Errorf("%w: program %q has no Tenstorrent variant", driver.ErrNoVariant, p.Name)}
 	}
 	if err := p.Validate(); err != nil {
 		return &driver.Error{Backend: ttruntime.Backend, Op: "compile", Err: err}
 	}
-	v := p.TT()
+	v := ProgramOf(p)
 	if len(p.Grid) > 2 {
 		return invalid("program %q has a %d-axis grid; Tenstorrent grids have at most 2 axes (rows, cols)", p.Name, len(p.Grid))
 	}
@@ -123,8 +123,8 @@ func ValidateProgram(p *driver.Program, info ttruntime.InitReply) error {
 
 type checker struct{ p *driver.Program }
 
-func (c *checker) decl(param int) *driver.TTBuffer {
-	v := c.p.TT()
+func (c *checker) decl(param int) *Buffer {
+	v := ProgramOf(c.p)
 	for i := range v.Buffers {
 		if v.Buffers[i].Param == param {
 			return &v.Buffers[i]
@@ -147,7 +147,7 @@ func (c *checker) dim(d driver.GwsDim, perCore bool, what string) error {
 	return nil
 }
 
-func (c *checker) rng(r driver.TTCoreRange, what string) error {
+func (c *checker) rng(r CoreRange, what string) error {
 	for _, d := range []driver.GwsDim{r.Start.Row, r.Start.Col, r.End.Row, r.End.Col} {
 		if err := c.dim(d, false, what); err != nil {
 			return err
@@ -156,7 +156,7 @@ func (c *checker) rng(r driver.TTCoreRange, what string) error {
 	return nil
 }
 
-func (c *checker) coreSet(s *driver.TTCoreSet, what string) error {
+func (c *checker) coreSet(s *CoreSet, what string) error {
 	if s == nil {
 		return nil
 	}
@@ -182,11 +182,11 @@ func (c *checker) coreSet(s *driver.TTCoreSet, what string) error {
 	return nil
 }
 
-func (c *checker) kernel(k int, kd *driver.TTKernel) error {
+func (c *checker) kernel(k int, kd *Kernel) error {
 	what := fmt.Sprintf("kernel %d (%s)", k, kernelName(*kd, k))
-	dm := kd.Processor == driver.TTRiscv0 || kd.Processor == driver.TTRiscv1
+	dm := kd.Processor == Riscv0 || kd.Processor == Riscv1
 	switch {
-	case !dm && kd.Processor != driver.TTCompute:
+	case !dm && kd.Processor != Compute:
 		return invalid("%s: processor %q (want riscv_0, riscv_1 or compute)", what, kd.Processor)
 	case kd.NOC != nil && !dm:
 		return invalid("%s: a compute kernel takes no NOC", what)
@@ -207,7 +207,7 @@ func (c *checker) kernel(k int, kd *driver.TTKernel) error {
 	}
 	for _, l := range []struct {
 		name    string
-		args    []driver.TTArg
+		args    []Arg
 		list    argPlace
 		perCore bool
 	}{{"compile arg", kd.CompileArgs, inCompile, false}, {"runtime arg", kd.RuntimeArgs, inRuntime, true}, {"common arg", kd.CommonArgs, inCommon, false}} {
@@ -243,7 +243,7 @@ const (
 
 // arg checks one layout entry. Core-specific entries belong in runtime
 // args only: compile and common args are the same on every core.
-func (c *checker) arg(a driver.TTArg, place argPlace) error {
+func (c *checker) arg(a Arg, place argPlace) error {
 	p := c.p
 	param := func(wantBuffer bool) error {
 		if a.Param < 0 || a.Param >= len(p.Params) {
@@ -270,42 +270,42 @@ func (c *checker) arg(a driver.TTArg, place argPlace) error {
 		return nil
 	}
 	switch a.Kind {
-	case driver.TTArgParam:
+	case ArgParam:
 		return param(false)
-	case driver.TTArgBufferAddr, driver.TTArgBufferSize, driver.TTArgPages, driver.TTArgPageSize:
+	case ArgBufferAddr, ArgBufferSize, ArgPages, ArgPageSize:
 		return param(true)
-	case driver.TTArgAccessor:
+	case ArgAccessor:
 		if place != inCompile {
 			return fmt.Errorf("accessor entries are compile-time words: they belong in compile args")
 		}
 		return param(true)
-	case driver.TTArgBankID, driver.TTArgBankNocX, driver.TTArgBankNocY:
+	case ArgBankID, ArgBankNocX, ArgBankNocY:
 		if err := param(true); err != nil {
 			return err
 		}
 		return dim(a.Page, "page")
-	case driver.TTArgCoreNocX, driver.TTArgCoreNocY:
+	case ArgCoreNocX, ArgCoreNocY:
 		if err := dim(a.Core.Row, "core row"); err != nil {
 			return err
 		}
 		return dim(a.Core.Col, "core col")
-	case driver.TTArgSemaphore, driver.TTArgSemaphoreAddr:
-		if n := len(p.TT().Semaphores); a.Semaphore < 0 || a.Semaphore >= n {
+	case ArgSemaphore, ArgSemaphoreAddr:
+		if n := len(ProgramOf(p).Semaphores); a.Semaphore < 0 || a.Semaphore >= n {
 			return fmt.Errorf("semaphore %d; the program has %d", a.Semaphore, n)
 		}
 		return nil
-	case driver.TTArgCoreRow, driver.TTArgCoreCol, driver.TTArgCoreIndex, driver.TTArgNumCores:
+	case ArgCoreRow, ArgCoreCol, ArgCoreIndex, ArgNumCores:
 		if place != inRuntime {
 			return fmt.Errorf("%s differs per core; it belongs in runtime args", a.Kind)
 		}
 		return nil
-	case driver.TTArgConst:
+	case ArgConst:
 		return dim(a.Value, "value")
 	}
 	return fmt.Errorf("unknown layout kind %q", a.Kind)
 }
 
-func (c *checker) cb(i int, cb *driver.TTCBConfig) error {
+func (c *checker) cb(i int, cb *CBConfig) error {
 	what := fmt.Sprintf("circular buffer config %d", i)
 	if err := c.coreSet(cb.Cores, what+" cores"); err != nil {
 		return err
@@ -354,7 +354,7 @@ func tileShapeOK(rows, cols uint32) bool {
 	return false
 }
 
-func (c *checker) buffer(i int, b *driver.TTBuffer, declared map[int]bool) error {
+func (c *checker) buffer(i int, b *Buffer, declared map[int]bool) error {
 	p := c.p
 	if b.Param < 0 || b.Param >= len(p.Params) || !p.Params[b.Param].Kind.IsBuffer() {
 		return invalid("buffer declaration %d names param %d, which is not a buffer param", i, b.Param)

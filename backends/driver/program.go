@@ -83,7 +83,6 @@ const (
 	FormatOpenCL Format = "opencl" // *SourceVariant: OpenCL C
 	FormatSPIRV  Format = "spirv"  // *SPIRVVariant: a SPIR-V compute shader
 	FormatGEMM   Format = "gemm"   // *GEMMVariant: a matrix multiply (CBLAS, cuBLAS)
-	FormatTT     Format = "tt"     // *TTVariant: Tenstorrent kernels
 )
 
 func init() {
@@ -98,7 +97,6 @@ func init() {
 		{FormatOpenCL, "opencl.json", reflect.TypeFor[*SourceVariant](), false},
 		{FormatSPIRV, "vulkan.json", reflect.TypeFor[*SPIRVVariant](), false},
 		{FormatGEMM, "gemm.json", reflect.TypeFor[*GEMMVariant](), true},
-		{FormatTT, "tt.json", reflect.TypeFor[*TTVariant](), false},
 	} {
 		registry.RegisterFormat(registry.Format{Name: string(f.name), File: f.file, Code: f.code, NoGrid: f.noGrid})
 	}
@@ -137,7 +135,7 @@ func LookupFormat(f Format) (FormatInfo, bool) {
 
 // Variant is one form of a program: its format, the code in that format (of
 // the format's code type: *SourceVariant, *SPIRVVariant, *GEMMVariant,
-// *TTVariant), and optionally a grid that replaces Program.Grid for this
+// or a driver's own), and optionally a grid that replaces Program.Grid for this
 // variant (GPU block counts and Tenstorrent core grids differ).
 type Variant struct {
 	Format Format
@@ -219,9 +217,6 @@ func (p *Program) SPIRV() *SPIRVVariant { return variantCode[SPIRVVariant](p, Fo
 
 // GEMM is the program's GEMM variant code, or nil.
 func (p *Program) GEMM() *GEMMVariant { return variantCode[GEMMVariant](p, FormatGEMM) }
-
-// TT is the program's Tenstorrent variant code, or nil.
-func (p *Program) TT() *TTVariant { return variantCode[TTVariant](p, FormatTT) }
 
 // variantCode is the code of p's variant in format f when it is a *T, else
 // nil: the one lookup behind the typed accessors above.
