@@ -5,21 +5,18 @@
 package bundle
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
-	"regexp"
-	"sort"
 	"strings"
 	"syscall"
 
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/internal/strictjson"
 )
 
 // ManifestFile is the name of a bundle's manifest.
@@ -95,7 +92,7 @@ type variant struct {
 	source *backends.SourceVariant
 	spirv  *backends.SPIRVVariant
 	gemm   *gemmSpec
-	tt     *ttSpec
+	own    driver.BundleVariant // a format that reads its own file
 }
 
 // Load reads and checks a bundle directory: the manifest, every variant file
@@ -262,154 +259,17 @@ func inBundle(dir, rel string) (string, error) {
 	return p, nil
 }
 
-// decodeStrict decodes one JSON object, refusing unknown fields and
-// trailing data, and turns decoder errors into field errors.
+// decodeStrict decodes one JSON object strictly (strictjson.Decode) into
+// v; an error names the file and the field.
 func decodeStrict(data []byte, file string, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			if te.Field == "" {
-				return &FieldError{File: file, Err: fmt.Errorf("the file must hold one JSON object, got JSON %s", te.Value)}
-			}
-			return &FieldError{file, jsonPath(reflect.TypeOf(v), te.Field), fmt.Errorf("want %s, got JSON %s", te.Type, te.Value)}
-		}
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			line, col := position(data, se.Offset)
-			return &FieldError{File: file, Err: fmt.Errorf("line %d column %d: %v", line, col, se)}
-		}
-		if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
-			field := m[1]
-			if path := unknownKeyPath(data, reflect.TypeOf(v)); path != "" {
-				field = path
-			}
-			return &FieldError{file, field, errors.New("unknown field")}
+	if err := strictjson.Decode(data, v); err != nil {
+		var fe *strictjson.Error
+		if errors.As(err, &fe) {
+			return &FieldError{file, fe.Field, fe.Err}
 		}
 		return &FieldError{File: file, Err: err}
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return &FieldError{File: file, Err: errors.New("trailing data after the JSON object")}
-	}
 	return nil
-}
-
-var unknownField = regexp.MustCompile(`unknown field "([^"]*)"`)
-
-// unknownKeyPath finds the first key of the JSON document that type t does
-// not know, as a field path ("params[0].shap"); "" when there is none or
-// the document does not parse.
-func unknownKeyPath(data []byte, t reflect.Type) string {
-	var doc any
-	if json.Unmarshal(data, &doc) != nil {
-		return ""
-	}
-	return walkUnknown(doc, t, "")
-}
-
-func walkUnknown(doc any, t reflect.Type, path string) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch v := doc.(type) {
-	case map[string]any:
-		switch t.Kind() {
-		case reflect.Struct:
-			fields := jsonFields(t)
-			keys := make([]string, 0, len(v))
-			for k := range v {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				ft, ok := fields[k]
-				if !ok {
-					return join(path, k)
-				}
-				if p := walkUnknown(v[k], ft, join(path, k)); p != "" {
-					return p
-				}
-			}
-		case reflect.Map:
-			for k, e := range v {
-				if p := walkUnknown(e, t.Elem(), join(path, k)); p != "" {
-					return p
-				}
-			}
-		}
-	case []any:
-		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
-			for i, e := range v {
-				if p := walkUnknown(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); p != "" {
-					return p
-				}
-			}
-		}
-	}
-	return ""
-}
-
-// jsonFields maps the JSON keys of struct type t to their types; the
-// fields of an embedded struct stand among t's own, as encoding/json
-// decodes them.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	fields := map[string]reflect.Type{}
-	for _, f := range reflect.VisibleFields(t) {
-		tag := f.Tag.Get("json")
-		if f.Anonymous && tag == "" {
-			continue // its fields are listed themselves
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if name == "" {
-			name = f.Name
-		}
-		if name != "-" {
-			fields[name] = f.Type
-		}
-	}
-	return fields
-}
-
-// jsonPath is a decoder error's field path into a value of type t without
-// the names of the embedded structs on it, which encoding/json puts in
-// ("cbs.rawCBIndex.index" is cbs.index).
-func jsonPath(t reflect.Type, field string) string {
-	segs := strings.Split(field, ".")
-	var keep []string
-	for i, seg := range segs {
-		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
-			t = t.Elem()
-		}
-		if t.Kind() != reflect.Struct {
-			return strings.Join(append(keep, segs[i:]...), ".")
-		}
-		if f, ok := t.FieldByName(seg); ok && f.Anonymous {
-			t = f.Type
-			continue
-		}
-		ft, ok := jsonFields(t)[seg]
-		if !ok {
-			return strings.Join(append(keep, segs[i:]...), ".")
-		}
-		keep, t = append(keep, seg), ft
-	}
-	return strings.Join(keep, ".")
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-func position(data []byte, off int64) (line, col int) {
-	off = min(max(off, 0), int64(len(data)))
-	line = 1 + bytes.Count(data[:off], []byte("\n"))
-	col = int(off) - bytes.LastIndexByte(data[:off], '\n')
-	return line, col
 }
 
 // ParamIndex returns the ordinal of the named param.

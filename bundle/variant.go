@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zyxtt/zyxtt/tt"
-
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/kernels"
 )
@@ -70,7 +68,6 @@ var variantDecoders = map[reflect.Type]func(b *Bundle, v *variant, file string, 
 	reflect.TypeFor[*backends.SourceVariant](): decodeAs((*Bundle).decodeSource),
 	reflect.TypeFor[*backends.SPIRVVariant]():  decodeAs((*Bundle).decodeSPIRV),
 	reflect.TypeFor[*backends.GEMMVariant]():   decodeAs((*Bundle).decodeGEMM),
-	reflect.TypeFor[*tt.Program]():             decodeAs((*Bundle).decodeTT),
 }
 
 // decodeAs is the decoder of variant files of raw type R: it decodes the
@@ -114,6 +111,13 @@ func libraryName(rel string, format backends.Format) (name string, ok bool, err 
 
 func (b *Bundle) parseVariant(fi backends.FormatInfo, file string, data []byte) (*variant, error) {
 	v := &variant{file: file, format: fi.Name}
+	if own := ownVariant(fi); own != nil {
+		if err := own.LoadBundle(&bundleSource{b: b, file: file, format: fi.Name}, data); err != nil {
+			return nil, fileError(file, err)
+		}
+		v.own = own
+		return v, nil
+	}
 	ferr := func(field, format string, args ...any) error {
 		return &FieldError{file, field, fmt.Errorf(format, args...)}
 	}
@@ -223,15 +227,6 @@ func (b *Bundle) decodeGEMM(v *variant, file string, r *rawGEMM, h *variantHelpe
 		return err
 	}
 	v.gemm = g
-	return h.grid(r.Grid)
-}
-
-func (b *Bundle) decodeTT(v *variant, file string, r *rawTT, h *variantHelpers) error {
-	t, err := b.parseTT(r, file, h.readSource)
-	if err != nil {
-		return err
-	}
-	v.tt = t
 	return h.grid(r.Grid)
 }
 
@@ -438,8 +433,8 @@ func (b *Bundle) buildProgram(vals Values, variantErr func(backends.Format, erro
 				continue
 			}
 			pv.Code = g
-		case v.tt != nil:
-			t, grid, err := b.bindTT(v.tt, v.grid, vals)
+		case v.own != nil:
+			code, grid, err := b.bindOwn(v, vals)
 			if err != nil {
 				if err := variantErr(f, err); err != nil {
 					return nil, err
@@ -449,7 +444,7 @@ func (b *Bundle) buildProgram(vals Values, variantErr func(backends.Format, erro
 			if pv.Grid == nil && grid != nil {
 				pv.Grid = grid
 			}
-			pv.Code = t
+			pv.Code = code
 		}
 		p.Variants = append(p.Variants, pv)
 	}
@@ -457,6 +452,19 @@ func (b *Bundle) buildProgram(vals Values, variantErr func(backends.Format, erro
 		return nil, fmt.Errorf("bundle %s: %w", b.Name, err)
 	}
 	return p, nil
+}
+
+// bindOwn binds a variant of a format that reads its own file.
+func (b *Bundle) bindOwn(v *variant, vals Values) (any, []backends.GwsDim, error) {
+	shapes, err := b.Shapes(vals)
+	if err != nil {
+		return nil, nil, err
+	}
+	code, grid, err := v.own.BindBundle(&bundleEnv{b: b, vals: vals, shapes: shapes})
+	if err != nil {
+		return nil, nil, fileError(v.file, err)
+	}
+	return code, grid, nil
 }
 
 func (b *Bundle) path(file string) string {

@@ -371,25 +371,25 @@ func TestCompileValidation(t *testing.T) {
 		says   string
 	}{
 		{"no variant", func(p *driver.Program) { p.RemoveVariant(tt.VariantFormat) }, driver.ErrNoVariant, "has no variant in a format"},
-		{"no kernels", func(p *driver.Program) { tt.ProgramOf(p).Kernels = nil }, driver.ErrInvalidArgument, "1 to 64"},
-		{"processor", func(p *driver.Program) { k(p, 0).Processor = "riscv_2" }, driver.ErrInvalidArgument, "processor \"riscv_2\""},
-		{"noc on compute", func(p *driver.Program) { n := 0; k(p, 1).NOC = &n }, driver.ErrInvalidArgument, "takes no NOC"},
-		{"noc 2", func(p *driver.Program) { n := 2; k(p, 0).NOC = &n }, driver.ErrInvalidArgument, "NOC 2"},
+		{"no kernels", func(p *driver.Program) { tt.ProgramOf(p).Kernels = nil }, driver.ErrInvalidArgument, "no kernel has a core to run on"},
+		{"processor", func(p *driver.Program) { k(p, 0).Processor = "riscv_2" }, driver.ErrInvalidArgument, "compile.kernels[0].processor"},
+		{"noc on compute", func(p *driver.Program) { n := 0; k(p, 1).NOC = &n }, driver.ErrInvalidArgument, "compile.kernels[1].noc"},
+		{"noc 2", func(p *driver.Program) { n := 2; k(p, 0).NOC = &n }, driver.ErrInvalidArgument, "compile.kernels[0].noc"},
 		{"fidelity on data movement", func(p *driver.Program) { k(p, 0).MathFidelity = "HiFi2" }, driver.ErrInvalidArgument, "for compute kernels"},
 		{"empty core set", func(p *driver.Program) { k(p, 0).Cores = &tt.CoreSet{} }, driver.ErrInvalidArgument, "is empty"},
 		{"duplicate CB", func(p *driver.Program) { tt.ProgramOf(p).CBs[1].Indices[0].Index = 0 }, driver.ErrInvalidArgument, "CB 0 on core (0, 0) is already configured"},
 		{"CB index twice in a config", func(p *driver.Program) {
 			tt.ProgramOf(p).CBs[0].Indices = append(tt.ProgramOf(p).CBs[0].Indices, tt.ProgramOf(p).CBs[0].Indices[0])
-		}, driver.ErrInvalidArgument, "configured twice"},
-		{"CB index 32", func(p *driver.Program) { tt.ProgramOf(p).CBs[1].Indices[0].Index = 32 }, driver.ErrInvalidArgument, "outside 0–31"},
-		{"unknown format", func(p *driver.Program) { tt.ProgramOf(p).CBs[0].Indices[0].Format = "Bfp2_b" }, driver.ErrInvalidArgument, "unknown data format"},
-		{"page not dividing", func(p *driver.Program) { tt.ProgramOf(p).CBs[0].Indices[0].PageBytes = 3000 }, driver.ErrInvalidArgument, "do not divide"},
-		{"tiny tile", func(p *driver.Program) { tt.ProgramOf(p).CBs[0].Indices[0].TileRows = 3 }, driver.ErrInvalidArgument, "3x32 tile"},
-		{"empty CB", func(p *driver.Program) { tt.ProgramOf(p).CBs[0].TotalBytes = 0 }, driver.ErrInvalidArgument, "must be positive"},
-		{"over the L1 budget", func(p *driver.Program) { tt.ProgramOf(p).CBs[0].TotalBytes = 2048 * 1000 }, driver.ErrInvalidArgument, "bytes of L1"},
-		{"fidelity", func(p *driver.Program) { k(p, 1).MathFidelity = "HiFi5" }, driver.ErrInvalidArgument, "math fidelity"},
-		{"param layout on a buffer", func(p *driver.Program) { k(p, 0).RuntimeArgs[2].Param = 1 }, driver.ErrInvalidArgument, "not a variable"},
-		{"address of a variable", func(p *driver.Program) { k(p, 0).RuntimeArgs[0].Param = 0 }, driver.ErrInvalidArgument, "not a buffer"},
+		}, driver.ErrInvalidArgument, "is given twice in this config"},
+		{"CB index 32", func(p *driver.Program) { tt.ProgramOf(p).CBs[1].Indices[0].Index = 32 }, driver.ErrInvalidArgument, "CB indices are 0-31"},
+		{"unknown format", func(p *driver.Program) { tt.ProgramOf(p).CBs[0].Indices[0].Format = "Bfp2_b" }, driver.ErrInvalidArgument, "compile.cbs[0].indices[0].format"},
+		{"page not dividing", func(p *driver.Program) { tt.ProgramOf(p).CBs[0].Indices[0].PageBytes = tt.N(3000) }, driver.ErrInvalidArgument, "does not divide total_bytes"},
+		{"tiny tile", func(p *driver.Program) { tt.ProgramOf(p).CBs[0].Indices[0].TileRows = 3 }, driver.ErrInvalidArgument, "[3, 32] is not a tile shape"},
+		{"empty CB", func(p *driver.Program) { tt.ProgramOf(p).CBs[0].TotalBytes = tt.N(0) }, driver.ErrInvalidArgument, "compile.cbs[0].total_bytes"},
+		{"over the L1 budget", func(p *driver.Program) { tt.ProgramOf(p).CBs[0].TotalBytes = tt.N(2048 * 1000) }, driver.ErrInvalidArgument, "bytes of L1"},
+		{"fidelity", func(p *driver.Program) { k(p, 1).MathFidelity = "HiFi5" }, driver.ErrInvalidArgument, "compile.kernels[1].compute_config.math_fidelity"},
+		{"param layout on a buffer", func(p *driver.Program) { k(p, 0).RuntimeArgs[2].Param = 1 }, driver.ErrInvalidArgument, "needs a variable param"},
+		{"address of a variable", func(p *driver.Program) { k(p, 0).RuntimeArgs[0].Param = 0 }, driver.ErrInvalidArgument, "needs a buffer (global or global_mut) param"},
 		{"param out of range", func(p *driver.Program) { k(p, 2).RuntimeArgs[0].Param = 9 }, driver.ErrInvalidArgument, "names param 9"},
 		{"core_row in compile args", func(p *driver.Program) {
 			k(p, 1).CompileArgs = append(k(p, 1).CompileArgs, tt.Arg{Kind: tt.ArgCoreRow})
@@ -399,21 +399,21 @@ func TestCompileValidation(t *testing.T) {
 		}, driver.ErrInvalidArgument, "per-core term"},
 		{"accessor in runtime args", func(p *driver.Program) {
 			k(p, 2).RuntimeArgs = append(k(p, 2).RuntimeArgs, tt.Arg{Kind: tt.ArgAccessor, Param: 3})
-		}, driver.ErrInvalidArgument, "belong in compile args"},
+		}, driver.ErrInvalidArgument, "they belong in compile_args or named_compile_args"},
 		{"named arg name", func(p *driver.Program) {
 			k(p, 0).NamedCompileArgs = []tt.NamedArg{{Name: "num tiles", Arg: tt.Const(1)}}
-		}, driver.ErrInvalidArgument, "not a C identifier"},
+		}, driver.ErrInvalidArgument, "must be a C identifier"},
 		{"named arg twice", func(p *driver.Program) {
 			k(p, 0).NamedCompileArgs = []tt.NamedArg{{Name: "n", Arg: tt.Const(1)}, {Name: "n", Arg: tt.Const(2)}}
 		}, driver.ErrInvalidArgument, "given twice"},
 		{"semaphore out of range", func(p *driver.Program) {
 			k(p, 0).RuntimeArgs = append(k(p, 0).RuntimeArgs, tt.Arg{Kind: tt.ArgSemaphore, Semaphore: 1})
 		}, driver.ErrInvalidArgument, "semaphore 1; the program has 0"},
-		{"unknown layout kind", func(p *driver.Program) { k(p, 0).RuntimeArgs[3].Kind = "core_z" }, driver.ErrInvalidArgument, "unknown layout kind"},
+		{"unknown layout kind", func(p *driver.Program) { k(p, 0).RuntimeArgs[3].Kind = "core_z" }, driver.ErrInvalidArgument, "unknown arg kind \"core_z\""},
 		{"three grid axes", func(p *driver.Program) { p.Grid = append(p.Grid, driver.ConstDim(1)) }, driver.ErrInvalidArgument, "axes"},
 		{"constant grid too large", func(p *driver.Program) { p.Grid = []driver.GwsDim{driver.ConstDim(100)} }, driver.ErrInvalidArgument, "worker grid has 8 rows"},
 		{"constant zero grid", func(p *driver.Program) { p.Grid = []driver.GwsDim{driver.ConstDim(0)} }, driver.ErrInvalidArgument, "is 0"},
-		{"64-bit param in a layout", func(p *driver.Program) { p.Params[0].DType = driver.U64 }, driver.ErrInvalidArgument, "32 bits"},
+		{"64-bit param in a layout", func(p *driver.Program) { p.Params[0].DType = driver.U64 }, driver.ErrInvalidArgument, "an arg word is 32 bits"},
 		{"buffer decl of a variable", func(p *driver.Program) { tt.ProgramOf(p).Buffers = []tt.Buffer{{Param: 0}} }, driver.ErrInvalidArgument, "not a buffer param"},
 		{"sharded without a shard", func(p *driver.Program) {
 			tt.ProgramOf(p).Buffers = []tt.Buffer{{Param: 1, Placement: "l1", Layout: "height_sharded"}}
@@ -426,7 +426,7 @@ func TestCompileValidation(t *testing.T) {
 			tt.ProgramOf(p).Buffers = []tt.Buffer{{Param: 1, Tile: true, Rows: 32, Cols: 32, Format: "Bfp8_b"}}
 		}, driver.ErrInvalidArgument, "holds f32 or bf16"},
 		{"block float without tiles", func(p *driver.Program) { tt.ProgramOf(p).Buffers = []tt.Buffer{{Param: 1, Format: "Bfp8_b"}} }, driver.ErrInvalidArgument, "needs the tile layout"},
-		{"CB on a DRAM buffer", func(p *driver.Program) { b := 1; tt.ProgramOf(p).CBs[0].Buffer = &b }, driver.ErrInvalidArgument, "not declared an l1 buffer"},
+		{"CB on a DRAM buffer", func(p *driver.Program) { b := 1; tt.ProgramOf(p).CBs[0].Buffer = &b }, driver.ErrInvalidArgument, "a CB sits on an l1 buffer"},
 		{"include twice", func(p *driver.Program) {
 			tt.ProgramOf(p).Includes = []tt.Include{{Path: "a.h"}, {Path: "a.h"}}
 		}, driver.ErrInvalidArgument, "given twice"},

@@ -135,7 +135,7 @@ func (d *Device) Compile(ctx context.Context, p *driver.Program) (driver.Executa
 		}
 	}
 	info := d.rt.Info()
-	if err := ValidateProgram(p, info); err != nil {
+	if err := checkProgram(p, info); err != nil {
 		return nil, err
 	}
 	e := &Executable{dev: d, prog: p, vars: exprVars(p), progs: map[string]*runtimeProgram{}}
@@ -246,7 +246,7 @@ func CheckLaunch(p *driver.Program, args []driver.LaunchArg, info ttruntime.Init
 	if p != nil {
 		p = p.WithVariant(p.Variant(VariantFormat))
 	}
-	if err := ValidateProgram(p, info); err != nil {
+	if err := checkProgram(p, info); err != nil {
 		return ttruntime.CompileRequest{}, err
 	}
 	grid, err := LaunchGrid(p, args, info.Grid)

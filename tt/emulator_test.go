@@ -20,6 +20,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/bundle"
 	"github.com/zyxtt/zyxtt/internal/rtbin"
 	"github.com/zyxtt/zyxtt/kernels"
 	"github.com/zyxtt/zyxtt/tt"
@@ -147,7 +148,7 @@ func exampleVadd(t *testing.T, rows, cols int) *driver.Program {
 			{Kind: tt.ArgParam, Param: n},
 		}, spread...),
 	}
-	cb := func(i uint8) tt.CBConfig { return tt.CB(i, "Float32", 4096, 2) }
+	cb := func(i int) tt.CBConfig { return tt.CB(i, "Float32", 4096, 2) }
 	code := tt.OneGroup(reader, compute, writer, cb(0), cb(1), cb(16))
 	code.Includes = libraryIncludes(t)
 	return &driver.Program{
@@ -357,6 +358,25 @@ func TestEmulatorRuntimeKernelExits(t *testing.T) {
 			for i := range zs {
 				require.Equal(t, xs[i]+ys[i], zs[i], "z[%d]", i)
 			}
+		})
+	}
+}
+
+// TestEmulatorTTRulesAreTheRuntimes: a tt.json that breaks a rule of the
+// program loads; the runtime refuses the program when the device compiles
+// it, with the field of its compile request, and the driver refuses what it
+// alone reads (per-core kinds, host layouts) naming the kernel or buffer.
+func TestEmulatorTTRulesAreTheRuntimes(t *testing.T) {
+	dev := openEmu(t, "n150")[0]
+	for _, tc := range v2RuleCases {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := bundle.Load(writeV2(t, tc))
+			require.NoError(t, err, "the bundle loads: the rule is the runtime's")
+			p, err := b.Program(b.Defaults())
+			require.NoError(t, err)
+			_, err = dev.Compile(t.Context(), p)
+			require.ErrorIs(t, err, driver.ErrInvalidArgument)
+			require.ErrorContains(t, err, tc.substr)
 		})
 	}
 }

@@ -77,6 +77,43 @@ func evalDim(d driver.GwsDim, args []driver.LaunchArg, what string) (uint32, err
 	return uint32(v), nil
 }
 
+// evalOpt evaluates an optional number of the program; nil is def.
+func evalOpt(d *driver.GwsDim, def uint32, args []driver.LaunchArg, what string) (uint32, error) {
+	if d == nil {
+		return def, nil
+	}
+	return evalDim(*d, args, what)
+}
+
+// cbSizes evaluates a CB config's page sizes (one tile of the format where
+// none is given) and its total (from its pages where it gives them).
+func cbSizes(cb CBConfig, args []driver.LaunchArg, what string) (total uint32, pages []uint32, err error) {
+	for _, x := range cb.Indices {
+		tr, tc := tileOf(x)
+		pb, err := evalOpt(x.PageBytes, uint32(tileBytes(x.Format, uint64(tr), uint64(tc))), args, fmt.Sprintf("%s index %d page bytes", what, x.Index))
+		if err != nil {
+			return 0, nil, err
+		}
+		pages = append(pages, pb)
+	}
+	switch {
+	case cb.TotalBytes != nil:
+		total, err = evalDim(*cb.TotalBytes, args, what+" total bytes")
+	case cb.Pages != nil && len(pages) > 0:
+		var n uint32
+		if n, err = evalDim(*cb.Pages, args, what+" pages"); err == nil {
+			t := uint64(n) * uint64(pages[0])
+			if t > math.MaxUint32 {
+				err = progErr("%s: %d pages of %d bytes are past 32 bits", what, n, pages[0])
+			}
+			total = uint32(t)
+		}
+	default:
+		err = progErr("%s has no size (give TotalBytes or Pages)", what)
+	}
+	return total, pages, err
+}
+
 func (r *resolver) rect(cr CoreRange, what string) (ttruntime.CoreRange, error) {
 	var out ttruntime.CoreRange
 	for i, d := range []driver.GwsDim{cr.Start.Row, cr.Start.Col, cr.End.Row, cr.End.Col} {
@@ -409,7 +446,11 @@ func resolve(p *driver.Program, args []driver.LaunchArg, grid [2]uint32, info *t
 			used[c] |= 1 << id
 		}
 		r.sems = append(r.sems, id)
-		req.Semaphores = append(req.Semaphores, ttruntime.Semaphore{Cores: cl.ranges, ID: id, Initial: s.Initial})
+		initial, err := evalOpt(s.Initial, 0, args, fmt.Sprintf("semaphore %d initial value", i))
+		if err != nil {
+			return nil, err
+		}
+		req.Semaphores = append(req.Semaphores, ttruntime.Semaphore{Cores: cl.ranges, ID: id, Initial: initial})
 	}
 
 	for k := range v.Kernels {
@@ -489,9 +530,14 @@ func resolve(p *driver.Program, args []driver.LaunchArg, grid [2]uint32, info *t
 		if len(cl.cores) == 0 {
 			continue // on an empty slice: left out
 		}
-		out := ttruntime.CBConfig{Cores: cl.ranges, TotalBytes: cb.TotalBytes}
-		for _, x := range cb.Indices {
-			ix := ttruntime.CBIndex{Index: uint32(x.Index), Format: x.Format, PageBytes: x.PageBytes}
+		what := fmt.Sprintf("circular buffer config %d", i)
+		total, pageBytes, err := cbSizes(cb, args, what)
+		if err != nil {
+			return nil, err
+		}
+		out := ttruntime.CBConfig{Cores: cl.ranges, TotalBytes: total}
+		for j, x := range cb.Indices {
+			ix := ttruntime.CBIndex{Index: uint32(x.Index), Format: x.Format, PageBytes: pageBytes[j]}
 			if tr, tc := tileOf(x); tr != 32 || tc != 32 {
 				ix.Tile = &[2]uint32{tr, tc}
 			}
@@ -503,7 +549,7 @@ func resolve(p *driver.Program, args []driver.LaunchArg, grid [2]uint32, info *t
 			r.needDecl[*cb.Buffer] = true
 		} else {
 			for _, c := range cl.cores {
-				rp.cbBytes[c] += (uint64(cb.TotalBytes) + align - 1) / align * align
+				rp.cbBytes[c] += (uint64(total) + align - 1) / align * align
 			}
 		}
 		req.CBs = append(req.CBs, out)
@@ -603,13 +649,15 @@ func declOf(p *driver.Program, b Buffer, args []driver.LaunchArg) (*paramDecl, e
 	}
 	prm := p.Params[b.Param]
 	d := &paramDecl{explicit: true, host: hostLayout{Tile: b.Tile, Rows: b.Rows, Cols: b.Cols, Format: b.Format, DType: prm.DType}}
-	page := uint64(b.PageSize)
-	if page == 0 {
-		page = DefaultPageSize
-		if b.Tile {
-			page = d.host.tileBytes()
-		}
+	def := uint64(DefaultPageSize)
+	if b.Tile {
+		def = d.host.tileBytes()
 	}
+	p32, err := evalOpt(b.PageSize, uint32(min(def, math.MaxUint32)), args, fmt.Sprintf("param %d (%s) page size", b.Param, prm.Name))
+	if err != nil {
+		return nil, err
+	}
+	page := uint64(p32)
 	d.spec = ttruntime.BufferSpec{PageSize: page, Placement: b.Placement, Layout: b.Layout}
 	if b.Shard != nil {
 		// The shard grid is in the chip's terms: worker cores for L1,

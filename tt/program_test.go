@@ -110,10 +110,10 @@ func TestSemaphoreIDs(t *testing.T) {
 		{Kind: tt.ArgSemaphore, Semaphore: 3}, {Kind: tt.ArgSemaphore, Semaphore: 2}}})
 	v := tt.ProgramOf(p)
 	v.Semaphores = []tt.Semaphore{
-		{},                                   // every core of the kernels: 0
-		{Cores: rng(0, 0, 0, 7), Initial: 4}, // row 0: 1
-		{Cores: rng(1, 0, 1, 7)},             // row 1: 1 as well
-		{Cores: rng(0, 3, 1, 3)},             // both rows: 2
+		{}, // every core of the kernels: 0
+		{Cores: rng(0, 0, 0, 7), Initial: tt.N(4)}, // row 0: 1
+		{Cores: rng(1, 0, 1, 7)},                   // row 1: 1 as well
+		{Cores: rng(0, 3, 1, 3)},                   // both rows: 2
 	}
 	req := onlyRequest(t, compileOne(t, d, p))
 	var ids []uint32
@@ -210,8 +210,8 @@ func TestL1BudgetAtLaunch(t *testing.T) {
 	usable := d.Runtime().L1.Usable()
 	p := oneKernel(tt.Kernel{Cores: rng(0, 0, 0, 0)}, driver.Param{Name: "l1", Kind: driver.GlobalMut, DType: driver.U8})
 	v := tt.ProgramOf(p)
-	v.CBs = []tt.CBConfig{{Cores: rng(0, 0, 0, 0), TotalBytes: 1 << 20, Indices: []tt.CBIndex{{Index: 0, Format: "UInt8", PageBytes: 1 << 20}}}}
-	v.Buffers = []tt.Buffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: 4096,
+	v.CBs = []tt.CBConfig{{Cores: rng(0, 0, 0, 0), TotalBytes: tt.N(1 << 20), Indices: []tt.CBIndex{{Index: 0, Format: "UInt8", PageBytes: tt.N(1 << 20)}}}}
+	v.Buffers = []tt.Buffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: tt.N(4096),
 		Shard: &tt.Shard{Cores: *rng(0, 0, 0, 0), Shape: [2]uint32{96, 1}, Tensor: [2]uint32{96, 1}}}}
 	exe := compileOne(t, d, p)
 	b := allocParam(t, exe, 0, 96*4096)
@@ -424,7 +424,7 @@ func TestAllocParamAndLayoutChecks(t *testing.T) {
 		driver.Param{Name: "small", Kind: driver.Global, DType: driver.U32},
 		driver.Param{Name: "any", Kind: driver.Global, DType: driver.U32},
 		driver.Param{Name: "n", Kind: driver.Variable, DType: driver.U32})
-	tt.ProgramOf(p).Buffers = []tt.Buffer{{Param: 0, PageSize: 4}}
+	tt.ProgramOf(p).Buffers = []tt.Buffer{{Param: 0, PageSize: tt.N(4)}}
 	exe := compileOne(t, d, p)
 	small := allocParam(t, exe, 0, 400)
 	plain, err := d.Pool().Alloc(ctx, 400)
@@ -452,7 +452,7 @@ func TestAllocParamAndLayoutChecks(t *testing.T) {
 	// A shard grid that reads a Variable cannot be evaluated without args.
 	q := oneKernel(tt.Kernel{Cores: rng(0, 0, 0, 0)}, driver.Param{Name: "s", Kind: driver.Global, DType: driver.U32},
 		driver.Param{Name: "n", Kind: driver.Variable, DType: driver.U32})
-	tt.ProgramOf(q).Buffers = []tt.Buffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: 64, Shard: &tt.Shard{
+	tt.ProgramOf(q).Buffers = []tt.Buffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: tt.N(64), Shard: &tt.Shard{
 		Cores: tt.CoreSet{Ranges: []tt.CoreRange{{End: tt.Coord{Row: driver.ConstDim(0), Col: driver.ParamDim(1)}}}}, Shape: [2]uint32{1, 1}, Tensor: [2]uint32{1, 1}}}}
 	qe, err := backends.DeviceOf(d).Compile(ctx, q)
 	require.NoError(t, err)
@@ -465,7 +465,7 @@ func TestAllocParamAndLayoutChecks(t *testing.T) {
 	// compile, where the declaration is checked, and at AllocParam, where
 	// the size meets it.
 	r := oneKernel(tt.Kernel{Cores: rng(0, 0, 0, 0)}, driver.Param{Name: "s", Kind: driver.Global, DType: driver.U32})
-	tt.ProgramOf(r).Buffers = []tt.Buffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: 64, Shard: &tt.Shard{
+	tt.ProgramOf(r).Buffers = []tt.Buffer{{Param: 0, Placement: "l1", Layout: "height_sharded", PageSize: tt.N(64), Shard: &tt.Shard{
 		Cores: *rng(0, 0, 0, 3), Shape: [2]uint32{2, 3}, Tensor: [2]uint32{8, 4}}}}
 	_, err = backends.DeviceOf(d).Compile(ctx, r)
 	require.ErrorIs(t, err, driver.ErrInvalidArgument)

@@ -11,6 +11,12 @@ import (
 // the layout of the buffers the kernels address. docs/programs.md describes
 // each piece; OneGroup builds the reader/compute/writer form on every core
 // of the launch grid.
+//
+// It is the one representation of the program from a bundle's tt.json to
+// the runtime's compile request. Its numbers are expressions
+// (driver.GwsDim): a program loaded from a bundle (LoadBundle) holds them
+// over the bundle's vars, and binding it (BindBundle) only evaluates them;
+// what a launch sends is made from the bound program and the launch's args.
 type Program struct {
 	Kernels    []Kernel
 	CBs        []CBConfig
@@ -23,6 +29,31 @@ type Program struct {
 	// Includes are files the kernels include by a relative path
 	// (#include "common.h").
 	Includes []Include
+	// Grid is the launch grid [rows, cols] the program gives itself (a
+	// bundle's tt.json grid); nil means the variant's or the manifest's.
+	// Binding turns it into the variant's grid.
+	Grid []driver.GwsDim
+	// Require are conditions on a bundle's vars the kernels rely on:
+	// binding refuses the program when one is not met.
+	Require []Require
+
+	// shorthand: loaded from tt.json's reader/compute/writer form, whose
+	// fields binding names by section ("reader.runtime_args[0]").
+	shorthand bool
+}
+
+// Require is a condition: Zero must evaluate to 0, else the program is
+// refused with Message.
+type Require struct {
+	Zero    driver.GwsDim
+	Message string
+}
+
+// N is the constant expression v, for the optional numbers of a program
+// (page and buffer sizes, a semaphore's initial value).
+func N(v uint64) *driver.GwsDim {
+	d := driver.ConstDim(v)
+	return &d
 }
 
 // VariantFormat is the format of Tenstorrent variants: its code is a
@@ -139,9 +170,12 @@ func Rect(r0, c0, r1, c1 uint64) CoreRange {
 type CBConfig struct {
 	// Cores are the cores it is made on; nil means every core any kernel
 	// runs on.
-	Cores      *CoreSet
-	TotalBytes uint32
-	Indices    []CBIndex
+	Cores *CoreSet
+	// TotalBytes is the allocation's size, or Pages its size in pages of
+	// its indices' one page size (binding sets TotalBytes). A CB on a
+	// sharded buffer with neither takes the shard's size.
+	TotalBytes, Pages *driver.GwsDim
+	Indices           []CBIndex
 	// Buffer, when set, is the param ordinal of an L1 buffer the CB sits
 	// on (tt-metal's globally allocated address).
 	Buffer *int
@@ -149,19 +183,21 @@ type CBConfig struct {
 
 // CBIndex is one index of a circular-buffer allocation.
 type CBIndex struct {
-	Index uint8 // 0–31
+	Index int // 0–31 (the runtime checks)
 	// Format is Float32, Float16_b, Float16, Bfp8_b, Bfp4_b, Int32,
 	// UInt32, UInt16, UInt8 or Int8.
-	Format    string
-	PageBytes uint32
+	Format string
+	// PageBytes is its page size; nil means one tile of Format (binding
+	// sets it).
+	PageBytes *driver.GwsDim
 	// TileRows and TileCols are the tile shape of its pages; zero means
 	// 32×32 (tiny tiles have 1, 2, 4, 8 or 16 rows).
 	TileRows, TileCols uint32
 }
 
 // CB is the common one-index circular buffer of pages pages.
-func CB(index uint8, format string, pageBytes, pages uint32) CBConfig {
-	return CBConfig{TotalBytes: pageBytes * pages, Indices: []CBIndex{{Index: index, Format: format, PageBytes: pageBytes}}}
+func CB(index int, format string, pageBytes, pages uint64) CBConfig {
+	return CBConfig{TotalBytes: N(pageBytes * pages), Indices: []CBIndex{{Index: index, Format: format, PageBytes: N(pageBytes)}}}
 }
 
 // Semaphore is one semaphore on every core of Cores (nil: every core any
@@ -170,8 +206,10 @@ func CB(index uint8, format string, pageBytes, pages uint32) CBConfig {
 // one of its cores, in declaration order; a ArgSemaphore arg gives it to
 // a kernel.
 type Semaphore struct {
+	// Name is what a bundle's args call it (optional).
+	Name    string
 	Cores   *CoreSet
-	Initial uint32
+	Initial *driver.GwsDim // nil: 0
 }
 
 // Buffer declares the layout of buffer param Param.
@@ -183,9 +221,10 @@ type Buffer struct {
 	// "width_sharded" or "block_sharded".
 	Layout string
 	// PageSize is the page in bytes: any size (4-byte pages, row-major
-	// sticks, the whole buffer as one page). Zero means DefaultPageSize,
-	// or one tile of Format with Tile.
-	PageSize uint32
+	// sticks, the whole buffer as one page). Nil means DefaultPageSize,
+	// one tile of Format with Tile, or a shard row for a row-major sharded
+	// buffer from a bundle (binding sets it).
+	PageSize *driver.GwsDim
 	// Shard is the shard spec of a sharded layout, nil otherwise.
 	Shard *Shard
 	// Tile lays the data out in 32×32 tiles of four 16×16 faces, as
@@ -204,10 +243,13 @@ type Buffer struct {
 // Shard is a shard spec in pages: the buffer is a Tensor[0]×Tensor[1]
 // grid of pages cut into Shape[0]×Shape[1] shards, shard k on the k-th core
 // of Cores in row-major or column-major ("row_major", "col_major") order.
+// A bundle gives the shard's shape in elements (Elements), which binding
+// turns into Shape and Tensor in pages.
 type Shard struct {
 	Cores       CoreSet
 	Shape       [2]uint32
 	Tensor      [2]uint32
+	Elements    *[2]driver.GwsDim
 	Orientation string
 }
 

@@ -26,7 +26,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends/driver"
-	"github.com/zyxtt/zyxtt/bundle"
 	"github.com/zyxtt/zyxtt/internal/half"
 	"github.com/zyxtt/zyxtt/kernels"
 	"github.com/zyxtt/zyxtt/tt"
@@ -133,7 +132,7 @@ func libraryKernel(t *testing.T, name string) string {
 // gives every program with a library kernel.
 func libraryIncludes(t *testing.T) []tt.Include {
 	t.Helper()
-	inc, err := bundle.LibraryIncludes()
+	inc, err := tt.LibraryIncludes()
 	require.NoError(t, err)
 	return inc
 }
@@ -247,14 +246,14 @@ func TestEmulatorL1Loopback(t *testing.T) {
 					param(tt.ArgBufferAddr, 1), param(tt.ArgBufferAddr, 3),
 					noc(tt.ArgCoreNocX, 1, 2), noc(tt.ArgCoreNocY, 1, 2), sem}},
 			},
-			CBs:        []tt.CBConfig{{Cores: peerCore, TotalBytes: 4096, Indices: []tt.CBIndex{{Index: 0, Format: "UInt32", PageBytes: 4096}}}},
+			CBs:        []tt.CBConfig{{Cores: peerCore, TotalBytes: tt.N(4096), Indices: []tt.CBIndex{{Index: 0, Format: "UInt32", PageBytes: tt.N(4096)}}}},
 			Semaphores: []tt.Semaphore{{Cores: &tt.CoreSet{Ranges: []tt.CoreRange{tt.CoreAt(0, 0), tt.CoreAt(1, 2)}}}},
 			Buffers: []tt.Buffer{
-				{Param: 0, PageSize: 1024},
-				{Param: 1, Placement: "l1", Layout: "height_sharded", PageSize: 1024, Shard: &tt.Shard{
+				{Param: 0, PageSize: tt.N(1024)},
+				{Param: 1, Placement: "l1", Layout: "height_sharded", PageSize: tt.N(1024), Shard: &tt.Shard{
 					Cores: tt.CoreSet{Ranges: []tt.CoreRange{tt.CoreAt(1, 2)}}, Shape: [2]uint32{4, 1}, Tensor: [2]uint32{4, 1}}},
-				{Param: 2, PageSize: 1024},
-				{Param: 3, PageSize: 4096},
+				{Param: 2, PageSize: tt.N(1024)},
+				{Param: 3, PageSize: tt.N(4096)},
 			},
 		}}},
 	}
@@ -307,10 +306,10 @@ func TestEmulatorHeightShardedEltwise(t *testing.T) {
 	holders := rng(0, 0, 0, 2)
 	shard := &tt.Shard{Cores: *rng(0, 0, 0, 2), Shape: [2]uint32{S0, T1}, Tensor: [2]uint32{T0, T1}, Orientation: "row_major"}
 	decl := func(i int) tt.Buffer {
-		return tt.Buffer{Param: i, Placement: "l1", Layout: "height_sharded", PageSize: 2048, Shard: shard}
+		return tt.Buffer{Param: i, Placement: "l1", Layout: "height_sharded", PageSize: tt.N(2048), Shard: shard}
 	}
-	cbOn := func(index uint8, buf int) tt.CBConfig {
-		return tt.CBConfig{Cores: holders, TotalBytes: sp * 2048, Indices: []tt.CBIndex{{Index: index, Format: "Float16_b", PageBytes: 2048}}, Buffer: &buf}
+	cbOn := func(index int, buf int) tt.CBConfig {
+		return tt.CBConfig{Cores: holders, TotalBytes: tt.N(sp * 2048), Indices: []tt.CBIndex{{Index: index, Format: "Float16_b", PageBytes: tt.N(2048)}}, Buffer: &buf}
 	}
 	n := []tt.Arg{tt.Const(sp)}
 	prog := &driver.Program{
@@ -383,9 +382,9 @@ func TestEmulatorMulticastWithSemaphores(t *testing.T) {
 				Semaphores: []tt.Semaphore{
 					{Cores: sender},          // ready: id 0 on the sender
 					{Cores: rng(0, 0, 7, 7)}, // valid: id 1 (0 is taken on the sender)
-					{Cores: receivers, Initial: 5},
+					{Cores: receivers, Initial: tt.N(5)},
 				},
-				Buffers: []tt.Buffer{{Param: 0, PageSize: 1024}},
+				Buffers: []tt.Buffer{{Param: 0, PageSize: tt.N(1024)}},
 			}}},
 		}
 		exe, err := backends.DeviceOf(d).Compile(ctx, prog)
@@ -475,7 +474,7 @@ func matmulTileProgram(t *testing.T, m, n, k uint64, bFormat string) *driver.Pro
 		tt.Const(m), tt.Const(n), tt.Const(k)}, spread...)}
 	writer := tt.Kernel{Source: kMatmulTileWriter, RuntimeArgs: append([]tt.Arg{
 		param(tt.ArgBufferAddr, 2), tt.Const(m / 32 * n / 32)}, spread...)}
-	bPage, bCB := uint32(2048), "Float16_b"
+	bPage, bCB := uint64(2048), "Float16_b"
 	if bFormat != "" {
 		bPage, bCB = 1088, bFormat
 	}
@@ -628,7 +627,7 @@ func TestEmulatorBlockFloatPages(t *testing.T) {
 			Variants: []driver.Variant{{Format: tt.VariantFormat, Code: &tt.Program{
 				Kernels: []tt.Kernel{{Name: "reverse", Processor: tt.Riscv0, Cores: rng(0, 0, 0, 0), Source: kReverseTiles,
 					RuntimeArgs: []tt.Arg{param(tt.ArgBufferAddr, 0), param(tt.ArgBufferAddr, 1), param(tt.ArgParam, 2), param(tt.ArgPageSize, 0)}}},
-				CBs:     []tt.CBConfig{{Cores: rng(0, 0, 0, 0), TotalBytes: uint32(f.TileBytes()), Indices: []tt.CBIndex{{Index: 0, Format: f.String(), PageBytes: uint32(f.TileBytes())}}}},
+				CBs:     []tt.CBConfig{{Cores: rng(0, 0, 0, 0), TotalBytes: tt.N(uint64(f.TileBytes())), Indices: []tt.CBIndex{{Index: 0, Format: f.String(), PageBytes: tt.N(uint64(f.TileBytes()))}}}},
 				Buffers: []tt.Buffer{decl(0), decl(1)},
 			}}},
 		}
@@ -769,9 +768,9 @@ func TestEmulatorSemaphoreAddrArgs(t *testing.T) {
 				CommonArgs:  []tt.Arg{addr},
 				RuntimeArgs: []tt.Arg{param(tt.ArgBufferAddr, 0), {Kind: tt.ArgCoreIndex}, addr},
 			}},
-			CBs:        []tt.CBConfig{{Cores: cores, TotalBytes: 32, Indices: []tt.CBIndex{{Index: 0, Format: "UInt32", PageBytes: 32}}}},
-			Semaphores: []tt.Semaphore{{Cores: cores, Initial: 7}},
-			Buffers:    []tt.Buffer{{Param: 0, PageSize: 32}},
+			CBs:        []tt.CBConfig{{Cores: cores, TotalBytes: tt.N(32), Indices: []tt.CBIndex{{Index: 0, Format: "UInt32", PageBytes: tt.N(32)}}}},
+			Semaphores: []tt.Semaphore{{Cores: cores, Initial: tt.N(7)}},
+			Buffers:    []tt.Buffer{{Param: 0, PageSize: tt.N(32)}},
 		}}},
 	}
 	exe, err := backends.DeviceOf(d).Compile(ctx, prog)

@@ -471,6 +471,9 @@ func checkArg(e ArgEntry, list argList, r *CompileRequest, d *InitReply, out *Pr
 			}
 			invalid(where+".param", "names param "+u(uint64(p))+" ("+pd.Name+", "+pd.Kind+"), but kind "+e.Kind+" needs a "+need+" param")
 		}
+		if e.Kind == ArgParam && (pd.DType == "u64" || pd.DType == "i64" || pd.DType == "f64") {
+			invalid(where+".param", "names param "+u(uint64(p))+" ("+pd.Name+", "+pd.DType+"): an arg word is 32 bits; pass a 32-bit variable")
+		}
 	}
 	if e.Kind == ArgAccessor && list != listCompile {
 		invalid(where+".kind", "accessor entries expand to compile-time words: they belong in compile_args or named_compile_args")

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -42,6 +43,10 @@ const (
 	GwsSplitStartRW // split_start_rw(units, rows, cols)
 	GwsSplitCores   // split_cores(units, rows, cols): how many cores get work
 	GwsSplitGroup1  // split_group1(units, rows, cols): how many of them take the larger share
+
+	// GwsName is a name not resolved yet (ParseExpr, a bundle file's
+	// expression over its vars): Resolve replaces it. It does not evaluate.
+	GwsName
 )
 
 var gwsFuncs = map[string]GwsOp{"ceil_div": GwsCeilDiv, "min": GwsMin, "max": GwsMax}
@@ -76,8 +81,12 @@ type GwsDim struct {
 	Op      GwsOp
 	Value   uint64
 	Param   int
+	Name    string // GwsName's name
 	X, Y, Z *GwsDim
 }
+
+// NameDim is the name n, not resolved yet.
+func NameDim(n string) GwsDim { return GwsDim{Op: GwsName, Name: n} }
 
 // ConstDim is a constant grid extent.
 func ConstDim(v uint64) GwsDim { return GwsDim{Op: GwsConst, Value: v} }
@@ -155,6 +164,8 @@ func (g GwsDim) eval(args []LaunchArg, core *CoreEnv, depth int) (uint64, error)
 			return 0, fmt.Errorf("%w: %s is a per-core term, not defined here", ErrGridExpr, coreTermName(g.Op))
 		}
 		return map[GwsOp]uint64{GwsCoreRow: core.Row, GwsCoreCol: core.Col, GwsCoreIndex: core.Index, GwsNumCores: core.Count}[g.Op], nil
+	case GwsName:
+		return 0, fmt.Errorf("%w: unknown name %q", ErrGridExpr, g.Name)
 	}
 	if g.X == nil || g.Y == nil {
 		return 0, fmt.Errorf("%w: operation %d is missing an operand", ErrGridExpr, g.Op)
@@ -298,8 +309,13 @@ func (g GwsDim) Params() []int {
 }
 
 // Format writes the expression with param names from names ($N where a name
-// is missing). ParseGws reads it back.
-func (g GwsDim) Format(names []string) string {
+// is missing), with the parentheses its operators' precedence needs.
+// ParseGws reads it back.
+func (g GwsDim) Format(names []string) string { return g.format(names, 0) }
+
+// format writes g where an operator binds at least as tightly as prec
+// (1: + and -, 2: * / %) needs no parentheses.
+func (g GwsDim) format(names []string, prec int) string {
 	switch g.Op {
 	case GwsConst:
 		return strconv.FormatUint(g.Value, 10)
@@ -310,6 +326,8 @@ func (g GwsDim) Format(names []string) string {
 		return "$" + strconv.Itoa(g.Param)
 	case GwsCoreRow, GwsCoreCol, GwsCoreIndex, GwsNumCores:
 		return coreTermName(g.Op)
+	case GwsName:
+		return g.Name
 	}
 	if g.X == nil || g.Y == nil {
 		return "?"
@@ -317,18 +335,25 @@ func (g GwsDim) Format(names []string) string {
 	if g.Z != nil {
 		for name, op := range gwsFuncs3 {
 			if op == g.Op {
-				return name + "(" + g.X.Format(names) + ", " + g.Y.Format(names) + ", " + g.Z.Format(names) + ")"
+				return name + "(" + g.X.format(names, 0) + ", " + g.Y.format(names, 0) + ", " + g.Z.format(names, 0) + ")"
 			}
 		}
 	}
-	x, y := g.X.Format(names), g.Y.Format(names)
 	for name, op := range gwsFuncs {
 		if op == g.Op {
-			return name + "(" + x + ", " + y + ")"
+			return name + "(" + g.X.format(names, 0) + ", " + g.Y.format(names, 0) + ")"
 		}
 	}
 	sym := map[GwsOp]string{GwsAdd: "+", GwsSub: "-", GwsMul: "*", GwsDiv: "/", GwsMod: "%"}[g.Op]
-	return "(" + x + " " + sym + " " + y + ")"
+	p := 1
+	if g.Op == GwsMul || g.Op == GwsDiv || g.Op == GwsMod {
+		p = 2
+	}
+	out := g.X.format(names, p) + " " + sym + " " + g.Y.format(names, p+1)
+	if p < prec {
+		return "(" + out + ")"
+	}
+	return out
 }
 
 func (g GwsDim) String() string { return g.Format(nil) }
@@ -341,7 +366,28 @@ func (g GwsDim) String() string { return g.Format(nil) }
 // split_start_rw, split_cores and split_group1 (units, rows, cols). A
 // variable named like a core term shadows it.
 func ParseGws(expr string, lookup func(name string) (int, bool)) (GwsDim, error) {
-	p := &gwsParser{src: expr, lookup: lookup}
+	d, err := ParseExpr(expr)
+	if err != nil {
+		return d, err
+	}
+	d, err = d.Resolve(func(name string) (GwsDim, bool) {
+		if lookup == nil {
+			return GwsDim{}, false
+		}
+		i, ok := lookup(name)
+		return ParamDim(i), ok
+	})
+	if err != nil {
+		return GwsDim{}, fmt.Errorf("grid expression %q: %w", expr, err)
+	}
+	return d, nil
+}
+
+// ParseExpr reads an expression as ParseGws does, keeping every name it
+// does not know as a function as a name (GwsName), for Resolve to bind: a
+// name that resolves to nothing and is a core term is that core term.
+func ParseExpr(expr string) (GwsDim, error) {
+	p := &gwsParser{src: expr}
 	p.next()
 	d, err := p.sum()
 	if err != nil {
@@ -378,11 +424,10 @@ func isSpace(c byte) bool {
 }
 
 type gwsParser struct {
-	src    string
-	pos    int
-	tok    string
-	depth  int
-	lookup func(string) (int, bool)
+	src   string
+	pos   int
+	tok   string
+	depth int
 }
 
 func (p *gwsParser) next() {
@@ -509,15 +554,6 @@ func (p *gwsParser) atom() (GwsDim, error) {
 			}
 			return SplitDim(op, args[0], args[1], args[2]), nil
 		}
-		if op, ok := gwsCoreTerms[strings.ToLower(tok)]; ok && p.tok != "(" {
-			if p.lookup != nil {
-				if _, shadowed := p.lookup(tok); shadowed {
-					i, _ := p.lookup(tok)
-					return ParamDim(i), nil // a variable of that name wins
-				}
-			}
-			return CoreDim(op), nil
-		}
 		if op, ok := gwsFuncs[strings.ToLower(tok)]; ok && p.tok == "(" {
 			args, err := p.callArgs(tok, 2)
 			if err != nil {
@@ -525,14 +561,96 @@ func (p *gwsParser) atom() (GwsDim, error) {
 			}
 			return BinaryDim(op, args[0], args[1]), nil
 		}
-		if p.lookup == nil {
-			return GwsDim{}, fmt.Errorf("unknown name %q", tok)
-		}
-		i, ok := p.lookup(tok)
-		if !ok {
-			return GwsDim{}, fmt.Errorf("unknown variable %q", tok)
-		}
-		return ParamDim(i), nil
+		return NameDim(tok), nil
 	}
 	return GwsDim{}, fmt.Errorf("unexpected %q at %d", tok, p.pos)
+}
+
+// Resolve replaces every name (GwsName) with what lookup gives for it; a
+// name lookup does not know that is a core term (core_row, core_col,
+// core_index, num_cores) becomes that term, so a variable of a core term's
+// name shadows it. Any other unknown name is an error naming it.
+func (g GwsDim) Resolve(lookup func(name string) (GwsDim, bool)) (GwsDim, error) {
+	if g.Op == GwsName {
+		if d, ok := lookup(g.Name); ok {
+			return d, nil
+		}
+		if op, ok := gwsCoreTerms[strings.ToLower(g.Name)]; ok {
+			return CoreDim(op), nil
+		}
+		return g, fmt.Errorf("unknown variable %q", g.Name)
+	}
+	out := g
+	for _, c := range []**GwsDim{&out.X, &out.Y, &out.Z} {
+		if *c == nil {
+			continue
+		}
+		r, err := (*c).Resolve(lookup)
+		if err != nil {
+			return g, err
+		}
+		*c = &r
+	}
+	return out, nil
+}
+
+// Names lists the unresolved names the expression holds, in order.
+func (g GwsDim) Names() []string {
+	var out []string
+	var walk func(d *GwsDim)
+	walk = func(d *GwsDim) {
+		if d == nil {
+			return
+		}
+		if d.Op == GwsName {
+			out = append(out, d.Name)
+		}
+		walk(d.X)
+		walk(d.Y)
+		walk(d.Z)
+	}
+	walk(&g)
+	return out
+}
+
+// IsConst reports whether the expression is a constant, and its value.
+func (g GwsDim) IsConst() (uint64, bool) { return g.Value, g.Op == GwsConst }
+
+// MarshalJSON writes a constant as a JSON number and any other expression
+// as a string UnmarshalJSON reads back.
+func (g GwsDim) MarshalJSON() ([]byte, error) {
+	if g.Op == GwsConst {
+		return strconv.AppendUint(nil, g.Value, 10), nil
+	}
+	return []byte(strconv.Quote(g.Format(nil))), nil
+}
+
+// UnmarshalJSON reads a non-negative integer, or a string expression
+// (ParseExpr: its names stay unresolved for Resolve).
+func (g *GwsDim) UnmarshalJSON(b []byte) error {
+	t := strings.TrimSpace(string(b))
+	if t == "" || t == "null" {
+		return errors.New("want a number or an expression, got null")
+	}
+	if t[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		if strings.TrimSpace(s) == "" {
+			return errors.New("empty expression")
+		}
+		d, err := ParseExpr(s)
+		if err != nil {
+			return err
+		}
+		*g = d
+		return nil
+	}
+	v, err := strconv.ParseUint(t, 10, 64)
+	if err != nil {
+		return fmt.Errorf("want a non-negative integer or an expression, got %s", t)
+	}
+	*g = ConstDim(v)
+	return nil
 }

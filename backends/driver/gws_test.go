@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"encoding/json"
 	"math"
 	"reflect"
 	"strings"
@@ -141,10 +142,10 @@ func TestParseGws(t *testing.T) {
 		})
 	}
 	_, err := ParseGws("n", nil)
-	require.ErrorContains(t, err, `unknown name "n"`, "no lookup: names are unknown")
+	require.ErrorContains(t, err, `unknown variable "n"`, "no lookup: names are unknown")
 	g, err := ParseGws("$0 * 2", nil)
 	require.NoError(t, err)
-	require.Equal(t, "($0 * 2)", g.String())
+	require.Equal(t, "$0 * 2", g.String())
 	require.Equal(t, "ceil_div(n, 4)", BinaryDim(GwsCeilDiv, ParamDim(0), ConstDim(4)).Format(gwsNames))
 }
 
@@ -235,4 +236,64 @@ func TestSplitWork(t *testing.T) {
 	d, err := ParseGws("core_row + 1", func(n string) (int, bool) { return 0, n == "core_row" })
 	require.NoError(t, err)
 	require.Equal(t, []int{0}, d.Params(), "a variable named like a core term shadows it")
+}
+
+// ParseExpr keeps names for Resolve; a name that resolves to nothing and is
+// a core term becomes that term, so a variable shadows a core term.
+func TestParseExprResolve(t *testing.T) {
+	d, err := ParseExpr("ceil_div(n, 32) + core_row")
+	require.NoError(t, err)
+	require.Equal(t, []string{"n", "core_row"}, d.Names())
+	_, err = d.Eval(nil)
+	require.ErrorContains(t, err, `unknown name "n"`, "a name does not evaluate")
+
+	r, err := d.Resolve(func(name string) (GwsDim, bool) {
+		if name == "n" {
+			return ConstDim(100), true
+		}
+		return GwsDim{}, false
+	})
+	require.NoError(t, err)
+	require.True(t, r.PerCore(), "core_row became the core term")
+	v, err := r.EvalCore(nil, CoreEnv{Row: 3})
+	require.NoError(t, err)
+	require.EqualValues(t, 7, v)
+
+	shadow, err := d.Resolve(func(string) (GwsDim, bool) { return ConstDim(1), true })
+	require.NoError(t, err)
+	require.False(t, shadow.PerCore(), "a variable named core_row shadows the core term")
+
+	_, err = d.Resolve(func(string) (GwsDim, bool) { return GwsDim{}, false })
+	require.ErrorContains(t, err, `unknown variable "n"`)
+}
+
+func TestGwsDimJSON(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+		err  string
+	}{
+		{in: `42`, want: `42`},
+		{in: `"ceil_div(n, 32)"`, want: `"ceil_div(n, 32)"`},
+		{in: `"(n + 1)"`, want: `"n + 1"`},
+		{in: `"(a - b) - (c - d)"`, want: `"a - b - (c - d)"`},
+		{in: `-1`, err: "non-negative integer"},
+		{in: `1.5`, err: "non-negative integer"},
+		{in: `""`, err: "empty expression"},
+		{in: `null`, err: "null"},
+		{in: `"n +"`, err: "unexpected end"},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			var d GwsDim
+			err := json.Unmarshal([]byte(tc.in), &d)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			out, err := json.Marshal(d)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, string(out))
+		})
+	}
 }

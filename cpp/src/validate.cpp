@@ -163,6 +163,10 @@ void check_arg(const ArgEntry& e, ArgList list, ProgramCtx& ctx, Where where) {
       fail(where() + ".param", "names param " + std::to_string(e.param) + " (" + pd.name + ", " +
                                    param_kind_name(pd.kind) + "), but kind " + kind + " needs a " +
                                    (want_buffer ? "buffer (global or global_mut)" : "variable") + " param");
+    // An arg word is 32 bits: a wider variable would be cut.
+    if (e.kind == ArgKind::Param && (pd.dtype == "u64" || pd.dtype == "i64" || pd.dtype == "f64"))
+      fail(where() + ".param", "names param " + std::to_string(e.param) + " (" + pd.name + ", " + pd.dtype +
+                                   "): an arg word is 32 bits; pass a 32-bit variable");
   }
   if (e.kind == ArgKind::Accessor && list != ArgList::Compile)
     fail(where() + ".kind", "accessor entries expand to compile-time words: they belong in compile_args or named_compile_args");
