@@ -100,9 +100,10 @@ void Pipeline::executor() {
   }
 }
 
-void Pipeline::serve(LineReader& in, const std::function<void()>& on_eof) {
+void Pipeline::serve(LineReader& in, const std::function<void()>& on_eof, const std::function<void()>& before_read) {
   std::thread exec([this] { executor(); });
   for (;;) {
+    if (before_read) before_read();
     std::string_view line;
     uint64_t skipped = 0;
     auto st = in.next(&line, &skipped);

@@ -33,8 +33,9 @@ class Pipeline {
   // serve reads lines until `exit`, end of input or a read error, answers
   // every request it read (exit and end of input drain the queue first),
   // and shuts the server down. on_eof runs when the input has ended, while
-  // queued work may still be running.
-  void serve(LineReader& in, const std::function<void()>& on_eof = {});
+  // queued work may still be running; before_read (mock mode's flood) runs
+  // before each line is read.
+  void serve(LineReader& in, const std::function<void()>& on_eof = {}, const std::function<void()>& before_read = {});
 
   // stop asks serve to stop reading after the current line (a reply could
   // not be written). Queued requests still run.

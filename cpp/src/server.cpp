@@ -6,6 +6,8 @@
 #include <iostream>
 #include <tuple>
 
+#include "mock.hpp"
+
 namespace zyx {
 
 namespace {
@@ -97,7 +99,8 @@ Server::Server(Sink sink, LayerFactory factory, std::string shm_dir)
 
 Server::~Server() { shutdown(); }
 
-void Server::emit(const json& reply) {
+void Server::emit(const json& reply, uint64_t n) {
+  if (mock_ && mock_->on_reply(n, reply, sink_)) return;
   // Messages may quote input bytes that are not UTF-8: replace, never throw.
   sink_(reply.dump(-1, ' ', false, json::error_handler_t::replace));
 }
@@ -106,20 +109,20 @@ void Server::remember(uint64_t id, const std::string& code) {
   if (id != 0) outcomes_[id % kAfterWindow] = Outcome{id, code};
 }
 
-void Server::emit_error(uint64_t id, const std::string& code, const std::string& message) {
+void Server::emit_error(uint64_t id, uint64_t n, const std::string& code, const std::string& message) {
   remember(id, code);
-  emit({{"id", id}, {"ok", false}, {"error", {{"code", code}, {"message", message}}}});
+  emit({{"id", id}, {"ok", false}, {"error", {{"code", code}, {"message", message}}}}, n);
 }
 
 void Server::send(const json& reply) {
   finish_runs();
   remember(reply.at("id").get<uint64_t>(), "");
-  emit(reply);
+  emit(reply, requests_);
 }
 
 void Server::send_error(uint64_t id, const std::string& code, const std::string& message) {
   finish_runs();
-  emit_error(id, code, message);
+  emit_error(id, requests_, code, message);
 }
 
 namespace {
@@ -150,11 +153,11 @@ void Server::finish_oldest_run() {
     ns = r.run->finish();
   } catch (...) {
     auto [code, message] = error_of(std::current_exception());
-    emit_error(r.id, code, message);
+    emit_error(r.id, r.n, code, message);
     return;
   }
   remember(r.id, "");
-  emit({{"elapsed_ns", ns}, {"id", r.id}, {"ok", true}});
+  emit({{"elapsed_ns", ns}, {"id", r.id}, {"ok", true}}, r.n);
 }
 
 void Server::finish_runs() {
@@ -185,6 +188,13 @@ Prepared Server::too_long(uint64_t bytes) {
 }
 
 bool Server::execute(Prepared& p) {
+  ++requests_;
+  if (mock_) {
+    if (std::optional<Error> e = mock_->before_request(requests_, p)) {
+      send_error(p.id, e->code, e->what());
+      return true;
+    }
+  }
   if (p.error) {
     send_error(p.id, p.error->code, p.error->what());
     return true;
@@ -208,7 +218,7 @@ bool Server::execute(Prepared& p) {
     return true;
   }
   if (run) {
-    pending_.push_back({p.id, std::move(run)});
+    pending_.push_back({p.id, requests_, std::move(run)});
     // A run that has already ended (a layer that runs programs to their end
     // in launch) is answered now; one more than the limit in flight waits
     // for the oldest.
