@@ -169,10 +169,10 @@ int main(int argc, char** argv) {
   zyx::LineReader reader(STDIN_FILENO);
   zyx::Pipeline pipe(server);
   pipeline = &pipe;
-  std::function<void()> before_read;
-  if (faults) before_read = [&] { faults->before_read(); };
+  if (faults)
+    pipe.set_reader_hooks({[&] { faults->before_read(); }, [&](uint64_t n) { faults->after_read(n); }});
   try {
-    pipe.serve(reader, [&] { watchdog.input_closed(); }, before_read);
+    pipe.serve(reader, [&] { watchdog.input_closed(); });
   } catch (const std::exception& e) {
     std::cerr << "zyx-tt-runtime: " << e.what() << "\n";
     server.shutdown();

@@ -10,8 +10,8 @@
 // Faults are counted by request number: request N is the Nth request line
 // the runtime read, 1 for the first (the driver's init), whatever the line
 // holds. hold-at makes a fault wait for the test instead of the clock: the
-// runtime stops before request N, says so on stderr, and goes on when it
-// gets SIGUSR1.
+// runtime stops reading once it has read request N, says so on stderr, and
+// goes on when it gets SIGUSR1.
 #pragma once
 
 #include <chrono>
@@ -41,7 +41,7 @@ struct Spec {
   std::vector<uint32_t> harvest_rows;
   std::string dprint;  // printed as a DPRINT line by every core of every kernel at every run
 
-  // Request faults (Faults::before_request).
+  // Request faults (Faults::after_read, Faults::before_request).
   std::set<uint64_t> hold_at;
   uint64_t crash_at = 0, hang_at = 0, orphan_at = 0, close_stdout_at = 0, error_at = 0;
   std::string error_code = "internal";
@@ -87,10 +87,22 @@ class Faults {
   // before_read writes the flood before the reader takes the next request.
   void before_read();
 
-  // before_request runs before request n executes: it holds, crashes,
-  // leaves an orphan, closes stdout or hangs as asked (the last four never
-  // return), and returns the error reply that replaces the request's
-  // (error-at; version_mismatch for protocol), or nullopt.
+  // after_read runs on the reading thread once request n has been read:
+  // it holds the reading until SIGUSR1 (hold-at), or stops it for good
+  // (hang-at: from request N on nothing is read or answered; the requests
+  // before it are answered as always).
+  void after_read(uint64_t n);
+
+  // ends_at says whether request n ends the answering (crash-at, orphan-at,
+  // close-stdout-at): the server answers the requests before it first.
+  bool ends_at(uint64_t n) const {
+    return n == spec_.crash_at || n == spec_.orphan_at || n == spec_.close_stdout_at;
+  }
+
+  // before_request runs before request n executes: it crashes, leaves an
+  // orphan or closes stdout and hangs as asked (none of them returns), and
+  // returns the error reply that replaces the request's (error-at;
+  // version_mismatch for protocol), or nullopt.
   std::optional<Error> before_request(uint64_t n, const Prepared& p);
 
   // on_reply writes the reply to request n as the stream faults say (with

@@ -50,7 +50,7 @@ void Faults::before_read() {
   for (uint64_t n = 0; n < spec_.flood; n += line.size() + 1) write_line_(line);
 }
 
-std::optional<Error> Faults::before_request(uint64_t n, const Prepared& p) {
+void Faults::after_read(uint64_t n) {
   if (spec_.hold_at.count(n)) {
     say("holding " + at(n) + " until SIGUSR1");
     sigset_t usr1;
@@ -61,6 +61,10 @@ std::optional<Error> Faults::before_request(uint64_t n, const Prepared& p) {
     }
     say("released " + at(n));
   }
+  if (spec_.hang_at != 0 && n >= spec_.hang_at) hang(n, "hanging");
+}
+
+std::optional<Error> Faults::before_request(uint64_t n, const Prepared& p) {
   if (spec_.crash_at == n) {
     say("crashing on " + at(n) + " as asked");
     child_groups::kill_all(SIGKILL);
@@ -76,7 +80,6 @@ std::optional<Error> Faults::before_request(uint64_t n, const Prepared& p) {
     close_stdout();
     hang(n, "closed stdout");
   }
-  if (spec_.hang_at != 0 && n >= spec_.hang_at) hang(n, "hanging");
   if (spec_.error_at == n) return Error(spec_.error_code, "injected error on " + at(n));
   if (spec_.protocol != kProtocolVersion && !p.error && p.req.cmd == Cmd::Init) {
     uint64_t asked = std::get<InitRequest>(p.req.body).protocol;
@@ -86,7 +89,7 @@ std::optional<Error> Faults::before_request(uint64_t n, const Prepared& p) {
 }
 
 void Faults::hang(uint64_t n, const char* what) {
-  say(std::string(what) + " on " + at(n) + " as asked; answering nothing from now on");
+  say(std::string(what) + " on " + at(n) + " as asked; answering nothing from it on");
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 

@@ -190,6 +190,7 @@ Prepared Server::too_long(uint64_t bytes) {
 bool Server::execute(Prepared& p) {
   ++requests_;
   if (mock_) {
+    if (mock_->ends_at(requests_)) finish_runs();  // the requests before it are answered
     if (std::optional<Error> e = mock_->before_request(requests_, p)) {
       send_error(p.id, e->code, e->what());
       return true;
