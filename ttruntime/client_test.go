@@ -1046,3 +1046,42 @@ func TestAbandonedCallShortensCleanupAndClose(t *testing.T) {
 		require.NoError(t, c.Free(ctx, ttruntime.BufferRequest{Buffer: a.Buffer}), "400 ms is within CleanupTimeout again")
 	})
 }
+
+// A Conn works over any reader and writer with deadlines: here the pipes of
+// a runtime this test started itself, with no Peer behind the connection.
+func TestConnOverBarePipes(t *testing.T) {
+	inR, inW, err := os.Pipe()
+	require.NoError(t, err)
+	outR, outW, err := os.Pipe()
+	require.NoError(t, err)
+	defer func() { _ = inW.Close(); _ = outR.Close() }()
+	cmd := exec.Command(rtbin.Require(t), "--mock", "on")
+	cmd.Stdin, cmd.Stdout = inR, outW
+	require.NoError(t, cmd.Start())
+	_ = inR.Close()
+	_ = outW.Close()
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+
+	c := ttruntime.NewConn(outR, inW, ttruntime.ConnConfig{Timeout: patience(t), Logger: quietLogger()}, nil)
+	ctx := context.Background()
+	info, err := c.Init(ctx, ttruntime.InitRequest{Layer: "emu", Board: "n150", CacheDir: t.TempDir()})
+	require.NoError(t, err)
+	require.Equal(t, "emu", info.Runtime)
+	require.NoError(t, c.Ping(ctx))
+	a, err := c.Alloc(ctx, ttruntime.AllocRequest{Size: 64})
+	require.NoError(t, err)
+	tk, err := c.SendFree(ctx, ttruntime.BufferRequest{Buffer: a.Buffer}, nil)
+	require.NoError(t, err)
+	require.NoError(t, tk.Wait(ctx))
+
+	// The stream's end is the connection's: with no peer to ask, the error
+	// says what the stream did and nothing of a process.
+	require.NoError(t, cmd.Process.Kill())
+	err = c.Ping(ctx)
+	require.ErrorIs(t, err, backends.ErrDeviceLost)
+	require.ErrorContains(t, err, "the runtime closed its stdout")
+	require.NotContains(t, err.Error(), "(runtime ")
+	require.False(t, c.Alive())
+	require.NoError(t, c.Close())
+	require.ErrorIs(t, c.Ping(ctx), backends.ErrDeviceLost)
+}

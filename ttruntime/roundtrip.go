@@ -2,7 +2,7 @@ package ttruntime
 
 // One round trip: take the call slot, send the request, read stdout until
 // its reply comes, bounded by the caller's context, the call's timeout and
-// the process's exit. The typed calls (calls.go) are its only users.
+// the peer's exit. The typed calls (calls.go) are its only users.
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 
 // call sends one request and decodes the reply's result into out (nil to
 // ignore it). It is bounded by ctx and the per-call timeout.
-func (c *Client) call(ctx context.Context, cmd string, req, out any) error {
+func (c *Conn) call(ctx context.Context, cmd string, req, out any) error {
 	return c.callWithTimeout(ctx, cmd, req, out, c.cfg.Timeout)
 }
 
@@ -27,7 +27,7 @@ func (c *Client) call(ctx context.Context, cmd string, req, out any) error {
 // timeout after the request was sent (the wait for the call slot does not
 // count) means a hung runtime, which is killed. ctx ending first only
 // abandons the call: its late reply is skipped and the client lives on.
-func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, timeout time.Duration) error {
+func (c *Conn) callWithTimeout(ctx context.Context, cmd string, req, out any, timeout time.Duration) error {
 	return c.roundTrip(ctx, cmd, req, out, timeout, false)
 }
 
@@ -35,7 +35,7 @@ func (c *Client) callWithTimeout(ctx context.Context, cmd string, req, out any, 
 // while an abandoned call is unanswered its timeout is at most
 // AbandonedGrace, and it is due that long after it was sent even behind
 // other requests in flight.
-func (c *Client) cleanupCall(ctx context.Context, cmd string, req any, timeout time.Duration) error {
+func (c *Conn) cleanupCall(ctx context.Context, cmd string, req any, timeout time.Duration) error {
 	return c.roundTrip(ctx, cmd, req, nil, c.graced(timeout), true)
 }
 
@@ -43,7 +43,7 @@ func (c *Client) cleanupCall(ctx context.Context, cmd string, req any, timeout t
 // request and reads stdout itself until its reply comes (the fast path);
 // otherwise the request goes behind those in flight as a ticket and the
 // caller waits for it.
-func (c *Client) roundTrip(ctx context.Context, cmd string, req, out any, timeout time.Duration, graced bool) error {
+func (c *Conn) roundTrip(ctx context.Context, cmd string, req, out any, timeout time.Duration, graced bool) error {
 	var body []byte
 	if req != nil { // checked here, so a ping does not even make the call
 		var err error
@@ -131,7 +131,7 @@ func (c *Client) roundTrip(ctx context.Context, cmd string, req, out any, timeou
 			return lost(errors.New("the runtime closed its stdout"))
 		default:
 			// The deadline woke us: the caller's context ended, the call
-			// timed out, or the process exited.
+			// timed out, or the peer exited.
 			now := time.Now()
 			if cerr := b.callerErr(ctx, now); cerr != nil {
 				if written != nil {
@@ -194,7 +194,7 @@ func (c *Client) roundTrip(ctx context.Context, cmd string, req, out any, timeou
 }
 
 // logStray logs a stdout line that is not a reply.
-func (c *Client) logStray(raw []byte) {
+func (c *Conn) logStray(raw []byte) {
 	if text := bytes.TrimSpace(raw); len(text) > 0 {
 		c.log.Debug("tt-runtime stdout (not protocol)", "line", clip(text, 512))
 	}
@@ -204,7 +204,7 @@ func (c *Client) logStray(raw []byte) {
 // a ticket, the call slot (which the caller holds) is given back once it is
 // written, and the caller waits for the reply, or gives it up with ctx
 // (the reply is then read and dropped).
-func (c *Client) queuedCall(ctx context.Context, cmd string, body []byte, out any, timeout time.Duration, graced bool) error {
+func (c *Conn) queuedCall(ctx context.Context, cmd string, body []byte, out any, timeout time.Duration, graced bool) error {
 	slotHeld := true
 	defer func() {
 		if slotHeld {
