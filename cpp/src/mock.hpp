@@ -105,6 +105,13 @@ class Faults {
   // version_mismatch for protocol), or nullopt.
   std::optional<Error> before_request(uint64_t n, const Prepared& p);
 
+  // passes_reply says whether on_reply leaves the reply to request n as it
+  // is (no fault of the stream touches it).
+  bool passes_reply(uint64_t n) const {
+    return !spec_.noise && spec_.slow.count() == 0 && n != spec_.wrong_id_at && n != spec_.garbage_at &&
+           n != spec_.oversize_at;
+  }
+
   // on_reply writes the reply to request n as the stream faults say (with
   // slow and noise first). It returns false when the reply is to be
   // written as it is.
