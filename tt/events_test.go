@@ -217,7 +217,7 @@ func TestAsyncReleaseWaitsForQueuedWork(t *testing.T) {
 		err := d.Client().Free(ctx, ttruntime.BufferRequest{Buffer: rids[0]})
 		var re *ttruntime.RemoteError
 		return errors.As(err, &re) && re.Code == ttruntime.CodeUnknownBuffer
-	}, 5*time.Second, 5*time.Millisecond)
+	}, time.Minute, 5*time.Millisecond)
 	_, err = exe.Submit(ctx, args)
 	require.ErrorIs(t, err, backends.ErrClosed)
 }

@@ -37,7 +37,8 @@ struct Spec {
   std::string layer = "emu";  // emu: the emulator serves every init; init: the layer init asks for
   std::string board;          // the emulated board, instead of the one init names
   std::optional<uint32_t> rows, cols, banks;
-  std::optional<uint64_t> bank_size;
+  std::optional<uint64_t> bank_size, l1, l1_base;
+  std::optional<uint32_t> semaphores;
   std::vector<uint32_t> harvest_rows;
   std::string dprint;  // printed as a DPRINT line by every core of every kernel at every run
 

@@ -59,6 +59,24 @@ void reshape(const Spec& s, DeviceDesc* d) {
              std::to_string(d->dram_bank_size) + " bytes");
     d->dram_bank_size = *s.bank_size;
   }
+  if (s.l1) {
+    if (*s.l1 > d->l1_size || *s.l1 <= d->l1_unreserved_base)
+      cannot("l1=" + std::to_string(*s.l1) + ": the " + dev + " has " + std::to_string(d->l1_size) +
+             " bytes of L1 per core, reserved below " + std::to_string(d->l1_unreserved_base));
+    d->l1_size = *s.l1;
+  }
+  if (s.l1_base) {
+    if (*s.l1_base < d->l1_unreserved_base || *s.l1_base >= d->l1_size)
+      cannot("l1-base=" + std::to_string(*s.l1_base) + ": the " + dev + "'s L1 is free from " +
+             std::to_string(d->l1_unreserved_base) + " to " + std::to_string(d->l1_size));
+    d->l1_unreserved_base = *s.l1_base;
+  }
+  if (s.semaphores) {
+    if (*s.semaphores == 0 || *s.semaphores > d->semaphores)
+      cannot("semaphores=" + std::to_string(*s.semaphores) + ": the " + dev + " has " + std::to_string(d->semaphores) +
+             " per core");
+    d->semaphores = *s.semaphores;
+  }
   // The L1 banks are those of the cores left.
   std::erase_if(d->l1_bank_cores, [&](const CoreCoord& c) { return c.row >= d->grid.rows || c.col >= d->grid.cols; });
 }

@@ -65,6 +65,9 @@ const std::map<std::string_view, Setter>& setters() {
       {"cols", [](Spec& s, std::string_view i, std::string_view v) { s.cols = u32(i, v); }},
       {"banks", [](Spec& s, std::string_view i, std::string_view v) { s.banks = u32(i, v); }},
       {"bank-size", [](Spec& s, std::string_view i, std::string_view v) { s.bank_size = number(i, v); }},
+      {"l1", [](Spec& s, std::string_view i, std::string_view v) { s.l1 = number(i, v); }},
+      {"l1-base", [](Spec& s, std::string_view i, std::string_view v) { s.l1_base = number(i, v); }},
+      {"semaphores", [](Spec& s, std::string_view i, std::string_view v) { s.semaphores = u32(i, v); }},
       {"harvest-rows", [](Spec& s, std::string_view i, std::string_view v) {
          // rows separated by '/', as the items are by ','
          for (size_t at = 0; at <= v.size();) {
@@ -170,7 +173,7 @@ std::string help() {
   return "  Mock mode (--mock SPEC, or ZYX_TT_MOCK=SPEC): SPEC is comma-separated items; N is a\n"
          "  request number (the Nth request line read, 1 for init). docs/runtime.md has the details.\n"
          "    device:  layer=emu|init board=NAME rows=N cols=N harvest-rows=R[/R...] banks=N\n"
-         "             bank-size=BYTES dprint=TEXT\n"
+         "             bank-size=BYTES l1=BYTES l1-base=BYTES semaphores=N dprint=TEXT\n"
          "    faults:  hold-at=N (until SIGUSR1) crash-at=N hang-at=N orphan-at=N close-stdout-at=N\n"
          "             error-at=N error-code=CODE protocol=V wrong-id-at=N garbage-at=N oversize-at=N\n"
          "             noise slow=DURATION flood=BYTES ignore-term stderr=TEXT on\n";

@@ -82,7 +82,7 @@ void test_reshape() {
   test::FakeState st;
   DeviceDesc d = st.desc;
   mock::Spec s;
-  mock::parse_into("rows=6,cols=5,harvest-rows=3,banks=2,bank-size=65536", &s);
+  mock::parse_into("rows=6,cols=5,harvest-rows=3,banks=2,bank-size=65536,l1=1048576,l1-base=204800,semaphores=8", &s);
   mock::reshape(s, &d);
   CHECK(d.grid.rows == 5 && d.grid.cols == 5, d.grid.rows << "x" << d.grid.cols);
   CHECK(d.noc.worker_y.size() == 5 && d.noc.worker_x.size() == 5, "the NOC tables follow the grid");
@@ -92,6 +92,8 @@ void test_reshape() {
   CHECK(d.grid.harvest_mask == ((1u << 9) | (1u << 3)), d.grid.harvest_mask);
   CHECK(d.dram_banks == 2 && d.noc.dram_banks.size() == 2 && d.dram_bank_size == 65536, "DRAM");
   CHECK(d.l1_bank_cores.size() == 25, d.l1_bank_cores.size());
+  CHECK(d.l1_size == 1048576 && d.l1_unreserved_base == 204800 && d.semaphores == 8,
+        d.l1_size << " " << d.l1_unreserved_base << " " << d.semaphores);
 
   struct Bad {
     std::string spec, says;
@@ -104,6 +106,11 @@ void test_reshape() {
       {"harvest-rows=9", "harvest-rows 9: already harvested"},
       {"harvest-rows=64", "physical rows are below 64"},
       {"rows=1,harvest-rows=2", "no row would be left"},
+      {"l1=2000000", "l1=2000000: the emu fake has 1499136 bytes of L1 per core, reserved below 102400"},
+      {"l1=102400", "l1=102400"},
+      {"l1-base=4096", "l1-base=4096: the emu fake's L1 is free from 102400 to 1499136"},
+      {"semaphores=17", "semaphores=17: the emu fake has 16 per core"},
+      {"semaphores=0", "semaphores=0"},
   };
   for (const auto& b : bad) {
     mock::Spec sb;
