@@ -100,55 +100,65 @@ func TestExecutableContractUnderTheEmulator(t *testing.T) {
 	checkExecutableContract(t, d, func() *driver.Program { return exampleVadd(t, 1, 2) }, contractArgs(t, d, 4*2048, 3, 2048))
 }
 
-// launchIntoAHang opens a device whose mock runtime (with mockFlags) never
-// answers the first run, with the 60 s call timeout, and gives up a vadd
-// launch on it after 200 ms: the launch fails with its context's deadline.
-func launchIntoAHang(t *testing.T, mockFlags string) (*tt.Device, *backends.Executable, []driver.LaunchArg) {
+// launchIntoAHang opens a device whose mock runtime (with the faults of
+// spec as well) never answers the first run, with the 60 s call timeout,
+// and gives up a vadd launch on it once the runtime has read the run: the
+// launch fails with its context's error.
+func launchIntoAHang(t *testing.T, spec string) (*tt.Device, *backends.Executable, []backends.LaunchArg) {
 	t.Helper()
-	// init 1, three allocs 2–4, compile 5, run 6 never answers
-	devs, err := openTimed(t, "none", strings.TrimSpace("-hang-at 6 "+mockFlags), 60, "")
+	// init 1, three allocs 2–4, the launch's compile 5 and run 6, which
+	// never answers
+	devs, err := openTimed(t, "none", strings.Trim("hang-at=6,"+spec, ","), 60, "")
 	require.NoError(t, err)
 	d := devs[0].Driver().(*tt.Device)
 	args := vaddArgs(t, d)
 	exe, err := backends.DeviceOf(d).Compile(context.Background(), vaddProgram())
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	require.ErrorIs(t, exe.Launch(ctx, args), context.DeadlineExceeded)
+	go func() {
+		for !strings.Contains(d.Client().StderrTail(), "hanging on request 6") && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	require.ErrorIs(t, exe.Launch(ctx, args), context.Canceled)
+	require.Contains(t, d.Client().StderrTail(), "hanging on request 6", "the run was sent and is what hangs")
 	return d, exe, args
 }
 
 // A program exiting while a kernel hangs: the launch is given up (its
 // context), and the cleanups after it do not each wait the 60 s call
 // timeout. The first free waits the client's AbandonedGrace (1 s: a call
-// was abandoned and is unanswered) for its reply, the runtime is then
-// presumed hung and killed, and every later cleanup fails at once.
+// was abandoned and is unanswered) for its reply, not the cleanup timeout
+// (5 s), the runtime is then presumed hung and killed, and every later
+// cleanup fails at once.
 func TestCleanupDuringAHungKernel(t *testing.T) {
 	d, exe, args := launchIntoAHang(t, "")
 	p := d.Pool()
 	began := time.Now()
 	err := p.Release(args[1].Buffer)
 	took := time.Since(began)
-	require.ErrorIs(t, err, driver.ErrDeviceLost)
-	require.ErrorContains(t, err, "presumed hung")
+	require.ErrorIs(t, err, backends.ErrDeviceLost, "stderr: %s", d.Client().StderrTail())
+	require.ErrorContains(t, err, "no reply to free within 1s; the runtime is presumed hung")
 	require.GreaterOrEqual(t, took, 900*time.Millisecond, "the free had the grace to answer")
-	require.Less(t, took, 4*time.Second, "the free waited for cleanupTimeout or the 60 s call timeout")
 
-	began = time.Now()
-	require.ErrorIs(t, p.Release(args[2].Buffer), driver.ErrDeviceLost)
-	require.ErrorIs(t, exe.Release(), driver.ErrDeviceLost)
-	require.Less(t, time.Since(began), 5*time.Second, "the later cleanups fail at once")
+	require.ErrorIs(t, p.Release(args[2].Buffer), backends.ErrDeviceLost)
+	require.ErrorIs(t, exe.Release(), backends.ErrDeviceLost)
+	require.False(t, d.Client().Alive(), "the later cleanups failed on a runtime that is gone")
 	require.NoError(t, d.Close(), "the runtime was already killed: nothing to escalate")
 }
 
 // Closing a device right after a launch was given up on a hung kernel is
 // prompt: the exit request waits only the client's AbandonedGrace (1 s),
-// and the runtime that does not answer is killed; Close says so.
+// and the runtime that does not answer is killed; Close says so. (Without
+// the grace it would wait for exit, then SIGTERM, then SIGKILL: three
+// shutdown timeouts of 5 s.)
 func TestCloseDuringAHungKernel(t *testing.T) {
-	d, exe, _ := launchIntoAHang(t, "-ignore-term")
+	d, exe, _ := launchIntoAHang(t, "ignore-term")
 	began := time.Now()
 	err := d.Close()
-	require.Less(t, time.Since(began), 3*time.Second, "Close waited for a graceful exit")
+	require.Less(t, time.Since(began), 10*time.Second, "Close waited for a graceful exit")
 	var se *ttruntime.ShutdownError
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, ttruntime.ShutdownKilled, se.How)

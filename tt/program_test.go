@@ -219,7 +219,9 @@ func TestL1BudgetAtLaunch(t *testing.T) {
 	require.ErrorIs(t, err, driver.ErrOutOfMemory)
 	require.ErrorContains(t, err, "core (0, 0)")
 	require.Greater(t, uint64(1<<20+96*4096), usable)
-	// A smaller buffer fits.
+	// A smaller buffer fits (once the large one is gone: the device, like
+	// a card, keeps a core's circular buffers off every L1 buffer on it).
+	require.NoError(t, d.Pool().Release(b))
 	v.Buffers[0].Shard.Shape, v.Buffers[0].Shard.Tensor = [2]uint32{16, 1}, [2]uint32{16, 1}
 	exe2 := compileOne(t, d, p)
 	b2 := allocParam(t, exe2, 0, 16*4096)

@@ -11,25 +11,22 @@ import (
 	"time"
 )
 
-// initialize is the handshake Start performs. HandshakeTimeout is the call's
-// own timeout, not a context deadline, so that a runtime hanging in init is
-// reported as hung (ErrDeviceLost) and only the caller's own deadline reads
-// as ctx.Err().
-func (c *Client) initialize(ctx context.Context) (InitReply, error) {
-	var r InitReply
-	err := c.callWithTimeout(ctx, CmdInit, c.cfg.Init, &r, c.cfg.HandshakeTimeout)
+// Init is the handshake on a connection made with NewConn (Start performs
+// it for a Client): it asks for the device of req in protocol
+// ProtocolVersion. A runtime of another protocol is ErrVersion.
+func (c *Conn) Init(ctx context.Context, req InitRequest) (InitReply, error) {
+	req.Protocol = ProtocolVersion
+	r, err := callFor[InitReply](ctx, c, CmdInit, req)
+	if err == nil {
+		err = checkVersion(r.Protocol)
+	}
 	return r, err
-}
-
-// exit asks the runtime to release everything and exit (Close sends it).
-func (c *Client) exit(ctx context.Context) error {
-	return c.cleanupCall(ctx, CmdExit, nil, c.cfg.ShutdownTimeout)
 }
 
 // graced is timeout, or AbandonedGrace when that is shorter and an
 // abandoned call is still unanswered (the runtime is likely inside its
 // kernel).
-func (c *Client) graced(timeout time.Duration) time.Duration {
+func (c *Conn) graced(timeout time.Duration) time.Duration {
 	if c.abandonedN.Load() > 0 {
 		return min(timeout, c.cfg.AbandonedGrace)
 	}
@@ -37,7 +34,7 @@ func (c *Client) graced(timeout time.Duration) time.Duration {
 }
 
 // callFor is a call whose reply decodes into an R; the zero R on error.
-func callFor[R any](ctx context.Context, c *Client, cmd string, req any) (R, error) {
+func callFor[R any](ctx context.Context, c *Conn, cmd string, req any) (R, error) {
 	var r R
 	if err := c.call(ctx, cmd, req, &r); err != nil {
 		var zero R
@@ -47,24 +44,24 @@ func callFor[R any](ctx context.Context, c *Client, cmd string, req any) (R, err
 }
 
 // Ping is a no-op round trip. It allocates nothing.
-func (c *Client) Ping(ctx context.Context) error { return c.call(ctx, CmdPing, nil, nil) }
+func (c *Conn) Ping(ctx context.Context) error { return c.call(ctx, CmdPing, nil, nil) }
 
 // Map maps a shm segment in the runtime ahead of the transfers that use it
 // (they map it on first use too).
-func (c *Client) Map(ctx context.Context, req SegmentRequest) error {
+func (c *Conn) Map(ctx context.Context, req SegmentRequest) error {
 	return c.call(ctx, CmdMap, req, nil)
 }
 
 // Unmap drops the runtime's mapping of a shm segment; a segment it never
 // mapped is no error.
-func (c *Client) Unmap(ctx context.Context, req SegmentRequest) error {
+func (c *Conn) Unmap(ctx context.Context, req SegmentRequest) error {
 	return c.call(ctx, CmdUnmap, req, nil)
 }
 
 // Alloc creates a device buffer of req.Size bytes laid out as its spec
 // says (the zero spec: DRAM, interleaved in DefaultPageSize pages). The
 // request is not checked here: callers check it with ValidateAlloc.
-func (c *Client) Alloc(ctx context.Context, req AllocRequest) (AllocReply, error) {
+func (c *Conn) Alloc(ctx context.Context, req AllocRequest) (AllocReply, error) {
 	return callFor[AllocReply](ctx, c, CmdAlloc, req)
 }
 
@@ -72,26 +69,26 @@ func (c *Client) Alloc(ctx context.Context, req AllocRequest) (AllocReply, error
 // AbandonedGrace while an abandoned call is unanswered): a runtime that
 // does not answer a free that long after it was sent is presumed hung and
 // killed, as on any call's timeout.
-func (c *Client) Free(ctx context.Context, req BufferRequest) error {
+func (c *Conn) Free(ctx context.Context, req BufferRequest) error {
 	return c.cleanupCall(ctx, CmdFree, req, c.cfg.CleanupTimeout)
 }
 
 // Write copies req.Length bytes from the shm segment at req.SegmentOffset
 // into the buffer at req.Offset.
-func (c *Client) Write(ctx context.Context, req TransferRequest) error {
+func (c *Conn) Write(ctx context.Context, req TransferRequest) error {
 	return c.call(ctx, CmdWrite, req, nil)
 }
 
 // Read copies req.Length bytes from the buffer at req.Offset into the shm
 // segment at req.SegmentOffset.
-func (c *Client) Read(ctx context.Context, req TransferRequest) error {
+func (c *Conn) Read(ctx context.Context, req TransferRequest) error {
 	return c.call(ctx, CmdRead, req, nil)
 }
 
 // Compile registers and builds a program; a build failure is ErrCompile
 // carrying the compiler's diagnostics. The request is not checked here:
 // callers check it with ValidateCompile.
-func (c *Client) Compile(ctx context.Context, req CompileRequest) (ProgramReply, error) {
+func (c *Conn) Compile(ctx context.Context, req CompileRequest) (ProgramReply, error) {
 	return callFor[ProgramReply](ctx, c, CmdCompile, req)
 }
 
@@ -99,15 +96,15 @@ func (c *Client) Compile(ctx context.Context, req CompileRequest) (ProgramReply,
 // it; the reply carries the device time when req.Timed. With
 // KernelOutput set, the DPRINT lines of the run have been written there
 // when Run returns.
-func (c *Client) Run(ctx context.Context, req RunRequest) (RunReply, error) {
+func (c *Conn) Run(ctx context.Context, req RunRequest) (RunReply, error) {
 	r, err := callFor[RunReply](ctx, c, CmdRun, req)
-	c.syncStderr()
+	c.peer.FlushOutput()
 	return r, err
 }
 
 // Release drops a compiled program. Like Free, its reply is bounded by
 // CleanupTimeout.
-func (c *Client) Release(ctx context.Context, req ProgramRequest) error {
+func (c *Conn) Release(ctx context.Context, req ProgramRequest) error {
 	return c.cleanupCall(ctx, CmdRelease, req, c.cfg.CleanupTimeout)
 }
 
@@ -121,7 +118,7 @@ func (c *Client) Release(ctx context.Context, req ProgramRequest) error {
 //
 // after (may be nil) are the tickets whose failure must keep it from
 // running (see SendAfter).
-func (c *Client) SendRun(ctx context.Context, req RunRequest, out *RunReply, after []*Ticket, done func(error)) (*Ticket, error) {
+func (c *Conn) SendRun(ctx context.Context, req RunRequest, out *RunReply, after []*Ticket, done func(error)) (*Ticket, error) {
 	if out == nil {
 		return c.send(ctx, CmdRun, req, nil, after, done, c.cfg.Timeout, false)
 	}
@@ -129,18 +126,18 @@ func (c *Client) SendRun(ctx context.Context, req RunRequest, out *RunReply, aft
 }
 
 // SendWrite sends a write (shm segment to buffer), after as SendRun's.
-func (c *Client) SendWrite(ctx context.Context, req TransferRequest, after []*Ticket, done func(error)) (*Ticket, error) {
+func (c *Conn) SendWrite(ctx context.Context, req TransferRequest, after []*Ticket, done func(error)) (*Ticket, error) {
 	return c.send(ctx, CmdWrite, req, nil, after, done, c.cfg.Timeout, false)
 }
 
 // SendRead sends a read (buffer to shm segment), after as SendRun's: the
 // bytes are in the segment once the ticket has succeeded.
-func (c *Client) SendRead(ctx context.Context, req TransferRequest, after []*Ticket, done func(error)) (*Ticket, error) {
+func (c *Conn) SendRead(ctx context.Context, req TransferRequest, after []*Ticket, done func(error)) (*Ticket, error) {
 	return c.send(ctx, CmdRead, req, nil, after, done, c.cfg.Timeout, false)
 }
 
 // SendUnmap sends an unmap.
-func (c *Client) SendUnmap(ctx context.Context, req SegmentRequest, done func(error)) (*Ticket, error) {
+func (c *Conn) SendUnmap(ctx context.Context, req SegmentRequest, done func(error)) (*Ticket, error) {
 	return c.send(ctx, CmdUnmap, req, nil, nil, done, c.cfg.Timeout, false)
 }
 
@@ -149,11 +146,11 @@ func (c *Client) SendUnmap(ctx context.Context, req SegmentRequest, done func(er
 // Like Free, its reply is due CleanupTimeout after the requests before it
 // have been answered (AbandonedGrace after it was sent, while an abandoned
 // call is unanswered).
-func (c *Client) SendFree(ctx context.Context, req BufferRequest, done func(error)) (*Ticket, error) {
+func (c *Conn) SendFree(ctx context.Context, req BufferRequest, done func(error)) (*Ticket, error) {
 	return c.send(ctx, CmdFree, req, nil, nil, done, c.cfg.CleanupTimeout, true)
 }
 
 // SendRelease sends a release, with Free's bounds.
-func (c *Client) SendRelease(ctx context.Context, req ProgramRequest, done func(error)) (*Ticket, error) {
+func (c *Conn) SendRelease(ctx context.Context, req ProgramRequest, done func(error)) (*Ticket, error) {
 	return c.send(ctx, CmdRelease, req, nil, nil, done, c.cfg.CleanupTimeout, true)
 }

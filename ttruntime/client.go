@@ -3,17 +3,20 @@
 // docs/protocol.md over its stdin and stdout, bounds every call in time,
 // notices at once when the process dies, and shuts it down gracefully.
 //
-// The code is split by concern:
+// A Client is two parts:
 //
-//   - client.go: Config, the Client and Start;
-//   - process.go: the process's lifecycle (spawn, wait, stderr tail, the
-//     broken state, Kill and Close with its escalation);
-//   - wire.go: framing (request encoding and writing, line reading, reply
-//     parsing);
-//   - deadline.go: the read and write deadlines that bound a call and the
-//     context watcher that interrupts it;
-//   - roundtrip.go: one call (the call slot, send, read until the reply);
-//   - calls.go: the typed calls, one method per protocol command.
+//   - the process runner (process.go): the process's lifecycle (start with
+//     exec.CommandContext, reaping, the stderr tail and kernel output,
+//     Kill, and the escalation of a shutdown), with nothing of the
+//     protocol;
+//   - the connection (conn.go, a Conn): requests and replies over any
+//     reader and writer with deadlines, with nothing of the process but
+//     its Peer interface. wire.go frames the lines, deadline.go bounds a
+//     call, roundtrip.go is one call, pipeline.go the calls in flight, and
+//     calls.go the typed calls, one method per protocol command.
+//
+// client.go joins them: Config, Start (the runner, then the connection and
+// the bounded init handshake) and Close.
 //
 // Errors are *core.Error values (backends.Error to users: the same type)
 // wrapping the sentinels of internal/core, which package backends
@@ -22,16 +25,13 @@
 package ttruntime
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/zyxtt/zyxtt/internal/core"
@@ -151,86 +151,21 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Client is one running runtime process. Its methods are safe for
-// concurrent use; requests are written one at a time, and several may be in
-// flight (Send, pipeline.go).
-//
-// While nothing is in flight there is no reader goroutine: the caller that
-// holds the call slot writes its request and reads stdout itself until its
-// reply comes, so a round trip costs what a raw pipe echo costs (no
-// hand-off between goroutines). What a blocked read cannot see by itself
-// (the caller's context, the process's exit) wakes it through the read
-// deadline of the stdout pipe. While requests are in flight, a reader
-// goroutine reads their replies in order and a call waits for its own.
+// connConfig is the connection's part of c.
+func (c Config) connConfig(log *slog.Logger) ConnConfig {
+	return ConnConfig{Timeout: c.Timeout, CleanupTimeout: c.CleanupTimeout, AbandonedGrace: c.AbandonedGrace, Logger: log}
+}
+
+// Client is one running runtime process and the connection to it: the
+// typed calls and sends are the Conn's (its methods are the Client's), and
+// the process's end is the Client's (Close, Kill). Its methods are safe for
+// concurrent use.
 type Client struct {
-	cfg    Config
-	cmd    *exec.Cmd
-	stdin  *os.File
-	stdout *os.File
-	stderr *os.File
-	info   InitReply
-	log    *slog.Logger
-	tail   *tailBuffer
-
-	// callSlot (capacity 1) serialises the writing of requests; a caller
-	// waiting for it is still bounded by its context. The holder owns the
-	// ids and the request encoder; while nothing is in flight (direct) it
-	// also owns the stdout reader and a half-read line, which the reader
-	// goroutine owns while it runs.
-	callSlot chan struct{}
-	nextID   uint64
-	// abandonedN counts the abandoned requests whose replies have not
-	// come yet: while there are any, the runtime may still be busy with
-	// them (a kernel whose launch was given up).
-	abandonedN atomic.Int32
-	wbuf       []byte        // request encoding, reused
-	out        *bufio.Reader // stdout
-	partial    []byte        // a line read in part (interrupted or long)
-
-	// The tickets in flight (pipeline.go), a queue in request order.
-	qmu       sync.Mutex
-	ring      [MaxInFlight]*Ticket
-	qHead     int
-	qLen      int
-	reading   bool        // the reader goroutine runs
-	active    atomic.Bool // qLen > 0 || reading, for the fast path's check
-	lastReply time.Time   // when the last reply was handled
-	strictN   int         // tickets in the queue with a strict deadline
-	pipeDead  bool        // the pipe failed: every ticket fails at once
-	torn      bool        // teardown: no reader starts any more
-	readers   sync.WaitGroup
-	room      chan struct{} // a slot per ticket in flight (MaxInFlight)
-	dead      chan struct{} // closed once broken, exited or closing
-	deadOnce  sync.Once
-
-	armedWrite time.Time   // the stdin write deadline now set
-	writeStop  atomic.Bool // the caller interrupts a concurrent write
-
-	// dlMu orders stdout read-deadline changes by callers, context
-	// watchers and waitLoop.
-	dlMu      sync.Mutex
-	armedRead time.Time // the stdout read deadline now set
-	wakeAt    time.Time // once the process exited, no read waits past this
-	hasWake   bool
-
-	stderrDone chan struct{}
-	// stderrMu is held while stderr bytes are read and their lines handled
-	// (stderrLoop, syncStderr); it guards the two buffers.
-	stderrMu   sync.Mutex
-	stderrBuf  []byte // a read of stderr
-	stderrLine []byte // the line read so far (at most stderrLineMax bytes)
-	exited     chan struct{}
-	exitStatus string // set before exited is closed
-
-	brokenOnce sync.Once
-	broken     chan struct{}
-	brokenErr  error
-
-	closing   chan struct{}
-	ending    atomic.Bool // set before exited, broken or closing is closed
+	*Conn
+	cfg       Config
+	run       *runner
+	info      InitReply
 	closeOnce sync.Once
-	fdsOnce   sync.Once
-	wg        sync.WaitGroup
 }
 
 // Start spawns the runtime and performs the init handshake. The handshake
@@ -242,22 +177,19 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Path == "" {
 		return nil, core.Errorf(Backend, "start", core.ErrInvalidArgument, "no runtime path")
 	}
-	c := &Client{
-		cfg:        cfg,
-		log:        cfg.Logger.With("runtime", cfg.Path),
-		tail:       newTailBuffer(cfg.StderrTail),
-		callSlot:   make(chan struct{}, 1),
-		room:       make(chan struct{}, MaxInFlight),
-		dead:       make(chan struct{}),
-		stderrDone: make(chan struct{}),
-		exited:     make(chan struct{}),
-		broken:     make(chan struct{}),
-		closing:    make(chan struct{}),
-	}
-	if err := c.spawn(); err != nil {
+	log := cfg.Logger.With("runtime", cfg.Path)
+	run, err := startRunner(cfg, log)
+	if err != nil {
 		return nil, err
 	}
-	info, err := c.initialize(ctx)
+	c := &Client{Conn: NewConn(run.stdout, run.stdin, cfg.connConfig(log), run), cfg: cfg, run: run}
+	run.watch(nil)
+	// HandshakeTimeout is the call's own timeout, not a context deadline,
+	// so that a runtime hanging in init is reported as hung
+	// (ErrDeviceLost) and only the caller's own deadline reads as
+	// ctx.Err().
+	var info InitReply
+	err = c.callWithTimeout(ctx, CmdInit, cfg.Init, &info, cfg.HandshakeTimeout)
 	if err == nil {
 		err = checkVersion(info.Protocol)
 	}
@@ -288,23 +220,79 @@ func checkVersion(v int) error {
 func (c *Client) Info() InitReply { return c.info }
 
 // Pid is the runtime's process id.
-func (c *Client) Pid() int { return c.cmd.Process.Pid }
-
-// Alive reports whether the process is running and the client usable.
-func (c *Client) Alive() bool {
-	select {
-	case <-c.exited:
-		return false
-	case <-c.broken:
-		return false
-	case <-c.closing:
-		return false
-	default:
-		return true
-	}
-}
+func (c *Client) Pid() int { return c.run.Pid() }
 
 // StderrTail is the last lines the runtime wrote to stderr.
-func (c *Client) StderrTail() string { return c.tail.String() }
+func (c *Client) StderrTail() string { return c.run.tail.String() }
+
+// Kill ends the process at once with SIGKILL and releases everything. It
+// is safe to call more than once and after Close.
+func (c *Client) Kill() {
+	c.closeOnce.Do(func() {})
+	c.markClosed()
+	c.run.Kill()
+	c.teardown()
+}
+
+// Close shuts the runtime down gracefully: it waits for the replies of the
+// requests in flight (each bounded as always; their tickets end), sends exit
+// and waits, then sends SIGTERM and waits, then SIGKILL (each wait
+// ShutdownTimeout). While an abandoned call is unanswered (the runtime is
+// likely still inside the kernel of a launch whose caller gave up), the exit
+// request waits only AbandonedGrace, without waiting for what is in flight,
+// and a runtime that does not answer is killed at once (what is in flight
+// fails). It returns nil when the runtime exited when asked (or had already
+// gone: its end was reported by the call that saw it), and a *core.Error
+// wrapping a *ShutdownError, saying "exited after SIGTERM" or "killed", when
+// Close had to escalate. It is safe to call more than once; later calls
+// return nil.
+func (c *Client) Close() error {
+	first := false
+	c.closeOnce.Do(func() { first = true })
+	if !first {
+		c.teardown()
+		return nil
+	}
+	alive := c.Alive()
+	if alive && !c.abandoned() {
+		// Close drains: what is in flight is answered first (each reply
+		// bounded as always), then exit is sent. While an abandoned call is
+		// unanswered the runtime is likely stuck in it, and exit goes at
+		// once with AbandonedGrace (it fails what is in flight when the
+		// runtime does not answer).
+		c.drain()
+		alive = c.Alive()
+	}
+	killed := false
+	if alive {
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ShutdownTimeout)
+		err := c.exit(ctx, c.cfg.ShutdownTimeout)
+		cancel()
+		if err != nil {
+			c.log.Debug("tt-runtime exit request failed", "err", err)
+			killed = c.broken.Load() // the exit's own timeout killed it: hung
+		}
+	}
+	c.markClosed()
+	var err error
+	if alive {
+		err = c.run.awaitExit(c.cfg.ShutdownTimeout)
+	}
+	if killed && err == nil {
+		err = &core.Error{Backend: Backend, Op: "close",
+			Err:    &ShutdownError{Pid: c.Pid(), How: ShutdownKilled, Status: c.run.exitStatus},
+			Native: stderrNote(c.run.tail.String())}
+	}
+	c.teardown()
+	return err
+}
+
+// teardown waits for the process and closes its pipes, then stops the
+// connection's goroutines and waits for the runner's.
+func (c *Client) teardown() {
+	c.run.close(3 * c.cfg.ShutdownTimeout)
+	_ = c.Conn.Close()
+	c.run.wait()
+}
 
 var _ io.Closer = (*Client)(nil)

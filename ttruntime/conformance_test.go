@@ -318,15 +318,6 @@ func startRaw(t *testing.T) *rawRuntime {
 	return startRawCmd(t, exec.Command(runtimeBinary(t)))
 }
 
-// startRawMock runs the mock runtime on bare pipes.
-func startRawMock(t *testing.T) *rawRuntime {
-	t.Helper()
-	cfg := mockConfig()
-	cmd := exec.Command(cfg.Path, cfg.Args...)
-	cmd.Env = cfg.Env
-	return startRawCmd(t, cmd)
-}
-
 func startRawCmd(t *testing.T, cmd *exec.Cmd) *rawRuntime {
 	t.Helper()
 	cmd.Stderr = io.Discard
@@ -452,11 +443,11 @@ func TestRuntimeOneReplyPerLine(t *testing.T) {
 	require.NoError(t, r.cmd.Wait())
 }
 
-// TestConformanceAfter sends the mock and the C++ server requests whose
-// `after` names requests answered before (a success, a failure), never
-// sent, id 0, named twice, or whose slot a later id took: both answer each
-// with the same code and message, and both remember the whole window of
-// 1024 requests before a request.
+// TestConformanceAfter sends the C++ server requests whose `after` names
+// requests answered before (a success, a failure), never sent, id 0, named
+// twice, or whose slot a later id took: it answers each with the code and
+// message of docs/protocol.md, and remembers the whole window of 1024
+// requests before a request.
 func TestConformanceAfter(t *testing.T) {
 	const inv, ok = ttruntime.CodeInvalidArgument, ""
 	type line struct {
@@ -487,7 +478,7 @@ func TestConformanceAfter(t *testing.T) {
 		lines = append(lines, line{id: id})
 	}
 	lines = append(lines, line{id: 2000 + ttruntime.AfterWindow, after: []uint64{2000, 2500, 2000 + ttruntime.AfterWindow - 1}})
-	for name, r := range map[string]*rawRuntime{"mock": startRawMock(t), "c++": startRaw(t)} {
+	for name, r := range map[string]*rawRuntime{"c++": startRaw(t)} {
 		init := `{"id":1,"cmd":"init","protocol":2,"layer":"emu","board":"n150","cache_dir":"` + t.TempDir() + `"}` + "\n"
 		_, err := io.WriteString(r.in, init)
 		require.NoError(t, err)
@@ -536,8 +527,8 @@ func TestRuntimeExitReplies(t *testing.T) {
 }
 
 // BenchmarkRuntimePingVsPipe is BenchmarkPingVsPipe against the C++ runtime
-// (emulator layer) instead of the mock: the same raw echo reference and the
-// same metrics, measured in one run.
+// out of mock mode (the emulator layer alone): the same raw echo reference
+// and the same metrics, measured in one run.
 func BenchmarkRuntimePingVsPipe(b *testing.B) { benchPingVsPipe(b, emuConfig(b, "n150", 0)) }
 
 // BenchmarkRuntimeTransfer64MiB measures, in one run, a 64 MiB upload (write)
@@ -568,7 +559,7 @@ func BenchmarkRuntimeTransfer64MiB(b *testing.B) {
 	backendtest.BenchTransfers(b, size, up, down, func() { copy(dst, src) })
 }
 
-// ---- protocol v2 conformance: the Go validator, the mock and the C++ server ----
+// ---- protocol v2 conformance: the Go validator and the C++ server ----
 
 func u32p(v uint32) *uint32 { return &v }
 
@@ -662,8 +653,7 @@ type badCompile struct {
 // typed request can express it (kinds of JSON that do not decode into the
 // Go types are refused by the Go encoder, not the validator), one row per
 // rule, in check order. Each edit of goodProgram must get this code and
-// name this field path, from the Go validator, the mock and the C++ server
-// alike.
+// name this field path, from the Go validator and the C++ server alike.
 func badPrograms() []badCompile {
 	K := func(p *ttruntime.CompileRequest, k int) *ttruntime.Kernel { return &p.Kernels[k] }
 	RT := func(p *ttruntime.CompileRequest, a int) *ttruntime.ArgEntry {
@@ -839,8 +829,8 @@ func badAllocs(info ttruntime.InitReply) []badAlloc {
 	}
 }
 
-// conformanceRuntimes are the three judges of a request: the Go validator
-// (no process), the mock and the C++ server, the two processes on n150.
+// judge is one of the two judges of a request: the Go validator (no
+// process) and the C++ server on n150.
 type judge struct {
 	name string
 	c    *ttruntime.Client // nil for the Go validator
@@ -848,17 +838,7 @@ type judge struct {
 
 func judges(t *testing.T) ([]judge, ttruntime.InitReply) {
 	cpp := startEmu(t)
-	mcfg := mockConfig("-board", "n150")
-	mock := start(t, mcfg)
-	ci, mi := cpp.Info(), mock.Info()
-	// The mock's device must be the emulator's for the same answers.
-	require.Equal(t, ci.Grid.Rows, mi.Grid.Rows)
-	require.Equal(t, ci.Grid.Cols, mi.Grid.Cols)
-	require.Equal(t, ci.DRAM, mi.DRAM)
-	require.Equal(t, ci.L1, mi.L1)
-	require.Equal(t, ci.NOC, mi.NOC)
-	require.Equal(t, ci.Semaphores, mi.Semaphores)
-	return []judge{{"go", nil}, {"mock", mock}, {"c++", cpp}}, ci
+	return []judge{{"go", nil}, {"c++", cpp}}, cpp.Info()
 }
 
 // verdict is a code and message, from a *ValidationError or a
@@ -887,8 +867,8 @@ func pathOf(msg string) string {
 }
 
 // TestConformanceCompile sends every bad program of the table to the Go
-// validator, the mock and the C++ server: the same code, the same field
-// path and the same message from all three.
+// validator and the C++ server: the same code, the same field path and the
+// same message from both.
 func TestConformanceCompile(t *testing.T) {
 	js, info := judges(t)
 	ctx := context.Background()
@@ -928,8 +908,8 @@ func TestConformanceCompile(t *testing.T) {
 }
 
 // TestConformanceEveryDType: a param may have every element type the
-// driver has, by its name, and the Go validator, the mock and the C++
-// server all take it (the names they check against are backends.DType's).
+// driver has, by its name, and the Go validator and the C++ server both take
+// it (the names they check against are backends.DType's).
 func TestConformanceEveryDType(t *testing.T) {
 	js, info := judges(t)
 	ctx := context.Background()
@@ -976,7 +956,7 @@ func TestConformanceAlloc(t *testing.T) {
 			}
 		})
 	}
-	// Good specs of every layout allocate on all three.
+	// Good specs of every layout allocate on both.
 	for _, req := range []ttruntime.AllocRequest{
 		{Size: 4},
 		{Size: 1000, BufferSpec: ttruntime.BufferSpec{PageSize: 4}},
@@ -999,13 +979,11 @@ func TestConformanceAlloc(t *testing.T) {
 }
 
 // TestConformanceRun runs the reference program, then bad runs of it, on
-// all three.
+// the C++ server: each gets the code and names the field path of its rule.
 func TestConformanceRun(t *testing.T) {
-	js, info := judges(t)
+	c := startEmu(t)
 	ctx := context.Background()
 	p := goodProgram()
-	checks, err := ttruntime.ValidateCompile(&p, &info)
-	require.NoError(t, err)
 	specs := map[string]ttruntime.AllocRequest{
 		"a":        {Size: 10 * 2048, BufferSpec: p.Buffers[0].BufferSpec},
 		"a short":  {Size: 9 * 2048, BufferSpec: p.Buffers[0].BufferSpec},
@@ -1015,15 +993,11 @@ func TestConformanceRun(t *testing.T) {
 		"l1 small": {Size: 32 * 64, BufferSpec: ttruntime.BufferSpec{PageSize: 64, Placement: "l1"}},
 	}
 	type bufs map[string]ttruntime.AllocReply
-	var live []bufs
-	for _, j := range js[1:] {
-		b := bufs{}
-		for name, req := range specs {
-			r, err := j.c.Alloc(ctx, req)
-			require.NoError(t, err, "%s: %s", j.name, name)
-			b[name] = r
-		}
-		live = append(live, b)
+	b := bufs{}
+	for name, req := range specs {
+		r, err := c.Alloc(ctx, req)
+		require.NoError(t, err, name)
+		b[name] = r
 	}
 	cases := []struct {
 		what string
@@ -1058,36 +1032,13 @@ func TestConformanceRun(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.what, func(t *testing.T) {
-			var first string
-			for i, j := range js {
-				var err error
-				if j.c == nil {
-					b := live[1] // the C++ server's buffers, looked up as it will
-					byID := map[uint64]ttruntime.RunBuffer{}
-					for name, r := range b {
-						byID[r.Buffer] = ttruntime.RunBuffer{Address: r.Address, Size: specs[name].Size, Spec: specs[name].BufferSpec}
-					}
-					err = ttruntime.ValidateRun(checks, tc.args(b), &info, func(id uint64) (ttruntime.RunBuffer, bool) {
-						rb, ok := byID[id]
-						return rb, ok
-					})
-				} else {
-					var pr ttruntime.ProgramReply
-					pr, err = j.c.Compile(ctx, p)
-					require.NoError(t, err)
-					_, err = j.c.Run(ctx, ttruntime.RunRequest{Program: pr.Program, Args: tc.args(live[i-1])})
-					require.NoError(t, j.c.Release(ctx, ttruntime.ProgramRequest{Program: pr.Program}))
-				}
-				code, msg := verdict(t, err)
-				require.Equal(t, tc.code, code, "%s: %s", j.name, msg)
-				require.Equal(t, tc.path, pathOf(msg), "%s: %s", j.name, msg)
-				// Buffer ids are each runtime's own.
-				msg = bufferID.ReplaceAllString(msg, "buffer N")
-				if i == 0 {
-					first = msg
-				}
-				require.Equal(t, first, msg, "%s says it otherwise than the Go validator", j.name)
-			}
+			pr, err := c.Compile(ctx, p)
+			require.NoError(t, err)
+			_, err = c.Run(ctx, ttruntime.RunRequest{Program: pr.Program, Args: tc.args(b)})
+			require.NoError(t, c.Release(ctx, ttruntime.ProgramRequest{Program: pr.Program}))
+			code, msg := verdict(t, err)
+			require.Equal(t, tc.code, code, msg)
+			require.Equal(t, tc.path, pathOf(msg), msg)
 		})
 	}
 }
@@ -1159,19 +1110,33 @@ func dependencyOutcome(t *testing.T, err error) (o struct{ code, msg string }) {
 }
 
 // TestConformancePipelinedRuns pipelines a write, runs and a read to the
-// mock and to the C++ server (whose emulator runs the kernels) without
-// waiting between them: each request is answered in order; a run that
-// fails in the middle (an unknown buffer) carries its error, a run named
-// after it is not executed (dependency_failed), and the independent
-// requests after it succeed; both runtimes say so with the same codes and
-// messages.
+// C++ server (whose emulator runs the kernels) without waiting between
+// them: each request is answered in order; a run that fails in the middle
+// (an unknown buffer) carries its error, a run named after it is not
+// executed (dependency_failed), and the independent requests after it
+// succeed. The run named after the failed one goes out while the runs
+// before it are in flight, but its dependency may have failed already: then
+// the client fails it at once without sending it. Both ways are checked:
+// in mock mode the runtime holds the first write (request 4: init 1,
+// compile 2, alloc 3) until everything is sent, or the good run after the
+// bad one (request 7) until the bad one has failed. Every way answers with
+// the same codes and messages.
 func TestConformancePipelinedRuns(t *testing.T) {
-	js, _ := judges(t)
 	ctx := context.Background()
 	const n = 4096
 	type outcome = struct{ code, msg string }
 	var first []outcome
-	for _, j := range js[1:] {
+	for _, j := range []struct {
+		name string
+		c    *ttruntime.Client
+		// held: the mock holds request 4 (all in flight) or 7 (the bad
+		// run has failed before the run after it is sent).
+		held int
+	}{
+		{"c++", startEmu(t), 0},
+		{"mock, all in flight", start(t, mockConfig(t, "hold-at=4")), 4},
+		{"mock, the dependency failed first", start(t, mockConfig(t, "hold-at=7")), 7},
+	} {
 		c := j.c
 		pr, err := c.Compile(ctx, emptyProgram())
 		require.NoError(t, err, j.name)
@@ -1187,10 +1152,21 @@ func TestConformancePipelinedRuns(t *testing.T) {
 		xfer := func(off uint64) ttruntime.TransferRequest {
 			return ttruntime.TransferRequest{Buffer: buf.Buffer, Segment: seg.Name(), SegmentOffset: off, Length: n}
 		}
+		// The order in which the replies were handled. A ticket that
+		// fails at once when sent (its dependency has already failed) is
+		// no reply: it may come before the replies of the tickets before it.
 		var order []int
 		var mu sync.Mutex
 		note := func(i int) func(error) {
-			return func(error) { mu.Lock(); order = append(order, i); mu.Unlock() }
+			return func(err error) {
+				var re *ttruntime.RemoteError
+				if i == 4 && !(errors.As(err, &re) && re.Code == ttruntime.CodeDependencyFailed) {
+					return // failed at once, not answered
+				}
+				mu.Lock()
+				order = append(order, i)
+				mu.Unlock()
+			}
 		}
 		var ts []*ttruntime.Ticket
 		add := func(tk *ttruntime.Ticket, err error) *ttruntime.Ticket {
@@ -1202,9 +1178,23 @@ func TestConformancePipelinedRuns(t *testing.T) {
 		run1 := add(c.SendRun(ctx, good, nil, []*ttruntime.Ticket{w}, note(1)))
 		failed := add(c.SendRun(ctx, bad, nil, nil, note(2)))
 		add(c.SendRun(ctx, good, nil, nil, note(3)))
+		if j.held == 7 {
+			<-failed.Done() // and ticket 3 is held
+		}
 		add(c.SendRun(ctx, good, nil, []*ttruntime.Ticket{run1, failed}, note(4)))
 		add(c.SendRead(ctx, xfer(n), []*ttruntime.Ticket{run1}, note(5)))
 		add(c.Send(ctx, ttruntime.CmdPing, nil, nil, note(6)))
+		switch j.held {
+		case 4:
+			require.Equal(t, len(ts), c.InFlight(), "every request was in flight together")
+			release(t, c)
+		case 7:
+			mu.Lock()
+			answered := len(order)
+			mu.Unlock()
+			require.Equal(t, 3, answered, "tickets 0-2 were answered, 3 is held")
+			release(t, c)
+		}
 		var got []outcome
 		for i, tk := range ts {
 			err := tk.Wait(ctx)
@@ -1215,7 +1205,15 @@ func TestConformancePipelinedRuns(t *testing.T) {
 			code, msg := verdict(t, err)
 			got = append(got, outcome{code, requestID.ReplaceAllString(bufferID.ReplaceAllString(msg, "buffer N"), "request N")})
 		}
-		require.Equal(t, []int{0, 1, 2, 3, 4, 5, 6}, order, "%s: replies handled in request order", j.name)
+		inOrder := []int{0, 1, 2, 3, 4, 5, 6}
+		var re *ttruntime.RemoteError
+		if !errors.As(ts[4].Err(), &re) || re.Code != ttruntime.CodeDependencyFailed {
+			inOrder = []int{0, 1, 2, 3, 5, 6} // ticket 4 failed at once when sent
+		}
+		if j.held == 7 {
+			require.Len(t, inOrder, 6, "ticket 4 was failed when sent")
+		}
+		require.Equal(t, inOrder, order, "%s: replies handled in request order", j.name)
 		require.Equal(t, mem[:n], mem[n:], "%s: the read after the runs holds the write before them", j.name)
 		want := []string{"ok", "ok", ttruntime.CodeUnknownBuffer, "ok", ttruntime.CodeDependencyFailed, "ok", "ok"}
 		for i, o := range got {
@@ -1225,7 +1223,7 @@ func TestConformancePipelinedRuns(t *testing.T) {
 		if first == nil {
 			first = got
 		} else {
-			require.Equal(t, first, got, "%s answers otherwise than the mock", j.name)
+			require.Equal(t, first, got, "%s answers otherwise than the emulator", j.name)
 		}
 		// A ticket after one that has already failed is not sent at all.
 		tk, err := c.SendRun(ctx, good, nil, []*ttruntime.Ticket{failed}, nil)

@@ -3,7 +3,7 @@ package ttruntime
 // Deadlines: how a call is bounded in time without a reader goroutine. The
 // stdout read deadline wakes a blocked read when the call times out, when
 // the caller's context ends (a context.AfterFunc moves it into the past)
-// and when the process exits (waitLoop pulls it in to exitGrace later). The
+// and when the peer exits (peerExited pulls it in to exitGrace later). The
 // stdin write deadline bounds writing a request.
 
 import (
@@ -57,8 +57,8 @@ func (b *bounds) callerErr(ctx context.Context, now time.Time) error {
 func (b *bounds) timedOut(now time.Time) bool { return !now.Before(b.call) }
 
 // setReadDeadline arms the stdout deadline for a call, never past the exit
-// grace once the process has exited.
-func (c *Client) setReadDeadline(d time.Time) error {
+// grace once the peer has exited.
+func (c *Conn) setReadDeadline(d time.Time) error {
 	c.dlMu.Lock()
 	defer c.dlMu.Unlock()
 	if c.hasWake && c.wakeAt.Before(d) {
@@ -68,7 +68,7 @@ func (c *Client) setReadDeadline(d time.Time) error {
 		return nil
 	}
 	c.armedRead = d
-	return c.stdout.SetReadDeadline(d)
+	return c.in.SetReadDeadline(d)
 }
 
 // closeEnough reports whether the deadline armed may stand for the one a
@@ -81,32 +81,32 @@ func closeEnough(armed, want, now time.Time) bool {
 	return !armed.After(want) && armed.After(now) && want.Sub(armed) <= want.Sub(now)/8
 }
 
-// limitReadsAfterExit is waitLoop's: from now on no read waits past
+// limitReadsAfterExit is peerExited's: from now on no read waits past
 // exitGrace, and a read blocked now is woken by then.
-func (c *Client) limitReadsAfterExit() {
+func (c *Conn) limitReadsAfterExit() {
 	c.dlMu.Lock()
 	defer c.dlMu.Unlock()
 	c.wakeAt, c.hasWake = time.Now().Add(exitGrace), true
 	if c.armedRead.IsZero() || c.armedRead.After(c.wakeAt) {
 		c.armedRead = c.wakeAt
-		_ = c.stdout.SetReadDeadline(c.wakeAt)
+		_ = c.in.SetReadDeadline(c.wakeAt)
 	}
 }
 
-// pastExitGrace reports whether the process has exited more than
+// pastExitGrace reports whether the peer has exited more than
 // exitGrace ago, so no reply it wrote can still be unread.
-func (c *Client) pastExitGrace(now time.Time) bool {
+func (c *Conn) pastExitGrace(now time.Time) bool {
 	c.dlMu.Lock()
 	defer c.dlMu.Unlock()
 	return c.hasWake && !now.Before(c.wakeAt)
 }
 
 // interruptRead wakes the caller blocked on stdout: its context is done.
-func (c *Client) interruptRead() {
+func (c *Conn) interruptRead() {
 	c.dlMu.Lock()
 	defer c.dlMu.Unlock()
 	c.armedRead = pastDeadline
-	_ = c.stdout.SetReadDeadline(c.armedRead)
+	_ = c.in.SetReadDeadline(c.armedRead)
 }
 
 // watchContext makes the end of ctx, a context that can end, wake the
@@ -115,7 +115,7 @@ func (c *Client) interruptRead() {
 // pull in a later call's deadline. A context that cannot end (Done is nil)
 // needs no watcher; the caller checks that first, so a ping with one
 // allocates nothing.
-func (c *Client) watchContext(ctx context.Context) (stop func()) {
+func (c *Conn) watchContext(ctx context.Context) (stop func()) {
 	watched := make(chan struct{})
 	cancel := context.AfterFunc(ctx, func() {
 		defer close(watched)
@@ -130,7 +130,7 @@ func (c *Client) watchContext(ctx context.Context) (stop func()) {
 
 // armWrite sets the stdin deadline for writing a request, unless the one
 // armed may stand for it (see closeEnough).
-func (c *Client) armWrite(d time.Time) error {
+func (c *Conn) armWrite(d time.Time) error {
 	if closeEnough(c.armedWrite, d, time.Now()) {
 		return nil
 	}
@@ -138,8 +138,8 @@ func (c *Client) armWrite(d time.Time) error {
 }
 
 // rearmWrite sets the stdin deadline to exactly d.
-func (c *Client) rearmWrite(d time.Time) error {
-	if err := c.stdin.SetWriteDeadline(d); err != nil {
+func (c *Conn) rearmWrite(d time.Time) error {
+	if err := c.outw.SetWriteDeadline(d); err != nil {
 		return err
 	}
 	c.armedWrite = d
@@ -150,14 +150,14 @@ func (c *Client) rearmWrite(d time.Time) error {
 // raises the stop flag, which the writer checks after each arming, and
 // moves the deadline into the past, which wakes a write in progress. The
 // caller then waits for the writer and calls writeStopped.
-func (c *Client) stopWrite() {
+func (c *Conn) stopWrite() {
 	c.writeStop.Store(true)
-	_ = c.stdin.SetWriteDeadline(pastDeadline)
+	_ = c.outw.SetWriteDeadline(pastDeadline)
 }
 
 // writeStopped records, once the stopped writer is done, the deadline
 // stopWrite armed, and lowers the flag so that later writes do not see it.
-func (c *Client) writeStopped() {
+func (c *Conn) writeStopped() {
 	c.armedWrite = pastDeadline
 	c.writeStop.Store(false)
 }

@@ -14,6 +14,13 @@ import (
 // RuntimeName is the runtime executable's file name.
 const RuntimeName = "zyx-tt-runtime"
 
+// EnvMock, set in the environment of a runtime, turns its mock mode on: it
+// serves the protocol through the emulator and injects the faults the
+// variable's value names (docs/runtime.md, "Mock mode"). The runtimes the
+// driver starts inherit its environment, so a program under test gets the
+// mock by setting it.
+const EnvMock = "ZYX_TT_MOCK"
+
 // ErrRuntimeNotFound marks a missing runtime executable.
 var ErrRuntimeNotFound = errors.New("zyx-tt-runtime not found")
 

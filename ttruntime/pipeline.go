@@ -16,7 +16,7 @@ package ttruntime
 // request waits for those before it); a cleanup sent while an abandoned call
 // is unanswered is due AbandonedGrace after it was sent, and that bounds
 // every reply before it too (see Config.AbandonedGrace). A reply missing past
-// its bound, a reply out of order, a malformed line or the process's end
+// its bound, a reply out of order, a malformed line or the peer's end
 // fails every ticket in flight with ErrDeviceLost, and every later call
 // fails at once.
 
@@ -44,7 +44,7 @@ const MaxInFlight = 64
 // failed with the client), and Err is the reply's error then. Its methods
 // are safe for concurrent use.
 type Ticket struct {
-	c       *Client
+	c       *Conn
 	id      uint64
 	cmd     string
 	out     any         // the reply's result decodes here (nil: ignored)
@@ -60,7 +60,7 @@ type Ticket struct {
 	ev        *core.HostEvent // completed by finish, after onReply
 }
 
-func (c *Client) newTicket(cmd string, out any, onReply func(error), timeout time.Duration) *Ticket {
+func (c *Conn) newTicket(cmd string, out any, onReply func(error), timeout time.Duration) *Ticket {
 	return &Ticket{c: c, cmd: cmd, out: out, onReply: onReply, timeout: timeout, ev: core.NewHostEvent()}
 }
 
@@ -130,7 +130,7 @@ var _ core.Event = (*Ticket)(nil)
 // whose runtime is gone does not return an error: the ticket fails at once
 // with ErrDeviceLost (onReply is called), as every ticket in flight does
 // when the runtime dies, hangs past the deadline or answers out of order.
-func (c *Client) Send(ctx context.Context, cmd string, req, out any, onReply func(error)) (*Ticket, error) {
+func (c *Conn) Send(ctx context.Context, cmd string, req, out any, onReply func(error)) (*Ticket, error) {
 	return c.send(ctx, cmd, req, out, nil, onReply, c.cfg.Timeout, false)
 }
 
@@ -143,14 +143,14 @@ func (c *Client) Send(ctx context.Context, cmd string, req, out any, onReply fun
 // is named once. A ticket of another client still in flight cannot be
 // named (its id means nothing to this runtime): SendAfter returns an error
 // wrapping core.ErrInvalidArgument and sends nothing.
-func (c *Client) SendAfter(ctx context.Context, cmd string, req, out any, after []*Ticket, onReply func(error)) (*Ticket, error) {
+func (c *Conn) SendAfter(ctx context.Context, cmd string, req, out any, after []*Ticket, onReply func(error)) (*Ticket, error) {
 	return c.send(ctx, cmd, req, out, after, onReply, c.cfg.Timeout, false)
 }
 
 // send is SendAfter with the ticket's timeout; graced marks a cleanup
 // (free, release), which gets AbandonedGrace from its send while an
 // abandoned call is unanswered.
-func (c *Client) send(ctx context.Context, cmd string, req, out any, after []*Ticket, onReply func(error), timeout time.Duration, graced bool) (*Ticket, error) {
+func (c *Conn) send(ctx context.Context, cmd string, req, out any, after []*Ticket, onReply func(error), timeout time.Duration, graced bool) (*Ticket, error) {
 	var body []byte
 	if req != nil {
 		var err error
@@ -219,7 +219,7 @@ func (c *Client) send(ctx context.Context, cmd string, req, out any, after []*Ti
 }
 
 // takeSlot waits for the call slot, or for ctx.
-func (c *Client) takeSlot(ctx context.Context, cmd string) error {
+func (c *Conn) takeSlot(ctx context.Context, cmd string) error {
 	select {
 	case c.callSlot <- struct{}{}:
 		return nil
@@ -235,7 +235,7 @@ func (c *Client) takeSlot(ctx context.Context, cmd string) error {
 
 // takeRoom waits for room in the queue of tickets in flight, or for ctx,
 // or for the runtime's end. The caller holds the call slot.
-func (c *Client) takeRoom(ctx context.Context, cmd string) error {
+func (c *Conn) takeRoom(ctx context.Context, cmd string) error {
 	select {
 	case c.room <- struct{}{}:
 		return nil
@@ -251,14 +251,6 @@ func (c *Client) takeRoom(ctx context.Context, cmd string) error {
 	}
 }
 
-// lostErr is deadErr for a client known to be gone.
-func (c *Client) lostErr(cmd string) error {
-	if err := c.deadErr(cmd); err != nil {
-		return err
-	}
-	return lostErr(cmd, "the runtime's pipe failed", c.tail.String())
-}
-
 // pipelined queues ticket t, whose request is line, starts the reader when
 // none runs, and writes the request. The caller holds the call slot and a
 // room slot, which the ticket keeps until its reply is handled. A long
@@ -266,7 +258,7 @@ func (c *Client) lostErr(cmd string) error {
 // ends before any byte went out takes the ticket back (nil ticket, ctx's
 // error: nothing was sent); one that ends part way costs the runtime, as
 // the stream cannot be resynchronised.
-func (c *Client) pipelined(ctx context.Context, t *Ticket, line []byte) error {
+func (c *Conn) pipelined(ctx context.Context, t *Ticket, line []byte) error {
 	t.sent = time.Now()
 	c.qmu.Lock()
 	if c.pipeDead || c.torn {
@@ -327,7 +319,7 @@ var errCutOff = errors.New("request cut off")
 
 // unpush takes back t, the last ticket queued, whose request was not sent,
 // and wakes the reader, which may be waiting for its reply.
-func (c *Client) unpush(t *Ticket) {
+func (c *Conn) unpush(t *Ticket) {
 	c.qmu.Lock()
 	last := (c.qHead + c.qLen - 1) % MaxInFlight
 	if c.qLen > 0 && c.ring[last] == t {
@@ -346,7 +338,7 @@ func (c *Client) unpush(t *Ticket) {
 }
 
 // push appends t to the queue; the caller holds qmu and a room slot.
-func (c *Client) push(t *Ticket) {
+func (c *Conn) push(t *Ticket) {
 	c.ring[(c.qHead+c.qLen)%MaxInFlight] = t
 	c.qLen++
 	if !t.strict.IsZero() {
@@ -357,10 +349,10 @@ func (c *Client) push(t *Ticket) {
 
 // noteActive records, for direct, whether anything is in flight or the
 // reader runs; the caller holds qmu and calls it after every change.
-func (c *Client) noteActive() { c.active.Store(c.qLen > 0 || c.reading) }
+func (c *Conn) noteActive() { c.active.Store(c.qLen > 0 || c.reading) }
 
 // pop removes the head of the queue; the caller holds qmu.
-func (c *Client) pop() *Ticket {
+func (c *Conn) pop() *Ticket {
 	t := c.ring[c.qHead]
 	c.ring[c.qHead] = nil
 	c.qHead = (c.qHead + 1) % MaxInFlight
@@ -376,11 +368,11 @@ func (c *Client) pop() *Ticket {
 // call slot may read its own reply. No ticket can be queued meanwhile: a
 // sender needs the call slot. The reader records its end (noteActive)
 // after its last read, so a caller that sees it ended may read stdout.
-func (c *Client) direct() bool { return !c.active.Load() }
+func (c *Conn) direct() bool { return !c.active.Load() }
 
 // InFlight is the number of requests sent and not yet answered (tests and
 // diagnostics).
-func (c *Client) InFlight() int {
+func (c *Conn) InFlight() int {
 	c.qmu.Lock()
 	defer c.qmu.Unlock()
 	return c.qLen
@@ -388,7 +380,7 @@ func (c *Client) InFlight() int {
 
 // Reading reports whether the reader goroutine runs (tests: it must end
 // once nothing is in flight).
-func (c *Client) Reading() bool {
+func (c *Conn) Reading() bool {
 	c.qmu.Lock()
 	defer c.qmu.Unlock()
 	return c.reading
@@ -398,7 +390,7 @@ func (c *Client) Reading() bool {
 // its reply is skipped when it comes: the next call finds it in flight and
 // goes through the reader. The caller holds the call slot; nothing else is
 // in flight, so there is room.
-func (c *Client) abandonDirect(id uint64, cmd string, sent time.Time, timeout time.Duration) {
+func (c *Conn) abandonDirect(id uint64, cmd string, sent time.Time, timeout time.Duration) {
 	t := c.newTicket(cmd, nil, nil, timeout)
 	t.id, t.sent = id, sent
 	t.Abandon()
@@ -410,7 +402,7 @@ func (c *Client) abandonDirect(id uint64, cmd string, sent time.Time, timeout ti
 
 // readLoop reads replies while tickets are in flight and hands each to the
 // head of the queue; it ends when the queue is empty or the pipe fails.
-func (c *Client) readLoop() {
+func (c *Conn) readLoop() {
 	defer c.readers.Done()
 	for {
 		c.qmu.Lock()
@@ -449,13 +441,13 @@ func (c *Client) readLoop() {
 			case errors.Is(err, errLineTooLong):
 				c.fail(fmt.Errorf("%w: a stdout line longer than %d bytes", ErrProtocol, MaxLineBytes))
 			case !errors.Is(err, os.ErrDeadlineExceeded):
-				if !c.isClosing() {
+				if !c.closed.Load() {
 					c.fail(errors.New("the runtime closed its stdout"))
 				}
 			default:
 				now := time.Now()
 				switch {
-				case c.isBroken(), c.isClosing():
+				case c.broken.Load(), c.closed.Load():
 				case !now.Before(dl):
 					c.fail(fmt.Errorf("no reply to %s within %s; the runtime is presumed hung and was killed", late.cmd, late.timeout))
 				case c.pastExitGrace(now):
@@ -499,7 +491,7 @@ func (c *Client) readLoop() {
 		c.qmu.Unlock()
 		<-c.room
 		if head.cmd == CmdRun {
-			c.syncStderr() // its DPRINT lines before its completion
+			c.peer.FlushOutput() // its DPRINT lines before its completion
 		}
 		head.finish(rerr)
 	}
@@ -507,7 +499,7 @@ func (c *Client) readLoop() {
 
 // failPipe fails every ticket in flight, and every later one, with the
 // client's error; the reader calls it and then returns.
-func (c *Client) failPipe() {
+func (c *Conn) failPipe() {
 	c.qmu.Lock()
 	c.pipeDead = true
 	var ts []*Ticket
@@ -524,7 +516,7 @@ func (c *Client) failPipe() {
 }
 
 // drain waits until every ticket in flight has been answered or failed.
-func (c *Client) drain() {
+func (c *Conn) drain() {
 	for {
 		c.qmu.Lock()
 		if c.qLen == 0 {
@@ -534,38 +526,5 @@ func (c *Client) drain() {
 		last := c.ring[(c.qHead+c.qLen-1)%MaxInFlight]
 		c.qmu.Unlock()
 		<-last.Done()
-	}
-}
-
-// stopReaders is teardown's: no reader starts from now on, and the one
-// running (woken by the closed pipe) has ended when it returns.
-func (c *Client) stopReaders() {
-	c.qmu.Lock()
-	c.torn = true
-	c.qmu.Unlock()
-	c.readers.Wait()
-}
-
-// Lost is closed once the runtime is gone or the client broken or closed:
-// work waiting to be sent can stop waiting (its send fails at once).
-func (c *Client) Lost() <-chan struct{} { return c.dead }
-
-// LostErr is the error of a call on a client whose runtime is gone
-// (ErrDeviceLost, with the stderr tail), or nil while it is alive.
-func (c *Client) LostErr(op string) error { return c.deadErr(op) }
-
-func (c *Client) markDead() { c.deadOnce.Do(func() { close(c.dead) }) }
-
-func (c *Client) isBroken() bool { return isClosed(c.broken) }
-
-func (c *Client) isClosing() bool { return isClosed(c.closing) }
-
-// isClosed says whether ch is closed, without waiting.
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
 	}
 }

@@ -1,13 +1,19 @@
 package ttruntime
 
-// The runtime process's lifecycle: spawn, wait, the stderr tail, the broken
-// state, Kill, and Close with its escalation from exit to SIGTERM to SIGKILL.
+// The process runner: the runtime process's lifecycle, with nothing of the
+// protocol. It starts the process (exec.CommandContext, whose Cancel sends
+// SIGTERM and whose WaitDelay then sends SIGKILL), reaps it and records how
+// it ended, keeps the tail of its stderr (and hands DPRINT lines to
+// KernelOutput), kills it (Kill, idempotent), escalates a shutdown
+// (awaitExit) and closes its pipes. The connection (conn.go) reads and
+// writes the pipes; the runner is its Peer.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strconv"
@@ -48,9 +54,8 @@ const (
 	teardownSlack = time.Second
 )
 
-// Sizes of the process's pipes' readers.
+// Sizes of the process's stderr reader.
 const (
-	stdoutBufBytes = 64 << 10 // a whole ordinary reply; long lines span reads
 	stderrBufBytes = 16 << 10 // a read of stderr
 	// stderrReadsPerLock bounds how long stderrLoop holds stderrMu while a
 	// runtime floods stderr, so that a syncStderr gets its turn.
@@ -58,49 +63,100 @@ const (
 	stderrLineMax      = 4096 // a longer stderr line is cut here
 )
 
-// spawn starts the process with three pipes of our own, so that no exec
-// copying goroutine sits between the process and the protocol reader.
-func (c *Client) spawn() error {
+// runner is one runtime process.
+type runner struct {
+	cmd          *exec.Cmd
+	terminate    context.CancelFunc // ends cmd's context: SIGTERM, then SIGKILL after WaitDelay
+	stdin        *os.File           // our ends of the three pipes
+	stdout       *os.File
+	stderr       *os.File
+	log          *slog.Logger
+	tail         *tailBuffer
+	kernelOutput io.Writer
+
+	exited     chan struct{} // closed once the process is reaped
+	exitStatus string        // set before exited is closed
+
+	stderrDone chan struct{}
+	// stderrMu is held while stderr bytes are read and their lines handled
+	// (stderrLoop, FlushOutput); it guards the two buffers.
+	stderrMu   sync.Mutex
+	stderrBuf  []byte // a read of stderr
+	stderrLine []byte // the line read so far (at most stderrLineMax bytes)
+
+	fdsOnce sync.Once
+	wg      sync.WaitGroup
+}
+
+// startRunner starts the runtime of cfg with three pipes of our own, so
+// that no exec copying goroutine sits between the process and the protocol
+// reader, and starts reading its stderr. watch starts its reaping.
+func startRunner(cfg Config, log *slog.Logger) (*runner, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		return core.Errorf(Backend, "start", core.ErrNoDevice, "pipe: %v", err)
+		return nil, core.Errorf(Backend, "start", core.ErrNoDevice, "pipe: %v", err)
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		closeAll(inR, inW)
-		return core.Errorf(Backend, "start", core.ErrNoDevice, "pipe: %v", err)
+		return nil, core.Errorf(Backend, "start", core.ErrNoDevice, "pipe: %v", err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		closeAll(inR, inW, outR, outW)
-		return core.Errorf(Backend, "start", core.ErrNoDevice, "pipe: %v", err)
+		return nil, core.Errorf(Backend, "start", core.ErrNoDevice, "pipe: %v", err)
 	}
 	// --parent-pid lets the runtime see that this process died before the
 	// runtime could arm its parent-death signal (docs/runtime.md).
-	args := append([]string{"--parent-pid", strconv.Itoa(os.Getpid())}, c.cfg.Args...)
-	if c.cfg.LockFile != nil {
+	args := append([]string{"--parent-pid", strconv.Itoa(os.Getpid())}, cfg.Args...)
+	if cfg.LockFile != nil {
 		// ExtraFiles[0] is descriptor 3 in the child.
 		args = append([]string{"--lock-fd", "3"}, args...)
 	}
-	cmd := exec.Command(c.cfg.Path, args...)
-	cmd.Env = c.cfg.Env
+	// The context is the process's lifetime, not the caller's: ending it
+	// is how a shutdown escalates (Cancel: SIGTERM; WaitDelay later:
+	// SIGKILL).
+	life, terminate := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(life, cfg.Path, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = cfg.ShutdownTimeout
+	cmd.Env = cfg.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if c.cfg.LockFile != nil {
-		cmd.ExtraFiles = []*os.File{c.cfg.LockFile}
+	if cfg.LockFile != nil {
+		cmd.ExtraFiles = []*os.File{cfg.LockFile}
 	}
 	if err := cmd.Start(); err != nil {
+		terminate()
 		closeAll(inR, inW, outR, outW, errR, errW)
-		return &core.Error{Backend: Backend, Op: "start", Err: fmt.Errorf("%w: %w", core.ErrNoDevice, err)}
+		return nil, &core.Error{Backend: Backend, Op: "start", Err: fmt.Errorf("%w: %w", core.ErrNoDevice, err)}
 	}
 	closeAll(inR, outW, errW) // the child holds its own copies
-	c.cmd = cmd
-	c.stdin, c.stdout, c.stderr = inW, outR, errR
-	c.out = bufio.NewReaderSize(outR, stdoutBufBytes)
-	c.log.Debug("tt-runtime started", "pid", cmd.Process.Pid)
-	c.wg.Add(2)
-	go c.waitLoop()
-	go c.stderrLoop()
-	return nil
+	r := &runner{
+		cmd: cmd, terminate: terminate, stdin: inW, stdout: outR, stderr: errR,
+		log: log, tail: newTailBuffer(cfg.StderrTail), kernelOutput: cfg.KernelOutput,
+		exited: make(chan struct{}), stderrDone: make(chan struct{}),
+	}
+	log.Debug("tt-runtime started", "pid", cmd.Process.Pid)
+	r.wg.Add(1)
+	go r.stderrLoop()
+	return r, nil
+}
+
+// watch starts reaping the process; onExit (may be nil) runs once it has
+// been reaped and its status recorded.
+func (r *runner) watch(onExit func()) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		_ = r.cmd.Wait()
+		r.exitStatus = r.cmd.ProcessState.String()
+		close(r.exited)
+		r.terminate() // nothing left to end: release the context
+		if onExit != nil {
+			onExit()
+		}
+		r.log.Debug("tt-runtime exited", "status", r.exitStatus)
+	}()
 }
 
 func closeAll(fs ...*os.File) {
@@ -109,22 +165,94 @@ func closeAll(fs ...*os.File) {
 	}
 }
 
-// waitLoop reaps the process and records how it ended. A caller blocked on
-// stdout gets exitGrace to read what the runtime wrote before it died.
-func (c *Client) waitLoop() {
-	defer c.wg.Done()
-	err := c.cmd.Wait()
-	status := "exit status 0"
-	if err != nil {
-		status = err.Error()
+// Pid is the process id.
+func (r *runner) Pid() int { return r.cmd.Process.Pid }
+
+// Exited is closed once the process has ended and been reaped.
+func (r *runner) Exited() <-chan struct{} { return r.exited }
+
+// Kill ends the process at once with SIGKILL. It may be called any number
+// of times, also after the process has ended: os.Process signals through
+// a pidfd, so a late signal never reaches a process that reused the pid.
+func (r *runner) Kill() { r.signal(syscall.SIGKILL) }
+
+func (r *runner) signal(sig os.Signal) {
+	select {
+	case <-r.exited:
+	default:
+		_ = r.cmd.Process.Signal(sig)
 	}
-	c.exitStatus = status
-	c.ending.Store(true)
-	close(c.exited)
-	c.markDead()
-	c.limitReadsAfterExit()
-	c.log.Debug("tt-runtime exited", "status", status)
 }
+
+// Report is how the process ended ("exit status 3", "signal: killed"), or
+// "still running", and the last lines of its stderr. It waits a moment for
+// the process to be reaped and for its stderr to reach EOF, so that a
+// report on a dying runtime is complete.
+func (r *runner) Report() (status, stderrTail string) {
+	select {
+	case <-r.exited:
+	case <-time.After(exitStatusWait):
+	}
+	select {
+	case <-r.stderrDone:
+	case <-time.After(stderrDrainWait):
+	}
+	status = "still running"
+	select {
+	case <-r.exited:
+		status = r.exitStatus
+	default:
+	}
+	return status, r.tail.String()
+}
+
+// awaitExit waits wait for the process to exit, then ends its context
+// (SIGTERM) and waits as long again, after which os/exec sends SIGKILL
+// (WaitDelay). It reports how the process ended when it had to escalate.
+func (r *runner) awaitExit(wait time.Duration) error {
+	pid := r.Pid()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-r.exited:
+		return nil
+	case <-timer.C:
+	}
+	r.log.Warn("tt-runtime ignored exit; sending SIGTERM", "pid", pid)
+	r.terminate()
+	<-r.exited // WaitDelay after the SIGTERM, os/exec sends SIGKILL
+	how := ShutdownTerminated
+	if ws, ok := r.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+		r.log.Warn("tt-runtime ignored SIGTERM and was killed", "pid", pid)
+		how = ShutdownKilled
+	}
+	return &core.Error{Backend: Backend, Op: "close",
+		Err:    &ShutdownError{Pid: pid, How: how, Status: r.exitStatus},
+		Native: stderrNote(r.tail.String())}
+}
+
+// close ends the process (stdin's EOF asks it to exit; it is killed once
+// a concurrent Close's escalation, wait long, should be over) and closes
+// the pipes; the caller then stops whoever reads stdout and calls wait.
+func (r *runner) close(escalation time.Duration) {
+	_ = r.stdin.Close() // EOF tells the runtime to exit
+	select {
+	case <-r.exited:
+	case <-time.After(escalation + teardownSlack):
+		r.Kill()
+		<-r.exited
+	}
+	// With the process gone stderr reaches EOF, unless a grandchild still
+	// holds it; then closing our end unblocks the reader.
+	select {
+	case <-r.stderrDone:
+	case <-time.After(stderrCloseWait):
+	}
+	r.fdsOnce.Do(func() { closeAll(r.stdout, r.stderr) })
+}
+
+// wait waits for the runner's goroutines.
+func (r *runner) wait() { r.wg.Wait() }
 
 // dprintPrefix starts the stderr lines that carry kernel DPRINT output.
 const dprintPrefix = "dprint: "
@@ -132,22 +260,22 @@ const dprintPrefix = "dprint: "
 // stderrLoop forwards the runtime's stderr to the logger, or DPRINT lines
 // to KernelOutput, and keeps the tail of the rest. It reads the pipe
 // without blocking, under stderrMu, and handles every whole line it read
-// before it lets go of the lock; so syncStderr, which takes the same lock
+// before it lets go of the lock; so FlushOutput, which takes the same lock
 // and reads what is left in the pipe itself, knows that every byte the
 // runtime had written is handled when it returns.
-func (c *Client) stderrLoop() {
-	defer c.wg.Done()
-	defer close(c.stderrDone)
-	rc, err := c.stderr.SyscallConn()
+func (r *runner) stderrLoop() {
+	defer r.wg.Done()
+	defer close(r.stderrDone)
+	rc, err := r.stderr.SyscallConn()
 	if err != nil {
-		c.log.Debug("tt-runtime stderr is not readable", "err", err)
+		r.log.Debug("tt-runtime stderr is not readable", "err", err)
 		return
 	}
 	_ = rc.Read(func(fd uintptr) bool {
 		for {
-			c.stderrMu.Lock()
-			more, end := c.readStderr(int(fd), stderrReadsPerLock*stderrBufBytes)
-			c.stderrMu.Unlock()
+			r.stderrMu.Lock()
+			more, end := r.readStderr(int(fd), stderrReadsPerLock*stderrBufBytes)
+			r.stderrMu.Unlock()
 			if end {
 				return true
 			}
@@ -162,12 +290,12 @@ func (c *Client) stderrLoop() {
 // lines among them. It returns more when the pipe may hold more, and end
 // at EOF or on an error, having handled a last unterminated line. The
 // caller holds stderrMu.
-func (c *Client) readStderr(fd, limit int) (more, end bool) {
-	if c.stderrBuf == nil {
-		c.stderrBuf = make([]byte, stderrBufBytes)
+func (r *runner) readStderr(fd, limit int) (more, end bool) {
+	if r.stderrBuf == nil {
+		r.stderrBuf = make([]byte, stderrBufBytes)
 	}
 	for total := 0; total < limit; {
-		n, err := unix.Read(fd, c.stderrBuf[:min(len(c.stderrBuf), limit-total)])
+		n, err := unix.Read(fd, r.stderrBuf[:min(len(r.stderrBuf), limit-total)])
 		if err == unix.EINTR {
 			continue
 		}
@@ -175,24 +303,24 @@ func (c *Client) readStderr(fd, limit int) (more, end bool) {
 			return false, false
 		}
 		if err != nil || n == 0 {
-			if len(c.stderrLine) > 0 {
-				c.handleStderrLine(c.stderrLine)
-				c.stderrLine = c.stderrLine[:0]
+			if len(r.stderrLine) > 0 {
+				r.handleStderrLine(r.stderrLine)
+				r.stderrLine = r.stderrLine[:0]
 			}
 			return false, true
 		}
 		total += n
-		chunk := c.stderrBuf[:n]
+		chunk := r.stderrBuf[:n]
 		for len(chunk) > 0 {
 			i := bytes.IndexByte(chunk, '\n')
 			if i < 0 {
-				c.stderrLine = appendCapped(c.stderrLine, chunk)
+				r.stderrLine = appendCapped(r.stderrLine, chunk)
 				break
 			}
-			c.stderrLine = appendCapped(c.stderrLine, chunk[:i])
+			r.stderrLine = appendCapped(r.stderrLine, chunk[:i])
 			chunk = chunk[i+1:]
-			c.handleStderrLine(bytes.TrimRight(c.stderrLine, "\r"))
-			c.stderrLine = c.stderrLine[:0]
+			r.handleStderrLine(bytes.TrimRight(r.stderrLine, "\r"))
+			r.stderrLine = r.stderrLine[:0]
 		}
 	}
 	return true, false
@@ -205,124 +333,43 @@ func appendCapped(line, b []byte) []byte {
 	return append(line, b...)
 }
 
-func (c *Client) handleStderrLine(line []byte) {
+func (r *runner) handleStderrLine(line []byte) {
 	if len(line) == 0 {
 		return
 	}
-	if w := c.cfg.KernelOutput; w != nil && bytes.HasPrefix(line, []byte(dprintPrefix)) {
+	if w := r.kernelOutput; w != nil && bytes.HasPrefix(line, []byte(dprintPrefix)) {
 		out := make([]byte, 0, len(line)-len(dprintPrefix)+1)
 		out = append(out, line[len(dprintPrefix):]...)
 		_, _ = w.Write(append(out, '\n'))
 		return
 	}
 	s := string(line)
-	c.tail.add(s)
-	c.log.Debug("tt-runtime stderr", "line", s)
+	r.tail.add(s)
+	r.log.Debug("tt-runtime stderr", "line", s)
 }
 
-// syncStderr returns once every stderr line the runtime had written by
+// FlushOutput returns once every stderr line the runtime had written by
 // now has been handled: after a run's reply, the DPRINT lines its kernels
 // printed are in the pipe, or read and handled by stderrLoop, and the
 // caller should see them written to KernelOutput before the run returns.
 // Holding stderrMu, it reads what the pipe holds now itself; a stream that
 // never stops cannot keep it, as it reads no more than was there.
-func (c *Client) syncStderr() {
-	if c.cfg.KernelOutput == nil {
+func (r *runner) FlushOutput() {
+	if r.kernelOutput == nil {
 		return
 	}
-	rc, err := c.stderr.SyscallConn()
+	rc, err := r.stderr.SyscallConn()
 	if err != nil {
 		return
 	}
 	_ = rc.Control(func(fd uintptr) {
-		c.stderrMu.Lock()
-		defer c.stderrMu.Unlock()
+		r.stderrMu.Lock()
+		defer r.stderrMu.Unlock()
 		pending, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ)
 		if err == nil && pending > 0 {
-			c.readStderr(int(fd), pending)
+			r.readStderr(int(fd), pending)
 		}
 	})
-}
-
-// fail marks the client broken and kills the process.
-func (c *Client) fail(reason error) {
-	c.brokenOnce.Do(func() {
-		c.brokenErr = reason
-		c.ending.Store(true)
-		close(c.broken)
-		c.markDead()
-		c.log.Debug("tt-runtime broken; killing it", "reason", reason)
-	})
-	c.signal(syscall.SIGKILL)
-	c.interruptRead() // a reader goroutine sees the break at once
-}
-
-// signal sends sig unless the process has been reaped. os.Process signals
-// through a pidfd, so a late signal can never reach a process that reused
-// the pid.
-func (c *Client) signal(sig os.Signal) {
-	select {
-	case <-c.exited:
-	default:
-		_ = c.cmd.Process.Signal(sig)
-	}
-}
-
-// deadErr is the error for a client whose runtime is gone or broken, or nil
-// while it is alive. It waits a moment for the exit status when the process
-// is dying, so the error can say how it ended.
-func (c *Client) deadErr(cmd string) error {
-	if !c.ending.Load() {
-		return nil // the common case, without a select
-	}
-	select {
-	case <-c.broken:
-	case <-c.exited:
-	case <-c.closing:
-	default:
-		return nil
-	}
-	select {
-	case <-c.exited:
-	case <-time.After(exitStatusWait):
-	}
-	select {
-	case <-c.stderrDone:
-	case <-time.After(stderrDrainWait):
-	}
-	status := "still running"
-	select {
-	case <-c.exited:
-		status = c.exitStatus
-	default:
-	}
-	select {
-	case <-c.broken:
-		return &core.Error{
-			Backend: Backend, Op: cmd,
-			Err:    fmt.Errorf("%w: %w (runtime %s)", core.ErrDeviceLost, c.brokenErr, status),
-			Native: stderrNote(c.tail.String()),
-		}
-	default:
-	}
-	select {
-	case <-c.closing:
-		return &core.Error{Backend: Backend, Op: cmd, Err: fmt.Errorf("%w: %w: the runtime client was closed", core.ErrDeviceLost, core.ErrClosed)}
-	default:
-	}
-	return lostErr(cmd, "the runtime exited ("+status+")", c.tail.String())
-}
-
-// Kill ends the process at once with SIGKILL and releases everything. It
-// is safe to call more than once and after Close.
-func (c *Client) Kill() {
-	c.closeOnce.Do(func() {
-		c.ending.Store(true)
-		close(c.closing)
-		c.markDead()
-	})
-	c.signal(syscall.SIGKILL)
-	c.teardown()
 }
 
 // Shutdown is how a runtime ended that ignored Close's exit request.
@@ -358,114 +405,6 @@ type ShutdownError struct {
 
 func (e *ShutdownError) Error() string {
 	return fmt.Sprintf("the runtime (pid %d) did not exit when asked and %s (%s)", e.Pid, e.How, e.Status)
-}
-
-// Close shuts the runtime down gracefully: it waits for the replies of the
-// requests in flight (each bounded as always; their tickets end), sends exit
-// and waits, then sends SIGTERM and waits, then SIGKILL (each wait
-// ShutdownTimeout). While
-// an abandoned call is unanswered (the runtime is likely still inside the
-// kernel of a launch whose caller gave up), the exit request waits only
-// AbandonedGrace, without waiting for what is in flight, and a runtime that
-// does not answer is killed at once (what is in flight fails). It
-// returns nil when the runtime exited when asked (or had already gone: its
-// end was reported by the call that saw it), and a *core.Error wrapping a
-// *ShutdownError, saying "exited after SIGTERM" or "killed", when Close had
-// to escalate. It is safe to call more than once; later calls return nil.
-func (c *Client) Close() error {
-	first := false
-	c.closeOnce.Do(func() { first = true })
-	if !first {
-		c.teardown()
-		return nil
-	}
-	alive := c.Alive()
-	killed := false
-	if alive && c.abandonedN.Load() == 0 {
-		// Close drains: what is in flight is answered first (each reply
-		// bounded as always), then exit is sent. While an abandoned call is
-		// unanswered the runtime is likely stuck in it, and exit goes at
-		// once with AbandonedGrace (it fails what is in flight when the
-		// runtime does not answer).
-		c.drain()
-		alive = c.Alive()
-	}
-	if alive {
-		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ShutdownTimeout)
-		err := c.exit(ctx)
-		cancel()
-		if err != nil {
-			c.log.Debug("tt-runtime exit request failed", "err", err)
-			select {
-			case <-c.broken: // the exit's own timeout killed it: hung
-				killed = true
-			default:
-			}
-		}
-	}
-	c.ending.Store(true)
-	close(c.closing)
-	c.markDead()
-	var err error
-	if alive {
-		err = c.awaitExit()
-	}
-	if killed && err == nil {
-		err = &core.Error{Backend: Backend, Op: "close",
-			Err:    &ShutdownError{Pid: c.cmd.Process.Pid, How: ShutdownKilled, Status: c.exitStatus},
-			Native: stderrNote(c.tail.String())}
-	}
-	c.teardown()
-	return err
-}
-
-// awaitExit waits ShutdownTimeout for the process to exit, then sends
-// SIGTERM and waits as long again, then sends SIGKILL and waits for the
-// end. It reports how the process ended when it had to escalate.
-func (c *Client) awaitExit() error {
-	pid := c.cmd.Process.Pid
-	wait := time.NewTimer(c.cfg.ShutdownTimeout)
-	defer wait.Stop()
-	select {
-	case <-c.exited:
-		return nil
-	case <-wait.C:
-	}
-	c.log.Warn("tt-runtime ignored exit; sending SIGTERM", "pid", pid)
-	c.signal(syscall.SIGTERM)
-	how := ShutdownTerminated
-	wait.Reset(c.cfg.ShutdownTimeout)
-	select {
-	case <-c.exited:
-	case <-wait.C:
-		c.log.Warn("tt-runtime ignored SIGTERM; sending SIGKILL", "pid", pid)
-		c.signal(syscall.SIGKILL)
-		how = ShutdownKilled
-	}
-	<-c.exited // SIGKILL cannot be ignored: the reaping follows at once
-	return &core.Error{Backend: Backend, Op: "close",
-		Err:    &ShutdownError{Pid: pid, How: how, Status: c.exitStatus},
-		Native: stderrNote(c.tail.String())}
-}
-
-// teardown waits for the process and the goroutines and closes the pipes.
-func (c *Client) teardown() {
-	_ = c.stdin.Close() // EOF tells the runtime to exit
-	select {
-	case <-c.exited:
-	case <-time.After(3*c.cfg.ShutdownTimeout + teardownSlack):
-		c.signal(syscall.SIGKILL)
-		<-c.exited
-	}
-	// With the process gone stderr reaches EOF, unless a grandchild still
-	// holds it; then closing our end unblocks the reader.
-	select {
-	case <-c.stderrDone:
-	case <-time.After(stderrCloseWait):
-	}
-	c.fdsOnce.Do(func() { closeAll(c.stdout, c.stderr) })
-	c.stopReaders() // the closed stdout ends a reader's read
-	c.wg.Wait()
 }
 
 // tailBuffer keeps the last n lines.

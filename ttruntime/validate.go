@@ -3,10 +3,11 @@ package ttruntime
 // The one validator of protocol v2 requests in Go: the C++ server's rules
 // (cpp/src/request.cpp for the shape of a request, cpp/src/validate.cpp for
 // its meaning), in their order, with their codes, field paths and
-// messages. The tt backend calls it before it sends a request, the mock
-// runtime answers with it, and the bundle package reaches it through tt;
-// ttruntime's conformance test runs one table of bad requests against it,
-// the mock and the C++ server.
+// messages. The tt backend calls it before it sends a request (so that a
+// bad program fails at Compile, not at a launch), and the bundle package
+// reaches it through tt; ttruntime's conformance test runs one table of bad
+// requests against it and the C++ server. Runs are checked by the runtime
+// alone.
 //
 // The shape rules are those a typed request can still break (an unknown
 // enum name, a missing required list, fields an arg entry's kind does not
@@ -116,13 +117,6 @@ func needSet(s CoreRangeSet, where string) {
 	if s == nil {
 		badReq(where, "missing field")
 	}
-}
-
-// DecodeBase64 decodes standard base64 as the runtime does (padding
-// optional); where names the field in the error.
-func DecodeBase64(in, where string) (b []byte, err error) {
-	defer catch(&err)
-	return decodeBase64(in, where), nil
 }
 
 func decodeBase64(in, where string) []byte {
@@ -425,23 +419,11 @@ func L1SharePerCore(size uint64, spec BufferSpec, d *InitReply) uint64 {
 	return (pages + banks - 1) / banks * page
 }
 
-// ParamUse is what a run must check about a buffer param, collected from
-// the program's entries.
-type ParamUse struct {
-	Addr, Size, Pages, PageSize bool // resolved to 32-bit words
-	Bank                        bool
-	MaxBankPage                 uint32
-	CB                          bool
-	CBBytes                     uint32
-	BankWhere, CBWhere          string
-}
-
-// ProgramChecks is what ValidateCompile learns about a program that its
-// runs are checked against (ValidateRun).
+// ProgramChecks is what ValidateCompile learns about a program: its
+// params and the layout each buffer param is declared with.
 type ProgramChecks struct {
 	Params []ParamDesc
 	Decls  []*BufferSpec // by param: the declared layout, or nil
-	Uses   []ParamUse    // by param
 }
 
 type argList int
@@ -488,26 +470,6 @@ func checkArg(e ArgEntry, list argList, r *CompileRequest, d *InitReply, out *Pr
 	}
 	if e.Kind == ArgSemaphoreAddr && *e.Semaphore >= d.Semaphores {
 		invalid(where+".semaphore", "is "+u(uint64(*e.Semaphore))+"; a core has "+u(uint64(d.Semaphores))+" semaphores")
-	}
-	if !needsParam(e.Kind) {
-		return
-	}
-	use := &out.Uses[*e.Param]
-	switch e.Kind {
-	case ArgBufferAddr:
-		use.Addr = true
-	case ArgBufferSize:
-		use.Size = true
-	case ArgBufferPages:
-		use.Pages = true
-	case ArgPageSize:
-		use.PageSize = true
-	case ArgBankID, ArgBankNocX, ArgBankNocY:
-		if !use.Bank || *e.Page > use.MaxBankPage {
-			use.MaxBankPage = *e.Page
-			use.BankWhere = where + ".page"
-		}
-		use.Bank = true
 	}
 }
 
@@ -558,7 +520,7 @@ func processorSlot(p string) int {
 
 func checkProgram(r *CompileRequest, d *InitReply) *ProgramChecks {
 	const w = "compile"
-	out := &ProgramChecks{Params: slices.Clone(r.Params), Decls: make([]*BufferSpec, len(r.Params)), Uses: make([]ParamUse, len(r.Params))}
+	out := &ProgramChecks{Params: slices.Clone(r.Params), Decls: make([]*BufferSpec, len(r.Params))}
 	grid := workerGrid(d)
 	sets := newSetChecker(grid)
 
@@ -730,12 +692,6 @@ func checkProgram(r *CompileRequest, d *InitReply) *ProgramChecks {
 					}
 				})
 			}
-			use := &out.Uses[bp]
-			if !use.CB || cb.TotalBytes > use.CBBytes {
-				use.CBBytes = cb.TotalBytes
-				use.CBWhere = cw + ".total_bytes"
-			}
-			use.CB = true
 		}
 		forEachCore(cb.Cores, func(c CoreCoord) {
 			for _, x := range cb.Indices {
@@ -797,8 +753,8 @@ func checkProgram(r *CompileRequest, d *InitReply) *ProgramChecks {
 // ValidateCompile checks a compile request as the runtime of device d
 // will: its shape (bad_request), then its meaning (invalid_argument), each
 // in the runtime's order. The error is a *ValidationError with the code and
-// message the runtime would answer. The ProgramChecks are what the
-// program's runs are checked against.
+// message the runtime would answer. The ProgramChecks are the program's
+// params and buffer declarations as checked.
 func ValidateCompile(r *CompileRequest, d *InitReply) (checks *ProgramChecks, err error) {
 	defer catch(&err)
 	if d.Grid.Rows == 0 || d.Grid.Cols == 0 || d.Grid.Rows > 64 || d.Grid.Cols > 64 {
@@ -848,92 +804,7 @@ func ValidateAlloc(r AllocRequest, d *InitReply) (err error) {
 	return nil
 }
 
-// RunBuffer is a live buffer as ValidateRun sees it.
-type RunBuffer struct {
-	Address, Size uint64
-	Spec          BufferSpec
-}
-
-// Pages is the buffer's page count.
-func (b RunBuffer) Pages() uint64 {
-	p := normalSpec(b.Spec).PageSize
-	return (b.Size + p - 1) / p
-}
-
-// ValidateRun checks a run's args as the runtime will: one arg of the
-// right kind per param (invalid_argument), buffers that exist
-// (unknown_buffer), buffers that match their declaration, words that fit
-// 32 bits, bank pages inside the buffer and CBs inside an L1 buffer's
-// per-core share (invalid_argument). lookup finds a live buffer.
-func ValidateRun(c *ProgramChecks, args []RunArg, d *InitReply, lookup func(id uint64) (RunBuffer, bool)) (err error) {
-	defer catch(&err)
-	const w = "run.args"
-	for i, a := range args {
-		if (a.Buffer == nil) == (a.Value == nil) {
-			badReq(idx(w, i), "give exactly one of {\"buffer\": id} and {\"value\": bits}")
-		}
-	}
-	if len(args) != len(c.Params) {
-		invalid(w, strconv.Itoa(len(args))+" args for a program of "+strconv.Itoa(len(c.Params))+" params")
-	}
-	bufs := make([]*RunBuffer, len(args))
-	for i, a := range args {
-		p := c.Params[i]
-		at := idx(w, i)
-		if p.IsBuffer() != (a.Buffer != nil) {
-			if p.IsBuffer() {
-				invalid(at, "param "+p.Name+" is a buffer; give {\"buffer\": id}")
-			}
-			invalid(at, "param "+p.Name+" is a variable; give {\"value\": bits}")
-		}
-		if !p.IsBuffer() {
-			continue
-		}
-		b, ok := lookup(*a.Buffer)
-		if !ok {
-			vfail(CodeUnknownBuffer, at, "buffer "+u(*a.Buffer)+" does not exist (never allocated, or freed)")
-		}
-		bufs[i] = &b
-	}
-	for i, b := range bufs {
-		if b == nil || c.Decls[i] == nil {
-			continue
-		}
-		if !b.Spec.Equal(*c.Decls[i]) {
-			invalid(idx(w, i), "buffer "+u(*args[i].Buffer)+" does not match param "+c.Params[i].Name+
-				"'s declaration in compile.buffers (placement, layout, page size and shard spec must be equal)")
-		}
-	}
-	for i, b := range bufs {
-		if b == nil {
-			continue
-		}
-		use := c.Uses[i]
-		name := c.Params[i].Name
-		spec := normalSpec(b.Spec)
-		word := func(used bool, kind string, v uint64) {
-			if used && v > math.MaxUint32 {
-				invalid(idx(w, i), kind+" of param "+name+" is "+u(v)+", past the 32-bit kernel argument")
-			}
-		}
-		word(use.Addr, "buffer_addr", b.Address)
-		word(use.Size, "buffer_size", b.Size)
-		word(use.Pages, "buffer_pages", b.Pages())
-		word(use.PageSize, "page_size", spec.PageSize)
-		if use.Bank && uint64(use.MaxBankPage) >= b.Pages() {
-			invalid(use.BankWhere, "page "+u(uint64(use.MaxBankPage))+" is past the end of param "+name+"'s buffer ("+u(b.Pages())+" pages)")
-		}
-		if use.CB {
-			if share := L1SharePerCore(b.Size, spec, d); uint64(use.CBBytes) > share {
-				invalid(use.CBWhere, u(uint64(use.CBBytes))+" is more than the "+u(share)+" bytes per core of param "+name+"'s L1 buffer")
-			}
-		}
-	}
-	return nil
-}
-
-// ValidationFailure wraps a ValidateCompile, ValidateAlloc or ValidateRun
-// error as the typed error of op (a *core.Error, backends.Error to users).
+// ValidationFailure wraps a ValidateCompile or ValidateAlloc error as the typed error of op (a *core.Error, backends.Error to users).
 func ValidationFailure(op string, err error) error {
 	return &core.Error{Backend: Backend, Op: op, Err: err}
 }

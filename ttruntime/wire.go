@@ -101,7 +101,7 @@ var errNotSent = errors.New("request not sent")
 // writeRequest writes one whole request line by the deadline. A deadline
 // armed for an earlier call that fires first is re-armed exactly and the
 // write goes on where it stopped.
-func (c *Client) writeRequest(line []byte, deadline time.Time) error {
+func (c *Conn) writeRequest(line []byte, deadline time.Time) error {
 	if err := c.armWrite(deadline); err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (c *Client) writeRequest(line []byte, deadline time.Time) error {
 			}
 			return os.ErrDeadlineExceeded
 		}
-		n, err := c.stdin.Write(line)
+		n, err := c.outw.Write(line)
 		line = line[n:]
 		switch {
 		case err == nil || !errors.Is(err, os.ErrDeadlineExceeded):
@@ -138,7 +138,7 @@ var errLineTooLong = errors.New("line too long")
 // until the next read. A read cut short (deadline, error) keeps what it got
 // in c.partial, so the next read goes on with the same line. No line longer
 // than MaxLineBytes is ever held.
-func (c *Client) readLine() ([]byte, error) {
+func (c *Conn) readLine() ([]byte, error) {
 	for {
 		frag, err := c.out.ReadSlice('\n')
 		if err == nil && len(c.partial) == 0 {

@@ -15,7 +15,7 @@ func TestWriteRequestStoppedBeforeSending(t *testing.T) {
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
 	defer closeAll(r, w)
-	c := &Client{stdin: w}
+	c := &Conn{outw: w}
 	line := []byte(`{"id":1,"cmd":"ping"}` + "\n")
 
 	c.writeStop.Store(true)

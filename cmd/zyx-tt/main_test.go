@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/zyxtt/zyxtt/internal/mockrt"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -26,16 +24,9 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // or whose leftovers are checked after it exits.
 const envCLI = "ZYXTT_TEST_AS_CLI"
 
-// envMockRT makes the test binary act as the mock tt runtime
-// (internal/mockrt), so that a Tenstorrent run needs no C++ build.
-const envMockRT = "ZYXTT_TEST_AS_MOCKRT"
-
 func TestMain(m *testing.M) {
 	if os.Getenv(envCLI) == "1" {
 		os.Exit(mainWithSignals())
-	}
-	if os.Getenv(envMockRT) == "1" {
-		os.Exit(mockrt.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }

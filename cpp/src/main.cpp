@@ -12,12 +12,18 @@
 #include <csignal>
 #include <cstdint>
 #include <cstring>
+#include <cstdlib>
+#include <functional>
 #include <iostream>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 
 #include "child_groups.hpp"
 #include "line_reader.hpp"
+#include "mock.hpp"
 #include "pipeline.hpp"
 #include "process.hpp"
 #include "server.hpp"
@@ -51,13 +57,15 @@ bool write_line(int fd, std::string_view data) {
 }
 
 int usage(std::ostream& os, int code) {
-  os << "usage: zyx-tt-runtime [--lock-fd N] [--parent-pid PID] [--version]\n"
+  os << "usage: zyx-tt-runtime [--lock-fd N] [--parent-pid PID] [--mock SPEC]... [--version]\n"
         "Serves the zyx tt-runtime protocol v"
      << zyx::kProtocolVersion
      << " on stdin/stdout (one JSON object per line).\n"
         "  --lock-fd N       an inherited, flock-ed chip lock file to hold for the process lifetime\n"
         "  --parent-pid PID  the process that started the runtime; exit at once if it is gone\n"
-        "It is started by the zyx-tt Go driver; see docs/protocol.md and docs/runtime.md.\n";
+        "  --mock SPEC       mock mode: serve through the emulator and inject the faults SPEC names\n"
+     << zyx::mock::help()
+     << "It is started by the zyx-tt Go driver; see docs/protocol.md and docs/runtime.md.\n";
   return code;
 }
 
@@ -75,6 +83,14 @@ int main(int argc, char** argv) {
   // parent-death signal is armed, the parent died in between.
   pid_t parent_before = ::getppid();
   long lock_fd = -1, parent_pid = 0;
+  // Mock mode: ZYX_TT_MOCK, then every --mock, in order.
+  std::optional<zyx::mock::Spec> mock;
+  try {
+    if (const char* env = std::getenv(zyx::mock::kEnvVar); env && *env) zyx::mock::parse_into(env, &mock.emplace());
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "zyx-tt-runtime: " << zyx::mock::kEnvVar << ": " << e.what() << "\n";
+    return 2;
+  }
   for (int i = 1; i < argc; i++) {
     std::string_view a = argv[i];
     if (a == "--version") {
@@ -89,6 +105,15 @@ int main(int argc, char** argv) {
         return usage(std::cerr, 2);
       }
       (a == "--lock-fd" ? lock_fd : parent_pid) = *v;
+      continue;
+    }
+    if (a == "--mock" && i + 1 < argc) {
+      try {
+        zyx::mock::parse_into(argv[++i], mock ? &*mock : &mock.emplace());
+      } catch (const std::invalid_argument& e) {
+        std::cerr << "zyx-tt-runtime: --mock: " << e.what() << "\n";
+        return 2;
+      }
       continue;
     }
     std::cerr << "zyx-tt-runtime: unknown argument " << a << "\n";
@@ -116,20 +141,36 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  zyx::process::Watchdog watchdog(parent, proto_fd);
   zyx::Pipeline* pipeline = nullptr;
   std::atomic<bool> reader_gone{false};
-  zyx::Server server([&](std::string_view line) {
+  // Replies are written by one thread at a time; mock mode's floods come
+  // from the reading thread as well.
+  std::mutex out_mu;
+  zyx::Server::Sink sink = [&](std::string_view line) {
+    std::lock_guard<std::mutex> lk(out_mu);
     if (reader_gone) return;
     if (!write_line(proto_fd, line)) {
       reader_gone = true;
       std::cerr << "zyx-tt-runtime: cannot write a reply (" << std::strerror(errno) << "); stopping\n";
       if (pipeline) pipeline->stop();
     }
-  });
+  };
+  std::unique_ptr<zyx::mock::Faults> faults;
+  zyx::LayerFactory factory = zyx::open_layer;
+  if (mock) {
+    faults = std::make_unique<zyx::mock::Faults>(*mock, proto_fd, sink);
+    faults->at_start();  // before the first thread
+    factory = zyx::mock::layer_factory(*mock, zyx::open_layer);
+  }
+
+  zyx::process::Watchdog watchdog(parent, proto_fd);
+  zyx::Server server(sink, factory);
+  if (faults) server.set_mock(faults.get());
   zyx::LineReader reader(STDIN_FILENO);
   zyx::Pipeline pipe(server);
   pipeline = &pipe;
+  if (faults)
+    pipe.set_reader_hooks({[&] { faults->before_read(); }, [&](uint64_t n) { faults->after_read(n); }});
   try {
     pipe.serve(reader, [&] { watchdog.input_closed(); });
   } catch (const std::exception& e) {

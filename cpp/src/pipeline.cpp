@@ -102,10 +102,12 @@ void Pipeline::executor() {
 
 void Pipeline::serve(LineReader& in, const std::function<void()>& on_eof) {
   std::thread exec([this] { executor(); });
-  for (;;) {
+  for (uint64_t n = 1;; n++) {
+    if (hooks_.before_read) hooks_.before_read();
     std::string_view line;
     uint64_t skipped = 0;
     auto st = in.next(&line, &skipped);
+    if (hooks_.after_read && (st == LineReader::Status::line || st == LineReader::Status::too_long)) hooks_.after_read(n);
     Prepared p;
     if (st == LineReader::Status::line) {
       p = Server::prepare(line);

@@ -36,6 +36,16 @@ class Pipeline {
   // queued work may still be running.
   void serve(LineReader& in, const std::function<void()>& on_eof = {});
 
+  // ReaderHooks run on the reading thread (mock mode's faults): before_read
+  // before each line is read, after_read once line n (1 for the first) has
+  // been read and before it is parsed or queued. A hook that blocks stops
+  // the reading, not the execution of what was read before.
+  struct ReaderHooks {
+    std::function<void()> before_read;
+    std::function<void(uint64_t n)> after_read;
+  };
+  void set_reader_hooks(ReaderHooks hooks) { hooks_ = std::move(hooks); }
+
   // stop asks serve to stop reading after the current line (a reply could
   // not be written). Queued requests still run.
   void stop() { stop_ = true; }
@@ -62,6 +72,7 @@ class Pipeline {
   static constexpr size_t kMaxQueued = 256;
 
   Server& server_;
+  ReaderHooks hooks_;
   std::mutex mu_;
   std::condition_variable cv_, space_;
   std::deque<Prepared> queue_;

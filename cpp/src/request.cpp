@@ -592,10 +592,10 @@ const char* cmd_name(Cmd c) {
   return "?";
 }
 
-std::string version_mismatch_message(uint64_t asked) {
-  std::string msg = "this runtime speaks protocol " + std::to_string(kProtocolVersion) + "; the driver asked for protocol " +
+std::string version_mismatch_message(uint64_t asked, uint64_t speaks) {
+  std::string msg = "this runtime speaks protocol " + std::to_string(speaks) + "; the driver asked for protocol " +
                     std::to_string(asked) + ": ";
-  if (asked < static_cast<uint64_t>(kProtocolVersion))
+  if (asked < speaks)
     msg += "zyx-tt (the Go driver) is older than this runtime; rebuild zyx-tt from the same tree as the runtime (make build)";
   else
     msg += "the runtime is older than zyx-tt; rebuild the runtime (make runtime)";

@@ -108,7 +108,8 @@ struct Request {
 // request's id has been read, so an error reply can carry it (0 before).
 Request parse_request(std::string_view line, uint64_t* id);
 
-// The message a version_mismatch carries for an init of `asked`.
-std::string version_mismatch_message(uint64_t asked);
+// The message a version_mismatch carries for an init of `asked`, from a
+// runtime that speaks `speaks`.
+std::string version_mismatch_message(uint64_t asked, uint64_t speaks = kProtocolVersion);
 
 }  // namespace zyx

@@ -29,6 +29,10 @@
 
 namespace zyx {
 
+namespace mock {
+class Faults;
+}
+
 // What `init` asked for.
 struct LayerRequest {
   std::string layer;  // emu, metal or auto
@@ -108,6 +112,10 @@ class Server {
   // oldest first.
   static constexpr size_t kMaxRunsInFlight = 16;
 
+  // set_mock makes the faults of mock mode (mock.hpp) part of the request
+  // and output paths; faults must outlive the server.
+  void set_mock(mock::Faults* faults) { mock_ = faults; }
+
   // For tests.
   size_t live_buffers() const { return buffers_.size(); }
   size_t live_programs() const { return programs_.size(); }
@@ -130,16 +138,22 @@ class Server {
   DeviceLayer& layer();
   // send and send_error answer runs in flight first, so replies stay in
   // request order, and remember the outcome (send: a success reply, which
-  // carries its id); emit writes a reply as it is.
+  // carries its id); emit writes the reply to request n (its number, for
+  // mock mode's faults) as it is.
   void send(const json& reply);
   void send_error(uint64_t id, const std::string& code, const std::string& message);
-  void emit(const json& reply);
-  void emit_error(uint64_t id, const std::string& code, const std::string& message);
+  void emit(const json& reply, uint64_t n);
+  void emit_error(uint64_t id, uint64_t n, const std::string& code, const std::string& message);
 
   struct RunInFlight {
     uint64_t id;
+    uint64_t n;  // the request number
     std::shared_ptr<PendingRun> run;
   };
+  // requests_ counts the requests executed: the one executing is request
+  // requests_ (1 for the first line read; execute runs them in read order).
+  uint64_t requests_ = 0;
+  mock::Faults* mock_ = nullptr;
   std::deque<RunInFlight> pending_;
   // The outcomes of the answered requests, for `after`: slot id % window
   // holds the id of the last request answered with that slot and its error

@@ -191,6 +191,31 @@ void test_framing() {
 
 // ---- init --------------------------------------------------------------------
 
+// A plain ping ({"id":N,"cmd":"ping"} exactly) is read and answered
+// without the JSON parser: the reply is the one the parser's path gives,
+// its outcome is remembered for `after`, and any other spelling of a ping
+// takes the parser's path.
+void test_plain_ping() {
+  Harness h;
+  h.init();
+  auto line = [&](const std::string& l) {
+    size_t before = h.replies.size();
+    h.server->handle(l);
+    CHECK(h.replies.size() == before + 1, "one reply to " << l);
+    return h.replies.empty() ? std::string() : h.replies.back();
+  };
+  CHECK(line("{\"id\":5,\"cmd\":\"ping\"}") == "{\"id\":5,\"ok\":true}", h.replies.back());
+  CHECK(line("{\"id\": 6, \"cmd\": \"ping\"}") == "{\"id\":6,\"ok\":true}", "the parser's path gives the same reply");
+  CHECK(line("{\"id\":7,\"cmd\":\"ping\",\"after\":[5,6]}") == "{\"id\":7,\"ok\":true}", h.replies.back());
+  CHECK(line("{\"id\":18446744073709551615,\"cmd\":\"ping\"}") == "{\"id\":18446744073709551615,\"ok\":true}",
+        h.replies.back());
+  for (const char* other : {"{\"id\":007,\"cmd\":\"ping\"}", "{\"id\":18446744073709551616,\"cmd\":\"ping\"}",
+                            "{\"id\":-8,\"cmd\":\"ping\"}", "{\"id\":8x,\"cmd\":\"ping\"}", "{\"id\":0,\"cmd\":\"ping\"}"}) {
+    json r = json::parse(line(other));
+    CHECK(code_of(r) == "bad_request" && r.value("id", 1) == 0, other << ": " << r.dump());
+  }
+}
+
 void test_handshake() {
   Harness h;
   h.ok({{"cmd", "ping"}});
@@ -1533,6 +1558,7 @@ int main(int argc, char** argv) {
   int iterations = argc > 2 ? std::atoi(argv[2]) : 20000;
   test_line_reader();
   test_framing();
+  test_plain_ping();
   test_handshake();
   test_bad_desc();
   test_buffers();

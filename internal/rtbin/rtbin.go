@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/zyxtt/zyxtt/ttruntime"
@@ -69,4 +70,19 @@ func Require(tb testing.TB) string {
 		tb.Skip(err.Error())
 	}
 	return p
+}
+
+// HoldLine is what a runtime in mock mode writes to stderr when it holds
+// request n (hold-at): it has read the request whole and waits for
+// Release.
+func HoldLine(n int) string { return fmt.Sprintf("mock: holding request %d until SIGUSR1", n) }
+
+// Release lets the runtime of pid, which the caller started in mock mode,
+// go on with the request it holds (SIGUSR1; one sent before the hold
+// releases it as soon as it comes).
+func Release(pid int) error {
+	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+		return fmt.Errorf("rtbin: release the runtime (pid %d): %w", pid, err)
+	}
+	return nil
 }

@@ -11,14 +11,12 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/backendtest"
-	"github.com/zyxtt/zyxtt/internal/mockrt"
 	"github.com/zyxtt/zyxtt/internal/rtbin"
 	"github.com/zyxtt/zyxtt/tt"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
 
 func TestMain(m *testing.M) {
-	mockrt.ServeIfHelper()
 	code := m.Run()
 	_ = backends.CloseAll()
 	os.Exit(code)
@@ -42,11 +40,15 @@ func open(t *testing.T, runtime string) *backends.Device {
 	return st.Devices[0]
 }
 
+// The pool contract through the runtime in mock mode (with no fault: the
+// emulator's device, as a user testing without a card gets it) and out of
+// it.
 func TestPoolConformanceUnderTheMock(t *testing.T) {
-	mockrt.SetSelf(t)
-	backendtest.RunPoolConformance(t, open(t, os.Args[0]).Pool())
+	t.Setenv(ttruntime.EnvMock, "on")
+	backendtest.RunPoolConformance(t, open(t, rtbin.Require(t)).Pool())
 }
 
 func TestPoolConformanceUnderTheEmulator(t *testing.T) {
+	t.Setenv(ttruntime.EnvMock, "")
 	backendtest.RunPoolConformance(t, open(t, rtbin.Require(t)).Pool())
 }
