@@ -209,7 +209,7 @@ func (e *Executable) program(ctx context.Context, args []driver.LaunchArg, grid 
 		return nil, driver.Errorf(ttruntime.Backend, "launch", driver.ErrClosed, "program %q was released", e.prog.Name)
 	}
 	info := e.dev.rt.Info()
-	rp, err := buildProgram(e.prog, args, grid, &info)
+	rp, err := resolve(e.prog, args, grid, &info)
 	if err != nil {
 		return nil, err
 	}
@@ -222,26 +222,13 @@ func (e *Executable) program(ctx context.Context, args []driver.LaunchArg, grid 
 	return rp, nil
 }
 
-// buildProgram makes the runtime program of a launch and checks it with
-// the runtime's own rules.
-func buildProgram(p *driver.Program, args []driver.LaunchArg, grid [2]uint32, info *ttruntime.InitReply) (*runtimeProgram, error) {
-	rp, err := resolve(p, args, grid, info)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := ttruntime.ValidateCompile(&rp.req, info); err != nil {
-		return nil, ttruntime.ValidationFailure("compile", fmt.Errorf("program %q: %w", p.Name, err))
-	}
-	return rp, nil
-}
-
 // CheckLaunch checks a program's Tenstorrent variant for a launch with
 // args on the chip info describes (a device's Runtime()), as Compile and
-// Launch do before they send anything: ValidateProgram, the launch grid,
-// the runtime program for those args (core sets, L1 budget, semaphore
-// ids) and ttruntime.ValidateCompile. It returns the compile request the
-// driver would send. args may be nil for a program whose expressions read
-// no Variable.
+// Launch do before they send anything: the program's own rules, the launch
+// grid and the runtime program for those args (core sets, semaphore ids).
+// It returns the compile request the driver would send; the runtime checks
+// that request against the device at compile (docs/protocol.md). args may
+// be nil for a program whose expressions read no Variable.
 func CheckLaunch(p *driver.Program, args []driver.LaunchArg, info ttruntime.InitReply) (ttruntime.CompileRequest, error) {
 	if p != nil {
 		p = p.WithVariant(p.Variant(VariantFormat))
@@ -253,7 +240,7 @@ func CheckLaunch(p *driver.Program, args []driver.LaunchArg, info ttruntime.Init
 	if err != nil {
 		return ttruntime.CompileRequest{}, err
 	}
-	rp, err := buildProgram(p, args, grid, &info)
+	rp, err := resolve(p, args, grid, &info)
 	if err != nil {
 		return ttruntime.CompileRequest{}, err
 	}
@@ -321,10 +308,6 @@ func (e *Executable) prepare(ctx context.Context, l *driver.Launch, timed bool) 
 		return fail(err)
 	}
 	req := ttruntime.RunRequest{Program: rp.id, Timed: timed, Args: make([]ttruntime.RunArg, len(args))}
-	l1 := map[ttruntime.CoreCoord]uint64{}
-	for c, n := range rp.cbBytes {
-		l1[c] = n
-	}
 	for i, a := range args {
 		if a.IsVar() {
 			req.Args[i] = ttruntime.ValueArg(a.Value.Bits)
@@ -340,31 +323,9 @@ func (e *Executable) prepare(ctx context.Context, l *driver.Launch, timed bool) 
 			return fail(driver.Errorf(ttruntime.Backend, "launch", driver.ErrInvalidArgument,
 				"param %d (%s): the buffer is %s, but the program declares %s (allocate it with the executable's AllocParam)", i, prm.Name, got, d.describe()))
 		}
-		if b.spec.Placement == ttruntime.PlacementL1 {
-			share := ttruntime.L1SharePerCore(uint64(b.devSize), b.spec, &info)
-			for _, c := range l1Holders(b.spec, &info) {
-				l1[c] += share
-			}
-		}
 		req.Args[i] = ttruntime.BufferArg(b.rid)
 	}
-	if usable := info.L1.Usable(); usable > 0 {
-		for _, c := range sortedCores(l1) {
-			if l1[c] > usable {
-				return fail(driver.Errorf(ttruntime.Backend, "launch", driver.ErrOutOfMemory,
-					"program %q: core (%d, %d) needs %d bytes of L1 for its circular buffers and the L1 buffers of the launch; %d are usable", e.prog.Name, c[0], c[1], l1[c], usable))
-			}
-		}
-	}
 	return req, nil
-}
-
-// l1Holders are the cores that hold part of an L1 buffer.
-func l1Holders(spec ttruntime.BufferSpec, info *ttruntime.InitReply) []ttruntime.CoreCoord {
-	if spec.Shard != nil {
-		return ttruntime.ShardCores(spec.Shard)
-	}
-	return info.L1.BankCores
 }
 
 // AllocParam allocates the buffer for buffer param param as the program

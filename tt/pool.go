@@ -87,9 +87,6 @@ func (p *Pool) allocSpec(ctx context.Context, n int64, spec ttruntime.BufferSpec
 	}
 	info := p.rt.Info()
 	req := ttruntime.AllocRequest{Size: uint64(devSize), BufferSpec: spec}
-	if err := ttruntime.ValidateAlloc(req, &info); err != nil {
-		return 0, ttruntime.ValidationFailure(p.name+": alloc", err)
-	}
 	var charge int64
 	if spec.Placement == ttruntime.PlacementDRAM {
 		align := int64(max(info.DRAM.Alignment, 1))

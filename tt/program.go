@@ -46,10 +46,9 @@ type paramDecl struct {
 // runtimeProgram is one compiled form of an executable: the request it was
 // built from, its id in the runtime, and what launches check.
 type runtimeProgram struct {
-	req     ttruntime.CompileRequest
-	id      uint64
-	decls   []*paramDecl                   // by param
-	cbBytes map[ttruntime.CoreCoord]uint64 // L1 of each core taken by CBs (not on a buffer)
+	req   ttruntime.CompileRequest
+	id    uint64
+	decls []*paramDecl // by param
 }
 
 // coreList is a resolved core set: its cores in the kernel's order (the
@@ -399,7 +398,7 @@ func union(kernels []coreList) coreList {
 func resolve(p *driver.Program, args []driver.LaunchArg, grid [2]uint32, info *ttruntime.InitReply) (*runtimeProgram, error) {
 	v := ProgramOf(p)
 	r := &resolver{p: p, v: v, args: args, info: info, grid: grid, needDecl: map[int]bool{}}
-	rp := &runtimeProgram{decls: make([]*paramDecl, len(p.Params)), cbBytes: map[ttruntime.CoreCoord]uint64{}}
+	rp := &runtimeProgram{decls: make([]*paramDecl, len(p.Params))}
 	req := &rp.req
 	req.Name = p.Name
 	for _, prm := range p.Params {
@@ -521,7 +520,6 @@ func resolve(p *driver.Program, args []driver.LaunchArg, grid [2]uint32, info *t
 		req.Kernels = append(req.Kernels, out)
 	}
 
-	align := max(info.L1.Alignment, 1)
 	for i, cb := range v.CBs {
 		cl, err := r.coreSetOr(cb.Cores, all, fmt.Sprintf("circular buffer config %d cores", i))
 		if err != nil {
@@ -547,21 +545,9 @@ func resolve(p *driver.Program, args []driver.LaunchArg, grid [2]uint32, info *t
 			b := uint32(*cb.Buffer)
 			out.Buffer = &b
 			r.needDecl[*cb.Buffer] = true
-		} else {
-			for _, c := range cl.cores {
-				rp.cbBytes[c] += (uint64(total) + align - 1) / align * align
-			}
 		}
 		req.CBs = append(req.CBs, out)
 	}
-	if usable := info.L1.Usable(); usable > 0 {
-		for _, c := range sortedCores(rp.cbBytes) {
-			if n := rp.cbBytes[c]; n > usable {
-				return nil, progErr("the circular buffers of core (%d, %d) need %d bytes of L1; %d are usable (L1 %d, reserved below %d)", c[0], c[1], n, usable, info.L1.Size, info.L1.UnreservedBase)
-			}
-		}
-	}
-
 	for _, b := range v.Buffers {
 		d, err := declOf(p, b, args)
 		if err != nil {
@@ -661,8 +647,7 @@ func declOf(p *driver.Program, b Buffer, args []driver.LaunchArg) (*paramDecl, e
 	d.spec = ttruntime.BufferSpec{PageSize: page, Placement: b.Placement, Layout: b.Layout}
 	if b.Shard != nil {
 		// The shard grid is in the chip's terms: worker cores for L1,
-		// [0, bank] for DRAM; it is checked by the runtime's rules
-		// (ttruntime.ValidateAlloc, ValidateCompile).
+		// [0, bank] for DRAM; the runtime checks it.
 		var sh ttruntime.ShardSpec
 		if b.Shard.Cores.Slice != nil {
 			return nil, progErr("param %d (%s): a shard grid is given as ranges, not a slice", b.Param, prm.Name)

@@ -217,7 +217,8 @@ func TestL1BudgetAtLaunch(t *testing.T) {
 	b := allocParam(t, exe, 0, 96*4096)
 	err := exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(b)})
 	require.ErrorIs(t, err, driver.ErrOutOfMemory)
-	require.ErrorContains(t, err, "core (0, 0)")
+	require.ErrorContains(t, err, "run: core (0, 0) needs")
+	require.ErrorContains(t, err, "for the program's circular buffers and the run's L1 buffers")
 	require.Greater(t, uint64(1<<20+96*4096), usable)
 	// A smaller buffer fits (once the large one is gone: the device, like
 	// a card, keeps a core's circular buffers off every L1 buffer on it).
@@ -492,8 +493,9 @@ func TestKernelOutputReachesTheOptions(t *testing.T) {
 	require.Equal(t, []string{"core (0,0) riscv_0: tick", "core (0,1) riscv_0: tick"}, out.all())
 }
 
-// CheckLaunch gives the request Compile and Launch would send, and their
-// errors, without a runtime.
+// CheckLaunch gives the request Compile and Launch would send, and the
+// errors of the program's own rules, without a runtime; the runtime's rules
+// answer at the launch that compiles it.
 func TestCheckLaunch(t *testing.T) {
 	d := open1(t, "")
 	info := d.Runtime()
@@ -504,16 +506,25 @@ func TestCheckLaunch(t *testing.T) {
 	for _, k := range req.Kernels {
 		require.Equal(t, ttruntime.CoreRangeSet{ttruntime.Rect(0, 0, 0, 3)}, k.Cores)
 	}
-	_, err = ttruntime.ValidateCompile(&req, &info)
-	require.NoError(t, err)
-	bad := vaddProgram()
-	tt.ProgramOf(bad).CBs[1].Indices[0].Index = 0
-	_, err = tt.CheckLaunch(bad, args, info)
-	require.ErrorIs(t, err, driver.ErrInvalidArgument)
-	require.ErrorContains(t, err, "compile.cbs[1].indices: CB 0 on core (0, 0) is already configured by cbs[0]")
 	args[0] = driver.VarArg(driver.UintConst(driver.U32, 9))
 	_, err = tt.CheckLaunch(vaddProgram(), args, info)
 	require.ErrorIs(t, err, driver.ErrInvalidArgument, "a launch grid past the chip")
+
+	bad := vaddProgram()
+	tt.ProgramOf(bad).CBs[1].Indices[0].Index = 0
+	args[0] = driver.VarArg(driver.UintConst(driver.U32, 4))
+	_, err = tt.CheckLaunch(bad, args, info)
+	require.NoError(t, err, "a CB index twice on a core is the runtime's rule")
+	exe := compileOne(t, d, bad)
+	launch := []driver.LaunchArg{driver.VarArg(driver.UintConst(driver.U32, 4))}
+	for i := 1; i <= 3; i++ {
+		buf, err := exe.AllocParam(context.Background(), i, 4*4096)
+		require.NoError(t, err)
+		launch = append(launch, driver.BufArg(buf))
+	}
+	err = exe.Launch(context.Background(), launch)
+	require.ErrorIs(t, err, driver.ErrInvalidArgument)
+	require.ErrorContains(t, err, "compile.cbs[1].indices: CB 0 on core (0, 0) is already configured by cbs[0]")
 }
 
 // tileOf is tile (tr, tc), row-major, of a row-major matrix of cols columns.

@@ -559,7 +559,7 @@ func BenchmarkRuntimeTransfer64MiB(b *testing.B) {
 	backendtest.BenchTransfers(b, size, up, down, func() { copy(dst, src) })
 }
 
-// ---- protocol v2 conformance: the Go validator and the C++ server ----
+// ---- protocol v2 conformance: the C++ server's rules ----
 
 func u32p(v uint32) *uint32 { return &v }
 
@@ -653,7 +653,7 @@ type badCompile struct {
 // typed request can express it (kinds of JSON that do not decode into the
 // Go types are refused by the Go encoder, not the validator), one row per
 // rule, in check order. Each edit of goodProgram must get this code and
-// name this field path, from the Go validator and the C++ server alike.
+// name this field path.
 func badPrograms() []badCompile {
 	K := func(p *ttruntime.CompileRequest, k int) *ttruntime.Kernel { return &p.Kernels[k] }
 	RT := func(p *ttruntime.CompileRequest, a int) *ttruntime.ArgEntry {
@@ -829,28 +829,12 @@ func badAllocs(info ttruntime.InitReply) []badAlloc {
 	}
 }
 
-// judge is one of the two judges of a request: the Go validator (no
-// process) and the C++ server on n150.
-type judge struct {
-	name string
-	c    *ttruntime.Client // nil for the Go validator
-}
-
-func judges(t *testing.T) ([]judge, ttruntime.InitReply) {
-	cpp := startEmu(t)
-	return []judge{{"go", nil}, {"c++", cpp}}, cpp.Info()
-}
-
-// verdict is a code and message, from a *ValidationError or a
-// *RemoteError; "ok" and "" for none.
+// verdict is the code and message of a *RemoteError; "ok" and "" for
+// none.
 func verdict(t *testing.T, err error) (string, string) {
 	t.Helper()
 	if err == nil {
 		return "ok", ""
-	}
-	var ve *ttruntime.ValidationError
-	if errors.As(err, &ve) {
-		return ve.Code, ve.Message
 	}
 	var re *ttruntime.RemoteError
 	require.ErrorAs(t, err, &re, "not a verdict: %v", err)
@@ -866,97 +850,66 @@ func pathOf(msg string) string {
 	return msg
 }
 
-// TestConformanceCompile sends every bad program of the table to the Go
-// validator and the C++ server: the same code, the same field path and the
-// same message from both.
+// TestConformanceCompile sends every bad program of the table to the C++
+// server: each gets the code of its rule and names its field path.
 func TestConformanceCompile(t *testing.T) {
-	js, info := judges(t)
+	c := startEmu(t)
 	ctx := context.Background()
-	compile := func(j judge, p ttruntime.CompileRequest) error {
-		if j.c == nil {
-			_, err := ttruntime.ValidateCompile(&p, &info)
-			return err
-		}
-		r, err := j.c.Compile(ctx, p)
+	compile := func(p ttruntime.CompileRequest) error {
+		r, err := c.Compile(ctx, p)
 		if err == nil {
-			require.NoError(t, j.c.Release(ctx, ttruntime.ProgramRequest{Program: r.Program}))
+			require.NoError(t, c.Release(ctx, ttruntime.ProgramRequest{Program: r.Program}))
 		}
 		return err
 	}
-	for _, j := range js {
-		require.NoError(t, compile(j, goodProgram()), "%s: the reference program is good", j.name)
-	}
+	require.NoError(t, compile(goodProgram()), "the reference program is good")
 	for _, tc := range badPrograms() {
 		t.Run(tc.what, func(t *testing.T) {
-			var first string
-			for _, j := range js {
-				p := goodProgram()
-				tc.edit(&p)
-				code, msg := verdict(t, compile(j, p))
-				require.Equal(t, tc.code, code, "%s: %s", j.name, msg)
-				require.Equal(t, tc.path, pathOf(msg), "%s: %s", j.name, msg)
-				if first == "" {
-					first = msg
-				}
-				require.Equal(t, first, msg, "%s says it otherwise than the Go validator", j.name)
-			}
+			p := goodProgram()
+			tc.edit(&p)
+			code, msg := verdict(t, compile(p))
+			require.Equal(t, tc.code, code, msg)
+			require.Equal(t, tc.path, pathOf(msg), msg)
 		})
 	}
-	for _, j := range js[1:] {
-		require.NoError(t, j.c.Ping(ctx), "%s lives on", j.name)
-	}
+	require.NoError(t, c.Ping(ctx), "the server lives on")
 }
 
-// TestConformanceEveryDType: a param may have every element type the
-// driver has, by its name, and the Go validator and the C++ server both take
-// it (the names they check against are backends.DType's).
+// TestConformanceEveryDType: a buffer param may have every element type the
+// driver has, by its name, and a variable passed as an arg word every type
+// of 32 bits or less (the names the server checks against are
+// driver.DType's).
 func TestConformanceEveryDType(t *testing.T) {
-	js, info := judges(t)
+	c := startEmu(t)
 	ctx := context.Background()
 	for _, dt := range driver.AllDTypes() {
-		for _, j := range js {
-			p := goodProgram()
-			p.Params[0].DType, p.Params[2].DType = dt.String(), dt.String()
-			if j.c == nil {
-				_, err := ttruntime.ValidateCompile(&p, &info)
-				require.NoError(t, err, "go: %s", dt)
-				continue
-			}
-			r, err := j.c.Compile(ctx, p)
-			require.NoError(t, err, "%s: %s", j.name, dt)
-			require.NoError(t, j.c.Release(ctx, ttruntime.ProgramRequest{Program: r.Program}))
+		p := goodProgram()
+		p.Params[0].DType = dt.String()
+		if dt.Size() <= 4 { // a variable passed as an arg word is 32 bits at most
+			p.Params[2].DType = dt.String()
 		}
+		r, err := c.Compile(ctx, p)
+		require.NoError(t, err, dt.String())
+		require.NoError(t, c.Release(ctx, ttruntime.ProgramRequest{Program: r.Program}))
 	}
 }
 
 func TestConformanceAlloc(t *testing.T) {
-	js, info := judges(t)
+	c := startEmu(t)
+	info := c.Info()
 	ctx := context.Background()
 	for _, tc := range badAllocs(info) {
 		t.Run(tc.what, func(t *testing.T) {
-			var first string
-			for _, j := range js {
-				var err error
-				if j.c == nil {
-					err = ttruntime.ValidateAlloc(tc.req, &info)
-				} else {
-					var r ttruntime.AllocReply
-					r, err = j.c.Alloc(ctx, tc.req)
-					if err == nil {
-						require.NoError(t, j.c.Free(ctx, ttruntime.BufferRequest{Buffer: r.Buffer}))
-					}
-				}
-				code, msg := verdict(t, err)
-				require.Equal(t, tc.code, code, "%s: %s", j.name, msg)
-				require.Equal(t, tc.path, pathOf(msg), "%s: %s", j.name, msg)
-				if first == "" {
-					first = msg
-				}
-				require.Equal(t, first, msg, "%s says it otherwise than the Go validator", j.name)
+			r, err := c.Alloc(ctx, tc.req)
+			if err == nil {
+				require.NoError(t, c.Free(ctx, ttruntime.BufferRequest{Buffer: r.Buffer}))
 			}
+			code, msg := verdict(t, err)
+			require.Equal(t, tc.code, code, msg)
+			require.Equal(t, tc.path, pathOf(msg), msg)
 		})
 	}
-	// Good specs of every layout allocate on both.
+	// Good specs of every layout allocate.
 	for _, req := range []ttruntime.AllocRequest{
 		{Size: 4},
 		{Size: 1000, BufferSpec: ttruntime.BufferSpec{PageSize: 4}},
@@ -966,15 +919,9 @@ func TestConformanceAlloc(t *testing.T) {
 		{Size: 7 * 4 * 512, BufferSpec: ttruntime.BufferSpec{PageSize: 512, Layout: "block_sharded",
 			Shard: &ttruntime.ShardSpec{Cores: set(ttruntime.Rect(0, 2, 0, 9)), Shape: [2]uint32{2, 3}, Tensor: [2]uint32{7, 4}, Orientation: "col_major"}}},
 	} {
-		for _, j := range js {
-			if j.c == nil {
-				require.NoError(t, ttruntime.ValidateAlloc(req, &info))
-				continue
-			}
-			r, err := j.c.Alloc(ctx, req)
-			require.NoError(t, err, "%s: %+v", j.name, req)
-			require.NoError(t, j.c.Free(ctx, ttruntime.BufferRequest{Buffer: r.Buffer}))
-		}
+		r, err := c.Alloc(ctx, req)
+		require.NoError(t, err, "%+v", req)
+		require.NoError(t, c.Free(ctx, ttruntime.BufferRequest{Buffer: r.Buffer}))
 	}
 }
 
@@ -1041,39 +988,6 @@ func TestConformanceRun(t *testing.T) {
 			require.Equal(t, tc.path, pathOf(msg), msg)
 		})
 	}
-}
-
-// FuzzValidateCompile: whatever decodes into a compile request, the
-// validator answers it (accepts it, or refuses it with a ValidationError)
-// and never panics.
-func FuzzValidateCompile(f *testing.F) {
-	good := goodProgram()
-	seed, err := json.Marshal(good)
-	require.NoError(f, err)
-	f.Add(seed)
-	for _, bc := range badPrograms() {
-		p := goodProgram()
-		bc.edit(&p)
-		b, err := json.Marshal(p)
-		require.NoError(f, err)
-		f.Add(b)
-	}
-	info := ttruntime.InitReply{Grid: ttruntime.Grid{Rows: 8, Cols: 8}, DRAM: ttruntime.DRAM{Banks: 12, BankSize: 1 << 30},
-		L1: ttruntime.L1{Size: 1499136, UnreservedBase: 102400, Alignment: 16}, Semaphores: 16}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var req ttruntime.CompileRequest
-		if json.Unmarshal(data, &req) != nil {
-			return
-		}
-		checks, err := ttruntime.ValidateCompile(&req, &info)
-		if err != nil {
-			var ve *ttruntime.ValidationError
-			require.ErrorAs(t, err, &ve)
-			require.Contains(t, []string{ttruntime.CodeBadRequest, ttruntime.CodeInvalidArgument}, ve.Code, ve.Message)
-			return
-		}
-		require.Len(t, checks.Decls, len(req.Params))
-	})
 }
 
 var requestID = regexp.MustCompile(`request [0-9]+`)

@@ -1,5 +1,6 @@
 #include "validate.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "enum_names.hpp"
@@ -411,6 +412,8 @@ ProgramChecks check_program(const ProgramDesc& p, const DeviceDesc& d, const std
                                " bytes of L1; a core has " + std::to_string(have) + " above the reserved base");
   }
 
+  out.cb_l1 = std::move(l1_used);
+
   // V9: semaphores, with ids as tt-metal's CreateSemaphore assigns them.
   if (d.semaphores > 64) throw Error("internal", "the device layer reports more than 64 semaphores per core");
   std::vector<uint64_t> sem_used(grid.cells(), 0);
@@ -466,6 +469,40 @@ void check_alloc(uint64_t size, const BufferSpec& spec, const DeviceDesc& d, con
   }
 }
 
+namespace {
+
+// On each core, the program's CBs not on a buffer and the shares of the
+// run's L1 buffers (each buffer once) fit the usable L1.
+void check_run_l1(const ProgramChecks& c, const std::vector<RunArgIn>& args, const std::vector<const BufferInfo*>& bufs,
+                  const DeviceDesc& d) {
+  if (d.l1_size <= d.l1_unreserved_base || c.cb_l1.empty()) return;
+  uint64_t have = d.l1_size - d.l1_unreserved_base;
+  std::vector<uint64_t> used = c.cb_l1;
+  std::vector<uint64_t> seen;
+  auto add = [&](CoreCoord core, uint64_t bytes) {
+    if (core.row < d.grid.rows && core.col < d.grid.cols) used[size_t{core.row} * d.grid.cols + core.col] += bytes;
+  };
+  for (size_t i = 0; i < args.size(); i++) {
+    const BufferInfo* b = bufs[i];
+    if (!b || b->spec.placement != Placement::L1) continue;
+    if (std::find(seen.begin(), seen.end(), args[i].value) != seen.end()) continue;
+    seen.push_back(args[i].value);
+    uint64_t share = l1_share_per_core(b->size, b->spec, d);
+    if (b->spec.shard)
+      for (CoreCoord core : shard_cores(*b->spec.shard)) add(core, share);
+    else
+      for (CoreCoord core : d.l1_bank_cores) add(core, share);
+  }
+  for (uint32_t r = 0; r < d.grid.rows; r++)
+    for (uint32_t col = 0; col < d.grid.cols; col++)
+      if (uint64_t n = used[size_t{r} * d.grid.cols + col]; n > have)
+        throw Error("out_of_memory", "run: core " + core_str({r, col}) + " needs " + std::to_string(n) +
+                                         " bytes of L1 for the program's circular buffers and the run's L1 buffers; " +
+                                         std::to_string(have) + " are usable");
+}
+
+}  // namespace
+
 void check_run(const ProgramChecks& c, const std::vector<RunArgIn>& args, const DeviceDesc& d,
                const std::function<const BufferInfo*(uint64_t)>& lookup) {
   if (args.size() != c.params.size())
@@ -511,6 +548,7 @@ void check_run(const ProgramChecks& c, const std::vector<RunArgIn>& args, const 
                              " bytes per core of param " + c.params[i].name + "'s L1 buffer");
     }
   }
+  check_run_l1(c, args, bufs, d);
 }
 
 }  // namespace zyx

@@ -31,6 +31,9 @@ struct ProgramChecks {
   std::vector<ParamDesc> params;
   std::vector<std::optional<BufferSpec>> decls;  // by param
   std::vector<ParamUse> uses;                    // by param
+  // By core (row * grid cols + col): L1 bytes of the CBs not on a buffer,
+  // which check_run adds to the L1 buffers of a run.
+  std::vector<uint64_t> cb_l1;
 };
 
 // check_program checks a compile's program against the device (grid,
@@ -49,7 +52,9 @@ uint64_t l1_share_per_core(uint64_t size, const BufferSpec& spec, const DeviceDe
 // one arg per param of the matching kind (invalid_argument), buffers that
 // exist (unknown_buffer), buffers that match their declaration, words that
 // fit 32 bits, bank pages inside the buffer, CB configs inside the buffer's
-// per-core share (invalid_argument). `lookup` returns the buffer or nullptr.
+// per-core share (invalid_argument), and on each core the program's CBs
+// and the run's L1 buffers within the usable L1 (out_of_memory). `lookup`
+// returns the buffer or nullptr.
 struct RunArgIn {
   bool is_buffer = false;
   uint64_t value = 0;
