@@ -60,7 +60,8 @@ func (c *Conn) Unmap(ctx context.Context, req SegmentRequest) error {
 
 // Alloc creates a device buffer of req.Size bytes laid out as its spec
 // says (the zero spec: DRAM, interleaved in DefaultPageSize pages). The
-// request is not checked here: callers check it with ValidateAlloc.
+// runtime checks the request and answers a refusal with its code and field
+// path (docs/protocol.md, "Validation").
 func (c *Conn) Alloc(ctx context.Context, req AllocRequest) (AllocReply, error) {
 	return callFor[AllocReply](ctx, c, CmdAlloc, req)
 }
@@ -86,8 +87,8 @@ func (c *Conn) Read(ctx context.Context, req TransferRequest) error {
 }
 
 // Compile registers and builds a program; a build failure is ErrCompile
-// carrying the compiler's diagnostics. The request is not checked here:
-// callers check it with ValidateCompile.
+// carrying the compiler's diagnostics. The runtime checks the request and
+// answers a refusal with its code and field path.
 func (c *Conn) Compile(ctx context.Context, req CompileRequest) (ProgramReply, error) {
 	return callFor[ProgramReply](ctx, c, CmdCompile, req)
 }
