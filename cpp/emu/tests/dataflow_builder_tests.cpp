@@ -2,8 +2,9 @@
 // checked (objects and directories others own or can write are refused, a
 // planted symlink is not followed, no shared fallback without HOME), the
 // compiler runs in its own process group and dies with the runtime, an
-// object exports only its entry points and is unloaded with its layer, and
-// compile-time args are constant expressions in every form tt-metal has.
+// object exports only its entry points and is unloaded with its layer,
+// compile-time args are constant expressions in every form tt-metal has, and
+// every slot of the API table an object binds is set.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <signal.h>
@@ -12,6 +13,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstddef>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <cstdlib>
@@ -20,6 +23,7 @@
 
 #include "emu.hpp"
 #include "harness.hpp"
+#include "runner.hpp"
 
 using namespace zyx;
 using namespace zyx_test;
@@ -246,6 +250,22 @@ void test_key_covers_inputs(const std::string& cache) {
   CHECK(blackhole.key(base()) != builder.key(base()));
 }
 ZYX_TEST_CACHE_DIR(builder, test_key_covers_inputs);
+
+// Every slot of the function table handed to kernel objects is set
+// (abi_table.cpp): a slot left null would crash the kernel that calls it.
+void test_abi_table_complete(const std::string& /*cache*/) {
+  const zyx_emu_api* api = emu::kernel_api();
+  CHECK_EQ(api->abi_version, uint32_t(ZYX_EMU_ABI_VERSION));
+  constexpr size_t first = offsetof(zyx_emu_api, args);
+  static_assert((sizeof(zyx_emu_api) - first) % sizeof(void*) == 0, "the table after args holds only pointers");
+  const char* slots = reinterpret_cast<const char*>(api) + first;
+  for (size_t i = 0; i < (sizeof(zyx_emu_api) - first) / sizeof(void*); i++) {
+    void* fn = nullptr;
+    std::memcpy(&fn, slots + i * sizeof(void*), sizeof fn);
+    if (!fn) throw Failure("zyx_emu_api slot " + std::to_string(i) + " after args is not set");
+  }
+}
+ZYX_TEST(builder, test_abi_table_complete);
 
 // A kernel's name is free text: a line break in it adds no code to the
 // kernel, and the object built under it is not served for another name.
