@@ -251,6 +251,84 @@ void test_key_covers_inputs(const std::string& cache) {
 }
 ZYX_TEST_CACHE_DIR(builder, test_key_covers_inputs);
 
+// Sets an environment variable for a scope, restoring it after.
+struct ScopedEnv {
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) had_ = true, old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (had_)
+      setenv(name_, old_.c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+void append_line(const std::string& path, const std::string& line) {
+  std::ofstream out(path, std::ios::app);
+  out << line << "\n";
+  CHECK(out.good());
+}
+
+// The kernel headers come from two directories, searched in this order: the
+// hand-written ones (cpp/emu/include) and the forwarding headers the build
+// generates from cpp/emu/forwarding_headers.tsv (tt-metal's include paths).
+// Both reach the compiler and every file of both is in the cache key;
+// ZYX_EMU_INCLUDE names the pair (':'-separated).
+void test_header_dirs(const std::string& cache) {
+  std::vector<std::string> dirs = emu::KernelBuilder(cache, emu::board_preset("n150")).include_dirs();
+  CHECK_EQ(dirs.size(), size_t(2));
+  CHECK(exists(dirs[0] + "/zyx_emu/dataflow.h"));
+  CHECK(!exists(dirs[0] + "/dataflow_api.h"));
+  CHECK(exists(dirs[1] + "/dataflow_api.h"));
+  CHECK(exists(dirs[1] + "/api/compute/eltwise_binary.h"));
+
+  std::string tmp = make_temp_dir(cache, "headers");
+  std::string own = tmp + "/own", generated = tmp + "/generated";
+  CHECK(std::system(("cp -R '" + dirs[0] + "' '" + own + "' && cp -R '" + dirs[1] + "' '" + generated + "'").c_str()) == 0);
+  std::string source = "void kernel_main() {}";
+  std::map<std::string, std::string> defines;
+  emu::BuildSpec spec;
+  spec.name = "reader";
+  spec.source = &source;
+  spec.defines = &defines;
+  auto key_with = [&](const std::string& include) {
+    ScopedEnv env("ZYX_EMU_INCLUDE", include);
+    return emu::KernelBuilder(cache, emu::board_preset("n150")).key(spec);
+  };
+  std::string both = own + ":" + generated;
+  std::string k0 = key_with(both);
+  CHECK_EQ(key_with(both), k0);
+  CHECK(key_with(own) != k0);
+  append_line(generated + "/dataflow_api.h", "// changed");
+  std::string k1 = key_with(both);
+  CHECK(k1 != k0);
+  append_line(own + "/zyx_emu/common.h", "// changed");
+  CHECK(key_with(both) != k1);
+
+  // A kernel that includes "dataflow_api.h" builds through the generated
+  // directory, and not without it.
+  GroupProgram g = word_program(kWriteWord);
+  g.reader.compile_args = {C(7)};
+  {
+    ScopedEnv env("ZYX_EMU_INCLUDE", both);
+    auto layer = make_emu_layer("n150", 0, tmp + "/cache");
+    CHECK_EQ(run_word(*layer, g), 7u);
+  }
+  {
+    ScopedEnv env("ZYX_EMU_INCLUDE", own);
+    auto layer = make_emu_layer("n150", 0, tmp + "/cache");
+    std::string msg = expect_error("compile_error", [&] { layer->compile(one_group_program(g, 1, 1)); });
+    CHECK(msg.find("dataflow_api.h") != std::string::npos);
+  }
+  remove_tree(tmp);
+}
+ZYX_TEST_CACHE_DIR(builder, test_header_dirs);
+
 // Every slot of the function table handed to kernel objects is set
 // (abi_table.cpp): a slot left null would crash the kernel that calls it.
 void test_abi_table_complete(const std::string& /*cache*/) {
