@@ -242,16 +242,11 @@ void check_include_path(const std::string& path, const std::string& where) {
 
 }  // namespace
 
-ProgramChecks check_program(const ProgramDesc& p, const DeviceDesc& d, const std::string& w) {
-  ProgramChecks out;
-  out.params = p.params;
-  out.decls.resize(p.params.size());
-  out.uses.resize(p.params.size());
-  ProgramCtx ctx{p, d, out};
-  Grid grid{d.grid.rows, d.grid.cols};
-  SetChecker sets(grid);
+namespace {
 
-  // V2: buffer declarations.
+// V2: buffer declarations.
+void check_buffer_decls(ProgramCtx& ctx, const std::string& w) {
+  const ProgramDesc& p = ctx.p;
   for (size_t i = 0; i < p.buffers.size(); i++) {
     const BufferDecl& b = p.buffers[i];
     std::string at = idx(w + ".buffers", i);
@@ -261,13 +256,15 @@ ProgramChecks check_program(const ProgramDesc& p, const DeviceDesc& d, const std
     if (!p.params[b.param].is_buffer())
       fail(at + ".param", "names param " + std::to_string(b.param) + " (" + p.params[b.param].name +
                               "), a variable; only buffer params have a layout");
-    if (out.decls[b.param])
+    if (ctx.out.decls[b.param])
       fail(at + ".param", "param " + std::to_string(b.param) + " (" + p.params[b.param].name + ") is declared twice");
-    check_spec(b.spec, d, at);
-    out.decls[b.param] = b.spec;
+    check_spec(b.spec, ctx.d, at);
+    ctx.out.decls[b.param] = b.spec;
   }
+}
 
-  // V3: include files.
+// V3: include files.
+void check_include_files(const ProgramDesc& p, const std::string& w) {
   std::set<std::string> paths;
   for (size_t i = 0; i < p.include_files.size(); i++) {
     std::string at = idx(w + ".include_files", i) + ".path";
@@ -275,13 +272,49 @@ ProgramChecks check_program(const ProgramDesc& p, const DeviceDesc& d, const std
     if (!paths.insert(p.include_files[i].path).second)
       fail(at, "\"" + p.include_files[i].path + "\" is given twice");
   }
+}
 
-  // V4-V5: kernels, one by one.
+// Per core, stamped by kernel index + 1: whether the core is one of the
+// kernel's, and which runtime_args entry (+ 1) has claimed it.
+struct RuntimeArgCores {
+  explicit RuntimeArgCores(size_t cells) : in_kernel(cells, 0), owner(cells, 0), stamp(cells, 0) {}
+  std::vector<uint64_t> in_kernel;
+  std::vector<uint32_t> owner;
+  std::vector<uint64_t> stamp;
+};
+
+// V5: the runtime args of kernel k: each entry's cores are the kernel's,
+// each core in one entry at most; then the entries' args.
+void check_runtime_args(const KernelDesc& kd, size_t k, ProgramCtx& ctx, const Grid& grid, SetChecker& sets,
+                        RuntimeArgCores& rt, const std::string& kw) {
+  for (size_t j = 0; j < kd.runtime_args.size(); j++) {
+    const CoreArgs& ca = kd.runtime_args[j];
+    std::string rw = idx(kw + ".runtime_args", j);
+    sets.check(ca.cores, [&] { return rw + ".cores"; });
+    for (size_t r = 0; r < ca.cores.ranges.size(); r++) {
+      const CoreRange& cr = ca.cores.ranges[r];
+      for (uint32_t row = cr.start.row; row <= cr.end.row; row++)
+        for (uint32_t col = cr.start.col; col <= cr.end.col; col++) {
+          size_t c = grid.cell({row, col});
+          if (rt.in_kernel[c] != k + 1)
+            fail(idx(rw + ".cores", r), "core " + core_str({row, col}) + " is not one of the kernel's cores");
+          if (rt.stamp[c] == k + 1)
+            fail(idx(rw + ".cores", r), "core " + core_str({row, col}) + " already has runtime args from runtime_args[" +
+                                            std::to_string(rt.owner[c] - 1) + "]");
+          rt.stamp[c] = k + 1;
+          rt.owner[c] = static_cast<uint32_t>(j + 1);
+        }
+    }
+    check_args(ca.args, ArgList::Runtime, ctx, [&] { return rw + ".args"; });
+  }
+}
+
+// V4-V5: kernels, one by one.
+void check_kernels(ProgramCtx& ctx, const Grid& grid, SetChecker& sets, const std::string& w) {
+  const ProgramDesc& p = ctx.p;
   if (p.kernels.empty() || p.kernels.size() > 64)
     fail(w + ".kernels", "a program has 1 to 64 kernels, got " + std::to_string(p.kernels.size()));
-  std::vector<uint64_t> in_kernel(grid.cells(), 0);  // stamp: kernel index + 1
-  std::vector<uint32_t> rt_owner(grid.cells(), 0);   // runtime_args entry + 1, stamped by kernel
-  std::vector<uint64_t> rt_stamp(grid.cells(), 0);
+  RuntimeArgCores rt(grid.cells());
   for (size_t k = 0; k < p.kernels.size(); k++) {
     const KernelDesc& kd = p.kernels[k];
     std::string kw = idx(w + ".kernels", k);
@@ -299,30 +332,13 @@ ProgramChecks check_program(const ProgramDesc& p, const DeviceDesc& d, const std
       check_arg(e, ArgList::Compile, ctx, [&] { return nw; });
     }
     check_args(kd.common_args, ArgList::Common, ctx, [&] { return kw + ".common_args"; });
-    for_each_core(kd.cores, [&](CoreCoord c) { in_kernel[grid.cell(c)] = k + 1; });
-    for (size_t j = 0; j < kd.runtime_args.size(); j++) {
-      const CoreArgs& ca = kd.runtime_args[j];
-      std::string rw = idx(kw + ".runtime_args", j);
-      sets.check(ca.cores, [&] { return rw + ".cores"; });
-      for (size_t r = 0; r < ca.cores.ranges.size(); r++) {
-        const CoreRange& cr = ca.cores.ranges[r];
-        for (uint32_t row = cr.start.row; row <= cr.end.row; row++)
-          for (uint32_t col = cr.start.col; col <= cr.end.col; col++) {
-            size_t c = grid.cell({row, col});
-            if (in_kernel[c] != k + 1)
-              fail(idx(rw + ".cores", r), "core " + core_str({row, col}) + " is not one of the kernel's cores");
-            if (rt_stamp[c] == k + 1)
-              fail(idx(rw + ".cores", r), "core " + core_str({row, col}) + " already has runtime args from runtime_args[" +
-                                              std::to_string(rt_owner[c] - 1) + "]");
-            rt_stamp[c] = k + 1;
-            rt_owner[c] = static_cast<uint32_t>(j + 1);
-          }
-      }
-      check_args(ca.args, ArgList::Runtime, ctx, [&] { return rw + ".args"; });
-    }
+    for_each_core(kd.cores, [&](CoreCoord c) { rt.in_kernel[grid.cell(c)] = k + 1; });
+    check_runtime_args(kd, k, ctx, grid, sets, rt, kw);
   }
+}
 
-  // V6: at most one kernel per processor on a core.
+// V6: at most one kernel per processor on a core.
+void check_one_kernel_per_processor(const ProgramDesc& p, const Grid& grid, const std::string& w) {
   std::vector<uint32_t> proc_owner(grid.cells() * 3, 0);  // kernel index + 1
   for (size_t k = 0; k < p.kernels.size(); k++) {
     const KernelDesc& kd = p.kernels[k];
@@ -336,60 +352,73 @@ ProgramChecks check_program(const ProgramDesc& p, const DeviceDesc& d, const std
       o = static_cast<uint32_t>(k + 1);
     });
   }
+}
 
-  // V7: circular buffers.
+// V7: the indices of one CB config.
+void check_cb_indices(const CBConfig& cb, const std::string& cw) {
+  uint32_t seen = 0;
+  for (size_t j = 0; j < cb.indices.size(); j++) {
+    const CBIndexDesc& x = cb.indices[j];
+    std::string xw = idx(cw + ".indices", j);
+    if (x.index > 31) fail(xw + ".index", "is " + std::to_string(x.index) + "; CB indices are 0-31");
+    if (x.page_bytes == 0) fail(xw + ".page_bytes", "must be > 0");
+    if (cb.total_bytes % x.page_bytes != 0)
+      fail(xw + ".page_bytes", std::to_string(x.page_bytes) + " does not divide total_bytes " +
+                                   std::to_string(cb.total_bytes));
+    if (!tile_ok(x.tile_rows, x.tile_cols))
+      fail(xw + ".tile", "[" + std::to_string(x.tile_rows) + ", " + std::to_string(x.tile_cols) +
+                             "] is not a tile shape (rows 1, 2, 4, 8, 16 or 32 with 32 cols; 16 or 32 rows with 16 cols)");
+    if (seen & (1u << x.index)) fail(xw + ".index", "CB " + std::to_string(x.index) + " is given twice in this config");
+    seen |= 1u << x.index;
+  }
+}
+
+// V7: a CB config on a buffer param: a declared L1 buffer holding a shard
+// on every core of the CB; records the largest CB on the param.
+void check_cb_buffer(const CBConfig& cb, ProgramCtx& ctx, const Grid& grid, const std::string& cw) {
+  const ProgramDesc& p = ctx.p;
+  uint32_t bp = *cb.buffer_param;
+  std::string bw = cw + ".buffer";
+  if (bp >= p.params.size())
+    fail(bw, "is " + std::to_string(bp) + ", but the program has " + std::to_string(p.params.size()) + " params");
+  if (!p.params[bp].is_buffer()) fail(bw, "names param " + std::to_string(bp) + " (" + p.params[bp].name + "), a variable");
+  const auto& decl = ctx.out.decls[bp];
+  if (!decl)
+    fail(bw, "a CB on a buffer depends on its layout: declare param " + std::to_string(bp) + " (" + p.params[bp].name +
+                 ") in compile.buffers");
+  if (decl->placement != Placement::L1)
+    fail(bw, "param " + std::to_string(bp) + " (" + p.params[bp].name + ") is declared in DRAM; a CB sits on an l1 buffer");
+  if (decl->shard) {
+    std::vector<uint8_t> holds(grid.cells(), 0);
+    for (CoreCoord c : shard_cores(*decl->shard)) holds[grid.cell(c)] = 1;
+    for_each_core(cb.cores, [&](CoreCoord c) {
+      if (!holds[grid.cell(c)])
+        fail(bw, "core " + core_str(c) + " of the CB holds no shard of param " + std::to_string(bp) + " (" +
+                     p.params[bp].name + ")");
+    });
+  }
+  ParamUse& u = ctx.out.uses[bp];
+  if (!u.cb || cb.total_bytes > u.cb_bytes) {
+    u.cb_bytes = cb.total_bytes;
+    u.cb_where = cw + ".total_bytes";
+  }
+  u.cb = true;
+}
+
+// V7: circular buffers; returns the L1 each core's CBs not on a buffer take.
+std::vector<uint64_t> check_cbs(ProgramCtx& ctx, const Grid& grid, SetChecker& sets, const std::string& w) {
+  const ProgramDesc& p = ctx.p;
   std::vector<uint32_t> cb_owner(grid.cells() * 32, 0);  // config index + 1
   std::vector<uint64_t> l1_used(grid.cells(), 0);
-  uint64_t align = d.l1_alignment ? d.l1_alignment : 1;
+  uint64_t align = ctx.d.l1_alignment ? ctx.d.l1_alignment : 1;
   for (size_t i = 0; i < p.cbs.size(); i++) {
     const CBConfig& cb = p.cbs[i];
     std::string cw = idx(w + ".cbs", i);
     sets.check(cb.cores, [&] { return cw + ".cores"; });
     if (cb.total_bytes == 0) fail(cw + ".total_bytes", "must be > 0");
     if (cb.indices.empty()) fail(cw + ".indices", "a CB config needs at least one index");
-    uint32_t seen = 0;
-    for (size_t j = 0; j < cb.indices.size(); j++) {
-      const CBIndexDesc& x = cb.indices[j];
-      std::string xw = idx(cw + ".indices", j);
-      if (x.index > 31) fail(xw + ".index", "is " + std::to_string(x.index) + "; CB indices are 0-31");
-      if (x.page_bytes == 0) fail(xw + ".page_bytes", "must be > 0");
-      if (cb.total_bytes % x.page_bytes != 0)
-        fail(xw + ".page_bytes", std::to_string(x.page_bytes) + " does not divide total_bytes " +
-                                     std::to_string(cb.total_bytes));
-      if (!tile_ok(x.tile_rows, x.tile_cols))
-        fail(xw + ".tile", "[" + std::to_string(x.tile_rows) + ", " + std::to_string(x.tile_cols) +
-                               "] is not a tile shape (rows 1, 2, 4, 8, 16 or 32 with 32 cols; 16 or 32 rows with 16 cols)");
-      if (seen & (1u << x.index)) fail(xw + ".index", "CB " + std::to_string(x.index) + " is given twice in this config");
-      seen |= 1u << x.index;
-    }
-    if (cb.buffer_param) {
-      uint32_t bp = *cb.buffer_param;
-      std::string bw = cw + ".buffer";
-      if (bp >= p.params.size())
-        fail(bw, "is " + std::to_string(bp) + ", but the program has " + std::to_string(p.params.size()) + " params");
-      if (!p.params[bp].is_buffer()) fail(bw, "names param " + std::to_string(bp) + " (" + p.params[bp].name + "), a variable");
-      const auto& decl = out.decls[bp];
-      if (!decl)
-        fail(bw, "a CB on a buffer depends on its layout: declare param " + std::to_string(bp) + " (" + p.params[bp].name +
-                     ") in compile.buffers");
-      if (decl->placement != Placement::L1)
-        fail(bw, "param " + std::to_string(bp) + " (" + p.params[bp].name + ") is declared in DRAM; a CB sits on an l1 buffer");
-      if (decl->shard) {
-        std::vector<uint8_t> holds(grid.cells(), 0);
-        for (CoreCoord c : shard_cores(*decl->shard)) holds[grid.cell(c)] = 1;
-        for_each_core(cb.cores, [&](CoreCoord c) {
-          if (!holds[grid.cell(c)])
-            fail(bw, "core " + core_str(c) + " of the CB holds no shard of param " + std::to_string(bp) + " (" +
-                         p.params[bp].name + ")");
-        });
-      }
-      ParamUse& u = out.uses[bp];
-      if (!u.cb || cb.total_bytes > u.cb_bytes) {
-        u.cb_bytes = cb.total_bytes;
-        u.cb_where = cw + ".total_bytes";
-      }
-      u.cb = true;
-    }
+    check_cb_indices(cb, cw);
+    if (cb.buffer_param) check_cb_buffer(cb, ctx, grid, cw);
     for_each_core(cb.cores, [&](CoreCoord c) {
       for (const CBIndexDesc& x : cb.indices) {
         uint32_t& o = cb_owner[grid.cell(c) * 32 + x.index];
@@ -401,20 +430,23 @@ ProgramChecks check_program(const ProgramDesc& p, const DeviceDesc& d, const std
       if (!cb.buffer_param) l1_used[grid.cell(c)] += (uint64_t{cb.total_bytes} + align - 1) / align * align;
     });
   }
+  return l1_used;
+}
 
-  // V8: the CBs that are not on a buffer fit the usable L1 of each core.
-  if (d.l1_size > d.l1_unreserved_base) {
-    uint64_t have = d.l1_size - d.l1_unreserved_base;
-    for (uint32_t r = 0; r < grid.rows; r++)
-      for (uint32_t c = 0; c < grid.cols; c++)
-        if (l1_used[grid.cell({r, c})] > have)
-          fail(w + ".cbs", "the CBs of core " + core_str({r, c}) + " need " + std::to_string(l1_used[grid.cell({r, c})]) +
-                               " bytes of L1; a core has " + std::to_string(have) + " above the reserved base");
-  }
+// V8: the CBs that are not on a buffer fit the usable L1 of each core.
+void check_cb_l1(const DeviceDesc& d, const Grid& grid, const std::vector<uint64_t>& l1_used, const std::string& w) {
+  if (d.l1_size <= d.l1_unreserved_base) return;
+  uint64_t have = d.l1_size - d.l1_unreserved_base;
+  for (uint32_t r = 0; r < grid.rows; r++)
+    for (uint32_t c = 0; c < grid.cols; c++)
+      if (l1_used[grid.cell({r, c})] > have)
+        fail(w + ".cbs", "the CBs of core " + core_str({r, c}) + " need " + std::to_string(l1_used[grid.cell({r, c})]) +
+                             " bytes of L1; a core has " + std::to_string(have) + " above the reserved base");
+}
 
-  out.cb_l1 = std::move(l1_used);
-
-  // V9: semaphores, with ids as tt-metal's CreateSemaphore assigns them.
+// V9: semaphores, with ids as tt-metal's CreateSemaphore assigns them.
+void check_semaphores(const ProgramDesc& p, const DeviceDesc& d, const Grid& grid, SetChecker& sets,
+                      const std::string& w) {
   if (d.semaphores > 64) throw Error("internal", "the device layer reports more than 64 semaphores per core");
   std::vector<uint64_t> sem_used(grid.cells(), 0);
   for (size_t i = 0; i < p.semaphores.size(); i++) {
@@ -436,6 +468,26 @@ ProgramChecks check_program(const ProgramDesc& p, const DeviceDesc& d, const std
                            " (the smallest id free on all of them, in declaration order)");
     for_each_core(s.cores, [&](CoreCoord c) { sem_used[grid.cell(c)] |= uint64_t{1} << s.id; });
   }
+}
+
+}  // namespace
+
+ProgramChecks check_program(const ProgramDesc& p, const DeviceDesc& d, const std::string& w) {
+  ProgramChecks out;
+  out.params = p.params;
+  out.decls.resize(p.params.size());
+  out.uses.resize(p.params.size());
+  ProgramCtx ctx{p, d, out};
+  Grid grid{d.grid.rows, d.grid.cols};
+  SetChecker sets(grid);
+  check_buffer_decls(ctx, w);
+  check_include_files(p, w);
+  check_kernels(ctx, grid, sets, w);
+  check_one_kernel_per_processor(p, grid, w);
+  std::vector<uint64_t> l1_used = check_cbs(ctx, grid, sets, w);
+  check_cb_l1(d, grid, l1_used, w);
+  out.cb_l1 = std::move(l1_used);
+  check_semaphores(p, d, grid, sets, w);
   return out;
 }
 

@@ -47,6 +47,9 @@
 #ifndef ZYX_EMU_INCLUDE_DIR
 #define ZYX_EMU_INCLUDE_DIR ""
 #endif
+#ifndef ZYX_EMU_GENERATED_INCLUDE_DIR
+#define ZYX_EMU_GENERATED_INCLUDE_DIR ""
+#endif
 
 extern char** environ;
 
@@ -198,26 +201,51 @@ bool remove_tree_at(int parent, const char* name, int depth) {
 
 bool remove_tree(const std::string& path) { return remove_tree_at(AT_FDCWD, path.c_str(), 0); }
 
-// Hash of every file under the include dir, so that a header change
+// Hash of every file under the include dirs, in their search order, so
+// that a header change (or a header moving from one dir to another)
 // invalidates cached kernels without anyone bumping a constant.
-std::string hash_headers(const std::string& dir) {
+std::string hash_headers(const std::vector<std::string>& dirs) {
   Hasher h;
   h.add_u64(ZYX_EMU_ABI_VERSION);
-  std::vector<fs::path> files;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    if (it->is_regular_file()) files.push_back(it->path());
-  }
-  std::sort(files.begin(), files.end());
-  for (auto& p : files) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    h.add(fs::relative(p, dir).string());
-    h.add(ss.str());
+  h.add_u64(dirs.size());
+  for (const std::string& dir : dirs) {
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+      if (it->is_regular_file()) files.push_back(it->path());
+    }
+    std::sort(files.begin(), files.end());
+    h.add_u64(files.size());
+    for (auto& p : files) {
+      std::ifstream in(p, std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      h.add(fs::relative(p, dir).string());
+      h.add(ss.str());
+    }
   }
   return h.hex();
+}
+
+// The kernel header directories, searched in this order: ZYX_EMU_INCLUDE
+// (':'-separated), else the source tree's hand-written headers and the
+// build's generated forwarding headers.
+std::vector<std::string> kernel_include_dirs() {
+  std::vector<std::string> dirs;
+  std::string list = env_or("ZYX_EMU_INCLUDE", "");
+  if (list.empty()) {
+    for (const char* d : {ZYX_EMU_INCLUDE_DIR, ZYX_EMU_GENERATED_INCLUDE_DIR})
+      if (*d) dirs.emplace_back(d);
+    return dirs;
+  }
+  for (size_t at = 0; at <= list.size();) {
+    size_t colon = list.find(':', at);
+    if (colon == std::string::npos) colon = list.size();
+    if (colon > at) dirs.push_back(list.substr(at, colon - at));
+    at = colon + 1;
+  }
+  return dirs;
 }
 
 const std::regex& old_style_main() {
@@ -367,10 +395,10 @@ std::string include_path_problem(const std::string& path) {
 // ---- KernelBuilder ----------------------------------------------------------
 
 KernelBuilder::KernelBuilder(std::string cache_dir, const Board& board) : board_(board) {
-  include_dir_ = env_or("ZYX_EMU_INCLUDE", ZYX_EMU_INCLUDE_DIR);
+  include_dirs_ = kernel_include_dirs();
   cxx_ = env_or("ZYX_EMU_CXX", "c++");
   cxxflags_ = env_or("ZYX_EMU_CXXFLAGS", "-O2 -std=c++20 -fPIC -shared -fstack-clash-protection");
-  header_hash_ = hash_headers(include_dir_);
+  header_hash_ = hash_headers(include_dirs_);
   std::string root = cache_dir;
   if (root.empty()) {
     if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/')
@@ -696,7 +724,7 @@ int KernelBuilder::build(const std::string& key, const BuildSpec& s, const Compi
   std::vector<std::string> args = in.flags;
   // The build directory's paths are the only arguments outside the key.
   args.push_back("-I" + inc);
-  args.push_back("-I" + include_dir_);
+  for (const std::string& d : include_dirs_) args.push_back("-I" + d);
   args.push_back("-o");
   args.push_back(obj_path);
   args.push_back(src_path);

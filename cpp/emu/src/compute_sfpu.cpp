@@ -103,6 +103,238 @@ double softplus(double x, double beta, double threshold) {
   return beta * x > threshold ? x : std::log1p(std::exp(beta * x)) / beta;
 }
 
+// One unary op on an element: the element as float and widened, the op's
+// params as tt-metal passes them (p0-p2, bits) and p0, p1 as f32 values (a,
+// b), and the core's random state.
+struct UnaryArgs {
+  float xf;
+  double x, a, b;
+  uint32_t p0, p1, p2;
+  uint64_t* rng;
+};
+
+double sigmoid(double v) { return 1 / (1 + std::exp(-v)); }
+double bool_value(bool c) { return c ? 1.0 : 0.0; }
+
+// Exponentials, logarithms, roots, powers and sign operations.
+// Sets y and returns true when op is one of them.
+bool exp_log_power(uint32_t op, const UnaryArgs& u, double& y) {
+  const double x = u.x, a = u.a;
+  const float xf = u.xf;
+  const uint32_t p0 = u.p0;
+  switch (op) {
+    case ZYX_SU_EXP: case ZYX_SU_EXP_APPROX: y = std::exp(x); break;
+    case ZYX_SU_EXP2: y = std::exp2(x); break;
+    case ZYX_SU_EXPM1: y = std::expm1(x); break;
+    case ZYX_SU_LOG: y = std::log(x); break;
+    case ZYX_SU_LOG_WITH_BASE: y = std::log(x) * a; break;
+    case ZYX_SU_LOG1P: y = std::log1p(x); break;
+    case ZYX_SU_SQRT: y = std::sqrt(x); break;
+    case ZYX_SU_RSQRT: y = 1 / std::sqrt(x); break;
+    case ZYX_SU_RECIP: y = 1 / x; break;
+    case ZYX_SU_CBRT: y = std::cbrt(x); break;
+    case ZYX_SU_SQUARE: y = x * x; break;
+    case ZYX_SU_ABS: y = std::fabs(x); break;
+    case ZYX_SU_NEG: y = -x; break;
+    case ZYX_SU_SIGN: y = x > 0 ? 1 : x < 0 ? -1 : 0; break;
+    case ZYX_SU_SIGNBIT: y = bool_value(std::signbit(xf)); break;
+    case ZYX_SU_IDENTITY: y = x; break;
+    case ZYX_SU_POWER: y = std::pow(x, a); break;
+    case ZYX_SU_POWER_ITERATIVE: {
+      y = 1;
+      for (uint32_t i = 0; i < p0 && i < 1024; i++) y *= x;
+      break;
+    }
+    case ZYX_SU_RPOW: y = std::pow(a, x); break;
+    default: return false;
+  }
+  return true;
+}
+
+// Activation functions (the ReLU family, ELU, GELU, sigmoid, tanh, the
+// hard and soft forms, threshold, PReLU).
+// Sets y and returns true when op is one of them.
+bool activation(uint32_t op, const UnaryArgs& u, double& y) {
+  const double x = u.x, a = u.a, b = u.b;
+  const uint32_t p2 = u.p2;
+  switch (op) {
+    case ZYX_SU_RELU: y = x > 0 ? x : 0; break;
+    case ZYX_SU_RELU_MAX: y = x < 0 ? 0 : (x > a ? a : x); break;  // relu(min(x, upper))
+    case ZYX_SU_RELU_MIN: y = std::max(std::max(x, a), 0.0); break;  // relu(max(x, lower))
+    case ZYX_SU_LEAKY_RELU: y = x < 0 ? a * x : x; break;
+    case ZYX_SU_ELU: y = x < 0 ? a * std::expm1(x) : x; break;
+    case ZYX_SU_SELU: y = a * (x > 0 ? x : b * std::expm1(x)); break;  // (scale, alpha)
+    case ZYX_SU_CELU: y = x > 0 ? x : a * std::expm1(x / a); break;  // (alpha, 1/alpha)
+    case ZYX_SU_GELU: y = 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); break;
+    case ZYX_SU_GELU_APPROX:
+      y = 0.5 * x * (1 + std::tanh(std::sqrt(2 / kPi) * (x + 0.044715 * x * x * x)));
+      break;
+    case ZYX_SU_SIGMOID: case ZYX_SU_SIGMOID_APPROX: y = sigmoid(x); break;
+    case ZYX_SU_SILU: case ZYX_SU_SWISH: y = x * sigmoid(x); break;
+    case ZYX_SU_TANH: case ZYX_SU_TANH_APPROX: y = std::tanh(x); break;
+    case ZYX_SU_HARDSIGMOID: y = std::min(1.0, std::max(0.0, x / 6 + 0.5)); break;
+    case ZYX_SU_HARDSWISH: y = x * std::min(1.0, std::max(0.0, x / 6 + 0.5)); break;
+    case ZYX_SU_HARDTANH: case ZYX_SU_CLAMP: y = std::min(b, std::max(a, x)); break;
+    case ZYX_SU_HARDSHRINK: y = std::fabs(x) > a ? x : 0; break;
+    case ZYX_SU_SOFTSHRINK: y = x > a ? x - a : x < -a ? x + a : 0; break;
+    case ZYX_SU_SOFTSIGN: y = x / (1 + std::fabs(x)); break;
+    case ZYX_SU_SOFTPLUS: y = softplus(x, a, pf(p2)); break;  // (beta, 1/beta, threshold)
+    case ZYX_SU_MISH: y = x * std::tanh(softplus(x, 1, 20)); break;
+    case ZYX_SU_HARDMISH: y = 0.5 * x * std::min(2.0, std::max(0.0, x + 2)); break;
+    case ZYX_SU_TANHSHRINK: y = x - std::tanh(x); break;
+    case ZYX_SU_LOGSIGMOID: y = -softplus(-x, 1, 20); break;
+    case ZYX_SU_TANH_DERIVATIVE: y = 1 - std::tanh(x) * std::tanh(x); break;
+    case ZYX_SU_SOFTCAP: y = a * std::tanh(x / a); break;
+    case ZYX_SU_THRESHOLD: y = x > a ? x : b; break;
+    case ZYX_SU_PRELU: y = x < 0 ? a * x : x; break;
+    default: return false;
+  }
+  return true;
+}
+
+// Trigonometric and hyperbolic functions, erf, Bessel, gamma-family
+// functions and logit.
+// Sets y and returns true when op is one of them.
+bool special_function(uint32_t op, const UnaryArgs& u, double& y) {
+  const double x = u.x, a = u.a, b = u.b;
+  const uint32_t p0 = u.p0;
+  switch (op) {
+    case ZYX_SU_SIN: y = std::sin(x); break;
+    case ZYX_SU_COS: y = std::cos(x); break;
+    case ZYX_SU_TAN: y = std::tan(x); break;
+    case ZYX_SU_ASIN: y = std::asin(x); break;
+    case ZYX_SU_ACOS: y = std::acos(x); break;
+    case ZYX_SU_ATAN: y = std::atan(x); break;
+    case ZYX_SU_SINH: y = std::sinh(x); break;
+    case ZYX_SU_COSH: y = std::cosh(x); break;
+    case ZYX_SU_ASINH: y = std::asinh(x); break;
+    case ZYX_SU_ACOSH: y = std::acosh(x); break;
+    case ZYX_SU_ATANH: y = std::atanh(x); break;
+    case ZYX_SU_ERF: y = std::erf(x); break;
+    case ZYX_SU_ERFC: y = std::erfc(x); break;
+    case ZYX_SU_ERFINV: y = erfinv(x); break;
+    case ZYX_SU_I0: y = std::cyl_bessel_i(0.0, std::fabs(x)); break;
+    case ZYX_SU_I1: y = (x < 0 ? -1 : 1) * std::cyl_bessel_i(1.0, std::fabs(x)); break;
+    case ZYX_SU_LGAMMA: y = std::lgamma(x); break;
+    case ZYX_SU_DIGAMMA: y = digamma(x); break;
+    case ZYX_SU_POLYGAMMA: y = polygamma(static_cast<int>(p0), x); break;
+    case ZYX_SU_POLYGAMMA_SCALED: {  // (n, (-1)^(n+1) n!) as f32 bits
+      int n = static_cast<int>(a);
+      y = n >= 1 && n <= 11 ? b * polygamma_sum(n, x) : std::numeric_limits<double>::quiet_NaN();
+      break;
+    }
+    case ZYX_SU_MULTIGAMMALN:  // multivariate log-gamma of order 4, as ttnn's multigammaln
+      y = std::lgamma(x) + std::lgamma(x - 0.5) + std::lgamma(x - 1) + std::lgamma(x - 1.5) + 3 * std::log(kPi);
+      break;
+    case ZYX_SU_LOGIT: {
+      double v = x;
+      if (a >= 0) v = std::min(std::max(v, a), 1 - a);
+      y = std::log(v / (1 - v));
+      break;
+    }
+    default: return false;
+  }
+  return true;
+}
+
+// Tests and comparisons (1 or 0), max, min and heaviside against a scalar.
+// Sets y and returns true when op is one of them.
+bool comparison(uint32_t op, const UnaryArgs& u, double& y) {
+  const double x = u.x, a = u.a;
+  switch (op) {
+    case ZYX_SU_ISINF: y = bool_value(std::isinf(x)); break;
+    case ZYX_SU_ISPOSINF: y = bool_value(std::isinf(x) && x > 0); break;
+    case ZYX_SU_ISNEGINF: y = bool_value(std::isinf(x) && x < 0); break;
+    case ZYX_SU_ISNAN: y = bool_value(std::isnan(x)); break;
+    case ZYX_SU_ISFINITE: y = bool_value(std::isfinite(x)); break;
+    case ZYX_SU_LOGICAL_NOT: case ZYX_SU_EQZ: y = bool_value(x == 0); break;
+    case ZYX_SU_NEZ: y = bool_value(x != 0); break;
+    case ZYX_SU_LTZ: y = bool_value(x < 0); break;
+    case ZYX_SU_GTZ: y = bool_value(x > 0); break;
+    case ZYX_SU_LEZ: y = bool_value(x <= 0); break;
+    case ZYX_SU_GEZ: y = bool_value(x >= 0); break;
+    case ZYX_SU_UNARY_EQ: y = bool_value(x == a); break;
+    case ZYX_SU_UNARY_NE: y = bool_value(x != a); break;
+    case ZYX_SU_UNARY_GT: y = bool_value(x > a); break;
+    case ZYX_SU_UNARY_LT: y = bool_value(x < a); break;
+    case ZYX_SU_UNARY_GE: y = bool_value(x >= a); break;
+    case ZYX_SU_UNARY_LE: y = bool_value(x <= a); break;
+    case ZYX_SU_UNARY_MAX: y = std::isnan(x) ? x : std::max(x, a); break;
+    case ZYX_SU_UNARY_MIN: y = std::isnan(x) ? x : std::min(x, a); break;
+    case ZYX_SU_HEAVISIDE: y = x < 0 ? 0 : x > 0 ? 1 : a; break;
+    default: return false;
+  }
+  return true;
+}
+
+// Operations with a scalar (rsub, rdiv, fmod, remainder, fill, add, …) and
+// rounding.
+// Sets y and returns true when op is one of them.
+bool scalar_op(uint32_t op, const UnaryArgs& u, double& y) {
+  const double x = u.x, a = u.a;
+  const uint32_t p0 = u.p0;
+  const uint32_t p1 = u.p1;
+  switch (op) {
+    case ZYX_SU_RSUB: case ZYX_SU_RSUB_SCALAR: y = a - x; break;
+    case ZYX_SU_RDIV:  // p1: rounding of the quotient (0 none, 1 trunc, 2 floor)
+      y = a / x;
+      if (p1 == 1) y = std::trunc(y);
+      if (p1 == 2) y = std::floor(y);
+      break;
+    case ZYX_SU_FMOD: y = std::fmod(x, a); break;  // sign of x, as torch.fmod
+    case ZYX_SU_REMAINDER: {  // sign of the divisor, as torch.remainder
+      y = std::fmod(x, a);
+      if (y != 0 && ((y < 0) != (a < 0))) y += a;
+      break;
+    }
+    case ZYX_SU_FLOOR: y = std::floor(x); break;
+    case ZYX_SU_CEIL: y = std::ceil(x); break;
+    case ZYX_SU_TRUNC: y = std::trunc(x); break;
+    case ZYX_SU_ROUND: y = round_half_even(x, static_cast<int32_t>(p0)); break;
+    case ZYX_SU_FRAC: y = x - std::trunc(x); break;
+    case ZYX_SU_FILL: y = a; break;
+    case ZYX_SU_ADD_SCALAR: y = x + a; break;
+    case ZYX_SU_SUB_SCALAR: y = x - a; break;
+    case ZYX_SU_MUL_SCALAR: y = x * a; break;
+    case ZYX_SU_DIV_SCALAR: y = x / a; break;
+    default: return false;
+  }
+  return true;
+}
+
+// Random ops: dropout and rand, from the core's generator.
+// Sets y and returns true when op is one of them.
+bool random_op(uint32_t op, const UnaryArgs& u, double& y) {
+  const double x = u.x, a = u.a, b = u.b;
+  const uint32_t p0 = u.p0;
+  uint64_t* rng = u.rng;
+  switch (op) {
+    case ZYX_SU_DROPOUT: {
+      // p0: drop probability scaled to [0, 2^31); p1: f32 scale of kept elements
+      uint32_t r = next_rand(rng) >> 1;
+      y = r < p0 ? 0 : x * b;
+      break;
+    }
+    case ZYX_SU_RAND: y = a + b * (next_rand(rng) * (1.0 / 4294967296.0)); break;
+    default: return false;
+  }
+  return true;
+}
+
+// stochastic_round_tile: to bf16 by adding 16 random low bits, then
+// truncating (NaN, inf unchanged).
+float stochastic_round_bf16(float xf, uint64_t* rng) {
+  uint32_t u;
+  std::memcpy(&u, &xf, 4);
+  if ((u & 0x7f800000u) == 0x7f800000u) return xf;
+  uint32_t r = (u & 0x7fffffffu) + (next_rand(rng) >> 16);
+  if (r > 0x7f7fffffu) r = 0x7f7f0000u;  // the largest finite bf16 (no rounding up to inf)
+  u = (u & 0x80000000u) | (r & 0x7fff0000u);
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
 }  // namespace
 
 bool sfpu_unary_known(uint32_t op) { return op < ZYX_SU_COUNT && op != ZYX_SU_TILED_PROD; }
@@ -167,160 +399,12 @@ uint32_t sfpu_unary_i(uint32_t op, uint32_t u, uint32_t p0, uint32_t p1) {
 }
 
 float sfpu_unary_f(uint32_t op, float xf, uint32_t p0, uint32_t p1, uint32_t p2, uint64_t* rng) {
-  const double x = xf, a = pf(p0), b = pf(p1);
-  auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
-  auto bo = [](bool c) { return c ? 1.0 : 0.0; };
-  double y;
-  switch (op) {
-    case ZYX_SU_EXP: case ZYX_SU_EXP_APPROX: y = std::exp(x); break;
-    case ZYX_SU_EXP2: y = std::exp2(x); break;
-    case ZYX_SU_EXPM1: y = std::expm1(x); break;
-    case ZYX_SU_LOG: y = std::log(x); break;
-    case ZYX_SU_LOG_WITH_BASE: y = std::log(x) * a; break;
-    case ZYX_SU_LOG1P: y = std::log1p(x); break;
-    case ZYX_SU_SQRT: y = std::sqrt(x); break;
-    case ZYX_SU_RSQRT: y = 1 / std::sqrt(x); break;
-    case ZYX_SU_RECIP: y = 1 / x; break;
-    case ZYX_SU_CBRT: y = std::cbrt(x); break;
-    case ZYX_SU_SQUARE: y = x * x; break;
-    case ZYX_SU_ABS: y = std::fabs(x); break;
-    case ZYX_SU_NEG: y = -x; break;
-    case ZYX_SU_SIGN: y = x > 0 ? 1 : x < 0 ? -1 : 0; break;
-    case ZYX_SU_SIGNBIT: y = bo(std::signbit(xf)); break;
-    case ZYX_SU_IDENTITY: y = x; break;
-    case ZYX_SU_RELU: y = x > 0 ? x : 0; break;
-    case ZYX_SU_RELU_MAX: y = x < 0 ? 0 : (x > a ? a : x); break;  // relu(min(x, upper))
-    case ZYX_SU_RELU_MIN: y = std::max(std::max(x, a), 0.0); break;  // relu(max(x, lower))
-    case ZYX_SU_LEAKY_RELU: y = x < 0 ? a * x : x; break;
-    case ZYX_SU_ELU: y = x < 0 ? a * std::expm1(x) : x; break;
-    case ZYX_SU_SELU: y = a * (x > 0 ? x : b * std::expm1(x)); break;  // (scale, alpha)
-    case ZYX_SU_CELU: y = x > 0 ? x : a * std::expm1(x / a); break;  // (alpha, 1/alpha)
-    case ZYX_SU_GELU: y = 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); break;
-    case ZYX_SU_GELU_APPROX:
-      y = 0.5 * x * (1 + std::tanh(std::sqrt(2 / kPi) * (x + 0.044715 * x * x * x)));
-      break;
-    case ZYX_SU_SIGMOID: case ZYX_SU_SIGMOID_APPROX: y = sig(x); break;
-    case ZYX_SU_SILU: case ZYX_SU_SWISH: y = x * sig(x); break;
-    case ZYX_SU_TANH: case ZYX_SU_TANH_APPROX: y = std::tanh(x); break;
-    case ZYX_SU_HARDSIGMOID: y = std::min(1.0, std::max(0.0, x / 6 + 0.5)); break;
-    case ZYX_SU_HARDSWISH: y = x * std::min(1.0, std::max(0.0, x / 6 + 0.5)); break;
-    case ZYX_SU_HARDTANH: case ZYX_SU_CLAMP: y = std::min(b, std::max(a, x)); break;
-    case ZYX_SU_HARDSHRINK: y = std::fabs(x) > a ? x : 0; break;
-    case ZYX_SU_SOFTSHRINK: y = x > a ? x - a : x < -a ? x + a : 0; break;
-    case ZYX_SU_SOFTSIGN: y = x / (1 + std::fabs(x)); break;
-    case ZYX_SU_SOFTPLUS: y = softplus(x, a, pf(p2)); break;  // (beta, 1/beta, threshold)
-    case ZYX_SU_MISH: y = x * std::tanh(softplus(x, 1, 20)); break;
-    case ZYX_SU_HARDMISH: y = 0.5 * x * std::min(2.0, std::max(0.0, x + 2)); break;
-    case ZYX_SU_TANHSHRINK: y = x - std::tanh(x); break;
-    case ZYX_SU_LOGSIGMOID: y = -softplus(-x, 1, 20); break;
-    case ZYX_SU_TANH_DERIVATIVE: y = 1 - std::tanh(x) * std::tanh(x); break;
-    case ZYX_SU_SOFTCAP: y = a * std::tanh(x / a); break;
-    case ZYX_SU_SIN: y = std::sin(x); break;
-    case ZYX_SU_COS: y = std::cos(x); break;
-    case ZYX_SU_TAN: y = std::tan(x); break;
-    case ZYX_SU_ASIN: y = std::asin(x); break;
-    case ZYX_SU_ACOS: y = std::acos(x); break;
-    case ZYX_SU_ATAN: y = std::atan(x); break;
-    case ZYX_SU_SINH: y = std::sinh(x); break;
-    case ZYX_SU_COSH: y = std::cosh(x); break;
-    case ZYX_SU_ASINH: y = std::asinh(x); break;
-    case ZYX_SU_ACOSH: y = std::acosh(x); break;
-    case ZYX_SU_ATANH: y = std::atanh(x); break;
-    case ZYX_SU_ERF: y = std::erf(x); break;
-    case ZYX_SU_ERFC: y = std::erfc(x); break;
-    case ZYX_SU_ERFINV: y = erfinv(x); break;
-    case ZYX_SU_I0: y = std::cyl_bessel_i(0.0, std::fabs(x)); break;
-    case ZYX_SU_I1: y = (x < 0 ? -1 : 1) * std::cyl_bessel_i(1.0, std::fabs(x)); break;
-    case ZYX_SU_LGAMMA: y = std::lgamma(x); break;
-    case ZYX_SU_DIGAMMA: y = digamma(x); break;
-    case ZYX_SU_POLYGAMMA: y = polygamma(static_cast<int>(p0), x); break;
-    case ZYX_SU_POLYGAMMA_SCALED: {  // (n, (-1)^(n+1) n!) as f32 bits
-      int n = static_cast<int>(a);
-      y = n >= 1 && n <= 11 ? b * polygamma_sum(n, x) : std::numeric_limits<double>::quiet_NaN();
-      break;
-    }
-    case ZYX_SU_MULTIGAMMALN:  // multivariate log-gamma of order 4, as ttnn's multigammaln
-      y = std::lgamma(x) + std::lgamma(x - 0.5) + std::lgamma(x - 1) + std::lgamma(x - 1.5) + 3 * std::log(kPi);
-      break;
-    case ZYX_SU_ISINF: y = bo(std::isinf(x)); break;
-    case ZYX_SU_ISPOSINF: y = bo(std::isinf(x) && x > 0); break;
-    case ZYX_SU_ISNEGINF: y = bo(std::isinf(x) && x < 0); break;
-    case ZYX_SU_ISNAN: y = bo(std::isnan(x)); break;
-    case ZYX_SU_ISFINITE: y = bo(std::isfinite(x)); break;
-    case ZYX_SU_LOGICAL_NOT: case ZYX_SU_EQZ: y = bo(x == 0); break;
-    case ZYX_SU_NEZ: y = bo(x != 0); break;
-    case ZYX_SU_LTZ: y = bo(x < 0); break;
-    case ZYX_SU_GTZ: y = bo(x > 0); break;
-    case ZYX_SU_LEZ: y = bo(x <= 0); break;
-    case ZYX_SU_GEZ: y = bo(x >= 0); break;
-    case ZYX_SU_UNARY_EQ: y = bo(x == a); break;
-    case ZYX_SU_UNARY_NE: y = bo(x != a); break;
-    case ZYX_SU_UNARY_GT: y = bo(x > a); break;
-    case ZYX_SU_UNARY_LT: y = bo(x < a); break;
-    case ZYX_SU_UNARY_GE: y = bo(x >= a); break;
-    case ZYX_SU_UNARY_LE: y = bo(x <= a); break;
-    case ZYX_SU_UNARY_MAX: y = std::isnan(x) ? x : std::max(x, a); break;
-    case ZYX_SU_UNARY_MIN: y = std::isnan(x) ? x : std::min(x, a); break;
-    case ZYX_SU_HEAVISIDE: y = x < 0 ? 0 : x > 0 ? 1 : a; break;
-    case ZYX_SU_POWER: y = std::pow(x, a); break;
-    case ZYX_SU_POWER_ITERATIVE: {
-      y = 1;
-      for (uint32_t i = 0; i < p0 && i < 1024; i++) y *= x;
-      break;
-    }
-    case ZYX_SU_RPOW: y = std::pow(a, x); break;
-    case ZYX_SU_RSUB: case ZYX_SU_RSUB_SCALAR: y = a - x; break;
-    case ZYX_SU_RDIV:  // p1: rounding of the quotient (0 none, 1 trunc, 2 floor)
-      y = a / x;
-      if (p1 == 1) y = std::trunc(y);
-      if (p1 == 2) y = std::floor(y);
-      break;
-    case ZYX_SU_FMOD: y = std::fmod(x, a); break;  // sign of x, as torch.fmod
-    case ZYX_SU_REMAINDER: {  // sign of the divisor, as torch.remainder
-      y = std::fmod(x, a);
-      if (y != 0 && ((y < 0) != (a < 0))) y += a;
-      break;
-    }
-    case ZYX_SU_THRESHOLD: y = x > a ? x : b; break;
-    case ZYX_SU_PRELU: y = x < 0 ? a * x : x; break;
-    case ZYX_SU_LOGIT: {
-      double v = x;
-      if (a >= 0) v = std::min(std::max(v, a), 1 - a);
-      y = std::log(v / (1 - v));
-      break;
-    }
-    case ZYX_SU_FLOOR: y = std::floor(x); break;
-    case ZYX_SU_CEIL: y = std::ceil(x); break;
-    case ZYX_SU_TRUNC: y = std::trunc(x); break;
-    case ZYX_SU_ROUND: y = round_half_even(x, static_cast<int32_t>(p0)); break;
-    case ZYX_SU_FRAC: y = x - std::trunc(x); break;
-    case ZYX_SU_FILL: y = a; break;
-    case ZYX_SU_ADD_SCALAR: y = x + a; break;
-    case ZYX_SU_SUB_SCALAR: y = x - a; break;
-    case ZYX_SU_MUL_SCALAR: y = x * a; break;
-    case ZYX_SU_DIV_SCALAR: y = x / a; break;
-    case ZYX_SU_DROPOUT: {
-      // p0: drop probability scaled to [0, 2^31); p1: f32 scale of kept elements
-      uint32_t r = next_rand(rng) >> 1;
-      y = r < p0 ? 0 : x * b;
-      break;
-    }
-    case ZYX_SU_RAND: y = a + b * (next_rand(rng) * (1.0 / 4294967296.0)); break;
-    case ZYX_SU_STOCHASTIC_ROUND: {
-      // to bf16: add 16 random low bits, then truncate (NaN, inf unchanged)
-      uint32_t u;
-      std::memcpy(&u, &xf, 4);
-      if ((u & 0x7f800000u) == 0x7f800000u) return xf;
-      uint32_t r = (u & 0x7fffffffu) + (next_rand(rng) >> 16);
-      if (r > 0x7f7fffffu) r = 0x7f7f0000u;  // the largest finite bf16 (no rounding up to inf)
-      u = (u & 0x80000000u) | (r & 0x7fff0000u);
-      float f;
-      std::memcpy(&f, &u, 4);
-      return f;
-    }
-    default: y = x; break;
-  }
-  (void)p2;
+  if (op == ZYX_SU_STOCHASTIC_ROUND) return stochastic_round_bf16(xf, rng);
+  const UnaryArgs u{xf, xf, pf(p0), pf(p1), p0, p1, p2, rng};
+  double y = u.x;  // an op of none of the groups leaves the element as it is
+  if (!exp_log_power(op, u, y) && !activation(op, u, y) && !special_function(op, u, y) && !comparison(op, u, y) &&
+      !scalar_op(op, u, y))
+    random_op(op, u, y);
   return static_cast<float>(y);
 }
 

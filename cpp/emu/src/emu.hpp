@@ -317,7 +317,8 @@ class KernelBuilder {
   std::string key(const BuildSpec& spec) { return key_of(compile_inputs(spec)); }
   // Kills every compiler in flight (their builds fail) and refuses new ones.
   void cancel();
-  std::string include_dir() const { return include_dir_; }
+  // The kernel header directories, in search order (compiler.cpp).
+  const std::vector<std::string>& include_dirs() const { return include_dirs_; }
   std::string cache_dir() const { return cache_dir_; }
   // Statistics for benchmarks and tests.
   uint64_t compiles() const { return compiles_.load(); }
@@ -345,7 +346,8 @@ class KernelBuilder {
   bool takes_no_gnu_unique();
   std::mutex probe_mu_;
   int takes_no_gnu_unique_ = -1;  // -1: not asked yet
-  std::string cache_dir_, private_root_, include_dir_, cxx_, cxxflags_, header_hash_;
+  std::string cache_dir_, private_root_, cxx_, cxxflags_, header_hash_;
+  std::vector<std::string> include_dirs_;
   Board board_;
   std::mutex mu_;
   bool cancelled_ = false;

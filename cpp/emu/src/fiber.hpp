@@ -1,5 +1,5 @@
 // Fiber contexts: a stack of its own and a switch between two contexts of one
-// thread (core.cpp runs each kernel of a core as a fiber).
+// thread (scheduler.cpp runs each kernel of a core as a fiber).
 //
 // On x86-64 (SysV) and aarch64 (AAPCS64) the switch is a few instructions of
 // assembly (fiber.cpp): it saves the callee-saved registers and the

@@ -1,4 +1,4 @@
-// Per-section state of the kernel API (core.cpp's API part): what a RISC
+// Per-section state of the kernel API (kernel_api.hpp): what a RISC
 // keeps for itself on a card (its NOC command-buffer state, its copy of the
 // circular-buffer interface, its debug state), the guard that turns a fault
 // in kernel code into a run error, and the reserved L1 layout the emulator

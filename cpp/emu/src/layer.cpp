@@ -1,6 +1,7 @@
 // EmuLayer: the DeviceLayer of the host emulator. Buffers live in sparse,
 // bank-interleaved DRAM or in the cores' L1 (memory.cpp); programs are
-// kernels on core range sets run by the core scheduler (core.cpp).
+// kernels on core range sets, compiled and run by the Runner (program.cpp,
+// program_run.cpp) on the scheduler (scheduler.cpp).
 #include "emu.hpp"
 #include "runner.hpp"
 

@@ -1,5 +1,6 @@
 // The program runner: per-core state, circular buffers, the destination
-// register file and the scheduler that runs every core's kernels.
+// register file, compiled programs (program.cpp, program_run.cpp) and the
+// scheduler that runs every core's kernels (scheduler.cpp).
 #pragma once
 
 #include <array>
@@ -26,7 +27,17 @@ namespace zyx::emu {
 
 struct CoreState;
 struct RunState;
-struct Worker;
+struct ArgSource;
+
+// A worker thread of the scheduler, as its fibers see it.
+struct Worker {
+  FiberContext sched;  // the worker's own context, the fibers switch back to
+};
+
+// A kernel fiber's stack: reserved, committed as it is used, with a guard
+// page at its low end (an overflow faults instead of corrupting).
+constexpr size_t kFiberStackSize = 1u << 20;
+constexpr size_t kFiberStackGuard = 4096;
 
 // One circular buffer (one CB index) of one core: a bounded queue of pages in L1.
 struct CircularBuffer {
@@ -57,7 +68,7 @@ struct Wait {
 // The C++ runtime's per-thread exception-handling state (the Itanium C++
 // ABI's __cxa_eh_globals): the exceptions being handled, innermost first,
 // and the count of those thrown and not yet caught. Each fiber has its own,
-// swapped in while it runs (core.cpp, Runner::execute), so that a kernel
+// swapped in while it runs (scheduler.cpp), so that a kernel
 // that blocks inside a catch block does not lend its exception to the other
 // kernels of its worker, and a kernel stopped inside one (std::terminate
 // runs as a handler of the exception that reached it) leaves nothing behind:
@@ -128,7 +139,7 @@ struct RunState {
   std::string err_code, err_msg;
   std::vector<CoreState*> cores;  // the cores that run, owned by the Runner
   std::atomic<uint32_t> next_core{0};
-  // Stall detection across workers (core.cpp, Runner::execute).
+  // Stall detection across workers (scheduler.cpp).
   std::atomic<int> stall_phase{0};        // 0 running, 1 collecting the report
   std::atomic<uint32_t> stall_answers{0};  // workers that have added their part
   std::mutex stall_mu;
@@ -171,6 +182,23 @@ struct Program {
   std::map<uint32_t, Geometry> decls;  // declared layouts by param
 };
 
+// Fiber stacks (kFiberStackSize, guard page included), kept for reuse
+// between runs. Thread-safe.
+class StackPool {
+ public:
+  StackPool() = default;
+  ~StackPool();
+  StackPool(const StackPool&) = delete;
+  StackPool& operator=(const StackPool&) = delete;
+  // A stack, or Error("internal") when none can be mapped.
+  void* take();
+  void give(void* s);
+
+ private:
+  std::mutex mu_;
+  std::vector<void*> stacks_;
+};
+
 class Runner {
  public:
   Runner(const Board& board, DeviceMemory& memory, KernelBuilder& builder);
@@ -180,11 +208,13 @@ class Runner {
   void release(uint64_t program);
 
  private:
-  void execute(RunState& rs);
-  void* take_stack();
-  void give_stack(void* s);
+  void build_static_kernels(Program& prog);
+  std::shared_ptr<Program> find_program(uint64_t id);
   std::shared_ptr<KernelObject> kernel_for(Program& prog, KernelPlan& kp, const std::vector<RunArg>& args,
                                            const std::vector<std::shared_ptr<const Buffer>>& bufs);
+  void set_up_cores(RunState& rs, const Program& prog, const std::vector<std::shared_ptr<KernelObject>>& objs,
+                    ArgSource& src);
+  void execute(RunState& rs);
 
   const Board& board_;
   DeviceMemory& memory_;
@@ -192,8 +222,7 @@ class Runner {
   std::mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<Program>> programs_;
   uint64_t next_id_ = 1;
-  std::mutex stack_mu_;
-  std::vector<void*> stacks_;
+  StackPool stacks_;
   std::mutex run_mu_;
   std::vector<std::unique_ptr<CoreState>> core_pool_;  // by position in the run
   // The helper threads of execute (worker 1 onwards), kept between runs: a

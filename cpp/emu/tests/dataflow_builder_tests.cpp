@@ -2,8 +2,9 @@
 // checked (objects and directories others own or can write are refused, a
 // planted symlink is not followed, no shared fallback without HOME), the
 // compiler runs in its own process group and dies with the runtime, an
-// object exports only its entry points and is unloaded with its layer, and
-// compile-time args are constant expressions in every form tt-metal has.
+// object exports only its entry points and is unloaded with its layer,
+// compile-time args are constant expressions in every form tt-metal has, and
+// every slot of the API table an object binds is set.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <signal.h>
@@ -12,6 +13,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstddef>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <cstdlib>
@@ -20,6 +23,7 @@
 
 #include "emu.hpp"
 #include "harness.hpp"
+#include "runner.hpp"
 
 using namespace zyx;
 using namespace zyx_test;
@@ -246,6 +250,100 @@ void test_key_covers_inputs(const std::string& cache) {
   CHECK(blackhole.key(base()) != builder.key(base()));
 }
 ZYX_TEST_CACHE_DIR(builder, test_key_covers_inputs);
+
+// Sets an environment variable for a scope, restoring it after.
+struct ScopedEnv {
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) had_ = true, old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (had_)
+      setenv(name_, old_.c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+void append_line(const std::string& path, const std::string& line) {
+  std::ofstream out(path, std::ios::app);
+  out << line << "\n";
+  CHECK(out.good());
+}
+
+// The kernel headers come from two directories, searched in this order: the
+// hand-written ones (cpp/emu/include) and the forwarding headers the build
+// generates from cpp/emu/forwarding_headers.tsv (tt-metal's include paths).
+// Both reach the compiler and every file of both is in the cache key;
+// ZYX_EMU_INCLUDE names the pair (':'-separated).
+void test_header_dirs(const std::string& cache) {
+  std::vector<std::string> dirs = emu::KernelBuilder(cache, emu::board_preset("n150")).include_dirs();
+  CHECK_EQ(dirs.size(), size_t(2));
+  CHECK(exists(dirs[0] + "/zyx_emu/dataflow.h"));
+  CHECK(!exists(dirs[0] + "/dataflow_api.h"));
+  CHECK(exists(dirs[1] + "/dataflow_api.h"));
+  CHECK(exists(dirs[1] + "/api/compute/eltwise_binary.h"));
+
+  std::string tmp = make_temp_dir(cache, "headers");
+  std::string own = tmp + "/own", generated = tmp + "/generated";
+  CHECK(std::system(("cp -R '" + dirs[0] + "' '" + own + "' && cp -R '" + dirs[1] + "' '" + generated + "'").c_str()) == 0);
+  std::string source = "void kernel_main() {}";
+  std::map<std::string, std::string> defines;
+  emu::BuildSpec spec;
+  spec.name = "reader";
+  spec.source = &source;
+  spec.defines = &defines;
+  auto key_with = [&](const std::string& include) {
+    ScopedEnv env("ZYX_EMU_INCLUDE", include);
+    return emu::KernelBuilder(cache, emu::board_preset("n150")).key(spec);
+  };
+  std::string both = own + ":" + generated;
+  std::string k0 = key_with(both);
+  CHECK_EQ(key_with(both), k0);
+  CHECK(key_with(own) != k0);
+  append_line(generated + "/dataflow_api.h", "// changed");
+  std::string k1 = key_with(both);
+  CHECK(k1 != k0);
+  append_line(own + "/zyx_emu/common.h", "// changed");
+  CHECK(key_with(both) != k1);
+
+  // A kernel that includes "dataflow_api.h" builds through the generated
+  // directory, and not without it.
+  GroupProgram g = word_program(kWriteWord);
+  g.reader.compile_args = {C(7)};
+  {
+    ScopedEnv env("ZYX_EMU_INCLUDE", both);
+    auto layer = make_emu_layer("n150", 0, tmp + "/cache");
+    CHECK_EQ(run_word(*layer, g), 7u);
+  }
+  {
+    ScopedEnv env("ZYX_EMU_INCLUDE", own);
+    auto layer = make_emu_layer("n150", 0, tmp + "/cache");
+    std::string msg = expect_error("compile_error", [&] { layer->compile(one_group_program(g, 1, 1)); });
+    CHECK(msg.find("dataflow_api.h") != std::string::npos);
+  }
+  remove_tree(tmp);
+}
+ZYX_TEST_CACHE_DIR(builder, test_header_dirs);
+
+// Every slot of the function table handed to kernel objects is set
+// (abi_table.cpp): a slot left null would crash the kernel that calls it.
+void test_abi_table_complete(const std::string& /*cache*/) {
+  const zyx_emu_api* api = emu::kernel_api();
+  CHECK_EQ(api->abi_version, uint32_t(ZYX_EMU_ABI_VERSION));
+  constexpr size_t first = offsetof(zyx_emu_api, args);
+  static_assert((sizeof(zyx_emu_api) - first) % sizeof(void*) == 0, "the table after args holds only pointers");
+  const char* slots = reinterpret_cast<const char*>(api) + first;
+  for (size_t i = 0; i < (sizeof(zyx_emu_api) - first) / sizeof(void*); i++) {
+    void* fn = nullptr;
+    std::memcpy(&fn, slots + i * sizeof(void*), sizeof fn);
+    if (!fn) throw Failure("zyx_emu_api slot " + std::to_string(i) + " after args is not set");
+  }
+}
+ZYX_TEST(builder, test_abi_table_complete);
 
 // A kernel's name is free text: a line break in it adds no code to the
 // kernel, and the object built under it is not served for another name.

@@ -18,7 +18,7 @@
 // bound (a static initializer of the kernel) or outside a run,
 // kernel_exit returns and the real function (__real_NAME) is called.
 // Calls made inside the C and C++ libraries are not wrapped: the emulator's
-// std::terminate handler and SIGABRT handler see those (core.cpp).
+// std::terminate handler and SIGABRT handler see those (fault_guard.cpp).
 // Internal linkage is not possible (the linker looks the names up), so they
 // are hidden (-fvisibility=hidden), and `used` keeps the ones a kernel does
 // not call.

@@ -3,16 +3,20 @@
 
 For every family list (*.txt beside this script) it generates one translation
 unit per include style, with each listed call in a function of its own, and
-compiles it with -fsyntax-only against cpp/emu/include. Errors are mapped back
+compiles it with -fsyntax-only against the kernel header directories: the
+hand-written cpp/emu/include and the forwarding headers generated from
+cpp/emu/forwarding_headers.tsv (by default written into a temporary directory
+with cmake/forwarding_headers.cmake, as the build does). Errors are mapped back
 to the function they occur in; a function counts as implemented when its call
 compiles in every include style. Prints a table by family (all functions and
 the core subset) and the missing functions, and fails when coverage is below
 the thresholds recorded in thresholds.txt.
 
-Usage: coverage.py [--include DIR] [--cxx CXX] [--family NAME] [--no-check]
-                   [--list-missing]
+Usage: coverage.py [--include DIR]... [--cxx CXX] [--cmake CMAKE] [--family NAME]
+                   [--no-check] [--list-missing]
 """
 import argparse
+import contextlib
 import os
 import re
 import subprocess
@@ -20,6 +24,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+EMU = os.path.normpath(os.path.join(HERE, "..", ".."))
 DATAFLOW_FAMILIES = {"dataflow", "debug", "classes"}
 
 
@@ -93,14 +98,16 @@ def build_tu(entries, style, dataflow):
     return "\n".join(lines) + "\n", spans
 
 
-def compile_errors(cxx, include, src, nfuncs):
+def compile_errors(cxx, includes, src, nfuncs):
     """Returns the set of function indices with errors (None: whole TU failed)."""
     with tempfile.TemporaryDirectory(prefix="zyx-cov-") as d:
         path = os.path.join(d, "tu.cpp")
         with open(path, "w", encoding="utf-8") as f:
             f.write(src)
-        cmd = [cxx, "-std=c++20", "-fsyntax-only", "-fmax-errors=0", "-w", "-I", include,
-               "-DARCH_WORMHOLE", "-DNUM_DRAM_BANKS=12", path]
+        cmd = [cxx, "-std=c++20", "-fsyntax-only", "-fmax-errors=0", "-w"]
+        for include in includes:
+            cmd += ["-I", include]
+        cmd += ["-DARCH_WORMHOLE", "-DNUM_DRAM_BANKS=12", path]
         p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode == 0:
         return set(), ""
@@ -134,16 +141,41 @@ def compile_errors(cxx, include, src, nfuncs):
     return bad, p.stderr
 
 
+@contextlib.contextmanager
+def default_includes(cmake):
+    """The hand-written headers and, in a temporary directory, the forwarding
+    headers written from their list by the build's own script."""
+    with tempfile.TemporaryDirectory(prefix="zyx-cov-include-") as generated:
+        cmd = [cmake, "-DLIST=" + os.path.join(EMU, "forwarding_headers.tsv"),
+               "-DSOURCE_INCLUDE_DIR=" + os.path.join(EMU, "include"), "-DOUT_DIR=" + generated,
+               "-P", os.path.join(EMU, "cmake", "forwarding_headers.cmake")]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True)
+        except FileNotFoundError:
+            raise SystemExit(f"coverage: {cmake} not found; it writes the forwarding headers (or pass --include)")
+        if p.returncode != 0:
+            raise SystemExit("coverage: writing the forwarding headers failed:\n" + p.stdout + p.stderr)
+        yield [os.path.join(EMU, "include"), generated]
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--include", default=os.path.normpath(os.path.join(HERE, "..", "..", "include")))
+    ap.add_argument("--include", action="append",
+                    help="a kernel header directory (repeat; default: cpp/emu/include and the forwarding headers)")
+    ap.add_argument("--cmake", default="cmake", help="writes the default forwarding headers")
     ap.add_argument("--cxx", default=os.environ.get("ZYX_EMU_CXX", "c++"))
     ap.add_argument("--family", action="append")
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--list-missing", action="store_true", default=True)
     ap.add_argument("--diagnostics", help="write compiler output per family here")
     args = ap.parse_args()
+    if args.include:
+        return report(args, args.include)
+    with default_includes(args.cmake) as includes:
+        return report(args, includes)
 
+
+def report(args, includes):
     families = sorted(f[:-4] for f in os.listdir(HERE) if f.endswith(".txt") and f != "thresholds.txt")
     if args.family:
         families = [f for f in families if f in args.family]
@@ -156,7 +188,7 @@ def main():
         bad = set()
         for style in (0, 1):
             src, _ = build_tu(entries, style, dataflow)
-            b, diag = compile_errors(args.cxx, args.include, src, len(entries))
+            b, diag = compile_errors(args.cxx, includes, src, len(entries))
             if args.diagnostics:
                 with open(os.path.join(args.diagnostics, f"{fam}.{style}.txt"), "w") as f:
                     f.write(diag)

@@ -1,3 +1,0 @@
-// tt-metal include path mirrored by zyx-tt's emulator.
-#pragma once
-#include "zyx_emu/compute.h"

@@ -1,0 +1,415 @@
+// The compute API's core (api/compute/: reg_api.h, tile_move_copy.h,
+// pack.h, eltwise_binary.h, bcast.h, transpose_wh.h, the older
+// eltwise_unary calls, typecast, mask.h, the compute configuration of the
+// *_init calls): DST tiles from circular-buffer tiles and back, and the
+// FPU's binary operations. Matmul and reduce, SFPU, tilize and welford are
+// in the api_compute_*.cpp files beside this one.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "compute_api.hpp"
+
+namespace zyx::emu {
+
+using namespace compute;
+
+namespace compute {
+
+CircularBuffer& cb_of(uint32_t id) {
+  if (id >= 32) kernel_fail("circular buffer index " + std::to_string(id) + " is out of range (0-31)");
+  auto& cb = core().cbs[id];
+  if (!cb.configured) kernel_fail("circular buffer " + std::to_string(id) + " is not configured by the program");
+  return cb;
+}
+
+// The tile at position `tile` from the front of a circular buffer.
+const uint8_t* front_tile(uint32_t id, uint32_t tile, const char* op) {
+  auto& cb = cb_of(id);
+  if (cb.page_size < format_tile_bytes(cb.format))
+    kernel_fail(std::string(op) + ": cb " + std::to_string(id) + " pages of " + std::to_string(cb.page_size) +
+                " bytes are smaller than a " + format_name(cb.format) + " tile");
+  if (tile >= cb.available() && !(cb.on_buffer && tile < cb.num_pages))
+    kernel_fail(std::string(op) + ": tile " + std::to_string(tile) + " of cb " + std::to_string(id) + " but only " +
+                std::to_string(cb.available()) + " page(s) are at the front (missing cb_wait_front?)");
+  uint32_t page = (cb.rd_page + tile) % cb.num_pages;
+  return core().l1 + cb.offset + uint64_t(page) * cb.page_size;
+}
+
+// Unpacks a tile into floats (integers converted).
+void unpack_floats(uint32_t cb, uint32_t tile, float* out, const char* op) {
+  const uint8_t* src = front_tile(cb, tile, op);
+  Format f = cb_of(cb).format;
+  uint32_t* u = reinterpret_cast<uint32_t*>(out);
+  tile_unpack(src, f, u, DstKind::F32);
+  if (format_is_int(f)) {
+    bool sign = f == Format::Int32;
+    for (int i = 0; i < 1024; i++)
+      out[i] = sign ? static_cast<float>(static_cast<int32_t>(u[i])) : static_cast<float>(u[i]);
+  }
+}
+
+// Transposes a face-ordered tile in place: the whole 32x32 tile, or (faces)
+// each 16x16 face on its own.
+void transpose_tile(uint32_t* d, bool within_faces) {
+  uint32_t tmp[1024];
+  std::memcpy(tmp, d, sizeof tmp);
+  for (int r = 0; r < 32; r++)
+    for (int c = 0; c < 32; c++) {
+      if (within_faces)
+        d[fidx(r, c)] = tmp[fidx((r & 16) | (c & 15), (c & 16) | (r & 15))];
+      else
+        d[fidx(c, r)] = tmp[fidx(r, c)];
+    }
+}
+
+// Pack with the packer's ReLU and L1 accumulation applied.
+void pack_to(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
+  const ComputeState& cs = core().cstate;
+  uint32_t tmp[1024];
+  const uint32_t* src = d;
+  uint32_t mode = cs.relu & 0xf;
+  if ((mode || cs.l1_acc) && kind != DstKind::Int) {
+    float thr = bf16_to_f32(static_cast<uint16_t>(cs.relu >> 16));
+    for (int i = 0; i < 1024; i++) {
+      float x = u2f(d[i]);
+      if (mode == 1) x = x > 0 ? x : 0.0f;
+      else if (mode == 2) x = x > thr ? x : 0.0f;
+      else if (mode == 3) x = x < 0 ? 0.0f : (x > thr ? thr : x);
+      tmp[i] = f2u(x);
+    }
+    if (cs.l1_acc) {
+      uint32_t prev[1024];
+      tile_unpack(out, f, prev, DstKind::F32);
+      for (int i = 0; i < 1024; i++) tmp[i] = f2u(u2f(tmp[i]) + u2f(prev[i]));
+    }
+    src = tmp;
+  } else if (cs.l1_acc && kind == DstKind::Int) {
+    uint32_t prev[1024];
+    tile_unpack(out, f, prev, DstKind::Int);
+    for (int i = 0; i < 1024; i++) tmp[i] = d[i] + prev[i];
+    src = tmp;
+  }
+  tile_pack(src, kind, out, f);
+}
+
+// Reads DST tile i as floats (integers converted).
+void dst_floats(uint32_t i, float* out) {
+  const uint32_t* d = dst_tile(i);
+  if (core().dst_kind[i] == DstKind::Int)
+    for (int j = 0; j < 1024; j++) out[j] = float(int32_t(d[j]));
+  else
+    std::memcpy(out, d, 4096);
+}
+
+}  // namespace compute
+
+namespace {
+
+// out = a op b (acc: out += a op b), vectorised.
+ZYX_HOT void eltwise(uint32_t op, const float* __restrict a, const float* __restrict b, float* __restrict out,
+                     bool acc) {
+  if (acc) {
+    if (op == ZYX_BIN_ADD)
+      for (int i = 0; i < 1024; i++) out[i] += a[i] + b[i];
+    else if (op == ZYX_BIN_SUB)
+      for (int i = 0; i < 1024; i++) out[i] += a[i] - b[i];
+    else
+      for (int i = 0; i < 1024; i++) out[i] += a[i] * b[i];
+  } else if (op == ZYX_BIN_ADD) {
+    for (int i = 0; i < 1024; i++) out[i] = a[i] + b[i];
+  } else if (op == ZYX_BIN_SUB) {
+    for (int i = 0; i < 1024; i++) out[i] = a[i] - b[i];
+  } else {
+    for (int i = 0; i < 1024; i++) out[i] = a[i] * b[i];
+  }
+}
+
+// B's element for output position i under a broadcast.
+inline int bcast_src(uint32_t bcast, int i, uint32_t row) {
+  if (bcast == ZYX_BC_NONE) return i;
+  int f = i >> 8, r = ((f >> 1) << 4) | ((i >> 4) & 15), c = ((f & 1) << 4) | (i & 15);
+  if (bcast == ZYX_BC_COL) return fidx(r, 0);
+  if (bcast == ZYX_BC_ROW) return fidx(static_cast<int>(row & 31), c);
+  return 0;
+}
+
+float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
+
+}  // namespace
+
+void api_dst_acquire() {
+  auto& c = core();
+  for (int i = 0; i < 16; i++)
+    if (c.dst_written & (1u << i)) c.dst[i].fill(0);
+  c.dst_written = 0;
+  c.dst_acquired = true;
+}
+
+void api_dst_release() { core().dst_acquired = false; }
+
+void api_copy_tile(uint32_t cb, uint32_t tile, uint32_t dst) {
+  uint32_t* d = dst_tile(dst);
+  const uint8_t* src = front_tile(cb, tile, "copy_tile");
+  Format f = cb_of(cb).format;
+  DstKind k = dst_kind_for(f, core().run->fp32_dest_acc);
+  tile_unpack(src, f, d, k);
+  uint32_t tr = core().cstate.copy_transpose;
+  if (tr) transpose_tile(d, tr == 2);
+  mark(dst, k);
+}
+
+void api_pack_tile(uint32_t dst, uint32_t cbid, uint32_t out_tile, int out_of_order) {
+  const uint32_t* d = dst_tile(dst);
+  auto& cb = cb_of(cbid);
+  if (cb.page_size < format_tile_bytes(cb.format))
+    kernel_fail("pack_tile: cb " + std::to_string(cbid) + " pages of " + std::to_string(cb.page_size) +
+                " bytes are smaller than a " + format_name(cb.format) + " tile");
+  uint32_t pos = out_of_order ? out_tile : cb.pack_next++;
+  if (pos >= cb.num_pages - cb.available())
+    kernel_fail("pack_tile: position " + std::to_string(pos) + " of cb " + std::to_string(cbid) +
+                " is beyond the free space (missing cb_reserve_back?)");
+  uint32_t page = (cb.wr_page + pos) % cb.num_pages;
+  pack_to(d, core().dst_kind[dst], core().l1 + cb.offset + uint64_t(page) * cb.page_size, cb.format);
+}
+
+void api_binary_bcast(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst,
+                      uint32_t row) {
+  if (op > ZYX_BIN_MUL) kernel_fail("unknown binary op " + std::to_string(op));
+  if (bcast > ZYX_BC_SCALAR) kernel_fail("unknown broadcast " + std::to_string(bcast));
+  uint32_t* d = dst_tile(dst);
+  Format f0 = cb_of(cb0).format, f1 = cb_of(cb1).format;
+  bool acc = core().cstate.acc_to_dest && op != ZYX_BIN_MUL;
+  bool had = (core().dst_written >> dst) & 1;
+  if (format_is_int(f0) && format_is_int(f1)) {
+    uint32_t a[1024], b[1024];
+    tile_unpack(front_tile(cb0, t0, "binary op"), f0, a, DstKind::Int);
+    tile_unpack(front_tile(cb1, t1, "binary op"), f1, b, DstKind::Int);
+    bool was_int = core().dst_kind[dst] == DstKind::Int;
+    for (int i = 0; i < 1024; i++) {
+      uint32_t y = b[bcast_src(bcast, i, row)];
+      uint32_t v = op == ZYX_BIN_ADD ? a[i] + y : op == ZYX_BIN_SUB ? a[i] - y : a[i] * y;
+      if (acc && had) v += was_int ? d[i] : static_cast<uint32_t>(static_cast<int32_t>(u2f(d[i])));
+      d[i] = v;
+    }
+    mark(dst, DstKind::Int);
+    return;
+  }
+  alignas(64) float a[1024], b[1024];
+  unpack_floats(cb0, t0, a, "binary op");
+  unpack_floats(cb1, t1, b, "binary op");
+  DstKind k = float_kind(f0, f1);
+  // Without fp32 DST the FPU sees 16-bit operands (only wider inputs change).
+  if (k != DstKind::F32) {
+    if (format_bytes(f0) == 4 || format_is_int(f0)) dst_round(reinterpret_cast<uint32_t*>(a), k);
+    if (format_bytes(f1) == 4 || format_is_int(f1)) dst_round(reinterpret_cast<uint32_t*>(b), k);
+  }
+  if (bcast != ZYX_BC_NONE) {
+    float bb[1024];
+    for (int i = 0; i < 1024; i++) bb[i] = b[bcast_src(bcast, i, row)];
+    std::memcpy(b, bb, sizeof bb);
+  }
+  DstKind prev = core().dst_kind[dst];
+  float* out = reinterpret_cast<float*>(d);
+  if (acc && had && prev == DstKind::Int)
+    for (int i = 0; i < 1024; i++) out[i] = float(int32_t(d[i]));
+  eltwise(op, a, b, out, acc && had);
+  dst_round(d, k);
+  mark(dst, k);
+}
+
+void api_binary(uint32_t op, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst) {
+  api_binary_bcast(op, ZYX_BC_NONE, cb0, cb1, t0, t1, dst, 0);
+}
+
+void api_binary_dst(uint32_t op, uint32_t i0, uint32_t i1, uint32_t out) {
+  uint32_t *a = dst_tile(i0), *b = dst_tile(i1), *d = dst_tile(out);
+  DstKind ka = core().dst_kind[i0], kb = core().dst_kind[i1];
+  if (ka == DstKind::Int && kb == DstKind::Int) {
+    for (int i = 0; i < 1024; i++) d[i] = op == ZYX_BIN_ADD ? a[i] + b[i] : op == ZYX_BIN_SUB ? a[i] - b[i] : a[i] * b[i];
+    mark(out, DstKind::Int);
+    return;
+  }
+  DstKind k = core().run->fp32_dest_acc ? DstKind::F32 : (ka == DstKind::F16 ? DstKind::F16 : DstKind::BF16);
+  for (int i = 0; i < 1024; i++) {
+    float x = ka == DstKind::Int ? float(int32_t(a[i])) : u2f(a[i]);
+    float y = kb == DstKind::Int ? float(int32_t(b[i])) : u2f(b[i]);
+    d[i] = f2u(op == ZYX_BIN_ADD ? x + y : op == ZYX_BIN_SUB ? x - y : x * y);
+  }
+  dst_round(d, k);
+  mark(out, k);
+}
+
+void api_unary(uint32_t op, uint32_t dst, uint32_t param) {
+  uint32_t* d = dst_tile(dst);
+  DstKind k = core().dst_kind[dst];
+  if (k == DstKind::Int && (op == ZYX_UN_RELU || op == ZYX_UN_ABS || op == ZYX_UN_NEG)) {
+    for (int i = 0; i < 1024; i++) {
+      int32_t v = static_cast<int32_t>(d[i]);
+      v = op == ZYX_UN_RELU ? (v < 0 ? 0 : v) : op == ZYX_UN_ABS ? (v < 0 ? -v : v) : -v;
+      d[i] = static_cast<uint32_t>(v);
+    }
+    mark(dst, k);
+    return;
+  }
+  if (k == DstKind::Int) {
+    for (int i = 0; i < 1024; i++) d[i] = f2u(static_cast<float>(static_cast<int32_t>(d[i])));
+    k = core().run->fp32_dest_acc ? DstKind::F32 : DstKind::BF16;
+  }
+  float p = u2f(param);
+  for (int i = 0; i < 1024; i++) {
+    float x = u2f(d[i]), y = x;
+    switch (op) {
+      case ZYX_UN_EXP: y = std::exp(x); break;
+      case ZYX_UN_LOG: y = std::log(x); break;
+      case ZYX_UN_SQRT: y = std::sqrt(x); break;
+      case ZYX_UN_RECIP: y = 1.0f / x; break;
+      case ZYX_UN_RELU: y = x > 0 ? x : 0.0f; break;
+      case ZYX_UN_SIGMOID: y = 1.0f / (1.0f + std::exp(-x)); break;
+      case ZYX_UN_GELU: y = gelu(x); break;
+      case ZYX_UN_ABS: y = std::fabs(x); break;
+      case ZYX_UN_NEG: y = -x; break;
+      case ZYX_UN_SQUARE: y = x * x; break;
+      case ZYX_UN_RSQRT: y = 1.0f / std::sqrt(x); break;
+      case ZYX_UN_TANH: y = std::tanh(x); break;
+      case ZYX_UN_SIN: y = std::sin(x); break;
+      case ZYX_UN_COS: y = std::cos(x); break;
+      case ZYX_UN_FILL: y = p; break;
+      case ZYX_UN_ADD_SCALAR: y = x + p; break;
+      case ZYX_UN_MUL_SCALAR: y = x * p; break;
+      case ZYX_UN_RELU_MAX: y = x > p ? p : (x < 0 ? 0.0f : x); break;
+      case ZYX_UN_RELU_MIN: y = x < p ? 0.0f : x; break;
+      case ZYX_UN_SILU: y = x / (1.0f + std::exp(-x)); break;
+      case ZYX_UN_EXP2: y = std::exp2(x); break;
+      case ZYX_UN_LOG_WITH_BASE: y = std::log(x) * p; break;
+      case ZYX_UN_SIGN: y = x > 0 ? 1.0f : (x < 0 ? -1.0f : 0.0f); break;
+      default: kernel_fail("unknown unary op " + std::to_string(op));
+    }
+    d[i] = f2u(y);
+  }
+  dst_round(d, k);
+  mark(dst, k);
+}
+
+void api_transpose(uint32_t cb, uint32_t t, uint32_t dst) {
+  uint32_t* d = dst_tile(dst);
+  Format f = cb_of(cb).format;
+  DstKind k = dst_kind_for(f, core().run->fp32_dest_acc);
+  uint32_t tmp[1024];
+  tile_unpack(front_tile(cb, t, "transpose_wh_tile"), f, tmp, k);
+  for (int r = 0; r < 32; r++)
+    for (int c = 0; c < 32; c++) d[fidx(c, r)] = tmp[fidx(r, c)];
+  mark(dst, k);
+}
+
+void api_typecast(uint32_t dst, uint32_t in_fmt, uint32_t out_fmt) {
+  uint32_t* d = dst_tile(dst);
+  Format in = static_cast<Format>(in_fmt), out = static_cast<Format>(out_fmt);
+  if (format_tile_bytes(in) == 0 || format_tile_bytes(out) == 0)
+    kernel_fail("typecast_tile: unsupported formats " + std::to_string(in_fmt) + " -> " + std::to_string(out_fmt));
+  DstKind cur = core().dst_kind[dst];
+  // Bring the tile to f32 or i32 per the input format, then convert.
+  std::array<float, 1024> f;
+  for (int i = 0; i < 1024; i++) {
+    if (cur == DstKind::Int)
+      f[i] = (in == Format::Int32 || in == Format::Int8) ? float(int32_t(d[i])) : float(d[i]);
+    else
+      f[i] = u2f(d[i]);
+  }
+  if (format_is_int(out)) {
+    int64_t lo = out == Format::Int32 ? INT32_MIN : out == Format::Int8 ? -128 : 0;
+    int64_t hi = out == Format::Int32 ? INT32_MAX : out == Format::UInt32 ? UINT32_MAX : out == Format::UInt16 ? 0xffff
+                 : out == Format::Int8 ? 127 : 0xff;
+    for (int i = 0; i < 1024; i++) {
+      if (cur == DstKind::Int && format_is_int(in)) {
+        int64_t v = (in == Format::Int32 || in == Format::Int8) ? int64_t(int32_t(d[i])) : int64_t(d[i]);
+        d[i] = static_cast<uint32_t>(std::min(hi, std::max(lo, v)));
+      } else {
+        d[i] = static_cast<uint32_t>(to_int(f[i], lo, hi));
+      }
+    }
+    mark(dst, DstKind::Int);
+  } else {
+    DstKind k = out == Format::Float32 ? DstKind::F32 : out == Format::Float16 ? DstKind::F16 : DstKind::BF16;
+    if (core().run->fp32_dest_acc && out == Format::Float32) k = DstKind::F32;
+    for (int i = 0; i < 1024; i++) d[i] = f2u(f[i]);
+    dst_round(d, k);
+    mark(dst, k);
+  }
+}
+
+void api_compute_config(uint32_t key, uint32_t value) {
+  ComputeState& cs = core().cstate;
+  switch (key) {
+    case ZYX_CK_ACC_TO_DEST: cs.acc_to_dest = value; break;
+    case ZYX_CK_COPY_TRANSPOSE: cs.copy_transpose = value; break;
+    case ZYX_CK_MM_TRANSPOSE: cs.mm_transpose = value; break;
+    case ZYX_CK_RELU: cs.relu = value; break;
+    case ZYX_CK_L1_ACC: cs.l1_acc = value; break;
+    case ZYX_CK_PACK_ROWS: cs.pack_rows = value; break;
+    default: kernel_fail("unknown compute config key " + std::to_string(key));
+  }
+}
+
+void api_binary_reuse(uint32_t op, uint32_t reuse, uint32_t cb, uint32_t t, uint32_t dst) {
+  if (op > ZYX_BIN_MUL) kernel_fail("unknown binary op " + std::to_string(op));
+  uint32_t* d = dst_tile(dst);
+  alignas(64) float x[1024], c[1024];
+  dst_floats(dst, x);
+  unpack_floats(cb, t, c, "binary_dest_reuse_tiles");
+  DstKind k = float_kind(cb_of(cb).format);
+  for (int i = 0; i < 1024; i++) {
+    float a = reuse == 2 ? c[i] : x[i], b = reuse == 2 ? x[i] : c[i];
+    d[i] = f2u(op == ZYX_BIN_ADD ? a + b : op == ZYX_BIN_SUB ? a - b : a * b);
+  }
+  dst_round(d, k);
+  mark(dst, k);
+}
+
+void api_unary_bcast(uint32_t bcast, uint32_t cb, uint32_t t, uint32_t dst) {
+  if (bcast > ZYX_BC_SCALAR) kernel_fail("unknown broadcast " + std::to_string(bcast));
+  uint32_t* d = dst_tile(dst);
+  Format f = cb_of(cb).format;
+  DstKind k = dst_kind_for(f, core().run->fp32_dest_acc);
+  uint32_t tmp[1024];
+  tile_unpack(front_tile(cb, t, "unary_bcast"), f, tmp, k);
+  for (int i = 0; i < 1024; i++) d[i] = tmp[bcast_src(bcast, i, 0)];
+  mark(dst, k);
+}
+
+void api_transpose_dst(uint32_t dst) {
+  transpose_tile(dst_tile(dst), false);
+  core().dst_written |= 1u << dst;
+}
+
+void api_copy_dst(uint32_t from, uint32_t to) {
+  const uint32_t* s = dst_tile(from);
+  uint32_t* d = dst_tile(to);
+  std::memmove(d, s, 4096);
+  mark(to, core().dst_kind[from]);
+}
+
+void api_mask(uint32_t data, uint32_t posinf) {
+  uint32_t* d = dst_tile(data);
+  const uint32_t* m = dst_tile(data + 1);
+  bool mint = core().dst_kind[data + 1] == DstKind::Int;
+  bool dint = core().dst_kind[data] == DstKind::Int;
+  for (int i = 0; i < 1024; i++) {
+    bool zero = mint ? m[i] == 0 : u2f(m[i]) == 0.0f;
+    if (zero) d[i] = posinf ? (dint ? 0x7fffffffu : 0x7f800000u) : 0u;
+  }
+  core().dst_written |= 1u << data;
+}
+
+void api_tile_shape(uint32_t cb, uint32_t* rows, uint32_t* cols, uint32_t* faces) {
+  const CircularBuffer& c = cb_of(cb);
+  *rows = c.tile_rows, *cols = c.tile_cols;
+  // 16x16 faces; a tile of fewer than 16 rows has faces of that many rows
+  *faces = (c.tile_rows > 16 ? 2 : 1) * (c.tile_cols / 16);
+}
+
+int api_fp32_dest_acc() { return core().run->fp32_dest_acc ? 1 : 0; }
+
+}  // namespace zyx::emu

@@ -1,0 +1,182 @@
+// The SFPU calls (api/compute/eltwise_unary/*, the binary and ternary SFPU
+// headers, sfpu_reduce): element functions of compute_sfpu.cpp applied to
+// DST tiles, with integer tiles kept as integers where tt-metal does.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "compute_api.hpp"
+
+namespace zyx::emu {
+
+using namespace compute;
+
+namespace {
+
+bool int_format(uint32_t f) {
+  return f == uint32_t(Format::Int32) || f == uint32_t(Format::UInt32) || f == uint32_t(Format::UInt16) ||
+         f == uint32_t(Format::UInt8) || f == uint32_t(Format::Int8);
+}
+
+}  // namespace
+
+namespace compute {
+
+// sfpu_reduce over the columns of a DST tile into row 0.
+void sfpu_reduce_cols(uint32_t dst, uint32_t pool, uint32_t fmt) {
+  if (pool > 3) kernel_fail("sfpu_reduce: unknown pool type " + std::to_string(pool));
+  uint32_t* d = dst_tile(dst);
+  bool was_int = core().dst_kind[dst] == DstKind::Int;
+  if (int_format(fmt)) {
+    if (pool == 1) kernel_fail("sfpu_reduce: AVG of an integer format is not emulated");
+    bool sign = fmt == uint32_t(Format::Int32) || fmt == uint32_t(Format::Int8);
+    for (int c = 0; c < 32; c++) {
+      int64_t acc = sign ? int64_t(int32_t(d[fidx(0, c)])) : int64_t(d[fidx(0, c)]);
+      for (int r = 1; r < 32; r++) {
+        int64_t x = sign ? int64_t(int32_t(d[fidx(r, c)])) : int64_t(d[fidx(r, c)]);
+        acc = pool == 0 ? acc + x : (pool == 2 ? std::max(acc, x) : std::min(acc, x));
+      }
+      d[fidx(0, c)] = static_cast<uint32_t>(acc);  // sums wrap in 32 bits
+    }
+    if (fmt == uint32_t(Format::UInt16) && pool == 0)
+      for (int c = 0; c < 32; c++) d[fidx(0, c)] &= 0xffffu;
+    mark(dst, DstKind::Int);
+    return;
+  }
+  alignas(64) float x[1024];
+  dst_floats(dst, x);
+  DstKind k = was_int ? (core().run->fp32_dest_acc ? DstKind::F32 : DstKind::BF16) : sfpu_float_kind(dst);
+  if (was_int) std::memcpy(d, x, sizeof x);
+  for (int c = 0; c < 32; c++) {
+    float acc = x[fidx(0, c)];
+    for (int r = 1; r < 32; r++) {
+      float v = x[fidx(r, c)];
+      acc = pool <= 1 ? acc + v : (pool == 2 ? std::max(acc, v) : std::min(acc, v));
+    }
+    if (pool == 1) acc /= 32.0f;
+    float rv = k == DstKind::BF16 ? round_bf16(acc) : (k == DstKind::F16 ? round_f16(acc) : acc);
+    d[fidx(0, c)] = f2u(rv);
+  }
+  mark(dst, k);
+}
+
+// sfpu_add_top_row: row 0 of DST[out] = row 0 of DST[a] + row 0 of DST[b].
+void sfpu_add_top_row_of(uint32_t a, uint32_t b, uint32_t out, uint32_t fmt) {
+  const uint32_t* x = dst_tile(a);
+  const uint32_t* y = dst_tile(b);
+  uint32_t* o = dst_tile(out);
+  if (int_format(fmt)) {
+    for (int c = 0; c < 32; c++) {
+      uint32_t s = x[fidx(0, c)] + y[fidx(0, c)];
+      o[fidx(0, c)] = fmt == uint32_t(Format::UInt16) ? (s & 0xffffu) : s;
+    }
+    mark(out, DstKind::Int);
+    return;
+  }
+  bool xi = core().dst_kind[a] == DstKind::Int, yi = core().dst_kind[b] == DstKind::Int;
+  DstKind k = core().run->fp32_dest_acc ? DstKind::F32 : (core().dst_kind[a] == DstKind::F16 ? DstKind::F16 : DstKind::BF16);
+  if (core().dst_kind[out] == DstKind::Int && (core().dst_written & (1u << out)))
+    for (int i = 0; i < 1024; i++) o[i] = f2u(static_cast<float>(static_cast<int32_t>(o[i])));
+  for (int c = 0; c < 32; c++) {
+    float u = xi ? float(int32_t(x[fidx(0, c)])) : u2f(x[fidx(0, c)]);
+    float v = yi ? float(int32_t(y[fidx(0, c)])) : u2f(y[fidx(0, c)]);
+    float s = u + v;
+    o[fidx(0, c)] = f2u(k == DstKind::BF16 ? round_bf16(s) : (k == DstKind::F16 ? round_f16(s) : s));
+  }
+  mark(out, k);
+}
+
+}  // namespace compute
+
+void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_t p2) {
+  ComputeState& cs = core().cstate;
+  if (op == ZYX_SU_RAND && dst == 0xffffffffu) {  // rand_tile_init / dropout_tile_init(seed)
+    cs.rand_state = 0x9e3779b97f4a7c15ull ^ (uint64_t(p0) << 17) ^ (uint64_t(core().index) << 40);
+    if (!cs.rand_state) cs.rand_state = 1;
+    return;
+  }
+  if (!sfpu_unary_known(op)) kernel_fail("unknown SFPU unary op " + std::to_string(op));
+  uint32_t* d = dst_tile(dst);
+  DstKind kind = core().dst_kind[dst];
+  // Float ops applied to integer tiles use their integer forms where tt-metal has one.
+  if (kind == DstKind::Int) {
+    switch (op) {
+      case ZYX_SU_ABS: op = ZYX_SU_ABS_INT32; break;
+      case ZYX_SU_NEG: op = ZYX_SU_NEG_INT32; break;
+      case ZYX_SU_RELU: op = ZYX_SU_RELU_INT32; break;
+      case ZYX_SU_SIGNBIT: op = ZYX_SU_SIGNBIT_INT32; break;
+      case ZYX_SU_LOGICAL_NOT: op = ZYX_SU_LOGICAL_NOT_INT32; break;
+      case ZYX_SU_EQZ: op = ZYX_SU_EQZ_INT32; break;
+      case ZYX_SU_NEZ: op = ZYX_SU_NEZ_INT32; break;
+      case ZYX_SU_LTZ: op = ZYX_SU_LTZ_INT32; break;
+      case ZYX_SU_GTZ: op = ZYX_SU_GTZ_INT32; break;
+      case ZYX_SU_LEZ: op = ZYX_SU_LEZ_INT32; break;
+      case ZYX_SU_GEZ: op = ZYX_SU_GEZ_INT32; break;
+      default: break;
+    }
+  }
+  if (sfpu_unary_is_int(op)) {
+    if (kind != DstKind::Int)  // float bits reinterpreted as the SFPU does: convert to integers first
+      for (int i = 0; i < 1024; i++) d[i] = static_cast<uint32_t>(static_cast<int32_t>(u2f(d[i])));
+    for (int i = 0; i < 1024; i++) d[i] = sfpu_unary_i(op, d[i], p0, p1);
+    mark(dst, DstKind::Int);
+    return;
+  }
+  float x[1024];
+  dst_floats(dst, x);
+  DstKind k = sfpu_float_kind(dst);
+  if (op == ZYX_SU_ALT_COMPLEX_ROTATE90) {
+    // (re, im) pairs along each row become (-im, re)
+    for (int i = 0; i < 1024; i += 2) d[i] = f2u(-x[i + 1]), d[i + 1] = f2u(x[i]);
+  } else {
+    for (int i = 0; i < 1024; i++) d[i] = f2u(sfpu_unary_f(op, x[i], p0, p1, p2, &cs.rand_state));
+  }
+  dst_round(d, k);
+  mark(dst, k);
+}
+
+void api_sfpu_binary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t out, uint32_t) {
+  if (!sfpu_binary_known(op)) kernel_fail("unknown SFPU binary op " + std::to_string(op));
+  uint32_t *a = dst_tile(ia), *b = dst_tile(ib), *d = dst_tile(out);
+  DstKind ka = core().dst_kind[ia], kb = core().dst_kind[ib];
+  if (sfpu_binary_is_int(op) && op != ZYX_SB_DIV_INT32) {
+    uint32_t ta[1024], tb[1024];
+    for (int i = 0; i < 1024; i++) {
+      ta[i] = ka == DstKind::Int ? a[i] : static_cast<uint32_t>(static_cast<int32_t>(u2f(a[i])));
+      tb[i] = kb == DstKind::Int ? b[i] : static_cast<uint32_t>(static_cast<int32_t>(u2f(b[i])));
+    }
+    for (int i = 0; i < 1024; i++) d[i] = sfpu_binary_i(op, ta[i], tb[i]);
+    mark(out, DstKind::Int);
+    return;
+  }
+  // add/sub/mul of two integer tiles stay integers
+  if (ka == DstKind::Int && kb == DstKind::Int && op <= ZYX_SB_MUL) {
+    for (int i = 0; i < 1024; i++) d[i] = op == ZYX_SB_ADD ? a[i] + b[i] : op == ZYX_SB_SUB ? a[i] - b[i] : a[i] * b[i];
+    mark(out, DstKind::Int);
+    return;
+  }
+  float x[1024], y[1024];
+  dst_floats(ia, x);
+  dst_floats(ib, y);
+  DstKind k = core().run->fp32_dest_acc ? DstKind::F32 : (ka == DstKind::F16 ? DstKind::F16 : DstKind::BF16);
+  for (int i = 0; i < 1024; i++) d[i] = f2u(sfpu_binary_f(op, x[i], y[i]));
+  dst_round(d, k);
+  mark(out, k);
+}
+
+void api_sfpu_ternary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t ic, uint32_t out, uint32_t p0) {
+  if (op >= ZYX_ST_COUNT) kernel_fail("unknown SFPU ternary op " + std::to_string(op));
+  float x[1024], y[1024], z[1024];
+  dst_floats(ia, x);
+  dst_floats(ib, y);
+  dst_floats(ic, z);
+  uint32_t* d = dst_tile(out);
+  DstKind k = sfpu_float_kind(ib);
+  for (int i = 0; i < 1024; i++) d[i] = f2u(sfpu_ternary_f(op, x[i], y[i], z[i], u2f(p0)));
+  dst_round(d, k);
+  mark(out, k);
+}
+
+}  // namespace zyx::emu

@@ -1,0 +1,225 @@
+// Tilize and untilize (api/compute/tilize.h, untilize.h, pack_untilize.h,
+// pack_rows), and the source registers of unpack_tilizeA_B_block with the
+// math-only calls that consume them (reduce_tile_math, matmul_tiles_math,
+// and the other compute_special operations).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "compute_api.hpp"
+
+namespace zyx::emu {
+
+using namespace compute;
+
+namespace {
+
+// The byte address of element `e` of a row-major strip held in consecutive
+// pages of a circular buffer, starting at page `first` of the ring.
+uint8_t* strip_elem(CircularBuffer& cb, uint32_t first, uint64_t e, uint32_t esize) {
+  uint64_t off = e * esize;
+  uint64_t page = (first + off / cb.page_size) % cb.num_pages;
+  return core().l1 + cb.offset + page * cb.page_size + off % cb.page_size;
+}
+
+constexpr size_t kMaxSrcPairs = 64;
+
+ComputeState::SrcPair pop_src(const char* op) {
+  auto& cs = core().cstate;
+  if (cs.src_head == cs.src.size())
+    kernel_fail(std::string(op) + ": the source registers hold no tile (call unpack_tilizeA_B_block first)");
+  ComputeState::SrcPair p = cs.src[cs.src_head++];
+  if (cs.src_head == cs.src.size()) cs.src.clear(), cs.src_head = 0;
+  return p;
+}
+
+}  // namespace
+
+void api_tilize(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t in_tile, uint32_t out_tile) {
+  auto& in = cb_of(icb);
+  auto& out = cb_of(ocb);
+  uint32_t es = format_bytes(in.format);
+  if (es == 0 || format_is_block(in.format))
+    kernel_fail(std::string("tilize_block: cb ") + std::to_string(icb) + " holds " + format_name(in.format) +
+                ", which has no row-major form");
+  if (in_tile + block > in.available())
+    kernel_fail("tilize_block: " + std::to_string(block) + " tiles from " + std::to_string(in_tile) + " of cb " +
+                std::to_string(icb) + " but only " + std::to_string(in.available()) + " page(s) are at the front");
+  if (out_tile + block > out.num_pages - out.available())
+    kernel_fail("tilize_block: output tiles beyond the free space of cb " + std::to_string(ocb) +
+                " (missing cb_reserve_back?)");
+  uint32_t first = (in.rd_page + in_tile) % in.num_pages;
+  uint64_t width = uint64_t(block) * 32;
+  DstKind k = format_is_int(in.format) ? DstKind::Int : DstKind::F32;
+  std::vector<uint8_t> face(1024 * es);
+  uint32_t tile[1024];
+  for (uint32_t t = 0; t < block; t++) {
+    for (int r = 0; r < 32; r++)
+      for (int c = 0; c < 32; c++)
+        std::memcpy(&face[size_t(fidx(r, c)) * es], strip_elem(in, first, r * width + t * 32 + c, es), es);
+    tile_unpack(face.data(), in.format, tile, k);
+    uint32_t page = (out.wr_page + out_tile + t) % out.num_pages;
+    pack_to(tile, k, core().l1 + out.offset + uint64_t(page) * out.page_size, out.format);
+  }
+}
+
+void api_untilize(uint32_t icb, uint32_t ntiles, uint32_t ocb) {
+  auto& out = cb_of(ocb);
+  uint32_t es = format_bytes(out.format);
+  if (es == 0 || format_is_block(out.format))
+    kernel_fail(std::string("untilize: cb ") + std::to_string(ocb) + " holds " + format_name(out.format) +
+                ", which has no row-major form");
+  if (out.pack_next + ntiles > out.num_pages - out.available())
+    kernel_fail("untilize: output beyond the free space of cb " + std::to_string(ocb) + " (missing cb_reserve_back?)");
+  uint32_t first = (out.wr_page + out.pack_next) % out.num_pages;
+  out.pack_next += ntiles;
+  Format fi = cb_of(icb).format;
+  DstKind k = format_is_int(fi) ? DstKind::Int : dst_kind_for(fi, core().run->fp32_dest_acc);
+  uint64_t width = uint64_t(ntiles) * 32;
+  uint32_t tile[1024];
+  std::vector<uint8_t> face(1024 * es);
+  for (uint32_t t = 0; t < ntiles; t++) {
+    tile_unpack(front_tile(icb, t, "untilize_block"), fi, tile, k);
+    tile_pack(tile, k, face.data(), out.format);
+    for (int r = 0; r < 32; r++)
+      for (int c = 0; c < 32; c++)
+        std::memcpy(strip_elem(out, first, r * width + t * 32 + c, es), &face[size_t(fidx(r, c)) * es], es);
+  }
+}
+
+void api_pack_untilize(uint32_t dst0, uint32_t block_rt, uint32_t block_ct, uint32_t full_ct, uint32_t block_c,
+                       uint32_t ocb) {
+  auto& out = cb_of(ocb);
+  uint32_t es = format_bytes(out.format);
+  if (es == 0 || format_is_block(out.format))
+    kernel_fail(std::string("pack_untilize: cb ") + std::to_string(ocb) + " holds " + format_name(out.format) +
+                ", which has no row-major form");
+  uint32_t row0 = block_c >> 16;
+  block_c &= 0xffff;
+  if (block_ct == 0 || full_ct < block_ct || (block_c + 1) * block_ct > full_ct)
+    kernel_fail("pack_untilize: block " + std::to_string(block_c) + " of " + std::to_string(block_ct) +
+                " tiles does not fit a row of " + std::to_string(full_ct) + " tiles");
+  if ((row0 + block_rt) * full_ct > out.num_pages - out.available())
+    kernel_fail("pack_untilize: output beyond the free space of cb " + std::to_string(ocb) +
+                " (missing cb_reserve_back?)");
+  uint64_t width = uint64_t(full_ct) * 32;
+  std::vector<uint8_t> face(1024 * es);
+  for (uint32_t r = 0; r < block_rt; r++) {
+    uint32_t first = (out.wr_page + (row0 + r) * full_ct) % out.num_pages;
+    for (uint32_t c = 0; c < block_ct; c++) {
+      uint32_t di = dst0 + r * block_ct + c;
+      const uint32_t* d = dst_tile(di);
+      pack_to(d, core().dst_kind[di], face.data(), out.format);
+      uint64_t col0 = uint64_t(block_c * block_ct + c) * 32;
+      for (int rr = 0; rr < 32; rr++)
+        for (int cc = 0; cc < 32; cc++)
+          std::memcpy(strip_elem(out, first, rr * width + col0 + cc, es), &face[size_t(fidx(rr, cc)) * es], es);
+    }
+  }
+}
+
+void api_pack_rows(uint32_t dst, uint32_t ocb, uint32_t out_index) {
+  auto& out = cb_of(ocb);
+  uint32_t rows = core().cstate.pack_rows;
+  uint32_t es = format_bytes(out.format);
+  if (rows == 0 || rows > 64) kernel_fail("pack_rows: call pack_rows_init with 1 to 64 rows first");
+  if (es == 0 || format_is_block(out.format)) kernel_fail("pack_rows: the output format has no row form");
+  if (out_index >= out.num_pages - out.available()) kernel_fail("pack_rows: beyond the free space of the cb");
+  std::vector<uint8_t> face(1024 * es);
+  pack_to(dst_tile(dst), core().dst_kind[dst], face.data(), out.format);
+  uint32_t page = (out.wr_page + out_index) % out.num_pages;
+  uint64_t bytes = std::min<uint64_t>(uint64_t(rows) * 16 * es, out.page_size);
+  std::memcpy(core().l1 + out.offset + uint64_t(page) * out.page_size, face.data(), bytes);
+}
+
+void api_unpack_tilize_ab(uint32_t icb0, uint32_t icb1, uint32_t block, uint32_t tile_b, uint32_t num_faces,
+                          uint32_t face_r_dim, uint32_t flags) {
+  const char* op = "unpack_tilizeA_B_block";
+  auto& in = cb_of(icb0);
+  uint32_t es = format_bytes(in.format);
+  if (es == 0 || format_is_block(in.format))
+    kernel_fail(std::string(op) + ": cb " + std::to_string(icb0) + " holds " + format_name(in.format) +
+                ", which has no row-major form");
+  if (num_faces != 1 && num_faces != 2 && num_faces != 4)
+    kernel_fail(std::string(op) + ": num_faces " + std::to_string(num_faces) + " is not 1, 2 or 4");
+  if (face_r_dim < 1 || face_r_dim > 16)
+    kernel_fail(std::string(op) + ": srca_face_r_dim " + std::to_string(face_r_dim) + " is not 1 to 16");
+  auto& cs = core().cstate;
+  if (block > kMaxSrcPairs || cs.src.size() - cs.src_head + block > kMaxSrcPairs)
+    kernel_fail(std::string(op) + ": more than " + std::to_string(kMaxSrcPairs) +
+                " unpacked tiles wait for reduce_tile_math/matmul_tiles_math");
+  if (block == 0) return;
+  // The strip: rows of block * tile-width elements, face_r_dim rows for the
+  // top faces and (num_faces 4) as many again for the bottom ones.
+  uint32_t tw = num_faces == 1 ? 16 : 32;
+  uint32_t rows = (num_faces > 2 ? 2 : 1) * face_r_dim;
+  uint64_t width = uint64_t(block) * tw;
+  uint64_t need = uint64_t(rows) * width * es;
+  uint64_t have = uint64_t(in.available()) * in.page_size;
+  if (need > have)
+    kernel_fail(std::string(op) + ": " + std::to_string(rows) + " rows of " + std::to_string(width) +
+                " elements need " + std::to_string(need) + " bytes at the front of cb " + std::to_string(icb0) +
+                " but " + std::to_string(in.available()) + " page(s) hold " + std::to_string(have) +
+                " (missing cb_wait_front?)");
+  alignas(64) float b[1024];
+  unpack_floats(icb1, tile_b, b, "unpack_tilizeA_B_block (B)");
+  const float fill = (flags & 1) ? -INFINITY : 0.0f;
+  std::vector<uint8_t> face(1024 * es);
+  for (uint32_t t = 0; t < block; t++) {
+    std::fill(face.begin(), face.end(), 0);
+    auto present = [&](int r, int c) {
+      return uint32_t((r >> 4) * 2 + (c >> 4)) < num_faces && uint32_t(r & 15) < face_r_dim;
+    };
+    for (int r = 0; r < 32; r++)
+      for (int c = 0; c < 32; c++)
+        if (present(r, c)) {
+          uint64_t sr = uint64_t(r >> 4) * face_r_dim + (r & 15);
+          std::memcpy(&face[size_t(fidx(r, c)) * es], strip_elem(in, in.rd_page, sr * width + t * tw + c, es), es);
+        }
+    ComputeState::SrcPair p;
+    uint32_t* u = reinterpret_cast<uint32_t*>(p.a.data());
+    tile_unpack(face.data(), in.format, u, DstKind::F32);
+    if (format_is_int(in.format)) {
+      bool sign = in.format == Format::Int32;
+      for (int i = 0; i < 1024; i++)
+        p.a[i] = sign ? static_cast<float>(static_cast<int32_t>(u[i])) : static_cast<float>(u[i]);
+    }
+    for (int r = 0; r < 32; r++)
+      for (int c = 0; c < 32; c++)
+        if (!present(r, c)) p.a[fidx(r, c)] = fill;
+    std::memcpy(p.b.data(), b, sizeof b);
+    p.fmt_a = static_cast<uint32_t>(in.format);
+    p.fmt_b = static_cast<uint32_t>(cb_of(icb1).format);
+    cs.src.push_back(p);
+  }
+}
+
+void api_compute_special(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  switch (op) {
+    case ZYX_CS_MATMUL_MATH: {
+      if (b != 4)
+        kernel_fail("matmul_tiles_math: num_faces " + std::to_string(b) + " is not emulated (32x32 tiles only)");
+      if (a >= dst_capacity()) dst_tile(a);  // reports the bad index
+      ComputeState::SrcPair p = pop_src("matmul_tiles_math");
+      mm_into(a, p.a.data(), p.b.data(), float_kind(Format(p.fmt_a), Format(p.fmt_b)));
+      return;
+    }
+    case ZYX_CS_REDUCE_MATH: {
+      if (a >= dst_capacity()) dst_tile(a);
+      ComputeState::SrcPair p = pop_src("reduce_tile_math");
+      reduce_into(b, c, p.a.data(), p.b[0], a, d, float_kind(Format(p.fmt_a)));
+      return;
+    }
+    case ZYX_CS_TRANSPOSE_FACES_DST:
+      transpose_tile(dst_tile(a), true);
+      core().dst_written |= 1u << a;
+      return;
+    case ZYX_CS_SFPU_REDUCE: sfpu_reduce_cols(a, b, c); return;
+    case ZYX_CS_ADD_TOP_ROW: sfpu_add_top_row_of(a, b, c, d); return;
+    default: kernel_fail("compute: special operation " + std::to_string(op) + " is not emulated");
+  }
+}
+
+}  // namespace zyx::emu

@@ -1,0 +1,108 @@
+// What the compute API files (api_compute*.cpp) and the tile math
+// (tile_math.cpp) share: the calling core's DST and circular buffers as the
+// compute engine sees them, and scalar helpers of the tile loops.
+//
+// A tile is 32x32 elements stored as four 16x16 faces (face 0: rows 0-15,
+// cols 0-15; face 1: rows 0-15, cols 16-31; face 2: rows 16-31, cols 0-15;
+// face 3: rows 16-31, cols 16-31), each face row-major. DST keeps tiles in
+// the same order. Each DST tile holds f32 or i32 bits and a kind: without
+// fp32_dest_acc a float tile is rounded to its 16-bit format (bf16, or fp16
+// for Float16 inputs) after every operation, as the 16-bit DST does.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "formats.hpp"
+#include "kernel_api.hpp"
+#include "runner.hpp"
+
+
+// The hot loops get x86-64 clones for AVX-512 and AVX2 (picked at load time),
+// so they vectorise wide without tying the build to the build machine.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ZYX_HOT __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ZYX_HOT
+#endif
+
+namespace zyx::emu {
+
+inline float round_bf16(float f) { return bf16_to_f32(f32_to_bf16(f)); }
+inline float round_f16(float f) { return f16_to_f32(f32_to_f16(f)); }
+
+// Converts a float to an integer with rounding to nearest even and saturation.
+inline int64_t to_int(float f, int64_t lo, int64_t hi) {
+  if (std::isnan(f)) return 0;
+  double r = std::nearbyint(static_cast<double>(f));
+  if (r < static_cast<double>(lo)) return lo;
+  if (r > static_cast<double>(hi)) return hi;
+  return static_cast<int64_t>(r);
+}
+
+// Row-major index (r, c) to the face-ordered position in a tile.
+inline int fidx(int r, int c) { return ((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15) * 16 + (c & 15); }
+
+namespace compute {
+
+inline CoreState& core() { return *current_fiber()->core; }
+
+inline uint32_t dst_capacity() { return core().run->fp32_dest_acc ? 8 : 16; }
+
+inline uint32_t* dst_tile(uint32_t i) {
+  if (i >= dst_capacity())
+    kernel_fail("DST index " + std::to_string(i) + " is out of range: DST holds " + std::to_string(dst_capacity()) +
+                (core().run->fp32_dest_acc ? " fp32 tiles" : " 16-bit tiles"));
+  return core().dst[i].data();
+}
+
+// Marks DST tile i written, holding values of kind k.
+inline void mark(uint32_t i, DstKind k) {
+  core().dst_kind[i] = k;
+  core().dst_written |= 1u << i;
+}
+
+// The DST kind of a float result from operands of formats a and b.
+inline DstKind float_kind(Format a, Format b = Format::Float16_b) {
+  if (core().run->fp32_dest_acc) return DstKind::F32;
+  return (a == Format::Float16 || b == Format::Float16) ? DstKind::F16 : DstKind::BF16;
+}
+
+// The DST kind of an SFPU float result on DST tile i.
+inline DstKind sfpu_float_kind(uint32_t i) {
+  if (core().run->fp32_dest_acc) return DstKind::F32;
+  DstKind k = core().dst_kind[i];
+  return k == DstKind::F16 ? DstKind::F16 : DstKind::BF16;
+}
+
+// ---- api_compute.cpp ----
+// Circular buffer `id` of the calling core (configured, index in range).
+CircularBuffer& cb_of(uint32_t id);
+// The tile at position `tile` from the front of a circular buffer.
+const uint8_t* front_tile(uint32_t id, uint32_t tile, const char* op);
+// Unpacks a tile into floats (integers converted).
+void unpack_floats(uint32_t cb, uint32_t tile, float* out, const char* op);
+// Reads DST tile i as floats (integers converted).
+void dst_floats(uint32_t i, float* out);
+// Transposes a face-ordered tile in place: the whole 32x32 tile, or (faces)
+// each 16x16 face on its own.
+void transpose_tile(uint32_t* d, bool within_faces);
+// Pack with the packer's ReLU and L1 accumulation applied.
+void pack_to(const uint32_t* d, DstKind kind, uint8_t* out, Format f);
+
+// ---- api_compute_matmul.cpp ----
+// DST[dst] += A * B for face-ordered A and B.
+void mm_into(uint32_t dst, const float* A, const float* B, DstKind k);
+// Reduces tile a with a scaler into DST[dst] as the FPU does.
+void reduce_into(uint32_t op, uint32_t dim, const float* a, float scale, uint32_t dst, uint32_t num_faces, DstKind k);
+
+// ---- api_compute_sfpu.cpp ----
+// sfpu_reduce over the columns of a DST tile into row 0.
+void sfpu_reduce_cols(uint32_t dst, uint32_t pool, uint32_t fmt);
+// sfpu_add_top_row: row 0 of DST[out] = row 0 of DST[a] + row 0 of DST[b].
+void sfpu_add_top_row_of(uint32_t a, uint32_t b, uint32_t out, uint32_t fmt);
+
+}  // namespace compute
+
+}  // namespace zyx::emu

@@ -1,0 +1,122 @@
+// Argument entries: checks at compile, the tensor-accessor words, and the
+// compile-time values of a kernel (program_args.hpp).
+#include "enum_names.hpp"
+#include "program_args.hpp"
+
+namespace zyx::emu {
+
+namespace {
+
+// The protocol name of an arg kind (the table the request parser reads).
+const char* kind_name(ArgKind k) { return name_in(kArgKindNames, k, "unknown"); }
+
+bool layout_dependent(ArgKind k) {
+  return k == ArgKind::BankId || k == ArgKind::BankNocX || k == ArgKind::BankNocY || k == ArgKind::Accessor;
+}
+
+}  // namespace
+
+bool names_buffer(ArgKind k) {
+  switch (k) {
+    case ArgKind::BufferAddr:
+    case ArgKind::BufferSize:
+    case ArgKind::BufferPages:
+    case ArgKind::PageSize:
+    case ArgKind::BankId:
+    case ArgKind::BankNocX:
+    case ArgKind::BankNocY:
+    case ArgKind::Accessor: return true;
+    default: return false;
+  }
+}
+
+void check_entry(const ArgEntry& e, const ProgramDesc& d, const Board& b, bool compile_list, const std::string& at) {
+  switch (e.kind) {
+    case ArgKind::Const: return;
+    case ArgKind::CoreNocX:
+    case ArgKind::CoreNocY:
+      if (e.core.row >= b.rows || e.core.col >= b.cols)
+        throw invalid(at + ": core " + core_text(e.core) + " is outside the " + std::to_string(b.rows) + "x" +
+                      std::to_string(b.cols) + " grid");
+      return;
+    case ArgKind::SemaphoreAddr:
+      if (e.value >= kSemaphoresPerCore)
+        throw invalid(at + ": semaphore " + std::to_string(e.value) + "; a core has " +
+                      std::to_string(kSemaphoresPerCore));
+      return;
+    default:
+      // The rest name a param: a variable (param) or a buffer.
+      if (e.kind != ArgKind::Param && !names_buffer(e.kind)) throw invalid(at + ": unknown arg kind");
+      break;
+  }
+  if (e.param >= d.params.size())
+    throw invalid(at + ": " + kind_name(e.kind) + " names param " + std::to_string(e.param) + "; the program has " +
+                  std::to_string(d.params.size()));
+  bool want_buffer = names_buffer(e.kind);
+  const ParamDesc& p = d.params[e.param];
+  if (want_buffer != p.is_buffer())
+    throw invalid(at + ": " + kind_name(e.kind) + " needs a " + (want_buffer ? "buffer" : "variable") + " param, but " +
+                  "param " + std::to_string(e.param) + " (" + p.name + ") is " + (p.is_buffer() ? "a buffer" : "a variable"));
+  if (e.kind == ArgKind::Accessor && !compile_list) throw invalid(at + ": accessor entries belong in compile args");
+}
+
+bool static_entry(const ArgEntry& e, const Program& p) {
+  switch (e.kind) {
+    case ArgKind::Const:
+    case ArgKind::CoreNocX:
+    case ArgKind::CoreNocY:
+    case ArgKind::SemaphoreAddr: return true;
+    default: return layout_dependent(e.kind) && p.decls.count(e.param);
+  }
+}
+
+// Tensor-accessor compile-time words (docs/emulator.md), as tt-metal's
+// TensorAccessorArgs lays them out: the ArgsConfig flags (bit 0 sharded,
+// bit 1 DRAM) and the aligned page size; a sharded tensor adds the rank (2),
+// the number of banks (shard holders), the tensor shape and the shard shape
+// in pages (rows, cols), and the holders' NOC coordinates (x << 8) | y, two
+// per word (even holders in the low half).
+void accessor_words(const Geometry& g, const Board& b, std::vector<uint32_t>& out) {
+  bool dram = g.spec.placement == Placement::Dram;
+  uint64_t align = dram ? b.dram_alignment : b.l1_alignment;
+  out.push_back((g.sharded() ? 1u : 0u) | (dram ? 2u : 0u));
+  out.push_back(static_cast<uint32_t>((g.spec.page_size + align - 1) / align * align));
+  if (!g.sharded()) return;
+  const ShardSpec& s = *g.spec.shard;
+  out.push_back(2);
+  out.push_back(g.shards);
+  out.push_back(s.tensor[0]), out.push_back(s.tensor[1]);
+  out.push_back(s.shape[0]), out.push_back(s.shape[1]);
+  for (uint32_t k = 0; k < g.shards; k += 2) {
+    uint32_t packed = 0;
+    for (uint32_t h = 0; h < 2 && k + h < g.shards; h++) {
+      uint32_t u = g.shard_unit(k + h, b);
+      uint32_t x = dram ? dram_noc_x(u) : worker_noc_x(u % b.cols), y = dram ? dram_noc_y(u) : worker_noc_y(u / b.cols);
+      packed |= (((x & 0xff) << 8) | (y & 0xff)) << (16 * h);
+    }
+    out.push_back(packed);
+  }
+}
+
+std::string entry_at(const ProgramDesc& d, uint32_t k, const char* list, size_t i) {
+  return "kernels[" + std::to_string(k) + "] (" + d.kernels[k].name + ")." + list + "[" + std::to_string(i) + "]";
+}
+
+void compile_values(const Program& prog, uint32_t k, const ArgSource& src, std::vector<uint32_t>& pos,
+                    std::vector<std::pair<std::string, uint32_t>>& named) {
+  const KernelDesc& kd = prog.desc.kernels[k];
+  for (size_t i = 0; i < kd.compile_args.size(); i++)
+    resolve(kd.compile_args[i], src, pos, [&] { return entry_at(prog.desc, k, "compile_args", i); });
+  std::vector<uint32_t> one;
+  for (size_t i = 0; i < kd.named_compile_args.size(); i++) {
+    one.clear();
+    const auto& [name, e] = kd.named_compile_args[i];
+    resolve(e, src, one, [&] { return entry_at(prog.desc, k, "named_compile_args", i) + " (" + name + ")"; });
+    if (one.size() != 1)
+      throw invalid(entry_at(prog.desc, k, "named_compile_args", i) + " (" + name + "): an entry of " +
+                    std::to_string(one.size()) + " words cannot be a named arg");
+    named.emplace_back(name, one[0]);
+  }
+}
+
+}  // namespace zyx::emu

@@ -1,0 +1,212 @@
+// Program runs: checks a run's args against the program, places circular
+// buffers that sit on L1 buffers, resolves every core's runtime and common
+// args, prepares the cores' reserved L1 and hands the cores to the
+// scheduler (scheduler.cpp).
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "kernel_state.hpp"
+#include "program_args.hpp"
+
+namespace zyx::emu {
+
+void prepare_core_l1(uint8_t* l1, const Board& b) {
+  std::memset(l1 + ZYX_EMU_L1_ZEROS_OFFSET, 0, ZYX_EMU_L1_ZEROS_SIZE);
+  std::memset(l1 + ZYX_EMU_L1_SIGNALS_OFFSET, 0, 32 * 4);
+  for (uint32_t s = 0; s < kSemaphoresPerCore; s++) std::memset(l1 + semaphore_offset(b, s), 0, 4);
+}
+
+namespace {
+
+// Fibers of a core run in this slot order: riscv_0, compute, riscv_1 (the
+// reader, compute, writer order of a one-group program).
+constexpr int kSlotOrder[3] = {0, 2, 1};
+
+std::chrono::milliseconds timeout_from_env() {
+  if (const char* s = std::getenv("ZYX_EMU_TIMEOUT_MS")) {
+    char* end = nullptr;
+    long v = std::strtol(s, &end, 10);
+    if (end != s && v > 0) return std::chrono::milliseconds(v);
+  }
+  return std::chrono::milliseconds(10000);
+}
+
+std::string spec_text(const BufferSpec& s) {
+  static const char* layouts[] = {"interleaved", "height_sharded", "width_sharded", "block_sharded"};
+  std::ostringstream o;
+  o << (s.placement == Placement::L1 ? "l1 " : "dram ") << layouts[static_cast<int>(s.layout) & 3] << " with "
+    << s.page_size << "-byte pages";
+  if (s.shard) {
+    o << ", shard " << s.shard->shape[0] << "x" << s.shard->shape[1] << " of " << s.shard->tensor[0] << "x"
+      << s.shard->tensor[1] << " pages on";
+    for (auto& r : s.shard->cores.ranges) o << " " << range_text(r);
+    o << (s.shard->orientation == ShardOrientation::ColMajor ? " col_major" : " row_major");
+  }
+  return o.str();
+}
+
+// The run's buffers by param (null for variables): every arg of the kind
+// its param wants, each buffer alive and of the layout the program declared.
+std::vector<std::shared_ptr<const Buffer>> run_buffers(const ProgramDesc& d, const Program& prog,
+                                                       const std::vector<RunArg>& args, DeviceMemory& memory) {
+  if (args.size() != d.params.size())
+    throw invalid(std::to_string(args.size()) + " args for " + std::to_string(d.params.size()) + " params");
+  std::vector<std::shared_ptr<const Buffer>> bufs(args.size());
+  for (size_t i = 0; i < args.size(); i++) {
+    if (args[i].is_buffer != d.params[i].is_buffer())
+      throw invalid("arg " + std::to_string(i) + " (" + d.params[i].name + ") must be a " +
+                    (d.params[i].is_buffer() ? "buffer" : "value"));
+    if (args[i].is_buffer) bufs[i] = memory.get(args[i].buffer);  // unknown_buffer if it is gone
+  }
+  for (auto& [p, g] : prog.decls)
+    if (!(bufs[p]->geo.spec == g.spec))
+      throw invalid("arg " + std::to_string(p) + " (" + d.params[p].name + "): buffer " +
+                    std::to_string(args[p].buffer) + " is " + spec_text(bufs[p]->geo.spec) +
+                    ", but the program was built for " + spec_text(g.spec));
+  return bufs;
+}
+
+// Circular buffers on L1 buffers (the buffer holds enough of itself on each
+// of the CB's cores), and CBs that would overlap a live L1 buffer.
+void check_run_cbs(const Program& prog, const std::vector<std::shared_ptr<const Buffer>>& bufs,
+                   const std::vector<std::shared_ptr<const Buffer>>& live, const Board& b) {
+  const ProgramDesc& d = prog.desc;
+  for (const CorePlan& cp : prog.cores) {
+    for (auto [ci, index] : cp.buffer_cbs) {
+      const CBConfig& cfg = d.cbs[ci];
+      uint32_t p = *cfg.buffer_param;
+      const Buffer& buf = *bufs[p];
+      std::string at = "cbs[" + std::to_string(ci) + "] on param " + std::to_string(p) + " (" + d.params[p].name + ")";
+      if (!buf.l1()) throw invalid(at + ": buffer " + std::to_string(buf.id) + " is in DRAM, not L1");
+      if (!buf.on_core(cp.index))
+        throw invalid(at + ": core " + core_text(cp.core) + " holds no part of L1 buffer " + std::to_string(buf.id));
+      if (cfg.total_bytes > buf.span)
+        throw invalid(at + ": total_bytes " + std::to_string(cfg.total_bytes) + " exceed the " +
+                      std::to_string(buf.span) + " bytes buffer " + std::to_string(buf.id) + " has on core " +
+                      core_text(cp.core));
+    }
+    if (cp.cb_top > b.l1_unreserved_base)
+      for (const auto& lb : live)
+        if (lb->on_core(cp.index) && lb->address < cp.cb_top) {
+          std::ostringstream m;
+          m << "core " << core_text(cp.core) << ": its circular buffers take L1 [0x" << std::hex
+            << b.l1_unreserved_base << ", 0x" << cp.cb_top << "), which overlaps L1 buffer " << std::dec << lb->id
+            << " at [0x" << std::hex << lb->address << ", 0x" << lb->address + lb->span << ")";
+          throw Error("out_of_memory", m.str());
+        }
+  }
+}
+
+// Reserved L1 of every core (zeros, semaphores zero), then the declared
+// semaphore initial values.
+void prepare_l1(const ProgramDesc& d, L1Arena& l1, const Board& b) {
+  for (uint32_t c = 0; c < b.cores(); c++) prepare_core_l1(l1.core_base(c), b);
+  for (const SemaphoreDesc& s : d.semaphores)
+    for (CoreCoord c : s.cores.cores())
+      std::memcpy(l1.core_base(c.row * b.cols + c.col) + semaphore_offset(b, s.id), &s.initial, 4);
+}
+
+// A core's kernels as fibers, in kSlotOrder, with their runtime and common
+// args resolved for the core (src.core).
+void add_fibers(CoreState& core, const CorePlan& cp, const ProgramDesc& d,
+                const std::vector<std::shared_ptr<KernelObject>>& objs, const ArgSource& src) {
+  for (int slot : kSlotOrder) {
+    if (cp.kernel[slot] < 0) continue;
+    uint32_t k = static_cast<uint32_t>(cp.kernel[slot]);
+    const KernelDesc& kd = d.kernels[k];
+    Fiber& f = core.fibers[core.nfibers++];
+    f.core = &core;
+    f.processor = kd.processor;
+    f.desc = &kd;
+    f.kernel = objs[k];
+    for (size_t i = 0; i < kd.common_args.size(); i++)
+      resolve(kd.common_args[i], src, f.common, [&] { return entry_at(d, k, "common_args", i); });
+    if (cp.runtime[slot] >= 0) {
+      const CoreArgs& ca = kd.runtime_args[cp.runtime[slot]];
+      for (size_t i = 0; i < ca.args.size(); i++)
+        resolve(ca.args[i], src, f.args, [&] {
+          return entry_at(d, k, "runtime_args", cp.runtime[slot]) + ".args[" + std::to_string(i) + "] on core " +
+                 core_text(cp.core);
+        });
+    }
+    if (slot == 2) core.fp32_dest_acc = kd.compute.fp32_dest_acc;
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<Program> Runner::find_program(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = programs_.find(id);
+  if (it == programs_.end()) throw Error("unknown_program", "program " + std::to_string(id) + " does not exist");
+  return it->second;
+}
+
+// Sets up the state of every core that runs (reused across runs; DST keeps
+// its contents, and its written tiles are cleared at the next
+// tile_regs_acquire) and lists it in rs.cores.
+void Runner::set_up_cores(RunState& rs, const Program& prog, const std::vector<std::shared_ptr<KernelObject>>& objs,
+                          ArgSource& src) {
+  const ProgramDesc& d = prog.desc;
+  size_t running = 0;
+  for (const CorePlan& cp : prog.cores) running += cp.runs();
+  rs.cores.reserve(running);
+  if (core_pool_.size() < running) core_pool_.resize(running);
+  for (const CorePlan& cp : prog.cores) {
+    if (!cp.runs()) continue;
+    auto& core = core_pool_[rs.cores.size()];
+    if (!core) core = std::make_unique<CoreState>();
+    core->cbs = cp.cbs;
+    for (auto [ci, index] : cp.buffer_cbs) {
+      core->cbs[index].offset = (*src.bufs)[*d.cbs[ci].buffer_param]->address;
+      core->cbs[index].on_buffer = true;
+    }
+    core->cstate.reset();
+    core->fibers = {};
+    core->nfibers = 0;
+    core->dst_acquired = false;
+    core->fp32_dest_acc = false;
+    core->row = cp.core.row, core->col = cp.core.col, core->index = cp.index;
+    core->l1 = src.l1->core_base(cp.index);
+    core->run = &rs;
+    src.core = cp.index;
+    add_fibers(*core, cp, d, objs, src);
+    rs.cores.push_back(core.get());
+  }
+}
+
+uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
+  std::shared_ptr<Program> prog = find_program(id);
+  const ProgramDesc& d = prog->desc;
+  const Board& b = board_;
+  std::vector<std::shared_ptr<const Buffer>> bufs = run_buffers(d, *prog, args, memory_);
+  check_run_cbs(*prog, bufs, memory_.live_l1(), b);
+  std::lock_guard<std::mutex> run_lock(run_mu_);
+  L1Arena& l1 = memory_.l1();
+  std::vector<std::shared_ptr<KernelObject>> objs(prog->kernels.size());
+  for (size_t k = 0; k < prog->kernels.size(); k++) objs[k] = kernel_for(*prog, *prog->kernels[k], args, bufs);
+
+  RunState rs;
+  rs.board = &b;
+  rs.dram = &memory_.dram();
+  rs.l1 = &l1;
+  rs.timeout = timeout_from_env();
+  for (const auto& buf : bufs) {
+    if (!buf) continue;
+    auto& m = buf->l1() ? rs.l1_page_sizes : rs.dram_page_sizes;
+    m[static_cast<uint32_t>(buf->address)] = static_cast<uint32_t>(buf->geo.spec.page_size);
+  }
+  prepare_l1(d, l1, b);
+  ArgSource src;
+  src.board = &b, src.prog = prog.get(), src.args = &args, src.bufs = &bufs, src.l1 = &l1;
+  set_up_cores(rs, *prog, objs, src);
+  auto t0 = std::chrono::steady_clock::now();
+  execute(rs);
+  auto t1 = std::chrono::steady_clock::now();
+  if (!rs.err_code.empty()) throw Error(rs.err_code, rs.err_msg);
+  return timed ? static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()) : 0;
+}
+
+}  // namespace zyx::emu
