@@ -11,28 +11,8 @@ import (
 // Backend is the backend name that errors of this package carry.
 const Backend = "tt"
 
-// The error codes of protocol v1 (docs/protocol.md).
-const (
-	CodeBadRequest      = "bad_request"
-	CodeUnknownCommand  = "unknown_command"
-	CodeLineTooLong     = "line_too_long"
-	CodeVersionMismatch = "version_mismatch"
-	CodeNotInitialized  = "not_initialized"
-	CodeUnsupported     = "unsupported"
-	CodeUnknownBuffer   = "unknown_buffer"
-	CodeUnknownProgram  = "unknown_program"
-	CodeOutOfMemory     = "out_of_memory"
-	CodeInvalidArgument = "invalid_argument"
-	CodeShmError        = "shm_error"
-	CodeCompileError    = "compile_error"
-	CodeRunError        = "run_error"
-	CodeDeadlock        = "deadlock"
-	CodeDeviceError     = "device_error"
-	// CodeDependencyFailed: a request whose `after` names a request that
-	// failed was not executed.
-	CodeDependencyFailed = "dependency_failed"
-	CodeInternal         = "internal"
-)
+// The error codes (CodeBadRequest, ...) are generated from protocol/protocol.json
+// into protocol_gen.go.
 
 // ErrProtocol marks a runtime that broke the protocol (a reply with the wrong
 // id, a garbage or oversized line). The client is unusable afterwards and

@@ -21,6 +21,8 @@
 #include <utility>
 #include <vector>
 
+#include "protocol_enums_gen.hpp"
+
 namespace zyx {
 
 // Error carries a protocol error code ("invalid_argument", "deadlock", …).
@@ -114,30 +116,13 @@ struct DeviceDesc : MemoryDesc {
 
 // ---- enums ---------------------------------------------------------------------
 
-// tt-metal DataFormat numbering (the values kernels see from get_dataformat).
-enum class DataFormat : uint32_t {
-  Float32 = 0,
-  Float16 = 1,
-  Bfp8_b = 6,
-  Bfp4_b = 7,
-  Float16_b = 5,
-  Int32 = 8,
-  UInt16 = 9,
-  Int8 = 14,
-  UInt32 = 24,
-  UInt8 = 30,
-  Invalid = 0xff,
-};
+// DataFormat (tt-metal numbering), ParamKind, Processor, MathFidelity,
+// Placement, BufferLayout, ShardOrientation and ArgKind, with their protocol
+// names, are generated from protocol/protocol.json (protocol_enums_gen.hpp).
+
 // Parses a protocol format name; nullopt for an unknown one.
 std::optional<DataFormat> parse_data_format(const std::string& name);
 const char* data_format_name(DataFormat f);
-
-enum class ParamKind { Global, GlobalMut, Variable };
-enum class Processor { Riscv0, Riscv1, Compute };  // riscv_0, riscv_1, compute
-enum class MathFidelity { LoFi, HiFi2, HiFi3, HiFi4 };
-enum class Placement { Dram, L1 };
-enum class BufferLayout { Interleaved, HeightSharded, WidthSharded, BlockSharded };
-enum class ShardOrientation { RowMajor, ColMajor };
 
 const char* processor_name(Processor p);
 
@@ -179,22 +164,8 @@ struct BufferInfo {
 // ---- programs ------------------------------------------------------------------
 
 // One kernel argument word (or, for Accessor, several), as the layer
-// resolves it for one core.
-enum class ArgKind {
-  Const,        // value
-  Param,        // low 32 bits of Variable param `param`
-  BufferAddr,   // buffer param `param`: address
-  BufferSize,   //   byte size
-  BufferPages,  //   page count
-  PageSize,     //   page size
-  BankId,       //   the bank holding page `page`
-  BankNocX,     //   that bank's NOC x
-  BankNocY,     //   that bank's NOC y
-  CoreNocX,     // the NOC x of logical core `core`
-  CoreNocY,     // the NOC y of logical core `core`
-  Accessor,     // buffer param `param`: the tensor-accessor compile-time words of its declared layout
-  SemaphoreAddr,  // the L1 address of semaphore id `value` on the core (what get_semaphore(id) returns)
-};
+// resolves it for one core (docs/protocol.md, "arg entry": the fields each
+// kind takes).
 struct ArgEntry {
   ArgKind kind = ArgKind::Const;
   uint32_t value = 0;  // Const; SemaphoreAddr: the semaphore id

@@ -1,7 +1,6 @@
 // Names of the program model's enums (device_layer.hpp), shared by the
 // server and both device layers.
 #include "device_layer.hpp"
-#include "enum_names.hpp"
 
 namespace zyx {
 

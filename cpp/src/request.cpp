@@ -2,8 +2,11 @@
 
 #include <array>
 #include <cstring>
+#include <optional>
+#include <tuple>
+#include <type_traits>
 
-#include "enum_names.hpp"
+#include "protocol_fields_gen.hpp"
 
 namespace zyx {
 
@@ -230,121 +233,129 @@ E as_enum(const json& v, const Path& p, const std::array<std::pair<std::string_v
   bad(p, "\"" + s + "\" is not one of " + list);
 }
 
-// Obj reads the fields of one object. Absent and null fields are the same.
-// done() refuses the fields nobody asked for.
+// as_value reads a scalar field's value as the C++ type of its handle
+// (a string handle reads as std::string, an enum's by its name table).
+template <typename T>
+auto as_value(const json& v, const Path& p) {
+  if constexpr (std::is_same_v<T, uint64_t>) {
+    return as_u64(v, p);
+  } else if constexpr (std::is_same_v<T, uint32_t>) {
+    return as_u32(v, p);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return as_bool(v, p);
+  } else if constexpr (std::is_same_v<T, std::string_view>) {
+    return std::string(as_str(v, p));
+  } else {
+    static_assert(std::is_enum_v<T>);
+    return as_enum(v, p, names_of(T{}));
+  }
+}
+
+template <typename T>
+using ValueOf = decltype(as_value<T>(std::declval<const json&>(), std::declval<const Path&>()));
+
+// Obj reads the fields of one object of a message of the schema
+// (protocol_fields_gen.hpp), each through the field's handle, in the
+// message's order. Absent and null fields are the same. Reading the
+// message's tag selects the variant: a field the variant does not take
+// reads as absent, and is refused when given (with the field's own message,
+// or by done() as an unknown field). done() refuses every field the
+// message does not take and reports a field it takes that nobody read as
+// internal (this parser lags the schema).
 class Obj {
  public:
-  Obj(const json& v, const Path& p) : p_(p) {
+  Obj(const json& v, const Path& p, const proto::MessageSpec& m) : p_(p), m_(m) {
     if (!v.is_object()) bad(p, std::string("must be an object, got ") + type_name(v));
     obj_ = &v.get_ref<const json::object_t&>();
   }
 
   const Path& path() const { return p_; }
+  Path at(const proto::RawField& f) const { return p_.field(f.spec->name); }
 
-  // get returns the field, or nullptr when it is absent or null.
-  const json* get(std::string_view key) {
-    if (n_taken_ < taken_.size()) taken_[n_taken_++] = key;
-    auto it = obj_->find(key);
-    if (it == obj_->end()) return nullptr;
-    found_++;
-    return it->second.is_null() ? nullptr : &it->second;
+  // get returns the field, or nullptr when it is absent, null or not taken
+  // by the variant; a missing required field is an error.
+  const json* get(const proto::FieldSpec& f) {
+    const uint64_t bit = uint64_t{1} << index_of(f);
+    const bool taken = (f.variants & variant_) != 0;
+    if (!taken && f.refused.empty()) return nullptr;  // an unknown field here: done() says so
+    auto it = obj_->find(f.name);
+    if (!(read_ & bit)) {
+      read_ |= bit;
+      if (it != obj_->end()) found_++;
+    }
+    const json* v = it == obj_->end() || it->second.is_null() ? nullptr : &it->second;
+    if (!taken) {
+      if (v) bad(p_.field(f.name), std::string(f.refused));
+      return nullptr;
+    }
+    if (!v && f.required)
+      bad(p_.field(f.name), f.missing.empty() ? std::string("missing field") : "missing field (" + std::string(f.missing) + ")");
+    return v;
   }
-  const json& need(std::string_view key) {
-    const json* v = get(key);
-    if (!v) bad(p_.field(key), "missing field");
+  const json* get(const proto::RawField& f) { return get(*f.spec); }
+  // need is get for a field the reader cannot do without.
+  const json& need(const proto::RawField& f) {
+    const json* v = get(f);
+    if (!v) bad(at(f), "missing field");
     return *v;
   }
 
-  uint64_t u64(std::string_view k) { return as_u64(need(k), p_.field(k)); }
-  uint64_t u64_or(std::string_view k, uint64_t def) {
-    const json* v = get(k);
-    return v ? as_u64(*v, p_.field(k)) : def;
+  template <typename T>
+  ValueOf<T> read(const proto::Field<T>& f) {
+    const json* v = get(*f.spec);
+    ValueOf<T> out = v ? as_value<T>(*v, p_.field(f.spec->name)) : ValueOf<T>(f.fallback);
+    if constexpr (std::is_enum_v<T>)
+      if (m_.tag >= 0 && m_.fields[m_.tag] == f.spec) variant_ = proto::variants(out);
+    return out;
   }
-  uint32_t u32(std::string_view k) { return as_u32(need(k), p_.field(k)); }
-  uint32_t u32_or(std::string_view k, uint32_t def) {
-    const json* v = get(k);
-    return v ? as_u32(*v, p_.field(k)) : def;
-  }
-  std::string str(std::string_view k) { return as_str(need(k), p_.field(k)); }
-  std::string str_or(std::string_view k, std::string def) {
-    const json* v = get(k);
-    return v ? as_str(*v, p_.field(k)) : def;
-  }
-  bool boolean_or(std::string_view k, bool def) {
-    const json* v = get(k);
-    return v ? as_bool(*v, p_.field(k)) : def;
+  template <typename T>
+  std::optional<ValueOf<T>> read(const proto::OptField<T>& f) {
+    const json* v = get(*f.spec);
+    if (!v) return std::nullopt;
+    return as_value<T>(*v, p_.field(f.spec->name));
   }
 
   void done() {
     if (found_ == obj_->size()) return;
     for (const auto& [key, _] : *obj_) {
-      bool known = false;
-      for (size_t i = 0; i < n_taken_ && !known; i++) known = taken_[i] == key;
-      if (known) continue;
+      int i = index_of_name(key);
+      if (i >= 0 && (read_ >> i & 1)) continue;
+      if (i >= 0 && takes(*m_.fields[i]))
+        throw Error("internal", p_.field(key).str() + ": the runtime does not read this field of " +
+                                    std::string(m_.name) + " (cpp/src/request.cpp lags protocol/protocol.json)");
       std::string list;
-      for (size_t i = 0; i < n_taken_; i++) {
-        if (i) list += ", ";
-        list.append(taken_[i]);
+      for (const proto::FieldSpec* f : m_.fields) {
+        if (!takes(*f)) continue;
+        if (!list.empty()) list += ", ";
+        list.append(f->name);
       }
       bad(p_.field(key), "unknown field (this object takes: " + list + ")");
     }
   }
 
  private:
+  // takes: the variant takes the field, or refuses it with a message of
+  // its own (so it is no unknown field).
+  bool takes(const proto::FieldSpec& f) const { return (f.variants & variant_) != 0 || !f.refused.empty(); }
+  unsigned index_of(const proto::FieldSpec& f) const {
+    for (size_t i = 0; i < m_.fields.size(); i++)
+      if (m_.fields[i] == &f) return static_cast<unsigned>(i);
+    throw Error("internal", p_.str() + ": the parser reads field " + std::string(f.name) + ", which " +
+                                std::string(m_.name) + " does not have");
+  }
+  int index_of_name(std::string_view key) const {
+    for (size_t i = 0; i < m_.fields.size(); i++)
+      if (m_.fields[i]->name == key) return static_cast<int>(i);
+    return -1;
+  }
+
   const json::object_t* obj_ = nullptr;
   const Path& p_;
-  std::array<std::string_view, 24> taken_{};
-  size_t n_taken_ = 0, found_ = 0;
+  const proto::MessageSpec& m_;
+  uint64_t variant_ = proto::kAllVariants;
+  uint64_t read_ = 0;
+  size_t found_ = 0;
 };
-
-// ---- enums -------------------------------------------------------------------
-
-constexpr std::array<std::pair<std::string_view, Cmd>, 12> kCmds = {{
-    {"ping", Cmd::Ping},
-    {"exit", Cmd::Exit},
-    {"init", Cmd::Init},
-    {"map", Cmd::Map},
-    {"unmap", Cmd::Unmap},
-    {"alloc", Cmd::Alloc},
-    {"free", Cmd::Free},
-    {"write", Cmd::Write},
-    {"read", Cmd::Read},
-    {"compile", Cmd::Compile},
-    {"run", Cmd::Run},
-    {"release", Cmd::Release},
-}};
-constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kLayers = {{
-    {"emu", "emu"},
-    {"metal", "metal"},
-    {"auto", "auto"},
-}};
-// The element types of params: the names of Go's backends.DType, as the
-// driver writes them.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 15> kDTypes = {{
-    {"bf16", "bf16"}, {"f16", "f16"}, {"f32", "f32"}, {"f64", "f64"}, {"f8e4m3", "f8e4m3"},
-    {"f8e5m2", "f8e5m2"}, {"i8", "i8"}, {"i16", "i16"}, {"i32", "i32"}, {"i64", "i64"},
-    {"u8", "u8"}, {"u16", "u16"}, {"u32", "u32"}, {"u64", "u64"}, {"bool", "bool"},
-}};
-constexpr std::array<std::pair<std::string_view, MathFidelity>, 4> kFidelities = {{
-    {"LoFi", MathFidelity::LoFi},
-    {"HiFi2", MathFidelity::HiFi2},
-    {"HiFi3", MathFidelity::HiFi3},
-    {"HiFi4", MathFidelity::HiFi4},
-}};
-constexpr std::array<std::pair<std::string_view, Placement>, 2> kPlacements = {{
-    {"dram", Placement::Dram},
-    {"l1", Placement::L1},
-}};
-constexpr std::array<std::pair<std::string_view, BufferLayout>, 4> kLayouts = {{
-    {"interleaved", BufferLayout::Interleaved},
-    {"height_sharded", BufferLayout::HeightSharded},
-    {"width_sharded", BufferLayout::WidthSharded},
-    {"block_sharded", BufferLayout::BlockSharded},
-}};
-constexpr std::array<std::pair<std::string_view, ShardOrientation>, 2> kOrientations = {{
-    {"row_major", ShardOrientation::RowMajor},
-    {"col_major", ShardOrientation::ColMajor},
-}};
 
 // ---- pieces of programs ------------------------------------------------------
 
@@ -375,222 +386,210 @@ CoreRangeSet core_set(const json& v, const Path& p) {
   return s;
 }
 
-std::string source_of(Obj& o) {
-  const json* text = o.get("source");
-  const json* b64 = o.get("source_b64");
-  if (!text == !b64) bad(o.path().field("source"), "give exactly one of source and source_b64");
-  if (text) return as_str(*text, o.path().field("source"));
-  Path bp = o.path().field("source_b64");
+CoreRangeSet core_set(Obj& o, const proto::RawField& f) { return core_set(o.need(f), o.at(f)); }
+
+// source_of reads a pair of fields of which exactly one is given: the text,
+// or base64 of any bytes.
+std::string source_of(Obj& o, const proto::OptField<std::string_view>& text_f,
+                      const proto::OptField<std::string_view>& b64_f) {
+  const json* text = o.get(*text_f.spec);
+  const json* b64 = o.get(*b64_f.spec);
+  Path tp = o.path().field(text_f.spec->name), bp = o.path().field(b64_f.spec->name);
+  if (!text == !b64)
+    bad(tp, "give exactly one of " + std::string(text_f.spec->name) + " and " + std::string(b64_f.spec->name));
+  if (text) return as_str(*text, tp);
   auto bytes = decode_base64(as_str(*b64, bp), bp.str());
   return std::string(bytes.begin(), bytes.end());
 }
 
-ArgEntry arg_entry(const json& v, const Path& p) {
-  Obj o(v, p);
-  ArgEntry e;
-  e.kind = as_enum(o.need("kind"), p.field("kind"), kArgKindNames);
-  switch (e.kind) {
-    case ArgKind::Const:
-      e.value = o.u32("value");
-      break;
-    case ArgKind::Param:
-    case ArgKind::BufferAddr:
-    case ArgKind::BufferSize:
-    case ArgKind::BufferPages:
-    case ArgKind::PageSize:
-    case ArgKind::Accessor:
-      e.param = o.u32("param");
-      break;
-    case ArgKind::BankId:
-    case ArgKind::BankNocX:
-    case ArgKind::BankNocY:
-      e.param = o.u32("param");
-      e.page = o.u32("page");
-      break;
-    case ArgKind::CoreNocX:
-    case ArgKind::CoreNocY:
-      e.core = core_coord(o.need("core"), p.field("core"));
-      break;
-    case ArgKind::SemaphoreAddr:
-      e.value = o.u32("semaphore");
-      break;
-  }
-  o.done();
-  return e;
-}
-
-// list_of reads the array v (nullptr: absent, an empty list), each element
-// by item(element, its path). p must outlive the call: the elements' paths
-// point at it.
+// objects_of reads the array field f of o (absent: empty), each element an
+// object of f's element message that item(Obj&) reads; a field it left
+// unread is an error (Obj::done).
 template <typename F>
-auto list_of(const json* v, const Path& p, F item) {
-  std::vector<decltype(item(std::declval<const json&>(), p))> out;
+auto objects_of(Obj& o, const proto::RawField& f, F item) {
+  std::vector<decltype(item(std::declval<Obj&>()))> out;
+  const json* v = o.get(f);
   if (!v) return out;
+  Path p = o.at(f);
   const auto& a = as_array(*v, p);
   out.reserve(a.size());
-  for (size_t i = 0; i < a.size(); i++) out.push_back(item(a[i], p.at(i)));
+  for (size_t i = 0; i < a.size(); i++) {
+    Path ep = p.at(i);
+    Obj eo(a[i], ep, *f.element);
+    out.push_back(item(eo));
+    eo.done();
+  }
   return out;
 }
 
-// objects_of reads the array v of objects: item(Obj&) reads the fields of
-// each element, and a field it left unread is an error (Obj::done).
-template <typename F>
-auto objects_of(const json* v, const Path& p, F item) {
-  return list_of(v, p, [&item](const json& e, const Path& ep) {
-    Obj eo(e, ep);
-    auto out = item(eo);
-    eo.done();
-    return out;
-  });
+ArgEntry arg_entry(Obj& o) {
+  namespace a = proto::arg_entry;
+  ArgEntry e;
+  e.kind = o.read(a::kind);  // the fields below are those the kind takes
+  e.value = o.read(a::value);
+  e.param = o.read(a::param);
+  e.page = o.read(a::page);
+  if (const json* c = o.get(a::core)) e.core = core_coord(*c, o.at(a::core));
+  if (e.kind == ArgKind::SemaphoreAddr) e.value = o.read(a::semaphore);
+  return e;
 }
 
-std::vector<ArgEntry> arg_list(const json* v, const Path& p) { return list_of(v, p, arg_entry); }
+std::vector<ArgEntry> arg_list(Obj& o, const proto::RawField& f) { return objects_of(o, f, arg_entry); }
 
 // The fields of a buffer spec, as alloc and compile.buffers share them.
 BufferSpec buffer_spec(Obj& o) {
-  const Path& p = o.path();
+  namespace b = proto::buffer_spec;
   BufferSpec s;
-  s.page_size = o.u64_or("page_size", 2048);
-  if (const json* v = o.get("placement")) s.placement = as_enum(*v, p.field("placement"), kPlacements);
-  if (const json* v = o.get("layout")) s.layout = as_enum(*v, p.field("layout"), kLayouts);
-  Path sp = p.field("shard");
-  const json* shard = o.get("shard");
-  if (s.layout == BufferLayout::Interleaved) {
-    if (shard) bad(sp, "an interleaved buffer takes no shard spec");
-    return s;
-  }
-  if (!shard) bad(sp, "missing field (a sharded layout needs a shard spec)");
-  Obj so(*shard, sp);
+  s.page_size = o.read(b::page_size);
+  s.placement = o.read(b::placement);
+  s.layout = o.read(b::layout);
+  const json* shard = o.get(b::shard);  // given exactly when the layout is sharded
+  if (!shard) return s;
+  namespace sf = proto::shard_spec;
+  Path sp = o.at(b::shard);
+  Obj so(*shard, sp, *b::shard.element);
   ShardSpec sh;
-  sh.cores = core_set(so.need("cores"), sp.field("cores"));
-  auto shape = u32_pair(so.need("shape"), sp.field("shape"));
-  auto tensor = u32_pair(so.need("tensor"), sp.field("tensor"));
+  sh.cores = core_set(so, sf::cores);
+  auto shape = u32_pair(so.need(sf::shape), so.at(sf::shape));
+  auto tensor = u32_pair(so.need(sf::tensor), so.at(sf::tensor));
   sh.shape[0] = shape.first;
   sh.shape[1] = shape.second;
   sh.tensor[0] = tensor.first;
   sh.tensor[1] = tensor.second;
-  if (const json* v = so.get("orientation")) sh.orientation = as_enum(*v, sp.field("orientation"), kOrientations);
+  sh.orientation = so.read(sf::orientation);
   so.done();
   s.shard = std::move(sh);
   return s;
 }
 
-KernelDesc kernel(const json& v, const Path& p) {
-  Obj o(v, p);
-  KernelDesc k;
-  const json* name = o.get("name");
-  k.processor = as_enum(o.need("processor"), p.field("processor"), kProcessorNames);
-  k.name = name ? as_str(*name, p.field("name")) : std::string(processor_name(k.processor));
-  bool dm = k.processor != Processor::Compute;
-  if (const json* n = o.get("noc")) {
-    if (!dm) bad(p.field("noc"), "only data-movement kernels (riscv_0, riscv_1) take a NOC");
-    k.noc = as_u32(*n, p.field("noc"));
-  } else {
-    k.noc = k.processor == Processor::Riscv1 ? 1 : 0;  // riscv_0 uses NOC 0, riscv_1 NOC 1; compute none
-  }
-  k.cores = core_set(o.need("cores"), p.field("cores"));
-  k.source = source_of(o);
-  if (const json* d = o.get("defines")) {
-    Path dp = p.field("defines");
-    if (!d->is_object()) bad(dp, std::string("must be an object of strings, got ") + type_name(*d));
-    for (const auto& [key, val] : d->get_ref<const json::object_t&>()) k.defines[key] = as_str(val, dp.field(key));
-  }
-  k.compile_args = arg_list(o.get("compile_args"), p.field("compile_args"));
-  if (const json* n = o.get("named_compile_args")) {
-    Path np = p.field("named_compile_args");
-    if (!n->is_object()) bad(np, std::string("must be an object of arg entries, got ") + type_name(*n));
-    const auto& obj = n->get_ref<const json::object_t&>();
-    k.named_compile_args.reserve(obj.size());
-    for (const auto& [key, val] : obj) k.named_compile_args.emplace_back(key, arg_entry(val, np.field(key)));
-  }
-  k.common_args = arg_list(o.get("common_args"), p.field("common_args"));
-  k.runtime_args = objects_of(o.get("runtime_args"), p.field("runtime_args"), [](Obj& eo) {
-    CoreArgs ca;
-    ca.cores = core_set(eo.need("cores"), eo.path().field("cores"));
-    ca.args = arg_list(eo.get("args"), eo.path().field("args"));
-    return ca;
-  });
-  Path cp = p.field("compute_config");
-  if (const json* cc = o.get("compute_config")) {
-    if (dm) bad(cp, "only compute kernels take a compute_config");
-    {
-      Obj co(*cc, cp);
-      if (const json* f = co.get("math_fidelity"))
-        k.compute.math_fidelity = as_enum(*f, cp.field("math_fidelity"), kFidelities);
-      k.compute.fp32_dest_acc = co.boolean_or("fp32_dest_acc", false);
-      k.compute.math_approx_mode = co.boolean_or("math_approx_mode", false);
-      co.done();
-    }
-  }
-  o.done();
-  return k;
+ComputeConfig compute_config(Obj& o) {
+  namespace c = proto::compute_config;
+  ComputeConfig cc;
+  cc.math_fidelity = o.read(c::math_fidelity);
+  cc.fp32_dest_acc = o.read(c::fp32_dest_acc);
+  cc.math_approx_mode = o.read(c::math_approx_mode);
+  return cc;
 }
 
-CBConfig cb_config(const json& v, const Path& p) {
-  Obj o(v, p);
-  CBConfig cb;
-  cb.cores = core_set(o.need("cores"), p.field("cores"));
-  cb.total_bytes = o.u32("total_bytes");
-  cb.indices = objects_of(&o.need("indices"), p.field("indices"), [](Obj& xo) {
-    const Path& xp = xo.path();
-    CBIndexDesc d;
-    d.index = xo.u32("index");
-    d.format = as_enum(xo.need("format"), xp.field("format"), kDataFormatNames);
-    d.page_bytes = xo.u32("page_bytes");
-    if (const json* t = xo.get("tile")) {
-      auto [r, c] = u32_pair(*t, xp.field("tile"));
-      d.tile_rows = r;
-      d.tile_cols = c;
+KernelDesc kernel(Obj& o) {
+  namespace k = proto::kernel;
+  KernelDesc d;
+  std::optional<std::string> name = o.read(k::name);
+  d.processor = o.read(k::processor);  // selects the fields below (noc, compute_config)
+  d.name = name ? *name : std::string(processor_name(d.processor));
+  // riscv_0 uses NOC 0, riscv_1 NOC 1 unless the kernel says; compute none
+  d.noc = o.read(k::noc).value_or(d.processor == Processor::Riscv1 ? 1 : 0);
+  d.cores = core_set(o, k::cores);
+  d.source = source_of(o, k::source, k::source_b64);
+  if (const json* v = o.get(k::defines)) {
+    Path dp = o.at(k::defines);
+    if (!v->is_object()) bad(dp, std::string("must be an object of strings, got ") + type_name(*v));
+    for (const auto& [key, val] : v->get_ref<const json::object_t&>()) d.defines[key] = as_str(val, dp.field(key));
+  }
+  d.compile_args = arg_list(o, k::compile_args);
+  if (const json* v = o.get(k::named_compile_args)) {
+    Path np = o.at(k::named_compile_args);
+    if (!v->is_object()) bad(np, std::string("must be an object of arg entries, got ") + type_name(*v));
+    const auto& obj = v->get_ref<const json::object_t&>();
+    d.named_compile_args.reserve(obj.size());
+    for (const auto& [key, val] : obj) {
+      Path ep = np.field(key);
+      Obj eo(val, ep, *k::named_compile_args.element);
+      d.named_compile_args.emplace_back(key, arg_entry(eo));
+      eo.done();
     }
+  }
+  d.common_args = arg_list(o, k::common_args);
+  d.runtime_args = objects_of(o, k::runtime_args, [](Obj& eo) {
+    CoreArgs ca;
+    ca.cores = core_set(eo, proto::core_args::cores);
+    ca.args = arg_list(eo, proto::core_args::args);
+    return ca;
+  });
+  if (const json* v = o.get(k::compute_config)) {
+    Path cp = o.at(k::compute_config);
+    Obj co(*v, cp, *k::compute_config.element);
+    d.compute = compute_config(co);
+    co.done();
+  }
+  return d;
+}
+
+CBConfig cb_config(Obj& o) {
+  namespace c = proto::cb_config;
+  CBConfig cb;
+  cb.cores = core_set(o, c::cores);
+  cb.total_bytes = o.read(c::total_bytes);
+  cb.indices = objects_of(o, c::indices, [](Obj& xo) {
+    namespace x = proto::cb_index;
+    CBIndexDesc d;
+    d.index = xo.read(x::index);
+    d.format = xo.read(x::format);
+    d.page_bytes = xo.read(x::page_bytes);
+    if (const json* t = xo.get(x::tile)) std::tie(d.tile_rows, d.tile_cols) = u32_pair(*t, xo.at(x::tile));
     return d;
   });
-  if (const json* b = o.get("buffer")) cb.buffer_param = as_u32(*b, p.field("buffer"));
-  o.done();
+  if (auto b = o.read(c::buffer)) cb.buffer_param = *b;
   return cb;
 }
 
 ProgramDesc program(Obj& o) {
-  const Path& p = o.path();
+  namespace c = proto::compile_request;
   ProgramDesc prog;
-  prog.name = o.str_or("name", "program");
-  prog.params = objects_of(o.get("params"), p.field("params"), [](Obj& po) {
+  prog.name = o.read(c::name);
+  prog.params = objects_of(o, c::params, [](Obj& po) {
+    namespace pd = proto::param_desc;
     ParamDesc d;
-    d.name = po.str("name");
-    d.kind = as_enum(po.need("kind"), po.path().field("kind"), kParamKindNames);
-    d.dtype = std::string(as_enum(po.need("dtype"), po.path().field("dtype"), kDTypes));
+    d.name = po.read(pd::name);
+    d.kind = po.read(pd::kind);
+    d.dtype = name_in(kDTypeNames, po.read(pd::dtype), "");
     return d;
   });
-  prog.buffers = objects_of(o.get("buffers"), p.field("buffers"), [](Obj& bo) {
+  prog.buffers = objects_of(o, c::buffers, [](Obj& bo) {
     BufferDecl d;
-    d.param = bo.u32("param");
+    d.param = bo.read(proto::buffer_decl::param);
     d.spec = buffer_spec(bo);
     return d;
   });
-  prog.include_files = objects_of(o.get("include_files"), p.field("include_files"), [](Obj& io) {
+  prog.include_files = objects_of(o, c::include_files, [](Obj& io) {
+    namespace i = proto::include_file;
     IncludeFile f;
-    f.path = io.str("path");
-    f.source = source_of(io);
+    f.path = io.read(i::path);
+    f.source = source_of(io, i::source, i::source_b64);
     return f;
   });
-  prog.kernels = list_of(&o.need("kernels"), p.field("kernels"), kernel);
-  prog.cbs = list_of(o.get("cbs"), p.field("cbs"), cb_config);
-  prog.semaphores = objects_of(o.get("semaphores"), p.field("semaphores"), [](Obj& so) {
+  prog.kernels = objects_of(o, c::kernels, kernel);
+  prog.cbs = objects_of(o, c::cbs, cb_config);
+  prog.semaphores = objects_of(o, c::semaphores, [](Obj& so) {
+    namespace sm = proto::semaphore;
     SemaphoreDesc s;
-    s.cores = core_set(so.need("cores"), so.path().field("cores"));
-    s.id = so.u32("id");
-    s.initial = so.u32_or("initial", 0);
+    s.cores = core_set(so, sm::cores);
+    s.id = so.read(sm::id);
+    s.initial = so.read(sm::initial);
     return s;
   });
   return prog;
 }
 
+RunRequest run_request(Obj& o) {
+  namespace r = proto::run_request;
+  RunRequest req;
+  req.program = o.read(r::program);
+  req.args = objects_of(o, r::args, [](Obj& ao) {
+    namespace a = proto::run_arg;
+    const json* buf = ao.get(*a::buffer.spec);
+    const json* val = ao.get(*a::value.spec);
+    if (!buf == !val) bad(ao.path(), "give exactly one of {\"buffer\": id} and {\"value\": bits}");
+    const auto& given = buf ? a::buffer : a::value;
+    return RunArgRequest{buf != nullptr, as_u64(buf ? *buf : *val, ao.path().field(given.spec->name))};
+  });
+  req.timed = o.read(r::timed);
+  return req;
+}
+
 }  // namespace
 
-const char* cmd_name(Cmd c) {
-  for (const auto& [name, k] : kCmds)
-    if (k == c) return name.data();
-  return "?";
-}
+const char* cmd_name(Cmd c) { return name_in(kCmdNames, c, "?"); }
 
 std::string version_mismatch_message(uint64_t asked, uint64_t speaks) {
   std::string msg = "this runtime speaks protocol " + std::to_string(speaks) + "; the driver asked for protocol " +
@@ -602,12 +601,11 @@ std::string version_mismatch_message(uint64_t asked, uint64_t speaks) {
   return msg;
 }
 
-Request parse_request(std::string_view line, uint64_t* id) {
-  *id = 0;
-  json doc = parse_json_line(line);
-  if (!doc.is_object()) bad_request(std::string("request: must be a JSON object, got ") + type_name(doc));
-  const auto& top = doc.get_ref<const json::object_t&>();
-  Request req;
+namespace {
+
+// header reads the request's id and cmd, which every error reply after it
+// can name.
+void header(const json::object_t& top, Request& req, uint64_t* id) {
   {
     auto it = top.find("id");
     if (it == top.end() || it->second.is_null()) bad_request("request.id: missing field");
@@ -615,97 +613,97 @@ Request parse_request(std::string_view line, uint64_t* id) {
       bad_request(std::string("request.id: must be an unsigned integer other than 0, got ") + type_name(it->second));
     req.id = *id = it->second.get<uint64_t>();
   }
-  {
-    auto it = top.find("cmd");
-    if (it == top.end() || it->second.is_null()) bad_request("request.cmd: missing field");
-    if (!it->second.is_string()) bad_request(std::string("request.cmd: must be a string, got ") + type_name(it->second));
-    const std::string& cmd = it->second.get_ref<const std::string&>();
-    bool known = false;
-    for (const auto& [name, c] : kCmds)
-      if (cmd == name) {
-        req.cmd = c;
-        known = true;
-      }
-    if (!known) throw Error("unknown_command", "unknown command \"" + cmd + "\"");
-  }
-  Path root{nullptr, cmd_name(req.cmd)};
-  Obj o(doc, root);
-  o.get("id");
-  o.get("cmd");
-  if (const json* v = o.get("after")) {
-    Path ap = root.field("after");
-    const auto& a = as_array(*v, ap);
-    if (a.size() > kMaxAfter)
-      bad(ap, "names " + std::to_string(a.size()) + " requests; at most " + std::to_string(kMaxAfter));
-    req.after.reserve(a.size());
-    for (size_t i = 0; i < a.size(); i++) req.after.push_back(as_u64(a[i], ap.at(i)));
-  }
+  auto it = top.find("cmd");
+  if (it == top.end() || it->second.is_null()) bad_request("request.cmd: missing field");
+  if (!it->second.is_string()) bad_request(std::string("request.cmd: must be a string, got ") + type_name(it->second));
+  const std::string& cmd = it->second.get_ref<const std::string&>();
+  for (const auto& [name, c] : kCmdNames)
+    if (cmd == name) {
+      req.cmd = c;
+      return;
+    }
+  throw Error("unknown_command", "unknown command \"" + cmd + "\"");
+}
+
+// body reads the command's own fields.
+void body(Obj& o, Request& req) {
   switch (req.cmd) {
     case Cmd::Ping:
     case Cmd::Exit:
       break;
     case Cmd::Init: {
+      namespace i = proto::init_request;
       InitRequest r;
-      r.protocol = o.u64("protocol");
+      r.protocol = o.read(i::protocol);
       if (r.protocol != static_cast<uint64_t>(kProtocolVersion))
         throw Error("version_mismatch", version_mismatch_message(r.protocol));
-      if (const json* v = o.get("layer")) r.layer = std::string(as_enum(*v, root.field("layer"), kLayers));
-      r.chip = o.u64_or("chip", 0);
-      r.board = o.str_or("board", "n150");
-      r.cache_dir = o.str_or("cache_dir", "");
-      r.dprint = o.boolean_or("dprint", false);
+      r.layer = name_in(kLayerNames, o.read(i::layer), "auto");
+      r.chip = o.read(i::chip);
+      r.board = o.read(i::board);
+      r.cache_dir = o.read(i::cache_dir).value_or("");
+      r.dprint = o.read(i::dprint);
       req.body = std::move(r);
       break;
     }
     case Cmd::Map:
     case Cmd::Unmap:
-      req.body = SegmentRequest{o.str("segment")};
+      req.body = SegmentRequest{o.read(proto::segment_request::segment)};
       break;
     case Cmd::Alloc: {
       AllocRequest r;
-      r.size = o.u64("size");
+      r.size = o.read(proto::alloc_request::size);
       r.spec = buffer_spec(o);
       req.body = std::move(r);
       break;
     }
     case Cmd::Free:
-      req.body = IdRequest{o.u64("buffer")};
+      req.body = IdRequest{o.read(proto::buffer_request::buffer)};
       break;
     case Cmd::Release:
-      req.body = IdRequest{o.u64("program")};
+      req.body = IdRequest{o.read(proto::program_request::program)};
       break;
     case Cmd::Write:
     case Cmd::Read: {
+      namespace t = proto::transfer_request;
       TransferRequest r;
-      r.buffer = o.u64("buffer");
-      r.offset = o.u64_or("offset", 0);
-      r.segment = o.str("segment");
-      r.segment_offset = o.u64_or("segment_offset", 0);
-      r.length = o.u64("length");
+      r.buffer = o.read(t::buffer);
+      r.offset = o.read(t::offset);
+      r.segment = o.read(t::segment);
+      r.segment_offset = o.read(t::segment_offset);
+      r.length = o.read(t::length);
       req.body = std::move(r);
       break;
     }
     case Cmd::Compile:
       req.body = program(o);
       break;
-    case Cmd::Run: {
-      RunRequest r;
-      r.program = o.u64("program");
-      r.args = objects_of(o.get("args"), root.field("args"), [](Obj& ao) {
-        const Path& ep = ao.path();
-        const json* buf = ao.get("buffer");
-        const json* val = ao.get("value");
-        if (!buf == !val) bad(ep, "give exactly one of {\"buffer\": id} and {\"value\": bits}");
-        RunArgRequest ra;
-        ra.is_buffer = buf != nullptr;
-        ra.value = buf ? as_u64(*buf, ep.field("buffer")) : as_u64(*val, ep.field("value"));
-        return ra;
-      });
-      r.timed = o.boolean_or("timed", false);
-      req.body = std::move(r);
+    case Cmd::Run:
+      req.body = run_request(o);
       break;
-    }
   }
+}
+
+}  // namespace
+
+Request parse_request(std::string_view line, uint64_t* id) {
+  *id = 0;
+  json doc = parse_json_line(line);
+  if (!doc.is_object()) bad_request(std::string("request: must be a JSON object, got ") + type_name(doc));
+  Request req;
+  header(doc.get_ref<const json::object_t&>(), req, id);
+  Path root{nullptr, cmd_name(req.cmd)};
+  Obj o(doc, root, proto::command_message(req.cmd));
+  o.get(*proto::request_header::id.spec);  // read above
+  o.get(*proto::request_header::cmd.spec);
+  if (const json* v = o.get(proto::request_header::after)) {
+    Path ap = o.at(proto::request_header::after);
+    const auto& a = as_array(*v, ap);
+    if (a.size() > kMaxAfter)
+      bad(ap, "names " + std::to_string(a.size()) + " requests; at most " + std::to_string(kMaxAfter));
+    req.after.reserve(a.size());
+    for (size_t i = 0; i < a.size(); i++) req.after.push_back(as_u64(a[i], ap.at(i)));
+  }
+  body(o, req);
   o.done();
   return req;
 }

@@ -24,8 +24,6 @@ namespace zyx {
 
 using json = nlohmann::json;
 
-inline constexpr int kProtocolVersion = 2;
-
 // Arrays and objects nested deeper than this are refused (the request
 // object itself is level 1).
 inline constexpr int kMaxJsonDepth = 32;
@@ -43,7 +41,7 @@ json parse_json_line(std::string_view line);
 // bad_request naming `field` otherwise.
 std::vector<uint8_t> decode_base64(std::string_view in, const std::string& field);
 
-enum class Cmd { Ping, Exit, Init, Map, Unmap, Alloc, Free, Write, Read, Compile, Run, Release };
+// Cmd and kProtocolVersion come from protocol_enums_gen.hpp.
 const char* cmd_name(Cmd c);
 
 struct InitRequest {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <set>
 
-#include "enum_names.hpp"
 
 namespace zyx {
 

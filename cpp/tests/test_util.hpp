@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "protocol_enums_gen.hpp"
+
 namespace zyx::test {
 
 inline int failures = 0;
@@ -21,10 +23,12 @@ inline int failures = 0;
     }                                                                                             \
   } while (0)
 
-inline const std::set<std::string> kCodes = {
-    "bad_request",   "unknown_command",  "line_too_long", "version_mismatch", "not_initialized", "unsupported",
-    "unknown_buffer", "unknown_program", "out_of_memory", "invalid_argument", "shm_error",       "compile_error",
-    "run_error",     "deadlock",         "device_error",  "dependency_failed", "internal"};
+// The protocol's error codes (protocol/protocol.json).
+inline const std::set<std::string> kCodes = [] {
+  std::set<std::string> codes;
+  for (const auto& [name, code] : kErrorCodeNames) codes.emplace(name);
+  return codes;
+}();
 
 // A response's error code ("ok" for success, "?" when it has none).
 inline std::string code_of(const nlohmann::json& r) {

@@ -1,6 +1,5 @@
 // Argument entries: checks at compile, the tensor-accessor words, and the
 // compile-time values of a kernel (program_args.hpp).
-#include "enum_names.hpp"
 #include "program_args.hpp"
 
 namespace zyx::emu {

@@ -159,11 +159,8 @@ json set_json(const CoreRangeSet& s) {
   return a;
 }
 
-const char* const kArgKindNames[] = {"const",      "param",      "buffer_addr", "buffer_size", "buffer_pages", "page_size",
-                                     "bank_id",    "bank_noc_x", "bank_noc_y",  "core_noc_x",  "core_noc_y",   "accessor"};
-
 json arg_json(const ArgEntry& e) {
-  json j = {{"kind", kArgKindNames[static_cast<int>(e.kind)]}};
+  json j = {{"kind", name_in(kArgKindNames, e.kind, "?")}};
   switch (e.kind) {
     case ArgKind::Const:
       j["value"] = e.value;
