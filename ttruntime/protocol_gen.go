@@ -548,7 +548,8 @@ type RunRequest struct {
 
 // RunReply carries the device-side run time when the run was timed.
 type RunReply struct {
-	// with runs queued behind each other, from when the device could start
-	// this one (its enqueue or the end of the run before it) to its end
+	// the run's device-side time in nanoseconds (measured when `timed`); with
+	// runs queued behind each other, from when the device could start this one
+	// (its enqueue or the end of the run before it) to its end
 	ElapsedNS uint64 `json:"elapsed_ns"`
 }

@@ -172,11 +172,11 @@ func renderVariants(s *Schema, m *Message) string {
 			}
 			for _, w := range f.When {
 				if w == v.Name {
-					fields = append(fields, fmt.Sprintf("`%s` (%s): %s", f.Name, typeDoc(f.typ), f.Doc))
+					fields = append(fields, fmt.Sprintf("`%s` (%s)", f.Name, typeDoc(f.typ)))
 				}
 			}
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", v.Name, cell(strings.Join(fields, "; ")), cell(v.Doc))
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", v.Name, cell(strings.Join(fields, ", ")), cell(v.Doc))
 	}
 	return b.String()
 }
