@@ -42,10 +42,14 @@ if git -C "$TT_METAL" rev-parse --git-dir >/dev/null 2>&1; then
 else
   commit=$(sed -n 's/.*set(fallbackHash "\([0-9a-f]\{7,\}\)").*/\1/p' "$TT_METAL/cmake/version.cmake" 2>/dev/null)
 fi
-case "$PIN_METAL" in
-  "$commit"*) [ -n "$commit" ] && echo "metal-check: tt-metal tree at $commit (the pinned commit)" ;;
-  *) echo "metal-check: warning: the tree's commit is '${commit:-unknown}', not the pinned $PIN_METAL" >&2 ;;
-esac
+if [ -z "$commit" ]; then
+  echo "metal-check: warning: cannot tell the tree's commit; the pin is $PIN_METAL" >&2
+else
+  case "$PIN_METAL" in
+    "$commit"*) echo "metal-check: tt-metal tree at $commit (the pinned commit)" ;;
+    *) echo "metal-check: warning: the tree's commit is $commit, not the pinned $PIN_METAL" >&2 ;;
+  esac
+fi
 
 # The third-party trees, each found by a header only it has.
 deps=${TT_METAL_DEPS:-}

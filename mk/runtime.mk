@@ -48,7 +48,7 @@ fuzz-test: fuzz
 	@if [ -z "$(FUZZ_CXX)" ]; then exit 0; fi; \
 	$(CTEST) --test-dir $(FUZZ_BUILD) -L fuzz --output-on-failure
 
-test: runtime-test fuzz-test
+test: runtime-test fuzz-test metal-check
 
 # The metal layer compiled syntax-only against one whole tt-metal tree at
 # the pinned commit (docs/runtime.md, "The metal check"). Skips, saying
