@@ -353,137 +353,190 @@ type QueueTiming struct {
 // new host buffers, leaving the inputs untouched for a verification run.
 // show draws progress bars.
 func (r *Run) Execute(ctx context.Context, dev *backends.Device, exe *backends.Executable, p *backends.Program, repeat int, show bool) (*Execution, error) {
+	x, err := r.newExecution(dev, exe, show)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.upload(ctx); err != nil {
+		return nil, err
+	}
+	if x.res.Grid, err = exe.Grid(x.args); err != nil {
+		return nil, err
+	}
+	if err := x.outputBuffers(ctx); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if err := exe.Launch(ctx, x.args); err != nil {
+		return nil, fmt.Errorf("launch: %w", err)
+	}
+	x.res.Launch = time.Since(start)
+	if err := x.repeat(ctx, repeat); err != nil {
+		return nil, err
+	}
+	if err := x.download(ctx); err != nil {
+		return nil, err
+	}
+	return x.res, nil
+}
+
+// execution is one Execute: the launch args, every buffer param's bytes,
+// the params the program writes, and what is copied each way.
+type execution struct {
+	r        *Run
+	pool     *backends.Pool
+	exe      *backends.Executable
+	show     bool
+	res      *Execution
+	args     []backends.LaunchArg
+	sizes    []int64 // by param; 0 for a Variable
+	outs     []int
+	upBytes  int64
+	outBytes int64
+	// onHost: the device computes on the run's host pool (c, cblas) and
+	// reads the inputs where they are: only the params it writes get a
+	// copy of their own (the inputs stay untouched for a verification
+	// run), and those copies are the outputs, with nothing to download.
+	onHost bool
+}
+
+func (r *Run) newExecution(dev *backends.Device, exe *backends.Executable, show bool) (*execution, error) {
 	pool := dev.Pool()
-	res := &Execution{Device: dev, Outputs: map[int]backends.BufferID{}}
-	args := make([]backends.LaunchArg, len(r.B.Params))
-	sizes := make([]int64, len(r.B.Params)) // every buffer param's bytes
-	var total int64
+	x := &execution{r: r, pool: pool, exe: exe, show: show, onHost: r.host == pool,
+		res:   &Execution{Device: dev, Outputs: map[int]backends.BufferID{}},
+		args:  make([]backends.LaunchArg, len(r.B.Params)),
+		sizes: make([]int64, len(r.B.Params)),
+		outs:  r.writtenParams(),
+	}
 	for i, prm := range r.B.Params {
 		if prm.Kind.IsBuffer() {
 			n, err := r.host.Size(r.inputs[i])
 			if err != nil {
 				return nil, err
 			}
-			sizes[i] = n
-			total += n
+			x.sizes[i] = n
+			if !x.onHost {
+				x.upBytes += n
+			}
 		}
 	}
-	outs := r.writtenParams()
-	var outBytes int64
-	for _, i := range outs {
-		outBytes += sizes[i]
-	}
-	// A device that computes on the run's host pool (c, cblas) reads the
-	// inputs where they are: only the params it writes get a copy of their
-	// own (the inputs stay untouched for a verification run), and those
-	// copies are the outputs, with nothing to download.
-	onHost := r.host == pool
-	if onHost {
-		total = 0
-		for _, i := range outs {
-			total += sizes[i]
+	for _, i := range x.outs {
+		if x.onHost {
+			x.upBytes += x.sizes[i]
+		} else {
+			x.outBytes += x.sizes[i]
 		}
-		outBytes = 0
 	}
-	up := r.bytesBar("upload", total, show)
+	return x, nil
+}
+
+// upload makes the launch args: a Variable's value, and for a buffer
+// param a device buffer holding its initial data.
+func (x *execution) upload(ctx context.Context) error {
+	r := x.r
+	up := r.bytesBar("upload", x.upBytes, x.show)
 	start := time.Now()
 	var done int64
 	for i, prm := range r.B.Params {
 		if !prm.Kind.IsBuffer() {
 			vi, _ := r.B.VarIndex(prm.Name)
-			args[i] = backends.VarArg(r.Vals[vi])
+			x.args[i] = backends.VarArg(r.Vals[vi])
 			continue
 		}
-		if onHost && prm.Kind == backends.Global {
-			args[i] = backends.BufArg(r.inputs[i])
+		if x.onHost && prm.Kind == backends.Global {
+			x.args[i] = backends.BufArg(r.inputs[i])
 			continue
 		}
-		n := sizes[i]
-		id, err := r.allocParam(ctx, pool, exe, i, n)
+		n := x.sizes[i]
+		id, err := r.allocParam(ctx, x.pool, x.exe, i, n)
 		if err != nil {
-			return nil, fmt.Errorf("param %s: %w", prm.Name, err)
+			return fmt.Errorf("param %s: %w", prm.Name, err)
 		}
 		base := done
-		err = r.rt.Copy(ctx, pool, id, 0, r.host, r.inputs[i], 0, n,
+		err = r.rt.Copy(ctx, x.pool, id, 0, r.host, r.inputs[i], 0, n,
 			backends.WithProgress(func(d, _ int64) { up.Set(base + d) }))
 		if err != nil {
-			return nil, fmt.Errorf("upload %s: %w", prm.Name, err)
+			return fmt.Errorf("upload %s: %w", prm.Name, err)
 		}
 		done += n
-		args[i] = backends.BufArg(id)
+		x.args[i] = backends.BufArg(id)
 	}
 	up.Done()
-	res.Upload, res.UpBytes = time.Since(start), total
+	x.res.Upload, x.res.UpBytes = time.Since(start), x.upBytes
+	return nil
+}
 
-	grid, err := exe.Grid(args)
-	if err != nil {
-		return nil, err
-	}
-	res.Grid = grid
-	// Host buffers for the outputs are made, and their pages touched, before
-	// anything is timed, so the download figure is the copy alone and not
-	// the first-touch faults of fresh memory.
-	for _, i := range outs {
-		if onHost {
-			res.Outputs[i] = args[i].Buffer
+// outputBuffers makes the host buffers of the outputs, their pages
+// touched, before anything is timed, so the download figure is the copy
+// alone and not the first-touch faults of fresh memory.
+func (x *execution) outputBuffers(ctx context.Context) error {
+	for _, i := range x.outs {
+		if x.onHost {
+			x.res.Outputs[i] = x.args[i].Buffer
 			continue
 		}
-		id, err := r.alloc(ctx, r.host, sizes[i])
+		id, err := x.r.alloc(ctx, x.r.host, x.sizes[i])
 		if err != nil {
-			return nil, err
+			return err
 		}
-		mem, err := r.host.Bytes(id)
+		mem, err := x.r.host.Bytes(id)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		clear(mem)
-		res.Outputs[i] = id
+		x.res.Outputs[i] = id
 	}
-	start = time.Now()
-	if err := exe.Launch(ctx, args); err != nil {
-		return nil, fmt.Errorf("launch: %w", err)
-	}
-	res.Launch = time.Since(start)
+	return nil
+}
 
-	if repeat > 0 {
-		bar := r.countBar("repeat", int64(repeat), show)
-		for range repeat {
-			dt, err := exe.LaunchTimed(ctx, args)
-			if err != nil {
-				return nil, fmt.Errorf("timed launch: %w", err)
-			}
-			res.Timed = append(res.Timed, dt)
-			bar.Add(1)
-		}
-		bar.Done()
-		if r.Queue {
-			q, err := timeQueued(ctx, exe, args, repeat)
-			if err != nil {
-				return nil, err
-			}
-			res.Queue = q
-		}
+// repeat times n more launches (LaunchTimed), then, when the run asks,
+// the same launches synchronous against queued.
+func (x *execution) repeat(ctx context.Context, n int) error {
+	if n <= 0 {
+		return nil
 	}
+	bar := x.r.countBar("repeat", int64(n), x.show)
+	for range n {
+		dt, err := x.exe.LaunchTimed(ctx, x.args)
+		if err != nil {
+			return fmt.Errorf("timed launch: %w", err)
+		}
+		x.res.Timed = append(x.res.Timed, dt)
+		bar.Add(1)
+	}
+	bar.Done()
+	if x.r.Queue {
+		q, err := timeQueued(ctx, x.exe, x.args, n)
+		if err != nil {
+			return err
+		}
+		x.res.Queue = q
+	}
+	return nil
+}
 
-	down := r.bytesBar("download", outBytes, show)
-	start = time.Now()
-	done = 0
-	for _, i := range outs {
-		if onHost {
+// download copies the written params into the output host buffers.
+func (x *execution) download(ctx context.Context) error {
+	r := x.r
+	down := r.bytesBar("download", x.outBytes, x.show)
+	start := time.Now()
+	var done int64
+	for _, i := range x.outs {
+		if x.onHost {
 			continue
 		}
-		n := sizes[i]
+		n := x.sizes[i]
 		base := done
-		err = r.rt.Copy(ctx, r.host, res.Outputs[i], 0, pool, args[i].Buffer, 0, n,
+		err := r.rt.Copy(ctx, r.host, x.res.Outputs[i], 0, x.pool, x.args[i].Buffer, 0, n,
 			backends.WithProgress(func(d, _ int64) { down.Set(base + d) }))
 		if err != nil {
-			return nil, fmt.Errorf("download %s: %w", r.B.Params[i].Name, err)
+			return fmt.Errorf("download %s: %w", r.B.Params[i].Name, err)
 		}
 		done += n
 	}
 	down.Done()
-	res.Download, res.DownBytes = time.Since(start), outBytes
-	return res, nil
+	x.res.Download, x.res.DownBytes = time.Since(start), x.outBytes
+	return nil
 }
 
 // timeQueued times n launches on the wall clock, each submitted and waited

@@ -13,7 +13,7 @@ FUZZ_BUILD          ?= $(CURDIR)/build/fuzz
 FUZZ_CXX            ?= $(shell command -v clang++ 2>/dev/null || command -v clang++-15 2>/dev/null || command -v clang++-14 2>/dev/null)
 FUZZ_SECONDS        ?= 8
 
-.PHONY: runtime runtime-test fuzz fuzz-test
+.PHONY: runtime runtime-test fuzz fuzz-test metal-check
 
 build: runtime
 
@@ -48,4 +48,12 @@ fuzz-test: fuzz
 	@if [ -z "$(FUZZ_CXX)" ]; then exit 0; fi; \
 	$(CTEST) --test-dir $(FUZZ_BUILD) -L fuzz --output-on-failure
 
-test: runtime-test fuzz-test
+test: runtime-test fuzz-test metal-check
+
+# The metal layer compiled syntax-only against one whole tt-metal tree at
+# the pinned commit (docs/runtime.md, "The metal check"). Skips, saying
+# what it wants, when TT_METAL is unset; fetches nothing.
+TT_METAL      ?=
+TT_METAL_DEPS ?=
+metal-check:
+	@TT_METAL="$(TT_METAL)" TT_METAL_DEPS="$(TT_METAL_DEPS)" CXX="$(CXX)" sh mk/metal-check.sh

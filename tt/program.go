@@ -404,7 +404,6 @@ func resolve(p *driver.Program, args []driver.LaunchArg, grid [2]uint32, info *t
 	for _, prm := range p.Params {
 		req.Params = append(req.Params, ttruntime.ParamDesc{Name: prm.Name, Kind: prm.Kind.String(), DType: prm.DType.String()})
 	}
-
 	kcores := make([]coreList, len(v.Kernels))
 	for k := range v.Kernels {
 		cl, err := r.coreSet(v.Kernels[k].Cores, fmt.Sprintf("kernel %d (%s) cores", k, kernelName(v.Kernels[k], k)))
@@ -417,141 +416,193 @@ func resolve(p *driver.Program, args []driver.LaunchArg, grid [2]uint32, info *t
 	if len(all.cores) == 0 {
 		return nil, progErr("program %q: no kernel has a core to run on", p.Name)
 	}
+	var err error
+	if req.Semaphores, err = r.semaphores(all); err != nil {
+		return nil, err
+	}
+	for k := range v.Kernels {
+		if len(kcores[k].cores) == 0 {
+			continue // on an empty slice: left out
+		}
+		out, err := r.kernel(k, kcores[k])
+		if err != nil {
+			return nil, err
+		}
+		req.Kernels = append(req.Kernels, out)
+	}
+	if req.CBs, err = r.cbs(all); err != nil {
+		return nil, err
+	}
+	if err := r.buffers(rp); err != nil {
+		return nil, err
+	}
+	for _, inc := range v.Includes {
+		f := ttruntime.IncludeFile{Path: inc.Path}
+		f.SetSource(inc.Source)
+		req.IncludeFiles = append(req.IncludeFiles, f)
+	}
+	if req.Kernels == nil {
+		req.Kernels = []ttruntime.Kernel{}
+	}
+	return rp, nil
+}
 
-	// Semaphores, with ids as CreateSemaphore gives them: the smallest id
-	// free on every core of the set, in declaration order.
+// semaphores gives the program's semaphores ids as CreateSemaphore does:
+// the smallest id free on every core of the set, in declaration order. A
+// semaphore on an empty slice is left out.
+func (r *resolver) semaphores(all coreList) ([]ttruntime.Semaphore, error) {
+	var out []ttruntime.Semaphore
 	used := map[ttruntime.CoreCoord]uint64{}
-	for i, s := range v.Semaphores {
+	limit := r.info.Semaphores
+	for i, s := range r.v.Semaphores {
 		cl, err := r.coreSetOr(s.Cores, all, fmt.Sprintf("semaphore %d cores", i))
 		if err != nil {
 			return nil, err
 		}
 		if len(cl.cores) == 0 {
 			r.sems = append(r.sems, noSemaphore)
-			continue // on an empty slice: left out
+			continue
 		}
 		var taken uint64
 		for _, c := range cl.cores {
 			taken |= used[c]
 		}
 		id := uint32(0)
-		for id < min(info.Semaphores, 64) && taken&(1<<id) != 0 {
+		for id < min(limit, 64) && taken&(1<<id) != 0 {
 			id++
 		}
-		if id >= info.Semaphores || id >= 64 {
-			return nil, progErr("semaphore %d: no semaphore id is free on all of its cores (a core has %d)", i, info.Semaphores)
+		if id >= limit || id >= 64 {
+			return nil, progErr("semaphore %d: no semaphore id is free on all of its cores (a core has %d)", i, limit)
 		}
 		for _, c := range cl.cores {
 			used[c] |= 1 << id
 		}
 		r.sems = append(r.sems, id)
-		initial, err := evalOpt(s.Initial, 0, args, fmt.Sprintf("semaphore %d initial value", i))
+		initial, err := evalOpt(s.Initial, 0, r.args, fmt.Sprintf("semaphore %d initial value", i))
 		if err != nil {
 			return nil, err
 		}
-		req.Semaphores = append(req.Semaphores, ttruntime.Semaphore{Cores: cl.ranges, ID: id, Initial: initial})
+		out = append(out, ttruntime.Semaphore{Cores: cl.ranges, ID: id, Initial: initial})
 	}
+	return out, nil
+}
 
-	for k := range v.Kernels {
-		if len(kcores[k].cores) == 0 {
-			continue // on an empty slice: left out
+// kernel resolves kernel k on its cores: its config and its compile,
+// common, named and runtime args.
+func (r *resolver) kernel(k int, cores coreList) (ttruntime.Kernel, error) {
+	kd := &r.v.Kernels[k]
+	name := kernelName(*kd, k)
+	what := fmt.Sprintf("kernel %d (%s)", k, name)
+	out := ttruntime.Kernel{Name: name, Processor: string(kd.Processor), Cores: cores.ranges, Defines: kd.Defines}
+	out.SetSource(kd.Source)
+	if kd.NOC != nil {
+		n := uint32(*kd.NOC)
+		out.NOC = &n
+	}
+	if kd.Processor == Compute {
+		f := kd.MathFidelity
+		if f == "" {
+			f = "HiFi4"
 		}
-		kd := &v.Kernels[k]
-		name := kernelName(*kd, k)
-		what := fmt.Sprintf("kernel %d (%s)", k, name)
-		out := ttruntime.Kernel{Name: name, Processor: string(kd.Processor), Cores: kcores[k].ranges, Defines: kd.Defines}
-		out.SetSource(kd.Source)
-		if kd.NOC != nil {
-			n := uint32(*kd.NOC)
-			out.NOC = &n
+		out.ComputeConfig = &ttruntime.ComputeConfig{MathFidelity: f, FP32DestAcc: kd.FP32DestAcc, MathApproxMode: kd.MathApproxMode}
+	}
+	var err error
+	if out.CompileArgs, err = r.argList(kd.CompileArgs, nil, what+" compile arg"); err != nil {
+		return out, err
+	}
+	if out.CommonArgs, err = r.argList(kd.CommonArgs, nil, what+" common arg"); err != nil {
+		return out, err
+	}
+	for _, na := range kd.NamedCompileArgs {
+		e, err := r.arg(na.Arg, nil, what+" named compile arg "+na.Name)
+		if err != nil {
+			return out, err
 		}
-		if kd.Processor == Compute {
-			f := kd.MathFidelity
-			if f == "" {
-				f = "HiFi4"
-			}
-			out.ComputeConfig = &ttruntime.ComputeConfig{MathFidelity: f, FP32DestAcc: kd.FP32DestAcc, MathApproxMode: kd.MathApproxMode}
+		if out.NamedCompileArgs == nil {
+			out.NamedCompileArgs = map[string]ttruntime.ArgEntry{}
 		}
-		var err error
-		if out.CompileArgs, err = r.argList(kd.CompileArgs, nil, what+" compile arg"); err != nil {
+		out.NamedCompileArgs[na.Name] = e
+	}
+	out.RuntimeArgs, err = r.runtimeArgs(kd, cores.cores, what)
+	return out, err
+}
+
+// runtimeArgs resolves a kernel's runtime args on each of its cores;
+// cores with equal resolved args share one entry.
+func (r *resolver) runtimeArgs(kd *Kernel, cores []ttruntime.CoreCoord, what string) ([]ttruntime.CoreArgs, error) {
+	if len(kd.RuntimeArgs) == 0 {
+		return nil, nil
+	}
+	type group struct {
+		args  []ttruntime.ArgEntry
+		cores []ttruntime.CoreCoord
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for i, c := range cores {
+		env := &driver.CoreEnv{Row: uint64(c[0]), Col: uint64(c[1]), Index: uint64(i), Count: uint64(len(cores))}
+		es, err := r.argList(kd.RuntimeArgs, env, fmt.Sprintf("%s runtime arg (core %d, %d)", what, c[0], c[1]))
+		if err != nil {
 			return nil, err
 		}
-		if out.CommonArgs, err = r.argList(kd.CommonArgs, nil, what+" common arg"); err != nil {
-			return nil, err
+		key := entryKey(es)
+		g := byKey[key]
+		if g == nil {
+			g = &group{args: es}
+			byKey[key] = g
+			groups = append(groups, g)
 		}
-		for _, na := range kd.NamedCompileArgs {
-			e, err := r.arg(na.Arg, nil, what+" named compile arg "+na.Name)
-			if err != nil {
-				return nil, err
-			}
-			if out.NamedCompileArgs == nil {
-				out.NamedCompileArgs = map[string]ttruntime.ArgEntry{}
-			}
-			out.NamedCompileArgs[na.Name] = e
-		}
-		if len(kd.RuntimeArgs) > 0 {
-			// Cores with equal resolved args share one entry.
-			type group struct {
-				args  []ttruntime.ArgEntry
-				cores []ttruntime.CoreCoord
-			}
-			var groups []*group
-			byKey := map[string]*group{}
-			cores := kcores[k].cores
-			for i, c := range cores {
-				env := &driver.CoreEnv{Row: uint64(c[0]), Col: uint64(c[1]), Index: uint64(i), Count: uint64(len(cores))}
-				es, err := r.argList(kd.RuntimeArgs, env, fmt.Sprintf("%s runtime arg (core %d, %d)", what, c[0], c[1]))
-				if err != nil {
-					return nil, err
-				}
-				key := entryKey(es)
-				g := byKey[key]
-				if g == nil {
-					g = &group{args: es}
-					byKey[key] = g
-					groups = append(groups, g)
-				}
-				g.cores = append(g.cores, c)
-			}
-			for _, g := range groups {
-				out.RuntimeArgs = append(out.RuntimeArgs, ttruntime.CoreArgs{Cores: rectangles(g.cores), Args: g.args})
-			}
-		}
-		req.Kernels = append(req.Kernels, out)
+		g.cores = append(g.cores, c)
 	}
+	out := make([]ttruntime.CoreArgs, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, ttruntime.CoreArgs{Cores: rectangles(g.cores), Args: g.args})
+	}
+	return out, nil
+}
 
-	for i, cb := range v.CBs {
+// cbs resolves the circular-buffer configs; a config on an empty slice is
+// left out. A config on a buffer param needs that param's declaration.
+func (r *resolver) cbs(all coreList) ([]ttruntime.CBConfig, error) {
+	var out []ttruntime.CBConfig
+	for i, cb := range r.v.CBs {
 		cl, err := r.coreSetOr(cb.Cores, all, fmt.Sprintf("circular buffer config %d cores", i))
 		if err != nil {
 			return nil, err
 		}
 		if len(cl.cores) == 0 {
-			continue // on an empty slice: left out
+			continue
 		}
-		what := fmt.Sprintf("circular buffer config %d", i)
-		total, pageBytes, err := cbSizes(cb, args, what)
+		total, pageBytes, err := cbSizes(cb, r.args, fmt.Sprintf("circular buffer config %d", i))
 		if err != nil {
 			return nil, err
 		}
-		out := ttruntime.CBConfig{Cores: cl.ranges, TotalBytes: total}
+		cfg := ttruntime.CBConfig{Cores: cl.ranges, TotalBytes: total}
 		for j, x := range cb.Indices {
 			ix := ttruntime.CBIndex{Index: uint32(x.Index), Format: x.Format, PageBytes: pageBytes[j]}
 			if tr, tc := tileOf(x); tr != 32 || tc != 32 {
 				ix.Tile = &[2]uint32{tr, tc}
 			}
-			out.Indices = append(out.Indices, ix)
+			cfg.Indices = append(cfg.Indices, ix)
 		}
 		if cb.Buffer != nil {
 			b := uint32(*cb.Buffer)
-			out.Buffer = &b
+			cfg.Buffer = &b
 			r.needDecl[*cb.Buffer] = true
 		}
-		req.CBs = append(req.CBs, out)
+		out = append(out, cfg)
 	}
-	for _, b := range v.Buffers {
-		d, err := declOf(p, b, args)
+	return out, nil
+}
+
+// buffers evaluates the buffer declarations, and declares with the plain
+// layout the params that need a declaration and have none.
+func (r *resolver) buffers(rp *runtimeProgram) error {
+	req := &rp.req
+	for _, b := range r.v.Buffers {
+		d, err := declOf(r.p, b, r.args)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		rp.decls[b.Param] = d
 		req.Buffers = append(req.Buffers, ttruntime.BufferDecl{Param: uint32(b.Param), BufferSpec: d.spec})
@@ -564,19 +615,11 @@ func resolve(p *driver.Program, args []driver.LaunchArg, grid [2]uint32, info *t
 	}
 	sort.Ints(implicit)
 	for _, prm := range implicit {
-		d := defaultDecl(p.Params[prm].DType)
+		d := defaultDecl(r.p.Params[prm].DType)
 		rp.decls[prm] = d
 		req.Buffers = append(req.Buffers, ttruntime.BufferDecl{Param: uint32(prm), BufferSpec: d.spec})
 	}
-	for _, inc := range v.Includes {
-		f := ttruntime.IncludeFile{Path: inc.Path}
-		f.SetSource(inc.Source)
-		req.IncludeFiles = append(req.IncludeFiles, f)
-	}
-	if req.Kernels == nil {
-		req.Kernels = []ttruntime.Kernel{}
-	}
-	return rp, nil
+	return nil
 }
 
 func sortedCores[V any](m map[ttruntime.CoreCoord]V) []ttruntime.CoreCoord {

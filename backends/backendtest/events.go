@@ -110,145 +110,168 @@ func RunEventConformance(t *testing.T, devDriver driver.Device, s Step) {
 	dev := backends.DeviceOf(devDriver)
 	t.Helper()
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for _, c := range []struct {
+		name  string
+		check func(*testing.T, *backends.Device, Step)
+	}{
+		{"one queue runs in submission order", eventsInSubmissionOrder},
+		{"work waits for a host event", eventsWaitForHostEvent},
+		{"a failure propagates and the device goes on", eventsFailurePropagates},
+		{"released buffers and program live until pending work ran", eventsKeepReleasedAlive},
+		{"cancelling ctx cancels waiting work", eventsCancelWithCtx},
+		{"asynchronous transfers check their range at once", eventsCheckRangeAtOnce},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.check(t, dev, s) })
+	}
+}
+
+func eventsInSubmissionOrder(t *testing.T, dev *backends.Device, s Step) {
 	ctx := context.Background()
 	pool := dev.Pool()
-
-	t.Run("one queue runs in submission order", func(t *testing.T) {
-		c := newChain(t, dev, s)
-		up, err := pool.WriteAsync(ctx, c.bufs[0], 0, F32Bytes(c.x))
-		require.NoError(t, err)
-		const k = 16
-		args := make([][]driver.LaunchArg, k)
-		for i := range args {
-			args[i] = c.args(t, i)
+	c := newChain(t, dev, s)
+	up, err := pool.WriteAsync(ctx, c.bufs[0], 0, F32Bytes(c.x))
+	require.NoError(t, err)
+	const k = 16
+	args := make([][]driver.LaunchArg, k)
+	for i := range args {
+		args[i] = c.args(t, i)
+	}
+	var last driver.Event
+	for i := range k {
+		after := []driver.Event(nil)
+		if i == 0 {
+			after = []driver.Event{up}
 		}
-		var last driver.Event
-		for i := range k {
-			after := []driver.Event(nil)
-			if i == 0 {
-				after = []driver.Event{up}
-			}
-			// Launches after the first give no events: the queue orders them.
-			last, err = c.exe.Submit(ctx, args[i], after...)
-			require.NoError(t, err)
-		}
-		out := make([]byte, 4*s.N)
-		down, err := pool.ReadAsync(ctx, c.bufs[k%2], 0, out, last)
+		// Launches after the first give no events: the queue orders them.
+		last, err = c.exe.Submit(ctx, args[i], after...)
 		require.NoError(t, err)
-		require.NoError(t, down.Wait(ctx))
-		require.NoError(t, last.Err(), "an event that a successful one waited for has succeeded")
-		RequireClose(t, c.want(k), BytesF32(out), 0, 0)
-	})
+	}
+	out := make([]byte, 4*s.N)
+	down, err := pool.ReadAsync(ctx, c.bufs[k%2], 0, out, last)
+	require.NoError(t, err)
+	require.NoError(t, down.Wait(ctx))
+	require.NoError(t, last.Err(), "an event that a successful one waited for has succeeded")
+	RequireClose(t, c.want(k), BytesF32(out), 0, 0)
+}
 
-	t.Run("work waits for a host event", func(t *testing.T) {
-		c := newChain(t, dev, s)
-		require.NoError(t, pool.Write(ctx, c.bufs[0], 0, F32Bytes(c.x)))
-		gate := driver.NewHostEvent()
-		args := c.args(t, 0)
-		run, err := c.exe.Submit(ctx, args, gate)
-		require.NoError(t, err)
-		out := make([]byte, 4*s.N)
-		down, err := pool.ReadAsync(ctx, c.bufs[1], 0, out, run)
-		require.NoError(t, err)
-		time.Sleep(20 * time.Millisecond)
-		RequirePending(t, run, "a launch after a pending host event")
-		RequirePending(t, down, "a read after that launch")
-		gate.Complete(nil)
-		require.NoError(t, down.Wait(ctx))
-		RequireClose(t, c.want(1), BytesF32(out), 0, 0)
-	})
+func eventsWaitForHostEvent(t *testing.T, dev *backends.Device, s Step) {
+	ctx := context.Background()
+	pool := dev.Pool()
+	c := newChain(t, dev, s)
+	require.NoError(t, pool.Write(ctx, c.bufs[0], 0, F32Bytes(c.x)))
+	gate := driver.NewHostEvent()
+	args := c.args(t, 0)
+	run, err := c.exe.Submit(ctx, args, gate)
+	require.NoError(t, err)
+	out := make([]byte, 4*s.N)
+	down, err := pool.ReadAsync(ctx, c.bufs[1], 0, out, run)
+	require.NoError(t, err)
+	time.Sleep(20 * time.Millisecond)
+	RequirePending(t, run, "a launch after a pending host event")
+	RequirePending(t, down, "a read after that launch")
+	gate.Complete(nil)
+	require.NoError(t, down.Wait(ctx))
+	RequireClose(t, c.want(1), BytesF32(out), 0, 0)
+}
 
-	t.Run("a failure propagates and the device goes on", func(t *testing.T) {
-		c := newChain(t, dev, s)
-		require.NoError(t, pool.Write(ctx, c.bufs[0], 0, F32Bytes(c.x)))
-		boom := errors.New("the host step failed")
-		gate := driver.NewHostEvent()
-		run, err := c.exe.Submit(ctx, c.args(t, 0), gate)
-		require.NoError(t, err)
-		out := make([]byte, 4*s.N)
-		down, err := pool.ReadAsync(ctx, c.bufs[1], 0, out, run)
-		require.NoError(t, err)
-		gate.Complete(boom)
-		for name, ev := range map[string]driver.Event{"the launch": run, "the read after it": down} {
-			err := ev.Wait(ctx)
-			require.ErrorIs(t, err, driver.ErrDependency, name)
-			require.ErrorIs(t, err, boom, "%s keeps the original error", name)
-		}
-		// Already failed: decided at submission or soon after, never run.
-		again, err := c.exe.Submit(ctx, c.args(t, 0), driver.Completed(boom))
-		if err == nil {
-			require.ErrorIs(t, again.Wait(ctx), boom)
-		} else {
-			require.ErrorIs(t, err, boom)
-		}
-		require.NoError(t, c.exe.Launch(ctx, c.args(t, 0)), "the device still runs work that does not depend on the failure")
-		RequireClose(t, c.want(1), DownloadF32(t, pool, c.bufs[1], s.N), 0, 0)
-	})
+func eventsFailurePropagates(t *testing.T, dev *backends.Device, s Step) {
+	ctx := context.Background()
+	pool := dev.Pool()
+	c := newChain(t, dev, s)
+	require.NoError(t, pool.Write(ctx, c.bufs[0], 0, F32Bytes(c.x)))
+	boom := errors.New("the host step failed")
+	gate := driver.NewHostEvent()
+	run, err := c.exe.Submit(ctx, c.args(t, 0), gate)
+	require.NoError(t, err)
+	out := make([]byte, 4*s.N)
+	down, err := pool.ReadAsync(ctx, c.bufs[1], 0, out, run)
+	require.NoError(t, err)
+	gate.Complete(boom)
+	for name, ev := range map[string]driver.Event{"the launch": run, "the read after it": down} {
+		err := ev.Wait(ctx)
+		require.ErrorIs(t, err, driver.ErrDependency, name)
+		require.ErrorIs(t, err, boom, "%s keeps the original error", name)
+	}
+	// Already failed: decided at submission or soon after, never run.
+	again, err := c.exe.Submit(ctx, c.args(t, 0), driver.Completed(boom))
+	if err == nil {
+		require.ErrorIs(t, again.Wait(ctx), boom)
+	} else {
+		require.ErrorIs(t, err, boom)
+	}
+	require.NoError(t, c.exe.Launch(ctx, c.args(t, 0)), "the device still runs work that does not depend on the failure")
+	RequireClose(t, c.want(1), DownloadF32(t, pool, c.bufs[1], s.N), 0, 0)
+}
 
-	t.Run("released buffers and program live until pending work ran", func(t *testing.T) {
-		exe, err := dev.Compile(ctx, s.Program)
+func eventsKeepReleasedAlive(t *testing.T, dev *backends.Device, s Step) {
+	ctx := context.Background()
+	pool := dev.Pool()
+	exe, err := dev.Compile(ctx, s.Program)
+	require.NoError(t, err)
+	c := &chain{s: s, dev: dev, exe: exe, x: RandomF32(9, s.N, -4, 4)}
+	for i := range c.bufs {
+		c.bufs[i], err = pool.Alloc(ctx, int64(4*s.N))
 		require.NoError(t, err)
-		c := &chain{s: s, dev: dev, exe: exe, x: RandomF32(9, s.N, -4, 4)}
-		for i := range c.bufs {
-			c.bufs[i], err = pool.Alloc(ctx, int64(4*s.N))
-			require.NoError(t, err)
-		}
-		require.NoError(t, pool.Write(ctx, c.bufs[0], 0, F32Bytes(c.x)))
-		gate := driver.NewHostEvent()
-		run, err := exe.Submit(ctx, c.args(t, 0), gate)
-		require.NoError(t, err)
-		out := make([]byte, 4*s.N)
-		down, err := pool.ReadAsync(ctx, c.bufs[1], 0, out, run)
-		require.NoError(t, err)
-		// Drop every reference the caller holds while the work waits.
-		require.NoError(t, exe.Release())
-		for _, id := range c.bufs {
-			require.NoError(t, pool.Release(id))
-		}
-		gate.Complete(nil)
-		require.NoError(t, down.Wait(ctx))
-		RequireClose(t, c.want(1), BytesF32(out), 0, 0)
-		for _, id := range c.bufs {
-			require.Eventually(t, func() bool {
-				_, err := pool.Size(id)
-				return errors.Is(err, driver.ErrUnknownBuffer)
-			}, 5*time.Second, time.Millisecond, "buffer %d is freed once the work that held it has ended", id)
-		}
-		_, err = exe.Submit(ctx, c.args(t, 0))
-		require.ErrorIs(t, err, driver.ErrClosed, "a released program takes no more work")
-	})
+	}
+	require.NoError(t, pool.Write(ctx, c.bufs[0], 0, F32Bytes(c.x)))
+	gate := driver.NewHostEvent()
+	run, err := exe.Submit(ctx, c.args(t, 0), gate)
+	require.NoError(t, err)
+	out := make([]byte, 4*s.N)
+	down, err := pool.ReadAsync(ctx, c.bufs[1], 0, out, run)
+	require.NoError(t, err)
+	// Drop every reference the caller holds while the work waits.
+	require.NoError(t, exe.Release())
+	for _, id := range c.bufs {
+		require.NoError(t, pool.Release(id))
+	}
+	gate.Complete(nil)
+	require.NoError(t, down.Wait(ctx))
+	RequireClose(t, c.want(1), BytesF32(out), 0, 0)
+	for _, id := range c.bufs {
+		require.Eventually(t, func() bool {
+			_, err := pool.Size(id)
+			return errors.Is(err, driver.ErrUnknownBuffer)
+		}, 5*time.Second, time.Millisecond, "buffer %d is freed once the work that held it has ended", id)
+	}
+	_, err = exe.Submit(ctx, c.args(t, 0))
+	require.ErrorIs(t, err, driver.ErrClosed, "a released program takes no more work")
+}
 
-	t.Run("cancelling ctx cancels waiting work", func(t *testing.T) {
-		c := newChain(t, dev, s)
-		require.NoError(t, pool.Write(ctx, c.bufs[0], 0, F32Bytes(c.x)))
-		gate := driver.NewHostEvent()
-		cctx, cancel := context.WithCancel(ctx)
-		run, err := c.exe.Submit(cctx, c.args(t, 0), gate)
-		require.NoError(t, err)
-		cancel()
-		err = run.Wait(ctx)
-		require.ErrorIs(t, err, context.Canceled, "work that had not started when its ctx ended is cancelled")
-		gate.Complete(nil)
+func eventsCancelWithCtx(t *testing.T, dev *backends.Device, s Step) {
+	ctx := context.Background()
+	pool := dev.Pool()
+	c := newChain(t, dev, s)
+	require.NoError(t, pool.Write(ctx, c.bufs[0], 0, F32Bytes(c.x)))
+	gate := driver.NewHostEvent()
+	cctx, cancel := context.WithCancel(ctx)
+	run, err := c.exe.Submit(cctx, c.args(t, 0), gate)
+	require.NoError(t, err)
+	cancel()
+	err = run.Wait(ctx)
+	require.ErrorIs(t, err, context.Canceled, "work that had not started when its ctx ended is cancelled")
+	gate.Complete(nil)
 
-		// A wait given up is not the work given up.
-		gate = driver.NewHostEvent()
-		run, err = c.exe.Submit(ctx, c.args(t, 0), gate)
-		require.NoError(t, err)
-		wctx, wcancel := context.WithTimeout(ctx, 10*time.Millisecond)
-		defer wcancel()
-		require.ErrorIs(t, run.Wait(wctx), context.DeadlineExceeded)
-		gate.Complete(nil)
-		require.NoError(t, run.Wait(ctx))
-		RequireClose(t, c.want(1), DownloadF32(t, pool, c.bufs[1], s.N), 0, 0)
-	})
+	// A wait given up is not the work given up.
+	gate = driver.NewHostEvent()
+	run, err = c.exe.Submit(ctx, c.args(t, 0), gate)
+	require.NoError(t, err)
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer wcancel()
+	require.ErrorIs(t, run.Wait(wctx), context.DeadlineExceeded)
+	gate.Complete(nil)
+	require.NoError(t, run.Wait(ctx))
+	RequireClose(t, c.want(1), DownloadF32(t, pool, c.bufs[1], s.N), 0, 0)
+}
 
-	t.Run("asynchronous transfers check their range at once", func(t *testing.T) {
-		c := newChain(t, dev, s)
-		_, err := pool.WriteAsync(ctx, c.bufs[0], 4, make([]byte, 4*s.N))
-		require.ErrorIs(t, err, backends.ErrInvalidArgument)
-		_, err = pool.ReadAsync(ctx, c.bufs[0], -1, make([]byte, 4))
-		require.ErrorIs(t, err, backends.ErrInvalidArgument)
-	})
+func eventsCheckRangeAtOnce(t *testing.T, dev *backends.Device, s Step) {
+	ctx := context.Background()
+	pool := dev.Pool()
+	c := newChain(t, dev, s)
+	_, err := pool.WriteAsync(ctx, c.bufs[0], 4, make([]byte, 4*s.N))
+	require.ErrorIs(t, err, backends.ErrInvalidArgument)
+	_, err = pool.ReadAsync(ctx, c.bufs[0], -1, make([]byte, 4))
+	require.ErrorIs(t, err, backends.ErrInvalidArgument)
 }
 
 // RunFailureIsolation checks that a failure reaches only the work that

@@ -6,8 +6,9 @@
 // args, defines), multi-index CircularBufferConfigs (page size and tile per
 // index, globally allocated on an L1 buffer), semaphores by CreateSemaphore,
 // runtime args per core range set and common args. Built only with
-// -DZYX_TT_METAL=ON; the header check that keeps it honest without a card is
-// in docs/runtime.md.
+// -DZYX_TT_METAL=ON; `make metal-check` compiles it against the pinned
+// tt-metal tree without a card, and its request refusals live in
+// metal_checks.cpp, which every build compiles and tests (docs/runtime.md).
 //
 // Every tt-metal call that can throw runs inside guard(), which turns the
 // exception into a zyx::Error with a protocol code, so a failing call becomes
@@ -46,11 +47,9 @@
 #include <tt-metalium/mesh_workload.hpp>
 #include <tt-metalium/tensor_accessor_args.hpp>
 #include <tt-metalium/tile.hpp>
-#if __has_include(<tt-metalium/shard_data_transfer.hpp>)
-#include <tt-metalium/shard_data_transfer.hpp>
-#endif
 
 #include "device_layer.hpp"
+#include "metal_checks.hpp"
 
 namespace zyx {
 
@@ -59,14 +58,15 @@ namespace {
 namespace tm = tt::tt_metal;
 namespace dist = tt::tt_metal::distributed;
 
-// tt-metal's coordinate types live in the global namespace, where the
-// program model's CoreCoord, CoreRange and CoreRangeSet would shadow them.
-using TCoord = ::CoreCoord;
-using TRange = ::CoreRange;
-using TRangeSet = ::CoreRangeSet;
-using TFidelity = ::MathFidelity;
+// tt-metal's coordinate and fidelity types carry the same names as the
+// program model's; T* names them apart.
+using TCoord = tm::CoreCoord;
+using TRange = tm::CoreRange;
+using TRangeSet = tm::CoreRangeSet;
+using TFidelity = tm::MathFidelity;
 
-// tt-metal's semaphores per core (its NUM_SEMAPHORES).
+// tt-metal's semaphores per core (NUM_SEMAPHORES in its
+// impl/buffers/semaphore.hpp, which is not part of its API).
 constexpr uint32_t kSemaphoresPerCore = 16;
 
 bool contains_ci(std::string hay, std::string needle) {
@@ -293,27 +293,9 @@ class MetalLayer final : public DeviceLayer {
     transfer(buf(buffer), offset, dst, length, false);
   }
 
-  // tt-metal hands a kernel a semaphore's id (get_semaphore), not its
-  // address, and names no semaphore address in its host API.
-  static void refuse_semaphore_addr(const KernelDesc& k) {
-    auto refuse = [&](const std::vector<ArgEntry>& list) {
-      for (const auto& e : list)
-        if (e.kind == ArgKind::SemaphoreAddr)
-          throw Error("unsupported", "kernel " + k.name +
-                                         ": semaphore_addr args are emulator-only; on metal pass the semaphore's id "
-                                         "(kind semaphore in the bundle) and call get_semaphore in the kernel");
-    };
-    refuse(k.compile_args);
-    for (const auto& [name, e] : k.named_compile_args) refuse({e});
-    refuse(k.common_args);
-    for (const auto& ra : k.runtime_args) refuse(ra.args);
-  }
-
   uint64_t compile(const ProgramDesc& program) override {
-    // Check now what tt-metal would reject at the first run.
-    for (const auto& cb : program.cbs)
-      for (const auto& x : cb.indices) data_format(x.format);
-    for (const auto& k : program.kernels) refuse_semaphore_addr(k);
+    // Refuse now what tt-metal could not take at the first run.
+    metal::check_program(program);
     uint64_t id = next_program_++;
     auto& p = progs_[id];
     p.desc = program;
@@ -459,18 +441,39 @@ class MetalLayer final : public DeviceLayer {
       d.noc.worker_x.push_back(static_cast<uint32_t>(mesh_->worker_core_from_logical_core(TCoord(c, 0)).x));
     for (uint32_t r = 0; r < d.grid.rows; r++)
       d.noc.worker_y.push_back(static_cast<uint32_t>(mesh_->worker_core_from_logical_core(TCoord(0, r)).y));
-    for (uint32_t b = 0; b < d.dram_banks; b++) {
-      uint32_t channel = alloc->get_dram_channel_from_bank_id(b);
-      TCoord logical = mesh_->logical_core_from_dram_channel(channel);
-      TCoord v = mesh_->virtual_core_from_logical_core(logical, CoreType::DRAM);
-      d.noc.dram_banks.push_back({static_cast<uint32_t>(v.x), static_cast<uint32_t>(v.y)});
-    }
+    d.noc.dram_banks = dram_bank_nocs(d.dram_banks);
     uint32_t l1_banks = alloc->get_num_banks(tm::BufferType::L1);
     for (uint32_t b = 0; b < l1_banks; b++) {
       TCoord c = alloc->get_logical_core_from_bank_id(b);
       d.l1_bank_cores.push_back({static_cast<uint32_t>(c.y), static_cast<uint32_t>(c.x)});
     }
     return d;
+  }
+
+  // dram_bank_nocs returns the NOC (x, y) of each DRAM bank. tt-metal's API
+  // names no bank's channel; it names the banks on a channel's logical core
+  // (get_bank_ids_from_logical_core), so the table is built channel by
+  // channel, and a bank on no channel is an error rather than a guess.
+  std::vector<std::pair<uint32_t, uint32_t>> dram_bank_nocs(uint32_t banks) {
+    const auto& alloc = mesh_->allocator();
+    std::vector<std::pair<uint32_t, uint32_t>> nocs(banks);
+    std::vector<bool> placed(banks, false);
+    int channels = mesh_->num_dram_channels();
+    for (int ch = 0; ch < channels; ch++) {
+      TCoord logical = mesh_->logical_core_from_dram_channel(static_cast<uint32_t>(ch));
+      TCoord v = mesh_->virtual_core_from_logical_core(logical, tt::CoreType::DRAM);
+      for (uint32_t b : alloc->get_bank_ids_from_logical_core(tm::BufferType::DRAM, logical)) {
+        if (b >= banks)
+          throw Error("device_error", "DRAM channel " + std::to_string(ch) + " holds bank " + std::to_string(b) +
+                                          " of " + std::to_string(banks));
+        nocs[b] = {static_cast<uint32_t>(v.x), static_cast<uint32_t>(v.y)};
+        placed[b] = true;
+      }
+    }
+    for (uint32_t b = 0; b < banks; b++)
+      if (!placed[b]) throw Error("device_error", "DRAM bank " + std::to_string(b) + " lies on none of the " +
+                                                     std::to_string(channels) + " DRAM channels");
+    return nocs;
   }
 
   // The L1 bank id of a worker core (one bank per worker core).
@@ -568,7 +571,7 @@ class MetalLayer final : public DeviceLayer {
         built->cbs.push_back(tm::CreateCircularBuffer(program, range_set(cb.cores), config));
       }
       for (const auto& s : d.semaphores) {
-        uint32_t id = tm::CreateSemaphore(program, range_set(s.cores), s.initial, CoreType::WORKER);
+        uint32_t id = tm::CreateSemaphore(program, range_set(s.cores), s.initial);
         if (id != s.id)
           throw Error("device_error", "CreateSemaphore gave id " + std::to_string(id) + " where the program declared " +
                                           std::to_string(s.id));
