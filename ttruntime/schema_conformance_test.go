@@ -283,3 +283,19 @@ func TestRuntimeRepliesAreTheSchemas(t *testing.T) {
 	send(ttruntime.CmdRelease, ttruntime.ProgramRequest{Program: prog})
 	send(ttruntime.CmdFree, ttruntime.BufferRequest{Buffer: buf})
 }
+
+// FormatTileBytes is written by hand (tile sizes are no part of the
+// protocol); it must know exactly the schema's data formats.
+func TestFormatTileBytesCoversTheSchemasFormats(t *testing.T) {
+	e := loadSchema(t).Enum("DataFormat")
+	require.NotNil(t, e)
+	var names []string
+	for _, v := range e.Values {
+		names = append(names, v.Name)
+	}
+	var known []string
+	for name := range ttruntime.FormatTileBytes {
+		known = append(known, name)
+	}
+	require.ElementsMatch(t, names, known)
+}
