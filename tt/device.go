@@ -68,7 +68,7 @@ func deviceInfo(ri ttruntime.InitReply, emulated bool, card *Card) *driver.Devic
 			{M: TileDim, N: TileDim, K: TileDim, In: driver.BF16, Acc: driver.F32},
 			{M: TileDim, N: TileDim, K: TileDim, In: driver.BF16, Acc: driver.BF16},
 		},
-		NumCircularBuffers: NumCBs,
+		NumCircularBuffers: ttruntime.CircularBuffersPerCore,
 		Cores:              cores,
 		Memory:             ri.DRAM.Total(),
 		Extra: map[string]string{

@@ -16,9 +16,6 @@ import (
 // cores, enums, the L1 budget) are the runtime's: it checks them when it
 // compiles the program and answers with the field path.
 
-// NumCBs is the number of hardware circular buffers per core.
-const NumCBs = 32
-
 // Formats are the circular-buffer data formats, with the dtype each one
 // holds on the host (the block floats hold floats: bf16).
 var Formats = map[string]driver.DType{

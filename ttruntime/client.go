@@ -119,24 +119,15 @@ const (
 )
 
 func (c Config) withDefaults() Config {
-	if c.Timeout <= 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.CleanupTimeout <= 0 {
-		c.CleanupTimeout = DefaultCleanupTimeout
-	}
-	c.CleanupTimeout = min(c.CleanupTimeout, c.Timeout)
-	if c.AbandonedGrace <= 0 {
-		c.AbandonedGrace = DefaultAbandonedGrace
-	}
+	// The connection's settings take the connection's defaults.
+	cc := ConnConfig{Timeout: c.Timeout, CleanupTimeout: c.CleanupTimeout, AbandonedGrace: c.AbandonedGrace,
+		Logger: c.Logger}.withDefaults()
+	c.Timeout, c.CleanupTimeout, c.AbandonedGrace, c.Logger = cc.Timeout, cc.CleanupTimeout, cc.AbandonedGrace, cc.Logger
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = DefaultHandshakeTimeout
 	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
 	}
 	if c.StderrTail <= 0 {
 		c.StderrTail = DefaultStderrTail

@@ -763,6 +763,9 @@ func badPrograms() []badCompile {
 		{"A2 buffer kind on a variable", func(p *ttruntime.CompileRequest) { RT(p, 0).Param = u32p(2) }, inv, "compile.kernels[0].runtime_args[0].args[0].param"},
 		{"A3 accessor in common_args", func(p *ttruntime.CompileRequest) { K(p, 0).CommonArgs[0].Kind = "accessor" }, inv, "compile.kernels[0].common_args[0].kind"},
 		{"A3 accessor in runtime_args", func(p *ttruntime.CompileRequest) { RT(p, 0).Kind = "accessor" }, inv, "compile.kernels[0].runtime_args[0].args[0].kind"},
+		{"A3 accessor as a named compile arg", func(p *ttruntime.CompileRequest) {
+			K(p, 0).NamedCompileArgs["acc"] = ttruntime.ParamEntry(ttruntime.ArgAccessor, 0)
+		}, inv, "compile.kernels[0].named_compile_args.acc.kind"},
 		{"A4 accessor of an undeclared buffer", func(p *ttruntime.CompileRequest) { K(p, 0).CompileArgs[0].Param = u32p(1) }, inv, "compile.kernels[0].compile_args[0].param"},
 		{"A4 bank_id of an undeclared buffer", func(p *ttruntime.CompileRequest) { RT(p, 3).Param = u32p(1) }, inv, "compile.kernels[0].runtime_args[0].args[3].param"},
 		{"A5 core outside the grid", func(p *ttruntime.CompileRequest) { RT(p, 6).Core = &ttruntime.CoreCoord{8, 0} }, inv, "compile.kernels[0].runtime_args[0].args[6].core"},

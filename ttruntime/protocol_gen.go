@@ -7,6 +7,10 @@ package ttruntime
 // (docs/protocol.md).
 const ProtocolVersion = 2
 
+// CircularBuffersPerCore is the number of circular buffers a core has; CB
+// indices run from 0 to one less.
+const CircularBuffersPerCore = 32
+
 // The commands of protocol v2.
 const (
 	// the handshake; the first command the driver sends
@@ -451,7 +455,7 @@ type IncludeFile struct {
 
 // CBIndex is one index of a circular-buffer config; Tile nil is 32×32.
 type CBIndex struct {
-	// the CB index, 0-31
+	// the CB index, below `circular_buffers_per_core` (0-31)
 	Index uint32 `json:"index"`
 	// the data format of its pages
 	Format string `json:"format"`

@@ -203,7 +203,7 @@ struct KernelDesc {
 
 // One index of a circular-buffer config.
 struct CBIndexDesc {
-  uint32_t index = 0;  // 0-31
+  uint32_t index = 0;  // below kCircularBuffersPerCore
   DataFormat format = DataFormat::Float16_b;
   uint32_t page_bytes = 0;
   uint32_t tile_rows = 32, tile_cols = 32;  // the tile shape of its pages (tiny tiles: 1, 2, 4, 8, 16 rows)

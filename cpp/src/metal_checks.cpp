@@ -25,11 +25,6 @@ void check_kernel(const KernelDesc& k, const std::string& path) {
   for (const auto& [name, e] : k.named_compile_args) {
     std::string at = path + ".named_compile_args." + name;
     if (e.kind == ArgKind::SemaphoreAddr) refuse_semaphore_addr(at, k);
-    // tt-metal takes one word per named arg; TensorAccessorArgs gives one
-    // word for some layouts and several for others, so the rule is the
-    // emulator's: never an accessor.
-    if (e.kind == ArgKind::Accessor)
-      throw Error("invalid_argument", at + ": an accessor is several words, not one named arg");
   }
   check_list(k.common_args, path + ".common_args", k);
   for (size_t j = 0; j < k.runtime_args.size(); j++)

@@ -15,6 +15,9 @@ namespace zyx {
 
 inline constexpr int kProtocolVersion = 2;
 
+// the number of circular buffers a core has; CB indices run from 0 to one less.
+inline constexpr uint32_t kCircularBuffersPerCore = 32;
+
 // The commands.
 enum class Cmd {
   // the handshake; the first command the driver sends

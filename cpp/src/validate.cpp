@@ -1,6 +1,7 @@
 #include "validate.hpp"
 
 #include <algorithm>
+#include <bitset>
 #include <set>
 
 
@@ -328,6 +329,8 @@ void check_kernels(ProgramCtx& ctx, const Grid& grid, SetChecker& sets, const st
     for (const auto& [name, e] : kd.named_compile_args) {
       std::string nw = kw + ".named_compile_args." + name;
       if (!is_c_identifier(name)) fail(nw, "a named compile arg's name must be a C identifier");
+      if (e.kind == ArgKind::Accessor)
+        fail(nw + ".kind", "an accessor expands to several compile-time words; a named compile arg holds one");
       check_arg(e, ArgList::Compile, ctx, [&] { return nw; });
     }
     check_args(kd.common_args, ArgList::Common, ctx, [&] { return kw + ".common_args"; });
@@ -355,11 +358,13 @@ void check_one_kernel_per_processor(const ProgramDesc& p, const Grid& grid, cons
 
 // V7: the indices of one CB config.
 void check_cb_indices(const CBConfig& cb, const std::string& cw) {
-  uint32_t seen = 0;
+  std::bitset<kCircularBuffersPerCore> seen;
   for (size_t j = 0; j < cb.indices.size(); j++) {
     const CBIndexDesc& x = cb.indices[j];
     std::string xw = idx(cw + ".indices", j);
-    if (x.index > 31) fail(xw + ".index", "is " + std::to_string(x.index) + "; CB indices are 0-31");
+    if (x.index >= kCircularBuffersPerCore)
+      fail(xw + ".index", "is " + std::to_string(x.index) + "; CB indices are 0-" +
+                              std::to_string(kCircularBuffersPerCore - 1));
     if (x.page_bytes == 0) fail(xw + ".page_bytes", "must be > 0");
     if (cb.total_bytes % x.page_bytes != 0)
       fail(xw + ".page_bytes", std::to_string(x.page_bytes) + " does not divide total_bytes " +
@@ -367,8 +372,8 @@ void check_cb_indices(const CBConfig& cb, const std::string& cw) {
     if (!tile_ok(x.tile_rows, x.tile_cols))
       fail(xw + ".tile", "[" + std::to_string(x.tile_rows) + ", " + std::to_string(x.tile_cols) +
                              "] is not a tile shape (rows 1, 2, 4, 8, 16 or 32 with 32 cols; 16 or 32 rows with 16 cols)");
-    if (seen & (1u << x.index)) fail(xw + ".index", "CB " + std::to_string(x.index) + " is given twice in this config");
-    seen |= 1u << x.index;
+    if (seen[x.index]) fail(xw + ".index", "CB " + std::to_string(x.index) + " is given twice in this config");
+    seen[x.index] = true;
   }
 }
 
@@ -404,10 +409,11 @@ void check_cb_buffer(const CBConfig& cb, ProgramCtx& ctx, const Grid& grid, cons
   u.cb = true;
 }
 
-// V7: circular buffers; returns the L1 each core's CBs not on a buffer take.
+// V7: circular buffers; returns, by core, the L1 above the unreserved base
+// that the CBs not on a buffer reach.
 std::vector<uint64_t> check_cbs(ProgramCtx& ctx, const Grid& grid, SetChecker& sets, const std::string& w) {
   const ProgramDesc& p = ctx.p;
-  std::vector<uint32_t> cb_owner(grid.cells() * 32, 0);  // config index + 1
+  std::vector<uint32_t> cb_owner(grid.cells() * kCircularBuffersPerCore, 0);  // config index + 1
   std::vector<uint64_t> l1_used(grid.cells(), 0);
   uint64_t align = ctx.d.l1_alignment ? ctx.d.l1_alignment : 1;
   for (size_t i = 0; i < p.cbs.size(); i++) {
@@ -420,14 +426,20 @@ std::vector<uint64_t> check_cbs(ProgramCtx& ctx, const Grid& grid, SetChecker& s
     if (cb.buffer_param) check_cb_buffer(cb, ctx, grid, cw);
     for_each_core(cb.cores, [&](CoreCoord c) {
       for (const CBIndexDesc& x : cb.indices) {
-        uint32_t& o = cb_owner[grid.cell(c) * 32 + x.index];
+        uint32_t& o = cb_owner[grid.cell(c) * kCircularBuffersPerCore + x.index];
         if (o)
           fail(cw + ".indices", "CB " + std::to_string(x.index) + " on core " + core_str(c) + " is already configured by cbs[" +
                                     std::to_string(o - 1) + "]");
         o = static_cast<uint32_t>(i + 1);
       }
-      if (!cb.buffer_param) l1_used[grid.cell(c)] += (uint64_t{cb.total_bytes} + align - 1) / align * align;
     });
+    // Laid out as tt-metal places CBs: a config at one address on all its
+    // cores, above the CBs already on any of them.
+    if (cb.buffer_param) continue;
+    uint64_t top = 0;
+    for_each_core(cb.cores, [&](CoreCoord c) { top = std::max(top, l1_used[grid.cell(c)]); });
+    uint64_t end = (top + align - 1) / align * align + cb.total_bytes;
+    for_each_core(cb.cores, [&](CoreCoord c) { l1_used[grid.cell(c)] = end; });
   }
   return l1_used;
 }

@@ -74,8 +74,6 @@ std::vector<Row> rows() {
          r["kernels"].push_back(k2);
        },
        "unsupported", "compile.kernels[1].common_args[0]: kernel writer: semaphore_addr"},
-      {"accessor as a named compile arg", [&](json& r) { kernel(r)["named_compile_args"] = {{"acc", kAccessor}}; },
-       "invalid_argument", "compile.kernels[0].named_compile_args.acc: an accessor is several words"},
   };
 }
 

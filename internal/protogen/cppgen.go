@@ -28,6 +28,9 @@ namespace zyx {
 
 `)
 	fmt.Fprintf(&b, "inline constexpr int kProtocolVersion = %d;\n", s.Version)
+	for _, l := range s.Limits {
+		fmt.Fprintf(&b, "\n// %s\ninline constexpr uint32_t k%s = %d;\n", l.Doc, goName(l.Name), l.Value)
+	}
 	cmds := &Enum{Name: "Cmd", Doc: "The commands."}
 	for _, c := range s.Commands {
 		cmds.Values = append(cmds.Values, EnumValue{Name: c.Name, Doc: c.Doc})

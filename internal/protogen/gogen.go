@@ -22,6 +22,10 @@ func GoFile(s *Schema) ([]byte, error) {
 	fmt.Fprintf(&b, "// %s\n// To change the protocol, %s.\n\npackage ttruntime\n\n", generatedBy, regenerate)
 	b.WriteString("// ProtocolVersion is the tt-runtime protocol version this driver speaks\n// (docs/protocol.md).\n")
 	fmt.Fprintf(&b, "const ProtocolVersion = %d\n\n", s.Version)
+	for _, l := range s.Limits {
+		writeComment(&b, "", goName(l.Name)+" is "+l.Doc)
+		fmt.Fprintf(&b, "const %s = %d\n\n", goName(l.Name), l.Value)
+	}
 	fmt.Fprintf(&b, "// The commands of protocol v%d.\nconst (\n", s.Version)
 	for _, c := range s.Commands {
 		writeComment(&b, "\t", c.Doc)

@@ -19,13 +19,25 @@ import (
 // Schema is protocol/protocol.json.
 type Schema struct {
 	// Version is the protocol version (init's protocol field).
-	Version  int        `json:"version"`
+	Version int `json:"version"`
+	// Limits are the program model's fixed counts, each a named constant in
+	// Go and C++ so that no rule writes the number itself.
+	Limits   []*Limit   `json:"limits"`
 	Commands []*Command `json:"commands"`
 	Enums    []*Enum    `json:"enums"`
 	Messages []*Message `json:"messages"`
 
 	enums    map[string]*Enum
 	messages map[string]*Message
+}
+
+// Limit is one fixed count of the program model (the circular buffers of a
+// core, say): ttruntime gets a Go constant and the runtime a C++ constant of
+// that value.
+type Limit struct {
+	Name  string `json:"name"`
+	Value uint32 `json:"value"`
+	Doc   string `json:"doc"`
 }
 
 // Command is one command: its name (the request's cmd) and the messages of
@@ -178,6 +190,16 @@ var (
 func (s *Schema) check() error {
 	if s.Version <= 0 {
 		return fmt.Errorf("version: must be a positive integer")
+	}
+	seen := map[string]bool{}
+	for _, l := range s.Limits {
+		if !identName.MatchString(l.Name) || seen[l.Name] {
+			return fmt.Errorf("limits[%s]: a limit has a unique snake_case name", l.Name)
+		}
+		if l.Value == 0 || l.Doc == "" {
+			return fmt.Errorf("limits[%s]: a limit has a positive value and a doc", l.Name)
+		}
+		seen[l.Name] = true
 	}
 	s.enums = map[string]*Enum{}
 	s.messages = map[string]*Message{}

@@ -11,7 +11,9 @@ namespace zyx::emu {
 namespace {
 
 CircularBuffer& cb_raw(uint32_t id) {
-  if (id >= 32) kernel_fail("circular buffer index " + std::to_string(id) + " is out of range (0-31)");
+  if (id >= kCircularBuffersPerCore)
+    kernel_fail("circular buffer index " + std::to_string(id) + " is out of range (0-" +
+                std::to_string(kCircularBuffersPerCore - 1) + ")");
   auto& cb = t_fiber->core->cbs[id];
   if (!cb.configured) kernel_fail("circular buffer " + std::to_string(id) + " is not configured by the program");
   return cb;
@@ -32,7 +34,7 @@ void cb_refresh(uint32_t id, const CircularBuffer& cb) {
   v.fifo_wr_tile_ptr = 0;
   k.cb_iface[id] = v;
   k.cb_written[id] = v;
-  k.cb_iface_valid |= 1u << id;
+  k.cb_iface_valid.set(id);
 }
 
 // Takes in a read or write pointer the kernel moved through
@@ -62,12 +64,12 @@ void cb_adopt(uint32_t id, CircularBuffer& cb) {
 
 CircularBuffer& cb_of(uint32_t id) {
   auto& cb = cb_raw(id);
-  if (t_fiber->api.cb_iface_valid & (1u << id)) cb_adopt(id, cb);
+  if (t_fiber->api.cb_iface_valid.test(id)) cb_adopt(id, cb);
   return cb;
 }
 
 void cb_touch(uint32_t id, const CircularBuffer& cb) {
-  if (t_fiber->api.cb_iface_valid & (1u << id)) cb_refresh(id, cb);
+  if (t_fiber->api.cb_iface_valid.test(id)) cb_refresh(id, cb);
 }
 
 // Blocks until `pages` pages of cb id are free (CBBack) or filled (CBFront);

@@ -19,7 +19,9 @@ using namespace compute;
 namespace compute {
 
 CircularBuffer& cb_of(uint32_t id) {
-  if (id >= 32) kernel_fail("circular buffer index " + std::to_string(id) + " is out of range (0-31)");
+  if (id >= kCircularBuffersPerCore)
+    kernel_fail("circular buffer index " + std::to_string(id) + " is out of range (0-" +
+                std::to_string(kCircularBuffersPerCore - 1) + ")");
   auto& cb = core().cbs[id];
   if (!cb.configured) kernel_fail("circular buffer " + std::to_string(id) + " is not configured by the program");
   return cb;

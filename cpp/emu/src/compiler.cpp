@@ -459,12 +459,12 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
   // What tt-metal compiles into the kernel as its CBs' tile sizes: the CB
   // configs on the kernel's cores. An index whose page size differs between
   // those cores has no compile-time value (get_tile_size asks at run time).
-  std::array<bool, 32> conflict{};
+  std::array<bool, kCircularBuffersPerCore> conflict{};
   for (const CoreCoord& c : kernel.cores.cores())
     for (const auto& cfg : program.cbs) {
       if (!cfg.cores.contains(c)) continue;
       for (const auto& ix : cfg.indices) {
-        if (ix.index >= 32 || ix.page_bytes == 0) continue;
+        if (ix.index >= kCircularBuffersPerCore || ix.page_bytes == 0) continue;
         uint32_t& v = s.cb_tile_sizes[ix.index];
         if (v != 0 && v != ix.page_bytes) conflict[ix.index] = true;
         v = ix.page_bytes;

@@ -196,7 +196,7 @@ struct Geometry {
 
 // Checks a spec for a buffer of `size` bytes (size 0: a declaration, no size
 // check) and returns its geometry; invalid_argument names `what`.
-Geometry make_geometry(const BufferSpec& spec, uint64_t size, const Board& b, const std::string& what);
+Geometry make_geometry(const BufferSpec& spec, const Board& b, const std::string& what);
 
 struct Buffer {
   uint64_t id = 0, address = 0, size = 0, pages = 0;
@@ -282,7 +282,7 @@ struct BuildSpec {
   // Page size of each CB index on the kernel's cores, for the constant
   // expression get_tile_size (0: not configured there, or configured with
   // different page sizes on different cores).
-  std::array<uint32_t, 32> cb_tile_sizes{};
+  std::array<uint32_t, kCircularBuffersPerCore> cb_tile_sizes{};
 };
 
 // write_new_file writes text to a new file of its own at path, mode 0600:

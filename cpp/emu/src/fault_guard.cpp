@@ -280,7 +280,7 @@ void KernelState::reset() {
   dprint_tag = dprint_line_tag = 0;
   waypoint[0] = 0;
   std::memset(scratch, 0, sizeof scratch);
-  cb_iface_valid = 0;
+  cb_iface_valid.reset();
   fault_armed = 0;
   fault_sig = 0;
   fault_code = 0;

@@ -7,10 +7,12 @@
 
 #include <signal.h>
 
+#include <bitset>
 #include <csetjmp>
 #include <cstdint>
 #include <string>
 
+#include "protocol_enums_gen.hpp"
 #include "zyx_emu/abi.h"
 
 namespace zyx::emu {
@@ -43,9 +45,9 @@ struct KernelState {
   uint64_t scratch[ZYX_EMU_SCRATCH_WORDS] = {};
   // The section's view of its circular buffers (get_local_cb_interface),
   // and what the runtime last wrote there (to see the kernel's changes).
-  zyx_emu_cb_interface cb_iface[32] = {};
-  zyx_emu_cb_interface cb_written[32] = {};
-  uint32_t cb_iface_valid = 0;  // bit per cb
+  zyx_emu_cb_interface cb_iface[kCircularBuffersPerCore] = {};
+  zyx_emu_cb_interface cb_written[kCircularBuffersPerCore] = {};
+  std::bitset<kCircularBuffersPerCore> cb_iface_valid;  // by CB index
   // Fault recovery: where a fault in this section's kernel code lands.
   sigjmp_buf fault_jmp;
   volatile int fault_armed = 0;

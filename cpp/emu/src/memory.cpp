@@ -241,65 +241,28 @@ std::string range_text(const CoreRange& r) {
   return buf;
 }
 
-Geometry make_geometry(const BufferSpec& spec, uint64_t size, const Board& b, const std::string& what) {
+// The layout of a buffer spec on the board. check_alloc and check_program
+// (cpp/src/validate.cpp) have checked the spec; what is left here is what
+// only this board decides: a page or a shard larger than a DRAM bank or the
+// free L1.
+Geometry make_geometry(const BufferSpec& spec, const Board& b, const std::string& what) {
   auto bad = [&](const std::string& m) { return Error("invalid_argument", what + ": " + m); };
   Geometry g;
   g.spec = spec;
   bool dram = spec.placement == Placement::Dram;
-  if (spec.placement != Placement::Dram && spec.placement != Placement::L1) throw bad("unknown placement");
-  if (spec.page_size == 0) throw bad("page_size must be > 0");
   uint64_t room = dram ? b.dram_bank_size : b.l1_size - b.l1_unreserved_base;
   if (spec.page_size > room)
     throw bad("page_size " + std::to_string(spec.page_size) + " exceeds the " + (dram ? "DRAM bank" : "free L1") +
               " size (" + std::to_string(room) + " bytes)");
   g.aligned_page = align_up(spec.page_size, dram ? b.dram_alignment : b.l1_alignment);
-  if (spec.layout == BufferLayout::Interleaved) {
-    if (spec.shard) throw bad("shard is only for sharded layouts");
+  if (!spec.shard) {
     g.units = dram ? b.dram_banks : b.cores();
     return g;
   }
-  if (spec.layout != BufferLayout::HeightSharded && spec.layout != BufferLayout::WidthSharded &&
-      spec.layout != BufferLayout::BlockSharded)
-    throw bad("unknown layout");
-  if (!spec.shard) throw bad("a sharded layout needs a shard spec");
   const ShardSpec& s = *spec.shard;
-  if (s.shape[0] == 0 || s.shape[1] == 0) throw bad("shard.shape must be positive");
-  if (s.tensor[0] == 0 || s.tensor[1] == 0) throw bad("shard.tensor must be positive");
-  if (s.orientation != ShardOrientation::RowMajor && s.orientation != ShardOrientation::ColMajor)
-    throw bad("unknown shard.orientation");
-  uint64_t tensor_pages = uint64_t(s.tensor[0]) * s.tensor[1];
-  if (size > 0 && tensor_pages < size / spec.page_size + (size % spec.page_size != 0))
-    throw bad("shard.tensor [" + std::to_string(s.tensor[0]) + ", " + std::to_string(s.tensor[1]) + "] holds " +
-              std::to_string(tensor_pages) + " pages of " + std::to_string(spec.page_size) + " bytes, fewer than the " +
-              std::to_string(size) + "-byte buffer needs");
-  if (spec.layout == BufferLayout::HeightSharded && s.shape[1] != s.tensor[1])
-    throw bad("height sharded: shard.shape[1] must equal shard.tensor[1]");
-  if (spec.layout == BufferLayout::WidthSharded && s.shape[0] != s.tensor[0])
-    throw bad("width sharded: shard.shape[0] must equal shard.tensor[0]");
-  // The cores (L1: workers inside the grid; DRAM: banks as [0, bank]), each once.
-  uint32_t rows = dram ? 1 : b.rows, cols = dram ? b.dram_banks : b.cols;
-  std::vector<uint8_t> seen(size_t(rows) * cols, 0);
-  uint64_t ncores = 0;
-  for (size_t i = 0; i < s.cores.ranges.size(); i++) {
-    const CoreRange& r = s.cores.ranges[i];
-    std::string at = "shard.cores[" + std::to_string(i) + "] " + range_text(r);
-    if (r.start.row > r.end.row || r.start.col > r.end.col) throw bad(at + ": start after end");
-    if (r.end.row >= rows || r.end.col >= cols)
-      throw bad(at + (dram ? ": DRAM shards name banks as [0, bank], bank < " + std::to_string(b.dram_banks)
-                           : ": outside the " + std::to_string(b.rows) + "x" + std::to_string(b.cols) + " grid"));
-    for (uint32_t y = r.start.row; y <= r.end.row; y++)
-      for (uint32_t x = r.start.col; x <= r.end.col; x++) {
-        if (seen[size_t(y) * cols + x]++) throw bad(at + ": overlaps an earlier range");
-        ncores++;
-      }
-  }
   uint64_t sh_rows = (uint64_t(s.tensor[0]) + s.shape[0] - 1) / s.shape[0];
   uint64_t sh_cols = (uint64_t(s.tensor[1]) + s.shape[1] - 1) / s.shape[1];
-  uint64_t shards = sh_rows * sh_cols;
-  if (shards > ncores)
-    throw bad("shard spec makes " + std::to_string(shards) + " shards (" + std::to_string(sh_rows) + " x " +
-              std::to_string(sh_cols) + ") but shard.cores has " + std::to_string(ncores) + " core(s)");
-  g.shards = static_cast<uint32_t>(shards);
+  g.shards = static_cast<uint32_t>(sh_rows * sh_cols);
   g.shards_per_row = static_cast<uint32_t>(sh_cols);
   g.shard_cores = s.cores.cores(s.orientation == ShardOrientation::ColMajor);
   g.shard_cores.resize(g.shards);
@@ -330,7 +293,7 @@ L1Arena& DeviceMemory::l1() {
 uint64_t DeviceMemory::alloc(uint64_t size, const BufferSpec& spec, uint64_t* address) {
   if (size == 0) throw Error("invalid_argument", "alloc: size must be > 0");
   auto b = std::make_shared<Buffer>();
-  b->geo = make_geometry(spec, size, board_, "alloc");
+  b->geo = make_geometry(spec, board_, "alloc");
   b->size = size;
   b->pages = size / spec.page_size + (size % spec.page_size != 0);
   bool dram = spec.placement == Placement::Dram;

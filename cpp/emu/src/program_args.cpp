@@ -1,13 +1,10 @@
-// Argument entries: checks at compile, the tensor-accessor words, and the
+// Argument entries: the tensor-accessor words, and the
 // compile-time values of a kernel (program_args.hpp).
 #include "program_args.hpp"
 
 namespace zyx::emu {
 
 namespace {
-
-// The protocol name of an arg kind (the table the request parser reads).
-const char* kind_name(ArgKind k) { return name_in(kArgKindNames, k, "unknown"); }
 
 bool layout_dependent(ArgKind k) {
   return k == ArgKind::BankId || k == ArgKind::BankNocX || k == ArgKind::BankNocY || k == ArgKind::Accessor;
@@ -27,36 +24,6 @@ bool names_buffer(ArgKind k) {
     case ArgKind::Accessor: return true;
     default: return false;
   }
-}
-
-void check_entry(const ArgEntry& e, const ProgramDesc& d, const Board& b, bool compile_list, const std::string& at) {
-  switch (e.kind) {
-    case ArgKind::Const: return;
-    case ArgKind::CoreNocX:
-    case ArgKind::CoreNocY:
-      if (e.core.row >= b.rows || e.core.col >= b.cols)
-        throw invalid(at + ": core " + core_text(e.core) + " is outside the " + std::to_string(b.rows) + "x" +
-                      std::to_string(b.cols) + " grid");
-      return;
-    case ArgKind::SemaphoreAddr:
-      if (e.value >= kSemaphoresPerCore)
-        throw invalid(at + ": semaphore " + std::to_string(e.value) + "; a core has " +
-                      std::to_string(kSemaphoresPerCore));
-      return;
-    default:
-      // The rest name a param: a variable (param) or a buffer.
-      if (e.kind != ArgKind::Param && !names_buffer(e.kind)) throw invalid(at + ": unknown arg kind");
-      break;
-  }
-  if (e.param >= d.params.size())
-    throw invalid(at + ": " + kind_name(e.kind) + " names param " + std::to_string(e.param) + "; the program has " +
-                  std::to_string(d.params.size()));
-  bool want_buffer = names_buffer(e.kind);
-  const ParamDesc& p = d.params[e.param];
-  if (want_buffer != p.is_buffer())
-    throw invalid(at + ": " + kind_name(e.kind) + " needs a " + (want_buffer ? "buffer" : "variable") + " param, but " +
-                  "param " + std::to_string(e.param) + " (" + p.name + ") is " + (p.is_buffer() ? "a buffer" : "a variable"));
-  if (e.kind == ArgKind::Accessor && !compile_list) throw invalid(at + ": accessor entries belong in compile args");
 }
 
 bool static_entry(const ArgEntry& e, const Program& p) {

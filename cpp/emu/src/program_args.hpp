@@ -1,5 +1,5 @@
 // A program's argument entries (ArgEntry, docs/emulator.md "Arguments"):
-// their checks at compile, and their values on a core, at compile (the
+// their values on a core, at compile (the
 // compile args that need nothing from a run) or at a run.
 #pragma once
 
@@ -18,10 +18,6 @@ inline Error invalid(const std::string& msg) { return Error("invalid_argument", 
 // Whether an entry names a buffer param (its address, size, pages, banks,
 // accessor words).
 bool names_buffer(ArgKind k);
-
-// Checks one entry of a kernel's arg list: its kind, the param it names,
-// and (compile_list) whether it may stand there; `at` names it in errors.
-void check_entry(const ArgEntry& e, const ProgramDesc& d, const Board& b, bool compile_list, const std::string& at);
 
 // Whether an entry resolves from the program alone.
 bool static_entry(const ArgEntry& e, const Program& p);

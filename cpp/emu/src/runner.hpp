@@ -110,7 +110,7 @@ struct CoreState {
   uint32_t row = 0, col = 0, index = 0;
   uint8_t* l1 = nullptr;  // host base of this core's L1 window
   RunState* run = nullptr;
-  std::array<CircularBuffer, 32> cbs{};
+  std::array<CircularBuffer, kCircularBuffersPerCore> cbs{};
   std::array<Fiber, 3> fibers{};  // the first nfibers are used
   uint32_t nfibers = 0;
   bool fp32_dest_acc = false;  // of this core's compute kernel
@@ -168,7 +168,7 @@ struct CorePlan {
   uint32_t index = 0;                 // row * cols + col
   int kernel[3] = {-1, -1, -1};       // by slot: index in ProgramDesc::kernels
   int runtime[3] = {-1, -1, -1};      // by slot: index in that kernel's runtime_args
-  std::array<CircularBuffer, 32> cbs{};  // as a run starts them (CBs on buffers placed at run)
+  std::array<CircularBuffer, kCircularBuffersPerCore> cbs{};  // as a run starts them (CBs on buffers placed at run)
   std::vector<std::pair<uint32_t, uint32_t>> buffer_cbs;  // (CB config, index) placed on an L1 buffer
   uint64_t cb_top = 0;                // end of the CBs laid out from the unreserved base
   bool runs() const { return kernel[0] >= 0 || kernel[1] >= 0 || kernel[2] >= 0; }

@@ -98,8 +98,8 @@ static void test_buffers(const std::string& cache) {
   // Range errors move nothing.
   expect_error("invalid_argument", [&] { layer->read(id, 30 * 2048 - 10, back.data(), 11); });
   expect_error("invalid_argument", [&] { layer->write(id, 1ull << 40, back.data(), 1); });
-  expect_error("invalid_argument", [&] { layer->alloc(0, dram_spec(2048), nullptr); });
-  expect_error("invalid_argument", [&] { layer->alloc(16, dram_spec(0), nullptr); });
+  expect_error("invalid_argument", [&] { checked_alloc(*layer, 0, dram_spec(2048)); });
+  expect_error("invalid_argument", [&] { checked_alloc(*layer, 16, dram_spec(0)); });
   // Out of memory: more than 12 GiB.
   expect_error("out_of_memory", [&] { layer->alloc(13ull << 30, dram_spec(2048), nullptr); });
   // A large allocation is lazy: 11 GiB allocated, nothing committed.

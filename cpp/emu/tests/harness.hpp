@@ -41,8 +41,22 @@
 
 #include "device_layer.hpp"
 #include "test_util.hpp"
+#include "validate.hpp"
 
 namespace zyx_test {
+
+// A device layer sees only requests the server has checked: these run the
+// one validator (cpp/src/validate.cpp) first, as the server does, for
+// tests of the program's rules.
+inline uint64_t checked_compile(zyx::DeviceLayer& layer, const zyx::ProgramDesc& p) {
+  zyx::check_program(p, layer.describe());
+  return layer.compile(p);
+}
+
+inline uint64_t checked_alloc(zyx::DeviceLayer& layer, uint64_t size, const zyx::BufferSpec& spec) {
+  zyx::check_alloc(size, spec, layer.describe());
+  return layer.alloc(size, spec, nullptr);
+}
 
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

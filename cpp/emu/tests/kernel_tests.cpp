@@ -783,8 +783,8 @@ static void test_errors(const std::string& cache) {
   uint64_t prog = layer->compile(one_group_program(p, 8, 8));
   uint64_t x = layer->alloc(4096, dram_spec(4096), nullptr);
   // Grid and args.
-  expect_error("invalid_argument", [&] { layer->compile(one_group_program(p, 9, 1)); });
-  expect_error("invalid_argument", [&] { layer->compile(one_group_program(p, 0, 1)); });
+  expect_error("invalid_argument", [&] { checked_compile(*layer, one_group_program(p, 9, 1)); });
+  expect_error("invalid_argument", [&] { checked_compile(*layer, one_group_program(p, 0, 1)); });
   expect_error("invalid_argument", [&] { layer->run(prog, {Buf(x)}, false); });
   expect_error("invalid_argument", [&] { layer->run(prog, {Val(1), Val(1)}, false); });
   expect_error("unknown_buffer", [&] { layer->run(prog, {Buf(999), Val(1)}, false); });
@@ -794,19 +794,17 @@ static void test_errors(const std::string& cache) {
   // Layouts that name the wrong kind of param.
   GroupProgram bad = p;
   bad.reader.runtime_args = {L("buffer_addr", 1)};
-  expect_error("invalid_argument", [&] { layer->compile(one_group_program(bad, 1, 1)); });
+  expect_error("invalid_argument", [&] { checked_compile(*layer, one_group_program(bad, 1, 1)); });
   bad.reader.runtime_args = {L("param", 0)};
-  expect_error("invalid_argument", [&] { layer->compile(one_group_program(bad, 1, 1)); });
-  bad.reader.runtime_args = {L("bogus")};
-  expect_error("invalid_argument", [&] { layer->compile(one_group_program(bad, 1, 1)); });
+  expect_error("invalid_argument", [&] { checked_compile(*layer, one_group_program(bad, 1, 1)); });
+  // (An unknown arg kind or data format never reaches a layer: the request
+  // parser refuses the name: cpp/tests/server_test.cpp, "arg kind unknown".)
   // Circular buffers that do not fit in L1, or repeat an index.
   bad = p;
   bad.cbs = {CB(0, "Float32", 4096, 400)};
-  expect_error("invalid_argument", [&] { layer->compile(one_group_program(bad, 1, 1)); });
+  expect_error("invalid_argument", [&] { checked_compile(*layer, one_group_program(bad, 1, 1)); });
   bad.cbs = {CB(0, "Float32", 4096, 2), CB(0, "Float32", 4096, 2)};
-  expect_error("invalid_argument", [&] { layer->compile(one_group_program(bad, 1, 1)); });
-  bad.cbs = {CB(1, "Bfp2", 4096, 2)};  // not a format the protocol knows
-  expect_error("invalid_argument", [&] { layer->compile(one_group_program(bad, 1, 1)); });
+  expect_error("invalid_argument", [&] { checked_compile(*layer, one_group_program(bad, 1, 1)); });
   // A compile error carries the compiler's diagnostics.
   bad = p;
   bad.compute.source = "void kernel_main() { this_is_not_declared(); }";

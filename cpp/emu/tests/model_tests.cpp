@@ -839,6 +839,8 @@ ZYX_TEST(model, test_param_compile_args);
 // ---- wrong programs --------------------------------------------------------------
 
 void test_model_errors(DeviceLayer& layer) {
+  // The program's rules are the validator's: these go through it as the
+  // server's requests do (checked_compile, checked_alloc).
   const char* empty = "void kernel_main() {}";
   auto base = [&] {
     ProgramDesc p;
@@ -850,71 +852,66 @@ void test_model_errors(DeviceLayer& layer) {
   // Two kernels on one processor of a core.
   ProgramDesc p = base();
   p.kernels.push_back(kernel("k2", Processor::Riscv0, cores_of({{1, 1, 2, 2}}), empty));
-  std::string msg = expect_error("invalid_argument", [&] { layer.compile(p); });
-  CHECK(msg.find("core (1,1)") != std::string::npos);
+  std::string msg = expect_error("invalid_argument", [&] { checked_compile(layer, p); });
+  CHECK(msg.find("core (1, 1)") != std::string::npos);
   // The same cores on different processors are fine.
   p.kernels[1].processor = Processor::Compute;
-  layer.release(layer.compile(p));
+  layer.release(checked_compile(layer, p));
   // Runtime args outside the kernel's cores, or given twice for a core.
   p = base();
   runtime(p.kernels[0], one_core(3, 3), {C(1)});
-  expect_error("invalid_argument", [&] { layer.compile(p); });
+  expect_error("invalid_argument", [&] { checked_compile(layer, p); });
   p = base();
   runtime(p.kernels[0], one_core(0, 0), {C(1)});
   runtime(p.kernels[0], cores_of({{0, 0, 0, 1}}), {C(1)});
-  expect_error("invalid_argument", [&] { layer.compile(p); });
+  expect_error("invalid_argument", [&] { checked_compile(layer, p); });
   // Overlapping ranges in one set, a range outside the grid, no kernels.
   p = base();
   p.kernels[0].cores = cores_of({{0, 0, 1, 1}, {1, 1, 2, 2}});
-  expect_error("invalid_argument", [&] { layer.compile(p); });
+  expect_error("invalid_argument", [&] { checked_compile(layer, p); });
   p.kernels[0].cores = cores_of({{0, 0, 8, 0}});
-  expect_error("invalid_argument", [&] { layer.compile(p); });
+  expect_error("invalid_argument", [&] { checked_compile(layer, p); });
   p.kernels.clear();
-  expect_error("invalid_argument", [&] { layer.compile(p); });
+  expect_error("invalid_argument", [&] { checked_compile(layer, p); });
   // Semaphores: id out of range, id twice on a core.
   p = base();
   p.semaphores = {SemaphoreDesc{one_core(0, 0), 16, 0}};
-  expect_error("invalid_argument", [&] { layer.compile(p); });
+  expect_error("invalid_argument", [&] { checked_compile(layer, p); });
   p.semaphores = {SemaphoreDesc{one_core(0, 0), 2, 0}, SemaphoreDesc{cores_of({{0, 0, 1, 0}}), 2, 1}};
-  expect_error("invalid_argument", [&] { layer.compile(p); });
+  expect_error("invalid_argument", [&] { checked_compile(layer, p); });
   // CBs: an index twice on a core, page_bytes not dividing total_bytes, past L1.
   p = base();
   p.cbs = {cb_config(one_core(0, 0), 4096, {cb_index(3, DataFormat::UInt32, 1024)}),
            cb_config(cores_of({{0, 0, 1, 1}}), 4096, {cb_index(3, DataFormat::UInt32, 1024)})};
-  expect_error("invalid_argument", [&] { layer.compile(p); });
+  expect_error("invalid_argument", [&] { checked_compile(layer, p); });
   p.cbs = {cb_config(one_core(0, 0), 4000, {cb_index(3, DataFormat::UInt32, 1024)})};
-  expect_error("invalid_argument", [&] { layer.compile(p); });
+  expect_error("invalid_argument", [&] { checked_compile(layer, p); });
   p.cbs = {cb_config(one_core(0, 0), 1 << 20, {cb_index(0, DataFormat::UInt32, 1024)}),
            cb_config(one_core(0, 0), 1 << 20, {cb_index(1, DataFormat::UInt32, 1024)})};
-  msg = expect_error("invalid_argument", [&] { layer.compile(p); });
-  CHECK(msg.find("core (0,0)") != std::string::npos);
+  msg = expect_error("invalid_argument", [&] { checked_compile(layer, p); });
+  CHECK(msg.find("core (0, 0)") != std::string::npos);
   // Named args that are not identifiers; an accessor as a runtime arg.
   p = base();
   p.kernels[0].named_compile_args = {{"not an identifier", C(1).entry}};
-  expect_error("invalid_argument", [&] { layer.compile(p); });
+  expect_error("invalid_argument", [&] { checked_compile(layer, p); });
   p = base();
   runtime(p.kernels[0], one_core(0, 0), {L("accessor", 0)});
-  expect_error("invalid_argument", [&] { layer.compile(p); });
+  expect_error("invalid_argument", [&] { checked_compile(layer, p); });
   // Shard specs: too many shards, not height-shaped, cores outside the grid.
   expect_error("invalid_argument", [&] {
-    layer.alloc(64 * 100, sharded_spec(Placement::L1, BufferLayout::BlockSharded, 64, cores_of({{0, 0, 1, 1}}), 2, 2, 10, 10),
-                nullptr);
+    checked_alloc(layer, 64 * 100, sharded_spec(Placement::L1, BufferLayout::BlockSharded, 64, cores_of({{0, 0, 1, 1}}), 2, 2, 10, 10));
   });
   expect_error("invalid_argument", [&] {
-    layer.alloc(64 * 100, sharded_spec(Placement::L1, BufferLayout::HeightSharded, 64, cores_of({{0, 0, 7, 7}}), 2, 5, 10, 10),
-                nullptr);
+    checked_alloc(layer, 64 * 100, sharded_spec(Placement::L1, BufferLayout::HeightSharded, 64, cores_of({{0, 0, 7, 7}}), 2, 5, 10, 10));
   });
   expect_error("invalid_argument", [&] {
-    layer.alloc(64 * 4, sharded_spec(Placement::L1, BufferLayout::HeightSharded, 64, cores_of({{0, 0, 8, 0}}), 1, 1, 4, 1),
-                nullptr);
+    checked_alloc(layer, 64 * 4, sharded_spec(Placement::L1, BufferLayout::HeightSharded, 64, cores_of({{0, 0, 8, 0}}), 1, 1, 4, 1));
   });
   expect_error("invalid_argument", [&] {  // the tensor holds fewer pages than the size
-    layer.alloc(64 * 100, sharded_spec(Placement::L1, BufferLayout::HeightSharded, 64, cores_of({{0, 0, 7, 7}}), 2, 1, 9, 1),
-                nullptr);
+    checked_alloc(layer, 64 * 100, sharded_spec(Placement::L1, BufferLayout::HeightSharded, 64, cores_of({{0, 0, 7, 7}}), 2, 1, 9, 1));
   });
   expect_error("invalid_argument", [&] {  // DRAM shards name banks as [0, bank]
-    layer.alloc(64 * 4, sharded_spec(Placement::Dram, BufferLayout::HeightSharded, 64, cores_of({{1, 0, 1, 3}}), 1, 1, 4, 1),
-                nullptr);
+    checked_alloc(layer, 64 * 4, sharded_spec(Placement::Dram, BufferLayout::HeightSharded, 64, cores_of({{1, 0, 1, 3}}), 1, 1, 4, 1));
   });
   uint64_t half = layer.alloc(1 << 20, l1_spec(1 << 20), nullptr);  // 1 MiB on core (0,0)
   expect_error("out_of_memory", [&] { layer.alloc(1 << 20, l1_spec(1 << 20), nullptr); });

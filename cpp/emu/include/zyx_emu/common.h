@@ -138,10 +138,11 @@ constexpr uint32_t named_compile_arg(std::string_view name) {
 // Page size of each CB index on the kernel's cores, 0 where there is none
 // (the generated source defines ZYX_EMU_CB_TILE_SIZES; internal linkage as
 // for the compile-time args).
+// The builder writes one size per CB index of a core.
 #ifdef ZYX_EMU_CB_TILE_SIZES
-static constexpr uint32_t cb_tile_sizes[32] = {ZYX_EMU_CB_TILE_SIZES};
+static constexpr uint32_t cb_tile_sizes[] = {ZYX_EMU_CB_TILE_SIZES};
 #else
-static constexpr uint32_t cb_tile_sizes[32] = {};
+static constexpr uint32_t cb_tile_sizes[] = {0};
 #endif
 template <typename T>
 FORCE_INLINE T arg_as(uint32_t kind, int i) {
@@ -210,7 +211,7 @@ FORCE_INLINE uint32_t get_read_ptr(uint32_t cb) { return ZYX_API.cb_read_ptr(cb)
 // time.
 constexpr inline __attribute__((always_inline)) uint32_t get_tile_size(uint32_t cb) {
   if (std::is_constant_evaluated())
-    return cb < 32 && zyx_emu_detail::cb_tile_sizes[cb] != 0
+    return cb < sizeof(zyx_emu_detail::cb_tile_sizes) / sizeof(uint32_t) && zyx_emu_detail::cb_tile_sizes[cb] != 0
                ? zyx_emu_detail::cb_tile_sizes[cb]
                : throw "get_tile_size: the CB has no single page size on the kernel's cores";
   return ZYX_API.cb_page_size(cb);
