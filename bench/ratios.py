@@ -49,7 +49,7 @@ def rows(go, nat):
         ("CUDA raw cuLaunchKernel + cuStreamSynchronize via purego (info)", g(go, "RawLaunchSync", "ns") and g(go, "RawLaunchSync", "ns") / 1e3, n(nat, "launch_ns", 1e-3), "µs", False, None),
         ("CUDA raw launch + cuStreamQuery spin (info)", g(go, "RawLaunchStreamQuery", "ns") and g(go, "RawLaunchStreamQuery", "ns") / 1e3, n(nat, "launch_ns", 1e-3), "µs", False, None),
         ("CUDA raw launch + cuEventRecord + cuEventQuery spin (info)", g(go, "RawLaunchEventQuery", "ns") and g(go, "RawLaunchEventQuery", "ns") / 1e3, n(nat, "launch_ns", 1e-3), "µs", False, None),
-        ("CUDA raw queued launches (info)", g(go, "RawQueued", "µs/launch"), n(nat, "queued_ns", 1e-3), "µs", False, None),
+        ("CUDA raw queued launches (info)", g(go, "RawQueued", "ns") and g(go, "RawQueued", "ns") / 1e3, n(nat, "queued_ns", 1e-3), "µs", False, None),
         ("CUDA H2D 1 GiB from the host pool", gib(g(go, "H2D1GiBHostPool", "MB/s")), n(nat, "h2d_gibps"), "GiB/s", True, 0.98),
         ("CUDA D2H 1 GiB into the host pool", gib(g(go, "D2H1GiBHostPool", "MB/s")), n(nat, "d2h_gibps"), "GiB/s", True, 0.98),
         ("Vulkan launch + wait, empty dispatch", g(go, "QueuedLaunches/vulkan:0", "sync-µs/launch"), n(nat, "vk_sync_us"), "µs", False, 1.25),

@@ -65,17 +65,21 @@ if [ "${TESTS:-0}" = 1 ]; then
   for b in cuda opencl vulkan; do
     [ -x "$BIN/$b.test" ] || continue
     log "$b tests" | tee "$OUT/$b-tests.log"
-    (cd "backends/$b" && timeout 280 "$ROOT/$BIN/$b.test" -test.count=1 -test.timeout 270s) 2>&1 | tee -a "$OUT/$b-tests.log" | tail -15
+    (cd "backends/$b" && timeout "${TEST_LIMIT:-280}" "$ROOT/$BIN/$b.test" -test.count=1 -test.timeout "$((${TEST_LIMIT:-280} - 10))s") 2>&1 | tee -a "$OUT/$b-tests.log" | tail -15
     echo "$b tests exit: ${PIPESTATUS[0]}" | tee -a "$OUT/$b-tests.log"
   done
 fi
 
 # gobench BACKEND ARGS...: the backend's test binary from its package folder.
+# Every command is bounded (LIMIT seconds, default 90): a hang costs a
+# figure, not the run.
+LIMIT=${LIMIT:-90}
 gobench() {
   local b=$1; shift
   [ -x "$BIN/$b.test" ] || { echo "no $BIN/$b.test"; return; }
-  (cd "backends/$b" && "$ROOT/$BIN/$b.test" -test.run '^$' "$@")
+  (cd "backends/$b" && timeout "$LIMIT" "$ROOT/$BIN/$b.test" -test.run '^$' "$@") || echo "$b benchmark exit $?"
 }
+native() { timeout "$LIMIT" "$@" || echo "$1 exit $?"; }
 # prof NAME: a CPU profile of the first round's benchmark, with PROFILE=1.
 prof() { [ "${PROFILE:-0}" = 1 ] && [ "$r" = 1 ] && echo "-test.cpuprofile=$OUT/$1.prof"; }
 has() { case " ${BACKENDS:-cuda vulkan opencl} " in *" $1 "*) return 0;; esac; return 1; }
@@ -86,19 +90,19 @@ for r in $(seq 1 "$ROUNDS"); do
   log "round $r"
   if has cuda && [ -x "$NATIVE/launch_native" ]; then
     gobench cuda -test.bench '^BenchmarkLaunchEmpty$' -test.benchtime 100000x $(prof cuda-launch)
-    "$NATIVE/launch_native" 100000 10000 1
+    native "$NATIVE/launch_native" 100000 10000 1
     gobench cuda -test.bench '^BenchmarkQueuedLaunches$' -test.benchtime 3x $(prof cuda-queued)
-    gobench cuda -test.bench '^BenchmarkRaw' -test.benchtime 20000x
+    gobench cuda -test.bench '^BenchmarkRaw' -test.benchtime 20000x -test.timeout 60s
     gobench cuda -test.bench '1GiBHostPool$' -test.benchtime 10x
-    "$NATIVE/memcpy_native" 10
+    native "$NATIVE/memcpy_native" 10
   fi
   if has vulkan && [ -x "$NATIVE/vk_launch_native" ]; then
     gobench vulkan -test.bench '^BenchmarkQueuedLaunches$' -test.benchtime 1x $(prof vulkan)
-    "$NATIVE/vk_launch_native" backends/vulkan/testdata/empty.spv 10000 1
+    native "$NATIVE/vk_launch_native" backends/vulkan/testdata/empty.spv 10000 1
   fi
   if has opencl && [ -x "$NATIVE/cl_launch_native" ]; then
     gobench opencl -test.bench '^BenchmarkQueuedLaunches$' -test.benchtime 1x $(prof opencl)
-    "$NATIVE/cl_launch_native" 10000 1
+    native "$NATIVE/cl_launch_native" 10000 1
   fi
   } 2>&1 | tee -a "$LOG"
 done

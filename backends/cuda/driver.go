@@ -267,6 +267,10 @@ func (d *driverAPI) cuStreamQuery(stream uintptr) cuResult {
 	return cuResult(int32(dl.Call1(d.streamQuery, stream)))
 }
 
+func (d *driverAPI) cuStreamSynchronize(stream uintptr) cuResult {
+	return cuResult(int32(dl.Call1(d.streamSynchronize, stream)))
+}
+
 func (d *driverAPI) cuEventRecord(ev, stream uintptr) cuResult {
 	return cuResult(int32(dl.Call2(d.eventRecord, ev, stream)))
 }

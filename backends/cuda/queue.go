@@ -89,26 +89,34 @@ const (
 // waits until the oldest has ended. It bounds the CUDA events made.
 const maxInFlight = 4096
 
-// Polling. Event.Wait spins (yielding between polls) for spinFor, as
-// cuStreamSynchronize spins, so that a wait of up to a few milliseconds
-// ends within a microsecond of the work; after that it sleeps 1/128 of the
-// time it has waited so far (at least minSleep, at most its cap) in a
-// nanosleep, which wakes within tens of microseconds (a Go timer shorter
-// than a millisecond may wait for the netpoller's millisecond), so a long
-// wait costs few polls and overshoots by under 1%. The reaper never spins
-// and sleeps a sixteenth of its idle time on a Go timer.
+// Polling. Event.Wait spins for spinFor, as cuStreamSynchronize spins, so
+// that a wait of up to a few milliseconds ends within a microsecond of the
+// work. It yields only every yieldEvery polls: runtime.Gosched wakes an
+// idle thread to look for work (a futex call, microseconds) each time.
+// After spinFor it sleeps 1/128 of the time it has waited so far (at least
+// minSleep, at most its cap) in a nanosleep, which wakes within tens of
+// microseconds (a Go timer shorter than a millisecond may wait for the
+// netpoller's millisecond), so a long wait costs few polls and overshoots
+// by under 1%. The reaper never spins and sleeps a sixteenth of its idle
+// time (at least reaperMinSleep) on a Go timer: its driver calls compete
+// with the submitting thread's.
 const (
 	spinFor        = 2 * time.Millisecond
 	minSleep       = 10 * time.Microsecond
+	reaperMinSleep = 50 * time.Microsecond
+	yieldEvery     = 64
 	waitMaxSleep   = time.Millisecond
 	reaperMaxSleep = 200 * time.Microsecond
 	reaperLinger   = 200 * time.Microsecond // an idle reaper's wait for more work before it exits
 )
 
-// pause waits before the next poll of something waited for since waited.
-func pause(waited, maxSleep time.Duration) {
+// pause waits before poll number polls of something waited for since
+// waited.
+func pause(waited time.Duration, polls int, maxSleep time.Duration) {
 	if waited < spinFor {
-		runtime.Gosched()
+		if polls%yieldEvery == 0 {
+			runtime.Gosched()
+		}
 		return
 	}
 	nap(min(max(waited/128, minSleep), maxSleep))
@@ -322,6 +330,7 @@ func (e *event) finishWith(err error) bool {
 func (e *event) Wait(ctx context.Context) error {
 	d := e.dev
 	var start time.Time
+	polls := 0
 	for {
 		switch e.state.Load() {
 		case evDone:
@@ -378,7 +387,8 @@ func (e *event) Wait(ctx context.Context) error {
 		if start.IsZero() {
 			start = time.Now()
 		}
-		pause(time.Since(start), waitMaxSleep)
+		polls++
+		pause(time.Since(start), polls, waitMaxSleep)
 	}
 }
 
@@ -631,7 +641,26 @@ func (d *Device) submit(e *event) (driver.Event, error) {
 		e.op.holds.drop()
 		return nil, err
 	}
+	if e.op.waited && e.op.ctx.Done() == nil {
+		d.syncTail(e)
+	}
 	return e, nil
+}
+
+// syncTail waits for e, which its submitter waits for with a ctx that
+// cannot end, with cuStreamSynchronize on the thread that put it on its
+// stream (locked, the context current), as a native program waits: the
+// driver spins on the stream, with no poll through purego and no second
+// cuCtxSetCurrent. Only while e is the newest work on its stream (else the
+// stream's end is not e's); on any failure Wait finds out by polling.
+func (d *Device) syncTail(e *event) {
+	through := d.tailSeq[e.stream].Load()
+	if through != e.seq {
+		return
+	}
+	if d.drv.cuStreamSynchronize(d.streams[e.stream]) == cudaSuccess {
+		d.completeThrough(e.stream, through)
+	}
 }
 
 // roomFor waits while the device has maxInFlight submissions on its
@@ -641,11 +670,11 @@ func (d *Device) roomFor(ctx context.Context) error {
 		return nil
 	}
 	start := time.Now()
-	for d.inflight.Load() >= maxInFlight && d.usable("submit") == nil {
+	for polls := 1; d.inflight.Load() >= maxInFlight && d.usable("submit") == nil; polls++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		pause(time.Since(start), waitMaxSleep)
+		pause(time.Since(start), polls, waitMaxSleep)
 	}
 	return nil
 }
@@ -900,7 +929,7 @@ func (d *Device) reap() {
 		if d.lost.Load() == nil {
 			// No spinning: Wait polls for itself, so the reaper's latency
 			// only delays Done and the giving back of buffers.
-			time.Sleep(sleepFor(time.Since(idle), reaperMaxSleep))
+			time.Sleep(max(sleepFor(time.Since(idle), reaperMaxSleep), reaperMinSleep))
 		}
 	}
 }

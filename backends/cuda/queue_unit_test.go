@@ -349,6 +349,11 @@ func TestWaitTransferWaitsForTheCopy(t *testing.T) {
 }
 
 func TestPollBackoff(t *testing.T) {
+	start := time.Now()
+	for polls := 1; polls <= 2*yieldEvery; polls++ {
+		pause(time.Microsecond, polls, waitMaxSleep) // spins: returns at once
+	}
+	require.Less(t, time.Since(start), spinFor, "the spin phase does not sleep")
 	require.Equal(t, minSleep, sleepFor(20*time.Microsecond, reaperMaxSleep), "at least minSleep")
 	require.Equal(t, 250*time.Microsecond, sleepFor(4*time.Millisecond, time.Millisecond), "a sixteenth of the wait so far")
 	require.Equal(t, reaperMaxSleep, sleepFor(time.Second, reaperMaxSleep))
