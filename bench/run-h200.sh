@@ -5,8 +5,7 @@
 # alternated ROUNDS times (default 3). Run from the repository root with
 # test binaries built on a machine with Go:
 #
-#   for b in cuda opencl vulkan; do
-#     CGO_ENABLED=0 go test -c -o devbin/$b.test ./backends/$b; done
+#   make h200-devbin            # CGO_ENABLED=0 go test -c -o devbin/{cuda,opencl,vulkan}.test
 #   bash bench/run-h200.sh      # logs and ratios.md go to $OUT (default /tmp/zyx-h200)
 #
 # TESTS=1 runs the three backends' test suites first. A backend whose test
