@@ -49,6 +49,7 @@ log "machine"
 date -u
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>&1 | head -2
 echo "cpus $(nproc); VK_DRIVER_FILES=${VK_DRIVER_FILES:-}"
+lscpu 2>/dev/null | grep -E '^(Model name|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|NUMA node\(s\))' 
 log "native build"
 if command -v nvcc >/dev/null; then
   nvcc -O2 -arch=sm_90 -o "$NATIVE/launch_native" bench/cuda/launch_native.cu &&
