@@ -343,11 +343,15 @@ func (d *device) eventResult(ev clEvent, timed bool, p *profile) (int32, float64
 		return 0, 0, err
 	}
 	if p.status > clComplete { // not ended yet: wait
-		if err := d.waitFor(ev); err != nil && !isExecStatusError(err) {
+		switch err := d.waitFor(ev); {
+		case err == nil:
+			p.status = clComplete // a successful wait means it completed
+		case !isExecStatusError(err):
 			return 0, 0, err
-		}
-		if err := l.EventStatus(ev, &p.status); err != nil {
-			return 0, 0, err
+		default:
+			if err := l.EventStatus(ev, &p.status); err != nil {
+				return 0, 0, err
+			}
 		}
 	}
 	if p.status < 0 || !timed {
