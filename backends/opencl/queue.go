@@ -87,10 +87,20 @@ func (d *device) settleThrough(e *event) {
 	}
 	batch := make([]*cmd, k)
 	copy(batch, d.inq)
+	newest := seq == d.seq
 	d.takeLocked(k)
 	d.settling = true
 	d.inqMu.Unlock()
-	d.settleBatch(batch)
+	if newest && d.q.LostErr() == nil {
+		// The newest command: clFinish waits for it as a native program
+		// would, and the batch has ended when it returns.
+		err := d.l.Finish(d.queue)
+		for _, c := range batch {
+			d.settle(c, err)
+		}
+	} else {
+		d.settleBatch(batch)
+	}
 	d.inqMu.Lock()
 	d.settling = false
 	if len(d.inq) > 0 || d.stopping {
@@ -121,8 +131,14 @@ type cmd struct {
 	enqueue func(wait []clEvent, out *clEvent) error
 	// timed: the completer reads the command's profiling counters into ns.
 	timed bool
-	ns    float64
-	cl    clEvent // the command's event; the completer's reference
+	// waited: the submitter waits for it with a ctx that cannot end, and
+	// its Wait settles it (settleThrough). inline is set while the
+	// submitter's own call may enqueue it (under q.Mu): such an enqueue
+	// does not wake the completer, which would take the command from the
+	// waiter about to settle it.
+	waited, inline bool
+	ns             float64
+	cl             clEvent // the command's event; the completer's reference
 }
 
 func (c *cmd) End(err error) { c.ev.Complete(err) }
@@ -161,8 +177,16 @@ func (d *device) ownEnded(e driver.Event) (<-chan struct{}, bool) {
 // was queued; c's hold has been given back either way.
 func (d *device) submit(c *cmd) (driver.Event, error) {
 	c.ev = &event{HostEvent: core.NewHostEvent(), dev: d}
+	c.inline = c.waited
 	if err := d.q.Submit(c, c.kind, c.op); err != nil {
 		return nil, err
+	}
+	if c.inline {
+		// Held back and enqueued later by another goroutine: that enqueue
+		// wakes the completer (the wait may have looked for it already).
+		d.q.Mu.Lock()
+		c.inline = false
+		d.q.Mu.Unlock()
 	}
 	return c.ev, nil
 }
@@ -231,7 +255,7 @@ func (d *device) issue(c *cmd) error {
 	d.seq++
 	c.seq, c.ev.seq = d.seq, d.seq
 	d.inq = append(d.inq, c)
-	if !d.settling {
+	if !d.settling && !c.inline {
 		d.compCond.Signal()
 	}
 	d.inqMu.Unlock()
