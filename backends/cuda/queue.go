@@ -658,9 +658,11 @@ func (d *Device) syncTail(e *event) {
 	if through != e.seq {
 		return
 	}
-	if d.drv.cuStreamSynchronize(d.streams[e.stream]) == cudaSuccess {
-		d.completeThrough(e.stream, through)
+	if r := d.drv.cuStreamSynchronize(d.streams[e.stream]); r != cudaSuccess {
+		_ = d.fail("cuStreamSynchronize", r) // a fault loses the device here
+		return
 	}
+	d.completeThrough(e.stream, through)
 }
 
 // roomFor waits while the device has maxInFlight submissions on its
