@@ -1,5 +1,5 @@
 # OpenCL and Vulkan backends: shaders, tests and the bandwidth benchmark.
-.PHONY: gpu-shaders gpu-test bench-gpu
+.PHONY: gpu-shaders gpu-test bench-gpu h200-devbin
 
 # Recompile the examples' GLSL compute shaders to the committed SPIR-V.
 gpu-shaders:
@@ -13,3 +13,9 @@ bench-gpu:
 	$(GO) test -run '^$$' -bench VaddBandwidth -benchtime 5x ./backends/opencl ./backends/vulkan
 
 bench: bench-gpu
+
+# The CUDA, OpenCL and Vulkan test binaries bench/run-h200.sh runs on an
+# NVIDIA host without Go (stripped, to travel light).
+h200-devbin:
+	@mkdir -p devbin
+	for b in cuda opencl vulkan; do CGO_ENABLED=0 $(GO) test -c -ldflags='-s -w' -o devbin/$$b.test ./backends/$$b || exit 1; done

@@ -60,6 +60,15 @@ type Device struct {
 	// event was recorded (queue.go: recordTailLocked).
 	unrecorded [numStreams][]*event
 
+	// seqs numbers each stream's work (event.seq), under subMu; tailSeq
+	// is the newest, readable without it.
+	seqs    [numStreams]uint64
+	tailSeq [numStreams]atomic.Uint64
+
+	// reapMu orders the completion and retirement of ended work (the
+	// reaper's and a waiter's, queue.go: completeThrough).
+	reapMu sync.Mutex
+
 	fifoMu     sync.Mutex // guards fifo, freeEvents and reaping
 	fifo       [numStreams]eventFIFO
 	freeEvents []uintptr

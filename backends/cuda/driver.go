@@ -103,7 +103,7 @@ type driverAPI struct {
 	deviceTotalMem, primaryCtxRetain, primaryCtxRelease, ctxSetCurrent, deviceGetPCIBusID uintptr
 	memAlloc, memFree, memGetInfo, memcpyHtoD, memcpyDtoH, memcpyHtoDAsync                uintptr
 	memcpyDtoHAsync, memcpyDtoDAsync, memcpyPeerAsync, memHostRegister, memHostUnregister uintptr
-	streamCreate, streamSynchronize, streamDestroy, streamWaitEvent                       uintptr
+	streamCreate, streamSynchronize, streamDestroy, streamWaitEvent, streamQuery          uintptr
 	eventCreate, eventRecord, eventSynchronize, eventElapsedTime, eventDestroy            uintptr
 	eventQuery                                                                            uintptr
 	moduleLoadData, moduleUnload, moduleGetFunction, funcGetAttribute, launchKernel       uintptr
@@ -141,6 +141,7 @@ func (d *driverAPI) symbols() []dl.Symbol {
 		{Addr: &d.streamSynchronize, Name: "cuStreamSynchronize"},
 		{Addr: &d.streamDestroy, Name: "cuStreamDestroy_v2"},
 		{Addr: &d.streamWaitEvent, Name: "cuStreamWaitEvent"},
+		{Addr: &d.streamQuery, Name: "cuStreamQuery"},
 		{Addr: &d.eventCreate, Name: "cuEventCreate"},
 		{Addr: &d.eventRecord, Name: "cuEventRecord"},
 		{Addr: &d.eventSynchronize, Name: "cuEventSynchronize"},
@@ -260,6 +261,14 @@ func (d *driverAPI) cuCtxSetCurrent(ctx uintptr) cuResult {
 
 func (d *driverAPI) cuEventQuery(ev uintptr) cuResult {
 	return cuResult(int32(dl.Call1(d.eventQuery, ev)))
+}
+
+func (d *driverAPI) cuStreamQuery(stream uintptr) cuResult {
+	return cuResult(int32(dl.Call1(d.streamQuery, stream)))
+}
+
+func (d *driverAPI) cuStreamSynchronize(stream uintptr) cuResult {
+	return cuResult(int32(dl.Call1(d.streamSynchronize, stream)))
 }
 
 func (d *driverAPI) cuEventRecord(ev, stream uintptr) cuResult {

@@ -250,18 +250,24 @@ func packSlots(mem []byte, base uintptr, vals []uint64) error {
 // while the work runs, Launch returns at once and the work runs to its end,
 // holding its buffers until then.
 func (l *launcher) Launch(ctx context.Context, run *driver.Launch) error {
-	ev, err := l.Submit(ctx, run)
+	ev, err := l.submit(ctx, run, true)
 	return driver.Wait(ctx, ev, err)
 }
 
 // Submit holds the buffers and the executable, and queues the work on the
 // device's compute stream after the events in after.
 func (l *launcher) Submit(ctx context.Context, run *driver.Launch, after ...driver.Event) (driver.Event, error) {
+	return l.submit(ctx, run, false, after...)
+}
+
+// submit is Submit; waited says the caller waits for the work itself.
+func (l *launcher) submit(ctx context.Context, run *driver.Launch, waited bool, after ...driver.Event) (driver.Event, error) {
 	e, err := l.prepareRun(ctx, run, false)
 	if err != nil {
 		return nil, err
 	}
 	e.op.after = after
+	e.op.waited = waited
 	ev, err := l.dev.submit(e)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s %q: %w", l.dev.name, l.what, l.prog.Name, err)
@@ -280,6 +286,7 @@ func (l *launcher) LaunchTimed(ctx context.Context, run *driver.Launch) (time.Du
 		return 0, err
 	}
 	empty := e.op.issue == nil // an empty grid or GEMM runs nothing
+	e.op.waited = true
 	ev, err := l.dev.submit(e)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %s %q: %w", l.dev.name, l.what, l.prog.Name, err)

@@ -124,14 +124,14 @@ func (p *Pool) FreeBytes() int64 {
 // goes through pinned staging. When ctx ends first, Write returns once the
 // copy can no longer read src.
 func (p *Pool) Write(ctx context.Context, dst driver.BufferID, off int64, src []byte) error {
-	ev, err := p.WriteAsync(ctx, dst, off, src)
+	ev, err := p.writeAsync(ctx, dst, off, src, true)
 	return waitTransfer(ctx, ev, err)
 }
 
 // Read copies the buffer's bytes at off into dst: ReadAsync and a wait.
 // When ctx ends first, Read returns once the copy can no longer write dst.
 func (p *Pool) Read(ctx context.Context, src driver.BufferID, off int64, dst []byte) error {
-	ev, err := p.ReadAsync(ctx, src, off, dst)
+	ev, err := p.readAsync(ctx, src, off, dst, true)
 	return waitTransfer(ctx, ev, err)
 }
 
@@ -178,11 +178,17 @@ func (p *Pool) transfer(ctx context.Context, kind string, stream int, id driver.
 // at once, in the caller, and the bounce buffer is copied by DMA; a copy
 // larger than the bounce budget is staged in order by the device's worker.
 func (p *Pool) WriteAsync(ctx context.Context, dst driver.BufferID, off int64, src []byte, after ...driver.Event) (driver.Event, error) {
+	return p.writeAsync(ctx, dst, off, src, false, after...)
+}
+
+// writeAsync is WriteAsync; waited says the caller waits for the copy
+// itself (Write).
+func (p *Pool) writeAsync(ctx context.Context, dst driver.BufferID, off int64, src []byte, waited bool, after ...driver.Event) (driver.Event, error) {
 	e, b, err := p.transfer(ctx, "write", streamH2D, dst, off, len(src))
 	if err != nil {
 		return nil, err
 	}
-	e.op.after = after
+	e.op.after, e.op.waited = after, waited
 	d := p.dev
 	addr, n := b.ptr+uint64(off), len(src)
 	htod := func(s uintptr, from []byte) error {
@@ -243,11 +249,17 @@ func (d *Device) decided(after []driver.Event) bool {
 // copy); a copy larger than the bounce budget is staged in order by the
 // device's worker.
 func (p *Pool) ReadAsync(ctx context.Context, src driver.BufferID, off int64, dst []byte, after ...driver.Event) (driver.Event, error) {
+	return p.readAsync(ctx, src, off, dst, false, after...)
+}
+
+// readAsync is ReadAsync; waited says the caller waits for the copy
+// itself (Read).
+func (p *Pool) readAsync(ctx context.Context, src driver.BufferID, off int64, dst []byte, waited bool, after ...driver.Event) (driver.Event, error) {
 	e, b, err := p.transfer(ctx, "read", streamD2H, src, off, len(dst))
 	if err != nil {
 		return nil, err
 	}
-	e.op.after = after
+	e.op.after, e.op.waited = after, waited
 	d := p.dev
 	addr, n := b.ptr+uint64(off), len(dst)
 	dtoh := func(s uintptr, into []byte) error {

@@ -11,6 +11,8 @@ import (
 	"time"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/core"
 )
@@ -87,27 +89,43 @@ const (
 // waits until the oldest has ended. It bounds the CUDA events made.
 const maxInFlight = 4096
 
-// Polling. Event.Wait spins (yielding between polls) for spinFor, as
-// cuStreamSynchronize spins, so that a wait of up to a few milliseconds
-// ends within a microsecond of the work; after that it sleeps a sixteenth
-// of the time it has waited so far (at least minSleep, at most its cap), so
-// a long wait costs few polls and overshoots by a few percent at most. The
-// reaper never spins.
+// Polling. Event.Wait spins for spinFor, as cuStreamSynchronize spins, so
+// that a wait of up to a few milliseconds ends within a microsecond of the
+// work. It yields only every yieldEvery polls: runtime.Gosched wakes an
+// idle thread to look for work (a futex call, microseconds) each time.
+// After spinFor it sleeps 1/128 of the time it has waited so far (at least
+// minSleep, at most its cap) in a nanosleep, which wakes within tens of
+// microseconds (a Go timer shorter than a millisecond may wait for the
+// netpoller's millisecond), so a long wait costs few polls and overshoots
+// by under 1%. The reaper never spins and sleeps a sixteenth of its idle
+// time (at least reaperMinSleep) on a Go timer: its driver calls compete
+// with the submitting thread's.
 const (
 	spinFor        = 2 * time.Millisecond
 	minSleep       = 10 * time.Microsecond
+	reaperMinSleep = 50 * time.Microsecond
+	yieldEvery     = 64
 	waitMaxSleep   = time.Millisecond
 	reaperMaxSleep = 200 * time.Microsecond
 	reaperLinger   = 200 * time.Microsecond // an idle reaper's wait for more work before it exits
 )
 
-// pause waits before the next poll of something waited for since waited.
-func pause(waited, maxSleep time.Duration) {
+// pause waits before poll number polls of something waited for since
+// waited.
+func pause(waited time.Duration, polls int, maxSleep time.Duration) {
 	if waited < spinFor {
-		runtime.Gosched()
+		if polls%yieldEvery == 0 {
+			runtime.Gosched()
+		}
 		return
 	}
-	time.Sleep(sleepFor(waited, maxSleep))
+	nap(min(max(waited/128, minSleep), maxSleep))
+}
+
+// nap sleeps for d in the kernel (nanosleep), not on a Go timer.
+func nap(d time.Duration) {
+	ts := unix.NsecToTimespec(int64(d))
+	_ = unix.Nanosleep(&ts, nil)
 }
 
 // sleepFor is the sleep between polls after a wait of waited.
@@ -125,6 +143,9 @@ type event struct {
 	// pool when retired, after the others: the reaper retires in order).
 	cu     atomic.Uintptr
 	ownsCU bool // set before cu
+	// seq is the event's place on its stream (1, 2, …), set when it is put
+	// on the stream: the device's tailSeq of the stream is the newest.
+	seq uint64
 
 	state     atomic.Int32
 	claim     atomic.Int32 // gated events only
@@ -164,8 +185,11 @@ type op struct {
 	// memory before what produces it has ended).
 	hostWait bool
 	prep     func()
-	holds    holds
-	stop     func() bool // ends the ctx watch of a gated submission
+	// waited says the submitter waits for the work itself (Launch): its
+	// Wait completes it, so no reaper is started for it.
+	waited bool
+	holds  holds
+	stop   func() bool // ends the ctx watch of a gated submission
 }
 
 // access is a device buffer a submission reads or writes.
@@ -298,9 +322,15 @@ func (e *event) finishWith(err error) bool {
 }
 
 // Wait blocks until the work has ended or ctx is done. An event on a stream
-// is polled (cuEventQuery), spinning briefly and then backing off.
+// is polled, spinning briefly and then backing off: while it is the newest
+// work on its stream, the stream itself (cuStreamQuery, no CUDA event
+// needed), else its CUDA event (cuEventQuery, recorded now when it has none
+// yet). The caller that sees the end completes and retires the work on the
+// stream up to the event, so a waited-for launch needs no reaper.
 func (e *event) Wait(ctx context.Context) error {
+	d := e.dev
 	var start time.Time
+	polls := 0
 	for {
 		switch e.state.Load() {
 		case evDone:
@@ -313,6 +343,7 @@ func (e *event) Wait(ctx context.Context) error {
 			select {
 			case <-ch:
 			case <-ctx.Done():
+				d.kickReaper()
 				return ctx.Err()
 			}
 			continue
@@ -320,35 +351,44 @@ func (e *event) Wait(ctx context.Context) error {
 		if c := ctx.Done(); c != nil {
 			select {
 			case <-c:
+				d.kickReaper()
 				return ctx.Err()
 			default:
 			}
 		}
 		cu := e.cu.Load()
-		if cu == 0 {
-			if cu = e.dev.recordFor(e); cu == 0 {
-				return e.waitDone(ctx) // the device is lost: the reaper fails it
+		if cu == 0 && d.tailSeq[e.stream].Load() != e.seq {
+			// Newer work follows: the stream's end is not e's.
+			if cu = d.recordFor(e); cu == 0 && d.lost.Load() != nil {
+				d.kickReaper() // the reaper fails every pending event
+				return e.waitDone(ctx)
 			}
 		}
-		switch r := e.dev.query(cu); {
+		r, through := d.poll(e, cu)
+		switch {
 		case r == cudaSuccess:
-			if e.finishWith(nil) {
-				return e.err
-			}
-			return e.waitDone(ctx) // another caller is completing it
+			d.completeThrough(e.stream, through)
+			return e.waitDone(ctx)
 		case r == cudaErrorNotReady:
 		default:
-			err := e.dev.fail("cuEventQuery", r)
+			op := "cuEventQuery"
+			if e.cu.Load() == 0 {
+				op = "cuStreamQuery"
+			}
+			err := d.fail(op, r)
 			if !r.sticky() && e.finishWith(e.failure(err)) {
+				d.kickReaper() // it retires the failed work
 				return e.err
 			}
 			// A lost device: the reaper fails every pending event.
+			d.kickReaper()
 			return e.waitDone(ctx)
 		}
 		if start.IsZero() {
 			start = time.Now()
 		}
-		pause(time.Since(start), waitMaxSleep)
+		polls++
+		pause(time.Since(start), polls, waitMaxSleep)
 	}
 }
 
@@ -367,6 +407,75 @@ func (e *event) failure(err error) error {
 		return fmt.Errorf("%s: %s %q: %w", e.dev.name, e.op.kind, e.op.detail, err)
 	}
 	return fmt.Errorf("%s: %s: %w", e.dev.name, e.op.kind, err)
+}
+
+// poll asks whether e's work has ended: through its CUDA event cu, or
+// with none, through its stream (everything on it, e and what came after).
+// On success every event of the stream up to through has ended.
+func (d *Device) poll(e *event, cu uintptr) (r cuResult, through uint64) {
+	if cu != 0 {
+		return d.query(cu), e.seq
+	}
+	through = d.tailSeq[e.stream].Load() // before the query: put on the stream before it
+	return d.queryStream(e.stream), through
+}
+
+// queryStream is cuStreamQuery of the device's stream s with its context
+// current: success means everything put on s before the call has ended.
+func (d *Device) queryStream(s int) cuResult {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if r := d.drv.cuCtxSetCurrent(d.ctx); r != cudaSuccess {
+		return r
+	}
+	return d.drv.cuStreamQuery(d.streams[s])
+}
+
+// completeThrough completes and retires the events of stream s up to seq,
+// oldest first: their work has ended. Events another caller is completing
+// are waited for.
+func (d *Device) completeThrough(s int, seq uint64) {
+	d.reapMu.Lock()
+	defer d.reapMu.Unlock()
+	d.completeThroughLocked(s, seq)
+}
+
+// completeThroughLocked is completeThrough with reapMu held.
+func (d *Device) completeThroughLocked(s int, seq uint64) {
+	for {
+		d.fifoMu.Lock()
+		e := d.fifo[s].front()
+		d.fifoMu.Unlock()
+		if e == nil || e.seq > seq {
+			return
+		}
+		if !e.finishWith(nil) {
+			<-e.Done() // another caller is completing it
+		}
+		d.fifoMu.Lock()
+		d.fifo[s].pop()
+		d.inflight.Add(-1)
+		d.fifoMu.Unlock()
+		d.retire(e, e.Err() == nil)
+	}
+}
+
+// kickReaper starts the reaper when work is on the streams and none runs:
+// work whose submitter stopped waiting for it (waited) must still end.
+func (d *Device) kickReaper() {
+	d.fifoMu.Lock()
+	defer d.fifoMu.Unlock()
+	if d.reaping {
+		return
+	}
+	for s := range numStreams {
+		if d.fifo[s].len() > 0 {
+			d.reaping = true
+			d.reapers.Add(1)
+			go d.reap()
+			return
+		}
+	}
 }
 
 // query is cuEventQuery of cu with the device's context current.
@@ -532,7 +641,28 @@ func (d *Device) submit(e *event) (driver.Event, error) {
 		e.op.holds.drop()
 		return nil, err
 	}
+	if e.op.waited && e.op.ctx.Done() == nil {
+		d.syncTail(e)
+	}
 	return e, nil
+}
+
+// syncTail waits for e, which its submitter waits for with a ctx that
+// cannot end, with cuStreamSynchronize on the thread that put it on its
+// stream (locked, the context current), as a native program waits: the
+// driver spins on the stream, with no poll through purego and no second
+// cuCtxSetCurrent. Only while e is the newest work on its stream (else the
+// stream's end is not e's); on any failure Wait finds out by polling.
+func (d *Device) syncTail(e *event) {
+	through := d.tailSeq[e.stream].Load()
+	if through != e.seq {
+		return
+	}
+	if r := d.drv.cuStreamSynchronize(d.streams[e.stream]); r != cudaSuccess {
+		_ = d.fail("cuStreamSynchronize", r) // a fault loses the device here
+		return
+	}
+	d.completeThrough(e.stream, through)
 }
 
 // roomFor waits while the device has maxInFlight submissions on its
@@ -542,11 +672,11 @@ func (d *Device) roomFor(ctx context.Context) error {
 		return nil
 	}
 	start := time.Now()
-	for d.inflight.Load() >= maxInFlight && d.usable("submit") == nil {
+	for polls := 1; d.inflight.Load() >= maxInFlight && d.usable("submit") == nil; polls++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		pause(time.Since(start), waitMaxSleep)
+		pause(time.Since(start), polls, waitMaxSleep)
 	}
 	return nil
 }
@@ -584,13 +714,23 @@ func (d *Device) enqueueLocked(e *event) error {
 			return err
 		}
 	}
-	d.unrecorded[e.stream] = append(d.unrecorded[e.stream], e)
+	u := d.unrecorded[e.stream]
+	if n := len(u); n > 0 && u[n-1].state.Load() == evDone {
+		// Seen ended without an event (a wait saw the stream idle):
+		// nothing of it is left to record.
+		clear(u)
+		u = u[:0]
+	}
+	d.unrecorded[e.stream] = append(u, e)
 	recordAccess(e)
+	d.seqs[e.stream]++
+	e.seq = d.seqs[e.stream]
 	e.markEnqueued() // before the reaper can see it
 	d.fifoMu.Lock()
 	d.fifo[e.stream].push(e)
+	d.tailSeq[e.stream].Store(e.seq)
 	d.inflight.Add(1)
-	if !d.reaping {
+	if !d.reaping && !e.op.waited {
 		d.reaping = true
 		d.reapers.Add(1)
 		go d.reap()
@@ -610,7 +750,11 @@ func (d *Device) streamWaitsLocked(e *event, s uintptr) error {
 				return err
 			}
 		}
-		return d.fail("cuStreamWaitEvent", d.drv.cuStreamWaitEvent(s, x.cu.Load()))
+		cu := x.cu.Load()
+		if cu == 0 {
+			return nil // it ended meanwhile
+		}
+		return d.fail("cuStreamWaitEvent", d.drv.cuStreamWaitEvent(s, cu))
 	}
 	for _, dep := range e.op.after {
 		if x := d.own(dep); needsWait(x, e.stream) {
@@ -633,6 +777,12 @@ func (d *Device) streamWaitsLocked(e *event, s uintptr) error {
 func (d *Device) recordTailLocked(stream int) error {
 	batch := d.unrecorded[stream]
 	if len(batch) == 0 {
+		return nil
+	}
+	if batch[len(batch)-1].state.Load() == evDone {
+		// It has all ended (a wait saw the stream idle): no event needed.
+		clear(batch)
+		d.unrecorded[stream] = batch[:0]
 		return nil
 	}
 	cu, err := d.takeEvent()
@@ -754,45 +904,13 @@ func (d *Device) reap() {
 			d.failEnqueued()
 		}
 		progressed := false
-	streams:
 		for s := range numStreams {
-			for {
-				d.fifoMu.Lock()
-				e := d.fifo[s].front()
-				d.fifoMu.Unlock()
-				if e == nil {
-					break
-				}
-				cu := e.cu.Load()
-				if cu == 0 {
-					// Record one event after everything submitted since
-					// the last: this round's batch.
-					if cu = d.recordFor(e); cu == 0 {
-						break streams // lost: failEnqueued fails them all
-					}
-					drv.cuCtxSetCurrent(d.ctx)
-				}
-				r := drv.cuEventQuery(cu)
-				if r == cudaErrorNotReady {
-					break
-				}
-				var err error
-				if r != cudaSuccess {
-					err = d.fail("cuEventQuery", r)
-					if r.sticky() {
-						break streams // failEnqueued fails them all
-					}
-					err = e.failure(err)
-				}
-				if !e.finishWith(err) {
-					<-e.Done() // a waiter is completing it
-				}
-				d.fifoMu.Lock()
-				d.fifo[s].pop()
-				d.inflight.Add(-1)
-				d.fifoMu.Unlock()
-				d.retire(e, r == cudaSuccess) // a handle the driver refused is not reused
-				progressed = true
+			d.reapMu.Lock()
+			p, stop := d.reapStream(s)
+			d.reapMu.Unlock()
+			progressed = progressed || p
+			if stop {
+				break // lost: failEnqueued fails them all
 			}
 		}
 		if progressed {
@@ -813,8 +931,64 @@ func (d *Device) reap() {
 		if d.lost.Load() == nil {
 			// No spinning: Wait polls for itself, so the reaper's latency
 			// only delays Done and the giving back of buffers.
-			time.Sleep(sleepFor(time.Since(idle), reaperMaxSleep))
+			time.Sleep(max(sleepFor(time.Since(idle), reaperMaxSleep), reaperMinSleep))
 		}
+	}
+}
+
+// reapStream completes the events of stream s that have ended, oldest
+// first; stop reports a lost device. reapMu is held, the thread locked and
+// the context current.
+func (d *Device) reapStream(s int) (progressed, stop bool) {
+	drv := d.drv
+	for {
+		d.fifoMu.Lock()
+		e := d.fifo[s].front()
+		d.fifoMu.Unlock()
+		if e == nil {
+			return progressed, false
+		}
+		if e.state.Load() == evDone {
+			// A waiter completed it and has yet to retire it.
+			d.completeThroughLocked(s, e.seq)
+			progressed = true
+			continue
+		}
+		cu := e.cu.Load()
+		if cu == 0 {
+			// Record one event after everything submitted since the
+			// last: this round's batch.
+			cu = d.recordFor(e)
+			if cu == 0 && d.lost.Load() != nil {
+				return progressed, true
+			}
+			drv.cuCtxSetCurrent(d.ctx)
+		}
+		r, through := d.poll(e, cu)
+		if r == cudaErrorNotReady {
+			return progressed, false
+		}
+		progressed = true
+		if r == cudaSuccess {
+			d.completeThroughLocked(s, through)
+			continue
+		}
+		op := "cuEventQuery"
+		if cu == 0 {
+			op = "cuStreamQuery"
+		}
+		err := d.fail(op, r)
+		if r.sticky() {
+			return progressed, true
+		}
+		if !e.finishWith(e.failure(err)) {
+			<-e.Done() // a waiter is completing it
+		}
+		d.fifoMu.Lock()
+		d.fifo[s].pop()
+		d.inflight.Add(-1)
+		d.fifoMu.Unlock()
+		d.retire(e, false) // a handle the driver refused is not reused
 	}
 }
 

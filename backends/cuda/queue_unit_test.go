@@ -349,6 +349,11 @@ func TestWaitTransferWaitsForTheCopy(t *testing.T) {
 }
 
 func TestPollBackoff(t *testing.T) {
+	start := time.Now()
+	for polls := 1; polls <= 2*yieldEvery; polls++ {
+		pause(time.Microsecond, polls, waitMaxSleep) // spins: returns at once
+	}
+	require.Less(t, time.Since(start), spinFor, "the spin phase does not sleep")
 	require.Equal(t, minSleep, sleepFor(20*time.Microsecond, reaperMaxSleep), "at least minSleep")
 	require.Equal(t, 250*time.Microsecond, sleepFor(4*time.Millisecond, time.Millisecond), "a sixteenth of the wait so far")
 	require.Equal(t, reaperMaxSleep, sleepFor(time.Second, reaperMaxSleep))
@@ -370,4 +375,58 @@ func TestBounceBudget(t *testing.T) {
 	bb.release()
 	require.Zero(t, d.bounceBytes.Load())
 	require.False(t, d.inHostPool(make([]byte, 16)), "Go memory is not host-pool memory")
+}
+
+// onStream puts n events of d on stream as enqueueLocked does (numbered,
+// in the FIFO, none recorded) and returns them.
+func onStream(d *Device, stream, n int) []*event {
+	evs := make([]*event, n)
+	for i := range evs {
+		e := d.newEvent(stream, context.Background(), "launch", "test")
+		d.seqs[stream]++
+		e.seq = d.seqs[stream]
+		e.markEnqueued()
+		d.unrecorded[stream] = append(d.unrecorded[stream], e)
+		d.fifo[stream].push(e)
+		d.tailSeq[stream].Store(e.seq)
+		d.inflight.Add(1)
+		evs[i] = e
+	}
+	return evs
+}
+
+func TestCompleteThroughRetiresInOrder(t *testing.T) {
+	d := fakeDevice()
+	evs := onStream(d, streamH2D, 3)
+	other := onStream(d, streamD2H, 1)
+	var finished []int
+	for i, e := range evs {
+		e.op.finish = func() { finished = append(finished, i) }
+	}
+	d.completeThrough(streamH2D, evs[1].seq)
+	require.Equal(t, []int{0, 1}, finished, "oldest first, up to the one seen ended")
+	for _, e := range evs[:2] {
+		require.NoError(t, e.Wait(context.Background()), "ended: Wait needs no driver")
+		require.Nil(t, e.op.ctx, "retired: what it held is cleared")
+	}
+	require.Equal(t, evEnqueued, evs[2].state.Load())
+	require.Same(t, evs[2], d.fifo[streamH2D].front())
+	require.Equal(t, int32(2), d.inflight.Load(), "the other stream's work and the third are pending")
+	require.Equal(t, evEnqueued, other[0].state.Load())
+
+	// A waiter that completed an event and has yet to retire it: the next
+	// retirement takes it without completing it again.
+	require.True(t, evs[2].finishWith(nil))
+	d.completeThrough(streamH2D, evs[2].seq)
+	require.Nil(t, d.fifo[streamH2D].front())
+	require.Equal(t, []int{0, 1, 2}, finished)
+}
+
+func TestEndedBatchNeedsNoEvent(t *testing.T) {
+	d := fakeDevice() // no driver: recording an event would crash
+	evs := onStream(d, streamCompute, 2)
+	d.completeThrough(streamCompute, evs[1].seq)
+	require.NoError(t, d.recordTailLocked(streamCompute), "the batch has ended: nothing to record")
+	require.Empty(t, d.unrecorded[streamCompute])
+	require.Zero(t, evs[1].cu.Load())
 }

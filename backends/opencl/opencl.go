@@ -11,6 +11,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
@@ -194,10 +195,22 @@ type device struct {
 	waitScratch []clEvent
 	last        *event // the last command enqueued
 
-	pending       chan *cmd     // enqueued commands, to the completer
+	// The enqueued commands not yet taken to be settled, oldest first
+	// (queue.go): under inqMu. settling is set while the completer or a
+	// waiter settles commands taken from it (one at a time, so they end in
+	// order); compCond wakes the completer when a command is enqueued with
+	// no one settling, when a waiter's settling is over with commands
+	// left, and at Close; roomCond wakes an enqueue waiting for room.
+	inqMu         sync.Mutex
+	inq           []*cmd
+	seq           uint64 // the last command's number (cmd.seq), under inqMu
+	settling      bool
+	stopping      bool
+	compCond      *sync.Cond
+	roomCond      *sync.Cond
 	completerDone chan struct{} // closed when the completer has returned
-	waitOne       [1]clEvent    // the completer's wait list
-	prof          profile       // the completer's status and counters
+	waitOne       [1]clEvent    // the settler's wait list
+	prof          profile       // the settler's status and counters
 }
 
 func newDevice(l *lib, platform platformID, id deviceID, ordinal int, cacheDir *diskcache.Dir) (*device, error) {
@@ -224,7 +237,8 @@ func newDevice(l *lib, platform platformID, id deviceID, ordinal int, cacheDir *
 		Own:     d.ownEnded,
 		Admit:   func(_ int, c *cmd) error { return d.issue(c) },
 	})
-	d.pending = make(chan *cmd, pendingDepth)
+	d.compCond = sync.NewCond(&d.inqMu)
+	d.roomCond = sync.NewCond(&d.inqMu)
 	d.completerDone = make(chan struct{})
 	go d.complete()
 	return d, nil
@@ -366,7 +380,10 @@ func (d *device) Close() error {
 		c.Release()
 		c.ev.Complete(driver.Errorf(Name, c.op, driver.ErrClosed, "%s was closed before the work started", d.name))
 	}
-	close(d.pending) // nothing is enqueued once closed is set
+	d.inqMu.Lock() // nothing is enqueued once closed is set
+	d.stopping = true
+	d.compCond.Broadcast()
+	d.inqMu.Unlock()
 	<-d.completerDone
 	d.pool.freeAll()
 	errs = append(errs, d.l.ReleaseCommandQueue(d.queue), d.l.ReleaseContext(d.context))

@@ -230,7 +230,12 @@ func (d *device) saveBinary(prog clProgram, name string) error {
 
 // Launch is Submit and a wait for it.
 func (x *executable) Launch(ctx context.Context, l *driver.Launch) error {
-	ev, err := x.Submit(ctx, l)
+	c, err := x.prepare(ctx, l, false)
+	if err != nil {
+		return err
+	}
+	c.waited = ctx.Done() == nil // its Wait settles it
+	ev, err := x.dev.submit(c)
 	return driver.Wait(ctx, ev, err)
 }
 
@@ -257,6 +262,7 @@ func (x *executable) LaunchTimed(ctx context.Context, l *driver.Launch) (time.Du
 		c.Release()
 		return 0, nil
 	}
+	c.waited = ctx.Done() == nil // its Wait settles it
 	ev, err := x.dev.submit(c)
 	if err := driver.Wait(ctx, ev, err); err != nil {
 		return 0, err

@@ -33,12 +33,12 @@ import (
 // they hold (buffers, the kernel, pinned memory, the cl_event) and ends
 // their events, whether or not anyone waits.
 
-// completerBatch is how many enqueued commands the completer takes from
-// its channel at a time (one clFlush for them all).
+// completerBatch is how many enqueued commands the completer takes at a
+// time (one clFlush for them all).
 const completerBatch = 256
 
-// pendingDepth is how many enqueued commands the completer's channel
-// holds before a submission waits for room.
+// pendingDepth is how many enqueued commands wait to be settled before a
+// submission waits for room.
 const pendingDepth = 4096
 
 // The kinds of work, each with its deferred list.
@@ -56,11 +56,72 @@ type event struct {
 	dev *device
 	mu  sync.Mutex
 	cl  clEvent
+	seq uint64 // its command's number (cmd.seq); 0 until enqueued
+}
+
+// Wait waits for the work to end. A caller whose ctx cannot end settles
+// the commands up to its own itself when no one else is settling (a
+// blocking clWaitForEvents on its own thread, as a native program waits),
+// so that a launch and its wait hand nothing between goroutines; any
+// other waits for the completer.
+func (e *event) Wait(ctx context.Context) error {
+	if ctx.Done() == nil {
+		e.dev.settleThrough(e)
+	}
+	return e.HostEvent.Wait(ctx)
+}
+
+// settleThrough settles the enqueued commands up to e's when no one else
+// is settling and e's command is still waiting to be.
+func (d *device) settleThrough(e *event) {
+	d.inqMu.Lock()
+	seq := e.seq // set by issue under inqMu
+	if d.settling || seq == 0 || len(d.inq) == 0 || seq < d.inq[0].seq {
+		d.inqMu.Unlock()
+		return
+	}
+	k := int(seq-d.inq[0].seq) + 1
+	if k > len(d.inq) {
+		d.inqMu.Unlock()
+		return
+	}
+	batch := make([]*cmd, k)
+	copy(batch, d.inq)
+	newest := seq == d.seq
+	d.takeLocked(k)
+	d.settling = true
+	d.inqMu.Unlock()
+	if newest && d.q.LostErr() == nil {
+		// The newest command: clFinish waits for it as a native program
+		// would, and the batch has ended when it returns.
+		err := d.l.Finish(d.queue)
+		for _, c := range batch {
+			d.settle(c, err)
+		}
+	} else {
+		d.settleBatch(batch)
+	}
+	d.inqMu.Lock()
+	d.settling = false
+	if len(d.inq) > 0 || d.stopping {
+		d.compCond.Signal()
+	}
+	d.inqMu.Unlock()
+}
+
+// takeLocked drops the k oldest commands from inq, which the caller now
+// settles. inqMu is held.
+func (d *device) takeLocked(k int) {
+	n := copy(d.inq, d.inq[k:])
+	clear(d.inq[n:])
+	d.inq = d.inq[:n]
+	d.roomCond.Broadcast()
 }
 
 // cmd is one piece of device work on its way to the queue.
 type cmd struct {
-	gpuqueue.Item // ctx, events, and the hold that Release gives back
+	gpuqueue.Item        // ctx, events, and the hold that Release gives back
+	seq           uint64 // its place among the device's enqueued commands
 	op            string
 	kind          int // launches or transfers
 	ev            *event
@@ -70,8 +131,14 @@ type cmd struct {
 	enqueue func(wait []clEvent, out *clEvent) error
 	// timed: the completer reads the command's profiling counters into ns.
 	timed bool
-	ns    float64
-	cl    clEvent // the command's event; the completer's reference
+	// waited: the submitter waits for it with a ctx that cannot end, and
+	// its Wait settles it (settleThrough). inline is set while the
+	// submitter's own call may enqueue it (under q.Mu): such an enqueue
+	// does not wake the completer, which would take the command from the
+	// waiter about to settle it.
+	waited, inline bool
+	ns             float64
+	cl             clEvent // the command's event; the completer's reference
 }
 
 func (c *cmd) End(err error) { c.ev.Complete(err) }
@@ -110,8 +177,16 @@ func (d *device) ownEnded(e driver.Event) (<-chan struct{}, bool) {
 // was queued; c's hold has been given back either way.
 func (d *device) submit(c *cmd) (driver.Event, error) {
 	c.ev = &event{HostEvent: core.NewHostEvent(), dev: d}
+	c.inline = c.waited
 	if err := d.q.Submit(c, c.kind, c.op); err != nil {
 		return nil, err
+	}
+	if c.inline {
+		// Held back and enqueued later by another goroutine: that enqueue
+		// wakes the completer (the wait may have looked for it already).
+		d.q.Mu.Lock()
+		c.inline = false
+		d.q.Mu.Unlock()
 	}
 	return c.ev, nil
 }
@@ -173,31 +248,45 @@ func (d *device) issue(c *cmd) error {
 	c.ev.mu.Unlock()
 	d.last = c.ev
 	d.q.Cond.Broadcast() // for work waiting for it to be enqueued
-	d.pending <- c
+	d.inqMu.Lock()
+	for len(d.inq) >= pendingDepth {
+		d.roomCond.Wait()
+	}
+	d.seq++
+	c.seq, c.ev.seq = d.seq, d.seq
+	d.inq = append(d.inq, c)
+	if !d.settling && !c.inline {
+		d.compCond.Signal()
+	}
+	d.inqMu.Unlock()
 	return nil
 }
 
 // complete is the device's completer: it settles the enqueued commands in
-// order until the channel closes (the device closing, its queue finished).
+// order, those a waiter settles itself aside, until the device closes (its
+// queue finished).
 func (d *device) complete() {
 	defer close(d.completerDone)
 	batch := make([]*cmd, 0, completerBatch)
-	for c := range d.pending {
-		batch = append(batch[:0], c)
-	more:
-		for len(batch) < completerBatch {
-			select {
-			case c, ok := <-d.pending:
-				if !ok {
-					break more
-				}
-				batch = append(batch, c)
-			default:
-				break more
-			}
+	for {
+		d.inqMu.Lock()
+		for (len(d.inq) == 0 || d.settling) && !(d.stopping && len(d.inq) == 0 && !d.settling) {
+			d.compCond.Wait()
 		}
+		if len(d.inq) == 0 {
+			d.inqMu.Unlock()
+			return
+		}
+		k := min(len(d.inq), completerBatch)
+		batch = append(batch[:0], d.inq[:k]...)
+		d.takeLocked(k)
+		d.settling = true
+		d.inqMu.Unlock()
 		d.settleBatch(batch)
 		clear(batch)
+		d.inqMu.Lock()
+		d.settling = false
+		d.inqMu.Unlock()
 	}
 }
 
@@ -278,11 +367,15 @@ func (d *device) eventResult(ev clEvent, timed bool, p *profile) (int32, float64
 		return 0, 0, err
 	}
 	if p.status > clComplete { // not ended yet: wait
-		if err := d.waitFor(ev); err != nil && !isExecStatusError(err) {
+		switch err := d.waitFor(ev); {
+		case err == nil:
+			p.status = clComplete // a successful wait means it completed
+		case !isExecStatusError(err):
 			return 0, 0, err
-		}
-		if err := l.EventStatus(ev, &p.status); err != nil {
-			return 0, 0, err
+		default:
+			if err := l.EventStatus(ev, &p.status); err != nil {
+				return 0, 0, err
+			}
 		}
 	}
 	if p.status < 0 || !timed {

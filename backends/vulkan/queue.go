@@ -58,6 +58,8 @@ const (
 	flushDelay = 500 * time.Microsecond
 	// fenceTimeout bounds one wait of the completer, in nanoseconds.
 	fenceTimeout = uint64(time.Second)
+	// ctxPoll bounds one fence wait of a waiter with a ctx that may end.
+	ctxPoll = time.Millisecond
 )
 
 // event is the completion of one piece of a device's work. Its Go side is
@@ -80,10 +82,63 @@ func (e *event) Done() <-chan struct{} {
 	return e.HostEvent.Done()
 }
 
-// Wait submits the work's batch if it is still open, then waits.
+// Wait submits the work's batch if it is still open, then waits. When no
+// one is ending the batches up to the work's, the caller ends them itself
+// (waits for their fences and completes their events, as the completer
+// would), so that a launch and its wait cost no handing over between
+// goroutines; otherwise it waits for the event.
 func (e *event) Wait(ctx context.Context) error {
-	e.kick()
-	return e.HostEvent.Wait(ctx)
+	d := e.dev
+	e.wanted.Store(true) // before serial is read: issue stores it first
+	for {
+		select {
+		case <-e.HostEvent.Done():
+			return e.HostEvent.Err()
+		default:
+		}
+		s := e.serial.Load()
+		if s == 0 || s <= d.completed.Load() {
+			return e.HostEvent.Wait(ctx) // not recorded yet, or ending
+		}
+		d.q.Mu.Lock()
+		claimed := false
+		if d.open != nil && d.open.serial == s {
+			// Claimed before the submission, so that the completer is
+			// not woken for it.
+			claimed = !d.completing && len(d.inflight) == 0
+			d.completing = d.completing || claimed
+			d.flush()
+		}
+		if !claimed && !d.completing && len(d.inflight) > 0 && d.inflight[0].serial <= s {
+			claimed, d.completing = true, true
+		}
+		var b *batch
+		if claimed {
+			if len(d.inflight) == 0 { // the flush failed to queue it
+				d.releaseClaim()
+				d.q.Mu.Unlock()
+				return e.HostEvent.Wait(ctx)
+			}
+			b = d.inflight[0]
+		}
+		d.q.Mu.Unlock()
+		if b == nil {
+			return e.HostEvent.Wait(ctx)
+		}
+		err := b.err
+		if err == nil {
+			err = d.q.LostErr()
+		}
+		if err == nil {
+			if err = d.waitFenceCtx(b, ctx); err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				d.q.Mu.Lock()
+				d.releaseClaim() // the completer ends it
+				d.q.Mu.Unlock()
+				return err
+			}
+		}
+		d.finishBatch(b, err)
+	}
 }
 
 // kick submits the open batch when it holds this event's work. It takes
@@ -263,7 +318,12 @@ func (d *device) openBatch() (*batch, error) {
 	d.nextSerial++
 	b.serial, b.n, b.err = d.nextSerial, 0, nil
 	d.open = b
-	d.flushTimer.Reset(flushDelay)
+	if !d.flushArmed {
+		// Armed once per flushDelay, not per batch: a timer reset can
+		// cost a wake of the netpoller.
+		d.flushArmed = true
+		d.flushTimer.Reset(flushDelay)
+	}
 	return b, nil
 }
 
@@ -274,10 +334,12 @@ func (d *device) openBatch() (*batch, error) {
 func (d *device) flushLate() {
 	d.q.Mu.Lock()
 	defer d.q.Mu.Unlock()
+	d.flushArmed = false
 	if d.q.Closed || d.holdOpen {
 		return
 	}
 	if b := d.open; b != nil && b.n == 0 && len(b.events) == 0 {
+		d.flushArmed = true
 		d.flushTimer.Reset(flushDelay) // nothing to submit yet: look again
 		return
 	}
@@ -329,6 +391,9 @@ func (d *device) flush() {
 	}
 	d.flushed.Store(b.serial)
 	d.inflight = append(d.inflight, b)
+	if !d.completing {
+		d.compCond.Signal()
+	}
 	d.q.Cond.Broadcast()
 }
 
@@ -351,21 +416,21 @@ func (d *device) waitRoom() error {
 }
 
 // complete is the device's completer: it ends the submitted batches in
-// order until the device stops it.
+// order until the device stops it, except those a waiter ends itself
+// (completing is set while one of them is being ended).
 func (d *device) complete() {
 	defer close(d.completerDone)
-	var events []*event
-	var holds []func()
 	for {
 		d.q.Mu.Lock()
-		for len(d.inflight) == 0 && !d.stopping {
-			d.q.Cond.Wait()
+		for (len(d.inflight) == 0 || d.completing) && !(d.stopping && len(d.inflight) == 0) {
+			d.compCond.Wait()
 		}
 		if len(d.inflight) == 0 {
 			d.q.Mu.Unlock()
 			return
 		}
 		b := d.inflight[0]
+		d.completing = true
 		d.q.Mu.Unlock()
 
 		err := b.err
@@ -375,41 +440,58 @@ func (d *device) complete() {
 		if err == nil {
 			err = d.waitFence(b)
 		}
-		if err == nil && len(b.reads) > 0 {
-			stage := d.staging.bytes()
-			for _, r := range b.reads {
-				copy(r.dst, stage[r.off:])
-			}
-		}
-
-		d.q.Mu.Lock()
-		n := copy(d.inflight, d.inflight[1:]) // keeps the array: no allocation
-		d.inflight[n] = nil
-		d.inflight = d.inflight[:n]
-		d.ring.free(b.span)
-		d.completed.Store(b.serial)
-		events = append(events[:0], b.events...)
-		holds = append(holds[:0], b.holds...)
-		clear(b.events)
-		clear(b.holds)
-		clear(b.reads)
-		b.events, b.holds, b.reads, b.span = b.events[:0], b.holds[:0], b.reads[:0], 0
-		d.free = append(d.free, b)
-		if !d.q.Closed && d.open != nil && d.open.n > 0 {
-			d.flush()
-		}
-		d.q.Cond.Broadcast()
-		d.q.Mu.Unlock()
-
-		for _, h := range holds {
-			h()
-		}
-		for _, e := range events {
-			e.Complete(err)
-		}
-		clear(events)
-		clear(holds)
+		d.finishBatch(b, err)
 	}
+}
+
+// releaseClaim ends a claim on the oldest batch: the completer takes the
+// batches in flight from here. The caller holds d.q.Mu.
+func (d *device) releaseClaim() {
+	d.completing = false
+	if len(d.inflight) > 0 || d.stopping {
+		d.compCond.Signal()
+	}
+}
+
+// finishBatch ends b, the oldest batch in flight, whose fence has
+// signalled (err nil) or which failed: copies its staged reads out, takes
+// it out of flight, gives back what its work held, completes its events,
+// and recycles it. The caller has claimed it (completing); the claim ends
+// once its events are complete, so events end in order.
+func (d *device) finishBatch(b *batch, err error) {
+	if err == nil && len(b.reads) > 0 {
+		stage := d.staging.bytes()
+		for _, r := range b.reads {
+			copy(r.dst, stage[r.off:])
+		}
+	}
+	d.q.Mu.Lock()
+	n := copy(d.inflight, d.inflight[1:]) // keeps the array: no allocation
+	d.inflight[n] = nil
+	d.inflight = d.inflight[:n]
+	d.ring.free(b.span)
+	d.completed.Store(b.serial)
+	if !d.q.Closed && d.open != nil && d.open.n > 0 {
+		d.flush()
+	}
+	d.q.Cond.Broadcast()
+	d.q.Mu.Unlock()
+
+	for _, h := range b.holds {
+		h()
+	}
+	for _, e := range b.events {
+		e.Complete(err)
+	}
+	clear(b.events)
+	clear(b.holds)
+	clear(b.reads)
+	b.events, b.holds, b.reads, b.span = b.events[:0], b.holds[:0], b.reads[:0], 0
+
+	d.q.Mu.Lock()
+	d.free = append(d.free, b)
+	d.releaseClaim()
+	d.q.Mu.Unlock()
 }
 
 // waitFence waits for b's fence; a failed wait loses the device.
@@ -423,6 +505,27 @@ func (d *device) waitFence(b *batch) error {
 		}
 		if done {
 			return nil
+		}
+	}
+}
+
+// waitFenceCtx is waitFence for a waiter, which stops when ctx ends (it
+// looks at ctx every ctxPoll).
+func (d *device) waitFenceCtx(b *batch, ctx context.Context) error {
+	if ctx.Done() == nil {
+		return d.waitFence(b)
+	}
+	fences := [1]vkFence{b.fence}
+	for {
+		done, err := d.l.WaitForFences(d.handle, fences[:], true, uint64(ctxPoll))
+		if err != nil {
+			return d.q.MarkLost(err)
+		}
+		if done {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 	}
 }

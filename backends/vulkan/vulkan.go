@@ -203,6 +203,13 @@ type device struct {
 	flushed    atomic.Uint64 // the last serial submitted
 	completed  atomic.Uint64 // the last serial ended: its work and all before it
 	stopping   bool          // the completer returns once nothing is in flight
+	// completing: the oldest batch in flight is being ended, by the
+	// completer or by a waiter (queue.go: event.Wait); compCond (on q.Mu)
+	// wakes the completer when a batch is submitted with none being ended,
+	// when such an end is over with batches left, and at Close.
+	completing bool
+	compCond   *sync.Cond
+	flushArmed bool // the flush timer is set (under q.Mu)
 
 	completerDone chan struct{}
 	flushTimer    *time.Timer // submits a batch left open flushDelay
@@ -315,6 +322,7 @@ func (d *device) createCommandObjects() error {
 		AfterAdmit: d.flushIdle,
 	})
 	d.completerDone = make(chan struct{})
+	d.compCond = sync.NewCond(&d.q.Mu)
 	d.flushTimer = time.AfterFunc(time.Hour, d.flushLate)
 	d.flushTimer.Stop()
 	go d.complete()
@@ -473,6 +481,7 @@ func (d *device) Close() error {
 	}
 	d.q.Mu.Lock()
 	d.stopping = true
+	d.compCond.Broadcast()
 	d.q.Cond.Broadcast()
 	d.q.Mu.Unlock()
 	<-d.completerDone
