@@ -165,3 +165,35 @@ func TestEncodeDecodeFloats(t *testing.T) {
 	_, err = backends.DecodeFloats[uint16](backends.F32, nil)
 	require.ErrorContains(t, err, "f32 is not a narrow float dtype")
 }
+
+func TestParseProgram(t *testing.T) {
+	v := backends.Variant{Format: backends.FormatC, Code: &backends.SourceVariant{Entry: "f", Source: "void f(void) {}"}}
+	p, err := backends.ParseProgram("vadd(x: f32[], y: bf16[], z: mut f32[], n: u32) grid [ceil_div(n, 256), max(n, 2)]", v)
+	require.NoError(t, err)
+	require.Equal(t, "vadd", p.Name)
+	require.Equal(t, []backends.Param{
+		{Name: "x", Kind: backends.Global, DType: backends.F32}, {Name: "y", Kind: backends.Global, DType: backends.BF16},
+		{Name: "z", Kind: backends.GlobalMut, DType: backends.F32}, {Name: "n", Kind: backends.Variable, DType: backends.U32},
+	}, p.Params)
+	want, err := p.ParseGrid("ceil_div(n, 256)", "max(n, 2)")
+	require.NoError(t, err)
+	require.Equal(t, want, p.Grid, "the grid is the bundles' expression text")
+	p, err = backends.ParseProgram("one()", v)
+	require.NoError(t, err)
+	require.Empty(t, p.Params)
+	require.Nil(t, p.Grid)
+
+	for sig, msg := range map[string]string{
+		"vadd":                          "want NAME(PARAM, ...)",
+		"(x: f32[])":                    "the program has no name",
+		"f(x f32[])":                    `param 0 "x f32[]": want NAME: [mut] DTYPE[] or NAME: DTYPE`,
+		"f(x: f33[])":                   `param "x"`,
+		"f(n: mut u32)":                 "only a buffer (DTYPE[]) is mut",
+		"f(n: u32) grid ceil_div(n, 2)": "want grid [EXPR, ...]",
+		"f(n: u32) grid [m + 1]":        "grid axis 0",
+		"f(n: u32) blocks [1]":          "want grid [EXPR, ...]",
+	} {
+		_, err := backends.ParseProgram(sig, v)
+		require.ErrorContains(t, err, msg, sig)
+	}
+}
