@@ -22,10 +22,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"syscall"
 
+	"github.com/zyxtt/zyxtt/backends"
 	_ "github.com/zyxtt/zyxtt/backends/all"
 )
 
@@ -184,6 +186,9 @@ func zyxMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case errors.Is(context.Cause(ctx), errInterrupted) && errors.Is(err, context.Canceled):
 			fmt.Fprintf(stderr, "zyx-tt %s: %v: %v\n", name, errInterrupted, err)
 			return exitFailure
+		case errors.Is(err, backends.ErrCompile):
+			io.WriteString(stderr, compileReport(name, err))
+			return exitFailure
 		default:
 			fmt.Fprintf(stderr, "zyx-tt %s: %v\n", name, err)
 			return exitFailure
@@ -213,4 +218,32 @@ func mainUsage(w io.Writer) {
 	}
 	b.WriteString("\nUse 'zyx-tt help <command>' for more about a command.\n")
 	io.WriteString(w, b.String())
+}
+
+// compilerError is a compiler's diagnostic line: FILE:LINE[:COL]: error: …
+var compilerError = regexp.MustCompile(`(?m)^[^\s:][^:\n]*:\d+(:\d+)?: (fatal )?error: .*$`)
+
+// compileReport is a failed compile as the user's compile error: the
+// compiler's first error line (file:line first), then the whole log, then
+// what was being compiled for which device.
+func compileReport(name string, err error) string {
+	msg := err.Error()
+	first := compilerError.FindString(msg)
+	if first == "" {
+		return fmt.Sprintf("zyx-tt %s: %s\n", name, msg)
+	}
+	// What precedes the compiler's output says what was compiled where.
+	file, _, _ := strings.Cut(first, ":")
+	head, log := msg, ""
+	if i := strings.Index(msg, file+":"); i >= 0 {
+		head, log = msg[:i], msg[i:]
+	}
+	head = strings.TrimRight(head, ": \n")
+	var b strings.Builder
+	fmt.Fprintf(&b, "zyx-tt %s: %s\n", name, first)
+	if log != "" {
+		b.WriteString(strings.TrimRight(log, "\n") + "\n")
+	}
+	fmt.Fprintf(&b, "(%s)\n", head)
+	return b.String()
 }
