@@ -173,7 +173,7 @@ func TestLoadErrors(t *testing.T) {
 		{"no name", map[string]string{"manifest.json": `{"params": []}`}, "manifest.json", "name: missing"},
 		{"bad dtype", map[string]string{"manifest.json": strings.Replace(goodManifest, `"dtype": "f32", "shape": ["n"]}`, `"dtype": "f33", "shape": ["n"]}`, 1)}, "manifest.json", `params[0].dtype: unknown dtype "f33"`},
 		{"bad kind", map[string]string{"manifest.json": strings.Replace(goodManifest, `"global_mut"`, `"output_buf"`, 1)}, "manifest.json", `params[1].kind: unknown param kind`},
-		{"dtype type", map[string]string{"manifest.json": strings.Replace(goodManifest, `"dtype": "u32"`, `"dtype": 32`, 1)}, "manifest.json", `vars.dtype: want a string`},
+		{"dtype type", map[string]string{"manifest.json": strings.Replace(goodManifest, `"dtype": "u32"`, `"dtype": 32`, 1)}, "manifest.json", `vars[0].dtype: want a string`},
 		{"bad shape", map[string]string{"manifest.json": strings.Replace(goodManifest, `"shape": ["n"]`, `"shape": ["n*q"]`, 1)}, "manifest.json", `params[0].shape[0]: grid expression "n*q": unknown variable "q"`},
 		{"no shape", map[string]string{"manifest.json": strings.Replace(goodManifest, `, "shape": ["n"]`, ``, 1)}, "manifest.json", `params[0].shape: missing`},
 		{"variable without var", map[string]string{"manifest.json": strings.Replace(goodManifest, `{"name": "n", "kind": "variable"}`, `{"name": "q", "kind": "variable"}`, 1)}, "manifest.json", `params[2].name: variable param "q" has no var`},

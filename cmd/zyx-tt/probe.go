@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"sort"
 	"strings"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/zyxtt/zyxtt/backends"
 )

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
@@ -42,8 +43,9 @@ for outputs).
 bundle's float64 host reference when it has one, else on the C backend;
 --verify=DEV names the reference device. A mismatch exits with status 3.
 
---dprint shows what Tenstorrent kernels print (DPRINT) on stderr, one line
-each, tagged with the core and processor that printed it.`
+--dprint (or ZYX_EMU_DPRINT=1) shows what Tenstorrent kernels print (DPRINT)
+on stderr, one line each, tagged with the core and processor that printed it:
+core (r,c) PROCESSOR: TEXT.`
 
 // runFlags is the command line of `zyx-tt run`.
 type runFlags struct {
@@ -149,6 +151,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	opts := backends.Options{}
+	if v := os.Getenv("ZYX_EMU_DPRINT"); v != "" && v != "0" {
+		f.dprint = true // the emulator's own switch means --dprint here
+	}
 	if f.dprint {
 		opts.KernelOutput = &lockedWriter{w: stderr}
 	}

@@ -6,14 +6,16 @@ package strictjson
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+
+	json "github.com/goccy/go-json"
 )
 
 // Error is a problem at one field of a document: Field is its JSON path
@@ -49,7 +51,7 @@ func Decode(data []byte, v any) error {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line, col := position(data, se.Offset)
-			return &Error{Err: fmt.Errorf("line %d column %d: %v", line, col, se)}
+			return &Error{Err: fmt.Errorf("line %d column %d: JSON syntax: %v", line, col, se)}
 		}
 		if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
 			field := m[1]
@@ -226,6 +228,14 @@ func jsonPath(t reflect.Type, field string) string {
 	segs := strings.Split(field, ".")
 	var keep []string
 	for i, seg := range segs {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if _, err := strconv.Atoi(seg); err == nil && len(keep) > 0 && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			keep[len(keep)-1] += "[" + seg + "]" // an element: "vars[0]"
+			t = t.Elem()
+			continue
+		}
 		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
 			t = t.Elem()
 		}
