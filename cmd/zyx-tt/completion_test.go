@@ -104,3 +104,39 @@ func quoteWords(words []string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// fish loads the script and completes through it (complete -C is what the
+// prompt asks).
+func TestCompletionInFish(t *testing.T) {
+	fish, err := exec.LookPath("fish")
+	if err != nil {
+		t.Skip("fish is not installed (apt-get install fish)")
+	}
+	zyxOnPath(t)
+	f := filepath.Join(t.TempDir(), "zyx-tt.fish")
+	require.NoError(t, os.WriteFile(f, []byte(cli(t, cliEnv{}, "completion", "fish").stdout), 0o644))
+	out, err := exec.Command(fish, "--no-config", "-c", "source "+f+`; complete -C "zyx-tt pro"; complete -C "zyx-tt run x --dev tt-"`).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, strings.Split(string(out), "\n"), "probe")
+	require.Contains(t, strings.Split(string(out), "\n"), "tt-emu")
+}
+
+// zsh runs the script's completion function with compadd and _files
+// standing in for the completion system's (they exist only inside a
+// completion widget).
+func TestCompletionInZsh(t *testing.T) {
+	zsh, err := exec.LookPath("zsh")
+	if err != nil {
+		t.Skip("zsh is not installed (apt-get install zsh)")
+	}
+	zyxOnPath(t)
+	f := filepath.Join(t.TempDir(), "_zyx-tt")
+	require.NoError(t, os.WriteFile(f, []byte(cli(t, cliEnv{}, "completion", "zsh").stdout), 0o644))
+	prog := `compdef() { : }; compadd() { [[ $1 == -a ]] && print -l -- ${(P)2} }; _files() { print FILES }; source ` + f + `
+words=(zyx-tt pro); CURRENT=2; _zyx_tt
+words=(zyx-tt run x --dev tt-); CURRENT=5; _zyx_tt
+words=(zyx-tt run exa); CURRENT=3; _zyx_tt`
+	out, err := exec.Command(zsh, "-f", "-c", prog).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Equal(t, "probe\ntt-emu\nFILES\n", string(out), "commands, devices, then file names for a bundle")
+}
