@@ -3,7 +3,8 @@
 # Idempotent: packages already present are not reinstalled.
 # clang-15 builds the runtime's libFuzzer targets (make fuzz-test, build/fuzz);
 # on Debian 12 its libFuzzer runtime (libclang_rt.fuzzer) comes with it, in
-# libclang-common-15-dev. The runtime itself builds with g++.
+# libclang-common-15-dev. The runtime itself builds with g++. zsh and fish
+# run the completion scripts in cmd/zyx-tt's tests.
 set -euo pipefail
 
 pkgs=(
@@ -13,6 +14,7 @@ pkgs=(
   libopenblas0 libopenblas-dev
   ocl-icd-libopencl1 ocl-icd-opencl-dev pocl-opencl-icd clinfo
   libvulkan1 mesa-vulkan-drivers vulkan-tools glslang-tools
+  zsh fish
 )
 
 missing=()

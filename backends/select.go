@@ -218,7 +218,9 @@ func isAuto(selector string) bool {
 //   - anything else: the device Lookup finds.
 //
 // It falls back to the next device on ErrNoVariant or a compile failure.
-// When no device compiles p the error is a *NoDeviceError.
+// When no device compiles p the error is a *NoDeviceError, except for a
+// selector naming one device that has a variant of p: its compile error
+// is the error.
 func (r *Runtime) Select(ctx context.Context, p *Program, selector string, opts ...SelectOption) (*Selection, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -247,6 +249,12 @@ func (r *Runtime) Select(ctx context.Context, p *Program, selector string, opts 
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if !isAuto(selector) && len(devs) == 1 && !errors.Is(err, ErrNoVariant) {
+			// The one device the selector names did not compile the
+			// program: that is the program's error (a compile error
+			// with the compiler's file:line), not a want of devices.
+			return nil, err
 		}
 		skips = append(skips, Skip{Device: d.Name(), Reason: err.Error()})
 		if !errors.Is(err, ErrNoVariant) {

@@ -193,7 +193,7 @@ func TestErrorsNameTheFieldPath(t *testing.T) {
 	}{
 		{"unknown key in a param", `{"name": "x", "params": [{"name": "a", "kind": "global", "dtype": "f32", "shap": ["4"]}], "grid": ["1"]}`,
 			"params[0].shap: unknown field"},
-		{"a JSON array", `[1, 2]`, "the file must hold one JSON object, got JSON array"},
+		{"a JSON array", `[1, 2]`, "the file must hold one JSON object, got a list"},
 		{"a default past f16", `{"name": "x", "vars": [{"name": "h", "dtype": "f16", "default": 1e10}], "params": [], "grid": ["1"]}`,
 			"vars[0].default: 1e10 is out of range for f16"},
 		{"a default past f32", `{"name": "x", "vars": [{"name": "h", "dtype": "f32", "default": 1e39}], "params": [], "grid": ["1"]}`,

@@ -1,10 +1,11 @@
 package bundle
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/zyxtt/zyxtt/backends"
 )

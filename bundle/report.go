@@ -6,23 +6,29 @@ import (
 	"strconv"
 )
 
+// ReportSchemaVersion is the schema_version of Report.
+const ReportSchemaVersion = 1
+
 // Report is what a run did, as `zyx-tt run --json` prints it
 // (docs/probe.md defines the schema).
 type Report struct {
-	Bundle      string           `json:"bundle"`
-	Program     string           `json:"program"`
-	Description string           `json:"description,omitempty"`
-	Vars        []VarReport      `json:"vars"`
-	Skipped     []SkipReport     `json:"skipped"`
-	Device      DeviceReport     `json:"device"`
-	Selection   *SelectionReport `json:"selection,omitempty"`
-	Grid        []uint64         `json:"grid"`
-	Params      []ParamReport    `json:"params"`
-	Timing      TimingReport     `json:"timing"`
-	Repeat      *RepeatReport    `json:"repeat,omitempty"`
-	Queue       *QueueReport     `json:"queue,omitempty"`
-	Verify      *VerifyReport    `json:"verify,omitempty"`
-	Written     []WrittenReport  `json:"written"`
+	// SchemaVersion is ReportSchemaVersion: it changes when a field
+	// changes meaning or goes away (new fields do not change it).
+	SchemaVersion int              `json:"schema_version"`
+	Bundle        string           `json:"bundle"`
+	Program       string           `json:"program"`
+	Description   string           `json:"description,omitempty"`
+	Vars          []VarReport      `json:"vars"`
+	Skipped       []SkipReport     `json:"skipped"`
+	Device        DeviceReport     `json:"device"`
+	Selection     *SelectionReport `json:"selection,omitempty"`
+	Grid          []uint64         `json:"grid"`
+	Params        []ParamReport    `json:"params"`
+	Timing        TimingReport     `json:"timing"`
+	Repeat        *RepeatReport    `json:"repeat,omitempty"`
+	Queue         *QueueReport     `json:"queue,omitempty"`
+	Verify        *VerifyReport    `json:"verify,omitempty"`
+	Written       []WrittenReport  `json:"written"`
 }
 
 // VarReport is one var and the value the run used.

@@ -112,7 +112,7 @@ func (b *Bundle) Prepare(ctx context.Context, rt *backends.Runtime, opts Options
 		return nil, err
 	}
 	r := &Run{B: b, Vals: vals, rt: rt, host: host, prog: opts.Progress, inputs: map[int]backends.BufferID{}}
-	r.Report = &Report{Bundle: b.Dir, Program: b.Name, Description: b.Description, Skipped: []SkipReport{}, Written: []WrittenReport{}}
+	r.Report = &Report{SchemaVersion: ReportSchemaVersion, Bundle: b.Dir, Program: b.Name, Description: b.Description, Skipped: []SkipReport{}, Written: []WrittenReport{}}
 	for i, v := range b.Vars {
 		r.Report.Vars = append(r.Report.Vars, VarReport{Name: v.Name, DType: v.DType.String(), Value: ConstText(vals[i])})
 	}

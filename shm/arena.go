@@ -129,6 +129,11 @@ func NewArena(opts ...ArenaOption) (*Arena, error) {
 	for _, o := range opts {
 		o(a)
 	}
+	if a.dir == DefaultDir() {
+		if err := checkEnvDir(); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkDir(a.dir); err != nil {
 		return nil, err
 	}

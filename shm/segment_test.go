@@ -240,10 +240,16 @@ func TestCreateBeyondTheFilesystemIsAnErrorNotSIGBUS(t *testing.T) {
 	require.False(t, exists(t, name), "a failed create leaves no name behind")
 }
 
-// inDir points the package's default directory at a fresh one for one test.
+// inDir points the package's default directory at a fresh one on tmpfs
+// for one test.
 func inDir(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
+	if st, err := os.Stat(SystemDir); err != nil || !st.IsDir() {
+		t.Skipf("no %s: no tmpfs directory to point %s at", SystemDir, EnvDir)
+	}
+	dir, err := os.MkdirTemp(SystemDir, "zyxtest-dir-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	t.Setenv(EnvDir, dir)
 	return dir
 }

@@ -31,12 +31,42 @@ const SystemDir = "/dev/shm"
 const EnvDir = "ZYX_SHM_DIR"
 
 // DefaultDir is the directory segments and arenas use unless told otherwise:
-// $ZYX_SHM_DIR when it is an absolute path, else /dev/shm.
+// $ZYX_SHM_DIR when it is an absolute path, else /dev/shm. An arena or
+// segment made in it refuses a ZYX_SHM_DIR that is relative or not on
+// tmpfs (checkEnvDir).
 func DefaultDir() string {
 	if d := os.Getenv(EnvDir); d != "" && filepath.IsAbs(d) {
 		return filepath.Clean(d)
 	}
 	return SystemDir
+}
+
+// Filesystem magic numbers (statfs f_type) of memory-backed filesystems.
+const (
+	tmpfsMagic = 0x01021994
+	ramfsMagic = 0x858458f6
+)
+
+// checkEnvDir refuses a ZYX_SHM_DIR that DefaultDir would not use (a
+// relative path) or whose segments would not be in memory (a directory on
+// another filesystem than tmpfs): never silently another directory than
+// the one named, never a disk-backed one.
+func checkEnvDir() error {
+	d := os.Getenv(EnvDir)
+	if d == "" {
+		return nil
+	}
+	if !filepath.IsAbs(d) {
+		return fmt.Errorf("shm: %s=%q is not an absolute path (want a directory on tmpfs)", EnvDir, d)
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(d, &st); err != nil {
+		return nil // checkDir says what is wrong with it
+	}
+	if st.Type != tmpfsMagic && st.Type != ramfsMagic {
+		return fmt.Errorf("shm: %s=%s is not on tmpfs (filesystem type %#x): shared memory there would be written to disk; mount a tmpfs there or name one", EnvDir, d, st.Type)
+	}
+	return nil
 }
 
 // opError names the failing operation and the object it worked on.

@@ -129,7 +129,7 @@ func TestEmulatorBoardAndDeviceIDs(t *testing.T) {
 	_, err = openWith(t, "none", "", `, "emu_board": "e150"`)
 	require.ErrorContains(t, err, `tenstorrent.emu_board: unknown board "e150"; did you mean "n150"?`)
 	_, err = openWith(t, "none", "", `, "emu_board": ""`)
-	require.ErrorContains(t, err, `tenstorrent.emu_board: unknown board "" (boards: `)
+	require.ErrorContains(t, err, `tenstorrent.emu_board: unknown board "" (boards: n150, n300, p100a, p150a, p300c)`, "the emulator's boards, no other")
 }
 
 func TestEmulatorCanBeSwitchedOff(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,13 +45,10 @@ var defaultSettings = Settings{EmuBoard: "n150"}
 // Validate checks what the key types do not: the emulator board is one
 // this backend knows.
 func (s *Settings) Validate() error {
-	if _, ok := BoardByName(s.EmuBoard); ok {
+	if slices.Contains(EmulatorBoards, s.EmuBoard) {
 		return nil
 	}
-	var names []string
-	for _, b := range boards {
-		names = append(names, b.Name)
-	}
+	names := EmulatorBoards
 	msg := fmt.Sprintf("unknown board %q (boards: %s)", s.EmuBoard, strings.Join(names, ", "))
 	if near := driver.Suggest(s.EmuBoard, names); near != "" {
 		msg = fmt.Sprintf("unknown board %q; did you mean %q?", s.EmuBoard, near)
@@ -222,13 +220,11 @@ func off(v string) bool {
 	return false
 }
 
-func boardNames() string {
-	var names []string
-	for _, b := range boards {
-		names = append(names, b.Name)
-	}
-	return strings.Join(names, ", ")
-}
+// EmulatorBoards are the boards the emulator presents (config
+// tenstorrent.emu_board): the runtime's emulator presets.
+var EmulatorBoards = []string{"n150", "n300", "p100a", "p150a", "p300c"}
+
+func boardNames() string { return strings.Join(EmulatorBoards, ", ") }
 
 func cacheDir(configured string) string {
 	if configured != "" {

@@ -187,7 +187,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		var re *RemoteError
 		if errors.As(err, &re) && re.Code == CodeVersionMismatch {
-			err = &core.Error{Backend: Backend, Op: CmdInit, Err: fmt.Errorf("%w: %s: rebuild the runtime (make runtime) or zyx-tt so that both speak protocol %d", ErrVersion, re.Message, ProtocolVersion)}
+			err = &core.Error{Backend: Backend, Op: CmdInit, Err: fmt.Errorf("%w: %s: rebuild the runtime (zyx-tt runtime install, or make runtime) or zyx-tt so that both speak protocol %d", ErrVersion, re.Message, ProtocolVersion)}
 		}
 		c.Kill()
 		return nil, err
@@ -201,7 +201,7 @@ func checkVersion(v int) error {
 	case v == ProtocolVersion:
 		return nil
 	case v < ProtocolVersion:
-		return &core.Error{Backend: Backend, Op: CmdInit, Err: fmt.Errorf("%w: the runtime speaks protocol %d, this zyx-tt speaks %d: rebuild the runtime (make runtime)", ErrVersion, v, ProtocolVersion)}
+		return &core.Error{Backend: Backend, Op: CmdInit, Err: fmt.Errorf("%w: the runtime speaks protocol %d, this zyx-tt speaks %d: rebuild the runtime (zyx-tt runtime install, or make runtime)", ErrVersion, v, ProtocolVersion)}
 	default:
 		return &core.Error{Backend: Backend, Op: CmdInit, Err: fmt.Errorf("%w: the runtime speaks protocol %d, this zyx-tt speaks %d: rebuild zyx-tt (the Go driver) from the same tree as the runtime", ErrVersion, v, ProtocolVersion)}
 	}

@@ -823,6 +823,7 @@ func TestFindRuntime(t *testing.T) {
 
 	t.Setenv("PATH", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", xdg)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	t.Setenv("ZYX_TT_RUNTIME", "")
 
 	p, err := ttruntime.FindRuntime(exe)
@@ -836,6 +837,11 @@ func TestFindRuntime(t *testing.T) {
 	_, err = ttruntime.FindRuntime("")
 	require.ErrorIs(t, err, ttruntime.ErrRuntimeNotFound)
 	require.Contains(t, err.Error(), "make runtime")
+	require.Contains(t, err.Error(), "zyx-tt runtime install")
+	require.Contains(t, err.Error(), filepath.Join(xdg, "zyx", ttruntime.RuntimeName), "the error names the config directory it looked in")
+	installDir, err2 := ttruntime.InstallDir()
+	require.NoError(t, err2)
+	require.Contains(t, err.Error(), filepath.Join(installDir, ttruntime.RuntimeName), "and the install directory")
 
 	inXDG := filepath.Join(xdg, "zyx", ttruntime.RuntimeName)
 	require.NoError(t, os.WriteFile(inXDG, []byte("#!/bin/sh\n"), 0o755))
@@ -847,6 +853,18 @@ func TestFindRuntime(t *testing.T) {
 	p, err = ttruntime.FindRuntime("")
 	require.NoError(t, err)
 	require.Equal(t, exe, p, "the environment comes before the XDG location")
+
+	// What `zyx-tt runtime install` puts in the install directory is found.
+	t.Setenv("ZYX_TT_RUNTIME", "")
+	require.NoError(t, os.Remove(inXDG))
+	installDir, err = ttruntime.InstallDir()
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(installDir, 0o755))
+	installed := filepath.Join(installDir, ttruntime.RuntimeName)
+	require.NoError(t, os.WriteFile(installed, []byte("#!/bin/sh\n"), 0o755))
+	p, err = ttruntime.FindRuntime("")
+	require.NoError(t, err)
+	require.Equal(t, installed, p)
 }
 
 func FuzzReplyLine(f *testing.F) {

@@ -24,11 +24,27 @@ const EnvMock = "ZYX_TT_MOCK"
 // ErrRuntimeNotFound marks a missing runtime executable.
 var ErrRuntimeNotFound = errors.New("zyx-tt-runtime not found")
 
+// InstallDir is where `zyx-tt runtime install` puts the runtime it builds
+// from the module's source, and where FindRuntime looks for it:
+// $XDG_CACHE_HOME/zyx/runtime, else ~/.cache/zyx/runtime.
+func InstallDir() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "zyx", "runtime"), nil
+}
+
+// InstallHint says how to get a runtime; the not-found error ends with it.
+const InstallHint = "run `zyx-tt runtime install` (builds it from this module's source; needs cmake, a C++20 compiler and nlohmann-json), or `make runtime` in a checkout, or set ZYX_TT_RUNTIME or config tenstorrent.runtime"
+
 // FindRuntime locates the runtime executable. It looks, in order, at
 // configured (config key tenstorrent.runtime), $ZYX_TT_RUNTIME, next to the
-// running executable, $XDG_CONFIG_HOME/zyx/zyx-tt-runtime (an absolute
-// XDG_CONFIG_HOME only) and PATH. An explicitly named path that is not
-// executable is an error of its own, not a reason to look further.
+// running executable, the user's config directory
+// ($XDG_CONFIG_HOME/zyx/zyx-tt-runtime, else ~/.config/zyx/zyx-tt-runtime),
+// InstallDir and PATH. An explicitly named path that is not executable is
+// an error of its own, not a reason to look further. The not-found error
+// lists every place looked at and says what to run.
 func FindRuntime(configured string) (string, error) {
 	for _, c := range []struct{ path, source string }{
 		{configured, "config tenstorrent.runtime"},
@@ -53,8 +69,13 @@ func FindRuntime(configured string) (string, error) {
 			return p, nil
 		}
 	}
-	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
-		if p := filepath.Join(x, "zyx", RuntimeName); try(p) {
+	if dir, err := os.UserConfigDir(); err == nil {
+		if p := filepath.Join(dir, "zyx", RuntimeName); try(p) {
+			return p, nil
+		}
+	}
+	if dir, err := InstallDir(); err == nil {
+		if p := filepath.Join(dir, RuntimeName); try(p) {
 			return p, nil
 		}
 	}
@@ -63,8 +84,8 @@ func FindRuntime(configured string) (string, error) {
 		return p, nil
 	}
 	return "", &core.Error{Backend: Backend, Op: "find runtime",
-		Err: fmt.Errorf("%w (looked at %s): build it with `make runtime` (it lands in bin/%s), or set ZYX_TT_RUNTIME or config tenstorrent.runtime",
-			ErrRuntimeNotFound, strings.Join(looked, ", "), RuntimeName)}
+		Err: fmt.Errorf("%w (looked at %s; config tenstorrent.runtime and ZYX_TT_RUNTIME unset): %s",
+			ErrRuntimeNotFound, strings.Join(looked, ", "), InstallHint)}
 }
 
 func executable(p string) error {

@@ -36,7 +36,7 @@ func TestOpenFirstUsesDlopen(t *testing.T) {
 	require.Equal(t, []string{"first", "second"}, tried, "the first that opens wins")
 
 	_, err = openFirst("thing", []string{"first", "", "third", "first"})
-	require.EqualError(t, err, "thing not loaded: first: no\nthird: no", "every failure, once each")
+	require.EqualError(t, err, "thing not loaded: first: no; third: no", "every failure, once each")
 	_, err = openFirst("thing", nil)
 	require.ErrorContains(t, err, "no library names")
 }

@@ -1,13 +1,14 @@
 package driver
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 	"strconv"
 	"strings"
+
+	json "github.com/goccy/go-json"
 )
 
 // GwsOp is the operation at one node of a grid expression.

@@ -6,36 +6,45 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/zyxtt/zyxtt/internal/config"
 )
 
 // errHelp is returned when -h was given; the usage has been printed.
 var errHelp = flag.ErrHelp
 
-// newFlagSet makes a subcommand's flag set, with its usage text printed to
-// w on -h and never on a parse error (the error message points at help).
-func newFlagSet(name, synopsis, about string, w io.Writer) *flag.FlagSet {
+// flagSet is a subcommand's flags with its help text.
+type flagSet struct {
+	*flag.FlagSet
+	help func() // prints the usage text on the command's stdout
+}
+
+// newFlagSet makes a subcommand's flag set. Its usage text is printed to w
+// on -h only: a parse error is one line that points at help.
+func newFlagSet(name, synopsis, about string, w io.Writer) *flagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
+	fs.Usage = func() {} // the flag package calls it on every error
+	return &flagSet{FlagSet: fs, help: func() {
 		fmt.Fprintf(w, "usage: zyx-tt %s %s\n\n%s\n\nFlags:\n", name, synopsis, about)
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
-	}
-	return fs
+	}}
 }
 
 // parseFlags parses args, allowing flags after positional arguments as the
 // go command does ("zyx-tt run examples/vadd --dev c"). It returns the
 // positional arguments.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+func parseFlags(fs *flagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if err == flag.ErrHelp {
-				return nil, errHelp // Parse has printed the usage
+				fs.help()
+				return nil, errHelp
 			}
-			return nil, usagef("%v", err)
+			return nil, flagError(fs.FlagSet, err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -47,6 +56,40 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// flagError is the usage error of a flag the flag package refused, in the
+// --name spelling the help uses, with the nearest flag for an unknown one.
+func flagError(fs *flag.FlagSet, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(name, "-")
+		return usagef("unknown flag --%s%s", name, didYouMean("--", name, flagNames(fs)))
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		return usagef("flag --%s needs a value", strings.TrimLeft(name, "-"))
+	}
+	// "invalid value "x" for flag -repeat: parse error"
+	if i := strings.Index(msg, " for flag -"); i >= 0 {
+		msg = msg[:i] + " for flag --" + msg[i+len(" for flag -"):]
+	}
+	return usagef("%s", msg)
+}
+
+// flagNames are the names fs defines.
+func flagNames(fs *flag.FlagSet) []string {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	return names
+}
+
+// didYouMean is " (did you mean PREFIX+NEAR?)" for the known name nearest
+// name, or "" when none is near.
+func didYouMean(prefix, name string, known []string) string {
+	if near := config.Suggest(name, known); near != "" {
+		return fmt.Sprintf(" (did you mean %s%s?)", prefix, near)
+	}
+	return ""
 }
 
 // listFlag collects a repeatable flag's values.

@@ -96,7 +96,7 @@ func TestIntegersCompareExactly(t *testing.T) {
 func TestPanicIsABugNotACrash(t *testing.T) {
 	saved := commands
 	t.Cleanup(func() { commands = saved })
-	commands = append(commands, command{"boom", "panics", func(context.Context, []string, io.Writer, io.Writer) error {
+	commands = append(commands, command{name: "boom", short: "panics", run: func(context.Context, []string, io.Writer, io.Writer) error {
 		var m map[string]int
 		m["x"]++ // a nil map write
 		return nil

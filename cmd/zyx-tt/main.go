@@ -4,8 +4,11 @@
 //
 // Usage:
 //
-//	zyx-tt probe [--json] [--backends LIST]
+//	zyx-tt probe [--json] [-L] [--backends LIST]
 //	zyx-tt run [flags] BUNDLE
+//	zyx-tt runtime install
+//	zyx-tt version [--json]
+//	zyx-tt completion bash|zsh|fish
 //
 // Exit status: 0 success, 1 failure, 2 usage error, 3 verification mismatch.
 // docs/probe.md describes the output (and its --json form), docs/programs.md
@@ -19,10 +22,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"syscall"
 
+	"github.com/zyxtt/zyxtt/backends"
 	_ "github.com/zyxtt/zyxtt/backends/all"
 )
 
@@ -84,16 +89,43 @@ func usagef(format string, args ...any) error {
 // report has already been printed.
 var errMismatch = errors.New("verification failed")
 
-// command is one subcommand.
+// command is one subcommand; each lives in a file of its name.
 type command struct {
 	name  string
 	short string
 	run   func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	// flags is the command's flag set, for completion.
+	flags func() *flagSet
+	// words are the command's fixed first arguments (completion's
+	// subcommands and shells), nil for none.
+	words []string
 }
 
-var commands = []command{
-	{"probe", "list the backends, their devices and hardware, and why a backend has none", cmdProbe},
-	{"run", "compile and run a program bundle, verify and time it", cmdRun},
+// commands is filled in init: completion reads the list.
+var commands []command
+
+func init() {
+	commands = []command{
+		{name: "probe", short: "list the backends, their devices and hardware, and why a backend has none", run: cmdProbe,
+			flags: func() *flagSet { return probeFlagSet(&probeFlags{}, io.Discard) }},
+		{name: "run", short: "compile and run a program bundle, verify and time it", run: cmdRun,
+			flags: func() *flagSet { return runFlagSet(&runFlags{}, &listFlag{}, &listFlag{}, &listFlag{}, io.Discard) }},
+		{name: "runtime", short: "build and install zyx-tt-runtime from this module's source", run: cmdRuntime,
+			flags: func() *flagSet { return runtimeFlagSet(&runtimeFlags{}, io.Discard) }, words: []string{"install", "where"}},
+		{name: "version", short: "print the versions of zyx-tt, its protocol and the runtime", run: cmdVersion,
+			flags: func() *flagSet { return versionFlagSet(new(bool), io.Discard) }},
+		{name: "completion", short: "print a shell completion script (bash, zsh, fish)", run: cmdCompletion,
+			flags: func() *flagSet { return completionFlagSet(io.Discard) }, words: completionShells},
+	}
+}
+
+// commandNames lists the commands, help included.
+func commandNames() []string {
+	names := []string{"help"}
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	return names
 }
 
 func main() { os.Exit(mainWithSignals()) }
@@ -114,6 +146,9 @@ func zyxMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	name := args[0]
+	if name == completeCommand {
+		return complete(args[1:], stdout)
+	}
 	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
 		if len(args) > 1 {
 			for _, c := range commands {
@@ -122,6 +157,8 @@ func zyxMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 					return exitOK
 				}
 			}
+			fmt.Fprintf(stderr, "zyx-tt help: unknown command %q%s\nRun 'zyx-tt help' for usage.\n", args[1], didYouMean("", args[1], commandNames()))
+			return exitUsage
 		}
 		mainUsage(stdout)
 		return exitOK
@@ -149,12 +186,15 @@ func zyxMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case errors.Is(context.Cause(ctx), errInterrupted) && errors.Is(err, context.Canceled):
 			fmt.Fprintf(stderr, "zyx-tt %s: %v: %v\n", name, errInterrupted, err)
 			return exitFailure
+		case errors.Is(err, backends.ErrCompile):
+			io.WriteString(stderr, compileReport(name, err))
+			return exitFailure
 		default:
 			fmt.Fprintf(stderr, "zyx-tt %s: %v\n", name, err)
 			return exitFailure
 		}
 	}
-	fmt.Fprintf(stderr, "zyx-tt %s: unknown command\nRun 'zyx-tt help' for usage.\n", name)
+	fmt.Fprintf(stderr, "zyx-tt: unknown command %q%s\nRun 'zyx-tt help' for usage.\n", name, didYouMean("", name, commandNames()))
 	return exitUsage
 }
 
@@ -174,8 +214,36 @@ func mainUsage(w io.Writer) {
 	var b strings.Builder
 	b.WriteString("zyx-tt runs compute programs on Tenstorrent cards and on CUDA, OpenCL,\nVulkan, C and CBLAS devices.\n\nUsage:\n\n\tzyx-tt <command> [arguments]\n\nThe commands are:\n\n")
 	for _, c := range commands {
-		fmt.Fprintf(&b, "\t%-8s %s\n", c.name, c.short)
+		fmt.Fprintf(&b, "\t%-10s %s\n", c.name, c.short)
 	}
 	b.WriteString("\nUse 'zyx-tt help <command>' for more about a command.\n")
 	io.WriteString(w, b.String())
+}
+
+// compilerError is a compiler's diagnostic line: FILE:LINE[:COL]: error: …
+var compilerError = regexp.MustCompile(`(?m)^[^\s:][^:\n]*:\d+(:\d+)?: (fatal )?error: .*$`)
+
+// compileReport is a failed compile as the user's compile error: the
+// compiler's first error line (file:line first), then the whole log, then
+// what was being compiled for which device.
+func compileReport(name string, err error) string {
+	msg := err.Error()
+	first := compilerError.FindString(msg)
+	if first == "" {
+		return fmt.Sprintf("zyx-tt %s: %s\n", name, msg)
+	}
+	// What precedes the compiler's output says what was compiled where.
+	file, _, _ := strings.Cut(first, ":")
+	head, log := msg, ""
+	if i := strings.Index(msg, file+":"); i >= 0 {
+		head, log = msg[:i], msg[i:]
+	}
+	head = strings.TrimRight(head, ": \n")
+	var b strings.Builder
+	fmt.Fprintf(&b, "zyx-tt %s: %s\n", name, first)
+	if log != "" {
+		b.WriteString(strings.TrimRight(log, "\n") + "\n")
+	}
+	fmt.Fprintf(&b, "(%s)\n", head)
+	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -148,8 +149,24 @@ func TestUsage(t *testing.T) {
 		{nil, exitUsage, "stderr", "Usage:"},
 		{[]string{"help"}, exitOK, "stdout", "zyx-tt <command>"},
 		{[]string{"help", "run"}, exitOK, "stdout", "--verify"},
-		{[]string{"bogus"}, exitUsage, "stderr", "unknown command"},
-		{[]string{"probe", "--nope"}, exitUsage, "stderr", "flag provided but not defined: -nope"},
+		{[]string{"bogus"}, exitUsage, "stderr", `unknown command "bogus"`},
+		{[]string{"prbe"}, exitUsage, "stderr", `unknown command "prbe" (did you mean probe?)`},
+		{[]string{"help", "rnu"}, exitUsage, "stderr", `unknown command "rnu" (did you mean run?)`},
+		{[]string{"probe", "--nope"}, exitUsage, "stderr", "unknown flag --nope"},
+		{[]string{"probe", "--jsno"}, exitUsage, "stderr", "unknown flag --jsno (did you mean --json?)"},
+		{[]string{"run", "testdata/bundles/vadd", "--devv", "c"}, exitUsage, "stderr", "unknown flag --devv (did you mean --dev?)"},
+		{[]string{"run", "testdata/bundles/vadd", "--repeat", "x"}, exitUsage, "stderr", `invalid value "x" for flag --repeat`},
+		{[]string{"run", "testdata/bundles/vadd", "--dev"}, exitUsage, "stderr", "flag --dev needs a value"},
+		{[]string{"run", "testdata/bundles/vadd", "--dev", "tpu"}, exitUsage, "stderr", "--dev tpu: unknown device; give one of auto, fastest, c, cblas, cuda, dummy"},
+		{[]string{"run", "testdata/bundles/vadd", "--dev", "tt-emy:0"}, exitUsage, "stderr", "--dev tt-emy:0: unknown device (did you mean tt-emu?)"},
+		{[]string{"run", "testdata/bundles/vadd", "--dev", "auto:1"}, exitUsage, "stderr", "--dev auto:1: unknown device"},
+		{[]string{"run", "testdata/bundles/vadd", "--verify=cuad"}, exitUsage, "stderr", "--verify cuad: unknown device (did you mean cuda?)"},
+		{[]string{"version", "x"}, exitUsage, "stderr", `unexpected argument "x"`},
+		{[]string{"completion"}, exitUsage, "stderr", "want one shell"},
+		{[]string{"completion", "bsh"}, exitUsage, "stderr", `unknown shell "bsh" (did you mean bash?)`},
+		{[]string{"runtime"}, exitUsage, "stderr", "want install or where"},
+		{[]string{"runtime", "instal"}, exitUsage, "stderr", `unknown runtime command "instal" (did you mean install?)`},
+		{[]string{"runtime", "install", "-j", "0"}, exitUsage, "stderr", "-j 0: must be 1 or more"},
 		{[]string{"probe", "extra"}, exitUsage, "stderr", `unexpected argument "extra"`},
 		{[]string{"probe", "--backends", "c,warp"}, exitUsage, "stderr", `unknown backend "warp"`},
 		{[]string{"run"}, exitUsage, "stderr", "want exactly one BUNDLE"},
@@ -173,6 +190,14 @@ func TestUsage(t *testing.T) {
 				out = r.stdout
 			}
 			require.Contains(t, out, tc.substr)
+			if tc.code == exitUsage && len(tc.args) > 0 { // bare zyx-tt prints the usage, as go does
+				// The message comes first, on one line, then where help is.
+				lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+				require.Len(t, lines, 2, r.stderr)
+				require.Contains(t, lines[0], tc.substr)
+				require.True(t, strings.HasPrefix(lines[1], "Run 'zyx-tt help"), r.stderr)
+				require.Empty(t, r.stdout, "a usage error prints no usage text")
+			}
 		})
 	}
 	t.Run("help is printed once", func(t *testing.T) {
@@ -270,5 +295,45 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	case <-exited:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the second signal did not exit")
+	}
+}
+
+// probe -L prints one line a device, as nvidia-smi -L does.
+func TestProbeList(t *testing.T) {
+	root, err := filepath.Abs("../../tt/testdata/sysfs/n300")
+	require.NoError(t, err)
+	r := cli(t, cliEnv{sysfs: root}, "probe", "-L", "--backends", "dummy,c")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
+	var rep probeReport
+	j := cli(t, cliEnv{sysfs: root}, "probe", "--json", "--backends", "dummy,c")
+	require.NoError(t, json.Unmarshal([]byte(j.stdout), &rep))
+	n := 0
+	for _, b := range rep.Backends {
+		for _, d := range b.Devices {
+			require.Regexp(t, `^`+regexpQuote(d.Name)+`: .+ \(.*pool `+regexpQuote(d.Pool)+`\)$`, lines[n])
+			n++
+		}
+	}
+	require.Len(t, lines, n, r.stdout)
+	require.Contains(t, r.stdout, "dummy: ")
+	require.Equal(t, r.stdout, cli(t, cliEnv{sysfs: root}, "probe", "--list", "--backends", "dummy,c").stdout)
+}
+
+func regexpQuote(s string) string { return regexp.QuoteMeta(s) }
+
+// Every JSON document the command prints carries schema_version.
+func TestSchemaVersionInEveryJSON(t *testing.T) {
+	for _, args := range [][]string{
+		{"probe", "--json", "--backends", "dummy"},
+		{"probe", "--perf", "--json"},
+		{"version", "--json"},
+		{"run", "--json", testBundle, "--dev", "c", "--set", "n=100"},
+	} {
+		r := cli(t, cliEnv{}, args...)
+		require.Equal(t, exitOK, r.code, "%v: %s", args, r.stderr)
+		var doc map[string]any
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &doc), "%v", args)
+		require.EqualValues(t, 1, doc["schema_version"], "%v", args)
 	}
 }

@@ -2,20 +2,27 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"sort"
 	"strings"
 
+	json "github.com/goccy/go-json"
+
 	"github.com/zyxtt/zyxtt/backends"
 )
 
+// schemaVersion is the schema_version of every JSON document the command
+// prints (probe, probe --perf, version); run's is bundle.ReportSchemaVersion.
+// It changes when a field changes meaning or goes away.
+const schemaVersion = 1
+
 // probeReport is `zyx-tt probe --json` (docs/probe.md).
 type probeReport struct {
-	Config   probeConfig    `json:"config"`
-	Backends []probeBackend `json:"backends"`
+	SchemaVersion int            `json:"schema_version"`
+	Config        probeConfig    `json:"config"`
+	Backends      []probeBackend `json:"backends"`
 }
 
 type probeConfig struct {
@@ -46,14 +53,30 @@ type probeDevice struct {
 	Info      *backends.DeviceInfo `json:"info"`
 }
 
-func cmdProbe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("probe", "[--json] [--backends LIST] [--perf]",
+// probeFlags are probe's command line.
+type probeFlags struct {
+	json, perf, list bool
+	backends         string
+}
+
+func probeFlagSet(f *probeFlags, stdout io.Writer) *flagSet {
+	fs := newFlagSet("probe", "[--json] [-L] [--backends LIST] [--perf]",
 		"Probe lists every registered backend with its devices, or the reason it has\n"+
 			"none, and the hardware each backend found (for Tenstorrent: every card's PCI\n"+
-			"address, board, chips, DRAM, firmware, temperature and power).", stdout)
-	asJSON := fs.Bool("json", false, "print JSON (schema in docs/probe.md)")
-	perf := fs.Bool("perf", false, "list the performance record (what --dev fastest measured) instead")
-	only := fs.String("backends", "", "comma-separated backends to probe (default: all registered)")
+			"address, board, chips, DRAM, firmware, temperature and power). -L lists\n"+
+			"the devices alone, one a line.", stdout)
+	fs.BoolVar(&f.json, "json", false, "print JSON (schema in docs/probe.md)")
+	fs.BoolVar(&f.perf, "perf", false, "list the performance record (what --dev fastest measured) instead")
+	fs.BoolVar(&f.list, "L", false, "list the devices, one a line (as nvidia-smi -L)")
+	fs.BoolVar(&f.list, "list", false, "the same as -L")
+	fs.StringVar(&f.backends, "backends", "", "comma-separated backends to probe (default: all registered)")
+	return fs
+}
+
+func cmdProbe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f probeFlags
+	fs := probeFlagSet(&f, stdout)
+	asJSON, perf, only := &f.json, &f.perf, &f.backends
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -94,6 +117,8 @@ func cmdProbe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := enc.Encode(rep); err != nil {
 			return err
 		}
+	} else if f.list {
+		writeDeviceList(stdout, rep)
 	} else {
 		writeProbe(stdout, rep)
 	}
@@ -103,7 +128,7 @@ func cmdProbe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func probe(ctx context.Context, rt *backends.Runtime) probeReport {
-	rep := probeReport{Config: configOf(rt)}
+	rep := probeReport{SchemaVersion: schemaVersion, Config: configOf(rt)}
 	for _, name := range rt.Registered() {
 		st, err := rt.Backend(ctx, name)
 		if err != nil {
@@ -163,6 +188,30 @@ func writeProbe(w io.Writer, rep probeReport) {
 					fmt.Fprintf(w, "      problem: %s\n", p)
 				}
 			}
+		}
+	}
+}
+
+// writeDeviceList is probe -L: one line a device, "NAME: HARDWARE (facts)".
+func writeDeviceList(w io.Writer, rep probeReport) {
+	for _, b := range rep.Backends {
+		for _, d := range b.Devices {
+			in := d.Info
+			facts := []string{string(in.Kind)}
+			if in.Emulated {
+				facts = append(facts, "emulated")
+			}
+			if in.SoftwareImpl {
+				facts = append(facts, "software implementation")
+			}
+			if in.Cores > 0 {
+				facts = append(facts, fmt.Sprintf("%d cores", in.Cores))
+			}
+			if in.Memory > 0 {
+				facts = append(facts, "memory "+iecBytes(float64(in.Memory)))
+			}
+			facts = append(facts, "pool "+d.Pool)
+			fmt.Fprintf(w, "%s: %s (%s)\n", d.Name, oneLine(in.Name), strings.Join(facts, ", "))
 		}
 	}
 }
@@ -247,8 +296,9 @@ func joinUints(v []uint64, sep string) string {
 
 // perfReport is `zyx-tt probe --perf --json`.
 type perfReport struct {
-	Path    string               `json:"path"`
-	Entries []backends.PerfEntry `json:"entries"`
+	SchemaVersion int                  `json:"schema_version"`
+	Path          string               `json:"path"`
+	Entries       []backends.PerfEntry `json:"entries"`
 }
 
 // probePerf lists the performance record.
@@ -257,7 +307,7 @@ func probePerf(w io.Writer, asJSON bool) error {
 	if rec == nil {
 		return fmt.Errorf("no performance record (no cache directory, or %s=off)", backends.EnvPerfRecord)
 	}
-	rep := perfReport{Path: rec.Path, Entries: rec.Entries()}
+	rep := perfReport{SchemaVersion: schemaVersion, Path: rec.Path, Entries: rec.Entries()}
 	if rep.Entries == nil {
 		rep.Entries = []backends.PerfEntry{}
 	}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/vbauerster/cupwriter"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/sys/unix"
@@ -12,7 +13,9 @@ import (
 )
 
 // progress draws bars on a terminal and nothing elsewhere (CI logs, pipes,
-// files), so logs stay quiet. A nil *progress is valid and draws nothing.
+// files), so logs stay quiet: a spinner while the kernels build, bars for
+// the upload, the --repeat launches and the download. Each is removed from
+// the screen when its work ends, so the report follows a clean screen. A nil *progress is valid and draws nothing.
 type progress struct {
 	p *mpb.Progress
 }
@@ -22,7 +25,21 @@ func newProgress(w io.Writer) *progress {
 	if os.Getenv("ZYX_PROGRESS") == "0" || !isTerminal(w) {
 		return nil
 	}
-	return &progress{p: mpb.New(mpb.WithOutput(w), mpb.WithWidth(40))}
+	return &progress{p: mpb.New(mpb.WithConsoleWriter(sizedWriter{cupwriter.New(w, false)}), mpb.WithWidth(40))}
+}
+
+// sizedWriter is mpb's terminal writer with a size when the terminal
+// reports none: a pseudo-terminal whose size was never set (script(1)
+// without a terminal, some CI runners and editors) reports 0x0, and mpb
+// would draw no row at all.
+type sizedWriter struct{ *cupwriter.Writer }
+
+func (w sizedWriter) GetTermSize() (int, int, error) {
+	width, height, err := w.Writer.GetTermSize()
+	if err != nil || width <= 0 || height <= 0 {
+		return 80, 24, nil
+	}
+	return width, height, nil
 }
 
 func isTerminal(w io.Writer) bool {
@@ -45,7 +62,7 @@ func (p *progress) spinner(name string) *bar {
 	return &bar{p.p.AddSpinner(0,
 		mpb.PrependDecorators(decor.Name(name, decor.WC{W: 12, C: decor.DindentRight})),
 		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO)),
-		mpb.BarFillerClearOnComplete(),
+		mpb.BarRemoveOnComplete(),
 	)}
 }
 
@@ -67,6 +84,7 @@ func (p *progress) counter(name string, total int64, counters decor.Decorator) *
 	return &bar{p.p.AddBar(total,
 		mpb.PrependDecorators(decor.Name(name, decor.WC{W: 12, C: decor.DindentRight})),
 		mpb.AppendDecorators(counters),
+		mpb.BarRemoveOnComplete(),
 	)}
 }
 

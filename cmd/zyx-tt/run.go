@@ -3,18 +3,23 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	json "github.com/goccy/go-json"
+
 	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/bundle"
+	"github.com/zyxtt/zyxtt/internal/registry"
 )
 
 const runAbout = `Run compiles the program bundle BUNDLE (a directory, see docs/programs.md) on a
@@ -38,8 +43,9 @@ for outputs).
 bundle's float64 host reference when it has one, else on the C backend;
 --verify=DEV names the reference device. A mismatch exits with status 3.
 
---dprint shows what Tenstorrent kernels print (DPRINT) on stderr, one line
-each, tagged with the core and processor that printed it.`
+--dprint (or ZYX_EMU_DPRINT=1) shows what Tenstorrent kernels print (DPRINT)
+on stderr, one line each, tagged with the core and processor that printed it:
+core (r,c) PROCESSOR: TEXT.`
 
 // runFlags is the command line of `zyx-tt run`.
 type runFlags struct {
@@ -56,20 +62,26 @@ type runFlags struct {
 	dprint    bool
 }
 
-func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
+// runFlagSet defines run's flags into f and the repeatable lists.
+func runFlagSet(f *runFlags, sets, ins, outs *listFlag, stdout io.Writer) *flagSet {
 	fs := newFlagSet("run", "[flags] BUNDLE", runAbout, stdout)
-	f := &runFlags{}
 	fs.StringVar(&f.dev, "dev", "auto", "device: auto, fastest, tt, tt:N, tt-emu, tt-emu:N, cuda:N, opencl:N, vulkan:N, c, cblas")
 	fs.DurationVar(&f.budget, "budget", 0, "how long --dev fastest may measure, over every device (default 30s, or config select.budget_s)")
-	var sets, ins, outs listFlag
-	fs.Var(&sets, "set", "set a variable, `VAR=VALUE` (repeatable)")
-	fs.Var(&ins, "in", "input data, `NAME=FILE.npy|FILE.bin|random|random:LO:HI|const:V|iota` (repeatable)")
-	fs.Var(&outs, "out", "write an output, `NAME=FILE.npy|FILE.bin` (repeatable)")
+	fs.Var(sets, "set", "set a variable, `VAR=VALUE` (repeatable)")
+	fs.Var(ins, "in", "input data, `NAME=FILE.npy|FILE.bin|random|random:LO:HI|const:V|iota` (repeatable)")
+	fs.Var(outs, "out", "write an output, `NAME=FILE.npy|FILE.bin` (repeatable)")
 	fs.Var(&f.verify, "verify", "verify outputs; `--verify=DEV` names the reference device (default: host reference, else c)")
 	fs.IntVar(&f.repeat, "repeat", 0, "time `N` more launches with LaunchTimed and report min, median, max")
 	fs.BoolVar(&f.queue, "queue", false, "with --repeat N, also time N launches on the wall clock each waited for, against N queued with one wait")
 	fs.BoolVar(&f.json, "json", false, "print a JSON report (schema in docs/probe.md)")
 	fs.BoolVar(&f.dprint, "dprint", false, "show kernel DPRINT output on stderr, tagged with core and processor (Tenstorrent)")
+	return fs
+}
+
+func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
+	f := &runFlags{}
+	var sets, ins, outs listFlag
+	fs := runFlagSet(f, &sets, &ins, &outs, stdout)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return nil, err
@@ -95,6 +107,14 @@ func parseRunFlags(args []string, stdout io.Writer) (*runFlags, error) {
 	}
 	if f.out, f.outOrder, err = outs.pairs("out"); err != nil {
 		return nil, err
+	}
+	if err := checkSelector("dev", f.dev); err != nil {
+		return nil, err
+	}
+	if f.verify.value != "" {
+		if err := checkSelector("verify", f.verify.value); err != nil {
+			return nil, err
+		}
 	}
 	for name, spec := range f.in {
 		if _, err := bundle.ParseGen(spec); err != nil && !bundle.IsFileSpec(spec) {
@@ -131,6 +151,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	opts := backends.Options{}
+	if v := os.Getenv("ZYX_EMU_DPRINT"); v != "" && v != "0" {
+		f.dprint = true // the emulator's own switch means --dprint here
+	}
 	if f.dprint {
 		opts.KernelOutput = &lockedWriter{w: stderr}
 	}
@@ -240,4 +263,36 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// checkSelector refuses a device selector that names no backend and no
+// device prefix of this build (a usage error, exit status 2), listing the
+// valid ones. Whether the device exists on this host is for the run to say.
+func checkSelector(flagName, sel string) error {
+	prefix, _, _ := strings.Cut(sel, ":")
+	valid := deviceSelectors()
+	if slices.Contains(valid, prefix) && (prefix != "auto" && prefix != "fastest" || prefix == sel) {
+		return nil
+	}
+	return usagef("--%s %s: unknown device%s; give one of %s, or BACKEND:N (zyx-tt probe -L lists this host's devices)",
+		flagName, sel, didYouMean("", prefix, valid), strings.Join(valid, ", "))
+}
+
+// namedPrefixes are the device-name prefixes drivers claim besides their
+// backend names ("tt-emu").
+func namedPrefixes() []string {
+	var out []string
+	for _, name := range backends.Registered() {
+		d, err := registry.Lookup(name)
+		if err != nil {
+			continue
+		}
+		if dn, ok := d.(driver.DeviceNamer); ok {
+			for p := range dn.DeviceNamePrefixes() {
+				out = append(out, p)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }

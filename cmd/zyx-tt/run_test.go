@@ -436,3 +436,41 @@ func TestHostilePerformanceRecord(t *testing.T) {
 		})
 	}
 }
+
+// A kernel that does not compile on the device named is the user's compile
+// error: the compiler's first error line first, file:line leading, then the
+// compiler's output, then what was compiled where.
+func TestCompileErrorComesFirst(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS(testBundle)))
+	src, err := os.ReadFile(filepath.Join(dir, "vadd.c"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "vadd.c"), append(src, []byte("\nint broken(void) { return undeclared_name; }\n")...), 0o644))
+	r := cli(t, cliEnv{}, "run", dir, "--dev", "c")
+	require.Equal(t, exitFailure, r.code, r.stderr)
+	lines := strings.Split(r.stderr, "\n")
+	require.Regexp(t, `^zyx-tt run: vadd\.c:\d+:\d+: error: .*undeclared_name`, lines[0])
+	require.Contains(t, r.stderr, "\n(c: compile: compile failed")
+	require.NotContains(t, r.stderr, "no device for")
+
+	t.Run("tt-emu", func(t *testing.T) {
+		env := runtimeEnv(t)
+		if env == nil {
+			t.Skip("no built zyx-tt-runtime (make runtime): the emulator's compile error is not checked")
+		}
+		env["ZYX_TT_EMU"] = "1"
+		env["XDG_CACHE_HOME"] = t.TempDir()
+		dir := t.TempDir()
+		for name, body := range map[string]string{
+			"manifest.json": `{"name": "broken", "params": [], "outputs": []}`,
+			"tt.json":       `{"kernels": [{"processor": "riscv_0", "cores": [[0, 0, 0, 0]], "source": "k.cpp"}]}`,
+			"k.cpp":         "void kernel_main() {\n  not_a_function();\n}\n",
+		} {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+		}
+		r := cli(t, cliEnv{config: "{}", extra: env}, "run", dir, "--dev", "tt-emu")
+		require.Equal(t, exitFailure, r.code, r.stderr)
+		require.Regexp(t, `^zyx-tt run: k\.cpp:2:\d+: error: .*not_a_function`, r.stderr)
+		require.NotContains(t, r.stderr, "no device for")
+	})
+}

@@ -2,11 +2,12 @@ package config
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"unicode/utf8"
+
+	json "github.com/goccy/go-json"
 )
 
 // kind is the JSON type of a value.

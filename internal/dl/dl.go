@@ -90,7 +90,32 @@ func openFirst(sonames []string, bind func(uintptr) error, open func(string) (ui
 	if len(errs) == 0 {
 		return 0, "", ErrNoCandidates
 	}
-	return 0, "", errors.Join(errs...)
+	return 0, "", joinLine(errs)
+}
+
+// lineJoined is errors joined on one line with "; ": a reason is shown in
+// a list of reasons, one a line. errors.Is and As see every one.
+type lineJoined []error
+
+func (e lineJoined) Error() string {
+	parts := make([]string, len(e))
+	for i, err := range e {
+		parts[i] = err.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (e lineJoined) Unwrap() []error { return e }
+
+// joinLine joins errs into one error of one line; nil for none.
+func joinLine(errs []error) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return lineJoined(errs)
 }
 
 // naming is err prefixed with the soname, unless the message starts with
@@ -142,7 +167,7 @@ func resolve(syms []Symbol, lookup func(string) (uintptr, error)) error {
 			errs = append(errs, failed...)
 		}
 	}
-	return errors.Join(errs...)
+	return joinLine(errs)
 }
 
 // Library is an opened library: its handle and the soname that opened it.

@@ -43,11 +43,11 @@ func TestOpenFirst(t *testing.T) {
 		{"first opens", []string{"libgood.so", "libgood2.so"}, "libgood.so", 2, nil, nil, ""},
 		{"falls through missing and unbindable", []string{"libnone.so", "libnosym.so", "libgood2.so"}, "libgood2.so", 3, []uintptr{1}, nil, ""},
 		{"none works", []string{"libnone.so", "libnosym.so"}, "", 0, []uintptr{1}, []error{errMissing, errBind},
-			"libnone.so: cannot open shared object file\nlibnosym.so: missing symbol f"},
+			"libnone.so: cannot open shared object file; libnosym.so: missing symbol f"},
 		{"nothing to try", nil, "", 0, nil, []error{ErrNoCandidates}, "no library names to try"},
 		{"only empty names", []string{"", ""}, "", 0, nil, []error{ErrNoCandidates}, "no library names to try"},
 		{"empty and repeated names are tried once", []string{"", "libnosym.so", "libnone.so", "libnosym.so", "libnone.so"}, "", 0, []uintptr{1},
-			[]error{errMissing, errBind}, "libnosym.so: missing symbol f\nlibnone.so: cannot open shared object file"},
+			[]error{errMissing, errBind}, "libnosym.so: missing symbol f; libnone.so: cannot open shared object file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var closed []uintptr
@@ -90,7 +90,7 @@ func TestLoader(t *testing.T) {
 	l := Loader{What: "thing", Open: open, Close: func(uintptr) error { return nil }}
 	_, _, err := l.OpenFirst([]string{"liba.so.1", "", "/opt/libb.so", "liba.so.1"}, nil)
 	require.Equal(t, []string{"liba.so.1", "/opt/libb.so"}, tried)
-	require.EqualError(t, err, "thing not loaded: liba.so.1: cannot open shared object file: No such file or directory\n/opt/libb.so: wrong ELF class: ELFCLASS32",
+	require.EqualError(t, err, "thing not loaded: liba.so.1: cannot open shared object file: No such file or directory; /opt/libb.so: wrong ELF class: ELFCLASS32",
 		"a message that names its file keeps it once; one that does not gets the name")
 	h, name, err := l.OpenFirst([]string{"/opt/libb.so", "libc.so"}, nil)
 	require.NoError(t, err, "a nil bind accepts the first that opens")
@@ -128,7 +128,7 @@ func TestResolve(t *testing.T) {
 	require.Equal(t, []uintptr{10, 20}, []uintptr{f, g})
 	err := resolve([]Symbol{{Addr: &h, Name: "h"}, {Addr: &f, Name: "f"}, {Addr: &k, Name: "k"}}, lookup)
 	require.ErrorIs(t, err, errMissing)
-	require.EqualError(t, err, "symbol h: undefined symbol\nsymbol k: undefined symbol", "every missing symbol is named")
+	require.EqualError(t, err, "symbol h: undefined symbol; symbol k: undefined symbol", "every missing symbol is named")
 	require.Zero(t, h)
 }
 
@@ -151,7 +151,7 @@ func TestResolveAlternativesAndOptional(t *testing.T) {
 	err := resolve([]Symbol{{Addr: &f, Name: "null"}, {Addr: &g, Name: "x_v2", Alt: []string{"x"}}}, lookup)
 	require.ErrorIs(t, err, errNullSymbol)
 	require.ErrorIs(t, err, errMissing)
-	require.EqualError(t, err, "symbol null: null address\nsymbol x_v2: undefined symbol\nsymbol x: undefined symbol", "every name tried is reported")
+	require.EqualError(t, err, "symbol null: null address; symbol x_v2: undefined symbol; symbol x: undefined symbol", "every name tried is reported")
 }
 
 func TestLazyLoadsOnce(t *testing.T) {

@@ -6,14 +6,16 @@ package strictjson
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+
+	json "github.com/goccy/go-json"
 )
 
 // Error is a problem at one field of a document: Field is its JSON path
@@ -42,14 +44,14 @@ func Decode(data []byte, v any) error {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			if te.Field == "" {
-				return &Error{Err: fmt.Errorf("the file must hold one JSON object, got JSON %s", te.Value)}
+				return &Error{Err: fmt.Errorf("the file must hold one JSON object, got %s", jsonValue(te.Value))}
 			}
-			return &Error{jsonPath(reflect.TypeOf(v), te.Field), fmt.Errorf("want %s, got JSON %s", te.Type, te.Value)}
+			return &Error{jsonPath(reflect.TypeOf(v), te.Field), fmt.Errorf("want %s, got %s", JSONKind(te.Type), jsonValue(te.Value))}
 		}
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line, col := position(data, se.Offset)
-			return &Error{Err: fmt.Errorf("line %d column %d: %v", line, col, se)}
+			return &Error{Err: fmt.Errorf("line %d column %d: JSON syntax: %v", line, col, se)}
 		}
 		if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
 			field := m[1]
@@ -64,6 +66,83 @@ func Decode(data []byte, v any) error {
 		return &Error{Err: errors.New("trailing data after the JSON object")}
 	}
 	return nil
+}
+
+// JSONKind names what a JSON document holds for a value of Go type t, in
+// JSON's words ("a whole number", "a list of strings"): messages to users
+// never name Go types.
+func JSONKind(t reflect.Type) string {
+	if t == nil {
+		return "a value"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Implements(reflect.TypeFor[json.Unmarshaler]()) || reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
+		switch t.Kind() {
+		case reflect.Struct, reflect.Interface:
+			return "a value"
+		}
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "a whole number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return "a whole number ≥ 0"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list of " + plural(JSONKind(t.Elem()))
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "a value"
+}
+
+// plural turns "a string" into "strings" (for "a list of strings").
+func plural(kind string) string {
+	switch kind {
+	case "true or false":
+		return "true or false values"
+	case "an object":
+		return "objects"
+	case "a value":
+		return "values"
+	}
+	k := strings.TrimPrefix(kind, "a ")
+	if strings.HasPrefix(k, "list of ") {
+		return "lists of " + strings.TrimPrefix(k, "list of ")
+	}
+	if i := strings.Index(k, " ≥"); i >= 0 {
+		return k[:i] + "s" + k[i:]
+	}
+	return k + "s"
+}
+
+// jsonValue names the JSON value the decoder found ("string", "number
+// -1") as a user would.
+func jsonValue(v string) string {
+	kind, rest, _ := strings.Cut(v, " ")
+	switch kind {
+	case "string":
+		return "a string"
+	case "number":
+		if rest != "" {
+			return "the number " + rest
+		}
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "array":
+		return "a list"
+	case "object":
+		return "an object"
+	}
+	return v
 }
 
 var unknownField = regexp.MustCompile(`unknown field "([^"]*)"`)
@@ -149,6 +228,14 @@ func jsonPath(t reflect.Type, field string) string {
 	segs := strings.Split(field, ".")
 	var keep []string
 	for i, seg := range segs {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if _, err := strconv.Atoi(seg); err == nil && len(keep) > 0 && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			keep[len(keep)-1] += "[" + seg + "]" // an element: "vars[0]"
+			t = t.Elem()
+			continue
+		}
 		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
 			t = t.Elem()
 		}
