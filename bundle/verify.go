@@ -83,6 +83,12 @@ func (r *Run) Verify(ctx context.Context, target string, res *Execution) (*Verif
 		}
 		w := want[i]
 		tol := b.Ref.Tolerance(prm.DType, r.Vals)
+		if prm.DType == backends.F32 && tenstorrentMath(res.Device) && (b.Ref == nil || (b.Ref.Atol == nil && b.Ref.Rtol == nil)) {
+			// The card's FPU sees Float32 operands as TF32 (10-bit mantissa)
+			// and multiplies by fidelity phases: f32 results are judged as
+			// Tenstorrent math is (the bf16 tolerance), as on the emulator.
+			tol = b.Ref.Tolerance(backends.BF16, r.Vals)
+		}
 		var c Comparison
 		var pcc *PCCResult
 		if w.exact && got.exact {
@@ -278,4 +284,11 @@ func (r *Run) referenceDevice(ctx context.Context, p *backends.Program, target s
 	}
 	return nil, fmt.Errorf("%w: bundle %s has no reference, and no reference device can check the run on %s (%s): name another one with --verify=DEV",
 		backends.ErrInvalidArgument, r.B.Name, ran.Name(), strings.Join(why, "; "))
+}
+
+// tenstorrentMath reports whether a run's device computes with the Tensix
+// FPU's numerics: a Tenstorrent card or tt-emu (whose default numerics are
+// the card's).
+func tenstorrentMath(d *backends.Device) bool {
+	return d != nil && d.Backend() == "tt"
 }
