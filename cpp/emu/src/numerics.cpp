@@ -5,6 +5,7 @@
 #include "numerics.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace zyx::emu::hw {
 
@@ -221,6 +222,78 @@ uint8_t bfp_block(const uint16_t* v, bool bfp4, uint8_t* out) {
     out[i] = static_cast<uint8_t>(m ? (s << (bfp4 ? 3 : 7)) | m : 0);
   }
   return static_cast<uint8_t>(emax);
+}
+
+// The tile loops are written once (always inlined) and instantiated twice
+// on x86-64: for AVX-512F and for the baseline, picked once at run time.
+#define ZYX_NUM_INLINE inline __attribute__((always_inline))
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ZYX_NUM_AVX512 __attribute__((target("avx512f")))
+inline bool avx512() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return yes;
+}
+#else
+#define ZYX_NUM_AVX512
+inline bool avx512() { return false; }
+#endif
+
+// 16 lanes of the tile loops (numerics_tiles.inc).
+typedef int32_t vi16 __attribute__((vector_size(64)));
+typedef uint32_t vu16 __attribute__((vector_size(64)));
+typedef float vf16 __attribute__((vector_size(64)));
+
+namespace {
+
+// The operands of a matmul tile, split for the multipliers: exponent (0
+// for a zero), sign, and the two slices each phase may take.
+struct Split {
+  int32_t exp[1024];
+  uint32_t sign[1024];
+  int32_t hi[1024], lo[1024];
+};
+
+void split(const uint32_t* v, Split& s, bool srca) {
+  for (int i = 0; i < 1024; i++) {
+    uint32_t x = v[i];
+    int32_t e = exp_of(x);
+    s.exp[i] = e;
+    s.sign[i] = x >> 31;
+    uint32_t m = ((x >> 13) & 0x3ffu) | 0x400u;
+    s.hi[i] = e ? int32_t(srca ? m >> 6 : m >> 4) : 0;
+    s.lo[i] = e ? int32_t(srca ? (m >> 1) & 31u : (m & 15u) << 3) : 0;
+  }
+}
+
+inline int fpos(int r, int c) { return ((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15) * 16 + (c & 15); }
+
+#define ZYX_TILES_TARGET ZYX_NUM_AVX512
+#define ZYX_TILES_NAME(f) f##_avx512
+#include "numerics_tiles.inc"
+#undef ZYX_TILES_TARGET
+#undef ZYX_TILES_NAME
+#define ZYX_TILES_TARGET
+#define ZYX_TILES_NAME(f) f##_base
+#include "numerics_tiles.inc"
+#undef ZYX_TILES_TARGET
+#undef ZYX_TILES_NAME
+
+}  // namespace
+
+void elwadd_tile(const uint32_t* a, const uint32_t* b, uint32_t* d, int n, bool sub, const Config& c) {
+  if (avx512()) elwadd_tile_avx512(a, b, d, n, sub, c);
+  else elwadd_tile_base(a, b, d, n, sub, c);
+}
+
+void matmul_tile(const uint32_t* in0, const uint32_t* in1, uint32_t* d, Fidelity f, const Config& c) {
+  static thread_local Split A, B;
+  split(in1, A, true);
+  split(in0, B, false);
+  if (avx512()) matmul_avx512(A, B, d, phases(f), c);
+  else matmul_base(A, B, d, phases(f), c);
 }
 
 }  // namespace zyx::emu::hw

@@ -117,6 +117,17 @@ uint16_t bfp_intermediate(uint32_t d, bool fp32_dest, bool precise);
 // exponent.
 uint8_t bfp_block(const uint16_t* v, bool bfp4, uint8_t* out);
 
+// ---- Whole tiles (the compute API's fast paths; equal to the element
+// model above, which the tests check) ----
+
+// d[i] = a[i] ± b[i] (ELWADD/ELWSUB without DST accumulation), n elements.
+void elwadd_tile(const uint32_t* a, const uint32_t* b, uint32_t* d, int n, bool sub, const Config& c);
+// DST += in0 * in1 for 32x32 face-ordered tiles of source values, as
+// tt-llk's matmul issues MVMUL: in0 in SrcB, in1 in SrcA; for every phase
+// of the fidelity, each output element takes the MVMUL of k 0-15, then of
+// k 16-31 (mvmul_phase for each).
+void matmul_tile(const uint32_t* in0, const uint32_t* in1, uint32_t* d, Fidelity f, const Config& c);
+
 // ---- Helpers shared by the compute API ----
 
 // Rounds an f32 word to the bf16 grid as the 16-bit DST holds it, half away

@@ -62,6 +62,7 @@ void hw_binary(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d, b
     return;
   }
   const bool sub = op == ZYX_BIN_SUB;
+  if (!acc) return hw::elwadd_tile(a, b, d, 1024, sub, c);
   for (int i = 0; i < 1024; i++) d[i] = hw::elwadd(a[i], b[i], sub, d[i], acc, c);
 }
 
@@ -73,14 +74,7 @@ void hw_matmul(uint32_t dst, const uint32_t* in0, const uint32_t* in1) {
   uint32_t* d = dst_tile(dst);
   if (!(cs.dst_written & (1u << dst))) std::memset(d, 0, 4096);
   const hw::Config c = hw_config();
-  const int np = hw::phases(static_cast<hw::Fidelity>(cs.math_fidelity));
-  for (int p = 0; p < np; p++)
-    for (int r = 0; r < 32; r++)
-      for (int col = 0; col < 32; col++) {
-        uint32_t& out = d[fidx(r, col)];
-        for (int kh = 0; kh < 2; kh++)
-          out = hw::mvmul_phase(in1 + fidx(16 * kh, col), 16, in0 + fidx(r, 16 * kh), 1, out, p, c);
-      }
+  hw::matmul_tile(in0, in1, d, static_cast<hw::Fidelity>(cs.math_fidelity), c);
   mark(dst, c.fp32_dest ? DstKind::F32 : DstKind::BF16);
 }
 

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "numerics.hpp"
 
@@ -269,6 +270,46 @@ void properties() {
   EXPECT(bad, 0);
 }
 
+// Words with the edge cases mixed in: exponents near 1 and far apart,
+// zeros, denormals, infinities, NaN, TF32 low bits.
+uint32_t word(std::mt19937& rng) {
+  static const uint32_t special[] = {0, 0x80000000u, 0x00400000u, 0x7f800000u, 0xff800000u, 0x7fc00000u,
+                                     0x3f800000u, 0x3b800000u, 0x7f7f0000u, 0x00800000u, 0xbf802000u, 0x3fffe000u};
+  uint32_t k = rng() % 100, sign = (rng() & 1) << 31, mant = rng() & 0x7fe000u;
+  if (k < 8) return special[rng() % 12];
+  if (k < 25) return sign | ((rng() % 256) << 23) | mant;
+  return sign | ((118 + rng() % 16) << 23) | mant;
+}
+
+// The whole-tile fast paths against the element model.
+void tiles() {
+  std::mt19937 rng(7);
+  for (const Config& c : {kBf16, kFp32, kFp32Bh}) {
+    std::vector<uint32_t> a(4096), b(4096), d(4096);
+    for (int i = 0; i < 4096; i++) a[i] = word(rng), b[i] = word(rng);
+    for (bool sub : {false, true}) {
+      elwadd_tile(a.data(), b.data(), d.data(), 4096, sub, c);
+      int bad = 0;
+      for (int i = 0; i < 4096; i++) bad += d[i] != elwadd(a[i], b[i], sub, 0, false, c);
+      EXPECT(bad, 0);
+    }
+    auto fp = [](int r, int col) { return ((r >> 4) * 2 + (col >> 4)) * 256 + (r & 15) * 16 + (col & 15); };
+    for (Fidelity f : {Fidelity::LoFi, Fidelity::HiFi2, Fidelity::HiFi3, Fidelity::HiFi4}) {
+      std::vector<uint32_t> want(1024), got(1024);
+      for (int i = 0; i < 1024; i++) want[i] = got[i] = (i % 3) ? word(rng) & (c.fp32_dest ? ~0u : 0xffff0000u) : 0;
+      for (int p = 0; p < phases(f); p++)
+        for (int r = 0; r < 32; r++)
+          for (int col = 0; col < 32; col++)
+            for (int kh = 0; kh < 2; kh++)
+              want[fp(r, col)] = mvmul_phase(&b[fp(16 * kh, col)], 16, &a[fp(r, 16 * kh)], 1, want[fp(r, col)], p, c);
+      matmul_tile(a.data(), b.data(), got.data(), f, c);
+      int bad = 0;
+      for (int i = 0; i < 1024; i++) bad += got[i] != want[i];
+      EXPECT(bad, 0);
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -278,6 +319,7 @@ int main() {
   mvmul_words();
   pack_words();
   properties();
+  tiles();
   if (failures) {
     std::fprintf(stderr, "%d failure(s)\n", failures);
     return 1;
