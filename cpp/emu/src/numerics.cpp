@@ -168,24 +168,6 @@ uint32_t mvmul_phase(const uint32_t* a, int a_stride, const uint32_t* b, int b_s
   return accumulate(g, 2, dst, c);
 }
 
-uint16_t pack_bf16(uint32_t d, bool fp32_dest) {
-  uint32_t h;
-  if (fp32_dest) {
-    if ((d & 0x7fffffffu) > 0x7f800000u) d = (d & 0x80000000u) | 0x7f800000u;
-    h = (d + 0x8000u) >> 16;
-  } else {
-    h = d >> 16;
-    if ((h & 0x7fffu) > 0x7f80u) h = (h & 0x8000u) | 0x7f80u;
-  }
-  if ((h & 0x7fffu) < 0x80u) h = 0;
-  return static_cast<uint16_t>(h);
-}
-
-uint32_t pack_f32(uint32_t d, bool fp32_dest) {
-  if (fp32_dest) return d;
-  return uint32_t(pack_bf16(d, false)) << 16;
-}
-
 uint16_t bfp_intermediate(uint32_t d, bool fp32_dest, bool precise) {
   uint32_t h;
   if (fp32_dest) {

@@ -96,10 +96,22 @@ inline uint32_t dst_to_src(uint32_t d) { return d & 0xffffe000u; }
 
 // DST word to bf16: a 32-bit DST rounds half away from zero; NaN becomes
 // infinity of its sign; a denormal or zero result is +0.
-uint16_t pack_bf16(uint32_t d, bool fp32_dest);
+inline uint16_t pack_bf16(uint32_t d, bool fp32_dest) {
+  uint32_t h;
+  if (fp32_dest) {
+    uint32_t x = (d & 0x7fffffffu) > 0x7f800000u ? (d & 0x80000000u) | 0x7f800000u : d;
+    h = (x + 0x8000u) >> 16;
+  } else {
+    h = d >> 16;
+    h = (h & 0x7fffu) > 0x7f80u ? (h & 0x8000u) | 0x7f80u : h;
+  }
+  return static_cast<uint16_t>((h & 0x7fffu) < 0x80u ? 0u : h);
+}
 // DST word to float32: a 32-bit DST as it is; a 16-bit DST widened, NaN
 // becoming infinity and denormals +0.
-uint32_t pack_f32(uint32_t d, bool fp32_dest);
+inline uint32_t pack_f32(uint32_t d, bool fp32_dest) {
+  return fp32_dest ? d : uint32_t(pack_bf16(d, false)) << 16;
+}
 // The bf16 value the block-float packer starts from. Without
 // bfp8_pack_precise the packer's intermediate format is Bfp8_b: the value
 // is rounded to 6 mantissa bits (half up, on the bf16 bits; from a 32-bit

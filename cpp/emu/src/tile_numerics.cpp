@@ -20,7 +20,7 @@ hw::Config hw_config() {
   return c;
 }
 
-void unpack_src(uint32_t cb, uint32_t tile, uint32_t* out, const char* op) {
+ZYX_HOT void unpack_src(uint32_t cb, uint32_t tile, uint32_t* out, const char* op) {
   const uint8_t* src = front_tile(cb, tile, op);
   Format f = cb_of(cb).format;
   switch (f) {
@@ -49,7 +49,7 @@ void unpack_src(uint32_t cb, uint32_t tile, uint32_t* out, const char* op) {
   }
 }
 
-void hw_copy(const uint32_t* src, uint32_t* d) {
+ZYX_HOT void hw_copy(const uint32_t* src, uint32_t* d) {
   const hw::Config c = hw_config();
   for (int i = 0; i < 1024; i++) d[i] = hw::src_to_dst(src[i], c);
 }
@@ -113,18 +113,23 @@ void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, uint32_t dst, u
   mark(dst, c.fp32_dest ? DstKind::F32 : DstKind::BF16);
 }
 
-bool hw_pack(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
+ZYX_HOT bool hw_pack(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
   if (kind != DstKind::F32 && kind != DstKind::BF16) return false;
   const bool fp32 = kind == DstKind::F32;
   switch (f) {
     case Format::Float32: {
       uint32_t* o = reinterpret_cast<uint32_t*>(out);
-      for (int i = 0; i < 1024; i++) o[i] = hw::pack_f32(d[i], fp32);
+      if (fp32) std::memcpy(o, d, 4096);
+      else
+        for (int i = 0; i < 1024; i++) o[i] = hw::pack_f32(d[i], false);
       return true;
     }
     case Format::Float16_b: {
       uint16_t* o = reinterpret_cast<uint16_t*>(out);
-      for (int i = 0; i < 1024; i++) o[i] = hw::pack_bf16(d[i], fp32);
+      if (fp32)
+        for (int i = 0; i < 1024; i++) o[i] = hw::pack_bf16(d[i], true);
+      else
+        for (int i = 0; i < 1024; i++) o[i] = hw::pack_bf16(d[i], false);
       return true;
     }
     case Format::Bfp8_b:
