@@ -173,14 +173,13 @@ std::vector<uint8_t> expect_pack(const std::vector<uint32_t>& d, const std::stri
   return out;
 }
 
+// The little-endian word of n bytes at `at`, in hex.
 std::string hex(const std::vector<uint8_t>& b, size_t at, size_t n) {
-  std::string s;
-  char buf[8];
-  for (size_t i = at; i < at + n && i < b.size(); i++) {
-    std::snprintf(buf, sizeof buf, "%02x", b[i]);
-    s += buf;
-  }
-  return s;
+  uint32_t w = 0;
+  for (size_t i = 0; i < n && at + i < b.size(); i++) w |= uint32_t(b[at + i]) << (8 * i);
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%0*x", int(2 * n), w);
+  return buf;
 }
 
 void check_words(DeviceLayer& layer, const std::string& fid_name, bool fp32, bool precise) {
