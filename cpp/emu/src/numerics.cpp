@@ -270,6 +270,11 @@ void elwadd_tile(const uint32_t* a, const uint32_t* b, uint32_t* d, int n, bool 
   else elwadd_tile_base(a, b, d, n, sub, c);
 }
 
+void elwmul_tile(const uint32_t* a, const uint32_t* b, uint32_t* d, int n, Fidelity f, const Config& c) {
+  if (avx512()) elwmul_tile_avx512(a, b, d, n, phases(f), c);
+  else elwmul_tile_base(a, b, d, n, phases(f), c);
+}
+
 void matmul_tile(const uint32_t* in0, const uint32_t* in1, uint32_t* d, Fidelity f, const Config& c) {
   static thread_local Split A, B;
   split(in1, A, true);

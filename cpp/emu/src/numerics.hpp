@@ -134,6 +134,8 @@ uint8_t bfp_block(const uint16_t* v, bool bfp4, uint8_t* out);
 
 // d[i] = a[i] ± b[i] (ELWADD/ELWSUB without DST accumulation), n elements.
 void elwadd_tile(const uint32_t* a, const uint32_t* b, uint32_t* d, int n, bool sub, const Config& c);
+// d[i] = a[i] * b[i] (ELWMUL from DST = 0 through every phase of f).
+void elwmul_tile(const uint32_t* a, const uint32_t* b, uint32_t* d, int n, Fidelity f, const Config& c);
 // DST += in0 * in1 for 32x32 face-ordered tiles of source values, as
 // tt-llk's matmul issues MVMUL: in0 in SrcB, in1 in SrcA; for every phase
 // of the fidelity, each output element takes the MVMUL of k 0-15, then of

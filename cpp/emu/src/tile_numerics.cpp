@@ -57,8 +57,7 @@ ZYX_HOT void hw_copy(const uint32_t* src, uint32_t* d) {
 void hw_binary(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d, bool acc) {
   const hw::Config c = hw_config();
   if (op == ZYX_BIN_MUL) {
-    const hw::Fidelity f = static_cast<hw::Fidelity>(core().math_fidelity);
-    for (int i = 0; i < 1024; i++) d[i] = hw::elwmul(a[i], b[i], f, c);
+    hw::elwmul_tile(a, b, d, 1024, static_cast<hw::Fidelity>(core().math_fidelity), c);
     return;
   }
   const bool sub = op == ZYX_BIN_SUB;

@@ -293,6 +293,12 @@ void tiles() {
       for (int i = 0; i < 4096; i++) bad += d[i] != elwadd(a[i], b[i], sub, 0, false, c);
       EXPECT(bad, 0);
     }
+    for (Fidelity f : {Fidelity::LoFi, Fidelity::HiFi2, Fidelity::HiFi3, Fidelity::HiFi4}) {
+      elwmul_tile(a.data(), b.data(), d.data(), 4093, f, c);  // 4093: the scalar tail too
+      int bad = 0;
+      for (int i = 0; i < 4093; i++) bad += d[i] != elwmul(a[i], b[i], f, c);
+      EXPECT(bad, 0);
+    }
     auto fp = [](int r, int col) { return ((r >> 4) * 2 + (col >> 4)) * 256 + (r & 15) * 16 + (col & 15); };
     for (Fidelity f : {Fidelity::LoFi, Fidelity::HiFi2, Fidelity::HiFi3, Fidelity::HiFi4}) {
       std::vector<uint32_t> want(1024), got(1024);
