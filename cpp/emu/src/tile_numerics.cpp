@@ -77,10 +77,12 @@ void hw_matmul(uint32_t dst, const uint32_t* in0, const uint32_t* in1) {
   mark(dst, c.fp32_dest ? DstKind::F32 : DstKind::BF16);
 }
 
-// Sum reduction (REDUCE_ROW, REDUCE_COL, REDUCE_SCALAR) into DST as GAPOOL
-// computes it: the input in SrcA, the scaler in SrcB, 16 elements per dot
-// product, in face order, every fidelity phase; the scalar form sums the
-// column results again against 1.0.
+// Sum reduction (REDUCE_ROW, REDUCE_COL, REDUCE_SCALAR) into DST as
+// tt-llk's GAPOOLs compute it: the input in SrcA, the scaler in SrcB, a dot
+// product of 16 elements per face, face by face, every fidelity phase of
+// one face before the next. REDUCE_SCALAR pools the four faces into one row
+// of 16 column sums, moves it through SrcB (TF32) into a column of SrcA and
+// pools that against the scaler again.
 void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, uint32_t dst, uint32_t num_faces) {
   auto& cs = core();
   uint32_t* d = dst_tile(dst);
@@ -89,25 +91,24 @@ void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, uint32_t dst, u
   const int np = hw::phases(static_cast<hw::Fidelity>(cs.math_fidelity));
   uint32_t in[1024];
   for (int i = 0; i < 1024; i++) in[i] = uint32_t(i >> 8) < num_faces ? a[i] : 0;
-  uint32_t s[16], one[16];
-  for (int i = 0; i < 16; i++) s[i] = scaler, one[i] = 0x3f800000u;
+  uint32_t s[16];
+  for (int i = 0; i < 16; i++) s[i] = scaler;
   if (dim == ZYX_RED_ROW) {
-    for (int p = 0; p < np; p++)
-      for (int r = 0; r < 32; r++)
-        for (int h = 0; h < 2; h++) d[fidx(r, 0)] = hw::mvmul_phase(in + fidx(r, 16 * h), 1, s, 1, d[fidx(r, 0)], p, c);
+    for (int r = 0; r < 32; r++)
+      for (int h = 0; h < 2; h++)
+        for (int p = 0; p < np; p++) d[fidx(r, 0)] = hw::mvmul_phase(in + fidx(r, 16 * h), 1, s, 1, d[fidx(r, 0)], p, c);
   } else if (dim == ZYX_RED_COL) {
-    for (int p = 0; p < np; p++)
-      for (int col = 0; col < 32; col++)
-        for (int h = 0; h < 2; h++)
+    for (int col = 0; col < 32; col++)
+      for (int h = 0; h < 2; h++)
+        for (int p = 0; p < np; p++)
           d[fidx(0, col)] = hw::mvmul_phase(in + fidx(16 * h, col), 16, s, 1, d[fidx(0, col)], p, c);
   } else {
-    uint32_t colsum[32] = {};
-    for (int p = 0; p < np; p++)
-      for (int col = 0; col < 32; col++)
-        for (int h = 0; h < 2; h++) colsum[col] = hw::mvmul_phase(in + fidx(16 * h, col), 16, s, 1, colsum[col], p, c);
-    for (int i = 0; i < 32; i++) colsum[i] = hw::dst_to_src(colsum[i]);
-    for (int p = 0; p < np; p++)
-      for (int h = 0; h < 2; h++) d[0] = hw::mvmul_phase(colsum + 16 * h, 1, one, 1, d[0], p, c);
+    uint32_t v[16] = {};
+    for (int f = 0; f < 4; f++)
+      for (int col = 0; col < 16; col++)
+        for (int p = 0; p < np; p++) v[col] = hw::mvmul_phase(in + f * 256 + col, 16, s, 1, v[col], p, c);
+    for (int i = 0; i < 16; i++) v[i] = hw::dst_to_src(v[i]);
+    for (int p = 0; p < np; p++) d[0] = hw::mvmul_phase(v, 1, s, 1, d[0], p, c);
   }
   mark(dst, c.fp32_dest ? DstKind::F32 : DstKind::BF16);
 }

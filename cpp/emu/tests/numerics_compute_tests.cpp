@@ -43,6 +43,7 @@ void kernel_main() {
     case 8: reduce_tile<PoolType::SUM, ReduceDim::REDUCE_COL>(0, 1, 0, 0, 0); break;
     case 9: copy_tile_to_dst_init_short(0); copy_tile(0, 0, 0); break;
     case 10: transpose_wh_init(0, 16); transpose_wh_tile(0, 0, 0); break;
+    case 11: reduce_tile<PoolType::SUM, ReduceDim::REDUCE_SCALAR>(0, 1, 0, 0, 0); break;
     default: break;
   }
   tile_regs_commit();
@@ -54,8 +55,8 @@ void kernel_main() {
 }
 )";
 const char* kOpNames[] = {"add", "sub", "mul", "add bcast row", "mul bcast col", "mul bcast scalar",
-                          "matmul", "reduce row", "reduce col", "copy", "transpose"};
-constexpr uint32_t kNumOps = 11;
+                          "matmul", "reduce row", "reduce col", "copy", "transpose", "reduce scalar"};
+constexpr uint32_t kNumOps = 12;
 
 // bf16 words: mostly normal values near 1, with the edge cases mixed in.
 std::vector<uint16_t> bf16_words(uint32_t seed) {
@@ -135,15 +136,23 @@ std::vector<uint32_t> expect_dst(uint32_t op, const std::vector<uint32_t>& a, co
         for (int col = 0; col < 32; col++)
           for (int kh = 0; kh < 2; kh++)
             d[fi(r, col)] = hw::mvmul_phase(&b[fi(16 * kh, col)], 16, &a[fi(r, 16 * kh)], 1, d[fi(r, col)], p, c);
-  } else if (op == 7 || op == 8) {  // the scaler is b's first element
+  } else if (op == 7 || op == 8) {  // the scaler is b's first element; a face's phases, then the next face
     uint32_t s[16];
     for (auto& x : s) x = b[0];
-    for (int p = 0; p < np; p++)
-      for (int x = 0; x < 32; x++)
-        for (int h = 0; h < 2; h++) {
+    for (int x = 0; x < 32; x++)
+      for (int h = 0; h < 2; h++)
+        for (int p = 0; p < np; p++) {
           if (op == 7) d[fi(x, 0)] = hw::mvmul_phase(&a[fi(x, 16 * h)], 1, s, 1, d[fi(x, 0)], p, c);
           else d[fi(0, x)] = hw::mvmul_phase(&a[fi(16 * h, x)], 16, s, 1, d[fi(0, x)], p, c);
         }
+  } else if (op == 11) {  // four faces pooled into 16 column sums, then those (as TF32) pooled again
+    uint32_t s[16], v[16] = {};
+    for (auto& x : s) x = b[0];
+    for (int f = 0; f < 4; f++)
+      for (int col = 0; col < 16; col++)
+        for (int p = 0; p < np; p++) v[col] = hw::mvmul_phase(&a[f * 256 + col], 16, s, 1, v[col], p, c);
+    for (auto& x : v) x &= 0xffffe000u;
+    for (int p = 0; p < np; p++) d[0] = hw::mvmul_phase(v, 1, s, 1, d[0], p, c);
   } else if (op == 10) {
     for (int r = 0; r < 32; r++)
       for (int col = 0; col < 32; col++) d[fi(col, r)] = hw::src_to_dst(a[fi(r, col)], c);
