@@ -31,6 +31,7 @@ func (r *Run) Verify(ctx context.Context, target string, res *Execution) (*Verif
 	}
 	rep := &VerifyReport{OK: true}
 	want := map[int]expected{}
+	ttMath := tenstorrentMath(res.Device) // the run or its reference computed as the card does
 	if target == "" && b.Ref != nil {
 		rep.Against = "host"
 		w, err := r.hostReference()
@@ -52,6 +53,7 @@ func (r *Run) Verify(ctx context.Context, target string, res *Execution) (*Verif
 		defer sel.Executable.Release()
 		rep.Skipped = skipReports(sel.Skips)
 		rep.Against = sel.Device.Name()
+		ttMath = ttMath || tenstorrentMath(sel.Device)
 		ref, err := r.Execute(ctx, sel.Device, sel.Executable, p, 0, false)
 		if err != nil {
 			return nil, fmt.Errorf("reference run on %s: %w", sel.Device.Name(), err)
@@ -83,6 +85,13 @@ func (r *Run) Verify(ctx context.Context, target string, res *Execution) (*Verif
 		}
 		w := want[i]
 		tol := b.Ref.Tolerance(prm.DType, r.Vals)
+		if prm.DType == backends.F32 && ttMath && (b.Ref == nil || (b.Ref.Atol == nil && b.Ref.Rtol == nil)) {
+			// The card's FPU sees Float32 operands as TF32 (10-bit mantissa)
+			// and multiplies by fidelity phases: f32 results of a run on a
+			// Tenstorrent device, or checked against one, are judged as
+			// Tenstorrent math is (the bf16 tolerance), as on the emulator.
+			tol = b.Ref.Tolerance(backends.BF16, r.Vals)
+		}
 		var c Comparison
 		var pcc *PCCResult
 		if w.exact && got.exact {
@@ -278,4 +287,11 @@ func (r *Run) referenceDevice(ctx context.Context, p *backends.Program, target s
 	}
 	return nil, fmt.Errorf("%w: bundle %s has no reference, and no reference device can check the run on %s (%s): name another one with --verify=DEV",
 		backends.ErrInvalidArgument, r.B.Name, ran.Name(), strings.Join(why, "; "))
+}
+
+// tenstorrentMath reports whether a run's device computes with the Tensix
+// FPU's numerics: a Tenstorrent card or tt-emu (whose default numerics are
+// the card's).
+func tenstorrentMath(d *backends.Device) bool {
+	return d != nil && d.Backend() == "tt"
 }

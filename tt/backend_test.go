@@ -19,8 +19,15 @@ import (
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
 
-// TestMain checks that the tests leave no goroutine and no shm segment.
+// TestMain checks that the tests leave no goroutine and no shm segment. The
+// emulator the tests start computes in exact mode (ZYX_EMU_NUMERICS=exact):
+// they check the device layer's results against f32 references; the card's
+// numerics are checked word for word by the emulator's own tests
+// (emu_numerics_hw).
 func TestMain(m *testing.M) {
+	if os.Getenv("ZYX_EMU_NUMERICS") == "" {
+		os.Setenv("ZYX_EMU_NUMERICS", "exact")
+	}
 	os.Exit(leakcheck.Run(m, func() { _ = backends.CloseAll() }))
 }
 

@@ -504,7 +504,8 @@ func (r *resolver) kernel(k int, cores coreList) (ttruntime.Kernel, error) {
 		if f == "" {
 			f = "HiFi4"
 		}
-		out.ComputeConfig = &ttruntime.ComputeConfig{MathFidelity: f, FP32DestAcc: kd.FP32DestAcc, MathApproxMode: kd.MathApproxMode}
+		out.ComputeConfig = &ttruntime.ComputeConfig{MathFidelity: f, FP32DestAcc: kd.FP32DestAcc, MathApproxMode: kd.MathApproxMode,
+			Bfp8PackPrecise: kd.Bfp8PackPrecise}
 	}
 	var err error
 	if out.CompileArgs, err = r.argList(kd.CompileArgs, nil, what+" compile arg"); err != nil {

@@ -109,10 +109,13 @@ type Kernel struct {
 	RuntimeArgs []Arg
 	CommonArgs  []Arg
 	// The compute configuration (compute kernels only): MathFidelity is
-	// LoFi, HiFi2, HiFi3 or HiFi4 ("" means HiFi4).
-	MathFidelity   string
-	FP32DestAcc    bool
-	MathApproxMode bool
+	// LoFi, HiFi2, HiFi3 or HiFi4 ("" means HiFi4). Bfp8PackPrecise is
+	// tt-metal's bfp8_pack_precise: block-float outputs are packed from the
+	// DST format rather than through a 6-bit-mantissa intermediate.
+	MathFidelity    string
+	FP32DestAcc     bool
+	MathApproxMode  bool
+	Bfp8PackPrecise bool
 }
 
 // NamedArg is one named compile-time arg.

@@ -402,6 +402,9 @@ type ComputeConfig struct {
 	FP32DestAcc bool `json:"fp32_dest_acc,omitempty"`
 	// approximate SFPU math
 	MathApproxMode bool `json:"math_approx_mode,omitempty"`
+	// pack Bfp8_b/Bfp4_b from the DST format rather than through a 6-bit
+	// intermediate
+	Bfp8PackPrecise bool `json:"bfp8_pack_precise,omitempty"`
 }
 
 // CoreArgs are the runtime args of the cores of Cores.

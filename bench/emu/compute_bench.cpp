@@ -1,7 +1,10 @@
 // Emulator compute benchmark (make bench-emu runs it after emu_bench). All
 // ratios are against references measured in the same run:
-//   - bf16 eltwise add of 1M elements on an 8x8 grid (examples/add_bf16)
-//     against a plain C++ loop computing the same bf16 result;
+//   - bf16 eltwise add of 1M elements on an 8x8 grid (examples/add_bf16),
+//     with the card's numerics (the default) and exact (ZYX_EMU_NUMERICS=
+//     exact), against a plain C++ loop computing the same bf16 result;
+//   - the 512^3 matmul below with the card's numerics at LoFi, HiFi2 and
+//     HiFi4 against exact mode's throughput;
 //   - single-core bf16 matmul 640^3 (tt-metal's matmul_single_core shape):
 //     its time;
 //   - multi-core f32 matmul 512^3 on an 8x8 grid against OpenBLAS sgemm of the
@@ -11,7 +14,7 @@
 //     the emulator down;
 //   - the same 512^3 matmul with ZYX_EMU_THREADS = 1, 2, 4, ... host threads;
 //   - section "scaling" (bench/emu/scaling.sh): the 512^3 f32 matmul and the
-//     1M bf16 add, both on the 8x8 grid, for each thread count of
+//     1M bf16 add, both on the 8x8 grid, in exact mode, for each thread count of
 //     ZYX_BENCH_THREADS (a comma list; default 1, 2, 4, .. up to the host's),
 //     as a speed-up table against one thread.
 // The matmuls run the kernels of examples/matmul_bfp8 (tiled buffers, one
@@ -27,6 +30,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "numerics.hpp"
 
 #include "bench_util.hpp"
 #include "device_layer.hpp"
@@ -44,6 +49,21 @@ using zyx_test::to_bf16;
 namespace {
 
 int fi(int r, int c) { return zyx_test::face_index(r, c); }
+
+// ZYX_EMU_NUMERICS for a scope: exact or (false) the default, the card's.
+bool exact_mode() {
+  const char* e = std::getenv("ZYX_EMU_NUMERICS");
+  return e && std::string(e) == "exact";
+}
+struct Numerics {
+  bool was;
+  explicit Numerics(bool exact) : was(exact_mode()) { set(exact); }
+  ~Numerics() { set(was); }
+  static void set(bool exact) {
+    if (exact) setenv("ZYX_EMU_NUMERICS", "exact", 1);
+    else unsetenv("ZYX_EMU_NUMERICS");
+  }
+};
 
 // ZYX_EMU_EXAMPLES overrides the examples directory built in (a copy of the
 // tree elsewhere).
@@ -85,7 +105,15 @@ size_t check_add(Add& a) {
   std::vector<uint16_t> z(n);
   a.layer->read(a.bz, 0, reinterpret_cast<uint8_t*>(z.data()), n * 2);
   size_t bad = 0;
-  for (size_t i = 0; i < n; i++) bad += z[i] != to_bf16(from_bf16(a.x[i]) + from_bf16(a.y[i]));
+  const bool exact = exact_mode();
+  const zyx::emu::hw::Config c{false, true};  // 16-bit DST, Wormhole
+  for (size_t i = 0; i < n; i++) {
+    uint16_t want = exact ? to_bf16(from_bf16(a.x[i]) + from_bf16(a.y[i]))
+                          : zyx::emu::hw::pack_bf16(zyx::emu::hw::elwadd(uint32_t(a.x[i]) << 16,
+                                                                         uint32_t(a.y[i]) << 16, false, 0, false, c),
+                                                    false);
+    bad += z[i] != want;
+  }
   return bad;
 }
 
@@ -95,15 +123,25 @@ bool bench_add(int repeats) {
   const auto& x = a.x;
   const auto& y = a.y;
   std::vector<uint16_t> ref(n);
-  double emu = run_add(a, repeats);
+  double emu, exact;
+  size_t bad;
+  {
+    Numerics hw(false);
+    emu = run_add(a, repeats);
+    bad = check_add(a);
+  }
+  {
+    Numerics ex(true);
+    exact = run_add(a, repeats);
+    bad += check_add(a);
+  }
   double loop = best_ms(repeats * 4, [&] {
     for (uint32_t i = 0; i < n; i++) ref[i] = to_bf16(from_bf16(x[i]) + from_bf16(y[i]));
     asm volatile("" : : "r"(ref.data()) : "memory");
   });
-  size_t bad = check_add(a);
-  std::printf("bf16 add 1M, 8x8 grid:        emulated %.2f ms, plain loop %.3f ms, ratio %.2fx (target <= 3x); "
-              "%zu results differ\n",
-              emu, loop, emu / loop, bad);
+  std::printf("bf16 add 1M, 8x8 grid:        hardware numerics %.2f ms, exact %.2f ms, plain loop %.3f ms; "
+              "hardware/loop %.2fx, exact/loop %.2fx, hardware/exact %.2fx; %zu results differ\n",
+              emu, exact, loop, emu / loop, exact / loop, emu / exact, bad);
   return bad == 0;
 }
 
@@ -116,7 +154,8 @@ struct MM {
 };
 
 // c = a . b with tiled buffers; formats Float32 (fp32 DST) or Float16_b.
-MM make_mm(uint32_t M, uint32_t N, uint32_t K, bool f32, uint32_t rows, uint32_t cols) {
+MM make_mm(uint32_t M, uint32_t N, uint32_t K, bool f32, uint32_t rows, uint32_t cols,
+           const std::string& fidelity = "HiFi4") {
   MM m;
   m.M = M, m.N = N, m.K = K, m.f32 = f32;
   m.layer = make_emu_layer("n150", 0, "");
@@ -136,6 +175,7 @@ MM make_mm(uint32_t M, uint32_t N, uint32_t K, bool f32, uint32_t rows, uint32_t
   p.writer.runtime_args = {L("buffer_addr", 2), zyx_test::C(mt * nt), L("core_index"), L("num_cores")};
   p.cbs = {zyx_test::CB(0, fmt, tb, 2), zyx_test::CB(1, fmt, tb, 2), zyx_test::CB(16, fmt, tb, 2)};
   p.fp32_dest_acc = f32;
+  p.math_fidelity = fidelity;
   m.prog = m.layer->compile(zyx_test::one_group_program(p, rows, cols));
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> d(-1, 1);
@@ -239,10 +279,12 @@ std::vector<unsigned> thread_counts(unsigned hw) {
 
 // The speed-up table: both programs on the 8x8 grid for each thread count.
 bool bench_scaling(int repeats, unsigned hw) {
+  Numerics exact(true);
   MM m = make_mm(512, 512, 512, true, 8, 8);
   Add a = make_add();
   std::vector<unsigned> ts = thread_counts(hw);
-  std::printf("emulator scaling, 8x8 grid (64 emulated cores), best of %d; host threads %u\n", repeats, hw);
+  std::printf("emulator scaling, 8x8 grid (64 emulated cores), exact numerics, best of %d; host threads %u\n", repeats,
+              hw);
   std::printf("%8s  %14s %9s  %14s %9s\n", "threads", "f32 mm 512^3", "speed-up", "bf16 add 1M", "speed-up");
   double mm1 = 0, add1 = 0;
   bool ok = true;
@@ -282,12 +324,29 @@ int main(int argc, char** argv) {
       ok &= err < 2e-2;
     }
     if (what == "all" || what == "mm" || what == "scale") {
+      Numerics exact(true);
       MM m = make_mm(512, 512, 512, true, 8, 8);
       double ms = run_mm(m, repeats);
       double err = check_mm(m);
       ok &= err < 1e-5;
       double gf = 2.0 * 512 * 512 * 512 / (ms * 1e6);
-      std::printf("f32 matmul 512^3, 8x8 grid:   %.2f ms (%.1f GFLOP/s); max error %.2g of sum|a*b|\n", ms, gf, err);
+      std::printf("f32 matmul 512^3, 8x8 grid:   %.2f ms (%.1f GFLOP/s); max error %.2g of sum|a*b| (exact numerics)\n",
+                  ms, gf, err);
+      {
+        // The card's numerics: Float32 operands as TF32, fp32 DST, by fidelity.
+        Numerics card(false);
+        const struct {
+          const char* name;
+          double max_err;
+        } fids[] = {{"LoFi", 0.1}, {"HiFi2", 2e-2}, {"HiFi4", 2e-3}};
+        for (const auto& f : fids) {
+          MM h = make_mm(512, 512, 512, true, 8, 8, f.name);
+          double hms = run_mm(h, repeats), herr = check_mm(h);
+          ok &= herr < f.max_err;
+          std::printf("  hardware numerics, %-5s      %.2f ms, %.2fx exact mode's throughput; max error %.2g\n", f.name,
+                      hms, ms / hms, herr);
+        }
+      }
       double t1 = 0;
       if (what != "mm") {
         for (unsigned t = 1;; t = std::min(hw, t * 2)) {

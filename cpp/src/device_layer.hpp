@@ -178,6 +178,7 @@ struct ComputeConfig {
   MathFidelity math_fidelity = MathFidelity::HiFi4;
   bool fp32_dest_acc = false;
   bool math_approx_mode = false;
+  bool bfp8_pack_precise = false;  // Bfp8_b/Bfp4_b packed from the DST format
 };
 
 // Runtime args for the cores of `cores` (every core of a kernel has at most

@@ -587,6 +587,7 @@ class MetalLayer final : public DeviceLayer {
           c.math_fidelity = fidelity(kd.compute.math_fidelity);
           c.fp32_dest_acc_en = kd.compute.fp32_dest_acc;
           c.math_approx_mode = kd.compute.math_approx_mode;
+          c.bfp8_pack_precise = kd.compute.bfp8_pack_precise;
           c.compile_args = key.compile_args[k];
           c.defines = defines;
           c.named_compile_args = named;

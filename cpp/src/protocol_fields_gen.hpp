@@ -254,16 +254,19 @@ inline constexpr FieldSpec kComputeConfigSpecs[] = {
     {"math_fidelity", Type::Enum, false, kAllVariants, "", ""},
     {"fp32_dest_acc", Type::Bool, false, kAllVariants, "", ""},
     {"math_approx_mode", Type::Bool, false, kAllVariants, "", ""},
+    {"bfp8_pack_precise", Type::Bool, false, kAllVariants, "", ""},
 };
 inline constexpr const FieldSpec* kComputeConfigFields[] = {
     &kComputeConfigSpecs[0],
     &kComputeConfigSpecs[1],
-    &kComputeConfigSpecs[2]};
+    &kComputeConfigSpecs[2],
+    &kComputeConfigSpecs[3]};
 inline constexpr MessageSpec kComputeConfig{"ComputeConfig", kComputeConfigFields, -1};
 namespace compute_config {
 inline constexpr Field<MathFidelity> math_fidelity{&kComputeConfigSpecs[0], MathFidelity::HiFi4};
 inline constexpr Field<bool> fp32_dest_acc{&kComputeConfigSpecs[1], false};
 inline constexpr Field<bool> math_approx_mode{&kComputeConfigSpecs[2], false};
+inline constexpr Field<bool> bfp8_pack_precise{&kComputeConfigSpecs[3], false};
 }  // namespace compute_config
 
 // ---- Kernel

@@ -468,6 +468,7 @@ ComputeConfig compute_config(Obj& o) {
   cc.math_fidelity = o.read(c::math_fidelity);
   cc.fp32_dest_acc = o.read(c::fp32_dest_acc);
   cc.math_approx_mode = o.read(c::math_approx_mode);
+  cc.bfp8_pack_precise = o.read(c::bfp8_pack_precise);
   return cc;
 }
 

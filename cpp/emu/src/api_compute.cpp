@@ -73,6 +73,8 @@ void pack_to(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
   uint32_t tmp[1024];
   const uint32_t* src = d;
   uint32_t mode = cs.relu & 0xf;
+  // The packer's own conversions (ReLU and L1 accumulation: not yet).
+  if (core().hw_numerics && !mode && !cs.l1_acc && hw_pack(d, kind, out, f)) return;
   if ((mode || cs.l1_acc) && kind != DstKind::Int) {
     float thr = bf16_to_f32(static_cast<uint16_t>(cs.relu >> 16));
     for (int i = 0; i < 1024; i++) {
@@ -157,7 +159,13 @@ void api_copy_tile(uint32_t cb, uint32_t tile, uint32_t dst) {
   const uint8_t* src = front_tile(cb, tile, "copy_tile");
   Format f = cb_of(cb).format;
   DstKind k = dst_kind_for(f, core().run->fp32_dest_acc);
-  tile_unpack(src, f, d, k);
+  if (hw_path(f)) {
+    alignas(64) uint32_t s[1024];
+    unpack_src(cb, tile, s, "copy_tile");
+    hw_copy(s, d);
+  } else {
+    tile_unpack(src, f, d, k);
+  }
   uint32_t tr = core().cstate.copy_transpose;
   if (tr) transpose_tile(d, tr == 2);
   mark(dst, k);
@@ -197,6 +205,19 @@ void api_binary_bcast(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, u
       d[i] = v;
     }
     mark(dst, DstKind::Int);
+    return;
+  }
+  if (hw_path(f0, f1) && !(acc && had && core().dst_kind[dst] == DstKind::Int)) {
+    alignas(64) uint32_t a[1024], b[1024], bb[1024];
+    unpack_src(cb0, t0, a, "binary op");
+    unpack_src(cb1, t1, b, "binary op");
+    const uint32_t* bsrc = b;
+    if (bcast != ZYX_BC_NONE) {
+      for (int i = 0; i < 1024; i++) bb[i] = b[bcast_src(bcast, i, row)];
+      bsrc = bb;
+    }
+    hw_binary(op, a, bsrc, d, acc && had);
+    mark(dst, core().fp32_dest_acc ? DstKind::F32 : DstKind::BF16);
     return;
   }
   alignas(64) float a[1024], b[1024];
@@ -300,7 +321,13 @@ void api_transpose(uint32_t cb, uint32_t t, uint32_t dst) {
   Format f = cb_of(cb).format;
   DstKind k = dst_kind_for(f, core().run->fp32_dest_acc);
   uint32_t tmp[1024];
-  tile_unpack(front_tile(cb, t, "transpose_wh_tile"), f, tmp, k);
+  if (hw_path(f)) {
+    uint32_t s[1024];
+    unpack_src(cb, t, s, "transpose_wh_tile");
+    hw_copy(s, tmp);
+  } else {
+    tile_unpack(front_tile(cb, t, "transpose_wh_tile"), f, tmp, k);
+  }
   for (int r = 0; r < 32; r++)
     for (int c = 0; c < 32; c++) d[fidx(c, r)] = tmp[fidx(r, c)];
   mark(dst, k);
@@ -358,6 +385,17 @@ void api_compute_config(uint32_t key, uint32_t value) {
 void api_binary_reuse(uint32_t op, uint32_t reuse, uint32_t cb, uint32_t t, uint32_t dst) {
   if (op > ZYX_BIN_MUL) kernel_fail("unknown binary op " + std::to_string(op));
   uint32_t* d = dst_tile(dst);
+  DstKind dk = core().dst_kind[dst];
+  if (hw_path(cb_of(cb).format) && (dk == DstKind::F32 || dk == DstKind::BF16)) {
+    // DST moves to SrcA (DEST_TO_SRCA) or SrcB, the CB tile to the other.
+    alignas(64) uint32_t x[1024], c[1024];
+    for (int i = 0; i < 1024; i++) x[i] = hw::dst_to_src(d[i]);
+    unpack_src(cb, t, c, "binary_dest_reuse_tiles");
+    if (reuse == 2) hw_binary(op, c, x, d, false);
+    else hw_binary(op, x, c, d, false);
+    mark(dst, core().fp32_dest_acc ? DstKind::F32 : DstKind::BF16);
+    return;
+  }
   alignas(64) float x[1024], c[1024];
   dst_floats(dst, x);
   unpack_floats(cb, t, c, "binary_dest_reuse_tiles");
@@ -376,7 +414,13 @@ void api_unary_bcast(uint32_t bcast, uint32_t cb, uint32_t t, uint32_t dst) {
   Format f = cb_of(cb).format;
   DstKind k = dst_kind_for(f, core().run->fp32_dest_acc);
   uint32_t tmp[1024];
-  tile_unpack(front_tile(cb, t, "unary_bcast"), f, tmp, k);
+  if (hw_path(f)) {
+    uint32_t s[1024];
+    unpack_src(cb, t, s, "unary_bcast");
+    hw_copy(s, tmp);
+  } else {
+    tile_unpack(front_tile(cb, t, "unary_bcast"), f, tmp, k);
+  }
   for (int i = 0; i < 1024; i++) d[i] = tmp[bcast_src(bcast, i, 0)];
   mark(dst, k);
 }

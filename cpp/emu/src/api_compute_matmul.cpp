@@ -149,6 +149,15 @@ void reduce_into(uint32_t op, uint32_t dim, const float* a, float scale, uint32_
 void api_matmul(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst, uint32_t transpose) {
   auto& c = core();
   if (dst >= dst_capacity()) dst_tile(dst);  // reports the bad index
+  if (hw_path(cb_of(cb0).format, cb_of(cb1).format) &&
+      !((c.dst_written >> dst & 1) && c.dst_kind[dst] == DstKind::Int)) {
+    alignas(64) uint32_t a[1024], b[1024];
+    unpack_src(cb0, t0, a, "matmul_tiles");
+    unpack_src(cb1, t1, b, "matmul_tiles");
+    if (transpose == 1 || (transpose == 2 && c.cstate.mm_transpose)) transpose_tile(b, false);
+    hw_matmul(dst, a, b);
+    return;
+  }
   alignas(64) float ta[1024], tb[1024];
   const float* A = mm_operand(cb0, t0, ta, "matmul_tiles");
   const float* B = mm_operand(cb1, t1, tb, "matmul_tiles");
@@ -164,6 +173,16 @@ void api_matmul(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t d
 }
 
 void api_reduce(uint32_t op, uint32_t dim, uint32_t cb, uint32_t scb, uint32_t t, uint32_t ts, uint32_t dst) {
+  auto& c = core();
+  if (op != ZYX_RED_MAX && dim <= ZYX_RED_SCALAR && hw_path(cb_of(cb).format, cb_of(scb).format) &&
+      !((c.dst_written >> dst & 1) && c.dst_kind[dst] == DstKind::Int)) {
+    if (op > ZYX_RED_MAX) kernel_fail("reduce: unknown pool type " + std::to_string(op));
+    alignas(64) uint32_t a[1024], s[1024];
+    unpack_src(cb, t, a, "reduce_tile");
+    unpack_src(scb, ts, s, "reduce_tile (scaler)");
+    hw_reduce(dim, a, s[0], dst, 4);
+    return;
+  }
   alignas(64) float a[1024], s[1024];
   unpack_floats(cb, t, a, "reduce_tile");
   unpack_floats(scb, ts, s, "reduce_tile (scaler)");

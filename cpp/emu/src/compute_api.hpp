@@ -16,6 +16,7 @@
 
 #include "formats.hpp"
 #include "kernel_api.hpp"
+#include "numerics.hpp"
 #include "runner.hpp"
 
 
@@ -96,6 +97,31 @@ void pack_to(const uint32_t* d, DstKind kind, uint8_t* out, Format f);
 void mm_into(uint32_t dst, const float* A, const float* B, DstKind k);
 // Reduces tile a with a scaler into DST[dst] as the FPU does.
 void reduce_into(uint32_t op, uint32_t dim, const float* a, float scale, uint32_t dst, uint32_t num_faces, DstKind k);
+
+// ---- tile_numerics.cpp: the FPU calls with the card's numerics ----
+// Whether a call on tiles of these formats takes the card's numerics: the
+// run is not exact and every operand is Float32, Float16_b, Bfp8_b or Bfp4_b
+// (Float16 and the integer formats keep the f32 path).
+inline bool hw_format(Format f) {
+  return f == Format::Float32 || f == Format::Float16_b || f == Format::Bfp8_b || f == Format::Bfp4_b;
+}
+inline bool hw_path(Format a, Format b = Format::Float16_b) {
+  return core().hw_numerics && hw_format(a) && hw_format(b);
+}
+hw::Config hw_config();
+// A CB tile as source-register values (face order), as the unpacker makes them.
+void unpack_src(uint32_t cb, uint32_t tile, uint32_t* out, const char* op);
+// Source values into a DST tile (MOVA2D).
+void hw_copy(const uint32_t* src, uint32_t* d);
+// DST = a op b (acc: DST + (a op b) for add and sub) for source values.
+void hw_binary(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d, bool acc);
+// DST[dst] += in0 * in1 (source values, face order).
+void hw_matmul(uint32_t dst, const uint32_t* in0, const uint32_t* in1);
+// Sum reduction of source values a with a scaler into DST[dst].
+void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, uint32_t dst, uint32_t num_faces);
+// Packs a float DST tile to Float32, Float16_b, Bfp8_b or Bfp4_b as the
+// packer does; false for other kinds and formats.
+bool hw_pack(const uint32_t* d, DstKind kind, uint8_t* out, Format f);
 
 // ---- api_compute_sfpu.cpp ----
 // sfpu_reduce over the columns of a DST tile into row 0.

@@ -131,7 +131,12 @@ void add_fibers(CoreState& core, const CorePlan& cp, const ProgramDesc& d,
                  core_text(cp.core);
         });
     }
-    if (slot == 2) core.fp32_dest_acc = kd.compute.fp32_dest_acc;
+    if (slot == 2) {
+      static const uint8_t fidelity[4] = {0, 2, 3, 4};  // LoFi, HiFi2, HiFi3, HiFi4
+      core.fp32_dest_acc = kd.compute.fp32_dest_acc;
+      core.math_fidelity = fidelity[static_cast<int>(kd.compute.math_fidelity) & 3];
+      core.bfp8_pack_precise = kd.compute.bfp8_pack_precise;
+    }
   }
 }
 
@@ -150,6 +155,14 @@ std::shared_ptr<Program> Runner::find_program(uint64_t id) {
 void Runner::set_up_cores(RunState& rs, const Program& prog, const std::vector<std::shared_ptr<KernelObject>>& objs,
                           ArgSource& src) {
   const ProgramDesc& d = prog.desc;
+  // ZYX_EMU_NUMERICS: "hardware" (the default) or "exact" (f32 arithmetic).
+  bool hw = true;
+  if (const char* e = std::getenv("ZYX_EMU_NUMERICS"); e && *e) {
+    std::string v(e);
+    if (v == "exact") hw = false;
+    else if (v != "hardware")
+      throw Error("invalid_argument", "ZYX_EMU_NUMERICS is \"" + v + "\": use \"hardware\" or \"exact\"");
+  }
   size_t running = 0;
   for (const CorePlan& cp : prog.cores) running += cp.runs();
   rs.cores.reserve(running);
@@ -168,6 +181,9 @@ void Runner::set_up_cores(RunState& rs, const Program& prog, const std::vector<s
     core->nfibers = 0;
     core->dst_acquired = false;
     core->fp32_dest_acc = false;
+    core->hw_numerics = hw;
+    core->math_fidelity = 4;
+    core->bfp8_pack_precise = false;
     core->row = cp.core.row, core->col = cp.core.col, core->index = cp.index;
     core->l1 = src.l1->core_base(cp.index);
     core->run = &rs;

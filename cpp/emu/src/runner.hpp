@@ -114,6 +114,13 @@ struct CoreState {
   std::array<Fiber, 3> fibers{};  // the first nfibers are used
   uint32_t nfibers = 0;
   bool fp32_dest_acc = false;  // of this core's compute kernel
+  // The numerics of the FPU calls (tile_numerics.cpp): the card's datapath
+  // (numerics.hpp) unless the run is exact (ZYX_EMU_NUMERICS=exact); the
+  // compute kernel's math fidelity (tt-metal's value: 0 LoFi, 2-4 HiFi2-4)
+  // and bfp8_pack_precise.
+  bool hw_numerics = true;
+  uint8_t math_fidelity = 4;
+  bool bfp8_pack_precise = false;
   // Destination register file: 16 tiles of 1024 words (f32 or i32 bits).
   alignas(64) std::array<std::array<uint32_t, 1024>, 16> dst{};
   std::array<DstKind, 16> dst_kind{};

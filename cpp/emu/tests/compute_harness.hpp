@@ -106,6 +106,8 @@ struct Run {
   std::map<std::string, std::string> defines;
   std::vector<uint32_t> args;  // compute runtime args
   bool fp32 = true;
+  std::string fidelity = "HiFi4";
+  bool bfp8_precise = false;
 };
 
 inline std::vector<uint8_t> run(zyx::DeviceLayer& layer, const Run& r) {
@@ -140,6 +142,8 @@ inline std::vector<uint8_t> run(zyx::DeviceLayer& layer, const Run& r) {
   p.writer.runtime_args = {L("buffer_addr", nin), C(r.out_tiles), C(ob)};
   p.cbs.push_back(CB(16, r.out_format, ob, r.out_tiles));
   p.fp32_dest_acc = r.fp32;
+  p.math_fidelity = r.fidelity;
+  p.bfp8_pack_precise = r.bfp8_precise;
   uint64_t prog = layer.compile(zyx_test::one_group_program(p, 1, 1));
   layer.run(prog, args, false);
   layer.release(prog);

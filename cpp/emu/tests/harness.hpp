@@ -249,6 +249,7 @@ struct GroupProgram {
   std::vector<CB1> cbs;
   std::string math_fidelity = "HiFi4";
   bool fp32_dest_acc = false;
+  bool bfp8_pack_precise = false;
   bool math_approx_mode = false;
   std::vector<zyx::BufferDecl> buffers;
   std::vector<zyx::IncludeFile> include_files;
@@ -321,6 +322,7 @@ inline zyx::ProgramDesc one_group_program(const GroupProgram& p, uint32_t rows, 
       }
     }
     k.compute.fp32_dest_acc = p.fp32_dest_acc;
+    k.compute.bfp8_pack_precise = p.bfp8_pack_precise;
     k.compute.math_approx_mode = p.math_approx_mode;
     k.compute.math_fidelity = p.math_fidelity == "LoFi"    ? zyx::MathFidelity::LoFi
                               : p.math_fidelity == "HiFi2" ? zyx::MathFidelity::HiFi2

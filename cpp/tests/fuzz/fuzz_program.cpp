@@ -126,6 +126,7 @@ struct Gen {
         k.compute.math_fidelity = static_cast<MathFidelity>(upto(3));
         k.compute.fp32_dest_acc = f.ConsumeBool();
         k.compute.math_approx_mode = f.ConsumeBool();
+        k.compute.bfp8_pack_precise = f.ConsumeBool();
       }
       p.kernels.push_back(std::move(k));
     }
@@ -230,7 +231,8 @@ std::string request_line(const ProgramDesc& p) {
     if (k.processor == Processor::Compute)
       kj["compute_config"] = {{"math_fidelity", fids[static_cast<int>(k.compute.math_fidelity)]},
                               {"fp32_dest_acc", k.compute.fp32_dest_acc},
-                              {"math_approx_mode", k.compute.math_approx_mode}};
+                              {"math_approx_mode", k.compute.math_approx_mode},
+                              {"bfp8_pack_precise", k.compute.bfp8_pack_precise}};
     j["kernels"].push_back(kj);
   }
   j["cbs"] = json::array();
@@ -291,7 +293,8 @@ void compare(const ProgramDesc& a, const ProgramDesc& b) {
       need(same_set(x.runtime_args[j].cores, y.runtime_args[j].cores) && same_args(x.runtime_args[j].args, y.runtime_args[j].args),
            "runtime args entry");
     need(x.compute.math_fidelity == y.compute.math_fidelity && x.compute.fp32_dest_acc == y.compute.fp32_dest_acc &&
-             x.compute.math_approx_mode == y.compute.math_approx_mode,
+             x.compute.math_approx_mode == y.compute.math_approx_mode &&
+             x.compute.bfp8_pack_precise == y.compute.bfp8_pack_precise,
          "compute config");
   }
   need(a.cbs.size() == b.cbs.size(), "cbs");

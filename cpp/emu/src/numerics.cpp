@@ -1,0 +1,286 @@
+// The bit-level FPU model of numerics.hpp. Written from the public
+// descriptions of the Tensix datapath (the Tensix ISA documentation's
+// ELWADD/ELWMUL/MVMUL pages, tt-llk's fidelity-phase and MVMUL order, and
+// the behaviour ttsim documents for the accumulator, unpacker and packer).
+#include "numerics.hpp"
+
+#include <algorithm>
+#include <bit>
+
+namespace zyx::emu::hw {
+
+namespace {
+
+// One addend of the accumulator: sign, biased exponent and a magnitude on
+// the scale where 1.0 is bit 23 (products and group sums may be wider).
+struct Term {
+  uint32_t sign = 0;
+  int32_t exp = 0;
+  int64_t man = 0;
+};
+
+inline bool is_zero(uint32_t v) { return (v & 0x7f800000u) == 0; }
+
+// Shifts a magnitude right by d >= 1, rounding half up; `down` (a negative
+// addend) moves exact halves down instead.
+inline int64_t align(int64_t m, int32_t d, uint32_t down) {
+  if (d >= 31) return 0;
+  return (m + (int64_t(1) << (d - 1)) - down) >> d;
+}
+
+// The accumulator: DST + the terms. Every addend is aligned to the largest
+// exponent among them and DST; a 16-bit DST first rounds each aligned
+// addend to 11 bits. The signed sum is normalised and rounded half away
+// from zero to 24 bits (32-bit DST) or 8 bits (bf16 DST). Results below
+// the normal range are +0, above it infinity.
+uint32_t accumulate(const Term* t, int n, uint32_t dst, const Config& c) {
+  const uint32_t dsign = dst >> 31;
+  const int32_t dexp = (dst >> 23) & 255;
+  int64_t dman = dexp ? ((dst & 0x7fffffu) | 0x800000u) : 0;
+  int32_t e = dexp;
+  for (int i = 0; i < n; i++) e = std::max(e, t[i].exp);
+  if (e <= 0) return 0;
+  if (dexp < e) dman = align(dman, e - dexp, 0);
+  if (!c.fp32_dest) dman = (dman + 0x1000) & ~int64_t(0x1fff);
+  uint32_t sign = dsign;
+  int64_t man = dman;
+  for (int i = 0; i < n; i++) {
+    int64_t m = t[i].man;
+    if (t[i].exp < e) m = align(m, e - t[i].exp, t[i].sign);
+    if (!c.fp32_dest) m = (m + 0x1000 - t[i].sign) & ~int64_t(0x1fff);
+    man += t[i].sign == sign ? m : -m;
+  }
+  if (man < 0) man = -man, sign ^= 1;
+  if (man == 0) return 0;
+  int lead = 63 - __builtin_clzll(static_cast<uint64_t>(man));
+  int32_t left = 23 - lead;  // the shift that puts the leading one at bit 23
+  // Wormhole's leading-sign count sees every bit set in -1: a negative sum
+  // of exactly one unit normalises as if it stood four bits higher.
+  if (c.wormhole && sign && man == 1) left -= 27;
+  int32_t exp = e - left;
+  int32_t s = c.fp32_dest ? left : left - 16;
+  if (s < 0) {
+    int32_t r = -s;
+    man = r >= 62 ? 0 : (man + (int64_t(1) << (r - 1))) >> r;
+  } else {
+    man <<= s;
+  }
+  if (!c.fp32_dest) man <<= 16;
+  if (man & 0x1000000) exp++;
+  uint32_t m23 = static_cast<uint32_t>(man) & 0x7fffffu;
+  if (exp <= 0) return 0;
+  if (exp >= 255) return (sign << 31) | 0x7f800000u;
+  return (sign << 31) | (uint32_t(exp) << 23) | m23;
+}
+
+// The exponent correction of a product: the biases of both operands, and
+// the weight of the slices a phase takes.
+inline int32_t product_adj(int phase) { return -127 - ((phase & 1) ? 5 : 0) - ((phase & 2) ? 7 : 0); }
+
+// The multiplier's slices of a source value's 11-bit significand.
+inline uint32_t slice_a(uint32_t v, int phase) {
+  uint32_t m = ((v >> 13) & 0x3ffu) | 0x400u;
+  return (phase & 1) ? (m >> 1) & 31u : m >> 6;
+}
+inline uint32_t slice_b(uint32_t v, int phase) {
+  uint32_t m = ((v >> 13) & 0x3ffu) | 0x400u;
+  return (phase & 2) ? (m & 15u) << 3 : m >> 4;
+}
+inline int32_t exp_of(uint32_t v) { return (v >> 23) & 255; }
+
+}  // namespace
+
+uint16_t bfp8_to_bf16(uint8_t x, uint8_t exponent) {
+  uint32_t sign = x >> 7;
+  uint32_t mag = (uint32_t(x) << 1) & 0xffu;
+  if (mag == 0) return sign ? 0xff80 : 0;
+  int lz = __builtin_clz(mag) - 24;
+  mag <<= lz;
+  uint8_t e = static_cast<uint8_t>(exponent - lz);
+  return static_cast<uint16_t>((sign << 15) | (uint32_t(e) << 7) | (mag & 0x7eu));
+}
+
+uint32_t elwadd(uint32_t a, uint32_t b, bool sub, uint32_t dst, bool acc, const Config& c) {
+  if (sub) b ^= 0x80000000u;
+  if (is_zero(a)) a = 0;
+  if (is_zero(b)) b = 0;
+  if (!acc) dst = 0;
+  if ((a & 0x7fffffffu) < (b & 0x7fffffffu)) std::swap(a, b);
+  int32_t ea = exp_of(a), eb = exp_of(b);
+  int64_t ma = a ? (((a >> 13) & 0x3ffu) | 0x400u) : 0;
+  int64_t mb = b ? (((b >> 13) & 0x3ffu) | 0x400u) : 0;
+  int32_t d = ea - eb;
+  if (d > 0) mb = d < 12 ? (mb + (int64_t(1) << (d - 1))) >> d : 0;
+  Term t;
+  t.sign = a >> 31;
+  t.exp = ea;
+  t.man = ((a >> 31) == (b >> 31) ? ma + mb : ma - mb) << 13;
+  return accumulate(&t, 1, dst, c);
+}
+
+uint32_t elwmul_phase(uint32_t a, uint32_t b, uint32_t dst, int phase, const Config& c) {
+  Term t;
+  int32_t e = exp_of(a) + exp_of(b) + product_adj(phase);
+  if (!is_zero(a) && !is_zero(b) && e > 0) {
+    t.sign = (a ^ b) >> 31;
+    t.exp = e;
+    t.man = int64_t(slice_a(a, phase) * slice_b(b, phase)) << 13;
+  }
+  return accumulate(&t, 1, dst, c);
+}
+
+uint32_t elwmul(uint32_t a, uint32_t b, Fidelity f, const Config& c) {
+  uint32_t d = 0;
+  for (int p = 0; p < phases(f); p++) d = elwmul_phase(a, b, d, p, c);
+  return d;
+}
+
+uint32_t mvmul_phase(const uint32_t* a, int a_stride, const uint32_t* b, int b_stride, uint32_t dst, int phase,
+                     const Config& c) {
+  const int32_t adj = product_adj(phase);
+  Term g[2];
+  for (int grp = 0; grp < 2; grp++) {
+    uint32_t sign[8], man[8];
+    int32_t exp[8], emax = 0;
+    for (int i = 0; i < 8; i++) {
+      int k = grp * 8 + i;
+      uint32_t x = a[k * a_stride], y = b[k * b_stride];
+      if (is_zero(x) || is_zero(y)) {
+        sign[i] = 0, exp[i] = 0, man[i] = 0;  // a zero product stands at exponent 0
+      } else {
+        sign[i] = (x ^ y) >> 31;
+        exp[i] = exp_of(x) + exp_of(y) + adj;
+        man[i] = slice_a(x, phase) * slice_b(y, phase);
+      }
+      emax = i ? std::max(emax, exp[i]) : exp[i];
+    }
+    if (emax <= 0) continue;  // the whole group is zero
+    int32_t sum = 0;
+    for (int i = 0; i < 8; i++) {
+      int32_t d = std::min(emax - exp[i], 30);
+      int32_t m = static_cast<int32_t>(((man[i] << 1) + (1u << d)) >> (d + 1));
+      sum += sign[i] ? -m : m;
+    }
+    if (sum < 0) g[grp].sign = 1, sum = -sum;
+    g[grp].exp = emax;
+    g[grp].man = int64_t(sum) << 13;
+  }
+  return accumulate(g, 2, dst, c);
+}
+
+uint16_t bfp_intermediate(uint32_t d, bool fp32_dest, bool precise) {
+  uint32_t h;
+  if (fp32_dest) {
+    if (precise) {
+      h = d >> 16;
+    } else {
+      if ((d & 0x7fffffffu) > 0x7f800000u) d = (d & 0x80000000u) | 0x7f800000u;
+      h = ((d >> 16) + 1) & ~1u;
+    }
+    if ((h & 0x7fffu) < 0x80u) h = 0;
+  } else {
+    h = d >> 16;
+    if ((h & 0x7fffu) > 0x7f80u) h = (h & 0x8000u) | 0x7f80u;
+    else if ((h & 0x7fffu) < 0x80u) h = 0;
+    if (!precise) h = (h + 1) & ~1u;
+  }
+  return static_cast<uint16_t>(h & 0xffffu);
+}
+
+uint8_t bfp_block(const uint16_t* v, bool bfp4, uint8_t* out) {
+  uint32_t emax = 0;
+  for (int i = 0; i < 16; i++) emax = std::max<uint32_t>(emax, (v[i] >> 7) & 255u);
+  for (int i = 0; i < 16; i++) {
+    uint32_t s = v[i] >> 15, e = (v[i] >> 7) & 255u, m = v[i] & 127u;
+    if (e) m |= 128u;
+    uint32_t shift = emax - e;
+    if (shift >= 8) {
+      m = 0;
+    } else {
+      m = (m + (1u << shift)) >> (shift + 1);
+      if (m == 128) m = 127;
+    }
+    if (bfp4) m >>= 4;
+    out[i] = static_cast<uint8_t>(m ? (s << (bfp4 ? 3 : 7)) | m : 0);
+  }
+  return static_cast<uint8_t>(emax);
+}
+
+// The tile loops are written once (always inlined) and instantiated twice
+// on x86-64: for AVX-512F and for the baseline, picked once at run time.
+#define ZYX_NUM_INLINE inline __attribute__((always_inline))
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ZYX_NUM_AVX512 __attribute__((target("avx512f")))
+inline bool avx512() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return yes;
+}
+#else
+#define ZYX_NUM_AVX512
+inline bool avx512() { return false; }
+#endif
+
+// 16 lanes of the tile loops (numerics_tiles.inc).
+typedef int32_t vi16 __attribute__((vector_size(64)));
+typedef uint32_t vu16 __attribute__((vector_size(64)));
+typedef float vf16 __attribute__((vector_size(64)));
+
+namespace {
+
+// The operands of a matmul tile, split for the multipliers: exponent (0
+// for a zero), sign, and the two slices each phase may take.
+struct Split {
+  int32_t exp[1024];
+  uint32_t sign[1024];
+  int32_t hi[1024], lo[1024];
+};
+
+void split(const uint32_t* v, Split& s, bool srca) {
+  for (int i = 0; i < 1024; i++) {
+    uint32_t x = v[i];
+    int32_t e = exp_of(x);
+    s.exp[i] = e;
+    s.sign[i] = x >> 31;
+    uint32_t m = ((x >> 13) & 0x3ffu) | 0x400u;
+    s.hi[i] = e ? int32_t(srca ? m >> 6 : m >> 4) : 0;
+    s.lo[i] = e ? int32_t(srca ? (m >> 1) & 31u : (m & 15u) << 3) : 0;
+  }
+}
+
+inline int fpos(int r, int c) { return ((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15) * 16 + (c & 15); }
+
+#define ZYX_TILES_TARGET ZYX_NUM_AVX512
+#define ZYX_TILES_NAME(f) f##_avx512
+#include "numerics_tiles.inc"
+#undef ZYX_TILES_TARGET
+#undef ZYX_TILES_NAME
+#define ZYX_TILES_TARGET
+#define ZYX_TILES_NAME(f) f##_base
+#include "numerics_tiles.inc"
+#undef ZYX_TILES_TARGET
+#undef ZYX_TILES_NAME
+
+}  // namespace
+
+void elwadd_tile(const uint32_t* a, const uint32_t* b, uint32_t* d, int n, bool sub, const Config& c) {
+  if (avx512()) elwadd_tile_avx512(a, b, d, n, sub, c);
+  else elwadd_tile_base(a, b, d, n, sub, c);
+}
+
+void elwmul_tile(const uint32_t* a, const uint32_t* b, uint32_t* d, int n, Fidelity f, const Config& c) {
+  if (avx512()) elwmul_tile_avx512(a, b, d, n, phases(f), c);
+  else elwmul_tile_base(a, b, d, n, phases(f), c);
+}
+
+void matmul_tile(const uint32_t* in0, const uint32_t* in1, uint32_t* d, Fidelity f, const Config& c) {
+  static thread_local Split A, B;
+  split(in1, A, true);
+  split(in0, B, false);
+  if (avx512()) matmul_avx512(A, B, d, phases(f), c);
+  else matmul_base(A, B, d, phases(f), c);
+}
+
+}  // namespace zyx::emu::hw

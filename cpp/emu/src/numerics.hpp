@@ -1,0 +1,151 @@
+// A bit-level model of the Tensix FPU datapath (Wormhole B0; Blackhole where
+// it is the same): what unpacking puts in the source registers, the
+// multipliers' fidelity phases, MVMUL's groups of eight products, the DST
+// accumulator's alignment and rounding, and the packer's conversions.
+//
+// It depends on nothing else of the emulator, so it is tested on its own
+// (cpp/emu/tests/numerics_tests.cpp); the compute API's hardware numerics
+// (api_compute*.cpp) are built on it.
+//
+// Values are carried as f32 bit patterns:
+// - a source-register entry (SrcA/SrcB) is 19 bits: sign, 8-bit exponent,
+//   10-bit mantissa, held as the f32 word with the low 13 bits zero;
+// - a 32-bit DST word is an f32 word; a 16-bit DST word (bf16) is held as
+//   bf16 << 16.
+// Exponent 0 is zero to the FPU (denormals flush). The FPU has no NaN: an
+// exponent of 255 is a large normal on input and infinity on output.
+#pragma once
+
+#include <cstdint>
+
+namespace zyx::emu::hw {
+
+// tt-metal's MathFidelity values; the number of phases is 1 for LoFi, else
+// the value (HiFi2: 2, HiFi3: 3, HiFi4: 4).
+enum class Fidelity : uint8_t { LoFi = 0, HiFi2 = 2, HiFi3 = 3, HiFi4 = 4 };
+inline int phases(Fidelity f) { return f == Fidelity::LoFi ? 1 : static_cast<int>(f); }
+
+// The FPU and DST configuration of one operation.
+struct Config {
+  bool fp32_dest = false;  // 32-bit DST (fp32_dest_acc_en); else 16-bit bf16 DST
+  bool wormhole = true;    // Wormhole's renormalisation quirk (see accumulate)
+};
+
+// ---- Unpack: tile elements into a source register ----
+
+// A float32 element in SrcA/SrcB. With a 32-bit DST tt-metal programs the
+// source registers as TF32: the low 13 mantissa bits are dropped (no
+// rounding). Otherwise as bf16: denormals flush to zero and the low 16 bits
+// are dropped (no rounding).
+inline uint32_t src_from_f32(uint32_t u, bool tf32) {
+  if (tf32) return u & 0xffffe000u;
+  if ((u & 0x7fffffffu) < 0x00800000u) u &= 0x80000000u;
+  return u & 0xffff0000u;
+}
+// A bf16 element: exact.
+inline uint32_t src_from_bf16(uint16_t h) { return uint32_t(h) << 16; }
+// A Bfp8_b element (sign and 7-bit magnitude) with its block's exponent, as
+// the unpacker widens it to bf16: the magnitude is normalised, the exponent
+// drops by the shift (modulo 256), and a negative zero magnitude becomes
+// -infinity. Bfp4_b elements (sign and 3 bits) are widened to Bfp8_b first:
+// pass (sign << 7) | (mag << 4).
+uint16_t bfp8_to_bf16(uint8_t element, uint8_t exponent);
+
+// ---- The FPU ----
+
+// The source-register value the multipliers and adders see: a register
+// programmed as TF32 keeps its 10-bit mantissa, any other float format its
+// top 7 bits.
+inline uint32_t src_operand(uint32_t src, bool tf32) { return tf32 ? src : (src & 0xffff0000u); }
+
+// ELWADD / ELWSUB: DST = (acc ? DST : 0) + (A ± B), A and B source values
+// (src_operand), dst the DST word (bf16 << 16 for a 16-bit DST). Returns the
+// new DST word.
+uint32_t elwadd(uint32_t a, uint32_t b, bool sub, uint32_t dst, bool acc, const Config& c);
+
+// ELWMUL in one fidelity phase (0-3): DST += slice(A) * slice(B). The phase
+// picks a 5-bit slice of A's 11-bit significand (phase bit 0 clear: the top
+// five bits; set: the next five) and a 7-bit slice of B's (phase bit 1
+// clear: the top seven; set: the low four, weighted 2^-7 lower).
+uint32_t elwmul_phase(uint32_t a, uint32_t b, uint32_t dst, int phase, const Config& c);
+// ELWMUL as tt-llk runs it: DST = 0, then every phase of the fidelity in
+// order 0, 1, 2, 3, each accumulating into DST (and rounding to its width).
+uint32_t elwmul(uint32_t a, uint32_t b, Fidelity f, const Config& c);
+
+// MVMUL's dot product for one output element in one fidelity phase: DST +=
+// sum_k slice(a[k]) * slice(b[k]) over 16 products, summed in two groups
+// of eight (k 0-7, 8-15). Each group aligns its products to the group's
+// largest exponent (rounding half up in magnitude at the products' 12-bit
+// precision); the two group sums and DST are aligned to the largest of the
+// three exponents, added and rounded to DST's width. `a` is SrcA (in1 of a
+// matmul, the input of a reduce), `b` SrcB (in0, the scaler), `stride`
+// the distance between consecutive k in each array.
+uint32_t mvmul_phase(const uint32_t* a, int a_stride, const uint32_t* b, int b_stride, uint32_t dst, int phase,
+                     const Config& c);
+
+// MOVA2D (copy_tile, transpose_wh_tile): a source value into DST. Exponent
+// 0 flushes to zero; a 16-bit DST keeps the top 16 bits.
+inline uint32_t src_to_dst(uint32_t src, const Config& c) {
+  if ((src & 0x7f800000u) == 0) return 0;
+  return c.fp32_dest ? src : (src & 0xffff0000u);
+}
+// MOVD2A/MOVD2B (binary_dest_reuse): a DST word into a source register.
+inline uint32_t dst_to_src(uint32_t d) { return d & 0xffffe000u; }
+
+// ---- Pack: DST to tile elements ----
+
+// DST word to bf16: a 32-bit DST rounds half away from zero; NaN becomes
+// infinity of its sign; a denormal or zero result is +0.
+inline uint16_t pack_bf16(uint32_t d, bool fp32_dest) {
+  uint32_t h;
+  if (fp32_dest) {
+    uint32_t x = (d & 0x7fffffffu) > 0x7f800000u ? (d & 0x80000000u) | 0x7f800000u : d;
+    h = (x + 0x8000u) >> 16;
+  } else {
+    h = d >> 16;
+    h = (h & 0x7fffu) > 0x7f80u ? (h & 0x8000u) | 0x7f80u : h;
+  }
+  return static_cast<uint16_t>((h & 0x7fffu) < 0x80u ? 0u : h);
+}
+// DST word to float32: a 32-bit DST as it is; a 16-bit DST widened, NaN
+// becoming infinity and denormals +0.
+inline uint32_t pack_f32(uint32_t d, bool fp32_dest) {
+  return fp32_dest ? d : uint32_t(pack_bf16(d, false)) << 16;
+}
+// The bf16 value the block-float packer starts from. Without
+// bfp8_pack_precise the packer's intermediate format is Bfp8_b: the value
+// is rounded to 6 mantissa bits (half up, on the bf16 bits; from a 32-bit
+// DST after truncating to bf16). With it the intermediate is the DST
+// format: a 32-bit DST truncates to bf16 (NaN kept as an exponent-255
+// normal), a 16-bit DST passes (NaN to infinity). Denormals become +0.
+uint16_t bfp_intermediate(uint32_t d, bool fp32_dest, bool precise);
+// Packs 16 intermediate bf16 values (one face row) into a Bfp8_b or Bfp4_b
+// block: the shared exponent is the largest element exponent (255 counts
+// as a normal); each significand (with its hidden bit) is shifted right by
+// its distance from it, rounding half up in magnitude, 128 clamped to 127
+// (Bfp4_b then keeps the top 3 of those 7 bits, truncating); the sign is
+// kept only on a non-zero magnitude. Writes `out` (16 bytes, each sign <<
+// 7 | magnitude, or sign << 3 | magnitude for Bfp4_b) and returns the
+// exponent.
+uint8_t bfp_block(const uint16_t* v, bool bfp4, uint8_t* out);
+
+// ---- Whole tiles (the compute API's fast paths; equal to the element
+// model above, which the tests check) ----
+
+// d[i] = a[i] ± b[i] (ELWADD/ELWSUB without DST accumulation), n elements.
+void elwadd_tile(const uint32_t* a, const uint32_t* b, uint32_t* d, int n, bool sub, const Config& c);
+// d[i] = a[i] * b[i] (ELWMUL from DST = 0 through every phase of f).
+void elwmul_tile(const uint32_t* a, const uint32_t* b, uint32_t* d, int n, Fidelity f, const Config& c);
+// DST += in0 * in1 for 32x32 face-ordered tiles of source values, as
+// tt-llk's matmul issues MVMUL: in0 in SrcB, in1 in SrcA; for every phase
+// of the fidelity, each output element takes the MVMUL of k 0-15, then of
+// k 16-31 (mvmul_phase for each).
+void matmul_tile(const uint32_t* in0, const uint32_t* in1, uint32_t* d, Fidelity f, const Config& c);
+
+// ---- Helpers shared by the compute API ----
+
+// Rounds an f32 word to the bf16 grid as the 16-bit DST holds it, half away
+// from zero (for values that reach DST without the FPU's adder).
+inline uint32_t round_bf16_rhaz(uint32_t u) { return (u + 0x8000u) & 0xffff0000u; }
+
+}  // namespace zyx::emu::hw

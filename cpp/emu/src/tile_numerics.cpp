@@ -1,0 +1,156 @@
+// The FPU calls with the card's numerics (the default; ZYX_EMU_NUMERICS=exact
+// keeps f32 arithmetic): tiles of Float32, Float16_b, Bfp8_b and Bfp4_b
+// enter the source registers as the unpacker converts them, go through the
+// bit-level FPU model (numerics.hpp) element by element in the order
+// tt-llk issues the instructions, and leave DST through the packer's
+// conversions. The api_compute*.cpp calls use these when hw_path() says so.
+#include <cstring>
+#include <string>
+
+#include "compute_api.hpp"
+
+namespace zyx::emu {
+
+namespace compute {
+
+hw::Config hw_config() {
+  hw::Config c;
+  c.fp32_dest = core().fp32_dest_acc;
+  c.wormhole = core().run->board->arch != "blackhole";
+  return c;
+}
+
+ZYX_HOT void unpack_src(uint32_t cb, uint32_t tile, uint32_t* out, const char* op) {
+  const uint8_t* src = front_tile(cb, tile, op);
+  Format f = cb_of(cb).format;
+  switch (f) {
+    case Format::Float32: {
+      bool tf32 = core().fp32_dest_acc;
+      const uint32_t* s = reinterpret_cast<const uint32_t*>(src);
+      for (int i = 0; i < 1024; i++) out[i] = hw::src_from_f32(s[i], tf32);
+      return;
+    }
+    case Format::Float16_b: {
+      const uint16_t* s = reinterpret_cast<const uint16_t*>(src);
+      for (int i = 0; i < 1024; i++) out[i] = uint32_t(s[i]) << 16;
+      return;
+    }
+    case Format::Bfp8_b:
+      for (int k = 0; k < 1024; k++) out[k] = uint32_t(hw::bfp8_to_bf16(src[64 + k], src[k / 16])) << 16;
+      return;
+    case Format::Bfp4_b:
+      for (int k = 0; k < 1024; k++) {
+        uint32_t nib = (k & 1) ? src[64 + k / 2] >> 4 : src[64 + k / 2] & 0xf;
+        uint8_t e8 = static_cast<uint8_t>(((nib & 8) << 4) | ((nib & 7) << 4));  // widened to Bfp8_b
+        out[k] = uint32_t(hw::bfp8_to_bf16(e8, src[k / 16])) << 16;
+      }
+      return;
+    default: kernel_fail(std::string(op) + ": no hardware numerics for " + format_name(f));
+  }
+}
+
+ZYX_HOT void hw_copy(const uint32_t* src, uint32_t* d) {
+  const hw::Config c = hw_config();
+  for (int i = 0; i < 1024; i++) d[i] = hw::src_to_dst(src[i], c);
+}
+
+void hw_binary(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d, bool acc) {
+  const hw::Config c = hw_config();
+  if (op == ZYX_BIN_MUL) {
+    hw::elwmul_tile(a, b, d, 1024, static_cast<hw::Fidelity>(core().math_fidelity), c);
+    return;
+  }
+  const bool sub = op == ZYX_BIN_SUB;
+  if (!acc) return hw::elwadd_tile(a, b, d, 1024, sub, c);
+  for (int i = 0; i < 1024; i++) d[i] = hw::elwadd(a[i], b[i], sub, d[i], acc, c);
+}
+
+// DST[dst] += in0 * in1 as tt-llk's matmul runs it: in0 in SrcB, in1 in
+// SrcA; for every fidelity phase, each output element takes the MVMUL of k
+// 0-15 and then of k 16-31.
+void hw_matmul(uint32_t dst, const uint32_t* in0, const uint32_t* in1) {
+  auto& cs = core();
+  uint32_t* d = dst_tile(dst);
+  if (!(cs.dst_written & (1u << dst))) std::memset(d, 0, 4096);
+  const hw::Config c = hw_config();
+  hw::matmul_tile(in0, in1, d, static_cast<hw::Fidelity>(cs.math_fidelity), c);
+  mark(dst, c.fp32_dest ? DstKind::F32 : DstKind::BF16);
+}
+
+// Sum reduction (REDUCE_ROW, REDUCE_COL, REDUCE_SCALAR) into DST as
+// tt-llk's GAPOOLs compute it: the input in SrcA, the scaler in SrcB, a dot
+// product of 16 elements per face, face by face, every fidelity phase of
+// one face before the next. REDUCE_SCALAR pools the four faces into one row
+// of 16 column sums, moves it through SrcB (TF32) into a column of SrcA and
+// pools that against the scaler again.
+void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, uint32_t dst, uint32_t num_faces) {
+  auto& cs = core();
+  uint32_t* d = dst_tile(dst);
+  if (!(cs.dst_written & (1u << dst))) std::memset(d, 0, 4096);
+  const hw::Config c = hw_config();
+  const int np = hw::phases(static_cast<hw::Fidelity>(cs.math_fidelity));
+  uint32_t in[1024];
+  for (int i = 0; i < 1024; i++) in[i] = uint32_t(i >> 8) < num_faces ? a[i] : 0;
+  uint32_t s[16];
+  for (int i = 0; i < 16; i++) s[i] = scaler;
+  if (dim == ZYX_RED_ROW) {
+    for (int r = 0; r < 32; r++)
+      for (int h = 0; h < 2; h++)
+        for (int p = 0; p < np; p++) d[fidx(r, 0)] = hw::mvmul_phase(in + fidx(r, 16 * h), 1, s, 1, d[fidx(r, 0)], p, c);
+  } else if (dim == ZYX_RED_COL) {
+    for (int col = 0; col < 32; col++)
+      for (int h = 0; h < 2; h++)
+        for (int p = 0; p < np; p++)
+          d[fidx(0, col)] = hw::mvmul_phase(in + fidx(16 * h, col), 16, s, 1, d[fidx(0, col)], p, c);
+  } else {
+    uint32_t v[16] = {};
+    for (int f = 0; f < 4; f++)
+      for (int col = 0; col < 16; col++)
+        for (int p = 0; p < np; p++) v[col] = hw::mvmul_phase(in + f * 256 + col, 16, s, 1, v[col], p, c);
+    for (int i = 0; i < 16; i++) v[i] = hw::dst_to_src(v[i]);
+    for (int p = 0; p < np; p++) d[0] = hw::mvmul_phase(v, 1, s, 1, d[0], p, c);
+  }
+  mark(dst, c.fp32_dest ? DstKind::F32 : DstKind::BF16);
+}
+
+ZYX_HOT bool hw_pack(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
+  if (kind != DstKind::F32 && kind != DstKind::BF16) return false;
+  const bool fp32 = kind == DstKind::F32;
+  switch (f) {
+    case Format::Float32: {
+      uint32_t* o = reinterpret_cast<uint32_t*>(out);
+      if (fp32) std::memcpy(o, d, 4096);
+      else
+        for (int i = 0; i < 1024; i++) o[i] = hw::pack_f32(d[i], false);
+      return true;
+    }
+    case Format::Float16_b: {
+      uint16_t* o = reinterpret_cast<uint16_t*>(out);
+      if (fp32)
+        for (int i = 0; i < 1024; i++) o[i] = hw::pack_bf16(d[i], true);
+      else
+        for (int i = 0; i < 1024; i++) o[i] = hw::pack_bf16(d[i], false);
+      return true;
+    }
+    case Format::Bfp8_b:
+    case Format::Bfp4_b: {
+      const bool bfp4 = f == Format::Bfp4_b, precise = core().bfp8_pack_precise;
+      uint16_t v[16];
+      uint8_t m[16];
+      for (int g = 0; g < 64; g++) {
+        for (int i = 0; i < 16; i++) v[i] = hw::bfp_intermediate(d[g * 16 + i], fp32, precise);
+        out[g] = hw::bfp_block(v, bfp4, m);
+        if (bfp4)
+          for (int i = 0; i < 16; i += 2) out[64 + g * 8 + i / 2] = static_cast<uint8_t>((m[i] & 0xf) | (m[i + 1] << 4));
+        else
+          std::memcpy(out + 64 + g * 16, m, 16);
+      }
+      return true;
+    }
+    default: return false;
+  }
+}
+
+}  // namespace compute
+
+}  // namespace zyx::emu

@@ -1,0 +1,335 @@
+// The FPU datapath model (src/numerics.hpp) on its own: words worked out by
+// hand from the documented datapath (unpack truncation, fidelity slices,
+// MVMUL's group alignment, DST rounding half away from zero, the packer),
+// and properties the model must have whatever its details (HiFi4 with a
+// 32-bit DST multiplies bf16 exactly; an add whose exponents differ by at
+// most 3 is exact in 32-bit DST).
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "numerics.hpp"
+
+using namespace zyx::emu::hw;
+
+namespace {
+
+int failures = 0;
+
+void expect(uint32_t got, uint32_t want, const char* what, int line) {
+  if (got == want) return;
+  std::fprintf(stderr, "numerics_tests.cpp:%d: %s: got 0x%08x, want 0x%08x\n", line, what, got, want);
+  failures++;
+}
+#define EXPECT(got, want) expect(static_cast<uint32_t>(got), static_cast<uint32_t>(want), #got, __LINE__)
+
+uint32_t f2u(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float u2f(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+const Config kBf16{false, true}, kFp32{true, true}, kFp32Bh{true, false};
+
+void unpack_words() {
+  // TF32 source (32-bit DST): the low 13 bits dropped, denormals kept for
+  // the FPU to flush; bf16 source: the low 16 dropped, denormals zero.
+  EXPECT(src_from_f32(0x3f812345u, true), 0x3f812000u);
+  EXPECT(src_from_f32(0x3f812345u, false), 0x3f810000u);
+  EXPECT(src_from_f32(0xbf81ffffu, false), 0xbf810000u);  // truncation, not rounding
+  EXPECT(src_from_f32(0x00400000u, false), 0u);
+  EXPECT(src_from_f32(0x80400000u, false), 0x80000000u);
+  EXPECT(src_from_f32(0x00400000u, true), 0x00400000u);
+  EXPECT(src_operand(0x3f812000u, false), 0x3f810000u);
+  EXPECT(src_operand(0x3f812000u, true), 0x3f812000u);
+  // Bfp8_b: magnitude 64 is 1.0 at the shared exponent.
+  EXPECT(bfp8_to_bf16(0x40, 127), 0x3f80);
+  EXPECT(bfp8_to_bf16(0x7f, 127), 0x3ffe);   // 127/64
+  EXPECT(bfp8_to_bf16(0xc0, 128), 0xc000);   // -2.0
+  EXPECT(bfp8_to_bf16(0x01, 127), 0x3c80);   // 1/64
+  EXPECT(bfp8_to_bf16(0x80, 127), 0xff80);   // negative zero magnitude: -inf
+  EXPECT(bfp8_to_bf16(0x00, 127), 0x0000);
+  EXPECT(bfp8_to_bf16(0x01, 3), 0x7e80);     // the exponent wraps modulo 256
+  EXPECT(bfp8_to_bf16(0x4 << 4, 127), 0x3f80);  // Bfp4_b 1.0 (magnitude 4) widened
+  // Copy through SrcA: exponent 0 is zero; a 16-bit DST keeps the top half.
+  EXPECT(src_to_dst(0x3f812000u, kFp32), 0x3f812000u);
+  EXPECT(src_to_dst(0x3f812000u, kBf16), 0x3f810000u);
+  EXPECT(src_to_dst(0x00400000u, kFp32), 0u);
+  EXPECT(src_to_dst(0x7fc00000u, kBf16), 0x7fc00000u);
+}
+
+void add_words() {
+  const uint32_t one = 0x3f800000u;
+  EXPECT(elwadd(one, one, false, 0, false, kBf16), 0x40000000u);
+  EXPECT(elwadd(one, one, true, 0, false, kBf16), 0u);
+  // 1 + 2^-8 is a tie on the bf16 grid: away from zero (nearest-even: 1.0).
+  EXPECT(elwadd(one, 0x3b800000u, false, 0, false, kBf16), 0x3f810000u);
+  EXPECT(elwadd(0xbf800000u, 0xbb800000u, false, 0, false, kBf16), 0xbf810000u);
+  EXPECT(elwadd(one, 0x3b800000u, false, 0, false, kFp32), 0x3f808000u);
+  // 1 - 2^-9: the tie between 1 - 2^-8 and 1 goes to 1.
+  EXPECT(elwadd(one, 0x3b000000u, true, 0, false, kBf16), 0x3f800000u);
+  // B aligned to A's exponent keeps 11 bits, rounding half up: 2^-11 is a
+  // half unit at 1.0 and rounds to 2^-10 even with a 32-bit DST.
+  EXPECT(elwadd(one, 0x3a000000u, false, 0, false, kFp32), 0x3f802000u);
+  EXPECT(elwadd(one, 0x39800000u, false, 0, false, kFp32), one);  // 2^-12 is gone
+  // TF32 operands keep 10 mantissa bits.
+  EXPECT(elwadd(0x3f802000u, 0x3f802000u, false, 0, false, kFp32), 0x40002000u);
+  // Denormal operands are zero; a denormal result is +0.
+  EXPECT(elwadd(0x00400000u, one, false, 0, false, kFp32), one);
+  EXPECT(elwadd(0x00c00000u, 0x00800000u, true, 0, false, kFp32), 0u);
+  EXPECT(elwadd(0x80800000u, 0x00000000u, false, 0, false, kFp32), 0x80800000u);
+  // Infinity and NaN are exponent-255 normals in, infinity out.
+  EXPECT(elwadd(0x7f800000u, one, false, 0, false, kBf16), 0x7f800000u);
+  EXPECT(elwadd(0x7fc00000u, one, false, 0, false, kFp32), 0x7f800000u);
+  EXPECT(elwadd(0xffc00000u, one, false, 0, false, kBf16), 0xff800000u);
+  EXPECT(elwadd(0x7f000000u, 0x7f000000u, false, 0, false, kFp32), 0x7f800000u);  // overflow
+  // acc_to_dest: DST + (A + B), one rounding.
+  EXPECT(elwadd(one, one, false, 0x40000000u, true, kBf16), 0x40800000u);
+  EXPECT(elwadd(one, one, false, 0x40000000u, false, kBf16), 0x40000000u);
+  // 16-bit DST: each aligned addend is first rounded to 11 bits (at 256,
+  // units of 2^-2: 1 + 2^-4 becomes 1), and 257 is a tie on the bf16 grid
+  // (2 there) that goes away from zero, to 258 (nearest-even: 256).
+  EXPECT(elwadd(one, 0x3d800000u, false, 0x43800000u, true, kBf16), 0x43810000u);
+  EXPECT(elwadd(0x3f000000u, 0x3f000000u, false, 0x43800000u, true, kBf16), 0x43810000u);
+}
+
+void mul_words() {
+  const uint32_t one = 0x3f800000u, almost2 = 0x3fff0000u;  // 1.9921875: all 7 mantissa bits set
+  EXPECT(elwmul(one, one, Fidelity::LoFi, kBf16), one);
+  // LoFi sees the top 5 bits of A's significand: 1.1111 (1.9375).
+  EXPECT(elwmul(almost2, one, Fidelity::LoFi, kFp32), 0x3ff80000u);
+  EXPECT(elwmul(almost2, one, Fidelity::HiFi2, kFp32), almost2);
+  // and the top 7 of B's: B's last bf16 bit needs phase 2 (HiFi3).
+  EXPECT(elwmul(one, 0x3f810000u, Fidelity::LoFi, kFp32), one);
+  EXPECT(elwmul(one, 0x3f810000u, Fidelity::HiFi2, kFp32), one);
+  EXPECT(elwmul(one, 0x3f810000u, Fidelity::HiFi3, kFp32), 0x3f810000u);
+  // Phase by phase into a 16-bit DST (grid 2^-6 in [2, 4)): 1.9921875^2 =
+  // 3.96878...; phase 0: 1.9375 * 1.984375 = 3.8447... -> 3.84375; phase 1
+  // adds 0.875/32 * 1.984375 = 0.10852... -> 3.953125; phase 2 adds 1.9375
+  // * 2^-7 = 0.01513671875 (11 bits at 2^-22 units: 0.015625) -> 3.96875;
+  // phase 3 adds 0.000427..., which rounds to nothing at 11 bits.
+  EXPECT(elwmul_phase(almost2, almost2, 0, 0, kBf16), 0x40760000u);
+  EXPECT(elwmul(almost2, almost2, Fidelity::HiFi2, kBf16), 0x407d0000u);
+  EXPECT(elwmul(almost2, almost2, Fidelity::HiFi3, kBf16), 0x407e0000u);
+  EXPECT(elwmul(almost2, almost2, Fidelity::HiFi4, kBf16), 0x407e0000u);
+  // 32-bit DST, HiFi4: the exact product (3.96878052 = 0x407e01 << 8).
+  EXPECT(elwmul(almost2, almost2, Fidelity::HiFi4, kFp32), f2u(1.9921875f * 1.9921875f));
+  // Signs, zeros, denormals, infinity, NaN, underflow.
+  EXPECT(elwmul(0xbf800000u, 0x40000000u, Fidelity::HiFi4, kBf16), 0xc0000000u);
+  EXPECT(elwmul(0x00400000u, one, Fidelity::HiFi4, kFp32), 0u);
+  EXPECT(elwmul(0x7f800000u, 0x40000000u, Fidelity::HiFi4, kFp32), 0x7f800000u);
+  EXPECT(elwmul(0xffc00000u, one, Fidelity::LoFi, kBf16), 0xff800000u);
+  EXPECT(elwmul(0x7f800000u, 0u, Fidelity::HiFi4, kFp32), 0u);  // inf * 0 = 0
+  EXPECT(elwmul(0x1f800000u, 0x1f800000u, Fidelity::HiFi4, kFp32), 0u);  // 2^-128: flushed
+}
+
+// A 16-element dot product through mvmul_phase, all phases of `f`.
+uint32_t dot(const uint32_t* a, const uint32_t* b, Fidelity f, const Config& c, uint32_t dst = 0) {
+  for (int p = 0; p < phases(f); p++) dst = mvmul_phase(a, 1, b, 1, dst, p, c);
+  return dst;
+}
+
+void mvmul_words() {
+  uint32_t a[16], b[16];
+  const uint32_t one = 0x3f800000u;
+  for (int i = 0; i < 16; i++) a[i] = b[i] = one;
+  EXPECT(dot(a, b, Fidelity::LoFi, kBf16), 0x41800000u);  // 16
+  EXPECT(dot(a, b, Fidelity::HiFi4, kFp32), 0x41800000u);
+  // Group alignment: products below the group's largest exponent keep the
+  // product precision at its scale (2^-10 units), rounding half up.
+  std::fill(a, a + 16, 0u);
+  a[0] = one;
+  a[1] = 0x3a000000u;  // 2^-11: a half unit, rounds up to 2^-10
+  EXPECT(dot(a, b, Fidelity::LoFi, kFp32), 0x3f802000u);
+  a[1] = 0x39800000u;  // 2^-12: rounds to nothing
+  EXPECT(dot(a, b, Fidelity::LoFi, kFp32), one);
+  // The same product in the other group survives: groups align only at
+  // the accumulator, at 24 bits.
+  a[1] = 0;
+  a[8] = 0x39800000u;
+  EXPECT(dot(a, b, Fidelity::LoFi, kFp32), 0x3f800800u);
+  // Cancellation inside a group: 1 - 1 + 2^-20 is 0 (the 2^-20 product is
+  // shifted out), across groups it is exactly 2^-20 in a 32-bit DST and 0
+  // in a 16-bit one (each addend rounded to 11 bits first).
+  std::fill(a, a + 16, 0u);
+  a[0] = one, a[1] = 0xbf800000u, a[2] = 0x35800000u;
+  EXPECT(dot(a, b, Fidelity::HiFi4, kFp32), 0u);
+  a[2] = 0, a[8] = 0x35800000u;
+  EXPECT(dot(a, b, Fidelity::HiFi4, kFp32), 0x35800000u);
+  EXPECT(dot(a, b, Fidelity::HiFi4, kBf16), 0u);
+  // Wormhole normalises a negative sum of exactly one unit four bits too
+  // high: DST 1 - 2^-23 (aligned: 2^23 - 1 units at 2^0) minus 1 is -1 unit.
+  std::fill(a, a + 16, 0u);
+  a[0] = 0xbf800000u;
+  EXPECT(dot(a, b, Fidelity::LoFi, kFp32, 0x3f7ffffeu), 0xc1800000u);
+  EXPECT(dot(a, b, Fidelity::LoFi, kFp32Bh, 0x3f7ffffeu), 0xb4000000u);
+  // A 16-bit DST rounds every MVMUL: DST 256 plus a product of 1 is 257,
+  // a tie on the bf16 grid (2 there), away from zero to 258.
+  std::fill(a, a + 16, 0u);
+  a[0] = one;
+  EXPECT(dot(a, b, Fidelity::LoFi, kBf16, 0x43800000u), 0x43810000u);
+  // Infinity in, infinity out; NaN is a large normal.
+  a[0] = 0x7f800000u;
+  EXPECT(dot(a, b, Fidelity::LoFi, kFp32), 0x7f800000u);
+  a[0] = 0xffc00000u;
+  EXPECT(dot(a, b, Fidelity::LoFi, kBf16), 0xff800000u);
+  // Strides: a column of a row-major 16x16 matrix.
+  uint32_t m[256] = {};
+  for (int k = 0; k < 16; k++) m[k * 16 + 3] = 0x40000000u;  // column 3 = 2.0
+  for (int i = 0; i < 16; i++) b[i] = one;
+  EXPECT(mvmul_phase(m + 3, 16, b, 1, 0, 0, kFp32), 0x42000000u);  // 32
+}
+
+void pack_words() {
+  EXPECT(pack_bf16(0x3f808000u, true), 0x3f81);  // tie: away from zero
+  EXPECT(pack_bf16(0xbf808000u, true), 0xbf81);
+  EXPECT(pack_bf16(0x3f807fffu, true), 0x3f80);
+  EXPECT(pack_bf16(0x3f818000u, true), 0x3f82);  // nearest-even would give 0x3f82 too
+  EXPECT(pack_bf16(0x3f828000u, true), 0x3f83);  // ... and 0x3f82 here
+  EXPECT(pack_bf16(0x7fc00001u, true), 0x7f80);  // NaN: infinity
+  EXPECT(pack_bf16(0xffc00000u, true), 0xff80);
+  EXPECT(pack_bf16(0x7f7fffffu, true), 0x7f80);  // rounds up to infinity
+  EXPECT(pack_bf16(0x00400000u, true), 0x0000);  // denormal: +0
+  EXPECT(pack_bf16(0x80000000u, true), 0x0000);  // -0: +0
+  EXPECT(pack_bf16(0x807fffffu, true), 0x8080);  // rounds up into the normal range
+  EXPECT(pack_bf16(0x7fc00000u, false), 0x7f80);
+  EXPECT(pack_bf16(0x3f810000u, false), 0x3f81);
+  EXPECT(pack_f32(0x7fc00000u, false), 0x7f800000u);
+  EXPECT(pack_f32(0x7fc00000u, true), 0x7fc00000u);
+  EXPECT(pack_f32(0x3f812345u, true), 0x3f812345u);
+  // Block float: the intermediate, then the block.
+  EXPECT(bfp_intermediate(0x3fff0000u, true, false), 0x4000);  // 6-bit rounding carries
+  EXPECT(bfp_intermediate(0x3fff0000u, true, true), 0x3fff);
+  EXPECT(bfp_intermediate(0x3f81ffffu, true, true), 0x3f81);   // precise truncates to bf16
+  EXPECT(bfp_intermediate(0x3f81ffffu, true, false), 0x3f82);
+  EXPECT(bfp_intermediate(0x3f810000u, false, false), 0x3f82);
+  EXPECT(bfp_intermediate(0x7fc00000u, false, false), 0x7f80);
+  EXPECT(bfp_intermediate(0x00400000u, true, false), 0x0000);
+  uint16_t v[16];
+  uint8_t out[16];
+  std::fill(v, v + 16, 0x3f80);
+  EXPECT(bfp_block(v, false, out), 127);
+  EXPECT(out[0], 0x40);
+  v[1] = 0x4000;  // 2.0 sets the exponent; 1.0 is then 32 units
+  v[2] = 0x3fff;  // 1.9921875 at its own exponent... in 2.0's block: 255/4 -> 64 (63.75 up)
+  v[3] = 0x3f82;  // 130/4 = 32.5: half up to 33
+  v[4] = 0xbf80;  // -1.0
+  v[5] = 0x3400;  // 2^-23: shifted out
+  v[6] = 0x8000;  // -0: no sign bit
+  EXPECT(bfp_block(v, false, out), 128);
+  EXPECT(out[0], 0x20);
+  EXPECT(out[1], 0x40);
+  EXPECT(out[2], 0x40);
+  EXPECT(out[3], 0x21);
+  EXPECT(out[4], 0xa0);
+  EXPECT(out[5], 0x00);
+  EXPECT(out[6], 0x00);
+  std::fill(v, v + 16, 0x3fff);  // 255/2 = 127.5 -> 128 -> clamped to 127
+  bfp_block(v, false, out);
+  EXPECT(out[0], 0x7f);
+  bfp_block(v, true, out);  // Bfp4_b keeps the top 3 of the 7 bits
+  EXPECT(out[0], 0x7);
+  v[0] = 0xbf80;
+  bfp_block(v, true, out);
+  EXPECT(out[0], 0xc);  // -1.0: 64 >> 4 = 4, with the sign
+}
+
+// Properties: bf16 operands whose product needs at most 16 bits multiply
+// exactly at HiFi4 into a 32-bit DST; LoFi equals the product of A's top 5
+// and B's top 7 significand bits; adds with exponents at most 3 apart are
+// exact into a 32-bit DST and round half away from zero into a 16-bit one.
+void properties() {
+  std::mt19937 rng(24);
+  std::uniform_int_distribution<uint32_t> mant(0, 127), ex(100, 150), sg(0, 1);
+  auto bf = [&](int e) { return (sg(rng) << 31) | (uint32_t(e) << 23) | (mant(rng) << 16); };
+  int bad = 0;
+  for (int i = 0; i < 20000; i++) {
+    uint32_t a = bf(ex(rng)), b = bf(ex(rng));
+    float exact = u2f(a) * u2f(b);
+    if (elwmul(a, b, Fidelity::HiFi4, kFp32) != f2u(exact)) bad++;
+    uint32_t a5 = a & 0xfff80000u, b7 = b & 0xfffe0000u;  // top 5 / 7 significand bits
+    if (elwmul(a, b, Fidelity::LoFi, kFp32) != f2u(u2f(a5) * u2f(b7))) bad++;
+    int e = int(ex(rng));
+    uint32_t x = bf(e), y = bf(e - int(sg(rng)) * 3);
+    float s = u2f(x) + u2f(y);
+    uint32_t su = f2u(s);
+    if (s == 0.0f) su = 0;
+    if (elwadd(x, y, false, 0, false, kFp32) != su) bad++;
+    uint32_t r = su ? round_bf16_rhaz(su) : 0;
+    if (elwadd(x, y, false, 0, false, kBf16) != r) bad++;
+  }
+  EXPECT(bad, 0);
+}
+
+// Words with the edge cases mixed in: exponents near 1 and far apart,
+// zeros, denormals, infinities, NaN, TF32 low bits.
+uint32_t word(std::mt19937& rng) {
+  static const uint32_t special[] = {0, 0x80000000u, 0x00400000u, 0x7f800000u, 0xff800000u, 0x7fc00000u,
+                                     0x3f800000u, 0x3b800000u, 0x7f7f0000u, 0x00800000u, 0xbf802000u, 0x3fffe000u};
+  uint32_t k = rng() % 100, sign = (rng() & 1) << 31, mant = rng() & 0x7fe000u;
+  if (k < 8) return special[rng() % 12];
+  if (k < 25) return sign | ((rng() % 256) << 23) | mant;
+  return sign | ((118 + rng() % 16) << 23) | mant;
+}
+
+// The whole-tile fast paths against the element model.
+void tiles() {
+  std::mt19937 rng(7);
+  for (const Config& c : {kBf16, kFp32, kFp32Bh}) {
+    std::vector<uint32_t> a(4096), b(4096), d(4096);
+    for (int i = 0; i < 4096; i++) a[i] = word(rng), b[i] = word(rng);
+    for (bool sub : {false, true}) {
+      elwadd_tile(a.data(), b.data(), d.data(), 4096, sub, c);
+      int bad = 0;
+      for (int i = 0; i < 4096; i++) bad += d[i] != elwadd(a[i], b[i], sub, 0, false, c);
+      EXPECT(bad, 0);
+    }
+    for (Fidelity f : {Fidelity::LoFi, Fidelity::HiFi2, Fidelity::HiFi3, Fidelity::HiFi4}) {
+      elwmul_tile(a.data(), b.data(), d.data(), 4093, f, c);  // 4093: the scalar tail too
+      int bad = 0;
+      for (int i = 0; i < 4093; i++) bad += d[i] != elwmul(a[i], b[i], f, c);
+      EXPECT(bad, 0);
+    }
+    auto fp = [](int r, int col) { return ((r >> 4) * 2 + (col >> 4)) * 256 + (r & 15) * 16 + (col & 15); };
+    for (Fidelity f : {Fidelity::LoFi, Fidelity::HiFi2, Fidelity::HiFi3, Fidelity::HiFi4}) {
+      std::vector<uint32_t> want(1024), got(1024);
+      for (int i = 0; i < 1024; i++) want[i] = got[i] = (i % 3) ? word(rng) & (c.fp32_dest ? ~0u : 0xffff0000u) : 0;
+      for (int p = 0; p < phases(f); p++)
+        for (int r = 0; r < 32; r++)
+          for (int col = 0; col < 32; col++)
+            for (int kh = 0; kh < 2; kh++)
+              want[fp(r, col)] = mvmul_phase(&b[fp(16 * kh, col)], 16, &a[fp(r, 16 * kh)], 1, want[fp(r, col)], p, c);
+      matmul_tile(a.data(), b.data(), got.data(), f, c);
+      int bad = 0;
+      for (int i = 0; i < 1024; i++) bad += got[i] != want[i];
+      EXPECT(bad, 0);
+    }
+  }
+}
+
+}  // namespace
+
+int main() {
+  unpack_words();
+  add_words();
+  mul_words();
+  mvmul_words();
+  pack_words();
+  properties();
+  tiles();
+  if (failures) {
+    std::fprintf(stderr, "%d failure(s)\n", failures);
+    return 1;
+  }
+  std::printf("numerics: all checks passed\n");
+  return 0;
+}
