@@ -5,7 +5,8 @@
 // with 16-bit and 32-bit DST, against words computed on the host with the
 // FPU model (src/numerics.hpp, itself checked by emu_numerics). The inputs
 // hold ties, denormals, infinities, NaN, signed zeros and exponents far
-// apart within a block. ZYX_EMU_NUMERICS=exact is checked to keep f32.
+// apart within a block, on Wormhole (n150) and Blackhole (p150a).
+// ZYX_EMU_NUMERICS=exact is checked to keep f32.
 #include <cstdlib>
 #include <random>
 
@@ -191,12 +192,12 @@ std::string hex(const std::vector<uint8_t>& b, size_t at, size_t n) {
   return buf;
 }
 
-void check_words(DeviceLayer& layer, const std::string& fid_name, bool fp32, bool precise) {
+void check_words(DeviceLayer& layer, const std::string& fid_name, bool fp32, bool precise, bool wormhole = true) {
   const hw::Fidelity fid = fid_name == "LoFi"    ? hw::Fidelity::LoFi
                            : fid_name == "HiFi2" ? hw::Fidelity::HiFi2
                            : fid_name == "HiFi3" ? hw::Fidelity::HiFi3
                                                  : hw::Fidelity::HiFi4;
-  const hw::Config c{fp32, true};  // n150: Wormhole
+  const hw::Config c{fp32, wormhole};
   const char* in_formats[] = {"Float16_b", "Float32", "Bfp8_b"};
   const char* out_formats[] = {"Float32", "Float16_b", "Bfp8_b"};
   uint32_t seed = 1;
@@ -245,6 +246,14 @@ void test_words_bfp8_precise(DeviceLayer& layer) {
   check_words(layer, "HiFi4", true, true);
 }
 ZYX_TEST(hw, test_words_bfp8_precise);
+
+// Blackhole (p150a): the same datapath without Wormhole's renormalisation
+// quirk.
+void test_words_blackhole(DeviceLayer& layer) {
+  check_words(layer, "HiFi4", false, false, false);
+  check_words(layer, "HiFi4", true, false, false);
+}
+ZYX_TEST_ON(hw, test_words_blackhole, "p150a");
 
 // ZYX_EMU_NUMERICS=exact: f32 arithmetic (a Float32 add is the f32 sum);
 // the default: TF32 operands (the same add differs in the low bits).
