@@ -5,7 +5,8 @@
 // with 16-bit and 32-bit DST, against words computed on the host with the
 // FPU model (src/numerics.hpp, itself checked by emu_numerics). The inputs
 // hold ties, denormals, infinities, NaN, signed zeros and exponents far
-// apart within a block. ZYX_EMU_NUMERICS=exact is checked to keep f32.
+// apart within a block, on Wormhole (n150) and Blackhole (p150a).
+// ZYX_EMU_NUMERICS=exact is checked to keep f32.
 #include <cstdlib>
 #include <random>
 
@@ -191,12 +192,12 @@ std::string hex(const std::vector<uint8_t>& b, size_t at, size_t n) {
   return buf;
 }
 
-void check_words(DeviceLayer& layer, const std::string& fid_name, bool fp32, bool precise) {
+void check_words(DeviceLayer& layer, const std::string& fid_name, bool fp32, bool precise, bool wormhole = true) {
   const hw::Fidelity fid = fid_name == "LoFi"    ? hw::Fidelity::LoFi
                            : fid_name == "HiFi2" ? hw::Fidelity::HiFi2
                            : fid_name == "HiFi3" ? hw::Fidelity::HiFi3
                                                  : hw::Fidelity::HiFi4;
-  const hw::Config c{fp32, true};  // n150: Wormhole
+  const hw::Config c{fp32, wormhole};
   const char* in_formats[] = {"Float16_b", "Float32", "Bfp8_b"};
   const char* out_formats[] = {"Float32", "Float16_b", "Bfp8_b"};
   uint32_t seed = 1;
@@ -245,6 +246,56 @@ void test_words_bfp8_precise(DeviceLayer& layer) {
   check_words(layer, "HiFi4", true, true);
 }
 ZYX_TEST(hw, test_words_bfp8_precise);
+
+// Words worked out by hand, through the whole emulator: tiles of one
+// repeated bf16 value, every output element the same word.
+void test_hand_words(DeviceLayer& layer) {
+  auto tile = [](uint16_t w) { return std::vector<uint8_t>(bf16_bytes(std::vector<float>(1024, from_bf16(w)))); };
+  auto one_word = [&](uint32_t op, uint16_t x, uint16_t y, const char* fid, bool fp32, const std::string& fout) {
+    Run r;
+    r.formats = {"Float16_b", "Float16_b"};
+    r.inputs = {tile(x), tile(y)};
+    r.out_format = fout;
+    r.compute = kOps;
+    r.args = {op};
+    r.fp32 = fp32;
+    r.fidelity = fid;
+    std::vector<uint8_t> out = run(layer, r);
+    uint32_t w = 0;
+    std::memcpy(&w, out.data(), fout == "Float32" ? 4 : 2);
+    for (size_t i = 0; i < out.size(); i += fout == "Float32" ? 4 : 2) CHECK(std::memcmp(&out[i], out.data(), 2) == 0);
+    return w;
+  };
+  // 1 + 2^-8 is a tie on the bf16 grid: away from zero (the f32 path's
+  // nearest-even gives 1.0).
+  CHECK_EQ(one_word(0, 0x3f80, 0x3b80, "HiFi4", false, "Float16_b"), 0x3f81u);
+  CHECK_EQ(one_word(0, 0x3f80, 0x3b80, "HiFi4", true, "Float32"), 0x3f808000u);
+  CHECK_EQ(one_word(0, 0x3f80, 0x3b80, "HiFi4", true, "Float16_b"), 0x3f81u);  // the packer rounds half away too
+  // LoFi sees A's top 5 significand bits: 1.9921875 * 1 = 1.9375; HiFi2 is exact.
+  CHECK_EQ(one_word(2, 0x3fff, 0x3f80, "LoFi", true, "Float32"), 0x3ff80000u);
+  CHECK_EQ(one_word(2, 0x3fff, 0x3f80, "HiFi2", true, "Float32"), 0x3fff0000u);
+  // ... and B's top 7: 1 * (1 + 2^-7) needs HiFi3.
+  CHECK_EQ(one_word(2, 0x3f80, 0x3f81, "HiFi2", true, "Float32"), 0x3f800000u);
+  CHECK_EQ(one_word(2, 0x3f80, 0x3f81, "HiFi3", true, "Float32"), 0x3f810000u);
+  // A 16-bit DST rounds after every phase: 1.9921875^2 is 3.96875 at HiFi4
+  // (0x407e) and 3.953125 at HiFi2 (0x407d).
+  CHECK_EQ(one_word(2, 0x3fff, 0x3fff, "HiFi2", false, "Float16_b"), 0x407du);
+  CHECK_EQ(one_word(2, 0x3fff, 0x3fff, "HiFi4", false, "Float16_b"), 0x407eu);
+  // Matmul of ones: each element sums 32 products of 1 -> 32.
+  CHECK_EQ(one_word(6, 0x3f80, 0x3f80, "LoFi", false, "Float16_b"), 0x4200u);
+  // NaN packs as infinity; a denormal operand is zero.
+  CHECK_EQ(one_word(9, 0x7fc0, 0x3f80, "HiFi4", false, "Float16_b"), 0x7f80u);
+  CHECK_EQ(one_word(0, 0x0040, 0x3f80, "HiFi4", false, "Float16_b"), 0x3f80u);
+}
+ZYX_TEST(hw, test_hand_words);
+
+// Blackhole (p150a): the same datapath without Wormhole's renormalisation
+// quirk.
+void test_words_blackhole(DeviceLayer& layer) {
+  check_words(layer, "HiFi4", false, false, false);
+  check_words(layer, "HiFi4", true, false, false);
+}
+ZYX_TEST_ON(hw, test_words_blackhole, "p150a");
 
 // ZYX_EMU_NUMERICS=exact: f32 arithmetic (a Float32 add is the f32 sum);
 // the default: TF32 operands (the same add differs in the low bits).
