@@ -49,17 +49,31 @@ func TestGoInstallThenRuntimeInstall(t *testing.T) {
 			path = append(path, d)
 		}
 	}
+	// An empty module cache, filled from the one this test runs with as a
+	// file proxy: go install fetches every module as from a registry, with
+	// no network.
+	out, err := exec.Command(goBin, "env", "GOMODCACHE").Output()
+	require.NoError(t, err)
+	proxy := "file://" + filepath.Join(strings.TrimSpace(string(out)), "cache", "download")
+	modcache := t.TempDir()
+	t.Cleanup(func() { // the module cache is read-only: the go command removes it
+		clean := exec.Command(goBin, "clean", "-modcache")
+		clean.Env = append(os.Environ(), "GOMODCACHE="+modcache)
+		_ = clean.Run()
+	})
 	env := []string{
 		"PATH=" + strings.Join(path, string(os.PathListSeparator)),
 		"HOME=" + os.Getenv("HOME"),
 		"GOBIN=" + gobin,
 		"GOFLAGS=-mod=mod",
-		"GOPROXY=off",
+		"GOPROXY=" + proxy,
+		"GOSUMDB=off",
+		"GOMODCACHE=" + modcache,
 		"XDG_CACHE_HOME=" + cache,
 		"XDG_CONFIG_HOME=" + t.TempDir(),
 		"ZYX_PROGRESS=0",
 	}
-	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT", "TMPDIR", "ZYX_SHM_DIR"} {
+	for _, k := range []string{"GOCACHE", "GOPATH", "GOROOT", "TMPDIR", "ZYX_SHM_DIR"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}
