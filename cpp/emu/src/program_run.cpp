@@ -30,7 +30,7 @@ std::chrono::milliseconds timeout_from_env() {
     long v = std::strtol(s, &end, 10);
     if (end != s && v > 0) return std::chrono::milliseconds(v);
   }
-  return std::chrono::milliseconds(10000);
+  return std::chrono::milliseconds(250);
 }
 
 std::string spec_text(const BufferSpec& s) {
@@ -193,11 +193,13 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
   rs.dram = &memory_.dram();
   rs.l1 = &l1;
   rs.timeout = timeout_from_env();
+  rs.watch = WatchConfig::from_env();
   for (const auto& buf : bufs) {
     if (!buf) continue;
     auto& m = buf->l1() ? rs.l1_page_sizes : rs.dram_page_sizes;
     m[static_cast<uint32_t>(buf->address)] = static_cast<uint32_t>(buf->geo.spec.page_size);
   }
+  if (rs.watch.noc) build_noc_watch(rs, *prog, bufs);
   prepare_l1(d, l1, b);
   ArgSource src;
   src.board = &b, src.prog = prog.get(), src.args = &args, src.bufs = &bufs, src.l1 = &l1;
