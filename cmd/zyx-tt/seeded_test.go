@@ -81,3 +81,34 @@ func TestSeededBugs(t *testing.T) {
 		})
 	}
 }
+
+// TestWatcherSwitchAndWarnings: with a check turned off (ZYX_EMU_WATCHER)
+// a seeded bug runs to its end, and what the emulator noticed reaches the
+// run's report as a warning: printed by `zyx-tt run` and in its JSON.
+func TestWatcherSwitchAndWarnings(t *testing.T) {
+	env := runtimeEnv(t)
+	if env == nil {
+		t.Skip("no zyx-tt-runtime built (make runtime): the watcher's switch is not checked")
+	}
+	env["ZYX_TT_EMU"] = "1"
+	env["XDG_CACHE_HOME"] = t.TempDir()
+	env["ZYX_EMU_WATCHER"] = "no-args"
+	cenv := cliEnv{config: "{}", extra: env}
+	dir := filepath.Join(seededDir, "args_runtime_past_end")
+	r := cli(t, cenv, "run", dir, "--dev", "tt-emu")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	want := "core (0,0) k (riscv_0): get_arg_val(3): index 3 is past the 1 runtime args the host set; it reads 0"
+	require.Contains(t, r.stdout, "  warning   "+want)
+	rep, r := runJSON(t, cenv, dir, "--dev", "tt-emu")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Len(t, rep.Warnings, 1)
+	require.Contains(t, rep.Warnings[0], want)
+	// The other checks stay on.
+	r = cli(t, cenv, "run", filepath.Join(seededDir, "cb_push_without_reserve"), "--dev", "tt-emu")
+	require.Equal(t, exitFailure, r.code)
+	require.Contains(t, r.stderr, "watcher check cb")
+	// Off: none of them.
+	env["ZYX_EMU_WATCHER"] = "off"
+	r = cli(t, cliEnv{config: "{}", extra: env}, "run", filepath.Join(seededDir, "cb_push_without_reserve"), "--dev", "tt-emu")
+	require.Equal(t, exitOK, r.code, r.stderr)
+}

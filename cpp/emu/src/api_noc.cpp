@@ -50,6 +50,11 @@ uint8_t* worker_l1(uint32_t x, uint32_t y, uint64_t local, uint64_t size, const 
   return rs->l1->core_base(row * b.cols + col) + off;
 }
 
+// Whether a NOC address names a DRAM bank.
+bool dram_node(uint64_t a) {
+  return ((a >> 36) & 63) == 0 && ((a >> 42) & 63) < t_fiber->core->run->board->dram_banks;
+}
+
 NocTarget decode_noc(uint64_t a, uint64_t size, const char* op, bool write) {
   NocTarget t;
   uint32_t y = (a >> 42) & 63, x = (a >> 36) & 63;
@@ -126,15 +131,16 @@ void api_noc_write(uint32_t src_l1, uint64_t dst, uint32_t size) {
 
 void api_noc_mcast_write(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t include_self) {
   const uint8_t* src = local_l1(src_l1, size, false, "noc_async_write_multicast");
-  noc_check_alignment(src_l1 & (L1Arena::kWindow - 1), dst & 0xfffffffffull, false, false, "noc_async_write_multicast");
+  noc_check_alignment(src_l1 & (L1Arena::kWindow - 1), dst & (L1Arena::kWindow - 1), false, false,
+                      "noc_async_write_multicast");
   for_each_mcast(dst, size, include_self != 0, "noc_async_write_multicast", [&](uint8_t* p) {
     if (p != src) std::memmove(p, src, size);
   });
 }
 
 void api_noc_atomic_inc(uint64_t dst, uint32_t incr) {
+  if (dram_node(dst)) kernel_fail("noc_semaphore_inc: the target is DRAM, not a core's L1");
   NocTarget d = decode_noc(dst, 4, "noc_semaphore_inc", true);
-  if (d.dram) kernel_fail("noc_semaphore_inc: the target is DRAM, not a core's L1");
   __atomic_fetch_add(reinterpret_cast<uint32_t*>(d.l1), incr, __ATOMIC_SEQ_CST);
 }
 
@@ -151,8 +157,8 @@ void api_noc_inline_write(uint64_t dst, uint32_t value, uint32_t be, uint32_t mc
                    [&](uint8_t* p) { inline_store(p, value, be); });
     return;
   }
+  if (dram_node(dst)) kernel_fail("noc_inline_dw_write: the target is a DRAM bank; inline writes reach only L1 (tt-metal does not support DRAM targets)");
   NocTarget d = decode_noc(dst, 4, "noc_inline_dw_write", true);
-  if (d.dram) kernel_fail("noc_inline_dw_write: the target is a DRAM bank; inline writes reach only L1 (tt-metal does not support DRAM targets)");
   inline_store(d.l1, value, be);
 }
 

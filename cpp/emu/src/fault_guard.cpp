@@ -322,11 +322,19 @@ void run_kernel_guarded(Fiber* f) {
       k.fault_armed = 0;
       flush_dprint(f);
       throw;
+    } catch (const Error&) {
+      // The emulator's own error (kernel_fail kept its site; one thrown
+      // elsewhere, a DRAM range check say, has none: forget any older one).
+      k.fault_armed = 0;
+      if (!k.failing) k.site_n = 0;
+      flush_dprint(f);
+      throw;
     } catch (...) {
       k.fault_armed = 0;
       flush_dprint(f);
       if (k.failing) throw;  // the emulator's report of a misuse (kernel_fail)
-      // The kernel's own exception left its entry point.
+      // The kernel's own exception left its entry point (the site is its
+      // throw's, kept by api_note_throw).
       std::string what = describe_escaped_exception();
       throw Error("run_error", what);
     }

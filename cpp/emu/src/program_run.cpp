@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <utility>
 
 #include "kernel_state.hpp"
 #include "program_args.hpp"
@@ -207,8 +208,17 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
   auto t0 = std::chrono::steady_clock::now();
   execute(rs);
   auto t1 = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(warnings_mu_);
+    warnings_ = rs.warnings;
+  }
   if (!rs.err_code.empty()) throw Error(rs.err_code, rs.err_msg);
   return timed ? static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()) : 0;
+}
+
+std::vector<std::string> Runner::take_warnings() {
+  std::lock_guard<std::mutex> lock(warnings_mu_);
+  return std::exchange(warnings_, {});
 }
 
 }  // namespace zyx::emu

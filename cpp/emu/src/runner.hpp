@@ -217,6 +217,8 @@ class Runner {
   uint64_t compile(const ProgramDesc& program);
   uint64_t run(uint64_t program, const std::vector<RunArg>& args, bool timed);
   void release(uint64_t program);
+  // The watcher's warnings of the last run (RunState::warnings).
+  std::vector<std::string> take_warnings();
 
  private:
   void build_static_kernels(Program& prog);
@@ -236,6 +238,8 @@ class Runner {
   StackPool stacks_;
   std::mutex run_mu_;
   std::vector<std::unique_ptr<CoreState>> core_pool_;  // by position in the run
+  std::mutex warnings_mu_;
+  std::vector<std::string> warnings_;  // of the last run
   // The helper threads of execute (worker 1 onwards), kept between runs: a
   // thread's start and end (its stack, its fault stack) cost more than a
   // short run on many threads. Last member: it stops and joins them first.
