@@ -37,9 +37,14 @@ WatchConfig WatchConfig::from_env() {
     size_t end = s.find(',', start);
     if (end == std::string::npos) end = s.size();
     std::string w = s.substr(start, end - start);
-    if (w == "no-args") c.args = false;
-    if (w == "no-noc") c.noc = false;
-    if (w == "no-cb") c.cb = false;
+    if (w == "no-args")
+      c.args = false;
+    else if (w == "no-noc")
+      c.noc = false;
+    else if (w == "no-cb")
+      c.cb = false;
+    else if (!w.empty())
+      c.unknown += (c.unknown.empty() ? "" : ", ") + w;
     start = end + 1;
   }
   return c;

@@ -28,6 +28,7 @@ struct WatchConfig {
   bool args = true;  // arg indices past those the host set
   bool noc = true;   // NOC transfers against the program's allocations
   bool cb = true;    // the circular-buffer protocol
+  std::string unknown;  // words of ZYX_EMU_WATCHER it does not know (warned about)
   // From ZYX_EMU_WATCHER: unset, "1" or "on": every check; "0" or "off":
   // none; else a comma-separated list of checks to turn off, each as
   // "no-<check>" (no-args, no-noc, no-cb).
