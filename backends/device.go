@@ -427,3 +427,14 @@ func (p *Pool) ReadAsync(ctx context.Context, src BufferID, off int64, dst []byt
 	}
 	return p.drv.ReadAsync(ctx, src, off, dst, after...)
 }
+
+// Warnings returns what the device noticed during the executable's
+// synchronous launches since the last call and did not stop for (the
+// Tenstorrent emulator's watcher, docs/emulator.md "Debugging kernels"),
+// and forgets them; nil for backends that report none.
+func (e *Executable) Warnings() []string {
+	if w, ok := e.drv.(driver.Warner); ok {
+		return w.Warnings()
+	}
+	return nil
+}

@@ -29,6 +29,9 @@ type Report struct {
 	Queue         *QueueReport     `json:"queue,omitempty"`
 	Verify        *VerifyReport    `json:"verify,omitempty"`
 	Written       []WrittenReport  `json:"written"`
+	// Warnings: what the device noticed during the run and did not stop
+	// for (the Tenstorrent emulator's watcher), one message each.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // VarReport is one var and the value the run used.

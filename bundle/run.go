@@ -339,6 +339,9 @@ type Execution struct {
 	Timed                    []time.Duration
 	// Queue is set when the run timed queued launches (Run.Queue).
 	Queue *QueueTiming
+	// Warnings: what the device noticed during the launches and did not
+	// stop for (the emulator's watcher).
+	Warnings []string
 }
 
 // QueueTiming is the wall time of Launches launches made one after another,
@@ -377,6 +380,7 @@ func (r *Run) Execute(ctx context.Context, dev *backends.Device, exe *backends.E
 	if err := x.download(ctx); err != nil {
 		return nil, err
 	}
+	x.res.Warnings = exe.Warnings()
 	return x.res, nil
 }
 
@@ -579,6 +583,7 @@ func (r *Run) Record(res *Execution) {
 	if q := res.Queue; q != nil {
 		r.Report.Queue = &QueueReport{Launches: q.Launches, SyncNS: q.Sync.Nanoseconds(), QueuedNS: q.Queued.Nanoseconds()}
 	}
+	r.Report.Warnings = res.Warnings
 }
 
 // writtenParams are the params read back: every global_mut param (so an

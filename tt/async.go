@@ -459,6 +459,7 @@ func (x *Executable) queuedRun(ctx context.Context, req ttruntime.RunRequest) (u
 		}
 		return 0, err
 	}
+	x.noteWarnings(out.Warnings)
 	return out.ElapsedNS, nil
 }
 

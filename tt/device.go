@@ -194,6 +194,33 @@ type Executable struct {
 
 	mu    sync.Mutex // held while a runtime program is made, so each is made once
 	progs map[string]*runtimeProgram
+
+	warnMu   sync.Mutex
+	warnings []string // of synchronous runs, until Warnings takes them
+}
+
+// noteWarnings keeps a run reply's warnings for Warnings.
+func (e *Executable) noteWarnings(w []string) {
+	if len(w) == 0 {
+		return
+	}
+	e.warnMu.Lock()
+	defer e.warnMu.Unlock()
+	for _, m := range w { // a repeated run warns again: keep one of each
+		if !slices.Contains(e.warnings, m) {
+			e.warnings = append(e.warnings, m)
+		}
+	}
+}
+
+// Warnings implements driver.Warner: the runtime's warnings of the
+// synchronous runs since the last call.
+func (e *Executable) Warnings() []string {
+	e.warnMu.Lock()
+	defer e.warnMu.Unlock()
+	w := e.warnings
+	e.warnings = nil
+	return w
 }
 
 // program is the runtime program for a launch with args on grid, made and
@@ -287,6 +314,7 @@ func (e *Executable) run(ctx context.Context, l *driver.Launch, timed bool) (uin
 	if err != nil {
 		return 0, err
 	}
+	e.noteWarnings(r.Warnings)
 	return r.ElapsedNS, nil
 }
 

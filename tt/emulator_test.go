@@ -324,11 +324,11 @@ func TestEmulatorRuntimeKernelExits(t *testing.T) {
 		want   []string
 	}{
 		{"abort in compute", 1, "adder", "std::abort();",
-			[]string{"core (0,0) adder (compute): ", "the kernel called abort()"}},
+			[]string{"core (0,0) adder (compute) at adder.cpp:", "the kernel called abort()"}},
 		{"exit in writer", 2, "storer", "std::exit(3);",
-			[]string{"core (0,0) storer (riscv_1): ", "the kernel called exit(3)"}},
+			[]string{"core (0,0) storer (riscv_1) at storer.cpp:", "the kernel called exit(3)"}},
 		{"assert in reader", 0, "loader", "assert(get_arg_val<uint32_t>(3) == 7);",
-			[]string{"core (0,0) loader (riscv_0): ", `assertion "get_arg_val<uint32_t>(3) == 7" failed at loader.cpp:`}},
+			[]string{"core (0,0) loader (riscv_0) at loader.cpp:", `assertion "get_arg_val<uint32_t>(3) == 7" failed at loader.cpp:`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -559,4 +559,8 @@ type RunReply struct {
 	// runs queued behind each other, from when the device could start this one
 	// (its enqueue or the end of the run before it) to its end
 	ElapsedNS uint64 `json:"elapsed_ns"`
+	// what the layer noticed and did not stop for (the emulator's watcher,
+	// docs/emulator.md "Debugging kernels"), one message each; absent when
+	// none
+	Warnings []string `json:"warnings,omitempty"`
 }

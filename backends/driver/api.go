@@ -107,6 +107,14 @@ type Executable interface {
 	Release() error
 }
 
+// Warner is an Executable that reports what the device noticed during its
+// runs and did not stop for (the Tenstorrent emulator's watcher warnings).
+type Warner interface {
+	// Warnings returns the warnings of the synchronous launches (Launch,
+	// LaunchTimed) that ended since the last call, and forgets them.
+	Warnings() []string
+}
+
 // Launch is a checked launch: its args, and what they come to.
 type Launch struct {
 	Args []LaunchArg

@@ -19,7 +19,9 @@
 //     as a speed-up table against one thread.
 // The matmuls run the kernels of examples/matmul_bfp8 (tiled buffers, one
 // page per tile) with the CB formats set per case. Every result is checked.
-// Usage: emu_compute_bench [repeats] [section: add|mm1|mm|scale|scaling|all]
+//   - section "watcher": the bf16 add and the 512^3 matmul with the watcher
+//     off and on (ZYX_EMU_WATCHER), alternating, and their ratios;
+// Usage: emu_compute_bench [repeats] [section: add|watcher|mm1|mm|scale|scaling|all]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -300,6 +302,30 @@ bool bench_scaling(int repeats, unsigned hw) {
   return ok;
 }
 
+// The watcher's cost (docs/emulator.md, "Debugging kernels"): the bf16 add
+// and the 512^3 matmul with ZYX_EMU_WATCHER=off and on, the two settings
+// alternating in rounds so that both see the same host load; best of each.
+bool bench_watcher(int repeats) {
+  MM m = make_mm(512, 512, 512, true, 8, 8);
+  Add a = make_add();
+  double add_off = 1e30, add_on = 1e30, mm_off = 1e30, mm_on = 1e30;
+  for (int round = 0; round < 3; round++) {
+    setenv("ZYX_EMU_WATCHER", "off", 1);
+    add_off = std::min(add_off, run_add(a, repeats));
+    mm_off = std::min(mm_off, run_mm(m, repeats));
+    setenv("ZYX_EMU_WATCHER", "on", 1);
+    add_on = std::min(add_on, run_add(a, repeats));
+    mm_on = std::min(mm_on, run_mm(m, repeats));
+  }
+  unsetenv("ZYX_EMU_WATCHER");
+  bool ok = check_add(a) == 0 && check_mm(m) < 1e-5;
+  std::printf("watcher on/off, bf16 add 1M:  on %.2f ms, off %.2f ms, ratio %.2fx (target <= 1.3x)\n", add_on, add_off,
+              add_on / add_off);
+  std::printf("watcher on/off, f32 mm 512^3: on %.2f ms, off %.2f ms, ratio %.2fx (target <= 1.3x)\n", mm_on, mm_off,
+              mm_on / mm_off);
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -315,6 +341,7 @@ int main(int argc, char** argv) {
       return ok ? 0 : 1;
     }
     if (what == "all" || what == "add") ok &= bench_add(repeats);
+    if (what == "all" || what == "watcher") ok &= bench_watcher(repeats);
     if (what == "all" || what == "mm1") {
       MM m = make_mm(640, 640, 640, false, 1, 1);
       double ms = run_mm(m, std::max(1, repeats / 2));

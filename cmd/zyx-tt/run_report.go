@@ -59,6 +59,9 @@ func writeRun(w io.Writer, rep *bundle.Report) {
 	fmt.Fprintf(w, "  compile   %s\n", dur(t.CompileNS))
 	fmt.Fprintf(w, "  upload    %s in %s\n", iecBytes(float64(t.UpBytes)), dur(t.UploadNS))
 	fmt.Fprintf(w, "  launch    %s\n", dur(t.LaunchNS))
+	for _, warning := range rep.Warnings {
+		fmt.Fprintf(w, "  warning   %s\n", warning)
+	}
 	fmt.Fprintf(w, "  download  %s in %s\n", iecBytes(float64(t.DownBytes)), dur(t.DownloadNS))
 	if rp := rep.Repeat; rp != nil {
 		fmt.Fprintf(w, "  repeat    %d timed runs: min %s, median %s, max %s\n", rp.Runs, dur(rp.MinNS), dur(rp.MedianNS), dur(rp.MaxNS))

@@ -283,18 +283,24 @@ class PendingRun {
   // in nanoseconds, or throws its error (zyx::Error). Called once, on the
   // executor thread.
   virtual uint64_t finish() = 0;
+  // What the layer noticed during the run and did not stop for (the
+  // emulator's watcher warnings), valid after finish returned.
+  virtual std::vector<std::string> warnings() { return {}; }
 };
 
 // FinishedRun is the PendingRun of a run that has ended.
 class FinishedRun : public PendingRun {
  public:
-  explicit FinishedRun(uint64_t ns) : ns_(ns) {}
+  explicit FinishedRun(uint64_t ns, std::vector<std::string> warnings = {})
+      : ns_(ns), warnings_(std::move(warnings)) {}
   bool done() const override { return true; }
   void wait() noexcept override {}
   uint64_t finish() override { return ns_; }
+  std::vector<std::string> warnings() override { return warnings_; }
 
  private:
   uint64_t ns_;
+  std::vector<std::string> warnings_;
 };
 
 class DeviceLayer {
@@ -324,8 +330,12 @@ class DeviceLayer {
   // another thread, PendingRun::wait of the oldest run. The default
   // runs the program to its end (run).
   virtual std::unique_ptr<PendingRun> launch(uint64_t program, const std::vector<RunArg>& args, bool timed) {
-    return std::make_unique<FinishedRun>(run(program, args, timed));
+    uint64_t ns = run(program, args, timed);
+    return std::make_unique<FinishedRun>(ns, take_warnings());
   }
+  // The warnings of the last run that ended (see PendingRun::warnings),
+  // handed over once.
+  virtual std::vector<std::string> take_warnings() { return {}; }
   virtual void release(uint64_t program) = 0;
 };
 

@@ -159,7 +159,9 @@ void Server::finish_oldest_run() {
     return;
   }
   remember(r.id, "");
-  emit({{"elapsed_ns", ns}, {"id", r.id}, {"ok", true}}, r.n);
+  json reply = {{"elapsed_ns", ns}, {"id", r.id}, {"ok", true}};
+  if (std::vector<std::string> w = r.run->warnings(); !w.empty()) reply["warnings"] = w;
+  emit(reply, r.n);
 }
 
 void Server::finish_runs() {

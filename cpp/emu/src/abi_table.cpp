@@ -83,6 +83,7 @@ const zyx_emu_api* kernel_api() {
     a.arg_past_end = api_arg_past_end;
     // ABI 9
     a.kernel_exit = api_kernel_exit;
+    a.note_throw = api_note_throw;
     return a;
   }();
   return &api;

@@ -2,6 +2,7 @@
 // dataflow_api.h and of the compute API's cb_api.h): a bounded queue of
 // pages per CB index of a core, shared by its kernels. A kernel that moves
 // its read or write pointer through get_local_cb_interface is followed.
+#include <algorithm>
 #include <cstring>
 
 #include "kernel_api.hpp"
@@ -74,13 +75,15 @@ void cb_touch(uint32_t id, const CircularBuffer& cb) {
 
 // Blocks until `pages` pages of cb id are free (CBBack) or filled (CBFront);
 // more pages than the buffer holds is a kernel error naming the call.
-CircularBuffer& cb_wait_pages(const char* call, Wait::Kind kind, uint32_t id, uint32_t pages) {
+CircularBuffer& cb_wait_pages(const char* call, Wait::Kind kind, uint32_t id, uint32_t pages, void* site) {
   auto& cb = cb_of(id);
   if (pages > cb.num_pages)
     kernel_fail(std::string(call) + "(" + std::to_string(id) + ", " + std::to_string(pages) +
-                "): the buffer has only " + std::to_string(cb.num_pages) + " pages");
+                "): the buffer has only " + std::to_string(cb.num_pages) +
+                " pages, so the call would never return (watcher check cb: a wait or reserve larger than the CB)");
   Wait w;
   w.kind = kind, w.cb = id, w.pages = pages;
+  w.site = reinterpret_cast<uintptr_t>(site);
   block_until(w);
   return cb;
 }
@@ -88,25 +91,34 @@ CircularBuffer& cb_wait_pages(const char* call, Wait::Kind kind, uint32_t id, ui
 }  // namespace
 
 void api_cb_reserve_back(uint32_t id, uint32_t pages) {
-  auto& cb = cb_wait_pages("cb_reserve_back", Wait::CBBack, id, pages);
-  cb.reserved = pages;
+  auto& cb = cb_wait_pages("cb_reserve_back", Wait::CBBack, id, pages, __builtin_return_address(0));
+  cb.reserved = std::max(cb.reserved, pages);
   cb_touch(id, cb);
 }
 
 void api_cb_push_back(uint32_t id, uint32_t pages) {
   auto& cb = cb_of(id);
+  // A CB on an L1 buffer holds the buffer's data: its producer may push
+  // pages it never reserved (a sharded input), as on a card.
+  if (pages > cb.reserved && !cb.on_buffer && t_fiber->core->run->watch.cb)
+    kernel_fail("cb_push_back(" + std::to_string(id) + ", " + std::to_string(pages) + ") pushes more than the " +
+                std::to_string(cb.reserved) +
+                " page(s) reserved with cb_reserve_back and not yet pushed (watcher check cb: reserve before you "
+                "write and push; ZYX_EMU_WATCHER=no-cb turns it off)");
   if (cb.available() + pages > cb.num_pages)
     kernel_fail("cb_push_back(" + std::to_string(id) + ", " + std::to_string(pages) + ") overflows the buffer (" +
                 std::to_string(cb.available()) + " of " + std::to_string(cb.num_pages) + " pages filled)");
   cb.pushed += pages;
   cb.wr_page = (cb.wr_page + pages) % cb.num_pages;
   cb.pack_next = 0;
-  cb.reserved = 0;
+  cb.reserved = pages < cb.reserved ? cb.reserved - pages : 0;
   cb_touch(id, cb);
 }
 
 void api_cb_wait_front(uint32_t id, uint32_t pages) {
-  cb_touch(id, cb_wait_pages("cb_wait_front", Wait::CBFront, id, pages));
+  auto& cb = cb_wait_pages("cb_wait_front", Wait::CBFront, id, pages, __builtin_return_address(0));
+  cb.waited = std::max(cb.waited, pages);
+  cb_touch(id, cb);
 }
 
 void api_cb_pop_front(uint32_t id, uint32_t pages) {
@@ -116,15 +128,29 @@ void api_cb_pop_front(uint32_t id, uint32_t pages) {
   if (pages > cb.available())
     kernel_fail("cb_pop_front(" + std::to_string(id) + ", " + std::to_string(pages) + ") pops more than the " +
                 std::to_string(cb.available()) + " filled page(s)");
+  if (pages > cb.waited && !cb.on_buffer && t_fiber->core->run->watch.cb)
+    kernel_fail("cb_pop_front(" + std::to_string(id) + ", " + std::to_string(pages) + ") pops more than the " +
+                std::to_string(cb.waited) +
+                " page(s) waited for with cb_wait_front and not yet popped (watcher check cb: wait before you read "
+                "and pop; ZYX_EMU_WATCHER=no-cb turns it off)");
+  cb.waited = pages < cb.waited ? cb.waited - pages : 0;
   cb.popped += pages;
   cb.rd_page = (cb.rd_page + pages) % cb.num_pages;
   cb_touch(id, cb);
 }
 
-int api_cb_pages_available_at_front(uint32_t id, uint32_t pages) { return cb_of(id).available() >= pages; }
+// A poll that succeeds counts as the wait or reserve it stands for.
+int api_cb_pages_available_at_front(uint32_t id, uint32_t pages) {
+  auto& cb = cb_of(id);
+  if (cb.available() < pages) return 0;
+  cb.waited = std::max(cb.waited, pages);
+  return 1;
+}
 int api_cb_pages_reservable_at_back(uint32_t id, uint32_t pages) {
   auto& cb = cb_of(id);
-  return cb.num_pages - cb.available() >= pages;
+  if (cb.num_pages - cb.available() < pages) return 0;
+  cb.reserved = std::max(cb.reserved, pages);
+  return 1;
 }
 
 uint32_t api_cb_write_ptr(uint32_t id) {

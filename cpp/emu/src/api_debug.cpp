@@ -26,7 +26,8 @@ bool dprint_on() {
 
 // Writes one finished DPRINT line, tagged with the core and processor
 // (docs/protocol.md, "Run output"), in one write so lines do not interleave.
-void emit_dprint_line(const Fiber* f, uint32_t tag, const std::string& text) {
+void emit_dprint_line(Fiber* f, uint32_t tag, const std::string& text) {
+  f->api.last_dprint = text.size() > 200 ? text.substr(0, 200) + "…" : text;
   std::string line = "dprint: core (" + std::to_string(f->core->row) + "," + std::to_string(f->core->col) + ") " +
                      processor_of(f, tag) + ": " + text + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);

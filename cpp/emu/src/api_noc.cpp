@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "kernel_api.hpp"
+#include "watcher.hpp"
 
 namespace zyx::emu {
 
@@ -22,10 +23,16 @@ struct NocTarget {
 // The L1 of the worker core at NOC node (x, y): every worker core of the
 // grid has its L1 window, whether or not a kernel runs on it in this program
 // (emu.hpp: NOC coordinates). Checks [local, local + size) fits in L1.
-uint8_t* worker_l1(uint32_t x, uint32_t y, uint64_t local, uint64_t size, const char* op) {
+uint8_t* worker_l1(uint32_t x, uint32_t y, uint64_t local, uint64_t size, const char* op, bool write) {
   RunState* rs = t_fiber->core->run;
   const Board& b = *rs->board;
   uint32_t row = y - 1, col = x - 1;
+  if (x == 0 && y < b.dram_banks) {
+    std::ostringstream s;
+    s << op << ": NOC node (0," << y << ") is DRAM bank " << y << ", not a worker core: multicasts, inline writes "
+      << "and atomics reach only the workers' L1 (workers at x 1-" << b.cols << ", y 1-" << b.rows << ")";
+    kernel_fail(s.str());
+  }
   if (x == 0 || y == 0 || row >= b.rows || col >= b.cols) {
     std::ostringstream s;
     s << op << ": NOC node (" << x << "," << y << ") is not " << (x == 0 ? "a DRAM bank" : "a worker core") << " of the "
@@ -39,16 +46,23 @@ uint8_t* worker_l1(uint32_t x, uint32_t y, uint64_t local, uint64_t size, const 
       << ") is outside its " << b.l1_size << " bytes of L1";
     kernel_fail(s.str());
   }
+  noc_check_l1(row * b.cols + col, off, size, write, op, write ? "destination" : "source");
   return rs->l1->core_base(row * b.cols + col) + off;
 }
 
-NocTarget decode_noc(uint64_t a, uint64_t size, const char* op) {
+// Whether a NOC address names a DRAM bank.
+bool dram_node(uint64_t a) {
+  return ((a >> 36) & 63) == 0 && ((a >> 42) & 63) < t_fiber->core->run->board->dram_banks;
+}
+
+NocTarget decode_noc(uint64_t a, uint64_t size, const char* op, bool write) {
   NocTarget t;
   uint32_t y = (a >> 42) & 63, x = (a >> 36) & 63;
   uint64_t local = a & ((1ull << 36) - 1);
   const Board& b = *t_fiber->core->run->board;
   if (x == 0 && y < b.dram_banks) {
     t.dram = true, t.bank = y, t.addr = local;
+    noc_check_dram(y, local, size, op);
     return t;
   }
   if (x == 0) {
@@ -56,7 +70,8 @@ NocTarget decode_noc(uint64_t a, uint64_t size, const char* op) {
     s << op << ": NOC node (0," << y << ") is not a DRAM bank (there are " << b.dram_banks << ")";
     kernel_fail(s.str());
   }
-  t.l1 = worker_l1(x, y, local, size, op);
+  t.addr = local & (L1Arena::kWindow - 1);
+  t.l1 = worker_l1(x, y, local, size, op, write);
   return t;
 }
 
@@ -74,7 +89,7 @@ void for_each_mcast(uint64_t dst, uint64_t size, bool include_self, const char* 
   for (uint32_t y = y0; y <= y1; y++)
     for (uint32_t x = x0; x <= x1; x++) {
       if (!include_self && x == self->col + 1 && y == self->row + 1) continue;
-      fn(worker_l1(x, y, local, size, op));
+      fn(worker_l1(x, y, local, size, op, true));
     }
 }
 
@@ -86,9 +101,18 @@ void inline_store(uint8_t* p, uint32_t value, uint32_t be) {
 
 }  // namespace
 
+// The calling core's side of a transfer: [addr, addr + size) of its L1.
+uint8_t* local_l1(uint32_t addr, uint64_t size, bool write, const char* op) {
+  CoreState* c = t_fiber->core;
+  uint8_t* p = l1_target(c, addr, size, op);
+  noc_check_l1(c->index, addr & (L1Arena::kWindow - 1), size, write, op, write ? "destination" : "source");
+  return p;
+}
+
 void api_noc_read(uint64_t src, uint32_t dst_l1, uint32_t size) {
-  uint8_t* dst = l1_target(t_fiber->core, dst_l1, size, "noc_async_read");
-  NocTarget s = decode_noc(src, size, "noc_async_read");
+  uint8_t* dst = local_l1(dst_l1, size, true, "noc_async_read");
+  NocTarget s = decode_noc(src, size, "noc_async_read", false);
+  noc_check_alignment(dst_l1 & (L1Arena::kWindow - 1), s.addr, s.dram, true, "noc_async_read");
   if (s.dram)
     t_fiber->core->run->dram->read(s.bank, s.addr, dst, size);
   else
@@ -96,8 +120,9 @@ void api_noc_read(uint64_t src, uint32_t dst_l1, uint32_t size) {
 }
 
 void api_noc_write(uint32_t src_l1, uint64_t dst, uint32_t size) {
-  const uint8_t* src = l1_target(t_fiber->core, src_l1, size, "noc_async_write");
-  NocTarget d = decode_noc(dst, size, "noc_async_write");
+  const uint8_t* src = local_l1(src_l1, size, false, "noc_async_write");
+  NocTarget d = decode_noc(dst, size, "noc_async_write", true);
+  noc_check_alignment(src_l1 & (L1Arena::kWindow - 1), d.addr, d.dram, false, "noc_async_write");
   if (d.dram)
     t_fiber->core->run->dram->write(d.bank, d.addr, src, size);
   else
@@ -105,15 +130,17 @@ void api_noc_write(uint32_t src_l1, uint64_t dst, uint32_t size) {
 }
 
 void api_noc_mcast_write(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t include_self) {
-  const uint8_t* src = l1_target(t_fiber->core, src_l1, size, "noc_async_write_multicast");
+  const uint8_t* src = local_l1(src_l1, size, false, "noc_async_write_multicast");
+  noc_check_alignment(src_l1 & (L1Arena::kWindow - 1), dst & (L1Arena::kWindow - 1), false, false,
+                      "noc_async_write_multicast");
   for_each_mcast(dst, size, include_self != 0, "noc_async_write_multicast", [&](uint8_t* p) {
     if (p != src) std::memmove(p, src, size);
   });
 }
 
 void api_noc_atomic_inc(uint64_t dst, uint32_t incr) {
-  NocTarget d = decode_noc(dst, 4, "noc_semaphore_inc");
-  if (d.dram) kernel_fail("noc_semaphore_inc: the target is DRAM, not a core's L1");
+  if (dram_node(dst)) kernel_fail("noc_semaphore_inc: the target is DRAM, not a core's L1");
+  NocTarget d = decode_noc(dst, 4, "noc_semaphore_inc", true);
   __atomic_fetch_add(reinterpret_cast<uint32_t*>(d.l1), incr, __ATOMIC_SEQ_CST);
 }
 
@@ -130,8 +157,8 @@ void api_noc_inline_write(uint64_t dst, uint32_t value, uint32_t be, uint32_t mc
                    [&](uint8_t* p) { inline_store(p, value, be); });
     return;
   }
-  NocTarget d = decode_noc(dst, 4, "noc_inline_dw_write");
-  if (d.dram) kernel_fail("noc_inline_dw_write: the target is a DRAM bank; inline writes reach only L1 (tt-metal does not support DRAM targets)");
+  if (dram_node(dst)) kernel_fail("noc_inline_dw_write: the target is a DRAM bank; inline writes reach only L1 (tt-metal does not support DRAM targets)");
+  NocTarget d = decode_noc(dst, 4, "noc_inline_dw_write", true);
   inline_store(d.l1, value, be);
 }
 

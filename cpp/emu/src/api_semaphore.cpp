@@ -17,6 +17,7 @@ void api_wait_word(uint32_t addr, uint32_t value, uint32_t cmp) {
   w.kind = Wait::Word;
   w.word = reinterpret_cast<volatile uint32_t*>(l1_target(t_fiber->core, addr, 4, "noc_semaphore_wait"));
   w.value = value, w.cmp = cmp;
+  w.site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   block_until(w);
 }
 

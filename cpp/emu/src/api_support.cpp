@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "kernel_api.hpp"
+#include "watcher.hpp"
 
 namespace zyx::emu {
 
@@ -14,7 +15,18 @@ std::string where(const Fiber* f) {
   return s.str();
 }
 
-[[noreturn]] void kernel_fail(const std::string& msg) { throw Error("run_error", msg); }
+[[noreturn]] void kernel_fail(const std::string& msg) {
+  if (Fiber* f = t_fiber) {
+    capture_site(f->api);
+    f->api.failing = true;
+  }
+  throw Error("run_error", msg);
+}
+
+void api_note_throw() {
+  Fiber* f = t_fiber;
+  if (f && !f->api.failing) capture_site(f->api);
+}
 
 std::string hex(uint64_t v) {
   char b[24];
@@ -49,6 +61,9 @@ void block_until(const Wait& w) {
   f->wait = Wait{};
 }
 
+// One line of the deadlock table: the kernel, what it waits on (the CB and
+// its fill level, or the semaphore or signal word and its value), the line
+// of the blocked call, the last waypoint and the last DPRINT line.
 std::string describe_wait(const Fiber* f) {
   const Wait& w = f->wait;
   std::ostringstream s;
@@ -59,14 +74,28 @@ std::string describe_wait(const Fiber* f) {
       << (w.kind == Wait::CBFront ? "cb_wait_front for " : "cb_reserve_back for ") << w.pages << " page(s); "
       << cb.available() << " of " << cb.num_pages << " filled)";
   } else if (w.kind == Wait::Word) {
-    uintptr_t off = reinterpret_cast<uintptr_t>(w.word) & (L1Arena::kWindow - 1);
-    s << " waiting on the L1 word at 0x" << std::hex << off << std::dec << " (semaphore wait for "
-      << (w.cmp == 0 ? "== " : w.cmp == 1 ? ">= " : "!= ") << w.value << ", value "
-      << __atomic_load_n(w.word, __ATOMIC_ACQUIRE) << ")";
+    const RunState* rs = f->core->run;
+    uintptr_t a = reinterpret_cast<uintptr_t>(w.word);
+    uintptr_t arena = reinterpret_cast<uintptr_t>(rs->l1->core_base(0));
+    uint64_t off = a & (L1Arena::kWindow - 1);
+    uint32_t core = static_cast<uint32_t>((a - arena) / L1Arena::kWindow);
+    const Board& b = *rs->board;
+    s << " waiting on the L1 word at 0x" << std::hex << off << std::dec;
+    if (core < b.cores() && core != f->core->index) s << " of core (" << core / b.cols << "," << core % b.cols << ")";
+    if (off >= semaphore_offset(b, 0) && off < b.l1_unreserved_base && (off - semaphore_offset(b, 0)) % 16 == 0)
+      s << " (semaphore " << (off - semaphore_offset(b, 0)) / kSemaphoreStride;
+    else if (off >= ZYX_EMU_L1_SIGNALS_OFFSET && off < ZYX_EMU_L1_SIGNALS_OFFSET + 128)
+      s << " (DPRINT signal " << (off - ZYX_EMU_L1_SIGNALS_OFFSET) / 4;
+    else
+      s << " (";
+    s << (s.str().back() == '(' ? "" : ": ") << "wait for " << (w.cmp == 0 ? "== " : w.cmp == 1 ? ">= " : "!= ")
+      << w.value << ", value " << __atomic_load_n(w.word, __ATOMIC_ACQUIRE) << ")";
   } else {
     s << " blocked";
   }
+  if (std::string at = site_of_pc(f, w.site); !at.empty()) s << at;
   if (f->api.waypoint[0]) s << " (last waypoint " << f->api.waypoint << ")";
+  if (!f->api.last_dprint.empty()) s << " (last DPRINT: \"" << f->api.last_dprint << "\")";
   return s.str();
 }
 

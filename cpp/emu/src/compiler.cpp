@@ -397,7 +397,7 @@ std::string include_path_problem(const std::string& path) {
 KernelBuilder::KernelBuilder(std::string cache_dir, const Board& board) : board_(board) {
   include_dirs_ = kernel_include_dirs();
   cxx_ = env_or("ZYX_EMU_CXX", "c++");
-  cxxflags_ = env_or("ZYX_EMU_CXXFLAGS", "-O2 -std=c++20 -fPIC -shared -fstack-clash-protection");
+  cxxflags_ = env_or("ZYX_EMU_CXXFLAGS", "-O2 -g1 -fno-optimize-sibling-calls -std=c++20 -fPIC -shared -fstack-clash-protection");
   header_hash_ = hash_headers(include_dirs_);
   std::string root = cache_dir;
   if (root.empty()) {
@@ -674,7 +674,9 @@ std::vector<std::string> KernelBuilder::compile_flags(const BuildSpec& s) {
   if (takes_no_gnu_unique()) args.push_back("-fno-gnu-unique");
   // The kernel's own calls that would end the process go to the __wrap_
   // functions of kernel_prelude.h, which stop the kernel instead.
-  args.push_back("-Wl,--wrap=abort,--wrap=exit,--wrap=_exit,--wrap=_Exit,--wrap=quick_exit,--wrap=__assert_fail");
+  args.push_back(
+      "-Wl,--wrap=abort,--wrap=exit,--wrap=_exit,--wrap=_Exit,--wrap=quick_exit,--wrap=__assert_fail,"
+      "--wrap=__cxa_throw");
   args.push_back(board_.arch == "blackhole" ? "-DARCH_BLACKHOLE" : "-DARCH_WORMHOLE");
   args.push_back("-DNUM_DRAM_BANKS=" + std::to_string(board_.dram_banks));
   args.push_back("-DZYX_EMU_DRAM_ALIGNMENT=" + std::to_string(board_.dram_alignment));
@@ -723,6 +725,13 @@ int KernelBuilder::build(const std::string& key, const BuildSpec& s, const Compi
 
   std::vector<std::string> args = in.flags;
   // The build directory's paths are the only arguments outside the key.
+  // Debug info names the kernel's files as the watcher looks for them
+  // (watcher.cpp): the kernel source (a #line name, relative to the working
+  // directory) under /zyx-kernel-cwd, the program's include files under
+  // /zyx-kernel/include. The later map wins where both match.
+  if (char cwd[4096]; getcwd(cwd, sizeof cwd) && !std::strchr(cwd, '='))
+    args.push_back(std::string("-fdebug-prefix-map=") + cwd + "=/zyx-kernel-cwd");
+  args.push_back("-fdebug-prefix-map=" + dir + "=/zyx-kernel");
   args.push_back("-I" + inc);
   for (const std::string& d : include_dirs_) args.push_back("-I" + d);
   args.push_back("-o");

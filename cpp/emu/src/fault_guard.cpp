@@ -32,6 +32,7 @@
 
 #include "kernel_api.hpp"
 #include "kernel_state.hpp"
+#include "watcher.hpp"
 
 namespace zyx::emu {
 
@@ -77,6 +78,7 @@ void fault_handler(int sig, siginfo_t* si, void* uctx) {
 #elif defined(__aarch64__)
     k.fault_pc = static_cast<uintptr_t>(static_cast<ucontext_t*>(uctx)->uc_mcontext.pc);
 #endif
+    capture_site_in_handler(k);
     stop_kernel(k);
   }
   const struct sigaction& prev = g_prev_action[sig];
@@ -97,6 +99,23 @@ void fault_handler(int sig, siginfo_t* si, void* uctx) {
   sigemptyset(&dfl.sa_mask);
   sigaction(sig, &dfl, nullptr);
   if (sig == SIGABRT) raise(sig);
+}
+
+std::string demangled(const char* name);
+
+// An exception of the kernel's that left its entry point (called in the
+// catch block that stopped it).
+std::string describe_escaped_exception() {
+  const std::type_info* type = abi::__cxa_current_exception_type();
+  std::string s = "an exception";
+  if (type) s += " of type " + demangled(type->name());
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    s += std::string(" (what(): ") + e.what() + ")";
+  } catch (...) {
+  }
+  return s + " left the kernel (uncaught; on a card a kernel cannot throw)";
 }
 
 std::string demangled(const char* name) {
@@ -139,6 +158,7 @@ void terminate_handler() {
     } catch (...) {
       k.exit_call = "std::terminate was called";
     }
+    capture_site(k);
     stop_kernel(k);
   }
   if (g_prev_terminate) g_prev_terminate();
@@ -227,11 +247,9 @@ std::string describe_fault(const Fiber* f) {
       s << "outside this core's L1 (and any core's)";
     }
   }
-  if (k.fault_pc) {
-    Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(k.fault_pc), &info) && info.dli_sname) s << " in " << demangled(info.dli_sname);
-    s << " [pc " << hex(k.fault_pc) << "]";
-  }
+  // The kernel's file:line comes from the watcher (watcher.hpp); the pc is
+  // for a debugger.
+  if (k.fault_pc) s << " [pc " << hex(k.fault_pc) << "]";
   return s.str();
 }
 
@@ -244,6 +262,7 @@ void api_kernel_exit(uint32_t call, int32_t status, const char* expr, const char
   Fiber* f = t_fiber;
   if (!f || !f->api.fault_armed) return;
   f->api.exit_call = describe_exit_call(call, status, expr, file, line, function);
+  capture_site(f->api);
   stop_kernel(f->api);
 }
 
@@ -287,6 +306,9 @@ void KernelState::reset() {
   fault_addr = 0;
   fault_pc = 0;
   exit_call.clear();
+  site_n = 0;
+  failing = false;
+  last_dprint.clear();
 }
 
 void run_kernel_guarded(Fiber* f) {
@@ -296,10 +318,25 @@ void run_kernel_guarded(Fiber* f) {
     k.fault_armed = 1;
     try {
       f->kernel->run();
-    } catch (...) {
+    } catch (const Cancelled&) {
       k.fault_armed = 0;
       flush_dprint(f);
       throw;
+    } catch (const Error&) {
+      // The emulator's own error (kernel_fail kept its site; one thrown
+      // elsewhere, a DRAM range check say, has none: forget any older one).
+      k.fault_armed = 0;
+      if (!k.failing) k.site_n = 0;
+      flush_dprint(f);
+      throw;
+    } catch (...) {
+      k.fault_armed = 0;
+      flush_dprint(f);
+      if (k.failing) throw;  // the emulator's report of a misuse (kernel_fail)
+      // The kernel's own exception left its entry point (the site is its
+      // throw's, kept by api_note_throw).
+      std::string what = describe_escaped_exception();
+      throw Error("run_error", what);
     }
     k.fault_armed = 0;
     flush_dprint(f);

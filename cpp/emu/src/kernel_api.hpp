@@ -103,6 +103,8 @@ const uint32_t* api_dst_tile(uint32_t tile, uint32_t* is_int);
 void flush_dprint(Fiber* f);
 
 // ---- fault_guard.cpp --------------------------------------------------------------
+// The kernel throws (its __cxa_throw is wrapped): keep the throw site.
+void api_note_throw();
 void api_kernel_exit(uint32_t call, int32_t status, const char* expr, const char* file, uint32_t line,
                      const char* function);
 

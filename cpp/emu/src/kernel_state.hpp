@@ -30,6 +30,9 @@ struct Board;
 // The offsets live in abi.h, shared with the kernel headers.
 static_assert(ZYX_EMU_L1_ARGS_OFFSET + 6 * ZYX_EMU_L1_ARGS_SLOT <= 102400 - 256, "reserved L1 overflows");
 
+// Return addresses kept of a failing kernel's stack (watcher.hpp).
+#define ZYX_EMU_SITE_PCS 32u
+
 // One section's API state. Reset when its kernel starts.
 struct KernelState {
   // Which arg lists (bit 0: runtime, bit 1: common) have been copied into L1.
@@ -56,6 +59,14 @@ struct KernelState {
   // What the kernel called that would have ended the process (abort(),
   // exit(3), a failed assert, std::terminate), or "" for a fault.
   std::string exit_call;
+  // Where the kernel failed: its stack's return addresses when the failure
+  // was seen (watcher.hpp, capture_site), and whether the failure is the
+  // emulator's report (kernel_fail) rather than the kernel's own exception.
+  uintptr_t site_pcs[ZYX_EMU_SITE_PCS] = {};
+  volatile uint32_t site_n = 0;
+  bool failing = false;
+  // The last finished DPRINT line (for the deadlock report).
+  std::string last_dprint;
   void reset();
 };
 

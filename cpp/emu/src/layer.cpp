@@ -35,6 +35,7 @@ class EmuLayer final : public DeviceLayer {
   uint64_t run(uint64_t program, const std::vector<RunArg>& args, bool timed) override {
     return runner_.run(program, args, timed);
   }
+  std::vector<std::string> take_warnings() override { return runner_.take_warnings(); }
   void release(uint64_t program) override { runner_.release(program); }
 
  private:

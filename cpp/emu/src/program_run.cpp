@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <utility>
 
 #include "kernel_state.hpp"
 #include "program_args.hpp"
@@ -30,7 +31,7 @@ std::chrono::milliseconds timeout_from_env() {
     long v = std::strtol(s, &end, 10);
     if (end != s && v > 0) return std::chrono::milliseconds(v);
   }
-  return std::chrono::milliseconds(10000);
+  return std::chrono::milliseconds(250);
 }
 
 std::string spec_text(const BufferSpec& s) {
@@ -209,11 +210,16 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
   rs.dram = &memory_.dram();
   rs.l1 = &l1;
   rs.timeout = timeout_from_env();
+  rs.watch = WatchConfig::from_env();
+  if (!rs.watch.unknown.empty())
+    rs.warn("ZYX_EMU_WATCHER: unknown setting(s) " + rs.watch.unknown +
+            " ignored (it takes on, off, or a comma-separated list of no-args, no-noc, no-cb)");
   for (const auto& buf : bufs) {
     if (!buf) continue;
     auto& m = buf->l1() ? rs.l1_page_sizes : rs.dram_page_sizes;
     m[static_cast<uint32_t>(buf->address)] = static_cast<uint32_t>(buf->geo.spec.page_size);
   }
+  if (rs.watch.noc) build_noc_watch(rs, *prog, bufs);
   prepare_l1(d, l1, b);
   ArgSource src;
   src.board = &b, src.prog = prog.get(), src.args = &args, src.bufs = &bufs, src.l1 = &l1;
@@ -221,8 +227,17 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
   auto t0 = std::chrono::steady_clock::now();
   execute(rs);
   auto t1 = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(warnings_mu_);
+    warnings_ = rs.warnings;
+  }
   if (!rs.err_code.empty()) throw Error(rs.err_code, rs.err_msg);
   return timed ? static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()) : 0;
+}
+
+std::vector<std::string> Runner::take_warnings() {
+  std::lock_guard<std::mutex> lock(warnings_mu_);
+  return std::exchange(warnings_, {});
 }
 
 }  // namespace zyx::emu

@@ -22,6 +22,7 @@
 #include "emu.hpp"
 #include "fiber.hpp"
 #include "kernel_state.hpp"
+#include "watcher.hpp"
 
 namespace zyx::emu {
 
@@ -52,7 +53,8 @@ struct CircularBuffer {
   uint64_t offset = 0;  // L1 offset of the first page
   uint32_t pushed = 0, popped = 0;  // pages ever pushed and popped
   uint32_t wr_page = 0, rd_page = 0;
-  uint32_t reserved = 0;   // pages reserved by the producer
+  uint32_t reserved = 0;   // pages reserved by the producer and not yet pushed
+  uint32_t waited = 0;     // pages the consumer waited for and has not yet popped
   uint32_t pack_next = 0;  // next sequential pack_tile position
   uint32_t available() const { return pushed - popped; }
 };
@@ -63,6 +65,7 @@ struct Wait {
   uint32_t cb = 0, pages = 0;
   volatile uint32_t* word = nullptr;
   uint32_t value = 0, cmp = 0;
+  uintptr_t site = 0;  // the kernel's return address of the blocking call
 };
 
 // The C++ runtime's per-thread exception-handling state (the Itanium C++
@@ -140,7 +143,7 @@ struct RunState {
   // Page sizes of the run's buffers by address, as TensorAccessor looks them
   // up: DRAM addresses, and L1 offsets (window-relative).
   std::unordered_map<uint32_t, uint32_t> dram_page_sizes, l1_page_sizes;
-  std::chrono::milliseconds timeout{10000};
+  std::chrono::milliseconds timeout{250};
   std::atomic<bool> cancel{false};
   std::mutex err_mu;
   std::string err_code, err_msg;
@@ -151,11 +154,19 @@ struct RunState {
   std::atomic<uint32_t> stall_answers{0};  // workers that have added their part
   std::mutex stall_mu;
   std::vector<std::pair<uint64_t, std::string>> stall_report;  // (sort key, text)
-  // Kernels (and arg kind: false runtime, true common) already warned about
-  // reading past their args.
+  // The watcher's checks for this run (ZYX_EMU_WATCHER), and what the NOC
+  // check checks against (built when it is on).
+  WatchConfig watch;
+  NocWatch noc_watch;
+  // Kernels (and arg kind: 0 runtime, 1 common, 2 compile-time) already
+  // warned about reading past their args.
   std::mutex warn_mu;
-  std::set<std::pair<const KernelDesc*, bool>> arg_warned;
+  std::set<std::pair<const KernelDesc*, uint32_t>> arg_warned;
+  // What the emulator noticed and did not stop for, in order (each also a
+  // "zyx-emu: warning: " line on stderr).
+  std::vector<std::string> warnings;
   void fail(const std::string& code, const std::string& msg);
+  void warn(const std::string& msg);
 };
 
 // A compiled kernel.
@@ -213,6 +224,8 @@ class Runner {
   uint64_t compile(const ProgramDesc& program);
   uint64_t run(uint64_t program, const std::vector<RunArg>& args, bool timed);
   void release(uint64_t program);
+  // The watcher's warnings of the last run (RunState::warnings).
+  std::vector<std::string> take_warnings();
 
  private:
   void build_static_kernels(Program& prog);
@@ -232,6 +245,8 @@ class Runner {
   StackPool stacks_;
   std::mutex run_mu_;
   std::vector<std::unique_ptr<CoreState>> core_pool_;  // by position in the run
+  std::mutex warnings_mu_;
+  std::vector<std::string> warnings_;  // of the last run
   // The helper threads of execute (worker 1 onwards), kept between runs: a
   // thread's start and end (its stack, its fault stack) cost more than a
   // short run on many threads. Last member: it stops and joins them first.

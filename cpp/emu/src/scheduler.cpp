@@ -14,6 +14,7 @@
 // kernel, so no thread is left behind.
 #include <cxxabi.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -24,6 +25,7 @@
 
 #include "kernel_api.hpp"
 #include "kernel_state.hpp"
+#include "watcher.hpp"
 
 namespace zyx::emu {
 
@@ -40,6 +42,16 @@ void RunState::fail(const std::string& code, const std::string& msg) {
     err_msg = msg;
   }
   cancel.store(true);
+}
+
+void RunState::warn(const std::string& msg) {
+  {
+    std::lock_guard<std::mutex> lock(warn_mu);
+    if (warnings.size() < 100) warnings.push_back(msg);
+  }
+  std::string line = "zyx-emu: warning: " + msg + "\n";
+  ssize_t w = write(2, line.data(), line.size());
+  (void)w;
 }
 
 // ---- fiber stacks ------------------------------------------------------------
@@ -144,9 +156,9 @@ void fiber_main() {
     run_kernel_guarded(f);
   } catch (const Cancelled&) {
   } catch (const Error& e) {
-    f->core->run->fail(e.code, where(f) + ": " + e.what());
+    f->core->run->fail(e.code, where(f) + site_text(f) + ": " + e.what());
   } catch (const std::exception& e) {
-    f->core->run->fail("run_error", where(f) + ": " + e.what());
+    f->core->run->fail("run_error", where(f) + site_text(f) + ": " + e.what());
   } catch (...) {
     f->core->run->fail("run_error", where(f) + ": unknown exception");
   }
@@ -202,6 +214,8 @@ struct RunWorkers {
   StackPool& stacks;
   std::unique_ptr<WorkerClock[]> clocks;
   std::atomic<unsigned> started{0}, exited{0};
+  // A stall report found a kernel that can run after all.
+  std::atomic<bool> movable{false};
   const int64_t timeout_ns;
 };
 
@@ -309,15 +323,26 @@ class WorkerLoop {
     return true;
   }
 
-  // Adds this worker's blocked kernels to the report of stall epoch `epoch`.
+  // Adds this worker's blocked kernels to the report of stall epoch `epoch`
+  // (lines of the deadlock table), and says whether one of them could run
+  // after all.
   void answer(uint32_t epoch) {
-    std::lock_guard<std::mutex> lock(rs_.stall_mu);
-    if (rs_.stall_phase.load() != static_cast<int>(epoch)) return;
+    std::vector<std::pair<uint64_t, std::string>> lines;
+    bool movable = false;
     for (CoreState* c : active_)
       for (uint32_t i = 0; i < c->nfibers; i++) {
         Fiber& f = c->fibers[i];
-        if (!f.done && f.blocked) rs_.stall_report.emplace_back(uint64_t(c->index) * 4 + i, describe_wait(&f));
+        if (f.done) continue;
+        if (!f.blocked || satisfied(*c, f.wait)) {
+          movable = true;
+          continue;
+        }
+        lines.emplace_back(uint64_t(c->index) * 4 + i, describe_wait(&f));
       }
+    std::lock_guard<std::mutex> lock(rs_.stall_mu);
+    if (rs_.stall_phase.load() != static_cast<int>(epoch)) return;
+    for (auto& l : lines) rs_.stall_report.push_back(std::move(l));
+    if (movable) shared_.movable.store(true);
     answered_ = epoch;
     rs_.stall_answers.fetch_add(1);
   }
@@ -338,18 +363,22 @@ class WorkerLoop {
 
   // This worker collects the report of stall epoch phase + 1: its own part,
   // then every other worker's (a worker that has finished has nothing
-  // blocked). A deadlock fails the run; if someone moved after all, the
-  // report is forgotten.
+  // blocked). It is a deadlock when every worker answered, none has a
+  // kernel that could run, and still none has moved: the run fails with the
+  // table of what every blocked kernel waits on. Otherwise the report is
+  // forgotten (a worker that did not answer in time, one that the host
+  // did not schedule, is asked again at the next stall).
   void collect_stall_report(int phase) {
     uint32_t epoch = static_cast<uint32_t>(phase + 1);
+    shared_.movable.store(false);
     answer(epoch);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     while (rs_.stall_answers.load() + shared_.exited.load() < shared_.started.load() &&
            std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     std::lock_guard<std::mutex> lock(rs_.stall_mu);
-    if (!shared_.stalled(now_ns())) {
-      // Someone moved after all: no deadlock; forget this report.
+    unsigned missing = shared_.started.load() - rs_.stall_answers.load() - shared_.exited.load();
+    if (!shared_.stalled(now_ns()) || shared_.movable.load() || missing) {
       rs_.stall_report.clear();
       rs_.stall_answers.store(0);
       rs_.stall_phase.store(phase + 2);
@@ -357,14 +386,10 @@ class WorkerLoop {
     }
     auto& r = rs_.stall_report;
     std::sort(r.begin(), r.end());
-    std::string msg;
-    for (auto& [key, text] : r) msg += (msg.empty() ? "" : "; ") + text;
-    unsigned missing = shared_.started.load() - rs_.stall_answers.load() - shared_.exited.load();
-    if (missing)
-      msg += "; " + std::to_string(missing) +
-             " worker(s) did not answer (a kernel may be spinning without calling the kernel API)";
-    rs_.fail("deadlock", msg + " (no progress on any core for " + std::to_string(shared_.timeout_ns / 1000000) +
-                             " ms)");
+    std::string msg = "every running kernel is blocked and none can go on (no progress on any core for " +
+                      std::to_string(shared_.timeout_ns / 1000000) + " ms):";
+    for (auto& [key, text] : r) msg += "\n  " + text;
+    rs_.fail("deadlock", msg);
   }
 
   RunWorkers& shared_;

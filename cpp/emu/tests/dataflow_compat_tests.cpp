@@ -319,6 +319,7 @@ void test_args_past_end(const std::string& cache) {
   GroupProgram first;
   first.name = "many_args";
   first.reader.source = kManyArgs;
+  first.reader.defines = {{"ZYX_EMU_ALLOW_ARGS_PAST_END", "1"}};
   first.reader.runtime_args = {C(77), C(77), C(77), C(77), C(77), C(77)};
   first.reader.common_args = {C(77), C(77)};
   uint64_t prog = layer->compile(one_group_program(first, 2, 2));
@@ -330,6 +331,7 @@ void test_args_past_end(const std::string& cache) {
   p.name = "past_args";
   p.params = {P("out", "global_mut", "u32")};
   p.reader.source = kPastArgs;
+  p.reader.defines = {{"ZYX_EMU_ALLOW_ARGS_PAST_END", "1"}};
   p.reader.runtime_args = {L("buffer_addr", 0), L("core_index")};
   p.reader.common_args = {C(9)};
   p.cbs = {CB(0, "UInt32", 64, 1)};
@@ -347,19 +349,42 @@ void test_args_past_end(const std::string& cache) {
   // runtime indices past the end: it names a core, the kernel and the index.
   CHECK_EQ(count_of(err, "zyx-emu: warning:"), size_t(2));
   CHECK_EQ(count_of(err, "\n"), size_t(2));
-  CHECK(err.find("reader (riscv_0): get_arg_val(2) reads past the 2 runtime args") != std::string::npos);
-  CHECK(err.find("get_common_arg_val(1) reads past the 1 common args") != std::string::npos);
+  CHECK(err.find("reader (riscv_0): get_arg_val(2): index 2 is past the 2 runtime args") != std::string::npos);
+  CHECK(err.find("get_common_arg_val(1): index 1 is past the 1 common args") != std::string::npos);
   CHECK(err.find("core (") != std::string::npos);
   // Every run warns again.
   err = capture_stderr([&] { layer->run(prog, {Buf(buf)}, false); });
   CHECK_EQ(count_of(err, "zyx-emu: warning:"), size_t(2));
   layer->release(prog);
 
+  // Without the opt-out (the default) a read past the args is a run error
+  // naming the core, the kernel, its line, the index and the count.
+  p.reader.defines.clear();
+  prog = layer->compile(one_group_program(p, 2, 2));
+  std::string msg = expect_error("run_error", [&] { layer->run(prog, {Buf(buf)}, false); });
+  CHECK(msg.find("reader (riscv_0) at reader.cpp:6: get_arg_val(2): index 2 is past the 2 runtime args") !=
+        std::string::npos);
+  CHECK(msg.find("watcher check args") != std::string::npos);
+  layer->release(prog);
+  // A run-time index past the compile-time args too.
+  p.reader.source = R"(void kernel_main() {
+  volatile uint32_t i = 3;
+  volatile uint32_t x = get_compile_time_arg_val(i);
+  (void)x;
+})";
+  p.reader.compile_args = {C(1), C(2)};
+  prog = layer->compile(one_group_program(p, 1, 1));
+  msg = expect_error("run_error", [&] { layer->run(prog, {Buf(buf)}, false); });
+  CHECK(msg.find("at reader.cpp:3: get_compile_time_arg_val(3): index 3 is past the 2 compile-time args") !=
+        std::string::npos);
+  layer->release(prog);
+  p.reader.compile_args.clear();
+
   // A negative index is still a run error.
   p.reader.source =
       "void kernel_main() { volatile uint32_t x = get_arg_val<uint32_t>(-1); (void)x; }";
   prog = layer->compile(one_group_program(p, 1, 1));
-  std::string msg = expect_error("run_error", [&] { layer->run(prog, {Buf(buf)}, false); });
+  msg = expect_error("run_error", [&] { layer->run(prog, {Buf(buf)}, false); });
   CHECK(msg.find("get_arg_val(-1)") != std::string::npos);
   layer->release(prog);
   layer->free(buf);

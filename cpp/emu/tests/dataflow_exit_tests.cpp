@@ -197,7 +197,9 @@ void expect_stop(DeviceLayer& layer, const ExitCase& c, bool compute) {
       throw Failure(std::string(c.name) + ": signal " + std::to_string(sig) + " is " +
                     (sigismember(&after, sig) ? "blocked" : "unblocked") + " after the kernel stopped");
   if (std::getenv("ZYX_TEST_VERBOSE")) std::fprintf(stderr, "%s: %s\n", c.name, msg.c_str());
-  std::vector<std::string> want = {compute ? "core (0,1) compute (compute): " : "core (0,1) reader (riscv_0): "};
+  // The kernel is named with the line of the call (the watcher's site).
+  std::vector<std::string> want = {compute ? "core (0,1) compute (compute) at compute.cpp:"
+                                           : "core (0,1) reader (riscv_0) at reader.cpp:"};
   for (const std::string& w : c.want)
     want.push_back(replace_all(replace_all(w, "@LINE@", std::to_string(line)), "@FILE@",
                                compute ? "compute.cpp" : "reader.cpp"));

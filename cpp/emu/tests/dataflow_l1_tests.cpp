@@ -33,8 +33,11 @@ void kernel_main() {
   uint32_t src = get_arg_val<uint32_t>(0), out = get_arg_val<uint32_t>(1);
   uint32_t core = get_arg_val<uint32_t>(2);
   uint32_t a_l1 = get_write_ptr(0), b_l1 = a_l1 + 4, sum_l1 = get_write_ptr(1);
-  noc_async_read(get_noc_addr_from_bank_id<true>(0, src + 8 * core), a_l1, 4);
-  noc_async_read(get_noc_addr_from_bank_id<true>(0, src + 8 * core + 4), b_l1, 4);
+  // Each core's pair at its own 64 bytes: a DRAM read keeps the NOC's
+  // alignment rule (the DRAM and L1 addresses agree modulo 32, 64 on
+  // Blackhole).
+  noc_async_read(get_noc_addr_from_bank_id<true>(0, src + 64 * core), a_l1, 4);
+  noc_async_read(get_noc_addr_from_bank_id<true>(0, src + 64 * core + 4), b_l1, 4);
   noc_async_read_barrier();
   uint32_t* a = (uint32_t*)a_l1;
   uint32_t* b = (uint32_t*)b_l1;
@@ -61,7 +64,7 @@ void test_pointers(DeviceLayer& layer) {
   p.reader.source = kAddThroughPointers;
   p.reader.runtime_args = {L("buffer_addr", 0), L("buffer_addr", 1), L("core_index"), C(0)};
   const uint32_t cores = 6;
-  std::vector<uint32_t> in(2 * cores);
+  std::vector<uint32_t> in(16 * cores);
   for (uint32_t i = 0; i < in.size(); i++) in[i] = 1000 * (i + 1) + 7 * i;
   // One page per buffer: everything lies in bank 0.
   uint64_t src = upload(layer, in, in.size() * 4);
@@ -70,7 +73,7 @@ void test_pointers(DeviceLayer& layer) {
   layer.run(prog, {Buf(src), Buf(out)}, false);
   auto got = download<uint32_t>(layer, out, 4 * cores);
   for (uint32_t c = 0; c < cores; c++) {
-    uint32_t want = in[2 * c] + in[2 * c + 1];
+    uint32_t want = in[16 * c] + in[16 * c + 1];
     CHECK_EQ(got[4 * c], want);
     CHECK_EQ(got[4 * c + 1], 2 * want);
     CHECK_EQ(got[4 * c + 2], c);

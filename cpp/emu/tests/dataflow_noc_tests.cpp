@@ -127,7 +127,7 @@ void kernel_main() {
     noc_semaphore_wait(sem(0), 5);  // every receiver has filled its buffer
     volatile uint32_t* s = reinterpret_cast<volatile uint32_t*>(scratch);
     for (int i = 0; i < 8; i++) s[i] = 0x100 + i;
-    s[8] = 7, s[9] = 9, s[10] = 11;
+    s[8] = 7, s[12] = 9, s[4] = 11;  // 16-byte aligned as the semaphores (the NOC's alignment rule)
     noc_async_write_multicast(scratch, rect(buf + 4 * 16), 16, 5);             // words 16-19, not self
     noc_async_write_multicast_loopback_src(scratch, rect(buf + 4 * 20), 16, 6);  // words 20-23, self too
     noc_async_write_multicast_one_packet(scratch, rect(buf + 4 * 24), 8, 5);   // words 24-25
@@ -137,9 +137,9 @@ void kernel_main() {
     noc_inline_dw_write_with_state(0);                                           // core (1,2) word 30
     noc_inline_dw_write_with_state<true, true, false, false, true>(0xBBBB0002u, buf + 4 * 31);  // word 31
     noc_semaphore_set_multicast(scratch + 32, rect(get_semaphore(1)), 5);       // 7, not self
-    noc_semaphore_set_multicast_loopback_src(scratch + 36, rect(get_semaphore(2)), 6);  // 9, self too
+    noc_semaphore_set_multicast_loopback_src(scratch + 48, rect(get_semaphore(2)), 6);  // 9, self too
     noc_semaphore_inc_multicast(rect(get_semaphore(3)), 2, 5);                  // +2, not self
-    noc_semaphore_set_remote(scratch + 40, get_noc_addr(x0, y0 + 1, get_semaphore(4)));  // core (1,0): 11
+    noc_semaphore_set_remote(scratch + 16, get_noc_addr(x0, y0 + 1, get_semaphore(4)));  // core (1,0): 11
     noc_async_write_barrier();
     noc_semaphore_inc_multicast(rect(get_semaphore(5)), 1, 5);                  // done
   } else {
@@ -630,10 +630,13 @@ const char* kAccessorReader = R"(
 #include "dataflow_api.h"
 #include "api/dataflow/dataflow_buffer.h"
 #include "api/dataflow/noc.h"
+// The word lands at the same offset within 64 bytes as its source (the
+// NOC's alignment rule).
 uint32_t word_at(uint64_t noc_addr, uint32_t scratch) {
-  noc_async_read(noc_addr, scratch, 4);
+  const uint32_t at = scratch + ((static_cast<uint32_t>(noc_addr) - scratch) & 63);
+  noc_async_read(noc_addr, at, 4);
   noc_async_read_barrier();
-  return *reinterpret_cast<volatile uint32_t*>(scratch);
+  return *reinterpret_cast<volatile uint32_t*>(at);
 }
 void kernel_main() {
   constexpr auto sa = TensorAccessorArgs<0>();
@@ -681,9 +684,11 @@ void kernel_main() {
   {  // a wrapper as a Noc source, as ttnn's concat reader uses it
     Noc noc;
     CircularBuffer into(1);
-    noc.async_read(wr[1], into, 4, {.page_id = 9, .offset_bytes = 4}, {});
+    // (at the same offset in the CB page as in the source page: the NOC's
+    // alignment rule)
+    noc.async_read(wr[1], into, 4, {.page_id = 9, .offset_bytes = 4}, {.offset_bytes = 4});
     noc.async_read_barrier();
-    w[n++] = *reinterpret_cast<volatile uint32_t*>(scratch);
+    w[n++] = *reinterpret_cast<volatile uint32_t*>(scratch + 4);
   }
   w[n++] = word_at(PageView(dd).get_noc_addr(11, 8, noc_index), scratch);
   w[n++] = word_at(ShardView(s).get_noc_addr(2, 4, noc_index), scratch);

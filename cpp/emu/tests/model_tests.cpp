@@ -650,11 +650,14 @@ void kernel_main() {
     noc_async_read_barrier();
     sum += w[0] * (i + 1);
   }
-  noc_async_read(get_noc_addr_from_bank_id<true>(whole_bank, whole), get_write_ptr(0) + 16, whole_size);
+  // The whole page lands 64 bytes in: a DRAM read keeps the NOC's
+  // alignment rule (the same offset within 32 bytes, 64 on Blackhole).
+  noc_async_read(get_noc_addr_from_bank_id<true>(whole_bank, whole), get_write_ptr(0) + 64, whole_size);
   noc_async_read_barrier();
   w[0] = sum;
   const InterleavedAddrGen<true> o = {.bank_base_address = out, .page_size = 16 + whole_size};
-  noc_async_write(get_write_ptr(0), get_noc_addr(0, o), 16 + whole_size);
+  noc_async_write(get_write_ptr(0), get_noc_addr(0, o), 16);
+  noc_async_write(get_write_ptr(0) + 64, get_noc_addr(0, o) + 16, whole_size);
   noc_async_write_barrier();
 }
 )";

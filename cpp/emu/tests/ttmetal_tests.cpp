@@ -99,6 +99,9 @@ void eltwise_binary(DeviceLayer& layer) {
   p.reader.runtime_args = {L("buffer_addr", 0), L("buffer_addr", 1), L("buffer_pages", 0)};
   p.compute.source = src("eltwise_binary/kernels/compute/tiles_add.cpp");
   p.compute.runtime_args = {L("buffer_pages", 0)};
+  // The 2024-2025 revisions' compute kernel reads a runtime arg its host
+  // never sets (and never uses it): the watcher's opt-out.
+  p.compute.defines = {{"ZYX_EMU_ALLOW_ARGS_PAST_END", "1"}};
   p.writer.source = src("eltwise_binary/kernels/dataflow/write_tile.cpp");
   p.writer.runtime_args = {L("buffer_addr", 2), L("buffer_pages", 2)};
   p.cbs = {CB(0, "Float16_b", 2048, 2), CB(1, "Float16_b", 2048, 2), CB(16, "Float16_b", 2048, 2)};

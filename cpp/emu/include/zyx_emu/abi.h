@@ -15,7 +15,7 @@
 
 #include "zyx_emu/sfpu_ops.h"
 
-#define ZYX_EMU_ABI_VERSION 9
+#define ZYX_EMU_ABI_VERSION 10
 
 // Binary and unary operation codes used through the table.
 enum zyx_emu_binary_op { ZYX_BIN_ADD = 0, ZYX_BIN_SUB = 1, ZYX_BIN_MUL = 2 };
@@ -249,4 +249,10 @@ typedef struct zyx_emu_api {
   // makes the real call.
   void (*kernel_exit)(uint32_t call, int32_t status, const char* expr, const char* file, uint32_t line,
                       const char* function);
+
+  // ---- ABI 10 ----
+  // The kernel is throwing an exception (its own throw expressions reach
+  // __cxa_throw through the prelude's wrapper): the emulator keeps the
+  // throw site, named if the exception leaves the kernel.
+  void (*note_throw)(void);
 } zyx_emu_api;

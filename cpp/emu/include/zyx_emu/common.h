@@ -116,10 +116,23 @@ constexpr uint32_t get_ct_arg() {
 }
 
 namespace zyx_emu_detail {
+// The watcher's arg check (ZYX_EMU_WATCHER) makes an index past the args
+// the host set a run error; a kernel built with ZYX_EMU_ALLOW_ARGS_PAST_END
+// defined reads 0 there instead, with a warning.
+#ifdef ZYX_EMU_ALLOW_ARGS_PAST_END
+constexpr uint32_t kArgsPastEndFlag = 0x100;
+#else
+constexpr uint32_t kArgsPastEndFlag = 0;
+#endif
+// A run-time index past the compile-time args (kind 2).
+inline uint32_t compile_arg_past_end(size_t i) {
+  return ZYX_API.arg_past_end(2 | kArgsPastEndFlag, static_cast<int32_t>(i),
+                              static_cast<uint32_t>(kernel_compile_time_args.size()));
+}
 constexpr uint32_t compile_arg(size_t i) {
-  return i < kernel_compile_time_args.size()
-             ? kernel_compile_time_args[i]
-             : throw "get_compile_time_arg_val: index beyond the compile-time args";
+  if (i < kernel_compile_time_args.size()) return kernel_compile_time_args[i];
+  if (std::is_constant_evaluated()) throw "get_compile_time_arg_val: index beyond the compile-time args";
+  return compile_arg_past_end(i);
 }
 struct NamedCompileArg {
   std::string_view name;
@@ -156,8 +169,8 @@ FORCE_INLINE T arg_as(uint32_t kind, int i) {
     ZYX_API.fail(msg);
   }
   // Past the args the host set a card reads whatever L1 holds there; the
-  // emulator reads 0 and warns (once per kernel).
-  uint32_t word = static_cast<uint32_t>(i) < n ? a[i] : ZYX_API.arg_past_end(kind, i, n);
+  // emulator fails the run (or, opted out, reads 0 and warns once per kernel).
+  uint32_t word = static_cast<uint32_t>(i) < n ? a[i] : ZYX_API.arg_past_end(kind | kArgsPastEndFlag, i, n);
   T v;
   std::memcpy(&v, &word, sizeof(T));
   return v;

@@ -29,6 +29,7 @@ extern "C" {
 [[noreturn]] void __real__Exit(int) noexcept;
 [[noreturn]] void __real_quick_exit(int) noexcept;
 [[noreturn]] void __real___assert_fail(const char*, const char*, unsigned int, const char*) noexcept;
+[[noreturn]] void __real___cxa_throw(void*, void*, void (*)(void*));
 
 [[noreturn]] __attribute__((used)) void __wrap_abort(void) noexcept {
   if (zyx_emu_api_ptr) zyx_emu_api_ptr->kernel_exit(ZYX_EXIT_ABORT, 0, nullptr, nullptr, 0, nullptr);
@@ -54,5 +55,11 @@ extern "C" {
                                                               const char* function) noexcept {
   if (zyx_emu_api_ptr) zyx_emu_api_ptr->kernel_exit(ZYX_EXIT_ASSERT, 0, expr, file, line, function);
   __real___assert_fail(expr, file, line, function);
+}
+// Not an exit: the kernel's throw expressions pass here so that the
+// emulator can name the throw site if the exception leaves the kernel.
+[[noreturn]] __attribute__((used)) void __wrap___cxa_throw(void* obj, void* type, void (*dtor)(void*)) {
+  if (zyx_emu_api_ptr) zyx_emu_api_ptr->note_throw();
+  __real___cxa_throw(obj, type, dtor);
 }
 }

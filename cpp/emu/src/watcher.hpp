@@ -1,0 +1,79 @@
+// The watcher (docs/emulator.md, "Debugging kernels"): which checks are on
+// for a run, and where in a kernel's source a failure happened.
+//
+// A kernel object is built with line tables (-g1). When a kernel fails (an
+// API misuse reported through kernel_fail, a fault, a call that would end
+// the process, an exception that leaves it), the return addresses on its
+// stack are kept (capture_site); the report then names the first frame in
+// the kernel's own source (the kernel file or one of the program's include
+// files), found with addr2line over the kernel object (symbolize).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace zyx::emu {
+
+struct Fiber;
+struct KernelState;
+struct KernelObject;
+struct RunState;
+struct Program;
+struct Buffer;
+
+// The checks of one run (ZYX_EMU_WATCHER; all on by default).
+struct WatchConfig {
+  bool args = true;  // arg indices past those the host set
+  bool noc = true;   // NOC transfers against the program's allocations
+  bool cb = true;    // the circular-buffer protocol
+  std::string unknown;  // words of ZYX_EMU_WATCHER it does not know (warned about)
+  // From ZYX_EMU_WATCHER: unset, "1" or "on": every check; "0" or "off":
+  // none; else a comma-separated list of checks to turn off, each as
+  // "no-<check>" (no-args, no-noc, no-cb).
+  static WatchConfig from_env();
+};
+
+// What a run's kernels may reach over the NOC (the watcher's noc check):
+// per core, the L1 regions the program allocated there and the reserved
+// regions a kernel may use; per DRAM bank, the run's buffers there.
+struct MemRegion {
+  enum Kind : uint8_t { Reserved, Zeros, Args, Semaphores, CB, Buffer } kind = Reserved;
+  uint64_t begin = 0, end = 0;
+  uint32_t id = 0;     // CB index; buffer param
+  uint64_t pages = 0;  // Buffer in a DRAM bank: its pages there
+};
+struct NocWatch {
+  std::vector<std::vector<MemRegion>> l1;    // by core index (row * cols + col)
+  std::vector<std::vector<MemRegion>> dram;  // by bank
+  std::vector<std::string> param_names;
+  std::vector<std::shared_ptr<const Buffer>> bufs;  // the run's buffers by param
+};
+// Builds rs.noc_watch for a run of prog with its buffers.
+void build_noc_watch(RunState& rs, const Program& prog, const std::vector<std::shared_ptr<const Buffer>>& bufs);
+// The checks, from a kernel's NOC call (they fail the kernel with the
+// watcher's message): [off, off + size) of core `core`'s L1 (`role`: what
+// the range is to the call, e.g. "destination"; write: the call writes it),
+// or of DRAM bank `bank`.
+void noc_check_l1(uint32_t core, uint64_t off, uint64_t size, bool write, const char* op, const char* role);
+void noc_check_dram(uint32_t bank, uint64_t addr, uint64_t size, const char* op);
+// The NOC's alignment rule: a transfer's local and remote addresses agree
+// modulo the alignment of the remote memory and direction.
+void noc_check_alignment(uint64_t local, uint64_t remote, bool remote_dram, bool read, const char* op);
+
+// Keeps the return addresses of the calling stack in k (call it from the
+// emulator's side of an API call, before the error unwinds it).
+void capture_site(KernelState& k);
+// Keeps the return addresses of the interrupted stack of a signal handler
+// (async-signal-tolerant: no allocation).
+void capture_site_in_handler(KernelState& k);
+
+// " at reader.cpp:12" (the kernel's own source line of the failure), or ""
+// when none of the kept addresses is in the kernel's source.
+std::string site_text(const Fiber* f);
+// The same for one address of the kernel object (a blocked call's return
+// address), "" when unknown.
+std::string site_of_pc(const Fiber* f, uintptr_t pc);
+
+}  // namespace zyx::emu
