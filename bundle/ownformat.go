@@ -71,14 +71,7 @@ func (s *bundleSource) ReadFile(field, rel string) ([]byte, error) {
 		return nil, s.ferr(field, "missing")
 	}
 	if name, ok, err := libraryName(rel, s.format); ok {
-		if err != nil {
-			return nil, s.ferr(field, "%v", err)
-		}
-		data, err := kernels.Read(name)
-		if err != nil {
-			return nil, s.ferr(field, "%v", err)
-		}
-		return data, nil
+		return libraryFile(s, field, name, err, kernels.Read)
 	}
 	p, err := inBundle(s.b.Dir, rel)
 	if err != nil {
@@ -91,18 +84,29 @@ func (s *bundleSource) ReadFile(field, rel string) ([]byte, error) {
 	return data, nil
 }
 
+// libraryFile reads name from the kernel library with read, once libraryName
+// has found it without error (nameErr); either error names field.
+func libraryFile[T any](s *bundleSource, field, name string, nameErr error, read func(string) (T, error)) (T, error) {
+	var zero T
+	if nameErr != nil {
+		return zero, s.ferr(field, "%v", nameErr)
+	}
+	v, err := read(name)
+	if err != nil {
+		return zero, s.ferr(field, "%v", err)
+	}
+	return v, nil
+}
+
 // Files lists the files rel names: every file below a directory (files
 // starting with . left out, 16 levels at most), each under its path inside
 // it, or one file under its base name; of the bundle or of the kernel
 // library.
 func (s *bundleSource) Files(field, rel string) ([]driver.BundleFile, error) {
 	if name, ok, err := libraryName(rel, s.format); ok {
+		files, err := libraryFile(s, field, name, err, kernels.Files)
 		if err != nil {
-			return nil, s.ferr(field, "%v", err)
-		}
-		files, err := kernels.Files(name)
-		if err != nil {
-			return nil, s.ferr(field, "%v", err)
+			return nil, err
 		}
 		out := make([]driver.BundleFile, len(files))
 		for i, f := range files {

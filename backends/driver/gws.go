@@ -293,20 +293,24 @@ func evalSplit(op GwsOp, units, rows, cols uint64, core *CoreEnv) (uint64, error
 // Params lists the param ordinals the expression reads.
 func (g GwsDim) Params() []int {
 	var out []int
-	var walk func(d *GwsDim)
-	walk = func(d *GwsDim) {
-		if d == nil {
-			return
-		}
+	g.visit(func(d *GwsDim) {
 		if d.Op == GwsParam {
 			out = append(out, d.Param)
 		}
-		walk(d.X)
-		walk(d.Y)
-		walk(d.Z)
-	}
-	walk(&g)
+	})
 	return out
+}
+
+// visit calls f on g and on every node below it, depth first, X before Y
+// before Z.
+func (g *GwsDim) visit(f func(d *GwsDim)) {
+	if g == nil {
+		return
+	}
+	f(g)
+	g.X.visit(f)
+	g.Y.visit(f)
+	g.Z.visit(f)
 }
 
 // Format writes the expression with param names from names ($N where a name
@@ -598,19 +602,11 @@ func (g GwsDim) Resolve(lookup func(name string) (GwsDim, bool)) (GwsDim, error)
 // Names lists the unresolved names the expression holds, in order.
 func (g GwsDim) Names() []string {
 	var out []string
-	var walk func(d *GwsDim)
-	walk = func(d *GwsDim) {
-		if d == nil {
-			return
-		}
+	g.visit(func(d *GwsDim) {
 		if d.Op == GwsName {
 			out = append(out, d.Name)
 		}
-		walk(d.X)
-		walk(d.Y)
-		walk(d.Z)
-	}
-	walk(&g)
+	})
 	return out
 }
 
