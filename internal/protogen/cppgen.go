@@ -131,6 +131,29 @@ namespace zyx::proto {
 // requestMessages are the messages a request holds, each after the
 // messages its fields name (the order C++ declares them in).
 func requestMessages(s *Schema) []*Message {
+	roots := []*Message{s.Message(RequestHeader)}
+	for _, c := range s.Commands {
+		if c.Request != "" {
+			roots = append(roots, s.Message(c.Request))
+		}
+	}
+	return reachable(roots, true, func(m *Message) []*Message {
+		var out []*Message
+		for _, f := range m.Fields {
+			if f.Embed != "" {
+				out = append(out, s.Message(f.Embed))
+				continue
+			}
+			out = append(out, typeMessages(f.typ)...)
+		}
+		return out
+	})
+}
+
+// reachable lists roots and the messages they name through next, each
+// once, depth first: each after the messages it names with post, before
+// them without.
+func reachable(roots []*Message, post bool, next func(m *Message) []*Message) []*Message {
 	var out []*Message
 	seen := map[string]bool{}
 	var visit func(m *Message)
@@ -139,23 +162,29 @@ func requestMessages(s *Schema) []*Message {
 			return
 		}
 		seen[m.Name] = true
-		for _, f := range m.Fields {
-			if f.Embed != "" {
-				visit(s.Message(f.Embed))
-				continue
-			}
-			for t := f.typ; t != nil; t = t.Elem {
-				if t.Message != nil {
-					visit(t.Message)
-				}
-			}
+		if !post {
+			out = append(out, m)
 		}
-		out = append(out, m)
+		for _, n := range next(m) {
+			visit(n)
+		}
+		if post {
+			out = append(out, m)
+		}
 	}
-	visit(s.Message(RequestHeader))
-	for _, c := range s.Commands {
-		if c.Request != "" {
-			visit(s.Message(c.Request))
+	for _, m := range roots {
+		visit(m)
+	}
+	return out
+}
+
+// typeMessages are the messages type t holds, t's own first and then its
+// elements'.
+func typeMessages(t *Type) []*Message {
+	var out []*Message
+	for ; t != nil; t = t.Elem {
+		if t.Message != nil {
+			out = append(out, t.Message)
 		}
 	}
 	return out

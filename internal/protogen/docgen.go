@@ -80,30 +80,19 @@ func protocolMessages(s *Schema) []*Message {
 
 // replyMessages are the messages replies hold.
 func replyMessages(s *Schema) []*Message {
-	var out []*Message
-	seen := map[string]bool{}
-	var visit func(m *Message)
-	visit = func(m *Message) {
-		if seen[m.Name] {
-			return
-		}
-		seen[m.Name] = true
-		out = append(out, m)
-		for _, f := range s.Flat(m) {
-			for t := f.typ; t != nil; t = t.Elem {
-				if t.Message != nil {
-					visit(t.Message)
-				}
-			}
-		}
-	}
-	visit(s.Message(ReplyHeader))
+	roots := []*Message{s.Message(ReplyHeader)}
 	for _, c := range s.Commands {
 		if c.Reply != "" {
-			visit(s.Message(c.Reply))
+			roots = append(roots, s.Message(c.Reply))
 		}
 	}
-	return out
+	return reachable(roots, false, func(m *Message) []*Message {
+		var out []*Message
+		for _, f := range s.Flat(m) {
+			out = append(out, typeMessages(f.typ)...)
+		}
+		return out
+	})
 }
 
 func renderSection(s *Schema, kind, name string) (string, error) {
