@@ -1009,12 +1009,5 @@ func TestCacheKeyCoversInputs(t *testing.T) {
 		"no options":     func(in *input) { in.options = nil },
 		"option to flag": func(in *input) { in.flags = append(slices.Clone(in.flags), "-DX=1"); in.options = nil },
 	}
-	seen := map[string]string{key(ref): "reference"}
-	for what, mutate := range mutations {
-		in := ref
-		mutate(&in)
-		k := key(in)
-		require.NotContains(t, seen, k, "changing the %s gives the key of %s", what, seen[k])
-		seen[k] = what
-	}
+	backendtest.DistinctKeys(t, ref, key, mutations)
 }
