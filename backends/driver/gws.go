@@ -292,25 +292,27 @@ func evalSplit(op GwsOp, units, rows, cols uint64, core *CoreEnv) (uint64, error
 
 // Params lists the param ordinals the expression reads.
 func (g GwsDim) Params() []int {
-	var out []int
-	g.visit(func(d *GwsDim) {
-		if d.Op == GwsParam {
-			out = append(out, d.Param)
-		}
-	})
-	return out
+	return collect(&g, func(d *GwsDim) (int, bool) { return d.Param, d.Op == GwsParam })
 }
 
-// visit calls f on g and on every node below it, depth first, X before Y
-// before Z.
-func (g *GwsDim) visit(f func(d *GwsDim)) {
-	if g == nil {
-		return
+// collect lists what pick gives for the nodes of g where it reports ok,
+// depth first, each node before X, X before Y before Z.
+func collect[T any](g *GwsDim, pick func(d *GwsDim) (T, bool)) []T {
+	var out []T
+	var walk func(d *GwsDim)
+	walk = func(d *GwsDim) {
+		if d == nil {
+			return
+		}
+		if v, ok := pick(d); ok {
+			out = append(out, v)
+		}
+		walk(d.X)
+		walk(d.Y)
+		walk(d.Z)
 	}
-	f(g)
-	g.X.visit(f)
-	g.Y.visit(f)
-	g.Z.visit(f)
+	walk(g)
+	return out
 }
 
 // Format writes the expression with param names from names ($N where a name
@@ -601,13 +603,7 @@ func (g GwsDim) Resolve(lookup func(name string) (GwsDim, bool)) (GwsDim, error)
 
 // Names lists the unresolved names the expression holds, in order.
 func (g GwsDim) Names() []string {
-	var out []string
-	g.visit(func(d *GwsDim) {
-		if d.Op == GwsName {
-			out = append(out, d.Name)
-		}
-	})
-	return out
+	return collect(&g, func(d *GwsDim) (string, bool) { return d.Name, d.Op == GwsName })
 }
 
 // IsConst reports whether the expression is a constant, and its value.
