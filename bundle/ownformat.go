@@ -71,22 +71,15 @@ func (s *bundleSource) ReadFile(field, rel string) ([]byte, error) {
 		return nil, s.ferr(field, "missing")
 	}
 	if name, ok, err := libraryName(rel, s.format); ok {
-		return libraryFile(s, field, name, err, kernels.Read)
+		return readNamed(s, field, name, err, kernels.Read)
 	}
 	p, err := inBundle(s.b.Dir, rel)
-	if err != nil {
-		return nil, s.ferr(field, "%v", err)
-	}
-	data, err := readLimited(p)
-	if err != nil {
-		return nil, s.ferr(field, "%v", err)
-	}
-	return data, nil
+	return readNamed(s, field, p, err, readLimited)
 }
 
-// libraryFile reads name from the kernel library with read, once libraryName
-// has found it without error (nameErr); either error names field.
-func libraryFile[T any](s *bundleSource, field, name string, nameErr error, read func(string) (T, error)) (T, error) {
+// readNamed reads name with read once finding it gave no error (nameErr);
+// either error names field.
+func readNamed[T any](s *bundleSource, field, name string, nameErr error, read func(string) (T, error)) (T, error) {
 	var zero T
 	if nameErr != nil {
 		return zero, s.ferr(field, "%v", nameErr)
@@ -104,7 +97,7 @@ func libraryFile[T any](s *bundleSource, field, name string, nameErr error, read
 // library.
 func (s *bundleSource) Files(field, rel string) ([]driver.BundleFile, error) {
 	if name, ok, err := libraryName(rel, s.format); ok {
-		files, err := libraryFile(s, field, name, err, kernels.Files)
+		files, err := readNamed(s, field, name, err, kernels.Files)
 		if err != nil {
 			return nil, err
 		}
