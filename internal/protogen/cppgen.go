@@ -131,12 +131,7 @@ namespace zyx::proto {
 // requestMessages are the messages a request holds, each after the
 // messages its fields name (the order C++ declares them in).
 func requestMessages(s *Schema) []*Message {
-	roots := []*Message{s.Message(RequestHeader)}
-	for _, c := range s.Commands {
-		if c.Request != "" {
-			roots = append(roots, s.Message(c.Request))
-		}
-	}
+	roots := commandMessages(s, RequestHeader, func(c *Command) string { return c.Request })
 	return reachable(roots, true, func(m *Message) []*Message {
 		var out []*Message
 		for _, f := range m.Fields {
@@ -148,6 +143,18 @@ func requestMessages(s *Schema) []*Message {
 		}
 		return out
 	})
+}
+
+// commandMessages are the header message and the commands' messages that
+// name picks (a command without one is skipped).
+func commandMessages(s *Schema, header string, name func(c *Command) string) []*Message {
+	out := []*Message{s.Message(header)}
+	for _, c := range s.Commands {
+		if n := name(c); n != "" {
+			out = append(out, s.Message(n))
+		}
+	}
+	return out
 }
 
 // reachable lists roots and the messages they name through next, each

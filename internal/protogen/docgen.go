@@ -80,12 +80,7 @@ func protocolMessages(s *Schema) []*Message {
 
 // replyMessages are the messages replies hold.
 func replyMessages(s *Schema) []*Message {
-	roots := []*Message{s.Message(ReplyHeader)}
-	for _, c := range s.Commands {
-		if c.Reply != "" {
-			roots = append(roots, s.Message(c.Reply))
-		}
-	}
+	roots := commandMessages(s, ReplyHeader, func(c *Command) string { return c.Reply })
 	return reachable(roots, false, func(m *Message) []*Message {
 		var out []*Message
 		for _, f := range s.Flat(m) {
