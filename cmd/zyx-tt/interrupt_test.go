@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zyxtt/zyxtt/internal/testfiles"
 	"github.com/zyxtt/zyxtt/shm"
 )
 
@@ -26,14 +27,11 @@ func TestInterruptStopsAHungKernel(t *testing.T) {
 	if env == nil {
 		t.Skip("no zyx-tt-runtime built (make runtime): the interrupt of a running kernel is not checked")
 	}
-	dir := t.TempDir()
-	for name, body := range map[string]string{
+	dir := testfiles.Dir(t, map[string]string{
 		"manifest.json": `{"name": "spin", "params": [], "outputs": []}`,
 		"tt.json":       `{"kernels": [{"processor": "riscv_0", "cores": [[0, 0, 0, 1]], "source": "k.cpp"}]}`,
 		"k.cpp":         "void kernel_main() { volatile uint32_t x = 0; for (;;) x = x + 1; }\n",
-	} {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
-	}
+	})
 	env["ZYX_TT_EMU"] = "1"
 	env["XDG_CACHE_HOME"] = t.TempDir()
 	cliEnviron(t, cliEnv{config: "{}", extra: env})

@@ -17,6 +17,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/bundle"
 	"github.com/zyxtt/zyxtt/internal/rtbin"
+	"github.com/zyxtt/zyxtt/internal/testfiles"
 )
 
 const testBundle = "testdata/bundles/vadd"
@@ -366,14 +367,11 @@ func TestRunDPrint(t *testing.T) {
 	if env == nil {
 		t.Skip("no zyx-tt-runtime built (make runtime): the kernels' DPRINT output is not checked")
 	}
-	dir := t.TempDir()
-	for name, body := range map[string]string{
+	dir := testfiles.Dir(t, map[string]string{
 		"manifest.json": `{"name": "hello", "params": [], "outputs": []}`,
 		"tt.json":       `{"kernels": [{"processor": "riscv_0", "cores": [[0, 0, 0, 1]], "source": "k.cpp"}]}`,
 		"k.cpp":         `void kernel_main() { DPRINT << "hello-from-the-kernel" << ENDL(); }`,
-	} {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
-	}
+	})
 	env["ZYX_TT_EMU"] = "1"
 	env["XDG_CACHE_HOME"] = t.TempDir()
 	cenv := cliEnv{config: "{}", extra: env}
@@ -460,14 +458,11 @@ func TestCompileErrorComesFirst(t *testing.T) {
 		}
 		env["ZYX_TT_EMU"] = "1"
 		env["XDG_CACHE_HOME"] = t.TempDir()
-		dir := t.TempDir()
-		for name, body := range map[string]string{
+		dir := testfiles.Dir(t, map[string]string{
 			"manifest.json": `{"name": "broken", "params": [], "outputs": []}`,
 			"tt.json":       `{"kernels": [{"processor": "riscv_0", "cores": [[0, 0, 0, 0]], "source": "k.cpp"}]}`,
 			"k.cpp":         "void kernel_main() {\n  not_a_function();\n}\n",
-		} {
-			require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
-		}
+		})
 		r := cli(t, cliEnv{config: "{}", extra: env}, "run", dir, "--dev", "tt-emu")
 		require.Equal(t, exitFailure, r.code, r.stderr)
 		require.Regexp(t, `^zyx-tt run: k\.cpp:2:\d+: error: .*not_a_function`, r.stderr)
