@@ -429,6 +429,15 @@ func SubmitN(t testing.TB, ctx context.Context, exe *backends.Executable, args [
 	return evs
 }
 
+// compileVadd compiles vadd on dev and makes its args for 4096 elements;
+// the caller releases the executable.
+func compileVadd(t testing.TB, dev *backends.Device) (*backends.Executable, []driver.LaunchArg) {
+	t.Helper()
+	exe, err := dev.Compile(context.Background(), Vadd(t))
+	require.NoError(t, err)
+	return exe, MakeArgs(t, dev.Pool(), VaddArgs(4096))
+}
+
 // RunCloseCancelsDeferred checks that closing dev fails its work that waits
 // for a host event with ErrClosed, and that the work submitted before it,
 // waiting for nothing, runs. It closes dev.
@@ -436,10 +445,7 @@ func RunCloseCancelsDeferred(t *testing.T, devDriver driver.Device) {
 	dev := backends.DeviceOf(devDriver)
 	t.Helper()
 	ctx := context.Background()
-	const n = 4096
-	exe, err := dev.Compile(ctx, Vadd(t))
-	require.NoError(t, err)
-	args := MakeArgs(t, dev.Pool(), VaddArgs(n))
+	exe, args := compileVadd(t, dev)
 	ran, err := exe.Submit(ctx, args)
 	require.NoError(t, err)
 	gate := driver.NewHostEvent()
@@ -460,11 +466,8 @@ func RunLostDeviceFailsPendingWork(t *testing.T, devDriver driver.Device, lose f
 	dev := backends.DeviceOf(devDriver)
 	t.Helper()
 	ctx := context.Background()
-	const n = 4096
-	exe, err := dev.Compile(ctx, Vadd(t))
-	require.NoError(t, err)
+	exe, args := compileVadd(t, dev)
 	defer exe.Release()
-	args := MakeArgs(t, dev.Pool(), VaddArgs(n))
 	gate := driver.NewHostEvent()
 	waiting, err := exe.Submit(ctx, args, gate)
 	require.NoError(t, err)
