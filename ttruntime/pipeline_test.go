@@ -234,9 +234,7 @@ func TestPipelineMixedWithCalls(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 400)
 	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range 50 {
 				if (g+i)%3 == 0 {
 					errs <- c.Ping(ctx)
@@ -249,7 +247,7 @@ func TestPipelineMixedWithCalls(t *testing.T) {
 				}
 				errs <- tk.Wait(ctx)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)

@@ -614,9 +614,7 @@ func TestConcurrentCompile(t *testing.T) {
 		var wg sync.WaitGroup
 		errs := make([]error, 6)
 		for i := range errs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				exe, err := backends.DeviceOf(dev).Compile(ctx, p)
 				if err == nil {
 					const n = 257
@@ -633,7 +631,7 @@ func TestConcurrentCompile(t *testing.T) {
 					_ = exe.Release()
 				}
 				errs[i] = err
-			}()
+			})
 		}
 		wg.Wait()
 		for _, err := range errs {
