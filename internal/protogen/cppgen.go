@@ -301,18 +301,10 @@ func scalar(t *Type) bool {
 }
 
 func cppScalar(t *Type) string {
-	switch t.Kind {
-	case KindU32:
-		return "uint32_t"
-	case KindU64:
-		return "uint64_t"
-	case KindBool:
-		return "bool"
-	case KindString:
-		return "std::string_view"
-	default:
+	if t.Kind == KindEnum {
 		return t.Enum.Name
 	}
+	return kindNames[t.Kind].cpp
 }
 
 func cppHandleType(f *Field) string {

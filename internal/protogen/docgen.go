@@ -211,14 +211,6 @@ func formatValue(t *Type, raw json.RawMessage) string {
 // typeDoc is a type as docs/protocol.md writes it.
 func typeDoc(t *Type) string {
 	switch t.Kind {
-	case KindU32:
-		return "u32"
-	case KindU64:
-		return "u64"
-	case KindBool:
-		return "bool"
-	case KindString:
-		return "string"
 	case KindEnum:
 		if t.Enum.Title != "" {
 			return t.Enum.Title
@@ -228,19 +220,14 @@ func typeDoc(t *Type) string {
 			names = append(names, v.Name)
 		}
 		return codeList(names, ", ")
-	case KindCore:
-		return "`[row, col]`"
-	case KindCoreRangeSet:
-		return "core range set"
-	case KindU32Pair:
-		return "`[u32, u32]`"
 	case KindList:
 		return "array of " + elemDoc(t.Elem)
 	case KindMap:
 		return "object of " + elemDoc(t.Elem)
-	default:
+	case KindMessage:
 		return titleOf(t.Message) + "object"
 	}
+	return kindNames[t.Kind].doc
 }
 
 func elemDoc(t *Type) string {
