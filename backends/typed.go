@@ -315,24 +315,10 @@ func EncodeFloats[T uint8 | uint16](dt DType, src []float32) ([]T, error) {
 	if err := narrowFloat[T](dt); err != nil {
 		return nil, err
 	}
+	enc := narrowCodecs[dt].enc
 	out := make([]T, len(src))
-	switch dt {
-	case BF16:
-		for i, f := range src {
-			out[i] = T(half.BF16FromF32(f))
-		}
-	case F16:
-		for i, f := range src {
-			out[i] = T(half.FromF32(f))
-		}
-	case F8E4M3:
-		for i, f := range src {
-			out[i] = T(half.F8E4M3FromFloat(float64(f)))
-		}
-	case F8E5M2:
-		for i, f := range src {
-			out[i] = T(half.F8E5M2FromFloat(float64(f)))
-		}
+	for i, f := range src {
+		out[i] = T(enc(f))
 	}
 	return out, nil
 }
@@ -343,26 +329,30 @@ func DecodeFloats[T uint8 | uint16](dt DType, src []T) ([]float32, error) {
 	if err := narrowFloat[T](dt); err != nil {
 		return nil, err
 	}
+	dec := narrowCodecs[dt].dec
 	out := make([]float32, len(src))
-	switch dt {
-	case BF16:
-		for i, b := range src {
-			out[i] = math.Float32frombits(uint32(b) << 16)
-		}
-	case F16:
-		for i, b := range src {
-			out[i] = half.ToF32(uint16(b))
-		}
-	case F8E4M3:
-		for i, b := range src {
-			out[i] = float32(half.F8E4M3ToFloat(uint8(b)))
-		}
-	case F8E5M2:
-		for i, b := range src {
-			out[i] = float32(half.F8E5M2ToFloat(uint8(b)))
-		}
+	for i, b := range src {
+		out[i] = dec(uint16(b))
 	}
 	return out, nil
+}
+
+// narrowCodecs convert one value of each narrow float dtype, its bits held
+// in a uint16.
+var narrowCodecs = map[DType]struct {
+	enc func(float32) uint16
+	dec func(uint16) float32
+}{
+	BF16: {half.BF16FromF32, func(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }},
+	F16:  {half.FromF32, half.ToF32},
+	F8E4M3: {
+		func(f float32) uint16 { return uint16(half.F8E4M3FromFloat(float64(f))) },
+		func(b uint16) float32 { return float32(half.F8E4M3ToFloat(uint8(b))) },
+	},
+	F8E5M2: {
+		func(f float32) uint16 { return uint16(half.F8E5M2FromFloat(float64(f))) },
+		func(b uint16) float32 { return float32(half.F8E5M2ToFloat(uint8(b))) },
+	},
 }
 
 func narrowFloat[T uint8 | uint16](dt DType) error {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	_ "github.com/zyxtt/zyxtt/backends/dummy"
+	"github.com/zyxtt/zyxtt/internal/half"
 )
 
 func dummyRuntime(t *testing.T) (*backends.Runtime, *backends.Device) {
@@ -154,6 +155,13 @@ func TestEncodeDecodeFloats(t *testing.T) {
 		back, err := backends.DecodeFloats(dt, bits)
 		require.NoError(t, err)
 		require.Equal(t, src[:4], back, "%s holds these exactly", dt)
+		for i, f := range src[:4] {
+			one := half.F8E4M3FromFloat(float64(f))
+			if dt == backends.F8E5M2 {
+				one = half.F8E5M2FromFloat(float64(f))
+			}
+			require.Equal(t, one, bits[i], "bulk and one-at-a-time agree")
+		}
 	}
 	rounded, err := backends.EncodeFloats[uint16](backends.BF16, []float32{1.00390625})
 	require.NoError(t, err)
