@@ -120,18 +120,7 @@ func TestPipelineBoundsWhatIsInFlight(t *testing.T) {
 func TestPipelineErrorInTheMiddle(t *testing.T) {
 	c := start(t, mockConfig(t, "error-at=5,error-code=run_error")) // init 1, pings 2-9
 	ctx := context.Background()
-	ts := sendPings(t, c, 8, nil)
-	for i, tk := range ts {
-		err := tk.Wait(ctx)
-		if i != 3 {
-			require.NoError(t, err, "ticket %d", i)
-			continue
-		}
-		var re *ttruntime.RemoteError
-		require.ErrorAs(t, err, &re)
-		require.Equal(t, ttruntime.CodeRunError, re.Code)
-		require.NotErrorIs(t, err, backends.ErrDeviceLost)
-	}
+	rtbin.RequireRunErrorAt(t, ctx, sendPings(t, c, 8, nil), 3)
 	require.True(t, c.Alive())
 	require.NoError(t, c.Ping(ctx))
 }
