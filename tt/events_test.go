@@ -267,14 +267,7 @@ func TestAsyncCloseDrains(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, d.Close())
 	require.ErrorIs(t, waiting.Err(), driver.ErrClosed)
-	for i, ev := range sent {
-		select {
-		case <-ev.Done():
-		default:
-			t.Fatalf("run %d still pending after Close", i)
-		}
-		require.NoError(t, ev.Err(), "run %d was answered before the runtime exited", i)
-	}
+	rtbin.RequireAnswered(t, sent)
 	_, err = exe.Submit(ctx, args)
 	require.ErrorIs(t, err, driver.ErrClosed)
 	require.NoError(t, exe.Release())

@@ -253,14 +253,7 @@ func TestCloseDrainsThePipeline(t *testing.T) {
 	c := start(t, mockConfig(t, "slow=30ms"))
 	ts := sendPings(t, c, 8, nil)
 	require.NoError(t, c.Close())
-	for i, tk := range ts {
-		select {
-		case <-tk.Done():
-		default:
-			t.Fatalf("ticket %d still pending after Close", i)
-		}
-		require.NoError(t, tk.Err(), "ticket %d was answered", i)
-	}
+	rtbin.RequireAnswered(t, ts)
 }
 
 // sendPings sends n pings without waiting, each with the callback done, and

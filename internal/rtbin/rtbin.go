@@ -110,3 +110,20 @@ func RequireRunErrorAt[W interface{ Wait(context.Context) error }](tb testing.TB
 		require.NotErrorIs(tb, err, core.ErrDeviceLost)
 	}
 }
+
+// RequireAnswered checks that each of ws, requests sent before a Close that
+// drains what is in flight, has already ended, and succeeded.
+func RequireAnswered[W interface {
+	Done() <-chan struct{}
+	Err() error
+}](tb testing.TB, ws []W) {
+	tb.Helper()
+	for i, w := range ws {
+		select {
+		case <-w.Done():
+		default:
+			tb.Fatalf("request %d still pending after Close", i)
+		}
+		require.NoError(tb, w.Err(), "request %d was answered", i)
+	}
+}
