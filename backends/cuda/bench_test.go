@@ -141,8 +141,7 @@ func benchGEMM(b *testing.B, dt driver.DType, compute string) {
 		require.NoError(b, d.Pool().Write(ctx, id, 0, data))
 		args[i] = driver.BufArg(id)
 	}
-	exe, err := backends.DeviceOf(d).Compile(ctx, p)
-	require.NoError(b, err)
+	exe := mustCompile(b, d, p)
 	defer exe.Release()
 	benchLaunches(b, exe, args, 3)
 	b.ReportMetric(2*float64(n)*n*n*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
