@@ -134,21 +134,13 @@ func (r *Runtime) Copy(ctx context.Context, dst *Pool, dstID BufferID, dstOff in
 		}
 	}
 	if hm, ok := src.drv.(driver.HostMemory); ok {
-		mem, err := hm.Bytes(srcID)
-		if err != nil {
-			return err
-		}
-		return chunked(ctx, n, o.chunk, report, func(off, len int64) error {
-			return dst.Write(ctx, dstID, dstOff+off, mem[srcOff+off:srcOff+off+len])
+		return hostChunks(ctx, hm, srcID, srcOff, n, o.chunk, report, func(off int64, mem []byte) error {
+			return dst.Write(ctx, dstID, dstOff+off, mem)
 		})
 	}
 	if hm, ok := dst.drv.(driver.HostMemory); ok {
-		mem, err := hm.Bytes(dstID)
-		if err != nil {
-			return err
-		}
-		return chunked(ctx, n, o.chunk, report, func(off, len int64) error {
-			return src.Read(ctx, srcID, srcOff+off, mem[dstOff+off:dstOff+off+len])
+		return hostChunks(ctx, hm, dstID, dstOff, n, o.chunk, report, func(off int64, mem []byte) error {
+			return src.Read(ctx, srcID, srcOff+off, mem)
 		})
 	}
 	return r.staged(ctx, dst, dstID, dstOff, src, srcID, srcOff, n, o.chunk, report)
@@ -234,6 +226,19 @@ func checkRange(p *Pool, role string, id BufferID, off, n int64) error {
 		return err
 	}
 	return core.CheckSpan("copy", role, id, off, n, size)
+}
+
+// hostChunks is chunked over the n bytes from base of buffer id, whose
+// memory the host addresses (hm): move is given each chunk's offset and
+// its bytes in that memory.
+func hostChunks(ctx context.Context, hm driver.HostMemory, id BufferID, base, n, chunk int64, report func(int64), move func(off int64, mem []byte) error) error {
+	mem, err := hm.Bytes(id)
+	if err != nil {
+		return err
+	}
+	return chunked(ctx, n, chunk, report, func(off, len int64) error {
+		return move(off, mem[base+off:base+off+len])
+	})
 }
 
 func chunked(ctx context.Context, n, chunk int64, report func(int64), f func(off, len int64) error) error {

@@ -185,27 +185,28 @@ func (p *fakePool) ReadAsync(ctx context.Context, id BufferID, off int64, dst []
 }
 func (p *fakePool) Write(_ context.Context, id BufferID, off int64, src []byte) error {
 	p.writes.Add(1)
-	b, err := p.get(id)
-	if err != nil {
-		return err
-	}
-	if off < 0 || off+int64(len(src)) > int64(len(b)) {
-		return ErrInvalidArgument
-	}
-	copy(b[off:], src)
-	return nil
+	b, err := p.span(id, off, len(src))
+	copy(b, src) // nil on error: copies nothing
+	return err
 }
 func (p *fakePool) Read(_ context.Context, id BufferID, off int64, dst []byte) error {
 	p.reads.Add(1)
+	b, err := p.span(id, off, len(dst))
+	copy(dst, b) // nil on error: copies nothing
+	return err
+}
+
+// span is the n bytes of buffer id from off, or ErrInvalidArgument where
+// they do not lie inside it.
+func (p *fakePool) span(id BufferID, off int64, n int) ([]byte, error) {
 	b, err := p.get(id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if off < 0 || off+int64(len(dst)) > int64(len(b)) {
-		return ErrInvalidArgument
+	if off < 0 || off+int64(n) > int64(len(b)) {
+		return nil, ErrInvalidArgument
 	}
-	copy(dst, b[off:])
-	return nil
+	return b[off : off+int64(n)], nil
 }
 
 // staticDriver returns fixed devices or a fixed reason, counting opens.

@@ -44,12 +44,10 @@ func TestRegistryOpensLazilyExactlyOnce(t *testing.T) {
 	got := make([]BackendStatus, users)
 	errs := make([]error, users)
 	for i := range users {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			<-start
 			got[i], errs[i] = rt.Backend(bg, name)
-		}()
+		})
 	}
 	close(start)
 	wg.Wait()

@@ -254,30 +254,10 @@ func constantOf(dt DType, v any) (Constant, error) {
 	switch {
 	case rv.CanInt():
 		i := rv.Int()
-		switch {
-		case dt.IsFloat():
-			return FloatConst(dt, float64(i)), nil
-		case dt == Bool:
-			return Constant{}, fmt.Errorf("want a bool, got %v", v)
-		case !fitsInt(dt, i):
-			return Constant{}, fmt.Errorf("%d does not fit %s", i, dt)
-		case dt.IsSigned():
-			return IntConst(dt, i), nil
-		}
-		return UintConst(dt, uint64(i)), nil
+		return wholeConst(dt, v, float64(i), uint64(i), fitsInt(dt, i), i)
 	case rv.CanUint():
 		u := rv.Uint()
-		switch {
-		case dt.IsFloat():
-			return FloatConst(dt, float64(u)), nil
-		case dt == Bool:
-			return Constant{}, fmt.Errorf("want a bool, got %v", v)
-		case u > math.MaxInt64 && dt.IsSigned() || dt.Size() < 8 && u >= 1<<(8*dt.Size()-boolToInt(dt.IsSigned())):
-			return Constant{}, fmt.Errorf("%d does not fit %s", u, dt)
-		case dt.IsSigned():
-			return IntConst(dt, int64(u)), nil
-		}
-		return UintConst(dt, u), nil
+		return wholeConst(dt, v, float64(u), u, fitsUint(dt, u), u)
 	case rv.CanFloat():
 		if !dt.IsFloat() {
 			return Constant{}, fmt.Errorf("%s takes a whole number, got %v", dt, v)
@@ -292,11 +272,35 @@ func constantOf(dt DType, v any) (Constant, error) {
 	return Constant{}, fmt.Errorf("want a %s value, got %T", dt, v)
 }
 
+// wholeConst is the whole number v, which is f as a float and bits as its
+// two's complement (fits: in dt), as a constant of dtype dt; an error
+// shows the number as n.
+func wholeConst(dt DType, v any, f float64, bits uint64, fits bool, n any) (Constant, error) {
+	switch {
+	case dt.IsFloat():
+		return FloatConst(dt, f), nil
+	case dt == Bool:
+		return Constant{}, fmt.Errorf("want a bool, got %v", v)
+	case !fits:
+		return Constant{}, fmt.Errorf("%d does not fit %s", n, dt)
+	case dt.IsSigned():
+		return IntConst(dt, int64(bits)), nil
+	}
+	return UintConst(dt, bits), nil
+}
+
 func boolToInt[B ~bool](b B) int {
 	if b {
 		return 1
 	}
 	return 0
+}
+
+func fitsUint(dt DType, u uint64) bool {
+	if dt.IsSigned() {
+		return u <= math.MaxInt64 && fitsInt(dt, int64(u))
+	}
+	return dt.Size() == 8 || u < 1<<(8*dt.Size())
 }
 
 func fitsInt(dt DType, i int64) bool {
@@ -312,57 +316,46 @@ func fitsInt(dt DType, i int64) bool {
 // nearest even; out-of-range values saturate as each format does). T must
 // be the width of dt.
 func EncodeFloats[T uint8 | uint16](dt DType, src []float32) ([]T, error) {
-	if err := narrowFloat[T](dt); err != nil {
-		return nil, err
-	}
-	out := make([]T, len(src))
-	switch dt {
-	case BF16:
-		for i, f := range src {
-			out[i] = T(half.BF16FromF32(f))
-		}
-	case F16:
-		for i, f := range src {
-			out[i] = T(half.FromF32(f))
-		}
-	case F8E4M3:
-		for i, f := range src {
-			out[i] = T(half.F8E4M3FromFloat(float64(f)))
-		}
-	case F8E5M2:
-		for i, f := range src {
-			out[i] = T(half.F8E5M2FromFloat(float64(f)))
-		}
-	}
-	return out, nil
+	enc := narrowCodecs[dt].enc
+	return convertNarrow[T](dt, src, func(f float32) T { return T(enc(f)) })
 }
 
 // DecodeFloats converts the bits of narrow float dtype dt in src to
 // float32, in bulk (exactly: every value of these formats is a float32).
 func DecodeFloats[T uint8 | uint16](dt DType, src []T) ([]float32, error) {
+	dec := narrowCodecs[dt].dec
+	return convertNarrow[T](dt, src, func(b T) float32 { return dec(uint16(b)) })
+}
+
+// convertNarrow converts each value of src with f once dt is a narrow
+// float dtype whose bits T holds.
+func convertNarrow[T uint8 | uint16, S, D any](dt DType, src []S, f func(S) D) ([]D, error) {
 	if err := narrowFloat[T](dt); err != nil {
 		return nil, err
 	}
-	out := make([]float32, len(src))
-	switch dt {
-	case BF16:
-		for i, b := range src {
-			out[i] = math.Float32frombits(uint32(b) << 16)
-		}
-	case F16:
-		for i, b := range src {
-			out[i] = half.ToF32(uint16(b))
-		}
-	case F8E4M3:
-		for i, b := range src {
-			out[i] = float32(half.F8E4M3ToFloat(uint8(b)))
-		}
-	case F8E5M2:
-		for i, b := range src {
-			out[i] = float32(half.F8E5M2ToFloat(uint8(b)))
-		}
+	out := make([]D, len(src))
+	for i, v := range src {
+		out[i] = f(v)
 	}
 	return out, nil
+}
+
+// narrowCodecs convert one value of each narrow float dtype, its bits held
+// in a uint16.
+var narrowCodecs = map[DType]struct {
+	enc func(float32) uint16
+	dec func(uint16) float32
+}{
+	BF16: {half.BF16FromF32, func(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }},
+	F16:  {half.FromF32, half.ToF32},
+	F8E4M3: {
+		func(f float32) uint16 { return uint16(half.F8E4M3FromFloat(float64(f))) },
+		func(b uint16) float32 { return float32(half.F8E4M3ToFloat(uint8(b))) },
+	},
+	F8E5M2: {
+		func(f float32) uint16 { return uint16(half.F8E5M2FromFloat(float64(f))) },
+		func(b uint16) float32 { return float32(half.F8E5M2ToFloat(uint8(b))) },
+	},
 }
 
 func narrowFloat[T uint8 | uint16](dt DType) error {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends"
 	_ "github.com/zyxtt/zyxtt/backends/dummy"
+	"github.com/zyxtt/zyxtt/internal/half"
 )
 
 func dummyRuntime(t *testing.T) (*backends.Runtime, *backends.Device) {
@@ -112,6 +113,10 @@ func TestExecutableArgs(t *testing.T) {
 	require.Equal(t, []backends.LaunchArg{backends.BufArg(x.ID()), backends.VarArg(backends.UintConst(backends.U32, 2)),
 		backends.VarArg(backends.FloatConst(backends.F32, 0.5))}, args)
 	require.NoError(t, exe.Call(ctx, x.ID(), uint8(2), float32(1)))
+	args, err = exe.Args(x, uint64(math.MaxUint32), 1)
+	require.NoError(t, err)
+	require.Equal(t, backends.VarArg(backends.UintConst(backends.U32, math.MaxUint32)), args[1], "the largest u32")
+	require.Equal(t, backends.VarArg(backends.FloatConst(backends.F32, 1)), args[2], "a whole number for a float")
 
 	for _, tc := range []struct {
 		vals []any
@@ -121,6 +126,7 @@ func TestExecutableArgs(t *testing.T) {
 		{[]any{x, 2}, "2 values for 3 params"},
 		{[]any{x, -1, 0.5}, "-1 does not fit u32"},
 		{[]any{x, int64(math.MaxUint32) + 1, 0.5}, "4294967296 does not fit u32"},
+		{[]any{x, uint64(math.MaxUint32) + 1, 0.5}, "4294967296 does not fit u32"},
 		{[]any{x, 1.5, 0.5}, "u32 takes a whole number, got 1.5"},
 		{[]any{x, 2, "a"}, "want a f32 value, got string"},
 		{[]any{2, 2, 0.5}, `param 0 "x" is a buffer, got int`},
@@ -154,6 +160,13 @@ func TestEncodeDecodeFloats(t *testing.T) {
 		back, err := backends.DecodeFloats(dt, bits)
 		require.NoError(t, err)
 		require.Equal(t, src[:4], back, "%s holds these exactly", dt)
+		for i, f := range src[:4] {
+			one := half.F8E4M3FromFloat(float64(f))
+			if dt == backends.F8E5M2 {
+				one = half.F8E5M2FromFloat(float64(f))
+			}
+			require.Equal(t, one, bits[i], "bulk and one-at-a-time agree")
+		}
 	}
 	rounded, err := backends.EncodeFloats[uint16](backends.BF16, []float32{1.00390625})
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zyxtt/zyxtt/internal/testfiles"
 	"github.com/zyxtt/zyxtt/tt"
 
 	"codeberg.org/sbinet/npyio"
@@ -143,15 +144,7 @@ func TestLoadGEMMWithConstantVars(t *testing.T) {
 }
 
 // writeBundle makes a bundle directory from file contents.
-func writeBundle(t testing.TB, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, body := range files {
-		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
-	}
-	return dir
-}
+var writeBundle = testfiles.Dir
 
 const goodManifest = `{"name": "t", "vars": [{"name": "n", "dtype": "u32", "default": 8}],
  "params": [{"name": "x", "kind": "global", "dtype": "f32", "shape": ["n"]},

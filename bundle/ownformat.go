@@ -71,24 +71,24 @@ func (s *bundleSource) ReadFile(field, rel string) ([]byte, error) {
 		return nil, s.ferr(field, "missing")
 	}
 	if name, ok, err := libraryName(rel, s.format); ok {
-		if err != nil {
-			return nil, s.ferr(field, "%v", err)
-		}
-		data, err := kernels.Read(name)
-		if err != nil {
-			return nil, s.ferr(field, "%v", err)
-		}
-		return data, nil
+		return readNamed(s, field, name, err, kernels.Read)
 	}
 	p, err := inBundle(s.b.Dir, rel)
-	if err != nil {
-		return nil, s.ferr(field, "%v", err)
+	return readNamed(s, field, p, err, readLimited)
+}
+
+// readNamed reads name with read once finding it gave no error (nameErr);
+// either error names field.
+func readNamed[T any](s *bundleSource, field, name string, nameErr error, read func(string) (T, error)) (T, error) {
+	var zero T
+	if nameErr != nil {
+		return zero, s.ferr(field, "%v", nameErr)
 	}
-	data, err := readLimited(p)
+	v, err := read(name)
 	if err != nil {
-		return nil, s.ferr(field, "%v", err)
+		return zero, s.ferr(field, "%v", err)
 	}
-	return data, nil
+	return v, nil
 }
 
 // Files lists the files rel names: every file below a directory (files
@@ -97,12 +97,9 @@ func (s *bundleSource) ReadFile(field, rel string) ([]byte, error) {
 // library.
 func (s *bundleSource) Files(field, rel string) ([]driver.BundleFile, error) {
 	if name, ok, err := libraryName(rel, s.format); ok {
+		files, err := readNamed(s, field, name, err, kernels.Files)
 		if err != nil {
-			return nil, s.ferr(field, "%v", err)
-		}
-		files, err := kernels.Files(name)
-		if err != nil {
-			return nil, s.ferr(field, "%v", err)
+			return nil, err
 		}
 		out := make([]driver.BundleFile, len(files))
 		for i, f := range files {

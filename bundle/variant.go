@@ -488,21 +488,20 @@ func (b *Bundle) bindGEMM(g *gemmSpec, vals Values) (*backends.GEMMVariant, erro
 			out.N = bd
 		case "k":
 			out.K = bd
-		case "batch":
-			out.Batch = &bd
-		case "lda":
-			out.LdA = &bd
-		case "ldb":
-			out.LdB = &bd
-		case "ldc":
-			out.LdC = &bd
-		case "stride_a":
-			out.StrideA = &bd
-		case "stride_b":
-			out.StrideB = &bd
-		case "stride_c":
-			out.StrideC = &bd
+		default:
+			if f := gemmOptional(&out, name); f != nil {
+				*f = &bd
+			}
 		}
 	}
 	return &out, nil
+}
+
+// gemmOptional is the optional dimension of v that name ("batch", "lda",
+// …) sets, or nil for any other name.
+func gemmOptional(v *backends.GEMMVariant, name string) **backends.GwsDim {
+	return map[string]**backends.GwsDim{
+		"batch": &v.Batch, "lda": &v.LdA, "ldb": &v.LdB, "ldc": &v.LdC,
+		"stride_a": &v.StrideA, "stride_b": &v.StrideB, "stride_c": &v.StrideC,
+	}[name]
 }

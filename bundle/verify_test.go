@@ -178,16 +178,10 @@ func TestExecuteAllocParam(t *testing.T) {
 	b, r := loadBare(t, manifest, nil)
 	dd, err := dummy.New(dummy.Config{Memory: 1 << 20})
 	require.NoError(t, err)
-	defer dd.Close()
+	t.Cleanup(func() { dd.Close() })
 	ad := &allocDevice{Device: dd}
 	dev := backends.DeviceOf(ad)
-	p, err := b.Program(r.Vals)
-	require.NoError(t, err)
-	exe, err := dev.Compile(ctx, p)
-	require.NoError(t, err)
-	defer exe.Release()
-	res, err := r.Execute(ctx, dev, exe, p, 0, false)
-	require.NoError(t, err)
+	res := compileExecute(t, ctx, dev, b, r)
 	require.Equal(t, map[int]int64{0: 32, 1: 32}, ad.exe.got) // 8 f32, 16 bf16
 	// The upload went to the buffer AllocParam made.
 	in, err := r.Input(0)
@@ -327,16 +321,10 @@ func TestExecuteTransferUnits(t *testing.T) {
 	b, r := loadBare(t, manifest, nil)
 	dd, err := dummy.New(dummy.Config{Memory: 64 << 20})
 	require.NoError(t, err)
-	defer dd.Close()
+	t.Cleanup(func() { dd.Close() })
 	ud := &unitDevice{dd, &unitPool{Pool: dd.Memory(), unit: 196608}}
 	dev := backends.DeviceOf(ud)
-	p, err := b.Program(r.Vals)
-	require.NoError(t, err)
-	exe, err := dev.Compile(ctx, p)
-	require.NoError(t, err)
-	defer exe.Release()
-	res, err := r.Execute(ctx, dev, exe, p, 0, false)
-	require.NoError(t, err)
+	res := compileExecute(t, ctx, dev, b, r)
 	require.NotEmpty(t, ud.pool.moved)
 	for _, n := range ud.pool.moved {
 		require.Zero(t, n%196608, "a transfer of %d bytes", n)
@@ -356,6 +344,21 @@ func cBundle(t testing.TB, manifest string, extra map[string]string) string {
 }
 
 // loadBare loads cBundle(manifest, extra) and prepares it with prepareBare.
+// compileExecute compiles b's program for r's values on dev and executes r
+// once; the executable is released when the test ends, before cleanups the
+// test registered earlier (its device's Close).
+func compileExecute(t *testing.T, ctx context.Context, dev *backends.Device, b *Bundle, r *Run) *Execution {
+	t.Helper()
+	p, err := b.Program(r.Vals)
+	require.NoError(t, err)
+	exe, err := dev.Compile(ctx, p)
+	require.NoError(t, err)
+	t.Cleanup(func() { exe.Release() })
+	res, err := r.Execute(ctx, dev, exe, p, 0, false)
+	require.NoError(t, err)
+	return res
+}
+
 func loadBare(t testing.TB, manifest string, extra map[string]string) (*Bundle, *Run) {
 	t.Helper()
 	b, err := Load(cBundle(t, manifest, extra))

@@ -204,21 +204,15 @@ func (p *Pool) span(op string, id BufferID, off int64, n int) ([]byte, error) {
 // Write copies src into the buffer at off.
 func (p *Pool) Write(_ context.Context, dst BufferID, off int64, src []byte) error {
 	mem, err := p.span("write", dst, off, len(src))
-	if err != nil {
-		return err
-	}
-	copy(mem, src)
-	return nil
+	copy(mem, src) // mem is nil on error: nothing is copied
+	return err
 }
 
 // Read copies the buffer's bytes at off into dst.
 func (p *Pool) Read(_ context.Context, src BufferID, off int64, dst []byte) error {
 	mem, err := p.span("read", src, off, len(dst))
-	if err != nil {
-		return err
-	}
-	copy(dst, mem)
-	return nil
+	copy(dst, mem) // mem is nil on error: nothing is copied
+	return err
 }
 
 // WriteAsync is Write once every event in after has succeeded. With nothing

@@ -236,9 +236,7 @@ func TestConcurrentAllocNeverExceedsLimit(t *testing.T) {
 	var total int64
 	var wg sync.WaitGroup
 	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
 				n := int64(1000 + w*100)
 				if _, err := p.Alloc(ctx, n); err != nil {
@@ -248,7 +246,7 @@ func TestConcurrentAllocNeverExceedsLimit(t *testing.T) {
 				total += n
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	require.LessOrEqual(t, total, int64(limit))

@@ -19,6 +19,14 @@ func newArena(t *testing.T, opts ...ArenaOption) *Arena {
 	return a
 }
 
+// mustAlloc is a region of n bytes of a.
+func mustAlloc(t *testing.T, a *Arena, n int64) Region {
+	t.Helper()
+	r, err := a.Alloc(n)
+	require.NoError(t, err)
+	return r
+}
+
 func TestArenaAllocRejectsBadSizes(t *testing.T) {
 	a := newArena(t)
 	for _, n := range []int64{0, -1, -1 << 40, 1<<50 + 1} {
@@ -31,21 +39,18 @@ func TestArenaAllocRejectsBadSizes(t *testing.T) {
 
 func TestArenaReusesFreedRegions(t *testing.T) {
 	a := newArena(t, WithChunk(1<<20))
-	r1, err := a.Alloc(1000)
-	require.NoError(t, err)
+	r1 := mustAlloc(t, a, 1000)
 	require.EqualValues(t, 1000, r1.Len())
 	require.Len(t, r1.Bytes(), 1000)
 	require.Equal(t, 1000, cap(r1.Bytes()), "a region's slice cannot grow into its neighbour")
-	r2, err := a.Alloc(1000)
-	require.NoError(t, err)
+	r2 := mustAlloc(t, a, 1000)
 	require.Equal(t, r1.Segment(), r2.Segment(), "small regions share a segment")
 	require.Zero(t, r2.Offset()%align, "offsets are %d-byte aligned", align)
 	require.GreaterOrEqual(t, r2.Offset(), r1.Offset()+r1.Len())
 
 	copy(r1.Bytes(), "first tenant")
 	require.NoError(t, a.Free(r1))
-	r3, err := a.Alloc(900)
-	require.NoError(t, err)
+	r3 := mustAlloc(t, a, 900)
 	require.Equal(t, r1.Segment(), r3.Segment())
 	require.Equal(t, r1.Offset(), r3.Offset(), "the freed region is handed out again")
 	require.Equal(t, "first tenant", string(r3.Bytes()[:12]), "reuse maps no new memory (and does not zero it)")
@@ -61,16 +66,14 @@ func TestArenaCoalescesInAnyFreeOrder(t *testing.T) {
 			a := newArena(t, WithChunk(chunk))
 			var rs [3]Region
 			for i, n := range []int64{1024, 1024, 2048} {
-				r, err := a.Alloc(n)
-				require.NoError(t, err)
+				r := mustAlloc(t, a, n)
 				rs[i] = r
 			}
 			require.Len(t, a.Segments(), 1, "the three regions fill one chunk exactly")
 			for _, i := range order {
 				require.NoError(t, a.Free(rs[i]))
 			}
-			whole, err := a.Alloc(chunk)
-			require.NoError(t, err)
+			whole := mustAlloc(t, a, chunk)
 			require.Zero(t, whole.Offset(), "the freed spans merged back into one")
 			require.Equal(t, rs[0].Segment(), whole.Segment())
 			require.Len(t, a.Segments(), 1)
@@ -80,10 +83,8 @@ func TestArenaCoalescesInAnyFreeOrder(t *testing.T) {
 
 func TestArenaDetectsDoubleAndForeignFree(t *testing.T) {
 	a := newArena(t, WithChunk(1<<16))
-	r, err := a.Alloc(512)
-	require.NoError(t, err)
-	keep, err := a.Alloc(512)
-	require.NoError(t, err)
+	r := mustAlloc(t, a, 512)
+	keep := mustAlloc(t, a, 512)
 	require.NoError(t, a.Free(r))
 	require.ErrorContains(t, a.Free(r), "already free")
 	require.NoError(t, a.Free(Region{}), "freeing the zero region is a no-op")
@@ -93,8 +94,7 @@ func TestArenaDetectsDoubleAndForeignFree(t *testing.T) {
 
 	// The failed frees changed nothing: the kept region is still allocated
 	// and the rest of the chunk is still whole.
-	rest, err := a.Alloc(1<<16 - 1024)
-	require.NoError(t, err)
+	rest := mustAlloc(t, a, 1<<16-1024)
 	require.Equal(t, keep.Segment(), rest.Segment())
 	require.NoError(t, a.Free(keep))
 	require.ErrorContains(t, a.Free(keep), "already free")
@@ -102,10 +102,8 @@ func TestArenaDetectsDoubleAndForeignFree(t *testing.T) {
 
 func TestArenaLocate(t *testing.T) {
 	a := newArena(t, WithChunk(1<<16))
-	_, err := a.Alloc(4096)
-	require.NoError(t, err)
-	r, err := a.Alloc(4096)
-	require.NoError(t, err)
+	mustAlloc(t, a, 4096)
+	r := mustAlloc(t, a, 4096)
 
 	for _, tc := range []struct {
 		name   string
@@ -134,10 +132,8 @@ func TestArenaLocate(t *testing.T) {
 
 func TestArenaDedicatedSegmentUnmappedWhenEmpty(t *testing.T) {
 	a := newArena(t, WithChunk(1<<16))
-	small, err := a.Alloc(100)
-	require.NoError(t, err)
-	big, err := a.Alloc(1<<16 + 1)
-	require.NoError(t, err)
+	small := mustAlloc(t, a, 100)
+	big := mustAlloc(t, a, 1<<16+1)
 	require.NotEqual(t, small.Segment(), big.Segment())
 	segs := a.Segments()
 	require.Len(t, segs, 2)
@@ -146,7 +142,7 @@ func TestArenaDedicatedSegmentUnmappedWhenEmpty(t *testing.T) {
 
 	require.NoError(t, a.Free(big))
 	require.NotContains(t, a.Segments(), big.Segment())
-	_, err = os.Stat(filepath.Join(DefaultDir(), big.Segment()))
+	_, err := os.Stat(filepath.Join(DefaultDir(), big.Segment()))
 	require.ErrorIs(t, err, os.ErrNotExist, "an empty dedicated segment is unlinked")
 
 	require.NoError(t, a.Free(small))
@@ -156,8 +152,7 @@ func TestArenaDedicatedSegmentUnmappedWhenEmpty(t *testing.T) {
 func TestArenaCloseIsIdempotentAndFinal(t *testing.T) {
 	a, err := NewArena(WithChunk(1 << 16))
 	require.NoError(t, err)
-	r, err := a.Alloc(10)
-	require.NoError(t, err)
+	r := mustAlloc(t, a, 10)
 	path := filepath.Join(DefaultDir(), r.Segment())
 	require.FileExists(t, path)
 
@@ -201,8 +196,7 @@ func TestArenaConcurrentRegionsNeverOverlap(t *testing.T) {
 	require.NoError(t, g.Wait())
 	// Everything was freed, so one chunk's worth of allocation fits in the
 	// first segment again.
-	r, err := a.Alloc(1 << 18)
-	require.NoError(t, err)
+	r := mustAlloc(t, a, 1<<18)
 	require.Zero(t, r.Offset())
 }
 
@@ -228,8 +222,7 @@ func TestSmallShmFilesystem(t *testing.T) {
 	r, err := a.Alloc(1 << 20)
 	require.NoError(t, err, "a 1 MiB region on a 16 MiB tmpfs")
 	require.LessOrEqual(t, r.seg.Size(), int64(8<<20), "the segment shrank to fit")
-	r2, err := a.Alloc(2 << 20)
-	require.NoError(t, err)
+	r2 := mustAlloc(t, a, 2<<20)
 	require.NoError(t, a.Free(r2))
 	_, err = a.Alloc(64 << 20)
 	require.ErrorIs(t, err, unix.ENOSPC)

@@ -206,8 +206,7 @@ func TestInventoryFromEnv(t *testing.T) {
 }
 
 func TestPoolAccountingAndRefcounts(t *testing.T) {
-	d := open1(t, "banks=2,bank-size=65536")
-	p := d.Pool()
+	p := open1(t, "banks=2,bank-size=65536").Pool()
 	ctx := context.Background()
 	require.EqualValues(t, 131072, p.FreeBytes())
 
@@ -239,8 +238,7 @@ func TestPoolAccountingAndRefcounts(t *testing.T) {
 }
 
 func TestTransfers(t *testing.T) {
-	d := open1(t, "")
-	p := d.Pool()
+	p := open1(t, "").Pool()
 	ctx := context.Background()
 	const n = tt.StagingBytes*2 + 12345 // crosses staging chunks
 	buf, err := p.Alloc(ctx, n)
@@ -509,8 +507,7 @@ func TestRuntimeCrashLosesTheDevice(t *testing.T) {
 }
 
 func TestErrorReplyKeepsTheDevice(t *testing.T) {
-	d := open1(t, "error-at=2,error-code=out_of_memory")
-	p := d.Pool()
+	p := open1(t, "error-at=2,error-code=out_of_memory").Pool()
 	ctx := context.Background()
 	_, err := p.Alloc(ctx, 64)
 	require.ErrorIs(t, err, driver.ErrOutOfMemory)

@@ -12,6 +12,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/bundle"
+	"github.com/zyxtt/zyxtt/internal/testfiles"
 	"github.com/zyxtt/zyxtt/tt"
 )
 
@@ -19,15 +20,8 @@ import (
 // one (bundle.Load, which hands the file to tt.Program.LoadBundle) and check
 // the program bound at var values (BindBundle).
 
-func writeBundle(t testing.TB, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, body := range files {
-		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
-	}
-	return dir
-}
+// writeBundle makes a bundle directory from file contents.
+var writeBundle = testfiles.Dir
 
 const v2Manifest = `{"name": "v2",
  "vars": [{"name": "n", "dtype": "u32", "default": 64}, {"name": "tiles", "dtype": "u32", "default": 10}],

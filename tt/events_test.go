@@ -176,18 +176,7 @@ func TestAsyncRunErrorInTheMiddle(t *testing.T) {
 	args := vaddArgs(t, d)
 	exe := compileOne(t, d, vaddProgram())
 	ctx := context.Background()
-	evs := backendtest.SubmitN(t, ctx, exe, args, 5)
-	for i, ev := range evs {
-		err := ev.Wait(ctx)
-		if i != 2 {
-			require.NoError(t, err, "run %d", i)
-			continue
-		}
-		var re *ttruntime.RemoteError
-		require.ErrorAs(t, err, &re)
-		require.Equal(t, ttruntime.CodeRunError, re.Code)
-		require.NotErrorIs(t, err, driver.ErrDeviceLost)
-	}
+	rtbin.RequireRunErrorAt(t, ctx, backendtest.SubmitN(t, ctx, exe, args, 5), 2)
 	require.NoError(t, exe.Launch(ctx, args))
 }
 
@@ -278,14 +267,7 @@ func TestAsyncCloseDrains(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, d.Close())
 	require.ErrorIs(t, waiting.Err(), driver.ErrClosed)
-	for i, ev := range sent {
-		select {
-		case <-ev.Done():
-		default:
-			t.Fatalf("run %d still pending after Close", i)
-		}
-		require.NoError(t, ev.Err(), "run %d was answered before the runtime exited", i)
-	}
+	rtbin.RequireAnswered(t, sent)
 	_, err = exe.Submit(ctx, args)
 	require.ErrorIs(t, err, driver.ErrClosed)
 	require.NoError(t, exe.Release())

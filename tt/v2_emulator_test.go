@@ -25,6 +25,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/half"
 	"github.com/zyxtt/zyxtt/kernels"
@@ -164,10 +165,8 @@ func TestEmulatorCoreGroupsSplitWork(t *testing.T) {
 		CompileArgs: []tt.Arg{constExpr(e("n / split_cores(n, 3, 8)"))}}
 	prog := &driver.Program{
 		Name: "core_groups",
-		Params: []driver.Param{
-			{Name: "a", Kind: driver.Global, DType: driver.BF16}, {Name: "b", Kind: driver.Global, DType: driver.BF16},
-			{Name: "c", Kind: driver.GlobalMut, DType: driver.BF16}, {Name: "n", Kind: driver.Variable, DType: driver.U32},
-		},
+		Params: []driver.Param{backendtest.Global("a", driver.BF16), backendtest.Global("b", driver.BF16),
+			backendtest.GlobalMut("c", driver.BF16), backendtest.Variable("n", driver.U32)},
 		Variants: []driver.Variant{{Format: tt.VariantFormat, Code: &tt.Program{
 			Kernels: []tt.Kernel{reader, g1, g2, writer},
 			CBs:     []tt.CBConfig{tt.CB(0, "Float16_b", 2048, 2), tt.CB(1, "Float16_b", 2048, 2), tt.CB(16, "Float16_b", 2048, 2)},
@@ -233,10 +232,8 @@ func TestEmulatorL1Loopback(t *testing.T) {
 	sem := tt.Arg{Kind: tt.ArgSemaphore, Semaphore: 0}
 	prog := &driver.Program{
 		Name: "l1_loopback",
-		Params: []driver.Param{
-			{Name: "src", Kind: driver.Global, DType: driver.U32}, {Name: "l1", Kind: driver.GlobalMut, DType: driver.U32},
-			{Name: "dst", Kind: driver.GlobalMut, DType: driver.U32}, {Name: "dst2", Kind: driver.GlobalMut, DType: driver.U32},
-		},
+		Params: []driver.Param{backendtest.Global("src", driver.U32), backendtest.GlobalMut("l1", driver.U32),
+			backendtest.GlobalMut("dst", driver.U32), backendtest.GlobalMut("dst2", driver.U32)},
 		Variants: []driver.Variant{{Format: tt.VariantFormat, Code: &tt.Program{
 			Kernels: []tt.Kernel{
 				{Name: "holder", Processor: tt.Riscv0, Cores: holderCore, Source: sharedKernel(t, "l1_holder"), RuntimeArgs: []tt.Arg{
@@ -313,11 +310,8 @@ func TestEmulatorHeightShardedEltwise(t *testing.T) {
 	}
 	n := []tt.Arg{tt.Const(sp)}
 	prog := &driver.Program{
-		Name: "sharded_add",
-		Params: []driver.Param{
-			{Name: "a", Kind: driver.Global, DType: driver.BF16}, {Name: "b", Kind: driver.Global, DType: driver.BF16},
-			{Name: "c", Kind: driver.GlobalMut, DType: driver.BF16},
-		},
+		Name:   "sharded_add",
+		Params: []driver.Param{backendtest.Global("a", driver.BF16), backendtest.Global("b", driver.BF16), backendtest.GlobalMut("c", driver.BF16)},
 		Variants: []driver.Variant{{Format: tt.VariantFormat, Code: &tt.Program{
 			Kernels: []tt.Kernel{
 				{Name: "push", Processor: tt.Riscv0, Cores: holders, Source: sharedKernel(t, "shard_push"), CompileArgs: n},
@@ -487,11 +481,8 @@ func matmulTileProgram(t *testing.T, m, n, k uint64, bFormat string) *driver.Pro
 		{Param: 2, Tile: true, Rows: m, Cols: n},
 	}
 	return &driver.Program{
-		Name: "matmul_tiles",
-		Params: []driver.Param{
-			{Name: "a", Kind: driver.Global, DType: driver.BF16}, {Name: "b", Kind: driver.Global, DType: driver.BF16},
-			{Name: "c", Kind: driver.GlobalMut, DType: driver.BF16},
-		},
+		Name:     "matmul_tiles",
+		Params:   []driver.Param{backendtest.Global("a", driver.BF16), backendtest.Global("b", driver.BF16), backendtest.GlobalMut("c", driver.BF16)},
 		Grid:     []driver.GwsDim{driver.ConstDim(2), driver.ConstDim(3)},
 		Variants: []driver.Variant{{Format: tt.VariantFormat, Code: v}},
 	}

@@ -120,18 +120,7 @@ func TestPipelineBoundsWhatIsInFlight(t *testing.T) {
 func TestPipelineErrorInTheMiddle(t *testing.T) {
 	c := start(t, mockConfig(t, "error-at=5,error-code=run_error")) // init 1, pings 2-9
 	ctx := context.Background()
-	ts := sendPings(t, c, 8, nil)
-	for i, tk := range ts {
-		err := tk.Wait(ctx)
-		if i != 3 {
-			require.NoError(t, err, "ticket %d", i)
-			continue
-		}
-		var re *ttruntime.RemoteError
-		require.ErrorAs(t, err, &re)
-		require.Equal(t, ttruntime.CodeRunError, re.Code)
-		require.NotErrorIs(t, err, backends.ErrDeviceLost)
-	}
+	rtbin.RequireRunErrorAt(t, ctx, sendPings(t, c, 8, nil), 3)
 	require.True(t, c.Alive())
 	require.NoError(t, c.Ping(ctx))
 }
@@ -234,9 +223,7 @@ func TestPipelineMixedWithCalls(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 400)
 	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range 50 {
 				if (g+i)%3 == 0 {
 					errs <- c.Ping(ctx)
@@ -249,7 +236,7 @@ func TestPipelineMixedWithCalls(t *testing.T) {
 				}
 				errs <- tk.Wait(ctx)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)
@@ -266,14 +253,7 @@ func TestCloseDrainsThePipeline(t *testing.T) {
 	c := start(t, mockConfig(t, "slow=30ms"))
 	ts := sendPings(t, c, 8, nil)
 	require.NoError(t, c.Close())
-	for i, tk := range ts {
-		select {
-		case <-tk.Done():
-		default:
-			t.Fatalf("ticket %d still pending after Close", i)
-		}
-		require.NoError(t, tk.Err(), "ticket %d was answered", i)
-	}
+	rtbin.RequireAnswered(t, ts)
 }
 
 // sendPings sends n pings without waiting, each with the callback done, and

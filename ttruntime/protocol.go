@@ -68,30 +68,14 @@ func (s CoreRangeSet) Cores(colMajor bool) []CoreCoord {
 		if r[0] > r[2] || r[1] > r[3] {
 			continue
 		}
-		if colMajor {
-			for c := r[1]; ; c++ {
-				for w := r[0]; ; w++ {
-					out = append(out, CoreCoord{w, c})
-					if w == r[2] {
-						break
-					}
-				}
-				if c == r[3] {
-					break
-				}
+		// Counted in uint64: a range may end at the largest uint32.
+		rows, cols := uint64(r[2]-r[0])+1, uint64(r[3]-r[1])+1
+		for i := range rows * cols {
+			w, c := i/cols, i%cols
+			if colMajor {
+				w, c = i%rows, i/rows
 			}
-			continue
-		}
-		for w := r[0]; ; w++ {
-			for c := r[1]; ; c++ {
-				out = append(out, CoreCoord{w, c})
-				if c == r[3] {
-					break
-				}
-			}
-			if w == r[2] {
-				break
-			}
+			out = append(out, CoreCoord{r[0] + uint32(w), r[1] + uint32(c)})
 		}
 	}
 	return out

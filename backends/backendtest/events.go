@@ -80,6 +80,19 @@ func newChain(t testing.TB, dev *backends.Device, s Step) *chain {
 	return c
 }
 
+// submitGated submits launch 0 behind a new host event, and a read of its
+// output into out behind that launch.
+func (c *chain) submitGated(t testing.TB, ctx context.Context) (gate *driver.HostEvent, run, down driver.Event, out []byte) {
+	t.Helper()
+	gate = driver.NewHostEvent()
+	run, err := c.exe.Submit(ctx, c.args(t, 0), gate)
+	require.NoError(t, err)
+	out = make([]byte, 4*c.s.N)
+	down, err = c.dev.Pool().ReadAsync(ctx, c.bufs[1], 0, out, run)
+	require.NoError(t, err)
+	return gate, run, down, out
+}
+
 // args are launch k's args: from bufs[k%2] into the other.
 func (c *chain) args(t testing.TB, k int) []driver.LaunchArg {
 	return c.s.Args(t, c.dev.Pool(), c.bufs[k%2], c.bufs[(k+1)%2])
@@ -159,13 +172,7 @@ func eventsWaitForHostEvent(t *testing.T, dev *backends.Device, s Step) {
 	pool := dev.Pool()
 	c := newChain(t, dev, s)
 	require.NoError(t, pool.Write(ctx, c.bufs[0], 0, F32Bytes(c.x)))
-	gate := driver.NewHostEvent()
-	args := c.args(t, 0)
-	run, err := c.exe.Submit(ctx, args, gate)
-	require.NoError(t, err)
-	out := make([]byte, 4*s.N)
-	down, err := pool.ReadAsync(ctx, c.bufs[1], 0, out, run)
-	require.NoError(t, err)
+	gate, run, down, out := c.submitGated(t, ctx)
 	time.Sleep(20 * time.Millisecond)
 	RequirePending(t, run, "a launch after a pending host event")
 	RequirePending(t, down, "a read after that launch")
@@ -180,12 +187,7 @@ func eventsFailurePropagates(t *testing.T, dev *backends.Device, s Step) {
 	c := newChain(t, dev, s)
 	require.NoError(t, pool.Write(ctx, c.bufs[0], 0, F32Bytes(c.x)))
 	boom := errors.New("the host step failed")
-	gate := driver.NewHostEvent()
-	run, err := c.exe.Submit(ctx, c.args(t, 0), gate)
-	require.NoError(t, err)
-	out := make([]byte, 4*s.N)
-	down, err := pool.ReadAsync(ctx, c.bufs[1], 0, out, run)
-	require.NoError(t, err)
+	gate, run, down, _ := c.submitGated(t, ctx)
 	gate.Complete(boom)
 	for name, ev := range map[string]driver.Event{"the launch": run, "the read after it": down} {
 		err := ev.Wait(ctx)
@@ -214,12 +216,7 @@ func eventsKeepReleasedAlive(t *testing.T, dev *backends.Device, s Step) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, pool.Write(ctx, c.bufs[0], 0, F32Bytes(c.x)))
-	gate := driver.NewHostEvent()
-	run, err := exe.Submit(ctx, c.args(t, 0), gate)
-	require.NoError(t, err)
-	out := make([]byte, 4*s.N)
-	down, err := pool.ReadAsync(ctx, c.bufs[1], 0, out, run)
-	require.NoError(t, err)
+	gate, _, down, out := c.submitGated(t, ctx)
 	// Drop every reference the caller holds while the work waits.
 	require.NoError(t, exe.Release())
 	for _, id := range c.bufs {
@@ -432,6 +429,15 @@ func SubmitN(t testing.TB, ctx context.Context, exe *backends.Executable, args [
 	return evs
 }
 
+// compileVadd compiles vadd on dev and makes its args for 4096 elements;
+// the caller releases the executable.
+func compileVadd(t testing.TB, dev *backends.Device) (*backends.Executable, []driver.LaunchArg) {
+	t.Helper()
+	exe, err := dev.Compile(context.Background(), Vadd(t))
+	require.NoError(t, err)
+	return exe, MakeArgs(t, dev.Pool(), VaddArgs(4096))
+}
+
 // RunCloseCancelsDeferred checks that closing dev fails its work that waits
 // for a host event with ErrClosed, and that the work submitted before it,
 // waiting for nothing, runs. It closes dev.
@@ -439,10 +445,7 @@ func RunCloseCancelsDeferred(t *testing.T, devDriver driver.Device) {
 	dev := backends.DeviceOf(devDriver)
 	t.Helper()
 	ctx := context.Background()
-	const n = 4096
-	exe, err := dev.Compile(ctx, Vadd(t))
-	require.NoError(t, err)
-	args := MakeArgs(t, dev.Pool(), VaddArgs(n))
+	exe, args := compileVadd(t, dev)
 	ran, err := exe.Submit(ctx, args)
 	require.NoError(t, err)
 	gate := driver.NewHostEvent()
@@ -463,11 +466,8 @@ func RunLostDeviceFailsPendingWork(t *testing.T, devDriver driver.Device, lose f
 	dev := backends.DeviceOf(devDriver)
 	t.Helper()
 	ctx := context.Background()
-	const n = 4096
-	exe, err := dev.Compile(ctx, Vadd(t))
-	require.NoError(t, err)
+	exe, args := compileVadd(t, dev)
 	defer exe.Release()
-	args := MakeArgs(t, dev.Pool(), VaddArgs(n))
 	gate := driver.NewHostEvent()
 	waiting, err := exe.Submit(ctx, args, gate)
 	require.NoError(t, err)

@@ -9,7 +9,6 @@ package c
 import (
 	"context"
 
-	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/onedevice"
 	"github.com/zyxtt/zyxtt/hostpool"
 )
@@ -48,13 +47,9 @@ func hostPoolOf(p *hostpool.Pool) (*hostpool.Pool, error) {
 // DefaultFlags are the optimisation flags used when the config names none.
 var DefaultFlags = []string{"-O3", "-march=native"}
 
-func init() {
-	driver.Register(BackendName, openDriver)
-	driver.RegisterSection(BackendName, Config{})
-}
-
-// openDriver opens the device with the runtime's host pool.
-var openDriver = onedevice.Driver(BackendName, func(ctx context.Context, c Config, host *hostpool.Pool) (*Device, error) {
+// openDriver, registered as the backend's driver, opens the device with
+// the runtime's host pool.
+var openDriver = onedevice.Register(BackendName, func(ctx context.Context, c Config, host *hostpool.Pool) (*Device, error) {
 	c.HostPool = host
 	return Open(ctx, c)
 })

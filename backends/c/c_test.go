@@ -614,9 +614,7 @@ func TestConcurrentCompile(t *testing.T) {
 		var wg sync.WaitGroup
 		errs := make([]error, 6)
 		for i := range errs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				exe, err := backends.DeviceOf(dev).Compile(ctx, p)
 				if err == nil {
 					const n = 257
@@ -633,7 +631,7 @@ func TestConcurrentCompile(t *testing.T) {
 					_ = exe.Release()
 				}
 				errs[i] = err
-			}()
+			})
 		}
 		wg.Wait()
 		for _, err := range errs {
@@ -1009,12 +1007,5 @@ func TestCacheKeyCoversInputs(t *testing.T) {
 		"no options":     func(in *input) { in.options = nil },
 		"option to flag": func(in *input) { in.flags = append(slices.Clone(in.flags), "-DX=1"); in.options = nil },
 	}
-	seen := map[string]string{key(ref): "reference"}
-	for what, mutate := range mutations {
-		in := ref
-		mutate(&in)
-		k := key(in)
-		require.NotContains(t, seen, k, "changing the %s gives the key of %s", what, seen[k])
-		seen[k] = what
-	}
+	backendtest.DistinctKeys(t, ref, key, mutations)
 }

@@ -35,13 +35,9 @@ type Config struct {
 	HostPool *hostpool.Pool `json:"-"`
 }
 
-func init() {
-	driver.Register(BackendName, openDriver)
-	driver.RegisterSection(BackendName, Config{})
-}
-
-// openDriver opens the device with the runtime's host pool.
-var openDriver = onedevice.Driver(BackendName, func(ctx context.Context, c Config, host *hostpool.Pool) (*Device, error) {
+// openDriver, registered as the backend's driver, opens the device with
+// the runtime's host pool.
+var openDriver = onedevice.Register(BackendName, func(ctx context.Context, c Config, host *hostpool.Pool) (*Device, error) {
 	c.HostPool = host
 	return Open(ctx, c)
 })

@@ -72,10 +72,16 @@ func benchCopy(b *testing.B, toDevice, fromHostPool bool) {
 		b.Logf("host-pool segments pinned: %d", len(pins.segs))
 		pins.Unlock()
 	}
-	b.SetBytes(gib)
+	timeBytes(b, gib, do)
+}
+
+// timeBytes times b.N runs of op, each moving n bytes; the caller has
+// warmed op up.
+func timeBytes(b *testing.B, n int64, op func() error) {
+	b.SetBytes(n)
 	b.ResetTimer()
 	for range b.N {
-		if err := do(); err != nil {
+		if err := op(); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -135,8 +141,7 @@ func benchGEMM(b *testing.B, dt driver.DType, compute string) {
 		require.NoError(b, d.Pool().Write(ctx, id, 0, data))
 		args[i] = driver.BufArg(id)
 	}
-	exe, err := backends.DeviceOf(d).Compile(ctx, p)
-	require.NoError(b, err)
+	exe := mustCompile(b, d, p)
 	defer exe.Release()
 	benchLaunches(b, exe, args, 3)
 	b.ReportMetric(2*float64(n)*n*n*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")

@@ -86,8 +86,7 @@ func TestTransfersKeepOrderOnABuffer(t *testing.T) {
 
 	// A launch's output read back without an event, and a write of its input
 	// submitted after it without one.
-	exe, err := backends.DeviceOf(d).Compile(ctx, vaddProgram())
-	require.NoError(t, err)
+	exe := mustCompile(t, d, vaddProgram())
 	defer exe.Release()
 	const n = 1 << 20
 	x := make([]float32, n)
@@ -172,8 +171,7 @@ func eachHostMemory(t *testing.T, sizes []int, f func(t *testing.T, n int, mem f
 func TestLaunchTimedAfterQueuedWork(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
-	spin, err := backends.DeviceOf(d).Compile(ctx, spinProgram(20_000_000))
-	require.NoError(t, err)
+	spin := mustCompile(t, d, spinProgram(20_000_000))
 	defer spin.Release()
 	buf := backendtest.Upload(t, backends.PoolOf(d.Pool()), make([]byte, 4))
 	args := []driver.LaunchArg{driver.BufArg(buf)}
@@ -312,8 +310,7 @@ func emptyProgram() *driver.Program {
 func TestSubmitAllocations(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
-	exe, err := backends.DeviceOf(d).Compile(ctx, emptyProgram())
-	require.NoError(t, err)
+	exe := mustCompile(t, d, emptyProgram())
 	defer exe.Release()
 	args := backendtest.MakeArgs(t, backends.PoolOf(d.Pool()), []backendtest.Arg{backendtest.BufferArg(4)})
 	var last driver.Event

@@ -42,6 +42,15 @@ func gpus(t testing.TB) []*Device {
 
 func gpu(t testing.TB) *Device { return gpus(t)[0] }
 
+// mustCompile compiles p on d, failing t on an error; the caller releases
+// the executable.
+func mustCompile(t testing.TB, d *Device, p *driver.Program) *backends.Executable {
+	t.Helper()
+	exe, err := backends.DeviceOf(d).Compile(context.Background(), p)
+	require.NoError(t, err)
+	return exe
+}
+
 func u32(v uint32) driver.LaunchArg {
 	return driver.VarArg(driver.UintConst(driver.U32, uint64(v)))
 }
@@ -174,8 +183,7 @@ func TestPoolErrors(t *testing.T) {
 	require.NoError(t, err)
 	defer host.Release(hid)
 	require.ErrorIs(t, p.Write(ctx, hid, 0, make([]byte, 4)), driver.ErrUnknownBuffer)
-	exe, err := backends.DeviceOf(d).Compile(ctx, vaddProgram())
-	require.NoError(t, err)
+	exe := mustCompile(t, d, vaddProgram())
 	defer exe.Release()
 	err = exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(hid), driver.BufArg(hid), driver.BufArg(hid), u32(4)})
 	require.ErrorIs(t, err, driver.ErrUnknownBuffer)
@@ -195,8 +203,7 @@ func TestVaddAndTimedLaunch(t *testing.T) {
 	}
 	bx, by := backendtest.Upload(t, backends.PoolOf(d.Pool()), backendtest.F32Bytes(x)), backendtest.Upload(t, backends.PoolOf(d.Pool()), backendtest.F32Bytes(y))
 	bz := backendtest.Upload(t, backends.PoolOf(d.Pool()), make([]byte, 4*n))
-	exe, err := backends.DeviceOf(d).Compile(ctx, vaddProgram())
-	require.NoError(t, err)
+	exe := mustCompile(t, d, vaddProgram())
 	defer exe.Release()
 	args := []driver.LaunchArg{driver.BufArg(bx), driver.BufArg(by), driver.BufArg(bz), u32(n)}
 	require.NoError(t, exe.Launch(ctx, args))
@@ -224,8 +231,7 @@ func TestVaddAndTimedLaunch(t *testing.T) {
 func TestConcurrentLaunches(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
-	exe, err := backends.DeviceOf(d).Compile(ctx, vaddProgram())
-	require.NoError(t, err)
+	exe := mustCompile(t, d, vaddProgram())
 	defer exe.Release()
 	const n = 4096
 	var wg sync.WaitGroup
@@ -302,8 +308,7 @@ template <typename T> __global__ void scale(T *x, float s, unsigned int n) {
 }
 template __global__ void scale<float>(float *, float, unsigned int);`}}},
 	}
-	exe, err := backends.DeviceOf(d).Compile(ctx, p)
-	require.NoError(t, err)
+	exe := mustCompile(t, d, p)
 	defer exe.Release()
 	bx := backendtest.Upload(t, backends.PoolOf(d.Pool()), backendtest.F32Bytes([]float32{1, 2, 3, 4}))
 	require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(bx), driver.VarArg(driver.FloatConst(driver.F32, 2.5)), u32(3)}))
@@ -320,14 +325,12 @@ func TestModuleCache(t *testing.T) {
 	p := vaddProgram()
 	p.Source(driver.FormatCUDA).Source += "\n// cache test\n"
 	before := compiles.Load()
-	e1, err := backends.DeviceOf(d).Compile(ctx, p)
-	require.NoError(t, err)
+	e1 := mustCompile(t, d, p)
 	require.NoError(t, e1.Release())
 	require.Equal(t, before+1, compiles.Load())
 	files, _ := filepath.Glob(filepath.Join(dir, "*.mod"))
 	require.Len(t, files, 1)
-	e2, err := backends.DeviceOf(d).Compile(ctx, p)
-	require.NoError(t, err)
+	e2 := mustCompile(t, d, p)
 	require.Equal(t, before+1, compiles.Load(), "the second build comes from the cache")
 	bx := backendtest.Upload(t, backends.PoolOf(d.Pool()), backendtest.F32Bytes([]float32{1, 2}))
 	require.NoError(t, e2.Launch(ctx, []driver.LaunchArg{driver.BufArg(bx), driver.BufArg(bx), driver.BufArg(bx), u32(2)}))
@@ -335,8 +338,7 @@ func TestModuleCache(t *testing.T) {
 	require.NoError(t, e2.Release())
 	// A damaged cache file is rebuilt, not loaded.
 	require.NoError(t, os.WriteFile(files[0], []byte("junk"), 0o644))
-	e3, err := backends.DeviceOf(d).Compile(ctx, p)
-	require.NoError(t, err)
+	e3 := mustCompile(t, d, p)
 	require.NoError(t, e3.Release())
 	require.Equal(t, before+2, compiles.Load())
 }
@@ -491,8 +493,7 @@ func TestGEMM(t *testing.T) {
 			rowMajorGemm(s, a, b, want, tc.alpha, tc.beta)
 			ba, bb := backendtest.Upload(t, backends.PoolOf(d.Pool()), encodeElems(tc.dt, a)), backendtest.Upload(t, backends.PoolOf(d.Pool()), encodeElems(tc.dt, b))
 			bc := backendtest.Upload(t, backends.PoolOf(d.Pool()), encodeElems(tc.dt, c0))
-			exe, err := backends.DeviceOf(d).Compile(ctx, p)
-			require.NoError(t, err)
+			exe := mustCompile(t, d, p)
 			defer exe.Release()
 			require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(ba), driver.BufArg(bb), driver.BufArg(bc)}))
 			got := decodeElems(t, tc.dt, backendtest.Download(t, backends.PoolOf(d.Pool()), bc))
@@ -517,12 +518,11 @@ func TestGEMMBadArgs(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
 	p := gemmProgram(driver.GEMMVariant{DType: driver.F32, M: driver.ConstDim(64), N: driver.ConstDim(64), K: driver.ConstDim(64), Alpha: 1})
-	exe, err := backends.DeviceOf(d).Compile(ctx, p)
-	require.NoError(t, err)
+	exe := mustCompile(t, d, p)
 	defer exe.Release()
 	small := backendtest.Upload(t, backends.PoolOf(d.Pool()), make([]byte, 4*64*63))
 	full := backendtest.Upload(t, backends.PoolOf(d.Pool()), make([]byte, 4*64*64))
-	err = exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(small), driver.BufArg(full), driver.BufArg(full)})
+	err := exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(small), driver.BufArg(full), driver.BufArg(full)})
 	require.ErrorIs(t, err, driver.ErrInvalidArgument)
 	t.Logf("short operand: %v", err)
 	bad := gemmProgram(driver.GEMMVariant{DType: driver.I32, M: driver.ConstDim(4), N: driver.ConstDim(4), K: driver.ConstDim(4)})

@@ -46,14 +46,9 @@ func peerPair(b *testing.B) (src, dst *backends.Pool, a, c driver.BufferID) {
 func BenchmarkPeerCopy1GiB(b *testing.B) {
 	src, dst, a, c := peerPair(b)
 	ctx := context.Background()
-	require.NoError(b, backends.Copy(ctx, dst, c, 0, src, a, 0, gib))
-	b.SetBytes(gib)
-	b.ResetTimer()
-	for range b.N {
-		if err := backends.Copy(ctx, dst, c, 0, src, a, 0, gib); err != nil {
-			b.Fatal(err)
-		}
-	}
+	peerCopy := func() error { return backends.Copy(ctx, dst, c, 0, src, a, 0, gib) }
+	require.NoError(b, peerCopy())
+	timeBytes(b, gib, peerCopy)
 }
 
 // BenchmarkPeerCopyStaged1GiB copies the same gigabyte through a host-pool
@@ -74,11 +69,5 @@ func BenchmarkPeerCopyStaged1GiB(b *testing.B) {
 		return backends.Copy(ctx, dst, c, 0, host, stage, 0, gib)
 	}
 	require.NoError(b, copyStaged())
-	b.SetBytes(gib)
-	b.ResetTimer()
-	for range b.N {
-		if err := copyStaged(); err != nil {
-			b.Fatal(err)
-		}
-	}
+	timeBytes(b, gib, copyStaged)
 }

@@ -87,13 +87,7 @@ func BenchmarkPinnedSources(b *testing.B) {
 					})
 				}
 				require.NoError(b, copyOnce())
-				b.SetBytes(gib)
-				b.ResetTimer()
-				for range b.N {
-					if err := copyOnce(); err != nil {
-						b.Fatal(err)
-					}
-				}
+				timeBytes(b, gib, copyOnce)
 			})
 		}
 		done()

@@ -486,12 +486,5 @@ func TestModuleKeyCoversInputs(t *testing.T) {
 		"driver version": func(in *input) { in.driverVersion = 12050 },
 		"entry in src":   func(in *input) { in.src, in.entry = in.src+"k", "" },
 	}
-	seen := map[string]string{key(ref): "reference"}
-	for what, mutate := range mutations {
-		in := ref
-		mutate(&in)
-		k := key(in)
-		require.NotContains(t, seen, k, "changing the %s gives the key of %s", what, seen[k])
-		seen[k] = what
-	}
+	backendtest.DistinctKeys(t, ref, key, mutations)
 }

@@ -1,5 +1,7 @@
 package driver
 
+import "github.com/zyxtt/zyxtt/internal/strictjson"
+
 // Bundle files of a driver's own format. Package bundle reads the files of
 // the built-in formats (c.json, gemm.json, …) itself; a format whose code
 // type implements BundleVariant reads its own file (docs/programs.md): the
@@ -58,17 +60,6 @@ type BundleEnv interface {
 }
 
 // FieldError is a problem with one field of a variant file: Field is its
-// JSON path ("kernels[2].cores"); the loader adds the file.
-type FieldError struct {
-	Field string
-	Err   error
-}
-
-func (e *FieldError) Error() string {
-	if e.Field == "" {
-		return e.Err.Error()
-	}
-	return e.Field + ": " + e.Err.Error()
-}
-
-func (e *FieldError) Unwrap() error { return e.Err }
+// JSON path ("kernels[2].cores"); the loader adds the file. It is the
+// error of strict JSON decoding, so such an error needs no conversion.
+type FieldError = strictjson.Error

@@ -15,14 +15,6 @@ import (
 	"github.com/zyxtt/zyxtt/backends/dummy"
 )
 
-func vars(vals ...uint64) []driver.LaunchArg {
-	out := make([]driver.LaunchArg, len(vals))
-	for i, v := range vals {
-		out[i] = driver.VarArg(driver.UintConst(driver.U64, v))
-	}
-	return out
-}
-
 func TestRegisterRefusesNil(t *testing.T) {
 	require.PanicsWithValue(t, "backends: Register driver is nil", func() { driver.Register("test-nil-driver", nil) })
 }

@@ -292,20 +292,26 @@ func evalSplit(op GwsOp, units, rows, cols uint64, core *CoreEnv) (uint64, error
 
 // Params lists the param ordinals the expression reads.
 func (g GwsDim) Params() []int {
-	var out []int
+	return collect(&g, func(d *GwsDim) (int, bool) { return d.Param, d.Op == GwsParam })
+}
+
+// collect lists what pick gives for the nodes of g where it reports ok,
+// depth first, each node before X, X before Y before Z.
+func collect[T any](g *GwsDim, pick func(d *GwsDim) (T, bool)) []T {
+	var out []T
 	var walk func(d *GwsDim)
 	walk = func(d *GwsDim) {
 		if d == nil {
 			return
 		}
-		if d.Op == GwsParam {
-			out = append(out, d.Param)
+		if v, ok := pick(d); ok {
+			out = append(out, v)
 		}
 		walk(d.X)
 		walk(d.Y)
 		walk(d.Z)
 	}
-	walk(&g)
+	walk(g)
 	return out
 }
 
@@ -597,21 +603,7 @@ func (g GwsDim) Resolve(lookup func(name string) (GwsDim, bool)) (GwsDim, error)
 
 // Names lists the unresolved names the expression holds, in order.
 func (g GwsDim) Names() []string {
-	var out []string
-	var walk func(d *GwsDim)
-	walk = func(d *GwsDim) {
-		if d == nil {
-			return
-		}
-		if d.Op == GwsName {
-			out = append(out, d.Name)
-		}
-		walk(d.X)
-		walk(d.Y)
-		walk(d.Z)
-	}
-	walk(&g)
-	return out
+	return collect(&g, func(d *GwsDim) (string, bool) { return d.Name, d.Op == GwsName })
 }
 
 // IsConst reports whether the expression is a constant, and its value.

@@ -134,12 +134,10 @@ func TestQueueSubmitWaitsForRoom(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded, "a full queue holds the producer back")
 
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		_, err := q.Submit(context.Background(), nil, func() error { return nil }, nil)
 		require.NoError(t, err)
-	}()
+	})
 	close(release)
 	wg.Wait()
 	q.Close()

@@ -157,9 +157,7 @@ func TestPoolConcurrentAccounting(t *testing.T) {
 	var held int64
 	errs := make(chan error, 8)
 	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range 300 {
 				n := int64(1 + (w*131+i*17)%4096)
 				id, err := p.Alloc(ctx, n)
@@ -181,7 +179,7 @@ func TestPoolConcurrentAccounting(t *testing.T) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)

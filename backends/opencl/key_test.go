@@ -3,7 +3,7 @@ package opencl
 import (
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
 )
 
 // Every input of a build changes the binary's key: the source, the options
@@ -20,12 +20,5 @@ func TestCacheKeyCoversInputs(t *testing.T) {
 		"options/device":  func(in *input) { in.options, in.tag = in.options+"pocl", in.tag[4:] },
 		"driver versions": func(in *input) { in.tag = "pocl\x003.2\x00OpenCL 3.0\x00OpenCL 3.0" },
 	}
-	seen := map[string]string{key(ref): "reference"}
-	for what, mutate := range mutations {
-		in := ref
-		mutate(&in)
-		k := key(in)
-		require.NotContains(t, seen, k, "changing the %s gives the key of %s", what, seen[k])
-		seen[k] = what
-	}
+	backendtest.DistinctKeys(t, ref, key, mutations)
 }

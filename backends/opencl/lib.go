@@ -177,6 +177,11 @@ func (l *lib) Bind(h uintptr) error {
 type status int32
 
 // check is nil for CL_SUCCESS, else the typed error for op.
+// call1 calls the one-argument entry point fn, named op, with handle h.
+func call1[H ~uintptr](op string, fn uintptr, h H) error {
+	return check(op, dl.Call1(fn, uintptr(h)))
+}
+
 func check(op string, r uintptr) error {
 	if st := status(int32(r)); st != clSuccess {
 		return clError(op, st)
@@ -238,8 +243,7 @@ func (l *lib) CreateContext(devices []deviceID) (clContext, error) {
 
 // ReleaseContext is clReleaseContext.
 func (l *lib) ReleaseContext(c clContext) error {
-	r := dl.Call1(l.fnReleaseContext, uintptr(c))
-	return check("clReleaseContext", r)
+	return call1("clReleaseContext", l.fnReleaseContext, c)
 }
 
 // HasQueueWithProperties reports whether the loader has
@@ -263,21 +267,14 @@ func (l *lib) CreateCommandQueue(c clContext, d deviceID, props uint64) (command
 
 // ReleaseCommandQueue is clReleaseCommandQueue.
 func (l *lib) ReleaseCommandQueue(q commandQueue) error {
-	r := dl.Call1(l.fnReleaseCommandQueue, uintptr(q))
-	return check("clReleaseCommandQueue", r)
+	return call1("clReleaseCommandQueue", l.fnReleaseCommandQueue, q)
 }
 
 // Finish is clFinish.
-func (l *lib) Finish(q commandQueue) error {
-	r := dl.Call1(l.fnFinish, uintptr(q))
-	return check("clFinish", r)
-}
+func (l *lib) Finish(q commandQueue) error { return call1("clFinish", l.fnFinish, q) }
 
 // Flush is clFlush: the commands enqueued so far are handed to the device.
-func (l *lib) Flush(q commandQueue) error {
-	r := dl.Call1(l.fnFlush, uintptr(q))
-	return check("clFlush", r)
-}
+func (l *lib) Flush(q commandQueue) error { return call1("clFlush", l.fnFlush, q) }
 
 // CreateBuffer is clCreateBuffer with no host pointer.
 func (l *lib) CreateBuffer(c clContext, flags uint64, size uintptr) (memObject, error) {
@@ -288,8 +285,7 @@ func (l *lib) CreateBuffer(c clContext, flags uint64, size uintptr) (memObject, 
 
 // ReleaseMemObject is clReleaseMemObject.
 func (l *lib) ReleaseMemObject(m memObject) error {
-	r := dl.Call1(l.fnReleaseMemObject, uintptr(m))
-	return check("clReleaseMemObject", r)
+	return call1("clReleaseMemObject", l.fnReleaseMemObject, m)
 }
 
 // EnqueueReadBuffer is clEnqueueReadBuffer of size bytes at off into host,
@@ -389,8 +385,7 @@ func (l *lib) GetProgramInfo(p clProgram, param uint32, size uintptr, value unsa
 
 // ReleaseProgram is clReleaseProgram.
 func (l *lib) ReleaseProgram(p clProgram) error {
-	r := dl.Call1(l.fnReleaseProgram, uintptr(p))
-	return check("clReleaseProgram", r)
+	return call1("clReleaseProgram", l.fnReleaseProgram, p)
 }
 
 // CreateKernel is clCreateKernel for the kernel named name.
@@ -402,10 +397,7 @@ func (l *lib) CreateKernel(p clProgram, name string) (clKernel, error) {
 }
 
 // ReleaseKernel is clReleaseKernel.
-func (l *lib) ReleaseKernel(k clKernel) error {
-	r := dl.Call1(l.fnReleaseKernel, uintptr(k))
-	return check("clReleaseKernel", r)
-}
+func (l *lib) ReleaseKernel(k clKernel) error { return call1("clReleaseKernel", l.fnReleaseKernel, k) }
 
 // SetKernelArg is clSetKernelArg: argument index takes the size bytes at
 // value.
@@ -461,16 +453,10 @@ func (l *lib) EventStatus(ev clEvent, st *int32) error {
 }
 
 // RetainEvent is clRetainEvent.
-func (l *lib) RetainEvent(ev clEvent) error {
-	r := dl.Call1(l.fnRetainEvent, uintptr(ev))
-	return check("clRetainEvent", r)
-}
+func (l *lib) RetainEvent(ev clEvent) error { return call1("clRetainEvent", l.fnRetainEvent, ev) }
 
 // ReleaseEvent is clReleaseEvent.
-func (l *lib) ReleaseEvent(ev clEvent) error {
-	r := dl.Call1(l.fnReleaseEvent, uintptr(ev))
-	return check("clReleaseEvent", r)
-}
+func (l *lib) ReleaseEvent(ev clEvent) error { return call1("clReleaseEvent", l.fnReleaseEvent, ev) }
 
 // statusName is the symbolic name of an OpenCL status code.
 func statusName(s status) string {

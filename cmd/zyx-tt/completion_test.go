@@ -54,6 +54,20 @@ func zyxOnPath(t *testing.T) {
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
+// shellScript finds shell sh, skipping the test where it is not installed,
+// and writes zyx-tt's completion script for it to a file named name in a
+// new directory; it returns the shell's path and the script's.
+func shellScript(t *testing.T, sh, name string) (bin, script string) {
+	t.Helper()
+	bin, err := exec.LookPath(sh)
+	if err != nil {
+		t.Skipf("%s is not installed (apt-get install %s)", sh, sh)
+	}
+	script = filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(script, []byte(cli(t, cliEnv{}, "completion", sh).stdout), 0o644))
+	return bin, script
+}
+
 // bash loads the script and completes through it as it would at a prompt.
 func TestCompletionInBash(t *testing.T) {
 	bash, err := exec.LookPath("bash")
@@ -83,12 +97,7 @@ func TestCompletionInBash(t *testing.T) {
 func TestCompletionScriptsParse(t *testing.T) {
 	for _, sh := range []string{"zsh", "fish"} {
 		t.Run(sh, func(t *testing.T) {
-			bin, err := exec.LookPath(sh)
-			if err != nil {
-				t.Skipf("%s is not installed (apt-get install %s)", sh, sh)
-			}
-			f := filepath.Join(t.TempDir(), "script")
-			require.NoError(t, os.WriteFile(f, []byte(cli(t, cliEnv{}, "completion", sh).stdout), 0o644))
+			bin, f := shellScript(t, sh, "script")
 			out, err := exec.Command(bin, "-n", f).CombinedOutput()
 			require.NoError(t, err, "%s", out)
 		})
@@ -108,13 +117,8 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // fish loads the script and completes through it (complete -C is what the
 // prompt asks).
 func TestCompletionInFish(t *testing.T) {
-	fish, err := exec.LookPath("fish")
-	if err != nil {
-		t.Skip("fish is not installed (apt-get install fish)")
-	}
+	fish, f := shellScript(t, "fish", "zyx-tt.fish")
 	zyxOnPath(t)
-	f := filepath.Join(t.TempDir(), "zyx-tt.fish")
-	require.NoError(t, os.WriteFile(f, []byte(cli(t, cliEnv{}, "completion", "fish").stdout), 0o644))
 	out, err := exec.Command(fish, "--no-config", "-c", "source "+f+`; complete -C "zyx-tt pro"; complete -C "zyx-tt run x --dev tt-"`).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, strings.Split(string(out), "\n"), "probe")
@@ -125,13 +129,8 @@ func TestCompletionInFish(t *testing.T) {
 // standing in for the completion system's (they exist only inside a
 // completion widget).
 func TestCompletionInZsh(t *testing.T) {
-	zsh, err := exec.LookPath("zsh")
-	if err != nil {
-		t.Skip("zsh is not installed (apt-get install zsh)")
-	}
+	zsh, f := shellScript(t, "zsh", "_zyx-tt")
 	zyxOnPath(t)
-	f := filepath.Join(t.TempDir(), "_zyx-tt")
-	require.NoError(t, os.WriteFile(f, []byte(cli(t, cliEnv{}, "completion", "zsh").stdout), 0o644))
 	prog := `compdef() { : }; compadd() { [[ $1 == -a ]] && print -l -- ${(P)2} }; _files() { print FILES }; source ` + f + `
 words=(zyx-tt pro); CURRENT=2; _zyx_tt
 words=(zyx-tt run x --dev tt-); CURRENT=5; _zyx_tt

@@ -22,20 +22,8 @@ import (
 // zyx-tt exits promptly with a failure that names the cancellation, and
 // the zyx-tt-runtime process it started is gone, not left spinning.
 func TestInterruptStopsAHungKernel(t *testing.T) {
-	env := runtimeEnv(t)
-	if env == nil {
-		t.Skip("no zyx-tt-runtime built (make runtime): the interrupt of a running kernel is not checked")
-	}
-	dir := t.TempDir()
-	for name, body := range map[string]string{
-		"manifest.json": `{"name": "spin", "params": [], "outputs": []}`,
-		"tt.json":       `{"kernels": [{"processor": "riscv_0", "cores": [[0, 0, 0, 1]], "source": "k.cpp"}]}`,
-		"k.cpp":         "void kernel_main() { volatile uint32_t x = 0; for (;;) x = x + 1; }\n",
-	} {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
-	}
-	env["ZYX_TT_EMU"] = "1"
-	env["XDG_CACHE_HOME"] = t.TempDir()
+	env := emuEnv(t, "the interrupt of a running kernel")
+	dir := kernelBundle(t, "spin", "[0, 0, 0, 1]", "void kernel_main() { volatile uint32_t x = 0; for (;;) x = x + 1; }\n")
 	cliEnviron(t, cliEnv{config: "{}", extra: env})
 
 	cmd := exec.Command(os.Args[0], "run", dir, "--dev", "tt-emu")

@@ -17,6 +17,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends"
 	"github.com/zyxtt/zyxtt/bundle"
 	"github.com/zyxtt/zyxtt/internal/rtbin"
+	"github.com/zyxtt/zyxtt/internal/testfiles"
 )
 
 const testBundle = "testdata/bundles/vadd"
@@ -328,6 +329,30 @@ func runtimeEnv(t *testing.T) map[string]string {
 	return nil
 }
 
+// emuEnv is runtimeEnv for the emulator (ZYX_TT_EMU) with a cache of the
+// test's own; without a built runtime it skips the test, saying that what
+// is not checked.
+func emuEnv(t *testing.T, what string) map[string]string {
+	t.Helper()
+	env := runtimeEnv(t)
+	if env == nil {
+		t.Skip("no zyx-tt-runtime built (make runtime): " + what + " is not checked")
+	}
+	env["ZYX_TT_EMU"] = "1"
+	env["XDG_CACHE_HOME"] = t.TempDir()
+	return env
+}
+
+// kernelBundle writes a bundle named name, with no params, whose tt variant
+// runs src on riscv_0 of the core range cores (JSON, "[0, 0, 0, 1]").
+func kernelBundle(t *testing.T, name, cores, src string) string {
+	return testfiles.Dir(t, map[string]string{
+		"manifest.json": `{"name": "` + name + `", "params": [], "outputs": []}`,
+		"tt.json":       `{"kernels": [{"processor": "riscv_0", "cores": [` + cores + `], "source": "k.cpp"}]}`,
+		"k.cpp":         src,
+	})
+}
+
 // --dev fastest measures every device that can run the bundle, records it,
 // and a later --dev auto follows the record and says so; probe --perf lists
 // it.
@@ -362,20 +387,8 @@ func TestFastestThenAuto(t *testing.T) {
 // tagged with core and processor; without it they stay hidden. The kernel
 // prints on both of its cores, on the emulator.
 func TestRunDPrint(t *testing.T) {
-	env := runtimeEnv(t)
-	if env == nil {
-		t.Skip("no zyx-tt-runtime built (make runtime): the kernels' DPRINT output is not checked")
-	}
-	dir := t.TempDir()
-	for name, body := range map[string]string{
-		"manifest.json": `{"name": "hello", "params": [], "outputs": []}`,
-		"tt.json":       `{"kernels": [{"processor": "riscv_0", "cores": [[0, 0, 0, 1]], "source": "k.cpp"}]}`,
-		"k.cpp":         `void kernel_main() { DPRINT << "hello-from-the-kernel" << ENDL(); }`,
-	} {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
-	}
-	env["ZYX_TT_EMU"] = "1"
-	env["XDG_CACHE_HOME"] = t.TempDir()
+	env := emuEnv(t, "the kernels' DPRINT output")
+	dir := kernelBundle(t, "hello", "[0, 0, 0, 1]", `void kernel_main() { DPRINT << "hello-from-the-kernel" << ENDL(); }`)
 	cenv := cliEnv{config: "{}", extra: env}
 	r := cli(t, cenv, "run", dir, "--dev", "tt-emu", "--dprint")
 	require.Equal(t, exitOK, r.code, r.stderr)
@@ -396,13 +409,8 @@ func TestRunDPrint(t *testing.T) {
 // $XDG_CACHE_HOME/zyx/tt (its emu/ part), with no cache_dir configured:
 // the Go driver's default and the runtime's agree (docs/tt.md).
 func TestEmulatorCacheIsTheDefaultOne(t *testing.T) {
-	env := runtimeEnv(t)
-	if env == nil {
-		t.Skip("no zyx-tt-runtime built (make runtime)")
-	}
-	cache := t.TempDir()
-	env["XDG_CACHE_HOME"] = cache
-	env["ZYX_TT_EMU"] = "1"
+	env := emuEnv(t, "the emulator's kernel cache")
+	cache := env["XDG_CACHE_HOME"]
 	r := cli(t, cliEnv{config: "{}", extra: env}, "run", "../../examples/vadd", "--dev", "tt-emu", "--set", "n=4096")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	objects, err := filepath.Glob(filepath.Join(cache, "zyx", "tt", "emu", "*.so"))
@@ -454,20 +462,8 @@ func TestCompileErrorComesFirst(t *testing.T) {
 	require.NotContains(t, r.stderr, "no device for")
 
 	t.Run("tt-emu", func(t *testing.T) {
-		env := runtimeEnv(t)
-		if env == nil {
-			t.Skip("no built zyx-tt-runtime (make runtime): the emulator's compile error is not checked")
-		}
-		env["ZYX_TT_EMU"] = "1"
-		env["XDG_CACHE_HOME"] = t.TempDir()
-		dir := t.TempDir()
-		for name, body := range map[string]string{
-			"manifest.json": `{"name": "broken", "params": [], "outputs": []}`,
-			"tt.json":       `{"kernels": [{"processor": "riscv_0", "cores": [[0, 0, 0, 0]], "source": "k.cpp"}]}`,
-			"k.cpp":         "void kernel_main() {\n  not_a_function();\n}\n",
-		} {
-			require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
-		}
+		env := emuEnv(t, "the emulator's compile error")
+		dir := kernelBundle(t, "broken", "[0, 0, 0, 0]", "void kernel_main() {\n  not_a_function();\n}\n")
 		r := cli(t, cliEnv{config: "{}", extra: env}, "run", dir, "--dev", "tt-emu")
 		require.Equal(t, exitFailure, r.code, r.stderr)
 		require.Regexp(t, `^zyx-tt run: k\.cpp:2:\d+: error: .*not_a_function`, r.stderr)

@@ -44,11 +44,9 @@ func TestHostEventConcurrentWaiters(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 16)
 	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			errs[i] = e.Wait(context.Background())
-		}()
+		})
 	}
 	boom := errors.New("boom")
 	go e.Complete(boom)

@@ -131,6 +131,36 @@ namespace zyx::proto {
 // requestMessages are the messages a request holds, each after the
 // messages its fields name (the order C++ declares them in).
 func requestMessages(s *Schema) []*Message {
+	roots := commandMessages(s, RequestHeader, func(c *Command) string { return c.Request })
+	return reachable(roots, true, func(m *Message) []*Message {
+		var out []*Message
+		for _, f := range m.Fields {
+			if f.Embed != "" {
+				out = append(out, s.Message(f.Embed))
+				continue
+			}
+			out = append(out, typeMessages(f.typ)...)
+		}
+		return out
+	})
+}
+
+// commandMessages are the header message and the commands' messages that
+// name picks (a command without one is skipped).
+func commandMessages(s *Schema, header string, name func(c *Command) string) []*Message {
+	out := []*Message{s.Message(header)}
+	for _, c := range s.Commands {
+		if n := name(c); n != "" {
+			out = append(out, s.Message(n))
+		}
+	}
+	return out
+}
+
+// reachable lists roots and the messages they name through next, each
+// once, depth first: each after the messages it names with post, before
+// them without.
+func reachable(roots []*Message, post bool, next func(m *Message) []*Message) []*Message {
 	var out []*Message
 	seen := map[string]bool{}
 	var visit func(m *Message)
@@ -139,23 +169,29 @@ func requestMessages(s *Schema) []*Message {
 			return
 		}
 		seen[m.Name] = true
-		for _, f := range m.Fields {
-			if f.Embed != "" {
-				visit(s.Message(f.Embed))
-				continue
-			}
-			for t := f.typ; t != nil; t = t.Elem {
-				if t.Message != nil {
-					visit(t.Message)
-				}
-			}
+		if !post {
+			out = append(out, m)
 		}
-		out = append(out, m)
+		for _, n := range next(m) {
+			visit(n)
+		}
+		if post {
+			out = append(out, m)
+		}
 	}
-	visit(s.Message(RequestHeader))
-	for _, c := range s.Commands {
-		if c.Request != "" {
-			visit(s.Message(c.Request))
+	for _, m := range roots {
+		visit(m)
+	}
+	return out
+}
+
+// typeMessages are the messages type t holds, t's own first and then its
+// elements'.
+func typeMessages(t *Type) []*Message {
+	var out []*Message
+	for ; t != nil; t = t.Elem {
+		if t.Message != nil {
+			out = append(out, t.Message)
 		}
 	}
 	return out
@@ -265,18 +301,10 @@ func scalar(t *Type) bool {
 }
 
 func cppScalar(t *Type) string {
-	switch t.Kind {
-	case KindU32:
-		return "uint32_t"
-	case KindU64:
-		return "uint64_t"
-	case KindBool:
-		return "bool"
-	case KindString:
-		return "std::string_view"
-	default:
+	if t.Kind == KindEnum {
 		return t.Enum.Name
 	}
+	return kindNames[t.Kind].cpp
 }
 
 func cppHandleType(f *Field) string {

@@ -80,30 +80,14 @@ func protocolMessages(s *Schema) []*Message {
 
 // replyMessages are the messages replies hold.
 func replyMessages(s *Schema) []*Message {
-	var out []*Message
-	seen := map[string]bool{}
-	var visit func(m *Message)
-	visit = func(m *Message) {
-		if seen[m.Name] {
-			return
-		}
-		seen[m.Name] = true
-		out = append(out, m)
+	roots := commandMessages(s, ReplyHeader, func(c *Command) string { return c.Reply })
+	return reachable(roots, false, func(m *Message) []*Message {
+		var out []*Message
 		for _, f := range s.Flat(m) {
-			for t := f.typ; t != nil; t = t.Elem {
-				if t.Message != nil {
-					visit(t.Message)
-				}
-			}
+			out = append(out, typeMessages(f.typ)...)
 		}
-	}
-	visit(s.Message(ReplyHeader))
-	for _, c := range s.Commands {
-		if c.Reply != "" {
-			visit(s.Message(c.Reply))
-		}
-	}
-	return out
+		return out
+	})
 }
 
 func renderSection(s *Schema, kind, name string) (string, error) {
@@ -227,14 +211,6 @@ func formatValue(t *Type, raw json.RawMessage) string {
 // typeDoc is a type as docs/protocol.md writes it.
 func typeDoc(t *Type) string {
 	switch t.Kind {
-	case KindU32:
-		return "u32"
-	case KindU64:
-		return "u64"
-	case KindBool:
-		return "bool"
-	case KindString:
-		return "string"
 	case KindEnum:
 		if t.Enum.Title != "" {
 			return t.Enum.Title
@@ -244,19 +220,14 @@ func typeDoc(t *Type) string {
 			names = append(names, v.Name)
 		}
 		return codeList(names, ", ")
-	case KindCore:
-		return "`[row, col]`"
-	case KindCoreRangeSet:
-		return "core range set"
-	case KindU32Pair:
-		return "`[u32, u32]`"
 	case KindList:
 		return "array of " + elemDoc(t.Elem)
 	case KindMap:
 		return "object of " + elemDoc(t.Elem)
-	default:
+	case KindMessage:
 		return titleOf(t.Message) + "object"
 	}
+	return kindNames[t.Kind].doc
 }
 
 func elemDoc(t *Type) string {

@@ -103,27 +103,16 @@ func goFieldType(f *Field) string {
 
 func goType(t *Type) string {
 	switch t.Kind {
-	case KindU32:
-		return "uint32"
-	case KindU64:
-		return "uint64"
-	case KindBool:
-		return "bool"
-	case KindString, KindEnum:
+	case KindEnum:
 		return "string"
-	case KindCore:
-		return "CoreCoord"
-	case KindCoreRangeSet:
-		return "CoreRangeSet"
-	case KindU32Pair:
-		return "[2]uint32"
 	case KindList:
 		return "[]" + goType(t.Elem)
 	case KindMap:
 		return "map[string]" + goType(t.Elem)
-	default:
+	case KindMessage:
 		return t.Message.Name
 	}
+	return kindNames[t.Kind].goName
 }
 
 // goTag is the field's JSON tag: optional fields are omitted when they

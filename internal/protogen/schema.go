@@ -586,4 +586,17 @@ func checkAny(t *Type, v any) error {
 	return nil
 }
 
+// kindNames are the names of the kinds that have no parts (no element,
+// enum or message) in the generated Go, in C++ (scalars only) and in
+// docs/protocol.md.
+var kindNames = [...]struct{ goName, cpp, doc string }{
+	KindU32:          {"uint32", "uint32_t", "u32"},
+	KindU64:          {"uint64", "uint64_t", "u64"},
+	KindBool:         {"bool", "bool", "bool"},
+	KindString:       {"string", "std::string_view", "string"},
+	KindCore:         {"CoreCoord", "", "`[row, col]`"},
+	KindCoreRangeSet: {"CoreRangeSet", "", "core range set"},
+	KindU32Pair:      {"[2]uint32", "", "`[u32, u32]`"},
+}
+
 var kindName = map[Kind]string{KindU32: "u32", KindU64: "u64"}

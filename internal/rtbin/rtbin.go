@@ -5,6 +5,7 @@
 package rtbin
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/internal/core"
 	"github.com/zyxtt/zyxtt/ttruntime"
 )
 
@@ -85,4 +89,41 @@ func Release(pid int) error {
 		return fmt.Errorf("rtbin: release the runtime (pid %d): %w", pid, err)
 	}
 	return nil
+}
+
+// RequireRunErrorAt waits for each of ws in order, the outcomes of a row of
+// requests to a runtime in mock mode with error-code=run_error: the one at
+// index failing is that error reply (a *ttruntime.RemoteError with
+// CodeRunError), which does not lose the device; every other succeeded.
+func RequireRunErrorAt[W interface{ Wait(context.Context) error }](tb testing.TB, ctx context.Context, ws []W, failing int) {
+	tb.Helper()
+	require.Greater(tb, len(ws), failing, "the failing request is one of them")
+	for i, w := range ws {
+		err := w.Wait(ctx)
+		if i != failing {
+			require.NoError(tb, err, "request %d", i)
+			continue
+		}
+		var re *ttruntime.RemoteError
+		require.ErrorAs(tb, err, &re)
+		require.Equal(tb, ttruntime.CodeRunError, re.Code)
+		require.NotErrorIs(tb, err, core.ErrDeviceLost)
+	}
+}
+
+// RequireAnswered checks that each of ws, requests sent before a Close that
+// drains what is in flight, has already ended, and succeeded.
+func RequireAnswered[W interface {
+	Done() <-chan struct{}
+	Err() error
+}](tb testing.TB, ws []W) {
+	tb.Helper()
+	for i, w := range ws {
+		select {
+		case <-w.Done():
+		default:
+			tb.Fatalf("request %d still pending after Close", i)
+		}
+		require.NoError(tb, w.Err(), "request %d was answered", i)
+	}
 }

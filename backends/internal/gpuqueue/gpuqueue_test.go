@@ -284,9 +284,7 @@ func TestConcurrentSubmissions(t *testing.T) {
 	host := core.NewHostEvent()
 	var wg sync.WaitGroup
 	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for k := range 50 {
 				var after []driver.Event
 				if k%3 == 0 {
@@ -297,7 +295,7 @@ func TestConcurrentSubmissions(t *testing.T) {
 					t.Error(err)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	host.Complete(nil)

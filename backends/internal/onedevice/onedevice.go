@@ -36,3 +36,14 @@ func Driver[C any, D driver.Device](name string, open func(context.Context, C, *
 		return Open(ctx, env, name, open)
 	}
 }
+
+// Register registers the driver of the one-device backend name (Driver
+// with open) and C as its config section, and returns the driver for the
+// backend's tests. A backend calls it once, when its package initializes.
+func Register[C any, D driver.Device](name string, open func(context.Context, C, *hostpool.Pool) (D, error)) driver.DriverFunc {
+	d := Driver(name, open)
+	driver.Register(name, d)
+	var defaults C
+	driver.RegisterSection(name, defaults)
+	return d
+}

@@ -3,6 +3,7 @@ package onedevice_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -90,4 +91,35 @@ func TestDriver(t *testing.T) {
 	require.NoError(t, err)
 	_, err = drv.Open(ctx, backendtest.DriverEnv(t, cfg))
 	require.ErrorIs(t, err, driver.ErrNoDevice)
+}
+
+// TestRegister: Register makes the driver and the section known, and the
+// driver it returns is the one a runtime opens.
+func TestRegister(t *testing.T) {
+	const name = "onedevice-register-test"
+	drv := onedevice.Register(name, func(_ context.Context, s section, host *hostpool.Pool) (*dummy.Device, error) {
+		require.NotNil(t, host)
+		return dummy.New(dummy.Config{Memory: s.Memory})
+	})
+	bad, err := backends.ParseConfig([]byte(`{"` + name + `": {"memory": 4096, "nope": 1}}`))
+	require.NoError(t, err)
+	rt, err := backends.Open(context.Background(), backends.Options{Config: bad, Backends: []string{name}})
+	require.NoError(t, err)
+	require.Contains(t, strings.Join(rt.ConfigProblems(), "\n"), "nope", "the section's type is registered: its unknown keys are problems")
+	require.NoError(t, rt.Close())
+
+	cfg, err := backends.ParseConfig([]byte(`{"` + name + `": {"memory": 4096}}`))
+	require.NoError(t, err)
+	rt, err = backends.Open(context.Background(), backends.Options{Config: cfg, Backends: []string{name}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Close()) })
+	require.Empty(t, rt.ConfigProblems())
+	require.Contains(t, rt.Registered(), name)
+	devs := rt.Devices(context.Background())
+	require.Len(t, devs, 1)
+	require.EqualValues(t, 4096, devs[0].Pool().FreeBytes())
+	own, err := drv.Open(context.Background(), backendtest.DriverEnv(t, cfg))
+	require.NoError(t, err)
+	require.Len(t, own, 1)
+	require.NoError(t, own[0].Close())
 }
