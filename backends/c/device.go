@@ -21,6 +21,7 @@ import (
 	"github.com/zyxtt/zyxtt/backends/c/cpuinfo"
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/hostpool"
+	"github.com/zyxtt/zyxtt/internal/dl"
 )
 
 // Device is the C device: programs compiled by the system compiler, run on
@@ -194,7 +195,7 @@ func (d *Device) buildAndLoad(ctx context.Context, p *driver.Program, tu string)
 			return 0, &driver.Error{Backend: BackendName, Op: "compile", Err: err}
 		}
 		driver.Debug(driver.DebugCompile, "c: object", "program", p.Name, "path", path, "cached", hit)
-		handle, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		handle, err := dl.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 		if err == nil {
 			return handle, nil
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/internal/diskcache"
+	"github.com/zyxtt/zyxtt/internal/dl"
 )
 
 // optionalFlags are added when the compiler accepts them.
@@ -124,7 +125,7 @@ func probeToolchain(ctx context.Context, cfg Config) (*toolchain, error) {
 		so, err := tc.probe(ctx, dir, omp, append(tc.flags, "-fopenmp"))
 		switch {
 		case err == nil:
-			h, lerr := purego.Dlopen(so, purego.RTLD_NOW|purego.RTLD_LOCAL)
+			h, lerr := dl.Dlopen(so, purego.RTLD_NOW|purego.RTLD_LOCAL)
 			if lerr != nil {
 				err = fmt.Errorf("loading the OpenMP probe: %w", lerr)
 				break

@@ -22,7 +22,7 @@ type library struct {
 // libraries find the driver's symbols); tests replace it to check how
 // failures are joined.
 var dlopen = func(path string) (uintptr, error) {
-	return purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	return dl.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 }
 
 // openLibrary opens the first candidate that loads and binds (bind

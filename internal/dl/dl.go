@@ -9,11 +9,22 @@ package dl
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 
 	"github.com/ebitengine/purego"
 )
+
+// Dlopen is purego.Dlopen with dlopen and its dlerror on one OS thread:
+// dlerror's message belongs to the thread, and a goroutine that moved
+// between the two calls would read another thread's (most often none, so
+// "undefined symbol: vadd" became an empty reason under load).
+func Dlopen(path string, mode int) (uintptr, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return purego.Dlopen(path, mode)
+}
 
 // ErrNoCandidates is returned when there is no soname to try.
 var ErrNoCandidates = errors.New("no library names to try")
@@ -53,7 +64,7 @@ func (o Loader) OpenFirst(sonames []string, bind func(handle uintptr) error) (ui
 		if o.Global {
 			flags = purego.RTLD_NOW | purego.RTLD_GLOBAL
 		}
-		open = func(name string) (uintptr, error) { return purego.Dlopen(name, flags) }
+		open = func(name string) (uintptr, error) { return Dlopen(name, flags) }
 	}
 	if closeLib == nil {
 		closeLib = purego.Dlclose
