@@ -95,6 +95,60 @@ const MemRegion* find(const std::vector<MemRegion>& regions, uint64_t a, uint64_
   return nullptr;
 }
 
+// The CB protocol on a NOC transfer's side in one of the calling core's own
+// CBs (watcher check cb): a range that starts in the pages the core's
+// kernels reserved (cb_reserve_back, not yet pushed) or waited for
+// (cb_wait_front, not yet popped) must end within them; two such windows
+// that touch count as one. A range that starts outside both (a CB used as
+// scratch space, without the protocol) is not judged: only the NOC check's
+// bounds of the whole CB apply to it.
+void cb_check_window(const CoreState& core, const MemRegion& r, uint64_t off, uint64_t size, const char* op,
+                     const char* role) {
+  const CircularBuffer& cb = core.cbs[r.id];
+  if (cb.on_buffer || !cb.page_size) return;
+  struct Win {
+    uint64_t begin, end;
+    bool waited;
+  };
+  // Each window as up to two intervals: a reservation or wait that wraps
+  // past the CB's last page goes on at its first.
+  Win w[4];
+  int n = 0;
+  uint64_t end = r.begin + uint64_t(cb.page_size) * cb.num_pages;
+  auto add = [&](uint32_t page, uint32_t pages, bool waited) {
+    if (!pages) return;
+    uint64_t b = r.begin + uint64_t(page) * cb.page_size;
+    uint64_t e = b + uint64_t(pages) * cb.page_size;
+    if (e <= end) {
+      w[n++] = {b, e, waited};
+      return;
+    }
+    w[n++] = {b, end, waited};
+    w[n++] = {r.begin, r.begin + (e - end), waited};
+  };
+  add(cb.rd_page, cb.waited, true);
+  add(cb.wr_page, cb.reserved, false);
+  const Win* start = nullptr;
+  for (int i = 0; i < n; i++)
+    if (w[i].begin <= off && off < w[i].end) start = &w[i];
+  if (!start) return;
+  uint64_t reach = start->end;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (int i = 0; i < n; i++)
+      if (w[i].begin == reach) reach = w[i].end, grew = true;
+  }
+  if (off + size <= reach) return;
+  std::ostringstream s;
+  s << op << ": the " << role << " [" << hex(off) << ", +" << hex(size) << ") runs " << (off + size - reach)
+    << " byte(s) past the " << (start->waited ? cb.waited : cb.reserved) << " page(s) of cb " << r.id
+    << (start->waited ? " waited for with cb_wait_front and not yet popped"
+                      : " reserved with cb_reserve_back and not yet pushed")
+    << " (watcher check cb: a kernel owns only the pages it reserved or waited for; ZYX_EMU_WATCHER=no-cb turns it "
+       "off)";
+  kernel_fail(s.str());
+}
+
 }  // namespace
 
 void noc_check_l1(uint32_t core, uint64_t off, uint64_t size, bool write, const char* op, const char* role) {
@@ -106,6 +160,8 @@ void noc_check_l1(uint32_t core, uint64_t off, uint64_t size, bool write, const 
   const Board& b = *rs->board;
   std::ostringstream s;
   if (r) {
+    if (r->kind == MemRegion::CB && rs->watch.cb && core == t_fiber->core->index)
+      cb_check_window(*t_fiber->core, *r, off, size ? size : 1, op, role);
     if (!(write && r->kind == MemRegion::Zeros)) return;
     s << op << ": the " << role << " [" << hex(off) << ", +" << hex(size) << ") on core (" << core / b.cols << ","
       << core % b.cols << ") is MEM_ZEROS, which kernels only read" << kRule;

@@ -10,6 +10,7 @@
 
 #include "kernel_state.hpp"
 #include "program_args.hpp"
+#include "watcher.hpp"
 
 namespace zyx::emu {
 
@@ -204,6 +205,9 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
   L1Arena& l1 = memory_.l1();
   std::vector<std::shared_ptr<KernelObject>> objs(prog->kernels.size());
   for (size_t k = 0; k < prog->kernels.size(); k++) objs[k] = kernel_for(*prog, *prog->kernels[k], args, bufs);
+  // Debug mode: every kernel object of the run is loaded, so a debugger
+  // attached now can set its breakpoints in them.
+  wait_for_debugger();
 
   RunState rs;
   rs.board = &b;
