@@ -176,7 +176,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		opts.KernelDebug = func(dev string, pid int) {
 			debugged.Store(true)
-			fmt.Fprint(kernelOut, debugHowTo(dev, pid))
+			fmt.Fprint(kernelOut, debugHowTo(dev, pid, f.bundleDir))
 		}
 	}
 	rt, err := backends.Open(ctx, opts)
@@ -278,12 +278,48 @@ func checkWritable(path string) error {
 }
 
 // debugHowTo tells how to attach gdb to the runtime of device dev (pid) and
-// stop in a kernel (docs/emulator.md, "Stepping through a kernel with gdb").
-func debugHowTo(dev string, pid int) string {
+// stop in a kernel of the bundle in dir (docs/emulator.md, "Stepping through
+// a kernel with gdb"). A kernel's source is compiled as <kernel name>.cpp
+// under /zyx-kernel-cwd, so gdb finds the text through `directory` entries
+// for the bundle's source folders.
+func debugHowTo(dev string, pid int, dir string) string {
+	dirs := ""
+	for _, d := range sourceDirs(dir) {
+		dirs += fmt.Sprintf(" -ex 'directory %s'", d)
+	}
 	return fmt.Sprintf(`debug: %[1]s runs in runtime pid %[2]d: kernels build at -O0 with debug info, and its calls have no deadline
-debug: its first run waits until a debugger attaches; to stop at line LINE of the kernel source FILE (as tt.json names it):
-debug:   gdb -p %[2]d -ex 'set breakpoint pending on' -ex 'break FILE:LINE' -ex continue
-`, dev, pid)
+debug: its first run waits until a debugger attaches; to stop at line LINE of the kernel NAME (as tt.json names it), in another terminal:
+debug:   gdb -p %[2]d -ex 'set breakpoint pending on'%[3]s -ex 'break NAME.cpp:LINE' -ex continue
+`, dev, pid, dirs)
+}
+
+// sourceDirs lists the absolute folders of dir (itself and two levels
+// below) that hold C++ sources, for gdb's source path.
+func sourceDirs(dir string) []string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	_ = filepath.WalkDir(abs, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if rel, _ := filepath.Rel(abs, p); strings.Count(rel, string(filepath.Separator)) >= 2 {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(p) {
+		case ".cpp", ".cc", ".h", ".hpp":
+			if d := filepath.Dir(p); !slices.Contains(out, d) {
+				out = append(out, d)
+			}
+		}
+		return nil
+	})
+	return out
 }
 
 // lockedWriter serializes writes: kernel output arrives from the runtime's

@@ -252,13 +252,26 @@ func TestDebugRecipe(t *testing.T) {
 		}
 		rest <- b.String()
 	}()
+	// The printed command line, with the breakpoint filled in and gdb's
+	// batch mode: stop at line 7, print the locals, continue to the end.
+	var hint string
+	for _, l := range before {
+		if i := strings.Index(l, "gdb -p "); i >= 0 {
+			hint = l[i:]
+		}
+	}
+	absBundle, err := filepath.Abs(debugBundle)
+	require.NoError(t, err)
+	require.Equal(t, "gdb -p "+pid+" -ex 'set breakpoint pending on' -ex 'directory "+absBundle+"' -ex 'break NAME.cpp:LINE' -ex continue", hint)
 	g := exec.CommandContext(ctx, gdb, "-batch", "-nx", "-p", pid,
-		"-ex", "set breakpoint pending on", "-ex", "break sum.cpp:7", "-ex", "continue",
+		"-ex", "set breakpoint pending on", "-ex", "directory "+absBundle, "-ex", "break sum.cpp:7", "-ex", "continue",
 		"-ex", "print sum", "-ex", "print n", "-ex", "continue")
 	out, err := g.CombinedOutput()
 	require.NoError(t, err, "gdb:\n%s", out)
 	text := string(out)
+	t.Logf("zyx-tt run --debug:\n%s\ngdb:\n%s", strings.Join(before, "\n"), text)
 	require.Regexp(t, `Breakpoint 1, kernel_main \(\) at \S*sum\.cpp:7`, text, "gdb did not stop at the kernel's line:\n%s", text)
+	require.Contains(t, text, `DPRINT << "sum " << sum << ENDL();`, "gdb did not show the kernel's source line:\n%s", text)
 	require.Contains(t, text, "$1 = 15", "gdb did not print the local sum:\n%s", text)
 	require.Contains(t, text, "$2 = 5", "gdb did not print the local n:\n%s", text)
 	after := <-rest // all of stderr: read before Wait

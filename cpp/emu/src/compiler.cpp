@@ -43,7 +43,7 @@
 
 #include "emu.hpp"
 #include "runner.hpp"
-#include "watcher.hpp"
+#include "debug_mode.hpp"
 
 #ifndef ZYX_EMU_INCLUDE_DIR
 #define ZYX_EMU_INCLUDE_DIR ""

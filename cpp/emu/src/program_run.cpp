@@ -10,7 +10,7 @@
 
 #include "kernel_state.hpp"
 #include "program_args.hpp"
-#include "watcher.hpp"
+#include "debug_mode.hpp"
 
 namespace zyx::emu {
 

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <vector>
 
+#include "debug_mode.hpp"
 #include "kernel_api.hpp"
 
 extern char** environ;

@@ -2,7 +2,7 @@
 #include "api/dataflow/dataflow_api.h"
 void kernel_main() {
   cb_reserve_back(0, 1);
-  uint64_t dst = get_noc_multicast_addr(1, 1, 9, 1, get_write_ptr(0));
-  noc_async_write_multicast(get_write_ptr(0), dst, 64, 8);
+  uint64_t dst = get_noc_multicast_addr(1, 1, 9, 1, get_semaphore(0));
+  noc_async_write_multicast(get_write_ptr(0), dst, 16, 8);
   noc_async_write_barrier();
 }
