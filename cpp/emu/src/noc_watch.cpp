@@ -2,6 +2,9 @@
 // DRAM ranges against what the run's program allocated, and the NOC's
 // alignment rule.
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
 
 #include "kernel_api.hpp"
@@ -9,9 +12,28 @@
 
 namespace zyx::emu {
 
+// Who wrote which bytes of each DRAM bank in the run (the race check): per
+// bank, disjoint spans by start address, each with the core and kernel that
+// wrote it. A core's writes that touch merge into one span, so a core that
+// writes its pages of a buffer in order keeps a few spans per bank.
+struct DramWrites {
+  struct Span {
+    uint64_t end;
+    uint32_t core;
+    const Fiber* fiber;
+  };
+  struct Bank {
+    std::mutex mu;
+    std::map<uint64_t, Span> spans;
+  };
+  std::unique_ptr<Bank[]> banks;
+  explicit DramWrites(uint32_t n) : banks(new Bank[n]) {}
+};
+
 void build_noc_watch(RunState& rs, const Program& prog, const std::vector<std::shared_ptr<const Buffer>>& bufs) {
   const Board& b = *rs.board;
   NocWatch& w = rs.noc_watch;
+  w.writes = std::make_shared<DramWrites>(b.dram_banks);
   w.l1.assign(b.cores(), {});
   w.dram.assign(b.dram_banks, {});
   w.bufs = bufs;
@@ -204,6 +226,60 @@ void noc_check_dram(uint32_t bank, uint64_t addr, uint64_t size, const char* op)
     }
   }
   s << kRule;
+  kernel_fail(s.str());
+}
+
+void noc_note_dram_write(uint32_t bank, uint64_t addr, uint64_t size, const char* op) {
+  RunState* rs = t_fiber->core->run;
+  DramWrites* dw = rs->noc_watch.writes.get();
+  if (!rs->watch.race || !dw || !size || bank >= rs->board->dram_banks) return;
+  const uint32_t me = t_fiber->core->index;
+  uint64_t end = addr + size;
+  DramWrites::Span other{0, 0, nullptr};  // a copy: the map may change once unlocked
+  uint64_t other_begin = 0;
+  bool race = false;
+  {
+    DramWrites::Bank& bk = dw->banks[bank];
+    std::lock_guard<std::mutex> lock(bk.mu);
+    auto& spans = bk.spans;
+    // The spans that overlap or touch [addr, end): the one starting at or
+    // before addr, and those starting within.
+    auto it = spans.upper_bound(addr);
+    if (it != spans.begin() && std::prev(it)->second.end >= addr) --it;
+    uint64_t lo = addr, hi = end;
+    auto first = it;
+    for (; it != spans.end() && it->first <= end; ++it) {
+      bool overlaps = it->first < end && it->second.end > addr;
+      if (it->second.core != me) {
+        if (overlaps) {
+          other = it->second, other_begin = it->first, race = true;
+          break;
+        }
+        continue;  // another core's span that only touches: kept apart
+      }
+      lo = std::min(lo, it->first), hi = std::max(hi, it->second.end);
+    }
+    if (!race) {
+      // Merge this core's touching spans with the new one.
+      for (auto j = first; j != spans.end() && j->first <= end;) {
+        if (j->second.core == me)
+          j = spans.erase(j);
+        else
+          ++j;
+      }
+      spans[lo] = {hi, me, t_fiber};
+      return;
+    }
+  }
+  const Board& b = *rs->board;
+  std::ostringstream s;
+  s << op << ": DRAM bank " << bank << " [" << hex(addr) << ", +" << hex(size) << ") overlaps ["
+    << hex(std::max(other_begin, addr)) << ", " << hex(std::min(other.end, end)) << "), which core ("
+    << other.core / b.cols << "," << other.core % b.cols << ")";
+  if (other.fiber && other.fiber->desc) s << " " << other.fiber->desc->name;
+  s << " wrote earlier in this run: two cores writing the same DRAM bytes in one run race (on a card the last "
+       "write to land wins, by timing); the emulator does not see ordering through semaphores, so a program "
+       "that orders such writes must turn the check off (watcher check race; ZYX_EMU_WATCHER=no-race turns it off)";
   kernel_fail(s.str());
 }
 
