@@ -206,6 +206,18 @@ func TestWatcherSwitchAndWarnings(t *testing.T) {
 	env["ZYX_EMU_WATCHER"] = "off"
 	r = cli(t, cliEnv{config: "{}", extra: env}, "run", filepath.Join(seededDir, "cb_push_without_reserve"), "--dev", "tt-emu")
 	require.Equal(t, exitOK, r.code, r.stderr)
+	// Each check's own switch lets its bug run to the end (on the emulator
+	// the data lands as the kernel asked).
+	for _, tc := range []struct{ off, bundle string }{
+		{"no-cb", "cb_noc_read_past_reserved"},
+		{"no-cb", "cb_noc_write_past_waited"},
+		{"no-race", "noc_dram_write_race"},
+		{"no-noc", "noc_write_past_buffer"},
+	} {
+		env["ZYX_EMU_WATCHER"] = tc.off
+		r = cli(t, cliEnv{config: "{}", extra: env}, "run", filepath.Join(seededDir, tc.bundle), "--dev", "tt-emu")
+		require.Equal(t, exitOK, r.code, "%s with %s: %s", tc.bundle, tc.off, r.stderr)
+	}
 }
 
 // debugBundle is the bundle of the gdb recipe in docs/emulator.md
