@@ -179,12 +179,16 @@ void noc_check_l1(uint32_t core, uint64_t off, uint64_t size, bool write, const 
   const NocWatch& w = rs->noc_watch;
   const MemRegion* below = nullptr;
   const MemRegion* r = find(w.l1[core], off, size ? size : 1, &below);
-  const Board& b = *rs->board;
-  std::ostringstream s;
   if (r) {
     if (r->kind == MemRegion::CB && rs->watch.cb && core == t_fiber->core->index)
       cb_check_window(*t_fiber->core, *r, off, size ? size : 1, op, role);
     if (!(write && r->kind == MemRegion::Zeros)) return;
+  }
+  // Only a failure builds a message: a stream costs more than the check
+  // (its locale is shared by every worker thread).
+  const Board& b = *rs->board;
+  std::ostringstream s;
+  if (r) {
     s << op << ": the " << role << " [" << hex(off) << ", +" << hex(size) << ") on core (" << core / b.cols << ","
       << core % b.cols << ") is MEM_ZEROS, which kernels only read" << kRule;
     kernel_fail(s.str());
