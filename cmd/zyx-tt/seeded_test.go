@@ -303,3 +303,12 @@ func TestDebugRecipe(t *testing.T) {
 	require.NoError(t, cmd.Wait(), "zyx-tt run --debug failed after gdb continued:\n%s", after)
 	require.Contains(t, after, "core (0,0) riscv_0: sum 15")
 }
+
+// TestDebugElsewhereWarns: --debug on a device that cannot stop in a
+// kernel runs as usual and says that it did not debug anything.
+func TestDebugElsewhereWarns(t *testing.T) {
+	r := cli(t, cliEnv{}, "run", testBundle, "--dev", "c", "--debug")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stderr, "warning: --debug: no device of this run can stop in a kernel (only the emulator, tt-emu, can)")
+	require.NotContains(t, r.stderr, "gdb -p")
+}
