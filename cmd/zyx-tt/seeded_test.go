@@ -231,6 +231,11 @@ func TestWatcherSwitchAndWarnings(t *testing.T) {
 		r = cli(t, cliEnv{config: "{}", extra: env}, "run", filepath.Join(seededDir, tc.bundle), "--dev", "tt-emu")
 		require.Equal(t, exitOK, r.code, "%s with %s: %s", tc.bundle, tc.off, r.stderr)
 	}
+	// and only its own: the race check works without the noc check.
+	env["ZYX_EMU_WATCHER"] = "no-noc"
+	r = cli(t, cliEnv{config: "{}", extra: env}, "run", filepath.Join(seededDir, "noc_dram_write_race"), "--dev", "tt-emu")
+	require.Equal(t, exitFailure, r.code)
+	require.Contains(t, r.stderr, "watcher check race")
 }
 
 // debugBundle is the bundle of the gdb recipe in docs/emulator.md

@@ -223,7 +223,7 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
     auto& m = buf->l1() ? rs.l1_page_sizes : rs.dram_page_sizes;
     m[static_cast<uint32_t>(buf->address)] = static_cast<uint32_t>(buf->geo.spec.page_size);
   }
-  if (rs.watch.noc) build_noc_watch(rs, *prog, bufs);
+  if (rs.watch.noc || rs.watch.race) build_noc_watch(rs, *prog, bufs);  // the race check keeps its record there
   prepare_l1(d, l1, b);
   ArgSource src;
   src.board = &b, src.prog = prog.get(), src.args = &args, src.bufs = &bufs, src.l1 = &l1;
