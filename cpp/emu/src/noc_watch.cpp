@@ -249,6 +249,15 @@ void noc_note_dram_write(uint32_t bank, uint64_t addr, uint64_t size, const char
     // The spans that overlap or touch [addr, end): the one starting at or
     // before addr, and those starting within.
     auto it = spans.upper_bound(addr);
+    // The common case, a core writing on from where it wrote last (its
+    // pages of a buffer, in order): its span grows in place.
+    if (it != spans.begin() && (it == spans.end() || it->first >= end)) {
+      auto& prev = std::prev(it)->second;
+      if (prev.core == me && prev.end >= addr) {
+        prev.end = std::max(prev.end, end);
+        return;
+      }
+    }
     if (it != spans.begin() && std::prev(it)->second.end >= addr) --it;
     uint64_t lo = addr, hi = end;
     auto first = it;
