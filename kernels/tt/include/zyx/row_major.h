@@ -13,6 +13,19 @@
 
 namespace zyx {
 
+// The runtime args of a kernel that moves one row-major m x n matrix, its
+// cores sharing the work: 0 the buffer's address, 1 its page size, 2 m, 3 n,
+// 4 this core's index, 5 the number of cores (the buffer's accessor is
+// compile arg 0 on).
+struct MatrixArgs {
+  uint32_t addr, page, m, n, core, cores;
+};
+
+inline MatrixArgs matrix_args() {
+  return {get_arg_val<uint32_t>(0), get_arg_val<uint32_t>(1), get_arg_val<uint32_t>(2),
+          get_arg_val<uint32_t>(3), get_arg_val<uint32_t>(4), get_arg_val<uint32_t>(5)};
+}
+
 // Calls f(page, within, l1, n) for each page that bytes [offset, offset +
 // len) of an interleaved buffer touch: the page, the byte in it the piece
 // starts at, the piece's L1 address and its length. The offset is 64 bits:
