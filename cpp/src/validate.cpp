@@ -585,13 +585,15 @@ std::string spec_str(const BufferSpec& s) {
 
 }  // namespace
 
-void check_run_arg_kinds(const std::vector<ParamDesc>& params, const std::vector<RunArgIn>& args) {
-  if (args.size() != params.size())
-    fail("run.args", std::to_string(args.size()) + " args for a program of " + std::to_string(params.size()) + " params");
-  for (size_t i = 0; i < args.size(); i++)
-    if (params[i].is_buffer() != args[i].is_buffer)
-      fail(idx("run.args", i), "param " + params[i].name + " is " +
-                                   (params[i].is_buffer() ? "a buffer; give {\"buffer\": id}" : "a variable; give {\"value\": bits}"));
+void check_run_arg_count(size_t args, size_t params) {
+  if (args != params)
+    fail("run.args", std::to_string(args) + " args for a program of " + std::to_string(params) + " params");
+}
+
+void check_run_arg_kind(size_t i, const ParamDesc& p, bool is_buffer) {
+  if (p.is_buffer() != is_buffer)
+    fail(idx("run.args", i), "param " + p.name + " is " +
+                                 (p.is_buffer() ? "a buffer; give {\"buffer\": id}" : "a variable; give {\"value\": bits}"));
 }
 
 void check_buffer_decl(size_t i, const std::string& param, uint64_t buffer, const BufferSpec& spec,
@@ -620,10 +622,11 @@ void check_cb_share(const std::string& where, uint64_t cb_bytes, uint64_t share,
 
 void check_run(const ProgramChecks& c, const std::vector<RunArgIn>& args, const DeviceDesc& d,
                const std::function<const BufferInfo*(uint64_t)>& lookup) {
-  check_run_arg_kinds(c.params, args);
+  check_run_arg_count(args.size(), c.params.size());
   std::vector<const BufferInfo*> bufs(args.size(), nullptr);
   for (size_t i = 0; i < args.size(); i++) {
-    if (!c.params[i].is_buffer()) continue;
+    check_run_arg_kind(i, c.params[i], args[i].is_buffer);
+    if (!args[i].is_buffer) continue;
     bufs[i] = lookup(args[i].value);
     if (!bufs[i])
       throw Error("unknown_buffer", idx("run.args", i) + ": buffer " + std::to_string(args[i].value) +

@@ -66,8 +66,9 @@ void check_run(const ProgramChecks& c, const std::vector<RunArgIn>& args, const 
 // that checks a run itself (the emulator, which its own tests drive without
 // the server) applies the same rule with the same message. Each fails with
 // invalid_argument.
-// One arg per param, of its param's kind (buffer or variable).
-void check_run_arg_kinds(const std::vector<ParamDesc>& params, const std::vector<RunArgIn>& args);
+// One arg per param; arg i of its param's kind (buffer or variable).
+void check_run_arg_count(size_t args, size_t params);
+void check_run_arg_kind(size_t i, const ParamDesc& p, bool is_buffer);
 // Buffer `buffer`, arg i for param `param`, has the declared spec.
 void check_buffer_decl(size_t i, const std::string& param, uint64_t buffer, const BufferSpec& spec,
                        const BufferSpec& decl);

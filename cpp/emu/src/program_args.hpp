@@ -81,7 +81,7 @@ void resolve(const ArgEntry& e, const ArgSource& src, std::vector<uint32_t>& out
     return;
   }
   uint64_t limit = buf ? buf->pages : g.sharded() ? uint64_t(g.spec.shard->tensor[0]) * g.spec.shard->tensor[1] : 0;
-  if (buf || g.sharded()) check_bank_page(at() + ".page", e.page, limit, src.prog->desc.params[e.param].name);
+  if (buf || g.sharded()) check_bank_page(at(), e.page, limit, src.prog->desc.params[e.param].name);
   PageLoc l = g.locate(0, e.page, b);
   if (e.kind == ArgKind::BankId)
     out.push_back(l.unit);

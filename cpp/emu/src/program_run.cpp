@@ -39,13 +39,12 @@ std::chrono::milliseconds timeout_from_env() {
 // (the validator's rules, cpp/src/validate.cpp).
 std::vector<std::shared_ptr<const Buffer>> run_buffers(const ProgramDesc& d, const Program& prog,
                                                        const std::vector<RunArg>& args, DeviceMemory& memory) {
-  std::vector<RunArgIn> in(args.size());
-  for (size_t i = 0; i < args.size(); i++)
-    in[i] = RunArgIn{args[i].is_buffer, args[i].is_buffer ? args[i].buffer : args[i].value};
-  check_run_arg_kinds(d.params, in);
+  check_run_arg_count(args.size(), d.params.size());
   std::vector<std::shared_ptr<const Buffer>> bufs(args.size());
-  for (size_t i = 0; i < args.size(); i++)
+  for (size_t i = 0; i < args.size(); i++) {
+    check_run_arg_kind(i, d.params[i], args[i].is_buffer);
     if (args[i].is_buffer) bufs[i] = memory.get(args[i].buffer);  // unknown_buffer if it is gone
+  }
   for (auto& [p, g] : prog.decls) check_buffer_decl(p, d.params[p].name, args[p].buffer, bufs[p]->geo.spec, g.spec);
   return bufs;
 }

@@ -6,7 +6,7 @@
 #include "zyx/row_major.h"
 
 void kernel_main() {
-  const auto [z_addr, z_page, m, n, core, cores] = zyx::matrix_args();
+  const auto [z_addr, z_page, m, n, core, cores] = zyx::MatrixArgs::from_args(0);
   constexpr auto z_args = TensorAccessorArgs<0>();
   const auto z = TensorAccessor(z_args, z_addr, z_page);
   const uint32_t tiles_c = n / 32, tiles = (m / 32) * tiles_c;

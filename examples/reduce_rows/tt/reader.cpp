@@ -8,7 +8,7 @@
 #include "zyx/row_major.h"
 
 void kernel_main() {
-  const auto [x_addr, x_page, m, n, core, cores] = zyx::matrix_args();
+  const auto [x_addr, x_page, m, n, core, cores] = zyx::MatrixArgs::from_args(0);
   constexpr auto x_args = TensorAccessorArgs<0>();
   const auto x = TensorAccessor(x_args, x_addr, x_page);
   cb_reserve_back(2, 1);

@@ -6,7 +6,7 @@
 #include "zyx/row_major.h"
 
 void kernel_main() {
-  const auto [y_addr, y_page, m, n, core, cores] = zyx::matrix_args();
+  const auto [y_addr, y_page, m, n, core, cores] = zyx::MatrixArgs::from_args(0);
   constexpr auto y_args = TensorAccessorArgs<0>();
   const auto y = TensorAccessor(y_args, y_addr, y_page);
   const uint32_t nt = n / 32;

@@ -14,17 +14,17 @@
 namespace zyx {
 
 // The runtime args of a kernel that moves one row-major m x n matrix, its
-// cores sharing the work: 0 the buffer's address, 1 its page size, 2 m, 3 n,
-// 4 this core's index, 5 the number of cores (the buffer's accessor is
-// compile arg 0 on).
+// cores sharing the work (as zyx/chunks.h's Chunks reads its plan): from
+// runtime arg `first` on, the buffer's address, its page size, m, n, this
+// core's index and the number of cores.
 struct MatrixArgs {
   uint32_t addr, page, m, n, core, cores;
-};
 
-inline MatrixArgs matrix_args() {
-  return {get_arg_val<uint32_t>(0), get_arg_val<uint32_t>(1), get_arg_val<uint32_t>(2),
-          get_arg_val<uint32_t>(3), get_arg_val<uint32_t>(4), get_arg_val<uint32_t>(5)};
-}
+  static MatrixArgs from_args(uint32_t first) {
+    return {get_arg_val<uint32_t>(first),     get_arg_val<uint32_t>(first + 1), get_arg_val<uint32_t>(first + 2),
+            get_arg_val<uint32_t>(first + 3), get_arg_val<uint32_t>(first + 4), get_arg_val<uint32_t>(first + 5)};
+  }
+};
 
 // Calls f(page, within, l1, n) for each page that bytes [offset, offset +
 // len) of an interleaved buffer touch: the page, the byte in it the piece
