@@ -113,10 +113,12 @@ type (
 		RowWise bool            `json:"row_wise"`
 	}
 	ttFileCompute struct {
-		MathFidelity    string `json:"math_fidelity"`
-		FP32DestAcc     bool   `json:"fp32_dest_acc"`
-		MathApproxMode  bool   `json:"math_approx_mode"`
-		Bfp8PackPrecise bool   `json:"bfp8_pack_precise"`
+		MathFidelity     string   `json:"math_fidelity"`
+		FP32DestAcc      bool     `json:"fp32_dest_acc"`
+		MathApproxMode   bool     `json:"math_approx_mode"`
+		Bfp8PackPrecise  bool     `json:"bfp8_pack_precise"`
+		DstFullSync      bool     `json:"dst_full_sync"`
+		UnpackToDestFP32 []uint32 `json:"unpack_to_dest_fp32"`
 	}
 )
 
@@ -398,7 +400,7 @@ func (l *loader) kernel(rk *ttFileKernel, field string) (Kernel, error) {
 			return k, ferr(field+".compute_config", "only compute kernels have a compute_config")
 		}
 		k.MathFidelity, k.FP32DestAcc, k.MathApproxMode = cc.MathFidelity, cc.FP32DestAcc, cc.MathApproxMode
-		k.Bfp8PackPrecise = cc.Bfp8PackPrecise
+		k.Bfp8PackPrecise, k.DstFullSync, k.UnpackToDestFP32 = cc.Bfp8PackPrecise, cc.DstFullSync, cc.UnpackToDestFP32
 	}
 	if k.Processor == Compute && k.MathFidelity == "" {
 		k.MathFidelity = "HiFi4"

@@ -49,7 +49,7 @@ const v2TT = `{
   {"name": "reader2", "processor": "riscv_0", "cores": {"of": [0, 0, 1, 3], "from": "split_group1(tiles, 2, 4)", "to": "split_cores(tiles, 2, 4)"},
    "source": "k.cpp", "runtime_args": ["split_start(tiles, 2, 4)"]},
   {"name": "compute", "processor": "compute", "cores": [[0, 0, 1, 3]], "source": "k.cpp",
-   "compute_config": {"math_fidelity": "LoFi", "fp32_dest_acc": true}},
+   "compute_config": {"math_fidelity": "LoFi", "fp32_dest_acc": true, "dst_full_sync": true, "unpack_to_dest_fp32": [0, 2]}},
   {"processor": "riscv_1", "noc": 0, "cores": [[0, 0, 0, 3], [1, 0, 1, 3]], "source": "tt/writer.cpp",
    "runtime_args": ["core_index * 100 + num_cores"]}
  ],
@@ -108,6 +108,8 @@ func TestTTV2(t *testing.T) {
 	require.Equal(t, rect(0, 0, 1, 3), v.Kernels[2].Cores)
 	require.Equal(t, "LoFi", v.Kernels[2].MathFidelity)
 	require.True(t, v.Kernels[2].FP32DestAcc)
+	require.True(t, v.Kernels[2].DstFullSync)
+	require.Equal(t, []uint32{0, 2}, v.Kernels[2].UnpackToDestFP32)
 	w := v.Kernels[3]
 	require.Equal(t, "writer", w.Name) // from the source's name
 	require.Equal(t, 0, *w.NOC)
@@ -296,6 +298,8 @@ func TestTTV2Errors(t *testing.T) {
 // the kernel and arg).
 var v2RuleCases = []v2Case{
 	{"fidelity", []v2Edit{{`"math_fidelity": "LoFi"`, `"math_fidelity": "HiFi5"`}}, "tt.json", "compile.kernels[2].compute_config.math_fidelity"},
+	{"unpack to dest past the CBs", []v2Edit{{`"unpack_to_dest_fp32": [0, 2]`, `"unpack_to_dest_fp32": [0, 32]`}}, "tt.json",
+		"compile.kernels[2].compute_config.unpack_to_dest_fp32[1]: is 32; CB indices are 0-31"},
 	{"param of a buffer", []v2Edit{{`{"kind": "param", "param": "n"}`, `{"kind": "param", "param": "a"}`}}, "tt.json", "but kind param needs a variable param"},
 	{"bfp of ints", []v2Edit{{`{"name": "w", "kind": "global", "dtype": "f32"`, `{"name": "w", "kind": "global", "dtype": "u32"`}}, "tt.json", "Bfp8_b storage holds f32 or bf16 params, not u32"},
 	{"two ranges overlap", []v2Edit{{`[[0, 0, 0, 3], [1, 0, 1, 3]]`, `[[0, 0, 0, 3], [0, 3, 1, 3]]`}}, "tt.json", "kernel 3 (writer) cores: core (0, 3) is in it twice"},

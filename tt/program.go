@@ -505,7 +505,7 @@ func (r *resolver) kernel(k int, cores coreList) (ttruntime.Kernel, error) {
 			f = "HiFi4"
 		}
 		out.ComputeConfig = &ttruntime.ComputeConfig{MathFidelity: f, FP32DestAcc: kd.FP32DestAcc, MathApproxMode: kd.MathApproxMode,
-			Bfp8PackPrecise: kd.Bfp8PackPrecise}
+			Bfp8PackPrecise: kd.Bfp8PackPrecise, DstFullSync: kd.DstFullSync, UnpackToDestFP32: kd.UnpackToDestFP32}
 	}
 	var err error
 	if out.CompileArgs, err = r.argList(kd.CompileArgs, nil, what+" compile arg"); err != nil {

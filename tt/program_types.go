@@ -112,10 +112,17 @@ type Kernel struct {
 	// LoFi, HiFi2, HiFi3 or HiFi4 ("" means HiFi4). Bfp8PackPrecise is
 	// tt-metal's bfp8_pack_precise: block-float outputs are packed from the
 	// DST format rather than through a 6-bit-mantissa intermediate.
-	MathFidelity    string
-	FP32DestAcc     bool
-	MathApproxMode  bool
-	Bfp8PackPrecise bool
+	// DstFullSync is tt-metal's dst_full_sync_en: math may use all of DST
+	// (16 16-bit or 8 32-bit tiles) instead of half. UnpackToDestFP32 lists
+	// the CBs that tt-metal's unpack_to_dest_mode marks UnpackToDestFp32:
+	// their Float32 tiles reach a 32-bit DST whole, not through the source
+	// registers' TF32.
+	MathFidelity     string
+	FP32DestAcc      bool
+	MathApproxMode   bool
+	Bfp8PackPrecise  bool
+	DstFullSync      bool
+	UnpackToDestFP32 []uint32
 }
 
 // NamedArg is one named compile-time arg.

@@ -191,8 +191,9 @@ func (c *checker) kernel(k int, kd *Kernel) error {
 	// A compute configuration travels with compute kernels only, and named
 	// compile args as an object: what the request could not carry is an
 	// error here rather than lost.
-	if kd.Processor != Compute && (kd.MathFidelity != "" || kd.FP32DestAcc || kd.MathApproxMode || kd.Bfp8PackPrecise) {
-		return invalid("%s: the compute configuration (math fidelity, fp32 dest acc, approx mode, bfp8 pack precise) is for compute kernels", what)
+	if kd.Processor != Compute && (kd.MathFidelity != "" || kd.FP32DestAcc || kd.MathApproxMode || kd.Bfp8PackPrecise ||
+		kd.DstFullSync || len(kd.UnpackToDestFP32) > 0) {
+		return invalid("%s: the compute configuration (math fidelity, fp32 dest acc, approx mode, bfp8 pack precise, dst full sync, unpack to dest) is for compute kernels", what)
 	}
 	named := map[string]bool{}
 	for _, na := range kd.NamedCompileArgs {

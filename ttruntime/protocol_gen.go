@@ -405,6 +405,12 @@ type ComputeConfig struct {
 	// pack Bfp8_b/Bfp4_b from the DST format rather than through a 6-bit
 	// intermediate
 	Bfp8PackPrecise bool `json:"bfp8_pack_precise,omitempty"`
+	// DST in full-sync mode: the whole register for math, so twice the tiles
+	// of the default half-sync mode
+	DstFullSync bool `json:"dst_full_sync,omitempty"`
+	// the CBs whose 32-bit tiles unpack straight into a 32-bit DST, bypassing
+	// the source registers' truncation
+	UnpackToDestFP32 []uint32 `json:"unpack_to_dest_fp32,omitempty"`
 }
 
 // CoreArgs are the runtime args of the cores of Cores.

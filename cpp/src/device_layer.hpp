@@ -179,6 +179,10 @@ struct ComputeConfig {
   bool fp32_dest_acc = false;
   bool math_approx_mode = false;
   bool bfp8_pack_precise = false;  // Bfp8_b/Bfp4_b packed from the DST format
+  bool dst_full_sync = false;      // DST whole for math (else halves, double-buffered with pack)
+  // CB indices whose 32-bit tiles unpack straight into a 32-bit DST
+  // (tt-metal's UnpackToDestMode::UnpackToDestFp32).
+  std::vector<uint32_t> unpack_to_dest_fp32;
 };
 
 // Runtime args for the cores of `cores` (every core of a kernel has at most

@@ -588,6 +588,13 @@ class MetalLayer final : public DeviceLayer {
           c.fp32_dest_acc_en = kd.compute.fp32_dest_acc;
           c.math_approx_mode = kd.compute.math_approx_mode;
           c.bfp8_pack_precise = kd.compute.bfp8_pack_precise;
+          c.dst_full_sync_en = kd.compute.dst_full_sync;
+          if (!kd.compute.unpack_to_dest_fp32.empty()) {
+            // The enum's namespace differs between tt-metal versions.
+            using Mode = decltype(c.unpack_to_dest_mode)::value_type;
+            c.unpack_to_dest_mode.assign(kCircularBuffersPerCore, Mode::Default);
+            for (uint32_t cb : kd.compute.unpack_to_dest_fp32) c.unpack_to_dest_mode[cb] = Mode::UnpackToDestFp32;
+          }
           c.compile_args = key.compile_args[k];
           c.defines = defines;
           c.named_compile_args = named;

@@ -255,18 +255,24 @@ inline constexpr FieldSpec kComputeConfigSpecs[] = {
     {"fp32_dest_acc", Type::Bool, false, kAllVariants, "", ""},
     {"math_approx_mode", Type::Bool, false, kAllVariants, "", ""},
     {"bfp8_pack_precise", Type::Bool, false, kAllVariants, "", ""},
+    {"dst_full_sync", Type::Bool, false, kAllVariants, "", ""},
+    {"unpack_to_dest_fp32", Type::List, false, kAllVariants, "", ""},
 };
 inline constexpr const FieldSpec* kComputeConfigFields[] = {
     &kComputeConfigSpecs[0],
     &kComputeConfigSpecs[1],
     &kComputeConfigSpecs[2],
-    &kComputeConfigSpecs[3]};
+    &kComputeConfigSpecs[3],
+    &kComputeConfigSpecs[4],
+    &kComputeConfigSpecs[5]};
 inline constexpr MessageSpec kComputeConfig{"ComputeConfig", kComputeConfigFields, -1};
 namespace compute_config {
 inline constexpr Field<MathFidelity> math_fidelity{&kComputeConfigSpecs[0], MathFidelity::HiFi4};
 inline constexpr Field<bool> fp32_dest_acc{&kComputeConfigSpecs[1], false};
 inline constexpr Field<bool> math_approx_mode{&kComputeConfigSpecs[2], false};
 inline constexpr Field<bool> bfp8_pack_precise{&kComputeConfigSpecs[3], false};
+inline constexpr Field<bool> dst_full_sync{&kComputeConfigSpecs[4], false};
+inline constexpr RawField unpack_to_dest_fp32{&kComputeConfigSpecs[5], nullptr};
 }  // namespace compute_config
 
 // ---- Kernel

@@ -469,6 +469,12 @@ ComputeConfig compute_config(Obj& o) {
   cc.fp32_dest_acc = o.read(c::fp32_dest_acc);
   cc.math_approx_mode = o.read(c::math_approx_mode);
   cc.bfp8_pack_precise = o.read(c::bfp8_pack_precise);
+  cc.dst_full_sync = o.read(c::dst_full_sync);
+  if (const json* v = o.get(c::unpack_to_dest_fp32)) {
+    Path p = o.at(c::unpack_to_dest_fp32);
+    const auto& a = as_array(*v, p);
+    for (size_t i = 0; i < a.size(); i++) cc.unpack_to_dest_fp32.push_back(as_u32(a[i], p.at(i)));
+  }
   return cc;
 }
 

@@ -309,6 +309,12 @@ void check_runtime_args(const KernelDesc& kd, size_t k, ProgramCtx& ctx, const G
   }
 }
 
+// The one bound of a CB index, wherever a program names a CB.
+void check_cb_index(uint32_t index, const std::string& w) {
+  if (index >= kCircularBuffersPerCore)
+    fail(w, "is " + std::to_string(index) + "; CB indices are 0-" + std::to_string(kCircularBuffersPerCore - 1));
+}
+
 // V4-V5: kernels, one by one.
 void check_kernels(ProgramCtx& ctx, const Grid& grid, SetChecker& sets, const std::string& w) {
   const ProgramDesc& p = ctx.p;
@@ -334,6 +340,8 @@ void check_kernels(ProgramCtx& ctx, const Grid& grid, SetChecker& sets, const st
       check_arg(e, ArgList::Compile, ctx, [&] { return nw; });
     }
     check_args(kd.common_args, ArgList::Common, ctx, [&] { return kw + ".common_args"; });
+    for (size_t j = 0; j < kd.compute.unpack_to_dest_fp32.size(); j++)
+      check_cb_index(kd.compute.unpack_to_dest_fp32[j], idx(kw + ".compute_config.unpack_to_dest_fp32", j));
     for_each_core(kd.cores, [&](CoreCoord c) { rt.in_kernel[grid.cell(c)] = k + 1; });
     check_runtime_args(kd, k, ctx, grid, sets, rt, kw);
   }
@@ -362,9 +370,7 @@ void check_cb_indices(const CBConfig& cb, const std::string& cw) {
   for (size_t j = 0; j < cb.indices.size(); j++) {
     const CBIndexDesc& x = cb.indices[j];
     std::string xw = idx(cw + ".indices", j);
-    if (x.index >= kCircularBuffersPerCore)
-      fail(xw + ".index", "is " + std::to_string(x.index) + "; CB indices are 0-" +
-                              std::to_string(kCircularBuffersPerCore - 1));
+    check_cb_index(x.index, xw + ".index");
     if (x.page_bytes == 0) fail(xw + ".page_bytes", "must be > 0");
     if (cb.total_bytes % x.page_bytes != 0)
       fail(xw + ".page_bytes", std::to_string(x.page_bytes) + " does not divide total_bytes " +

@@ -596,6 +596,8 @@ std::vector<BadCase> bad_programs() {
       {"V5 define name", [K](json& p) { K(p, 0)["defines"]["1X"] = "1"; }, "invalid_argument", "compile.kernels[0].defines.1X"},
       {"V5 define value with a line break", [K](json& p) { K(p, 0)["defines"]["X"] = "1\n#include <x>"; }, "invalid_argument",
        "compile.kernels[0].defines.X"},
+      {"V5 unpack_to_dest past the CBs", [K](json& p) { K(p, 1)["compute_config"]["unpack_to_dest_fp32"] = {3, 32}; },
+       "invalid_argument", "compile.kernels[1].compute_config.unpack_to_dest_fp32[1]"},
       {"A1 param out of range", [K](json& p) { K(p, 0)["compile_args"][0]["param"] = 9; }, "invalid_argument",
        "compile.kernels[0].compile_args[0].param"},
       {"V5 named arg name", [K](json& p) { K(p, 0)["named_compile_args"]["num tiles"] = arg("const", {{"value", 1}}); },

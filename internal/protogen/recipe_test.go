@@ -129,7 +129,7 @@ func TestAddFieldRecipe(t *testing.T) {
 
 	fields := read(protogen.CppFieldsPath)
 	require.Contains(t, fields, `{"recipe_probe", Type::U32, false, kAllVariants, "", ""},`)
-	require.Regexp(t, `(?s)namespace compute_config \{.*inline constexpr Field<uint32_t> recipe_probe\{&kComputeConfigSpecs\[4\], 0\};`, fields,
+	require.Regexp(t, `(?s)namespace compute_config \{.*inline constexpr Field<uint32_t> recipe_probe\{&kComputeConfigSpecs\[\d+\], 0\};`, fields,
 		"the handle step 3 reads the field with")
 	enums := read(protogen.CppEnumsPath)
 	require.Regexp(t, `(?s)enum class MathFidelity \{[^}]*HiFi5,`, enums)

@@ -148,7 +148,11 @@ float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752
 DstKind unpack_to_dst(uint32_t cb, uint32_t t, uint32_t* out, const char* op) {
   Format f = cb_of(cb).format;
   DstKind k = dst_kind_for(f, core().run->fp32_dest_acc);
-  if (hw_path(f)) {
+  if (hw_path(f) && f == Format::Float32 && k == DstKind::F32 && core().unpack_to_dest_fp32[cb]) {
+    // UnpackToDestFp32: the unpacker writes the words into DST whole,
+    // bypassing the source registers' TF32.
+    std::memcpy(out, front_tile(cb, t, op), 4096);
+  } else if (hw_path(f)) {
     alignas(64) uint32_t s[1024];
     unpack_src(cb, t, s, op);
     hw_copy(s, out);

@@ -460,6 +460,7 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
   for (const auto& f : program.include_files) s.include_files.emplace_back(&f.path, &f.source);
   s.fp32_dest_acc = kernel.compute.fp32_dest_acc;
   s.math_approx = kernel.compute.math_approx_mode;
+  s.dst_full_sync = kernel.compute.dst_full_sync;
   static const char* fidelities[] = {"LoFi", "HiFi2", "HiFi3", "HiFi4"};
   s.math_fidelity = fidelities[static_cast<int>(kernel.compute.math_fidelity) & 3];
   // What tt-metal compiles into the kernel as its CBs' tile sizes: the CB
@@ -655,6 +656,7 @@ std::string KernelBuilder::generated_source(const BuildSpec& s) const {
   }
   out << "#define ZYX_EMU_FP32_DEST_ACC " << (s.fp32_dest_acc ? 1 : 0) << "\n";
   out << "#define ZYX_EMU_MATH_APPROX " << (s.math_approx ? 1 : 0) << "\n";
+  if (s.dst_full_sync) out << "#define DST_SYNC_MODE DstSync::SyncFull\n";
   out << "#define ZYX_EMU_MATH_FIDELITY_NAME \"" << s.math_fidelity << "\"\n";
   out << "#define ZYX_EMU_NUM_DRAM_BANKS " << board_.dram_banks << "\n";
   out << "#define ZYX_EMU_CB_TILE_SIZES ";

@@ -49,12 +49,18 @@ namespace compute {
 
 inline CoreState& core() { return *current_fiber()->core; }
 
-inline uint32_t dst_capacity() { return core().run->fp32_dest_acc ? 8 : 16; }
+// The DST tiles math may use, as on the card: 16 of 16 bits or 8 of 32 bits
+// in full-sync mode, half that in the default half-sync mode (the other
+// half belongs to the packer).
+inline uint32_t dst_capacity() {
+  return (core().run->fp32_dest_acc ? 8u : 16u) >> (core().dst_full_sync ? 0 : 1);
+}
 
 inline uint32_t* dst_tile(uint32_t i) {
   if (i >= dst_capacity())
     kernel_fail("DST index " + std::to_string(i) + " is out of range: DST holds " + std::to_string(dst_capacity()) +
-                (core().run->fp32_dest_acc ? " fp32 tiles" : " 16-bit tiles"));
+                (core().run->fp32_dest_acc ? " fp32 tiles" : " 16-bit tiles") +
+                (core().dst_full_sync ? " in full-sync mode" : " in half-sync mode (compute_config.dst_full_sync doubles it)"));
   return core().dst[i].data();
 }
 

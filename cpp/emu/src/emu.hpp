@@ -277,7 +277,7 @@ struct BuildSpec {
   // Files the kernel may #include "path": (path, text), written into the
   // build's private include directory.
   std::vector<std::pair<const std::string*, const std::string*>> include_files;
-  bool fp32_dest_acc = false, math_approx = false;
+  bool fp32_dest_acc = false, math_approx = false, dst_full_sync = false;
   std::string math_fidelity = "HiFi4";
   // Page size of each CB index on the kernel's cores, for the constant
   // expression get_tile_size (0: not configured there, or configured with

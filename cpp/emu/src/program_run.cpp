@@ -115,6 +115,8 @@ void add_fibers(CoreState& core, const CorePlan& cp, const ProgramDesc& d,
       core.fp32_dest_acc = kd.compute.fp32_dest_acc;
       core.math_fidelity = fidelity[static_cast<int>(kd.compute.math_fidelity) & 3];
       core.bfp8_pack_precise = kd.compute.bfp8_pack_precise;
+      core.dst_full_sync = kd.compute.dst_full_sync;
+      for (uint32_t cb : kd.compute.unpack_to_dest_fp32) core.unpack_to_dest_fp32.set(cb);
     }
   }
 }
@@ -163,6 +165,8 @@ void Runner::set_up_cores(RunState& rs, const Program& prog, const std::vector<s
     core->hw_numerics = hw;
     core->math_fidelity = 4;
     core->bfp8_pack_precise = false;
+    core->dst_full_sync = false;
+    core->unpack_to_dest_fp32.reset();
     core->row = cp.core.row, core->col = cp.core.col, core->index = cp.index;
     core->l1 = src.l1->core_base(cp.index);
     core->run = &rs;

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <bit>
+#include <bitset>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -124,6 +125,10 @@ struct CoreState {
   bool hw_numerics = true;
   uint8_t math_fidelity = 4;
   bool bfp8_pack_precise = false;
+  // DST in full-sync mode (all of it for math; else half), and the CBs
+  // whose 32-bit tiles unpack straight into a 32-bit DST.
+  bool dst_full_sync = false;
+  std::bitset<kCircularBuffersPerCore> unpack_to_dest_fp32;
   // Destination register file: 16 tiles of 1024 words (f32 or i32 bits).
   alignas(64) std::array<std::array<uint32_t, 1024>, 16> dst{};
   std::array<DstKind, 16> dst_kind{};

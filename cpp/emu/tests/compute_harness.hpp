@@ -108,6 +108,7 @@ struct Run {
   bool fp32 = true;
   std::string fidelity = "HiFi4";
   bool bfp8_precise = false;
+  std::vector<uint32_t> unpack_to_dest_fp32;  // CB indices
 };
 
 inline std::vector<uint8_t> run(zyx::DeviceLayer& layer, const Run& r) {
@@ -144,6 +145,7 @@ inline std::vector<uint8_t> run(zyx::DeviceLayer& layer, const Run& r) {
   p.fp32_dest_acc = r.fp32;
   p.math_fidelity = r.fidelity;
   p.bfp8_pack_precise = r.bfp8_precise;
+  p.unpack_to_dest_fp32 = r.unpack_to_dest_fp32;
   uint64_t prog = layer.compile(zyx_test::one_group_program(p, 1, 1));
   layer.run(prog, args, false);
   layer.release(prog);

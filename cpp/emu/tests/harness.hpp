@@ -251,6 +251,8 @@ struct GroupProgram {
   bool fp32_dest_acc = false;
   bool bfp8_pack_precise = false;
   bool math_approx_mode = false;
+  bool dst_full_sync = false;
+  std::vector<uint32_t> unpack_to_dest_fp32;
   std::vector<zyx::BufferDecl> buffers;
   std::vector<zyx::IncludeFile> include_files;
   std::vector<std::pair<uint32_t, uint32_t>> semaphores;  // (id, initial) on every core
@@ -324,6 +326,8 @@ inline zyx::ProgramDesc one_group_program(const GroupProgram& p, uint32_t rows, 
     k.compute.fp32_dest_acc = p.fp32_dest_acc;
     k.compute.bfp8_pack_precise = p.bfp8_pack_precise;
     k.compute.math_approx_mode = p.math_approx_mode;
+    k.compute.dst_full_sync = p.dst_full_sync;
+    k.compute.unpack_to_dest_fp32 = p.unpack_to_dest_fp32;
     k.compute.math_fidelity = p.math_fidelity == "LoFi"    ? zyx::MathFidelity::LoFi
                               : p.math_fidelity == "HiFi2" ? zyx::MathFidelity::HiFi2
                               : p.math_fidelity == "HiFi3" ? zyx::MathFidelity::HiFi3

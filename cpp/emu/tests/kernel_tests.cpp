@@ -836,8 +836,29 @@ static void test_errors(const std::string& cache) {
 namespace NAMESPACE { void MAIN { tile_regs_acquire(); cb_wait_front(0, 1); copy_tile(0, 0, 8); } }
 )";
   bad.reader.source = "void kernel_main() { cb_reserve_back(0, 1); cb_push_back(0, 1); }";
+  bad.dst_full_sync = true;
   msg = expect_error("run_error", [&] { layer->run(layer->compile(one_group_program(bad, 1, 1)), {Buf(x), Val(1)}, false); });
-  CHECK(msg.find("DST holds 8 fp32 tiles") != std::string::npos);
+  CHECK(msg.find("DST holds 8 fp32 tiles in full-sync mode") != std::string::npos);
+  // In the default half-sync mode math has half of DST: 4 fp32 or 8
+  // 16-bit tiles; full sync doubles it.
+  for (auto [fp32, full, index, ok] : {std::tuple{true, false, 4, false}, std::tuple{true, false, 3, true},
+                                       std::tuple{false, false, 8, false}, std::tuple{false, false, 7, true},
+                                       std::tuple{false, true, 15, true}, std::tuple{false, true, 16, false}}) {
+    bad.fp32_dest_acc = fp32;
+    bad.dst_full_sync = full;
+    bad.compute.source = "#include \"compute_kernel_api/tile_move_copy.h\"\nnamespace NAMESPACE { void MAIN { "
+                         "tile_regs_acquire(); cb_wait_front(0, 1); copy_tile(0, 0, " +
+                         std::to_string(index) + "); cb_pop_front(0, 1); tile_regs_release(); } }";
+    uint64_t prog2 = layer->compile(one_group_program(bad, 1, 1));
+    if (ok) {
+      layer->run(prog2, {Buf(x), Val(1)}, false);
+    } else {
+      msg = expect_error("run_error", [&] { layer->run(prog2, {Buf(x), Val(1)}, false); });
+      CHECK(msg.find("DST index " + std::to_string(index) + " is out of range") != std::string::npos);
+      CHECK(msg.find(full ? "full-sync" : "half-sync") != std::string::npos);
+    }
+    layer->release(prog2);
+  }
   layer->release(prog);
   expect_error("unknown_program", [&] { layer->release(prog); });
   test_out_of_address_space(cache);

@@ -308,6 +308,33 @@ void test_exact_mode(DeviceLayer& layer) {
 }
 ZYX_TEST(hw, test_exact_mode);
 
+// A Float32 tile copied into a 32-bit DST goes through SrcA as TF32 (the
+// low 13 mantissa bits drop) unless its CB is unpacked straight to DST
+// (unpack_to_dest_fp32), which keeps every bit.
+void test_unpack_to_dest(DeviceLayer& layer) {
+  std::vector<float> x = randf(1024, -4, 4, 7);
+  Run r;
+  r.formats = {"Float32"};
+  r.inputs = {f32_bytes(x)};
+  r.compute = copy_op_kernel();
+  r.defines = {{"NIN", "1"}, {"OP", "(void)0"}};
+  r.args = {0, 0, 0, 0};
+  std::vector<uint8_t> in = r.inputs[0], through_src = run(layer, r);
+  r.unpack_to_dest_fp32 = {0};
+  std::vector<uint8_t> to_dest = run(layer, r);
+  CHECK(to_dest == in);
+  int truncated = 0;
+  for (int i = 0; i < 1024; i++) {
+    uint32_t a, b;
+    std::memcpy(&a, &in[4 * i], 4);
+    std::memcpy(&b, &through_src[4 * i], 4);
+    CHECK(b == (a & 0xffffe000u));
+    truncated += a != b;
+  }
+  CHECK(truncated > 1000);
+}
+ZYX_TEST(dst, test_unpack_to_dest);
+
 }  // namespace
 
 int main(int argc, char** argv) { return group_main(argc, argv, "numerics_"); }
