@@ -313,6 +313,13 @@ class KernelBuilder {
                                     const std::vector<std::pair<std::string, uint32_t>>& named_args,
                                     const ProgramDesc& program);
   std::shared_ptr<KernelObject> get(const BuildSpec& spec);
+  // Compiles spec syntax-only (-fsyntax-only) with exactly the wrapper and
+  // flags a real build gets, plus extra_flags (placed before the emulator's
+  // include directories, e.g. -iquote or -idirafter roots of a kernel's own
+  // tree): nothing is cached or loaded. Returns the compiler's diagnostics
+  // with the build directory's paths removed; *ok says whether it compiled.
+  // Used by the kernel sweep (tools/kernel_check.cpp).
+  std::string check_syntax(const BuildSpec& spec, const std::vector<std::string>& extra_flags, bool* ok);
   // The cache key of a build: a hash of everything that reaches the compiler.
   std::string key(const BuildSpec& spec) { return key_of(compile_inputs(spec)); }
   // Kills every compiler in flight (their builds fail) and refuses new ones.

@@ -53,7 +53,10 @@ static constexpr uint8_t noc_index = NOC_INDEX;
 #define NOC_DRAM_WRITE_ALIGNMENT_BYTES ZYX_EMU_DRAM_ALIGNMENT
 // An L1 region of zeros kernels copy from (noc_async_read of MEM_ZEROS_BASE).
 #define MEM_ZEROS_BASE ZYX_EMU_L1_ZEROS_OFFSET
-#define MEM_ZEROS_SIZE ZYX_EMU_L1_ZEROS_SIZE
+// A plain int 512, as tt-metal defines it: kernels pass it with int operands
+// to std::min, which an unsigned constant would not deduce with.
+#define MEM_ZEROS_SIZE 512
+static_assert(MEM_ZEROS_SIZE == ZYX_EMU_L1_ZEROS_SIZE, "the zeros region the runtime provides");
 #define NOC_XY_ENCODING(x, y) ((((uint32_t)(y)) << NOC_ADDR_NODE_ID_BITS) | ((uint32_t)(x)))
 #define NOC_MULTICAST_ENCODING(x_start, y_start, x_end, y_end)                                                \
   ((((uint32_t)(x_start)) << (2 * NOC_ADDR_NODE_ID_BITS)) | (((uint32_t)(y_start)) << (3 * NOC_ADDR_NODE_ID_BITS)) | \

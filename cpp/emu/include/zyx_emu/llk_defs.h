@@ -6,10 +6,12 @@
 
 #include <cstdint>
 
+namespace ckernel {
+
+// Unscoped and in ckernel, as tt-metal declares them: kernels name them
+// ckernel::PoolType::MAX, PoolType::MAX or MAX (through the using below).
 enum PoolType { SUM = 0, AVG = 1, MAX = 2, MIN = 3 };
 enum ReduceDim { REDUCE_ROW = 0, REDUCE_COL = 1, REDUCE_SCALAR = 2 };
-
-namespace ckernel {
 
 enum class DstSync : uint8_t { SyncHalf = 0, SyncFull = 1 };
 
