@@ -459,7 +459,10 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
   // What tt-metal compiles into the kernel as its CBs' tile sizes: the CB
   // configs on the kernel's cores. An index whose page size differs between
   // those cores has no compile-time value (get_tile_size asks at run time).
-  std::array<bool, kCircularBuffersPerCore> conflict{};
+  // The same for their data formats and tile shapes (get_dataformat,
+  // get_tile_hw).
+  std::array<bool, kCircularBuffersPerCore> conflict{}, format_conflict{}, hw_conflict{};
+  std::array<bool, kCircularBuffersPerCore> seen{};
   for (const CoreCoord& c : kernel.cores.cores())
     for (const auto& cfg : program.cbs) {
       if (!cfg.cores.contains(c)) continue;
@@ -468,10 +471,19 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
         uint32_t& v = s.cb_tile_sizes[ix.index];
         if (v != 0 && v != ix.page_bytes) conflict[ix.index] = true;
         v = ix.page_bytes;
+        uint32_t format = static_cast<uint32_t>(ix.format), hw = ix.tile_rows * ix.tile_cols;
+        if (seen[ix.index] && s.cb_formats[ix.index] != format) format_conflict[ix.index] = true;
+        if (seen[ix.index] && s.cb_tile_hw[ix.index] != hw) hw_conflict[ix.index] = true;
+        s.cb_formats[ix.index] = format;
+        s.cb_tile_hw[ix.index] = hw;
+        seen[ix.index] = true;
       }
     }
-  for (size_t i = 0; i < 32; i++)
+  for (size_t i = 0; i < kCircularBuffersPerCore; i++) {
     if (conflict[i]) s.cb_tile_sizes[i] = 0;
+    if (format_conflict[i]) s.cb_formats[i] = 0xff;
+    if (hw_conflict[i]) s.cb_tile_hw[i] = 0;
+  }
   return get(s);
 }
 
@@ -642,9 +654,14 @@ std::string KernelBuilder::generated_source(const BuildSpec& s) const {
   out << "#define ZYX_EMU_MATH_APPROX " << (s.math_approx ? 1 : 0) << "\n";
   out << "#define ZYX_EMU_MATH_FIDELITY_NAME \"" << s.math_fidelity << "\"\n";
   out << "#define ZYX_EMU_NUM_DRAM_BANKS " << board_.dram_banks << "\n";
-  out << "#define ZYX_EMU_CB_TILE_SIZES ";
-  for (size_t i = 0; i < s.cb_tile_sizes.size(); i++) out << (i ? "," : "") << s.cb_tile_sizes[i];
-  out << "\n";
+  auto list = [&out](const char* name, const auto& values) {
+    out << "#define " << name << " ";
+    for (size_t i = 0; i < values.size(); i++) out << (i ? "," : "") << values[i];
+    out << "\n";
+  };
+  list("ZYX_EMU_CB_TILE_SIZES", s.cb_tile_sizes);
+  list("ZYX_EMU_CB_FORMATS", s.cb_formats);
+  list("ZYX_EMU_CB_TILE_HW", s.cb_tile_hw);
   out << "#include \"zyx_emu/kernel_prelude.h\"\n";
   out << "#line 1 " << c_string_literal(s.name + ".cpp") << "\n";
   out << *s.source << "\n";

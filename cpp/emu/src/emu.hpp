@@ -283,6 +283,16 @@ struct BuildSpec {
   // expression get_tile_size (0: not configured there, or configured with
   // different page sizes on different cores).
   std::array<uint32_t, kCircularBuffersPerCore> cb_tile_sizes{};
+  // Likewise each CB index's data format (tt-metal's numbering; 0xff: none
+  // single) and tile shape as rows x cols (0: none single), for the constant
+  // expressions get_dataformat and get_tile_hw.
+  std::array<uint32_t, kCircularBuffersPerCore> cb_formats = filled(0xffu);
+  std::array<uint32_t, kCircularBuffersPerCore> cb_tile_hw{};
+  static constexpr std::array<uint32_t, kCircularBuffersPerCore> filled(uint32_t v) {
+    std::array<uint32_t, kCircularBuffersPerCore> a{};
+    a.fill(v);
+    return a;
+  }
 };
 
 // write_new_file writes text to a new file of its own at path, mode 0600:

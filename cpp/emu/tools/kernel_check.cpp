@@ -7,6 +7,9 @@
 //     --args N --arg-value V           N positional compile-time args, each V
 //     --named NAME=V                   a named compile-time arg (repeatable)
 //     --cb-page BYTES                  every CB index's page size
+//     --cb-format N                    every CB index's data format (tt-metal's
+//                                      numbering; 5 is Float16_b) with 32 x 32
+//                                      tiles (default: none, as no CB)
 //     --define NAME=VALUE              a program-factory define (repeatable)
 //     --flag F                         an extra compiler flag (repeatable),
 //                                      e.g. -iquote DIR or -idirafter DIR
@@ -54,7 +57,7 @@ int main(int argc, char** argv) {
   std::map<std::string, std::string> defines;
   std::vector<std::string> extra;
   std::string board = "n150", file;
-  uint32_t nargs = 0, arg_value = 1, cb_page = 0;
+  uint32_t nargs = 0, arg_value = 1, cb_page = 0, cb_format = 0xff;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     auto value = [&](const char* what) -> std::string {
@@ -68,8 +71,8 @@ int main(int argc, char** argv) {
         spec.processor = 0, spec.noc = 0;
       } else if (a == "--ncrisc") {
         spec.processor = 1, spec.noc = 1;
-      } else if (a == "--args" || a == "--arg-value" || a == "--cb-page") {
-        uint32_t* dst = a == "--args" ? &nargs : a == "--arg-value" ? &arg_value : &cb_page;
+      } else if (a == "--args" || a == "--arg-value" || a == "--cb-page" || a == "--cb-format") {
+        uint32_t* dst = a == "--args" ? &nargs : a == "--arg-value" ? &arg_value : a == "--cb-page" ? &cb_page : &cb_format;
         std::string v = value("a number");
         if (!parse_u32(v, dst)) return usage(a + ": \"" + v + "\" is not a 32-bit unsigned number");
       } else if (a == "--named" || a == "--define") {
@@ -109,6 +112,8 @@ int main(int argc, char** argv) {
   spec.defines = &defines;
   spec.compile_args.assign(nargs, arg_value);
   spec.cb_tile_sizes.fill(cb_page);
+  spec.cb_formats.fill(cb_format);
+  spec.cb_tile_hw.fill(cb_format == 0xff ? 0 : 32 * 32);
   std::string base = file.substr(file.rfind('/') + 1);
   spec.name = base.substr(0, base.rfind('.'));
   spec.program_name = "kernel sweep";

@@ -401,9 +401,17 @@ ALWI void matmul_tiles_math(uint32_t idst) { ZYX_API.compute_special(ZYX_CS_MATM
 template <PoolType reduce_type ZYX_EMU_REDUCE_OP_DEFAULT, ReduceDim reduce_dim ZYX_EMU_REDUCE_DIM_DEFAULT,
           bool enforce_fp32_accumulation = false>
 ALWI void reduce_init(uint32_t, uint32_t, uint32_t = 16) {}
+// The earlier form, reduce_init<at_start>(icb, icb_scaler, ocb): like the
+// above, configuration only (the emulator keeps no unpacker state). at_start
+// has no default, so a call without template args is the form above.
+template <bool at_start, PoolType reduce_type ZYX_EMU_REDUCE_OP_DEFAULT, ReduceDim reduce_dim ZYX_EMU_REDUCE_DIM_DEFAULT>
+ALWI void reduce_init(uint32_t, uint32_t, uint32_t = 16) {}
 template <bool at_start = false, PoolType reduce_type ZYX_EMU_REDUCE_OP_DEFAULT,
           ReduceDim reduce_dim ZYX_EMU_REDUCE_DIM_DEFAULT>
 ALWI void reduce_init_delta(uint32_t = 0, uint32_t = 2, uint32_t = 16) {}
+// The earlier undo of reduce_init_delta (reduce_uninit since): nothing to undo.
+template <ReduceDim reduce_dim ZYX_EMU_REDUCE_DIM_DEFAULT>
+ALWI void reduce_revert_delta(uint32_t = 16) {}
 template <PoolType reduce_type ZYX_EMU_REDUCE_OP_DEFAULT, ReduceDim reduce_dim ZYX_EMU_REDUCE_DIM_DEFAULT,
           bool enforce_fp32_accumulation = false>
 ALWI void reduce_init_short(uint32_t, uint32_t, uint32_t = 16) {}

@@ -7,8 +7,8 @@ the emulator, syntax-only, and says why each one that does not build fails.
 Each kernel goes through zyx-emu-kernel-check (cpp/emu/tools), which runs the
 emulator's kernel builder itself: its generated wrapper, flags and include
 tree, with -fsyntax-only. The sweep adds only what a host program would give:
-placeholder compile-time args (SWEEP_ARGS of value 1), every named arg the
-source asks for (value 1), every CB's page size (a bf16 tile, 2048 bytes),
+placeholder compile-time args (64 of value 1), every named arg the source
+asks for (value 1), every CB as bf16 32 x 32 tiles (2048-byte pages),
 the defines that defines.tsv names for the kernel's path, and the kernel's
 own tree as include roots (its directory for quoted includes, then the
 checkout's root and ttnn/cpp after the emulator's headers, so a ttnn helper
@@ -60,7 +60,7 @@ ERROR_LINE = re.compile(r"^(?P<file>[^:\n]*):(?P<line>\d+):(?:\d+:)?\s*(?P<kind>
                         re.M)
 EMU_HEADER = re.compile(r"(^|/)(zyx_emu/|cpp/emu/include/|emu/include/)")
 
-_NOT_MEMBER = re.compile(r"^'(?P<name>[^']+)' is not a member of '(?P<scope>[^']+)'")
+_NOT_MEMBER = re.compile(r"^'(?P<name>[^']+)' (is not a member of|has not been declared in) '(?P<scope>[^']+)'")
 _UNDECLARED = re.compile(
     r"^'(?P<name>[^']+)' (was not declared in this scope|has not been declared|does not name a type|"
     r"is not a (namespace-name|template|type)|in namespace '(?P<scope>[^']+)' does not name a (template )?type)")
@@ -219,7 +219,8 @@ def api_name_index(root):
 
 
 def check_one(tool, root, rel, src, table, nargs, timeout):
-    cmd = [tool, processor_flag(rel, src), "--args", str(nargs), "--arg-value", "1", "--cb-page", "2048"]
+    cmd = [tool, processor_flag(rel, src), "--args", str(nargs), "--arg-value", "1", "--cb-page", "2048",
+           "--cb-format", "5"]
     for name in sorted(set(NAMED_ARG.findall(src))):
         cmd += ["--named", name + "=1"]
     for d in defines_for(rel, table):
@@ -286,6 +287,9 @@ def main(argv=None):
     ap.add_argument("--args", type=int, default=64, help="placeholder compile-time args (default 64)")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per kernel")
     ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("--sample", type=int, default=1,
+                    help="sweep every Nth kernel of the sorted list (default 1: all), for a quick, "
+                         "representative measure")
     ap.add_argument("--json", help="write every kernel's result here")
     ap.add_argument("--log", help="write each failure's first error lines here")
     a = ap.parse_args(argv)
@@ -298,7 +302,9 @@ def main(argv=None):
         raise SystemExit("kernel-sweep: --jobs must be at least 1")
     table = load_defines(a.defines)
     dirs = [d.strip().strip("/") for d in a.dirs.split(",") if d.strip()] or DEFAULT_ROOTS
-    kernels = find_kernels(root, dirs)
+    if a.sample < 1:
+        raise SystemExit("kernel-sweep: --sample must be at least 1")
+    kernels = find_kernels(root, dirs)[::a.sample]
     api_names = api_name_index(root)
     print(f"kernel-sweep: {len(kernels)} kernels under {', '.join(dirs)} of {root}", file=sys.stderr)
     from concurrent.futures import ThreadPoolExecutor

@@ -23,6 +23,8 @@ class Classify(unittest.TestCase):
              ("missing-header", "tt-metalium/circular_buffer_constants.h")),
             ("not a member", "reduce.cpp:20:27: error: 'PoolType' is not a member of 'ckernel'\n",
              ("missing-name", "ckernel::PoolType")),
+            ("not declared in scope", "/t/ttnn/cpp/ttnn/kernel_lib/reduce_helpers_dataflow.hpp:13:16: error: "
+             "'PoolType' has not been declared in 'ckernel'\n", ("missing-name", "ckernel::PoolType")),
             ("api macro", "k.cpp:9:31: error: 'RISCV_DEBUG_REG_WALL_CLOCK_L' was not declared in this scope\n",
              ("missing-name", "RISCV_DEBUG_REG_WALL_CLOCK_L")),
             ("factory define", "k.cpp:40:5: error: 'SFPU_OP_CHAIN_0' was not declared in this scope\n",
