@@ -598,4 +598,56 @@ void test_legacy_compute(const std::string& cache) {
 }
 ZYX_TEST(compat, test_legacy_compute);
 
+// ttnn's moreh helpers the emulator's copy lacked: the two-argument
+// get_tilized_idx, get_noc_offset, and read_tile / read_value, which read
+// back what the kernel first wrote to DRAM (page 1 of out).
+const char* kMorehHelpers = R"(
+#include "api/dataflow/dataflow_api.h"
+#include "ttnn/kernel/dataflow/moreh_common.hpp"
+void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0);
+  // out is one 128-byte page: results in its first 64 bytes, the data read
+  // back in the second.
+  const InterleavedAddrGen<true> gen{.bank_base_address = out, .page_size = 128};
+  volatile uint32_t* w = get_write_ptr<uint32_t>(0);
+  for (uint32_t i = 0; i < 16; i++) w[i] = 100 + i;
+  noc_async_write(get_write_ptr(0), get_noc_addr(0, gen, 64), 64);
+  noc_async_write_barrier();
+  read_tile(1, gen, 0, 64, 64);  // bytes 64..127 of page 0 into cb 1, pushed
+  cb_wait_front(1, 1);
+  volatile uint32_t* r = get_read_ptr<uint32_t>(1);
+  uint32_t sum = 0;
+  for (uint32_t i = 0; i < 16; i++) sum += r[i];
+  cb_pop_front(1, 1);
+  read_value(2, gen, 0, 21);  // element 21 of page 0 (4-byte elements: cb 2's tile is 4096 bytes)
+  volatile uint32_t* v = get_read_ptr<uint32_t>(2);
+  uint32_t noc_offset = 0;
+  get_noc_offset(17, 18, 2, noc_offset);
+  w[0] = get_tilized_idx(0, 0);
+  w[1] = get_tilized_idx(3, 20);
+  w[2] = get_tilized_idx(17, 2);
+  w[3] = get_tilized_idx(33 + 16, 31);  // modulo 32: (17, 31)
+  w[4] = noc_offset;
+  w[5] = sum;
+  w[6] = v[21];
+  noc_async_write(get_write_ptr(0), get_noc_addr(0, gen), 28);
+  noc_async_write_barrier();
+}
+)";
+
+void test_moreh_helpers(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  auto v = run_words(*layer, kMorehHelpers, 32,
+                     {CB(0, "UInt32", 64, 1), CB(1, "UInt32", 64, 1), CB(2, "UInt32", 4096, 1)});
+  CHECK_EQ(v[0], 0u);
+  CHECK_EQ(v[1], 256u + 3 * 16 + 4);       // face 1, row 3, column 4
+  CHECK_EQ(v[2], 512u + 1 * 16 + 2);       // face 2, row 1, column 2
+  CHECK_EQ(v[3], 768u + 1 * 16 + 15);      // face 3, row 1, column 15
+  CHECK_EQ(v[4], (768u + 16 + 2) * 2 / 32 * 32);  // bytes, down to 32
+  CHECK_EQ(v[5], 1720u);                   // 100 + … + 115
+  CHECK_EQ(v[6], 105u);                    // word 21 of the page: 100 + 5
+  CHECK_EQ(v[16], 100u);                   // the data itself, in the second half
+}
+ZYX_TEST(compat, test_moreh_helpers);
+
 }  // namespace
