@@ -650,4 +650,26 @@ void test_moreh_helpers(const std::string& cache) {
 }
 ZYX_TEST(compat, test_moreh_helpers);
 
+// api/compute/quantization.h: a kernel that includes it builds and runs; a
+// quantization call, not emulated, stops the run with an error naming it.
+void test_quantization_header(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  for (bool call : {false, true}) {
+    GroupProgram p;
+    p.name = "quantization";
+    p.compute.source = std::string("#include \"api/compute/quantization.h\"\nnamespace NAMESPACE {\nvoid MAIN {\n") +
+                       (call ? "  quant_tile_init(0);\n  quant_tile(0, 1, 0);\n" : "") + "}\n}\n";
+    p.cbs = {CB(0, "Float16_b", 2048, 1)};
+    uint64_t prog = layer->compile(one_group_program(p, 1, 1));
+    if (call) {
+      std::string why = expect_error("run_error", [&] { layer->run(prog, {}, false); });
+      CHECK(why.find("quant_tile_init: int32 quantization is not emulated") != std::string::npos);
+    } else {
+      layer->run(prog, {}, false);
+    }
+    layer->release(prog);
+  }
+}
+ZYX_TEST(compat, test_quantization_header);
+
 }  // namespace
