@@ -380,6 +380,10 @@ constexpr inline __attribute__((always_inline)) bool is_power_of_2(uint32_t n) {
 // after it runs as it would after any delay.
 inline void riscv_wait(uint32_t cycles) { (void)cycles; }
 
+// A core's L1 data cache (Blackhole): the emulator's L1 is host memory that
+// every section sees at once, so there is nothing to invalidate.
+inline void invalidate_l1_cache() {}
+
 // The kernel's threads (api/kernel_thread_globals.h): one kernel runs on one
 // processor here, as on Wormhole and Blackhole, so one thread, number 0.
 inline uint32_t get_num_threads() { return 1; }

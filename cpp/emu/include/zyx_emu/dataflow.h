@@ -934,7 +934,6 @@ FORCE_INLINE void noc_async_writes_flushed(uint8_t = noc_index) {}
 FORCE_INLINE void noc_async_posted_writes_flushed(uint8_t = noc_index) {}
 FORCE_INLINE void noc_async_atomic_barrier(uint8_t = noc_index) {}
 FORCE_INLINE void noc_async_full_barrier(uint8_t = noc_index) {}
-FORCE_INLINE void invalidate_l1_cache() {}
 inline void RISC_POST_HEARTBEAT(uint32_t& heartbeat) { heartbeat++; }
 
 // ---- inline writes ----
