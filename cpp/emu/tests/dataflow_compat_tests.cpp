@@ -579,13 +579,18 @@ void MAIN {
 }
 )";
 
+// A one-core program of a compute kernel alone (one bf16 CB).
+uint64_t compile_compute_only(DeviceLayer& layer, const std::string& name, const std::string& source) {
+  GroupProgram p;
+  p.name = name;
+  p.compute.source = source;
+  p.cbs = {CB(0, "Float16_b", 2048, 1)};
+  return layer.compile(one_group_program(p, 1, 1));
+}
+
 void test_legacy_compute(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
-  GroupProgram p;
-  p.name = "legacy_compute";
-  p.compute.source = kLegacyCompute;
-  p.cbs = {CB(0, "Float16_b", 2048, 1)};
-  uint64_t prog = layer->compile(one_group_program(p, 1, 1));
+  uint64_t prog = compile_compute_only(*layer, "legacy_compute", kLegacyCompute);
   setenv("ZYX_EMU_DPRINT", "1", 1);
   std::string err = capture_stderr([&] { layer->run(prog, {}, false); });
   unsetenv("ZYX_EMU_DPRINT");
@@ -655,12 +660,10 @@ ZYX_TEST(compat, test_moreh_helpers);
 void test_quantization_header(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
   for (bool call : {false, true}) {
-    GroupProgram p;
-    p.name = "quantization";
-    p.compute.source = std::string("#include \"api/compute/quantization.h\"\nnamespace NAMESPACE {\nvoid MAIN {\n") +
-                       (call ? "  quant_tile_init(0);\n  quant_tile(0, 1, 0);\n" : "") + "}\n}\n";
-    p.cbs = {CB(0, "Float16_b", 2048, 1)};
-    uint64_t prog = layer->compile(one_group_program(p, 1, 1));
+    uint64_t prog = compile_compute_only(
+        *layer, "quantization",
+        std::string("#include \"api/compute/quantization.h\"\nnamespace NAMESPACE {\nvoid MAIN {\n") +
+            (call ? "  quant_tile_init(0);\n  quant_tile(0, 1, 0);\n" : "") + "}\n}\n");
     if (call) {
       std::string why = expect_error("run_error", [&] { layer->run(prog, {}, false); });
       CHECK(why.find("quant_tile_init: int32 quantization is not emulated") != std::string::npos);
