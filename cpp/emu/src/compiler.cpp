@@ -471,18 +471,20 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
         uint32_t& v = s.cb_tile_sizes[ix.index];
         if (v != 0 && v != ix.page_bytes) conflict[ix.index] = true;
         v = ix.page_bytes;
-        uint32_t format = static_cast<uint32_t>(ix.format), hw = ix.tile_rows * ix.tile_cols;
+        uint32_t format = static_cast<uint32_t>(ix.format);
         if (seen[ix.index] && s.cb_formats[ix.index] != format) format_conflict[ix.index] = true;
-        if (seen[ix.index] && s.cb_tile_hw[ix.index] != hw) hw_conflict[ix.index] = true;
+        if (seen[ix.index] && (s.cb_tile_rows[ix.index] != ix.tile_rows || s.cb_tile_cols[ix.index] != ix.tile_cols))
+          hw_conflict[ix.index] = true;
         s.cb_formats[ix.index] = format;
-        s.cb_tile_hw[ix.index] = hw;
+        s.cb_tile_rows[ix.index] = ix.tile_rows;
+        s.cb_tile_cols[ix.index] = ix.tile_cols;
         seen[ix.index] = true;
       }
     }
   for (size_t i = 0; i < kCircularBuffersPerCore; i++) {
     if (conflict[i]) s.cb_tile_sizes[i] = 0;
     if (format_conflict[i]) s.cb_formats[i] = 0xff;
-    if (hw_conflict[i]) s.cb_tile_hw[i] = 0;
+    if (hw_conflict[i]) s.cb_tile_rows[i] = s.cb_tile_cols[i] = 0;
   }
   return get(s);
 }
@@ -661,7 +663,8 @@ std::string KernelBuilder::generated_source(const BuildSpec& s) const {
   };
   list("ZYX_EMU_CB_TILE_SIZES", s.cb_tile_sizes);
   list("ZYX_EMU_CB_FORMATS", s.cb_formats);
-  list("ZYX_EMU_CB_TILE_HW", s.cb_tile_hw);
+  list("ZYX_EMU_CB_TILE_ROWS", s.cb_tile_rows);
+  list("ZYX_EMU_CB_TILE_COLS", s.cb_tile_cols);
   out << "#include \"zyx_emu/kernel_prelude.h\"\n";
   out << "#line 1 " << c_string_literal(s.name + ".cpp") << "\n";
   out << *s.source << "\n";

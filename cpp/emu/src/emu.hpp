@@ -284,10 +284,11 @@ struct BuildSpec {
   // different page sizes on different cores).
   std::array<uint32_t, kCircularBuffersPerCore> cb_tile_sizes{};
   // Likewise each CB index's data format (tt-metal's numbering; 0xff: none
-  // single) and tile shape as rows x cols (0: none single), for the constant
-  // expressions get_dataformat and get_tile_hw.
+  // single) and tile rows and columns (0: none single), for the constant
+  // expressions get_dataformat and get_tile_hw and the compute kernel's
+  // unpack_*/pack_* arrays.
   std::array<uint32_t, kCircularBuffersPerCore> cb_formats = filled(0xffu);
-  std::array<uint32_t, kCircularBuffersPerCore> cb_tile_hw{};
+  std::array<uint32_t, kCircularBuffersPerCore> cb_tile_rows{}, cb_tile_cols{};
   static constexpr std::array<uint32_t, kCircularBuffersPerCore> filled(uint32_t v) {
     std::array<uint32_t, kCircularBuffersPerCore> a{};
     a.fill(v);

@@ -513,6 +513,8 @@ const char* kLegacyForms = R"(
 #include "api/debug/dump.h"
 #include "api/debug/checkpoint.h"
 #include "dataflow_api_common.h"
+#include "internal/circular_buffer_interface.h"
+#include "noc/noc_parameters.h"
 void kernel_main() {
   uint32_t out = get_arg_val<uint32_t>(0);
   volatile uint32_t* w = get_write_ptr<uint32_t>(0);
@@ -524,6 +526,8 @@ void kernel_main() {
   DPRINT << "ptr " << w << " at " << get_write_ptr(0) << ENDL();
   debug_dump_l1(get_write_ptr(0), 2);
   constexpr auto args = make_tensor_accessor_args<0>();
+  static_assert(has_page_size_v<InterleavedAddrGen<true>> && !has_get_aligned_page_size_v<InterleavedAddrGen<true>>);
+  static_assert(has_get_aligned_page_size_v<std::remove_cv_t<decltype(args)>> && !has_page_size_v<int>);
   auto a = make_tensor_accessor_from_args(args, out, 64);
   auto b = TensorAccessor(args, out, 64);
   w[2] = a.get_noc_addr(1) == b.get_noc_addr(1);
@@ -569,6 +573,13 @@ const char* kLegacyCompute = R"(
 #include "api/debug/dprint.h"
 namespace NAMESPACE {
 void MAIN {
+  // The CB tables tt-metal's build writes into a compute kernel (cb 0:
+  // Float16_b, 32 x 32), and the accumulation define ttnn's kernel_lib reads.
+  static_assert(unpack_src_format[0] == 5 && pack_dst_format[0] == 5 && unpack_dst_format[0] == 5);
+  static_assert(unpack_tile_r_dim[0] == 32 && unpack_tile_c_dim[0] == 32 && pack_tile_r_dim[0] == 32 &&
+                pack_tile_c_dim[0] == 32);
+  static_assert(unpack_src_format[1] == 0xff && unpack_tile_r_dim[1] == 0);  // cb 1: not configured
+  static_assert(ENABLE_FP32_DEST_ACC == 0 && !DST_ACCUM_MODE);
   reduce_init<true>(0, 1, 16);
   reduce_revert_delta();
   reduce_revert_delta<ReduceDim::REDUCE_COL>(16);

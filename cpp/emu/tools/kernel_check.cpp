@@ -113,7 +113,8 @@ int main(int argc, char** argv) {
   spec.compile_args.assign(nargs, arg_value);
   spec.cb_tile_sizes.fill(cb_page);
   spec.cb_formats.fill(cb_format);
-  spec.cb_tile_hw.fill(cb_format == 0xff ? 0 : 32 * 32);
+  spec.cb_tile_rows.fill(cb_format == 0xff ? 0 : 32);
+  spec.cb_tile_cols.fill(cb_format == 0xff ? 0 : 32);
   std::string base = file.substr(file.rfind('/') + 1);
   spec.name = base.substr(0, base.rfind('.'));
   spec.program_name = "kernel sweep";

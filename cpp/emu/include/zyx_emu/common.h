@@ -188,14 +188,16 @@ static constexpr uint32_t cb_tile_sizes[] = {ZYX_EMU_CB_TILE_SIZES};
 #else
 static constexpr uint32_t cb_tile_sizes[] = {0};
 #endif
-// Data format (0xff: none single) and tile rows x cols (0: none single) of
-// each CB index, as the builder writes them.
+// Data format (0xff: none single) and tile rows and columns (0: none
+// single) of each CB index, as the builder writes them.
 #ifdef ZYX_EMU_CB_FORMATS
 static constexpr uint32_t cb_formats[] = {ZYX_EMU_CB_FORMATS};
-static constexpr uint32_t cb_tile_hw[] = {ZYX_EMU_CB_TILE_HW};
+static constexpr uint32_t cb_tile_rows[] = {ZYX_EMU_CB_TILE_ROWS};
+static constexpr uint32_t cb_tile_cols[] = {ZYX_EMU_CB_TILE_COLS};
 #else
 static constexpr uint32_t cb_formats[] = {0xff};
-static constexpr uint32_t cb_tile_hw[] = {0};
+static constexpr uint32_t cb_tile_rows[] = {0};
+static constexpr uint32_t cb_tile_cols[] = {0};
 #endif
 template <typename T>
 FORCE_INLINE T arg_as(uint32_t kind, int i) {
@@ -275,8 +277,8 @@ constexpr inline __attribute__((always_inline)) uint32_t get_tile_size(uint32_t 
 // each kernel), as get_tile_size is.
 constexpr inline __attribute__((always_inline)) uint32_t get_tile_hw(uint32_t cb) {
   if (std::is_constant_evaluated())
-    return cb < sizeof(zyx_emu_detail::cb_tile_hw) / sizeof(uint32_t) && zyx_emu_detail::cb_tile_hw[cb] != 0
-               ? zyx_emu_detail::cb_tile_hw[cb]
+    return cb < sizeof(zyx_emu_detail::cb_tile_rows) / sizeof(uint32_t) && zyx_emu_detail::cb_tile_rows[cb] != 0
+               ? zyx_emu_detail::cb_tile_rows[cb] * zyx_emu_detail::cb_tile_cols[cb]
                : throw "get_tile_hw: the CB has no single tile shape on the kernel's cores";
   uint32_t r = 32, c = 32, f = 4;
   ZYX_API.tile_shape(cb, &r, &c, &f);

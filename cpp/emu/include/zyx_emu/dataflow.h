@@ -629,6 +629,18 @@ template <typename Args>
 TensorAccessor(const Args&, uint32_t, uint32_t) -> TensorAccessor<Args>;
 template <typename Args>
 TensorAccessor(const Args&, uint32_t) -> TensorAccessor<Args>;
+// Whether an address generator has a page_size member or a
+// get_aligned_page_size() (tt-metal's traits, which ttnn's helpers test).
+template <typename, typename = void>
+inline constexpr bool has_page_size_v = false;
+template <typename T>
+inline constexpr bool has_page_size_v<T, std::void_t<decltype(std::declval<T>().page_size)>> = true;
+template <typename, typename = void>
+inline constexpr bool has_get_aligned_page_size_v = false;
+template <typename T>
+inline constexpr bool
+    has_get_aligned_page_size_v<T, std::void_t<decltype(std::declval<T>().get_aligned_page_size())>> = true;
+
 // The earlier name of the same construction, which kernels of 2025 use.
 template <typename Args>
 FORCE_INLINE auto make_tensor_accessor_from_args(const Args& args, uint32_t bank_base_address,
