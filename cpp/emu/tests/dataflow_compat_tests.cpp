@@ -417,6 +417,12 @@ void kernel_main() {
   static_assert(std::is_same_v<decltype(ckernel::PoolType::MAX), ckernel::PoolType>);
   static_assert(std::is_same_v<decltype(ckernel::ReduceDim::REDUCE_COL), ckernel::ReduceDim>);
   static_assert(std::is_same_v<decltype(noc_mode), const uint8_t>);
+  static_assert(std::is_same_v<decltype(ckernel::MathFidelity::HiFi4), ckernel::MathFidelity>);
+  static_assert(uint8_t(ckernel::MathFidelity::LoFi) == 0 && uint8_t(ckernel::MathFidelity::HiFi2) == 2 &&
+                uint8_t(ckernel::MathFidelity::HiFi4) == 4 && UnpackToDestEn && !UnpackToDestDis);
+  // The CB tables every kernel gets: cb 0 is UInt32 (24), 32 x 32.
+  static_assert(unpack_src_format[0] == 24 && pack_dst_format[0] == 24 && unpack_tile_r_dim[0] == 32 &&
+                unpack_tile_c_dim[0] == 32);
   constexpr DataFormat format = get_dataformat(0);
   constexpr uint32_t tile_hw = get_tile_hw(0);
   using namespace tt::tt_metal;

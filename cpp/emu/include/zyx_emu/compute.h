@@ -33,27 +33,6 @@ constexpr bool get_fp32_dest_acc_enabled() { return DST_ACCUM_MODE; }
 #define ENABLE_FP32_DEST_ACC ZYX_EMU_FP32_DEST_ACC
 #endif
 
-// Each CB index's L1 data format and tile shape, as tt-metal's build writes
-// them into a compute kernel (the unpacker's and packer's views agree: one
-// L1 format per CB). An index with none single on the kernel's cores reads
-// 0xff (format) and 0 (shape).
-namespace zyx_emu_detail {
-template <typename T, size_t... I>
-constexpr std::array<T, sizeof...(I)> cb_table(const uint32_t* values, std::index_sequence<I...>) {
-  return {static_cast<T>(values[I])...};
-}
-template <typename T, size_t N>
-constexpr auto cb_table(const uint32_t (&values)[N]) {
-  return cb_table<T>(values, std::make_index_sequence<N>());
-}
-}  // namespace zyx_emu_detail
-static constexpr auto unpack_src_format = zyx_emu_detail::cb_table<std::int32_t>(zyx_emu_detail::cb_formats);
-static constexpr auto unpack_dst_format = zyx_emu_detail::cb_table<std::int32_t>(zyx_emu_detail::cb_formats);
-static constexpr auto pack_dst_format = zyx_emu_detail::cb_table<unsigned char>(zyx_emu_detail::cb_formats);
-static constexpr auto unpack_tile_r_dim = zyx_emu_detail::cb_table<uint8_t>(zyx_emu_detail::cb_tile_rows);
-static constexpr auto unpack_tile_c_dim = zyx_emu_detail::cb_table<uint8_t>(zyx_emu_detail::cb_tile_cols);
-static constexpr auto pack_tile_r_dim = zyx_emu_detail::cb_table<uint8_t>(zyx_emu_detail::cb_tile_rows);
-static constexpr auto pack_tile_c_dim = zyx_emu_detail::cb_table<uint8_t>(zyx_emu_detail::cb_tile_cols);
 #ifndef APPROX
 #define APPROX (ZYX_EMU_MATH_APPROX != 0)
 #endif

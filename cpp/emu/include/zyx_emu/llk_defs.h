@@ -15,6 +15,14 @@ enum ReduceDim { REDUCE_ROW = 0, REDUCE_COL = 1, REDUCE_SCALAR = 2 };
 
 enum class DstSync : uint8_t { SyncHalf = 0, SyncFull = 1 };
 
+// The FPU's fidelity phases, with tt-metal's values (the emulator's
+// numerics take the kernel's fidelity from its compute config).
+enum class MathFidelity : uint8_t { LoFi = 0, HiFi2 = 2, HiFi3 = 3, HiFi4 = 4 };
+// Whether the unpacker writes DST directly (a template arg of tt-metal's
+// unpack calls).
+constexpr bool UnpackToDestEn = true;
+constexpr bool UnpackToDestDis = false;
+
 // Packer ReLU: the modes, and a mode with its threshold (bf16 bits), whose
 // packed word is pack_relu_config's.
 enum class ReluType : uint8_t { NO_RELU = 0, ZERO_RELU = 1, MIN_THRESHOLD_RELU = 2, MAX_THRESHOLD_RELU = 3 };
