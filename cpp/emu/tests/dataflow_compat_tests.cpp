@@ -586,6 +586,11 @@ void MAIN {
                 pack_tile_c_dim[0] == 32);
   static_assert(unpack_src_format[1] == 0xff && unpack_tile_r_dim[1] == 0);  // cb 1: not configured
   static_assert(ENABLE_FP32_DEST_ACC == 0 && !DST_ACCUM_MODE);
+  // The sentinel's configuration calls (no effect without the sentinel).
+  static_assert(uint8_t(Operand::SRCA) == 1 && uint8_t(Operand::SRCB) == 2 && uint8_t(Operand::PACK) == 4);
+  state_configure(0, __LINE__);
+  state_configure<Operand::SRCA, Operand::PACK>(0, 16, __LINE__);
+  state_configure(0, 1, 16, __LINE__);
   reduce_init<true>(0, 1, 16);
   reduce_revert_delta();
   reduce_revert_delta<ReduceDim::REDUCE_COL>(16);

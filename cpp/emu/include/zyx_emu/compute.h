@@ -394,6 +394,18 @@ ALWI void matmul_block(uint32_t in0_cb, uint32_t in1_cb, uint32_t in0_tile, uint
 template <uint32_t num_faces = 4>
 ALWI void matmul_tiles_math(uint32_t idst) { ZYX_API.compute_special(ZYX_CS_MATMUL_MATH, idst, num_faces, 0, 0); }
 
+// ---- the compute-kernel sentinel (api/compute/sentinel) ----
+// tt-metal's optional check that a kernel reconfigures its unpacker and
+// packer before changing CBs records each configuration here; built without
+// it (tt-metal's default) the calls do nothing, and the emulator, which
+// keeps no unpacker or packer state to get wrong, builds them so.
+enum class Operand : uint8_t { SRCA = 0x1, SRCB = 0x2, PACK = 0x4 };
+template <Operand operand = Operand::SRCA>
+ALWI void state_configure(uint32_t, uint32_t) {}
+template <Operand operand_a = Operand::SRCA, Operand operand_b = Operand::SRCB>
+ALWI void state_configure(uint32_t, uint32_t, uint32_t) {}
+ALWI void state_configure(uint32_t, uint32_t, uint32_t, uint32_t) {}
+
 // ---- reduce ----
 #ifdef REDUCE_OP
 #define ZYX_EMU_REDUCE_OP_DEFAULT = REDUCE_OP
