@@ -333,6 +333,16 @@ func BenchmarkQueuedLaunches(b *testing.B) {
 	backendtest.BenchmarkQueuedLaunches(b, gpu(b), emptyProgram(), []backendtest.Arg{backendtest.BufferArg(4)}, 10000)
 }
 
+// BenchmarkQueuedLaunchesFastReaper is BenchmarkQueuedLaunches with the
+// reaper at its fast pace while nobody waits (as it was before the idle
+// pace): what the reaper's rounds cost a submitter queueing back to back.
+func BenchmarkQueuedLaunchesFastReaper(b *testing.B) {
+	was := reaperIdleSleep
+	reaperIdleSleep = reaperMinSleep
+	defer func() { reaperIdleSleep = was }()
+	BenchmarkQueuedLaunches(b)
+}
+
 // BenchmarkPipeline: 1 GiB per input through vadd in 64 MiB chunks,
 // pipelined with events on two buffer sets against the same steps one after
 // another.

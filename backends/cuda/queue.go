@@ -110,6 +110,12 @@ const (
 	reaperLinger   = 200 * time.Microsecond // an idle reaper's wait for more work before it exits
 )
 
+// reaperIdleSleep is the reaper's pause between rounds while work is
+// pending that nobody waits for through Done: at a launch every few
+// microseconds, a round then retires some hundreds of launches at once.
+// A variable so that a benchmark can compare the fast pace.
+var reaperIdleSleep = time.Millisecond
+
 // pause waits before poll number polls of something waited for since
 // waited.
 func pause(waited time.Duration, polls int, maxSleep time.Duration) {
@@ -249,7 +255,9 @@ func (d *Device) newEvent(stream int, ctx context.Context, kind, detail string) 
 	return e
 }
 
-// Done is closed once the work has ended.
+// Done is closed once the work has ended. Asking for it while the work
+// is pending puts the reaper at its fast pace: someone now waits for the
+// reaper to see the end.
 func (e *event) Done() <-chan struct{} {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -258,6 +266,9 @@ func (e *event) Done() <-chan struct{} {
 		if e.state.Load() == evDone {
 			close(e.done)
 		}
+	}
+	if e.state.Load() != evDone && e.dev != nil && !e.dev.watched.Load() {
+		e.dev.watched.Store(true)
 	}
 	return e.done
 }
@@ -463,6 +474,7 @@ func (d *Device) completeThroughLocked(s int, seq uint64) {
 // kickReaper starts the reaper when work is on the streams and none runs:
 // work whose submitter stopped waiting for it (waited) must still end.
 func (d *Device) kickReaper() {
+	d.watched.Store(true)
 	d.fifoMu.Lock()
 	defer d.fifoMu.Unlock()
 	if d.reaping {
@@ -924,11 +936,21 @@ func (d *Device) reap() {
 		}
 		if empty && (time.Since(idle) >= reaperLinger || d.closed.Load() || d.lost.Load() != nil) {
 			d.reaping = false
+			d.watched.Store(false)
 			d.fifoMu.Unlock()
 			return
 		}
 		d.fifoMu.Unlock()
-		if d.lost.Load() == nil {
+		switch {
+		case d.lost.Load() != nil:
+		case !empty && !d.watched.Load() && !d.closed.Load():
+			// Work is pending and nobody waits through Done: Wait polls
+			// for itself, so the reaper only gives back buffers and
+			// executables, and its rounds (a CUDA event recorded under
+			// the submission lock, a query, the retirements) would
+			// compete with a submitter queueing back to back.
+			time.Sleep(reaperIdleSleep)
+		default:
 			// No spinning: Wait polls for itself, so the reaper's latency
 			// only delays Done and the giving back of buffers.
 			time.Sleep(max(sleepFor(time.Since(idle), reaperMaxSleep), reaperMinSleep))

@@ -99,3 +99,79 @@ func BenchmarkRawQueued(b *testing.B) {
 	}
 	sync()
 }
+
+// The attribution benchmarks add, one at a time, what the backend's
+// synchronous launch does around the two driver calls, so that the gap
+// between BenchmarkRawLaunchSync and BenchmarkLaunchEmpty can be split on
+// the GPU host: a cuCtxSetCurrent per launch, then the thread locked and
+// unlocked per launch as well, then the backend's own Launch without
+// package backends' checks in front.
+
+// BenchmarkRawLaunchSyncCtx: cuCtxSetCurrent + cuLaunchKernel +
+// cuStreamSynchronize.
+func BenchmarkRawLaunchSyncCtx(b *testing.B) {
+	d, k := rawEmpty(b)
+	for b.Loop() {
+		d.drv.cuCtxSetCurrent(d.ctx)
+		rawLaunch(b, d, k)
+		if r := d.drv.cuStreamSynchronize(d.stream); r != cudaSuccess {
+			b.Fatal(d.fail("cuStreamSynchronize", r))
+		}
+	}
+}
+
+// BenchmarkRawLaunchSyncRelock: as BenchmarkRawLaunchSyncCtx, with the
+// goroutine locked to its thread only for each launch, as the backend's
+// submission is.
+func BenchmarkRawLaunchSyncRelock(b *testing.B) {
+	d, k := rawEmpty(b)
+	runtime.UnlockOSThread() // rawEmpty's lock: each launch locks its own
+	defer runtime.LockOSThread()
+	for b.Loop() {
+		runtime.LockOSThread()
+		d.drv.cuCtxSetCurrent(d.ctx)
+		rawLaunch(b, d, k)
+		r := d.drv.cuStreamSynchronize(d.stream)
+		runtime.UnlockOSThread()
+		if r != cudaSuccess {
+			b.Fatal(d.fail("cuStreamSynchronize", r))
+		}
+	}
+}
+
+// BenchmarkLaunchEmptyDriver: the backend's Launch called directly (no
+// package backends in front), as BenchmarkLaunchEmpty's kernel.
+func BenchmarkLaunchEmptyDriver(b *testing.B) {
+	_, k := rawEmpty(b)
+	runtime.UnlockOSThread()
+	defer runtime.LockOSThread()
+	ctx := context.Background()
+	l := &driver.Launch{Grid: [3]uint64{1, 1, 1}}
+	for range 1000 {
+		require.NoError(b, k.Launch(ctx, l))
+	}
+	for b.Loop() {
+		if err := k.Launch(ctx, l); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRawQueuedCtx: BenchmarkRawQueued with a cuCtxSetCurrent before
+// each launch, as the backend's Submit makes.
+func BenchmarkRawQueuedCtx(b *testing.B) {
+	d, k := rawEmpty(b)
+	sync := func() {
+		if r := d.drv.cuStreamSynchronize(d.stream); r != cudaSuccess {
+			b.Fatal(d.fail("cuStreamSynchronize", r))
+		}
+	}
+	for i := range b.N {
+		d.drv.cuCtxSetCurrent(d.ctx)
+		rawLaunch(b, d, k)
+		if (i+1)%10000 == 0 {
+			sync()
+		}
+	}
+	sync()
+}
