@@ -116,8 +116,8 @@ for r in $(seq 1 "$ROUNDS"); do
       native "$NATIVE/cl_launch_native" 10000 1 gpu | sed 's/^native cl_/native clgpu_/'
     fi
     if has emu && [ -x "$EMU_BUILD/bench/emu_compute_bench" ]; then
-      timeout "$LIMIT" "$EMU_BUILD/bench/emu_compute_bench" 5 add || echo "emu add exit $?"
-      ZYX_BENCH_THREADS=${EMU_THREADS:-1,$(nproc)} timeout "$LIMIT" "$EMU_BUILD/bench/emu_compute_bench" 3 scaling || echo "emu scaling exit $?"
+      timeout "$LIMIT" "$EMU_BUILD/bench/emu_compute_bench" 10 add || echo "emu add exit $?"
+      ZYX_BENCH_THREADS=${EMU_THREADS:-1,$(nproc)} timeout "$LIMIT" "$EMU_BUILD/bench/emu_compute_bench" 10 scaling || echo "emu scaling exit $?"
     fi
     if has ping; then
       gobench ttruntime ttruntime -test.bench 'PingVsPipe$' -test.benchtime 20000x

@@ -163,7 +163,17 @@ type event struct {
 	err  error
 
 	op op // what the work is and holds; cleared once it has ended
+
+	// synced: a synchronous launch's event that its submitter waits for
+	// on the stream itself (submit: syncTail). Such an event never leaves
+	// the package, so once syncTail has retired it, Launch gives it back
+	// to eventPool (Device.recycle); its retirement keeps op.acc for that.
+	synced bool
 }
+
+// eventPool holds the events of synchronous launches that have ended, for
+// the next submission: a launch that is waited for allocates no event.
+var eventPool = sync.Pool{New: func() any { return new(event) }}
 
 // op is a submission's work.
 type op struct {
@@ -175,9 +185,12 @@ type op struct {
 	vals         []uint64 // a launch's parameter values
 	valsInline   [6]uint64
 	// issue puts the work on stream s: called under the submission lock,
-	// on a locked thread with the context current. Nil is no work (the
-	// event still orders what waits for it).
+	// on a locked thread with the context current. Nil (and no kernel) is
+	// no work (the event still orders what waits for it).
 	issue func(s uintptr) error
+	// kernel is a kernel launch's work, issued instead of issue: kept in
+	// the op so that a launch allocates no closure.
+	kernel kernelRun
 	// job is work the host does instead (a staged copy of Go memory): the
 	// worker runs it in the gate's order, outside the submission lock, and
 	// the work has ended when it returns.
@@ -250,9 +263,36 @@ func (h *holds) drop() {
 }
 
 func (d *Device) newEvent(stream int, ctx context.Context, kind, detail string) *event {
-	e := &event{dev: d, stream: stream}
+	e := eventPool.Get().(*event)
+	e.dev, e.stream = d, stream
 	e.op.kind, e.op.detail, e.op.ctx = kind, detail, ctx
 	return e
+}
+
+// recycle gives e, the event of a synchronous launch that syncTail
+// retired, back to eventPool. The references the device still holds to it
+// are dropped first, under the submission lock: the stream's list of
+// events without a CUDA event (e and what came before it on the stream,
+// all ended), and the last access of its buffers.
+func (d *Device) recycle(e *event) {
+	d.subMu.Lock()
+	u := d.unrecorded[e.stream]
+	if i := slices.Index(u, e); i >= 0 {
+		n := copy(u, u[i+1:])
+		clear(u[n:])
+		d.unrecorded[e.stream] = u[:n]
+	}
+	for _, a := range e.op.acc {
+		if a.buf.lastWrite == e {
+			a.buf.lastWrite = nil
+		}
+		if a.buf.reads[e.stream] == e {
+			a.buf.reads[e.stream] = nil
+		}
+	}
+	d.subMu.Unlock()
+	*e = event{}
+	eventPool.Put(e)
 }
 
 // Done is closed once the work has ended. Asking for it while the work
@@ -654,7 +694,7 @@ func (d *Device) submit(e *event) (driver.Event, error) {
 		return nil, err
 	}
 	if e.op.waited && e.op.ctx.Done() == nil {
-		d.syncTail(e)
+		e.synced = d.syncTail(e)
 	}
 	return e, nil
 }
@@ -665,16 +705,18 @@ func (d *Device) submit(e *event) (driver.Event, error) {
 // driver spins on the stream, with no poll through purego and no second
 // cuCtxSetCurrent. Only while e is the newest work on its stream (else the
 // stream's end is not e's); on any failure Wait finds out by polling.
-func (d *Device) syncTail(e *event) {
+// It reports whether it waited and retired e.
+func (d *Device) syncTail(e *event) bool {
 	through := d.tailSeq[e.stream].Load()
 	if through != e.seq {
-		return
+		return false
 	}
 	if r := d.drv.cuStreamSynchronize(d.streams[e.stream]); r != cudaSuccess {
 		_ = d.fail("cuStreamSynchronize", r) // a fault loses the device here
-		return
+		return false
 	}
 	d.completeThrough(e.stream, through)
+	return true
 }
 
 // roomFor waits while the device has maxInFlight submissions on its
@@ -721,7 +763,12 @@ func (d *Device) enqueueLocked(e *event) error {
 	if err := d.streamWaitsLocked(e, s); err != nil {
 		return err
 	}
-	if e.op.issue != nil {
+	switch {
+	case e.op.kernel.k != nil:
+		if err := e.op.kernel.k.issue(s, e, e.op.kernel.grid, e.op.kernel.timed); err != nil {
+			return err
+		}
+	case e.op.issue != nil:
 		if err := e.op.issue(s); err != nil {
 			return err
 		}
@@ -893,10 +940,15 @@ func (d *Device) retire(e *event, recycle bool) {
 	if cu := e.cu.Load(); recycle && cu != 0 && e.ownsCU {
 		d.putEvent(cu)
 	}
-	// kind and detail stay: a late waiter may still name the work.
+	// kind and detail stay: a late waiter may still name the work. A
+	// synchronous launch's accesses stay for recycle.
 	o := &e.op
-	o.ctx, o.after, o.acc, o.accInline, o.vals = nil, nil, nil, [3]access{}, nil
+	if !o.waited || o.ctx == nil || o.ctx.Done() != nil {
+		o.acc, o.accInline = nil, [3]access{}
+	}
+	o.ctx, o.after, o.vals = nil, nil, nil
 	o.issue, o.job, o.finish, o.stop, o.prep = nil, nil, nil, nil, nil
+	o.kernel = kernelRun{}
 }
 
 // reap completes the events on the device's streams as they end, oldest

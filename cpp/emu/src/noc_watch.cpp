@@ -103,10 +103,13 @@ void noc_check_l1(uint32_t core, uint64_t off, uint64_t size, bool write, const 
   const NocWatch& w = rs->noc_watch;
   const MemRegion* below = nullptr;
   const MemRegion* r = find(w.l1[core], off, size ? size : 1, &below);
+  if (r && !(write && r->kind == MemRegion::Zeros)) return;
+  // Only a failure builds its message: a stream's construction copies the
+  // global locale, whose shared reference count every worker thread would
+  // otherwise bump on every NOC transfer.
   const Board& b = *rs->board;
   std::ostringstream s;
   if (r) {
-    if (!(write && r->kind == MemRegion::Zeros)) return;
     s << op << ": the " << role << " [" << hex(off) << ", +" << hex(size) << ") on core (" << core / b.cols << ","
       << core % b.cols << ") is MEM_ZEROS, which kernels only read" << kRule;
     kernel_fail(s.str());
