@@ -101,7 +101,7 @@ for r in $(seq 1 "$ROUNDS"); do
       native "$NATIVE/launch_native" 100000 10000 1
       gobench backends/cuda cuda -test.bench '^BenchmarkQueuedLaunches$' -test.benchtime 3x $(prof cuda-queued)
       gobench backends/cuda cuda -test.bench '^Benchmark(Raw|LaunchEmptyDriver$)' -test.benchtime 20000x -test.timeout 80s
-      gobench backends/cuda cuda -test.bench '^BenchmarkQueuedLaunchesFastReaper$' -test.benchtime 3x
+      gobench backends/cuda cuda -test.bench '^BenchmarkQueuedLaunches(Fast|Slow)Reaper$' -test.benchtime 3x
       gobench backends/cuda cuda -test.bench '1GiBHostPool$' -test.benchtime 10x
       native "$NATIVE/memcpy_native" 10
     fi
@@ -111,6 +111,7 @@ for r in $(seq 1 "$ROUNDS"); do
     fi
     if has opencl; then
       gobench backends/opencl opencl -test.bench '^BenchmarkQueuedLaunches$' -test.benchtime 1x $(prof opencl)
+      gobench backends/opencl opencl -test.bench '^BenchmarkQueuedLaunchesLocked$' -test.benchtime 1x
       native "$NATIVE/cl_launch_native" 10000 1 cpu
       # The GPU's figures under their own names (bench/ratios.py: clgpu_).
       native "$NATIVE/cl_launch_native" 10000 1 gpu | sed 's/^native cl_/native clgpu_/'

@@ -175,3 +175,32 @@ func BenchmarkRawQueuedCtx(b *testing.B) {
 	}
 	sync()
 }
+
+// BenchmarkRawQueuedParam: BenchmarkRawQueuedCtx with the kernel of
+// BenchmarkQueuedLaunches (one pointer parameter) and its parameter block,
+// as the backend's Submit launches it.
+func BenchmarkRawQueuedParam(b *testing.B) {
+	d := gpu(b)
+	x, err := d.Compile(context.Background(), emptyProgram())
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = x.Release() })
+	k := x.(*kernelExec)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	require.NoError(b, packSlots(k.params.mem, k.params.addr(0), []uint64{0}))
+	sync := func() {
+		if r := d.drv.cuStreamSynchronize(d.stream); r != cudaSuccess {
+			b.Fatal(d.fail("cuStreamSynchronize", r))
+		}
+	}
+	for i := range b.N {
+		d.drv.cuCtxSetCurrent(d.ctx)
+		if r := d.drv.cuLaunchKernel(k.fn, [3]uint32{1, 1, 1}, k.block, d.stream, k.params.addr(0)); r != cudaSuccess {
+			b.Fatal(d.fail("cuLaunchKernel", r))
+		}
+		if (i+1)%10000 == 0 {
+			sync()
+		}
+	}
+	sync()
+}
