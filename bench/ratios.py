@@ -10,19 +10,30 @@ text = open(sys.argv[1]).read()
 rounds = re.split(r"^## round \d+$", text, flags=re.M)[1:]
 
 
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
 def parse(chunk):
-    go, native = {}, {}
+    """A round's figures: each Go metric and native value is the median of
+    its occurrences in the round (run-h200.sh runs some several times,
+    alternating with their references)."""
+    gos, natives = {}, {}
     for m in re.finditer(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+(.*)$", chunk, re.M):
         name, rest = m.group(1), m.group(2)
         vals = {}
         for v, unit in re.findall(r"([\d.]+) (\S+)", rest):
             vals["ns" if unit == "ns/op" else unit] = float(v)
-        # Per-device sub-benchmarks: keep the first device of each.
-        base = name.split("/")[0]
-        go.setdefault(base, vals)
-        go.setdefault(name, vals)
+        # Per-device sub-benchmarks keep their full name
+        # (QueuedLaunches/opencl:1).
+        for unit, v in vals.items():
+            gos.setdefault(name, {}).setdefault(unit, []).append(v)
     for k, v in re.findall(r"^native (\S+) ([\d.]+)$", chunk, re.M):
-        native.setdefault(k, float(v))
+        natives.setdefault(k, []).append(float(v))
+    go = {k: {u: median(v) for u, v in units.items()} for k, units in gos.items()}
+    native = {k: median(v) for k, v in natives.items()}
     # The emulator benchmark's lines (bench/emu/compute_bench.cpp): the bf16
     # add against its plain loop, and the scaling table's matmul times.
     m = re.search(r"bf16 add 1M, 8x8 grid:\s+hardware numerics ([\d.]+) ms, exact ([\d.]+) ms, plain loop ([\d.]+) ms", chunk)

@@ -97,9 +97,15 @@ for r in $(seq 1 "$ROUNDS"); do
   {
     log "round $r"
     if has cuda; then
-      gobench backends/cuda cuda -test.bench '^BenchmarkLaunchEmpty$' -test.benchtime 100000x $(prof cuda-launch)
-      native "$NATIVE/launch_native" 100000 10000 1
-      gobench backends/cuda cuda -test.bench '^BenchmarkQueuedLaunches$' -test.benchtime 3x $(prof cuda-queued)
+      # The launch figures vary by some 10% from one process to the next
+      # (where the host puts its threads): within a round, each side runs
+      # PAIRS times (default 3), alternating, and bench/ratios.py takes
+      # each side's median.
+      for i in $(seq 1 "${PAIRS:-3}"); do
+        gobench backends/cuda cuda -test.bench '^BenchmarkLaunchEmpty$' -test.benchtime 50000x $([ "$i" = 1 ] && prof cuda-launch)
+        native "$NATIVE/launch_native" 50000 10000 1
+        gobench backends/cuda cuda -test.bench '^BenchmarkQueuedLaunches$' -test.benchtime 2x $([ "$i" = 1 ] && prof cuda-queued)
+      done
       gobench backends/cuda cuda -test.bench '^Benchmark(Raw|LaunchEmptyDriver$)' -test.benchtime 20000x -test.timeout 80s
       gobench backends/cuda cuda -test.bench '^BenchmarkQueuedLaunches(Fast|Slow)Reaper$' -test.benchtime 3x
       gobench backends/cuda cuda -test.bench '1GiBHostPool$' -test.benchtime 10x

@@ -687,13 +687,17 @@ func (d *Device) submit(e *event) (driver.Event, error) {
 		d.subMu.Unlock()
 		return e, nil
 	}
+	// Read before e is on its stream: from then on, a waiter of later work
+	// on the stream (its syncTail or Wait) may complete and retire e,
+	// clearing its op.
+	syncWait := e.op.waited && e.op.ctx.Done() == nil
 	err := d.enqueueLocked(e)
 	d.subMu.Unlock()
 	if err != nil {
 		e.op.holds.drop()
 		return nil, err
 	}
-	if e.op.waited && e.op.ctx.Done() == nil {
+	if syncWait {
 		e.synced = d.syncTail(e)
 	}
 	return e, nil
