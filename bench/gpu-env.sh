@@ -8,7 +8,10 @@
 #     private folder on LD_LIBRARY_PATH (DEBS defaults to devbin);
 #   - libnvidia-opencl.so.1 without a registration: writes
 #     /etc/OpenCL/vendors/nvidia.icd;
-#   - VK_DRIVER_FILES: NVIDIA's Vulkan ICD file where one exists.
+#   - VK_DRIVER_FILES: NVIDIA's Vulkan ICD file where one exists;
+#   - no vulkan/vulkan.h (the native Vulkan reference's headers): unpacks
+#     .gl/dev/libvulkan-dev*.deb into /tmp/vkdev (not /) and sets
+#     VK_INCLUDE.
 # It prints what it did, one line each.
 if ! ldconfig -p | grep -q 'libvulkan.so.1'; then
   for f in .gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" / && echo "gpu-env: unpacked $f"; done
@@ -29,3 +32,8 @@ for j in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/
     break
   fi
 done
+if [ -z "${VK_INCLUDE:-}" ] && [ ! -f /usr/include/vulkan/vulkan.h ]; then
+  for f in .gl/dev/libvulkan-dev*.deb; do
+    [ -f "$f" ] && dpkg -x "$f" /tmp/vkdev && export VK_INCLUDE=/tmp/vkdev/usr/include && echo "gpu-env: VK_INCLUDE=$VK_INCLUDE"
+  done
+fi
