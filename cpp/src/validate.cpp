@@ -566,50 +566,88 @@ void check_run_l1(const ProgramChecks& c, const std::vector<RunArgIn>& args, con
 
 }  // namespace
 
+namespace {
+
+// A buffer spec in words, for messages: "l1 height_sharded with 64-byte
+// pages, shard 1x1 of 4x1 pages on [0, 0, 3, 0] row_major".
+std::string spec_str(const BufferSpec& s) {
+  std::string o = std::string(name_in(kPlacementNames, s.placement, "?")) + " " +
+                  name_in(kBufferLayoutNames, s.layout, "?") + " with " + std::to_string(s.page_size) + "-byte pages";
+  if (s.shard) {
+    const ShardSpec& sh = *s.shard;
+    o += ", shard " + std::to_string(sh.shape[0]) + "x" + std::to_string(sh.shape[1]) + " of " +
+         std::to_string(sh.tensor[0]) + "x" + std::to_string(sh.tensor[1]) + " pages on";
+    for (const CoreRange& r : sh.cores.ranges) o += " " + range_str(r);
+    o += std::string(" ") + name_in(kShardOrientationNames, sh.orientation, "?");
+  }
+  return o;
+}
+
+}  // namespace
+
+void check_run_arg_count(size_t args, size_t params) {
+  if (args != params)
+    fail("run.args", std::to_string(args) + " args for a program of " + std::to_string(params) + " params");
+}
+
+void check_run_arg_kind(size_t i, const ParamDesc& p, bool is_buffer) {
+  if (p.is_buffer() != is_buffer)
+    fail(idx("run.args", i), "param " + p.name + " is " +
+                                 (p.is_buffer() ? "a buffer; give {\"buffer\": id}" : "a variable; give {\"value\": bits}"));
+}
+
+void check_buffer_decl(size_t i, const std::string& param, uint64_t buffer, const BufferSpec& spec,
+                       const BufferSpec& decl) {
+  if (!(spec == decl))
+    fail(idx("run.args", i), "buffer " + std::to_string(buffer) + " is " + spec_str(spec) + ", but param " + param +
+                                 "'s declaration in compile.buffers is " + spec_str(decl) +
+                                 " (placement, layout, page size and shard spec must be equal)");
+}
+
+void check_arg_word(const std::string& where, const std::string& what, uint64_t v) {
+  if (v > UINT32_MAX) fail(where, what + " is " + std::to_string(v) + ", past the 32-bit kernel argument");
+}
+
+void check_bank_page(const std::string& where, uint64_t page, uint64_t pages, const std::string& param) {
+  if (page >= pages)
+    fail(where, "page " + std::to_string(page) + " is past the end of param " + param + "'s buffer (" +
+                    std::to_string(pages) + " pages)");
+}
+
+void check_cb_share(const std::string& where, uint64_t cb_bytes, uint64_t share, const std::string& param) {
+  if (cb_bytes > share)
+    fail(where, std::to_string(cb_bytes) + " is more than the " + std::to_string(share) + " bytes per core of param " +
+                    param + "'s L1 buffer");
+}
+
 void check_run(const ProgramChecks& c, const std::vector<RunArgIn>& args, const DeviceDesc& d,
                const std::function<const BufferInfo*(uint64_t)>& lookup) {
-  if (args.size() != c.params.size())
-    fail("run.args", std::to_string(args.size()) + " args for a program of " + std::to_string(c.params.size()) + " params");
+  check_run_arg_count(args.size(), c.params.size());
   std::vector<const BufferInfo*> bufs(args.size(), nullptr);
   for (size_t i = 0; i < args.size(); i++) {
-    const ParamDesc& p = c.params[i];
-    std::string at = idx("run.args", i);
-    if (p.is_buffer() != args[i].is_buffer)
-      fail(at, "param " + p.name + " is " + (p.is_buffer() ? "a buffer; give {\"buffer\": id}" : "a variable; give {\"value\": bits}"));
-    if (!p.is_buffer()) continue;
+    check_run_arg_kind(i, c.params[i], args[i].is_buffer);
+    if (!args[i].is_buffer) continue;
     bufs[i] = lookup(args[i].value);
     if (!bufs[i])
-      throw Error("unknown_buffer", at + ": buffer " + std::to_string(args[i].value) +
+      throw Error("unknown_buffer", idx("run.args", i) + ": buffer " + std::to_string(args[i].value) +
                                         " does not exist (never allocated, or freed)");
   }
-  for (size_t i = 0; i < args.size(); i++) {
-    if (!bufs[i] || !c.decls[i]) continue;
-    if (!(bufs[i]->spec == *c.decls[i]))
-      fail(idx("run.args", i), "buffer " + std::to_string(args[i].value) + " does not match param " + c.params[i].name +
-                                   "'s declaration in compile.buffers (placement, layout, page size and shard spec must be equal)");
-  }
+  for (size_t i = 0; i < args.size(); i++)
+    if (bufs[i] && c.decls[i]) check_buffer_decl(i, c.params[i].name, args[i].value, bufs[i]->spec, *c.decls[i]);
   for (size_t i = 0; i < args.size(); i++) {
     if (!bufs[i]) continue;
     const ParamUse& u = c.uses[i];
     const BufferInfo& b = *bufs[i];
+    const std::string& name = c.params[i].name;
     auto word = [&](bool used, const char* kind, uint64_t v) {
-      if (used && v > UINT32_MAX)
-        fail(idx("run.args", i), std::string(kind) + " of param " + c.params[i].name + " is " + std::to_string(v) +
-                                     ", past the 32-bit kernel argument");
+      if (used) check_arg_word(idx("run.args", i), std::string(kind) + " of param " + name, v);
     };
     word(u.addr, "buffer_addr", b.address);
     word(u.size, "buffer_size", b.size);
     word(u.pages, "buffer_pages", b.pages());
     word(u.page_size, "page_size", b.page_size());
-    if (u.bank && u.max_bank_page >= b.pages())
-      fail(u.bank_where, "page " + std::to_string(u.max_bank_page) + " is past the end of param " + c.params[i].name +
-                             "'s buffer (" + std::to_string(b.pages()) + " pages)");
-    if (u.cb) {
-      uint64_t share = l1_share_per_core(b.size, b.spec, d);
-      if (u.cb_bytes > share)
-        fail(u.cb_where, std::to_string(u.cb_bytes) + " is more than the " + std::to_string(share) +
-                             " bytes per core of param " + c.params[i].name + "'s L1 buffer");
-    }
+    if (u.bank) check_bank_page(u.bank_where, u.max_bank_page, b.pages(), name);
+    if (u.cb) check_cb_share(u.cb_where, u.cb_bytes, l1_share_per_core(b.size, b.spec, d), name);
   }
   check_run_l1(c, args, bufs, d);
 }

@@ -62,6 +62,23 @@ struct RunArgIn {
 void check_run(const ProgramChecks& c, const std::vector<RunArgIn>& args, const DeviceDesc& d,
                const std::function<const BufferInfo*(uint64_t)>& lookup);
 
+// The rules check_run applies, one function each, so that a device layer
+// that checks a run itself (the emulator, which its own tests drive without
+// the server) applies the same rule with the same message. Each fails with
+// invalid_argument.
+// One arg per param; arg i of its param's kind (buffer or variable).
+void check_run_arg_count(size_t args, size_t params);
+void check_run_arg_kind(size_t i, const ParamDesc& p, bool is_buffer);
+// Buffer `buffer`, arg i for param `param`, has the declared spec.
+void check_buffer_decl(size_t i, const std::string& param, uint64_t buffer, const BufferSpec& spec,
+                       const BufferSpec& decl);
+// A value (`what`: "buffer_addr of param x") fits a 32-bit kernel arg.
+void check_arg_word(const std::string& where, const std::string& what, uint64_t v);
+// A bank entry's page lies inside its buffer of `pages` pages.
+void check_bank_page(const std::string& where, uint64_t page, uint64_t pages, const std::string& param);
+// A CB on an L1 buffer fits the `share` bytes the buffer holds on a core.
+void check_cb_share(const std::string& where, uint64_t cb_bytes, uint64_t share, const std::string& param);
+
 std::string core_str(CoreCoord c);
 bool is_c_identifier(const std::string& s);
 

@@ -142,6 +142,22 @@ inline int bcast_src(uint32_t bcast, int i, uint32_t row) {
 
 float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
 
+// Tile t of cb in the form DST holds it, into out: through the source
+// registers on the hardware path, else unpacked exactly. Returns the DST
+// kind of the CB's format. `op` names the call in errors.
+DstKind unpack_to_dst(uint32_t cb, uint32_t t, uint32_t* out, const char* op) {
+  Format f = cb_of(cb).format;
+  DstKind k = dst_kind_for(f, core().run->fp32_dest_acc);
+  if (hw_path(f)) {
+    alignas(64) uint32_t s[1024];
+    unpack_src(cb, t, s, op);
+    hw_copy(s, out);
+  } else {
+    tile_unpack(front_tile(cb, t, op), f, out, k);
+  }
+  return k;
+}
+
 }  // namespace
 
 void api_dst_acquire() {
@@ -156,16 +172,7 @@ void api_dst_release() { core().dst_acquired = false; }
 
 void api_copy_tile(uint32_t cb, uint32_t tile, uint32_t dst) {
   uint32_t* d = dst_tile(dst);
-  const uint8_t* src = front_tile(cb, tile, "copy_tile");
-  Format f = cb_of(cb).format;
-  DstKind k = dst_kind_for(f, core().run->fp32_dest_acc);
-  if (hw_path(f)) {
-    alignas(64) uint32_t s[1024];
-    unpack_src(cb, tile, s, "copy_tile");
-    hw_copy(s, d);
-  } else {
-    tile_unpack(src, f, d, k);
-  }
+  DstKind k = unpack_to_dst(cb, tile, d, "copy_tile");
   uint32_t tr = core().cstate.copy_transpose;
   if (tr) transpose_tile(d, tr == 2);
   mark(dst, k);
@@ -318,16 +325,8 @@ void api_unary(uint32_t op, uint32_t dst, uint32_t param) {
 
 void api_transpose(uint32_t cb, uint32_t t, uint32_t dst) {
   uint32_t* d = dst_tile(dst);
-  Format f = cb_of(cb).format;
-  DstKind k = dst_kind_for(f, core().run->fp32_dest_acc);
   uint32_t tmp[1024];
-  if (hw_path(f)) {
-    uint32_t s[1024];
-    unpack_src(cb, t, s, "transpose_wh_tile");
-    hw_copy(s, tmp);
-  } else {
-    tile_unpack(front_tile(cb, t, "transpose_wh_tile"), f, tmp, k);
-  }
+  DstKind k = unpack_to_dst(cb, t, tmp, "transpose_wh_tile");
   for (int r = 0; r < 32; r++)
     for (int c = 0; c < 32; c++) d[fidx(c, r)] = tmp[fidx(r, c)];
   mark(dst, k);
@@ -411,16 +410,8 @@ void api_binary_reuse(uint32_t op, uint32_t reuse, uint32_t cb, uint32_t t, uint
 void api_unary_bcast(uint32_t bcast, uint32_t cb, uint32_t t, uint32_t dst) {
   if (bcast > ZYX_BC_SCALAR) kernel_fail("unknown broadcast " + std::to_string(bcast));
   uint32_t* d = dst_tile(dst);
-  Format f = cb_of(cb).format;
-  DstKind k = dst_kind_for(f, core().run->fp32_dest_acc);
   uint32_t tmp[1024];
-  if (hw_path(f)) {
-    uint32_t s[1024];
-    unpack_src(cb, t, s, "unary_bcast");
-    hw_copy(s, tmp);
-  } else {
-    tile_unpack(front_tile(cb, t, "unary_bcast"), f, tmp, k);
-  }
+  DstKind k = unpack_to_dst(cb, t, tmp, "unary_bcast");
   for (int i = 0; i < 1024; i++) d[i] = tmp[bcast_src(bcast, i, 0)];
   mark(dst, k);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runner.hpp"
+#include "validate.hpp"
 
 namespace zyx::emu {
 
@@ -42,7 +43,7 @@ template <typename At>
 void resolve(const ArgEntry& e, const ArgSource& src, std::vector<uint32_t>& out, At&& at) {
   const Board& b = *src.board;
   auto word = [&](uint64_t v, const char* what) {
-    if (v > UINT32_MAX) throw invalid(at() + ": the " + what + " " + std::to_string(v) + " does not fit in 32 bits");
+    check_arg_word(at(), what, v);
     out.push_back(static_cast<uint32_t>(v));
   };
   const Buffer* buf = nullptr;
@@ -80,9 +81,7 @@ void resolve(const ArgEntry& e, const ArgSource& src, std::vector<uint32_t>& out
     return;
   }
   uint64_t limit = buf ? buf->pages : g.sharded() ? uint64_t(g.spec.shard->tensor[0]) * g.spec.shard->tensor[1] : 0;
-  if ((buf || g.sharded()) && e.page >= limit)
-    throw invalid(at() + ": page " + std::to_string(e.page) + " is past the buffer's " + std::to_string(limit) +
-                  " pages");
+  if (buf || g.sharded()) check_bank_page(at(), e.page, limit, src.prog->desc.params[e.param].name);
   PageLoc l = g.locate(0, e.page, b);
   if (e.kind == ArgKind::BankId)
     out.push_back(l.unit);

@@ -10,6 +10,7 @@
 
 #include "kernel_state.hpp"
 #include "program_args.hpp"
+#include "debug_mode.hpp"
 
 namespace zyx::emu {
 
@@ -34,38 +35,18 @@ std::chrono::milliseconds timeout_from_env() {
   return std::chrono::milliseconds(250);
 }
 
-std::string spec_text(const BufferSpec& s) {
-  static const char* layouts[] = {"interleaved", "height_sharded", "width_sharded", "block_sharded"};
-  std::ostringstream o;
-  o << (s.placement == Placement::L1 ? "l1 " : "dram ") << layouts[static_cast<int>(s.layout) & 3] << " with "
-    << s.page_size << "-byte pages";
-  if (s.shard) {
-    o << ", shard " << s.shard->shape[0] << "x" << s.shard->shape[1] << " of " << s.shard->tensor[0] << "x"
-      << s.shard->tensor[1] << " pages on";
-    for (auto& r : s.shard->cores.ranges) o << " " << range_text(r);
-    o << (s.shard->orientation == ShardOrientation::ColMajor ? " col_major" : " row_major");
-  }
-  return o.str();
-}
-
 // The run's buffers by param (null for variables): every arg of the kind
-// its param wants, each buffer alive and of the layout the program declared.
+// its param wants, each buffer alive and of the layout the program declared
+// (the validator's rules, cpp/src/validate.cpp).
 std::vector<std::shared_ptr<const Buffer>> run_buffers(const ProgramDesc& d, const Program& prog,
                                                        const std::vector<RunArg>& args, DeviceMemory& memory) {
-  if (args.size() != d.params.size())
-    throw invalid(std::to_string(args.size()) + " args for " + std::to_string(d.params.size()) + " params");
+  check_run_arg_count(args.size(), d.params.size());
   std::vector<std::shared_ptr<const Buffer>> bufs(args.size());
   for (size_t i = 0; i < args.size(); i++) {
-    if (args[i].is_buffer != d.params[i].is_buffer())
-      throw invalid("arg " + std::to_string(i) + " (" + d.params[i].name + ") must be a " +
-                    (d.params[i].is_buffer() ? "buffer" : "value"));
+    check_run_arg_kind(i, d.params[i], args[i].is_buffer);
     if (args[i].is_buffer) bufs[i] = memory.get(args[i].buffer);  // unknown_buffer if it is gone
   }
-  for (auto& [p, g] : prog.decls)
-    if (!(bufs[p]->geo.spec == g.spec))
-      throw invalid("arg " + std::to_string(p) + " (" + d.params[p].name + "): buffer " +
-                    std::to_string(args[p].buffer) + " is " + spec_text(bufs[p]->geo.spec) +
-                    ", but the program was built for " + spec_text(g.spec));
+  for (auto& [p, g] : prog.decls) check_buffer_decl(p, d.params[p].name, args[p].buffer, bufs[p]->geo.spec, g.spec);
   return bufs;
 }
 
@@ -83,10 +64,7 @@ void check_run_cbs(const Program& prog, const std::vector<std::shared_ptr<const 
       if (!buf.l1()) throw invalid(at + ": buffer " + std::to_string(buf.id) + " is in DRAM, not L1");
       if (!buf.on_core(cp.index))
         throw invalid(at + ": core " + core_text(cp.core) + " holds no part of L1 buffer " + std::to_string(buf.id));
-      if (cfg.total_bytes > buf.span)
-        throw invalid(at + ": total_bytes " + std::to_string(cfg.total_bytes) + " exceed the " +
-                      std::to_string(buf.span) + " bytes buffer " + std::to_string(buf.id) + " has on core " +
-                      core_text(cp.core));
+      check_cb_share("cbs[" + std::to_string(ci) + "].total_bytes", cfg.total_bytes, buf.span, d.params[p].name);
     }
     if (cp.cb_top > b.l1_unreserved_base)
       for (const auto& lb : live)
@@ -226,6 +204,9 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
   L1Arena& l1 = memory_.l1();
   std::vector<std::shared_ptr<KernelObject>> objs(prog->kernels.size());
   for (size_t k = 0; k < prog->kernels.size(); k++) objs[k] = kernel_for(*prog, *prog->kernels[k], args, bufs);
+  // Debug mode: every kernel object of the run is loaded, so a debugger
+  // attached now can set its breakpoints in them.
+  wait_for_debugger();
 
   RunState rs;
   rs.board = &b;
@@ -235,13 +216,13 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
   rs.watch = WatchConfig::from_env();
   if (!rs.watch.unknown.empty())
     rs.warn("ZYX_EMU_WATCHER: unknown setting(s) " + rs.watch.unknown +
-            " ignored (it takes on, off, or a comma-separated list of no-args, no-noc, no-cb)");
+            " ignored (it takes on, off, or a comma-separated list of no-args, no-noc, no-cb, no-race)");
   for (const auto& buf : bufs) {
     if (!buf) continue;
     auto& m = buf->l1() ? rs.l1_page_sizes : rs.dram_page_sizes;
     m[static_cast<uint32_t>(buf->address)] = static_cast<uint32_t>(buf->geo.spec.page_size);
   }
-  if (rs.watch.noc) build_noc_watch(rs, *prog, bufs);
+  if (rs.watch.noc || rs.watch.race) build_noc_watch(rs, *prog, bufs);  // the race check keeps its record there
   prepare_l1(d, l1, b);
   ArgSource src;
   src.board = &b, src.prog = prog.get(), src.args = &args, src.bufs = &bufs, src.l1 = &l1;

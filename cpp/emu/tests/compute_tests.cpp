@@ -1026,32 +1026,16 @@ ZYX_TEST(examples, test_example_bundles);
 
 // ---- reduce with scalers (AVG as SUM times 1/N), reduce_block_max_row ----
 
-const char* kReduce2 = R"(
-#include "api/compute/reduce.h"
-#include "api/compute/reduce_custom.h"
-void kernel_main() {
-  compute_kernel_hw_startup(0, 1, 16);
-  cb_wait_front(0, 2);
-  cb_wait_front(1, 1);
-  tile_regs_acquire();
-#ifdef BLOCK_MAX
-  reduce_block_max_row_init<2>();
-  reduce_block_max_row<2>(0, 1, 0, 0);
-  reduce_block_max_row_uninit();
-#else
-  reduce_init<PoolType::AVG, DIM>(0, 1, 16);
-  reduce_tile<PoolType::AVG, DIM>(0, 1, 0, 0, 0);
-  reduce_tile<PoolType::AVG, DIM>(0, 1, 1, 0, 0);
-  reduce_uninit();
-#endif
-  tile_regs_commit();
-  tile_regs_wait();
-  cb_reserve_back(16, 1);
-  pack_tile(0, 16);
-  cb_push_back(16, 1);
-  tile_regs_release();
+// copy_op's OP for reduce over the two tiles of cb 0 with the scaler tile of
+// cb 1, into DST 0: AVG along DIM, or reduce_block_max_row.
+std::string reduce2_op(const std::string& dim) {
+  const std::string wait = "cb_wait_front(0, 2); ";  // copy_op waits for one tile of each input
+  if (dim == "BLOCK_MAX")
+    return wait + "reduce_block_max_row_init<2>(); reduce_block_max_row<2>(0, 1, 0, 0); reduce_block_max_row_uninit()";
+  const std::string t = "<PoolType::AVG, ReduceDim::" + dim + ">";
+  return wait + "reduce_init" + t + "(0, 1, 16); reduce_tile" + t + "(0, 1, 0, 0, 0); reduce_tile" + t +
+         "(0, 1, 1, 0, 0); reduce_uninit()";
 }
-)";
 
 void test_reduce_scalers(DeviceLayer& layer) {
   auto x = randf(2048, -3, 3, 51);
@@ -1064,11 +1048,9 @@ void test_reduce_scalers(DeviceLayer& layer) {
     Run r;
     r.formats = {"Float32", "Float32"};
     r.inputs = {f32_bytes(x), f32_bytes(scaler)};
-    r.compute = kReduce2;
-    if (dim == "BLOCK_MAX")
-      r.defines = {{"BLOCK_MAX", "1"}};
-    else
-      r.defines = {{"DIM", "ReduceDim::" + dim}};
+    r.compute = copy_op_kernel();
+    r.defines = {{"NIN", "2"}, {"COPY", "0"}, {"OP", reduce2_op(dim)}};
+    r.args = {0, 0, 0, 0};
     auto got = bytes_f32(run(layer, r));
     std::vector<double> g(got.begin(), got.end()), w(1024, 0.0);
     for (int rr = 0; rr < 32; rr++)

@@ -948,7 +948,9 @@ void test_model_errors(DeviceLayer& layer) {
   layer.release(prog);
   uint64_t l1i = layer.alloc(1024, l1_spec(512), nullptr);  // 512 bytes on each core
   prog = layer.compile(p);
-  expect_error("invalid_argument", [&] { layer.run(prog, {Buf(l1i), Val(1)}, false); });
+  msg = expect_error("invalid_argument", [&] { layer.run(prog, {Buf(l1i), Val(1)}, false); });
+  CHECK(msg.find("cbs[0].total_bytes: 1024 is more than the 512 bytes per core of param a's L1 buffer") !=
+        std::string::npos);
   layer.release(prog);
   p.cbs = {cb_config(one_core(0, 0), 512, {cb_index(0, DataFormat::UInt32, 512)}, 0u)};
   prog = layer.compile(p);
@@ -959,13 +961,20 @@ void test_model_errors(DeviceLayer& layer) {
   p.buffers = {decl(0, l1_spec(64))};
   prog = layer.compile(p);
   msg = expect_error("invalid_argument", [&] { layer.run(prog, {Buf(a), Val(1)}, false); });
-  CHECK(msg.find("(a)") != std::string::npos);
+  CHECK(msg.find("run.args[0]: buffer " + std::to_string(a) + " is dram interleaved with 64-byte pages, but param "
+                 "a's declaration in compile.buffers is l1 interleaved with 64-byte pages") != std::string::npos);
   layer.release(prog);
   // A bank arg for a page past the buffer.
   p = base();
   runtime(p.kernels[0], one_core(0, 0), {Bank("bank_id", 0, 1)});
   prog = layer.compile(p);
-  expect_error("invalid_argument", [&] { layer.run(prog, {Buf(a), Val(1)}, false); });
+  msg = expect_error("invalid_argument", [&] { layer.run(prog, {Buf(a), Val(1)}, false); });
+  CHECK(msg.find(": page 1 is past the end of param a's buffer (1 pages)") != std::string::npos);
+  // A value of the wrong kind, and too few args.
+  msg = expect_error("invalid_argument", [&] { layer.run(prog, {Val(1), Val(1)}, false); });
+  CHECK(msg.find("run.args[0]: param a is a buffer") != std::string::npos);
+  msg = expect_error("invalid_argument", [&] { layer.run(prog, {Buf(a)}, false); });
+  CHECK(msg.find("run.args: 1 args for a program of 2 params") != std::string::npos);
   for (uint64_t id : {a, sh, l1i}) layer.free(id);
   std::printf("  wrong programs and buffers: the right error codes: pass\n");
 }

@@ -20,44 +20,36 @@ namespace hw = zyx::emu::hw;
 
 namespace {
 
-const char* kOps = R"(
-#include "api/compute/eltwise_binary.h"
-#include "api/compute/bcast.h"
-#include "api/compute/tile_move_copy.h"
-#include "api/compute/matmul.h"
-#include "api/compute/reduce.h"
-#include "api/compute/transpose_wh.h"
-void kernel_main() {
-  const uint32_t op = get_arg_val<uint32_t>(0);
-  cb_wait_front(0, 1);
-  cb_wait_front(1, 1);
-  tile_regs_acquire();
-  switch (op) {
-    case 0: add_tiles_init(0, 1); add_tiles(0, 1, 0, 0, 0); break;
-    case 1: sub_tiles_init(0, 1); sub_tiles(0, 1, 0, 0, 0); break;
-    case 2: mul_tiles_init(0, 1); mul_tiles(0, 1, 0, 0, 0); break;
-    case 3: add_tiles_bcast<BroadcastType::ROW>(0, 1, 0, 0, 0); break;
-    case 4: mul_tiles_bcast<BroadcastType::COL>(0, 1, 0, 0, 0); break;
-    case 5: mul_tiles_bcast<BroadcastType::SCALAR>(0, 1, 0, 0, 0); break;
-    case 6: mm_init(0, 1, 16); matmul_tiles(0, 1, 0, 0, 0); break;
-    case 7: reduce_tile<PoolType::SUM, ReduceDim::REDUCE_ROW>(0, 1, 0, 0, 0); break;
-    case 8: reduce_tile<PoolType::SUM, ReduceDim::REDUCE_COL>(0, 1, 0, 0, 0); break;
-    case 9: copy_tile_to_dst_init_short(0); copy_tile(0, 0, 0); break;
-    case 10: transpose_wh_init(0, 16); transpose_wh_tile(0, 0, 0); break;
-    case 11: reduce_tile<PoolType::SUM, ReduceDim::REDUCE_SCALAR>(0, 1, 0, 0, 0); break;
-    default: break;
-  }
-  tile_regs_commit();
-  tile_regs_wait();
-  cb_reserve_back(16, 1);
-  pack_tile(0, 16);
-  cb_push_back(16, 1);
-  tile_regs_release();
-}
-)";
+// The FPU call of each op on the front tiles of cbs 0 (A) and 1 (B), DST 0
+// packed: copy_op's OP with no copy to DST first, one case per op.
+const std::string kOpCases = op_switch(
+    "case 0: add_tiles_init(0, 1); add_tiles(0, 1, 0, 0, 0); break;"
+    "case 1: sub_tiles_init(0, 1); sub_tiles(0, 1, 0, 0, 0); break;"
+    "case 2: mul_tiles_init(0, 1); mul_tiles(0, 1, 0, 0, 0); break;"
+    "case 3: add_tiles_bcast<BroadcastType::ROW>(0, 1, 0, 0, 0); break;"
+    "case 4: mul_tiles_bcast<BroadcastType::COL>(0, 1, 0, 0, 0); break;"
+    "case 5: mul_tiles_bcast<BroadcastType::SCALAR>(0, 1, 0, 0, 0); break;"
+    "case 6: mm_init(0, 1, 16); matmul_tiles(0, 1, 0, 0, 0); break;"
+    "case 7: reduce_tile<PoolType::SUM, ReduceDim::REDUCE_ROW>(0, 1, 0, 0, 0); break;"
+    "case 8: reduce_tile<PoolType::SUM, ReduceDim::REDUCE_COL>(0, 1, 0, 0, 0); break;"
+    "case 9: copy_tile_to_dst_init_short(0); copy_tile(0, 0, 0); break;"
+    "case 10: transpose_wh_init(0, 16); transpose_wh_tile(0, 0, 0); break;"
+    "case 11: reduce_tile<PoolType::SUM, ReduceDim::REDUCE_SCALAR>(0, 1, 0, 0, 0); break;");
 const char* kOpNames[] = {"add", "sub", "mul", "add bcast row", "mul bcast col", "mul bcast scalar",
                           "matmul", "reduce row", "reduce col", "copy", "transpose", "reduce scalar"};
 constexpr uint32_t kNumOps = 12;
+
+// A run of op on the tiles a and b, both in format fin (one kernel build
+// serves every op).
+Run op_run(uint32_t op, const std::string& fin, std::vector<uint8_t> a, std::vector<uint8_t> b) {
+  Run r;
+  r.formats = {fin, fin};
+  r.inputs = {std::move(a), std::move(b)};
+  r.compute = copy_op_kernel();
+  r.defines = {{"NIN", "2"}, {"COPY", "0"}, {"OP", kOpCases}};
+  r.args = {op, 0, 0, 0};
+  return r;
+}
 
 // bf16 words: mostly normal values near 1, with the edge cases mixed in.
 std::vector<uint16_t> bf16_words(uint32_t seed) {
@@ -207,12 +199,8 @@ void check_words(DeviceLayer& layer, const std::string& fid_name, bool fp32, boo
       std::vector<uint32_t> d = expect_dst(op, a.src, b.src, fid, c);
       for (const char* fout : out_formats) {
         if (precise && std::string(fout) != "Bfp8_b") continue;
-        Run r;
-        r.formats = {fin, fin};
-        r.inputs = {a.bytes, b.bytes};
+        Run r = op_run(op, fin, a.bytes, b.bytes);
         r.out_format = fout;
-        r.compute = kOps;
-        r.args = {op};
         r.fp32 = fp32;
         r.fidelity = fid_name;
         r.bfp8_precise = precise;
@@ -252,12 +240,8 @@ ZYX_TEST(hw, test_words_bfp8_precise);
 void test_hand_words(DeviceLayer& layer) {
   auto tile = [](uint16_t w) { return std::vector<uint8_t>(bf16_bytes(std::vector<float>(1024, from_bf16(w)))); };
   auto one_word = [&](uint32_t op, uint16_t x, uint16_t y, const char* fid, bool fp32, const std::string& fout) {
-    Run r;
-    r.formats = {"Float16_b", "Float16_b"};
-    r.inputs = {tile(x), tile(y)};
+    Run r = op_run(op, "Float16_b", tile(x), tile(y));
     r.out_format = fout;
-    r.compute = kOps;
-    r.args = {op};
     r.fp32 = fp32;
     r.fidelity = fid;
     std::vector<uint8_t> out = run(layer, r);
@@ -301,11 +285,7 @@ ZYX_TEST_ON(hw, test_words_blackhole, "p150a");
 // the default: TF32 operands (the same add differs in the low bits).
 void test_exact_mode(DeviceLayer& layer) {
   std::vector<float> x = randf(1024, -4, 4, 5), y = randf(1024, -4, 4, 6);
-  Run r;
-  r.formats = {"Float32", "Float32"};
-  r.inputs = {f32_bytes(x), f32_bytes(y)};
-  r.compute = kOps;
-  r.args = {0};
+  Run r = op_run(0, "Float32", f32_bytes(x), f32_bytes(y));
   setenv("ZYX_EMU_NUMERICS", "exact", 1);
   std::vector<float> exact = bytes_f32(run(layer, r));
   unsetenv("ZYX_EMU_NUMERICS");

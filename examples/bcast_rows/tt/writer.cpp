@@ -6,9 +6,7 @@
 #include "zyx/row_major.h"
 
 void kernel_main() {
-  const uint32_t z_addr = get_arg_val<uint32_t>(0), z_page = get_arg_val<uint32_t>(1);
-  const uint32_t m = get_arg_val<uint32_t>(2), n = get_arg_val<uint32_t>(3);
-  const uint32_t core = get_arg_val<uint32_t>(4), cores = get_arg_val<uint32_t>(5);
+  const auto [z_addr, z_page, m, n, core, cores] = zyx::MatrixArgs::from_args(0);
   constexpr auto z_args = TensorAccessorArgs<0>();
   const auto z = TensorAccessor(z_args, z_addr, z_page);
   const uint32_t tiles_c = n / 32, tiles = (m / 32) * tiles_c;

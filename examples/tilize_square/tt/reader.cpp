@@ -7,9 +7,7 @@
 #include "zyx/row_major.h"
 
 void kernel_main() {
-  const uint32_t x_addr = get_arg_val<uint32_t>(0), x_page = get_arg_val<uint32_t>(1);
-  const uint32_t m = get_arg_val<uint32_t>(2), n = get_arg_val<uint32_t>(3);
-  const uint32_t core = get_arg_val<uint32_t>(4), cores = get_arg_val<uint32_t>(5);
+  const auto [x_addr, x_page, m, n, core, cores] = zyx::MatrixArgs::from_args(0);
   constexpr auto x_args = TensorAccessorArgs<0>();
   const auto x = TensorAccessor(x_args, x_addr, x_page);
   const uint32_t nt = n / 32;

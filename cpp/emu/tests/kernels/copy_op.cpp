@@ -1,15 +1,23 @@
 // Compute: copies the front tile of cbs 0 .. NIN-1 into DST 0 .. NIN-1, runs
 // OP on DST, packs DST 0 into cb 16 and pops the inputs. The tests of single
-// tile ops (SFPU tables, typecasts, packer formats, core coordinates) share it.
+// tile ops (SFPU tables, typecasts, packer formats, core coordinates, the
+// FPU calls) share it.
 // Defines: OP, statements on DST that may read the runtime args op (the case
 // to run where OP is a switch over a table of ops, compute_harness.hpp's
 // op_switch) and p0 .. p2; NIN, the number of inputs (default 1); INIT, run
-// once after init_sfpu (default nothing).
+// once after init_sfpu (default nothing); COPY, 0 to leave DST to OP (FPU
+// calls such as add_tiles, matmul_tiles or reduce_tile that read the CBs
+// themselves; default 1).
 // Runtime args: op, p0, p1, p2.
 #include "api/compute/common_globals.h"
 #include "api/compute/compute_kernel_api.h"
 #include "api/compute/tile_move_copy.h"
 #include "api/compute/transpose_wh.h"
+#include "api/compute/eltwise_binary.h"
+#include "api/compute/bcast.h"
+#include "api/compute/matmul.h"
+#include "api/compute/reduce.h"
+#include "api/compute/reduce_custom.h"
 #include "api/compute/pack.h"
 #include "api/compute/eltwise_unary/sfpu_split_includes.h"
 #include "api/compute/eltwise_unary/typecast.h"
@@ -25,6 +33,9 @@
 #ifndef INIT
 #define INIT (void)0
 #endif
+#ifndef COPY
+#define COPY 1
+#endif
 void kernel_main() {
   const uint32_t op = get_arg_val<uint32_t>(0);
   const uint32_t p0 = get_arg_val<uint32_t>(1), p1 = get_arg_val<uint32_t>(2), p2 = get_arg_val<uint32_t>(3);
@@ -33,7 +44,8 @@ void kernel_main() {
   INIT;
   for (uint32_t i = 0; i < NIN; i++) cb_wait_front(i, 1);
   tile_regs_acquire();
-  for (uint32_t i = 0; i < NIN; i++) copy_tile(i, 0, i);
+  if (COPY)
+    for (uint32_t i = 0; i < NIN; i++) copy_tile(i, 0, i);
   OP;
   tile_regs_commit();
   tile_regs_wait();

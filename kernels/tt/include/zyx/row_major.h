@@ -13,6 +13,19 @@
 
 namespace zyx {
 
+// The runtime args of a kernel that moves one row-major m x n matrix, its
+// cores sharing the work (as zyx/chunks.h's Chunks reads its plan): from
+// runtime arg `first` on, the buffer's address, its page size, m, n, this
+// core's index and the number of cores.
+struct MatrixArgs {
+  uint32_t addr, page, m, n, core, cores;
+
+  static MatrixArgs from_args(uint32_t first) {
+    return {get_arg_val<uint32_t>(first),     get_arg_val<uint32_t>(first + 1), get_arg_val<uint32_t>(first + 2),
+            get_arg_val<uint32_t>(first + 3), get_arg_val<uint32_t>(first + 4), get_arg_val<uint32_t>(first + 5)};
+  }
+};
+
 // Calls f(page, within, l1, n) for each page that bytes [offset, offset +
 // len) of an interleaved buffer touch: the page, the byte in it the piece
 // starts at, the piece's L1 address and its length. The offset is 64 bits:
