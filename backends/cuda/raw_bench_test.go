@@ -36,6 +36,16 @@ func rawEmpty(b *testing.B) (*Device, *kernelExec) {
 	return d, k
 }
 
+// streamSync is a cuStreamSynchronize of d's compute stream that fails b
+// on an error.
+func streamSync(b *testing.B, d *Device) func() {
+	return func() {
+		if r := d.drv.cuStreamSynchronize(d.stream); r != cudaSuccess {
+			b.Fatal(d.fail("cuStreamSynchronize", r))
+		}
+	}
+}
+
 func rawLaunch(b *testing.B, d *Device, k *kernelExec) {
 	if r := d.drv.cuLaunchKernel(k.fn, [3]uint32{1, 1, 1}, k.block, d.stream, 0); r != cudaSuccess {
 		b.Fatal(d.fail("cuLaunchKernel", r))
@@ -86,11 +96,7 @@ func BenchmarkRawLaunchEventQuery(b *testing.B) {
 // launch.
 func BenchmarkRawQueued(b *testing.B) {
 	d, k := rawEmpty(b)
-	sync := func() {
-		if r := d.drv.cuStreamSynchronize(d.stream); r != cudaSuccess {
-			b.Fatal(d.fail("cuStreamSynchronize", r))
-		}
-	}
+	sync := streamSync(b, d)
 	for i := range b.N {
 		rawLaunch(b, d, k)
 		if (i+1)%10000 == 0 {
@@ -161,11 +167,7 @@ func BenchmarkLaunchEmptyDriver(b *testing.B) {
 // each launch, as the backend's Submit makes.
 func BenchmarkRawQueuedCtx(b *testing.B) {
 	d, k := rawEmpty(b)
-	sync := func() {
-		if r := d.drv.cuStreamSynchronize(d.stream); r != cudaSuccess {
-			b.Fatal(d.fail("cuStreamSynchronize", r))
-		}
-	}
+	sync := streamSync(b, d)
 	for i := range b.N {
 		d.drv.cuCtxSetCurrent(d.ctx)
 		rawLaunch(b, d, k)
@@ -188,11 +190,7 @@ func BenchmarkRawQueuedParam(b *testing.B) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	require.NoError(b, packSlots(k.params.mem, k.params.addr(0), []uint64{0}))
-	sync := func() {
-		if r := d.drv.cuStreamSynchronize(d.stream); r != cudaSuccess {
-			b.Fatal(d.fail("cuStreamSynchronize", r))
-		}
-	}
+	sync := streamSync(b, d)
 	for i := range b.N {
 		d.drv.cuCtxSetCurrent(d.ctx)
 		if r := d.drv.cuLaunchKernel(k.fn, [3]uint32{1, 1, 1}, k.block, d.stream, k.params.addr(0)); r != cudaSuccess {
