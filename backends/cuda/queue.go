@@ -728,11 +728,12 @@ const syncSpin = 200 * time.Microsecond
 // waitStream waits for everything put on stream s so far, on the
 // submitting thread (locked, the context current): it records a CUDA
 // event from the device's pool and polls it with cuEventQuery in a tight
-// loop for up to syncSpin, then blocks in cuEventSynchronize. Measured on
-// the H200 host through these bindings, a launch waited for this way takes
-// 0.93-0.99x a native program's launch and cudaStreamSynchronize, and
-// one waited for with cuStreamSynchronize 1.08-1.11x (bench/run-h200.sh,
-// the raw launch figures).
+// loop for up to syncSpin, then blocks in cuEventSynchronize. On the H200
+// host, through these bindings, a launch waited for this way took
+// 0.93-0.99x a native program's launch and cudaStreamSynchronize in one
+// run where cuStreamSynchronize took 1.08-1.11x; over the day's seven runs
+// the two overlap (0.88-1.12x and 0.93-1.12x; bench/run-h200.sh, the raw
+// launch figures), the polled event a little lower on average.
 func (d *Device) waitStream(s int) error {
 	d.subMu.Lock() // takeEvent may make an event (allEvents)
 	cu, err := d.takeEvent()
