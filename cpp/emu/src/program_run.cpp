@@ -87,6 +87,28 @@ void prepare_l1(const ProgramDesc& d, L1Arena& l1, const Board& b) {
       std::memcpy(l1.core_base(c.row * b.cols + c.col) + semaphore_offset(b, s.id), &s.initial, 4);
 }
 
+// Puts a pooled fiber back to its state before a run, field by field: its
+// kernel-API state (KernelState, kilobytes of arrays) is left as it is, since
+// run_kernel_guarded resets it when the kernel starts and nothing reads it
+// before. Assigning a fresh Fiber instead zeroed and copied those kilobytes
+// for the three fibers of every core, serially before the cores start, a
+// tenth of a run of the 512^3 matmul on 16 threads. A field added to Fiber
+// must be reset here too.
+void reset_fiber(Fiber& f) {
+  f.core = nullptr;
+  f.processor = Processor::Riscv0;
+  f.desc = nullptr;
+  f.kernel.reset();
+  f.args.clear();
+  f.common.clear();
+  f.ctx = FiberContext{};
+  f.eh = EhState{};
+  f.stack = nullptr;
+  f.started = f.done = f.blocked = false;
+  f.wait = Wait{};
+  f.worker = nullptr;
+}
+
 // A core's kernels as fibers, in kSlotOrder, with their runtime and common
 // args resolved for the core (src.core).
 void add_fibers(CoreState& core, const CorePlan& cp, const ProgramDesc& d,
@@ -158,7 +180,7 @@ void Runner::set_up_cores(RunState& rs, const Program& prog, const std::vector<s
       core->cbs[index].on_buffer = true;
     }
     core->cstate.reset();
-    core->fibers = {};
+    for (Fiber& f : core->fibers) reset_fiber(f);
     core->nfibers = 0;
     core->dst_acquired = false;
     core->fp32_dest_acc = false;
