@@ -194,6 +194,10 @@ struct KernelDesc {
   uint32_t noc = 0;  // data movement: the NOC it uses (riscv_0 defaults to 0, riscv_1 to 1)
   CoreRangeSet cores;
   std::string source;
+  // Where the kernel file lives in the program's include tree ("" for its
+  // root): it is compiled there, so that its relative includes resolve from
+  // its own directory, as where tt-metal's JIT build compiles a kernel.
+  std::string path;
   std::map<std::string, std::string> defines;
   std::vector<ArgEntry> compile_args;
   std::vector<std::pair<std::string, ArgEntry>> named_compile_args;  // in the order given

@@ -28,6 +28,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -303,8 +304,20 @@ class MetalLayer final : public DeviceLayer {
     // kernel's #include "x.h" finds the file beside it.
     p.dir = std::make_unique<PrivateDir>();
     for (const auto& f : program.include_files) p.dir->write(f.path, f.source);
-    for (size_t k = 0; k < program.kernels.size(); k++)
-      p.sources.push_back(p.dir->write("zyx_kernel_" + std::to_string(k) + ".cpp", program.kernels[k].source));
+    // A kernel with a path in the include tree is that file of the tree (the
+    // validator checked that an include file or kernel there has its text),
+    // so tt-metal resolves its relative includes from its own directory.
+    std::set<std::string> written;
+    for (const auto& f : program.include_files) written.insert(f.path);
+    for (size_t k = 0; k < program.kernels.size(); k++) {
+      const KernelDesc& kd = program.kernels[k];
+      if (kd.path.empty()) {
+        p.sources.push_back(p.dir->write("zyx_kernel_" + std::to_string(k) + ".cpp", kd.source));
+        continue;
+      }
+      if (written.insert(kd.path).second) p.dir->write(kd.path, kd.source);
+      p.sources.push_back(p.dir->path() + "/" + kd.path);
+    }
     return id;
   }
 

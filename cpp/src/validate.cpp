@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bitset>
+#include <cctype>
 #include <set>
 
 
@@ -274,6 +275,24 @@ void check_include_files(const ProgramDesc& p, const std::string& w) {
   }
 }
 
+// A kernel's path in the include tree: a plain relative path of the
+// characters a file name in a kernel tree uses, since the builder names it
+// to the compiler in an #include (a quote or a backslash there would end or
+// change the name). A file of the include tree at the same path must be the
+// kernel itself, as must another kernel at that path: one path, one file.
+void check_kernel_path(const KernelDesc& kd, const ProgramDesc& p, const std::string& at) {
+  check_include_path(kd.path, at);
+  for (char c : kd.path)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && std::string("._+-/").find(c) == std::string::npos)
+      fail(at, "\"" + kd.path + "\" holds a character other than letters, digits and ._+-/");
+  for (const IncludeFile& f : p.include_files)
+    if (f.path == kd.path && f.source != kd.source)
+      fail(at, "\"" + kd.path + "\" is also an include file with other text; a path is one file");
+  for (const KernelDesc& o : p.kernels)
+    if (&o != &kd && o.path == kd.path && o.source != kd.source)
+      fail(at, "\"" + kd.path + "\" is also the path of the " + o.name + " kernel, with other text");
+}
+
 // Per core, stamped by kernel index + 1: whether the core is one of the
 // kernel's, and which runtime_args entry (+ 1) has claimed it.
 struct RuntimeArgCores {
@@ -325,6 +344,7 @@ void check_kernels(ProgramCtx& ctx, const Grid& grid, SetChecker& sets, const st
       if (value.find_first_of(std::string("\0\n\r", 3)) != std::string::npos)
         fail(kw + ".defines." + name, "a define value must not hold a NUL byte or a line break");
     }
+    if (!kd.path.empty()) check_kernel_path(kd, p, kw + ".path");
     check_args(kd.compile_args, ArgList::Compile, ctx, [&] { return kw + ".compile_args"; });
     for (const auto& [name, e] : kd.named_compile_args) {
       std::string nw = kw + ".named_compile_args." + name;

@@ -578,6 +578,20 @@ std::vector<BadCase> bad_programs() {
        "compile.include_files[0].path"},
       {"V3 include twice", [](json& p) { p["include_files"].push_back(p["include_files"][0]); }, "invalid_argument",
        "compile.include_files[1].path"},
+      {"V5 kernel path with ..", [](json& p) { p["kernels"][0]["path"] = "inc/../../r.cpp"; }, "invalid_argument",
+       "compile.kernels[0].path"},
+      {"V5 absolute kernel path", [](json& p) { p["kernels"][0]["path"] = "/r.cpp"; }, "invalid_argument",
+       "compile.kernels[0].path"},
+      {"V5 kernel path with a quote", [](json& p) { p["kernels"][0]["path"] = "inc/r\".cpp"; }, "invalid_argument",
+       "compile.kernels[0].path"},
+      {"V5 kernel path on an include file of other text", [](json& p) { p["kernels"][0]["path"] = "inc/common.h"; },
+       "invalid_argument", "compile.kernels[0].path"},
+      {"V5 two kernels of other text at one path",
+       [](json& p) {
+         p["kernels"][0]["path"] = "k/r.cpp";
+         p["kernels"][2]["path"] = "k/r.cpp";
+       },
+       "invalid_argument", "compile.kernels[0].path"},
       {"V4 no kernels", [](json& p) { p["kernels"] = json::array(); }, "invalid_argument", "compile.kernels"},
       {"V4 65 kernels",
        [](json& p) {

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -392,6 +393,14 @@ std::string include_path_problem(const std::string& path) {
   return "";
 }
 
+std::string kernel_path_problem(const std::string& path) {
+  if (std::string why = include_path_problem(path); !why.empty()) return why;
+  for (char ch : path)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && std::string("._+-/").find(ch) == std::string::npos)
+      return "holds a character other than letters, digits and ._+-/";
+  return "";
+}
+
 // ---- KernelBuilder ----------------------------------------------------------
 
 KernelBuilder::KernelBuilder(std::string cache_dir, const Board& board) : board_(board) {
@@ -448,6 +457,7 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
   s.processor = kernel.processor == Processor::Riscv0 ? 0 : kernel.processor == Processor::Riscv1 ? 1 : 2;
   s.noc = kernel.noc;
   s.source = &kernel.source;
+  s.path = &kernel.path;
   s.defines = &kernel.defines;
   s.compile_args = compile_args;
   s.named_args = named_args;
@@ -480,7 +490,8 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
 // 2: everything but the entry points has hidden visibility (-fvisibility=hidden).
 // 3: and GCC builds with -fno-gnu-unique.
 // 4: the key hashes the generated source and the flags themselves.
-constexpr uint64_t kWrapperVersion = 4;
+// 5: a kernel with a path in the include tree is compiled there.
+constexpr uint64_t kWrapperVersion = 5;
 
 // The key is a hash of exactly what reaches the compiler: its command (less
 // the build directory's paths), the generated source, the include files and
@@ -603,6 +614,21 @@ KernelBuilder::CompileInputs KernelBuilder::compile_inputs(const BuildSpec& s) {
   in.source = generated_source(s);
   in.flags = compile_flags(s);
   in.include_files = s.include_files;
+  // A kernel with a path is one file of the include tree, written and
+  // hashed with the others; an include file at that path must be it.
+  if (s.path && !s.path->empty()) {
+    if (std::string why = kernel_path_problem(*s.path); !why.empty())
+      throw Error("invalid_argument", "path \"" + *s.path + "\" of the " + s.name + " kernel: " + why);
+    bool listed = false;
+    for (auto& f : s.include_files)
+      if (*f.first == *s.path) {
+        if (*f.second != *s.source)
+          throw Error("invalid_argument", "path \"" + *s.path + "\" of the " + s.name +
+                                              " kernel is also an include file with other text");
+        listed = true;
+      }
+    if (!listed) in.include_files.emplace_back(s.path, s.source);
+  }
   return in;
 }
 
@@ -646,8 +672,15 @@ std::string KernelBuilder::generated_source(const BuildSpec& s) const {
   for (size_t i = 0; i < s.cb_tile_sizes.size(); i++) out << (i ? "," : "") << s.cb_tile_sizes[i];
   out << "\n";
   out << "#include \"zyx_emu/kernel_prelude.h\"\n";
-  out << "#line 1 " << c_string_literal(s.name + ".cpp") << "\n";
-  out << *s.source << "\n";
+  if (s.path && !s.path->empty()) {
+    // The kernel where it lives in the include tree, so that its relative
+    // includes resolve from its own directory. Its path reaches the
+    // compiler in a flag (compile_flags), never in this text.
+    out << "#include ZYX_EMU_KERNEL_FILE\n";
+  } else {
+    out << "#line 1 " << c_string_literal(s.name + ".cpp") << "\n";
+    out << *s.source << "\n";
+  }
   out << "#line 1 \"zyx_emu_entry\"\n";
   bool old_style = is_compute && std::regex_search(*s.source, old_style_main());
   out << "extern \"C\" __attribute__((visibility(\"default\"))) void zyx_emu_kernel_run() { "
@@ -690,6 +723,10 @@ std::vector<std::string> KernelBuilder::compile_flags(const BuildSpec& s) {
   else
     args.push_back(s.processor == 0 ? "-DCOMPILE_FOR_BRISC=1" : "-DCOMPILE_FOR_NCRISC=1");
   args.push_back("-DNOC_INDEX=" + std::to_string(s.noc));
+  // The kernel file in the build's copy of the include tree, named from the
+  // directory of the generated source (build()): a quoted name, which
+  // kernel_path_problem keeps free of quotes and backslashes.
+  if (s.path && !s.path->empty()) args.push_back("-DZYX_EMU_KERNEL_FILE=\"include/" + *s.path + "\"");
   for (auto& [k, v] : *s.defines) args.push_back("-D" + k + "=" + v);
   return args;
 }
