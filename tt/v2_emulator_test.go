@@ -810,8 +810,8 @@ void kernel_main() {
 		"src/ops/pad/device/kernels/writer.cpp":             kernel,
 		"src/ops/pad/device/kernels/common.hpp":             "constexpr uint32_t kCommon = 4;\n",
 		"src/ops/pad/kernel_helper_functions/pad_value.hpp": "constexpr uint32_t kPadValue = 7;\n",
-		"src/common.hpp":                                     "constexpr uint32_t kCommon = 9;\n",
-		"src/ops/shared.hpp":                                 "constexpr uint32_t kShared = 2;\n",
+		"src/common.hpp":     "constexpr uint32_t kCommon = 9;\n",
+		"src/ops/shared.hpp": "constexpr uint32_t kShared = 2;\n",
 	}
 	b, err := bundle.Load(writeBundle(t, files))
 	require.NoError(t, err)
