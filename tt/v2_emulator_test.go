@@ -786,16 +786,18 @@ func TestEmulatorSemaphoreAddrArgs(t *testing.T) {
 // its own directory ("../../kernel_helper_functions/…"), as ttnn's
 // operation kernels do. The loader gives the kernel its path in the tree,
 // and the emulator builds it there: a header beside the kernel wins over
-// one of that name at the tree's root, and the tree's root is searched too.
+// one of that name at the tree's root, and the tree's root and its
+// ttnn/cpp are searched too.
 func TestEmulatorBundleKernelRelativeInclude(t *testing.T) {
 	const kernel = `#include "dataflow_api.h"
 #include "../../kernel_helper_functions/pad_value.hpp"
 #include "common.hpp"
 #include "ops/shared.hpp"
+#include "ttnn/operations/helper.hpp"
 void kernel_main() {
   uint32_t out = get_arg_val<uint32_t>(0);
   uint32_t l1 = get_write_ptr(0);
-  *reinterpret_cast<volatile uint32_t*>(l1) = kPadValue * 100 + kCommon * 10 + kShared;
+  *reinterpret_cast<volatile uint32_t*>(l1) = kPadValue * 1000 + kCommon * 100 + kShared * 10 + kTtnn;
   noc_async_write(l1, get_noc_addr_from_bank_id<true>(0, out), 4);
   noc_async_write_barrier();
 }
@@ -810,8 +812,9 @@ void kernel_main() {
 		"src/ops/pad/device/kernels/writer.cpp":             kernel,
 		"src/ops/pad/device/kernels/common.hpp":             "constexpr uint32_t kCommon = 4;\n",
 		"src/ops/pad/kernel_helper_functions/pad_value.hpp": "constexpr uint32_t kPadValue = 7;\n",
-		"src/common.hpp":     "constexpr uint32_t kCommon = 9;\n",
-		"src/ops/shared.hpp": "constexpr uint32_t kShared = 2;\n",
+		"src/common.hpp":                          "constexpr uint32_t kCommon = 9;\n",
+		"src/ops/shared.hpp":                      "constexpr uint32_t kShared = 2;\n",
+		"src/ttnn/cpp/ttnn/operations/helper.hpp": "constexpr uint32_t kTtnn = 1;\n",
 	}
 	b, err := bundle.Load(writeBundle(t, files))
 	require.NoError(t, err)
@@ -833,5 +836,6 @@ void kernel_main() {
 	require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(out)}))
 	got := make([]byte, 64)
 	require.NoError(t, pool.Read(ctx, out, 0, got))
-	require.Equal(t, uint32(742), bytesU32(got)[0], "7 from ../../kernel_helper_functions, 4 from beside the kernel, 2 from the root")
+	require.Equal(t, uint32(7421), bytesU32(got)[0],
+		"7 from ../../kernel_helper_functions, 4 from beside the kernel, 2 from the root, 1 from ttnn/cpp")
 }

@@ -490,7 +490,8 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
 // 2: everything but the entry points has hidden visibility (-fvisibility=hidden).
 // 3: and GCC builds with -fno-gnu-unique.
 // 4: the key hashes the generated source and the flags themselves.
-// 5: a kernel with a path in the include tree is compiled there.
+// 5: a kernel with a path in the include tree is compiled there, and the
+//    tree's ttnn/cpp is an include root.
 constexpr uint64_t kWrapperVersion = 5;
 
 // The key is a hash of exactly what reaches the compiler: its command (less
@@ -769,7 +770,12 @@ int KernelBuilder::build(const std::string& key, const BuildSpec& s, const Compi
   if (char cwd[4096]; getcwd(cwd, sizeof cwd) && !std::strchr(cwd, '='))
     args.push_back(std::string("-fdebug-prefix-map=") + cwd + "=/zyx-kernel-cwd");
   args.push_back("-fdebug-prefix-map=" + dir + "=/zyx-kernel");
+  // The program's include tree has two roots, as tt-metal's JIT build has
+  // its checkout's root and ttnn/cpp: "ttnn/cpp/ttnn/x.hpp" and
+  // "ttnn/x.hpp" find the same file of a program that ships a ttnn-style
+  // tree. Both come before the emulator's headers.
   args.push_back("-I" + inc);
+  args.push_back("-I" + inc + "/ttnn/cpp");
   for (const std::string& d : include_dirs_) args.push_back("-I" + d);
   args.push_back("-o");
   args.push_back(obj_path);

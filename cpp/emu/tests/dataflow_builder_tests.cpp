@@ -281,7 +281,8 @@ ZYX_TEST_CACHE_DIR(builder, test_key_covers_inputs);
 // A kernel with a path in the program's include tree is compiled there, as
 // tt-metal builds a ttnn kernel inside its source tree: its relative
 // includes resolve from its own directory first (a header beside it wins
-// over one of that name at the tree's root), then from the tree's root.
+// over one of that name at the tree's root), then from the tree's root and
+// its ttnn/cpp (tt-metal's two roots of a ttnn kernel's includes).
 // Without the path the same kernel does not find its "../" include.
 void test_kernel_path(const std::string& cache) {
   GroupProgram g = word_program(R"(
@@ -289,10 +290,11 @@ void test_kernel_path(const std::string& cache) {
 #include "../../kernel_helper_functions/pad_value.hpp"
 #include "common.hpp"
 #include "ops/shared.hpp"
+#include "ttnn/operations/helper.hpp"
 void kernel_main() {
   uint32_t out = get_arg_val<uint32_t>(0);
   uint32_t l1 = get_write_ptr(0);
-  *reinterpret_cast<volatile uint32_t*>(l1) = kPadValue * 100 + kCommon * 10 + kShared;
+  *reinterpret_cast<volatile uint32_t*>(l1) = kPadValue * 1000 + kCommon * 100 + kShared * 10 + kTtnn;
   noc_async_write(l1, get_noc_addr_from_bank_id<true>(0, out), 4);
   noc_async_write_barrier();
 }
@@ -303,16 +305,17 @@ void kernel_main() {
       {"ops/pad/device/kernels/common.hpp", "constexpr uint32_t kCommon = 4;"},
       {"common.hpp", "constexpr uint32_t kCommon = 9;"},
       {"ops/shared.hpp", "constexpr uint32_t kShared = 2;"},
+      {"ttnn/cpp/ttnn/operations/helper.hpp", "constexpr uint32_t kTtnn = 1;"},
   };
   auto layer = make_emu_layer("n150", 0, cache);
   std::string msg = expect_error("compile_error", [&] { layer->compile(one_group_program(g, 1, 1)); });
   CHECK(msg.find("pad_value.hpp") != std::string::npos);
   g.reader.path = path;
-  CHECK_EQ(run_word(*layer, g), 742u);
+  CHECK_EQ(run_word(*layer, g), 7421u);
   // The kernel may also be one of the include files (a bundle whose include
   // directory holds its kernels): the same file, once.
   g.include_files.push_back({path, g.reader.source});
-  CHECK_EQ(run_word(*layer, g), 742u);
+  CHECK_EQ(run_word(*layer, g), 7421u);
   // A compile error names the kernel's file by its path in the tree.
   g.reader.source += "\n#error stop here\n";
   g.include_files.pop_back();
