@@ -503,7 +503,8 @@ class MetalLayer final : public DeviceLayer {
     if (!s.shard) return {dram, page % (dram ? desc_.dram_banks : static_cast<uint32_t>(desc_.l1_bank_cores.size()))};
     // Sharded: page (row-major in the tensor of pages) lies in shard
     // (sr, sc), held by the k-th core of the shard grid in its orientation.
-    const ShardSpec& sh = *s.shard;
+    // tt-metal's page order: height sharding as its row view.
+    const ShardSpec sh = page_order_view(s);
     uint32_t row = page / sh.tensor[1], col = page % sh.tensor[1];
     uint32_t shards_per_row = (sh.tensor[1] + sh.shape[1] - 1) / sh.shape[1];
     uint32_t k = (row / sh.shape[0]) * shards_per_row + col / sh.shape[1];

@@ -119,21 +119,27 @@ void check_spec(const BufferSpec& s, const DeviceDesc& d, const std::string& whe
   SetChecker(g).check(sh.cores, [&] { return sp + ".cores"; });
   if (sh.shape[0] == 0 || sh.shape[1] == 0) fail(sp + ".shape", "both dimensions must be > 0");
   if (sh.tensor[0] == 0 || sh.tensor[1] == 0) fail(sp + ".tensor", "both dimensions must be > 0");
-  if (s.layout == BufferLayout::HeightSharded && sh.shape[1] != sh.tensor[1])
-    fail(sp + ".shape", "a height-sharded shard spans the tensor's width: shape[1] must be tensor[1] (" +
-                            std::to_string(sh.tensor[1]) + "), got " + std::to_string(sh.shape[1]));
-  if (s.layout == BufferLayout::WidthSharded && sh.shape[0] != sh.tensor[0])
-    fail(sp + ".shape", "a width-sharded shard spans the tensor's height: shape[0] must be tensor[0] (" +
-                            std::to_string(sh.tensor[0]) + "), got " + std::to_string(sh.shape[0]));
-  uint64_t shards = (uint64_t{sh.tensor[0]} + sh.shape[0] - 1) / sh.shape[0] *
-                    ((uint64_t{sh.tensor[1]} + sh.shape[1] - 1) / sh.shape[1]);
+  // Shards as tt-metal's ShardSpecBuffer takes them: any shape, the last
+  // shards partial (page_order_view). Height sharding deals pages out in
+  // shard rows of shape[1] pages; where the tensor's pages are not whole
+  // such rows, tt-metal's mapping of the partial last shard loses pages, so
+  // that one spec is refused.
+  uint64_t tensor_pages = uint64_t{sh.tensor[0]} * sh.tensor[1];
+  if (s.layout == BufferLayout::HeightSharded && sh.shape[1] != sh.tensor[1] && tensor_pages % sh.shape[1] != 0)
+    fail(sp + ".shape", "a height-sharded buffer deals its " + std::to_string(tensor_pages) +
+                            " pages out in shard rows of shape[1] = " + std::to_string(sh.shape[1]) +
+                            " pages, which do not divide them (the last shard would lose pages)");
+  ShardSpec view = page_order_view(s);
+  uint64_t shards = (uint64_t{view.tensor[0]} + view.shape[0] - 1) / view.shape[0] *
+                    ((uint64_t{view.tensor[1]} + view.shape[1] - 1) / view.shape[1]);
   if (shards > sh.cores.size())
     fail(sp + ".cores", "the tensor makes " + std::to_string(shards) + " shards but the shard grid has " +
                             std::to_string(sh.cores.size()) + " cores");
 }
 
 // The cores that hold shards of a sharded spec, in shard order.
-std::vector<CoreCoord> shard_cores(const ShardSpec& sh) {
+std::vector<CoreCoord> shard_cores(const BufferSpec& spec) {
+  ShardSpec sh = page_order_view(spec);
   auto cores = sh.cores.cores(sh.orientation == ShardOrientation::ColMajor);
   uint64_t shards = (uint64_t{sh.tensor[0]} + sh.shape[0] - 1) / sh.shape[0] *
                     ((uint64_t{sh.tensor[1]} + sh.shape[1] - 1) / sh.shape[1]);
@@ -414,7 +420,7 @@ void check_cb_buffer(const CBConfig& cb, ProgramCtx& ctx, const Grid& grid, cons
     fail(bw, "param " + std::to_string(bp) + " (" + p.params[bp].name + ") is declared in DRAM; a CB sits on an l1 buffer");
   if (decl->shard) {
     std::vector<uint8_t> holds(grid.cells(), 0);
-    for (CoreCoord c : shard_cores(*decl->shard)) holds[grid.cell(c)] = 1;
+    for (CoreCoord c : shard_cores(*decl)) holds[grid.cell(c)] = 1;
     for_each_core(cb.cores, [&](CoreCoord c) {
       if (!holds[grid.cell(c)])
         fail(bw, "core " + core_str(c) + " of the CB holds no shard of param " + std::to_string(bp) + " (" +
@@ -572,7 +578,7 @@ void check_run_l1(const ProgramChecks& c, const std::vector<RunArgIn>& args, con
     seen.push_back(args[i].value);
     uint64_t share = l1_share_per_core(b->size, b->spec, d);
     if (b->spec.shard)
-      for (CoreCoord core : shard_cores(*b->spec.shard)) add(core, share);
+      for (CoreCoord core : shard_cores(b->spec)) add(core, share);
     else
       for (CoreCoord core : d.l1_bank_cores) add(core, share);
   }

@@ -179,6 +179,9 @@ struct Geometry {
   // shard_cores[k].col, row 0), the number of shards and shards per row.
   std::vector<CoreCoord> shard_cores;
   uint32_t shards = 0, shards_per_row = 0;
+  // Sharded: the spec's shards in tt-metal's page order (page_order_view),
+  // which placement and the accessor args follow; spec keeps what was given.
+  ShardSpec view;
   uint64_t shard_pages() const { return spec.shard ? uint64_t(spec.shard->shape[0]) * spec.shard->shape[1] : 0; }
   bool sharded() const { return spec.layout != BufferLayout::Interleaved; }
   // The unit of shard k (DRAM bank or core index).
