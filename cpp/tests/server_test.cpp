@@ -554,14 +554,18 @@ std::vector<BadCase> bad_programs() {
        "compile.buffers[1].shard.shape"},
       {"S3 tensor 0", [](json& p) { p["buffers"][1]["shard"]["tensor"] = {8, 0}; }, "invalid_argument",
        "compile.buffers[1].shard.tensor"},
-      {"S4 height shard narrower than the tensor", [](json& p) { p["buffers"][1]["shard"]["shape"] = {2, 3}; },
+      // 32 pages dealt out in shard rows of 3: the last shard would lose pages.
+      {"S4 height shard rows that do not divide the pages", [](json& p) { p["buffers"][1]["shard"]["shape"] = {2, 3}; },
        "invalid_argument", "compile.buffers[1].shard.shape"},
-      {"S4 width shard shorter than the tensor",
+      // Height sharding deals 32 pages out 2 to a shard: 16 shards.
+      {"S5 height deal past the cores", [](json& p) { p["buffers"][1]["shard"]["shape"] = {1, 2}; }, "invalid_argument",
+       "compile.buffers[1].shard.cores"},
+      {"S5 width shards past the cores",
        [](json& p) {
          p["buffers"][1]["layout"] = "width_sharded";
          p["buffers"][1]["shard"]["shape"] = {4, 1};
        },
-       "invalid_argument", "compile.buffers[1].shard.shape"},
+       "invalid_argument", "compile.buffers[1].shard.cores"},
       {"S5 more shards than cores", [](json& p) { p["buffers"][1]["shard"]["shape"] = {1, 4}; }, "invalid_argument",
        "compile.buffers[1].shard.cores"},
       {"V3 absolute include", [](json& p) { p["include_files"][0]["path"] = "/etc/x.h"; }, "invalid_argument",
@@ -708,6 +712,23 @@ void test_programs() {
     n++;
   }
   std::cerr << "bad programs: " << n << " cases\n";
+
+  // Shard shapes tt-metal's ShardSpecBuffer takes, on the 4 cores of
+  // buffers[1] (8 x 4 pages): narrower, wider and partial height shards,
+  // width shards shorter than the tensor, partial block shards.
+  for (auto [layout, r, c] : std::vector<std::tuple<const char*, int, int>>{{"height_sharded", 4, 2},
+                                                                            {"height_sharded", 3, 4},
+                                                                            {"height_sharded", 3, 2},
+                                                                            {"height_sharded", 1, 8},
+                                                                            {"width_sharded", 4, 2},
+                                                                            {"width_sharded", 8, 1},
+                                                                            {"block_sharded", 5, 3}}) {
+    json p = good;
+    p["buffers"][1]["layout"] = layout;
+    p["buffers"][1]["shard"]["shape"] = {r, c};
+    json reply = h.req(p);
+    CHECK(code_of(reply).empty(), layout << " shard " << r << "x" << c << ": " << message_of(reply));
+  }
 
   // A second semaphore set on disjoint cores may reuse id 0.
   {
