@@ -914,12 +914,13 @@ void test_model_errors(DeviceLayer& layer) {
   p = base();
   runtime(p.kernels[0], one_core(0, 0), {L("accessor", 0)});
   expect_error("invalid_argument", [&] { checked_compile(layer, p); });
-  // Shard specs: too many shards, not height-shaped, cores outside the grid.
+  // Shard specs: too many shards, a height deal in shard rows (3 pages) that
+  // do not divide the pages (100), cores outside the grid.
   expect_error("invalid_argument", [&] {
     checked_alloc(layer, 64 * 100, sharded_spec(Placement::L1, BufferLayout::BlockSharded, 64, cores_of({{0, 0, 1, 1}}), 2, 2, 10, 10));
   });
   expect_error("invalid_argument", [&] {
-    checked_alloc(layer, 64 * 100, sharded_spec(Placement::L1, BufferLayout::HeightSharded, 64, cores_of({{0, 0, 7, 7}}), 2, 5, 10, 10));
+    checked_alloc(layer, 64 * 100, sharded_spec(Placement::L1, BufferLayout::HeightSharded, 64, cores_of({{0, 0, 7, 7}}), 2, 3, 10, 10));
   });
   expect_error("invalid_argument", [&] {
     checked_alloc(layer, 64 * 4, sharded_spec(Placement::L1, BufferLayout::HeightSharded, 64, cores_of({{0, 0, 8, 0}}), 1, 1, 4, 1));
