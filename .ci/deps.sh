@@ -4,7 +4,8 @@
 # clang-15 builds the runtime's libFuzzer targets (make fuzz-test, build/fuzz);
 # on Debian 12 its libFuzzer runtime (libclang_rt.fuzzer) comes with it, in
 # libclang-common-15-dev. The runtime itself builds with g++. zsh and fish
-# run the completion scripts in cmd/zyx-tt's tests.
+# run the completion scripts in cmd/zyx-tt's tests. gdb replays the kernel
+# debugging recipe of docs/emulator.md (cmd/zyx-tt's TestDebugRecipe).
 set -euo pipefail
 
 pkgs=(
@@ -15,6 +16,7 @@ pkgs=(
   ocl-icd-libopencl1 ocl-icd-opencl-dev pocl-opencl-icd clinfo
   libvulkan1 mesa-vulkan-drivers vulkan-tools glslang-tools
   zsh fish
+  gdb
 )
 
 missing=()

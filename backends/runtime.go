@@ -45,6 +45,12 @@ type Options struct {
 	// KernelOutput receives what kernels print (Tenstorrent DPRINT), one
 	// line at a time, tagged with the core and processor; nil discards it.
 	KernelOutput io.Writer
+	// KernelDebug, when set, starts the devices that can host a debugger
+	// in kernels (the Tenstorrent emulator) for one: kernels built at -O0
+	// with debug info, no call deadlines, and a first run that waits for
+	// the debugger. It is called with each such device's name and the pid
+	// of the process to attach to.
+	KernelDebug func(device string, pid int)
 }
 
 // Runtime owns the backends it opened, their devices, the config and the
@@ -145,7 +151,7 @@ func openRuntime(_ context.Context, opts Options, lookup func(string) (any, erro
 	if logger == nil {
 		logger = zlog.Logger()
 	}
-	r.env = registry.Env{Config: r.cfg, HostPool: r.host, Logger: logger, KernelOutput: opts.KernelOutput}
+	r.env = registry.Env{Config: r.cfg, HostPool: r.host, Logger: logger, KernelOutput: opts.KernelOutput, KernelDebug: opts.KernelDebug}
 	return r, nil
 }
 

@@ -2,21 +2,13 @@
 # Runs `zyx-tt probe` and every example bundle through `zyx-tt run` on each
 # GPU device of an NVIDIA host that has no Go toolchain, from binaries built
 # elsewhere (make go-build; the runtime is optional there). Sets up the
-# OpenCL ICD registration and Vulkan driver file the way bench/gpu/run.sh
-# does. Logs go to $OUT (default /tmp/zyx-cli).
+# OpenCL ICD registration and Vulkan driver file through bench/gpu-env.sh
+# (the loader packages from gpubin/). Logs go to $OUT (default /tmp/zyx-cli).
 set -u
 OUT=${OUT:-/tmp/zyx-cli}
 mkdir -p "$OUT"
-if ! ldconfig -p | grep -q 'libOpenCL.so.1'; then
-  for f in gpubin/ocl-icd-libopencl1*.deb; do [ -f "$f" ] && dpkg -x "$f" /tmp/ocl; done
-  export LD_LIBRARY_PATH=/tmp/ocl/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-fi
-if [ ! -e /etc/OpenCL/vendors/nvidia.icd ] && ldconfig -p | grep -q libnvidia-opencl.so.1; then
-  mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
-fi
-for j in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json; do
-  if [ -f "$j" ]; then export VK_DRIVER_FILES=$j; break; fi
-done
+DEBS=${DEBS:-gpubin}
+. bench/gpu-env.sh
 export ZYX_PROGRESS=0
 zyx=${ZYX:-bin/zyx-tt}
 status=0

@@ -10,19 +10,41 @@ text = open(sys.argv[1]).read()
 rounds = re.split(r"^## round \d+$", text, flags=re.M)[1:]
 
 
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
 def parse(chunk):
-    go, native = {}, {}
+    """A round's figures: each Go metric and native value is the median of
+    its occurrences in the round (run-h200.sh runs some several times,
+    alternating with their references)."""
+    gos, natives = {}, {}
     for m in re.finditer(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+(.*)$", chunk, re.M):
         name, rest = m.group(1), m.group(2)
         vals = {}
         for v, unit in re.findall(r"([\d.]+) (\S+)", rest):
             vals["ns" if unit == "ns/op" else unit] = float(v)
-        # Per-device sub-benchmarks: keep the first device of each.
-        base = name.split("/")[0]
-        go.setdefault(base, vals)
-        go.setdefault(name, vals)
+        # Per-device sub-benchmarks keep their full name
+        # (QueuedLaunches/opencl:1).
+        for unit, v in vals.items():
+            gos.setdefault(name, {}).setdefault(unit, []).append(v)
     for k, v in re.findall(r"^native (\S+) ([\d.]+)$", chunk, re.M):
-        native.setdefault(k, float(v))
+        natives.setdefault(k, []).append(float(v))
+    go = {k: {u: median(v) for u, v in units.items()} for k, units in gos.items()}
+    native = {k: median(v) for k, v in natives.items()}
+    # The emulator benchmark's lines (bench/emu/compute_bench.cpp): the bf16
+    # add against its plain loop, and the scaling table's matmul times.
+    m = re.search(r"bf16 add 1M, 8x8 grid:\s+hardware numerics ([\d.]+) ms, exact ([\d.]+) ms, plain loop ([\d.]+) ms", chunk)
+    if m:
+        native["emu_add_hw_ms"], native["emu_add_exact_ms"], native["emu_add_loop_ms"] = map(float, m.groups())
+    for t, mm in re.findall(r"^\s+(\d+)\s+([\d.]+) ms\s+[\d.]+x\s+[\d.]+ ms\s+[\d.]+x", chunk, re.M):
+        native.setdefault(f"emu_mm_{t}_ms", float(mm))
+    threads = sorted(int(k.split("_")[2]) for k in native if k.startswith("emu_mm_"))
+    if threads:
+        native["emu_mm_most_ms"] = native[f"emu_mm_{threads[-1]}_ms"]
+        native["emu_mm_threads"] = threads[-1]
     return go, native
 
 
@@ -54,9 +76,29 @@ def rows(go, nat):
         ("CUDA D2H 1 GiB into the host pool", gib(g(go, "D2H1GiBHostPool", "MB/s")), n(nat, "d2h_gibps"), "GiB/s", True, 0.98),
         ("Vulkan launch + wait, empty dispatch", g(go, "QueuedLaunches/vulkan:0", "sync-µs/launch"), n(nat, "vk_sync_us"), "µs", False, 1.25),
         ("Vulkan queued, 10,000 then one wait (native: a submit each)", g(go, "QueuedLaunches/vulkan:0", "queued-µs/launch"), n(nat, "vk_queued_us"), "µs", False, 1.25),
-        ("OpenCL launch + wait, empty kernel", g(go, "QueuedLaunches/opencl:0", "sync-µs/launch"), n(nat, "cl_sync_us"), "µs", False, 1.25),
-        ("OpenCL queued, 10,000 then one clFinish", g(go, "QueuedLaunches/opencl:0", "queued-µs/launch"), n(nat, "cl_queued_us"), "µs", False, 1.25),
-        ("OpenCL queued vs native with an event per launch (info)", g(go, "QueuedLaunches/opencl:0", "queued-µs/launch"), n(nat, "cl_queued_event_us"), "µs", False, None),
+        ("OpenCL (PoCL, opencl:0) launch + wait, empty kernel", g(go, "QueuedLaunches/opencl:0", "sync-µs/launch"), n(nat, "cl_sync_us"), "µs", False, 1.25),
+        ("OpenCL (PoCL, opencl:0) queued, 10,000 then one clFinish", g(go, "QueuedLaunches/opencl:0", "queued-µs/launch"), n(nat, "cl_queued_us"), "µs", False, 1.25),
+        ("OpenCL (PoCL) queued vs native with an event per launch (info)", g(go, "QueuedLaunches/opencl:0", "queued-µs/launch"), n(nat, "cl_queued_event_us"), "µs", False, None),
+        ("OpenCL (NVIDIA, opencl:1) launch + wait, empty kernel", g(go, "QueuedLaunches/opencl:1", "sync-µs/launch"), n(nat, "clgpu_sync_us"), "µs", False, 1.25),
+        ("OpenCL (NVIDIA) launch + wait vs native with an event, its status read and released (info)", g(go, "QueuedLaunches/opencl:1", "sync-µs/launch"), n(nat, "clgpu_sync_event_us"), "µs", False, None),
+        ("OpenCL (NVIDIA) native: an event per launch / none (info: the driver's cost of an event)", n(nat, "clgpu_sync_event_us"), n(nat, "clgpu_sync_us"), "µs", False, None),
+        ("OpenCL (NVIDIA, opencl:1) queued, 10,000 then one clFinish", g(go, "QueuedLaunches/opencl:1", "queued-µs/launch"), n(nat, "clgpu_queued_us"), "µs", False, 1.25),
+        ("OpenCL (NVIDIA) queued vs native with an event per launch (info)", g(go, "QueuedLaunches/opencl:1", "queued-µs/launch"), n(nat, "clgpu_queued_event_us"), "µs", False, None),
+        ("OpenCL (NVIDIA) launch + wait on a goroutine locked to its thread (info)", g(go, "QueuedLaunchesLocked/opencl:1", "sync-µs/launch"), n(nat, "clgpu_sync_us"), "µs", False, None),
+        ("OpenCL (NVIDIA) queued on a goroutine locked to its thread (info)", g(go, "QueuedLaunchesLocked/opencl:1", "queued-µs/launch"), n(nat, "clgpu_queued_us"), "µs", False, None),
+        ("CUDA Launch without package backends in front (info)", g(go, "LaunchEmptyDriver", "ns") and g(go, "LaunchEmptyDriver", "ns") / 1e3, n(nat, "launch_ns", 1e-3), "µs", False, None),
+        ("CUDA raw + cuCtxSetCurrent per launch (info)", g(go, "RawLaunchSyncCtx", "ns") and g(go, "RawLaunchSyncCtx", "ns") / 1e3, n(nat, "launch_ns", 1e-3), "µs", False, None),
+        ("CUDA raw + cuCtxSetCurrent + thread locked per launch (info)", g(go, "RawLaunchSyncRelock", "ns") and g(go, "RawLaunchSyncRelock", "ns") / 1e3, n(nat, "launch_ns", 1e-3), "µs", False, None),
+        ("CUDA raw queued + cuCtxSetCurrent per launch (info)", g(go, "RawQueuedCtx", "ns") and g(go, "RawQueuedCtx", "ns") / 1e3, n(nat, "queued_ns", 1e-3), "µs", False, None),
+        ("CUDA raw queued, the benchmark's one-pointer kernel, + cuCtxSetCurrent (info)", g(go, "RawQueuedParam", "ns") and g(go, "RawQueuedParam", "ns") / 1e3, n(nat, "queued_event_param_ns", 1e-3), "µs", False, None),
+        ("CUDA queued vs native with an event per launch, the one-pointer kernel (info)", g(go, "QueuedLaunches", "queued-µs/launch"), n(nat, "queued_event_param_ns", 1e-3), "µs", False, None),
+        ("CUDA queued with the reaper every 50 ms, vs native with an event (info)", g(go, "QueuedLaunchesSlowReaper", "queued-µs/launch"), n(nat, "queued_event_ns", 1e-3), "µs", False, None),
+        ("CUDA queued with the reaper at its fast pace, vs native with an event (info)", g(go, "QueuedLaunchesFastReaper", "queued-µs/launch"), n(nat, "queued_event_ns", 1e-3), "µs", False, None),
+        ("emulator bf16 add 1M, 8x8 grid, hardware numerics, vs the plain loop", n(nat, "emu_add_hw_ms"), n(nat, "emu_add_loop_ms"), "ms", False, 1.0),
+        ("emulator bf16 add 1M, exact numerics, vs the plain loop (info)", n(nat, "emu_add_exact_ms"), n(nat, "emu_add_loop_ms"), "ms", False, None),
+        (f"emulator f32 matmul 512^3, 8x8 grid: 1 thread / {int(nat.get('emu_mm_threads', 0))} threads (speed-up)", n(nat, "emu_mm_1_ms"), n(nat, "emu_mm_most_ms"), "ms", True, 12.0),
+        ("driver-runtime round trip, C++ runtime in mock mode (PingVsPipe, medians)", g(go, "PingVsPipe", "ns/ping"), g(go, "PingVsPipe", "ns/raw-echo"), "ns", False, 1.10),
+        ("driver-runtime round trip, C++ runtime, emulator layer (RuntimePingVsPipe, medians; info)", g(go, "RuntimePingVsPipe", "ns/ping"), g(go, "RuntimePingVsPipe", "ns/raw-echo"), "ns", False, None),
     ]
 
 

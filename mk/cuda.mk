@@ -1,5 +1,6 @@
 # CUDA backend: tests (they skip without libcuda.so.1) and the test binary
-# that runs on an NVIDIA host without Go (bench/cuda/run-h200.sh).
+# that runs on an NVIDIA host without Go (bench/run-h200.sh runs it with
+# the others that make h200-devbin builds).
 .PHONY: cuda-test cuda-devbin
 
 cuda-test:

@@ -14,8 +14,10 @@ bench-gpu:
 
 bench: bench-gpu
 
-# The CUDA, OpenCL and Vulkan test binaries bench/run-h200.sh runs on an
-# NVIDIA host without Go (stripped, to travel light).
+# The CUDA, OpenCL and Vulkan test binaries and the runtime client's
+# (PingVsPipe) that bench/run-h200.sh runs on an NVIDIA host without Go
+# (stripped, to travel light; the round trip also needs `make runtime`).
 h200-devbin:
 	@mkdir -p devbin
 	for b in cuda opencl vulkan; do CGO_ENABLED=0 $(GO) test -c -ldflags='-s -w' -o devbin/$$b.test ./backends/$$b || exit 1; done
+	CGO_ENABLED=0 $(GO) test -c -ldflags='-s -w' -o devbin/ttruntime.test ./ttruntime

@@ -164,15 +164,37 @@ func (Driver) Open(ctx context.Context, env *driver.Env) ([]driver.Device, error
 		c := rtCfg()
 		c.Path = path
 		c.Init.Layer, c.Init.Chip, c.Init.Board = "emu", k, board.Name
+		if env.KernelDebug != nil {
+			debugConfig(&c)
+		}
 		rt, err := ttruntime.Start(ctx, c)
 		if err != nil {
 			reasons = append(reasons, fmt.Errorf("tt-emu:%d: %w", k, err))
 			continue
 		}
+		if env.KernelDebug != nil {
+			env.KernelDebug(fmt.Sprintf("tt-emu:%d", k), rt.Pid())
+		}
 		devs = append(devs, newDevice(fmt.Sprintf("tt-emu:%d", k), true, rt, nil, host, nil))
 	}
 	return driver.Opened(ttruntime.Backend, devs, reasons, noChipLeft)
 }
+
+// debugDeadline stands for no deadline: a runtime stopped in a debugger
+// answers nothing until the user continues it.
+const debugDeadline = 30 * 24 * time.Hour
+
+// debugConfig makes c an emulator runtime a debugger can stop: kernels
+// built at -O0 with debug info, loaded where the debugger finds their
+// symbols, a first run that waits for the debugger (ZYX_EMU_DEBUG), and no
+// call deadline that would kill the runtime while it is stopped.
+func debugConfig(c *ttruntime.Config) {
+	c.Timeout, c.CleanupTimeout = debugDeadline, debugDeadline
+	c.Env = append(os.Environ(), EnvEmuDebug+"=1")
+}
+
+// EnvEmuDebug is the emulator runtime's debug switch (docs/emulator.md).
+const EnvEmuDebug = "ZYX_EMU_DEBUG"
 
 type chipSpec struct {
 	card   *Card

@@ -13,7 +13,7 @@ import (
 )
 
 // The benchmarks compare with the native programs in bench/cuda; run them
-// together with bench/cuda/run-h200.sh, which prints the ratios.
+// together with bench/run-h200.sh, which prints the ratios.
 
 const gib = 1 << 30
 

@@ -75,6 +75,10 @@ type Device struct {
 	reaping    bool
 	reapers    sync.WaitGroup
 	inflight   atomic.Int32
+	// watched says someone waits for an event through Done or gave up a
+	// Wait (queue.go: reap): the reaper then polls at its fast pace
+	// instead of its idle one. Cleared when the reaper exits.
+	watched atomic.Bool
 
 	stopMu   sync.Mutex
 	stopWait context.CancelFunc // interrupts the worker's host-side wait

@@ -304,9 +304,9 @@ func emptyProgram() *driver.Program {
 		Code: &driver.SourceVariant{Entry: "empty", Local: [3]uint32{32}, Source: `extern "C" __global__ void empty(float *x) {}`}})
 }
 
-// The launch path allocates little: the event, the closure that issues the
-// launch and the argument check's sizes (the count includes what the
-// reaper allocates meanwhile).
+// The launch path allocates little: the event and the argument check's
+// launch and sizes (the count includes what the reaper allocates
+// meanwhile).
 func TestSubmitAllocations(t *testing.T) {
 	d := gpu(t)
 	ctx := context.Background()
@@ -331,6 +331,26 @@ func TestSubmitAllocations(t *testing.T) {
 // sync/queued).
 func BenchmarkQueuedLaunches(b *testing.B) {
 	backendtest.BenchmarkQueuedLaunches(b, gpu(b), emptyProgram(), []backendtest.Arg{backendtest.BufferArg(4)}, 10000)
+}
+
+// BenchmarkQueuedLaunchesFastReaper is BenchmarkQueuedLaunches with the
+// reaper at its fast pace while nobody waits (as it was before the idle
+// pace): what the reaper's rounds cost a submitter queueing back to back.
+func BenchmarkQueuedLaunchesFastReaper(b *testing.B) {
+	was := reaperIdleSleep
+	reaperIdleSleep = reaperMinSleep
+	defer func() { reaperIdleSleep = was }()
+	BenchmarkQueuedLaunches(b)
+}
+
+// BenchmarkQueuedLaunchesSlowReaper is BenchmarkQueuedLaunches with the
+// reaper waking every 50 ms while nobody waits, about once a batch: what
+// is left of the queued launch's cost without the reaper's rounds.
+func BenchmarkQueuedLaunchesSlowReaper(b *testing.B) {
+	was := reaperIdleSleep
+	reaperIdleSleep = 50 * time.Millisecond
+	defer func() { reaperIdleSleep = was }()
+	BenchmarkQueuedLaunches(b)
 }
 
 // BenchmarkPipeline: 1 GiB per input through vadd in 64 MiB chunks,

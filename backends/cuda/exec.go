@@ -129,6 +129,14 @@ func gridDims(l *driver.Launch) [3]uint32 {
 	return [3]uint32{uint32(l.Grid[0]), uint32(l.Grid[1]), uint32(l.Grid[2])}
 }
 
+// kernelRun is a kernel launch to issue: the kernel, its grid, and whether
+// timing events go around it.
+type kernelRun struct {
+	k     *kernelExec
+	grid  [3]uint32
+	timed bool
+}
+
 // kernelExec is a loaded CUDA C kernel.
 type kernelExec struct {
 	launcher
@@ -248,10 +256,18 @@ func packSlots(mem []byte, base uintptr, vals []uint64) error {
 
 // Launch runs the work and waits for it: Submit and a wait. When ctx ends
 // while the work runs, Launch returns at once and the work runs to its end,
-// holding its buffers until then.
+// holding its buffers until then. The event of a launch waited for on its
+// stream (submit: syncTail) is recycled.
 func (l *launcher) Launch(ctx context.Context, run *driver.Launch) error {
 	ev, err := l.submit(ctx, run, true)
-	return driver.Wait(ctx, ev, err)
+	if err != nil {
+		return err
+	}
+	err = ev.Wait(ctx)
+	if e, ok := ev.(*event); ok && e.synced {
+		l.dev.recycle(e)
+	}
+	return err
 }
 
 // Submit holds the buffers and the executable, and queues the work on the
@@ -285,7 +301,7 @@ func (l *launcher) LaunchTimed(ctx context.Context, run *driver.Launch) (time.Du
 	if err != nil {
 		return 0, err
 	}
-	empty := e.op.issue == nil // an empty grid or GEMM runs nothing
+	empty := e.op.issue == nil && e.op.kernel.k == nil // an empty grid or GEMM runs nothing
 	e.op.waited = true
 	ev, err := l.dev.submit(e)
 	if err != nil {
@@ -335,7 +351,7 @@ func (k *kernelExec) prepare(ctx context.Context, l *driver.Launch, timed bool) 
 	if empty {
 		return e, nil // nothing to run; the event still orders what waits for it
 	}
-	o.issue = func(s uintptr) error { return k.issue(s, e, grid, timed) }
+	o.kernel = kernelRun{k: k, grid: grid, timed: timed}
 	return e, nil
 }
 

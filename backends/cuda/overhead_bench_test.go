@@ -50,7 +50,8 @@ func absDevice(b *testing.B) (*Device, *kernelExec) {
 }
 
 // BenchmarkOverheadLaunch: Launch (the synchronous path: cuCtxSetCurrent,
-// cuLaunchKernel, cuStreamSynchronize) against those three bare calls.
+// cuLaunchKernel, cuEventRecord, cuEventQuery) against those four bare
+// calls.
 func BenchmarkOverheadLaunch(b *testing.B) {
 	d, k := absDevice(b)
 	ctx := context.Background()
@@ -66,7 +67,8 @@ func BenchmarkOverheadLaunch(b *testing.B) {
 		for b.Loop() {
 			d.drv.cuCtxSetCurrent(0)
 			d.drv.cuLaunchKernel(0, [3]uint32{1, 1, 1}, k.block, 0, k.params.addr(0))
-			d.drv.cuStreamSynchronize(0)
+			d.drv.cuEventRecord(0, 0)
+			d.drv.cuEventQuery(0)
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
@@ -209,8 +210,13 @@ type device struct {
 	compCond      *sync.Cond
 	roomCond      *sync.Cond
 	completerDone chan struct{} // closed when the completer has returned
-	waitOne       [1]clEvent    // the settler's wait list
-	prof          profile       // the settler's status and counters
+	// watched says someone waits for a pending command through its
+	// event's Done or a Wait that can be cancelled (queue.go): the
+	// completer then settles at once instead of letting a burst of
+	// submissions gather for completerIdle. Cleared when inq runs empty.
+	watched atomic.Bool
+	waitOne [1]clEvent // the settler's wait list
+	prof    profile    // the settler's status and counters
 }
 
 func newDevice(l *lib, platform platformID, id deviceID, ordinal int, cacheDir *diskcache.Dir) (*device, error) {

@@ -39,6 +39,31 @@ type executable struct {
 	// The work sizes the enqueue reads, kept here (under the device's q.Mu) so that a
 	// launch hands the loader heap memory and allocates nothing for it.
 	globalSize, localSize [3]uintptr
+	// set is the value each kernel argument was last given (under mu):
+	// the kernel object keeps its arguments between enqueues, so a launch
+	// with the same buffers and values as the last makes no
+	// clSetKernelArg call, as a native program that sets them once.
+	set []argValue
+}
+
+// argValue is a kernel argument as last set: a buffer's handle or a
+// scalar's bytes (at most 8).
+type argValue struct {
+	ok    bool // set at least once
+	n     uint8
+	bytes [8]byte
+}
+
+// same reports whether v holds b, and makes it hold b.
+func (v *argValue) same(b []byte) bool {
+	if v.ok && int(v.n) == len(b) && string(v.bytes[:v.n]) == string(b) {
+		return true
+	}
+	v.ok = len(b) <= len(v.bytes)
+	if v.ok {
+		v.n = uint8(copy(v.bytes[:], b))
+	}
+	return false
 }
 
 // Compile builds the program's OpenCL C variant, from the binary cache when
@@ -319,6 +344,9 @@ func (x *executable) enqueue(bufs []*buffer, scalars [][]byte, global [3]uintptr
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	bi := 0
+	if len(x.set) != len(x.prog.Params) {
+		x.set = make([]argValue, len(x.prog.Params))
+	}
 	for i := range x.prog.Params {
 		var err error
 		if x.prog.Params[i].Kind.IsBuffer() {
@@ -326,12 +354,20 @@ func (x *executable) enqueue(bufs []*buffer, scalars [][]byte, global [3]uintptr
 			// kernel argument reads.
 			b := bufs[bi]
 			bi++
+			h := unsafe.Slice((*byte)(unsafe.Pointer(&b.mem)), unsafe.Sizeof(b.mem))
+			if x.set[i].same(h) {
+				continue
+			}
 			err = d.l.SetKernelArg(x.kernel, uint32(i), unsafe.Sizeof(b.mem), unsafe.Pointer(&b.mem))
 		} else {
 			val := scalars[i]
+			if x.set[i].same(val) {
+				continue
+			}
 			err = d.l.SetKernelArg(x.kernel, uint32(i), uintptr(len(val)), unsafe.Pointer(&val[0]))
 		}
 		if err != nil {
+			x.set[i] = argValue{} // unknown now: set again next time
 			err.(*driver.Error).Op = fmt.Sprintf("clSetKernelArg(%d)", i)
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/zyxtt/zyxtt/backends/driver"
 	"github.com/zyxtt/zyxtt/backends/internal/gpuqueue"
@@ -41,6 +42,14 @@ const completerBatch = 256
 // submission waits for room.
 const pendingDepth = 4096
 
+// completerIdle is how long the completer lets commands gather before it
+// settles fewer than completerBatch of them while nobody waits for one
+// (device.watched): its driver calls (a flush, a status read, a wait and a
+// release per command) would otherwise compete, command by command, with a
+// submitter enqueueing back to back. A waiter settles its own commands
+// (settleThrough) or marks the device watched, so no wait is delayed.
+const completerIdle = time.Millisecond
+
 // The kinds of work, each with its deferred list.
 const (
 	launches  = gpuqueue.Launches
@@ -67,8 +76,29 @@ type event struct {
 func (e *event) Wait(ctx context.Context) error {
 	if ctx.Done() == nil {
 		e.dev.settleThrough(e)
+	} else {
+		e.watch()
 	}
 	return e.HostEvent.Wait(ctx)
+}
+
+// Done is closed once the work has ended; asking for it while the work is
+// pending has the completer settle at once (completerIdle).
+func (e *event) Done() <-chan struct{} {
+	e.watch()
+	return e.HostEvent.Done()
+}
+
+// watch marks the device watched while e's command is pending.
+func (e *event) watch() {
+	if e.dev == nil || e.dev.watched.Load() {
+		return
+	}
+	select {
+	case <-e.HostEvent.Done():
+	default:
+		e.dev.watched.Store(true) // a pacing completer looks every tenth of completerIdle
+	}
 }
 
 // settleThrough settles the enqueued commands up to e's when no one else
@@ -268,6 +298,7 @@ func (d *device) issue(c *cmd) error {
 func (d *device) complete() {
 	defer close(d.completerDone)
 	batch := make([]*cmd, 0, completerBatch)
+	paced := false
 	for {
 		d.inqMu.Lock()
 		for (len(d.inq) == 0 || d.settling) && !(d.stopping && len(d.inq) == 0 && !d.settling) {
@@ -277,6 +308,16 @@ func (d *device) complete() {
 			d.inqMu.Unlock()
 			return
 		}
+		if !paced && len(d.inq) < completerBatch && !d.stopping && !d.watched.Load() {
+			// Nobody waits: let the burst gather, once, then settle it.
+			paced = true
+			d.inqMu.Unlock()
+			for i := 0; i < 10 && !d.watched.Load(); i++ {
+				time.Sleep(completerIdle / 10)
+			}
+			continue
+		}
+		paced = false
 		k := min(len(d.inq), completerBatch)
 		batch = append(batch[:0], d.inq[:k]...)
 		d.takeLocked(k)
@@ -286,6 +327,9 @@ func (d *device) complete() {
 		clear(batch)
 		d.inqMu.Lock()
 		d.settling = false
+		if len(d.inq) == 0 {
+			d.watched.Store(false)
+		}
 		d.inqMu.Unlock()
 	}
 }

@@ -7,6 +7,7 @@ package opencl
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 	"unsafe"
@@ -39,6 +40,15 @@ func BenchmarkQueuedLaunches(b *testing.B) {
 	backendtest.EachDevice(b, clDevices, func(b *testing.B, d *device) {
 		backendtest.BenchmarkQueuedLaunches(b, d, emptyProgram, []backendtest.Arg{backendtest.BufferArg(4)}, 10000)
 	})
+}
+
+// BenchmarkQueuedLaunchesLocked is BenchmarkQueuedLaunches on a goroutine
+// locked to its OS thread: whether the driver's calls cost more when the
+// launching goroutine moves between threads.
+func BenchmarkQueuedLaunchesLocked(b *testing.B) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	BenchmarkQueuedLaunches(b)
 }
 
 // BenchmarkVaddBandwidth measures, in one run on each device, vadd's

@@ -7,6 +7,8 @@
 //                    own event (timing disabled), then one synchronize: what
 //                    a runtime that tracks every launch with an event pays
 //                    (BenchmarkQueuedLaunches' queued figure is held to it).
+//   queued_event_param_ns: the same with the kernel of
+//                    BenchmarkQueuedLaunches, which takes one pointer.
 // Usage: launch_native [iters=100000] [queued n=10000] [rounds=1]
 #include <chrono>
 #include <cstdio>
@@ -15,6 +17,7 @@
 #include <cuda_runtime.h>
 
 __global__ void empty() {}
+__global__ void empty_p(float *) {}
 
 static double ns_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
@@ -26,6 +29,8 @@ int main(int argc, char **argv) {
     const int rounds = argc > 3 ? atoi(argv[3]) : 1;
     cudaStream_t s;
     if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) return 1;
+    float *buf = nullptr;
+    if (cudaMalloc(&buf, 4) != cudaSuccess) return 1;
     std::vector<cudaEvent_t> evs(n);
     for (auto &e : evs)
         if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) return 1;
@@ -51,6 +56,13 @@ int main(int argc, char **argv) {
         }
         if (cudaStreamSynchronize(s) != cudaSuccess) return 1;
         printf("native queued_event_ns %.1f\n", ns_since(t0) / n);
+        t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < n; i++) {
+            empty_p<<<1, 32, 0, s>>>(buf);
+            if (cudaEventRecord(evs[i], s) != cudaSuccess) return 1;
+        }
+        if (cudaStreamSynchronize(s) != cudaSuccess) return 1;
+        printf("native queued_event_param_ns %.1f\n", ns_since(t0) / n);
         fflush(stdout);
     }
     return 0;

@@ -3,6 +3,11 @@
 // global buffer argument over one work item, on an in-order queue.
 //
 //   sync:   clEnqueueNDRangeKernel + clFinish, once per launch.
+//   sync with an event: the enqueue returns its cl_event, and after the
+//           clFinish its status is read (clGetEventInfo) and it is
+//           released: the driver calls the backend's synchronous launch
+//           makes, so that the difference to sync is the driver's cost of
+//           an event per command.
 //   queued: n clEnqueueNDRangeKernel, then one clFinish.
 //   queued with events: the same, each enqueue returning its cl_event,
 //           released after the clFinish (what a runtime that hands out an
@@ -10,7 +15,7 @@
 //
 // Usage: cl_launch_native [launches=10000] [rounds=3] [gpu|cpu|any=any]
 // Prints "native cl_sync_us X", "native cl_queued_us X" and
-// "native cl_queued_event_us X" per round. libOpenCL.so.1 is opened with
+// "native cl_queued_event_us X" per round, and "native cl_sync_event_us X". libOpenCL.so.1 is opened with
 // dlopen.
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -34,6 +39,7 @@ FN(clSetKernelArg);
 FN(clEnqueueNDRangeKernel);
 FN(clFinish);
 FN(clReleaseEvent);
+FN(clGetEventInfo);
 
 #define CHECK(x)                                                                       \
     do {                                                                               \
@@ -79,6 +85,7 @@ int main(int argc, char **argv) {
     LOAD(clEnqueueNDRangeKernel);
     LOAD(clFinish);
     LOAD(clReleaseEvent);
+    LOAD(clGetEventInfo);
 
     cl_device_type type = CL_DEVICE_TYPE_ALL;
     if (!strcmp(want, "gpu")) type = CL_DEVICE_TYPE_GPU;
@@ -132,9 +139,23 @@ int main(int argc, char **argv) {
         CHECK(p_clFinish(q));
         for (int i = 0; i < n; i++) CHECK(p_clReleaseEvent(evs[i]));
         double t3 = now_us();
+        for (int i = 0; i < n; i++) {
+            cl_event ev;
+            cl_int st;
+            CHECK(p_clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, &ev));
+            CHECK(p_clFinish(q));
+            CHECK(p_clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
+            if (st != CL_COMPLETE) {
+                fprintf(stderr, "status %d after clFinish\n", (int)st);
+                return 1;
+            }
+            CHECK(p_clReleaseEvent(ev));
+        }
+        double t4 = now_us();
         printf("native cl_sync_us %.3f\n", (t1 - t0) / n);
         printf("native cl_queued_us %.3f\n", (t2 - t1) / n);
         printf("native cl_queued_event_us %.3f\n", (t3 - t2) / n);
+        printf("native cl_sync_event_us %.3f\n", (t4 - t3) / n);
         fflush(stdout);
     }
     return 0;

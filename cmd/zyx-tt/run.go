@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -45,7 +46,13 @@ bundle's float64 host reference when it has one, else on the C backend;
 
 --dprint (or ZYX_EMU_DPRINT=1) shows what Tenstorrent kernels print (DPRINT)
 on stderr, one line each, tagged with the core and processor that printed it:
-core (r,c) PROCESSOR: TEXT.`
+core (r,c) PROCESSOR: TEXT.
+
+--debug runs the kernels so that gdb can stop in them (the emulator; --dev
+auto means tt-emu): built at -O0 with debug info, with no deadline on the
+runtime's calls, and the first run waits until a debugger attaches to the
+runtime, whose pid and a gdb command line are printed (docs/emulator.md,
+"Stepping through a kernel with gdb").`
 
 // runFlags is the command line of `zyx-tt run`.
 type runFlags struct {
@@ -60,6 +67,7 @@ type runFlags struct {
 	budget    time.Duration
 	json      bool
 	dprint    bool
+	debug     bool
 }
 
 // runFlagSet defines run's flags into f and the repeatable lists.
@@ -75,6 +83,7 @@ func runFlagSet(f *runFlags, sets, ins, outs *listFlag, stdout io.Writer) *flagS
 	fs.BoolVar(&f.queue, "queue", false, "with --repeat N, also time N launches on the wall clock each waited for, against N queued with one wait")
 	fs.BoolVar(&f.json, "json", false, "print a JSON report (schema in docs/probe.md)")
 	fs.BoolVar(&f.dprint, "dprint", false, "show kernel DPRINT output on stderr, tagged with core and processor (Tenstorrent)")
+	fs.BoolVar(&f.debug, "debug", false, "build kernels for gdb (-O0, debug info), lift the runtime's deadlines and wait for a debugger (tt-emu)")
 	return fs
 }
 
@@ -154,8 +163,21 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if v := os.Getenv("ZYX_EMU_DPRINT"); v != "" && v != "0" {
 		f.dprint = true // the emulator's own switch means --dprint here
 	}
+	// Kernel output and the debug hint arrive from other goroutines while
+	// progress bars draw on stderr.
+	kernelOut := &lockedWriter{w: stderr}
 	if f.dprint {
-		opts.KernelOutput = &lockedWriter{w: stderr}
+		opts.KernelOutput = kernelOut
+	}
+	var debugged atomic.Bool
+	if f.debug {
+		if f.dev == "auto" {
+			f.dev = "tt-emu" // the one device a debugger can stop in a kernel
+		}
+		opts.KernelDebug = func(dev string, pid int) {
+			debugged.Store(true)
+			fmt.Fprint(kernelOut, debugHowTo(dev, pid, f.bundleDir))
+		}
 	}
 	rt, err := backends.Open(ctx, opts)
 	if err != nil {
@@ -176,6 +198,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		defer run.Close()
 	}
 	bars.wait()
+	if f.debug && !debugged.Load() {
+		fmt.Fprintf(stderr, "warning: --debug: no device of this run can stop in a kernel (only the emulator, tt-emu, can)\n")
+	}
 	var ue *bundle.UsageError
 	if errors.As(err, &ue) {
 		return usagef("%v", ue)
@@ -250,6 +275,51 @@ func checkWritable(path string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+// debugHowTo tells how to attach gdb to the runtime of device dev (pid) and
+// stop in a kernel of the bundle in dir (docs/emulator.md, "Stepping through
+// a kernel with gdb"). A kernel's source is compiled as <kernel name>.cpp
+// under /zyx-kernel-cwd, so gdb finds the text through `directory` entries
+// for the bundle's source folders.
+func debugHowTo(dev string, pid int, dir string) string {
+	dirs := ""
+	for _, d := range sourceDirs(dir) {
+		dirs += fmt.Sprintf(" -ex 'directory %s'", d)
+	}
+	return fmt.Sprintf(`debug: %[1]s runs in runtime pid %[2]d: kernels build at -O0 with debug info, and its calls have no deadline
+debug: its first run waits until a debugger attaches; to stop at line LINE of the kernel NAME (as tt.json names it), in another terminal:
+debug:   gdb -p %[2]d -ex 'set breakpoint pending on'%[3]s -ex 'break NAME.cpp:LINE' -ex continue
+`, dev, pid, dirs)
+}
+
+// sourceDirs lists the absolute folders of dir (itself and two levels
+// below) that hold C++ sources, for gdb's source path.
+func sourceDirs(dir string) []string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	_ = filepath.WalkDir(abs, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if rel, _ := filepath.Rel(abs, p); strings.Count(rel, string(filepath.Separator)) >= 2 {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(p) {
+		case ".cpp", ".cc", ".h", ".hpp":
+			if d := filepath.Dir(p); !slices.Contains(out, d) {
+				out = append(out, d)
+			}
+		}
+		return nil
+	})
+	return out
 }
 
 // lockedWriter serializes writes: kernel output arrives from the runtime's

@@ -26,6 +26,11 @@ type Env struct {
 	// KernelOutput receives what kernels print (DPRINT), a line at a
 	// time; nil discards it.
 	KernelOutput io.Writer
+	// KernelDebug, when set, asks for kernels a debugger can step through
+	// (Tenstorrent's emulator: -O0 with debug info, no call deadlines; see
+	// docs/emulator.md, "Stepping through a kernel with gdb"). It is called
+	// with each such device's name and the pid of the process to attach to.
+	KernelDebug func(device string, pid int)
 }
 
 var (

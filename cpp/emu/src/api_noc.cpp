@@ -123,8 +123,10 @@ void api_noc_write(uint32_t src_l1, uint64_t dst, uint32_t size) {
   const uint8_t* src = local_l1(src_l1, size, false, "noc_async_write");
   NocTarget d = decode_noc(dst, size, "noc_async_write", true);
   noc_check_alignment(src_l1 & (L1Arena::kWindow - 1), d.addr, d.dram, false, "noc_async_write");
-  if (d.dram)
+  if (d.dram) {
+    noc_note_dram_write(d.bank, d.addr, size, "noc_async_write");
     t_fiber->core->run->dram->write(d.bank, d.addr, src, size);
+  }
   else
     std::memmove(d.l1, src, size);
 }

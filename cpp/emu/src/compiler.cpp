@@ -44,6 +44,7 @@
 
 #include "emu.hpp"
 #include "runner.hpp"
+#include "debug_mode.hpp"
 
 #ifndef ZYX_EMU_INCLUDE_DIR
 #define ZYX_EMU_INCLUDE_DIR ""
@@ -406,7 +407,12 @@ std::string kernel_path_problem(const std::string& path) {
 KernelBuilder::KernelBuilder(std::string cache_dir, const Board& board) : board_(board) {
   include_dirs_ = kernel_include_dirs();
   cxx_ = env_or("ZYX_EMU_CXX", "c++");
-  cxxflags_ = env_or("ZYX_EMU_CXXFLAGS", "-O2 -g1 -fno-optimize-sibling-calls -std=c++20 -fPIC -shared -fstack-clash-protection");
+  // Debug mode (watcher.hpp): no optimization and full debug info, so that
+  // a debugger can step through a kernel and print its locals.
+  cxxflags_ = env_or("ZYX_EMU_CXXFLAGS", debug_mode()
+                                             ? "-O0 -g -std=c++20 -fPIC -shared -fstack-clash-protection"
+                                             : "-O2 -g1 -fno-optimize-sibling-calls -std=c++20 -fPIC -shared "
+                                               "-fstack-clash-protection");
   header_hash_ = hash_headers(include_dirs_);
   std::string root = cache_dir;
   if (root.empty()) {
@@ -570,16 +576,25 @@ std::shared_ptr<KernelObject> KernelBuilder::load(int fd, const std::string& pat
   // to /proc/self/fd/N, removed once the object is loaded.
   // The sequence is the process's, not the builder's: names must differ
   // across layers too.
+  // In debug mode the object is loaded under its cache path (checked just
+  // now through fd, in a directory only this user can write): a debugger
+  // reads a loaded object's symbols from the name it was loaded under,
+  // which then still exists, while "/proc/self/…" would name the
+  // debugger's own descriptors.
   static std::atomic<uint64_t> load_seq{0};
   std::string via = "/proc/self/fd/" + std::to_string(fd), link;
-  for (;;) {
-    link = cache_dir_ + "/.load-" + std::to_string(getpid()) + "-" + std::to_string(load_seq++) + ".so";
-    if (symlink(via.c_str(), link.c_str()) == 0) break;
-    if (errno != EEXIST) throw Error("compile_error", "cannot load kernel object " + path + ": " + errno_text(errno));
+  if (debug_mode()) {
+    link = path;
+  } else {
+    for (;;) {
+      link = cache_dir_ + "/.load-" + std::to_string(getpid()) + "-" + std::to_string(load_seq++) + ".so";
+      if (symlink(via.c_str(), link.c_str()) == 0) break;
+      if (errno != EEXIST) throw Error("compile_error", "cannot load kernel object " + path + ": " + errno_text(errno));
+    }
   }
   obj->handle = dlopen(link.c_str(), RTLD_NOW | RTLD_LOCAL);
   const char* dl_error = obj->handle ? nullptr : dlerror();
-  unlink(link.c_str());
+  if (link != path) unlink(link.c_str());
   if (!obj->handle)
     throw Error("compile_error", "cannot load kernel object " + path + " (through " + via +
                                      "; the emulator needs /proc): " + (dl_error ? dl_error : "unknown error"));

@@ -2,6 +2,9 @@
 // DRAM ranges against what the run's program allocated, and the NOC's
 // alignment rule.
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
 
 #include "kernel_api.hpp"
@@ -9,9 +12,28 @@
 
 namespace zyx::emu {
 
+// Who wrote which bytes of each DRAM bank in the run (the race check): per
+// bank, disjoint spans by start address, each with the core and kernel that
+// wrote it. A core's writes that touch merge into one span, so a core that
+// writes its pages of a buffer in order keeps a few spans per bank.
+struct DramWrites {
+  struct Span {
+    uint64_t end;
+    uint32_t core;
+    const Fiber* fiber;
+  };
+  struct Bank {
+    std::mutex mu;
+    std::map<uint64_t, Span> spans;
+  };
+  std::unique_ptr<Bank[]> banks;
+  explicit DramWrites(uint32_t n) : banks(new Bank[n]) {}
+};
+
 void build_noc_watch(RunState& rs, const Program& prog, const std::vector<std::shared_ptr<const Buffer>>& bufs) {
   const Board& b = *rs.board;
   NocWatch& w = rs.noc_watch;
+  w.writes = std::make_shared<DramWrites>(b.dram_banks);
   w.l1.assign(b.cores(), {});
   w.dram.assign(b.dram_banks, {});
   w.bufs = bufs;
@@ -95,6 +117,60 @@ const MemRegion* find(const std::vector<MemRegion>& regions, uint64_t a, uint64_
   return nullptr;
 }
 
+// The CB protocol on a NOC transfer's side in one of the calling core's own
+// CBs (watcher check cb): a range that starts in the pages the core's
+// kernels reserved (cb_reserve_back, not yet pushed) or waited for
+// (cb_wait_front, not yet popped) must end within them; two such windows
+// that touch count as one. A range that starts outside both (a CB used as
+// scratch space, without the protocol) is not judged: only the NOC check's
+// bounds of the whole CB apply to it.
+void cb_check_window(const CoreState& core, const MemRegion& r, uint64_t off, uint64_t size, const char* op,
+                     const char* role) {
+  const CircularBuffer& cb = core.cbs[r.id];
+  if (cb.on_buffer || !cb.page_size) return;
+  struct Win {
+    uint64_t begin, end;
+    bool waited;
+  };
+  // Each window as up to two intervals: a reservation or wait that wraps
+  // past the CB's last page goes on at its first.
+  Win w[4];
+  int n = 0;
+  uint64_t end = r.begin + uint64_t(cb.page_size) * cb.num_pages;
+  auto add = [&](uint32_t page, uint32_t pages, bool waited) {
+    if (!pages) return;
+    uint64_t b = r.begin + uint64_t(page) * cb.page_size;
+    uint64_t e = b + uint64_t(pages) * cb.page_size;
+    if (e <= end) {
+      w[n++] = {b, e, waited};
+      return;
+    }
+    w[n++] = {b, end, waited};
+    w[n++] = {r.begin, r.begin + (e - end), waited};
+  };
+  add(cb.rd_page, cb.waited, true);
+  add(cb.wr_page, cb.reserved, false);
+  const Win* start = nullptr;
+  for (int i = 0; i < n; i++)
+    if (w[i].begin <= off && off < w[i].end) start = &w[i];
+  if (!start) return;
+  uint64_t reach = start->end;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (int i = 0; i < n; i++)
+      if (w[i].begin == reach) reach = w[i].end, grew = true;
+  }
+  if (off + size <= reach) return;
+  std::ostringstream s;
+  s << op << ": the " << role << " [" << hex(off) << ", +" << hex(size) << ") runs " << (off + size - reach)
+    << " byte(s) past the " << (start->waited ? cb.waited : cb.reserved) << " page(s) of cb " << r.id
+    << (start->waited ? " waited for with cb_wait_front and not yet popped"
+                      : " reserved with cb_reserve_back and not yet pushed")
+    << " (watcher check cb: a kernel owns only the pages it reserved or waited for; ZYX_EMU_WATCHER=no-cb turns it "
+       "off)";
+  kernel_fail(s.str());
+}
+
 }  // namespace
 
 void noc_check_l1(uint32_t core, uint64_t off, uint64_t size, bool write, const char* op, const char* role) {
@@ -103,10 +179,16 @@ void noc_check_l1(uint32_t core, uint64_t off, uint64_t size, bool write, const 
   const NocWatch& w = rs->noc_watch;
   const MemRegion* below = nullptr;
   const MemRegion* r = find(w.l1[core], off, size ? size : 1, &below);
+  if (r) {
+    if (r->kind == MemRegion::CB && rs->watch.cb && core == t_fiber->core->index)
+      cb_check_window(*t_fiber->core, *r, off, size ? size : 1, op, role);
+    if (!(write && r->kind == MemRegion::Zeros)) return;
+  }
+  // Only a failure builds a message: a stream costs more than the check
+  // (its locale is shared by every worker thread).
   const Board& b = *rs->board;
   std::ostringstream s;
   if (r) {
-    if (!(write && r->kind == MemRegion::Zeros)) return;
     s << op << ": the " << role << " [" << hex(off) << ", +" << hex(size) << ") on core (" << core / b.cols << ","
       << core % b.cols << ") is MEM_ZEROS, which kernels only read" << kRule;
     kernel_fail(s.str());
@@ -148,6 +230,69 @@ void noc_check_dram(uint32_t bank, uint64_t addr, uint64_t size, const char* op)
     }
   }
   s << kRule;
+  kernel_fail(s.str());
+}
+
+void noc_note_dram_write(uint32_t bank, uint64_t addr, uint64_t size, const char* op) {
+  RunState* rs = t_fiber->core->run;
+  DramWrites* dw = rs->noc_watch.writes.get();
+  if (!rs->watch.race || !dw || !size || bank >= rs->board->dram_banks) return;
+  const uint32_t me = t_fiber->core->index;
+  uint64_t end = addr + size;
+  DramWrites::Span other{0, 0, nullptr};  // a copy: the map may change once unlocked
+  uint64_t other_begin = 0;
+  bool race = false;
+  {
+    DramWrites::Bank& bk = dw->banks[bank];
+    std::lock_guard<std::mutex> lock(bk.mu);
+    auto& spans = bk.spans;
+    // The spans that overlap or touch [addr, end): the one starting at or
+    // before addr, and those starting within.
+    auto it = spans.upper_bound(addr);
+    // The common case, a core writing on from where it wrote last (its
+    // pages of a buffer, in order): its span grows in place.
+    if (it != spans.begin() && (it == spans.end() || it->first >= end)) {
+      auto& prev = std::prev(it)->second;
+      if (prev.core == me && prev.end >= addr) {
+        prev.end = std::max(prev.end, end);
+        return;
+      }
+    }
+    if (it != spans.begin() && std::prev(it)->second.end >= addr) --it;
+    uint64_t lo = addr, hi = end;
+    auto first = it;
+    for (; it != spans.end() && it->first <= end; ++it) {
+      bool overlaps = it->first < end && it->second.end > addr;
+      if (it->second.core != me) {
+        if (overlaps) {
+          other = it->second, other_begin = it->first, race = true;
+          break;
+        }
+        continue;  // another core's span that only touches: kept apart
+      }
+      lo = std::min(lo, it->first), hi = std::max(hi, it->second.end);
+    }
+    if (!race) {
+      // Merge this core's touching spans with the new one.
+      for (auto j = first; j != spans.end() && j->first <= end;) {
+        if (j->second.core == me)
+          j = spans.erase(j);
+        else
+          ++j;
+      }
+      spans[lo] = {hi, me, t_fiber};
+      return;
+    }
+  }
+  const Board& b = *rs->board;
+  std::ostringstream s;
+  s << op << ": DRAM bank " << bank << " [" << hex(addr) << ", +" << hex(size) << ") overlaps ["
+    << hex(std::max(other_begin, addr)) << ", " << hex(std::min(other.end, end)) << "), which core ("
+    << other.core / b.cols << "," << other.core % b.cols << ")";
+  if (other.fiber && other.fiber->desc) s << " " << other.fiber->desc->name;
+  s << " wrote earlier in this run: two cores writing the same DRAM bytes in one run race (on a card the last "
+       "write to land wins, by timing); the emulator does not see ordering through semaphores, so a program "
+       "that orders such writes must turn the check off (watcher check race; ZYX_EMU_WATCHER=no-race turns it off)";
   kernel_fail(s.str());
 }
 

@@ -10,6 +10,7 @@
 
 #include "kernel_state.hpp"
 #include "program_args.hpp"
+#include "debug_mode.hpp"
 
 namespace zyx::emu {
 
@@ -86,6 +87,28 @@ void prepare_l1(const ProgramDesc& d, L1Arena& l1, const Board& b) {
       std::memcpy(l1.core_base(c.row * b.cols + c.col) + semaphore_offset(b, s.id), &s.initial, 4);
 }
 
+// Puts a pooled fiber back to its state before a run, field by field: its
+// kernel-API state (KernelState, kilobytes of arrays) is left as it is, since
+// run_kernel_guarded resets it when the kernel starts and nothing reads it
+// before. Assigning a fresh Fiber instead zeroed and copied those kilobytes
+// for the three fibers of every core, serially before the cores start, a
+// tenth of a run of the 512^3 matmul on 16 threads. A field added to Fiber
+// must be reset here too.
+void reset_fiber(Fiber& f) {
+  f.core = nullptr;
+  f.processor = Processor::Riscv0;
+  f.desc = nullptr;
+  f.kernel.reset();
+  f.args.clear();
+  f.common.clear();
+  f.ctx = FiberContext{};
+  f.eh = EhState{};
+  f.stack = nullptr;
+  f.started = f.done = f.blocked = false;
+  f.wait = Wait{};
+  f.worker = nullptr;
+}
+
 // A core's kernels as fibers, in kSlotOrder, with their runtime and common
 // args resolved for the core (src.core).
 void add_fibers(CoreState& core, const CorePlan& cp, const ProgramDesc& d,
@@ -155,7 +178,7 @@ void Runner::set_up_cores(RunState& rs, const Program& prog, const std::vector<s
       core->cbs[index].on_buffer = true;
     }
     core->cstate.reset();
-    core->fibers = {};
+    for (Fiber& f : core->fibers) reset_fiber(f);
     core->nfibers = 0;
     core->dst_acquired = false;
     core->fp32_dest_acc = false;
@@ -181,6 +204,9 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
   L1Arena& l1 = memory_.l1();
   std::vector<std::shared_ptr<KernelObject>> objs(prog->kernels.size());
   for (size_t k = 0; k < prog->kernels.size(); k++) objs[k] = kernel_for(*prog, *prog->kernels[k], args, bufs);
+  // Debug mode: every kernel object of the run is loaded, so a debugger
+  // attached now can set its breakpoints in them.
+  wait_for_debugger();
 
   RunState rs;
   rs.board = &b;
@@ -190,13 +216,13 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
   rs.watch = WatchConfig::from_env();
   if (!rs.watch.unknown.empty())
     rs.warn("ZYX_EMU_WATCHER: unknown setting(s) " + rs.watch.unknown +
-            " ignored (it takes on, off, or a comma-separated list of no-args, no-noc, no-cb)");
+            " ignored (it takes on, off, or a comma-separated list of no-args, no-noc, no-cb, no-race)");
   for (const auto& buf : bufs) {
     if (!buf) continue;
     auto& m = buf->l1() ? rs.l1_page_sizes : rs.dram_page_sizes;
     m[static_cast<uint32_t>(buf->address)] = static_cast<uint32_t>(buf->geo.spec.page_size);
   }
-  if (rs.watch.noc) build_noc_watch(rs, *prog, bufs);
+  if (rs.watch.noc || rs.watch.race) build_noc_watch(rs, *prog, bufs);  // the race check keeps its record there
   prepare_l1(d, l1, b);
   ArgSource src;
   src.board = &b, src.prog = prog.get(), src.args = &args, src.bufs = &bufs, src.l1 = &l1;

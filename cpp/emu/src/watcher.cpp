@@ -18,6 +18,7 @@
 #include <sstream>
 #include <vector>
 
+#include "debug_mode.hpp"
 #include "kernel_api.hpp"
 
 extern char** environ;
@@ -29,7 +30,7 @@ WatchConfig WatchConfig::from_env() {
   const char* v = std::getenv("ZYX_EMU_WATCHER");
   if (!v || !*v || std::strcmp(v, "1") == 0 || std::strcmp(v, "on") == 0) return c;
   if (std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0) {
-    c.args = c.noc = c.cb = false;
+    c.args = c.noc = c.cb = c.race = false;
     return c;
   }
   std::string s = v;
@@ -43,11 +44,53 @@ WatchConfig WatchConfig::from_env() {
       c.noc = false;
     else if (w == "no-cb")
       c.cb = false;
+    else if (w == "no-race")
+      c.race = false;
     else if (!w.empty())
       c.unknown += (c.unknown.empty() ? "" : ", ") + w;
     start = end + 1;
   }
   return c;
+}
+
+bool debug_mode() {
+  static const bool on = [] {
+    const char* v = std::getenv("ZYX_EMU_DEBUG");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+
+namespace {
+
+// This process's tracer (TracerPid in /proc/self/status), 0 when none.
+long tracer_pid() {
+  FILE* f = std::fopen("/proc/self/status", "re");
+  if (!f) return 0;
+  char line[256];
+  long pid = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, "TracerPid:", 10) == 0) {
+      pid = std::strtol(line + 10, nullptr, 10);
+      break;
+    }
+  std::fclose(f);
+  return pid;
+}
+
+}  // namespace
+
+void wait_for_debugger() {
+  static std::once_flag once;
+  if (!debug_mode()) return;
+  std::call_once(once, [] {
+    if (tracer_pid() != 0) return;
+    // The Go driver lifts its call deadlines in debug mode, so the run may
+    // wait here for as long as the user takes; ending zyx-tt ends it.
+    std::fprintf(stderr, "zyx-emu: debug: pid %ld waits for a debugger to attach before its first run\n",
+                 static_cast<long>(getpid()));
+    while (tracer_pid() == 0) usleep(50 * 1000);
+  });
 }
 
 namespace {

@@ -28,10 +28,11 @@ struct WatchConfig {
   bool args = true;  // arg indices past those the host set
   bool noc = true;   // NOC transfers against the program's allocations
   bool cb = true;    // the circular-buffer protocol
+  bool race = true;  // two cores writing the same DRAM bytes in one run
   std::string unknown;  // words of ZYX_EMU_WATCHER it does not know (warned about)
   // From ZYX_EMU_WATCHER: unset, "1" or "on": every check; "0" or "off":
   // none; else a comma-separated list of checks to turn off, each as
-  // "no-<check>" (no-args, no-noc, no-cb).
+  // "no-<check>" (no-args, no-noc, no-cb, no-race).
   static WatchConfig from_env();
 };
 
@@ -44,11 +45,13 @@ struct MemRegion {
   uint32_t id = 0;     // CB index; buffer param
   uint64_t pages = 0;  // Buffer in a DRAM bank: its pages there
 };
+struct DramWrites;  // who wrote which DRAM bytes in the run (noc_watch.cpp)
 struct NocWatch {
   std::vector<std::vector<MemRegion>> l1;    // by core index (row * cols + col)
   std::vector<std::vector<MemRegion>> dram;  // by bank
   std::vector<std::string> param_names;
   std::vector<std::shared_ptr<const Buffer>> bufs;  // the run's buffers by param
+  std::shared_ptr<DramWrites> writes;               // the race check's record
 };
 // Builds rs.noc_watch for a run of prog with its buffers.
 void build_noc_watch(RunState& rs, const Program& prog, const std::vector<std::shared_ptr<const Buffer>>& bufs);
@@ -58,6 +61,10 @@ void build_noc_watch(RunState& rs, const Program& prog, const std::vector<std::s
 // or of DRAM bank `bank`.
 void noc_check_l1(uint32_t core, uint64_t off, uint64_t size, bool write, const char* op, const char* role);
 void noc_check_dram(uint32_t bank, uint64_t addr, uint64_t size, const char* op);
+// The race check, from a kernel's NOC write of [addr, addr + size) of DRAM
+// bank `bank`: records the calling core as its writer, and fails the
+// kernel when another core wrote any of those bytes earlier in the run.
+void noc_note_dram_write(uint32_t bank, uint64_t addr, uint64_t size, const char* op);
 // The NOC's alignment rule: a transfer's local and remote addresses agree
 // modulo the alignment of the remote memory and direction.
 void noc_check_alignment(uint64_t local, uint64_t remote, bool remote_dram, bool read, const char* op);
