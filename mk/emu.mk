@@ -15,3 +15,19 @@ bench-emu: build
 .PHONY: emu-coverage
 emu-coverage:
 	python3 cpp/emu/tests/coverage/coverage.py
+
+# The kernel sweep (cpp/emu/tests/sweep): every kernel a tt-metal checkout
+# ships, compiled syntax-only by the emulator's kernel builder, each failure
+# classified. TT_METAL is a checkout outside this repository; SWEEP_DIRS
+# (comma-separated, relative to it) sweeps a subset; SWEEP_JOBS compilers
+# run at once.
+.PHONY: kernel-sweep
+TT_METAL    ?=
+SWEEP_DIRS  ?=
+SWEEP_JOBS  ?= 1
+SWEEP_FLAGS ?=
+kernel-sweep: runtime
+	@if [ -z "$(TT_METAL)" ]; then echo "kernel-sweep: set TT_METAL=<path to a tt-metal checkout>"; exit 2; fi
+	python3 cpp/emu/tests/sweep/kernel_sweep.py --tt-metal "$(TT_METAL)" \
+		--tool "$(RUNTIME_BUILD)/emu/zyx-emu-kernel-check" --jobs $(SWEEP_JOBS) \
+		$(if $(SWEEP_DIRS),--dirs "$(SWEEP_DIRS)") $(SWEEP_FLAGS)

@@ -475,7 +475,10 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
   // What tt-metal compiles into the kernel as its CBs' tile sizes: the CB
   // configs on the kernel's cores. An index whose page size differs between
   // those cores has no compile-time value (get_tile_size asks at run time).
-  std::array<bool, kCircularBuffersPerCore> conflict{};
+  // The same for their data formats and tile shapes (get_dataformat,
+  // get_tile_hw).
+  std::array<bool, kCircularBuffersPerCore> conflict{}, format_conflict{}, hw_conflict{};
+  std::array<bool, kCircularBuffersPerCore> seen{};
   for (const CoreCoord& c : kernel.cores.cores())
     for (const auto& cfg : program.cbs) {
       if (!cfg.cores.contains(c)) continue;
@@ -484,10 +487,21 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
         uint32_t& v = s.cb_tile_sizes[ix.index];
         if (v != 0 && v != ix.page_bytes) conflict[ix.index] = true;
         v = ix.page_bytes;
+        uint32_t format = static_cast<uint32_t>(ix.format);
+        if (seen[ix.index] && s.cb_formats[ix.index] != format) format_conflict[ix.index] = true;
+        if (seen[ix.index] && (s.cb_tile_rows[ix.index] != ix.tile_rows || s.cb_tile_cols[ix.index] != ix.tile_cols))
+          hw_conflict[ix.index] = true;
+        s.cb_formats[ix.index] = format;
+        s.cb_tile_rows[ix.index] = ix.tile_rows;
+        s.cb_tile_cols[ix.index] = ix.tile_cols;
+        seen[ix.index] = true;
       }
     }
-  for (size_t i = 0; i < 32; i++)
+  for (size_t i = 0; i < kCircularBuffersPerCore; i++) {
     if (conflict[i]) s.cb_tile_sizes[i] = 0;
+    if (format_conflict[i]) s.cb_formats[i] = 0xff;
+    if (hw_conflict[i]) s.cb_tile_rows[i] = s.cb_tile_cols[i] = 0;
+  }
   return get(s);
 }
 
@@ -684,9 +698,15 @@ std::string KernelBuilder::generated_source(const BuildSpec& s) const {
   out << "#define ZYX_EMU_MATH_APPROX " << (s.math_approx ? 1 : 0) << "\n";
   out << "#define ZYX_EMU_MATH_FIDELITY_NAME \"" << s.math_fidelity << "\"\n";
   out << "#define ZYX_EMU_NUM_DRAM_BANKS " << board_.dram_banks << "\n";
-  out << "#define ZYX_EMU_CB_TILE_SIZES ";
-  for (size_t i = 0; i < s.cb_tile_sizes.size(); i++) out << (i ? "," : "") << s.cb_tile_sizes[i];
-  out << "\n";
+  auto list = [&out](const char* name, const auto& values) {
+    out << "#define " << name << " ";
+    for (size_t i = 0; i < values.size(); i++) out << (i ? "," : "") << values[i];
+    out << "\n";
+  };
+  list("ZYX_EMU_CB_TILE_SIZES", s.cb_tile_sizes);
+  list("ZYX_EMU_CB_FORMATS", s.cb_formats);
+  list("ZYX_EMU_CB_TILE_ROWS", s.cb_tile_rows);
+  list("ZYX_EMU_CB_TILE_COLS", s.cb_tile_cols);
   out << "#include \"zyx_emu/kernel_prelude.h\"\n";
   if (s.path && !s.path->empty()) {
     // The kernel where it lives in the include tree, so that its relative
@@ -747,16 +767,54 @@ std::vector<std::string> KernelBuilder::compile_flags(const BuildSpec& s) {
   return args;
 }
 
+namespace {
+// A fresh private directory cache_dir/prefix-XXXXXX for one compiler run.
+std::string new_build_dir(const std::string& cache_dir, const char* prefix) {
+  std::string templ = cache_dir + "/" + prefix + "-XXXXXX";
+  std::vector<char> tb(templ.begin(), templ.end());
+  tb.push_back(0);
+  if (!mkdtemp(tb.data()))
+    throw Error("compile_error", "cannot create a build directory in " + cache_dir + ": " + errno_text(errno));
+  return tb.data();
+}
+
+// Rewrites a build's diagnostics to name paths as the kernel author knows
+// them: the generated source as "kernel", include files by their own paths.
+void author_paths(std::string& diag, const std::string& dir) {
+  for (const std::string& from : {dir + "/kernel.cpp", dir + "/include/", dir + "/"}) {
+    std::string to = from == dir + "/kernel.cpp" ? "kernel" : "";
+    for (size_t p; (p = diag.find(from)) != std::string::npos;) diag.replace(p, from.size(), to);
+  }
+}
+}  // namespace
+
+std::string KernelBuilder::check_syntax(const BuildSpec& s, const std::vector<std::string>& extra_flags, bool* ok) {
+  CompileInputs in = compile_inputs(s);
+  std::string dir = new_build_dir(cache_dir_, ".check");
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() { remove_tree(dir); }
+  } cleanup{dir};
+  write_new_file(dir + "/kernel.cpp", in.source);
+  std::vector<std::string> args = in.flags;
+  args.push_back("-fsyntax-only");
+  for (const std::string& f : extra_flags) args.push_back(f);
+  for (const std::string& d : include_dirs_) args.push_back("-I" + d);
+  args.push_back(dir + "/kernel.cpp");
+  int status = 0;
+  std::string diag = run_compiler(args, dir, &status);
+  if (status == kKilledStatus)
+    diag += "\nzyx-emu: the compiler was cancelled or took longer than ZYX_EMU_COMPILE_TIMEOUT_S\n";
+  author_paths(diag, dir);
+  *ok = status == 0;
+  return diag;
+}
+
 int KernelBuilder::build(const std::string& key, const BuildSpec& s, const CompileInputs& in) {
   for (auto& f : in.include_files)
     if (std::string why = include_path_problem(*f.first); !why.empty())
       throw Error("invalid_argument", "include file \"" + *f.first + "\": " + why);
-  std::string templ = cache_dir_ + "/.build-XXXXXX";
-  std::vector<char> tb(templ.begin(), templ.end());
-  tb.push_back(0);
-  if (!mkdtemp(tb.data())) throw Error("compile_error", "cannot create a build directory in " + cache_dir_ + ": " +
-                                                            errno_text(errno));
-  std::string dir = tb.data();
+  std::string dir = new_build_dir(cache_dir_, ".build");
   struct Cleanup {
     std::string dir;
     ~Cleanup() { remove_tree(dir); }
@@ -803,11 +861,7 @@ int KernelBuilder::build(const std::string& key, const BuildSpec& s, const Compi
     throw Error("compile_error", s.name + " kernel of " + s.program_name + ": the build was cancelled or took longer "
                                  "than ZYX_EMU_COMPILE_TIMEOUT_S (" + std::to_string(compile_timeout().count()) + " s)");
   if (status != 0) {
-    // Report paths as the kernel author knows them.
-    for (const std::string& from : {src_path, inc + "/", dir + "/"}) {
-      std::string to = from == src_path ? "kernel" : "";
-      for (size_t p; (p = diag.find(from)) != std::string::npos;) diag.replace(p, from.size(), to);
-    }
+    author_paths(diag, dir);
     throw Error("compile_error", s.name + " kernel of " + s.program_name + " did not build:\n" + diag);
   }
   int fd = open(obj_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -831,12 +885,7 @@ bool KernelBuilder::takes_no_gnu_unique() {
   if (takes_no_gnu_unique_ < 0) {
     std::vector<std::string> args = split_words(cxx_);
     for (const char* a : {"-fno-gnu-unique", "-fsyntax-only", "-x", "c++", "/dev/null"}) args.push_back(a);
-    std::string templ = cache_dir_ + "/.probe-XXXXXX";
-    std::vector<char> tb(templ.begin(), templ.end());
-    tb.push_back(0);
-    if (!mkdtemp(tb.data()))
-      throw Error("compile_error", "cannot create a build directory in " + cache_dir_ + ": " + errno_text(errno));
-    std::string dir = tb.data();
+    std::string dir = new_build_dir(cache_dir_, ".probe");
     int status = 0;
     run_compiler(args, dir, &status);
     remove_tree(dir);

@@ -289,6 +289,17 @@ struct BuildSpec {
   // expression get_tile_size (0: not configured there, or configured with
   // different page sizes on different cores).
   std::array<uint32_t, kCircularBuffersPerCore> cb_tile_sizes{};
+  // Likewise each CB index's data format (tt-metal's numbering; 0xff: none
+  // single) and tile rows and columns (0: none single), for the constant
+  // expressions get_dataformat and get_tile_hw and the compute kernel's
+  // unpack_*/pack_* arrays.
+  std::array<uint32_t, kCircularBuffersPerCore> cb_formats = filled(0xffu);
+  std::array<uint32_t, kCircularBuffersPerCore> cb_tile_rows{}, cb_tile_cols{};
+  static constexpr std::array<uint32_t, kCircularBuffersPerCore> filled(uint32_t v) {
+    std::array<uint32_t, kCircularBuffersPerCore> a{};
+    a.fill(v);
+    return a;
+  }
 };
 
 // write_new_file writes text to a new file of its own at path, mode 0600:
@@ -319,6 +330,13 @@ class KernelBuilder {
                                     const std::vector<std::pair<std::string, uint32_t>>& named_args,
                                     const ProgramDesc& program);
   std::shared_ptr<KernelObject> get(const BuildSpec& spec);
+  // Compiles spec syntax-only (-fsyntax-only) with exactly the wrapper and
+  // flags a real build gets, plus extra_flags (placed before the emulator's
+  // include directories, e.g. -iquote or -idirafter roots of a kernel's own
+  // tree): nothing is cached or loaded. Returns the compiler's diagnostics
+  // with the build directory's paths removed; *ok says whether it compiled.
+  // Used by the kernel sweep (tools/kernel_check.cpp).
+  std::string check_syntax(const BuildSpec& spec, const std::vector<std::string>& extra_flags, bool* ok);
   // The cache key of a build: a hash of everything that reaches the compiler.
   std::string key(const BuildSpec& spec) { return key_of(compile_inputs(spec)); }
   // Kills every compiler in flight (their builds fail) and refuses new ones.

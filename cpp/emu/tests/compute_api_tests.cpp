@@ -302,7 +302,7 @@ void test_transpose_dst(DeviceLayer& layer) {
   for (int i = 0; i < 2048; i++) iv[i] = 1000 + 7 * i;
   auto got = bytes_i32(run_two_tiles(layer, "Int32", i32_bytes(iv),
                                      "copy_tile(0, 0, 0); copy_tile(0, 0, 1); fill_tile_int(0, read_tile_value(0, 1, 37));"
-                                     " fill_tile_int(1, get_tile_address(0, 1) - get_tile_address(0, 0))"));
+                                     " fill_tile_int<DataFormat::Int32>(1, get_tile_address(0, 1) - get_tile_address(0, 0))"));
   for (int i = 0; i < 1024; i++) {
     CHECK_EQ(got[i], iv[1024 + 37]);
     CHECK_EQ(got[1024 + i], 4096);

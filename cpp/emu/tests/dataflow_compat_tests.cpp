@@ -31,11 +31,12 @@ size_t count_of(const std::string& s, const std::string& what) {
 
 // A one-core program whose reader writes `words` 32-bit words to DRAM.
 std::vector<uint32_t> run_words(DeviceLayer& layer, const std::string& reader, uint32_t words,
-                                std::vector<CB1> cbs = {CB(0, "UInt32", 64, 1)}) {
+                                std::vector<CB1> cbs = {CB(0, "UInt32", 64, 1)}, std::vector<Arg> compile_args = {}) {
   GroupProgram p;
   p.name = "compat";
   p.params = {P("out", "global_mut", "u32")};
   p.reader.source = reader;
+  p.reader.compile_args = std::move(compile_args);
   p.reader.runtime_args = {L("buffer_addr", 0)};
   p.cbs = std::move(cbs);
   uint64_t buf = layer.alloc(4 * words, dram_spec(4 * words), nullptr);
@@ -390,5 +391,310 @@ void test_args_past_end(const std::string& cache) {
   layer->free(buf);
 }
 ZYX_TEST(compat, test_args_past_end);
+
+// The headers and names tt-metal's kernels (and ttnn's kernel_lib) take from
+// its kernel side, which the kernel sweep (make kernel-sweep) found missing:
+// each value as tt-metal defines it, with its type where kernels depend on
+// it (std::min(int, MEM_ZEROS_SIZE) needs an int).
+const char* kKernelSideHeaders = R"(
+#include "api/dataflow/dataflow_api.h"
+#include "llk_defs.h"
+#include "tt-metalium/circular_buffer_constants.h"
+#include "tt-metalium/buffer_types.hpp"
+#include "internal/risc_attribs.h"
+#include "ckernel.h"
+#include "internal/mod_div_lib.h"
+#include "api/kernel_thread_globals.h"
+#include "api/numeric/bfloat16.h"
+#include "tensix_types.h"
+#include "internal/dataflow/dataflow_api_common.h"
+#include <algorithm>
+#include <type_traits>
+void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0);
+  static_assert(std::is_same_v<decltype(MEM_ZEROS_SIZE), int>);
+  static_assert(std::is_same_v<decltype(NUM_CIRCULAR_BUFFERS), const uint32_t>);
+  static_assert(std::is_same_v<decltype(ckernel::PoolType::MAX), ckernel::PoolType>);
+  static_assert(std::is_same_v<decltype(ckernel::ReduceDim::REDUCE_COL), ckernel::ReduceDim>);
+  static_assert(std::is_same_v<decltype(noc_mode), const uint8_t>);
+  static_assert(std::is_same_v<decltype(ckernel::MathFidelity::HiFi4), ckernel::MathFidelity>);
+  static_assert(uint8_t(ckernel::MathFidelity::LoFi) == 0 && uint8_t(ckernel::MathFidelity::HiFi2) == 2 &&
+                uint8_t(ckernel::MathFidelity::HiFi4) == 4 && UnpackToDestEn && !UnpackToDestDis);
+  // The CB tables every kernel gets: cb 0 is UInt32 (24), 32 x 32.
+  static_assert(unpack_src_format[0] == 24 && pack_dst_format[0] == 24 && unpack_tile_r_dim[0] == 32 &&
+                unpack_tile_c_dim[0] == 32);
+  constexpr DataFormat format = get_dataformat(0);
+  constexpr uint32_t tile_hw = get_tile_hw(0);
+  using namespace tt::tt_metal;
+  volatile uint32_t* w = get_write_ptr<uint32_t>(0);
+  int limit = 700;
+  uint32_t i = 0;
+  w[i++] = std::min(limit, MEM_ZEROS_SIZE);
+  w[i++] = NUM_CIRCULAR_BUFFERS;
+  w[i++] = UINT32_WORDS_PER_LOCAL_CIRCULAR_BUFFER_CONFIG * 100 + UINT32_WORDS_PER_REMOTE_CIRCULAR_BUFFER_CONFIG * 10 +
+           CIRCULAR_BUFFER_COMPUTE_ADDR_SHIFT;
+  w[i++] = CIRCULAR_BUFFER_COMPUTE_WORD_SIZE;
+  w[i++] = uint32_t(TensorMemoryLayout::INTERLEAVED) * 10000 + uint32_t(TensorMemoryLayout::HEIGHT_SHARDED) * 1000 +
+           uint32_t(TensorMemoryLayout::WIDTH_SHARDED) * 100 + uint32_t(TensorMemoryLayout::BLOCK_SHARDED) * 10 +
+           uint32_t(TensorMemoryLayout::ND_SHARDED);
+  w[i++] = uint32_t(BufferType::DRAM) * 10000 + uint32_t(BufferType::L1) * 1000 + uint32_t(BufferType::SYSTEM_MEMORY) * 100 +
+           uint32_t(BufferType::L1_SMALL) * 10 + uint32_t(BufferType::TRACE);
+  w[i++] = uint32_t(ShardOrientation::COL_MAJOR) * 10 + uint32_t(ShardDistributionStrategy::GRID_2D);
+  w[i++] = ckernel::PoolType::SUM * 1000 + ckernel::PoolType::AVG * 100 + ckernel::PoolType::MAX * 10 + ckernel::PoolType::MIN;
+  w[i++] = ckernel::ReduceDim::REDUCE_ROW * 100 + ckernel::ReduceDim::REDUCE_COL * 10 + ckernel::ReduceDim::REDUCE_SCALAR;
+  w[i++] = RISCV_DEBUG_REG_WALL_CLOCK_L;
+  w[i++] = RISCV_DEBUG_REG_WALL_CLOCK_H;
+  w[i++] = noc_mode * 100 + DM_DYNAMIC_NOC * 10 + DM_INVALID_NOC;
+  w[i++] = NOC_X(5) * 100 + NOC_Y(7);
+  w[i++] = get_num_threads() * 10 + get_my_thread_id();
+  w[i++] = udivsi3_const_divisor<7>(4293567291u);
+  w[i++] = udivsi3_const_divisor<7>(100) * 10 + umodsi3_const_divisor<7>(100);
+  w[i++] = udivsi3_const_divisor<1000>(123456) * 1000 + umodsi3_const_divisor<1000>(123456);
+  w[i++] = udivsi3_const_divisor<12>(1200000) + udivsi3_const_divisor<140>(1400);
+  w[i++] = mulsi3(6, 7);
+  w[i++] = bfloat16_greater(0x3f80, 0x3f00) * 1000 + bfloat16_greater(0xbf80, 0xbf00) * 100 +
+           bfloat16_greater(0x0000, 0x8000) * 10 + bfloat16_greater(0xbf80, 0x3f80);
+  w[i++] = (uint32_t(NEG_INF_BFLOAT16) << 16) | POS_INF_BFLOAT16;
+  w[i++] = (uint32_t(NAN_BFLOAT16) << 16) | BFLOAT16_SIGN_MASK;
+  tt_uint64_t u;
+  u.v = 0x1122334455667788ull;
+  w[i++] = uint32_t(tt_l1_load(&u) >> 32);
+  w[i++] = uint32_t(format);
+  w[i++] = tile_hw;
+  w[i++] = get_read_ptr<uint32_t>(0) == reinterpret_cast<volatile uint32_t*>(get_read_ptr(0));
+  riscv_wait(1000);
+  w[i++] = 77;  // after the wait
+  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 4 * i);
+  noc_async_write_barrier();
+}
+)";
+
+void test_kernel_side_headers(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  auto v = run_words(*layer, kKernelSideHeaders, 27, {CB(0, "UInt32", 128, 1)});
+  const std::vector<uint32_t> want = {
+      512,          // std::min(700, MEM_ZEROS_SIZE)
+      32,           // NUM_CIRCULAR_BUFFERS on Wormhole (n150)
+      424,          // 4 words a local CB config, 2 a remote one, address shift 4
+      16,           // compute word size
+      2345,         // TensorMemoryLayout 0, 2, 3, 4, 5
+      1234,         // BufferType 0..4
+      11,           // COL_MAJOR, GRID_2D
+      123,          // PoolType SUM AVG MAX MIN
+      12,           // ReduceDim ROW COL SCALAR
+      0xFFB121F0,   // wall clock, low word
+      0xFFB121F8,   // and high word
+      12,           // noc_mode dedicated (0), DM_DYNAMIC_NOC 1, DM_INVALID_NOC 2
+      507,          // NOC_X, NOC_Y: virtual coordinates unchanged
+      10,           // one thread, id 0
+      613366756,    // the card's multiply-shift quotient (4293567291 / 7 is 613366755)
+      142,          // 100 / 7, 100 % 7
+      123456,       // 123456 / 1000 and % 1000 (a divisor without a fast form)
+      100010,       // 1200000 / 12 + 1400 / 140
+      42,           // mulsi3
+      1010,         // bfloat16_greater: 1 > 0.5, not -1 > -0.5, +0 > -0, not -1 > 1
+      0xFF807F80,   // -inf, +inf
+      0x7FFF8000,   // NaN, sign mask
+      0x11223344,   // tt_l1_load: the high word of the 64-bit value
+      24,           // get_dataformat(0) as a constant: the CB's UInt32
+      1024,         // get_tile_hw(0) as a constant: 32 x 32
+      1,            // get_read_ptr<uint32_t> is the read pointer
+      77,           // riscv_wait returned
+  };
+  CHECK_EQ(v.size(), want.size());
+  for (size_t i = 0; i < want.size(); i++) {
+    if (v[i] != want[i]) std::fprintf(stderr, "word %zu: got %u (0x%x), want %u (0x%x)\n", i, v[i], v[i], want[i], want[i]);
+    CHECK_EQ(v[i], want[i]);
+  }
+}
+ZYX_TEST(compat, test_kernel_side_headers);
+
+// The legacy forms kernels in the wild still use, and tt-metal's DPRINT
+// forms: a statement with ';' pasted into DPRINT_DATA0, a volatile pointer
+// (printed as its L1 address), the debug dumps, checkpoints (no effect), and
+// make_tensor_accessor_from_args giving what TensorAccessor gives.
+const char* kLegacyForms = R"(
+#include "api/dataflow/dataflow_api.h"
+#include "api/debug/dprint.h"
+#include "api/debug/dump.h"
+#include "api/debug/checkpoint.h"
+#include "dataflow_api_common.h"
+#include "internal/circular_buffer_interface.h"
+#include "noc/noc_parameters.h"
+void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0);
+  volatile uint32_t* w = get_write_ptr<uint32_t>(0);
+  w[0] = 0xabc;
+  w[1] = 0xdef;
+  DEBUG_CHECKPOINT("start");
+  DPRINT_DATA0(DPRINT << "first" << ENDL(); DPRINT << "second" << ENDL(););
+  DPRINT_DATA1(DPRINT << "wrong processor" << ENDL(););
+  DPRINT << "ptr " << w << " at " << get_write_ptr(0) << ENDL();
+  debug_dump_l1(get_write_ptr(0), 2);
+  constexpr auto args = make_tensor_accessor_args<0>();
+  static_assert(has_page_size_v<InterleavedAddrGen<true>> && !has_get_aligned_page_size_v<InterleavedAddrGen<true>>);
+  static_assert(has_get_aligned_page_size_v<std::remove_cv_t<decltype(args)>> && !has_page_size_v<int>);
+  auto a = make_tensor_accessor_from_args(args, out, 64);
+  auto b = TensorAccessor(args, out, 64);
+  w[2] = a.get_noc_addr(1) == b.get_noc_addr(1);
+  w[3] = a.get_noc_addr(1) != a.get_noc_addr(0);
+  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 16);
+  noc_async_write_barrier();
+}
+)";
+
+void test_legacy_forms(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  std::vector<uint32_t> v;
+  setenv("ZYX_EMU_DPRINT", "1", 1);
+  std::string err = capture_stderr(
+      [&] { v = run_words(*layer, kLegacyForms, 4, {CB(0, "UInt32", 64, 1)}, {L("accessor", 0)}); });
+  unsetenv("ZYX_EMU_DPRINT");
+  CHECK_EQ(v[0], 0xabcu);
+  CHECK_EQ(v[2], 1u);  // the same address as TensorAccessor's
+  CHECK_EQ(v[3], 1u);  // pages 0 and 1 at different addresses
+  auto has = [&](const std::string& what) {
+    if (err.find(what) == std::string::npos) throw Failure("no \"" + what + "\" in the DPRINT output:\n" + err);
+  };
+  has("first");
+  has("second");
+  CHECK(err.find("second") > err.find("first"));
+  CHECK(err.find("wrong processor") == std::string::npos);
+  // The pointer prints as its address, the same number as get_write_ptr.
+  size_t at = err.find("ptr ");
+  CHECK(at != std::string::npos);
+  std::string line = err.substr(at, err.find('\n', at) - at);
+  std::string ptr = line.substr(4, line.find(" at ") - 4), addr = line.substr(line.find(" at ") + 4);
+  CHECK_EQ(ptr, addr);
+  has("words=2");
+  has("[0] abc def");
+}
+ZYX_TEST(compat, test_legacy_forms);
+
+// The compute-side legacy forms: reduce_init<at_start>(icb, scaler, ocb),
+// reduce_revert_delta, and DPRINT_UNPACK/MATH/PACK with a pasted statement,
+// each printed once, from the TRISC it names.
+const char* kLegacyCompute = R"(
+#include "api/compute/reduce.h"
+#include "api/debug/dprint.h"
+namespace NAMESPACE {
+void MAIN {
+  // The CB tables tt-metal's build writes into a compute kernel (cb 0:
+  // Float16_b, 32 x 32), and the accumulation define ttnn's kernel_lib reads.
+  static_assert(unpack_src_format[0] == 5 && pack_dst_format[0] == 5 && unpack_dst_format[0] == 5);
+  static_assert(unpack_tile_r_dim[0] == 32 && unpack_tile_c_dim[0] == 32 && pack_tile_r_dim[0] == 32 &&
+                pack_tile_c_dim[0] == 32);
+  static_assert(unpack_src_format[1] == 0xff && unpack_tile_r_dim[1] == 0);  // cb 1: not configured
+  static_assert(ENABLE_FP32_DEST_ACC == 0 && !DST_ACCUM_MODE);
+  // The sentinel's configuration calls (no effect without the sentinel).
+  static_assert(uint8_t(Operand::SRCA) == 1 && uint8_t(Operand::SRCB) == 2 && uint8_t(Operand::PACK) == 4);
+  state_configure(0, __LINE__);
+  state_configure<Operand::SRCA, Operand::PACK>(0, 16, __LINE__);
+  state_configure(0, 1, 16, __LINE__);
+  reduce_init<true>(0, 1, 16);
+  reduce_revert_delta();
+  reduce_revert_delta<ReduceDim::REDUCE_COL>(16);
+  DPRINT_UNPACK(DPRINT << "unpack one" << ENDL(); DPRINT << "unpack two" << ENDL(););
+  DPRINT_MATH(DPRINT << "math" << ENDL());
+  DPRINT_PACK("pack text\n");
+}
+}
+)";
+
+// A one-core program of a compute kernel alone (one bf16 CB).
+uint64_t compile_compute_only(DeviceLayer& layer, const std::string& name, const std::string& source) {
+  GroupProgram p;
+  p.name = name;
+  p.compute.source = source;
+  p.cbs = {CB(0, "Float16_b", 2048, 1)};
+  return layer.compile(one_group_program(p, 1, 1));
+}
+
+void test_legacy_compute(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  uint64_t prog = compile_compute_only(*layer, "legacy_compute", kLegacyCompute);
+  setenv("ZYX_EMU_DPRINT", "1", 1);
+  std::string err = capture_stderr([&] { layer->run(prog, {}, false); });
+  unsetenv("ZYX_EMU_DPRINT");
+  layer->release(prog);
+  for (const char* line : {"trisc0: unpack one\n", "trisc0: unpack two\n", "trisc1: math\n", "trisc2: pack text\n"}) {
+    size_t at = err.find(line);
+    if (at == std::string::npos) throw Failure(std::string("no \"") + line + "\" in:\n" + err);
+    CHECK(err.find(line, at + 1) == std::string::npos);  // once
+  }
+}
+ZYX_TEST(compat, test_legacy_compute);
+
+// ttnn's moreh helpers the emulator's copy lacked: the two-argument
+// get_tilized_idx, get_noc_offset, and read_tile / read_value, which read
+// back what the kernel first wrote to DRAM (page 1 of out).
+const char* kMorehHelpers = R"(
+#include "api/dataflow/dataflow_api.h"
+#include "ttnn/kernel/dataflow/moreh_common.hpp"
+void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0);
+  // out is one 128-byte page: results in its first 64 bytes, the data read
+  // back in the second.
+  const InterleavedAddrGen<true> gen{.bank_base_address = out, .page_size = 128};
+  volatile uint32_t* w = get_write_ptr<uint32_t>(0);
+  for (uint32_t i = 0; i < 16; i++) w[i] = 100 + i;
+  noc_async_write(get_write_ptr(0), get_noc_addr(0, gen, 64), 64);
+  noc_async_write_barrier();
+  read_tile(1, gen, 0, 64, 64);  // bytes 64..127 of page 0 into cb 1, pushed
+  cb_wait_front(1, 1);
+  volatile uint32_t* r = get_read_ptr<uint32_t>(1);
+  uint32_t sum = 0;
+  for (uint32_t i = 0; i < 16; i++) sum += r[i];
+  cb_pop_front(1, 1);
+  read_value(2, gen, 0, 21);  // element 21 of page 0 (4-byte elements: cb 2's tile is 4096 bytes)
+  volatile uint32_t* v = get_read_ptr<uint32_t>(2);
+  uint32_t noc_offset = 0;
+  get_noc_offset(17, 18, 2, noc_offset);
+  w[0] = get_tilized_idx(0, 0);
+  w[1] = get_tilized_idx(3, 20);
+  w[2] = get_tilized_idx(17, 2);
+  w[3] = get_tilized_idx(33 + 16, 31);  // modulo 32: (17, 31)
+  w[4] = noc_offset;
+  w[5] = sum;
+  w[6] = v[21];
+  noc_async_write(get_write_ptr(0), get_noc_addr(0, gen), 28);
+  noc_async_write_barrier();
+}
+)";
+
+void test_moreh_helpers(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  auto v = run_words(*layer, kMorehHelpers, 32,
+                     {CB(0, "UInt32", 64, 1), CB(1, "UInt32", 64, 1), CB(2, "UInt32", 4096, 1)});
+  CHECK_EQ(v[0], 0u);
+  CHECK_EQ(v[1], 256u + 3 * 16 + 4);       // face 1, row 3, column 4
+  CHECK_EQ(v[2], 512u + 1 * 16 + 2);       // face 2, row 1, column 2
+  CHECK_EQ(v[3], 768u + 1 * 16 + 15);      // face 3, row 1, column 15
+  CHECK_EQ(v[4], (768u + 16 + 2) * 2 / 32 * 32);  // bytes, down to 32
+  CHECK_EQ(v[5], 1720u);                   // 100 + … + 115
+  CHECK_EQ(v[6], 105u);                    // word 21 of the page: 100 + 5
+  CHECK_EQ(v[16], 100u);                   // the data itself, in the second half
+}
+ZYX_TEST(compat, test_moreh_helpers);
+
+// api/compute/quantization.h: a kernel that includes it builds and runs; a
+// quantization call, not emulated, stops the run with an error naming it.
+void test_quantization_header(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  for (bool call : {false, true}) {
+    uint64_t prog = compile_compute_only(
+        *layer, "quantization",
+        std::string("#include \"api/compute/quantization.h\"\nnamespace NAMESPACE {\nvoid MAIN {\n") +
+            (call ? "  quant_tile_init(0);\n  quant_tile(0, 1, 0);\n" : "") + "}\n}\n");
+    if (call) {
+      std::string why = expect_error("run_error", [&] { layer->run(prog, {}, false); });
+      CHECK(why.find("quant_tile_init: int32 quantization is not emulated") != std::string::npos);
+    } else {
+      layer->run(prog, {}, false);
+    }
+    layer->release(prog);
+  }
+}
+ZYX_TEST(compat, test_quantization_header);
 
 }  // namespace

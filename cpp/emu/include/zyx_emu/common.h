@@ -46,6 +46,37 @@
 #define tt_l1_ptr
 #define tt_reg_ptr
 
+// A 64-bit L1 word read as two 32-bit halves (tt-metal's internal/risc_attribs.h).
+union tt_uint64_t {
+  uint64_t v;
+  struct {
+    uint32_t hi;
+    uint32_t lo;
+  };
+};
+FORCE_INLINE uint64_t tt_l1_load(tt_uint64_t* p) {
+  tt_uint64_t v;
+  v.hi = p->hi;
+  v.lo = p->lo;
+  return v.v;
+}
+FORCE_INLINE uint64_t tt_l1_load(volatile tt_uint64_t* p) {
+  tt_uint64_t v;
+  v.hi = p->hi;
+  v.lo = p->lo;
+  return v.v;
+}
+// Where an inline NOC write lands (noc_inline_dw_write and the Noc object).
+enum class InlineWriteDst : uint8_t { DEFAULT = 0, L1 = 1, REG = 2 };
+
+// The RISC-V debug registers' wall clock, at tt-metal's addresses (the same
+// on Wormhole and Blackhole). The emulator does not back register space: a
+// kernel may name these, but reading them at run time is a fault the
+// emulator reports; riscv_wait below is how a kernel waits.
+#define RISCV_DEBUG_REGS_START_ADDR 0xFFB12000
+#define RISCV_DEBUG_REG_WALL_CLOCK_L (RISCV_DEBUG_REGS_START_ADDR | 0x1F0)
+#define RISCV_DEBUG_REG_WALL_CLOCK_H (RISCV_DEBUG_REGS_START_ADDR | 0x1F8)
+
 // The function table, set once when the emulator loads the kernel object.
 inline const zyx_emu_api* zyx_emu_api_ptr = nullptr;
 extern "C" __attribute__((visibility("default"), used)) inline int zyx_emu_kernel_abi() { return ZYX_EMU_ABI_VERSION; }
@@ -157,6 +188,17 @@ static constexpr uint32_t cb_tile_sizes[] = {ZYX_EMU_CB_TILE_SIZES};
 #else
 static constexpr uint32_t cb_tile_sizes[] = {0};
 #endif
+// Data format (0xff: none single) and tile rows and columns (0: none
+// single) of each CB index, as the builder writes them.
+#ifdef ZYX_EMU_CB_FORMATS
+static constexpr uint32_t cb_formats[] = {ZYX_EMU_CB_FORMATS};
+static constexpr uint32_t cb_tile_rows[] = {ZYX_EMU_CB_TILE_ROWS};
+static constexpr uint32_t cb_tile_cols[] = {ZYX_EMU_CB_TILE_COLS};
+#else
+static constexpr uint32_t cb_formats[] = {0xff};
+static constexpr uint32_t cb_tile_rows[] = {0};
+static constexpr uint32_t cb_tile_cols[] = {0};
+#endif
 template <typename T>
 FORCE_INLINE T arg_as(uint32_t kind, int i) {
   uint32_t n = 0;
@@ -229,8 +271,15 @@ constexpr inline __attribute__((always_inline)) uint32_t get_tile_size(uint32_t 
                : throw "get_tile_size: the CB has no single page size on the kernel's cores";
   return ZYX_API.cb_page_size(cb);
 }
-// Tile shape of a CB's pages (rows x cols, faces), from the program's CB config.
-FORCE_INLINE uint32_t get_tile_hw(uint32_t cb) {
+// Tile shape of a CB's pages (rows x cols, faces), from the program's CB
+// config. get_tile_hw and get_dataformat are constant expressions where the
+// kernel's cores give the CB one shape or format (tt-metal compiles both into
+// each kernel), as get_tile_size is.
+constexpr inline __attribute__((always_inline)) uint32_t get_tile_hw(uint32_t cb) {
+  if (std::is_constant_evaluated())
+    return cb < sizeof(zyx_emu_detail::cb_tile_rows) / sizeof(uint32_t) && zyx_emu_detail::cb_tile_rows[cb] != 0
+               ? zyx_emu_detail::cb_tile_rows[cb] * zyx_emu_detail::cb_tile_cols[cb]
+               : throw "get_tile_hw: the CB has no single tile shape on the kernel's cores";
   uint32_t r = 32, c = 32, f = 4;
   ZYX_API.tile_shape(cb, &r, &c, &f);
   return r * c;
@@ -240,7 +289,22 @@ FORCE_INLINE uint32_t get_tile_num_faces(uint32_t cb) {
   ZYX_API.tile_shape(cb, &r, &c, &f);
   return f;
 }
-FORCE_INLINE DataFormat get_dataformat(uint32_t cb) { return static_cast<DataFormat>(ZYX_API.cb_format(cb)); }
+constexpr inline __attribute__((always_inline)) DataFormat get_dataformat(uint32_t cb) {
+  if (std::is_constant_evaluated())
+    return cb < sizeof(zyx_emu_detail::cb_formats) / sizeof(uint32_t) && zyx_emu_detail::cb_formats[cb] != 0xff
+               ? static_cast<DataFormat>(zyx_emu_detail::cb_formats[cb])
+               : throw "get_dataformat: the CB has no single data format on the kernel's cores";
+  return static_cast<DataFormat>(ZYX_API.cb_format(cb));
+}
+// The CB's read or write pointer as a pointer to T (ttnn's helpers' form).
+template <typename T>
+FORCE_INLINE volatile T* get_read_ptr(uint32_t cb) {
+  return reinterpret_cast<volatile T*>(static_cast<uintptr_t>(get_read_ptr(cb)));
+}
+template <typename T>
+FORCE_INLINE volatile T* get_write_ptr(uint32_t cb) {
+  return reinterpret_cast<volatile T*>(static_cast<uintptr_t>(get_write_ptr(cb)));
+}
 
 }  // namespace ckernel
 
@@ -302,5 +366,55 @@ class CircularBuffer {
 namespace experimental {
 using ::CircularBuffer;
 }  // namespace experimental
+
+// Each CB index's L1 data format and tile shape, as tt-metal's build writes
+// them into every kernel (the unpacker's and packer's views agree: one
+// L1 format per CB). An index with none single on the kernel's cores reads
+// 0xff (format) and 0 (shape).
+namespace zyx_emu_detail {
+template <typename T, size_t... I>
+constexpr std::array<T, sizeof...(I)> cb_table(const uint32_t* values, std::index_sequence<I...>) {
+  return {static_cast<T>(values[I])...};
+}
+template <typename T, size_t N>
+constexpr auto cb_table(const uint32_t (&values)[N]) {
+  return cb_table<T>(values, std::make_index_sequence<N>());
+}
+}  // namespace zyx_emu_detail
+static constexpr auto unpack_src_format = zyx_emu_detail::cb_table<std::int32_t>(zyx_emu_detail::cb_formats);
+static constexpr auto unpack_dst_format = zyx_emu_detail::cb_table<std::int32_t>(zyx_emu_detail::cb_formats);
+static constexpr auto pack_dst_format = zyx_emu_detail::cb_table<unsigned char>(zyx_emu_detail::cb_formats);
+static constexpr auto unpack_tile_r_dim = zyx_emu_detail::cb_table<uint8_t>(zyx_emu_detail::cb_tile_rows);
+static constexpr auto unpack_tile_c_dim = zyx_emu_detail::cb_table<uint8_t>(zyx_emu_detail::cb_tile_cols);
+static constexpr auto pack_tile_r_dim = zyx_emu_detail::cb_table<uint8_t>(zyx_emu_detail::cb_tile_rows);
+static constexpr auto pack_tile_c_dim = zyx_emu_detail::cb_table<uint8_t>(zyx_emu_detail::cb_tile_cols);
+
+// Address alignment (api/alignment.h). alignment must be a power of two for
+// align_power_of_2, and nonzero for align.
+constexpr inline __attribute__((always_inline)) uint32_t align_power_of_2(uint32_t addr, uint32_t alignment) {
+  return ((addr - 1) | (alignment - 1)) + 1;
+}
+constexpr inline __attribute__((always_inline)) uint32_t align(uint32_t addr, uint32_t alignment) {
+  return (addr + alignment - 1) / alignment * alignment;
+}
+constexpr inline __attribute__((always_inline)) bool is_power_of_2(uint32_t n) { return n != 0 && (n & (n - 1)) == 0; }
+
+// Waits `cycles` core clock cycles on a card. The emulator keeps no cycle
+// clock (it runs kernels as fibers, not in time), so the wait is empty: code
+// after it runs as it would after any delay.
+inline void riscv_wait(uint32_t cycles) { (void)cycles; }
+
+// A core's L1 data cache (Blackhole): the emulator's L1 is host memory that
+// every section sees at once, so there is nothing to invalidate.
+inline void invalidate_l1_cache() {}
+
+// The kernel's threads (api/kernel_thread_globals.h): one kernel runs on one
+// processor here, as on Wormhole and Blackhole, so one thread, number 0.
+inline uint32_t get_num_threads() { return 1; }
+inline uint32_t get_my_thread_id() { return 0; }
+
+// NUM_CIRCULAR_BUFFERS and the CB config constants, which tt-metal's kernel
+// API makes visible to every kernel.
+#include "tt-metalium/circular_buffer_constants.h"
 
 #include "zyx_emu/debug.h"

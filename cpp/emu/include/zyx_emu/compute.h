@@ -26,6 +26,13 @@ inline constexpr bool DST_ACCUM_MODE = ZYX_EMU_FP32_DEST_ACC != 0;
 #define DST_SYNC_MODE DstSync::SyncHalf
 #endif
 constexpr bool get_fp32_dest_acc_enabled() { return DST_ACCUM_MODE; }
+// The same as a define: tt-metal's data-movement kernels get it from their
+// program factory, and ttnn's kernel_lib reads it where no TRISC is named
+// (the emulator runs one thread for all three, so names none).
+#ifndef ENABLE_FP32_DEST_ACC
+#define ENABLE_FP32_DEST_ACC ZYX_EMU_FP32_DEST_ACC
+#endif
+
 #ifndef APPROX
 #define APPROX (ZYX_EMU_MATH_APPROX != 0)
 #endif
@@ -387,6 +394,18 @@ ALWI void matmul_block(uint32_t in0_cb, uint32_t in1_cb, uint32_t in0_tile, uint
 template <uint32_t num_faces = 4>
 ALWI void matmul_tiles_math(uint32_t idst) { ZYX_API.compute_special(ZYX_CS_MATMUL_MATH, idst, num_faces, 0, 0); }
 
+// ---- the compute-kernel sentinel (api/compute/sentinel) ----
+// tt-metal's optional check that a kernel reconfigures its unpacker and
+// packer before changing CBs records each configuration here; built without
+// it (tt-metal's default) the calls do nothing, and the emulator, which
+// keeps no unpacker or packer state to get wrong, builds them so.
+enum class Operand : uint8_t { SRCA = 0x1, SRCB = 0x2, PACK = 0x4 };
+template <Operand operand = Operand::SRCA>
+ALWI void state_configure(uint32_t, uint32_t) {}
+template <Operand operand_a = Operand::SRCA, Operand operand_b = Operand::SRCB>
+ALWI void state_configure(uint32_t, uint32_t, uint32_t) {}
+ALWI void state_configure(uint32_t, uint32_t, uint32_t, uint32_t) {}
+
 // ---- reduce ----
 #ifdef REDUCE_OP
 #define ZYX_EMU_REDUCE_OP_DEFAULT = REDUCE_OP
@@ -401,9 +420,17 @@ ALWI void matmul_tiles_math(uint32_t idst) { ZYX_API.compute_special(ZYX_CS_MATM
 template <PoolType reduce_type ZYX_EMU_REDUCE_OP_DEFAULT, ReduceDim reduce_dim ZYX_EMU_REDUCE_DIM_DEFAULT,
           bool enforce_fp32_accumulation = false>
 ALWI void reduce_init(uint32_t, uint32_t, uint32_t = 16) {}
+// The earlier form, reduce_init<at_start>(icb, icb_scaler, ocb): like the
+// above, configuration only (the emulator keeps no unpacker state). at_start
+// has no default, so a call without template args is the form above.
+template <bool at_start, PoolType reduce_type ZYX_EMU_REDUCE_OP_DEFAULT, ReduceDim reduce_dim ZYX_EMU_REDUCE_DIM_DEFAULT>
+ALWI void reduce_init(uint32_t, uint32_t, uint32_t = 16) {}
 template <bool at_start = false, PoolType reduce_type ZYX_EMU_REDUCE_OP_DEFAULT,
           ReduceDim reduce_dim ZYX_EMU_REDUCE_DIM_DEFAULT>
 ALWI void reduce_init_delta(uint32_t = 0, uint32_t = 2, uint32_t = 16) {}
+// The earlier undo of reduce_init_delta (reduce_uninit since): nothing to undo.
+template <ReduceDim reduce_dim ZYX_EMU_REDUCE_DIM_DEFAULT>
+ALWI void reduce_revert_delta(uint32_t = 16) {}
 template <PoolType reduce_type ZYX_EMU_REDUCE_OP_DEFAULT, ReduceDim reduce_dim ZYX_EMU_REDUCE_DIM_DEFAULT,
           bool enforce_fp32_accumulation = false>
 ALWI void reduce_init_short(uint32_t, uint32_t, uint32_t = 16) {}

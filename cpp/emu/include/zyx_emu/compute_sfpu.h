@@ -295,7 +295,13 @@ template <auto... P>
 ALWI void fill_tile_init() {}
 ALWI void fill_tile(uint32_t idst, float value) { zyx_emu_c::su(ZYX_SU_FILL, idst, zyx_emu_c::fbits(value)); }
 ALWI void fill_tile_bitcast(uint32_t idst, uint32_t bits) { zyx_emu_c::su(ZYX_SU_FILL, idst, bits); }
-ALWI void fill_tile_int(uint32_t idst, uint32_t value) { zyx_emu_c::su(ZYX_SU_FILL_INT, idst, value); }
+// tt-metal's form names the DST format as a template arg
+// (fill_tile_int<DataFormat::Int32>); the earlier form has none. The value
+// is written as 32-bit integer bits either way.
+template <auto... P>
+ALWI void fill_tile_int(uint32_t idst, uint32_t value) {
+  zyx_emu_c::su(ZYX_SU_FILL_INT, idst, value);
+}
 ALWI void binop_with_scalar_tile_init() {}
 ALWI void add_unary_tile(uint32_t idst, uint32_t param) { zyx_emu_c::su(ZYX_SU_ADD_SCALAR, idst, param); }
 ALWI void sub_unary_tile(uint32_t idst, uint32_t param) { zyx_emu_c::su(ZYX_SU_SUB_SCALAR, idst, param); }

@@ -35,6 +35,15 @@
 #endif
 // The kernel's default NOC (internal linkage: it differs between kernels).
 static constexpr uint8_t noc_index = NOC_INDEX;
+// The NOC modes, with tt-metal's values. The emulator runs every
+// data-movement kernel in dedicated-NOC mode: a kernel's NOC is its own, as
+// the default DM_DEDICATED_NOC gives it.
+enum : uint8_t { DM_DEDICATED_NOC = 0, DM_DYNAMIC_NOC = 1, DM_INVALID_NOC = 2 };
+#ifndef NOC_MODE
+#define NOC_MODE DM_DEDICATED_NOC
+#endif
+static constexpr uint8_t noc_mode = NOC_MODE;
+static_assert(noc_mode == DM_DEDICATED_NOC, "the emulator runs kernels in dedicated-NOC mode only");
 
 #define NUM_NOCS 2
 #define NOC_ADDR_LOCAL_BITS 36
@@ -53,7 +62,17 @@ static constexpr uint8_t noc_index = NOC_INDEX;
 #define NOC_DRAM_WRITE_ALIGNMENT_BYTES ZYX_EMU_DRAM_ALIGNMENT
 // An L1 region of zeros kernels copy from (noc_async_read of MEM_ZEROS_BASE).
 #define MEM_ZEROS_BASE ZYX_EMU_L1_ZEROS_OFFSET
-#define MEM_ZEROS_SIZE ZYX_EMU_L1_ZEROS_SIZE
+// A plain int 512, as tt-metal defines it: kernels pass it with int operands
+// to std::min, which an unsigned constant would not deduce with.
+#define MEM_ZEROS_SIZE 512
+static_assert(MEM_ZEROS_SIZE == ZYX_EMU_L1_ZEROS_SIZE, "the zeros region the runtime provides");
+// Coordinates as a NOC sees them: the emulator's cores have virtual
+// coordinates, the same on both NOCs, so these are the identity (as on
+// Wormhole and Blackhole, where tt-metal's NOC_0_X is too).
+#define NOC_X(x) (x)
+#define NOC_Y(y) (y)
+#define DYNAMIC_NOC_X(noc, x) ((void)(noc), (x))
+#define DYNAMIC_NOC_Y(noc, y) ((void)(noc), (y))
 #define NOC_XY_ENCODING(x, y) ((((uint32_t)(y)) << NOC_ADDR_NODE_ID_BITS) | ((uint32_t)(x)))
 #define NOC_MULTICAST_ENCODING(x_start, y_start, x_end, y_end)                                                \
   ((((uint32_t)(x_start)) << (2 * NOC_ADDR_NODE_ID_BITS)) | (((uint32_t)(y_start)) << (3 * NOC_ADDR_NODE_ID_BITS)) | \
@@ -68,7 +87,6 @@ static constexpr uint8_t noc_index = NOC_INDEX;
 
 // Command buffers (the stateful calls keep state per NOC and buffer).
 inline constexpr uint32_t read_cmd_buf = 0, write_cmd_buf = 1, write_reg_cmd_buf = 2, write_at_cmd_buf = 3;
-enum class InlineWriteDst : uint8_t { DEFAULT = 0, L1 = 1, REG = 2 };
 
 namespace zyx_emu_detail {
 struct MyCoord {
@@ -611,6 +629,24 @@ template <typename Args>
 TensorAccessor(const Args&, uint32_t, uint32_t) -> TensorAccessor<Args>;
 template <typename Args>
 TensorAccessor(const Args&, uint32_t) -> TensorAccessor<Args>;
+// Whether an address generator has a page_size member or a
+// get_aligned_page_size() (tt-metal's traits, which ttnn's helpers test).
+template <typename, typename = void>
+inline constexpr bool has_page_size_v = false;
+template <typename T>
+inline constexpr bool has_page_size_v<T, std::void_t<decltype(std::declval<T>().page_size)>> = true;
+template <typename, typename = void>
+inline constexpr bool has_get_aligned_page_size_v = false;
+template <typename T>
+inline constexpr bool
+    has_get_aligned_page_size_v<T, std::void_t<decltype(std::declval<T>().get_aligned_page_size())>> = true;
+
+// The earlier name of the same construction, which kernels of 2025 use.
+template <typename Args>
+FORCE_INLINE auto make_tensor_accessor_from_args(const Args& args, uint32_t bank_base_address,
+                                                  uint32_t page_size_bytes) {
+  return TensorAccessor<Args>(args, bank_base_address, page_size_bytes);
+}
 
 // One accessor per args of a tuple, at the buffer addresses of consecutive
 // runtime args from address_rt_arg_index_start.
@@ -910,7 +946,6 @@ FORCE_INLINE void noc_async_writes_flushed(uint8_t = noc_index) {}
 FORCE_INLINE void noc_async_posted_writes_flushed(uint8_t = noc_index) {}
 FORCE_INLINE void noc_async_atomic_barrier(uint8_t = noc_index) {}
 FORCE_INLINE void noc_async_full_barrier(uint8_t = noc_index) {}
-FORCE_INLINE void invalidate_l1_cache() {}
 inline void RISC_POST_HEARTBEAT(uint32_t& heartbeat) { heartbeat++; }
 
 // ---- inline writes ----
@@ -1633,6 +1668,7 @@ class Semaphore {
 namespace experimental {
 using ::AllocatorBank;
 using ::AllocatorBankType;
+using ::CircularBufferView;
 using ::CoreLocalMem;
 using ::DataflowBuffer;
 using ::MulticastEndpoint;
@@ -1640,6 +1676,7 @@ using ::Noc;
 using ::noc_traits_t;
 using ::Semaphore;
 using ::UnicastEndpoint;
+using ::use;
 }  // namespace experimental
 
 // Page `id` of an interleaved DRAM or L1 buffer (dataflow_api_addrgen.h).

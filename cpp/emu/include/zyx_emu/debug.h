@@ -515,6 +515,16 @@ struct TagScope {
   TagScope& operator=(const TagScope&) = delete;
 };
 
+// The head of a pasted DPRINT statement (ZYX_EMU_DPRINT_ONE).
+struct DprintSink {
+  Printer& operator<<(Printer&& p) { return p; }
+  Printer& operator<<(Printer& p) { return p; }
+  template <size_t N>
+  void operator<<(const char (&text)[N]) {
+    Printer{} << text;
+  }
+};
+
 // What the filtered forms hand over: an already-streamed printer (the old
 // `DPRINT_MATH(DPRINT << x << ENDL())` form), or a format and its args.
 inline void dprint_any(Printer&) {}
@@ -642,13 +652,30 @@ inline void print_dst_tile(uint32_t tile, bool by_face) {
 // Filtered forms: DATA0 prints only on riscv_0 (BRISC), DATA1 only on
 // riscv_1 (NCRISC), UNPACK/MATH/PACK only in compute kernels, tagged as the
 // TRISC (trisc0/1/2) that would print it on a card.
-#define ZYX_EMU_DPRINT_IF(cond, tag, ...)                 \
-  do {                                                    \
-    if constexpr (cond) {                                 \
-      ::zyx_emu_detail::TagScope zyx_emu_tag_scope_(tag); \
-      ::zyx_emu_detail::dprint_any(__VA_ARGS__);          \
-    }                                                     \
+// One argument is tt-metal's form, a statement pasted as it is
+// (`DPRINT_MATH(DPRINT << x << ENDL();)`, which may hold several statements)
+// or a lone format string; more arguments are a format and its values.
+#define ZYX_EMU_DPRINT_IF(cond, tag, ...)                                                  \
+  do {                                                                                     \
+    if constexpr (cond) {                                                                  \
+      ::zyx_emu_detail::TagScope zyx_emu_tag_scope_(tag);                                  \
+      ZYX_EMU_DPRINT_ARGS(ZYX_EMU_DPRINT_ONE_OR_MORE(__VA_ARGS__), __VA_ARGS__)            \
+    }                                                                                      \
   } while (0)
+#define ZYX_EMU_DPRINT_PICK(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, N, ...) N
+#define ZYX_EMU_DPRINT_ONE_OR_MORE(...)                                                                        \
+  ZYX_EMU_DPRINT_PICK(__VA_ARGS__, MORE, MORE, MORE, MORE, MORE, MORE, MORE, MORE, MORE, MORE, MORE, MORE, MORE, \
+                      MORE, MORE, ONE, )
+#define ZYX_EMU_DPRINT_ARGS(n, ...) ZYX_EMU_DPRINT_ARGS_(n, __VA_ARGS__)
+#define ZYX_EMU_DPRINT_ARGS_(n, ...) ZYX_EMU_DPRINT_##n(__VA_ARGS__)
+#define ZYX_EMU_DPRINT_MORE(...) ::zyx_emu_detail::dprint_any(__VA_ARGS__);
+// The statement after a sink: `sink << DPRINT << x;` streams as DPRINT would,
+// `sink << "text";` prints the text, and any later statements run as written.
+#define ZYX_EMU_DPRINT_ONE(...)                  \
+  {                                              \
+    ::zyx_emu_detail::DprintSink zyx_emu_sink_;  \
+    zyx_emu_sink_ << __VA_ARGS__;                \
+  }
 #define DPRINT_DATA0(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR == 0, 0, __VA_ARGS__)
 #define DPRINT_DATA1(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR == 1, 0, __VA_ARGS__)
 #define DPRINT_UNPACK(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR == 2, 1, __VA_ARGS__)
@@ -684,6 +711,53 @@ inline uint32_t U32(uint32_t v) { return v; }
 #endif
 // The last waypoint of each section shows in deadlock reports.
 #define WAYPOINT(x) ZYX_API.waypoint(x)
+
+// ---- debug checkpoints (api/debug/checkpoint.h): accepted, no effect ----
+// tt-metal builds them only with its checkpoint feature on, which stops a
+// core's RISCs at each checkpoint until all arrive; without it (its default)
+// they are empty, and so they are here.
+#define DEBUG_CHECKPOINT(name)
+#define DEBUG_CHECKPOINT_EX(name, num_cbs, words_per_cb, dump_dest)
+#define DEBUG_CHECKPOINT_GLOBAL(name, sem_id, barrier_coord_x, barrier_coord_y, num_cores)
+
+// ---- debug dumps (api/debug/dump.h), printed as DPRINT lines ----
+namespace zyx_emu_detail {
+// num_words 32-bit words from L1 address addr, four to a line, each line
+// led by the index of its first word.
+inline void dump_words(uint32_t addr, uint32_t num_words) {
+  if (num_words == 0) return;
+  const uint8_t* p = static_cast<const uint8_t*>(ZYX_API.l1_range(addr, 4 * num_words, "debug_dump"));
+  for (uint32_t w = 0; w < num_words; w += 4) {
+    Printer line;
+    line << "  [" << w << "]" << HEX();
+    for (uint32_t j = w; j < num_words && j < w + 4; j++) {
+      uint32_t v;
+      std::memcpy(&v, p + 4 * j, 4);
+      line << " " << v;
+    }
+    line << ENDL();
+  }
+}
+}  // namespace zyx_emu_detail
+// A CB's state (size, read and write pointers, pages acknowledged and
+// received) and num_words words at its read pointer.
+inline void debug_dump_cb(uint32_t cb_id, uint32_t num_words = 0) {
+  const LocalCBInterface& cb = get_local_cb_interface(cb_id);
+  DPRINT << "CB" << cb_id << " sz=" << cb.fifo_size << " rd=" << cb.fifo_rd_ptr << " wr=" << cb.fifo_wr_ptr
+         << " ack=" << static_cast<uint32_t>(cb.tiles_acked) << " rcv=" << static_cast<uint32_t>(cb.tiles_received)
+         << ENDL();
+  zyx_emu_detail::dump_words(cb.fifo_rd_ptr, num_words);
+}
+// Tile tile_idx at a CB's read pointer, as values of the CB's data format.
+inline void debug_dump_cb_typed(uint32_t cb_id, uint32_t tile_idx = 0, bool untilize = true) {
+  DPRINT << TileSlice(static_cast<uint8_t>(cb_id), static_cast<int>(tile_idx), SliceRange::hw0_32_16(),
+                      TSLICE_INPUT_CB, TSLICE_RD_PTR, true, untilize);
+}
+// num_words words of L1 from addr.
+inline void debug_dump_l1(uint32_t addr, uint32_t num_words) {
+  DPRINT << "L1 " << HEX() << addr << DEC() << " words=" << num_words << ENDL();
+  zyx_emu_detail::dump_words(addr, num_words);
+}
 
 // ---- profiler markers: accepted; the emulator does not time kernels ----
 #define DeviceZoneScopedN(name)

@@ -6,12 +6,22 @@
 
 #include <cstdint>
 
+namespace ckernel {
+
+// Unscoped and in ckernel, as tt-metal declares them: kernels name them
+// ckernel::PoolType::MAX, PoolType::MAX or MAX (through the using below).
 enum PoolType { SUM = 0, AVG = 1, MAX = 2, MIN = 3 };
 enum ReduceDim { REDUCE_ROW = 0, REDUCE_COL = 1, REDUCE_SCALAR = 2 };
 
-namespace ckernel {
-
 enum class DstSync : uint8_t { SyncHalf = 0, SyncFull = 1 };
+
+// The FPU's fidelity phases, with tt-metal's values (the emulator's
+// numerics take the kernel's fidelity from its compute config).
+enum class MathFidelity : uint8_t { LoFi = 0, HiFi2 = 2, HiFi3 = 3, HiFi4 = 4 };
+// Whether the unpacker writes DST directly (a template arg of tt-metal's
+// unpack calls).
+constexpr bool UnpackToDestEn = true;
+constexpr bool UnpackToDestDis = false;
 
 // Packer ReLU: the modes, and a mode with its threshold (bf16 bits), whose
 // packed word is pack_relu_config's.

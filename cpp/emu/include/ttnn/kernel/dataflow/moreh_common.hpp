@@ -2,7 +2,8 @@
 // include as "ttnn/kernel/dataflow/moreh_common.hpp". The names and
 // arguments are ttnn's; the bodies are the emulator's own. Provided: the
 // bf16 conversions, Scalar, ArgFetcher, the one-tile read/write helpers,
-// generate_bcast_scaler, fill_cb_with_value, get_tilized_idx, the mask
+// generate_bcast_scaler, fill_cb_with_value, get_tilized_idx, get_noc_offset,
+// read_tile, read_value, the mask
 // tiles (generate_mask_h / _w / _h_w / _h_w_if_needed) and mask_tile_hw /
 // mask_tile_if_need. Tiles are 32x32 in four 16x16 faces.
 #pragma once
@@ -129,6 +130,42 @@ FORCE_INLINE uint32_t get_tilized_idx(uint32_t h_idx, uint32_t w_idx, uint32_t t
   uint32_t fh = tile_height / 2, fw = tile_width / 2;
   uint32_t face = (h_idx >= fh ? 2 : 0) + (w_idx >= fw ? 1 : 0);
   return face * fh * fw + (h_idx % fh) * fw + (w_idx % fw);
+}
+
+// The two-argument form for 32 x 32 tiles: h and w are taken within their
+// tile (modulo 32).
+FORCE_INLINE uint32_t get_tilized_idx(uint32_t h, uint32_t w) { return get_tilized_idx(h % 32, w % 32, 32, 32); }
+
+// The byte offset, within its 32 x 32 tile, of element (h, w) of
+// element_size bytes, rounded down to NOC_MINIMUM_READ_SIZE.
+FORCE_INLINE void get_noc_offset(uint32_t h, uint32_t w, uint32_t element_size, uint32_t& noc_offset) {
+  noc_offset = get_tilized_idx(h, w) * element_size / NOC_MINIMUM_READ_SIZE * NOC_MINIMUM_READ_SIZE;
+}
+
+// Reads size bytes (0: a tile of cb_id) of page noc_id of addrgen, from
+// byte offset within it, to cb_id's write pointer; reserves and pushes one
+// page of cb_id unless told not to.
+template <typename AddrGen>
+void read_tile(uint32_t cb_id, AddrGen addrgen, uint32_t noc_id, uint32_t size = 0, uint32_t offset = 0,
+               bool do_reserve = true, bool do_push_back = true) {
+  if (do_reserve) cb_reserve_back(cb_id, 1);
+  if (size == 0) size = get_tile_size(cb_id);
+  noc_async_read(get_noc_addr(noc_id, addrgen, offset), get_write_ptr(cb_id), size);
+  noc_async_read_barrier();
+  if (do_push_back) cb_push_back(cb_id, 1);
+}
+
+// Reads the one element at face-order index tilized_idx of page noc_id into
+// the same place of cb_id's page (the element size is cb_id's tile size /
+// 1024); reserves and pushes one page unless told not to.
+template <typename AddrGen>
+void read_value(uint32_t cb_id, AddrGen addrgen, uint32_t noc_id, uint32_t tilized_idx = 0, bool do_reserve = true,
+                bool do_push_back = true) {
+  if (do_reserve) cb_reserve_back(cb_id, 1);
+  uint32_t size = get_tile_size(cb_id) / 1024;
+  noc_async_read(get_noc_addr(noc_id, addrgen) + tilized_idx * size, get_write_ptr(cb_id) + tilized_idx * size, size);
+  noc_async_read_barrier();
+  if (do_push_back) cb_push_back(cb_id, 1);
 }
 
 // Mask tiles: ones in rows < mask_h (generate_mask_h), columns < mask_w

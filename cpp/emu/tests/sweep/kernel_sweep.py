@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""The kernel sweep: compiles every kernel a tt-metal checkout ships against
+the emulator, syntax-only, and says why each one that does not build fails.
+
+    make kernel-sweep TT_METAL=/path/to/tt-metal [SWEEP_DIRS=dir,dir] [SWEEP_JOBS=1]
+
+Each kernel goes through zyx-emu-kernel-check (cpp/emu/tools), which runs the
+emulator's kernel builder itself: its generated wrapper, flags and include
+tree, with -fsyntax-only. The sweep adds only what a host program would give:
+placeholder compile-time args (64 of value 1), every named arg the source
+asks for (value 1), every CB as bf16 32 x 32 tiles (2048-byte pages),
+the defines that defines.tsv names for the kernel's path, and the kernel's
+own tree as include roots (its directory for quoted includes, then the
+checkout's root and ttnn/cpp after the emulator's headers, so a ttnn helper
+header resolves but the emulator's kernel API always wins).
+
+A failure is classified by the compiler's first error (classify()).
+Nothing from the checkout is copied into the repository.
+"""
+import argparse
+import collections
+import fnmatch
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+# Where tt-metal keeps its kernels (the issue 26 measure): ttnn's operation
+# kernels, the test kernels, tt_metal's own kernels and the programming
+# examples.
+DEFAULT_ROOTS = [
+    "ttnn/cpp/ttnn/operations",
+    "tests/tt_metal/tt_metal/test_kernels",
+    "tt_metal/kernels",
+    "tt_metal/programming_examples",
+]
+
+# tt-metal's kernel-side header trees: an upper-case name that occurs in
+# none of them is one a program factory defines (-D), not an API name.
+API_HEADER_ROOTS = ["tt_metal/hw", "tt_metal/api", "tt_metal/hostdevcommon", "tt_metal/include",
+                    "tt_metal/tt-llk", "tt_metal/third_party/tt_llk", "ttnn/cpp/ttnn/kernel_lib",
+                    "ttnn/cpp/ttnn/kernel"]
+
+ENTRY = re.compile(r"\bvoid\s+(kernel_main|MAIN)\b|\bKERNEL_MAIN\b")
+COMPUTE = re.compile(r"\bvoid\s+MAIN\b|namespace\s+NAMESPACE\b|#\s*include\s*[\"<](api/compute/|compute_kernel_api)")
+NAMED_ARG = re.compile(r"get_named_compile_time_arg_val\s*\(\s*\"(\w+)\"")
+# Kernels that need several chips: ethernet, fabric, sockets, collectives.
+MULTI_CHIP_PATH = re.compile(
+    r"(^|/)(ccl|fabric|tt_fabric|erisc|eth|ethernet|sockets?|multihost|all_gather\w*|reduce_scatter\w*|"
+    r"all_reduce\w*|all_to_all\w*|all_broadcast\w*|point_to_point|mesh_\w*|collective\w*)(/|$)|erisc|ethernet",
+    re.I)
+MULTI_CHIP_INCLUDE = re.compile(
+    r"#\s*include\s*[\"<][^\">]*(fabric|ethernet|erisc|socket_api|/ccl/|ccl_)", re.I)
+
+CATEGORIES = ["missing-header", "missing-name", "needs-define", "emulator-defect", "other"]
+
+ERROR_LINE = re.compile(r"^(?P<file>[^:\n]*):(?P<line>\d+):(?:\d+:)?\s*(?P<kind>fatal error|error):\s*(?P<msg>.*)$",
+                        re.M)
+EMU_HEADER = re.compile(r"(^|/)(zyx_emu/|cpp/emu/include/|emu/include/)")
+
+_NOT_MEMBER = re.compile(r"^'(?P<name>[^']+)' (is not a member of|has not been declared in) '(?P<scope>[^']+)'")
+_UNDECLARED = re.compile(
+    r"^'(?P<name>[^']+)' (was not declared in this scope|has not been declared|does not name a type|"
+    r"is not a (namespace-name|template|type)|in namespace '(?P<scope>[^']+)' does not name a (template )?type)")
+_NO_ARGS = re.compile(r"^there are no arguments to '(?P<name>[^']+)'")
+_NOT_TEMPLATE = re.compile(r"^'(?P<name>[^']+)' is not a (member )?template")
+_NO_MEMBER_NAMED = re.compile(r"^'(?P<scope>[^']+)' has no member named '(?P<name>[^']+)'")
+_NO_MATCH = re.compile(r"^no matching function for call to '(?P<call>[^']+)'")
+_HEADER = re.compile(r"^(?P<header>[^:]+): No such file or directory")
+_NUMBERS = re.compile(r"\b\d+\b")
+
+
+def first_error(diag):
+    """The first error of a compiler's output: (file, kind, message), or None."""
+    m = ERROR_LINE.search(diag)
+    if not m:
+        return None
+    return m.group("file"), m.group("kind"), m.group("msg").strip()
+
+
+def _is_define_name(name, api_names):
+    """An upper-case macro-like name that tt-metal's kernel headers never
+    mention: only a program factory's -D gives it."""
+    base = name.split("::")[-1]
+    if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", base) or len(base) < 2:
+        return False
+    return api_names is not None and base not in api_names
+
+
+def classify(diag, api_names=None):
+    """(category, blocker) for a failed build's diagnostics.
+
+    api_names: the upper-case names tt-metal's kernel-side headers mention
+    (None: unknown, then no name counts as a program-factory define).
+    """
+    # GCC quotes with U+2018/U+2019 under a UTF-8 locale.
+    diag = diag.replace("\u2018", "'").replace("\u2019", "'")
+    err = first_error(diag)
+    if err is None:
+        return "other", "no compiler error line"
+    path, kind, msg = err
+    m = _HEADER.match(msg)
+    if kind == "fatal error" and m:
+        return "missing-header", m.group("header").strip()
+    if msg.startswith("#error"):
+        return "needs-define", msg
+    name = None
+    for pat in (_NOT_MEMBER, _NO_MEMBER_NAMED):
+        m = pat.match(msg)
+        if m:
+            name = m.group("scope") + "::" + m.group("name")
+            break
+    if name is None:
+        for pat in (_UNDECLARED, _NO_ARGS, _NOT_TEMPLATE):
+            m = pat.match(msg)
+            if m:
+                scope = m.groupdict().get("scope")
+                name = (scope + "::" if scope else "") + m.group("name")
+                break
+    if name is not None:
+        if _is_define_name(name, api_names):
+            return "needs-define", name
+        return "missing-name", name
+    m = _NO_MATCH.match(msg)
+    if m:
+        fn = re.sub(r"[<(].*", "", m.group("call"))
+        return "missing-name", fn + " (no matching form)"
+    if EMU_HEADER.search(path):
+        return "emulator-defect", _NUMBERS.sub("N", msg)
+    return "other", _NUMBERS.sub("N", msg)
+
+
+def is_multi_chip(rel, source):
+    return bool(MULTI_CHIP_PATH.search(rel) or MULTI_CHIP_INCLUDE.search(source))
+
+
+def processor_flag(rel, source):
+    if COMPUTE.search(source) or "/compute/" in rel:
+        return "--compute"
+    base = os.path.basename(rel).lower()
+    return "--ncrisc" if "reader" in base else "--brisc"
+
+
+def group_of(rel):
+    """The directory a kernel is counted under in the per-directory table."""
+    parts = rel.split("/")
+    if rel.startswith("ttnn/cpp/ttnn/operations/"):
+        return "/".join(parts[:5]) if len(parts) > 6 else "/".join(parts[:4])
+    if rel.startswith("tests/tt_metal/tt_metal/test_kernels/"):
+        return "/".join(parts[:5]) if len(parts) > 5 else "/".join(parts[:4])
+    if rel.startswith("tt_metal/programming_examples/"):
+        return "tt_metal/programming_examples"
+    return "/".join(parts[:2])
+
+
+def load_defines(path):
+    """defines.tsv: a path glob, a tab, NAME=VALUE words; # comments."""
+    table = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].rstrip()
+            if not line:
+                continue
+            if "\t" not in line:
+                raise ValueError(f"{path}:{n}: want GLOB<TAB>NAME=VALUE ...")
+            glob, words = line.split("\t", 1)
+            defs = words.split()
+            for d in defs:
+                if "=" not in d or d.startswith("="):
+                    raise ValueError(f"{path}:{n}: \"{d}\" is not NAME=VALUE")
+            table.append((glob.strip(), defs))
+    return table
+
+
+def defines_for(rel, table):
+    out = []
+    for glob, defs in table:
+        if fnmatch.fnmatch(rel, glob):
+            out.extend(defs)
+    return out
+
+
+def find_kernels(root, dirs):
+    found = []
+    for d in dirs:
+        top = os.path.join(root, d)
+        if not os.path.isdir(top):
+            raise SystemExit(f"kernel-sweep: {top} is not a directory")
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames.sort()
+            for fn in sorted(filenames):
+                if not fn.endswith(".cpp"):
+                    continue
+                full = os.path.join(dirpath, fn)
+                rel = os.path.relpath(full, root)
+                # tt-metal keeps kernels in directories named kernels/,
+                # kernel/, test_kernels/ …, apart from host code.
+                if not any("kernel" in p for p in rel.split("/")[:-1]):
+                    continue
+                with open(full, errors="replace") as f:
+                    src = f.read()
+                if ENTRY.search(src):
+                    found.append((rel, src))
+    return found
+
+
+def api_name_index(root):
+    names = set()
+    word = re.compile(r"\b[A-Z_][A-Z0-9_]+\b")
+    for d in API_HEADER_ROOTS:
+        for dirpath, _, filenames in os.walk(os.path.join(root, d)):
+            for fn in filenames:
+                if fn.endswith((".h", ".hpp", ".inc")):
+                    with open(os.path.join(dirpath, fn), errors="replace") as f:
+                        names.update(word.findall(f.read()))
+    return names
+
+
+def check_one(tool, root, rel, src, table, nargs, timeout):
+    cmd = [tool, processor_flag(rel, src), "--args", str(nargs), "--arg-value", "1", "--cb-page", "2048",
+           "--cb-format", "5"]
+    for name in sorted(set(NAMED_ARG.findall(src))):
+        cmd += ["--named", name + "=1"]
+    for d in defines_for(rel, table):
+        cmd += ["--define", d]
+    for flag in ("-iquote", os.path.dirname(os.path.join(root, rel)), "-idirafter", root,
+                 "-idirafter", os.path.join(root, "ttnn/cpp"), "-idirafter", os.path.join(root, "ttnn")):
+        cmd += ["--flag", flag]
+    cmd.append(os.path.join(root, rel))
+    try:
+        # The C locale: GCC quotes names with plain quotes, as classify reads them.
+        env = dict(os.environ, LC_ALL="C", LANG="C")
+        p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return None, "timeout"
+    if p.returncode == 2:
+        raise SystemExit(f"kernel-sweep: {' '.join(cmd)}: {p.stderr.strip()}")
+    return p.returncode == 0, p.stdout
+
+
+def report(results, top, out):
+    # results: list of dicts rel, group, multi, ok, category, blocker
+    def pct(a, b):
+        return f"{100.0 * a / b:.1f} %" if b else "-"
+    groups = collections.OrderedDict()
+    for r in sorted(results, key=lambda r: r["group"]):
+        groups.setdefault(r["group"], []).append(r)
+    cols = ["build", "fail"] + CATEGORIES + ["multi-chip"]
+    print(f"{'directory':58} {'kernels':>7} " + " ".join(f"{c[:8]:>8}" for c in cols), file=out)
+    for g, rs in groups.items():
+        counts = [sum(r["ok"] for r in rs), sum(not r["ok"] for r in rs)]
+        counts += [sum(1 for r in rs if not r["ok"] and r["category"] == c) for c in CATEGORIES]
+        counts.append(sum(r["multi"] for r in rs))
+        print(f"{g[:58]:58} {len(rs):7d} " + " ".join(f"{c:8d}" for c in counts), file=out)
+    n = len(results)
+    ok = sum(r["ok"] for r in results)
+    single = [r for r in results if not r["multi"]]
+    s_ok = sum(r["ok"] for r in single)
+    s_define = sum(1 for r in single if not r["ok"] and r["category"] == "needs-define")
+    print(file=out)
+    print(f"kernels: {n}, build: {ok} ({pct(ok, n)}), fail: {n - ok}", file=out)
+    for c in CATEGORIES:
+        print(f"  {c}: {sum(1 for r in results if not r['ok'] and r['category'] == c)}", file=out)
+    multi = [r for r in results if r["multi"]]
+    print(f"multi-chip (ethernet, fabric, sockets, collectives): {len(multi)}, "
+          f"build: {sum(r['ok'] for r in multi)}", file=out)
+    print(f"single-chip: {len(single)}, build: {s_ok} ({pct(s_ok, len(single))}); "
+          f"without the {s_define} that need a program-factory define: {s_ok} of {len(single) - s_define} "
+          f"({pct(s_ok, len(single) - s_define)})", file=out)
+    blockers = collections.Counter((r["category"], r["blocker"]) for r in single if not r["ok"])
+    print(f"\ntop blockers of single-chip kernels (kernels each one stops first):", file=out)
+    for (cat, b), k in blockers.most_common(top):
+        print(f"  {k:5d}  {cat:16} {b[:110]}", file=out)
+
+
+def main(argv=None):
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tt-metal", required=True, help="a tt-metal checkout (outside this repository)")
+    ap.add_argument("--tool", required=True, help="the zyx-emu-kernel-check executable")
+    ap.add_argument("--dirs", default="", help="comma-separated subdirectories of the checkout to sweep "
+                                               "(default: " + ",".join(DEFAULT_ROOTS) + ")")
+    ap.add_argument("--defines", default=os.path.join(here, "defines.tsv"))
+    ap.add_argument("--jobs", type=int, default=1, help="compilers at once (default 1)")
+    ap.add_argument("--args", type=int, default=64, help="placeholder compile-time args (default 64)")
+    ap.add_argument("--timeout", type=int, default=300, help="seconds per kernel")
+    ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("--sample", type=int, default=1,
+                    help="sweep every Nth kernel of the sorted list (default 1: all), for a quick, "
+                         "representative measure")
+    ap.add_argument("--json", help="write every kernel's result here")
+    ap.add_argument("--log", help="write each failure's first error lines here")
+    a = ap.parse_args(argv)
+    root = os.path.abspath(a.tt_metal)
+    if not os.path.isdir(os.path.join(root, "tt_metal")):
+        raise SystemExit(f"kernel-sweep: {root} has no tt_metal directory: not a tt-metal checkout")
+    if not os.access(a.tool, os.X_OK):
+        raise SystemExit(f"kernel-sweep: {a.tool} is not executable (make runtime builds it)")
+    if a.jobs < 1:
+        raise SystemExit("kernel-sweep: --jobs must be at least 1")
+    table = load_defines(a.defines)
+    dirs = [d.strip().strip("/") for d in a.dirs.split(",") if d.strip()] or DEFAULT_ROOTS
+    if a.sample < 1:
+        raise SystemExit("kernel-sweep: --sample must be at least 1")
+    kernels = find_kernels(root, dirs)[::a.sample]
+    api_names = api_name_index(root)
+    print(f"kernel-sweep: {len(kernels)} kernels under {', '.join(dirs)} of {root}", file=sys.stderr)
+    from concurrent.futures import ThreadPoolExecutor
+    results = []
+    log = open(a.log, "w") if a.log else None
+    start = time.time()
+    with ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        futs = [(rel, src, pool.submit(check_one, a.tool, root, rel, src, table, a.args, a.timeout))
+                for rel, src in kernels]
+        for i, (rel, src, fut) in enumerate(futs, 1):
+            ok, diag = fut.result()
+            r = {"rel": rel, "group": group_of(rel), "multi": is_multi_chip(rel, src), "ok": bool(ok)}
+            if ok is None:
+                r["category"], r["blocker"] = "other", "compile timed out"
+            elif not ok:
+                r["category"], r["blocker"] = classify(diag, api_names)
+            results.append(r)
+            if log:
+                status = "ok" if ok else f"FAIL {r['category']}: {r['blocker']}"
+                log.write(f"{rel}: {status}\n")
+                if not ok and diag != "timeout":
+                    errs = [ln for ln in diag.splitlines() if "error" in ln][:3]
+                    log.writelines("    " + ln[:300] + "\n" for ln in errs)
+                log.flush()
+            if i % 50 == 0:
+                print(f"kernel-sweep: {i}/{len(futs)} in {time.time() - start:.0f} s", file=sys.stderr)
+    if log:
+        log.close()
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
+    report(results, a.top, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Table tests of the kernel sweep's classifier and its helpers, on compiler
+messages shaped as GCC prints them for tt-metal kernels."""
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kernel_sweep as ks  # noqa: E402
+
+API = {"RISCV_DEBUG_REG_WALL_CLOCK_L", "NOC_X", "NUM_CIRCULAR_BUFFERS", "MEM_ZEROS_SIZE"}
+
+EMU = "/work/x/cpp/emu/include/zyx_emu/dataflow.h"
+
+
+class Classify(unittest.TestCase):
+    def test_table(self):
+        cases = [
+            ("header", "In file included from kernel:12:\n"
+             "/t/ttnn/cpp/ttnn/kernel_lib/cb_helpers.hpp:7:10: fatal error: tt-metalium/circular_buffer_constants.h: "
+             "No such file or directory\ncompilation terminated.\n",
+             ("missing-header", "tt-metalium/circular_buffer_constants.h")),
+            ("not a member", "reduce.cpp:20:27: error: 'PoolType' is not a member of 'ckernel'\n",
+             ("missing-name", "ckernel::PoolType")),
+            ("not declared in scope", "/t/ttnn/cpp/ttnn/kernel_lib/reduce_helpers_dataflow.hpp:13:16: error: "
+             "'PoolType' has not been declared in 'ckernel'\n", ("missing-name", "ckernel::PoolType")),
+            ("api macro", "k.cpp:9:31: error: 'RISCV_DEBUG_REG_WALL_CLOCK_L' was not declared in this scope\n",
+             ("missing-name", "RISCV_DEBUG_REG_WALL_CLOCK_L")),
+            ("factory define", "k.cpp:40:5: error: 'SFPU_OP_CHAIN_0' was not declared in this scope\n",
+             ("needs-define", "SFPU_OP_CHAIN_0")),
+            ("define unknown without index", "k.cpp:40:5: error: 'SFPU_OP_CHAIN_0' was not declared in this scope\n",
+             ("missing-name", "SFPU_OP_CHAIN_0"), None),
+            ("lower-case name", "k.cpp:3:5: error: 'riscv_wait' was not declared in this scope; did you mean "
+             "'riscv_wait_x'?\n", ("missing-name", "riscv_wait")),
+            ("namespace type", "k.cpp:3:5: error: 'use' in namespace 'experimental' does not name a type\n",
+             ("missing-name", "experimental::use")),
+            ("not a template", "k.cpp:8:20: error: 'get_read_ptr' is not a template\n",
+             ("missing-name", "get_read_ptr")),
+            ("no member named", "k.cpp:8:20: error: 'struct CircularBuffer' has no member named 'get_tile_hw'\n",
+             ("missing-name", "struct CircularBuffer::get_tile_hw")),
+            ("old form", "k.cpp:30:21: error: no matching function for call to 'reduce_init<true>(uint32_t&, "
+             "uint32_t&, uint32_t&)'\n", ("missing-name", "reduce_init (no matching form)")),
+            ("emulator defect", "In file included from kernel:1:\n" + EMU + ":812:3: error: invalid conversion "
+             "from 'volatile uint32_t*' to 'const void*' [-fpermissive]\n",
+             ("emulator-defect", "invalid conversion from 'volatile uint32_t*' to 'const void*' [-fpermissive]")),
+            ("kernel #error", "k.cpp:2:2: error: #error \"REDUCE_DIM is not defined\"\n",
+             ("needs-define", "#error \"REDUCE_DIM is not defined\"")),
+            ("first error wins", "k.cpp:5:1: error: 'NOC_X' was not declared in this scope\n"
+             "k.cpp:9:1: fatal error: foo.h: No such file or directory\n", ("missing-name", "NOC_X")),
+            ("other, numbers folded", "k.cpp:5:1: error: static assertion failed: need 32 tiles\n",
+             ("other", "static assertion failed: need N tiles")),
+            ("no error line", "warning: unused\n", ("other", "no compiler error line")),
+            ("utf-8 quotes", "k.cpp:53:42: error: \u2018ELTWISE_OP_TYPE\u2019 was not declared in this scope\n",
+             ("needs-define", "ELTWISE_OP_TYPE")),
+        ]
+        for case in cases:
+            name, diag, want = case[:3]
+            api = case[3] if len(case) > 3 else API
+            with self.subTest(name):
+                self.assertEqual(ks.classify(diag, api), want)
+
+
+class Helpers(unittest.TestCase):
+    def test_multi_chip(self):
+        cases = [
+            ("ttnn/cpp/ttnn/operations/ccl/all_gather/device/kernels/reader.cpp", "", True),
+            ("ttnn/cpp/ttnn/operations/experimental/ccl/x/kernels/w.cpp", "", True),
+            ("tests/tt_metal/tt_metal/test_kernels/dataflow/erisc/send.cpp", "", True),
+            ("ttnn/cpp/ttnn/operations/eltwise/binary/device/kernels/compute/add.cpp", "", False),
+            ("tt_metal/kernels/dataflow/reader.cpp", '#include "tt_metal/fabric/hw/inc/edm.hpp"\n', True),
+            ("ttnn/cpp/ttnn/operations/reduction/generic/device/kernels/dataflow/r.cpp",
+             '#include "api/dataflow/dataflow_api.h"\n', False),
+        ]
+        for rel, src, want in cases:
+            with self.subTest(rel):
+                self.assertEqual(ks.is_multi_chip(rel, src), want)
+
+    def test_processor(self):
+        cases = [
+            ("a/kernels/compute/x.cpp", "void kernel_main() {}", "--compute"),
+            ("a/kernels/x.cpp", "namespace NAMESPACE { void MAIN {} }", "--compute"),
+            ("a/kernels/x.cpp", '#include "api/compute/eltwise_binary.h"\nvoid kernel_main(){}', "--compute"),
+            ("a/kernels/dataflow/reader_unary.cpp", "void kernel_main() {}", "--ncrisc"),
+            ("a/kernels/dataflow/writer_unary.cpp", "void kernel_main() {}", "--brisc"),
+        ]
+        for rel, src, want in cases:
+            with self.subTest(rel):
+                self.assertEqual(ks.processor_flag(rel, src), want)
+
+    def test_group(self):
+        cases = [
+            ("ttnn/cpp/ttnn/operations/eltwise/binary/device/kernels/compute/a.cpp",
+             "ttnn/cpp/ttnn/operations/eltwise"),
+            ("tests/tt_metal/tt_metal/test_kernels/dataflow/unit_tests/a.cpp",
+             "tests/tt_metal/tt_metal/test_kernels/dataflow"),
+            ("tt_metal/programming_examples/add/kernels/a.cpp", "tt_metal/programming_examples"),
+            ("tt_metal/kernels/dataflow/a.cpp", "tt_metal/kernels"),
+        ]
+        for rel, want in cases:
+            with self.subTest(rel):
+                self.assertEqual(ks.group_of(rel), want)
+
+    def test_defines_table(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as f:
+            f.write("# comment\n*/reduction/*\tREDUCE_OP=PoolType::SUM REDUCE_DIM=ReduceDim::REDUCE_ROW\n"
+                    "*/eltwise/*\tELTWISE_OP=add_tiles  # trailing comment\n")
+        try:
+            table = ks.load_defines(f.name)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(ks.defines_for("ttnn/x/reduction/k.cpp", table),
+                         ["REDUCE_OP=PoolType::SUM", "REDUCE_DIM=ReduceDim::REDUCE_ROW"])
+        self.assertEqual(ks.defines_for("ttnn/x/eltwise/k.cpp", table), ["ELTWISE_OP=add_tiles"])
+        self.assertEqual(ks.defines_for("ttnn/x/matmul/k.cpp", table), [])
+
+    def test_defines_table_errors(self):
+        for text in ("*/x/*  NO_TAB=1\n", "*/x/*\tNOEQUALS\n", "*/x/*\t=1\n"):
+            with self.subTest(text), tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as f:
+                f.write(text)
+            try:
+                with self.assertRaises(ValueError):
+                    ks.load_defines(f.name)
+            finally:
+                os.unlink(f.name)
+
+
+if __name__ == "__main__":
+    unittest.main()
