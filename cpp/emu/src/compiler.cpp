@@ -778,6 +778,26 @@ std::string new_build_dir(const std::string& cache_dir, const char* prefix) {
   return tb.data();
 }
 
+// Writes a program's include files (and a kernel with a path) under inc,
+// the build's copy of the include tree.
+void write_include_tree(const std::string& inc,
+                        const std::vector<std::pair<const std::string*, const std::string*>>& files) {
+  if (mkdir(inc.c_str(), 0700) != 0) throw Error("compile_error", "cannot create " + inc + ": " + errno_text(errno));
+  for (auto& f : files) {
+    const std::string& rel = *f.first;
+    if (std::string why = include_path_problem(rel); !why.empty())
+      throw Error("invalid_argument", "include file \"" + rel + "\": " + why);
+    for (size_t p = rel.find('/'); p != std::string::npos; p = rel.find('/', p + 1)) {
+      std::string sub = inc + "/" + rel.substr(0, p);
+      if (mkdir(sub.c_str(), 0700) != 0 && errno != EEXIST)
+        throw Error("compile_error", "cannot create " + sub + ": " + errno_text(errno));
+    }
+    std::string fp = inc + "/" + rel;
+    if (access(fp.c_str(), F_OK) == 0) throw Error("invalid_argument", "include file \"" + rel + "\" given twice");
+    write_new_file(fp, *f.second);
+  }
+}
+
 // Rewrites a build's diagnostics to name paths as the kernel author knows
 // them: the generated source as "kernel", include files by their own paths.
 void author_paths(std::string& diag, const std::string& dir) {
@@ -796,8 +816,13 @@ std::string KernelBuilder::check_syntax(const BuildSpec& s, const std::vector<st
     ~Cleanup() { remove_tree(dir); }
   } cleanup{dir};
   write_new_file(dir + "/kernel.cpp", in.source);
+  // The program's include tree (and a kernel with a path in it) as a real
+  // build has it, with its two roots.
+  write_include_tree(dir + "/include", in.include_files);
   std::vector<std::string> args = in.flags;
   args.push_back("-fsyntax-only");
+  args.push_back("-I" + dir + "/include");
+  args.push_back("-I" + dir + "/include/ttnn/cpp");
   for (const std::string& f : extra_flags) args.push_back(f);
   for (const std::string& d : include_dirs_) args.push_back("-I" + d);
   args.push_back(dir + "/kernel.cpp");
@@ -821,18 +846,7 @@ int KernelBuilder::build(const std::string& key, const BuildSpec& s, const Compi
   } cleanup{dir};
   std::string src_path = dir + "/kernel.cpp", obj_path = dir + "/kernel.so", inc = dir + "/include";
   write_new_file(src_path, in.source);
-  if (mkdir(inc.c_str(), 0700) != 0) throw Error("compile_error", "cannot create " + inc + ": " + errno_text(errno));
-  for (auto& f : in.include_files) {
-    const std::string& rel = *f.first;
-    for (size_t p = rel.find('/'); p != std::string::npos; p = rel.find('/', p + 1)) {
-      std::string sub = inc + "/" + rel.substr(0, p);
-      if (mkdir(sub.c_str(), 0700) != 0 && errno != EEXIST)
-        throw Error("compile_error", "cannot create " + sub + ": " + errno_text(errno));
-    }
-    std::string fp = inc + "/" + rel;
-    if (access(fp.c_str(), F_OK) == 0) throw Error("invalid_argument", "include file \"" + rel + "\" given twice");
-    write_new_file(fp, *f.second);
-  }
+  write_include_tree(inc, in.include_files);
 
   std::vector<std::string> args = in.flags;
   // The build directory's paths are the only arguments outside the key.
