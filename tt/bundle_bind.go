@@ -651,15 +651,21 @@ func (b *binder) shard(bd Buffer, field string, prm driver.Param, matrix, page, 
 	}
 	tensor := [2]uint64{matrix[0] / page[0], matrix[1] / page[1]}
 	shard := [2]uint64{shardEl[0] / page[0], shardEl[1] / page[1]}
-	switch bd.Layout {
-	case "height_sharded":
-		if shard[1] != tensor[1] {
-			return nil, ferr(field+".shard.shape[1]", "a height-sharded shard is as wide as the tensor: %d elements, not %d", matrix[1], shardEl[1])
+	// Any shard shape, as tt-metal's ShardSpecBuffer takes it, the last
+	// shards partial. Width and block sharding cut the tensor of pages into
+	// shard-shaped blocks; height sharding deals its pages out in row-major
+	// order, shard rows of shard[1] pages at a time, so the shards are those
+	// of the tensor seen as rows of shard[1] pages (the runtime's
+	// page_order_view), which must divide its pages: else tt-metal's last
+	// shard loses pages.
+	grid := tensor
+	if bd.Layout == "height_sharded" && shard[1] != tensor[1] {
+		pages := tensor[0] * tensor[1]
+		if pages%shard[1] != 0 {
+			return nil, ferr(field+".shard.shape[1]", "a height-sharded buffer deals its %d pages out in shard rows of %d pages (%d elements), which do not divide them",
+				pages, shard[1], shardEl[1])
 		}
-	case "width_sharded":
-		if shard[0] != tensor[0] {
-			return nil, ferr(field+".shard.shape[0]", "a width-sharded shard is as tall as the tensor: %d rows, not %d", matrix[0], shardEl[0])
-		}
+		grid = [2]uint64{pages / shard[1], shard[1]}
 	}
 	if tensor[0] > math.MaxUint32 || tensor[1] > math.MaxUint32 {
 		return nil, ferr(field, "%d×%d pages do not fit in 32 bits", tensor[0], tensor[1])
@@ -672,7 +678,7 @@ func (b *binder) shard(bd Buffer, field string, prm driver.Param, matrix, page, 
 	if err != nil {
 		return nil, err
 	}
-	nshards := ((tensor[0] + shard[0] - 1) / shard[0]) * ((tensor[1] + shard[1] - 1) / shard[1])
+	nshards := ((grid[0] + shard[0] - 1) / shard[0]) * ((grid[1] + shard[1] - 1) / shard[1])
 	if nshards > uint64(len(holders)) {
 		return nil, ferr(field+".shard.cores", "%d shards of %d×%d elements but %d cores to hold them", nshards, shardEl[0], shardEl[1], len(holders))
 	}

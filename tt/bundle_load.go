@@ -163,6 +163,10 @@ type loader struct {
 	// the kernel library ("" if none): the program then gets the library's
 	// include directory.
 	libraryKernel string
+	// kernelFrom is, per kernel of p, the file its source was read from
+	// ("" for a library kernel): a kernel that is also a file of the
+	// include tree is compiled at its path there (Kernel.Path).
+	kernelFrom []string
 }
 
 func ferr(field, format string, args ...any) error {
@@ -362,9 +366,15 @@ func (l *loader) kernel(rk *ttFileKernel, field string) (Kernel, error) {
 		return k, err
 	}
 	k.Source = string(src)
-	if strings.HasPrefix(rk.Source, kernels.Prefix) && l.libraryKernel == "" {
-		l.libraryKernel = field + ".source"
+	from := ""
+	if strings.HasPrefix(rk.Source, kernels.Prefix) {
+		if l.libraryKernel == "" {
+			l.libraryKernel = field + ".source"
+		}
+	} else if files, err := l.src.Files(field+".source", rk.Source); err == nil && len(files) == 1 {
+		from = files[0].From
 	}
+	l.kernelFrom = append(l.kernelFrom, from)
 	if k.Name == "" {
 		base := path.Base(strings.ReplaceAll(rk.Source, "\\", "/"))
 		k.Name = strings.TrimSuffix(base, path.Ext(base))
@@ -775,6 +785,7 @@ func (l *loader) includes(raw json.RawMessage) error {
 		}
 	}
 	seen := map[string]string{}
+	nameOf := map[string]string{} // include file name by the file it was read from
 	add := func(field string, files []driver.BundleFile, implied bool) error {
 		for _, f := range files {
 			if prev, dup := seen[f.Name]; dup {
@@ -790,6 +801,7 @@ func (l *loader) includes(raw json.RawMessage) error {
 				return ferr(field, "%s holds a NUL byte; include files are text", f.From)
 			}
 			seen[f.Name] = f.From
+			nameOf[f.From] = f.Name
 			l.p.Includes = append(l.p.Includes, Include{Path: f.Name, Source: string(f.Data)})
 		}
 		return nil
@@ -819,6 +831,14 @@ func (l *loader) includes(raw json.RawMessage) error {
 		}
 	}
 	sort.Slice(l.p.Includes, func(a, b int) bool { return l.p.Includes[a].Path < l.p.Includes[b].Path })
+	// A kernel inside an include directory is built where it lives there,
+	// as tt-metal builds a ttnn kernel inside its source tree: its
+	// relative includes ("../common/x.hpp") resolve from its directory.
+	for i := range l.p.Kernels {
+		if i < len(l.kernelFrom) && l.kernelFrom[i] != "" {
+			l.p.Kernels[i].Path = nameOf[l.kernelFrom[i]]
+		}
+	}
 	return nil
 }
 

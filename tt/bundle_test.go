@@ -253,7 +253,10 @@ func TestTTV2Errors(t *testing.T) {
 		{"buffer of a var", []v2Edit{{`"a": {"page_size": 2048}`, `"n": {"page_size": 2048}`}}, "tt.json", `buffers.n: no buffer param named "n"`},
 		{"tile not 32", []v2Edit{{`"shape": [2, 64, 64]`, `"shape": [2, 64, 60]`}}, "tt.json", "buffers.w.layout: param w is 64×60; tile layout needs rows and cols that are multiples of 32"},
 		{"shard too few cores", []v2Edit{{`"shard": {"cores": [[0, 0, 1, 1]], "shape": [32, 64]}`, `"shard": {"cores": [[0, 0, 0, 2]], "shape": [32, 64]}`}}, "tt.json", "buffers.s.shard.cores: 4 shards of 32×64 elements but 3 cores to hold them"},
-		{"height shard width", []v2Edit{{`"shape": [32, 64]}`, `"shape": [32, 32]}`}}, "tt.json", "buffers.s.shard.shape[1]: a height-sharded shard is as wide as the tensor"},
+		// Height sharding deals 8 pages out one to a shard: 8 shards.
+		{"height shard deal past the cores", []v2Edit{{`"shape": [32, 64]}`, `"shape": [32, 32]}`}}, "tt.json", "buffers.s.shard.cores: 8 shards of 32×32 elements but 4 cores to hold them"},
+		{"height shard rows do not divide the pages", []v2Edit{{`"shape": [32, 64]}`, `"shape": [32, 96]}`}}, "tt.json",
+			"buffers.s.shard.shape[1]: a height-sharded buffer deals its 8 pages out in shard rows of 3 pages (96 elements), which do not divide them"},
 		{"shard not in pages", []v2Edit{{`"shape": [32, 64]}`, `"shape": [48, 64]}`}}, "tt.json", "buffers.s.shard.shape: 48×64 elements is not a whole number of 32×32-element pages"},
 		{"tile page size", []v2Edit{{`"w": {"layout": "tile", "format": "Bfp8_b"}`, `"w": {"layout": "tile", "format": "Bfp8_b", "page_size": 2048}`}}, "tt.json", "buffers.w.page_size: 2048; a page of a tile-layout buffer is one Bfp8_b tile, 1088 bytes"},
 		{"cb on dram buffer", []v2Edit{{`"buffer": "s"`, `"buffer": "a"`}}, "tt.json", "cbs[2].total_bytes: missing (only a CB on a sharded buffer defaults to the shard's size)"},
@@ -287,6 +290,48 @@ func TestTTV2Errors(t *testing.T) {
 			require.ErrorIs(t, err, bundle.ErrBundle)
 			require.Contains(t, err.Error(), filepath.Join(dir, tc.file)+": ")
 			require.Contains(t, err.Error(), tc.substr)
+		})
+	}
+}
+
+// TestTTShardSpecsAccepted: shard shapes tt-metal's ShardSpecBuffer takes
+// load and bind, in pages, as given: shards narrower or wider than a
+// height-sharded tensor, shorter than a width-sharded one, and partial last
+// shards of every layout. s is 128×64 bf16 in tiles (4×2 pages) on 4 cores;
+// r is 16×8 u32 in sticks of 4 (16×2 pages).
+func TestTTShardSpecsAccepted(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		edits []v2Edit
+		param int
+		shape [2]uint32
+	}{
+		{"height narrower than the tensor", []v2Edit{{`"shape": [32, 64]}`, `"shape": [64, 32]}`}}, 1, [2]uint32{2, 1}},
+		{"height with a partial last shard", []v2Edit{{`"shape": [32, 64]}`, `"shape": [96, 64]}`}}, 1, [2]uint32{3, 2}},
+		{"height narrower with a partial last shard", []v2Edit{{`"shape": [32, 64]}`, `"shape": [96, 32]}`}}, 1, [2]uint32{3, 1}},
+		{"height wider than the tensor", []v2Edit{{`"shape": [32, 64]}`, `"shape": [32, 128]}`}}, 1, [2]uint32{1, 4}},
+		{"width shorter than the tensor", []v2Edit{{`"cores": [0, 0, 0, 1], "shape": [16, 4]`, `"cores": [0, 0, 1, 1], "shape": [8, 4]`}}, 3, [2]uint32{8, 1}},
+		{"width with a partial last shard", []v2Edit{{`"cores": [0, 0, 0, 1], "shape": [16, 4]`, `"cores": [0, 0, 1, 1], "shape": [12, 4]`}}, 3, [2]uint32{12, 1}},
+		{"block with partial edge shards", []v2Edit{{`"memory_layout": "height_sharded", "layout": "tile", "shard": {"cores": [[0, 0, 1, 1]], "shape": [32, 64]}`,
+			`"memory_layout": "block_sharded", "layout": "tile", "shard": {"cores": [[0, 0, 1, 1]], "shape": [96, 32]}`}}, 1, [2]uint32{3, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := bundle.Load(writeV2(t, v2Case{edits: tc.edits}))
+			require.NoError(t, err)
+			p, err := b.Program(b.Defaults())
+			require.NoError(t, err)
+			v := tt.ProgramOf(p)
+			require.NotNil(t, v)
+			var got *tt.Shard
+			for _, bd := range v.Buffers {
+				if bd.Param == tc.param {
+					got = bd.Shard
+				}
+			}
+			require.NotNil(t, got)
+			require.Equal(t, tc.shape, got.Shape)
+			want := map[int][2]uint32{1: {4, 2}, 3: {16, 2}}[tc.param]
+			require.Equal(t, want, got.Tensor, "the tensor in pages is as given")
 		})
 	}
 }

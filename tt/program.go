@@ -493,7 +493,8 @@ func (r *resolver) kernel(k int, cores coreList) (ttruntime.Kernel, error) {
 	kd := &r.v.Kernels[k]
 	name := kernelName(*kd, k)
 	what := fmt.Sprintf("kernel %d (%s)", k, name)
-	out := ttruntime.Kernel{Name: name, Processor: string(kd.Processor), Cores: cores.ranges, Defines: kd.Defines}
+	out := ttruntime.Kernel{Name: name, Processor: string(kd.Processor), Cores: cores.ranges, Defines: kd.Defines,
+		Path: kd.Path}
 	out.SetSource(kd.Source)
 	if kd.NOC != nil {
 		n := uint32(*kd.NOC)

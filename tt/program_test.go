@@ -472,7 +472,7 @@ func TestAllocParamAndLayoutChecks(t *testing.T) {
 		Cores: *rng(0, 0, 0, 3), Shape: [2]uint32{2, 3}, Tensor: [2]uint32{8, 4}}}}
 	_, err = backends.DeviceOf(d).Compile(ctx, r)
 	require.ErrorIs(t, err, driver.ErrInvalidArgument)
-	require.ErrorContains(t, err, "compile.buffers[0].shard.shape: a height-sharded shard spans the tensor's width")
+	require.ErrorContains(t, err, "compile.buffers[0].shard.shape: a height-sharded buffer deals its 32 pages out in shard rows of shape[1] = 3 pages")
 	tt.ProgramOf(r).Buffers[0].Shard.Shape = [2]uint32{2, 4}
 	re := compileOne(t, d, r)
 	_, err = re.AllocParam(ctx, 0, 64*64)

@@ -95,8 +95,13 @@ type Kernel struct {
 	NOC *int
 	// Cores are the cores it runs on; nil means every core of the launch
 	// grid (Program.Grid or the variant's grid).
-	Cores   *CoreSet
-	Source  string
+	Cores  *CoreSet
+	Source string
+	// Path is where the kernel file lives in the program's include tree
+	// (an Include's Path), "" when it is not in it. The kernel is compiled
+	// there, so its relative includes resolve from its own directory, as
+	// in tt-metal's build; "" compiles it at the tree's root.
+	Path    string
 	Defines map[string]string
 	// CompileArgs are the positional compile-time args
 	// (get_compile_time_arg_val), NamedCompileArgs the named ones

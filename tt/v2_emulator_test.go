@@ -27,6 +27,7 @@ import (
 
 	"github.com/zyxtt/zyxtt/backends/backendtest"
 	"github.com/zyxtt/zyxtt/backends/driver"
+	"github.com/zyxtt/zyxtt/bundle"
 	"github.com/zyxtt/zyxtt/internal/half"
 	"github.com/zyxtt/zyxtt/kernels"
 	"github.com/zyxtt/zyxtt/tt"
@@ -778,4 +779,63 @@ func TestEmulatorSemaphoreAddrArgs(t *testing.T) {
 			require.Equal(t, want, got[8*c:8*c+8], "run %d, core %d: [rt == get_semaphore, common == rt, initial, stored, after the NOC increment]", rep, c)
 		}
 	}
+}
+
+// A ttnn-style include tree in a bundle: the kernel lives inside the
+// bundle's include directory and includes a helper by a path relative to
+// its own directory ("../../kernel_helper_functions/…"), as ttnn's
+// operation kernels do. The loader gives the kernel its path in the tree,
+// and the emulator builds it there: a header beside the kernel wins over
+// one of that name at the tree's root, and the tree's root and its
+// ttnn/cpp are searched too.
+func TestEmulatorBundleKernelRelativeInclude(t *testing.T) {
+	const kernel = `#include "dataflow_api.h"
+#include "../../kernel_helper_functions/pad_value.hpp"
+#include "common.hpp"
+#include "ops/shared.hpp"
+#include "ttnn/operations/helper.hpp"
+void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0);
+  uint32_t l1 = get_write_ptr(0);
+  *reinterpret_cast<volatile uint32_t*>(l1) = kPadValue * 1000 + kCommon * 100 + kShared * 10 + kTtnn;
+  noc_async_write(l1, get_noc_addr_from_bank_id<true>(0, out), 4);
+  noc_async_write_barrier();
+}
+`
+	files := map[string]string{
+		"manifest.json": `{"name": "relinc", "params": [{"name": "out", "kind": "global_mut", "dtype": "u32", "shape": [16]}], "grid": [1, 1]}`,
+		"tt.json": `{"kernels": [{"name": "writer", "processor": "riscv_0", "cores": [0, 0],
+  "source": "src/ops/pad/device/kernels/writer.cpp", "runtime_args": [{"kind": "buffer_addr", "param": "out"}]}],
+ "cbs": [{"index": 0, "format": "UInt32", "page_bytes": 64, "pages": 1}],
+ "buffers": {"out": {"page_size": 64}},
+ "includes": "src"}`,
+		"src/ops/pad/device/kernels/writer.cpp":             kernel,
+		"src/ops/pad/device/kernels/common.hpp":             "constexpr uint32_t kCommon = 4;\n",
+		"src/ops/pad/kernel_helper_functions/pad_value.hpp": "constexpr uint32_t kPadValue = 7;\n",
+		"src/common.hpp":                          "constexpr uint32_t kCommon = 9;\n",
+		"src/ops/shared.hpp":                      "constexpr uint32_t kShared = 2;\n",
+		"src/ttnn/cpp/ttnn/operations/helper.hpp": "constexpr uint32_t kTtnn = 1;\n",
+	}
+	b, err := bundle.Load(writeBundle(t, files))
+	require.NoError(t, err)
+	p, err := b.Program(b.Defaults())
+	require.NoError(t, err)
+	v := tt.ProgramOf(p)
+	require.NotNil(t, v)
+	require.Len(t, v.Kernels, 1)
+	require.Equal(t, "ops/pad/device/kernels/writer.cpp", v.Kernels[0].Path)
+
+	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
+	ctx := context.Background()
+	exe, err := backends.DeviceOf(d).Compile(ctx, p)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, exe.Release()) }()
+	pool := d.Pool()
+	out := allocParam(t, exe, 0, 64)
+	require.NoError(t, pool.Write(ctx, out, 0, u32Bytes(make([]uint32, 16))))
+	require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.BufArg(out)}))
+	got := make([]byte, 64)
+	require.NoError(t, pool.Read(ctx, out, 0, got))
+	require.Equal(t, uint32(7421), bytesU32(got)[0],
+		"7 from ../../kernel_helper_functions, 4 from beside the kernel, 2 from the root, 1 from ttnn/cpp")
 }

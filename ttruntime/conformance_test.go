@@ -726,11 +726,13 @@ func badPrograms() []badCompile {
 		}, inv, "compile.buffers[1].shard.cores[0]"},
 		{"S3 shape 0", func(p *ttruntime.CompileRequest) { shard1(p).Shape = [2]uint32{0, 4} }, inv, "compile.buffers[1].shard.shape"},
 		{"S3 tensor 0", func(p *ttruntime.CompileRequest) { shard1(p).Tensor = [2]uint32{8, 0} }, inv, "compile.buffers[1].shard.tensor"},
-		{"S4 height shard narrower than the tensor", func(p *ttruntime.CompileRequest) { shard1(p).Shape = [2]uint32{2, 3} }, inv, "compile.buffers[1].shard.shape"},
-		{"S4 width shard shorter than the tensor", func(p *ttruntime.CompileRequest) {
+		// 32 pages dealt out in shard rows of 3: the last shard would lose pages.
+		{"S4 height shard rows that do not divide the pages", func(p *ttruntime.CompileRequest) { shard1(p).Shape = [2]uint32{2, 3} }, inv, "compile.buffers[1].shard.shape"},
+		// A width shard shorter than the tensor is taken; here it makes 8 shards for 4 cores.
+		{"S5 width shards past the cores", func(p *ttruntime.CompileRequest) {
 			p.Buffers[1].Layout = "width_sharded"
 			shard1(p).Shape = [2]uint32{4, 1}
-		}, inv, "compile.buffers[1].shard.shape"},
+		}, inv, "compile.buffers[1].shard.cores"},
 		{"S5 more shards than cores", func(p *ttruntime.CompileRequest) { shard1(p).Shape = [2]uint32{1, 4} }, inv, "compile.buffers[1].shard.cores"},
 		{"V3 absolute include", func(p *ttruntime.CompileRequest) { p.IncludeFiles[0].Path = "/etc/x.h" }, inv, "compile.include_files[0].path"},
 		{"V3 include with ..", func(p *ttruntime.CompileRequest) { p.IncludeFiles[0].Path = "inc/../../x.h" }, inv, "compile.include_files[0].path"},

@@ -436,6 +436,10 @@ type Kernel struct {
 	Source *string `json:"source,omitempty"`
 	// base64 (RFC 4648, padding optional) of the source's bytes, for any bytes
 	SourceB64 string `json:"source_b64,omitempty"`
+	// the kernel file's path inside the program's include tree (a relative
+	// path of letters, digits and `._+-/`): the kernel is compiled there, so
+	// its relative includes resolve from its own directory
+	Path string `json:"path,omitempty"`
 	// preprocessor defines
 	Defines map[string]string `json:"defines,omitempty"`
 	// positional compile-time args (`get_compile_time_arg_val`)

@@ -154,6 +154,27 @@ struct BufferSpec {
   bool operator==(const BufferSpec&) const = default;
 };
 
+// The shard spec as tt-metal lays its pages out (a ShardSpecBuffer's page
+// mapping, buffer.cpp's core_to_host_pages): width and block sharding cut the
+// tensor of pages into blocks of the shard's shape, row by row of blocks, the
+// blocks at the right and bottom edges partial; height sharding deals the
+// pages out in row-major order, shape[0] * shape[1] to a shard, whatever the
+// tensor's width. Dealing out is block cutting of the tensor seen as rows of
+// shape[1] pages, so this returns that view for height sharding (the spec
+// itself otherwise): every user of a layout (the validator's shard count,
+// the emulator's placement and accessor args, the metal layer's bank ids)
+// then follows the one block rule. The view needs the tensor's pages to be
+// whole rows of shape[1] (the validator's S4).
+inline ShardSpec page_order_view(const BufferSpec& s) {
+  ShardSpec v = *s.shard;
+  if (s.layout == BufferLayout::HeightSharded && v.shape[1] != 0 && v.shape[1] != v.tensor[1]) {
+    uint64_t pages = uint64_t{v.tensor[0]} * v.tensor[1];
+    v.tensor[0] = static_cast<uint32_t>(pages / v.shape[1]);
+    v.tensor[1] = v.shape[1];
+  }
+  return v;
+}
+
 struct BufferInfo {
   uint64_t address = 0, size = 0;
   BufferSpec spec;
@@ -198,6 +219,10 @@ struct KernelDesc {
   uint32_t noc = 0;  // data movement: the NOC it uses (riscv_0 defaults to 0, riscv_1 to 1)
   CoreRangeSet cores;
   std::string source;
+  // Where the kernel file lives in the program's include tree ("" for its
+  // root): it is compiled there, so that its relative includes resolve from
+  // its own directory, as where tt-metal's JIT build compiles a kernel.
+  std::string path;
   std::map<std::string, std::string> defines;
   std::vector<ArgEntry> compile_args;
   std::vector<std::pair<std::string, ArgEntry>> named_compile_args;  // in the order given

@@ -28,6 +28,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -303,8 +304,20 @@ class MetalLayer final : public DeviceLayer {
     // kernel's #include "x.h" finds the file beside it.
     p.dir = std::make_unique<PrivateDir>();
     for (const auto& f : program.include_files) p.dir->write(f.path, f.source);
-    for (size_t k = 0; k < program.kernels.size(); k++)
-      p.sources.push_back(p.dir->write("zyx_kernel_" + std::to_string(k) + ".cpp", program.kernels[k].source));
+    // A kernel with a path in the include tree is that file of the tree (the
+    // validator checked that an include file or kernel there has its text),
+    // so tt-metal resolves its relative includes from its own directory.
+    std::set<std::string> written;
+    for (const auto& f : program.include_files) written.insert(f.path);
+    for (size_t k = 0; k < program.kernels.size(); k++) {
+      const KernelDesc& kd = program.kernels[k];
+      if (kd.path.empty()) {
+        p.sources.push_back(p.dir->write("zyx_kernel_" + std::to_string(k) + ".cpp", kd.source));
+        continue;
+      }
+      if (written.insert(kd.path).second) p.dir->write(kd.path, kd.source);
+      p.sources.push_back(p.dir->path() + "/" + kd.path);
+    }
     return id;
   }
 
@@ -490,7 +503,8 @@ class MetalLayer final : public DeviceLayer {
     if (!s.shard) return {dram, page % (dram ? desc_.dram_banks : static_cast<uint32_t>(desc_.l1_bank_cores.size()))};
     // Sharded: page (row-major in the tensor of pages) lies in shard
     // (sr, sc), held by the k-th core of the shard grid in its orientation.
-    const ShardSpec& sh = *s.shard;
+    // tt-metal's page order: height sharding as its row view.
+    const ShardSpec sh = page_order_view(s);
     uint32_t row = page / sh.tensor[1], col = page % sh.tensor[1];
     uint32_t shards_per_row = (sh.tensor[1] + sh.shape[1] - 1) / sh.shape[1];
     uint32_t k = (row / sh.shape[0]) * shards_per_row + col / sh.shape[1];

@@ -283,6 +283,7 @@ inline constexpr FieldSpec kKernelSpecs[] = {
     {"cores", Type::CoreRangeSet, true, kAllVariants, "", ""},
     {"source", Type::String, false, kAllVariants, "", ""},
     {"source_b64", Type::String, false, kAllVariants, "", ""},
+    {"path", Type::String, false, kAllVariants, "", ""},
     {"defines", Type::Map, false, kAllVariants, "", ""},
     {"compile_args", Type::List, false, kAllVariants, "", ""},
     {"named_compile_args", Type::Map, false, kAllVariants, "", ""},
@@ -302,7 +303,8 @@ inline constexpr const FieldSpec* kKernelFields[] = {
     &kKernelSpecs[8],
     &kKernelSpecs[9],
     &kKernelSpecs[10],
-    &kKernelSpecs[11]};
+    &kKernelSpecs[11],
+    &kKernelSpecs[12]};
 inline constexpr MessageSpec kKernel{"Kernel", kKernelFields, 1};
 namespace kernel {
 inline constexpr OptField<std::string_view> name{&kKernelSpecs[0]};
@@ -311,12 +313,13 @@ inline constexpr OptField<uint32_t> noc{&kKernelSpecs[2]};
 inline constexpr RawField cores{&kKernelSpecs[3], nullptr};
 inline constexpr OptField<std::string_view> source{&kKernelSpecs[4]};
 inline constexpr OptField<std::string_view> source_b64{&kKernelSpecs[5]};
-inline constexpr RawField defines{&kKernelSpecs[6], nullptr};
-inline constexpr RawField compile_args{&kKernelSpecs[7], &kArgEntry};
-inline constexpr RawField named_compile_args{&kKernelSpecs[8], &kArgEntry};
-inline constexpr RawField common_args{&kKernelSpecs[9], &kArgEntry};
-inline constexpr RawField runtime_args{&kKernelSpecs[10], &kCoreArgs};
-inline constexpr RawField compute_config{&kKernelSpecs[11], &kComputeConfig};
+inline constexpr OptField<std::string_view> path{&kKernelSpecs[6]};
+inline constexpr RawField defines{&kKernelSpecs[7], nullptr};
+inline constexpr RawField compile_args{&kKernelSpecs[8], &kArgEntry};
+inline constexpr RawField named_compile_args{&kKernelSpecs[9], &kArgEntry};
+inline constexpr RawField common_args{&kKernelSpecs[10], &kArgEntry};
+inline constexpr RawField runtime_args{&kKernelSpecs[11], &kCoreArgs};
+inline constexpr RawField compute_config{&kKernelSpecs[12], &kComputeConfig};
 }  // namespace kernel
 
 // ---- CBIndex

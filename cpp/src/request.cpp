@@ -488,6 +488,7 @@ KernelDesc kernel(Obj& o) {
   d.noc = o.read(k::noc).value_or(d.processor == Processor::Riscv1 ? 1 : 0);
   d.cores = core_set(o, k::cores);
   d.source = source_of(o, k::source, k::source_b64);
+  d.path = o.read(k::path).value_or("");
   if (const json* v = o.get(k::defines)) {
     Path dp = o.at(k::defines);
     if (!v->is_object()) bad(dp, std::string("must be an object of strings, got ") + type_name(*v));

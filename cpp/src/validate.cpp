@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bitset>
+#include <cctype>
 #include <set>
 
 
@@ -118,21 +119,27 @@ void check_spec(const BufferSpec& s, const DeviceDesc& d, const std::string& whe
   SetChecker(g).check(sh.cores, [&] { return sp + ".cores"; });
   if (sh.shape[0] == 0 || sh.shape[1] == 0) fail(sp + ".shape", "both dimensions must be > 0");
   if (sh.tensor[0] == 0 || sh.tensor[1] == 0) fail(sp + ".tensor", "both dimensions must be > 0");
-  if (s.layout == BufferLayout::HeightSharded && sh.shape[1] != sh.tensor[1])
-    fail(sp + ".shape", "a height-sharded shard spans the tensor's width: shape[1] must be tensor[1] (" +
-                            std::to_string(sh.tensor[1]) + "), got " + std::to_string(sh.shape[1]));
-  if (s.layout == BufferLayout::WidthSharded && sh.shape[0] != sh.tensor[0])
-    fail(sp + ".shape", "a width-sharded shard spans the tensor's height: shape[0] must be tensor[0] (" +
-                            std::to_string(sh.tensor[0]) + "), got " + std::to_string(sh.shape[0]));
-  uint64_t shards = (uint64_t{sh.tensor[0]} + sh.shape[0] - 1) / sh.shape[0] *
-                    ((uint64_t{sh.tensor[1]} + sh.shape[1] - 1) / sh.shape[1]);
+  // Shards as tt-metal's ShardSpecBuffer takes them: any shape, the last
+  // shards partial (page_order_view). Height sharding deals pages out in
+  // shard rows of shape[1] pages; where the tensor's pages are not whole
+  // such rows, tt-metal's mapping of the partial last shard loses pages, so
+  // that one spec is refused.
+  uint64_t tensor_pages = uint64_t{sh.tensor[0]} * sh.tensor[1];
+  if (s.layout == BufferLayout::HeightSharded && sh.shape[1] != sh.tensor[1] && tensor_pages % sh.shape[1] != 0)
+    fail(sp + ".shape", "a height-sharded buffer deals its " + std::to_string(tensor_pages) +
+                            " pages out in shard rows of shape[1] = " + std::to_string(sh.shape[1]) +
+                            " pages, which do not divide them (the last shard would lose pages)");
+  ShardSpec view = page_order_view(s);
+  uint64_t shards = (uint64_t{view.tensor[0]} + view.shape[0] - 1) / view.shape[0] *
+                    ((uint64_t{view.tensor[1]} + view.shape[1] - 1) / view.shape[1]);
   if (shards > sh.cores.size())
     fail(sp + ".cores", "the tensor makes " + std::to_string(shards) + " shards but the shard grid has " +
                             std::to_string(sh.cores.size()) + " cores");
 }
 
 // The cores that hold shards of a sharded spec, in shard order.
-std::vector<CoreCoord> shard_cores(const ShardSpec& sh) {
+std::vector<CoreCoord> shard_cores(const BufferSpec& spec) {
+  ShardSpec sh = page_order_view(spec);
   auto cores = sh.cores.cores(sh.orientation == ShardOrientation::ColMajor);
   uint64_t shards = (uint64_t{sh.tensor[0]} + sh.shape[0] - 1) / sh.shape[0] *
                     ((uint64_t{sh.tensor[1]} + sh.shape[1] - 1) / sh.shape[1]);
@@ -274,6 +281,24 @@ void check_include_files(const ProgramDesc& p, const std::string& w) {
   }
 }
 
+// A kernel's path in the include tree: a plain relative path of the
+// characters a file name in a kernel tree uses, since the builder names it
+// to the compiler in an #include (a quote or a backslash there would end or
+// change the name). A file of the include tree at the same path must be the
+// kernel itself, as must another kernel at that path: one path, one file.
+void check_kernel_path(const KernelDesc& kd, const ProgramDesc& p, const std::string& at) {
+  check_include_path(kd.path, at);
+  for (char c : kd.path)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && std::string("._+-/").find(c) == std::string::npos)
+      fail(at, "\"" + kd.path + "\" holds a character other than letters, digits and ._+-/");
+  for (const IncludeFile& f : p.include_files)
+    if (f.path == kd.path && f.source != kd.source)
+      fail(at, "\"" + kd.path + "\" is also an include file with other text; a path is one file");
+  for (const KernelDesc& o : p.kernels)
+    if (&o != &kd && o.path == kd.path && o.source != kd.source)
+      fail(at, "\"" + kd.path + "\" is also the path of the " + o.name + " kernel, with other text");
+}
+
 // Per core, stamped by kernel index + 1: whether the core is one of the
 // kernel's, and which runtime_args entry (+ 1) has claimed it.
 struct RuntimeArgCores {
@@ -331,6 +356,7 @@ void check_kernels(ProgramCtx& ctx, const Grid& grid, SetChecker& sets, const st
       if (value.find_first_of(std::string("\0\n\r", 3)) != std::string::npos)
         fail(kw + ".defines." + name, "a define value must not hold a NUL byte or a line break");
     }
+    if (!kd.path.empty()) check_kernel_path(kd, p, kw + ".path");
     check_args(kd.compile_args, ArgList::Compile, ctx, [&] { return kw + ".compile_args"; });
     for (const auto& [name, e] : kd.named_compile_args) {
       std::string nw = kw + ".named_compile_args." + name;
@@ -400,7 +426,7 @@ void check_cb_buffer(const CBConfig& cb, ProgramCtx& ctx, const Grid& grid, cons
     fail(bw, "param " + std::to_string(bp) + " (" + p.params[bp].name + ") is declared in DRAM; a CB sits on an l1 buffer");
   if (decl->shard) {
     std::vector<uint8_t> holds(grid.cells(), 0);
-    for (CoreCoord c : shard_cores(*decl->shard)) holds[grid.cell(c)] = 1;
+    for (CoreCoord c : shard_cores(*decl)) holds[grid.cell(c)] = 1;
     for_each_core(cb.cores, [&](CoreCoord c) {
       if (!holds[grid.cell(c)])
         fail(bw, "core " + core_str(c) + " of the CB holds no shard of param " + std::to_string(bp) + " (" +
@@ -558,7 +584,7 @@ void check_run_l1(const ProgramChecks& c, const std::vector<RunArgIn>& args, con
     seen.push_back(args[i].value);
     uint64_t share = l1_share_per_core(b->size, b->spec, d);
     if (b->spec.shard)
-      for (CoreCoord core : shard_cores(*b->spec.shard)) add(core, share);
+      for (CoreCoord core : shard_cores(b->spec)) add(core, share);
     else
       for (CoreCoord core : d.l1_bank_cores) add(core, share);
   }

@@ -554,14 +554,18 @@ std::vector<BadCase> bad_programs() {
        "compile.buffers[1].shard.shape"},
       {"S3 tensor 0", [](json& p) { p["buffers"][1]["shard"]["tensor"] = {8, 0}; }, "invalid_argument",
        "compile.buffers[1].shard.tensor"},
-      {"S4 height shard narrower than the tensor", [](json& p) { p["buffers"][1]["shard"]["shape"] = {2, 3}; },
+      // 32 pages dealt out in shard rows of 3: the last shard would lose pages.
+      {"S4 height shard rows that do not divide the pages", [](json& p) { p["buffers"][1]["shard"]["shape"] = {2, 3}; },
        "invalid_argument", "compile.buffers[1].shard.shape"},
-      {"S4 width shard shorter than the tensor",
+      // Height sharding deals 32 pages out 2 to a shard: 16 shards.
+      {"S5 height deal past the cores", [](json& p) { p["buffers"][1]["shard"]["shape"] = {1, 2}; }, "invalid_argument",
+       "compile.buffers[1].shard.cores"},
+      {"S5 width shards past the cores",
        [](json& p) {
          p["buffers"][1]["layout"] = "width_sharded";
          p["buffers"][1]["shard"]["shape"] = {4, 1};
        },
-       "invalid_argument", "compile.buffers[1].shard.shape"},
+       "invalid_argument", "compile.buffers[1].shard.cores"},
       {"S5 more shards than cores", [](json& p) { p["buffers"][1]["shard"]["shape"] = {1, 4}; }, "invalid_argument",
        "compile.buffers[1].shard.cores"},
       {"V3 absolute include", [](json& p) { p["include_files"][0]["path"] = "/etc/x.h"; }, "invalid_argument",
@@ -578,6 +582,20 @@ std::vector<BadCase> bad_programs() {
        "compile.include_files[0].path"},
       {"V3 include twice", [](json& p) { p["include_files"].push_back(p["include_files"][0]); }, "invalid_argument",
        "compile.include_files[1].path"},
+      {"V5 kernel path with ..", [](json& p) { p["kernels"][0]["path"] = "inc/../../r.cpp"; }, "invalid_argument",
+       "compile.kernels[0].path"},
+      {"V5 absolute kernel path", [](json& p) { p["kernels"][0]["path"] = "/r.cpp"; }, "invalid_argument",
+       "compile.kernels[0].path"},
+      {"V5 kernel path with a quote", [](json& p) { p["kernels"][0]["path"] = "inc/r\".cpp"; }, "invalid_argument",
+       "compile.kernels[0].path"},
+      {"V5 kernel path on an include file of other text", [](json& p) { p["kernels"][0]["path"] = "inc/common.h"; },
+       "invalid_argument", "compile.kernels[0].path"},
+      {"V5 two kernels of other text at one path",
+       [](json& p) {
+         p["kernels"][0]["path"] = "k/r.cpp";
+         p["kernels"][3]["path"] = "k/r.cpp";
+       },
+       "invalid_argument", "compile.kernels[0].path"},
       {"V4 no kernels", [](json& p) { p["kernels"] = json::array(); }, "invalid_argument", "compile.kernels"},
       {"V4 65 kernels",
        [](json& p) {
@@ -696,6 +714,24 @@ void test_programs() {
     n++;
   }
   std::cerr << "bad programs: " << n << " cases\n";
+
+  // Shard shapes tt-metal's ShardSpecBuffer takes, making the 4 shards of
+  // the 4 cores of buffers[1] (8 x 4 pages; a CB sits on every core):
+  // height shards narrower (and the last one partial: 32 pages dealt 10 to
+  // a shard) and wider than the tensor, width shards shorter than it,
+  // partial block shards.
+  for (auto [layout, r, c] : std::vector<std::tuple<const char*, int, int>>{{"height_sharded", 4, 2},
+                                                                            {"height_sharded", 5, 2},
+                                                                            {"height_sharded", 1, 8},
+                                                                            {"width_sharded", 4, 2},
+                                                                            {"width_sharded", 8, 1},
+                                                                            {"block_sharded", 5, 3}}) {
+    json p = good;
+    p["buffers"][1]["layout"] = layout;
+    p["buffers"][1]["shard"]["shape"] = {r, c};
+    json reply = h.req(p);
+    CHECK(code_of(reply) == "ok", layout << " shard " << r << "x" << c << ": " << message_of(reply));
+  }
 
   // A second semaphore set on disjoint cores may reuse id 0.
   {

@@ -44,8 +44,10 @@ func ruleSources(t *testing.T, root string) map[string][]string {
 			case ".git", "build", "bin", "examples", "kernels", "bench", "protocol":
 				return filepath.SkipDir
 			}
-			if d.Name() == "tests" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), "build") ||
-				(rel != "." && strings.HasPrefix(d.Name(), ".")) {
+			// The root is walked whatever its name (a checkout may be called
+			// build-something).
+			if rel != "." && (d.Name() == "tests" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), "build") ||
+				strings.HasPrefix(d.Name(), ".")) {
 				return filepath.SkipDir
 			}
 			return nil

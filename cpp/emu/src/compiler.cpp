@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -393,6 +394,14 @@ std::string include_path_problem(const std::string& path) {
   return "";
 }
 
+std::string kernel_path_problem(const std::string& path) {
+  if (std::string why = include_path_problem(path); !why.empty()) return why;
+  for (char ch : path)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && std::string("._+-/").find(ch) == std::string::npos)
+      return "holds a character other than letters, digits and ._+-/";
+  return "";
+}
+
 // ---- KernelBuilder ----------------------------------------------------------
 
 KernelBuilder::KernelBuilder(std::string cache_dir, const Board& board) : board_(board) {
@@ -454,6 +463,7 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
   s.processor = kernel.processor == Processor::Riscv0 ? 0 : kernel.processor == Processor::Riscv1 ? 1 : 2;
   s.noc = kernel.noc;
   s.source = &kernel.source;
+  s.path = &kernel.path;
   s.defines = &kernel.defines;
   s.compile_args = compile_args;
   s.named_args = named_args;
@@ -501,7 +511,9 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
 // 2: everything but the entry points has hidden visibility (-fvisibility=hidden).
 // 3: and GCC builds with -fno-gnu-unique.
 // 4: the key hashes the generated source and the flags themselves.
-constexpr uint64_t kWrapperVersion = 4;
+// 5: a kernel with a path in the include tree is compiled there, and the
+//    tree's ttnn/cpp is an include root.
+constexpr uint64_t kWrapperVersion = 5;
 
 // The key is a hash of exactly what reaches the compiler: its command (less
 // the build directory's paths), the generated source, the include files and
@@ -633,6 +645,21 @@ KernelBuilder::CompileInputs KernelBuilder::compile_inputs(const BuildSpec& s) {
   in.source = generated_source(s);
   in.flags = compile_flags(s);
   in.include_files = s.include_files;
+  // A kernel with a path is one file of the include tree, written and
+  // hashed with the others; an include file at that path must be it.
+  if (s.path && !s.path->empty()) {
+    if (std::string why = kernel_path_problem(*s.path); !why.empty())
+      throw Error("invalid_argument", "path \"" + *s.path + "\" of the " + s.name + " kernel: " + why);
+    bool listed = false;
+    for (auto& f : s.include_files)
+      if (*f.first == *s.path) {
+        if (*f.second != *s.source)
+          throw Error("invalid_argument", "path \"" + *s.path + "\" of the " + s.name +
+                                              " kernel is also an include file with other text");
+        listed = true;
+      }
+    if (!listed) in.include_files.emplace_back(s.path, s.source);
+  }
   return in;
 }
 
@@ -683,8 +710,15 @@ std::string KernelBuilder::generated_source(const BuildSpec& s) const {
   list("ZYX_EMU_CB_TILE_ROWS", s.cb_tile_rows);
   list("ZYX_EMU_CB_TILE_COLS", s.cb_tile_cols);
   out << "#include \"zyx_emu/kernel_prelude.h\"\n";
-  out << "#line 1 " << c_string_literal(s.name + ".cpp") << "\n";
-  out << *s.source << "\n";
+  if (s.path && !s.path->empty()) {
+    // The kernel where it lives in the include tree, so that its relative
+    // includes resolve from its own directory. Its path reaches the
+    // compiler in a flag (compile_flags), never in this text.
+    out << "#include ZYX_EMU_KERNEL_FILE\n";
+  } else {
+    out << "#line 1 " << c_string_literal(s.name + ".cpp") << "\n";
+    out << *s.source << "\n";
+  }
   out << "#line 1 \"zyx_emu_entry\"\n";
   bool old_style = is_compute && std::regex_search(*s.source, old_style_main());
   out << "extern \"C\" __attribute__((visibility(\"default\"))) void zyx_emu_kernel_run() { "
@@ -727,6 +761,10 @@ std::vector<std::string> KernelBuilder::compile_flags(const BuildSpec& s) {
   else
     args.push_back(s.processor == 0 ? "-DCOMPILE_FOR_BRISC=1" : "-DCOMPILE_FOR_NCRISC=1");
   args.push_back("-DNOC_INDEX=" + std::to_string(s.noc));
+  // The kernel file in the build's copy of the include tree, named from the
+  // directory of the generated source (build()): a quoted name, which
+  // kernel_path_problem keeps free of quotes and backslashes.
+  if (s.path && !s.path->empty()) args.push_back("-DZYX_EMU_KERNEL_FILE=\"include/" + *s.path + "\"");
   for (auto& [k, v] : *s.defines) args.push_back("-D" + k + "=" + v);
   return args;
 }
@@ -740,6 +778,26 @@ std::string new_build_dir(const std::string& cache_dir, const char* prefix) {
   if (!mkdtemp(tb.data()))
     throw Error("compile_error", "cannot create a build directory in " + cache_dir + ": " + errno_text(errno));
   return tb.data();
+}
+
+// Writes a program's include files (and a kernel with a path) under inc,
+// the build's copy of the include tree.
+void write_include_tree(const std::string& inc,
+                        const std::vector<std::pair<const std::string*, const std::string*>>& files) {
+  if (mkdir(inc.c_str(), 0700) != 0) throw Error("compile_error", "cannot create " + inc + ": " + errno_text(errno));
+  for (auto& f : files) {
+    const std::string& rel = *f.first;
+    if (std::string why = include_path_problem(rel); !why.empty())
+      throw Error("invalid_argument", "include file \"" + rel + "\": " + why);
+    for (size_t p = rel.find('/'); p != std::string::npos; p = rel.find('/', p + 1)) {
+      std::string sub = inc + "/" + rel.substr(0, p);
+      if (mkdir(sub.c_str(), 0700) != 0 && errno != EEXIST)
+        throw Error("compile_error", "cannot create " + sub + ": " + errno_text(errno));
+    }
+    std::string fp = inc + "/" + rel;
+    if (access(fp.c_str(), F_OK) == 0) throw Error("invalid_argument", "include file \"" + rel + "\" given twice");
+    write_new_file(fp, *f.second);
+  }
 }
 
 // Rewrites a build's diagnostics to name paths as the kernel author knows
@@ -760,8 +818,13 @@ std::string KernelBuilder::check_syntax(const BuildSpec& s, const std::vector<st
     ~Cleanup() { remove_tree(dir); }
   } cleanup{dir};
   write_new_file(dir + "/kernel.cpp", in.source);
+  // The program's include tree (and a kernel with a path in it) as a real
+  // build has it, with its two roots.
+  write_include_tree(dir + "/include", in.include_files);
   std::vector<std::string> args = in.flags;
   args.push_back("-fsyntax-only");
+  args.push_back("-I" + dir + "/include");
+  args.push_back("-I" + dir + "/include/ttnn/cpp");
   for (const std::string& f : extra_flags) args.push_back(f);
   for (const std::string& d : include_dirs_) args.push_back("-I" + d);
   args.push_back(dir + "/kernel.cpp");
@@ -785,18 +848,7 @@ int KernelBuilder::build(const std::string& key, const BuildSpec& s, const Compi
   } cleanup{dir};
   std::string src_path = dir + "/kernel.cpp", obj_path = dir + "/kernel.so", inc = dir + "/include";
   write_new_file(src_path, in.source);
-  if (mkdir(inc.c_str(), 0700) != 0) throw Error("compile_error", "cannot create " + inc + ": " + errno_text(errno));
-  for (auto& f : in.include_files) {
-    const std::string& rel = *f.first;
-    for (size_t p = rel.find('/'); p != std::string::npos; p = rel.find('/', p + 1)) {
-      std::string sub = inc + "/" + rel.substr(0, p);
-      if (mkdir(sub.c_str(), 0700) != 0 && errno != EEXIST)
-        throw Error("compile_error", "cannot create " + sub + ": " + errno_text(errno));
-    }
-    std::string fp = inc + "/" + rel;
-    if (access(fp.c_str(), F_OK) == 0) throw Error("invalid_argument", "include file \"" + rel + "\" given twice");
-    write_new_file(fp, *f.second);
-  }
+  write_include_tree(inc, in.include_files);
 
   std::vector<std::string> args = in.flags;
   // The build directory's paths are the only arguments outside the key.
@@ -807,7 +859,12 @@ int KernelBuilder::build(const std::string& key, const BuildSpec& s, const Compi
   if (char cwd[4096]; getcwd(cwd, sizeof cwd) && !std::strchr(cwd, '='))
     args.push_back(std::string("-fdebug-prefix-map=") + cwd + "=/zyx-kernel-cwd");
   args.push_back("-fdebug-prefix-map=" + dir + "=/zyx-kernel");
+  // The program's include tree has two roots, as tt-metal's JIT build has
+  // its checkout's root and ttnn/cpp: "ttnn/cpp/ttnn/x.hpp" and
+  // "ttnn/x.hpp" find the same file of a program that ships a ttnn-style
+  // tree. Both come before the emulator's headers.
   args.push_back("-I" + inc);
+  args.push_back("-I" + inc + "/ttnn/cpp");
   for (const std::string& d : include_dirs_) args.push_back("-I" + d);
   args.push_back("-o");
   args.push_back(obj_path);

@@ -179,6 +179,9 @@ struct Geometry {
   // shard_cores[k].col, row 0), the number of shards and shards per row.
   std::vector<CoreCoord> shard_cores;
   uint32_t shards = 0, shards_per_row = 0;
+  // Sharded: the spec's shards in tt-metal's page order (page_order_view),
+  // which placement and the accessor args follow; spec keeps what was given.
+  ShardSpec view;
   uint64_t shard_pages() const { return spec.shard ? uint64_t(spec.shard->shape[0]) * spec.shard->shape[1] : 0; }
   bool sharded() const { return spec.layout != BufferLayout::Interleaved; }
   // The unit of shard k (DRAM bank or core index).
@@ -271,6 +274,9 @@ struct BuildSpec {
   int processor = 0;         // 0 riscv_0 (BRISC), 1 riscv_1 (NCRISC), 2 compute (the TRISCs)
   uint32_t noc = 0;          // data movement: its default NOC (noc_index)
   const std::string* source = nullptr;
+  // The kernel file's path in the program's include tree; null or "": the
+  // kernel is compiled at the tree's root, under its name.
+  const std::string* path = nullptr;
   const std::map<std::string, std::string>* defines = nullptr;
   std::vector<uint32_t> compile_args;
   std::vector<std::pair<std::string, uint32_t>> named_args;
@@ -378,6 +384,11 @@ class KernelBuilder {
 // Why a program's include-file path is unusable ("" when it is fine): it must
 // be relative, without "." or ".." components, empty components or NUL bytes.
 std::string include_path_problem(const std::string& path);
+
+// Why a kernel's path in the include tree is unusable ("" when it is fine):
+// an include path (above) of letters, digits and ._+-/ only, for the path
+// reaches the compiler inside a quoted #include name.
+std::string kernel_path_problem(const std::string& path);
 
 // ---- hashing ---------------------------------------------------------------
 

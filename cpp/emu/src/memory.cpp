@@ -215,7 +215,7 @@ PageLoc Geometry::locate(uint64_t address, uint64_t page, const Board& b) const 
     l.addr = address + (page / units) * aligned_page;
     return l;
   }
-  const ShardSpec& s = *spec.shard;
+  const ShardSpec& s = view;
   uint64_t pr = page / s.tensor[1], pc = page % s.tensor[1];
   uint64_t k = (pr / s.shape[0]) * shards_per_row + pc / s.shape[1];
   uint64_t local = (pr % s.shape[0]) * s.shape[1] + pc % s.shape[1];
@@ -259,7 +259,11 @@ Geometry make_geometry(const BufferSpec& spec, const Board& b, const std::string
     g.units = dram ? b.dram_banks : b.cores();
     return g;
   }
-  const ShardSpec& s = *spec.shard;
+  // Height sharding with a shard narrower than the tensor is block sharding
+  // of its page-order view (page_order_view): locate and the accessor args
+  // read the view.
+  g.view = page_order_view(spec);
+  const ShardSpec& s = g.view;
   uint64_t sh_rows = (uint64_t(s.tensor[0]) + s.shape[0] - 1) / s.shape[0];
   uint64_t sh_cols = (uint64_t(s.tensor[1]) + s.shape[1] - 1) / s.shape[1];
   g.shards = static_cast<uint32_t>(sh_rows * sh_cols);

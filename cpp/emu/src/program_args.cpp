@@ -48,7 +48,9 @@ void accessor_words(const Geometry& g, const Board& b, std::vector<uint32_t>& ou
   out.push_back((g.sharded() ? 1u : 0u) | (dram ? 2u : 0u));
   out.push_back(static_cast<uint32_t>((g.spec.page_size + align - 1) / align * align));
   if (!g.sharded()) return;
-  const ShardSpec& s = *g.spec.shard;
+  // The page-order view: a height-sharded shard narrower than the tensor is
+  // described as the block sharding of rows of shard width that it is.
+  const ShardSpec& s = g.view;
   out.push_back(2);
   out.push_back(g.shards);
   out.push_back(s.tensor[0]), out.push_back(s.tensor[1]);

@@ -203,6 +203,7 @@ void test_key_covers_inputs(const std::string& cache) {
   std::string source = "void kernel_main() {}", other_source = "void kernel_main() { }";
   std::map<std::string, std::string> defines{{"A", "1"}}, other_defines{{"A", "2"}}, more_defines{{"A", "1"}, {"B", ""}};
   std::string inc_path = "x.h", inc_text = "int x;", other_text = "int y;";
+  std::string kpath = "ops/reader.cpp", other_kpath = "ops/kernels/reader.cpp", no_path;
   auto base = [&] {
     emu::BuildSpec s;
     s.name = "reader";
@@ -233,6 +234,17 @@ void test_key_covers_inputs(const std::string& cache) {
       {"math approx", [](emu::BuildSpec& s) { s.math_approx = true; }},
       {"math fidelity", [](emu::BuildSpec& s) { s.math_fidelity = "LoFi"; }},
       {"cb tile size", [](emu::BuildSpec& s) { s.cb_tile_sizes[3] = 2048; }},
+      // The kernel's path in the include tree reaches the compiler (the
+      // file's place decides what its relative includes find): every path,
+      // and the source at a path, is in the key.
+      {"path", [&](emu::BuildSpec& s) { s.path = &kpath; }},
+      {"another path", [&](emu::BuildSpec& s) { s.path = &other_kpath; }},
+      {"source at a path", [&](emu::BuildSpec& s) { s.path = &kpath, s.source = &other_source; }},
+      {"path of an include file", [&](emu::BuildSpec& s) { s.path = &inc_path, s.source = &inc_text; }},
+      {"include text beside a path", [&](emu::BuildSpec& s) {
+         s.path = &kpath;
+         s.include_files = {{&inc_path, &other_text}};
+       }},
   };
   std::map<std::string, std::string> seen;
   seen[builder.key(base())] = "base";
@@ -243,13 +255,74 @@ void test_key_covers_inputs(const std::string& cache) {
     if (seen.count(k)) throw Failure(std::string("changing the ") + what + " gives the key of " + seen[k]);
     seen[k] = what;
   }
-  // The same spec gives the same key.
+  // The same spec gives the same key; an empty path is no path.
   CHECK_EQ(builder.key(base()), builder.key(base()));
+  emu::BuildSpec empty = base();
+  empty.path = &no_path;
+  CHECK_EQ(builder.key(empty), builder.key(base()));
+  // A path that would change the quoted name it reaches the compiler in, or
+  // an include file at the path with other text, is refused, not keyed.
+  for (std::string bad : {"ops/\"x.cpp", "ops\\x.cpp", "../x.cpp", "/x.cpp", "a b.cpp", "a\nb.cpp"}) {
+    emu::BuildSpec s = base();
+    s.path = &bad;
+    std::string msg = expect_error("invalid_argument", [&] { builder.key(s); });
+    CHECK(msg.find("path") != std::string::npos);
+  }
+  emu::BuildSpec clash = base();
+  clash.path = &inc_path;  // x.h holds inc_text, the kernel source is other
+  std::string msg = expect_error("invalid_argument", [&] { builder.key(clash); });
+  CHECK(msg.find("also an include file") != std::string::npos);
   // The board is an input too.
   emu::KernelBuilder blackhole(cache, emu::board_preset("p150"));
   CHECK(blackhole.key(base()) != builder.key(base()));
 }
 ZYX_TEST_CACHE_DIR(builder, test_key_covers_inputs);
+
+// A kernel with a path in the program's include tree is compiled there, as
+// tt-metal builds a ttnn kernel inside its source tree: its relative
+// includes resolve from its own directory first (a header beside it wins
+// over one of that name at the tree's root), then from the tree's root and
+// its ttnn/cpp (tt-metal's two roots of a ttnn kernel's includes).
+// Without the path the same kernel does not find its "../" include.
+void test_kernel_path(const std::string& cache) {
+  GroupProgram g = word_program(R"(
+#include "dataflow_api.h"
+#include "../../kernel_helper_functions/pad_value.hpp"
+#include "common.hpp"
+#include "ops/shared.hpp"
+#include "ttnn/operations/helper.hpp"
+void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0);
+  uint32_t l1 = get_write_ptr(0);
+  *reinterpret_cast<volatile uint32_t*>(l1) = kPadValue * 1000 + kCommon * 100 + kShared * 10 + kTtnn;
+  noc_async_write(l1, get_noc_addr_from_bank_id<true>(0, out), 4);
+  noc_async_write_barrier();
+}
+)");
+  const std::string path = "ops/pad/device/kernels/reader.cpp";
+  g.include_files = {
+      {"ops/pad/kernel_helper_functions/pad_value.hpp", "constexpr uint32_t kPadValue = 7;"},
+      {"ops/pad/device/kernels/common.hpp", "constexpr uint32_t kCommon = 4;"},
+      {"common.hpp", "constexpr uint32_t kCommon = 9;"},
+      {"ops/shared.hpp", "constexpr uint32_t kShared = 2;"},
+      {"ttnn/cpp/ttnn/operations/helper.hpp", "constexpr uint32_t kTtnn = 1;"},
+  };
+  auto layer = make_emu_layer("n150", 0, cache);
+  std::string msg = expect_error("compile_error", [&] { layer->compile(one_group_program(g, 1, 1)); });
+  CHECK(msg.find("pad_value.hpp") != std::string::npos);
+  g.reader.path = path;
+  CHECK_EQ(run_word(*layer, g), 7421u);
+  // The kernel may also be one of the include files (a bundle whose include
+  // directory holds its kernels): the same file, once.
+  g.include_files.push_back({path, g.reader.source});
+  CHECK_EQ(run_word(*layer, g), 7421u);
+  // A compile error names the kernel's file by its path in the tree.
+  g.reader.source += "\n#error stop here\n";
+  g.include_files.pop_back();
+  msg = expect_error("compile_error", [&] { layer->compile(one_group_program(g, 1, 1)); });
+  CHECK(msg.find(path + ":") != std::string::npos);
+}
+ZYX_TEST_CACHE_DIR(builder, test_kernel_path);
 
 // Sets an environment variable for a scope, restoring it after.
 struct ScopedEnv {

@@ -227,6 +227,7 @@ inline Arg CoreNoc(bool x, uint32_t row, uint32_t col) {
 
 struct Section {
   std::string source;
+  std::string path;  // the kernel's path in the include tree ("" for none)
   std::map<std::string, std::string> defines;
   std::vector<Arg> compile_args, runtime_args, common_args;
   std::vector<std::pair<std::string, Arg>> named_compile_args;
@@ -304,6 +305,7 @@ inline zyx::ProgramDesc one_group_program(const GroupProgram& p, uint32_t rows, 
     k.noc = w.noc;
     k.cores = all;
     k.source = w.s->source;
+    k.path = w.s->path;
     k.defines = w.s->defines;
     k.compile_args = list(w.s->compile_args);
     for (auto& [n, a] : w.s->named_compile_args) k.named_compile_args.emplace_back(n, fixed(a, 0, 0));

@@ -247,9 +247,19 @@ void test_sharded(DeviceLayer& layer) {
       {"width", BufferLayout::WidthSharded, 5, 1, ShardOrientation::RowMajor},
       {"block", BufferLayout::BlockSharded, 2, 2, ShardOrientation::RowMajor},
       {"block col_major", BufferLayout::BlockSharded, 2, 2, ShardOrientation::ColMajor},
+      // tt-metal's ShardSpecBuffer takes these too: a height-sharded
+      // buffer deals its pages out in row-major order, s0 * s1 to a shard
+      // (the last one partial), whatever the tensor's width.
+      {"height narrower than the tensor", BufferLayout::HeightSharded, 2, 1, ShardOrientation::RowMajor},
+      {"height wider than the tensor", BufferLayout::HeightSharded, 1, 5, ShardOrientation::ColMajor},
+      {"width shorter than the tensor", BufferLayout::WidthSharded, 2, 1, ShardOrientation::RowMajor},
   };
   for (const ShardCase& sc : cases) {
-    uint32_t spr = (T1 + sc.s1 - 1) / sc.s1, shards = ((T0 + sc.s0 - 1) / sc.s0) * spr, sp = sc.s0 * sc.s1;
+    // The tensor in tt-metal's page order: for height sharding, rows of s1
+    // pages (a shard holds s0 of them, consecutive pages); else as given.
+    uint32_t V0 = T0, V1 = T1;
+    if (sc.layout == BufferLayout::HeightSharded) V0 = tiles / sc.s1, V1 = sc.s1;
+    uint32_t spr = (V1 + sc.s1 - 1) / sc.s1, shards = ((V0 + sc.s0 - 1) / sc.s0) * spr, sp = sc.s0 * sc.s1;
     BufferSpec spec = sharded_spec(Placement::L1, sc.layout, 2048, cores_of({grid}), sc.s0, sc.s1, T0, T1, sc.o);
     auto a = bf16_values(tiles * 1024, 10), b = bf16_values(tiles * 1024, 11);
     uint64_t ia = upload(layer, a, spec), ib = upload(layer, b, spec);
@@ -288,7 +298,8 @@ void test_sharded(DeviceLayer& layer) {
                         "): element " + std::to_string(i) + " differs");
     }
     // Placement, by hand: shard k of a on holder k, page (lr, lc) of the
-    // shard at offset (lr * s1 + lc) * 2048 (edge shards keep the stride).
+    // shard at offset (lr * s1 + lc) * 2048 (edge shards keep the stride),
+    // pages counted in the V0 x V1 view.
     ProgramDesc dump;
     dump.name = "dump";
     dump.params = {P("a", "global", "bf16"), P("out", "global_mut", "bf16")};
@@ -303,8 +314,8 @@ void test_sharded(DeviceLayer& layer) {
       for (uint32_t lr = 0; lr < sc.s0; lr++)
         for (uint32_t lc = 0; lc < sc.s1; lc++) {
           uint32_t r = (k / spr) * sc.s0 + lr, c = (k % spr) * sc.s1 + lc;
-          if (r >= T0 || c >= T1) continue;  // past a partial edge shard
-          const uint16_t* want = &a[(r * T1 + c) * 1024];
+          if (r >= V0 || c >= V1) continue;  // past a partial edge shard
+          const uint16_t* want = &a[(r * V1 + c) * 1024];
           const uint16_t* have = &placed[(size_t(k) * sp + lr * sc.s1 + lc) * 1024];
           if (std::memcmp(want, have, 2048) != 0)
             throw Failure(std::string("sharded ") + sc.name + ": tile (" + std::to_string(r) + "," +
@@ -325,7 +336,7 @@ void test_sharded(DeviceLayer& layer) {
     layer.run(layer.compile(g), {Buf(ia), Buf(gout)}, false);
     CHECK(download<uint16_t>(layer, gout, a.size()) == a);
     // Bank id and NOC coordinates of page 7, read with get_noc_addr(x, y, addr).
-    const uint32_t page = 7, pr = page / T1, pc = page % T1;
+    const uint32_t page = 7, pr = page / V1, pc = page % V1;
     uint32_t k = (pr / sc.s0) * spr + pc / sc.s1, local = (pr % sc.s0) * sc.s1 + pc % sc.s1;
     ProgramDesc br;
     br.name = "bank_read";
@@ -363,6 +374,9 @@ void test_layout_roundtrips(DeviceLayer& layer) {
       sharded_spec(Placement::L1, BufferLayout::WidthSharded, 32, cores_of({{0, 0, 0, 7}, {1, 0, 1, 1}}), 4, 1, 4, 9,
                    ShardOrientation::ColMajor),
       sharded_spec(Placement::Dram, BufferLayout::HeightSharded, 256, cores_of({{0, 0, 0, 7}}), 3, 2, 24, 2),
+      // Height shards narrower than the tensor, the last one partial.
+      sharded_spec(Placement::L1, BufferLayout::HeightSharded, 64, cores_of({{0, 0, 1, 3}}), 3, 1, 5, 4),
+      sharded_spec(Placement::Dram, BufferLayout::HeightSharded, 96, cores_of({{0, 0, 0, 7}}), 2, 2, 7, 4),
   };
   for (const BufferSpec& s : specs) {
     uint64_t pages = s.shard ? uint64_t(s.shard->tensor[0]) * s.shard->tensor[1] - 1 : 333;
@@ -900,12 +914,13 @@ void test_model_errors(DeviceLayer& layer) {
   p = base();
   runtime(p.kernels[0], one_core(0, 0), {L("accessor", 0)});
   expect_error("invalid_argument", [&] { checked_compile(layer, p); });
-  // Shard specs: too many shards, not height-shaped, cores outside the grid.
+  // Shard specs: too many shards, a height deal in shard rows (3 pages) that
+  // do not divide the pages (100), cores outside the grid.
   expect_error("invalid_argument", [&] {
     checked_alloc(layer, 64 * 100, sharded_spec(Placement::L1, BufferLayout::BlockSharded, 64, cores_of({{0, 0, 1, 1}}), 2, 2, 10, 10));
   });
   expect_error("invalid_argument", [&] {
-    checked_alloc(layer, 64 * 100, sharded_spec(Placement::L1, BufferLayout::HeightSharded, 64, cores_of({{0, 0, 7, 7}}), 2, 5, 10, 10));
+    checked_alloc(layer, 64 * 100, sharded_spec(Placement::L1, BufferLayout::HeightSharded, 64, cores_of({{0, 0, 7, 7}}), 2, 3, 10, 10));
   });
   expect_error("invalid_argument", [&] {
     checked_alloc(layer, 64 * 4, sharded_spec(Placement::L1, BufferLayout::HeightSharded, 64, cores_of({{0, 0, 8, 0}}), 1, 1, 4, 1));
