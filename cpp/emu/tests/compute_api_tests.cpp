@@ -462,14 +462,7 @@ void test_sfpu_ops(DeviceLayer& layer) {
   std::vector<int32_t> iv(1024);
   for (int i = 0; i < 1024; i++) iv[i] = (i % 9 == 0) ? 0 : (i % 11 == 0 ? 5 : (i * 37 % 1001) - 500);
   for (const IOp& o : iops) {
-    Run r;
-    r.formats = {"Int32"};
-    r.inputs = {i32_bytes(iv)};
-    r.out_format = "Int32";
-    r.compute = copy_op_kernel();
-    r.defines = {{"NIN", "1"}, {"OP", o.call}};
-    r.args = {0, o.p0, o.p1, 0};
-    auto got = bytes_i32(run(layer, r));
+    auto got = bytes_i32(run(layer, one_tile_op("Int32", i32_bytes(iv), o.call, o.p0, o.p1)));
     for (int i = 0; i < 1024; i++)
       if (got[i] != int32_t(uint32_t(uint64_t(o.f(iv[i])))))
         throw Failure(o.call + ": element " + std::to_string(i) + " (x = " + std::to_string(iv[i]) + ") = " +
@@ -579,13 +572,7 @@ void test_sfpu_ops(DeviceLayer& layer) {
   {
     std::vector<float> x(1024);
     for (int i = 0; i < 1024; i++) x[i] = i < 512 ? 1.0f + 1.0f / 512 : -(3.0f + 3.0f / 1024);
-    Run r;
-    r.formats = {"Float32"};
-    r.inputs = {f32_bytes(x)};
-    r.compute = copy_op_kernel();
-    r.defines = {{"NIN", "1"}, {"OP", "rand_tile_init(9); stochastic_round_tile(0)"}};
-    r.args = {0, 0, 0, 0};
-    auto got = bytes_f32(run(layer, r));
+    auto got = bytes_f32(run(layer, one_tile_op("Float32", f32_bytes(x), "rand_tile_init(9); stochastic_round_tile(0)")));
     double mean[2] = {0, 0};
     for (int i = 0; i < 1024; i++) {
       uint32_t gb = fb(got[i]);

@@ -111,6 +111,20 @@ struct Run {
   std::vector<uint32_t> unpack_to_dest_fp32;  // CB indices
 };
 
+// copy_op on one input tile in `format` (the output's format too): `op`,
+// statements on DST 0, runs after the copy with runtime args {0, p0, p1, 0}.
+inline Run one_tile_op(const std::string& format, std::vector<uint8_t> in, const std::string& op, uint32_t p0 = 0,
+                       uint32_t p1 = 0) {
+  Run r;
+  r.formats = {format};
+  r.inputs = {std::move(in)};
+  r.out_format = format;
+  r.compute = copy_op_kernel();
+  r.defines = {{"NIN", "1"}, {"OP", op}};
+  r.args = {0, p0, p1, 0};
+  return r;
+}
+
 inline std::vector<uint8_t> run(zyx::DeviceLayer& layer, const Run& r) {
   zyx_test::GroupProgram p;
   p.name = "compute_test";

@@ -313,12 +313,7 @@ ZYX_TEST(hw, test_exact_mode);
 // (unpack_to_dest_fp32), which keeps every bit.
 void test_unpack_to_dest(DeviceLayer& layer) {
   std::vector<float> x = randf(1024, -4, 4, 7);
-  Run r;
-  r.formats = {"Float32"};
-  r.inputs = {f32_bytes(x)};
-  r.compute = copy_op_kernel();
-  r.defines = {{"NIN", "1"}, {"OP", "(void)0"}};
-  r.args = {0, 0, 0, 0};
+  Run r = one_tile_op("Float32", f32_bytes(x), "(void)0");
   std::vector<uint8_t> in = r.inputs[0], through_src = run(layer, r);
   r.unpack_to_dest_fp32 = {0};
   std::vector<uint8_t> to_dest = run(layer, r);
