@@ -147,16 +147,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	for name := range f.out {
-		if i, ok := b.ParamIndex(name); !ok || !b.Params[i].Kind.IsBuffer() {
-			return usagef("--out %s: bundle %s has no buffer param %q (%s)", name, b.Name, name, b.BufferNames())
-		}
-	}
-	// Fail before any work when an output cannot be written.
-	for _, name := range f.outOrder {
-		if err := checkWritable(f.out[name]); err != nil {
-			return fmt.Errorf("--out %s: %w", name, err)
-		}
+	if err := checkOutFlags(f, b); err != nil {
+		return err
 	}
 
 	opts := backends.Options{}
@@ -259,6 +251,22 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if failed {
 		return mismatch(rep.Verify)
+	}
+	return nil
+}
+
+// checkOutFlags refuses an --out that names no buffer param of b, and fails
+// before any work when an output cannot be written.
+func checkOutFlags(f *runFlags, b *bundle.Bundle) error {
+	for name := range f.out {
+		if i, ok := b.ParamIndex(name); !ok || !b.Params[i].Kind.IsBuffer() {
+			return usagef("--out %s: bundle %s has no buffer param %q (%s)", name, b.Name, name, b.BufferNames())
+		}
+	}
+	for _, name := range f.outOrder {
+		if err := checkWritable(f.out[name]); err != nil {
+			return fmt.Errorf("--out %s: %w", name, err)
+		}
 	}
 	return nil
 }
