@@ -109,6 +109,7 @@ struct Run {
   std::string fidelity = "HiFi4";
   bool bfp8_precise = false;
   std::vector<uint32_t> unpack_to_dest_fp32;  // CB indices
+  bool dst_full_sync = false;                 // all of DST for math (else half)
 };
 
 // copy_op on one input tile in `format` (the output's format too): `op`,
@@ -160,6 +161,7 @@ inline std::vector<uint8_t> run(zyx::DeviceLayer& layer, const Run& r) {
   p.math_fidelity = r.fidelity;
   p.bfp8_pack_precise = r.bfp8_precise;
   p.unpack_to_dest_fp32 = r.unpack_to_dest_fp32;
+  p.dst_full_sync = r.dst_full_sync;
   uint64_t prog = layer.compile(zyx_test::one_group_program(p, 1, 1));
   layer.run(prog, args, false);
   layer.release(prog);
@@ -172,9 +174,10 @@ inline std::vector<uint8_t> run(zyx::DeviceLayer& layer, const Run& r) {
 
 // Runs kTwoTileKernel on the two tiles `in` (raw bytes in `format`, the
 // output's format too): `body` leaves its results in DST tiles out0 and
-// out1, which come back in that order.
+// out1, which come back in that order. full_sync gives math all of DST
+// (a body that uses more than half of it needs it, as on the card).
 inline std::vector<uint8_t> run_two_tiles(zyx::DeviceLayer& layer, const std::string& format, std::vector<uint8_t> in,
-                                          const std::string& body, int out0 = 0, int out1 = 1) {
+                                          const std::string& body, int out0 = 0, int out1 = 1, bool full_sync = false) {
   Run r;
   r.formats = {format};
   r.inputs = {std::move(in)};
@@ -182,6 +185,7 @@ inline std::vector<uint8_t> run_two_tiles(zyx::DeviceLayer& layer, const std::st
   r.out_tiles = 2;
   r.compute = kTwoTileKernel;
   r.defines = {{"BODY", body}, {"OUT0", std::to_string(out0)}, {"OUT1", std::to_string(out1)}};
+  r.dst_full_sync = full_sync;
   return run(layer, r);
 }
 
