@@ -467,6 +467,7 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
   s.defines = &kernel.defines;
   s.compile_args = compile_args;
   s.named_args = named_args;
+  s.bindings = kernel_bindings_source(kernel, compile_args, named_args);
   for (const auto& f : program.include_files) s.include_files.emplace_back(&f.path, &f.source);
   s.fp32_dest_acc = kernel.compute.fp32_dest_acc;
   s.math_approx = kernel.compute.math_approx_mode;
@@ -710,6 +711,7 @@ std::string KernelBuilder::generated_source(const BuildSpec& s) const {
   list("ZYX_EMU_CB_TILE_ROWS", s.cb_tile_rows);
   list("ZYX_EMU_CB_TILE_COLS", s.cb_tile_cols);
   out << "#include \"zyx_emu/kernel_prelude.h\"\n";
+  out << s.bindings;
   if (s.path && !s.path->empty()) {
     // The kernel where it lives in the include tree, so that its relative
     // includes resolve from its own directory. Its path reaches the

@@ -280,6 +280,8 @@ struct BuildSpec {
   const std::map<std::string, std::string>* defines = nullptr;
   std::vector<uint32_t> compile_args;
   std::vector<std::pair<std::string, uint32_t>> named_args;
+  // The Metal 2.0 bindings (kernel_bindings.cpp), "" for a kernel without.
+  std::string bindings;
   // Files the kernel may #include "path": (path, text), written into the
   // build's private include directory.
   std::vector<std::pair<const std::string*, const std::string*>> include_files;
@@ -301,6 +303,11 @@ struct BuildSpec {
     return a;
   }
 };
+
+// The generated Metal 2.0 bindings of kernel kd built with these resolved
+// compile args (kernel_bindings.cpp): "" for a kernel that has none.
+std::string kernel_bindings_source(const KernelDesc& kd, const std::vector<uint32_t>& compile_args,
+                                   const std::vector<std::pair<std::string, uint32_t>>& named);
 
 // write_new_file writes text to a new file of its own at path, mode 0600:
 // O_EXCL|O_NOFOLLOW, so that a file or a symbolic link planted at the

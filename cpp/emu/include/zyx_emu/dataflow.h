@@ -17,6 +17,7 @@
 
 #include "hostdevcommon/common_values.hpp"
 #include "zyx_emu/common.h"
+#include "zyx_emu/bindings.h"
 
 // The board's L1 banks (one per worker core, row-major: bank b is worker
 // core (b / cols, b % cols)) and L1 alignment; the kernel builder defines them.
@@ -530,6 +531,11 @@ struct TensorAccessor {
     if (!page_size) page_size = ZYX_API.buffer_page_size(bank_base_address);
     if (!page_size) page_size = Args::get_aligned_page_size();
   }
+  // A Metal 2.0 tensor binding (ta::name): the buffer's address from the
+  // common args, the layout from the compile args the token names.
+  template <uint32_t CTA_OFFSET, uint32_t ADDR_CRTA_OFFSET>
+  TensorAccessor(tensor_accessor::TensorAccessorBindingToken<CTA_OFFSET, ADDR_CRTA_OFFSET>)
+      : TensorAccessor(Args(), ckernel::get_common_arg_val<uint32_t>(static_cast<int>(ADDR_CRTA_OFFSET / 4))) {}
   static constexpr uint32_t get_aligned_page_size() { return Args::get_aligned_page_size(); }
   FORCE_INLINE uint32_t get_page_size() const { return page_size; }
   // Pages per shard (sharded tensors).
@@ -625,6 +631,9 @@ struct TensorAccessor {
     return is_local_addr(get_shard_noc_addr(shard_id, 0, noc), noc);
   }
 };
+template <uint32_t CTA_OFFSET, uint32_t ADDR_CRTA_OFFSET>
+TensorAccessor(tensor_accessor::TensorAccessorBindingToken<CTA_OFFSET, ADDR_CRTA_OFFSET>)
+    -> TensorAccessor<TensorAccessorArgs<CTA_OFFSET>>;
 template <typename Args>
 TensorAccessor(const Args&, uint32_t, uint32_t) -> TensorAccessor<Args>;
 template <typename Args>
@@ -1542,15 +1551,7 @@ struct DFBBindingToken {
 struct DataflowBufferArgs {
   uint32_t offset_bytes{};
 };
-// A DataflowBuffer binding's accessor (Metal 2.0 kernel bindings): the
-// buffer's id, which converts to the CB id the Gen1 compute calls take.
-struct DFBAccessor {
-  explicit constexpr DFBAccessor(uint16_t id) noexcept : id_(id) {}
-  constexpr operator uint32_t() const noexcept { return id_; }
-
- private:
-  uint16_t id_;
-};
+// DFBAccessor, a DataflowBuffer binding's accessor, is in zyx_emu/bindings.h.
 template <bool IsWrite, typename ReleaseFunc>
 class DfbScopedLock {
  public:
