@@ -342,30 +342,24 @@ void check_cb_index(uint32_t index, const std::string& w) {
 }
 
 // V10: the names of the program's dataflow buffers (CB indices) and
-// semaphores: C identifiers, each naming one index or one id.
-template <typename Items, typename Name, typename Value>
-void check_resource_names(const Items& items, Name name_of, Value value_of, const std::string& what,
-                          const std::string& base) {
-  std::map<std::string, uint32_t> seen;
-  for (size_t i = 0; i < items.size(); i++) {
-    const std::string& n = name_of(items[i]);
-    if (n.empty()) continue;
-    std::string at = idx(base, i) + ".name";
-    if (!is_c_identifier(n)) fail(at, "\"" + n + "\" is not a C identifier");
-    auto [it, fresh] = seen.emplace(n, value_of(items[i]));
-    if (!fresh && it->second != value_of(items[i]))
-      fail(at, what + " \"" + n + "\" already names " + std::to_string(it->second) + "; one name names one " + what);
-  }
+// semaphores: C identifiers, each naming one index (id) across the program.
+void check_resource_name(std::map<std::string, uint32_t>& seen, const std::string& n, uint32_t value,
+                         const std::string& what, const std::string& at) {
+  if (n.empty()) return;
+  if (!is_c_identifier(n)) fail(at, "\"" + n + "\" is not a C identifier");
+  auto [it, fresh] = seen.emplace(n, value);
+  if (!fresh && it->second != value)
+    fail(at, what + " \"" + n + "\" already names " + std::to_string(it->second) + "; one name names one " + what);
 }
 
 void check_program_names(const ProgramDesc& p, const std::string& w) {
+  std::map<std::string, uint32_t> cbs, sems;
   for (size_t i = 0; i < p.cbs.size(); i++)
-    check_resource_names(
-        p.cbs[i].indices, [](const CBIndexDesc& x) -> const std::string& { return x.name; },
-        [](const CBIndexDesc& x) { return x.index; }, "dataflow buffer", idx(w + ".cbs", i) + ".indices");
-  check_resource_names(
-      p.semaphores, [](const SemaphoreDesc& s) -> const std::string& { return s.name; },
-      [](const SemaphoreDesc& s) { return s.id; }, "semaphore", w + ".semaphores");
+    for (size_t j = 0; j < p.cbs[i].indices.size(); j++)
+      check_resource_name(cbs, p.cbs[i].indices[j].name, p.cbs[i].indices[j].index, "dataflow buffer",
+                          idx(idx(w + ".cbs", i) + ".indices", j) + ".name");
+  for (size_t i = 0; i < p.semaphores.size(); i++)
+    check_resource_name(sems, p.semaphores[i].name, p.semaphores[i].id, "semaphore", idx(w + ".semaphores", i) + ".name");
 }
 
 bool has_cb_named(const ProgramDesc& p, const std::string& n) {
