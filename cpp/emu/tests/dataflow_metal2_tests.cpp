@@ -4,14 +4,12 @@
 // (lower_bindings) and checks (check_program).
 #include "emu.hpp"
 #include "harness.hpp"
-#include "runner.hpp"
 #include "validate.hpp"
 
 using namespace zyx;
 using namespace zyx_test;
 
 namespace {
-
 
 ProgramDesc bindings_program() {
   GroupProgram g;
