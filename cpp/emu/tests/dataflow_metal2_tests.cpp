@@ -86,6 +86,12 @@ void test_bindings_text(const std::string&) {
   KernelDesc plain = k;
   plain.bindings = KernelBindings{};
   CHECK(emu::kernel_bindings_source(plain, {}, {{"bias", 7}}).empty());
+  // metal2 alone: the named compile args in args:: and the vararg helpers.
+  plain.bindings.metal2 = true;
+  text = emu::kernel_bindings_source(plain, {}, {{"bias", 7}});
+  CHECK(text.find("constexpr experimental::CtaVal<uint32_t> bias{7u};") != std::string::npos);
+  CHECK(text.find("get_arg_val<uint32_t>(0 + idx)") != std::string::npos);
+  CHECK(text.find("namespace dfb") == std::string::npos);
   // A name that is not an identifier never reaches the source.
   KernelDesc bad = k;
   bad.bindings.runtime_arg_names = {"x; int y"};
