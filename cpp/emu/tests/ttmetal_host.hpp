@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
@@ -175,6 +176,62 @@ inline std::vector<double> matmul_golden(const std::vector<double>& a, const std
       want[((r / 32) * nt + c / 32) * 1024 + face_index(r % 32, c % 32)] = s;
     }
   return want;
+}
+
+// Sets an environment variable of the runtime for a scope (nullptr: leaves
+// it as it is), restoring it after.
+struct EnvVar {
+  std::string name;
+  bool set = false, had = false;
+  std::string old;
+  EnvVar(const char* n, const char* value) : name(n) {
+    if (!value) return;
+    if (const char* o = std::getenv(n)) had = true, old = o;
+    setenv(n, value, 1);
+    set = true;
+  }
+  ~EnvVar() {
+    if (set && had) setenv(name.c_str(), old.c_str(), 1);
+    if (set && !had) unsetenv(name.c_str());
+  }
+  EnvVar(const EnvVar&) = delete;
+  EnvVar& operator=(const EnvVar&) = delete;
+};
+
+// The message of the error a run must end with ("" if it ran).
+inline std::string run_error(zyx::DeviceLayer& layer, uint64_t program, const std::vector<zyx::RunArg>& args) {
+  try {
+    layer.run(program, args, false);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// What the watcher reports of an example's kernel that a card lets pass:
+// the check ("cb", "noc") and a part of its report. Some examples push a CB
+// page they never reserved (harmless while the CB has room), or write past
+// their CB into L1 nothing else uses.
+struct Finding {
+  std::string check, report;
+};
+
+// Runs `program` under the watcher; when it stops the run, checks that it
+// reported `f` and runs the example again with that check off, as its host
+// would run it on a card.
+inline void run_past_finding(zyx::DeviceLayer& layer, uint64_t program, const std::vector<zyx::RunArg>& args,
+                             const Finding& f) {
+  std::string what = run_error(layer, program, args);
+  if (what.empty()) return;
+  if (what.find(f.report) == std::string::npos || what.find("watcher check " + f.check) == std::string::npos)
+    throw Failure("want the watcher's " + f.check + " report \"" + f.report + "\", got \"" + what + "\"");
+  EnvVar off("ZYX_EMU_WATCHER", ("no-" + f.check).c_str());
+  layer.run(program, args, false);
+}
+
+// The watcher's report of an unreserved push ("cb_push_back(16, 1)").
+inline Finding unreserved_push(const std::string& push) {
+  return Finding{"cb", push + " pushes more than the 0 page(s) reserved"};
 }
 
 // A case: an example's name and its restated host program.
