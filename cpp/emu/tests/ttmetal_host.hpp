@@ -4,6 +4,7 @@
 // division of work over the compute grid, and the hosts' PCC check.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -138,6 +139,84 @@ inline std::vector<Work> split_work(uint32_t grid_rows, uint32_t grid_cols, uint
     out.push_back(w);
   }
   return out;
+}
+
+// The per-core output block of the matmul reuse examples (their host's
+// bmm_op_utils::get_large_matmul_params): per_core_m x per_core_n tiles in
+// subblocks of sub_h x sub_w; all zero where none fits.
+struct MatmulBlocks {
+  uint32_t m = 0, n = 0, sub_h = 0, sub_w = 0;
+};
+
+namespace detail {
+inline std::vector<uint32_t> prime_factors(uint32_t n) {
+  std::vector<uint32_t> f;
+  for (uint32_t p = 2; p * p <= n; p++)
+    while (n % p == 0) f.push_back(p), n /= p;
+  if (n > 1) f.push_back(n);
+  return f;
+}
+// The distinct products of non-empty sub-multisets of f, ascending ({1} for none).
+inline std::vector<uint32_t> sub_products(const std::vector<uint32_t>& f) {
+  if (f.empty()) return {1};
+  std::vector<uint32_t> out;
+  for (uint32_t x : f) {
+    std::vector<uint32_t> more = {x};
+    for (uint32_t p : out) more.push_back(p * x);
+    for (uint32_t m : more)
+      if (std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+// The largest other block dimension whose double-buffered in0/in1 blocks
+// and output block fit the host's 400-tile budget.
+inline uint32_t max_block_dim(uint32_t dim, uint32_t w) {
+  int32_t other = (400 - 2 * int32_t(w) * int32_t(dim)) / (2 * int32_t(w) + int32_t(dim));
+  return other > 0 ? uint32_t(other) : 0;
+}
+// Factors larger than the core count must stay in one block: their product.
+inline uint32_t take_large(std::vector<uint32_t>& f, uint32_t cores) {
+  uint32_t prod = 1;
+  for (uint32_t x : f) prod *= x > cores ? x : 1;
+  f.erase(std::remove_if(f.begin(), f.end(), [&](uint32_t x) { return x > cores; }), f.end());
+  return prod;
+}
+inline MatmulBlocks with_subblock(uint32_t m, uint32_t n) {
+  static constexpr uint32_t kChoices[20][2] = {{4, 2}, {2, 4}, {8, 1}, {1, 8}, {7, 1}, {1, 7}, {3, 2},
+                                               {2, 3}, {6, 1}, {1, 6}, {5, 1}, {1, 5}, {2, 2}, {4, 1},
+                                               {1, 4}, {3, 1}, {1, 3}, {2, 1}, {1, 2}, {1, 1}};
+  for (const auto& c : kChoices)
+    if (m % c[0] == 0 && n % c[1] == 0) return {m, n, c[0], c[1]};
+  return {};
+}
+}  // namespace detail
+
+inline MatmulBlocks large_matmul_blocks(uint32_t mt, uint32_t nt, uint32_t cores_y, uint32_t cores_x, uint32_t w) {
+  using namespace detail;
+  auto mf = prime_factors(mt), nf = prime_factors(nt);
+  uint32_t m_min = take_large(mf, cores_y), n_min = take_large(nf, cores_x);
+  if (n_min > max_block_dim(m_min, w)) return {};
+  auto fits = [&](uint32_t m, uint32_t n) { return mt / m <= cores_y && nt / n <= cores_x; };
+  if (m_min > 1 || n_min > 1) {
+    // Grow the other dimension from its forced minimum as far as the budget allows.
+    bool grow_n = m_min > 1;
+    uint32_t fixed = grow_n ? m_min : n_min, grown = grow_n ? n_min : m_min;
+    for (uint32_t x : sub_products(grow_n ? nf : mf)) {
+      if (x * (grow_n ? n_min : m_min) > max_block_dim(fixed, w)) break;
+      grown = x * (grow_n ? n_min : m_min);
+    }
+    uint32_t m = grow_n ? m_min : grown, n = grow_n ? grown : n_min;
+    return fits(m, n) ? with_subblock(m, n) : MatmulBlocks{};
+  }
+  uint32_t m = m_min;
+  for (uint32_t n : sub_products(nf)) {
+    for (uint32_t x : sub_products(mf))
+      if (x <= max_block_dim(n, w)) m = x;
+    if (!fits(m, n)) continue;
+    if (MatmulBlocks b = with_subblock(m, n); b.m) return b;
+  }
+  return {};
 }
 
 // The Pearson correlation of two vectors (the hosts' check_bfloat16_vector_pcc,
