@@ -19,14 +19,6 @@ using namespace zyx_test;
 
 namespace {
 
-std::vector<std::string> lines_of(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);)
-    if (l.rfind("dprint: ", 0) == 0) out.push_back(l);
-  return out;
-}
-
 size_t index_of(const std::vector<std::string>& lines, const std::string& line) {
   for (size_t i = 0; i < lines.size(); i++)
     if (lines[i] == line) return i;
@@ -131,7 +123,7 @@ GroupProgram print_program() {
 void test_dprint(DeviceLayer& layer) {
   uint64_t prog = layer.compile(one_group_program(print_program(), 1, 2));
   setenv("ZYX_EMU_DPRINT", "1", 1);
-  auto lines = lines_of(capture_stderr([&] { layer.run(prog, {}, false); }));
+  auto lines = dprint_lines(capture_stderr([&] { layer.run(prog, {}, false); }));
   unsetenv("ZYX_EMU_DPRINT");
   for (const char* core : {"core (0,0)", "core (0,1)"}) {
     std::string r = std::string("dprint: ") + core + " riscv_0: ", w = std::string("dprint: ") + core + " riscv_1: ";
@@ -190,7 +182,7 @@ void test_dprint(DeviceLayer& layer) {
   }
   for (const char* bad : {"wrongly"}) expect_absent(lines, bad);
   // Without ZYX_EMU_DPRINT nothing is printed.
-  auto quiet = lines_of(capture_stderr([&] { layer.run(prog, {}, false); }));
+  auto quiet = dprint_lines(capture_stderr([&] { layer.run(prog, {}, false); }));
   CHECK_EQ(quiet.size(), size_t(0));
   layer.release(prog);
 }
@@ -274,7 +266,7 @@ void test_dprint_more(DeviceLayer& layer) {
   p.fp32_dest_acc = false;
   uint64_t prog = layer.compile(one_group_program(p, 1, 1));
   setenv("ZYX_EMU_DPRINT", "1", 1);
-  auto lines = lines_of(capture_stderr([&] { layer.run(prog, {}, false); }));
+  auto lines = dprint_lines(capture_stderr([&] { layer.run(prog, {}, false); }));
   unsetenv("ZYX_EMU_DPRINT");
   layer.release(prog);
   const std::string r = "dprint: core (0,0) riscv_0: ", c = "dprint: core (0,0) compute: ";

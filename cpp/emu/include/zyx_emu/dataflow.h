@@ -170,6 +170,9 @@ FORCE_INLINE uint32_t aligned(uint32_t page_size, bool dram = true) {
 // Page id of an interleaved buffer: DRAM bank id % banks, or L1 bank (worker
 // core) id % cores; `base` may be this core's pointer to an L1 buffer (the
 // NOC uses its offset inside L1).
+// The NOC address of `local` in DRAM bank `bank` (the emulator's DRAM bank
+// b sits at NOC (0, b)).
+FORCE_INLINE uint64_t dram_bank_noc_addr(uint32_t bank, uint64_t local) { return NOC_XY_ADDR(0, bank, local); }
 FORCE_INLINE uint64_t interleaved_aligned(uint32_t base, uint32_t aligned_page, uint32_t id, uint32_t offset,
                                           bool dram) {
   if (!dram) {
@@ -177,8 +180,7 @@ FORCE_INLINE uint64_t interleaved_aligned(uint32_t base, uint32_t aligned_page, 
     return NOC_XY_ADDR(bank % ZYX_EMU_GRID_COLS + 1, bank / ZYX_EMU_GRID_COLS + 1,
                        uint64_t(base) + uint64_t(id / NUM_L1_BANKS) * aligned_page + offset);
   }
-  uint32_t bank = id % NUM_DRAM_BANKS;
-  return NOC_XY_ADDR(0, bank, uint64_t(base) + uint64_t(id / NUM_DRAM_BANKS) * aligned_page + offset);
+  return dram_bank_noc_addr(id % NUM_DRAM_BANKS, uint64_t(base) + uint64_t(id / NUM_DRAM_BANKS) * aligned_page + offset);
 }
 FORCE_INLINE uint64_t interleaved(uint32_t base, uint32_t page_size, uint32_t id, uint32_t offset, bool dram) {
   return interleaved_aligned(base, aligned(page_size, dram), id, offset, dram);
@@ -239,8 +241,11 @@ struct InterleavedPow2AddrGenFast {
 //   [ArgsConfig flags, aligned page size]                     interleaved
 //   [flags, aligned page size, rank, banks, tensor shape (rank words),
 //    shard shape (rank words), bank coordinates (two per word)] sharded
-// Shapes are in pages; bank b's NOC coordinates are (x << 8) | y in the low
-// (even b) or high (odd b) half of word b / 2; shard s is held by bank
+// Shapes are in pages; bank b's coordinates are (x << 8) | y in the low
+// (even b) or high (odd b) half of word b / 2: a worker's NOC coordinates
+// for L1, and for DRAM, as tt-metal's host writes them, the logical DRAM
+// core (x = the DRAM bank id, y = 0), which the accessor maps through the
+// DRAM bank table as tt-metal's device side does. Shard s is held by bank
 // s % banks, at page s / banks * shard volume of that bank.
 namespace tensor_accessor {
 inline constexpr size_t UNKNOWN = static_cast<size_t>(-1);
@@ -577,19 +582,23 @@ struct TensorAccessor {
                                                              Args::is_dram);
     } else {
       PageMapping m = get_bank_and_offset(page_id);
-      uint32_t xy = Args::packed_bank_coord(m.bank_id);
-      return NOC_XY_ADDR(xy >> 8, xy & 0xff,
-                         uint64_t(address) + uint64_t(m.bank_page_offset) * Args::get_aligned_page_size() + offset);
+      return bank_noc_addr(m.bank_id, uint64_t(address) + uint64_t(m.bank_page_offset) * Args::get_aligned_page_size() +
+                                          offset);
     }
+  }
+  // The NOC address of `local` in sharded bank `bank` (see the layout above).
+  static FORCE_INLINE uint64_t bank_noc_addr(uint32_t bank, uint64_t local) {
+    uint32_t xy = Args::packed_bank_coord(bank);
+    if constexpr (Args::is_dram) return ckernel::zyx_emu_detail_ag::dram_bank_noc_addr(xy >> 8, local);
+    return NOC_XY_ADDR(xy >> 8, xy & 0xff, local);
   }
   // The NOC address of shard shard_id's first page (sharded tensors), plus offset.
   FORCE_INLINE uint64_t get_shard_noc_addr(uint32_t shard_id, uint32_t offset = 0, uint8_t = noc_index) const {
     static_assert(Args::is_sharded, "get_shard_noc_addr needs a sharded tensor");
-    uint32_t xy = Args::packed_bank_coord(shard_id % Args::NumBanksCT);
-    return NOC_XY_ADDR(xy >> 8, xy & 0xff,
-                       uint64_t(address) +
-                           uint64_t(shard_id / Args::NumBanksCT) * shard_volume() * Args::get_aligned_page_size() +
-                           offset);
+    return bank_noc_addr(shard_id % Args::NumBanksCT,
+                         uint64_t(address) +
+                             uint64_t(shard_id / Args::NumBanksCT) * shard_volume() * Args::get_aligned_page_size() +
+                             offset);
   }
   // The bank-relative base address (an L1-sharded tensor's local base).
   FORCE_INLINE constexpr uint32_t get_bank_base_address() const { return address; }
