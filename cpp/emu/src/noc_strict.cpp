@@ -41,6 +41,7 @@ bool overlaps(const NocPending::Transfer& t, uint64_t off, uint64_t size) {
 const NocPending::Transfer* find_pending(bool reads, uint64_t off, uint64_t size, const Fiber** owner) {
   const CoreState* c = t_fiber->core;
   for (uint32_t i = 0; i < c->nfibers; i++) {
+    if (!c->fibers[i].started) continue;  // its state is an earlier run's
     const NocPending& p = c->fibers[i].api.noc;
     size_t n = reads ? p.reads : p.writes;
     const auto& list = reads ? p.read_list : p.write_list;
