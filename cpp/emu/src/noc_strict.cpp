@@ -65,6 +65,15 @@ std::string transfer_text(const NocPending::Transfer& t, const Fiber* owner) {
   return s.str();
 }
 
+// The outstanding reads' data lands in L1.
+void land_reads(NocPending& p) {
+  for (size_t i = 0; i < p.reads; i++) {
+    const NocPending::Transfer& t = p.read_list[i];
+    std::memcpy(t.local, t.data.data(), t.size);
+  }
+  p.reads = 0;
+}
+
 }  // namespace
 
 uint8_t* noc_strict_read(uint8_t* local, uint64_t off, uint32_t size, uintptr_t site, const char* op) {
@@ -127,20 +136,14 @@ void noc_strict_barrier(uint32_t what) {
     }
     p.writes = 0;
   }
-  if (what & ZYX_EMU_NOC_READS) {
-    for (size_t i = 0; i < p.reads; i++) {
-      const NocPending::Transfer& t = p.read_list[i];
-      std::memcpy(t.local, t.data.data(), t.size);
-    }
-    p.reads = 0;
-  }
+  if (what & ZYX_EMU_NOC_READS) land_reads(p);
 }
 
 void noc_kernel_end(Fiber* f) {
   // The card's NOC delivers what a kernel left outstanding after it ends.
   NocPending& p = f->api.noc;
-  for (size_t i = 0; i < p.reads; i++) std::memcpy(p.read_list[i].local, p.read_list[i].data.data(), p.read_list[i].size);
-  p.reads = p.writes = 0;
+  land_reads(p);
+  p.writes = 0;
 }
 
 void api_noc_barrier(uint32_t what) {
