@@ -78,6 +78,8 @@ void api_noc_atomic_inc(uint64_t dst, uint32_t incr);
 void api_noc_atomic_inc_mcast(uint64_t dst, uint32_t incr, uint32_t include_self);
 void api_noc_inline_write(uint64_t dst, uint32_t value, uint32_t be, uint32_t mcast);
 uint64_t api_l1_noc_addr(uint32_t x, uint32_t y, uint32_t addr);
+// noc_strict.cpp: the NOC barriers (ABI 11).
+void api_noc_barrier(uint32_t what);
 void api_core_xy(uint32_t* x, uint32_t* y);
 void api_core_info(zyx_emu_core_info* out);
 

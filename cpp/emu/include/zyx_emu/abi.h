@@ -15,7 +15,7 @@
 
 #include "zyx_emu/sfpu_ops.h"
 
-#define ZYX_EMU_ABI_VERSION 10
+#define ZYX_EMU_ABI_VERSION 11
 
 // Binary and unary operation codes used through the table.
 enum zyx_emu_binary_op { ZYX_BIN_ADD = 0, ZYX_BIN_SUB = 1, ZYX_BIN_MUL = 2 };
@@ -255,4 +255,15 @@ typedef struct zyx_emu_api {
   // __cxa_throw through the prelude's wrapper): the emulator keeps the
   // throw site, named if the exception leaves the kernel.
   void (*note_throw)(void);
+
+  // ---- ABI 11 ----
+  // A NOC barrier (what: ZYX_EMU_NOC_READS for noc_async_read_barrier and
+  // its _with_trid form, ZYX_EMU_NOC_WRITES for the write barriers and
+  // flushes, both for the full barrier). Every transfer completes when
+  // issued unless the watcher's strict NOC mode defers the reads' data to
+  // their barrier (docs/emulator.md, "Debugging kernels").
+  void (*noc_barrier)(uint32_t what);
 } zyx_emu_api;
+
+#define ZYX_EMU_NOC_READS 1u
+#define ZYX_EMU_NOC_WRITES 2u

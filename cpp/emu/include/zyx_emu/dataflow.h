@@ -832,8 +832,11 @@ FORCE_INLINE void noc_async_read_tile_dram_sharded_with_state_with_trid(uint32_t
                                                                         uint8_t noc = noc_index) {
   noc_async_read_one_packet_with_state_with_trid(src_base_addr, src_addr, dest_addr, trid, noc);
 }
+// Completes every outstanding read, not only those of trid (the emulator
+// does not track transaction ids).
 FORCE_INLINE void noc_async_read_barrier_with_trid(uint32_t trid, uint8_t = noc_index) {
   if (trid > NOC_MAX_TRANSACTION_ID) ZYX_API.fail("noc_async_read_barrier_with_trid: transaction id is beyond 0xF");
+  ZYX_API.noc_barrier(ZYX_EMU_NOC_READS);
 }
 FORCE_INLINE uint32_t noc_available_transactions(uint8_t, uint32_t) { return NOC_MAX_TRANSACTION_ID_COUNT; }
 
@@ -910,9 +913,11 @@ FORCE_INLINE void noc_async_write_one_packet_with_trid_with_state(uint32_t src_l
 }
 FORCE_INLINE void noc_async_write_barrier_with_trid(uint32_t trid, uint8_t = noc_index) {
   if (trid > NOC_MAX_TRANSACTION_ID) ZYX_API.fail("noc_async_write_barrier_with_trid: transaction id is beyond 0xF");
+  ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES);
 }
 FORCE_INLINE void noc_async_write_flushed_with_trid(uint32_t trid, uint8_t = noc_index) {
   if (trid > NOC_MAX_TRANSACTION_ID) ZYX_API.fail("noc_async_write_flushed_with_trid: transaction id is beyond 0xF");
+  ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES);
 }
 FORCE_INLINE void reset_noc_trid_barrier_counter(uint32_t = NOC_CLEAR_OUTSTANDING_REQ_MASK, uint32_t = noc_index) {}
 
@@ -957,13 +962,16 @@ FORCE_INLINE void noc_async_write_multicast_loopback_src(uint32_t src, uint64_t 
   ZYX_API.noc_mcast_write(src, dst_mcast, size, 1);
 }
 
-// ---- barriers: transfers are complete when issued ----
-FORCE_INLINE void noc_async_read_barrier(uint8_t = noc_index) {}
-FORCE_INLINE void noc_async_write_barrier(uint8_t = noc_index) {}
-FORCE_INLINE void noc_async_writes_flushed(uint8_t = noc_index) {}
-FORCE_INLINE void noc_async_posted_writes_flushed(uint8_t = noc_index) {}
+// ---- barriers: transfers are complete when issued, except the reads of
+// the watcher's strict NOC mode, whose data lands at the read barrier ----
+FORCE_INLINE void noc_async_read_barrier(uint8_t = noc_index) { ZYX_API.noc_barrier(ZYX_EMU_NOC_READS); }
+FORCE_INLINE void noc_async_write_barrier(uint8_t = noc_index) { ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES); }
+FORCE_INLINE void noc_async_writes_flushed(uint8_t = noc_index) { ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES); }
+FORCE_INLINE void noc_async_posted_writes_flushed(uint8_t = noc_index) { ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES); }
 FORCE_INLINE void noc_async_atomic_barrier(uint8_t = noc_index) {}
-FORCE_INLINE void noc_async_full_barrier(uint8_t = noc_index) {}
+FORCE_INLINE void noc_async_full_barrier(uint8_t = noc_index) {
+  ZYX_API.noc_barrier(ZYX_EMU_NOC_READS | ZYX_EMU_NOC_WRITES);
+}
 inline void RISC_POST_HEARTBEAT(uint32_t& heartbeat) { heartbeat++; }
 
 // ---- inline writes ----
@@ -1239,30 +1247,48 @@ class Noc {
   bool is_read_trid_flushed(uint32_t) const { return true; }
   template <auto... O>
   void async_read_barrier(const NocOptVals& v = {}) const {
-    if constexpr (opts<O...>().txn) ckernel::noc_async_read_barrier_with_trid(v.trid, noc_id_);
+    if constexpr (opts<O...>().txn)
+      ckernel::noc_async_read_barrier_with_trid(v.trid, noc_id_);
+    else
+      ZYX_API.noc_barrier(ZYX_EMU_NOC_READS);
   }
   template <auto... O>
   void async_read_barrier(uint32_t trid) const {
-    if constexpr (opts<O...>().txn) ckernel::noc_async_read_barrier_with_trid(trid, noc_id_);
+    if constexpr (opts<O...>().txn)
+      ckernel::noc_async_read_barrier_with_trid(trid, noc_id_);
+    else
+      ZYX_API.noc_barrier(ZYX_EMU_NOC_READS);
   }
   template <auto... O>
   void async_write_barrier(const NocOptVals& v = {}) const {
-    if constexpr (opts<O...>().txn) ckernel::noc_async_write_barrier_with_trid(v.trid, noc_id_);
+    if constexpr (opts<O...>().txn)
+      ckernel::noc_async_write_barrier_with_trid(v.trid, noc_id_);
+    else
+      ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES);
   }
   template <auto... O>
   void async_write_barrier(uint32_t trid) const {
-    if constexpr (opts<O...>().txn) ckernel::noc_async_write_barrier_with_trid(trid, noc_id_);
+    if constexpr (opts<O...>().txn)
+      ckernel::noc_async_write_barrier_with_trid(trid, noc_id_);
+    else
+      ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES);
   }
   template <auto... O>
   void async_writes_flushed(const NocOptVals& v = {}) const {
-    if constexpr (opts<O...>().txn) ckernel::noc_async_write_flushed_with_trid(v.trid, noc_id_);
+    if constexpr (opts<O...>().txn)
+      ckernel::noc_async_write_flushed_with_trid(v.trid, noc_id_);
+    else
+      ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES);
   }
   template <auto... O>
   void async_writes_flushed(uint32_t trid) const {
-    if constexpr (opts<O...>().txn) ckernel::noc_async_write_flushed_with_trid(trid, noc_id_);
+    if constexpr (opts<O...>().txn)
+      ckernel::noc_async_write_flushed_with_trid(trid, noc_id_);
+    else
+      ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES);
   }
   void async_atomic_barrier() const {}
-  void async_full_barrier() const {}
+  void async_full_barrier() const { ZYX_API.noc_barrier(ZYX_EMU_NOC_READS | ZYX_EMU_NOC_WRITES); }
 
   // ---- zeroing ----
   // Zeroes size_bytes of a local destination (CircularBuffer, DataflowBuffer, …).
