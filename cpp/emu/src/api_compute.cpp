@@ -210,7 +210,7 @@ void binary_bcast(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint3
                   uint32_t row, void* site) {
   if (op > ZYX_BIN_MUL) kernel_fail("unknown binary op " + std::to_string(op));
   if (bcast > ZYX_BC_SCALAR) kernel_fail("unknown broadcast " + std::to_string(bcast));
-  FpuStep step(bcast == ZYX_BC_NONE ? kFpuBinary : kFpuBcast, {{cb0, t0}, {cb1, t1}}, site);
+  FpuStep step(FpuOp((bcast == ZYX_BC_NONE ? kFpuAdd : kFpuAddBcast) + op), {{cb0, t0}, {cb1, t1}}, site);
   if (!step.execute()) return;
   uint32_t* d = dst_tile(dst);
   Format f0 = cb_of(cb0).format, f1 = cb_of(cb1).format;

@@ -28,10 +28,11 @@ namespace compute {
 
 namespace {
 
-const char* const kFpuOpNames[] = {"copy_tile",        "binary op",         "broadcast binary op",
-                                   "binary_dest_reuse_tiles", "unary_bcast", "transpose_wh_tile",
-                                   "matmul_tiles",     "reduce_tile",
-                                   "unpack_tilizeA_B_block", "tilize_block", "untilize_block"};
+const char* const kFpuOpNames[] = {
+    "copy_tile",         "add_tiles",         "sub_tiles",           "mul_tiles",
+    "add_tiles_bcast",   "sub_tiles_bcast",   "mul_tiles_bcast",     "binary_dest_reuse_tiles",
+    "unary_bcast",       "transpose_wh_tile", "matmul_tiles",        "reduce_tile",
+    "unpack_tilizeA_B_block", "tilize_block", "untilize_block"};
 
 bool through(FpuOp op) { return op == kFpuTilize || op == kFpuUntilize; }
 

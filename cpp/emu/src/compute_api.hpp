@@ -73,7 +73,10 @@ const uint8_t* captured_tile(uint32_t cb, uint32_t tile, const char* op);
 // The FPU ops that take operands from CBs, as the unpack and math builds
 // hand them over (names in api_compute_trisc.cpp).
 enum FpuOp : uint32_t {
-  kFpuCopy, kFpuBinary, kFpuBcast, kFpuReuse, kFpuUnaryBcast, kFpuTranspose, kFpuMatmul, kFpuReduce,
+  kFpuCopy,
+  kFpuAdd, kFpuSub, kFpuMul,  // kFpuAdd + ZYX_BIN_*
+  kFpuAddBcast, kFpuSubBcast, kFpuMulBcast,
+  kFpuReuse, kFpuUnaryBcast, kFpuTranspose, kFpuMatmul, kFpuReduce,
   kFpuTilizeAB,
   // Through ops: from CB to CB (tilize, untilize); math passes the operands
   // on to pack, which executes them.
