@@ -91,7 +91,8 @@ void sfpu_add_top_row_of(uint32_t a, uint32_t b, uint32_t out, uint32_t fmt) {
 }  // namespace compute
 
 void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_t p2) {
-  ComputeState& cs = core().cstate;
+  if (!on_math()) return;  // SFPU: the math build
+  ComputeState& cs = cstate();
   if (op == ZYX_SU_RAND && dst == 0xffffffffu) {  // rand_tile_init / dropout_tile_init(seed)
     cs.rand_state = 0x9e3779b97f4a7c15ull ^ (uint64_t(p0) << 17) ^ (uint64_t(core().index) << 40);
     if (!cs.rand_state) cs.rand_state = 1;
@@ -138,6 +139,7 @@ void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_
 }
 
 void api_sfpu_binary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t out, uint32_t) {
+  if (!on_math()) return;  // SFPU: the math build
   if (!sfpu_binary_known(op)) kernel_fail("unknown SFPU binary op " + std::to_string(op));
   uint32_t *a = dst_tile(ia), *b = dst_tile(ib), *d = dst_tile(out);
   DstKind ka = core().dst_kind[ia], kb = core().dst_kind[ib];
@@ -167,6 +169,7 @@ void api_sfpu_binary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t out, uint32
 }
 
 void api_sfpu_ternary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t ic, uint32_t out, uint32_t p0) {
+  if (!on_math()) return;  // SFPU: the math build
   if (op >= ZYX_ST_COUNT) kernel_fail("unknown SFPU ternary op " + std::to_string(op));
   float x[1024], y[1024], z[1024];
   dst_floats(ia, x);

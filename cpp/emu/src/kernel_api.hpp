@@ -43,6 +43,8 @@ bool satisfied(const CoreState& c, const Wait& w);
 // Switches to the worker until w is satisfied; throws Cancelled when the
 // run is cancelled meanwhile.
 void block_until(const Wait& w);
+// What a TRISC build waits for in the hand-over (api_compute_trisc.cpp).
+std::string trisc_wait_text(const CoreState& c, Wait::Kind k);
 // What a blocked kernel waits for, for the deadlock report.
 std::string describe_wait(const Fiber* f);
 // The host pointer of an L1 offset of a core (as a 32-bit kernel address).

@@ -95,6 +95,8 @@ enum zyx_emu_compute_key {
   ZYX_CK_RELU = 3,            // pack ReLU: tt-metal packed config (mode | threshold << 16)
   ZYX_CK_L1_ACC = 4,          // pack accumulates into L1 (value 0/1)
   ZYX_CK_PACK_ROWS = 5,       // rows pack_rows packs
+  ZYX_CK_DST_SYNC = 6,        // a DST hand-over call: 0 tile_regs_acquire, 1 tile_regs_commit,
+                              // 2 tile_regs_wait, 3 tile_regs_release, 4 acquire_dst, 5 release_dst
 };
 // Welford operations (welford).
 enum zyx_emu_welford_op {

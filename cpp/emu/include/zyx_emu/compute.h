@@ -1,8 +1,10 @@
 // Kernel-side compute API of zyx-tt's Tensix emulator: the destination
 // register file, unpack/pack, FPU binary ops, SFPU unary ops, matmul, reduce,
-// transpose and typecast. The unpack, math and pack threads of a real Tensix
-// run here as one sequential thread, so the init and sync calls that only
-// configure or hand over hardware are accepted and do nothing.
+// transpose and typecast. The kernel is built once (the unpack, math and pack
+// threads of a Tensix as one sequential thread) or three times, once per
+// TRISC (ZYX_EMU_TRISC; docs/emulator.md, "Compute model"); the runtime
+// gives each call its part in each build. The init calls that only
+// configure hardware are accepted and do nothing.
 #pragma once
 
 #include <array>
@@ -11,9 +13,24 @@
 #include "zyx_emu/common.h"
 #include "zyx_emu/llk_defs.h"
 
+// The single build runs unpack, math and pack in one: every processor's
+// code is active. A TRISC build (ZYX_EMU_TRISC 1-3, with tt-metal's
+// TRISC_UNPACK, TRISC_MATH or TRISC_PACK) keeps only its own.
+#if !defined(ZYX_EMU_TRISC) || ZYX_EMU_TRISC == 2
 #define MATH(x) x
+#else
+#define MATH(x)
+#endif
+#if !defined(ZYX_EMU_TRISC) || ZYX_EMU_TRISC == 3
 #define PACK(x) x
+#else
+#define PACK(x)
+#endif
+#if !defined(ZYX_EMU_TRISC) || ZYX_EMU_TRISC == 1
 #define UNPACK(x) x
+#else
+#define UNPACK(x)
+#endif
 #ifndef NAMESPACE
 #define NAMESPACE zyx_compute_ns
 #endif
@@ -72,12 +89,14 @@ constexpr uint32_t fmt() {
 
 
 // ---- DST ownership ----
-ALWI void tile_regs_acquire() { ZYX_API.dst_acquire(); }
-ALWI void tile_regs_wait() {}
-ALWI void tile_regs_commit() {}
-ALWI void tile_regs_release() { ZYX_API.dst_release(); }
-ALWI void acquire_dst(tt::DstMode = tt::DstMode::Half) { ZYX_API.dst_acquire(); }
-ALWI void release_dst(tt::DstMode = tt::DstMode::Half) { ZYX_API.dst_release(); }
+// Math owns DST from acquire to commit, pack from wait to release; the
+// emulator checks the order, and in the TRISC builds hands DST over.
+ALWI void tile_regs_acquire() { ZYX_API.compute_config(ZYX_CK_DST_SYNC, 0); }
+ALWI void tile_regs_commit() { ZYX_API.compute_config(ZYX_CK_DST_SYNC, 1); }
+ALWI void tile_regs_wait() { ZYX_API.compute_config(ZYX_CK_DST_SYNC, 2); }
+ALWI void tile_regs_release() { ZYX_API.compute_config(ZYX_CK_DST_SYNC, 3); }
+ALWI void acquire_dst(tt::DstMode = tt::DstMode::Half) { ZYX_API.compute_config(ZYX_CK_DST_SYNC, 4); }
+ALWI void release_dst(tt::DstMode = tt::DstMode::Half) { ZYX_API.compute_config(ZYX_CK_DST_SYNC, 5); }
 
 // ---- where the kernel runs (common.h) ----
 namespace zyx_emu_c {
@@ -505,10 +524,10 @@ ALWI void pack_untilize_init(uint32_t, uint32_t) {}
 template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim>
 ALWI void pack_untilize_block(uint32_t icb, uint32_t block_rt_dim, uint32_t ocb, uint32_t block_c_index = 0) {
   for (uint32_t r = 0; r < block_rt_dim; r++) {
-    ZYX_API.dst_acquire();
+    acquire_dst();  // math: acquire; pack: wait
     for (uint32_t c = 0; c < block_ct_dim; c++) ZYX_API.copy_tile(icb, r * block_ct_dim + c, c);
     ZYX_API.pack_untilize(0, 1, block_ct_dim, full_ct_dim, block_c_index, ocb);
-    ZYX_API.dst_release();
+    release_dst();  // math: commit; pack: release
   }
 }
 template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim, bool diagonal = false, auto... P>

@@ -687,9 +687,15 @@ inline void print_dst_tile(uint32_t tile, bool by_face) {
   }
 #define DPRINT_DATA0(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR == 0, 0, __VA_ARGS__)
 #define DPRINT_DATA1(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR == 1, 0, __VA_ARGS__)
-#define DPRINT_UNPACK(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR == 2, 1, __VA_ARGS__)
-#define DPRINT_MATH(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR == 2, 2, __VA_ARGS__)
-#define DPRINT_PACK(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR == 2, 3, __VA_ARGS__)
+// In a TRISC build (ZYX_EMU_TRISC 1-3) only that TRISC's prints.
+#if defined(ZYX_EMU_TRISC)
+#define ZYX_EMU_DPRINT_ON_TRISC(t) (ZYX_EMU_TRISC == (t))
+#else
+#define ZYX_EMU_DPRINT_ON_TRISC(t) (ZYX_EMU_PROCESSOR == 2)
+#endif
+#define DPRINT_UNPACK(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_DPRINT_ON_TRISC(1), 1, __VA_ARGS__)
+#define DPRINT_MATH(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_DPRINT_ON_TRISC(2), 2, __VA_ARGS__)
+#define DPRINT_PACK(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_DPRINT_ON_TRISC(3), 3, __VA_ARGS__)
 // tt-metal's DEVICE_PRINT_DATA0/1 filter by the kernel's NOC (noc_index).
 #define DEVICE_PRINT_DATA0(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR != 2 && NOC_INDEX == 0, 0, __VA_ARGS__)
 #define DEVICE_PRINT_DATA1(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR != 2 && NOC_INDEX == 1, 0, __VA_ARGS__)
