@@ -84,6 +84,8 @@ const zyx_emu_api* kernel_api() {
     // ABI 9
     a.kernel_exit = api_kernel_exit;
     a.note_throw = api_note_throw;
+    // ABI 11
+    a.sfpu_dst = api_sfpu_dst;
     return a;
   }();
   return &api;
