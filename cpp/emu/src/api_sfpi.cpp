@@ -32,7 +32,8 @@ uint32_t* sfpu_rows(int64_t row, bool store, uint32_t* flags) {
                   : k == DstKind::BF16 ? ZYX_SFPU_KIND_BF16
                   : k == DstKind::F16 ? ZYX_SFPU_KIND_F16
                                       : ZYX_SFPU_KIND_INT;
-  if (flags) *flags = (c.run->fp32_dest_acc ? ZYX_SFPU_FP32 : 0u) | ((row & 2) ? ZYX_SFPU_ODD : 0u) | (kind << 4);
+  if (flags)
+    *flags = (c.run->fp32_dest_acc ? uint32_t(ZYX_SFPU_FP32) : 0u) | ((row & 2) ? uint32_t(ZYX_SFPU_ODD) : 0u) | (kind << 4);
   return d + (row % 64 & ~int64_t(3)) * 16;
 }
 

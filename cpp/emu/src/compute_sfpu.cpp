@@ -183,7 +183,7 @@ bool activation(uint32_t op, const UnaryArgs& u, double& y) {
     case ZYX_SU_SIGMOID: case ZYX_SU_SIGMOID_APPROX: y = sigmoid(x); break;
     case ZYX_SU_SILU: case ZYX_SU_SWISH: y = x * sigmoid(x); break;
     case ZYX_SU_TANH: y = std::tanh(x); break;
-    case ZYX_SU_TANH_APPROX: y = tanh_lut(xf); break;
+    case ZYX_SU_TANH_APPROX: y = tanh_lut(u.xf); break;
     case ZYX_SU_HARDSIGMOID: y = std::min(1.0, std::max(0.0, x / 6 + 0.5)); break;
     case ZYX_SU_HARDSWISH: y = x * std::min(1.0, std::max(0.0, x / 6 + 0.5)); break;
     case ZYX_SU_HARDTANH: case ZYX_SU_CLAMP: y = std::min(b, std::max(a, x)); break;
