@@ -186,7 +186,7 @@ sfpi_inline T map2(const Lanes& a, const Lanes& b, F f) {
 }
 sfpi_inline vFloat mad3(const Lanes& a, const Lanes& b, const Lanes& c) {
   Lanes r;
-  for (int i = 0; i < kLanes; i++) r.w[i] = mad(a.w[i], b.w[i], c.w[i]);
+  for (int i = 0; i < kLanes; i++) r.w[i] = mad_fast(a.w[i], b.w[i], c.w[i]);
   return vFloat(r);
 }
 sfpi_inline vFloat negate(const Lanes& a) {
