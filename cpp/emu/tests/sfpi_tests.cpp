@@ -287,6 +287,8 @@ void test_predication(DeviceLayer& layer) {
   }
 }
 ZYX_TEST(predication, test_predication);
+// Blackhole runs the same SFPU model (docs/emulator.md, "SFPI").
+ZYX_TEST_ON(predication, test_predication, "p150a");
 
 // ---- lookup tables ----
 
