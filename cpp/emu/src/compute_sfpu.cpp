@@ -122,7 +122,7 @@ double sigmoid(double v) { return 1 / (1 + std::exp(-v)); }
 double tanh_lut(float x) {
   uint32_t w = std::bit_cast<uint32_t>(x), b = w & 0x7fffffffu;
   uint32_t coeff = b < 0x3f800000u ? 0x1dffu : b < 0x40000000u ? 0x481au : 0xff00u;
-  uint32_t d = sfpi::detail::mad(sfpi::detail::lut8(coeff >> 8), b, sfpi::detail::lut8(coeff));
+  uint32_t d = sfpi::impl_::mad(sfpi::impl_::lut8(coeff >> 8), b, sfpi::impl_::lut8(coeff));
   return std::bit_cast<float>((d & 0x7fffffffu) | (w & 0x80000000u));
 }
 double bool_value(bool c) { return c ? 1.0 : 0.0; }

@@ -10,8 +10,8 @@
 
 namespace {
 
-using sfpi::detail::mad;
-using sfpi::detail::mad_fast;
+using sfpi::impl_::mad;
+using sfpi::impl_::mad_fast;
 
 // A random fp32 word, a quarter of them with an exponent field at either
 // end of the range (0-5: zero, denormals, the smallest normals; 250-255:

@@ -19,7 +19,10 @@
 
 namespace sfpi {
 
-namespace detail {
+// The model's own names live in impl_, as real SFPI's do: tt-metal's math
+// build brings namespace sfpi into kernels, which may have a `detail` of
+// their own.
+namespace impl_ {
 
 constexpr int kLanes = 32;
 constexpr uint32_t kAllLanes = 0xffffffffu;
@@ -71,7 +74,7 @@ sfpi_inline void assign(Lanes& to, const Lanes& from) {
 
 constexpr uint32_t fbits(float f) { return __builtin_bit_cast(uint32_t, f); }
 
-}  // namespace detail
+}  // namespace impl_
 
 class vFloat;
 class vInt;
@@ -83,7 +86,7 @@ class sFloat16b {
   uint32_t v_;
 
  public:
-  explicit constexpr sFloat16b(float f) : v_(detail::fbits(f) >> 16) {}
+  explicit constexpr sFloat16b(float f) : v_(impl_::fbits(f) >> 16) {}
   explicit constexpr sFloat16b(int32_t v) : v_(uint32_t(v) & 0xffff) {}
   explicit constexpr sFloat16b(uint32_t v) : v_(v & 0xffff) {}
   constexpr uint32_t get() const { return v_; }
@@ -92,7 +95,7 @@ class sFloat16a {
   uint32_t v_;
 
  public:
-  explicit sFloat16a(float f) : v_(detail::fp16_bits(detail::fbits(f))) {}
+  explicit sFloat16a(float f) : v_(impl_::fp16_bits(impl_::fbits(f))) {}
   explicit constexpr sFloat16a(int32_t v) : v_(uint32_t(v) & 0xffff) {}
   explicit constexpr sFloat16a(uint32_t v) : v_(v & 0xffff) {}
   constexpr uint32_t get() const { return v_; }
@@ -101,16 +104,16 @@ using s2vFloat16b = sFloat16b;
 using s2vFloat16a = sFloat16a;
 
 // 32 fp32 lanes.
-class vFloat : public detail::Lanes {
+class vFloat : public impl_::Lanes {
  public:
   constexpr vFloat() = default;
   constexpr vFloat(const vFloat&) = default;
-  constexpr vFloat(float f) : Lanes(detail::fbits(f)) {}
+  constexpr vFloat(float f) : Lanes(impl_::fbits(f)) {}
   constexpr vFloat(sFloat16b h) : Lanes(h.get() << 16) {}
-  vFloat(sFloat16a h) : Lanes(detail::loadi_fp16(h.get())) {}
+  vFloat(sFloat16a h) : Lanes(impl_::loadi_fp16(h.get())) {}
   explicit constexpr vFloat(const Lanes& l) : Lanes(l) {}
   vFloat& operator=(const vFloat& o) {
-    detail::assign(*this, o);
+    impl_::assign(*this, o);
     return *this;
   }
   vFloat& operator+=(const vFloat& o);
@@ -119,7 +122,7 @@ class vFloat : public detail::Lanes {
 };
 
 // 32 lanes of 32-bit integers (two's complement; vUInt unsigned).
-class vInt : public detail::Lanes {
+class vInt : public impl_::Lanes {
  public:
   constexpr vInt() = default;
   constexpr vInt(const vInt&) = default;
@@ -129,7 +132,7 @@ class vInt : public detail::Lanes {
   vInt(const vUInt& u);
   explicit constexpr vInt(const Lanes& l) : Lanes(l) {}
   vInt& operator=(const vInt& o) {
-    detail::assign(*this, o);
+    impl_::assign(*this, o);
     return *this;
   }
   vInt& operator+=(const vInt& o);
@@ -140,7 +143,7 @@ class vInt : public detail::Lanes {
   vInt& operator<<=(unsigned n);
 };
 
-class vUInt : public detail::Lanes {
+class vUInt : public impl_::Lanes {
  public:
   constexpr vUInt() = default;
   constexpr vUInt(const vUInt&) = default;
@@ -150,7 +153,7 @@ class vUInt : public detail::Lanes {
   vUInt(const vInt& i) : Lanes(i) {}
   explicit constexpr vUInt(const Lanes& l) : Lanes(l) {}
   vUInt& operator=(const vUInt& o) {
-    detail::assign(*this, o);
+    impl_::assign(*this, o);
     return *this;
   }
   vUInt& operator+=(const vUInt& o);
@@ -167,10 +170,10 @@ inline vInt::vInt(const vUInt& u) : Lanes(u) {}
 // A vector's bits as another vector type.
 template <class To, class From>
 sfpi_inline To reinterpret(const From& v) {
-  return To(static_cast<const detail::Lanes&>(v));
+  return To(static_cast<const impl_::Lanes&>(v));
 }
 
-namespace detail {
+namespace impl_ {
 
 template <class T, class F>
 sfpi_inline T map(const Lanes& a, F f) {
@@ -193,34 +196,34 @@ sfpi_inline vFloat negate(const Lanes& a) {
   return map<vFloat>(a, [](uint32_t x) { return x ^ kSign; });
 }
 
-}  // namespace detail
+}  // namespace impl_
 
 // A product not yet rounded: SFPI's compiler folds a multiply into the add
 // or subtract that consumes it (one SFPMAD), so `a * b + c` rounds once.
 // Kept alone it becomes a vFloat (SFPMUL: a * b + 0).
 struct vProd {
   vFloat a, b;
-  operator vFloat() const { return detail::mad3(a, b, detail::Lanes(0u)); }
+  operator vFloat() const { return impl_::mad3(a, b, impl_::Lanes(0u)); }
 };
 
 sfpi_inline vProd operator*(const vFloat& a, const vFloat& b) { return vProd{a, b}; }
 sfpi_inline vFloat operator+(const vFloat& a, const vFloat& b) {
-  return detail::mad3(a, detail::Lanes(detail::fbits(1.0f)), b);
+  return impl_::mad3(a, impl_::Lanes(impl_::fbits(1.0f)), b);
 }
 sfpi_inline vFloat operator-(const vFloat& a, const vFloat& b) {
-  return detail::mad3(b, detail::Lanes(detail::fbits(-1.0f)), a);
+  return impl_::mad3(b, impl_::Lanes(impl_::fbits(-1.0f)), a);
 }
-sfpi_inline vFloat operator-(const vFloat& a) { return detail::negate(a); }
+sfpi_inline vFloat operator-(const vFloat& a) { return impl_::negate(a); }
 sfpi_inline vFloat operator+(const vFloat& a) { return a; }
-sfpi_inline vFloat operator+(const vProd& p, const vFloat& c) { return detail::mad3(p.a, p.b, c); }
-sfpi_inline vFloat operator+(const vFloat& c, const vProd& p) { return detail::mad3(p.a, p.b, c); }
-sfpi_inline vFloat operator-(const vProd& p, const vFloat& c) { return detail::mad3(p.a, p.b, detail::negate(c)); }
-sfpi_inline vFloat operator-(const vFloat& c, const vProd& p) { return detail::mad3(detail::negate(p.a), p.b, c); }
-sfpi_inline vFloat operator+(const vProd& p, const vProd& q) { return detail::mad3(q.a, q.b, vFloat(p)); }
+sfpi_inline vFloat operator+(const vProd& p, const vFloat& c) { return impl_::mad3(p.a, p.b, c); }
+sfpi_inline vFloat operator+(const vFloat& c, const vProd& p) { return impl_::mad3(p.a, p.b, c); }
+sfpi_inline vFloat operator-(const vProd& p, const vFloat& c) { return impl_::mad3(p.a, p.b, impl_::negate(c)); }
+sfpi_inline vFloat operator-(const vFloat& c, const vProd& p) { return impl_::mad3(impl_::negate(p.a), p.b, c); }
+sfpi_inline vFloat operator+(const vProd& p, const vProd& q) { return impl_::mad3(q.a, q.b, vFloat(p)); }
 sfpi_inline vFloat operator-(const vProd& p, const vProd& q) {
-  return detail::mad3(detail::negate(q.a), q.b, vFloat(p));
+  return impl_::mad3(impl_::negate(q.a), q.b, vFloat(p));
 }
-sfpi_inline vFloat operator-(const vProd& p) { return detail::negate(vFloat(p)); }
+sfpi_inline vFloat operator-(const vProd& p) { return impl_::negate(vFloat(p)); }
 
 inline vFloat& vFloat::operator+=(const vFloat& o) { return *this = *this + o; }
 inline vFloat& vFloat::operator-=(const vFloat& o) { return *this = *this - o; }
@@ -229,24 +232,24 @@ inline vFloat& vFloat::operator*=(const vFloat& o) { return *this = vFloat(*this
 // Integer arithmetic wraps (SFPIADD, SFPAND/OR/XOR/NOT, SFPSHFT).
 #define ZYX_SFPI_INT_OPS(T)                                                                              \
   sfpi_inline T operator+(const T& a, const T& b) {                                                     \
-    return detail::map2<T>(a, b, [](uint32_t x, uint32_t y) { return x + y; });                         \
+    return impl_::map2<T>(a, b, [](uint32_t x, uint32_t y) { return x + y; });                         \
   }                                                                                                      \
   sfpi_inline T operator-(const T& a, const T& b) {                                                     \
-    return detail::map2<T>(a, b, [](uint32_t x, uint32_t y) { return x - y; });                         \
+    return impl_::map2<T>(a, b, [](uint32_t x, uint32_t y) { return x - y; });                         \
   }                                                                                                      \
   sfpi_inline T operator&(const T& a, const T& b) {                                                     \
-    return detail::map2<T>(a, b, [](uint32_t x, uint32_t y) { return x & y; });                         \
+    return impl_::map2<T>(a, b, [](uint32_t x, uint32_t y) { return x & y; });                         \
   }                                                                                                      \
   sfpi_inline T operator|(const T& a, const T& b) {                                                     \
-    return detail::map2<T>(a, b, [](uint32_t x, uint32_t y) { return x | y; });                         \
+    return impl_::map2<T>(a, b, [](uint32_t x, uint32_t y) { return x | y; });                         \
   }                                                                                                      \
   sfpi_inline T operator^(const T& a, const T& b) {                                                     \
-    return detail::map2<T>(a, b, [](uint32_t x, uint32_t y) { return x ^ y; });                         \
+    return impl_::map2<T>(a, b, [](uint32_t x, uint32_t y) { return x ^ y; });                         \
   }                                                                                                      \
-  sfpi_inline T operator~(const T& a) { return detail::map<T>(a, [](uint32_t x) { return ~x; }); }      \
-  sfpi_inline T operator-(const T& a) { return detail::map<T>(a, [](uint32_t x) { return 0u - x; }); } \
+  sfpi_inline T operator~(const T& a) { return impl_::map<T>(a, [](uint32_t x) { return ~x; }); }      \
+  sfpi_inline T operator-(const T& a) { return impl_::map<T>(a, [](uint32_t x) { return 0u - x; }); } \
   sfpi_inline T operator<<(const T& a, unsigned n) {                                                    \
-    return detail::map<T>(a, [n](uint32_t x) { return x << (n & 31); });                                \
+    return impl_::map<T>(a, [n](uint32_t x) { return x << (n & 31); });                                \
   }                                                                                                      \
   inline T& T::operator+=(const T& o) { return *this = *this + o; }                                      \
   inline T& T::operator-=(const T& o) { return *this = *this - o; }                                      \
@@ -258,7 +261,7 @@ ZYX_SFPI_INT_OPS(vInt)
 ZYX_SFPI_INT_OPS(vUInt)
 #undef ZYX_SFPI_INT_OPS
 sfpi_inline vUInt operator>>(const vUInt& a, unsigned n) {
-  return detail::map<vUInt>(a, [n](uint32_t x) { return x >> (n & 31); });
+  return impl_::map<vUInt>(a, [n](uint32_t x) { return x >> (n & 31); });
 }
 inline vUInt& vUInt::operator>>=(unsigned n) { return *this = *this >> n; }
 
@@ -272,7 +275,7 @@ sfpi_inline vBool operator&&(vBool a, vBool b) { return {a.m & b.m}; }
 sfpi_inline vBool operator||(vBool a, vBool b) { return {a.m | b.m}; }
 sfpi_inline vBool operator!(vBool a) { return {~a.m}; }
 
-namespace detail {
+namespace impl_ {
 
 enum class Cmp { LT, LE, GT, GE, EQ, NE };
 
@@ -294,19 +297,19 @@ sfpi_inline vBool test(const Lanes& d, Cmp c) {
   return {m};
 }
 
-}  // namespace detail
+}  // namespace impl_
 
 // Float compares subtract (SFPMAD a - b, flushing as it does) and test the
 // difference's sign and zero; against a literal 0 they test the value itself.
 #define ZYX_SFPI_CMP(op, c)                                                               \
   sfpi_inline vBool operator op(const vFloat& a, const vFloat& b) {                      \
-    return detail::test(a - b, detail::Cmp::c);                                          \
+    return impl_::test(a - b, impl_::Cmp::c);                                          \
   }                                                                                       \
   sfpi_inline vBool operator op(const vFloat& a, float b) {                              \
-    return b == 0.0f ? detail::test(a, detail::Cmp::c) : detail::test(a - vFloat(b), detail::Cmp::c); \
+    return b == 0.0f ? impl_::test(a, impl_::Cmp::c) : impl_::test(a - vFloat(b), impl_::Cmp::c); \
   }                                                                                       \
-  sfpi_inline vBool operator op(const vInt& a, const vInt& b) { return detail::test(a - b, detail::Cmp::c); } \
-  sfpi_inline vBool operator op(const vUInt& a, const vUInt& b) { return detail::test(a - b, detail::Cmp::c); }
+  sfpi_inline vBool operator op(const vInt& a, const vInt& b) { return impl_::test(a - b, impl_::Cmp::c); } \
+  sfpi_inline vBool operator op(const vUInt& a, const vUInt& b) { return impl_::test(a - b, impl_::Cmp::c); }
 ZYX_SFPI_CMP(<, LT)
 ZYX_SFPI_CMP(<=, LE)
 ZYX_SFPI_CMP(>, GT)
@@ -315,7 +318,7 @@ ZYX_SFPI_CMP(==, EQ)
 ZYX_SFPI_CMP(!=, NE)
 #undef ZYX_SFPI_CMP
 
-namespace detail {
+namespace impl_ {
 
 // One v_if ... v_endif (or v_block): the enables before it and the lanes a
 // branch has taken. Nested blocks push on the per-thread stack.
@@ -352,11 +355,11 @@ class CCScope {
   }
 };
 
-}  // namespace detail
+}  // namespace impl_
 
 // ---- DST ----
 
-namespace detail {
+namespace impl_ {
 
 sfpi_inline uint32_t load_word(uint32_t w, uint32_t flags) {
   if ((flags & ZYX_SFPU_FP32) || (flags >> 4) != ZYX_SFPU_KIND_BF16) return w;
@@ -386,7 +389,7 @@ inline void dst_store(int32_t addr, const Lanes& v) {
     if (m >> l & 1) p[lane_word(l, flags)] = store_word(v.w[l], flags);
 }
 
-}  // namespace detail
+}  // namespace impl_
 
 // dst_reg[i]: DST rows counter + 2i and the next (SFPLOAD/SFPSTORE's
 // address), read when made, written by assignment.
@@ -394,27 +397,27 @@ class DstRef : public vFloat {
   int32_t addr_;
 
  public:
-  explicit DstRef(int32_t addr) : vFloat(vFloat(detail::dst_load(addr))), addr_(addr) {}
+  explicit DstRef(int32_t addr) : vFloat(vFloat(impl_::dst_load(addr))), addr_(addr) {}
   DstRef(const DstRef&) = default;
   const DstRef& operator=(const vFloat& v) const {
-    detail::dst_store(addr_, v);
+    impl_::dst_store(addr_, v);
     return *this;
   }
   const DstRef& operator=(const DstRef& v) const { return *this = static_cast<const vFloat&>(v); }
   const DstRef& operator=(const vInt& v) const {
-    detail::dst_store(addr_, v);
+    impl_::dst_store(addr_, v);
     return *this;
   }
   const DstRef& operator=(const vUInt& v) const {
-    detail::dst_store(addr_, v);
+    impl_::dst_store(addr_, v);
     return *this;
   }
   const DstRef& operator=(float f) const { return *this = vFloat(f); }
   const DstRef& operator+=(const vFloat& v) const { return *this = *this + v; }
   const DstRef& operator-=(const vFloat& v) const { return *this = *this - v; }
   const DstRef& operator*=(const vFloat& v) const { return *this = vFloat(*this * v); }
-  operator vInt() const { return vInt(static_cast<const detail::Lanes&>(*this)); }
-  operator vUInt() const { return vUInt(static_cast<const detail::Lanes&>(*this)); }
+  operator vInt() const { return vInt(static_cast<const impl_::Lanes&>(*this)); }
+  operator vUInt() const { return vUInt(static_cast<const impl_::Lanes&>(*this)); }
 };
 
 struct DstReg {
@@ -433,11 +436,11 @@ enum LRegs { LReg0 = 0, LReg1, LReg2, LReg3, LReg4, LReg5, LReg6, LReg7, LRegCou
 // l_reg[LRegs::LRegN]: LReg N, shared with raw SFPU code on the card.
 struct LRegRef {
   int n;
-  operator vFloat() const { return vFloat(detail::state().lreg[n]); }
-  operator vInt() const { return vInt(detail::state().lreg[n]); }
-  operator vUInt() const { return vUInt(detail::state().lreg[n]); }
-  const LRegRef& operator=(const detail::Lanes& v) const {
-    detail::assign(detail::state().lreg[n], v);
+  operator vFloat() const { return vFloat(impl_::state().lreg[n]); }
+  operator vInt() const { return vInt(impl_::state().lreg[n]); }
+  operator vUInt() const { return vUInt(impl_::state().lreg[n]); }
+  const LRegRef& operator=(const impl_::Lanes& v) const {
+    impl_::assign(impl_::state().lreg[n], v);
     return *this;
   }
 };
@@ -449,21 +452,21 @@ inline constexpr LRegFile l_reg{};
 // The programmable constants (LReg 12-14) as floats and as integers.
 struct PrgmFloat {
   int n;
-  operator vFloat() const { return vFloat(detail::state().prgm[n]); }
+  operator vFloat() const { return vFloat(impl_::state().prgm[n]); }
   const PrgmFloat& operator=(float f) const {
-    detail::state().prgm[n] = detail::Lanes(detail::fbits(f));
+    impl_::state().prgm[n] = impl_::Lanes(impl_::fbits(f));
     return *this;
   }
   const PrgmFloat& operator=(const vFloat& v) const {
-    detail::state().prgm[n] = v;
+    impl_::state().prgm[n] = v;
     return *this;
   }
 };
 struct PrgmInt {
   int n;
-  operator vInt() const { return vInt(detail::state().prgm[n]); }
+  operator vInt() const { return vInt(impl_::state().prgm[n]); }
   const PrgmInt& operator=(int32_t v) const {
-    detail::state().prgm[n] = detail::Lanes(uint32_t(v));
+    impl_::state().prgm[n] = impl_::Lanes(uint32_t(v));
     return *this;
   }
 };
@@ -477,8 +480,8 @@ inline constexpr vFloat vConst1{1.0f};
 inline constexpr vFloat vConstNeg1{-1.0f};
 inline constexpr vFloat vConst0p8373{0.8373f};
 inline const vInt vConstTileId = [] {
-  detail::Lanes l;
-  for (int i = 0; i < detail::kLanes; i++) l.w[i] = uint32_t(2 * i);
+  impl_::Lanes l;
+  for (int i = 0; i < impl_::kLanes; i++) l.w[i] = uint32_t(2 * i);
   return vInt(l);
 }();
 
@@ -486,7 +489,7 @@ inline const vInt vConstTileId = [] {
 
 #define v_if(x)                    \
   {                                \
-    ::sfpi::detail::CCScope zyx_cc_; \
+    ::sfpi::impl_::CCScope zyx_cc_; \
     zyx_cc_.if_(x);                \
     {
 #define v_elseif(x)    \
@@ -502,7 +505,7 @@ inline const vInt vConstTileId = [] {
   }
 #define v_block                    \
   {                                \
-    ::sfpi::detail::CCScope zyx_cc_; \
+    ::sfpi::impl_::CCScope zyx_cc_; \
     {
 #define v_and(x) zyx_cc_.and_(x)
 #define v_endblock \

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-namespace sfpi::detail {
+namespace sfpi::impl_ {
 
 constexpr uint32_t kSign = 0x80000000u;
 
@@ -205,4 +205,4 @@ inline bool smag_less(uint32_t c, uint32_t d) {
   return int32_t(c) < int32_t(d);
 }
 
-}  // namespace sfpi::detail
+}  // namespace sfpi::impl_

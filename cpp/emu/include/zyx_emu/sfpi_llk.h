@@ -12,7 +12,7 @@
 #include "zyx_emu/compute.h"
 #include "zyx_emu/sfpi.h"
 
-namespace sfpi::detail {
+namespace sfpi::impl_ {
 
 // One SFPU call: the counter at `tile`, the lane enables reset (a kernel
 // failure inside a v_if may have left them), released when done.
@@ -47,13 +47,13 @@ inline void for_faces(int vector_mode, Face&& face) {
   }
 }
 
-}  // namespace sfpi::detail
+}  // namespace sfpi::impl_
 
 template <typename Callable, typename... Args>
 inline void _llk_math_eltwise_unary_sfpu_params_(Callable&& sfpu_func, std::uint32_t dst_index,
                                                  int vector_mode = static_cast<int>(VectorMode::RC), Args&&... args) {
-  sfpi::detail::SfpuCall call(dst_index);
-  sfpi::detail::for_faces(vector_mode, [&] { sfpu_func(args...); });
+  sfpi::impl_::SfpuCall call(dst_index);
+  sfpi::impl_::for_faces(vector_mode, [&] { sfpu_func(args...); });
 }
 
 template <typename Callable, typename... Args>
@@ -61,8 +61,8 @@ inline void _llk_math_eltwise_binary_sfpu_params_(Callable&& sfpu_func, std::uin
                                                   std::uint32_t dst_index_in1, std::uint32_t dst_index_out,
                                                   int vector_mode = static_cast<int>(VectorMode::RC),
                                                   Args&&... args) {
-  sfpi::detail::SfpuCall call(0);
-  sfpi::detail::for_faces(vector_mode,
+  sfpi::impl_::SfpuCall call(0);
+  sfpi::impl_::for_faces(vector_mode,
                           [&] { sfpu_func(dst_index_in0, dst_index_in1, dst_index_out, args...); });
 }
 
