@@ -86,6 +86,8 @@ const zyx_emu_api* kernel_api() {
     a.note_throw = api_note_throw;
     // ABI 11
     a.noc_barrier = api_noc_barrier;
+    // ABI 12
+    a.sfpu_dst = api_sfpu_dst;
     return a;
   }();
   return &api;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compute_api.hpp"
+#include "zyx_emu/sfpi_arith.h"
 
 namespace zyx::emu {
 
@@ -134,6 +135,10 @@ void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_
   } else {
     for (int i = 0; i < 1024; i++) d[i] = f2u(sfpu_unary_f(op, x[i], p0, p1, p2, &cs.rand_state));
   }
+  // An op that runs as the card's SFPI code stores as SFPSTORE does: a
+  // 16-bit DST truncates.
+  if (op == ZYX_SU_TANH_APPROX && k == DstKind::BF16)
+    for (int i = 0; i < 1024; i++) d[i] = sfpi::impl_::store_bf16(d[i]);
   dst_round(d, k);
   mark(dst, k);
 }

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "compute_state.hpp"
+#include "zyx_emu/sfpi_arith.h"
 #include "zyx_emu/sfpu_ops.h"
 
 namespace zyx::emu {
@@ -114,6 +115,16 @@ struct UnaryArgs {
 };
 
 double sigmoid(double v) { return 1 / (1 + std::exp(-v)); }
+
+// tanh_tile<true> as the card computes it: tt-llk's Wormhole approximation,
+// one SFPLUT with the coefficient bytes 0x1dff (0.90625 |x| below 1), 0x481a
+// (0.09375 |x| + 0.8125 below 2) and 0xff00 (1 above), x's sign kept.
+double tanh_lut(float x) {
+  uint32_t w = std::bit_cast<uint32_t>(x), b = w & 0x7fffffffu;
+  uint32_t coeff = b < 0x3f800000u ? 0x1dffu : b < 0x40000000u ? 0x481au : 0xff00u;
+  uint32_t d = sfpi::impl_::mad(sfpi::impl_::lut8(coeff >> 8), b, sfpi::impl_::lut8(coeff));
+  return std::bit_cast<float>((d & 0x7fffffffu) | (w & 0x80000000u));
+}
 double bool_value(bool c) { return c ? 1.0 : 0.0; }
 
 // Exponentials, logarithms, roots, powers and sign operations.
@@ -171,7 +182,8 @@ bool activation(uint32_t op, const UnaryArgs& u, double& y) {
       break;
     case ZYX_SU_SIGMOID: case ZYX_SU_SIGMOID_APPROX: y = sigmoid(x); break;
     case ZYX_SU_SILU: case ZYX_SU_SWISH: y = x * sigmoid(x); break;
-    case ZYX_SU_TANH: case ZYX_SU_TANH_APPROX: y = std::tanh(x); break;
+    case ZYX_SU_TANH: y = std::tanh(x); break;
+    case ZYX_SU_TANH_APPROX: y = tanh_lut(u.xf); break;
     case ZYX_SU_HARDSIGMOID: y = std::min(1.0, std::max(0.0, x / 6 + 0.5)); break;
     case ZYX_SU_HARDSWISH: y = x * std::min(1.0, std::max(0.0, x / 6 + 0.5)); break;
     case ZYX_SU_HARDTANH: case ZYX_SU_CLAMP: y = std::min(b, std::max(a, x)); break;

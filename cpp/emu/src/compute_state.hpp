@@ -30,6 +30,9 @@ struct ComputeState {
   };
   std::vector<SrcPair> src;  // [src_head, size) wait to be consumed
   size_t src_head = 0;
+  // The SFPU's Dst read/write counter and its carriage return, in DST rows
+  // (SFPI's dst_reg addresses are relative to the counter).
+  uint32_t sfpu_rwc = 0, sfpu_cr = 0;
   // Resets the configuration for a run.
   void reset() { *this = ComputeState{}; }
 };

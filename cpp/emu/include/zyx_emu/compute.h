@@ -600,3 +600,10 @@ ALWI void welford_finalize_to_face(uint32_t mean_dst_idx, uint32_t group_id, uin
 }  // namespace ckernel
 
 #include "zyx_emu/compute_sfpu.h"
+
+// The math processor's build sees SFPI and tt-llk's SFPU wrappers, as
+// tt-metal's compute API gives them to code under #ifdef TRISC_MATH.
+#ifdef TRISC_MATH
+#include "zyx_emu/sfpi_llk.h"
+using namespace sfpi;
+#endif
