@@ -30,6 +30,9 @@ struct ComputeState {
   };
   std::vector<SrcPair> src;  // [src_head, size) wait to be consumed
   size_t src_head = 0;
+  // The tile llk_unpack_A named for the next llk_math_eltwise_unary_datacopy
+  // (a CB and a tile from its front); unpack_a_cb is ~0u when none waits.
+  uint32_t unpack_a_cb = ~0u, unpack_a_tile = 0;
   // Resets the configuration for a run.
   void reset() { *this = ComputeState{}; }
 };

@@ -5,6 +5,7 @@
 // and the Bfp8_b/Bfp4_b/Int8 formats (including the golden tile shared with
 // the Go packer, testdata/blockfloat_golden.bin).
 #include <cmath>
+#include <numeric>
 #include <cstdio>
 #include <fstream>
 #include <bit>
@@ -402,6 +403,9 @@ void test_sfpu_unary(DeviceLayer& layer) {
       {"mul_unary_tile(0, p0)", -5, 5, [](double x) { return x * 0.75; }, fb(0.75f)},
       {"div_unary_tile(0, p0)", -5, 5, [](double x) { return x / 0.75; }, fb(0.75f)},
       {"tanh_derivative_tile(0)", -3, 3, [](double x) { return 1 - std::tanh(x) * std::tanh(x); }, 0, 0, 0, 1e-5},
+      {"gelu_derivative_tile(0)", -5, 5,
+       [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)) + x * std::exp(-x * x / 2) / std::sqrt(2 * M_PI); }, 0,
+       0, 0, 1e-5},
   };
   // Integer ops on Int32 tiles, exact.
   std::vector<UOp> iops = {
@@ -524,6 +528,8 @@ void test_sfpu_binary(DeviceLayer& layer) {
       {"bitwise_xor_binary_tile(0, 1, 0)", [](double a, double b) { return double(int32_t(a) ^ int32_t(b)); }, true, -1e6, 1e6},
       {"gt_int32_tile(0, 1, 0)", [](double a, double b) { return a > b ? 1 : 0; }, true, -10, 10},
       {"eq_int32_tile(0, 1, 0)", [](double a, double b) { return a == b ? 1 : 0; }, true, -3, 3},
+      {"gcd_tile(0, 1, 0)", [](double a, double b) { return double(std::gcd(int64_t(a), int64_t(b))); }, true, -500, 500},
+      {"lcm_tile(0, 1, 0)", [](double a, double b) { return double(std::lcm(int64_t(a), int64_t(b))); }, true, -3e4, 3e4},
   };
   std::string cases;
   for (size_t i = 0; i < ops.size(); i++) cases += "case " + std::to_string(i) + ": { " + ops[i].call + "; break; } ";

@@ -581,3 +581,4 @@ ALWI void welford_finalize_to_face(uint32_t mean_dst_idx, uint32_t group_id, uin
 }  // namespace ckernel
 
 #include "zyx_emu/compute_sfpu.h"
+#include "zyx_emu/llk_api.h"

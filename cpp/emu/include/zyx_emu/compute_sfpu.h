@@ -51,6 +51,7 @@ ZYX_EMU_SFPU0(hardmish, HARDMISH)
 ZYX_EMU_SFPU0(tanhshrink, TANHSHRINK)
 ZYX_EMU_SFPU0(logsigmoid, LOGSIGMOID)
 ZYX_EMU_SFPU0(tanh_derivative, TANH_DERIVATIVE)
+ZYX_EMU_SFPU0(gelu_derivative, GELU_DERIVATIVE)
 ZYX_EMU_SFPU0(swish, SWISH)
 ZYX_EMU_SFPU0(sin, SIN)
 ZYX_EMU_SFPU0(cos, COS)
@@ -360,6 +361,8 @@ ZYX_EMU_SFPUB(eq_int32, EQ_INT32)
 ZYX_EMU_SFPUB(ne_int32, NE_INT32)
 ZYX_EMU_SFPUB(atan2_binary, ATAN2)
 ZYX_EMU_SFPUB(xlogy_binary, XLOGY)
+ZYX_EMU_SFPUB(gcd, GCD)  // int32, of the magnitudes
+ZYX_EMU_SFPUB(lcm, LCM)
 #undef ZYX_EMU_SFPUB
 // binary_max/min with a vector mode (taken as RC, all faces).
 template <auto... P>

@@ -124,6 +124,26 @@ class Helpers(unittest.TestCase):
             finally:
                 os.unlink(f.name)
 
+    def write_temp(self, suffix, text):
+        with tempfile.NamedTemporaryFile("w", suffix=suffix, delete=False) as f:
+            f.write(text)
+        self.addCleanup(os.unlink, f.name)
+        return f.name
+
+    def test_args_table(self):
+        table = ks.load_args(self.write_temp(".tsv", "*/tilize/*\t1=16  # the output CB\n*/tilize/k.cpp\t3=2\n"))
+        self.assertEqual(ks.defines_for("ttnn/tilize/k.cpp", table), ["1=16", "3=2"])
+        self.assertEqual(ks.defines_for("ttnn/untilize/k.cpp", table), [])
+        for text in ("*/x/*\tA=1\n", "*/x/*\t1=B\n", "*/x/*\t1\n"):
+            with self.subTest(text), self.assertRaises(ValueError):
+                ks.load_args(self.write_temp(".tsv", text))
+
+    def test_listed_kernels(self):
+        listed = self.write_temp(".txt", "# the failures\na/k1.cpp\n\nb/k2.cpp\n")
+        self.assertEqual(ks.listed_kernels(listed), {"a/k1.cpp", "b/k2.cpp"})
+        earlier = self.write_temp(".json", '[{"rel": "a/k1.cpp", "ok": true}, {"rel": "b/k2.cpp", "ok": false}]')
+        self.assertEqual(ks.listed_kernels(earlier), {"b/k2.cpp"})
+
 
 if __name__ == "__main__":
     unittest.main()
