@@ -257,6 +257,7 @@ void api_compute_special(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32
     case ZYX_CS_UNPACK_AB: unpack_ab_matmul(a, b, c, d); return;
     case ZYX_CS_UNPACK_A: unpack_a(a, b); return;
     case ZYX_CS_DATACOPY: datacopy(a); return;
+    case ZYX_CS_CUMSUM: sfpu_cumsum(a, b); return;
     default: kernel_fail("compute: special operation " + std::to_string(op) + " is not emulated");
   }
 }

@@ -21,6 +21,8 @@ struct ComputeState {
   std::array<double, 32> wf_mean{}, wf_m2{};
   uint32_t wf_count = 0;
   uint64_t rand_state = 0x9e3779b97f4a7c15ull;
+  // cumsum_tile's running column sums, carried to the next tile of a column.
+  std::array<float, 32> cumsum_carry{};
   // Source registers filled by unpack_tilizeA_B_block for the math-only calls
   // (reduce_tile_math, matmul_tiles_math): (A, B) tile pairs, face order, in
   // unpack order.

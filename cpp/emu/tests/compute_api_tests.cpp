@@ -213,7 +213,11 @@ void test_llk_matmul(DeviceLayer& layer) {
     r.out_tiles = 3;
     r.compute = kSrcRegs;
     std::string t = tr ? "1" : "0";
-    r.defines = {{"INIT", "llk_math_matmul_init<MathFidelity::HiFi4, MM_THROTTLE>(0, 1, " + t +
+    // MATH_FIDELITY is the compute config's, a constant as tt-metal gives it.
+    r.fidelity = tr ? "LoFi" : "HiFi2";
+    std::string fid = tr ? "LoFi" : "HiFi2";
+    r.defines = {{"INIT", "static_assert(MATH_FIDELITY == MathFidelity::" + fid +
+                              "); llk_math_matmul_init<MATH_FIDELITY, MM_THROTTLE>(0, 1, " + t +
                               "); llk_unpack_AB_matmul_init(0, 1, " + t + ")"},
                  {"BODY",
                   "llk_unpack_AB_matmul(0, 1, 0, 0); llk_math_matmul<MathFidelity::HiFi4, MM_THROTTLE>(0);"
@@ -509,6 +513,27 @@ void test_sfpu_reduce(DeviceLayer& layer) {
 }
 ZYX_TEST(sfpu_reduce, test_sfpu_reduce);
 
+// cumsum_tile: running column sums; the second tile continues the first's
+// columns (first = false) or starts again (first = true).
+void test_cumsum(DeviceLayer& layer) {
+  auto v = randf(2048, -2, 2, 61);
+  for (bool carry : {true, false}) {
+    std::string body = std::string("copy_tile(0, 0, 0); copy_tile(0, 1, 1); cumsum_tile_init(); cumsum_tile(0); ") +
+                       (carry ? "cumsum_tile(1, false)" : "cumsum_tile(1, true)");
+    auto got = bytes_f32(run_two_tiles(layer, "Float32", f32_bytes(v), body));
+    std::vector<double> g(got.begin(), got.end()), want(2048);
+    for (int c = 0; c < 32; c++) {
+      double s = 0;
+      for (int t = 0; t < 2; t++) {
+        if (t == 1 && !carry) s = 0;
+        for (int r = 0; r < 32; r++) want[t * 1024 + fi(r, c)] = s += v[t * 1024 + fi(r, c)];
+      }
+    }
+    check_close(g, want, 1e-5, 1e-5, carry ? "cumsum over two tiles" : "cumsum, each tile alone");
+  }
+}
+ZYX_TEST(sfpu_reduce, test_cumsum);
+
 // ---- the SFPU ops added to the lists ----
 
 void test_sfpu_ops(DeviceLayer& layer) {
@@ -675,6 +700,20 @@ void test_sfpu_ops(DeviceLayer& layer) {
   }
 }
 ZYX_TEST(sfpu_ops, test_sfpu_ops);
+
+// The top-k stages build but are not emulated: each run stops with an error
+// that names the call.
+void test_topk_not_emulated(DeviceLayer& layer) {
+  for (std::string call :
+       {"topk_tile_init()", "topk_local_sort(0, 0, 5)", "topk_merge<false>(0, 0, 32)", "topk_rebuild(0, false, 0, 32, 5, 0)"}) {
+    std::string name = call.substr(0, call.find_first_of("<("));
+    std::string msg = expect_error("run_error", [&] {
+      run(layer, one_tile_op("Float32", f32_bytes(std::vector<float>(1024, 1.0f)), call));
+    });
+    CHECK(msg.find(name + ": the SFPU top-k stages are not emulated") != std::string::npos);
+  }
+}
+ZYX_TEST(sfpu_ops, test_topk_not_emulated);
 
 }  // namespace
 

@@ -1037,7 +1037,7 @@ ZYX_TEST(examples, test_example_bundles);
 std::string reduce2_op(const std::string& dim) {
   const std::string wait = "cb_wait_front(0, 2); ";  // copy_op waits for one tile of each input
   if (dim == "BLOCK_MAX")
-    return wait + "reduce_block_max_row_init<2>(); reduce_block_max_row<2>(0, 1, 0, 0); reduce_block_max_row_uninit()";
+    return wait + "reduce_block_max_row_init<2, false>(); reduce_block_max_row<2>(0, 1, 0, 0); reduce_block_max_row_uninit(0)";
   const std::string t = "<PoolType::AVG, ReduceDim::" + dim + ">";
   return wait + "reduce_init" + t + "(0, 1, 16); reduce_tile" + t + "(0, 1, 0, 0, 0); reduce_tile" + t +
          "(0, 1, 1, 0, 0); reduce_uninit()";

@@ -122,6 +122,7 @@ enum zyx_emu_compute_special {
   ZYX_CS_UNPACK_AB = 5,            // a, b: in0 and in1 cbs, c, d: their tiles (a matmul source pair)
   ZYX_CS_UNPACK_A = 6,             // a: cb, b: tile (what the next ZYX_CS_DATACOPY copies)
   ZYX_CS_DATACOPY = 7,             // a: dst
+  ZYX_CS_CUMSUM = 8,               // a: dst, b: first (1: a column's first tile)
 };
 
 typedef struct zyx_emu_api {

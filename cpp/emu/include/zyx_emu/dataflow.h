@@ -169,7 +169,7 @@ FORCE_INLINE uint64_t get_noc_addr_from_bank_id(uint32_t bank_id, uint32_t bank_
 // (uint64_t(noc_xy) << NOC_ADDR_COORD_SHIFT) | (addr + offset) is the one
 // get_noc_addr_from_bank_id gives.
 typedef uint16_t bank_noc_xy_t;
-namespace zyx_emu_detail {
+namespace zyx_emu_detail_banks {
 template <typename Banks>
 struct BankTables;
 template <size_t... B>
@@ -180,11 +180,11 @@ struct BankTables<std::index_sequence<B...>> {
       {NOC_XY_ENCODING(B % ZYX_EMU_GRID_COLS + 1, B / ZYX_EMU_GRID_COLS + 1)...},
       {NOC_XY_ENCODING(B % ZYX_EMU_GRID_COLS + 1, B / ZYX_EMU_GRID_COLS + 1)...}};
 };
-}  // namespace zyx_emu_detail
+}  // namespace zyx_emu_detail_banks
 inline constexpr const bank_noc_xy_t (&dram_bank_to_noc_xy)[NUM_NOCS][NUM_DRAM_BANKS] =
-    zyx_emu_detail::BankTables<std::make_index_sequence<NUM_DRAM_BANKS>>::dram;
+    zyx_emu_detail_banks::BankTables<std::make_index_sequence<NUM_DRAM_BANKS>>::dram;
 inline constexpr const bank_noc_xy_t (&l1_bank_to_noc_xy)[NUM_NOCS][NUM_L1_BANKS] =
-    zyx_emu_detail::BankTables<std::make_index_sequence<NUM_L1_BANKS>>::l1;
+    zyx_emu_detail_banks::BankTables<std::make_index_sequence<NUM_L1_BANKS>>::l1;
 inline constexpr int32_t bank_to_dram_offset[NUM_DRAM_BANKS] = {};
 inline constexpr int32_t bank_to_l1_offset[NUM_L1_BANKS] = {};
 
