@@ -222,6 +222,9 @@ bool special_function(uint32_t op, const UnaryArgs& u, double& y) {
     case ZYX_SU_I0: y = std::cyl_bessel_i(0.0, std::fabs(x)); break;
     case ZYX_SU_I1: y = (x < 0 ? -1 : 1) * std::cyl_bessel_i(1.0, std::fabs(x)); break;
     case ZYX_SU_LGAMMA: y = std::lgamma(x); break;
+    // The Stirling stage of tt-metal's split lgamma: lgamma(1 - x) below 0.5,
+    // where lgamma_adjusted_tile applies the reflection.
+    case ZYX_SU_LGAMMA_STIRLING: y = std::lgamma(x < 0.5 ? 1 - x : x); break;
     case ZYX_SU_DIGAMMA: y = digamma(x); break;
     case ZYX_SU_POLYGAMMA: y = polygamma(static_cast<int>(p0), x); break;
     case ZYX_SU_POLYGAMMA_SCALED: {  // (n, (-1)^(n+1) n!) as f32 bits
@@ -498,6 +501,9 @@ float sfpu_binary_f(uint32_t op, float af, float bf) {
       break;
     }
     case ZYX_SB_LOGSIGMOID: y = std::min(a, 0.0) - std::log1p(std::exp(-std::fabs(a))); break;
+    // The float32 Stirling stage: b holds log of the reflected argument, which
+    // the card's series needs and the exact value does not.
+    case ZYX_SB_LGAMMA_STIRLING: y = std::lgamma(a < 0.5 ? 1 - a : a); break;
     default: y = a; break;
   }
   return static_cast<float>(y);

@@ -466,6 +466,8 @@ void kernel_main() {
            (((uint64_t(l1_bank_to_noc_xy[1][9]) << NOC_ADDR_COORD_SHIFT) | uint32_t(64 + bank_to_l1_offset[9])) ==
             get_noc_addr_from_bank_id<false>(9, 64));
   w[i++] = VIRTUAL_TENSIX_START_X * 10 + VIRTUAL_TENSIX_START_Y;
+  w[i++] = ncrisc_noc_reads_flushed(noc_index) + ncrisc_noc_read_with_transaction_id_flushed(noc_index, 3) * 10 +
+           ncrisc_noc_nonposted_writes_flushed(noc_index) * 100 + ncrisc_noc_nonposted_atomics_flushed(noc_index) * 1000;
   tt_uint64_t u;
   u.v = 0x1122334455667788ull;
   w[i++] = uint32_t(tt_l1_load(&u) >> 32);
@@ -481,7 +483,7 @@ void kernel_main() {
 
 void test_kernel_side_headers(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
-  auto v = run_words(*layer, kKernelSideHeaders, 31, {CB(0, "UInt32", 128, 1)});
+  auto v = run_words(*layer, kKernelSideHeaders, 32, {CB(0, "UInt32", 128, 1)});
   const std::vector<uint32_t> want = {
       512,          // std::min(700, MEM_ZEROS_SIZE)
       32,           // NUM_CIRCULAR_BUFFERS on Wormhole (n150)
@@ -509,6 +511,7 @@ void test_kernel_side_headers(const std::string& cache) {
       0x807FFFFF,   // -inf ^ +inf is the sign bit; NaN's mantissa bits
       11,           // the bank tables give get_noc_addr_from_bank_id's DRAM and L1 addresses
       11,           // logical core (0, 0) is node (1, 1)
+      1111,         // the NOC status polls: every transfer is already complete
       0x11223344,   // tt_l1_load: the high word of the 64-bit value
       24,           // get_dataformat(0) as a constant: the CB's UInt32
       1024,         // get_tile_hw(0) as a constant: 32 x 32

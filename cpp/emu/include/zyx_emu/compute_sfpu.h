@@ -68,6 +68,7 @@ ZYX_EMU_SFPU0(erfinv, ERFINV)
 ZYX_EMU_SFPU0(i0, I0)
 ZYX_EMU_SFPU0(i1, I1)
 ZYX_EMU_SFPU0(lgamma, LGAMMA)
+ZYX_EMU_SFPU0(lgamma_stirling, LGAMMA_STIRLING)
 ZYX_EMU_SFPU0(digamma, DIGAMMA)
 ZYX_EMU_SFPU0(multigammaln, MULTIGAMMALN)
 ZYX_EMU_SFPU0(isinf, ISINF)
@@ -383,6 +384,7 @@ ALWI void cumsum_tile_init() {}
 ALWI void cumsum_tile(uint32_t idst, bool first = true) {
   ZYX_API.compute_special(ZYX_CS_CUMSUM, idst, first ? 1 : 0, 0, 0);
 }
+ZYX_EMU_SFPUB(lgamma_stirling_float, LGAMMA_STIRLING)
 ZYX_EMU_SFPUB(gcd, GCD)  // int32, of the magnitudes
 ZYX_EMU_SFPUB(lcm, LCM)
 #undef ZYX_EMU_SFPUB

@@ -132,8 +132,21 @@ def classify(diag, api_names=None):
     return "other", _NUMBERS.sub("N", msg)
 
 
-def is_multi_chip(rel, source):
-    return bool(MULTI_CHIP_PATH.search(rel) or MULTI_CHIP_INCLUDE.search(source))
+# A failure inside tt-metal's fabric tree, or at an ethernet or fabric header:
+# the kernel reaches fabric through a helper it includes (a ttnn header that
+# includes tt_fabric_api.h), so it is multi-chip too.
+MULTI_CHIP_ERROR = re.compile(r"(^|/)tt_metal/fabric/|^(internal/ethernet/|eth_l1_address_map|noc_overlay_parameters|"
+                              r"tt-metalium/experimental/fabric/)")
+
+
+def is_multi_chip(rel, source, diag=""):
+    if MULTI_CHIP_PATH.search(rel) or MULTI_CHIP_INCLUDE.search(source):
+        return True
+    first = first_error(diag) if diag else None
+    if not first:
+        return False
+    header = _HEADER.match(first[2])
+    return bool(MULTI_CHIP_ERROR.search(first[0]) or (header and MULTI_CHIP_ERROR.search(header.group("header"))))
 
 
 def processor_flag(rel, source):
@@ -348,7 +361,8 @@ def main(argv=None):
                 for rel, src in kernels]
         for i, (rel, src, fut) in enumerate(futs, 1):
             ok, diag = fut.result()
-            r = {"rel": rel, "group": group_of(rel), "multi": is_multi_chip(rel, src), "ok": bool(ok)}
+            r = {"rel": rel, "group": group_of(rel), "ok": bool(ok),
+                 "multi": is_multi_chip(rel, src, diag if ok is False else "")}
             if ok is None:
                 r["category"], r["blocker"] = "other", "compile timed out"
             elif not ok:

@@ -75,6 +75,18 @@ class Helpers(unittest.TestCase):
         for rel, src, want in cases:
             with self.subTest(rel):
                 self.assertEqual(ks.is_multi_chip(rel, src), want)
+        # A kernel that reaches fabric through a header it includes.
+        rel = "ttnn/cpp/ttnn/operations/data_movement/moe/device/kernels/dataflow/w.cpp"
+        cases = [
+            ("/t/tt_metal/fabric/hw/inc/tt_fabric_api.h:10:10: fatal error: noc_overlay_parameters.h: "
+             "No such file or directory\n", True),
+            ("w.cpp:3:10: fatal error: internal/ethernet/dataflow_api.h: No such file or directory\n", True),
+            ("w.cpp:9:5: error: 'noc_async_read' was not declared in this scope\n", False),
+            ("w.cpp:3:10: fatal error: api/compute/gcd.h: No such file or directory\n", False),
+        ]
+        for diag, want in cases:
+            with self.subTest(diag):
+                self.assertEqual(ks.is_multi_chip(rel, "", diag), want)
 
     def test_processor(self):
         cases = [
