@@ -266,7 +266,9 @@ void test_llk_datacopy(DeviceLayer& layer) {
     r.defines = {{"INIT", "llk_unpack_A_init<BroadcastType::NONE, false, EltwiseBinaryReuseDestType::NONE,"
                           " UnpackToDestEn>(" + t + ", 0); llk_math_eltwise_unary_datacopy_init<A2D, DST_ACCUM_MODE,"
                           " BroadcastType::NONE, false, false>(0)"},
-                 {"BODY", "llk_unpack_A(0, 1); llk_math_eltwise_unary_datacopy<A2D, DST_ACCUM_MODE>(0, 0)"},
+                 // L1_ALIGNMENT reaches compute kernels too, a uint32_t as in tt-metal.
+                 {"BODY", "static_assert(std::is_same_v<decltype(L1_ALIGNMENT), uint32_t> && L1_ALIGNMENT == 16);"
+                          " llk_unpack_A(0, 1); llk_math_eltwise_unary_datacopy<A2D, DST_ACCUM_MODE>(0, 0)"},
                  {"APAGES", "2"},
                  {"OUT", "1"}};
     auto got = bytes_f32(run(layer, r));

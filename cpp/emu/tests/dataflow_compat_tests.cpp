@@ -674,7 +674,9 @@ void kernel_main() {
   w[4] = noc_offset;
   w[5] = sum;
   w[6] = v[21];
-  noc_async_write(get_write_ptr(0), get_noc_addr(0, gen), 28);
+  w[7] = get_gamma_beta_tile_idx(100, 2, 64, 32);  // channel 50 % 64: tile 1
+  w[8] = get_tilized_gamma_beta_idx_in_tile(100, 2, 64, 32, 32);
+  noc_async_write(get_write_ptr(0), get_noc_addr(0, gen), 36);
   noc_async_write_barrier();
 }
 )";
@@ -690,6 +692,8 @@ void test_moreh_helpers(const std::string& cache) {
   CHECK_EQ(v[4], (768u + 16 + 2) * 2 / 32 * 32);  // bytes, down to 32
   CHECK_EQ(v[5], 1720u);                   // 100 + … + 115
   CHECK_EQ(v[6], 105u);                    // word 21 of the page: 100 + 5
+  CHECK_EQ(v[7], 1u);                      // channel 50 is in gamma tile 1
+  CHECK_EQ(v[8], 256u + 2);                // at its column 18: face 1, column 2
   CHECK_EQ(v[16], 100u);                   // the data itself, in the second half
 }
 ZYX_TEST(compat, test_moreh_helpers);
