@@ -89,6 +89,28 @@ void sfpu_add_top_row_of(uint32_t a, uint32_t b, uint32_t out, uint32_t fmt) {
   mark(out, k);
 }
 
+// cumsum_tile: each column's running sum from the top row down. A tile that
+// is not the first of its column (first 0) starts from the sums the previous
+// tile ended with, which the SFPU keeps at full precision; each written value
+// is rounded to the tile's DST kind.
+void sfpu_cumsum(uint32_t dst, uint32_t first) {
+  uint32_t* d = dst_tile(dst);
+  auto& carry = core().cstate.cumsum_carry;
+  if (first) carry.fill(0.0f);
+  bool is_int = core().dst_kind[dst] == DstKind::Int;
+  DstKind k = core().run->fp32_dest_acc ? DstKind::F32 : (core().dst_kind[dst] == DstKind::F16 ? DstKind::F16 : DstKind::BF16);
+  for (int c = 0; c < 32; c++) {
+    float s = carry[c];
+    for (int r = 0; r < 32; r++) {
+      uint32_t& e = d[fidx(r, c)];
+      s += is_int ? float(int32_t(e)) : u2f(e);
+      e = f2u(k == DstKind::BF16 ? round_bf16(s) : (k == DstKind::F16 ? round_f16(s) : s));
+    }
+    carry[c] = s;
+  }
+  mark(dst, k);
+}
+
 }  // namespace compute
 
 void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_t p2) {

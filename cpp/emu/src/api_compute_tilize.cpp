@@ -47,10 +47,46 @@ constexpr size_t kMaxSrcPairs = 64;
 ComputeState::SrcPair pop_src(const char* op) {
   auto& cs = cstate();
   if (cs.src_head == cs.src.size())
-    kernel_fail(std::string(op) + ": the source registers hold no tile (call unpack_tilizeA_B_block first)");
+    kernel_fail(std::string(op) +
+                ": the source registers hold no tile (call unpack_tilizeA_B_block first, or llk_unpack_AB_matmul)");
   ComputeState::SrcPair p = cs.src[cs.src_head++];
   if (cs.src_head == cs.src.size()) cs.src.clear(), cs.src_head = 0;
   return p;
+}
+
+// llk_unpack_AB_matmul: tile t0 of in0 (A) and tile t1 of in1 (B) into the
+// source registers for llk_math_matmul, B transposed when the last matmul
+// init asked for it, as matmul_tiles reads them.
+void unpack_ab_matmul(uint32_t in0, uint32_t in1, uint32_t t0, uint32_t t1) {
+  const char* op = "llk_unpack_AB_matmul";
+  auto& cs = core().cstate;
+  if (cs.src.size() - cs.src_head >= kMaxSrcPairs)
+    kernel_fail(std::string(op) + ": more than " + std::to_string(kMaxSrcPairs) +
+                " unpacked tile pairs wait for llk_math_matmul");
+  ComputeState::SrcPair p;
+  unpack_floats(in0, t0, p.a.data(), op);
+  unpack_floats(in1, t1, p.b.data(), op);
+  if (cs.mm_transpose) transpose_tile(reinterpret_cast<uint32_t*>(p.b.data()), false);
+  p.fmt_a = static_cast<uint32_t>(cb_of(in0).format);
+  p.fmt_b = static_cast<uint32_t>(cb_of(in1).format);
+  cs.src.push_back(p);
+}
+
+// llk_unpack_A names a tile; llk_math_eltwise_unary_datacopy copies it into
+// DST as copy_tile does (the kernel runs both before it pops the CB, so the
+// tile is still at the front).
+void unpack_a(uint32_t cb, uint32_t tile) {
+  front_tile(cb, tile, "llk_unpack_A");  // reports a bad cb or a tile not at the front
+  core().cstate.unpack_a_cb = cb;
+  core().cstate.unpack_a_tile = tile;
+}
+void datacopy(uint32_t dst) {
+  auto& cs = core().cstate;
+  if (cs.unpack_a_cb == ~0u)
+    kernel_fail("llk_math_eltwise_unary_datacopy: no tile unpacked (call llk_unpack_A first)");
+  uint32_t cb = cs.unpack_a_cb;
+  cs.unpack_a_cb = ~0u;
+  api_copy_tile(cb, cs.unpack_a_tile, dst);
 }
 
 }  // namespace
@@ -249,6 +285,10 @@ void api_compute_special(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32
       return;
     case ZYX_CS_SFPU_REDUCE: sfpu_reduce_cols(a, b, c); return;
     case ZYX_CS_ADD_TOP_ROW: sfpu_add_top_row_of(a, b, c, d); return;
+    case ZYX_CS_UNPACK_AB: unpack_ab_matmul(a, b, c, d); return;
+    case ZYX_CS_UNPACK_A: unpack_a(a, b); return;
+    case ZYX_CS_DATACOPY: datacopy(a); return;
+    case ZYX_CS_CUMSUM: sfpu_cumsum(a, b); return;
     default: kernel_fail("compute: special operation " + std::to_string(op) + " is not emulated");
   }
 }

@@ -197,6 +197,7 @@ bool hw_pack(const uint32_t* d, DstKind kind, uint8_t* out, Format f);
 void sfpu_reduce_cols(uint32_t dst, uint32_t pool, uint32_t fmt);
 // sfpu_add_top_row: row 0 of DST[out] = row 0 of DST[a] + row 0 of DST[b].
 void sfpu_add_top_row_of(uint32_t a, uint32_t b, uint32_t out, uint32_t fmt);
+void sfpu_cumsum(uint32_t dst, uint32_t first);
 
 }  // namespace compute
 

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <numeric>
 
 #include "compute_state.hpp"
 #include "zyx_emu/sfpi_arith.h"
@@ -196,6 +198,10 @@ bool activation(uint32_t op, const UnaryArgs& u, double& y) {
     case ZYX_SU_TANHSHRINK: y = x - std::tanh(x); break;
     case ZYX_SU_LOGSIGMOID: y = -softplus(-x, 1, 20); break;
     case ZYX_SU_TANH_DERIVATIVE: y = 1 - std::tanh(x) * std::tanh(x); break;
+    // GELU'(x) = Phi(x) + x phi(x); the card's fast form is a table of the same.
+    case ZYX_SU_GELU_DERIVATIVE:
+      y = 0.5 * (1 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * kPi);
+      break;
     case ZYX_SU_SOFTCAP: y = a * std::tanh(x / a); break;
     case ZYX_SU_THRESHOLD: y = x > a ? x : b; break;
     case ZYX_SU_PRELU: y = x < 0 ? a * x : x; break;
@@ -228,6 +234,9 @@ bool special_function(uint32_t op, const UnaryArgs& u, double& y) {
     case ZYX_SU_I0: y = std::cyl_bessel_i(0.0, std::fabs(x)); break;
     case ZYX_SU_I1: y = (x < 0 ? -1 : 1) * std::cyl_bessel_i(1.0, std::fabs(x)); break;
     case ZYX_SU_LGAMMA: y = std::lgamma(x); break;
+    // The Stirling stage of tt-metal's split lgamma: lgamma(1 - x) below 0.5,
+    // where lgamma_adjusted_tile applies the reflection.
+    case ZYX_SU_LGAMMA_STIRLING: y = std::lgamma(x < 0.5 ? 1 - x : x); break;
     case ZYX_SU_DIGAMMA: y = digamma(x); break;
     case ZYX_SU_POLYGAMMA: y = polygamma(static_cast<int>(p0), x); break;
     case ZYX_SU_POLYGAMMA_SCALED: {  // (n, (-1)^(n+1) n!) as f32 bits
@@ -420,7 +429,7 @@ float sfpu_unary_f(uint32_t op, float xf, uint32_t p0, uint32_t p1, uint32_t p2,
   return static_cast<float>(y);
 }
 
-bool sfpu_binary_is_int(uint32_t op) { return op >= ZYX_SB_ADD_INT32 && op <= ZYX_SB_NE_INT32 && op != ZYX_SB_MAX && op != ZYX_SB_MIN; }
+bool sfpu_binary_is_int(uint32_t op) { return op >= ZYX_SB_ADD_INT32 && op <= ZYX_SB_LCM && op != ZYX_SB_MAX && op != ZYX_SB_MIN; }
 
 uint32_t sfpu_binary_i(uint32_t op, uint32_t ua, uint32_t ub) {
   int32_t a = static_cast<int32_t>(ua), b = static_cast<int32_t>(ub);
@@ -467,6 +476,9 @@ uint32_t sfpu_binary_i(uint32_t op, uint32_t ua, uint32_t ub) {
     case ZYX_SB_LE_INT32: return bo(a <= b);
     case ZYX_SB_EQ_INT32: return bo(a == b);
     case ZYX_SB_NE_INT32: return bo(a != b);
+    // Of the magnitudes, so never negative (gcd(INT32_MIN, 0) wraps to its bits).
+    case ZYX_SB_GCD: return static_cast<uint32_t>(std::gcd(std::llabs(a), std::llabs(b)));
+    case ZYX_SB_LCM: return static_cast<uint32_t>(std::lcm(std::llabs(a), std::llabs(b)));
     default: return ua;
   }
 }
@@ -501,6 +513,9 @@ float sfpu_binary_f(uint32_t op, float af, float bf) {
       break;
     }
     case ZYX_SB_LOGSIGMOID: y = std::min(a, 0.0) - std::log1p(std::exp(-std::fabs(a))); break;
+    // The float32 Stirling stage: b holds log of the reflected argument, which
+    // the card's series needs and the exact value does not.
+    case ZYX_SB_LGAMMA_STIRLING: y = std::lgamma(a < 0.5 ? 1 - a : a); break;
     default: y = a; break;
   }
   return static_cast<float>(y);

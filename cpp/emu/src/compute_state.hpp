@@ -21,6 +21,8 @@ struct ComputeState {
   std::array<double, 32> wf_mean{}, wf_m2{};
   uint32_t wf_count = 0;
   uint64_t rand_state = 0x9e3779b97f4a7c15ull;
+  // cumsum_tile's running column sums, carried to the next tile of a column.
+  std::array<float, 32> cumsum_carry{};
   // Source registers filled by unpack_tilizeA_B_block for the math-only calls
   // (reduce_tile_math, matmul_tiles_math): (A, B) tile pairs, face order, in
   // unpack order.
@@ -33,6 +35,9 @@ struct ComputeState {
   // The SFPU's Dst read/write counter and its carriage return, in DST rows
   // (SFPI's dst_reg addresses are relative to the counter).
   uint32_t sfpu_rwc = 0, sfpu_cr = 0;
+  // The tile llk_unpack_A named for the next llk_math_eltwise_unary_datacopy
+  // (a CB and a tile from its front); unpack_a_cb is ~0u when none waits.
+  uint32_t unpack_a_cb = ~0u, unpack_a_tile = 0;
   // Resets the configuration for a run.
   void reset() { *this = ComputeState{}; }
 };

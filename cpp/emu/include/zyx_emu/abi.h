@@ -121,6 +121,10 @@ enum zyx_emu_compute_special {
   ZYX_CS_TRANSPOSE_FACES_DST = 2,  // a: dst (each face transposed in place)
   ZYX_CS_SFPU_REDUCE = 3,          // a: dst, b: PoolType, c: DataFormat
   ZYX_CS_ADD_TOP_ROW = 4,          // a, b: inputs, c: out, d: DataFormat
+  ZYX_CS_UNPACK_AB = 5,            // a, b: in0 and in1 cbs, c, d: their tiles (a matmul source pair)
+  ZYX_CS_UNPACK_A = 6,             // a: cb, b: tile (what the next ZYX_CS_DATACOPY copies)
+  ZYX_CS_DATACOPY = 7,             // a: dst
+  ZYX_CS_CUMSUM = 8,               // a: dst, b: first (1: a column's first tile)
 };
 
 // The SFPU's DST access for SFPI kernels (sfpu_dst). Addresses are DST rows

@@ -33,6 +33,9 @@
 #ifndef NUM_DRAM_BANKS
 #define NUM_DRAM_BANKS 12
 #endif
+// The L1 alignment of NOC reads and writes, which tt-metal's
+// noc_parameters.h gives every kernel, compute kernels too, as a uint32_t.
+#define L1_ALIGNMENT (static_cast<uint32_t>(16))
 #ifndef ZYX_EMU_DRAM_ALIGNMENT
 #ifdef ARCH_BLACKHOLE
 #define ZYX_EMU_DRAM_ALIGNMENT 64

@@ -85,8 +85,21 @@ template <auto F>
 constexpr uint32_t fmt() {
   return static_cast<uint32_t>(F);
 }
+// A fidelity by the name the compute config gives ("LoFi", "HiFi2", ...).
+constexpr MathFidelity fidelity_named(const char* n) {
+  return n[0] == 'L' ? MathFidelity::LoFi
+         : n[4] == '2' ? MathFidelity::HiFi2
+         : n[4] == '3' ? MathFidelity::HiFi3
+                       : MathFidelity::HiFi4;
+}
 }  // namespace zyx_emu_c
 
+// The kernel's math fidelity (its compute config), as tt-metal's generated
+// descriptors give compute kernels: a constant the LLK-layer calls take as a
+// template arg. The numerics take the fidelity from the config themselves.
+#ifdef ZYX_EMU_MATH_FIDELITY_NAME
+inline constexpr MathFidelity MATH_FIDELITY = zyx_emu_c::fidelity_named(ZYX_EMU_MATH_FIDELITY_NAME);
+#endif
 
 // ---- DST ownership ----
 // Math owns DST from acquire to commit, pack from wait to release; the
@@ -470,13 +483,17 @@ ALWI void reduce_tile_math(uint32_t idst, uint32_t num_faces = 4) {
   ZYX_API.compute_special(ZYX_CS_REDUCE_MATH, idst, static_cast<uint32_t>(reduce_type), static_cast<uint32_t>(reduce_dim),
                           num_faces);
 }
-template <uint32_t block_ct_dim>
+template <uint32_t block_ct_dim, bool respect_trigger = false>
 ALWI void reduce_block_max_row_init() {}
+template <uint32_t block_ct_dim, bool respect_trigger = false>
+ALWI void reduce_block_max_row_reinit_short() {}
 template <uint32_t block_ct_dim, bool respect_trigger = false>
 ALWI void reduce_block_max_row(uint32_t icb, uint32_t icb_scaler, uint32_t row_start_index, uint32_t idst) {
   ZYX_API.reduce_max_row_block(icb, icb_scaler, row_start_index, block_ct_dim, idst);
 }
-ALWI void reduce_block_max_row_uninit() {}
+// icb: the form tt-metal takes now (it restores the source format on Wormhole).
+template <bool clear_fp32_accumulation = false, bool respect_trigger = false>
+ALWI void reduce_block_max_row_uninit(uint32_t = 0) {}
 
 // ---- tilize / untilize ----
 ALWI void tilize_init(uint32_t, uint32_t, uint32_t) {}
@@ -607,3 +624,4 @@ ALWI void welford_finalize_to_face(uint32_t mean_dst_idx, uint32_t group_id, uin
 #include "zyx_emu/sfpi_llk.h"
 using namespace sfpi;
 #endif
+#include "zyx_emu/llk_api.h"

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <tuple>
+#include <utility>
 
 #include "hostdevcommon/common_values.hpp"
 #include "zyx_emu/common.h"
@@ -56,7 +57,6 @@ static_assert(noc_mode == DM_DEDICATED_NOC, "the emulator runs kernels in dedica
 #define NOC_MAX_TRANSACTION_ID 0xF
 #define NOC_MAX_TRANSACTION_ID_COUNT 255
 #define NOC_CLEAR_OUTSTANDING_REQ_MASK 0xFFFFFFFF
-#define L1_ALIGNMENT 16
 #define NOC_L1_READ_ALIGNMENT_BYTES 16
 #define NOC_L1_WRITE_ALIGNMENT_BYTES 16
 #define NOC_DRAM_READ_ALIGNMENT_BYTES ZYX_EMU_DRAM_ALIGNMENT
@@ -78,6 +78,11 @@ static_assert(MEM_ZEROS_SIZE == ZYX_EMU_L1_ZEROS_SIZE, "the zeros region the run
 #define NOC_MULTICAST_ENCODING(x_start, y_start, x_end, y_end)                                                \
   ((((uint32_t)(x_start)) << (2 * NOC_ADDR_NODE_ID_BITS)) | (((uint32_t)(y_start)) << (3 * NOC_ADDR_NODE_ID_BITS)) | \
    ((uint32_t)(x_end)) | (((uint32_t)(y_end)) << NOC_ADDR_NODE_ID_BITS))
+// Where a NOC node's coordinates start in a 64-bit NOC address, and the
+// first worker's node: logical core (0, 0) is node (1, 1).
+#define NOC_ADDR_COORD_SHIFT NOC_ADDR_LOCAL_BITS
+#define VIRTUAL_TENSIX_START_X 1
+#define VIRTUAL_TENSIX_START_Y 1
 #define NOC_XY_ADDR(x, y, addr) \
   ((uint64_t(y) << 42) | (uint64_t(x) << 36) | (uint64_t(addr) & ((uint64_t(1) << 36) - 1)))
 // The local address (in the node's L1 or DRAM bank) of a 64-bit NOC address.
@@ -156,6 +161,33 @@ FORCE_INLINE uint64_t get_noc_addr_from_bank_id(uint32_t bank_id, uint32_t bank_
   if (bank_id >= NUM_DRAM_BANKS) ZYX_API.fail("get_noc_addr_from_bank_id: DRAM bank id out of range");
   return NOC_XY_ADDR(0, bank_id, bank_address_offset);
 }
+
+// tt-metal's firmware bank tables (dataflow_api_common.h), which some kernels
+// read to build NOC addresses themselves: each bank's NOC node, encoded as
+// NOC_XY_ENCODING, and its address offset (0: the emulator's banks start at
+// address 0), for both NOCs. An address built as
+// (uint64_t(noc_xy) << NOC_ADDR_COORD_SHIFT) | (addr + offset) is the one
+// get_noc_addr_from_bank_id gives.
+typedef uint16_t bank_noc_xy_t;
+namespace zyx_emu_detail_banks {
+template <typename Banks>
+struct BankTables;
+template <size_t... B>
+struct BankTables<std::index_sequence<B...>> {
+  static constexpr bank_noc_xy_t dram[NUM_NOCS][sizeof...(B)] = {{NOC_XY_ENCODING(0, B)...},
+                                                                 {NOC_XY_ENCODING(0, B)...}};
+  static constexpr bank_noc_xy_t l1[NUM_NOCS][sizeof...(B)] = {
+      {NOC_XY_ENCODING(B % ZYX_EMU_GRID_COLS + 1, B / ZYX_EMU_GRID_COLS + 1)...},
+      {NOC_XY_ENCODING(B % ZYX_EMU_GRID_COLS + 1, B / ZYX_EMU_GRID_COLS + 1)...}};
+};
+}  // namespace zyx_emu_detail_banks
+inline constexpr const bank_noc_xy_t (&dram_bank_to_noc_xy)[NUM_NOCS][NUM_DRAM_BANKS] =
+    zyx_emu_detail_banks::BankTables<std::make_index_sequence<NUM_DRAM_BANKS>>::dram;
+inline constexpr const bank_noc_xy_t (&l1_bank_to_noc_xy)[NUM_NOCS][NUM_L1_BANKS] =
+    zyx_emu_detail_banks::BankTables<std::make_index_sequence<NUM_L1_BANKS>>::l1;
+inline constexpr int32_t bank_to_dram_offset[NUM_DRAM_BANKS] = {};
+inline constexpr int32_t bank_to_l1_offset[NUM_L1_BANKS] = {};
+
 FORCE_INLINE uint64_t get_noc_multicast_addr(uint32_t x_start, uint32_t y_start, uint32_t x_end, uint32_t y_end,
                                              uint32_t addr, uint8_t = noc_index) {
   return get_noc_addr_helper(NOC_MULTICAST_ENCODING(x_start, y_start, x_end, y_end), addr);
@@ -839,6 +871,16 @@ FORCE_INLINE void noc_async_read_barrier_with_trid(uint32_t trid, uint8_t = noc_
   ZYX_API.noc_barrier(ZYX_EMU_NOC_READS);
 }
 FORCE_INLINE uint32_t noc_available_transactions(uint8_t, uint32_t) { return NOC_MAX_TRANSACTION_ID_COUNT; }
+// The NOC status polls of tt-metal's noc_nonblocking_api.h: every transfer
+// is complete when its call returns here, so each reports done.
+FORCE_INLINE bool ncrisc_noc_reads_flushed(uint32_t) { return true; }
+FORCE_INLINE bool ncrisc_noc_read_with_transaction_id_flushed(uint32_t, uint32_t) { return true; }
+FORCE_INLINE bool ncrisc_noc_nonposted_writes_sent(uint32_t) { return true; }
+FORCE_INLINE bool ncrisc_noc_posted_writes_sent(uint32_t) { return true; }
+FORCE_INLINE bool ncrisc_noc_nonposted_writes_flushed(uint32_t) { return true; }
+FORCE_INLINE bool ncrisc_noc_nonposted_write_with_transaction_id_sent(uint32_t, uint32_t) { return true; }
+FORCE_INLINE bool ncrisc_noc_nonposted_write_with_transaction_id_flushed(uint32_t, uint32_t) { return true; }
+FORCE_INLINE bool ncrisc_noc_nonposted_atomics_flushed(uint32_t) { return true; }
 
 template <typename AddrGen, bool enable_noc_tracing = true>
 FORCE_INLINE void noc_async_read_page(const uint32_t id, const AddrGen& addrgen, uint32_t dst_local_l1_addr,
