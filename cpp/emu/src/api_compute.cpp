@@ -81,8 +81,9 @@ void pack_to(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
   uint32_t tmp[1024];
   const uint32_t* src = d;
   uint32_t mode = cs.relu & 0xf;
-  // The packer's own conversions (ReLU and L1 accumulation: not yet).
-  if (core().hw_numerics && !mode && !cs.l1_acc && hw_pack(d, kind, out, f)) return;
+  // The packer's own conversions, ReLU and L1 accumulation included, where
+  // the model covers the format (hw_pack); otherwise f32 arithmetic.
+  if (core().hw_numerics && hw_pack(d, kind, out, f)) return;
   if ((mode || cs.l1_acc) && kind != DstKind::Int) {
     float thr = bf16_to_f32(static_cast<uint16_t>(cs.relu >> 16));
     for (int i = 0; i < 1024; i++) {
