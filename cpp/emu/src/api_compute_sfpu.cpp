@@ -95,7 +95,7 @@ void sfpu_add_top_row_of(uint32_t a, uint32_t b, uint32_t out, uint32_t fmt) {
 // is rounded to the tile's DST kind.
 void sfpu_cumsum(uint32_t dst, uint32_t first) {
   uint32_t* d = dst_tile(dst);
-  auto& carry = core().cstate.cumsum_carry;
+  auto& carry = cstate().cumsum_carry;
   if (first) carry.fill(0.0f);
   bool is_int = core().dst_kind[dst] == DstKind::Int;
   DstKind k = core().run->fp32_dest_acc ? DstKind::F32 : (core().dst_kind[dst] == DstKind::F16 ? DstKind::F16 : DstKind::BF16);

@@ -59,7 +59,7 @@ ComputeState::SrcPair pop_src(const char* op) {
 // init asked for it, as matmul_tiles reads them.
 void unpack_ab_matmul(uint32_t in0, uint32_t in1, uint32_t t0, uint32_t t1) {
   const char* op = "llk_unpack_AB_matmul";
-  auto& cs = core().cstate;
+  auto& cs = cstate();
   if (cs.src.size() - cs.src_head >= kMaxSrcPairs)
     kernel_fail(std::string(op) + ": more than " + std::to_string(kMaxSrcPairs) +
                 " unpacked tile pairs wait for llk_math_matmul");
@@ -77,11 +77,11 @@ void unpack_ab_matmul(uint32_t in0, uint32_t in1, uint32_t t0, uint32_t t1) {
 // tile is still at the front).
 void unpack_a(uint32_t cb, uint32_t tile) {
   front_tile(cb, tile, "llk_unpack_A");  // reports a bad cb or a tile not at the front
-  core().cstate.unpack_a_cb = cb;
-  core().cstate.unpack_a_tile = tile;
+  cstate().unpack_a_cb = cb;
+  cstate().unpack_a_tile = tile;
 }
 void datacopy(uint32_t dst) {
-  auto& cs = core().cstate;
+  auto& cs = cstate();
   if (cs.unpack_a_cb == ~0u)
     kernel_fail("llk_math_eltwise_unary_datacopy: no tile unpacked (call llk_unpack_A first)");
   uint32_t cb = cs.unpack_a_cb;

@@ -40,7 +40,7 @@ uint32_t* sfpu_rows(int64_t row, bool store, uint32_t* flags) {
 }  // namespace
 
 uint32_t* api_sfpu_dst(uint32_t op, int32_t arg, uint32_t* flags) {
-  ComputeState& cs = core().cstate;
+  ComputeState& cs = cstate();
   switch (op) {
     case ZYX_SFPU_LOAD:
     case ZYX_SFPU_STORE:

@@ -116,7 +116,7 @@ void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, uint32_t dst, u
 ZYX_HOT bool hw_pack(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
   if (kind != DstKind::F32 && kind != DstKind::BF16) return false;
   const bool fp32 = kind == DstKind::F32;
-  const ComputeState& cs = core().cstate;
+  const ComputeState& cs = cstate();
   const uint32_t relu = cs.relu & 0xf;
   const uint16_t threshold = static_cast<uint16_t>(cs.relu >> 16);
   const bool acc = cs.l1_acc != 0;
