@@ -2,7 +2,9 @@ package cuda
 
 import (
 	"context"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"testing"
 	"time"
@@ -117,6 +119,16 @@ func queuedAttribution(b *testing.B, quiet bool) {
 		maxInFlight, reaperIdleSleep = 1<<20, 5*time.Second
 	}
 	times := make([][]float64, len(steps))
+	// ZYX_ATTR_PROFILE=FILE: a CPU profile of the steps at 4 kHz (the
+	// testing package's 100 Hz leaves a microsecond per launch in the
+	// noise); run without -test.cpuprofile.
+	if path := os.Getenv("ZYX_ATTR_PROFILE"); path != "" {
+		f, err := os.Create(path)
+		require.NoError(b, err)
+		runtime.SetCPUProfileRate(4000)
+		require.NoError(b, pprof.StartCPUProfile(f))
+		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
+	}
 	for b.Loop() {
 		for i, s := range steps {
 			start := time.Now()
