@@ -15,6 +15,16 @@ bench-emu: build
 .PHONY: emu-coverage
 emu-coverage:
 	python3 cpp/emu/tests/coverage/coverage.py
+	python3 cpp/emu/tests/coverage/upstream_coverage.py --missing
+
+# Regenerates the upstream API list from a tt-metal checkout (names and
+# arities only): make emu-api-list TT_METAL=<checkout> TT_METAL_COMMIT=<sha>.
+.PHONY: emu-api-list
+TT_METAL_COMMIT ?=
+emu-api-list:
+	@if [ -z "$(TT_METAL)" ] || [ -z "$(TT_METAL_COMMIT)" ]; then echo "emu-api-list: set TT_METAL=<checkout> and TT_METAL_COMMIT=<sha>"; exit 2; fi
+	python3 cpp/emu/tests/coverage/regen_api.py --tt-metal "$(TT_METAL)" --commit "$(TT_METAL_COMMIT)" \
+		-o cpp/emu/tests/coverage/upstream_$(shell echo $(TT_METAL_COMMIT) | cut -c1-8).tsv
 
 # The kernel sweep (cpp/emu/tests/sweep): every kernel a tt-metal checkout
 # ships, compiled syntax-only by the emulator's kernel builder, each failure
