@@ -51,6 +51,10 @@ type Options struct {
 	// the debugger. It is called with each such device's name and the pid
 	// of the process to attach to.
 	KernelDebug func(device string, pid int)
+	// EmuEnv adds NAME=VALUE settings to the environment of the emulator's
+	// runtimes (e.g. ZYX_EMU_WATCHER for `zyx-tt run --strict-noc`); later
+	// ones win over the process's own.
+	EmuEnv []string
 }
 
 // Runtime owns the backends it opened, their devices, the config and the
@@ -151,7 +155,7 @@ func openRuntime(_ context.Context, opts Options, lookup func(string) (any, erro
 	if logger == nil {
 		logger = zlog.Logger()
 	}
-	r.env = registry.Env{Config: r.cfg, HostPool: r.host, Logger: logger, KernelOutput: opts.KernelOutput, KernelDebug: opts.KernelDebug}
+	r.env = registry.Env{Config: r.cfg, HostPool: r.host, Logger: logger, KernelOutput: opts.KernelOutput, KernelDebug: opts.KernelDebug, EmuEnv: opts.EmuEnv}
 	return r, nil
 }
 

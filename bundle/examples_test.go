@@ -92,3 +92,24 @@ func TestExampleMatmulEdges(t *testing.T) {
 	_, _, err = b.PartialProgram(vals)
 	require.ErrorContains(t, err, "buffers.a.layout: param a is 256×40; tile layout needs rows and cols that are multiples of 32")
 }
+
+// The Metal 2.0 example: the loader keeps its names and bindings, the named
+// args in name order.
+func TestExampleMetal2Add(t *testing.T) {
+	_, v := ttExample(t, "metal2_add", nil)
+	require.Len(t, v.Kernels, 3)
+	reader := v.Kernels[0]
+	var names []string
+	for _, na := range reader.NamedRuntimeArgs {
+		names = append(names, na.Name)
+	}
+	require.Equal(t, []string{"num_tiles", "start_id"}, names)
+	require.Equal(t, "total_tiles", reader.NamedCommonArgs[0].Name)
+	require.Len(t, reader.CommonArgs, 1, "the vararg")
+	require.Equal(t, map[string]string{"in0": "a_tiles", "in1": "b_tiles"}, reader.DFBs)
+	require.Equal(t, map[string]string{"go": "go"}, reader.SemaphoreBindings)
+	require.Equal(t, map[string]string{"a": "a", "b": "b"}, reader.Tensors)
+	require.Equal(t, "step", v.Kernels[2].NamedCompileArgs[0].Name)
+	require.Equal(t, "c_tiles", v.CBs[2].Indices[0].Name)
+	require.Equal(t, "go", v.Semaphores[1].Name)
+}

@@ -41,3 +41,14 @@ kernel-sweep: runtime
 	python3 cpp/emu/tests/sweep/kernel_sweep.py --tt-metal "$(TT_METAL)" \
 		--tool "$(RUNTIME_BUILD)/emu/zyx-emu-kernel-check" --jobs $(SWEEP_JOBS) \
 		$(if $(SWEEP_DIRS),--dirs "$(SWEEP_DIRS)") $(SWEEP_FLAGS)
+
+# tt-metal's programming examples on the emulator (ctest emu_ttmetal, in
+# cpp/emu/tests/ttmetal_tests.cpp): the kernels of the checkout TT_METAL
+# names, run unmodified with their hosts' contracts and checked with their
+# hosts' goldens. TTMETAL_ONLY (comma-separated case names) runs a subset.
+.PHONY: ttmetal-examples
+TTMETAL_ONLY ?=
+ttmetal-examples: runtime
+	@if [ -z "$(TT_METAL)" ]; then echo "ttmetal-examples: set TT_METAL=<path to a tt-metal checkout>"; exit 2; fi
+	ZYX_TTMETAL_EXAMPLES="$(abspath $(TT_METAL))/tt_metal/programming_examples" ZYX_TTMETAL_ONLY="$(TTMETAL_ONLY)" \
+		$(CTEST) --test-dir $(RUNTIME_BUILD) -R '^emu_ttmetal$$' --output-on-failure

@@ -435,6 +435,32 @@ func TestCompileValidation(t *testing.T) {
 		}, driver.ErrInvalidArgument, "given twice"},
 		{"include path with ..", func(p *driver.Program) { tt.ProgramOf(p).Includes = []tt.Include{{Path: "../a.h"}} }, driver.ErrInvalidArgument, "compile.include_files[0].path"},
 		{"compiler error", func(p *driver.Program) { k(p, 1).Source = "#error no tiles today" }, driver.ErrCompile, "no tiles today"},
+		// Metal 2.0 names and bindings
+		{"dfb binding to no CB", func(p *driver.Program) { k(p, 0).DFBs = map[string]string{"in0": "a_tiles"} },
+			driver.ErrInvalidArgument, `compile.kernels[0].dfbs.in0: binds dataflow buffer "a_tiles", but no CB index of cbs has that name`},
+		{"dfb accessor not an identifier", func(p *driver.Program) {
+			tt.ProgramOf(p).CBs[0].Indices[0].Name = "a_tiles"
+			k(p, 0).DFBs = map[string]string{"in 0": "a_tiles"}
+		}, driver.ErrInvalidArgument, `accessor name "in 0" is not a C identifier`},
+		{"CB name for two indices", func(p *driver.Program) {
+			tt.ProgramOf(p).CBs[0].Indices[0].Name = "tiles"
+			tt.ProgramOf(p).CBs[1].Indices[0].Name = "tiles"
+		}, driver.ErrInvalidArgument, "one name names one dataflow buffer"},
+		{"CB name not an identifier", func(p *driver.Program) { tt.ProgramOf(p).CBs[0].Indices[0].Name = "a-tiles" },
+			driver.ErrInvalidArgument, `compile.cbs[0].indices[0].name: "a-tiles" is not a C identifier`},
+		{"semaphore binding to no semaphore", func(p *driver.Program) { k(p, 0).SemaphoreBindings = map[string]string{"go": "go"} },
+			driver.ErrInvalidArgument, `binds semaphore "go", but no semaphore has that name`},
+		{"tensor binding to no param", func(p *driver.Program) { k(p, 0).Tensors = map[string]string{"src": "z"} },
+			driver.ErrInvalidArgument, `compile.kernels[0].tensors.src: binds buffer "z", but the program has no param of that name`},
+		{"tensor binding to a variable", func(p *driver.Program) { k(p, 0).Tensors = map[string]string{"src": "n_tiles"} },
+			driver.ErrInvalidArgument, "a variable; a tensor accessor binds a buffer param"},
+		{"named runtime arg not an identifier", func(p *driver.Program) {
+			k(p, 0).NamedRuntimeArgs = []tt.NamedArg{{Name: "num tiles", Arg: tt.Const(1)}}
+		}, driver.ErrInvalidArgument, `compile.kernels[0].named_runtime_args[0]: "num tiles" is not a C identifier`},
+		{"named arg in two lists", func(p *driver.Program) {
+			k(p, 0).NamedRuntimeArgs = []tt.NamedArg{{Name: "n", Arg: tt.Const(1)}}
+			k(p, 0).NamedCommonArgs = []tt.NamedArg{{Name: "n", Arg: tt.Const(1)}}
+		}, driver.ErrInvalidArgument, "given twice"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

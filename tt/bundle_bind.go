@@ -286,13 +286,16 @@ func (b *binder) kernels(p *Program, out *Program, grid [2]uint64) ([]coreAt, er
 			}
 			*l.dst = args
 		}
-		nk.NamedCompileArgs = nil
-		for _, na := range k.NamedCompileArgs {
-			a, err := b.arg(na.Arg, field+".named_compile_args."+na.Name, cores)
-			if err != nil {
-				return nil, err
+		src := k.namedArgLists()
+		for i, nl := range nk.namedArgLists() {
+			*nl.list = nil
+			for _, na := range *src[i].list {
+				a, err := b.arg(na.Arg, field+"."+nl.field+"."+na.Name, cores)
+				if err != nil {
+					return nil, err
+				}
+				*nl.list = append(*nl.list, NamedArg{Name: na.Name, Arg: a})
 			}
-			nk.NamedCompileArgs = append(nk.NamedCompileArgs, NamedArg{Name: na.Name, Arg: a})
 		}
 		out.Kernels = append(out.Kernels, nk)
 	}

@@ -56,6 +56,12 @@ type (
 		NamedCompileArgs map[string]json.RawMessage `json:"named_compile_args"`
 		RuntimeArgs      []json.RawMessage          `json:"runtime_args"`
 		CommonArgs       []json.RawMessage          `json:"common_args"`
+		NamedRuntimeArgs map[string]json.RawMessage `json:"named_runtime_args"`
+		NamedCommonArgs  map[string]json.RawMessage `json:"named_common_args"`
+		DFBs             map[string]string          `json:"dfbs"`
+		SemBindings      map[string]string          `json:"semaphore_bindings"`
+		Tensors          map[string]string          `json:"tensors"`
+		Metal2           bool                       `json:"metal2"`
 	}
 	ttFileKernel struct {
 		Name      string          `json:"name"`
@@ -87,6 +93,7 @@ type (
 		Format    string         `json:"format"`
 		PageBytes *driver.GwsDim `json:"page_bytes"`
 		Tile      []uint32       `json:"tile"`
+		Name      string         `json:"name"`
 	}
 	ttFileSemaphore struct {
 		Name    string          `json:"name"`
@@ -398,13 +405,19 @@ func (l *loader) kernel(rk *ttFileKernel, field string) (Kernel, error) {
 			}
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(rk.NamedCompileArgs)) {
-		a, err := l.arg(rk.NamedCompileArgs[name], field+".named_compile_args."+name, false)
-		if err != nil {
-			return k, err
+	raw := map[string]map[string]json.RawMessage{"named_compile_args": rk.NamedCompileArgs,
+		"named_runtime_args": rk.NamedRuntimeArgs, "named_common_args": rk.NamedCommonArgs}
+	for _, nl := range k.namedArgLists() {
+		// In name order: a JSON object has no other that every reader keeps.
+		for _, name := range slices.Sorted(maps.Keys(raw[nl.field])) {
+			a, err := l.arg(raw[nl.field][name], field+"."+nl.field+"."+name, nl.perCore)
+			if err != nil {
+				return k, err
+			}
+			*nl.list = append(*nl.list, NamedArg{Name: name, Arg: a})
 		}
-		k.NamedCompileArgs = append(k.NamedCompileArgs, NamedArg{Name: name, Arg: a})
 	}
+	k.DFBs, k.SemaphoreBindings, k.Tensors, k.Metal2 = rk.DFBs, rk.SemBindings, rk.Tensors, rk.Metal2
 	if cc := rk.ComputeConfig; cc != nil {
 		if k.Processor != Compute {
 			return k, ferr(field+".compute_config", "only compute kernels have a compute_config")
@@ -694,7 +707,7 @@ func (l *loader) cbs(raw []ttFileCB) error {
 		if c.Cores, err = l.coreSet(rc.Cores, field+".cores"); err != nil {
 			return err
 		}
-		one := rc.Index != nil || rc.Format != "" || rc.PageBytes != nil || rc.Tile != nil
+		one := rc.Index != nil || rc.Format != "" || rc.PageBytes != nil || rc.Tile != nil || rc.Name != ""
 		switch {
 		case one && rc.Indices != nil:
 			return ferr(field+".indices", "give either indices or one index (index, format, page_bytes), not both")
@@ -742,7 +755,7 @@ func (l *loader) cbIndex(ri ttFileCBIndex, field string) (CBIndex, error) {
 	if ri.Index == nil {
 		return out, ferr(field+".index", "missing")
 	}
-	out.Index, out.Format = *ri.Index, ri.Format
+	out.Index, out.Format, out.Name = *ri.Index, ri.Format, ri.Name
 	if ri.Tile != nil {
 		if len(ri.Tile) != 2 {
 			return out, ferr(field+".tile", "want [rows, cols]")

@@ -167,6 +167,12 @@ func (Driver) Open(ctx context.Context, env *driver.Env) ([]driver.Device, error
 		if env.KernelDebug != nil {
 			debugConfig(&c)
 		}
+		if len(env.EmuEnv) > 0 {
+			if c.Env == nil {
+				c.Env = os.Environ()
+			}
+			c.Env = append(c.Env, env.EmuEnv...)
+		}
 		rt, err := ttruntime.Start(ctx, c)
 		if err != nil {
 			reasons = append(reasons, fmt.Errorf("tt-emu:%d: %w", k, err))

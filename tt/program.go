@@ -482,7 +482,7 @@ func (r *resolver) semaphores(all coreList) ([]ttruntime.Semaphore, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ttruntime.Semaphore{Cores: cl.ranges, ID: id, Initial: initial})
+		out = append(out, ttruntime.Semaphore{Cores: cl.ranges, ID: id, Initial: initial, Name: s.Name})
 	}
 	return out, nil
 }
@@ -494,7 +494,8 @@ func (r *resolver) kernel(k int, cores coreList) (ttruntime.Kernel, error) {
 	name := kernelName(*kd, k)
 	what := fmt.Sprintf("kernel %d (%s)", k, name)
 	out := ttruntime.Kernel{Name: name, Processor: string(kd.Processor), Cores: cores.ranges, Defines: kd.Defines,
-		Path: kd.Path}
+		Path: kd.Path, DFBs: kd.DFBs, SemaphoreBindings: kd.SemaphoreBindings, Tensors: kd.Tensors, Metal2: kd.Metal2,
+		NamedRuntimeArgs: argNames(kd.NamedRuntimeArgs), NamedCommonArgs: argNames(kd.NamedCommonArgs)}
 	out.SetSource(kd.Source)
 	if kd.NOC != nil {
 		n := uint32(*kd.NOC)
@@ -512,7 +513,7 @@ func (r *resolver) kernel(k int, cores coreList) (ttruntime.Kernel, error) {
 	if out.CompileArgs, err = r.argList(kd.CompileArgs, nil, what+" compile arg"); err != nil {
 		return out, err
 	}
-	if out.CommonArgs, err = r.argList(kd.CommonArgs, nil, what+" common arg"); err != nil {
+	if out.CommonArgs, err = r.argList(withNamed(kd.NamedCommonArgs, kd.CommonArgs), nil, what+" common arg"); err != nil {
 		return out, err
 	}
 	for _, na := range kd.NamedCompileArgs {
@@ -529,10 +530,33 @@ func (r *resolver) kernel(k int, cores coreList) (ttruntime.Kernel, error) {
 	return out, err
 }
 
-// runtimeArgs resolves a kernel's runtime args on each of its cores;
-// cores with equal resolved args share one entry.
+// argNames are the names of named args, in order (nil for none).
+func argNames(named []NamedArg) []string {
+	var out []string
+	for _, na := range named {
+		out = append(out, na.Name)
+	}
+	return out
+}
+
+// withNamed is a list of args as the runtime takes it: the named args'
+// values first, then the rest.
+func withNamed(named []NamedArg, rest []Arg) []Arg {
+	if len(named) == 0 {
+		return rest
+	}
+	out := make([]Arg, 0, len(named)+len(rest))
+	for _, na := range named {
+		out = append(out, na.Arg)
+	}
+	return append(out, rest...)
+}
+
+// runtimeArgs resolves a kernel's runtime args (its named ones first) on
+// each of its cores; cores with equal resolved args share one entry.
 func (r *resolver) runtimeArgs(kd *Kernel, cores []ttruntime.CoreCoord, what string) ([]ttruntime.CoreArgs, error) {
-	if len(kd.RuntimeArgs) == 0 {
+	list := withNamed(kd.NamedRuntimeArgs, kd.RuntimeArgs)
+	if len(list) == 0 {
 		return nil, nil
 	}
 	type group struct {
@@ -543,7 +567,7 @@ func (r *resolver) runtimeArgs(kd *Kernel, cores []ttruntime.CoreCoord, what str
 	byKey := map[string]*group{}
 	for i, c := range cores {
 		env := &driver.CoreEnv{Row: uint64(c[0]), Col: uint64(c[1]), Index: uint64(i), Count: uint64(len(cores))}
-		es, err := r.argList(kd.RuntimeArgs, env, fmt.Sprintf("%s runtime arg (core %d, %d)", what, c[0], c[1]))
+		es, err := r.argList(list, env, fmt.Sprintf("%s runtime arg (core %d, %d)", what, c[0], c[1]))
 		if err != nil {
 			return nil, err
 		}
@@ -581,7 +605,7 @@ func (r *resolver) cbs(all coreList) ([]ttruntime.CBConfig, error) {
 		}
 		cfg := ttruntime.CBConfig{Cores: cl.ranges, TotalBytes: total}
 		for j, x := range cb.Indices {
-			ix := ttruntime.CBIndex{Index: uint32(x.Index), Format: x.Format, PageBytes: pageBytes[j]}
+			ix := ttruntime.CBIndex{Index: uint32(x.Index), Name: x.Name, Format: x.Format, PageBytes: pageBytes[j]}
 			if tr, tc := tileOf(x); tr != 32 || tc != 32 {
 				ix.Tile = &[2]uint32{tr, tc}
 			}
@@ -799,8 +823,10 @@ func exprVars(p *driver.Program) []int {
 		args(k.CompileArgs)
 		args(k.RuntimeArgs)
 		args(k.CommonArgs)
-		for _, na := range k.NamedCompileArgs {
-			args([]Arg{na.Arg})
+		for _, nl := range k.namedArgLists() {
+			for _, na := range *nl.list {
+				args([]Arg{na.Arg})
+			}
 		}
 	}
 	for _, cb := range v.CBs {

@@ -128,9 +128,39 @@ type Kernel struct {
 	Bfp8PackPrecise  bool
 	DstFullSync      bool
 	UnpackToDestFP32 []uint32
+	// The Metal 2.0 names (docs/programs.md "Metal 2.0 bindings"): the
+	// kernel is built with generated bindings, as a Metal 2.0 host builds
+	// it. NamedRuntimeArgs come before RuntimeArgs on every core
+	// (get_arg(args::name); RuntimeArgs are then get_vararg(i)), and
+	// NamedCommonArgs before CommonArgs (get_common_vararg(i)); together
+	// with NamedCompileArgs they are the kernel's args:: names. DFBs binds
+	// accessor names (dfb::name) to CBIndex names, SemaphoreBindings
+	// (sem::name) to Semaphore names, Tensors (ta::name, a tensor accessor)
+	// to buffer param names. Metal2 builds the kernel with the bindings even
+	// when it sets none of these.
+	NamedRuntimeArgs  []NamedArg
+	NamedCommonArgs   []NamedArg
+	DFBs              map[string]string
+	SemaphoreBindings map[string]string
+	Tensors           map[string]string
+	Metal2            bool
 }
 
-// NamedArg is one named compile-time arg.
+// namedArgLists are k's named arg lists with their tt.json field names and
+// whether their values may read the core.
+func (k *Kernel) namedArgLists() []namedArgList {
+	return []namedArgList{{"named_compile_args", &k.NamedCompileArgs, false},
+		{"named_runtime_args", &k.NamedRuntimeArgs, true},
+		{"named_common_args", &k.NamedCommonArgs, false}}
+}
+
+type namedArgList struct {
+	field   string
+	list    *[]NamedArg
+	perCore bool
+}
+
+// NamedArg is one named arg.
 type NamedArg struct {
 	Name string
 	Arg  Arg
@@ -208,6 +238,9 @@ type CBIndex struct {
 	// TileRows and TileCols are the tile shape of its pages; zero means
 	// 32×32 (tiny tiles have 1, 2, 4, 8 or 16 rows).
 	TileRows, TileCols uint32
+	// Name is the dataflow buffer's name, which kernels' DFBs bind
+	// (optional).
+	Name string
 }
 
 // CB is the common one-index circular buffer of pages pages.
@@ -221,7 +254,8 @@ func CB(index int, format string, pageBytes, pages uint64) CBConfig {
 // one of its cores, in declaration order; a ArgSemaphore arg gives it to
 // a kernel.
 type Semaphore struct {
-	// Name is what a bundle's args call it (optional).
+	// Name is what a bundle's args and kernels' SemaphoreBindings call it
+	// (optional).
 	Name    string
 	Cores   *CoreSet
 	Initial *driver.GwsDim // nil: 0

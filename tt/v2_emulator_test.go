@@ -839,3 +839,50 @@ void kernel_main() {
 	require.Equal(t, uint32(7421), bytesU32(got)[0],
 		"7 from ../../kernel_helper_functions, 4 from beside the kernel, 2 from the root, 1 from ttnn/cpp")
 }
+
+// A Metal 2.0 kernel through the Go API: its named runtime, common and
+// compile args, varargs, dataflow buffer, semaphore and tensor come from the
+// program's names as the generated bindings (kernel metal2_bindings, which
+// cpp/emu/tests/dataflow_metal2_tests.cpp runs too). The semaphore it reads
+// is the second (id 1), so a binding to the wrong id shows.
+func TestEmulatorMetal2Bindings(t *testing.T) {
+	d := openEmu(t, "n150")[0].Driver().(*tt.Device)
+	ctx := context.Background()
+	cores := rng(0, 0, 0, 1)
+	perCore := func(s string) tt.Arg { return constExpr(expr(t, s)) }
+	prog := &driver.Program{
+		Name: "metal2_bindings",
+		Params: []driver.Param{{Name: "scale_var", Kind: driver.Variable, DType: driver.U32},
+			{Name: "out", Kind: driver.GlobalMut, DType: driver.U32}},
+		Variants: []driver.Variant{{Format: tt.VariantFormat, Code: &tt.Program{
+			Kernels: []tt.Kernel{{
+				Name: "reader", Processor: tt.Riscv0, Cores: cores, Source: sharedKernel(t, "metal2_bindings"),
+				NamedRuntimeArgs: []tt.NamedArg{{Name: "page", Arg: tt.Arg{Kind: tt.ArgCoreIndex}},
+					{Name: "base", Arg: perCore("10 * (core_index + 1)")}},
+				RuntimeArgs:       []tt.Arg{perCore("100 * (core_index + 1)")},
+				NamedCommonArgs:   []tt.NamedArg{{Name: "scale", Arg: param(tt.ArgParam, 0)}},
+				CommonArgs:        []tt.Arg{tt.Const(55)},
+				NamedCompileArgs:  []tt.NamedArg{{Name: "bias", Arg: tt.Const(7)}},
+				DFBs:              map[string]string{"scratch": "scratch_cb"},
+				SemaphoreBindings: map[string]string{"go": "go"},
+				Tensors:           map[string]string{"out": "out"},
+			}},
+			CBs: []tt.CBConfig{{Cores: cores, TotalBytes: tt.N(64),
+				Indices: []tt.CBIndex{{Index: 3, Name: "scratch_cb", Format: "UInt32", PageBytes: tt.N(32)}}}},
+			Semaphores: []tt.Semaphore{{Name: "idle", Cores: cores}, {Name: "go", Cores: cores, Initial: tt.N(5)}},
+			Buffers:    []tt.Buffer{{Param: 1, PageSize: tt.N(32)}},
+		}}},
+	}
+	exe, err := backends.DeviceOf(d).Compile(ctx, prog)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, exe.Release()) }()
+	out := allocParam(t, exe, 1, 2*32)
+	require.NoError(t, exe.Launch(ctx, []driver.LaunchArg{driver.VarArg(driver.UintConst(driver.U32, 3)), driver.BufArg(out)}))
+	b := make([]byte, 2*32)
+	require.NoError(t, d.Pool().Read(ctx, out, 0, b))
+	got := bytesU32(b)
+	for c := range uint32(2) {
+		want := []uint32{10*(c+1)*3 + 7, 100 * (c + 1), 55, 5, 3, 1, 32, c}
+		require.Equal(t, want, got[8*c:8*c+8], "core %d: [base*scale+bias, vararg, common vararg, sem value, dfb id, sem id, page size, page]", c)
+	}
+}

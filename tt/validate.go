@@ -195,12 +195,16 @@ func (c *checker) kernel(k int, kd *Kernel) error {
 		kd.DstFullSync || len(kd.UnpackToDestFP32) > 0) {
 		return invalid("%s: the compute configuration (math fidelity, fp32 dest acc, approx mode, bfp8 pack precise, dst full sync, unpack to dest) is for compute kernels", what)
 	}
+	// The named args share args::, so a name is given once in all three
+	// lists; whether it is a C identifier is the runtime's rule.
 	named := map[string]bool{}
-	for _, na := range kd.NamedCompileArgs {
-		if named[na.Name] {
-			return invalid("%s: named compile arg %q is given twice", what, na.Name)
+	for _, nl := range kd.namedArgLists() {
+		for _, na := range *nl.list {
+			if named[na.Name] {
+				return invalid("%s: named arg %q (%s) is given twice", what, na.Name, nl.field)
+			}
+			named[na.Name] = true
 		}
-		named[na.Name] = true
 	}
 	for _, l := range []struct {
 		name    string
@@ -213,9 +217,11 @@ func (c *checker) kernel(k int, kd *Kernel) error {
 			}
 		}
 	}
-	for _, na := range kd.NamedCompileArgs {
-		if err := c.arg(na.Arg, false); err != nil {
-			return invalid("%s named compile arg %s: %v", what, na.Name, err)
+	for _, nl := range kd.namedArgLists() {
+		for _, na := range *nl.list {
+			if err := c.arg(na.Arg, nl.perCore); err != nil {
+				return invalid("%s %s %s: %v", what, nl.field, na.Name, err)
+			}
 		}
 	}
 	return nil

@@ -447,6 +447,29 @@ type Kernel struct {
 	// named compile-time args (`get_named_compile_time_arg_val`; names are C
 	// identifiers)
 	NamedCompileArgs map[string]ArgEntry `json:"named_compile_args,omitempty"`
+	// Metal 2.0 named runtime args: the names (C identifiers) of the first
+	// words of every core's `runtime_args`, in order; the kernel reads them as
+	// `get_arg(args::name)` and the words after them as `get_vararg(i)`
+	NamedRuntimeArgs []string `json:"named_runtime_args,omitempty"`
+	// Metal 2.0 named common runtime args: the names of the first words of
+	// `common_args`, in order (`get_arg(args::name)`; the rest are
+	// `get_common_vararg(i)`)
+	NamedCommonArgs []string `json:"named_common_args,omitempty"`
+	// Metal 2.0 dataflow-buffer bindings: accessor name (`dfb::name` in the
+	// kernel) to the `name` of a CB index of `cbs`
+	DFBs map[string]string `json:"dfbs,omitempty"`
+	// Metal 2.0 semaphore bindings: accessor name (`sem::name`, the
+	// semaphore's id) to the `name` of one of `semaphores`
+	SemaphoreBindings map[string]string `json:"semaphore_bindings,omitempty"`
+	// Metal 2.0 tensor-accessor bindings: accessor name (`ta::name`, which
+	// `TensorAccessor` takes) to the name of a buffer param; its accessor
+	// words are appended to the compile args and its address follows the named
+	// common args (see "Metal 2.0 bindings")
+	Tensors map[string]string `json:"tensors,omitempty"`
+	// build the kernel with the generated Metal 2.0 bindings (`args::`,
+	// `dfb::`, `sem::`, `ta::`, `get_vararg`) even when it names nothing but
+	// compile args; implied by any of the five fields above
+	Metal2 bool `json:"metal2,omitempty"`
 	// common runtime args, the same on every core
 	CommonArgs []ArgEntry `json:"common_args,omitempty"`
 	// per-core runtime args: the cores of `cores` get `args`; a core of the
@@ -470,6 +493,9 @@ type IncludeFile struct {
 type CBIndex struct {
 	// the CB index, below `circular_buffers_per_core` (0-31)
 	Index uint32 `json:"index"`
+	// the dataflow buffer's name, which kernels' `dfbs` bind (a C identifier;
+	// one name names one index)
+	Name string `json:"name,omitempty"`
 	// the data format of its pages
 	Format string `json:"format"`
 	// bytes per page
@@ -500,6 +526,9 @@ type Semaphore struct {
 	Cores CoreRangeSet `json:"cores"`
 	// the semaphore id
 	ID uint32 `json:"id"`
+	// the semaphore's name, which kernels' `semaphore_bindings` bind (a C
+	// identifier; one name names one id)
+	Name string `json:"name,omitempty"`
 	// its value at the start of every run
 	Initial uint32 `json:"initial,omitempty"`
 }

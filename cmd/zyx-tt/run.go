@@ -52,7 +52,14 @@ core (r,c) PROCESSOR: TEXT.
 auto means tt-emu): built at -O0 with debug info, with no deadline on the
 runtime's calls, and the first run waits until a debugger attaches to the
 runtime, whose pid and a gdb command line are printed (docs/emulator.md,
-"Stepping through a kernel with gdb").`
+"Stepping through a kernel with gdb").
+
+--strict-noc runs the emulator's watcher in strict NOC mode (adds
+strict-noc to ZYX_EMU_WATCHER): a NOC read's data lands in L1 only at its
+barrier, and a kernel that hands it on before (cb_push_back, a NOC write
+from it), pops a page a write has not flushed, or changes a write's source
+before its barrier fails, naming the rule (docs/emulator.md, "Debugging
+kernels").`
 
 // runFlags is the command line of `zyx-tt run`.
 type runFlags struct {
@@ -68,6 +75,7 @@ type runFlags struct {
 	json      bool
 	dprint    bool
 	debug     bool
+	strictNoc bool
 }
 
 // runFlagSet defines run's flags into f and the repeatable lists.
@@ -84,6 +92,7 @@ func runFlagSet(f *runFlags, sets, ins, outs *listFlag, stdout io.Writer) *flagS
 	fs.BoolVar(&f.json, "json", false, "print a JSON report (schema in docs/probe.md)")
 	fs.BoolVar(&f.dprint, "dprint", false, "show kernel DPRINT output on stderr, tagged with core and processor (Tenstorrent)")
 	fs.BoolVar(&f.debug, "debug", false, "build kernels for gdb (-O0, debug info), lift the runtime's deadlines and wait for a debugger (tt-emu)")
+	fs.BoolVar(&f.strictNoc, "strict-noc", false, "the emulator's NOC reads land only at their barrier, and data used before it is an error (tt-emu)")
 	return fs
 }
 
@@ -170,6 +179,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			debugged.Store(true)
 			fmt.Fprint(kernelOut, debugHowTo(dev, pid, f.bundleDir))
 		}
+	}
+	if f.strictNoc {
+		opts.EmuEnv = []string{strictNocWatcher(os.Getenv("ZYX_EMU_WATCHER"))}
 	}
 	rt, err := backends.Open(ctx, opts)
 	if err != nil {
@@ -283,6 +295,19 @@ func checkWritable(path string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+// strictNocWatcher is the ZYX_EMU_WATCHER setting for --strict-noc, given
+// the one in the environment: its checks, plus strict NOC mode ("off" stays
+// off: strict mode is part of the watcher).
+func strictNocWatcher(cur string) string {
+	switch cur {
+	case "", "1", "on":
+		return "ZYX_EMU_WATCHER=strict-noc"
+	case "0", "off":
+		return "ZYX_EMU_WATCHER=" + cur
+	}
+	return "ZYX_EMU_WATCHER=" + cur + ",strict-noc"
 }
 
 // debugHowTo tells how to attach gdb to the runtime of device dev (pid) and

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -226,6 +227,8 @@ func TestWatcherSwitchAndWarnings(t *testing.T) {
 		{"no-cb", "cb_noc_write_past_waited"},
 		{"no-race", "noc_dram_write_race"},
 		{"no-noc", "noc_write_past_buffer"},
+		{"no-cb", "cb_noc_read_outside_reserved"},
+		{"no-stack", "stack_past_card"},
 	} {
 		env["ZYX_EMU_WATCHER"] = tc.off
 		r = cli(t, cliEnv{config: "{}", extra: env}, "run", filepath.Join(seededDir, tc.bundle), "--dev", "tt-emu")
@@ -236,6 +239,56 @@ func TestWatcherSwitchAndWarnings(t *testing.T) {
 	r = cli(t, cliEnv{config: "{}", extra: env}, "run", filepath.Join(seededDir, "noc_dram_write_race"), "--dev", "tt-emu")
 	require.Equal(t, exitFailure, r.code)
 	require.Contains(t, r.stderr, "watcher check race")
+}
+
+// TestStrictNocFlag: `zyx-tt run --strict-noc` turns strict NOC mode on
+// for a kernel that does not ask for it itself; without the flag, or with
+// the watcher off, the same kernel runs to its end.
+func TestStrictNocFlag(t *testing.T) {
+	env := runtimeEnv(t)
+	if env == nil {
+		t.Skip("no zyx-tt-runtime built (make runtime): --strict-noc is not checked")
+	}
+	env["ZYX_TT_EMU"] = "1"
+	env["XDG_CACHE_HOME"] = t.TempDir()
+	// The seeded bundle without its kernel's ZYX_EMU_STRICT_NOC define.
+	src := filepath.Join(seededDir, "strict_noc_push_before_barrier")
+	dir := t.TempDir()
+	for _, name := range []string{"manifest.json", "k.cpp"} {
+		raw, err := os.ReadFile(filepath.Join(src, name))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), raw, 0o644))
+	}
+	raw, err := os.ReadFile(filepath.Join(src, "tt.json"))
+	require.NoError(t, err)
+	var tt map[string]any
+	require.NoError(t, json.Unmarshal(raw, &tt))
+	delete(tt["kernels"].([]any)[0].(map[string]any), "defines")
+	raw, err = json.Marshal(tt)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tt.json"), raw, 0o644))
+
+	cenv := cliEnv{config: "{}", extra: env}
+	r := cli(t, cenv, "run", dir, "--dev", "tt-emu")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	r = cli(t, cenv, "run", dir, "--dev", "tt-emu", "--strict-noc")
+	require.Equal(t, exitFailure, r.code, r.stderr)
+	require.Contains(t, r.stderr, "core (0,0) k (riscv_0) at k.cpp:7: cb_push_back(0, 1): the pages")
+	require.Contains(t, r.stderr, "watcher strict NOC mode")
+	env["ZYX_EMU_WATCHER"] = "off"
+	r = cli(t, cliEnv{config: "{}", extra: env}, "run", dir, "--dev", "tt-emu", "--strict-noc")
+	require.Equal(t, exitOK, r.code, r.stderr)
+}
+
+func TestStrictNocWatcher(t *testing.T) {
+	for cur, want := range map[string]string{
+		"":        "ZYX_EMU_WATCHER=strict-noc",
+		"on":      "ZYX_EMU_WATCHER=strict-noc",
+		"off":     "ZYX_EMU_WATCHER=off",
+		"no-race": "ZYX_EMU_WATCHER=no-race,strict-noc",
+	} {
+		require.Equal(t, want, strictNocWatcher(cur), cur)
+	}
 }
 
 // debugBundle is the bundle of the gdb recipe in docs/emulator.md

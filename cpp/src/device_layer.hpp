@@ -213,6 +213,33 @@ struct CoreArgs {
   std::vector<ArgEntry> args;
 };
 
+// A kernel's Metal 2.0 named resources (docs/programs.md "Metal 2.0
+// bindings"), as the program states them and, once lower_bindings has run,
+// resolved to what the generated bindings header names.
+struct KernelBindings {
+  bool metal2 = false;  // build with the generated bindings header
+  std::vector<std::string> runtime_arg_names;  // the first words of each core's runtime args
+  std::vector<std::string> common_arg_names;   // the first words of the common args
+  std::map<std::string, std::string> dfbs;        // accessor name -> CB index name
+  std::map<std::string, std::string> semaphores;  // accessor name -> semaphore name
+  std::map<std::string, std::string> tensors;     // accessor name -> buffer param name
+  // Resolved by lower_bindings: the CB index and semaphore id of each
+  // binding, and per tensor binding its buffer param, the compile_args entry
+  // that holds its accessor words and the common-arg word of its address.
+  struct Tensor {
+    std::string name;
+    uint32_t param = 0;
+    uint32_t compile_entry = 0;
+    uint32_t common_word = 0;
+  };
+  std::vector<std::pair<std::string, uint32_t>> dfb_ids, semaphore_ids;
+  std::vector<Tensor> tensor_slots;
+  bool any() const {
+    return metal2 || !runtime_arg_names.empty() || !common_arg_names.empty() || !dfbs.empty() ||
+           !semaphores.empty() || !tensors.empty();
+  }
+};
+
 struct KernelDesc {
   std::string name;  // for messages ("reader", "sender", …)
   Processor processor = Processor::Riscv0;
@@ -229,6 +256,7 @@ struct KernelDesc {
   std::vector<ArgEntry> common_args;
   std::vector<CoreArgs> runtime_args;
   ComputeConfig compute;  // compute kernels only
+  KernelBindings bindings;
 };
 
 // One index of a circular-buffer config.
@@ -237,6 +265,7 @@ struct CBIndexDesc {
   DataFormat format = DataFormat::Float16_b;
   uint32_t page_bytes = 0;
   uint32_t tile_rows = 32, tile_cols = 32;  // the tile shape of its pages (tiny tiles: 1, 2, 4, 8, 16 rows)
+  std::string name;                         // the dataflow buffer name kernels bind ("" for none)
 };
 
 // One allocation of `total_bytes` in the L1 of every core of `cores`, shared
@@ -252,6 +281,7 @@ struct SemaphoreDesc {
   CoreRangeSet cores;
   uint32_t id = 0;
   uint32_t initial = 0;
+  std::string name;  // the name kernels bind ("" for none)
 };
 
 struct ParamDesc {
@@ -287,6 +317,15 @@ struct ProgramDesc {
     return nullptr;
   }
 };
+
+// The program with its kernels' Metal 2.0 bindings resolved (program_model.cpp):
+// each dfb and semaphore binding to its CB index or id, and each tensor
+// binding to its accessor words, appended to the compile args, and its
+// buffer's address, placed after the named common args (tt-metal's layout:
+// named common args, tensor addresses, varargs). The server lowers a program
+// after checking its names (check_program) and hands the layer the result.
+ProgramDesc lower_bindings(const ProgramDesc& p);
+
 
 // A run argument, in param order.
 struct RunArg {

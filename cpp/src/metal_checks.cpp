@@ -21,6 +21,13 @@ void check_list(const std::vector<ArgEntry>& list, const std::string& path, cons
 }
 
 void check_kernel(const KernelDesc& k, const std::string& path) {
+  // tt-metal builds these from its own Metal 2.0 host API (ProgramSpec),
+  // which the layer does not drive yet; CreateKernel would leave the kernel
+  // without its args::, dfb::, sem:: and ta:: names.
+  if (k.bindings.any())
+    throw Error("unsupported", path + ": kernel " + k.name +
+                                   ": Metal 2.0 bindings (named runtime or common args, dfbs, semaphore_bindings, "
+                                   "tensors, metal2) are emulator-only for now");
   check_list(k.compile_args, path + ".compile_args", k);
   for (const auto& [name, e] : k.named_compile_args) {
     std::string at = path + ".named_compile_args." + name;

@@ -287,6 +287,12 @@ inline constexpr FieldSpec kKernelSpecs[] = {
     {"defines", Type::Map, false, kAllVariants, "", ""},
     {"compile_args", Type::List, false, kAllVariants, "", ""},
     {"named_compile_args", Type::Map, false, kAllVariants, "", ""},
+    {"named_runtime_args", Type::List, false, kAllVariants, "", ""},
+    {"named_common_args", Type::List, false, kAllVariants, "", ""},
+    {"dfbs", Type::Map, false, kAllVariants, "", ""},
+    {"semaphore_bindings", Type::Map, false, kAllVariants, "", ""},
+    {"tensors", Type::Map, false, kAllVariants, "", ""},
+    {"metal2", Type::Bool, false, kAllVariants, "", ""},
     {"common_args", Type::List, false, kAllVariants, "", ""},
     {"runtime_args", Type::List, false, kAllVariants, "", ""},
     {"compute_config", Type::Object, false, variants(Processor::Compute), "only compute kernels take a compute_config", ""},
@@ -304,7 +310,13 @@ inline constexpr const FieldSpec* kKernelFields[] = {
     &kKernelSpecs[9],
     &kKernelSpecs[10],
     &kKernelSpecs[11],
-    &kKernelSpecs[12]};
+    &kKernelSpecs[12],
+    &kKernelSpecs[13],
+    &kKernelSpecs[14],
+    &kKernelSpecs[15],
+    &kKernelSpecs[16],
+    &kKernelSpecs[17],
+    &kKernelSpecs[18]};
 inline constexpr MessageSpec kKernel{"Kernel", kKernelFields, 1};
 namespace kernel {
 inline constexpr OptField<std::string_view> name{&kKernelSpecs[0]};
@@ -317,14 +329,21 @@ inline constexpr OptField<std::string_view> path{&kKernelSpecs[6]};
 inline constexpr RawField defines{&kKernelSpecs[7], nullptr};
 inline constexpr RawField compile_args{&kKernelSpecs[8], &kArgEntry};
 inline constexpr RawField named_compile_args{&kKernelSpecs[9], &kArgEntry};
-inline constexpr RawField common_args{&kKernelSpecs[10], &kArgEntry};
-inline constexpr RawField runtime_args{&kKernelSpecs[11], &kCoreArgs};
-inline constexpr RawField compute_config{&kKernelSpecs[12], &kComputeConfig};
+inline constexpr RawField named_runtime_args{&kKernelSpecs[10], nullptr};
+inline constexpr RawField named_common_args{&kKernelSpecs[11], nullptr};
+inline constexpr RawField dfbs{&kKernelSpecs[12], nullptr};
+inline constexpr RawField semaphore_bindings{&kKernelSpecs[13], nullptr};
+inline constexpr RawField tensors{&kKernelSpecs[14], nullptr};
+inline constexpr Field<bool> metal2{&kKernelSpecs[15], false};
+inline constexpr RawField common_args{&kKernelSpecs[16], &kArgEntry};
+inline constexpr RawField runtime_args{&kKernelSpecs[17], &kCoreArgs};
+inline constexpr RawField compute_config{&kKernelSpecs[18], &kComputeConfig};
 }  // namespace kernel
 
 // ---- CBIndex
 inline constexpr FieldSpec kCBIndexSpecs[] = {
     {"index", Type::U32, true, kAllVariants, "", ""},
+    {"name", Type::String, false, kAllVariants, "", ""},
     {"format", Type::Enum, true, kAllVariants, "", ""},
     {"page_bytes", Type::U32, true, kAllVariants, "", ""},
     {"tile", Type::U32Pair, false, kAllVariants, "", ""},
@@ -333,13 +352,15 @@ inline constexpr const FieldSpec* kCBIndexFields[] = {
     &kCBIndexSpecs[0],
     &kCBIndexSpecs[1],
     &kCBIndexSpecs[2],
-    &kCBIndexSpecs[3]};
+    &kCBIndexSpecs[3],
+    &kCBIndexSpecs[4]};
 inline constexpr MessageSpec kCBIndex{"CBIndex", kCBIndexFields, -1};
 namespace cb_index {
 inline constexpr Field<uint32_t> index{&kCBIndexSpecs[0], {}};
-inline constexpr Field<DataFormat> format{&kCBIndexSpecs[1], {}};
-inline constexpr Field<uint32_t> page_bytes{&kCBIndexSpecs[2], {}};
-inline constexpr RawField tile{&kCBIndexSpecs[3], nullptr};
+inline constexpr OptField<std::string_view> name{&kCBIndexSpecs[1]};
+inline constexpr Field<DataFormat> format{&kCBIndexSpecs[2], {}};
+inline constexpr Field<uint32_t> page_bytes{&kCBIndexSpecs[3], {}};
+inline constexpr RawField tile{&kCBIndexSpecs[4], nullptr};
 }  // namespace cb_index
 
 // ---- CBConfig
@@ -366,17 +387,20 @@ inline constexpr OptField<uint32_t> buffer{&kCBConfigSpecs[3]};
 inline constexpr FieldSpec kSemaphoreSpecs[] = {
     {"cores", Type::CoreRangeSet, true, kAllVariants, "", ""},
     {"id", Type::U32, true, kAllVariants, "", ""},
+    {"name", Type::String, false, kAllVariants, "", ""},
     {"initial", Type::U32, false, kAllVariants, "", ""},
 };
 inline constexpr const FieldSpec* kSemaphoreFields[] = {
     &kSemaphoreSpecs[0],
     &kSemaphoreSpecs[1],
-    &kSemaphoreSpecs[2]};
+    &kSemaphoreSpecs[2],
+    &kSemaphoreSpecs[3]};
 inline constexpr MessageSpec kSemaphore{"Semaphore", kSemaphoreFields, -1};
 namespace semaphore {
 inline constexpr RawField cores{&kSemaphoreSpecs[0], nullptr};
 inline constexpr Field<uint32_t> id{&kSemaphoreSpecs[1], {}};
-inline constexpr Field<uint32_t> initial{&kSemaphoreSpecs[2], 0};
+inline constexpr OptField<std::string_view> name{&kSemaphoreSpecs[2]};
+inline constexpr Field<uint32_t> initial{&kSemaphoreSpecs[3], 0};
 }  // namespace semaphore
 
 // ---- CompileRequest

@@ -478,6 +478,41 @@ ComputeConfig compute_config(Obj& o) {
   return cc;
 }
 
+// The object-of-strings field f of o (absent: empty).
+std::map<std::string, std::string> string_map(Obj& o, const proto::RawField& f) {
+  std::map<std::string, std::string> out;
+  const json* v = o.get(f);
+  if (!v) return out;
+  Path p = o.at(f);
+  if (!v->is_object()) bad(p, std::string("must be an object of strings, got ") + type_name(*v));
+  for (const auto& [key, val] : v->get_ref<const json::object_t&>()) out[key] = as_str(val, p.field(key));
+  return out;
+}
+
+// The list-of-strings field f of o (absent: empty).
+std::vector<std::string> string_list(Obj& o, const proto::RawField& f) {
+  std::vector<std::string> out;
+  const json* v = o.get(f);
+  if (!v) return out;
+  Path p = o.at(f);
+  const auto& a = as_array(*v, p);
+  for (size_t i = 0; i < a.size(); i++) out.push_back(as_str(a[i], p.at(i)));
+  return out;
+}
+
+// A kernel's Metal 2.0 names and bindings (resolved later, lower_bindings).
+KernelBindings kernel_bindings(Obj& o) {
+  namespace k = proto::kernel;
+  KernelBindings b;
+  b.metal2 = o.read(k::metal2);
+  b.runtime_arg_names = string_list(o, k::named_runtime_args);
+  b.common_arg_names = string_list(o, k::named_common_args);
+  b.dfbs = string_map(o, k::dfbs);
+  b.semaphores = string_map(o, k::semaphore_bindings);
+  b.tensors = string_map(o, k::tensors);
+  return b;
+}
+
 KernelDesc kernel(Obj& o) {
   namespace k = proto::kernel;
   KernelDesc d;
@@ -489,11 +524,7 @@ KernelDesc kernel(Obj& o) {
   d.cores = core_set(o, k::cores);
   d.source = source_of(o, k::source, k::source_b64);
   d.path = o.read(k::path).value_or("");
-  if (const json* v = o.get(k::defines)) {
-    Path dp = o.at(k::defines);
-    if (!v->is_object()) bad(dp, std::string("must be an object of strings, got ") + type_name(*v));
-    for (const auto& [key, val] : v->get_ref<const json::object_t&>()) d.defines[key] = as_str(val, dp.field(key));
-  }
+  d.defines = string_map(o, k::defines);
   d.compile_args = arg_list(o, k::compile_args);
   if (const json* v = o.get(k::named_compile_args)) {
     Path np = o.at(k::named_compile_args);
@@ -508,6 +539,7 @@ KernelDesc kernel(Obj& o) {
     }
   }
   d.common_args = arg_list(o, k::common_args);
+  d.bindings = kernel_bindings(o);
   d.runtime_args = objects_of(o, k::runtime_args, [](Obj& eo) {
     CoreArgs ca;
     ca.cores = core_set(eo, proto::core_args::cores);
@@ -535,6 +567,7 @@ CBConfig cb_config(Obj& o) {
     d.format = xo.read(x::format);
     d.page_bytes = xo.read(x::page_bytes);
     if (const json* t = xo.get(x::tile)) std::tie(d.tile_rows, d.tile_cols) = u32_pair(*t, xo.at(x::tile));
+    d.name = xo.read(x::name).value_or("");
     return d;
   });
   if (auto b = o.read(c::buffer)) cb.buffer_param = *b;
@@ -574,6 +607,7 @@ ProgramDesc program(Obj& o) {
     s.cores = core_set(so, sm::cores);
     s.id = so.read(sm::id);
     s.initial = so.read(sm::initial);
+    s.name = so.read(sm::name).value_or("");
     return s;
   });
   return prog;

@@ -424,7 +424,10 @@ json Server::cmd_transfer(const TransferRequest& r, bool write) {
   return json::object();
 }
 
-json Server::cmd_compile(const ProgramDesc& p) {
+json Server::cmd_compile(const ProgramDesc& given) {
+  // The kernels' Metal 2.0 bindings become the args they stand for; the
+  // lowered program keeps their names, which check_program checks first.
+  ProgramDesc p = lower_bindings(given);
   ProgramChecks checks = check_program(p, desc_);
   uint64_t id = layer().compile(p);
   if (programs_.count(id)) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bitset>
+#include <map>
 #include <cctype>
 #include <set>
 
@@ -340,6 +341,90 @@ void check_cb_index(uint32_t index, const std::string& w) {
     fail(w, "is " + std::to_string(index) + "; CB indices are 0-" + std::to_string(kCircularBuffersPerCore - 1));
 }
 
+// V10: the names of the program's dataflow buffers (CB indices) and
+// semaphores: C identifiers, each naming one index (id) across the program.
+void check_resource_name(std::map<std::string, uint32_t>& seen, const std::string& n, uint32_t value,
+                         const std::string& what, const std::string& at) {
+  if (n.empty()) return;
+  if (!is_c_identifier(n)) fail(at, "\"" + n + "\" is not a C identifier");
+  auto [it, fresh] = seen.emplace(n, value);
+  if (!fresh && it->second != value)
+    fail(at, what + " \"" + n + "\" already names " + std::to_string(it->second) + "; one name names one " + what);
+}
+
+void check_program_names(const ProgramDesc& p, const std::string& w) {
+  std::map<std::string, uint32_t> cbs, sems;
+  for (size_t i = 0; i < p.cbs.size(); i++)
+    for (size_t j = 0; j < p.cbs[i].indices.size(); j++)
+      check_resource_name(cbs, p.cbs[i].indices[j].name, p.cbs[i].indices[j].index, "dataflow buffer",
+                          idx(idx(w + ".cbs", i) + ".indices", j) + ".name");
+  for (size_t i = 0; i < p.semaphores.size(); i++)
+    check_resource_name(sems, p.semaphores[i].name, p.semaphores[i].id, "semaphore", idx(w + ".semaphores", i) + ".name");
+}
+
+bool has_cb_named(const ProgramDesc& p, const std::string& n) {
+  for (const auto& cb : p.cbs)
+    for (const auto& x : cb.indices)
+      if (x.name == n) return true;
+  return false;
+}
+
+bool has_semaphore_named(const ProgramDesc& p, const std::string& n) {
+  return std::any_of(p.semaphores.begin(), p.semaphores.end(), [&](const SemaphoreDesc& s) { return s.name == n; });
+}
+
+// V10: a kernel's Metal 2.0 names share one namespace, args::; each binding
+// names a resource the program has; the named args come first in the
+// lists they name.
+void check_kernel_args_names(const KernelDesc& kd, const std::string& kw) {
+  const KernelBindings& b = kd.bindings;
+  std::set<std::string> names;
+  auto name = [&](const std::string& n, const std::string& at) {
+    if (!is_c_identifier(n)) fail(at, "\"" + n + "\" is not a C identifier");
+    if (!names.insert(n).second)
+      fail(at, "args::" + n + " is named twice in this kernel (its named runtime, common and compile args share args::)");
+  };
+  for (size_t i = 0; i < b.runtime_arg_names.size(); i++) name(b.runtime_arg_names[i], idx(kw + ".named_runtime_args", i));
+  for (size_t i = 0; i < b.common_arg_names.size(); i++) name(b.common_arg_names[i], idx(kw + ".named_common_args", i));
+  if (b.any())
+    for (const auto& [n, e] : kd.named_compile_args) name(n, kw + ".named_compile_args." + n);
+  // Less the tensor addresses lower_bindings placed there.
+  size_t given = kd.common_args.size() - std::min(kd.common_args.size(), b.tensor_slots.size());
+  if (given < b.common_arg_names.size())
+    fail(kw + ".common_args", "has " + std::to_string(given) + " words; the kernel names " +
+                                  std::to_string(b.common_arg_names.size()) + " (named_common_args), which come first");
+  for (size_t j = 0; j < kd.runtime_args.size(); j++)
+    if (kd.runtime_args[j].args.size() < b.runtime_arg_names.size())
+      fail(idx(kw + ".runtime_args", j) + ".args",
+           "has " + std::to_string(kd.runtime_args[j].args.size()) + " words; the kernel names " +
+               std::to_string(b.runtime_arg_names.size()) + " (named_runtime_args), which come first");
+}
+
+void check_kernel_bindings(const ProgramDesc& p, const KernelDesc& kd, const std::string& kw) {
+  const KernelBindings& b = kd.bindings;
+  check_kernel_args_names(kd, kw);
+  auto accessor = [](const std::string& n, const std::string& at) {
+    if (!is_c_identifier(n)) fail(at, "accessor name \"" + n + "\" is not a C identifier");
+  };
+  for (const auto& [acc, target] : b.dfbs) {
+    accessor(acc, kw + ".dfbs." + acc);
+    if (!has_cb_named(p, target))
+      fail(kw + ".dfbs." + acc, "binds dataflow buffer \"" + target + "\", but no CB index of cbs has that name");
+  }
+  for (const auto& [acc, target] : b.semaphores) {
+    accessor(acc, kw + ".semaphore_bindings." + acc);
+    if (!has_semaphore_named(p, target))
+      fail(kw + ".semaphore_bindings." + acc, "binds semaphore \"" + target + "\", but no semaphore has that name");
+  }
+  for (const auto& [acc, target] : b.tensors) {
+    std::string at = kw + ".tensors." + acc;
+    accessor(acc, at);
+    auto it = std::find_if(p.params.begin(), p.params.end(), [&](const ParamDesc& q) { return q.name == target; });
+    if (it == p.params.end()) fail(at, "binds buffer \"" + target + "\", but the program has no param of that name");
+    if (!it->is_buffer()) fail(at, "binds param \"" + target + "\", a variable; a tensor accessor binds a buffer param");
+  }
+}
+
 // V4-V5: kernels, one by one.
 void check_kernels(ProgramCtx& ctx, const Grid& grid, SetChecker& sets, const std::string& w) {
   const ProgramDesc& p = ctx.p;
@@ -370,6 +455,7 @@ void check_kernels(ProgramCtx& ctx, const Grid& grid, SetChecker& sets, const st
       check_cb_index(kd.compute.unpack_to_dest_fp32[j], idx(kw + ".compute_config.unpack_to_dest_fp32", j));
     for_each_core(kd.cores, [&](CoreCoord c) { rt.in_kernel[grid.cell(c)] = k + 1; });
     check_runtime_args(kd, k, ctx, grid, sets, rt, kw);
+    check_kernel_bindings(p, kd, kw);
   }
 }
 
@@ -525,6 +611,7 @@ ProgramChecks check_program(const ProgramDesc& p, const DeviceDesc& d, const std
   SetChecker sets(grid);
   check_buffer_decls(ctx, w);
   check_include_files(p, w);
+  check_program_names(p, w);
   check_kernels(ctx, grid, sets, w);
   check_one_kernel_per_processor(p, grid, w);
   std::vector<uint64_t> l1_used = check_cbs(ctx, grid, sets, w);

@@ -68,6 +68,8 @@ std::vector<Row> rows() {
       {"semaphore_addr in runtime_args",
        [&](json& r) { kernel(r)["runtime_args"] = {{{"cores", {{0, 0, 0, 0}}}, {"args", {{{"kind", "const"}, {"value", 7}}, kSemAddr}}}}; },
        "unsupported", "compile.kernels[0].runtime_args[0].args[1]: kernel reader: semaphore_addr"},
+      {"Metal 2.0 named runtime args", [&](json& r) { kernel(r)["named_runtime_args"] = {"n"}; kernel(r)["runtime_args"] = {{{"cores", {{0, 0, 0, 0}}}, {"args", {{{"kind", "const"}, {"value", 7}}}}}}; },
+       "unsupported", "compile.kernels[0]: kernel reader: Metal 2.0 bindings"},
       {"semaphore_addr in the second kernel",
        [&](json& r) {
          json k2 = {{"name", "writer"}, {"processor", "riscv_1"}, {"cores", {{0, 0, 0, 0}}}, {"source", "x"}, {"common_args", {kSemAddr}}};

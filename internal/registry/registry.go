@@ -31,6 +31,9 @@ type Env struct {
 	// docs/emulator.md, "Stepping through a kernel with gdb"). It is called
 	// with each such device's name and the pid of the process to attach to.
 	KernelDebug func(device string, pid int)
+	// EmuEnv adds NAME=VALUE settings to the environment of the emulator's
+	// runtimes (the watcher's switches, docs/emulator.md).
+	EmuEnv []string
 }
 
 var (

@@ -84,6 +84,10 @@ const zyx_emu_api* kernel_api() {
     // ABI 9
     a.kernel_exit = api_kernel_exit;
     a.note_throw = api_note_throw;
+    // ABI 11
+    a.noc_barrier = api_noc_barrier;
+    // ABI 12
+    a.sfpu_dst = api_sfpu_dst;
     return a;
   }();
   return &api;

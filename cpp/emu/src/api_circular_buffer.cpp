@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kernel_api.hpp"
+#include "watcher.hpp"
 
 namespace zyx::emu {
 
@@ -88,15 +89,37 @@ CircularBuffer& cb_wait_pages(const char* call, Wait::Kind kind, uint32_t id, ui
   return cb;
 }
 
+// Strict NOC mode: the `pages` pages of cb from `page` on (wrapping past
+// its last page) that a push hands to the consumer hold no read still
+// landing (push), or that a pop hands back to the producer are the source
+// of no write still unflushed (pop).
+void cb_check_pages_settled(uint32_t id, const CircularBuffer& cb, uint32_t page, uint32_t pages, const char* call,
+                            bool push) {
+  std::string what = std::string(call) + "(" + std::to_string(id) + ", " + std::to_string(pages) + "): the pages";
+  uint32_t first = std::min(pages, cb.num_pages - page);
+  uint64_t off = cb.offset + uint64_t(page) * cb.page_size;
+  auto check = [&](uint64_t o, uint32_t n) {
+    if (!n) return;
+    if (push)
+      noc_check_no_pending_read(o, uint64_t(n) * cb.page_size, what);
+    else
+      noc_check_no_pending_write(o, uint64_t(n) * cb.page_size, what);
+  };
+  check(off, first);
+  check(cb.offset, pages - first);
+}
+
 }  // namespace
 
 void api_cb_reserve_back(uint32_t id, uint32_t pages) {
+  ZYX_EMU_CHECK_STACK("cb_reserve_back");
   auto& cb = cb_wait_pages("cb_reserve_back", Wait::CBBack, id, pages, __builtin_return_address(0));
   cb.reserved = std::max(cb.reserved, pages);
   cb_touch(id, cb);
 }
 
 void api_cb_push_back(uint32_t id, uint32_t pages) {
+  ZYX_EMU_CHECK_STACK("cb_push_back");
   auto& cb = cb_of(id);
   // A CB on an L1 buffer holds the buffer's data: its producer may push
   // pages it never reserved (a sharded input), as on a card.
@@ -108,6 +131,7 @@ void api_cb_push_back(uint32_t id, uint32_t pages) {
   if (cb.available() + pages > cb.num_pages)
     kernel_fail("cb_push_back(" + std::to_string(id) + ", " + std::to_string(pages) + ") overflows the buffer (" +
                 std::to_string(cb.available()) + " of " + std::to_string(cb.num_pages) + " pages filled)");
+  if (t_fiber->api.noc.strict) cb_check_pages_settled(id, cb, cb.wr_page, pages, "cb_push_back", true);
   cb.pushed += pages;
   cb.wr_page = (cb.wr_page + pages) % cb.num_pages;
   cb.pack_next = 0;
@@ -116,12 +140,14 @@ void api_cb_push_back(uint32_t id, uint32_t pages) {
 }
 
 void api_cb_wait_front(uint32_t id, uint32_t pages) {
+  ZYX_EMU_CHECK_STACK("cb_wait_front");
   auto& cb = cb_wait_pages("cb_wait_front", Wait::CBFront, id, pages, __builtin_return_address(0));
   cb.waited = std::max(cb.waited, pages);
   cb_touch(id, cb);
 }
 
 void api_cb_pop_front(uint32_t id, uint32_t pages) {
+  ZYX_EMU_CHECK_STACK("cb_pop_front");
   auto& cb = cb_of(id);
   if (pages > cb.available() && cb.on_buffer && pages <= cb.num_pages)
     cb.pushed += pages - cb.available();  // the buffer's own pages, never pushed
@@ -133,6 +159,7 @@ void api_cb_pop_front(uint32_t id, uint32_t pages) {
                 std::to_string(cb.waited) +
                 " page(s) waited for with cb_wait_front and not yet popped (watcher check cb: wait before you read "
                 "and pop; ZYX_EMU_WATCHER=no-cb turns it off)");
+  if (t_fiber->api.noc.strict) cb_check_pages_settled(id, cb, cb.rd_page, pages, "cb_pop_front", false);
   cb.waited = pages < cb.waited ? cb.waited - pages : 0;
   cb.popped += pages;
   cb.rd_page = (cb.rd_page + pages) % cb.num_pages;

@@ -27,17 +27,25 @@ CircularBuffer& cb_of(uint32_t id) {
   return cb;
 }
 
+// Page `page` from the front of a circular buffer: in the math and pack
+// builds, unpack's copy of it for the op being executed.
+const uint8_t* front_page(uint32_t id, uint32_t page, const char* op) {
+  if (trisc() != Trisc::Single && trisc() != Trisc::Unpack) return captured_tile(id, page, op);
+  auto& cb = cb_of(id);
+  if (page >= cb.available() && !(cb.on_buffer && page < cb.num_pages))
+    kernel_fail(std::string(op) + ": tile " + std::to_string(page) + " of cb " + std::to_string(id) + " but only " +
+                std::to_string(cb.available()) + " page(s) are at the front (missing cb_wait_front?)");
+  uint32_t p = (cb.rd_page + page) % cb.num_pages;
+  return core().l1 + cb.offset + uint64_t(p) * cb.page_size;
+}
+
 // The tile at position `tile` from the front of a circular buffer.
 const uint8_t* front_tile(uint32_t id, uint32_t tile, const char* op) {
   auto& cb = cb_of(id);
   if (cb.page_size < format_tile_bytes(cb.format))
     kernel_fail(std::string(op) + ": cb " + std::to_string(id) + " pages of " + std::to_string(cb.page_size) +
                 " bytes are smaller than a " + format_name(cb.format) + " tile");
-  if (tile >= cb.available() && !(cb.on_buffer && tile < cb.num_pages))
-    kernel_fail(std::string(op) + ": tile " + std::to_string(tile) + " of cb " + std::to_string(id) + " but only " +
-                std::to_string(cb.available()) + " page(s) are at the front (missing cb_wait_front?)");
-  uint32_t page = (cb.rd_page + tile) % cb.num_pages;
-  return core().l1 + cb.offset + uint64_t(page) * cb.page_size;
+  return front_page(id, tile, op);
 }
 
 // Unpacks a tile into floats (integers converted).
@@ -69,12 +77,13 @@ void transpose_tile(uint32_t* d, bool within_faces) {
 
 // Pack with the packer's ReLU and L1 accumulation applied.
 void pack_to(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
-  const ComputeState& cs = core().cstate;
+  const ComputeState& cs = cstate();
   uint32_t tmp[1024];
   const uint32_t* src = d;
   uint32_t mode = cs.relu & 0xf;
-  // The packer's own conversions (ReLU and L1 accumulation: not yet).
-  if (core().hw_numerics && !mode && !cs.l1_acc && hw_pack(d, kind, out, f)) return;
+  // The packer's own conversions, ReLU and L1 accumulation included, where
+  // the model covers the format (hw_pack); otherwise f32 arithmetic.
+  if (core().hw_numerics && hw_pack(d, kind, out, f)) return;
   if ((mode || cs.l1_acc) && kind != DstKind::Int) {
     float thr = bf16_to_f32(static_cast<uint16_t>(cs.relu >> 16));
     for (int i = 0; i < 1024; i++) {
@@ -164,26 +173,24 @@ DstKind unpack_to_dst(uint32_t cb, uint32_t t, uint32_t* out, const char* op) {
 
 }  // namespace
 
-void api_dst_acquire() {
-  auto& c = core();
-  for (int i = 0; i < 16; i++)
-    if (c.dst_written & (1u << i)) c.dst[i].fill(0);
-  c.dst_written = 0;
-  c.dst_acquired = true;
-}
+void api_dst_acquire() { dst_sync(kDstAcquire); }
 
-void api_dst_release() { core().dst_acquired = false; }
+void api_dst_release() { dst_sync(kDstRelease); }
 
 void api_copy_tile(uint32_t cb, uint32_t tile, uint32_t dst) {
+  FpuStep step(kFpuCopy, {{cb, tile}});
+  if (!step.execute()) return;
   uint32_t* d = dst_tile(dst);
   DstKind k = unpack_to_dst(cb, tile, d, "copy_tile");
-  uint32_t tr = core().cstate.copy_transpose;
+  uint32_t tr = cstate().copy_transpose;
   if (tr) transpose_tile(d, tr == 2);
   mark(dst, k);
 }
 
 void api_pack_tile(uint32_t dst, uint32_t cbid, uint32_t out_tile, int out_of_order) {
-  const uint32_t* d = dst_tile(dst);
+  if (!on_pack()) return;
+  DstKind kind;
+  const uint32_t* d = pack_dst(dst, &kind, "pack_tile");
   auto& cb = cb_of(cbid);
   if (cb.page_size < format_tile_bytes(cb.format))
     kernel_fail("pack_tile: cb " + std::to_string(cbid) + " pages of " + std::to_string(cb.page_size) +
@@ -193,16 +200,22 @@ void api_pack_tile(uint32_t dst, uint32_t cbid, uint32_t out_tile, int out_of_or
     kernel_fail("pack_tile: position " + std::to_string(pos) + " of cb " + std::to_string(cbid) +
                 " is beyond the free space (missing cb_reserve_back?)");
   uint32_t page = (cb.wr_page + pos) % cb.num_pages;
-  pack_to(d, core().dst_kind[dst], core().l1 + cb.offset + uint64_t(page) * cb.page_size, cb.format);
+  pack_to(d, kind, core().l1 + cb.offset + uint64_t(page) * cb.page_size, cb.format);
 }
 
-void api_binary_bcast(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst,
-                      uint32_t row) {
+namespace {
+
+// DST[dst] = A op B (B broadcast), the FPU op of api_binary and
+// api_binary_bcast; site is the kernel's call.
+void binary_bcast(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst,
+                  uint32_t row, void* site) {
   if (op > ZYX_BIN_MUL) kernel_fail("unknown binary op " + std::to_string(op));
   if (bcast > ZYX_BC_SCALAR) kernel_fail("unknown broadcast " + std::to_string(bcast));
+  FpuStep step(FpuOp((bcast == ZYX_BC_NONE ? kFpuAdd : kFpuAddBcast) + op), {{cb0, t0}, {cb1, t1}}, site);
+  if (!step.execute()) return;
   uint32_t* d = dst_tile(dst);
   Format f0 = cb_of(cb0).format, f1 = cb_of(cb1).format;
-  bool acc = core().cstate.acc_to_dest && op != ZYX_BIN_MUL;
+  bool acc = cstate().acc_to_dest && op != ZYX_BIN_MUL;
   bool had = (core().dst_written >> dst) & 1;
   if (format_is_int(f0) && format_is_int(f1)) {
     uint32_t a[1024], b[1024];
@@ -254,11 +267,19 @@ void api_binary_bcast(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, u
   mark(dst, k);
 }
 
+}  // namespace
+
+void api_binary_bcast(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst,
+                      uint32_t row) {
+  binary_bcast(op, bcast, cb0, cb1, t0, t1, dst, row, __builtin_return_address(0));
+}
+
 void api_binary(uint32_t op, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst) {
-  api_binary_bcast(op, ZYX_BC_NONE, cb0, cb1, t0, t1, dst, 0);
+  binary_bcast(op, ZYX_BC_NONE, cb0, cb1, t0, t1, dst, 0, __builtin_return_address(0));
 }
 
 void api_binary_dst(uint32_t op, uint32_t i0, uint32_t i1, uint32_t out) {
+  if (!on_math()) return;
   uint32_t *a = dst_tile(i0), *b = dst_tile(i1), *d = dst_tile(out);
   DstKind ka = core().dst_kind[i0], kb = core().dst_kind[i1];
   if (ka == DstKind::Int && kb == DstKind::Int) {
@@ -277,6 +298,7 @@ void api_binary_dst(uint32_t op, uint32_t i0, uint32_t i1, uint32_t out) {
 }
 
 void api_unary(uint32_t op, uint32_t dst, uint32_t param) {
+  if (!on_math()) return;
   uint32_t* d = dst_tile(dst);
   DstKind k = core().dst_kind[dst];
   if (k == DstKind::Int && (op == ZYX_UN_RELU || op == ZYX_UN_ABS || op == ZYX_UN_NEG)) {
@@ -328,6 +350,8 @@ void api_unary(uint32_t op, uint32_t dst, uint32_t param) {
 }
 
 void api_transpose(uint32_t cb, uint32_t t, uint32_t dst) {
+  FpuStep step(kFpuTranspose, {{cb, t}});
+  if (!step.execute()) return;
   uint32_t* d = dst_tile(dst);
   uint32_t tmp[1024];
   DstKind k = unpack_to_dst(cb, t, tmp, "transpose_wh_tile");
@@ -337,6 +361,7 @@ void api_transpose(uint32_t cb, uint32_t t, uint32_t dst) {
 }
 
 void api_typecast(uint32_t dst, uint32_t in_fmt, uint32_t out_fmt) {
+  if (!on_math()) return;
   uint32_t* d = dst_tile(dst);
   Format in = static_cast<Format>(in_fmt), out = static_cast<Format>(out_fmt);
   if (format_tile_bytes(in) == 0 || format_tile_bytes(out) == 0)
@@ -373,7 +398,7 @@ void api_typecast(uint32_t dst, uint32_t in_fmt, uint32_t out_fmt) {
 }
 
 void api_compute_config(uint32_t key, uint32_t value) {
-  ComputeState& cs = core().cstate;
+  ComputeState& cs = cstate();
   switch (key) {
     case ZYX_CK_ACC_TO_DEST: cs.acc_to_dest = value; break;
     case ZYX_CK_COPY_TRANSPOSE: cs.copy_transpose = value; break;
@@ -381,12 +406,15 @@ void api_compute_config(uint32_t key, uint32_t value) {
     case ZYX_CK_RELU: cs.relu = value; break;
     case ZYX_CK_L1_ACC: cs.l1_acc = value; break;
     case ZYX_CK_PACK_ROWS: cs.pack_rows = value; break;
+    case ZYX_CK_DST_SYNC: dst_sync(value, __builtin_return_address(0)); break;
     default: kernel_fail("unknown compute config key " + std::to_string(key));
   }
 }
 
 void api_binary_reuse(uint32_t op, uint32_t reuse, uint32_t cb, uint32_t t, uint32_t dst) {
   if (op > ZYX_BIN_MUL) kernel_fail("unknown binary op " + std::to_string(op));
+  FpuStep step(kFpuReuse, {{cb, t}});
+  if (!step.execute()) return;
   uint32_t* d = dst_tile(dst);
   DstKind dk = core().dst_kind[dst];
   if (hw_path(cb_of(cb).format) && (dk == DstKind::F32 || dk == DstKind::BF16)) {
@@ -413,6 +441,8 @@ void api_binary_reuse(uint32_t op, uint32_t reuse, uint32_t cb, uint32_t t, uint
 
 void api_unary_bcast(uint32_t bcast, uint32_t cb, uint32_t t, uint32_t dst) {
   if (bcast > ZYX_BC_SCALAR) kernel_fail("unknown broadcast " + std::to_string(bcast));
+  FpuStep step(kFpuUnaryBcast, {{cb, t}});
+  if (!step.execute()) return;
   uint32_t* d = dst_tile(dst);
   uint32_t tmp[1024];
   DstKind k = unpack_to_dst(cb, t, tmp, "unary_bcast");
@@ -421,11 +451,13 @@ void api_unary_bcast(uint32_t bcast, uint32_t cb, uint32_t t, uint32_t dst) {
 }
 
 void api_transpose_dst(uint32_t dst) {
+  if (!on_math()) return;
   transpose_tile(dst_tile(dst), false);
   core().dst_written |= 1u << dst;
 }
 
 void api_copy_dst(uint32_t from, uint32_t to) {
+  if (!on_math()) return;
   const uint32_t* s = dst_tile(from);
   uint32_t* d = dst_tile(to);
   std::memmove(d, s, 4096);
@@ -433,6 +465,7 @@ void api_copy_dst(uint32_t from, uint32_t to) {
 }
 
 void api_mask(uint32_t data, uint32_t posinf) {
+  if (!on_math()) return;
   uint32_t* d = dst_tile(data);
   const uint32_t* m = dst_tile(data + 1);
   bool mint = core().dst_kind[data + 1] == DstKind::Int;

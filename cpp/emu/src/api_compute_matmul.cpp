@@ -147,6 +147,8 @@ void reduce_into(uint32_t op, uint32_t dim, const float* a, float scale, uint32_
 }  // namespace compute
 
 void api_matmul(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst, uint32_t transpose) {
+  FpuStep step(kFpuMatmul, {{cb0, t0}, {cb1, t1}});
+  if (!step.execute()) return;
   auto& c = core();
   if (dst >= dst_capacity()) dst_tile(dst);  // reports the bad index
   if (hw_path(cb_of(cb0).format, cb_of(cb1).format) &&
@@ -154,7 +156,7 @@ void api_matmul(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t d
     alignas(64) uint32_t a[1024], b[1024];
     unpack_src(cb0, t0, a, "matmul_tiles");
     unpack_src(cb1, t1, b, "matmul_tiles");
-    if (transpose == 1 || (transpose == 2 && c.cstate.mm_transpose)) transpose_tile(b, false);
+    if (transpose == 1 || (transpose == 2 && cstate().mm_transpose)) transpose_tile(b, false);
     hw_matmul(dst, a, b);
     return;
   }
@@ -162,7 +164,7 @@ void api_matmul(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t d
   const float* A = mm_operand(cb0, t0, ta, "matmul_tiles");
   const float* B = mm_operand(cb1, t1, tb, "matmul_tiles");
   // transpose 1: the call asks for it; 2: as the last matmul init said.
-  bool tr = transpose == 1 || (transpose == 2 && c.cstate.mm_transpose);
+  bool tr = transpose == 1 || (transpose == 2 && cstate().mm_transpose);
   DstKind k = float_kind(cb_of(cb0).format, cb_of(cb1).format);
   if (tr) {
     if (B != tb) std::memcpy(tb, B, sizeof tb);
@@ -172,7 +174,11 @@ void api_matmul(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t d
   mm_into(dst, A, B, k);
 }
 
-void api_reduce(uint32_t op, uint32_t dim, uint32_t cb, uint32_t scb, uint32_t t, uint32_t ts, uint32_t dst) {
+namespace {
+
+void reduce(uint32_t op, uint32_t dim, uint32_t cb, uint32_t scb, uint32_t t, uint32_t ts, uint32_t dst, void* site) {
+  FpuStep step(kFpuReduce, {{cb, t}, {scb, ts}}, site);
+  if (!step.execute()) return;
   auto& c = core();
   if (op != ZYX_RED_MAX && dim <= ZYX_RED_SCALAR && hw_path(cb_of(cb).format, cb_of(scb).format) &&
       !((c.dst_written >> dst & 1) && c.dst_kind[dst] == DstKind::Int)) {
@@ -189,8 +195,15 @@ void api_reduce(uint32_t op, uint32_t dim, uint32_t cb, uint32_t scb, uint32_t t
   reduce_into(op, dim, a, s[0], dst, 4, float_kind(cb_of(cb).format));
 }
 
+}  // namespace
+
+void api_reduce(uint32_t op, uint32_t dim, uint32_t cb, uint32_t scb, uint32_t t, uint32_t ts, uint32_t dst) {
+  reduce(op, dim, cb, scb, t, ts, dst, __builtin_return_address(0));
+}
+
+// One reduce step per tile, as the unpack and math builds hand them over.
 void api_reduce_max_row_block(uint32_t cb, uint32_t scb, uint32_t t0, uint32_t block, uint32_t dst) {
-  for (uint32_t t = 0; t < block; t++) api_reduce(ZYX_RED_MAX, ZYX_RED_ROW, cb, scb, t0 + t, 0, dst);
+  for (uint32_t t = 0; t < block; t++) reduce(ZYX_RED_MAX, ZYX_RED_ROW, cb, scb, t0 + t, 0, dst, __builtin_return_address(0));
 }
 
 }  // namespace zyx::emu

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compute_api.hpp"
+#include "zyx_emu/sfpi_arith.h"
 
 namespace zyx::emu {
 
@@ -88,10 +89,33 @@ void sfpu_add_top_row_of(uint32_t a, uint32_t b, uint32_t out, uint32_t fmt) {
   mark(out, k);
 }
 
+// cumsum_tile: each column's running sum from the top row down. A tile that
+// is not the first of its column (first 0) starts from the sums the previous
+// tile ended with, which the SFPU keeps at full precision; each written value
+// is rounded to the tile's DST kind.
+void sfpu_cumsum(uint32_t dst, uint32_t first) {
+  uint32_t* d = dst_tile(dst);
+  auto& carry = core().cstate.cumsum_carry;
+  if (first) carry.fill(0.0f);
+  bool is_int = core().dst_kind[dst] == DstKind::Int;
+  DstKind k = core().run->fp32_dest_acc ? DstKind::F32 : (core().dst_kind[dst] == DstKind::F16 ? DstKind::F16 : DstKind::BF16);
+  for (int c = 0; c < 32; c++) {
+    float s = carry[c];
+    for (int r = 0; r < 32; r++) {
+      uint32_t& e = d[fidx(r, c)];
+      s += is_int ? float(int32_t(e)) : u2f(e);
+      e = f2u(k == DstKind::BF16 ? round_bf16(s) : (k == DstKind::F16 ? round_f16(s) : s));
+    }
+    carry[c] = s;
+  }
+  mark(dst, k);
+}
+
 }  // namespace compute
 
 void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_t p2) {
-  ComputeState& cs = core().cstate;
+  if (!on_math()) return;  // SFPU: the math build
+  ComputeState& cs = cstate();
   if (op == ZYX_SU_RAND && dst == 0xffffffffu) {  // rand_tile_init / dropout_tile_init(seed)
     cs.rand_state = 0x9e3779b97f4a7c15ull ^ (uint64_t(p0) << 17) ^ (uint64_t(core().index) << 40);
     if (!cs.rand_state) cs.rand_state = 1;
@@ -133,11 +157,16 @@ void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_
   } else {
     for (int i = 0; i < 1024; i++) d[i] = f2u(sfpu_unary_f(op, x[i], p0, p1, p2, &cs.rand_state));
   }
+  // An op that runs as the card's SFPI code stores as SFPSTORE does: a
+  // 16-bit DST truncates.
+  if (op == ZYX_SU_TANH_APPROX && k == DstKind::BF16)
+    for (int i = 0; i < 1024; i++) d[i] = sfpi::impl_::store_bf16(d[i]);
   dst_round(d, k);
   mark(dst, k);
 }
 
 void api_sfpu_binary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t out, uint32_t) {
+  if (!on_math()) return;  // SFPU: the math build
   if (!sfpu_binary_known(op)) kernel_fail("unknown SFPU binary op " + std::to_string(op));
   uint32_t *a = dst_tile(ia), *b = dst_tile(ib), *d = dst_tile(out);
   DstKind ka = core().dst_kind[ia], kb = core().dst_kind[ib];
@@ -167,6 +196,7 @@ void api_sfpu_binary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t out, uint32
 }
 
 void api_sfpu_ternary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t ic, uint32_t out, uint32_t p0) {
+  if (!on_math()) return;  // SFPU: the math build
   if (op >= ZYX_ST_COUNT) kernel_fail("unknown SFPU ternary op " + std::to_string(op));
   float x[1024], y[1024], z[1024];
   dst_floats(ia, x);

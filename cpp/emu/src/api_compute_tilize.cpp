@@ -24,15 +24,69 @@ uint8_t* strip_elem(CircularBuffer& cb, uint32_t first, uint64_t e, uint32_t esi
   return core().l1 + cb.offset + page * cb.page_size + off % cb.page_size;
 }
 
+// Pages [first, first + n) from the front of a circular buffer (unpack's
+// copies in the math and pack builds), and element `e` of the row-major
+// strip they hold.
+std::vector<const uint8_t*> front_pages(uint32_t id, uint32_t first, uint32_t n, const char* op) {
+  std::vector<const uint8_t*> pages(n);
+  for (uint32_t k = 0; k < n; k++) pages[k] = front_page(id, first + k, op);
+  return pages;
+}
+const uint8_t* strip_in(const std::vector<const uint8_t*>& pages, uint32_t page_size, uint64_t e, uint32_t esize) {
+  uint64_t off = e * esize;
+  return pages[off / page_size] + off % page_size;
+}
+
+// Whether the calling build sees the CBs' fill levels as the op's checks
+// need: the input side in the single build and unpack, the output side in
+// the single build and pack.
+bool checks_input() { return trisc() == Trisc::Single || trisc() == Trisc::Unpack; }
+
 constexpr size_t kMaxSrcPairs = 64;
 
 ComputeState::SrcPair pop_src(const char* op) {
-  auto& cs = core().cstate;
+  auto& cs = cstate();
   if (cs.src_head == cs.src.size())
-    kernel_fail(std::string(op) + ": the source registers hold no tile (call unpack_tilizeA_B_block first)");
+    kernel_fail(std::string(op) +
+                ": the source registers hold no tile (call unpack_tilizeA_B_block first, or llk_unpack_AB_matmul)");
   ComputeState::SrcPair p = cs.src[cs.src_head++];
   if (cs.src_head == cs.src.size()) cs.src.clear(), cs.src_head = 0;
   return p;
+}
+
+// llk_unpack_AB_matmul: tile t0 of in0 (A) and tile t1 of in1 (B) into the
+// source registers for llk_math_matmul, B transposed when the last matmul
+// init asked for it, as matmul_tiles reads them.
+void unpack_ab_matmul(uint32_t in0, uint32_t in1, uint32_t t0, uint32_t t1) {
+  const char* op = "llk_unpack_AB_matmul";
+  auto& cs = core().cstate;
+  if (cs.src.size() - cs.src_head >= kMaxSrcPairs)
+    kernel_fail(std::string(op) + ": more than " + std::to_string(kMaxSrcPairs) +
+                " unpacked tile pairs wait for llk_math_matmul");
+  ComputeState::SrcPair p;
+  unpack_floats(in0, t0, p.a.data(), op);
+  unpack_floats(in1, t1, p.b.data(), op);
+  if (cs.mm_transpose) transpose_tile(reinterpret_cast<uint32_t*>(p.b.data()), false);
+  p.fmt_a = static_cast<uint32_t>(cb_of(in0).format);
+  p.fmt_b = static_cast<uint32_t>(cb_of(in1).format);
+  cs.src.push_back(p);
+}
+
+// llk_unpack_A names a tile; llk_math_eltwise_unary_datacopy copies it into
+// DST as copy_tile does (the kernel runs both before it pops the CB, so the
+// tile is still at the front).
+void unpack_a(uint32_t cb, uint32_t tile) {
+  front_tile(cb, tile, "llk_unpack_A");  // reports a bad cb or a tile not at the front
+  core().cstate.unpack_a_cb = cb;
+  core().cstate.unpack_a_tile = tile;
+}
+void datacopy(uint32_t dst) {
+  auto& cs = core().cstate;
+  if (cs.unpack_a_cb == ~0u)
+    kernel_fail("llk_math_eltwise_unary_datacopy: no tile unpacked (call llk_unpack_A first)");
+  uint32_t cb = cs.unpack_a_cb;
+  cs.unpack_a_cb = ~0u;
+  api_copy_tile(cb, cs.unpack_a_tile, dst);
 }
 
 }  // namespace
@@ -44,13 +98,15 @@ void api_tilize(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t in_tile, ui
   if (es == 0 || format_is_block(in.format))
     kernel_fail(std::string("tilize_block: cb ") + std::to_string(icb) + " holds " + format_name(in.format) +
                 ", which has no row-major form");
-  if (in_tile + block > in.available())
+  if (checks_input() && in_tile + block > in.available())
     kernel_fail("tilize_block: " + std::to_string(block) + " tiles from " + std::to_string(in_tile) + " of cb " +
                 std::to_string(icb) + " but only " + std::to_string(in.available()) + " page(s) are at the front");
+  FpuStep step(kFpuTilize, {{icb, in_tile, block}});
+  if (!step.execute()) return;
   if (out_tile + block > out.num_pages - out.available())
     kernel_fail("tilize_block: output tiles beyond the free space of cb " + std::to_string(ocb) +
                 " (missing cb_reserve_back?)");
-  uint32_t first = (in.rd_page + in_tile) % in.num_pages;
+  std::vector<const uint8_t*> pages = front_pages(icb, in_tile, block, "tilize_block");
   uint64_t width = uint64_t(block) * 32;
   DstKind k = format_is_int(in.format) ? DstKind::Int : DstKind::F32;
   std::vector<uint8_t> face(1024 * es);
@@ -58,7 +114,7 @@ void api_tilize(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t in_tile, ui
   for (uint32_t t = 0; t < block; t++) {
     for (int r = 0; r < 32; r++)
       for (int c = 0; c < 32; c++)
-        std::memcpy(&face[size_t(fidx(r, c)) * es], strip_elem(in, first, r * width + t * 32 + c, es), es);
+        std::memcpy(&face[size_t(fidx(r, c)) * es], strip_in(pages, in.page_size, r * width + t * 32 + c, es), es);
     tile_unpack(face.data(), in.format, tile, k);
     uint32_t page = (out.wr_page + out_tile + t) % out.num_pages;
     pack_to(tile, k, core().l1 + out.offset + uint64_t(page) * out.page_size, out.format);
@@ -66,6 +122,8 @@ void api_tilize(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t in_tile, ui
 }
 
 void api_untilize(uint32_t icb, uint32_t ntiles, uint32_t ocb) {
+  FpuStep step(kFpuUntilize, {{icb, 0, ntiles}});
+  if (!step.execute()) return;
   auto& out = cb_of(ocb);
   uint32_t es = format_bytes(out.format);
   if (es == 0 || format_is_block(out.format))
@@ -91,6 +149,7 @@ void api_untilize(uint32_t icb, uint32_t ntiles, uint32_t ocb) {
 
 void api_pack_untilize(uint32_t dst0, uint32_t block_rt, uint32_t block_ct, uint32_t full_ct, uint32_t block_c,
                        uint32_t ocb) {
+  if (!on_pack()) return;
   auto& out = cb_of(ocb);
   uint32_t es = format_bytes(out.format);
   if (es == 0 || format_is_block(out.format))
@@ -109,9 +168,9 @@ void api_pack_untilize(uint32_t dst0, uint32_t block_rt, uint32_t block_ct, uint
   for (uint32_t r = 0; r < block_rt; r++) {
     uint32_t first = (out.wr_page + (row0 + r) * full_ct) % out.num_pages;
     for (uint32_t c = 0; c < block_ct; c++) {
-      uint32_t di = dst0 + r * block_ct + c;
-      const uint32_t* d = dst_tile(di);
-      pack_to(d, core().dst_kind[di], face.data(), out.format);
+      DstKind kind;
+      const uint32_t* d = pack_dst(dst0 + r * block_ct + c, &kind, "pack_untilize");
+      pack_to(d, kind, face.data(), out.format);
       uint64_t col0 = uint64_t(block_c * block_ct + c) * 32;
       for (int rr = 0; rr < 32; rr++)
         for (int cc = 0; cc < 32; cc++)
@@ -121,14 +180,17 @@ void api_pack_untilize(uint32_t dst0, uint32_t block_rt, uint32_t block_ct, uint
 }
 
 void api_pack_rows(uint32_t dst, uint32_t ocb, uint32_t out_index) {
+  if (!on_pack()) return;
   auto& out = cb_of(ocb);
-  uint32_t rows = core().cstate.pack_rows;
+  uint32_t rows = cstate().pack_rows;
   uint32_t es = format_bytes(out.format);
   if (rows == 0 || rows > 64) kernel_fail("pack_rows: call pack_rows_init with 1 to 64 rows first");
   if (es == 0 || format_is_block(out.format)) kernel_fail("pack_rows: the output format has no row form");
   if (out_index >= out.num_pages - out.available()) kernel_fail("pack_rows: beyond the free space of the cb");
   std::vector<uint8_t> face(1024 * es);
-  pack_to(dst_tile(dst), core().dst_kind[dst], face.data(), out.format);
+  DstKind kind;
+  const uint32_t* d = pack_dst(dst, &kind, "pack_rows");
+  pack_to(d, kind, face.data(), out.format);
   uint32_t page = (out.wr_page + out_index) % out.num_pages;
   uint64_t bytes = std::min<uint64_t>(uint64_t(rows) * 16 * es, out.page_size);
   std::memcpy(core().l1 + out.offset + uint64_t(page) * out.page_size, face.data(), bytes);
@@ -146,11 +208,6 @@ void api_unpack_tilize_ab(uint32_t icb0, uint32_t icb1, uint32_t block, uint32_t
     kernel_fail(std::string(op) + ": num_faces " + std::to_string(num_faces) + " is not 1, 2 or 4");
   if (face_r_dim < 1 || face_r_dim > 16)
     kernel_fail(std::string(op) + ": srca_face_r_dim " + std::to_string(face_r_dim) + " is not 1 to 16");
-  auto& cs = core().cstate;
-  if (block > kMaxSrcPairs || cs.src.size() - cs.src_head + block > kMaxSrcPairs)
-    kernel_fail(std::string(op) + ": more than " + std::to_string(kMaxSrcPairs) +
-                " unpacked tiles wait for reduce_tile_math/matmul_tiles_math");
-  if (block == 0) return;
   // The strip: rows of block * tile-width elements, face_r_dim rows for the
   // top faces and (num_faces 4) as many again for the bottom ones.
   uint32_t tw = num_faces == 1 ? 16 : 32;
@@ -158,11 +215,20 @@ void api_unpack_tilize_ab(uint32_t icb0, uint32_t icb1, uint32_t block, uint32_t
   uint64_t width = uint64_t(block) * tw;
   uint64_t need = uint64_t(rows) * width * es;
   uint64_t have = uint64_t(in.available()) * in.page_size;
-  if (need > have)
+  if (checks_input() && need > have)
     kernel_fail(std::string(op) + ": " + std::to_string(rows) + " rows of " + std::to_string(width) +
                 " elements need " + std::to_string(need) + " bytes at the front of cb " + std::to_string(icb0) +
                 " but " + std::to_string(in.available()) + " page(s) hold " + std::to_string(have) +
                 " (missing cb_wait_front?)");
+  uint32_t npages = static_cast<uint32_t>((need + in.page_size - 1) / in.page_size);
+  FpuStep step(kFpuTilizeAB, {{icb0, 0, npages}, {icb1, tile_b}});
+  if (!step.execute()) return;
+  auto& cs = cstate();
+  if (block > kMaxSrcPairs || cs.src.size() - cs.src_head + block > kMaxSrcPairs)
+    kernel_fail(std::string(op) + ": more than " + std::to_string(kMaxSrcPairs) +
+                " unpacked tiles wait for reduce_tile_math/matmul_tiles_math");
+  if (block == 0) return;
+  std::vector<const uint8_t*> pages = front_pages(icb0, 0, npages, op);
   alignas(64) float b[1024];
   unpack_floats(icb1, tile_b, b, "unpack_tilizeA_B_block (B)");
   const float fill = (flags & 1) ? -INFINITY : 0.0f;
@@ -176,7 +242,7 @@ void api_unpack_tilize_ab(uint32_t icb0, uint32_t icb1, uint32_t block, uint32_t
       for (int c = 0; c < 32; c++)
         if (present(r, c)) {
           uint64_t sr = uint64_t(r >> 4) * face_r_dim + (r & 15);
-          std::memcpy(&face[size_t(fidx(r, c)) * es], strip_elem(in, in.rd_page, sr * width + t * tw + c, es), es);
+          std::memcpy(&face[size_t(fidx(r, c)) * es], strip_in(pages, in.page_size, sr * width + t * tw + c, es), es);
         }
     ComputeState::SrcPair p;
     uint32_t* u = reinterpret_cast<uint32_t*>(p.a.data());
@@ -197,6 +263,7 @@ void api_unpack_tilize_ab(uint32_t icb0, uint32_t icb1, uint32_t block, uint32_t
 }
 
 void api_compute_special(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  if (!on_math()) return;  // the math-only calls
   switch (op) {
     case ZYX_CS_MATMUL_MATH: {
       if (b != 4)
@@ -218,6 +285,10 @@ void api_compute_special(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32
       return;
     case ZYX_CS_SFPU_REDUCE: sfpu_reduce_cols(a, b, c); return;
     case ZYX_CS_ADD_TOP_ROW: sfpu_add_top_row_of(a, b, c, d); return;
+    case ZYX_CS_UNPACK_AB: unpack_ab_matmul(a, b, c, d); return;
+    case ZYX_CS_UNPACK_A: unpack_a(a, b); return;
+    case ZYX_CS_DATACOPY: datacopy(a); return;
+    case ZYX_CS_CUMSUM: sfpu_cumsum(a, b); return;
     default: kernel_fail("compute: special operation " + std::to_string(op) + " is not emulated");
   }
 }

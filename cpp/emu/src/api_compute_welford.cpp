@@ -41,7 +41,8 @@ uint32_t wf_value(double v, DstKind k) {
 }  // namespace
 
 void api_welford(uint32_t op, uint32_t dst, uint32_t a, uint32_t b, const uint32_t* lut, uint32_t n) {
-  ComputeState& cs = core().cstate;
+  if (!on_math()) return;  // SFPU: the math build
+  ComputeState& cs = cstate();
   // The SFPU stores to DST in its mode's width: f32, or bf16 without fp32_dest_acc.
   DstKind k = core().run->fp32_dest_acc ? DstKind::F32 : DstKind::BF16;
   switch (op) {

@@ -15,6 +15,7 @@ namespace {
 const char* processor_of(const Fiber* f, uint32_t tag) {
   static const char* trisc[] = {"trisc0", "trisc1", "trisc2"};
   if (tag >= 1 && tag <= 3) return trisc[tag - 1];
+  if (f->trisc != Trisc::Single) return trisc[static_cast<int>(f->trisc) - 1];  // a TRISC build's own
   return processor_name(f->processor);
 }
 

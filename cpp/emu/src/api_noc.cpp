@@ -1,7 +1,8 @@
 // The NOC (api/dataflow/noc.h and the noc_* calls of dataflow_api.h):
 // reads, writes, multicasts, inline writes and atomic increments between a
 // core's L1, other cores' L1 and DRAM, and the core's NOC coordinates.
-// Every transfer is complete when its call returns.
+// Every transfer is complete when its call returns, except a read in the
+// watcher's strict NOC mode, whose data lands at its barrier (noc_strict.cpp).
 #include <cstring>
 #include <sstream>
 #include <utility>
@@ -110,9 +111,13 @@ uint8_t* local_l1(uint32_t addr, uint64_t size, bool write, const char* op) {
 }
 
 void api_noc_read(uint64_t src, uint32_t dst_l1, uint32_t size) {
+  ZYX_EMU_CHECK_STACK("noc_async_read");
   uint8_t* dst = local_l1(dst_l1, size, true, "noc_async_read");
   NocTarget s = decode_noc(src, size, "noc_async_read", false);
   noc_check_alignment(dst_l1 & (L1Arena::kWindow - 1), s.addr, s.dram, true, "noc_async_read");
+  if (t_fiber->api.noc.strict)
+    dst = noc_strict_read(dst, dst_l1 & (L1Arena::kWindow - 1), size,
+                          reinterpret_cast<uintptr_t>(__builtin_return_address(0)), "noc_async_read");
   if (s.dram)
     t_fiber->core->run->dram->read(s.bank, s.addr, dst, size);
   else
@@ -120,9 +125,13 @@ void api_noc_read(uint64_t src, uint32_t dst_l1, uint32_t size) {
 }
 
 void api_noc_write(uint32_t src_l1, uint64_t dst, uint32_t size) {
+  ZYX_EMU_CHECK_STACK("noc_async_write");
   const uint8_t* src = local_l1(src_l1, size, false, "noc_async_write");
   NocTarget d = decode_noc(dst, size, "noc_async_write", true);
   noc_check_alignment(src_l1 & (L1Arena::kWindow - 1), d.addr, d.dram, false, "noc_async_write");
+  if (t_fiber->api.noc.strict)
+    noc_strict_write(src, src_l1 & (L1Arena::kWindow - 1), size,
+                     reinterpret_cast<uintptr_t>(__builtin_return_address(0)), "noc_async_write");
   if (d.dram) {
     noc_note_dram_write(d.bank, d.addr, size, "noc_async_write");
     t_fiber->core->run->dram->write(d.bank, d.addr, src, size);
@@ -132,9 +141,13 @@ void api_noc_write(uint32_t src_l1, uint64_t dst, uint32_t size) {
 }
 
 void api_noc_mcast_write(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t include_self) {
+  ZYX_EMU_CHECK_STACK("noc_async_write_multicast");
   const uint8_t* src = local_l1(src_l1, size, false, "noc_async_write_multicast");
   noc_check_alignment(src_l1 & (L1Arena::kWindow - 1), dst & (L1Arena::kWindow - 1), false, false,
                       "noc_async_write_multicast");
+  if (t_fiber->api.noc.strict)
+    noc_strict_write(src, src_l1 & (L1Arena::kWindow - 1), size,
+                     reinterpret_cast<uintptr_t>(__builtin_return_address(0)), "noc_async_write_multicast");
   for_each_mcast(dst, size, include_self != 0, "noc_async_write_multicast", [&](uint8_t* p) {
     if (p != src) std::memmove(p, src, size);
   });

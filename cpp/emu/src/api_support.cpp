@@ -11,7 +11,7 @@ namespace zyx::emu {
 std::string where(const Fiber* f) {
   std::ostringstream s;
   s << "core (" << f->core->row << "," << f->core->col << ") " << f->desc->name << " ("
-    << processor_name(f->processor) << ")";
+    << (f->trisc == Trisc::Single ? processor_name(f->processor) : trisc_name(f->trisc)) << ")";
   return s.str();
 }
 
@@ -39,6 +39,12 @@ bool satisfied(const CoreState& c, const Wait& w) {
     case Wait::None: return true;
     case Wait::CBFront: return c.cbs[w.cb].available() >= w.pages;
     case Wait::CBBack: return c.cbs[w.cb].num_pages - c.cbs[w.cb].available() >= w.pages;
+    case Wait::SrcOps: return c.trisc.src_count > 0;
+    case Wait::SrcSpace: return c.trisc.src_count < TriscHandover::kSrcDepth;
+    case Wait::PackOps: return c.trisc.pack_count > 0;
+    case Wait::PackSpace: return c.trisc.pack_count < TriscHandover::kSrcDepth;
+    case Wait::DstFree: return c.trisc.sec_count < (c.dst_full_sync ? 1u : 2u);
+    case Wait::DstDone: return c.trisc.sec_count > 0;
     case Wait::Word: {
       uint32_t v = __atomic_load_n(w.word, __ATOMIC_ACQUIRE);
       if (w.cmp == 0) return v == w.value;
@@ -90,6 +96,8 @@ std::string describe_wait(const Fiber* f) {
       s << " (";
     s << (s.str().back() == '(' ? "" : ": ") << "wait for " << (w.cmp == 0 ? "== " : w.cmp == 1 ? ">= " : "!= ")
       << w.value << ", value " << __atomic_load_n(w.word, __ATOMIC_ACQUIRE) << ")";
+  } else if (w.kind != Wait::None) {
+    s << " waiting " << trisc_wait_text(*f->core, w.kind);
   } else {
     s << " blocked";
   }

@@ -41,6 +41,8 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <system_error>
+#include <thread>
 
 #include "emu.hpp"
 #include "runner.hpp"
@@ -467,6 +469,7 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
   s.defines = &kernel.defines;
   s.compile_args = compile_args;
   s.named_args = named_args;
+  s.bindings = kernel_bindings_source(kernel, compile_args, named_args);
   for (const auto& f : program.include_files) s.include_files.emplace_back(&f.path, &f.source);
   s.fp32_dest_acc = kernel.compute.fp32_dest_acc;
   s.math_approx = kernel.compute.math_approx_mode;
@@ -503,7 +506,43 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
     if (format_conflict[i]) s.cb_formats[i] = 0xff;
     if (hw_conflict[i]) s.cb_tile_rows[i] = s.cb_tile_cols[i] = 0;
   }
+  if (s.processor == 2) {
+    TriscMode mode = trisc_mode_from_env();
+    if (mode == TriscMode::Three ||
+        (mode == TriscMode::Auto && refers_to_triscs(kernel.source, kernel.path, s.include_files)))
+      return get_triscs(s);
+  }
   return get(s);
+}
+
+// The three builds of a compute kernel (TRISC_UNPACK, TRISC_MATH,
+// TRISC_PACK), each built or taken from the caches as any object is (its
+// role is in its generated source, so in its key), in parallel.
+std::shared_ptr<KernelObject> KernelBuilder::get_triscs(const BuildSpec& spec) {
+  auto obj = std::make_shared<KernelObject>();
+  std::exception_ptr err[3];
+  auto one = [&](int r) {
+    try {
+      BuildSpec s = spec;
+      s.trisc = r + 1;
+      obj->triscs[r] = get(s);
+    } catch (...) {
+      err[r] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int r = 1; r < 3; r++) {
+    try {
+      threads.emplace_back(one, r);
+    } catch (const std::system_error&) {
+      one(r);  // no thread: build it here
+    }
+  }
+  one(0);
+  for (auto& t : threads) t.join();
+  for (auto& e : err)
+    if (e) std::rethrow_exception(e);
+  return obj;
 }
 
 // The version of what compile_inputs wraps around a kernel: part of the
@@ -673,6 +712,11 @@ std::string KernelBuilder::generated_source(const BuildSpec& s) const {
   out << "#define ZYX_EMU_SECTION_" << (is_compute ? "COMPUTE" : "DATAFLOW") << " 1\n";
   out << "#define ZYX_EMU_PROCESSOR " << s.processor << "\n";
   out << "#define ZYX_EMU_NOC " << s.noc << "\n";
+  // A TRISC build: tt-metal's define of that processor, and ours, which
+  // compute.h turns into the UNPACK/MATH/PACK macros of that build.
+  static const char* trisc_defines[] = {"TRISC_UNPACK", "TRISC_MATH", "TRISC_PACK"};
+  if (is_compute && s.trisc >= 1 && s.trisc <= 3)
+    out << "#define ZYX_EMU_TRISC " << s.trisc << "\n#define " << trisc_defines[s.trisc - 1] << "\n";
   // Compile-time args in tt-metal's three forms: the list behind
   // get_compile_time_arg_val, one macro per index (usable in #if), and the
   // named map behind get_named_compile_time_arg_val.
@@ -710,6 +754,7 @@ std::string KernelBuilder::generated_source(const BuildSpec& s) const {
   list("ZYX_EMU_CB_TILE_ROWS", s.cb_tile_rows);
   list("ZYX_EMU_CB_TILE_COLS", s.cb_tile_cols);
   out << "#include \"zyx_emu/kernel_prelude.h\"\n";
+  out << s.bindings;
   if (s.path && !s.path->empty()) {
     // The kernel where it lives in the include tree, so that its relative
     // includes resolve from its own directory. Its path reaches the

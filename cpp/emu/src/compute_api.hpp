@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "formats.hpp"
@@ -48,6 +49,65 @@ inline int fidx(int r, int c) { return ((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15
 namespace compute {
 
 inline CoreState& core() { return *current_fiber()->core; }
+// Which build of the compute kernel is calling (compute_state.hpp).
+inline Trisc trisc() { return current_fiber()->trisc; }
+// Whether the calling build does the math of a call (single build or math).
+inline bool on_math() { return trisc() == Trisc::Single || trisc() == Trisc::Math; }
+// Whether the calling build packs (single build or pack).
+inline bool on_pack() { return trisc() == Trisc::Single || trisc() == Trisc::Pack; }
+// The calling build's compute configuration.
+inline ComputeState& cstate() { return core().cstates[static_cast<int>(trisc())]; }
+
+// ---- api_compute_trisc.cpp: the TRISC builds' hand-over ----
+// DST used by math outside an acquired section: a run error.
+[[noreturn]] void dst_unheld_fail(uint32_t i);
+// The DST call `op` (DstSyncOp) of the calling build; `site` is the
+// kernel's return address, for the deadlock table.
+void dst_sync(uint32_t op, void* site = __builtin_return_address(0));
+// DST tile i as pack reads it (the committed section pack holds, in three
+// builds), with its kind; a run error when pack holds none.
+const uint32_t* pack_dst(uint32_t i, DstKind* kind, const char* call);
+// A tile of the operands unpack captured for the op math executes now.
+const uint8_t* captured_tile(uint32_t cb, uint32_t tile, const char* op);
+
+// The FPU ops that take operands from CBs, as the unpack and math builds
+// hand them over (names in api_compute_trisc.cpp).
+enum FpuOp : uint32_t {
+  kFpuCopy,
+  kFpuAdd, kFpuSub, kFpuMul,  // kFpuAdd + ZYX_BIN_*
+  kFpuAddBcast, kFpuSubBcast, kFpuMulBcast,
+  kFpuReuse, kFpuUnaryBcast, kFpuTranspose, kFpuMatmul, kFpuReduce,
+  kFpuTilizeAB,
+  // Through ops: from CB to CB (tilize, untilize); math passes the operands
+  // on to pack, which executes them.
+  kFpuTilize, kFpuUntilize,
+};
+// `count` consecutive tiles of a CB from `tile` on.
+struct TileRef {
+  uint32_t cb, tile, count = 1;
+};
+
+// One FPU op in the calling build: the single build executes it; unpack
+// captures its operand tiles into the core's queue; math takes them from the
+// queue (checking the builds issue the same op) and executes it, its
+// front_tile reading the copies, until the step ends; pack skips it.
+class FpuStep {
+ public:
+  FpuStep(FpuOp op, std::initializer_list<TileRef> tiles, void* site = __builtin_return_address(0));
+  ~FpuStep();
+  FpuStep(const FpuStep&) = delete;
+  FpuStep& operator=(const FpuStep&) = delete;
+  // Whether this build computes the op.
+  bool execute() const { return run_; }
+
+ private:
+  void capture(std::initializer_list<TileRef> tiles);
+  void consume(std::initializer_list<TileRef> tiles);
+  void pass_to_pack();
+  void take_in_pack();
+  FpuOp op_;
+  bool run_ = false, consumed_ = false, packed_ = false;
+};
 
 // The DST tiles math may use, as on the card: 16 of 16 bits or 8 of 32 bits
 // in full-sync mode, half that in the default half-sync mode (the other
@@ -57,6 +117,7 @@ inline uint32_t dst_capacity() {
 }
 
 inline uint32_t* dst_tile(uint32_t i) {
+  if (!core().trisc.math_held) dst_unheld_fail(i);
   if (i >= dst_capacity())
     kernel_fail("DST index " + std::to_string(i) + " is out of range: DST holds " + std::to_string(dst_capacity()) +
                 (core().run->fp32_dest_acc ? " fp32 tiles" : " 16-bit tiles") +
@@ -86,8 +147,10 @@ inline DstKind sfpu_float_kind(uint32_t i) {
 // ---- api_compute.cpp ----
 // Circular buffer `id` of the calling core (configured, index in range).
 CircularBuffer& cb_of(uint32_t id);
-// The tile at position `tile` from the front of a circular buffer.
+// The tile at position `tile` from the front of a circular buffer, and a
+// page of any size (in the math and pack builds: unpack's copies).
 const uint8_t* front_tile(uint32_t id, uint32_t tile, const char* op);
+const uint8_t* front_page(uint32_t id, uint32_t page, const char* op);
 // Unpacks a tile into floats (integers converted).
 void unpack_floats(uint32_t cb, uint32_t tile, float* out, const char* op);
 // Reads DST tile i as floats (integers converted).
@@ -134,6 +197,7 @@ bool hw_pack(const uint32_t* d, DstKind kind, uint8_t* out, Format f);
 void sfpu_reduce_cols(uint32_t dst, uint32_t pool, uint32_t fmt);
 // sfpu_add_top_row: row 0 of DST[out] = row 0 of DST[a] + row 0 of DST[b].
 void sfpu_add_top_row_of(uint32_t a, uint32_t b, uint32_t out, uint32_t fmt);
+void sfpu_cumsum(uint32_t dst, uint32_t first);
 
 }  // namespace compute
 

@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <numeric>
 
 #include "compute_state.hpp"
+#include "zyx_emu/sfpi_arith.h"
 #include "zyx_emu/sfpu_ops.h"
 
 namespace zyx::emu {
@@ -114,6 +117,16 @@ struct UnaryArgs {
 };
 
 double sigmoid(double v) { return 1 / (1 + std::exp(-v)); }
+
+// tanh_tile<true> as the card computes it: tt-llk's Wormhole approximation,
+// one SFPLUT with the coefficient bytes 0x1dff (0.90625 |x| below 1), 0x481a
+// (0.09375 |x| + 0.8125 below 2) and 0xff00 (1 above), x's sign kept.
+double tanh_lut(float x) {
+  uint32_t w = std::bit_cast<uint32_t>(x), b = w & 0x7fffffffu;
+  uint32_t coeff = b < 0x3f800000u ? 0x1dffu : b < 0x40000000u ? 0x481au : 0xff00u;
+  uint32_t d = sfpi::impl_::mad(sfpi::impl_::lut8(coeff >> 8), b, sfpi::impl_::lut8(coeff));
+  return std::bit_cast<float>((d & 0x7fffffffu) | (w & 0x80000000u));
+}
 double bool_value(bool c) { return c ? 1.0 : 0.0; }
 
 // Exponentials, logarithms, roots, powers and sign operations.
@@ -171,7 +184,8 @@ bool activation(uint32_t op, const UnaryArgs& u, double& y) {
       break;
     case ZYX_SU_SIGMOID: case ZYX_SU_SIGMOID_APPROX: y = sigmoid(x); break;
     case ZYX_SU_SILU: case ZYX_SU_SWISH: y = x * sigmoid(x); break;
-    case ZYX_SU_TANH: case ZYX_SU_TANH_APPROX: y = std::tanh(x); break;
+    case ZYX_SU_TANH: y = std::tanh(x); break;
+    case ZYX_SU_TANH_APPROX: y = tanh_lut(u.xf); break;
     case ZYX_SU_HARDSIGMOID: y = std::min(1.0, std::max(0.0, x / 6 + 0.5)); break;
     case ZYX_SU_HARDSWISH: y = x * std::min(1.0, std::max(0.0, x / 6 + 0.5)); break;
     case ZYX_SU_HARDTANH: case ZYX_SU_CLAMP: y = std::min(b, std::max(a, x)); break;
@@ -184,6 +198,10 @@ bool activation(uint32_t op, const UnaryArgs& u, double& y) {
     case ZYX_SU_TANHSHRINK: y = x - std::tanh(x); break;
     case ZYX_SU_LOGSIGMOID: y = -softplus(-x, 1, 20); break;
     case ZYX_SU_TANH_DERIVATIVE: y = 1 - std::tanh(x) * std::tanh(x); break;
+    // GELU'(x) = Phi(x) + x phi(x); the card's fast form is a table of the same.
+    case ZYX_SU_GELU_DERIVATIVE:
+      y = 0.5 * (1 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * kPi);
+      break;
     case ZYX_SU_SOFTCAP: y = a * std::tanh(x / a); break;
     case ZYX_SU_THRESHOLD: y = x > a ? x : b; break;
     case ZYX_SU_PRELU: y = x < 0 ? a * x : x; break;
@@ -216,6 +234,9 @@ bool special_function(uint32_t op, const UnaryArgs& u, double& y) {
     case ZYX_SU_I0: y = std::cyl_bessel_i(0.0, std::fabs(x)); break;
     case ZYX_SU_I1: y = (x < 0 ? -1 : 1) * std::cyl_bessel_i(1.0, std::fabs(x)); break;
     case ZYX_SU_LGAMMA: y = std::lgamma(x); break;
+    // The Stirling stage of tt-metal's split lgamma: lgamma(1 - x) below 0.5,
+    // where lgamma_adjusted_tile applies the reflection.
+    case ZYX_SU_LGAMMA_STIRLING: y = std::lgamma(x < 0.5 ? 1 - x : x); break;
     case ZYX_SU_DIGAMMA: y = digamma(x); break;
     case ZYX_SU_POLYGAMMA: y = polygamma(static_cast<int>(p0), x); break;
     case ZYX_SU_POLYGAMMA_SCALED: {  // (n, (-1)^(n+1) n!) as f32 bits
@@ -408,7 +429,7 @@ float sfpu_unary_f(uint32_t op, float xf, uint32_t p0, uint32_t p1, uint32_t p2,
   return static_cast<float>(y);
 }
 
-bool sfpu_binary_is_int(uint32_t op) { return op >= ZYX_SB_ADD_INT32 && op <= ZYX_SB_NE_INT32 && op != ZYX_SB_MAX && op != ZYX_SB_MIN; }
+bool sfpu_binary_is_int(uint32_t op) { return op >= ZYX_SB_ADD_INT32 && op <= ZYX_SB_LCM && op != ZYX_SB_MAX && op != ZYX_SB_MIN; }
 
 uint32_t sfpu_binary_i(uint32_t op, uint32_t ua, uint32_t ub) {
   int32_t a = static_cast<int32_t>(ua), b = static_cast<int32_t>(ub);
@@ -455,6 +476,9 @@ uint32_t sfpu_binary_i(uint32_t op, uint32_t ua, uint32_t ub) {
     case ZYX_SB_LE_INT32: return bo(a <= b);
     case ZYX_SB_EQ_INT32: return bo(a == b);
     case ZYX_SB_NE_INT32: return bo(a != b);
+    // Of the magnitudes, so never negative (gcd(INT32_MIN, 0) wraps to its bits).
+    case ZYX_SB_GCD: return static_cast<uint32_t>(std::gcd(std::llabs(a), std::llabs(b)));
+    case ZYX_SB_LCM: return static_cast<uint32_t>(std::lcm(std::llabs(a), std::llabs(b)));
     default: return ua;
   }
 }
@@ -489,6 +513,9 @@ float sfpu_binary_f(uint32_t op, float af, float bf) {
       break;
     }
     case ZYX_SB_LOGSIGMOID: y = std::min(a, 0.0) - std::log1p(std::exp(-std::fabs(a))); break;
+    // The float32 Stirling stage: b holds log of the reflected argument, which
+    // the card's series needs and the exact value does not.
+    case ZYX_SB_LGAMMA_STIRLING: y = std::lgamma(a < 0.5 ? 1 - a : a); break;
     default: y = a; break;
   }
   return static_cast<float>(y);

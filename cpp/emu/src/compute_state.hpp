@@ -21,6 +21,8 @@ struct ComputeState {
   std::array<double, 32> wf_mean{}, wf_m2{};
   uint32_t wf_count = 0;
   uint64_t rand_state = 0x9e3779b97f4a7c15ull;
+  // cumsum_tile's running column sums, carried to the next tile of a column.
+  std::array<float, 32> cumsum_carry{};
   // Source registers filled by unpack_tilizeA_B_block for the math-only calls
   // (reduce_tile_math, matmul_tiles_math): (A, B) tile pairs, face order, in
   // unpack order.
@@ -30,8 +32,85 @@ struct ComputeState {
   };
   std::vector<SrcPair> src;  // [src_head, size) wait to be consumed
   size_t src_head = 0;
+  // The SFPU's Dst read/write counter and its carriage return, in DST rows
+  // (SFPI's dst_reg addresses are relative to the counter).
+  uint32_t sfpu_rwc = 0, sfpu_cr = 0;
+  // The tile llk_unpack_A named for the next llk_math_eltwise_unary_datacopy
+  // (a CB and a tile from its front); unpack_a_cb is ~0u when none waits.
+  uint32_t unpack_a_cb = ~0u, unpack_a_tile = 0;
   // Resets the configuration for a run.
   void reset() { *this = ComputeState{}; }
+};
+
+// Which build of a compute kernel a fiber runs: the single build that does
+// unpack, math and pack in one (Single), or one of the three TRISC builds
+// (tt-metal's TRISC_UNPACK, TRISC_MATH, TRISC_PACK).
+enum class Trisc : uint8_t { Single = 0, Unpack = 1, Math = 2, Pack = 3 };
+const char* trisc_name(Trisc t);
+
+// The DST hand-over calls (reg_api.h), as compute.h passes them in
+// compute_config(ZYX_CK_DST_SYNC, op).
+enum DstSyncOp : uint32_t {
+  kDstAcquire = 0,     // tile_regs_acquire: math takes a free DST section
+  kDstCommit = 1,      // tile_regs_commit: math hands it to pack
+  kDstWait = 2,        // tile_regs_wait: pack waits for a committed section
+  kDstRelease = 3,     // tile_regs_release: pack frees it
+  kDstAcquireOld = 4,  // acquire_dst: math's acquire and pack's wait
+  kDstReleaseOld = 5,  // release_dst: math's commit and pack's release
+};
+
+// One FPU operation as the unpack build issued it: what the op was (checked
+// when the math build issues its own), and each CB tile it unpacked with a
+// copy of its bytes (what SrcA/SrcB hold on the card until math uses them).
+struct SrcOp {
+  struct Tile {
+    uint32_t cb = 0, tile = 0;
+    size_t offset = 0;  // in data
+    uint32_t size = 0;
+  };
+  uint32_t op = 0;  // FpuOp (api_compute_trisc.cpp)
+  std::vector<Tile> tiles;
+  uint32_t next = 0;  // the operand a positional read takes next
+  std::vector<uint8_t> data;
+};
+
+// A DST section math committed and pack has not released: the tiles math
+// wrote (the others read as zero, as the packer leaves a released section).
+struct DstSection {
+  std::vector<std::array<uint32_t, 1024>> tiles;  // 16, allocated on first use
+  std::array<uint8_t, 16> kind{};                 // DstKind
+  uint32_t written = 0;
+};
+
+// What the three builds of one core's compute kernel hand each other
+// (api_compute_trisc.cpp), and the order of the DST calls (both modes).
+struct TriscHandover {
+  // Operands unpacked and not yet consumed by math, oldest first: a ring of
+  // kSrcDepth ops (a full ring blocks unpack). Ops that go on to pack (tilize,
+  // untilize) move to the pack ring when math has passed them.
+  static constexpr uint32_t kSrcDepth = 4;
+  std::array<SrcOp, kSrcDepth> src, to_pack;
+  uint32_t src_head = 0, src_count = 0, pack_head = 0, pack_count = 0;
+  // The op math (and pack, for a through op) executes now: front_tile reads
+  // its copies.
+  SrcOp* current = nullptr;
+  SrcOp* pack_current = nullptr;
+  // DST sections committed by math and not released by pack, oldest first
+  // (two in half-sync mode, one in full-sync).
+  std::array<DstSection, 2> sections;
+  uint32_t sec_head = 0, sec_count = 0;
+  // The order of the DST calls, per processor: math holds a section between
+  // acquire and commit (acquired with acquire_dst: old_style), pack between
+  // wait and release. Single build: sections committed and not yet waited.
+  bool math_held = false, old_style = false, pack_held = false;
+  uint32_t pending = 0;
+  void reset() {
+    src_head = src_count = pack_head = pack_count = 0;
+    current = pack_current = nullptr;
+    sec_head = sec_count = 0;
+    math_held = old_style = pack_held = false;
+    pending = 0;
+  }
 };
 
 // SFPU element functions. `x` is the element as f32 (float ops) or its 32 bits

@@ -264,6 +264,9 @@ struct KernelObject {
   void* handle = nullptr;
   void (*run)() = nullptr;
   std::string path;
+  // A compute kernel built three times (unpack, math, pack): the three
+  // objects; this one then has no object of its own.
+  std::array<std::shared_ptr<KernelObject>, 3> triscs;
   ~KernelObject();
 };
 
@@ -272,6 +275,9 @@ struct BuildSpec {
   std::string name;          // the kernel's name in messages: reader, compute, writer, …
   std::string program_name;  // for messages only; not part of the key
   int processor = 0;         // 0 riscv_0 (BRISC), 1 riscv_1 (NCRISC), 2 compute (the TRISCs)
+  // A compute kernel's build: 0 the single build (unpack, math and pack in
+  // one), 1-3 TRISC_UNPACK, TRISC_MATH, TRISC_PACK.
+  int trisc = 0;
   uint32_t noc = 0;          // data movement: its default NOC (noc_index)
   const std::string* source = nullptr;
   // The kernel file's path in the program's include tree; null or "": the
@@ -280,6 +286,8 @@ struct BuildSpec {
   const std::map<std::string, std::string>* defines = nullptr;
   std::vector<uint32_t> compile_args;
   std::vector<std::pair<std::string, uint32_t>> named_args;
+  // The Metal 2.0 bindings (kernel_bindings.cpp), "" for a kernel without.
+  std::string bindings;
   // Files the kernel may #include "path": (path, text), written into the
   // build's private include directory.
   std::vector<std::pair<const std::string*, const std::string*>> include_files;
@@ -301,6 +309,21 @@ struct BuildSpec {
     return a;
   }
 };
+
+// The generated Metal 2.0 bindings of kernel kd built with these resolved
+// compile args (kernel_bindings.cpp): "" for a kernel that has none.
+std::string kernel_bindings_source(const KernelDesc& kd, const std::vector<uint32_t>& compile_args,
+                                   const std::vector<std::pair<std::string, uint32_t>>& named);
+// When compute kernels are built three times (trisc_builds.cpp): ZYX_EMU_TRISC
+// "3" (Three: every compute kernel), "1" (Single: none), unset or "auto"
+// (Auto: those whose code refers to the TRISC builds).
+enum class TriscMode { Auto, Three, Single };
+TriscMode trisc_mode_from_env();
+// Whether a kernel's source, or a file of the program's include tree it
+// includes (transitively), names TRISC_UNPACK/MATH/PACK or UNPACK(, MATH(,
+// PACK(. `path` is the kernel's path in the tree ("" at its root).
+bool refers_to_triscs(const std::string& source, const std::string& path,
+                      const std::vector<std::pair<const std::string*, const std::string*>>& include_files);
 
 // write_new_file writes text to a new file of its own at path, mode 0600:
 // O_EXCL|O_NOFOLLOW, so that a file or a symbolic link planted at the
@@ -357,6 +380,7 @@ class KernelBuilder {
     std::vector<std::pair<const std::string*, const std::string*>> include_files;
   };
   CompileInputs compile_inputs(const BuildSpec& spec);
+  std::shared_ptr<KernelObject> get_triscs(const BuildSpec& spec);
   std::string key_of(const CompileInputs& in) const;
   std::string generated_source(const BuildSpec& spec) const;
   std::vector<std::string> compile_flags(const BuildSpec& spec);

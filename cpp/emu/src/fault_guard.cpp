@@ -309,6 +309,10 @@ void KernelState::reset() {
   site_n = 0;
   failing = false;
   last_dprint.clear();
+  noc.reads = noc.writes = 0;
+  noc.strict = false;
+  stack_base = 0;
+  stack_limit = 0;
 }
 
 void run_kernel_guarded(Fiber* f) {
@@ -317,7 +321,9 @@ void run_kernel_guarded(Fiber* f) {
   if (sigsetjmp(k.fault_jmp, 0) == 0) {
     k.fault_armed = 1;
     try {
+      watch_kernel_start(f, stack_pointer());
       f->kernel->run();
+      noc_kernel_end(f);
     } catch (const Cancelled&) {
       k.fault_armed = 0;
       flush_dprint(f);

@@ -43,6 +43,8 @@ bool satisfied(const CoreState& c, const Wait& w);
 // Switches to the worker until w is satisfied; throws Cancelled when the
 // run is cancelled meanwhile.
 void block_until(const Wait& w);
+// What a TRISC build waits for in the hand-over (api_compute_trisc.cpp).
+std::string trisc_wait_text(const CoreState& c, Wait::Kind k);
 // What a blocked kernel waits for, for the deadlock report.
 std::string describe_wait(const Fiber* f);
 // The host pointer of an L1 offset of a core (as a 32-bit kernel address).
@@ -78,6 +80,8 @@ void api_noc_atomic_inc(uint64_t dst, uint32_t incr);
 void api_noc_atomic_inc_mcast(uint64_t dst, uint32_t incr, uint32_t include_self);
 void api_noc_inline_write(uint64_t dst, uint32_t value, uint32_t be, uint32_t mcast);
 uint64_t api_l1_noc_addr(uint32_t x, uint32_t y, uint32_t addr);
+// noc_strict.cpp: the NOC barriers (ABI 11).
+void api_noc_barrier(uint32_t what);
 void api_core_xy(uint32_t* x, uint32_t* y);
 void api_core_info(zyx_emu_core_info* out);
 
@@ -137,6 +141,8 @@ int api_fp32_dest_acc();
 void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_t p2);
 void api_sfpu_binary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t out, uint32_t p0);
 void api_sfpu_ternary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t ic, uint32_t out, uint32_t p0);
+// SFPI's DST access and the SFPU's Dst counter (zyx_emu_sfpu_dst_op).
+uint32_t* api_sfpu_dst(uint32_t op, int32_t arg, uint32_t* flags);
 
 // ---- api_compute_tilize.cpp -------------------------------------------------------
 void api_tilize(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t in_tile, uint32_t out_tile);

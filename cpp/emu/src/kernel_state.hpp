@@ -11,6 +11,7 @@
 #include <csetjmp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "protocol_enums_gen.hpp"
 #include "zyx_emu/abi.h"
@@ -32,6 +33,26 @@ static_assert(ZYX_EMU_L1_ARGS_OFFSET + 6 * ZYX_EMU_L1_ARGS_SLOT <= 102400 - 256,
 
 // Return addresses kept of a failing kernel's stack (watcher.hpp).
 #define ZYX_EMU_SITE_PCS 32u
+
+// The watcher's strict NOC mode (noc_strict.cpp) for one section: the NOC
+// reads it issued whose data has not landed yet (it lands at the read
+// barrier) and the writes whose source it has not flushed, each with a
+// copy of the bytes, the local L1 range and the kernel's return address of
+// the call that issued it. Entries are reused (`reads`/`writes` count the
+// live ones), so a kernel in a loop does not allocate per transfer.
+struct NocPending {
+  struct Transfer {
+    uint8_t* local = nullptr;  // host pointer of the L1 side
+    uint64_t off = 0;          // L1 offset of the L1 side
+    uint32_t size = 0;
+    uintptr_t site = 0;
+    const char* op = "";
+    std::vector<uint8_t> data;  // a read's data, a write's source as sent
+  };
+  bool strict = false;  // this kernel runs in strict NOC mode
+  std::vector<Transfer> read_list, write_list;
+  size_t reads = 0, writes = 0;
+};
 
 // One section's API state. Reset when its kernel starts.
 struct KernelState {
@@ -67,6 +88,12 @@ struct KernelState {
   bool failing = false;
   // The last finished DPRINT line (for the deadlock report).
   std::string last_dprint;
+  // Strict NOC mode's outstanding transfers.
+  NocPending noc;
+  // The watcher's stack check: the stack pointer as the kernel was entered,
+  // and the most the card's processor gives its stack (0: not checked).
+  uintptr_t stack_base = 0;
+  uint32_t stack_limit = 0;
   void reset();
 };
 

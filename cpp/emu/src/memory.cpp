@@ -8,6 +8,7 @@
 #define ZYX_EMU_STREAM_STORES 1
 #endif
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -286,7 +287,10 @@ DeviceMemory::DeviceMemory(const Board& board)
     : board_(board),
       dram_(board.dram_banks, board.dram_bank_size),
       dram_alloc_(kDramBase, board.dram_bank_size, board.dram_alignment),
-      l1_alloc_(board.l1_unreserved_base, board.l1_size, board.l1_alignment) {}
+      // L1 buffers start and end on the DRAM alignment, as tt-metal's L1
+      // allocator rounds them (its minimum allocation is the DRAM
+      // alignment), so that a DRAM read into one is NOC-aligned.
+      l1_alloc_(board.l1_unreserved_base, board.l1_size, std::max(board.l1_alignment, board.dram_alignment)) {}
 
 L1Arena& DeviceMemory::l1() {
   std::lock_guard<std::mutex> lock(mu_);

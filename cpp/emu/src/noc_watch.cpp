@@ -122,9 +122,29 @@ const MemRegion* find(const std::vector<MemRegion>& regions, uint64_t a, uint64_
 // CBs (watcher check cb): a range that starts in the pages the core's
 // kernels reserved (cb_reserve_back, not yet pushed) or waited for
 // (cb_wait_front, not yet popped) must end within them; two such windows
-// that touch count as one. A range that starts outside both (a CB used as
-// scratch space, without the protocol) is not judged: only the NOC check's
-// bounds of the whole CB apply to it.
+// that touch count as one. A range that starts outside both is an error
+// once the CB is in use (a page reserved, waited for, pushed or popped in
+// the run): it reads into or writes from pages the kernel does not own.
+// Before that (a CB used as scratch space, without the protocol) it is not
+// judged: only the NOC check's bounds of the whole CB apply to it.
+const char* kCbRule =
+    " (watcher check cb: a kernel owns only the pages it reserved or waited for; ZYX_EMU_WATCHER=no-cb turns it off)";
+
+// A transfer into or out of an in-use CB that starts outside both windows.
+[[noreturn]] void cb_outside_windows(const CircularBuffer& cb, const MemRegion& r, uint64_t off, uint64_t size,
+                                     const char* op, const char* role) {
+  std::ostringstream s;
+  s << op << ": the " << role << " [" << hex(off) << ", +" << hex(size) << ") is page "
+    << (off - r.begin) / cb.page_size << " of cb " << r.id << ", outside the pages its kernels hold: ";
+  if (cb.reserved)
+    s << cb.reserved << " page(s) from page " << cb.wr_page << " reserved with cb_reserve_back";
+  if (cb.reserved && cb.waited) s << ", ";
+  if (cb.waited) s << cb.waited << " page(s) from page " << cb.rd_page << " waited for with cb_wait_front";
+  if (!cb.reserved && !cb.waited) s << "none reserved with cb_reserve_back or waited for with cb_wait_front";
+  s << kCbRule;
+  kernel_fail(s.str());
+}
+
 void cb_check_window(const CoreState& core, const MemRegion& r, uint64_t off, uint64_t size, const char* op,
                      const char* role) {
   const CircularBuffer& cb = core.cbs[r.id];
@@ -154,7 +174,10 @@ void cb_check_window(const CoreState& core, const MemRegion& r, uint64_t off, ui
   const Win* start = nullptr;
   for (int i = 0; i < n; i++)
     if (w[i].begin <= off && off < w[i].end) start = &w[i];
-  if (!start) return;
+  if (!start) {
+    if (cb.reserved || cb.waited || cb.pushed || cb.popped) cb_outside_windows(cb, r, off, size, op, role);
+    return;
+  }
   uint64_t reach = start->end;
   for (bool grew = true; grew;) {
     grew = false;
@@ -167,8 +190,7 @@ void cb_check_window(const CoreState& core, const MemRegion& r, uint64_t off, ui
     << " byte(s) past the " << (start->waited ? cb.waited : cb.reserved) << " page(s) of cb " << r.id
     << (start->waited ? " waited for with cb_wait_front and not yet popped"
                       : " reserved with cb_reserve_back and not yet pushed")
-    << " (watcher check cb: a kernel owns only the pages it reserved or waited for; ZYX_EMU_WATCHER=no-cb turns it "
-       "off)";
+    << kCbRule;
   kernel_fail(s.str());
 }
 

@@ -206,6 +206,61 @@ uint8_t bfp_block(const uint16_t* v, bool bfp4, uint8_t* out) {
   return static_cast<uint8_t>(emax);
 }
 
+uint16_t relu_bf16(uint16_t v, uint32_t mode, uint16_t threshold) {
+  if (!mode) return v;
+  if (v & 0x8000u) return 0;
+  if (mode == 2 && v <= threshold) return 0;
+  if (mode == 3 && v > threshold) return threshold;
+  return v;
+}
+
+uint32_t relu_f32(uint32_t v, uint32_t mode, uint16_t threshold) {
+  if (!mode) return v;
+  const uint32_t t = uint32_t(threshold) << 16;
+  if (v & 0x80000000u) return 0;
+  if (mode == 2 && v <= t) return 0;
+  if (mode == 3 && (v >> 13) > (t >> 13)) return t;
+  return v;
+}
+
+namespace {
+uint32_t flush_denormal(uint32_t u) { return (u & 0x7fffffffu) < 0x800000u ? u & 0x80000000u : u; }
+}  // namespace
+
+uint32_t l1_acc_f32(uint32_t in_l1, uint32_t packed) {
+  const float sum = std::bit_cast<float>(flush_denormal(in_l1)) + std::bit_cast<float>(flush_denormal(packed));
+  const uint32_t r = std::bit_cast<uint32_t>(sum);
+  if ((r & 0x7fffffffu) > 0x7f800000u) return 0x7fc00000u;
+  return flush_denormal(r);
+}
+
+uint16_t l1_acc_bf16(uint16_t in_l1, uint16_t packed) {
+  if ((in_l1 == 0x7f80 && packed == 0xff80) || (in_l1 == 0xff80 && packed == 0x7f80)) return 0x7fc0;
+  // Each operand exactly as a double: denormals flushed, a NaN as a normal
+  // beyond the bf16 range (the value in L1 as the largest double, the packed
+  // one with its own mantissa at exponent 2^128), so the sum is exact before
+  // the one rounding.
+  auto widen = [](uint16_t h, bool in_l1_side) {
+    if ((h & 0x7fffu) < 0x80u) h &= 0x8000u;
+    if ((h & 0x7fffu) > 0x7f80u) {
+      const uint64_t sign = uint64_t(h & 0x8000u) << 48;
+      if (in_l1_side) return std::bit_cast<double>(sign | ((0x7ffull << 52) - 1));
+      return std::bit_cast<double>(sign | (uint64_t(255 - 127 + 1023) << 52) | (uint64_t(h & 0x7fu) << 45));
+    }
+    return double(std::bit_cast<float>(uint32_t(h) << 16));
+  };
+  const uint64_t r = std::bit_cast<uint64_t>(widen(in_l1, true) + widen(packed, false));
+  const uint32_t s = uint32_t(r >> 63);
+  const int32_t e = int32_t((r >> 52) & 0x7ff) - 1023 + 127;
+  const uint64_t m = r & ((1ull << 52) - 1);
+  if (e <= 0) return static_cast<uint16_t>(s << 15);
+  if (e >= 255) return static_cast<uint16_t>((s << 15) | 0x7f80u);
+  // Round the 52-bit fraction to 7 bits, to nearest even; a carry runs into
+  // the exponent, and into infinity from the largest finite value.
+  const uint64_t rounded = (m + (1ull << 44) - 1 + ((m >> 45) & 1)) >> 45;
+  return static_cast<uint16_t>((s << 15) | ((uint32_t(e) << 7) + uint32_t(rounded)));
+}
+
 // The tile loops are written once (always inlined) and instantiated twice
 // on x86-64: for AVX-512F and for the baseline, picked once at run time.
 #define ZYX_NUM_INLINE inline __attribute__((always_inline))

@@ -129,6 +129,25 @@ uint16_t bfp_intermediate(uint32_t d, bool fp32_dest, bool precise);
 // exponent.
 uint8_t bfp_block(const uint16_t* v, bool bfp4, uint8_t* out);
 
+// The packer's ReLU (tt-metal's ReluType: 1 zero, 2 min threshold, 3 max
+// threshold; 0 none), applied to the intermediate value after the DST
+// conversion, on its bits: a negative value becomes +0; mode 2 zeroes a value
+// at or below the threshold (bf16 bits, compared as unsigned integers); mode 3
+// clamps a value above it to it. relu_bf16 works on bf16 intermediates
+// (Float16_b and block-float packs), relu_f32 on Float32 ones, where the
+// threshold is widened to f32 and mode 3 compares the top 19 bits.
+uint16_t relu_bf16(uint16_t v, uint32_t mode, uint16_t threshold);
+uint32_t relu_f32(uint32_t v, uint32_t mode, uint16_t threshold);
+// The packer's L1 accumulation: the value already in L1 plus the packed
+// value. Float32: an IEEE single add with denormal inputs and results
+// flushed to zero (sign kept) and every NaN made the canonical 0x7fc00000.
+// Float16_b: +inf plus -inf is the canonical NaN 0x7fc0; denormal inputs are
+// flushed; a NaN input counts as a huge normal of its sign; the exact sum is
+// rounded to nearest even (not away from zero, as the packer's conversion
+// rounds), below the normal range to zero of its sign, above it to infinity.
+uint32_t l1_acc_f32(uint32_t in_l1, uint32_t packed);
+uint16_t l1_acc_bf16(uint16_t in_l1, uint16_t packed);
+
 // ---- Whole tiles (the compute API's fast paths; equal to the element
 // model above, which the tests check) ----
 

@@ -40,8 +40,10 @@ bool static_entry(const ArgEntry& e, const Program& p) {
 // TensorAccessorArgs lays them out: the ArgsConfig flags (bit 0 sharded,
 // bit 1 DRAM) and the aligned page size; a sharded tensor adds the rank (2),
 // the number of banks (shard holders), the tensor shape and the shard shape
-// in pages (rows, cols), and the holders' NOC coordinates (x << 8) | y, two
-// per word (even holders in the low half).
+// in pages (rows, cols), and the holders' coordinates (x << 8) | y, two per
+// word (even holders in the low half): a worker's NOC coordinates, or for
+// DRAM the logical DRAM core (x = bank id, y = 0), as tt-metal's host
+// writes them.
 void accessor_words(const Geometry& g, const Board& b, std::vector<uint32_t>& out) {
   bool dram = g.spec.placement == Placement::Dram;
   uint64_t align = dram ? b.dram_alignment : b.l1_alignment;
@@ -59,7 +61,7 @@ void accessor_words(const Geometry& g, const Board& b, std::vector<uint32_t>& ou
     uint32_t packed = 0;
     for (uint32_t h = 0; h < 2 && k + h < g.shards; h++) {
       uint32_t u = g.shard_unit(k + h, b);
-      uint32_t x = dram ? dram_noc_x(u) : worker_noc_x(u % b.cols), y = dram ? dram_noc_y(u) : worker_noc_y(u / b.cols);
+      uint32_t x = dram ? u : worker_noc_x(u % b.cols), y = dram ? 0 : worker_noc_y(u / b.cols);
       packed |= (((x & 0xff) << 8) | (y & 0xff)) << (16 * h);
     }
     out.push_back(packed);

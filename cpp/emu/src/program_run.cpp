@@ -107,30 +107,45 @@ void reset_fiber(Fiber& f) {
   f.started = f.done = f.blocked = false;
   f.wait = Wait{};
   f.worker = nullptr;
+  f.trisc = Trisc::Single;
 }
 
-// A core's kernels as fibers, in kSlotOrder, with their runtime and common
-// args resolved for the core (src.core).
+// Fiber f of core runs kernel k (object obj, build trisc) with its runtime
+// and common args resolved for the core (src.core).
+void set_up_fiber(Fiber& f, CoreState& core, const CorePlan& cp, int slot, const ProgramDesc& d, uint32_t k,
+                  std::shared_ptr<KernelObject> obj, Trisc trisc, const ArgSource& src) {
+  const KernelDesc& kd = d.kernels[k];
+  f.core = &core;
+  f.processor = kd.processor;
+  f.desc = &kd;
+  f.kernel = std::move(obj);
+  f.trisc = trisc;
+  for (size_t i = 0; i < kd.common_args.size(); i++)
+    resolve(kd.common_args[i], src, f.common, [&] { return entry_at(d, k, "common_args", i); });
+  if (cp.runtime[slot] >= 0) {
+    const CoreArgs& ca = kd.runtime_args[cp.runtime[slot]];
+    for (size_t i = 0; i < ca.args.size(); i++)
+      resolve(ca.args[i], src, f.args, [&] {
+        return entry_at(d, k, "runtime_args", cp.runtime[slot]) + ".args[" + std::to_string(i) + "] on core " +
+               core_text(cp.core);
+      });
+  }
+}
+
+// A core's kernels as fibers, in kSlotOrder; a compute kernel built three
+// times runs as three fibers (unpack, math, pack, in that order).
 void add_fibers(CoreState& core, const CorePlan& cp, const ProgramDesc& d,
                 const std::vector<std::shared_ptr<KernelObject>>& objs, const ArgSource& src) {
   for (int slot : kSlotOrder) {
     if (cp.kernel[slot] < 0) continue;
     uint32_t k = static_cast<uint32_t>(cp.kernel[slot]);
     const KernelDesc& kd = d.kernels[k];
-    Fiber& f = core.fibers[core.nfibers++];
-    f.core = &core;
-    f.processor = kd.processor;
-    f.desc = &kd;
-    f.kernel = objs[k];
-    for (size_t i = 0; i < kd.common_args.size(); i++)
-      resolve(kd.common_args[i], src, f.common, [&] { return entry_at(d, k, "common_args", i); });
-    if (cp.runtime[slot] >= 0) {
-      const CoreArgs& ca = kd.runtime_args[cp.runtime[slot]];
-      for (size_t i = 0; i < ca.args.size(); i++)
-        resolve(ca.args[i], src, f.args, [&] {
-          return entry_at(d, k, "runtime_args", cp.runtime[slot]) + ".args[" + std::to_string(i) + "] on core " +
-                 core_text(cp.core);
-        });
+    if (objs[k]->triscs[0]) {
+      core.three_triscs = true;
+      for (int r = 0; r < 3; r++)
+        set_up_fiber(core.fibers[core.nfibers++], core, cp, slot, d, k, objs[k]->triscs[r], Trisc(r + 1), src);
+    } else {
+      set_up_fiber(core.fibers[core.nfibers++], core, cp, slot, d, k, objs[k], Trisc::Single, src);
     }
     if (slot == 2) {
       static const uint8_t fidelity[4] = {0, 2, 3, 4};  // LoFi, HiFi2, HiFi3, HiFi4
@@ -179,7 +194,9 @@ void Runner::set_up_cores(RunState& rs, const Program& prog, const std::vector<s
       core->cbs[index].offset = (*src.bufs)[*d.cbs[ci].buffer_param]->address;
       core->cbs[index].on_buffer = true;
     }
-    core->cstate.reset();
+    for (ComputeState& cs : core->cstates) cs.reset();
+    core->trisc.reset();
+    core->three_triscs = false;
     for (Fiber& f : core->fibers) reset_fiber(f);
     core->nfibers = 0;
     core->dst_acquired = false;

@@ -62,7 +62,9 @@ struct CircularBuffer {
 
 // What a blocked kernel waits for.
 struct Wait {
-  enum Kind { None, CBFront, CBBack, Word } kind = None;
+  // SrcOps/SrcSpace, PackOps/PackSpace, DstFree/DstDone: the TRISC
+  // hand-over (TriscHandover) of the core's three compute builds.
+  enum Kind { None, CBFront, CBBack, Word, SrcOps, SrcSpace, PackOps, PackSpace, DstFree, DstDone } kind = None;
   uint32_t cb = 0, pages = 0;
   volatile uint32_t* word = nullptr;
   uint32_t value = 0, cmp = 0;
@@ -100,6 +102,7 @@ struct Fiber {
   Wait wait;
   Worker* worker = nullptr;
   KernelState api;  // the kernel API's state of this section (kernel_state.hpp)
+  Trisc trisc = Trisc::Single;  // which build of a compute kernel (compute_state.hpp)
 };
 
 enum class DstKind : uint8_t { F32, BF16, F16, Int };
@@ -115,7 +118,9 @@ struct CoreState {
   uint8_t* l1 = nullptr;  // host base of this core's L1 window
   RunState* run = nullptr;
   std::array<CircularBuffer, kCircularBuffersPerCore> cbs{};
-  std::array<Fiber, 3> fibers{};  // the first nfibers are used
+  // riscv_0, the compute kernel (one fiber, or unpack, math and pack), riscv_1:
+  // the first nfibers are used.
+  std::array<Fiber, 5> fibers{};
   uint32_t nfibers = 0;
   bool fp32_dest_acc = false;  // of this core's compute kernel
   // The numerics of the FPU calls (tile_numerics.cpp): the card's datapath
@@ -134,7 +139,11 @@ struct CoreState {
   std::array<DstKind, 16> dst_kind{};
   uint32_t dst_written = 0;  // bit per tile written since acquire
   bool dst_acquired = false;
-  ComputeState cstate;  // compute configuration (compute_state.hpp)
+  // Compute configuration (compute_state.hpp), by Trisc: each TRISC build
+  // keeps its own, as each processor keeps its own hardware state.
+  std::array<ComputeState, 4> cstates;
+  TriscHandover trisc;  // the three builds' hand-over, and the DST call order
+  bool three_triscs = false;  // the compute kernel runs as three builds
   // Scheduling: the core is on a worker's list (set by that worker only).
   bool taken = false;
 };

@@ -373,7 +373,7 @@ class WorkerLoop {
           movable = true;
           continue;
         }
-        lines.emplace_back(uint64_t(c->index) * 4 + i, describe_wait(&f));
+        lines.emplace_back(uint64_t(c->index) * 8 + i, describe_wait(&f));
       }
     std::lock_guard<std::mutex> lock(rs_.stall_mu);
     if (rs_.stall_phase.load() != static_cast<int>(epoch)) return;

@@ -116,29 +116,56 @@ void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, uint32_t dst, u
 ZYX_HOT bool hw_pack(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
   if (kind != DstKind::F32 && kind != DstKind::BF16) return false;
   const bool fp32 = kind == DstKind::F32;
+  const ComputeState& cs = core().cstate;
+  const uint32_t relu = cs.relu & 0xf;
+  const uint16_t threshold = static_cast<uint16_t>(cs.relu >> 16);
+  const bool acc = cs.l1_acc != 0;
+  if (relu > 3) return false;
   switch (f) {
     case Format::Float32: {
       uint32_t* o = reinterpret_cast<uint32_t*>(out);
-      if (fp32) std::memcpy(o, d, 4096);
-      else
-        for (int i = 0; i < 1024; i++) o[i] = hw::pack_f32(d[i], false);
+      if (fp32 && !relu && !acc) {
+        std::memcpy(o, d, 4096);
+        return true;
+      }
+      for (int i = 0; i < 1024; i++) {
+        // A 32-bit DST packs through an f32 intermediate; a 16-bit one through bf16.
+        const uint32_t v = fp32 ? hw::relu_f32(d[i], relu, threshold)
+                                : uint32_t(hw::relu_bf16(hw::pack_bf16(d[i], false), relu, threshold)) << 16;
+        o[i] = acc ? hw::l1_acc_f32(o[i], v) : v;
+      }
       return true;
     }
     case Format::Float16_b: {
       uint16_t* o = reinterpret_cast<uint16_t*>(out);
-      if (fp32)
-        for (int i = 0; i < 1024; i++) o[i] = hw::pack_bf16(d[i], true);
-      else
-        for (int i = 0; i < 1024; i++) o[i] = hw::pack_bf16(d[i], false);
+      if (!relu && !acc) {
+        if (fp32)
+          for (int i = 0; i < 1024; i++) o[i] = hw::pack_bf16(d[i], true);
+        else
+          for (int i = 0; i < 1024; i++) o[i] = hw::pack_bf16(d[i], false);
+        return true;
+      }
+      for (int i = 0; i < 1024; i++) {
+        const uint16_t v = hw::relu_bf16(hw::pack_bf16(d[i], fp32), relu, threshold);
+        o[i] = acc ? hw::l1_acc_bf16(o[i], v) : v;
+      }
       return true;
     }
     case Format::Bfp8_b:
     case Format::Bfp4_b: {
+      if (acc) return false;  // the packer's L1 accumulation is not modelled for block floats
       const bool bfp4 = f == Format::Bfp4_b, precise = core().bfp8_pack_precise;
+      // With bfp8_pack_precise a 32-bit DST packs through an f32 intermediate
+      // (ReLU on the f32 word); otherwise through bf16 (ReLU after rounding).
+      const bool relu_on_f32 = fp32 && precise;
       uint16_t v[16];
       uint8_t m[16];
       for (int g = 0; g < 64; g++) {
-        for (int i = 0; i < 16; i++) v[i] = hw::bfp_intermediate(d[g * 16 + i], fp32, precise);
+        for (int i = 0; i < 16; i++) {
+          const uint32_t word = relu_on_f32 ? hw::relu_f32(d[g * 16 + i], relu, threshold) : d[g * 16 + i];
+          v[i] = hw::bfp_intermediate(word, fp32, precise);
+          if (!relu_on_f32) v[i] = hw::relu_bf16(v[i], relu, threshold);
+        }
         out[g] = hw::bfp_block(v, bfp4, m);
         if (bfp4)
           for (int i = 0; i < 16; i += 2) out[64 + g * 8 + i / 2] = static_cast<uint8_t>((m[i] & 0xf) | (m[i + 1] << 4));

@@ -20,6 +20,7 @@
 
 #include "debug_mode.hpp"
 #include "kernel_api.hpp"
+#include "runner.hpp"
 
 extern char** environ;
 
@@ -30,7 +31,7 @@ WatchConfig WatchConfig::from_env() {
   const char* v = std::getenv("ZYX_EMU_WATCHER");
   if (!v || !*v || std::strcmp(v, "1") == 0 || std::strcmp(v, "on") == 0) return c;
   if (std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0) {
-    c.args = c.noc = c.cb = c.race = false;
+    c.args = c.noc = c.cb = c.race = c.stack = false;
     return c;
   }
   std::string s = v;
@@ -46,6 +47,10 @@ WatchConfig WatchConfig::from_env() {
       c.cb = false;
     else if (w == "no-race")
       c.race = false;
+    else if (w == "no-stack")
+      c.stack = false;
+    else if (w == "strict-noc")
+      c.strict_noc = true;
     else if (!w.empty())
       c.unknown += (c.unknown.empty() ? "" : ", ") + w;
     start = end + 1;
@@ -91,6 +96,54 @@ void wait_for_debugger() {
                  static_cast<long>(getpid()));
     while (tracer_pid() == 0) usleep(50 * 1000);
   });
+}
+
+namespace {
+
+// The local data memory of each processor of a Tensix core, where the card
+// keeps a kernel's stack together with the firmware's and the kernel's
+// globals (tt-metal's dev_mem_map.h, MEM_*_LOCAL_SIZE: Wormhole 4 KiB for
+// BRISC and NCRISC, 2 KiB per TRISC; Blackhole twice that). The linker
+// keeps at least 256 bytes (BRISC, NCRISC, TRISC2) or 192 (TRISC0, TRISC1)
+// for the stack; how much more depends on the globals, so the check holds a
+// kernel to the whole memory: deeper overflows on every card.
+uint32_t card_stack_bytes(const std::string& arch, Processor p) {
+  uint32_t scale = arch == "blackhole" ? 2 : 1;
+  bool dm = p == Processor::Riscv0 || p == Processor::Riscv1;
+  return (dm ? 4096u : 2048u) * scale;
+}
+
+const char* processor_core(Processor p) {
+  switch (p) {
+    case Processor::Riscv0: return "BRISC";
+    case Processor::Riscv1: return "NCRISC";
+    default: return "TRISC";
+  }
+}
+
+}  // namespace
+
+void watch_kernel_start(Fiber* f, uintptr_t sp) {
+  KernelState& k = f->api;
+  const RunState& rs = *f->core->run;
+  k.noc.strict = rs.watch.strict_noc || (f->desc && f->desc->defines.count("ZYX_EMU_STRICT_NOC"));
+  if (!rs.watch.stack) return;
+  k.stack_base = sp;
+  k.stack_limit = card_stack_bytes(rs.board->arch, f->processor);
+}
+
+void check_stack_depth(uintptr_t frame, const char* op) {
+  const Fiber* f = t_fiber;
+  const KernelState& k = f->api;
+  if (!k.stack_limit || frame >= k.stack_base || k.stack_base - frame <= k.stack_limit) return;
+  std::ostringstream s;
+  s << op << ": the kernel's stack is " << (k.stack_base - frame) << " bytes deep at this call, more than the "
+    << k.stack_limit << " bytes of local data memory a " << processor_core(f->processor) << " has on a "
+    << f->core->run->board->arch
+    << " card, where its stack shares that memory with the globals: on a card it overflows (watcher check "
+       "stack; measured on the host, whose frames are larger than a RISC-V core's, so a kernel near the limit "
+       "may pass on a card; ZYX_EMU_WATCHER=no-stack turns it off)";
+  kernel_fail(s.str());
 }
 
 namespace {

@@ -29,10 +29,16 @@ struct WatchConfig {
   bool noc = true;   // NOC transfers against the program's allocations
   bool cb = true;    // the circular-buffer protocol
   bool race = true;  // two cores writing the same DRAM bytes in one run
+  bool stack = true;  // a kernel's stack deeper than its processor's on a card
+  // Strict NOC mode (off by default; also per kernel, with the define
+  // ZYX_EMU_STRICT_NOC): a NOC read's data lands at its barrier, and data
+  // used or a write's source changed before the barrier is an error.
+  bool strict_noc = false;
   std::string unknown;  // words of ZYX_EMU_WATCHER it does not know (warned about)
   // From ZYX_EMU_WATCHER: unset, "1" or "on": every check; "0" or "off":
-  // none; else a comma-separated list of checks to turn off, each as
-  // "no-<check>" (no-args, no-noc, no-cb, no-race).
+  // none; else a comma-separated list of words: "no-<check>" turns a check
+  // off (no-args, no-noc, no-cb, no-race, no-stack), "strict-noc" turns
+  // strict NOC mode on.
   static WatchConfig from_env();
 };
 
@@ -68,6 +74,52 @@ void noc_note_dram_write(uint32_t bank, uint64_t addr, uint64_t size, const char
 // The NOC's alignment rule: a transfer's local and remote addresses agree
 // modulo the alignment of the remote memory and direction.
 void noc_check_alignment(uint64_t local, uint64_t remote, bool remote_dram, bool read, const char* op);
+
+// The calling thread's stack pointer.
+inline uintptr_t stack_pointer() {
+#if defined(__x86_64__)
+  uintptr_t sp;
+  asm volatile("mov %%rsp, %0" : "=r"(sp));
+  return sp;
+#elif defined(__aarch64__)
+  uintptr_t sp;
+  asm volatile("mov %0, sp" : "=r"(sp));
+  return sp;
+#else
+  return reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+#endif
+}
+
+// At a kernel's start (run_kernel_guarded, with its stack pointer as it
+// calls the kernel): the kernel's strict NOC mode and its stack's base and
+// limit (the stack check).
+void watch_kernel_start(Fiber* f, uintptr_t sp);
+// The stack check, from a kernel's API call (`frame`: the API function's
+// frame address, just below the kernel's frames): fails the kernel when its
+// own frames are deeper than its processor's local data memory on a card of
+// the run's architecture, where the stack lives.
+void check_stack_depth(uintptr_t frame, const char* op);
+#define ZYX_EMU_CHECK_STACK(op) check_stack_depth(reinterpret_cast<uintptr_t>(__builtin_frame_address(0)), op)
+
+// Strict NOC mode (noc_strict.cpp), for a kernel whose api.noc.strict is
+// set. A read it issues into [off, off + size) of its core's L1 (host
+// pointer `local`): returns the buffer the caller copies the read's data
+// into now; the data lands in L1 at the read barrier. A write (or
+// multicast) from [off, off + size): its source must not be the
+// destination of an outstanding read, and is kept to compare at the write
+// barrier. `site`: the kernel's return address of the call.
+uint8_t* noc_strict_read(uint8_t* local, uint64_t off, uint32_t size, uintptr_t site, const char* op);
+void noc_strict_write(const uint8_t* local, uint64_t off, uint32_t size, uintptr_t site, const char* op);
+// Whether [off, off + size) of the calling core's L1 is the destination of a
+// read still outstanding (any kernel of the core); fails the kernel if so.
+// `what` says what uses it, e.g. "cb_push_back(0, 1): the pages".
+void noc_check_no_pending_read(uint64_t off, uint64_t size, const std::string& what);
+// The same for the source of a write not yet flushed (cb_pop_front).
+void noc_check_no_pending_write(uint64_t off, uint64_t size, const std::string& what);
+// A NOC barrier (ZYX_EMU_NOC_READS / WRITES), and a kernel's normal end
+// (outstanding reads land).
+void noc_strict_barrier(uint32_t what);
+void noc_kernel_end(Fiber* f);
 
 // Keeps the return addresses of the calling stack in k (call it from the
 // emulator's side of an API call, before the error unwinds it).

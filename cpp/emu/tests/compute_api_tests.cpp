@@ -199,6 +199,95 @@ void test_matmul_math(DeviceLayer& layer) {
 }
 ZYX_TEST(srcregs, test_matmul_math);
 
+// ---- the LLK layer (zyx_emu/llk_api.h) ----
+
+// matmul through the split unpack and math calls ttnn's kernel_lib uses:
+// DST 0 accumulates A0 * B + A1 * B, the block form (rt_dim 2) puts A0 * B
+// in DST 1 and A1 * B in DST 2; with the init's transpose, B^T.
+void test_llk_matmul(DeviceLayer& layer) {
+  auto A = round_bf16(randf(2048, -1, 1, 51)), B = round_bf16(randf(1024, -1, 1, 52));
+  for (bool tr : {false, true}) {
+    Run r;
+    r.formats = {"Float16_b", "Float16_b"};
+    r.inputs = {bf16_bytes(A), bf16_bytes(B)};
+    r.out_tiles = 3;
+    r.compute = kSrcRegs;
+    std::string t = tr ? "1" : "0";
+    // MATH_FIDELITY is the compute config's, a constant as tt-metal gives it.
+    r.fidelity = tr ? "LoFi" : "HiFi2";
+    std::string fid = tr ? "LoFi" : "HiFi2";
+    r.defines = {{"INIT", "static_assert(MATH_FIDELITY == MathFidelity::" + fid +
+                              "); llk_math_matmul_init<MATH_FIDELITY, MM_THROTTLE>(0, 1, " + t +
+                              "); llk_unpack_AB_matmul_init(0, 1, " + t + ")"},
+                 {"BODY",
+                  "llk_unpack_AB_matmul(0, 1, 0, 0); llk_math_matmul<MathFidelity::HiFi4, MM_THROTTLE>(0);"
+                  " llk_unpack_AB_matmul(0, 1, 1, 0); llk_math_matmul<MathFidelity::HiFi4>(0);"
+                  " llk_unpack_AB_matmul(0, 1, 0, 0, 1, 2, 1); llk_math_matmul<MathFidelity::LoFi>(1, 1, 2)"},
+                 {"APAGES", "2"},
+                 {"OUT", "3"}};
+    auto got = bytes_f32(run(layer, r));
+    std::vector<double> g(got.begin(), got.end()), want(3072);
+    for (int i = 0; i < 32; i++)
+      for (int j = 0; j < 32; j++) {
+        double p0 = 0, p1 = 0;
+        for (int k = 0; k < 32; k++) {
+          double b = tr ? B[fi(j, k)] : B[fi(k, j)];
+          p0 += A[fi(i, k)] * b;
+          p1 += A[1024 + fi(i, k)] * b;
+        }
+        want[fi(i, j)] = p0 + p1;
+        want[1024 + fi(i, j)] = p0;
+        want[2048 + fi(i, j)] = p1;
+      }
+    check_close(g, want, 1e-5, 1e-5, tr ? "llk matmul, B transposed" : "llk matmul");
+  }
+  // The math call with nothing unpacked names what is missing.
+  Run r;
+  r.formats = {"Float16_b", "Float16_b"};
+  r.inputs = {bf16_bytes(A), bf16_bytes(B)};
+  r.compute = kSrcRegs;
+  r.defines = {{"INIT", "(void)0"}, {"BODY", "llk_math_matmul<MathFidelity::HiFi4>(0)"}, {"APAGES", "2"}, {"OUT", "1"}};
+  std::string msg = expect_error("run_error", [&] { run(layer, r); });
+  CHECK(msg.find("llk_unpack_AB_matmul") != std::string::npos);
+}
+ZYX_TEST(llk, test_llk_matmul);
+
+// copy_tile's halves: llk_unpack_A names a tile, the datacopy puts it in
+// DST (transposed as llk_unpack_A_init said); a datacopy with nothing
+// unpacked is an error.
+void test_llk_datacopy(DeviceLayer& layer) {
+  auto A = randf(2048, -4, 4, 53);
+  for (bool tr : {false, true}) {
+    Run r;
+    r.formats = {"Float32", "Float32"};
+    r.inputs = {f32_bytes(A), f32_bytes(std::vector<float>(1024, 0.0f))};
+    r.compute = kSrcRegs;
+    std::string t = tr ? "1, 1" : "0, 0";
+    r.defines = {{"INIT", "llk_unpack_A_init<BroadcastType::NONE, false, EltwiseBinaryReuseDestType::NONE,"
+                          " UnpackToDestEn>(" + t + ", 0); llk_math_eltwise_unary_datacopy_init<A2D, DST_ACCUM_MODE,"
+                          " BroadcastType::NONE, false, false>(0)"},
+                 // L1_ALIGNMENT reaches compute kernels too, a uint32_t as in tt-metal.
+                 {"BODY", "static_assert(std::is_same_v<decltype(L1_ALIGNMENT), uint32_t> && L1_ALIGNMENT == 16);"
+                          " llk_unpack_A(0, 1); llk_math_eltwise_unary_datacopy<A2D, DST_ACCUM_MODE>(0, 0)"},
+                 {"APAGES", "2"},
+                 {"OUT", "1"}};
+    auto got = bytes_f32(run(layer, r));
+    std::vector<double> g(got.begin(), got.end()), want(1024);
+    for (int i = 0; i < 32; i++)
+      for (int j = 0; j < 32; j++) want[fi(i, j)] = A[1024 + (tr ? fi(j, i) : fi(i, j))];
+    check_close(g, want, 0, 0, tr ? "llk datacopy, transposed" : "llk datacopy");
+  }
+  Run r;
+  r.formats = {"Float32", "Float32"};
+  r.inputs = {f32_bytes(A), f32_bytes(std::vector<float>(1024, 0.0f))};
+  r.compute = kSrcRegs;
+  r.defines = {{"INIT", "(void)0"}, {"BODY", "llk_math_eltwise_unary_datacopy<A2D, DST_ACCUM_MODE>(0)"},
+               {"APAGES", "2"}, {"OUT", "1"}};
+  std::string msg = expect_error("run_error", [&] { run(layer, r); });
+  CHECK(msg.find("call llk_unpack_A first") != std::string::npos);
+}
+ZYX_TEST(llk, test_llk_datacopy);
+
 // ---- welford: finalize to the raw layout, saved groups ----
 
 
@@ -426,6 +515,27 @@ void test_sfpu_reduce(DeviceLayer& layer) {
 }
 ZYX_TEST(sfpu_reduce, test_sfpu_reduce);
 
+// cumsum_tile: running column sums; the second tile continues the first's
+// columns (first = false) or starts again (first = true).
+void test_cumsum(DeviceLayer& layer) {
+  auto v = randf(2048, -2, 2, 61);
+  for (bool carry : {true, false}) {
+    std::string body = std::string("copy_tile(0, 0, 0); copy_tile(0, 1, 1); cumsum_tile_init(); cumsum_tile(0); ") +
+                       (carry ? "cumsum_tile(1, false)" : "cumsum_tile(1, true)");
+    auto got = bytes_f32(run_two_tiles(layer, "Float32", f32_bytes(v), body));
+    std::vector<double> g(got.begin(), got.end()), want(2048);
+    for (int c = 0; c < 32; c++) {
+      double s = 0;
+      for (int t = 0; t < 2; t++) {
+        if (t == 1 && !carry) s = 0;
+        for (int r = 0; r < 32; r++) want[t * 1024 + fi(r, c)] = s += v[t * 1024 + fi(r, c)];
+      }
+    }
+    check_close(g, want, 1e-5, 1e-5, carry ? "cumsum over two tiles" : "cumsum, each tile alone");
+  }
+}
+ZYX_TEST(sfpu_reduce, test_cumsum);
+
 // ---- the SFPU ops added to the lists ----
 
 void test_sfpu_ops(DeviceLayer& layer) {
@@ -592,6 +702,20 @@ void test_sfpu_ops(DeviceLayer& layer) {
   }
 }
 ZYX_TEST(sfpu_ops, test_sfpu_ops);
+
+// The top-k stages build but are not emulated: each run stops with an error
+// that names the call.
+void test_topk_not_emulated(DeviceLayer& layer) {
+  for (std::string call :
+       {"topk_tile_init()", "topk_local_sort(0, 0, 5)", "topk_merge<false>(0, 0, 32)", "topk_rebuild(0, false, 0, 32, 5, 0)"}) {
+    std::string name = call.substr(0, call.find_first_of("<("));
+    std::string msg = expect_error("run_error", [&] {
+      run(layer, one_tile_op("Float32", f32_bytes(std::vector<float>(1024, 1.0f)), call));
+    });
+    CHECK(msg.find(name + ": the SFPU top-k stages are not emulated") != std::string::npos);
+  }
+}
+ZYX_TEST(sfpu_ops, test_topk_not_emulated);
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 // and the Bfp8_b/Bfp4_b/Int8 formats (including the golden tile shared with
 // the Go packer, testdata/blockfloat_golden.bin).
 #include <cmath>
+#include <numeric>
 #include <cstdio>
 #include <fstream>
 #include <bit>
@@ -402,6 +403,10 @@ void test_sfpu_unary(DeviceLayer& layer) {
       {"mul_unary_tile(0, p0)", -5, 5, [](double x) { return x * 0.75; }, fb(0.75f)},
       {"div_unary_tile(0, p0)", -5, 5, [](double x) { return x / 0.75; }, fb(0.75f)},
       {"tanh_derivative_tile(0)", -3, 3, [](double x) { return 1 - std::tanh(x) * std::tanh(x); }, 0, 0, 0, 1e-5},
+      {"lgamma_stirling_tile(0)", -3, 5, [](double x) { return std::lgamma(x < 0.5 ? 1 - x : x); }, 0, 0, 0, 1e-5},
+      {"gelu_derivative_tile(0)", -5, 5,
+       [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)) + x * std::exp(-x * x / 2) / std::sqrt(2 * M_PI); }, 0,
+       0, 0, 1e-5},
   };
   // Integer ops on Int32 tiles, exact.
   std::vector<UOp> iops = {
@@ -511,6 +516,7 @@ void test_sfpu_binary(DeviceLayer& layer) {
       {"binary_min_tile(0, 1, 0)", [](double a, double b) { return std::min(a, b); }},
       {"atan2_binary_tile(0, 1, 0)", [](double a, double b) { return std::atan2(a, b); }},
       {"xlogy_binary_tile(0, 1, 0)", [](double a, double b) { return a * std::log(b); }},
+      {"lgamma_stirling_float_tile(0, 1, 0)", [](double a, double) { return std::lgamma(a < 0.5 ? 1 - a : a); }},
       {"add_int32_tile(0, 1, 0)", [](double a, double b) { return a + b; }, true, -1e6, 1e6},
       {"sub_int32_tile(0, 1, 0)", [](double a, double b) { return a - b; }, true, -1e6, 1e6},
       {"mul_int32_tile(0, 1, 0)", [](double a, double b) { return a * b; }, true, -3e4, 3e4},
@@ -524,6 +530,8 @@ void test_sfpu_binary(DeviceLayer& layer) {
       {"bitwise_xor_binary_tile(0, 1, 0)", [](double a, double b) { return double(int32_t(a) ^ int32_t(b)); }, true, -1e6, 1e6},
       {"gt_int32_tile(0, 1, 0)", [](double a, double b) { return a > b ? 1 : 0; }, true, -10, 10},
       {"eq_int32_tile(0, 1, 0)", [](double a, double b) { return a == b ? 1 : 0; }, true, -3, 3},
+      {"gcd_tile(0, 1, 0)", [](double a, double b) { return double(std::gcd(int64_t(a), int64_t(b))); }, true, -500, 500},
+      {"lcm_tile(0, 1, 0)", [](double a, double b) { return double(std::lcm(int64_t(a), int64_t(b))); }, true, -3e4, 3e4},
   };
   std::string cases;
   for (size_t i = 0; i < ops.size(); i++) cases += "case " + std::to_string(i) + ": { " + ops[i].call + "; break; } ";
@@ -1031,7 +1039,7 @@ ZYX_TEST(examples, test_example_bundles);
 std::string reduce2_op(const std::string& dim) {
   const std::string wait = "cb_wait_front(0, 2); ";  // copy_op waits for one tile of each input
   if (dim == "BLOCK_MAX")
-    return wait + "reduce_block_max_row_init<2>(); reduce_block_max_row<2>(0, 1, 0, 0); reduce_block_max_row_uninit()";
+    return wait + "reduce_block_max_row_init<2, false>(); reduce_block_max_row<2>(0, 1, 0, 0); reduce_block_max_row_uninit(0)";
   const std::string t = "<PoolType::AVG, ReduceDim::" + dim + ">";
   return wait + "reduce_init" + t + "(0, 1, 16); reduce_tile" + t + "(0, 1, 0, 0, 0); reduce_tile" + t +
          "(0, 1, 1, 0, 0); reduce_uninit()";

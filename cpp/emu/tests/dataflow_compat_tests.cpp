@@ -406,6 +406,7 @@ const char* kKernelSideHeaders = R"(
 #include "internal/mod_div_lib.h"
 #include "api/kernel_thread_globals.h"
 #include "api/numeric/bfloat16.h"
+#include "api/numeric/float32.h"
 #include "tensix_types.h"
 #include "internal/dataflow/dataflow_api_common.h"
 #include <algorithm>
@@ -456,6 +457,17 @@ void kernel_main() {
            bfloat16_greater(0x0000, 0x8000) * 10 + bfloat16_greater(0xbf80, 0x3f80);
   w[i++] = (uint32_t(NEG_INF_BFLOAT16) << 16) | POS_INF_BFLOAT16;
   w[i++] = (uint32_t(NAN_BFLOAT16) << 16) | BFLOAT16_SIGN_MASK;
+  w[i++] = float32_greater(0x3f800000, 0x3f000000) * 10000 + float32_greater(0xbf800000, 0xbf000000) * 1000 +
+           float32_greater(0x00000000, 0x80000000) * 100 + float32_greater(0x7fc00000, 0x3f800000) * 10 +
+           float32_greater(0x3f800000, 0xff800000);
+  w[i++] = (NEG_INF_FLOAT32 ^ POS_INF_FLOAT32) | (NAN_FLOAT32 & FLOAT32_MANTISSA_MASK);
+  w[i++] = (((uint64_t(dram_bank_to_noc_xy[noc_index][3]) << NOC_ADDR_COORD_SHIFT) | uint32_t(100 + bank_to_dram_offset[3])) ==
+            get_noc_addr_from_bank_id<true>(3, 100)) * 10 +
+           (((uint64_t(l1_bank_to_noc_xy[1][9]) << NOC_ADDR_COORD_SHIFT) | uint32_t(64 + bank_to_l1_offset[9])) ==
+            get_noc_addr_from_bank_id<false>(9, 64));
+  w[i++] = VIRTUAL_TENSIX_START_X * 10 + VIRTUAL_TENSIX_START_Y;
+  w[i++] = ncrisc_noc_reads_flushed(noc_index) + ncrisc_noc_read_with_transaction_id_flushed(noc_index, 3) * 10 +
+           ncrisc_noc_nonposted_writes_flushed(noc_index) * 100 + ncrisc_noc_nonposted_atomics_flushed(noc_index) * 1000;
   tt_uint64_t u;
   u.v = 0x1122334455667788ull;
   w[i++] = uint32_t(tt_l1_load(&u) >> 32);
@@ -471,7 +483,7 @@ void kernel_main() {
 
 void test_kernel_side_headers(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
-  auto v = run_words(*layer, kKernelSideHeaders, 27, {CB(0, "UInt32", 128, 1)});
+  auto v = run_words(*layer, kKernelSideHeaders, 32, {CB(0, "UInt32", 128, 1)});
   const std::vector<uint32_t> want = {
       512,          // std::min(700, MEM_ZEROS_SIZE)
       32,           // NUM_CIRCULAR_BUFFERS on Wormhole (n150)
@@ -495,6 +507,11 @@ void test_kernel_side_headers(const std::string& cache) {
       1010,         // bfloat16_greater: 1 > 0.5, not -1 > -0.5, +0 > -0, not -1 > 1
       0xFF807F80,   // -inf, +inf
       0x7FFF8000,   // NaN, sign mask
+      10001,        // float32_greater: 1 > 0.5, not -1 > -0.5, not +0 > -0, not NaN > 1, 1 > -inf
+      0x807FFFFF,   // -inf ^ +inf is the sign bit; NaN's mantissa bits
+      11,           // the bank tables give get_noc_addr_from_bank_id's DRAM and L1 addresses
+      11,           // logical core (0, 0) is node (1, 1)
+      1111,         // the NOC status polls: every transfer is already complete
       0x11223344,   // tt_l1_load: the high word of the 64-bit value
       24,           // get_dataformat(0) as a constant: the CB's UInt32
       1024,         // get_tile_hw(0) as a constant: 32 x 32
@@ -657,7 +674,9 @@ void kernel_main() {
   w[4] = noc_offset;
   w[5] = sum;
   w[6] = v[21];
-  noc_async_write(get_write_ptr(0), get_noc_addr(0, gen), 28);
+  w[7] = get_gamma_beta_tile_idx(100, 2, 64, 32);  // channel 50 % 64: tile 1
+  w[8] = get_tilized_gamma_beta_idx_in_tile(100, 2, 64, 32, 32);
+  noc_async_write(get_write_ptr(0), get_noc_addr(0, gen), 36);
   noc_async_write_barrier();
 }
 )";
@@ -673,6 +692,8 @@ void test_moreh_helpers(const std::string& cache) {
   CHECK_EQ(v[4], (768u + 16 + 2) * 2 / 32 * 32);  // bytes, down to 32
   CHECK_EQ(v[5], 1720u);                   // 100 + … + 115
   CHECK_EQ(v[6], 105u);                    // word 21 of the page: 100 + 5
+  CHECK_EQ(v[7], 1u);                      // channel 50 is in gamma tile 1
+  CHECK_EQ(v[8], 256u + 2);                // at its column 18: face 1, column 2
   CHECK_EQ(v[16], 100u);                   // the data itself, in the second half
 }
 ZYX_TEST(compat, test_moreh_helpers);

@@ -19,14 +19,6 @@ using namespace zyx_test;
 
 namespace {
 
-std::vector<std::string> lines_of(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);)
-    if (l.rfind("dprint: ", 0) == 0) out.push_back(l);
-  return out;
-}
-
 size_t index_of(const std::vector<std::string>& lines, const std::string& line) {
   for (size_t i = 0; i < lines.size(); i++)
     if (lines[i] == line) return i;
@@ -131,7 +123,7 @@ GroupProgram print_program() {
 void test_dprint(DeviceLayer& layer) {
   uint64_t prog = layer.compile(one_group_program(print_program(), 1, 2));
   setenv("ZYX_EMU_DPRINT", "1", 1);
-  auto lines = lines_of(capture_stderr([&] { layer.run(prog, {}, false); }));
+  auto lines = dprint_lines(capture_stderr([&] { layer.run(prog, {}, false); }));
   unsetenv("ZYX_EMU_DPRINT");
   for (const char* core : {"core (0,0)", "core (0,1)"}) {
     std::string r = std::string("dprint: ") + core + " riscv_0: ", w = std::string("dprint: ") + core + " riscv_1: ";
@@ -190,7 +182,7 @@ void test_dprint(DeviceLayer& layer) {
   }
   for (const char* bad : {"wrongly"}) expect_absent(lines, bad);
   // Without ZYX_EMU_DPRINT nothing is printed.
-  auto quiet = lines_of(capture_stderr([&] { layer.run(prog, {}, false); }));
+  auto quiet = dprint_lines(capture_stderr([&] { layer.run(prog, {}, false); }));
   CHECK_EQ(quiet.size(), size_t(0));
   layer.release(prog);
 }
@@ -274,7 +266,7 @@ void test_dprint_more(DeviceLayer& layer) {
   p.fp32_dest_acc = false;
   uint64_t prog = layer.compile(one_group_program(p, 1, 1));
   setenv("ZYX_EMU_DPRINT", "1", 1);
-  auto lines = lines_of(capture_stderr([&] { layer.run(prog, {}, false); }));
+  auto lines = dprint_lines(capture_stderr([&] { layer.run(prog, {}, false); }));
   unsetenv("ZYX_EMU_DPRINT");
   layer.release(prog);
   const std::string r = "dprint: core (0,0) riscv_0: ", c = "dprint: core (0,0) compute: ";
@@ -374,5 +366,117 @@ void kernel_main() {
   CHECK(msg.find("(last waypoint WRDN)") != std::string::npos);
 }
 ZYX_TEST(debug, test_waypoint);
+
+// Reads 16 words into a reserved CB page whose first word holds 77, and
+// keeps the first word as loaded before and after the read barrier in
+// words 1 and 2; writes the page out.
+const char* kEarlyUse = R"(void kernel_main() {
+  uint32_t src = get_arg_val<uint32_t>(0), out = get_arg_val<uint32_t>(1);
+  cb_reserve_back(0, 1);
+  uint32_t l1 = get_write_ptr(0);
+  volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(l1);
+  p[0] = 77;
+  noc_async_read(get_noc_addr_from_bank_id<true>(0, src), l1, 64);
+  uint32_t early = p[0];
+  noc_async_read_barrier();
+  uint32_t late = p[0];
+  p[1] = early;
+  p[2] = late;
+  noc_async_write(l1, get_noc_addr_from_bank_id<true>(0, out), 64);
+  noc_async_write_barrier();
+  cb_push_back(0, 1);
+}
+)";
+
+// Pushes the page a read is still filling (line 6; the read at line 5).
+const char* kPushEarly = R"(void kernel_main() {
+  uint32_t src = get_arg_val<uint32_t>(0);
+  cb_reserve_back(0, 1);
+  uint32_t l1 = get_write_ptr(0);
+  noc_async_read(get_noc_addr_from_bank_id<true>(0, src), l1, 64);
+  cb_push_back(0, 1);
+  noc_async_read_barrier();
+}
+)";
+
+// Strict NOC mode: a read's data lands at its barrier, so a load before it
+// sees what L1 held (77), after it the data (5); without strict mode both
+// see the data. A push before the barrier is then an error naming the
+// read's line and the rule; without strict mode it passes.
+void test_strict_noc(DeviceLayer& layer) {
+  GroupProgram p;
+  p.name = "strict_noc";
+  p.params = {P("src", "global", "u32"), P("out", "global_mut", "u32")};
+  p.reader.source = kEarlyUse;
+  p.reader.runtime_args = {L("buffer_addr", 0), L("buffer_addr", 1)};
+  p.cbs = {CB(0, "UInt32", 64, 1)};
+  std::vector<uint32_t> data(16);
+  for (uint32_t i = 0; i < 16; i++) data[i] = 5 + i;
+  uint64_t src = upload(layer, data, 64), out = layer.alloc(64, dram_spec(64), nullptr);
+  for (bool strict : {false, true}) {
+    if (strict) p.reader.defines = {{"ZYX_EMU_STRICT_NOC", "1"}};
+    uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+    layer.run(prog, {Buf(src), Buf(out)}, false);
+    auto v = download<uint32_t>(layer, out, 16);
+    CHECK_EQ(v[0], 5u);
+    CHECK_EQ(v[1], strict ? 77u : 5u);
+    CHECK_EQ(v[2], 5u);
+    layer.release(prog);
+  }
+  // The same through ZYX_EMU_WATCHER, with the push before the barrier.
+  p.reader.defines.clear();
+  p.reader.source = kPushEarly;
+  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+  layer.run(prog, {Buf(src), Buf(out)}, false);  // not strict: no error
+  setenv("ZYX_EMU_WATCHER", "strict-noc", 1);
+  std::string msg = expect_error("run_error", [&] { layer.run(prog, {Buf(src), Buf(out)}, false); });
+  unsetenv("ZYX_EMU_WATCHER");
+  CHECK(msg.find("core (0,0) reader (riscv_0) at reader.cpp:6: cb_push_back(0, 1): the pages") != std::string::npos);
+  CHECK(msg.find("hold the destination of noc_async_read [") != std::string::npos);
+  CHECK(msg.find("issued at reader.cpp:5") != std::string::npos);
+  CHECK(msg.find("watcher strict NOC mode") != std::string::npos);
+  layer.release(prog);
+  layer.free(src);
+  layer.free(out);
+}
+ZYX_TEST(debug, test_strict_noc);
+
+// The stack check: a kernel recursing `depth` levels of about 256 bytes
+// each and reserving a CB page at the bottom.
+const char* kRecurse = R"(uint32_t down(uint32_t n) {
+  volatile uint32_t pad[64];
+  pad[n % 64] = n;
+  if (n == 0) {
+    cb_reserve_back(0, 1);
+    return pad[0];
+  }
+  return down(n - 1) + pad[n % 64];
+}
+void kernel_main() { (void)down(get_arg_val<uint32_t>(0)); }
+)";
+
+void test_stack_depth(DeviceLayer& layer) {
+  GroupProgram p;
+  p.name = "stack_depth";
+  p.reader.source = kRecurse;
+  p.cbs = {CB(0, "UInt32", 64, 1)};
+  // 4 levels fit a Wormhole BRISC's 4 KiB; 40 do not.
+  p.reader.runtime_args = {C(4)};
+  layer.run(layer.compile(one_group_program(p, 1, 1)), {}, false);
+  p.reader.runtime_args = {C(40)};
+  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+  std::string msg = expect_error("run_error", [&] { layer.run(prog, {}, false); });
+  CHECK(msg.find("core (0,0) reader (riscv_0) at reader.cpp:5: cb_reserve_back: the kernel's stack is ") !=
+        std::string::npos);
+  CHECK(msg.find("more than the 4096 bytes of local data memory a BRISC has on a wormhole_b0 card") !=
+        std::string::npos);
+  CHECK(msg.find("watcher check stack") != std::string::npos);
+  // Off with no-stack.
+  setenv("ZYX_EMU_WATCHER", "no-stack", 1);
+  layer.run(prog, {}, false);
+  unsetenv("ZYX_EMU_WATCHER");
+  layer.release(prog);
+}
+ZYX_TEST(debug, test_stack_depth);
 
 }  // namespace

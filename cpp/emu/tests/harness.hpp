@@ -174,6 +174,15 @@ inline std::string capture_stderr(const std::function<void()>& fn) {
   return err;
 }
 
+// The DPRINT lines in a run's stderr ("dprint: core (r,c) <processor>: …").
+inline std::vector<std::string> dprint_lines(const std::string& err) {
+  std::vector<std::string> out;
+  std::istringstream in(err);
+  for (std::string l; std::getline(in, l);)
+    if (l.rfind("dprint: ", 0) == 0) out.push_back(l);
+  return out;
+}
+
 // One argument of the shorthand: a v2 entry, or a per-core builtin.
 struct Arg {
   enum Builtin { None, CoreRow, CoreCol, CoreIndex, NumCores } builtin = None;

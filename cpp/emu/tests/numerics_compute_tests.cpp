@@ -153,22 +153,29 @@ std::vector<uint32_t> expect_dst(uint32_t op, const std::vector<uint32_t>& a, co
   return d;
 }
 
-std::vector<uint8_t> expect_pack(const std::vector<uint32_t>& d, const std::string& fmt, bool fp32, bool precise) {
+std::vector<uint8_t> expect_pack(const std::vector<uint32_t>& d, const std::string& fmt, bool fp32, bool precise,
+                                 uint32_t relu = 0, uint16_t threshold = 0) {
   std::vector<uint8_t> out(tile_bytes(fmt));
   if (fmt == "Float32") {
     for (int i = 0; i < 1024; i++) {
-      uint32_t w = hw::pack_f32(d[i], fp32);
+      uint32_t w = fp32 ? hw::relu_f32(d[i], relu, threshold)
+                        : uint32_t(hw::relu_bf16(hw::pack_bf16(d[i], false), relu, threshold)) << 16;
       std::memcpy(&out[4 * i], &w, 4);
     }
   } else if (fmt == "Float16_b") {
     for (int i = 0; i < 1024; i++) {
-      uint16_t w = hw::pack_bf16(d[i], fp32);
+      uint16_t w = hw::relu_bf16(hw::pack_bf16(d[i], fp32), relu, threshold);
       std::memcpy(&out[2 * i], &w, 2);
     }
   } else {
     for (int g = 0; g < 64; g++) {
       uint16_t v[16];
-      for (int i = 0; i < 16; i++) v[i] = hw::bfp_intermediate(d[g * 16 + i], fp32, precise);
+      for (int i = 0; i < 16; i++) {
+        const bool on_f32 = fp32 && precise;
+        v[i] = hw::bfp_intermediate(on_f32 ? hw::relu_f32(d[g * 16 + i], relu, threshold) : d[g * 16 + i], fp32,
+                                    precise);
+        if (!on_f32) v[i] = hw::relu_bf16(v[i], relu, threshold);
+      }
       out[g] = hw::bfp_block(v, false, &out[64 + g * 16]);
     }
   }
@@ -234,6 +241,40 @@ void test_words_bfp8_precise(DeviceLayer& layer) {
   check_words(layer, "HiFi4", true, true);
 }
 ZYX_TEST(hw, test_words_bfp8_precise);
+
+// The packer's ReLU (pack_relu_config) in every mode, on add and copy
+// results packed to each format from both DST widths (and through the f32
+// intermediate of bfp8_pack_precise), against the model's words.
+void test_pack_relu(DeviceLayer& layer) {
+  const uint16_t threshold = 0x3f80;  // 1.0
+  uint32_t seed = 101;
+  for (bool fp32 : {false, true})
+    for (uint32_t mode = 1; mode <= 3; mode++)
+      for (uint32_t op : {0u, 9u}) {
+        Tile a = make_tile("Float16_b", seed, fp32), b = make_tile("Float16_b", seed + 1, fp32);
+        seed += 2;
+        const std::vector<uint32_t> d = expect_dst(op, a.src, b.src, hw::Fidelity::HiFi4, hw::Config{fp32, true});
+        for (const char* fout : {"Float32", "Float16_b", "Bfp8_b"})
+          for (bool precise : {false, true}) {
+            if (precise && std::string(fout) != "Bfp8_b") continue;
+            Run r = op_run(op, "Float16_b", a.bytes, b.bytes);
+            r.out_format = fout;
+            r.fp32 = fp32;
+            r.bfp8_precise = precise;
+            r.defines["INIT"] = "pack_relu_config(p0)";
+            r.args[1] = (uint32_t(threshold) << 16) | mode;
+            std::vector<uint8_t> got = run(layer, r), want = expect_pack(d, fout, fp32, precise, mode, threshold);
+            if (got != want) {
+              size_t at = 0;
+              while (got[at] == want[at]) at++;
+              throw Failure(std::string("relu mode ") + std::to_string(mode) + " " + kOpNames[op] + " -> " + fout +
+                            (fp32 ? ", fp32 DST" : ", 16-bit DST") + (precise ? ", precise" : "") + ": byte " +
+                            std::to_string(at) + ": got " + hex(got, at, 1) + ", want " + hex(want, at, 1));
+            }
+          }
+      }
+}
+ZYX_TEST(hw, test_pack_relu);
 
 // Words worked out by hand, through the whole emulator: tiles of one
 // repeated bf16 value, every output element the same word.

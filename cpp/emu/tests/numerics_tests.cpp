@@ -243,6 +243,42 @@ void pack_words() {
   EXPECT(out[0], 0xc);  // -1.0: 64 >> 4 = 4, with the sign
 }
 
+// The packer's ReLU on its intermediate's bits, and its L1 accumulation.
+void packer_option_words() {
+  EXPECT(relu_bf16(0xbf80, 0, 0), 0xbf80);      // off
+  EXPECT(relu_bf16(0xbf80, 1, 0), 0x0000);      // negative: +0
+  EXPECT(relu_bf16(0x8000, 1, 0), 0x0000);      // -0 too
+  EXPECT(relu_bf16(0x3f80, 1, 0), 0x3f80);
+  EXPECT(relu_bf16(0x3f80, 2, 0x3f80), 0x0000);  // at the threshold: zeroed
+  EXPECT(relu_bf16(0x3f81, 2, 0x3f80), 0x3f81);
+  EXPECT(relu_bf16(0x3f7f, 2, 0x3f80), 0x0000);
+  EXPECT(relu_bf16(0x4001, 3, 0x4000), 0x4000);  // above: the threshold
+  EXPECT(relu_bf16(0x4000, 3, 0x4000), 0x4000);
+  EXPECT(relu_bf16(0x7f80, 3, 0x4000), 0x4000);  // infinity clamps
+  EXPECT(relu_bf16(0xc000, 3, 0x4000), 0x0000);
+  EXPECT(relu_f32(0x3f800000u, 2, 0x3f80), 0u);
+  EXPECT(relu_f32(0x3f800001u, 2, 0x3f80), 0x3f800001u);
+  EXPECT(relu_f32(0x40000001u, 3, 0x4000), 0x40000001u);  // same top 19 bits: kept
+  EXPECT(relu_f32(0x40002000u, 3, 0x4000), 0x40000000u);
+  EXPECT(relu_f32(0x80000001u, 1, 0), 0u);
+  EXPECT(l1_acc_f32(0x3f800000u, 0x40000000u), 0x40400000u);
+  EXPECT(l1_acc_f32(0x00000001u, 0x3f800000u), 0x3f800000u);  // denormal input flushed
+  EXPECT(l1_acc_f32(0x00800000u, 0x80800001u), 0x80000000u);  // denormal result: zero of its sign
+  EXPECT(l1_acc_f32(0x7f800000u, 0xff800000u), 0x7fc00000u);  // canonical NaN
+  EXPECT(l1_acc_f32(0x7f800001u, 0x3f800000u), 0x7fc00000u);
+  EXPECT(l1_acc_bf16(0x3f80, 0x3f80), 0x4000);
+  EXPECT(l1_acc_bf16(0x3f80, 0x3b80), 0x3f80);  // 1 + 2^-8: a tie, to even (the packer would round up)
+  EXPECT(l1_acc_bf16(0x3f81, 0x3b80), 0x3f82);  // a tie, to even upward
+  EXPECT(l1_acc_bf16(0x7f80, 0xff80), 0x7fc0);
+  EXPECT(l1_acc_bf16(0x7f80, 0x7f80), 0x7f80);
+  EXPECT(l1_acc_bf16(0x7fc0, 0x3f80), 0x7f80);  // a NaN in L1 is a huge normal: infinity
+  EXPECT(l1_acc_bf16(0x3f80, 0x7fc1), 0x7f80);
+  EXPECT(l1_acc_bf16(0x0001, 0x0000), 0x0000);  // denormals flushed
+  EXPECT(l1_acc_bf16(0xbf80, 0x3f80), 0x0000);
+  EXPECT(l1_acc_bf16(0x7f7f, 0x7f7f), 0x7f80);  // overflow
+  EXPECT(l1_acc_bf16(0x0080, 0x8081), 0x8000);  // below the normal range: zero of its sign
+}
+
 // Properties: bf16 operands whose product needs at most 16 bits multiply
 // exactly at HiFi4 into a 32-bit DST; LoFi equals the product of A's top 5
 // and B's top 7 significand bits; adds with exponents at most 3 apart are
@@ -324,6 +360,7 @@ int main() {
   mul_words();
   mvmul_words();
   pack_words();
+  packer_option_words();
   properties();
   tiles();
   if (failures) {

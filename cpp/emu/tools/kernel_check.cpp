@@ -5,6 +5,7 @@
 //   zyx-emu-kernel-check [options] FILE
 //     --compute | --brisc | --ncrisc   the processor (default --brisc)
 //     --args N --arg-value V           N positional compile-time args, each V
+//     --arg INDEX=V                    arg INDEX is V instead (repeatable)
 //     --named NAME=V                   a named compile-time arg (repeatable)
 //     --cb-page BYTES                  every CB index's page size
 //     --cb-format N                    every CB index's data format (tt-metal's
@@ -26,6 +27,7 @@
 #include <stdexcept>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "emu.hpp"
 
@@ -49,81 +51,115 @@ bool parse_u32(const std::string& text, uint32_t* out) {
   return true;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  using namespace zyx::emu;
-  BuildSpec spec;
+// What the command line asks for.
+struct Options {
+  zyx::emu::BuildSpec spec;
   std::map<std::string, std::string> defines;
   std::vector<std::string> extra;
   std::string board = "n150", file;
   uint32_t nargs = 0, arg_value = 1, cb_page = 0, cb_format = 0xff;
+  std::map<uint32_t, uint32_t> arg_overrides;
+};
+
+// NAME=VALUE (or INDEX=VALUE): the parts, or false.
+bool split_eq(const std::string& v, std::string* name, std::string* val) {
+  size_t eq = v.find('=');
+  if (eq == 0 || eq == std::string::npos) return false;
+  *name = v.substr(0, eq);
+  *val = v.substr(eq + 1);
+  return true;
+}
+
+// Parses the options into o; an empty string, or what is wrong.
+std::string parse_options(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; i++) {
-    std::string a = argv[i];
+    std::string a = argv[i], name, val;
     auto value = [&](const char* what) -> std::string {
       if (i + 1 >= argc) throw std::runtime_error(a + " needs " + what);
       return argv[++i];
     };
-    try {
-      if (a == "--compute") {
-        spec.processor = 2;
-      } else if (a == "--brisc") {
-        spec.processor = 0, spec.noc = 0;
-      } else if (a == "--ncrisc") {
-        spec.processor = 1, spec.noc = 1;
-      } else if (a == "--args" || a == "--arg-value" || a == "--cb-page" || a == "--cb-format") {
-        uint32_t* dst = a == "--args" ? &nargs : a == "--arg-value" ? &arg_value : a == "--cb-page" ? &cb_page : &cb_format;
-        std::string v = value("a number");
-        if (!parse_u32(v, dst)) return usage(a + ": \"" + v + "\" is not a 32-bit unsigned number");
-      } else if (a == "--named" || a == "--define") {
-        std::string v = value("NAME=VALUE");
-        size_t eq = v.find('=');
-        if (eq == 0 || eq == std::string::npos) return usage(a + ": \"" + v + "\" is not NAME=VALUE");
-        if (a == "--define") {
-          defines[v.substr(0, eq)] = v.substr(eq + 1);
-        } else {
-          uint32_t n = 0;
-          if (!parse_u32(v.substr(eq + 1), &n)) return usage(a + ": \"" + v + "\": the value is not a number");
-          spec.named_args.emplace_back(v.substr(0, eq), n);
-        }
-      } else if (a == "--flag") {
-        extra.push_back(value("a compiler flag"));
-      } else if (a == "--board") {
-        board = value("a board name");
-      } else if (!a.empty() && a[0] == '-') {
-        return usage("unknown option " + a);
-      } else if (file.empty()) {
-        file = a;
+    if (a == "--compute") {
+      o.spec.processor = 2;
+    } else if (a == "--brisc") {
+      o.spec.processor = 0, o.spec.noc = 0;
+    } else if (a == "--ncrisc") {
+      o.spec.processor = 1, o.spec.noc = 1;
+    } else if (a == "--args" || a == "--arg-value" || a == "--cb-page" || a == "--cb-format") {
+      uint32_t* dst = a == "--args" ? &o.nargs : a == "--arg-value" ? &o.arg_value : a == "--cb-page" ? &o.cb_page : &o.cb_format;
+      std::string v = value("a number");
+      if (!parse_u32(v, dst)) return a + ": \"" + v + "\" is not a 32-bit unsigned number";
+    } else if (a == "--arg") {
+      // One compile-time arg the placeholder value would not fit (a program
+      // factory's distinct CB indices, say).
+      std::string v = value("INDEX=VALUE");
+      uint32_t index = 0, n = 0;
+      if (!split_eq(v, &name, &val) || !parse_u32(name, &index) || !parse_u32(val, &n))
+        return a + ": \"" + v + "\" is not INDEX=VALUE";
+      o.arg_overrides[index] = n;
+    } else if (a == "--named" || a == "--define") {
+      std::string v = value("NAME=VALUE");
+      if (!split_eq(v, &name, &val)) return a + ": \"" + v + "\" is not NAME=VALUE";
+      uint32_t n = 0;
+      if (a == "--define") {
+        o.defines[name] = val;
+      } else if (!parse_u32(val, &n)) {
+        return a + ": \"" + v + "\": the value is not a number";
       } else {
-        return usage("more than one FILE");
+        o.spec.named_args.emplace_back(name, n);
       }
-    } catch (const std::exception& e) {
-      return usage(e.what());
+    } else if (a == "--flag") {
+      o.extra.push_back(value("a compiler flag"));
+    } else if (a == "--board") {
+      o.board = value("a board name");
+    } else if (!a.empty() && a[0] == '-') {
+      return "unknown option " + a;
+    } else if (o.file.empty()) {
+      o.file = a;
+    } else {
+      return "more than one FILE";
     }
   }
-  if (file.empty()) return usage("no FILE");
-  if (nargs > 4096) return usage("--args: at most 4096");
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return usage("cannot read " + file);
+  if (o.file.empty()) return "no FILE";
+  if (o.nargs > 4096) return "--args: at most 4096";
+  for (auto [index, v] : o.arg_overrides)
+    if (index >= o.nargs) return "--arg " + std::to_string(index) + ": beyond the " + std::to_string(o.nargs) + " args";
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace zyx::emu;
+  Options o;
+  try {
+    std::string why = parse_options(argc, argv, o);
+    if (!why.empty()) return usage(why);
+  } catch (const std::exception& e) {
+    return usage(e.what());
+  }
+  std::ifstream in(o.file, std::ios::binary);
+  if (!in) return usage("cannot read " + o.file);
   std::stringstream text;
   text << in.rdbuf();
   std::string source = text.str();
+  BuildSpec& spec = o.spec;
   spec.source = &source;
-  spec.defines = &defines;
-  spec.compile_args.assign(nargs, arg_value);
-  spec.cb_tile_sizes.fill(cb_page);
-  spec.cb_formats.fill(cb_format);
-  spec.cb_tile_rows.fill(cb_format == 0xff ? 0 : 32);
-  spec.cb_tile_cols.fill(cb_format == 0xff ? 0 : 32);
-  std::string base = file.substr(file.rfind('/') + 1);
+  spec.defines = &o.defines;
+  spec.compile_args.assign(o.nargs, o.arg_value);
+  for (auto [index, v] : o.arg_overrides) spec.compile_args[index] = v;
+  spec.cb_tile_sizes.fill(o.cb_page);
+  spec.cb_formats.fill(o.cb_format);
+  spec.cb_tile_rows.fill(o.cb_format == 0xff ? 0 : 32);
+  spec.cb_tile_cols.fill(o.cb_format == 0xff ? 0 : 32);
+  std::string base = o.file.substr(o.file.rfind('/') + 1);
   spec.name = base.substr(0, base.rfind('.'));
   spec.program_name = "kernel sweep";
   try {
     // The user's kernel cache root, as the runtime's: a syntax-only check
     // writes only its own build directory there and removes it.
-    KernelBuilder builder("", board_preset(board));
+    KernelBuilder builder("", board_preset(o.board));
     bool ok = false;
-    std::string diag = builder.check_syntax(spec, extra, &ok);
+    std::string diag = builder.check_syntax(spec, o.extra, &ok);
     std::fwrite(diag.data(), 1, diag.size(), stdout);
     return ok ? 0 : 1;
   } catch (const std::exception& e) {

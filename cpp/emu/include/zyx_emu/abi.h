@@ -15,7 +15,7 @@
 
 #include "zyx_emu/sfpu_ops.h"
 
-#define ZYX_EMU_ABI_VERSION 10
+#define ZYX_EMU_ABI_VERSION 12
 
 // Binary and unary operation codes used through the table.
 enum zyx_emu_binary_op { ZYX_BIN_ADD = 0, ZYX_BIN_SUB = 1, ZYX_BIN_MUL = 2 };
@@ -95,6 +95,8 @@ enum zyx_emu_compute_key {
   ZYX_CK_RELU = 3,            // pack ReLU: tt-metal packed config (mode | threshold << 16)
   ZYX_CK_L1_ACC = 4,          // pack accumulates into L1 (value 0/1)
   ZYX_CK_PACK_ROWS = 5,       // rows pack_rows packs
+  ZYX_CK_DST_SYNC = 6,        // a DST hand-over call: 0 tile_regs_acquire, 1 tile_regs_commit,
+                              // 2 tile_regs_wait, 3 tile_regs_release, 4 acquire_dst, 5 release_dst
 };
 // Welford operations (welford).
 enum zyx_emu_welford_op {
@@ -119,7 +121,26 @@ enum zyx_emu_compute_special {
   ZYX_CS_TRANSPOSE_FACES_DST = 2,  // a: dst (each face transposed in place)
   ZYX_CS_SFPU_REDUCE = 3,          // a: dst, b: PoolType, c: DataFormat
   ZYX_CS_ADD_TOP_ROW = 4,          // a, b: inputs, c: out, d: DataFormat
+  ZYX_CS_UNPACK_AB = 5,            // a, b: in0 and in1 cbs, c, d: their tiles (a matmul source pair)
+  ZYX_CS_UNPACK_A = 6,             // a: cb, b: tile (what the next ZYX_CS_DATACOPY copies)
+  ZYX_CS_DATACOPY = 7,             // a: dst
+  ZYX_CS_CUMSUM = 8,               // a: dst, b: first (1: a column's first tile)
 };
+
+// The SFPU's DST access for SFPI kernels (sfpu_dst). Addresses are DST rows
+// (16 elements; tile t starts at row 64 t) relative to the SFPU's Dst read/write
+// counter, as SFPLOAD/SFPSTORE address them.
+enum zyx_emu_sfpu_dst_op {
+  ZYX_SFPU_LOAD = 0,       // the 4-row group holding row counter + arg
+  ZYX_SFPU_STORE = 1,      // the same, for a store (marks the tile written)
+  ZYX_SFPU_INCR = 2,       // counter += arg (dst_reg++: 2 rows)
+  ZYX_SFPU_SET_TILE = 3,   // counter = carriage return = 64 arg (set_dst_write_addr)
+  ZYX_SFPU_CR_ADD = 4,     // counter = carriage return += arg (SETRWC CR_D)
+};
+// sfpu_dst flags: DST is 32-bit; the address selects the odd columns; the
+// tile's contents (ZYX_SFPU_KIND_*, bits 4-5).
+enum zyx_emu_sfpu_flag { ZYX_SFPU_FP32 = 1, ZYX_SFPU_ODD = 2 };
+enum zyx_emu_sfpu_kind { ZYX_SFPU_KIND_F32 = 0, ZYX_SFPU_KIND_BF16 = 1, ZYX_SFPU_KIND_F16 = 2, ZYX_SFPU_KIND_INT = 3 };
 
 typedef struct zyx_emu_api {
   uint32_t abi_version;
@@ -255,4 +276,22 @@ typedef struct zyx_emu_api {
   // __cxa_throw through the prelude's wrapper): the emulator keeps the
   // throw site, named if the exception leaves the kernel.
   void (*note_throw)(void);
+
+  // ---- ABI 11 ----
+  // A NOC barrier (what: ZYX_EMU_NOC_READS for noc_async_read_barrier and
+  // its _with_trid form, ZYX_EMU_NOC_WRITES for the write barriers and
+  // flushes, both for the full barrier). Every transfer completes when
+  // issued unless the watcher's strict NOC mode defers the reads' data to
+  // their barrier (docs/emulator.md, "Debugging kernels").
+  void (*noc_barrier)(uint32_t what);
+
+  // ---- ABI 12 ----
+  // SFPI: op is a zyx_emu_sfpu_dst_op. LOAD and STORE return the 64 words
+  // (4 rows of 16, f32 bits or integers as DST holds them) of the row group
+  // the address selects and set *flags; the other ops move the counter and
+  // return null.
+  uint32_t* (*sfpu_dst)(uint32_t op, int32_t arg, uint32_t* flags);
 } zyx_emu_api;
+
+#define ZYX_EMU_NOC_READS 1u
+#define ZYX_EMU_NOC_WRITES 2u

@@ -33,6 +33,9 @@
 #ifndef NUM_DRAM_BANKS
 #define NUM_DRAM_BANKS 12
 #endif
+// The L1 alignment of NOC reads and writes, which tt-metal's
+// noc_parameters.h gives every kernel, compute kernels too, as a uint32_t.
+#define L1_ALIGNMENT (static_cast<uint32_t>(16))
 #ifndef ZYX_EMU_DRAM_ALIGNMENT
 #ifdef ARCH_BLACKHOLE
 #define ZYX_EMU_DRAM_ALIGNMENT 64
@@ -248,10 +251,27 @@ FORCE_INLINE uintptr_t get_common_arg_addr(int i) {
 }
 
 // ---- circular buffers ----
-FORCE_INLINE void cb_reserve_back(int32_t cb, int32_t pages) { ZYX_API.cb_reserve_back(cb, pages); }
-FORCE_INLINE void cb_push_back(int32_t cb, int32_t pages) { ZYX_API.cb_push_back(cb, pages); }
-FORCE_INLINE void cb_wait_front(int32_t cb, int32_t pages) { ZYX_API.cb_wait_front(cb, pages); }
-FORCE_INLINE void cb_pop_front(int32_t cb, int32_t pages) { ZYX_API.cb_pop_front(cb, pages); }
+// In the TRISC builds of a compute kernel (ZYX_EMU_TRISC), as on the card:
+// the consumer side is unpack's (1), the producer side pack's (3).
+#if defined(ZYX_EMU_TRISC)
+#define ZYX_EMU_CB_FRONT_HERE (ZYX_EMU_TRISC == 1)
+#define ZYX_EMU_CB_BACK_HERE (ZYX_EMU_TRISC == 3)
+#else
+#define ZYX_EMU_CB_FRONT_HERE 1
+#define ZYX_EMU_CB_BACK_HERE 1
+#endif
+FORCE_INLINE void cb_reserve_back(int32_t cb, int32_t pages) {
+  if (ZYX_EMU_CB_BACK_HERE) ZYX_API.cb_reserve_back(cb, pages);
+}
+FORCE_INLINE void cb_push_back(int32_t cb, int32_t pages) {
+  if (ZYX_EMU_CB_BACK_HERE) ZYX_API.cb_push_back(cb, pages);
+}
+FORCE_INLINE void cb_wait_front(int32_t cb, int32_t pages) {
+  if (ZYX_EMU_CB_FRONT_HERE) ZYX_API.cb_wait_front(cb, pages);
+}
+FORCE_INLINE void cb_pop_front(int32_t cb, int32_t pages) {
+  if (ZYX_EMU_CB_FRONT_HERE) ZYX_API.cb_pop_front(cb, pages);
+}
 FORCE_INLINE bool cb_pages_available_at_front(int32_t cb, int32_t pages) {
   return ZYX_API.cb_pages_available_at_front(cb, pages) != 0;
 }

@@ -1,8 +1,10 @@
 // Kernel-side compute API of zyx-tt's Tensix emulator: the destination
 // register file, unpack/pack, FPU binary ops, SFPU unary ops, matmul, reduce,
-// transpose and typecast. The unpack, math and pack threads of a real Tensix
-// run here as one sequential thread, so the init and sync calls that only
-// configure or hand over hardware are accepted and do nothing.
+// transpose and typecast. The kernel is built once (the unpack, math and pack
+// threads of a Tensix as one sequential thread) or three times, once per
+// TRISC (ZYX_EMU_TRISC; docs/emulator.md, "Compute model"); the runtime
+// gives each call its part in each build. The init calls that only
+// configure hardware are accepted and do nothing.
 #pragma once
 
 #include <array>
@@ -11,9 +13,24 @@
 #include "zyx_emu/common.h"
 #include "zyx_emu/llk_defs.h"
 
+// The single build runs unpack, math and pack in one: every processor's
+// code is active. A TRISC build (ZYX_EMU_TRISC 1-3, with tt-metal's
+// TRISC_UNPACK, TRISC_MATH or TRISC_PACK) keeps only its own.
+#if !defined(ZYX_EMU_TRISC) || ZYX_EMU_TRISC == 2
 #define MATH(x) x
+#else
+#define MATH(x)
+#endif
+#if !defined(ZYX_EMU_TRISC) || ZYX_EMU_TRISC == 3
 #define PACK(x) x
+#else
+#define PACK(x)
+#endif
+#if !defined(ZYX_EMU_TRISC) || ZYX_EMU_TRISC == 1
 #define UNPACK(x) x
+#else
+#define UNPACK(x)
+#endif
 #ifndef NAMESPACE
 #define NAMESPACE zyx_compute_ns
 #endif
@@ -68,16 +85,31 @@ template <auto F>
 constexpr uint32_t fmt() {
   return static_cast<uint32_t>(F);
 }
+// A fidelity by the name the compute config gives ("LoFi", "HiFi2", ...).
+constexpr MathFidelity fidelity_named(const char* n) {
+  return n[0] == 'L' ? MathFidelity::LoFi
+         : n[4] == '2' ? MathFidelity::HiFi2
+         : n[4] == '3' ? MathFidelity::HiFi3
+                       : MathFidelity::HiFi4;
+}
 }  // namespace zyx_emu_c
 
+// The kernel's math fidelity (its compute config), as tt-metal's generated
+// descriptors give compute kernels: a constant the LLK-layer calls take as a
+// template arg. The numerics take the fidelity from the config themselves.
+#ifdef ZYX_EMU_MATH_FIDELITY_NAME
+inline constexpr MathFidelity MATH_FIDELITY = zyx_emu_c::fidelity_named(ZYX_EMU_MATH_FIDELITY_NAME);
+#endif
 
 // ---- DST ownership ----
-ALWI void tile_regs_acquire() { ZYX_API.dst_acquire(); }
-ALWI void tile_regs_wait() {}
-ALWI void tile_regs_commit() {}
-ALWI void tile_regs_release() { ZYX_API.dst_release(); }
-ALWI void acquire_dst(tt::DstMode = tt::DstMode::Half) { ZYX_API.dst_acquire(); }
-ALWI void release_dst(tt::DstMode = tt::DstMode::Half) { ZYX_API.dst_release(); }
+// Math owns DST from acquire to commit, pack from wait to release; the
+// emulator checks the order, and in the TRISC builds hands DST over.
+ALWI void tile_regs_acquire() { ZYX_API.compute_config(ZYX_CK_DST_SYNC, 0); }
+ALWI void tile_regs_commit() { ZYX_API.compute_config(ZYX_CK_DST_SYNC, 1); }
+ALWI void tile_regs_wait() { ZYX_API.compute_config(ZYX_CK_DST_SYNC, 2); }
+ALWI void tile_regs_release() { ZYX_API.compute_config(ZYX_CK_DST_SYNC, 3); }
+ALWI void acquire_dst(tt::DstMode = tt::DstMode::Half) { ZYX_API.compute_config(ZYX_CK_DST_SYNC, 4); }
+ALWI void release_dst(tt::DstMode = tt::DstMode::Half) { ZYX_API.compute_config(ZYX_CK_DST_SYNC, 5); }
 
 // ---- where the kernel runs (common.h) ----
 namespace zyx_emu_c {
@@ -451,13 +483,17 @@ ALWI void reduce_tile_math(uint32_t idst, uint32_t num_faces = 4) {
   ZYX_API.compute_special(ZYX_CS_REDUCE_MATH, idst, static_cast<uint32_t>(reduce_type), static_cast<uint32_t>(reduce_dim),
                           num_faces);
 }
-template <uint32_t block_ct_dim>
+template <uint32_t block_ct_dim, bool respect_trigger = false>
 ALWI void reduce_block_max_row_init() {}
+template <uint32_t block_ct_dim, bool respect_trigger = false>
+ALWI void reduce_block_max_row_reinit_short() {}
 template <uint32_t block_ct_dim, bool respect_trigger = false>
 ALWI void reduce_block_max_row(uint32_t icb, uint32_t icb_scaler, uint32_t row_start_index, uint32_t idst) {
   ZYX_API.reduce_max_row_block(icb, icb_scaler, row_start_index, block_ct_dim, idst);
 }
-ALWI void reduce_block_max_row_uninit() {}
+// icb: the form tt-metal takes now (it restores the source format on Wormhole).
+template <bool clear_fp32_accumulation = false, bool respect_trigger = false>
+ALWI void reduce_block_max_row_uninit(uint32_t = 0) {}
 
 // ---- tilize / untilize ----
 ALWI void tilize_init(uint32_t, uint32_t, uint32_t) {}
@@ -505,10 +541,10 @@ ALWI void pack_untilize_init(uint32_t, uint32_t) {}
 template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim>
 ALWI void pack_untilize_block(uint32_t icb, uint32_t block_rt_dim, uint32_t ocb, uint32_t block_c_index = 0) {
   for (uint32_t r = 0; r < block_rt_dim; r++) {
-    ZYX_API.dst_acquire();
+    acquire_dst();  // math: acquire; pack: wait
     for (uint32_t c = 0; c < block_ct_dim; c++) ZYX_API.copy_tile(icb, r * block_ct_dim + c, c);
     ZYX_API.pack_untilize(0, 1, block_ct_dim, full_ct_dim, block_c_index, ocb);
-    ZYX_API.dst_release();
+    release_dst();  // math: commit; pack: release
   }
 }
 template <uint32_t block_ct_dim = 8, uint32_t full_ct_dim = block_ct_dim, bool diagonal = false, auto... P>
@@ -581,3 +617,11 @@ ALWI void welford_finalize_to_face(uint32_t mean_dst_idx, uint32_t group_id, uin
 }  // namespace ckernel
 
 #include "zyx_emu/compute_sfpu.h"
+
+// The math processor's build sees SFPI and tt-llk's SFPU wrappers, as
+// tt-metal's compute API gives them to code under #ifdef TRISC_MATH.
+#ifdef TRISC_MATH
+#include "zyx_emu/sfpi_llk.h"
+using namespace sfpi;
+#endif
+#include "zyx_emu/llk_api.h"

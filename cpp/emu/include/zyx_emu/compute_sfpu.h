@@ -51,6 +51,7 @@ ZYX_EMU_SFPU0(hardmish, HARDMISH)
 ZYX_EMU_SFPU0(tanhshrink, TANHSHRINK)
 ZYX_EMU_SFPU0(logsigmoid, LOGSIGMOID)
 ZYX_EMU_SFPU0(tanh_derivative, TANH_DERIVATIVE)
+ZYX_EMU_SFPU0(gelu_derivative, GELU_DERIVATIVE)
 ZYX_EMU_SFPU0(swish, SWISH)
 ZYX_EMU_SFPU0(sin, SIN)
 ZYX_EMU_SFPU0(cos, COS)
@@ -67,6 +68,7 @@ ZYX_EMU_SFPU0(erfinv, ERFINV)
 ZYX_EMU_SFPU0(i0, I0)
 ZYX_EMU_SFPU0(i1, I1)
 ZYX_EMU_SFPU0(lgamma, LGAMMA)
+ZYX_EMU_SFPU0(lgamma_stirling, LGAMMA_STIRLING)
 ZYX_EMU_SFPU0(digamma, DIGAMMA)
 ZYX_EMU_SFPU0(multigammaln, MULTIGAMMALN)
 ZYX_EMU_SFPU0(isinf, ISINF)
@@ -360,6 +362,31 @@ ZYX_EMU_SFPUB(eq_int32, EQ_INT32)
 ZYX_EMU_SFPUB(ne_int32, NE_INT32)
 ZYX_EMU_SFPUB(atan2_binary, ATAN2)
 ZYX_EMU_SFPUB(xlogy_binary, XLOGY)
+// The SFPU's bitonic top-k stages (compute_kernel_api.h): their exact
+// in-register layout is not modelled yet, so each call stops the run with an
+// error naming it (a kernel that includes them but takes another path runs).
+ALWI void topk_tile_init() { ZYX_API.fail("topk_tile_init: the SFPU top-k stages are not emulated"); }
+template <bool stable_sort = false>
+ALWI void topk_local_sort(uint32_t, int, int, int = 0, int = 0, int = 0) {
+  ZYX_API.fail("topk_local_sort: the SFPU top-k stages are not emulated");
+}
+template <bool idir = false, bool stable_sort = false>
+ALWI void topk_merge(uint32_t, int, int) {
+  ZYX_API.fail("topk_merge: the SFPU top-k stages are not emulated");
+}
+template <bool stable_sort = false>
+ALWI void topk_rebuild(uint32_t, bool, int, int, int, int) {
+  ZYX_API.fail("topk_rebuild: the SFPU top-k stages are not emulated");
+}
+// cumsum.h: each column's running sum, top to bottom; first = false
+// continues the column from the previous tile (tiles in NWH order).
+ALWI void cumsum_tile_init() {}
+ALWI void cumsum_tile(uint32_t idst, bool first = true) {
+  ZYX_API.compute_special(ZYX_CS_CUMSUM, idst, first ? 1 : 0, 0, 0);
+}
+ZYX_EMU_SFPUB(lgamma_stirling_float, LGAMMA_STIRLING)
+ZYX_EMU_SFPUB(gcd, GCD)  // int32, of the magnitudes
+ZYX_EMU_SFPUB(lcm, LCM)
 #undef ZYX_EMU_SFPUB
 // binary_max/min with a vector mode (taken as RC, all faces).
 template <auto... P>

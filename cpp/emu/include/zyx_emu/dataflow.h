@@ -14,9 +14,11 @@
 #pragma once
 
 #include <tuple>
+#include <utility>
 
 #include "hostdevcommon/common_values.hpp"
 #include "zyx_emu/common.h"
+#include "zyx_emu/bindings.h"
 
 // The board's L1 banks (one per worker core, row-major: bank b is worker
 // core (b / cols, b % cols)) and L1 alignment; the kernel builder defines them.
@@ -55,7 +57,6 @@ static_assert(noc_mode == DM_DEDICATED_NOC, "the emulator runs kernels in dedica
 #define NOC_MAX_TRANSACTION_ID 0xF
 #define NOC_MAX_TRANSACTION_ID_COUNT 255
 #define NOC_CLEAR_OUTSTANDING_REQ_MASK 0xFFFFFFFF
-#define L1_ALIGNMENT 16
 #define NOC_L1_READ_ALIGNMENT_BYTES 16
 #define NOC_L1_WRITE_ALIGNMENT_BYTES 16
 #define NOC_DRAM_READ_ALIGNMENT_BYTES ZYX_EMU_DRAM_ALIGNMENT
@@ -77,6 +78,11 @@ static_assert(MEM_ZEROS_SIZE == ZYX_EMU_L1_ZEROS_SIZE, "the zeros region the run
 #define NOC_MULTICAST_ENCODING(x_start, y_start, x_end, y_end)                                                \
   ((((uint32_t)(x_start)) << (2 * NOC_ADDR_NODE_ID_BITS)) | (((uint32_t)(y_start)) << (3 * NOC_ADDR_NODE_ID_BITS)) | \
    ((uint32_t)(x_end)) | (((uint32_t)(y_end)) << NOC_ADDR_NODE_ID_BITS))
+// Where a NOC node's coordinates start in a 64-bit NOC address, and the
+// first worker's node: logical core (0, 0) is node (1, 1).
+#define NOC_ADDR_COORD_SHIFT NOC_ADDR_LOCAL_BITS
+#define VIRTUAL_TENSIX_START_X 1
+#define VIRTUAL_TENSIX_START_Y 1
 #define NOC_XY_ADDR(x, y, addr) \
   ((uint64_t(y) << 42) | (uint64_t(x) << 36) | (uint64_t(addr) & ((uint64_t(1) << 36) - 1)))
 // The local address (in the node's L1 or DRAM bank) of a 64-bit NOC address.
@@ -155,6 +161,33 @@ FORCE_INLINE uint64_t get_noc_addr_from_bank_id(uint32_t bank_id, uint32_t bank_
   if (bank_id >= NUM_DRAM_BANKS) ZYX_API.fail("get_noc_addr_from_bank_id: DRAM bank id out of range");
   return NOC_XY_ADDR(0, bank_id, bank_address_offset);
 }
+
+// tt-metal's firmware bank tables (dataflow_api_common.h), which some kernels
+// read to build NOC addresses themselves: each bank's NOC node, encoded as
+// NOC_XY_ENCODING, and its address offset (0: the emulator's banks start at
+// address 0), for both NOCs. An address built as
+// (uint64_t(noc_xy) << NOC_ADDR_COORD_SHIFT) | (addr + offset) is the one
+// get_noc_addr_from_bank_id gives.
+typedef uint16_t bank_noc_xy_t;
+namespace zyx_emu_detail_banks {
+template <typename Banks>
+struct BankTables;
+template <size_t... B>
+struct BankTables<std::index_sequence<B...>> {
+  static constexpr bank_noc_xy_t dram[NUM_NOCS][sizeof...(B)] = {{NOC_XY_ENCODING(0, B)...},
+                                                                 {NOC_XY_ENCODING(0, B)...}};
+  static constexpr bank_noc_xy_t l1[NUM_NOCS][sizeof...(B)] = {
+      {NOC_XY_ENCODING(B % ZYX_EMU_GRID_COLS + 1, B / ZYX_EMU_GRID_COLS + 1)...},
+      {NOC_XY_ENCODING(B % ZYX_EMU_GRID_COLS + 1, B / ZYX_EMU_GRID_COLS + 1)...}};
+};
+}  // namespace zyx_emu_detail_banks
+inline constexpr const bank_noc_xy_t (&dram_bank_to_noc_xy)[NUM_NOCS][NUM_DRAM_BANKS] =
+    zyx_emu_detail_banks::BankTables<std::make_index_sequence<NUM_DRAM_BANKS>>::dram;
+inline constexpr const bank_noc_xy_t (&l1_bank_to_noc_xy)[NUM_NOCS][NUM_L1_BANKS] =
+    zyx_emu_detail_banks::BankTables<std::make_index_sequence<NUM_L1_BANKS>>::l1;
+inline constexpr int32_t bank_to_dram_offset[NUM_DRAM_BANKS] = {};
+inline constexpr int32_t bank_to_l1_offset[NUM_L1_BANKS] = {};
+
 FORCE_INLINE uint64_t get_noc_multicast_addr(uint32_t x_start, uint32_t y_start, uint32_t x_end, uint32_t y_end,
                                              uint32_t addr, uint8_t = noc_index) {
   return get_noc_addr_helper(NOC_MULTICAST_ENCODING(x_start, y_start, x_end, y_end), addr);
@@ -169,6 +202,9 @@ FORCE_INLINE uint32_t aligned(uint32_t page_size, bool dram = true) {
 // Page id of an interleaved buffer: DRAM bank id % banks, or L1 bank (worker
 // core) id % cores; `base` may be this core's pointer to an L1 buffer (the
 // NOC uses its offset inside L1).
+// The NOC address of `local` in DRAM bank `bank` (the emulator's DRAM bank
+// b sits at NOC (0, b)).
+FORCE_INLINE uint64_t dram_bank_noc_addr(uint32_t bank, uint64_t local) { return NOC_XY_ADDR(0, bank, local); }
 FORCE_INLINE uint64_t interleaved_aligned(uint32_t base, uint32_t aligned_page, uint32_t id, uint32_t offset,
                                           bool dram) {
   if (!dram) {
@@ -176,8 +212,7 @@ FORCE_INLINE uint64_t interleaved_aligned(uint32_t base, uint32_t aligned_page, 
     return NOC_XY_ADDR(bank % ZYX_EMU_GRID_COLS + 1, bank / ZYX_EMU_GRID_COLS + 1,
                        uint64_t(base) + uint64_t(id / NUM_L1_BANKS) * aligned_page + offset);
   }
-  uint32_t bank = id % NUM_DRAM_BANKS;
-  return NOC_XY_ADDR(0, bank, uint64_t(base) + uint64_t(id / NUM_DRAM_BANKS) * aligned_page + offset);
+  return dram_bank_noc_addr(id % NUM_DRAM_BANKS, uint64_t(base) + uint64_t(id / NUM_DRAM_BANKS) * aligned_page + offset);
 }
 FORCE_INLINE uint64_t interleaved(uint32_t base, uint32_t page_size, uint32_t id, uint32_t offset, bool dram) {
   return interleaved_aligned(base, aligned(page_size, dram), id, offset, dram);
@@ -238,8 +273,11 @@ struct InterleavedPow2AddrGenFast {
 //   [ArgsConfig flags, aligned page size]                     interleaved
 //   [flags, aligned page size, rank, banks, tensor shape (rank words),
 //    shard shape (rank words), bank coordinates (two per word)] sharded
-// Shapes are in pages; bank b's NOC coordinates are (x << 8) | y in the low
-// (even b) or high (odd b) half of word b / 2; shard s is held by bank
+// Shapes are in pages; bank b's coordinates are (x << 8) | y in the low
+// (even b) or high (odd b) half of word b / 2: a worker's NOC coordinates
+// for L1, and for DRAM, as tt-metal's host writes them, the logical DRAM
+// core (x = the DRAM bank id, y = 0), which the accessor maps through the
+// DRAM bank table as tt-metal's device side does. Shard s is held by bank
 // s % banks, at page s / banks * shard volume of that bank.
 namespace tensor_accessor {
 inline constexpr size_t UNKNOWN = static_cast<size_t>(-1);
@@ -530,6 +568,11 @@ struct TensorAccessor {
     if (!page_size) page_size = ZYX_API.buffer_page_size(bank_base_address);
     if (!page_size) page_size = Args::get_aligned_page_size();
   }
+  // A Metal 2.0 tensor binding (ta::name): the buffer's address from the
+  // common args, the layout from the compile args the token names.
+  template <uint32_t CTA_OFFSET, uint32_t ADDR_CRTA_OFFSET>
+  TensorAccessor(tensor_accessor::TensorAccessorBindingToken<CTA_OFFSET, ADDR_CRTA_OFFSET>)
+      : TensorAccessor(Args(), ckernel::get_common_arg_val<uint32_t>(static_cast<int>(ADDR_CRTA_OFFSET / 4))) {}
   static constexpr uint32_t get_aligned_page_size() { return Args::get_aligned_page_size(); }
   FORCE_INLINE uint32_t get_page_size() const { return page_size; }
   // Pages per shard (sharded tensors).
@@ -571,19 +614,23 @@ struct TensorAccessor {
                                                              Args::is_dram);
     } else {
       PageMapping m = get_bank_and_offset(page_id);
-      uint32_t xy = Args::packed_bank_coord(m.bank_id);
-      return NOC_XY_ADDR(xy >> 8, xy & 0xff,
-                         uint64_t(address) + uint64_t(m.bank_page_offset) * Args::get_aligned_page_size() + offset);
+      return bank_noc_addr(m.bank_id, uint64_t(address) + uint64_t(m.bank_page_offset) * Args::get_aligned_page_size() +
+                                          offset);
     }
+  }
+  // The NOC address of `local` in sharded bank `bank` (see the layout above).
+  static FORCE_INLINE uint64_t bank_noc_addr(uint32_t bank, uint64_t local) {
+    uint32_t xy = Args::packed_bank_coord(bank);
+    if constexpr (Args::is_dram) return ckernel::zyx_emu_detail_ag::dram_bank_noc_addr(xy >> 8, local);
+    return NOC_XY_ADDR(xy >> 8, xy & 0xff, local);
   }
   // The NOC address of shard shard_id's first page (sharded tensors), plus offset.
   FORCE_INLINE uint64_t get_shard_noc_addr(uint32_t shard_id, uint32_t offset = 0, uint8_t = noc_index) const {
     static_assert(Args::is_sharded, "get_shard_noc_addr needs a sharded tensor");
-    uint32_t xy = Args::packed_bank_coord(shard_id % Args::NumBanksCT);
-    return NOC_XY_ADDR(xy >> 8, xy & 0xff,
-                       uint64_t(address) +
-                           uint64_t(shard_id / Args::NumBanksCT) * shard_volume() * Args::get_aligned_page_size() +
-                           offset);
+    return bank_noc_addr(shard_id % Args::NumBanksCT,
+                         uint64_t(address) +
+                             uint64_t(shard_id / Args::NumBanksCT) * shard_volume() * Args::get_aligned_page_size() +
+                             offset);
   }
   // The bank-relative base address (an L1-sharded tensor's local base).
   FORCE_INLINE constexpr uint32_t get_bank_base_address() const { return address; }
@@ -625,6 +672,9 @@ struct TensorAccessor {
     return is_local_addr(get_shard_noc_addr(shard_id, 0, noc), noc);
   }
 };
+template <uint32_t CTA_OFFSET, uint32_t ADDR_CRTA_OFFSET>
+TensorAccessor(tensor_accessor::TensorAccessorBindingToken<CTA_OFFSET, ADDR_CRTA_OFFSET>)
+    -> TensorAccessor<TensorAccessorArgs<CTA_OFFSET>>;
 template <typename Args>
 TensorAccessor(const Args&, uint32_t, uint32_t) -> TensorAccessor<Args>;
 template <typename Args>
@@ -814,10 +864,23 @@ FORCE_INLINE void noc_async_read_tile_dram_sharded_with_state_with_trid(uint32_t
                                                                         uint8_t noc = noc_index) {
   noc_async_read_one_packet_with_state_with_trid(src_base_addr, src_addr, dest_addr, trid, noc);
 }
+// Completes every outstanding read, not only those of trid (the emulator
+// does not track transaction ids).
 FORCE_INLINE void noc_async_read_barrier_with_trid(uint32_t trid, uint8_t = noc_index) {
   if (trid > NOC_MAX_TRANSACTION_ID) ZYX_API.fail("noc_async_read_barrier_with_trid: transaction id is beyond 0xF");
+  ZYX_API.noc_barrier(ZYX_EMU_NOC_READS);
 }
 FORCE_INLINE uint32_t noc_available_transactions(uint8_t, uint32_t) { return NOC_MAX_TRANSACTION_ID_COUNT; }
+// The NOC status polls of tt-metal's noc_nonblocking_api.h: every transfer
+// is complete when its call returns here, so each reports done.
+FORCE_INLINE bool ncrisc_noc_reads_flushed(uint32_t) { return true; }
+FORCE_INLINE bool ncrisc_noc_read_with_transaction_id_flushed(uint32_t, uint32_t) { return true; }
+FORCE_INLINE bool ncrisc_noc_nonposted_writes_sent(uint32_t) { return true; }
+FORCE_INLINE bool ncrisc_noc_posted_writes_sent(uint32_t) { return true; }
+FORCE_INLINE bool ncrisc_noc_nonposted_writes_flushed(uint32_t) { return true; }
+FORCE_INLINE bool ncrisc_noc_nonposted_write_with_transaction_id_sent(uint32_t, uint32_t) { return true; }
+FORCE_INLINE bool ncrisc_noc_nonposted_write_with_transaction_id_flushed(uint32_t, uint32_t) { return true; }
+FORCE_INLINE bool ncrisc_noc_nonposted_atomics_flushed(uint32_t) { return true; }
 
 template <typename AddrGen, bool enable_noc_tracing = true>
 FORCE_INLINE void noc_async_read_page(const uint32_t id, const AddrGen& addrgen, uint32_t dst_local_l1_addr,
@@ -892,9 +955,11 @@ FORCE_INLINE void noc_async_write_one_packet_with_trid_with_state(uint32_t src_l
 }
 FORCE_INLINE void noc_async_write_barrier_with_trid(uint32_t trid, uint8_t = noc_index) {
   if (trid > NOC_MAX_TRANSACTION_ID) ZYX_API.fail("noc_async_write_barrier_with_trid: transaction id is beyond 0xF");
+  ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES);
 }
 FORCE_INLINE void noc_async_write_flushed_with_trid(uint32_t trid, uint8_t = noc_index) {
   if (trid > NOC_MAX_TRANSACTION_ID) ZYX_API.fail("noc_async_write_flushed_with_trid: transaction id is beyond 0xF");
+  ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES);
 }
 FORCE_INLINE void reset_noc_trid_barrier_counter(uint32_t = NOC_CLEAR_OUTSTANDING_REQ_MASK, uint32_t = noc_index) {}
 
@@ -939,13 +1004,16 @@ FORCE_INLINE void noc_async_write_multicast_loopback_src(uint32_t src, uint64_t 
   ZYX_API.noc_mcast_write(src, dst_mcast, size, 1);
 }
 
-// ---- barriers: transfers are complete when issued ----
-FORCE_INLINE void noc_async_read_barrier(uint8_t = noc_index) {}
-FORCE_INLINE void noc_async_write_barrier(uint8_t = noc_index) {}
-FORCE_INLINE void noc_async_writes_flushed(uint8_t = noc_index) {}
-FORCE_INLINE void noc_async_posted_writes_flushed(uint8_t = noc_index) {}
+// ---- barriers: transfers are complete when issued, except the reads of
+// the watcher's strict NOC mode, whose data lands at the read barrier ----
+FORCE_INLINE void noc_async_read_barrier(uint8_t = noc_index) { ZYX_API.noc_barrier(ZYX_EMU_NOC_READS); }
+FORCE_INLINE void noc_async_write_barrier(uint8_t = noc_index) { ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES); }
+FORCE_INLINE void noc_async_writes_flushed(uint8_t = noc_index) { ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES); }
+FORCE_INLINE void noc_async_posted_writes_flushed(uint8_t = noc_index) { ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES); }
 FORCE_INLINE void noc_async_atomic_barrier(uint8_t = noc_index) {}
-FORCE_INLINE void noc_async_full_barrier(uint8_t = noc_index) {}
+FORCE_INLINE void noc_async_full_barrier(uint8_t = noc_index) {
+  ZYX_API.noc_barrier(ZYX_EMU_NOC_READS | ZYX_EMU_NOC_WRITES);
+}
 inline void RISC_POST_HEARTBEAT(uint32_t& heartbeat) { heartbeat++; }
 
 // ---- inline writes ----
@@ -1221,30 +1289,48 @@ class Noc {
   bool is_read_trid_flushed(uint32_t) const { return true; }
   template <auto... O>
   void async_read_barrier(const NocOptVals& v = {}) const {
-    if constexpr (opts<O...>().txn) ckernel::noc_async_read_barrier_with_trid(v.trid, noc_id_);
+    if constexpr (opts<O...>().txn)
+      ckernel::noc_async_read_barrier_with_trid(v.trid, noc_id_);
+    else
+      ZYX_API.noc_barrier(ZYX_EMU_NOC_READS);
   }
   template <auto... O>
   void async_read_barrier(uint32_t trid) const {
-    if constexpr (opts<O...>().txn) ckernel::noc_async_read_barrier_with_trid(trid, noc_id_);
+    if constexpr (opts<O...>().txn)
+      ckernel::noc_async_read_barrier_with_trid(trid, noc_id_);
+    else
+      ZYX_API.noc_barrier(ZYX_EMU_NOC_READS);
   }
   template <auto... O>
   void async_write_barrier(const NocOptVals& v = {}) const {
-    if constexpr (opts<O...>().txn) ckernel::noc_async_write_barrier_with_trid(v.trid, noc_id_);
+    if constexpr (opts<O...>().txn)
+      ckernel::noc_async_write_barrier_with_trid(v.trid, noc_id_);
+    else
+      ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES);
   }
   template <auto... O>
   void async_write_barrier(uint32_t trid) const {
-    if constexpr (opts<O...>().txn) ckernel::noc_async_write_barrier_with_trid(trid, noc_id_);
+    if constexpr (opts<O...>().txn)
+      ckernel::noc_async_write_barrier_with_trid(trid, noc_id_);
+    else
+      ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES);
   }
   template <auto... O>
   void async_writes_flushed(const NocOptVals& v = {}) const {
-    if constexpr (opts<O...>().txn) ckernel::noc_async_write_flushed_with_trid(v.trid, noc_id_);
+    if constexpr (opts<O...>().txn)
+      ckernel::noc_async_write_flushed_with_trid(v.trid, noc_id_);
+    else
+      ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES);
   }
   template <auto... O>
   void async_writes_flushed(uint32_t trid) const {
-    if constexpr (opts<O...>().txn) ckernel::noc_async_write_flushed_with_trid(trid, noc_id_);
+    if constexpr (opts<O...>().txn)
+      ckernel::noc_async_write_flushed_with_trid(trid, noc_id_);
+    else
+      ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES);
   }
   void async_atomic_barrier() const {}
-  void async_full_barrier() const {}
+  void async_full_barrier() const { ZYX_API.noc_barrier(ZYX_EMU_NOC_READS | ZYX_EMU_NOC_WRITES); }
 
   // ---- zeroing ----
   // Zeroes size_bytes of a local destination (CircularBuffer, DataflowBuffer, …).
@@ -1542,15 +1628,7 @@ struct DFBBindingToken {
 struct DataflowBufferArgs {
   uint32_t offset_bytes{};
 };
-// A DataflowBuffer binding's accessor (Metal 2.0 kernel bindings): the
-// buffer's id, which converts to the CB id the Gen1 compute calls take.
-struct DFBAccessor {
-  explicit constexpr DFBAccessor(uint16_t id) noexcept : id_(id) {}
-  constexpr operator uint32_t() const noexcept { return id_; }
-
- private:
-  uint16_t id_;
-};
+// DFBAccessor, a DataflowBuffer binding's accessor, is in zyx_emu/bindings.h.
 template <bool IsWrite, typename ReleaseFunc>
 class DfbScopedLock {
  public:

@@ -7,6 +7,7 @@
 // runtime runs with ZYX_EMU_DPRINT set (docs/emulator.md, "Debugging").
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -329,9 +330,11 @@ class Printer {
   template <class... Args>
   void format(const char* f, const Args&... args) {
     constexpr size_t n = sizeof...(Args);
-    const void* ptrs[n ? n : 1] = {static_cast<const void*>(&args)...};
+    // A volatile argument (a value read through an L1 pointer) prints as
+    // its plain type.
+    const void* ptrs[n ? n : 1] = {static_cast<const void*>(const_cast<const std::remove_volatile_t<Args>*>(&args))...};
     using Fn = void (*)(Printer&, const void*, const FormatSpec&);
-    Fn fns[n ? n : 1] = {&Printer::field<Args>...};
+    Fn fns[n ? n : 1] = {&Printer::field<std::remove_volatile_t<Args>>...};
     size_t next = 0;
     for (size_t i = 0; f[i]; i++) {
       char c = f[i];
@@ -437,12 +440,18 @@ class Printer {
     char b[512];
     int n;
     if (shortest) {
-      // fmt's default: the shortest text that reads back as the same value.
-      n = 0;
-      for (int p = 1; p <= 17; p++) {
-        n = std::snprintf(b, sizeof b, "%.*g", p, v);
+      // fmt's default: the fewest significant digits that read back as the
+      // same value, in fixed notation unless the decimal exponent is below
+      // -4 or from 16 on ("10", "0.0001", "1e-05", "1e+16").
+      int digits = 1;
+      for (; digits < 17; digits++) {
+        std::snprintf(b, sizeof b, "%.*e", digits - 1, v);
         if (std::strtod(b, nullptr) == v) break;
       }
+      const char* e = std::strchr(b, 'e');
+      int exp = e ? std::atoi(e + 1) : 0;
+      if (exp < -4 || exp >= 16) n = std::snprintf(b, sizeof b, "%.*e", digits - 1, v);
+      else n = std::snprintf(b, sizeof b, "%.*f", std::max(0, digits - 1 - exp), v);
     } else {
       std::snprintf(f, sizeof f, "%%%s.*%c", s.alt ? "#" : "", type == 'F' ? 'F' : type);
       n = std::snprintf(b, sizeof b, f, s.precision < 0 ? 6 : s.precision, v);
@@ -678,9 +687,15 @@ inline void print_dst_tile(uint32_t tile, bool by_face) {
   }
 #define DPRINT_DATA0(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR == 0, 0, __VA_ARGS__)
 #define DPRINT_DATA1(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR == 1, 0, __VA_ARGS__)
-#define DPRINT_UNPACK(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR == 2, 1, __VA_ARGS__)
-#define DPRINT_MATH(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR == 2, 2, __VA_ARGS__)
-#define DPRINT_PACK(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR == 2, 3, __VA_ARGS__)
+// In a TRISC build (ZYX_EMU_TRISC 1-3) only that TRISC's prints.
+#if defined(ZYX_EMU_TRISC)
+#define ZYX_EMU_DPRINT_ON_TRISC(t) (ZYX_EMU_TRISC == (t))
+#else
+#define ZYX_EMU_DPRINT_ON_TRISC(t) (ZYX_EMU_PROCESSOR == 2)
+#endif
+#define DPRINT_UNPACK(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_DPRINT_ON_TRISC(1), 1, __VA_ARGS__)
+#define DPRINT_MATH(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_DPRINT_ON_TRISC(2), 2, __VA_ARGS__)
+#define DPRINT_PACK(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_DPRINT_ON_TRISC(3), 3, __VA_ARGS__)
 // tt-metal's DEVICE_PRINT_DATA0/1 filter by the kernel's NOC (noc_index).
 #define DEVICE_PRINT_DATA0(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR != 2 && NOC_INDEX == 0, 0, __VA_ARGS__)
 #define DEVICE_PRINT_DATA1(...) ZYX_EMU_DPRINT_IF(ZYX_EMU_PROCESSOR != 2 && NOC_INDEX == 1, 0, __VA_ARGS__)

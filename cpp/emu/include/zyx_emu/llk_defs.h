@@ -15,6 +15,10 @@ enum ReduceDim { REDUCE_ROW = 0, REDUCE_COL = 1, REDUCE_SCALAR = 2 };
 
 enum class DstSync : uint8_t { SyncHalf = 0, SyncFull = 1 };
 
+// Which source register a datacopy to DST reads (the LLK layer's
+// llk_math_eltwise_unary_datacopy), unscoped as tt-metal declares it.
+enum DataCopyType { A2D, B2D };
+
 // The FPU's fidelity phases, with tt-metal's values (the emulator's
 // numerics take the kernel's fidelity from its compute config).
 enum class MathFidelity : uint8_t { LoFi = 0, HiFi2 = 2, HiFi3 = 3, HiFi4 = 4 };

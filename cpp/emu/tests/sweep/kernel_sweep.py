@@ -132,8 +132,21 @@ def classify(diag, api_names=None):
     return "other", _NUMBERS.sub("N", msg)
 
 
-def is_multi_chip(rel, source):
-    return bool(MULTI_CHIP_PATH.search(rel) or MULTI_CHIP_INCLUDE.search(source))
+# A failure inside tt-metal's fabric tree, or at an ethernet or fabric header:
+# the kernel reaches fabric through a helper it includes (a ttnn header that
+# includes tt_fabric_api.h), so it is multi-chip too.
+MULTI_CHIP_ERROR = re.compile(r"(^|/)tt_metal/fabric/|^(internal/ethernet/|eth_l1_address_map|noc_overlay_parameters|"
+                              r"tt-metalium/experimental/fabric/)")
+
+
+def is_multi_chip(rel, source, diag=""):
+    if MULTI_CHIP_PATH.search(rel) or MULTI_CHIP_INCLUDE.search(source):
+        return True
+    first = first_error(diag) if diag else None
+    if not first:
+        return False
+    header = _HEADER.match(first[2])
+    return bool(MULTI_CHIP_ERROR.search(first[0]) or (header and MULTI_CHIP_ERROR.search(header.group("header"))))
 
 
 def processor_flag(rel, source):
@@ -182,6 +195,27 @@ def defines_for(rel, table):
     return out
 
 
+def load_args(path):
+    """args.tsv: a path glob, a tab, INDEX=VALUE words (compile-time args the
+    placeholder value does not fit); # comments."""
+    table = load_defines(path)
+    for glob, words in table:
+        for w in words:
+            i, v = w.split("=", 1)
+            if not (i.isdigit() and v.isdigit()):
+                raise ValueError(f"{path}: {glob}: \"{w}\" is not INDEX=VALUE")
+    return table
+
+
+def listed_kernels(path):
+    """The kernels a --kernels file names: the failures of an earlier --json,
+    or one path (relative to the checkout) a line."""
+    with open(path) as f:
+        if path.endswith(".json"):
+            return {r["rel"] for r in json.load(f) if not r["ok"]}
+        return {ln.strip() for ln in f if ln.strip() and not ln.startswith("#")}
+
+
 def find_kernels(root, dirs):
     found = []
     for d in dirs:
@@ -218,9 +252,12 @@ def api_name_index(root):
     return names
 
 
-def check_one(tool, root, rel, src, table, nargs, timeout):
+def check_one(tool, root, rel, src, tables, nargs, timeout):
+    table, args_table = tables
     cmd = [tool, processor_flag(rel, src), "--args", str(nargs), "--arg-value", "1", "--cb-page", "2048",
            "--cb-format", "5"]
+    for a in defines_for(rel, args_table):
+        cmd += ["--arg", a]
     for name in sorted(set(NAMED_ARG.findall(src))):
         cmd += ["--named", name + "=1"]
     for d in defines_for(rel, table):
@@ -283,6 +320,10 @@ def main(argv=None):
     ap.add_argument("--dirs", default="", help="comma-separated subdirectories of the checkout to sweep "
                                                "(default: " + ",".join(DEFAULT_ROOTS) + ")")
     ap.add_argument("--defines", default=os.path.join(here, "defines.tsv"))
+    ap.add_argument("--args-table", default=os.path.join(here, "args.tsv"),
+                    help="compile-time args that differ from the placeholder, per kernel path")
+    ap.add_argument("--kernels", help="sweep only these kernels: a file of paths (one a line, relative to "
+                                      "the checkout) or an earlier --json, whose failures it takes")
     ap.add_argument("--jobs", type=int, default=1, help="compilers at once (default 1)")
     ap.add_argument("--args", type=int, default=64, help="placeholder compile-time args (default 64)")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per kernel")
@@ -300,11 +341,15 @@ def main(argv=None):
         raise SystemExit(f"kernel-sweep: {a.tool} is not executable (make runtime builds it)")
     if a.jobs < 1:
         raise SystemExit("kernel-sweep: --jobs must be at least 1")
-    table = load_defines(a.defines)
+    tables = (load_defines(a.defines), load_args(a.args_table))
     dirs = [d.strip().strip("/") for d in a.dirs.split(",") if d.strip()] or DEFAULT_ROOTS
     if a.sample < 1:
         raise SystemExit("kernel-sweep: --sample must be at least 1")
-    kernels = find_kernels(root, dirs)[::a.sample]
+    kernels = find_kernels(root, dirs)
+    if a.kernels:
+        wanted = listed_kernels(a.kernels)
+        kernels = [k for k in kernels if k[0] in wanted]
+    kernels = kernels[::a.sample]
     api_names = api_name_index(root)
     print(f"kernel-sweep: {len(kernels)} kernels under {', '.join(dirs)} of {root}", file=sys.stderr)
     from concurrent.futures import ThreadPoolExecutor
@@ -312,11 +357,12 @@ def main(argv=None):
     log = open(a.log, "w") if a.log else None
     start = time.time()
     with ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        futs = [(rel, src, pool.submit(check_one, a.tool, root, rel, src, table, a.args, a.timeout))
+        futs = [(rel, src, pool.submit(check_one, a.tool, root, rel, src, tables, a.args, a.timeout))
                 for rel, src in kernels]
         for i, (rel, src, fut) in enumerate(futs, 1):
             ok, diag = fut.result()
-            r = {"rel": rel, "group": group_of(rel), "multi": is_multi_chip(rel, src), "ok": bool(ok)}
+            r = {"rel": rel, "group": group_of(rel), "ok": bool(ok),
+                 "multi": is_multi_chip(rel, src, diag if ok is False else "")}
             if ok is None:
                 r["category"], r["blocker"] = "other", "compile timed out"
             elif not ok:

@@ -75,6 +75,18 @@ class Helpers(unittest.TestCase):
         for rel, src, want in cases:
             with self.subTest(rel):
                 self.assertEqual(ks.is_multi_chip(rel, src), want)
+        # A kernel that reaches fabric through a header it includes.
+        rel = "ttnn/cpp/ttnn/operations/data_movement/moe/device/kernels/dataflow/w.cpp"
+        cases = [
+            ("/t/tt_metal/fabric/hw/inc/tt_fabric_api.h:10:10: fatal error: noc_overlay_parameters.h: "
+             "No such file or directory\n", True),
+            ("w.cpp:3:10: fatal error: internal/ethernet/dataflow_api.h: No such file or directory\n", True),
+            ("w.cpp:9:5: error: 'noc_async_read' was not declared in this scope\n", False),
+            ("w.cpp:3:10: fatal error: api/compute/gcd.h: No such file or directory\n", False),
+        ]
+        for diag, want in cases:
+            with self.subTest(diag):
+                self.assertEqual(ks.is_multi_chip(rel, "", diag), want)
 
     def test_processor(self):
         cases = [
@@ -123,6 +135,26 @@ class Helpers(unittest.TestCase):
                     ks.load_defines(f.name)
             finally:
                 os.unlink(f.name)
+
+    def write_temp(self, suffix, text):
+        with tempfile.NamedTemporaryFile("w", suffix=suffix, delete=False) as f:
+            f.write(text)
+        self.addCleanup(os.unlink, f.name)
+        return f.name
+
+    def test_args_table(self):
+        table = ks.load_args(self.write_temp(".tsv", "*/tilize/*\t1=16  # the output CB\n*/tilize/k.cpp\t3=2\n"))
+        self.assertEqual(ks.defines_for("ttnn/tilize/k.cpp", table), ["1=16", "3=2"])
+        self.assertEqual(ks.defines_for("ttnn/untilize/k.cpp", table), [])
+        for text in ("*/x/*\tA=1\n", "*/x/*\t1=B\n", "*/x/*\t1\n"):
+            with self.subTest(text), self.assertRaises(ValueError):
+                ks.load_args(self.write_temp(".tsv", text))
+
+    def test_listed_kernels(self):
+        listed = self.write_temp(".txt", "# the failures\na/k1.cpp\n\nb/k2.cpp\n")
+        self.assertEqual(ks.listed_kernels(listed), {"a/k1.cpp", "b/k2.cpp"})
+        earlier = self.write_temp(".json", '[{"rel": "a/k1.cpp", "ok": true}, {"rel": "b/k2.cpp", "ok": false}]')
+        self.assertEqual(ks.listed_kernels(earlier), {"b/k2.cpp"})
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 // arguments are ttnn's; the bodies are the emulator's own. Provided: the
 // bf16 conversions, Scalar, ArgFetcher, the one-tile read/write helpers,
 // generate_bcast_scaler, fill_cb_with_value, get_tilized_idx, get_noc_offset,
+// get_gamma_beta_tile_idx, get_tilized_gamma_beta_idx_in_tile,
 // read_tile, read_value, the mask
 // tiles (generate_mask_h / _w / _h_w / _h_w_if_needed) and mask_tile_hw /
 // mask_tile_if_need. Tiles are 32x32 in four 16x16 faces.
@@ -135,6 +136,17 @@ FORCE_INLINE uint32_t get_tilized_idx(uint32_t h_idx, uint32_t w_idx, uint32_t t
 // The two-argument form for 32 x 32 tiles: h and w are taken within their
 // tile (modulo 32).
 FORCE_INLINE uint32_t get_tilized_idx(uint32_t h, uint32_t w) { return get_tilized_idx(h % 32, w % 32, 32, 32); }
+
+// Group norm's per-channel gamma and beta, laid out along a row of tiles: for
+// input tile input_tile_idx of an N x C x (Ht x Wt) tensor, its channel's
+// tile among them, and the face-order index of that channel in row 0.
+FORCE_INLINE uint32_t get_gamma_beta_tile_idx(uint32_t input_tile_idx, uint32_t HtWt, uint32_t C, uint32_t tile_width) {
+  return (input_tile_idx / HtWt) % C / tile_width;
+}
+FORCE_INLINE uint32_t get_tilized_gamma_beta_idx_in_tile(uint32_t input_tile_idx, uint32_t HtWt, uint32_t C,
+                                                         uint32_t tile_height, uint32_t tile_width) {
+  return get_tilized_idx(0, (input_tile_idx / HtWt) % C % tile_width, tile_height, tile_width);
+}
 
 // The byte offset, within its 32 x 32 tile, of element (h, w) of
 // element_size bytes, rounded down to NOC_MINIMUM_READ_SIZE.

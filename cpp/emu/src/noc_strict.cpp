@@ -1,0 +1,153 @@
+// The watcher's strict NOC mode (watcher.hpp, docs/emulator.md "Debugging
+// kernels"). On a card a NOC read's data lands in L1 some time before its
+// barrier returns, and a write reads its source some time before its flush:
+// a kernel that uses the data early, or changes or hands on the source
+// early, works or not by timing. In strict mode the emulator takes the
+// latest moment: a read's data (copied from its source when issued) lands
+// at the read barrier, so a kernel that loads it before reads what L1 held
+// before, as on a card that is slow; and each place where the emulator can
+// see the data handed on before its barrier is an error:
+// - cb_push_back of pages an outstanding read is still filling;
+// - a NOC write or multicast whose source an outstanding read is filling;
+// - cb_pop_front of pages that are the source of a write not yet flushed;
+// - a write barrier or flush that finds a write's source changed since the
+//   write was issued.
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "kernel_api.hpp"
+#include "watcher.hpp"
+
+namespace zyx::emu {
+
+namespace {
+
+const char* kStrictRule =
+    " (watcher strict NOC mode: data lands at the barrier; ZYX_EMU_WATCHER=strict-noc or the kernel define "
+    "ZYX_EMU_STRICT_NOC turns it on)";
+
+NocPending::Transfer& next_slot(std::vector<NocPending::Transfer>& list, size_t& n) {
+  if (n == list.size()) list.emplace_back();
+  return list[n++];
+}
+
+bool overlaps(const NocPending::Transfer& t, uint64_t off, uint64_t size) {
+  return t.off < off + size && off < t.off + t.size;
+}
+
+// The transfer of `list` (of any kernel of the calling core) that overlaps
+// [off, off + size), with its kernel, or null.
+const NocPending::Transfer* find_pending(bool reads, uint64_t off, uint64_t size, const Fiber** owner) {
+  const CoreState* c = t_fiber->core;
+  for (uint32_t i = 0; i < c->nfibers; i++) {
+    if (!c->fibers[i].started) continue;  // its state is an earlier run's
+    const NocPending& p = c->fibers[i].api.noc;
+    size_t n = reads ? p.reads : p.writes;
+    const auto& list = reads ? p.read_list : p.write_list;
+    for (size_t j = 0; j < n; j++)
+      if (overlaps(list[j], off, size)) {
+        *owner = &c->fibers[i];
+        return &list[j];
+      }
+  }
+  return nullptr;
+}
+
+// "noc_async_read [0x19000, +0x1000) issued at k.cpp:6" (by another kernel
+// of the core: named).
+std::string transfer_text(const NocPending::Transfer& t, const Fiber* owner) {
+  std::ostringstream s;
+  s << t.op << " [" << hex(t.off) << ", +" << hex(t.size) << ")";
+  std::string at = site_of_pc(owner, t.site);
+  if (!at.empty()) s << " issued" << at;
+  if (owner != t_fiber) s << " by " << where(owner);
+  return s.str();
+}
+
+// The outstanding reads' data lands in L1.
+void land_reads(NocPending& p) {
+  for (size_t i = 0; i < p.reads; i++) {
+    const NocPending::Transfer& t = p.read_list[i];
+    std::memcpy(t.local, t.data.data(), t.size);
+  }
+  p.reads = 0;
+}
+
+}  // namespace
+
+uint8_t* noc_strict_read(uint8_t* local, uint64_t off, uint32_t size, uintptr_t site, const char* op) {
+  NocPending& p = t_fiber->api.noc;
+  NocPending::Transfer& t = next_slot(p.read_list, p.reads);
+  t.local = local, t.off = off, t.size = size, t.site = site, t.op = op;
+  t.data.resize(size);
+  return t.data.data();
+}
+
+void noc_strict_write(const uint8_t* local, uint64_t off, uint32_t size, uintptr_t site, const char* op) {
+  const Fiber* owner = nullptr;
+  if (const NocPending::Transfer* r = find_pending(true, off, size, &owner)) {
+    std::ostringstream s;
+    s << op << ": the source [" << hex(off) << ", +" << hex(size) << ") is the destination of "
+      << transfer_text(*r, owner)
+      << ", which no noc_async_read_barrier has completed: the write sends what L1 held before the read landed"
+      << kStrictRule;
+    kernel_fail(s.str());
+  }
+  NocPending& p = t_fiber->api.noc;
+  NocPending::Transfer& t = next_slot(p.write_list, p.writes);
+  t.local = const_cast<uint8_t*>(local), t.off = off, t.size = size, t.site = site, t.op = op;
+  t.data.assign(local, local + size);
+}
+
+void noc_check_no_pending_read(uint64_t off, uint64_t size, const std::string& what) {
+  const Fiber* owner = nullptr;
+  const NocPending::Transfer* r = find_pending(true, off, size, &owner);
+  if (!r) return;
+  kernel_fail(what + " [" + hex(off) + ", +" + hex(size) + ") hold the destination of " + transfer_text(*r, owner) +
+              ", which no noc_async_read_barrier has completed: whoever takes the pages may see them before the data "
+              "lands" +
+              kStrictRule);
+}
+
+void noc_check_no_pending_write(uint64_t off, uint64_t size, const std::string& what) {
+  const Fiber* owner = nullptr;
+  const NocPending::Transfer* w = find_pending(false, off, size, &owner);
+  if (!w) return;
+  kernel_fail(what + " [" + hex(off) + ", +" + hex(size) + ") are the source of " + transfer_text(*w, owner) +
+              ", which no noc_async_write_barrier or noc_async_writes_flushed has flushed: the producer may "
+              "overwrite them before the NOC has read them" +
+              kStrictRule);
+}
+
+void noc_strict_barrier(uint32_t what) {
+  NocPending& p = t_fiber->api.noc;
+  if (what & ZYX_EMU_NOC_WRITES) {
+    for (size_t i = 0; i < p.writes; i++) {
+      const NocPending::Transfer& t = p.write_list[i];
+      if (std::memcmp(t.local, t.data.data(), t.size) == 0) continue;
+      auto at = std::mismatch(t.data.begin(), t.data.end(), t.local).first - t.data.begin();
+      std::ostringstream s;
+      s << "write barrier: the source of " << transfer_text(t, t_fiber) << " changed at "
+        << hex(t.off + at) << " before the write was flushed: on a card the NOC may send the new bytes"
+        << kStrictRule;
+      p.writes = 0;
+      kernel_fail(s.str());
+    }
+    p.writes = 0;
+  }
+  if (what & ZYX_EMU_NOC_READS) land_reads(p);
+}
+
+void noc_kernel_end(Fiber* f) {
+  // The card's NOC delivers what a kernel left outstanding after it ends.
+  NocPending& p = f->api.noc;
+  land_reads(p);
+  p.writes = 0;
+}
+
+void api_noc_barrier(uint32_t what) {
+  if (t_fiber->api.noc.strict) noc_strict_barrier(what);
+}
+
+}  // namespace zyx::emu

@@ -1,0 +1,100 @@
+// The FPU model (src/numerics.hpp) against words an independent model of the
+// card's datapath computed: data/ttsim_fpu_vectors.txt holds ELWMUL (one
+// fidelity phase), ELWADD/ELWSUB (with and without DST accumulation), MVMUL
+// (one phase, 16 products) and the packer's L1 accumulation, with 16-bit and
+// 32-bit DST, on Wormhole and Blackhole, for random operands with ties,
+// zeros, denormals, exponent 255 and cancellation mixed in. The words came
+// from ttsim's own datapath functions, run outside this repository (the file
+// says which); each line is replayed here through the model, which must give
+// the same word.
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "numerics.hpp"
+
+using namespace zyx::emu::hw;
+
+namespace {
+
+uint32_t word(std::istringstream& in) {
+  std::string s;
+  in >> s;
+  return static_cast<uint32_t>(std::stoul(s, nullptr, 16));
+}
+
+// The model's word for one vector line (its kind already read), and the
+// expected word.
+bool replay(const std::string& kind, std::istringstream& in, uint32_t& got, uint32_t& want) {
+  int arch = 0, fp32 = 0;
+  if (kind == "elwmul" || kind == "elwadd" || kind == "mvmul") in >> arch >> fp32;
+  const Config c{fp32 != 0, arch == 0};
+  if (kind == "elwmul") {
+    int phase;
+    in >> phase;
+    uint32_t a = word(in), b = word(in), d = word(in);
+    got = elwmul_phase(a, b, d, phase, c);
+  } else if (kind == "elwadd") {
+    int acc, sub;
+    in >> acc >> sub;
+    uint32_t a = word(in), b = word(in), d = word(in);
+    got = elwadd(a, b, sub != 0, d, acc != 0, c);
+  } else if (kind == "mvmul") {
+    int phase;
+    in >> phase;
+    uint32_t d = word(in), a[16], b[16];
+    for (uint32_t& x : a) x = word(in);
+    for (uint32_t& x : b) x = word(in);
+    got = mvmul_phase(a, 1, b, 1, d, phase, c);
+  } else if (kind == "l1f32") {
+    uint32_t x = word(in), y = word(in);
+    got = l1_acc_f32(x, y);
+  } else if (kind == "l1bf16") {
+    uint32_t x = word(in), y = word(in);
+    got = l1_acc_bf16(static_cast<uint16_t>(x), static_cast<uint16_t>(y));
+  } else {
+    return false;
+  }
+  want = word(in);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string path = argc > 1 ? argv[1] : ZYX_TTSIM_VECTORS;
+  std::ifstream file(path);
+  if (!file) {
+    std::fprintf(stderr, "numerics_ttsim: cannot read %s\n", path.c_str());
+    return 1;
+  }
+  std::map<std::string, std::pair<int, int>> counts;  // kind: checked, mismatched
+  std::string line;
+  int lineno = 0, failures = 0;
+  while (std::getline(file, line)) {
+    lineno++;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream in(line);
+    std::string kind;
+    in >> kind;
+    uint32_t got = 0, want = 0;
+    if (!replay(kind, in, got, want) || in.fail()) {
+      std::fprintf(stderr, "%s:%d: cannot parse: %s\n", path.c_str(), lineno, line.c_str());
+      return 1;
+    }
+    counts[kind].first++;
+    if (got != want) {
+      counts[kind].second++;
+      if (++failures <= 20) std::fprintf(stderr, "%s:%d: %s: got %08x, want %08x\n", path.c_str(), lineno, kind.c_str(), got, want);
+    }
+  }
+  for (const auto& [kind, n] : counts) std::printf("%-7s %5d words, %d mismatched\n", kind.c_str(), n.first, n.second);
+  if (counts.size() < 5) {
+    std::fprintf(stderr, "numerics_ttsim: %s lacks some kinds of vector\n", path.c_str());
+    return 1;
+  }
+  return failures ? 1 : 0;
+}
