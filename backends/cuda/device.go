@@ -68,6 +68,11 @@ type Device struct {
 	// reapMu orders the completion and retirement of ended work (the
 	// reaper's and a waiter's, queue.go: completeThrough).
 	reapMu sync.Mutex
+	// reapBatch is completeThroughLocked's list of the events it retires
+	// (kept between calls so that retiring allocates nothing); reapSeen
+	// is each stream's tailSeq at the reaper's last round. Under reapMu.
+	reapBatch []*event
+	reapSeen  [numStreams]uint64
 
 	fifoMu     sync.Mutex // guards fifo, freeEvents and reaping
 	fifo       [numStreams]eventFIFO

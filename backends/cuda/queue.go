@@ -86,8 +86,17 @@ const (
 )
 
 // maxInFlight bounds the work on a device's streams: a submission beyond it
-// waits until the oldest has ended. It bounds the CUDA events made.
-const maxInFlight = 4096
+// waits until the oldest has ended. It bounds the CUDA events made. A
+// variable so that a benchmark can hold the reaper off.
+var maxInFlight int32 = 4096
+
+// recordEvery is how many submissions that nobody waits for yet may share
+// one CUDA event before the submitter records it itself (enqueueLocked),
+// under the submission lock it already holds: then the reaper, polling
+// those events, takes no lock that a submitter queueing back to back
+// needs. At a launch every few microseconds that is one cuEventRecord
+// about every half millisecond, under the reaper's idle pause.
+const recordEvery = 128
 
 // Polling. Event.Wait spins for spinFor, as cuStreamSynchronize spins, so
 // that a wait of up to a few milliseconds ends within a microsecond of the
@@ -174,6 +183,13 @@ type event struct {
 // eventPool holds the events of synchronous launches that have ended, for
 // the next submission: a launch that is waited for allocates no event.
 var eventPool = sync.Pool{New: func() any { return new(event) }}
+
+// pooledEvents counts the events put in eventPool and not taken since (an
+// upper bound: the pool may drop some at a collection). While it is zero
+// newEvent allocates without asking the pool: a Get from an empty pool
+// looks through every P's share first, which on the H200 host (16 Ps) was
+// a tenth of a queued launch's Go time, and queued events never come back.
+var pooledEvents atomic.Int32
 
 // op is a submission's work.
 type op struct {
@@ -263,7 +279,17 @@ func (h *holds) drop() {
 }
 
 func (d *Device) newEvent(stream int, ctx context.Context, kind, detail string) *event {
-	e := eventPool.Get().(*event)
+	var e *event
+	if pooledEvents.Load() > 0 {
+		if pooledEvents.Add(-1) >= 0 {
+			e = eventPool.Get().(*event)
+		} else {
+			pooledEvents.Add(1) // another submission took the last one
+		}
+	}
+	if e == nil {
+		e = new(event)
+	}
 	e.dev, e.stream = d, stream
 	e.op.kind, e.op.detail, e.op.ctx = kind, detail, ctx
 	return e
@@ -293,6 +319,7 @@ func (d *Device) recycle(e *event) {
 	d.subMu.Unlock()
 	*e = event{}
 	eventPool.Put(e)
+	pooledEvents.Add(1)
 }
 
 // Done is closed once the work has ended. Asking for it while the work
@@ -491,24 +518,55 @@ func (d *Device) completeThrough(s int, seq uint64) {
 	d.completeThroughLocked(s, seq)
 }
 
-// completeThroughLocked is completeThrough with reapMu held.
+// completeThroughLocked is completeThrough with reapMu held. The events
+// leave the FIFO under one hold of fifoMu, which submissions take too, and
+// are completed and retired after it, in order.
 func (d *Device) completeThroughLocked(s int, seq uint64) {
-	for {
-		d.fifoMu.Lock()
-		e := d.fifo[s].front()
-		d.fifoMu.Unlock()
-		if e == nil || e.seq > seq {
-			return
-		}
+	batch := d.reapBatch[:0]
+	d.fifoMu.Lock()
+	for e := d.fifo[s].front(); e != nil && e.seq <= seq; e = d.fifo[s].front() {
+		batch = append(batch, e)
+		d.fifo[s].pop()
+	}
+	d.inflight.Add(-int32(len(batch)))
+	d.fifoMu.Unlock()
+	for _, e := range batch {
 		if !e.finishWith(nil) {
 			<-e.Done() // another caller is completing it
 		}
-		d.fifoMu.Lock()
-		d.fifo[s].pop()
-		d.inflight.Add(-1)
-		d.fifoMu.Unlock()
 		d.retire(e, e.Err() == nil)
 	}
+	clear(batch)
+	d.reapBatch = batch[:0]
+}
+
+// sharedThrough is the seq of the last of the events at the front of
+// stream s's FIFO that share the CUDA event cu, which has completed: they
+// have all ended. They are contiguous, and cu goes back to the pool only
+// once the last of them is retired, so no later work has it meanwhile.
+func (d *Device) sharedThrough(s int, cu uintptr, seq uint64) uint64 {
+	d.fifoMu.Lock()
+	defer d.fifoMu.Unlock()
+	q := &d.fifo[s]
+	for _, e := range q.items[q.head:] {
+		if e.cu.Load() != cu {
+			break
+		}
+		seq = max(seq, e.seq)
+	}
+	return seq
+}
+
+// submitterRecords says the reaper should leave stream s's newest work
+// without a CUDA event for now: work was put on the stream since the
+// reaper's last look, so its submitter is at it and records one itself
+// every recordEvery submissions (recording here would contend for the
+// submission lock). Not while someone waits through Done. reapMu is held.
+func (d *Device) submitterRecords(s int) bool {
+	seq := d.tailSeq[s].Load()
+	busy := seq != d.reapSeen[s] && !d.watched.Load() && !d.closed.Load()
+	d.reapSeen[s] = seq
+	return busy
 }
 
 // kickReaper starts the reaper when work is on the streams and none runs:
@@ -836,6 +894,11 @@ func (d *Device) enqueueLocked(e *event) error {
 		go d.reap()
 	}
 	d.fifoMu.Unlock()
+	if !e.op.waited && len(d.unrecorded[e.stream]) >= recordEvery {
+		// A failure marks the device lost: the reaper then fails the
+		// pending work, this submission's too.
+		_ = d.recordTailLocked(e.stream)
+	}
 	return nil
 }
 
@@ -1071,6 +1134,9 @@ func (d *Device) reapStream(s int) (progressed, stop bool) {
 		}
 		cu := e.cu.Load()
 		if cu == 0 {
+			if d.submitterRecords(s) {
+				return progressed, false
+			}
 			// Record one event after everything submitted since the
 			// last: this round's batch.
 			cu = d.recordFor(e)
@@ -1085,6 +1151,9 @@ func (d *Device) reapStream(s int) (progressed, stop bool) {
 		}
 		progressed = true
 		if r == cudaSuccess {
+			if cu != 0 {
+				through = d.sharedThrough(s, cu, through)
+			}
 			d.completeThroughLocked(s, through)
 			continue
 		}

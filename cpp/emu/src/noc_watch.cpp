@@ -42,6 +42,7 @@ void build_noc_watch(RunState& rs, const Program& prog, const std::vector<std::s
   uint64_t ub = b.l1_unreserved_base;
   for (uint32_t c = 0; c < b.cores(); c++) {
     auto& r = w.l1[c];
+    r.reserve(8);  // the regions below, the CBs and a buffer or two: one allocation per core and run
     r.push_back({MemRegion::Reserved, ZYX_EMU_L1_SIGNALS_OFFSET, ZYX_EMU_L1_SIGNALS_OFFSET + 32 * 4, 0, 0});
     r.push_back({MemRegion::Zeros, ZYX_EMU_L1_ZEROS_OFFSET, ZYX_EMU_L1_ZEROS_OFFSET + ZYX_EMU_L1_ZEROS_SIZE, 0, 0});
     r.push_back({MemRegion::Args, ZYX_EMU_L1_ARGS_OFFSET, ZYX_EMU_L1_ARGS_OFFSET + 6 * ZYX_EMU_L1_ARGS_SLOT, 0, 0});
