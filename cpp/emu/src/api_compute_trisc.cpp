@@ -119,6 +119,34 @@ void pack_release(const char* call) {
   }
 }
 
+// tt-metal's release_dst is math's dest_section_done and pack's. On a card
+// one called with no section held (tt-metal's vecadd_multi_core example calls
+// it after tile_regs_release) has math post an empty section and pack take it
+// back, so both stay in step: not an error here either, but a warning (once
+// per kernel and run). In the single build a release_dst after tile_regs_wait
+// is pack's release alone. Returns whether the call was handled so.
+bool release_dst_unpaired(Trisc t) {
+  if (t == Trisc::Unpack) return false;  // release_dst has no unpack part
+  auto& h = ho();
+  if (t == Trisc::Single && !h.math_held && h.pack_held) {
+    pack_release("release_dst");
+    return true;
+  }
+  const bool unpaired = t == Trisc::Pack ? !h.pack_held : (!h.math_held && (t != Trisc::Single || !h.pack_held));
+  if (!unpaired) return false;
+  Fiber* f = t_fiber;
+  RunState* rs = f->core->run;
+  bool first;
+  {
+    std::lock_guard<std::mutex> lock(rs->warn_mu);
+    first = rs->arg_warned.insert({f->desc, 3u}).second;
+  }
+  if (first)
+    rs->warn(where(f) + ": release_dst with no DST section held: an empty section, as on a card (pair it with "
+             "acquire_dst, or drop it after tile_regs_release); further such calls of this kernel are not reported");
+  return true;
+}
+
 }  // namespace
 
 void dst_sync(uint32_t op, void* site) {
@@ -137,6 +165,7 @@ void dst_sync(uint32_t op, void* site) {
       if (t == Trisc::Pack) pack_wait("acquire_dst");
       break;
     case kDstReleaseOld:
+      if (release_dst_unpaired(t)) break;
       if (math) math_commit("release_dst");
       if (t == Trisc::Single) pack_wait("release_dst");
       if (pack) pack_release("release_dst");

@@ -173,7 +173,8 @@ struct RunState {
   WatchConfig watch;
   NocWatch noc_watch;
   // Kernels (and arg kind: 0 runtime, 1 common, 2 compile-time) already
-  // warned about reading past their args.
+  // warned about reading past their args; kind 3: about a release_dst with no
+  // DST section held.
   std::mutex warn_mu;
   std::set<std::pair<const KernelDesc*, uint32_t>> arg_warned;
   // What the emulator noticed and did not stop for, in order (each also a
