@@ -103,6 +103,8 @@ void MAIN {
   tile_regs_acquire();
   copy_tile(0, 0, 2);
   dprint_tensix_dest_reg(2);
+  tile_regs_commit();
+  tile_regs_wait();
   tile_regs_release();
   cb_pop_front(0, 1);
 }
@@ -245,6 +247,8 @@ void MAIN {
   tile_regs_acquire();
   copy_tile(0, 0, 0);
   dprint_tensix_dest_reg<true>(0);
+  tile_regs_commit();
+  tile_regs_wait();
   tile_regs_release();
   dprint_data_format(5);
   DPRINT << " ";

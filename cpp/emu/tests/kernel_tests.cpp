@@ -848,7 +848,7 @@ namespace NAMESPACE { void MAIN { tile_regs_acquire(); cb_wait_front(0, 1); copy
     bad.dst_full_sync = full;
     bad.compute.source = "#include \"compute_kernel_api/tile_move_copy.h\"\nnamespace NAMESPACE { void MAIN { "
                          "tile_regs_acquire(); cb_wait_front(0, 1); copy_tile(0, 0, " +
-                         std::to_string(index) + "); cb_pop_front(0, 1); tile_regs_release(); } }";
+                         std::to_string(index) + "); cb_pop_front(0, 1); tile_regs_commit(); tile_regs_wait(); tile_regs_release(); } }";
     uint64_t prog2 = layer->compile(one_group_program(bad, 1, 1));
     if (ok) {
       layer->run(prog2, {Buf(x), Val(1)}, false);
