@@ -416,7 +416,11 @@ void check_kernel_bindings(const ProgramDesc& p, const KernelDesc& kd, const std
     if (!has_semaphore_named(p, target))
       fail(kw + ".semaphore_bindings." + acc, "binds semaphore \"" + target + "\", but no semaphore has that name");
   }
-  for (const auto& [acc, target] : b.tensors) {
+  for (const auto& binding : b.tensors) {
+    // Named members, not a structured binding: clang 15 (the fuzz build's
+    // compiler) cannot capture a binding in the lambda.
+    const std::string& acc = binding.first;
+    const std::string& target = binding.second;
     std::string at = kw + ".tensors." + acc;
     accessor(acc, at);
     auto it = std::find_if(p.params.begin(), p.params.end(), [&](const ParamDesc& q) { return q.name == target; });
