@@ -17,23 +17,6 @@ using namespace zyx_ctest;
 
 namespace {
 
-uint32_t fb(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-std::vector<uint8_t> i32_bytes(const std::vector<int32_t>& v) {
-  std::vector<uint8_t> b(v.size() * 4);
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-std::vector<int32_t> bytes_i32(const std::vector<uint8_t>& b) {
-  std::vector<int32_t> v(b.size() / 4);
-  std::memcpy(v.data(), b.data(), v.size() * 4);
-  return v;
-}
-
 // ---- unpack_tilizeA_B_block with reduce_tile_math / matmul_tiles_math ----
 
 // cb 0: A (APAGES pages of row-major data), cb 1: the B tile; BODY fills
@@ -290,7 +273,6 @@ ZYX_TEST(llk, test_llk_datacopy);
 
 // ---- welford: finalize to the raw layout, saved groups ----
 
-
 // Column c of the SFPU's 32 lanes stored to group g: face-order index
 // (4 g + 2 (c / 16) + c % 2) * 16 + (c % 16 rounded down to even).
 int raw_index(int g, int c) { return (4 * g + 2 * (c / 16) + c % 2) * 16 + ((c % 16) & ~1); }
@@ -390,7 +372,7 @@ void test_transpose_dst(DeviceLayer& layer) {
   // tile 0's address to tile 1's.
   std::vector<int32_t> iv(2048);
   for (int i = 0; i < 2048; i++) iv[i] = 1000 + 7 * i;
-  auto got = bytes_i32(run_two_tiles(layer, "Int32", i32_bytes(iv),
+  auto got = from_bytes<int32_t>(run_two_tiles(layer, "Int32", to_bytes(iv),
                                      "copy_tile(0, 0, 0); copy_tile(0, 0, 1); fill_tile_int(0, read_tile_value(0, 1, 37));"
                                      " fill_tile_int<DataFormat::Int32>(1, get_tile_address(0, 1) - get_tile_address(0, 0))"));
   for (int i = 0; i < 1024; i++) {
@@ -438,7 +420,7 @@ void test_coords(DeviceLayer& layer) {
   layer.run(prog, {Buf(out)}, false);
   std::vector<uint8_t> b(4 * 4096);
   layer.read(out, 0, b.data(), b.size());
-  auto got = bytes_i32(b);
+  auto got = from_bytes<int32_t>(b);
   for (int c = 0; c < 4; c++) {
     int row = 3 + c / 2, col = 4 + c % 2;
     int want = col + 16 * row + 256 * col + 4096 * row;
@@ -478,7 +460,7 @@ void test_sfpu_reduce(DeviceLayer& layer) {
     for (const char* fmt : {"Int32", "UInt32"}) {
       std::string body = std::string("copy_tile(0, 0, 0); copy_tile(0, 1, 1); sfpu_reduce<PoolType::") + pools[pool] +
                          ", DataFormat::" + fmt + ">(0)";
-      auto got = bytes_i32(run_two_tiles(layer, fmt, i32_bytes(iv), body));
+      auto got = from_bytes<int32_t>(run_two_tiles(layer, fmt, to_bytes(iv), body));
       bool uns = std::string(fmt) == "UInt32";
       for (int c = 0; c < 32; c++) {
         int64_t acc = uns ? int64_t(uint32_t(iv[fi(0, c)])) : int64_t(iv[fi(0, c)]);
@@ -497,9 +479,9 @@ void test_sfpu_reduce(DeviceLayer& layer) {
     std::string body = std::string("copy_tile(0, 0, 0); copy_tile(0, 1, 1); copy_tile(0, 0, 2);"
                                    " sfpu_add_top_row_init(); sfpu_add_top_row<DataFormat::") +
                        fmt + ">(0, 1, 2)";
-    auto ob = run_two_tiles(layer, fmt, isint ? i32_bytes(iv) : f32_bytes(v), body, 2, 1);
+    auto ob = run_two_tiles(layer, fmt, isint ? to_bytes(iv) : f32_bytes(v), body, 2, 1);
     if (isint) {
-      auto got = bytes_i32(ob);
+      auto got = from_bytes<int32_t>(ob);
       for (int rr = 0; rr < 32; rr++)
         for (int c = 0; c < 32; c++) {
           uint32_t want = rr == 0 ? uint32_t(iv[fi(0, c)]) + uint32_t(iv[1024 + fi(0, c)]) : uint32_t(iv[fi(rr, c)]);
@@ -573,7 +555,7 @@ void test_sfpu_ops(DeviceLayer& layer) {
   std::vector<int32_t> iv(1024);
   for (int i = 0; i < 1024; i++) iv[i] = (i % 9 == 0) ? 0 : (i % 11 == 0 ? 5 : (i * 37 % 1001) - 500);
   for (const IOp& o : iops) {
-    auto got = bytes_i32(run(layer, one_tile_op("Int32", i32_bytes(iv), o.call, o.p0, o.p1)));
+    auto got = from_bytes<int32_t>(run(layer, one_tile_op("Int32", to_bytes(iv), o.call, o.p0, o.p1)));
     for (int i = 0; i < 1024; i++)
       if (got[i] != int32_t(uint32_t(uint64_t(o.f(iv[i])))))
         throw Failure(o.call + ": element " + std::to_string(i) + " (x = " + std::to_string(iv[i]) + ") = " +
@@ -585,12 +567,12 @@ void test_sfpu_ops(DeviceLayer& layer) {
     for (int i = 0; i < 1024; i++) jv[i] = 3 * i - 1700;
     Run r;
     r.formats = {"Int32", "Int32"};
-    r.inputs = {i32_bytes(iv), i32_bytes(jv)};
+    r.inputs = {to_bytes(iv), to_bytes(jv)};
     r.out_format = "Int32";
     r.compute = copy_op_kernel();
     r.defines = {{"NIN", "2"}, {"OP", "rsub_int_tile_init(); rsub_int_tile<DataFormat::Int32>(0, 1, 0)"}};
     r.args = {0, 0, 0, 0};
-    auto got = bytes_i32(run(layer, r));
+    auto got = from_bytes<int32_t>(run(layer, r));
     for (int i = 0; i < 1024; i++) CHECK_EQ(got[i], jv[i] - iv[i]);
   }
   // Float ops (f32 DST) against float64 references.
@@ -617,16 +599,16 @@ void test_sfpu_ops(DeviceLayer& layer) {
   const double pi = 3.14159265358979323846;
   std::vector<FOp> fops = {
       {"logit_tile(0)", 1, 0.02, 0.98, [](double x, double, double) { return std::log(x / (1 - x)); }},
-      {"polygamma_tile(0, p0, p1)", 1, 0.5, 6, [&](double x, double, double) { return trigamma(x, 1); }, fb(1.0f),
-       fb(1.0f)},
-      {"polygamma_tile(0, p0, p1)", 1, 0.5, 6, [&](double x, double, double) { return -2 * trigamma(x, 2); }, fb(2.0f),
-       fb(-2.0f)},
-      {"rdiv_tile(0, p0, 0)", 1, 0.3, 4, [](double x, double, double) { return 7 / x; }, fb(7.0f)},
+      {"polygamma_tile(0, p0, p1)", 1, 0.5, 6, [&](double x, double, double) { return trigamma(x, 1); }, float_bits(1.0f),
+       float_bits(1.0f)},
+      {"polygamma_tile(0, p0, p1)", 1, 0.5, 6, [&](double x, double, double) { return -2 * trigamma(x, 2); }, float_bits(2.0f),
+       float_bits(-2.0f)},
+      {"rdiv_tile(0, p0, 0)", 1, 0.3, 4, [](double x, double, double) { return 7 / x; }, float_bits(7.0f)},
       {"rdiv_tile<RoundingMode::Trunc>(0, p0, 0)", 1, -4, 4,
-       [](double x, double, double) { return std::trunc(7 / x); }, fb(7.0f), 0, 0},
+       [](double x, double, double) { return std::trunc(7 / x); }, float_bits(7.0f), 0, 0},
       {"rdiv_tile<RoundingMode::Floor>(0, p0, 0)", 1, -4, 4,
-       [](double x, double, double) { return std::floor(7 / x); }, fb(7.0f), 0, 0},
-      {"rpow_tile(0, p0, 0)", 1, -2, 2, [](double x, double, double) { return std::pow(2.5, x); }, fb(2.5f)},
+       [](double x, double, double) { return std::floor(7 / x); }, float_bits(7.0f), 0, 0},
+      {"rpow_tile(0, p0, 0)", 1, -2, 2, [](double x, double, double) { return std::pow(2.5, x); }, float_bits(2.5f)},
       {"binary_max_tile(0, 1, 0, 0)", 2, -3, 3, [](double a, double b, double) { return std::max(a, b); }, 0, 0, 0},
       {"binary_min_tile(0, 1, 0, 0)", 2, -3, 3, [](double a, double b, double) { return std::min(a, b); }, 0, 0, 0},
       {"fmod_binary_tile_init(); fmod_binary_tile(0, 1, 0)", 2, -5, 5,
@@ -686,9 +668,9 @@ void test_sfpu_ops(DeviceLayer& layer) {
     auto got = bytes_f32(run(layer, one_tile_op("Float32", f32_bytes(x), "rand_tile_init(9); stochastic_round_tile(0)")));
     double mean[2] = {0, 0};
     for (int i = 0; i < 1024; i++) {
-      uint32_t gb = fb(got[i]);
+      uint32_t gb = float_bits(got[i]);
       CHECK((gb & 0xffffu) == 0);                    // a bf16 value
-      uint32_t base = fb(x[i]) & 0xffff0000u;
+      uint32_t base = float_bits(x[i]) & 0xffff0000u;
       CHECK(gb == base || gb == base + 0x10000u);  // a neighbour
       mean[i < 512 ? 0 : 1] += got[i] / 512.0;
     }

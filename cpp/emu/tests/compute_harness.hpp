@@ -197,16 +197,8 @@ inline std::vector<float> randf(size_t n, double lo, double hi, uint32_t seed) {
   return v;
 }
 
-inline std::vector<uint8_t> f32_bytes(const std::vector<float>& v) {
-  std::vector<uint8_t> b(v.size() * 4);
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-inline std::vector<float> bytes_f32(const std::vector<uint8_t>& b) {
-  std::vector<float> v(b.size() / 4);
-  std::memcpy(v.data(), b.data(), v.size() * 4);
-  return v;
-}
+inline std::vector<uint8_t> f32_bytes(const std::vector<float>& v) { return zyx_test::to_bytes(v); }
+inline std::vector<float> bytes_f32(const std::vector<uint8_t>& b) { return zyx_test::from_bytes<float>(b); }
 inline std::vector<uint8_t> bf16_bytes(const std::vector<float>& v) {
   std::vector<uint8_t> b(v.size() * 2);
   for (size_t i = 0; i < v.size(); i++) {

@@ -281,12 +281,6 @@ struct UOp {
   bool is_int = false;
 };
 
-uint32_t fb(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
 double digamma_ref(double x) {
   double r = 0;
   while (x < 30) r -= 1 / x, x += 1;
@@ -316,14 +310,14 @@ void test_sfpu_unary(DeviceLayer& layer) {
       {"signbit_tile(0)", -3, 3, [](double x) { return std::signbit(x) ? 1 : 0; }},
       {"identity_tile(0)", -3, 3, [](double x) { return x; }},
       {"relu_tile(0)", -3, 3, [](double x) { return x > 0 ? x : 0; }},
-      {"relu_max_tile(0, p0)", -3, 3, [](double x) { return std::min(std::max(x, 0.0), 1.5); }, fb(1.5f)},
-      {"relu_min_tile(0, p0)", -3, 3, [](double x) { return std::max(std::max(x, 0.5), 0.0); }, fb(0.5f)},
-      {"leaky_relu_tile(0, p0)", -3, 3, [](double x) { return x < 0 ? 0.1 * x : x; }, fb(0.1f)},
-      {"elu_tile(0, p0)", -3, 3, [](double x) { return x < 0 ? 0.5 * std::expm1(x) : x; }, fb(0.5f)},
+      {"relu_max_tile(0, p0)", -3, 3, [](double x) { return std::min(std::max(x, 0.0), 1.5); }, float_bits(1.5f)},
+      {"relu_min_tile(0, p0)", -3, 3, [](double x) { return std::max(std::max(x, 0.5), 0.0); }, float_bits(0.5f)},
+      {"leaky_relu_tile(0, p0)", -3, 3, [](double x) { return x < 0 ? 0.1 * x : x; }, float_bits(0.1f)},
+      {"elu_tile(0, p0)", -3, 3, [](double x) { return x < 0 ? 0.5 * std::expm1(x) : x; }, float_bits(0.5f)},
       {"selu_tile(0, p0, p1)", -3, 3,
        [](double x) { return 1.0507009873554805 * (x > 0 ? x : 1.6732632423543772 * std::expm1(x)); },
-       fb(1.0507009873554805f), fb(1.6732632423543772f), 0, 1e-5},
-      {"celu_tile(0, p0, p1)", -3, 3, [](double x) { return x > 0 ? x : 2 * std::expm1(x / 2); }, fb(2.f), fb(0.5f)},
+       float_bits(1.0507009873554805f), float_bits(1.6732632423543772f), 0, 1e-5},
+      {"celu_tile(0, p0, p1)", -3, 3, [](double x) { return x > 0 ? x : 2 * std::expm1(x / 2); }, float_bits(2.f), float_bits(0.5f)},
       {"gelu_tile(0)", -3, 3, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }},
       {"gelu_tile<true>(0)", -3, 3,
        [pi](double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / pi) * (x + 0.044715 * x * x * x))); }},
@@ -332,17 +326,17 @@ void test_sfpu_unary(DeviceLayer& layer) {
       {"tanh_tile(0)", -3, 3, [](double x) { return std::tanh(x); }},
       {"hardsigmoid_tile(0)", -5, 5, [](double x) { return std::min(1.0, std::max(0.0, x / 6 + 0.5)); }},
       {"hardswish_tile(0)", -5, 5, [](double x) { return x * std::min(1.0, std::max(0.0, x / 6 + 0.5)); }},
-      {"hardtanh_tile(0, p0, p1)", -3, 3, [](double x) { return std::min(1.0, std::max(-1.0, x)); }, fb(-1.f), fb(1.f)},
-      {"clamp_tile(0, p0, p1)", -3, 3, [](double x) { return std::min(2.0, std::max(-0.5, x)); }, fb(-0.5f), fb(2.f)},
-      {"hardshrink_tile(0, p0)", -3, 3, [](double x) { return std::fabs(x) > 0.5 ? x : 0; }, fb(0.5f)},
-      {"softshrink_tile(0, p0)", -3, 3, [](double x) { return x > 0.5 ? x - 0.5 : x < -0.5 ? x + 0.5 : 0; }, fb(0.5f)},
+      {"hardtanh_tile(0, p0, p1)", -3, 3, [](double x) { return std::min(1.0, std::max(-1.0, x)); }, float_bits(-1.f), float_bits(1.f)},
+      {"clamp_tile(0, p0, p1)", -3, 3, [](double x) { return std::min(2.0, std::max(-0.5, x)); }, float_bits(-0.5f), float_bits(2.f)},
+      {"hardshrink_tile(0, p0)", -3, 3, [](double x) { return std::fabs(x) > 0.5 ? x : 0; }, float_bits(0.5f)},
+      {"softshrink_tile(0, p0)", -3, 3, [](double x) { return x > 0.5 ? x - 0.5 : x < -0.5 ? x + 0.5 : 0; }, float_bits(0.5f)},
       {"softsign_tile(0)", -3, 3, [](double x) { return x / (1 + std::fabs(x)); }},
       {"softplus_tile(0, p0, p1, p2)", -5, 5, [](double x) { return 2 * x > 20 ? x : std::log1p(std::exp(2 * x)) / 2; },
-       fb(2.f), fb(0.5f), fb(20.f)},
+       float_bits(2.f), float_bits(0.5f), float_bits(20.f)},
       {"mish_tile(0)", -4, 4, [sp](double x) { return x * std::tanh(sp(x)); }},
       {"tanhshrink_tile(0)", -3, 3, [](double x) { return x - std::tanh(x); }, 0, 0, 0, 1e-5},
       {"logsigmoid_tile(0)", -5, 5, [sp](double x) { return -sp(-x); }},
-      {"softcap_tile(0, p0)", -50, 50, [](double x) { return 10 * std::tanh(x / 10); }, fb(10.f)},
+      {"softcap_tile(0, p0)", -50, 50, [](double x) { return 10 * std::tanh(x / 10); }, float_bits(10.f)},
       {"sin_tile(0)", -3, 3, [](double x) { return std::sin(x); }, 0, 0, 0, 1e-5},
       {"cos_tile(0)", -3, 3, [](double x) { return std::cos(x); }, 0, 0, 0, 1e-5},
       {"tan_tile(0)", -1.2, 1.2, [](double x) { return std::tan(x); }},
@@ -377,31 +371,31 @@ void test_sfpu_unary(DeviceLayer& layer) {
       {"logical_not_unary_tile(0)", -1, 1, [](double x) { return x == 0 ? 1 : 0; }},
       {"ltz_tile(0)", -1, 1, [](double x) { return x < 0 ? 1 : 0; }},
       {"gez_tile(0)", -1, 1, [](double x) { return x >= 0 ? 1 : 0; }},
-      {"unary_gt_tile(0, p0)", -1, 1, [](double x) { return x > 0.25 ? 1 : 0; }, fb(0.25f)},
-      {"unary_max_tile(0, p0)", -1, 1, [](double x) { return std::max(x, 0.25); }, fb(0.25f)},
-      {"unary_min_tile(0, p0)", -1, 1, [](double x) { return std::min(x, 0.25); }, fb(0.25f)},
-      {"heaviside_tile(0, p0)", -1, 1, [](double x) { return x < 0 ? 0 : x > 0 ? 1 : 0.5; }, fb(0.5f)},
-      {"power_tile(0, p0)", 0.1, 3, [](double x) { return std::pow(x, 2.5); }, fb(2.5f)},
+      {"unary_gt_tile(0, p0)", -1, 1, [](double x) { return x > 0.25 ? 1 : 0; }, float_bits(0.25f)},
+      {"unary_max_tile(0, p0)", -1, 1, [](double x) { return std::max(x, 0.25); }, float_bits(0.25f)},
+      {"unary_min_tile(0, p0)", -1, 1, [](double x) { return std::min(x, 0.25); }, float_bits(0.25f)},
+      {"heaviside_tile(0, p0)", -1, 1, [](double x) { return x < 0 ? 0 : x > 0 ? 1 : 0.5; }, float_bits(0.5f)},
+      {"power_tile(0, p0)", 0.1, 3, [](double x) { return std::pow(x, 2.5); }, float_bits(2.5f)},
       {"power_iterative_tile(0, p0)", -2, 2, [](double x) { return x * x * x; }, 3},
-      {"rpow_tile(0, p0)", -2, 2, [](double x) { return std::pow(3.0, x); }, fb(3.f)},
-      {"rsub_tile(0, p0)", -2, 2, [](double x) { return 1.5 - x; }, fb(1.5f)},
-      {"rdiv_tile(0, p0)", 0.5, 4, [](double x) { return 2 / x; }, fb(2.f)},
-      {"fmod_tile(0, p0, p1)", -5, 5, [](double x) { return std::fmod(x, 1.5); }, fb(1.5f), fb(1 / 1.5f)},
+      {"rpow_tile(0, p0)", -2, 2, [](double x) { return std::pow(3.0, x); }, float_bits(3.f)},
+      {"rsub_tile(0, p0)", -2, 2, [](double x) { return 1.5 - x; }, float_bits(1.5f)},
+      {"rdiv_tile(0, p0)", 0.5, 4, [](double x) { return 2 / x; }, float_bits(2.f)},
+      {"fmod_tile(0, p0, p1)", -5, 5, [](double x) { return std::fmod(x, 1.5); }, float_bits(1.5f), float_bits(1 / 1.5f)},
       {"remainder_tile(0, p0, p1)", -5, 5, [](double x) { double r = std::fmod(x, 1.5); return r != 0 && r < 0 ? r + 1.5 : r; },
-       fb(1.5f), fb(1 / 1.5f)},
-      {"threshold_tile(0, p0, p1)", -2, 2, [](double x) { return x > 0.5 ? x : -7; }, fb(0.5f), fb(-7.f)},
-      {"prelu_tile(0, p0)", -2, 2, [](double x) { return x < 0 ? 0.25 * x : x; }, fb(0.25f)},
-      {"logit_tile(0, p0)", 0.05, 0.95, [](double x) { return std::log(x / (1 - x)); }, fb(0.01f)},
+       float_bits(1.5f), float_bits(1 / 1.5f)},
+      {"threshold_tile(0, p0, p1)", -2, 2, [](double x) { return x > 0.5 ? x : -7; }, float_bits(0.5f), float_bits(-7.f)},
+      {"prelu_tile(0, p0)", -2, 2, [](double x) { return x < 0 ? 0.25 * x : x; }, float_bits(0.25f)},
+      {"logit_tile(0, p0)", 0.05, 0.95, [](double x) { return std::log(x / (1 - x)); }, float_bits(0.01f)},
       {"floor_tile(0)", -5, 5, [](double x) { return std::floor(x); }},
       {"ceil_tile(0)", -5, 5, [](double x) { return std::ceil(x); }},
       {"trunc_tile(0)", -5, 5, [](double x) { return std::trunc(x); }},
       {"frac_tile(0)", -5, 5, [](double x) { return x - std::trunc(x); }, 0, 0, 0, 1e-5},
       {"round_tile(0, 1)", -5, 5, [](double x) { return std::nearbyint(x * 10) / 10; }, 0, 0, 0, 1e-5},
       {"fill_tile(0, 2.5f)", -5, 5, [](double) { return 2.5; }},
-      {"add_unary_tile(0, p0)", -5, 5, [](double x) { return x + 0.75; }, fb(0.75f)},
-      {"sub_unary_tile(0, p0)", -5, 5, [](double x) { return x - 0.75; }, fb(0.75f)},
-      {"mul_unary_tile(0, p0)", -5, 5, [](double x) { return x * 0.75; }, fb(0.75f)},
-      {"div_unary_tile(0, p0)", -5, 5, [](double x) { return x / 0.75; }, fb(0.75f)},
+      {"add_unary_tile(0, p0)", -5, 5, [](double x) { return x + 0.75; }, float_bits(0.75f)},
+      {"sub_unary_tile(0, p0)", -5, 5, [](double x) { return x - 0.75; }, float_bits(0.75f)},
+      {"mul_unary_tile(0, p0)", -5, 5, [](double x) { return x * 0.75; }, float_bits(0.75f)},
+      {"div_unary_tile(0, p0)", -5, 5, [](double x) { return x / 0.75; }, float_bits(0.75f)},
       {"tanh_derivative_tile(0)", -3, 3, [](double x) { return 1 - std::tanh(x) * std::tanh(x); }, 0, 0, 0, 1e-5},
       {"lgamma_stirling_tile(0)", -3, 5, [](double x) { return std::lgamma(x < 0.5 ? 1 - x : x); }, 0, 0, 0, 1e-5},
       {"gelu_derivative_tile(0)", -5, 5,
@@ -761,7 +755,6 @@ ZYX_TEST(tilize, test_tilize);
 
 // ---- mask, welford, reduce_block_max_row ----
 
-
 void test_misc(DeviceLayer& layer) {
   auto x = randf(2048, -4, 4, 13);
   for (int i = 1024; i < 2048; i++) x[i] = (i % 3 == 0) ? 0.0f : 1.0f;  // the mask
@@ -796,7 +789,6 @@ void test_misc(DeviceLayer& layer) {
   }
 }
 ZYX_TEST(misc, test_misc);
-
 
 // ---- examples/matmul_bfp8: the Bfp8_b-weights matmul kernels ----
 
@@ -1148,7 +1140,7 @@ void test_dropout(DeviceLayer& layer) {
   r.inputs = {f32_bytes(x)};
   r.compute = copy_op_kernel();
   r.defines = {{"INIT", "dropout_tile_init(7)"}, {"OP", "dropout_tile(0, p0, p1)"}};
-  r.args = {0, uint32_t(0.3 * 2147483647.0), fb(1.0f / 0.7f), 0};
+  r.args = {0, uint32_t(0.3 * 2147483647.0), float_bits(1.0f / 0.7f), 0};
   auto got = bytes_f32(run(layer, r));
   int dropped = 0;
   for (int i = 0; i < 1024; i++) {

@@ -21,12 +21,6 @@ struct TriscEnv {
   ~TriscEnv() { unsetenv("ZYX_EMU_TRISC"); }
 };
 
-std::vector<float> floats(const std::vector<uint8_t>& b) {
-  std::vector<float> v(b.size() / 4);
-  std::memcpy(v.data(), b.data(), v.size() * 4);
-  return v;
-}
-
 // Two f32 tiles: tile 0 holds 1 + i/1024, tile 1 holds -(2 + i/1024).
 std::vector<uint8_t> two_tiles() {
   std::vector<float> v(2048);
@@ -68,15 +62,15 @@ void kernel_main() {
 )";
 
 void test_per_build_helper(DeviceLayer& layer) {
-  std::vector<float> in = floats(two_tiles());
+  std::vector<float> in = from_bytes<float>(two_tiles());
   {
     TriscEnv env("3");
-    std::vector<float> got = floats(run(layer, one_output(kPerBuildHelper)));
+    std::vector<float> got = from_bytes<float>(run(layer, one_output(kPerBuildHelper)));
     for (int i = 0; i < 1024; i++) CHECK_EQ(got[i], in[1024 + i]);
   }
   {
     TriscEnv env("1");
-    std::vector<float> got = floats(run(layer, one_output(kPerBuildHelper)));
+    std::vector<float> got = from_bytes<float>(run(layer, one_output(kPerBuildHelper)));
     for (int i = 0; i < 1024; i++) CHECK_EQ(got[i], in[i]);
   }
 }
@@ -110,8 +104,8 @@ void kernel_main() {
 )";
 
 void test_math_only_function(DeviceLayer& layer) {
-  std::vector<float> in = floats(two_tiles());
-  std::vector<float> got = floats(run(layer, one_output(kMathOnly)));
+  std::vector<float> in = from_bytes<float>(two_tiles());
+  std::vector<float> got = from_bytes<float>(run(layer, one_output(kMathOnly)));
   for (int i = 0; i < 1024; i++) {
     float s = in[i] + in[1024 + i];
     CHECK(std::fabs(got[i] - s * s) <= 1e-5f * std::fabs(s * s) + 1e-6f);
@@ -155,7 +149,7 @@ void kernel_main() {
   r.out_tiles = 8;
   r.compute = kernel;
   TriscEnv env("3");
-  std::vector<float> got = floats(run(layer, r));
+  std::vector<float> got = from_bytes<float>(run(layer, r));
   for (size_t i = 0; i < got.size(); i++) CHECK(std::fabs(got[i] - (a[i] + b[i])) <= 1e-6f);
   // A release_dst after tile_regs_release (as tt-metal's vecadd_multi_core
   // example has) hands over an empty section on a card: the run goes on, in
@@ -165,7 +159,7 @@ void kernel_main() {
   r.compute = extra;
   for (const char* mode : {"1", "3"}) {
     TriscEnv m(mode);
-    got = floats(run(layer, r));
+    got = from_bytes<float>(run(layer, r));
     for (size_t i = 0; i < got.size(); i++) CHECK(std::fabs(got[i] - (a[i] + b[i])) <= 1e-6f);
   }
 }

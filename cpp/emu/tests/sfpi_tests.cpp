@@ -20,31 +20,9 @@ using namespace zyx_ctest;
 
 namespace {
 
-uint32_t fb(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-float bf(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-std::vector<uint8_t> words_bytes(const std::vector<uint32_t>& w) {
-  std::vector<uint8_t> b(w.size() * 4);
-  std::memcpy(b.data(), w.data(), b.size());
-  return b;
-}
-std::vector<uint32_t> bytes_words(const std::vector<uint8_t>& b) {
-  std::vector<uint32_t> w(b.size() / 4);
-  std::memcpy(w.data(), b.data(), w.size() * 4);
-  return w;
-}
-
 // The SFPU's view of an IEEE result: denormal and zero results are +0.
 uint32_t flushed(float r) {
-  uint32_t u = fb(r);
+  uint32_t u = float_bits(r);
   return ((u >> 23) & 255) == 0 ? 0u : u;
 }
 
@@ -107,7 +85,7 @@ std::vector<uint32_t> run_sfpi(DeviceLayer& layer, const std::string& src, const
   for (size_t i = 0; i < in.size(); i++) {
     r.formats.push_back(fmt);
     if (fp32) {
-      r.inputs.push_back(words_bytes(in[i]));
+      r.inputs.push_back(to_bytes(in[i]));
       r.unpack_to_dest_fp32.push_back(uint32_t(i));
     } else {
       r.inputs.push_back(bf16_tile(in[i]));
@@ -120,7 +98,7 @@ std::vector<uint32_t> run_sfpi(DeviceLayer& layer, const std::string& src, const
   r.compute = src;
   r.defines = {{"NIN", std::to_string(in.size())}, {"NOUT", std::to_string(nout)}, {"OUT0", std::to_string(out0)}};
   std::vector<uint8_t> b = run(layer, r);
-  return fp32 ? bytes_words(b) : bf16_words(b);
+  return fp32 ? from_bytes<uint32_t>(b) : bf16_words(b);
 }
 
 // Random fp32 words in +-[lo, hi), with `mant_bits` mantissa bits kept.
@@ -129,7 +107,7 @@ std::vector<uint32_t> rand_words(uint32_t seed, float lo, float hi, int mant_bit
   std::uniform_real_distribution<float> d(lo, hi);
   std::vector<uint32_t> w(1024);
   uint32_t mask = ~((1u << (23 - mant_bits)) - 1);
-  for (auto& x : w) x = (fb(d(g)) & mask) ^ (g() & 1 ? 0x80000000u : 0u);
+  for (auto& x : w) x = (float_bits(d(g)) & mask) ^ (g() & 1 ? 0x80000000u : 0u);
   return w;
 }
 
@@ -202,7 +180,7 @@ void test_arith(DeviceLayer& layer) {
     check_word(out[3072 + i], e.mad, tag + " mad");
   }
   for (size_t i = n; i < 1024; i++) {
-    float x = bf(a[i]), y = bf(b[i]), z = bf(c[i]);
+    float x = bits_float(a[i]), y = bits_float(b[i]), z = bits_float(c[i]);
     check_word(out[i], flushed(x + y), "add " + std::to_string(i));
     check_word(out[1024 + i], flushed(x - y), "sub " + std::to_string(i));
     check_word(out[2048 + i], flushed(x * y), "mul " + std::to_string(i));
@@ -248,16 +226,16 @@ inline void fill(float v) {
 // test the sign bit (-0 and negative denormals count as negative), others
 // subtract (x - 2 flushes as SFPMAD does); a product of a denormal is +0.
 uint32_t piecewise_ref(uint32_t xw) {
-  float x = bf(xw);
+  float x = bits_float(xw);
   bool neg = xw >> 31;
   bool denormal = ((xw >> 23) & 255) == 0;
   if (neg) {
-    if (x < -2.0f) return fb(-4.0f);
+    if (x < -2.0f) return float_bits(-4.0f);
     return denormal ? 0u : flushed(x * 2.0f);
   }
-  if (x < 1.0f) return fb(0.5f);
-  if (x < 3.0f) return x >= 2.0f ? fb(-(x + 1.0f)) : fb(x + 1.0f);
-  return fb(8.0f);
+  if (x < 1.0f) return float_bits(0.5f);
+  if (x < 3.0f) return x >= 2.0f ? float_bits(-(x + 1.0f)) : float_bits(x + 1.0f);
+  return float_bits(8.0f);
 }
 
 void test_predication(DeviceLayer& layer) {
@@ -277,13 +255,13 @@ void test_predication(DeviceLayer& layer) {
   for (int e = 0; e < 1024; e++) {
     int r = (e % 256) / 16, c = e % 16;
     int step = (r / 4) * 2 + (c & 1), lane = (r % 4) * 8 + c / 2;
-    check_word(out[1024 + e], fb(float(64 * step + 2 * lane)), "lane id " + std::to_string(e));
+    check_word(out[1024 + e], float_bits(float(64 * step + 2 * lane)), "lane id " + std::to_string(e));
   }
   // VectorMode::R covers faces 0 and 1, C faces 0 and 2 (C ran last).
   const float face_val[4] = {7.0f, 5.0f, 7.0f, 0.0f};
   for (int e = 0; e < 1024; e++) {
     int f = e / 256;
-    check_word(out[2048 + e], f == 3 ? x[e] : fb(face_val[f]), "vector mode " + std::to_string(e));
+    check_word(out[2048 + e], f == 3 ? x[e] : float_bits(face_val[f]), "vector mode " + std::to_string(e));
   }
 }
 ZYX_TEST(predication, test_predication);
@@ -326,7 +304,7 @@ float lut16_ref(uint32_t h) {
 // a |x| + c, the product exact (a is a power of two), rounded once; with
 // `retain` the result takes x's sign (zero included).
 uint32_t lut_ref(float a, float c, uint32_t xw, bool retain) {
-  uint32_t r = flushed(std::fmaf(a, std::fabs(bf(xw)), c));
+  uint32_t r = flushed(std::fmaf(a, std::fabs(bits_float(xw)), c));
   return retain ? (r & 0x7fffffffu) | (xw & 0x80000000u) : r;
 }
 
@@ -339,7 +317,7 @@ void test_lut(DeviceLayer& layer) {
   const uint32_t l[3] = {0x1020, 0x20b4, 0x30ff}, h[3] = {0x38003555, 0x3400ba00, 0x14007c00};
   const float a2[3] = {0.5f, 0.25f, 0.125f}, c2[3] = {0.1f, -0.7f, 3.0f};
   for (int e = 0; e < 1024; e++) {
-    float m = std::fabs(bf(x[e]));
+    float m = std::fabs(bits_float(x[e]));
     int i = m < 1.0f ? 0 : m < 2.0f ? 1 : 2;
     std::string tag = " " + std::to_string(e);
     check_word(out[e], lut_ref(lut8_ref(l[i] >> 8), lut8_ref(l[i] & 0xff), x[e], true), "lut" + tag);
@@ -386,7 +364,7 @@ void test_add_bf16(DeviceLayer& layer) {
   check_word(out[1024], 0x3f810000, "float_to_fp16b");
   check_word(out[1025], 0x3f810000, "float_to_fp16b tie");
   for (int e = 2; e < 1024; e++) {
-    uint32_t s = flushed(bf(a[e]) + bf(b[e]));  // exact in fp32: both are bf16 within 2^5 of each other
+    uint32_t s = flushed(bits_float(a[e]) + bits_float(b[e]));  // exact in fp32: both are bf16 within 2^5 of each other
     check_word(out[e], s & 0xffff0000u, "bf16 add " + std::to_string(e));
     uint32_t low = s & 0xffff;
     check_word(out[1024 + e], (s - low) + (low >= 0x8000 ? 0x10000 : 0), "fp16b add " + std::to_string(e));
@@ -402,7 +380,7 @@ ZYX_TEST(add_bf16, test_add_bf16);
 // single rounding is fmaf's); tanh_tile<false> stays the exact function.
 void test_tanh_approx(DeviceLayer& layer) {
   auto x = rand_words(10, 0.0f, 4.0f, 7);
-  x[0] = fb(0.5f), x[1] = fb(-1.5f), x[2] = fb(3.0f);
+  x[0] = float_bits(0.5f), x[1] = float_bits(-1.5f), x[2] = float_bits(3.0f);
   std::string call =
       "copy_tile(0, 0, 1);\n"
       "tanh_tile_init<true>();\n"
@@ -412,11 +390,11 @@ void test_tanh_approx(DeviceLayer& layer) {
   auto out = run_sfpi(layer, sfpi_kernel("", call), {x}, 0, 2);
   int differ = 0;
   for (int e = 0; e < 1024; e++) {
-    float m = std::fabs(bf(x[e]));
+    float m = std::fabs(bits_float(x[e]));
     float a = m < 1.0f ? 0.90625f : m < 2.0f ? 0.09375f : 0.0f, c = m < 1.0f ? 0.0f : m < 2.0f ? 0.8125f : 1.0f;
     uint32_t want = lut_ref(a, c, x[e], true);
     check_word(out[e], want, "tanh approx " + std::to_string(e));
-    CHECK(std::fabs(bf(out[1024 + e]) - std::tanh(bf(x[e]))) <= 1e-6f);
+    CHECK(std::fabs(bits_float(out[1024 + e]) - std::tanh(bits_float(x[e]))) <= 1e-6f);
     differ += out[e] != out[1024 + e];
   }
   // 0.5 -> 0.453125 (tanh 0.4621), -1.5 -> -0.953125 (-0.9051), 3 -> 1 (0.9951)
@@ -461,14 +439,14 @@ void test_ttmetal_examples(DeviceLayer& layer) {
   // the kernel builder sees that and builds them three times, as the card.
   auto got = bf16_words(run(layer, r));
   for (int e = 0; e < 1024; e++)
-    check_word(got[e], flushed(bf(a[e]) + bf(b[e])) & 0xffff0000u, "custom_sfpi_add " + std::to_string(e));
+    check_word(got[e], flushed(bits_float(a[e]) + bits_float(b[e])) & 0xffff0000u, "custom_sfpi_add " + std::to_string(e));
   r.inputs = {bf16_tile(a)};
   r.formats = {"Float16_b"};
   r.compute = smooth;
   got = bf16_words(run(layer, r));
   for (int e = 0; e < 1024; e++) {
-    float t = std::fmin(std::fmax(bf(a[e]), 0.0f), 1.0f);
-    CHECK(std::fabs(bf(got[e]) - t * t * (3.0f - 2.0f * t)) <= 1e-2f);
+    float t = std::fmin(std::fmax(bits_float(a[e]), 0.0f), 1.0f);
+    CHECK(std::fabs(bits_float(got[e]) - t * t * (3.0f - 2.0f * t)) <= 1e-2f);
   }
 }
 ZYX_TEST(ttmetal, test_ttmetal_examples);

@@ -2,6 +2,7 @@
 // file and line, expected-error checks, skips, and number helpers.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -153,6 +154,25 @@ inline int group_main(int argc, char** argv, const std::string& prefix = "") {
     return 2;
   }
   return run_group(prefix + group, [&] { run_registered(group, cache); });
+}
+
+// A float's bits, and the float of bits.
+inline uint32_t float_bits(float f) { return std::bit_cast<uint32_t>(f); }
+inline float bits_float(uint32_t u) { return std::bit_cast<float>(u); }
+
+// A vector's bytes, and bytes read as a vector of T (as a run's buffers
+// come back).
+template <class T>
+std::vector<uint8_t> to_bytes(const std::vector<T>& v) {
+  std::vector<uint8_t> b(v.size() * sizeof(T));
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+template <class T>
+std::vector<T> from_bytes(const std::vector<uint8_t>& b) {
+  std::vector<T> v(b.size() / sizeof(T));
+  std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+  return v;
 }
 
 inline uint16_t to_bf16(float f) {
