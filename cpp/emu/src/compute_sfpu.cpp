@@ -118,15 +118,53 @@ struct UnaryArgs {
 
 double sigmoid(double v) { return 1 / (1 + std::exp(-v)); }
 
+// One SFPLUT with sign retained, as tt-llk's approximations use it: the
+// coefficient pair (8-bit a in bits 8-15, 8-bit c in bits 0-7) picked by |x|
+// below 1, below 2 and above, a |x| + c rounded once, then x's sign.
+uint32_t sfplut_retain_sign(float x, const uint32_t coeff[3]) {
+  uint32_t w = std::bit_cast<uint32_t>(x), b = w & 0x7fffffffu;
+  uint32_t c = coeff[b < 0x3f800000u ? 0 : b < 0x40000000u ? 1 : 2];
+  uint32_t d = sfpi::impl_::mad(sfpi::impl_::lut8(c >> 8), b, sfpi::impl_::lut8(c));
+  return (d & 0x7fffffffu) | (w & 0x80000000u);
+}
+
 // tanh_tile<true> as the card computes it: tt-llk's Wormhole approximation,
 // one SFPLUT with the coefficient bytes 0x1dff (0.90625 |x| below 1), 0x481a
 // (0.09375 |x| + 0.8125 below 2) and 0xff00 (1 above), x's sign kept.
 double tanh_lut(float x) {
-  uint32_t w = std::bit_cast<uint32_t>(x), b = w & 0x7fffffffu;
-  uint32_t coeff = b < 0x3f800000u ? 0x1dffu : b < 0x40000000u ? 0x481au : 0xff00u;
-  uint32_t d = sfpi::impl_::mad(sfpi::impl_::lut8(coeff >> 8), b, sfpi::impl_::lut8(coeff));
-  return std::bit_cast<float>((d & 0x7fffffffu) | (w & 0x80000000u));
+  static constexpr uint32_t kCoeff[3] = {0x1dffu, 0x481au, 0xff00u};
+  return std::bit_cast<float>(sfplut_retain_sign(x, kCoeff));
 }
+
+// sigmoid_tile<.., true> as the card computes it (tt-metal's sigmoid_appx,
+// the same for Wormhole and Blackhole): one SFPLUT with the coefficient bytes
+// 0x3dff (0.2265625 |x| below 1), 0x21d8 (0.265625 |x| - 0.046875 below 2)
+// and 0xff10 (0.5 above), x's sign kept, then + 0.5 as a second SFPU
+// addition (its own rounding).
+double sigmoid_lut(float x) {
+  static constexpr uint32_t kCoeff[3] = {0x3dffu, 0x21d8u, 0xff10u};
+  return std::bit_cast<float>(sfpi::impl_::mad(sfplut_retain_sign(x, kCoeff), 0x3f800000u, 0x3f000000u));
+}
+// gelu_tile<true> as the card computes it (tt-llk's _calculate_gelu_appx_,
+// the same for Wormhole and Blackhole): 0.5 x (one SFPMUL) plus one SFPLUTFP32
+// over six ranges of |x| (cut at 0.5, 1, 1.5, 2 and 3; fp16 slope and offset
+// pairs, the result's own sign), the sum rounded once more. Above 3 the table
+// gives 0.5 |x|, so the result is x for positive x and 0 for negative.
+double gelu_lut(float x) {
+  static constexpr uint32_t kSlopes[3] = {0x37e7322bu, 0x38e138f3u, 0x38003852u};
+  static constexpr uint32_t kOffsets[3] = {0xb12286d8u, 0xb437b479u, 0x7c00afa4u};
+  static constexpr uint32_t kCuts[5] = {0x3f000000u, 0x3f800000u, 0x3fc00000u, 0x40000000u, 0x40400000u};
+  uint32_t w = std::bit_cast<uint32_t>(x), b = w & 0x7fffffffu;
+  int range = 0;
+  while (range < 5 && b >= kCuts[range]) range++;
+  int shift = range % 2 ? 16 : 0;
+  uint32_t slope = sfpi::impl_::lut16(kSlopes[range / 2] >> shift);
+  uint32_t offset = sfpi::impl_::lut16(kOffsets[range / 2] >> shift);
+  uint32_t table = sfpi::impl_::mad(slope, b, offset);
+  uint32_t half_x = sfpi::impl_::mad(w, 0x3f000000u, 0);
+  return std::bit_cast<float>(sfpi::impl_::mad(half_x, 0x3f800000u, table));
+}
+
 double bool_value(bool c) { return c ? 1.0 : 0.0; }
 
 // Exponentials, logarithms, roots, powers and sign operations.
@@ -179,10 +217,9 @@ bool activation(uint32_t op, const UnaryArgs& u, double& y) {
     case ZYX_SU_SELU: y = a * (x > 0 ? x : b * std::expm1(x)); break;  // (scale, alpha)
     case ZYX_SU_CELU: y = x > 0 ? x : a * std::expm1(x / a); break;  // (alpha, 1/alpha)
     case ZYX_SU_GELU: y = 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); break;
-    case ZYX_SU_GELU_APPROX:
-      y = 0.5 * x * (1 + std::tanh(std::sqrt(2 / kPi) * (x + 0.044715 * x * x * x)));
-      break;
-    case ZYX_SU_SIGMOID: case ZYX_SU_SIGMOID_APPROX: y = sigmoid(x); break;
+    case ZYX_SU_GELU_APPROX: y = gelu_lut(u.xf); break;
+    case ZYX_SU_SIGMOID: y = sigmoid(x); break;
+    case ZYX_SU_SIGMOID_APPROX: y = sigmoid_lut(u.xf); break;
     case ZYX_SU_SILU: case ZYX_SU_SWISH: y = x * sigmoid(x); break;
     case ZYX_SU_TANH: y = std::tanh(x); break;
     case ZYX_SU_TANH_APPROX: y = tanh_lut(u.xf); break;

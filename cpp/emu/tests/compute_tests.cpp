@@ -289,7 +289,6 @@ double digamma_ref(double x) {
 }
 
 void test_sfpu_unary(DeviceLayer& layer) {
-  const double pi = 3.14159265358979323846;
   auto sig = [](double x) { return 1 / (1 + std::exp(-x)); };
   auto sp = [](double x) { return std::log1p(std::exp(x)); };
   std::vector<UOp> ops = {
@@ -318,9 +317,8 @@ void test_sfpu_unary(DeviceLayer& layer) {
        [](double x) { return 1.0507009873554805 * (x > 0 ? x : 1.6732632423543772 * std::expm1(x)); },
        float_bits(1.0507009873554805f), float_bits(1.6732632423543772f), 0, 1e-5},
       {"celu_tile(0, p0, p1)", -3, 3, [](double x) { return x > 0 ? x : 2 * std::expm1(x / 2); }, float_bits(2.f), float_bits(0.5f)},
-      {"gelu_tile(0)", -3, 3, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }},
-      {"gelu_tile<true>(0)", -3, 3,
-       [pi](double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / pi) * (x + 0.044715 * x * x * x))); }},
+      // gelu_tile<true> (the default) is the card's table: sfpi_tests' approx group.
+      {"gelu_tile<false>(0)", -3, 3, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }},
       {"sigmoid_tile(0)", -6, 6, sig},
       {"silu_tile(0)", -6, 6, [sig](double x) { return x * sig(x); }},
       {"tanh_tile(0)", -3, 3, [](double x) { return std::tanh(x); }},

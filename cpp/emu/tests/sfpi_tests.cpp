@@ -7,6 +7,7 @@
 // whose product and sum fit the SFPU's 27-bit product), with the SFPU's
 // denormal and zero flushing applied, and from words worked out by hand from
 // the documented SFPMAD/SFPLUT/SFPSTORE models for the edge cases.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -404,6 +405,86 @@ void test_tanh_approx(DeviceLayer& layer) {
   CHECK(differ > 900);
 }
 ZYX_TEST(approx, test_tanh_approx);
+
+// sigmoid_tile<RC, true> is tt-metal's sigmoid_appx (Wormhole and Blackhole
+// alike): one SFPLUT with sign retained, 0.2265625 |x| below 1, 0.265625 |x|
+// - 0.046875 below 2, 0.5 above, then + 0.5 as a second rounded addition.
+// The piecewise line is coarse: up to about 0.12 off the true sigmoid (at
+// |x| = 2), which the exact mode does not show.
+void test_sigmoid_approx(DeviceLayer& layer) {
+  auto x = rand_words(11, -4.0f, 4.0f, 7);
+  x[0] = float_bits(0.5f), x[1] = float_bits(-1.5f), x[2] = float_bits(3.0f), x[3] = float_bits(-3.0f);
+  x[4] = 0x80000000u;
+  std::string call =
+      "copy_tile(0, 0, 1);\n"
+      "sigmoid_tile_init<true>();\n"
+      "sigmoid_tile<VectorMode::RC, true>(0);\n"
+      "sigmoid_tile_init();\n"
+      "sigmoid_tile(1);\n";
+  auto out = run_sfpi(layer, sfpi_kernel("", call), {x}, 0, 2);
+  int differ = 0;
+  float worst = 0;
+  for (int e = 0; e < 1024; e++) {
+    float m = std::fabs(bits_float(x[e]));
+    float a = m < 1.0f ? 0.2265625f : m < 2.0f ? 0.265625f : 0.0f, c = m < 1.0f ? 0.0f : m < 2.0f ? -0.046875f : 0.5f;
+    uint32_t want = flushed(bits_float(lut_ref(a, c, x[e], true)) + 0.5f);
+    check_word(out[e], want, "sigmoid approx " + std::to_string(e));
+    double exact = 1 / (1 + std::exp(-double(bits_float(x[e]))));
+    CHECK(std::fabs(bits_float(out[1024 + e]) - exact) <= 1e-6);
+    worst = std::max(worst, float(std::fabs(bits_float(out[e]) - exact)));
+    differ += out[e] != out[1024 + e];
+  }
+  // 0.5 -> 0.61328125, -1.5 -> 0.1484375, 3 -> 1, -3 -> 0, -0 -> 0.5
+  check_word(out[0], 0x3f1d0000, "sigmoid approx 0.5");
+  check_word(out[1], 0x3e180000, "sigmoid approx -1.5");
+  check_word(out[2], 0x3f800000, "sigmoid approx 3");
+  check_word(out[3], 0x00000000, "sigmoid approx -3");
+  check_word(out[4], 0x3f000000, "sigmoid approx -0");
+  CHECK(worst > 0.05f && worst < 0.125f);
+  CHECK(differ > 900);
+}
+ZYX_TEST(approx, test_sigmoid_approx);
+
+// gelu_tile<true> (tt-metal's default) is tt-llk's table form, the same for
+// Wormhole and Blackhole: 0.5 x + (a |x| + c), a and c fp16 per range of |x|
+// cut at 0.5, 1, 1.5, 2 and 3, the table term and the sum each rounded once.
+// Over [-4, 4] it stays within 0.0235 of erf's GELU (worst near |x| = 0.25).
+void test_gelu_approx(DeviceLayer& layer) {
+  static const uint32_t kSlope[6] = {0x322b, 0x37e7, 0x38f3, 0x38e1, 0x3852, 0x3800};
+  static const uint32_t kOffset[6] = {0x86d8, 0xb122, 0xb479, 0xb437, 0xafa4, 0x7c00};
+  static const float kCut[5] = {0.5f, 1.0f, 1.5f, 2.0f, 3.0f};
+  auto x = rand_words(12, -4.0f, 4.0f, 7);
+  x[0] = float_bits(1.25f), x[1] = float_bits(4.0f), x[2] = float_bits(-4.0f), x[3] = 0;
+  std::string call =
+      "copy_tile(0, 0, 1);\n"
+      "gelu_tile_init();\n"
+      "gelu_tile(0);\n"
+      "gelu_tile_init<false>();\n"
+      "gelu_tile<false>(1);\n";
+  auto out = run_sfpi(layer, sfpi_kernel("", call), {x}, 0, 2);
+  int differ = 0;
+  double worst = 0;
+  for (int e = 0; e < 1024; e++) {
+    float v = bits_float(x[e]);
+    int r = 0;
+    while (r < 5 && std::fabs(v) >= kCut[r]) r++;
+    float table = bits_float(lut_ref(lut16_ref(kSlope[r]), lut16_ref(kOffset[r]), x[e], false));
+    check_word(out[e], flushed(v * 0.5f + table), "gelu approx " + std::to_string(e));
+    double exact = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+    CHECK(std::fabs(bits_float(out[1024 + e]) - exact) <= 1e-6);
+    worst = std::max(worst, std::fabs(bits_float(out[e]) - exact));
+    differ += out[e] != out[1024 + e];
+  }
+  // 1.25: 0.625 + (0.61865234375 * 1.25 - 0.279541015625) = 1.1187744140625;
+  // 4 -> 2 + 2, -4 -> -2 + 2; 0 -> the first offset, -1.0443e-4.
+  check_word(out[0], 0x3f8f3400, "gelu approx 1.25");
+  check_word(out[1], 0x40800000, "gelu approx 4");
+  check_word(out[2], 0x00000000, "gelu approx -4");
+  check_word(out[3], 0xb8db0000, "gelu approx 0");
+  CHECK(worst > 0.005 && worst <= 0.0235);
+  CHECK(differ > 900);
+}
+ZYX_TEST(approx, test_gelu_approx);
 
 // ---- tt-metal's custom SFPI programming examples ----
 

@@ -140,11 +140,12 @@ ZYX_EMU_SFPU2(remainder, REMAINDER)
 
 // Ops whose approximate (fast) forms differ: the first bool template param
 // selects the approximation, as on hardware.
-#define ZYX_EMU_SFPU_APPROX(name, OP)                                                                 \
+#define ZYX_EMU_SFPU_APPROX(name, OP, DEFAULT)                                                        \
   ZYX_EMU_SFPU_OP(name, (uint32_t idst, int = 0), zyx_emu_c::su(approx ? ZYX_SU_##OP##_APPROX : ZYX_SU_##OP, idst), \
-                  bool approx = false, auto... P)
-ZYX_EMU_SFPU_APPROX(gelu, GELU)
-ZYX_EMU_SFPU_APPROX(tanh, TANH)
+                  bool approx = DEFAULT, auto... P)
+// tt-metal's gelu_tile defaults to its fast approximation, tanh_tile to exact.
+ZYX_EMU_SFPU_APPROX(gelu, GELU, true)
+ZYX_EMU_SFPU_APPROX(tanh, TANH, false)
 #undef ZYX_EMU_SFPU_APPROX
 template <bool approx = false, bool fast_and_approx = false, auto... P>
 ALWI void exp_tile_init() {}
