@@ -159,7 +159,8 @@ void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_
   }
   // An op that runs as the card's SFPI code stores as SFPSTORE does: a
   // 16-bit DST truncates.
-  if (op == ZYX_SU_TANH_APPROX && k == DstKind::BF16)
+  const bool card_sfpi = op == ZYX_SU_TANH_APPROX || op == ZYX_SU_SIGMOID_APPROX || op == ZYX_SU_GELU_APPROX;
+  if (card_sfpi && k == DstKind::BF16)
     for (int i = 0; i < 1024; i++) d[i] = sfpi::impl_::store_bf16(d[i]);
   dst_round(d, k);
   mark(dst, k);

@@ -483,6 +483,9 @@ void test_gelu_approx(DeviceLayer& layer) {
   check_word(out[3], 0xb8db0000, "gelu approx 0");
   CHECK(worst > 0.005 && worst <= 0.0235);
   CHECK(differ > 900);
+  // Into a 16-bit DST the result goes through SFPSTORE: truncated to bf16.
+  auto out16 = run_sfpi(layer, sfpi_kernel("", call), {x}, 0, 2, false);
+  for (int e = 0; e < 1024; e++) check_word(out16[e], out[e] & 0xffff0000u, "gelu approx bf16 " + std::to_string(e));
 }
 ZYX_TEST(approx, test_gelu_approx);
 
