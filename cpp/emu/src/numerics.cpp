@@ -285,8 +285,12 @@ typedef float vf16 __attribute__((vector_size(64)));
 
 namespace {
 
-// The operands of a matmul tile, split for the multipliers: exponent (0
-// for a zero), sign, and the two slices each phase may take.
+// The operands of a matmul tile, split for the multipliers: exponent (far
+// below any real one for a zero, so that a product with a zero operand
+// never sets its MVMUL group's exponent), sign, and the two slices each
+// phase may take (0 for a zero; SrcA's doubled, which the rounding of an
+// aligned product, (2 m + 2^d) >> (d + 1), wants).
+constexpr int32_t kZeroExp = -1024;
 struct Split {
   int32_t exp[1024];
   uint32_t sign[1024];
@@ -297,13 +301,20 @@ void split(const uint32_t* v, Split& s, bool srca) {
   for (int i = 0; i < 1024; i++) {
     uint32_t x = v[i];
     int32_t e = exp_of(x);
-    s.exp[i] = e;
+    s.exp[i] = e ? e : kZeroExp;
     s.sign[i] = x >> 31;
     uint32_t m = ((x >> 13) & 0x3ffu) | 0x400u;
-    s.hi[i] = e ? int32_t(srca ? m >> 6 : m >> 4) : 0;
-    s.lo[i] = e ? int32_t(srca ? (m >> 1) & 31u : (m & 15u) << 3) : 0;
+    s.hi[i] = e ? int32_t(srca ? (m >> 6) << 1 : m >> 4) : 0;
+    s.lo[i] = e ? int32_t(srca ? ((m >> 1) & 31u) << 1 : (m & 15u) << 3) : 0;
   }
 }
+
+// The alignment of one MVMUL group for 16 output columns (numerics_tiles.inc).
+struct GroupShape {
+  vi16 half[8], shift[8];  // 2^d and d + 1, d the product's distance (at most 30)
+  vi16 neg[8];             // -1 for a negative product, else 0
+  vi16 emax;                       // the largest exponent before the phase's correction
+};
 
 inline int fpos(int r, int c) { return ((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15) * 16 + (c & 15); }
 

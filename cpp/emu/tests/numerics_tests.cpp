@@ -352,6 +352,55 @@ void tiles() {
   }
 }
 
+// The matmul's tile path (alignment shared across phases, zero operands as
+// far-below exponents) against the element model, on random tiles of four
+// kinds: the mixed edge-case words above (zeros, denormals, exponent 255,
+// far-apart exponents), exponents within a few binades (most products
+// aligned by small shifts), products that cancel in pairs (k and k + 1 with
+// equal magnitudes, opposite signs) with small perturbations, and sparse
+// tiles (mostly zeros and denormals). Every fidelity, both DST widths, on
+// Wormhole and Blackhole, from a non-zero DST.
+void matmul_random() {
+  std::mt19937 rng(2024);
+  const Config bf16_bh{false, false};
+  auto fp = [](int r, int col) { return ((r >> 4) * 2 + (col >> 4)) * 256 + (r & 15) * 16 + (col & 15); };
+  auto near = [&](int e0) { return ((rng() & 1) << 31) | (uint32_t(e0 + int(rng() % 5)) << 23) | (rng() & 0x7fe000u); };
+  for (const Config& c : {kBf16, kFp32, kFp32Bh, bf16_bh}) {
+    for (int kind = 0; kind < 4; kind++) {
+      std::vector<uint32_t> a(1024), b(1024);  // a: in0 (SrcB), b: in1 (SrcA)
+      for (int i = 0; i < 1024; i++) {
+        if (kind == 0) a[i] = word(rng), b[i] = word(rng);
+        if (kind == 1 || kind == 2) a[i] = near(120), b[i] = near(125);
+        if (kind == 3) a[i] = rng() % 4 ? (rng() & 0x807fe000u) : word(rng), b[i] = rng() % 3 ? 0 : word(rng);
+      }
+      if (kind == 2)  // rows of in1 in pairs: k + 1 is -k, rarely nudged by one unit
+        for (int k = 0; k < 32; k += 2)
+          for (int col = 0; col < 32; col++) {
+            b[fp(k + 1, col)] = b[fp(k, col)] ^ 0x80000000u;
+            if (rng() % 8 == 0) b[fp(k + 1, col)] += 0x2000u;
+          }
+      for (int r = 0; r < 32 && kind == 2; r++)
+        for (int k = 0; k < 32; k += 2) a[fp(r, k + 1)] = a[fp(r, k)];
+      for (auto* t : {&a, &b})
+        for (auto& x : *t) x = src_operand(x, c.fp32_dest);
+      for (Fidelity f : {Fidelity::LoFi, Fidelity::HiFi2, Fidelity::HiFi3, Fidelity::HiFi4}) {
+        std::vector<uint32_t> want(1024), got(1024);
+        for (int i = 0; i < 1024; i++) want[i] = got[i] = (i % 2) ? near(118) & (c.fp32_dest ? ~0u : 0xffff0000u) : 0;
+        for (int p = 0; p < phases(f); p++)
+          for (int r = 0; r < 32; r++)
+            for (int col = 0; col < 32; col++)
+              for (int kh = 0; kh < 2; kh++)
+                want[fp(r, col)] =
+                    mvmul_phase(&b[fp(16 * kh, col)], 16, &a[fp(r, 16 * kh)], 1, want[fp(r, col)], p, c);
+        matmul_tile(a.data(), b.data(), got.data(), f, c);
+        int bad = 0;
+        for (int i = 0; i < 1024; i++) bad += got[i] != want[i];
+        EXPECT(bad, 0);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -363,6 +412,7 @@ int main() {
   packer_option_words();
   properties();
   tiles();
+  matmul_random();
   if (failures) {
     std::fprintf(stderr, "%d failure(s)\n", failures);
     return 1;
