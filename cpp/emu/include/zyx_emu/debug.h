@@ -923,3 +923,4 @@ inline void dprint_tensix_struct_field(uint32_t word, uint32_t mask, uint8_t sha
   d << ((word & mask) >> shamt) << ENDL();
 }
 
+#include "zyx_emu/debug_tensix_pack.h"

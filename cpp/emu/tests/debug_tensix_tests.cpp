@@ -1,0 +1,256 @@
+// dprint_tensix_pack.h's field printers: a compute kernel lays raw register
+// words over the packer structures and prints every field; the expected
+// lines are computed here from the words and tt-llk's Wormhole bit layout
+// (field offset and width), so the test checks the structures' layout as
+// well as each printer's name, order and base.
+#include <cstdio>
+
+#include "harness.hpp"
+
+using namespace zyx;
+using namespace zyx_test;
+
+namespace {
+
+// The register words the kernel prints (pack_config_t is four words).
+constexpr uint32_t kPackConfig[4] = {0x00400010u, 0x12345678u,
+                                     1u | (2u << 2) | (5u << 4) | (0u << 8) | (0xau << 12) | (1u << 16) |
+                                         (0x33u << 17) | (0xc4u << 24),
+                                     0xbeefu | (5u << 16) | (1u << 19) | (3u << 21) | (1u << 23) | (200u << 24)};
+constexpr uint32_t kRelu = 1u | (0u << 1) | (3u << 2) | (0x1234u << 6) | (1u << 22) | (5u << 23) | (1u << 26) |
+                           (0u << 27) | (6u << 28) | (1u << 31);
+constexpr uint32_t kDestRdCtrl = 1u | (0u << 1) | (1u << 2) | (1u << 3) | (0x5u << 4);
+constexpr uint32_t kEdgeOffset = 0xf0f0u | (1u << 16) | (1u << 17) | (2u << 19) | (3u << 21) | (0u << 23) |
+                                 (0x41u << 25);
+constexpr uint32_t kCounters = 16u | (4u << 8) | (100u << 16) | (1u << 23) | (9u << 24);
+constexpr uint32_t kStrides = 0x00400002u;
+
+std::string kernel_source() {
+  char words[512];
+  std::snprintf(words, sizeof words,
+                "const uint32_t pack_words[4] = {0x%xu, 0x%xu, 0x%xu, 0x%xu};\n"
+                "const uint32_t relu_word = 0x%xu, rd_word = 0x%xu, edge_word = 0x%xu, counters_word = 0x%xu,"
+                " strides_word = 0x%xu;\n",
+                kPackConfig[0], kPackConfig[1], kPackConfig[2], kPackConfig[3], kRelu, kDestRdCtrl, kEdgeOffset,
+                kCounters, kStrides);
+  return std::string("#include <cstring>\n#include \"debug/dprint_tensix_pack.h\"\n") + words + R"(
+template <typename T, size_t N>
+T overlay(const uint32_t (&w)[N]) { T t; std::memcpy(&t, w, sizeof t); return t; }
+#define FIELD(fn, s) do { DPRINT << #fn << ": "; fn(s); } while (0)
+namespace NAMESPACE {
+void MAIN {
+  auto pc = overlay<ckernel::packer::pack_config_t>(pack_words);
+  FIELD(dprint_tensix_pack_config_row_ptr_section_size, pc);
+  FIELD(dprint_tensix_pack_config_exp_section_size, pc);
+  FIELD(dprint_tensix_pack_config_l1_dest_addr, pc);
+  FIELD(dprint_tensix_pack_config_uncompressed, pc);
+  FIELD(dprint_tensix_pack_config_add_l1_dest_addr_offset, pc);
+  FIELD(dprint_tensix_pack_config_reserved_0, pc);
+  FIELD(dprint_tensix_pack_config_out_data_format, pc);
+  FIELD(dprint_tensix_pack_config_in_data_format, pc);
+  FIELD(dprint_tensix_pack_config_reserved_1, pc);
+  FIELD(dprint_tensix_pack_config_src_if_sel, pc);
+  FIELD(dprint_tensix_pack_config_pack_per_xy_plane, pc);
+  FIELD(dprint_tensix_pack_config_l1_src_addr, pc);
+  FIELD(dprint_tensix_pack_config_downsample_mask, pc);
+  FIELD(dprint_tensix_pack_config_downsample_shift_count, pc);
+  FIELD(dprint_tensix_pack_config_read_mode, pc);
+  FIELD(dprint_tensix_pack_config_exp_threshold_en, pc);
+  FIELD(dprint_tensix_pack_config_l1_acc_disable_pack_zero_flag, pc);
+  FIELD(dprint_tensix_pack_config_reserved_2, pc);
+  FIELD(dprint_tensix_pack_config_exp_threshold, pc);
+  DPRINT << "helper:" << ENDL();
+  dprint_tensix_pack_config_helper(pc);
+  const uint32_t relu_words[1] = {relu_word};
+  auto rc = overlay<ckernel::packer::relu_config_t>(relu_words);
+  FIELD(dprint_tensix_pack_relu_config_alu_acc_ctrl_zero_flag_disabled_src, rc);
+  FIELD(dprint_tensix_pack_relu_config_alu_acc_ctrl_zero_flag_disabled_dst, rc);
+  FIELD(dprint_tensix_pack_relu_config_stacc_relu_apply_relu, rc);
+  FIELD(dprint_tensix_pack_relu_config_stacc_relu_relu_threshold, rc);
+  FIELD(dprint_tensix_pack_relu_config_disable_risc_bp_disable_main, rc);
+  FIELD(dprint_tensix_pack_relu_config_disable_risc_bp_disable_trisc, rc);
+  FIELD(dprint_tensix_pack_relu_config_disable_risc_bp_disable_ncrisc, rc);
+  FIELD(dprint_tensix_pack_relu_config_disable_risc_bp_disable_bmp_clear_main, rc);
+  FIELD(dprint_tensix_pack_relu_config_disable_risc_bp_disable_bmp_clear_trisc, rc);
+  FIELD(dprint_tensix_pack_relu_config_disable_risc_bp_disable_bmp_clear_ncrisc, rc);
+  const uint32_t rd_words[1] = {rd_word};
+  auto rd = overlay<ckernel::packer::dest_rd_ctrl_t>(rd_words);
+  FIELD(dprint_tensix_pack_dest_rd_ctrl_pck_dest_rd_ctrl_read_32b_data, rd);
+  FIELD(dprint_tensix_pack_dest_rd_ctrl_pck_dest_rd_ctrl_read_unsigned, rd);
+  FIELD(dprint_tensix_pack_dest_rd_ctrl_pck_dest_rd_ctrl_read_int8, rd);
+  FIELD(dprint_tensix_pack_dest_rd_ctrl_pck_dest_rd_ctrl_round_10b_mant, rd);
+  FIELD(dprint_tensix_pack_dest_rd_ctrl_pck_dest_rd_ctrl_reserved, rd);
+  const uint32_t edge_words[1] = {edge_word};
+  auto eo = overlay<ckernel::packer::pck_edge_offset_t>(edge_words);
+  FIELD(dprint_tensix_pack_edge_offset_mask, eo);
+  FIELD(dprint_tensix_pack_edge_offset_mode, eo);
+  FIELD(dprint_tensix_pack_edge_offset_tile_row_set_select_pack0, eo);
+  FIELD(dprint_tensix_pack_edge_offset_tile_row_set_select_pack1, eo);
+  FIELD(dprint_tensix_pack_edge_offset_tile_row_set_select_pack2, eo);
+  FIELD(dprint_tensix_pack_edge_offset_tile_row_set_select_pack3, eo);
+  FIELD(dprint_tensix_pack_edge_offset_reserved, eo);
+  DPRINT << "edge 1:" << ENDL();
+  dprint_tensix_pack_edge_offset_helper(eo, 1);
+  DPRINT << "edge 2:" << ENDL();
+  dprint_tensix_pack_edge_offset_helper(eo, 2);
+  const uint32_t counters_words[1] = {counters_word};
+  auto ct = overlay<ckernel::packer::pack_counters_t>(counters_words);
+  FIELD(dprint_tensix_pack_counters_pack_per_xy_plane, ct);
+  FIELD(dprint_tensix_pack_counters_pack_reads_per_xy_plane, ct);
+  FIELD(dprint_tensix_pack_counters_pack_xys_per_til, ct);
+  FIELD(dprint_tensix_pack_counters_pack_yz_transposed, ct);
+  FIELD(dprint_tensix_pack_counters_pack_per_xy_plane_offset, ct);
+  DPRINT << "counters:" << ENDL();
+  dprint_tensix_pack_counters_helper(ct);
+  dprint_tensix_pack_strides_x_stride(strides_word);
+  dprint_tensix_pack_strides_y_stride(strides_word);
+  dprint_tensix_pack_strides_z_stride(strides_word);
+  dprint_tensix_pack_strides_w_stride(strides_word);
+}
+}
+)";
+}
+
+// A field as tt-llk lays it out: width bits from bit lo of word.
+uint32_t bits(uint32_t word, int lo, int width) {
+  return width == 32 ? word : (word >> lo) & ((1u << width) - 1);
+}
+std::string hex(uint32_t v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%x", v);
+  return b;
+}
+std::string dec(uint32_t v) { return std::to_string(v); }
+
+struct Expected {
+  std::string name;  // the field's name in the helpers' output
+  std::string value;
+};
+
+std::vector<Expected> pack_config_fields() {
+  const uint32_t* w = kPackConfig;
+  // out 5 is Float16_b, in 0 is Float32 (DataFormat values).
+  return {{"row_ptr_section_size", dec(bits(w[0], 0, 16))},
+          {"exp_section_size", dec(bits(w[0], 16, 16))},
+          {"l1_dest_addr", hex(w[1])},
+          {"uncompress", hex(bits(w[2], 0, 1))},
+          {"add_l1_dest_addr_offset", hex(bits(w[2], 1, 1))},
+          {"reserved_0", hex(bits(w[2], 2, 2))},
+          {"out_data_format", "Float16_b"},
+          {"in_data_format", "Float32"},
+          {"reserved_1", hex(bits(w[2], 12, 4))},
+          {"src_if_sel", hex(bits(w[2], 16, 1))},
+          {"pack_per_xy_plane", dec(bits(w[2], 17, 7))},
+          {"l1_src_addr", hex(bits(w[2], 24, 8))},
+          {"downsample_mask", hex(bits(w[3], 0, 16))},
+          {"downsample_shift_count", dec(bits(w[3], 16, 3))},
+          {"read_mode", hex(bits(w[3], 19, 1))},
+          {"exp_threshold_en", hex(bits(w[3], 20, 1))},
+          {"pack_l1_acc_disable_pack_zero_flag", hex(bits(w[3], 21, 2))},
+          {"reserved_2", hex(bits(w[3], 23, 1))},
+          {"exp_threshold", dec(bits(w[3], 24, 8))}};
+}
+
+std::vector<Expected> edge_offset_fields() {
+  const uint32_t w = kEdgeOffset;
+  return {{"mask", hex(bits(w, 0, 16))},
+          {"mode", hex(bits(w, 16, 1))},
+          {"tile_row_set_select_pack0", hex(bits(w, 17, 2))},
+          {"tile_row_set_select_pack1", hex(bits(w, 19, 2))},
+          {"tile_row_set_select_pack2", hex(bits(w, 21, 2))},
+          {"tile_row_set_select_pack3", hex(bits(w, 23, 2))},
+          {"reserved", hex(bits(w, 25, 7))}};
+}
+
+std::vector<Expected> counters_fields() {
+  const uint32_t w = kCounters;
+  return {{"pack_per_xy_plane", dec(bits(w, 0, 8))},
+          {"pack_reads_per_xy_plane", dec(bits(w, 8, 8))},
+          {"pack_xys_per_til", dec(bits(w, 16, 7))},
+          {"pack_yz_transposed", hex(bits(w, 23, 1))},
+          {"pack_per_xy_plane_offset", dec(bits(w, 24, 8))}};
+}
+
+// The per-field calls print "<function>: <value>"; fn_names give the
+// functions in the order the kernel calls them.
+void check_field_lines(const std::vector<std::string>& lines, size_t& at, const std::string& prefix,
+                       const std::vector<std::string>& fn_names, const std::vector<std::string>& values) {
+  CHECK_EQ(fn_names.size(), values.size());
+  for (size_t i = 0; i < fn_names.size(); i++) CHECK_EQ(lines.at(at++), prefix + fn_names[i] + ": " + values[i]);
+}
+
+void check_helper_lines(const std::vector<std::string>& lines, size_t& at, const std::string& prefix,
+                        const std::vector<Expected>& fields) {
+  for (auto& f : fields) CHECK_EQ(lines.at(at++), prefix + f.name + ": " + f.value);
+}
+
+std::vector<std::string> values_of(const std::vector<Expected>& fields) {
+  std::vector<std::string> v;
+  for (auto& f : fields) v.push_back(f.value);
+  return v;
+}
+
+void test_pack_field_printers(DeviceLayer& layer) {
+  GroupProgram p;
+  p.name = "dprint_tensix_pack";
+  p.compute.source = kernel_source();
+  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+  setenv("ZYX_EMU_DPRINT", "1", 1);
+  auto all = dprint_lines(capture_stderr([&] { layer.run(prog, {}, false); }));
+  unsetenv("ZYX_EMU_DPRINT");
+  layer.release(prog);
+  const std::string c = "dprint: core (0,0) compute: ";
+  std::vector<std::string> lines;
+  for (auto& l : all)
+    if (l.rfind(c, 0) == 0) lines.push_back(l);
+  size_t at = 0;
+  const std::string pc = "dprint_tensix_pack_config_";
+  check_field_lines(lines, at, c,
+                    {pc + "row_ptr_section_size", pc + "exp_section_size", pc + "l1_dest_addr", pc + "uncompressed",
+                     pc + "add_l1_dest_addr_offset", pc + "reserved_0", pc + "out_data_format", pc + "in_data_format",
+                     pc + "reserved_1", pc + "src_if_sel", pc + "pack_per_xy_plane", pc + "l1_src_addr",
+                     pc + "downsample_mask", pc + "downsample_shift_count", pc + "read_mode", pc + "exp_threshold_en",
+                     pc + "l1_acc_disable_pack_zero_flag", pc + "reserved_2", pc + "exp_threshold"},
+                    values_of(pack_config_fields()));
+  CHECK_EQ(lines.at(at++), c + "helper:");
+  check_helper_lines(lines, at, c, pack_config_fields());
+  const std::string rc = "dprint_tensix_pack_relu_config_";
+  check_field_lines(lines, at, c,
+                    {rc + "alu_acc_ctrl_zero_flag_disabled_src", rc + "alu_acc_ctrl_zero_flag_disabled_dst",
+                     rc + "stacc_relu_apply_relu", rc + "stacc_relu_relu_threshold", rc + "disable_risc_bp_disable_main",
+                     rc + "disable_risc_bp_disable_trisc", rc + "disable_risc_bp_disable_ncrisc",
+                     rc + "disable_risc_bp_disable_bmp_clear_main", rc + "disable_risc_bp_disable_bmp_clear_trisc",
+                     rc + "disable_risc_bp_disable_bmp_clear_ncrisc"},
+                    {hex(bits(kRelu, 0, 1)), hex(bits(kRelu, 1, 1)), hex(bits(kRelu, 2, 4)), dec(bits(kRelu, 6, 16)),
+                     hex(bits(kRelu, 22, 1)), hex(bits(kRelu, 23, 3)), hex(bits(kRelu, 26, 1)),
+                     hex(bits(kRelu, 27, 1)), hex(bits(kRelu, 28, 3)), hex(bits(kRelu, 31, 1))});
+  const std::string rd = "dprint_tensix_pack_dest_rd_ctrl_pck_dest_rd_ctrl_";
+  check_field_lines(lines, at, c,
+                    {rd + "read_32b_data", rd + "read_unsigned", rd + "read_int8", rd + "round_10b_mant",
+                     rd + "reserved"},
+                    {hex(bits(kDestRdCtrl, 0, 1)), hex(bits(kDestRdCtrl, 1, 1)), hex(bits(kDestRdCtrl, 2, 1)),
+                     hex(bits(kDestRdCtrl, 3, 1)), hex(bits(kDestRdCtrl, 4, 28))});
+  const std::string eo = "dprint_tensix_pack_edge_offset_";
+  std::vector<std::string> eo_fns;
+  for (auto& f : edge_offset_fields()) eo_fns.push_back(eo + f.name);
+  check_field_lines(lines, at, c, eo_fns, values_of(edge_offset_fields()));
+  CHECK_EQ(lines.at(at++), c + "edge 1:");
+  check_helper_lines(lines, at, c, edge_offset_fields());
+  CHECK_EQ(lines.at(at++), c + "edge 2:");  // registers 2-4 print only their mask
+  CHECK_EQ(lines.at(at++), c + "mask: " + edge_offset_fields()[0].value);
+  std::vector<std::string> ct_fns;
+  for (auto& f : counters_fields()) ct_fns.push_back("dprint_tensix_pack_counters_" + f.name);
+  check_field_lines(lines, at, c, ct_fns, values_of(counters_fields()));
+  CHECK_EQ(lines.at(at++), c + "counters:");
+  check_helper_lines(lines, at, c, counters_fields());
+  CHECK_EQ(lines.at(at++), c + "x_stride: " + dec(bits(kStrides, 0, 16)));
+  CHECK_EQ(lines.at(at++), c + "y_stride: " + dec(bits(kStrides, 16, 16)));
+  CHECK_EQ(lines.at(at++), c + "z_stride: " + dec(bits(kStrides, 0, 16)));
+  CHECK_EQ(lines.at(at++), c + "w_stride: " + dec(bits(kStrides, 16, 16)));
+  CHECK_EQ(at, lines.size());
+}
+ZYX_TEST(pack, test_pack_field_printers);
+
+}  // namespace
+
+int main(int argc, char** argv) { return group_main(argc, argv, "debug_tensix_"); }
