@@ -251,6 +251,162 @@ void test_pack_field_printers(DeviceLayer& layer) {
 }
 ZYX_TEST(pack, test_pack_field_printers);
 
+
+// One field of a register structure: its printer's name, the word and bit
+// it starts at, its width, and how tt-metal prints it.
+enum class Base { hex, dec, format };
+struct Field {
+  std::string printer;
+  int word, lo, width;
+  Base base;
+};
+
+// The DataFormat names of the values the test words use.
+std::string format_name(uint32_t v) {
+  switch (v) {
+    case 0: return "Float32";
+    case 1: return "Float16";
+    case 5: return "Float16_b";
+    case 6: return "Bfp8_b";
+    case 8: return "Int32";
+    case 9: return "UInt16";
+    case 14: return "Int8";
+    default: return "?";
+  }
+}
+
+std::string expected_value(const Field& f, const std::vector<uint32_t>& words) {
+  uint32_t v = bits(words.at(f.word), f.lo, f.width);
+  return f.base == Base::hex ? hex(v) : f.base == Base::dec ? dec(v) : format_name(v);
+}
+
+// A kernel that overlays `words` on `type` and calls every printer of
+// `fields` as "<printer>: <value>", then `helper` (when given) after a
+// "helper:" line.
+std::string overlay_kernel(const std::string& type, const std::vector<uint32_t>& words,
+                           const std::vector<Field>& fields, const std::string& helper) {
+  std::string src = "#include <cstring>\n#include \"debug/dprint_tensix_unpack.h\"\nnamespace NAMESPACE {\nvoid MAIN {\n";
+  src += "  const uint32_t words[" + std::to_string(words.size()) + "] = {";
+  for (size_t i = 0; i < words.size(); i++) src += (i ? ", " : "") + std::to_string(words[i]) + "u";
+  src += "};\n  " + type + " s;\n  std::memcpy(&s, words, sizeof s);\n";
+  for (auto& f : fields) src += "  DPRINT << \"" + f.printer + ": \";\n  " + f.printer + "(s);\n";
+  if (!helper.empty()) src += "  DPRINT << \"helper:\" << ENDL();\n  " + helper + "(s);\n";
+  return src + "}\n}\n";
+}
+
+std::vector<std::string> compute_lines(DeviceLayer& layer, const std::string& name, const std::string& source) {
+  GroupProgram p;
+  p.name = name;
+  p.compute.source = source;
+  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+  setenv("ZYX_EMU_DPRINT", "1", 1);
+  auto all = dprint_lines(capture_stderr([&] { layer.run(prog, {}, false); }));
+  unsetenv("ZYX_EMU_DPRINT");
+  layer.release(prog);
+  std::vector<std::string> lines;
+  const std::string c = "dprint: core (0,0) compute: ";
+  for (auto& l : all)
+    if (l.rfind(c, 0) == 0) lines.push_back(l.substr(c.size()));
+  return lines;
+}
+
+// Runs the overlay kernel and checks each printer's line, then the helper's
+// "label: value" lines (labels: the helper's field names in its order, each
+// printed as the printer of the same position in helper_fields prints it).
+void check_overlay(DeviceLayer& layer, const std::string& type, const std::vector<uint32_t>& words,
+                   const std::vector<Field>& fields, const std::string& helper,
+                   const std::vector<std::pair<std::string, std::string>>& helper_lines) {
+  auto lines = compute_lines(layer, "overlay", overlay_kernel(type, words, fields, helper));
+  size_t at = 0;
+  for (auto& f : fields) CHECK_EQ(lines.at(at++), f.printer + ": " + expected_value(f, words));
+  if (!helper.empty()) {
+    CHECK_EQ(lines.at(at++), std::string("helper:"));
+    for (auto& [label, value] : helper_lines) CHECK_EQ(lines.at(at++), label + ": " + value);
+  }
+  CHECK_EQ(at, lines.size());
+}
+
+std::string value_of(const std::vector<Field>& fields, const std::string& printer, const std::vector<uint32_t>& w) {
+  for (auto& f : fields)
+    if (f.printer == printer) return expected_value(f, w);
+  throw Failure("no field " + printer);
+}
+
+void test_unpack_tile_descriptor(DeviceLayer& layer) {
+  const std::string p = "dprint_tensix_unpack_tile_descriptor_";
+  // in Float16_b, uncompressed, reserved 5, 3 blobs, reserved 0xa, x 256;
+  // y 2, z 3; w 4, blobs_y_start low half 0x0007; high half 0x0001, digest
+  // type 0xab, size 17.
+  const std::vector<uint32_t> w = {5u | (1u << 4) | (5u << 5) | (3u << 8) | (0xau << 12) | (256u << 16),
+                                   2u | (3u << 16), 4u | (7u << 16), 1u | (0xabu << 16) | (17u << 24)};
+  const std::vector<Field> f = {{p + "in_data_format", 0, 0, 4, Base::format}, {p + "uncompressed", 0, 4, 1, Base::hex},
+                                {p + "reserved_0", 0, 5, 3, Base::hex},       {p + "blobs_per_xy_plane", 0, 8, 4, Base::dec},
+                                {p + "reserved_1", 0, 12, 4, Base::hex},      {p + "x_dim", 0, 16, 16, Base::dec},
+                                {p + "y_dim", 1, 0, 16, Base::dec},           {p + "z_dim", 1, 16, 16, Base::dec},
+                                {p + "w_dim", 2, 0, 16, Base::dec},           {p + "digest_type", 3, 16, 8, Base::hex},
+                                {p + "digest_size", 3, 24, 8, Base::dec}};
+  // blobs_y_start joins the high half-word (word 3) above the low (word 2).
+  const std::string y_start = dec((bits(w[3], 0, 16) << 16) | bits(w[2], 16, 16));
+  std::vector<Field> all = f;
+  std::vector<std::pair<std::string, std::string>> helper;
+  for (auto& x : f) {
+    std::string label = x.printer.substr(p.size());
+    if (label == "digest_type") helper.push_back({"blobs_y_start", y_start});
+    helper.push_back({label, expected_value(x, w)});
+  }
+  check_overlay(layer, "ckernel::unpacker::unpack_tile_descriptor_t", w, all, p + "helper", helper);
+  // The joined field on its own (called in the helper's place).
+  std::string src = overlay_kernel("ckernel::unpacker::unpack_tile_descriptor_t", w, {}, p + "blobs_y_start");
+  auto lines = compute_lines(layer, "y_start", src);
+  CHECK_EQ(lines.size(), size_t(2));
+  CHECK_EQ(lines.at(1), y_start);
+  CHECK_EQ(y_start, std::string("65543"));  // 1 << 16 | 7
+}
+ZYX_TEST(unpack, test_unpack_tile_descriptor);
+
+void test_unpack_config(DeviceLayer& layer) {
+  const std::string p = "dprint_tensix_unpack_config_";
+  const std::vector<uint32_t> w = {
+      6u | (2u << 4) | (1u << 6) | (1u << 8) | (0u << 9) | (1u << 10) | (1u << 11) | (3u << 12) | (1u << 14) |
+          (1u << 15) | (300u << 16),
+      0xfu | (0x5u << 4) | (1u << 8) | (0x3u << 9) | (0xau << 16) | (0x6u << 20) | (0x81u << 24),
+      0x1abcdu | (0x12u << 17), 70000u | (0x7fffu << 17)};
+  const std::vector<Field> f = {
+      {p + "out_data_format", 0, 0, 4, Base::format},    {p + "throttle_mode", 0, 4, 2, Base::hex},
+      {p + "context_count", 0, 6, 2, Base::hex},         {p + "haloize_mode", 0, 8, 1, Base::hex},
+      {p + "tileize_mode", 0, 9, 1, Base::hex},          {p + "unpack_src_reg_set_update", 0, 10, 1, Base::hex},
+      {p + "unpack_if_sel", 0, 11, 1, Base::hex},        {p + "upsample_rate", 0, 12, 2, Base::dec},
+      {p + "reserved_1", 0, 14, 1, Base::hex},           {p + "upsample_and_interlave", 0, 15, 1, Base::hex},
+      {p + "shift_amount", 0, 16, 16, Base::dec},        {p + "uncompress_cntx0_3", 1, 0, 4, Base::hex},
+      {p + "unpack_if_sel_cntx0_3", 1, 4, 4, Base::hex}, {p + "force_shared_exp", 1, 8, 1, Base::hex},
+      {p + "reserved_2", 1, 9, 7, Base::hex},            {p + "uncompress_cntx4_7", 1, 16, 4, Base::hex},
+      {p + "unpack_if_sel_cntx4_7", 1, 20, 4, Base::hex}, {p + "reserved_3", 1, 24, 8, Base::hex},
+      {p + "limit_addr", 2, 0, 17, Base::hex},           {p + "reserved_4", 2, 17, 15, Base::hex},
+      {p + "fifo_size", 3, 0, 17, Base::dec},            {p + "reserved_5", 3, 17, 15, Base::hex}};
+  std::vector<std::pair<std::string, std::string>> helper;
+  for (auto& x : f) helper.push_back({x.printer.substr(p.size()), expected_value(x, w)});
+  check_overlay(layer, "ckernel::unpacker::unpack_config_t", w, f, p + "helper", helper);
+}
+ZYX_TEST(unpack, test_unpack_config);
+
+void test_alu_config(DeviceLayer& layer) {
+  const std::string p = "dprint_tensix_alu_config_alu_";
+  const std::vector<uint32_t> w = {1u | (0u << 1) | (1u << 2) | (0x2a5u << 3) | (1u << 13) | (0u << 14) | (1u << 15) |
+                                   (0u << 16) | (5u << 17) | (6u << 21) | (0u << 25) | (1u << 29) | (0u << 30) |
+                                   (1u << 31)};
+  const std::vector<Field> f = {
+      {p + "rounding_mode_fpu_srnd_en", 0, 0, 1, Base::hex},   {p + "rounding_mode_gasket_srnd_en", 0, 1, 1, Base::hex},
+      {p + "rounding_mode_packer_srnd_en", 0, 2, 1, Base::hex}, {p + "rounding_mode_padding", 0, 3, 10, Base::hex},
+      {p + "rounding_mode_gs_lf", 0, 13, 1, Base::hex},         {p + "rounding_mode_bfp8_hf", 0, 14, 1, Base::hex},
+      {p + "format_spec_reg0_srcaunsigned", 0, 15, 1, Base::hex},
+      {p + "format_spec_reg0_srcbunsigned", 0, 16, 1, Base::hex},
+      {p + "format_spec_reg0_srca", 0, 17, 4, Base::format},    {p + "format_spec_reg1_srcb", 0, 21, 4, Base::format},
+      {p + "format_spec_reg2_dstacc", 0, 25, 4, Base::format},  {p + "acc_ctrl_fp32_enabled", 0, 29, 1, Base::hex},
+      {p + "acc_ctrl_sfpu_fp32_enabled", 0, 30, 1, Base::hex},  {p + "acc_ctrl_int8_math_enabled", 0, 31, 1, Base::hex}};
+  check_overlay(layer, "ckernel::unpacker::alu_config_t", w, f, "", {});
+}
+ZYX_TEST(unpack, test_alu_config);
+
 }  // namespace
 
 int main(int argc, char** argv) { return group_main(argc, argv, "debug_tensix_"); }

@@ -924,3 +924,4 @@ inline void dprint_tensix_struct_field(uint32_t word, uint32_t mask, uint8_t sha
 }
 
 #include "zyx_emu/debug_tensix_pack.h"
+#include "zyx_emu/debug_tensix_unpack.h"
