@@ -407,6 +407,27 @@ void test_alu_config(DeviceLayer& layer) {
 }
 ZYX_TEST(unpack, test_alu_config);
 
+// assert_and_hang: the run error of ASSERT, at the line the kernel passes.
+void test_assert_and_hang(DeviceLayer& layer) {
+  GroupProgram p;
+  p.name = "assert_and_hang";
+  p.compute.source = "namespace NAMESPACE {\nvoid MAIN {\n  assert_and_hang(42);\n}\n}\n";
+  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+  std::string msg = expect_error("run_error", [&] { layer.run(prog, {}, false); });
+  layer.release(prog);
+  CHECK(msg.find("compute (compute)") != std::string::npos);
+  CHECK(msg.find("ASSERT(assert_and_hang) failed at compute.cpp:42") != std::string::npos);
+  GroupProgram r;
+  r.name = "assert_and_hang_kind";
+  r.reader.source = "void kernel_main() {\n  assert_and_hang(__LINE__, DebugAssertRtaOutOfBounds);\n}\n";
+  prog = layer.compile(one_group_program(r, 1, 1));
+  msg = expect_error("run_error", [&] { layer.run(prog, {}, false); });
+  layer.release(prog);
+  CHECK(msg.find("reader (riscv_0)") != std::string::npos);
+  CHECK(msg.find("ASSERT(assert_and_hang, assert type 8) failed at reader.cpp:2") != std::string::npos);
+}
+ZYX_TEST(assert, test_assert_and_hang);
+
 }  // namespace
 
 int main(int argc, char** argv) { return group_main(argc, argv, "debug_tensix_"); }

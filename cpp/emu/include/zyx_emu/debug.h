@@ -726,6 +726,30 @@ inline uint32_t U32(uint32_t v) { return v; }
 #endif
 // The last waypoint of each section shows in deadlock reports.
 #define WAYPOINT(x) ZYX_API.waypoint(x)
+// tt-metal's assert kinds (hostdev/dev_msgs.h), which its watcher reports.
+enum debug_assert_type_t {
+  DebugAssertOK = 2,
+  DebugAssertTripped = 3,
+  DebugAssertNCriscNOCReadsFlushedTripped = 4,
+  DebugAssertNCriscNOCNonpostedWritesSentTripped = 5,
+  DebugAssertNCriscNOCNonpostedAtomicsFlushedTripped = 6,
+  DebugAssertNCriscNOCPostedWritesSentTripped = 7,
+  DebugAssertRtaOutOfBounds = 8,
+  DebugAssertCrtaOutOfBounds = 9,
+  DebugAssertHwFault = 10,
+};
+// What a failing ASSERT calls on a card: here the same run error as ASSERT,
+// at the line the caller passes in the caller's file; a kind other than
+// DebugAssertTripped is named by its number.
+inline void assert_and_hang(uint32_t line_num, debug_assert_type_t assert_type = DebugAssertTripped,
+                            const char* file = __builtin_FILE()) {
+  char what[48];
+  if (assert_type == DebugAssertTripped)
+    std::snprintf(what, sizeof what, "assert_and_hang");
+  else
+    std::snprintf(what, sizeof what, "assert_and_hang, assert type %d", static_cast<int>(assert_type));
+  ZYX_API.assert_fail(what, file, line_num);
+}
 
 // ---- debug checkpoints (api/debug/checkpoint.h): accepted, no effect ----
 // tt-metal builds them only with its checkpoint feature on, which stops a
