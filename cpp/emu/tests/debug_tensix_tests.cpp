@@ -428,6 +428,37 @@ void test_assert_and_hang(DeviceLayer& layer) {
 }
 ZYX_TEST(assert, test_assert_and_hang);
 
+// The DST row addressing and word helpers of dprint_tensix.h, on values
+// worked out by hand from tt-metal's bit rules.
+void test_row_helpers(DeviceLayer& layer) {
+  const char* src = R"(
+namespace NAMESPACE {
+void MAIN {
+  DPRINT << "remap " << get_remapped_row_id(0x08) << " " << get_remapped_row_id(0x30) << " "
+         << get_remapped_row_id(0x3f) << " " << get_remapped_row_id(0x41) << ENDL();
+  DPRINT << "swizzle " << get_swizzled_row_id(0x10) << " " << get_swizzled_row_id(0x14) << " "
+         << get_swizzled_row_id(0x18) << " " << get_swizzled_row_id(0x1c) << " " << get_swizzled_row_id(0x04) << " "
+         << get_swizzled_row_id(0x08) << " " << get_swizzled_row_id(0x0d) << ENDL();
+  DPRINT << "logical " << get_logical_row_id(2, 3, 5) << ENDL();
+  DPRINT << "dest " << get_dest_row_id(181, false) << " " << get_dest_row_id(181, true) << ENDL();
+  DPRINT << "words " << lo_word(0x12345678u) << " " << hi_word(0x12345678u) << ENDL();
+  DPRINT << HEX() << "f32 " << reconstruct_float32(0x407fu, 0) << " " << reconstruct_float32(0xff80u, 0x1234u) << ENDL();
+}
+}
+)";
+  auto lines = compute_lines(layer, "row_helpers", src);
+  CHECK_EQ(lines.size(), size_t(6));
+  CHECK_EQ(lines[0], std::string("remap 32 24 63 65"));          // 0x20 0x18 0x3f 0x41
+  CHECK_EQ(lines[1], std::string("swizzle 24 16 28 20 8 4 13"));  // 0x18 0x10 0x1c 0x14 0x08 0x04 0x0d
+  CHECK_EQ(lines[2], std::string("logical 181"));                 // 2*64 + 3*16 + 5
+  CHECK_EQ(lines[3], std::string("dest 181 357"));                // 0xb5 -> (0xb0 << 1) | 5
+  CHECK_EQ(lines[4], std::string("words 22136 4660"));            // 0x5678 0x1234
+  // 1.5f (0x3fc00000) from exponent 0x7f and mantissa 0x40; sign, exponent
+  // 0x80, mantissa 0x7f and low half 0x1234.
+  CHECK_EQ(lines[5], std::string("f32 3fc00000 c07f1234"));
+}
+ZYX_TEST(rows, test_row_helpers);
+
 }  // namespace
 
 int main(int argc, char** argv) { return group_main(argc, argv, "debug_tensix_"); }
