@@ -339,12 +339,12 @@ void test_unpack_tile_descriptor(DeviceLayer& layer) {
   // type 0xab, size 17.
   const std::vector<uint32_t> w = {5u | (1u << 4) | (5u << 5) | (3u << 8) | (0xau << 12) | (256u << 16),
                                    2u | (3u << 16), 4u | (7u << 16), 1u | (0xabu << 16) | (17u << 24)};
-  const std::vector<Field> f = {{p + "in_data_format", 0, 0, 4, Base::format}, {p + "uncompressed", 0, 4, 1, Base::hex},
-                                {p + "reserved_0", 0, 5, 3, Base::hex},       {p + "blobs_per_xy_plane", 0, 8, 4, Base::dec},
-                                {p + "reserved_1", 0, 12, 4, Base::hex},      {p + "x_dim", 0, 16, 16, Base::dec},
-                                {p + "y_dim", 1, 0, 16, Base::dec},           {p + "z_dim", 1, 16, 16, Base::dec},
-                                {p + "w_dim", 2, 0, 16, Base::dec},           {p + "digest_type", 3, 16, 8, Base::hex},
-                                {p + "digest_size", 3, 24, 8, Base::dec}};
+  const std::vector<Field> f = {{"dprint_tensix_unpack_tile_descriptor_in_data_format", 0, 0, 4, Base::format}, {"dprint_tensix_unpack_tile_descriptor_uncompressed", 0, 4, 1, Base::hex},
+                                {"dprint_tensix_unpack_tile_descriptor_reserved_0", 0, 5, 3, Base::hex},       {"dprint_tensix_unpack_tile_descriptor_blobs_per_xy_plane", 0, 8, 4, Base::dec},
+                                {"dprint_tensix_unpack_tile_descriptor_reserved_1", 0, 12, 4, Base::hex},      {"dprint_tensix_unpack_tile_descriptor_x_dim", 0, 16, 16, Base::dec},
+                                {"dprint_tensix_unpack_tile_descriptor_y_dim", 1, 0, 16, Base::dec},           {"dprint_tensix_unpack_tile_descriptor_z_dim", 1, 16, 16, Base::dec},
+                                {"dprint_tensix_unpack_tile_descriptor_w_dim", 2, 0, 16, Base::dec},           {"dprint_tensix_unpack_tile_descriptor_digest_type", 3, 16, 8, Base::hex},
+                                {"dprint_tensix_unpack_tile_descriptor_digest_size", 3, 24, 8, Base::dec}};
   // blobs_y_start joins the high half-word (word 3) above the low (word 2).
   const std::string y_start = dec((bits(w[3], 0, 16) << 16) | bits(w[2], 16, 16));
   std::vector<Field> all = f;
@@ -354,9 +354,9 @@ void test_unpack_tile_descriptor(DeviceLayer& layer) {
     if (label == "digest_type") helper.push_back({"blobs_y_start", y_start});
     helper.push_back({label, expected_value(x, w)});
   }
-  check_overlay(layer, "ckernel::unpacker::unpack_tile_descriptor_t", w, all, p + "helper", helper);
+  check_overlay(layer, "ckernel::unpacker::unpack_tile_descriptor_t", w, all, "dprint_tensix_unpack_tile_descriptor_helper", helper);
   // The joined field on its own (called in the helper's place).
-  std::string src = overlay_kernel("ckernel::unpacker::unpack_tile_descriptor_t", w, {}, p + "blobs_y_start");
+  std::string src = overlay_kernel("ckernel::unpacker::unpack_tile_descriptor_t", w, {}, "dprint_tensix_unpack_tile_descriptor_blobs_y_start");
   auto lines = compute_lines(layer, "y_start", src);
   CHECK_EQ(lines.size(), size_t(2));
   CHECK_EQ(lines.at(1), y_start);
@@ -372,37 +372,36 @@ void test_unpack_config(DeviceLayer& layer) {
       0xfu | (0x5u << 4) | (1u << 8) | (0x3u << 9) | (0xau << 16) | (0x6u << 20) | (0x81u << 24),
       0x1abcdu | (0x12u << 17), 70000u | (0x7fffu << 17)};
   const std::vector<Field> f = {
-      {p + "out_data_format", 0, 0, 4, Base::format},    {p + "throttle_mode", 0, 4, 2, Base::hex},
-      {p + "context_count", 0, 6, 2, Base::hex},         {p + "haloize_mode", 0, 8, 1, Base::hex},
-      {p + "tileize_mode", 0, 9, 1, Base::hex},          {p + "unpack_src_reg_set_update", 0, 10, 1, Base::hex},
-      {p + "unpack_if_sel", 0, 11, 1, Base::hex},        {p + "upsample_rate", 0, 12, 2, Base::dec},
-      {p + "reserved_1", 0, 14, 1, Base::hex},           {p + "upsample_and_interlave", 0, 15, 1, Base::hex},
-      {p + "shift_amount", 0, 16, 16, Base::dec},        {p + "uncompress_cntx0_3", 1, 0, 4, Base::hex},
-      {p + "unpack_if_sel_cntx0_3", 1, 4, 4, Base::hex}, {p + "force_shared_exp", 1, 8, 1, Base::hex},
-      {p + "reserved_2", 1, 9, 7, Base::hex},            {p + "uncompress_cntx4_7", 1, 16, 4, Base::hex},
-      {p + "unpack_if_sel_cntx4_7", 1, 20, 4, Base::hex}, {p + "reserved_3", 1, 24, 8, Base::hex},
-      {p + "limit_addr", 2, 0, 17, Base::hex},           {p + "reserved_4", 2, 17, 15, Base::hex},
-      {p + "fifo_size", 3, 0, 17, Base::dec},            {p + "reserved_5", 3, 17, 15, Base::hex}};
+      {"dprint_tensix_unpack_config_out_data_format", 0, 0, 4, Base::format},    {"dprint_tensix_unpack_config_throttle_mode", 0, 4, 2, Base::hex},
+      {"dprint_tensix_unpack_config_context_count", 0, 6, 2, Base::hex},         {"dprint_tensix_unpack_config_haloize_mode", 0, 8, 1, Base::hex},
+      {"dprint_tensix_unpack_config_tileize_mode", 0, 9, 1, Base::hex},          {"dprint_tensix_unpack_config_unpack_src_reg_set_update", 0, 10, 1, Base::hex},
+      {"dprint_tensix_unpack_config_unpack_if_sel", 0, 11, 1, Base::hex},        {"dprint_tensix_unpack_config_upsample_rate", 0, 12, 2, Base::dec},
+      {"dprint_tensix_unpack_config_reserved_1", 0, 14, 1, Base::hex},           {"dprint_tensix_unpack_config_upsample_and_interlave", 0, 15, 1, Base::hex},
+      {"dprint_tensix_unpack_config_shift_amount", 0, 16, 16, Base::dec},        {"dprint_tensix_unpack_config_uncompress_cntx0_3", 1, 0, 4, Base::hex},
+      {"dprint_tensix_unpack_config_unpack_if_sel_cntx0_3", 1, 4, 4, Base::hex}, {"dprint_tensix_unpack_config_force_shared_exp", 1, 8, 1, Base::hex},
+      {"dprint_tensix_unpack_config_reserved_2", 1, 9, 7, Base::hex},            {"dprint_tensix_unpack_config_uncompress_cntx4_7", 1, 16, 4, Base::hex},
+      {"dprint_tensix_unpack_config_unpack_if_sel_cntx4_7", 1, 20, 4, Base::hex}, {"dprint_tensix_unpack_config_reserved_3", 1, 24, 8, Base::hex},
+      {"dprint_tensix_unpack_config_limit_addr", 2, 0, 17, Base::hex},           {"dprint_tensix_unpack_config_reserved_4", 2, 17, 15, Base::hex},
+      {"dprint_tensix_unpack_config_fifo_size", 3, 0, 17, Base::dec},            {"dprint_tensix_unpack_config_reserved_5", 3, 17, 15, Base::hex}};
   std::vector<std::pair<std::string, std::string>> helper;
   for (auto& x : f) helper.push_back({x.printer.substr(p.size()), expected_value(x, w)});
-  check_overlay(layer, "ckernel::unpacker::unpack_config_t", w, f, p + "helper", helper);
+  check_overlay(layer, "ckernel::unpacker::unpack_config_t", w, f, "dprint_tensix_unpack_config_helper", helper);
 }
 ZYX_TEST(unpack, test_unpack_config);
 
 void test_alu_config(DeviceLayer& layer) {
-  const std::string p = "dprint_tensix_alu_config_alu_";
   const std::vector<uint32_t> w = {1u | (0u << 1) | (1u << 2) | (0x2a5u << 3) | (1u << 13) | (0u << 14) | (1u << 15) |
                                    (0u << 16) | (5u << 17) | (6u << 21) | (0u << 25) | (1u << 29) | (0u << 30) |
                                    (1u << 31)};
   const std::vector<Field> f = {
-      {p + "rounding_mode_fpu_srnd_en", 0, 0, 1, Base::hex},   {p + "rounding_mode_gasket_srnd_en", 0, 1, 1, Base::hex},
-      {p + "rounding_mode_packer_srnd_en", 0, 2, 1, Base::hex}, {p + "rounding_mode_padding", 0, 3, 10, Base::hex},
-      {p + "rounding_mode_gs_lf", 0, 13, 1, Base::hex},         {p + "rounding_mode_bfp8_hf", 0, 14, 1, Base::hex},
-      {p + "format_spec_reg0_srcaunsigned", 0, 15, 1, Base::hex},
-      {p + "format_spec_reg0_srcbunsigned", 0, 16, 1, Base::hex},
-      {p + "format_spec_reg0_srca", 0, 17, 4, Base::format},    {p + "format_spec_reg1_srcb", 0, 21, 4, Base::format},
-      {p + "format_spec_reg2_dstacc", 0, 25, 4, Base::format},  {p + "acc_ctrl_fp32_enabled", 0, 29, 1, Base::hex},
-      {p + "acc_ctrl_sfpu_fp32_enabled", 0, 30, 1, Base::hex},  {p + "acc_ctrl_int8_math_enabled", 0, 31, 1, Base::hex}};
+      {"dprint_tensix_alu_config_alu_rounding_mode_fpu_srnd_en", 0, 0, 1, Base::hex},   {"dprint_tensix_alu_config_alu_rounding_mode_gasket_srnd_en", 0, 1, 1, Base::hex},
+      {"dprint_tensix_alu_config_alu_rounding_mode_packer_srnd_en", 0, 2, 1, Base::hex}, {"dprint_tensix_alu_config_alu_rounding_mode_padding", 0, 3, 10, Base::hex},
+      {"dprint_tensix_alu_config_alu_rounding_mode_gs_lf", 0, 13, 1, Base::hex},         {"dprint_tensix_alu_config_alu_rounding_mode_bfp8_hf", 0, 14, 1, Base::hex},
+      {"dprint_tensix_alu_config_alu_format_spec_reg0_srcaunsigned", 0, 15, 1, Base::hex},
+      {"dprint_tensix_alu_config_alu_format_spec_reg0_srcbunsigned", 0, 16, 1, Base::hex},
+      {"dprint_tensix_alu_config_alu_format_spec_reg0_srca", 0, 17, 4, Base::format},    {"dprint_tensix_alu_config_alu_format_spec_reg1_srcb", 0, 21, 4, Base::format},
+      {"dprint_tensix_alu_config_alu_format_spec_reg2_dstacc", 0, 25, 4, Base::format},  {"dprint_tensix_alu_config_alu_acc_ctrl_fp32_enabled", 0, 29, 1, Base::hex},
+      {"dprint_tensix_alu_config_alu_acc_ctrl_sfpu_fp32_enabled", 0, 30, 1, Base::hex},  {"dprint_tensix_alu_config_alu_acc_ctrl_int8_math_enabled", 0, 31, 1, Base::hex}};
   check_overlay(layer, "ckernel::unpacker::alu_config_t", w, f, "", {});
 }
 ZYX_TEST(unpack, test_alu_config);
