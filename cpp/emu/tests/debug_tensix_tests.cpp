@@ -458,6 +458,32 @@ void MAIN {
 }
 ZYX_TEST(rows, test_row_helpers);
 
+// dprint_tile.h's format predicates over every DataFormat, against
+// tt-metal's tables written out here.
+void test_tile_format_helpers(DeviceLayer& layer) {
+  const char* src = R"(
+namespace NAMESPACE {
+void MAIN {
+  const DataFormat formats[] = {DataFormat::Float32, DataFormat::Float16, DataFormat::Bfp8, DataFormat::Bfp4,
+                                DataFormat::Tf32, DataFormat::Float16_b, DataFormat::Bfp8_b, DataFormat::Bfp4_b,
+                                DataFormat::Int32, DataFormat::UInt16, DataFormat::Lf8, DataFormat::Bfp2,
+                                DataFormat::Int8, DataFormat::Bfp2_b, DataFormat::UInt32, DataFormat::UInt8};
+  for (DataFormat f : formats)
+    DPRINT << (uint32_t)f << " " << dprint_datum_size(f) << " " << (uint32_t)is_bfp(f) << " "
+           << (uint32_t)is_supported_format(f) << ENDL();
+}
+}
+)";
+  auto lines = compute_lines(layer, "tile_formats", src);
+  // format, bytes per datum, block float, printable by TileSlice
+  const std::vector<std::string> want = {"0 4 0 1",  "1 2 0 0",  "2 1 1 0",  "3 1 1 0",  "4 0 0 0",  "5 2 0 1",
+                                         "6 1 1 1",  "7 1 1 1",  "8 4 0 1",  "9 2 0 1",  "10 1 0 0", "11 1 1 0",
+                                         "14 1 0 1", "15 1 1 0", "24 4 0 1", "30 1 0 1"};
+  CHECK_EQ(lines.size(), want.size());
+  for (size_t i = 0; i < want.size(); i++) CHECK_EQ(lines[i], want[i]);
+}
+ZYX_TEST(rows, test_tile_format_helpers);
+
 }  // namespace
 
 int main(int argc, char** argv) { return group_main(argc, argv, "debug_tensix_"); }

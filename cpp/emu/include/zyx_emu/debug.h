@@ -987,5 +987,34 @@ inline uint32_t reconstruct_float32(uint32_t float16, uint32_t mantissa16) {
   return ((float16 & 0x8000u) << 16) | ((float16 & 0xffu) << 23) | ((float16 & 0x7f00u) << 8) | mantissa16;
 }
 
+// ---- dprint_tile.h: the data formats tt-metal's tile printer handles ----
+// Bytes per datum as the printer steps (block-float formats: one byte).
+constexpr uint32_t dprint_datum_size(const DataFormat& format) {
+  switch (format) {
+    case DataFormat::Float32: case DataFormat::UInt32: case DataFormat::Int32: return 4;
+    case DataFormat::UInt16: case DataFormat::Float16: case DataFormat::Float16_b: return 2;
+    case DataFormat::Bfp2: case DataFormat::Bfp2_b: case DataFormat::Bfp4: case DataFormat::Bfp4_b:
+    case DataFormat::Bfp8: case DataFormat::Bfp8_b: case DataFormat::Int8: case DataFormat::Lf8:
+    case DataFormat::UInt8: return 1;
+    default: return 0;
+  }
+}
+constexpr bool is_bfp(const DataFormat& format) {
+  switch (format) {
+    case DataFormat::Bfp2: case DataFormat::Bfp2_b: case DataFormat::Bfp4: case DataFormat::Bfp4_b:
+    case DataFormat::Bfp8: case DataFormat::Bfp8_b: return true;
+    default: return false;
+  }
+}
+// The formats tt-metal's TileSlice prints (others print an error there).
+constexpr bool is_supported_format(const DataFormat& format) {
+  switch (format) {
+    case DataFormat::Bfp4_b: case DataFormat::Bfp8_b: case DataFormat::Float16_b: case DataFormat::Float32:
+    case DataFormat::Int8: case DataFormat::UInt8: case DataFormat::UInt16: case DataFormat::UInt32:
+    case DataFormat::Int32: return true;
+    default: return false;
+  }
+}
+
 #include "zyx_emu/debug_tensix_pack.h"
 #include "zyx_emu/debug_tensix_unpack.h"
