@@ -217,7 +217,8 @@ void test_pack_field_printers(DeviceLayer& layer) {
   const std::string rc = "dprint_tensix_pack_relu_config_";
   check_field_lines(lines, at, c,
                     {rc + "alu_acc_ctrl_zero_flag_disabled_src", rc + "alu_acc_ctrl_zero_flag_disabled_dst",
-                     rc + "stacc_relu_apply_relu", rc + "stacc_relu_relu_threshold", rc + "disable_risc_bp_disable_main",
+                     rc + "stacc_relu_apply_relu", rc + "stacc_relu_relu_threshold",
+                     rc + "disable_risc_bp_disable_main",
                      rc + "disable_risc_bp_disable_trisc", rc + "disable_risc_bp_disable_ncrisc",
                      rc + "disable_risc_bp_disable_bmp_clear_main", rc + "disable_risc_bp_disable_bmp_clear_trisc",
                      rc + "disable_risc_bp_disable_bmp_clear_ncrisc"},
@@ -285,7 +286,8 @@ std::string expected_value(const Field& f, const std::vector<uint32_t>& words) {
 // "helper:" line.
 std::string overlay_kernel(const std::string& type, const std::vector<uint32_t>& words,
                            const std::vector<Field>& fields, const std::string& helper) {
-  std::string src = "#include <cstring>\n#include \"debug/dprint_tensix_unpack.h\"\nnamespace NAMESPACE {\nvoid MAIN {\n";
+  std::string src = "#include <cstring>\n#include \"debug/dprint_tensix_unpack.h\"\n";
+  src += "namespace NAMESPACE {\nvoid MAIN {\n";
   src += "  const uint32_t words[" + std::to_string(words.size()) + "] = {";
   for (size_t i = 0; i < words.size(); i++) src += (i ? ", " : "") + std::to_string(words[i]) + "u";
   src += "};\n  " + type + " s;\n  std::memcpy(&s, words, sizeof s);\n";
@@ -339,12 +341,18 @@ void test_unpack_tile_descriptor(DeviceLayer& layer) {
   // type 0xab, size 17.
   const std::vector<uint32_t> w = {5u | (1u << 4) | (5u << 5) | (3u << 8) | (0xau << 12) | (256u << 16),
                                    2u | (3u << 16), 4u | (7u << 16), 1u | (0xabu << 16) | (17u << 24)};
-  const std::vector<Field> f = {{"dprint_tensix_unpack_tile_descriptor_in_data_format", 0, 0, 4, Base::format}, {"dprint_tensix_unpack_tile_descriptor_uncompressed", 0, 4, 1, Base::hex},
-                                {"dprint_tensix_unpack_tile_descriptor_reserved_0", 0, 5, 3, Base::hex},       {"dprint_tensix_unpack_tile_descriptor_blobs_per_xy_plane", 0, 8, 4, Base::dec},
-                                {"dprint_tensix_unpack_tile_descriptor_reserved_1", 0, 12, 4, Base::hex},      {"dprint_tensix_unpack_tile_descriptor_x_dim", 0, 16, 16, Base::dec},
-                                {"dprint_tensix_unpack_tile_descriptor_y_dim", 1, 0, 16, Base::dec},           {"dprint_tensix_unpack_tile_descriptor_z_dim", 1, 16, 16, Base::dec},
-                                {"dprint_tensix_unpack_tile_descriptor_w_dim", 2, 0, 16, Base::dec},           {"dprint_tensix_unpack_tile_descriptor_digest_type", 3, 16, 8, Base::hex},
-                                {"dprint_tensix_unpack_tile_descriptor_digest_size", 3, 24, 8, Base::dec}};
+  const std::vector<Field> f = {
+      {"dprint_tensix_unpack_tile_descriptor_in_data_format", 0, 0, 4, Base::format},
+      {"dprint_tensix_unpack_tile_descriptor_uncompressed", 0, 4, 1, Base::hex},
+      {"dprint_tensix_unpack_tile_descriptor_reserved_0", 0, 5, 3, Base::hex},
+      {"dprint_tensix_unpack_tile_descriptor_blobs_per_xy_plane", 0, 8, 4, Base::dec},
+      {"dprint_tensix_unpack_tile_descriptor_reserved_1", 0, 12, 4, Base::hex},
+      {"dprint_tensix_unpack_tile_descriptor_x_dim", 0, 16, 16, Base::dec},
+      {"dprint_tensix_unpack_tile_descriptor_y_dim", 1, 0, 16, Base::dec},
+      {"dprint_tensix_unpack_tile_descriptor_z_dim", 1, 16, 16, Base::dec},
+      {"dprint_tensix_unpack_tile_descriptor_w_dim", 2, 0, 16, Base::dec},
+      {"dprint_tensix_unpack_tile_descriptor_digest_type", 3, 16, 8, Base::hex},
+      {"dprint_tensix_unpack_tile_descriptor_digest_size", 3, 24, 8, Base::dec}};
   // blobs_y_start joins the high half-word (word 3) above the low (word 2).
   const std::string y_start = dec((bits(w[3], 0, 16) << 16) | bits(w[2], 16, 16));
   std::vector<Field> all = f;
@@ -354,9 +362,11 @@ void test_unpack_tile_descriptor(DeviceLayer& layer) {
     if (label == "digest_type") helper.push_back({"blobs_y_start", y_start});
     helper.push_back({label, expected_value(x, w)});
   }
-  check_overlay(layer, "ckernel::unpacker::unpack_tile_descriptor_t", w, all, "dprint_tensix_unpack_tile_descriptor_helper", helper);
+  check_overlay(layer, "ckernel::unpacker::unpack_tile_descriptor_t", w, all,
+                "dprint_tensix_unpack_tile_descriptor_helper", helper);
   // The joined field on its own (called in the helper's place).
-  std::string src = overlay_kernel("ckernel::unpacker::unpack_tile_descriptor_t", w, {}, "dprint_tensix_unpack_tile_descriptor_blobs_y_start");
+  std::string src = overlay_kernel("ckernel::unpacker::unpack_tile_descriptor_t", w, {},
+                                   "dprint_tensix_unpack_tile_descriptor_blobs_y_start");
   auto lines = compute_lines(layer, "y_start", src);
   CHECK_EQ(lines.size(), size_t(2));
   CHECK_EQ(lines.at(1), y_start);
@@ -372,17 +382,28 @@ void test_unpack_config(DeviceLayer& layer) {
       0xfu | (0x5u << 4) | (1u << 8) | (0x3u << 9) | (0xau << 16) | (0x6u << 20) | (0x81u << 24),
       0x1abcdu | (0x12u << 17), 70000u | (0x7fffu << 17)};
   const std::vector<Field> f = {
-      {"dprint_tensix_unpack_config_out_data_format", 0, 0, 4, Base::format},    {"dprint_tensix_unpack_config_throttle_mode", 0, 4, 2, Base::hex},
-      {"dprint_tensix_unpack_config_context_count", 0, 6, 2, Base::hex},         {"dprint_tensix_unpack_config_haloize_mode", 0, 8, 1, Base::hex},
-      {"dprint_tensix_unpack_config_tileize_mode", 0, 9, 1, Base::hex},          {"dprint_tensix_unpack_config_unpack_src_reg_set_update", 0, 10, 1, Base::hex},
-      {"dprint_tensix_unpack_config_unpack_if_sel", 0, 11, 1, Base::hex},        {"dprint_tensix_unpack_config_upsample_rate", 0, 12, 2, Base::dec},
-      {"dprint_tensix_unpack_config_reserved_1", 0, 14, 1, Base::hex},           {"dprint_tensix_unpack_config_upsample_and_interlave", 0, 15, 1, Base::hex},
-      {"dprint_tensix_unpack_config_shift_amount", 0, 16, 16, Base::dec},        {"dprint_tensix_unpack_config_uncompress_cntx0_3", 1, 0, 4, Base::hex},
-      {"dprint_tensix_unpack_config_unpack_if_sel_cntx0_3", 1, 4, 4, Base::hex}, {"dprint_tensix_unpack_config_force_shared_exp", 1, 8, 1, Base::hex},
-      {"dprint_tensix_unpack_config_reserved_2", 1, 9, 7, Base::hex},            {"dprint_tensix_unpack_config_uncompress_cntx4_7", 1, 16, 4, Base::hex},
-      {"dprint_tensix_unpack_config_unpack_if_sel_cntx4_7", 1, 20, 4, Base::hex}, {"dprint_tensix_unpack_config_reserved_3", 1, 24, 8, Base::hex},
-      {"dprint_tensix_unpack_config_limit_addr", 2, 0, 17, Base::hex},           {"dprint_tensix_unpack_config_reserved_4", 2, 17, 15, Base::hex},
-      {"dprint_tensix_unpack_config_fifo_size", 3, 0, 17, Base::dec},            {"dprint_tensix_unpack_config_reserved_5", 3, 17, 15, Base::hex}};
+      {"dprint_tensix_unpack_config_out_data_format", 0, 0, 4, Base::format},
+      {"dprint_tensix_unpack_config_throttle_mode", 0, 4, 2, Base::hex},
+      {"dprint_tensix_unpack_config_context_count", 0, 6, 2, Base::hex},
+      {"dprint_tensix_unpack_config_haloize_mode", 0, 8, 1, Base::hex},
+      {"dprint_tensix_unpack_config_tileize_mode", 0, 9, 1, Base::hex},
+      {"dprint_tensix_unpack_config_unpack_src_reg_set_update", 0, 10, 1, Base::hex},
+      {"dprint_tensix_unpack_config_unpack_if_sel", 0, 11, 1, Base::hex},
+      {"dprint_tensix_unpack_config_upsample_rate", 0, 12, 2, Base::dec},
+      {"dprint_tensix_unpack_config_reserved_1", 0, 14, 1, Base::hex},
+      {"dprint_tensix_unpack_config_upsample_and_interlave", 0, 15, 1, Base::hex},
+      {"dprint_tensix_unpack_config_shift_amount", 0, 16, 16, Base::dec},
+      {"dprint_tensix_unpack_config_uncompress_cntx0_3", 1, 0, 4, Base::hex},
+      {"dprint_tensix_unpack_config_unpack_if_sel_cntx0_3", 1, 4, 4, Base::hex},
+      {"dprint_tensix_unpack_config_force_shared_exp", 1, 8, 1, Base::hex},
+      {"dprint_tensix_unpack_config_reserved_2", 1, 9, 7, Base::hex},
+      {"dprint_tensix_unpack_config_uncompress_cntx4_7", 1, 16, 4, Base::hex},
+      {"dprint_tensix_unpack_config_unpack_if_sel_cntx4_7", 1, 20, 4, Base::hex},
+      {"dprint_tensix_unpack_config_reserved_3", 1, 24, 8, Base::hex},
+      {"dprint_tensix_unpack_config_limit_addr", 2, 0, 17, Base::hex},
+      {"dprint_tensix_unpack_config_reserved_4", 2, 17, 15, Base::hex},
+      {"dprint_tensix_unpack_config_fifo_size", 3, 0, 17, Base::dec},
+      {"dprint_tensix_unpack_config_reserved_5", 3, 17, 15, Base::hex}};
   std::vector<std::pair<std::string, std::string>> helper;
   for (auto& x : f) helper.push_back({x.printer.substr(p.size()), expected_value(x, w)});
   check_overlay(layer, "ckernel::unpacker::unpack_config_t", w, f, "dprint_tensix_unpack_config_helper", helper);
@@ -394,14 +415,20 @@ void test_alu_config(DeviceLayer& layer) {
                                    (0u << 16) | (5u << 17) | (6u << 21) | (0u << 25) | (1u << 29) | (0u << 30) |
                                    (1u << 31)};
   const std::vector<Field> f = {
-      {"dprint_tensix_alu_config_alu_rounding_mode_fpu_srnd_en", 0, 0, 1, Base::hex},   {"dprint_tensix_alu_config_alu_rounding_mode_gasket_srnd_en", 0, 1, 1, Base::hex},
-      {"dprint_tensix_alu_config_alu_rounding_mode_packer_srnd_en", 0, 2, 1, Base::hex}, {"dprint_tensix_alu_config_alu_rounding_mode_padding", 0, 3, 10, Base::hex},
-      {"dprint_tensix_alu_config_alu_rounding_mode_gs_lf", 0, 13, 1, Base::hex},         {"dprint_tensix_alu_config_alu_rounding_mode_bfp8_hf", 0, 14, 1, Base::hex},
+      {"dprint_tensix_alu_config_alu_rounding_mode_fpu_srnd_en", 0, 0, 1, Base::hex},
+      {"dprint_tensix_alu_config_alu_rounding_mode_gasket_srnd_en", 0, 1, 1, Base::hex},
+      {"dprint_tensix_alu_config_alu_rounding_mode_packer_srnd_en", 0, 2, 1, Base::hex},
+      {"dprint_tensix_alu_config_alu_rounding_mode_padding", 0, 3, 10, Base::hex},
+      {"dprint_tensix_alu_config_alu_rounding_mode_gs_lf", 0, 13, 1, Base::hex},
+      {"dprint_tensix_alu_config_alu_rounding_mode_bfp8_hf", 0, 14, 1, Base::hex},
       {"dprint_tensix_alu_config_alu_format_spec_reg0_srcaunsigned", 0, 15, 1, Base::hex},
       {"dprint_tensix_alu_config_alu_format_spec_reg0_srcbunsigned", 0, 16, 1, Base::hex},
-      {"dprint_tensix_alu_config_alu_format_spec_reg0_srca", 0, 17, 4, Base::format},    {"dprint_tensix_alu_config_alu_format_spec_reg1_srcb", 0, 21, 4, Base::format},
-      {"dprint_tensix_alu_config_alu_format_spec_reg2_dstacc", 0, 25, 4, Base::format},  {"dprint_tensix_alu_config_alu_acc_ctrl_fp32_enabled", 0, 29, 1, Base::hex},
-      {"dprint_tensix_alu_config_alu_acc_ctrl_sfpu_fp32_enabled", 0, 30, 1, Base::hex},  {"dprint_tensix_alu_config_alu_acc_ctrl_int8_math_enabled", 0, 31, 1, Base::hex}};
+      {"dprint_tensix_alu_config_alu_format_spec_reg0_srca", 0, 17, 4, Base::format},
+      {"dprint_tensix_alu_config_alu_format_spec_reg1_srcb", 0, 21, 4, Base::format},
+      {"dprint_tensix_alu_config_alu_format_spec_reg2_dstacc", 0, 25, 4, Base::format},
+      {"dprint_tensix_alu_config_alu_acc_ctrl_fp32_enabled", 0, 29, 1, Base::hex},
+      {"dprint_tensix_alu_config_alu_acc_ctrl_sfpu_fp32_enabled", 0, 30, 1, Base::hex},
+      {"dprint_tensix_alu_config_alu_acc_ctrl_int8_math_enabled", 0, 31, 1, Base::hex}};
   check_overlay(layer, "ckernel::unpacker::alu_config_t", w, f, "", {});
 }
 ZYX_TEST(unpack, test_alu_config);
@@ -441,7 +468,8 @@ void MAIN {
   DPRINT << "logical " << get_logical_row_id(2, 3, 5) << ENDL();
   DPRINT << "dest " << get_dest_row_id(181, false) << " " << get_dest_row_id(181, true) << ENDL();
   DPRINT << "words " << lo_word(0x12345678u) << " " << hi_word(0x12345678u) << ENDL();
-  DPRINT << HEX() << "f32 " << reconstruct_float32(0x407fu, 0) << " " << reconstruct_float32(0xff80u, 0x1234u) << ENDL();
+  DPRINT << HEX() << "f32 " << reconstruct_float32(0x407fu, 0) << " " << reconstruct_float32(0xff80u, 0x1234u)
+         << ENDL();
 }
 }
 )";
