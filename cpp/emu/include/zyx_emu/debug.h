@@ -726,6 +726,30 @@ inline uint32_t U32(uint32_t v) { return v; }
 #endif
 // The last waypoint of each section shows in deadlock reports.
 #define WAYPOINT(x) ZYX_API.waypoint(x)
+// tt-metal's assert kinds (hostdev/dev_msgs.h), which its watcher reports.
+enum debug_assert_type_t {
+  DebugAssertOK = 2,
+  DebugAssertTripped = 3,
+  DebugAssertNCriscNOCReadsFlushedTripped = 4,
+  DebugAssertNCriscNOCNonpostedWritesSentTripped = 5,
+  DebugAssertNCriscNOCNonpostedAtomicsFlushedTripped = 6,
+  DebugAssertNCriscNOCPostedWritesSentTripped = 7,
+  DebugAssertRtaOutOfBounds = 8,
+  DebugAssertCrtaOutOfBounds = 9,
+  DebugAssertHwFault = 10,
+};
+// What a failing ASSERT calls on a card: here the same run error as ASSERT,
+// at the line the caller passes in the caller's file; a kind other than
+// DebugAssertTripped is named by its number.
+inline void assert_and_hang(uint32_t line_num, debug_assert_type_t assert_type = DebugAssertTripped,
+                            const char* file = __builtin_FILE()) {
+  char what[48];
+  if (assert_type == DebugAssertTripped)
+    std::snprintf(what, sizeof what, "assert_and_hang");
+  else
+    std::snprintf(what, sizeof what, "assert_and_hang, assert type %d", static_cast<int>(assert_type));
+  ZYX_API.assert_fail(what, file, line_num);
+}
 
 // ---- debug checkpoints (api/debug/checkpoint.h): accepted, no effect ----
 // tt-metal builds them only with its checkpoint feature on, which stops a
@@ -923,3 +947,74 @@ inline void dprint_tensix_struct_field(uint32_t word, uint32_t mask, uint8_t sha
   d << ((word & mask) >> shamt) << ENDL();
 }
 
+// ---- dprint_tensix.h: DST row addressing and word helpers ----
+// tt-metal's DST row dumps address DST rows through these; the emulator's
+// dprint_tensix_dest_reg reads its DST model directly, and kernels may call
+// them for their own arithmetic.
+constexpr uint16_t NUM_FACES_PER_TILE = 4;
+constexpr uint16_t NUM_ROWS_PER_FACE = 16;
+constexpr uint16_t NUM_ROWS_PER_TILE = NUM_FACES_PER_TILE * NUM_ROWS_PER_FACE;
+// Blackhole's DEST_ACCESS_CFG_remap_addrs: row bits 5:3 rotate (bit 3 to 5,
+// bits 5:4 to 4:3).
+inline uint16_t get_remapped_row_id(uint16_t row_id) {
+  return static_cast<uint16_t>((row_id & 0xffc7) | ((row_id & 0x0008) << 2) | ((row_id & 0x0030) >> 1));
+}
+// Blackhole's DEST_ACCESS_CFG_swizzle_32b: row bits 3:2 permuted, by bit 4.
+inline uint16_t get_swizzled_row_id(uint16_t row_id) {
+  const uint16_t rest = row_id & 0xfff3;
+  if (!(row_id & 0x10)) return static_cast<uint16_t>(rest | ((row_id & 0x4) << 1) | ((row_id & 0x8) >> 1));
+  static constexpr uint16_t kBits32[4] = {0x8, 0x0, 0xc, 0x4};
+  return static_cast<uint16_t>(rest | kBits32[(row_id & 0xc) >> 2]);
+}
+inline uint16_t get_logical_row_id(uint16_t tile_id, uint16_t face_id, uint16_t row_id) {
+  return static_cast<uint16_t>(NUM_ROWS_PER_TILE * tile_id + NUM_ROWS_PER_FACE * face_id + row_id);
+}
+// The DST row of a logical row: with 32-bit DST each group of 8 rows is
+// followed by the 8 rows of its low mantissa halves. Blackhole's remap and
+// swizzle flags are configuration registers the emulator does not keep: they
+// count as off.
+inline uint16_t get_dest_row_id(uint16_t logical_row_id, bool is_float32) {
+  uint16_t row = logical_row_id;
+  if (is_float32) row = static_cast<uint16_t>(((row & 0xfff8) << 1) | (row & 0x7));
+  return row;
+}
+inline uint16_t lo_word(uint32_t dword) { return static_cast<uint16_t>(dword & 0xffff); }
+inline uint16_t hi_word(uint32_t dword) { return lo_word(dword >> 16); }
+// A float32 from DST's two halves: the high half holds sign (bit 15), the
+// top 7 mantissa bits (14:8) and the exponent (7:0); the low half the other
+// 16 mantissa bits.
+inline uint32_t reconstruct_float32(uint32_t float16, uint32_t mantissa16) {
+  return ((float16 & 0x8000u) << 16) | ((float16 & 0xffu) << 23) | ((float16 & 0x7f00u) << 8) | mantissa16;
+}
+
+// ---- dprint_tile.h: the data formats tt-metal's tile printer handles ----
+// Bytes per datum as the printer steps (block-float formats: one byte).
+constexpr uint32_t dprint_datum_size(const DataFormat& format) {
+  switch (format) {
+    case DataFormat::Float32: case DataFormat::UInt32: case DataFormat::Int32: return 4;
+    case DataFormat::UInt16: case DataFormat::Float16: case DataFormat::Float16_b: return 2;
+    case DataFormat::Bfp2: case DataFormat::Bfp2_b: case DataFormat::Bfp4: case DataFormat::Bfp4_b:
+    case DataFormat::Bfp8: case DataFormat::Bfp8_b: case DataFormat::Int8: case DataFormat::Lf8:
+    case DataFormat::UInt8: return 1;
+    default: return 0;
+  }
+}
+constexpr bool is_bfp(const DataFormat& format) {
+  switch (format) {
+    case DataFormat::Bfp2: case DataFormat::Bfp2_b: case DataFormat::Bfp4: case DataFormat::Bfp4_b:
+    case DataFormat::Bfp8: case DataFormat::Bfp8_b: return true;
+    default: return false;
+  }
+}
+// The formats tt-metal's TileSlice prints (others print an error there).
+constexpr bool is_supported_format(const DataFormat& format) {
+  switch (format) {
+    case DataFormat::Bfp4_b: case DataFormat::Bfp8_b: case DataFormat::Float16_b: case DataFormat::Float32:
+    case DataFormat::Int8: case DataFormat::UInt8: case DataFormat::UInt16: case DataFormat::UInt32:
+    case DataFormat::Int32: return true;
+    default: return false;
+  }
+}
+
+#include "zyx_emu/debug_tensix_pack.h"
+#include "zyx_emu/debug_tensix_unpack.h"
