@@ -1,7 +1,8 @@
 // Tests of the data-movement calls tt-metal's address generators are built
 // from: the interleaved_addr_gen helpers (bank, row and NOC node of a page),
 // each generator's get_addr, MUL_WITH_TILE_SIZE, make_array and
-// int32_greater. The expected
+// int32_greater; and the tensor accessor's runtime-arg offsets, DRAM bank
+// bases and page and shard views. The expected
 // values are worked by hand from the n150 board: 12 DRAM banks at NOC
 // (0, bank), 64 L1 banks (bank b is worker node (b % 8 + 1, b / 8 + 1)), DRAM
 // alignment 32 and L1 alignment 16.
@@ -19,11 +20,13 @@ using namespace zyx_test;
 namespace {
 
 // A one-core program whose reader writes `words` 32-bit words to DRAM.
-std::vector<uint32_t> run_words(DeviceLayer& layer, const std::string& reader, uint32_t words) {
+std::vector<uint32_t> run_words(DeviceLayer& layer, const std::string& reader, uint32_t words,
+                                std::vector<Arg> compile_args = {}) {
   GroupProgram p;
   p.name = "api_more";
   p.params = {P("out", "global_mut", "u32")};
   p.reader.source = reader;
+  p.reader.compile_args = std::move(compile_args);
   p.reader.runtime_args = {L("buffer_addr", 0)};
   p.cbs = {CB(0, "UInt32", 128, 1)};
   uint64_t buf = layer.alloc(4 * words, dram_spec(4 * words), nullptr);
@@ -122,5 +125,54 @@ void test_addrgen_helpers(DeviceLayer& layer) {
   });
 }
 ZYX_TEST(api_more, test_addrgen_helpers);
+
+// A sharded accessor from literal compile-time args (no buffer behind it:
+// only addresses are computed): L1, 2048-byte pages, rank 2, 2 banks, tensor
+// 2 x 2 pages, shards of 1 x 2, bank 0 at node (1, 1) (this core) and bank 1
+// at node (2, 1).
+const char* kAccessorViews = R"(
+#include "dataflow_api.h"
+void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0);
+  volatile uint32_t* w = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));
+  uint32_t i = 0;
+  constexpr auto args = TensorAccessorArgs<0>(3u);
+  w[i++] = args.rank_crta_offset() * 10000 + args.num_banks_crta_offset() * 1000 +
+           args.tensor_shape_crta_offset() * 100 + args.shard_shape_crta_offset() * 10 + args.bank_coords_crta_offset();
+  w[i++] = TensorAccessorArgs<0, 7>().bank_coords_crta_offset();
+  uint64_t bank = tensor_accessor::get_dram_bank_base_offset(17, 1);
+  w[i++] = uint32_t(bank >> 32);
+  w[i++] = uint32_t(bank);
+  w[i++] = bank == get_noc_addr_from_bank_id<true>(5, 0);
+  auto s = TensorAccessor(TensorAccessorArgs<0>(), 0x10000, 2048);
+  w[i++] = ShardView(s).is_local_shard(0, noc_index) * 10 + ShardView(s).is_local_shard(1, noc_index);
+  uint64_t page = PageView(s).get_noc_addr(1, 4, noc_index);
+  w[i++] = uint32_t(page >> 32);
+  w[i++] = uint32_t(page);
+  uint64_t shard = ShardView(s).get_noc_addr(1, 8, noc_index);
+  w[i++] = uint32_t(shard >> 32);
+  w[i++] = uint32_t(shard);
+  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 4 * i);
+  noc_async_write_barrier();
+}
+)";
+
+void test_accessor_views(DeviceLayer& layer) {
+  auto v = run_words(layer, kAccessorViews, 10,
+                     {C(1), C(2048), C(2), C(2), C(2), C(2), C(1), C(2), C(0x02010101)});
+  check_words(v, {
+      33333,    // no runtime parts: each starts at the crta offset given, 3
+      7,        // or at the one in the type
+      5120,     // bank 17 is DRAM bank 5, node (0, 5): (5 << 6) << 36, high word
+      0,        // its base: no offset
+      1,        // the same as get_noc_addr_from_bank_id
+      10,       // shard 0 is this core's (node (1, 1)), shard 1 is not
+      1040,     // page 1 is page 1 of shard 0, on node (1, 1): (1 << 6 | 1) << 36
+      0x10804,  // base 0x10000 + 2048 + offset 4
+      1056,     // shard 1 is on node (2, 1): (1 << 6 | 2) << 36
+      0x10008,  // at its start + offset 8
+  });
+}
+ZYX_TEST(api_more, test_accessor_views);
 
 }  // namespace

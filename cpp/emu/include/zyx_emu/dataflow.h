@@ -409,6 +409,12 @@ struct ArgsConfig {
   constexpr explicit ArgsConfig(Underlying b) : bits(b) {}
   constexpr bool test(ArgConfig c) const { return (bits & static_cast<Underlying>(c)) != 0; }
 };
+// The NOC address of the start of DRAM bank bank_id % banks, on NOC noc.
+FORCE_INLINE uint64_t get_dram_bank_base_offset(uint32_t bank_id, uint8_t noc) {
+  namespace ag = ckernel::interleaved_addr_gen;
+  uint32_t bank = ag::get_bank_index<true>(bank_id, ag::get_bank_offset_index<true>(bank_id));
+  return ckernel::get_noc_addr_helper(ag::get_noc_xy<true>(bank, noc), ag::get_bank_offset<true>(bank));
+}
 }  // namespace tensor_accessor
 
 template <std::size_t CTA_OFFSET, std::size_t CRTA_OFFSET = tensor_accessor::UNKNOWN>
@@ -456,6 +462,14 @@ struct TensorAccessorArgs {
   static constexpr uint32_t num_compile_time_args() { return NumArgsCT; }
   static constexpr uint32_t next_compile_time_args_offset() { return CTA_OFFSET + NumArgsCT; }
   static constexpr uint32_t compile_time_args_skip() { return NumArgsCT; }
+  // Where each runtime part would start in the common runtime args: every
+  // part is compile-time here (see the static_assert above), so each takes
+  // no words and all start at crta_offset(), as tt-metal's do then.
+  constexpr uint32_t rank_crta_offset() const { return crta_offset(); }
+  constexpr uint32_t num_banks_crta_offset() const { return rank_crta_offset(); }
+  constexpr uint32_t tensor_shape_crta_offset() const { return num_banks_crta_offset(); }
+  constexpr uint32_t shard_shape_crta_offset() const { return tensor_shape_crta_offset(); }
+  constexpr uint32_t bank_coords_crta_offset() const { return shard_shape_crta_offset(); }
   constexpr uint32_t num_common_runtime_args() const { return 0; }
   constexpr uint32_t next_common_runtime_args_offset() const { return crta_offset(); }
   static constexpr uint32_t runtime_args_skip() { return 0; }

@@ -51,6 +51,8 @@ INSTANCES = {
     "CoreLocalMem": "experimental::CoreLocalMem<uint32_t>(0)",
     "Pages": "TensorAccessor(TensorAccessorArgs<0>(), 0, 2048).pages(0, 4)",
     "ShardPages": "TensorAccessor(TensorAccessorArgs<4>(), 0x10000u, 2048).shard_pages(1)",
+    "PageView": "PageView(TensorAccessor(TensorAccessorArgs<0>(), 0, 2048))",
+    "ShardView": "ShardView(TensorAccessor(TensorAccessorArgs<4>(), 0x10000u, 2048))",
     "InterleavedAddrGen": "InterleavedAddrGen<true>{0, 2048}",
     "InterleavedAddrGenFast": "InterleavedAddrGenFast<true>{0, 2048, DataFormat::Float16_b}",
     "InterleavedPow2AddrGen": "InterleavedPow2AddrGen<true>{0, 11}",
