@@ -129,7 +129,7 @@ ZYX_TEST(api_more, test_addrgen_helpers);
 // A sharded accessor from literal compile-time args (no buffer behind it:
 // only addresses are computed): L1, 2048-byte pages, rank 2, 2 banks, tensor
 // 2 x 2 pages, shards of 1 x 2, bank 0 at node (1, 1) (this core) and bank 1
-// at node (2, 1).
+// at node (2, 1); and from arg 9 an interleaved DRAM one of 64-byte pages.
 const char* kAccessorViews = R"(
 #include "dataflow_api.h"
 void kernel_main() {
@@ -152,14 +152,27 @@ void kernel_main() {
   uint64_t shard = ShardView(s).get_noc_addr(1, 8, noc_index);
   w[i++] = uint32_t(shard >> 32);
   w[i++] = uint32_t(shard);
+  tensor_accessor::PagesAddressIteratorSharded<decltype(s)> sp = s.pages(1, 4).begin();
+  ++sp;
+  w[i++] = sp.page_id() * 10 + sp->page_id();
+  auto d = TensorAccessor(TensorAccessorArgs<9>(), 0x20000, 64);
+  auto ip = d.pages(3, 20).begin();
+  static_assert(std::is_same_v<decltype(ip), tensor_accessor::PagesAddressIteratorInterleaved<
+                                                 TensorAccessor<TensorAccessorArgs<9>>>>);
+  ip += 12;
+  w[i++] = ip.page_id();
+  w[i++] = uint32_t(ip->noc_addr() >> 32);
+  w[i++] = uint32_t(ip->noc_addr());
+  auto shard1 = s.shard_pages(1).begin();
+  w[i++] = shard1.page_id() * 10 + (++shard1).page_id();
   noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 4 * i);
   noc_async_write_barrier();
 }
 )";
 
 void test_accessor_views(DeviceLayer& layer) {
-  auto v = run_words(layer, kAccessorViews, 10,
-                     {C(1), C(2048), C(2), C(2), C(2), C(2), C(1), C(2), C(0x02010101)});
+  auto v = run_words(layer, kAccessorViews, 15,
+                     {C(1), C(2048), C(2), C(2), C(2), C(2), C(1), C(2), C(0x02010101), C(2), C(64)});
   check_words(v, {
       33333,    // no runtime parts: each starts at the crta offset given, 3
       7,        // or at the one in the type
@@ -171,6 +184,11 @@ void test_accessor_views(DeviceLayer& layer) {
       0x10804,  // base 0x10000 + 2048 + offset 4
       1056,     // shard 1 is on node (2, 1): (1 << 6 | 2) << 36
       0x10008,  // at its start + offset 8
+      22,       // the second page from page 1 is page 2 (the iterator's id and its page's)
+      15,       // 12 pages on from page 3 of an interleaved DRAM accessor
+      3072,     // page 15 is in DRAM bank 15 % 12 = 3, node (0, 3): (3 << 6) << 36
+      0x20040,  // at row 15 / 12 = 1 of 64-byte pages from base 0x20000
+      23,       // shard 1 holds pages 2 and 3
   });
 }
 ZYX_TEST(api_more, test_accessor_views);

@@ -567,6 +567,12 @@ class PagesAddressIterator {
   uint8_t noc_;
   Page page_;
 };
+// tt-metal's names of the iterator of an interleaved and of a sharded
+// accessor's pages: one iterator here serves both (the accessor maps ids).
+template <typename Accessor>
+using PagesAddressIteratorInterleaved = PagesAddressIterator<Accessor>;
+template <typename Accessor>
+using PagesAddressIteratorSharded = PagesAddressIterator<Accessor>;
 template <typename Accessor>
 class Pages {
  public:
