@@ -2,7 +2,7 @@
 // from: the interleaved_addr_gen helpers (bank, row and NOC node of a page),
 // each generator's get_addr, MUL_WITH_TILE_SIZE, make_array and
 // int32_greater; and the tensor accessor's runtime-arg offsets, DRAM bank
-// bases and page and shard views. The expected
+// bases, page and shard views, iterators and distribution spec. The expected
 // values are worked by hand from the n150 board: 12 DRAM banks at NOC
 // (0, bank), 64 L1 banks (bank b is worker node (b % 8 + 1, b / 8 + 1)), DRAM
 // alignment 32 and L1 alignment 16.
@@ -165,13 +165,23 @@ void kernel_main() {
   w[i++] = uint32_t(ip->noc_addr());
   auto shard1 = s.shard_pages(1).begin();
   w[i++] = shard1.page_id() * 10 + (++shard1).page_id();
+  const auto& ds = s.dspec();
+  w[i++] = ds.rank() * 10000 + ds.num_banks() * 1000 + ds.tensor_shape()[0] * 100 + ds.shard_shape()[0] * 10 +
+           ds.shard_shape()[1];
+  w[i++] = ds.tensor_volume() * 10 + ds.shard_volume();
+  if constexpr (decltype(s)::DSpec::tensor_shape_static && s.dspec().rank() > 1 && s.dspec().tensor_shape()[1] > 1) {
+    w[i++] = s.dspec().tensor_shape()[1];
+  } else {
+    w[i++] = 0;
+  }
+  w[i++] = d.dspec().num_banks() * 100 + d.dspec().rank() * 10 + decltype(d)::DSpec::is_interleaved;
   noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 4 * i);
   noc_async_write_barrier();
 }
 )";
 
 void test_accessor_views(DeviceLayer& layer) {
-  auto v = run_words(layer, kAccessorViews, 15,
+  auto v = run_words(layer, kAccessorViews, 19,
                      {C(1), C(2048), C(2), C(2), C(2), C(2), C(1), C(2), C(0x02010101), C(2), C(64)});
   check_words(v, {
       33333,    // no runtime parts: each starts at the crta offset given, 3
@@ -189,6 +199,10 @@ void test_accessor_views(DeviceLayer& layer) {
       3072,     // page 15 is in DRAM bank 15 % 12 = 3, node (0, 3): (3 << 6) << 36
       0x20040,  // at row 15 / 12 = 1 of 64-byte pages from base 0x20000
       23,       // shard 1 holds pages 2 and 3
+      22212,    // dspec: rank 2, 2 banks, tensor 2 x .., shard 1 x 2
+      42,       // tensor volume 4 pages, shard volume 2
+      2,        // its shape is a constant expression: tensor_shape()[1] is 2
+      1201,     // an interleaved DRAM accessor: 12 banks, rank 0
   });
 }
 ZYX_TEST(api_more, test_accessor_views);

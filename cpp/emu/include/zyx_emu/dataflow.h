@@ -687,9 +687,52 @@ class ShardPages {
 };
 }  // namespace tensor_accessor
 
+namespace tensor_accessor {
+// The accessor's distribution spec, as tt-metal's dspec() gives it: rank,
+// banks, tensor and shard shapes (in pages) and volumes, all from the
+// compile-time args (every part is static here). Interleaved tensors have
+// rank 0. Not given: the strides, the shard grid and the bank coordinates.
+template <typename Args>
+struct DistributionSpec {
+  static constexpr bool has_static_rank = Args::RankCT != 0;
+  static constexpr bool has_static_num_banks = true;
+  static constexpr bool tensor_shape_static = has_static_rank;
+  static constexpr bool shard_shape_static = has_static_rank;
+  static constexpr bool bank_coords_static = has_static_rank;
+  static constexpr bool shapes_static = tensor_shape_static && shard_shape_static;
+  static constexpr bool is_static = shapes_static && bank_coords_static;
+  static constexpr bool is_interleaved = !Args::is_sharded;
+  static constexpr bool is_dram = Args::is_dram;
+  using Shape = std::array<uint32_t, Args::RankCT>;
+  constexpr uint32_t rank() const { return Args::RankCT; }
+  constexpr uint32_t num_banks() const { return Args().get_num_banks(); }
+  constexpr const Shape& tensor_shape() const { return tensor_shape_; }
+  constexpr const Shape& shard_shape() const { return shard_shape_; }
+  constexpr uint32_t tensor_volume() const { return volume(tensor_shape_); }
+  constexpr uint32_t shard_volume() const { return volume(shard_shape_); }
+
+ private:
+  template <uint32_t (*Dim)(uint32_t), size_t... D>
+  static constexpr Shape shape(std::index_sequence<D...>) {
+    return {Dim(D)...};
+  }
+  static constexpr uint32_t volume(const Shape& s) {
+    uint32_t v = 1;
+    for (uint32_t d : s) v *= d;
+    return v;
+  }
+  static constexpr Shape tensor_shape_ = shape<&Args::tensor_shape>(std::make_index_sequence<Args::RankCT>());
+  static constexpr Shape shard_shape_ = shape<&Args::shard_shape>(std::make_index_sequence<Args::RankCT>());
+};
+template <typename Args>
+inline constexpr DistributionSpec<Args> distribution_spec{};
+}  // namespace tensor_accessor
+
 template <typename Args>
 struct TensorAccessor {
   using ArgsType = Args;
+  using DSpec = tensor_accessor::DistributionSpec<Args>;
+  constexpr const DSpec& dspec() const { return tensor_accessor::distribution_spec<Args>; }
   uint32_t address = 0;
   uint32_t page_size = 0;
   constexpr TensorAccessor() = default;
