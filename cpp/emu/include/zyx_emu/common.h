@@ -128,12 +128,12 @@ enum CB : uint8_t {
 };
 }  // namespace tt
 
-namespace zyx_emu_detail {
+// tt-metal's make_array<T>(values...): a std::array of the values, each
+// converted to T (how the compile-time args become an array).
 template <class T, class... Ts>
-constexpr std::array<T, sizeof...(Ts)> make_ct_array(Ts... values) {
+constexpr std::array<T, sizeof...(Ts)> make_array(Ts... values) {
   return {T(values)...};
 }
-}  // namespace zyx_emu_detail
 
 // tt-metal's names: the array, get_ct_arg<i>() and get_compile_time_arg_val(i),
 // all constant expressions (template args, array sizes, if constexpr).
@@ -141,7 +141,7 @@ constexpr std::array<T, sizeof...(Ts)> make_ct_array(Ts... values) {
 // process-wide (GNU unique) symbol shared by every loaded kernel object, and
 // a runtime index into it would read the args of whichever kernel was
 // loaded first.
-static constexpr auto kernel_compile_time_args = zyx_emu_detail::make_ct_array<uint32_t>(KERNEL_COMPILE_TIME_ARGS);
+static constexpr auto kernel_compile_time_args = make_array<uint32_t>(KERNEL_COMPILE_TIME_ARGS);
 
 template <uint32_t Idx>
 constexpr uint32_t get_ct_arg() {

@@ -193,6 +193,77 @@ FORCE_INLINE uint64_t get_noc_multicast_addr(uint32_t x_start, uint32_t y_start,
   return get_noc_addr_helper(NOC_MULTICAST_ENCODING(x_start, y_start, x_end, y_end), addr);
 }
 
+// tt-metal's helpers of the interleaved address generators: page `id` of an
+// interleaved buffer lies in bank id % banks (its bank index), at row
+// id / banks of that bank (its bank offset index).
+namespace interleaved_addr_gen {
+template <bool DRAM>
+FORCE_INLINE constexpr uint32_t num_banks() {
+  return DRAM ? NUM_DRAM_BANKS : NUM_L1_BANKS;
+}
+template <bool DRAM>
+FORCE_INLINE uint32_t get_bank_offset_index(uint32_t id) {
+  return id / num_banks<DRAM>();
+}
+template <bool DRAM>
+FORCE_INLINE uint32_t get_bank_index(uint32_t id, uint32_t bank_offset_index) {
+  return id - bank_offset_index * num_banks<DRAM>();
+}
+// A bank index past the banks reads past tt-metal's bank tables: a run error.
+template <bool DRAM>
+FORCE_INLINE void check_bank_index(uint32_t bank_index) {
+  if (bank_index >= num_banks<DRAM>()) ZYX_API.fail("interleaved_addr_gen: bank index out of range");
+}
+template <bool DRAM>
+FORCE_INLINE uint32_t get_noc_xy(uint32_t bank_index, uint8_t noc = noc_index) {
+  check_bank_index<DRAM>(bank_index);
+  if (noc >= NUM_NOCS) ZYX_API.fail("interleaved_addr_gen::get_noc_xy: NOC index out of range");
+  if constexpr (DRAM) return dram_bank_to_noc_xy[noc][bank_index];
+  return l1_bank_to_noc_xy[noc][bank_index];
+}
+template <bool DRAM>
+FORCE_INLINE uint32_t get_bank_offset(uint32_t bank_index) {
+  check_bank_index<DRAM>(bank_index);
+  if constexpr (DRAM) return bank_to_dram_offset[bank_index];
+  return bank_to_l1_offset[bank_index];
+}
+template <bool DRAM>
+FORCE_INLINE constexpr uint32_t get_allocator_alignment() {
+  return DRAM ? ZYX_EMU_DRAM_ALIGNMENT : ZYX_EMU_L1_ALIGNMENT;
+}
+template <bool DRAM>
+FORCE_INLINE constexpr uint32_t get_log_base2_of_allocator_alignment() {
+  static_assert((get_allocator_alignment<DRAM>() & (get_allocator_alignment<DRAM>() - 1)) == 0,
+                "allocator alignments are powers of two");
+  return static_cast<uint32_t>(__builtin_ctz(get_allocator_alignment<DRAM>()));
+}
+}  // namespace interleaved_addr_gen
+
+// tt-metal's MUL_WITH_TILE_SIZE<tile_hw>(format, index): index times the size
+// of a tile of tile_hw datums in `format` (bfp formats: the mantissas plus one
+// exponent byte per 16 datums, at least 16 exponent bytes).
+template <uint32_t tile_hw = 1024>
+FORCE_INLINE constexpr uint32_t MUL_WITH_TILE_SIZE(uint32_t format, uint32_t index) {
+  static_assert(tile_hw >= 16 && tile_hw <= 1024 && (tile_hw & (tile_hw - 1)) == 0,
+                "MUL_WITH_TILE_SIZE: tile_hw a power of two from 16 to 1024");
+  constexpr uint32_t datum_shift = static_cast<uint32_t>(__builtin_ctz(tile_hw));
+  constexpr uint32_t exp_shift = datum_shift > 8 ? datum_shift - 4 : 4;
+  switch (static_cast<DataFormat>(format & 0x1f)) {
+    case DataFormat::UInt8: return index << datum_shift;
+    case DataFormat::UInt16:
+    case DataFormat::Float16:
+    case DataFormat::Float16_b: return index << (datum_shift + 1);
+    case DataFormat::Int32:
+    case DataFormat::UInt32:
+    case DataFormat::Float32: return index << (datum_shift + 2);
+    case DataFormat::Bfp2:
+    case DataFormat::Bfp2_b: return (index << (datum_shift - 2)) + (index << exp_shift);
+    case DataFormat::Bfp4:
+    case DataFormat::Bfp4_b: return (index << (datum_shift - 1)) + (index << exp_shift);
+    default: return (index << datum_shift) + (index << exp_shift);  // Bfp8, as tt-metal's default
+  }
+}
+
 // ---- interleaved address generators ----
 namespace zyx_emu_detail_ag {
 FORCE_INLINE uint32_t aligned(uint32_t page_size, bool dram = true) {
@@ -219,12 +290,31 @@ FORCE_INLINE uint64_t interleaved(uint32_t base, uint32_t page_size, uint32_t id
 }
 }  // namespace zyx_emu_detail_ag
 
+// Each generator's get_addr(id, bank_offset_index, bank_index, offset) is the
+// address inside bank bank_index of row bank_offset_index (the helpers
+// above give both from a page id), and get_noc_addr the NOC address of page
+// id. The Fast form steps by its page size aligned, as the others do, where
+// tt-metal steps by the size of a tile of its data format
+// (MUL_WITH_TILE_SIZE): the two agree when the page is one such tile.
+namespace zyx_emu_detail_ag {
+template <bool DRAM, class AddrGen>
+FORCE_INLINE uint64_t page_noc_addr(const AddrGen& g, uint32_t id, uint32_t offset, uint8_t noc) {
+  uint32_t row = interleaved_addr_gen::get_bank_offset_index<DRAM>(id);
+  uint32_t bank = interleaved_addr_gen::get_bank_index<DRAM>(id, row);
+  return get_noc_addr_helper(interleaved_addr_gen::get_noc_xy<DRAM>(bank, noc), g.get_addr(id, row, bank, offset));
+}
+}  // namespace zyx_emu_detail_ag
+
 template <bool DRAM>
 struct InterleavedAddrGen {
   uint32_t bank_base_address;
   uint32_t page_size;
-  FORCE_INLINE uint64_t get_noc_addr(uint32_t id, uint32_t offset = 0, uint8_t = noc_index) const {
-    return zyx_emu_detail_ag::interleaved(bank_base_address, page_size, id, offset, DRAM);
+  FORCE_INLINE uint32_t get_addr(uint32_t, uint32_t bank_offset_index, uint32_t bank_index, uint32_t offset = 0) const {
+    return bank_offset_index * zyx_emu_detail_ag::aligned(page_size, DRAM) + bank_base_address + offset +
+           interleaved_addr_gen::get_bank_offset<DRAM>(bank_index);
+  }
+  FORCE_INLINE uint64_t get_noc_addr(uint32_t id, uint32_t offset = 0, uint8_t noc = noc_index) const {
+    return zyx_emu_detail_ag::page_noc_addr<DRAM>(*this, id, offset, noc);
   }
   FORCE_INLINE uint32_t get_page_size() const { return page_size; }
 };
@@ -234,8 +324,12 @@ struct InterleavedAddrGenFast {
   uint32_t bank_base_address;
   uint32_t page_size;
   DataFormat data_format;
-  FORCE_INLINE uint64_t get_noc_addr(uint32_t id, uint32_t offset = 0, uint8_t = noc_index) const {
-    return zyx_emu_detail_ag::interleaved(bank_base_address, page_size, id, offset, DRAM);
+  FORCE_INLINE uint32_t get_addr(uint32_t, uint32_t bank_offset_index, uint32_t bank_index, uint32_t offset = 0) const {
+    return bank_offset_index * zyx_emu_detail_ag::aligned(page_size, DRAM) + bank_base_address + offset +
+           interleaved_addr_gen::get_bank_offset<DRAM>(bank_index);
+  }
+  FORCE_INLINE uint64_t get_noc_addr(uint32_t id, uint32_t offset = 0, uint8_t noc = noc_index) const {
+    return zyx_emu_detail_ag::page_noc_addr<DRAM>(*this, id, offset, noc);
   }
   FORCE_INLINE uint32_t get_page_size() const { return page_size; }
   FORCE_INLINE void noc_async_read_tile(uint32_t id, uint32_t dst, uint32_t offset = 0, uint8_t = noc_index) const {
@@ -246,12 +340,26 @@ struct InterleavedAddrGenFast {
   }
 };
 
+// The power-of-two forms: a page of 1 << log_base_2_of_page_size bytes, at
+// least the allocator alignment apart.
+namespace zyx_emu_detail_ag {
+template <bool DRAM>
+FORCE_INLINE uint32_t pow2_row_addr(uint32_t log_page, uint32_t row) {
+  uint32_t log_align = interleaved_addr_gen::get_log_base2_of_allocator_alignment<DRAM>();
+  return row << (log_page > log_align ? log_page : log_align);
+}
+}  // namespace zyx_emu_detail_ag
+
 template <bool DRAM>
 struct InterleavedPow2AddrGen {
   uint32_t bank_base_address;
   uint32_t log_base_2_of_page_size;
-  FORCE_INLINE uint64_t get_noc_addr(uint32_t id, uint32_t offset = 0, uint8_t = noc_index) const {
-    return zyx_emu_detail_ag::interleaved(bank_base_address, 1u << log_base_2_of_page_size, id, offset, DRAM);
+  FORCE_INLINE uint32_t get_addr(uint32_t, uint32_t bank_offset_index, uint32_t bank_index, uint32_t offset = 0) const {
+    return zyx_emu_detail_ag::pow2_row_addr<DRAM>(log_base_2_of_page_size, bank_offset_index) + bank_base_address +
+           offset + interleaved_addr_gen::get_bank_offset<DRAM>(bank_index);
+  }
+  FORCE_INLINE uint64_t get_noc_addr(uint32_t id, uint32_t offset = 0, uint8_t noc = noc_index) const {
+    return zyx_emu_detail_ag::page_noc_addr<DRAM>(*this, id, offset, noc);
   }
   FORCE_INLINE uint32_t get_page_size() const { return 1u << log_base_2_of_page_size; }
 };
@@ -260,8 +368,12 @@ template <bool DRAM>
 struct InterleavedPow2AddrGenFast {
   uint32_t bank_base_address;
   uint32_t log_base_2_of_page_size;
-  FORCE_INLINE uint64_t get_noc_addr(uint32_t id, uint32_t offset = 0, uint8_t = noc_index) const {
-    return zyx_emu_detail_ag::interleaved(bank_base_address, 1u << log_base_2_of_page_size, id, offset, DRAM);
+  FORCE_INLINE uint32_t get_addr(uint32_t, uint32_t bank_offset_index, uint32_t bank_index, uint32_t offset = 0) const {
+    return zyx_emu_detail_ag::pow2_row_addr<DRAM>(log_base_2_of_page_size, bank_offset_index) + bank_base_address +
+           offset + interleaved_addr_gen::get_bank_offset<DRAM>(bank_index);
+  }
+  FORCE_INLINE uint64_t get_noc_addr(uint32_t id, uint32_t offset = 0, uint8_t noc = noc_index) const {
+    return zyx_emu_detail_ag::page_noc_addr<DRAM>(*this, id, offset, noc);
   }
   FORCE_INLINE uint32_t get_page_size() const { return 1u << log_base_2_of_page_size; }
 };
@@ -297,6 +409,12 @@ struct ArgsConfig {
   constexpr explicit ArgsConfig(Underlying b) : bits(b) {}
   constexpr bool test(ArgConfig c) const { return (bits & static_cast<Underlying>(c)) != 0; }
 };
+// The NOC address of the start of DRAM bank bank_id % banks, on NOC noc.
+FORCE_INLINE uint64_t get_dram_bank_base_offset(uint32_t bank_id, uint8_t noc) {
+  namespace ag = ckernel::interleaved_addr_gen;
+  uint32_t bank = ag::get_bank_index<true>(bank_id, ag::get_bank_offset_index<true>(bank_id));
+  return ckernel::get_noc_addr_helper(ag::get_noc_xy<true>(bank, noc), ag::get_bank_offset<true>(bank));
+}
 }  // namespace tensor_accessor
 
 template <std::size_t CTA_OFFSET, std::size_t CRTA_OFFSET = tensor_accessor::UNKNOWN>
@@ -344,6 +462,14 @@ struct TensorAccessorArgs {
   static constexpr uint32_t num_compile_time_args() { return NumArgsCT; }
   static constexpr uint32_t next_compile_time_args_offset() { return CTA_OFFSET + NumArgsCT; }
   static constexpr uint32_t compile_time_args_skip() { return NumArgsCT; }
+  // Where each runtime part would start in the common runtime args: every
+  // part is compile-time here (see the static_assert above), so each takes
+  // no words and all start at crta_offset(), as tt-metal's do then.
+  constexpr uint32_t rank_crta_offset() const { return crta_offset(); }
+  constexpr uint32_t num_banks_crta_offset() const { return rank_crta_offset(); }
+  constexpr uint32_t tensor_shape_crta_offset() const { return num_banks_crta_offset(); }
+  constexpr uint32_t shard_shape_crta_offset() const { return tensor_shape_crta_offset(); }
+  constexpr uint32_t bank_coords_crta_offset() const { return shard_shape_crta_offset(); }
   constexpr uint32_t num_common_runtime_args() const { return 0; }
   constexpr uint32_t next_common_runtime_args_offset() const { return crta_offset(); }
   static constexpr uint32_t runtime_args_skip() { return 0; }
@@ -441,6 +567,12 @@ class PagesAddressIterator {
   uint8_t noc_;
   Page page_;
 };
+// tt-metal's names of the iterator of an interleaved and of a sharded
+// accessor's pages: one iterator here serves both (the accessor maps ids).
+template <typename Accessor>
+using PagesAddressIteratorInterleaved = PagesAddressIterator<Accessor>;
+template <typename Accessor>
+using PagesAddressIteratorSharded = PagesAddressIterator<Accessor>;
 template <typename Accessor>
 class Pages {
  public:
@@ -555,9 +687,52 @@ class ShardPages {
 };
 }  // namespace tensor_accessor
 
+namespace tensor_accessor {
+// The accessor's distribution spec, as tt-metal's dspec() gives it: rank,
+// banks, tensor and shard shapes (in pages) and volumes, all from the
+// compile-time args (every part is static here). Interleaved tensors have
+// rank 0. Not given: the strides, the shard grid and the bank coordinates.
+template <typename Args>
+struct DistributionSpec {
+  static constexpr bool has_static_rank = Args::RankCT != 0;
+  static constexpr bool has_static_num_banks = true;
+  static constexpr bool tensor_shape_static = has_static_rank;
+  static constexpr bool shard_shape_static = has_static_rank;
+  static constexpr bool bank_coords_static = has_static_rank;
+  static constexpr bool shapes_static = tensor_shape_static && shard_shape_static;
+  static constexpr bool is_static = shapes_static && bank_coords_static;
+  static constexpr bool is_interleaved = !Args::is_sharded;
+  static constexpr bool is_dram = Args::is_dram;
+  using Shape = std::array<uint32_t, Args::RankCT>;
+  constexpr uint32_t rank() const { return Args::RankCT; }
+  constexpr uint32_t num_banks() const { return Args().get_num_banks(); }
+  constexpr const Shape& tensor_shape() const { return tensor_shape_; }
+  constexpr const Shape& shard_shape() const { return shard_shape_; }
+  constexpr uint32_t tensor_volume() const { return volume(tensor_shape_); }
+  constexpr uint32_t shard_volume() const { return volume(shard_shape_); }
+
+ private:
+  template <uint32_t (*Dim)(uint32_t), size_t... D>
+  static constexpr Shape shape(std::index_sequence<D...>) {
+    return {Dim(D)...};
+  }
+  static constexpr uint32_t volume(const Shape& s) {
+    uint32_t v = 1;
+    for (uint32_t d : s) v *= d;
+    return v;
+  }
+  static constexpr Shape tensor_shape_ = shape<&Args::tensor_shape>(std::make_index_sequence<Args::RankCT>());
+  static constexpr Shape shard_shape_ = shape<&Args::shard_shape>(std::make_index_sequence<Args::RankCT>());
+};
+template <typename Args>
+inline constexpr DistributionSpec<Args> distribution_spec{};
+}  // namespace tensor_accessor
+
 template <typename Args>
 struct TensorAccessor {
   using ArgsType = Args;
+  using DSpec = tensor_accessor::DistributionSpec<Args>;
+  constexpr const DSpec& dspec() const { return tensor_accessor::distribution_spec<Args>; }
   uint32_t address = 0;
   uint32_t page_size = 0;
   constexpr TensorAccessor() = default;
