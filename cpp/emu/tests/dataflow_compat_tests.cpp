@@ -718,4 +718,26 @@ void test_quantization_header(const std::string& cache) {
 }
 ZYX_TEST(compat, test_quantization_header);
 
+// api/compute/eltwise_unary/sfpu_int_sum.h: moreh_sum's int32 sums build with
+// tt-metal's signatures; a call, not emulated, stops the run naming it.
+void test_sfpu_int_sum_header(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  for (bool call : {false, true}) {
+    uint64_t prog = compile_compute_only(
+        *layer, "sfpu_int_sum",
+        std::string("#include \"api/compute/eltwise_unary/sfpu_int_sum.h\"\n"
+                    "static_assert(std::is_same_v<decltype(&ckernel::sfpu_add_int), void (*)(uint32_t, uint32_t, int32_t)>);\n"
+                    "namespace NAMESPACE {\nvoid MAIN {\n") +
+            (call ? "  sfpu_sum_int_init();\n  sfpu_sum_int_col(0);\n  sfpu_add_int(0);\n" : "") + "}\n}\n");
+    if (call) {
+      std::string why = expect_error("run_error", [&] { layer->run(prog, {}, false); });
+      CHECK(why.find("sfpu_sum_int_init: the SFPU int32 sums are not emulated") != std::string::npos);
+    } else {
+      layer->run(prog, {}, false);
+    }
+    layer->release(prog);
+  }
+}
+ZYX_TEST(compat, test_sfpu_int_sum_header);
+
 }  // namespace
