@@ -98,6 +98,39 @@ void test_constants(const std::string& cache) {
 }
 ZYX_TEST(compat, test_constants);
 
+// api/numeric/int32.h (argmax's readers): the extremes with tt-metal's types
+// and the signed order.
+const char* kInt32Numeric = R"(
+#include "api/dataflow/dataflow_api.h"
+#include "api/numeric/int32.h"
+#include <type_traits>
+static_assert(std::is_same_v<decltype(NEG_INF_INT32), const int32_t>);
+static_assert(std::is_same_v<decltype(INT32_SIGN_MASK), const uint32_t>);
+void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0);
+  volatile uint32_t* w = get_write_ptr<uint32_t>(0);
+  w[0] = uint32_t(NEG_INF_INT32);
+  w[1] = uint32_t(POS_INF_INT32);
+  w[2] = INT32_SIGN_MASK;
+  w[3] = int32_greater(5, -7) * 1000 + int32_greater(-7, 5) * 100 + int32_greater(-3, -9) * 10 +
+         int32_greater(NEG_INF_INT32, POS_INF_INT32);
+  w[4] = int32_greater(4, 4);
+  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 20);
+  noc_async_write_barrier();
+}
+)";
+
+void test_int32_numeric(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  auto v = run_words(*layer, kInt32Numeric, 5);
+  CHECK_EQ(v[0], 0x80000000u);
+  CHECK_EQ(v[1], 0x7FFFFFFFu);
+  CHECK_EQ(v[2], 0x80000000u);
+  CHECK_EQ(v[3], 1010u);  // 5 > -7, not -7 > 5, -3 > -9, not min > max
+  CHECK_EQ(v[4], 0u);     // not strictly greater than itself
+}
+ZYX_TEST(compat, test_int32_numeric);
+
 // Sender/receiver handshake in the multicast examples' style: core (0,0)
 // resets its own semaphore to INVALID, then sets core (0,1)'s to VALID;
 // core (0,1) waits for VALID and then writes its result. Semaphore 0 starts
