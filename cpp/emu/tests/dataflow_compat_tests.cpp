@@ -773,4 +773,22 @@ void test_sfpu_int_sum_header(const std::string& cache) {
 }
 ZYX_TEST(compat, test_sfpu_int_sum_header);
 
+// The bcast init_short forms take tt-metal's third parameter (call_line), so
+// ttnn's chain_llk can hold their addresses as void (*)(uint32_t, uint32_t,
+// uint32_t); the two-argument calls still build and run.
+void test_bcast_init_short_call_line(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  uint64_t prog = compile_compute_only(
+      *layer, "bcast_init_short",
+      "#include \"api/compute/bcast.h\"\n"
+      "using fn_init = void (*)(uint32_t, uint32_t, uint32_t);\n"
+      "constexpr fn_init kInits[] = {sub_bcast_cols_init_short, mul_bcast_rows_init_short,\n"
+      "                              add_bcast_scalar_init_short, mul_tiles_bcast_scalar_init_short};\n"
+      "static_assert(sizeof(kInits) / sizeof(kInits[0]) == 4);\n"
+      "namespace NAMESPACE {\nvoid MAIN {\n  sub_bcast_cols_init_short(0, 1);\n  kInits[1](0, 1, __builtin_LINE());\n}\n}\n");
+  layer->run(prog, {}, false);
+  layer->release(prog);
+}
+ZYX_TEST(compat, test_bcast_init_short_call_line);
+
 }  // namespace

@@ -348,12 +348,19 @@ ALWI void mul_tiles_bcast(uint32_t icb0, uint32_t icb1, uint32_t t0, uint32_t t1
   ALWI void opname##_tiles_bcast_scalar(uint32_t a, uint32_t b, uint32_t ta, uint32_t tb, uint32_t d) {        \
     any_tiles_bcast<OPT, BroadcastType::SCALAR>(a, b, ta, tb, d);                                              \
   }                                                                                                            \
-  ALWI void opname##_bcast_rows_init_short(uint32_t a = 0, uint32_t b = 1) { init_bcast<OPT, BroadcastType::ROW>(a, b); } \
-  ALWI void opname##_bcast_cols_init_short(uint32_t a = 0, uint32_t b = 1) { init_bcast<OPT, BroadcastType::COL>(a, b); } \
-  ALWI void opname##_bcast_scalar_init_short(uint32_t a = 0, uint32_t b = 1) {                                 \
+  /* the third parameter is tt-metal's call_line (__builtin_LINE()), which only */                         \
+  /* its state-configuration check reports; ttnn's chain_llk takes the address */                             \
+  /* of these as void (*)(uint32_t, uint32_t, uint32_t) */                                                      \
+  ALWI void opname##_bcast_rows_init_short(uint32_t a = 0, uint32_t b = 1, uint32_t = 0) {                     \
+    init_bcast<OPT, BroadcastType::ROW>(a, b);                                                                 \
+  }                                                                                                            \
+  ALWI void opname##_bcast_cols_init_short(uint32_t a = 0, uint32_t b = 1, uint32_t = 0) {                     \
+    init_bcast<OPT, BroadcastType::COL>(a, b);                                                                 \
+  }                                                                                                            \
+  ALWI void opname##_bcast_scalar_init_short(uint32_t a = 0, uint32_t b = 1, uint32_t = 0) {                   \
     init_bcast<OPT, BroadcastType::SCALAR>(a, b);                                                              \
   }                                                                                                            \
-  ALWI void opname##_tiles_bcast_scalar_init_short(uint32_t a = 0, uint32_t b = 1) {                           \
+  ALWI void opname##_tiles_bcast_scalar_init_short(uint32_t a = 0, uint32_t b = 1, uint32_t = 0) {             \
     init_bcast<OPT, BroadcastType::SCALAR>(a, b);                                                              \
   }
 ZYX_EMU_BCAST_FORMS(add, ELWADD)
