@@ -99,10 +99,13 @@ void test_constants(const std::string& cache) {
 ZYX_TEST(compat, test_constants);
 
 // api/numeric/int32.h (argmax's readers): the extremes with tt-metal's types
-// and the signed order.
+// and the signed order; ckernel_defs.h (manual_seed's kernels) gives the LLK
+// enums of llk_defs.h.
 const char* kInt32Numeric = R"(
 #include "api/dataflow/dataflow_api.h"
 #include "api/numeric/int32.h"
+#include "ckernel_defs.h"
+static_assert(ckernel::ReduceDim::REDUCE_SCALAR == 2 && uint8_t(ckernel::DstSync::SyncFull) == 1);
 #include <type_traits>
 static_assert(std::is_same_v<decltype(NEG_INF_INT32), const int32_t>);
 static_assert(std::is_same_v<decltype(INT32_SIGN_MASK), const uint32_t>);
