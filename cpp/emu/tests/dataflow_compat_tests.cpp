@@ -118,19 +118,22 @@ void kernel_main() {
   w[3] = int32_greater(5, -7) * 1000 + int32_greater(-7, 5) * 100 + int32_greater(-3, -9) * 10 +
          int32_greater(NEG_INF_INT32, POS_INF_INT32);
   w[4] = int32_greater(4, 4);
-  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 20);
+  static_assert(std::is_same_v<decltype(DRAM_ALIGNMENT), uint32_t>);
+  w[5] = DRAM_ALIGNMENT;
+  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 24);
   noc_async_write_barrier();
 }
 )";
 
 void test_int32_numeric(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
-  auto v = run_words(*layer, kInt32Numeric, 5);
+  auto v = run_words(*layer, kInt32Numeric, 6);
   CHECK_EQ(v[0], 0x80000000u);
   CHECK_EQ(v[1], 0x7FFFFFFFu);
   CHECK_EQ(v[2], 0x80000000u);
   CHECK_EQ(v[3], 1010u);  // 5 > -7, not -7 > 5, -3 > -9, not min > max
   CHECK_EQ(v[4], 0u);     // not strictly greater than itself
+  CHECK_EQ(v[5], 32u);    // DRAM_ALIGNMENT on Wormhole: max(32 read, 16 write)
 }
 ZYX_TEST(compat, test_int32_numeric);
 
