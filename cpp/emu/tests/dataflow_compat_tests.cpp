@@ -791,6 +791,7 @@ void test_bcast_init_short_call_line(const std::string& cache) {
       "constexpr fn_init kInits[] = {sub_bcast_cols_init_short, mul_bcast_rows_init_short,\n"
       "                              add_bcast_scalar_init_short, mul_tiles_bcast_scalar_init_short};\n"
       "static_assert(sizeof(kInits) / sizeof(kInits[0]) == 4);\n"
+      "static_assert(sizeof(mulsi3(6, 7)) == 4);  // compute kernels see mod_div_lib without including it\n"
       "namespace NAMESPACE {\nvoid MAIN {\n  sub_bcast_cols_init_short(0, 1);\n  kInits[1](0, 1, __builtin_LINE());\n}\n}\n");
   layer->run(prog, {}, false);
   layer->release(prog);

@@ -12,6 +12,9 @@
 
 #include "zyx_emu/common.h"
 #include "zyx_emu/llk_defs.h"
+// tt-metal compute kernels see mulsi3 and the const-divisor forms without
+// including internal/mod_div_lib.h (its risc_common.h brings them).
+#include "zyx_emu/mod_div.h"
 
 // The single build runs unpack, math and pack in one: every processor's
 // code is active. A TRISC build (ZYX_EMU_TRISC 1-3, with tt-metal's
