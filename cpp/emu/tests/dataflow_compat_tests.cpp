@@ -787,11 +787,14 @@ void test_bcast_init_short_call_line(const std::string& cache) {
   uint64_t prog = compile_compute_only(
       *layer, "bcast_init_short",
       "#include \"api/compute/bcast.h\"\n"
+      "#include <type_traits>\n"
       "using fn_init = void (*)(uint32_t, uint32_t, uint32_t);\n"
       "constexpr fn_init kInits[] = {sub_bcast_cols_init_short, mul_bcast_rows_init_short,\n"
       "                              add_bcast_scalar_init_short, mul_tiles_bcast_scalar_init_short};\n"
       "static_assert(sizeof(kInits) / sizeof(kInits[0]) == 4);\n"
       "static_assert(sizeof(mulsi3(6, 7)) == 4);  // compute kernels see mod_div_lib without including it\n"
+      "static_assert(TILE_HEIGHT == 32 && TILE_WIDTH == 32 && FACE_R_DIM == 16 && TILE_NUM_FACES == 4);\n"
+      "static_assert(std::is_same_v<decltype(TILE_HEIGHT), const std::uint32_t>);\n"
       "namespace NAMESPACE {\nvoid MAIN {\n  sub_bcast_cols_init_short(0, 1);\n  kInits[1](0, 1, __builtin_LINE());\n}\n}\n");
   layer->run(prog, {}, false);
   layer->release(prog);
