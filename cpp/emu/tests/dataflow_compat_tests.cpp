@@ -98,6 +98,45 @@ void test_constants(const std::string& cache) {
 }
 ZYX_TEST(compat, test_constants);
 
+// api/numeric/int32.h (argmax's readers): the extremes with tt-metal's types
+// and the signed order; ckernel_defs.h (manual_seed's kernels) gives the LLK
+// enums of llk_defs.h.
+const char* kInt32Numeric = R"(
+#include "api/dataflow/dataflow_api.h"
+#include "api/numeric/int32.h"
+#include "ckernel_defs.h"
+static_assert(ckernel::ReduceDim::REDUCE_SCALAR == 2 && uint8_t(ckernel::DstSync::SyncFull) == 1);
+#include <type_traits>
+static_assert(std::is_same_v<decltype(NEG_INF_INT32), const int32_t>);
+static_assert(std::is_same_v<decltype(INT32_SIGN_MASK), const uint32_t>);
+void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0);
+  volatile uint32_t* w = get_write_ptr<uint32_t>(0);
+  w[0] = uint32_t(NEG_INF_INT32);
+  w[1] = uint32_t(POS_INF_INT32);
+  w[2] = INT32_SIGN_MASK;
+  w[3] = int32_greater(5, -7) * 1000 + int32_greater(-7, 5) * 100 + int32_greater(-3, -9) * 10 +
+         int32_greater(NEG_INF_INT32, POS_INF_INT32);
+  w[4] = int32_greater(4, 4);
+  static_assert(std::is_same_v<decltype(DRAM_ALIGNMENT), uint32_t>);
+  w[5] = DRAM_ALIGNMENT;
+  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 24);
+  noc_async_write_barrier();
+}
+)";
+
+void test_int32_numeric(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  auto v = run_words(*layer, kInt32Numeric, 6);
+  CHECK_EQ(v[0], 0x80000000u);
+  CHECK_EQ(v[1], 0x7FFFFFFFu);
+  CHECK_EQ(v[2], 0x80000000u);
+  CHECK_EQ(v[3], 1010u);  // 5 > -7, not -7 > 5, -3 > -9, not min > max
+  CHECK_EQ(v[4], 0u);     // not strictly greater than itself
+  CHECK_EQ(v[5], 32u);    // DRAM_ALIGNMENT on Wormhole: max(32 read, 16 write)
+}
+ZYX_TEST(compat, test_int32_numeric);
+
 // Sender/receiver handshake in the multicast examples' style: core (0,0)
 // resets its own semaphore to INVALID, then sets core (0,1)'s to VALID;
 // core (0,1) waits for VALID and then writes its result. Semaphore 0 starts
@@ -717,5 +756,78 @@ void test_quantization_header(const std::string& cache) {
   }
 }
 ZYX_TEST(compat, test_quantization_header);
+
+// api/compute/eltwise_unary/sfpu_int_sum.h: moreh_sum's int32 sums build with
+// tt-metal's signatures; a call, not emulated, stops the run naming it.
+void test_sfpu_int_sum_header(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  for (bool call : {false, true}) {
+    uint64_t prog = compile_compute_only(
+        *layer, "sfpu_int_sum",
+        std::string("#include \"api/compute/eltwise_unary/sfpu_int_sum.h\"\n"
+                    "static_assert(std::is_same_v<decltype(&ckernel::sfpu_add_int), void (*)(uint32_t, uint32_t, int32_t)>);\n"
+                    "namespace NAMESPACE {\nvoid MAIN {\n") +
+            (call ? "  sfpu_sum_int_init();\n  sfpu_sum_int_col(0);\n  sfpu_add_int(0);\n" : "") + "}\n}\n");
+    if (call) {
+      std::string why = expect_error("run_error", [&] { layer->run(prog, {}, false); });
+      CHECK(why.find("sfpu_sum_int_init: the SFPU int32 sums are not emulated") != std::string::npos);
+    } else {
+      layer->run(prog, {}, false);
+    }
+    layer->release(prog);
+  }
+}
+ZYX_TEST(compat, test_sfpu_int_sum_header);
+
+// The bcast init_short forms take tt-metal's third parameter (call_line), so
+// ttnn's chain_llk can hold their addresses as void (*)(uint32_t, uint32_t,
+// uint32_t); the two-argument calls still build and run.
+void test_bcast_init_short_call_line(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  uint64_t prog = compile_compute_only(
+      *layer, "bcast_init_short",
+      "#include \"api/compute/bcast.h\"\n"
+      "#include <type_traits>\n"
+      "using fn_init = void (*)(uint32_t, uint32_t, uint32_t);\n"
+      "constexpr fn_init kInits[] = {sub_bcast_cols_init_short, mul_bcast_rows_init_short,\n"
+      "                              add_bcast_scalar_init_short, mul_tiles_bcast_scalar_init_short};\n"
+      "static_assert(sizeof(kInits) / sizeof(kInits[0]) == 4);\n"
+      "static_assert(sizeof(mulsi3(6, 7)) == 4);  // compute kernels see mod_div_lib without including it\n"
+      "static_assert(TILE_HEIGHT == 32 && TILE_WIDTH == 32 && FACE_R_DIM == 16 && TILE_NUM_FACES == 4);\n"
+      "static_assert(std::is_same_v<decltype(TILE_HEIGHT), const std::uint32_t>);\n"
+      "namespace NAMESPACE {\nvoid MAIN {\n  sub_bcast_cols_init_short(0, 1);\n  kInits[1](0, 1, __builtin_LINE());\n}\n}\n");
+  layer->run(prog, {}, false);
+  layer->release(prog);
+}
+ZYX_TEST(compat, test_bcast_init_short_call_line);
+
+// sdpa's experimental headers: matmul_custom.h's no-MOP forms (the matmul
+// block itself) with tt-metal's signatures, and sdpa_sub_custom.h, whose
+// custom subtract is not emulated: a call stops the run naming it.
+void test_sdpa_custom_headers(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  for (bool call : {false, true}) {
+    uint64_t prog = compile_compute_only(
+        *layer, "sdpa_custom",
+        std::string("#include \"api/compute/experimental/matmul_custom.h\"\n"
+                    "#include \"api/compute/experimental/sdpa_sub_custom.h\"\n"
+                    "#include <type_traits>\n"
+                    "static_assert(std::is_same_v<decltype(&matmul_block_no_mop), void (*)(uint32_t, uint32_t, uint32_t,"
+                    " uint32_t, uint32_t, bool, uint32_t, uint32_t, uint32_t)>);\n"
+                    "static_assert(std::is_same_v<decltype(&sub_tiles_bcast_cols_custom), void (*)(uint32_t, uint32_t,"
+                    " uint32_t, uint32_t, uint32_t, uint32_t)>);\n"
+                    "namespace NAMESPACE {\nvoid MAIN {\n  mm_no_mop_init_short(0, 1, true, 2, 1, 4);\n") +
+            (call ? "  sub_bcast_cols_init_short_custom(0, 1, 4);\n" : "") + "}\n}\n");
+    if (call) {
+      std::string why = expect_error("run_error", [&] { layer->run(prog, {}, false); });
+      CHECK(why.find("sub_bcast_cols_init_short_custom: sdpa's custom column-broadcast subtract is not emulated") !=
+            std::string::npos);
+    } else {
+      layer->run(prog, {}, false);
+    }
+    layer->release(prog);
+  }
+}
+ZYX_TEST(compat, test_sdpa_custom_headers);
 
 }  // namespace

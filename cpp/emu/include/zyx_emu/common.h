@@ -43,6 +43,9 @@
 #define ZYX_EMU_DRAM_ALIGNMENT 32
 #endif
 #endif
+// And the DRAM alignment, as noc_parameters.h gives it: the larger of the
+// NOC's DRAM read and write alignments.
+#define DRAM_ALIGNMENT (static_cast<uint32_t>(ZYX_EMU_DRAM_ALIGNMENT))
 
 #define FORCE_INLINE inline __attribute__((always_inline))
 #define ALWI inline __attribute__((always_inline))

@@ -12,6 +12,9 @@
 
 #include "zyx_emu/common.h"
 #include "zyx_emu/llk_defs.h"
+// tt-metal compute kernels see mulsi3 and the const-divisor forms without
+// including internal/mod_div_lib.h (its risc_common.h brings them).
+#include "zyx_emu/mod_div.h"
 
 // The single build runs unpack, math and pack in one: every processor's
 // code is active. A TRISC build (ZYX_EMU_TRISC 1-3, with tt-metal's
@@ -64,6 +67,18 @@ enum class DstMode { Full = 0, Half = 1, Tile = 2, NUM_DST_MODES = 3 };
 }
 
 namespace ckernel {
+
+// The tile and face shape as the LLK's ckernel_defs.h gives compute kernels
+// (in ckernel, so unqualified in a compute kernel, as on the card).
+constexpr std::uint32_t FACE_HEIGHT = 16;
+constexpr std::uint32_t FACE_WIDTH = 16;
+constexpr std::uint32_t TILE_HEIGHT = 32;
+constexpr std::uint32_t TILE_WIDTH = 32;
+constexpr std::uint32_t FACE_R_DIM = FACE_HEIGHT;
+constexpr std::uint32_t FACE_C_DIM = FACE_WIDTH;
+constexpr std::uint32_t TILE_R_DIM = TILE_HEIGHT;
+constexpr std::uint32_t TILE_C_DIM = TILE_WIDTH;
+constexpr std::uint32_t TILE_NUM_FACES = (TILE_R_DIM * TILE_C_DIM) / (FACE_R_DIM * FACE_C_DIM);
 
 enum class DstRoundingMode { Default = 0, NearestEven = 1 };
 enum class DataLayout { TILE = 0, ROW_MAJOR = 1 };
@@ -348,12 +363,19 @@ ALWI void mul_tiles_bcast(uint32_t icb0, uint32_t icb1, uint32_t t0, uint32_t t1
   ALWI void opname##_tiles_bcast_scalar(uint32_t a, uint32_t b, uint32_t ta, uint32_t tb, uint32_t d) {        \
     any_tiles_bcast<OPT, BroadcastType::SCALAR>(a, b, ta, tb, d);                                              \
   }                                                                                                            \
-  ALWI void opname##_bcast_rows_init_short(uint32_t a = 0, uint32_t b = 1) { init_bcast<OPT, BroadcastType::ROW>(a, b); } \
-  ALWI void opname##_bcast_cols_init_short(uint32_t a = 0, uint32_t b = 1) { init_bcast<OPT, BroadcastType::COL>(a, b); } \
-  ALWI void opname##_bcast_scalar_init_short(uint32_t a = 0, uint32_t b = 1) {                                 \
+  /* the third parameter is tt-metal's call_line (__builtin_LINE()), which only */                         \
+  /* its state-configuration check reports; ttnn's chain_llk takes the address */                             \
+  /* of these as void (*)(uint32_t, uint32_t, uint32_t) */                                                      \
+  ALWI void opname##_bcast_rows_init_short(uint32_t a = 0, uint32_t b = 1, uint32_t = 0) {                     \
+    init_bcast<OPT, BroadcastType::ROW>(a, b);                                                                 \
+  }                                                                                                            \
+  ALWI void opname##_bcast_cols_init_short(uint32_t a = 0, uint32_t b = 1, uint32_t = 0) {                     \
+    init_bcast<OPT, BroadcastType::COL>(a, b);                                                                 \
+  }                                                                                                            \
+  ALWI void opname##_bcast_scalar_init_short(uint32_t a = 0, uint32_t b = 1, uint32_t = 0) {                   \
     init_bcast<OPT, BroadcastType::SCALAR>(a, b);                                                              \
   }                                                                                                            \
-  ALWI void opname##_tiles_bcast_scalar_init_short(uint32_t a = 0, uint32_t b = 1) {                           \
+  ALWI void opname##_tiles_bcast_scalar_init_short(uint32_t a = 0, uint32_t b = 1, uint32_t = 0) {             \
     init_bcast<OPT, BroadcastType::SCALAR>(a, b);                                                              \
   }
 ZYX_EMU_BCAST_FORMS(add, ELWADD)
