@@ -19,25 +19,6 @@ using namespace zyx_test;
 
 namespace {
 
-// A one-core program whose reader writes `words` 32-bit words to DRAM.
-std::vector<uint32_t> run_words(DeviceLayer& layer, const std::string& reader, uint32_t words,
-                                std::vector<Arg> compile_args = {}) {
-  GroupProgram p;
-  p.name = "api_more";
-  p.params = {P("out", "global_mut", "u32")};
-  p.reader.source = reader;
-  p.reader.compile_args = std::move(compile_args);
-  p.reader.runtime_args = {L("buffer_addr", 0)};
-  p.cbs = {CB(0, "UInt32", 128, 1)};
-  uint64_t buf = layer.alloc(4 * words, dram_spec(4 * words), nullptr);
-  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
-  layer.run(prog, {Buf(buf)}, false);
-  layer.release(prog);
-  auto v = download<uint32_t>(layer, buf, words);
-  layer.free(buf);
-  return v;
-}
-
 void check_words(const std::vector<uint32_t>& got, const std::vector<uint32_t>& want) {
   CHECK_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size() && i < got.size(); i++) {
@@ -93,7 +74,7 @@ void kernel_main() {
 )";
 
 void test_addrgen_helpers(DeviceLayer& layer) {
-  auto v = run_words(layer, kAddrGenHelpers, 27);
+  auto v = run_reader_words(layer, kAddrGenHelpers, 27, {CB(0, "UInt32", 128, 1)});
   check_words(v, {
       2,       // page 29 of 12 DRAM banks: row 2
       5,       // bank 29 - 2 * 12
@@ -181,7 +162,7 @@ void kernel_main() {
 )";
 
 void test_accessor_views(DeviceLayer& layer) {
-  auto v = run_words(layer, kAccessorViews, 19,
+  auto v = run_reader_words(layer, kAccessorViews, 19, {CB(0, "UInt32", 128, 1)},
                      {C(1), C(2048), C(2), C(2), C(2), C(2), C(1), C(2), C(0x02010101), C(2), C(64)});
   check_words(v, {
       33333,    // no runtime parts: each starts at the crta offset given, 3

@@ -29,25 +29,6 @@ size_t count_of(const std::string& s, const std::string& what) {
   return n;
 }
 
-// A one-core program whose reader writes `words` 32-bit words to DRAM.
-std::vector<uint32_t> run_words(DeviceLayer& layer, const std::string& reader, uint32_t words,
-                                std::vector<CB1> cbs = {CB(0, "UInt32", 64, 1)}, std::vector<Arg> compile_args = {}) {
-  GroupProgram p;
-  p.name = "compat";
-  p.params = {P("out", "global_mut", "u32")};
-  p.reader.source = reader;
-  p.reader.compile_args = std::move(compile_args);
-  p.reader.runtime_args = {L("buffer_addr", 0)};
-  p.cbs = std::move(cbs);
-  uint64_t buf = layer.alloc(4 * words, dram_spec(4 * words), nullptr);
-  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
-  layer.run(prog, {Buf(buf)}, false);
-  layer.release(prog);
-  auto v = download<uint32_t>(layer, buf, words);
-  layer.free(buf);
-  return v;
-}
-
 const char* kConstants = R"(
 #include "dataflow_api.h"
 #include "hostdevcommon/common_values.hpp"
@@ -84,7 +65,7 @@ void kernel_main() {
 
 void test_constants(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
-  auto v = run_words(*layer, kConstants, 7);
+  auto v = run_reader_words(*layer, kConstants, 7);
   CHECK_EQ(v[0], 1u);     // VALID
   CHECK_EQ(v[1], 0u);     // INVALID
   CHECK_EQ(v[2], 1024u);  // 32 x 32
@@ -92,7 +73,7 @@ void test_constants(const std::string& cache) {
   CHECK_EQ(v[4], 1088u);  // 1024 one-byte values + 64 exponents
   CHECK_EQ(v[5], 576u);   // 1024 half-byte values + 64 exponents
   CHECK_EQ(v[6], 1616u);
-  v = run_words(*layer, kValidOnly, 2);
+  v = run_reader_words(*layer, kValidOnly, 2);
   CHECK_EQ(v[0], 11u);
   CHECK_EQ(v[1], 20u);
 }
@@ -127,7 +108,7 @@ void kernel_main() {
 
 void test_int32_numeric(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
-  auto v = run_words(*layer, kInt32Numeric, 6);
+  auto v = run_reader_words(*layer, kInt32Numeric, 6);
   CHECK_EQ(v[0], 0x80000000u);
   CHECK_EQ(v[1], 0x7FFFFFFFu);
   CHECK_EQ(v[2], 0x80000000u);
@@ -231,14 +212,14 @@ void kernel_main() {
 
 void test_tile_size(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
-  auto v = run_words(*layer, kTileSizeConstexpr, 5, {CB(0, "UInt32", 64, 1), CB(1, "Float16_b", 2048, 2)});
+  auto v = run_reader_words(*layer, kTileSizeConstexpr, 5, {CB(0, "UInt32", 64, 1), CB(1, "Float16_b", 2048, 2)});
   CHECK_EQ(v[0], 64u);
   CHECK_EQ(v[1], 2048u);
   CHECK_EQ(v[2], 2053u);
   CHECK_EQ(v[3], 512u);
   CHECK_EQ(v[4], 2048u);
   // Another page size, another object.
-  v = run_words(*layer, kTileSizeConstexpr, 5, {CB(0, "UInt32", 64, 1), CB(1, "Float32", 4096, 1)});
+  v = run_reader_words(*layer, kTileSizeConstexpr, 5, {CB(0, "UInt32", 64, 1), CB(1, "Float32", 4096, 1)});
   CHECK_EQ(v[1], 4096u);
   CHECK_EQ(v[3], 1024u);
 
@@ -522,7 +503,7 @@ void kernel_main() {
 
 void test_kernel_side_headers(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
-  auto v = run_words(*layer, kKernelSideHeaders, 32, {CB(0, "UInt32", 128, 1)});
+  auto v = run_reader_words(*layer, kKernelSideHeaders, 32, {CB(0, "UInt32", 128, 1)});
   const std::vector<uint32_t> want = {
       512,          // std::min(700, MEM_ZEROS_SIZE)
       32,           // NUM_CIRCULAR_BUFFERS on Wormhole (n150)
@@ -604,7 +585,7 @@ void test_legacy_forms(const std::string& cache) {
   std::vector<uint32_t> v;
   setenv("ZYX_EMU_DPRINT", "1", 1);
   std::string err = capture_stderr(
-      [&] { v = run_words(*layer, kLegacyForms, 4, {CB(0, "UInt32", 64, 1)}, {L("accessor", 0)}); });
+      [&] { v = run_reader_words(*layer, kLegacyForms, 4, {CB(0, "UInt32", 64, 1)}, {L("accessor", 0)}); });
   unsetenv("ZYX_EMU_DPRINT");
   CHECK_EQ(v[0], 0xabcu);
   CHECK_EQ(v[2], 1u);  // the same address as TensorAccessor's
@@ -722,7 +703,7 @@ void kernel_main() {
 
 void test_moreh_helpers(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
-  auto v = run_words(*layer, kMorehHelpers, 32,
+  auto v = run_reader_words(*layer, kMorehHelpers, 32,
                      {CB(0, "UInt32", 64, 1), CB(1, "UInt32", 64, 1), CB(2, "UInt32", 4096, 1)});
   CHECK_EQ(v[0], 0u);
   CHECK_EQ(v[1], 256u + 3 * 16 + 4);       // face 1, row 3, column 4

@@ -485,4 +485,25 @@ std::vector<T> download(zyx::DeviceLayer& layer, uint64_t id, size_t count) {
   return v;
 }
 
+// A one-core program whose reader writes `words` 32-bit words to a DRAM
+// buffer (its runtime arg 0) and the words it wrote.
+inline std::vector<uint32_t> run_reader_words(zyx::DeviceLayer& layer, const std::string& reader, uint32_t words,
+                                              std::vector<CB1> cbs = {CB(0, "UInt32", 64, 1)},
+                                              std::vector<Arg> compile_args = {}) {
+  GroupProgram p;
+  p.name = "reader_words";
+  p.params = {P("out", "global_mut", "u32")};
+  p.reader.source = reader;
+  p.reader.compile_args = std::move(compile_args);
+  p.reader.runtime_args = {L("buffer_addr", 0)};
+  p.cbs = std::move(cbs);
+  uint64_t buf = layer.alloc(4 * words, dram_spec(4 * words), nullptr);
+  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+  layer.run(prog, {Buf(buf)}, false);
+  layer.release(prog);
+  auto v = download<uint32_t>(layer, buf, words);
+  layer.free(buf);
+  return v;
+}
+
 }  // namespace zyx_test

@@ -1460,14 +1460,12 @@ class Noc {
     ckernel::noc_inline_dw_write(uint64_t(dst_ptr<AddressType::NOC>(dst, dst_args)), val, be, noc_id_);
   }
 
-  // ---- barriers ----
+  // ---- barriers (the options form is the transaction-id form with the
+  // options' id) ----
   bool is_read_trid_flushed(uint32_t) const { return true; }
   template <auto... O>
   void async_read_barrier(const NocOptVals& v = {}) const {
-    if constexpr (opts<O...>().txn)
-      ckernel::noc_async_read_barrier_with_trid(v.trid, noc_id_);
-    else
-      ZYX_API.noc_barrier(ZYX_EMU_NOC_READS);
+    async_read_barrier<O...>(v.trid);
   }
   template <auto... O>
   void async_read_barrier(uint32_t trid) const {
@@ -1478,10 +1476,7 @@ class Noc {
   }
   template <auto... O>
   void async_write_barrier(const NocOptVals& v = {}) const {
-    if constexpr (opts<O...>().txn)
-      ckernel::noc_async_write_barrier_with_trid(v.trid, noc_id_);
-    else
-      ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES);
+    async_write_barrier<O...>(v.trid);
   }
   template <auto... O>
   void async_write_barrier(uint32_t trid) const {
@@ -1492,10 +1487,7 @@ class Noc {
   }
   template <auto... O>
   void async_writes_flushed(const NocOptVals& v = {}) const {
-    if constexpr (opts<O...>().txn)
-      ckernel::noc_async_write_flushed_with_trid(v.trid, noc_id_);
-    else
-      ZYX_API.noc_barrier(ZYX_EMU_NOC_WRITES);
+    async_writes_flushed<O...>(v.trid);
   }
   template <auto... O>
   void async_writes_flushed(uint32_t trid) const {
