@@ -166,9 +166,21 @@ void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_
   mark(dst, k);
 }
 
-void api_sfpu_binary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t out, uint32_t) {
+// Spreads column 0 (ZYX_SB_BCAST_COL) or row 0 (ZYX_SB_BCAST_ROW) of a
+// face-ordered tile over the whole tile.
+static void broadcast_tile(float* t, uint32_t bcast) {
+  float line[32];
+  for (int i = 0; i < 32; i++) line[i] = t[bcast == ZYX_SB_BCAST_COL ? fidx(i, 0) : fidx(0, i)];
+  for (int r = 0; r < 32; r++)
+    for (int c = 0; c < 32; c++) t[fidx(r, c)] = line[bcast == ZYX_SB_BCAST_COL ? r : c];
+}
+
+void api_sfpu_binary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t out, uint32_t bcast) {
   if (!on_math()) return;  // SFPU: the math build
   if (!sfpu_binary_known(op)) kernel_fail("unknown SFPU binary op " + std::to_string(op));
+  const bool float_bcast_op = op == ZYX_SB_ADD || op == ZYX_SB_SUB || op == ZYX_SB_MUL;
+  if (bcast > ZYX_SB_BCAST_ROW || (bcast != ZYX_SB_BCAST_NONE && !float_bcast_op))
+    kernel_fail("SFPU binary op " + std::to_string(op) + ": unsupported broadcast " + std::to_string(bcast));
   uint32_t *a = dst_tile(ia), *b = dst_tile(ib), *d = dst_tile(out);
   DstKind ka = core().dst_kind[ia], kb = core().dst_kind[ib];
   if (sfpu_binary_is_int(op) && op != ZYX_SB_DIV_INT32) {
@@ -181,8 +193,9 @@ void api_sfpu_binary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t out, uint32
     mark(out, DstKind::Int);
     return;
   }
-  // add/sub/mul of two integer tiles stay integers
-  if (ka == DstKind::Int && kb == DstKind::Int && op <= ZYX_SB_MUL) {
+  // add/sub/mul of two integer tiles stay integers; the broadcast forms work
+  // on FP32 DST data (tt-metal requires fp32_dest_acc_en), so take the float path.
+  if (ka == DstKind::Int && kb == DstKind::Int && op <= ZYX_SB_MUL && bcast == ZYX_SB_BCAST_NONE) {
     for (int i = 0; i < 1024; i++) d[i] = op == ZYX_SB_ADD ? a[i] + b[i] : op == ZYX_SB_SUB ? a[i] - b[i] : a[i] * b[i];
     mark(out, DstKind::Int);
     return;
@@ -190,6 +203,7 @@ void api_sfpu_binary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t out, uint32
   float x[1024], y[1024];
   dst_floats(ia, x);
   dst_floats(ib, y);
+  if (bcast != ZYX_SB_BCAST_NONE) broadcast_tile(y, bcast);
   DstKind k = core().run->fp32_dest_acc ? DstKind::F32 : (ka == DstKind::F16 ? DstKind::F16 : DstKind::BF16);
   for (int i = 0; i < 1024; i++) d[i] = f2u(sfpu_binary_f(op, x[i], y[i]));
   dst_round(d, k);

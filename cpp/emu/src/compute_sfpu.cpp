@@ -477,6 +477,9 @@ uint32_t sfpu_binary_i(uint32_t op, uint32_t ua, uint32_t ub) {
     case ZYX_SB_RSUB_INT32: return ub - ua;
     case ZYX_SB_MUL_INT32: return ua * ub;
     case ZYX_SB_MUL_UINT16: return (ua & 0xffff) * (ub & 0xffff) & 0xffff;
+    // binary_comp.h's uint16 compares read the low 16 bits of each word
+    case ZYX_SB_LT_UINT16: return bo((ua & 0xffff) < (ub & 0xffff));
+    case ZYX_SB_GT_UINT16: return bo((ua & 0xffff) > (ub & 0xffff));
     case ZYX_SB_DIV_INT32_TRUNC:
       if (b == 0) return 0;
       if (a == INT32_MIN && b == -1) return ua;

@@ -199,6 +199,7 @@ typedef struct zyx_emu_api {
   // Unary copy with broadcast of a CB tile into DST.
   void (*unary_bcast)(uint32_t bcast, uint32_t cb, uint32_t t, uint32_t dst);
   // SFPU ops (zyx_emu_sfpu_unary_op / zyx_emu_sfpu_binary_op); params as tt-metal passes them.
+  // sfpu_binary's p0 is a zyx_emu_sfpu_binary_bcast for the float ops.
   void (*sfpu_unary)(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_t p2);
   void (*sfpu_binary)(uint32_t op, uint32_t a, uint32_t b, uint32_t out, uint32_t p0);
   void (*sfpu_ternary)(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32_t out, uint32_t p0);

@@ -341,6 +341,8 @@ ZYX_EMU_SFPUB(sub_int32, SUB_INT32)
 ZYX_EMU_SFPUB(rsub_int32, RSUB_INT32)
 ZYX_EMU_SFPUB(mul_int32, MUL_INT32)
 ZYX_EMU_SFPUB(mul_uint16, MUL_UINT16)
+ZYX_EMU_SFPUB(lt_uint16, LT_UINT16)
+ZYX_EMU_SFPUB(gt_uint16, GT_UINT16)
 ZYX_EMU_SFPUB(div_int32, DIV_INT32)
 ZYX_EMU_SFPUB(div_int32_floor, DIV_INT32_FLOOR)
 ZYX_EMU_SFPUB(div_int32_trunc, DIV_INT32_TRUNC)
@@ -389,6 +391,35 @@ ZYX_EMU_SFPUB(lgamma_stirling_float, LGAMMA_STIRLING)
 ZYX_EMU_SFPUB(gcd, GCD)  // int32, of the magnitudes
 ZYX_EMU_SFPUB(lcm, LCM)
 #undef ZYX_EMU_SFPUB
+// sfpu_binary_bcast.h: DST[data] op= column 0 (COL) or row 0 (ROW) of
+// DST[bcast], spread over the tile; FP32 DST data. One init per dimension
+// covers add/sub/mul.
+ALWI void sfpu_bcast_col_init() {}
+ALWI void sfpu_bcast_row_init() {}
+#define ZYX_EMU_SFPU_BCAST(name, OP, dim, DIM)                                                   \
+  ALWI void sfpu_##name##_bcast_##dim##_init() {}                                                 \
+  ALWI void sfpu_##name##_bcast_##dim(uint32_t dst_data_idx, uint32_t dst_bcast_idx) {             \
+    zyx_emu_c::sb(ZYX_SB_##OP, dst_data_idx, dst_bcast_idx, dst_data_idx, ZYX_SB_BCAST_##DIM); \
+  }
+ZYX_EMU_SFPU_BCAST(add, ADD, col, COL)
+ZYX_EMU_SFPU_BCAST(sub, SUB, col, COL)
+ZYX_EMU_SFPU_BCAST(mul, MUL, col, COL)
+ZYX_EMU_SFPU_BCAST(add, ADD, row, ROW)
+ZYX_EMU_SFPU_BCAST(sub, SUB, row, ROW)
+ZYX_EMU_SFPU_BCAST(mul, MUL, row, ROW)
+#undef ZYX_EMU_SFPU_BCAST
+template <BroadcastType Dim>
+ALWI void sfpu_bcast_init() {
+  static_assert(Dim == BroadcastType::COL || Dim == BroadcastType::ROW, "sfpu_bcast_init: COL or ROW only");
+}
+template <BroadcastType Dim, EltwiseBinaryType Op>
+ALWI void sfpu_bcast(uint32_t dst_data_idx, uint32_t dst_bcast_idx) {
+  static_assert(Dim == BroadcastType::COL || Dim == BroadcastType::ROW, "sfpu_bcast: COL or ROW only");
+  static_assert(Op == ELWADD || Op == ELWSUB || Op == ELWMUL, "sfpu_bcast: ELWADD, ELWSUB or ELWMUL only");
+  constexpr uint32_t op = Op == ELWADD ? ZYX_SB_ADD : Op == ELWSUB ? ZYX_SB_SUB : ZYX_SB_MUL;
+  zyx_emu_c::sb(op, dst_data_idx, dst_bcast_idx, dst_data_idx,
+                Dim == BroadcastType::COL ? ZYX_SB_BCAST_COL : ZYX_SB_BCAST_ROW);
+}
 // binary_max/min with a vector mode (taken as RC, all faces).
 template <auto... P>
 ALWI void binary_max_tile(uint32_t a, uint32_t b, uint32_t o, int vector_mode) {

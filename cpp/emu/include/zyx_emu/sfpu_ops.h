@@ -30,14 +30,19 @@
 // Binary ops: out = op(a, b).
 #define ZYX_SFPU_BINARY_OPS(X)                                                                 \
   X(ADD) X(SUB) X(MUL) X(DIV) X(DIV_NO_NAN) X(RSUB) X(POW) X(EQ) X(NE) X(LT) X(GT) X(LE) X(GE)   \
-  X(ADD_INT32) X(SUB_INT32) X(RSUB_INT32) X(MUL_INT32) X(MUL_UINT16) X(DIV_INT32)                \
-  X(DIV_INT32_FLOOR) X(DIV_INT32_TRUNC) X(REMAINDER_INT32) X(FMOD_INT32) X(MAX) X(MIN)           \
+  X(ADD_INT32) X(SUB_INT32) X(RSUB_INT32) X(MUL_INT32) X(MUL_UINT16) X(LT_UINT16) X(GT_UINT16)   \
+  X(DIV_INT32) X(DIV_INT32_FLOOR) X(DIV_INT32_TRUNC) X(REMAINDER_INT32) X(FMOD_INT32) X(MAX) X(MIN) \
   X(MAX_INT32) X(MIN_INT32) X(MAX_UINT32) X(MIN_UINT32) X(AND) X(OR) X(XOR) X(SHL) X(SHR)         \
   X(SHR_LOGICAL) X(LT_INT32) X(GT_INT32) X(GE_INT32) X(LE_INT32) X(EQ_INT32) X(NE_INT32) X(GCD) X(LCM) \
   X(ATAN2) X(XLOGY) X(FMOD) X(REMAINDER) X(LOGSIGMOID) X(LGAMMA_STIRLING)
 
 // Ternary ops: out = op(a, b, c).
 #define ZYX_SFPU_TERNARY_OPS(X) X(ADDCMUL) X(ADDCDIV) X(LERP) X(WHERE) X(LGAMMA_ADJUSTED)
+
+// sfpu_binary's p0 for the float binary ops: which part of the second tile
+// is broadcast over the first (sfpu_binary_bcast.h): none, column 0 across
+// every column, or row 0 down every row.
+enum zyx_emu_sfpu_binary_bcast { ZYX_SB_BCAST_NONE = 0, ZYX_SB_BCAST_COL = 1, ZYX_SB_BCAST_ROW = 2 };
 
 #define ZYX_SFPU_ENUM_ENTRY(n) ZYX_SU_##n,
 enum zyx_emu_sfpu_unary_op { ZYX_SFPU_UNARY_OPS(ZYX_SFPU_ENUM_ENTRY) ZYX_SU_COUNT };
