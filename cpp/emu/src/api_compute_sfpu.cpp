@@ -113,6 +113,40 @@ void sfpu_cumsum(uint32_t dst, uint32_t first) {
 
 }  // namespace compute
 
+// tiled_prod_tile as the card's SFPU code runs it, on the SFPU's lane
+// layout: an SFPU row at DST row address A is the 4-row group from A & ~3,
+// 8 lanes a row on the even columns (A & 2 clear) or the odd ones. Per face,
+// each lane multiplies a running product (held in f32) into nine SFPU rows
+// two DST rows apart from the face's first, storing it into each; the ninth
+// is the first of the next face (after face 3, of the next DST tile), which
+// that face then reads as stored.
+static void sfpu_tiled_prod(uint32_t dst) {
+  if (dst + 1 >= dst_capacity())
+    kernel_fail("tiled_prod_tile(" + std::to_string(dst) + "): its last face writes into the next DST tile, past DST");
+  float x[2048];
+  dst_floats(dst, x);
+  dst_floats(dst + 1, x + 1024);
+  const DstKind kinds[2] = {sfpu_float_kind(dst), sfpu_float_kind(dst + 1)};
+  constexpr int kRowWords = 16, kFaceRows = 16, kSteps = 9, kLanes = 32;
+  for (int face = 0; face < 4; face++)
+    for (int lane = 0; lane < kLanes; lane++) {
+      float product = 1.0f;
+      for (int step = 0; step < kSteps; step++) {
+        const int addr = face * kFaceRows + 2 * step;
+        const int word = ((addr & ~3) + lane / 8) * kRowWords + 2 * (lane % 8) + ((addr & 2) ? 1 : 0);
+        product *= x[word];
+        // a 16-bit bf16 DST keeps what SFPSTORE keeps: the truncated value
+        x[word] = kinds[word / 1024] == DstKind::BF16 ? u2f(sfpi::impl_::store_bf16(f2u(product))) : product;
+      }
+    }
+  for (int t = 0; t < 2; t++) {
+    uint32_t* d = dst_tile(dst + t);
+    for (int i = 0; i < 1024; i++) d[i] = f2u(x[t * 1024 + i]);
+    dst_round(d, kinds[t]);
+    mark(dst + t, kinds[t]);
+  }
+}
+
 void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_t p2) {
   if (!on_math()) return;  // SFPU: the math build
   ComputeState& cs = cstate();
@@ -121,6 +155,7 @@ void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_
     if (!cs.rand_state) cs.rand_state = 1;
     return;
   }
+  if (op == ZYX_SU_TILED_PROD) return sfpu_tiled_prod(dst);
   if (!sfpu_unary_known(op)) kernel_fail("unknown SFPU unary op " + std::to_string(op));
   uint32_t* d = dst_tile(dst);
   DstKind kind = core().dst_kind[dst];

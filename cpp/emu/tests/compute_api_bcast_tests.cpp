@@ -1,7 +1,8 @@
 // Compute API tests of the SFPU binary broadcasts (sfpu_binary_bcast.h):
 // DST[data] op= column 0 or row 0 of DST[bcast], spread over the whole
-// tile, by the named calls and by the templated sfpu_bcast; and of the
-// uint16 compares of binary_comp.h. Every element is checked against a host
+// tile, by the named calls and by the templated sfpu_bcast; of the uint16
+// compares of binary_comp.h; and of tiled_prod_tile. Every element is
+// checked against a host
 // reference (float64 for the float ops), and the second tile must come back
 // unchanged.
 #include <cmath>
@@ -117,6 +118,32 @@ void test_uint16_compare(DeviceLayer& layer) {
   }
 }
 ZYX_TEST(uint16_compare, test_uint16_compare);
+
+// tiled_prod_tile(0) against the SFPU's lane walk, modelled here in float64
+// on the two tiles' DST rows (16 values each, face-ordered, 64 rows a tile):
+// the SFPU row at address A covers rows A&~3 .. +3, the even columns when
+// A&2 is 0, else the odd ones; per face of tile 0 a lane multiplies its
+// running product into nine such rows from the face's first, in place (the
+// ninth is the next face's; after face 3, tile 1's).
+void test_tiled_prod(DeviceLayer& layer) {
+  auto in = randf(2048, 0.8, 1.25, 41);
+  std::vector<double> want(in.begin(), in.end());
+  for (int face = 0; face < 4; face++)
+    for (int lane = 0; lane < 32; lane++) {
+      double product = 1.0;
+      for (int step = 0; step < 9; step++) {
+        int addr = 16 * face + 2 * step;
+        int row = (addr & ~3) + lane / 8, col = 2 * (lane % 8) + ((addr >> 1) & 1);
+        product *= want[row * 16 + col];
+        want[row * 16 + col] = product;
+      }
+    }
+  auto got = bytes_f32(run_pair(layer, "Float32", f32_bytes(in), "tiled_prod_tile_init(); tiled_prod_tile(0)"));
+  std::vector<double> g(got.begin(), got.end());
+  // f32 products of up to 17 factors: within 2e-6 relative of float64
+  check_close(g, want, 0, 2e-6, "tiled_prod_tile");
+}
+ZYX_TEST(tiled_prod, test_tiled_prod);
 
 }  // namespace
 

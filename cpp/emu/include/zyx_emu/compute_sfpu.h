@@ -85,6 +85,10 @@ ZYX_EMU_SFPU0(lez, LEZ)
 ZYX_EMU_SFPU0(gez, GEZ)
 ZYX_EMU_SFPU0(exp2, EXP2)
 ZYX_EMU_SFPU0(alt_complex_rotate90, ALT_COMPLEX_ROTATE90)
+// compute_kernel_api.h: a running product down each SFPU lane (see
+// sfpu_tiled_prod); its last face also writes the first rows of DST idst + 1.
+ALWI void tiled_prod_tile_init() {}
+ALWI void tiled_prod_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_TILED_PROD, idst); }
 ZYX_EMU_SFPU0(bitwise_not, BITWISE_NOT)
 ZYX_EMU_SFPU1(log_with_base, LOG_WITH_BASE)
 ZYX_EMU_SFPU1(relu_max, RELU_MAX)
