@@ -43,13 +43,13 @@ void kernel_main() {
 )";
 
 std::vector<uint8_t> run_pair(DeviceLayer& layer, const std::string& format, std::vector<uint8_t> in,
-                              const std::string& body) {
+                              const std::string& body, const std::string& kernel = kBcastKernel) {
   Run r;
   r.formats = {format};
   r.inputs = {std::move(in)};
   r.out_format = format;
   r.out_tiles = 2;
-  r.compute = kBcastKernel;
+  r.compute = kernel;
   r.defines = {{"BODY", body}};
   return run(layer, r);
 }
@@ -142,6 +142,19 @@ void test_tiled_prod(DeviceLayer& layer) {
   std::vector<double> g(got.begin(), got.end());
   // f32 products of up to 17 factors: within 2e-6 relative of float64
   check_close(g, want, 0, 2e-6, "tiled_prod_tile");
+  // The same walk written as SFPI code on the emulator's SFPU model (its own
+  // lane layout, in the math build): word for word the same f32 results.
+  // BODY under TRISC_MATH: the kernel runs as its three TRISC builds.
+  std::string math_kernel = kBcastKernel;
+  math_kernel.replace(math_kernel.find("  BODY;"), 7, "#ifdef TRISC_MATH\n  BODY;\n#endif");
+  auto sfpi = bytes_f32(run_pair(layer, "Float32", f32_bytes(in),
+                                 "_llk_math_eltwise_unary_sfpu_params_([] { vFloat p = 1.0f; "
+                                 "for (int s = 0; s < 9; s++) { p = p * dst_reg[0]; dst_reg[0] = p; dst_reg++; } }, 0)",
+                                 math_kernel));
+  for (int i = 0; i < 2048; i++)
+    if (std::memcmp(&got[i], &sfpi[i], 4) != 0)
+      throw Failure("tiled_prod_tile: element " + std::to_string(i) + " = " + std::to_string(got[i]) +
+                    ", the SFPI walk gives " + std::to_string(sfpi[i]));
 }
 ZYX_TEST(tiled_prod, test_tiled_prod);
 
