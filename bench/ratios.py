@@ -82,6 +82,7 @@ def rows(go, nat):
         ("OpenCL (NVIDIA, opencl:1) launch + wait, empty kernel", g(go, "QueuedLaunches/opencl:1", "sync-µs/launch"), n(nat, "clgpu_sync_us"), "µs", False, 1.25),
         ("OpenCL (NVIDIA) launch + wait vs native with an event, its status read and released (info)", g(go, "QueuedLaunches/opencl:1", "sync-µs/launch"), n(nat, "clgpu_sync_event_us"), "µs", False, None),
         ("OpenCL (NVIDIA) native: an event per launch / none (info: the driver's cost of an event)", n(nat, "clgpu_sync_event_us"), n(nat, "clgpu_sync_us"), "µs", False, None),
+        ("OpenCL (NVIDIA) native on a profiling queue: an event per launch / none (info: an event's cost there)", n(nat, "clgpuprof_sync_event_us"), n(nat, "clgpuprof_sync_us"), "µs", False, None),
         ("OpenCL (NVIDIA, opencl:1) queued, 10,000 then one clFinish", g(go, "QueuedLaunches/opencl:1", "queued-µs/launch"), n(nat, "clgpu_queued_us"), "µs", False, 1.25),
         ("OpenCL (NVIDIA) queued vs native with an event per launch (info)", g(go, "QueuedLaunches/opencl:1", "queued-µs/launch"), n(nat, "clgpu_queued_event_us"), "µs", False, None),
         ("OpenCL (NVIDIA) launch + wait on a goroutine locked to its thread (info)", g(go, "QueuedLaunchesLocked/opencl:1", "sync-µs/launch"), n(nat, "clgpu_sync_us"), "µs", False, None),

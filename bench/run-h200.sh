@@ -121,6 +121,8 @@ for r in $(seq 1 "$ROUNDS"); do
       native "$NATIVE/cl_launch_native" 10000 1 cpu
       # The GPU's figures under their own names (bench/ratios.py: clgpu_).
       native "$NATIVE/cl_launch_native" 10000 1 gpu | sed 's/^native cl_/native clgpu_/'
+      # On a queue with profiling enabled, as the backend's queue is.
+      native "$NATIVE/cl_launch_native" 10000 1 gpu profiling | sed 's/^native cl_/native clgpuprof_/'
     fi
     if has emu && [ -x "$EMU_BUILD/bench/emu_compute_bench" ]; then
       timeout "$LIMIT" "$EMU_BUILD/bench/emu_compute_bench" 10 add || echo "emu add exit $?"

@@ -189,12 +189,10 @@ type device struct {
 	cacheDir *diskcache.Dir // nil: no binary cache
 	cacheTag string         // device name, driver and platform versions: the binary cache's device half of the key
 
-	// q.Mu orders submissions: the deferred lists, the wait-list
-	// scratch and every enqueue are under it, and Closed. Its Cond is
-	// broadcast when a command was enqueued, or failed unqueued.
-	q           gpuqueue.Queue[*cmd]
-	waitScratch []clEvent
-	last        *event // the last command enqueued
+	// q.Mu orders submissions: the deferred lists and every enqueue are
+	// under it, and Closed. Its Cond is broadcast when a command was
+	// enqueued, or failed unqueued.
+	q gpuqueue.Queue[*cmd]
 
 	// The enqueued commands not yet taken to be settled, oldest first
 	// (queue.go): under inqMu. settling is set while the completer or a
@@ -214,9 +212,10 @@ type device struct {
 	// event's Done or a Wait that can be cancelled (queue.go): the
 	// completer then settles at once instead of letting a burst of
 	// submissions gather for completerIdle. Cleared when inq runs empty.
-	watched atomic.Bool
-	waitOne [1]clEvent // the settler's wait list
-	prof    profile    // the settler's status and counters
+	watched     atomic.Bool
+	waitOne     [1]clEvent // the settler's wait list
+	waiterBatch []*cmd     // the commands a waiter settles (settleThrough)
+	prof        profile    // the settler's status and counters
 }
 
 func newDevice(l *lib, platform platformID, id deviceID, ordinal int, cacheDir *diskcache.Dir) (*device, error) {

@@ -83,12 +83,12 @@ func (p *pool) transfer(ctx context.Context, op string, b *buffer, release func(
 		}
 		l, q, mem, at, n := d.l, d.queue, b.mem, unsafe.Pointer(&host[0]), uintptr(len(host))
 		if write {
-			c.enqueue = func(wait []clEvent, out *clEvent) error {
-				return l.EnqueueWriteBuffer(q, mem, false, uintptr(off), n, at, wait, out)
+			c.enqueue = func(out *clEvent) error {
+				return l.EnqueueWriteBuffer(q, mem, false, uintptr(off), n, at, nil, out)
 			}
 		} else {
-			c.enqueue = func(wait []clEvent, out *clEvent) error {
-				return l.EnqueueReadBuffer(q, mem, false, uintptr(off), n, at, wait, out)
+			c.enqueue = func(out *clEvent) error {
+				return l.EnqueueReadBuffer(q, mem, false, uintptr(off), n, at, nil, out)
 			}
 		}
 	}
@@ -115,8 +115,8 @@ func (p *pool) copyBuffer(ctx context.Context, dst driver.BufferID, dstOff int64
 	}
 	d := p.dev
 	l, q := d.l, d.queue
-	c := &cmd{Item: gpuqueue.Item{Ctx: ctx, Done: release}, op: "copy", kind: transfers, timed: timed, enqueue: func(wait []clEvent, out *clEvent) error {
-		return l.EnqueueCopyBuffer(q, from.mem, to.mem, uintptr(srcOff), uintptr(dstOff), uintptr(n), wait, out)
+	c := &cmd{Item: gpuqueue.Item{Ctx: ctx, Done: release}, op: "copy", kind: transfers, timed: timed, enqueue: func(out *clEvent) error {
+		return l.EnqueueCopyBuffer(q, from.mem, to.mem, uintptr(srcOff), uintptr(dstOff), uintptr(n), nil, out)
 	}}
 	ev, err := d.submit(c)
 	if err := driver.Wait(ctx, ev, err); err != nil {

@@ -330,8 +330,8 @@ func (x *executable) prepare(ctx context.Context, launch *driver.Launch, timed b
 	if launch.Empty {
 		return c, nil // a marker: the launch runs nothing
 	}
-	c.enqueue = func(wait []clEvent, out *clEvent) error {
-		return x.enqueue(bufs, scalars, global, wait, out)
+	c.enqueue = func(out *clEvent) error {
+		return x.enqueue(bufs, scalars, global, out)
 	}
 	return c, nil
 }
@@ -339,7 +339,7 @@ func (x *executable) prepare(ctx context.Context, launch *driver.Launch, timed b
 // enqueue sets the kernel's arguments and enqueues it; the two are one
 // step under x.mu, since the arguments are the kernel object's state (the
 // enqueue copies them).
-func (x *executable) enqueue(bufs []*buffer, scalars [][]byte, global [3]uintptr, wait []clEvent, out *clEvent) error {
+func (x *executable) enqueue(bufs []*buffer, scalars [][]byte, global [3]uintptr, out *clEvent) error {
 	d := x.dev
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -373,7 +373,7 @@ func (x *executable) enqueue(bufs []*buffer, scalars [][]byte, global [3]uintptr
 		}
 	}
 	x.globalSize = global
-	return d.l.EnqueueNDRangeKernel(d.queue, x.kernel, uint32(x.dims), &x.globalSize, &x.localSize, wait, out)
+	return d.l.EnqueueNDRangeKernel(d.queue, x.kernel, uint32(x.dims), &x.globalSize, &x.localSize, nil, out)
 }
 
 // unref drops one reference; the last frees the kernel and the program.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zyxtt/zyxtt/backends/driver"
@@ -13,18 +13,31 @@ import (
 )
 
 // The device's work goes to its in-order command queue as non-blocking
-// enqueues. An event of the same device that is still pending goes in the
-// command's wait list as its cl_event. Work that waits for an event the
-// queue cannot see (another device's, a HostEvent, or one of this
-// device's that is itself held back) is held back in a deferred list, and
-// a goroutine enqueues it once that event has succeeded (or fails it,
-// enqueueing nothing, when the event fails, its ctx ends or the device
-// closes). Launches keep their submission order: every launch after a
-// held-back one is held back behind it. Held-back transfers keep their
-// order among themselves, but a transfer that waits for nothing is
-// enqueued at once, ahead of them, as the host pool does: a Write that
-// follows a WriteAsync gated on a host event does not wait for that
-// event. Order between transfers and launches comes from events.
+// enqueues. The queue runs its commands in order, so work that waits for
+// an event of the same device already on the queue needs no wait list.
+// Work that waits for an event the queue cannot see (another device's, a
+// HostEvent, or one of this device's that is itself held back) is held
+// back in a deferred list, and a goroutine enqueues it once that event has
+// succeeded (or fails it, enqueueing nothing, when the event fails, its
+// ctx ends or the device closes). Launches keep their submission order:
+// every launch after a held-back one is held back behind it. Held-back
+// transfers keep their order among themselves, but a transfer that waits
+// for nothing is enqueued at once, ahead of them, as the host pool does: a
+// Write that follows a WriteAsync gated on a host event does not wait for
+// that event. Order between transfers and launches comes from the queue.
+//
+// A command asks the driver for a cl_event only when it is timed (its
+// profiling counters are read from it). On NVIDIA's driver an event costs
+// about 2 µs a command, and 6-9 µs on the profiling queue the device
+// keeps (bench/gpu/cl_launch_native.c "profiling"). Commands without one
+// end when a later command's event says so: since the queue is in order,
+// the completer, settling a run of them, waits for the next command that
+// has an event or, where none follows, for a marker it enqueues then (one
+// per batch of up to completerBatch commands); a waiter for the newest
+// command uses clFinish, as a native program does. A failed status at the
+// end of such a run is every command's of it: the driver does not say
+// which one failed (on NVIDIA a fault loses the context, and PoCL fails
+// every command behind a failed one).
 //
 // User events with a negative status are not used for foreign events:
 // implementations terminate every command queued behind the terminated
@@ -69,15 +82,13 @@ const (
 )
 
 // event is the completion of one command of a device. Its Go side is a
-// HostEvent that the completer ends; cl is the command's cl_event while it
-// is pending (0 once it has ended), which later commands put in their wait
-// lists.
+// HostEvent that the completer ends; onQueue is set once its command is on
+// the device's queue, which then orders the commands after it.
 type event struct {
 	*core.HostEvent
-	dev *device
-	mu  sync.Mutex
-	cl  clEvent
-	seq uint64 // its command's number (cmd.seq); 0 until enqueued
+	dev     *device
+	onQueue atomic.Bool
+	seq     uint64 // its command's number (cmd.seq); 0 until enqueued, under inqMu
 }
 
 // Wait waits for the work to end. A caller whose ctx cannot end settles
@@ -127,8 +138,7 @@ func (d *device) settleThrough(e *event) {
 		d.inqMu.Unlock()
 		return
 	}
-	batch := make([]*cmd, k)
-	copy(batch, d.inq)
+	batch := append(d.waiterBatch[:0], d.inq[:k]...)
 	newest := seq == d.seq
 	d.takeLocked(k)
 	d.settling = true
@@ -137,12 +147,19 @@ func (d *device) settleThrough(e *event) {
 		// The newest command: clFinish waits for it as a native program
 		// would, and the batch has ended when it returns.
 		err := d.l.Finish(d.queue)
+		res, _ := d.lost(err)
 		for _, c := range batch {
-			d.settle(c, err)
+			if c.cl != 0 {
+				d.settle(c, err)
+			} else {
+				d.settleRun([]*cmd{c}, res)
+			}
 		}
 	} else {
 		d.settleBatch(batch)
 	}
+	clear(batch)
+	d.waiterBatch = batch[:0]
 	d.inqMu.Lock()
 	d.settling = false
 	if len(d.inq) > 0 || d.stopping {
@@ -167,10 +184,10 @@ type cmd struct {
 	op            string
 	kind          int // launches or transfers
 	ev            *event
-	// enqueue puts the work on the queue after the events in wait and
-	// writes the command's event to *out. Nil is no native work: a marker
-	// keeps its place in the queue.
-	enqueue func(wait []clEvent, out *clEvent) error
+	// enqueue puts the work on the queue and, when out is not nil, writes
+	// the command's event to *out. Nil is no native work (an empty
+	// launch): it ends with the commands before it.
+	enqueue func(out *clEvent) error
 	// timed: the completer reads the command's profiling counters into ns.
 	timed bool
 	// waited: the submitter waits for it with a ctx that cannot end, and
@@ -192,15 +209,10 @@ func (d *device) own(e driver.Event) (*event, bool) {
 }
 
 // enqueued reports whether e is an event of a command of d that is on the
-// queue and has not been settled (its cl_event can go in a wait list).
+// queue: the queue runs what comes after it in order.
 func (d *device) enqueued(e driver.Event) bool {
 	o, ok := d.own(e)
-	if !ok {
-		return false
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.cl != 0
+	return ok && o.onQueue.Load()
 }
 
 // ownEnded is the queue's Own hook: the end of an event of d.
@@ -233,62 +245,24 @@ func (d *device) submit(c *cmd) (driver.Event, error) {
 	return c.ev, nil
 }
 
-// issue enqueues c with its pending own events in the wait list and hands
-// it to the completer. The caller holds d.q.Mu. On an error c's hold is
-// given back and nothing was queued.
+// issue enqueues c and hands it to the completer. Its own events are on
+// the queue already (gpuqueue holds c back until they are), which orders
+// c after them. The caller holds d.q.Mu. On an error c's hold is given
+// back and nothing was queued.
 func (d *device) issue(c *cmd) error {
-	wait := d.waitScratch[:0]
-	for _, e := range c.After {
-		o, ok := d.own(e)
-		if !ok {
-			continue
+	if c.enqueue != nil {
+		var out *clEvent
+		if c.timed {
+			out = &c.cl
 		}
-		o.mu.Lock()
-		if o.cl != 0 && d.l.RetainEvent(o.cl) == nil {
-			wait = append(wait, o.cl)
-		}
-		o.mu.Unlock()
-	}
-	var err error
-	hostEnded := false
-	switch {
-	case c.enqueue != nil:
-		err = c.enqueue(wait, &c.cl)
-	case d.l.HasMarkerWithWaitList():
-		err = d.l.EnqueueMarkerWithWaitList(d.queue, wait, &c.cl)
-	default:
-		// OpenCL 1.1: no marker with a wait list; the empty work ends
-		// after the last command and its own events, on the host.
-		hostEnded = true
-		last := d.last
-		go func() {
-			if last != nil {
-				<-last.Done() // its place in the order, not a dependency
-			}
-			err := core.WaitAll(context.Background(), c.After...)
+		if err := c.enqueue(out); err != nil {
 			c.Release()
-			c.ev.Complete(err)
-			d.q.Mu.Lock()
-			d.q.Cond.Broadcast() // for work waiting for it to be enqueued
-			d.q.Mu.Unlock()
-		}()
+			return err
+		}
 	}
-	for _, w := range wait {
-		_ = d.l.ReleaseEvent(w)
-	}
-	clear(wait)
-	d.waitScratch = wait[:0]
-	if err != nil {
-		c.Release()
-		return err
-	}
-	if hostEnded {
-		return nil
-	}
-	c.ev.mu.Lock()
-	c.ev.cl = c.cl
-	c.ev.mu.Unlock()
-	d.last = c.ev
+	// Work that runs nothing (an empty launch) has no command: it ends
+	// with the commands before it, as the next event says.
+	c.ev.onQueue.Store(true)
 	d.q.Cond.Broadcast() // for work waiting for it to be enqueued
 	d.inqMu.Lock()
 	for len(d.inq) >= pendingDepth {
@@ -352,16 +326,93 @@ func (d *device) complete() {
 }
 
 // settleBatch flushes the queue and settles each command of batch in
-// order, each as soon as it has ended (the queue runs them in order), so
-// that an early command's event does not wait for the later ones.
+// order, each run of commands without an event as soon as the next event
+// (a later command's, or a marker enqueued for the batch's tail) says it
+// has ended, so that an early command's event does not wait for the later
+// ones.
 func (d *device) settleBatch(batch []*cmd) {
 	var flushErr error
 	if d.q.LostErr() == nil {
 		flushErr = d.l.Flush(d.queue)
 	}
-	for _, c := range batch {
+	start := 0
+	for i, c := range batch {
+		if c.cl == 0 {
+			continue
+		}
+		// c's event ends after the commands before it: its status is
+		// theirs too.
+		err := d.runResult(c.cl, flushErr)
+		d.settleRun(batch[start:i], err)
 		d.settle(c, flushErr)
+		start = i + 1
 	}
+	if start < len(batch) {
+		d.settleRun(batch[start:], d.tailResult(flushErr))
+	}
+}
+
+// settleRun ends commands without an event with the outcome of the event
+// after them: nil, a lost device, or a failed status, which is each one's.
+func (d *device) settleRun(run []*cmd, res runOutcome) {
+	for _, c := range run {
+		err := res.err
+		if err == nil && res.status < 0 {
+			err = d.execError(c, res.status)
+		}
+		c.Release()
+		c.ev.Complete(err)
+	}
+}
+
+// runOutcome is what an event says of the commands before it: the
+// device's loss (err), or its status.
+type runOutcome struct {
+	err    error
+	status int32
+}
+
+// lost is the outcome when the device is lost or the flush before the
+// run failed (which loses it); ok is false otherwise.
+func (d *device) lost(flushErr error) (runOutcome, bool) {
+	switch {
+	case d.q.LostErr() != nil:
+		return runOutcome{err: d.q.LostErr()}, true
+	case flushErr != nil:
+		return runOutcome{err: d.q.MarkLost(flushErr)}, true
+	}
+	return runOutcome{}, false
+}
+
+// runResult waits for the command of ev and returns its outcome.
+func (d *device) runResult(ev clEvent, flushErr error) runOutcome {
+	if res, ok := d.lost(flushErr); ok {
+		return res
+	}
+	st, _, err := d.eventResult(ev, false, &d.prof)
+	if err != nil {
+		return runOutcome{err: d.q.MarkLost(err)}
+	}
+	return runOutcome{status: st}
+}
+
+// tailResult waits for everything enqueued so far: through a marker's
+// event (OpenCL 1.2), or clFinish.
+func (d *device) tailResult(flushErr error) runOutcome {
+	if res, ok := d.lost(flushErr); ok {
+		return res
+	}
+	if !d.l.HasMarkerWithWaitList() {
+		res, _ := d.lost(d.l.Finish(d.queue))
+		return res
+	}
+	var ev clEvent
+	if err := d.l.EnqueueMarkerWithWaitList(d.queue, nil, &ev); err != nil {
+		return runOutcome{err: d.q.MarkLost(err)}
+	}
+	res := d.runResult(ev, nil)
+	_ = d.l.ReleaseEvent(ev)
+	return res
 }
 
 // waitFor blocks until the command of ev has ended. The completer calls
@@ -376,10 +427,10 @@ func isExecStatusError(err error) bool {
 	return errors.As(err, &be) && be.Native == statusName(clExecStatusErrorForEvents)
 }
 
-// settle waits for one enqueued command and ends it: its status (or the
-// device's loss) becomes the event's error, its hold is given back, then
-// the event ends and the cl_event is released. flushErr is the failure of
-// the flush before it, which loses the device.
+// settle waits for one enqueued command with an event and ends it: its
+// status (or the device's loss) becomes the event's error, its hold is
+// given back, then the event ends and the cl_event is released. flushErr
+// is the failure of the flush before it, which loses the device.
 func (d *device) settle(c *cmd, flushErr error) {
 	var err error
 	switch {
@@ -392,10 +443,8 @@ func (d *device) settle(c *cmd, flushErr error) {
 	}
 	c.Release()
 	c.ev.Complete(err)
-	c.ev.mu.Lock()
-	c.ev.cl = 0
-	c.ev.mu.Unlock()
 	_ = d.l.ReleaseEvent(c.cl)
+	c.cl = 0
 }
 
 // result reads an ended command's status and, when timed, its run time.

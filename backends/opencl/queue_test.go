@@ -68,9 +68,9 @@ func BenchmarkVaddBandwidth(b *testing.B) {
 	})
 }
 
-// A device's own pending event goes in the next command's wait list
-// (it holds a cl_event until it ends), a foreign one defers the work
-// and everything submitted after it, in order.
+// A device's own event on the queue orders the next command (the queue
+// runs in order), a foreign one defers the work and everything submitted
+// after it, in order.
 func TestOwnAndForeignDependencies(t *testing.T) {
 	ctx := context.Background()
 	backendtest.EachDevice(t, clDevices, func(t *testing.T, d *device) {
@@ -109,11 +109,11 @@ func TestOwnAndForeignDependencies(t *testing.T) {
 		}
 		backendtest.RequireClose(t, want, backendtest.BytesF32(out), 0, 0)
 		for _, ev := range []driver.Event{upX, upY, run, down} {
-			o := ev.(*event)
-			o.mu.Lock()
-			require.Zero(t, o.cl, "an ended command's cl_event is released")
-			o.mu.Unlock()
+			require.True(t, ev.(*event).onQueue.Load(), "each command went to the queue")
 		}
+		d.inqMu.Lock()
+		require.Empty(t, d.inq, "every command was settled")
+		d.inqMu.Unlock()
 	})
 }
 
@@ -240,4 +240,48 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 		// The launches ran for real: z = x + y of what was written.
 		backendtest.CheckVadd(t, backends.PoolOf(d.pool), exe, n)
 	})
+}
+
+// Commands without a cl_event end as the event after them says: queued
+// launches waited for in the middle (by the completer, whose marker ends
+// the batch's tail) and at the end, and a failed status at the end of a
+// run fails each command of it with that status.
+func TestEventlessCommandsSettleInOrder(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	backendtest.EachDevice(t, clDevices, func(t *testing.T, d *device) {
+		const n = 256
+		exe, err := backends.DeviceOf(d).Compile(ctx, vaddProgram(t))
+		require.NoError(t, err)
+		defer exe.Release()
+		args := backendtest.MakeArgs(t, backends.PoolOf(d.pool), backendtest.VaddArgs(n))
+		evs := make([]driver.Event, 300)
+		for i := range evs {
+			evs[i], err = exe.Submit(ctx, args)
+			require.NoError(t, err)
+		}
+		require.NoError(t, evs[150].Wait(ctx), "a cancellable wait in the middle: the completer settles it")
+		for _, ev := range evs[:151] {
+			require.NoError(t, ev.Err(), "every launch before it has ended too")
+		}
+		require.NoError(t, evs[len(evs)-1].Wait(context.Background()))
+		for _, ev := range evs {
+			require.NoError(t, ev.Err())
+		}
+		took, err := exe.Driver().(*executable).LaunchTimed(context.Background(), &driver.Launch{Grid: [3]uint64{n, 1, 1}, Args: args})
+		require.NoError(t, err)
+		require.Positive(t, took, "a timed launch has its event and its device time")
+	})
+	d := clDevices.One(0)(t).(*device)
+	defer d.Close()
+	run := []*cmd{{op: "launch", ev: &event{dev: d, HostEvent: driver.NewHostEvent()}}, {op: "copy", ev: &event{dev: d, HostEvent: driver.NewHostEvent()}}}
+	d.settleRun(run, runOutcome{status: -9999})
+	for _, c := range run {
+		require.ErrorIs(t, c.ev.Err(), errExecution)
+		require.Contains(t, c.ev.Err().Error(), "CL_STATUS_-9999")
+	}
+	lost := errors.New("gone")
+	ok := &cmd{op: "launch", ev: &event{dev: d, HostEvent: driver.NewHostEvent()}}
+	d.settleRun([]*cmd{ok}, runOutcome{err: lost})
+	require.ErrorIs(t, ok.ev.Err(), lost)
 }

@@ -13,7 +13,10 @@
 //           released after the clFinish (what a runtime that hands out an
 //           event per launch pays).
 //
-// Usage: cl_launch_native [launches=10000] [rounds=3] [gpu|cpu|any=any]
+// Usage: cl_launch_native [launches=10000] [rounds=3] [gpu|cpu|any=any] [profiling]
+// With "profiling" the queue is made with CL_QUEUE_PROFILING_ENABLE, as
+// the backend's queue is while it times launches: the driver's cost of
+// profiling.
 // Prints "native cl_sync_us X", "native cl_queued_us X" and
 // "native cl_queued_event_us X" per round, and "native cl_sync_event_us X". libOpenCL.so.1 is opened with
 // dlopen.
@@ -107,7 +110,8 @@ int main(int argc, char **argv) {
     cl_int err;
     cl_context ctx = p_clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
     CHECK(err);
-    cl_command_queue q = p_clCreateCommandQueue(ctx, dev, 0, &err);
+    cl_command_queue_properties props = argc > 4 && strcmp(argv[4], "profiling") == 0 ? CL_QUEUE_PROFILING_ENABLE : 0;
+    cl_command_queue q = p_clCreateCommandQueue(ctx, dev, props, &err);
     CHECK(err);
     cl_program prog = p_clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
     CHECK(err);
