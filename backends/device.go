@@ -274,11 +274,17 @@ func (x *Executable) check(args []LaunchArg) (*driver.Launch, error) {
 // grid: each axis within maxGrid (an absent or zero entry is no limit) and
 // the total number of groups within 2^64.
 func checkLaunch(p *Program, pool driver.Pool, args []LaunchArg, maxGrid []uint64) (*driver.Launch, error) {
-	sizes, err := checkArgs(p, pool, args)
+	box := new(launchBox) // one allocation for the launch and, mostly, its sizes
+	sizes := box.sizes[:0]
+	if len(args) > len(box.sizes) {
+		sizes = nil
+	}
+	sizes, err := checkArgs(p, pool, args, sizes)
 	if err != nil {
 		return nil, err
 	}
-	l := &driver.Launch{Args: args, Sizes: sizes, Grid: [3]uint64{1, 1, 1}}
+	l := &box.launch
+	*l = driver.Launch{Args: args, Sizes: sizes, Grid: [3]uint64{1, 1, 1}}
 	if len(p.Grid) > 3 {
 		return nil, fmt.Errorf("%w: the grid has %d axes; at most 3", ErrInvalidArgument, len(p.Grid))
 	}
@@ -299,6 +305,14 @@ func checkLaunch(p *Program, pool driver.Pool, args []LaunchArg, maxGrid []uint6
 	return l, nil
 }
 
+// launchBox is a checked launch with room for the sizes of a launch of up
+// to six args: a launch is on the submission path, where each allocation
+// shows.
+type launchBox struct {
+	launch driver.Launch
+	sizes  [6]int64
+}
+
 func fitsMul(a, b uint64) bool {
 	hi, _ := bits.Mul64(a, b)
 	return hi == 0
@@ -306,12 +320,14 @@ func fitsMul(a, b uint64) bool {
 
 // checkArgs checks a launch's args against the program's params: the count,
 // buffer or scalar per param, scalar dtypes, and that every buffer belongs to
-// pool. It returns the buffer sizes by param ordinal (0 for scalars).
-func checkArgs(p *Program, pool driver.Pool, args []LaunchArg) ([]int64, error) {
+// pool. It returns the buffer sizes by param ordinal (0 for scalars),
+// appended to sizes (whose room it uses when it has enough).
+func checkArgs(p *Program, pool driver.Pool, args []LaunchArg, sizes []int64) ([]int64, error) {
 	if len(args) != len(p.Params) {
 		return nil, fmt.Errorf("%w: %d args for %d params", ErrInvalidArgument, len(args), len(p.Params))
 	}
-	sizes := make([]int64, len(args))
+	sizes = slices.Grow(sizes[:0], len(args))[:len(args)]
+	clear(sizes)
 	for i, a := range args {
 		prm := p.Params[i]
 		if prm.Kind == Variable {
