@@ -327,7 +327,7 @@ func (k *kernelExec) prepare(ctx context.Context, l *driver.Launch, timed bool) 
 	}
 	grid, empty, args := gridDims(l), l.Empty, l.Args
 	e := d.newEvent(streamCompute, ctx, "launch", k.prog.Name)
-	o := &e.op
+	o := e.op
 	o.vals = o.valsInline[:0]
 	for i, a := range args {
 		if a.IsVar() {

@@ -408,7 +408,7 @@ func (e *gemmExec) prepare(ctx context.Context, l *driver.Launch, timed bool) (*
 		return nil, driver.Errorf(Name, "gemm", driver.ErrInvalidArgument, "batch %d exceeds cuBLAS's range", call.batch)
 	}
 	ev := d.newEvent(streamCompute, ctx, "gemm", e.prog.Name)
-	o := &ev.op
+	o := ev.op
 	var ptrs [3]uintptr // the program's A, B, C
 	for i, ord := range []int{g.A, g.B, g.C} {
 		b, err := d.pool.retain("gemm", args[ord].Buffer)

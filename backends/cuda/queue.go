@@ -171,7 +171,14 @@ type event struct {
 	enq  chan struct{} // gated events only: closed when the state leaves evGated
 	err  error
 
-	op op // what the work is and holds; cleared once it has ended
+	// kind and detail name the work in errors ("launch", "vadd"); they
+	// outlive op.
+	kind, detail string
+	// op is what the work is and holds, from opPool; back there once the
+	// work has ended and been retired (nothing reads it after that), so
+	// that an event the caller keeps is small: a queued launch allocates
+	// only the event.
+	op *op
 
 	// synced: a synchronous launch's event that its submitter waits for
 	// on the stream itself (submit: syncTail). Such an event never leaves
@@ -191,15 +198,17 @@ var eventPool = sync.Pool{New: func() any { return new(event) }}
 // a tenth of a queued launch's Go time, and queued events never come back.
 var pooledEvents atomic.Int32
 
+// opPool holds the ops of retired work, for the next submission.
+var opPool = sync.Pool{New: func() any { return new(op) }}
+
 // op is a submission's work.
 type op struct {
-	kind, detail string // for errors: "launch", "vadd"
-	ctx          context.Context
-	after        []driver.Event
-	acc          []access // device buffers the work touches
-	accInline    [3]access
-	vals         []uint64 // a launch's parameter values
-	valsInline   [6]uint64
+	ctx        context.Context
+	after      []driver.Event
+	acc        []access // device buffers the work touches
+	accInline  [3]access
+	vals       []uint64 // a launch's parameter values
+	valsInline [6]uint64
 	// issue puts the work on stream s: called under the submission lock,
 	// on a locked thread with the context current. Nil (and no kernel) is
 	// no work (the event still orders what waits for it).
@@ -291,7 +300,9 @@ func (d *Device) newEvent(stream int, ctx context.Context, kind, detail string) 
 		e = new(event)
 	}
 	e.dev, e.stream = d, stream
-	e.op.kind, e.op.detail, e.op.ctx = kind, detail, ctx
+	e.kind, e.detail = kind, detail
+	e.op = opPool.Get().(*op)
+	e.op.ctx = ctx
 	return e
 }
 
@@ -317,6 +328,7 @@ func (d *Device) recycle(e *event) {
 		}
 	}
 	d.subMu.Unlock()
+	putOp(e.op)
 	*e = event{}
 	eventPool.Put(e)
 	pooledEvents.Add(1)
@@ -481,10 +493,10 @@ func (e *event) waitDone(ctx context.Context) error {
 
 // failure is err as the event's error: naming the device and the work.
 func (e *event) failure(err error) error {
-	if e.op.detail != "" {
-		return fmt.Errorf("%s: %s %q: %w", e.dev.name, e.op.kind, e.op.detail, err)
+	if e.detail != "" {
+		return fmt.Errorf("%s: %s %q: %w", e.dev.name, e.kind, e.detail, err)
 	}
-	return fmt.Errorf("%s: %s: %w", e.dev.name, e.op.kind, err)
+	return fmt.Errorf("%s: %s: %w", e.dev.name, e.kind, err)
 }
 
 // poll asks whether e's work has ended: through its CUDA event cu, or
@@ -728,7 +740,7 @@ func (d *Device) submit(e *event) (driver.Event, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	d.subMu.Lock()
-	if err := d.usable(e.op.kind); err != nil {
+	if err := d.usable(e.kind); err != nil {
 		d.subMu.Unlock()
 		e.op.holds.drop()
 		return nil, err
@@ -1037,22 +1049,30 @@ func (d *Device) syncStream(s uintptr) error {
 	return d.fail("cuStreamSynchronize", d.drv.call(d.drv.streamSynchronize, s))
 }
 
-// retire gives back what ended work held and clears it; recycle returns
-// its CUDA event to the pool.
+// retire gives back what ended work held and its op; recycle returns its
+// CUDA event to the pool. A synchronous launch's op stays until recycle,
+// which reads its accesses.
 func (d *Device) retire(e *event, recycle bool) {
 	e.op.holds.drop()
 	if cu := e.cu.Load(); recycle && cu != 0 && e.ownsCU {
 		d.putEvent(cu)
 	}
-	// kind and detail stay: a late waiter may still name the work. A
-	// synchronous launch's accesses stay for recycle.
-	o := &e.op
-	if !o.waited || o.ctx == nil || o.ctx.Done() != nil {
-		o.acc, o.accInline = nil, [3]access{}
+	o := e.op
+	if o.waited && o.ctx != nil && o.ctx.Done() == nil {
+		// Launch's own wait: recycle gives the op back. Clear what it holds.
+		o.ctx, o.after, o.vals = nil, nil, nil
+		o.issue, o.job, o.finish, o.stop, o.prep = nil, nil, nil, nil, nil
+		o.kernel = kernelRun{}
+		return
 	}
-	o.ctx, o.after, o.vals = nil, nil, nil
-	o.issue, o.job, o.finish, o.stop, o.prep = nil, nil, nil, nil, nil
-	o.kernel = kernelRun{}
+	e.op = nil
+	putOp(o)
+}
+
+// putOp clears o and gives it back to opPool.
+func putOp(o *op) {
+	*o = op{}
+	opPool.Put(o)
 }
 
 // reap completes the events on the device's streams as they end, oldest
@@ -1250,7 +1270,7 @@ func (d *Device) runGated(e *event) {
 		e.op.prep()
 	}
 	d.subMu.Lock()
-	err := d.usable(e.op.kind)
+	err := d.usable(e.kind)
 	if err != nil {
 		err = e.failure(err)
 	} else {
@@ -1337,7 +1357,7 @@ func (d *Device) waitHost(e *event) error {
 				return cerr
 			}
 			if wctx.Err() != nil {
-				if uerr := d.usable(e.op.kind); uerr != nil {
+				if uerr := d.usable(e.kind); uerr != nil {
 					return uerr
 				}
 				return wctx.Err()
