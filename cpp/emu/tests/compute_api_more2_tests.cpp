@@ -112,6 +112,10 @@ void test_reduce_max_row_runtime(DeviceLayer& layer) {
         CHECK_EQ(got[k * 1024 + fi(row, 0)], want);
       }
   }
+  // With no runtime init there is no width to reduce over: a run error.
+  std::string why = expect_error(
+      "run_error", [&] { run(layer, body_run({data, scaler}, "reduce_block_max_row_runtime(0, 1, 0, 0)", 1)); });
+  CHECK(why.find("reduce_block_max_row_runtime: no reduce_block_max_row_init_runtime") != std::string::npos);
 }
 ZYX_TEST(reduce_max_row_runtime, test_reduce_max_row_runtime);
 
@@ -131,6 +135,11 @@ void test_copy_custom_pack_block(DeviceLayer& layer) {
   const int src[3] = {0, 2, 1};  // the input tile each output page holds
   for (int t = 0; t < 3; t++)
     for (int i = 0; i < 1024; i++) CHECK_EQ(got[t * 1024 + i], data[src[t] * 1024 + i]);
+  // The packer's block holds 1 to 8 tiles.
+  std::string why = expect_error("run_error", [&] {
+    run(layer, body_run({data}, body, 3, "pack_block_contiguous_init(16); pack_block_contiguous(0, 16, 9)"));
+  });
+  CHECK(why.find("pack_block_contiguous: num_tiles must be 1 to 8") != std::string::npos);
 }
 ZYX_TEST(copy_custom_pack_block, test_copy_custom_pack_block);
 
