@@ -407,6 +407,12 @@ void api_compute_config(uint32_t key, uint32_t value) {
     case ZYX_CK_L1_ACC: cs.l1_acc = value; break;
     case ZYX_CK_PACK_ROWS: cs.pack_rows = value; break;
     case ZYX_CK_DST_SYNC: dst_sync(value, __builtin_return_address(0)); break;
+    case ZYX_CK_FP32_DEST_ACC:
+      // DST's width is the core's, set by math (the single build or TRISC1);
+      // pack reads each tile in the kind math wrote it.
+      if (on_math()) core().fp32_dest_acc = value != 0;
+      break;
+    case ZYX_CK_BLOCK_CT_DIM: cs.block_ct_dim = value; break;
     default: kernel_fail("unknown compute config key " + std::to_string(key));
   }
 }

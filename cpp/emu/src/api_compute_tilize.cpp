@@ -263,6 +263,8 @@ void api_unpack_tilize_ab(uint32_t icb0, uint32_t icb1, uint32_t block, uint32_t
 }
 
 void api_compute_special(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  // An FPU op on CB tiles: every build takes part (FpuStep).
+  if (op == ZYX_CS_REDUCE_MAX_ROW_RUNTIME) return reduce_max_row_runtime(a, b, c, d);
   if (!on_math()) return;  // the math-only calls
   switch (op) {
     case ZYX_CS_MATMUL_MATH: {
@@ -289,6 +291,11 @@ void api_compute_special(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32
     case ZYX_CS_UNPACK_A: unpack_a(a, b); return;
     case ZYX_CS_DATACOPY: datacopy(a); return;
     case ZYX_CS_CUMSUM: sfpu_cumsum(a, b); return;
+    case ZYX_CS_RESHUFFLE_ROWS: reshuffle_rows(a, b); return;
+    case ZYX_CS_EMA_INIT: ema_init(a, b); return;
+    case ZYX_CS_EMA_CLEAR: ema_clear(); return;
+    case ZYX_CS_EMA_TILE: ema_tile(a); return;
+    case ZYX_CS_SUM_DST_SCALAR: sum_dst_scalar(a, b); return;
     default: kernel_fail("compute: special operation " + std::to_string(op) + " is not emulated");
   }
 }

@@ -199,6 +199,18 @@ void sfpu_reduce_cols(uint32_t dst, uint32_t pool, uint32_t fmt);
 void sfpu_add_top_row_of(uint32_t a, uint32_t b, uint32_t out, uint32_t fmt);
 void sfpu_cumsum(uint32_t dst, uint32_t first);
 
+// ---- api_compute_custom.cpp: the specialised kernels' calls ----
+// reduce_block_max_row over the block width the last runtime init set.
+void reduce_max_row_runtime(uint32_t cb, uint32_t scaler_cb, uint32_t t0, uint32_t dst);
+// reshuffle_rows_tile: DST[dst + 1] row map[i] += DST[dst] row i.
+void reshuffle_rows(uint32_t dst, uint32_t idx_addr);
+// The exponential moving average down the columns of DST[dst] into DST[dst + 1].
+void ema_init(uint32_t alpha, uint32_t beta);
+void ema_clear();
+void ema_tile(uint32_t dst);
+// Every element of DST tiles [0, n) summed, times scaler (f32 bits), into DST[0][0].
+void sum_dst_scalar(uint32_t n, uint32_t scaler);
+
 }  // namespace compute
 
 }  // namespace zyx::emu

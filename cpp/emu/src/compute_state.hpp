@@ -38,6 +38,13 @@ struct ComputeState {
   // The tile llk_unpack_A named for the next llk_math_eltwise_unary_datacopy
   // (a CB and a tile from its front); unpack_a_cb is ~0u when none waits.
   uint32_t unpack_a_cb = ~0u, unpack_a_tile = 0;
+  // The block width of the runtime reduce_block_max_row calls (0: no
+  // runtime init yet).
+  uint32_t block_ct_dim = 0;
+  // ema_tile: alpha, beta (f32 bits) and each column's last average (the
+  // SFPU register the LLK carries it in, f32 bits).
+  uint32_t ema_alpha = 0, ema_beta = 0;
+  std::array<uint32_t, 32> ema_prev{};
   // Resets the configuration for a run.
   void reset() { *this = ComputeState{}; }
 };

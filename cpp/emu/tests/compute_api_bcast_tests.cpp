@@ -42,16 +42,10 @@ void kernel_main() {
 }
 )";
 
+// kBcastKernel on two tiles of `format` with BODY `body` (run_two_tiles).
 std::vector<uint8_t> run_pair(DeviceLayer& layer, const std::string& format, std::vector<uint8_t> in,
                               const std::string& body, const std::string& kernel = kBcastKernel) {
-  Run r;
-  r.formats = {format};
-  r.inputs = {std::move(in)};
-  r.out_format = format;
-  r.out_tiles = 2;
-  r.compute = kernel;
-  r.defines = {{"BODY", body}};
-  return run(layer, r);
+  return run_two_tiles(layer, format, std::move(in), body, 0, 1, false, kernel);
 }
 
 struct BcastCase {

@@ -172,18 +172,21 @@ inline std::vector<uint8_t> run(zyx::DeviceLayer& layer, const Run& r) {
   return b;
 }
 
-// Runs kTwoTileKernel on the two tiles `in` (raw bytes in `format`, the
-// output's format too): `body` leaves its results in DST tiles out0 and
-// out1, which come back in that order. full_sync gives math all of DST
-// (a body that uses more than half of it needs it, as on the card).
+// Runs `kernel` (kTwoTileKernel unless given) on the two tiles `in` (raw
+// bytes in `format`, the output's format too) with BODY defined as `body`:
+// kTwoTileKernel's body leaves its results in DST tiles out0 and out1
+// (OUT0, OUT1), which come back in that order; another kernel packs its two
+// output tiles as it says. full_sync gives math all of DST (a body that uses
+// more than half of it needs it, as on the card).
 inline std::vector<uint8_t> run_two_tiles(zyx::DeviceLayer& layer, const std::string& format, std::vector<uint8_t> in,
-                                          const std::string& body, int out0 = 0, int out1 = 1, bool full_sync = false) {
+                                          const std::string& body, int out0 = 0, int out1 = 1, bool full_sync = false,
+                                          const std::string& kernel = kTwoTileKernel) {
   Run r;
   r.formats = {format};
   r.inputs = {std::move(in)};
   r.out_format = format;
   r.out_tiles = 2;
-  r.compute = kTwoTileKernel;
+  r.compute = kernel;
   r.defines = {{"BODY", body}, {"OUT0", std::to_string(out0)}, {"OUT1", std::to_string(out1)}};
   r.dst_full_sync = full_sync;
   return run(layer, r);

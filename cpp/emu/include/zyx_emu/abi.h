@@ -97,6 +97,8 @@ enum zyx_emu_compute_key {
   ZYX_CK_PACK_ROWS = 5,       // rows pack_rows packs
   ZYX_CK_DST_SYNC = 6,        // a DST hand-over call: 0 tile_regs_acquire, 1 tile_regs_commit,
                               // 2 tile_regs_wait, 3 tile_regs_release, 4 acquire_dst, 5 release_dst
+  ZYX_CK_FP32_DEST_ACC = 7,   // enable/disable_fp32_dest_acc: DST holds 32-bit values from now on (value 0/1)
+  ZYX_CK_BLOCK_CT_DIM = 8,    // the block width the runtime reduce_block_max_row calls reduce over
 };
 // Welford operations (welford).
 enum zyx_emu_welford_op {
@@ -125,6 +127,12 @@ enum zyx_emu_compute_special {
   ZYX_CS_UNPACK_A = 6,             // a: cb, b: tile (what the next ZYX_CS_DATACOPY copies)
   ZYX_CS_DATACOPY = 7,             // a: dst
   ZYX_CS_CUMSUM = 8,               // a: dst, b: first (1: a column's first tile)
+  ZYX_CS_REDUCE_MAX_ROW_RUNTIME = 9,  // a, b: cb and scaler cb, c: first tile, d: dst (ZYX_CK_BLOCK_CT_DIM tiles)
+  ZYX_CS_RESHUFFLE_ROWS = 10,         // a: dst, b: L1 address of the row map (DST[a + 1] row map[i] += DST[a] row i)
+  ZYX_CS_EMA_INIT = 11,               // a, b: alpha and beta as f32 bits
+  ZYX_CS_EMA_CLEAR = 12,              // the previous output of every column becomes 0
+  ZYX_CS_EMA_TILE = 13,               // a: dst (input; the averages go to DST[a + 1])
+  ZYX_CS_SUM_DST_SCALAR = 14,         // a: tiles DST[0, a) summed, times b (f32 bits), into DST[0][0]
 };
 
 // The SFPU's DST access for SFPI kernels (sfpu_dst). Addresses are DST rows

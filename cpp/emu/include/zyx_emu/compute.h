@@ -171,6 +171,11 @@ ALWI void compute_kernel_hw_startup(uint32_t, uint32_t, uint32_t) {}
 ALWI void binary_op_init_common(uint32_t, uint32_t, uint32_t = 16) {}
 ALWI void unary_op_init_common(uint32_t, uint32_t = 16) {}
 ALWI void init_sfpu(uint32_t, uint32_t = 16) {}
+// DST's width from here on (the compute config's fp32_dest_acc sets it at the
+// start): 32-bit values and half the tiles, or 16-bit ones. The compile-time
+// DST_ACCUM_MODE stays what the config said, as on the card.
+ALWI void enable_fp32_dest_acc() { ZYX_API.compute_config(ZYX_CK_FP32_DEST_ACC, 1); }
+ALWI void disable_fp32_dest_acc() { ZYX_API.compute_config(ZYX_CK_FP32_DEST_ACC, 0); }
 template <bool to_from_int8 = false>
 ALWI void reconfig_data_format(uint32_t, uint32_t) {}
 template <bool to_from_int8 = false>
@@ -221,6 +226,14 @@ ALWI void pack_tile_block(uint32_t ifrom_dst, uint32_t icb, uint32_t ntiles) {
   for (uint32_t i = 0; i < ntiles; i++) ZYX_API.pack_tile(ifrom_dst + i, icb, 0, 0);
 }
 ALWI void matmul_pack_tile(uint32_t ifrom_dst, uint32_t icb, uint32_t ntiles) { pack_tile_block(ifrom_dst, icb, ntiles); }
+// experimental/pack_block.h (Blackhole on the card; here on both): num_tiles
+// (1 to 8) DST tiles from ifrom_dst packed to ocb's next pages in order, as
+// that many pack_tile calls. Tiles smaller than 32 x 32 are not emulated.
+ALWI void pack_block_contiguous_init(uint32_t) {}
+ALWI void pack_block_contiguous(uint32_t ifrom_dst, uint32_t ocb, uint32_t num_tiles) {
+  if (num_tiles < 1 || num_tiles > 8) ZYX_API.fail("pack_block_contiguous: num_tiles must be 1 to 8");
+  pack_tile_block(ifrom_dst, ocb, num_tiles);
+}
 ALWI void pack_rows_init(uint32_t num_rows) { ZYX_API.compute_config(ZYX_CK_PACK_ROWS, num_rows); }
 ALWI void pack_rows(uint32_t idst, uint32_t ocb, uint32_t output_index = 0) { ZYX_API.pack_rows(idst, ocb, output_index); }
 ALWI void pack_rows_uninit() { ZYX_API.compute_config(ZYX_CK_PACK_ROWS, 0); }
@@ -236,6 +249,9 @@ ALWI void copy_tile_to_dst_init_short_with_dt(uint32_t, uint32_t new_cbid, uint3
   copy_tile_to_dst_init_short(new_cbid, transpose);
 }
 ALWI void copy_tile(uint32_t icb, uint32_t itile, uint32_t idst) { ZYX_API.copy_tile(icb, itile, idst); }
+// experimental/tile_move_copy_custom.h (Blackhole on the card; here on both):
+// copy_tile through SDPA's own unpack and datacopy paths, the same result.
+ALWI void copy_tile_custom(uint32_t icb, uint32_t itile, uint32_t idst) { copy_tile(icb, itile, idst); }
 ALWI void copy_block_matmul_partials(uint32_t icb, uint32_t start_itile, uint32_t start_idst, uint32_t ntiles) {
   for (uint32_t i = 0; i < ntiles; i++) ZYX_API.copy_tile(icb, start_itile + i, start_idst + i);
 }
@@ -301,6 +317,18 @@ ALWI void sub_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itil
 ALWI void mul_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst) {
   ZYX_API.binary_bcast(ZYX_BIN_MUL, ZYX_BC_NONE, icb0, icb1, itile0, itile1, idst, 0);
 }
+// experimental/mul_reduce_scalar.h (Blackhole on the card; here on both):
+// DST[i] = A[i] * B[i] for the first num_tiles tiles of each CB, then the sum
+// of all their elements times scaler into element 0 of DST[0] (the rest of
+// DST[0] is 0). The card's code sums whatever reduce_type says, and so does
+// this. Multiplication ignores acc_to_dest, so the init has nothing to set.
+ALWI void mul_reduce_scalar_init(uint32_t, uint32_t) {}
+template <PoolType reduce_type = PoolType::SUM>
+ALWI void mul_reduce_scalar_tile(uint32_t icb0, uint32_t icb1, uint32_t num_tiles, float scaler = 1.0f) {
+  for (uint32_t i = 0; i < num_tiles; i++) mul_tiles(icb0, icb1, i, i, i);
+  ZYX_API.compute_special(ZYX_CS_SUM_DST_SCALAR, num_tiles, __builtin_bit_cast(uint32_t, scaler), 0, 0);
+}
+ALWI void mul_reduce_scalar_uninit() {}
 ALWI void add_block(uint32_t icb0, uint32_t icb1, uint32_t t0, uint32_t t1, uint32_t d, uint32_t n) {
   for (uint32_t i = 0; i < n; i++) add_tiles(icb0, icb1, t0 + i, t1 + i, d + i);
 }
@@ -352,6 +380,17 @@ ALWI void sub_tiles_bcast(uint32_t icb0, uint32_t icb1, uint32_t t0, uint32_t t1
 template <BroadcastType dim>
 ALWI void mul_tiles_bcast(uint32_t icb0, uint32_t icb1, uint32_t t0, uint32_t t1, uint32_t idst, uint32_t row = 0) {
   any_tiles_bcast<ELWMUL, dim>(icb0, icb1, t0, t1, idst, row);
+}
+// sdpa's custom column-broadcast subtract (experimental/sdpa_sub_custom.h):
+// one SrcB tile for ct_dim consecutive A tiles through custom LLK paths on the
+// card; the result is sub_tiles_bcast<COL>'s on each:
+// DST[idst + j] = A[itile0 + j] - column 0 of B[itile1], j < ct_dim.
+ALWI void sub_bcast_cols_init_short_custom(uint32_t icb0, uint32_t icb1, uint32_t, uint32_t = 0) {
+  init_bcast<ELWSUB, BroadcastType::COL>(icb0, icb1);
+}
+ALWI void sub_tiles_bcast_cols_custom(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1, uint32_t idst,
+                                      uint32_t ct_dim) {
+  for (uint32_t j = 0; j < ct_dim; j++) sub_tiles_bcast<BroadcastType::COL>(icb0, icb1, itile0 + j, itile1, idst + j);
 }
 #define ZYX_EMU_BCAST_FORMS(opname, OPT)                                                                       \
   ALWI void opname##_tiles_bcast_rows(uint32_t a, uint32_t b, uint32_t ta, uint32_t tb, uint32_t d, uint32_t r = 0) { \
@@ -447,6 +486,13 @@ ALWI void matmul_block(uint32_t in0_cb, uint32_t in1_cb, uint32_t in0_tile, uint
 // be 4 (the emulator's tiles are 32x32).
 template <uint32_t num_faces = 4>
 ALWI void matmul_tiles_math(uint32_t idst) { ZYX_API.compute_special(ZYX_CS_MATMUL_MATH, idst, num_faces, 0, 0); }
+// matmul_block's math half on Blackhole (firmware throttling changes only
+// its speed): DST[idst + r * ct_dim + c] += the rt_dim x ct_dim pairs the
+// unpacker queued (llk_unpack_AB_matmul), in order.
+ALWI void matmul_block_math_dynamic_throttle(uint32_t, uint32_t, uint32_t idst, const uint32_t, uint32_t ct_dim,
+                                             uint32_t rt_dim) {
+  for (uint32_t i = 0; i < ct_dim * rt_dim; i++) matmul_tiles_math(idst + i);
+}
 
 // ---- the compute-kernel sentinel (api/compute/sentinel) ----
 // tt-metal's optional check that a kernel reconfigures its unpacker and
@@ -513,9 +559,27 @@ template <uint32_t block_ct_dim, bool respect_trigger = false>
 ALWI void reduce_block_max_row(uint32_t icb, uint32_t icb_scaler, uint32_t row_start_index, uint32_t idst) {
   ZYX_API.reduce_max_row_block(icb, icb_scaler, row_start_index, block_ct_dim, idst);
 }
+template <uint32_t block_ct_dim, bool respect_trigger = false>
+ALWI void reduce_block_max_row_reinit_minimal() {}
 // icb: the form tt-metal takes now (it restores the source format on Wormhole).
 template <bool clear_fp32_accumulation = false, bool respect_trigger = false>
 ALWI void reduce_block_max_row_uninit(uint32_t = 0) {}
+// The runtime forms: the block width is an argument of the (re)init, and
+// reduce_block_max_row_runtime reduces over the last one set.
+ALWI void reduce_block_max_row_init_runtime(uint32_t block_ct_dim, bool = false) {
+  ZYX_API.compute_config(ZYX_CK_BLOCK_CT_DIM, block_ct_dim);
+}
+ALWI void reduce_block_max_row_reinit_short_runtime(uint32_t block_ct_dim, bool = false) {
+  ZYX_API.compute_config(ZYX_CK_BLOCK_CT_DIM, block_ct_dim);
+}
+ALWI void reduce_block_max_row_reinit_minimal_runtime(uint32_t block_ct_dim, bool = false) {
+  ZYX_API.compute_config(ZYX_CK_BLOCK_CT_DIM, block_ct_dim);
+}
+ALWI void reduce_block_max_row_runtime(uint32_t icb, uint32_t icb_scaler, uint32_t row_start_index, uint32_t idst,
+                                       bool = false) {
+  ZYX_API.compute_special(ZYX_CS_REDUCE_MAX_ROW_RUNTIME, icb, icb_scaler, row_start_index, idst);
+}
+ALWI void reduce_block_max_row_uninit_runtime(uint32_t, bool = false) {}
 
 // ---- tilize / untilize ----
 ALWI void tilize_init(uint32_t, uint32_t, uint32_t) {}

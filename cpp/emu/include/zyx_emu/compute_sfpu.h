@@ -87,6 +87,20 @@ ZYX_EMU_SFPU0(exp2, EXP2)
 ZYX_EMU_SFPU0(alt_complex_rotate90, ALT_COMPLEX_ROTATE90)
 // compute_kernel_api.h: a running product down each SFPU lane (see
 // sfpu_tiled_prod); its last face also writes the first rows of DST idst + 1.
+// reshuffle.h: DST[idst + 1] row map[i] += DST[idst] row i for each row i
+// whose byte map[i] (at L1 idx_addr + 16, after a 16-byte header) is below
+// 32, in row order (embedding backward's scatter-add).
+ALWI void reshuffle_rows_tile_init() {}
+ALWI void reshuffle_rows_tile(uint32_t idst, uint32_t idx_addr) {
+  ZYX_API.compute_special(ZYX_CS_RESHUFFLE_ROWS, idst, idx_addr, 0, 0);
+}
+// ema.h: the exponential moving average down each column of DST[idst], top
+// row first, into DST[idst + 1]: prev = alpha * prev + beta * x (alpha and
+// beta as f32 bits); each column's last average carries to the next
+// ema_tile until ema_clear_previous_output sets them to 0.
+ALWI void ema_init(uint32_t alpha, uint32_t beta) { ZYX_API.compute_special(ZYX_CS_EMA_INIT, alpha, beta, 0, 0); }
+ALWI void ema_clear_previous_output() { ZYX_API.compute_special(ZYX_CS_EMA_CLEAR, 0, 0, 0, 0); }
+ALWI void ema_tile(uint32_t input_dst_index) { ZYX_API.compute_special(ZYX_CS_EMA_TILE, input_dst_index, 0, 0, 0); }
 ALWI void tiled_prod_tile_init() {}
 ALWI void tiled_prod_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_TILED_PROD, idst); }
 ZYX_EMU_SFPU0(bitwise_not, BITWISE_NOT)
