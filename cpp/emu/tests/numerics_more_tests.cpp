@@ -8,10 +8,11 @@
 // exponent 0 is exactly 0, and the largest one is written back in DST's
 // width with its exponent less 127, modulo 256.
 // Group `model`: numerics.hpp's gmpool against hand-worked words and the
-// reference on random words. Group `hw`: reduce_tile<MAX> by rows, columns
-// and to a scalar through the emulator (Float16_b, Float32 and Bfp8_b
-// tiles, both DST widths, Wormhole and Blackhole), word for word against
-// the reference following tt-llk's instruction order.
+// reference on random words. Group `reduce`: reduce_tile<MAX> by rows,
+// columns and to a scalar through the emulator (Float16_b, Float32 and
+// Bfp8_b tiles, both DST widths, Wormhole and Blackhole), word for word
+// against the reference following tt-llk's instruction order. Group `mul`:
+// mul_tiles adding to a DST that holds values.
 #include <cmath>
 #include <random>
 
@@ -189,7 +190,7 @@ void test_gmpool_random(DeviceLayer&) {
 }
 ZYX_TEST(model, test_gmpool_random);
 
-// ---- Group hw: reduce_tile<MAX> through the emulator ----
+// ---- Group reduce: reduce_tile<MAX> through the emulator ----
 
 constexpr uint32_t kRow = 0, kCol = 1, kScalar = 2;
 const char* kDimNames[] = {"row", "col", "scalar"};
@@ -319,18 +320,23 @@ std::vector<uint8_t> packed(const std::vector<uint32_t>& d, const std::string& f
   return to_bytes(h);
 }
 
+// How a test reduces: once into a cleared DST, twice into the same DST
+// (cb 0's tile, then cb 1's), or once over a copy of cb 1's tile.
+enum class Into { Cleared, Twice, Copy };
+
 // reduce_tile<MAX, dim> on the tiles of cbs 0, 1 (inputs) and 2 (the
-// scaler): one call on cb 0's tile or, with `twice`, a second on cb 1's
-// into the same DST.
-Run reduce_run(uint32_t dim, bool twice, const std::string& fin, const Tile& a, const Tile& b, const Tile& s) {
+// scaler).
+Run reduce_run(uint32_t dim, Into into, const std::string& fin, const Tile& a, const Tile& b, const Tile& s) {
   static const char* dims[] = {"REDUCE_ROW", "REDUCE_COL", "REDUCE_SCALAR"};
   const std::string call = std::string("reduce_tile<PoolType::MAX, ReduceDim::") + dims[dim] + ">";
+  std::string op = call + "(0, 2, 0, 0, 0);";
+  if (into == Into::Twice) op += call + "(1, 2, 0, 0, 0);";
+  if (into == Into::Copy) op = "copy_tile_to_dst_init_short(1); copy_tile(1, 0, 0);" + op;
   Run r;
   r.formats = {fin, fin, s.bytes.size() == 4096 ? "Float32" : "Float16_b"};
   r.inputs = {a.bytes, b.bytes, s.bytes};
   r.compute = copy_op_kernel();
-  r.defines = {{"NIN", "3"}, {"COPY", "0"},
-               {"OP", call + "(0, 2, 0, 0, 0);" + (twice ? call + "(1, 2, 0, 0, 0);" : std::string())}};
+  r.defines = {{"NIN", "3"}, {"COPY", "0"}, {"OP", op}};
   r.args = {0, 0, 0, 0};
   return r;
 }
@@ -347,36 +353,41 @@ void compare(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want, 
   throw Failure(what + ": element " + std::to_string(at / w) + ": got " + hex32(g) + ", want " + hex32(x));
 }
 
-void check_reduce_max(DeviceLayer& layer) {
+// Every dimension, once into a cleared DST (packed to Float32), twice into
+// the same DST (packed to Float16_b) and over a copy (to Float32), for each
+// input format given and both DST widths.
+void check_reduce_max(DeviceLayer& layer, const std::vector<const char*>& formats) {
   uint32_t seed = 7;
-  for (const char* fin : {"Float16_b", "Float32", "Bfp8_b"})
+  for (const char* fin : formats)
     for (bool fp32 : {false, true})
       for (uint32_t dim : {kRow, kCol, kScalar})
-        for (bool twice : {false, true}) {
+        for (Into into : {Into::Cleared, Into::Twice, Into::Copy}) {
           seed += 2;
           const Tile a = make_tile(fin, seed, fp32), b = make_tile(fin, seed + 1, fp32);
           const Tile s = scaler_tile(std::string(fin) == "Float32" ? "Float32" : "Float16_b", 0x3f800000u);
           const bool tf32 = std::string(fin) == "Float32" && fp32;
           std::vector<uint32_t> d(1024, 0);
-          ref_reduce_max(dim, a.src, s.src, tf32, fp32, true, d);
-          if (twice) ref_reduce_max(dim, b.src, s.src, tf32, fp32, false, d);
-          for (const char* fout : {"Float32", "Float16_b"}) {
-            Run r = reduce_run(dim, twice, fin, a, b, s);
-            r.out_format = fout;
-            r.fp32 = fp32;
-            compare(run(layer, r), packed(d, fout, fp32),
-                    std::string("max ") + kDimNames[dim] + (twice ? " twice " : " ") + fin + " -> " + fout +
-                        (fp32 ? ", fp32 DST" : ", 16-bit DST"));
-          }
+          if (into == Into::Copy)
+            for (int i = 0; i < 1024; i++) d[i] = hw::src_to_dst(b.src[i], hw::Config{fp32, true});
+          ref_reduce_max(dim, a.src, s.src, tf32, fp32, into != Into::Copy, d);
+          if (into == Into::Twice) ref_reduce_max(dim, b.src, s.src, tf32, fp32, false, d);
+          const char* fout = into == Into::Twice ? "Float16_b" : "Float32";
+          Run r = reduce_run(dim, into, fin, a, b, s);
+          r.out_format = fout;
+          r.fp32 = fp32;
+          static const char* names[] = {" ", " twice ", " over a copy "};
+          compare(run(layer, r), packed(d, fout, fp32),
+                  std::string("max ") + kDimNames[dim] + names[int(into)] + fin + " -> " + fout +
+                      (fp32 ? ", fp32 DST" : ", 16-bit DST"));
         }
 }
 
-void test_reduce_max_words(DeviceLayer& layer) { check_reduce_max(layer); }
-ZYX_TEST(hw, test_reduce_max_words);
+void test_reduce_max_words(DeviceLayer& layer) { check_reduce_max(layer, {"Float16_b", "Float32", "Bfp8_b"}); }
+ZYX_TEST(reduce, test_reduce_max_words);
 
 // Blackhole (p150a) runs the same GMPOOL.
-void test_reduce_max_blackhole(DeviceLayer& layer) { check_reduce_max(layer); }
-ZYX_TEST_ON(hw, test_reduce_max_blackhole, "p150a");
+void test_reduce_max_blackhole(DeviceLayer& layer) { check_reduce_max(layer, {"Float16_b"}); }
+ZYX_TEST_ON(reduce, test_reduce_max_blackhole, "p150a");
 
 // Words worked out by hand through the emulator: a tile of -1.0 with one
 // larger value per row/column, and a scaler of 2.0 (its exponent doubles
@@ -392,7 +403,7 @@ void test_reduce_max_hand(DeviceLayer& layer) {
   for (int i = 0; i < 1024; i++) a.src[i] = uint32_t(h[i]) << 16;
   const Tile two = scaler_tile("Float16_b", 0x40000000u);
   auto run_dim = [&](uint32_t dim, const Tile& s) {
-    Run r = reduce_run(dim, false, "Float16_b", a, a, s);
+    Run r = reduce_run(dim, Into::Cleared, "Float16_b", a, a, s);
     r.out_format = "Float16_b";
     r.fp32 = false;
     std::vector<uint8_t> out = run(layer, r);
@@ -419,9 +430,9 @@ void test_reduce_max_hand(DeviceLayer& layer) {
   CHECK_WORD(run_dim(kScalar, one)[0], 0x4300u);
   CHECK_WORD(run_dim(kScalar, two)[0], 0x4400u);  // scaled twice: 128 * 2 * 2
 }
-ZYX_TEST(hw, test_reduce_max_hand);
+ZYX_TEST(reduce, test_reduce_max_hand);
 
-// ---- Group hw: mul_tiles into a DST that holds values ----
+// ---- Group mul: mul_tiles into a DST that holds values ----
 
 // ELWMUL adds to DST (the ISA documentation's Dst += SrcA * SrcB; tt-llk's
 // mul_tiles issues no ZEROACC): copy_tile of cb 0 into DST 0, then the
@@ -436,7 +447,7 @@ void test_mul_into_dst(DeviceLayer& layer) {
   uint32_t seed = 301;
   for (const char* fin : {"Float16_b", "Float32"})
     for (bool fp32 : {false, true})
-      for (const char* fid : {"LoFi", "HiFi2", "HiFi4"})
+      for (const char* fid : {"LoFi", "HiFi4"})
         for (int k = 0; k < 2; k++) {
           seed += 3;
           const Tile x = make_tile(fin, seed, fp32), a = make_tile(fin, seed + 1, fp32),
@@ -452,7 +463,7 @@ void test_mul_into_dst(DeviceLayer& layer) {
             d[i] = hw::src_to_dst(x.src[i], c);
             for (int p = 0; p < hw::phases(f); p++) d[i] = hw::elwmul_phase(a.src[i], y, d[i], p, c);
           }
-          for (const char* fout : {"Float32", "Float16_b"}) {
+          for (const char* fout : {k ? "Float16_b" : "Float32"}) {
             Run r;
             r.formats = {fin, fin, fin};
             r.inputs = {x.bytes, a.bytes, b.bytes};
@@ -469,7 +480,7 @@ void test_mul_into_dst(DeviceLayer& layer) {
           }
         }
 }
-ZYX_TEST(hw, test_mul_into_dst);
+ZYX_TEST(mul, test_mul_into_dst);
 
 // By hand: DST 1.0 (copied), then 1.9921875 * 1.0. HiFi4 adds the exact
 // product: 2.9921875 (0x403f8000); LoFi adds the product of A's top five
@@ -505,7 +516,7 @@ void test_mul_into_dst_hand(DeviceLayer& layer) {
                   "HiFi4"),
              0x3fff0000u);
 }
-ZYX_TEST(hw, test_mul_into_dst_hand);
+ZYX_TEST(mul, test_mul_into_dst_hand);
 
 }  // namespace
 
