@@ -382,6 +382,28 @@ void check_reduce_max(DeviceLayer& layer, const std::vector<const char*>& format
         }
 }
 
+// A Float16_b reduction over a 32-bit DST holding a Float32 copy (TF32,
+// more bits than the bf16 source registers hold): the DST values that stay
+// the largest keep their 10 bits by columns; by rows they lose the low 3
+// on the trip through SrcB, which holds bf16 here.
+void test_reduce_max_over_tf32(DeviceLayer& layer) {
+  for (uint32_t dim : {kRow, kCol}) {
+    Tile a = make_tile("Float16_b", 91 + dim, true);
+    const Tile x = make_tile("Float32", 93 + dim, true);
+    for (int i = 0; i < 1024; i++) a.src[i] |= 0x80000000u, a.bytes[2 * i + 1] |= 0x80;  // negative: DST's positives win
+    const Tile s = scaler_tile("Float16_b", 0x3f800000u);
+    std::vector<uint32_t> d(1024);
+    for (int i = 0; i < 1024; i++) d[i] = hw::src_to_dst(x.src[i], hw::Config{true, true});
+    ref_reduce_max(dim, a.src, s.src, false, true, false, d);
+    Run r = reduce_run(dim, Into::Copy, "Float16_b", a, x, s);
+    r.formats[1] = "Float32";
+    r.fp32 = true;
+    compare(run(layer, r), packed(d, "Float32", true),
+            std::string("max ") + kDimNames[dim] + " of Float16_b over a Float32 copy");
+  }
+}
+ZYX_TEST(reduce, test_reduce_max_over_tf32);
+
 void test_reduce_max_words(DeviceLayer& layer) { check_reduce_max(layer, {"Float16_b", "Float32", "Bfp8_b"}); }
 ZYX_TEST(reduce, test_reduce_max_words);
 
