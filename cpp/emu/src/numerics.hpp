@@ -87,8 +87,8 @@ uint32_t mvmul_phase(const uint32_t* a, int a_stride, const uint32_t* b, int b_s
 // and 16 SrcA values a[i * a_stride], each first scaled by the exponent of
 // SrcB's b[i] alone (2^(e - 127); 1.0 leaves it as it is, exponent 0 drops
 // the row). The comparison is on sign and magnitude, (exponent, mantissa):
-// a SrcA value with exponent 0 is +0 (below every positive DST word, above
-// -0 and every negative one); a DST word keeps its 10-bit (32-bit DST) or
+// a SrcA value with exponent 0 is +0 (below every DST word with the sign
+// bit clear, +0 included; above -0 and every negative one); a DST word keeps its 10-bit (32-bit DST) or
 // 7-bit (16-bit DST) mantissa and an exponent field of 0 counts as the
 // lowest exponent, not as zero; a SrcA operand keeps 10 bits if it is TF32
 // (tf32_src), else 7. No NaN or infinity: exponent 255 is the largest

@@ -157,7 +157,8 @@ void hw_reduce_max(uint32_t dim, const uint32_t* a, const uint32_t* scaler, bool
       uint32_t* row = d + 2 * h * 256;  // row 0 of the left face
       for (int r = 0; r < 16; r++) {
         uint32_t m = fresh ? hw::kPoolEmpty : row[r];
-        for (int f = 2 * h; f < 2 * h + 2; f++) m = hw::gmpool(a + f * 256 + r * 16, 1, scaler + f * 256, m, tf32_src, c);
+        for (int f = 2 * h; f < 2 * h + 2; f++)
+          m = hw::gmpool(a + f * 256 + r * 16, 1, scaler + f * 256, m, tf32_src, c);
         row[r] = m;
       }
       clear_rows(2 * h, 1, 3);

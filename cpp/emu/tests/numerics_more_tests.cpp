@@ -390,7 +390,8 @@ void test_reduce_max_over_tf32(DeviceLayer& layer) {
   for (uint32_t dim : {kRow, kCol}) {
     Tile a = make_tile("Float16_b", 91 + dim, true);
     const Tile x = make_tile("Float32", 93 + dim, true);
-    for (int i = 0; i < 1024; i++) a.src[i] |= 0x80000000u, a.bytes[2 * i + 1] |= 0x80;  // negative: DST's positives win
+    // All negative, so that DST's positive words stay the largest.
+    for (int i = 0; i < 1024; i++) a.src[i] |= 0x80000000u, a.bytes[2 * i + 1] |= 0x80;
     const Tile s = scaler_tile("Float16_b", 0x3f800000u);
     std::vector<uint32_t> d(1024);
     for (int i = 0; i < 1024; i++) d[i] = hw::src_to_dst(x.src[i], hw::Config{true, true});
