@@ -231,7 +231,10 @@ void binary_bcast(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint3
     mark(dst, DstKind::Int);
     return;
   }
-  if (hw_path(f0, f1) && !(acc && had && core().dst_kind[dst] == DstKind::Int)) {
+  // With the card's numerics a multiply adds to a DST tile that holds values
+  // (ELWMUL accumulates; only a cleared DST reads as zero).
+  const bool hw_acc = (acc || op == ZYX_BIN_MUL) && had;
+  if (hw_path(f0, f1) && !(hw_acc && core().dst_kind[dst] == DstKind::Int)) {
     alignas(64) uint32_t a[1024], b[1024], bb[1024];
     unpack_src(cb0, t0, a, "binary op");
     unpack_src(cb1, t1, b, "binary op");
@@ -240,7 +243,7 @@ void binary_bcast(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint3
       for (int i = 0; i < 1024; i++) bb[i] = b[bcast_src(bcast, i, row)];
       bsrc = bb;
     }
-    hw_binary(op, a, bsrc, d, acc && had);
+    hw_binary(op, a, bsrc, d, hw_acc);
     mark(dst, core().fp32_dest_acc ? DstKind::F32 : DstKind::BF16);
     return;
   }

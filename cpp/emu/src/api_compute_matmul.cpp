@@ -180,13 +180,14 @@ void reduce(uint32_t op, uint32_t dim, uint32_t cb, uint32_t scb, uint32_t t, ui
   FpuStep step(kFpuReduce, {{cb, t}, {scb, ts}}, site);
   if (!step.execute()) return;
   auto& c = core();
-  if (op != ZYX_RED_MAX && dim <= ZYX_RED_SCALAR && hw_path(cb_of(cb).format, cb_of(scb).format) &&
+  if (dim <= ZYX_RED_SCALAR && hw_path(cb_of(cb).format, cb_of(scb).format) &&
       !((c.dst_written >> dst & 1) && c.dst_kind[dst] == DstKind::Int)) {
     if (op > ZYX_RED_MAX) kernel_fail("reduce: unknown pool type " + std::to_string(op));
     alignas(64) uint32_t a[1024], s[1024];
     unpack_src(cb, t, a, "reduce_tile");
     unpack_src(scb, ts, s, "reduce_tile (scaler)");
-    hw_reduce(dim, a, s[0], dst, 4);
+    if (op == ZYX_RED_MAX) hw_reduce_max(dim, a, s, cb_of(cb).format == Format::Float32 && c.fp32_dest_acc, dst);
+    else hw_reduce(dim, a, s[0], dst, 4);
     return;
   }
   alignas(64) float a[1024], s[1024];

@@ -182,12 +182,17 @@ hw::Config hw_config();
 void unpack_src(uint32_t cb, uint32_t tile, uint32_t* out, const char* op);
 // Source values into a DST tile (MOVA2D).
 void hw_copy(const uint32_t* src, uint32_t* d);
-// DST = a op b (acc: DST + (a op b) for add and sub) for source values.
+// DST = a op b for source values; acc: DST + (a op b) (ELWMUL adds a
+// product to the DST it finds; add and sub with acc_to_dest).
 void hw_binary(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d, bool acc);
 // DST[dst] += in0 * in1 (source values, face order).
 void hw_matmul(uint32_t dst, const uint32_t* in0, const uint32_t* in1);
 // Sum reduction of source values a with a scaler into DST[dst].
 void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, uint32_t dst, uint32_t num_faces);
+// Max reduction (GMPOOL) of source values a, with the scaler tile's source
+// values, into DST[dst]; tf32_src when SrcA holds TF32 (a Float32 tile with
+// a 32-bit DST).
+void hw_reduce_max(uint32_t dim, const uint32_t* a, const uint32_t* scaler, bool tf32_src, uint32_t dst);
 // Packs a float DST tile to Float32, Float16_b, Bfp8_b or Bfp4_b as the
 // packer does; false for other kinds and formats.
 bool hw_pack(const uint32_t* d, DstKind kind, uint8_t* out, Format f);

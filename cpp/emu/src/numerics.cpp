@@ -168,6 +168,36 @@ uint32_t mvmul_phase(const uint32_t* a, int a_stride, const uint32_t* b, int b_s
   return accumulate(g, 2, dst, c);
 }
 
+namespace {
+// GMPOOL's view of a value: sign, a 9-bit exponent (DST words and scaled
+// SrcA values both biased by 254) and a 10-bit mantissa, ordered by sign and
+// then (exponent, mantissa) as one integer.
+struct PoolValue {
+  uint32_t sign = 0;
+  int32_t exp = 0;
+  uint32_t man = 0;
+  int32_t key() const {
+    const int32_t k = (exp << 10) + int32_t(man);
+    return sign ? -k : k;
+  }
+};
+}  // namespace
+
+uint32_t gmpool(const uint32_t* a, int a_stride, const uint32_t* b, uint32_t dst, bool tf32_src, const Config& c) {
+  const uint32_t dst_bits = c.fp32_dest ? 0x3ffu : 0x3f8u, src_bits = tf32_src ? 0x3ffu : 0x3f8u;
+  PoolValue best{dst >> 31, exp_of(dst) + 127, (dst >> 13) & dst_bits};
+  for (int i = 0; i < 16; i++) {
+    const int32_t scale = exp_of(b[i]);
+    if (!scale) continue;  // scaled to below any DST word: never the largest
+    const uint32_t x = a[i * a_stride];
+    PoolValue v;  // +0 for an operand with exponent 0
+    if (exp_of(x)) v = PoolValue{x >> 31, exp_of(x) + scale, (x >> 13) & src_bits};
+    if (v.key() >= best.key()) best = v;
+  }
+  if (best.exp == 0) return 0;
+  return (best.sign << 31) | (uint32_t(best.exp - 127) & 255u) << 23 | (best.man & dst_bits) << 13;
+}
+
 uint16_t bfp_intermediate(uint32_t d, bool fp32_dest, bool precise) {
   uint32_t h;
   if (fp32_dest) {

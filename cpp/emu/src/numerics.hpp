@@ -83,6 +83,22 @@ uint32_t elwmul(uint32_t a, uint32_t b, Fidelity f, const Config& c);
 uint32_t mvmul_phase(const uint32_t* a, int a_stride, const uint32_t* b, int b_stride, uint32_t dst, int phase,
                      const Config& c);
 
+// GMPOOL, one column of a max reduction: the largest of the DST word `dst`
+// and 16 SrcA values a[i * a_stride], each first scaled by the exponent of
+// SrcB's b[i] alone (2^(e - 127); 1.0 leaves it as it is, exponent 0 drops
+// the row). The comparison is on sign and magnitude, (exponent, mantissa):
+// a SrcA value with exponent 0 is +0 (below every DST word with the sign
+// bit clear, +0 included; above -0 and every negative one); a DST word keeps its 10-bit (32-bit DST) or
+// 7-bit (16-bit DST) mantissa and an exponent field of 0 counts as the
+// lowest exponent, not as zero; a SrcA operand keeps 10 bits if it is TF32
+// (tf32_src), else 7. No NaN or infinity: exponent 255 is the largest
+// normal. The result is written in DST's width; a scaled exponent outside
+// 1-254 wraps modulo 256, as the card's does.
+uint32_t gmpool(const uint32_t* a, int a_stride, const uint32_t* b, uint32_t dst, bool tf32_src, const Config& c);
+// What GMPOOL reads from DST rows cleared since they were last written
+// (ZEROACC, a new DST section): every bit set, below any other value.
+constexpr uint32_t kPoolEmpty = 0xffffffffu;
+
 // MOVA2D (copy_tile, transpose_wh_tile): a source value into DST. Exponent
 // 0 flushes to zero; a 16-bit DST keeps the top 16 bits.
 inline uint32_t src_to_dst(uint32_t src, const Config& c) {

@@ -57,7 +57,13 @@ ZYX_HOT void hw_copy(const uint32_t* src, uint32_t* d) {
 void hw_binary(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d, bool acc) {
   const hw::Config c = hw_config();
   if (op == ZYX_BIN_MUL) {
-    hw::elwmul_tile(a, b, d, 1024, static_cast<hw::Fidelity>(core().math_fidelity), c);
+    const auto f = static_cast<hw::Fidelity>(core().math_fidelity);
+    if (!acc) return hw::elwmul_tile(a, b, d, 1024, f, c);
+    // ELWMUL always adds to DST: a tile that holds values is the first
+    // addend of the first phase.
+    const int np = hw::phases(f);
+    for (int i = 0; i < 1024; i++)
+      for (int p = 0; p < np; p++) d[i] = hw::elwmul_phase(a[i], b[i], d[i], p, c);
     return;
   }
   const bool sub = op == ZYX_BIN_SUB;
@@ -109,6 +115,68 @@ void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, uint32_t dst, u
         for (int p = 0; p < np; p++) v[col] = hw::mvmul_phase(in + f * 256 + col, 16, s, 1, v[col], p, c);
     for (int i = 0; i < 16; i++) v[i] = hw::dst_to_src(v[i]);
     for (int p = 0; p < np; p++) d[0] = hw::mvmul_phase(v, 1, s, 1, d[0], p, c);
+  }
+  mark(dst, c.fp32_dest ? DstKind::F32 : DstKind::BF16);
+}
+
+// Max reduction into DST as tt-llk's GMPOOLs compute it: the input face in
+// SrcA (transposed by the unpacker for REDUCE_ROW), row 0 of the scaler
+// tile's matching face in SrcB, each GMPOOL taking the column maxima of a
+// face against a DST row (kPoolEmpty where that row was not written since
+// DST was cleared) and zeroing the three rows below it.
+// - REDUCE_COL: faces 0 and 2 into row 0 of face 0, faces 1 and 3 into row
+//   0 of face 1.
+// - REDUCE_ROW: for each row of faces, both faces into row 0 of its left
+//   face, which then goes through SrcB (MOVD2B), is transposed and comes
+//   back by ELWADD with a zeroed SrcA into column 0 and, untransposed, row 0
+//   (where the next reduce_tile reads it).
+// - REDUCE_SCALAR: the four faces into a scratch row 4 of face 0, that row
+//   moved through SrcB into column 0 of SrcA and pooled again (against face
+//   3's scaler) into row 0; the scratch rows are cleared.
+void hw_reduce_max(uint32_t dim, const uint32_t* a, const uint32_t* scaler, bool tf32_src, uint32_t dst) {
+  auto& cs = core();
+  uint32_t* d = dst_tile(dst);
+  const bool fresh = !(cs.dst_written & (1u << dst));
+  if (fresh) std::memset(d, 0, 4096);
+  const hw::Config c = hw_config();
+  auto clear_rows = [&](int face, int first, int count) { std::memset(d + face * 256 + first * 16, 0, count * 64); };
+  // MOVD2B keeps 19 bits of a 32-bit DST word when the source registers
+  // hold TF32, else 16.
+  const uint32_t to_srcb = tf32_src ? 0xffffe000u : 0xffff0000u;
+  if (dim == ZYX_RED_COL) {
+    for (int col = 0; col < 32; col++) {
+      uint32_t m = fresh ? hw::kPoolEmpty : d[fidx(0, col)];
+      for (int h = 0; h < 2; h++)
+        m = hw::gmpool(a + fidx(16 * h, col), 16, scaler + (2 * h + col / 16) * 256, m, tf32_src, c);
+      d[fidx(0, col)] = m;
+    }
+    clear_rows(0, 1, 3);
+    clear_rows(1, 1, 3);
+  } else if (dim == ZYX_RED_ROW) {
+    for (int h = 0; h < 2; h++) {
+      uint32_t* row = d + 2 * h * 256;  // row 0 of the left face
+      for (int r = 0; r < 16; r++) {
+        uint32_t m = fresh ? hw::kPoolEmpty : row[r];
+        for (int f = 2 * h; f < 2 * h + 2; f++)
+          m = hw::gmpool(a + f * 256 + r * 16, 1, scaler + f * 256, m, tf32_src, c);
+        row[r] = m;
+      }
+      clear_rows(2 * h, 1, 3);
+      for (int r = 0; r < 16; r++) {
+        const uint32_t v = hw::elwadd(0, row[r] & to_srcb, false, 0, false, c);
+        row[r] = v;
+        row[r * 16] = v;
+      }
+    }
+  } else {
+    uint32_t v[16];
+    for (int col = 0; col < 16; col++) {
+      v[col] = hw::kPoolEmpty;
+      for (int f = 0; f < 4; f++) v[col] = hw::gmpool(a + f * 256 + col, 16, scaler + f * 256, v[col], tf32_src, c);
+      v[col] &= to_srcb;
+    }
+    d[0] = hw::gmpool(v, 1, scaler + 3 * 256, fresh ? hw::kPoolEmpty : d[0], tf32_src, c);
+    clear_rows(0, 1, 7);
   }
   mark(dst, c.fp32_dest ? DstKind::F32 : DstKind::BF16);
 }
