@@ -1,8 +1,9 @@
-// The SFPU's built-in exp, log, reciprocal, sqrt and rsqrt as the card
-// computes them (tt-metal a8c5af0f: its tt_metal/tt-llk's ckernel_sfpu_exp.h,
-// _recip.h, _sqrt.h, _rsqrt.h, _rsqrt_compat.h and its own llk_sfpu
-// ckernel_sfpu_log.h), each SFPI operation one call of the SFPU model: SFPMAD (mad, one rounding; SFPI folds a product
-// feeding an add into one), compares as SFPSETCC on the SFPMAD difference,
+// The SFPU's built-in exp, log, reciprocal, sqrt, rsqrt, sigmoid, silu and
+// tanh as the card computes them (tt-metal a8c5af0f: its tt_metal/tt-llk's
+// ckernel_sfpu_exp.h, _recip.h, _sqrt.h, _rsqrt.h, _rsqrt_compat.h and its
+// own llk_sfpu ckernel_sfpu_log.h, _sigmoid.h, _silu.h, _tanh.h), each SFPI
+// operation one call of the SFPU model: SFPMAD (mad, one rounding; SFPI folds
+// a product feeding an add into one), compares as SFPSETCC on the SFPMAD difference,
 // SFPSWAP's sign-magnitude order, SFPSTOCHRND, SFPCAST, SFPSHFT.
 #include "sfpu_card.hpp"
 
@@ -51,8 +52,8 @@ uint32_t horner(uint32_t x, const uint32_t (&c)[N]) {
 // exp on a 16-bit DST (_sfpu_exp_21f_bf16_, Moroz et al.'s exp_21f):
 // x / ln 2 + 127 clamped to [0, 255] and turned into a fixed-point word
 // whose exponent field is 2's power and whose mantissa, through a quadratic,
-// the fraction's; the result rounded to bf16.
-uint32_t exp_21f(uint32_t x) {
+// the fraction's; the result rounded to bf16 unless `keep` (sigmoid's use).
+uint32_t exp_21f(uint32_t x, bool keep = false) {
   static constexpr uint32_t kPoly[3] = {bits(1.0017248f), bits(7.839635491371155e-08f),
                                         bits(4.791750143340323e-15f)};
   uint32_t t = mad(x, bits(1.4426950216293334961f), bits(127.0f));
@@ -61,7 +62,7 @@ uint32_t exp_21f(uint32_t x) {
   uint32_t z = shft((t & 0x7fffffu) | 0x800000u, exexp(t));
   uint32_t frac = sfpi::impl_::smag_to_float(z & 0x7fffffu);
   uint32_t y = setexp(horner(frac, kPoly), (z >> 23) & 255);
-  return round_bf16(y);
+  return keep ? y : round_bf16(y);
 }
 
 // exp on a 32-bit DST (_sfpu_exp_fp32_accurate_): k = round(x / ln 2)
@@ -235,6 +236,43 @@ uint32_t log_fp32(uint32_t in) {
   return mad(exponent_as_float(e), bits(0.69314718246459961f), ln_m);
 }
 
+// tt-metal's accurate sigmoid (_sfpu_sigmoid_): 1 / (1 + e^-x) with the
+// DST width's exp (fp32: Cody-Waite; 16-bit: exp_21f unrounded) and the
+// Newton reciprocal (two steps on a 32-bit DST, one on a 16-bit).
+uint32_t sigmoid_accurate(uint32_t x, bool fp32_dest) {
+  uint32_t e = fp32_dest ? exp_fp32(x ^ kSign) : exp_21f(x ^ kSign, true);
+  return recip_newton(add(kOne, e), fp32_dest ? 2 : 1);
+}
+
+// SFPABS on a float: the sign cleared, except of a negative NaN.
+uint32_t sfpabs(uint32_t x) { return (x >> 31) && x <= 0xff800000u ? x & 0x7fffffffu : x; }
+
+// tanh_tile's default: on a 32-bit DST (_sfpu_tanh_fp32_accurate_) an odd
+// polynomial below |x| = 0.6 and 2 sigmoid(2x) - 1 above; on a 16-bit DST
+// (_sfpu_tanh_polynomial_) a degree-6 polynomial in |x| capped at 1 (SFPSWAP)
+// with x's sign.
+uint32_t tanh_accurate(uint32_t x, bool fp32_dest) {
+  if (fp32_dest) {
+    static constexpr uint32_t kOdd[5] = {bits(0.999999940395355224609375f), bits(-0.33332359790802001953125f),
+                                         bits(0.13310669362545013427734375f),
+                                         bits(-5.21197654306888580322265625e-2f),
+                                         bits(1.5497927553951740264892578125e-2f)};
+    if (int32_t(sub(sfpabs(x), bits(0.6f))) < 0) return mul(x, horner(mul(x, x), kOdd));
+    return mad(bits(2.0f), sigmoid_accurate(mul(bits(2.0f), x), true), kNegOne);
+  }
+  // tt-metal writes these as doubles, converted to float where used
+  static constexpr uint32_t kPoly[7] = {0,
+                                        bits(float(0.999004364013671875)),
+                                        bits(float(3.0897438526153564453125e-2)),
+                                        bits(float(-0.4890659749507904052734375)),
+                                        bits(float(0.281917631626129150390625)),
+                                        bits(float(-6.6649019718170166015625e-2)),
+                                        bits(float(5.876733921468257904052734375e-3))};
+  uint32_t y = horner(sfpabs(x), kPoly);
+  if (sfpi::impl_::smag_less(kOne, y)) y = kOne;
+  return (y & 0x7fffffffu) | (x & kSign);
+}
+
 }  // namespace
 
 bool sfpu_card_op(uint32_t op, const SfpuCardMode& m) {
@@ -247,6 +285,9 @@ bool sfpu_card_op(uint32_t op, const SfpuCardMode& m) {
     case ZYX_SU_SQRT: case ZYX_SU_RSQRT: return approx || m.hw_numerics;
     // a 32-bit DST's log uses the reciprocal (SFPARECIP on Blackhole)
     case ZYX_SU_LOG: return m.hw_numerics && !(m.fp32_dest && m.blackhole);
+    case ZYX_SU_SIGMOID: case ZYX_SU_SILU: return m.hw_numerics && !m.blackhole;
+    // the 16-bit DST's tanh has no reciprocal
+    case ZYX_SU_TANH: return m.hw_numerics && !(m.fp32_dest && m.blackhole);
     default: return false;
   }
 }
@@ -264,6 +305,9 @@ uint32_t sfpu_card_word(uint32_t op, uint32_t x, const SfpuCardMode& m) {
       return m.fp32_dest ? exp_fp32(x) : exp_21f(x);
     }
     case ZYX_SU_LOG: return m.fp32_dest ? log_fp32(x) : log_bf16(x, fast);
+    case ZYX_SU_SIGMOID: y = sigmoid_accurate(x, m.fp32_dest), round = true; break;
+    case ZYX_SU_SILU: y = mul(x, sigmoid_accurate(x, m.fp32_dest)), round = true; break;
+    case ZYX_SU_TANH: y = tanh_accurate(x, m.fp32_dest), round = true; break;
     case ZYX_SU_RECIP:
       if (legacy) {
         y = recip_compat(x, approx ? 2 : 3);

@@ -522,15 +522,16 @@ ZYX_TEST(approx, test_gelu_approx);
 // whether DST is 32-bit; APPROX is math_approx_mode.
 const char* kCardRefFaces = R"(
 inline vFloat round16(vFloat v) { return FP32 ? v : float_to_fp16b(v, 0); }
-inline vFloat ref_exp_bf16(vFloat x) {
+inline vFloat ref_exp21(vFloat x) {
   vFloat t = x * 1.4426950216293334961f + 127.0f, lo = 0.0f, hi = 255.0f;
   vec_min_max(lo, t);
   vec_min_max(t, hi);
   vInt z = reinterpret<vInt>(shft(reinterpret<vUInt>(exman8(t)), exexp(t)));
   vFloat f = int32_to_float(exman9(reinterpret<vFloat>(z)), 0);
   f = f * (f * 4.791750143340323e-15f + 7.839635491371155e-08f) + 1.0017248f;
-  return float_to_fp16b(setexp(f, exexp_nodebias(reinterpret<vFloat>(z))), 0);
+  return setexp(f, exexp_nodebias(reinterpret<vFloat>(z)));
 }
+inline vFloat ref_exp_bf16(vFloat x) { return float_to_fp16b(ref_exp21(x), 0); }
 inline vFloat ref_exp_fp32(vFloat x) {
   vFloat r = 0.0f, z = x * 1.4426950408889634f;
   v_if (z >= 128.0f) { r = __builtin_inff(); }
@@ -710,6 +711,44 @@ inline vFloat ref_rsqrt_compat(vFloat x) {
   v_endif;
   return APPROX ? y : round16(y);
 }
+inline vFloat ref_sigmoid_core(vFloat x) {
+  vFloat e = FP32 ? ref_exp_fp32(-x) : ref_exp21(-x);
+  return ref_recip_core(vConst1 + e, FP32 ? 2 : 1);
+}
+inline vFloat ref_sigmoid(vFloat x) { return round16(ref_sigmoid_core(x)); }
+inline vFloat ref_silu(vFloat x) {
+  vFloat r = x * ref_sigmoid_core(x);
+  return round16(r);
+}
+inline vFloat ref_tanh(vFloat x) {
+  vFloat a = abs(x);
+  if (FP32) {
+    vFloat r = 0.0f;
+    v_if (a < 0.6f) {
+      vFloat x2 = x * x, p = 1.5497927553951740264892578125e-2f;
+      p = p * x2 + -5.21197654306888580322265625e-2f;
+      p = p * x2 + 0.13310669362545013427734375f;
+      p = p * x2 + -0.33332359790802001953125f;
+      p = p * x2 + 0.999999940395355224609375f;
+      r = x * p;
+    }
+    v_else {
+      vFloat s = ref_sigmoid_core(x * 2.0f);
+      r = s * 2.0f - vConst1;
+    }
+    v_endif;
+    return r;
+  }
+  vFloat p = float(5.876733921468257904052734375e-3), one = vConst1;
+  p = p * a + float(-6.6649019718170166015625e-2);
+  p = p * a + float(0.281917631626129150390625);
+  p = p * a + float(-0.4890659749507904052734375);
+  p = p * a + float(3.0897438526153564453125e-2);
+  p = p * a + float(0.999004364013671875);
+  p = p * a + vConst0;
+  vec_min_max(p, one);
+  return float_to_fp16b(setsgn(p, x), 0);
+}
 #define ZYX_REF_FACE(name, fn) \
   inline void name() {         \
     for (int i = 0; i < 8; i++) { dst_reg[0] = fn(dst_reg[0]); dst_reg++; } \
@@ -717,6 +756,9 @@ inline vFloat ref_rsqrt_compat(vFloat x) {
 ZYX_REF_FACE(exp_default_face, ref_exp_default)
 ZYX_REF_FACE(log_face, ref_log)
 ZYX_REF_FACE(log_fast_face, ref_log_fast)
+ZYX_REF_FACE(sigmoid_face, ref_sigmoid)
+ZYX_REF_FACE(silu_face, ref_silu)
+ZYX_REF_FACE(tanh_face, ref_tanh)
 ZYX_REF_FACE(exp_clamped_face, ref_exp_clamped)
 ZYX_REF_FACE(exp_unclamped_face, ref_exp_unclamped)
 ZYX_REF_FACE(recip_compat_face, ref_recip_compat)
@@ -922,6 +964,45 @@ void test_log_card(DeviceLayer& layer) {
   }
 }
 ZYX_TEST(card, test_log_card);
+
+// The default (accurate) sigmoid_tile, silu_tile and tanh_tile as tt-metal's
+// SFPI code: sigmoid 1 / (1 + e^-x) from the DST width's exp and the Newton
+// reciprocal, silu x sigmoid(x), tanh an odd polynomial below 0.6 and 2
+// sigmoid(2x) - 1 above (32-bit DST) or a polynomial in |x| capped at 1
+// (16-bit). Every word against the SFPI reference, the distance from the
+// function.
+void test_sigmoid_tanh_card(DeviceLayer& layer) {
+  const std::vector<std::pair<std::string, std::string>> pairs = {
+      {"sigmoid_tile_init(); sigmoid_tile", "sigmoid_face"},
+      {"silu_tile_init(); silu_tile", "silu_face"},
+      {"tanh_tile_init(); tanh_tile", "tanh_face"}};
+  const std::vector<uint32_t> edges = {0, 0x80000000u, float_bits(0.5f), float_bits(-0.6f), float_bits(0.6f),
+                                       float_bits(1.0f), float_bits(-3.0f), float_bits(20.0f)};
+  auto sigmoid_exact = [](double v) { return 1 / (1 + std::exp(-v)); };
+  auto silu_exact = [](double v) { return v / (1 + std::exp(-v)); };
+  auto tanh_exact = [](double v) { return std::tanh(v); };
+  for (bool fp32 : {true, false}) {
+    const std::string tag = fp32 ? " fp32" : " bf16";
+    auto x = wide_words(50 + fp32, -8, 5, fp32 ? 23 : 7, edges);
+    auto out = run_card(layer, pairs, x, fp32, false);
+    auto ref = [&out](int tile) { return [&out, tile](int e) { return out[tile * 1024 + e]; }; };
+    ApproxStats sg = check_approx(x, out.data(), ref(1), sigmoid_exact, "sigmoid" + tag);
+    ApproxStats sl = check_approx(x, out.data() + 2048, ref(3), silu_exact, "silu" + tag);
+    ApproxStats th = check_approx(x, out.data() + 4096, ref(5), tanh_exact, "tanh" + tag);
+    std::printf("%s: sigmoid worst %.3g, silu rel %.3g, tanh worst %.3g; differ %d %d %d\n", tag.c_str(), sg.worst,
+                sl.worst_rel, th.worst, sg.differ, sl.differ, th.differ);
+    // Within 2 fp32 ulp (tanh: tt-metal's 5 ulp target) of results below 1,
+    // or one bf16 ulp (2^-8 below 1; silu relative, 2^-7).
+    CHECK(sg.worst <= (fp32 ? 2.4e-7 : 1.0 / 256));
+    CHECK(sl.worst_rel <= (fp32 ? 2.4e-7 : 1.0 / 128));
+    CHECK(th.worst <= (fp32 ? 3e-7 : 1.0 / 256));
+    // sigmoid(0) = 0.5 and tanh(0) = 0 exactly; tanh(20) = 1.
+    check_word(out[0], 0x3f000000u, "sigmoid 0" + tag);
+    check_word(out[4096], 0u, "tanh 0" + tag);
+    check_word(out[4096 + 7], 0x3f800000u, "tanh 20" + tag);
+  }
+}
+ZYX_TEST(card, test_sigmoid_tanh_card);
 
 // ---- tt-metal's custom SFPI programming examples ----
 
