@@ -749,12 +749,32 @@ inline vFloat ref_tanh(vFloat x) {
   vec_min_max(p, one);
   return float_to_fp16b(setsgn(p, x), 0);
 }
+// exp_tile<false, true>(d, RC, 0x3f00) and exp_tile_init<true, 0.5f>: x
+// halved first, or the approximation's constants scaled by 0.5.
+inline void exp_scaled(uint32_t d) { exp_tile<false, true>(d, (int)VectorMode::RC, 0x3f00); }
+inline void exp_approx_scaled(uint32_t d) {
+  exp_tile_init<true, 0x3f000000>();
+  exp_tile<true>(d);
+  exp_tile_init<true>();
+}
+inline vFloat ref_exp_scaled(vFloat x) {
+  vFloat h = x * 0.5f;
+  return ref_exp_default(h);
+}
+inline vFloat ref_exp_approx_scaled(vFloat x) {
+  vFloat lo = -177.0f;
+  vec_min_max(lo, x);
+  vFloat t = x * 184.6649627685546875f + 32500.818359375f;
+  return reinterpret<vFloat>(float_to_uint16(t, 0) << 15);
+}
 #define ZYX_REF_FACE(name, fn) \
   inline void name() {         \
     for (int i = 0; i < 8; i++) { dst_reg[0] = fn(dst_reg[0]); dst_reg++; } \
   }
 ZYX_REF_FACE(exp_default_face, ref_exp_default)
 ZYX_REF_FACE(log_face, ref_log)
+ZYX_REF_FACE(exp_scaled_face, ref_exp_scaled)
+ZYX_REF_FACE(exp_approx_scaled_face, ref_exp_approx_scaled)
 ZYX_REF_FACE(log_fast_face, ref_log_fast)
 ZYX_REF_FACE(sigmoid_face, ref_sigmoid)
 ZYX_REF_FACE(silu_face, ref_silu)
@@ -857,6 +877,17 @@ void test_exp_card(DeviceLayer& layer) {
     // Default: 100 overflows to infinity, -100 underflows to 0.
     check_word(out[4096 + 4], 0x7f800000u, "exp default 100" + tag);
     check_word(out[4096 + 3], 0u, "exp default -100" + tag);
+    // the scale: exp_tile's scale_en (x times bf16 0.5 first) and
+    // exp_tile_init<true, 0.5f> (A and the clamp scaled)
+    auto sc = run_card(layer, {{"exp_scaled", "exp_scaled_face"}, {"exp_approx_scaled", "exp_approx_scaled_face"}}, x,
+                       fp32, false);
+    auto sc_ref = [&sc](int tile) { return [&sc, tile](int e) { return sc[tile * 1024 + e]; }; };
+    auto half_exp = [](double v) { return std::exp(0.5 * v); };
+    ApproxStats scaled = check_approx(x, sc.data(), sc_ref(1), half_exp, "exp scaled" + tag);
+    ApproxStats approx_scaled = check_approx(x, sc.data() + 2048, sc_ref(3), half_exp, "exp approx scaled" + tag);
+    CHECK(scaled.differ < approx_scaled.differ);
+    // -1: t = 184.66496 * -1 + 32500.818 = 32316.15 -> 32316 << 15 (0.6172)
+    check_word(sc[2048 + 2], 0x3f1e0000u, "exp approx scaled -1" + tag);
   }
   // With ZYX_EMU_NUMERICS=exact the default mode is the exact function
   // (rounded to f32); the approximation stays the card's.
@@ -866,6 +897,11 @@ void test_exp_card(DeviceLayer& layer) {
   setenv("ZYX_EMU_NUMERICS", "hardware", 1);
   for (int e = 0; e < 1024; e++)
     check_word(out[4096 + e], float_bits(float(std::exp(double(bits_float(x[e]))))), "exp exact " + std::to_string(e));
+  setenv("ZYX_EMU_NUMERICS", "exact", 1);
+  auto sc = run_card(layer, {{"exp_scaled", "exp_scaled_face"}}, x, true, false);
+  setenv("ZYX_EMU_NUMERICS", "hardware", 1);
+  for (int e = 0; e < 1024; e++)
+    check_word(sc[e], float_bits(float(std::exp(0.5 * bits_float(x[e])))), "exp scaled exact " + std::to_string(e));
   check_word(out[0], 0x3f7a8000u, "exp approx 0 exact numerics");
 }
 ZYX_TEST(card, test_exp_card);
