@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compute_api.hpp"
+#include "sfpu_card.hpp"
 #include "zyx_emu/sfpi_arith.h"
 
 namespace zyx::emu {
@@ -155,6 +156,10 @@ void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_
     if (!cs.rand_state) cs.rand_state = 1;
     return;
   }
+  if (op == ZYX_SU_EXP_APPROX && dst == 0xffffffffu) {  // exp_tile_init<true, scale>
+    cs.exp_approx_scale = p0;
+    return;
+  }
   if (op == ZYX_SU_TILED_PROD) return sfpu_tiled_prod(dst);
   if (!sfpu_unary_known(op)) kernel_fail("unknown SFPU unary op " + std::to_string(op));
   uint32_t* d = dst_tile(dst);
@@ -186,15 +191,27 @@ void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_
   float x[1024];
   dst_floats(dst, x);
   DstKind k = sfpu_float_kind(dst);
+  // The card's algorithm where it is modelled (sfpu_card.hpp); an fp16 DST
+  // keeps the exact function.
+  SfpuCardMode mode;
+  mode.fp32_dest = k == DstKind::F32;
+  mode.blackhole = core().run->board->arch == "blackhole";
+  mode.hw_numerics = core().hw_numerics;
+  mode.p0 = p0, mode.p1 = p1;
+  mode.exp_scale = cs.exp_approx_scale;
+  const bool card = k != DstKind::F16 && sfpu_card_op(op, mode);
   if (op == ZYX_SU_ALT_COMPLEX_ROTATE90) {
     // (re, im) pairs along each row become (-im, re)
     for (int i = 0; i < 1024; i += 2) d[i] = f2u(-x[i + 1]), d[i + 1] = f2u(x[i]);
+  } else if (card) {
+    for (int i = 0; i < 1024; i++) d[i] = sfpu_card_word(op, f2u(x[i]), mode);
   } else {
     for (int i = 0; i < 1024; i++) d[i] = f2u(sfpu_unary_f(op, x[i], p0, p1, p2, &cs.rand_state));
   }
   // An op that runs as the card's SFPI code stores as SFPSTORE does: a
   // 16-bit DST truncates.
-  const bool card_sfpi = op == ZYX_SU_TANH_APPROX || op == ZYX_SU_SIGMOID_APPROX || op == ZYX_SU_GELU_APPROX;
+  const bool card_sfpi =
+      card || op == ZYX_SU_TANH_APPROX || op == ZYX_SU_SIGMOID_APPROX || op == ZYX_SU_GELU_APPROX;
   if (card_sfpi && k == DstKind::BF16)
     for (int i = 0; i < 1024; i++) d[i] = sfpi::impl_::store_bf16(d[i]);
   dst_round(d, k);

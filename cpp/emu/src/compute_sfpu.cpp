@@ -174,7 +174,9 @@ bool exp_log_power(uint32_t op, const UnaryArgs& u, double& y) {
   const float xf = u.xf;
   const uint32_t p0 = u.p0;
   switch (op) {
-    case ZYX_SU_EXP: case ZYX_SU_EXP_APPROX: y = std::exp(x); break;
+    // exp_tile's scale_en (p0) multiplies by its bf16 scale (p1) first
+    case ZYX_SU_EXP: y = std::exp(u.p0 ? x * pf(u.p1 << 16) : x); break;
+    case ZYX_SU_EXP_APPROX: y = std::exp(x); break;
     case ZYX_SU_EXP2: y = std::exp2(x); break;
     case ZYX_SU_EXPM1: y = std::expm1(x); break;
     case ZYX_SU_LOG: y = std::log(x); break;

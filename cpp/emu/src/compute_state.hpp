@@ -21,6 +21,9 @@ struct ComputeState {
   std::array<double, 32> wf_mean{}, wf_m2{};
   uint32_t wf_count = 0;
   uint64_t rand_state = 0x9e3779b97f4a7c15ull;
+  // exp_tile_init<true, scale>'s scale (fp32 bits), which the card's init
+  // folds into the constants exp_tile<true> uses.
+  uint32_t exp_approx_scale = 0x3f800000u;
   // cumsum_tile's running column sums, carried to the next tile of a column.
   std::array<float, 32> cumsum_carry{};
   // Source registers filled by unpack_tilizeA_B_block for the math-only calls

@@ -110,6 +110,7 @@ struct Run {
   bool bfp8_precise = false;
   std::vector<uint32_t> unpack_to_dest_fp32;  // CB indices
   bool dst_full_sync = false;                 // all of DST for math (else half)
+  bool math_approx = false;                   // the compute config's math_approx_mode
 };
 
 // copy_op on one input tile in `format` (the output's format too): `op`,
@@ -162,6 +163,7 @@ inline std::vector<uint8_t> run(zyx::DeviceLayer& layer, const Run& r) {
   p.bfp8_pack_precise = r.bfp8_precise;
   p.unpack_to_dest_fp32 = r.unpack_to_dest_fp32;
   p.dst_full_sync = r.dst_full_sync;
+  p.math_approx_mode = r.math_approx;
   uint64_t prog = layer.compile(zyx_test::one_group_program(p, 1, 1));
   layer.run(prog, args, false);
   layer.release(prog);

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "compute_harness.hpp"
@@ -78,10 +79,12 @@ std::vector<uint32_t> bf16_words(const std::vector<uint8_t>& b) {
 }
 
 // Runs an SFPI kernel on Float32 tiles (unpacked whole into a 32-bit DST)
-// or, with fp32 off, on Float16_b tiles in a 16-bit DST.
+// or, with fp32 off, on Float16_b tiles in a 16-bit DST; `approx` is the
+// compute config's math_approx_mode.
 std::vector<uint32_t> run_sfpi(DeviceLayer& layer, const std::string& src, const std::vector<std::vector<uint32_t>>& in,
-                               uint32_t out0, uint32_t nout, bool fp32 = true) {
+                               uint32_t out0, uint32_t nout, bool fp32 = true, bool approx = false) {
   Run r;
+  r.math_approx = approx;
   std::string fmt = fp32 ? "Float32" : "Float16_b";
   for (size_t i = 0; i < in.size(); i++) {
     r.formats.push_back(fmt);
@@ -115,6 +118,38 @@ std::vector<uint32_t> rand_words(uint32_t seed, float lo, float hi, int mant_bit
 void check_word(uint32_t got, uint32_t want, const std::string& what) {
   if (got != want) std::fprintf(stderr, "%s: got 0x%08x, want 0x%08x\n", what.c_str(), got, want);
   CHECK_EQ(got, want);
+}
+
+// What check_approx found for a tile: in how many words it differs from the
+// exact one (the exact mode's tile when given, else the f32 nearest the exact
+// function), and its worst absolute and relative distance from the function.
+struct ApproxStats {
+  int differ = 0;
+  double worst = 0, worst_rel = 0;
+};
+
+// The check every card-algorithm test shares: each word of `got` (a tile for
+// inputs x) must equal model(e), the word an independent reference gives for
+// element e; `exact_tile`, when given, is the exact mode's tile, each word
+// within exact_tol of the function.
+ApproxStats check_approx(const std::vector<uint32_t>& x, const uint32_t* got, const std::function<uint32_t(int)>& model,
+                         const std::function<double(double)>& exact, const std::string& what,
+                         const uint32_t* exact_tile = nullptr, double exact_tol = 0) {
+  ApproxStats s;
+  for (int e = 0; e < 1024; e++) {
+    const double want = exact(bits_float(x[e]));
+    check_word(got[e], model(e), what + " " + std::to_string(e));
+    const double err = std::fabs(double(bits_float(got[e])) - want);
+    if (std::isfinite(want)) s.worst = std::max(s.worst, err);
+    if (std::isfinite(want) && want != 0) s.worst_rel = std::max(s.worst_rel, err / std::fabs(want));
+    uint32_t ref = float_bits(float(want));
+    if (exact_tile) {
+      CHECK(std::fabs(bits_float(exact_tile[e]) - want) <= exact_tol);
+      ref = exact_tile[e];
+    }
+    s.differ += got[e] != ref;
+  }
+  return s;
 }
 
 // ---- arithmetic: add, subtract, multiply, fused multiply-add ----
@@ -389,20 +424,18 @@ void test_tanh_approx(DeviceLayer& layer) {
       "tanh_tile_init();\n"
       "tanh_tile(1);\n";
   auto out = run_sfpi(layer, sfpi_kernel("", call), {x}, 0, 2);
-  int differ = 0;
-  for (int e = 0; e < 1024; e++) {
+  auto model = [&](int e) {
     float m = std::fabs(bits_float(x[e]));
     float a = m < 1.0f ? 0.90625f : m < 2.0f ? 0.09375f : 0.0f, c = m < 1.0f ? 0.0f : m < 2.0f ? 0.8125f : 1.0f;
-    uint32_t want = lut_ref(a, c, x[e], true);
-    check_word(out[e], want, "tanh approx " + std::to_string(e));
-    CHECK(std::fabs(bits_float(out[1024 + e]) - std::tanh(bits_float(x[e]))) <= 1e-6f);
-    differ += out[e] != out[1024 + e];
-  }
+    return lut_ref(a, c, x[e], true);
+  };
+  auto tanh_exact = [](double v) { return std::tanh(v); };
+  ApproxStats st = check_approx(x, out.data(), model, tanh_exact, "tanh approx", out.data() + 1024, 1e-6);
   // 0.5 -> 0.453125 (tanh 0.4621), -1.5 -> -0.953125 (-0.9051), 3 -> 1 (0.9951)
   check_word(out[0], 0x3ee80000, "tanh approx 0.5");
   check_word(out[1], 0xbf740000, "tanh approx -1.5");
   check_word(out[2], 0x3f800000, "tanh approx 3");
-  CHECK(differ > 900);
+  CHECK(st.differ > 900);
 }
 ZYX_TEST(approx, test_tanh_approx);
 
@@ -422,26 +455,21 @@ void test_sigmoid_approx(DeviceLayer& layer) {
       "sigmoid_tile_init();\n"
       "sigmoid_tile(1);\n";
   auto out = run_sfpi(layer, sfpi_kernel("", call), {x}, 0, 2);
-  int differ = 0;
-  float worst = 0;
-  for (int e = 0; e < 1024; e++) {
+  auto model = [&](int e) {
     float m = std::fabs(bits_float(x[e]));
     float a = m < 1.0f ? 0.2265625f : m < 2.0f ? 0.265625f : 0.0f, c = m < 1.0f ? 0.0f : m < 2.0f ? -0.046875f : 0.5f;
-    uint32_t want = flushed(bits_float(lut_ref(a, c, x[e], true)) + 0.5f);
-    check_word(out[e], want, "sigmoid approx " + std::to_string(e));
-    double exact = 1 / (1 + std::exp(-double(bits_float(x[e]))));
-    CHECK(std::fabs(bits_float(out[1024 + e]) - exact) <= 1e-6);
-    worst = std::max(worst, float(std::fabs(bits_float(out[e]) - exact)));
-    differ += out[e] != out[1024 + e];
-  }
+    return flushed(bits_float(lut_ref(a, c, x[e], true)) + 0.5f);
+  };
+  auto sigmoid_exact = [](double v) { return 1 / (1 + std::exp(-v)); };
+  ApproxStats st = check_approx(x, out.data(), model, sigmoid_exact, "sigmoid approx", out.data() + 1024, 1e-6);
   // 0.5 -> 0.61328125, -1.5 -> 0.1484375, 3 -> 1, -3 -> 0, -0 -> 0.5
   check_word(out[0], 0x3f1d0000, "sigmoid approx 0.5");
   check_word(out[1], 0x3e180000, "sigmoid approx -1.5");
   check_word(out[2], 0x3f800000, "sigmoid approx 3");
   check_word(out[3], 0x00000000, "sigmoid approx -3");
   check_word(out[4], 0x3f000000, "sigmoid approx -0");
-  CHECK(worst > 0.05f && worst < 0.125f);
-  CHECK(differ > 900);
+  CHECK(st.worst > 0.05 && st.worst < 0.125);
+  CHECK(st.differ > 900);
 }
 ZYX_TEST(approx, test_sigmoid_approx);
 
@@ -462,32 +490,555 @@ void test_gelu_approx(DeviceLayer& layer) {
       "gelu_tile_init<false>();\n"
       "gelu_tile<false>(1);\n";
   auto out = run_sfpi(layer, sfpi_kernel("", call), {x}, 0, 2);
-  int differ = 0;
-  double worst = 0;
-  for (int e = 0; e < 1024; e++) {
+  auto model = [&](int e) {
     float v = bits_float(x[e]);
     int r = 0;
     while (r < 5 && std::fabs(v) >= kCut[r]) r++;
     float table = bits_float(lut_ref(lut16_ref(kSlope[r]), lut16_ref(kOffset[r]), x[e], false));
-    check_word(out[e], flushed(v * 0.5f + table), "gelu approx " + std::to_string(e));
-    double exact = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
-    CHECK(std::fabs(bits_float(out[1024 + e]) - exact) <= 1e-6);
-    worst = std::max(worst, std::fabs(bits_float(out[e]) - exact));
-    differ += out[e] != out[1024 + e];
-  }
+    return flushed(v * 0.5f + table);
+  };
+  auto gelu_exact = [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); };
+  ApproxStats st = check_approx(x, out.data(), model, gelu_exact, "gelu approx", out.data() + 1024, 1e-6);
   // 1.25: 0.625 + (0.61865234375 * 1.25 - 0.279541015625) = 1.1187744140625;
   // 4 -> 2 + 2, -4 -> -2 + 2; 0 -> the first offset, -1.0443e-4.
   check_word(out[0], 0x3f8f3400, "gelu approx 1.25");
   check_word(out[1], 0x40800000, "gelu approx 4");
   check_word(out[2], 0x00000000, "gelu approx -4");
   check_word(out[3], 0xb8db0000, "gelu approx 0");
-  CHECK(worst > 0.005 && worst <= 0.0235);
-  CHECK(differ > 900);
+  CHECK(st.worst > 0.005 && st.worst <= 0.0235);
+  CHECK(st.differ > 900);
   // Into a 16-bit DST the result goes through SFPSTORE: truncated to bf16.
   auto out16 = run_sfpi(layer, sfpi_kernel("", call), {x}, 0, 2, false);
   for (int e = 0; e < 1024; e++) check_word(out16[e], out[e] & 0xffff0000u, "gelu approx bf16 " + std::to_string(e));
 }
 ZYX_TEST(approx, test_gelu_approx);
+
+// ---- the built-in exp, recip, sqrt and rsqrt as the card computes them ----
+
+// The reference: tt-llk's algorithms written again as SFPI code (from the
+// algorithms' facts: constants, order of operations, iteration counts) and
+// run on the emulator's SFPI model, a separate path from the runtime's
+// lane functions (sfpu_card.cpp) that compute the built-in calls. FP32 says
+// whether DST is 32-bit; APPROX is math_approx_mode.
+const char* kCardRefFaces = R"(
+inline vFloat round16(vFloat v) { return FP32 ? v : float_to_fp16b(v, 0); }
+inline vFloat ref_exp21(vFloat x) {
+  vFloat t = x * 1.4426950216293334961f + 127.0f, lo = 0.0f, hi = 255.0f;
+  vec_min_max(lo, t);
+  vec_min_max(t, hi);
+  vInt z = reinterpret<vInt>(shft(reinterpret<vUInt>(exman8(t)), exexp(t)));
+  vFloat f = int32_to_float(exman9(reinterpret<vFloat>(z)), 0);
+  f = f * (f * 4.791750143340323e-15f + 7.839635491371155e-08f) + 1.0017248f;
+  return setexp(f, exexp_nodebias(reinterpret<vFloat>(z)));
+}
+inline vFloat ref_exp_bf16(vFloat x) { return float_to_fp16b(ref_exp21(x), 0); }
+inline vFloat ref_exp_fp32(vFloat x) {
+  vFloat r = 0.0f, z = x * 1.4426950408889634f;
+  v_if (z >= 128.0f) { r = __builtin_inff(); }
+  v_elseif (z <= -127.0f) { r = 0.0f; }
+  v_else {
+    vFloat big = 12582912.0f;  // 2^23 + 2^22: adding it rounds to an integer
+    vFloat s = z + big;
+    vFloat k = s - big;
+    vInt ki = reinterpret<vInt>(s) - reinterpret<vInt>(big);
+    vFloat d = k * -0.6931152343750000f + x;
+    d = k * -3.19461832987e-05f + d;
+    vFloat p = 1.0f / 5040.0f;
+    p = p * d + 1.0f / 720.0f;
+    p = p * d + 1.0f / 120.0f;
+    p = p * d + 1.0f / 24.0f;
+    p = p * d + 1.0f / 6.0f;
+    p = p * d + 0.5f;
+    p = p * d + 1.0f;
+    p = p * d + 1.0f;
+    r = setexp(p, exexp_nodebias(p) + ki);
+  }
+  v_endif;
+  return r;
+}
+inline vFloat ref_exp_default(vFloat x) { return FP32 ? ref_exp_fp32(x) : ref_exp_bf16(x); }
+inline vFloat ref_exp_clamped(vFloat x) {
+  vFloat lo = -88.5f;
+  vec_min_max(lo, x);
+  vFloat t = x * 369.329925537109375f + 32500.818359375f;
+  return reinterpret<vFloat>(float_to_uint16(t, 0) << 15);
+}
+inline vFloat ref_exp_unclamped(vFloat x) {
+  vInt v = float_to_int16(x * 369.329925537109375f + 32500.818359375f, 0);
+  return setsgn(reinterpret<vFloat>(v << 15), v);
+}
+inline vFloat ref_recip_compat(vFloat in) {
+  vFloat m = setexp(setsgn(in, 1), 126), c = 1.442695f, two = 2.0f;
+  vFloat y = c * (m * c + two);
+  for (int i = 1; i < (APPROX ? 2 : 3); i++) y = y * (m * y + two);
+  vInt e = exexp(y) - exexp(in) + 126;
+  v_if (e < 0) {
+    y = 0.0f;
+    e = 0;
+  }
+  v_endif;
+  y = setexp(y, e);
+  v_if (in < 0.0f) { y = -y; }
+  v_endif;
+  return APPROX ? y : round16(y);
+}
+inline vFloat ref_recip_core(vFloat in, int iterations) {
+  vFloat nx = setman(vConstNeg1, reinterpret<vInt>(in));
+  vFloat y = vFloat(0.3232325017452239990234375f) * nx + 1.4545459747314453125f;
+  y = y * nx + 2.121212482452392578125f;
+  vFloat scale = setman(reinterpret<vFloat>(~reinterpret<vUInt>(in)), 0) * 0.5f;
+  for (int i = 0; i < iterations; i++) y = y * (nx * y + vConst1) + y;
+  vFloat scaled = y * scale;
+  return setsgn(scaled, in);
+}
+inline vFloat ref_recip_newton(vFloat in) {
+  vFloat y = ref_recip_core(in, APPROX || !FP32 ? 1 : 2);
+  return APPROX ? y : round16(y);
+}
+template <bool kFast>
+inline vFloat ref_log_bf16(vFloat in) {
+  vInt e = exexp(in);
+  v_if (e < 0) { e = setsgn(~e + 1, 1); }
+  v_endif;
+  vFloat m = setexp(in, 127), p = float(0.04224011301994324);
+  p = p * m + float(-0.3706687390804291);
+  p = p * m + float(1.3681391477584839);
+  p = p * m + float(-2.800232410430908);
+  p = p * m + float(3.767500400543213);
+  p = p * m + float(-2.0069785118103027);
+  vFloat r = int32_to_float(e, 0) * 0.69314718246459961f + p;
+  v_if (in == 0.0f) { r = -__builtin_inff(); }
+  v_endif;
+  if (!kFast) {
+    v_if (reinterpret<vInt>(in) == 0x7f800000) { r = __builtin_inff(); }
+    v_elseif (exexp(in) == 128 || in < 0.0f) { r = __builtin_nanf(""); }
+    v_endif;
+  }
+  return float_to_fp16b(r, 0);
+}
+inline vFloat ref_log_fp32(vFloat in) {
+  vFloat r = 0.0f;
+  vInt e = exexp(in);
+  v_if (reinterpret<vInt>(in) == 0x7f800000) { r = __builtin_inff(); }
+  v_elseif (e == 128 || in < 0.0f) { r = __builtin_nanf(""); }
+  v_elseif (in == 0.0f) { r = -__builtin_inff(); }
+  v_else {
+    vFloat m = setexp(in, 127);
+    v_if (m >= 1.4142135381698608f) {
+      m = m * 0.5f;
+      e = e + 1;
+    }
+    v_endif;
+    vFloat z = (m - vConst1) * ref_recip_core(m + vConst1, 2);
+    vFloat z2 = z * z, p = 0.09090909090909091f;
+    p = p * z2 + 0.1111111111111111f;
+    p = p * z2 + 0.14285714285714285f;
+    p = p * z2 + 0.2f;
+    p = p * z2 + 0.3333333333333333f;
+    p = p * z2 + vConst1;
+    vFloat zp = z * p;
+    vFloat ln_m = zp * 2.0f;
+    v_if (e < 0) { e = setsgn(~e + 1, 1); }
+    v_endif;
+    r = int32_to_float(e, 0) * 0.69314718246459961f + ln_m;
+  }
+  v_endif;
+  return r;
+}
+inline vFloat ref_log(vFloat in) { return FP32 ? ref_log_fp32(in) : ref_log_bf16<false>(in); }
+inline vFloat ref_log_fast(vFloat in) { return FP32 ? ref_log_fp32(in) : ref_log_bf16<true>(in); }
+template <bool kRecip>
+inline vFloat ref_sqrt(vFloat x) {
+  vInt xb = reinterpret<vInt>(x), inf = 0x7f800000, inf_minus_x = inf - xb;
+  vFloat y = reinterpret<vFloat>(vInt(APPROX ? 0x5f0b3892 : 0x5f1110a0) - reinterpret<vInt>(reinterpret<vUInt>(x) >> 1));
+  vFloat ny = -y;
+  if (APPROX) {
+    vFloat c = x * y, t = ny * c + 1.89099014875f;
+    if (kRecip) {
+      v_if (inf_minus_x != 0 && xb != 0) { y = y * t; }
+      v_else { y = reinterpret<vFloat>(inf_minus_x); }
+      v_endif;
+    } else {
+      y = c;
+      v_if (xb != inf) { y = c * t; }
+      v_endif;
+    }
+  } else {
+    vFloat c = ny * (x * y);
+    y = y * (c * (c + 2.2533049f) + 2.2825186f);
+    vFloat xy = x * y, ny2 = -y;
+    vFloat one_minus_xyy = ny2 * xy + vConst1;
+    if (kRecip) {
+      vFloat half_y = addexp(y, -1);
+      v_if (inf_minus_x != 0 && xb != 0) { y = one_minus_xyy * half_y + y; }
+      v_else { y = reinterpret<vFloat>(inf_minus_x); }
+      v_endif;
+    } else {
+      vFloat half_xy = xy * 0.5f;
+      v_if (xb < inf) { y = one_minus_xyy * half_xy + xy; }
+      v_endif;
+    }
+  }
+  v_if (x < 0.0f) { y = vFloat(__builtin_nanf("")); }
+  v_endif;
+  return round16(y);
+}
+inline vFloat ref_rsqrt_compat(vFloat x) {
+  vFloat s = x;
+  if (APPROX) {
+    s = reinterpret<vFloat>((reinterpret<vUInt>(x) + vUInt(0x3f800000u)) >> 1);
+  } else {
+    v_if (x != 0.0f) {
+      vFloat y = reinterpret<vFloat>(vUInt(0x5f370000u) - (reinterpret<vUInt>(x) >> 1));
+      for (int i = 0; i < 2; i++) y = ((y * y) * (x * -0.5f) + 1.5f) * y;
+      s = y * x;
+    }
+    v_endif;
+  }
+  dst_reg[0] = s;  // the card stores the square root and loads it again
+  s = dst_reg[0];
+  vFloat m = setexp(setsgn(s, 1), 126), c = 1.442695f, two = 2.0f;
+  vFloat y = c * (m * c + two);
+  for (int i = 1; i < (APPROX ? 2 : 3); i++) y = y * (m * y + two);
+  vInt e = exexp(y) - exexp(s) + 126;
+  v_if (e < 0) {
+    y = 0.0f;
+    e = 0;
+  }
+  v_endif;
+  y = setexp(y, e);
+  v_if (s < 0.0f) { y = -y; }
+  v_endif;
+  return APPROX ? y : round16(y);
+}
+inline vFloat ref_sigmoid_core(vFloat x) {
+  vFloat e = FP32 ? ref_exp_fp32(-x) : ref_exp21(-x);
+  return ref_recip_core(vConst1 + e, FP32 ? 2 : 1);
+}
+inline vFloat ref_sigmoid(vFloat x) { return round16(ref_sigmoid_core(x)); }
+inline vFloat ref_silu(vFloat x) {
+  vFloat r = x * ref_sigmoid_core(x);
+  return round16(r);
+}
+inline vFloat ref_tanh(vFloat x) {
+  vFloat a = abs(x);
+  if (FP32) {
+    vFloat r = 0.0f;
+    v_if (a < 0.6f) {
+      vFloat x2 = x * x, p = 1.5497927553951740264892578125e-2f;
+      p = p * x2 + -5.21197654306888580322265625e-2f;
+      p = p * x2 + 0.13310669362545013427734375f;
+      p = p * x2 + -0.33332359790802001953125f;
+      p = p * x2 + 0.999999940395355224609375f;
+      r = x * p;
+    }
+    v_else {
+      vFloat s = ref_sigmoid_core(x * 2.0f);
+      r = s * 2.0f - vConst1;
+    }
+    v_endif;
+    return r;
+  }
+  vFloat p = float(5.876733921468257904052734375e-3), one = vConst1;
+  p = p * a + float(-6.6649019718170166015625e-2);
+  p = p * a + float(0.281917631626129150390625);
+  p = p * a + float(-0.4890659749507904052734375);
+  p = p * a + float(3.0897438526153564453125e-2);
+  p = p * a + float(0.999004364013671875);
+  p = p * a + vConst0;
+  vec_min_max(p, one);
+  return float_to_fp16b(setsgn(p, x), 0);
+}
+// exp_tile<false, true>(d, RC, 0x3f00) and exp_tile_init<true, 0.5f>: x
+// halved first, or the approximation's constants scaled by 0.5.
+inline void exp_scaled(uint32_t d) { exp_tile<false, true>(d, (int)VectorMode::RC, 0x3f00); }
+inline void exp_approx_scaled(uint32_t d) {
+  exp_tile_init<true, 0x3f000000>();
+  exp_tile<true>(d);
+  exp_tile_init<true>();
+}
+inline vFloat ref_exp_scaled(vFloat x) {
+  vFloat h = x * 0.5f;
+  return ref_exp_default(h);
+}
+inline vFloat ref_exp_approx_scaled(vFloat x) {
+  vFloat lo = -177.0f;
+  vec_min_max(lo, x);
+  vFloat t = x * 184.6649627685546875f + 32500.818359375f;
+  return reinterpret<vFloat>(float_to_uint16(t, 0) << 15);
+}
+#define ZYX_REF_FACE(name, fn) \
+  inline void name() {         \
+    for (int i = 0; i < 8; i++) { dst_reg[0] = fn(dst_reg[0]); dst_reg++; } \
+  }
+ZYX_REF_FACE(exp_default_face, ref_exp_default)
+ZYX_REF_FACE(log_face, ref_log)
+ZYX_REF_FACE(exp_scaled_face, ref_exp_scaled)
+ZYX_REF_FACE(exp_approx_scaled_face, ref_exp_approx_scaled)
+ZYX_REF_FACE(log_fast_face, ref_log_fast)
+ZYX_REF_FACE(sigmoid_face, ref_sigmoid)
+ZYX_REF_FACE(silu_face, ref_silu)
+ZYX_REF_FACE(tanh_face, ref_tanh)
+ZYX_REF_FACE(exp_clamped_face, ref_exp_clamped)
+ZYX_REF_FACE(exp_unclamped_face, ref_exp_unclamped)
+ZYX_REF_FACE(recip_compat_face, ref_recip_compat)
+ZYX_REF_FACE(recip_newton_face, ref_recip_newton)
+ZYX_REF_FACE(sqrt_face, ref_sqrt<false>)
+ZYX_REF_FACE(rsqrt_face, ref_sqrt<true>)
+ZYX_REF_FACE(rsqrt_compat_face, ref_rsqrt_compat)
+)";
+
+// A kernel computing, for each (built-in call, reference face) pair k, the
+// built-in call on DST 2k and the reference on DST 2k + 1, both from input 0.
+std::string card_kernel(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  std::string call;
+  for (size_t k = 0; k < pairs.size(); k++) {
+    const std::string a = std::to_string(2 * k), b = std::to_string(2 * k + 1);
+    if (k) call += "copy_tile(0, 0, " + a + ");\n";
+    call += "copy_tile(0, 0, " + b + ");\n";
+    call += pairs[k].first + "(" + a + ");\n";
+    call += "_llk_math_eltwise_unary_sfpu_params_(" + pairs[k].second + ", " + b + ");\n";
+  }
+  return sfpi_kernel(kCardRefFaces, call);
+}
+
+// Runs card_kernel on x with a 32-bit (Float32 tiles) or 16-bit (Float16_b)
+// DST, math_approx_mode off or on; returns the 2 * pairs tiles.
+std::vector<uint32_t> run_card(DeviceLayer& layer, const std::vector<std::pair<std::string, std::string>>& pairs,
+                               const std::vector<uint32_t>& x, bool fp32, bool approx) {
+  std::string src = "#define FP32 " + std::string(fp32 ? "true" : "false") + "\n" + card_kernel(pairs);
+  return run_sfpi(layer, src, {x}, 0, uint32_t(2 * pairs.size()), fp32, approx);
+}
+
+// Random words over a wide range of exponents (2^lo_exp to 2^hi_exp), both
+// signs, with `mant_bits` mantissa bits, and the words of `edges` first.
+std::vector<uint32_t> wide_words(uint32_t seed, int lo_exp, int hi_exp, int mant_bits,
+                                 const std::vector<uint32_t>& edges) {
+  std::mt19937 g(seed);
+  std::vector<uint32_t> w(1024);
+  const uint32_t mask = ~((1u << (23 - mant_bits)) - 1);
+  for (auto& v : w) {
+    uint32_t e = uint32_t(127 + lo_exp + int(g() % uint32_t(hi_exp - lo_exp)));
+    v = ((e << 23) | (g() & 0x7fffffu & mask)) ^ (g() & 1 ? 0x80000000u : 0u);
+  }
+  std::copy(edges.begin(), edges.end(), w.begin());
+  return w;
+}
+
+// exp_tile as the card computes it: <true> (Schraudolph's construction with
+// and without ClampToNegative) and the default (exp_21f rounded to bf16 on
+// a 16-bit DST, Cody-Waite and a degree-7 polynomial on a 32-bit DST), every
+// word against the SFPI reference, the approximation's and the default's
+// distance from e^x, and words worked out by hand.
+void test_exp_card(DeviceLayer& layer) {
+  const std::vector<std::pair<std::string, std::string>> pairs = {
+      {"exp_tile_init<true>(); exp_tile<true>", "exp_clamped_face"},
+      {"exp_tile<true, false, InputClamping::None>", "exp_unclamped_face"},
+      {"exp_tile_init(); exp_tile", "exp_default_face"}};
+  const std::vector<uint32_t> edges = {0, float_bits(1.0f), float_bits(-1.0f), float_bits(-100.0f),
+                                       float_bits(100.0f), float_bits(-88.5f), 0x80000000u, float_bits(0.5f)};
+  auto exp_exact = [](double v) { return std::exp(v); };
+  for (bool fp32 : {true, false}) {
+    auto x = wide_words(20 + fp32, -6, 7, fp32 ? 23 : 7, edges);
+    auto out = run_card(layer, pairs, x, fp32, false);
+    auto ref = [&](int tile) { return [&out, tile](int e) { return out[tile * 1024 + e]; }; };
+    const std::string tag = fp32 ? " fp32" : " bf16";
+    check_approx(x, out.data(), ref(1), exp_exact, "exp approx" + tag);
+    check_approx(x, out.data() + 2048, ref(3), exp_exact, "exp approx unclamped" + tag);
+    check_approx(x, out.data() + 4096, ref(5), exp_exact, "exp default" + tag);
+    // Distances from e^x where the result is a normal number (|x| < 80).
+    double approx_rel = 0, default_rel = 0;
+    int differ = 0;
+    for (int e = 0; e < 1024; e++) {
+      double v = bits_float(x[e]), want = std::exp(v);
+      if (std::fabs(v) >= 80) continue;
+      approx_rel = std::max(approx_rel, std::fabs(bits_float(out[e]) - want) / want);
+      default_rel = std::max(default_rel, std::fabs(bits_float(out[4096 + e]) - want) / want);
+      differ += out[e] != out[4096 + e];
+    }
+    std::printf("exp%s: approx rel %.3g, default rel %.3g, %d words differ\n", tag.c_str(), approx_rel, default_rel,
+                differ);
+    // Schraudolph with 8 mantissa bits: a few percent, as the card's
+    CHECK(approx_rel > 0.01 && approx_rel < 0.05);
+    CHECK(differ > 900);
+    // the default: within 2 fp32 ulp, or one bf16 ulp (its rounding plus
+    // exp_21f's error)
+    CHECK(default_rel < (fp32 ? 2.5e-7 : 1.0 / 128));
+    // exp(0): approx t = 32500.82 -> 32501 << 15 (a 16-bit DST truncates
+    // it); default exactly 1.
+    check_word(out[0], fp32 ? 0x3f7a8000u : 0x3f7a0000u, "exp approx 0" + tag);
+    check_word(out[4096], 0x3f800000u, "exp default 0" + tag);
+    // -100 clamps to -88.5: t = -184.88, its magnitude 185 << 15 (a
+    // denormal word; a 16-bit DST's store flushes it to 0).
+    check_word(out[3], fp32 ? 0x005c8000u : 0u, "exp approx -100" + tag);
+    // Unclamped: 1 saturates at 32767 << 15; -100 gives -(4432 << 15).
+    check_word(out[2048 + 1], fp32 ? 0x3fff8000u : 0x3fff0000u, "exp unclamped 1" + tag);
+    check_word(out[2048 + 3], 0x88a80000u, "exp unclamped -100" + tag);
+    // Default: 100 overflows to infinity, -100 underflows to 0.
+    check_word(out[4096 + 4], 0x7f800000u, "exp default 100" + tag);
+    check_word(out[4096 + 3], 0u, "exp default -100" + tag);
+    // the scale: exp_tile's scale_en (x times bf16 0.5 first) and
+    // exp_tile_init<true, 0.5f> (A and the clamp scaled)
+    auto sc = run_card(layer, {{"exp_scaled", "exp_scaled_face"}, {"exp_approx_scaled", "exp_approx_scaled_face"}}, x,
+                       fp32, false);
+    auto sc_ref = [&sc](int tile) { return [&sc, tile](int e) { return sc[tile * 1024 + e]; }; };
+    auto half_exp = [](double v) { return std::exp(0.5 * v); };
+    ApproxStats scaled = check_approx(x, sc.data(), sc_ref(1), half_exp, "exp scaled" + tag);
+    ApproxStats approx_scaled = check_approx(x, sc.data() + 2048, sc_ref(3), half_exp, "exp approx scaled" + tag);
+    CHECK(scaled.differ < approx_scaled.differ);
+    // -1: t = 184.66496 * -1 + 32500.818 = 32316.15 -> 32316 << 15 (0.6172)
+    check_word(sc[2048 + 2], 0x3f1e0000u, "exp approx scaled -1" + tag);
+  }
+  // With ZYX_EMU_NUMERICS=exact the default mode is the exact function
+  // (rounded to f32); the approximation stays the card's.
+  setenv("ZYX_EMU_NUMERICS", "exact", 1);
+  auto x = wide_words(22, -6, 7, 23, edges);
+  auto out = run_card(layer, pairs, x, true, false);
+  setenv("ZYX_EMU_NUMERICS", "hardware", 1);
+  for (int e = 0; e < 1024; e++)
+    check_word(out[4096 + e], float_bits(float(std::exp(double(bits_float(x[e]))))), "exp exact " + std::to_string(e));
+  setenv("ZYX_EMU_NUMERICS", "exact", 1);
+  auto sc = run_card(layer, {{"exp_scaled", "exp_scaled_face"}}, x, true, false);
+  setenv("ZYX_EMU_NUMERICS", "hardware", 1);
+  for (int e = 0; e < 1024; e++)
+    check_word(sc[e], float_bits(float(std::exp(0.5 * bits_float(x[e])))), "exp scaled exact " + std::to_string(e));
+  check_word(out[0], 0x3f7a8000u, "exp approx 0 exact numerics");
+}
+ZYX_TEST(card, test_exp_card);
+
+// recip_tile (legacy_compat, the default, and <false>), sqrt_tile and
+// rsqrt_tile (<false>, the default, and legacy_compat) as the card's
+// tt-llk code for a 32- and a 16-bit DST, math_approx_mode off and on: every
+// word against the SFPI reference, the distance from the function.
+void test_recip_sqrt_card(DeviceLayer& layer) {
+  const std::vector<std::pair<std::string, std::string>> recips = {
+      {"recip_tile_init(); recip_tile", "recip_compat_face"},
+      {"recip_tile_init<false>(); recip_tile<false>", "recip_newton_face"}};
+  const std::vector<std::pair<std::string, std::string>> roots = {
+      {"sqrt_tile_init(); sqrt_tile", "sqrt_face"},
+      {"rsqrt_tile_init(); rsqrt_tile", "rsqrt_face"},
+      {"rsqrt_tile_init<true>(); rsqrt_tile<true>", "rsqrt_compat_face"}};
+  const std::vector<uint32_t> edges = {0, 0x80000000u, 0x7f800000u, float_bits(1.0f), float_bits(2.0f),
+                                       float_bits(-4.0f), float_bits(0.25f), float_bits(3.0f)};
+  auto recip_exact = [](double v) { return 1 / v; };
+  auto sqrt_exact = [](double v) { return std::sqrt(v); };
+  auto rsqrt_exact = [](double v) { return 1 / std::sqrt(v); };
+  for (bool fp32 : {true, false})
+    for (bool approx : {false, true}) {
+      const std::string tag = std::string(fp32 ? " fp32" : " bf16") + (approx ? " approx" : "");
+      auto x = wide_words(30 + 2 * fp32 + approx, -30, 30, fp32 ? 23 : 7, edges);
+      auto ref = [](const std::vector<uint32_t>& o, int tile) { return [&o, tile](int e) { return o[tile * 1024 + e]; }; };
+      auto r = run_card(layer, recips, x, fp32, approx);
+      ApproxStats compat = check_approx(x, r.data(), ref(r, 1), recip_exact, "recip" + tag);
+      ApproxStats newton = check_approx(x, r.data() + 2048, ref(r, 3), recip_exact, "recip<false>" + tag);
+      // the roots on non-negative inputs (negative ones give NaN, checked below)
+      auto xp = x;
+      for (size_t e = 8; e < xp.size(); e++) xp[e] &= 0x7fffffffu;
+      auto q = run_card(layer, roots, xp, fp32, approx);
+      ApproxStats sq = check_approx(xp, q.data(), ref(q, 1), sqrt_exact, "sqrt" + tag);
+      ApproxStats rs = check_approx(xp, q.data() + 2048, ref(q, 3), rsqrt_exact, "rsqrt" + tag);
+      ApproxStats rc = check_approx(xp, q.data() + 4096, ref(q, 5), rsqrt_exact, "rsqrt<true>" + tag);
+      std::printf("%s: recip rel %.3g (<false> %.3g), sqrt %.3g, rsqrt %.3g (<true> %.3g); differ %d %d %d %d %d\n",
+                  tag.c_str(), compat.worst_rel, newton.worst_rel, sq.worst_rel, rs.worst_rel, rc.worst_rel,
+                  compat.differ, newton.differ, sq.differ, rs.differ, rc.differ);
+      // The distances the algorithms give. Legacy recip: its estimate
+      // 1.442695 (2 - 1.442695 m) is worst at m = 1, off by e0 = (1 -
+      // 1.442695)^2, and each Newton step squares the error: e0^4 (e0^2 with
+      // APPROX). The others: within 2 fp32 ulp, or (APPROX) one Newton step
+      // from their estimates; a 16-bit DST adds up to one bf16 ulp.
+      const double e0 = (1 - 1.442695) * (1 - 1.442695), legacy = approx ? e0 * e0 : e0 * e0 * e0 * e0;
+      const double ulp = fp32 ? 1e-6 : 1.0 / 128;
+      CHECK(compat.worst_rel <= legacy + ulp);
+      if (fp32) CHECK(compat.worst_rel >= 0.9 * legacy);
+      CHECK(newton.worst_rel <= (approx ? 1.1e-4 : 2.5e-7) + ulp);
+      CHECK(sq.worst_rel <= (approx ? 1e-3 : 2.5e-7) + ulp);
+      CHECK(rs.worst_rel <= (approx ? 1e-3 : 2.5e-7) + ulp);
+      // legacy rsqrt: the legacy recip's error on a square root that is
+      // close (two Newton steps) or, with APPROX, halved bits (up to 6.1 %)
+      CHECK(rc.worst_rel <= (approx ? 0.061 + legacy : legacy + 1e-4) + ulp);
+      CHECK(compat.differ > 500 && rc.differ > 900);
+      // sqrt of -4 and of -0 (the sign bit is the card's test) is NaN,
+      // infinity after a 16-bit DST's rounding; a Float16_b -0 reaches DST
+      // as +0, whose square root is 0.
+      check_word(q[5], fp32 ? 0x7fc00000u : 0x7f800000u, "sqrt -4" + tag);
+      check_word(q[1], fp32 ? 0x7fc00000u : 0u, "sqrt -0" + tag);
+    }
+}
+ZYX_TEST(card, test_recip_sqrt_card);
+
+// log_tile as the card computes it: on a 16-bit DST a degree-5 polynomial in
+// the mantissa plus the exponent's ln 2, rounded to bf16 (<true>, FAST_APPROX,
+// skips the special cases); on a 32-bit DST 2 atanh((m - 1) / (m + 1)) by its
+// series, with the Newton reciprocal. Every word against the SFPI reference,
+// the distance from ln x, special values by hand.
+void test_log_card(DeviceLayer& layer) {
+  const std::vector<std::pair<std::string, std::string>> pairs = {
+      {"log_tile_init(); log_tile", "log_face"}, {"log_tile_init<true>(); log_tile<true>", "log_fast_face"}};
+  const std::vector<uint32_t> edges = {0, 0x80000000u, 0x7f800000u, float_bits(1.0f), float_bits(2.0f),
+                                       float_bits(-1.0f), float_bits(0.5f), 0x7fc00000u};
+  auto log_exact = [](double v) { return std::log(v); };
+  for (bool fp32 : {true, false}) {
+    const std::string tag = fp32 ? " fp32" : " bf16";
+    auto x = wide_words(40 + fp32, -60, 60, fp32 ? 23 : 7, edges);
+    for (size_t e = 8; e < x.size(); e++) x[e] &= 0x7fffffffu;
+    auto out = run_card(layer, pairs, x, fp32, false);
+    auto ref = [&out](int tile) { return [&out, tile](int e) { return out[tile * 1024 + e]; }; };
+    ApproxStats st = check_approx(x, out.data(), ref(1), log_exact, "log" + tag);
+    check_approx(x, out.data() + 2048, ref(3), log_exact, "log<true>" + tag);
+    std::printf("log%s: worst %.3g, %d words differ from the nearest f32\n", tag.c_str(), st.worst, st.differ);
+    // |ln x| < 42 here: within one fp32 ulp of the largest (3.8e-6), or one
+    // bf16 ulp (0.25)
+    CHECK(st.worst <= (fp32 ? 3.8e-6 : 0.25));
+    // log 0 = -inf, log inf = inf, log -1 and log -0 are NaN (infinity after
+    // the bf16 rounding; a Float16_b -0 reaches DST as +0); log 1 = 0 on a
+    // 32-bit DST.
+    check_word(out[0], 0xff800000u, "log 0" + tag);
+    check_word(out[2], 0x7f800000u, "log inf" + tag);
+    check_word(out[5], fp32 ? 0x7fc00000u : 0x7f800000u, "log -1" + tag);
+    check_word(out[1], fp32 ? 0x7fc00000u : 0xff800000u, "log -0" + tag);  // +0 in a Float16_b DST
+    if (fp32) check_word(out[3], 0u, "log 1" + tag);
+  }
+}
+ZYX_TEST(card, test_log_card);
+
+// The default (accurate) sigmoid_tile, silu_tile and tanh_tile as tt-metal's
+// SFPI code: sigmoid 1 / (1 + e^-x) from the DST width's exp and the Newton
+// reciprocal, silu x sigmoid(x), tanh an odd polynomial below 0.6 and 2
+// sigmoid(2x) - 1 above (32-bit DST) or a polynomial in |x| capped at 1
+// (16-bit). Every word against the SFPI reference, the distance from the
+// function.
+void test_sigmoid_tanh_card(DeviceLayer& layer) {
+  const std::vector<std::pair<std::string, std::string>> pairs = {
+      {"sigmoid_tile_init(); sigmoid_tile", "sigmoid_face"},
+      {"silu_tile_init(); silu_tile", "silu_face"},
+      {"tanh_tile_init(); tanh_tile", "tanh_face"}};
+  const std::vector<uint32_t> edges = {0, 0x80000000u, float_bits(0.5f), float_bits(-0.6f), float_bits(0.6f),
+                                       float_bits(1.0f), float_bits(-3.0f), float_bits(20.0f)};
+  auto sigmoid_exact = [](double v) { return 1 / (1 + std::exp(-v)); };
+  auto silu_exact = [](double v) { return v / (1 + std::exp(-v)); };
+  auto tanh_exact = [](double v) { return std::tanh(v); };
+  for (bool fp32 : {true, false}) {
+    const std::string tag = fp32 ? " fp32" : " bf16";
+    auto x = wide_words(50 + fp32, -8, 5, fp32 ? 23 : 7, edges);
+    auto out = run_card(layer, pairs, x, fp32, false);
+    auto ref = [&out](int tile) { return [&out, tile](int e) { return out[tile * 1024 + e]; }; };
+    ApproxStats sg = check_approx(x, out.data(), ref(1), sigmoid_exact, "sigmoid" + tag);
+    ApproxStats sl = check_approx(x, out.data() + 2048, ref(3), silu_exact, "silu" + tag);
+    ApproxStats th = check_approx(x, out.data() + 4096, ref(5), tanh_exact, "tanh" + tag);
+    std::printf("%s: sigmoid worst %.3g, silu rel %.3g, tanh worst %.3g; differ %d %d %d\n", tag.c_str(), sg.worst,
+                sl.worst_rel, th.worst, sg.differ, sl.differ, th.differ);
+    // Within 2 fp32 ulp (tanh: tt-metal's 5 ulp target) of results below 1,
+    // or one bf16 ulp (2^-8 below 1; silu relative, 2^-7).
+    CHECK(sg.worst <= (fp32 ? 2.4e-7 : 1.0 / 256));
+    CHECK(sl.worst_rel <= (fp32 ? 2.4e-7 : 1.0 / 128));
+    CHECK(th.worst <= (fp32 ? 3e-7 : 1.0 / 256));
+    // sigmoid(0) = 0.5 and tanh(0) = 0 exactly; tanh(20) = 1.
+    check_word(out[0], 0x3f000000u, "sigmoid 0" + tag);
+    check_word(out[4096], 0u, "tanh 0" + tag);
+    check_word(out[4096 + 7], 0x3f800000u, "tanh 20" + tag);
+  }
+}
+ZYX_TEST(card, test_sigmoid_tanh_card);
 
 // ---- tt-metal's custom SFPI programming examples ----
 

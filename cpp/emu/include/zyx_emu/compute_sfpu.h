@@ -35,7 +35,6 @@ ALWI void sb(uint32_t op, uint32_t a, uint32_t b, uint32_t out, uint32_t p0 = 0)
 
 ZYX_EMU_SFPU0(silu, SILU)
 ZYX_EMU_SFPU0(log1p, LOG1P)
-ZYX_EMU_SFPU0(sqrt, SQRT)
 ZYX_EMU_SFPU0(cbrt, CBRT)
 ZYX_EMU_SFPU0(square, SQUARE)
 ZYX_EMU_SFPU0(abs, ABS)
@@ -165,11 +164,24 @@ ZYX_EMU_SFPU2(remainder, REMAINDER)
 ZYX_EMU_SFPU_APPROX(gelu, GELU, true)
 ZYX_EMU_SFPU_APPROX(tanh, TANH, false)
 #undef ZYX_EMU_SFPU_APPROX
-template <bool approx = false, bool fast_and_approx = false, auto... P>
-ALWI void exp_tile_init() {}
-template <bool approx = false, bool fast_and_approx = false, auto... P>
-ALWI void exp_tile(uint32_t idst, int = 0, int = 0) {
-  zyx_emu_c::su(approx ? ZYX_SU_EXP_APPROX : ZYX_SU_EXP, idst);
+// exp as tt-metal's exp.h: approx (exp_tile_init's scale, an fp32 word,
+// goes into the card's constants; input_clamping picks the form), or the
+// default form with scale_en multiplying by exp_tile's bf16 scale first.
+enum class InputClamping : uint8_t {
+  ClampToNegative = 1,
+  None = 0,
+};
+template <bool approx = false, uint32_t scale = 0x3F800000, InputClamping input_clamping = InputClamping::ClampToNegative>
+ALWI void exp_tile_init() {
+  if (approx) zyx_emu_c::su(ZYX_SU_EXP_APPROX, 0xffffffffu, scale);
+}
+template <bool approx = false, bool scale_en = false, InputClamping input_clamping = InputClamping::ClampToNegative,
+          int iterations = 8>
+ALWI void exp_tile(uint32_t idst, int = 0, uint16_t scale = 0x3F80) {
+  if (approx)
+    zyx_emu_c::su(ZYX_SU_EXP_APPROX, idst, input_clamping == InputClamping::None ? 1u : 0u);
+  else
+    zyx_emu_c::su(ZYX_SU_EXP, idst, scale_en ? 1u : 0u, scale);
 }
 template <auto... P>
 ALWI void expm1_tile_init() {}
@@ -195,15 +207,28 @@ ALWI void hardsigmoid_tile_pack(uint32_t idst) { hardsigmoid_tile(idst); }
 template <bool fast_and_approx = false>
 ALWI void log_tile_init() {}
 template <bool fast_and_approx = false>
-ALWI void log_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_LOG, idst); }
+ALWI void log_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_LOG, idst, fast_and_approx ? 4u : 0u); }
+// recip, sqrt and rsqrt compute as the card's tt-llk code for their
+// template arguments and math_approx_mode (APPROX): p0's flags, see
+// cpp/emu/src/sfpu_card.hpp (1 approx, 2 legacy_compat, 4 FAST_APPROX).
 template <bool legacy_compat = true, auto... P>
 ALWI void recip_tile_init() {}
 template <bool legacy_compat = true, auto... P>
-ALWI void recip_tile(uint32_t idst, int = 0) { zyx_emu_c::su(ZYX_SU_RECIP, idst); }
-template <bool legacy_compat = true, auto... P>
+ALWI void recip_tile(uint32_t idst, int = 0) {
+  zyx_emu_c::su(ZYX_SU_RECIP, idst, (APPROX ? 1u : 0u) | (legacy_compat ? 2u : 0u));
+}
+template <bool legacy_compat = false, auto... P>
 ALWI void rsqrt_tile_init() {}
-template <bool legacy_compat = true, auto... P>
-ALWI void rsqrt_tile(uint32_t idst, int = 0) { zyx_emu_c::su(ZYX_SU_RSQRT, idst); }
+template <bool legacy_compat = false, bool FAST_APPROX = false, auto... P>
+ALWI void rsqrt_tile(uint32_t idst, int = 0) {
+  zyx_emu_c::su(ZYX_SU_RSQRT, idst, (APPROX ? 1u : 0u) | (legacy_compat ? 2u : 0u) | (FAST_APPROX ? 4u : 0u));
+}
+template <auto... P>
+ALWI void sqrt_tile_init() {}
+template <bool FAST_APPROX = false, auto... P>
+ALWI void sqrt_tile(uint32_t idst, int = 0) {
+  zyx_emu_c::su(ZYX_SU_SQRT, idst, (APPROX ? 1u : 0u) | (FAST_APPROX ? 4u : 0u));
+}
 template <bool approx = false>
 ALWI void erf_tile_init() {}
 template <bool approx = false>
