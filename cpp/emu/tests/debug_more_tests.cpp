@@ -368,6 +368,93 @@ void test_checkpoint_barrier(DeviceLayer& layer) {
 }
 ZYX_TEST(checkpoint, test_checkpoint_barrier);
 
+// Blackhole's pack_config_t printers and helper, each field against the
+// word and bit tt-llk's Blackhole layout puts it at.
+struct Field {
+  std::string printer, label;
+  int word, lo, width;
+  char base;  // 'd' decimal, 'x' 0x-hex, 'f' data format name
+};
+
+void test_pack_config_blackhole(DeviceLayer& layer) {
+  const uint32_t w[3] = {0x00400010u, 0x12345678u,
+                         1u | (0u << 1) | (1u << 2) | (0u << 3) | (5u << 4) | (0u << 8) | (1u << 12) | (0u << 13) |
+                             (1u << 14) | (1u << 15) | (0u << 16) | (0xau << 17) | (1u << 21) | (1u << 22) |
+                             (0u << 23) | (0xc4u << 24)};
+  const std::vector<Field> f = {
+      {"row_ptr_section_size", "row_ptr_section_size", 0, 0, 16, 'd'},
+      {"exp_section_size", "exp_section_size", 0, 16, 16, 'd'},
+      {"l1_dest_addr", "l1_dest_addr", 1, 0, 32, 'x'},
+      {"uncompressed", "uncompress", 2, 0, 1, 'x'},
+      {"add_l1_dest_addr_offset", "add_l1_dest_addr_offset", 2, 1, 1, 'x'},
+      {"disable_pack_zero_flag", "disable_pack_zero_flag", 2, 2, 1, 'x'},
+      {"reserved_0", "reserved_0", 2, 3, 1, 'x'},
+      {"out_data_format", "out_data_format", 2, 4, 4, 'f'},
+      {"in_data_format", "in_data_format", 2, 8, 4, 'f'},
+      {"dis_shared_exp_assembler", "dis_shared_exp_assembler", 2, 12, 1, 'x'},
+      {"auto_set_last_pacr_intf_sel", "auto_set_last_pacr_intf_sel", 2, 13, 1, 'x'},
+      {"enable_out_fifo", "enable_out_fifo", 2, 14, 1, 'x'},
+      {"sub_l1_tile_header_size", "sub_l1_tile_header_size", 2, 15, 1, 'd'},
+      {"src_if_sel", "src_if_sel", 2, 16, 1, 'x'},
+      {"pack_start_intf_pos", "pack_start_intf_pos", 2, 17, 4, 'x'},
+      {"all_pack_disable_zero_compress_ovrd", "all_pack_disable_zero_compress_ovrd", 2, 21, 1, 'x'},
+      {"add_tile_header_size", "add_tile_header_size", 2, 22, 1, 'd'},
+      {"pack_dis_y_pos_start_offset", "pack_dis_y_pos_start_offset", 2, 23, 1, 'x'},
+      {"l1_src_addr", "l1_src_addr", 2, 24, 8, 'x'}};
+  std::string src = "#include <cstring>\n#include \"api/debug/dprint_tensix_pack.h\"\nnamespace NAMESPACE {\nvoid MAIN {\n";
+  src += "  const uint32_t words[3] = {" + std::to_string(w[0]) + "u, " + std::to_string(w[1]) + "u, " +
+         std::to_string(w[2]) + "u};\n  ckernel::packer::pack_config_t s;\n  std::memcpy(&s, words, sizeof s);\n" +
+         "  static_assert(std::is_same_v<ckernel::packer::pack_config_t, ckernel::packer::pack_config_blackhole_t>);\n";
+  for (auto& x : f)
+    src += "  DPRINT << \"" + x.printer + ": \";\n  dprint_tensix_pack_config_" + x.printer + "(s);\n";
+  src += "  DPRINT << \"helper:\" << ENDL();\n  dprint_tensix_pack_config_helper(s);\n}\n}\n";
+  GroupProgram p;
+  p.name = "debug_more_pack_bh";
+  p.compute.source = src;
+  auto c = lines_of(run_dprint(layer, p), "compute");
+  auto value = [&](const Field& x) {
+    uint32_t v = x.width == 32 ? w[x.word] : (w[x.word] >> x.lo) & ((1u << x.width) - 1);
+    char b[16];
+    if (x.base == 'x') std::snprintf(b, sizeof b, "0x%x", v);
+    else std::snprintf(b, sizeof b, "%u", v);
+    if (x.base == 'f') return std::string(v == 5 ? "Float16_b" : v == 0 ? "Float32" : "?");
+    return std::string(b);
+  };
+  CHECK_EQ(c.size(), 2 * f.size() + 1);
+  size_t at = 0;
+  for (auto& x : f) CHECK_EQ(c.at(at++), x.printer + ": " + value(x));
+  CHECK_EQ(c.at(at++), std::string("helper:"));
+  for (auto& x : f) CHECK_EQ(c.at(at++), x.label + ": " + value(x));
+}
+// A Blackhole kernel: its pack_config_t is Blackhole's.
+ZYX_TEST_ON(pack_blackhole, test_pack_config_blackhole, "p150a");
+
+// DataflowBuffer's entry address and word read, on entries written here.
+void test_dataflow_buffer_tiles(DeviceLayer& layer) {
+  GroupProgram p;
+  p.name = "debug_more_dfb";
+  p.cbs = {CB(0, "UInt32", 64, 2)};
+  p.reader.source = R"(
+#include "dataflow_api.h"
+void kernel_main() {
+  experimental::DataflowBuffer dfb(0);
+  dfb.reserve_back(2);
+  volatile uint32_t* w = reinterpret_cast<volatile uint32_t*>(dfb.get_write_ptr());
+  for (uint32_t i = 0; i < 32; i++) w[i] = 1000 + i;
+  dfb.push_back(2);
+  dfb.wait_front(2);
+  DPRINT << "dfb " << dfb.get_tile_address(0) - dfb.get_read_ptr() << " " << dfb.get_tile_address(1) - dfb.get_read_ptr()
+         << " " << dfb.read_tile_value(0, 3) << " " << dfb.read_tile_value(1, 5) << ENDL();
+  dfb.pop_front(2);
+}
+)";
+  auto r = lines_of(run_dprint(layer, p), "riscv_0");
+  CHECK_EQ(r.size(), size_t(1));
+  // entries of 64 bytes: entry 1 starts at 64; its word 5 is word 16 + 5.
+  CHECK_EQ(r.at(0), std::string("dfb 0 64 1003 1021"));
+}
+ZYX_TEST(dfb, test_dataflow_buffer_tiles);
+
 }  // namespace
 
 int main(int argc, char** argv) { return group_main(argc, argv, "debug_more_"); }
