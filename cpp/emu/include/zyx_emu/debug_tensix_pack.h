@@ -2,8 +2,9 @@
 // printers. Each field printer prints one field of a structure a kernel
 // holds (0x-hex or decimal, as tt-metal prints that field) and a newline;
 // each _helper prints every field of a structure as "name: value" lines.
-// The layouts are Wormhole's (tt-llk cpack_common.h), on both chips:
-// Blackhole's pack_config_t differs and is not provided. The dumps that read
+// The layouts are Wormhole's (tt-llk cpack_common.h), on both chips, except
+// pack_config_t, which is Blackhole's own in a Blackhole kernel (Wormhole's
+// fourth word's printers are then absent, Blackhole's fields' present). The dumps that read
 // the configuration registers (dprint_tensix_pack_config(), _relu_config(), _dest_rd_ctrl(),
 // _edge_offset(), _counters(), _strides()) are not provided: the emulator
 // keeps no register file to read them from.
