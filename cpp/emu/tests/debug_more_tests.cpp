@@ -255,6 +255,8 @@ void MAIN {
   dprint_tensix_dest_reg_row_int8(14, 66);
   dprint_tensix_dest_reg_row_uint8(30, 66);
   dprint_tensix_dest_reg_row_int32(66);
+  tile_regs_commit();
+  tile_regs_wait();
   tile_regs_release();
   cb_pop_front(0, 1);
   cb_pop_front(1, 1);

@@ -545,7 +545,10 @@ inline void debug_checkpoint_dump_cbs_impl(const char* name) {
   if constexpr (cbs_here) {
     DPRINT << "=== CKPT " << name << " RISC" << idx << " CBs ===" << ENDL();
     constexpr uint32_t max_cb = num_cbs == 0 ? NUM_CIRCULAR_BUFFERS : num_cbs;
-    for (uint32_t cb = 0; cb < max_cb; cb++) {
+    for (uint32_t cb = 0; cb < max_cb && cb < unpack_src_format.size(); cb++) {
+      // A CB the program does not configure has no interface here (on a
+      // card its size reads 0): the kernel's format table marks it 0xff.
+      if (unpack_src_format[cb] == 0xff) continue;
       const LocalCBInterface& c = get_local_cb_interface(cb);
       if (c.fifo_size == 0) continue;
       DPRINT << "CB" << cb << " sz=" << c.fifo_size << " rd=" << c.fifo_rd_ptr << " wr=" << c.fifo_wr_ptr
