@@ -83,11 +83,13 @@ void kernel_main() {
   tt::data_movement::common::print_u32_pages(get_write_ptr(0), 2, 2);
   // Packed block-float mantissas.
   uint8_t bytes[2] = {0xb4, 0x1e};
-  DPRINT << "datum " << (uint32_t)get_datum(DataFormat::Bfp4_b, bytes, 0) << " "
-         << (uint32_t)get_datum(DataFormat::Bfp4_b, bytes, 1) << " " << (uint32_t)get_datum(DataFormat::Bfp4_b, bytes, 2)
-         << " " << (uint32_t)get_datum(DataFormat::Bfp2, bytes, 0) << " " << (uint32_t)get_datum(DataFormat::Bfp2, bytes, 1)
-         << " " << (uint32_t)get_datum(DataFormat::Bfp2, bytes, 2) << " " << (uint32_t)get_datum(DataFormat::Bfp2, bytes, 3)
-         << " " << (uint32_t)get_datum(DataFormat::Bfp8_b, bytes, 1) << ENDL();
+  {
+    auto d = DPRINT;
+    d << "datum";
+    for (uint32_t i = 0; i < 3; i++) d << " " << (uint32_t)get_datum(DataFormat::Bfp4_b, bytes, i);
+    for (uint32_t i = 0; i < 4; i++) d << " " << (uint32_t)get_datum(DataFormat::Bfp2, bytes, i);
+    d << " " << (uint32_t)get_datum(DataFormat::Bfp8_b, bytes, 1) << ENDL();
+  }
   tile_info_t info = get_tile_info(1, TSLICE_INPUT_CB, TSLICE_RD_PTR);
   DPRINT << "info " << info.tile_dim_r << " " << info.tile_dim_c << " " << info.tile_size << " " << info.face_dim_r
          << " " << info.face_dim_c << " " << info.num_faces << " " << (uint32_t)info.data_format << " "
@@ -193,7 +195,8 @@ void kernel_main() {
   uint64_t prog = layer.compile(one_group_program(p, 1, 1));
   setenv("ZYX_EMU_DPRINT", "1", 1);
   std::string msg;
-  auto all = dprint_lines(capture_stderr([&] { msg = expect_error("deadlock", [&] { layer.run(prog, {}, false); }); }));
+  auto all = dprint_lines(
+      capture_stderr([&] { msg = expect_error("deadlock", [&] { layer.run(prog, {}, false); }); }));
   unsetenv("ZYX_EMU_DPRINT");
   layer.release(prog);
   auto r = lines_of(all, "riscv_0");
@@ -337,8 +340,9 @@ void test_checkpoint_barrier(DeviceLayer& layer) {
   p.name = "debug_more_checkpoint";
   p.cbs = {CB(0, "UInt32", 64, 1)};
   p.reader.source = kCheckpointReader;
-  p.writer.source = std::string("#include \"dataflow_api.h\"\n#include \"api/debug/checkpoint.h\"\nvoid kernel_main() {") +
-                    kCheckpointOther + "}\n";
+  p.writer.source =
+      std::string("#include \"dataflow_api.h\"\n#include \"api/debug/checkpoint.h\"\nvoid kernel_main() {") +
+      kCheckpointOther + "}\n";
   p.compute.source = std::string("#include \"api/debug/checkpoint.h\"\nnamespace NAMESPACE {\nvoid MAIN {") +
                      kCheckpointOther + "}\n}\n";
   auto all = run_dprint(layer, p);
@@ -403,9 +407,11 @@ void test_pack_config_blackhole(DeviceLayer& layer) {
       {"add_tile_header_size", "add_tile_header_size", 2, 22, 1, 'd'},
       {"pack_dis_y_pos_start_offset", "pack_dis_y_pos_start_offset", 2, 23, 1, 'x'},
       {"l1_src_addr", "l1_src_addr", 2, 24, 8, 'x'}};
-  std::string src = "#include <cstring>\n#include \"api/debug/dprint_tensix_pack.h\"\nnamespace NAMESPACE {\nvoid MAIN {\n";
+  std::string src =
+      "#include <cstring>\n#include \"api/debug/dprint_tensix_pack.h\"\nnamespace NAMESPACE {\nvoid MAIN {\n";
   src += "  const uint32_t words[3] = {" + std::to_string(w[0]) + "u, " + std::to_string(w[1]) + "u, " +
-         std::to_string(w[2]) + "u};\n  ckernel::packer::pack_config_t s;\n  std::memcpy(&s, words, sizeof s);\n" +
+         std::to_string(w[2]) + "u};\n  ckernel::packer::pack_config_t s;\n" +
+         "  std::memcpy(&s, words, sizeof s);\n" +
          "  static_assert(std::is_same_v<ckernel::packer::pack_config_t, ckernel::packer::pack_config_blackhole_t>);\n";
   for (auto& x : f)
     src += "  DPRINT << \"" + x.printer + ": \";\n  dprint_tensix_pack_config_" + x.printer + "(s);\n";
@@ -445,8 +451,9 @@ void kernel_main() {
   for (uint32_t i = 0; i < 32; i++) w[i] = 1000 + i;
   dfb.push_back(2);
   dfb.wait_front(2);
-  DPRINT << "dfb " << dfb.get_tile_address(0) - dfb.get_read_ptr() << " " << dfb.get_tile_address(1) - dfb.get_read_ptr()
-         << " " << dfb.read_tile_value(0, 3) << " " << dfb.read_tile_value(1, 5) << ENDL();
+  DPRINT << "dfb " << dfb.get_tile_address(0) - dfb.get_read_ptr() << " "
+         << dfb.get_tile_address(1) - dfb.get_read_ptr() << " " << dfb.read_tile_value(0, 3) << " "
+         << dfb.read_tile_value(1, 5) << ENDL();
   dfb.pop_front(2);
 }
 )";

@@ -121,14 +121,11 @@ struct DebugPrintData {
 using DebugPrinter = zyx_emu_detail::Printer;
 
 namespace zyx_emu_detail {
-// A 16-bit float of exp_bits exponent and man_bits mantissa bits (fp16 or
-// the bf16 half of a word), widened to float.
-inline float half_bits_to_float(uint32_t bits, int exp_bits, int man_bits) {
-  if (exp_bits == 8) return bf16_bits_to_float(static_cast<uint16_t>(bits));
+// An fp16 value's bits (the low 16 of `bits`), widened to float.
+inline float fp16_bits_to_float(uint32_t bits) {
   _Float16 h;
   uint16_t b = static_cast<uint16_t>(bits);
   std::memcpy(&h, &b, 2);
-  (void)man_bits;
   return static_cast<float>(h);
 }
 // One word of a register dump, as tt-metal's print server decodes a
@@ -137,7 +134,7 @@ inline float half_bits_to_float(uint32_t bits, int exp_bits, int man_bits) {
 inline void print_register_datum(Printer& p, uint32_t w, uint32_t data_format) {
   switch (data_format) {
     case 1: case 2: case 3: case 11: case 10:  // Float16 and the exponent-A formats
-      p << half_bits_to_float(w & 0xffff, 5, 10) << ' ' << half_bits_to_float(w >> 16, 5, 10) << ' ';
+      p << fp16_bits_to_float(w & 0xffff) << ' ' << fp16_bits_to_float(w >> 16) << ' ';
       break;
     case 5: case 6: case 7: case 15:  // Float16_b and the exponent-B formats
       p << bf16_bits_to_float(static_cast<uint16_t>(w)) << ' ' << bf16_bits_to_float(static_cast<uint16_t>(w >> 16))
@@ -306,7 +303,8 @@ constexpr uint32_t helper(const char (&s)[N]) {
 // so deadlock reports name it.
 template <uint32_t x>
 inline void write_debug_waypoint(volatile uint32_t* debug_waypoint) {
-  for (uint32_t i = 0; i < zyx_emu_detail::hw_thread_count(); i++) debug_waypoint[zyx_emu_detail::hw_thread_first() + i] = x;
+  constexpr uint32_t first = zyx_emu_detail::hw_thread_first(), n = zyx_emu_detail::hw_thread_count();
+  for (uint32_t i = 0; i < n; i++) debug_waypoint[first + i] = x;
   static constexpr char name[5] = {static_cast<char>(x & 0xff), static_cast<char>((x >> 8) & 0xff),
                                    static_cast<char>((x >> 16) & 0xff), static_cast<char>(x >> 24), 0};
   ZYX_API.waypoint(name);
