@@ -464,6 +464,65 @@ void kernel_main() {
 }
 ZYX_TEST(dfb, test_dataflow_buffer_tiles);
 
+// The unpacker register dumps: the registers as tt-llk's configure_unpack_AB
+// programs them for the CBs compute_kernel_hw_startup and the reconfig calls
+// name (zero before any), in tt-metal's REG_ID layout.
+std::vector<std::string> tile_descriptor_lines(const std::string& format, const std::string& uncompressed,
+                                               int x, int y, int z) {
+  return {"in_data_format: " + format, "uncompressed: " + uncompressed, "reserved_0: 0x0",
+          "blobs_per_xy_plane: 0", "reserved_1: 0x0", "x_dim: " + std::to_string(x), "y_dim: " + std::to_string(y),
+          "z_dim: " + std::to_string(z), "w_dim: 0", "blobs_y_start: 0", "digest_type: 0x0", "digest_size: 0"};
+}
+std::vector<std::string> unpack_config_lines(const std::string& format, bool configured) {
+  const std::string throttle = configured ? "0x2" : "0x0", uncompress = configured ? "0xf" : "0x0";
+  return {"out_data_format: " + format, "throttle_mode: " + throttle, "context_count: 0x0", "haloize_mode: 0x0",
+          "tileize_mode: 0x0", "unpack_src_reg_set_update: 0x0", "unpack_if_sel: 0x0", "upsample_rate: 0",
+          "reserved_1: 0x0", "upsample_and_interlave: 0x0", "shift_amount: 0",
+          "uncompress_cntx0_3: " + uncompress, "unpack_if_sel_cntx0_3: 0x0", "force_shared_exp: 0x0",
+          "reserved_2: 0x0", "uncompress_cntx4_7: " + uncompress, "unpack_if_sel_cntx4_7: 0x0", "reserved_3: 0x0",
+          "limit_addr: 0x0", "reserved_4: 0x0", "fifo_size: 0", "reserved_5: 0x0"};
+}
+
+void test_unpack_register_dumps(DeviceLayer& layer) {
+  GroupProgram p;
+  p.name = "debug_more_unpack_regs";
+  p.cbs = {CB(0, "Float16_b", 2048, 1), CB(1, "Float32", 4096, 1), CB(2, "Bfp8_b", 1088, 1)};
+  p.compute.source = R"(
+#include "api/debug/dprint_tensix_unpack.h"
+#include "api/compute/compute_kernel_hw_startup.h"
+namespace NAMESPACE {
+void MAIN {
+  dprint_tensix_unpack_tile_descriptor(1);
+  compute_kernel_hw_startup(0, 1, 2);
+  dprint_tensix_unpack_tile_descriptor();
+  dprint_tensix_unpack_config(2);
+  reconfig_data_format_srca(2);
+  dprint_tensix_unpack_config(1);
+  dprint_tensix_unpack_config(3);
+}
+}
+)";
+  auto c = lines_of(run_dprint(layer, p), "compute");
+  std::vector<std::string> want = {"REG_ID: 1"};
+  auto add = [&](const std::vector<std::string>& v) { want.insert(want.end(), v.begin(), v.end()); };
+  add(tile_descriptor_lines("Float32", "0x0", 0, 0, 0));  // at reset: all zero (format 0 reads Float32)
+  // Unpacker A (CB 0, bf16): x 0, y 1, four faces; B (CB 1, float32): x a
+  // 16-row face's 256 datums.
+  want.push_back("REG_ID: 1");
+  add(tile_descriptor_lines("Float16_b", "0x1", 0, 1, 4));
+  want.push_back("");
+  want.push_back("REG_ID: 2");
+  add(tile_descriptor_lines("Float32", "0x1", 256, 1, 4));
+  want.push_back("REG_ID: 2");
+  add(unpack_config_lines("Float32", true));
+  want.push_back("REG_ID: 1");  // after reconfig_data_format_srca(2): CB 2's format
+  add(unpack_config_lines("Bfp8_b", true));
+  want.push_back("INVALID REGISTER ID! PLEASE CHOOSE A NUMBER BETWEEN 0 AND 2.");
+  CHECK_EQ(c.size(), want.size());
+  for (size_t i = 0; i < want.size() && i < c.size(); i++) CHECK_EQ(c[i], want[i]);
+}
+ZYX_TEST(unpack_regs, test_unpack_register_dumps);
+
 }  // namespace
 
 int main(int argc, char** argv) { return group_main(argc, argv, "debug_more_"); }

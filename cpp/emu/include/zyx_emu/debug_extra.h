@@ -583,3 +583,97 @@ inline void debug_checkpoint_dump_cbs_impl(const char* name) {
     WAYPOINT("CKD");                                                            \
   } while (0)
 #endif
+
+// ---- dprint_tensix_unpack.h: the unpackers' registers, as modelled ----
+// The emulator keeps no configuration registers. The compute calls that
+// program the unpackers (compute_kernel_hw_startup, *_op_init_common,
+// init_sfpu, the reconfig calls) note their CBs in the core's mailbox; the
+// dumps print the registers as tt-llk's Wormhole configure_unpack_AB
+// programs them for those CBs (docs/emulator.md says which field comes
+// from what). Before any such call the registers read as at reset: zero.
+namespace zyx_emu_detail {
+struct ConfiguredOperands {
+  uint8_t srca, srcb, pack, reserved;  // CB index + 1; 0: not configured yet
+};
+inline volatile ConfiguredOperands* configured_operands() {
+  return debug_mailbox<ConfiguredOperands>(ZYX_EMU_L1_OPERANDS_OFFSET, sizeof(ConfiguredOperands), "operands");
+}
+// A negative CB leaves that operand as it is.
+inline void note_operands(int32_t srca, int32_t srcb, int32_t pack) {
+  auto* o = configured_operands();
+  if (srca >= 0) o->srca = static_cast<uint8_t>(srca + 1);
+  if (srcb >= 0) o->srcb = static_cast<uint8_t>(srcb + 1);
+  if (pack >= 0) o->pack = static_cast<uint8_t>(pack + 1);
+}
+// The CB unpacker u (0: source A, 1: source B) was configured for, or -1.
+inline int32_t unpacker_cb(uint32_t u) {
+  const auto* o = configured_operands();
+  return static_cast<int32_t>(u == 0 ? o->srca : o->srcb) - 1;
+}
+// tt-metal prints the unpacker dumps from the unpack thread only.
+constexpr bool on_unpack_thread() {
+#if defined(ZYX_EMU_TRISC)
+  return ZYX_EMU_PROCESSOR == 2 && ZYX_EMU_TRISC == 1;
+#else
+  return ZYX_EMU_PROCESSOR == 2;
+#endif
+}
+constexpr uint32_t kNumUnpackers = 2;
+// tt-llk's tile descriptor for unpacker u: the CB's L1 format, uncompressed,
+// y 1, z the tile's faces; unpacker B's x is a face's datums (A's is set per
+// context elsewhere and reads 0 here).
+inline ckernel::unpacker::unpack_tile_descriptor_t modelled_tile_descriptor(uint32_t u) {
+  ckernel::unpacker::unpack_tile_descriptor_t d{};
+  int32_t cb = unpacker_cb(u);
+  if (cb < 0) return d;
+  uint32_t rows = 32, cols = 32, faces = 4;
+  ZYX_API.tile_shape(static_cast<uint32_t>(cb), &rows, &cols, &faces);
+  d.in_data_format = static_cast<uint32_t>(unpack_src_format[cb]) & 0xf;
+  d.uncompressed = 1;
+  d.x_dim = u == 0 ? 0 : (rows < 16 ? rows : 16) * 16;
+  d.y_dim = 1;
+  d.z_dim = faces;
+  return d;
+}
+// tt-llk's unpacker configuration: the CB's register format (the kernel's
+// unpack_dst_format table), throttle mode 2, every context uncompressed.
+inline ckernel::unpacker::unpack_config_t modelled_unpack_config(uint32_t u) {
+  ckernel::unpacker::unpack_config_t c{};
+  int32_t cb = unpacker_cb(u);
+  if (cb < 0) return c;
+  c.out_data_format = static_cast<uint32_t>(unpack_dst_format[cb]) & 0xf;
+  c.throttle_mode = 2;
+  c.uncompress_cntx0_3 = 0xf;
+  c.uncompress_cntx4_7 = 0xf;
+  return c;
+}
+// tt-metal's register-id walk: one register (1..count) under "REG_ID: n",
+// all of them (0) with a blank line between, or the invalid-id line.
+template <typename F>
+inline void dump_registers(uint32_t reg_id, uint32_t count, F print_register) {
+  if (reg_id >= 1 && reg_id <= count) {
+    DPRINT << "REG_ID: " << reg_id << ENDL();
+    print_register(reg_id - 1);
+  } else if (reg_id == 0) {
+    for (uint32_t i = 1; i <= count; i++) {
+      DPRINT << "REG_ID: " << i << ENDL();
+      print_register(i - 1);
+      if (i != count) DPRINT << ENDL();
+    }
+  } else {
+    DPRINT << "INVALID REGISTER ID! PLEASE CHOOSE A NUMBER BETWEEN 0 AND " << count << "." << ENDL();
+  }
+}
+}  // namespace zyx_emu_detail
+inline void dprint_tensix_unpack_tile_descriptor(uint32_t reg_id = 0) {
+  if constexpr (zyx_emu_detail::on_unpack_thread())
+    zyx_emu_detail::dump_registers(reg_id, zyx_emu_detail::kNumUnpackers, [](uint32_t u) {
+      dprint_tensix_unpack_tile_descriptor_helper(zyx_emu_detail::modelled_tile_descriptor(u));
+    });
+}
+inline void dprint_tensix_unpack_config(uint32_t reg_id = 0) {
+  if constexpr (zyx_emu_detail::on_unpack_thread())
+    zyx_emu_detail::dump_registers(reg_id, zyx_emu_detail::kNumUnpackers, [](uint32_t u) {
+      dprint_tensix_unpack_config_helper(zyx_emu_detail::modelled_unpack_config(u));
+    });
+}
