@@ -523,6 +523,45 @@ void MAIN {
 }
 ZYX_TEST(unpack_regs, test_unpack_register_dumps);
 
+// The ALU configuration dump before setup (all zero) and after
+// compute_kernel_hw_startup with a UInt8 source A, an Int32 source B and a
+// bf16 output, in bf16 DST.
+std::vector<std::string> alu_lines(const std::string& a_unsigned, const std::string& srca, const std::string& srcb,
+                                   const std::string& dstacc, const std::string& int8) {
+  return {"ALU_ROUNDING_MODE_Fpu_srnd_en: 0x0", "ALU_ROUNDING_MODE_Gasket_srnd_en: 0x0",
+          "ALU_ROUNDING_MODE_Packer_srnd_en: 0x0", "ALU_ROUNDING_MODE_Padding: 0x0", "ALU_ROUNDING_MODE_GS_LF: 0x0",
+          "ALU_ROUNDING_MODE_Bfp8_HF: 0x0", "ALU_FORMAT_SPEC_REG0_SrcAUnsigned: " + a_unsigned,
+          "ALU_FORMAT_SPEC_REG0_SrcBUnsigned: 0x0", "ALU_FORMAT_SPEC_REG0_SrcA: " + srca,
+          "ALU_FORMAT_SPEC_REG1_SrcB: " + srcb, "ALU_FORMAT_SPEC_REG2_Dstacc: " + dstacc,
+          "ALU_ACC_CTRL_Fp32_enabled: 0x0", "ALU_ACC_CTRL_SFPU_Fp32_enabled: 0x0",
+          "ALU_ACC_CTRL_INT8_math_enabled: " + int8};
+}
+
+void test_alu_register_dump(DeviceLayer& layer) {
+  GroupProgram p;
+  p.name = "debug_more_alu_regs";
+  p.cbs = {CB(0, "UInt8", 1024, 1), CB(1, "Int32", 4096, 1), CB(2, "Float16_b", 2048, 1)};
+  p.compute.source = R"(
+#include "api/debug/dprint_tensix_unpack.h"
+namespace NAMESPACE {
+void MAIN {
+  dprint_tensix_alu_config();
+  compute_kernel_hw_startup(0, 1, 2);
+  dprint_tensix_alu_config();
+}
+}
+)";
+  auto c = lines_of(run_dprint(layer, p), "compute");
+  std::vector<std::string> want = alu_lines("0x0", "Float32", "Float32", "Float32", "0x0");
+  // UInt8 (30) in a 4-bit field reads 14, Int8's name; an Int32 source
+  // turns int8 math on; the output CB's bf16 is the DST format.
+  auto after = alu_lines("0x1", "Int8", "Int32", "Float16_b", "0x1");
+  want.insert(want.end(), after.begin(), after.end());
+  CHECK_EQ(c.size(), want.size());
+  for (size_t i = 0; i < want.size() && i < c.size(); i++) CHECK_EQ(c[i], want[i]);
+}
+ZYX_TEST(unpack_regs, test_alu_register_dump);
+
 }  // namespace
 
 int main(int argc, char** argv) { return group_main(argc, argv, "debug_more_"); }

@@ -677,3 +677,63 @@ inline void dprint_tensix_unpack_config(uint32_t reg_id = 0) {
       dprint_tensix_unpack_config_helper(zyx_emu_detail::modelled_unpack_config(u));
     });
 }
+
+// ---- the ALU configuration, as modelled ----
+namespace zyx_emu_detail {
+constexpr bool on_math_thread() {
+#if defined(ZYX_EMU_TRISC)
+  return ZYX_EMU_PROCESSOR == 2 && ZYX_EMU_TRISC == 2;
+#else
+  return ZYX_EMU_PROCESSOR == 2;
+#endif
+}
+// What tt-llk's setup programs into the ALU configuration for the noted
+// CBs: no stochastic rounding (tt-metal's default), each source's register
+// format (the kernel's unpack_dst_format) and whether its L1 format is
+// UInt8, int8 math when a source is Int8 or Int32, the fp32 flags from
+// DST_ACCUM_MODE, and the DST accumulation format the packer's setup writes
+// (the pack CB's format; Float32 with 32-bit DST).
+inline ckernel::unpacker::alu_config_t modelled_alu_config() {
+  ckernel::unpacker::alu_config_t a{};
+  const int32_t srca = unpacker_cb(0), srcb = unpacker_cb(1);
+  const int32_t pack = static_cast<int32_t>(configured_operands()->pack) - 1;
+  const uint32_t fa = srca < 0 ? 0 : static_cast<uint32_t>(unpack_dst_format[srca]);
+  const uint32_t fb = srcb < 0 ? 0 : static_cast<uint32_t>(unpack_dst_format[srcb]);
+  a.ALU_FORMAT_SPEC_REG0_SrcAUnsigned = srca >= 0 && unpack_src_format[srca] == 30;
+  a.ALU_FORMAT_SPEC_REG0_SrcBUnsigned = srcb >= 0 && unpack_src_format[srcb] == 30;
+  a.ALU_FORMAT_SPEC_REG0_SrcA = fa & 0xf;
+  a.ALU_FORMAT_SPEC_REG1_SrcB = fb & 0xf;
+  const bool fp32 = ZYX_EMU_FP32_DEST_ACC != 0;
+  if (pack >= 0 && pack < static_cast<int32_t>(pack_dst_format.size()) && pack_dst_format[pack] != 0xff)
+    a.ALU_FORMAT_SPEC_REG2_Dstacc = fp32 ? 0u : pack_dst_format[pack] & 0xfu;
+  a.ALU_ACC_CTRL_Fp32_enabled = fp32;
+  a.ALU_ACC_CTRL_SFPU_Fp32_enabled = fp32;
+  const bool int8 = (srca >= 0 && ((fa & 0xf) == 14 || fa == 8)) || (srcb >= 0 && ((fb & 0xf) == 14 || fb == 8));
+  a.ALU_ACC_CTRL_INT8_math_enabled = int8;
+  return a;
+}
+}  // namespace zyx_emu_detail
+// Every field of the ALU configuration under its register name, from the
+// math thread, as tt-metal's dump prints them.
+inline void dprint_tensix_alu_config() {
+  if constexpr (zyx_emu_detail::on_math_thread()) {
+    const ckernel::unpacker::alu_config_t c = zyx_emu_detail::modelled_alu_config();
+    using zyx_emu_detail::print_named_field;
+    print_named_field("ALU_ROUNDING_MODE_Fpu_srnd_en", c, dprint_tensix_alu_config_alu_rounding_mode_fpu_srnd_en);
+    print_named_field("ALU_ROUNDING_MODE_Gasket_srnd_en", c, dprint_tensix_alu_config_alu_rounding_mode_gasket_srnd_en);
+    print_named_field("ALU_ROUNDING_MODE_Packer_srnd_en", c, dprint_tensix_alu_config_alu_rounding_mode_packer_srnd_en);
+    print_named_field("ALU_ROUNDING_MODE_Padding", c, dprint_tensix_alu_config_alu_rounding_mode_padding);
+    print_named_field("ALU_ROUNDING_MODE_GS_LF", c, dprint_tensix_alu_config_alu_rounding_mode_gs_lf);
+    print_named_field("ALU_ROUNDING_MODE_Bfp8_HF", c, dprint_tensix_alu_config_alu_rounding_mode_bfp8_hf);
+    print_named_field("ALU_FORMAT_SPEC_REG0_SrcAUnsigned", c,
+                      dprint_tensix_alu_config_alu_format_spec_reg0_srcaunsigned);
+    print_named_field("ALU_FORMAT_SPEC_REG0_SrcBUnsigned", c,
+                      dprint_tensix_alu_config_alu_format_spec_reg0_srcbunsigned);
+    print_named_field("ALU_FORMAT_SPEC_REG0_SrcA", c, dprint_tensix_alu_config_alu_format_spec_reg0_srca);
+    print_named_field("ALU_FORMAT_SPEC_REG1_SrcB", c, dprint_tensix_alu_config_alu_format_spec_reg1_srcb);
+    print_named_field("ALU_FORMAT_SPEC_REG2_Dstacc", c, dprint_tensix_alu_config_alu_format_spec_reg2_dstacc);
+    print_named_field("ALU_ACC_CTRL_Fp32_enabled", c, dprint_tensix_alu_config_alu_acc_ctrl_fp32_enabled);
+    print_named_field("ALU_ACC_CTRL_SFPU_Fp32_enabled", c, dprint_tensix_alu_config_alu_acc_ctrl_sfpu_fp32_enabled);
+    print_named_field("ALU_ACC_CTRL_INT8_math_enabled", c, dprint_tensix_alu_config_alu_acc_ctrl_int8_math_enabled);
+  }
+}
