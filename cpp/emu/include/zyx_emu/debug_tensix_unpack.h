@@ -3,8 +3,8 @@
 // the two helpers. As debug_tensix_pack.h: Wormhole's layout (tt-llk
 // cunpack_common.h) and the structure a kernel passes is printed. The dumps
 // dprint_tensix_unpack_tile_descriptor() and dprint_tensix_unpack_config()
-// are in zyx_emu/debug_extra.h (a modelled view); dprint_tensix_alu_config()
-// is not provided.
+// and dprint_tensix_alu_config() are in zyx_emu/debug_extra.h (a modelled
+// view).
 #pragma once
 
 #include <cstdint>
