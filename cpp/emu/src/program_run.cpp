@@ -17,6 +17,9 @@ namespace zyx::emu {
 void prepare_core_l1(uint8_t* l1, const Board& b) {
   std::memset(l1 + ZYX_EMU_L1_ZEROS_OFFSET, 0, ZYX_EMU_L1_ZEROS_SIZE);
   std::memset(l1 + ZYX_EMU_L1_SIGNALS_OFFSET, 0, 32 * 4);
+  std::memset(l1 + ZYX_EMU_L1_DEBUG_OFFSET, 0, ZYX_EMU_L1_DEBUG_SIZE);
+  const int16_t ring_start = -1;  // the ring buffer's index before its first push
+  std::memcpy(l1 + ZYX_EMU_L1_RING_BUFFER_OFFSET, &ring_start, sizeof ring_start);
   for (uint32_t s = 0; s < kSemaphoresPerCore; s++) std::memset(l1 + semaphore_offset(b, s), 0, 4);
 }
 

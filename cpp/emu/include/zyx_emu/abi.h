@@ -49,6 +49,21 @@ enum zyx_emu_unary_op {
 // (MEM_ZEROS_BASE), and the slots the runtime copies each section's runtime
 // args (slot 2 * processor) and common args (slot 2 * processor + 1) into.
 #define ZYX_EMU_L1_SIGNALS_OFFSET 0x3000u  // 32 words: DPRINT's RAISE/WAIT signals
+// The watcher mailbox the debug API writes (zyx_emu/debug_extra.h), cleared
+// at each run: the ring buffer (int16 index, starting at -1; uint16 wrapped;
+// 32 words), the checkpoint barrier's state, the pause flags (a byte per
+// processor), the NOC transfer-size histogram (32 words), the waypoints
+// (a word per processor) and the CBs the compute kernel last configured its
+// unpackers and packer for (a byte each, the index + 1; 0: none).
+#define ZYX_EMU_L1_DEBUG_OFFSET 0x3080u
+#define ZYX_EMU_L1_DEBUG_SIZE 0x180u
+#define ZYX_EMU_L1_RING_BUFFER_OFFSET 0x3080u
+#define ZYX_EMU_RING_BUFFER_ELEMENTS 32u
+#define ZYX_EMU_L1_CHECKPOINT_OFFSET 0x3110u
+#define ZYX_EMU_L1_PAUSE_OFFSET 0x3130u
+#define ZYX_EMU_L1_NOC_LOG_OFFSET 0x3140u
+#define ZYX_EMU_L1_WAYPOINT_OFFSET 0x31c0u
+#define ZYX_EMU_L1_OPERANDS_OFFSET 0x31e0u
 #define ZYX_EMU_L1_ZEROS_OFFSET 0x4000u
 #define ZYX_EMU_L1_ZEROS_SIZE 512u
 #define ZYX_EMU_L1_ARGS_OFFSET 0x8000u

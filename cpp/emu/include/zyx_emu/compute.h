@@ -163,47 +163,54 @@ ALWI uint32_t get_tile_c_dim(uint32_t cb) {
 }
 
 // ---- hardware setup: one sequential thread has no unpack/math/pack state to
-// configure; the format of every CB is read at each unpack and pack ----
+// configure; the format of every CB is read at each unpack and pack. The
+// CBs each call configures are noted for the register dumps (debug_extra.h).
 template <SrcOrder = SrcOrder::Default>
-ALWI void compute_kernel_hw_startup(uint32_t, uint32_t) {}
+ALWI void compute_kernel_hw_startup(uint32_t icb0, uint32_t ocb) { zyx_emu_detail::note_operands(icb0, icb0, ocb); }
 template <SrcOrder = SrcOrder::Default>
-ALWI void compute_kernel_hw_startup(uint32_t, uint32_t, uint32_t) {}
-ALWI void binary_op_init_common(uint32_t, uint32_t, uint32_t = 16) {}
-ALWI void unary_op_init_common(uint32_t, uint32_t = 16) {}
-ALWI void init_sfpu(uint32_t, uint32_t = 16) {}
+ALWI void compute_kernel_hw_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
+  zyx_emu_detail::note_operands(icb0, icb1, ocb);
+}
+ALWI void binary_op_init_common(uint32_t icb0, uint32_t icb1, uint32_t ocb = 16) {
+  zyx_emu_detail::note_operands(icb0, icb1, ocb);
+}
+ALWI void unary_op_init_common(uint32_t icb, uint32_t ocb = 16) { zyx_emu_detail::note_operands(icb, icb, ocb); }
+ALWI void init_sfpu(uint32_t icb, uint32_t ocb = 16) { zyx_emu_detail::note_operands(icb, icb, ocb); }
 // DST's width from here on (the compute config's fp32_dest_acc sets it at the
 // start): 32-bit values and half the tiles, or 16-bit ones. The compile-time
 // DST_ACCUM_MODE stays what the config said, as on the card.
 ALWI void enable_fp32_dest_acc() { ZYX_API.compute_config(ZYX_CK_FP32_DEST_ACC, 1); }
 ALWI void disable_fp32_dest_acc() { ZYX_API.compute_config(ZYX_CK_FP32_DEST_ACC, 0); }
 template <bool to_from_int8 = false>
-ALWI void reconfig_data_format(uint32_t, uint32_t) {}
+ALWI void reconfig_data_format(uint32_t a, uint32_t b) { zyx_emu_detail::note_operands(a, b, -1); }
 template <bool to_from_int8 = false>
-ALWI void reconfig_data_format(uint32_t, uint32_t, uint32_t, uint32_t) {}
+ALWI void reconfig_data_format(uint32_t, uint32_t a, uint32_t, uint32_t b) { zyx_emu_detail::note_operands(a, b, -1); }
 template <bool to_from_int8 = false>
-ALWI void reconfig_data_format_srca(uint32_t) {}
+ALWI void reconfig_data_format_srca(uint32_t a) { zyx_emu_detail::note_operands(a, -1, -1); }
 template <bool to_from_int8 = false>
-ALWI void reconfig_data_format_srca(uint32_t, uint32_t) {}
+ALWI void reconfig_data_format_srca(uint32_t, uint32_t a) { zyx_emu_detail::note_operands(a, -1, -1); }
 template <bool to_from_int8 = false>
-ALWI void reconfig_data_format_srcb(uint32_t) {}
+ALWI void reconfig_data_format_srcb(uint32_t b) { zyx_emu_detail::note_operands(-1, b, -1); }
 template <bool to_from_int8 = false>
-ALWI void reconfig_data_format_srcb(uint32_t, uint32_t) {}
+ALWI void reconfig_data_format_srcb(uint32_t, uint32_t b) { zyx_emu_detail::note_operands(-1, b, -1); }
 template <auto... P>
-ALWI void unpack_reconfig_data_format(uint32_t, uint32_t) {}
+ALWI void unpack_reconfig_data_format(uint32_t a, uint32_t b) { zyx_emu_detail::note_operands(a, b, -1); }
 template <auto... P>
-ALWI void unpack_reconfig_data_format(uint32_t, uint32_t, uint32_t, uint32_t) {}
+ALWI void unpack_reconfig_data_format(uint32_t, uint32_t a, uint32_t, uint32_t b) {
+  zyx_emu_detail::note_operands(a, b, -1);
+}
 template <auto... P>
-ALWI void unpack_reconfig_data_format_srca(uint32_t) {}
+ALWI void unpack_reconfig_data_format_srca(uint32_t a) { zyx_emu_detail::note_operands(a, -1, -1); }
 template <auto... P>
-ALWI void unpack_reconfig_data_format_srca(uint32_t, uint32_t) {}
+ALWI void unpack_reconfig_data_format_srca(uint32_t, uint32_t a) { zyx_emu_detail::note_operands(a, -1, -1); }
 template <auto... P>
-ALWI void unpack_reconfig_data_format_srcb(uint32_t) {}
+ALWI void unpack_reconfig_data_format_srcb(uint32_t b) { zyx_emu_detail::note_operands(-1, b, -1); }
 template <auto... P>
-ALWI void unpack_reconfig_data_format_srcb(uint32_t, uint32_t) {}
+ALWI void unpack_reconfig_data_format_srcb(uint32_t, uint32_t b) { zyx_emu_detail::note_operands(-1, b, -1); }
 template <auto... P>
-ALWI void pack_reconfig_data_format(uint32_t) {}
+ALWI void pack_reconfig_data_format(uint32_t o) { zyx_emu_detail::note_operands(-1, -1, o); }
 template <auto... P>
-ALWI void pack_reconfig_data_format(uint32_t, uint32_t) {}
+ALWI void pack_reconfig_data_format(uint32_t, uint32_t o) { zyx_emu_detail::note_operands(-1, -1, o); }
 ALWI void pack_init(uint32_t) {}
 
 // ---- pack ----

@@ -1844,6 +1844,14 @@ class DataflowBuffer {
   void write_barrier(const Noc&) const {}
   uint32_t get_write_ptr() const { return ckernel::get_write_ptr(id_); }
   uint32_t get_read_ptr() const { return ckernel::get_read_ptr(id_); }
+  // Entry t from the read pointer, and one of its 32-bit words (tt-metal
+  // has them in compute kernels; here data-movement kernels have them too).
+  uint32_t get_tile_address(uint32_t tile_index) const { return get_read_ptr() + tile_index * get_entry_size(); }
+  uint32_t read_tile_value(uint32_t tile_index, uint32_t element_offset) const {
+    uint32_t v;
+    std::memcpy(&v, ZYX_API.l1_range(get_tile_address(tile_index) + 4 * element_offset, 4, "read_tile_value"), 4);
+    return v;
+  }
   // Moves the buffer's write or read pointer to another of its entries.
   void evil_set_write_ptr(uint32_t addr) { get_local_cb_interface(id_).fifo_wr_ptr = addr; }
   void evil_set_read_ptr(uint32_t addr) { get_local_cb_interface(id_).fifo_rd_ptr = addr; }

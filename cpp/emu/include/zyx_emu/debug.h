@@ -68,9 +68,14 @@ struct SliceRange {
 enum dprint_tslice_cb_t { TSLICE_INPUT_CB = 0, TSLICE_OUTPUT_CB = 1 };
 enum dprint_tslice_ptr_t { TSLICE_RD_PTR = 0, TSLICE_WR_PTR = 1 };
 
+struct tile_info_t;
 // Prints elements of tile `tile_idx` of a circular buffer, at its read
 // pointer (TSLICE_RD_PTR) or write pointer (TSLICE_WR_PTR), row by row.
 struct TileSlice {
+  // Where element (h, w) lies in the tile's data and which shared exponent
+  // it uses (zyx_emu/debug_extra.h).
+  static uint32_t get_data_index(tile_info_t& tile_info, uint32_t h, uint32_t w, bool untilize);
+  static uint32_t get_exponent_index(tile_info_t& tile_info, uint32_t h, uint32_t w, bool untilize);
   uint8_t cb;
   int tile_idx;
   SliceRange range;
@@ -751,10 +756,11 @@ inline void assert_and_hang(uint32_t line_num, debug_assert_type_t assert_type =
   ZYX_API.assert_fail(what, file, line_num);
 }
 
-// ---- debug checkpoints (api/debug/checkpoint.h): accepted, no effect ----
-// tt-metal builds them only with its checkpoint feature on, which stops a
-// core's RISCs at each checkpoint until all arrive; without it (its default)
-// they are empty, and so they are here.
+// ---- debug checkpoints (api/debug/checkpoint.h) ----
+// tt-metal builds them only with its checkpoint feature on
+// (DEBUG_CHECKPOINT_ENABLED), which stops a core's RISCs at each checkpoint
+// until all arrive; without it (its default) they are empty. With it,
+// zyx_emu/debug_extra.h defines the first two; the global form stays empty.
 #define DEBUG_CHECKPOINT(name)
 #define DEBUG_CHECKPOINT_EX(name, num_cbs, words_per_cb, dump_dest)
 #define DEBUG_CHECKPOINT_GLOBAL(name, sem_id, barrier_coord_x, barrier_coord_y, num_cores)
@@ -808,12 +814,14 @@ inline void debug_dump_l1(uint32_t addr, uint32_t num_words) {
 #define DeviceTimestampedData(name, data)
 #define DeviceRecordEvent(event_id)
 
-// ---- watcher features. The emulator runs without tt-metal's watcher, so
-// these are what a card does with the watcher off: PAUSE() does not stop the
-// kernel and the ring buffer is not written (the argument is not evaluated,
-// as tt-metal's empty macro leaves it). DEVICE_PRINT needs no buffer lock.
-#define PAUSE()
-#define WATCHER_RING_BUFFER_PUSH(x)
+// ---- watcher features: the emulator's watcher is on, so these are what a
+// card does with its watcher on (watcher_pause, push_to_ring_buffer in
+// zyx_emu/debug_extra.h). DEVICE_PRINT needs no buffer lock.
+#define PAUSE()      \
+  do {               \
+    watcher_pause(); \
+  } while (0)
+#define WATCHER_RING_BUFFER_PUSH(x) push_to_ring_buffer(x)
 #define DEVICE_PRINT_INITIALIZE_LOCK()
 
 // ---- dprint_pages.h ----
@@ -1018,3 +1026,4 @@ constexpr bool is_supported_format(const DataFormat& format) {
 
 #include "zyx_emu/debug_tensix_pack.h"
 #include "zyx_emu/debug_tensix_unpack.h"
+#include "zyx_emu/debug_extra.h"

@@ -2,8 +2,9 @@
 // printers. Each field printer prints one field of a structure a kernel
 // holds (0x-hex or decimal, as tt-metal prints that field) and a newline;
 // each _helper prints every field of a structure as "name: value" lines.
-// The layouts are Wormhole's (tt-llk cpack_common.h), on both chips:
-// Blackhole's pack_config_t differs and is not provided. The dumps that read
+// The layouts are Wormhole's (tt-llk cpack_common.h), on both chips, except
+// pack_config_t, which is Blackhole's own in a Blackhole kernel (Wormhole's
+// fourth word's printers are then absent, Blackhole's fields' present). The dumps that read
 // the configuration registers (dprint_tensix_pack_config(), _relu_config(), _dest_rd_ctrl(),
 // _edge_offset(), _counters(), _strides()) are not provided: the emulator
 // keeps no register file to read them from.
@@ -12,6 +13,34 @@
 #include <cstdint>
 
 namespace ckernel::packer {
+// Blackhole's pack_config_t (tt-llk blackhole cpack_common.h): three words,
+// with fields Wormhole lacks and without Wormhole's fourth word. A Blackhole
+// kernel's pack_config_t; a Wormhole kernel may print one too.
+struct pack_config_blackhole_t {
+  uint32_t row_ptr_section_size : 16;
+  uint32_t exp_section_size : 16;
+  uint32_t l1_dest_addr : 32;
+  uint32_t uncompress : 1;
+  uint32_t add_l1_dest_addr_offset : 1;
+  uint32_t disable_pack_zero_flag : 1;
+  uint32_t reserved_0 : 1;
+  uint32_t out_data_format : 4;
+  uint32_t in_data_format : 4;
+  uint32_t dis_shared_exp_assembler : 1;
+  uint32_t auto_set_last_pacr_intf_sel : 1;
+  uint32_t enable_out_fifo : 1;
+  uint32_t sub_l1_tile_header_size : 1;
+  uint32_t src_if_sel : 1;
+  uint32_t pack_start_intf_pos : 4;
+  uint32_t all_pack_disable_zero_compress_ovrd : 1;
+  uint32_t add_tile_header_size : 1;
+  uint32_t pack_dis_y_pos_start_offset : 1;
+  uint32_t l1_src_addr : 8;
+};
+static_assert(sizeof(pack_config_blackhole_t) == 12);
+#if defined(ARCH_BLACKHOLE)
+using pack_config_t = pack_config_blackhole_t;
+#else
 // Field widths of the Wormhole packer registers, low bits first.
 struct pack_config_t {
   uint32_t row_ptr_section_size : 16;
@@ -35,6 +64,7 @@ struct pack_config_t {
   uint32_t exp_threshold : 8;
 };
 static_assert(sizeof(pack_config_t) == 16);
+#endif
 
 struct relu_config_t {
   uint32_t ALU_ACC_CTRL_Zero_Flag_disabled_src : 1;
@@ -119,18 +149,23 @@ inline void dprint_tensix_pack_config_in_data_format(const pack_config_t& c) {
   dprint_data_format(static_cast<uint8_t>(c.in_data_format));
   DPRINT << ENDL();
 }
+#if !defined(ARCH_BLACKHOLE)
 inline void dprint_tensix_pack_config_reserved_1(const pack_config_t& c) {
   zyx_emu_detail::print_hex_field(c.reserved_1);
 }
+#endif
 inline void dprint_tensix_pack_config_src_if_sel(const pack_config_t& c) {
   zyx_emu_detail::print_hex_field(c.src_if_sel);
 }
+#if !defined(ARCH_BLACKHOLE)
 inline void dprint_tensix_pack_config_pack_per_xy_plane(const pack_config_t& c) {
   zyx_emu_detail::print_dec_field(c.pack_per_xy_plane);
 }
+#endif
 inline void dprint_tensix_pack_config_l1_src_addr(const pack_config_t& c) {
   zyx_emu_detail::print_hex_field(c.l1_src_addr);
 }
+#if !defined(ARCH_BLACKHOLE)
 inline void dprint_tensix_pack_config_downsample_mask(const pack_config_t& c) {
   zyx_emu_detail::print_hex_field(c.downsample_mask);
 }
@@ -175,6 +210,60 @@ inline void dprint_tensix_pack_config_helper(const pack_config_t& c) {
   print_named_field("reserved_2", c, dprint_tensix_pack_config_reserved_2);
   print_named_field("exp_threshold", c, dprint_tensix_pack_config_exp_threshold);
 }
+#endif  // !ARCH_BLACKHOLE
+
+// ---- Blackhole's own pack_config_t fields ----
+namespace zyx_emu_detail {
+inline void print_format_field(uint32_t v) {
+  dprint_data_format(static_cast<uint8_t>(v));
+  DPRINT << ENDL();
+}
+}  // namespace zyx_emu_detail
+// The fields Wormhole's structure lacks: the printer's name (after
+// dprint_tensix_pack_config_), the member and tt-metal's base; a printer is
+// generated for each row.
+#define ZYX_EMU_PACK_CONFIG_BLACKHOLE_FIELDS(X)                                    \
+  X(disable_pack_zero_flag, disable_pack_zero_flag, hex)                           \
+  X(dis_shared_exp_assembler, dis_shared_exp_assembler, hex)                       \
+  X(auto_set_last_pacr_intf_sel, auto_set_last_pacr_intf_sel, hex)                 \
+  X(enable_out_fifo, enable_out_fifo, hex)                                         \
+  X(sub_l1_tile_header_size, sub_l1_tile_header_size, dec)                         \
+  X(pack_start_intf_pos, pack_start_intf_pos, hex)                                 \
+  X(all_pack_disable_zero_compress_ovrd, all_pack_disable_zero_compress_ovrd, hex) \
+  X(add_tile_header_size, add_tile_header_size, dec)                               \
+  X(pack_dis_y_pos_start_offset, pack_dis_y_pos_start_offset, hex)
+#define ZYX_EMU_PACK_CONFIG_PRINTER(printer, member, base)                                                  \
+  inline void dprint_tensix_pack_config_##printer(const ckernel::packer::pack_config_blackhole_t& c) { \
+    zyx_emu_detail::print_##base##_field(c.member);                                                     \
+  }
+ZYX_EMU_PACK_CONFIG_BLACKHOLE_FIELDS(ZYX_EMU_PACK_CONFIG_PRINTER)
+#undef ZYX_EMU_PACK_CONFIG_PRINTER
+#if defined(ARCH_BLACKHOLE)
+// Every field in register order, as tt-metal's Blackhole helper prints them.
+inline void dprint_tensix_pack_config_helper(const pack_config_t& c) {
+  using zyx_emu_detail::print_named_field;
+  print_named_field("row_ptr_section_size", c, dprint_tensix_pack_config_row_ptr_section_size);
+  print_named_field("exp_section_size", c, dprint_tensix_pack_config_exp_section_size);
+  print_named_field("l1_dest_addr", c, dprint_tensix_pack_config_l1_dest_addr);
+  print_named_field("uncompress", c, dprint_tensix_pack_config_uncompressed);
+  print_named_field("add_l1_dest_addr_offset", c, dprint_tensix_pack_config_add_l1_dest_addr_offset);
+  print_named_field("disable_pack_zero_flag", c, dprint_tensix_pack_config_disable_pack_zero_flag);
+  print_named_field("reserved_0", c, dprint_tensix_pack_config_reserved_0);
+  print_named_field("out_data_format", c, dprint_tensix_pack_config_out_data_format);
+  print_named_field("in_data_format", c, dprint_tensix_pack_config_in_data_format);
+  print_named_field("dis_shared_exp_assembler", c, dprint_tensix_pack_config_dis_shared_exp_assembler);
+  print_named_field("auto_set_last_pacr_intf_sel", c, dprint_tensix_pack_config_auto_set_last_pacr_intf_sel);
+  print_named_field("enable_out_fifo", c, dprint_tensix_pack_config_enable_out_fifo);
+  print_named_field("sub_l1_tile_header_size", c, dprint_tensix_pack_config_sub_l1_tile_header_size);
+  print_named_field("src_if_sel", c, dprint_tensix_pack_config_src_if_sel);
+  print_named_field("pack_start_intf_pos", c, dprint_tensix_pack_config_pack_start_intf_pos);
+  print_named_field("all_pack_disable_zero_compress_ovrd", c,
+                    dprint_tensix_pack_config_all_pack_disable_zero_compress_ovrd);
+  print_named_field("add_tile_header_size", c, dprint_tensix_pack_config_add_tile_header_size);
+  print_named_field("pack_dis_y_pos_start_offset", c, dprint_tensix_pack_config_pack_dis_y_pos_start_offset);
+  print_named_field("l1_src_addr", c, dprint_tensix_pack_config_l1_src_addr);
+}
+#endif
 
 // ---- relu_config_t ----
 using ckernel::packer::relu_config_t;

@@ -1,9 +1,10 @@
 // dprint_tensix_unpack.h: the unpacker's tile descriptor and configuration
 // and the ALU configuration, as structures, with their field printers and
 // the two helpers. As debug_tensix_pack.h: Wormhole's layout (tt-llk
-// cunpack_common.h), the structure a kernel passes is printed, and the dumps
-// that read the registers (dprint_tensix_unpack_tile_descriptor(),
-// dprint_tensix_unpack_config(), dprint_tensix_alu_config()) are not provided.
+// cunpack_common.h) and the structure a kernel passes is printed. The dumps
+// dprint_tensix_unpack_tile_descriptor() and dprint_tensix_unpack_config()
+// and dprint_tensix_alu_config() are in zyx_emu/debug_extra.h (a modelled
+// view).
 #pragma once
 
 #include <cstdint>
