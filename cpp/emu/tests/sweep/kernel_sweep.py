@@ -269,7 +269,9 @@ def check_one(tool, root, rel, src, tables, nargs, timeout):
     for flag in ("-iquote", os.path.dirname(os.path.join(root, rel)), "-idirafter", root,
                  "-idirafter", os.path.join(root, "ttnn/cpp"), "-idirafter", os.path.join(root, "ttnn")):
         cmd += ["--flag", flag]
-    cmd.append(os.path.join(root, rel))
+    # The checkout is the kernel's tree: a compute kernel whose includes
+    # there refer to the TRISC builds is checked as its three builds.
+    cmd += ["--tree", root, os.path.join(root, rel)]
     try:
         # The C locale: GCC quotes names with plain quotes, as classify reads them.
         env = dict(os.environ, LC_ALL="C", LANG="C")
