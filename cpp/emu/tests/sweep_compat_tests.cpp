@@ -105,6 +105,49 @@ void test_compute_headers(const std::string& cache) {
 }
 ZYX_TEST(headers, test_compute_headers);
 
+// DEVICE_PRINT's block-float elements (bf4_t, bf8_t: a shared exponent and
+// one element, decoded as tt-metal's host decodes them), compile-time
+// strings (CTSTR) and the card's DPRINT buffer size.
+const char* kPrintTypes = R"(
+#include "api/dataflow/dataflow_api.h"
+#include "api/debug/device_print.h"
+#include "api/debug/dprint.h"
+static_assert(DPRINT_BUFFER_SIZE == 204);
+void kernel_main() {
+  DEVICE_PRINT("bf4 {} {} {} {}\n", bf4_t(128, 1), bf4_t(127, 0xB), bf4_t(130, 0), bf4_t(uint16_t(0x0780)));
+  DEVICE_PRINT("bf8 {} {} {}\n", bf8_t(130, 3), bf8_t(127, 0x80), bf8_t(uint16_t(0x7f85)));
+  DEVICE_PRINT("ct {}|{:>6}\n", CTSTR("Hello world!"), CTSTR("ab"));
+}
+)";
+
+bool has_line(const std::vector<std::string>& lines, const std::string& line) {
+  for (const std::string& l : lines)
+    if (l == line) return true;
+  for (const std::string& l : lines) std::fprintf(stderr, "  printed: %s\n", l.c_str());
+  return false;
+}
+
+void test_print_types(DeviceLayer& layer) {
+  GroupProgram p;
+  p.name = "print_types";
+  p.reader.source = kPrintTypes;
+  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+  setenv("ZYX_EMU_DPRINT", "1", 1);
+  auto lines = dprint_lines(capture_stderr([&] { layer.run(prog, {}, false); }));
+  unsetenv("ZYX_EMU_DPRINT");
+  layer.release(prog);
+  std::string at = "dprint: core (0,0) riscv_0: ";
+  // bf4: mantissa 001 -> 1.00 * 2^(128 - 127 - 2) = 0.5; 1011 (sign, 011)
+  // -> -1.5 * 2^(127 - 127 - 1) = -0.75; a zero mantissa is 0; 0x07 with
+  // exponent 0x80 -> 1.75 * 2^1 = 3.5.
+  CHECK(has_line(lines, at + "bf4 0.5 -0.75 0 3.5"));
+  // bf8: 0000011 -> 1.5 * 2^(130 - 127 - 5) = 0.375; 10000000 (sign)
+  // -> -0; 0x7f with exponent 0x85 -> (2 - 2^-6) * 2^6 = 127.
+  CHECK(has_line(lines, at + "bf8 0.375 -0 127"));
+  CHECK(has_line(lines, at + "ct Hello world!|    ab"));
+}
+ZYX_TEST_ON(headers, test_print_types, "n150");
+
 // ---- the syntax check's TRISC builds ---------------------------------------
 
 // A compute kernel that calls a header's function whose MATH(...) calls a
