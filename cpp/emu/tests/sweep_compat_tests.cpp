@@ -149,6 +149,58 @@ void test_print_types(DeviceLayer& layer) {
 }
 ZYX_TEST_ON(headers, test_print_types, "n150");
 
+// moreh_common.hpp's read_line (the first row of each page: row 0 of faces
+// 0 and 1) and generate_mask_tiles (row, column and both masks).
+const char* kMorehLine = R"(
+#include "api/dataflow/dataflow_api.h"
+#include "ttnn/kernel/dataflow/moreh_common.hpp"
+void kernel_main() {
+  uint32_t in = get_arg_val<uint32_t>(0), out = get_arg_val<uint32_t>(1);
+  InterleavedAddrGen<true> s{.bank_base_address = in, .page_size = 2048};
+  read_line(0, 2, s, 2);
+  generate_mask_tiles(1, 5, 20);
+  cb_wait_front(0, 2);
+  cb_wait_front(1, 3);
+  noc_async_write(get_read_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 128);
+  noc_async_write(get_read_ptr(1), get_noc_addr_from_bank_id<true>(0, out + 128), 3 * 2048);
+  noc_async_write_barrier();
+}
+)";
+
+void test_moreh_read_line(DeviceLayer& layer) {
+  std::vector<uint16_t> in(2 * 1024);
+  for (size_t i = 0; i < in.size(); i++) in[i] = static_cast<uint16_t>(i);  // raw words, face order
+  uint64_t in_id = upload(layer, in, 2048);
+  const uint32_t out_bytes = 128 + 3 * 2048;
+  uint64_t out_id = layer.alloc(out_bytes, dram_spec(out_bytes), nullptr);
+  GroupProgram p;
+  p.name = "moreh_read_line";
+  p.params = {P("in", "global", "bf16"), P("out", "global_mut", "bf16")};
+  p.reader.source = kMorehLine;
+  p.reader.runtime_args = {L("buffer_addr", 0), L("buffer_addr", 1)};
+  p.cbs = {CB(0, "Float16_b", 2048, 2), CB(1, "Float16_b", 2048, 3), CB(2, "Float16_b", 2048, 1)};
+  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+  layer.run(prog, {Buf(in_id), Buf(out_id)}, false);
+  layer.release(prog);
+  auto out = download<uint16_t>(layer, out_id, out_bytes / 2);
+  for (uint32_t t = 0; t < 2; t++)
+    for (uint32_t k = 0; k < 32; k++) {
+      uint32_t face = k / 16, col = k % 16;  // row 0 of face 0, then of face 1
+      CHECK_EQ(out[t * 32 + k], static_cast<uint16_t>(t * 1024 + face * 256 + col));
+    }
+  const uint16_t one = 0x3f80;
+  for (uint32_t h = 0; h < 32; h++)
+    for (uint32_t w = 0; w < 32; w++) {
+      uint32_t i = 64 + face_index(h, w);
+      CHECK_EQ(out[i], h < 5 ? one : 0);
+      CHECK_EQ(out[i + 1024], w < 20 ? one : 0);
+      CHECK_EQ(out[i + 2048], h < 5 && w < 20 ? one : 0);
+    }
+  layer.free(in_id);
+  layer.free(out_id);
+}
+ZYX_TEST_ON(headers, test_moreh_read_line, "n150");
+
 // ---- the syntax check's TRISC builds ---------------------------------------
 
 // A compute kernel that calls a header's function whose MATH(...) calls a
