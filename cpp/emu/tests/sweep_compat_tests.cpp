@@ -29,13 +29,15 @@ namespace {
 // noc_parameters.h by its bare name and by the per-architecture path,
 // ckernel::wait, DPRINT's CB macros (byte addresses, as
 // get_read_ptr/get_write_ptr give them) with cb_addr_shift, and the
-// const-divisor forms in a data-movement kernel without an include.
+// const-divisor forms in a data-movement kernel without an include, and
+// ckernel_defs.h's tile shape there.
 const char* kDataflowNames = R"(
 #include "noc_parameters.h"
 #include "internal/tt-1xx/blackhole/noc/noc_parameters.h"
 #include "api/dataflow/dataflow_api.h"
 #include "api/debug/dprint_tile.h"
 #include "ckernel.h"
+#include "ckernel_defs.h"
 void kernel_main() {
   uint32_t out = get_arg_val<uint32_t>(0);
   volatile uint32_t* w = get_write_ptr<uint32_t>(0);
@@ -49,14 +51,15 @@ void kernel_main() {
   w[6] = CB_RD_SZ(0);
   w[7] = umodsi3_const_divisor<NUM_L1_BANKS>(130);
   w[8] = udivsi3_const_divisor<7>(50) * 100 + mulsi3(6, 7);
-  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 36);
+  w[9] = ckernel::TILE_HEIGHT * 10000 + ckernel::TILE_WIDTH * 100 + ckernel::FACE_HEIGHT;
+  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 40);
   noc_async_write_barrier();
 }
 )";
 
 void test_dataflow_names(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
-  auto v = run_reader_words(*layer, kDataflowNames, 9, {CB(0, "UInt32", 64, 2)});
+  auto v = run_reader_words(*layer, kDataflowNames, 10, {CB(0, "UInt32", 64, 2)});
   CHECK_EQ(v[0], 0xFu);  // the card's 16 transaction ids
   CHECK_EQ(v[1], 1u);
   CHECK_EQ(v[2], 1u);
@@ -66,6 +69,7 @@ void test_dataflow_names(const std::string& cache) {
   CHECK_EQ(v[6], 128u);  // the CB's bytes
   CHECK_EQ(v[7], 130u % 64u);  // n150: 8 x 8 L1 banks
   CHECK_EQ(v[8], 742u);        // 50 / 7 = 7 (the card's multiply-shift), 6 * 7 = 42
+  CHECK_EQ(v[9], 323216u);     // ckernel_defs.h's tile and face shape in a data-movement kernel
 }
 ZYX_TEST(headers, test_dataflow_names);
 
