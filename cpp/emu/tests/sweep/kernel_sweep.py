@@ -46,6 +46,10 @@ API_HEADER_ROOTS = ["tt_metal/hw", "tt_metal/api", "tt_metal/hostdevcommon", "tt
 ENTRY = re.compile(r"\bvoid\s+(kernel_main|MAIN)\b|\bKERNEL_MAIN\b")
 COMPUTE = re.compile(r"\bvoid\s+MAIN\b|namespace\s+NAMESPACE\b|#\s*include\s*[\"<](api/compute/|compute_kernel_api)")
 NAMED_ARG = re.compile(r"get_named_compile_time_arg_val\s*\(\s*\"(\w+)\"")
+# A named arg asked for by a non-literal (a name from an array of names):
+# every identifier-like string literal of the source may be one.
+NAMED_ARG_INDIRECT = re.compile(r"get_named_compile_time_arg_val\s*\(\s*[^\s\"]")
+STRING_NAME = re.compile(r"\"([A-Za-z_]\w*)\"")
 # Kernels that need several chips: ethernet, fabric, sockets, collectives.
 MULTI_CHIP_PATH = re.compile(
     r"(^|/)(ccl|fabric|tt_fabric|erisc|eth|ethernet|sockets?|multihost|all_gather\w*|reduce_scatter\w*|"
@@ -262,7 +266,10 @@ def check_one(tool, root, rel, src, tables, nargs, timeout):
            "--cb-format", "5"]
     for a in arg_words:
         cmd += ["--arg", a]
-    for name in sorted(set(NAMED_ARG.findall(src))):
+    names = set(NAMED_ARG.findall(src))
+    if NAMED_ARG_INDIRECT.search(src):
+        names |= set(STRING_NAME.findall(src))
+    for name in sorted(names):
         cmd += ["--named", name + "=1"]
     for d in defines_for(rel, table):
         cmd += ["--define", d]
