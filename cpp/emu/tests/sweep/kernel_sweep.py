@@ -8,7 +8,7 @@ Each kernel goes through zyx-emu-kernel-check (cpp/emu/tools), which runs the
 emulator's kernel builder itself: its generated wrapper, flags and include
 tree, with -fsyntax-only. The sweep adds only what a host program would give:
 placeholder compile-time args (64 of value 1), every named arg the source
-asks for (value 1), every CB as bf16 32 x 32 tiles (2048-byte pages),
+asks for (value 1; see named_args), every CB as bf16 32 x 32 tiles (2048-byte pages),
 the defines that defines.tsv names for the kernel's path, and the kernel's
 own tree as include roots (its directory for quoted includes, then the
 checkout's root and ttnn/cpp after the emulator's headers, so a ttnn helper
@@ -256,6 +256,16 @@ def api_name_index(root):
     return names
 
 
+def named_args(src):
+    """The named compile-time args a kernel asks for: the literal names, and
+    where it names one through a variable, every identifier-like string
+    literal of its source."""
+    names = set(NAMED_ARG.findall(src))
+    if NAMED_ARG_INDIRECT.search(src):
+        names |= set(STRING_NAME.findall(src))
+    return sorted(names)
+
+
 def check_one(tool, root, rel, src, tables, nargs, timeout):
     table, args_table = tables
     arg_words = defines_for(rel, args_table)
@@ -266,10 +276,7 @@ def check_one(tool, root, rel, src, tables, nargs, timeout):
            "--cb-format", "5"]
     for a in arg_words:
         cmd += ["--arg", a]
-    names = set(NAMED_ARG.findall(src))
-    if NAMED_ARG_INDIRECT.search(src):
-        names |= set(STRING_NAME.findall(src))
-    for name in sorted(names):
+    for name in named_args(src):
         cmd += ["--named", name + "=1"]
     for d in defines_for(rel, table):
         cmd += ["--define", d]
