@@ -11,6 +11,7 @@
 #include <string>
 
 #include "emu.hpp"
+#include "trisc_builds.hpp"
 
 namespace zyx::emu {
 
@@ -69,6 +70,13 @@ bool refers_to_triscs(const std::string& source, const std::string& path,
                       const std::vector<std::pair<const std::string*, const std::string*>>& include_files) {
   std::map<std::string, const std::string*> files;
   for (auto& [p, text] : include_files) files[*p] = text;
+  return refers_to_triscs(source, path, [&](const std::string& p) -> const std::string* {
+    auto it = files.find(p);
+    return it == files.end() ? nullptr : it->second;
+  });
+}
+
+bool refers_to_triscs(const std::string& source, const std::string& path, const TreeLookup& lookup) {
   std::vector<std::pair<std::string, const std::string*>> todo{{path, &source}};
   std::set<std::string> seen{path};
   while (!todo.empty()) {
@@ -78,9 +86,9 @@ bool refers_to_triscs(const std::string& source, const std::string& path,
     std::string dir = at.find('/') == std::string::npos ? "" : at.substr(0, at.rfind('/') + 1);
     for (const std::string& inc : quoted_includes(*text))
       for (const std::string& cand : {normalize(dir + inc), normalize(inc), normalize("ttnn/cpp/" + inc)}) {
-        auto it = files.find(cand);
-        if (cand.empty() || it == files.end()) continue;
-        if (seen.insert(cand).second) todo.emplace_back(cand, it->second);
+        const std::string* found = cand.empty() ? nullptr : lookup(cand);
+        if (!found) continue;
+        if (seen.insert(cand).second) todo.emplace_back(cand, found);
         break;
       }
   }

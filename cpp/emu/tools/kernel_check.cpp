@@ -15,6 +15,11 @@
 //     --flag F                         an extra compiler flag (repeatable),
 //                                      e.g. -iquote DIR or -idirafter DIR
 //     --board NAME                     board preset (default n150)
+//     --tree ROOT                      the tree FILE lies in (default: FILE's
+//                                      directory): a compute kernel that, or
+//                                      whose quoted includes in ROOT, refer
+//                                      to the TRISC builds is checked as its
+//                                      three builds, as the runtime builds it
 //
 // Exit status: 0 builds, 1 does not (the compiler's diagnostics on stdout),
 // 2 bad usage or an environment problem (message on stderr).
@@ -30,6 +35,7 @@
 #include <vector>
 
 #include "emu.hpp"
+#include "trisc_builds.hpp"
 
 namespace {
 
@@ -56,7 +62,7 @@ struct Options {
   zyx::emu::BuildSpec spec;
   std::map<std::string, std::string> defines;
   std::vector<std::string> extra;
-  std::string board = "n150", file;
+  std::string board = "n150", file, tree;
   uint32_t nargs = 0, arg_value = 1, cb_page = 0, cb_format = 0xff;
   std::map<uint32_t, uint32_t> arg_overrides;
 };
@@ -111,6 +117,8 @@ std::string parse_options(int argc, char** argv, Options& o) {
       o.extra.push_back(value("a compiler flag"));
     } else if (a == "--board") {
       o.board = value("a board name");
+    } else if (a == "--tree") {
+      o.tree = value("a directory");
     } else if (!a.empty() && a[0] == '-') {
       return "unknown option " + a;
     } else if (o.file.empty()) {
@@ -123,7 +131,34 @@ std::string parse_options(int argc, char** argv, Options& o) {
   if (o.nargs > 4096) return "--args: at most 4096";
   for (auto [index, v] : o.arg_overrides)
     if (index >= o.nargs) return "--arg " + std::to_string(index) + ": beyond the " + std::to_string(o.nargs) + " args";
+  if (o.tree.empty()) o.tree = o.file.find('/') == std::string::npos ? "." : o.file.substr(0, o.file.rfind('/'));
+  while (o.tree.size() > 1 && o.tree.back() == '/') o.tree.pop_back();
+  if (o.file.compare(0, o.tree.size() + 1, o.tree + "/") != 0 && o.tree != ".")
+    return "--tree " + o.tree + ": FILE is not under it";
   return "";
+}
+
+// Whether the runtime would build this compute kernel three times (its
+// TRISC builds): ZYX_EMU_TRISC, else whether the kernel or a file of its
+// tree that it includes refers to the TRISC builds (trisc_builds.cpp), with
+// the tree read from disk as a program would ship it.
+bool builds_three_times(const Options& o, const std::string& source) {
+  using namespace zyx::emu;
+  TriscMode mode = trisc_mode_from_env();
+  if (mode != TriscMode::Auto) return mode == TriscMode::Three;
+  std::string rel = o.tree == "." ? o.file : o.file.substr(o.tree.size() + 1);
+  std::map<std::string, std::string> read;
+  auto lookup = [&](const std::string& path) -> const std::string* {
+    auto it = read.find(path);
+    if (it == read.end()) {
+      std::ifstream f(o.tree + "/" + path, std::ios::binary);
+      std::stringstream text;
+      if (f) text << f.rdbuf();
+      it = read.emplace(path, f ? text.str() : std::string()).first;
+    }
+    return it->second.empty() ? nullptr : &it->second;
+  };
+  return refers_to_triscs(source, rel, lookup);
 }
 
 }  // namespace
@@ -159,7 +194,22 @@ int main(int argc, char** argv) {
     // writes only its own build directory there and removes it.
     KernelBuilder builder("", board_preset(o.board));
     bool ok = false;
-    std::string diag = builder.check_syntax(spec, o.extra, &ok);
+    std::string diag;
+    if (spec.processor == 2 && builds_three_times(o, source)) {
+      // Each TRISC build as the runtime compiles it; the first that fails
+      // is the kernel's failure.
+      static const char* roles[] = {"TRISC_UNPACK", "TRISC_MATH", "TRISC_PACK"};
+      for (int r = 1; r <= 3; r++) {
+        spec.trisc = r;
+        diag = builder.check_syntax(spec, o.extra, &ok);
+        if (!ok) {
+          diag = std::string("zyx-emu-kernel-check: the ") + roles[r - 1] + " build fails\n" + diag;
+          break;
+        }
+      }
+    } else {
+      diag = builder.check_syntax(spec, o.extra, &ok);
+    }
     std::fwrite(diag.data(), 1, diag.size(), stdout);
     return ok ? 0 : 1;
   } catch (const std::exception& e) {

@@ -337,6 +337,17 @@ FORCE_INLINE volatile T* get_write_ptr(uint32_t cb) {
 // fifo_wr_ptr to another page of the buffer, which the next call takes in.
 using LocalCBInterface = zyx_emu_cb_interface;
 FORCE_INLINE LocalCBInterface& get_local_cb_interface(uint32_t cb_id) { return *ZYX_API.cb_interface(cb_id); }
+// On a card a compute kernel's interface holds addresses in 16-byte units
+// and cb_addr_shift (4 there, 0 in data-movement kernels) turns them into
+// bytes; the emulator's holds bytes in every kernel, so the shift is 0 and
+// `ptr << cb_addr_shift` is the byte address on both.
+constexpr uint32_t cb_addr_shift = 0;
+// DPRINT's CB macros (tt-metal's dprint_tile.h): byte addresses and sizes.
+#define CB_RD_PTR(id) (get_local_cb_interface(id).fifo_rd_ptr << cb_addr_shift)
+#define CB_RD_SZ(id) (get_local_cb_interface(id).fifo_size << cb_addr_shift)
+#define CB_WR_PTR(id) (get_local_cb_interface(id).fifo_wr_ptr << cb_addr_shift)
+#define CB_PAGE_COUNT(id) (get_local_cb_interface(id).fifo_num_pages)
+#define CB_PAGE_SIZE(id) (get_local_cb_interface(id).fifo_page_size << cb_addr_shift)
 
 using namespace ckernel;
 
@@ -426,6 +437,11 @@ constexpr inline __attribute__((always_inline)) bool is_power_of_2(uint32_t n) {
 // clock (it runs kernels as fibers, not in time), so the wait is empty: code
 // after it runs as it would after any delay.
 inline void riscv_wait(uint32_t cycles) { (void)cycles; }
+// tt-llk's ckernel::wait: the same wait, as kernels that include ckernel.h
+// name it (a busy loop on the wall clock on a card).
+namespace ckernel {
+inline void wait(uint32_t cycles) { riscv_wait(cycles); }
+}  // namespace ckernel
 
 // A core's L1 data cache (Blackhole): the emulator's L1 is host memory that
 // every section sees at once, so there is nothing to invalidate.

@@ -11,6 +11,7 @@
 #include <cstddef>
 
 #include "zyx_emu/common.h"
+#include "zyx_emu/ckernel_defs.h"
 #include "zyx_emu/llk_defs.h"
 // tt-metal compute kernels see mulsi3 and the const-divisor forms without
 // including internal/mod_div_lib.h (its risc_common.h brings them).
@@ -67,18 +68,6 @@ enum class DstMode { Full = 0, Half = 1, Tile = 2, NUM_DST_MODES = 3 };
 }
 
 namespace ckernel {
-
-// The tile and face shape as the LLK's ckernel_defs.h gives compute kernels
-// (in ckernel, so unqualified in a compute kernel, as on the card).
-constexpr std::uint32_t FACE_HEIGHT = 16;
-constexpr std::uint32_t FACE_WIDTH = 16;
-constexpr std::uint32_t TILE_HEIGHT = 32;
-constexpr std::uint32_t TILE_WIDTH = 32;
-constexpr std::uint32_t FACE_R_DIM = FACE_HEIGHT;
-constexpr std::uint32_t FACE_C_DIM = FACE_WIDTH;
-constexpr std::uint32_t TILE_R_DIM = TILE_HEIGHT;
-constexpr std::uint32_t TILE_C_DIM = TILE_WIDTH;
-constexpr std::uint32_t TILE_NUM_FACES = (TILE_R_DIM * TILE_C_DIM) / (FACE_R_DIM * FACE_C_DIM);
 
 enum class DstRoundingMode { Default = 0, NearestEven = 1 };
 enum class DataLayout { TILE = 0, ROW_MAJOR = 1 };

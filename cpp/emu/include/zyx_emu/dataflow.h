@@ -19,6 +19,9 @@
 #include "hostdevcommon/common_values.hpp"
 #include "zyx_emu/common.h"
 #include "zyx_emu/bindings.h"
+// tt-metal's dataflow_api.h brings mulsi3 and the const-divisor forms
+// (through risc_common.h and internal/mod_div_lib.h), as compute.h does.
+#include "zyx_emu/mod_div.h"
 
 // The board's L1 banks (one per worker core, row-major: bank b is worker
 // core (b / cols, b % cols)) and L1 alignment; the kernel builder defines them.

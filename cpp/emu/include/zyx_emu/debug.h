@@ -121,8 +121,59 @@ struct bf16_t {
   uint16_t val;
   bf16_t(uint16_t v) : val(v) {}
 };
+// One element of a block-float tile with its block's shared exponent: the
+// low byte is the exponent, the high byte the element's sign and mantissa
+// (tt-metal's layout; DEVICE_PRINT prints the value as a float).
+struct bf4_t {
+  union {
+    struct {
+      uint8_t exponent;
+      uint8_t mantissa;
+    };
+    uint16_t val;
+  };
+  bf4_t(uint16_t v) : val(v) {}
+  bf4_t(uint8_t e, uint8_t m) : exponent(e), mantissa(m) {}
+};
+struct bf8_t {
+  union {
+    struct {
+      uint8_t exponent;
+      uint8_t mantissa;
+    };
+    uint16_t val;
+  };
+  bf8_t(uint16_t v) : val(v) {}
+  bf8_t(uint8_t e, uint8_t m) : exponent(e), mantissa(m) {}
+};
+// A compile-time string (CTSTR("...")): on a card the literal lives in an
+// ELF section the host reads back; here it prints as the string.
+struct ct_string {
+  const char* ptr;
+};
+#define CTSTR(literal) (ct_string{literal})
+// The card's DPRINT buffer per processor (tt-metal's dprint_common.h). The
+// emulator prints each message whole, whatever its length.
+constexpr static uint32_t DPRINT_BUFFER_SIZE = 204;
 
 namespace zyx_emu_detail {
+
+// A block-float element (sign above `bits` mantissa bits, which hold no
+// hidden 1) with its shared 8-bit exponent, as a float: the mantissa is
+// shifted up to its leading 1, which becomes the hidden bit, and the
+// exponent lowered by the shift, as tt-metal's host decodes it. A zero
+// mantissa is (signed) zero; an exponent below the shift, which tt-metal's
+// host rejects, also gives zero.
+inline float bfp_element_to_float(uint8_t data, uint8_t shared_exp, uint32_t bits) {
+  uint32_t mask = (1u << bits) - 1, sign = (data >> bits) & 1u, man = data & mask, exp = shared_exp;
+  uint32_t shift = 0;
+  while (man != 0 && (man & (1u << (bits - 1))) == 0) man <<= 1, shift++;
+  uint32_t word = sign << 31;
+  if (man != 0 && exp >= shift) word |= ((exp - shift) << 23) | (((man << 1) & mask) << (23 - bits));
+  float f;
+  std::memcpy(&f, &word, sizeof f);
+  return f;
+}
 
 // A format string whose fields are checked against the argument count at
 // compile time, as tt-metal's DEVICE_PRINT does.
@@ -491,6 +542,11 @@ class Printer {
       p.fmt_float(static_cast<double>(x), s);
     } else if constexpr (std::is_same_v<D, bf16_t>) {
       p.fmt_float(static_cast<double>(bf16_bits_to_float(x.val)), s);
+    } else if constexpr (std::is_same_v<D, bf4_t> || std::is_same_v<D, bf8_t>) {
+      constexpr uint32_t bits = std::is_same_v<D, bf4_t> ? 3 : 7;
+      p.fmt_float(static_cast<double>(bfp_element_to_float(x.mantissa, x.exponent, bits)), s);
+    } else if constexpr (std::is_same_v<D, ct_string>) {
+      p.emit("", x.ptr, std::strlen(x.ptr), s, false);
     } else if constexpr (std::is_same_v<D, Bf16Value>) {
       p.fmt_float(static_cast<double>(bf16_bits_to_float(x.bits)), s);
     } else if constexpr (std::is_pointer_v<D> && std::is_same_v<std::remove_cv_t<std::remove_pointer_t<D>>, char>) {

@@ -8,7 +8,7 @@ Each kernel goes through zyx-emu-kernel-check (cpp/emu/tools), which runs the
 emulator's kernel builder itself: its generated wrapper, flags and include
 tree, with -fsyntax-only. The sweep adds only what a host program would give:
 placeholder compile-time args (64 of value 1), every named arg the source
-asks for (value 1), every CB as bf16 32 x 32 tiles (2048-byte pages),
+asks for (value 1; see named_args), every CB as bf16 32 x 32 tiles (2048-byte pages),
 the defines that defines.tsv names for the kernel's path, and the kernel's
 own tree as include roots (its directory for quoted includes, then the
 checkout's root and ttnn/cpp after the emulator's headers, so a ttnn helper
@@ -46,6 +46,10 @@ API_HEADER_ROOTS = ["tt_metal/hw", "tt_metal/api", "tt_metal/hostdevcommon", "tt
 ENTRY = re.compile(r"\bvoid\s+(kernel_main|MAIN)\b|\bKERNEL_MAIN\b")
 COMPUTE = re.compile(r"\bvoid\s+MAIN\b|namespace\s+NAMESPACE\b|#\s*include\s*[\"<](api/compute/|compute_kernel_api)")
 NAMED_ARG = re.compile(r"get_named_compile_time_arg_val\s*\(\s*\"(\w+)\"")
+# A named arg asked for by a non-literal (a name from an array of names):
+# every identifier-like string literal of the source may be one.
+NAMED_ARG_INDIRECT = re.compile(r"get_named_compile_time_arg_val\s*\(\s*[^\s\"]")
+STRING_NAME = re.compile(r"\"([A-Za-z_]\w*)\"")
 # Kernels that need several chips: ethernet, fabric, sockets, collectives.
 MULTI_CHIP_PATH = re.compile(
     r"(^|/)(ccl|fabric|tt_fabric|erisc|eth|ethernet|sockets?|multihost|all_gather\w*|reduce_scatter\w*|"
@@ -252,6 +256,16 @@ def api_name_index(root):
     return names
 
 
+def named_args(src):
+    """The named compile-time args a kernel asks for: the literal names, and
+    where it names one through a variable, every identifier-like string
+    literal of its source."""
+    names = set(NAMED_ARG.findall(src))
+    if NAMED_ARG_INDIRECT.search(src):
+        names |= set(STRING_NAME.findall(src))
+    return sorted(names)
+
+
 def check_one(tool, root, rel, src, tables, nargs, timeout):
     table, args_table = tables
     arg_words = defines_for(rel, args_table)
@@ -262,14 +276,16 @@ def check_one(tool, root, rel, src, tables, nargs, timeout):
            "--cb-format", "5"]
     for a in arg_words:
         cmd += ["--arg", a]
-    for name in sorted(set(NAMED_ARG.findall(src))):
+    for name in named_args(src):
         cmd += ["--named", name + "=1"]
     for d in defines_for(rel, table):
         cmd += ["--define", d]
     for flag in ("-iquote", os.path.dirname(os.path.join(root, rel)), "-idirafter", root,
                  "-idirafter", os.path.join(root, "ttnn/cpp"), "-idirafter", os.path.join(root, "ttnn")):
         cmd += ["--flag", flag]
-    cmd.append(os.path.join(root, rel))
+    # The checkout is the kernel's tree: a compute kernel whose includes
+    # there refer to the TRISC builds is checked as its three builds.
+    cmd += ["--tree", root, os.path.join(root, rel)]
     try:
         # The C locale: GCC quotes names with plain quotes, as classify reads them.
         env = dict(os.environ, LC_ALL="C", LANG="C")

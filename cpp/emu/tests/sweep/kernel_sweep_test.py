@@ -100,6 +100,14 @@ class Helpers(unittest.TestCase):
             with self.subTest(rel):
                 self.assertEqual(ks.processor_flag(rel, src), want)
 
+    def test_named_args(self):
+        literal = 'constexpr uint32_t a = get_named_compile_time_arg_val("num_tiles"); DPRINT << "END";'
+        self.assertEqual(ks.named_args(literal), ["num_tiles"])
+        indirect = ('constexpr const char* names[] = {"cb_a", "cb_b", "not a name"};\n'
+                    'arr[i] = get_named_compile_time_arg_val(names[i]); x = get_named_compile_time_arg_val("k");')
+        self.assertEqual(ks.named_args(indirect), ["cb_a", "cb_b", "k"])
+        self.assertEqual(ks.named_args("void kernel_main() {}"), [])
+
     def test_group(self):
         cases = [
             ("ttnn/cpp/ttnn/operations/eltwise/binary/device/kernels/compute/a.cpp",

@@ -4,8 +4,8 @@
 // bf16 conversions, Scalar, ArgFetcher, the one-tile read/write helpers,
 // generate_bcast_scaler, fill_cb_with_value, get_tilized_idx, get_noc_offset,
 // get_gamma_beta_tile_idx, get_tilized_gamma_beta_idx_in_tile,
-// read_tile, read_value, the mask
-// tiles (generate_mask_h / _w / _h_w / _h_w_if_needed) and mask_tile_hw /
+// read_tile, read_value, read_line, the mask
+// tiles (generate_mask_h / _w / _h_w / _h_w_if_needed, generate_mask_tiles) and mask_tile_hw /
 // mask_tile_if_need. Tiles are 32x32 in four 16x16 faces.
 #pragma once
 
@@ -207,6 +207,42 @@ FORCE_INLINE void generate_mask_h_w(uint32_t cb_mask_h_w, uint32_t mask_h, uint3
                            [&](uint32_t, uint32_t w) { return w < mask_w; });
   cb_push_back(cb_mask_h_w, 2);
 }
+// Three bf16 tiles in one push: the row mask, the column mask and their
+// product (ones where both keep the element), each single_tile_size bytes
+// after the last.
+FORCE_INLINE void generate_mask_tiles(uint32_t cb_mask, uint32_t mask_h, uint32_t mask_w,
+                                      uint32_t single_tile_size = 2048) {
+  cb_reserve_back(cb_mask, 3);
+  uint32_t base = get_write_ptr(cb_mask);
+  zyx_emu_moreh::fill_mask(zyx_emu_moreh::tile<uint16_t>(base), [&](uint32_t h, uint32_t) { return h < mask_h; });
+  zyx_emu_moreh::fill_mask(zyx_emu_moreh::tile<uint16_t>(base + single_tile_size),
+                           [&](uint32_t, uint32_t w) { return w < mask_w; });
+  zyx_emu_moreh::fill_mask(zyx_emu_moreh::tile<uint16_t>(base + 2 * single_tile_size),
+                           [&](uint32_t h, uint32_t w) { return h < mask_h && w < mask_w; });
+  cb_push_back(cb_mask, 3);
+}
+
+// The first row of each of num_tiles pages (noc ids 0 ..): of each page the
+// 16 elements of row 0 of face 0, then of face 1, packed one after another
+// into cb_id (element size: cb_id's tile size / 1024). A card whose DRAM
+// reads are wider than a face row stages each read in cb_scratch_id; the
+// emulator reads any size, so it reads into cb_id directly and leaves the
+// scratch CB as it was (the data in cb_id is the same).
+template <typename AddrGen>
+void read_line(uint32_t cb_id, uint32_t cb_scratch_id, AddrGen addrgen, uint32_t num_tiles, bool do_reserve = true,
+               bool do_push_back = true) {
+  (void)cb_scratch_id;
+  if (do_reserve) cb_reserve_back(cb_id, num_tiles);
+  uint32_t element_bytes = get_tile_size(cb_id) / 1024, row_bytes = 16 * element_bytes;
+  uint32_t dst = get_write_ptr(cb_id);
+  for (uint32_t t = 0; t < num_tiles; t++)
+    for (uint32_t face = 0; face < 2; face++, dst += row_bytes) {
+      noc_async_read(get_noc_addr(t, addrgen, face * 256 * element_bytes), dst, row_bytes);
+      noc_async_read_barrier();
+    }
+  if (do_push_back) cb_push_back(cb_id, num_tiles);
+}
+
 // The masks when the original height or width is not a multiple of 32.
 FORCE_INLINE void generate_mask_h_w_if_needed(uint32_t cb_mask_h_w, uint32_t origin_h, uint32_t origin_w) {
   bool mh = origin_h % 32 != 0, mw = origin_w % 32 != 0;
