@@ -19,18 +19,8 @@ namespace ckernel {
 
 namespace zyx_emu_quant {
 
-inline sfpi::vInt twos_to_sign_magnitude(const sfpi::vInt& v) {
-  sfpi::vInt r = v;
-  v_if(v < 0) { r = ((sfpi::vInt(0) - v) & 0x7fffffff) | sfpi::vInt(int32_t(0x80000000u)); }
-  v_endif;
-  return r;
-}
-inline sfpi::vInt sign_magnitude_to_twos(const sfpi::vInt& v) {
-  sfpi::vInt r = v;
-  v_if(v < 0) { r = sfpi::vInt(0) - (v & 0x7fffffff); }
-  v_endif;
-  return r;
-}
+using zyx_emu_sfpu::to_sign_magnitude;
+using zyx_emu_sfpu::to_twos_complement;
 
 enum class Op { Quant, Requant, Dequant };
 
@@ -42,14 +32,14 @@ inline void quant_face(uint32_t in0, uint32_t in1, uint32_t out) {
   for (int step = 0; step < 8; step++) {
     const sfpi::vFloat scale = sfpi::dst_reg[in1 * 32];
     if constexpr (op == Op::Dequant) {
-      sfpi::vFloat x = sfpi::int32_to_float(twos_to_sign_magnitude(sfpi::dst_reg[in0 * 32]));
+      sfpi::vFloat x = sfpi::int32_to_float(to_sign_magnitude(sfpi::dst_reg[in0 * 32]));
       sfpi::vFloat shifted = x + zero_point;
       sfpi::dst_reg[out * 32] = shifted * scale;
     } else {
       sfpi::vFloat x = op == Op::Quant ? sfpi::vFloat(sfpi::dst_reg[in0 * 32])
-                                       : sfpi::int32_to_float(twos_to_sign_magnitude(sfpi::dst_reg[in0 * 32]));
+                                       : sfpi::int32_to_float(to_sign_magnitude(sfpi::dst_reg[in0 * 32]));
       sfpi::vFloat scaled = x * scale + zero_point;
-      sfpi::dst_reg[out * 32] = sign_magnitude_to_twos(sfpi::float_to_int8(scaled));
+      sfpi::dst_reg[out * 32] = to_twos_complement(sfpi::float_to_int8(scaled));
     }
     sfpi::dst_reg++;
   }

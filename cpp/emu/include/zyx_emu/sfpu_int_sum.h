@@ -14,23 +14,8 @@ namespace ckernel {
 
 namespace zyx_emu_int_sum {
 
-// Two's complement to sign-magnitude: a negative lane keeps its sign bit
-// over the low 31 bits of its magnitude.
-inline sfpi::vInt to_sign_magnitude(const sfpi::vInt& v) {
-  sfpi::vInt r = v;
-  v_if(v < 0) { r = ((sfpi::vInt(0) - v) & 0x7fffffff) | sfpi::vInt(int32_t(0x80000000u)); }
-  v_endif;
-  return r;
-}
-
-// Sign-magnitude to two's complement: a lane with its sign bit set becomes
-// the negation of its low 31 bits.
-inline sfpi::vInt to_twos_complement(const sfpi::vInt& v) {
-  sfpi::vInt r = v;
-  v_if(v < 0) { r = sfpi::vInt(0) - (v & 0x7fffffff); }
-  v_endif;
-  return r;
-}
+using zyx_emu_sfpu::to_sign_magnitude;
+using zyx_emu_sfpu::to_twos_complement;
 
 // One face of sfpu_sum_int_col: per half (even, odd columns) the four row
 // groups of this face and of the face 32 rows on, summed into rows 0-3.
