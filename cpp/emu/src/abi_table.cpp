@@ -88,6 +88,7 @@ const zyx_emu_api* kernel_api() {
     a.noc_barrier = api_noc_barrier;
     // ABI 12
     a.sfpu_dst = api_sfpu_dst;
+    a.special_flags = api_special_flags;
     return a;
   }();
   return &api;

@@ -365,6 +365,7 @@ void api_transpose(uint32_t cb, uint32_t t, uint32_t dst) {
 
 void api_typecast(uint32_t dst, uint32_t in_fmt, uint32_t out_fmt) {
   if (!on_math()) return;
+  SfpuScope sfpu;  // typecast_tile is an SFPU op
   uint32_t* d = dst_tile(dst);
   Format in = static_cast<Format>(in_fmt), out = static_cast<Format>(out_fmt);
   if (format_tile_bytes(in) == 0 || format_tile_bytes(out) == 0)

@@ -148,8 +148,29 @@ static void sfpu_tiled_prod(uint32_t dst) {
   }
 }
 
+// exp_packthread_tile: exp on the DST tile the pack thread holds (p0: bit 16
+// set when the input is scaled first by the bf16 in bits 0-15; p1: approx).
+static void sfpu_exp_on_pack(uint32_t dst, uint32_t scale, uint32_t approx) {
+  if (!on_pack()) return;  // the pack build's call
+  SfpuScope sfpu;
+  DstKind k;
+  uint32_t* d = pack_dst_for_sfpu(dst, &k, "exp_packthread_tile");
+  if (k == DstKind::Int) kernel_fail("exp_packthread_tile: DST[" + std::to_string(dst) + "] holds integers");
+  const float s = u2f((scale & 0xffffu) << 16);
+  uint64_t unused_rand = 0;
+  for (int i = 0; i < 1024; i++) {
+    float x = u2f(d[i]);
+    if (scale & 0x10000u) x *= s;
+    d[i] = f2u(sfpu_unary_f(approx ? ZYX_SU_EXP_APPROX : ZYX_SU_EXP, x, 0, 0, 0, &unused_rand));
+  }
+  dst_round(d, k);
+  if (core().special_tracking) note_special_words(d, k);
+}
+
 void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_t p2) {
+  if (op == ZYX_SU_EXP_PACK) return sfpu_exp_on_pack(dst, p0, p1);
   if (!on_math()) return;  // SFPU: the math build
+  SfpuScope sfpu;
   ComputeState& cs = cstate();
   if (op == ZYX_SU_RAND && dst == 0xffffffffu) {  // rand_tile_init / dropout_tile_init(seed)
     cs.rand_state = 0x9e3779b97f4a7c15ull ^ (uint64_t(p0) << 17) ^ (uint64_t(core().index) << 40);
@@ -229,6 +250,7 @@ static void broadcast_tile(float* t, uint32_t bcast) {
 
 void api_sfpu_binary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t out, uint32_t bcast) {
   if (!on_math()) return;  // SFPU: the math build
+  SfpuScope sfpu;
   if (!sfpu_binary_known(op)) kernel_fail("unknown SFPU binary op " + std::to_string(op));
   const bool float_bcast_op = op == ZYX_SB_ADD || op == ZYX_SB_SUB || op == ZYX_SB_MUL;
   if (bcast > ZYX_SB_BCAST_ROW || (bcast != ZYX_SB_BCAST_NONE && !float_bcast_op))
@@ -264,6 +286,7 @@ void api_sfpu_binary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t out, uint32
 
 void api_sfpu_ternary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t ic, uint32_t out, uint32_t p0) {
   if (!on_math()) return;  // SFPU: the math build
+  SfpuScope sfpu;
   if (op >= ZYX_ST_COUNT) kernel_fail("unknown SFPU ternary op " + std::to_string(op));
   float x[1024], y[1024], z[1024];
   dst_floats(ia, x);
@@ -274,6 +297,58 @@ void api_sfpu_ternary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t ic, uint32
   for (int i = 0; i < 1024; i++) d[i] = f2u(sfpu_ternary_f(op, x[i], y[i], z[i], u2f(p0)));
   dst_round(d, k);
   mark(out, k);
+}
+
+// ---- the special-value flags (RISCV_DEBUG_REG_FPU_STICKY_BITS) ----
+
+namespace compute {
+
+// A float tile's NaN and infinite words (DST keeps every float kind as fp32
+// bits) raise the SFPU's NaN and infinity flags in an SFPU op, else the
+// FPU's infinity/overflow flag (the FPU has no NaN flag). Integer tiles and
+// the denormal and integer overflow flags are not modelled: the emulator's
+// arithmetic flushes denormals and wraps integers without recording it.
+void note_special_words(const uint32_t* words, DstKind kind) {
+  CoreState& c = core();
+  if (kind == DstKind::Int) return;
+  bool inf = false, nan = false;
+  for (int i = 0; i < 1024; i++) {
+    const uint32_t w = words[i];
+    if ((w & 0x7f800000u) != 0x7f800000u) continue;
+    ((w & 0x007fffffu) ? nan : inf) = true;
+  }
+  if (c.sfpu_scope)
+    c.special_flags |= (nan ? uint32_t(ZYX_SPECIAL_SFPU_NAN) : 0u) | (inf ? uint32_t(ZYX_SPECIAL_SFPU_INF) : 0u);
+  else if (nan || inf)
+    c.special_flags |= ZYX_SPECIAL_FPU_INF;
+}
+
+void note_special_values(uint32_t i) { note_special_words(core().dst[i].data(), core().dst_kind[i]); }
+
+}  // namespace compute
+
+// The flags calls run in the math build only, as tt-metal's do (MATH). The
+// core's tracking starts at its first call: flags of earlier ops are not
+// recorded (a kernel clears them first, as the card's register keeps what
+// earlier programs raised).
+uint32_t api_special_flags(uint32_t op, uint32_t arg) {
+  if (!on_math()) return 0;
+  CoreState& c = core();
+  if (!c.special_tracking) {
+    c.special_tracking = true;
+    c.sfpi_pending = 0;
+  }
+  scan_sfpi_stores();
+  switch (op) {
+    case ZYX_SPECIAL_READ: return c.special_flags;
+    case ZYX_SPECIAL_CLEAR: c.special_flags = 0; return 0;
+    case ZYX_SPECIAL_STORE: {
+      void* word = api_l1_range(arg, 4, "store_compute_special_value_flags_to_l1");
+      std::memcpy(word, &c.special_flags, 4);
+      return 0;
+    }
+    default: kernel_fail("special value flags: unknown op " + std::to_string(op));
+  }
 }
 
 }  // namespace zyx::emu

@@ -285,12 +285,24 @@ void api_compute_special(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32
       transpose_tile(dst_tile(a), true);
       core().dst_written |= 1u << a;
       return;
-    case ZYX_CS_SFPU_REDUCE: sfpu_reduce_cols(a, b, c); return;
-    case ZYX_CS_ADD_TOP_ROW: sfpu_add_top_row_of(a, b, c, d); return;
+    case ZYX_CS_SFPU_REDUCE: {
+      SfpuScope sfpu;
+      sfpu_reduce_cols(a, b, c);
+      return;
+    }
+    case ZYX_CS_ADD_TOP_ROW: {
+      SfpuScope sfpu;
+      sfpu_add_top_row_of(a, b, c, d);
+      return;
+    }
     case ZYX_CS_UNPACK_AB: unpack_ab_matmul(a, b, c, d); return;
     case ZYX_CS_UNPACK_A: unpack_a(a, b); return;
     case ZYX_CS_DATACOPY: datacopy(a); return;
-    case ZYX_CS_CUMSUM: sfpu_cumsum(a, b); return;
+    case ZYX_CS_CUMSUM: {
+      SfpuScope sfpu;
+      sfpu_cumsum(a, b);
+      return;
+    }
     case ZYX_CS_RESHUFFLE_ROWS: reshuffle_rows(a, b); return;
     case ZYX_CS_EMA_INIT: ema_init(a, b); return;
     case ZYX_CS_EMA_CLEAR: ema_clear(); return;

@@ -200,6 +200,17 @@ const uint32_t* pack_dst(uint32_t i, DstKind* kind, const char* call) {
   return s.tiles[i].data();
 }
 
+uint32_t* pack_dst_for_sfpu(uint32_t i, DstKind* kind, const char* call) {
+  DstKind k;
+  const uint32_t* t = pack_dst(i, &k, call);
+  auto& h = ho();
+  const bool written = trisc() == Trisc::Pack ? (h.sections[h.sec_head].written & (1u << i)) != 0
+                                              : (core().dst_written & (1u << i)) != 0;
+  if (!written) kernel_fail(std::string(call) + ": DST[" + std::to_string(i) + "] holds no tile math wrote");
+  *kind = k;
+  return const_cast<uint32_t*>(t);
+}
+
 FpuStep::FpuStep(FpuOp op, std::initializer_list<TileRef> tiles, void* site) : op_(op) {
   t_site = reinterpret_cast<uintptr_t>(site);
   switch (trisc()) {

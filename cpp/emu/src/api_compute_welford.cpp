@@ -42,6 +42,7 @@ uint32_t wf_value(double v, DstKind k) {
 
 void api_welford(uint32_t op, uint32_t dst, uint32_t a, uint32_t b, const uint32_t* lut, uint32_t n) {
   if (!on_math()) return;  // SFPU: the math build
+  SfpuScope sfpu;
   ComputeState& cs = cstate();
   // The SFPU stores to DST in its mode's width: f32, or bf16 without fp32_dest_acc.
   DstKind k = core().run->fp32_dest_acc ? DstKind::F32 : DstKind::BF16;

@@ -67,6 +67,9 @@ void dst_sync(uint32_t op, void* site = __builtin_return_address(0));
 // DST tile i as pack reads it (the committed section pack holds, in three
 // builds), with its kind; a run error when pack holds none.
 const uint32_t* pack_dst(uint32_t i, DstKind* kind, const char* call);
+// The same tile for the pack thread's SFPU to rewrite in place; a run error
+// when math did not write it.
+uint32_t* pack_dst_for_sfpu(uint32_t i, DstKind* kind, const char* call);
 // A tile of the operands unpack captured for the op math executes now.
 const uint8_t* captured_tile(uint32_t cb, uint32_t tile, const char* op);
 
@@ -125,11 +128,31 @@ inline uint32_t* dst_tile(uint32_t i) {
   return core().dst[i].data();
 }
 
+// Sets the special-value flags that the values of DST tile i raise, as the
+// FPU's or (in an SFPU op) the SFPU's output (api_compute_sfpu.cpp).
+void note_special_values(uint32_t i);
+// The same for `words` (a tile of kind `kind` outside math's DST).
+void note_special_words(const uint32_t* words, DstKind kind);
+
 // Marks DST tile i written, holding values of kind k.
 inline void mark(uint32_t i, DstKind k) {
   core().dst_kind[i] = k;
   core().dst_written |= 1u << i;
+  if (core().special_tracking) [[unlikely]]
+    note_special_values(i);
 }
+
+// Scans the DST tiles SFPI code stored to since the last scan (api_sfpi.cpp).
+void scan_sfpi_stores();
+
+// An SFPU op's extent: the DST tiles it marks raise the SFPU's flags.
+class SfpuScope {
+ public:
+  SfpuScope() { ++core().sfpu_scope; }
+  ~SfpuScope() { --core().sfpu_scope; }
+  SfpuScope(const SfpuScope&) = delete;
+  SfpuScope& operator=(const SfpuScope&) = delete;
+};
 
 // The DST kind of a float result from operands of formats a and b.
 inline DstKind float_kind(Format a, Format b = Format::Float16_b) {

@@ -397,7 +397,7 @@ float stochastic_round_bf16(float xf, uint64_t* rng) {
 
 }  // namespace
 
-bool sfpu_unary_known(uint32_t op) { return op < ZYX_SU_COUNT && op != ZYX_SU_TILED_PROD; }
+bool sfpu_unary_known(uint32_t op) { return op < ZYX_SU_COUNT && op != ZYX_SU_TILED_PROD && op != ZYX_SU_EXP_PACK; }
 bool sfpu_binary_known(uint32_t op) { return op < ZYX_SB_COUNT; }
 
 bool sfpu_unary_is_int(uint32_t op) {

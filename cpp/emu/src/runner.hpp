@@ -144,6 +144,11 @@ struct CoreState {
   std::array<ComputeState, 4> cstates;
   TriscHandover trisc;  // the three builds' hand-over, and the DST call order
   bool three_triscs = false;  // the compute kernel runs as three builds
+  // The special-value flags (ZYX_SPECIAL_*), tracked from the core's first
+  // flag call on (api_compute_sfpu.cpp): while an SFPU op runs sfpu_scope is
+  // set, and the tiles SFPI code stored to wait in sfpi_pending for a scan.
+  bool special_tracking = false;
+  uint32_t special_flags = 0, sfpu_scope = 0, sfpi_pending = 0;
   // Scheduling: the core is on a worker's list (set by that worker only).
   bool taken = false;
 };

@@ -15,7 +15,7 @@
 
 #include "zyx_emu/sfpu_ops.h"
 
-#define ZYX_EMU_ABI_VERSION 12
+#define ZYX_EMU_ABI_VERSION 13
 
 // Binary and unary operation codes used through the table.
 enum zyx_emu_binary_op { ZYX_BIN_ADD = 0, ZYX_BIN_SUB = 1, ZYX_BIN_MUL = 2 };
@@ -159,10 +159,25 @@ enum zyx_emu_sfpu_dst_op {
   ZYX_SFPU_INCR = 2,       // counter += arg (dst_reg++: 2 rows)
   ZYX_SFPU_SET_TILE = 3,   // counter = carriage return = 64 arg (set_dst_write_addr)
   ZYX_SFPU_CR_ADD = 4,     // counter = carriage return += arg (SETRWC CR_D)
+  ZYX_SFPU_MARK_INT = 5,   // SFPI stores to DST tile arg are 32-bit integers (a 32-bit DST only)
+  ZYX_SFPU_MARK_F32 = 6,   // SFPI stores to DST tile arg are fp32 words (a 32-bit DST only)
 };
 // sfpu_dst flags: DST is 32-bit; the address selects the odd columns; the
 // tile's contents (ZYX_SFPU_KIND_*, bits 4-5).
 enum zyx_emu_sfpu_flag { ZYX_SFPU_FP32 = 1, ZYX_SFPU_ODD = 2 };
+enum zyx_emu_special_op { ZYX_SPECIAL_READ = 0, ZYX_SPECIAL_CLEAR = 1, ZYX_SPECIAL_STORE = 2 };
+// The flags' bits (tt-metal's tech report on special values): the FPU's
+// denormal, infinity/overflow and int32 saturation, the SFPU's NaN,
+// infinity, denormal and int32 overflow.
+enum zyx_emu_special_bit {
+  ZYX_SPECIAL_FPU_DENORM = 1u << 6,
+  ZYX_SPECIAL_FPU_INF = 1u << 5,
+  ZYX_SPECIAL_FPU_INT_SAT = 1u << 4,
+  ZYX_SPECIAL_SFPU_NAN = 1u << 3,
+  ZYX_SPECIAL_SFPU_INF = 1u << 2,
+  ZYX_SPECIAL_SFPU_DENORM = 1u << 1,
+  ZYX_SPECIAL_SFPU_INT_OVF = 1u << 0,
+};
 enum zyx_emu_sfpu_kind { ZYX_SFPU_KIND_F32 = 0, ZYX_SFPU_KIND_BF16 = 1, ZYX_SFPU_KIND_F16 = 2, ZYX_SFPU_KIND_INT = 3 };
 
 typedef struct zyx_emu_api {
@@ -315,6 +330,12 @@ typedef struct zyx_emu_api {
   // the address selects and set *flags; the other ops move the counter and
   // return null.
   uint32_t* (*sfpu_dst)(uint32_t op, int32_t arg, uint32_t* flags);
+
+  // ---- ABI 13 ----
+  // The FPU and SFPU special-value flags (op a zyx_emu_special_op): READ
+  // returns them (RISCV_DEBUG_REG_FPU_STICKY_BITS' layout), CLEAR clears
+  // them, STORE writes them to the word at L1 address arg.
+  uint32_t (*special_flags)(uint32_t op, uint32_t arg);
 } zyx_emu_api;
 
 #define ZYX_EMU_NOC_READS 1u

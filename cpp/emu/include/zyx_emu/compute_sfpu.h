@@ -183,6 +183,19 @@ ALWI void exp_tile(uint32_t idst, int = 0, uint16_t scale = 0x3F80) {
   else
     zyx_emu_c::su(ZYX_SU_EXP, idst, scale_en ? 1u : 0u, scale);
 }
+// exp_tile run by the pack thread on the DST section it holds (between
+// tile_regs_wait and the packs), as tt-metal's PACK(...) form: the pack
+// build applies it to the tiles math committed. With scale_en the input is
+// first multiplied by `scale` (bf16 bits), as the card's SFPMAD does.
+template <bool approx = false, uint32_t scale = 0x3F800000, InputClamping input_clamping = InputClamping::ClampToNegative>
+ALWI void exp_packthread_tile_init() {}
+template <bool approx = false, bool scale_en = false, InputClamping input_clamping = InputClamping::ClampToNegative,
+          int iterations = 8>
+ALWI void exp_packthread_tile(uint32_t idst, int vector_mode = static_cast<int>(VectorMode::RC),
+                              uint16_t scale = 0x3F80) {
+  (void)vector_mode;
+  PACK((zyx_emu_c::su(ZYX_SU_EXP_PACK, idst, scale_en ? 0x10000u | scale : 0u, approx ? 1u : 0u)));
+}
 template <auto... P>
 ALWI void expm1_tile_init() {}
 template <auto... P>
@@ -559,6 +572,33 @@ ALWI void sfpu_add_top_row(uint32_t a, uint32_t b, uint32_t out) {
 // resuming leave everything as it was.
 ALWI void dbg_halt() {}
 ALWI void dbg_unhalt() {}
+
+// ---- the special-value flags: NaN and infinities seen at the FPU's and
+// the SFPU's output since the last clear (the layout of the card's
+// RISCV_DEBUG_REG_FPU_STICKY_BITS: FPU bits 4-6, SFPU bits 0-3; the
+// emulator raises the FPU's infinity/overflow bit 5 and the SFPU's NaN bit
+// 3 and infinity bit 2). The math build reads them; the others get 0.
+ALWI uint32_t get_compute_special_value_flags() {
+  uint32_t flags = 0;
+  MATH((flags = ZYX_API.special_flags(ZYX_SPECIAL_READ, 0)));
+  return flags;
+}
+// tt-metal's field extractions, as written: the FPU's masks the register
+// with 0x7 before shifting it right by 4, so it returns 0 whatever the flags.
+ALWI uint32_t get_compute_special_value_flags_fpu(uint32_t special_value_flags_reg) {
+  uint32_t field = 0;
+  MATH((field = (special_value_flags_reg & 0x7u) >> 4));
+  return field;
+}
+ALWI uint32_t get_compute_special_value_flags_sfpu(uint32_t special_value_flags_reg) {
+  uint32_t field = 0;
+  MATH((field = special_value_flags_reg & 0xfu));
+  return field;
+}
+ALWI void clear_compute_special_value_flags() { MATH((ZYX_API.special_flags(ZYX_SPECIAL_CLEAR, 0))); }
+ALWI void store_compute_special_value_flags_to_l1(uint32_t l1_addr) {
+  MATH((ZYX_API.special_flags(ZYX_SPECIAL_STORE, l1_addr)));
+}
 template <auto... P>
 ALWI void where_tile_init() {}
 template <auto... P>

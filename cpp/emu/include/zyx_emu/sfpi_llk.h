@@ -49,6 +49,31 @@ inline void for_faces(int vector_mode, Face&& face) {
 
 }  // namespace sfpi::impl_
 
+// The int32 conversions tt-llk's integer SFPU code wraps around the SFPU's
+// integer ops: DST holds two's complement, some of the SFPU's conversions
+// (SFPCAST, SFPSTOCHRND) take and give sign-magnitude.
+namespace zyx_emu_sfpu {
+
+// Two's complement to sign-magnitude: a negative lane keeps its sign bit
+// over the low 31 bits of its magnitude.
+inline sfpi::vInt to_sign_magnitude(const sfpi::vInt& v) {
+  sfpi::vInt r = v;
+  v_if(v < 0) { r = ((sfpi::vInt(0) - v) & 0x7fffffff) | sfpi::vInt(int32_t(0x80000000u)); }
+  v_endif;
+  return r;
+}
+
+// Sign-magnitude to two's complement: a lane with its sign bit set becomes
+// the negation of its low 31 bits.
+inline sfpi::vInt to_twos_complement(const sfpi::vInt& v) {
+  sfpi::vInt r = v;
+  v_if(v < 0) { r = sfpi::vInt(0) - (v & 0x7fffffff); }
+  v_endif;
+  return r;
+}
+
+}  // namespace zyx_emu_sfpu
+
 template <typename Callable, typename... Args>
 inline void _llk_math_eltwise_unary_sfpu_params_(Callable&& sfpu_func, std::uint32_t dst_index,
                                                  int vector_mode = static_cast<int>(VectorMode::RC), Args&&... args) {
