@@ -30,6 +30,32 @@ struct DramWrites {
   explicit DramWrites(uint32_t n) : banks(new Bank[n]) {}
 };
 
+void noc_watch_core_l1(RunState& rs, const Program& prog, const CorePlan* cp, uint32_t core) {
+  const Board& b = *rs.board;
+  NocWatch& w = rs.noc_watch;
+  auto& r = w.l1[core];
+  r.reserve(8);  // the regions below, the CBs and a buffer or two: one allocation per core and run
+  r.push_back({MemRegion::Reserved, ZYX_EMU_L1_SIGNALS_OFFSET, ZYX_EMU_L1_SIGNALS_OFFSET + 32 * 4, 0, 0});
+  r.push_back({MemRegion::Zeros, ZYX_EMU_L1_ZEROS_OFFSET, ZYX_EMU_L1_ZEROS_OFFSET + ZYX_EMU_L1_ZEROS_SIZE, 0, 0});
+  r.push_back({MemRegion::Args, ZYX_EMU_L1_ARGS_OFFSET, ZYX_EMU_L1_ARGS_OFFSET + 6 * ZYX_EMU_L1_ARGS_SLOT, 0, 0});
+  r.push_back({MemRegion::Semaphores, semaphore_offset(b, 0), b.l1_unreserved_base, 0, 0});
+  if (cp)
+    for (uint32_t i = 0; i < 32; i++) {
+      const CircularBuffer& cb = cp->cbs[i];
+      if (!cb.configured) continue;
+      uint64_t off = cb.offset;
+      for (auto [ci, index] : cp->buffer_cbs)
+        if (index == i) off = w.bufs[*prog.desc.cbs[ci].buffer_param]->address;
+      r.push_back({MemRegion::CB, off, off + uint64_t(cb.page_size) * cb.num_pages, i, 0});
+    }
+  for (size_t p = 0; p < w.bufs.size(); p++) {
+    const auto& buf = w.bufs[p];
+    if (buf && buf->l1() && buf->on_core(core))
+      r.push_back({MemRegion::Buffer, buf->address, buf->address + buf->span, static_cast<uint32_t>(p), 0});
+  }
+  std::sort(r.begin(), r.end(), [](auto& x, auto& y) { return x.begin < y.begin; });
+}
+
 void build_noc_watch(RunState& rs, const Program& prog, const std::vector<std::shared_ptr<const Buffer>>& bufs) {
   const Board& b = *rs.board;
   NocWatch& w = rs.noc_watch;
@@ -39,35 +65,15 @@ void build_noc_watch(RunState& rs, const Program& prog, const std::vector<std::s
   w.bufs = bufs;
   w.param_names.clear();
   for (const auto& p : prog.desc.params) w.param_names.push_back(p.name);
-  uint64_t ub = b.l1_unreserved_base;
-  for (uint32_t c = 0; c < b.cores(); c++) {
-    auto& r = w.l1[c];
-    r.reserve(8);  // the regions below, the CBs and a buffer or two: one allocation per core and run
-    r.push_back({MemRegion::Reserved, ZYX_EMU_L1_SIGNALS_OFFSET, ZYX_EMU_L1_SIGNALS_OFFSET + 32 * 4, 0, 0});
-    r.push_back({MemRegion::Zeros, ZYX_EMU_L1_ZEROS_OFFSET, ZYX_EMU_L1_ZEROS_OFFSET + ZYX_EMU_L1_ZEROS_SIZE, 0, 0});
-    r.push_back({MemRegion::Args, ZYX_EMU_L1_ARGS_OFFSET, ZYX_EMU_L1_ARGS_OFFSET + 6 * ZYX_EMU_L1_ARGS_SLOT, 0, 0});
-    r.push_back({MemRegion::Semaphores, semaphore_offset(b, 0), ub, 0, 0});
-  }
-  for (const CorePlan& cp : prog.cores) {
-    auto& r = w.l1[cp.index];
-    for (uint32_t i = 0; i < 32; i++) {
-      const CircularBuffer& cb = cp.cbs[i];
-      if (!cb.configured) continue;
-      uint64_t off = cb.offset;
-      for (auto [ci, index] : cp.buffer_cbs)
-        if (index == i) off = bufs[*prog.desc.cbs[ci].buffer_param]->address;
-      r.push_back({MemRegion::CB, off, off + uint64_t(cb.page_size) * cb.num_pages, i, 0});
-    }
-  }
+  std::vector<const CorePlan*> plans(b.cores(), nullptr);
+  for (const CorePlan& cp : prog.cores) plans[cp.index] = &cp;
+  for (uint32_t c = 0; c < b.cores(); c++)
+    if (!plans[c] || !plans[c]->runs()) noc_watch_core_l1(rs, prog, plans[c], c);
   for (size_t p = 0; p < bufs.size(); p++) {
     const auto& buf = bufs[p];
     if (!buf) continue;
     uint32_t param = static_cast<uint32_t>(p);
-    if (buf->l1()) {
-      for (uint32_t c = 0; c < b.cores(); c++)
-        if (buf->on_core(c)) w.l1[c].push_back({MemRegion::Buffer, buf->address, buf->address + buf->span, param, 0});
-      continue;
-    }
+    if (buf->l1()) continue;  // in the cores' lists (noc_watch_core_l1)
     const Geometry& g = buf->geo;
     if (g.sharded()) {
       for (uint32_t k = 0; k < g.shards && k < g.shard_cores.size(); k++) {
@@ -82,7 +88,6 @@ void build_noc_watch(RunState& rs, const Program& prog, const std::vector<std::s
       w.dram[bank].push_back({MemRegion::Buffer, buf->address, buf->address + pages * g.aligned_page, param, pages});
     }
   }
-  for (auto& r : w.l1) std::sort(r.begin(), r.end(), [](auto& x, auto& y) { return x.begin < y.begin; });
   for (auto& r : w.dram) std::sort(r.begin(), r.end(), [](auto& x, auto& y) { return x.begin < y.begin; });
 }
 

@@ -43,9 +43,9 @@ template <typename At>
 void resolve(const ArgEntry& e, const ArgSource& src, std::vector<uint32_t>& out, At&& at) {
   const Board& b = *src.board;
   // `at` builds its message only for a failing check: a run resolves the
-  // runtime args of every core serially before the cores start, and
-  // naming every buffer address of every core cost a run of the 512^3
-  // matmul on 16 threads about a tenth of its time (docs/emulator.md).
+  // runtime args of every core before its kernels start, and naming every
+  // buffer address of every core cost a run of the 512^3 matmul on 16
+  // threads about a tenth of its time (docs/emulator.md).
   auto word = [&](uint64_t v, const char* what) {
     if (v > UINT32_MAX) check_arg_word(at(), what, v);
     out.push_back(static_cast<uint32_t>(v));

@@ -81,22 +81,32 @@ void check_run_cbs(const Program& prog, const std::vector<std::shared_ptr<const 
   }
 }
 
-// Reserved L1 of every core (zeros, semaphores zero), then the declared
-// semaphore initial values.
-void prepare_l1(const ProgramDesc& d, L1Arena& l1, const Board& b) {
-  for (uint32_t c = 0; c < b.cores(); c++) prepare_core_l1(l1.core_base(c), b);
+// Reserved L1 of core c (zeros, signals and semaphores zero), then the
+// initial values of the program's semaphores on it.
+void prepare_core(uint8_t* l1, CoreCoord c, const ProgramDesc& d, const Board& b) {
+  prepare_core_l1(l1, b);
   for (const SemaphoreDesc& s : d.semaphores)
-    for (CoreCoord c : s.cores.cores())
-      std::memcpy(l1.core_base(c.row * b.cols + c.col) + semaphore_offset(b, s.id), &s.initial, 4);
+    if (s.cores.contains(c)) std::memcpy(l1 + semaphore_offset(b, s.id), &s.initial, 4);
+}
+
+// The reserved L1 of the cores where no kernel runs (a kernel may still
+// reach their semaphores and L1 over the NOC); the workers prepare the
+// running cores' own as they set them up.
+void prepare_idle_l1(const Program& prog, L1Arena& l1, const Board& b) {
+  std::vector<char> runs(b.cores(), 0);
+  for (const CorePlan& cp : prog.cores) runs[cp.index] = cp.runs();
+  for (uint32_t c = 0; c < b.cores(); c++)
+    if (!runs[c]) prepare_core(l1.core_base(c), {c / b.cols, c % b.cols}, prog.desc, b);
 }
 
 // Puts a pooled fiber back to its state before a run, field by field: its
 // kernel-API state (KernelState, kilobytes of arrays) is left as it is, since
 // run_kernel_guarded resets it when the kernel starts and nothing reads it
 // before. Assigning a fresh Fiber instead zeroed and copied those kilobytes
-// for the three fibers of every core, serially before the cores start, a
-// tenth of a run of the 512^3 matmul on 16 threads. A field added to Fiber
-// must be reset here too.
+// for the three fibers of every core before its kernels start (then
+// serially, a tenth of a run of the 512^3 matmul on 16 threads). A field
+// added to Fiber must be reset here too; the stack stays with the fiber for
+// its next run (scheduler.cpp).
 void reset_fiber(Fiber& f) {
   f.core = nullptr;
   f.processor = Processor::Riscv0;
@@ -106,7 +116,6 @@ void reset_fiber(Fiber& f) {
   f.common.clear();
   f.ctx = FiberContext{};
   f.eh = EhState{};
-  f.stack = nullptr;
   f.started = f.done = f.blocked = false;
   f.wait = Wait{};
   f.worker = nullptr;
@@ -161,6 +170,39 @@ void add_fibers(CoreState& core, const CorePlan& cp, const ProgramDesc& d,
   }
 }
 
+// Sets up core (the state of plan cp) for a run: DST keeps its contents, and
+// its written tiles are cleared at the next tile_regs_acquire. Runs on a
+// worker thread; a failure (an arg out of range) fails the run before any
+// kernel starts.
+void set_up_core(RunState& rs, CoreState& core, const CorePlan& cp, const Program& prog,
+                 const std::vector<std::shared_ptr<KernelObject>>& objs, ArgSource& src, bool hw) {
+  const ProgramDesc& d = prog.desc;
+  core.cbs = cp.cbs;
+  for (auto [ci, index] : cp.buffer_cbs) {
+    core.cbs[index].offset = (*src.bufs)[*d.cbs[ci].buffer_param]->address;
+    core.cbs[index].on_buffer = true;
+  }
+  for (ComputeState& cs : core.cstates) cs.reset();
+  core.trisc.reset();
+  core.three_triscs = false;
+  for (Fiber& f : core.fibers) reset_fiber(f);
+  core.nfibers = 0;
+  core.dst_acquired = false;
+  core.fp32_dest_acc = false;
+  core.hw_numerics = hw;
+  core.math_fidelity = 4;
+  core.bfp8_pack_precise = false;
+  core.dst_full_sync = false;
+  core.unpack_to_dest_fp32.reset();
+  core.row = cp.core.row, core.col = cp.core.col, core.index = cp.index;
+  core.l1 = src.l1->core_base(cp.index);
+  core.run = &rs;
+  prepare_core(core.l1, cp.core, d, *rs.board);
+  if (!rs.noc_watch.l1.empty()) noc_watch_core_l1(rs, prog, &cp, cp.index);  // the watcher's NOC check is on
+  src.core = cp.index;
+  add_fibers(core, cp, d, objs, src);
+}
+
 }  // namespace
 
 std::shared_ptr<Program> Runner::find_program(uint64_t id) {
@@ -170,12 +212,13 @@ std::shared_ptr<Program> Runner::find_program(uint64_t id) {
   return it->second;
 }
 
-// Sets up the state of every core that runs (reused across runs; DST keeps
-// its contents, and its written tiles are cleared at the next
-// tile_regs_acquire) and lists it in rs.cores.
-void Runner::set_up_cores(RunState& rs, const Program& prog, const std::vector<std::shared_ptr<KernelObject>>& objs,
-                          ArgSource& src) {
-  const ProgramDesc& d = prog.desc;
+// Lists the pooled state of every core that runs in rs.cores (reused
+// across runs), and has the workers set each one up (set_up_core) before
+// any kernel starts: that work grows with the cores, so it runs on every
+// worker thread instead of serially before them (docs/emulator.md,
+// "Running: the scheduler").
+void Runner::assign_cores(RunState& rs, const Program& prog, const std::vector<std::shared_ptr<KernelObject>>& objs,
+                          const ArgSource& src) {
   // ZYX_EMU_NUMERICS: "hardware" (the default) or "exact" (f32 arithmetic).
   bool hw = true;
   if (const char* e = std::getenv("ZYX_EMU_NUMERICS"); e && *e) {
@@ -187,35 +230,20 @@ void Runner::set_up_cores(RunState& rs, const Program& prog, const std::vector<s
   size_t running = 0;
   for (const CorePlan& cp : prog.cores) running += cp.runs();
   rs.cores.reserve(running);
+  std::vector<const CorePlan*> plans;
+  plans.reserve(running);
   if (core_pool_.size() < running) core_pool_.resize(running);
   for (const CorePlan& cp : prog.cores) {
     if (!cp.runs()) continue;
     auto& core = core_pool_[rs.cores.size()];
     if (!core) core = std::make_unique<CoreState>();
-    core->cbs = cp.cbs;
-    for (auto [ci, index] : cp.buffer_cbs) {
-      core->cbs[index].offset = (*src.bufs)[*d.cbs[ci].buffer_param]->address;
-      core->cbs[index].on_buffer = true;
-    }
-    for (ComputeState& cs : core->cstates) cs.reset();
-    core->trisc.reset();
-    core->three_triscs = false;
-    for (Fiber& f : core->fibers) reset_fiber(f);
-    core->nfibers = 0;
-    core->dst_acquired = false;
-    core->fp32_dest_acc = false;
-    core->hw_numerics = hw;
-    core->math_fidelity = 4;
-    core->bfp8_pack_precise = false;
-    core->dst_full_sync = false;
-    core->unpack_to_dest_fp32.reset();
-    core->row = cp.core.row, core->col = cp.core.col, core->index = cp.index;
-    core->l1 = src.l1->core_base(cp.index);
-    core->run = &rs;
-    src.core = cp.index;
-    add_fibers(*core, cp, d, objs, src);
     rs.cores.push_back(core.get());
+    plans.push_back(&cp);
   }
+  rs.set_up_core = [&rs, &prog, &objs, src, hw, plans = std::move(plans)](uint32_t k) {
+    ArgSource core_src = src;
+    set_up_core(rs, *rs.cores[k], *plans[k], prog, objs, core_src, hw);
+  };
 }
 
 uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
@@ -247,10 +275,10 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
     m[static_cast<uint32_t>(buf->address)] = static_cast<uint32_t>(buf->geo.spec.page_size);
   }
   if (rs.watch.noc || rs.watch.race) build_noc_watch(rs, *prog, bufs);  // the race check keeps its record there
-  prepare_l1(d, l1, b);
+  prepare_idle_l1(*prog, l1, b);
   ArgSource src;
   src.board = &b, src.prog = prog.get(), src.args = &args, src.bufs = &bufs, src.l1 = &l1;
-  set_up_cores(rs, *prog, objs, src);
+  assign_cores(rs, *prog, objs, src);
   auto t0 = std::chrono::steady_clock::now();
   execute(rs);
   auto t1 = std::chrono::steady_clock::now();
@@ -259,6 +287,8 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
     warnings_ = rs.warnings;
   }
   if (!rs.err_code.empty()) throw Error(rs.err_code, rs.err_msg);
+  // The execute phase: the kernels running, from when the last core was set up.
+  if (rs.kernels_start > t0) t0 = rs.kernels_start;
   return timed ? static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()) : 0;
 }
 

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -97,7 +98,7 @@ struct Fiber {
   std::vector<uint32_t> common;  // common args (L1 buffer addresses are this core's pointers)
   FiberContext ctx;  // fiber.hpp
   EhState eh;        // while the fiber is switched out
-  void* stack = nullptr;
+  void* stack = nullptr;  // from the Runner's StackPool, kept between runs
   bool started = false, done = false, blocked = false;
   Wait wait;
   Worker* worker = nullptr;
@@ -167,6 +168,13 @@ struct RunState {
   std::mutex err_mu;
   std::string err_code, err_msg;
   std::vector<CoreState*> cores;  // the cores that run, owned by the Runner
+  // Sets up cores[k] for the run (program_run.cpp). The workers set up every
+  // core before any kernel starts (scheduler.cpp); a failure (err_code, that
+  // of the lowest k when several fail, under err_mu) stops the run there.
+  std::function<void(uint32_t)> set_up_core;
+  std::atomic<uint32_t> next_set_up{0}, set_up_count{0};
+  uint32_t set_up_failed_at = UINT32_MAX;
+  std::chrono::steady_clock::time_point kernels_start;  // when the last core was set up
   std::atomic<uint32_t> next_core{0};
   // Stall detection across workers (scheduler.cpp).
   std::atomic<int> stall_phase{0};        // 0 running, 1 collecting the report
@@ -220,8 +228,9 @@ struct Program {
   std::map<uint32_t, Geometry> decls;  // declared layouts by param
 };
 
-// Fiber stacks (kFiberStackSize, guard page included), kept for reuse
-// between runs. Thread-safe.
+// Fiber stacks (kFiberStackSize, guard page included): a pooled core's
+// fibers keep theirs between runs and give them back when the Runner ends.
+// Thread-safe.
 class StackPool {
  public:
   StackPool() = default;
@@ -252,8 +261,8 @@ class Runner {
   std::shared_ptr<Program> find_program(uint64_t id);
   std::shared_ptr<KernelObject> kernel_for(Program& prog, KernelPlan& kp, const std::vector<RunArg>& args,
                                            const std::vector<std::shared_ptr<const Buffer>>& bufs);
-  void set_up_cores(RunState& rs, const Program& prog, const std::vector<std::shared_ptr<KernelObject>>& objs,
-                    ArgSource& src);
+  void assign_cores(RunState& rs, const Program& prog, const std::vector<std::shared_ptr<KernelObject>>& objs,
+                    const ArgSource& src);
   void execute(RunState& rs);
 
   const Board& board_;

@@ -24,6 +24,7 @@
 #include <functional>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include "kernel_api.hpp"
 #include "kernel_state.hpp"
@@ -180,7 +181,13 @@ struct Runner::WorkerPool {
 Runner::Runner(const Board& board, DeviceMemory& memory, KernelBuilder& builder)
     : board_(board), memory_(memory), builder_(builder), pool_(std::make_unique<WorkerPool>()) {}
 
-Runner::~Runner() { pool_.reset(); }
+Runner::~Runner() {
+  pool_.reset();
+  for (auto& core : core_pool_)
+    if (core)
+      for (Fiber& f : core->fibers)
+        if (f.stack) stacks_.give(std::exchange(f.stack, nullptr));
+}
 
 // ---- one run -----------------------------------------------------------------
 
@@ -287,18 +294,15 @@ class WorkerLoop {
     t_fiber = nullptr;
   }
 
-  // Takes core c on, or fails the run when its stacks cannot be mapped: an
-  // exception must not leave a worker thread.
+  // Takes core c on, or fails the run when a stack cannot be mapped: an
+  // exception must not leave a worker thread. A pooled core keeps its
+  // fibers' stacks from run to run (Runner::~Runner gives them back), so
+  // workers taking cores on do not all queue for the stack pool's lock.
   void start(CoreState* c) {
-    uint32_t taken = 0;
     try {
-      for (; taken < c->nfibers; taken++) c->fibers[taken].stack = shared_.stacks.take();
+      for (uint32_t i = 0; i < c->nfibers; i++)
+        if (!c->fibers[i].stack) c->fibers[i].stack = shared_.stacks.take();
     } catch (const Error& e) {
-      while (taken > 0) {
-        Fiber& f = c->fibers[--taken];
-        shared_.stacks.give(f.stack);
-        f.stack = nullptr;
-      }
       rs_.fail(e.code, e.what());
       return;
     }
@@ -332,15 +336,14 @@ class WorkerLoop {
     return all_done;
   }
 
-  // One pass over the active cores; a core whose kernels are all done gives
-  // its stacks back and leaves the list. Returns whether a kernel ran.
+  // One pass over the active cores; a core whose kernels are all done leaves
+  // the list. Returns whether a kernel ran.
   bool run_active_cores() {
     bool progressed = false;
     bool cancel = rs_.cancel.load(std::memory_order_relaxed);
     for (size_t i = 0; i < active_.size();) {
       CoreState* c = active_[i];
       if (run_core(c, cancel, progressed)) {
-        for (uint32_t j = 0; j < c->nfibers; j++) shared_.stacks.give(c->fibers[j].stack), c->fibers[j].stack = nullptr;
         active_.erase(active_.begin() + static_cast<long>(i));
       } else {
         i++;
@@ -437,6 +440,39 @@ class WorkerLoop {
   uint32_t answered_ = 0;  // the stall epoch this worker has reported for
 };
 
+// This worker's part of setting up the run's cores (RunState::set_up_core):
+// it sets up cores until none is left, then waits for the cores that other
+// workers are still setting up. Returns whether every set-up succeeded; when one
+// failed no kernel runs, and the run fails with the error of the lowest
+// core that failed (the same whichever worker set up which core).
+bool set_up_cores(RunState& rs) {
+  const uint32_t n = static_cast<uint32_t>(rs.cores.size());
+  for (uint32_t k; (k = rs.next_set_up.fetch_add(1, std::memory_order_relaxed)) < n;) {
+    std::string code, msg;
+    try {
+      rs.set_up_core(k);
+    } catch (const Error& e) {
+      code = e.code, msg = e.what();
+    } catch (const std::exception& e) {
+      code = "internal", msg = std::string("setting up a core: ") + e.what();
+    }
+    if (!code.empty()) {
+      std::lock_guard<std::mutex> lock(rs.err_mu);
+      if (k < rs.set_up_failed_at) rs.set_up_failed_at = k, rs.err_code = code, rs.err_msg = msg;
+    }
+    if (rs.set_up_count.fetch_add(1, std::memory_order_acq_rel) + 1 == n)
+      rs.kernels_start = std::chrono::steady_clock::now();
+  }
+  for (unsigned i = 1; rs.set_up_count.load(std::memory_order_acquire) < n; i++) {
+    if (i % 64 == 0) std::this_thread::yield();  // a worker still setting up may share this CPU
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  std::lock_guard<std::mutex> lock(rs.err_mu);
+  return rs.set_up_failed_at == UINT32_MAX;
+}
+
 // Worker threads for a run of `cores` cores: one per hardware thread
 // (ZYX_EMU_THREADS overrides), at most one per core.
 unsigned worker_count(size_t cores) {
@@ -453,7 +489,9 @@ unsigned worker_count(size_t cores) {
 void Runner::execute(RunState& rs) {
   unsigned nworkers = worker_count(rs.cores.size());
   RunWorkers shared(rs, stacks_, nworkers);
-  std::function<void(unsigned)> work = [&shared](unsigned w) { WorkerLoop(shared, w).run(); };
+  std::function<void(unsigned)> work = [&shared](unsigned w) {
+    if (set_up_cores(shared.rs)) WorkerLoop(shared, w).run();
+  };
   // This thread is worker 0, the pool's helpers the others. Fewer threads
   // than asked for still finish the run (each worker takes cores until none
   // are left), so a thread that cannot be created is no error.

@@ -21,6 +21,7 @@ struct KernelState;
 struct KernelObject;
 struct RunState;
 struct Program;
+struct CorePlan;
 struct Buffer;
 
 // The checks of one run (ZYX_EMU_WATCHER; all on by default).
@@ -59,8 +60,13 @@ struct NocWatch {
   std::vector<std::shared_ptr<const Buffer>> bufs;  // the run's buffers by param
   std::shared_ptr<DramWrites> writes;               // the race check's record
 };
-// Builds rs.noc_watch for a run of prog with its buffers.
+// Builds rs.noc_watch for a run of prog with its buffers, all but the L1
+// regions of the cores where a kernel runs: noc_watch_core_l1 adds those as
+// the workers set each core up (program_run.cpp), in parallel.
 void build_noc_watch(RunState& rs, const Program& prog, const std::vector<std::shared_ptr<const Buffer>>& bufs);
+// The L1 regions of core `core` (its plan cp, or null for a core the
+// program does not use) for the NOC check, after build_noc_watch.
+void noc_watch_core_l1(RunState& rs, const Program& prog, const CorePlan* cp, uint32_t core);
 // The checks, from a kernel's NOC call (they fail the kernel with the
 // watcher's message): [off, off + size) of core `core`'s L1 (`role`: what
 // the range is to the call, e.g. "destination"; write: the call writes it),

@@ -985,6 +985,30 @@ void test_model_errors(DeviceLayer& layer) {
   prog = layer.compile(p);
   msg = expect_error("invalid_argument", [&] { layer.run(prog, {Buf(a), Val(1)}, false); });
   CHECK(msg.find(": page 1 is past the end of param a's buffer (1 pages)") != std::string::npos);
+  layer.release(prog);
+  // Bank args past the buffer on three cores, which the workers set up in
+  // parallel: no kernel runs, and the error is always the first core's in
+  // grid order, whichever worker set it up; the layer runs on afterwards.
+  p = base();
+  runtime(p.kernels[0], one_core(0, 1), {Bank("bank_id", 0, 3)});
+  runtime(p.kernels[0], one_core(1, 0), {Bank("bank_id", 0, 4)});
+  runtime(p.kernels[0], one_core(1, 1), {Bank("bank_id", 0, 5)});
+  prog = layer.compile(p);
+  setenv("ZYX_EMU_THREADS", "4", 1);
+  for (int i = 0; i < 20; i++) {
+    msg = expect_error("invalid_argument", [&] { layer.run(prog, {Buf(a), Val(1)}, false); });
+    CHECK(msg.find(": page 3 is past the end of param a's buffer (1 pages)") != std::string::npos);
+  }
+  layer.release(prog);
+  p = base();
+  runtime(p.kernels[0], one_core(1, 1), {Bank("bank_id", 0, 0)});
+  prog = layer.compile(p);
+  layer.run(prog, {Buf(a), Val(1)}, false);
+  unsetenv("ZYX_EMU_THREADS");
+  layer.release(prog);
+  p = base();
+  runtime(p.kernels[0], one_core(0, 0), {Bank("bank_id", 0, 1)});
+  prog = layer.compile(p);
   // A value of the wrong kind, and too few args.
   msg = expect_error("invalid_argument", [&] { layer.run(prog, {Val(1), Val(1)}, false); });
   CHECK(msg.find("run.args[0]: param a is a buffer") != std::string::npos);
