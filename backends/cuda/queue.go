@@ -301,7 +301,9 @@ func (d *Device) newEvent(stream int, ctx context.Context, kind, detail string) 
 	}
 	e.dev, e.stream = d, stream
 	e.kind, e.detail = kind, detail
-	e.op = opPool.Get().(*op)
+	if e.op == nil { // a pooled event keeps its op
+		e.op = opPool.Get().(*op)
+	}
 	e.op.ctx = ctx
 	return e
 }
@@ -328,8 +330,10 @@ func (d *Device) recycle(e *event) {
 		}
 	}
 	d.subMu.Unlock()
-	putOp(e.op)
-	*e = event{}
+	// The op stays with the event: the next synchronous launch takes both.
+	o := e.op
+	*o = op{}
+	*e = event{op: o}
 	eventPool.Put(e)
 	pooledEvents.Add(1)
 }
