@@ -719,7 +719,9 @@ void test_moreh_helpers(const std::string& cache) {
 ZYX_TEST(compat, test_moreh_helpers);
 
 // api/compute/quantization.h: a kernel that includes it builds and runs; a
-// quantization call, not emulated, stops the run with an error naming it.
+// quantization call (emulated: compute_api_sfpu_more_tests.cpp) in a kernel
+// configured with a 16-bit DST stops the run, as its int32 results need a
+// 32-bit one.
 void test_quantization_header(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
   for (bool call : {false, true}) {
@@ -729,7 +731,7 @@ void test_quantization_header(const std::string& cache) {
             (call ? "  quant_tile_init(0);\n  quant_tile(0, 1, 0);\n" : "") + "}\n}\n");
     if (call) {
       std::string why = expect_error("run_error", [&] { layer->run(prog, {}, false); });
-      CHECK(why.find("quant_tile_init: int32 quantization is not emulated") != std::string::npos);
+      CHECK(why.find("need a 32-bit DST") != std::string::npos);
     } else {
       layer->run(prog, {}, false);
     }
@@ -739,7 +741,8 @@ void test_quantization_header(const std::string& cache) {
 ZYX_TEST(compat, test_quantization_header);
 
 // api/compute/eltwise_unary/sfpu_int_sum.h: moreh_sum's int32 sums build with
-// tt-metal's signatures; a call, not emulated, stops the run naming it.
+// tt-metal's signatures, and the calls run under the DST protocol (their
+// values: compute_api_sfpu_more_tests.cpp).
 void test_sfpu_int_sum_header(const std::string& cache) {
   auto layer = make_emu_layer("n150", 0, cache);
   for (bool call : {false, true}) {
@@ -748,13 +751,11 @@ void test_sfpu_int_sum_header(const std::string& cache) {
         std::string("#include \"api/compute/eltwise_unary/sfpu_int_sum.h\"\n"
                     "static_assert(std::is_same_v<decltype(&ckernel::sfpu_add_int), void (*)(uint32_t, uint32_t, int32_t)>);\n"
                     "namespace NAMESPACE {\nvoid MAIN {\n") +
-            (call ? "  sfpu_sum_int_init();\n  sfpu_sum_int_col(0);\n  sfpu_add_int(0);\n" : "") + "}\n}\n");
-    if (call) {
-      std::string why = expect_error("run_error", [&] { layer->run(prog, {}, false); });
-      CHECK(why.find("sfpu_sum_int_init: the SFPU int32 sums are not emulated") != std::string::npos);
-    } else {
-      layer->run(prog, {}, false);
-    }
+            (call ? "  tile_regs_acquire();\n  sfpu_sum_int_init();\n  sfpu_sum_int_col(0);\n  sfpu_add_int(0);\n"
+                    "  tile_regs_commit();\n  tile_regs_wait();\n  tile_regs_release();\n"
+                  : "") +
+            "}\n}\n");
+    layer->run(prog, {}, false);
     layer->release(prog);
   }
 }
