@@ -697,19 +697,7 @@ inline vFloat ref_rsqrt_compat(vFloat x) {
   }
   dst_reg[0] = s;  // the card stores the square root and loads it again
   s = dst_reg[0];
-  vFloat m = setexp(setsgn(s, 1), 126), c = 1.442695f, two = 2.0f;
-  vFloat y = c * (m * c + two);
-  for (int i = 1; i < (APPROX ? 2 : 3); i++) y = y * (m * y + two);
-  vInt e = exexp(y) - exexp(s) + 126;
-  v_if (e < 0) {
-    y = 0.0f;
-    e = 0;
-  }
-  v_endif;
-  y = setexp(y, e);
-  v_if (s < 0.0f) { y = -y; }
-  v_endif;
-  return APPROX ? y : round16(y);
+  return ref_recip_compat(s);  // then takes the legacy reciprocal of it
 }
 inline vFloat ref_sigmoid_core(vFloat x) {
   vFloat e = FP32 ? ref_exp_fp32(-x) : ref_exp21(-x);
