@@ -28,7 +28,9 @@ var attrSink *event
 //     cuStreamSynchronize (BenchmarkRawQueuedParam);
 //   - relock: the thread locked and unlocked around each launch;
 //   - alloc: and an event allocated per launch (the garbage collector);
-//   - driver: the backend's Submit without package backends in front;
+//   - direct: the backend's Submit without package backends in front,
+//     its launches issued by the submitting thread (issueAside off);
+//   - driver: the same, its launches issued aside (issuer.go);
 //   - backends: Executable.Submit, as BenchmarkQueuedLaunches.
 func BenchmarkQueuedAttribution(b *testing.B) { queuedAttribution(b, false) }
 
@@ -109,6 +111,11 @@ func queuedAttribution(b *testing.B, quiet bool) {
 		}},
 		{"relock", relocked(false)},
 		{"alloc", relocked(true)},
+		{"direct", func() {
+			issueAside = false
+			defer func() { issueAside = true }()
+			submitAll(func() (driver.Event, error) { return k.Submit(ctx, run) })()
+		}},
 		{"driver", submitAll(func() (driver.Event, error) { return k.Submit(ctx, run) })},
 		{"backends", submitAll(func() (driver.Event, error) { return exe.Submit(ctx, args) })},
 	}

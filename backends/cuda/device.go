@@ -50,12 +50,12 @@ type Device struct {
 	blasOnce sync.Once
 
 	// Submission (queue.go). subMu orders everything put on the streams
-	// and guards the gate, the buffers' last-access events and allEvents.
+	// and guards the gate and the buffers' last-access events.
 	subMu     sync.Mutex
 	gate      eventFIFO // submissions waiting on the host, in order
 	working   bool      // the gate's worker runs
 	workers   sync.WaitGroup
-	allEvents []uintptr // every CUDA event of the pool, destroyed at Close
+	allEvents []uintptr // every CUDA event of the pool, destroyed at Close; under fifoMu
 	// unrecorded is, per stream, the work put on it since its last CUDA
 	// event was recorded (queue.go: recordTailLocked).
 	unrecorded [numStreams][]*event
@@ -74,7 +74,7 @@ type Device struct {
 	reapBatch []*event
 	reapSeen  [numStreams]uint64
 
-	fifoMu     sync.Mutex // guards fifo, freeEvents and reaping
+	fifoMu     sync.Mutex // guards fifo, freeEvents, allEvents and reaping
 	fifo       [numStreams]eventFIFO
 	freeEvents []uintptr
 	reaping    bool
@@ -84,6 +84,18 @@ type Device struct {
 	// Wait (queue.go: reap): the reaper then polls at its fast pace
 	// instead of its idle one. Cleared when the reaper exits.
 	watched atomic.Bool
+
+	// Launches issued aside (issuer.go). Lock order: subMu, issueMu,
+	// ringMu. issueMu is held while launches from the ring go on the
+	// compute stream; ringMu guards the ring and the issuer's state.
+	issueMu      sync.Mutex
+	ringMu       sync.Mutex
+	ring         []asideLaunch
+	ringSpare    []asideLaunch // the issuer's last batch, for reuse
+	issuing      bool          // the issuer's goroutine runs
+	issuerIdle   bool          // it waits on ringKick
+	ringKick     chan struct{}
+	asidePending atomic.Int32 // launches in the ring or being issued
 
 	stopMu   sync.Mutex
 	stopWait context.CancelFunc // interrupts the worker's host-side wait
@@ -389,7 +401,7 @@ func (d *Device) Close() error {
 	if d.blas != nil {
 		d.blas.destroy()
 	}
-	d.subMu.Lock()
+	d.fifoMu.Lock()
 	if healthy {
 		for _, cu := range d.allEvents {
 			drv.call(drv.eventDestroy, cu)
@@ -399,8 +411,6 @@ func (d *Device) Close() error {
 		}
 	}
 	d.allEvents = nil
-	d.subMu.Unlock()
-	d.fifoMu.Lock()
 	d.freeEvents = nil
 	d.fifoMu.Unlock()
 	return drv.check("cuDevicePrimaryCtxRelease_v2", drv.call(drv.primaryCtxRelease, uintptr(d.dev)))

@@ -367,16 +367,26 @@ func (k *kernelExec) issue(s uintptr, e *event, grid [3]uint32, timed bool) erro
 			return d.fail("cuEventRecord", r)
 		}
 	}
-	if err := packSlots(k.params.mem, k.params.addr(0), e.op.vals); err != nil {
+	if err := k.launch(s, e.op.vals, grid); err != nil {
 		return err
-	}
-	if r := drv.cuLaunchKernel(k.fn, grid, k.block, s, k.params.addr(0)); r != cudaSuccess {
-		return d.fail("cuLaunchKernel", r)
 	}
 	if timed {
 		if r := drv.cuEventRecord(k.events[1], s); r != cudaSuccess {
 			return d.fail("cuEventRecord", r)
 		}
+	}
+	return nil
+}
+
+// launch packs vals into the kernel's parameter block and launches it on
+// stream s. The block is the kernel's alone: the submission lock or the
+// issue lock (issuer.go) is held, the context current.
+func (k *kernelExec) launch(s uintptr, vals []uint64, grid [3]uint32) error {
+	if err := packSlots(k.params.mem, k.params.addr(0), vals); err != nil {
+		return err
+	}
+	if r := k.dev.drv.cuLaunchKernel(k.fn, grid, k.block, s, k.params.addr(0)); r != cudaSuccess {
+		return k.dev.fail("cuLaunchKernel", r)
 	}
 	return nil
 }

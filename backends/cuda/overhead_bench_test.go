@@ -18,7 +18,7 @@ import (
 // backend's overhead per launch.
 
 // absDevice is a device whose driver is libc's abs.
-func absDevice(b *testing.B) (*Device, *kernelExec) {
+func absDevice(b testing.TB) (*Device, *kernelExec) {
 	libc, err := purego.Dlopen("libc.so.6", purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
 		b.Skip("libc.so.6:", err)
@@ -78,25 +78,11 @@ func BenchmarkOverheadLaunch(b *testing.B) {
 // calls.
 func BenchmarkOverheadSubmit(b *testing.B) {
 	d, k := absDevice(b)
-	ctx := context.Background()
-	l := &driver.Launch{Grid: [3]uint64{1, 1, 1}}
-	b.Run("backend", func(b *testing.B) {
-		var last driver.Event
-		i := 0
-		for b.Loop() {
-			ev, err := k.Submit(ctx, l)
-			if err != nil {
-				b.Fatal(err)
-			}
-			last = ev
-			if i++; i%1000 == 0 {
-				require.NoError(b, last.Wait(ctx))
-			}
-		}
-		require.NoError(b, last.Wait(ctx))
-		d.closed.Store(true) // the reaper exits
-		d.reapers.Wait()
-		d.closed.Store(false)
+	b.Run("backend", func(b *testing.B) { overheadSubmit(b, d, k) })
+	b.Run("direct", func(b *testing.B) {
+		defer func(v bool) { issueAside = v }(issueAside)
+		issueAside = false
+		overheadSubmit(b, d, k)
 	})
 	b.Run("bare", func(b *testing.B) {
 		for b.Loop() {
@@ -104,4 +90,26 @@ func BenchmarkOverheadSubmit(b *testing.B) {
 			d.drv.cuLaunchKernel(0, [3]uint32{1, 1, 1}, k.block, 0, k.params.addr(0))
 		}
 	})
+}
+
+// overheadSubmit times Submit, waiting every 1,000.
+func overheadSubmit(b *testing.B, d *Device, k *kernelExec) {
+	ctx := context.Background()
+	l := &driver.Launch{Grid: [3]uint64{1, 1, 1}}
+	var last driver.Event
+	i := 0
+	for b.Loop() {
+		ev, err := k.Submit(ctx, l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		last = ev
+		if i++; i%1000 == 0 {
+			require.NoError(b, last.Wait(ctx))
+		}
+	}
+	require.NoError(b, last.Wait(ctx))
+	d.closed.Store(true) // the reaper and the issuer exit
+	d.drainForClose()
+	d.closed.Store(false)
 }

@@ -765,6 +765,11 @@ func (d *Device) submit(e *event) (driver.Event, error) {
 	// on the stream (its syncTail or Wait) may complete and retire e,
 	// clearing its op.
 	syncWait := e.op.waited && e.op.ctx.Done() == nil
+	if d.asideEligible(e) {
+		d.issueAsideLocked(e)
+		d.subMu.Unlock()
+		return e, nil
+	}
 	err := d.enqueueLocked(e)
 	d.subMu.Unlock()
 	if err != nil {
@@ -809,9 +814,7 @@ const syncSpin = 200 * time.Microsecond
 // the two overlap (0.88-1.12x and 0.93-1.12x; bench/run-h200.sh, the raw
 // launch figures), the polled event a little lower on average.
 func (d *Device) waitStream(s int) error {
-	d.subMu.Lock() // takeEvent may make an event (allEvents)
 	cu, err := d.takeEvent()
-	d.subMu.Unlock()
 	if err != nil {
 		return d.fail("cuStreamSynchronize", d.drv.cuStreamSynchronize(d.streams[s]))
 	}
@@ -874,6 +877,7 @@ func (d *Device) enqueueLocked(e *event) error {
 	if r := drv.cuCtxSetCurrent(d.ctx); r != cudaSuccess {
 		return d.fail("cuCtxSetCurrent", r)
 	}
+	d.flushLocked() // after the launches queued before it
 	s := d.streams[e.stream]
 	if err := d.streamWaitsLocked(e, s); err != nil {
 		return err
@@ -954,6 +958,7 @@ func (d *Device) streamWaitsLocked(e *event, s uintptr) error {
 // lost. The submission lock is held, the thread locked and the context
 // current.
 func (d *Device) recordTailLocked(stream int) error {
+	d.flushLocked() // the ring's launches are the stream's tail too
 	batch := d.unrecorded[stream]
 	if len(batch) == 0 {
 		return nil
@@ -1024,7 +1029,8 @@ func (d *Device) untracked(err error) {
 }
 
 // takeEvent is a CUDA event from the device's pool, made when the pool is
-// empty. The submission lock is held and the context current.
+// empty. The submission lock or the issue lock is held and the context
+// current.
 func (d *Device) takeEvent() (uintptr, error) {
 	d.fifoMu.Lock()
 	if n := len(d.freeEvents); n > 0 {
@@ -1038,7 +1044,9 @@ func (d *Device) takeEvent() (uintptr, error) {
 	if r := d.drv.call(d.drv.eventCreate, uintptr(unsafe.Pointer(&cu)), eventDisableTiming); r != cudaSuccess {
 		return 0, d.fail("cuEventCreate", r)
 	}
+	d.fifoMu.Lock()
 	d.allEvents = append(d.allEvents, cu)
+	d.fifoMu.Unlock()
 	return cu, nil
 }
 
@@ -1298,6 +1306,9 @@ func (d *Device) runGated(e *event) {
 		}
 	}
 	if err == nil {
+		d.flushLocked() // the job's stream work follows the launches before it
+	}
+	if err == nil {
 		if err = d.streamWaitsLocked(e, s); err != nil {
 			err = e.failure(err)
 		}
@@ -1393,7 +1404,15 @@ func (d *Device) drainForClose() {
 	for _, e := range gated {
 		e.cancel(closed)
 	}
-	d.workers.Wait()
+	d.ringMu.Lock() // an idle issuer exits now: the device is closed
+	if d.issuerIdle {
+		select {
+		case d.ringKick <- struct{}{}:
+		default:
+		}
+	}
+	d.ringMu.Unlock()
+	d.workers.Wait() // the gate's worker, and the issuer once the ring is empty
 	if d.lost.Load() == nil {
 		runtime.LockOSThread()
 		d.drv.call(d.drv.ctxSetCurrent, d.ctx)
