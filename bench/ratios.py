@@ -64,8 +64,10 @@ def n(native, key, scale=1.0):
 # label, zyx-tt value, native value, unit, higher is better, target (None: info)
 def rows(go, nat):
     return [
-        ("CUDA launch + wait, empty kernel (LaunchEmpty)", g(go, "LaunchEmpty", "ns") and g(go, "LaunchEmpty", "ns") / 1e3, n(nat, "launch_ns", 1e-3), "µs", False, 1.05),
-        ("CUDA queued, 10,000 then one wait, vs native with an event per launch", g(go, "QueuedLaunches", "queued-µs/launch"), n(nat, "queued_event_ns", 1e-3), "µs", False, 1.10),
+        ("CUDA launch + wait, empty kernel, native in the same process (VsNative)", g(go, "VsNative", "zyx-sync-µs"), g(go, "VsNative", "native-sync-µs"), "µs", False, 1.05),
+        ("CUDA queued, 10,000 then one wait, vs native with an event per launch, same process (VsNative)", g(go, "VsNative", "zyx-queued-µs"), g(go, "VsNative", "native-queued-µs"), "µs", False, 1.10),
+        ("CUDA launch + wait, empty kernel (LaunchEmpty; native a separate process, info)", g(go, "LaunchEmpty", "ns") and g(go, "LaunchEmpty", "ns") / 1e3, n(nat, "launch_ns", 1e-3), "µs", False, None),
+        ("CUDA queued, 10,000 then one wait, vs native with an event per launch (a separate process, info)", g(go, "QueuedLaunches", "queued-µs/launch"), n(nat, "queued_event_ns", 1e-3), "µs", False, None),
         ("CUDA queued vs native plain (info)", g(go, "QueuedLaunches", "queued-µs/launch"), n(nat, "queued_ns", 1e-3), "µs", False, None),
         ("CUDA launch + wait in QueuedLaunches (info)", g(go, "QueuedLaunches", "sync-µs/launch"), n(nat, "launch_ns", 1e-3), "µs", False, None),
         ("CUDA raw cuLaunchKernel + cuStreamSynchronize via purego (info)", g(go, "RawLaunchSync", "ns") and g(go, "RawLaunchSync", "ns") / 1e3, n(nat, "launch_ns", 1e-3), "µs", False, None),

@@ -53,6 +53,7 @@ DEBS=$BIN
   log "builds"
   if has cuda && command -v nvcc >/dev/null; then
     nvcc -O2 -arch=sm_90 -o "$NATIVE/launch_native" bench/cuda/launch_native.cu &&
+      nvcc -O2 -arch=sm_90 -shared -Xcompiler -fPIC -o "$NATIVE/liblaunch_native.so" bench/cuda/launch_native.cu &&
       nvcc -O2 -arch=sm_90 -o "$NATIVE/memcpy_native" bench/cuda/memcpy_native.cu && echo "CUDA references built"
   fi
   has vulkan && cc -O2 -I"${VK_INCLUDE:-/usr/include}" -o "$NATIVE/vk_launch_native" bench/gpu/vk_launch_native.c -ldl && echo "Vulkan reference built"
@@ -106,6 +107,9 @@ for r in $(seq 1 "$ROUNDS"); do
         native "$NATIVE/launch_native" 50000 10000 1
         gobench backends/cuda cuda -test.bench '^BenchmarkQueuedLaunches$' -test.benchtime 2x $([ "$i" = 1 ] && prof cuda-queued)
       done
+      # The targets: each launch figure alternated with its native loop in
+      # one process (the native program built as a shared library).
+      ZYX_CUDA_NATIVE_LIB=$NATIVE/liblaunch_native.so gobench backends/cuda cuda -test.bench '^BenchmarkVsNative$' -test.benchtime 7x
       gobench backends/cuda cuda -test.bench '^Benchmark(Raw|LaunchEmptyDriver$)' -test.benchtime 20000x -test.timeout 80s
       gobench backends/cuda cuda -test.bench '^BenchmarkQueuedLaunches(Fast|Slow)Reaper$' -test.benchtime 3x
       gobench backends/cuda cuda -test.bench '1GiBHostPool$' -test.benchtime 10x

@@ -1,0 +1,126 @@
+package cuda
+
+import (
+	"context"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ebitengine/purego"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zyxtt/zyxtt/backends"
+	"github.com/zyxtt/zyxtt/backends/backendtest"
+	"github.com/zyxtt/zyxtt/backends/driver"
+)
+
+// nativeRef is bench/cuda/launch_native.cu built as a shared library
+// (bench/run-h200.sh: nvcc -shared), loaded into the benchmark's process.
+type nativeRef struct {
+	setup    func(n int32) int32
+	launchNs func(iters int32) float64
+	queuedNs func(n, events, param int32) float64
+}
+
+func loadNativeRef(b *testing.B) *nativeRef {
+	path := os.Getenv("ZYX_CUDA_NATIVE_LIB")
+	if path == "" {
+		b.Skip("ZYX_CUDA_NATIVE_LIB is not set: no in-process native reference (bench/run-h200.sh builds bench/cuda/launch_native.cu with nvcc -shared)")
+	}
+	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	require.NoError(b, err, "ZYX_CUDA_NATIVE_LIB")
+	r := &nativeRef{}
+	purego.RegisterLibFunc(&r.setup, lib, "zyx_native_setup")
+	purego.RegisterLibFunc(&r.launchNs, lib, "zyx_native_launch_ns")
+	purego.RegisterLibFunc(&r.queuedNs, lib, "zyx_native_queued_ns")
+	return r
+}
+
+// BenchmarkVsNative alternates the launch benchmarks with their native
+// references in one process, where figures from separate processes
+// differ by up to 10% (where the host puts each process's threads): per
+// iteration, 20,000 launches each waited for (Executable.Launch of an
+// empty kernel against cudaLaunchKernel + cudaStreamSynchronize), then
+// 10,000 queued launches of the one-pointer kernel and one wait
+// (Executable.Submit against cudaLaunchKernel + cudaEventRecord of an
+// event per launch), the side that goes first alternating. It reports
+// each side's median µs per launch and the median of the iterations'
+// ratios. Needs ZYX_CUDA_NATIVE_LIB.
+func BenchmarkVsNative(b *testing.B) {
+	d := gpu(b)
+	ref := loadNativeRef(b)
+	const syncN, queuedN = 20000, 10000
+	require.Zero(b, ref.setup(queuedN), "the native reference's setup")
+	ctx := context.Background()
+	dev := backends.DeviceOf(d)
+	empty, err := dev.Compile(ctx, &driver.Program{
+		Name:     "empty",
+		Grid:     []driver.GwsDim{driver.ConstDim(1)},
+		Variants: []driver.Variant{{Format: driver.FormatCUDA, Code: &driver.SourceVariant{Entry: "empty", Local: [3]uint32{32}, Source: `extern "C" __global__ void empty() {}`}}},
+	})
+	require.NoError(b, err)
+	defer empty.Release()
+	withPtr := mustCompile(b, d, emptyProgram())
+	defer withPtr.Release()
+	args := backendtest.MakeArgs(b, dev.Pool(), []backendtest.Arg{backendtest.BufferArg(4)})
+	for range 1000 {
+		require.NoError(b, empty.Launch(ctx, nil))
+	}
+	zyxSync := func() float64 {
+		start := time.Now()
+		for range syncN {
+			if err := empty.Launch(ctx, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return float64(time.Since(start).Nanoseconds()) / syncN
+	}
+	zyxQueued := func() float64 {
+		start := time.Now()
+		var last driver.Event
+		for range queuedN {
+			ev, err := withPtr.Submit(ctx, args)
+			if err != nil {
+				b.Fatal(err)
+			}
+			last = ev
+		}
+		if err := last.Wait(ctx); err != nil {
+			b.Fatal(err)
+		}
+		return float64(time.Since(start).Nanoseconds()) / queuedN
+	}
+	nativeSync := func() float64 { return ref.launchNs(syncN) }
+	nativeQueued := func() float64 { return ref.queuedNs(queuedN, 1, 1) }
+	var ns [4][]float64 // zyx sync, native sync, zyx queued, native queued
+	var ratios [2][]float64
+	i := 0
+	for b.Loop() {
+		pairs := [2][2]func() float64{{zyxSync, nativeSync}, {zyxQueued, nativeQueued}}
+		for p, pair := range pairs {
+			var v [2]float64
+			for _, side := range []int{i % 2, 1 - i%2} {
+				v[side] = pair[side]()
+				require.Positive(b, v[side], "the native reference failed")
+			}
+			ns[2*p] = append(ns[2*p], v[0])
+			ns[2*p+1] = append(ns[2*p+1], v[1])
+			ratios[p] = append(ratios[p], v[0]/v[1])
+		}
+		i++
+	}
+	names := []string{"zyx-sync", "native-sync", "zyx-queued", "native-queued"}
+	for k, name := range names {
+		b.ReportMetric(median(ns[k])/1e3, name+"-µs")
+	}
+	b.ReportMetric(median(ratios[0]), "sync-ratio")
+	b.ReportMetric(median(ratios[1]), "queued-ratio")
+	b.ReportMetric(0, "ns/op")
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
