@@ -3,9 +3,11 @@ package cuda
 import (
 	"context"
 	"os"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/ebitengine/purego"
 	"github.com/stretchr/testify/require"
@@ -91,6 +93,98 @@ func BenchmarkVsNative(b *testing.B) {
 		}
 		return float64(time.Since(start).Nanoseconds()) / queuedN
 	}
+	// Information: the floor of the bindings (the bare driver calls on a
+	// locked thread) and the backend without package backends in front.
+	k := empty.Driver().(*kernelExec)
+	var ev uintptr
+	require.Equal(b, cudaSuccess, d.drv.call(d.drv.eventCreate, uintptr(unsafe.Pointer(&ev)), eventDisableTiming))
+	defer d.drv.call(d.drv.eventDestroy, ev)
+	bare := func(wait func()) func() float64 {
+		return func() float64 {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			d.drv.cuCtxSetCurrent(d.ctx)
+			start := time.Now()
+			for range syncN {
+				if r := d.drv.cuLaunchKernel(k.fn, [3]uint32{1, 1, 1}, k.block, d.stream, 0); r != cudaSuccess {
+					b.Fatal(d.fail("cuLaunchKernel", r))
+				}
+				wait()
+			}
+			return float64(time.Since(start).Nanoseconds()) / syncN
+		}
+	}
+	infos := []struct {
+		name string
+		run  func() float64
+	}{
+		{"bare-streamsync", bare(func() { d.drv.cuStreamSynchronize(d.stream) })},
+		{"bare-eventspin", bare(func() {
+			d.drv.cuEventRecord(ev, d.stream)
+			for d.drv.cuEventQuery(ev) == cudaErrorNotReady {
+			}
+		})},
+		{"driver-sync", func() float64 {
+			l := &driver.Launch{Grid: [3]uint64{1, 1, 1}}
+			start := time.Now()
+			for range syncN {
+				if err := k.Launch(ctx, l); err != nil {
+					b.Fatal(err)
+				}
+			}
+			return float64(time.Since(start).Nanoseconds()) / syncN
+		}},
+	}
+	kp := withPtr.Driver().(*kernelExec)
+	buf, err := d.pool.bufs.Get("bench", args[0].Buffer)
+	require.NoError(b, err)
+	driverQueued := func() float64 {
+		l := &driver.Launch{Grid: [3]uint64{1, 1, 1}, Args: args}
+		start := time.Now()
+		var last driver.Event
+		for range queuedN {
+			ev, err := kp.Submit(ctx, l)
+			if err != nil {
+				b.Fatal(err)
+			}
+			last = ev
+		}
+		if err := last.Wait(ctx); err != nil {
+			b.Fatal(err)
+		}
+		return float64(time.Since(start).Nanoseconds()) / queuedN
+	}
+	queuedInfo := []struct {
+		name string
+		run  func() float64
+	}{
+		{"bare-queued", func() float64 {
+			// What the issuer does per launch: the parameter block packed,
+			// the launch, and an event recorded every recordEvery.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			d.drv.cuCtxSetCurrent(d.ctx)
+			start := time.Now()
+			for i := range queuedN {
+				if err := kp.launch(d.stream, []uint64{buf.ptr}, [3]uint32{1, 1, 1}); err != nil {
+					b.Fatal(err)
+				}
+				if i%recordEvery == recordEvery-1 {
+					d.drv.cuEventRecord(ev, d.stream)
+				}
+			}
+			d.drv.cuStreamSynchronize(d.stream)
+			return float64(time.Since(start).Nanoseconds()) / queuedN
+		}},
+		{"driver-queued", driverQueued},
+		{"direct-queued", func() float64 {
+			issueAside = false
+			defer func() { issueAside = true }()
+			return driverQueued()
+		}},
+	}
+	infos = append(infos, queuedInfo...)
+	infoNs := make([][]float64, len(infos))
 	nativeSync := func() float64 { return ref.launchNs(syncN) }
 	nativeQueued := func() float64 { return ref.queuedNs(queuedN, 1, 1) }
 	var ns [4][]float64 // zyx sync, native sync, zyx queued, native queued
@@ -108,7 +202,13 @@ func BenchmarkVsNative(b *testing.B) {
 			ns[2*p+1] = append(ns[2*p+1], v[1])
 			ratios[p] = append(ratios[p], v[0]/v[1])
 		}
+		for j, info := range infos {
+			infoNs[j] = append(infoNs[j], info.run())
+		}
 		i++
+	}
+	for j, info := range infos {
+		b.ReportMetric(median(infoNs[j])/1e3, info.name+"-µs")
 	}
 	names := []string{"zyx-sync", "native-sync", "zyx-queued", "native-queued"}
 	for k, name := range names {
