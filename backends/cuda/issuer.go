@@ -235,29 +235,10 @@ func (d *Device) issueOne(s uintptr, a *asideLaunch) {
 	}
 }
 
-// recordAside records a CUDA event on stream after batch, the work since
-// its last one, as recordTailLocked does for the work that the submitter
-// issued. A failure loses the device. issueMu is held.
+// recordAside records a CUDA event after batch (recordAfter), unless the
+// device is lost: the reaper then fails its work. issueMu is held.
 func (d *Device) recordAside(stream int, batch []*event) {
-	last := batch[len(batch)-1]
-	if last.state.Load() == evDone && last.Err() == nil || d.lost.Load() != nil {
-		// It has all ended (a wait saw the stream idle), or a lost device's
-		// work is failed by the reaper: no event needed.
-		return
-	}
-	cu, err := d.takeEvent()
-	if err == nil {
-		if r := d.drv.cuEventRecord(cu, d.streams[stream]); r != cudaSuccess {
-			d.putEvent(cu)
-			err = d.fail("cuEventRecord", r)
-		}
-	}
-	if err != nil {
-		d.untracked(err)
-		return
-	}
-	batch[len(batch)-1].ownsCU = true
-	for _, e := range batch {
-		e.cu.Store(cu)
+	if d.lost.Load() == nil {
+		_ = d.recordAfter(stream, batch)
 	}
 }

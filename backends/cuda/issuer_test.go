@@ -22,6 +22,7 @@ type launchLog struct {
 	seen []uint64
 	tids []int         // the thread of each launch
 	slow time.Duration // each launch's cost, so that the ring fills
+	fail uint64        // a launch with this value is refused (non-zero)
 }
 
 var testLaunches launchLog
@@ -33,10 +34,13 @@ var fakeLaunch = purego.NewCallback(func(fn, gx, gy, gz, bx, by, bz, shmem, stre
 	testLaunches.mu.Lock()
 	testLaunches.seen = append(testLaunches.seen, v)
 	testLaunches.tids = append(testLaunches.tids, unix.Gettid())
-	slow := testLaunches.slow
+	slow, fail := testLaunches.slow, testLaunches.fail
 	testLaunches.mu.Unlock()
 	if slow > 0 {
 		time.Sleep(slow)
+	}
+	if fail != 0 && v == fail {
+		return 1 // CUDA_ERROR_INVALID_VALUE: not sticky
 	}
 	return 0
 })
@@ -129,4 +133,37 @@ func TestAsideLaunchesKeepSubmissionOrder(t *testing.T) {
 			d.ringMu.Unlock()
 		})
 	}
+}
+
+// TestAsideLaunchRefusedFailsItsEvent: a queued launch that the driver
+// refuses on the issuer fails its own event, names the call, and leaves
+// the launches around it and the device working.
+func TestAsideLaunchRefusedFailsItsEvent(t *testing.T) {
+	d, k := absDevice(t)
+	d.drv.launchKernel = fakeLaunch
+	k.prog.Params = []driver.Param{{Kind: driver.Variable, DType: driver.U32}}
+	var err error
+	k.params, err = newCBlock(paramBlockSize(1))
+	require.NoError(t, err)
+	testLaunches = launchLog{slow: 10 * time.Microsecond, fail: 7}
+	ctx := context.Background()
+	var events []driver.Event
+	for i := range uint64(300) {
+		ev, err := k.Submit(ctx, scalarLaunch(i))
+		require.NoError(t, err, "the refusal is the event's, not Submit's")
+		events = append(events, ev)
+	}
+	require.NoError(t, events[len(events)-1].Wait(ctx))
+	for i, ev := range events {
+		err := ev.Wait(ctx)
+		if i == 7 {
+			require.ErrorContains(t, err, "cuLaunchKernel")
+			continue
+		}
+		require.NoError(t, err, "launch %d", i)
+	}
+	require.NoError(t, d.usable("launch"), "a refusal that is not sticky keeps the device")
+	require.NoError(t, k.Launch(ctx, scalarLaunch(1000)))
+	d.closed.Store(true)
+	d.drainForClose()
 }

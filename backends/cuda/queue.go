@@ -963,10 +963,22 @@ func (d *Device) recordTailLocked(stream int) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	if batch[len(batch)-1].state.Load() == evDone {
-		// It has all ended (a wait saw the stream idle): no event needed.
-		clear(batch)
-		d.unrecorded[stream] = batch[:0]
+	if err := d.recordAfter(stream, batch); err != nil {
+		return err
+	}
+	clear(batch)
+	d.unrecorded[stream] = batch[:0]
+	return nil
+}
+
+// recordAfter records a CUDA event on stream after batch, the work put on
+// it since its last one, and gives it to batch's events; none is needed
+// when the last of them has ended well (a wait saw the stream idle). A
+// failure leaves the device unable to tell when its work ends: it is then
+// lost. The thread is locked and the context current; the submission lock
+// or the issue lock is held.
+func (d *Device) recordAfter(stream int, batch []*event) error {
+	if last := batch[len(batch)-1]; last.state.Load() == evDone && last.Err() == nil {
 		return nil
 	}
 	cu, err := d.takeEvent()
@@ -984,8 +996,6 @@ func (d *Device) recordTailLocked(stream int) error {
 	for _, e := range batch {
 		e.cu.Store(cu)
 	}
-	clear(batch)
-	d.unrecorded[stream] = batch[:0]
 	return nil
 }
 
