@@ -224,3 +224,104 @@ func median(xs []float64) float64 {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// BenchmarkSyncAttribution splits a synchronous launch's cost in one
+// process: 20,000 launches of an empty kernel per step, the steps run in
+// turn each iteration and reported as medians, µs per launch:
+//   - bare: cuLaunchKernel, cuEventRecord and a cuEventQuery spin on one
+//     locked thread with the context current (waitStream's calls);
+//   - ctx: and cuCtxSetCurrent per launch, as enqueueLocked does;
+//   - relock: and the thread locked and unlocked per launch;
+//   - pooled: and the CUDA event taken from and given back to the device's
+//     pool per launch (waitStream);
+//   - driver: the backend's Launch without package backends in front;
+//   - backends: Executable.Launch.
+func BenchmarkSyncAttribution(b *testing.B) {
+	d := gpu(b)
+	ctx := context.Background()
+	dev := backends.DeviceOf(d)
+	exe, err := dev.Compile(ctx, &driver.Program{
+		Name:     "empty",
+		Grid:     []driver.GwsDim{driver.ConstDim(1)},
+		Variants: []driver.Variant{{Format: driver.FormatCUDA, Code: &driver.SourceVariant{Entry: "empty", Local: [3]uint32{32}, Source: `extern "C" __global__ void empty() {}`}}},
+	})
+	require.NoError(b, err)
+	defer exe.Release()
+	k := exe.Driver().(*kernelExec)
+	const n = 20000
+	for range 1000 {
+		require.NoError(b, exe.Launch(ctx, nil))
+	}
+	var ev uintptr
+	require.Equal(b, cudaSuccess, d.drv.call(d.drv.eventCreate, uintptr(unsafe.Pointer(&ev)), eventDisableTiming))
+	defer d.drv.call(d.drv.eventDestroy, ev)
+	one := func(setCtx, pooled bool) {
+		if setCtx {
+			d.drv.cuCtxSetCurrent(d.ctx)
+		}
+		d.drv.cuLaunchKernel(k.fn, [3]uint32{1, 1, 1}, k.block, d.stream, 0)
+		e := ev
+		if pooled {
+			e, _ = d.takeEvent()
+			defer d.putEvent(e)
+		}
+		d.drv.cuEventRecord(e, d.stream)
+		for d.drv.cuEventQuery(e) == cudaErrorNotReady {
+		}
+	}
+	locked := func(setCtx, pooled bool) func() {
+		return func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			d.drv.cuCtxSetCurrent(d.ctx)
+			for range n {
+				one(setCtx, pooled)
+			}
+		}
+	}
+	relocked := func(pooled bool) func() {
+		return func() {
+			for range n {
+				runtime.LockOSThread()
+				one(true, pooled)
+				runtime.UnlockOSThread()
+			}
+		}
+	}
+	l := &driver.Launch{Grid: [3]uint64{1, 1, 1}}
+	steps := []struct {
+		name string
+		do   func()
+	}{
+		{"bare", locked(false, false)},
+		{"ctx", locked(true, false)},
+		{"relock", relocked(false)},
+		{"pooled", relocked(true)},
+		{"driver", func() {
+			for range n {
+				if err := k.Launch(ctx, l); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}},
+		{"backends", func() {
+			for range n {
+				if err := exe.Launch(ctx, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}},
+	}
+	times := make([][]float64, len(steps))
+	for b.Loop() {
+		for i, s := range steps {
+			start := time.Now()
+			s.do()
+			times[i] = append(times[i], float64(time.Since(start).Nanoseconds())/1e3/n)
+		}
+	}
+	for i, s := range steps {
+		b.ReportMetric(median(times[i]), s.name+"-µs/launch")
+	}
+	b.ReportMetric(0, "ns/op")
+}
