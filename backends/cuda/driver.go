@@ -101,6 +101,7 @@ type driverAPI struct {
 
 	init, driverGetVersion, deviceGetCount, deviceGet, deviceGetName, deviceGetAttribute  uintptr
 	deviceTotalMem, primaryCtxRetain, primaryCtxRelease, ctxSetCurrent, deviceGetPCIBusID uintptr
+	ctxGetCurrent                                                                         uintptr
 	memAlloc, memFree, memGetInfo, memcpyHtoD, memcpyDtoH, memcpyHtoDAsync                uintptr
 	memcpyDtoHAsync, memcpyDtoDAsync, memcpyPeerAsync, memHostRegister, memHostUnregister uintptr
 	streamCreate, streamSynchronize, streamDestroy, streamWaitEvent, streamQuery          uintptr
@@ -126,6 +127,7 @@ func (d *driverAPI) symbols() []dl.Symbol {
 		{Addr: &d.primaryCtxRetain, Name: "cuDevicePrimaryCtxRetain"},
 		{Addr: &d.primaryCtxRelease, Name: "cuDevicePrimaryCtxRelease_v2"},
 		{Addr: &d.ctxSetCurrent, Name: "cuCtxSetCurrent"},
+		{Addr: &d.ctxGetCurrent, Name: "cuCtxGetCurrent"},
 		{Addr: &d.memAlloc, Name: "cuMemAlloc_v2"},
 		{Addr: &d.memFree, Name: "cuMemFree_v2"},
 		{Addr: &d.memGetInfo, Name: "cuMemGetInfo_v2"},
@@ -257,6 +259,13 @@ func (d *driverAPI) callPtr(fn uintptr, p *int32) cuResult {
 
 func (d *driverAPI) cuCtxSetCurrent(ctx uintptr) cuResult {
 	return cuResult(int32(dl.Call1(d.ctxSetCurrent, ctx)))
+}
+
+// cuCtxGetCurrent is the context current on the calling thread (0: none).
+func (d *driverAPI) cuCtxGetCurrent() (uintptr, cuResult) {
+	var ctx uintptr
+	r := cuResult(int32(dl.Call1(d.ctxGetCurrent, uintptr(unsafe.Pointer(&ctx)))))
+	return ctx, r
 }
 
 func (d *driverAPI) cuEventQuery(ev uintptr) cuResult {

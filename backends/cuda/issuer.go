@@ -205,9 +205,11 @@ func (d *Device) issueRing() bool {
 	}
 	s := d.streams[streamCompute]
 	for i := range batch {
-		d.issueOne(s, &batch[i])
-		d.asidePending.Add(-1)
+		d.issueOne(s, &batch[i], i%tailEvery == tailEvery-1 || i == len(batch)-1)
 	}
+	// Once per batch: the count shares its cache line with what the
+	// submitter writes on every push.
+	d.asidePending.Add(-int32(len(batch)))
 	clear(batch)
 	d.ringMu.Lock()
 	if d.ringSpare == nil {
@@ -217,11 +219,17 @@ func (d *Device) issueRing() bool {
 	return true
 }
 
-// issueOne puts a on stream s, then records the CUDA event it carries.
-// A launch the driver refuses fails its event (a refusal that loses the
+// tailEvery is how often the issuer advances the stream's tailSeq within a
+// batch (and at its end): a waiter that finds its launch past tailSeq
+// issues the ring itself, which is correct but waits for the batch.
+const tailEvery = 16
+
+// issueOne puts a on stream s, then records the CUDA event it carries;
+// tail says it advances the stream's tailSeq to a (a waiter reads it). A
+// launch the driver refuses fails its event (a refusal that loses the
 // context loses the device, and the reaper fails the rest); on a lost
 // device nothing is issued.
-func (d *Device) issueOne(s uintptr, a *asideLaunch) {
+func (d *Device) issueOne(s uintptr, a *asideLaunch, tail bool) {
 	e := a.e
 	if d.lost.Load() != nil {
 		return // the reaper fails it
@@ -229,7 +237,9 @@ func (d *Device) issueOne(s uintptr, a *asideLaunch) {
 	if err := a.k.launch(s, a.vals(), a.grid); err != nil {
 		e.finishWith(e.failure(err))
 	}
-	d.tailSeq[e.stream].Store(e.seq)
+	if tail || a.record != nil {
+		d.tailSeq[e.stream].Store(e.seq)
+	}
 	if a.record != nil {
 		d.recordAside(e.stream, a.record)
 	}

@@ -235,6 +235,8 @@ func median(xs []float64) float64 {
 //   - pooled: and the CUDA event taken from and given back to the device's
 //     pool per launch (waitStream);
 //   - driver: the backend's Launch without package backends in front;
+//   - driver-setctx: the same, cuCtxSetCurrent made without asking for
+//     the current context first (checkCurrent off);
 //   - backends: Executable.Launch.
 func BenchmarkSyncAttribution(b *testing.B) {
 	d := gpu(b)
@@ -298,6 +300,15 @@ func BenchmarkSyncAttribution(b *testing.B) {
 		{"relock", relocked(false)},
 		{"pooled", relocked(true)},
 		{"driver", func() {
+			for range n {
+				if err := k.Launch(ctx, l); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}},
+		{"driver-setctx", func() {
+			checkCurrent = false
+			defer func() { checkCurrent = true }()
 			for range n {
 				if err := k.Launch(ctx, l); err != nil {
 					b.Fatal(err)

@@ -38,6 +38,7 @@ func absDevice(b testing.TB) (*Device, *kernelExec) {
 		*s.Addr = abs
 	}
 	drv.eventCreate = clear0
+	drv.ctxGetCurrent = clear0 // no context: makeCurrent sets it
 	d := &Device{drv: drv, name: "cuda:abs"}
 	d.pool = newPool(d)
 	p := &driver.Program{Name: "empty", Grid: []driver.GwsDim{driver.ConstDim(1)}}
