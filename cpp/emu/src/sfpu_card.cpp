@@ -491,8 +491,10 @@ bool sfpu_card_op(uint32_t op, const SfpuCardMode& m) {
     case ZYX_SU_EXP2: case ZYX_SU_GELU: case ZYX_SU_SOFTPLUS: case ZYX_SU_SOFTPLUS_INP_F32: return m.hw_numerics;
     case ZYX_SU_EXPM1: return approx || m.hw_numerics;
     case ZYX_SU_LOG_WITH_BASE: return m.hw_numerics && !(m.fp32_dest && m.blackhole);
-    // erf's and erfc's rational functions divide by the reciprocal
-    case ZYX_SU_ERF: return (approx || m.hw_numerics) && !m.blackhole;
+    // erf's and erfc's rational functions divide by the reciprocal; erf's
+    // <true> is its default form (one Newton step), so it follows the
+    // numerics as default forms do
+    case ZYX_SU_ERF: return m.hw_numerics && !m.blackhole;
     case ZYX_SU_ERFC: return m.hw_numerics && !m.blackhole;
     // the approximate derivative has no reciprocal
     case ZYX_SU_GELU_DERIVATIVE: return approx || (m.hw_numerics && !m.blackhole);
