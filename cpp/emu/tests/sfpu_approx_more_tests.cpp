@@ -806,6 +806,38 @@ void test_gelu(DeviceLayer& layer) {
 }
 ZYX_TEST(gelu, test_gelu);
 
+// ---- Blackhole ----
+
+// On Blackhole (the same tt-metal sources; the SFPU model stays Wormhole's)
+// the calls without a reciprocal compute as the card: gelu<false>, the
+// approximate derivative, exp2, expm1. Those that divide by the Newton
+// reciprocal (erf, erfc, the default derivative; log_with_base on a 32-bit
+// DST), which Blackhole's tt-llk computes with SFPARECIP, keep the exact
+// function.
+void test_blackhole(DeviceLayer& layer) {
+  const Pairs card = {{"gelu_tile_init<false>(); gelu_tile<false>(DST)", "gelu_face"},
+                      {"gelu_derivative_tile_init<true>(); gelu_derivative_tile<true>(DST)", "gelu_d_approx_face"},
+                      {"exp2_tile_init(); exp2_tile(DST)", "exp2_face"},
+                      {"expm1_tile_init(); expm1_tile(DST)", "expm1_face"}};
+  const Pairs exact = {{"erf_tile_init(); erf_tile(DST)", "erf_face"},
+                       {"erfc_tile_init(); erfc_tile(DST)", "erfc_face"},
+                       {"gelu_derivative_tile_init(); gelu_derivative_tile(DST)", "gelu_d_face"}};
+  auto x = inputs(50, -8, 4, true, edge_words({2.78125f, -3.0f}));
+  auto out = run_pairs(layer, card, x, true);
+  for (int k = 0; k < 4; k++)
+    for (int e = 0; e < 1024; e++)
+      check_word(tile(out, 2 * k)[e], tile(out, 2 * k + 1)[e], "blackhole " + card[k].second + " " + std::to_string(e));
+  auto ex = run_pairs(layer, exact, x, true);
+  check_exact(x, tile(ex, 0), [](double v) { return std::erf(v); }, "blackhole erf");
+  check_exact(x, tile(ex, 2), [](double v) { return std::erfc(v); }, "blackhole erfc");
+  for (int e = 0; e < 1024; e++) {
+    const double v = bits_float(x[e]);
+    const double d = 0.5 * std::erfc(-v / std::sqrt(2.0)) + v * std::exp(-0.5 * v * v) / std::sqrt(2 * M_PI);
+    if (std::isfinite(v)) CHECK(std::fabs(bits_float(ex[4096 + e]) - d) <= 1e-6);
+  }
+}
+ZYX_TEST_ON(gelu, test_blackhole, "p150a");
+
 }  // namespace
 
 int main(int argc, char** argv) { return group_main(argc, argv, "sfpu_approx_more_"); }

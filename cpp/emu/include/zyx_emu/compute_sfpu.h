@@ -209,7 +209,9 @@ ALWI void log_with_base_tile(uint32_t idst, uint32_t base_scale) {
 template <bool fast_and_approx = false>
 ALWI void gelu_derivative_tile_init() {}
 template <bool fast_and_approx = false>
-ALWI void gelu_derivative_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_GELU_DERIVATIVE, idst, fast_and_approx ? 1u : 0u); }
+ALWI void gelu_derivative_tile(uint32_t idst) {
+  zyx_emu_c::su(ZYX_SU_GELU_DERIVATIVE, idst, fast_and_approx ? 1u : 0u);
+}
 // ttnn's unary programs define INP_FLOAT32 for a Float32 input; erf and
 // softplus then use their fp32 fits, as tt-metal's headers do.
 #ifdef INP_FLOAT32
