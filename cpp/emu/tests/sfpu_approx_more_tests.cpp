@@ -12,9 +12,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <functional>
+#include <map>
+#include <sstream>
 
 #include "compute_harness.hpp"
+#include "sfpu_card.hpp"
+#include "zyx_emu/sfpu_ops.h"
 
 using namespace zyx;
 using namespace zyx_test;
@@ -837,6 +842,41 @@ void test_blackhole(DeviceLayer& layer) {
   }
 }
 ZYX_TEST_ON(gelu, test_blackhole, "p150a");
+
+// ---- ttsim's FMA ----
+
+// The lane functions (src/sfpu_card.cpp) against words the same algorithms
+// gave with ttsim's Wormhole SFPU FMA as every SFPMAD
+// (data/ttsim_sfpu_more_vectors.txt, which says how they were made).
+void test_ttsim_vectors(const std::string&) {
+  const std::map<std::string, uint32_t> ops = {
+      {"exp2", ZYX_SU_EXP2},          {"expm1", ZYX_SU_EXPM1},
+      {"log_with_base", ZYX_SU_LOG_WITH_BASE}, {"erf", ZYX_SU_ERF},
+      {"erfc", ZYX_SU_ERFC},          {"softplus", ZYX_SU_SOFTPLUS},
+      {"softplus_inp_f32", ZYX_SU_SOFTPLUS_INP_F32}, {"gelu", ZYX_SU_GELU},
+      {"gelu_derivative", ZYX_SU_GELU_DERIVATIVE}};
+  std::ifstream in(ZYX_TTSIM_SFPU_VECTORS);
+  CHECK(in.good());
+  std::string line;
+  int words = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ls(line);
+    std::string name;
+    int fp32 = 0;
+    uint32_t x = 0, want = 0;
+    zyx::emu::SfpuCardMode m;
+    ls >> name >> fp32 >> std::hex >> m.p0 >> m.p1 >> m.p2 >> x >> want;
+    CHECK(!ls.fail() && ops.count(name));
+    m.fp32_dest = fp32;
+    CHECK(zyx::emu::sfpu_card_op(ops.at(name), m));
+    check_word(zyx::emu::sfpu_card_word(ops.at(name), x, m), want, line);
+    words++;
+  }
+  std::printf("%d words from ttsim's FMA\n", words);
+  CHECK(words > 1000);
+}
+ZYX_TEST(ttsim, test_ttsim_vectors);
 
 }  // namespace
 
