@@ -218,7 +218,7 @@ void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_
   mode.fp32_dest = k == DstKind::F32;
   mode.blackhole = core().run->board->arch == "blackhole";
   mode.hw_numerics = core().hw_numerics;
-  mode.p0 = p0, mode.p1 = p1;
+  mode.p0 = p0, mode.p1 = p1, mode.p2 = p2;
   mode.exp_scale = cs.exp_approx_scale;
   const bool card = k != DstKind::F16 && sfpu_card_op(op, mode);
   if (op == ZYX_SU_ALT_COMPLEX_ROTATE90) {

@@ -231,7 +231,8 @@ bool activation(uint32_t op, const UnaryArgs& u, double& y) {
     case ZYX_SU_HARDSHRINK: y = std::fabs(x) > a ? x : 0; break;
     case ZYX_SU_SOFTSHRINK: y = x > a ? x - a : x < -a ? x + a : 0; break;
     case ZYX_SU_SOFTSIGN: y = x / (1 + std::fabs(x)); break;
-    case ZYX_SU_SOFTPLUS: y = softplus(x, a, pf(p2)); break;  // (beta, 1/beta, threshold)
+    // (beta, 1/beta, threshold); the second form is ttnn's INP_FLOAT32 build
+    case ZYX_SU_SOFTPLUS: case ZYX_SU_SOFTPLUS_INP_F32: y = softplus(x, a, pf(p2)); break;
     case ZYX_SU_MISH: y = x * std::tanh(softplus(x, 1, 20)); break;
     case ZYX_SU_HARDMISH: y = 0.5 * x * std::min(2.0, std::max(0.0, x + 2)); break;
     case ZYX_SU_TANHSHRINK: y = x - std::tanh(x); break;

@@ -14,13 +14,14 @@ namespace zyx::emu {
 constexpr uint32_t kSfpuApprox = 1;  // APPROX (math_approx_mode)
 constexpr uint32_t kSfpuLegacy = 2;  // legacy_compat
 constexpr uint32_t kSfpuFast = 4;    // FAST_APPROX
+constexpr uint32_t kSfpuInpF32 = 8;  // ttnn's INP_FLOAT32 define (erf's degree-16 fit)
 
 // What an operation's card algorithm depends on besides its input.
 struct SfpuCardMode {
   bool fp32_dest = false;  // DST_ACCUM_MODE: 32-bit DST
   bool blackhole = false;
   bool hw_numerics = true;  // false: ZYX_EMU_NUMERICS=exact
-  uint32_t p0 = 0, p1 = 0;  // the op's params (flags, clamping, scale)
+  uint32_t p0 = 0, p1 = 0, p2 = 0;  // the op's params (flags, clamping, scale, softplus's three)
   uint32_t exp_scale = 0x3f800000u;  // exp_tile_init's scale (fp32 bits)
 };
 

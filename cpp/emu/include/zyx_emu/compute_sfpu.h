@@ -50,7 +50,6 @@ ZYX_EMU_SFPU0(hardmish, HARDMISH)
 ZYX_EMU_SFPU0(tanhshrink, TANHSHRINK)
 ZYX_EMU_SFPU0(logsigmoid, LOGSIGMOID)
 ZYX_EMU_SFPU0(tanh_derivative, TANH_DERIVATIVE)
-ZYX_EMU_SFPU0(gelu_derivative, GELU_DERIVATIVE)
 ZYX_EMU_SFPU0(swish, SWISH)
 ZYX_EMU_SFPU0(sin, SIN)
 ZYX_EMU_SFPU0(cos, COS)
@@ -103,7 +102,6 @@ ALWI void ema_tile(uint32_t input_dst_index) { ZYX_API.compute_special(ZYX_CS_EM
 ALWI void tiled_prod_tile_init() {}
 ALWI void tiled_prod_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_TILED_PROD, idst); }
 ZYX_EMU_SFPU0(bitwise_not, BITWISE_NOT)
-ZYX_EMU_SFPU1(log_with_base, LOG_WITH_BASE)
 ZYX_EMU_SFPU1(relu_max, RELU_MAX)
 ZYX_EMU_SFPU1(relu_min, RELU_MIN)
 ZYX_EMU_SFPU1(leaky_relu, LEAKY_RELU)
@@ -196,10 +194,31 @@ ALWI void exp_packthread_tile(uint32_t idst, int vector_mode = static_cast<int>(
   (void)vector_mode;
   PACK((zyx_emu_c::su(ZYX_SU_EXP_PACK, idst, scale_en ? 0x10000u | scale : 0u, approx ? 1u : 0u)));
 }
-template <auto... P>
+template <bool approx = false>
 ALWI void expm1_tile_init() {}
-template <auto... P>
-ALWI void expm1_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_EXPM1, idst); }
+template <bool approx = false>
+ALWI void expm1_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_EXPM1, idst, approx ? 1u : 0u); }
+// log_with_base_tile: the natural log times base_scale (fp32 bits of 1 / ln
+// base); p1 says FAST_APPROX (4), as log_tile's p0.
+template <bool fast_and_approx = false>
+ALWI void log_with_base_tile_init() {}
+template <bool fast_and_approx = false>
+ALWI void log_with_base_tile(uint32_t idst, uint32_t base_scale) {
+  zyx_emu_c::su(ZYX_SU_LOG_WITH_BASE, idst, base_scale, fast_and_approx ? 4u : 0u);
+}
+template <bool fast_and_approx = false>
+ALWI void gelu_derivative_tile_init() {}
+template <bool fast_and_approx = false>
+ALWI void gelu_derivative_tile(uint32_t idst) {
+  zyx_emu_c::su(ZYX_SU_GELU_DERIVATIVE, idst, fast_and_approx ? 1u : 0u);
+}
+// ttnn's unary programs define INP_FLOAT32 for a Float32 input; erf and
+// softplus then use their fp32 fits, as tt-metal's headers do.
+#ifdef INP_FLOAT32
+constexpr bool zyx_emu_inp_float32 = true;
+#else
+constexpr bool zyx_emu_inp_float32 = false;
+#endif
 // sigmoid_tile<VectorMode, fast_and_approx>
 template <bool fast_and_approx = false>
 ALWI void sigmoid_tile_init() {}
@@ -242,10 +261,13 @@ template <bool FAST_APPROX = false, auto... P>
 ALWI void sqrt_tile(uint32_t idst, int = 0) {
   zyx_emu_c::su(ZYX_SU_SQRT, idst, (APPROX ? 1u : 0u) | (FAST_APPROX ? 4u : 0u));
 }
-template <bool approx = false>
+template <bool fast_and_approx = true>
 ALWI void erf_tile_init() {}
-template <bool approx = false>
-ALWI void erf_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_ERF, idst); }
+// p0: 1 fast_and_approx (one Newton step for the reciprocal), 8 INP_FLOAT32
+template <bool fast_and_approx = true>
+ALWI void erf_tile(uint32_t idst) {
+  zyx_emu_c::su(ZYX_SU_ERF, idst, (fast_and_approx ? 1u : 0u) | (zyx_emu_inp_float32 ? 8u : 0u));
+}
 template <bool approx = false>
 ALWI void erfc_tile_init() {}
 template <bool approx = false>
@@ -309,7 +331,8 @@ ALWI void logical_not_tile(uint32_t idst) {
 ALWI void stochastic_round_tile(uint32_t idst) { zyx_emu_c::su(ZYX_SU_STOCHASTIC_ROUND, idst); }
 ALWI void softplus_tile_init() {}
 ALWI void softplus_tile(uint32_t idst, uint32_t beta, uint32_t beta_reciprocal, uint32_t threshold) {
-  zyx_emu_c::su(ZYX_SU_SOFTPLUS, idst, beta, beta_reciprocal, threshold);
+  zyx_emu_c::su(zyx_emu_inp_float32 ? ZYX_SU_SOFTPLUS_INP_F32 : ZYX_SU_SOFTPLUS, idst, beta, beta_reciprocal,
+                threshold);
 }
 ALWI void dropout_tile_init(uint32_t seed) { zyx_emu_c::su(ZYX_SU_RAND, 0xffffffffu, seed); }
 ALWI void dropout_kernel_init(uint32_t seed = 0) { zyx_emu_c::su(ZYX_SU_RAND, 0xffffffffu, seed); }
