@@ -428,9 +428,11 @@ void api_binary_reuse(uint32_t op, uint32_t reuse, uint32_t cb, uint32_t t, uint
   uint32_t* d = dst_tile(dst);
   DstKind dk = core().dst_kind[dst];
   if (hw_path(cb_of(cb).format) && (dk == DstKind::F32 || dk == DstKind::BF16)) {
-    // DST moves to SrcA (DEST_TO_SRCA) or SrcB, the CB tile to the other.
+    // DST moves to SrcA (DEST_TO_SRCA) or SrcB, the CB tile to the other;
+    // both registers hold the CB tile's format.
     alignas(64) uint32_t x[1024], c[1024];
-    for (int i = 0; i < 1024; i++) x[i] = hw::dst_to_src(d[i]);
+    const bool tf32 = cb_of(cb).format == Format::Float32 && core().fp32_dest_acc;
+    for (int i = 0; i < 1024; i++) x[i] = hw::dst_to_src(d[i], tf32);
     unpack_src(cb, t, c, "binary_dest_reuse_tiles");
     if (reuse == 2) hw_binary(op, c, x, d, false);
     else hw_binary(op, x, c, d, false);

@@ -186,8 +186,9 @@ void reduce(uint32_t op, uint32_t dim, uint32_t cb, uint32_t scb, uint32_t t, ui
     alignas(64) uint32_t a[1024], s[1024];
     unpack_src(cb, t, a, "reduce_tile");
     unpack_src(scb, ts, s, "reduce_tile (scaler)");
-    if (op == ZYX_RED_MAX) hw_reduce_max(dim, a, s, cb_of(cb).format == Format::Float32 && c.fp32_dest_acc, dst);
-    else hw_reduce(dim, a, s[0], dst, 4);
+    const bool tf32_src = cb_of(cb).format == Format::Float32 && c.fp32_dest_acc;
+    if (op == ZYX_RED_MAX) hw_reduce_max(dim, a, s, tf32_src, dst);
+    else hw_reduce(dim, a, s[0], tf32_src, dst, 4);
     return;
   }
   alignas(64) float a[1024], s[1024];

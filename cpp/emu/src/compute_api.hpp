@@ -211,7 +211,7 @@ void hw_binary(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d, b
 // DST[dst] += in0 * in1 (source values, face order).
 void hw_matmul(uint32_t dst, const uint32_t* in0, const uint32_t* in1);
 // Sum reduction of source values a with a scaler into DST[dst].
-void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, uint32_t dst, uint32_t num_faces);
+void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, bool tf32_src, uint32_t dst, uint32_t num_faces);
 // Max reduction (GMPOOL) of source values a, with the scaler tile's source
 // values, into DST[dst]; tf32_src when SrcA holds TF32 (a Float32 tile with
 // a 32-bit DST).

@@ -105,8 +105,11 @@ inline uint32_t src_to_dst(uint32_t src, const Config& c) {
   if ((src & 0x7f800000u) == 0) return 0;
   return c.fp32_dest ? src : (src & 0xffff0000u);
 }
-// MOVD2A/MOVD2B (binary_dest_reuse): a DST word into a source register.
-inline uint32_t dst_to_src(uint32_t d) { return d & 0xffffe000u; }
+// MOVD2A/MOVD2B (binary_dest_reuse, the reductions' trips through SrcB): a
+// DST word into a source register. The register's format decides: TF32 (a
+// Float32 operand with a 32-bit DST) keeps 19 bits, every other float format
+// the top 16 (bf16); no rounding, and exponents 0 and 255 pass as they are.
+inline uint32_t dst_to_src(uint32_t d, bool tf32) { return d & (tf32 ? 0xffffe000u : 0xffff0000u); }
 
 // ---- Pack: DST to tile elements ----
 

@@ -87,9 +87,10 @@ void hw_matmul(uint32_t dst, const uint32_t* in0, const uint32_t* in1) {
 // tt-llk's GAPOOLs compute it: the input in SrcA, the scaler in SrcB, a dot
 // product of 16 elements per face, face by face, every fidelity phase of
 // one face before the next. REDUCE_SCALAR pools the four faces into one row
-// of 16 column sums, moves it through SrcB (TF32) into a column of SrcA and
-// pools that against the scaler again.
-void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, uint32_t dst, uint32_t num_faces) {
+// of 16 column sums, moves it through SrcB (MOVD2B: 19 bits when SrcA holds
+// TF32, else 16) into a column of SrcA and pools that against the scaler
+// again.
+void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, bool tf32_src, uint32_t dst, uint32_t num_faces) {
   auto& cs = core();
   uint32_t* d = dst_tile(dst);
   if (!(cs.dst_written & (1u << dst))) std::memset(d, 0, 4096);
@@ -113,7 +114,7 @@ void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, uint32_t dst, u
     for (int f = 0; f < 4; f++)
       for (int col = 0; col < 16; col++)
         for (int p = 0; p < np; p++) v[col] = hw::mvmul_phase(in + f * 256 + col, 16, s, 1, v[col], p, c);
-    for (int i = 0; i < 16; i++) v[i] = hw::dst_to_src(v[i]);
+    for (int i = 0; i < 16; i++) v[i] = hw::dst_to_src(v[i], tf32_src);
     for (int p = 0; p < np; p++) d[0] = hw::mvmul_phase(v, 1, s, 1, d[0], p, c);
   }
   mark(dst, c.fp32_dest ? DstKind::F32 : DstKind::BF16);
@@ -140,9 +141,6 @@ void hw_reduce_max(uint32_t dim, const uint32_t* a, const uint32_t* scaler, bool
   if (fresh) std::memset(d, 0, 4096);
   const hw::Config c = hw_config();
   auto clear_rows = [&](int face, int first, int count) { std::memset(d + face * 256 + first * 16, 0, count * 64); };
-  // MOVD2B keeps 19 bits of a 32-bit DST word when the source registers
-  // hold TF32, else 16.
-  const uint32_t to_srcb = tf32_src ? 0xffffe000u : 0xffff0000u;
   if (dim == ZYX_RED_COL) {
     for (int col = 0; col < 32; col++) {
       uint32_t m = fresh ? hw::kPoolEmpty : d[fidx(0, col)];
@@ -163,7 +161,7 @@ void hw_reduce_max(uint32_t dim, const uint32_t* a, const uint32_t* scaler, bool
       }
       clear_rows(2 * h, 1, 3);
       for (int r = 0; r < 16; r++) {
-        const uint32_t v = hw::elwadd(0, row[r] & to_srcb, false, 0, false, c);
+        const uint32_t v = hw::elwadd(0, hw::dst_to_src(row[r], tf32_src), false, 0, false, c);
         row[r] = v;
         row[r * 16] = v;
       }
@@ -173,7 +171,7 @@ void hw_reduce_max(uint32_t dim, const uint32_t* a, const uint32_t* scaler, bool
     for (int col = 0; col < 16; col++) {
       v[col] = hw::kPoolEmpty;
       for (int f = 0; f < 4; f++) v[col] = hw::gmpool(a + f * 256 + col, 16, scaler + f * 256, v[col], tf32_src, c);
-      v[col] &= to_srcb;
+      v[col] = hw::dst_to_src(v[col], tf32_src);
     }
     d[0] = hw::gmpool(v, 1, scaler + 3 * 256, fresh ? hw::kPoolEmpty : d[0], tf32_src, c);
     clear_rows(0, 1, 7);
