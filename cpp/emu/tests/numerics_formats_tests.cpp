@@ -1,0 +1,269 @@
+// The FPU model (src/numerics.hpp) on the data formats added after the first
+// model: Float16 operands (the 5-bit-exponent datapath, hw::Config::fp16)
+// and the packer's conversions from an fp16 DST. Expected words come from
+// words worked out by hand and from a reference written here from the
+// documented datapath (the Tensix ISA documentation's ELWADD/ELWMUL and
+// Dst pages, the packer's format conversion tables, ttsim's description of
+// the accumulator), as integer arithmetic on the significands rather than
+// the model's code: an fp16 value is (1 + m / 1024) * 2^(e - 15) for e > 0,
+// exponent 0 is zero to the FPU, exponent 31 is a normal, and a 16-bit DST
+// rounds half away from zero to 11 significant bits and saturates at
+// exponent 31 with every mantissa bit set.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "numerics.hpp"
+
+using namespace zyx::emu::hw;
+
+namespace {
+
+int failures = 0;
+
+void expect(uint32_t got, uint32_t want, const char* what, int line) {
+  if (got == want) return;
+  std::fprintf(stderr, "numerics_formats_tests.cpp:%d: %s: got 0x%08x, want 0x%08x\n", line, what, got, want);
+  failures++;
+}
+#define EXPECT(got, want) expect(static_cast<uint32_t>(got), static_cast<uint32_t>(want), #got, __LINE__)
+
+uint32_t f2u(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+constexpr Config kF16{false, true, true};      // fp16 operands, 16-bit DST, Wormhole
+constexpr Config kF16Fp32{true, true, true};   // fp16 operands, 32-bit DST
+
+// ---- The reference ----
+
+// An 11-bit-significand result S * 2^(scale) (S >= 0 an integer) with sign
+// `neg`, as a 16-bit fp16 DST holds it: rounded half away from zero to 11
+// significant bits; +0 below the normal range, saturated above it.
+uint16_t ref_round_f16(uint32_t neg, uint64_t s, int scale) {
+  if (s == 0) return 0;
+  int lead = 63 - __builtin_clzll(s);
+  if (lead > 10) {
+    const int r = lead - 10;
+    s = (s + (uint64_t(1) << (r - 1))) >> r;
+    scale += r;
+    if (s == 2048) s = 1024, scale++;
+  } else {
+    s <<= 10 - lead;
+    scale -= 10 - lead;
+  }
+  const int e = scale + 10 + 15;  // the value is (s / 1024) * 2^(e - 15)
+  if (e <= 0) return 0;
+  if (e >= 32) return static_cast<uint16_t>((neg << 15) | 0x7fff);
+  return static_cast<uint16_t>((neg << 15) | (e << 10) | (s & 0x3ff));
+}
+
+// ELWADD of fp16 a and b into a cleared 16-bit DST: the smaller magnitude's
+// significand is aligned to the larger's exponent rounding half up (bits
+// beyond 11 are lost), then the sum is rounded as above.
+uint16_t ref_add_f16(uint16_t a, uint16_t b) {
+  if (!(a & 0x7c00)) a = 0;
+  if (!(b & 0x7c00)) b = 0;
+  if ((a & 0x7fff) < (b & 0x7fff)) std::swap(a, b);
+  const int ea = (a >> 10) & 31, eb = (b >> 10) & 31;
+  const int64_t ma = a ? (a & 0x3ff) | 0x400 : 0;
+  int64_t mb = b ? (b & 0x3ff) | 0x400 : 0;
+  const int d = ea - eb;
+  if (d > 0) mb = d < 12 ? (mb + (int64_t(1) << (d - 1))) >> d : 0;
+  const int64_t s = ((a ^ b) & 0x8000) ? ma - mb : ma + mb;
+  return ref_round_f16(a >> 15, uint64_t(s), ea - 25);
+}
+
+// ELWMUL at LoFi into a cleared 16-bit DST: the top 5 bits of a's
+// significand times the top 7 of b's, rounded as above.
+uint16_t ref_mul_lofi_f16(uint16_t a, uint16_t b) {
+  const int ea = (a >> 10) & 31, eb = (b >> 10) & 31;
+  if (!ea || !eb || ea + eb - 15 <= 0) return 0;
+  const uint64_t p = uint64_t(((a & 0x3ff) | 0x400) >> 6) * (((b & 0x3ff) | 0x400) >> 4);
+  return ref_round_f16(((a ^ b) >> 15) & 1, p, ea + eb - 40);
+}
+
+uint32_t word(uint16_t h) { return src_from_f16(h); }
+
+// ---- Tests ----
+
+void test_layout() {
+  EXPECT(src_from_f16(0x3c00), 0x07800000);  // 1.0: exponent 15 in the f32 field's low bits
+  EXPECT(src_from_f16(0xfbff), 0x8f7fe000);  // -65504
+  for (uint32_t h = 0; h < 0x10000; h++) EXPECT(f16_bits(src_from_f16(uint16_t(h))), h);
+  // The DST value conversions are exact for every fp16 normal, both ways.
+  for (uint32_t h = 0x0400; h < 0x8000; h++) {
+    const uint32_t w = src_from_f16(uint16_t(h));
+    const float v = std::ldexp(1.0f + (h & 0x3ff) / 1024.0f, int(h >> 10) - 15);
+    EXPECT(f16_word_to_f32(w), f2u(v));
+    EXPECT(f32_to_f16_word(f16_word_to_f32(w)), w);
+  }
+  EXPECT(f16_word_to_f32(src_from_f16(0x0001)), 0);       // exponent 0 is zero
+  EXPECT(f32_to_f16_word(f2u(1e-6f)), 0);                  // below 2^-14: +0
+  EXPECT(f32_to_f16_word(f2u(-1e6f)), 0x8fffe000);  // saturated: exponent 31, all mantissa bits
+  EXPECT(f32_to_f16_word(f2u(1.0f + 0x1p-12f)), 0x07800000);  // bits below fp16's dropped
+}
+
+void test_add_hand() {
+  EXPECT(f16_bits(elwadd(word(0x3c00), word(0x3c00), false, 0, false, kF16)), 0x4000);  // 1 + 1
+  EXPECT(f16_bits(elwadd(word(0x3c00), word(0x3c00), true, 0, false, kF16)), 0x0000);   // 1 - 1 = +0
+  // 1 + 2^-11: the aligned addend keeps half a unit, the sum rounds away: 1 + 2^-10.
+  EXPECT(f16_bits(elwadd(word(0x3c00), word(0x1000), false, 0, false, kF16)), 0x3c01);
+  // 1 + 2^-12: below half a unit after alignment (rounded half up at 11 bits: 0).
+  EXPECT(f16_bits(elwadd(word(0x3c00), word(0x0c00), false, 0, false, kF16)), 0x3c00);
+  // A denormal operand (exponent 0) is zero.
+  EXPECT(f16_bits(elwadd(word(0x3c00), word(0x03ff), false, 0, false, kF16)), 0x3c00);
+  // 65504 + 65504 = 131008 is a normal (exponent 31); twice that saturates.
+  EXPECT(f16_bits(elwadd(word(0x7bff), word(0x7bff), false, 0, false, kF16)), 0x7fff);
+  EXPECT(f16_bits(elwadd(word(0x7fff), word(0x7fff), false, 0, false, kF16)), 0x7fff);
+  EXPECT(f16_bits(elwadd(word(0xfbff), word(0xffff), false, 0, false, kF16)), 0xffff);
+  // A sum below 2^-14 is +0: 2^-13 * (1.5 - 1.25) = 2^-15.
+  EXPECT(f16_bits(elwadd(word(0x0a00), word(0x0900), true, 0, false, kF16)), 0x0000);
+  // Into a 32-bit DST the sum is rebiased to f32's exponent, exact.
+  EXPECT(elwadd(word(0x3c00), word(0x3c00), false, 0, false, kF16Fp32), f2u(2.0f));
+  EXPECT(elwadd(word(0x7bff), word(0x7bff), false, 0, false, kF16Fp32), f2u(131008.0f));
+  EXPECT(elwadd(word(0x3c01), word(0x8000), false, 0, false, kF16Fp32), f2u(1.0f + 0x1p-10f));
+  // acc_to_dest: DST (1.5, fp16 word) plus 1 + 1.
+  EXPECT(f16_bits(elwadd(word(0x3c00), word(0x3c00), false, word(0x3e00), true, kF16)), 0x4300);
+}
+
+void test_add_reference() {
+  std::mt19937 rng(11);
+  static const uint16_t special[] = {0x0000, 0x8000, 0x0001, 0x83ff, 0x0400, 0x8400, 0x3c00, 0xbc00,
+                                     0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7fff, 0xffff, 0x3c01, 0x1000};
+  for (int n = 0; n < 400000; n++) {
+    uint16_t a = static_cast<uint16_t>(rng()), b = static_cast<uint16_t>(rng());
+    if (n % 4 == 1) b = static_cast<uint16_t>((b & 0x83ff) | (a & 0x7c00));  // equal exponents: cancellation
+    if (n % 4 == 2) a = special[rng() % 16];
+    if (n % 8 == 3) b = special[rng() % 16];
+    const uint16_t got = f16_bits(elwadd(word(a), word(b), false, 0, false, kF16));
+    const uint16_t want = ref_add_f16(a, b);
+    if (got != want) {
+      std::fprintf(stderr, "fp16 add 0x%04x + 0x%04x: got 0x%04x, want 0x%04x\n", a, b, got, want);
+      if (++failures > 20) return;
+    }
+  }
+}
+
+void test_mul_lofi_reference() {
+  std::mt19937 rng(12);
+  for (int n = 0; n < 400000; n++) {
+    const uint16_t a = static_cast<uint16_t>(rng()), b = static_cast<uint16_t>(rng());
+    const uint16_t got = f16_bits(elwmul(word(a), word(b), Fidelity::LoFi, kF16));
+    const uint16_t want = ref_mul_lofi_f16(a, b);
+    if (got != want) {
+      std::fprintf(stderr, "fp16 LoFi mul 0x%04x * 0x%04x: got 0x%04x, want 0x%04x\n", a, b, got, want);
+      if (++failures > 20) return;
+    }
+  }
+}
+
+// HiFi4 into a 32-bit DST: the four phases cover SrcA's top ten significand
+// bits (its last bit is in no slice) and all eleven of SrcB's, and every
+// partial sum fits f32's 24 bits, so the result is the exact product of a
+// (last bit cleared) and b.
+void test_mul_hifi4_fp32_exact() {
+  std::mt19937 rng(13);
+  for (int n = 0; n < 200000; n++) {
+    const uint16_t a = static_cast<uint16_t>(rng() | 0x0400), b = static_cast<uint16_t>(rng() | 0x0400);
+    const int ea = (a >> 10) & 31, eb = (b >> 10) & 31;
+    const double ma = ((a & 0x3ff) | 0x400) & ~1, mb = (b & 0x3ff) | 0x400;
+    const double v = std::ldexp(ma * mb, ea + eb - 50) * (((a ^ b) & 0x8000) ? -1 : 1);
+    const uint32_t got = elwmul(word(a), word(b), Fidelity::HiFi4, kF16Fp32);
+    if (got != f2u(static_cast<float>(v))) {
+      std::fprintf(stderr, "fp16 HiFi4 mul 0x%04x * 0x%04x into fp32 DST: got 0x%08x, want 0x%08x\n", a, b, got,
+                   f2u(static_cast<float>(v)));
+      if (++failures > 20) return;
+    }
+  }
+  // The last bit of SrcA's significand is in no slice: (1 + 2^-10) * 1 = 1.
+  EXPECT(elwmul(word(0x3c01), word(0x3c00), Fidelity::HiFi4, kF16Fp32), f2u(1.0f));
+  EXPECT(elwmul(word(0x3c00), word(0x3c01), Fidelity::HiFi4, kF16Fp32), f2u(1.0f + 0x1p-10f));
+}
+
+void test_mul_hand() {
+  // 1.5 * 1.5 = 2.25 exactly at LoFi (both slices hold the significands).
+  EXPECT(f16_bits(elwmul(word(0x3e00), word(0x3e00), Fidelity::LoFi, kF16)), 0x4080);
+  // 2^-8 * 2^-8 = 2^-16: below fp16's normal range, +0.
+  EXPECT(f16_bits(elwmul(word(0x1c00), word(0x1c00), Fidelity::HiFi4, kF16)), 0x0000);
+  // 256 * 512 = 2^17: saturated.
+  EXPECT(f16_bits(elwmul(word(0x5c00), word(0x6000), Fidelity::HiFi4, kF16)), 0x7fff);
+  // Into a 32-bit DST the product is rebiased: 256 * 512 = 131072 exactly.
+  EXPECT(elwmul(word(0x5c00), word(0x6000), Fidelity::HiFi4, kF16Fp32), f2u(131072.0f));
+  // A zero product stands at exponent 97 (2^-30) of a 32-bit DST: ELWMUL's
+  // accumulation aligns a DST word below it to it, losing its low bits.
+  const uint32_t tiny = (90u << 23) | 0x7fu;  // 2^-37 * (1 + 127 * 2^-23)
+  EXPECT(elwmul_phase(0, word(0x3c00), tiny, 0, kF16Fp32), (90u << 23) | 0x80u);
+  EXPECT(elwmul_phase(0, word(0x3c00), 0x0d800000u, 0, kF16Fp32), 0u);  // 2^-100: gone
+  EXPECT(elwmul_phase(0, word(0x3c00), f2u(1.0f), 0, kF16Fp32), f2u(1.0f));
+  // With bf16 operands a zero product stands at 0 and DST is kept.
+  EXPECT(elwmul_phase(0, 0x3f800000u, tiny, 0, Config{true, true}), tiny);
+}
+
+void test_mvmul_hand() {
+  uint32_t a[16], b[16];
+  for (int i = 0; i < 16; i++) a[i] = word(0x3c00), b[i] = word(0x3c00);
+  // Sixteen products of 1 in one phase: 16 in fp16.
+  EXPECT(f16_bits(mvmul_phase(a, 1, b, 1, 0, 0, kF16)), 0x4c00);
+  EXPECT(mvmul_phase(a, 1, b, 1, 0, 0, kF16Fp32), f2u(16.0f));
+  // Half of them -1: the groups cancel to exactly 0.
+  for (int i = 8; i < 16; i++) b[i] = word(0xbc00);
+  EXPECT(mvmul_phase(a, 1, b, 1, 0, 0, kF16), 0u);
+  // One product of 1.5 * 1.5 among zeros, into DST 1.0: 3.25.
+  for (int i = 0; i < 16; i++) a[i] = 0, b[i] = word(0x3e00);
+  a[5] = word(0x3e00);
+  EXPECT(f16_bits(mvmul_phase(a, 1, b, 1, word(0x3c00), 0, kF16)), 0x4280);
+  // Every product zero into a 32-bit DST: the groups stand at 2^-30, so a
+  // DST word far below is lost, as in ELWMUL.
+  a[5] = 0;
+  EXPECT(mvmul_phase(a, 1, b, 1, 0x0d800000u, 0, kF16Fp32), 0u);
+  EXPECT(mvmul_phase(a, 1, b, 1, f2u(3.0f), 0, kF16Fp32), f2u(3.0f));
+}
+
+void test_copy_and_pack() {
+  EXPECT(src_to_dst(word(0x3c01), kF16), word(0x3c01));  // fp16 kept whole in a 16-bit DST
+  EXPECT(src_to_dst(word(0x0200), kF16), 0u);             // a denormal flushes
+  EXPECT(src_to_dst(word(0x8000), kF16), 0u);             // -0 becomes +0
+  // Float16 out: as it is; exponent 0 (denormals, -0) to +0.
+  EXPECT(pack_f16(word(0xfbff)), 0xfbff);
+  EXPECT(pack_f16(word(0x7fff)), 0x7fff);
+  EXPECT(pack_f16(word(0x83ff)), 0x0000);
+  EXPECT(pack_f16(word(0x8000)), 0x0000);
+  // Float32 out: rebiased, exact.
+  for (uint32_t h = 0x0400; h < 0x8000; h += 7) {
+    EXPECT(pack_f32_from_f16(word(uint16_t(h))), f2u(std::ldexp(1.0f + (h & 0x3ff) / 1024.0f, int(h >> 10) - 15)));
+    EXPECT(pack_f32_from_f16(word(uint16_t(h | 0x8000))),
+           f2u(-std::ldexp(1.0f + (h & 0x3ff) / 1024.0f, int(h >> 10) - 15)));
+  }
+  EXPECT(pack_f32_from_f16(word(0x7fff)), f2u(131008.0f));
+  EXPECT(pack_f32_from_f16(word(0x0001)), 0u);
+  // Float16_b out: rebiased, the low three mantissa bits truncated (no rounding).
+  EXPECT(pack_bf16_from_f16(word(0x3c07)), 0x3f80);
+  EXPECT(pack_bf16_from_f16(word(0x3fff)), 0x3fff);
+  EXPECT(pack_bf16_from_f16(word(0xc3ff)), 0xc07f);
+  EXPECT(pack_bf16_from_f16(word(0x7fff)), 0x47ff);
+  EXPECT(pack_bf16_from_f16(word(0x8001)), 0x0000);
+}
+
+}  // namespace
+
+int main() {
+  test_layout();
+  test_add_hand();
+  test_add_reference();
+  test_mul_lofi_reference();
+  test_mul_hifi4_fp32_exact();
+  test_mul_hand();
+  test_mvmul_hand();
+  test_copy_and_pack();
+  if (failures) {
+    std::fprintf(stderr, "%d failures\n", failures);
+    return 1;
+  }
+  std::printf("numerics formats: all passed\n");
+  return 0;
+}
