@@ -1,6 +1,6 @@
 // The FPU calls with the card's numerics (the default; ZYX_EMU_NUMERICS=exact
-// keeps f32 arithmetic): tiles of Float32, Float16_b, Bfp8_b and Bfp4_b
-// enter the source registers as the unpacker converts them, go through the
+// keeps f32 arithmetic): tiles of Float32, Float16_b, Bfp8_b and Bfp4_b (and
+// Float16 into a 16-bit DST) enter the source registers as the unpacker converts them, go through the
 // bit-level FPU model (numerics.hpp) element by element in the order
 // tt-llk issues the instructions, and leave DST through the packer's
 // conversions. The api_compute*.cpp calls use these when hw_path() says so.
@@ -13,12 +13,25 @@ namespace zyx::emu {
 
 namespace compute {
 
-hw::Config hw_config() {
+hw::Config hw_config(bool fp16) {
   hw::Config c;
   c.fp32_dest = core().fp32_dest_acc;
   c.wormhole = core().run->board->arch != "blackhole";
+  c.fp16 = fp16;
   return c;
 }
+
+namespace {
+// An fp16 DST tile keeps f32 values (kind F16); the model works on its
+// 5-bit-exponent words.
+void dst_to_f16_words(uint32_t* d) {
+  for (int i = 0; i < 1024; i++) d[i] = hw::f32_to_f16_word(d[i]);
+}
+void dst_from_f16_words(uint32_t* d) {
+  for (int i = 0; i < 1024; i++) d[i] = hw::f16_word_to_f32(d[i]);
+}
+DstKind dst_kind_of(const hw::Config& c) { return c.fp32_dest ? DstKind::F32 : c.fp16 ? DstKind::F16 : DstKind::BF16; }
+}  // namespace
 
 ZYX_HOT void unpack_src(uint32_t cb, uint32_t tile, uint32_t* out, const char* op) {
   const uint8_t* src = front_tile(cb, tile, op);
@@ -35,6 +48,11 @@ ZYX_HOT void unpack_src(uint32_t cb, uint32_t tile, uint32_t* out, const char* o
       for (int i = 0; i < 1024; i++) out[i] = uint32_t(s[i]) << 16;
       return;
     }
+    case Format::Float16: {
+      const uint16_t* s = reinterpret_cast<const uint16_t*>(src);
+      for (int i = 0; i < 1024; i++) out[i] = hw::src_from_f16(s[i]);
+      return;
+    }
     case Format::Bfp8_b:
       for (int k = 0; k < 1024; k++) out[k] = uint32_t(hw::bfp8_to_bf16(src[64 + k], src[k / 16])) << 16;
       return;
@@ -49,13 +67,14 @@ ZYX_HOT void unpack_src(uint32_t cb, uint32_t tile, uint32_t* out, const char* o
   }
 }
 
-ZYX_HOT void hw_copy(const uint32_t* src, uint32_t* d) {
-  const hw::Config c = hw_config();
+ZYX_HOT void hw_copy(const uint32_t* src, uint32_t* d, bool fp16) {
+  const hw::Config c = hw_config(fp16);
   for (int i = 0; i < 1024; i++) d[i] = hw::src_to_dst(src[i], c);
+  if (fp16) dst_from_f16_words(d);
 }
 
-void hw_binary(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d, bool acc) {
-  const hw::Config c = hw_config();
+namespace {
+void binary_words(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d, bool acc, const hw::Config& c) {
   if (op == ZYX_BIN_MUL) {
     const auto f = static_cast<hw::Fidelity>(core().math_fidelity);
     if (!acc) return hw::elwmul_tile(a, b, d, 1024, f, c);
@@ -70,17 +89,27 @@ void hw_binary(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d, b
   if (!acc) return hw::elwadd_tile(a, b, d, 1024, sub, c);
   for (int i = 0; i < 1024; i++) d[i] = hw::elwadd(a[i], b[i], sub, d[i], acc, c);
 }
+}  // namespace
+
+void hw_binary(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d, bool acc, bool fp16) {
+  const hw::Config c = hw_config(fp16);
+  if (fp16 && acc) dst_to_f16_words(d);
+  binary_words(op, a, b, d, acc, c);
+  if (fp16) dst_from_f16_words(d);
+}
 
 // DST[dst] += in0 * in1 as tt-llk's matmul runs it: in0 in SrcB, in1 in
 // SrcA; for every fidelity phase, each output element takes the MVMUL of k
 // 0-15 and then of k 16-31.
-void hw_matmul(uint32_t dst, const uint32_t* in0, const uint32_t* in1) {
+void hw_matmul(uint32_t dst, const uint32_t* in0, const uint32_t* in1, bool fp16) {
   auto& cs = core();
   uint32_t* d = dst_tile(dst);
   if (!(cs.dst_written & (1u << dst))) std::memset(d, 0, 4096);
-  const hw::Config c = hw_config();
+  const hw::Config c = hw_config(fp16);
+  if (fp16) dst_to_f16_words(d);
   hw::matmul_tile(in0, in1, d, static_cast<hw::Fidelity>(cs.math_fidelity), c);
-  mark(dst, c.fp32_dest ? DstKind::F32 : DstKind::BF16);
+  if (fp16) dst_from_f16_words(d);
+  mark(dst, dst_kind_of(c));
 }
 
 // Sum reduction (REDUCE_ROW, REDUCE_COL, REDUCE_SCALAR) into DST as
@@ -90,11 +119,13 @@ void hw_matmul(uint32_t dst, const uint32_t* in0, const uint32_t* in1) {
 // of 16 column sums, moves it through SrcB (MOVD2B: 19 bits when SrcA holds
 // TF32, else 16) into a column of SrcA and pools that against the scaler
 // again.
-void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, bool tf32_src, uint32_t dst, uint32_t num_faces) {
+void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, bool tf32_src, bool fp16, uint32_t dst,
+               uint32_t num_faces) {
   auto& cs = core();
   uint32_t* d = dst_tile(dst);
   if (!(cs.dst_written & (1u << dst))) std::memset(d, 0, 4096);
-  const hw::Config c = hw_config();
+  const hw::Config c = hw_config(fp16);
+  if (fp16) dst_to_f16_words(d);
   const int np = hw::phases(static_cast<hw::Fidelity>(cs.math_fidelity));
   uint32_t in[1024];
   for (int i = 0; i < 1024; i++) in[i] = uint32_t(i >> 8) < num_faces ? a[i] : 0;
@@ -114,10 +145,13 @@ void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, bool tf32_src, 
     for (int f = 0; f < 4; f++)
       for (int col = 0; col < 16; col++)
         for (int p = 0; p < np; p++) v[col] = hw::mvmul_phase(in + f * 256 + col, 16, s, 1, v[col], p, c);
-    for (int i = 0; i < 16; i++) v[i] = hw::dst_to_src(v[i], tf32_src);
+    // MOVD2B passes an fp16 DST word through whole.
+    if (!fp16)
+      for (int i = 0; i < 16; i++) v[i] = hw::dst_to_src(v[i], tf32_src);
     for (int p = 0; p < np; p++) d[0] = hw::mvmul_phase(v, 1, s, 1, d[0], p, c);
   }
-  mark(dst, c.fp32_dest ? DstKind::F32 : DstKind::BF16);
+  if (fp16) dst_from_f16_words(d);
+  mark(dst, dst_kind_of(c));
 }
 
 // Max reduction into DST as tt-llk's GMPOOLs compute it: the input face in
@@ -179,7 +213,33 @@ void hw_reduce_max(uint32_t dim, const uint32_t* a, const uint32_t* scaler, bool
   mark(dst, c.fp32_dest ? DstKind::F32 : DstKind::BF16);
 }
 
+namespace {
+// An fp16 DST tile (f32 values) packed to Float16, Float32 or Float16_b,
+// through the packer's fp16 intermediate; ReLU and L1 accumulation on it are
+// not modelled (false).
+bool pack_from_f16(const uint32_t* d, uint8_t* out, Format f) {
+  const ComputeState& cs = cstate();
+  if ((cs.relu & 0xf) || cs.l1_acc) return false;
+  uint16_t* o16 = reinterpret_cast<uint16_t*>(out);
+  switch (f) {
+    case Format::Float16:
+      for (int i = 0; i < 1024; i++) o16[i] = hw::pack_f16(hw::f32_to_f16_word(d[i]));
+      return true;
+    case Format::Float16_b:
+      for (int i = 0; i < 1024; i++) o16[i] = hw::pack_bf16_from_f16(hw::f32_to_f16_word(d[i]));
+      return true;
+    case Format::Float32: {
+      uint32_t* o = reinterpret_cast<uint32_t*>(out);
+      for (int i = 0; i < 1024; i++) o[i] = hw::pack_f32_from_f16(hw::f32_to_f16_word(d[i]));
+      return true;
+    }
+    default: return false;
+  }
+}
+}  // namespace
+
 ZYX_HOT bool hw_pack(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
+  if (kind == DstKind::F16) return pack_from_f16(d, out, f);
   if (kind != DstKind::F32 && kind != DstKind::BF16) return false;
   const bool fp32 = kind == DstKind::F32;
   const ComputeState& cs = cstate();

@@ -9,14 +9,21 @@
 // exponent 0 is zero to the FPU, exponent 31 is a normal, and a 16-bit DST
 // rounds half away from zero to 11 significant bits and saturates at
 // exponent 31 with every mantissa bit set.
+// Group `model`: the model alone. Group `hw`: every FPU call on Float16
+// tiles with a 16-bit DST through the compute API, packed to Float16,
+// Float32 and Float16_b, word for word against the model's words.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <random>
 
+#include "compute_harness.hpp"
 #include "numerics.hpp"
 
+using namespace zyx;
+using namespace zyx_test;
+using namespace zyx_ctest;
 using namespace zyx::emu::hw;
 
 namespace {
@@ -249,9 +256,8 @@ void test_copy_and_pack() {
   EXPECT(pack_bf16_from_f16(word(0x8001)), 0x0000);
 }
 
-}  // namespace
-
-int main() {
+void test_model(DeviceLayer&) {
+  failures = 0;
   test_layout();
   test_add_hand();
   test_add_reference();
@@ -260,10 +266,171 @@ int main() {
   test_mul_hand();
   test_mvmul_hand();
   test_copy_and_pack();
-  if (failures) {
-    std::fprintf(stderr, "%d failures\n", failures);
-    return 1;
-  }
-  std::printf("numerics formats: all passed\n");
-  return 0;
+  if (failures) throw Failure(std::to_string(failures) + " model words differ (listed above)");
 }
+ZYX_TEST(model, test_model);
+
+// ---- Group hw: Float16 tiles through the compute API ----
+
+// The FPU call of each op on the front tiles of cbs 0 (A) and 1 (B), DST 0
+// packed (copy_op with no copy first).
+const std::string kF16Cases = op_switch(
+    "case 0: add_tiles_init(0, 1); add_tiles(0, 1, 0, 0, 0); break;"
+    "case 1: sub_tiles_init(0, 1); sub_tiles(0, 1, 0, 0, 0); break;"
+    "case 2: mul_tiles_init(0, 1); mul_tiles(0, 1, 0, 0, 0); break;"
+    "case 3: add_tiles_bcast<BroadcastType::ROW>(0, 1, 0, 0, 0); break;"
+    "case 4: mul_tiles_bcast<BroadcastType::COL>(0, 1, 0, 0, 0); break;"
+    "case 5: mm_init(0, 1, 16); matmul_tiles(0, 1, 0, 0, 0); break;"
+    "case 6: reduce_tile<PoolType::SUM, ReduceDim::REDUCE_ROW>(0, 1, 0, 0, 0); break;"
+    "case 7: reduce_tile<PoolType::SUM, ReduceDim::REDUCE_COL>(0, 1, 0, 0, 0); break;"
+    "case 8: reduce_tile<PoolType::SUM, ReduceDim::REDUCE_SCALAR>(0, 1, 0, 0, 0); break;"
+    "case 9: copy_tile_to_dst_init_short(0); copy_tile(0, 0, 0); break;"
+    "case 10: transpose_wh_init(0, 16); transpose_wh_tile(0, 0, 0); break;");
+const char* kF16OpNames[] = {"add", "sub", "mul", "add bcast row", "mul bcast col", "matmul",
+                             "reduce row", "reduce col", "reduce scalar", "copy", "transpose"};
+constexpr uint32_t kF16Ops = 11;
+
+// fp16 words: mostly normals near 1, some with exponents far apart, and the
+// edge cases (zeros of both signs, denormals, exponent 31, the IEEE
+// infinity and NaN patterns, which the card takes as normals).
+std::vector<uint16_t> f16_words(uint32_t seed) {
+  static const uint16_t special[] = {0x0000, 0x8000, 0x0001, 0x83ff, 0x0400, 0x7bff, 0xfbff, 0x7c00,
+                                     0xfc00, 0x7e00, 0x7fff, 0x3c00, 0xbc00, 0x3c01, 0x1000, 0x5c00};
+  std::mt19937 rng(seed);
+  std::vector<uint16_t> v(1024);
+  for (auto& w : v) {
+    const uint32_t k = rng() % 100, sign = (rng() & 1) << 15, mant = rng() & 0x3ff;
+    if (k < 8) w = special[rng() % 16];
+    else if (k < 25) w = static_cast<uint16_t>(sign | ((1 + rng() % 30) << 10) | mant);
+    else w = static_cast<uint16_t>(sign | ((13 + rng() % 5) << 10) | mant);
+  }
+  return v;
+}
+
+// DST (fp16 words) after op on source tiles a and b, in tt-llk's order.
+std::vector<uint32_t> f16_expect_dst(uint32_t op, const std::vector<uint32_t>& a, const std::vector<uint32_t>& b,
+                                     Fidelity fid) {
+  const Config c = kF16;
+  std::vector<uint32_t> d(1024, 0);
+  const int np = phases(fid);
+  for (int i = 0; i < 1024; i++) {
+    const int r = (i >> 9) * 16 + ((i >> 4) & 15), col = ((i >> 8) & 1) * 16 + (i & 15);
+    if (op <= 1) d[i] = elwadd(a[i], b[i], op == 1, 0, false, c);
+    if (op == 2) d[i] = elwmul(a[i], b[i], fid, c);
+    if (op == 3) d[i] = elwadd(a[i], b[fi(0, col)], false, 0, false, c);
+    if (op == 4) d[i] = elwmul(a[i], b[fi(r, 0)], fid, c);
+    if (op == 9) d[i] = src_to_dst(a[i], c);
+    if (op == 10) d[fi(col, r)] = src_to_dst(a[i], c);
+  }
+  uint32_t s[16];
+  for (auto& x : s) x = b[0];
+  if (op == 5) {  // in0 (a) in SrcB, in1 (b) in SrcA; per phase, k 0-15 then 16-31
+    for (int p = 0; p < np; p++)
+      for (int r = 0; r < 32; r++)
+        for (int col = 0; col < 32; col++)
+          for (int kh = 0; kh < 2; kh++)
+            d[fi(r, col)] = mvmul_phase(&b[fi(16 * kh, col)], 16, &a[fi(r, 16 * kh)], 1, d[fi(r, col)], p, c);
+  } else if (op == 6 || op == 7) {  // a face's phases, then the next face
+    for (int x = 0; x < 32; x++)
+      for (int h = 0; h < 2; h++)
+        for (int p = 0; p < np; p++) {
+          if (op == 6) d[fi(x, 0)] = mvmul_phase(&a[fi(x, 16 * h)], 1, s, 1, d[fi(x, 0)], p, c);
+          else d[fi(0, x)] = mvmul_phase(&a[fi(16 * h, x)], 16, s, 1, d[fi(0, x)], p, c);
+        }
+  } else if (op == 8) {  // 16 column sums, through SrcB whole (fp16), pooled again
+    uint32_t v[16] = {};
+    for (int f = 0; f < 4; f++)
+      for (int col = 0; col < 16; col++)
+        for (int p = 0; p < np; p++) v[col] = mvmul_phase(&a[f * 256 + col], 16, s, 1, v[col], p, c);
+    for (int p = 0; p < np; p++) d[0] = mvmul_phase(v, 1, s, 1, d[0], p, c);
+  }
+  return d;
+}
+
+std::vector<uint8_t> f16_expect_pack(const std::vector<uint32_t>& d, const std::string& fmt) {
+  std::vector<uint8_t> out(tile_bytes(fmt));
+  for (int i = 0; i < 1024; i++) {
+    if (fmt == "Float32") {
+      const uint32_t w = pack_f32_from_f16(d[i]);
+      std::memcpy(&out[4 * i], &w, 4);
+    } else {
+      const uint16_t w = fmt == "Float16" ? pack_f16(d[i]) : pack_bf16_from_f16(d[i]);
+      std::memcpy(&out[2 * i], &w, 2);
+    }
+  }
+  return out;
+}
+
+void check_f16_words(DeviceLayer& layer, const char* fid_name) {
+  const Fidelity fid = std::string(fid_name) == "LoFi" ? Fidelity::LoFi : Fidelity::HiFi4;
+  uint32_t seed = 7;
+  for (uint32_t op = 0; op < kF16Ops; op++, seed += 2) {
+    const std::vector<uint16_t> ha = f16_words(seed), hb = f16_words(seed + 1);
+    std::vector<uint32_t> a(1024), b(1024);
+    for (int i = 0; i < 1024; i++) a[i] = src_from_f16(ha[i]), b[i] = src_from_f16(hb[i]);
+    const std::vector<uint32_t> d = f16_expect_dst(op, a, b, fid);
+    for (const char* fout : {"Float16", "Float32", "Float16_b"}) {
+      Run r;
+      r.formats = {"Float16", "Float16"};
+      r.inputs = {to_bytes(ha), to_bytes(hb)};
+      r.compute = copy_op_kernel();
+      r.defines = {{"NIN", "2"}, {"COPY", "0"}, {"OP", kF16Cases}};
+      r.args = {op, 0, 0, 0};
+      r.out_format = fout;
+      r.fp32 = false;
+      r.fidelity = fid_name;
+      const std::vector<uint8_t> got = run(layer, r), want = f16_expect_pack(d, fout);
+      if (got == want) continue;
+      const size_t w = std::string(fout) == "Float32" ? 4 : 2;
+      size_t at = 0;
+      while (got[at] == want[at]) at++;
+      at -= at % w;
+      uint32_t g = 0, x = 0;
+      std::memcpy(&g, &got[at], w);
+      std::memcpy(&x, &want[at], w);
+      char words[64];
+      std::snprintf(words, sizeof words, ": got 0x%0*x, want 0x%0*x", int(2 * w), g, int(2 * w), x);
+      throw Failure(std::string(kF16OpNames[op]) + " Float16 -> " + fout + ", " + fid_name + ": element " +
+                    std::to_string(at / w) + words);
+    }
+  }
+}
+
+void test_f16_words_lofi(DeviceLayer& layer) { check_f16_words(layer, "LoFi"); }
+ZYX_TEST(hw, test_f16_words_lofi);
+void test_f16_words_hifi4(DeviceLayer& layer) { check_f16_words(layer, "HiFi4"); }
+ZYX_TEST(hw, test_f16_words_hifi4);
+
+// Words worked out by hand end to end: 1 + 2^-11 rounds away from zero to
+// 1 + 2^-10 in the fp16 DST (an f32 path would round to even: 1); 65504 +
+// 65504 is 131008, a normal of the card's fp16 (0x7fff, IEEE's NaN
+// pattern), which Float32 gets exactly; twice that saturates.
+void test_f16_hand(DeviceLayer& layer) {
+  std::vector<uint16_t> a(1024, 0x3c00), b(1024, 0x1000);
+  a[1] = 0x7bff, b[1] = 0x7bff;
+  a[2] = 0x7fff, b[2] = 0x7fff;
+  a[3] = 0x3c00, b[3] = 0x03ff;  // a denormal operand is zero
+  Run r;
+  r.formats = {"Float16", "Float16"};
+  r.inputs = {to_bytes(a), to_bytes(b)};
+  r.compute = copy_op_kernel();
+  r.defines = {{"NIN", "2"}, {"COPY", "0"}, {"OP", kF16Cases}};
+  r.args = {0, 0, 0, 0};
+  r.fp32 = false;
+  r.out_format = "Float16";
+  const std::vector<uint16_t> h = from_bytes<uint16_t>(run(layer, r));
+  CHECK(h[0] == 0x3c01);
+  CHECK(h[1] == 0x7fff);
+  CHECK(h[2] == 0x7fff);
+  CHECK(h[3] == 0x3c00);
+  r.out_format = "Float32";
+  const std::vector<uint32_t> f = from_bytes<uint32_t>(run(layer, r));
+  CHECK(f[0] == f2u(1.0f + 0x1p-10f));
+  CHECK(f[1] == f2u(131008.0f));
+  CHECK(f[3] == f2u(1.0f));
+}
+ZYX_TEST(hw, test_f16_hand);
+
+}  // namespace
+
+int main(int argc, char** argv) { return group_main(argc, argv, "numerics_formats_"); }
