@@ -397,8 +397,10 @@ void matmul_tile(const uint32_t* in0, const uint32_t* in1, uint32_t* d, Fidelity
     for (int p = 0; p < phases(f); p++)
       for (int r = 0; r < 32; r++)
         for (int col = 0; col < 32; col++)
-          for (int kh = 0; kh < 2; kh++)
-            d[fpos(r, col)] = mvmul_phase(&in1[fpos(16 * kh, col)], 16, &in0[fpos(r, 16 * kh)], 1, d[fpos(r, col)], p, c);
+          for (int kh = 0; kh < 2; kh++) {
+            uint32_t& out = d[fpos(r, col)];
+            out = mvmul_phase(&in1[fpos(16 * kh, col)], 16, &in0[fpos(r, 16 * kh)], 1, out, p, c);
+          }
     return;
   }
   static thread_local Split A, B;

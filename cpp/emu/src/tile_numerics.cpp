@@ -1,9 +1,9 @@
 // The FPU calls with the card's numerics (the default; ZYX_EMU_NUMERICS=exact
 // keeps f32 arithmetic): tiles of Float32, Float16_b, Bfp8_b and Bfp4_b (and
-// Float16 into a 16-bit DST) enter the source registers as the unpacker converts them, go through the
-// bit-level FPU model (numerics.hpp) element by element in the order
-// tt-llk issues the instructions, and leave DST through the packer's
-// conversions. The api_compute*.cpp calls use these when hw_path() says so.
+// Float16 into a 16-bit DST) enter the source registers as the unpacker
+// converts them, go through the bit-level FPU model (numerics.hpp) element
+// by element in the order tt-llk issues the instructions, and leave DST
+// through the packer's conversions. The api_compute*.cpp calls use these when hw_path() says so.
 #include <cstring>
 #include <string>
 
