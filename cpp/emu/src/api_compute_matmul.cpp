@@ -180,8 +180,10 @@ void reduce(uint32_t op, uint32_t dim, uint32_t cb, uint32_t scb, uint32_t t, ui
   FpuStep step(kFpuReduce, {{cb, t}, {scb, ts}}, site);
   if (!step.execute()) return;
   auto& c = core();
-  const bool fp16 = cb_of(cb).format == Format::Float16;  // GMPOOL on fp16 is not modelled
-  if (dim <= ZYX_RED_SCALAR && hw_path(cb_of(cb).format, cb_of(scb).format) && !(fp16 && op == ZYX_RED_MAX) &&
+  // Not modelled for Float16: GMPOOL, and MOVD2B of fp16 from a 32-bit DST.
+  const bool fp16 = cb_of(cb).format == Format::Float16;
+  const bool fp16_open = fp16 && (op == ZYX_RED_MAX || (dim == ZYX_RED_SCALAR && c.fp32_dest_acc));
+  if (dim <= ZYX_RED_SCALAR && hw_path(cb_of(cb).format, cb_of(scb).format) && !fp16_open &&
       !((c.dst_written >> dst & 1) && c.dst_kind[dst] == DstKind::Int)) {
     if (op > ZYX_RED_MAX) kernel_fail("reduce: unknown pool type " + std::to_string(op));
     alignas(64) uint32_t a[1024], s[1024];

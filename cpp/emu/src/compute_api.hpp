@@ -193,15 +193,16 @@ void reduce_into(uint32_t op, uint32_t dim, const float* a, float scale, uint32_
 // ---- tile_numerics.cpp: the FPU calls with the card's numerics ----
 // Whether a call on tiles of these formats takes the card's numerics: the
 // run is not exact and every operand is Float32, Float16_b, Bfp8_b or
-// Bfp4_b, or every operand is Float16 and DST is 16-bit (the 5-bit-exponent
-// datapath; Float16 mixed with the other formats, into a 32-bit DST, and the
-// integer formats keep the f32 path).
+// Bfp4_b, or every operand is Float16 (the 5-bit-exponent datapath; Float16
+// mixed with the other formats and the integer formats keep the f32 path,
+// and so do the Float16 calls the model does not cover: a copy into a
+// 32-bit DST, dest reuse, reduce max, REDUCE_SCALAR into a 32-bit DST).
 inline bool hw_format(Format f) {
   return f == Format::Float32 || f == Format::Float16_b || f == Format::Bfp8_b || f == Format::Bfp4_b;
 }
 inline bool hw_path(Format a, Format b) {
   if (!core().hw_numerics) return false;
-  if (a == Format::Float16 || b == Format::Float16) return a == b && !core().fp32_dest_acc;
+  if (a == Format::Float16 || b == Format::Float16) return a == b;
   return hw_format(a) && hw_format(b);
 }
 inline bool hw_path(Format a) { return hw_path(a, a); }

@@ -23,7 +23,9 @@ hw::Config hw_config(bool fp16) {
 
 namespace {
 // An fp16 DST tile keeps f32 values (kind F16); the model works on its
-// 5-bit-exponent words.
+// 5-bit-exponent words. (Float16 operands into a 32-bit DST need no
+// conversion: its words are f32.)
+bool fp16_dst(const hw::Config& c) { return c.fp16 && !c.fp32_dest; }
 void dst_to_f16_words(uint32_t* d) {
   for (int i = 0; i < 1024; i++) d[i] = hw::f32_to_f16_word(d[i]);
 }
@@ -70,7 +72,7 @@ ZYX_HOT void unpack_src(uint32_t cb, uint32_t tile, uint32_t* out, const char* o
 ZYX_HOT void hw_copy(const uint32_t* src, uint32_t* d, bool fp16) {
   const hw::Config c = hw_config(fp16);
   for (int i = 0; i < 1024; i++) d[i] = hw::src_to_dst(src[i], c);
-  if (fp16) dst_from_f16_words(d);
+  if (fp16_dst(c)) dst_from_f16_words(d);
 }
 
 namespace {
@@ -93,9 +95,9 @@ void binary_words(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d
 
 void hw_binary(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d, bool acc, bool fp16) {
   const hw::Config c = hw_config(fp16);
-  if (fp16 && acc) dst_to_f16_words(d);
+  if (fp16_dst(c) && acc) dst_to_f16_words(d);
   binary_words(op, a, b, d, acc, c);
-  if (fp16) dst_from_f16_words(d);
+  if (fp16_dst(c)) dst_from_f16_words(d);
 }
 
 // DST[dst] += in0 * in1 as tt-llk's matmul runs it: in0 in SrcB, in1 in
@@ -106,9 +108,9 @@ void hw_matmul(uint32_t dst, const uint32_t* in0, const uint32_t* in1, bool fp16
   uint32_t* d = dst_tile(dst);
   if (!(cs.dst_written & (1u << dst))) std::memset(d, 0, 4096);
   const hw::Config c = hw_config(fp16);
-  if (fp16) dst_to_f16_words(d);
+  if (fp16_dst(c)) dst_to_f16_words(d);
   hw::matmul_tile(in0, in1, d, static_cast<hw::Fidelity>(cs.math_fidelity), c);
-  if (fp16) dst_from_f16_words(d);
+  if (fp16_dst(c)) dst_from_f16_words(d);
   mark(dst, dst_kind_of(c));
 }
 
@@ -125,7 +127,7 @@ void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, bool tf32_src, 
   uint32_t* d = dst_tile(dst);
   if (!(cs.dst_written & (1u << dst))) std::memset(d, 0, 4096);
   const hw::Config c = hw_config(fp16);
-  if (fp16) dst_to_f16_words(d);
+  if (fp16_dst(c)) dst_to_f16_words(d);
   const int np = hw::phases(static_cast<hw::Fidelity>(cs.math_fidelity));
   uint32_t in[1024];
   for (int i = 0; i < 1024; i++) in[i] = uint32_t(i >> 8) < num_faces ? a[i] : 0;
@@ -145,12 +147,13 @@ void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, bool tf32_src, 
     for (int f = 0; f < 4; f++)
       for (int col = 0; col < 16; col++)
         for (int p = 0; p < np; p++) v[col] = hw::mvmul_phase(in + f * 256 + col, 16, s, 1, v[col], p, c);
-    // MOVD2B passes an fp16 DST word through whole.
+    // MOVD2B passes an fp16 DST word through whole (the callers keep
+    // Float16 into a 32-bit DST off this path).
     if (!fp16)
       for (int i = 0; i < 16; i++) v[i] = hw::dst_to_src(v[i], tf32_src);
     for (int p = 0; p < np; p++) d[0] = hw::mvmul_phase(v, 1, s, 1, d[0], p, c);
   }
-  if (fp16) dst_from_f16_words(d);
+  if (fp16_dst(c)) dst_from_f16_words(d);
   mark(dst, dst_kind_of(c));
 }
 

@@ -10,8 +10,9 @@
 // rounds half away from zero to 11 significant bits and saturates at
 // exponent 31 with every mantissa bit set.
 // Group `model`: the model alone. Group `hw`: every FPU call on Float16
-// tiles with a 16-bit DST through the compute API, packed to Float16,
-// Float32 and Float16_b, word for word against the model's words.
+// tiles through the compute API, word for word against the model's words:
+// with a 16-bit DST packed to Float16, Float32 and Float16_b, with a 32-bit
+// DST (the calls modelled there) packed to Float32 and Float16_b.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -307,10 +308,10 @@ std::vector<uint16_t> f16_words(uint32_t seed) {
   return v;
 }
 
-// DST (fp16 words) after op on source tiles a and b, in tt-llk's order.
+// DST (fp16 words, or f32 with a 32-bit DST) after op on source tiles a and
+// b, in tt-llk's order.
 std::vector<uint32_t> f16_expect_dst(uint32_t op, const std::vector<uint32_t>& a, const std::vector<uint32_t>& b,
-                                     Fidelity fid) {
-  const Config c = kF16;
+                                     Fidelity fid, const Config& c) {
   std::vector<uint32_t> d(1024, 0);
   const int np = phases(fid);
   for (int i = 0; i < 1024; i++) {
@@ -347,10 +348,14 @@ std::vector<uint32_t> f16_expect_dst(uint32_t op, const std::vector<uint32_t>& a
   return d;
 }
 
-std::vector<uint8_t> f16_expect_pack(const std::vector<uint32_t>& d, const std::string& fmt) {
+std::vector<uint8_t> f16_expect_pack(const std::vector<uint32_t>& d, const std::string& fmt, bool fp32) {
   std::vector<uint8_t> out(tile_bytes(fmt));
   for (int i = 0; i < 1024; i++) {
-    if (fmt == "Float32") {
+    if (fp32) {  // a 32-bit DST packs as for any float operands
+      if (fmt == "Float32") std::memcpy(&out[4 * i], &d[i], 4);
+      const uint16_t h = pack_bf16(d[i], true);
+      if (fmt == "Float16_b") std::memcpy(&out[2 * i], &h, 2);
+    } else if (fmt == "Float32") {
       const uint32_t w = pack_f32_from_f16(d[i]);
       std::memcpy(&out[4 * i], &w, 4);
     } else {
@@ -361,15 +366,17 @@ std::vector<uint8_t> f16_expect_pack(const std::vector<uint32_t>& d, const std::
   return out;
 }
 
-void check_f16_words(DeviceLayer& layer, const char* fid_name) {
+void check_f16_words(DeviceLayer& layer, const char* fid_name, bool fp32) {
   const Fidelity fid = std::string(fid_name) == "LoFi" ? Fidelity::LoFi : Fidelity::HiFi4;
   uint32_t seed = 7;
   for (uint32_t op = 0; op < kF16Ops; op++, seed += 2) {
+    if (fp32 && op >= 8) continue;  // reduce scalar, copy, transpose: not modelled into a 32-bit DST
     const std::vector<uint16_t> ha = f16_words(seed), hb = f16_words(seed + 1);
     std::vector<uint32_t> a(1024), b(1024);
     for (int i = 0; i < 1024; i++) a[i] = src_from_f16(ha[i]), b[i] = src_from_f16(hb[i]);
-    const std::vector<uint32_t> d = f16_expect_dst(op, a, b, fid);
+    const std::vector<uint32_t> d = f16_expect_dst(op, a, b, fid, fp32 ? kF16Fp32 : kF16);
     for (const char* fout : {"Float16", "Float32", "Float16_b"}) {
+      if (fp32 && std::string(fout) == "Float16") continue;  // the fp32-to-fp16 pack is not modelled
       Run r;
       r.formats = {"Float16", "Float16"};
       r.inputs = {to_bytes(ha), to_bytes(hb)};
@@ -377,9 +384,9 @@ void check_f16_words(DeviceLayer& layer, const char* fid_name) {
       r.defines = {{"NIN", "2"}, {"COPY", "0"}, {"OP", kF16Cases}};
       r.args = {op, 0, 0, 0};
       r.out_format = fout;
-      r.fp32 = false;
+      r.fp32 = fp32;
       r.fidelity = fid_name;
-      const std::vector<uint8_t> got = run(layer, r), want = f16_expect_pack(d, fout);
+      const std::vector<uint8_t> got = run(layer, r), want = f16_expect_pack(d, fout, fp32);
       if (got == want) continue;
       const size_t w = std::string(fout) == "Float32" ? 4 : 2;
       size_t at = 0;
@@ -390,16 +397,21 @@ void check_f16_words(DeviceLayer& layer, const char* fid_name) {
       std::memcpy(&x, &want[at], w);
       char words[64];
       std::snprintf(words, sizeof words, ": got 0x%0*x, want 0x%0*x", int(2 * w), g, int(2 * w), x);
-      throw Failure(std::string(kF16OpNames[op]) + " Float16 -> " + fout + ", " + fid_name + ": element " +
-                    std::to_string(at / w) + words);
+      throw Failure(std::string(kF16OpNames[op]) + " Float16 -> " + fout + ", " + fid_name +
+                    (fp32 ? ", fp32 DST" : ", 16-bit DST") + ": element " + std::to_string(at / w) + words);
     }
   }
 }
 
-void test_f16_words_lofi(DeviceLayer& layer) { check_f16_words(layer, "LoFi"); }
+void test_f16_words_lofi(DeviceLayer& layer) { check_f16_words(layer, "LoFi", false); }
 ZYX_TEST(hw, test_f16_words_lofi);
-void test_f16_words_hifi4(DeviceLayer& layer) { check_f16_words(layer, "HiFi4"); }
+void test_f16_words_hifi4(DeviceLayer& layer) { check_f16_words(layer, "HiFi4", false); }
 ZYX_TEST(hw, test_f16_words_hifi4);
+void test_f16_words_fp32_dst(DeviceLayer& layer) {
+  check_f16_words(layer, "LoFi", true);
+  check_f16_words(layer, "HiFi4", true);
+}
+ZYX_TEST(hw, test_f16_words_fp32_dst);
 
 // Words worked out by hand end to end: 1 + 2^-11 rounds away from zero to
 // 1 + 2^-10 in the fp16 DST (an f32 path would round to even: 1); 65504 +
