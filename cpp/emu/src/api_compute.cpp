@@ -428,18 +428,20 @@ void api_binary_reuse(uint32_t op, uint32_t reuse, uint32_t cb, uint32_t t, uint
   if (!step.execute()) return;
   uint32_t* d = dst_tile(dst);
   DstKind dk = core().dst_kind[dst];
-  // Float16 tiles with a DST moved to a source register are not modelled.
-  if (hw_path(cb_of(cb).format) && cb_of(cb).format != Format::Float16 &&
-      (dk == DstKind::F32 || dk == DstKind::BF16)) {
+  const bool fp16 = cb_of(cb).format == Format::Float16, fp32 = core().fp32_dest_acc;
+  // A Float16 tile takes a 16-bit fp16 DST (MOVD2A/MOVD2B pass fp16
+  // through whole); fp16 from a 32-bit DST is not modelled.
+  const bool dst_fits = fp16 ? dk == DstKind::F16 && !fp32 : dk == DstKind::F32 || dk == DstKind::BF16;
+  if (hw_path(cb_of(cb).format) && dst_fits) {
     // DST moves to SrcA (DEST_TO_SRCA) or SrcB, the CB tile to the other;
     // both registers hold the CB tile's format.
     alignas(64) uint32_t x[1024], c[1024];
-    const bool tf32 = cb_of(cb).format == Format::Float32 && core().fp32_dest_acc;
-    for (int i = 0; i < 1024; i++) x[i] = hw::dst_to_src(d[i], tf32);
+    const bool tf32 = cb_of(cb).format == Format::Float32 && fp32;
+    for (int i = 0; i < 1024; i++) x[i] = fp16 ? hw::f32_to_f16_word(d[i]) : hw::dst_to_src(d[i], tf32);
     unpack_src(cb, t, c, "binary_dest_reuse_tiles");
-    if (reuse == 2) hw_binary(op, c, x, d, false, false);
-    else hw_binary(op, x, c, d, false, false);
-    mark(dst, core().fp32_dest_acc ? DstKind::F32 : DstKind::BF16);
+    if (reuse == 2) hw_binary(op, c, x, d, false, fp16);
+    else hw_binary(op, x, c, d, false, fp16);
+    mark(dst, fp32 ? DstKind::F32 : fp16 ? DstKind::F16 : DstKind::BF16);
     return;
   }
   alignas(64) float x[1024], c[1024];

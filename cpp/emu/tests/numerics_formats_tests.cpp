@@ -286,10 +286,20 @@ const std::string kF16Cases = op_switch(
     "case 7: reduce_tile<PoolType::SUM, ReduceDim::REDUCE_COL>(0, 1, 0, 0, 0); break;"
     "case 8: reduce_tile<PoolType::SUM, ReduceDim::REDUCE_SCALAR>(0, 1, 0, 0, 0); break;"
     "case 9: copy_tile_to_dst_init_short(0); copy_tile(0, 0, 0); break;"
-    "case 10: transpose_wh_init(0, 16); transpose_wh_tile(0, 0, 0); break;");
-const char* kF16OpNames[] = {"add", "sub", "mul", "add bcast row", "mul bcast col", "matmul",
-                             "reduce row", "reduce col", "reduce scalar", "copy", "transpose"};
-constexpr uint32_t kF16Ops = 11;
+    "case 10: transpose_wh_init(0, 16); transpose_wh_tile(0, 0, 0); break;"
+    "case 11: copy_tile_to_dst_init_short(0); copy_tile(0, 0, 0);"
+    "  binary_dest_reuse_tiles_init<EltwiseBinaryType::ELWADD, EltwiseBinaryReuseDestType::DEST_TO_SRCA>(1);"
+    "  binary_dest_reuse_tiles<EltwiseBinaryType::ELWADD, EltwiseBinaryReuseDestType::DEST_TO_SRCA>(1, 0, 0); break;"
+    "case 12: copy_tile_to_dst_init_short(0); copy_tile(0, 0, 0);"
+    "  binary_dest_reuse_tiles_init<EltwiseBinaryType::ELWMUL, EltwiseBinaryReuseDestType::DEST_TO_SRCA>(1);"
+    "  binary_dest_reuse_tiles<EltwiseBinaryType::ELWMUL, EltwiseBinaryReuseDestType::DEST_TO_SRCA>(1, 0, 0); break;"
+    "case 13: copy_tile_to_dst_init_short(0); copy_tile(0, 0, 0);"
+    "  binary_dest_reuse_tiles_init<EltwiseBinaryType::ELWSUB, EltwiseBinaryReuseDestType::DEST_TO_SRCB>(1);"
+    "  binary_dest_reuse_tiles<EltwiseBinaryType::ELWSUB, EltwiseBinaryReuseDestType::DEST_TO_SRCB>(1, 0, 0); break;");
+const char* kF16OpNames[] = {"add", "sub", "mul", "add bcast row", "mul bcast col", "matmul", "reduce row",
+                             "reduce col", "reduce scalar", "copy", "transpose", "copy, add reusing DST as SrcA",
+                             "copy, mul reusing DST as SrcA", "copy, sub reusing DST as SrcB"};
+constexpr uint32_t kF16Ops = 14;
 
 // fp16 words: mostly normals near 1, some with exponents far apart, and the
 // edge cases (zeros of both signs, denormals, exponent 31, the IEEE
@@ -322,6 +332,10 @@ std::vector<uint32_t> f16_expect_dst(uint32_t op, const std::vector<uint32_t>& a
     if (op == 4) d[i] = elwmul(a[i], b[fi(r, 0)], fid, c);
     if (op == 9) d[i] = src_to_dst(a[i], c);
     if (op == 10) d[fi(col, r)] = src_to_dst(a[i], c);
+    // Dest reuse: the copy of a moves back to a source register whole.
+    if (op == 11) d[i] = elwadd(src_to_dst(a[i], c), b[i], false, 0, false, c);
+    if (op == 12) d[i] = elwmul(src_to_dst(a[i], c), b[i], fid, c);
+    if (op == 13) d[i] = elwadd(b[i], src_to_dst(a[i], c), true, 0, false, c);
   }
   uint32_t s[16];
   for (auto& x : s) x = b[0];
@@ -370,7 +384,7 @@ void check_f16_words(DeviceLayer& layer, const char* fid_name, bool fp32) {
   const Fidelity fid = std::string(fid_name) == "LoFi" ? Fidelity::LoFi : Fidelity::HiFi4;
   uint32_t seed = 7;
   for (uint32_t op = 0; op < kF16Ops; op++, seed += 2) {
-    if (fp32 && op >= 8) continue;  // reduce scalar, copy, transpose: not modelled into a 32-bit DST
+    if (fp32 && op >= 8) continue;  // reduce scalar, copy, transpose, reuse: not modelled with a 32-bit DST
     const std::vector<uint16_t> ha = f16_words(seed), hb = f16_words(seed + 1);
     std::vector<uint32_t> a(1024), b(1024);
     for (int i = 0; i < 1024; i++) a[i] = src_from_f16(ha[i]), b[i] = src_from_f16(hb[i]);
