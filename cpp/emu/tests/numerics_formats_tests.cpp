@@ -9,7 +9,7 @@
 // exponent 0 is zero to the FPU, exponent 31 is a normal, and a 16-bit DST
 // rounds half away from zero to 11 significant bits and saturates at
 // exponent 31 with every mantissa bit set.
-// Group `model`: the model alone. Group `hw`: every FPU call on Float16
+// Group `model`: the model alone, and against words ttsim computed. Group `hw`: every FPU call on Float16
 // tiles through the compute API, word for word against the model's words:
 // with a 16-bit DST packed to Float16, Float32 and Float16_b, with a 32-bit
 // DST (the calls modelled there) packed to Float32 and Float16_b.
@@ -17,7 +17,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 #include "compute_harness.hpp"
 #include "numerics.hpp"
@@ -257,6 +259,54 @@ void test_copy_and_pack() {
   EXPECT(pack_bf16_from_f16(word(0x8001)), 0x0000);
 }
 
+// data/ttsim_fp16_vectors.txt: ELWMUL phases, ELWADD/ELWSUB (with and
+// without DST accumulation) and MVMUL phases on fp16 operands, both DST
+// widths, Wormhole and Blackhole, as ttsim's datapath computed them (the
+// file says where from); every line replayed through the model.
+void test_ttsim_vectors() {
+  std::ifstream file(ZYX_TTSIM_FP16_VECTORS);
+  if (!file) throw Failure(std::string("cannot read ") + ZYX_TTSIM_FP16_VECTORS);
+  auto hex = [](std::istringstream& in) {
+    std::string s;
+    in >> s;
+    return static_cast<uint32_t>(std::stoul(s, nullptr, 16));
+  };
+  std::string line;
+  int lines = 0;
+  while (std::getline(file, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream in(line);
+    std::string kind;
+    int arch = 0, fp32 = 0, x = 0, y = 0;
+    in >> kind >> arch >> fp32 >> x;
+    const Config c{fp32 != 0, arch == 0, true};
+    uint32_t got = 0;
+    if (kind == "elwmul") {
+      const uint32_t a = hex(in), b = hex(in), d = hex(in);
+      got = elwmul_phase(a, b, d, x, c);
+    } else if (kind == "elwadd") {
+      in >> y;
+      const uint32_t a = hex(in), b = hex(in), d = hex(in);
+      got = elwadd(a, b, y != 0, d, x != 0, c);
+    } else if (kind == "mvmul") {
+      uint32_t d = hex(in), a[16], b[16];
+      for (uint32_t& v : a) v = hex(in);
+      for (uint32_t& v : b) v = hex(in);
+      got = mvmul_phase(a, 1, b, 1, d, x, c);
+    } else {
+      throw Failure("unknown vector: " + line);
+    }
+    const uint32_t want = hex(in);
+    if (in.fail()) throw Failure("cannot parse: " + line);
+    lines++;
+    if (got != want) {
+      std::fprintf(stderr, "ttsim fp16 vector: %s: got %08x\n", line.c_str(), got);
+      failures++;
+    }
+  }
+  if (lines < 1000) throw Failure("too few fp16 vectors: " + std::to_string(lines));
+}
+
 void test_model(DeviceLayer&) {
   failures = 0;
   test_layout();
@@ -267,6 +317,7 @@ void test_model(DeviceLayer&) {
   test_mul_hand();
   test_mvmul_hand();
   test_copy_and_pack();
+  test_ttsim_vectors();
   if (failures) throw Failure(std::to_string(failures) + " model words differ (listed above)");
 }
 ZYX_TEST(model, test_model);
