@@ -79,9 +79,11 @@ uint32_t accumulate(const Term* t, int n, uint32_t dst, const Config& c) {
 // The exponent correction of a product: the biases of both operands (fp16
 // operands into a 32-bit DST are rebiased to f32's: -30 + 127), and the
 // weight of the slices a phase takes.
+// product_adj8 is the 8-bit-exponent datapath's, all the tile loops run.
+inline int32_t product_adj8(int phase) { return -127 - ((phase & 1) ? 5 : 0) - ((phase & 2) ? 7 : 0); }
 inline int32_t product_adj(int phase, const Config& c) {
-  const int32_t bias = !c.fp16 ? -127 : c.fp32_dest ? 127 - 30 : -15;
-  return bias - ((phase & 1) ? 5 : 0) - ((phase & 2) ? 7 : 0);
+  if (!c.fp16) return product_adj8(phase);
+  return (c.fp32_dest ? 127 - 30 : -15) - ((phase & 1) ? 5 : 0) - ((phase & 2) ? 7 : 0);
 }
 // The exponent a zero product stands at when the multiplier aligns it with
 // the other addends: the correction, when positive (fp16 operands into a
