@@ -308,6 +308,23 @@ uint16_t l1_acc_bf16(uint16_t in_l1, uint16_t packed) {
   return static_cast<uint16_t>((s << 15) | ((uint32_t(e) << 7) + uint32_t(rounded)));
 }
 
+uint16_t l1_acc_f16(uint16_t in_l1, uint16_t packed) {
+  auto widen = [](uint16_t h) {
+    const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+    return (h & 0x7fffu) >= 0x400u ? sign | ((uint32_t(h & 0x7fffu) << 13) + (112u << 23)) : sign;
+  };
+  const uint32_t r = std::bit_cast<uint32_t>(std::bit_cast<float>(widen(in_l1)) + std::bit_cast<float>(widen(packed)));
+  const uint16_t sign = static_cast<uint16_t>((r >> 16) & 0x8000u);
+  if (!(r & 0x7fffffffu)) return static_cast<uint16_t>(sign | (((in_l1 >> 10) & 31u) >= 30 ? 0x7fffu : 0u));
+  const int32_t e = int32_t((r >> 23) & 255u) - 112;
+  if (e <= 0) return static_cast<uint16_t>(sign | (e < 0 ? 0x7fffu : 0u));
+  // The 23-bit fraction to 10 bits, to nearest even; a carry runs into the
+  // exponent, and past exponent 31 saturates.
+  const uint32_t m = r & 0x7fffffu;
+  const uint32_t packed16 = (uint32_t(e) << 10) + ((m + (1u << 12) - 1 + ((m >> 13) & 1u)) >> 13);
+  return static_cast<uint16_t>(sign | (packed16 < 0x8000u ? packed16 : 0x7fffu));
+}
+
 // The tile loops are written once (always inlined) and instantiated twice
 // on x86-64: for AVX-512F and for the baseline, picked once at run time.
 #define ZYX_NUM_INLINE inline __attribute__((always_inline))

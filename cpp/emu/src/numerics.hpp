@@ -129,23 +129,27 @@ inline uint32_t dst_to_src(uint32_t d, bool tf32) { return d & (tf32 ? 0xffffe00
 // ---- Pack: DST to tile elements ----
 
 // From a 16-bit DST of fp16 words (5-bit-exponent layout). The packer's
-// early conversion keeps fp16 and flushes exponent 0 (denormals, -0) to +0;
-// the late conversion then writes Float16 as it is, widens to Float32
-// (rebiasing the exponent by 112, mantissa exact) or narrows to Float16_b
-// (rebiased, the low three mantissa bits truncated).
+// early conversion keeps fp16 and flushes exponent 0 (denormals, -0) to +0
+// (pack_f16: the intermediate, which ReLU then acts on); the late
+// conversion writes Float16 as it is, widens to Float32 (a non-zero
+// exponent rebiased by 112, mantissa exact; exponent 0 keeps its mantissa
+// as an f32 denormal) or narrows to Float16_b (rebiased, the low three
+// mantissa bits truncated, exponent 0 to +0).
 inline uint16_t pack_f16(uint32_t d) {
   const uint16_t h = f16_bits(d);
   return (h & 0x7fffu) < 0x400u ? 0 : h;
 }
-inline uint32_t pack_f32_from_f16(uint32_t d) {
-  const uint32_t h = pack_f16(d);
-  return h ? (uint32_t(h & 0x8000u) << 16) | (((h & 0x7fffu) + (112u << 10)) << 13) : 0;
+inline uint32_t f16_late_f32(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  if (!(h & 0x7c00u)) return sign | (uint32_t(h & 0x3ffu) << 13);
+  return sign | (((h & 0x7fffu) + (112u << 10)) << 13);
 }
-inline uint16_t pack_bf16_from_f16(uint32_t d) {
-  const uint32_t h = pack_f16(d);
-  if (!h) return 0;
+inline uint16_t f16_late_bf16(uint16_t h) {
+  if (!(h & 0x7c00u)) return 0;
   return static_cast<uint16_t>((h & 0x8000u) | ((((h >> 10) & 31u) + 112u) << 7) | ((h & 0x3ffu) >> 3));
 }
+inline uint32_t pack_f32_from_f16(uint32_t d) { return f16_late_f32(pack_f16(d)); }
+inline uint16_t pack_bf16_from_f16(uint32_t d) { return f16_late_bf16(pack_f16(d)); }
 // The value of a 16-bit fp16 DST word as an f32 word (exact: exponent 0 is
 // +0, exponent 31 the largest normal) and back (an f32 word holding such a
 // value; below the fp16 normal range +0, above it the saturated word, low
@@ -215,6 +219,14 @@ uint32_t relu_f32(uint32_t v, uint32_t mode, uint16_t threshold);
 // rounds), below the normal range to zero of its sign, above it to infinity.
 uint32_t l1_acc_f32(uint32_t in_l1, uint32_t packed);
 uint16_t l1_acc_bf16(uint16_t in_l1, uint16_t packed);
+// Float16: both words widened exactly to f32 (every non-zero exponent a
+// normal, exponent 0 a zero of its sign), added in f32 (to nearest even),
+// then rounded to fp16 to nearest even. An exact cancellation gives +0, or
+// 0x7fff when the value in L1 has exponent 30 or 31; a sum whose exponent
+// falls below fp16's (under 2^-15) gives the saturated word 0x7fff of its
+// sign, one at exponent 0 a zero of its sign; a sum above the range
+// saturates. These follow ttsim's model of the card.
+uint16_t l1_acc_f16(uint16_t in_l1, uint16_t packed);
 
 // ---- Whole tiles (the compute API's fast paths; equal to the element
 // model above, which the tests check) ----

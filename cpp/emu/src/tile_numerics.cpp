@@ -217,27 +217,31 @@ void hw_reduce_max(uint32_t dim, const uint32_t* a, const uint32_t* scaler, bool
 }
 
 namespace {
-// An fp16 DST tile (f32 values) packed to Float16, Float32 or Float16_b,
-// through the packer's fp16 intermediate; ReLU and L1 accumulation on it are
-// not modelled (false).
+// An fp16 DST tile (f32 values) packed to Float16, Float32 or Float16_b
+// through the packer's fp16 intermediate: ReLU acts on the intermediate's
+// 16 bits (relu_bf16 compares any 16-bit word), then the late conversion,
+// then L1 accumulation in the output format. Other formats: false.
 bool pack_from_f16(const uint32_t* d, uint8_t* out, Format f) {
   const ComputeState& cs = cstate();
-  if ((cs.relu & 0xf) || cs.l1_acc) return false;
+  const uint32_t relu = cs.relu & 0xf;
+  const uint16_t threshold = static_cast<uint16_t>(cs.relu >> 16);
+  const bool acc = cs.l1_acc != 0;
+  if (relu > 3 || (f != Format::Float16 && f != Format::Float16_b && f != Format::Float32)) return false;
   uint16_t* o16 = reinterpret_cast<uint16_t*>(out);
-  switch (f) {
-    case Format::Float16:
-      for (int i = 0; i < 1024; i++) o16[i] = hw::pack_f16(hw::f32_to_f16_word(d[i]));
-      return true;
-    case Format::Float16_b:
-      for (int i = 0; i < 1024; i++) o16[i] = hw::pack_bf16_from_f16(hw::f32_to_f16_word(d[i]));
-      return true;
-    case Format::Float32: {
-      uint32_t* o = reinterpret_cast<uint32_t*>(out);
-      for (int i = 0; i < 1024; i++) o[i] = hw::pack_f32_from_f16(hw::f32_to_f16_word(d[i]));
-      return true;
+  uint32_t* o32 = reinterpret_cast<uint32_t*>(out);
+  for (int i = 0; i < 1024; i++) {
+    const uint16_t h = hw::relu_bf16(hw::pack_f16(hw::f32_to_f16_word(d[i])), relu, threshold);
+    if (f == Format::Float16) {
+      o16[i] = acc ? hw::l1_acc_f16(o16[i], h) : h;
+    } else if (f == Format::Float16_b) {
+      const uint16_t v = hw::f16_late_bf16(h);
+      o16[i] = acc ? hw::l1_acc_bf16(o16[i], v) : v;
+    } else {
+      const uint32_t v = hw::f16_late_f32(h);
+      o32[i] = acc ? hw::l1_acc_f32(o32[i], v) : v;
     }
-    default: return false;
   }
+  return true;
 }
 }  // namespace
 

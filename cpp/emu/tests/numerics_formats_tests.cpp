@@ -257,12 +257,30 @@ void test_copy_and_pack() {
   EXPECT(pack_bf16_from_f16(word(0xc3ff)), 0xc07f);
   EXPECT(pack_bf16_from_f16(word(0x7fff)), 0x47ff);
   EXPECT(pack_bf16_from_f16(word(0x8001)), 0x0000);
+  // The late conversions of an intermediate with exponent 0 (a ReLU
+  // threshold can be one): Float32 keeps the mantissa as a denormal,
+  // Float16_b flushes.
+  EXPECT(f16_late_f32(0x0001), 0x00002000u);
+  EXPECT(f16_late_f32(0x8200), 0x80400000u);
+  EXPECT(f16_late_bf16(0x0200), 0x0000);
+  // L1 accumulation of Float16: f32 sums rounded to nearest even.
+  EXPECT(l1_acc_f16(0x3c00, 0x3c00), 0x4000);
+  EXPECT(l1_acc_f16(0x3c00, 0x1000), 0x3c00);  // 1 + 2^-11: a tie, to even
+  EXPECT(l1_acc_f16(0x3c01, 0x1000), 0x3c02);  // 1 + 3 * 2^-11: a tie, to even (up)
+  EXPECT(l1_acc_f16(0x3c00, 0x03ff), 0x3c00);  // a denormal is zero
+  EXPECT(l1_acc_f16(0x7bff, 0x7bff), 0x7fff);  // 131008: exponent 31
+  EXPECT(l1_acc_f16(0x7fff, 0x7fff), 0x7fff);  // saturated
+  EXPECT(l1_acc_f16(0x3c00, 0xbc00), 0x0000);  // exact cancellation
+  EXPECT(l1_acc_f16(0x7800, 0xf800), 0x7fff);  // cancellation of exponent 30: the saturated word
+  EXPECT(l1_acc_f16(0x0400, 0x8401), 0xffff);  // -2^-24, below the range: saturated, negative
+  EXPECT(l1_acc_f16(0x0800, 0x8600), 0x0000);  // 2^-15: exponent 0, a zero of its sign
 }
 
 // data/ttsim_fp16_vectors.txt: ELWMUL phases, ELWADD/ELWSUB (with and
 // without DST accumulation) and MVMUL phases on fp16 operands, both DST
-// widths, Wormhole and Blackhole, as ttsim's datapath computed them (the
-// file says where from); every line replayed through the model.
+// widths, Wormhole and Blackhole, and the packer's Float16 L1
+// accumulation, as ttsim computed them (the file says where from); every
+// line replayed through the model.
 void test_ttsim_vectors() {
   std::ifstream file(ZYX_TTSIM_FP16_VECTORS);
   if (!file) throw Failure(std::string("cannot read ") + ZYX_TTSIM_FP16_VECTORS);
@@ -277,8 +295,17 @@ void test_ttsim_vectors() {
     if (line.empty() || line[0] == '#') continue;
     std::istringstream in(line);
     std::string kind;
+    in >> kind;
+    if (kind == "l1f16") {
+      const uint32_t l1 = hex(in), packed = hex(in), want = hex(in);
+      if (in.fail()) throw Failure("cannot parse: " + line);
+      lines++;
+      const uint16_t got = l1_acc_f16(static_cast<uint16_t>(l1), static_cast<uint16_t>(packed));
+      if (got != want) std::fprintf(stderr, "ttsim fp16 vector: %s: got %04x\n", line.c_str(), got), failures++;
+      continue;
+    }
     int arch = 0, fp32 = 0, x = 0, y = 0;
-    in >> kind >> arch >> fp32 >> x;
+    in >> arch >> fp32 >> x;
     const Config c{fp32 != 0, arch == 0, true};
     uint32_t got = 0;
     if (kind == "elwmul") {
@@ -304,7 +331,7 @@ void test_ttsim_vectors() {
       failures++;
     }
   }
-  if (lines < 1000) throw Failure("too few fp16 vectors: " + std::to_string(lines));
+  if (lines < 1800) throw Failure("too few fp16 vectors: " + std::to_string(lines));
 }
 
 void test_model(DeviceLayer&) {
@@ -477,6 +504,38 @@ void test_f16_words_fp32_dst(DeviceLayer& layer) {
   check_f16_words(layer, "HiFi4", true);
 }
 ZYX_TEST(hw, test_f16_words_fp32_dst);
+
+// The packer's ReLU on an fp16 DST (pack_relu_config, modes 1-3, the
+// threshold's 16 bits compared with the fp16 intermediate's), before the
+// late conversion to each output format.
+void test_f16_relu(DeviceLayer& layer) {
+  const uint16_t threshold = 0x3c00;  // fp16 1.0
+  const std::vector<uint16_t> ha = f16_words(41), hb = f16_words(42);
+  std::vector<uint32_t> a(1024), b(1024);
+  for (int i = 0; i < 1024; i++) a[i] = src_from_f16(ha[i]), b[i] = src_from_f16(hb[i]);
+  const std::vector<uint32_t> d = f16_expect_dst(0, a, b, Fidelity::HiFi4, kF16);
+  for (uint32_t mode = 1; mode <= 3; mode++)
+    for (const char* fout : {"Float16", "Float32", "Float16_b"}) {
+      Run r;
+      r.formats = {"Float16", "Float16"};
+      r.inputs = {to_bytes(ha), to_bytes(hb)};
+      r.compute = copy_op_kernel();
+      r.defines = {{"NIN", "2"}, {"COPY", "0"}, {"OP", kF16Cases}, {"INIT", "pack_relu_config(p0)"}};
+      r.args = {0, (uint32_t(threshold) << 16) | mode, 0, 0};
+      r.fp32 = false;
+      r.out_format = fout;
+      std::vector<uint8_t> want(tile_bytes(fout));
+      for (int i = 0; i < 1024; i++) {
+        const uint16_t h = relu_bf16(pack_f16(d[i]), mode, threshold);
+        const uint32_t w = std::string(fout) == "Float16" ? h : std::string(fout) == "Float32" ? f16_late_f32(h)
+                                                                                                : f16_late_bf16(h);
+        std::memcpy(&want[i * (want.size() / 1024)], &w, want.size() / 1024);
+      }
+      if (run(layer, r) != want)
+        throw Failure("relu mode " + std::to_string(mode) + " on an fp16 DST -> " + fout + ": words differ");
+    }
+}
+ZYX_TEST(hw, test_f16_relu);
 
 // Words worked out by hand end to end: 1 + 2^-11 rounds away from zero to
 // 1 + 2^-10 in the fp16 DST (an f32 path would round to even: 1); 65504 +
