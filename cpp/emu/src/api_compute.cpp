@@ -161,10 +161,10 @@ DstKind unpack_to_dst(uint32_t cb, uint32_t t, uint32_t* out, const char* op) {
     // UnpackToDestFp32: the unpacker writes the words into DST whole,
     // bypassing the source registers' TF32.
     std::memcpy(out, front_tile(cb, t, op), 4096);
-  } else if (hw_path(f)) {
+  } else if (hw_path(f) && !(f == Format::Float16 && k == DstKind::F32)) {  // fp16 MOVA2D to 32-bit: not modelled
     alignas(64) uint32_t s[1024];
     unpack_src(cb, t, s, op);
-    hw_copy(s, out);
+    hw_copy(s, out, f == Format::Float16);
   } else {
     tile_unpack(front_tile(cb, t, op), f, out, k);
   }
@@ -243,8 +243,9 @@ void binary_bcast(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint3
       for (int i = 0; i < 1024; i++) bb[i] = b[bcast_src(bcast, i, row)];
       bsrc = bb;
     }
-    hw_binary(op, a, bsrc, d, hw_acc);
-    mark(dst, core().fp32_dest_acc ? DstKind::F32 : DstKind::BF16);
+    const bool fp16 = f0 == Format::Float16;
+    hw_binary(op, a, bsrc, d, hw_acc, fp16);
+    mark(dst, core().fp32_dest_acc ? DstKind::F32 : fp16 ? DstKind::F16 : DstKind::BF16);
     return;
   }
   alignas(64) float a[1024], b[1024];
@@ -427,14 +428,20 @@ void api_binary_reuse(uint32_t op, uint32_t reuse, uint32_t cb, uint32_t t, uint
   if (!step.execute()) return;
   uint32_t* d = dst_tile(dst);
   DstKind dk = core().dst_kind[dst];
-  if (hw_path(cb_of(cb).format) && (dk == DstKind::F32 || dk == DstKind::BF16)) {
-    // DST moves to SrcA (DEST_TO_SRCA) or SrcB, the CB tile to the other.
+  const bool fp16 = cb_of(cb).format == Format::Float16, fp32 = core().fp32_dest_acc;
+  // A Float16 tile takes a 16-bit fp16 DST (MOVD2A/MOVD2B pass fp16
+  // through whole); fp16 from a 32-bit DST is not modelled.
+  const bool dst_fits = fp16 ? dk == DstKind::F16 && !fp32 : dk == DstKind::F32 || dk == DstKind::BF16;
+  if (hw_path(cb_of(cb).format) && dst_fits) {
+    // DST moves to SrcA (DEST_TO_SRCA) or SrcB, the CB tile to the other;
+    // both registers hold the CB tile's format.
     alignas(64) uint32_t x[1024], c[1024];
-    for (int i = 0; i < 1024; i++) x[i] = hw::dst_to_src(d[i]);
+    const bool tf32 = cb_of(cb).format == Format::Float32 && fp32;
+    for (int i = 0; i < 1024; i++) x[i] = fp16 ? hw::f32_to_f16_word(d[i]) : hw::dst_to_src(d[i], tf32);
     unpack_src(cb, t, c, "binary_dest_reuse_tiles");
-    if (reuse == 2) hw_binary(op, c, x, d, false);
-    else hw_binary(op, x, c, d, false);
-    mark(dst, core().fp32_dest_acc ? DstKind::F32 : DstKind::BF16);
+    if (reuse == 2) hw_binary(op, c, x, d, false, fp16);
+    else hw_binary(op, x, c, d, false, fp16);
+    mark(dst, fp32 ? DstKind::F32 : fp16 ? DstKind::F16 : DstKind::BF16);
     return;
   }
   alignas(64) float x[1024], c[1024];

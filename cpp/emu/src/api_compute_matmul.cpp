@@ -157,7 +157,7 @@ void api_matmul(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t d
     unpack_src(cb0, t0, a, "matmul_tiles");
     unpack_src(cb1, t1, b, "matmul_tiles");
     if (transpose == 1 || (transpose == 2 && cstate().mm_transpose)) transpose_tile(b, false);
-    hw_matmul(dst, a, b);
+    hw_matmul(dst, a, b, cb_of(cb0).format == Format::Float16);
     return;
   }
   alignas(64) float ta[1024], tb[1024];
@@ -180,14 +180,18 @@ void reduce(uint32_t op, uint32_t dim, uint32_t cb, uint32_t scb, uint32_t t, ui
   FpuStep step(kFpuReduce, {{cb, t}, {scb, ts}}, site);
   if (!step.execute()) return;
   auto& c = core();
-  if (dim <= ZYX_RED_SCALAR && hw_path(cb_of(cb).format, cb_of(scb).format) &&
+  // Not modelled for Float16: GMPOOL, and MOVD2B of fp16 from a 32-bit DST.
+  const bool fp16 = cb_of(cb).format == Format::Float16;
+  const bool fp16_open = fp16 && (op == ZYX_RED_MAX || (dim == ZYX_RED_SCALAR && c.fp32_dest_acc));
+  if (dim <= ZYX_RED_SCALAR && hw_path(cb_of(cb).format, cb_of(scb).format) && !fp16_open &&
       !((c.dst_written >> dst & 1) && c.dst_kind[dst] == DstKind::Int)) {
     if (op > ZYX_RED_MAX) kernel_fail("reduce: unknown pool type " + std::to_string(op));
     alignas(64) uint32_t a[1024], s[1024];
     unpack_src(cb, t, a, "reduce_tile");
     unpack_src(scb, ts, s, "reduce_tile (scaler)");
-    if (op == ZYX_RED_MAX) hw_reduce_max(dim, a, s, cb_of(cb).format == Format::Float32 && c.fp32_dest_acc, dst);
-    else hw_reduce(dim, a, s[0], dst, 4);
+    const bool tf32_src = cb_of(cb).format == Format::Float32 && c.fp32_dest_acc;
+    if (op == ZYX_RED_MAX) hw_reduce_max(dim, a, s, tf32_src, dst);
+    else hw_reduce(dim, a, s[0], tf32_src, fp16, dst, 4);
     return;
   }
   alignas(64) float a[1024], s[1024];

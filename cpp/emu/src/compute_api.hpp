@@ -192,26 +192,36 @@ void reduce_into(uint32_t op, uint32_t dim, const float* a, float scale, uint32_
 
 // ---- tile_numerics.cpp: the FPU calls with the card's numerics ----
 // Whether a call on tiles of these formats takes the card's numerics: the
-// run is not exact and every operand is Float32, Float16_b, Bfp8_b or Bfp4_b
-// (Float16 and the integer formats keep the f32 path).
+// run is not exact and every operand is Float32, Float16_b, Bfp8_b or
+// Bfp4_b, or every operand is Float16 (the 5-bit-exponent datapath; Float16
+// mixed with the other formats and the integer formats keep the f32 path,
+// and so do the Float16 calls the model does not cover: a copy into a
+// 32-bit DST, dest reuse, reduce max, REDUCE_SCALAR into a 32-bit DST).
 inline bool hw_format(Format f) {
   return f == Format::Float32 || f == Format::Float16_b || f == Format::Bfp8_b || f == Format::Bfp4_b;
 }
-inline bool hw_path(Format a, Format b = Format::Float16_b) {
-  return core().hw_numerics && hw_format(a) && hw_format(b);
+inline bool hw_path(Format a, Format b) {
+  if (!core().hw_numerics) return false;
+  if (a == Format::Float16 || b == Format::Float16) return a == b;
+  return hw_format(a) && hw_format(b);
 }
-hw::Config hw_config();
+inline bool hw_path(Format a) { return hw_path(a, a); }
+// The FPU configuration of the core; fp16 for Float16 operands.
+hw::Config hw_config(bool fp16 = false);
 // A CB tile as source-register values (face order), as the unpacker makes them.
 void unpack_src(uint32_t cb, uint32_t tile, uint32_t* out, const char* op);
-// Source values into a DST tile (MOVA2D).
-void hw_copy(const uint32_t* src, uint32_t* d);
+// Source values into a DST tile (MOVA2D). With fp16 (Float16 operands) the
+// source values are 5-bit-exponent words and a DST tile of kind F16 keeps
+// f32 values, here and in the calls below.
+void hw_copy(const uint32_t* src, uint32_t* d, bool fp16);
 // DST = a op b for source values; acc: DST + (a op b) (ELWMUL adds a
 // product to the DST it finds; add and sub with acc_to_dest).
-void hw_binary(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d, bool acc);
+void hw_binary(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d, bool acc, bool fp16);
 // DST[dst] += in0 * in1 (source values, face order).
-void hw_matmul(uint32_t dst, const uint32_t* in0, const uint32_t* in1);
+void hw_matmul(uint32_t dst, const uint32_t* in0, const uint32_t* in1, bool fp16);
 // Sum reduction of source values a with a scaler into DST[dst].
-void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, uint32_t dst, uint32_t num_faces);
+void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, bool tf32_src, bool fp16, uint32_t dst,
+               uint32_t num_faces);
 // Max reduction (GMPOOL) of source values a, with the scaler tile's source
 // values, into DST[dst]; tf32_src when SrcA holds TF32 (a Float32 tile with
 // a 32-bit DST).

@@ -31,8 +31,9 @@ inline int64_t align(int64_t m, int32_t d, uint32_t down) {
 // The accumulator: DST + the terms. Every addend is aligned to the largest
 // exponent among them and DST; a 16-bit DST first rounds each aligned
 // addend to 11 bits. The signed sum is normalised and rounded half away
-// from zero to 24 bits (32-bit DST) or 8 bits (bf16 DST). Results below
-// the normal range are +0, above it infinity.
+// from zero to 24 bits (32-bit DST), 8 bits (bf16 DST) or 11 bits (fp16
+// DST). Results below the normal range are +0, above it infinity (an fp16
+// DST saturates at exponent 31, every mantissa bit set).
 uint32_t accumulate(const Term* t, int n, uint32_t dst, const Config& c) {
   const uint32_t dsign = dst >> 31;
   const int32_t dexp = (dst >> 23) & 255;
@@ -58,24 +59,36 @@ uint32_t accumulate(const Term* t, int n, uint32_t dst, const Config& c) {
   // of exactly one unit normalises as if it stood four bits higher.
   if (c.wormhole && sign && man == 1) left -= 27;
   int32_t exp = e - left;
-  int32_t s = c.fp32_dest ? left : left - 16;
+  const int32_t dropped = c.fp32_dest ? 0 : c.fp16 ? 13 : 16;  // the DST format's unused mantissa bits
+  int32_t s = left - dropped;
   if (s < 0) {
     int32_t r = -s;
     man = r >= 62 ? 0 : (man + (int64_t(1) << (r - 1))) >> r;
   } else {
     man <<= s;
   }
-  if (!c.fp32_dest) man <<= 16;
+  man <<= dropped;
   if (man & 0x1000000) exp++;
   uint32_t m23 = static_cast<uint32_t>(man) & 0x7fffffu;
   if (exp <= 0) return 0;
+  if (c.fp16 && !c.fp32_dest && exp >= 32) return (sign << 31) | (31u << 23) | 0x7fe000u;
   if (exp >= 255) return (sign << 31) | 0x7f800000u;
   return (sign << 31) | (uint32_t(exp) << 23) | m23;
 }
 
-// The exponent correction of a product: the biases of both operands, and
-// the weight of the slices a phase takes.
-inline int32_t product_adj(int phase) { return -127 - ((phase & 1) ? 5 : 0) - ((phase & 2) ? 7 : 0); }
+// The exponent correction of a product: the biases of both operands (fp16
+// operands into a 32-bit DST are rebiased to f32's: -30 + 127), and the
+// weight of the slices a phase takes.
+// product_adj8 is the 8-bit-exponent datapath's, all the tile loops run.
+inline int32_t product_adj8(int phase) { return -127 - ((phase & 1) ? 5 : 0) - ((phase & 2) ? 7 : 0); }
+inline int32_t product_adj(int phase, const Config& c) {
+  if (!c.fp16) return product_adj8(phase);
+  return (c.fp32_dest ? 127 - 30 : -15) - ((phase & 1) ? 5 : 0) - ((phase & 2) ? 7 : 0);
+}
+// The exponent a zero product stands at when the multiplier aligns it with
+// the other addends: the correction, when positive (fp16 operands into a
+// 32-bit DST), else 0. A DST word far below it loses bits to the alignment.
+inline int32_t zero_product_exp(int phase, const Config& c) { return std::max(product_adj(phase, c), 0); }
 
 // The multiplier's slices of a source value's 11-bit significand.
 inline uint32_t slice_a(uint32_t v, int phase) {
@@ -114,13 +127,17 @@ uint32_t elwadd(uint32_t a, uint32_t b, bool sub, uint32_t dst, bool acc, const 
   Term t;
   t.sign = a >> 31;
   t.exp = ea;
+  // fp16 operands into a 32-bit DST: the sum is rebiased to f32's exponent
+  // (a zero sum stands at 2^-30).
+  if (c.fp16 && c.fp32_dest) t.exp = ea ? ea + 112 : 127 - 30;
   t.man = ((a >> 31) == (b >> 31) ? ma + mb : ma - mb) << 13;
   return accumulate(&t, 1, dst, c);
 }
 
 uint32_t elwmul_phase(uint32_t a, uint32_t b, uint32_t dst, int phase, const Config& c) {
   Term t;
-  int32_t e = exp_of(a) + exp_of(b) + product_adj(phase);
+  t.exp = zero_product_exp(phase, c);
+  int32_t e = exp_of(a) + exp_of(b) + product_adj(phase, c);
   if (!is_zero(a) && !is_zero(b) && e > 0) {
     t.sign = (a ^ b) >> 31;
     t.exp = e;
@@ -137,7 +154,7 @@ uint32_t elwmul(uint32_t a, uint32_t b, Fidelity f, const Config& c) {
 
 uint32_t mvmul_phase(const uint32_t* a, int a_stride, const uint32_t* b, int b_stride, uint32_t dst, int phase,
                      const Config& c) {
-  const int32_t adj = product_adj(phase);
+  const int32_t adj = product_adj(phase, c), zero_exp = zero_product_exp(phase, c);
   Term g[2];
   for (int grp = 0; grp < 2; grp++) {
     uint32_t sign[8], man[8];
@@ -146,7 +163,7 @@ uint32_t mvmul_phase(const uint32_t* a, int a_stride, const uint32_t* b, int b_s
       int k = grp * 8 + i;
       uint32_t x = a[k * a_stride], y = b[k * b_stride];
       if (is_zero(x) || is_zero(y)) {
-        sign[i] = 0, exp[i] = 0, man[i] = 0;  // a zero product stands at exponent 0
+        sign[i] = 0, exp[i] = zero_exp, man[i] = 0;
       } else {
         sign[i] = (x ^ y) >> 31;
         exp[i] = exp_of(x) + exp_of(y) + adj;
@@ -291,6 +308,23 @@ uint16_t l1_acc_bf16(uint16_t in_l1, uint16_t packed) {
   return static_cast<uint16_t>((s << 15) | ((uint32_t(e) << 7) + uint32_t(rounded)));
 }
 
+uint16_t l1_acc_f16(uint16_t in_l1, uint16_t packed) {
+  auto widen = [](uint16_t h) {
+    const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+    return (h & 0x7fffu) >= 0x400u ? sign | ((uint32_t(h & 0x7fffu) << 13) + (112u << 23)) : sign;
+  };
+  const uint32_t r = std::bit_cast<uint32_t>(std::bit_cast<float>(widen(in_l1)) + std::bit_cast<float>(widen(packed)));
+  const uint16_t sign = static_cast<uint16_t>((r >> 16) & 0x8000u);
+  if (!(r & 0x7fffffffu)) return static_cast<uint16_t>(sign | (((in_l1 >> 10) & 31u) >= 30 ? 0x7fffu : 0u));
+  const int32_t e = int32_t((r >> 23) & 255u) - 112;
+  if (e <= 0) return static_cast<uint16_t>(sign | (e < 0 ? 0x7fffu : 0u));
+  // The 23-bit fraction to 10 bits, to nearest even; a carry runs into the
+  // exponent, and past exponent 31 saturates.
+  const uint32_t m = r & 0x7fffffu;
+  const uint32_t packed16 = (uint32_t(e) << 10) + ((m + (1u << 12) - 1 + ((m >> 13) & 1u)) >> 13);
+  return static_cast<uint16_t>(sign | (packed16 < 0x8000u ? packed16 : 0x7fffu));
+}
+
 // The tile loops are written once (always inlined) and instantiated twice
 // on x86-64: for AVX-512F and for the baseline, picked once at run time.
 #define ZYX_NUM_INLINE inline __attribute__((always_inline))
@@ -361,17 +395,33 @@ inline int fpos(int r, int c) { return ((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15
 
 }  // namespace
 
+// Float16 operands take the element model (the tile loops are for the
+// 8-bit-exponent datapath).
 void elwadd_tile(const uint32_t* a, const uint32_t* b, uint32_t* d, int n, bool sub, const Config& c) {
-  if (avx512()) elwadd_tile_avx512(a, b, d, n, sub, c);
+  if (c.fp16) {
+    for (int i = 0; i < n; i++) d[i] = elwadd(a[i], b[i], sub, 0, false, c);
+  } else if (avx512()) elwadd_tile_avx512(a, b, d, n, sub, c);
   else elwadd_tile_base(a, b, d, n, sub, c);
 }
 
 void elwmul_tile(const uint32_t* a, const uint32_t* b, uint32_t* d, int n, Fidelity f, const Config& c) {
-  if (avx512()) elwmul_tile_avx512(a, b, d, n, phases(f), c);
+  if (c.fp16) {
+    for (int i = 0; i < n; i++) d[i] = elwmul(a[i], b[i], f, c);
+  } else if (avx512()) elwmul_tile_avx512(a, b, d, n, phases(f), c);
   else elwmul_tile_base(a, b, d, n, phases(f), c);
 }
 
 void matmul_tile(const uint32_t* in0, const uint32_t* in1, uint32_t* d, Fidelity f, const Config& c) {
+  if (c.fp16) {
+    for (int p = 0; p < phases(f); p++)
+      for (int r = 0; r < 32; r++)
+        for (int col = 0; col < 32; col++)
+          for (int kh = 0; kh < 2; kh++) {
+            uint32_t& out = d[fpos(r, col)];
+            out = mvmul_phase(&in1[fpos(16 * kh, col)], 16, &in0[fpos(r, 16 * kh)], 1, out, p, c);
+          }
+    return;
+  }
   static thread_local Split A, B;
   split(in1, A, true);
   split(in0, B, false);

@@ -14,6 +14,13 @@
 //   bf16 << 16.
 // Exponent 0 is zero to the FPU (denormals flush). The FPU has no NaN: an
 // exponent of 255 is a large normal on input and infinity on output.
+//
+// Float16 operands (Config::fp16) run the datapath with a 5-bit exponent:
+// a source entry, and a 16-bit DST word, holds an fp16 value as sign << 31
+// | (fp16 bits 0-14) << 13, the exponent (bias 15) in the low five bits of
+// the f32 exponent field. Such a DST word saturates at exponent 31 with
+// every mantissa bit set (the card's fp16 has no infinity or NaN). With a
+// 32-bit DST the products and sums are rebiased to f32 exponents.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +36,7 @@ inline int phases(Fidelity f) { return f == Fidelity::LoFi ? 1 : static_cast<int
 struct Config {
   bool fp32_dest = false;  // 32-bit DST (fp32_dest_acc_en); else 16-bit bf16 DST
   bool wormhole = true;    // Wormhole's renormalisation quirk (see accumulate)
+  bool fp16 = false;       // Float16 operands: the 5-bit-exponent datapath
 };
 
 // ---- Unpack: tile elements into a source register ----
@@ -44,6 +52,11 @@ inline uint32_t src_from_f32(uint32_t u, bool tf32) {
 }
 // A bf16 element: exact.
 inline uint32_t src_from_bf16(uint16_t h) { return uint32_t(h) << 16; }
+// A Float16 element: exact, in the 5-bit-exponent layout (denormals stay,
+// the FPU takes exponent 0 as zero).
+inline uint32_t src_from_f16(uint16_t h) { return (uint32_t(h & 0x8000u) << 16) | (uint32_t(h & 0x7fffu) << 13); }
+// The fp16 bits of a 5-bit-exponent word.
+inline uint16_t f16_bits(uint32_t w) { return static_cast<uint16_t>(((w >> 16) & 0x8000u) | ((w >> 13) & 0x7fffu)); }
 // A Bfp8_b element (sign and 7-bit magnitude) with its block's exponent, as
 // the unpacker widens it to bf16: the magnitude is normalised, the exponent
 // drops by the shift (modulo 256), and a negative zero magnitude becomes
@@ -100,15 +113,58 @@ uint32_t gmpool(const uint32_t* a, int a_stride, const uint32_t* b, uint32_t dst
 constexpr uint32_t kPoolEmpty = 0xffffffffu;
 
 // MOVA2D (copy_tile, transpose_wh_tile): a source value into DST. Exponent
-// 0 flushes to zero; a 16-bit DST keeps the top 16 bits.
+// 0 flushes to zero; a 16-bit DST keeps the top 16 bits (bf16) or, for
+// Float16 operands, the whole fp16 value.
 inline uint32_t src_to_dst(uint32_t src, const Config& c) {
   if ((src & 0x7f800000u) == 0) return 0;
+  if (c.fp16 && !c.fp32_dest) return src;
   return c.fp32_dest ? src : (src & 0xffff0000u);
 }
-// MOVD2A/MOVD2B (binary_dest_reuse): a DST word into a source register.
-inline uint32_t dst_to_src(uint32_t d) { return d & 0xffffe000u; }
+// MOVD2A/MOVD2B (binary_dest_reuse, the reductions' trips through SrcB): a
+// DST word into a source register. The register's format decides: TF32 (a
+// Float32 operand with a 32-bit DST) keeps 19 bits, every other float format
+// the top 16 (bf16); no rounding, and exponents 0 and 255 pass as they are.
+inline uint32_t dst_to_src(uint32_t d, bool tf32) { return d & (tf32 ? 0xffffe000u : 0xffff0000u); }
 
 // ---- Pack: DST to tile elements ----
+
+// From a 16-bit DST of fp16 words (5-bit-exponent layout). The packer's
+// early conversion keeps fp16 and flushes exponent 0 (denormals, -0) to +0
+// (pack_f16: the intermediate, which ReLU then acts on); the late
+// conversion writes Float16 as it is, widens to Float32 (a non-zero
+// exponent rebiased by 112, mantissa exact; exponent 0 keeps its mantissa
+// as an f32 denormal) or narrows to Float16_b (rebiased, the low three
+// mantissa bits truncated, exponent 0 to +0).
+inline uint16_t pack_f16(uint32_t d) {
+  const uint16_t h = f16_bits(d);
+  return (h & 0x7fffu) < 0x400u ? 0 : h;
+}
+inline uint32_t f16_late_f32(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  if (!(h & 0x7c00u)) return sign | (uint32_t(h & 0x3ffu) << 13);
+  return sign | (((h & 0x7fffu) + (112u << 10)) << 13);
+}
+inline uint16_t f16_late_bf16(uint16_t h) {
+  if (!(h & 0x7c00u)) return 0;
+  return static_cast<uint16_t>((h & 0x8000u) | ((((h >> 10) & 31u) + 112u) << 7) | ((h & 0x3ffu) >> 3));
+}
+inline uint32_t pack_f32_from_f16(uint32_t d) { return f16_late_f32(pack_f16(d)); }
+inline uint16_t pack_bf16_from_f16(uint32_t d) { return f16_late_bf16(pack_f16(d)); }
+// The value of a 16-bit fp16 DST word as an f32 word (exact: exponent 0 is
+// +0, exponent 31 the largest normal) and back (an f32 word holding such a
+// value; below the fp16 normal range +0, above it the saturated word, low
+// 13 mantissa bits dropped). The emulator keeps fp16 DST tiles as f32
+// values; these convert at the FPU model's edges.
+inline uint32_t f16_word_to_f32(uint32_t w) {
+  const uint32_t e = (w >> 23) & 31u;
+  return e ? (w & 0x80000000u) | ((e + 112u) << 23) | (w & 0x7fe000u) : 0;
+}
+inline uint32_t f32_to_f16_word(uint32_t f) {
+  const int32_t e = int32_t((f >> 23) & 255u) - 112;
+  if (e <= 0) return 0;
+  if (e > 31) return (f & 0x80000000u) | (31u << 23) | 0x7fe000u;
+  return (f & 0x80000000u) | (uint32_t(e) << 23) | (f & 0x7fe000u);
+}
 
 // DST word to bf16: a 32-bit DST rounds half away from zero; NaN becomes
 // infinity of its sign; a denormal or zero result is +0.
@@ -163,6 +219,14 @@ uint32_t relu_f32(uint32_t v, uint32_t mode, uint16_t threshold);
 // rounds), below the normal range to zero of its sign, above it to infinity.
 uint32_t l1_acc_f32(uint32_t in_l1, uint32_t packed);
 uint16_t l1_acc_bf16(uint16_t in_l1, uint16_t packed);
+// Float16: both words widened exactly to f32 (every non-zero exponent a
+// normal, exponent 0 a zero of its sign), added in f32 (to nearest even),
+// then rounded to fp16 to nearest even. An exact cancellation gives +0, or
+// 0x7fff when the value in L1 has exponent 30 or 31; a sum whose exponent
+// falls below fp16's (under 2^-15) gives the saturated word 0x7fff of its
+// sign, one at exponent 0 a zero of its sign; a sum above the range
+// saturates. These follow ttsim's model of the card.
+uint16_t l1_acc_f16(uint16_t in_l1, uint16_t packed);
 
 // ---- Whole tiles (the compute API's fast paths; equal to the element
 // model above, which the tests check) ----

@@ -1,9 +1,9 @@
 // The FPU calls with the card's numerics (the default; ZYX_EMU_NUMERICS=exact
-// keeps f32 arithmetic): tiles of Float32, Float16_b, Bfp8_b and Bfp4_b
-// enter the source registers as the unpacker converts them, go through the
-// bit-level FPU model (numerics.hpp) element by element in the order
-// tt-llk issues the instructions, and leave DST through the packer's
-// conversions. The api_compute*.cpp calls use these when hw_path() says so.
+// keeps f32 arithmetic): tiles of Float32, Float16_b, Bfp8_b and Bfp4_b (and
+// Float16 into a 16-bit DST) enter the source registers as the unpacker
+// converts them, go through the bit-level FPU model (numerics.hpp) element
+// by element in the order tt-llk issues the instructions, and leave DST
+// through the packer's conversions. The api_compute*.cpp calls use these when hw_path() says so.
 #include <cstring>
 #include <string>
 
@@ -13,12 +13,27 @@ namespace zyx::emu {
 
 namespace compute {
 
-hw::Config hw_config() {
+hw::Config hw_config(bool fp16) {
   hw::Config c;
   c.fp32_dest = core().fp32_dest_acc;
   c.wormhole = core().run->board->arch != "blackhole";
+  c.fp16 = fp16;
   return c;
 }
+
+namespace {
+// An fp16 DST tile keeps f32 values (kind F16); the model works on its
+// 5-bit-exponent words. (Float16 operands into a 32-bit DST need no
+// conversion: its words are f32.)
+bool fp16_dst(const hw::Config& c) { return c.fp16 && !c.fp32_dest; }
+void dst_to_f16_words(uint32_t* d) {
+  for (int i = 0; i < 1024; i++) d[i] = hw::f32_to_f16_word(d[i]);
+}
+void dst_from_f16_words(uint32_t* d) {
+  for (int i = 0; i < 1024; i++) d[i] = hw::f16_word_to_f32(d[i]);
+}
+DstKind dst_kind_of(const hw::Config& c) { return c.fp32_dest ? DstKind::F32 : c.fp16 ? DstKind::F16 : DstKind::BF16; }
+}  // namespace
 
 ZYX_HOT void unpack_src(uint32_t cb, uint32_t tile, uint32_t* out, const char* op) {
   const uint8_t* src = front_tile(cb, tile, op);
@@ -35,6 +50,11 @@ ZYX_HOT void unpack_src(uint32_t cb, uint32_t tile, uint32_t* out, const char* o
       for (int i = 0; i < 1024; i++) out[i] = uint32_t(s[i]) << 16;
       return;
     }
+    case Format::Float16: {
+      const uint16_t* s = reinterpret_cast<const uint16_t*>(src);
+      for (int i = 0; i < 1024; i++) out[i] = hw::src_from_f16(s[i]);
+      return;
+    }
     case Format::Bfp8_b:
       for (int k = 0; k < 1024; k++) out[k] = uint32_t(hw::bfp8_to_bf16(src[64 + k], src[k / 16])) << 16;
       return;
@@ -49,13 +69,14 @@ ZYX_HOT void unpack_src(uint32_t cb, uint32_t tile, uint32_t* out, const char* o
   }
 }
 
-ZYX_HOT void hw_copy(const uint32_t* src, uint32_t* d) {
-  const hw::Config c = hw_config();
+ZYX_HOT void hw_copy(const uint32_t* src, uint32_t* d, bool fp16) {
+  const hw::Config c = hw_config(fp16);
   for (int i = 0; i < 1024; i++) d[i] = hw::src_to_dst(src[i], c);
+  if (fp16_dst(c)) dst_from_f16_words(d);
 }
 
-void hw_binary(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d, bool acc) {
-  const hw::Config c = hw_config();
+namespace {
+void binary_words(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d, bool acc, const hw::Config& c) {
   if (op == ZYX_BIN_MUL) {
     const auto f = static_cast<hw::Fidelity>(core().math_fidelity);
     if (!acc) return hw::elwmul_tile(a, b, d, 1024, f, c);
@@ -70,30 +91,43 @@ void hw_binary(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d, b
   if (!acc) return hw::elwadd_tile(a, b, d, 1024, sub, c);
   for (int i = 0; i < 1024; i++) d[i] = hw::elwadd(a[i], b[i], sub, d[i], acc, c);
 }
+}  // namespace
+
+void hw_binary(uint32_t op, const uint32_t* a, const uint32_t* b, uint32_t* d, bool acc, bool fp16) {
+  const hw::Config c = hw_config(fp16);
+  if (fp16_dst(c) && acc) dst_to_f16_words(d);
+  binary_words(op, a, b, d, acc, c);
+  if (fp16_dst(c)) dst_from_f16_words(d);
+}
 
 // DST[dst] += in0 * in1 as tt-llk's matmul runs it: in0 in SrcB, in1 in
 // SrcA; for every fidelity phase, each output element takes the MVMUL of k
 // 0-15 and then of k 16-31.
-void hw_matmul(uint32_t dst, const uint32_t* in0, const uint32_t* in1) {
+void hw_matmul(uint32_t dst, const uint32_t* in0, const uint32_t* in1, bool fp16) {
   auto& cs = core();
   uint32_t* d = dst_tile(dst);
   if (!(cs.dst_written & (1u << dst))) std::memset(d, 0, 4096);
-  const hw::Config c = hw_config();
+  const hw::Config c = hw_config(fp16);
+  if (fp16_dst(c)) dst_to_f16_words(d);
   hw::matmul_tile(in0, in1, d, static_cast<hw::Fidelity>(cs.math_fidelity), c);
-  mark(dst, c.fp32_dest ? DstKind::F32 : DstKind::BF16);
+  if (fp16_dst(c)) dst_from_f16_words(d);
+  mark(dst, dst_kind_of(c));
 }
 
 // Sum reduction (REDUCE_ROW, REDUCE_COL, REDUCE_SCALAR) into DST as
 // tt-llk's GAPOOLs compute it: the input in SrcA, the scaler in SrcB, a dot
 // product of 16 elements per face, face by face, every fidelity phase of
 // one face before the next. REDUCE_SCALAR pools the four faces into one row
-// of 16 column sums, moves it through SrcB (TF32) into a column of SrcA and
-// pools that against the scaler again.
-void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, uint32_t dst, uint32_t num_faces) {
+// of 16 column sums, moves it through SrcB (MOVD2B: 19 bits when SrcA holds
+// TF32, else 16) into a column of SrcA and pools that against the scaler
+// again.
+void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, bool tf32_src, bool fp16, uint32_t dst,
+               uint32_t num_faces) {
   auto& cs = core();
   uint32_t* d = dst_tile(dst);
   if (!(cs.dst_written & (1u << dst))) std::memset(d, 0, 4096);
-  const hw::Config c = hw_config();
+  const hw::Config c = hw_config(fp16);
+  if (fp16_dst(c)) dst_to_f16_words(d);
   const int np = hw::phases(static_cast<hw::Fidelity>(cs.math_fidelity));
   uint32_t in[1024];
   for (int i = 0; i < 1024; i++) in[i] = uint32_t(i >> 8) < num_faces ? a[i] : 0;
@@ -113,10 +147,14 @@ void hw_reduce(uint32_t dim, const uint32_t* a, uint32_t scaler, uint32_t dst, u
     for (int f = 0; f < 4; f++)
       for (int col = 0; col < 16; col++)
         for (int p = 0; p < np; p++) v[col] = hw::mvmul_phase(in + f * 256 + col, 16, s, 1, v[col], p, c);
-    for (int i = 0; i < 16; i++) v[i] = hw::dst_to_src(v[i]);
+    // MOVD2B passes an fp16 DST word through whole (the callers keep
+    // Float16 into a 32-bit DST off this path).
+    if (!fp16)
+      for (int i = 0; i < 16; i++) v[i] = hw::dst_to_src(v[i], tf32_src);
     for (int p = 0; p < np; p++) d[0] = hw::mvmul_phase(v, 1, s, 1, d[0], p, c);
   }
-  mark(dst, c.fp32_dest ? DstKind::F32 : DstKind::BF16);
+  if (fp16_dst(c)) dst_from_f16_words(d);
+  mark(dst, dst_kind_of(c));
 }
 
 // Max reduction into DST as tt-llk's GMPOOLs compute it: the input face in
@@ -140,9 +178,6 @@ void hw_reduce_max(uint32_t dim, const uint32_t* a, const uint32_t* scaler, bool
   if (fresh) std::memset(d, 0, 4096);
   const hw::Config c = hw_config();
   auto clear_rows = [&](int face, int first, int count) { std::memset(d + face * 256 + first * 16, 0, count * 64); };
-  // MOVD2B keeps 19 bits of a 32-bit DST word when the source registers
-  // hold TF32, else 16.
-  const uint32_t to_srcb = tf32_src ? 0xffffe000u : 0xffff0000u;
   if (dim == ZYX_RED_COL) {
     for (int col = 0; col < 32; col++) {
       uint32_t m = fresh ? hw::kPoolEmpty : d[fidx(0, col)];
@@ -163,7 +198,7 @@ void hw_reduce_max(uint32_t dim, const uint32_t* a, const uint32_t* scaler, bool
       }
       clear_rows(2 * h, 1, 3);
       for (int r = 0; r < 16; r++) {
-        const uint32_t v = hw::elwadd(0, row[r] & to_srcb, false, 0, false, c);
+        const uint32_t v = hw::elwadd(0, hw::dst_to_src(row[r], tf32_src), false, 0, false, c);
         row[r] = v;
         row[r * 16] = v;
       }
@@ -173,7 +208,7 @@ void hw_reduce_max(uint32_t dim, const uint32_t* a, const uint32_t* scaler, bool
     for (int col = 0; col < 16; col++) {
       v[col] = hw::kPoolEmpty;
       for (int f = 0; f < 4; f++) v[col] = hw::gmpool(a + f * 256 + col, 16, scaler + f * 256, v[col], tf32_src, c);
-      v[col] &= to_srcb;
+      v[col] = hw::dst_to_src(v[col], tf32_src);
     }
     d[0] = hw::gmpool(v, 1, scaler + 3 * 256, fresh ? hw::kPoolEmpty : d[0], tf32_src, c);
     clear_rows(0, 1, 7);
@@ -181,7 +216,37 @@ void hw_reduce_max(uint32_t dim, const uint32_t* a, const uint32_t* scaler, bool
   mark(dst, c.fp32_dest ? DstKind::F32 : DstKind::BF16);
 }
 
+namespace {
+// An fp16 DST tile (f32 values) packed to Float16, Float32 or Float16_b
+// through the packer's fp16 intermediate: ReLU acts on the intermediate's
+// 16 bits (relu_bf16 compares any 16-bit word), then the late conversion,
+// then L1 accumulation in the output format. Other formats: false.
+bool pack_from_f16(const uint32_t* d, uint8_t* out, Format f) {
+  const ComputeState& cs = cstate();
+  const uint32_t relu = cs.relu & 0xf;
+  const uint16_t threshold = static_cast<uint16_t>(cs.relu >> 16);
+  const bool acc = cs.l1_acc != 0;
+  if (relu > 3 || (f != Format::Float16 && f != Format::Float16_b && f != Format::Float32)) return false;
+  uint16_t* o16 = reinterpret_cast<uint16_t*>(out);
+  uint32_t* o32 = reinterpret_cast<uint32_t*>(out);
+  for (int i = 0; i < 1024; i++) {
+    const uint16_t h = hw::relu_bf16(hw::pack_f16(hw::f32_to_f16_word(d[i])), relu, threshold);
+    if (f == Format::Float16) {
+      o16[i] = acc ? hw::l1_acc_f16(o16[i], h) : h;
+    } else if (f == Format::Float16_b) {
+      const uint16_t v = hw::f16_late_bf16(h);
+      o16[i] = acc ? hw::l1_acc_bf16(o16[i], v) : v;
+    } else {
+      const uint32_t v = hw::f16_late_f32(h);
+      o32[i] = acc ? hw::l1_acc_f32(o32[i], v) : v;
+    }
+  }
+  return true;
+}
+}  // namespace
+
 ZYX_HOT bool hw_pack(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
+  if (kind == DstKind::F16) return pack_from_f16(d, out, f);
   if (kind != DstKind::F32 && kind != DstKind::BF16) return false;
   const bool fp32 = kind == DstKind::F32;
   const ComputeState& cs = cstate();

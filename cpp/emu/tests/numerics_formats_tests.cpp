@@ -1,0 +1,572 @@
+// The FPU model (src/numerics.hpp) on the data formats added after the first
+// model: Float16 operands (the 5-bit-exponent datapath, hw::Config::fp16)
+// and the packer's conversions from an fp16 DST. Expected words come from
+// words worked out by hand and from a reference written here from the
+// documented datapath (the Tensix ISA documentation's ELWADD/ELWMUL and
+// Dst pages, the packer's format conversion tables, ttsim's description of
+// the accumulator), as integer arithmetic on the significands rather than
+// the model's code: an fp16 value is (1 + m / 1024) * 2^(e - 15) for e > 0,
+// exponent 0 is zero to the FPU, exponent 31 is a normal, and a 16-bit DST
+// rounds half away from zero to 11 significant bits and saturates at
+// exponent 31 with every mantissa bit set.
+// Group `model`: the model alone, and against words ttsim computed. Group `hw`: every FPU call on Float16
+// tiles through the compute API, word for word against the model's words:
+// with a 16-bit DST packed to Float16, Float32 and Float16_b, with a 32-bit
+// DST (the calls modelled there) packed to Float32 and Float16_b.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "compute_harness.hpp"
+#include "numerics.hpp"
+
+using namespace zyx;
+using namespace zyx_test;
+using namespace zyx_ctest;
+using namespace zyx::emu::hw;
+
+namespace {
+
+int failures = 0;
+
+void expect(uint32_t got, uint32_t want, const char* what, int line) {
+  if (got == want) return;
+  std::fprintf(stderr, "numerics_formats_tests.cpp:%d: %s: got 0x%08x, want 0x%08x\n", line, what, got, want);
+  failures++;
+}
+#define EXPECT(got, want) expect(static_cast<uint32_t>(got), static_cast<uint32_t>(want), #got, __LINE__)
+
+uint32_t f2u(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+constexpr Config kF16{false, true, true};      // fp16 operands, 16-bit DST, Wormhole
+constexpr Config kF16Fp32{true, true, true};   // fp16 operands, 32-bit DST
+
+// ---- The reference ----
+
+// An 11-bit-significand result S * 2^(scale) (S >= 0 an integer) with sign
+// `neg`, as a 16-bit fp16 DST holds it: rounded half away from zero to 11
+// significant bits; +0 below the normal range, saturated above it.
+uint16_t ref_round_f16(uint32_t neg, uint64_t s, int scale) {
+  if (s == 0) return 0;
+  int lead = 63 - __builtin_clzll(s);
+  if (lead > 10) {
+    const int r = lead - 10;
+    s = (s + (uint64_t(1) << (r - 1))) >> r;
+    scale += r;
+    if (s == 2048) s = 1024, scale++;
+  } else {
+    s <<= 10 - lead;
+    scale -= 10 - lead;
+  }
+  const int e = scale + 10 + 15;  // the value is (s / 1024) * 2^(e - 15)
+  if (e <= 0) return 0;
+  if (e >= 32) return static_cast<uint16_t>((neg << 15) | 0x7fff);
+  return static_cast<uint16_t>((neg << 15) | (e << 10) | (s & 0x3ff));
+}
+
+// ELWADD of fp16 a and b into a cleared 16-bit DST: the smaller magnitude's
+// significand is aligned to the larger's exponent rounding half up (bits
+// beyond 11 are lost), then the sum is rounded as above.
+uint16_t ref_add_f16(uint16_t a, uint16_t b) {
+  if (!(a & 0x7c00)) a = 0;
+  if (!(b & 0x7c00)) b = 0;
+  if ((a & 0x7fff) < (b & 0x7fff)) std::swap(a, b);
+  const int ea = (a >> 10) & 31, eb = (b >> 10) & 31;
+  const int64_t ma = a ? (a & 0x3ff) | 0x400 : 0;
+  int64_t mb = b ? (b & 0x3ff) | 0x400 : 0;
+  const int d = ea - eb;
+  if (d > 0) mb = d < 12 ? (mb + (int64_t(1) << (d - 1))) >> d : 0;
+  const int64_t s = ((a ^ b) & 0x8000) ? ma - mb : ma + mb;
+  return ref_round_f16(a >> 15, uint64_t(s), ea - 25);
+}
+
+// ELWMUL at LoFi into a cleared 16-bit DST: the top 5 bits of a's
+// significand times the top 7 of b's, rounded as above.
+uint16_t ref_mul_lofi_f16(uint16_t a, uint16_t b) {
+  const int ea = (a >> 10) & 31, eb = (b >> 10) & 31;
+  if (!ea || !eb || ea + eb - 15 <= 0) return 0;
+  const uint64_t p = uint64_t(((a & 0x3ff) | 0x400) >> 6) * (((b & 0x3ff) | 0x400) >> 4);
+  return ref_round_f16(((a ^ b) >> 15) & 1, p, ea + eb - 40);
+}
+
+uint32_t word(uint16_t h) { return src_from_f16(h); }
+
+// ---- Tests ----
+
+void test_layout() {
+  EXPECT(src_from_f16(0x3c00), 0x07800000);  // 1.0: exponent 15 in the f32 field's low bits
+  EXPECT(src_from_f16(0xfbff), 0x8f7fe000);  // -65504
+  for (uint32_t h = 0; h < 0x10000; h++) EXPECT(f16_bits(src_from_f16(uint16_t(h))), h);
+  // The DST value conversions are exact for every fp16 normal, both ways.
+  for (uint32_t h = 0x0400; h < 0x8000; h++) {
+    const uint32_t w = src_from_f16(uint16_t(h));
+    const float v = std::ldexp(1.0f + (h & 0x3ff) / 1024.0f, int(h >> 10) - 15);
+    EXPECT(f16_word_to_f32(w), f2u(v));
+    EXPECT(f32_to_f16_word(f16_word_to_f32(w)), w);
+  }
+  EXPECT(f16_word_to_f32(src_from_f16(0x0001)), 0);       // exponent 0 is zero
+  EXPECT(f32_to_f16_word(f2u(1e-6f)), 0);                  // below 2^-14: +0
+  EXPECT(f32_to_f16_word(f2u(-1e6f)), 0x8fffe000);  // saturated: exponent 31, all mantissa bits
+  EXPECT(f32_to_f16_word(f2u(1.0f + 0x1p-12f)), 0x07800000);  // bits below fp16's dropped
+}
+
+void test_add_hand() {
+  EXPECT(f16_bits(elwadd(word(0x3c00), word(0x3c00), false, 0, false, kF16)), 0x4000);  // 1 + 1
+  EXPECT(f16_bits(elwadd(word(0x3c00), word(0x3c00), true, 0, false, kF16)), 0x0000);   // 1 - 1 = +0
+  // 1 + 2^-11: the aligned addend keeps half a unit, the sum rounds away: 1 + 2^-10.
+  EXPECT(f16_bits(elwadd(word(0x3c00), word(0x1000), false, 0, false, kF16)), 0x3c01);
+  // 1 + 2^-12: below half a unit after alignment (rounded half up at 11 bits: 0).
+  EXPECT(f16_bits(elwadd(word(0x3c00), word(0x0c00), false, 0, false, kF16)), 0x3c00);
+  // A denormal operand (exponent 0) is zero.
+  EXPECT(f16_bits(elwadd(word(0x3c00), word(0x03ff), false, 0, false, kF16)), 0x3c00);
+  // 65504 + 65504 = 131008 is a normal (exponent 31); twice that saturates.
+  EXPECT(f16_bits(elwadd(word(0x7bff), word(0x7bff), false, 0, false, kF16)), 0x7fff);
+  EXPECT(f16_bits(elwadd(word(0x7fff), word(0x7fff), false, 0, false, kF16)), 0x7fff);
+  EXPECT(f16_bits(elwadd(word(0xfbff), word(0xffff), false, 0, false, kF16)), 0xffff);
+  // A sum below 2^-14 is +0: 2^-13 * (1.5 - 1.25) = 2^-15.
+  EXPECT(f16_bits(elwadd(word(0x0a00), word(0x0900), true, 0, false, kF16)), 0x0000);
+  // Into a 32-bit DST the sum is rebiased to f32's exponent, exact.
+  EXPECT(elwadd(word(0x3c00), word(0x3c00), false, 0, false, kF16Fp32), f2u(2.0f));
+  EXPECT(elwadd(word(0x7bff), word(0x7bff), false, 0, false, kF16Fp32), f2u(131008.0f));
+  EXPECT(elwadd(word(0x3c01), word(0x8000), false, 0, false, kF16Fp32), f2u(1.0f + 0x1p-10f));
+  // acc_to_dest: DST (1.5, fp16 word) plus 1 + 1.
+  EXPECT(f16_bits(elwadd(word(0x3c00), word(0x3c00), false, word(0x3e00), true, kF16)), 0x4300);
+}
+
+void test_add_reference() {
+  std::mt19937 rng(11);
+  static const uint16_t special[] = {0x0000, 0x8000, 0x0001, 0x83ff, 0x0400, 0x8400, 0x3c00, 0xbc00,
+                                     0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7fff, 0xffff, 0x3c01, 0x1000};
+  for (int n = 0; n < 400000; n++) {
+    uint16_t a = static_cast<uint16_t>(rng()), b = static_cast<uint16_t>(rng());
+    if (n % 4 == 1) b = static_cast<uint16_t>((b & 0x83ff) | (a & 0x7c00));  // equal exponents: cancellation
+    if (n % 4 == 2) a = special[rng() % 16];
+    if (n % 8 == 3) b = special[rng() % 16];
+    const uint16_t got = f16_bits(elwadd(word(a), word(b), false, 0, false, kF16));
+    const uint16_t want = ref_add_f16(a, b);
+    if (got != want) {
+      std::fprintf(stderr, "fp16 add 0x%04x + 0x%04x: got 0x%04x, want 0x%04x\n", a, b, got, want);
+      if (++failures > 20) return;
+    }
+  }
+}
+
+void test_mul_lofi_reference() {
+  std::mt19937 rng(12);
+  for (int n = 0; n < 400000; n++) {
+    const uint16_t a = static_cast<uint16_t>(rng()), b = static_cast<uint16_t>(rng());
+    const uint16_t got = f16_bits(elwmul(word(a), word(b), Fidelity::LoFi, kF16));
+    const uint16_t want = ref_mul_lofi_f16(a, b);
+    if (got != want) {
+      std::fprintf(stderr, "fp16 LoFi mul 0x%04x * 0x%04x: got 0x%04x, want 0x%04x\n", a, b, got, want);
+      if (++failures > 20) return;
+    }
+  }
+}
+
+// HiFi4 into a 32-bit DST: the four phases cover SrcA's top ten significand
+// bits (its last bit is in no slice) and all eleven of SrcB's, and every
+// partial sum fits f32's 24 bits, so the result is the exact product of a
+// (last bit cleared) and b.
+void test_mul_hifi4_fp32_exact() {
+  std::mt19937 rng(13);
+  for (int n = 0; n < 200000; n++) {
+    const uint16_t a = static_cast<uint16_t>(rng() | 0x0400), b = static_cast<uint16_t>(rng() | 0x0400);
+    const int ea = (a >> 10) & 31, eb = (b >> 10) & 31;
+    const double ma = ((a & 0x3ff) | 0x400) & ~1, mb = (b & 0x3ff) | 0x400;
+    const double v = std::ldexp(ma * mb, ea + eb - 50) * (((a ^ b) & 0x8000) ? -1 : 1);
+    const uint32_t got = elwmul(word(a), word(b), Fidelity::HiFi4, kF16Fp32);
+    if (got != f2u(static_cast<float>(v))) {
+      std::fprintf(stderr, "fp16 HiFi4 mul 0x%04x * 0x%04x into fp32 DST: got 0x%08x, want 0x%08x\n", a, b, got,
+                   f2u(static_cast<float>(v)));
+      if (++failures > 20) return;
+    }
+  }
+  // The last bit of SrcA's significand is in no slice: (1 + 2^-10) * 1 = 1.
+  EXPECT(elwmul(word(0x3c01), word(0x3c00), Fidelity::HiFi4, kF16Fp32), f2u(1.0f));
+  EXPECT(elwmul(word(0x3c00), word(0x3c01), Fidelity::HiFi4, kF16Fp32), f2u(1.0f + 0x1p-10f));
+}
+
+void test_mul_hand() {
+  // 1.5 * 1.5 = 2.25 exactly at LoFi (both slices hold the significands).
+  EXPECT(f16_bits(elwmul(word(0x3e00), word(0x3e00), Fidelity::LoFi, kF16)), 0x4080);
+  // 2^-8 * 2^-8 = 2^-16: below fp16's normal range, +0.
+  EXPECT(f16_bits(elwmul(word(0x1c00), word(0x1c00), Fidelity::HiFi4, kF16)), 0x0000);
+  // 256 * 512 = 2^17: saturated.
+  EXPECT(f16_bits(elwmul(word(0x5c00), word(0x6000), Fidelity::HiFi4, kF16)), 0x7fff);
+  // Into a 32-bit DST the product is rebiased: 256 * 512 = 131072 exactly.
+  EXPECT(elwmul(word(0x5c00), word(0x6000), Fidelity::HiFi4, kF16Fp32), f2u(131072.0f));
+  // A zero product stands at exponent 97 (2^-30) of a 32-bit DST: ELWMUL's
+  // accumulation aligns a DST word below it to it, losing its low bits.
+  const uint32_t tiny = (90u << 23) | 0x7fu;  // 2^-37 * (1 + 127 * 2^-23)
+  EXPECT(elwmul_phase(0, word(0x3c00), tiny, 0, kF16Fp32), (90u << 23) | 0x80u);
+  EXPECT(elwmul_phase(0, word(0x3c00), 0x0d800000u, 0, kF16Fp32), 0u);  // 2^-100: gone
+  EXPECT(elwmul_phase(0, word(0x3c00), f2u(1.0f), 0, kF16Fp32), f2u(1.0f));
+  // With bf16 operands a zero product stands at 0 and DST is kept.
+  EXPECT(elwmul_phase(0, 0x3f800000u, tiny, 0, Config{true, true}), tiny);
+}
+
+void test_mvmul_hand() {
+  uint32_t a[16], b[16];
+  for (int i = 0; i < 16; i++) a[i] = word(0x3c00), b[i] = word(0x3c00);
+  // Sixteen products of 1 in one phase: 16 in fp16.
+  EXPECT(f16_bits(mvmul_phase(a, 1, b, 1, 0, 0, kF16)), 0x4c00);
+  EXPECT(mvmul_phase(a, 1, b, 1, 0, 0, kF16Fp32), f2u(16.0f));
+  // Half of them -1: the groups cancel to exactly 0.
+  for (int i = 8; i < 16; i++) b[i] = word(0xbc00);
+  EXPECT(mvmul_phase(a, 1, b, 1, 0, 0, kF16), 0u);
+  // One product of 1.5 * 1.5 among zeros, into DST 1.0: 3.25.
+  for (int i = 0; i < 16; i++) a[i] = 0, b[i] = word(0x3e00);
+  a[5] = word(0x3e00);
+  EXPECT(f16_bits(mvmul_phase(a, 1, b, 1, word(0x3c00), 0, kF16)), 0x4280);
+  // Every product zero into a 32-bit DST: the groups stand at 2^-30, so a
+  // DST word far below is lost, as in ELWMUL.
+  a[5] = 0;
+  EXPECT(mvmul_phase(a, 1, b, 1, 0x0d800000u, 0, kF16Fp32), 0u);
+  EXPECT(mvmul_phase(a, 1, b, 1, f2u(3.0f), 0, kF16Fp32), f2u(3.0f));
+}
+
+void test_copy_and_pack() {
+  EXPECT(src_to_dst(word(0x3c01), kF16), word(0x3c01));  // fp16 kept whole in a 16-bit DST
+  EXPECT(src_to_dst(word(0x0200), kF16), 0u);             // a denormal flushes
+  EXPECT(src_to_dst(word(0x8000), kF16), 0u);             // -0 becomes +0
+  // Float16 out: as it is; exponent 0 (denormals, -0) to +0.
+  EXPECT(pack_f16(word(0xfbff)), 0xfbff);
+  EXPECT(pack_f16(word(0x7fff)), 0x7fff);
+  EXPECT(pack_f16(word(0x83ff)), 0x0000);
+  EXPECT(pack_f16(word(0x8000)), 0x0000);
+  // Float32 out: rebiased, exact.
+  for (uint32_t h = 0x0400; h < 0x8000; h += 7) {
+    EXPECT(pack_f32_from_f16(word(uint16_t(h))), f2u(std::ldexp(1.0f + (h & 0x3ff) / 1024.0f, int(h >> 10) - 15)));
+    EXPECT(pack_f32_from_f16(word(uint16_t(h | 0x8000))),
+           f2u(-std::ldexp(1.0f + (h & 0x3ff) / 1024.0f, int(h >> 10) - 15)));
+  }
+  EXPECT(pack_f32_from_f16(word(0x7fff)), f2u(131008.0f));
+  EXPECT(pack_f32_from_f16(word(0x0001)), 0u);
+  // Float16_b out: rebiased, the low three mantissa bits truncated (no rounding).
+  EXPECT(pack_bf16_from_f16(word(0x3c07)), 0x3f80);
+  EXPECT(pack_bf16_from_f16(word(0x3fff)), 0x3fff);
+  EXPECT(pack_bf16_from_f16(word(0xc3ff)), 0xc07f);
+  EXPECT(pack_bf16_from_f16(word(0x7fff)), 0x47ff);
+  EXPECT(pack_bf16_from_f16(word(0x8001)), 0x0000);
+  // The late conversions of an intermediate with exponent 0 (a ReLU
+  // threshold can be one): Float32 keeps the mantissa as a denormal,
+  // Float16_b flushes.
+  EXPECT(f16_late_f32(0x0001), 0x00002000u);
+  EXPECT(f16_late_f32(0x8200), 0x80400000u);
+  EXPECT(f16_late_bf16(0x0200), 0x0000);
+  // L1 accumulation of Float16: f32 sums rounded to nearest even.
+  EXPECT(l1_acc_f16(0x3c00, 0x3c00), 0x4000);
+  EXPECT(l1_acc_f16(0x3c00, 0x1000), 0x3c00);  // 1 + 2^-11: a tie, to even
+  EXPECT(l1_acc_f16(0x3c01, 0x1000), 0x3c02);  // 1 + 3 * 2^-11: a tie, to even (up)
+  EXPECT(l1_acc_f16(0x3c00, 0x03ff), 0x3c00);  // a denormal is zero
+  EXPECT(l1_acc_f16(0x7bff, 0x7bff), 0x7fff);  // 131008: exponent 31
+  EXPECT(l1_acc_f16(0x7fff, 0x7fff), 0x7fff);  // saturated
+  EXPECT(l1_acc_f16(0x3c00, 0xbc00), 0x0000);  // exact cancellation
+  EXPECT(l1_acc_f16(0x7800, 0xf800), 0x7fff);  // cancellation of exponent 30: the saturated word
+  EXPECT(l1_acc_f16(0x0400, 0x8401), 0xffff);  // -2^-24, below the range: saturated, negative
+  EXPECT(l1_acc_f16(0x0800, 0x8600), 0x0000);  // 2^-15: exponent 0, a zero of its sign
+}
+
+// data/ttsim_fp16_vectors.txt: ELWMUL phases, ELWADD/ELWSUB (with and
+// without DST accumulation) and MVMUL phases on fp16 operands, both DST
+// widths, Wormhole and Blackhole, and the packer's Float16 L1
+// accumulation, as ttsim computed them (the file says where from); every
+// line replayed through the model.
+void test_ttsim_vectors() {
+  std::ifstream file(ZYX_TTSIM_FP16_VECTORS);
+  if (!file) throw Failure(std::string("cannot read ") + ZYX_TTSIM_FP16_VECTORS);
+  auto hex = [](std::istringstream& in) {
+    std::string s;
+    in >> s;
+    return static_cast<uint32_t>(std::stoul(s, nullptr, 16));
+  };
+  std::string line;
+  int lines = 0;
+  while (std::getline(file, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream in(line);
+    std::string kind;
+    in >> kind;
+    if (kind == "l1f16") {
+      const uint32_t l1 = hex(in), packed = hex(in), want = hex(in);
+      if (in.fail()) throw Failure("cannot parse: " + line);
+      lines++;
+      const uint16_t got = l1_acc_f16(static_cast<uint16_t>(l1), static_cast<uint16_t>(packed));
+      if (got != want) std::fprintf(stderr, "ttsim fp16 vector: %s: got %04x\n", line.c_str(), got), failures++;
+      continue;
+    }
+    int arch = 0, fp32 = 0, x = 0, y = 0;
+    in >> arch >> fp32 >> x;
+    const Config c{fp32 != 0, arch == 0, true};
+    uint32_t got = 0;
+    if (kind == "elwmul") {
+      const uint32_t a = hex(in), b = hex(in), d = hex(in);
+      got = elwmul_phase(a, b, d, x, c);
+    } else if (kind == "elwadd") {
+      in >> y;
+      const uint32_t a = hex(in), b = hex(in), d = hex(in);
+      got = elwadd(a, b, y != 0, d, x != 0, c);
+    } else if (kind == "mvmul") {
+      uint32_t d = hex(in), a[16], b[16];
+      for (uint32_t& v : a) v = hex(in);
+      for (uint32_t& v : b) v = hex(in);
+      got = mvmul_phase(a, 1, b, 1, d, x, c);
+    } else {
+      throw Failure("unknown vector: " + line);
+    }
+    const uint32_t want = hex(in);
+    if (in.fail()) throw Failure("cannot parse: " + line);
+    lines++;
+    if (got != want) {
+      std::fprintf(stderr, "ttsim fp16 vector: %s: got %08x\n", line.c_str(), got);
+      failures++;
+    }
+  }
+  if (lines < 1800) throw Failure("too few fp16 vectors: " + std::to_string(lines));
+}
+
+void test_model(DeviceLayer&) {
+  failures = 0;
+  test_layout();
+  test_add_hand();
+  test_add_reference();
+  test_mul_lofi_reference();
+  test_mul_hifi4_fp32_exact();
+  test_mul_hand();
+  test_mvmul_hand();
+  test_copy_and_pack();
+  test_ttsim_vectors();
+  if (failures) throw Failure(std::to_string(failures) + " model words differ (listed above)");
+}
+ZYX_TEST(model, test_model);
+
+// ---- Group hw: Float16 tiles through the compute API ----
+
+// The FPU call of each op on the front tiles of cbs 0 (A) and 1 (B), DST 0
+// packed (copy_op with no copy first).
+const std::string kF16Cases = op_switch(
+    "case 0: add_tiles_init(0, 1); add_tiles(0, 1, 0, 0, 0); break;"
+    "case 1: sub_tiles_init(0, 1); sub_tiles(0, 1, 0, 0, 0); break;"
+    "case 2: mul_tiles_init(0, 1); mul_tiles(0, 1, 0, 0, 0); break;"
+    "case 3: add_tiles_bcast<BroadcastType::ROW>(0, 1, 0, 0, 0); break;"
+    "case 4: mul_tiles_bcast<BroadcastType::COL>(0, 1, 0, 0, 0); break;"
+    "case 5: mm_init(0, 1, 16); matmul_tiles(0, 1, 0, 0, 0); break;"
+    "case 6: reduce_tile<PoolType::SUM, ReduceDim::REDUCE_ROW>(0, 1, 0, 0, 0); break;"
+    "case 7: reduce_tile<PoolType::SUM, ReduceDim::REDUCE_COL>(0, 1, 0, 0, 0); break;"
+    "case 8: reduce_tile<PoolType::SUM, ReduceDim::REDUCE_SCALAR>(0, 1, 0, 0, 0); break;"
+    "case 9: copy_tile_to_dst_init_short(0); copy_tile(0, 0, 0); break;"
+    "case 10: transpose_wh_init(0, 16); transpose_wh_tile(0, 0, 0); break;"
+    "case 11: copy_tile_to_dst_init_short(0); copy_tile(0, 0, 0);"
+    "  binary_dest_reuse_tiles_init<EltwiseBinaryType::ELWADD, EltwiseBinaryReuseDestType::DEST_TO_SRCA>(1);"
+    "  binary_dest_reuse_tiles<EltwiseBinaryType::ELWADD, EltwiseBinaryReuseDestType::DEST_TO_SRCA>(1, 0, 0); break;"
+    "case 12: copy_tile_to_dst_init_short(0); copy_tile(0, 0, 0);"
+    "  binary_dest_reuse_tiles_init<EltwiseBinaryType::ELWMUL, EltwiseBinaryReuseDestType::DEST_TO_SRCA>(1);"
+    "  binary_dest_reuse_tiles<EltwiseBinaryType::ELWMUL, EltwiseBinaryReuseDestType::DEST_TO_SRCA>(1, 0, 0); break;"
+    "case 13: copy_tile_to_dst_init_short(0); copy_tile(0, 0, 0);"
+    "  binary_dest_reuse_tiles_init<EltwiseBinaryType::ELWSUB, EltwiseBinaryReuseDestType::DEST_TO_SRCB>(1);"
+    "  binary_dest_reuse_tiles<EltwiseBinaryType::ELWSUB, EltwiseBinaryReuseDestType::DEST_TO_SRCB>(1, 0, 0); break;");
+const char* kF16OpNames[] = {"add", "sub", "mul", "add bcast row", "mul bcast col", "matmul", "reduce row",
+                             "reduce col", "reduce scalar", "copy", "transpose", "copy, add reusing DST as SrcA",
+                             "copy, mul reusing DST as SrcA", "copy, sub reusing DST as SrcB"};
+constexpr uint32_t kF16Ops = 14;
+
+// fp16 words: mostly normals near 1, some with exponents far apart, and the
+// edge cases (zeros of both signs, denormals, exponent 31, the IEEE
+// infinity and NaN patterns, which the card takes as normals).
+std::vector<uint16_t> f16_words(uint32_t seed) {
+  static const uint16_t special[] = {0x0000, 0x8000, 0x0001, 0x83ff, 0x0400, 0x7bff, 0xfbff, 0x7c00,
+                                     0xfc00, 0x7e00, 0x7fff, 0x3c00, 0xbc00, 0x3c01, 0x1000, 0x5c00};
+  std::mt19937 rng(seed);
+  std::vector<uint16_t> v(1024);
+  for (auto& w : v) {
+    const uint32_t k = rng() % 100, sign = (rng() & 1) << 15, mant = rng() & 0x3ff;
+    if (k < 8) w = special[rng() % 16];
+    else if (k < 25) w = static_cast<uint16_t>(sign | ((1 + rng() % 30) << 10) | mant);
+    else w = static_cast<uint16_t>(sign | ((13 + rng() % 5) << 10) | mant);
+  }
+  return v;
+}
+
+// DST (fp16 words, or f32 with a 32-bit DST) after op on source tiles a and
+// b, in tt-llk's order.
+std::vector<uint32_t> f16_expect_dst(uint32_t op, const std::vector<uint32_t>& a, const std::vector<uint32_t>& b,
+                                     Fidelity fid, const Config& c) {
+  std::vector<uint32_t> d(1024, 0);
+  const int np = phases(fid);
+  for (int i = 0; i < 1024; i++) {
+    const int r = (i >> 9) * 16 + ((i >> 4) & 15), col = ((i >> 8) & 1) * 16 + (i & 15);
+    if (op <= 1) d[i] = elwadd(a[i], b[i], op == 1, 0, false, c);
+    if (op == 2) d[i] = elwmul(a[i], b[i], fid, c);
+    if (op == 3) d[i] = elwadd(a[i], b[fi(0, col)], false, 0, false, c);
+    if (op == 4) d[i] = elwmul(a[i], b[fi(r, 0)], fid, c);
+    if (op == 9) d[i] = src_to_dst(a[i], c);
+    if (op == 10) d[fi(col, r)] = src_to_dst(a[i], c);
+    // Dest reuse: the copy of a moves back to a source register whole.
+    if (op == 11) d[i] = elwadd(src_to_dst(a[i], c), b[i], false, 0, false, c);
+    if (op == 12) d[i] = elwmul(src_to_dst(a[i], c), b[i], fid, c);
+    if (op == 13) d[i] = elwadd(b[i], src_to_dst(a[i], c), true, 0, false, c);
+  }
+  uint32_t s[16];
+  for (auto& x : s) x = b[0];
+  if (op == 5) {  // in0 (a) in SrcB, in1 (b) in SrcA; per phase, k 0-15 then 16-31
+    for (int p = 0; p < np; p++)
+      for (int r = 0; r < 32; r++)
+        for (int col = 0; col < 32; col++)
+          for (int kh = 0; kh < 2; kh++)
+            d[fi(r, col)] = mvmul_phase(&b[fi(16 * kh, col)], 16, &a[fi(r, 16 * kh)], 1, d[fi(r, col)], p, c);
+  } else if (op == 6 || op == 7) {  // a face's phases, then the next face
+    for (int x = 0; x < 32; x++)
+      for (int h = 0; h < 2; h++)
+        for (int p = 0; p < np; p++) {
+          if (op == 6) d[fi(x, 0)] = mvmul_phase(&a[fi(x, 16 * h)], 1, s, 1, d[fi(x, 0)], p, c);
+          else d[fi(0, x)] = mvmul_phase(&a[fi(16 * h, x)], 16, s, 1, d[fi(0, x)], p, c);
+        }
+  } else if (op == 8) {  // 16 column sums, through SrcB whole (fp16), pooled again
+    uint32_t v[16] = {};
+    for (int f = 0; f < 4; f++)
+      for (int col = 0; col < 16; col++)
+        for (int p = 0; p < np; p++) v[col] = mvmul_phase(&a[f * 256 + col], 16, s, 1, v[col], p, c);
+    for (int p = 0; p < np; p++) d[0] = mvmul_phase(v, 1, s, 1, d[0], p, c);
+  }
+  return d;
+}
+
+std::vector<uint8_t> f16_expect_pack(const std::vector<uint32_t>& d, const std::string& fmt, bool fp32) {
+  std::vector<uint8_t> out(tile_bytes(fmt));
+  for (int i = 0; i < 1024; i++) {
+    if (fp32) {  // a 32-bit DST packs as for any float operands
+      if (fmt == "Float32") std::memcpy(&out[4 * i], &d[i], 4);
+      const uint16_t h = pack_bf16(d[i], true);
+      if (fmt == "Float16_b") std::memcpy(&out[2 * i], &h, 2);
+    } else if (fmt == "Float32") {
+      const uint32_t w = pack_f32_from_f16(d[i]);
+      std::memcpy(&out[4 * i], &w, 4);
+    } else {
+      const uint16_t w = fmt == "Float16" ? pack_f16(d[i]) : pack_bf16_from_f16(d[i]);
+      std::memcpy(&out[2 * i], &w, 2);
+    }
+  }
+  return out;
+}
+
+void check_f16_words(DeviceLayer& layer, const char* fid_name, bool fp32) {
+  const Fidelity fid = std::string(fid_name) == "LoFi" ? Fidelity::LoFi : Fidelity::HiFi4;
+  uint32_t seed = 7;
+  for (uint32_t op = 0; op < kF16Ops; op++, seed += 2) {
+    if (fp32 && op >= 8) continue;  // reduce scalar, copy, transpose, reuse: not modelled with a 32-bit DST
+    const std::vector<uint16_t> ha = f16_words(seed), hb = f16_words(seed + 1);
+    std::vector<uint32_t> a(1024), b(1024);
+    for (int i = 0; i < 1024; i++) a[i] = src_from_f16(ha[i]), b[i] = src_from_f16(hb[i]);
+    const std::vector<uint32_t> d = f16_expect_dst(op, a, b, fid, fp32 ? kF16Fp32 : kF16);
+    for (const char* fout : {"Float16", "Float32", "Float16_b"}) {
+      if (fp32 && std::string(fout) == "Float16") continue;  // the fp32-to-fp16 pack is not modelled
+      Run r;
+      r.formats = {"Float16", "Float16"};
+      r.inputs = {to_bytes(ha), to_bytes(hb)};
+      r.compute = copy_op_kernel();
+      r.defines = {{"NIN", "2"}, {"COPY", "0"}, {"OP", kF16Cases}};
+      r.args = {op, 0, 0, 0};
+      r.out_format = fout;
+      r.fp32 = fp32;
+      r.fidelity = fid_name;
+      const std::vector<uint8_t> got = run(layer, r), want = f16_expect_pack(d, fout, fp32);
+      if (got == want) continue;
+      const size_t w = std::string(fout) == "Float32" ? 4 : 2;
+      size_t at = 0;
+      while (got[at] == want[at]) at++;
+      at -= at % w;
+      uint32_t g = 0, x = 0;
+      std::memcpy(&g, &got[at], w);
+      std::memcpy(&x, &want[at], w);
+      char words[64];
+      std::snprintf(words, sizeof words, ": got 0x%0*x, want 0x%0*x", int(2 * w), g, int(2 * w), x);
+      throw Failure(std::string(kF16OpNames[op]) + " Float16 -> " + fout + ", " + fid_name +
+                    (fp32 ? ", fp32 DST" : ", 16-bit DST") + ": element " + std::to_string(at / w) + words);
+    }
+  }
+}
+
+void test_f16_words_lofi(DeviceLayer& layer) { check_f16_words(layer, "LoFi", false); }
+ZYX_TEST(hw, test_f16_words_lofi);
+void test_f16_words_hifi4(DeviceLayer& layer) { check_f16_words(layer, "HiFi4", false); }
+ZYX_TEST(hw, test_f16_words_hifi4);
+void test_f16_words_fp32_dst(DeviceLayer& layer) {
+  check_f16_words(layer, "LoFi", true);
+  check_f16_words(layer, "HiFi4", true);
+}
+ZYX_TEST(hw, test_f16_words_fp32_dst);
+
+// The packer's ReLU on an fp16 DST (pack_relu_config, modes 1-3, the
+// threshold's 16 bits compared with the fp16 intermediate's), before the
+// late conversion to each output format.
+void test_f16_relu(DeviceLayer& layer) {
+  const uint16_t threshold = 0x3c00;  // fp16 1.0
+  const std::vector<uint16_t> ha = f16_words(41), hb = f16_words(42);
+  std::vector<uint32_t> a(1024), b(1024);
+  for (int i = 0; i < 1024; i++) a[i] = src_from_f16(ha[i]), b[i] = src_from_f16(hb[i]);
+  const std::vector<uint32_t> d = f16_expect_dst(0, a, b, Fidelity::HiFi4, kF16);
+  for (uint32_t mode = 1; mode <= 3; mode++)
+    for (const char* fout : {"Float16", "Float32", "Float16_b"}) {
+      Run r;
+      r.formats = {"Float16", "Float16"};
+      r.inputs = {to_bytes(ha), to_bytes(hb)};
+      r.compute = copy_op_kernel();
+      r.defines = {{"NIN", "2"}, {"COPY", "0"}, {"OP", kF16Cases}, {"INIT", "pack_relu_config(p0)"}};
+      r.args = {0, (uint32_t(threshold) << 16) | mode, 0, 0};
+      r.fp32 = false;
+      r.out_format = fout;
+      std::vector<uint8_t> want(tile_bytes(fout));
+      for (int i = 0; i < 1024; i++) {
+        const uint16_t h = relu_bf16(pack_f16(d[i]), mode, threshold);
+        const uint32_t w = std::string(fout) == "Float16" ? h : std::string(fout) == "Float32" ? f16_late_f32(h)
+                                                                                                : f16_late_bf16(h);
+        std::memcpy(&want[i * (want.size() / 1024)], &w, want.size() / 1024);
+      }
+      if (run(layer, r) != want)
+        throw Failure("relu mode " + std::to_string(mode) + " on an fp16 DST -> " + fout + ": words differ");
+    }
+}
+ZYX_TEST(hw, test_f16_relu);
+
+// Words worked out by hand end to end: 1 + 2^-11 rounds away from zero to
+// 1 + 2^-10 in the fp16 DST (an f32 path would round to even: 1); 65504 +
+// 65504 is 131008, a normal of the card's fp16 (0x7fff, IEEE's NaN
+// pattern), which Float32 gets exactly; twice that saturates.
+void test_f16_hand(DeviceLayer& layer) {
+  std::vector<uint16_t> a(1024, 0x3c00), b(1024, 0x1000);
+  a[1] = 0x7bff, b[1] = 0x7bff;
+  a[2] = 0x7fff, b[2] = 0x7fff;
+  a[3] = 0x3c00, b[3] = 0x03ff;  // a denormal operand is zero
+  Run r;
+  r.formats = {"Float16", "Float16"};
+  r.inputs = {to_bytes(a), to_bytes(b)};
+  r.compute = copy_op_kernel();
+  r.defines = {{"NIN", "2"}, {"COPY", "0"}, {"OP", kF16Cases}};
+  r.args = {0, 0, 0, 0};
+  r.fp32 = false;
+  r.out_format = "Float16";
+  const std::vector<uint16_t> h = from_bytes<uint16_t>(run(layer, r));
+  CHECK(h[0] == 0x3c01);
+  CHECK(h[1] == 0x7fff);
+  CHECK(h[2] == 0x7fff);
+  CHECK(h[3] == 0x3c00);
+  r.out_format = "Float32";
+  const std::vector<uint32_t> f = from_bytes<uint32_t>(run(layer, r));
+  CHECK(f[0] == f2u(1.0f + 0x1p-10f));
+  CHECK(f[1] == f2u(131008.0f));
+  CHECK(f[3] == f2u(1.0f));
+}
+ZYX_TEST(hw, test_f16_hand);
+
+}  // namespace
+
+int main(int argc, char** argv) { return group_main(argc, argv, "numerics_formats_"); }
