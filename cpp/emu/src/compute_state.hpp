@@ -48,6 +48,15 @@ struct ComputeState {
   // SFPU register the LLK carries it in, f32 bits).
   uint32_t ema_alpha = 0, ema_beta = 0;
   std::array<uint32_t, 32> ema_prev{};
+  // The SFPU top-k stages (sfpu_topk.cpp): topk_tile_init has run (index
+  // tracking on, the Dst increment set); the LLK's replay-buffer state
+  // (topk_replay_init: 0 after init, -1 after a local sort, m_iter + 1 after
+  // a rebuild); whether the buffer holds the local sort's load and store,
+  // and which rebuild sequence it holds (0: none).
+  bool topk_ready = false;
+  int topk_replay = 0;
+  bool topk_sort_io_recorded = false;
+  uint32_t topk_rebuild_key = 0;
   // Resets the configuration for a run.
   void reset() { *this = ComputeState{}; }
 };

@@ -148,6 +148,10 @@ enum zyx_emu_compute_special {
   ZYX_CS_EMA_CLEAR = 12,              // the previous output of every column becomes 0
   ZYX_CS_EMA_TILE = 13,               // a: dst (input; the averages go to DST[a + 1])
   ZYX_CS_SUM_DST_SCALAR = 14,         // a: tiles DST[0, a) summed, times b (f32 bits), into DST[0][0]
+  ZYX_CS_TOPK_INIT = 15,              // topk_tile_init
+  ZYX_CS_TOPK_LOCAL_SORT = 16,        // a: dst, b: idir | stable << 1, c: end | start phase << 16, d: end | start step << 16
+  ZYX_CS_TOPK_MERGE = 17,             // a: dst, b: idir | stable << 1, c: m_iter, d: k
+  ZYX_CS_TOPK_REBUILD = 18,           // a: dst, b: idir | stable << 1 | skip_second << 2, c: m_iter | logk << 16, d: k
 };
 
 // The SFPU's DST access for SFPI kernels (sfpu_dst). Addresses are DST rows

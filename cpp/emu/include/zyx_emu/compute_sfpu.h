@@ -421,21 +421,29 @@ ZYX_EMU_SFPUB(eq_int32, EQ_INT32)
 ZYX_EMU_SFPUB(ne_int32, NE_INT32)
 ZYX_EMU_SFPUB(atan2_binary, ATAN2)
 ZYX_EMU_SFPUB(xlogy_binary, XLOGY)
-// The SFPU's bitonic top-k stages (compute_kernel_api.h): their exact
-// in-register layout is not modelled yet, so each call stops the run with an
-// error naming it (a kernel that includes them but takes another path runs).
-ALWI void topk_tile_init() { ZYX_API.fail("topk_tile_init: the SFPU top-k stages are not emulated"); }
+// The SFPU's bitonic top-k stages (compute_kernel_api.h): values in DST
+// idst and idst + 1, their indices in idst + 2 and idst + 3, each column's
+// 64 values sorted by the card's instruction sequence (the runtime's
+// sfpu_topk.cpp).
+ALWI void topk_tile_init() { ZYX_API.compute_special(ZYX_CS_TOPK_INIT, 0, 0, 0, 0); }
 template <bool stable_sort = false>
-ALWI void topk_local_sort(uint32_t, int, int, int = 0, int = 0, int = 0) {
-  ZYX_API.fail("topk_local_sort: the SFPU top-k stages are not emulated");
+ALWI void topk_local_sort(uint32_t idst, int idir, int i_end_phase, int i_start_phase = 0, int i_end_step = 0,
+                          int i_start_step = 0) {
+  // a phase or step outside 0..0xffff comes out of range in the runtime's check
+  auto two = [](int lo, int hi) { return (uint32_t(lo) & 0xffffu) | (uint32_t(hi) & 0xffffu) << 16; };
+  ZYX_API.compute_special(ZYX_CS_TOPK_LOCAL_SORT, idst, (uint32_t(idir) & 1u) | (stable_sort ? 2u : 0u),
+                          two(i_end_phase, i_start_phase), two(i_end_step, i_start_step));
 }
 template <bool idir = false, bool stable_sort = false>
-ALWI void topk_merge(uint32_t, int, int) {
-  ZYX_API.fail("topk_merge: the SFPU top-k stages are not emulated");
+ALWI void topk_merge(uint32_t idst, int m_iter, int k) {
+  ZYX_API.compute_special(ZYX_CS_TOPK_MERGE, idst, (idir ? 1u : 0u) | (stable_sort ? 2u : 0u), uint32_t(m_iter),
+                          uint32_t(k));
 }
 template <bool stable_sort = false>
-ALWI void topk_rebuild(uint32_t, bool, int, int, int, int) {
-  ZYX_API.fail("topk_rebuild: the SFPU top-k stages are not emulated");
+ALWI void topk_rebuild(uint32_t idst, bool idir, int m_iter, int k, int logk, int skip_second) {
+  ZYX_API.compute_special(ZYX_CS_TOPK_REBUILD, idst,
+                          (idir ? 1u : 0u) | (stable_sort ? 2u : 0u) | ((skip_second & 1) ? 4u : 0u),
+                          (uint32_t(m_iter) & 0xffffu) | (uint32_t(logk) & 0xffffu) << 16, uint32_t(k));
 }
 // cumsum.h: each column's running sum, top to bottom; first = false
 // continues the column from the previous tile (tiles in NWH order).

@@ -1,0 +1,371 @@
+// Compute API tests of the SFPU top-k stages (topk_tile_init,
+// topk_local_sort, topk_merge, topk_rebuild): each column's 64 values (DST
+// tiles 0 and 1, rows top to bottom) and their indices (tiles 2 and 3) after
+// each call, checked against a sort done here in the SFPU's sign-magnitude
+// order, against index tables worked out by hand from the instructions'
+// definitions (which lanes meet, which ties move), and for the run errors
+// of calls the emulator cannot run as the card would.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compute_harness.hpp"
+
+using namespace zyx;
+using namespace zyx_test;
+using namespace zyx_ctest;
+
+namespace {
+
+// Values in cb 0 to DST 0-1, UInt16 indices in cb 1 to DST 2-3; INIT and
+// BODY (runtime args a, b) run; DST tiles `out` and `out + 1` are packed.
+const char* kTopkKernel = R"(
+#include "api/compute/compute_kernel_api.h"
+#include "api/compute/tile_move_copy.h"
+#ifndef INIT
+#define INIT topk_tile_init()
+#endif
+void kernel_main() {
+  const uint32_t out = get_arg_val<uint32_t>(0);
+  const int a = int(get_arg_val<uint32_t>(1)), b = int(get_arg_val<uint32_t>(2));
+  (void)a;
+  (void)b;
+  init_sfpu(0, 16);
+  cb_wait_front(0, 2);
+  cb_wait_front(1, 2);
+  tile_regs_acquire();
+  copy_tile_to_dst_init_short(0);
+  copy_tile(0, 0, 0);
+  copy_tile(0, 1, 1);
+  copy_tile_to_dst_init_short(1);
+  copy_tile(1, 0, 2);
+  copy_tile(1, 1, 3);
+  INIT;
+  BODY;
+  tile_regs_commit();
+  tile_regs_wait();
+  cb_reserve_back(16, 2);
+  pack_tile(out, 16);
+  pack_tile(out + 1, 16);
+  cb_push_back(16, 2);
+  tile_regs_release();
+}
+)";
+
+constexpr int kCols = 32, kLen = 64;
+using Cols = std::vector<std::vector<float>>;        // [column][position 0..63]
+using Idx = std::vector<std::vector<uint32_t>>;      // the same for indices
+const float kInf = std::numeric_limits<float>::infinity();
+
+// Position j of column c: tile j / 32, row j % 32.
+size_t word(int c, int j) { return size_t(j / 32) * 1024 + size_t(fi(j % 32, c)); }
+// The index each value starts with: unique over both tiles.
+uint32_t start_index(int c, int j) { return uint32_t(c * kLen + j); }
+
+struct Sorted {
+  Cols val;
+  Idx idx;
+};
+
+// Runs the kernel on columns v (format vf; fp32: a 32-bit DST) and reads back
+// the values and the indices (a run each: one output format per run).
+Sorted run_topk(DeviceLayer& layer, const std::string& vf, bool fp32, const Cols& v, const std::string& body,
+                uint32_t a = 0, uint32_t b = 0, const std::string& init = "") {
+  std::vector<float> flat(2048);
+  std::vector<uint8_t> ind(4096);
+  for (int c = 0; c < kCols; c++)
+    for (int j = 0; j < kLen; j++) {
+      flat[word(c, j)] = v[c][j];
+      uint16_t x = uint16_t(start_index(c, j));
+      std::memcpy(&ind[word(c, j) * 2], &x, 2);
+    }
+  Run r;
+  r.formats = {vf, "UInt16"};
+  r.inputs = {vf == "Float32" ? f32_bytes(flat) : bf16_bytes(flat), ind};
+  r.out_tiles = 2;
+  r.compute = kTopkKernel;
+  r.defines = {{"BODY", body}};
+  if (!init.empty()) r.defines["INIT"] = init;
+  r.fp32 = fp32;
+  r.out_format = vf;
+  r.args = {0, a, b};
+  std::vector<uint8_t> vb = run(layer, r);
+  std::vector<float> vals = vf == "Float32" ? bytes_f32(vb) : bytes_bf16(vb);
+  r.out_format = "UInt16";
+  r.args = {2, a, b};
+  std::vector<uint8_t> ib = run(layer, r);
+  Sorted s{Cols(kCols, std::vector<float>(kLen)), Idx(kCols, std::vector<uint32_t>(kLen))};
+  for (int c = 0; c < kCols; c++)
+    for (int j = 0; j < kLen; j++) {
+      s.val[c][j] = vals[word(c, j)];
+      uint16_t x;
+      std::memcpy(&x, &ib[word(c, j) * 2], 2);
+      s.idx[c][j] = x;
+    }
+  return s;
+}
+
+// The SFPU's order (sign-magnitude words): -0 below +0, infinities at the ends.
+int64_t order_key(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  int64_t mag = u & 0x7fffffffu;
+  return (u >> 31) ? -mag - 1 : mag;
+}
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, 4) == 0; }
+
+// Column c's inputs sorted (descending unless ascending).
+std::vector<float> sorted_column(const Cols& v, int c, bool ascending) {
+  std::vector<float> s = v[c];
+  std::stable_sort(s.begin(), s.end(), [&](float x, float y) {
+    return ascending ? order_key(x) < order_key(y) : order_key(x) > order_key(y);
+  });
+  return s;
+}
+
+// Each output index names an input position of its column holding the value
+// next to it, and the indices of a column are a permutation of its inputs'.
+void check_pairs(const Cols& in, const Sorted& out, int first, int count, const std::string& what) {
+  for (int c = 0; c < kCols; c++) {
+    std::vector<int> seen(kLen, 0);
+    for (int j = first; j < first + count; j++) {
+      uint32_t i = out.idx[c][j];
+      bool ok = i >= uint32_t(c * kLen) && i < uint32_t((c + 1) * kLen);
+      if (!ok) fprintf(stderr, "  %s: column %d position %d index %u\n", what.c_str(), c, j, i);
+      CHECK(ok);
+      int p = int(i) - c * kLen;
+      seen[p]++;
+      if (!same_bits(out.val[c][j], in[c][p]))
+        fprintf(stderr, "  %s: column %d position %d: value %g, index %u holds %g\n", what.c_str(), c, j,
+                out.val[c][j], i, in[c][p]);
+      CHECK(same_bits(out.val[c][j], in[c][p]));
+    }
+    for (int p = 0; p < kLen; p++) CHECK(seen[p] <= 1);
+  }
+}
+
+// Positions [first, first + count) of every column hold `want(c)`'s first
+// `count` values, bit for bit.
+template <class Want>
+void check_values(const Sorted& out, int first, int count, Want want, const std::string& what) {
+  for (int c = 0; c < kCols; c++) {
+    std::vector<float> w = want(c);
+    for (int j = 0; j < count; j++) {
+      if (!same_bits(out.val[c][first + j], w[j])) {
+        fprintf(stderr, "  %s: column %d position %d: %g, want %g\n  got", what.c_str(), c, first + j,
+                out.val[c][first + j], w[j]);
+        for (int p = 0; p < kLen; p++) fprintf(stderr, " %g", out.val[c][p]);
+        fprintf(stderr, "\n");
+      }
+      CHECK(same_bits(out.val[c][first + j], w[j]));
+    }
+  }
+}
+
+// Distinct values per column in a shuffled order: -inf, +inf, -0, +0,
+// negatives and positives (all exact in bf16).
+Cols distinct_columns(uint32_t seed) {
+  std::mt19937 rng(seed);
+  Cols v(kCols, std::vector<float>(kLen));
+  for (int c = 0; c < kCols; c++) {
+    for (int j = 0; j < kLen; j++) v[c][j] = float(j - 30) * 0.75f;
+    v[c][0] = -kInf;
+    v[c][1] = kInf;
+    v[c][2] = -0.0f;  // j = 30 gives +0
+    std::shuffle(v[c].begin(), v[c].end(), rng);
+  }
+  return v;
+}
+
+// Four values only, so every column is full of ties.
+Cols tied_columns(uint32_t seed) {
+  std::mt19937 rng(seed);
+  const float pick[4] = {-kInf, -2.0f, 0.5f, 3.0f};
+  Cols v(kCols, std::vector<float>(kLen));
+  for (auto& col : v)
+    for (auto& x : col) x = pick[rng() % 4];
+  return v;
+}
+
+// topk_local_sort over phases 0-5 sorts each column's 64 values, descending
+// (idir 0) or ascending (1), indices following their values; on a 32-bit
+// DST with Float32 values and on a 16-bit one with bf16 values.
+void test_local_sort_full(DeviceLayer& layer) {
+  const Cols v = distinct_columns(7);
+  for (std::string vf : {"Float32", "Float16_b"})
+    for (int dir = 0; dir < 2; dir++) {
+      const std::string what = "local sort " + vf + (dir ? " ascending" : " descending");
+      Sorted s = run_topk(layer, vf, vf == "Float32", v, "topk_local_sort(0, a, 5)", dir);
+      check_values(s, 0, kLen, [&](int c) { return sorted_column(v, c, dir); }, what);
+      check_pairs(v, s, 0, kLen, what);
+      // the order key is total: the sorted values fix every index
+      for (int c = 0; c < kCols; c++)
+        for (int j = 0; j + 1 < kLen; j++)
+          CHECK(dir ? order_key(s.val[c][j]) < order_key(s.val[c][j + 1])
+                    : order_key(s.val[c][j]) > order_key(s.val[c][j + 1]));
+    }
+}
+ZYX_TEST(local_sort, test_local_sort_full);
+
+// With ties the values still come out sorted and each index stays with its
+// value, plain and stable, both directions.
+void test_local_sort_ties(DeviceLayer& layer) {
+  const Cols v = tied_columns(11);
+  for (int stable = 0; stable < 2; stable++)
+    for (int dir = 0; dir < 2; dir++) {
+      const std::string what = std::string("tied local sort") + (stable ? " stable" : "") + (dir ? " ascending" : "");
+      Sorted s = run_topk(layer, "Float32", true, v,
+                          stable ? "topk_local_sort<true>(0, a, 5)" : "topk_local_sort(0, a, 5)", dir);
+      check_values(s, 0, kLen, [&](int c) { return sorted_column(v, c, dir); }, what);
+      check_pairs(v, s, 0, kLen, what);
+    }
+}
+ZYX_TEST(local_sort, test_local_sort_ties);
+
+// Phase 0 alone, worked by hand: after SFPTRANSP, LREG0-3 hold positions
+// 4i, 4i+1, 4i+2, 4i+3 of a 16-row group; SFPSWAP(LREG0, LREG1) puts the
+// larger first and SFPSWAP(LREG3, LREG2) the larger last, so the pairs
+// (0, 1), (4, 5), ... come out descending, (2, 3), (6, 7), ... ascending,
+// and equal values never swap.
+void test_phase0_by_hand(DeviceLayer& layer) {
+  Cols v(kCols, std::vector<float>(kLen, 1.0f));
+  const float head[8] = {1.0f, 5.0f, 5.0f, 2.0f, 7.0f, 7.0f, -kInf, -1.0f};
+  const float want_v[8] = {5.0f, 1.0f, 2.0f, 5.0f, 7.0f, 7.0f, -kInf, -1.0f};
+  const uint32_t want_i[8] = {1, 0, 3, 2, 4, 5, 6, 7};
+  for (int c = 0; c < kCols; c++) {
+    for (int j = 0; j < 8; j++) v[c][j] = head[j];
+    for (int j = 8; j < kLen; j++) v[c][j] = float((j * 7 + c) % 13) - 6.0f;
+  }
+  for (int stable = 0; stable < 2; stable++) {
+    Sorted s = run_topk(layer, "Float32", true, v, stable ? "topk_local_sort<true>(0, 0, 0)" : "topk_local_sort(0, 0, 0)");
+    for (int c = 0; c < kCols; c++) {
+      for (int j = 0; j < 8; j++) {
+        CHECK(same_bits(s.val[c][j], want_v[j]));
+        CHECK_EQ(s.idx[c][j], start_index(c, int(want_i[j])));
+      }
+      // every pair of the rest: descending where p % 4 == 0, else ascending
+      for (int p = 8; p < kLen; p += 2) {
+        float x = v[c][p], y = v[c][p + 1];
+        bool desc = p % 4 == 0, swap = desc ? order_key(x) < order_key(y) : order_key(x) > order_key(y);
+        CHECK(same_bits(s.val[c][p], swap ? y : x));
+        CHECK_EQ(s.idx[c][p], start_index(c, swap ? p + 1 : p));
+      }
+    }
+  }
+}
+ZYX_TEST(local_sort, test_phase0_by_hand);
+
+// Phase 3 alone (i_start_phase == i_end_phase == 3, after a phase-0 call
+// recorded the load and store it replays) on columns of one value: the
+// 16-row groups alternate direction from idir, and an ascending group runs
+// with SFPSWAP's compare reversed, which swaps equal values. Worked by hand
+// through the two halves (steps 4, 3, SFPTRANSP, steps 4, 3, SFPTRANSP), an
+// ascending group's indices come out reversed and a descending group's stay;
+// stable sort's repeated swap puts every tie back.
+void test_phase3_ties_by_hand(DeviceLayer& layer) {
+  Cols v(kCols, std::vector<float>(kLen));
+  for (int c = 0; c < kCols; c++)
+    for (int j = 0; j < kLen; j++) v[c][j] = c % 2 ? -2.5f : 4.0f;
+  for (int stable = 0; stable < 2; stable++)
+    for (int dir = 0; dir < 2; dir++) {
+      std::string body = stable ? "topk_local_sort<true>(0, 0, 0); topk_local_sort<true>(0, a, 3, 3)"
+                                : "topk_local_sort(0, 0, 0); topk_local_sort(0, a, 3, 3)";
+      Sorted s = run_topk(layer, "Float32", true, v, body, dir);
+      for (int c = 0; c < kCols; c++)
+        for (int j = 0; j < kLen; j++) {
+          bool ascending = ((j / 16) % 2 == 0) == (dir == 1);
+          int from = (ascending && !stable) ? (j / 16) * 16 + 15 - j % 16 : j;
+          CHECK_EQ(s.idx[c][j], start_index(c, from));
+          CHECK(same_bits(s.val[c][j], v[c][j]));
+        }
+    }
+}
+ZYX_TEST(local_sort, test_phase3_ties_by_hand);
+
+// ttnn's top-k sequence on one pair of tiles (topk_local.cpp with Wt = 2):
+// local sort into runs of K (phases to log K - 1), then for each level a
+// merge (the larger K of two runs into the first, topk_merge<idir>) and a
+// rebuild (the runs sorted again): the first K positions of each column
+// end up as its K largest (idir 0) or smallest (idir 1) values in order. K
+// 4 to 32 walk every rebuild path (phases 1-4, both phase-1 forms). Phases
+// 0-2 take no direction (their SFPSWAP modes fix it: the first run of 4 or
+// 8 descending), so for K 4 and 8 the K smallest come out descending.
+void test_topk_sequence(DeviceLayer& layer) {
+  const std::string body =
+      "int logk = 0; while ((1 << logk) < b) logk++;"
+      "topk_local_sort(0, a, logk - 1);"
+      "for (int m = 0; (b << m) < 64; m++) {"
+      "  if (a) topk_merge<true>(0, m, b); else topk_merge<false>(0, m, b);"
+      "  topk_rebuild(0, a != 0, m, b, logk, 0);"
+      "}";
+  const Cols v = distinct_columns(23), t = tied_columns(29);
+  for (int k : {4, 8, 16, 32})
+    for (int dir = 0; dir < 2; dir++)
+      for (const Cols* in : {&v, &t}) {
+        const std::string what = "top-" + std::to_string(k) + (dir ? " smallest" : " largest") +
+                                 (in == &t ? " (ties)" : "");
+        Sorted s = run_topk(layer, "Float16_b", false, *in, body, dir, k);
+        check_values(s, 0, k, [&](int c) {
+          std::vector<float> w = sorted_column(*in, c, dir);
+          if (dir && k <= 8) std::reverse(w.begin(), w.begin() + k);
+          return w;
+        }, what);
+        check_pairs(*in, s, 0, kLen, what);
+      }
+}
+ZYX_TEST(merge_rebuild, test_topk_sequence);
+
+// topk_merge alone, worked by hand for k = 4, m_iter 0: position p of each
+// 8-group meets p + 4, the larger (topk_merge<false>) or the smaller
+// (<true>) going first; equal values stay.
+void test_merge_by_hand(DeviceLayer& layer) {
+  const Cols v = tied_columns(31);
+  for (int top_min = 0; top_min < 2; top_min++) {
+    Sorted s = run_topk(layer, "Float32", true, v, "if (a) topk_merge<true>(0, 0, 4); else topk_merge<false>(0, 0, 4)",
+                        top_min);
+    for (int c = 0; c < kCols; c++)
+      for (int p = 0; p < kLen; p++) {
+        if (p % 8 >= 4) continue;
+        float x = v[c][p], y = v[c][p + 4];
+        bool swap = top_min ? order_key(x) > order_key(y) : order_key(x) < order_key(y);
+        CHECK(same_bits(s.val[c][p], swap ? y : x));
+        CHECK(same_bits(s.val[c][p + 4], swap ? x : y));
+        CHECK_EQ(s.idx[c][p], start_index(c, swap ? p + 4 : p));
+        CHECK_EQ(s.idx[c][p + 4], start_index(c, swap ? p : p + 4));
+      }
+  }
+}
+ZYX_TEST(merge_rebuild, test_merge_by_hand);
+
+// Calls the card would run on a state the emulator cannot reproduce stop
+// with an error naming them: no topk_tile_init, a later phase replaying a
+// load and store no phase-0 call recorded, arguments outside the LLK's.
+void test_topk_run_errors(DeviceLayer& layer) {
+  const Cols v = distinct_columns(3);
+  struct Bad {
+    std::string init, body, message;
+  };
+  const Bad bad[] = {
+      {"(void)0", "topk_local_sort(0, 0, 5)", "topk_local_sort: topk_tile_init has not run"},
+      {"", "topk_local_sort(0, 0, 4, 4, 4, 5)", "topk_local_sort: phase 4 replays the load and store"},
+      {"", "topk_merge<false>(0, 0, 3)", "topk_merge: m_iter 0 and k 3 are outside"},
+      {"", "topk_rebuild(0, false, 0, 32, 7, 0)", "topk_rebuild: m_iter 0, k 32 and logk 7 are outside"},
+      {"", "topk_local_sort(0, 0, 6)", "topk_local_sort: phases 0..6"},
+  };
+  for (const Bad& b : bad) {
+    std::string msg = expect_error("run_error", [&] { run_topk(layer, "Float32", true, v, b.body, 0, 0, b.init); });
+    bool named = msg.find(b.message) != std::string::npos;
+    if (!named) fprintf(stderr, "  %s: %s\n", b.body.c_str(), msg.c_str());
+    CHECK(named);
+  }
+}
+ZYX_TEST(errors, test_topk_run_errors);
+
+}  // namespace
+
+int main(int argc, char** argv) { return group_main(argc, argv, "compute_api_topk_"); }
