@@ -1,16 +1,18 @@
-// Compute API tests of the SFPU top-k stages (topk_tile_init,
-// topk_local_sort, topk_merge, topk_rebuild): each column's 64 values (DST
-// tiles 0 and 1, rows top to bottom) and their indices (tiles 2 and 3) after
-// each call, checked against a sort done here in the SFPU's sign-magnitude
-// order, against index tables worked out by hand from the instructions'
-// definitions (which lanes meet, which ties move), and for the run errors
-// of calls the emulator cannot run as the card would.
+// Compute API tests of the SFPU's sorting calls, the top-k stages
+// (topk_tile_init, topk_local_sort, topk_merge, topk_rebuild) and the max
+// pool with indices (max_reduce_with_indices(_init)): each column's 64
+// values (DST tiles 0 and 1, rows top to bottom) and their indices (tiles 2
+// and 3) after each call, checked against a sort or max done here in the
+// SFPU's sign-magnitude order, against index tables worked out by hand from
+// the instructions' definitions (which lanes meet, which ties move), and for
+// the run errors of calls the emulator cannot run as the card would.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <numeric>
 #include <random>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -179,6 +181,21 @@ Cols distinct_columns(uint32_t seed) {
     v[c][2] = -0.0f;  // j = 30 gives +0
     std::shuffle(v[c].begin(), v[c].end(), rng);
   }
+  return v;
+}
+
+// Values distinct over both tiles (the ROW_MAJOR max pool reduces across
+// tile columns), -inf and +inf among them, shuffled.
+Cols distinct_all(uint32_t seed) {
+  std::vector<float> all(kCols * kLen);
+  for (size_t k = 0; k < all.size(); k++) all[k] = float(k) * 0.25f - 300.0f;
+  all[0] = -kInf;
+  all[1] = kInf;
+  std::mt19937 rng(seed);
+  std::shuffle(all.begin(), all.end(), rng);
+  Cols v(kCols, std::vector<float>(kLen));
+  for (int c = 0; c < kCols; c++)
+    for (int j = 0; j < kLen; j++) v[c][j] = all[size_t(c) * kLen + j];
   return v;
 }
 
@@ -365,6 +382,160 @@ void test_topk_run_errors(DeviceLayer& layer) {
   }
 }
 ZYX_TEST(errors, test_topk_run_errors);
+
+// ---- max_reduce_with_indices ----
+
+// A DST row address of a tile (16 words a row, 64 rows) as a place of the
+// Cols view: tile t (0, 1) holds positions 32 t .. 32 t + 31 of a column.
+struct Place {
+  int c, j;
+};
+Place dst_place(int tile, int row, int word) {
+  int face = row / 16;
+  return {(face % 2) * 16 + word, tile * 32 + (face / 2) * 16 + row % 16};
+}
+
+// The max of the values at `at` (in order) and the first place holding it.
+std::pair<float, Place> first_max(const Cols& v, const std::vector<Place>& at) {
+  Place best = at[0];
+  for (Place p : at)
+    if (order_key(v[p.c][p.j]) > order_key(v[best.c][best.j])) best = p;
+  return {v[best.c][best.j], best};
+}
+
+// TILE layout, 9 rows: each face's first row gets the max of its rows 0-8 and
+// the index beside it, the first such row winning a tie (SFPSWAP keeps VC on
+// equal values, and the sequence meets lower rows in VC). Rows 4-15 of each
+// face keep their values. The binary SFPU wrapper runs the sequence once a
+// face, on that face and the one 16 rows on, so worked by hand: faces 1-3
+// are reduced twice, and the first pass leaves max(., row 9 + q) in row
+// 1 + q (q < 3), so their first row ends with the max of rows 0-11; the last
+// run reduces face 0 of the next tiles (DST 1 and 3) once, as tt-metal's
+// pool kernel notes; face 1 of DST 1 stays as it was.
+void test_max_pool_tile(DeviceLayer& layer) {
+  for (const Cols& v : {distinct_columns(41), tied_columns(43)}) {
+    Sorted s = run_topk(layer, "Float32", true, v, "max_reduce_with_indices(0, 2)", 0, 0,
+                        "max_reduce_with_indices_init()");
+    for (int c = 0; c < kCols; c++)
+      for (int top : {0, 16, 32}) {  // face rows 0 and 16 of DST 0, face row 0 of DST 1
+        if (top == 32 && c >= 16) {  // DST 1's face 1: untouched
+          for (int j = 32; j < 48; j++) CHECK(same_bits(s.val[c][j], v[c][j]));
+          continue;
+        }
+        const int once = (top == 0 && c < 16) || top == 32;
+        std::vector<Place> rows;
+        for (int r = 0; r < (once ? 9 : 12); r++) rows.push_back({c, top + r});
+        auto [m, at] = first_max(v, rows);
+        CHECK(same_bits(s.val[c][top], m));
+        CHECK_EQ(s.idx[c][top], start_index(c, at.j));
+        for (int r = 4; r < 16; r++) {
+          CHECK(same_bits(s.val[c][top + r], v[c][top + r]));
+          CHECK_EQ(s.idx[c][top + r], start_index(c, top + r));
+        }
+      }
+  }
+}
+ZYX_TEST(max_pool, test_max_pool_tile);
+
+// ROW_MAJOR layout, DST row 2L + f holding logical row L's face f (16
+// columns). 9 rows: logical row 0 gets the max of rows 0-8 with its index.
+// Worked by hand, ties: the first swaps meet DST rows {0, 4, 8, 12} (logical
+// rows 0, 2, 4, 6) in VC against {2, 6, 10, 14} (rows 1, 3, 5, 7), so an
+// even logical row wins a tie against an odd one before row order counts,
+// and row 8 comes last: rows 1 and 2 tied, row 2's index wins; rows 0 and 8
+// tied, row 0's. 32 rows (the generic form): the max of all 32.
+void test_max_pool_row_major(DeviceLayer& layer) {
+  const Cols v = distinct_all(47);
+  for (int rows : {9, 32}) {
+    const std::string n = std::to_string(rows);
+    Sorted s = run_topk(layer, "Float32", true, v,
+                        "max_reduce_with_indices<" + n + ", ckernel::DataLayout::ROW_MAJOR>(0, 2)", 0, 0,
+                        "max_reduce_with_indices_init<ckernel::DataLayout::ROW_MAJOR>()");
+    for (int f = 0; f < 2; f++)
+      for (int w = 0; w < 16; w++) {
+        Place out = dst_place(0, f, w);
+        std::vector<Place> from;
+        for (int l = 0; l < rows; l++) from.push_back(dst_place(0, 2 * l + f, w));
+        auto [m, at] = first_max(v, from);
+        CHECK(same_bits(s.val[out.c][out.j], m));
+        CHECK_EQ(s.idx[out.c][out.j], start_index(at.c, at.j));
+      }
+  }
+  // the hand-worked ties, in the even (f = 0) columns of face 0
+  Cols t = distinct_all(53);
+  auto set = [&](int row, int w, float x) {
+    Place p = dst_place(0, row, w);
+    t[p.c][p.j] = x;
+  };
+  for (int w = 0; w < 16; w++) {
+    for (int l = 0; l < 9; l++) set(2 * l, w, -float(l + 1));
+    const int tied[2] = {w % 2 == 0 ? 2 : 0, w % 2 == 0 ? 4 : 16};  // rows 1 and 2, or 0 and 8
+    for (int row : tied) set(row, w, 9.0f);
+  }
+  Sorted s = run_topk(layer, "Float32", true, t, "max_reduce_with_indices<9, ckernel::DataLayout::ROW_MAJOR>(0, 2)", 0,
+                      0, "max_reduce_with_indices_init<ckernel::DataLayout::ROW_MAJOR>()");
+  for (int w = 0; w < 16; w++) {
+    Place p0 = dst_place(0, 0, w), win = dst_place(0, w % 2 == 0 ? 4 : 0, w);
+    CHECK(same_bits(s.val[p0.c][p0.j], 9.0f));
+    CHECK_EQ(s.idx[p0.c][p0.j], start_index(win.c, win.j));
+  }
+}
+ZYX_TEST(max_pool, test_max_pool_row_major);
+
+// accumulate: chunk 0 on tile 0 starts the running max in DST 1 and 3; chunk
+// 1 on tile 1 (copied into DST 0 and 2) keeps the larger, the current chunk
+// winning a tie (it is VC): tile 1 a copy of tile 0 ties every max.
+void test_max_pool_accumulate(DeviceLayer& layer) {
+  const std::string body =
+      "max_reduce_with_indices<32, ckernel::DataLayout::ROW_MAJOR, true>(0, 2, 0);"
+      "copy_tile_to_dst_init_short(0); copy_tile(0, 1, 0);"
+      "copy_tile_to_dst_init_short(1); copy_tile(1, 1, 2);"
+      "max_reduce_with_indices<32, ckernel::DataLayout::ROW_MAJOR, true>(0, 2, 1)";
+  Cols same = distinct_all(61);
+  for (auto& col : same)
+    for (int j = 32; j < kLen; j++) col[j] = col[j - 32];
+  for (const Cols& v : {distinct_all(59), same}) {
+    Sorted s = run_topk(layer, "Float32", true, v, body, 0, 0,
+                        "max_reduce_with_indices_init<ckernel::DataLayout::ROW_MAJOR>()");
+    for (int f = 0; f < 2; f++)
+      for (int w = 0; w < 16; w++) {
+        Place out = dst_place(0, f, w);
+        std::vector<Place> a, b;
+        for (int l = 0; l < 32; l++) {
+          a.push_back(dst_place(0, 2 * l + f, w));
+          b.push_back(dst_place(1, 2 * l + f, w));
+        }
+        auto ma = first_max(v, a), mb = first_max(v, b);
+        auto want = order_key(mb.first) >= order_key(ma.first) ? mb : ma;
+        CHECK(same_bits(s.val[out.c][out.j], want.first));
+        CHECK_EQ(s.idx[out.c][out.j], start_index(want.second.c, want.second.j));
+      }
+  }
+}
+ZYX_TEST(max_pool, test_max_pool_accumulate);
+
+// The max pool's run errors: no init, an init of the other layout, and a
+// top-k local sort that recorded over the sequence the init recorded.
+void test_max_pool_run_errors(DeviceLayer& layer) {
+  const Cols v = distinct_columns(5);
+  const std::string tile_init = "max_reduce_with_indices_init()";
+  struct Bad {
+    std::string init, body, message;
+  };
+  const Bad bad[] = {
+      {"(void)0", "max_reduce_with_indices(0, 2)", "max_reduce_with_indices_init has not run"},
+      {tile_init, "max_reduce_with_indices<9, ckernel::DataLayout::ROW_MAJOR>(0, 2)", "holds another sequence"},
+      {tile_init, "topk_tile_init(); topk_local_sort(0, 0, 1); max_reduce_with_indices(0, 2)",
+       "holds another sequence"},
+  };
+  for (const Bad& b : bad) {
+    std::string msg = expect_error("run_error", [&] { run_topk(layer, "Float32", true, v, b.body, 0, 0, b.init); });
+    bool named = msg.find(b.message) != std::string::npos;
+    if (!named) fprintf(stderr, "  %s: %s\n", b.body.c_str(), msg.c_str());
+    CHECK(named);
+  }
+}
+ZYX_TEST(max_pool, test_max_pool_run_errors);
 
 }  // namespace
 

@@ -152,6 +152,8 @@ enum zyx_emu_compute_special {
   ZYX_CS_TOPK_LOCAL_SORT = 16,        // a: dst, b: idir | stable << 1, c: end | start phase << 16, d: end | start step << 16
   ZYX_CS_TOPK_MERGE = 17,             // a: dst, b: idir | stable << 1, c: m_iter, d: k
   ZYX_CS_TOPK_REBUILD = 18,           // a: dst, b: idir | stable << 1 | skip_second << 2, c: m_iter | logk << 16, d: k
+  ZYX_CS_MAX_POOL_INIT = 19,          // a: DataLayout
+  ZYX_CS_MAX_POOL = 20,               // a, b: values and indices dst, c: num_rows | layout << 8 | accumulate << 9, d: chunk
 };
 
 // The SFPU's DST access for SFPI kernels (sfpu_dst). Addresses are DST rows

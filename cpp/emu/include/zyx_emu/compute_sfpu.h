@@ -424,7 +424,7 @@ ZYX_EMU_SFPUB(xlogy_binary, XLOGY)
 // The SFPU's bitonic top-k stages (compute_kernel_api.h): values in DST
 // idst and idst + 1, their indices in idst + 2 and idst + 3, each column's
 // 64 values sorted by the card's instruction sequence (the runtime's
-// sfpu_topk.cpp).
+// sfpu_sort.cpp).
 ALWI void topk_tile_init() { ZYX_API.compute_special(ZYX_CS_TOPK_INIT, 0, 0, 0, 0); }
 template <bool stable_sort = false>
 ALWI void topk_local_sort(uint32_t idst, int idir, int i_end_phase, int i_start_phase = 0, int i_end_step = 0,
@@ -444,6 +444,27 @@ ALWI void topk_rebuild(uint32_t idst, bool idir, int m_iter, int k, int logk, in
   ZYX_API.compute_special(ZYX_CS_TOPK_REBUILD, idst,
                           (idir ? 1u : 0u) | (stable_sort ? 2u : 0u) | ((skip_second & 1) ? 4u : 0u),
                           (uint32_t(m_iter) & 0xffffu) | (uint32_t(logk) & 0xffffu) << 16, uint32_t(k));
+}
+// The SFPU max pool with indices (compute_kernel_api.h): each column's max
+// over the first num_rows rows of DST[idst] into its first row, the index
+// beside it (DST[idst_idx]) moving with it, by the card's instruction
+// sequence (sfpu_sort.cpp); num_rows over 9 takes ROW_MAJOR data.
+template <ckernel::DataLayout layout = ckernel::DataLayout::TILE>
+ALWI void max_reduce_with_indices_init() {
+  ZYX_API.compute_special(ZYX_CS_MAX_POOL_INIT, layout == ckernel::DataLayout::ROW_MAJOR ? 1u : 0u, 0, 0, 0);
+}
+template <int num_rows = 9, ckernel::DataLayout layout = ckernel::DataLayout::TILE, bool accumulate = false,
+          int ITERATIONS = 8>
+ALWI void max_reduce_with_indices(uint32_t idst, uint32_t idst_idx, uint32_t chunk = 0) {
+  static_assert(num_rows <= 32, "num_rows must be <= 32");
+  static_assert(num_rows <= 9 || layout == ckernel::DataLayout::ROW_MAJOR,
+                "generic max pool with indices is only implemented for ROW_MAJOR layout");
+  static_assert(!(num_rows <= 9 && layout == ckernel::DataLayout::TILE && accumulate),
+                "accumulate mode is not supported for TILE layout");
+  ZYX_API.compute_special(ZYX_CS_MAX_POOL, idst, idst_idx,
+                          uint32_t(num_rows) | (layout == ckernel::DataLayout::ROW_MAJOR ? 1u << 8 : 0u) |
+                              (accumulate ? 1u << 9 : 0u),
+                          chunk);
 }
 // cumsum.h: each column's running sum, top to bottom; first = false
 // continues the column from the previous tile (tiles in NWH order).

@@ -1,15 +1,16 @@
-// The SFPU's bitonic top-k stages (topk_tile_init, topk_local_sort,
-// topk_merge, topk_rebuild) as the card runs them. The LLK sorts with raw
-// SFPU instructions whose lane layout decides which values meet and which
-// of two equal values moves, so the emulator runs the same instruction
+// The SFPU's sorting calls: the bitonic top-k stages (topk_tile_init,
+// topk_local_sort, topk_merge, topk_rebuild) and the max pool with indices
+// (max_reduce_with_indices(_init)), as the card runs them. The LLK sorts
+// with raw SFPU instructions whose lane layout decides which values meet and
+// which of two equal values moves, so the emulator runs the same instruction
 // sequences on a model of the state they use: LREG0-7 (32 lanes each), the
 // SFPU's Dst counter and its carriage return, the math destination offset,
-// and SFPSWAP's index tracking and reversed compare (the lane config). The
-// values are DST tiles idst and idst + 1 (64 rows a column, tile idst's 32
-// then the next's), their indices the two tiles 128 rows later; each of the
-// 32 columns is sorted on its own. Written from the Tensix ISA's SFPSWAP,
-// SFPTRANSP, SFPLOAD/SFPSTORE, INCRWC and SETRWC and tt-llk's sequence of
-// them (ckernel_sfpu_topk.h).
+// and SFPSWAP's index tracking and reversed compare (the lane config).
+// Top-k: the values are DST tiles idst and idst + 1 (64 rows a column, tile
+// idst's 32 then the next's), their indices the two tiles 128 rows later;
+// each of the 32 columns is sorted on its own. Written from the Tensix ISA's
+// SFPSWAP, SFPTRANSP, SFPLOAD/SFPSTORE, INCRWC and SETRWC and tt-llk's
+// sequences of them (ckernel_sfpu_topk.h, ckernel_sfpu_max_pool_indices.h).
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -62,13 +63,15 @@ constexpr Step kPh3Half[] = {{0, 2, kAllMax}, {1, 3, kAllMax}, {0, 1, kAllMax}, 
 constexpr Step kPh3HalfStable[] = {{0, 2, kAllMax}, {1, 3, kAllMax}, {0, 2, kAllMax}, {1, 3, kAllMax},
                                    {2, 3, kAllMax}, {0, 1, kAllMax}, {2, 3, kAllMax}, {0, 1, kAllMax}, T};
 
+// ComputeState::pool_layout once top-k recorded over the max pool's sequence.
+constexpr uint32_t kPoolOverwritten = 3;
 constexpr uint32_t kIndexRows = 128;  // the index tiles follow the two value tiles
 constexpr uint32_t kAltIncr = 32;     // the Dst increment topk's init gives the SFPU's ADDR_MOD_2
 
 // SFPU state and the instructions the top-k sequences use.
-class TopkSfpu {
+class Sfpu {
  public:
-  TopkSfpu(uint32_t idst, bool stable) : stable_(stable), offset_(idst * 64) {}
+  Sfpu(uint32_t idst, bool stable) : stable_(stable), offset_(idst * 64) {}
 
   bool stable() const { return stable_; }
   // set_dst_write_addr: the math destination offset, in rows.
@@ -172,7 +175,7 @@ class TopkSfpu {
 // The compare block of one phase (0-2) on the four loaded registers, or
 // phase 3's steps 4 to 1 (its two halves) in direction dir (true: ascending,
 // SFPSWAP's compare reversed).
-void phase_block(TopkSfpu& s, int ph, bool dir) {
+void phase_block(Sfpu& s, int ph, bool dir) {
   switch (ph) {
     case 0: s.stable() ? s.run(kPh0Stable) : s.run(kPh0); return;
     case 1: s.stable() ? s.run(kPh1Stable) : s.run(kPh1); return;
@@ -186,7 +189,7 @@ void phase_block(TopkSfpu& s, int ph, bool dir) {
 
 // A step above 4: LREG0/1 against LREG2/3, the larger to LREG0/1
 // (descending) or to LREG2/3 (ascending); stable sort compares twice.
-void step_n(TopkSfpu& s, bool dir) {
+void step_n(Sfpu& s, bool dir) {
   for (int i = 0; i < (s.stable() ? 2 : 1); i++) {
     s.swap(dir ? 2 : 0, dir ? 0 : 2, kAllMax);
     s.swap(dir ? 3 : 1, dir ? 1 : 3, kAllMax);
@@ -196,7 +199,7 @@ void step_n(TopkSfpu& s, bool dir) {
 // Steps `start` down to `end` + 1 of a phase whose sorted runs are seq_len
 // long: 16-row groups compared 2 * dist rows apart, the counter walking the
 // column's 64 values as the LLK walks it.
-void steps_above_4(TopkSfpu& s, bool idir, uint32_t start, uint32_t end, uint32_t seq_len) {
+void steps_above_4(Sfpu& s, bool idir, uint32_t start, uint32_t end, uint32_t seq_len) {
   for (uint32_t ss = start; ss > end; ss--) {
     s.clear_counter();
     bool dir = idir;
@@ -228,7 +231,7 @@ void steps_above_4(TopkSfpu& s, bool idir, uint32_t start, uint32_t end, uint32_
 
 // Steps 4 to 1 over the column's 64 values, 16 at a time, the direction
 // turning once seq_len values are done.
-void steps_4_to_1(TopkSfpu& s, bool idir, uint32_t seq_len) {
+void steps_4_to_1(Sfpu& s, bool idir, uint32_t seq_len) {
   s.clear_counter();
   bool dir = idir;
   for (uint32_t done = 0; done < 64;) {
@@ -244,7 +247,7 @@ void steps_4_to_1(TopkSfpu& s, bool idir, uint32_t seq_len) {
 // the odd columns of faces 0/2, then of faces 1/3 (math offsets 2, 16, 18
 // set absolutely; the first pass uses tile idst's offset).
 template <class F>
-void for_each_column_group(TopkSfpu& s, F f) {
+void for_each_column_group(Sfpu& s, F f) {
   const uint32_t offsets[4] = {0, 2, 16, 18};
   for (int g = 0; g < 4; g++) {
     if (g) s.set_offset(offsets[g]);
@@ -274,7 +277,7 @@ void local_sort(uint32_t idst, bool idir, bool stable, int end_ph, int start_ph,
     kernel_fail(std::string(call) + ": phase " + std::to_string(start_ph) +
                 " replays the load and store a phase-0 local sort records, and none is recorded (a rebuild or "
                 "nothing overwrote it)");
-  TopkSfpu s(idst, stable);
+  Sfpu s(idst, stable);
   for_each_column_group(s, [&] {
     bool dir = idir;
     for (int ph = start_ph; ph <= end_ph; ph++) {
@@ -295,6 +298,7 @@ void local_sort(uint32_t idst, bool idir, bool stable, int end_ph, int start_ph,
     }
   });
   if (records) {
+    if (cs.pool_layout) cs.pool_layout = kPoolOverwritten;
     cs.topk_sort_io_recorded = true;
     cs.topk_rebuild_key = 0;
   }
@@ -306,7 +310,7 @@ void merge(uint32_t idst, bool top_min, bool stable, uint32_t m_iter, uint32_t k
   if (m_iter > 9 || k < 4 || k > 64 || (k & (k - 1)))
     kernel_fail("topk_merge: m_iter " + std::to_string(m_iter) + " and k " + std::to_string(k) +
                 " are outside 0..9 and {4, 8, 16, 32, 64}");
-  TopkSfpu s(idst, stable);
+  Sfpu s(idst, stable);
   for_each_column_group(s, [&] {
     s.clear_counter();
     const uint32_t kmax = std::min<uint32_t>(k, 32), inner = kmax >> 2;
@@ -333,7 +337,7 @@ void merge(uint32_t idst, bool top_min, bool stable, uint32_t m_iter, uint32_t k
 // The rebuild sequence of one column group: runs of length k, 2^(m_iter+1)
 // runs apart, sorted again in alternating directions (phases logk - 1 and
 // below).
-void rebuild_group(TopkSfpu& s, bool idir, uint32_t m_iter, uint32_t k, uint32_t logk, bool skip_second) {
+void rebuild_group(Sfpu& s, bool idir, uint32_t m_iter, uint32_t k, uint32_t logk, bool skip_second) {
   s.clear_counter();
   const uint32_t rm = m_iter + 1;
   const uint32_t total = std::max<uint32_t>(2 * k, 64 >> rm) >> (skip_second ? 1 : 0);
@@ -383,20 +387,128 @@ void rebuild(uint32_t idst, bool idir, bool stable, uint32_t m_iter, uint32_t k,
   if (replayed && !records && cs.topk_rebuild_key != key)
     kernel_fail(std::string(call) + "(m_iter " + std::to_string(m_iter) +
                 ") would replay a sequence the last rebuild of that m_iter recorded for other k, logk or stable_sort");
-  TopkSfpu s(idst, stable);
+  Sfpu s(idst, stable);
   for_each_column_group(s, [&] { rebuild_group(s, idir, m_iter, k, logk, skip_second); });
   if (replayed && records) {
+    if (cs.pool_layout) cs.pool_layout = kPoolOverwritten;
     cs.topk_rebuild_key = key;
     cs.topk_sort_io_recorded = false;
   }
   cs.topk_replay = int(m_iter + 1);
 }
 
+// The max pool's 7-instruction sequences its init records in the replay
+// buffer: the TILE layout's (a transposed sort of 4 rows, then the max of
+// the two halves) and the ROW_MAJOR layout's (8 rows to their max in LREG0's
+// first row).
+constexpr Step kPoolTile[] = {T, {0, 1, kAllMax}, {2, 3, kAllMax}, {0, 2, kAllMax}, T, {0, 1, kAllMax}, {2, 3, kAllMax}};
+constexpr Step kPoolRowMajor[] = {{0, 1, kAllMax}, {2, 3, kAllMax}, {0, 2, kAllMax}, T,
+                                  {0, 2, kAllMax}, {1, 3, kAllMax}, T};
+
+// TILE layout, up to 9 rows: rows 0-8 of the face at the counter and of the
+// face 16 rows on, even and odd columns at once, to their max in row 0.
+void pool_tile(Sfpu& s, uint32_t v, uint32_t i) {
+  const uint32_t at[4] = {0, 4, 2, 6};  // even rows 0-3, 4-7, odd rows 0-3, 4-7
+  for (uint32_t face : {0u, 16u}) {
+    for (int r = 0; r < 4; r++) s.load(r, v + face + at[r], false);
+    for (int r = 0; r < 4; r++) s.load(r + 4, i + face + at[r], true);
+    s.run(kPoolTile);
+    s.load(1, v + face + 8, false);
+    s.load(3, v + face + 10, false);
+    s.load(5, i + face + 8, true);
+    s.load(7, i + face + 10, true);
+    s.swap(0, 1, kAllMax);
+    s.swap(2, 3, kAllMax);
+    s.store(0, v + face, false);
+    s.store(2, v + face + 2, false);
+    s.store(4, i + face, true);
+    s.store(6, i + face + 2, true);
+  }
+}
+
+// ROW_MAJOR layout, up to 9 rows (DST rows 0-15 and 16 on, at the counter).
+void pool_row_major(Sfpu& s, uint32_t v, uint32_t i) {
+  for (uint32_t col : {0u, 2u}) {
+    for (int r = 0; r < 4; r++) s.load(r, v + 4 * r + col, false);
+    for (int r = 0; r < 4; r++) s.load(r + 4, i + 4 * r + col, true);
+    s.run(kPoolRowMajor);
+    s.load(1, v + 16 + col, false);
+    s.load(5, i + 16 + col, true);
+    s.swap(0, 1, kAllMax);
+    s.store(4, i + col, true);
+    s.store(0, v + col, false);
+  }
+}
+
+// The generic form's steps: 8 rows (16 DST rows) to their max in LREG0, and
+// 16 rows as two of those.
+void pool_8_rows(Sfpu& s, uint32_t vb, uint32_t ib, bool store) {
+  for (int r = 0; r < 4; r++) s.load(r, vb + 4 * r, false);
+  for (int r = 0; r < 4; r++) s.load(r + 4, ib + 4 * r, true);
+  s.run(kPoolRowMajor);
+  if (!store) return;
+  s.store(0, vb, false);
+  s.store(4, ib, true);
+}
+void pool_16_rows(Sfpu& s, uint32_t vb, uint32_t ib, bool store) {
+  pool_8_rows(s, vb, ib, true);
+  pool_8_rows(s, vb + 16, ib + 16, false);
+  s.load(1, vb, false);
+  s.load(5, ib, true);
+  s.swap(0, 1, kAllMax);
+  if (!store) return;
+  s.store(4, ib, true);
+  s.store(0, vb, false);
+}
+
+// ROW_MAJOR layout, up to 32 rows; accumulate keeps a running max in the
+// tiles after the values and indices (chunk 0 starts it).
+void pool_generic(Sfpu& s, uint32_t v, uint32_t i, bool accumulate, uint32_t chunk) {
+  for (uint32_t col : {0u, 2u}) {
+    pool_16_rows(s, v + col, i + col, true);
+    pool_16_rows(s, v + 32 + col, i + 32 + col, false);
+    s.load(1, v + col, false);
+    s.load(5, i + col, true);
+    s.swap(0, 1, kAllMax);
+    if (accumulate) {
+      if (chunk > 0) {
+        s.load(1, v + 64 + col, false);
+        s.load(5, i + 64 + col, true);
+        s.swap(0, 1, kAllMax);
+      }
+      s.store(4, i + 64 + col, true);
+      s.store(0, v + 64 + col, false);
+    }
+    s.store(4, i + col, true);
+    s.store(0, v + col, false);
+  }
+}
+
+// max_reduce_with_indices: the binary SFPU wrapper runs the sequence once a
+// face, the counter 16 rows further each time (so the last face's second
+// half reads and writes rows 0-3 of the next tiles, as on the card).
+void max_pool(uint32_t values, uint32_t indices, uint32_t num_rows, uint32_t layout, bool accumulate, uint32_t chunk) {
+  ComputeState& cs = cstate();
+  if (cs.pool_layout != layout + 1)
+    kernel_fail(std::string("max_reduce_with_indices: ") +
+                (cs.pool_layout ? "the replay buffer holds another sequence (another layout's init, or top-k recorded over it)"
+                                : "max_reduce_with_indices_init has not run") +
+                "; call max_reduce_with_indices_init<layout> first");
+  Sfpu s(0, false);
+  const uint32_t v = values * 64, i = indices * 64;
+  for (uint32_t face = 0; face < 4; face++) {
+    cs.sfpu_rwc = cs.sfpu_cr = face * 16;
+    if (num_rows > 9) pool_generic(s, v, i, accumulate, chunk);
+    else if (layout == 0) pool_tile(s, v, i);
+    else pool_row_major(s, v, i);
+  }
+}
+
 }  // namespace
 
 namespace compute {
 
-void topk_special(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+void sort_special(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
   SfpuScope sfpu;
   ComputeState& cs = cstate();
   const bool dir = b & 1, stable = b & 2;
@@ -410,6 +522,13 @@ void topk_special(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
       break;
     case ZYX_CS_TOPK_MERGE: merge(a, dir, stable, c, d); break;
     case ZYX_CS_TOPK_REBUILD: rebuild(a, dir, stable, c & 0xffff, d, c >> 16, b & 4); break;
+    case ZYX_CS_MAX_POOL_INIT:
+      // it records its sequence over the replay buffer and turns on index tracking
+      cs.pool_layout = a + 1;
+      cs.topk_sort_io_recorded = false;
+      cs.topk_rebuild_key = 0;
+      return;
+    case ZYX_CS_MAX_POOL: max_pool(a, b, c & 0xff, (c >> 8) & 1, c & 0x200, d); break;
     default: kernel_fail("compute: special operation " + std::to_string(op) + " is not emulated");
   }
   cs.sfpu_rwc = cs.sfpu_cr = 0;  // clear_dst_reg_addr
