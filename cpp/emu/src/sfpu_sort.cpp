@@ -68,7 +68,7 @@ constexpr uint32_t kPoolOverwritten = 3;
 constexpr uint32_t kIndexRows = 128;  // the index tiles follow the two value tiles
 constexpr uint32_t kAltIncr = 32;     // the Dst increment topk's init gives the SFPU's ADDR_MOD_2
 
-// SFPU state and the instructions the top-k sequences use.
+// SFPU state and the instructions the top-k and max-pool sequences use.
 class Sfpu {
  public:
   Sfpu(uint32_t idst, bool stable) : stable_(stable), offset_(idst * 64) {}
@@ -122,7 +122,7 @@ class Sfpu {
 
   // SFPSWAP: lanes where VD gets the min swap when c < d, the others when
   // c >= d (sign-magnitude order), both the other way round reversed; mode
-  // kAlways swaps every lane. Index tracking (topk_tile_init turns it on)
+  // kAlways swaps every lane. Index tracking (both calls' inits turn it on)
   // swaps LREG c + 4 and d + 4 with them.
   void swap(int c, int d, uint8_t mode) {
     uint32_t vd_min = mode == kRows01Max ? 0x0000ffffu : mode == kRows02Max ? 0x00ff00ffu : 0xffffffffu;

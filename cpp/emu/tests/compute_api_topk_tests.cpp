@@ -5,7 +5,8 @@
 // and 3) after each call, checked against a sort or max done here in the
 // SFPU's sign-magnitude order, against index tables worked out by hand from
 // the instructions' definitions (which lanes meet, which ties move), and for
-// the run errors of calls the emulator cannot run as the card would.
+// the run errors of calls the emulator cannot run as the card would; and
+// dbg_read_dest_acc_row's cells against hand-worked and encoded words.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -536,6 +537,105 @@ void test_max_pool_run_errors(DeviceLayer& layer) {
   }
 }
 ZYX_TEST(max_pool, test_max_pool_run_errors);
+
+// ---- dbg_read_dest_acc_row ----
+
+// Copies the two tiles of cb 0 to DST 0 and 1, reads the DST rows ROWS
+// (NROWS of them) through dbg_read_dest_acc_row and writes their words to
+// cb 16's page.
+const char* kDestRowKernel = R"(
+#include "api/compute/compute_kernel_api.h"
+#include "api/compute/tile_move_copy.h"
+void kernel_main() {
+  init_sfpu(0, 16);
+  cb_wait_front(0, 2);
+  tile_regs_acquire();
+  copy_tile_to_dst_init_short(0);
+  copy_tile(0, 0, 0);
+  copy_tile(0, 1, 1);
+  const int rows[NROWS] = {ROWS};
+  uint32_t words[NROWS][8];
+  for (int r = 0; r < NROWS; r++) dbg_read_dest_acc_row(rows[r], words[r]);
+  tile_regs_commit();
+  tile_regs_wait();
+  cb_reserve_back(16, 1);
+  volatile uint32_t* out = reinterpret_cast<volatile uint32_t*>(get_write_ptr(16));
+  for (int r = 0; r < NROWS; r++)
+    for (int i = 0; i < 8; i++) out[r * 8 + i] = words[r][i];
+  cb_push_back(16, 1);
+  tile_regs_release();
+}
+)";
+
+std::vector<uint32_t> read_dest_rows(DeviceLayer& layer, const std::string& vf, bool fp32, const std::vector<float>& tiles,
+                                     const std::vector<int>& rows) {
+  std::string list;
+  for (int r : rows) list += (list.empty() ? "" : ", ") + std::to_string(r);
+  Run r;
+  r.formats = {vf};
+  r.inputs = {vf == "Float32" ? f32_bytes(tiles) : bf16_bytes(tiles)};
+  r.out_format = "Float32";
+  r.compute = kDestRowKernel;
+  r.defines = {{"ROWS", list}, {"NROWS", std::to_string(rows.size())}};
+  r.fp32 = fp32;
+  return from_bytes<uint32_t>(run(layer, r));
+}
+
+uint32_t f32_bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  return u;
+}
+// ttsim's DST cell of a bf16 (the top half of an fp32): sign, then the 7
+// mantissa bits, then the 8 exponent bits.
+uint32_t bf16_cell(uint32_t top) { return (top & 0x8000) | (top & 0x7f) << 8 | ((top >> 7) & 0xff); }
+
+// A 16-bit DST: row A of tile t is DST row 64 t + A, its 16 bf16 values in
+// cells, two a word. Hand-worked: 1.0 (bf16 0x3f80) is cell 0x007f, -2.5
+// (0xc020) is 0xa080. A 32-bit DST: logical row r's high halves sit in
+// physical row ((r & ~7) << 1) | (r & 7), its low halves 8 rows on: row 16
+// holds row 8's high halves, 24 its low ones, 0 and 8 row 0's, 131 and 139
+// row 67's.
+void test_dest_row(DeviceLayer& layer) {
+  std::vector<float> t(2048);
+  for (size_t k = 0; k < t.size(); k++) t[k] = float(int(k % 61) - 30) * 0.375f;  // exact in bf16
+  auto word_at = [&](int tile, int a, int j) { return t[size_t(tile) * 1024 + size_t(a) * 16 + size_t(j)]; };
+  t[5 * 16 + 0] = 1.0f;  // DST row 5, cells 0 and 1
+  t[5 * 16 + 1] = -2.5f;
+  {
+    std::vector<uint32_t> got = read_dest_rows(layer, "Float16_b", false, t, {5, 64 + 17});
+    CHECK_EQ(got[0], 0xa080007fu);
+    for (int i = 0; i < 8; i++) {
+      CHECK_EQ(got[i], bf16_cell(f32_bits(word_at(0, 5, 2 * i)) >> 16) |
+                           bf16_cell(f32_bits(word_at(0, 5, 2 * i + 1)) >> 16) << 16);
+      CHECK_EQ(got[8 + i], bf16_cell(f32_bits(word_at(1, 17, 2 * i)) >> 16) |
+                               bf16_cell(f32_bits(word_at(1, 17, 2 * i + 1)) >> 16) << 16);
+    }
+  }
+  t[8 * 16 + 0] = 1.5f + 1.0f / 8192;  // 0x3fc00400: low half 0x0400
+  {
+    std::vector<uint32_t> got = read_dest_rows(layer, "Float32", true, t, {16, 24, 0, 8, 131, 139});
+    CHECK_EQ(got[0] & 0xffff, bf16_cell(0x3fc0));
+    CHECK_EQ(got[8] & 0xffff, 0x0400u);
+    const int logical[6] = {8, 8, 0, 0, 64 + 3, 64 + 3};
+    for (int k = 0; k < 6; k++)
+      for (int i = 0; i < 8; i++) {
+        int tile = logical[k] / 64, a = logical[k] % 64;
+        uint32_t w0 = f32_bits(word_at(tile, a, 2 * i)), w1 = f32_bits(word_at(tile, a, 2 * i + 1));
+        bool low = k % 2 == 1;
+        uint32_t c0 = low ? w0 & 0xffff : bf16_cell(w0 >> 16), c1 = low ? w1 & 0xffff : bf16_cell(w1 >> 16);
+        CHECK_EQ(got[size_t(k) * 8 + size_t(i)], c0 | c1 << 16);
+      }
+  }
+  // past math's half of DST (8 16-bit tiles, 4 32-bit ones)
+  for (bool fp32 : {false, true}) {
+    std::string msg = expect_error("run_error", [&] {
+      read_dest_rows(layer, fp32 ? "Float32" : "Float16_b", fp32, t, {512});
+    });
+    CHECK(msg.find("dbg_read_dest_acc_row: row 512 is outside") != std::string::npos);
+  }
+}
+ZYX_TEST(dest_row, test_dest_row);
 
 }  // namespace
 

@@ -15,7 +15,7 @@
 
 #include "zyx_emu/sfpu_ops.h"
 
-#define ZYX_EMU_ABI_VERSION 13
+#define ZYX_EMU_ABI_VERSION 14
 
 // Binary and unary operation codes used through the table.
 enum zyx_emu_binary_op { ZYX_BIN_ADD = 0, ZYX_BIN_SUB = 1, ZYX_BIN_MUL = 2 };
@@ -342,6 +342,11 @@ typedef struct zyx_emu_api {
   // returns them (RISCV_DEBUG_REG_FPU_STICKY_BITS' layout), CLEAR clears
   // them, STORE writes them to the word at L1 address arg.
   uint32_t (*special_flags)(uint32_t op, uint32_t arg);
+
+  // ---- ABI 14 ----
+  // dbg_read_dest_acc_row: the 8 words of DST row `row` (of math's half) as
+  // the card's debug array reads them, to out (the math build only).
+  void (*dst_row)(uint32_t row, uint32_t* out);
 } zyx_emu_api;
 
 #define ZYX_EMU_NOC_READS 1u

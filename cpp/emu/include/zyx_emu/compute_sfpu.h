@@ -601,6 +601,9 @@ ALWI void sfpu_add_top_row(uint32_t a, uint32_t b, uint32_t out) {
 // resuming leave everything as it was.
 ALWI void dbg_halt() {}
 ALWI void dbg_unhalt() {}
+// A DST row through the debug array: 16 16-bit cells as the card stores them
+// (the runtime's api_dst_row says how).
+ALWI void dbg_read_dest_acc_row(int row_addr, uint32_t* rd_data) { ZYX_API.dst_row(uint32_t(row_addr), rd_data); }
 
 // ---- the special-value flags: NaN and infinities seen at the FPU's and
 // the SFPU's output since the last clear (the layout of the card's
