@@ -89,6 +89,7 @@ const zyx_emu_api* kernel_api() {
     // ABI 12
     a.sfpu_dst = api_sfpu_dst;
     a.special_flags = api_special_flags;
+    a.dst_row = api_dst_row;
     return a;
   }();
   return &api;

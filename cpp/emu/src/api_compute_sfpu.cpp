@@ -351,4 +351,50 @@ uint32_t api_special_flags(uint32_t op, uint32_t arg) {
   }
 }
 
+namespace {
+
+// A DST cell (16 bits) as the card stores a word of kind k, from ttsim's
+// model of Wormhole's DST: a 16-bit DST holds bf16 as sign | mantissa << 8
+// | exponent, fp16 as sign | mantissa << 5 | exponent, integers as their low
+// 16 bits; a 32-bit DST splits a word into a high half (encoded as bf16 is)
+// and a low half, int32 in sign-magnitude (the form SFPLOAD's INT32_2S_COMP
+// converts from).
+uint16_t dst_cell(uint32_t w, DstKind k, bool fp32, bool low) {
+  auto bf16 = [](uint32_t h) { return uint16_t((h & 0x8000) | (h & 127) << 8 | ((h >> 7) & 255)); };
+  if (fp32) {
+    if (k == DstKind::Int && int32_t(w) < 0) w = 0x80000000u | (0u - w);
+    return low ? uint16_t(w & 0xffff) : bf16(w >> 16);
+  }
+  if (k == DstKind::Int) return uint16_t(w & 0xffff);
+  if (k == DstKind::F16) {
+    uint32_t h = sfpi::impl_::fp16_bits(w);
+    return uint16_t((h & 0x8000) | (h & 1023) << 5 | ((h >> 10) & 31));
+  }
+  return bf16(w >> 16);
+}
+
+}  // namespace
+
+// dbg_read_dest_acc_row (math build only): row `row` of math's half of DST
+// through the debug array, cells 2i and 2i + 1 in word i. A 32-bit DST's
+// logical row r keeps its high halves in physical row ((r & ~7) << 1) | (r
+// & 7) and its low halves 8 rows on. Rows of a tile not written since the
+// acquire read 0, as rows the card never marked valid do.
+void api_dst_row(uint32_t row, uint32_t* out) {
+  if (!on_math()) return;
+  CoreState& c = core();
+  const bool fp32 = c.run->fp32_dest_acc, low = fp32 && (row & 8);
+  const uint32_t logical = fp32 ? ((row >> 1) & ~7u) | (row & 7) : row, tile = logical / 64;
+  if (tile >= dst_capacity())
+    kernel_fail("dbg_read_dest_acc_row: row " + std::to_string(row) + " is outside the " +
+                std::to_string(dst_capacity()) + " DST tiles math may use");
+  const uint32_t* d = c.dst[tile].data() + (logical % 64) * 16;
+  const bool written = c.dst_written & (1u << tile);
+  for (int i = 0; i < 8; i++) {
+    uint32_t lo = written ? dst_cell(d[2 * i], c.dst_kind[tile], fp32, low) : 0;
+    uint32_t hi = written ? dst_cell(d[2 * i + 1], c.dst_kind[tile], fp32, low) : 0;
+    out[i] = lo | hi << 16;
+  }
+}
+
 }  // namespace zyx::emu

@@ -308,6 +308,12 @@ void api_compute_special(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32
     case ZYX_CS_EMA_CLEAR: ema_clear(); return;
     case ZYX_CS_EMA_TILE: ema_tile(a); return;
     case ZYX_CS_SUM_DST_SCALAR: sum_dst_scalar(a, b); return;
+    case ZYX_CS_TOPK_INIT:
+    case ZYX_CS_TOPK_LOCAL_SORT:
+    case ZYX_CS_TOPK_MERGE:
+    case ZYX_CS_TOPK_REBUILD:
+    case ZYX_CS_MAX_POOL_INIT:
+    case ZYX_CS_MAX_POOL: sort_special(op, a, b, c, d); return;
     default: kernel_fail("compute: special operation " + std::to_string(op) + " is not emulated");
   }
 }

@@ -144,6 +144,9 @@ inline void mark(uint32_t i, DstKind k) {
 
 // Scans the DST tiles SFPI code stored to since the last scan (api_sfpi.cpp).
 void scan_sfpi_stores();
+// The SFPU's sorting calls (sfpu_sort.cpp): a ZYX_CS_TOPK_* or
+// ZYX_CS_MAX_POOL* compute_special.
+void sort_special(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32_t d);
 
 // An SFPU op's extent: the DST tiles it marks raise the SFPU's flags.
 class SfpuScope {

@@ -48,6 +48,18 @@ struct ComputeState {
   // SFPU register the LLK carries it in, f32 bits).
   uint32_t ema_alpha = 0, ema_beta = 0;
   std::array<uint32_t, 32> ema_prev{};
+  // The SFPU top-k stages (sfpu_sort.cpp): topk_tile_init has run (index
+  // tracking on, the Dst increment set); the LLK's replay-buffer state
+  // (topk_replay_init: 0 after init, -1 after a local sort, m_iter + 1 after
+  // a rebuild); whether the buffer holds the local sort's load and store,
+  // and which rebuild sequence it holds (0: none).
+  bool topk_ready = false;
+  int topk_replay = 0;
+  bool topk_sort_io_recorded = false;
+  uint32_t topk_rebuild_key = 0;
+  // max_reduce_with_indices_init's layout + 1 (0: none; 3: top-k recorded
+  // over its sequence in the replay buffer).
+  uint32_t pool_layout = 0;
   // Resets the configuration for a run.
   void reset() { *this = ComputeState{}; }
 };

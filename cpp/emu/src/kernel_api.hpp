@@ -144,6 +144,7 @@ void api_sfpu_ternary(uint32_t op, uint32_t ia, uint32_t ib, uint32_t ic, uint32
 // SFPI's DST access and the SFPU's Dst counter (zyx_emu_sfpu_dst_op).
 uint32_t* api_sfpu_dst(uint32_t op, int32_t arg, uint32_t* flags);
 uint32_t api_special_flags(uint32_t op, uint32_t arg);
+void api_dst_row(uint32_t row, uint32_t* out);
 
 // ---- api_compute_tilize.cpp -------------------------------------------------------
 void api_tilize(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t in_tile, uint32_t out_tile);

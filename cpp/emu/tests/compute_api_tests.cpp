@@ -685,20 +685,6 @@ void test_sfpu_ops(DeviceLayer& layer) {
 }
 ZYX_TEST(sfpu_ops, test_sfpu_ops);
 
-// The top-k stages build but are not emulated: each run stops with an error
-// that names the call.
-void test_topk_not_emulated(DeviceLayer& layer) {
-  for (std::string call :
-       {"topk_tile_init()", "topk_local_sort(0, 0, 5)", "topk_merge<false>(0, 0, 32)", "topk_rebuild(0, false, 0, 32, 5, 0)"}) {
-    std::string name = call.substr(0, call.find_first_of("<("));
-    std::string msg = expect_error("run_error", [&] {
-      run(layer, one_tile_op("Float32", f32_bytes(std::vector<float>(1024, 1.0f)), call));
-    });
-    CHECK(msg.find(name + ": the SFPU top-k stages are not emulated") != std::string::npos);
-  }
-}
-ZYX_TEST(sfpu_ops, test_topk_not_emulated);
-
 }  // namespace
 
 int main(int argc, char** argv) {

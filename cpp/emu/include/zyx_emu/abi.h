@@ -15,7 +15,7 @@
 
 #include "zyx_emu/sfpu_ops.h"
 
-#define ZYX_EMU_ABI_VERSION 13
+#define ZYX_EMU_ABI_VERSION 14
 
 // Binary and unary operation codes used through the table.
 enum zyx_emu_binary_op { ZYX_BIN_ADD = 0, ZYX_BIN_SUB = 1, ZYX_BIN_MUL = 2 };
@@ -148,6 +148,12 @@ enum zyx_emu_compute_special {
   ZYX_CS_EMA_CLEAR = 12,              // the previous output of every column becomes 0
   ZYX_CS_EMA_TILE = 13,               // a: dst (input; the averages go to DST[a + 1])
   ZYX_CS_SUM_DST_SCALAR = 14,         // a: tiles DST[0, a) summed, times b (f32 bits), into DST[0][0]
+  ZYX_CS_TOPK_INIT = 15,              // topk_tile_init
+  ZYX_CS_TOPK_LOCAL_SORT = 16,        // a: dst, b: idir | stable << 1, c: end | start phase << 16, d: end | start step << 16
+  ZYX_CS_TOPK_MERGE = 17,             // a: dst, b: idir | stable << 1, c: m_iter, d: k
+  ZYX_CS_TOPK_REBUILD = 18,           // a: dst, b: idir | stable << 1 | skip_second << 2, c: m_iter | logk << 16, d: k
+  ZYX_CS_MAX_POOL_INIT = 19,          // a: DataLayout
+  ZYX_CS_MAX_POOL = 20,               // a, b: values and indices dst, c: num_rows | layout << 8 | accumulate << 9, d: chunk
 };
 
 // The SFPU's DST access for SFPI kernels (sfpu_dst). Addresses are DST rows
@@ -336,6 +342,11 @@ typedef struct zyx_emu_api {
   // returns them (RISCV_DEBUG_REG_FPU_STICKY_BITS' layout), CLEAR clears
   // them, STORE writes them to the word at L1 address arg.
   uint32_t (*special_flags)(uint32_t op, uint32_t arg);
+
+  // ---- ABI 14 ----
+  // dbg_read_dest_acc_row: the 8 words of DST row `row` (of math's half) as
+  // the card's debug array reads them, to out (the math build only).
+  void (*dst_row)(uint32_t row, uint32_t* out);
 } zyx_emu_api;
 
 #define ZYX_EMU_NOC_READS 1u

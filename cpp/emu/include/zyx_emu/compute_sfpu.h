@@ -444,21 +444,50 @@ ZYX_EMU_SFPUB(eq_int32, EQ_INT32)
 ZYX_EMU_SFPUB(ne_int32, NE_INT32)
 ZYX_EMU_SFPUB(atan2_binary, ATAN2)
 ZYX_EMU_SFPUB(xlogy_binary, XLOGY)
-// The SFPU's bitonic top-k stages (compute_kernel_api.h): their exact
-// in-register layout is not modelled yet, so each call stops the run with an
-// error naming it (a kernel that includes them but takes another path runs).
-ALWI void topk_tile_init() { ZYX_API.fail("topk_tile_init: the SFPU top-k stages are not emulated"); }
+// The SFPU's bitonic top-k stages (compute_kernel_api.h): values in DST
+// idst and idst + 1, their indices in idst + 2 and idst + 3, each column's
+// 64 values sorted by the card's instruction sequence (the runtime's
+// sfpu_sort.cpp).
+ALWI void topk_tile_init() { ZYX_API.compute_special(ZYX_CS_TOPK_INIT, 0, 0, 0, 0); }
 template <bool stable_sort = false>
-ALWI void topk_local_sort(uint32_t, int, int, int = 0, int = 0, int = 0) {
-  ZYX_API.fail("topk_local_sort: the SFPU top-k stages are not emulated");
+ALWI void topk_local_sort(uint32_t idst, int idir, int i_end_phase, int i_start_phase = 0, int i_end_step = 0,
+                          int i_start_step = 0) {
+  // a phase or step outside 0..0xffff comes out of range in the runtime's check
+  auto two = [](int lo, int hi) { return (uint32_t(lo) & 0xffffu) | (uint32_t(hi) & 0xffffu) << 16; };
+  ZYX_API.compute_special(ZYX_CS_TOPK_LOCAL_SORT, idst, (uint32_t(idir) & 1u) | (stable_sort ? 2u : 0u),
+                          two(i_end_phase, i_start_phase), two(i_end_step, i_start_step));
 }
 template <bool idir = false, bool stable_sort = false>
-ALWI void topk_merge(uint32_t, int, int) {
-  ZYX_API.fail("topk_merge: the SFPU top-k stages are not emulated");
+ALWI void topk_merge(uint32_t idst, int m_iter, int k) {
+  ZYX_API.compute_special(ZYX_CS_TOPK_MERGE, idst, (idir ? 1u : 0u) | (stable_sort ? 2u : 0u), uint32_t(m_iter),
+                          uint32_t(k));
 }
 template <bool stable_sort = false>
-ALWI void topk_rebuild(uint32_t, bool, int, int, int, int) {
-  ZYX_API.fail("topk_rebuild: the SFPU top-k stages are not emulated");
+ALWI void topk_rebuild(uint32_t idst, bool idir, int m_iter, int k, int logk, int skip_second) {
+  ZYX_API.compute_special(ZYX_CS_TOPK_REBUILD, idst,
+                          (idir ? 1u : 0u) | (stable_sort ? 2u : 0u) | ((skip_second & 1) ? 4u : 0u),
+                          (uint32_t(m_iter) & 0xffffu) | (uint32_t(logk) & 0xffffu) << 16, uint32_t(k));
+}
+// The SFPU max pool with indices (compute_kernel_api.h): each column's max
+// over the first num_rows rows of DST[idst] into its first row, the index
+// beside it (DST[idst_idx]) moving with it, by the card's instruction
+// sequence (sfpu_sort.cpp); num_rows over 9 takes ROW_MAJOR data.
+template <ckernel::DataLayout layout = ckernel::DataLayout::TILE>
+ALWI void max_reduce_with_indices_init() {
+  ZYX_API.compute_special(ZYX_CS_MAX_POOL_INIT, layout == ckernel::DataLayout::ROW_MAJOR ? 1u : 0u, 0, 0, 0);
+}
+template <int num_rows = 9, ckernel::DataLayout layout = ckernel::DataLayout::TILE, bool accumulate = false,
+          int ITERATIONS = 8>
+ALWI void max_reduce_with_indices(uint32_t idst, uint32_t idst_idx, uint32_t chunk = 0) {
+  static_assert(num_rows <= 32, "num_rows must be <= 32");
+  static_assert(num_rows <= 9 || layout == ckernel::DataLayout::ROW_MAJOR,
+                "generic max pool with indices is only implemented for ROW_MAJOR layout");
+  static_assert(!(num_rows <= 9 && layout == ckernel::DataLayout::TILE && accumulate),
+                "accumulate mode is not supported for TILE layout");
+  ZYX_API.compute_special(ZYX_CS_MAX_POOL, idst, idst_idx,
+                          uint32_t(num_rows) | (layout == ckernel::DataLayout::ROW_MAJOR ? 1u << 8 : 0u) |
+                              (accumulate ? 1u << 9 : 0u),
+                          chunk);
 }
 // cumsum.h: each column's running sum, top to bottom; first = false
 // continues the column from the previous tile (tiles in NWH order).
@@ -595,6 +624,9 @@ ALWI void sfpu_add_top_row(uint32_t a, uint32_t b, uint32_t out) {
 // resuming leave everything as it was.
 ALWI void dbg_halt() {}
 ALWI void dbg_unhalt() {}
+// A DST row through the debug array: 16 16-bit cells as the card stores them
+// (the runtime's api_dst_row says how).
+ALWI void dbg_read_dest_acc_row(int row_addr, uint32_t* rd_data) { ZYX_API.dst_row(uint32_t(row_addr), rd_data); }
 
 // ---- the special-value flags: NaN and infinities seen at the FPU's and
 // the SFPU's output since the last clear (the layout of the card's

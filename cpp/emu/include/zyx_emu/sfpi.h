@@ -361,19 +361,6 @@ class CCScope {
 
 namespace impl_ {
 
-sfpi_inline uint32_t load_word(uint32_t w, uint32_t flags) {
-  if ((flags & ZYX_SFPU_FP32) || (flags >> 4) != ZYX_SFPU_KIND_BF16) return w;
-  return w & 0xffff0000u;
-}
-sfpi_inline uint32_t store_word(uint32_t w, uint32_t flags) {
-  uint32_t kind = flags >> 4;
-  if ((flags & ZYX_SFPU_FP32) || kind == ZYX_SFPU_KIND_INT) return w;
-  return kind == ZYX_SFPU_KIND_F16 ? store_fp16(w) : store_bf16(w);
-}
-// The DST word of lane l in a 4-row group: row l / 8, column 2 (l % 8),
-// plus one for an odd-column address.
-sfpi_inline int lane_word(int l, uint32_t flags) { return (l >> 3) * 16 + (l & 7) * 2 + ((flags & ZYX_SFPU_ODD) ? 1 : 0); }
-
 inline Lanes dst_load(int32_t addr) {
   uint32_t flags = 0;
   const uint32_t* p = ZYX_API.sfpu_dst(ZYX_SFPU_LOAD, addr, &flags);

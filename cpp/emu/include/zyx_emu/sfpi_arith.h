@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "zyx_emu/abi.h"
+
 namespace sfpi::impl_ {
 
 constexpr uint32_t kSign = 0x80000000u;
@@ -138,6 +140,22 @@ inline uint32_t store_fp16(uint32_t x) {
   if (e > 31) return s | (143u << 23) | (0x3ffu << 13);
   return s | (x & 0x7fffe000u);
 }
+
+// SFPLOAD and SFPSTORE of a DST word (its sfpu_dst flags: a 32-bit DST, the
+// tile's kind): a 16-bit bf16 DST loads the top half, stores convert as
+// above; fp32 words and integers move as they are.
+inline uint32_t load_word(uint32_t w, uint32_t flags) {
+  if ((flags & ZYX_SFPU_FP32) || (flags >> 4) != ZYX_SFPU_KIND_BF16) return w;
+  return w & 0xffff0000u;
+}
+inline uint32_t store_word(uint32_t w, uint32_t flags) {
+  uint32_t kind = flags >> 4;
+  if ((flags & ZYX_SFPU_FP32) || kind == ZYX_SFPU_KIND_INT) return w;
+  return kind == ZYX_SFPU_KIND_F16 ? store_fp16(w) : store_bf16(w);
+}
+// The DST word of lane l in a 4-row group: row l / 8, column 2 (l % 8),
+// plus one for an odd-column address.
+inline int lane_word(int l, uint32_t flags) { return (l >> 3) * 16 + (l & 7) * 2 + ((flags & ZYX_SFPU_ODD) ? 1 : 0); }
 
 // SFPLOADI's fp16 immediate (FLOATA): the exponent rebiased, nothing else.
 inline uint32_t loadi_fp16(uint32_t h) {
