@@ -313,6 +313,7 @@ void KernelState::reset() {
   noc.strict = false;
   stack_base = 0;
   stack_limit = 0;
+  stack_globals = 0;
 }
 
 void run_kernel_guarded(Fiber* f) {

@@ -91,9 +91,11 @@ struct KernelState {
   // Strict NOC mode's outstanding transfers.
   NocPending noc;
   // The watcher's stack check: the stack pointer as the kernel was entered,
-  // and the most the card's processor gives its stack (0: not checked).
+  // the most the card's processor gives its stack (0: not checked), and
+  // the kernel's globals that share that memory.
   uintptr_t stack_base = 0;
   uint32_t stack_limit = 0;
+  uint32_t stack_globals = 0;
   void reset();
 };
 

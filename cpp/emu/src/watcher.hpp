@@ -75,8 +75,15 @@ void noc_check_l1(uint32_t core, uint64_t off, uint64_t size, bool write, const 
 void noc_check_dram(uint32_t bank, uint64_t addr, uint64_t size, const char* op);
 // The race check, from a kernel's NOC write of [addr, addr + size) of DRAM
 // bank `bank`: records the calling core as its writer, and fails the
-// kernel when another core wrote any of those bytes earlier in the run.
+// kernel when another core wrote any of those bytes earlier in the run and
+// no semaphore handshake ordered that write before this one.
 void noc_note_dram_write(uint32_t bank, uint64_t addr, uint64_t size, const char* op);
+// Happens-before for the race check: a NOC write, atomic or inline write by
+// the calling core into the L1 word at `off` of core `core` that a kernel may
+// wait on (a release; call it before the word changes), and a wait on that
+// word that returned (an acquire).
+void noc_note_release(uint32_t core, uint64_t off);
+void noc_note_acquire(uint32_t core, uint64_t off);
 // The NOC's alignment rule: a transfer's local and remote addresses agree
 // modulo the alignment of the remote memory and direction.
 void noc_check_alignment(uint64_t local, uint64_t remote, bool remote_dram, bool read, const char* op);
@@ -95,6 +102,11 @@ inline uintptr_t stack_pointer() {
   return reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
 #endif
 }
+
+// The bytes of a kernel object's own mutable globals (its .data and .bss
+// objects, less the emulator's prelude and the toolchain's), from the ELF
+// symbol table of the open object `fd`; 0 when it cannot be read.
+uint32_t kernel_globals_bytes(int fd);
 
 // At a kernel's start (run_kernel_guarded, with its stack pointer as it
 // calls the kernel): the kernel's strict NOC mode and its stack's base and
