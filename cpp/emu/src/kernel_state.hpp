@@ -50,6 +50,9 @@ struct NocPending {
     std::vector<uint8_t> data;  // a read's data, a write's source as sent
   };
   bool strict = false;  // this kernel runs in strict NOC mode
+  // and guards its outstanding reads' destinations (strict-noc-loads): the
+  // host pages holding them are inaccessible until the data lands
+  bool guard = false;
   std::vector<Transfer> read_list, write_list;
   size_t reads = 0, writes = 0;
 };

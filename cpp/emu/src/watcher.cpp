@@ -53,6 +53,8 @@ WatchConfig WatchConfig::from_env() {
       c.stack = false;
     else if (w == "strict-noc")
       c.strict_noc = true;
+    else if (w == "strict-noc-loads")
+      c.strict_noc = c.strict_noc_loads = true;
     else if (!w.empty())
       c.unknown += (c.unknown.empty() ? "" : ", ") + w;
     start = end + 1;
@@ -176,7 +178,8 @@ uint32_t kernel_globals_bytes(int fd) {
 void watch_kernel_start(Fiber* f, uintptr_t sp) {
   KernelState& k = f->api;
   const RunState& rs = *f->core->run;
-  k.noc.strict = rs.watch.strict_noc || (f->desc && f->desc->defines.count("ZYX_EMU_STRICT_NOC"));
+  k.noc.guard = rs.watch.strict_noc_loads || (f->desc && f->desc->defines.count("ZYX_EMU_STRICT_NOC_LOADS"));
+  k.noc.strict = k.noc.guard || rs.watch.strict_noc || (f->desc && f->desc->defines.count("ZYX_EMU_STRICT_NOC"));
   if (!rs.watch.stack) return;
   k.stack_base = sp;
   // The kernel's globals take their share of the memory first; a kernel

@@ -35,11 +35,15 @@ struct WatchConfig {
   // ZYX_EMU_STRICT_NOC): a NOC read's data lands at its barrier, and data
   // used or a write's source changed before the barrier is an error.
   bool strict_noc = false;
+  // strict-noc-loads (also the kernel define ZYX_EMU_STRICT_NOC_LOADS):
+  // strict NOC mode, and a kernel's own loads and stores of an outstanding
+  // read's destination are errors (its host pages are guarded).
+  bool strict_noc_loads = false;
   std::string unknown;  // words of ZYX_EMU_WATCHER it does not know (warned about)
   // From ZYX_EMU_WATCHER: unset, "1" or "on": every check; "0" or "off":
   // none; else a comma-separated list of words: "no-<check>" turns a check
   // off (no-args, no-noc, no-cb, no-race, no-stack), "strict-noc" turns
-  // strict NOC mode on.
+  // strict NOC mode on, "strict-noc-loads" that and the read guard.
   static WatchConfig from_env();
 };
 
@@ -138,6 +142,17 @@ void noc_check_no_pending_write(uint64_t off, uint64_t size, const std::string& 
 // (outstanding reads land).
 void noc_strict_barrier(uint32_t what);
 void noc_kernel_end(Fiber* f);
+// The host pages of an outstanding read's destination are inaccessible
+// until it lands. From the fault handler (allocates nothing), for an access
+// fault at `a` on a kernel's thread: opens the page and returns true when
+// `a` is in L1 but not in the destination of a read outstanding on the
+// fiber's own core (the access goes on); false when it is a fault to
+// report. noc_strict_fault_text: the report for a fault in such a
+// destination ("" when `a` is in none). noc_strict_unguard: opens the
+// pages of a kernel's outstanding reads (a kernel that failed).
+bool noc_strict_guard_fault(const Fiber* f, uintptr_t a);
+std::string noc_strict_fault_text(const Fiber* f, uintptr_t a);
+void noc_strict_unguard(Fiber* f);
 
 // Keeps the return addresses of the calling stack in k (call it from the
 // emulator's side of an API call, before the error unwinds it).
