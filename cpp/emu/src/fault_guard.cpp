@@ -68,8 +68,8 @@ bool raised_here(const siginfo_t* si) { return si && si->si_code == SI_TKILL && 
 void fault_handler(int sig, siginfo_t* si, void* uctx) {
   Fiber* f = t_fiber;
   // A page strict NOC mode guards: an access beside an outstanding read's
-  // destination opens it and retries.
-  if (sig == SIGSEGV && f && f->api.fault_armed && si && si->si_code == SEGV_ACCERR &&
+  // destination (on any thread) opens it and retries.
+  if (sig == SIGSEGV && si && si->si_code == SEGV_ACCERR &&
       noc_strict_guard_fault(f, reinterpret_cast<uintptr_t>(si->si_addr)))
     return;
   if (f && f->api.fault_armed && (sig != SIGABRT || raised_here(si))) {

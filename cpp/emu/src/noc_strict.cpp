@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <sstream>
 
@@ -113,15 +114,43 @@ uint8_t* noc_strict_read(uint8_t* local, uint64_t off, uint32_t size, uintptr_t 
   return t.data.data();
 }
 
+namespace {
+
+// The process's L1 arenas (base, bytes, L1 size per window), for the fault
+// handler on any thread: the scheduler, say, reads a waited-on word that
+// shares a guarded page outside any kernel.
+struct ArenaSlot {
+  std::atomic<uintptr_t> base{0};
+  std::atomic<uint64_t> bytes{0}, l1_size{0};
+};
+ArenaSlot g_arenas[32];
+
+}  // namespace
+
+void l1_arena_register(const uint8_t* base, uint64_t bytes, uint64_t l1_size, bool add) {
+  uintptr_t b = reinterpret_cast<uintptr_t>(base);
+  for (ArenaSlot& s : g_arenas) {
+    uintptr_t want = add ? 0 : b;
+    if (!s.base.compare_exchange_strong(want, add ? b : 0)) continue;
+    if (add) s.bytes = bytes, s.l1_size = l1_size;
+    return;
+  }
+}
+
 bool noc_strict_guard_fault(const Fiber* f, uintptr_t a) {
-  const RunState* rs = f->core->run;
-  if (!rs->l1->contains(a)) return false;
-  uintptr_t arena = reinterpret_cast<uintptr_t>(rs->l1->core_base(0));
-  uint32_t core = static_cast<uint32_t>((a - arena) / L1Arena::kWindow);
-  uint64_t off = (a - arena) % L1Arena::kWindow;
-  if (off >= rs->l1->l1_size()) return false;  // past the end of L1: a fault of its own
-  const Fiber* owner = nullptr;
-  if (core == f->core->index && find_pending_of(f->core, true, off, 1, &owner)) return false;  // reported
+  bool in_l1 = false;
+  for (const ArenaSlot& s : g_arenas) {
+    uintptr_t b = s.base.load();
+    if (b && a >= b && a < b + s.bytes.load()) in_l1 = (a - b) % L1Arena::kWindow < s.l1_size.load();
+  }
+  if (!in_l1) return false;  // not L1 (past the end of a window: a fault of its own)
+  if (f && f->api.fault_armed) {
+    const RunState* rs = f->core->run;
+    uintptr_t own = reinterpret_cast<uintptr_t>(rs->l1->core_base(f->core->index));
+    const Fiber* owner = nullptr;
+    if (a >= own && a < own + rs->l1->l1_size() && find_pending_of(f->core, true, a - own, 1, &owner))
+      return false;  // the kernel's own early access: reported
+  }
   return guard_pages(reinterpret_cast<const uint8_t*>(a), 1, false);
 }
 

@@ -144,13 +144,15 @@ void noc_strict_barrier(uint32_t what);
 void noc_kernel_end(Fiber* f);
 // The host pages of an outstanding read's destination are inaccessible
 // until it lands. From the fault handler (allocates nothing), for an access
-// fault at `a` on a kernel's thread: opens the page and returns true when
-// `a` is in L1 but not in the destination of a read outstanding on the
-// fiber's own core (the access goes on); false when it is a fault to
-// report. noc_strict_fault_text: the report for a fault in such a
+// fault at `a` on any thread (f: the kernel it runs, or null): opens the
+// page and returns true when `a` is in some core's L1 but not in the
+// destination of a read outstanding on f's own core (the access goes on);
+// false when it is a fault to report or not ours. l1_arena_register: an L1
+// arena mapped (add) or about to be unmapped, for that lookup. noc_strict_fault_text: the report for a fault in such a
 // destination ("" when `a` is in none). noc_strict_unguard: opens the
 // pages of a kernel's outstanding reads (a kernel that failed).
 bool noc_strict_guard_fault(const Fiber* f, uintptr_t a);
+void l1_arena_register(const uint8_t* base, uint64_t bytes, uint64_t l1_size, bool add);
 std::string noc_strict_fault_text(const Fiber* f, uintptr_t a);
 void noc_strict_unguard(Fiber* f);
 
