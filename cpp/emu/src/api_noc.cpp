@@ -17,6 +17,7 @@ namespace {
 struct NocTarget {
   bool dram = false;
   uint32_t bank = 0;
+  uint32_t core = 0;  // an L1 target's core index
   uint64_t addr = 0;
   uint8_t* l1 = nullptr;
 };
@@ -73,13 +74,14 @@ NocTarget decode_noc(uint64_t a, uint64_t size, const char* op, bool write) {
   }
   t.addr = local & (L1Arena::kWindow - 1);
   t.l1 = worker_l1(x, y, local, size, op, write);
+  t.core = (y - 1) * b.cols + (x - 1);
   return t;
 }
 
 // Multicast destinations, as tt-metal's NOC_MULTICAST_ENCODING lays them
 // out: the end corner (x, y) in bits 36-47, the start corner in bits 48-59,
-// the L1 address in bits 0-35. Calls fn(host pointer) for every worker core
-// of the rectangle (the sender only with include_self).
+// the L1 address in bits 0-35. Calls fn(host pointer, core index) for every
+// worker core of the rectangle (the sender only with include_self).
 template <typename Fn>
 void for_each_mcast(uint64_t dst, uint64_t size, bool include_self, const char* op, Fn&& fn) {
   uint32_t x1 = (dst >> 36) & 63, y1 = (dst >> 42) & 63, x0 = (dst >> 48) & 63, y0 = (dst >> 54) & 63;
@@ -90,7 +92,7 @@ void for_each_mcast(uint64_t dst, uint64_t size, bool include_self, const char* 
   for (uint32_t y = y0; y <= y1; y++)
     for (uint32_t x = x0; x <= x1; x++) {
       if (!include_self && x == self->col + 1 && y == self->row + 1) continue;
-      fn(worker_l1(x, y, local, size, op, true));
+      fn(worker_l1(x, y, local, size, op, true), (y - 1) * t_fiber->core->run->board->cols + (x - 1));
     }
 }
 
@@ -98,6 +100,14 @@ void inline_store(uint8_t* p, uint32_t value, uint32_t be) {
   for (int i = 0; i < 4; i++)
     if (be & (1u << i)) __atomic_store_n(p + i, static_cast<uint8_t>(value >> (8 * i)), __ATOMIC_RELAXED);
   __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+// A write to a semaphore word of core `core` (noc_semaphore_set_remote and
+// the multicast sets go through the NOC write) is a release for the race
+// check; atomics and inline writes are, wherever they land.
+void note_write_release(uint32_t core, uint64_t off) {
+  const Board& b = *t_fiber->core->run->board;
+  if (off >= semaphore_offset(b, 0) && off < b.l1_unreserved_base) noc_note_release(core, off);
 }
 
 }  // namespace
@@ -135,9 +145,10 @@ void api_noc_write(uint32_t src_l1, uint64_t dst, uint32_t size) {
   if (d.dram) {
     noc_note_dram_write(d.bank, d.addr, size, "noc_async_write");
     t_fiber->core->run->dram->write(d.bank, d.addr, src, size);
-  }
-  else
+  } else {
+    note_write_release(d.core, d.addr);
     std::memmove(d.l1, src, size);
+  }
 }
 
 void api_noc_mcast_write(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t include_self) {
@@ -148,7 +159,8 @@ void api_noc_mcast_write(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t 
   if (t_fiber->api.noc.strict)
     noc_strict_write(src, src_l1 & (L1Arena::kWindow - 1), size,
                      reinterpret_cast<uintptr_t>(__builtin_return_address(0)), "noc_async_write_multicast");
-  for_each_mcast(dst, size, include_self != 0, "noc_async_write_multicast", [&](uint8_t* p) {
+  for_each_mcast(dst, size, include_self != 0, "noc_async_write_multicast", [&](uint8_t* p, uint32_t core) {
+    note_write_release(core, dst & (L1Arena::kWindow - 1));
     if (p != src) std::memmove(p, src, size);
   });
 }
@@ -156,11 +168,13 @@ void api_noc_mcast_write(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t 
 void api_noc_atomic_inc(uint64_t dst, uint32_t incr) {
   if (dram_node(dst)) kernel_fail("noc_semaphore_inc: the target is DRAM, not a core's L1");
   NocTarget d = decode_noc(dst, 4, "noc_semaphore_inc", true);
+  noc_note_release(d.core, d.addr);
   __atomic_fetch_add(reinterpret_cast<uint32_t*>(d.l1), incr, __ATOMIC_SEQ_CST);
 }
 
 void api_noc_atomic_inc_mcast(uint64_t dst, uint32_t incr, uint32_t include_self) {
-  for_each_mcast(dst, 4, include_self != 0, "noc_semaphore_inc_multicast", [&](uint8_t* p) {
+  for_each_mcast(dst, 4, include_self != 0, "noc_semaphore_inc_multicast", [&](uint8_t* p, uint32_t core) {
+    noc_note_release(core, dst & (L1Arena::kWindow - 1));
     __atomic_fetch_add(reinterpret_cast<uint32_t*>(p), incr, __ATOMIC_SEQ_CST);
   });
 }
@@ -169,11 +183,15 @@ void api_noc_inline_write(uint64_t dst, uint32_t value, uint32_t be, uint32_t mc
   if (be & ~0xfu) kernel_fail("noc_inline_dw_write: byte enable " + hex(be) + " is wider than the 4 bytes written");
   if (mcast) {
     for_each_mcast(dst, 4, mcast == 2, "noc_inline_dw_write (multicast)",
-                   [&](uint8_t* p) { inline_store(p, value, be); });
+                   [&](uint8_t* p, uint32_t core) {
+                     noc_note_release(core, dst & (L1Arena::kWindow - 1));
+                     inline_store(p, value, be);
+                   });
     return;
   }
   if (dram_node(dst)) kernel_fail("noc_inline_dw_write: the target is a DRAM bank; inline writes reach only L1 (tt-metal does not support DRAM targets)");
   NocTarget d = decode_noc(dst, 4, "noc_inline_dw_write", true);
+  noc_note_release(d.core, d.addr);
   inline_store(d.l1, value, be);
 }
 

@@ -2,6 +2,7 @@
 // below the unreserved base of every core; increments and remote sets go
 // over the NOC (api_noc.cpp).
 #include "kernel_api.hpp"
+#include "watcher.hpp"
 
 namespace zyx::emu {
 
@@ -19,6 +20,11 @@ void api_wait_word(uint32_t addr, uint32_t value, uint32_t cmp) {
   w.value = value, w.cmp = cmp;
   w.site = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   block_until(w);
+  // The wait returned: what the cores that released the word did before
+  // their release is ordered before what this kernel does next (race check).
+  const RunState* rs = t_fiber->core->run;
+  uintptr_t a = reinterpret_cast<uintptr_t>(w.word), arena = reinterpret_cast<uintptr_t>(rs->l1->core_base(0));
+  noc_note_acquire(static_cast<uint32_t>((a - arena) / L1Arena::kWindow), a & (L1Arena::kWindow - 1));
 }
 
 }  // namespace zyx::emu

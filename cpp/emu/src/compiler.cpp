@@ -659,6 +659,7 @@ std::shared_ptr<KernelObject> KernelBuilder::load(int fd, const std::string& pat
     throw Error("compile_error", "kernel object " + path + " does not speak emulator ABI " +
                                      std::to_string(ZYX_EMU_ABI_VERSION));
   bind(kernel_api());
+  obj->globals_bytes = kernel_globals_bytes(fd);
   return obj;
 }
 

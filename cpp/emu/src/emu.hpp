@@ -264,6 +264,9 @@ struct KernelObject {
   void* handle = nullptr;
   void (*run)() = nullptr;
   std::string path;
+  // The bytes of the kernel's own mutable globals (the stack check: on a
+  // card they share the processor's local data memory with the stack).
+  uint32_t globals_bytes = 0;
   // A compute kernel built three times (unpack, math, pack): the three
   // objects; this one then has no object of its own.
   std::array<std::shared_ptr<KernelObject>, 3> triscs;

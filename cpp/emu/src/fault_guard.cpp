@@ -67,6 +67,11 @@ bool raised_here(const siginfo_t* si) { return si && si->si_code == SI_TKILL && 
 // the error says where to look (docs/emulator.md, "Faults").
 void fault_handler(int sig, siginfo_t* si, void* uctx) {
   Fiber* f = t_fiber;
+  // A page strict NOC mode guards: an access beside an outstanding read's
+  // destination (on any thread) opens it and retries.
+  if (sig == SIGSEGV && si && si->si_code == SEGV_ACCERR &&
+      noc_strict_guard_fault(f, reinterpret_cast<uintptr_t>(si->si_addr)))
+    return;
   if (f && f->api.fault_armed && (sig != SIGABRT || raised_here(si))) {
     KernelState& k = f->api;
     k.fault_armed = 0;
@@ -225,6 +230,8 @@ std::string describe_fault(const Fiber* f) {
                      : k.fault_sig == SIGFPE ? "arithmetic fault (integer division by zero?)"
                                              : "illegal instruction";
   s << what;
+  if (k.fault_sig == SIGSEGV)
+    if (std::string early = noc_strict_fault_text(f, a); !early.empty()) return early;
   if (k.fault_sig == SIGSEGV || k.fault_sig == SIGBUS) {
     s << " at address " << hex(a) << ": ";
     uintptr_t stack = reinterpret_cast<uintptr_t>(f->stack);
@@ -310,9 +317,10 @@ void KernelState::reset() {
   failing = false;
   last_dprint.clear();
   noc.reads = noc.writes = 0;
-  noc.strict = false;
+  noc.strict = noc.guard = false;
   stack_base = 0;
   stack_limit = 0;
+  stack_globals = 0;
 }
 
 void run_kernel_guarded(Fiber* f) {
@@ -326,17 +334,20 @@ void run_kernel_guarded(Fiber* f) {
       noc_kernel_end(f);
     } catch (const Cancelled&) {
       k.fault_armed = 0;
+      noc_strict_unguard(f);
       flush_dprint(f);
       throw;
     } catch (const Error&) {
       // The emulator's own error (kernel_fail kept its site; one thrown
       // elsewhere, a DRAM range check say, has none: forget any older one).
       k.fault_armed = 0;
+      noc_strict_unguard(f);
       if (!k.failing) k.site_n = 0;
       flush_dprint(f);
       throw;
     } catch (...) {
       k.fault_armed = 0;
+      noc_strict_unguard(f);
       flush_dprint(f);
       if (k.failing) throw;  // the emulator's report of a misuse (kernel_fail)
       // The kernel's own exception left its entry point (the site is its
@@ -355,7 +366,9 @@ void run_kernel_guarded(Fiber* f) {
   // would turn the next kernel fault on this thread into the process's death.
   unblock_fault_signals();
   flush_dprint(f);
-  throw Error("run_error", k.exit_call.empty() ? describe_fault(f) : k.exit_call);
+  std::string why = k.exit_call.empty() ? describe_fault(f) : k.exit_call;
+  noc_strict_unguard(f);
+  throw Error("run_error", why);
 }
 
 }  // namespace zyx::emu

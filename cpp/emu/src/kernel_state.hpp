@@ -50,6 +50,9 @@ struct NocPending {
     std::vector<uint8_t> data;  // a read's data, a write's source as sent
   };
   bool strict = false;  // this kernel runs in strict NOC mode
+  // and guards its outstanding reads' destinations (strict-noc-loads): the
+  // host pages holding them are inaccessible until the data lands
+  bool guard = false;
   std::vector<Transfer> read_list, write_list;
   size_t reads = 0, writes = 0;
 };
@@ -91,9 +94,11 @@ struct KernelState {
   // Strict NOC mode's outstanding transfers.
   NocPending noc;
   // The watcher's stack check: the stack pointer as the kernel was entered,
-  // and the most the card's processor gives its stack (0: not checked).
+  // the most the card's processor gives its stack (0: not checked), and
+  // the kernel's globals that share that memory.
   uintptr_t stack_base = 0;
   uint32_t stack_limit = 0;
+  uint32_t stack_globals = 0;
   void reset();
 };
 

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "emu.hpp"
+#include "watcher.hpp"
 
 namespace zyx::emu {
 
@@ -141,6 +142,7 @@ L1Arena::L1Arena(uint32_t cores, uint64_t l1_size) : cores_(cores), l1_size_(l1_
       // the kernel API's fault guard reports it (kernel_state.hpp).
       if (l1_size < kWindow)
         for (uint32_t c = 0; c < cores; c++) mprotect(core_base(c) + l1_size, kWindow - l1_size, PROT_NONE);
+      l1_arena_register(base_, bytes_, l1_size_, true);  // strict NOC mode's read guard (watcher.hpp)
       return;
     }
     munmap(p, bytes_);
@@ -150,6 +152,7 @@ L1Arena::L1Arena(uint32_t cores, uint64_t l1_size) : cores_(cores), l1_size_(l1_
 }
 
 L1Arena::~L1Arena() {
+  if (base_) l1_arena_register(base_, bytes_, l1_size_, false);
   if (base_) munmap(base_, bytes_);
 }
 

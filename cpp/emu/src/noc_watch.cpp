@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <unordered_map>
 
 #include "kernel_api.hpp"
 #include "watcher.hpp"
@@ -14,12 +15,23 @@ namespace zyx::emu {
 
 // Who wrote which bytes of each DRAM bank in the run (the race check): per
 // bank, disjoint spans by start address, each with the core and kernel that
-// wrote it. A core's writes that touch merge into one span, so a core that
-// writes its pages of a buffer in order keeps a few spans per bank.
+// wrote it and the writer's epoch (below). A core's writes of one epoch that
+// touch merge into one span, so a core that writes its pages of a buffer in
+// order keeps a few spans per bank.
+//
+// Happens-before through semaphores: each core has a vector clock (its row
+// of `clocks`; a core's own entry is its epoch, starting at 1). A NOC write,
+// atomic increment or inline write into a word of a core's L1 that a kernel
+// may wait on (a release) first joins the writer's clock into that word's
+// clock and then starts the writer's next epoch; a wait on the word that
+// returns (an acquire) joins the word's clock into the waiter's. A write
+// of core B over bytes that core A wrote in epoch e is ordered after it
+// when B's clock holds at least e for A.
 struct DramWrites {
   struct Span {
     uint64_t end;
     uint32_t core;
+    uint32_t epoch;
     const Fiber* fiber;
   };
   struct Bank {
@@ -27,7 +39,18 @@ struct DramWrites {
     std::map<uint64_t, Span> spans;
   };
   std::unique_ptr<Bank[]> banks;
-  explicit DramWrites(uint32_t n) : banks(new Bank[n]) {}
+  uint32_t cores;
+  // clocks[c * cores + d]: what core c knows of core d's epoch. A core's
+  // row is used only by its own kernels, which run on one worker at a time.
+  std::vector<uint32_t> clocks;
+  std::mutex sync_mu;  // guards `sync`
+  // The clock of each L1 word released to, by (core << 32 | offset).
+  std::unordered_map<uint64_t, std::vector<uint32_t>> sync;
+  DramWrites(uint32_t n_banks, uint32_t n_cores)
+      : banks(new Bank[n_banks]), cores(n_cores), clocks(size_t(n_cores) * n_cores, 0) {
+    for (uint32_t c = 0; c < n_cores; c++) clocks[size_t(c) * n_cores + c] = 1;
+  }
+  uint32_t* clock(uint32_t core) { return &clocks[size_t(core) * cores]; }
 };
 
 void noc_watch_core_l1(RunState& rs, const Program& prog, const CorePlan* cp, uint32_t core) {
@@ -59,7 +82,7 @@ void noc_watch_core_l1(RunState& rs, const Program& prog, const CorePlan* cp, ui
 void build_noc_watch(RunState& rs, const Program& prog, const std::vector<std::shared_ptr<const Buffer>>& bufs) {
   const Board& b = *rs.board;
   NocWatch& w = rs.noc_watch;
-  w.writes = std::make_shared<DramWrites>(b.dram_banks);
+  w.writes = std::make_shared<DramWrites>(b.dram_banks, b.cores());
   w.l1.assign(b.cores(), {});
   w.dram.assign(b.dram_banks, {});
   w.bufs = bufs;
@@ -261,54 +284,77 @@ void noc_check_dram(uint32_t bank, uint64_t addr, uint64_t size, const char* op)
   kernel_fail(s.str());
 }
 
+namespace {
+
+// Records [addr, end) of a bank as written by core `me` in `epoch`: the parts
+// of older spans it covers are cut away (they are ordered before it), and it
+// merges with the touching spans of the same core and epoch.
+void record_dram_write(std::map<uint64_t, DramWrites::Span>& spans, uint64_t addr, uint64_t end,
+                       DramWrites::Span mine) {
+  auto it = spans.upper_bound(addr);
+  if (it != spans.begin() && std::prev(it)->second.end > addr) --it;
+  while (it != spans.end() && it->first < end) {
+    uint64_t b = it->first;
+    DramWrites::Span old = it->second;
+    it = spans.erase(it);
+    if (b < addr) spans[b] = {addr, old.core, old.epoch, old.fiber};
+    if (old.end > end) spans[end] = old;
+  }
+  auto next = spans.find(end);
+  if (next != spans.end() && next->second.core == mine.core && next->second.epoch == mine.epoch) {
+    mine.end = next->second.end;
+    spans.erase(next);
+  }
+  auto prev = spans.lower_bound(addr);
+  if (prev != spans.begin()) {
+    --prev;
+    if (prev->second.end == addr && prev->second.core == mine.core && prev->second.epoch == mine.epoch) {
+      prev->second.end = mine.end;
+      return;
+    }
+  }
+  spans[addr] = mine;
+}
+
+}  // namespace
+
 void noc_note_dram_write(uint32_t bank, uint64_t addr, uint64_t size, const char* op) {
   RunState* rs = t_fiber->core->run;
   DramWrites* dw = rs->noc_watch.writes.get();
   if (!rs->watch.race || !dw || !size || bank >= rs->board->dram_banks) return;
   const uint32_t me = t_fiber->core->index;
+  const uint32_t* known = dw->clock(me);  // this core's own row: no lock
+  const uint32_t epoch = known[me];
   uint64_t end = addr + size;
-  DramWrites::Span other{0, 0, nullptr};  // a copy: the map may change once unlocked
+  DramWrites::Span other{0, 0, 0, nullptr};  // a copy: the map may change once unlocked
   uint64_t other_begin = 0;
   bool race = false;
   {
     DramWrites::Bank& bk = dw->banks[bank];
     std::lock_guard<std::mutex> lock(bk.mu);
     auto& spans = bk.spans;
-    // The spans that overlap or touch [addr, end): the one starting at or
-    // before addr, and those starting within.
     auto it = spans.upper_bound(addr);
     // The common case, a core writing on from where it wrote last (its
-    // pages of a buffer, in order): its span grows in place.
+    // pages of a buffer, in order) in the same epoch: its span grows in place.
     if (it != spans.begin() && (it == spans.end() || it->first >= end)) {
       auto& prev = std::prev(it)->second;
-      if (prev.core == me && prev.end >= addr) {
+      if (prev.core == me && prev.epoch == epoch && prev.end >= addr) {
         prev.end = std::max(prev.end, end);
         return;
       }
     }
-    if (it != spans.begin() && std::prev(it)->second.end >= addr) --it;
-    uint64_t lo = addr, hi = end;
-    auto first = it;
-    for (; it != spans.end() && it->first <= end; ++it) {
-      bool overlaps = it->first < end && it->second.end > addr;
-      if (it->second.core != me) {
-        if (overlaps) {
-          other = it->second, other_begin = it->first, race = true;
-          break;
-        }
-        continue;  // another core's span that only touches: kept apart
+    // Another core's bytes overlapped: a race unless a semaphore handshake
+    // ordered that core's write before this one.
+    if (it != spans.begin() && std::prev(it)->second.end > addr) --it;
+    for (; it != spans.end() && it->first < end; ++it) {
+      const DramWrites::Span& sp = it->second;
+      if (sp.core != me && known[sp.core] < sp.epoch) {
+        other = sp, other_begin = it->first, race = true;
+        break;
       }
-      lo = std::min(lo, it->first), hi = std::max(hi, it->second.end);
     }
     if (!race) {
-      // Merge this core's touching spans with the new one.
-      for (auto j = first; j != spans.end() && j->first <= end;) {
-        if (j->second.core == me)
-          j = spans.erase(j);
-        else
-          ++j;
-      }
-      spans[lo] = {hi, me, t_fiber};
+      record_dram_write(spans, addr, end, {end, me, epoch, t_fiber});
       return;
     }
   }
@@ -318,10 +364,37 @@ void noc_note_dram_write(uint32_t bank, uint64_t addr, uint64_t size, const char
     << hex(std::max(other_begin, addr)) << ", " << hex(std::min(other.end, end)) << "), which core ("
     << other.core / b.cols << "," << other.core % b.cols << ")";
   if (other.fiber && other.fiber->desc) s << " " << other.fiber->desc->name;
-  s << " wrote earlier in this run: two cores writing the same DRAM bytes in one run race (on a card the last "
-       "write to land wins, by timing); the emulator does not see ordering through semaphores, so a program "
-       "that orders such writes must turn the check off (watcher check race; ZYX_EMU_WATCHER=no-race turns it off)";
+  s << " wrote earlier in this run, and no semaphore handshake (a noc_semaphore_inc or noc_semaphore_set_remote "
+       "from that core after its write, waited for on this core with noc_semaphore_wait before this write) orders "
+       "the two: two cores writing the same DRAM bytes in one run race (on a card the last write to land wins, by "
+       "timing) (watcher check race; ZYX_EMU_WATCHER=no-race turns it off)";
   kernel_fail(s.str());
+}
+
+void noc_note_release(uint32_t core, uint64_t off) {
+  RunState* rs = t_fiber->core->run;
+  DramWrites* dw = rs->noc_watch.writes.get();
+  if (!rs->watch.race || !dw || core >= dw->cores) return;
+  const uint32_t me = t_fiber->core->index;
+  uint32_t* mine = dw->clock(me);
+  {
+    std::lock_guard<std::mutex> lock(dw->sync_mu);
+    auto& word = dw->sync[uint64_t(core) << 32 | (off & ~uint64_t(3))];
+    if (word.empty()) word.assign(dw->cores, 0);
+    for (uint32_t c = 0; c < dw->cores; c++) word[c] = std::max(word[c], mine[c]);
+  }
+  mine[me]++;  // this core's writes from here on are not ordered by what it released
+}
+
+void noc_note_acquire(uint32_t core, uint64_t off) {
+  RunState* rs = t_fiber->core->run;
+  DramWrites* dw = rs->noc_watch.writes.get();
+  if (!rs->watch.race || !dw || core >= dw->cores) return;
+  uint32_t* mine = dw->clock(t_fiber->core->index);
+  std::lock_guard<std::mutex> lock(dw->sync_mu);
+  auto it = dw->sync.find(uint64_t(core) << 32 | (off & ~uint64_t(3)));
+  if (it == dw->sync.end()) return;
+  for (uint32_t c = 0; c < dw->cores; c++) mine[c] = std::max(mine[c], it->second[c]);
 }
 
 void noc_check_alignment(uint64_t local, uint64_t remote, bool remote_dram, bool read, const char* op) {

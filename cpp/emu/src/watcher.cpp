@@ -3,12 +3,14 @@
 #include "watcher.hpp"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <unwind.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -51,6 +53,8 @@ WatchConfig WatchConfig::from_env() {
       c.stack = false;
     else if (w == "strict-noc")
       c.strict_noc = true;
+    else if (w == "strict-noc-loads")
+      c.strict_noc = c.strict_noc_loads = true;
     else if (!w.empty())
       c.unknown += (c.unknown.empty() ? "" : ", ") + w;
     start = end + 1;
@@ -123,13 +127,67 @@ const char* processor_core(Processor p) {
 
 }  // namespace
 
+namespace {
+
+// Whether a data symbol is the kernel's own: not the emulator prelude's
+// (zyx_emu_*), the toolchain's (__dso_handle, completed.0, DW.ref.*) or a
+// guard variable (_ZGV*: a card keeps its guards apart from the stack too,
+// but they are a byte or eight).
+bool kernel_own_symbol(const char* name) {
+  static const char* const kNotOwn[] = {"zyx_emu", "__", "completed.", "DW.ref.", "_ZGV"};
+  for (const char* p : kNotOwn)
+    if (std::strncmp(name, p, std::strlen(p)) == 0) return false;
+  return *name != 0;
+}
+
+bool read_at(int fd, void* out, size_t n, uint64_t off) {
+  return pread(fd, out, n, static_cast<off_t>(off)) == static_cast<ssize_t>(n);
+}
+
+}  // namespace
+
+uint32_t kernel_globals_bytes(int fd) {
+  Elf64_Ehdr eh;
+  if (!read_at(fd, &eh, sizeof eh, 0) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr))
+    return 0;
+  std::vector<Elf64_Shdr> sh(eh.e_shnum);
+  if (sh.empty() || !read_at(fd, sh.data(), sh.size() * sizeof(Elf64_Shdr), eh.e_shoff)) return 0;
+  uint64_t total = 0;
+  for (const Elf64_Shdr& tab : sh) {
+    if (tab.sh_type != SHT_SYMTAB || tab.sh_link >= sh.size() || tab.sh_entsize != sizeof(Elf64_Sym)) continue;
+    const Elf64_Shdr& strs = sh[tab.sh_link];
+    std::vector<Elf64_Sym> syms(tab.sh_size / sizeof(Elf64_Sym));
+    std::string names(strs.sh_size, '\0');
+    if (!read_at(fd, syms.data(), syms.size() * sizeof(Elf64_Sym), tab.sh_offset) ||
+        !read_at(fd, names.data(), names.size(), strs.sh_offset))
+      return 0;
+    for (const Elf64_Sym& y : syms) {
+      if (ELF64_ST_TYPE(y.st_info) != STT_OBJECT || !y.st_size || y.st_shndx == SHN_UNDEF ||
+          y.st_shndx >= sh.size() || y.st_name >= names.size())
+        continue;
+      const Elf64_Shdr& sec = sh[y.st_shndx];
+      // Mutable data (.data, .bss and the like), not thread-local.
+      if (!(sec.sh_flags & SHF_WRITE) || (sec.sh_flags & SHF_TLS) || (sec.sh_flags & SHF_EXECINSTR)) continue;
+      if (kernel_own_symbol(names.c_str() + y.st_name)) total += y.st_size;
+    }
+  }
+  return static_cast<uint32_t>(std::min<uint64_t>(total, UINT32_MAX));
+}
+
 void watch_kernel_start(Fiber* f, uintptr_t sp) {
   KernelState& k = f->api;
   const RunState& rs = *f->core->run;
-  k.noc.strict = rs.watch.strict_noc || (f->desc && f->desc->defines.count("ZYX_EMU_STRICT_NOC"));
+  k.noc.guard = rs.watch.strict_noc_loads || (f->desc && f->desc->defines.count("ZYX_EMU_STRICT_NOC_LOADS"));
+  k.noc.strict = k.noc.guard || rs.watch.strict_noc || (f->desc && f->desc->defines.count("ZYX_EMU_STRICT_NOC"));
   if (!rs.watch.stack) return;
   k.stack_base = sp;
-  k.stack_limit = card_stack_bytes(rs.board->arch, f->processor);
+  // The kernel's globals take their share of the memory first; a kernel
+  // whose globals fill it has no stack left (any depth fails at its first
+  // checked call).
+  uint32_t memory = card_stack_bytes(rs.board->arch, f->processor);
+  k.stack_globals = f->kernel ? f->kernel->globals_bytes : 0;
+  k.stack_limit = k.stack_globals < memory ? memory - k.stack_globals : 1;
 }
 
 void check_stack_depth(uintptr_t frame, const char* op) {
@@ -137,9 +195,14 @@ void check_stack_depth(uintptr_t frame, const char* op) {
   const KernelState& k = f->api;
   if (!k.stack_limit || frame >= k.stack_base || k.stack_base - frame <= k.stack_limit) return;
   std::ostringstream s;
-  s << op << ": the kernel's stack is " << (k.stack_base - frame) << " bytes deep at this call, more than the "
-    << k.stack_limit << " bytes of local data memory a " << processor_core(f->processor) << " has on a "
-    << f->core->run->board->arch
+  s << op << ": the kernel's stack is " << (k.stack_base - frame) << " bytes deep at this call, more than the ";
+  if (k.stack_globals) {
+    uint32_t memory = card_stack_bytes(f->core->run->board->arch, f->processor);
+    s << (k.stack_globals < memory ? memory - k.stack_globals : 0) << " bytes that the kernel's " << k.stack_globals
+      << " bytes of globals leave of the " << memory << " bytes";
+  } else
+    s << k.stack_limit << " bytes";
+  s << " of local data memory a " << processor_core(f->processor) << " has on a " << f->core->run->board->arch
     << " card, where its stack shares that memory with the globals: on a card it overflows (watcher check "
        "stack; measured on the host, whose frames are larger than a RISC-V core's, so a kernel near the limit "
        "may pass on a card; ZYX_EMU_WATCHER=no-stack turns it off)";

@@ -35,11 +35,15 @@ struct WatchConfig {
   // ZYX_EMU_STRICT_NOC): a NOC read's data lands at its barrier, and data
   // used or a write's source changed before the barrier is an error.
   bool strict_noc = false;
+  // strict-noc-loads (also the kernel define ZYX_EMU_STRICT_NOC_LOADS):
+  // strict NOC mode, and a kernel's own loads and stores of an outstanding
+  // read's destination are errors (its host pages are guarded).
+  bool strict_noc_loads = false;
   std::string unknown;  // words of ZYX_EMU_WATCHER it does not know (warned about)
   // From ZYX_EMU_WATCHER: unset, "1" or "on": every check; "0" or "off":
   // none; else a comma-separated list of words: "no-<check>" turns a check
   // off (no-args, no-noc, no-cb, no-race, no-stack), "strict-noc" turns
-  // strict NOC mode on.
+  // strict NOC mode on, "strict-noc-loads" that and the read guard.
   static WatchConfig from_env();
 };
 
@@ -75,8 +79,15 @@ void noc_check_l1(uint32_t core, uint64_t off, uint64_t size, bool write, const 
 void noc_check_dram(uint32_t bank, uint64_t addr, uint64_t size, const char* op);
 // The race check, from a kernel's NOC write of [addr, addr + size) of DRAM
 // bank `bank`: records the calling core as its writer, and fails the
-// kernel when another core wrote any of those bytes earlier in the run.
+// kernel when another core wrote any of those bytes earlier in the run and
+// no semaphore handshake ordered that write before this one.
 void noc_note_dram_write(uint32_t bank, uint64_t addr, uint64_t size, const char* op);
+// Happens-before for the race check: a NOC write, atomic or inline write by
+// the calling core into the L1 word at `off` of core `core` that a kernel may
+// wait on (a release; call it before the word changes), and a wait on that
+// word that returned (an acquire).
+void noc_note_release(uint32_t core, uint64_t off);
+void noc_note_acquire(uint32_t core, uint64_t off);
 // The NOC's alignment rule: a transfer's local and remote addresses agree
 // modulo the alignment of the remote memory and direction.
 void noc_check_alignment(uint64_t local, uint64_t remote, bool remote_dram, bool read, const char* op);
@@ -95,6 +106,11 @@ inline uintptr_t stack_pointer() {
   return reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
 #endif
 }
+
+// The bytes of a kernel object's own mutable globals (its .data and .bss
+// objects, less the emulator's prelude and the toolchain's), from the ELF
+// symbol table of the open object `fd`; 0 when it cannot be read.
+uint32_t kernel_globals_bytes(int fd);
 
 // At a kernel's start (run_kernel_guarded, with its stack pointer as it
 // calls the kernel): the kernel's strict NOC mode and its stack's base and
@@ -126,6 +142,19 @@ void noc_check_no_pending_write(uint64_t off, uint64_t size, const std::string& 
 // (outstanding reads land).
 void noc_strict_barrier(uint32_t what);
 void noc_kernel_end(Fiber* f);
+// The host pages of an outstanding read's destination are inaccessible
+// until it lands. From the fault handler (allocates nothing), for an access
+// fault at `a` on any thread (f: the kernel it runs, or null): opens the
+// page and returns true when `a` is in some core's L1 but not in the
+// destination of a read outstanding on f's own core (the access goes on);
+// false when it is a fault to report or not ours. l1_arena_register: an L1
+// arena mapped (add) or about to be unmapped, for that lookup. noc_strict_fault_text: the report for a fault in such a
+// destination ("" when `a` is in none). noc_strict_unguard: opens the
+// pages of a kernel's outstanding reads (a kernel that failed).
+bool noc_strict_guard_fault(const Fiber* f, uintptr_t a);
+void l1_arena_register(const uint8_t* base, uint64_t bytes, uint64_t l1_size, bool add);
+std::string noc_strict_fault_text(const Fiber* f, uintptr_t a);
+void noc_strict_unguard(Fiber* f);
 
 // Keeps the return addresses of the calling stack in k (call it from the
 // emulator's side of an API call, before the error unwinds it).

@@ -403,17 +403,36 @@ const char* kPushEarly = R"(void kernel_main() {
 }
 )";
 
+// Reads 16 words into the first of two CB pages; before the read barrier
+// stores into the second page (in the same host page as the first: not the
+// read's destination), after it copies the first word of the data there.
+const char* kLateUse = R"(void kernel_main() {
+  uint32_t src = get_arg_val<uint32_t>(0), out = get_arg_val<uint32_t>(1);
+  cb_reserve_back(0, 2);
+  uint32_t l1 = get_write_ptr(0);
+  volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(l1);
+  noc_async_read(get_noc_addr_from_bank_id<true>(0, src), l1, 64);
+  p[16] = 77;
+  noc_async_read_barrier();
+  p[17] = p[0];
+  noc_async_write(l1 + 64, get_noc_addr_from_bank_id<true>(0, out), 64);
+  noc_async_write_barrier();
+  cb_push_back(0, 2);
+}
+)";
+
 // Strict NOC mode: a read's data lands at its barrier, so a load before it
 // sees what L1 held (77), after it the data (5); without strict mode both
-// see the data. A push before the barrier is then an error naming the
-// read's line and the rule; without strict mode it passes.
+// see the data. With strict-noc-loads the early load is an error naming the
+// load's line and the read's; a kernel that stores beside the destination
+// before the barrier and loads the data after it passes.
 void test_strict_noc(DeviceLayer& layer) {
   GroupProgram p;
   p.name = "strict_noc";
   p.params = {P("src", "global", "u32"), P("out", "global_mut", "u32")};
   p.reader.source = kEarlyUse;
   p.reader.runtime_args = {L("buffer_addr", 0), L("buffer_addr", 1)};
-  p.cbs = {CB(0, "UInt32", 64, 1)};
+  p.cbs = {CB(0, "UInt32", 64, 2)};
   std::vector<uint32_t> data(16);
   for (uint32_t i = 0; i < 16; i++) data[i] = 5 + i;
   uint64_t src = upload(layer, data, 64), out = layer.alloc(64, dram_spec(64), nullptr);
@@ -427,7 +446,38 @@ void test_strict_noc(DeviceLayer& layer) {
     CHECK_EQ(v[2], 5u);
     layer.release(prog);
   }
-  // The same through ZYX_EMU_WATCHER, with the push before the barrier.
+  {
+    p.reader.defines = {{"ZYX_EMU_STRICT_NOC_LOADS", "1"}};
+    uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+    for (int i = 0; i < 2; i++) {  // the second run: the guarded page was opened again
+      std::string msg = expect_error("run_error", [&] { layer.run(prog, {Buf(src), Buf(out)}, false); });
+      CHECK(msg.find("core (0,0) reader (riscv_0) at reader.cpp:8: a load or store of L1 offset ") !=
+            std::string::npos);
+      CHECK(msg.find("in the destination of noc_async_read [") != std::string::npos);
+      CHECK(msg.find("issued at reader.cpp:7, before its noc_async_read_barrier") != std::string::npos);
+      CHECK(msg.find("watcher strict NOC mode") != std::string::npos);
+    }
+    layer.release(prog);
+    p.reader.source = kLateUse;
+    prog = layer.compile(one_group_program(p, 1, 1));
+    for (int i = 0; i < 2; i++) {
+      layer.run(prog, {Buf(src), Buf(out)}, false);
+      auto w = download<uint32_t>(layer, out, 16);
+      CHECK_EQ(w[0], 77u);
+      CHECK_EQ(w[1], 5u);
+    }
+    layer.release(prog);
+    // The same check through ZYX_EMU_WATCHER.
+    p.reader.source = kEarlyUse;
+    p.reader.defines.clear();
+    prog = layer.compile(one_group_program(p, 1, 1));
+    setenv("ZYX_EMU_WATCHER", "strict-noc-loads", 1);
+    std::string msg = expect_error("run_error", [&] { layer.run(prog, {Buf(src), Buf(out)}, false); });
+    unsetenv("ZYX_EMU_WATCHER");
+    CHECK(msg.find("core (0,0) reader (riscv_0) at reader.cpp:8: a load or store of L1 offset ") != std::string::npos);
+    layer.release(prog);
+  }
+  // ZYX_EMU_WATCHER's strict-noc, with the push before the barrier.
   p.reader.defines.clear();
   p.reader.source = kPushEarly;
   uint64_t prog = layer.compile(one_group_program(p, 1, 1));
@@ -480,7 +530,84 @@ void test_stack_depth(DeviceLayer& layer) {
   layer.run(prog, {}, false);
   unsetenv("ZYX_EMU_WATCHER");
   layer.release(prog);
+  // Globals take their share first: 8 levels (about 2 KiB) fit the 4 KiB
+  // with 16 bytes of globals, not with 3 KiB of them.
+  for (uint32_t words : {4u, 768u}) {
+    p.reader.source = "uint32_t table[" + std::to_string(words) + "];\n" + kRecurse;
+    p.reader.source.replace(p.reader.source.find("void kernel_main() {"), 20,
+                            "void kernel_main() {\n  for (uint32_t i = 0; i < " + std::to_string(words) +
+                                "; i++) table[i] = i;");
+    p.reader.runtime_args = {C(8)};
+    uint64_t g = layer.compile(one_group_program(p, 1, 1));
+    if (words == 4) {
+      layer.run(g, {}, false);
+    } else {
+      std::string m = expect_error("run_error", [&] { layer.run(g, {}, false); });
+      CHECK(m.find("core (0,0) reader (riscv_0) at reader.cpp:6: cb_reserve_back: the kernel's stack is ") !=
+            std::string::npos);
+      CHECK(m.find("more than the 1024 bytes that the kernel's 3072 bytes of globals leave of the 4096 bytes of "
+                   "local data memory a BRISC has on a wormhole_b0 card") != std::string::npos);
+    }
+    layer.release(g);
+  }
 }
 ZYX_TEST(debug, test_stack_depth);
+
+// The race check's happens-before: core k of a row waits for its semaphore
+// (k > 0), writes its value to one DRAM page (line 10) and then signals core
+// k + 1. With `early` a core signals before its write, so the next core's
+// write is not ordered after it.
+const char* kChain = R"(void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0), me = get_arg_val<uint32_t>(1), n = get_arg_val<uint32_t>(2);
+  bool early = get_arg_val<uint32_t>(3) != 0;
+  cb_reserve_back(0, 1);
+  uint32_t l1 = get_write_ptr(0);
+  reinterpret_cast<volatile uint32_t*>(l1)[0] = 100 + me;
+  if (me > 0) noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(0)), 1);
+  uint64_t next = get_noc_addr(me + 2, 1, get_semaphore(0));
+  if (early && me + 1 < n) noc_semaphore_inc(next, 1);
+  noc_async_write(l1, get_noc_addr_from_bank_id<true>(0, out), 64);
+  noc_async_write_barrier();
+  if (!early && me + 1 < n) noc_semaphore_inc(next, 1);
+}
+)";
+
+// Three cores writing one DRAM page in turn, each after a semaphore
+// handshake with the one before: no race (the check orders the writes,
+// transitively for core 2 after core 0), and the last value is there. Each
+// signalling before its own write: a race at the write, naming the other core.
+void test_race_semaphores(DeviceLayer& layer) {
+  GroupProgram p;
+  p.name = "race_semaphores";
+  p.params = {P("out", "global_mut", "u32")};
+  p.reader.source = kChain;
+  p.cbs = {CB(0, "UInt32", 64, 1)};
+  p.semaphores = {{0, 0}};
+  uint64_t out = layer.alloc(64, dram_spec(64), nullptr);
+  p.reader.runtime_args = {L("buffer_addr", 0), L("core_index"), C(3), C(0)};
+  uint64_t ordered = layer.compile(one_group_program(p, 1, 3));
+  for (int i = 0; i < 3; i++) {
+    layer.run(ordered, {Buf(out)}, false);
+    CHECK_EQ(download<uint32_t>(layer, out, 16)[0], 102u);
+  }
+  layer.release(ordered);
+  p.reader.runtime_args = {L("buffer_addr", 0), L("core_index"), C(3), C(1)};
+  uint64_t early = layer.compile(one_group_program(p, 1, 3));
+  for (int i = 0; i < 3; i++) {
+    std::string msg = expect_error("run_error", [&] { layer.run(early, {Buf(out)}, false); });
+    CHECK(msg.find(" reader (riscv_0) at reader.cpp:10: noc_async_write: DRAM bank 0 [") != std::string::npos);
+    CHECK(msg.find("no semaphore handshake") != std::string::npos);
+    CHECK(msg.find("watcher check race") != std::string::npos);
+  }
+  // Two cores with no handshake at all race as before.
+  p.reader.runtime_args = {L("buffer_addr", 0), C(0), C(1), C(0)};
+  uint64_t none = layer.compile(one_group_program(p, 1, 2));
+  std::string msg = expect_error("run_error", [&] { layer.run(none, {Buf(out)}, false); });
+  CHECK(msg.find("no semaphore handshake") != std::string::npos);
+  layer.release(early);
+  layer.release(none);
+  layer.free(out);
+}
+ZYX_TEST(debug, test_race_semaphores);
 
 }  // namespace
