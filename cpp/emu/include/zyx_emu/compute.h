@@ -61,13 +61,17 @@ constexpr bool get_fp32_dest_acc_enabled() { return DST_ACCUM_MODE; }
 enum EltwiseBinaryType { ELWMUL = 0, ELWDIV = 1, ELWADD = 2, ELWSUB = 3, ELWLESS = 4 };
 enum class BroadcastType { NONE = 0, COL = 1, ROW = 2, SCALAR = 3 };
 enum class EltwiseBinaryReuseDestType { NONE = 0, DEST_TO_SRCA = 1, DEST_TO_SRCB = 2 };
-enum class VectorMode { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xFF };
 
 namespace tt {
 enum class DstMode { Full = 0, Half = 1, Tile = 2, NUM_DST_MODES = 3 };
 }
 
 namespace ckernel {
+
+// Which faces an SFPU call covers. Unscoped and in ckernel, as tt-llk
+// declares it: kernels name VectorMode::RC or RC, pass either where an int
+// is taken (`(int)VectorMode::C`) and compare an int with it.
+enum VectorMode { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xFF };
 
 enum class DstRoundingMode { Default = 0, NearestEven = 1 };
 enum class DataLayout { TILE = 0, ROW_MAJOR = 1 };

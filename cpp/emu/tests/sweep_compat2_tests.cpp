@@ -1,0 +1,107 @@
+// More of what the kernel sweep over tt-metal's own kernels needed
+// (docs/emulator.md, "The kernel sweep"): each form run on the emulator and
+// checked for the value it has on a card. The kernels here are our own,
+// written in the forms tt-metal's kernels use.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "compute_harness.hpp"
+#include "emu.hpp"
+#include "harness.hpp"
+#include "test_util.hpp"
+
+using namespace zyx;
+using namespace zyx_test;
+using namespace zyx_ctest;
+
+namespace {
+
+// VectorMode as tt-llk declares it: unscoped, in ckernel. sdpa's
+// compute_common.hpp compares an int template parameter with it, mixes it
+// with an int in `?:`, and passes `(int)VectorMode::C` where an int is
+// taken; ttnn writes sigmoid_tile's mode as a number. Tiles 0-2 get a fill
+// over the faces each mode covers, tiles 3 and 4 the sigmoid by both forms.
+const char* kVectorModeKernel = R"(
+#include "api/compute/compute_kernel_api.h"
+#include "api/compute/tile_move_copy.h"
+#include "sfpi.h"
+#include "llk_math_eltwise_unary_sfpu_params.h"
+using namespace sfpi;
+
+static_assert(ckernel::VectorMode::RC == RC && int(VectorMode::C) == 2 && ckernel::R == 1);
+
+inline void fill(float v) {
+  for (int i = 0; i < 8; i++) {
+    dst_reg[0] = v;
+    dst_reg++;
+  }
+}
+
+// The walk a mode selects, as sdpa picks it: RC stays RC, any other mode
+// is passed on as the int it is.
+template <int vector_mode = (int)VectorMode::RC>
+void fill_tile(uint32_t idst, float v) {
+  constexpr int walk = (vector_mode == VectorMode::RC) ? VectorMode::RC : vector_mode;
+  _llk_math_eltwise_unary_sfpu_params_(fill, idst, walk, v);
+}
+
+void kernel_main() {
+  init_sfpu(0, 16);
+  cb_wait_front(0, 1);
+  tile_regs_acquire();
+  copy_tile_to_dst_init_short(0);
+  for (uint32_t t = 0; t < 5; t++) copy_tile(0, 0, t);
+  fill_tile<(int)VectorMode::C>(0, 7.0f);
+  int mode = ckernel::VectorMode::R;
+  if (mode == VectorMode::R) _llk_math_eltwise_unary_sfpu_params_(fill, 1, mode, 5.0f);
+  fill_tile<>(2, 3.0f);
+  sigmoid_tile_init();
+  sigmoid_tile<4, false>(3);
+  sigmoid_tile(4);
+  tile_regs_commit();
+  tile_regs_wait();
+  cb_reserve_back(16, 5);
+  for (uint32_t t = 0; t < 5; t++) pack_tile(t, 16);
+  cb_push_back(16, 5);
+  tile_regs_release();
+}
+)";
+
+void test_vector_mode(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  std::vector<float> x = randf(1024, -6, 6, 31);
+  x[0] = 0.0f;
+  Run r;
+  r.formats = {"Float32"};
+  r.inputs = {f32_bytes(x)};
+  r.unpack_to_dest_fp32 = {0};
+  r.out_format = "Float32";
+  r.out_tiles = 5;
+  r.fp32 = true;
+  r.dst_full_sync = true;
+  r.compute = kVectorModeKernel;
+  std::vector<float> out = bytes_f32(run(*layer, r));
+  CHECK_EQ(out.size(), size_t(5 * 1024));
+  for (int e = 0; e < 1024; e++) {
+    int face = e / 256;
+    // C: faces 0 and 2; R: faces 0 and 1; RC: all four. The others keep x.
+    float c = (face == 0 || face == 2) ? 7.0f : x[e];
+    float rr = (face == 0 || face == 1) ? 5.0f : x[e];
+    CHECK_EQ(float_bits(out[e]), float_bits(c));
+    CHECK_EQ(float_bits(out[1024 + e]), float_bits(rr));
+    CHECK_EQ(float_bits(out[2048 + e]), float_bits(3.0f));
+    // sigmoid_tile<4, false> is the default form, word for word, and the
+    // function (the exact mode is within a few fp32 ulp).
+    CHECK_EQ(float_bits(out[3072 + e]), float_bits(out[4096 + e]));
+    double want = 1.0 / (1.0 + std::exp(-double(x[e])));
+    CHECK(std::fabs(out[3072 + e] - want) <= 1e-6 * want + 1e-30);
+  }
+}
+ZYX_TEST(names, test_vector_mode);
+
+}  // namespace
+
+int main(int argc, char** argv) { return group_main(argc, argv, "sweep_compat2_"); }
