@@ -2,9 +2,14 @@
 // (docs/emulator.md, "The kernel sweep"): each form run on the emulator and
 // checked for the value it has on a card. The kernels here are our own,
 // written in the forms tt-metal's kernels use.
+#include <sys/stat.h>
+#include <sys/wait.h>
+
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -101,6 +106,47 @@ void test_vector_mode(const std::string& cache) {
   }
 }
 ZYX_TEST(names, test_vector_mode);
+
+// zyx-emu-kernel-check's Metal 2.0 block (--metal2, --dfb): a kernel that
+// names args:: and dfb:: builds with the runtime's own generated bindings,
+// and gets the values asked for (checked by static_assert in the kernel).
+const char* kMetal2Kernel = R"(
+#include "api/dataflow/dataflow_api.h"
+#include "experimental/kernel_args.h"
+void kernel_main() {
+  constexpr uint32_t n = get_arg(args::n);
+  static_assert(n == 7, "args::n is the named compile arg");
+  static_assert(uint32_t(dfb::out_buf) == 3, "dfb::out_buf is CB 3");
+  experimental::DataflowBuffer buf(dfb::out_buf);
+  buf.reserve_back(1);
+  volatile uint32_t* w = reinterpret_cast<volatile uint32_t*>(buf.get_write_ptr());
+  w[0] = n + get_vararg(0) + get_common_vararg(0);
+  buf.push_back(1);
+}
+)";
+
+int run_tool(const std::string& args) {
+  std::string cmd = std::string(ZYX_EMU_KERNEL_CHECK) + " " + args + " >/dev/null 2>&1";
+  int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void test_kernel_check_metal2(const std::string& cache) {
+  std::string dir = cache + "/sweep-metal2";
+  mkdir(dir.c_str(), 0700);
+  std::string file = dir + "/m2.cpp";
+  std::ofstream(file) << kMetal2Kernel;
+  CHECK_EQ(run_tool("--brisc --named n=7 --metal2 --dfb out_buf=3 " + file), 0);
+  CHECK_EQ(run_tool("--brisc --named n=7 --dfb out_buf=3 " + file), 0);  // --dfb implies --metal2
+  CHECK_EQ(run_tool("--brisc --named n=6 --metal2 --dfb out_buf=3 " + file), 1);
+  CHECK_EQ(run_tool("--brisc --named n=7 --metal2 --dfb out_buf=2 " + file), 1);
+  CHECK_EQ(run_tool("--brisc --named n=7 " + file), 1);  // no block: no args::, no dfb::
+  CHECK_EQ(run_tool("--brisc --dfb out_buf " + file), 2);
+  CHECK_EQ(run_tool("--brisc --named n=7 --dfb 1bad=3 " + file), 2);  // not a C identifier
+  std::remove(file.c_str());
+  rmdir(dir.c_str());
+}
+ZYX_TEST(names, test_kernel_check_metal2);
 
 }  // namespace
 
