@@ -107,6 +107,34 @@ void test_vector_mode(const std::string& cache) {
 }
 ZYX_TEST(names, test_vector_mode);
 
+// set_l1_data_cache<enable>() (tt-metal's poll tests): the card's L1 data
+// cache switch; L1 reads see the latest write with it on or off.
+const char* kL1CacheKernel = R"(
+#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0);
+  volatile tt_l1_ptr uint32_t* w = reinterpret_cast<volatile tt_l1_ptr uint32_t*>(get_write_ptr(0));
+  set_l1_data_cache<true>();
+  w[0] = 11;
+  w[1] = w[0] + 1;
+  set_l1_data_cache<false>();
+  w[2] = w[1] + 1;
+  set_l1_data_cache();
+  invalidate_l1_cache();
+  w[3] = w[2] + 1;
+  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 16);
+  noc_async_write_barrier();
+}
+)";
+
+void test_l1_data_cache(const std::string& cache) {
+  auto layer = make_emu_layer("p150a", 0, cache);
+  auto v = run_reader_words(*layer, kL1CacheKernel, 4, {CB(0, "UInt32", 64, 1)});
+  CHECK_EQ(v.size(), size_t(4));
+  for (uint32_t i = 0; i < 4; i++) CHECK_EQ(v[i], 11u + i);
+}
+ZYX_TEST(names, test_l1_data_cache);
+
 // zyx-emu-kernel-check's Metal 2.0 block (--metal2, --dfb): a kernel that
 // names args:: and dfb:: builds with the runtime's own generated bindings,
 // and gets the values asked for (checked by static_assert in the kernel).

@@ -446,6 +446,10 @@ inline void wait(uint32_t cycles) { riscv_wait(cycles); }
 // A core's L1 data cache (Blackhole): the emulator's L1 is host memory that
 // every section sees at once, so there is nothing to invalidate.
 inline void invalidate_l1_cache() {}
+// Turning that cache on or off (the card's CSR write) changes nothing here
+// either: every read sees the latest write, as with the cache off.
+template <bool enable = true>
+inline void set_l1_data_cache() {}
 
 // The kernel's threads (api/kernel_thread_globals.h): one kernel runs on one
 // processor here, as on Wormhole and Blackhole, so one thread, number 0.
