@@ -107,6 +107,58 @@ void test_vector_mode(const std::string& cache) {
 }
 ZYX_TEST(names, test_vector_mode);
 
+// ckernel::BroadcastType and ckernel::EltwiseBinaryType, as tt-metal's
+// sfpu_binary_bcast test kernel names them (unscoped, in ckernel, as tt-llk
+// declares them): tile 0 plus column 0 of tile 1, spread over the tile.
+const char* kBcastTypesKernel = R"(
+#include "api/compute/common.h"
+#include "api/compute/sfpu_binary_bcast.h"
+#include "api/compute/tile_move_copy.h"
+static_assert(NONE == 0 && COL == 1 && ROW == 2 && SCALAR == 3 && ckernel::ELWADD == 2);
+constexpr ckernel::BroadcastType kDim = ckernel::BroadcastType::COL;
+constexpr ckernel::EltwiseBinaryType kOp = ckernel::EltwiseBinaryType::ELWADD;
+void kernel_main() {
+  init_sfpu(0, 16);
+  sfpu_bcast_init<kDim>();
+  cb_wait_front(0, 1);
+  cb_wait_front(1, 1);
+  tile_regs_acquire();
+  copy_tile_to_dst_init_short(0);
+  copy_tile(0, 0, 0);
+  copy_tile_to_dst_init_short(1);
+  copy_tile(1, 0, 1);
+  sfpu_bcast<kDim, kOp>(0, 1);
+  tile_regs_commit();
+  tile_regs_wait();
+  cb_reserve_back(16, 1);
+  pack_tile(0, 16);
+  cb_push_back(16, 1);
+  tile_regs_release();
+}
+)";
+
+void test_bcast_types(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  std::vector<float> a = randf(1024, -4, 4, 41), b = randf(1024, -4, 4, 42);
+  Run r;
+  r.formats = {"Float32", "Float32"};
+  r.inputs = {f32_bytes(a), f32_bytes(b)};
+  r.unpack_to_dest_fp32 = {0, 1};
+  r.out_format = "Float32";
+  r.fp32 = true;
+  r.compute = kBcastTypesKernel;
+  std::vector<float> out = bytes_f32(run(*layer, r));
+  CHECK_EQ(out.size(), size_t(1024));
+  // Tile element (row, col) in faces: face (row / 16) * 2 + col / 16.
+  auto at = [](int row, int col) { return (row / 16 * 2 + col / 16) * 256 + row % 16 * 16 + col % 16; };
+  for (int row = 0; row < 32; row++)
+    for (int col = 0; col < 32; col++) {
+      float want = a[at(row, col)] + b[at(row, 0)];
+      CHECK(std::fabs(out[at(row, col)] - want) <= 1e-6f * std::fabs(want) + 1e-6f);
+    }
+}
+ZYX_TEST(names, test_bcast_types);
+
 // set_l1_data_cache<enable>() (tt-metal's poll tests): the card's L1 data
 // cache switch; L1 reads see the latest write with it on or off.
 const char* kL1CacheKernel = R"(
