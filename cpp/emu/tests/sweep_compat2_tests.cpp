@@ -160,7 +160,9 @@ void test_bcast_types(const std::string& cache) {
 ZYX_TEST(names, test_bcast_types);
 
 // set_l1_data_cache<enable>() (tt-metal's poll tests): the card's L1 data
-// cache switch; L1 reads see the latest write with it on or off.
+// cache switch; L1 reads see the latest write with it on or off. And
+// get_arg_val<T*> (tt-metal's CB wrapping test): the pointer the 32-bit word
+// holds.
 const char* kL1CacheKernel = R"(
 #include "api/dataflow/dataflow_api.h"
 void kernel_main() {
@@ -174,16 +176,21 @@ void kernel_main() {
   set_l1_data_cache();
   invalidate_l1_cache();
   w[3] = w[2] + 1;
-  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 16);
+  uint32_t* p = get_arg_val<uint32_t*>(0);
+  w[4] = reinterpret_cast<uintptr_t>(p) == out;
+  w[5] = reinterpret_cast<uintptr_t>(get_arg_val<volatile uint16_t*>(0)) == get_arg_val<uint32_t>(0);
+  noc_async_write(get_write_ptr(0), get_noc_addr_from_bank_id<true>(0, out), 24);
   noc_async_write_barrier();
 }
 )";
 
 void test_l1_data_cache(const std::string& cache) {
   auto layer = make_emu_layer("p150a", 0, cache);
-  auto v = run_reader_words(*layer, kL1CacheKernel, 4, {CB(0, "UInt32", 64, 1)});
-  CHECK_EQ(v.size(), size_t(4));
+  auto v = run_reader_words(*layer, kL1CacheKernel, 6, {CB(0, "UInt32", 64, 1)});
+  CHECK_EQ(v.size(), size_t(6));
   for (uint32_t i = 0; i < 4; i++) CHECK_EQ(v[i], 11u + i);
+  CHECK_EQ(v[4], 1u);  // the runtime arg's word as a pointer
+  CHECK_EQ(v[5], 1u);  // as a pointer of another type
 }
 ZYX_TEST(names, test_l1_data_cache);
 
