@@ -7,6 +7,12 @@
 //     --args N --arg-value V           N positional compile-time args, each V
 //     --arg INDEX=V                    arg INDEX is V instead (repeatable)
 //     --named NAME=V                   a named compile-time arg (repeatable)
+//     --metal2                         build with the Metal 2.0 bindings
+//                                      block (docs/emulator.md, "Metal 2.0
+//                                      bindings"): each --named arg also as
+//                                      args::NAME, each --dfb as dfb::NAME
+//     --dfb NAME=INDEX                 a dataflow-buffer binding (repeatable;
+//                                      implies --metal2)
 //     --cb-page BYTES                  every CB index's page size
 //     --cb-format N                    every CB index's data format (tt-metal's
 //                                      numbering; 5 is Float16_b) with 32 x 32
@@ -65,6 +71,7 @@ struct Options {
   std::string board = "n150", file, tree;
   uint32_t nargs = 0, arg_value = 1, cb_page = 0, cb_format = 0xff;
   std::map<uint32_t, uint32_t> arg_overrides;
+  zyx::KernelDesc metal2;  // its bindings, when a Metal 2.0 block is asked for
 };
 
 // NAME=VALUE (or INDEX=VALUE): the parts, or false.
@@ -113,6 +120,14 @@ std::string parse_options(int argc, char** argv, Options& o) {
       } else {
         o.spec.named_args.emplace_back(name, n);
       }
+    } else if (a == "--metal2") {
+      o.metal2.bindings.metal2 = true;
+    } else if (a == "--dfb") {
+      std::string v = value("NAME=INDEX");
+      uint32_t index = 0;
+      if (!split_eq(v, &name, &val) || !parse_u32(val, &index)) return a + ": \"" + v + "\" is not NAME=INDEX";
+      o.metal2.bindings.metal2 = true;
+      o.metal2.bindings.dfb_ids.emplace_back(name, index);
     } else if (a == "--flag") {
       o.extra.push_back(value("a compiler flag"));
     } else if (a == "--board") {
@@ -188,6 +203,14 @@ int main(int argc, char** argv) {
   spec.cb_tile_cols.fill(o.cb_format == 0xff ? 0 : 32);
   std::string base = o.file.substr(o.file.rfind('/') + 1);
   spec.name = base.substr(0, base.rfind('.'));
+  try {
+    // The block a Metal 2.0 host's build generates, by the runtime's own
+    // generator: named compile args as args::NAME, the dataflow buffers.
+    o.metal2.name = spec.name;
+    spec.bindings = kernel_bindings_source(o.metal2, spec.compile_args, spec.named_args);
+  } catch (const std::exception& e) {
+    return usage(e.what());
+  }
   spec.program_name = "kernel sweep";
   try {
     // The user's kernel cache root, as the runtime's: a syntax-only check

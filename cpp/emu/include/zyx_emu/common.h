@@ -209,7 +209,10 @@ template <typename T>
 FORCE_INLINE T arg_as(uint32_t kind, int i) {
   uint32_t n = 0;
   const uint32_t* a = ZYX_API.args(kind, &n);
-  static_assert(sizeof(T) <= 4, "kernel args are 32-bit words");
+  // A pointer arg (get_arg_val<T*>) is the 32-bit L1 address the word holds,
+  // as on the card, whose pointers are 32 bits: the emulator's L1 addresses
+  // are host pointers (docs/emulator.md, "Memory").
+  static_assert(sizeof(T) <= 4 || std::is_pointer_v<T>, "kernel args are 32-bit words");
   if (i < 0) {
     char msg[128];
     std::snprintf(msg, sizeof msg, "%s(%d): negative index (the kernel has %u %s args)",
@@ -219,9 +222,13 @@ FORCE_INLINE T arg_as(uint32_t kind, int i) {
   // Past the args the host set a card reads whatever L1 holds there; the
   // emulator fails the run (or, opted out, reads 0 and warns once per kernel).
   uint32_t word = static_cast<uint32_t>(i) < n ? a[i] : ZYX_API.arg_past_end(kind | kArgsPastEndFlag, i, n);
-  T v;
-  std::memcpy(&v, &word, sizeof(T));
-  return v;
+  if constexpr (std::is_pointer_v<T>) {
+    return reinterpret_cast<T>(static_cast<uintptr_t>(word));
+  } else {
+    T v;
+    std::memcpy(&v, &word, sizeof(T));
+    return v;
+  }
 }
 }  // namespace zyx_emu_detail
 
@@ -446,6 +453,10 @@ inline void wait(uint32_t cycles) { riscv_wait(cycles); }
 // A core's L1 data cache (Blackhole): the emulator's L1 is host memory that
 // every section sees at once, so there is nothing to invalidate.
 inline void invalidate_l1_cache() {}
+// Turning that cache on or off (the card's CSR write) changes nothing here
+// either: every read sees the latest write, as with the cache off.
+template <bool enable = true>
+inline void set_l1_data_cache() {}
 
 // The kernel's threads (api/kernel_thread_globals.h): one kernel runs on one
 // processor here, as on Wormhole and Blackhole, so one thread, number 0.

@@ -58,16 +58,24 @@ constexpr bool get_fp32_dest_acc_enabled() { return DST_ACCUM_MODE; }
 #define APPROX (ZYX_EMU_MATH_APPROX != 0)
 #endif
 
-enum EltwiseBinaryType { ELWMUL = 0, ELWDIV = 1, ELWADD = 2, ELWSUB = 3, ELWLESS = 4 };
-enum class BroadcastType { NONE = 0, COL = 1, ROW = 2, SCALAR = 3 };
-enum class EltwiseBinaryReuseDestType { NONE = 0, DEST_TO_SRCA = 1, DEST_TO_SRCB = 2 };
-enum class VectorMode { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xFF };
 
 namespace tt {
 enum class DstMode { Full = 0, Half = 1, Tile = 2, NUM_DST_MODES = 3 };
 }
 
 namespace ckernel {
+
+// The FPU's binary ops, the broadcast dimensions and the DST-reuse modes,
+// in ckernel and (the first two) unscoped, as tt-llk declares them: kernels
+// name ckernel::BroadcastType::COL, BroadcastType::COL or COL.
+enum EltwiseBinaryType { ELWMUL = 0, ELWDIV = 1, ELWADD = 2, ELWSUB = 3, ELWLESS = 4 };
+enum BroadcastType { NONE = 0, COL = 1, ROW = 2, SCALAR = 3 };
+enum class EltwiseBinaryReuseDestType { NONE = 0, DEST_TO_SRCA = 1, DEST_TO_SRCB = 2 };
+
+// Which faces an SFPU call covers. Unscoped and in ckernel, as tt-llk
+// declares it: kernels name VectorMode::RC or RC, pass either where an int
+// is taken (`(int)VectorMode::C`) and compare an int with it.
+enum VectorMode { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xFF };
 
 enum class DstRoundingMode { Default = 0, NearestEven = 1 };
 enum class DataLayout { TILE = 0, ROW_MAJOR = 1 };

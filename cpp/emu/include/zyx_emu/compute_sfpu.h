@@ -219,14 +219,15 @@ constexpr bool zyx_emu_inp_float32 = true;
 #else
 constexpr bool zyx_emu_inp_float32 = false;
 #endif
-// sigmoid_tile<VectorMode, fast_and_approx>
+// sigmoid_tile<vector mode, fast_and_approx>: an int, as tt-metal's (ttnn
+// writes the mode as a number).
 template <bool fast_and_approx = false>
 ALWI void sigmoid_tile_init() {}
-template <VectorMode vec_mode = VectorMode::RC, bool fast_and_approx = false>
+template <int vec_mode = VectorMode::RC, bool fast_and_approx = false>
 ALWI void sigmoid_tile(uint32_t idst) { zyx_emu_c::su(fast_and_approx ? ZYX_SU_SIGMOID_APPROX : ZYX_SU_SIGMOID, idst); }
 template <bool fast_and_approx = false>
 ALWI void sigmoid_tile_init_pack() {}
-template <VectorMode vec_mode = VectorMode::RC, bool fast_and_approx = false>
+template <int vec_mode = VectorMode::RC, bool fast_and_approx = false>
 ALWI void sigmoid_tile_pack(uint32_t idst) { sigmoid_tile<vec_mode, fast_and_approx>(idst); }
 template <bool fast_and_approx = false>
 ALWI void tanh_tile_init_pack() {}

@@ -90,20 +90,3 @@ inline void _llk_math_eltwise_binary_sfpu_params_(Callable&& sfpu_func, std::uin
   sfpi::impl_::for_faces(vector_mode,
                           [&] { sfpu_func(dst_index_in0, dst_index_in1, dst_index_out, args...); });
 }
-
-// tt-llk's VectorMode is a plain enum, so kernels pass VectorMode::RC where
-// the wrappers take an int; the emulator's is scoped: these forward it.
-template <typename Callable, typename... Args>
-inline void _llk_math_eltwise_unary_sfpu_params_(Callable&& sfpu_func, std::uint32_t dst_index, VectorMode mode,
-                                                 Args&&... args) {
-  _llk_math_eltwise_unary_sfpu_params_(std::forward<Callable>(sfpu_func), dst_index, static_cast<int>(mode),
-                                       std::forward<Args>(args)...);
-}
-
-template <typename Callable, typename... Args>
-inline void _llk_math_eltwise_binary_sfpu_params_(Callable&& sfpu_func, std::uint32_t dst_index_in0,
-                                                  std::uint32_t dst_index_in1, std::uint32_t dst_index_out,
-                                                  VectorMode mode, Args&&... args) {
-  _llk_math_eltwise_binary_sfpu_params_(std::forward<Callable>(sfpu_func), dst_index_in0, dst_index_in1,
-                                        dst_index_out, static_cast<int>(mode), std::forward<Args>(args)...);
-}

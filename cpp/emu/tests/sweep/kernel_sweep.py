@@ -50,6 +50,9 @@ NAMED_ARG = re.compile(r"get_named_compile_time_arg_val\s*\(\s*\"(\w+)\"")
 # every identifier-like string literal of the source may be one.
 NAMED_ARG_INDIRECT = re.compile(r"get_named_compile_time_arg_val\s*\(\s*[^\s\"]")
 STRING_NAME = re.compile(r"\"([A-Za-z_]\w*)\"")
+# Metal 2.0 names (docs/emulator.md, "Metal 2.0 bindings"): args::NAME and
+# dfb::NAME, not inside another namespace's name.
+METAL2_NAME = re.compile(r"(?<![\w:])(args|dfb)::(\w+)")
 # Kernels that need several chips: ethernet, fabric, sockets, collectives.
 MULTI_CHIP_PATH = re.compile(
     r"(^|/)(ccl|fabric|tt_fabric|erisc|eth|ethernet|sockets?|multihost|all_gather\w*|reduce_scatter\w*|"
@@ -266,6 +269,17 @@ def named_args(src):
     return sorted(names)
 
 
+def metal2_names(src):
+    """The Metal 2.0 names a kernel uses: its args:: and its dfb:: names,
+    each sorted. The check builds it with the bindings block a Metal 2.0
+    host generates: every args:: name a named compile arg of value 1 (as
+    every placeholder), every dfb:: name a CB index of its own."""
+    found = {"args": set(), "dfb": set()}
+    for kind, name in METAL2_NAME.findall(src):
+        found[kind].add(name)
+    return sorted(found["args"]), sorted(found["dfb"])
+
+
 def check_one(tool, root, rel, src, tables, nargs, timeout):
     table, args_table = tables
     arg_words = defines_for(rel, args_table)
@@ -276,8 +290,13 @@ def check_one(tool, root, rel, src, tables, nargs, timeout):
            "--cb-format", "5"]
     for a in arg_words:
         cmd += ["--arg", a]
-    for name in named_args(src):
+    m2_args, m2_dfbs = metal2_names(src)
+    for name in sorted(set(named_args(src)) | set(m2_args)):
         cmd += ["--named", name + "=1"]
+    if m2_args or m2_dfbs:
+        cmd += ["--metal2"]
+    for index, name in enumerate(m2_dfbs):
+        cmd += ["--dfb", f"{name}={index}"]
     for d in defines_for(rel, table):
         cmd += ["--define", d]
     for flag in ("-iquote", os.path.dirname(os.path.join(root, rel)), "-idirafter", root,

@@ -108,6 +108,13 @@ class Helpers(unittest.TestCase):
         self.assertEqual(ks.named_args(indirect), ["cb_a", "cb_b", "k"])
         self.assertEqual(ks.named_args("void kernel_main() {}"), [])
 
+    def test_metal2_names(self):
+        src = ('uint32_t a = get_arg(args::dst_addr); // args::dst_addr again\n'
+               'experimental::DataflowBuffer b(dfb::out_buf), c(dfb::in_buf);\n'
+               'x = ttnn::args::not_ours; y = my_args::neither; constexpr auto n = get_arg(args::n);')
+        self.assertEqual(ks.metal2_names(src), (["dst_addr", "n"], ["in_buf", "out_buf"]))
+        self.assertEqual(ks.metal2_names("void kernel_main() {}"), ([], []))
+
     def test_group(self):
         cases = [
             ("ttnn/cpp/ttnn/operations/eltwise/binary/device/kernels/compute/a.cpp",
