@@ -5,7 +5,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"slices"
 	"testing"
 	"time"
 
@@ -82,25 +81,10 @@ func queuedAttribution(b *testing.B, quiet bool) {
 		}
 	}
 	submitAll := func(submit func() (driver.Event, error)) func() {
-		return func() {
-			var last driver.Event
-			for range n {
-				ev, err := submit()
-				if err != nil {
-					b.Fatal(err)
-				}
-				last = ev
-			}
-			if err := last.Wait(ctx); err != nil {
-				b.Fatal(err)
-			}
-		}
+		return func() { perLaunch(b, ctx, n, submit) }
 	}
 	run := &driver.Launch{Args: args, Grid: [3]uint64{1, 1, 1}}
-	steps := []struct {
-		name string
-		do   func()
-	}{
+	steps := []attrStep{
 		{"raw", func() {
 			runtime.LockOSThread()
 			for range n {
@@ -125,7 +109,6 @@ func queuedAttribution(b *testing.B, quiet bool) {
 		defer func(n int32, d time.Duration) { maxInFlight, reaperIdleSleep = n, d }(maxInFlight, reaperIdleSleep)
 		maxInFlight, reaperIdleSleep = 1<<20, 5*time.Second
 	}
-	times := make([][]float64, len(steps))
 	// ZYX_ATTR_PROFILE=FILE: a CPU profile of the steps at 4 kHz (the
 	// testing package's 100 Hz leaves a microsecond per launch in the
 	// noise); run without -test.cpuprofile.
@@ -136,16 +119,5 @@ func queuedAttribution(b *testing.B, quiet bool) {
 		require.NoError(b, pprof.StartCPUProfile(f))
 		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
 	}
-	for b.Loop() {
-		for i, s := range steps {
-			start := time.Now()
-			s.do()
-			times[i] = append(times[i], float64(time.Since(start).Nanoseconds())/1e3/n)
-		}
-	}
-	for i, s := range steps {
-		slices.Sort(times[i])
-		b.ReportMetric(times[i][len(times[i])/2], s.name+"-µs/launch")
-	}
-	b.ReportMetric(0, "ns/op")
+	runSteps(b, steps, n)
 }

@@ -45,6 +45,18 @@ var fakeLaunch = purego.NewCallback(func(fn, gx, gy, gz, bx, by, bz, shmem, stre
 	return 0
 })
 
+// fakeLaunchDevice is absDevice with the logging cuLaunchKernel and a
+// kernel of one scalar parameter.
+func fakeLaunchDevice(t *testing.T) (*Device, *kernelExec) {
+	d, k := absDevice(t)
+	d.drv.launchKernel = fakeLaunch
+	k.prog.Params = []driver.Param{{Kind: driver.Variable, DType: driver.U32}}
+	var err error
+	k.params, err = newCBlock(paramBlockSize(1))
+	require.NoError(t, err)
+	return d, k
+}
+
 // scalarLaunch is a launch of the one-scalar test kernel with value v.
 func scalarLaunch(v uint64) *driver.Launch {
 	return &driver.Launch{Grid: [3]uint64{1, 1, 1},
@@ -60,12 +72,7 @@ func TestAsideLaunchesKeepSubmissionOrder(t *testing.T) {
 		t.Run(map[bool]string{true: "aside", false: "direct"}[aside], func(t *testing.T) {
 			defer func(v bool) { issueAside = v }(issueAside)
 			issueAside = aside
-			d, k := absDevice(t)
-			d.drv.launchKernel = fakeLaunch
-			k.prog.Params = []driver.Param{{Kind: driver.Variable, DType: driver.U32}}
-			var err error
-			k.params, err = newCBlock(paramBlockSize(1))
-			require.NoError(t, err)
+			d, k := fakeLaunchDevice(t)
 			testLaunches = launchLog{slow: 20 * time.Microsecond}
 			ctx := context.Background()
 			runtime.LockOSThread() // the submitter's launches come from this thread
@@ -139,12 +146,7 @@ func TestAsideLaunchesKeepSubmissionOrder(t *testing.T) {
 // refuses on the issuer fails its own event, names the call, and leaves
 // the launches around it and the device working.
 func TestAsideLaunchRefusedFailsItsEvent(t *testing.T) {
-	d, k := absDevice(t)
-	d.drv.launchKernel = fakeLaunch
-	k.prog.Params = []driver.Param{{Kind: driver.Variable, DType: driver.U32}}
-	var err error
-	k.params, err = newCBlock(paramBlockSize(1))
-	require.NoError(t, err)
+	d, k := fakeLaunchDevice(t)
 	testLaunches = launchLog{slow: 10 * time.Microsecond, fail: 7}
 	ctx := context.Background()
 	var events []driver.Event

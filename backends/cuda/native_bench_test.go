@@ -79,19 +79,7 @@ func BenchmarkVsNative(b *testing.B) {
 		return float64(time.Since(start).Nanoseconds()) / syncN
 	}
 	zyxQueued := func() float64 {
-		start := time.Now()
-		var last driver.Event
-		for range queuedN {
-			ev, err := withPtr.Submit(ctx, args)
-			if err != nil {
-				b.Fatal(err)
-			}
-			last = ev
-		}
-		if err := last.Wait(ctx); err != nil {
-			b.Fatal(err)
-		}
-		return float64(time.Since(start).Nanoseconds()) / queuedN
+		return perLaunch(b, ctx, queuedN, func() (driver.Event, error) { return withPtr.Submit(ctx, args) })
 	}
 	// Information: the floor of the bindings (the bare driver calls on a
 	// locked thread) and the backend without package backends in front.
@@ -140,19 +128,7 @@ func BenchmarkVsNative(b *testing.B) {
 	require.NoError(b, err)
 	driverQueued := func() float64 {
 		l := &driver.Launch{Grid: [3]uint64{1, 1, 1}, Args: args}
-		start := time.Now()
-		var last driver.Event
-		for range queuedN {
-			ev, err := kp.Submit(ctx, l)
-			if err != nil {
-				b.Fatal(err)
-			}
-			last = ev
-		}
-		if err := last.Wait(ctx); err != nil {
-			b.Fatal(err)
-		}
-		return float64(time.Since(start).Nanoseconds()) / queuedN
+		return perLaunch(b, ctx, queuedN, func() (driver.Event, error) { return kp.Submit(ctx, l) })
 	}
 	queuedInfo := []struct {
 		name string
@@ -291,10 +267,7 @@ func BenchmarkSyncAttribution(b *testing.B) {
 		}
 	}
 	l := &driver.Launch{Grid: [3]uint64{1, 1, 1}}
-	steps := []struct {
-		name string
-		do   func()
-	}{
+	steps := []attrStep{
 		{"bare", locked(false, false)},
 		{"ctx", locked(true, false)},
 		{"relock", relocked(false)},
@@ -323,12 +296,42 @@ func BenchmarkSyncAttribution(b *testing.B) {
 			}
 		}},
 	}
+	runSteps(b, steps, n)
+}
+
+// perLaunch submits n times and waits for the last, and returns the ns per
+// launch.
+func perLaunch(b *testing.B, ctx context.Context, n int, submit func() (driver.Event, error)) float64 {
+	start := time.Now()
+	var last driver.Event
+	for range n {
+		ev, err := submit()
+		if err != nil {
+			b.Fatal(err)
+		}
+		last = ev
+	}
+	if err := last.Wait(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return float64(time.Since(start).Nanoseconds()) / float64(n)
+}
+
+// attrStep is a step of an attribution benchmark: n launches done its way.
+type attrStep struct {
+	name string
+	do   func()
+}
+
+// runSteps runs the steps in turn each iteration and reports each one's
+// median µs per launch (n launches a step).
+func runSteps(b *testing.B, steps []attrStep, n int) {
 	times := make([][]float64, len(steps))
 	for b.Loop() {
 		for i, s := range steps {
 			start := time.Now()
 			s.do()
-			times[i] = append(times[i], float64(time.Since(start).Nanoseconds())/1e3/n)
+			times[i] = append(times[i], float64(time.Since(start).Nanoseconds())/1e3/float64(n))
 		}
 	}
 	for i, s := range steps {
