@@ -1096,7 +1096,8 @@ func (d *Device) retire(e *event, recycle bool) {
 	}
 	o := e.op
 	if o.waited && o.ctx != nil && o.ctx.Done() == nil {
-		// Launch's own wait: recycle gives the op back. Clear what it holds.
+		// Launch's own wait: the op stays with the event, which recycle
+		// pools for the next synchronous launch. Clear what it holds.
 		o.ctx, o.after, o.vals = nil, nil, nil
 		o.issue, o.job, o.finish, o.stop, o.prep = nil, nil, nil, nil, nil
 		o.kernel = kernelRun{}
