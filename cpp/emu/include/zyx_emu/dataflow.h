@@ -770,8 +770,8 @@ struct TensorAccessor {
   TensorAccessor(const TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>& args, uint32_t bank_base_address,
                  uint32_t page_size_bytes = 0)
       : address(bank_base_address), page_size(page_size_bytes), aligned_page_size_(args.get_aligned_page_size()) {
-    static_assert(std::is_same_v<tensor_accessor::DistributionSpecOf<TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>>, DSpec>,
-                  "TensorAccessor: the args describe another distribution than the accessor's");
+    using ArgsSpec = tensor_accessor::DistributionSpecOf<TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>>;
+    static_assert(std::is_same_v<ArgsSpec, DSpec>, "TensorAccessor: the args describe another distribution");
     if (!page_size) page_size = ZYX_API.buffer_page_size(bank_base_address);
     if (!page_size) page_size = aligned_page_size_;
   }
@@ -828,9 +828,8 @@ struct TensorAccessor {
   // The NOC address of shard shard_id's first page (sharded tensors), plus offset.
   FORCE_INLINE uint64_t get_shard_noc_addr(uint32_t shard_id, uint32_t offset = 0, uint8_t = noc_index) const {
     static_assert(DSpec::is_sharded, "get_shard_noc_addr needs a sharded tensor");
-    return bank_noc_addr(shard_id % DSpec::NumBanksCT,
-                         uint64_t(address) + uint64_t(shard_id / DSpec::NumBanksCT) * shard_volume() * aligned_page_size_ +
-                             offset);
+    uint64_t shard_start = uint64_t(shard_id / DSpec::NumBanksCT) * shard_volume() * aligned_page_size_;
+    return bank_noc_addr(shard_id % DSpec::NumBanksCT, uint64_t(address) + shard_start + offset);
   }
   // The bank-relative base address (an L1-sharded tensor's local base).
   FORCE_INLINE constexpr uint32_t get_bank_base_address() const { return address; }
@@ -1171,14 +1170,14 @@ FORCE_INLINE void noc_async_write_page(const uint32_t id, const AddrGen& addrgen
                     size ? size : zyx_emu_detail_ag::page_size_of(addrgen));
 }
 // A whole shard of a sharded tensor (its aligned pages back to back).
-template <typename Args>
-FORCE_INLINE void noc_async_read_shard(const uint32_t shard_id, const TensorAccessor<Args>& s,
+template <typename DSpec>
+FORCE_INLINE void noc_async_read_shard(const uint32_t shard_id, const TensorAccessor<DSpec>& s,
                                        uint32_t dst_local_l1_addr, uint8_t noc = noc_index) {
   ZYX_API.noc_read(s.get_shard_noc_addr(shard_id, 0, noc), dst_local_l1_addr,
                    s.shard_volume() * s.get_aligned_page_size());
 }
-template <typename Args, bool posted = false>
-FORCE_INLINE void noc_async_write_shard(const uint32_t shard_id, const TensorAccessor<Args>& s,
+template <typename DSpec, bool posted = false>
+FORCE_INLINE void noc_async_write_shard(const uint32_t shard_id, const TensorAccessor<DSpec>& s,
                                         uint32_t src_local_l1_addr, uint8_t noc = noc_index) {
   ZYX_API.noc_write(src_local_l1_addr, s.get_shard_noc_addr(shard_id, 0, noc),
                     s.shard_volume() * s.get_aligned_page_size());
@@ -1651,8 +1650,8 @@ struct accessor_noc_traits {
     return src_addr<t>(s, noc, src_args_type{a.page_id, a.offset_bytes});
   }
 };
-template <typename Args>
-struct noc_traits_t<TensorAccessor<Args>> : accessor_noc_traits<TensorAccessor<Args>> {};
+template <typename DSpec>
+struct noc_traits_t<TensorAccessor<DSpec>> : accessor_noc_traits<TensorAccessor<DSpec>> {};
 template <>
 struct noc_traits_t<AbstractTensorAccessorWrapper> : accessor_noc_traits<AbstractTensorAccessorWrapper> {};
 
