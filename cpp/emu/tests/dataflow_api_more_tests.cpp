@@ -138,8 +138,9 @@ void kernel_main() {
   w[i++] = sp.page_id() * 10 + sp->page_id();
   auto d = TensorAccessor(TensorAccessorArgs<9>(), 0x20000, 64);
   auto ip = d.pages(3, 20).begin();
-  static_assert(std::is_same_v<decltype(ip), tensor_accessor::PagesAddressIteratorInterleaved<
-                                                 TensorAccessor<TensorAccessorArgs<9>>>>);
+  // The accessor's type is its distribution's, not its args' offset's.
+  static_assert(std::is_same_v<decltype(ip), tensor_accessor::PagesAddressIteratorInterleaved<TensorAccessor<
+                                                 tensor_accessor::DistributionSpecOf<TensorAccessorArgs<9>>>>>);
   ip += 12;
   w[i++] = ip.page_id();
   w[i++] = uint32_t(ip->noc_addr() >> 32);

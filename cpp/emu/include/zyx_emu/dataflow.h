@@ -640,20 +640,20 @@ class ShardPagesAddressIterator {
  private:
   // The global page id of local page `local` of the shard, or false past the tensor.
   bool global_id(uint32_t local, uint32_t* id) const {
-    using Args = typename Accessor::ArgsType;
-    constexpr uint32_t rank = Args::RankCT;
+    using Spec = typename Accessor::DSpec;
+    constexpr uint32_t rank = Spec::RankCT;
     uint32_t grid[8], sc[8], lc[8];
-    for (uint32_t d = 0; d < rank; d++) grid[d] = (Args::tensor_shape(d) + Args::shard_shape(d) - 1) / Args::shard_shape(d);
+    for (uint32_t d = 0; d < rank; d++) grid[d] = (Spec::tensor_dim(d) + Spec::shard_dim(d) - 1) / Spec::shard_dim(d);
     uint32_t rs = shard_, rl = local;
     for (uint32_t k = rank; k-- > 0;) {
       sc[k] = rs % grid[k], rs /= grid[k];
-      lc[k] = rl % Args::shard_shape(k), rl /= Args::shard_shape(k);
+      lc[k] = rl % Spec::shard_dim(k), rl /= Spec::shard_dim(k);
     }
     uint32_t g = 0;
     for (uint32_t d = 0; d < rank; d++) {
-      uint32_t c = sc[d] * Args::shard_shape(d) + lc[d];
-      if (c >= Args::tensor_shape(d)) return false;
-      g = g * Args::tensor_shape(d) + c;
+      uint32_t c = sc[d] * Spec::shard_dim(d) + lc[d];
+      if (c >= Spec::tensor_dim(d)) return false;
+      g = g * Spec::tensor_dim(d) + c;
     }
     *id = g;
     return true;
@@ -662,7 +662,7 @@ class ShardPagesAddressIterator {
     uint32_t id = 0;
     while (local_ < end_ && !global_id(local_, &id)) local_++;
     if (local_ < end_)
-      page_ = Page(a_->get_shard_noc_addr(shard_, local_ * Accessor::get_aligned_page_size(), noc_), id);
+      page_ = Page(a_->get_shard_noc_addr(shard_, local_ * a_->get_aligned_page_size(), noc_), id);
   }
   const Accessor* a_;
   uint32_t shard_, local_, end_;
@@ -691,91 +691,115 @@ class ShardPages {
 }  // namespace tensor_accessor
 
 namespace tensor_accessor {
-// The accessor's distribution spec, as tt-metal's dspec() gives it: rank,
-// banks, tensor and shard shapes (in pages) and volumes, all from the
-// compile-time args (every part is static here). Interleaved tensors have
-// rank 0. Not given: the strides, the shard grid and the bank coordinates.
-template <typename Args>
-struct DistributionSpec {
-  static constexpr bool has_static_rank = Args::RankCT != 0;
+// The accessor's distribution spec. As on tt-metal, it is the accessor's type
+// parameter and holds the layout's values (sharded or interleaved, DRAM or
+// L1, rank, banks, the tensor and shard shapes in pages, the packed bank
+// coordinates), not where in the compile-time args they lie: accessors of
+// one layout share one type (every interleaved DRAM accessor, say), which
+// `cond ? TensorAccessor(a, ...) : TensorAccessor(b, ...)` needs. dspec()
+// gives rank, banks, shapes and volumes (every part is static here);
+// interleaved tensors have rank 0. Not given: the strides and the shard grid.
+template <bool Sharded, bool Dram, uint32_t Rank, uint32_t Banks, typename TensorShape, typename ShardShape,
+          typename BankCoords>
+struct DistributionSpec;
+template <bool Sharded, bool Dram, uint32_t Rank, uint32_t Banks, uint32_t... TensorDims, uint32_t... ShardDims,
+          uint32_t... Coords>
+struct DistributionSpec<Sharded, Dram, Rank, Banks, std::integer_sequence<uint32_t, TensorDims...>,
+                        std::integer_sequence<uint32_t, ShardDims...>, std::integer_sequence<uint32_t, Coords...>> {
+  static_assert(sizeof...(TensorDims) == Rank && sizeof...(ShardDims) == Rank && sizeof...(Coords) == Banks);
+  static constexpr bool has_static_rank = Rank != 0;
   static constexpr bool has_static_num_banks = true;
   static constexpr bool tensor_shape_static = has_static_rank;
   static constexpr bool shard_shape_static = has_static_rank;
   static constexpr bool bank_coords_static = has_static_rank;
   static constexpr bool shapes_static = tensor_shape_static && shard_shape_static;
   static constexpr bool is_static = shapes_static && bank_coords_static;
-  static constexpr bool is_interleaved = !Args::is_sharded;
-  static constexpr bool is_dram = Args::is_dram;
-  using Shape = std::array<uint32_t, Args::RankCT>;
-  constexpr uint32_t rank() const { return Args::RankCT; }
-  constexpr uint32_t num_banks() const { return Args().get_num_banks(); }
+  static constexpr bool is_interleaved = !Sharded;
+  static constexpr bool is_sharded = Sharded;
+  static constexpr bool is_dram = Dram;
+  static constexpr uint32_t RankCT = Rank;
+  static constexpr uint32_t NumBanksCT = Banks;
+  using Shape = std::array<uint32_t, Rank>;
+  constexpr uint32_t rank() const { return Rank; }
+  constexpr uint32_t num_banks() const { return Sharded ? Banks : Dram ? NUM_DRAM_BANKS : NUM_L1_BANKS; }
   constexpr const Shape& tensor_shape() const { return tensor_shape_; }
   constexpr const Shape& shard_shape() const { return shard_shape_; }
-  constexpr uint32_t tensor_volume() const { return volume(tensor_shape_); }
-  constexpr uint32_t shard_volume() const { return volume(shard_shape_); }
+  constexpr uint32_t tensor_volume() const { return (1u * ... * TensorDims); }
+  constexpr uint32_t shard_volume() const { return (1u * ... * ShardDims); }
+  // Dimension d of the shapes and bank b's (x << 8) | y, for the accessor.
+  static constexpr uint32_t tensor_dim(uint32_t d) { return tensor_shape_[d]; }
+  static constexpr uint32_t shard_dim(uint32_t d) { return shard_shape_[d]; }
+  static constexpr uint32_t packed_bank_coord(uint32_t bank) { return bank_coords_[bank]; }
 
  private:
-  template <uint32_t (*Dim)(uint32_t), size_t... D>
-  static constexpr Shape shape(std::index_sequence<D...>) {
-    return {Dim(D)...};
-  }
-  static constexpr uint32_t volume(const Shape& s) {
-    uint32_t v = 1;
-    for (uint32_t d : s) v *= d;
-    return v;
-  }
-  static constexpr Shape tensor_shape_ = shape<&Args::tensor_shape>(std::make_index_sequence<Args::RankCT>());
-  static constexpr Shape shard_shape_ = shape<&Args::shard_shape>(std::make_index_sequence<Args::RankCT>());
+  static constexpr Shape tensor_shape_{TensorDims...};
+  static constexpr Shape shard_shape_{ShardDims...};
+  static constexpr std::array<uint32_t, Banks> bank_coords_{Coords...};
 };
+template <typename DSpec>
+inline constexpr DSpec distribution_spec{};
+
+namespace detail {
+template <uint32_t (*Value)(uint32_t), size_t... I>
+constexpr std::integer_sequence<uint32_t, Value(I)...> values_of(std::index_sequence<I...>) {
+  return {};
+}
+template <uint32_t (*Value)(uint32_t), uint32_t N>
+using values_t = decltype(values_of<Value>(std::make_index_sequence<N>()));
+}  // namespace detail
+// The distribution spec of the layout that accessor args describe.
 template <typename Args>
-inline constexpr DistributionSpec<Args> distribution_spec{};
+using DistributionSpecOf =
+    DistributionSpec<Args::is_sharded, Args::is_dram, Args::RankCT, Args::NumBanksCT,
+                     detail::values_t<&Args::tensor_shape, Args::RankCT>,
+                     detail::values_t<&Args::shard_shape, Args::RankCT>,
+                     detail::values_t<&Args::packed_bank_coord, Args::NumBanksCT>>;
 }  // namespace tensor_accessor
 
-template <typename Args>
+template <typename DSpecT>
 struct TensorAccessor {
-  using ArgsType = Args;
-  using DSpec = tensor_accessor::DistributionSpec<Args>;
-  constexpr const DSpec& dspec() const { return tensor_accessor::distribution_spec<Args>; }
+  using DSpec = DSpecT;
+  constexpr const DSpec& dspec() const { return tensor_accessor::distribution_spec<DSpec>; }
   uint32_t address = 0;
   uint32_t page_size = 0;
   constexpr TensorAccessor() = default;
   // Without a page size the accessor takes the page size of the run's buffer
-  // at that address, or else the aligned page size of its args.
-  TensorAccessor(const Args&, uint32_t bank_base_address, uint32_t page_size_bytes = 0)
-      : address(bank_base_address), page_size(page_size_bytes) {
+  // at that address, or else the aligned page size of its args. Pages are
+  // laid out at the args' aligned page size.
+  template <std::size_t CTA_OFFSET, std::size_t CRTA_OFFSET>
+  TensorAccessor(const TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>& args, uint32_t bank_base_address,
+                 uint32_t page_size_bytes = 0)
+      : address(bank_base_address), page_size(page_size_bytes), aligned_page_size_(args.get_aligned_page_size()) {
+    using ArgsSpec = tensor_accessor::DistributionSpecOf<TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>>;
+    static_assert(std::is_same_v<ArgsSpec, DSpec>, "TensorAccessor: the args describe another distribution");
     if (!page_size) page_size = ZYX_API.buffer_page_size(bank_base_address);
-    if (!page_size) page_size = Args::get_aligned_page_size();
+    if (!page_size) page_size = aligned_page_size_;
   }
   // A Metal 2.0 tensor binding (ta::name): the buffer's address from the
   // common args, the layout from the compile args the token names.
   template <uint32_t CTA_OFFSET, uint32_t ADDR_CRTA_OFFSET>
   TensorAccessor(tensor_accessor::TensorAccessorBindingToken<CTA_OFFSET, ADDR_CRTA_OFFSET>)
-      : TensorAccessor(Args(), ckernel::get_common_arg_val<uint32_t>(static_cast<int>(ADDR_CRTA_OFFSET / 4))) {}
-  static constexpr uint32_t get_aligned_page_size() { return Args::get_aligned_page_size(); }
+      : TensorAccessor(TensorAccessorArgs<CTA_OFFSET>(),
+                       ckernel::get_common_arg_val<uint32_t>(static_cast<int>(ADDR_CRTA_OFFSET / 4))) {}
+  constexpr uint32_t get_aligned_page_size() const { return aligned_page_size_; }
   FORCE_INLINE uint32_t get_page_size() const { return page_size; }
   // Pages per shard (sharded tensors).
-  static constexpr uint32_t shard_volume() {
-    uint32_t v = 1;
-    for (uint32_t d = 0; d < Args::RankCT; d++) v *= Args::shard_shape(d);
-    return v;
-  }
+  static constexpr uint32_t shard_volume() { return tensor_accessor::distribution_spec<DSpec>.shard_volume(); }
   struct PageMapping {
     uint32_t bank_id;
     uint32_t bank_page_offset;
   };
   // The bank holding page_id and the page's index among that bank's pages.
   FORCE_INLINE PageMapping get_bank_and_offset(uint32_t page_id) const {
-    if constexpr (!Args::is_sharded) {
-      uint32_t banks = Args::is_dram ? NUM_DRAM_BANKS : NUM_L1_BANKS;
+    if constexpr (!DSpec::is_sharded) {
+      uint32_t banks = DSpec::is_dram ? NUM_DRAM_BANKS : NUM_L1_BANKS;
       return {page_id % banks, page_id / banks};
     } else {
-      constexpr uint32_t rank = Args::RankCT;
+      constexpr uint32_t rank = DSpec::RankCT;
       uint32_t rest = page_id, shard = 0, within = 0, shard_stride = 1, within_stride = 1;
-      uint32_t total = 1;
-      for (uint32_t d = 0; d < rank; d++) total *= Args::tensor_shape(d);
-      if (page_id >= total) ZYX_API.fail("TensorAccessor: page id past the sharded tensor");
+      if (page_id >= tensor_volume()) ZYX_API.fail("TensorAccessor: page id past the sharded tensor");
       for (uint32_t k = rank; k-- > 0;) {  // innermost dimension last in row-major order
-        uint32_t t = Args::tensor_shape(k), s = Args::shard_shape(k);
+        uint32_t t = DSpec::tensor_dim(k), s = DSpec::shard_dim(k);
         uint32_t c = rest % t;
         rest /= t;
         shard += (c / s) * shard_stride;
@@ -783,41 +807,34 @@ struct TensorAccessor {
         shard_stride *= (t + s - 1) / s;
         within_stride *= s;
       }
-      return {shard % Args::NumBanksCT, (shard / Args::NumBanksCT) * shard_volume() + within};
+      return {shard % DSpec::NumBanksCT, (shard / DSpec::NumBanksCT) * shard_volume() + within};
     }
   }
   FORCE_INLINE uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t = noc_index) const {
-    if constexpr (!Args::is_sharded) {
-      return ckernel::zyx_emu_detail_ag::interleaved_aligned(address, Args::get_aligned_page_size(), page_id, offset,
-                                                             Args::is_dram);
+    if constexpr (!DSpec::is_sharded) {
+      return ckernel::zyx_emu_detail_ag::interleaved_aligned(address, aligned_page_size_, page_id, offset,
+                                                             DSpec::is_dram);
     } else {
       PageMapping m = get_bank_and_offset(page_id);
-      return bank_noc_addr(m.bank_id, uint64_t(address) + uint64_t(m.bank_page_offset) * Args::get_aligned_page_size() +
-                                          offset);
+      return bank_noc_addr(m.bank_id, uint64_t(address) + uint64_t(m.bank_page_offset) * aligned_page_size_ + offset);
     }
   }
   // The NOC address of `local` in sharded bank `bank` (see the layout above).
   static FORCE_INLINE uint64_t bank_noc_addr(uint32_t bank, uint64_t local) {
-    uint32_t xy = Args::packed_bank_coord(bank);
-    if constexpr (Args::is_dram) return ckernel::zyx_emu_detail_ag::dram_bank_noc_addr(xy >> 8, local);
+    uint32_t xy = DSpec::packed_bank_coord(bank);
+    if constexpr (DSpec::is_dram) return ckernel::zyx_emu_detail_ag::dram_bank_noc_addr(xy >> 8, local);
     return NOC_XY_ADDR(xy >> 8, xy & 0xff, local);
   }
   // The NOC address of shard shard_id's first page (sharded tensors), plus offset.
   FORCE_INLINE uint64_t get_shard_noc_addr(uint32_t shard_id, uint32_t offset = 0, uint8_t = noc_index) const {
-    static_assert(Args::is_sharded, "get_shard_noc_addr needs a sharded tensor");
-    return bank_noc_addr(shard_id % Args::NumBanksCT,
-                         uint64_t(address) +
-                             uint64_t(shard_id / Args::NumBanksCT) * shard_volume() * Args::get_aligned_page_size() +
-                             offset);
+    static_assert(DSpec::is_sharded, "get_shard_noc_addr needs a sharded tensor");
+    uint64_t shard_start = uint64_t(shard_id / DSpec::NumBanksCT) * shard_volume() * aligned_page_size_;
+    return bank_noc_addr(shard_id % DSpec::NumBanksCT, uint64_t(address) + shard_start + offset);
   }
   // The bank-relative base address (an L1-sharded tensor's local base).
   FORCE_INLINE constexpr uint32_t get_bank_base_address() const { return address; }
   // Pages of the whole tensor (sharded tensors).
-  static constexpr uint32_t tensor_volume() {
-    uint32_t v = 1;
-    for (uint32_t d = 0; d < Args::RankCT; d++) v *= Args::tensor_shape(d);
-    return v;
-  }
+  static constexpr uint32_t tensor_volume() { return tensor_accessor::distribution_spec<DSpec>.tensor_volume(); }
   // Range-for over pages [start, end): tensor_accessor::Page (NOC address,
   // page id). Interleaved tensors need the range; sharded ones default to all.
   tensor_accessor::Pages<TensorAccessor> pages(uint32_t start_page_id, uint32_t end_page_id,
@@ -825,7 +842,7 @@ struct TensorAccessor {
     return tensor_accessor::Pages<TensorAccessor>(*this, start_page_id, end_page_id, noc);
   }
   tensor_accessor::Pages<TensorAccessor> pages(uint8_t noc = noc_index) const
-    requires(Args::is_sharded)
+    requires(DSpec::is_sharded)
   {
     return tensor_accessor::Pages<TensorAccessor>(*this, 0, tensor_volume(), noc);
   }
@@ -833,7 +850,7 @@ struct TensorAccessor {
   // the whole shard), skipping the slots of an edge shard past the tensor.
   tensor_accessor::ShardPages<TensorAccessor> shard_pages(uint32_t shard_id, uint32_t start_page_offset = 0,
                                                           uint32_t end_page_offset = 0, uint8_t noc = noc_index) const {
-    static_assert(Args::is_sharded, "shard_pages needs a sharded tensor");
+    static_assert(DSpec::is_sharded, "shard_pages needs a sharded tensor");
     return tensor_accessor::ShardPages<TensorAccessor>(*this, shard_id, start_page_offset,
                                                        end_page_offset ? end_page_offset : shard_volume(), noc);
   }
@@ -849,14 +866,19 @@ struct TensorAccessor {
   FORCE_INLINE bool is_local_shard(uint32_t shard_id, uint8_t noc = noc_index) const {
     return is_local_addr(get_shard_noc_addr(shard_id, 0, noc), noc);
   }
+
+ private:
+  uint32_t aligned_page_size_ = 0;
 };
 template <uint32_t CTA_OFFSET, uint32_t ADDR_CRTA_OFFSET>
 TensorAccessor(tensor_accessor::TensorAccessorBindingToken<CTA_OFFSET, ADDR_CRTA_OFFSET>)
-    -> TensorAccessor<TensorAccessorArgs<CTA_OFFSET>>;
-template <typename Args>
-TensorAccessor(const Args&, uint32_t, uint32_t) -> TensorAccessor<Args>;
-template <typename Args>
-TensorAccessor(const Args&, uint32_t) -> TensorAccessor<Args>;
+    -> TensorAccessor<tensor_accessor::DistributionSpecOf<TensorAccessorArgs<CTA_OFFSET>>>;
+template <std::size_t CTA_OFFSET, std::size_t CRTA_OFFSET>
+TensorAccessor(const TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>&, uint32_t, uint32_t)
+    -> TensorAccessor<tensor_accessor::DistributionSpecOf<TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>>>;
+template <std::size_t CTA_OFFSET, std::size_t CRTA_OFFSET>
+TensorAccessor(const TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>&, uint32_t)
+    -> TensorAccessor<tensor_accessor::DistributionSpecOf<TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>>>;
 // Whether an address generator has a page_size member or a
 // get_aligned_page_size() (tt-metal's traits, which ttnn's helpers test).
 template <typename, typename = void>
@@ -873,7 +895,7 @@ inline constexpr bool
 template <typename Args>
 FORCE_INLINE auto make_tensor_accessor_from_args(const Args& args, uint32_t bank_base_address,
                                                   uint32_t page_size_bytes) {
-  return TensorAccessor<Args>(args, bank_base_address, page_size_bytes);
+  return TensorAccessor(args, bank_base_address, page_size_bytes);
 }
 
 // One accessor per args of a tuple, at the buffer addresses of consecutive
@@ -1148,14 +1170,14 @@ FORCE_INLINE void noc_async_write_page(const uint32_t id, const AddrGen& addrgen
                     size ? size : zyx_emu_detail_ag::page_size_of(addrgen));
 }
 // A whole shard of a sharded tensor (its aligned pages back to back).
-template <typename Args>
-FORCE_INLINE void noc_async_read_shard(const uint32_t shard_id, const TensorAccessor<Args>& s,
+template <typename DSpec>
+FORCE_INLINE void noc_async_read_shard(const uint32_t shard_id, const TensorAccessor<DSpec>& s,
                                        uint32_t dst_local_l1_addr, uint8_t noc = noc_index) {
   ZYX_API.noc_read(s.get_shard_noc_addr(shard_id, 0, noc), dst_local_l1_addr,
                    s.shard_volume() * s.get_aligned_page_size());
 }
-template <typename Args, bool posted = false>
-FORCE_INLINE void noc_async_write_shard(const uint32_t shard_id, const TensorAccessor<Args>& s,
+template <typename DSpec, bool posted = false>
+FORCE_INLINE void noc_async_write_shard(const uint32_t shard_id, const TensorAccessor<DSpec>& s,
                                         uint32_t src_local_l1_addr, uint8_t noc = noc_index) {
   ZYX_API.noc_write(src_local_l1_addr, s.get_shard_noc_addr(shard_id, 0, noc),
                     s.shard_volume() * s.get_aligned_page_size());
@@ -1628,8 +1650,8 @@ struct accessor_noc_traits {
     return src_addr<t>(s, noc, src_args_type{a.page_id, a.offset_bytes});
   }
 };
-template <typename Args>
-struct noc_traits_t<TensorAccessor<Args>> : accessor_noc_traits<TensorAccessor<Args>> {};
+template <typename DSpec>
+struct noc_traits_t<TensorAccessor<DSpec>> : accessor_noc_traits<TensorAccessor<DSpec>> {};
 template <>
 struct noc_traits_t<AbstractTensorAccessorWrapper> : accessor_noc_traits<AbstractTensorAccessorWrapper> {};
 
