@@ -40,12 +40,6 @@ void expect(uint32_t got, uint32_t want, const char* what, int line) {
 }
 #define EXPECT(got, want) expect(static_cast<uint32_t>(got), static_cast<uint32_t>(want), #got, __LINE__)
 
-uint32_t f2u(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
 constexpr Config kF16{false, true, true};      // fp16 operands, 16-bit DST, Wormhole
 constexpr Config kF16Fp32{true, true, true};   // fp16 operands, 32-bit DST
 
@@ -109,13 +103,13 @@ void test_layout() {
   for (uint32_t h = 0x0400; h < 0x8000; h++) {
     const uint32_t w = src_from_f16(uint16_t(h));
     const float v = std::ldexp(1.0f + (h & 0x3ff) / 1024.0f, int(h >> 10) - 15);
-    EXPECT(f16_word_to_f32(w), f2u(v));
+    EXPECT(f16_word_to_f32(w), float_bits(v));
     EXPECT(f32_to_f16_word(f16_word_to_f32(w)), w);
   }
   EXPECT(f16_word_to_f32(src_from_f16(0x0001)), 0);       // exponent 0 is zero
-  EXPECT(f32_to_f16_word(f2u(1e-6f)), 0);                  // below 2^-14: +0
-  EXPECT(f32_to_f16_word(f2u(-1e6f)), 0x8fffe000);  // saturated: exponent 31, all mantissa bits
-  EXPECT(f32_to_f16_word(f2u(1.0f + 0x1p-12f)), 0x07800000);  // bits below fp16's dropped
+  EXPECT(f32_to_f16_word(float_bits(1e-6f)), 0);                  // below 2^-14: +0
+  EXPECT(f32_to_f16_word(float_bits(-1e6f)), 0x8fffe000);  // saturated: exponent 31, all mantissa bits
+  EXPECT(f32_to_f16_word(float_bits(1.0f + 0x1p-12f)), 0x07800000);  // bits below fp16's dropped
 }
 
 void test_add_hand() {
@@ -134,9 +128,9 @@ void test_add_hand() {
   // A sum below 2^-14 is +0: 2^-13 * (1.5 - 1.25) = 2^-15.
   EXPECT(f16_bits(elwadd(word(0x0a00), word(0x0900), true, 0, false, kF16)), 0x0000);
   // Into a 32-bit DST the sum is rebiased to f32's exponent, exact.
-  EXPECT(elwadd(word(0x3c00), word(0x3c00), false, 0, false, kF16Fp32), f2u(2.0f));
-  EXPECT(elwadd(word(0x7bff), word(0x7bff), false, 0, false, kF16Fp32), f2u(131008.0f));
-  EXPECT(elwadd(word(0x3c01), word(0x8000), false, 0, false, kF16Fp32), f2u(1.0f + 0x1p-10f));
+  EXPECT(elwadd(word(0x3c00), word(0x3c00), false, 0, false, kF16Fp32), float_bits(2.0f));
+  EXPECT(elwadd(word(0x7bff), word(0x7bff), false, 0, false, kF16Fp32), float_bits(131008.0f));
+  EXPECT(elwadd(word(0x3c01), word(0x8000), false, 0, false, kF16Fp32), float_bits(1.0f + 0x1p-10f));
   // acc_to_dest: DST (1.5, fp16 word) plus 1 + 1.
   EXPECT(f16_bits(elwadd(word(0x3c00), word(0x3c00), false, word(0x3e00), true, kF16)), 0x4300);
 }
@@ -184,15 +178,15 @@ void test_mul_hifi4_fp32_exact() {
     const double ma = ((a & 0x3ff) | 0x400) & ~1, mb = (b & 0x3ff) | 0x400;
     const double v = std::ldexp(ma * mb, ea + eb - 50) * (((a ^ b) & 0x8000) ? -1 : 1);
     const uint32_t got = elwmul(word(a), word(b), Fidelity::HiFi4, kF16Fp32);
-    if (got != f2u(static_cast<float>(v))) {
+    if (got != float_bits(static_cast<float>(v))) {
       std::fprintf(stderr, "fp16 HiFi4 mul 0x%04x * 0x%04x into fp32 DST: got 0x%08x, want 0x%08x\n", a, b, got,
-                   f2u(static_cast<float>(v)));
+                   float_bits(static_cast<float>(v)));
       if (++failures > 20) return;
     }
   }
   // The last bit of SrcA's significand is in no slice: (1 + 2^-10) * 1 = 1.
-  EXPECT(elwmul(word(0x3c01), word(0x3c00), Fidelity::HiFi4, kF16Fp32), f2u(1.0f));
-  EXPECT(elwmul(word(0x3c00), word(0x3c01), Fidelity::HiFi4, kF16Fp32), f2u(1.0f + 0x1p-10f));
+  EXPECT(elwmul(word(0x3c01), word(0x3c00), Fidelity::HiFi4, kF16Fp32), float_bits(1.0f));
+  EXPECT(elwmul(word(0x3c00), word(0x3c01), Fidelity::HiFi4, kF16Fp32), float_bits(1.0f + 0x1p-10f));
 }
 
 void test_mul_hand() {
@@ -203,13 +197,13 @@ void test_mul_hand() {
   // 256 * 512 = 2^17: saturated.
   EXPECT(f16_bits(elwmul(word(0x5c00), word(0x6000), Fidelity::HiFi4, kF16)), 0x7fff);
   // Into a 32-bit DST the product is rebiased: 256 * 512 = 131072 exactly.
-  EXPECT(elwmul(word(0x5c00), word(0x6000), Fidelity::HiFi4, kF16Fp32), f2u(131072.0f));
+  EXPECT(elwmul(word(0x5c00), word(0x6000), Fidelity::HiFi4, kF16Fp32), float_bits(131072.0f));
   // A zero product stands at exponent 97 (2^-30) of a 32-bit DST: ELWMUL's
   // accumulation aligns a DST word below it to it, losing its low bits.
   const uint32_t tiny = (90u << 23) | 0x7fu;  // 2^-37 * (1 + 127 * 2^-23)
   EXPECT(elwmul_phase(0, word(0x3c00), tiny, 0, kF16Fp32), (90u << 23) | 0x80u);
   EXPECT(elwmul_phase(0, word(0x3c00), 0x0d800000u, 0, kF16Fp32), 0u);  // 2^-100: gone
-  EXPECT(elwmul_phase(0, word(0x3c00), f2u(1.0f), 0, kF16Fp32), f2u(1.0f));
+  EXPECT(elwmul_phase(0, word(0x3c00), float_bits(1.0f), 0, kF16Fp32), float_bits(1.0f));
   // With bf16 operands a zero product stands at 0 and DST is kept.
   EXPECT(elwmul_phase(0, 0x3f800000u, tiny, 0, Config{true, true}), tiny);
 }
@@ -219,7 +213,7 @@ void test_mvmul_hand() {
   for (int i = 0; i < 16; i++) a[i] = word(0x3c00), b[i] = word(0x3c00);
   // Sixteen products of 1 in one phase: 16 in fp16.
   EXPECT(f16_bits(mvmul_phase(a, 1, b, 1, 0, 0, kF16)), 0x4c00);
-  EXPECT(mvmul_phase(a, 1, b, 1, 0, 0, kF16Fp32), f2u(16.0f));
+  EXPECT(mvmul_phase(a, 1, b, 1, 0, 0, kF16Fp32), float_bits(16.0f));
   // Half of them -1: the groups cancel to exactly 0.
   for (int i = 8; i < 16; i++) b[i] = word(0xbc00);
   EXPECT(mvmul_phase(a, 1, b, 1, 0, 0, kF16), 0u);
@@ -231,7 +225,7 @@ void test_mvmul_hand() {
   // DST word far below is lost, as in ELWMUL.
   a[5] = 0;
   EXPECT(mvmul_phase(a, 1, b, 1, 0x0d800000u, 0, kF16Fp32), 0u);
-  EXPECT(mvmul_phase(a, 1, b, 1, f2u(3.0f), 0, kF16Fp32), f2u(3.0f));
+  EXPECT(mvmul_phase(a, 1, b, 1, float_bits(3.0f), 0, kF16Fp32), float_bits(3.0f));
 }
 
 void test_copy_and_pack() {
@@ -245,11 +239,11 @@ void test_copy_and_pack() {
   EXPECT(pack_f16(word(0x8000)), 0x0000);
   // Float32 out: rebiased, exact.
   for (uint32_t h = 0x0400; h < 0x8000; h += 7) {
-    EXPECT(pack_f32_from_f16(word(uint16_t(h))), f2u(std::ldexp(1.0f + (h & 0x3ff) / 1024.0f, int(h >> 10) - 15)));
+    EXPECT(pack_f32_from_f16(word(uint16_t(h))), float_bits(std::ldexp(1.0f + (h & 0x3ff) / 1024.0f, int(h >> 10) - 15)));
     EXPECT(pack_f32_from_f16(word(uint16_t(h | 0x8000))),
-           f2u(-std::ldexp(1.0f + (h & 0x3ff) / 1024.0f, int(h >> 10) - 15)));
+           float_bits(-std::ldexp(1.0f + (h & 0x3ff) / 1024.0f, int(h >> 10) - 15)));
   }
-  EXPECT(pack_f32_from_f16(word(0x7fff)), f2u(131008.0f));
+  EXPECT(pack_f32_from_f16(word(0x7fff)), float_bits(131008.0f));
   EXPECT(pack_f32_from_f16(word(0x0001)), 0u);
   // Float16_b out: rebiased, the low three mantissa bits truncated (no rounding).
   EXPECT(pack_bf16_from_f16(word(0x3c07)), 0x3f80);
@@ -561,9 +555,9 @@ void test_f16_hand(DeviceLayer& layer) {
   CHECK(h[3] == 0x3c00);
   r.out_format = "Float32";
   const std::vector<uint32_t> f = from_bytes<uint32_t>(run(layer, r));
-  CHECK(f[0] == f2u(1.0f + 0x1p-10f));
-  CHECK(f[1] == f2u(131008.0f));
-  CHECK(f[3] == f2u(1.0f));
+  CHECK(f[0] == float_bits(1.0f + 0x1p-10f));
+  CHECK(f[1] == float_bits(131008.0f));
+  CHECK(f[3] == float_bits(1.0f));
 }
 ZYX_TEST(hw, test_f16_hand);
 
