@@ -84,30 +84,12 @@ func (d *Device) issueAsideLocked(e *event) {
 	} else {
 		a.more = append([]uint64(nil), e.op.vals...)
 	}
-	u := d.unrecorded[s]
-	if n := len(u); n > 0 && u[n-1].state.Load() == evDone {
-		clear(u)
-		u = u[:0]
-	}
-	u = append(u, e)
-	if len(u) >= recordEvery {
+	d.placeLocked(e, false)
+	if u := d.unrecorded[s]; len(u) >= recordEvery {
+		// The issuer records the event after this launch, for them all.
 		a.record = u
-		u = make([]*event, 0, recordEvery)
+		d.unrecorded[s] = make([]*event, 0, recordEvery)
 	}
-	d.unrecorded[s] = u
-	recordAccess(e)
-	d.seqs[s]++
-	e.seq = d.seqs[s]
-	e.markEnqueued()
-	d.fifoMu.Lock()
-	d.fifo[s].push(e)
-	d.inflight.Add(1)
-	if !d.reaping {
-		d.reaping = true
-		d.reapers.Add(1)
-		go d.reap()
-	}
-	d.fifoMu.Unlock()
 
 	d.asidePending.Add(1)
 	d.ringMu.Lock()

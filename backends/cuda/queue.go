@@ -891,6 +891,21 @@ func (d *Device) enqueueLocked(e *event) error {
 			return err
 		}
 	}
+	d.placeLocked(e, true)
+	if !e.op.waited && len(d.unrecorded[e.stream]) >= recordEvery {
+		// A failure marks the device lost: the reaper then fails the
+		// pending work, this submission's too.
+		_ = d.recordTailLocked(e.stream)
+	}
+	return nil
+}
+
+// placeLocked gives e its place on its stream: in the stream's list of
+// work without a CUDA event, as its buffers' last access, its seq, and in
+// the FIFO, starting the reaper for work nobody waits for. issued says e
+// is on the stream already (tailSeq moves to it); a launch issued aside is
+// not yet, and the issuer moves tailSeq. The submission lock is held.
+func (d *Device) placeLocked(e *event, issued bool) {
 	u := d.unrecorded[e.stream]
 	if n := len(u); n > 0 && u[n-1].state.Load() == evDone {
 		// Seen ended without an event (a wait saw the stream idle):
@@ -905,7 +920,9 @@ func (d *Device) enqueueLocked(e *event) error {
 	e.markEnqueued() // before the reaper can see it
 	d.fifoMu.Lock()
 	d.fifo[e.stream].push(e)
-	d.tailSeq[e.stream].Store(e.seq)
+	if issued {
+		d.tailSeq[e.stream].Store(e.seq)
+	}
 	d.inflight.Add(1)
 	if !d.reaping && !e.op.waited {
 		d.reaping = true
@@ -913,12 +930,6 @@ func (d *Device) enqueueLocked(e *event) error {
 		go d.reap()
 	}
 	d.fifoMu.Unlock()
-	if !e.op.waited && len(d.unrecorded[e.stream]) >= recordEvery {
-		// A failure marks the device lost: the reaper then fails the
-		// pending work, this submission's too.
-		_ = d.recordTailLocked(e.stream)
-	}
-	return nil
 }
 
 // checkCurrent says makeCurrent asks the driver for the thread's current
