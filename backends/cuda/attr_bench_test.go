@@ -109,15 +109,21 @@ func queuedAttribution(b *testing.B, quiet bool) {
 		defer func(n int32, d time.Duration) { maxInFlight, reaperIdleSleep = n, d }(maxInFlight, reaperIdleSleep)
 		maxInFlight, reaperIdleSleep = 1<<20, 5*time.Second
 	}
-	// ZYX_ATTR_PROFILE=FILE: a CPU profile of the steps at 4 kHz (the
-	// testing package's 100 Hz leaves a microsecond per launch in the
-	// noise); run without -test.cpuprofile.
-	if path := os.Getenv("ZYX_ATTR_PROFILE"); path != "" {
-		f, err := os.Create(path)
-		require.NoError(b, err)
-		runtime.SetCPUProfileRate(4000)
-		require.NoError(b, pprof.StartCPUProfile(f))
-		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
-	}
+	defer attrProfile(b)()
 	runSteps(b, steps, n)
+}
+
+// attrProfile starts a CPU profile at 4 kHz into the file ZYX_ATTR_PROFILE
+// names (the testing package's 100 Hz leaves a microsecond per launch in
+// the noise; run without -test.cpuprofile) and returns what stops it.
+func attrProfile(b *testing.B) func() {
+	path := os.Getenv("ZYX_ATTR_PROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	require.NoError(b, err)
+	runtime.SetCPUProfileRate(4000)
+	require.NoError(b, pprof.StartCPUProfile(f))
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }
 }

@@ -64,6 +64,10 @@ type Device struct {
 	// is the newest, readable without it.
 	seqs    [numStreams]uint64
 	tailSeq [numStreams]atomic.Uint64
+	// aloneCU is the CUDA event a launch that runs alone waits for
+	// (runAloneLocked), one of allEvents, made at the first; under subMu.
+	aloneCU   uintptr
+	aloneMade bool
 
 	// reapMu orders the completion and retirement of ended work (the
 	// reaper's and a waiter's, queue.go: completeThrough).

@@ -168,7 +168,10 @@ type launcher struct {
 }
 
 // runs counts an executable's pending work, so that Release unloads it only
-// once the last run has ended.
+// once the last run has ended. A run counts itself before it looks at
+// gone, and Release sets gone before it looks at the count, so either the
+// run sees gone (and gives its count back) or Release sees the run (and
+// the run's end unloads): no run starts after the unload.
 type runs struct {
 	mu         sync.Mutex // guards released
 	released   bool
@@ -178,14 +181,16 @@ type runs struct {
 	unloadErr  error
 }
 
-// begin counts a new run; false once the executable is released.
-func (r *runs) begin() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.released {
+// begin counts a new run; false once the executable is released (then
+// unloading it, with unload, if it was the last run to give back).
+func (r *runs) begin(unload func() error) bool {
+	r.pending.Add(1)
+	if r.gone.Load() {
+		if r.end() {
+			r.unload(unload)
+		}
 		return false
 	}
-	r.pending.Add(1)
 	return true
 }
 
@@ -213,11 +218,7 @@ func (r *runs) release(unload func() error) error {
 	return nil
 }
 
-func (r *runs) isReleased() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.released
-}
+func (r *runs) isReleased() bool { return r.gone.Load() }
 
 func (k *kernelExec) endRun() {
 	if k.runs.end() {
@@ -264,8 +265,13 @@ func (l *launcher) Launch(ctx context.Context, run *driver.Launch) error {
 		return err
 	}
 	err = ev.Wait(ctx)
-	if e, ok := ev.(*event); ok && e.synced {
-		l.dev.recycle(e)
+	if e, ok := ev.(*event); ok {
+		switch {
+		case e.alone:
+			poolEvent(e)
+		case e.synced:
+			l.dev.recycle(e)
+		}
 	}
 	return err
 }
@@ -284,6 +290,7 @@ func (l *launcher) submit(ctx context.Context, run *driver.Launch, waited bool, 
 	}
 	e.op.after = after
 	e.op.waited = waited
+	e.op.mayRunAlone = waited
 	ev, err := l.dev.submit(e)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s %q: %w", l.dev.name, l.what, l.prog.Name, err)
@@ -343,7 +350,7 @@ func (k *kernelExec) prepare(ctx context.Context, l *driver.Launch, timed bool) 
 		o.addAccess(b, k.prog.Params[i].Kind == driver.GlobalMut)
 		o.vals = append(o.vals, b.ptr)
 	}
-	if !k.runs.begin() {
+	if !k.runs.begin(k.unload) {
 		o.holds.drop()
 		return nil, driver.Errorf(Name, "launch", driver.ErrClosed, "program %q was released", k.prog.Name)
 	}

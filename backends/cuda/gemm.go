@@ -420,7 +420,7 @@ func (e *gemmExec) prepare(ctx context.Context, l *driver.Launch, timed bool) (*
 		o.addAccess(b, ord == g.C)
 		ptrs[i] = uintptr(b.ptr)
 	}
-	if !e.runs.begin() {
+	if !e.runs.begin(e.unload) {
 		o.holds.drop()
 		return nil, driver.Errorf(Name, "gemm", driver.ErrClosed, "program %q was released", e.prog.Name)
 	}

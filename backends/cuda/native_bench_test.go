@@ -296,6 +296,7 @@ func BenchmarkSyncAttribution(b *testing.B) {
 			}
 		}},
 	}
+	defer attrProfile(b)()
 	runSteps(b, steps, n)
 }
 

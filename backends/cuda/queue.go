@@ -185,6 +185,9 @@ type event struct {
 	// the package, so once syncTail has retired it, Launch gives it back
 	// to eventPool (Device.recycle); its retirement keeps op.acc for that.
 	synced bool
+	// alone: a synchronous launch that ran alone (runAloneLocked): nothing
+	// of the device refers to it, and Launch pools it at once.
+	alone bool
 }
 
 // eventPool holds the events of synchronous launches that have ended, for
@@ -232,8 +235,11 @@ type op struct {
 	// waited says the submitter waits for the work itself (Launch): its
 	// Wait completes it, so no reaper is started for it.
 	waited bool
-	holds  holds
-	stop   func() bool // ends the ctx watch of a gated submission
+	// mayRunAlone: a synchronous launch, which runs alone on an idle
+	// device (submit: runAloneLocked).
+	mayRunAlone bool
+	holds       holds
+	stop        func() bool // ends the ctx watch of a gated submission
 }
 
 // access is a device buffer a submission reads or writes.
@@ -330,7 +336,13 @@ func (d *Device) recycle(e *event) {
 		}
 	}
 	d.subMu.Unlock()
-	// The op stays with the event: the next synchronous launch takes both.
+	poolEvent(e)
+}
+
+// poolEvent clears e, an event nothing refers to any longer, and puts it
+// in eventPool. The op stays with the event: the next synchronous launch
+// takes both.
+func poolEvent(e *event) {
 	o := e.op
 	*o = op{}
 	*e = event{op: o}
@@ -765,6 +777,24 @@ func (d *Device) submit(e *event) (driver.Event, error) {
 	// on the stream (its syncTail or Wait) may complete and retire e,
 	// clearing its op.
 	syncWait := e.op.waited && e.op.ctx.Done() == nil
+	if syncWait && e.op.mayRunAlone && d.inflight.Load() == 0 && d.asidePending.Load() == 0 {
+		ended, err := d.runAloneLocked(e)
+		switch {
+		case ended:
+			d.subMu.Unlock()
+			e.complete(err)
+			d.retire(e, false)
+			e.alone = true
+			return e, nil
+		case err != nil:
+			d.subMu.Unlock()
+			e.op.holds.drop()
+			return nil, err
+		}
+		d.subMu.Unlock()
+		e.synced = d.syncTail(e)
+		return e, nil
+	}
 	if d.asideEligible(e) {
 		d.issueAsideLocked(e)
 		d.subMu.Unlock()
@@ -799,6 +829,64 @@ func (d *Device) syncTail(e *event) bool {
 	}
 	d.completeThrough(e.stream, through)
 	return true
+}
+
+// aloneSpin is how long a synchronous launch on an idle device waits for
+// its work with the submission lock held (runAloneLocked): other
+// submitters wait for it meanwhile. A variable so that a test can make
+// the work outlast it.
+var aloneSpin = 20 * time.Microsecond
+
+// runAloneLocked runs e, a synchronous launch on an idle device (nothing
+// on its streams, in the gate or in the issue ring), as a native program
+// launches and synchronises: it issues the work and polls the device's
+// own CUDA event recorded after it, with the submission lock held, so
+// that no other work can be put on a stream meanwhile and e needs no
+// place on its stream, no FIFO entry and no retirement. ended reports
+// that the work has ended, err then being its failure (nil: success).
+// Work still running after aloneSpin takes its place on the stream as
+// any submission's (placeLocked) and the caller waits as usual: ended is
+// false and err nil. An err with ended false is a submission error, with
+// nothing queued. The thread is locked.
+func (d *Device) runAloneLocked(e *event) (ended bool, err error) {
+	if r := d.makeCurrent(); r != cudaSuccess {
+		return false, d.fail("cuCtxSetCurrent", r)
+	}
+	s := d.streams[e.stream]
+	if err := d.issueLocked(e, s); err != nil {
+		return false, err
+	}
+	if !d.aloneMade {
+		if d.aloneCU, err = d.takeEvent(); err != nil {
+			d.placeLocked(e, true)
+			return false, nil
+		}
+		d.aloneMade = true
+	}
+	cu := d.aloneCU
+	if r := d.drv.cuEventRecord(cu, s); r != cudaSuccess {
+		_ = d.fail("cuEventRecord", r)
+		d.placeLocked(e, true)
+		return false, nil
+	}
+	var start time.Time
+	for polls := 1; ; polls++ {
+		switch r := d.drv.cuEventQuery(cu); r {
+		case cudaSuccess:
+			return true, nil
+		case cudaErrorNotReady:
+		default:
+			return true, e.failure(d.fail("cuEventQuery", r))
+		}
+		if polls%64 == 0 {
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) > aloneSpin {
+				d.placeLocked(e, true)
+				return false, nil
+			}
+		}
+	}
 }
 
 // syncSpin is how long waitStream polls before it blocks in the driver.
@@ -881,21 +969,26 @@ func (d *Device) enqueueLocked(e *event) error {
 	if err := d.streamWaitsLocked(e, s); err != nil {
 		return err
 	}
-	switch {
-	case e.op.kernel.k != nil:
-		if err := e.op.kernel.k.issue(s, e, e.op.kernel.grid, e.op.kernel.timed); err != nil {
-			return err
-		}
-	case e.op.issue != nil:
-		if err := e.op.issue(s); err != nil {
-			return err
-		}
+	if err := d.issueLocked(e, s); err != nil {
+		return err
 	}
 	d.placeLocked(e, true)
 	if !e.op.waited && len(d.unrecorded[e.stream]) >= recordEvery {
 		// A failure marks the device lost: the reaper then fails the
 		// pending work, this submission's too.
 		_ = d.recordTailLocked(e.stream)
+	}
+	return nil
+}
+
+// issueLocked puts e's work on stream s. The submission lock is held, the
+// thread locked and the context current.
+func (d *Device) issueLocked(e *event, s uintptr) error {
+	switch {
+	case e.op.kernel.k != nil:
+		return e.op.kernel.k.issue(s, e, e.op.kernel.grid, e.op.kernel.timed)
+	case e.op.issue != nil:
+		return e.op.issue(s)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zyxtt/zyxtt/backends/driver"
@@ -309,11 +310,12 @@ func TestRunsUnloadAfterTheLastRun(t *testing.T) {
 	var r runs
 	unloads := 0
 	unload := func() error { unloads++; return nil }
-	require.True(t, r.begin())
-	require.True(t, r.begin())
+	require.True(t, r.begin(unload))
+	require.True(t, r.begin(unload))
 	require.NoError(t, r.release(unload))
 	require.Zero(t, unloads, "runs are pending")
-	require.False(t, r.begin(), "no run after Release")
+	require.False(t, r.begin(unload), "no run after Release")
+	require.Zero(t, unloads, "a refused run does not unload while others are pending")
 	require.NoError(t, r.release(unload), "a second Release")
 	require.False(t, r.end())
 	require.True(t, r.end(), "the last run of a released executable")
@@ -324,6 +326,43 @@ func TestRunsUnloadAfterTheLastRun(t *testing.T) {
 	var idle runs
 	boom := errors.New("unload failed")
 	require.ErrorIs(t, idle.release(func() error { return boom }), boom, "nothing pending: Release unloads and reports")
+}
+
+// TestRunsBeginRacesRelease: runs that begin while Release happens either
+// start before the unload or are refused; the executable is unloaded once,
+// after the last run that started has ended.
+func TestRunsBeginRacesRelease(t *testing.T) {
+	for range 200 {
+		var r runs
+		var unloaded, running atomic.Int32
+		unload := func() error {
+			assert.Zero(t, running.Load(), "unloaded under a run")
+			unloaded.Add(1)
+			return nil
+		}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 50 {
+					if !r.begin(unload) {
+						assert.True(t, r.gone.Load(), "refused before Release")
+						continue
+					}
+					running.Add(1)
+					assert.Zero(t, unloaded.Load(), "a run started after the unload")
+					running.Add(-1)
+					if r.end() {
+						r.unload(unload)
+					}
+				}
+			}()
+		}
+		require.NoError(t, r.release(unload))
+		wg.Wait()
+		require.EqualValues(t, 1, unloaded.Load(), "unloaded once")
+	}
 }
 
 func TestWaitTransferWaitsForTheCopy(t *testing.T) {
