@@ -75,6 +75,16 @@ func TestLaunchAlone(t *testing.T) {
 		require.Equal(t, []uint64{0, 1, 2}, testLaunches.seen)
 		require.Equal(t, 1003, testQueries.calls, "polled until the scripted end")
 	})
+	t.Run("polling the stream", func(t *testing.T) {
+		defer func(s time.Duration, q bool) { aloneSpin, aloneStreamQuery = s, q }(aloneSpin, aloneStreamQuery)
+		aloneSpin, aloneStreamQuery = time.Minute, true
+		d, k := aloneDevice(t, 50, 0, cudaSuccess)
+		d.drv.eventQuery, d.drv.streamQuery = d.drv.streamQuery, fakeEventQuery
+		require.NoError(t, k.Launch(ctx, scalarLaunch(5)))
+		seq, _, _ := placed(d)
+		require.Zero(t, seq)
+		require.Equal(t, 51, testQueries.calls, "the stream polled until the scripted end")
+	})
 	t.Run("outlasts the spin", func(t *testing.T) {
 		defer func(s time.Duration) { aloneSpin = s }(aloneSpin)
 		aloneSpin = time.Microsecond

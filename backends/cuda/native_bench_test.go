@@ -52,6 +52,10 @@ func loadNativeRef(b *testing.B) *nativeRef {
 func BenchmarkVsNative(b *testing.B) {
 	d := gpu(b)
 	ref := loadNativeRef(b)
+	if os.Getenv("ZYX_BENCH_ALONE_STREAMQUERY") == "1" {
+		aloneStreamQuery = true
+		defer func() { aloneStreamQuery = false }()
+	}
 	const syncN, queuedN = 20000, 10000
 	require.Zero(b, ref.setup(queuedN), "the native reference's setup")
 	ctx := context.Background()
@@ -276,6 +280,25 @@ func BenchmarkSyncAttribution(b *testing.B) {
 			for range n {
 				if err := k.Launch(ctx, l); err != nil {
 					b.Fatal(err)
+				}
+			}
+		}},
+		{"driver-streamquery", func() {
+			aloneStreamQuery = true
+			defer func() { aloneStreamQuery = false }()
+			for range n {
+				if err := k.Launch(ctx, l); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}},
+		{"bare-streamquery", func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			d.drv.cuCtxSetCurrent(d.ctx)
+			for range n {
+				d.drv.cuLaunchKernel(k.fn, [3]uint32{1, 1, 1}, k.block, d.stream, 0)
+				for d.drv.cuStreamQuery(d.stream) == cudaErrorNotReady {
 				}
 			}
 		}},

@@ -837,6 +837,11 @@ func (d *Device) syncTail(e *event) bool {
 // the work outlast it.
 var aloneSpin = 20 * time.Microsecond
 
+// aloneStreamQuery makes runAloneLocked poll the stream (cuStreamQuery)
+// instead of a CUDA event recorded after the work: a variable so that a
+// benchmark can compare the two.
+var aloneStreamQuery = false
+
 // runAloneLocked runs e, a synchronous launch on an idle device (nothing
 // on its streams, in the gate or in the issue ring), as a native program
 // launches and synchronises: it issues the work and polls the device's
@@ -856,27 +861,32 @@ func (d *Device) runAloneLocked(e *event) (ended bool, err error) {
 	if err := d.issueLocked(e, s); err != nil {
 		return false, err
 	}
-	if !d.aloneMade {
-		if d.aloneCU, err = d.takeEvent(); err != nil {
+	query, what := d.drv.cuStreamQuery, "cuStreamQuery"
+	cu := s
+	if !aloneStreamQuery {
+		if !d.aloneMade {
+			if d.aloneCU, err = d.takeEvent(); err != nil {
+				d.placeLocked(e, true)
+				return false, nil
+			}
+			d.aloneMade = true
+		}
+		cu = d.aloneCU
+		if r := d.drv.cuEventRecord(cu, s); r != cudaSuccess {
+			_ = d.fail("cuEventRecord", r)
 			d.placeLocked(e, true)
 			return false, nil
 		}
-		d.aloneMade = true
-	}
-	cu := d.aloneCU
-	if r := d.drv.cuEventRecord(cu, s); r != cudaSuccess {
-		_ = d.fail("cuEventRecord", r)
-		d.placeLocked(e, true)
-		return false, nil
+		query, what = d.drv.cuEventQuery, "cuEventQuery"
 	}
 	var start time.Time
 	for polls := 1; ; polls++ {
-		switch r := d.drv.cuEventQuery(cu); r {
+		switch r := query(cu); r {
 		case cudaSuccess:
 			return true, nil
 		case cudaErrorNotReady:
 		default:
-			return true, e.failure(d.fail("cuEventQuery", r))
+			return true, e.failure(d.fail(what, r))
 		}
 		if polls%64 == 0 {
 			if start.IsZero() {
