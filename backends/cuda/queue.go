@@ -920,7 +920,7 @@ func (d *Device) waitStream(s int) error {
 	if r := d.drv.cuEventRecord(cu, d.streams[s]); r != cudaSuccess {
 		return d.fail("cuEventRecord", r)
 	}
-	start := time.Now()
+	var start time.Time // read at the 64th poll: most waits end sooner
 	for polls := 1; ; polls++ {
 		switch r := d.drv.cuEventQuery(cu); r {
 		case cudaSuccess:
@@ -929,8 +929,12 @@ func (d *Device) waitStream(s int) error {
 		default:
 			return d.fail("cuEventQuery", r)
 		}
-		if polls%64 == 0 && time.Since(start) > syncSpin {
-			return d.fail("cuEventSynchronize", d.drv.call(d.drv.eventSynchronize, cu))
+		if polls%64 == 0 {
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) > syncSpin {
+				return d.fail("cuEventSynchronize", d.drv.call(d.drv.eventSynchronize, cu))
+			}
 		}
 	}
 }
