@@ -88,9 +88,10 @@ struct DramWrites {
 
 namespace {
 
-// A buffer with more pages in one bank than this keeps its writes in the
-// bank's map (its words would take more memory than its record is worth).
-constexpr uint64_t kMaxPagesPerBank = uint64_t(1) << 22;
+// The page words of a run, at most (16 MiB): a buffer past them keeps its
+// writes in the banks' maps, so that a run over huge buffers does not
+// allocate (and, from the heap, clear) words for pages it may not write.
+constexpr uint64_t kMaxPageWords = uint64_t(1) << 21;
 
 // The page words of each bank, one per page of the run's DRAM buffers
 // there (`dram`: NocWatch::dram, sorted by begin).
@@ -105,7 +106,7 @@ void add_page_words(DramWrites& dw, const std::vector<std::vector<MemRegion>>& d
       uint64_t n = page ? (r.end - r.begin) / page : 0;
       // Two regions over the same bytes (shards of one buffer in one bank):
       // the first keeps words, the rest go to the map.
-      if (!n || n > kMaxPagesPerBank || (!pages.empty() && r.begin < pages.back().end)) continue;
+      if (!n || total + n > kMaxPageWords || (!pages.empty() && r.begin < pages.back().end)) continue;
       pages.push_back({r.begin, r.begin + n * page, page, nullptr});
       total += n;
     }
