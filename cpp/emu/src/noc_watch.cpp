@@ -2,6 +2,8 @@
 // DRAM ranges against what the run's program allocated, and the NOC's
 // alignment rule.
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -13,11 +15,17 @@
 
 namespace zyx::emu {
 
-// Who wrote which bytes of each DRAM bank in the run (the race check): per
-// bank, disjoint spans by start address, each with the core and kernel that
-// wrote it and the writer's epoch (below). A core's writes of one epoch that
-// touch merge into one span, so a core that writes its pages of a buffer in
-// order keeps a few spans per bank.
+// Who wrote which bytes of each DRAM bank in the run (the race check).
+//
+// The pages of the run's DRAM buffers have a word each (`Pages`): the core,
+// kernel and epoch (below) of the last write that covered the whole page.
+// A write of whole pages, the common case, checks and replaces those words
+// with compare-and-swap, with no lock that cores share and no allocation.
+// Every other write (part of a page, or outside the run's buffers) takes
+// the bank's lock and its map of disjoint spans by start address: the pages
+// it touches move there first (their word becomes kMixed), so each byte has
+// one record, the page word or the map. A core's writes of one epoch that
+// touch merge into one span, so a core that writes in order keeps a few.
 //
 // Happens-before through semaphores: each core has a vector clock (its row
 // of `clocks`; a core's own entry is its epoch, starting at 1). A NOC write,
@@ -34,12 +42,34 @@ struct DramWrites {
     uint32_t epoch;
     const Fiber* fiber;
   };
+  // [begin, end) of a bank in whole pages of `page` bytes, a word each: 0
+  // (not written in the run), kMixed, or page_word(core, slot, epoch).
+  struct Pages {
+    uint64_t begin, end, page;
+    std::atomic<uint64_t>* words;
+  };
+  static constexpr uint64_t kMixed = uint64_t(1) << 63;  // the page's bytes are in the bank's map
+  static constexpr uint32_t kSlots = 5;                   // fibers per core (CoreState::fibers)
+  static uint64_t page_word(uint32_t core, uint32_t slot, uint32_t epoch) {
+    return uint64_t(slot) << 56 | uint64_t(core) << 32 | epoch;
+  }
+  static uint32_t word_core(uint64_t w) { return uint32_t(w >> 32) & 0xffffff; }
+  static uint32_t word_slot(uint64_t w) { return uint32_t(w >> 56) & 0x7f; }
+  static uint32_t word_epoch(uint64_t w) { return uint32_t(w); }
+
   struct Bank {
-    std::mutex mu;
+    std::mutex mu;  // guards `spans` and turning page words into kMixed
     std::map<uint64_t, Span> spans;
+    std::vector<Pages> pages;  // sorted by begin, disjoint
   };
   std::unique_ptr<Bank[]> banks;
   uint32_t cores;
+  // The words of every bank's Pages: zeroed by calloc, so that the pages of
+  // a large buffer a run does not write cost no memory.
+  std::unique_ptr<std::atomic<uint64_t>, void (*)(void*)> words{nullptr, std::free};
+  // The kernel behind a page word's core and slot, for the message; each
+  // core sets its own entries before its first whole-page write.
+  std::unique_ptr<std::atomic<const Fiber*>[]> fibers;
   // clocks[c * cores + d]: what core c knows of core d's epoch. A core's
   // row is used only by its own kernels, which run on one worker at a time.
   std::vector<uint32_t> clocks;
@@ -47,11 +77,52 @@ struct DramWrites {
   // The clock of each L1 word released to, by (core << 32 | offset).
   std::unordered_map<uint64_t, std::vector<uint32_t>> sync;
   DramWrites(uint32_t n_banks, uint32_t n_cores)
-      : banks(new Bank[n_banks]), cores(n_cores), clocks(size_t(n_cores) * n_cores, 0) {
+      : banks(new Bank[n_banks]),
+        cores(n_cores),
+        fibers(new std::atomic<const Fiber*>[size_t(n_cores) * kSlots]()),
+        clocks(size_t(n_cores) * n_cores, 0) {
     for (uint32_t c = 0; c < n_cores; c++) clocks[size_t(c) * n_cores + c] = 1;
   }
   uint32_t* clock(uint32_t core) { return &clocks[size_t(core) * cores]; }
 };
+
+namespace {
+
+// The page words of a run, at most (16 MiB): a buffer past them keeps its
+// writes in the banks' maps, so that a run over huge buffers does not
+// allocate (and, from the heap, clear) words for pages it may not write.
+constexpr uint64_t kMaxPageWords = uint64_t(1) << 21;
+
+// The page words of each bank, one per page of the run's DRAM buffers
+// there (`dram`: NocWatch::dram, sorted by begin).
+void add_page_words(DramWrites& dw, const std::vector<std::vector<MemRegion>>& dram,
+                    const std::vector<std::shared_ptr<const Buffer>>& bufs) {
+  uint64_t total = 0;
+  for (size_t bank = 0; bank < dram.size(); bank++) {
+    std::vector<DramWrites::Pages>& pages = dw.banks[bank].pages;
+    for (const MemRegion& r : dram[bank]) {
+      const Buffer* buf = r.id < bufs.size() ? bufs[r.id].get() : nullptr;
+      uint64_t page = buf ? buf->geo.aligned_page : 0;
+      uint64_t n = page ? (r.end - r.begin) / page : 0;
+      // Two regions over the same bytes (shards of one buffer in one bank):
+      // the first keeps words, the rest go to the map.
+      if (!n || total + n > kMaxPageWords || (!pages.empty() && r.begin < pages.back().end)) continue;
+      pages.push_back({r.begin, r.begin + n * page, page, nullptr});
+      total += n;
+    }
+  }
+  if (!total) return;
+  dw.words.reset(static_cast<std::atomic<uint64_t>*>(std::calloc(total, sizeof(std::atomic<uint64_t>))));
+  if (!dw.words) throw std::bad_alloc();
+  std::atomic<uint64_t>* next = dw.words.get();
+  for (size_t bank = 0; bank < dram.size(); bank++)
+    for (DramWrites::Pages& p : dw.banks[bank].pages) {
+      p.words = next;
+      next += (p.end - p.begin) / p.page;
+    }
+}
+
+}  // namespace
 
 void noc_watch_core_l1(RunState& rs, const Program& prog, const CorePlan* cp, uint32_t core) {
   const Board& b = *rs.board;
@@ -82,7 +153,6 @@ void noc_watch_core_l1(RunState& rs, const Program& prog, const CorePlan* cp, ui
 void build_noc_watch(RunState& rs, const Program& prog, const std::vector<std::shared_ptr<const Buffer>>& bufs) {
   const Board& b = *rs.board;
   NocWatch& w = rs.noc_watch;
-  w.writes = std::make_shared<DramWrites>(b.dram_banks, b.cores());
   w.l1.assign(b.cores(), {});
   w.dram.assign(b.dram_banks, {});
   w.bufs = bufs;
@@ -112,6 +182,8 @@ void build_noc_watch(RunState& rs, const Program& prog, const std::vector<std::s
     }
   }
   for (auto& r : w.dram) std::sort(r.begin(), r.end(), [](auto& x, auto& y) { return x.begin < y.begin; });
+  w.writes = std::make_shared<DramWrites>(b.dram_banks, b.cores());
+  if (rs.watch.race) add_page_words(*w.writes, w.dram, bufs);
 }
 
 namespace {
@@ -316,59 +388,124 @@ void record_dram_write(std::map<uint64_t, DramWrites::Span>& spans, uint64_t add
   spans[addr] = mine;
 }
 
-}  // namespace
+// Fails the calling kernel: its write of [addr, addr + size) of a bank
+// overlaps [from, to), which `core` (its kernel `fiber`) wrote unordered.
+[[noreturn]] void race_fail(const RunState& rs, uint32_t bank, uint64_t addr, uint64_t size, uint64_t from,
+                            uint64_t to, uint32_t core, const Fiber* fiber, const char* op) {
+  const Board& b = *rs.board;
+  std::ostringstream s;
+  s << op << ": DRAM bank " << bank << " [" << hex(addr) << ", +" << hex(size) << ") overlaps ["
+    << hex(std::max(from, addr)) << ", " << hex(std::min(to, addr + size)) << "), which core (" << core / b.cols << ","
+    << core % b.cols << ")";
+  if (fiber && fiber->desc) s << " " << fiber->desc->name;
+  s << " wrote earlier in this run, and no semaphore handshake (a noc_semaphore_inc or noc_semaphore_set_remote "
+       "from that core after its write, waited for on this core with noc_semaphore_wait before this write) orders "
+       "the two: two cores writing the same DRAM bytes in one run race (on a card the last write to land wins, by "
+       "timing) (watcher check race; ZYX_EMU_WATCHER=no-race turns it off)";
+  kernel_fail(s.str());
+}
 
-void noc_note_dram_write(uint32_t bank, uint64_t addr, uint64_t size, const char* op) {
-  RunState* rs = t_fiber->core->run;
-  DramWrites* dw = rs->noc_watch.writes.get();
-  if (!rs->watch.race || !dw || !size || bank >= rs->board->dram_banks) return;
+// The bank's page words over [addr, end) move into its map (under its lock).
+void pages_to_spans(DramWrites& dw, DramWrites::Bank& bk, uint64_t addr, uint64_t end) {
+  for (const DramWrites::Pages& pg : bk.pages) {
+    if (pg.end <= addr || pg.begin >= end) continue;
+    uint64_t first = (std::max(addr, pg.begin) - pg.begin) / pg.page;
+    uint64_t last = (std::min(end, pg.end) - pg.begin + pg.page - 1) / pg.page;
+    for (uint64_t i = first; i < last; i++) {
+      uint64_t w = pg.words[i].exchange(DramWrites::kMixed, std::memory_order_acq_rel);
+      if (!w || w == DramWrites::kMixed) continue;
+      uint32_t core = DramWrites::word_core(w);
+      const Fiber* f = dw.fibers[core * DramWrites::kSlots + DramWrites::word_slot(w)].load(std::memory_order_relaxed);
+      uint64_t b = pg.begin + i * pg.page;
+      record_dram_write(bk.spans, b, b + pg.page, {b + pg.page, core, DramWrites::word_epoch(w), f});
+    }
+  }
+}
+
+// The race check of [from, end) of a write of [addr, addr + size) through
+// the bank's map (a write that is not of whole pages with words, or the
+// rest of one from a page already in the map).
+void note_in_spans(RunState& rs, DramWrites& dw, uint32_t bank, uint64_t from, uint64_t end, uint64_t addr,
+                   uint64_t size, const char* op) {
   const uint32_t me = t_fiber->core->index;
-  const uint32_t* known = dw->clock(me);  // this core's own row: no lock
+  const uint32_t* known = dw.clock(me);  // this core's own row: no lock
   const uint32_t epoch = known[me];
-  uint64_t end = addr + size;
   DramWrites::Span other{0, 0, 0, nullptr};  // a copy: the map may change once unlocked
   uint64_t other_begin = 0;
-  bool race = false;
   {
-    DramWrites::Bank& bk = dw->banks[bank];
+    DramWrites::Bank& bk = dw.banks[bank];
     std::lock_guard<std::mutex> lock(bk.mu);
+    pages_to_spans(dw, bk, from, end);
     auto& spans = bk.spans;
-    auto it = spans.upper_bound(addr);
-    // The common case, a core writing on from where it wrote last (its
-    // pages of a buffer, in order) in the same epoch: its span grows in place.
+    auto it = spans.upper_bound(from);
+    // A core writing on from where it wrote last (its pages of a buffer, in
+    // order) in the same epoch: its span grows in place.
     if (it != spans.begin() && (it == spans.end() || it->first >= end)) {
       auto& prev = std::prev(it)->second;
-      if (prev.core == me && prev.epoch == epoch && prev.end >= addr) {
+      if (prev.core == me && prev.epoch == epoch && prev.end >= from) {
         prev.end = std::max(prev.end, end);
         return;
       }
     }
     // Another core's bytes overlapped: a race unless a semaphore handshake
     // ordered that core's write before this one.
-    if (it != spans.begin() && std::prev(it)->second.end > addr) --it;
+    if (it != spans.begin() && std::prev(it)->second.end > from) --it;
     for (; it != spans.end() && it->first < end; ++it) {
       const DramWrites::Span& sp = it->second;
       if (sp.core != me && known[sp.core] < sp.epoch) {
-        other = sp, other_begin = it->first, race = true;
+        other = sp, other_begin = it->first;
         break;
       }
     }
-    if (!race) {
-      record_dram_write(spans, addr, end, {end, me, epoch, t_fiber});
+    if (!other.end) {
+      record_dram_write(spans, from, end, {end, me, epoch, t_fiber});
       return;
     }
   }
-  const Board& b = *rs->board;
-  std::ostringstream s;
-  s << op << ": DRAM bank " << bank << " [" << hex(addr) << ", +" << hex(size) << ") overlaps ["
-    << hex(std::max(other_begin, addr)) << ", " << hex(std::min(other.end, end)) << "), which core ("
-    << other.core / b.cols << "," << other.core % b.cols << ")";
-  if (other.fiber && other.fiber->desc) s << " " << other.fiber->desc->name;
-  s << " wrote earlier in this run, and no semaphore handshake (a noc_semaphore_inc or noc_semaphore_set_remote "
-       "from that core after its write, waited for on this core with noc_semaphore_wait before this write) orders "
-       "the two: two cores writing the same DRAM bytes in one run race (on a card the last write to land wins, by "
-       "timing) (watcher check race; ZYX_EMU_WATCHER=no-race turns it off)";
-  kernel_fail(s.str());
+  race_fail(rs, bank, addr, size, other_begin, other.end, other.core, other.fiber, op);
+}
+
+// The words of the pages of `bk` that hold [addr, end) whole, or null.
+const DramWrites::Pages* whole_pages(const DramWrites::Bank& bk, uint64_t addr, uint64_t end) {
+  for (const DramWrites::Pages& pg : bk.pages)
+    if (pg.begin <= addr && end <= pg.end)
+      return (addr - pg.begin) % pg.page == 0 && (end - pg.begin) % pg.page == 0 ? &pg : nullptr;
+  return nullptr;
+}
+
+}  // namespace
+
+void noc_note_dram_write(uint32_t bank, uint64_t addr, uint64_t size, const char* op) {
+  RunState* rs = t_fiber->core->run;
+  DramWrites* dw = rs->noc_watch.writes.get();
+  if (!rs->watch.race || !dw || !size || bank >= rs->board->dram_banks) return;
+  const uint64_t end = addr + size;
+  const DramWrites::Pages* pg = whole_pages(dw->banks[bank], addr, end);
+  if (!pg) return note_in_spans(*rs, *dw, bank, addr, end, addr, size, op);
+  const uint32_t me = t_fiber->core->index;
+  const uint32_t* known = dw->clock(me);  // this core's own row: no lock
+  const uint32_t slot = static_cast<uint32_t>(t_fiber - t_fiber->core->fibers.data());
+  std::atomic<const Fiber*>& named = dw->fibers[me * DramWrites::kSlots + slot];
+  if (named.load(std::memory_order_relaxed) != t_fiber) named.store(t_fiber, std::memory_order_relaxed);
+  const uint64_t mine = DramWrites::page_word(me, slot, known[me]);
+  for (uint64_t a = addr; a < end; a += pg->page) {
+    std::atomic<uint64_t>& word = pg->words[(a - pg->begin) / pg->page];
+    uint64_t old = word.load(std::memory_order_acquire);
+    while (old != mine) {
+      if (old == DramWrites::kMixed) return note_in_spans(*rs, *dw, bank, a, end, addr, size, op);
+      uint32_t core = DramWrites::word_core(old);
+      if (old && core != me && known[core] < DramWrites::word_epoch(old)) {
+        // The overlap: the following pages of this write with the same writer.
+        uint64_t to = a + pg->page;
+        while (to < end && pg->words[(to - pg->begin) / pg->page].load(std::memory_order_acquire) == old)
+          to += pg->page;
+        const Fiber* f = dw->fibers[core * DramWrites::kSlots + DramWrites::word_slot(old)].load(
+            std::memory_order_relaxed);
+        race_fail(*rs, bank, addr, size, a, to, core, f, op);
+      }
+      if (word.compare_exchange_weak(old, mine, std::memory_order_acq_rel, std::memory_order_acquire)) break;
+    }
+  }
 }
 
 void noc_note_release(uint32_t core, uint64_t off) {

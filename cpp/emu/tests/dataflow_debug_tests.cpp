@@ -610,4 +610,98 @@ void test_race_semaphores(DeviceLayer& layer) {
 }
 ZYX_TEST(debug, test_race_semaphores);
 
+// The race check's two records: a write of whole pages of a buffer (a word
+// per page) and a write of part of a page (the bank's map), mixed. Core k
+// of a chain writes the first two pages of the buffer in DRAM bank 0 (bank
+// offsets 0 and 64, pages 0 and banks of the buffer): whole, or with
+// `partial`, core 1 only [48, 80) of them, across the pages' boundary. With
+// `ordered` each core waits for the one before and signals the next after
+// its write (line 11).
+const char* kPagesChain = R"(void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0), me = get_arg_val<uint32_t>(1), n = get_arg_val<uint32_t>(2);
+  bool ordered = get_arg_val<uint32_t>(3) != 0, partial = get_arg_val<uint32_t>(4) != 0;
+  cb_reserve_back(0, 1);
+  uint32_t l1 = get_write_ptr(0);
+  for (uint32_t i = 0; i < 32; i++) reinterpret_cast<volatile uint32_t*>(l1)[i] = 100 * (me + 1) + i;
+  volatile uint32_t* sem = reinterpret_cast<volatile uint32_t*>(get_semaphore(0));
+  if (ordered && me > 0) noc_semaphore_wait(sem, 1);
+  uint32_t off = partial && me == 1 ? 48 : 0, size = partial && me == 1 ? 32 : 128;
+  uint64_t dst = get_noc_addr_from_bank_id<true>(0, out + off);
+  noc_async_write(l1 + off, dst, size);
+  noc_async_write_barrier();
+  if (ordered && me + 1 < n) noc_semaphore_inc(get_noc_addr(me + 2, 1, get_semaphore(0)), 1);
+}
+)";
+
+// The [begin, end) after "overlaps [" in a race message, and the write's
+// address after "DRAM bank 0 [".
+struct RaceRange {
+  uint64_t write = 0, begin = 0, end = 0;
+};
+RaceRange race_range(const std::string& msg) {
+  RaceRange r;
+  size_t w = msg.find("DRAM bank 0 ["), o = msg.find("overlaps [");
+  if (w == std::string::npos || o == std::string::npos) return r;
+  r.write = std::stoull(msg.substr(w + 13), nullptr, 16);
+  size_t comma = msg.find(", ", o);
+  r.begin = std::stoull(msg.substr(o + 10), nullptr, 16);
+  r.end = std::stoull(msg.substr(comma + 2), nullptr, 16);
+  return r;
+}
+
+void test_race_pages(DeviceLayer& layer) {
+  const uint32_t banks = layer.describe().dram_banks;
+  GroupProgram p;
+  p.name = "race_pages";
+  p.params = {P("out", "global_mut", "u32")};
+  p.reader.source = kPagesChain;
+  p.cbs = {CB(0, "UInt32", 128, 1)};
+  p.semaphores = {{0, 0}};
+  uint64_t out = layer.alloc(size_t(64) * banks * 2, dram_spec(64), nullptr);
+  auto chain = [&](uint32_t cores, bool ordered, bool partial) {
+    p.reader.runtime_args = {L("buffer_addr", 0), L("core_index"), C(cores), C(ordered), C(partial)};
+    return layer.compile(one_group_program(p, 1, cores));
+  };
+  // The word of the last writer of each byte of the two pages.
+  auto page_words = [&] {
+    std::vector<uint32_t> all = download<uint32_t>(layer, out, size_t(16) * banks * 2);
+    std::vector<uint32_t> w(all.begin(), all.begin() + 16);
+    w.insert(w.end(), all.begin() + 16 * banks, all.begin() + 16 * banks + 16);
+    return w;
+  };
+  // Ordered: core 1's part over core 0's pages, then (three cores) core 2's
+  // whole pages over both, transitively after core 0.
+  for (bool partial : {false, true})
+    for (uint32_t cores : {2u, 3u}) {
+      uint64_t g = chain(cores, true, partial);
+      for (int i = 0; i < 2; i++) {
+        layer.run(g, {Buf(out)}, false);
+        std::vector<uint32_t> w = page_words();
+        for (uint32_t k = 0; k < 32; k++) {
+          uint32_t last = cores - 1;
+          if (cores == 2 && partial && (k < 12 || k >= 20)) last = 0;  // core 1 wrote only words 12..19
+          CHECK_EQ(w[k], 100 * (last + 1) + k);
+        }
+      }
+      layer.release(g);
+    }
+  // Unordered, two cores, whichever writes second: whole pages overlap both
+  // pages; with core 1's part, just [48, 80).
+  for (bool partial : {false, true}) {
+    uint64_t g = chain(2, false, partial);
+    for (int i = 0; i < 3; i++) {
+      std::string msg = expect_error("run_error", [&] { layer.run(g, {Buf(out)}, false); });
+      CHECK(msg.find(" reader (riscv_0) at reader.cpp:11: noc_async_write: DRAM bank 0 [") != std::string::npos);
+      CHECK(msg.find(") reader wrote earlier in this run, and no semaphore handshake") != std::string::npos);
+      RaceRange r = race_range(msg);
+      uint64_t base = r.write - (partial && msg.find("+0x20)") != std::string::npos ? 48 : 0);
+      CHECK_EQ(r.begin, base + (partial ? 48 : 0));
+      CHECK_EQ(r.end, base + (partial ? 80 : 128));
+    }
+    layer.release(g);
+  }
+  layer.free(out);
+}
+ZYX_TEST(debug, test_race_pages);
+
 }  // namespace
