@@ -277,6 +277,58 @@ void test_init_prng_seed(const std::string& cache) {
 }
 ZYX_TEST(names, test_init_prng_seed);
 
+// ckernel_sfpu.h (sfpi.h here) and ckernel::tensix_sync, as ttnn's moe
+// kernel names them: tile 0 is x, doubled on the SFPU after a sync in each
+// form (in UNPACK(...), and plain). The kernel names UNPACK/MATH, so it
+// runs as its three TRISC builds, the SFPU call in the math build's.
+const char* kSfpuHeaderKernel = R"(
+#include "api/compute/compute_kernel_api.h"
+#include "api/compute/tile_move_copy.h"
+#include "ckernel_sfpu.h"
+#include "llk_math_eltwise_unary_sfpu_params.h"
+using namespace sfpi;
+
+inline void twice() {
+  for (int i = 0; i < 8; i++) {
+    dst_reg[0] = dst_reg[0] * 2.0f;
+    dst_reg++;
+  }
+}
+
+void kernel_main() {
+  init_sfpu(0, 16);
+  cb_wait_front(0, 1);
+  tile_regs_acquire();
+  copy_tile_to_dst_init_short(0);
+  copy_tile(0, 0, 0);
+  UNPACK(tensix_sync());
+  ckernel::tensix_sync();
+  MATH(_llk_math_eltwise_unary_sfpu_params_(twice, 0, (int)VectorMode::RC));
+  tile_regs_commit();
+  tile_regs_wait();
+  cb_reserve_back(16, 1);
+  pack_tile(0, 16);
+  cb_push_back(16, 1);
+  tile_regs_release();
+}
+)";
+
+void test_sfpu_header_and_sync(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  std::vector<float> x = randf(1024, -6, 6, 43);
+  Run r;
+  r.formats = {"Float32"};
+  r.inputs = {f32_bytes(x)};
+  r.unpack_to_dest_fp32 = {0};
+  r.out_format = "Float32";
+  r.fp32 = true;
+  r.compute = kSfpuHeaderKernel;
+  std::vector<float> out = bytes_f32(run(*layer, r));
+  CHECK_EQ(out.size(), size_t(1024));
+  for (size_t e = 0; e < out.size(); e++) CHECK_EQ(float_bits(out[e]), float_bits(2.0f * x[e]));
+}
+ZYX_TEST(names, test_sfpu_header_and_sync);
+
 void test_kernel_check_metal2(const std::string& cache) {
   std::string dir = cache + "/sweep-metal2";
   mkdir(dir.c_str(), 0700);
