@@ -418,7 +418,7 @@ std::string include_path_problem(const std::string& path);
 std::string kernel_path_problem(const std::string& path);
 
 // A kernel source or include file as the builder writes it for the compiler:
-// each `#pragma GCC unroll` whose count is not a decimal literal (a template
+// each `#pragma GCC unroll` whose count is not an integer literal (a template
 // parameter or constant, `#pragma GCC unroll(window_height)`) becomes an
 // empty line. The card's compiler takes such a count; the host's GCC 12
 // rejects a count it cannot evaluate where the template is defined. Unroll

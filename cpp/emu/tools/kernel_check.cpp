@@ -25,7 +25,11 @@
 //                                      directory): a compute kernel that, or
 //                                      whose quoted includes in ROOT, refer
 //                                      to the TRISC builds is checked as its
-//                                      three builds, as the runtime builds it
+//                                      three builds, as the runtime builds it;
+//                                      FILE is built at its path in ROOT, with
+//                                      the files of ROOT its quoted includes
+//                                      reach from their own directories as
+//                                      the program's include files
 //
 // Exit status: 0 builds, 1 does not (the compiler's diagnostics on stdout),
 // 2 bad usage or an environment problem (message on stderr).
