@@ -41,6 +41,7 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <string_view>
 #include <system_error>
 #include <thread>
 
@@ -404,6 +405,61 @@ std::string kernel_path_problem(const std::string& path) {
   return "";
 }
 
+namespace {
+// The count of a `#pragma GCC unroll` line (its text after "unroll"), when
+// it is an integer literal the host compiler evaluates anywhere: 8, (8), 8u.
+bool literal_unroll_count(std::string_view count) {
+  auto trim = [](std::string_view v) {
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.remove_prefix(1);
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.remove_suffix(1);
+    return v;
+  };
+  count = trim(count);
+  if (count.size() >= 2 && count.front() == '(' && count.back() == ')')
+    count = trim(count.substr(1, count.size() - 2));
+  if (count.empty() || !std::isdigit(static_cast<unsigned char>(count[0]))) return false;
+  for (char c : count)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '\'') return false;
+  return true;
+}
+
+// Whether a line is `# pragma GCC unroll …` (any spacing); *count is the rest.
+bool unroll_pragma_line(std::string_view line, std::string_view* count) {
+  size_t at = 0;
+  auto space = [&] {
+    while (at < line.size() && (line[at] == ' ' || line[at] == '\t')) at++;
+  };
+  auto word = [&](std::string_view w) {
+    space();
+    if (line.substr(at, w.size()) != w) return false;
+    at += w.size();
+    return at == line.size() || !(std::isalnum(static_cast<unsigned char>(line[at])) || line[at] == '_');
+  };
+  space();
+  if (at >= line.size() || line[at] != '#') return false;
+  at++;
+  if (!word("pragma") || !word("GCC") || !word("unroll")) return false;
+  *count = line.substr(at);
+  return true;
+}
+}  // namespace
+
+std::string without_unevaluable_unroll_pragmas(const std::string& text) {
+  if (text.find("unroll") == std::string::npos) return text;
+  std::string out;
+  out.reserve(text.size());
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::string_view whole(text.data() + at, end - at), line = whole, count;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!(unroll_pragma_line(line, &count) && !literal_unroll_count(count))) out.append(whole);
+    if (end < text.size()) out.push_back('\n');
+    at = end + 1;
+  }
+  return out;
+}
+
 // ---- KernelBuilder ----------------------------------------------------------
 
 KernelBuilder::KernelBuilder(std::string cache_dir, const Board& board) : board_(board) {
@@ -763,7 +819,7 @@ std::string KernelBuilder::generated_source(const BuildSpec& s) const {
     out << "#include ZYX_EMU_KERNEL_FILE\n";
   } else {
     out << "#line 1 " << c_string_literal(s.name + ".cpp") << "\n";
-    out << *s.source << "\n";
+    out << without_unevaluable_unroll_pragmas(*s.source) << "\n";
   }
   out << "#line 1 \"zyx_emu_entry\"\n";
   bool old_style = is_compute && std::regex_search(*s.source, old_style_main());
@@ -842,7 +898,7 @@ void write_include_tree(const std::string& inc,
     }
     std::string fp = inc + "/" + rel;
     if (access(fp.c_str(), F_OK) == 0) throw Error("invalid_argument", "include file \"" + rel + "\" given twice");
-    write_new_file(fp, *f.second);
+    write_new_file(fp, without_unevaluable_unroll_pragmas(*f.second));
   }
 }
 

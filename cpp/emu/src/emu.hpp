@@ -417,6 +417,15 @@ std::string include_path_problem(const std::string& path);
 // reaches the compiler inside a quoted #include name.
 std::string kernel_path_problem(const std::string& path);
 
+// A kernel source or include file as the builder writes it for the compiler:
+// each `#pragma GCC unroll` whose count is not an integer literal (a template
+// parameter or constant, `#pragma GCC unroll(window_height)`) becomes an
+// empty line. The card's compiler takes such a count; the host's GCC 12
+// rejects a count it cannot evaluate where the template is defined. Unroll
+// is only a hint to the optimizer, so dropping it changes no result, and the
+// line stays (empty) so that diagnostics keep their line numbers.
+std::string without_unevaluable_unroll_pragmas(const std::string& text);
+
 // ---- hashing ---------------------------------------------------------------
 
 // A 128-bit FNV-1a style digest as 32 hex characters (cache keys, not security).

@@ -95,4 +95,25 @@ bool refers_to_triscs(const std::string& source, const std::string& path, const 
   return false;
 }
 
+std::vector<std::pair<std::string, const std::string*>> directory_includes(const std::string& source,
+                                                                           const std::string& path,
+                                                                           const TreeLookup& lookup) {
+  std::vector<std::pair<std::string, const std::string*>> reached;
+  std::vector<std::pair<std::string, const std::string*>> todo{{path, &source}};
+  std::set<std::string> seen{path};
+  while (!todo.empty()) {
+    auto [at, text] = todo.back();
+    todo.pop_back();
+    std::string dir = at.find('/') == std::string::npos ? "" : at.substr(0, at.rfind('/') + 1);
+    for (const std::string& inc : quoted_includes(*text)) {
+      std::string cand = normalize(dir + inc);
+      const std::string* found = cand.empty() ? nullptr : lookup(cand);
+      if (!found || !seen.insert(cand).second) continue;
+      reached.emplace_back(cand, found);
+      todo.emplace_back(cand, found);
+    }
+  }
+  return reached;
+}
+
 }  // namespace zyx::emu

@@ -218,6 +218,117 @@ int run_tool(const std::string& args) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// ckernel::init_prng_seed, as tt-metal's stochastic-rounding test calls it:
+// it seeds the generator rand_tile_init seeds. Tiles 0 and 1 round the
+// same input after the same seed by the two calls, tile 2 after another
+// seed. Args: the seed.
+const char* kPrngSeedKernel = R"(
+#include "api/compute/common.h"
+#include "api/compute/tile_move_copy.h"
+#include "api/compute/eltwise_unary/eltwise_unary.h"
+#include "api/compute/eltwise_unary/rounding.h"
+
+void kernel_main() {
+  const uint32_t seed = get_arg_val<uint32_t>(0);
+  init_sfpu(0, 16);
+  cb_wait_front(0, 1);
+  tile_regs_acquire();
+  copy_tile_to_dst_init_short(0);
+  for (uint32_t t = 0; t < 3; t++) copy_tile(0, 0, t);
+  init_prng_seed(seed);
+  stochastic_round_tile(0);
+  rand_tile_init(seed);
+  stochastic_round_tile(1);
+  init_prng_seed(seed + 1);
+  stochastic_round_tile(2);
+  tile_regs_commit();
+  tile_regs_wait();
+  cb_reserve_back(16, 3);
+  for (uint32_t t = 0; t < 3; t++) pack_tile(t, 16);
+  cb_push_back(16, 3);
+  tile_regs_release();
+}
+)";
+
+void test_init_prng_seed(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  std::vector<float> x = randf(1024, -4, 4, 57);
+  Run r;
+  r.formats = {"Float32"};
+  r.inputs = {f32_bytes(x)};
+  r.unpack_to_dest_fp32 = {0};
+  r.out_format = "Float32";
+  r.out_tiles = 3;
+  r.fp32 = true;
+  r.dst_full_sync = true;
+  r.args = {1234};
+  r.compute = kPrngSeedKernel;
+  std::vector<float> out = bytes_f32(run(*layer, r));
+  CHECK_EQ(out.size(), size_t(3 * 1024));
+  int other_seed_differs = 0;
+  for (int e = 0; e < 1024 && out.size() == 3 * 1024; e++) {
+    // Each result is x rounded to bf16, down or up (toward zero or away from it).
+    uint32_t down = float_bits(x[e]) & 0xffff0000u, got = float_bits(out[e]);
+    CHECK(got == down || got == down + 0x10000u);
+    CHECK_EQ(got, float_bits(out[1024 + e]));  // the same seed, by either call
+    other_seed_differs += got != float_bits(out[2048 + e]);
+  }
+  CHECK(other_seed_differs > 0);
+}
+ZYX_TEST(names, test_init_prng_seed);
+
+// ckernel_sfpu.h (sfpi.h here) and ckernel::tensix_sync, as ttnn's moe
+// kernel names them: tile 0 is x, doubled on the SFPU after a sync in each
+// form (in UNPACK(...), and plain). The kernel names UNPACK/MATH, so it
+// runs as its three TRISC builds, the SFPU call in the math build's.
+const char* kSfpuHeaderKernel = R"(
+#include "api/compute/compute_kernel_api.h"
+#include "api/compute/tile_move_copy.h"
+#include "ckernel_sfpu.h"
+#include "llk_math_eltwise_unary_sfpu_params.h"
+using namespace sfpi;
+
+inline void twice() {
+  for (int i = 0; i < 8; i++) {
+    dst_reg[0] = dst_reg[0] * 2.0f;
+    dst_reg++;
+  }
+}
+
+void kernel_main() {
+  init_sfpu(0, 16);
+  cb_wait_front(0, 1);
+  tile_regs_acquire();
+  copy_tile_to_dst_init_short(0);
+  copy_tile(0, 0, 0);
+  UNPACK(tensix_sync());
+  ckernel::tensix_sync();
+  MATH(_llk_math_eltwise_unary_sfpu_params_(twice, 0, (int)VectorMode::RC));
+  tile_regs_commit();
+  tile_regs_wait();
+  cb_reserve_back(16, 1);
+  pack_tile(0, 16);
+  cb_push_back(16, 1);
+  tile_regs_release();
+}
+)";
+
+void test_sfpu_header_and_sync(const std::string& cache) {
+  auto layer = make_emu_layer("n150", 0, cache);
+  std::vector<float> x = randf(1024, -6, 6, 43);
+  Run r;
+  r.formats = {"Float32"};
+  r.inputs = {f32_bytes(x)};
+  r.unpack_to_dest_fp32 = {0};
+  r.out_format = "Float32";
+  r.fp32 = true;
+  r.compute = kSfpuHeaderKernel;
+  std::vector<float> out = bytes_f32(run(*layer, r));
+  CHECK_EQ(out.size(), size_t(1024));
+  for (size_t e = 0; e < out.size(); e++) CHECK_EQ(float_bits(out[e]), float_bits(2.0f * x[e]));
+}
+ZYX_TEST(names, test_sfpu_header_and_sync);
+
 void test_kernel_check_metal2(const std::string& cache) {
   std::string dir = cache + "/sweep-metal2";
   mkdir(dir.c_str(), 0700);

@@ -1,4 +1,5 @@
-// The TensorAccessor's type, as the kernel sweep over tt-metal's own kernels
+// Forms the kernel sweep over tt-metal's own kernels needed. The
+// TensorAccessor's type, as the kernel sweep over tt-metal's own kernels
 // needed it (docs/emulator.md, "The kernel sweep"): accessors of one
 // distribution share one type whatever their args' offset, so a kernel can
 // choose between two of them with `?:`, as sdpa's ring readers and writer
@@ -113,6 +114,109 @@ void test_choose_accessor(DeviceLayer& layer) {
 }
 ZYX_TEST_ON(accessors, test_choose_accessor, "n150");
 ZYX_TEST_ON(accessors, test_choose_accessor, "p150a");
+
+// A kernel and an include file that unroll loops by a count the host's GCC
+// 12 cannot evaluate where the template is defined (a template parameter,
+// with and without parentheses, and a namespace-scope constant), as
+// conv2d's readers do, beside a literal count. Each element i of OUT is
+// the sum over j < N of (i + j) for N = 3, 5 and 7: the loops must run
+// exactly as written.
+const char* kUnrolledSums = R"(
+#pragma once
+#include <cstdint>
+
+template <uint32_t N>
+uint32_t window_sum(uint32_t first) {
+  uint32_t sum = 0;
+#pragma GCC unroll(N)
+  for (uint32_t j = 0; j < N; j++) sum += first + j;
+  return sum;
+}
+
+template <uint32_t N>
+uint32_t window_sum_bare(uint32_t first) {
+  uint32_t sum = 0;
+#pragma GCC unroll N
+  for (uint32_t j = 0; j < N; j++) sum += first + j;
+  return sum;
+}
+)";
+
+const char* kUnrollKernel = R"(
+#include "api/dataflow/dataflow_api.h"
+#include "unrolled_sums.hpp"
+
+constexpr uint32_t window = 7;
+
+void kernel_main() {
+  const uint32_t out_addr = get_arg_val<uint32_t>(0), count = get_arg_val<uint32_t>(1);
+  constexpr auto out_args = TensorAccessorArgs<0>();
+  const auto out = TensorAccessor(out_args, out_addr);
+  cb_reserve_back(0, 1);
+  volatile uint32_t* l1 = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));
+#pragma GCC unroll 4
+  for (uint32_t i = 0; i < count; i++) {
+    uint32_t sum7 = 0;
+#pragma GCC unroll window
+    for (uint32_t j = 0; j < window; j++) sum7 += i + j;
+    l1[3 * i] = window_sum<3>(i);
+    l1[3 * i + 1] = window_sum_bare<5>(i);
+    l1[3 * i + 2] = sum7;
+  }
+  noc_async_write(get_write_ptr(0), out.get_noc_addr(0), out.get_page_size());
+  noc_async_write_barrier();
+}
+)";
+
+void test_unroll_by_template_count(DeviceLayer& layer) {
+  const uint32_t count = 16, page = 3 * count * 4;
+  uint64_t out_id = layer.alloc(page, dram_spec(page), nullptr);
+  GroupProgram p;
+  p.name = "sweep_compat3_unroll";
+  p.params = {P("out", "global_mut", "u32")};
+  p.include_files = {IncludeFile{"unrolled_sums.hpp", kUnrolledSums}};
+  p.reader.source = kUnrollKernel;
+  p.reader.compile_args = accessor(layer, dram_spec(page));
+  p.reader.runtime_args = {L("buffer_addr", 0), C(count)};
+  p.cbs = {CB(0, "UInt32", page, 1)};
+  uint64_t prog = layer.compile(one_group_program(p, 1, 1));
+  layer.run(prog, {Buf(out_id)}, false);
+  layer.release(prog);
+  std::vector<uint32_t> got = download<uint32_t>(layer, out_id, 3 * count);
+  CHECK_EQ(got.size(), size_t(3 * count));
+  for (uint32_t i = 0; i < count && got.size() == 3 * count; i++) {
+    CHECK_EQ(got[3 * i], 3 * i + 3);       // i + (i + 1) + (i + 2)
+    CHECK_EQ(got[3 * i + 1], 5 * i + 10);  // 5i + 0 + 1 + 2 + 3 + 4
+    CHECK_EQ(got[3 * i + 2], 7 * i + 21);  // 7i + 0 + … + 6
+  }
+  layer.free(out_id);
+}
+ZYX_TEST_ON(unroll, test_unroll_by_template_count, "n150");
+
+// The preparation itself: only a count that is not a literal goes, each
+// such line stays as an empty one, and every other line is kept byte for
+// byte (a CRLF line too).
+void test_unroll_pragma_preparation(DeviceLayer&) {
+  const std::string in =
+      "#pragma GCC unroll(N)\n"
+      "  #  pragma  GCC  unroll window_height\r\n"
+      "#pragma GCC unroll 8\n"
+      "#pragma GCC unroll (16)\n"
+      "#pragma GCC unrolled 3\n"
+      "#pragma GCC ivdep\n"
+      "for (;;) {}";
+  const std::string want =
+      "\n"
+      "\n"
+      "#pragma GCC unroll 8\n"
+      "#pragma GCC unroll (16)\n"
+      "#pragma GCC unrolled 3\n"
+      "#pragma GCC ivdep\n"
+      "for (;;) {}";
+  CHECK_EQ(emu::without_unevaluable_unroll_pragmas(in), want);
+  CHECK_EQ(emu::without_unevaluable_unroll_pragmas("no pragma here\n"), std::string("no pragma here\n"));
+}
+ZYX_TEST_ON(unroll, test_unroll_pragma_preparation, "n150");
 
 }  // namespace
 

@@ -25,7 +25,11 @@
 //                                      directory): a compute kernel that, or
 //                                      whose quoted includes in ROOT, refer
 //                                      to the TRISC builds is checked as its
-//                                      three builds, as the runtime builds it
+//                                      three builds, as the runtime builds it;
+//                                      FILE is built at its path in ROOT, with
+//                                      the files of ROOT its quoted includes
+//                                      reach from their own directories as
+//                                      the program's include files
 //
 // Exit status: 0 builds, 1 does not (the compiler's diagnostics on stdout),
 // 2 bad usage or an environment problem (message on stderr).
@@ -38,6 +42,7 @@
 #include <stdexcept>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "emu.hpp"
@@ -153,27 +158,52 @@ std::string parse_options(int argc, char** argv, Options& o) {
   return "";
 }
 
+// The files of the tree, read from disk as a program would ship them, each
+// once, by their paths in the tree.
+class TreeFiles {
+ public:
+  explicit TreeFiles(std::string root) : root_(std::move(root)) {}
+  const std::string* find(const std::string& path) {
+    auto it = read_.find(path);
+    if (it == read_.end()) {
+      std::ifstream f(root_ + "/" + path, std::ios::binary);
+      std::stringstream text;
+      if (f) text << f.rdbuf();
+      it = read_.emplace(path, f ? text.str() : std::string()).first;
+    }
+    return it->second.empty() ? nullptr : &it->second;
+  }
+  zyx::emu::TreeLookup lookup() {
+    return [this](const std::string& path) { return find(path); };
+  }
+
+ private:
+  std::string root_;
+  std::map<std::string, std::string> read_;  // node-based: the texts stay put
+};
+
 // Whether the runtime would build this compute kernel three times (its
 // TRISC builds): ZYX_EMU_TRISC, else whether the kernel or a file of its
-// tree that it includes refers to the TRISC builds (trisc_builds.cpp), with
-// the tree read from disk as a program would ship it.
-bool builds_three_times(const Options& o, const std::string& source) {
+// tree that it includes refers to the TRISC builds (trisc_builds.cpp).
+bool builds_three_times(const std::string& source, const std::string& rel, TreeFiles& tree) {
   using namespace zyx::emu;
   TriscMode mode = trisc_mode_from_env();
   if (mode != TriscMode::Auto) return mode == TriscMode::Three;
-  std::string rel = o.tree == "." ? o.file : o.file.substr(o.tree.size() + 1);
-  std::map<std::string, std::string> read;
-  auto lookup = [&](const std::string& path) -> const std::string* {
-    auto it = read.find(path);
-    if (it == read.end()) {
-      std::ifstream f(o.tree + "/" + path, std::ios::binary);
-      std::stringstream text;
-      if (f) text << f.rdbuf();
-      it = read.emplace(path, f ? text.str() : std::string()).first;
-    }
-    return it->second.empty() ? nullptr : &it->second;
-  };
-  return refers_to_triscs(source, rel, lookup);
+  return refers_to_triscs(source, rel, tree.lookup());
+}
+
+// Whether one of the emulator's include directories has a header at this
+// tree path (from the tree's root or its ttnn/cpp, the roots a build
+// searches): the emulator's header must win there, as it does over the tree.
+bool emulator_provides(const std::vector<std::string>& include_dirs, const std::string& path) {
+  static const std::string ttnn_cpp = "ttnn/cpp/";
+  for (const std::string& d : include_dirs) {
+    if (access((d + "/" + path).c_str(), F_OK) == 0) return true;
+    if (path.compare(0, ttnn_cpp.size(), ttnn_cpp) == 0 &&
+        access((d + "/" + path.substr(ttnn_cpp.size())).c_str(), F_OK) == 0)
+      return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -216,9 +246,21 @@ int main(int argc, char** argv) {
     // The user's kernel cache root, as the runtime's: a syntax-only check
     // writes only its own build directory there and removes it.
     KernelBuilder builder("", board_preset(o.board));
+    // The kernel at its path in the tree, with the files its quoted includes
+    // reach from their own directories, as a program ships them: the builder
+    // writes (and prepares) them as it does a program's include files.
+    TreeFiles tree(o.tree);
+    std::string rel = o.tree == "." ? o.file : o.file.substr(o.tree.size() + 1);
+    std::vector<std::pair<std::string, const std::string*>> shipped;
+    if (kernel_path_problem(rel).empty()) {
+      spec.path = &rel;
+      for (auto& [path, text] : directory_includes(source, rel, tree.lookup()))
+        if (!emulator_provides(builder.include_dirs(), path)) shipped.emplace_back(path, text);
+      for (auto& [path, text] : shipped) spec.include_files.emplace_back(&path, text);
+    }
     bool ok = false;
     std::string diag;
-    if (spec.processor == 2 && builds_three_times(o, source)) {
+    if (spec.processor == 2 && builds_three_times(source, rel, tree)) {
       // Each TRISC build as the runtime compiles it; the first that fails
       // is the kernel's failure.
       static const char* roles[] = {"TRISC_UNPACK", "TRISC_MATH", "TRISC_PACK"};

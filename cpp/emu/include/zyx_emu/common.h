@@ -448,6 +448,10 @@ inline void riscv_wait(uint32_t cycles) { (void)cycles; }
 // name it (a busy loop on the wall clock on a card).
 namespace ckernel {
 inline void wait(uint32_t cycles) { riscv_wait(cycles); }
+// tt-llk's ckernel::tensix_sync: waits until the instructions the thread has
+// issued to the Tensix engine are done. Each emulated call has done its work
+// when it returns, so there is nothing left to wait for.
+inline void tensix_sync() {}
 }  // namespace ckernel
 
 // A core's L1 data cache (Blackhole): the emulator's L1 is host memory that

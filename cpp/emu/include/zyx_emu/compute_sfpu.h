@@ -341,6 +341,10 @@ ALWI void dropout_tile(uint32_t idst, uint32_t probability, uint32_t scale_facto
   zyx_emu_c::su(ZYX_SU_DROPOUT, idst, probability, scale_factor);
 }
 ALWI void rand_tile_init(uint32_t seed = 0) { zyx_emu_c::su(ZYX_SU_RAND, 0xffffffffu, seed); }
+// tt-llk's ckernel::init_prng_seed, which kernels call directly: seeds the
+// same generator as rand_tile_init (the one stochastic_round_tile,
+// rand_tile and dropout_tile draw from).
+ALWI void init_prng_seed(uint32_t seed) { zyx_emu_c::su(ZYX_SU_RAND, 0xffffffffu, seed); }
 ALWI void rand_tile(uint32_t idst, uint32_t from, uint32_t scale) { zyx_emu_c::su(ZYX_SU_RAND, idst, from, scale); }
 
 enum class RoundingMode : uint8_t { None = 0, Trunc = 1, Floor = 2 };
