@@ -165,6 +165,11 @@ DstKind unpack_to_dst(uint32_t cb, uint32_t t, uint32_t* out, const char* op) {
     alignas(64) uint32_t s[1024];
     unpack_src(cb, t, s, op);
     hw_copy(s, out, f == Format::Float16);
+  } else if (core().hw_numerics && f == Format::Int8) {
+    // Int8 in L1 is sign-magnitude: the unpacker keeps the sign and the
+    // magnitude, and the move to DST passes the integer through.
+    const uint8_t* s = front_tile(cb, t, op);
+    for (int i = 0; i < 1024; i++) out[i] = hw::int8_to_dst(s[i], false);
   } else {
     tile_unpack(front_tile(cb, t, op), f, out, k);
   }
@@ -364,6 +369,33 @@ void api_transpose(uint32_t cb, uint32_t t, uint32_t dst) {
   mark(dst, k);
 }
 
+// typecast_tile as tt-llk's SFPU programs compute it (numerics.hpp), for
+// the conversions the model covers: float to Int32, UInt32 and UInt16, and
+// Int32 to Float32 (32-bit DST) and to Float16_b or Bfp8_b. Returns false
+// for the others, which keep the exact conversion.
+static bool hw_typecast(uint32_t dst, DstKind cur, Format in, Format out) {
+  uint32_t* d = dst_tile(dst);
+  const bool fp32 = core().run->fp32_dest_acc;
+  if (cur != DstKind::Int && !format_is_int(in)) {
+    if (out == Format::Int32) for (int i = 0; i < 1024; i++) d[i] = hw::sfpu_f32_to_int32(d[i]);
+    else if (out == Format::UInt32) for (int i = 0; i < 1024; i++) d[i] = hw::sfpu_f32_to_uint32(d[i]);
+    else if (out == Format::UInt16) for (int i = 0; i < 1024; i++) d[i] = hw::sfpu_f32_to_uint16(d[i]);
+    else return false;
+    mark(dst, DstKind::Int);
+    return true;
+  }
+  if (cur != DstKind::Int || in != Format::Int32) return false;
+  if (out == Format::Float32 && fp32) {
+    for (int i = 0; i < 1024; i++) d[i] = hw::sfpu_int32_to_f32(d[i]);
+    mark(dst, DstKind::F32);
+    return true;
+  }
+  if (out != Format::Float16_b && out != Format::Bfp8_b) return false;
+  for (int i = 0; i < 1024; i++) d[i] = hw::sfpu_f32_to_bf16(hw::sfpu_int32_to_f32(d[i]));
+  mark(dst, fp32 ? DstKind::F32 : DstKind::BF16);
+  return true;
+}
+
 void api_typecast(uint32_t dst, uint32_t in_fmt, uint32_t out_fmt) {
   if (!on_math()) return;
   SfpuScope sfpu;  // typecast_tile is an SFPU op
@@ -372,6 +404,9 @@ void api_typecast(uint32_t dst, uint32_t in_fmt, uint32_t out_fmt) {
   if (format_tile_bytes(in) == 0 || format_tile_bytes(out) == 0)
     kernel_fail("typecast_tile: unsupported formats " + std::to_string(in_fmt) + " -> " + std::to_string(out_fmt));
   DstKind cur = core().dst_kind[dst];
+  if (core().hw_numerics && hw_typecast(dst, cur, in, out)) return;
+  if (core().hw_numerics && cur == DstKind::Int && in == Format::Int8)  // DST holds Int8 in sign-magnitude
+    for (int i = 0; i < 1024; i++) d[i] = (d[i] & 0x80000000u) ? 0u - (d[i] & 0x7fffffffu) : d[i];
   // Bring the tile to f32 or i32 per the input format, then convert.
   std::array<float, 1024> f;
   for (int i = 0; i < 1024; i++) {
