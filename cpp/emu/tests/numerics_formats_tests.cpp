@@ -561,6 +561,145 @@ void test_f16_hand(DeviceLayer& layer) {
 }
 ZYX_TEST(hw, test_f16_hand);
 
+// ---- Integer formats through the compute API (hardware numerics) ----
+
+// Int32 words as a tt-metal host writes them (two's complement), with the
+// edge cases: zero, -1, INT32_MIN and INT32_MAX, values past 127 and 255.
+std::vector<int32_t> int32_words() {
+  std::vector<int32_t> v(1024);
+  static const int32_t special[] = {0, 1, -1, 5, -5, 127, 128, -127, -128, 200, 255, 256, -300,
+                                    INT32_MIN, INT32_MAX, 65535, 65536, -65536};
+  std::mt19937 rng(91);
+  for (size_t i = 0; i < v.size(); i++)
+    v[i] = i < std::size(special) ? special[i] : static_cast<int32_t>(rng()) >> (rng() % 31);
+  return v;
+}
+
+Run int_copy(const std::string& in_format, std::vector<uint8_t> in, const std::string& out_format) {
+  Run r = one_tile_op(in_format, std::move(in), "(void)0");
+  r.out_format = out_format;
+  r.fp32 = true;  // tt-metal needs a 32-bit DST for 32-bit integers
+  return r;
+}
+
+// An integer copy: Int32 moves to DST and back unchanged (two's complement
+// survives); packed to Int8 the packer keeps bit 31 as the sign and clamps
+// the magnitude to 127, to UInt8 a set bit 31 is 0 and the rest clamps to
+// 255. An Int8 tile (sign-magnitude) copies unchanged, -0 included, and
+// reaches an Int32 output as sign-magnitude words.
+void test_int_copy(DeviceLayer& layer) {
+  const int before = failures;
+  const std::vector<int32_t> w = int32_words();
+  const std::vector<int32_t> same = from_bytes<int32_t>(run(layer, int_copy("Int32", to_bytes(w), "Int32")));
+  for (int i = 0; i < 1024; i++) EXPECT(same[i], w[i]);
+  const std::vector<uint8_t> i8 = run(layer, int_copy("Int32", to_bytes(w), "Int8"));
+  const std::vector<uint8_t> u8 = run(layer, int_copy("Int32", to_bytes(w), "UInt8"));
+  for (int i = 0; i < 1024; i++) {
+    EXPECT(i8[i], pack_int8(uint32_t(w[i]), false));
+    EXPECT(u8[i], pack_int8(uint32_t(w[i]), true));
+  }
+  // Hand-worked words (w[0..]: 0, 1, -1, 5, -5, 127, 128, -127, -128, 200, 255, 256, -300, INT32_MIN, INT32_MAX).
+  const uint8_t want_i8[] = {0x00, 0x01, 0xff, 0x05, 0xff, 0x7f, 0x7f, 0xff, 0xff, 0x7f, 0x7f, 0x7f, 0xff, 0x80, 0x7f};
+  const uint8_t want_u8[] = {0, 1, 0, 5, 0, 127, 128, 0, 0, 200, 255, 255, 0, 0, 255};
+  for (size_t i = 0; i < std::size(want_i8); i++) {
+    EXPECT(i8[i], want_i8[i]);
+    EXPECT(u8[i], want_u8[i]);
+  }
+  std::vector<uint8_t> b(1024);
+  for (int i = 0; i < 1024; i++) b[i] = static_cast<uint8_t>(i * 37 + 11);
+  b[0] = 0x80, b[1] = 0x85, b[2] = 0x05, b[3] = 0xff;
+  CHECK(run(layer, int_copy("Int8", b, "Int8")) == b);
+  const std::vector<uint32_t> wide = from_bytes<uint32_t>(run(layer, int_copy("Int8", b, "Int32")));
+  EXPECT(wide[0], 0x80000000u);
+  EXPECT(wide[1], 0x80000005u);
+  EXPECT(wide[2], 5);
+  EXPECT(wide[3], 0x8000007fu);
+  for (int i = 0; i < 1024; i++) EXPECT(wide[i], int8_to_dst(b[i], false));
+  if (failures != before) throw Failure("integer copy: " + std::to_string(failures - before) + " word(s) differ");
+}
+ZYX_TEST(int, test_int_copy);
+
+// An int32 add on the SFPU (add_int_tile, tt-llk's raw INT32 loads and a
+// two's complement add): words of two's complement sums, wrapping at
+// INT32_MAX. UInt16 with a 16-bit DST wraps modulo 2^16 (LO16 stores).
+void test_int_add(DeviceLayer& layer) {
+  const int before = failures;
+  const std::vector<int32_t> a = int32_words();
+  std::vector<int32_t> b(1024);
+  std::mt19937 rng(5);
+  for (auto& x : b) x = static_cast<int32_t>(rng()) >> (rng() % 31);
+  b[0] = -1, b[1] = -1, b[13] = -1, b[14] = 1;  // 0 + -1, 1 + -1, INT32_MIN - 1, INT32_MAX + 1
+  Run r;
+  r.formats = {"Int32", "Int32"};
+  r.inputs = {to_bytes(a), to_bytes(b)};
+  r.out_format = "Int32";
+  r.compute = copy_op_kernel();
+  r.defines = {{"NIN", "2"}, {"OP", "add_int_tile_init(); add_int_tile<DataFormat::Int32>(0, 1, 0)"}};
+  r.args = {0, 0, 0, 0};
+  const std::vector<uint32_t> got = from_bytes<uint32_t>(run(layer, r));
+  for (int i = 0; i < 1024; i++) EXPECT(got[i], uint32_t(a[i]) + uint32_t(b[i]));
+  EXPECT(got[0], 0xffffffffu);
+  EXPECT(got[1], 0);
+  EXPECT(got[13], 0x7fffffffu);
+  EXPECT(got[14], 0x80000000u);
+  std::vector<uint16_t> ua(1024, 0xffff), ub(1024, 2);
+  ua[1] = 100, ub[1] = 23;
+  r.formats = {"UInt16", "UInt16"};
+  r.inputs = {to_bytes(ua), to_bytes(ub)};
+  r.out_format = "UInt16";
+  r.fp32 = false;
+  r.defines["OP"] = "add_int_tile_init(); add_int_tile<DataFormat::UInt16>(0, 1, 0)";
+  const std::vector<uint16_t> u = from_bytes<uint16_t>(run(layer, r));
+  EXPECT(u[0], 1);  // 0xffff + 2 wraps
+  EXPECT(u[1], 123);
+  if (failures != before) throw Failure("add_int_tile: " + std::to_string(failures - before) + " word(s) differ");
+}
+ZYX_TEST(int, test_int_add);
+
+// typecast_tile as tt-llk's SFPU programs compute it: Float32 to Int32
+// truncates, 2^31 and beyond and NaN give INT32_MIN; to UInt16 rounds half
+// away from zero; Int32 to Float32 rounds to nearest even and to Float16_b
+// then rounds half away from zero.
+void test_int_typecast(DeviceLayer& layer) {
+  const int before = failures;
+  std::vector<uint32_t> f(1024, 0x3f800000u);
+  const uint32_t fw[] = {0x4039999au, 0xc039999au, 0x3f7d70a4u, 0x4f32d05eu, 0x7fc00000u, 0xcf000000u, 0x40200000u,
+                         0x3f000000u, 0xc0400000u, 0x477fff80u};
+  std::copy(std::begin(fw), std::end(fw), f.begin());
+  auto cast = [&](const std::string& in, std::vector<uint8_t> bytes, const std::string& out) {
+    Run r = one_tile_op(in, std::move(bytes), "typecast_tile_init(); typecast_tile<(uint32_t)DataFormat::" + in +
+                                                  ", (uint32_t)DataFormat::" + out + ">(0)");
+    r.out_format = out;
+    r.fp32 = true;
+    if (in == "Float32") r.unpack_to_dest_fp32 = {0};  // all 32 bits reach DST (no TF32 source register)
+    return run(layer, r);
+  };
+  const std::vector<uint32_t> i32 = from_bytes<uint32_t>(cast("Float32", to_bytes(f), "Int32"));
+  const uint32_t want_i32[] = {2, 0xfffffffeu, 0, 0x80000000u, 0x80000000u, 0x80000000u, 2, 0, 0xfffffffdu, 65535};
+  for (size_t i = 0; i < std::size(want_i32); i++) EXPECT(i32[i], want_i32[i]);
+  for (int i = 0; i < 1024; i++) EXPECT(i32[i], sfpu_f32_to_int32(f[i]));
+  const std::vector<uint16_t> u16 = from_bytes<uint16_t>(cast("Float32", to_bytes(f), "UInt16"));
+  const uint16_t want_u16[] = {3, 0, 1, 0xffff, 0xffff, 0, 3, 1, 0, 0xffff};
+  for (size_t i = 0; i < std::size(want_u16); i++) EXPECT(u16[i], want_u16[i]);
+  std::vector<int32_t> n = int32_words();
+  n[20] = 0x01010000, n[21] = 0x01000001, n[22] = -0x01010000;
+  const std::vector<uint32_t> f32 = from_bytes<uint32_t>(cast("Int32", to_bytes(n), "Float32"));
+  const std::vector<uint16_t> bf = from_bytes<uint16_t>(cast("Int32", to_bytes(n), "Float16_b"));
+  EXPECT(f32[2], 0xbf800000u);   // -1
+  EXPECT(f32[13], 0xcf000000u);  // INT32_MIN
+  EXPECT(f32[14], 0x4f000000u);  // INT32_MAX rounds to 2^31
+  EXPECT(f32[21], 0x4b800000u);  // 2^24 + 1: to even
+  EXPECT(bf[20], 0x4b81);        // 2^24 + 2^16: a bf16 tie, away from zero
+  EXPECT(bf[22], 0xcb81);
+  EXPECT(bf[13], 0xcf00);
+  for (int i = 0; i < 1024; i++) {
+    EXPECT(f32[i], sfpu_int32_to_f32(uint32_t(n[i])));
+    EXPECT(bf[i], sfpu_f32_to_bf16(sfpu_int32_to_f32(uint32_t(n[i]))) >> 16);
+  }
+  if (failures != before) throw Failure("typecast_tile: " + std::to_string(failures - before) + " word(s) differ");
+}
+ZYX_TEST(int, test_int_typecast);
+
 }  // namespace
 
 int main(int argc, char** argv) { return group_main(argc, argv, "numerics_formats_"); }
