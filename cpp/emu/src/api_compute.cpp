@@ -210,6 +210,34 @@ void api_pack_tile(uint32_t dst, uint32_t cbid, uint32_t out_tile, int out_of_or
 
 namespace {
 
+bool is_int8(Format f) { return f == Format::Int8 || f == Format::UInt8; }
+
+// The FPU's int8 datapath (numerics.hpp) for add/sub/mul of Int8/UInt8
+// tiles: DST[dst] (sign-magnitude integers) = A op B, added to DST's value
+// where the op accumulates (ELWMUL always; add/sub with acc_to_dest) and
+// the tile holds values (its 32 bits read as sign and magnitude, whatever
+// wrote them).
+void int8_binary(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst,
+                 uint32_t row, bool accumulate) {
+  const Format f0 = cb_of(cb0).format, f1 = cb_of(cb1).format;
+  const uint8_t *a = front_tile(cb0, t0, "binary op"), *b = front_tile(cb1, t1, "binary op");
+  uint32_t* d = dst_tile(dst);
+  const bool from_dst = accumulate && ((core().dst_written >> dst) & 1);
+  const int phases = hw::phases(static_cast<hw::Fidelity>(core().math_fidelity));
+  for (int i = 0; i < 1024; i++) {
+    const int32_t x = hw::dst_int_value(hw::int8_to_dst(a[i], f0 == Format::UInt8));
+    const int32_t y = hw::dst_int_value(hw::int8_to_dst(b[bcast_src(bcast, i, row)], f1 == Format::UInt8));
+    int32_t v = 0;
+    if (from_dst) v = hw::dst_int_value(d[i]);  // the card reads any DST word as sign and magnitude here
+    if (op == ZYX_BIN_MUL)
+      for (int p = 0; p < phases; p++) v = hw::saturating_add_int32(v, hw::int8_mul_phase(x, y, p));
+    else
+      v = hw::saturating_add_int32(v, op == ZYX_BIN_ADD ? x + y : x - y);
+    d[i] = hw::dst_int_word(v);
+  }
+  mark(dst, DstKind::Int);
+}
+
 // DST[dst] = A op B (B broadcast), the FPU op of api_binary and
 // api_binary_bcast; site is the kernel's call.
 void binary_bcast(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst,
@@ -222,6 +250,10 @@ void binary_bcast(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint3
   Format f0 = cb_of(cb0).format, f1 = cb_of(cb1).format;
   bool acc = cstate().acc_to_dest && op != ZYX_BIN_MUL;
   bool had = (core().dst_written >> dst) & 1;
+  if (core().hw_numerics && is_int8(f0) && is_int8(f1)) {
+    int8_binary(op, bcast, cb0, cb1, t0, t1, dst, row, acc || op == ZYX_BIN_MUL);
+    return;
+  }
   if (format_is_int(f0) && format_is_int(f1)) {
     uint32_t a[1024], b[1024];
     tile_unpack(front_tile(cb0, t0, "binary op"), f0, a, DstKind::Int);

@@ -443,6 +443,12 @@ uint32_t sfpcast_int_to_f32(uint32_t sm) {
   return out;
 }
 
+int32_t int8_mul_phase(int32_t a, int32_t b, int phase) {
+  const int32_t ma = a < 0 ? -a : a, mb = b < 0 ? -b : b;
+  const int32_t sa = (phase & 1) ? (ma & 0x1f) : (ma & 0xe0), sb = (phase & 2) ? (mb & 0x0f) : (mb & 0x3f0);
+  return ((a < 0) != (b < 0)) ? -(sa * sb) : sa * sb;
+}
+
 uint32_t sfpu_int32_to_f32(uint32_t w) {
   // SFPABS (two's complement; INT32_MIN stays 0x80000000, a sign-magnitude
   // -0), SFPCAST, the original sign set, and -2^31 added where the absolute

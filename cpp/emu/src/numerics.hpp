@@ -260,6 +260,26 @@ inline uint8_t pack_int8(uint32_t w, bool is_unsigned) {
 // store keeps the low half), so the value wraps modulo 2^16.
 inline uint16_t pack_uint16_16b(uint32_t w) { return static_cast<uint16_t>(w); }
 
+// The FPU's int8 datapath (INT8 math, which tt-llk enables for Int8 and
+// UInt8 sources): source values are a sign and a magnitude (int8_to_dst's
+// value), DST a 32-bit sign-magnitude integer. ELWADD/ELWSUB give a ± b,
+// added to DST with saturation at ±(2^31 - 1) when accumulating; ELWMUL
+// adds, per fidelity phase, the product of magnitude slices: SrcA bits 5-7
+// (phase bit 0 clear) or 0-4 (set), SrcB bits 4-9 (bit 1 clear) or 0-3
+// (set), so HiFi4 gives the whole product and LoFi the high slices' only.
+inline int32_t dst_int_value(uint32_t w) {
+  const int32_t mag = static_cast<int32_t>(w & 0x7fffffffu);
+  return (w & 0x80000000u) ? -mag : mag;
+}
+inline uint32_t dst_int_word(int32_t v) {
+  return v < 0 ? 0x80000000u | (0u - static_cast<uint32_t>(v)) : static_cast<uint32_t>(v);
+}
+inline int32_t saturating_add_int32(int32_t x, int32_t y) {
+  const int64_t r = int64_t(x) + int64_t(y);
+  return r > 0x7fffffff ? 0x7fffffff : r < -0x7fffffff ? -0x7fffffff : static_cast<int32_t>(r);
+}
+int32_t int8_mul_phase(int32_t a, int32_t b, int phase);
+
 // SFPCAST (int to fp32, round to nearest even) of a sign-magnitude word.
 uint32_t sfpcast_int_to_f32(uint32_t sign_magnitude);
 // The SFPU typecasts tt-llk runs (ckernel_sfpu_typecast.h), on the f32 word

@@ -700,6 +700,64 @@ void test_int_typecast(DeviceLayer& layer) {
 }
 ZYX_TEST(int, test_int_typecast);
 
+// add_tiles, sub_tiles and mul_tiles on Int8 and UInt8 tiles: the FPU's
+// int8 datapath into sign-magnitude DST words, packed to Int32 (the words)
+// and Int8/UInt8 (the packer's clamp); mul_tiles by fidelity slices.
+void test_int8_fpu(DeviceLayer& layer) {
+  const int before = failures;
+  std::vector<uint8_t> a(1024), b(1024);
+  std::mt19937 rng(17);
+  for (int i = 0; i < 1024; i++) a[i] = static_cast<uint8_t>(rng()), b[i] = static_cast<uint8_t>(rng());
+  a[0] = 0x85, b[0] = 0x03;  // -5, 3
+  a[1] = 100, b[1] = 0xe4;   // 100, -100
+  a[2] = 100, b[2] = 100;
+  a[3] = 0x80, b[3] = 0x00;  // -0, 0
+  const std::string cases = op_switch(
+      "case 0: add_tiles_init(0, 1); add_tiles(0, 1, 0, 0, 0); break;"
+      "case 1: sub_tiles_init(0, 1); sub_tiles(0, 1, 0, 0, 0); break;"
+      "case 2: mul_tiles_init(0, 1); mul_tiles(0, 1, 0, 0, 0); break;");
+  auto fpu = [&](const std::string& fmt, uint32_t op, const std::string& out, const char* fid) {
+    Run r;
+    r.formats = {fmt, fmt};
+    r.inputs = {a, b};
+    r.compute = copy_op_kernel();
+    r.defines = {{"NIN", "2"}, {"COPY", "0"}, {"OP", cases}};
+    r.args = {op, 0, 0, 0};
+    r.out_format = out;
+    r.fidelity = fid;
+    return run(layer, r);
+  };
+  for (const char* fmt : {"Int8", "UInt8"}) {
+    const bool u = std::string(fmt) == "UInt8";
+    for (uint32_t op = 0; op < 3; op++)
+      for (const char* fid : {"HiFi4", "LoFi"}) {
+        if (op < 2 && std::string(fid) == "LoFi") continue;
+        const int np = std::string(fid) == "LoFi" ? 1 : 4;
+        const std::vector<uint32_t> w = from_bytes<uint32_t>(fpu(fmt, op, "Int32", fid));
+        const std::vector<uint8_t> n = fpu(fmt, op, fmt, fid);
+        for (int i = 0; i < 1024; i++) {
+          const int32_t x = dst_int_value(int8_to_dst(a[i], u)), y = dst_int_value(int8_to_dst(b[i], u));
+          int32_t v = op == 0 ? x + y : op == 1 ? x - y : 0;
+          for (int p = 0; op == 2 && p < np; p++) v += int8_mul_phase(x, y, p);
+          EXPECT(w[i], dst_int_word(v));
+          EXPECT(n[i], pack_int8(dst_int_word(v), u));
+        }
+      }
+  }
+  // Hand-worked words: -5 + 3 = -2; 100 - -100 = 200 (Int8: clamped to
+  // 127); 100 * -100 = -10000; LoFi 100 * 100 = 96 * 96; -0 + 0 = +0.
+  const std::vector<uint32_t> add = from_bytes<uint32_t>(fpu("Int8", 0, "Int32", "HiFi4"));
+  EXPECT(add[0], 0x80000002u);
+  EXPECT(add[3], 0);
+  EXPECT(from_bytes<uint32_t>(fpu("Int8", 1, "Int32", "HiFi4"))[1], 200);
+  EXPECT(fpu("Int8", 1, "Int8", "HiFi4")[1], 0x7f);
+  EXPECT(from_bytes<uint32_t>(fpu("Int8", 2, "Int32", "HiFi4"))[1], 0x80002710u);
+  EXPECT(from_bytes<uint32_t>(fpu("Int8", 2, "Int32", "LoFi"))[2], 9216);
+  EXPECT(from_bytes<uint32_t>(fpu("Int8", 2, "Int32", "HiFi4"))[2], 10000);
+  if (failures != before) throw Failure("int8 FPU ops: " + std::to_string(failures - before) + " word(s) differ");
+}
+ZYX_TEST(int, test_int8_fpu);
+
 }  // namespace
 
 int main(int argc, char** argv) { return group_main(argc, argv, "numerics_formats_"); }

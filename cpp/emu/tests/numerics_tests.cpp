@@ -483,6 +483,20 @@ void integer_words() {
   EXPECT(sfpu_f32_to_bf16(0x80400000u), 0);
   EXPECT(sfpu_f32_to_bf16(0x7fc00001u), 0x7f800000u);
   EXPECT(sfpu_f32_to_bf16(0x7f7f8000u), 0x7f800000u);
+  // The FPU's int8 datapath: sign-magnitude DST words, saturation at
+  // ±(2^31 - 1), and the fidelity slices of 100 * 100 (96 * 96 + 4 * 96 +
+  // 96 * 4 + 4 * 4 = 10000).
+  EXPECT(dst_int_word(-5), 0x80000005u);
+  EXPECT(dst_int_value(0x80000005u), uint32_t(-5));
+  EXPECT(dst_int_value(0x80000000u), 0);
+  EXPECT(saturating_add_int32(0x7fffffff, 1), 0x7fffffff);
+  EXPECT(saturating_add_int32(-0x7fffffff, -5), uint32_t(-0x7fffffff));
+  EXPECT(int8_mul_phase(100, 100, 0), 9216);
+  EXPECT(int8_mul_phase(100, 100, 1), 384);
+  EXPECT(int8_mul_phase(100, 100, 2), 384);
+  EXPECT(int8_mul_phase(100, 100, 3), 16);
+  EXPECT(int8_mul_phase(-100, 100, 0), uint32_t(-9216));
+  EXPECT(int8_mul_phase(255, 255, 0), 224 * 240);
   // Int32 to bf16 rounds twice: 2^24 + 2^16 is exact in f32 and a bf16 tie,
   // which goes away from zero (2^24 + 2^17).
   EXPECT(sfpu_f32_to_bf16(sfpu_int32_to_f32(0x01010000u)), 0x4b810000u);
