@@ -280,6 +280,20 @@ inline int32_t saturating_add_int32(int32_t x, int32_t y) {
 }
 int32_t int8_mul_phase(int32_t a, int32_t b, int phase);
 
+// SFPLOAD/SFPSTORE's INT32_2S_COMP mode (InstrMod 12) on Wormhole: the load
+// takes the DST word as sign and magnitude and gives two's complement, the
+// store the reverse. On a two's complement word from the host the load
+// gives the sign-magnitude encoding of its value, which SFPSWAP orders
+// correctly, and the store undoes it; INT32_MIN loads as 0 (its magnitude
+// bits are zero). tt-llk uses it for the column max/min of sfpu_reduce on
+// Int32 and for relu_min on integers.
+inline uint32_t sfpload_int32_2s_comp(uint32_t w) { return (w & 0x80000000u) ? 0u - (w & 0x7fffffffu) : w; }
+inline uint32_t sfpstore_int32_2s_comp(uint32_t v) { return (v & 0x80000000u) ? 0x80000000u | (0u - v) : v; }
+// SFPSWAP's order of words: sign and magnitude (-0 below +0).
+inline int32_t sign_magnitude_order(uint32_t w) {
+  return (w & 0x80000000u) ? static_cast<int32_t>(w ^ 0x7fffffffu) : static_cast<int32_t>(w);
+}
+
 // SFPCAST (int to fp32, round to nearest even) of a sign-magnitude word.
 uint32_t sfpcast_int_to_f32(uint32_t sign_magnitude);
 // The SFPU typecasts tt-llk runs (ckernel_sfpu_typecast.h), on the f32 word

@@ -758,6 +758,45 @@ void test_int8_fpu(DeviceLayer& layer) {
 }
 ZYX_TEST(int, test_int8_fpu);
 
+// sfpu_reduce's Int32 column max and min (INT32_2S_COMP loads, SFPSWAP in
+// sign-magnitude order): two's complement values compare as values, but
+// INT32_MIN loads as 0, so a column of negatives with INT32_MIN has the
+// maximum 0 and a column with INT32_MIN and positives the minimum 0.
+void test_int_reduce(DeviceLayer& layer) {
+  const int before = failures;
+  std::vector<int32_t> v(1024);
+  std::mt19937 rng(23);
+  for (auto& x : v) x = static_cast<int32_t>(rng()) >> (rng() % 31);
+  for (int r = 0; r < 32; r++) {
+    v[fi(r, 0)] = -5 - r, v[fi(r, 1)] = 3 + r, v[fi(r, 2)] = -9 - 2 * r;
+  }
+  v[fi(7, 0)] = INT32_MIN;   // max of column 0: 0, not -5
+  v[fi(9, 1)] = INT32_MIN;   // min of column 1: 0, not INT32_MIN
+  v[fi(4, 2)] = INT32_MAX;   // column 2: max INT32_MAX, min -71
+  for (const char* pool : {"MAX", "MIN"}) {
+    const bool max = std::string(pool) == "MAX";
+    Run r = one_tile_op("Int32", to_bytes(v), std::string("sfpu_reduce_init<PoolType::") + pool +
+                                                   ", DataFormat::Int32>(); sfpu_reduce<PoolType::" + pool +
+                                                   ", DataFormat::Int32>(0)");
+    r.fp32 = true;
+    const std::vector<int32_t> got = from_bytes<int32_t>(run(layer, r));
+    for (int c = 0; c < 32; c++) {
+      int64_t want = 0;
+      for (int row = 0; row < 32; row++) {
+        const int64_t x = v[fi(row, c)] == INT32_MIN ? 0 : v[fi(row, c)];
+        want = row == 0 ? x : max ? std::max(want, x) : std::min(want, x);
+      }
+      EXPECT(got[fi(0, c)], want);
+      for (int row = 1; row < 32; row++) EXPECT(got[fi(row, c)], v[fi(row, c)]);  // rows 1-31 as they were
+    }
+    EXPECT(got[fi(0, 0)], max ? 0 : -5 - 31);
+    EXPECT(got[fi(0, 1)], max ? 3 + 31 : 0);
+    EXPECT(got[fi(0, 2)], max ? INT32_MAX : -9 - 62);
+  }
+  if (failures != before) throw Failure("sfpu_reduce Int32: " + std::to_string(failures - before) + " word(s) differ");
+}
+ZYX_TEST(int, test_int_reduce);
+
 }  // namespace
 
 int main(int argc, char** argv) { return group_main(argc, argv, "numerics_formats_"); }

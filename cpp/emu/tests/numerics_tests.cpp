@@ -497,6 +497,16 @@ void integer_words() {
   EXPECT(int8_mul_phase(100, 100, 3), 16);
   EXPECT(int8_mul_phase(-100, 100, 0), uint32_t(-9216));
   EXPECT(int8_mul_phase(255, 255, 0), 224 * 240);
+  // INT32_2S_COMP loads and stores (Wormhole): two's complement -5 loads as
+  // sign-magnitude -5 and stores back; INT32_MIN loads as 0; SFPSWAP's order
+  // puts -0 below +0.
+  EXPECT(sfpload_int32_2s_comp(0xfffffffbu), 0x80000005u);
+  EXPECT(sfpstore_int32_2s_comp(0x80000005u), 0xfffffffbu);
+  EXPECT(sfpload_int32_2s_comp(0x80000000u), 0);
+  EXPECT(sfpload_int32_2s_comp(7), 7);
+  EXPECT(sfpstore_int32_2s_comp(7), 7);
+  EXPECT(sign_magnitude_order(0x80000000u) < sign_magnitude_order(0), 1);
+  EXPECT(sign_magnitude_order(0x80000005u) < sign_magnitude_order(0x80000002u), 1);
   // Int32 to bf16 rounds twice: 2^24 + 2^16 is exact in f32 and a bf16 tie,
   // which goes away from zero (2^24 + 2^17).
   EXPECT(sfpu_f32_to_bf16(sfpu_int32_to_f32(0x01010000u)), 0x4b810000u);
