@@ -54,11 +54,8 @@ void unpack_floats(uint32_t cb, uint32_t tile, float* out, const char* op) {
   Format f = cb_of(cb).format;
   uint32_t* u = reinterpret_cast<uint32_t*>(out);
   tile_unpack(src, f, u, DstKind::F32);
-  if (format_is_int(f)) {
-    bool sign = f == Format::Int32;
-    for (int i = 0; i < 1024; i++)
-      out[i] = sign ? static_cast<float>(static_cast<int32_t>(u[i])) : static_cast<float>(u[i]);
-  }
+  if (format_is_int(f))
+    for (int i = 0; i < 1024; i++) out[i] = int_word_value(u[i], f);
 }
 
 // Transposes a face-ordered tile in place: the whole 32x32 tile, or (faces)
@@ -165,11 +162,6 @@ DstKind unpack_to_dst(uint32_t cb, uint32_t t, uint32_t* out, const char* op) {
     alignas(64) uint32_t s[1024];
     unpack_src(cb, t, s, op);
     hw_copy(s, out, f == Format::Float16);
-  } else if (core().hw_numerics && f == Format::Int8) {
-    // Int8 in L1 is sign-magnitude: the unpacker keeps the sign and the
-    // magnitude, and the move to DST passes the integer through.
-    const uint8_t* s = front_tile(cb, t, op);
-    for (int i = 0; i < 1024; i++) out[i] = hw::int8_to_dst(s[i], false);
   } else {
     tile_unpack(front_tile(cb, t, op), f, out, k);
   }

@@ -244,30 +244,10 @@ bool pack_from_f16(const uint32_t* d, uint8_t* out, Format f) {
   return true;
 }
 
-// An integer DST packed to Int8/UInt8 (the packer reads the 32-bit word as
-// sign and magnitude) or, from a 16-bit DST, to UInt16 (the low 16 bits the
-// register holds). Other integer packs (Int32, UInt32: the word unchanged)
-// and the packer's ReLU and L1 accumulation on integers keep the exact path.
-bool pack_from_int(const uint32_t* d, uint8_t* out, Format f) {
-  const ComputeState& cs = cstate();
-  if ((cs.relu & 0xf) || cs.l1_acc) return false;
-  if (f == Format::Int8 || f == Format::UInt8) {
-    const bool is_unsigned = f == Format::UInt8;
-    for (int i = 0; i < 1024; i++) out[i] = hw::pack_int8(d[i], is_unsigned);
-    return true;
-  }
-  if (f == Format::UInt16 && !core().run->fp32_dest_acc) {
-    uint16_t* o = reinterpret_cast<uint16_t*>(out);
-    for (int i = 0; i < 1024; i++) o[i] = hw::pack_uint16_16b(d[i]);
-    return true;
-  }
-  return false;
-}
 }  // namespace
 
 ZYX_HOT bool hw_pack(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
   if (kind == DstKind::F16) return pack_from_f16(d, out, f);
-  if (kind == DstKind::Int) return pack_from_int(d, out, f);
   if (kind != DstKind::F32 && kind != DstKind::BF16) return false;
   const bool fp32 = kind == DstKind::F32;
   const ComputeState& cs = cstate();

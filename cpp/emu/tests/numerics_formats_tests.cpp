@@ -797,6 +797,53 @@ void test_int_reduce(DeviceLayer& layer) {
 }
 ZYX_TEST(int, test_int_reduce);
 
+// Int8 through tilize, untilize and pack_untilize: unpacked as sign and
+// magnitude and packed by the packer's conversion, every byte (-0 and
+// every negative value included) comes back unchanged.
+const char* kInt8Tilize = R"(
+#include "api/compute/tilize.h"
+#include "api/compute/untilize.h"
+#include "api/compute/pack_untilize.h"
+void kernel_main() {
+  compute_kernel_hw_startup(0, 16);
+  cb_wait_front(0, 1);
+  cb_reserve_back(16, 1);
+#if defined(TILIZE)
+  tilize_init(0, 1, 16);
+  tilize_block(0, 1, 16);
+  tilize_uninit(0, 16);
+#elif defined(UNTILIZE)
+  untilize_init(0);
+  untilize_block<1>(0, 1, 16);
+  untilize_uninit(0);
+#else
+  pack_untilize_init<1>(0, 16);
+  pack_untilize_block<1>(0, 1, 16);
+  pack_untilize_uninit(16);
+#endif
+  cb_push_back(16, 1);
+  cb_pop_front(0, 1);
+}
+)";
+
+void test_int8_tilize(DeviceLayer& layer) {
+  std::vector<uint8_t> rows(1024), tiled(1024);
+  for (int i = 0; i < 1024; i++) rows[i] = static_cast<uint8_t>(i * 7 + 3);
+  for (int r = 0; r < 32; r++)
+    for (int c = 0; c < 32; c++) tiled[fi(r, c)] = rows[r * 32 + c];
+  for (const char* mode : {"TILIZE", "UNTILIZE", "PACK_UNTILIZE"}) {
+    const bool tilize = std::string(mode) == "TILIZE";
+    Run r;
+    r.formats = {"Int8"};
+    r.inputs = {tilize ? rows : tiled};
+    r.out_format = "Int8";
+    r.compute = kInt8Tilize;
+    r.defines = {{mode, "1"}};
+    if (run(layer, r) != (tilize ? tiled : rows)) throw Failure(std::string(mode) + " of Int8: bytes differ");
+  }
+}
+ZYX_TEST(int, test_int8_tilize);
+
 }  // namespace
 
 int main(int argc, char** argv) { return group_main(argc, argv, "numerics_formats_"); }
