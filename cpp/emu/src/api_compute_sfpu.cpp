@@ -52,7 +52,7 @@ void sfpu_reduce_cols(uint32_t dst, uint32_t pool, uint32_t fmt) {
   if (int_format(fmt)) {
     if (pool == 1) kernel_fail("sfpu_reduce: AVG of an integer format is not emulated");
     bool sign = fmt == uint32_t(Format::Int32) || fmt == uint32_t(Format::Int8);
-    if (core().hw_numerics && fmt == uint32_t(Format::Int32) && pool >= 2) {
+    if (core().hw_numerics && hw_config().wormhole && fmt == uint32_t(Format::Int32) && pool >= 2) {
       reduce_int32_max_min(d, pool == 2);
       mark(dst, DstKind::Int);
       return;

@@ -12,7 +12,11 @@
 // Group `model`: the model alone, and against words ttsim computed. Group `hw`: every FPU call on Float16
 // tiles through the compute API, word for word against the model's words:
 // with a 16-bit DST packed to Float16, Float32 and Float16_b, with a 32-bit
-// DST (the calls modelled there) packed to Float32 and Float16_b.
+// DST (the calls modelled there) packed to Float32 and Float16_b. Group
+// `int`: the integer formats with hardware numerics (numerics.hpp's integer
+// section) through the compute API: copies, add_int_tile, typecast_tile,
+// the FPU's int8 ops, sfpu_reduce's Int32 max/min and Int8 tilize and
+// untilize, every word against the model and hand-worked words.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
