@@ -430,7 +430,7 @@ void api_typecast(uint32_t dst, uint32_t in_fmt, uint32_t out_fmt) {
   DstKind cur = core().dst_kind[dst];
   if (core().hw_numerics && hw_typecast(dst, cur, in, out)) return;
   if (core().hw_numerics && cur == DstKind::Int && in == Format::Int8)  // DST holds Int8 in sign-magnitude
-    for (int i = 0; i < 1024; i++) d[i] = (d[i] & 0x80000000u) ? 0u - (d[i] & 0x7fffffffu) : d[i];
+    for (int i = 0; i < 1024; i++) d[i] = static_cast<uint32_t>(hw::dst_int_value(d[i]));
   // Bring the tile to f32 or i32 per the input format, then convert.
   std::array<float, 1024> f;
   for (int i = 0; i < 1024; i++) {

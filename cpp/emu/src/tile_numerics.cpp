@@ -243,7 +243,6 @@ bool pack_from_f16(const uint32_t* d, uint8_t* out, Format f) {
   }
   return true;
 }
-
 }  // namespace
 
 ZYX_HOT bool hw_pack(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {

@@ -700,6 +700,11 @@ void test_int_typecast(DeviceLayer& layer) {
     EXPECT(f32[i], sfpu_int32_to_f32(uint32_t(n[i])));
     EXPECT(bf[i], sfpu_f32_to_bf16(sfpu_int32_to_f32(uint32_t(n[i]))) >> 16);
   }
+  // An Int8 input is read as sign and magnitude: 0x85 is -5, 0x80 (-0) is 0.
+  std::vector<uint8_t> i8(1024, 0x01);
+  i8[0] = 0x85, i8[1] = 0x80, i8[2] = 0x7f, i8[3] = 0xff;
+  const std::vector<float> from_i8 = from_bytes<float>(cast("Int8", i8, "Float32"));
+  CHECK(from_i8[0] == -5.0f && from_i8[1] == 0.0f && from_i8[2] == 127.0f && from_i8[3] == -127.0f);
   if (failures != before) throw Failure("typecast_tile: " + std::to_string(failures - before) + " word(s) differ");
 }
 ZYX_TEST(int, test_int_typecast);
