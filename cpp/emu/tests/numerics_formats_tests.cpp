@@ -583,6 +583,7 @@ Run int_copy(const std::string& in_format, std::vector<uint8_t> in, const std::s
   Run r = one_tile_op(in_format, std::move(in), "(void)0");
   r.out_format = out_format;
   r.fp32 = true;  // tt-metal needs a 32-bit DST for 32-bit integers
+  if (in_format == "Int32") r.unpack_to_dest_fp32 = {0};  // as tt-metal unpacks 32-bit integers
   return r;
 }
 
@@ -637,6 +638,7 @@ void test_int_add(DeviceLayer& layer) {
   r.formats = {"Int32", "Int32"};
   r.inputs = {to_bytes(a), to_bytes(b)};
   r.out_format = "Int32";
+  r.unpack_to_dest_fp32 = {0, 1};
   r.compute = copy_op_kernel();
   r.defines = {{"NIN", "2"}, {"OP", "add_int_tile_init(); add_int_tile<DataFormat::Int32>(0, 1, 0)"}};
   r.args = {0, 0, 0, 0};
@@ -652,6 +654,7 @@ void test_int_add(DeviceLayer& layer) {
   r.inputs = {to_bytes(ua), to_bytes(ub)};
   r.out_format = "UInt16";
   r.fp32 = false;
+  r.unpack_to_dest_fp32 = {};
   r.defines["OP"] = "add_int_tile_init(); add_int_tile<DataFormat::UInt16>(0, 1, 0)";
   const std::vector<uint16_t> u = from_bytes<uint16_t>(run(layer, r));
   EXPECT(u[0], 1);  // 0xffff + 2 wraps
@@ -675,7 +678,7 @@ void test_int_typecast(DeviceLayer& layer) {
                                                   ", (uint32_t)DataFormat::" + out + ">(0)");
     r.out_format = out;
     r.fp32 = true;
-    if (in == "Float32") r.unpack_to_dest_fp32 = {0};  // all 32 bits reach DST (no TF32 source register)
+    if (in == "Float32" || in == "Int32") r.unpack_to_dest_fp32 = {0};  // all 32 bits reach DST
     return run(layer, r);
   };
   const std::vector<uint32_t> i32 = from_bytes<uint32_t>(cast("Float32", to_bytes(f), "Int32"));
@@ -788,6 +791,7 @@ void test_int_reduce(DeviceLayer& layer) {
                                                    ", DataFormat::Int32>(); sfpu_reduce<PoolType::" + pool +
                                                    ", DataFormat::Int32>(0)");
     r.fp32 = true;
+    r.unpack_to_dest_fp32 = {0};
     const std::vector<int32_t> got = from_bytes<int32_t>(run(layer, r));
     for (int c = 0; c < 32; c++) {
       int64_t want = 0;
