@@ -395,8 +395,8 @@ void api_transpose(uint32_t cb, uint32_t t, uint32_t dst) {
 
 // typecast_tile as tt-llk's SFPU programs compute it (numerics.hpp), for
 // the conversions the model covers: float to Int32, UInt32 and UInt16, and
-// Int32 to Float32 (32-bit DST) and to Float16_b or Bfp8_b. Returns false
-// for the others, which keep the exact conversion.
+// Int32, UInt32 and UInt16 to Float32 (32-bit DST) and to Float16_b or
+// Bfp8_b. Returns false for the others, which keep the exact conversion.
 static bool hw_typecast(uint32_t dst, DstKind cur, Format in, Format out) {
   uint32_t* d = dst_tile(dst);
   const bool fp32 = core().run->fp32_dest_acc;
@@ -408,14 +408,19 @@ static bool hw_typecast(uint32_t dst, DstKind cur, Format in, Format out) {
     mark(dst, DstKind::Int);
     return true;
   }
-  if (cur != DstKind::Int || in != Format::Int32) return false;
+  if (cur != DstKind::Int) return false;
+  uint32_t (*to_f32)(uint32_t) = in == Format::Int32    ? hw::sfpu_int32_to_f32
+                                 : in == Format::UInt32 ? hw::sfpu_uint32_to_f32
+                                 : in == Format::UInt16 ? hw::sfpu_uint16_to_f32
+                                                        : nullptr;
+  if (!to_f32) return false;
   if (out == Format::Float32 && fp32) {
-    for (int i = 0; i < 1024; i++) d[i] = hw::sfpu_int32_to_f32(d[i]);
+    for (int i = 0; i < 1024; i++) d[i] = to_f32(d[i]);
     mark(dst, DstKind::F32);
     return true;
   }
   if (out != Format::Float16_b && out != Format::Bfp8_b) return false;
-  for (int i = 0; i < 1024; i++) d[i] = hw::sfpu_f32_to_bf16(hw::sfpu_int32_to_f32(d[i]));
+  for (int i = 0; i < 1024; i++) d[i] = hw::sfpu_f32_to_bf16(to_f32(d[i]));
   mark(dst, fp32 ? DstKind::F32 : DstKind::BF16);
   return true;
 }

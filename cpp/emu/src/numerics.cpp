@@ -458,6 +458,14 @@ uint32_t sfpu_int32_to_f32(uint32_t w) {
   return (mag & 0x80000000u) ? 0xcf000000u : f;
 }
 
+uint32_t sfpu_uint32_to_f32(uint32_t w) {
+  const uint32_t low = sfpcast_int_to_f32(w & 0x7fffffffu);  // SFPSETSGN clears bit 31 first
+  if (!(w & 0x80000000u)) return low;
+  // 2^31 + low is exact in a double; one rounding to f32 is SFPMAD's.
+  const double sum = 2147483648.0 + static_cast<double>(std::bit_cast<float>(low));
+  return std::bit_cast<uint32_t>(static_cast<float>(sum));
+}
+
 namespace {
 // The integer part of |f| for an unbiased exponent 0..31: the 24-bit
 // significand shifted, truncating.

@@ -306,12 +306,18 @@ uint32_t sfpcast_int_to_f32(uint32_t sign_magnitude);
 //   from zero, clamped to 65535.
 // - Int32 (two's complement) to f32: the magnitude cast by SFPCAST, the sign
 //   set, INT32_MIN as -2^31: round to nearest even.
+// - UInt32 to f32: bits 0-30 cast by SFPCAST, then, where bit 31 is set,
+//   2^31 added by SFPADDI (an SFPMAD: the exact sum rounded to nearest
+//   even), so the value rounds twice. UInt16 to f32: the low 16 bits (the
+//   LO16 load) cast, exactly.
 // - f32 to bf16 (SFP_STOCH_RND FP32_TO_FP16B): half away from zero in
 //   magnitude; exponent 0 becomes +0, exponent 255 infinity of its sign.
 uint32_t sfpu_f32_to_int32(uint32_t f);
 uint32_t sfpu_f32_to_uint32(uint32_t f);
 uint16_t sfpu_f32_to_uint16(uint32_t f);
 uint32_t sfpu_int32_to_f32(uint32_t twos_complement);
+uint32_t sfpu_uint32_to_f32(uint32_t w);
+inline uint32_t sfpu_uint16_to_f32(uint32_t w) { return sfpcast_int_to_f32(w & 0xffffu); }
 uint32_t sfpu_f32_to_bf16(uint32_t f);
 
 // ---- Whole tiles (the compute API's fast paths; equal to the element

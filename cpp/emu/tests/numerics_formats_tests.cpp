@@ -703,6 +703,20 @@ void test_int_typecast(DeviceLayer& layer) {
     EXPECT(f32[i], sfpu_int32_to_f32(uint32_t(n[i])));
     EXPECT(bf[i], sfpu_f32_to_bf16(sfpu_int32_to_f32(uint32_t(n[i]))) >> 16);
   }
+  // UInt32 and UInt16 inputs: the double rounding of UInt32 (0xc0000081 to
+  // 2^31 + 2^30) and UInt16 257 to bf16 258 (away from zero).
+  std::vector<uint32_t> u32(1024, 7);
+  u32[0] = 0xc0000081u, u32[1] = 0xffffffffu, u32[2] = 257;
+  const std::vector<uint32_t> fu = from_bytes<uint32_t>(cast("UInt32", to_bytes(u32), "Float32"));
+  EXPECT(fu[0], 0x4f400000u);
+  EXPECT(fu[1], 0x4f800000u);
+  for (int i = 0; i < 1024; i++) EXPECT(fu[i], sfpu_uint32_to_f32(u32[i]));
+  std::vector<uint16_t> u16in(1024, 3);
+  u16in[0] = 257, u16in[1] = 0xffff;
+  const std::vector<uint16_t> bu = from_bytes<uint16_t>(cast("UInt16", to_bytes(u16in), "Float16_b"));
+  EXPECT(bu[0], 0x4381);
+  EXPECT(bu[1], 0x4780);  // 65535 rounds away to 65536
+  EXPECT(bu[2], 0x4040);
   // An Int8 input is read as sign and magnitude: 0x85 is -5, 0x80 (-0) is 0.
   std::vector<uint8_t> i8(1024, 0x01);
   i8[0] = 0x85, i8[1] = 0x80, i8[2] = 0x7f, i8[3] = 0xff;

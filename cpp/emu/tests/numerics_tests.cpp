@@ -507,6 +507,16 @@ void integer_words() {
   EXPECT(sfpstore_int32_2s_comp(7), 7);
   EXPECT(sign_magnitude_order(0x80000000u) < sign_magnitude_order(0), 1);
   EXPECT(sign_magnitude_order(0x80000005u) < sign_magnitude_order(0x80000002u), 1);
+  // UInt32 to f32 rounds twice: 2^31 + 2^30 + 129 casts its low 31 bits to
+  // 2^30 + 128, and 2^31 plus that is a tie, to even: 2^31 + 2^30 (one
+  // rounding would give 0x4f400001).
+  EXPECT(sfpu_uint32_to_f32(0xc0000081u), 0x4f400000u);
+  EXPECT(sfpu_uint32_to_f32(0xffffffffu), 0x4f800000u);
+  EXPECT(sfpu_uint32_to_f32(0x80000000u), 0x4f000000u);
+  EXPECT(sfpu_uint32_to_f32(5), 0x40a00000u);
+  // UInt16 to f32 takes the low 16 bits; to bf16 257 is a tie, away: 258.
+  EXPECT(sfpu_uint16_to_f32(0x10005u), 0x40a00000u);
+  EXPECT(sfpu_f32_to_bf16(sfpu_uint16_to_f32(257)), 0x43810000u);
   // Int32 to bf16 rounds twice: 2^24 + 2^16 is exact in f32 and a bf16 tie,
   // which goes away from zero (2^24 + 2^17).
   EXPECT(sfpu_f32_to_bf16(sfpu_int32_to_f32(0x01010000u)), 0x4b810000u);

@@ -8,7 +8,7 @@
 // says which); each line is replayed here through the model, which must give
 // the same word. data/ttsim_int_vectors.txt holds the integer conversions:
 // the packer's Int32-to-Int8/UInt8, SFPCAST and tt-llk's typecast programs
-// between floats and Int32/UInt32/UInt16/bf16, as ttsim's lanes run them,
+// between floats and Int32/UInt32/UInt16/bf16 both ways, as ttsim's lanes run them,
 // and SFPLOAD/SFPSTORE's INT32_2S_COMP mode.
 #include <cstdint>
 #include <cstdio>
@@ -42,6 +42,9 @@ bool replay_int(const std::string& kind, uint32_t x, uint32_t& got) {
   else if (kind == "f32_to_bf16") got = sfpu_f32_to_bf16(x);
   else if (kind == "sfpload12") got = sfpload_int32_2s_comp(x);
   else if (kind == "sfpstore12") got = sfpstore_int32_2s_comp(x);
+  else if (kind == "uint32_to_f32") got = sfpu_uint32_to_f32(x);
+  else if (kind == "uint32_to_bf16") got = sfpu_f32_to_bf16(sfpu_uint32_to_f32(x));
+  else if (kind == "uint16_to_bf16") got = sfpu_f32_to_bf16(sfpu_uint16_to_f32(x));
   else return false;
   return true;
 }
@@ -123,7 +126,7 @@ int main(int argc, char** argv) {
   const int a = replay_file(fpu, counts), b = replay_file(ints, counts);
   if (a < 0 || b < 0) return 1;
   for (const auto& [kind, n] : counts) std::printf("%-13s %5d words, %d mismatched\n", kind.c_str(), n.first, n.second);
-  if (counts.size() < 16) {
+  if (counts.size() < 19) {
     std::fprintf(stderr, "numerics_ttsim: the vector files lack some kinds of vector\n");
     return 1;
   }
