@@ -54,11 +54,8 @@ void unpack_floats(uint32_t cb, uint32_t tile, float* out, const char* op) {
   Format f = cb_of(cb).format;
   uint32_t* u = reinterpret_cast<uint32_t*>(out);
   tile_unpack(src, f, u, DstKind::F32);
-  if (format_is_int(f)) {
-    bool sign = f == Format::Int32;
-    for (int i = 0; i < 1024; i++)
-      out[i] = sign ? static_cast<float>(static_cast<int32_t>(u[i])) : static_cast<float>(u[i]);
-  }
+  if (format_is_int(f))
+    for (int i = 0; i < 1024; i++) out[i] = int_word_value(u[i], f);
 }
 
 // Transposes a face-ordered tile in place: the whole 32x32 tile, or (faces)
@@ -205,6 +202,34 @@ void api_pack_tile(uint32_t dst, uint32_t cbid, uint32_t out_tile, int out_of_or
 
 namespace {
 
+bool is_int8(Format f) { return f == Format::Int8 || f == Format::UInt8; }
+
+// The FPU's int8 datapath (numerics.hpp) for add/sub/mul of Int8/UInt8
+// tiles: DST[dst] (sign-magnitude integers) = A op B, added to DST's value
+// where the op accumulates (ELWMUL always; add/sub with acc_to_dest) and
+// the tile holds values (its 32 bits read as sign and magnitude, whatever
+// wrote them).
+void int8_binary(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst,
+                 uint32_t row, bool accumulate) {
+  const Format f0 = cb_of(cb0).format, f1 = cb_of(cb1).format;
+  const uint8_t *a = front_tile(cb0, t0, "binary op"), *b = front_tile(cb1, t1, "binary op");
+  uint32_t* d = dst_tile(dst);
+  const bool from_dst = accumulate && ((core().dst_written >> dst) & 1);
+  const int phases = hw::phases(static_cast<hw::Fidelity>(core().math_fidelity));
+  for (int i = 0; i < 1024; i++) {
+    const int32_t x = hw::dst_int_value(hw::int8_to_dst(a[i], f0 == Format::UInt8));
+    const int32_t y = hw::dst_int_value(hw::int8_to_dst(b[bcast_src(bcast, i, row)], f1 == Format::UInt8));
+    int32_t v = 0;
+    if (from_dst) v = hw::dst_int_value(d[i]);  // the card reads any DST word as sign and magnitude here
+    if (op == ZYX_BIN_MUL)
+      for (int p = 0; p < phases; p++) v = hw::saturating_add_int32(v, hw::int8_mul_phase(x, y, p));
+    else
+      v = hw::saturating_add_int32(v, op == ZYX_BIN_ADD ? x + y : x - y);
+    d[i] = hw::dst_int_word(v);
+  }
+  mark(dst, DstKind::Int);
+}
+
 // DST[dst] = A op B (B broadcast), the FPU op of api_binary and
 // api_binary_bcast; site is the kernel's call.
 void binary_bcast(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst,
@@ -217,6 +242,10 @@ void binary_bcast(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint3
   Format f0 = cb_of(cb0).format, f1 = cb_of(cb1).format;
   bool acc = cstate().acc_to_dest && op != ZYX_BIN_MUL;
   bool had = (core().dst_written >> dst) & 1;
+  if (core().hw_numerics && is_int8(f0) && is_int8(f1)) {
+    int8_binary(op, bcast, cb0, cb1, t0, t1, dst, row, acc || op == ZYX_BIN_MUL);
+    return;
+  }
   if (format_is_int(f0) && format_is_int(f1)) {
     uint32_t a[1024], b[1024];
     tile_unpack(front_tile(cb0, t0, "binary op"), f0, a, DstKind::Int);
@@ -364,6 +393,38 @@ void api_transpose(uint32_t cb, uint32_t t, uint32_t dst) {
   mark(dst, k);
 }
 
+// typecast_tile as tt-llk's SFPU programs compute it (numerics.hpp), for
+// the conversions the model covers: float to Int32, UInt32 and UInt16, and
+// Int32, UInt32 and UInt16 to Float32 (32-bit DST) and to Float16_b or
+// Bfp8_b. Returns false for the others, which keep the exact conversion.
+static bool hw_typecast(uint32_t dst, DstKind cur, Format in, Format out) {
+  uint32_t* d = dst_tile(dst);
+  const bool fp32 = core().run->fp32_dest_acc;
+  if (cur != DstKind::Int && !format_is_int(in)) {
+    if (out == Format::Int32) for (int i = 0; i < 1024; i++) d[i] = hw::sfpu_f32_to_int32(d[i]);
+    else if (out == Format::UInt32) for (int i = 0; i < 1024; i++) d[i] = hw::sfpu_f32_to_uint32(d[i]);
+    else if (out == Format::UInt16) for (int i = 0; i < 1024; i++) d[i] = hw::sfpu_f32_to_uint16(d[i]);
+    else return false;
+    mark(dst, DstKind::Int);
+    return true;
+  }
+  if (cur != DstKind::Int) return false;
+  uint32_t (*to_f32)(uint32_t) = in == Format::Int32    ? hw::sfpu_int32_to_f32
+                                 : in == Format::UInt32 ? hw::sfpu_uint32_to_f32
+                                 : in == Format::UInt16 ? hw::sfpu_uint16_to_f32
+                                                        : nullptr;
+  if (!to_f32) return false;
+  if (out == Format::Float32 && fp32) {
+    for (int i = 0; i < 1024; i++) d[i] = to_f32(d[i]);
+    mark(dst, DstKind::F32);
+    return true;
+  }
+  if (out != Format::Float16_b && out != Format::Bfp8_b) return false;
+  for (int i = 0; i < 1024; i++) d[i] = hw::sfpu_f32_to_bf16(to_f32(d[i]));
+  mark(dst, fp32 ? DstKind::F32 : DstKind::BF16);
+  return true;
+}
+
 void api_typecast(uint32_t dst, uint32_t in_fmt, uint32_t out_fmt) {
   if (!on_math()) return;
   SfpuScope sfpu;  // typecast_tile is an SFPU op
@@ -372,6 +433,9 @@ void api_typecast(uint32_t dst, uint32_t in_fmt, uint32_t out_fmt) {
   if (format_tile_bytes(in) == 0 || format_tile_bytes(out) == 0)
     kernel_fail("typecast_tile: unsupported formats " + std::to_string(in_fmt) + " -> " + std::to_string(out_fmt));
   DstKind cur = core().dst_kind[dst];
+  if (core().hw_numerics && hw_typecast(dst, cur, in, out)) return;
+  if (core().hw_numerics && cur == DstKind::Int && in == Format::Int8)  // DST holds Int8 in sign-magnitude
+    for (int i = 0; i < 1024; i++) d[i] = static_cast<uint32_t>(hw::dst_int_value(d[i]));
   // Bring the tile to f32 or i32 per the input format, then convert.
   std::array<float, 1024> f;
   for (int i = 0; i < 1024; i++) {

@@ -26,6 +26,24 @@ bool int_format(uint32_t f) {
 
 namespace compute {
 
+namespace {
+// sfpu_reduce's Int32 column max/min as tt-llk runs it on Wormhole: every
+// word loaded with INT32_2S_COMP, compared by SFPSWAP in sign-magnitude
+// order, the winner stored back with INT32_2S_COMP, so INT32_MIN counts as
+// 0 (and is stored as 0 where it wins).
+void reduce_int32_max_min(uint32_t* d, bool max) {
+  for (int c = 0; c < 32; c++) {
+    uint32_t best = hw::sfpload_int32_2s_comp(d[fidx(0, c)]);
+    for (int r = 1; r < 32; r++) {
+      const uint32_t x = hw::sfpload_int32_2s_comp(d[fidx(r, c)]);
+      const int32_t kx = hw::sign_magnitude_order(x), kb = hw::sign_magnitude_order(best);
+      if (max ? kx > kb : kx < kb) best = x;
+    }
+    d[fidx(0, c)] = hw::sfpstore_int32_2s_comp(best);
+  }
+}
+}  // namespace
+
 // sfpu_reduce over the columns of a DST tile into row 0.
 void sfpu_reduce_cols(uint32_t dst, uint32_t pool, uint32_t fmt) {
   if (pool > 3) kernel_fail("sfpu_reduce: unknown pool type " + std::to_string(pool));
@@ -34,6 +52,11 @@ void sfpu_reduce_cols(uint32_t dst, uint32_t pool, uint32_t fmt) {
   if (int_format(fmt)) {
     if (pool == 1) kernel_fail("sfpu_reduce: AVG of an integer format is not emulated");
     bool sign = fmt == uint32_t(Format::Int32) || fmt == uint32_t(Format::Int8);
+    if (core().hw_numerics && hw_config().wormhole && fmt == uint32_t(Format::Int32) && pool >= 2) {
+      reduce_int32_max_min(d, pool == 2);
+      mark(dst, DstKind::Int);
+      return;
+    }
     for (int c = 0; c < 32; c++) {
       int64_t acc = sign ? int64_t(int32_t(d[fidx(0, c)])) : int64_t(d[fidx(0, c)]);
       for (int r = 1; r < 32; r++) {

@@ -247,11 +247,8 @@ void api_unpack_tilize_ab(uint32_t icb0, uint32_t icb1, uint32_t block, uint32_t
     ComputeState::SrcPair p;
     uint32_t* u = reinterpret_cast<uint32_t*>(p.a.data());
     tile_unpack(face.data(), in.format, u, DstKind::F32);
-    if (format_is_int(in.format)) {
-      bool sign = in.format == Format::Int32;
-      for (int i = 0; i < 1024; i++)
-        p.a[i] = sign ? static_cast<float>(static_cast<int32_t>(u[i])) : static_cast<float>(u[i]);
-    }
+    if (format_is_int(in.format))
+      for (int i = 0; i < 1024; i++) p.a[i] = int_word_value(u[i], in.format);
     for (int r = 0; r < 32; r++)
       for (int c = 0; c < 32; c++)
         if (!present(r, c)) p.a[fidx(r, c)] = fill;

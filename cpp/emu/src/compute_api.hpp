@@ -58,6 +58,15 @@ inline bool on_pack() { return trisc() == Trisc::Single || trisc() == Trisc::Pac
 // The calling build's compute configuration.
 inline ComputeState& cstate() { return core().cstates[static_cast<int>(trisc())]; }
 
+// The value of an integer word as tile_unpack leaves it for a tile of
+// format f: Int32 and (exact mode) Int8 two's complement, Int8 with
+// hardware numerics sign-magnitude, the unsigned formats unsigned.
+inline float int_word_value(uint32_t w, Format f) {
+  if (f == Format::Int8 && core().hw_numerics) return static_cast<float>(hw::dst_int_value(w));
+  if (f == Format::Int32 || f == Format::Int8) return static_cast<float>(static_cast<int32_t>(w));
+  return static_cast<float>(w);
+}
+
 // ---- api_compute_trisc.cpp: the TRISC builds' hand-over ----
 // DST used by math outside an acquired section: a run error.
 [[noreturn]] void dst_unheld_fail(uint32_t i);

@@ -429,4 +429,82 @@ void matmul_tile(const uint32_t* in0, const uint32_t* in1, uint32_t* d, Fidelity
   else matmul_base(A, B, d, phases(f), c);
 }
 
+// ---- Integer formats ----
+
+uint32_t sfpcast_int_to_f32(uint32_t sm) {
+  const uint32_t sign = sm & 0x80000000u;
+  uint32_t mag = sm & 0x7fffffffu;
+  if (!mag) return sign;  // -0 stays -0.0
+  const int lead = __builtin_clz(mag);
+  mag <<= lead;  // the leading one at bit 31
+  uint32_t out = sign | ((uint32_t(157 - lead) << 23) + (mag >> 8));
+  const uint32_t dropped = mag & 0xffu, half = 0x80u;
+  if (dropped > half || (dropped == half && (out & 1u))) out++;  // to nearest even
+  return out;
+}
+
+int32_t int8_mul_phase(int32_t a, int32_t b, int phase) {
+  const int32_t ma = a < 0 ? -a : a, mb = b < 0 ? -b : b;
+  const int32_t sa = (phase & 1) ? (ma & 0x1f) : (ma & 0xe0), sb = (phase & 2) ? (mb & 0x0f) : (mb & 0x3f0);
+  return ((a < 0) != (b < 0)) ? -(sa * sb) : sa * sb;
+}
+
+uint32_t sfpu_int32_to_f32(uint32_t w) {
+  // SFPABS (two's complement; INT32_MIN stays 0x80000000, a sign-magnitude
+  // -0), SFPCAST, the original sign set, and -2^31 added where the absolute
+  // value kept its sign bit.
+  const uint32_t mag = (w & 0x80000000u) ? 0u - w : w;
+  const uint32_t f = (sfpcast_int_to_f32(mag) & 0x7fffffffu) | (w & 0x80000000u);
+  return (mag & 0x80000000u) ? 0xcf000000u : f;
+}
+
+uint32_t sfpu_uint32_to_f32(uint32_t w) {
+  const uint32_t low = sfpcast_int_to_f32(w & 0x7fffffffu);  // SFPSETSGN clears bit 31 first
+  if (!(w & 0x80000000u)) return low;
+  // 2^31 + low is exact in a double; one rounding to f32 is SFPMAD's.
+  const double sum = 2147483648.0 + static_cast<double>(std::bit_cast<float>(low));
+  return std::bit_cast<uint32_t>(static_cast<float>(sum));
+}
+
+namespace {
+// The integer part of |f| for an unbiased exponent 0..31: the 24-bit
+// significand shifted, truncating.
+uint32_t truncated_magnitude(uint32_t f, int exp) {
+  const uint32_t sig = 0x800000u | (f & 0x7fffffu);
+  return exp >= 23 ? sig << (exp - 23) : sig >> (23 - exp);
+}
+}  // namespace
+
+uint32_t sfpu_f32_to_int32(uint32_t f) {
+  const int exp = int((f >> 23) & 255) - 127;
+  if (exp < 0) return 0;
+  const uint32_t mag = exp >= 31 ? 0x80000000u : truncated_magnitude(f, exp);
+  return (f & 0x80000000u) ? 0u - mag : mag;
+}
+
+uint32_t sfpu_f32_to_uint32(uint32_t f) {
+  if (f & 0x80000000u) return 0;
+  const int exp = int((f >> 23) & 255) - 127;
+  if (exp < 0) return 0;
+  return exp >= 32 ? 0xffffffffu : truncated_magnitude(f, exp);
+}
+
+uint16_t sfpu_f32_to_uint16(uint32_t f) {
+  if (f & 0x80000000u) return 0;  // SFPSWAP keeps the larger of f and +0
+  const int exp = int((f >> 23) & 255) - 127;
+  if (exp < -1) return 0;
+  if (exp >= 16) return 0xffff;
+  uint64_t sig = 0x800000u | (f & 0x7fffffu);
+  sig = exp >= 0 ? sig << exp : sig >> 1;
+  const uint64_t mag = (sig >> 23) + ((sig & 0x7fffffu) >= 0x400000u);  // half away from zero
+  return static_cast<uint16_t>(mag > 0xffff ? 0xffff : mag);
+}
+
+uint32_t sfpu_f32_to_bf16(uint32_t f) {
+  const uint32_t exp = (f >> 23) & 255;
+  if (exp == 0) return 0;
+  if (exp == 255) return f & 0xff800000u;
+  return (f + 0x8000u) & 0xffff0000u;  // a carry into the exponent is the next binade
+}
+
 }  // namespace zyx::emu::hw

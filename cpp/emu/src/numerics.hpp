@@ -228,6 +228,98 @@ uint16_t l1_acc_bf16(uint16_t in_l1, uint16_t packed);
 // saturates. These follow ttsim's model of the card.
 uint16_t l1_acc_f16(uint16_t in_l1, uint16_t packed);
 
+// ---- Integer formats ----
+//
+// Int8 in L1 and integers in DST are sign-magnitude to the card (the Tensix
+// ISA documentation; ttsim's unpacker, packer and FPU int8 datapath). Int32
+// tiles are the exception that matters in practice: tt-metal hosts write
+// them in two's complement, the unpacker moves 32-bit data to DST unchanged
+// (unpack_to_dest), tt-metal's SFPU int ops load and store them with
+// SFPLOAD/SFPSTORE's raw INT32 mode and add in two's complement, and the
+// packer writes Int32 unchanged, so two's complement survives end to end.
+// The conversions below are where the card reads a word's sign and
+// magnitude, or converts between integers and floats.
+
+// An Int8 byte (sign bit 7 and a 7-bit magnitude) or UInt8 byte (an 8-bit
+// magnitude) as the unpacker delivers it: a sign and a magnitude, held in
+// DST as a sign-magnitude integer word.
+inline uint32_t int8_to_dst(uint8_t b, bool is_unsigned) {
+  if (is_unsigned) return b;
+  return (uint32_t(b & 0x80u) << 24) | (b & 0x7fu);
+}
+// The packer's Int32-to-Int8 conversion of a 32-bit DST word: Int8 keeps
+// bit 31 as the sign and clamps the 31-bit magnitude to 127 (so two's
+// complement -1 becomes -127); UInt8 makes a word with bit 31 set 0 and
+// clamps the rest to 255.
+inline uint8_t pack_int8(uint32_t w, bool is_unsigned) {
+  const uint32_t mag = w & 0x7fffffffu;
+  if (is_unsigned) return (w & 0x80000000u) ? 0 : static_cast<uint8_t>(mag > 255 ? 255 : mag);
+  return static_cast<uint8_t>(((w >> 24) & 0x80u) | (mag > 127 ? 127 : mag));
+}
+// UInt16 from a 16-bit DST: the register holds 16 bits (the SFPU's LO16
+// store keeps the low half), so the value wraps modulo 2^16.
+inline uint16_t pack_uint16_16b(uint32_t w) { return static_cast<uint16_t>(w); }
+
+// The FPU's int8 datapath (INT8 math, which tt-llk enables for Int8 and
+// UInt8 sources): source values are a sign and a magnitude (int8_to_dst's
+// value), DST a 32-bit sign-magnitude integer. ELWADD/ELWSUB give a ± b,
+// added to DST with saturation at ±(2^31 - 1) when accumulating; ELWMUL
+// adds, per fidelity phase, the product of magnitude slices: SrcA bits 5-7
+// (phase bit 0 clear) or 0-4 (set), SrcB bits 4-9 (bit 1 clear) or 0-3
+// (set), so HiFi4 gives the whole product and LoFi the high slices' only.
+inline int32_t dst_int_value(uint32_t w) {
+  const int32_t mag = static_cast<int32_t>(w & 0x7fffffffu);
+  return (w & 0x80000000u) ? -mag : mag;
+}
+inline uint32_t dst_int_word(int32_t v) {
+  return v < 0 ? 0x80000000u | (0u - static_cast<uint32_t>(v)) : static_cast<uint32_t>(v);
+}
+inline int32_t saturating_add_int32(int32_t x, int32_t y) {
+  const int64_t r = int64_t(x) + int64_t(y);
+  return r > 0x7fffffff ? 0x7fffffff : r < -0x7fffffff ? -0x7fffffff : static_cast<int32_t>(r);
+}
+int32_t int8_mul_phase(int32_t a, int32_t b, int phase);
+
+// SFPLOAD/SFPSTORE's INT32_2S_COMP mode (InstrMod 12) on Wormhole: the load
+// takes the DST word as sign and magnitude and gives two's complement, the
+// store the reverse. On a two's complement word from the host the load
+// gives the sign-magnitude encoding of its value, which SFPSWAP orders
+// correctly, and the store undoes it; INT32_MIN loads as 0 (its magnitude
+// bits are zero). tt-llk uses it for the column max/min of sfpu_reduce on
+// Int32 and for relu_min on integers.
+inline uint32_t sfpload_int32_2s_comp(uint32_t w) { return (w & 0x80000000u) ? 0u - (w & 0x7fffffffu) : w; }
+inline uint32_t sfpstore_int32_2s_comp(uint32_t v) { return (v & 0x80000000u) ? 0x80000000u | (0u - v) : v; }
+// SFPSWAP's order of words: sign and magnitude (-0 below +0).
+inline int32_t sign_magnitude_order(uint32_t w) {
+  return (w & 0x80000000u) ? static_cast<int32_t>(w ^ 0x7fffffffu) : static_cast<int32_t>(w);
+}
+
+// SFPCAST (int to fp32, round to nearest even) of a sign-magnitude word.
+uint32_t sfpcast_int_to_f32(uint32_t sign_magnitude);
+// The SFPU typecasts tt-llk runs (ckernel_sfpu_typecast.h), on the f32 word
+// SFPLOAD reads from DST:
+// - to Int32: truncated toward zero; magnitudes from 2^31 up, infinity and
+//   NaN give 0x80000000 (INT32_MIN) whatever the sign; below 1, 0.
+// - to UInt32: negative values (sign bit set) 0; truncated toward zero;
+//   from 2^32 up (infinity, NaN) 0xffffffff.
+// - to UInt16: negative values 0, else SFP_STOCH_RND's rounding, half away
+//   from zero, clamped to 65535.
+// - Int32 (two's complement) to f32: the magnitude cast by SFPCAST, the sign
+//   set, INT32_MIN as -2^31: round to nearest even.
+// - UInt32 to f32: bits 0-30 cast by SFPCAST, then, where bit 31 is set,
+//   2^31 added by SFPADDI (an SFPMAD: the exact sum rounded to nearest
+//   even), so the value rounds twice. UInt16 to f32: the low 16 bits (the
+//   LO16 load) cast, exactly.
+// - f32 to bf16 (SFP_STOCH_RND FP32_TO_FP16B): half away from zero in
+//   magnitude; exponent 0 becomes +0, exponent 255 infinity of its sign.
+uint32_t sfpu_f32_to_int32(uint32_t f);
+uint32_t sfpu_f32_to_uint32(uint32_t f);
+uint16_t sfpu_f32_to_uint16(uint32_t f);
+uint32_t sfpu_int32_to_f32(uint32_t twos_complement);
+uint32_t sfpu_uint32_to_f32(uint32_t w);
+inline uint32_t sfpu_uint16_to_f32(uint32_t w) { return sfpcast_int_to_f32(w & 0xffffu); }
+uint32_t sfpu_f32_to_bf16(uint32_t f);
+
 // ---- Whole tiles (the compute API's fast paths; equal to the element
 // model above, which the tests check) ----
 

@@ -62,7 +62,12 @@ ZYX_HOT void tile_unpack(const uint8_t* src, Format f, uint32_t* out, DstKind ki
       for (int i = 0; i < 1024; i++) out[i] = src[i];
       return;
     case Format::Int8:
-      for (int i = 0; i < 1024; i++) out[i] = static_cast<uint32_t>(int32_t(static_cast<int8_t>(src[i])));
+      // The card's Int8 is sign-magnitude (numerics.hpp); exact mode reads
+      // two's complement.
+      if (compute::core().hw_numerics)
+        for (int i = 0; i < 1024; i++) out[i] = hw::int8_to_dst(src[i], false);
+      else
+        for (int i = 0; i < 1024; i++) out[i] = static_cast<uint32_t>(int32_t(static_cast<int8_t>(src[i])));
       return;
     case Format::Bfp8_b:
     case Format::Bfp4_b:
@@ -74,8 +79,27 @@ ZYX_HOT void tile_unpack(const uint8_t* src, Format f, uint32_t* out, DstKind ki
   dst_round(out, kind);
 }
 
+// An integer DST tile packed as the card's packer converts it: to Int8 and
+// UInt8 the word's sign bit and clamped magnitude, to UInt16 from a 16-bit
+// DST the 16 bits the register holds (numerics.hpp). Returns false for the
+// other formats.
+static bool pack_int_as_card(const uint32_t* src, uint8_t* dst, Format f) {
+  if (f == Format::Int8 || f == Format::UInt8) {
+    const bool is_unsigned = f == Format::UInt8;
+    for (int i = 0; i < 1024; i++) dst[i] = hw::pack_int8(src[i], is_unsigned);
+    return true;
+  }
+  if (f == Format::UInt16 && !compute::core().run->fp32_dest_acc) {
+    uint16_t* d = reinterpret_cast<uint16_t*>(dst);
+    for (int i = 0; i < 1024; i++) d[i] = hw::pack_uint16_16b(src[i]);
+    return true;
+  }
+  return false;
+}
+
 ZYX_HOT void tile_pack(const uint32_t* src, DstKind kind, uint8_t* dst, Format f) {
   bool is_int = kind == DstKind::Int;
+  if (is_int && compute::core().hw_numerics && pack_int_as_card(src, dst, f)) return;
   switch (f) {
     case Format::Float32: {
       float* d = reinterpret_cast<float*>(dst);

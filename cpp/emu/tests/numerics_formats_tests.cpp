@@ -12,7 +12,11 @@
 // Group `model`: the model alone, and against words ttsim computed. Group `hw`: every FPU call on Float16
 // tiles through the compute API, word for word against the model's words:
 // with a 16-bit DST packed to Float16, Float32 and Float16_b, with a 32-bit
-// DST (the calls modelled there) packed to Float32 and Float16_b.
+// DST (the calls modelled there) packed to Float32 and Float16_b. Group
+// `int`: the integer formats with hardware numerics (numerics.hpp's integer
+// section) through the compute API: copies, add_int_tile, typecast_tile,
+// the FPU's int8 ops, sfpu_reduce's Int32 max/min and Int8 tilize and
+// untilize, every word against the model and hand-worked words.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -560,6 +564,312 @@ void test_f16_hand(DeviceLayer& layer) {
   CHECK(f[3] == float_bits(1.0f));
 }
 ZYX_TEST(hw, test_f16_hand);
+
+// ---- Integer formats through the compute API (hardware numerics) ----
+
+// Int32 words as a tt-metal host writes them (two's complement), with the
+// edge cases: zero, -1, INT32_MIN and INT32_MAX, values past 127 and 255.
+std::vector<int32_t> int32_words() {
+  std::vector<int32_t> v(1024);
+  static const int32_t special[] = {0, 1, -1, 5, -5, 127, 128, -127, -128, 200, 255, 256, -300,
+                                    INT32_MIN, INT32_MAX, 65535, 65536, -65536};
+  std::mt19937 rng(91);
+  for (size_t i = 0; i < v.size(); i++)
+    v[i] = i < std::size(special) ? special[i] : static_cast<int32_t>(rng()) >> (rng() % 31);
+  return v;
+}
+
+Run int_copy(const std::string& in_format, std::vector<uint8_t> in, const std::string& out_format) {
+  Run r = one_tile_op(in_format, std::move(in), "(void)0");
+  r.out_format = out_format;
+  r.fp32 = true;  // tt-metal needs a 32-bit DST for 32-bit integers
+  if (in_format == "Int32") r.unpack_to_dest_fp32 = {0};  // as tt-metal unpacks 32-bit integers
+  return r;
+}
+
+// An integer copy: Int32 moves to DST and back unchanged (two's complement
+// survives); packed to Int8 the packer keeps bit 31 as the sign and clamps
+// the magnitude to 127, to UInt8 a set bit 31 is 0 and the rest clamps to
+// 255. An Int8 tile (sign-magnitude) copies unchanged, -0 included, and
+// reaches an Int32 output as sign-magnitude words.
+void test_int_copy(DeviceLayer& layer) {
+  const int before = failures;
+  const std::vector<int32_t> w = int32_words();
+  const std::vector<int32_t> same = from_bytes<int32_t>(run(layer, int_copy("Int32", to_bytes(w), "Int32")));
+  for (int i = 0; i < 1024; i++) EXPECT(same[i], w[i]);
+  const std::vector<uint8_t> i8 = run(layer, int_copy("Int32", to_bytes(w), "Int8"));
+  const std::vector<uint8_t> u8 = run(layer, int_copy("Int32", to_bytes(w), "UInt8"));
+  for (int i = 0; i < 1024; i++) {
+    EXPECT(i8[i], pack_int8(uint32_t(w[i]), false));
+    EXPECT(u8[i], pack_int8(uint32_t(w[i]), true));
+  }
+  // Hand-worked words (w[0..]: 0, 1, -1, 5, -5, 127, 128, -127, -128, 200, 255, 256, -300, INT32_MIN, INT32_MAX).
+  const uint8_t want_i8[] = {0x00, 0x01, 0xff, 0x05, 0xff, 0x7f, 0x7f, 0xff, 0xff, 0x7f, 0x7f, 0x7f, 0xff, 0x80, 0x7f};
+  const uint8_t want_u8[] = {0, 1, 0, 5, 0, 127, 128, 0, 0, 200, 255, 255, 0, 0, 255};
+  for (size_t i = 0; i < std::size(want_i8); i++) {
+    EXPECT(i8[i], want_i8[i]);
+    EXPECT(u8[i], want_u8[i]);
+  }
+  std::vector<uint8_t> b(1024);
+  for (int i = 0; i < 1024; i++) b[i] = static_cast<uint8_t>(i * 37 + 11);
+  b[0] = 0x80, b[1] = 0x85, b[2] = 0x05, b[3] = 0xff;
+  CHECK(run(layer, int_copy("Int8", b, "Int8")) == b);
+  const std::vector<uint32_t> wide = from_bytes<uint32_t>(run(layer, int_copy("Int8", b, "Int32")));
+  EXPECT(wide[0], 0x80000000u);
+  EXPECT(wide[1], 0x80000005u);
+  EXPECT(wide[2], 5);
+  EXPECT(wide[3], 0x8000007fu);
+  for (int i = 0; i < 1024; i++) EXPECT(wide[i], int8_to_dst(b[i], false));
+  if (failures != before) throw Failure("integer copy: " + std::to_string(failures - before) + " word(s) differ");
+}
+ZYX_TEST(int, test_int_copy);
+
+// An int32 add on the SFPU (add_int_tile, tt-llk's raw INT32 loads and a
+// two's complement add): words of two's complement sums, wrapping at
+// INT32_MAX. UInt16 with a 16-bit DST wraps modulo 2^16 (LO16 stores).
+void test_int_add(DeviceLayer& layer) {
+  const int before = failures;
+  const std::vector<int32_t> a = int32_words();
+  std::vector<int32_t> b(1024);
+  std::mt19937 rng(5);
+  for (auto& x : b) x = static_cast<int32_t>(rng()) >> (rng() % 31);
+  b[0] = -1, b[1] = -1, b[13] = -1, b[14] = 1;  // 0 + -1, 1 + -1, INT32_MIN - 1, INT32_MAX + 1
+  Run r;
+  r.formats = {"Int32", "Int32"};
+  r.inputs = {to_bytes(a), to_bytes(b)};
+  r.out_format = "Int32";
+  r.unpack_to_dest_fp32 = {0, 1};
+  r.compute = copy_op_kernel();
+  r.defines = {{"NIN", "2"}, {"OP", "add_int_tile_init(); add_int_tile<DataFormat::Int32>(0, 1, 0)"}};
+  r.args = {0, 0, 0, 0};
+  const std::vector<uint32_t> got = from_bytes<uint32_t>(run(layer, r));
+  for (int i = 0; i < 1024; i++) EXPECT(got[i], uint32_t(a[i]) + uint32_t(b[i]));
+  EXPECT(got[0], 0xffffffffu);
+  EXPECT(got[1], 0);
+  EXPECT(got[13], 0x7fffffffu);
+  EXPECT(got[14], 0x80000000u);
+  std::vector<uint16_t> ua(1024, 0xffff), ub(1024, 2);
+  ua[1] = 100, ub[1] = 23;
+  r.formats = {"UInt16", "UInt16"};
+  r.inputs = {to_bytes(ua), to_bytes(ub)};
+  r.out_format = "UInt16";
+  r.fp32 = false;
+  r.unpack_to_dest_fp32 = {};
+  r.defines["OP"] = "add_int_tile_init(); add_int_tile<DataFormat::UInt16>(0, 1, 0)";
+  const std::vector<uint16_t> u = from_bytes<uint16_t>(run(layer, r));
+  EXPECT(u[0], 1);  // 0xffff + 2 wraps
+  EXPECT(u[1], 123);
+  if (failures != before) throw Failure("add_int_tile: " + std::to_string(failures - before) + " word(s) differ");
+}
+ZYX_TEST(int, test_int_add);
+
+// typecast_tile as tt-llk's SFPU programs compute it: Float32 to Int32
+// truncates, 2^31 and beyond and NaN give INT32_MIN; to UInt16 rounds half
+// away from zero; Int32 to Float32 rounds to nearest even and to Float16_b
+// then rounds half away from zero.
+void test_int_typecast(DeviceLayer& layer) {
+  const int before = failures;
+  std::vector<uint32_t> f(1024, 0x3f800000u);
+  const uint32_t fw[] = {0x4039999au, 0xc039999au, 0x3f7d70a4u, 0x4f32d05eu, 0x7fc00000u, 0xcf000000u, 0x40200000u,
+                         0x3f000000u, 0xc0400000u, 0x477fff80u};
+  std::copy(std::begin(fw), std::end(fw), f.begin());
+  auto cast = [&](const std::string& in, std::vector<uint8_t> bytes, const std::string& out) {
+    Run r = one_tile_op(in, std::move(bytes), "typecast_tile_init(); typecast_tile<(uint32_t)DataFormat::" + in +
+                                                  ", (uint32_t)DataFormat::" + out + ">(0)");
+    r.out_format = out;
+    r.fp32 = true;
+    if (in == "Float32" || in == "Int32") r.unpack_to_dest_fp32 = {0};  // all 32 bits reach DST
+    return run(layer, r);
+  };
+  const std::vector<uint32_t> i32 = from_bytes<uint32_t>(cast("Float32", to_bytes(f), "Int32"));
+  const uint32_t want_i32[] = {2, 0xfffffffeu, 0, 0x80000000u, 0x80000000u, 0x80000000u, 2, 0, 0xfffffffdu, 65535};
+  for (size_t i = 0; i < std::size(want_i32); i++) EXPECT(i32[i], want_i32[i]);
+  for (int i = 0; i < 1024; i++) EXPECT(i32[i], sfpu_f32_to_int32(f[i]));
+  const std::vector<uint16_t> u16 = from_bytes<uint16_t>(cast("Float32", to_bytes(f), "UInt16"));
+  const uint16_t want_u16[] = {3, 0, 1, 0xffff, 0xffff, 0, 3, 1, 0, 0xffff};
+  for (size_t i = 0; i < std::size(want_u16); i++) EXPECT(u16[i], want_u16[i]);
+  std::vector<int32_t> n = int32_words();
+  n[20] = 0x01010000, n[21] = 0x01000001, n[22] = -0x01010000;
+  const std::vector<uint32_t> f32 = from_bytes<uint32_t>(cast("Int32", to_bytes(n), "Float32"));
+  const std::vector<uint16_t> bf = from_bytes<uint16_t>(cast("Int32", to_bytes(n), "Float16_b"));
+  EXPECT(f32[2], 0xbf800000u);   // -1
+  EXPECT(f32[13], 0xcf000000u);  // INT32_MIN
+  EXPECT(f32[14], 0x4f000000u);  // INT32_MAX rounds to 2^31
+  EXPECT(f32[21], 0x4b800000u);  // 2^24 + 1: to even
+  EXPECT(bf[20], 0x4b81);        // 2^24 + 2^16: a bf16 tie, away from zero
+  EXPECT(bf[22], 0xcb81);
+  EXPECT(bf[13], 0xcf00);
+  for (int i = 0; i < 1024; i++) {
+    EXPECT(f32[i], sfpu_int32_to_f32(uint32_t(n[i])));
+    EXPECT(bf[i], sfpu_f32_to_bf16(sfpu_int32_to_f32(uint32_t(n[i]))) >> 16);
+  }
+  // UInt32 and UInt16 inputs: the double rounding of UInt32 (0xc0000081 to
+  // 2^31 + 2^30) and UInt16 257 to bf16 258 (away from zero).
+  std::vector<uint32_t> u32(1024, 7);
+  u32[0] = 0xc0000081u, u32[1] = 0xffffffffu, u32[2] = 257;
+  const std::vector<uint32_t> fu = from_bytes<uint32_t>(cast("UInt32", to_bytes(u32), "Float32"));
+  EXPECT(fu[0], 0x4f400000u);
+  EXPECT(fu[1], 0x4f800000u);
+  for (int i = 0; i < 1024; i++) EXPECT(fu[i], sfpu_uint32_to_f32(u32[i]));
+  std::vector<uint16_t> u16in(1024, 3);
+  u16in[0] = 257, u16in[1] = 0xffff;
+  const std::vector<uint16_t> bu = from_bytes<uint16_t>(cast("UInt16", to_bytes(u16in), "Float16_b"));
+  EXPECT(bu[0], 0x4381);
+  EXPECT(bu[1], 0x4780);  // 65535 rounds away to 65536
+  EXPECT(bu[2], 0x4040);
+  // An Int8 input is read as sign and magnitude: 0x85 is -5, 0x80 (-0) is 0.
+  std::vector<uint8_t> i8(1024, 0x01);
+  i8[0] = 0x85, i8[1] = 0x80, i8[2] = 0x7f, i8[3] = 0xff;
+  const std::vector<float> from_i8 = from_bytes<float>(cast("Int8", i8, "Float32"));
+  CHECK(from_i8[0] == -5.0f && from_i8[1] == 0.0f && from_i8[2] == 127.0f && from_i8[3] == -127.0f);
+  if (failures != before) throw Failure("typecast_tile: " + std::to_string(failures - before) + " word(s) differ");
+}
+ZYX_TEST(int, test_int_typecast);
+
+// add_tiles, sub_tiles and mul_tiles on Int8 and UInt8 tiles: the FPU's
+// int8 datapath into sign-magnitude DST words, packed to Int32 (the words)
+// and Int8/UInt8 (the packer's clamp); mul_tiles by fidelity slices.
+void test_int8_fpu(DeviceLayer& layer) {
+  const int before = failures;
+  std::vector<uint8_t> a(1024), b(1024);
+  std::mt19937 rng(17);
+  for (int i = 0; i < 1024; i++) a[i] = static_cast<uint8_t>(rng()), b[i] = static_cast<uint8_t>(rng());
+  a[0] = 0x85, b[0] = 0x03;  // -5, 3
+  a[1] = 100, b[1] = 0xe4;   // 100, -100
+  a[2] = 100, b[2] = 100;
+  a[3] = 0x80, b[3] = 0x00;  // -0, 0
+  const std::string cases = op_switch(
+      "case 0: add_tiles_init(0, 1); add_tiles(0, 1, 0, 0, 0); break;"
+      "case 1: sub_tiles_init(0, 1); sub_tiles(0, 1, 0, 0, 0); break;"
+      "case 2: mul_tiles_init(0, 1); mul_tiles(0, 1, 0, 0, 0); break;");
+  auto fpu = [&](const std::string& fmt, uint32_t op, const std::string& out, const char* fid) {
+    Run r;
+    r.formats = {fmt, fmt};
+    r.inputs = {a, b};
+    r.compute = copy_op_kernel();
+    r.defines = {{"NIN", "2"}, {"COPY", "0"}, {"OP", cases}};
+    r.args = {op, 0, 0, 0};
+    r.out_format = out;
+    r.fidelity = fid;
+    return run(layer, r);
+  };
+  for (const char* fmt : {"Int8", "UInt8"}) {
+    const bool u = std::string(fmt) == "UInt8";
+    for (uint32_t op = 0; op < 3; op++)
+      for (const char* fid : {"HiFi4", "LoFi"}) {
+        if (op < 2 && std::string(fid) == "LoFi") continue;
+        const int np = std::string(fid) == "LoFi" ? 1 : 4;
+        const std::vector<uint32_t> w = from_bytes<uint32_t>(fpu(fmt, op, "Int32", fid));
+        const std::vector<uint8_t> n = fpu(fmt, op, fmt, fid);
+        for (int i = 0; i < 1024; i++) {
+          const int32_t x = dst_int_value(int8_to_dst(a[i], u)), y = dst_int_value(int8_to_dst(b[i], u));
+          int32_t v = op == 0 ? x + y : op == 1 ? x - y : 0;
+          for (int p = 0; op == 2 && p < np; p++) v += int8_mul_phase(x, y, p);
+          EXPECT(w[i], dst_int_word(v));
+          EXPECT(n[i], pack_int8(dst_int_word(v), u));
+        }
+      }
+  }
+  // Hand-worked words: -5 + 3 = -2; 100 - -100 = 200 (Int8: clamped to
+  // 127); 100 * -100 = -10000; LoFi 100 * 100 = 96 * 96; -0 + 0 = +0.
+  const std::vector<uint32_t> add = from_bytes<uint32_t>(fpu("Int8", 0, "Int32", "HiFi4"));
+  EXPECT(add[0], 0x80000002u);
+  EXPECT(add[3], 0);
+  EXPECT(from_bytes<uint32_t>(fpu("Int8", 1, "Int32", "HiFi4"))[1], 200);
+  EXPECT(fpu("Int8", 1, "Int8", "HiFi4")[1], 0x7f);
+  EXPECT(from_bytes<uint32_t>(fpu("Int8", 2, "Int32", "HiFi4"))[1], 0x80002710u);
+  EXPECT(from_bytes<uint32_t>(fpu("Int8", 2, "Int32", "LoFi"))[2], 9216);
+  EXPECT(from_bytes<uint32_t>(fpu("Int8", 2, "Int32", "HiFi4"))[2], 10000);
+  if (failures != before) throw Failure("int8 FPU ops: " + std::to_string(failures - before) + " word(s) differ");
+}
+ZYX_TEST(int, test_int8_fpu);
+
+// sfpu_reduce's Int32 column max and min (INT32_2S_COMP loads, SFPSWAP in
+// sign-magnitude order): two's complement values compare as values, but
+// INT32_MIN loads as 0, so a column of negatives with INT32_MIN has the
+// maximum 0 and a column with INT32_MIN and positives the minimum 0.
+void test_int_reduce(DeviceLayer& layer) {
+  const int before = failures;
+  std::vector<int32_t> v(1024);
+  std::mt19937 rng(23);
+  for (auto& x : v) x = static_cast<int32_t>(rng()) >> (rng() % 31);
+  for (int r = 0; r < 32; r++) {
+    v[fi(r, 0)] = -5 - r, v[fi(r, 1)] = 3 + r, v[fi(r, 2)] = -9 - 2 * r;
+  }
+  v[fi(7, 0)] = INT32_MIN;   // max of column 0: 0, not -5
+  v[fi(9, 1)] = INT32_MIN;   // min of column 1: 0, not INT32_MIN
+  v[fi(4, 2)] = INT32_MAX;   // column 2: max INT32_MAX, min -71
+  for (const char* pool : {"MAX", "MIN"}) {
+    const bool max = std::string(pool) == "MAX";
+    Run r = one_tile_op("Int32", to_bytes(v), std::string("sfpu_reduce_init<PoolType::") + pool +
+                                                   ", DataFormat::Int32>(); sfpu_reduce<PoolType::" + pool +
+                                                   ", DataFormat::Int32>(0)");
+    r.fp32 = true;
+    r.unpack_to_dest_fp32 = {0};
+    const std::vector<int32_t> got = from_bytes<int32_t>(run(layer, r));
+    for (int c = 0; c < 32; c++) {
+      int64_t want = 0;
+      for (int row = 0; row < 32; row++) {
+        const int64_t x = v[fi(row, c)] == INT32_MIN ? 0 : v[fi(row, c)];
+        want = row == 0 ? x : max ? std::max(want, x) : std::min(want, x);
+      }
+      EXPECT(got[fi(0, c)], want);
+      for (int row = 1; row < 32; row++) EXPECT(got[fi(row, c)], v[fi(row, c)]);  // rows 1-31 as they were
+    }
+    EXPECT(got[fi(0, 0)], max ? 0 : -5 - 31);
+    EXPECT(got[fi(0, 1)], max ? 3 + 31 : 0);
+    EXPECT(got[fi(0, 2)], max ? INT32_MAX : -9 - 62);
+  }
+  if (failures != before) throw Failure("sfpu_reduce Int32: " + std::to_string(failures - before) + " word(s) differ");
+}
+ZYX_TEST(int, test_int_reduce);
+
+// Int8 through tilize, untilize and pack_untilize: unpacked as sign and
+// magnitude and packed by the packer's conversion, every byte (-0 and
+// every negative value included) comes back unchanged.
+const char* kInt8Tilize = R"(
+#include "api/compute/tilize.h"
+#include "api/compute/untilize.h"
+#include "api/compute/pack_untilize.h"
+void kernel_main() {
+  compute_kernel_hw_startup(0, 16);
+  cb_wait_front(0, 1);
+  cb_reserve_back(16, 1);
+#if defined(TILIZE)
+  tilize_init(0, 1, 16);
+  tilize_block(0, 1, 16);
+  tilize_uninit(0, 16);
+#elif defined(UNTILIZE)
+  untilize_init(0);
+  untilize_block<1>(0, 1, 16);
+  untilize_uninit(0);
+#else
+  pack_untilize_init<1>(0, 16);
+  pack_untilize_block<1>(0, 1, 16);
+  pack_untilize_uninit(16);
+#endif
+  cb_push_back(16, 1);
+  cb_pop_front(0, 1);
+}
+)";
+
+void test_int8_tilize(DeviceLayer& layer) {
+  std::vector<uint8_t> rows(1024), tiled(1024);
+  for (int i = 0; i < 1024; i++) rows[i] = static_cast<uint8_t>(i * 7 + 3);
+  for (int r = 0; r < 32; r++)
+    for (int c = 0; c < 32; c++) tiled[fi(r, c)] = rows[r * 32 + c];
+  for (const char* mode : {"TILIZE", "UNTILIZE", "PACK_UNTILIZE"}) {
+    const bool tilize = std::string(mode) == "TILIZE";
+    Run r;
+    r.formats = {"Int8"};
+    r.inputs = {tilize ? rows : tiled};
+    r.out_format = "Int8";
+    r.compute = kInt8Tilize;
+    r.defines = {{mode, "1"}};
+    if (run(layer, r) != (tilize ? tiled : rows)) throw Failure(std::string(mode) + " of Int8: bytes differ");
+  }
+}
+ZYX_TEST(int, test_int8_tilize);
 
 }  // namespace
 

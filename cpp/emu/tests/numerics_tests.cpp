@@ -401,6 +401,127 @@ void matmul_random() {
   }
 }
 
+// The integer conversions, words worked out by hand from the facts in
+// numerics.hpp: Int8 as sign and magnitude, the packer's clamps, the
+// SFPU's typecast programs (truncation, INT32_MIN on overflow, rounding
+// half away from zero to UInt16 and bf16, nearest even from Int32).
+void integer_words() {
+  // Int8 bytes into DST: sign-magnitude words; -0 keeps its sign.
+  EXPECT(int8_to_dst(0x05, false), 5);
+  EXPECT(int8_to_dst(0x85, false), 0x80000005u);
+  EXPECT(int8_to_dst(0x80, false), 0x80000000u);
+  EXPECT(int8_to_dst(0xff, false), 0x8000007fu);
+  EXPECT(int8_to_dst(0xff, true), 255);
+  // The packer to Int8: sign bit 31 and the magnitude clamped to 127, so
+  // two's complement -1 and -5 both become -127 (0xff).
+  EXPECT(pack_int8(5, false), 0x05);
+  EXPECT(pack_int8(127, false), 0x7f);
+  EXPECT(pack_int8(128, false), 0x7f);
+  EXPECT(pack_int8(200, false), 0x7f);
+  EXPECT(pack_int8(0xffffffffu, false), 0xff);
+  EXPECT(pack_int8(0xfffffffbu, false), 0xff);
+  EXPECT(pack_int8(0x80000005u, false), 0x85);
+  EXPECT(pack_int8(0x80000000u, false), 0x80);  // -0, and INT32_MIN
+  // To UInt8: a set bit 31 is 0, above 255 is 255.
+  EXPECT(pack_int8(0, true), 0);
+  EXPECT(pack_int8(100, true), 100);
+  EXPECT(pack_int8(255, true), 255);
+  EXPECT(pack_int8(256, true), 255);
+  EXPECT(pack_int8(0x7fffffffu, true), 255);
+  EXPECT(pack_int8(0x80000001u, true), 0);
+  EXPECT(pack_int8(0xffffffffu, true), 0);
+  // UInt16 from a 16-bit DST wraps.
+  EXPECT(pack_uint16_16b(0x10001u), 1);
+  EXPECT(pack_uint16_16b(0xffffu), 0xffff);
+  // SFPCAST: sign-magnitude to f32, nearest even.
+  EXPECT(sfpcast_int_to_f32(0), 0);
+  EXPECT(sfpcast_int_to_f32(0x80000000u), 0x80000000u);
+  EXPECT(sfpcast_int_to_f32(1), 0x3f800000u);
+  EXPECT(sfpcast_int_to_f32(0x80000001u), 0xbf800000u);
+  EXPECT(sfpcast_int_to_f32(0x7fffffffu), 0x4f000000u);  // rounds up to 2^31
+  EXPECT(sfpcast_int_to_f32(0x01000001u), 0x4b800000u);  // 2^24 + 1: a tie, to even
+  EXPECT(sfpcast_int_to_f32(0x01000003u), 0x4b800002u);  // 2^24 + 3: a tie, up to even
+  // Int32 (two's complement) to f32; INT32_MIN is -2^31.
+  EXPECT(sfpu_int32_to_f32(5), 0x40a00000u);
+  EXPECT(sfpu_int32_to_f32(0xffffffffu), 0xbf800000u);
+  EXPECT(sfpu_int32_to_f32(0xfeffffffu), 0xcb800000u);  // -(2^24 + 1)
+  EXPECT(sfpu_int32_to_f32(0x80000000u), 0xcf000000u);
+  EXPECT(sfpu_int32_to_f32(0), 0);
+  // f32 to Int32: toward zero; 2^31 and beyond, infinity and NaN: INT32_MIN.
+  EXPECT(sfpu_f32_to_int32(0x4039999au), 2);           // 2.9
+  EXPECT(sfpu_f32_to_int32(0xc039999au), 0xfffffffeu);  // -2.9
+  EXPECT(sfpu_f32_to_int32(0x3f7d70a4u), 0);           // 0.99
+  EXPECT(sfpu_f32_to_int32(0x80000000u), 0);
+  EXPECT(sfpu_f32_to_int32(0x00000001u), 0);
+  EXPECT(sfpu_f32_to_int32(0x4effffffu), 0x7fffff80u);
+  EXPECT(sfpu_f32_to_int32(0x4f000000u), 0x80000000u);  // 2^31
+  EXPECT(sfpu_f32_to_int32(0xcf000000u), 0x80000000u);  // -2^31
+  EXPECT(sfpu_f32_to_int32(0x4f32d05eu), 0x80000000u);  // 3e9
+  EXPECT(sfpu_f32_to_int32(0x7f800000u), 0x80000000u);
+  EXPECT(sfpu_f32_to_int32(0xff800000u), 0x80000000u);
+  EXPECT(sfpu_f32_to_int32(0x7fc00000u), 0x80000000u);
+  // f32 to UInt32: negative 0, 2^32 and beyond all ones.
+  EXPECT(sfpu_f32_to_uint32(0xbf800000u), 0);
+  EXPECT(sfpu_f32_to_uint32(0x3fc00000u), 1);           // 1.5
+  EXPECT(sfpu_f32_to_uint32(0x4f32d05eu), 0xb2d05e00u);  // 3e9
+  EXPECT(sfpu_f32_to_uint32(0x4f800000u), 0xffffffffu);  // 2^32
+  EXPECT(sfpu_f32_to_uint32(0x7fc00000u), 0xffffffffu);
+  EXPECT(sfpu_f32_to_uint32(0xffc00000u), 0);
+  // f32 to UInt16: half away from zero, clamped; negative 0.
+  EXPECT(sfpu_f32_to_uint16(0x40200000u), 3);  // 2.5 (nearest even would give 2)
+  EXPECT(sfpu_f32_to_uint16(0x3f000000u), 1);  // 0.5
+  EXPECT(sfpu_f32_to_uint16(0x3efae148u), 0);  // 0.49
+  EXPECT(sfpu_f32_to_uint16(0x3fb33333u), 1);  // 1.4
+  EXPECT(sfpu_f32_to_uint16(0x477fff80u), 0xffff);  // 65535.5 rounds to 65536, clamped
+  EXPECT(sfpu_f32_to_uint16(0x47800000u), 0xffff);  // 65536
+  EXPECT(sfpu_f32_to_uint16(0xc0400000u), 0);       // -3
+  EXPECT(sfpu_f32_to_uint16(0x501502f9u), 0xffff);  // 1e10
+  // f32 to bf16: half away from zero; exponent 0 to +0, 255 to infinity.
+  EXPECT(sfpu_f32_to_bf16(0x3f808000u), 0x3f810000u);  // a tie, away (even: 0x3f800000)
+  EXPECT(sfpu_f32_to_bf16(0xbf808000u), 0xbf810000u);
+  EXPECT(sfpu_f32_to_bf16(0x3f807fffu), 0x3f800000u);
+  EXPECT(sfpu_f32_to_bf16(0x80400000u), 0);
+  EXPECT(sfpu_f32_to_bf16(0x7fc00001u), 0x7f800000u);
+  EXPECT(sfpu_f32_to_bf16(0x7f7f8000u), 0x7f800000u);
+  // The FPU's int8 datapath: sign-magnitude DST words, saturation at
+  // ±(2^31 - 1), and the fidelity slices of 100 * 100 (96 * 96 + 4 * 96 +
+  // 96 * 4 + 4 * 4 = 10000).
+  EXPECT(dst_int_word(-5), 0x80000005u);
+  EXPECT(dst_int_value(0x80000005u), uint32_t(-5));
+  EXPECT(dst_int_value(0x80000000u), 0);
+  EXPECT(saturating_add_int32(0x7fffffff, 1), 0x7fffffff);
+  EXPECT(saturating_add_int32(-0x7fffffff, -5), uint32_t(-0x7fffffff));
+  EXPECT(int8_mul_phase(100, 100, 0), 9216);
+  EXPECT(int8_mul_phase(100, 100, 1), 384);
+  EXPECT(int8_mul_phase(100, 100, 2), 384);
+  EXPECT(int8_mul_phase(100, 100, 3), 16);
+  EXPECT(int8_mul_phase(-100, 100, 0), uint32_t(-9216));
+  EXPECT(int8_mul_phase(255, 255, 0), 224 * 240);
+  // INT32_2S_COMP loads and stores (Wormhole): two's complement -5 loads as
+  // sign-magnitude -5 and stores back; INT32_MIN loads as 0; SFPSWAP's order
+  // puts -0 below +0.
+  EXPECT(sfpload_int32_2s_comp(0xfffffffbu), 0x80000005u);
+  EXPECT(sfpstore_int32_2s_comp(0x80000005u), 0xfffffffbu);
+  EXPECT(sfpload_int32_2s_comp(0x80000000u), 0);
+  EXPECT(sfpload_int32_2s_comp(7), 7);
+  EXPECT(sfpstore_int32_2s_comp(7), 7);
+  EXPECT(sign_magnitude_order(0x80000000u) < sign_magnitude_order(0), 1);
+  EXPECT(sign_magnitude_order(0x80000005u) < sign_magnitude_order(0x80000002u), 1);
+  // UInt32 to f32 rounds twice: 2^31 + 2^30 + 129 casts its low 31 bits to
+  // 2^30 + 128, and 2^31 plus that is a tie, to even: 2^31 + 2^30 (one
+  // rounding would give 0x4f400001).
+  EXPECT(sfpu_uint32_to_f32(0xc0000081u), 0x4f400000u);
+  EXPECT(sfpu_uint32_to_f32(0xffffffffu), 0x4f800000u);
+  EXPECT(sfpu_uint32_to_f32(0x80000000u), 0x4f000000u);
+  EXPECT(sfpu_uint32_to_f32(5), 0x40a00000u);
+  // UInt16 to f32 takes the low 16 bits; to bf16 257 is a tie, away: 258.
+  EXPECT(sfpu_uint16_to_f32(0x10005u), 0x40a00000u);
+  EXPECT(sfpu_f32_to_bf16(sfpu_uint16_to_f32(257)), 0x43810000u);
+  // Int32 to bf16 rounds twice: 2^24 + 2^16 is exact in f32 and a bf16 tie,
+  // which goes away from zero (2^24 + 2^17).
+  EXPECT(sfpu_f32_to_bf16(sfpu_int32_to_f32(0x01010000u)), 0x4b810000u);
+}
+
 }  // namespace
 
 int main() {
@@ -413,6 +534,7 @@ int main() {
   properties();
   tiles();
   matmul_random();
+  integer_words();
   if (failures) {
     std::fprintf(stderr, "%d failure(s)\n", failures);
     return 1;

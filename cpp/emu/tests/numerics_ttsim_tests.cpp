@@ -6,7 +6,10 @@
 // zeros, denormals, exponent 255 and cancellation mixed in. The words came
 // from ttsim's own datapath functions, run outside this repository (the file
 // says which); each line is replayed here through the model, which must give
-// the same word.
+// the same word. data/ttsim_int_vectors.txt holds the integer conversions:
+// the packer's Int32-to-Int8/UInt8, SFPCAST and tt-llk's typecast programs
+// between floats and Int32/UInt32/UInt16/bf16 both ways, as ttsim's lanes run them,
+// and SFPLOAD/SFPSTORE's INT32_2S_COMP mode.
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -24,6 +27,26 @@ uint32_t word(std::istringstream& in) {
   std::string s;
   in >> s;
   return static_cast<uint32_t>(std::stoul(s, nullptr, 16));
+}
+
+// The model's word for one line of the integer vectors (kind and input).
+bool replay_int(const std::string& kind, uint32_t x, uint32_t& got) {
+  if (kind == "pack_int8") got = pack_int8(x, false);
+  else if (kind == "pack_uint8") got = pack_int8(x, true);
+  else if (kind == "sfpcast") got = sfpcast_int_to_f32(x);
+  else if (kind == "f32_to_int32") got = sfpu_f32_to_int32(x);
+  else if (kind == "f32_to_uint32") got = sfpu_f32_to_uint32(x);
+  else if (kind == "f32_to_uint16") got = sfpu_f32_to_uint16(x);
+  else if (kind == "int32_to_f32") got = sfpu_int32_to_f32(x);
+  else if (kind == "int32_to_bf16") got = sfpu_f32_to_bf16(sfpu_int32_to_f32(x));
+  else if (kind == "f32_to_bf16") got = sfpu_f32_to_bf16(x);
+  else if (kind == "sfpload12") got = sfpload_int32_2s_comp(x);
+  else if (kind == "sfpstore12") got = sfpstore_int32_2s_comp(x);
+  else if (kind == "uint32_to_f32") got = sfpu_uint32_to_f32(x);
+  else if (kind == "uint32_to_bf16") got = sfpu_f32_to_bf16(sfpu_uint32_to_f32(x));
+  else if (kind == "uint16_to_bf16") got = sfpu_f32_to_bf16(sfpu_uint16_to_f32(x));
+  else return false;
+  return true;
 }
 
 // The model's word for one vector line (its kind already read), and the
@@ -55,23 +78,21 @@ bool replay(const std::string& kind, std::istringstream& in, uint32_t& got, uint
   } else if (kind == "l1bf16") {
     uint32_t x = word(in), y = word(in);
     got = l1_acc_bf16(static_cast<uint16_t>(x), static_cast<uint16_t>(y));
-  } else {
+  } else if (!replay_int(kind, word(in), got)) {
     return false;
   }
   want = word(in);
   return true;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const std::string path = argc > 1 ? argv[1] : ZYX_TTSIM_VECTORS;
+// Replays every line of one vector file into counts; returns the number
+// of mismatched words, or -1 where the file cannot be read or parsed.
+int replay_file(const std::string& path, std::map<std::string, std::pair<int, int>>& counts) {
   std::ifstream file(path);
   if (!file) {
     std::fprintf(stderr, "numerics_ttsim: cannot read %s\n", path.c_str());
-    return 1;
+    return -1;
   }
-  std::map<std::string, std::pair<int, int>> counts;  // kind: checked, mismatched
   std::string line;
   int lineno = 0, failures = 0;
   while (std::getline(file, line)) {
@@ -83,7 +104,7 @@ int main(int argc, char** argv) {
     uint32_t got = 0, want = 0;
     if (!replay(kind, in, got, want) || in.fail()) {
       std::fprintf(stderr, "%s:%d: cannot parse: %s\n", path.c_str(), lineno, line.c_str());
-      return 1;
+      return -1;
     }
     counts[kind].first++;
     if (got != want) {
@@ -91,10 +112,23 @@ int main(int argc, char** argv) {
       if (++failures <= 20) std::fprintf(stderr, "%s:%d: %s: got %08x, want %08x\n", path.c_str(), lineno, kind.c_str(), got, want);
     }
   }
-  for (const auto& [kind, n] : counts) std::printf("%-7s %5d words, %d mismatched\n", kind.c_str(), n.first, n.second);
-  if (counts.size() < 5) {
-    std::fprintf(stderr, "numerics_ttsim: %s lacks some kinds of vector\n", path.c_str());
+  return failures;
+}
+
+}  // namespace
+
+// Arguments: the FPU vector file and the integer vector file (default: the
+// repository's data files).
+int main(int argc, char** argv) {
+  const std::string fpu = argc > 1 ? argv[1] : ZYX_TTSIM_VECTORS;
+  const std::string ints = argc > 2 ? argv[2] : ZYX_TTSIM_INT_VECTORS;
+  std::map<std::string, std::pair<int, int>> counts;  // kind: checked, mismatched
+  const int a = replay_file(fpu, counts), b = replay_file(ints, counts);
+  if (a < 0 || b < 0) return 1;
+  for (const auto& [kind, n] : counts) std::printf("%-13s %5d words, %d mismatched\n", kind.c_str(), n.first, n.second);
+  if (counts.size() < 19) {
+    std::fprintf(stderr, "numerics_ttsim: the vector files lack some kinds of vector\n");
     return 1;
   }
-  return failures ? 1 : 0;
+  return a + b ? 1 : 0;
 }
