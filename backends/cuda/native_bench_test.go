@@ -271,27 +271,28 @@ func BenchmarkSyncAttribution(b *testing.B) {
 		}
 	}
 	l := &driver.Launch{Grid: [3]uint64{1, 1, 1}}
+	// launches is a step of n launches, with flag (when not nil) set
+	// meanwhile.
+	launches := func(flag *bool, launch func() error) func() {
+		return func() {
+			if flag != nil {
+				*flag = true
+				defer func() { *flag = false }()
+			}
+			for range n {
+				if err := launch(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
 	steps := []attrStep{
 		{"bare", locked(false, false)},
 		{"ctx", locked(true, false)},
 		{"relock", relocked(false)},
 		{"pooled", relocked(true)},
-		{"driver", func() {
-			for range n {
-				if err := k.Launch(ctx, l); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}},
-		{"driver-streamquery", func() {
-			aloneStreamQuery = true
-			defer func() { aloneStreamQuery = false }()
-			for range n {
-				if err := k.Launch(ctx, l); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}},
+		{"driver", launches(nil, func() error { return k.Launch(ctx, l) })},
+		{"driver-streamquery", launches(&aloneStreamQuery, func() error { return k.Launch(ctx, l) })},
 		{"bare-streamquery", func() {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
@@ -305,19 +306,9 @@ func BenchmarkSyncAttribution(b *testing.B) {
 		{"driver-setctx", func() {
 			checkCurrent = false
 			defer func() { checkCurrent = true }()
-			for range n {
-				if err := k.Launch(ctx, l); err != nil {
-					b.Fatal(err)
-				}
-			}
+			launches(nil, func() error { return k.Launch(ctx, l) })()
 		}},
-		{"backends", func() {
-			for range n {
-				if err := exe.Launch(ctx, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}},
+		{"backends", launches(nil, func() error { return exe.Launch(ctx, nil) })},
 	}
 	defer attrProfile(b)()
 	runSteps(b, steps, n)
