@@ -296,6 +296,9 @@ struct BuildSpec {
   std::vector<std::pair<const std::string*, const std::string*>> include_files;
   bool fp32_dest_acc = false, math_approx = false, dst_full_sync = false;
   std::string math_fidelity = "HiFi4";
+  // The watcher's check of the kernel's own loads and stores through CB
+  // pointers: built with the address-check instrumentation (compile_flags).
+  bool check_cb_access = false;
   // Page size of each CB index on the kernel's cores, for the constant
   // expression get_tile_size (0: not configured there, or configured with
   // different page sizes on different cores).

@@ -2,7 +2,9 @@
 // buffers that sit on L1 buffers, resolves every core's runtime and common
 // args, prepares the cores' reserved L1 and hands the cores to the
 // scheduler (scheduler.cpp).
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -182,6 +184,15 @@ void set_up_core(RunState& rs, CoreState& core, const CorePlan& cp, const Progra
     core.cbs[index].offset = (*src.bufs)[*d.cbs[ci].buffer_param]->address;
     core.cbs[index].on_buffer = true;
   }
+  core.ncb_ids = 0;
+  core.cb_lo = UINT64_MAX, core.cb_hi = 0;
+  for (uint32_t id = 0; id < kCircularBuffersPerCore; id++) {
+    const CircularBuffer& cb = core.cbs[id];
+    if (!cb.configured || !cb.page_size || !cb.num_pages) continue;
+    core.cb_ids[core.ncb_ids++] = static_cast<uint8_t>(id);
+    core.cb_lo = std::min(core.cb_lo, cb.offset);
+    core.cb_hi = std::max(core.cb_hi, cb.offset + uint64_t(cb.page_size) * cb.num_pages);
+  }
   for (ComputeState& cs : core.cstates) cs.reset();
   core.trisc.reset();
   core.three_triscs = false;
@@ -268,7 +279,7 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
   rs.watch = WatchConfig::from_env();
   if (!rs.watch.unknown.empty())
     rs.warn("ZYX_EMU_WATCHER: unknown setting(s) " + rs.watch.unknown +
-            " ignored (it takes on, off, or a comma-separated list of no-args, no-noc, no-cb, no-race)");
+            " ignored (it takes on, off, or a comma-separated list of no-args, no-noc, no-cb, no-cb-access, no-race, no-stack, strict-noc, strict-noc-loads)");
   for (const auto& buf : bufs) {
     if (!buf) continue;
     auto& m = buf->l1() ? rs.l1_page_sizes : rs.dram_page_sizes;

@@ -119,6 +119,12 @@ struct CoreState {
   uint8_t* l1 = nullptr;  // host base of this core's L1 window
   RunState* run = nullptr;
   std::array<CircularBuffer, kCircularBuffersPerCore> cbs{};
+  // The configured CB indices in use by the watcher's check of the kernels'
+  // own loads and stores (cb_check_kernel_access), and the L1 span
+  // [cb_lo, cb_hi) they cover, so that any other address passes at once.
+  std::array<uint8_t, kCircularBuffersPerCore> cb_ids{};
+  uint32_t ncb_ids = 0;
+  uint64_t cb_lo = 0, cb_hi = 0;
   // riscv_0, the compute kernel (one fiber, or unpack, math and pack), riscv_1:
   // the first nfibers are used.
   std::array<Fiber, 5> fibers{};
