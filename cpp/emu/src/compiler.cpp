@@ -48,7 +48,6 @@
 #include "emu.hpp"
 #include "runner.hpp"
 #include "debug_mode.hpp"
-#include "watcher.hpp"
 
 #ifndef ZYX_EMU_INCLUDE_DIR
 #define ZYX_EMU_INCLUDE_DIR ""
@@ -515,7 +514,7 @@ void KernelBuilder::cancel() {
 
 std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const std::vector<uint32_t>& compile_args,
                                                  const std::vector<std::pair<std::string, uint32_t>>& named_args,
-                                                 const ProgramDesc& program) {
+                                                 const ProgramDesc& program, bool check_cb_access) {
   BuildSpec s;
   s.name = kernel.name;
   s.program_name = program.name;
@@ -533,8 +532,7 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
   s.dst_full_sync = kernel.compute.dst_full_sync;
   static const char* fidelities[] = {"LoFi", "HiFi2", "HiFi3", "HiFi4"};
   s.math_fidelity = fidelities[static_cast<int>(kernel.compute.math_fidelity) & 3];
-  WatchConfig watch = WatchConfig::from_env();
-  s.check_cb_access = watch.cb && watch.cb_access;
+  s.check_cb_access = check_cb_access;
   // What tt-metal compiles into the kernel as its CBs' tile sizes: the CB
   // configs on the kernel's cores. An index whose page size differs between
   // those cores has no compile-time value (get_tile_size asks at run time).

@@ -265,8 +265,11 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
   check_run_cbs(*prog, bufs, memory_.live_l1(), b);
   std::lock_guard<std::mutex> run_lock(run_mu_);
   L1Arena& l1 = memory_.l1();
+  WatchConfig watch = WatchConfig::from_env();
+  bool cb_access = watch.cb && watch.cb_access;  // the kernels built for the check of their own loads and stores
   std::vector<std::shared_ptr<KernelObject>> objs(prog->kernels.size());
-  for (size_t k = 0; k < prog->kernels.size(); k++) objs[k] = kernel_for(*prog, *prog->kernels[k], args, bufs);
+  for (size_t k = 0; k < prog->kernels.size(); k++)
+    objs[k] = kernel_for(*prog, *prog->kernels[k], args, cb_access, bufs);
   // Debug mode: every kernel object of the run is loaded, so a debugger
   // attached now can set its breakpoints in them.
   wait_for_debugger();
@@ -276,7 +279,7 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
   rs.dram = &memory_.dram();
   rs.l1 = &l1;
   rs.timeout = timeout_from_env();
-  rs.watch = WatchConfig::from_env();
+  rs.watch = watch;
   if (!rs.watch.unknown.empty())
     rs.warn("ZYX_EMU_WATCHER: unknown setting(s) " + rs.watch.unknown +
             " ignored (it takes on, off, or a comma-separated list of no-args, no-noc, no-cb, no-cb-access, no-race, no-stack, strict-noc, strict-noc-loads)");

@@ -209,7 +209,9 @@ struct KernelPlan {
   int slot = 0;        // 0 riscv_0, 1 riscv_1, 2 compute
   bool compile_static = false;  // every compile arg resolved at compile
   std::shared_ptr<KernelObject> prebuilt;
-  // Built at a run, by resolved compile-arg values (positional, then named).
+  bool prebuilt_cb_access = false;  // prebuilt with the address-check instrumentation
+  // Built at a run, by resolved compile-arg values (positional, then named,
+  // then 1 for a build with the address-check instrumentation, else 0).
   std::mutex mu;
   std::map<std::vector<uint32_t>, std::shared_ptr<KernelObject>> by_values;
 };
@@ -265,7 +267,7 @@ class Runner {
  private:
   void build_static_kernels(Program& prog);
   std::shared_ptr<Program> find_program(uint64_t id);
-  std::shared_ptr<KernelObject> kernel_for(Program& prog, KernelPlan& kp, const std::vector<RunArg>& args,
+  std::shared_ptr<KernelObject> kernel_for(Program& prog, KernelPlan& kp, const std::vector<RunArg>& args, bool cb_access,
                                            const std::vector<std::shared_ptr<const Buffer>>& bufs);
   void assign_cores(RunState& rs, const Program& prog, const std::vector<std::shared_ptr<KernelObject>>& objs,
                     const ArgSource& src);
