@@ -282,7 +282,8 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
   rs.watch = watch;
   if (!rs.watch.unknown.empty())
     rs.warn("ZYX_EMU_WATCHER: unknown setting(s) " + rs.watch.unknown +
-            " ignored (it takes on, off, or a comma-separated list of no-args, no-noc, no-cb, no-cb-access, no-race, no-stack, strict-noc, strict-noc-loads)");
+            " ignored (it takes on, off, or a comma-separated list of no-args, no-noc, no-cb, no-cb-access, "
+            "no-race, no-stack, strict-noc, strict-noc-loads)");
   for (const auto& buf : bufs) {
     if (!buf) continue;
     auto& m = buf->l1() ? rs.l1_page_sizes : rs.dram_page_sizes;

@@ -75,9 +75,9 @@ extern "C" {
 // The hooks themselves are not instrumented (no_sanitize_address), and the
 // kernel API they call lives in the runtime, which is not.
 #if defined(__SANITIZE_ADDRESS__)
-#define ZYX_EMU_ACCESS_HOOK(name, size, write)                                                 \
-  extern "C" __attribute__((used, no_sanitize_address)) void name(uintptr_t addr) {           \
-    if (!(addr >> 32) && zyx_emu_api_ptr) zyx_emu_api_ptr->cb_access(addr, size, write);       \
+#define ZYX_EMU_ACCESS_HOOK(name, size, write)                                           \
+  __attribute__((used, no_sanitize_address)) void name(uintptr_t addr) {                \
+    if (!(addr >> 32) && zyx_emu_api_ptr) zyx_emu_api_ptr->cb_access(addr, size, write); \
   }
 extern "C" {
 ZYX_EMU_ACCESS_HOOK(__asan_load1_noabort, 1, 0)
@@ -104,11 +104,17 @@ void* __real_memcpy(void*, const void*, size_t);
 void* __real_memmove(void*, const void*, size_t);
 void* __real_memset(void*, int, size_t);
 __attribute__((used, no_sanitize_address)) void* __wrap_memcpy(void* dst, const void* src, size_t n) {
-  if (n) __asan_loadN_noabort(reinterpret_cast<uintptr_t>(src), n), __asan_storeN_noabort(reinterpret_cast<uintptr_t>(dst), n);
+  if (n) {
+    __asan_loadN_noabort(reinterpret_cast<uintptr_t>(src), n);
+    __asan_storeN_noabort(reinterpret_cast<uintptr_t>(dst), n);
+  }
   return __real_memcpy(dst, src, n);
 }
 __attribute__((used, no_sanitize_address)) void* __wrap_memmove(void* dst, const void* src, size_t n) {
-  if (n) __asan_loadN_noabort(reinterpret_cast<uintptr_t>(src), n), __asan_storeN_noabort(reinterpret_cast<uintptr_t>(dst), n);
+  if (n) {
+    __asan_loadN_noabort(reinterpret_cast<uintptr_t>(src), n);
+    __asan_storeN_noabort(reinterpret_cast<uintptr_t>(dst), n);
+  }
   return __real_memmove(dst, src, n);
 }
 __attribute__((used, no_sanitize_address)) void* __wrap_memset(void* dst, int c, size_t n) {
