@@ -324,19 +324,21 @@ bool bench_scaling(int repeats, unsigned hw) {
 }
 
 // The watcher's cost (docs/emulator.md, "Debugging kernels"): the bf16 add
-// and the 512^3 matmul with ZYX_EMU_WATCHER=off, on, and on in strict NOC
-// mode, the settings alternating in rounds so that all see the same host
+// and the 512^3 matmul with ZYX_EMU_WATCHER=off, on, on in strict NOC mode
+// and on without the check of the kernels' own loads and stores
+// (no-cb-access: kernels built without the address-check instrumentation),
+// the settings alternating in rounds so that all see the same host
 // load; best of each; exact numerics, as the scaling table. Each setting's
 // results are checked against the f32 references in the first round.
 bool bench_watcher(int repeats) {
   Numerics exact(true);  // the results are checked against f32 references
   MM m = make_mm(512, 512, 512, true, 8, 8);
   Add a = make_add();
-  const char* settings[] = {"off", "on", "strict-noc"};
-  double add_t[3] = {1e30, 1e30, 1e30}, mm_t[3] = {1e30, 1e30, 1e30};
+  const char* settings[] = {"off", "on", "strict-noc", "no-cb-access"};
+  double add_t[4] = {1e30, 1e30, 1e30, 1e30}, mm_t[4] = {1e30, 1e30, 1e30, 1e30};
   bool ok = true;
   for (int round = 0; round < 3; round++)
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < 4; s++) {
       setenv("ZYX_EMU_WATCHER", settings[s], 1);
       add_t[s] = std::min(add_t[s], run_add(a, repeats));
       mm_t[s] = std::min(mm_t[s], run_mm(m, repeats));
@@ -351,6 +353,10 @@ bool bench_watcher(int repeats) {
               add_t[2] / add_t[0]);
   std::printf("strict NOC mode/off (exact numerics), f32 mm 512^3: strict %.2f ms, ratio %.2fx\n", mm_t[2],
               mm_t[2] / mm_t[0]);
+  std::printf("watcher without cb-access/off (exact numerics), bf16 add 1M:  %.2f ms, ratio %.2fx\n", add_t[3],
+              add_t[3] / add_t[0]);
+  std::printf("watcher without cb-access/off (exact numerics), f32 mm 512^3: %.2f ms, ratio %.2fx\n", mm_t[3],
+              mm_t[3] / mm_t[0]);
   return ok;
 }
 

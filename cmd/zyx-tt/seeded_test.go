@@ -229,6 +229,8 @@ func TestWatcherSwitchAndWarnings(t *testing.T) {
 		{"no-noc", "noc_write_past_buffer"},
 		{"no-cb", "cb_noc_read_outside_reserved"},
 		{"no-stack", "stack_past_card"},
+		{"no-cb-access", "cb_store_past_reserved"},
+		{"no-cb", "cb_load_before_wait"},
 	} {
 		env["ZYX_EMU_WATCHER"] = tc.off
 		r = cli(t, cliEnv{config: "{}", extra: env}, "run", filepath.Join(seededDir, tc.bundle), "--dev", "tt-emu")

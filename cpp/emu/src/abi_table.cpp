@@ -90,6 +90,8 @@ const zyx_emu_api* kernel_api() {
     a.sfpu_dst = api_sfpu_dst;
     a.special_flags = api_special_flags;
     a.dst_row = api_dst_row;
+    // ABI 15
+    a.cb_access = api_cb_access;
     return a;
   }();
   return &api;

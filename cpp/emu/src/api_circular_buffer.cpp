@@ -192,6 +192,18 @@ uint32_t api_cb_page_size(uint32_t id) { return cb_of(id).page_size; }
 uint32_t api_cb_format(uint32_t id) { return static_cast<uint32_t>(cb_of(id).format); }
 uint32_t api_cb_num_pages(uint32_t id) { return cb_of(id).num_pages; }
 
+// The hot path of every instrumented load and store below 4 GiB: anything
+// outside the span of the core's CBs returns at once.
+void api_cb_access(uintptr_t addr, uintptr_t size, uint32_t write) {
+  Fiber* f = t_fiber;
+  if (!f || !f->core) return;
+  const CoreState& core = *f->core;
+  uint64_t off = addr - reinterpret_cast<uintptr_t>(core.l1);
+  if (off < core.cb_lo || off >= core.cb_hi) return;
+  const WatchConfig& w = core.run->watch;
+  if (w.cb && w.cb_access) cb_check_kernel_access(off, size, write != 0);
+}
+
 zyx_emu_cb_interface* api_cb_interface(uint32_t id) {
   auto& cb = cb_of(id);
   cb_refresh(id, cb);

@@ -514,7 +514,7 @@ void KernelBuilder::cancel() {
 
 std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const std::vector<uint32_t>& compile_args,
                                                  const std::vector<std::pair<std::string, uint32_t>>& named_args,
-                                                 const ProgramDesc& program) {
+                                                 const ProgramDesc& program, bool check_cb_access) {
   BuildSpec s;
   s.name = kernel.name;
   s.program_name = program.name;
@@ -532,6 +532,7 @@ std::shared_ptr<KernelObject> KernelBuilder::get(const KernelDesc& kernel, const
   s.dst_full_sync = kernel.compute.dst_full_sync;
   static const char* fidelities[] = {"LoFi", "HiFi2", "HiFi3", "HiFi4"};
   s.math_fidelity = fidelities[static_cast<int>(kernel.compute.math_fidelity) & 3];
+  s.check_cb_access = check_cb_access;
   // What tt-metal compiles into the kernel as its CBs' tile sizes: the CB
   // configs on the kernel's cores. An index whose page size differs between
   // those cores has no compile-time value (get_tile_size asks at run time).
@@ -850,6 +851,17 @@ std::vector<std::string> KernelBuilder::compile_flags(const BuildSpec& s) {
   args.push_back(
       "-Wl,--wrap=abort,--wrap=exit,--wrap=_exit,--wrap=_Exit,--wrap=quick_exit,--wrap=__assert_fail,"
       "--wrap=__cxa_throw");
+  // The watcher's check of the kernel's own loads and stores (cb-access):
+  // GCC's outline address checks, each load and store a call to a hook of
+  // kernel_prelude.h, with no shadow memory, poisoned stack or globals; a
+  // memcpy, memmove or memset the instrumentation leaves to the library
+  // goes through the prelude's checking wrappers.
+  if (s.check_cb_access) {
+    for (const char* a : {"-fsanitize=kernel-address", "--param=asan-instrumentation-with-call-threshold=0",
+                          "--param=asan-stack=0", "--param=asan-globals=0", "--param=asan-instrument-allocas=0",
+                          "--param=asan-use-after-return=0", "-Wl,--wrap=memcpy,--wrap=memmove,--wrap=memset"})
+      args.push_back(a);
+  }
   args.push_back(board_.arch == "blackhole" ? "-DARCH_BLACKHOLE" : "-DARCH_WORMHOLE");
   args.push_back("-DNUM_DRAM_BANKS=" + std::to_string(board_.dram_banks));
   args.push_back("-DZYX_EMU_DRAM_ALIGNMENT=" + std::to_string(board_.dram_alignment));

@@ -296,6 +296,9 @@ struct BuildSpec {
   std::vector<std::pair<const std::string*, const std::string*>> include_files;
   bool fp32_dest_acc = false, math_approx = false, dst_full_sync = false;
   std::string math_fidelity = "HiFi4";
+  // The watcher's check of the kernel's own loads and stores through CB
+  // pointers: built with the address-check instrumentation (compile_flags).
+  bool check_cb_access = false;
   // Page size of each CB index on the kernel's cores, for the constant
   // expression get_tile_size (0: not configured there, or configured with
   // different page sizes on different cores).
@@ -351,10 +354,12 @@ class KernelBuilder {
   KernelBuilder(const KernelBuilder&) = delete;
   KernelBuilder& operator=(const KernelBuilder&) = delete;
   // The kernel object for one kernel of a program with its compile-time args
-  // resolved (positional and named), built or taken from the caches.
+  // resolved (positional and named), built or taken from the caches;
+  // check_cb_access: built for the watcher's check of the kernel's own loads
+  // and stores (BuildSpec::check_cb_access).
   std::shared_ptr<KernelObject> get(const KernelDesc& kernel, const std::vector<uint32_t>& compile_args,
                                     const std::vector<std::pair<std::string, uint32_t>>& named_args,
-                                    const ProgramDesc& program);
+                                    const ProgramDesc& program, bool check_cb_access = false);
   std::shared_ptr<KernelObject> get(const BuildSpec& spec);
   // Compiles spec syntax-only (-fsyntax-only) with exactly the wrapper and
   // flags a real build gets, plus extra_flags (placed before the emulator's

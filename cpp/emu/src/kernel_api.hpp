@@ -70,6 +70,9 @@ uint32_t api_cb_read_ptr(uint32_t id);
 uint32_t api_cb_page_size(uint32_t id);
 uint32_t api_cb_format(uint32_t id);
 uint32_t api_cb_num_pages(uint32_t id);
+// The watcher's check of a kernel's own load or store (ABI 15, kernels built
+// with the address-check instrumentation).
+void api_cb_access(uintptr_t addr, uintptr_t size, uint32_t write);
 zyx_emu_cb_interface* api_cb_interface(uint32_t id);
 
 // ---- api_noc.cpp ------------------------------------------------------------------

@@ -218,6 +218,83 @@ const MemRegion* find(const std::vector<MemRegion>& regions, uint64_t a, uint64_
   return nullptr;
 }
 
+const char* kCbRule =
+    " (watcher check cb: a kernel owns only the pages it reserved or waited for; ZYX_EMU_WATCHER=no-cb turns it off)";
+const char* kCbAccessRule =
+    " (watcher check cb: a kernel's own loads and stores through a CB pointer reach only the pages its core's kernels "
+    "reserved or waited for; ZYX_EMU_WATCHER=no-cb-access turns it off)";
+
+// Where an access starting at L1 offset `off` of cb stands in its windows.
+struct CbWindows {
+  bool in_use = false;  // a page reserved, waited for, pushed or popped in the run
+  bool inside = false;  // off is in the reserved or the waited window
+  bool waited = false;  // ... in the waited one
+  uint64_t reach = 0;   // inside: the end of that window and of the windows touching it
+};
+
+CbWindows cb_windows_at(const CircularBuffer& cb, uint64_t off) {
+  CbWindows v;
+  v.in_use = cb.reserved || cb.waited || cb.pushed || cb.popped;
+  struct Win {
+    uint64_t begin, end;
+    bool waited;
+  };
+  // Each window as up to two intervals: a reservation or wait that wraps
+  // past the CB's last page goes on at its first.
+  Win w[4];
+  int n = 0;
+  uint64_t end = cb.offset + uint64_t(cb.page_size) * cb.num_pages;
+  auto add = [&](uint32_t page, uint32_t pages, bool waited) {
+    if (!pages) return;
+    uint64_t b = cb.offset + uint64_t(page) * cb.page_size;
+    uint64_t e = b + uint64_t(pages) * cb.page_size;
+    if (e <= end) {
+      w[n++] = {b, e, waited};
+      return;
+    }
+    w[n++] = {b, end, waited};
+    w[n++] = {cb.offset, cb.offset + (e - end), waited};
+  };
+  add(cb.rd_page, cb.waited, true);
+  add(cb.wr_page, cb.reserved, false);
+  const Win* start = nullptr;
+  for (int i = 0; i < n; i++)
+    if (w[i].begin <= off && off < w[i].end) start = &w[i];
+  if (!start) return v;
+  v.inside = true;
+  v.waited = start->waited;
+  v.reach = start->end;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (int i = 0; i < n; i++)
+      if (w[i].begin == v.reach) v.reach = w[i].end, grew = true;
+  }
+  return v;
+}
+
+// Fails the kernel for [off, off + size) of CB `id`, which its windows v do
+// not allow; `subject` names the range ("noc_async_read: the destination
+// [0x19000, +0x1000)").
+[[noreturn]] void cb_fail_outside(const CircularBuffer& cb, uint32_t id, const CbWindows& v, uint64_t off,
+                                  uint64_t size, const std::string& subject, const char* rule) {
+  std::ostringstream s;
+  s << subject;
+  if (v.inside) {
+    s << " runs " << (off + size - v.reach) << " byte(s) past the " << (v.waited ? cb.waited : cb.reserved)
+      << " page(s) of cb " << id
+      << (v.waited ? " waited for with cb_wait_front and not yet popped"
+                   : " reserved with cb_reserve_back and not yet pushed");
+  } else {
+    s << " is page " << (off - cb.offset) / cb.page_size << " of cb " << id << ", outside the pages its kernels hold: ";
+    if (cb.reserved) s << cb.reserved << " page(s) from page " << cb.wr_page << " reserved with cb_reserve_back";
+    if (cb.reserved && cb.waited) s << ", ";
+    if (cb.waited) s << cb.waited << " page(s) from page " << cb.rd_page << " waited for with cb_wait_front";
+    if (!cb.reserved && !cb.waited) s << "none reserved with cb_reserve_back or waited for with cb_wait_front";
+  }
+  s << rule;
+  kernel_fail(s.str());
+}
+
 // The CB protocol on a NOC transfer's side in one of the calling core's own
 // CBs (watcher check cb): a range that starts in the pages the core's
 // kernels reserved (cb_reserve_back, not yet pushed) or waited for
@@ -227,74 +304,41 @@ const MemRegion* find(const std::vector<MemRegion>& regions, uint64_t a, uint64_
 // the run): it reads into or writes from pages the kernel does not own.
 // Before that (a CB used as scratch space, without the protocol) it is not
 // judged: only the NOC check's bounds of the whole CB apply to it.
-const char* kCbRule =
-    " (watcher check cb: a kernel owns only the pages it reserved or waited for; ZYX_EMU_WATCHER=no-cb turns it off)";
-
-// A transfer into or out of an in-use CB that starts outside both windows.
-[[noreturn]] void cb_outside_windows(const CircularBuffer& cb, const MemRegion& r, uint64_t off, uint64_t size,
-                                     const char* op, const char* role) {
-  std::ostringstream s;
-  s << op << ": the " << role << " [" << hex(off) << ", +" << hex(size) << ") is page "
-    << (off - r.begin) / cb.page_size << " of cb " << r.id << ", outside the pages its kernels hold: ";
-  if (cb.reserved)
-    s << cb.reserved << " page(s) from page " << cb.wr_page << " reserved with cb_reserve_back";
-  if (cb.reserved && cb.waited) s << ", ";
-  if (cb.waited) s << cb.waited << " page(s) from page " << cb.rd_page << " waited for with cb_wait_front";
-  if (!cb.reserved && !cb.waited) s << "none reserved with cb_reserve_back or waited for with cb_wait_front";
-  s << kCbRule;
-  kernel_fail(s.str());
-}
-
 void cb_check_window(const CoreState& core, const MemRegion& r, uint64_t off, uint64_t size, const char* op,
                      const char* role) {
   const CircularBuffer& cb = core.cbs[r.id];
   if (cb.on_buffer || !cb.page_size) return;
-  struct Win {
-    uint64_t begin, end;
-    bool waited;
-  };
-  // Each window as up to two intervals: a reservation or wait that wraps
-  // past the CB's last page goes on at its first.
-  Win w[4];
-  int n = 0;
-  uint64_t end = r.begin + uint64_t(cb.page_size) * cb.num_pages;
-  auto add = [&](uint32_t page, uint32_t pages, bool waited) {
-    if (!pages) return;
-    uint64_t b = r.begin + uint64_t(page) * cb.page_size;
-    uint64_t e = b + uint64_t(pages) * cb.page_size;
-    if (e <= end) {
-      w[n++] = {b, e, waited};
-      return;
-    }
-    w[n++] = {b, end, waited};
-    w[n++] = {r.begin, r.begin + (e - end), waited};
-  };
-  add(cb.rd_page, cb.waited, true);
-  add(cb.wr_page, cb.reserved, false);
-  const Win* start = nullptr;
-  for (int i = 0; i < n; i++)
-    if (w[i].begin <= off && off < w[i].end) start = &w[i];
-  if (!start) {
-    if (cb.reserved || cb.waited || cb.pushed || cb.popped) cb_outside_windows(cb, r, off, size, op, role);
-    return;
-  }
-  uint64_t reach = start->end;
-  for (bool grew = true; grew;) {
-    grew = false;
-    for (int i = 0; i < n; i++)
-      if (w[i].begin == reach) reach = w[i].end, grew = true;
-  }
-  if (off + size <= reach) return;
+  CbWindows v = cb_windows_at(cb, off);
+  if (!v.in_use || (v.inside && off + size <= v.reach)) return;
   std::ostringstream s;
-  s << op << ": the " << role << " [" << hex(off) << ", +" << hex(size) << ") runs " << (off + size - reach)
-    << " byte(s) past the " << (start->waited ? cb.waited : cb.reserved) << " page(s) of cb " << r.id
-    << (start->waited ? " waited for with cb_wait_front and not yet popped"
-                      : " reserved with cb_reserve_back and not yet pushed")
-    << kCbRule;
-  kernel_fail(s.str());
+  s << op << ": the " << role << " [" << hex(off) << ", +" << hex(size) << ")";
+  cb_fail_outside(cb, r.id, v, off, size, s.str(), kCbRule);
 }
 
 }  // namespace
+
+void cb_check_kernel_access(uint64_t off, uint64_t size, bool write) {
+  const CoreState& core = *t_fiber->core;
+  uint32_t flagged = kCircularBuffersPerCore;
+  CbWindows flagged_v;
+  // CB indices may share bytes (two indices of one config, a CB over an L1
+  // buffer another CB also covers): the access passes when any CB there
+  // allows it.
+  for (uint32_t i = 0; i < core.ncb_ids; i++) {
+    uint32_t id = core.cb_ids[i];
+    const CircularBuffer& cb = core.cbs[id];
+    if (off < cb.offset || off - cb.offset >= uint64_t(cb.page_size) * cb.num_pages) continue;
+    if (cb.on_buffer) return;
+    CbWindows v = cb_windows_at(cb, off);
+    if (!v.in_use || (v.inside && off + size <= v.reach)) return;
+    if (flagged == kCircularBuffersPerCore) flagged = id, flagged_v = v;
+  }
+  if (flagged == kCircularBuffersPerCore) return;
+  std::ostringstream s;
+  s << "the kernel's own " << (write ? "store to" : "load from") << " [" << hex(off) << ", +" << hex(size)
+    << ") (a plain access through a pointer)";
+  cb_fail_outside(core.cbs[flagged], flagged, flagged_v, off, size, s.str(), kCbAccessRule);
+}
 
 void noc_check_l1(uint32_t core, uint64_t off, uint64_t size, bool write, const char* op, const char* role) {
   RunState* rs = t_fiber->core->run;

@@ -133,6 +133,11 @@ void Runner::build_static_kernels(Program& prog) {
   std::vector<KernelPlan*> now;
   for (auto& kp : prog.kernels)
     if (kp->compile_static) now.push_back(kp.get());
+  // The instrumentation for the watcher's check of the kernels' own loads
+  // and stores, as the watcher is set now; a run set otherwise gets the
+  // other build (kernel_for).
+  WatchConfig watch = WatchConfig::from_env();
+  bool cb_access = watch.cb && watch.cb_access;
   std::atomic<size_t> next{0};
   std::mutex err_mu;
   std::exception_ptr first;
@@ -144,7 +149,8 @@ void Runner::build_static_kernels(Program& prog) {
         std::vector<uint32_t> pos;
         std::vector<std::pair<std::string, uint32_t>> named;
         compile_values(prog, now[i]->index, src, pos, named);
-        now[i]->prebuilt = builder_.get(d.kernels[now[i]->index], pos, named, d);
+        now[i]->prebuilt = builder_.get(d.kernels[now[i]->index], pos, named, d, cb_access);
+        now[i]->prebuilt_cb_access = cb_access;
       } catch (...) {
         std::lock_guard<std::mutex> lock(err_mu);
         if (!first) first = std::current_exception();
@@ -168,8 +174,8 @@ void Runner::release(uint64_t id) {
 }
 
 std::shared_ptr<KernelObject> Runner::kernel_for(Program& prog, KernelPlan& kp, const std::vector<RunArg>& args,
-                                                 const std::vector<std::shared_ptr<const Buffer>>& bufs) {
-  if (kp.prebuilt) return kp.prebuilt;
+                                                 bool cb_access, const std::vector<std::shared_ptr<const Buffer>>& bufs) {
+  if (kp.prebuilt && kp.prebuilt_cb_access == cb_access) return kp.prebuilt;
   ArgSource src;
   src.board = &board_, src.prog = &prog, src.args = &args, src.bufs = &bufs;
   std::vector<uint32_t> pos;
@@ -177,9 +183,10 @@ std::shared_ptr<KernelObject> Runner::kernel_for(Program& prog, KernelPlan& kp, 
   compile_values(prog, kp.index, src, pos, named);
   std::vector<uint32_t> key = pos;
   for (auto& n : named) key.push_back(n.second);
+  key.push_back(cb_access ? 1 : 0);
   std::lock_guard<std::mutex> lock(kp.mu);
   auto& slot = kp.by_values[key];
-  if (!slot) slot = builder_.get(prog.desc.kernels[kp.index], pos, named, prog.desc);
+  if (!slot) slot = builder_.get(prog.desc.kernels[kp.index], pos, named, prog.desc, cb_access);
   return slot;
 }
 

@@ -2,7 +2,9 @@
 // buffers that sit on L1 buffers, resolves every core's runtime and common
 // args, prepares the cores' reserved L1 and hands the cores to the
 // scheduler (scheduler.cpp).
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -182,6 +184,15 @@ void set_up_core(RunState& rs, CoreState& core, const CorePlan& cp, const Progra
     core.cbs[index].offset = (*src.bufs)[*d.cbs[ci].buffer_param]->address;
     core.cbs[index].on_buffer = true;
   }
+  core.ncb_ids = 0;
+  core.cb_lo = UINT64_MAX, core.cb_hi = 0;
+  for (uint32_t id = 0; id < kCircularBuffersPerCore; id++) {
+    const CircularBuffer& cb = core.cbs[id];
+    if (!cb.configured || !cb.page_size || !cb.num_pages) continue;
+    core.cb_ids[core.ncb_ids++] = static_cast<uint8_t>(id);
+    core.cb_lo = std::min(core.cb_lo, cb.offset);
+    core.cb_hi = std::max(core.cb_hi, cb.offset + uint64_t(cb.page_size) * cb.num_pages);
+  }
   for (ComputeState& cs : core.cstates) cs.reset();
   core.trisc.reset();
   core.three_triscs = false;
@@ -254,8 +265,11 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
   check_run_cbs(*prog, bufs, memory_.live_l1(), b);
   std::lock_guard<std::mutex> run_lock(run_mu_);
   L1Arena& l1 = memory_.l1();
+  WatchConfig watch = WatchConfig::from_env();
+  bool cb_access = watch.cb && watch.cb_access;  // the kernels built for the check of their own loads and stores
   std::vector<std::shared_ptr<KernelObject>> objs(prog->kernels.size());
-  for (size_t k = 0; k < prog->kernels.size(); k++) objs[k] = kernel_for(*prog, *prog->kernels[k], args, bufs);
+  for (size_t k = 0; k < prog->kernels.size(); k++)
+    objs[k] = kernel_for(*prog, *prog->kernels[k], args, cb_access, bufs);
   // Debug mode: every kernel object of the run is loaded, so a debugger
   // attached now can set its breakpoints in them.
   wait_for_debugger();
@@ -265,10 +279,11 @@ uint64_t Runner::run(uint64_t id, const std::vector<RunArg>& args, bool timed) {
   rs.dram = &memory_.dram();
   rs.l1 = &l1;
   rs.timeout = timeout_from_env();
-  rs.watch = WatchConfig::from_env();
+  rs.watch = watch;
   if (!rs.watch.unknown.empty())
     rs.warn("ZYX_EMU_WATCHER: unknown setting(s) " + rs.watch.unknown +
-            " ignored (it takes on, off, or a comma-separated list of no-args, no-noc, no-cb, no-race)");
+            " ignored (it takes on, off, or a comma-separated list of no-args, no-noc, no-cb, no-cb-access, "
+            "no-race, no-stack, strict-noc, strict-noc-loads)");
   for (const auto& buf : bufs) {
     if (!buf) continue;
     auto& m = buf->l1() ? rs.l1_page_sizes : rs.dram_page_sizes;

@@ -119,6 +119,12 @@ struct CoreState {
   uint8_t* l1 = nullptr;  // host base of this core's L1 window
   RunState* run = nullptr;
   std::array<CircularBuffer, kCircularBuffersPerCore> cbs{};
+  // The configured CB indices in use by the watcher's check of the kernels'
+  // own loads and stores (cb_check_kernel_access), and the L1 span
+  // [cb_lo, cb_hi) they cover, so that any other address passes at once.
+  std::array<uint8_t, kCircularBuffersPerCore> cb_ids{};
+  uint32_t ncb_ids = 0;
+  uint64_t cb_lo = 0, cb_hi = 0;
   // riscv_0, the compute kernel (one fiber, or unpack, math and pack), riscv_1:
   // the first nfibers are used.
   std::array<Fiber, 5> fibers{};
@@ -203,7 +209,9 @@ struct KernelPlan {
   int slot = 0;        // 0 riscv_0, 1 riscv_1, 2 compute
   bool compile_static = false;  // every compile arg resolved at compile
   std::shared_ptr<KernelObject> prebuilt;
-  // Built at a run, by resolved compile-arg values (positional, then named).
+  bool prebuilt_cb_access = false;  // prebuilt with the address-check instrumentation
+  // Built at a run, by resolved compile-arg values (positional, then named,
+  // then 1 for a build with the address-check instrumentation, else 0).
   std::mutex mu;
   std::map<std::vector<uint32_t>, std::shared_ptr<KernelObject>> by_values;
 };
@@ -259,7 +267,7 @@ class Runner {
  private:
   void build_static_kernels(Program& prog);
   std::shared_ptr<Program> find_program(uint64_t id);
-  std::shared_ptr<KernelObject> kernel_for(Program& prog, KernelPlan& kp, const std::vector<RunArg>& args,
+  std::shared_ptr<KernelObject> kernel_for(Program& prog, KernelPlan& kp, const std::vector<RunArg>& args, bool cb_access,
                                            const std::vector<std::shared_ptr<const Buffer>>& bufs);
   void assign_cores(RunState& rs, const Program& prog, const std::vector<std::shared_ptr<KernelObject>>& objs,
                     const ArgSource& src);

@@ -33,7 +33,7 @@ WatchConfig WatchConfig::from_env() {
   const char* v = std::getenv("ZYX_EMU_WATCHER");
   if (!v || !*v || std::strcmp(v, "1") == 0 || std::strcmp(v, "on") == 0) return c;
   if (std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0) {
-    c.args = c.noc = c.cb = c.race = c.stack = false;
+    c.args = c.noc = c.cb = c.cb_access = c.race = c.stack = false;
     return c;
   }
   std::string s = v;
@@ -47,6 +47,8 @@ WatchConfig WatchConfig::from_env() {
       c.noc = false;
     else if (w == "no-cb")
       c.cb = false;
+    else if (w == "no-cb-access")
+      c.cb_access = false;
     else if (w == "no-race")
       c.race = false;
     else if (w == "no-stack")

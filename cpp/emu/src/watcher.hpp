@@ -29,6 +29,10 @@ struct WatchConfig {
   bool args = true;  // arg indices past those the host set
   bool noc = true;   // NOC transfers against the program's allocations
   bool cb = true;    // the circular-buffer protocol
+  // The kernels' own loads and stores through CB pointers held to the CB
+  // protocol (with cb; no-cb-access turns this part off). Kernels are built
+  // for it (instrumented) when the watcher allows it at their build.
+  bool cb_access = true;
   bool race = true;  // two cores writing the same DRAM bytes in one run
   bool stack = true;  // a kernel's stack deeper than its processor's on a card
   // Strict NOC mode (off by default; also per kernel, with the define
@@ -42,7 +46,7 @@ struct WatchConfig {
   std::string unknown;  // words of ZYX_EMU_WATCHER it does not know (warned about)
   // From ZYX_EMU_WATCHER: unset, "1" or "on": every check; "0" or "off":
   // none; else a comma-separated list of words: "no-<check>" turns a check
-  // off (no-args, no-noc, no-cb, no-race, no-stack), "strict-noc" turns
+  // off (no-args, no-noc, no-cb, no-cb-access, no-race, no-stack), "strict-noc" turns
   // strict NOC mode on, "strict-noc-loads" that and the read guard.
   static WatchConfig from_env();
 };
@@ -155,6 +159,14 @@ bool noc_strict_guard_fault(const Fiber* f, uintptr_t a);
 void l1_arena_register(const uint8_t* base, uint64_t bytes, uint64_t l1_size, bool add);
 std::string noc_strict_fault_text(const Fiber* f, uintptr_t a);
 void noc_strict_unguard(Fiber* f);
+
+// The cb check on a kernel's own load or store of [off, off + size) of its
+// core's L1 (write: a store), when it falls in a CB: fails the kernel when
+// every CB index there is in use (a page reserved, waited for, pushed or
+// popped in the run) and the bytes are not in the pages the core's kernels
+// reserved and have not pushed, or waited for and have not popped. A CB on
+// an L1 buffer, or one not yet in use (scratch space), allows any access.
+void cb_check_kernel_access(uint64_t off, uint64_t size, bool write);
 
 // Keeps the return addresses of the calling stack in k (call it from the
 // emulator's side of an API call, before the error unwinds it).

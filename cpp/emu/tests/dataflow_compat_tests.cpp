@@ -684,6 +684,7 @@ void kernel_main() {
   for (uint32_t i = 0; i < 16; i++) sum += r[i];
   cb_pop_front(1, 1);
   read_value(2, gen, 0, 21);  // element 21 of page 0 (4-byte elements: cb 2's tile is 4096 bytes)
+  cb_wait_front(2, 1);        // read_value pushes the page: the consumer waits before it reads
   volatile uint32_t* v = get_read_ptr<uint32_t>(2);
   uint32_t noc_offset = 0;
   get_noc_offset(17, 18, 2, noc_offset);

@@ -704,4 +704,133 @@ void test_race_pages(DeviceLayer& layer) {
 }
 ZYX_TEST(debug, test_race_pages);
 
+// The cb check on the kernel's own loads and stores through CB pointers
+// (kernels built with the address-check instrumentation). CB 0 has two
+// 64-byte pages and is used with the protocol; CB 1 is scratch space, never
+// reserved or waited for. Case 0 is correct use (and writes what it read to
+// DRAM); each other case breaks the rule once, at the line named (4 with a
+// memcpy of a constant size, which the instrumentation checks inline, 6 of a
+// run-time size, which goes through the prelude's memcpy wrapper).
+const char* kCbAccess = R"(void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0), which = get_arg_val<uint32_t>(1);
+  volatile uint32_t* scratch = reinterpret_cast<volatile uint32_t*>(get_write_ptr(1));
+  for (uint32_t i = 0; i < 32; i++) scratch[i] = i;
+  cb_reserve_back(0, 1);
+  volatile uint32_t* w = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));
+  for (uint32_t i = 0; i < 16; i++) w[i] = 7 + i + scratch[i];
+  if (which == 1) w[16] = 1;
+  cb_push_back(0, 1);
+  if (which == 2) w[0] = 1;
+  volatile uint32_t* r = reinterpret_cast<volatile uint32_t*>(get_read_ptr(0));
+  if (which == 3) scratch[0] = r[0];
+  cb_wait_front(0, 1);
+  uint32_t copy[16];
+  memcpy(copy, const_cast<uint32_t*>(r), sizeof copy);
+  if (which == 4) memcpy(copy, const_cast<uint32_t*>(r) + 8, sizeof copy);
+  if (which == 6) memcpy(copy, const_cast<uint32_t*>(r) + 8, get_arg_val<uint32_t>(2));
+  for (uint32_t i = 0; i < 16; i++) scratch[i] = copy[i] + r[i];
+  cb_pop_front(0, 1);
+  if (which == 5) scratch[1] = r[1];
+  noc_async_write(get_write_ptr(1), get_noc_addr_from_bank_id<true>(0, out), 64);
+  noc_async_write_barrier();
+}
+)";
+
+void test_cb_access(DeviceLayer& layer) {
+  GroupProgram p;
+  p.name = "cb_access";
+  p.params = {P("out", "global_mut", "u32")};
+  p.reader.source = kCbAccess;
+  p.cbs = {CB(0, "UInt32", 64, 2), CB(1, "UInt32", 128, 1)};
+  uint64_t out = layer.alloc(64, dram_spec(64), nullptr);
+  auto compile = [&](uint32_t which) {
+    p.reader.runtime_args = {L("buffer_addr", 0), C(which), C(64)};
+    return layer.compile(one_group_program(p, 1, 1));
+  };
+  uint64_t good = compile(0);
+  layer.run(good, {Buf(out)}, false);
+  auto v = download<uint32_t>(layer, out, 16);
+  for (uint32_t i = 0; i < 16; i++) CHECK_EQ(v[i], 2 * (7 + 2 * i));
+  layer.release(good);
+  struct Bad {
+    uint32_t which;
+    const char* where;
+    const char* what;
+  };
+  const Bad bad[] = {
+      {1, "at reader.cpp:8: ", "store to [0x"},
+      {2, "at reader.cpp:10: ", "store to [0x"},
+      {3, "at reader.cpp:12: ", "load from [0x"},
+      {4, "at reader.cpp:16: ", "load from [0x"},
+      {5, "at reader.cpp:20: ", "load from [0x"},
+      {6, "at reader.cpp:17: ", "load from [0x"},
+  };
+  for (const Bad& b : bad) {
+    uint64_t prog = compile(b.which);
+    std::string msg = expect_error("run_error", [&] { layer.run(prog, {Buf(out)}, false); });
+    CHECK(msg.find(std::string("core (0,0) reader (riscv_0) ") + b.where + "the kernel's own " + b.what) !=
+          std::string::npos);
+    CHECK(msg.find("of cb 0") != std::string::npos);
+    CHECK(msg.find("ZYX_EMU_WATCHER=no-cb-access turns it off") != std::string::npos);
+    layer.release(prog);
+  }
+  CHECK(expect_error("run_error", [&] {
+          uint64_t prog = compile(1);
+          layer.run(prog, {Buf(out)}, false);
+        }).find("is page 1 of cb 0, outside the pages its kernels hold: 1 page(s) from page 0 reserved with "
+                "cb_reserve_back") != std::string::npos);
+  CHECK(expect_error("run_error", [&] {
+          uint64_t prog = compile(4);
+          layer.run(prog, {Buf(out)}, false);
+        }).find("runs 32 byte(s) past the 1 page(s) of cb 0 waited for with cb_wait_front") != std::string::npos);
+  // The switch: kernels built with no-cb-access are not instrumented.
+  setenv("ZYX_EMU_WATCHER", "no-cb-access", 1);
+  uint64_t off = compile(2);
+  layer.run(off, {Buf(out)}, false);
+  unsetenv("ZYX_EMU_WATCHER");
+  layer.release(off);
+  layer.free(out);
+}
+ZYX_TEST(debug, test_cb_access);
+
+// Two CB indices of one config share their bytes: cb 0 is used with the
+// protocol and holds no page at the end, cb 8 (the same bytes) is scratch
+// space, never reserved or waited for. A store through cb 8's pointer is
+// not flagged (another index over those bytes allows it), as tt-metal's
+// kernels that alias a CB expect. The values go out through scratch cb 1.
+const char* kCbAliased = R"(void kernel_main() {
+  uint32_t out = get_arg_val<uint32_t>(0);
+  cb_reserve_back(0, 1);
+  cb_push_back(0, 1);
+  cb_wait_front(0, 1);
+  cb_pop_front(0, 1);
+  volatile uint32_t* s = reinterpret_cast<volatile uint32_t*>(get_write_ptr(8));
+  volatile uint32_t* o = reinterpret_cast<volatile uint32_t*>(get_write_ptr(1));
+  for (uint32_t i = 0; i < 32; i++) s[i] = 3 * i;
+  for (uint32_t i = 0; i < 32; i++) o[i] = s[i] + 1;
+  noc_async_write(get_write_ptr(1), get_noc_addr_from_bank_id<true>(0, out), 128);
+  noc_async_write_barrier();
+}
+)";
+
+void test_cb_access_aliased(DeviceLayer& layer) {
+  GroupProgram p;
+  p.name = "cb_access_aliased";
+  p.params = {P("out", "global_mut", "u32")};
+  p.reader.source = kCbAliased;
+  p.reader.runtime_args = {L("buffer_addr", 0)};
+  p.cbs = {CB(1, "UInt32", 128, 1)};
+  ProgramDesc d = one_group_program(p, 1, 1);
+  d.cbs.push_back(
+      cb_config(one_core(0, 0), 128, {cb_index(0, DataFormat::UInt32, 64), cb_index(8, DataFormat::UInt32, 64)}));
+  uint64_t out = layer.alloc(128, dram_spec(128), nullptr);
+  uint64_t prog = layer.compile(d);
+  layer.run(prog, {Buf(out)}, false);
+  auto v = download<uint32_t>(layer, out, 32);
+  for (uint32_t i = 0; i < 32; i++) CHECK_EQ(v[i], 3 * i + 1);
+  layer.release(prog);
+  layer.free(out);
+}
+ZYX_TEST(debug, test_cb_access_aliased);
+
 }  // namespace

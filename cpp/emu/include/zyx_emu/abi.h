@@ -15,7 +15,7 @@
 
 #include "zyx_emu/sfpu_ops.h"
 
-#define ZYX_EMU_ABI_VERSION 14
+#define ZYX_EMU_ABI_VERSION 15
 
 // Binary and unary operation codes used through the table.
 enum zyx_emu_binary_op { ZYX_BIN_ADD = 0, ZYX_BIN_SUB = 1, ZYX_BIN_MUL = 2 };
@@ -347,6 +347,14 @@ typedef struct zyx_emu_api {
   // dbg_read_dest_acc_row: the 8 words of DST row `row` (of math's half) as
   // the card's debug array reads them, to out (the math build only).
   void (*dst_row)(uint32_t row, uint32_t* out);
+
+  // ---- ABI 15 ----
+  // The watcher's check of the kernel's own loads and stores (write: 1 for
+  // a store) of [addr, addr + size): a kernel built with the address-check
+  // instrumentation (kernel_prelude.h) calls it for each access below
+  // 4 GiB, where the L1 windows are; an access to pages of a CB in use that
+  // the core's kernels neither reserved nor waited for fails the kernel.
+  void (*cb_access)(uintptr_t addr, uintptr_t size, uint32_t write);
 } zyx_emu_api;
 
 #define ZYX_EMU_NOC_READS 1u

@@ -63,3 +63,67 @@ extern "C" {
   __real___cxa_throw(obj, type, dtor);
 }
 }
+
+// The watcher's check of the kernel's own loads and stores through CB
+// pointers (docs/emulator.md, "Debugging kernels"). With the watcher's cb
+// check on, the builder compiles a kernel with GCC's outline address-check
+// instrumentation (-fsanitize=kernel-address and the params of
+// compiler.cpp), which makes each load and store of the kernel's code a
+// call to one of these before it. Only addresses below 4 GiB, where the L1
+// windows are, go on to the emulator, which checks them against the CB
+// protocol; the stack, the heap and the object's globals are above it.
+// The hooks themselves are not instrumented (no_sanitize_address), and the
+// kernel API they call lives in the runtime, which is not.
+#if defined(__SANITIZE_ADDRESS__)
+#define ZYX_EMU_ACCESS_HOOK(name, size, write)                                           \
+  __attribute__((used, no_sanitize_address)) void name(uintptr_t addr) {                \
+    if (!(addr >> 32) && zyx_emu_api_ptr) zyx_emu_api_ptr->cb_access(addr, size, write); \
+  }
+extern "C" {
+ZYX_EMU_ACCESS_HOOK(__asan_load1_noabort, 1, 0)
+ZYX_EMU_ACCESS_HOOK(__asan_load2_noabort, 2, 0)
+ZYX_EMU_ACCESS_HOOK(__asan_load4_noabort, 4, 0)
+ZYX_EMU_ACCESS_HOOK(__asan_load8_noabort, 8, 0)
+ZYX_EMU_ACCESS_HOOK(__asan_load16_noabort, 16, 0)
+ZYX_EMU_ACCESS_HOOK(__asan_store1_noabort, 1, 1)
+ZYX_EMU_ACCESS_HOOK(__asan_store2_noabort, 2, 1)
+ZYX_EMU_ACCESS_HOOK(__asan_store4_noabort, 4, 1)
+ZYX_EMU_ACCESS_HOOK(__asan_store8_noabort, 8, 1)
+ZYX_EMU_ACCESS_HOOK(__asan_store16_noabort, 16, 1)
+__attribute__((used, no_sanitize_address)) void __asan_loadN_noabort(uintptr_t addr, uintptr_t size) {
+  if (!(addr >> 32) && zyx_emu_api_ptr) zyx_emu_api_ptr->cb_access(addr, size, 0);
+}
+__attribute__((used, no_sanitize_address)) void __asan_storeN_noabort(uintptr_t addr, uintptr_t size) {
+  if (!(addr >> 32) && zyx_emu_api_ptr) zyx_emu_api_ptr->cb_access(addr, size, 1);
+}
+// The instrumentation checks a memcpy, memmove or memset of a constant
+// size inline and leaves the others to the library; the builder links the
+// kernel's own calls of those (-Wl,--wrap=) to these, which check both
+// ranges first.
+void* __real_memcpy(void*, const void*, size_t);
+void* __real_memmove(void*, const void*, size_t);
+void* __real_memset(void*, int, size_t);
+__attribute__((used, no_sanitize_address)) void* __wrap_memcpy(void* dst, const void* src, size_t n) {
+  if (n) {
+    __asan_loadN_noabort(reinterpret_cast<uintptr_t>(src), n);
+    __asan_storeN_noabort(reinterpret_cast<uintptr_t>(dst), n);
+  }
+  return __real_memcpy(dst, src, n);
+}
+__attribute__((used, no_sanitize_address)) void* __wrap_memmove(void* dst, const void* src, size_t n) {
+  if (n) {
+    __asan_loadN_noabort(reinterpret_cast<uintptr_t>(src), n);
+    __asan_storeN_noabort(reinterpret_cast<uintptr_t>(dst), n);
+  }
+  return __real_memmove(dst, src, n);
+}
+__attribute__((used, no_sanitize_address)) void* __wrap_memset(void* dst, int c, size_t n) {
+  if (n) __asan_storeN_noabort(reinterpret_cast<uintptr_t>(dst), n);
+  return __real_memset(dst, c, n);
+}
+// Called before a call that does not return (the instrumentation's
+// shadow-stack bookkeeping, which the emulator has none of).
+__attribute__((used, no_sanitize_address)) void __asan_handle_no_return(void) {}
+}
+#undef ZYX_EMU_ACCESS_HOOK
+#endif

@@ -1,0 +1,9 @@
+// Seeded bug: writes a page through its old pointer after pushing it.
+#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+  cb_reserve_back(0, 1);
+  volatile uint32_t* page = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));
+  for (uint32_t i = 0; i < 1024; i++) page[i] = i;
+  cb_push_back(0, 1);
+  page[0] = 42;
+}
