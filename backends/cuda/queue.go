@@ -879,21 +879,30 @@ func (d *Device) runAloneLocked(e *event) (ended bool, err error) {
 		}
 		query, what = d.drv.cuEventQuery, "cuEventQuery"
 	}
+	switch r, expired := spinPoll(func() cuResult { return query(cu) }, aloneSpin); {
+	case expired:
+		d.placeLocked(e, true)
+		return false, nil
+	case r != cudaSuccess:
+		return true, e.failure(d.fail(what, r))
+	}
+	return true, nil
+}
+
+// spinPoll calls query in a tight loop until it answers anything but not
+// ready, or, with expired, until limit has passed. The clock is read from
+// the 64th poll on: most waits end sooner.
+func spinPoll(query func() cuResult, limit time.Duration) (r cuResult, expired bool) {
 	var start time.Time
 	for polls := 1; ; polls++ {
-		switch r := query(cu); r {
-		case cudaSuccess:
-			return true, nil
-		case cudaErrorNotReady:
-		default:
-			return true, e.failure(d.fail(what, r))
+		if r = query(); r != cudaErrorNotReady {
+			return r, false
 		}
 		if polls%64 == 0 {
 			if start.IsZero() {
 				start = time.Now()
-			} else if time.Since(start) > aloneSpin {
-				d.placeLocked(e, true)
-				return false, nil
+			} else if time.Since(start) > limit {
+				return r, true
 			}
 		}
 	}
@@ -920,23 +929,11 @@ func (d *Device) waitStream(s int) error {
 	if r := d.drv.cuEventRecord(cu, d.streams[s]); r != cudaSuccess {
 		return d.fail("cuEventRecord", r)
 	}
-	var start time.Time // read at the 64th poll: most waits end sooner
-	for polls := 1; ; polls++ {
-		switch r := d.drv.cuEventQuery(cu); r {
-		case cudaSuccess:
-			return nil
-		case cudaErrorNotReady:
-		default:
-			return d.fail("cuEventQuery", r)
-		}
-		if polls%64 == 0 {
-			if start.IsZero() {
-				start = time.Now()
-			} else if time.Since(start) > syncSpin {
-				return d.fail("cuEventSynchronize", d.drv.call(d.drv.eventSynchronize, cu))
-			}
-		}
+	r, expired := spinPoll(func() cuResult { return d.drv.cuEventQuery(cu) }, syncSpin)
+	if expired {
+		return d.fail("cuEventSynchronize", d.drv.call(d.drv.eventSynchronize, cu))
 	}
+	return d.fail("cuEventQuery", r)
 }
 
 // roomFor waits while the device has maxInFlight submissions on its
