@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
@@ -79,6 +80,14 @@ func TestCallPassesEveryArgument(t *testing.T) {
 	for k, g := range got {
 		require.Equal(t, want(k), g, "Call%d", k)
 	}
+	// The purego path, which platforms without the trampoline take.
+	for k := range fns {
+		f := frame{fn: fns[k], n: uintptr(k)}
+		for i := range k {
+			f.a[i] = a(i + 1)
+		}
+		require.Equal(t, want(k), invokePurego(&f), "invokePurego with %d arguments", k)
+	}
 }
 
 func TestCallAllocatesNothing(t *testing.T) {
@@ -98,4 +107,47 @@ func TestCallAllocatesNothing(t *testing.T) {
 	})
 	require.Equal(t, uintptr(10), n, "memset wrote ten bytes and strlen counted them")
 	require.Zero(t, allocs)
+}
+
+// BenchmarkCallOverhead compares a call through Call1 with the same call
+// through invokePurego (purego.SyscallN with a pooled argument block, the
+// path Call1 took before it had a trampoline) on libc's labs, a function
+// that costs next to nothing, so the figures are the crossing's cost. The
+// ratio is Call1's ns over purego's in the same run.
+func BenchmarkCallOverhead(b *testing.B) {
+	var labs uintptr
+	_, _, err := OpenFirst([]string{"libc.so.6"}, func(h uintptr) error {
+		return Resolve(h, []Symbol{{Addr: &labs, Name: "labs"}})
+	})
+	require.NoError(b, err)
+	seven := int64(-7)
+	neg := uintptr(seven)
+	ways := []struct {
+		name string
+		call func() uintptr
+	}{
+		{"Call1", func() uintptr { return Call1(labs, neg) }},
+		{"purego", func() uintptr {
+			f := frame{fn: labs, n: 1, a: [maxCallArgs]uintptr{neg}}
+			return invokePurego(&f)
+		}},
+	}
+	const n = 200000
+	ns := make([]float64, len(ways))
+	for range b.N {
+		for i, w := range ways {
+			start := time.Now()
+			for range n {
+				if w.call() != 7 {
+					b.Fatal(w.name, ": labs(-7) is not 7")
+				}
+			}
+			ns[i] += float64(time.Since(start).Nanoseconds()) / n
+		}
+	}
+	for i, w := range ways {
+		b.ReportMetric(ns[i]/float64(b.N), w.name+"-ns")
+	}
+	b.ReportMetric(ns[0]/ns[1], "ratio")
+	b.ReportMetric(0, "ns/op")
 }
