@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,8 +77,8 @@ func TestLaunchAlone(t *testing.T) {
 		require.Equal(t, 1003, testQueries.calls, "polled until the scripted end")
 	})
 	t.Run("polling the stream", func(t *testing.T) {
-		defer func(s time.Duration, q bool) { aloneSpin, aloneStreamQuery = s, q }(aloneSpin, aloneStreamQuery)
-		aloneSpin, aloneStreamQuery = time.Minute, true
+		defer func(s time.Duration, w aloneWaitMode) { aloneSpin, aloneWait = s, w }(aloneSpin, aloneWait)
+		aloneSpin, aloneWait = time.Minute, aloneWaitStream
 		d, k := aloneDevice(t, 50, 0, cudaSuccess)
 		d.drv.eventQuery, d.drv.streamQuery = d.drv.streamQuery, fakeEventQuery
 		require.NoError(t, k.Launch(ctx, scalarLaunch(5)))
@@ -97,6 +98,93 @@ func TestLaunchAlone(t *testing.T) {
 		require.Zero(t, inflight, "and was retired by its wait")
 		require.Zero(t, fifo)
 		require.Greater(t, testQueries.calls, 128, "polled alone, then as any wait")
+	})
+}
+
+// wordScript scripts the fake stream memory operations: the fake
+// cuStreamWriteValue32 stores each value it is given in the word (the
+// device address is the host address here) unless lost, from the
+// (lostFrom)th write on (0: none lost).
+type wordScript struct {
+	mu       sync.Mutex
+	writes   int
+	lostFrom int
+}
+
+var testWords wordScript
+
+var (
+	fakeSuccess = purego.NewCallback(func(uintptr) uintptr { return 0 })
+	// fakeDevicePointer is cuMemHostGetDevicePointer: the device address
+	// is the host one.
+	fakeDevicePointer = purego.NewCallback(func(out *uint64, host, flags uintptr) uintptr {
+		*out = uint64(host)
+		return 0
+	})
+	fakeWriteValue = purego.NewCallback(func(stream uintptr, addr *uint32, v, flags uintptr) uintptr {
+		testWords.mu.Lock()
+		defer testWords.mu.Unlock()
+		testWords.writes++
+		if testWords.lostFrom == 0 || testWords.writes < testWords.lostFrom {
+			atomic.StoreUint32(addr, uint32(v))
+		}
+		return 0
+	})
+)
+
+// wordDevice is aloneDevice with stream memory operations, the fake
+// cuStreamWriteValue32 scripted by lostFrom.
+func wordDevice(t *testing.T, lostFrom int) (*Device, *kernelExec) {
+	d, k := aloneDevice(t, 0, 0, cudaSuccess)
+	d.drv.memHostRegister, d.drv.memHostUnregister = fakeSuccess, fakeSuccess
+	d.drv.memHostGetDevicePointer, d.drv.streamWriteValue32 = fakeDevicePointer, fakeWriteValue
+	testWords = wordScript{lostFrom: lostFrom}
+	t.Cleanup(func() { d.done.close(d, true) })
+	return d, k
+}
+
+// TestLaunchAloneWord: where the driver has stream memory operations, a
+// launch that runs alone waits for the completion word the GPU writes
+// after its work, with no driver call while it waits; a word that does
+// not arrive within the spin (work still running, or failed) leaves the
+// launch to take its place and be waited for as any submission.
+func TestLaunchAloneWord(t *testing.T) {
+	ctx := context.Background()
+	t.Run("the word arrives", func(t *testing.T) {
+		defer func(s time.Duration) { aloneSpin = s }(aloneSpin)
+		aloneSpin = time.Minute
+		d, k := wordDevice(t, 0)
+		for i := range uint64(3) {
+			require.NoError(t, k.Launch(ctx, scalarLaunch(i)))
+		}
+		seq, inflight, fifo := placed(d)
+		require.Zero(t, seq, "no launch took a place on the stream")
+		require.Zero(t, inflight)
+		require.Zero(t, fifo)
+		require.Equal(t, []uint64{0, 1, 2}, testLaunches.seen)
+		require.Zero(t, testQueries.calls, "no event was polled")
+		require.Equal(t, 4, testWords.writes, "the probe's write and one per launch")
+		require.Equal(t, uint32(4), atomic.LoadUint32(d.done.word))
+	})
+	t.Run("the word does not arrive", func(t *testing.T) {
+		defer func(s time.Duration) { aloneSpin = s }(aloneSpin)
+		aloneSpin = time.Microsecond
+		d, k := wordDevice(t, 3) // the probe's and the first launch's arrive
+		require.NoError(t, k.Launch(ctx, scalarLaunch(1)))
+		require.NoError(t, k.Launch(ctx, scalarLaunch(2)))
+		seq, inflight, fifo := placed(d)
+		require.Equal(t, uint64(1), seq, "the second launch took its place on the stream")
+		require.Zero(t, inflight, "and was retired by its wait")
+		require.Zero(t, fifo)
+		require.Positive(t, testQueries.calls, "its wait polled an event")
+		require.Equal(t, []uint64{1, 2}, testLaunches.seen)
+	})
+	t.Run("the probe's write does not arrive", func(t *testing.T) {
+		d, k := wordDevice(t, 1)
+		require.NoError(t, k.Launch(ctx, scalarLaunch(1)))
+		require.Nil(t, d.done.word, "no word: the driver's writes do not arrive")
+		require.Positive(t, testQueries.calls, "the launch polled an event")
+		require.Equal(t, 1, testWords.writes, "the probe's alone")
 	})
 }
 

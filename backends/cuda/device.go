@@ -68,6 +68,9 @@ type Device struct {
 	// (runAloneLocked), one of allEvents, made at the first; under subMu.
 	aloneCU   uintptr
 	aloneMade bool
+	// done is the word the GPU writes after an alone launch's work
+	// (doneword.go); under subMu.
+	done doneWord
 
 	// reapMu orders the completion and retirement of ended work (the
 	// reaper's and a waiter's, queue.go: completeThrough).
@@ -405,6 +408,7 @@ func (d *Device) Close() error {
 	if d.blas != nil {
 		d.blas.destroy()
 	}
+	d.done.close(d, healthy)
 	d.fifoMu.Lock()
 	if healthy {
 		for _, cu := range d.allEvents {

@@ -91,6 +91,7 @@ const (
 	eventDefault               = 0 // CU_EVENT_DEFAULT
 	eventDisableTiming         = 2 // CU_EVENT_DISABLE_TIMING
 	hostRegisterPortable       = 1 // CU_MEMHOSTREGISTER_PORTABLE
+	hostRegisterDeviceMap      = 2 // CU_MEMHOSTREGISTER_DEVICEMAP
 )
 
 // driverAPI holds the driver's entry points. Every call goes through
@@ -109,6 +110,9 @@ type driverAPI struct {
 	eventQuery                                                                            uintptr
 	moduleLoadData, moduleUnload, moduleGetFunction, funcGetAttribute, launchKernel       uintptr
 	getErrorName, getErrorString, deviceCanAccessPeer, ctxEnablePeerAccess                uintptr
+	// Optional: drivers without stream memory operations lack them
+	// (zero), and a launch that runs alone then polls a CUDA event.
+	memHostGetDevicePointer, streamWriteValue32 uintptr
 }
 
 // symbols lists every entry point by its versioned name where one exists;
@@ -159,6 +163,8 @@ func (d *driverAPI) symbols() []dl.Symbol {
 		{Addr: &d.getErrorString, Name: "cuGetErrorString"},
 		{Addr: &d.deviceCanAccessPeer, Name: "cuDeviceCanAccessPeer"},
 		{Addr: &d.ctxEnablePeerAccess, Name: "cuCtxEnablePeerAccess"},
+		{Addr: &d.memHostGetDevicePointer, Name: "cuMemHostGetDevicePointer_v2", Optional: true},
+		{Addr: &d.streamWriteValue32, Name: "cuStreamWriteValue32_v2", Alt: []string{"cuStreamWriteValue32"}, Optional: true},
 	}
 }
 
@@ -282,6 +288,14 @@ func (d *driverAPI) cuStreamSynchronize(stream uintptr) cuResult {
 
 func (d *driverAPI) cuEventRecord(ev, stream uintptr) cuResult {
 	return cuResult(int32(dl.Call2(d.eventRecord, ev, stream)))
+}
+
+// cuStreamWriteValue32 puts on stream a write of v to the 32-bit word at
+// device address addr, made once the stream's earlier work has ended
+// (flags 0: after a memory barrier, so that work's writes are visible
+// first).
+func (d *driverAPI) cuStreamWriteValue32(stream uintptr, addr uint64, v uint32) cuResult {
+	return cuResult(int32(dl.Call4(d.streamWriteValue32, stream, uintptr(addr), uintptr(v), 0)))
 }
 
 func (d *driverAPI) cuStreamWaitEvent(stream, ev uintptr) cuResult {

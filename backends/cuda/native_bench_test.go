@@ -52,9 +52,9 @@ func loadNativeRef(b *testing.B) *nativeRef {
 func BenchmarkVsNative(b *testing.B) {
 	d := gpu(b)
 	ref := loadNativeRef(b)
-	if os.Getenv("ZYX_BENCH_ALONE_STREAMQUERY") == "1" {
-		aloneStreamQuery = true
-		defer func() { aloneStreamQuery = false }()
+	if w, ok := map[string]aloneWaitMode{"word": aloneWaitWord, "event": aloneWaitEvent, "stream": aloneWaitStream}[os.Getenv("ZYX_BENCH_ALONE_WAIT")]; ok {
+		defer func(w aloneWaitMode) { aloneWait = w }(aloneWait)
+		aloneWait = w
 	}
 	const syncN, queuedN = 20000, 10000
 	require.Zero(b, ref.setup(queuedN), "the native reference's setup")
@@ -214,7 +214,12 @@ func median(xs []float64) float64 {
 //   - relock: and the thread locked and unlocked per launch;
 //   - pooled: and the CUDA event taken from and given back to the device's
 //     pool per launch (waitStream);
-//   - driver: the backend's Launch without package backends in front;
+//   - bare-word: cuLaunchKernel, cuStreamWriteValue32 of the device's
+//     completion word and a spin on the word, on one locked thread;
+//   - driver: the backend's Launch without package backends in front
+//     (a launch that runs alone, waiting on the completion word);
+//   - driver-event, driver-streamquery: the same, the launch's wait
+//     polling a CUDA event or the stream instead;
 //   - driver-setctx: the same, cuCtxSetCurrent made without asking for
 //     the current context first (checkCurrent off);
 //   - backends: Executable.Launch.
@@ -286,13 +291,38 @@ func BenchmarkSyncAttribution(b *testing.B) {
 			}
 		}
 	}
+	// withWait runs step with launches that run alone waiting as w says.
+	withWait := func(w aloneWaitMode, step func()) func() {
+		return func() {
+			defer func(w aloneWaitMode) { aloneWait = w }(aloneWait)
+			aloneWait = w
+			step()
+		}
+	}
 	steps := []attrStep{
 		{"bare", locked(false, false)},
 		{"ctx", locked(true, false)},
 		{"relock", relocked(false)},
 		{"pooled", relocked(true)},
 		{"driver", launches(nil, func() error { return k.Launch(ctx, l) })},
-		{"driver-streamquery", launches(&aloneStreamQuery, func() error { return k.Launch(ctx, l) })},
+		{"driver-event", withWait(aloneWaitEvent, launches(nil, func() error { return k.Launch(ctx, l) }))},
+		{"driver-streamquery", withWait(aloneWaitStream, launches(nil, func() error { return k.Launch(ctx, l) }))},
+		{"bare-word", func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			d.drv.cuCtxSetCurrent(d.ctx)
+			d.subMu.Lock()
+			defer d.subMu.Unlock()
+			if !d.done.ready(d, d.stream) {
+				b.Fatal("no completion word: the driver has no stream memory operations")
+			}
+			for range n {
+				d.drv.cuLaunchKernel(k.fn, [3]uint32{1, 1, 1}, k.block, d.stream, 0)
+				v, _ := d.done.write(d, d.stream)
+				for !d.done.arrived(v) {
+				}
+			}
+		}},
 		{"bare-streamquery", func() {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()

@@ -39,6 +39,8 @@ func absDevice(b testing.TB) (*Device, *kernelExec) {
 	}
 	drv.eventCreate = clear0
 	drv.ctxGetCurrent = clear0 // no context: makeCurrent sets it
+	// No stream memory operations: launches that run alone poll an event.
+	drv.streamWriteValue32, drv.memHostGetDevicePointer = 0, 0
 	d := &Device{drv: drv, name: "cuda:abs"}
 	d.pool = newPool(d)
 	p := &driver.Program{Name: "empty", Grid: []driver.GwsDim{driver.ConstDim(1)}}

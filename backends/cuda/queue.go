@@ -837,22 +837,39 @@ func (d *Device) syncTail(e *event) bool {
 // the work outlast it.
 var aloneSpin = 20 * time.Microsecond
 
-// aloneStreamQuery makes runAloneLocked poll the stream (cuStreamQuery)
-// instead of a CUDA event recorded after the work: a variable so that a
-// benchmark can compare the two.
-var aloneStreamQuery = false
+// aloneWaitMode is how runAloneLocked learns that the work ended.
+type aloneWaitMode int
+
+const (
+	// aloneWaitWord: the device's completion word (doneword.go), written
+	// by the GPU after the work and read with plain loads; where the
+	// driver cannot make one, aloneWaitEvent.
+	aloneWaitWord aloneWaitMode = iota
+	// aloneWaitEvent: a CUDA event of the device's own, recorded after
+	// the work and polled with cuEventQuery.
+	aloneWaitEvent
+	// aloneWaitStream: the stream, polled with cuStreamQuery.
+	aloneWaitStream
+)
+
+// aloneWait is how launches that run alone wait: a variable so that tests
+// and benchmarks can compare the three.
+var aloneWait = aloneWaitWord
 
 // runAloneLocked runs e, a synchronous launch on an idle device (nothing
 // on its streams, in the gate or in the issue ring), as a native program
-// launches and synchronises: it issues the work and polls the device's
-// own CUDA event recorded after it, with the submission lock held, so
-// that no other work can be put on a stream meanwhile and e needs no
-// place on its stream, no FIFO entry and no retirement. ended reports
-// that the work has ended, err then being its failure (nil: success).
-// Work still running after aloneSpin takes its place on the stream as
-// any submission's (placeLocked) and the caller waits as usual: ended is
-// false and err nil. An err with ended false is a submission error, with
-// nothing queued. The thread is locked.
+// launches and synchronises: it issues the work and waits for it with the
+// submission lock held, so that no other work can be put on a stream
+// meanwhile and e needs no place on its stream, no FIFO entry and no
+// retirement. The wait spins on the device's completion word, which the
+// GPU writes after the work (aloneWait says otherwise in tests). ended
+// reports that the work has ended, err then being its failure (nil:
+// success). Work still running after aloneSpin takes its place on the
+// stream as any submission's (placeLocked) and the caller waits as usual:
+// ended is false and err nil. So does work that failed on the GPU when
+// the word is what is waited for (the word never arrives; the event wait
+// that follows reports the failure). An err with ended false is a
+// submission error, with nothing queued. The thread is locked.
 func (d *Device) runAloneLocked(e *event) (ended bool, err error) {
 	if r := d.makeCurrent(); r != cudaSuccess {
 		return false, d.fail("cuCtxSetCurrent", r)
@@ -861,9 +878,25 @@ func (d *Device) runAloneLocked(e *event) (ended bool, err error) {
 	if err := d.issueLocked(e, s); err != nil {
 		return false, err
 	}
-	query, what := d.drv.cuStreamQuery, "cuStreamQuery"
-	cu := s
-	if !aloneStreamQuery {
+	var query func() cuResult
+	what := "cuStreamQuery"
+	switch mode := aloneWait; {
+	case mode == aloneWaitWord && d.done.ready(d, s):
+		v, r := d.done.write(d, s)
+		if r != cudaSuccess {
+			_ = d.fail("cuStreamWriteValue32", r)
+			d.placeLocked(e, true)
+			return false, nil
+		}
+		query = func() cuResult {
+			if d.done.arrived(v) {
+				return cudaSuccess
+			}
+			return cudaErrorNotReady
+		}
+	case mode == aloneWaitStream:
+		query = func() cuResult { return d.drv.cuStreamQuery(s) }
+	default:
 		if !d.aloneMade {
 			if d.aloneCU, err = d.takeEvent(); err != nil {
 				d.placeLocked(e, true)
@@ -871,15 +904,14 @@ func (d *Device) runAloneLocked(e *event) (ended bool, err error) {
 			}
 			d.aloneMade = true
 		}
-		cu = d.aloneCU
-		if r := d.drv.cuEventRecord(cu, s); r != cudaSuccess {
+		if r := d.drv.cuEventRecord(d.aloneCU, s); r != cudaSuccess {
 			_ = d.fail("cuEventRecord", r)
 			d.placeLocked(e, true)
 			return false, nil
 		}
-		query, what = d.drv.cuEventQuery, "cuEventQuery"
+		query, what = func() cuResult { return d.drv.cuEventQuery(d.aloneCU) }, "cuEventQuery"
 	}
-	switch r, expired := spinPoll(func() cuResult { return query(cu) }, aloneSpin); {
+	switch r, expired := spinPoll(query, aloneSpin); {
 	case expired:
 		d.placeLocked(e, true)
 		return false, nil
