@@ -100,6 +100,8 @@ def rows(go, nat):
         ("emulator bf16 add 1M, 8x8 grid, hardware numerics, vs the plain loop", n(nat, "emu_add_hw_ms"), n(nat, "emu_add_loop_ms"), "ms", False, 1.0),
         ("emulator bf16 add 1M, exact numerics, vs the plain loop (info)", n(nat, "emu_add_exact_ms"), n(nat, "emu_add_loop_ms"), "ms", False, None),
         (f"emulator f32 matmul 512^3, 8x8 grid: 1 thread / {int(nat.get('emu_mm_threads', 0))} threads (speed-up)", n(nat, "emu_mm_1_ms"), n(nat, "emu_mm_most_ms"), "ms", True, 12.0),
+        ("host ceiling: arithmetic in L1, all host threads / one (bench/emu/host_ceiling.c; info)", n(nat, "host_fma_n_tput"), n(nat, "host_fma_1_tput"), "rounds/s", True, None),
+        ("host ceiling: 32 MiB copies, all host threads / one (info)", n(nat, "host_copy_n_tput"), n(nat, "host_copy_1_tput"), "rounds/s", True, None),
         ("driver-runtime round trip, C++ runtime in mock mode (PingVsPipe, medians)", g(go, "PingVsPipe", "ns/ping"), g(go, "PingVsPipe", "ns/raw-echo"), "ns", False, 1.10),
         ("driver-runtime round trip, C++ runtime, emulator layer (RuntimePingVsPipe, medians; info)", g(go, "RuntimePingVsPipe", "ns/ping"), g(go, "RuntimePingVsPipe", "ns/raw-echo"), "ns", False, None),
     ]

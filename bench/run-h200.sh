@@ -58,6 +58,7 @@ DEBS=$BIN
   fi
   has vulkan && cc -O2 -I"${VK_INCLUDE:-/usr/include}" -o "$NATIVE/vk_launch_native" bench/gpu/vk_launch_native.c -ldl && echo "Vulkan reference built"
   has opencl && cc -O2 -I"${CL_INCLUDE:-/usr/include}" -o "$NATIVE/cl_launch_native" bench/gpu/cl_launch_native.c -ldl && echo "OpenCL reference built"
+  has emu && cc -O2 -march=native -pthread -o "$NATIVE/host_ceiling" bench/emu/host_ceiling.c && echo "host ceiling probe built"
   if has emu; then
     if cmake -S cpp/emu -B "$EMU_BUILD" -DCMAKE_BUILD_TYPE=Release -DZYX_EMU_BENCH=ON >"$OUT/emu-build.log" 2>&1 &&
       cmake --build "$EMU_BUILD" --target emu_compute_bench -j"$(nproc)" >>"$OUT/emu-build.log" 2>&1; then
@@ -131,6 +132,10 @@ for r in $(seq 1 "$ROUNDS"); do
     if has emu && [ -x "$EMU_BUILD/bench/emu_compute_bench" ]; then
       timeout "$LIMIT" "$EMU_BUILD/bench/emu_compute_bench" 10 add || echo "emu add exit $?"
       ZYX_BENCH_THREADS=${EMU_THREADS:-1,$(nproc)} timeout "$LIMIT" "$EMU_BUILD/bench/emu_compute_bench" 10 scaling || echo "emu scaling exit $?"
+    fi
+    # The host's own ceiling for the scaling figure (bench/emu/host_ceiling.c).
+    if has emu && [ -x "$NATIVE/host_ceiling" ]; then
+      timeout "$LIMIT" "$NATIVE/host_ceiling" "$(nproc)" || echo "host ceiling exit $?"
     fi
     if has ping; then
       gobench ttruntime ttruntime -test.bench 'PingVsPipe$' -test.benchtime 20000x
