@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds and runs the emulator compute benchmark (compute_bench.cpp).
-# Usage: bench/emu/compute.sh [repeats] [add|watcher|mm1|mm|scale|all]
+# Usage: bench/emu/compute.sh [repeats] [add|watcher|mm1|mm|scale|tile|all]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${ZYX_EMU_BUILD:-$root/build/emu-dev}

@@ -19,10 +19,14 @@
 //     as a speed-up table against one thread.
 // The matmuls run the kernels of examples/matmul_bfp8 (tiled buffers, one
 // page per tile) with the CB formats set per case. Every result is checked.
+//   - section "tile": the hardware-numerics matmul model alone
+//     (hw::matmul_tile), one 32x32x32 tile product on one thread, for each
+//     fidelity with a 32-bit DST (TF32 operands) and a 16-bit one (bf16
+//     operands): the best of 40 x repeats runs of 10 products;
 //   - section "watcher": the bf16 add and the 512^3 matmul with the watcher
 //     off, on and in strict NOC mode (ZYX_EMU_WATCHER), alternating, and
 //     their ratios to off;
-// Usage: emu_compute_bench [repeats] [section: add|watcher|mm1|mm|scale|scaling|all]
+// Usage: emu_compute_bench [repeats] [section: add|watcher|mm1|mm|scale|scaling|tile|all]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -360,6 +364,39 @@ bool bench_watcher(int repeats) {
   return ok;
 }
 
+// The matmul model's tile product alone (section "tile"). Random operands
+// in [-1, 1) as the unpacker delivers them; DST starts at 0 in every run.
+void bench_tile(int repeats) {
+  namespace hw = zyx::emu::hw;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<uint32_t> a(1024), b(1024), d(1024);
+  for (bool fp32 : {true, false}) {
+    hw::Config c;
+    c.fp32_dest = fp32;
+    for (int i = 0; i < 1024; i++) {
+      const float x = dist(rng), y = dist(rng);
+      uint32_t ux, uy;
+      std::memcpy(&ux, &x, 4);
+      std::memcpy(&uy, &y, 4);
+      a[i] = hw::src_from_f32(ux, fp32), b[i] = hw::src_from_f32(uy, fp32);
+    }
+    const struct {
+      const char* name;
+      hw::Fidelity f;
+    } fids[] = {{"LoFi", hw::Fidelity::LoFi}, {"HiFi2", hw::Fidelity::HiFi2}, {"HiFi4", hw::Fidelity::HiFi4}};
+    for (const auto& f : fids) {
+      const double ms = best_ms(40 * repeats, [&] {
+        std::fill(d.begin(), d.end(), 0u);
+        for (int i = 0; i < 10; i++) hw::matmul_tile(a.data(), b.data(), d.data(), f.f, c);
+        asm volatile("" : : "r"(d.data()) : "memory");
+      });
+      std::printf("matmul model, 32x32x32 tile, %s DST, %-5s %6.2f us\n", fp32 ? "32-bit" : "16-bit", f.name,
+                  ms * 1000 / 10);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -375,6 +412,7 @@ int main(int argc, char** argv) {
       return ok ? 0 : 1;
     }
     if (what == "all" || what == "add") ok &= bench_add(repeats);
+    if (what == "all" || what == "tile") bench_tile(repeats);
     if (what == "all" || what == "watcher") ok &= bench_watcher(repeats);
     if (what == "all" || what == "mm1") {
       MM m = make_mm(640, 640, 640, false, 1, 1);

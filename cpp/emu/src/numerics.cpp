@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <bit>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 namespace zyx::emu::hw {
 
@@ -326,61 +329,58 @@ uint16_t l1_acc_f16(uint16_t in_l1, uint16_t packed) {
 }
 
 // The tile loops are written once (always inlined) and instantiated twice
-// on x86-64: for AVX-512F and for the baseline, picked once at run time.
+// on x86-64: for AVX-512 (F; BW for the matmul's 16-bit lanes, CD for the
+// leading-zero count) and for the
+// baseline, picked once at run time.
 #define ZYX_NUM_INLINE inline __attribute__((always_inline))
 #if defined(__x86_64__) && defined(__GNUC__)
-#define ZYX_NUM_AVX512 __attribute__((target("avx512f")))
-inline bool avx512() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
-  }();
-  return yes;
+#define ZYX_NUM_AVX512 __attribute__((target("avx512f,avx512bw,avx512cd")))
+bool host_avx512() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512cd");
 }
 #else
 #define ZYX_NUM_AVX512
-inline bool avx512() { return false; }
+bool host_avx512() { return false; }
 #endif
+bool tiles_avx512 = host_avx512();
+inline bool avx512() { return tiles_avx512; }
 
-// 16 lanes of the tile loops (numerics_tiles.inc).
+// 16 lanes of 32 bits, or 32 of 16 bits, in the tile loops (numerics_tiles.inc).
 typedef int32_t vi16 __attribute__((vector_size(64)));
 typedef uint32_t vu16 __attribute__((vector_size(64)));
 typedef float vf16 __attribute__((vector_size(64)));
+typedef int16_t vh32 __attribute__((vector_size(64)));
+typedef int16_t vh16 __attribute__((vector_size(32)));
 
 namespace {
 
-// The operands of a matmul tile, split for the multipliers: exponent (far
-// below any real one for a zero, so that a product with a zero operand
-// never sets its MVMUL group's exponent), sign, and the two slices each
-// phase may take (0 for a zero; SrcA's doubled, which the rounding of an
-// aligned product, (2 m + 2^d) >> (d + 1), wants).
-constexpr int32_t kZeroExp = -1024;
+// The operands of a matmul tile, split for the multipliers, row-major (A:
+// SrcA's k x column, B: SrcB's row x k), 16 bits each: exponent (far below
+// any real one for a zero, so that a product with a zero operand never sets
+// its MVMUL group's exponent), sign (-1 negative, else 0), and the two
+// slices each phase may take, signed (0 for a zero; SrcA's doubled, which
+// the rounding of an aligned product, (2 m + 2^d) >> (d + 1), wants).
+constexpr int16_t kZeroExp = -1024;
 struct Split {
-  int32_t exp[1024];
-  uint32_t sign[1024];
-  int32_t hi[1024], lo[1024];
-};
-
-void split(const uint32_t* v, Split& s, bool srca) {
-  for (int i = 0; i < 1024; i++) {
-    uint32_t x = v[i];
-    int32_t e = exp_of(x);
-    s.exp[i] = e ? e : kZeroExp;
-    s.sign[i] = x >> 31;
-    uint32_t m = ((x >> 13) & 0x3ffu) | 0x400u;
-    s.hi[i] = e ? int32_t(srca ? (m >> 6) << 1 : m >> 4) : 0;
-    s.lo[i] = e ? int32_t(srca ? ((m >> 1) & 31u) << 1 : (m & 15u) << 3) : 0;
-  }
-}
-
-// The alignment of one MVMUL group for 16 output columns (numerics_tiles.inc).
-struct GroupShape {
-  vi16 half[8], shift[8];  // 2^d and d + 1, d the product's distance (at most 30)
-  vi16 neg[8];             // -1 for a negative product, else 0
-  vi16 emax;                       // the largest exponent before the phase's correction
+  int16_t exp[1024], sign[1024], hi[1024], lo[1024];
 };
 
 inline int fpos(int r, int c) { return ((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15) * 16 + (c & 15); }
+
+// The count of leading zero bits of each lane (32 for 0): AVX512CD's, or
+// from the exponent of the lane's conversion to float, one less where that
+// rounded up to the next power of two.
+#if defined(__x86_64__) && defined(__GNUC__)
+ZYX_NUM_AVX512 ZYX_NUM_INLINE vi16 lzcnt_avx512(vu16 x) { return (vi16)_mm512_lzcnt_epi32((__m512i)x); }
+#endif
+ZYX_NUM_INLINE vi16 lzcnt_base(vu16 x) {
+  const vu16 fb = (vu16)__builtin_convertvector((vi16)x, vf16);
+  vi16 lead = (vi16)(fb >> 23) - 127;
+  lead = lead < 0 ? (vi16){} : lead;
+  lead = (x >> (vu16)lead) == 0 ? lead - 1 : lead;
+  return 31 - lead;
+}
 
 #define ZYX_TILES_TARGET ZYX_NUM_AVX512
 #define ZYX_TILES_NAME(f) f##_avx512
@@ -392,6 +392,39 @@ inline int fpos(int r, int c) { return ((r >> 4) * 2 + (c >> 4)) * 256 + (r & 15
 #include "numerics_tiles.inc"
 #undef ZYX_TILES_TARGET
 #undef ZYX_TILES_NAME
+
+// Calls fn<F32, WH>() for the configuration's DST width and architecture.
+template <template <bool, bool> class Fn, class... Args>
+void by_config(const Config& c, Args&&... args) {
+  if (c.fp32_dest) {
+    if (c.wormhole) Fn<true, true>::run(args...);
+    else Fn<true, false>::run(args...);
+  } else {
+    if (c.wormhole) Fn<false, true>::run(args...);
+    else Fn<false, false>::run(args...);
+  }
+}
+template <bool F32, bool WH>
+struct ElwmulTile {
+  static void run(const uint32_t* a, const uint32_t* b, uint32_t* d, int n, int np, const Config& c) {
+    if (avx512()) elwmul_tile_avx512<F32, WH>(a, b, d, n, np, c);
+    else elwmul_tile_base<F32, WH>(a, b, d, n, np, c);
+  }
+};
+template <bool F32, bool WH>
+struct MatmulTile {
+  static void run(const uint32_t* in0, const uint32_t* in1, Split& A, Split& B, uint32_t* d, int np) {
+    if (avx512()) {
+      split_avx512(in1, A, true);
+      split_avx512(in0, B, false);
+      matmul_avx512<F32, WH>(A, B, d, np);
+    } else {
+      split_base(in1, A, true);
+      split_base(in0, B, false);
+      matmul_base<F32, WH>(A, B, d, np);
+    }
+  }
+};
 
 }  // namespace
 
@@ -407,8 +440,9 @@ void elwadd_tile(const uint32_t* a, const uint32_t* b, uint32_t* d, int n, bool 
 void elwmul_tile(const uint32_t* a, const uint32_t* b, uint32_t* d, int n, Fidelity f, const Config& c) {
   if (c.fp16) {
     for (int i = 0; i < n; i++) d[i] = elwmul(a[i], b[i], f, c);
-  } else if (avx512()) elwmul_tile_avx512(a, b, d, n, phases(f), c);
-  else elwmul_tile_base(a, b, d, n, phases(f), c);
+    return;
+  }
+  by_config<ElwmulTile>(c, a, b, d, n, phases(f), c);
 }
 
 void matmul_tile(const uint32_t* in0, const uint32_t* in1, uint32_t* d, Fidelity f, const Config& c) {
@@ -423,11 +457,10 @@ void matmul_tile(const uint32_t* in0, const uint32_t* in1, uint32_t* d, Fidelity
     return;
   }
   static thread_local Split A, B;
-  split(in1, A, true);
-  split(in0, B, false);
-  if (avx512()) matmul_avx512(A, B, d, phases(f), c);
-  else matmul_base(A, B, d, phases(f), c);
+  by_config<MatmulTile>(c, in0, in1, A, B, d, phases(f));
 }
+
+void use_avx512_tiles(bool yes) { tiles_avx512 = yes && host_avx512(); }
 
 // ---- Integer formats ----
 

@@ -332,6 +332,9 @@ void elwmul_tile(const uint32_t* a, const uint32_t* b, uint32_t* d, int n, Fidel
 // of the fidelity, each output element takes the MVMUL of k 0-15, then of
 // k 16-31 (mvmul_phase for each).
 void matmul_tile(const uint32_t* in0, const uint32_t* in1, uint32_t* d, Fidelity f, const Config& c);
+// The tile loops run their AVX-512 build where the host has it; false makes
+// them run the baseline build instead (for the tests, which check both).
+void use_avx512_tiles(bool yes);
 
 // ---- Helpers shared by the compute API ----
 

@@ -401,6 +401,90 @@ void matmul_random() {
   }
 }
 
+// The matmul's tile path against the element model on many random tiles,
+// in the AVX-512 build (where the host has it) and the baseline build:
+// edge-case words (zeros, denormals, exponent 255, far-apart exponents),
+// exponents anywhere in 1-254 (products that underflow and overflow, group
+// exponents far apart), bf16-valued operands (slices that are all zero in
+// the phases that take B's low bits), dense near exponents, cancelling
+// pairs, sparse tiles, a DST that cancels the product to within a unit or
+// two (sums of -1, 0, 1 units: Wormhole's normalisation quirk), a DST 2^6
+// to 2^21 above the products (terms aligned by large shifts), from DST
+// words of every kind (zeros, denormals, infinities, NaN). Every
+// fidelity, both DST widths, Wormhole and Blackhole.
+void matmul_random_many() {
+  std::mt19937 rng(4242);
+  auto fp = [](int r, int col) { return ((r >> 4) * 2 + (col >> 4)) * 256 + (r & 15) * 16 + (col & 15); };
+  auto near = [&](int e0) { return ((rng() & 1) << 31) | (uint32_t(e0 + int(rng() % 5)) << 23) | (rng() & 0x7fe000u); };
+  auto any_exp = [&] { return ((rng() & 1) << 31) | ((1 + rng() % 254) << 23) | (rng() & 0x7fe000u); };
+  const Config bf16_bh{false, false};
+  const Fidelity fids[] = {Fidelity::LoFi, Fidelity::HiFi2, Fidelity::HiFi3, Fidelity::HiFi4};
+  int bad = 0, tiles_checked = 0;
+  for (bool simd : {true, false}) {
+    use_avx512_tiles(simd);
+    for (const Config& c : {kBf16, kFp32, kFp32Bh, bf16_bh}) {
+      const uint32_t dmask = c.fp32_dest ? ~0u : 0xffff0000u;
+      for (int t = 0; t < 30; t++) {
+        const int kind = t % 10;
+        std::vector<uint32_t> a(1024), b(1024), d0(1024);  // a: in0 (SrcB), b: in1 (SrcA)
+        for (int i = 0; i < 1024; i++) {
+          switch (kind) {
+            case 0: a[i] = word(rng), b[i] = word(rng); break;
+            case 1: a[i] = any_exp(), b[i] = any_exp(); break;
+            case 2: a[i] = near(120) & 0xffff0000u, b[i] = near(126) & 0xffff0000u; break;
+            case 3: a[i] = near(110 + int(rng() % 30)), b[i] = near(120); break;
+            case 4: a[i] = rng() % 4 ? (rng() & 0x807fe000u) : word(rng), b[i] = rng() % 3 ? 0 : word(rng); break;
+            default: a[i] = near(124), b[i] = near(124); break;
+          }
+          const uint32_t k = rng() % 8;
+          d0[i] = (k == 0 ? 0 : k == 1 ? word(rng) : k == 2 ? any_exp() : near(118)) & dmask;
+          if (kind == 8) d0[i] = near(133 + int(rng() % 16)) & dmask;
+        }
+        if (kind == 5)  // rows of in1 in pairs: k + 1 is -k, sometimes nudged by one unit
+          for (int k = 0; k < 32; k += 2)
+            for (int col = 0; col < 32; col++) {
+              b[fp(k + 1, col)] = b[fp(k, col)] ^ 0x80000000u;
+              if (rng() % 4 == 0) b[fp(k + 1, col)] += 0x2000u;
+              a[fp(col, k + 1)] = a[fp(col, k)];
+            }
+        for (auto* v : {&a, &b})
+          for (auto& x : *v) x = src_operand(x, c.fp32_dest);
+        for (Fidelity f : fids) {
+          std::vector<uint32_t> want = d0, got;
+          auto model = [&](std::vector<uint32_t>& w) {
+            for (int p = 0; p < phases(f); p++)
+              for (int r = 0; r < 32; r++)
+                for (int col = 0; col < 32; col++)
+                  for (int kh = 0; kh < 2; kh++)
+                    w[fp(r, col)] = mvmul_phase(&b[fp(16 * kh, col)], 16, &a[fp(r, 16 * kh)], 1, w[fp(r, col)], p, c);
+          };
+          if (kind == 6 || kind == 7) {
+            // DST minus the product's first MVMUL, within a unit or two.
+            std::vector<uint32_t> first(1024, 0);
+            for (int r = 0; r < 32; r++)
+              for (int col = 0; col < 32; col++)
+                first[fp(r, col)] = mvmul_phase(&b[fp(0, col)], 16, &a[fp(r, 0)], 1, 0, 0, c);
+            for (int i = 0; i < 1024; i++) {
+              const uint32_t unit = c.fp32_dest ? 1u : 0x10000u;
+              const uint32_t x = first[i] ^ 0x80000000u;
+              const uint32_t k = rng() % 3;
+              want[i] = (x & 0x7f800000u) == 0 ? 0 : k == 0 ? x : k == 1 ? x + unit : x - unit;
+            }
+          }
+          got = want;
+          model(want);
+          matmul_tile(a.data(), b.data(), got.data(), f, c);
+          for (int i = 0; i < 1024; i++) bad += got[i] != want[i];
+          tiles_checked++;
+        }
+      }
+    }
+  }
+  use_avx512_tiles(true);
+  EXPECT(tiles_checked, 2 * 4 * 30 * 4);
+  EXPECT(bad, 0);
+}
+
 // The integer conversions, words worked out by hand from the facts in
 // numerics.hpp: Int8 as sign and magnitude, the packer's clamps, the
 // SFPU's typecast programs (truncation, INT32_MIN on overflow, rounding
@@ -534,6 +618,7 @@ int main() {
   properties();
   tiles();
   matmul_random();
+  matmul_random_many();
   integer_words();
   if (failures) {
     std::fprintf(stderr, "%d failure(s)\n", failures);
