@@ -175,14 +175,17 @@ struct NamedCompileArg {
   std::string_view name;
   uint32_t value;
 };
+// A name is any string, the empty one too, as on tt-metal.
 #ifdef KERNEL_COMPILE_TIME_ARG_MAP
 static constexpr NamedCompileArg named_compile_args[] = {KERNEL_COMPILE_TIME_ARG_MAP};
+static constexpr size_t num_named_compile_args = sizeof(named_compile_args) / sizeof(named_compile_args[0]);
 #else
 static constexpr NamedCompileArg named_compile_args[] = {{std::string_view(), 0}};
+static constexpr size_t num_named_compile_args = 0;
 #endif
 constexpr uint32_t named_compile_arg(std::string_view name) {
-  for (const auto& a : named_compile_args)
-    if (!a.name.empty() && a.name == name) return a.value;
+  for (size_t i = 0; i < num_named_compile_args; i++)
+    if (named_compile_args[i].name == name) return named_compile_args[i].value;
   throw "get_named_compile_time_arg_val: the kernel has no named compile-time arg of this name";
 }
 // Page size of each CB index on the kernel's cores, 0 where there is none
