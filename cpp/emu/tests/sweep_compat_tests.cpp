@@ -74,25 +74,27 @@ void test_dataflow_names(const std::string& cache) {
 ZYX_TEST(headers, test_dataflow_names);
 
 // api/compute/blank.h and the sentinel header by its path: a kernel that
-// includes them copies a tile as any compute kernel does.
+// includes them copies a tile as any compute kernel does; its CBs named by
+// the oldest names, tt::HlkOperand's (in0 is CB 0, out0 CB 16).
 const char* kComputeHeaders = R"(
 #include "api/compute/blank.h"
 #include "api/compute/sentinel/compute_kernel_sentinel.h"
 #include "api/compute/common.h"
 #include "api/compute/tile_move_copy.h"
 #include "api/compute/eltwise_unary/eltwise_unary.h"
+static_assert(tt::HlkOperand::param0 == 8 && tt::HlkOperand::intermed7 == 31, "HlkOperand's CB indices");
 void kernel_main() {
-  init_sfpu(0, 16);
-  cb_wait_front(0, 1);
+  init_sfpu(tt::HlkOperand::in0, tt::HlkOperand::out0);
+  cb_wait_front(tt::HlkOperand::in0, 1);
   tile_regs_acquire();
-  copy_tile(0, 0, 0);
+  copy_tile(tt::HlkOperand::in0, 0, 0);
   tile_regs_commit();
   tile_regs_wait();
-  cb_reserve_back(16, 1);
-  pack_tile(0, 16);
-  cb_push_back(16, 1);
+  cb_reserve_back(tt::HlkOperand::out0, 1);
+  pack_tile(0, tt::HlkOperand::out0);
+  cb_push_back(tt::HlkOperand::out0, 1);
   tile_regs_release();
-  cb_pop_front(0, 1);
+  cb_pop_front(tt::HlkOperand::in0, 1);
 }
 )";
 
