@@ -98,7 +98,7 @@ void llk_matmul(uint32_t dst, void* site) {
     return;
   }
   if (dst >= dst_capacity()) dst_tile(dst);  // reports the bad index
-  ComputeState::SrcPair p = pop_src("llk_math_matmul");
+  ComputeState::SrcPair p = pop_src("llk_math_matmul (matmul_tiles_math)");
   mm_into(dst, p.a.data(), p.b.data(), float_kind(Format(p.fmt_a), Format(p.fmt_b)));
 }
 
@@ -402,14 +402,12 @@ void api_compute_special(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32
   }
   if (!on_math()) return;  // the math-only calls
   switch (op) {
-    case ZYX_CS_MATMUL_MATH: {
+    case ZYX_CS_MATMUL_MATH:
+      // matmul_tiles_math takes what llk_math_matmul takes: the next
+      // unpack_tilizeA_B_block pair, or (three builds) llk_unpack_AB_matmul's.
       if (b != 4)
         kernel_fail("matmul_tiles_math: num_faces " + std::to_string(b) + " is not emulated (32x32 tiles only)");
-      if (a >= dst_capacity()) dst_tile(a);  // reports the bad index
-      ComputeState::SrcPair p = pop_src("matmul_tiles_math");
-      mm_into(a, p.a.data(), p.b.data(), float_kind(Format(p.fmt_a), Format(p.fmt_b)));
-      return;
-    }
+      return llk_matmul(a, site);
     case ZYX_CS_REDUCE_MATH: {
       if (a >= dst_capacity()) dst_tile(a);
       ComputeState::SrcPair p = pop_src("reduce_tile_math");
