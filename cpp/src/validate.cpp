@@ -449,7 +449,9 @@ void check_kernels(ProgramCtx& ctx, const Grid& grid, SetChecker& sets, const st
     check_args(kd.compile_args, ArgList::Compile, ctx, [&] { return kw + ".compile_args"; });
     for (const auto& [name, e] : kd.named_compile_args) {
       std::string nw = kw + ".named_compile_args." + name;
-      if (!is_c_identifier(name)) fail(nw, "a named compile arg's name must be a C identifier");
+      // Any string names a named compile arg, as on tt-metal ("",
+      // "!@#$%^&*()"); a Metal 2.0 kernel's, which are args::NAME too, are
+      // identifiers (V10).
       if (e.kind == ArgKind::Accessor)
         fail(nw + ".kind", "an accessor expands to several compile-time words; a named compile arg holds one");
       check_arg(e, ArgList::Compile, ctx, [&] { return nw; });

@@ -54,10 +54,24 @@ ComputeState::SrcPair pop_src(const char* op) {
   return p;
 }
 
-// llk_unpack_AB_matmul: tile t0 of in0 (A) and tile t1 of in1 (B) into the
-// source registers for llk_math_matmul, B transposed when the last matmul
-// init asked for it, as matmul_tiles reads them.
+// tt-llk's per-thread calls (llk_api.h). On a card the unpack thread loads
+// SrcA/SrcB and the math thread computes from them; in the three builds the
+// unpack build's call queues its operand tiles as the matching kernel-API
+// op's unpack part does (FpuStep), and the math build's call takes the next
+// queued op and computes it through that op, so both halves keep the API
+// op's numerics and checks. The single build runs both calls in program
+// order: the unpack call names tiles at the front, the math call computes
+// them.
+
+// llk_unpack_AB_matmul: tile t0 of in0 (A) and tile t1 of in1 (B) for
+// llk_math_matmul. Single build: into the source registers, B transposed
+// when the last matmul init asked for it, as matmul_tiles reads them.
 void unpack_ab_matmul(uint32_t in0, uint32_t in1, uint32_t t0, uint32_t t1) {
+  if (trisc() == Trisc::Unpack) {
+    FpuStep step(kFpuMatmul, {{in0, t0}, {in1, t1}});
+    return;
+  }
+  if (trisc() != Trisc::Single) return;  // an unpack call: math and pack do not run it
   const char* op = "llk_unpack_AB_matmul";
   auto& cs = cstate();
   if (cs.src.size() - cs.src_head >= kMaxSrcPairs)
@@ -72,21 +86,136 @@ void unpack_ab_matmul(uint32_t in0, uint32_t in1, uint32_t t0, uint32_t t1) {
   cs.src.push_back(p);
 }
 
-// llk_unpack_A names a tile; llk_math_eltwise_unary_datacopy copies it into
-// DST as copy_tile does (the kernel runs both before it pops the CB, so the
-// tile is still at the front).
+// llk_math_matmul: DST[dst] += the next unpacked pair (unpack_tilizeA_B_block's
+// pairs first, as matmul_tiles_math takes them).
+void llk_matmul(uint32_t dst, void* site) {
+  auto& cs = cstate();
+  if (trisc() == Trisc::Math && cs.src_head == cs.src.size()) {
+    const SrcOp& s = next_unpacked(kFpuMatmul, site);
+    if (s.tiles.size() != 2)
+      kernel_fail("llk_math_matmul: the unpack build's next operands are not a matmul pair: the TRISC builds diverged");
+    api_matmul(s.tiles[0].cb, s.tiles[1].cb, s.tiles[0].tile, s.tiles[1].tile, dst, 2);
+    return;
+  }
+  if (dst >= dst_capacity()) dst_tile(dst);  // reports the bad index
+  ComputeState::SrcPair p = pop_src("llk_math_matmul (matmul_tiles_math)");
+  mm_into(dst, p.a.data(), p.b.data(), float_kind(Format(p.fmt_a), Format(p.fmt_b)));
+}
+
+// llk_unpack_A names a tile for llk_math_eltwise_unary_datacopy, which
+// copies it into DST as copy_tile does.
 void unpack_a(uint32_t cb, uint32_t tile) {
+  if (trisc() == Trisc::Unpack) return api_copy_tile(cb, tile, 0);  // queues the operand only
+  if (trisc() != Trisc::Single) return;
   front_tile(cb, tile, "llk_unpack_A");  // reports a bad cb or a tile not at the front
   cstate().unpack_a_cb = cb;
   cstate().unpack_a_tile = tile;
 }
-void datacopy(uint32_t dst) {
+void datacopy(uint32_t dst, void* site) {
+  if (trisc() == Trisc::Math) {
+    const SrcOp& s = next_unpacked(kFpuCopy, site);
+    if (s.tiles.empty())
+      kernel_fail("llk_math_eltwise_unary_datacopy: the unpack build's next operands are not a tile to copy: the "
+                  "TRISC builds diverged");
+    return api_copy_tile(s.tiles[0].cb, s.tiles[0].tile, dst);
+  }
   auto& cs = cstate();
   if (cs.unpack_a_cb == ~0u)
     kernel_fail("llk_math_eltwise_unary_datacopy: no tile unpacked (call llk_unpack_A first)");
   uint32_t cb = cs.unpack_a_cb;
   cs.unpack_a_cb = ~0u;
   api_copy_tile(cb, cs.unpack_a_tile, dst);
+}
+
+// llk_unpack_AB: tile t0 of cb0 to SrcA, t1 of cb1 to SrcB, for
+// llk_math_eltwise_binary, which chooses the op.
+void llk_unpack_ab(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1) {
+  if (trisc() == Trisc::Unpack) {
+    FpuStep step(kFpuLlkAB, {{cb0, t0}, {cb1, t1}});
+    return;
+  }
+  if (trisc() != Trisc::Single) return;
+  front_tile(cb0, t0, "llk_unpack_AB");  // reports a bad cb or a tile not at the front
+  front_tile(cb1, t1, "llk_unpack_AB");
+  auto& cs = cstate();
+  cs.unpack_ab_cb0 = cb0, cs.unpack_ab_cb1 = cb1, cs.unpack_ab_t0 = t0, cs.unpack_ab_t1 = t1;
+}
+
+// llk_math_eltwise_binary: DST[dst] = A op B (B broadcast), from the pair
+// llk_unpack_AB unpacked (as add_tiles and its kin compute it), or from
+// unpack_tilizeA_B_block's next pair (its tilized A with B).
+void llk_binary(uint32_t dst, uint32_t op, uint32_t bcast, void* site) {
+  const char* name = "llk_math_eltwise_binary";
+  if (op > ZYX_BIN_MUL || bcast > ZYX_BC_SCALAR)
+    kernel_fail(std::string(name) + ": op " + std::to_string(op) + ", broadcast " + std::to_string(bcast) +
+                " is not an add, sub or mul with a broadcast the FPU has");
+  auto& cs = cstate();
+  if (cs.src_head != cs.src.size()) {
+    ComputeState::SrcPair p = pop_src(name);
+    uint32_t* d = dst_tile(dst);
+    DstKind k = float_kind(Format(p.fmt_a), Format(p.fmt_b));
+    const bool acc = cs.acc_to_dest && op != ZYX_BIN_MUL && ((core().dst_written >> dst) & 1) &&
+                     core().dst_kind[dst] != DstKind::Int;
+    float* out = reinterpret_cast<float*>(d);
+    for (int i = 0; i < 1024; i++) {
+      const int f = i >> 8, r = ((f >> 1) << 4) | ((i >> 4) & 15), c = ((f & 1) << 4) | (i & 15);
+      const float y = p.b[bcast == ZYX_BC_NONE ? i : bcast == ZYX_BC_COL ? fidx(r, 0) : bcast == ZYX_BC_ROW ? fidx(0, c) : 0];
+      const float v = op == ZYX_BIN_ADD ? p.a[i] + y : op == ZYX_BIN_SUB ? p.a[i] - y : p.a[i] * y;
+      out[i] = acc ? out[i] + v : v;
+    }
+    dst_round(d, k);
+    mark(dst, k);
+    return;
+  }
+  if (trisc() == Trisc::Math) {
+    const FpuOp as = FpuOp((bcast == ZYX_BC_NONE ? kFpuAdd : kFpuAddBcast) + op);
+    const SrcOp& s = next_unpacked(as, site);
+    if (s.tiles.size() != 2)
+      kernel_fail(std::string(name) + ": the unpack build's next operands are not a tile pair: the TRISC builds "
+                  "diverged");
+    return api_binary_bcast(op, bcast, s.tiles[0].cb, s.tiles[1].cb, s.tiles[0].tile, s.tiles[1].tile, dst, 0);
+  }
+  if (cs.unpack_ab_cb0 == ~0u) kernel_fail(std::string(name) + ": no tiles unpacked (call llk_unpack_AB first)");
+  uint32_t cb0 = cs.unpack_ab_cb0;
+  cs.unpack_ab_cb0 = ~0u;
+  api_binary_bcast(op, bcast, cb0, cs.unpack_ab_cb1, cs.unpack_ab_t0, cs.unpack_ab_t1, dst, 0);
+}
+
+// llk_unpack_untilize (pass 0) or one of its two passes (1, 2): the block of
+// n tiles at cb's front as n tiles of rows, tile k holding elements
+// 1024 k .. 1024 k + 1023 of the block read row by row (32 rows of 32 n), in
+// face order, so that math's copies packed in order lay the block out
+// row-major. On a card the first pass unpacks the top 16 rows of the block
+// and the second the bottom 16; here the first queues the n / 2 (rounded
+// down) tiles that lie wholly in the top rows and the second the rest, the
+// same tiles in the same order. The three builds only: in the single build
+// the copies would read the CB's tiles themselves.
+void llk_unpack_untilize(uint32_t cb, uint32_t n, uint32_t pass, void* site) {
+  const char* op = "llk_unpack_untilize";
+  if (trisc() == Trisc::Single)
+    kernel_fail(std::string(op) + ": runs in the three TRISC builds only (the kernel names TRISC_UNPACK, TRISC_MATH "
+                "or TRISC_PACK, or ZYX_EMU_TRISC=3)");
+  if (trisc() != Trisc::Unpack) return;
+  auto& in = cb_of(cb);
+  const uint32_t es = format_bytes(in.format);
+  if (es == 0 || format_is_block(in.format))
+    kernel_fail(std::string(op) + ": cb " + std::to_string(cb) + " holds " + format_name(in.format) +
+                ", which has no row-major form");
+  if (n == 0) return;
+  const uint32_t bytes = 1024 * es;
+  std::vector<const uint8_t*> tiles(n);
+  for (uint32_t t = 0; t < n; t++) tiles[t] = front_tile(cb, t, op);  // reports tiles not at the front
+  const uint32_t first = pass == 2 ? n / 2 : 0, last = pass == 1 ? n / 2 : n;
+  const uint64_t width = uint64_t(n) * 32;
+  std::vector<uint8_t> rows(bytes);
+  for (uint32_t k = first; k < last; k++) {
+    for (uint32_t p = 0; p < 1024; p++) {
+      const uint64_t e = uint64_t(k) * 1024 + p;
+      const uint32_t r = static_cast<uint32_t>(e / width), c = static_cast<uint32_t>(e % width);
+      std::memcpy(&rows[size_t(p) * es], tiles[c / 32] + size_t(fidx(r, c % 32)) * es, es);
+    }
+    capture_tile_data(cb, k, rows.data(), bytes, site);
+  }
 }
 
 }  // namespace
@@ -262,16 +391,23 @@ void api_unpack_tilize_ab(uint32_t icb0, uint32_t icb1, uint32_t block, uint32_t
 void api_compute_special(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
   // An FPU op on CB tiles: every build takes part (FpuStep).
   if (op == ZYX_CS_REDUCE_MAX_ROW_RUNTIME) return reduce_max_row_runtime(a, b, c, d);
+  void* site = __builtin_return_address(0);
+  // tt-llk's unpack-thread calls: the unpack build queues operands.
+  switch (op) {
+    case ZYX_CS_UNPACK_AB: return unpack_ab_matmul(a, b, c, d);
+    case ZYX_CS_UNPACK_A: return unpack_a(a, b);
+    case ZYX_CS_LLK_UNPACK_AB: return llk_unpack_ab(a, b, c, d);
+    case ZYX_CS_LLK_UNTILIZE: return llk_unpack_untilize(a, b, c, site);
+    default: break;
+  }
   if (!on_math()) return;  // the math-only calls
   switch (op) {
-    case ZYX_CS_MATMUL_MATH: {
+    case ZYX_CS_MATMUL_MATH:
+      // matmul_tiles_math takes what llk_math_matmul takes: the next
+      // unpack_tilizeA_B_block pair, or (three builds) llk_unpack_AB_matmul's.
       if (b != 4)
         kernel_fail("matmul_tiles_math: num_faces " + std::to_string(b) + " is not emulated (32x32 tiles only)");
-      if (a >= dst_capacity()) dst_tile(a);  // reports the bad index
-      ComputeState::SrcPair p = pop_src("matmul_tiles_math");
-      mm_into(a, p.a.data(), p.b.data(), float_kind(Format(p.fmt_a), Format(p.fmt_b)));
-      return;
-    }
+      return llk_matmul(a, site);
     case ZYX_CS_REDUCE_MATH: {
       if (a >= dst_capacity()) dst_tile(a);
       ComputeState::SrcPair p = pop_src("reduce_tile_math");
@@ -292,9 +428,9 @@ void api_compute_special(uint32_t op, uint32_t a, uint32_t b, uint32_t c, uint32
       sfpu_add_top_row_of(a, b, c, d);
       return;
     }
-    case ZYX_CS_UNPACK_AB: unpack_ab_matmul(a, b, c, d); return;
-    case ZYX_CS_UNPACK_A: unpack_a(a, b); return;
-    case ZYX_CS_DATACOPY: datacopy(a); return;
+    case ZYX_CS_DATACOPY: return datacopy(a, site);
+    case ZYX_CS_LLK_BINARY: return llk_binary(a, b, c, site);
+    case ZYX_CS_LLK_MATMUL: return llk_matmul(a, site);
     case ZYX_CS_CUMSUM: {
       SfpuScope sfpu;
       sfpu_cumsum(a, b);

@@ -32,7 +32,7 @@ const char* const kFpuOpNames[] = {
     "copy_tile",         "add_tiles",         "sub_tiles",           "mul_tiles",
     "add_tiles_bcast",   "sub_tiles_bcast",   "mul_tiles_bcast",     "binary_dest_reuse_tiles",
     "unary_bcast",       "transpose_wh_tile", "matmul_tiles",        "reduce_tile",
-    "unpack_tilizeA_B_block", "tilize_block", "untilize_block"};
+    "unpack_tilizeA_B_block", "tilize_block", "untilize_block", "llk_unpack_AB"};
 
 bool through(FpuOp op) { return op == kFpuTilize || op == kFpuUntilize; }
 
@@ -304,6 +304,33 @@ void FpuStep::consume(std::initializer_list<TileRef> tiles) {
   s.next = 0;
   h.current = &s;
   consumed_ = true;
+}
+
+// Math, for an LLK math call that names no CB tile: the op unpack queued
+// next (waiting for one). llk_unpack_AB leaves the op to math (the card's
+// unpacker loads SrcA and SrcB, the math thread chooses add, sub or mul), so
+// its kind becomes `as`; any other kind is left for FpuStep to check.
+const SrcOp& next_unpacked(FpuOp as, void* site) {
+  t_site = reinterpret_cast<uintptr_t>(site);
+  auto& h = ho();
+  if (h.src_count == 0) wait_for(Wait::SrcOps);
+  SrcOp& s = h.src[h.src_head];
+  if (s.op == kFpuLlkAB && as >= kFpuAdd && as <= kFpuMulBcast) s.op = as;
+  return s;
+}
+
+// Unpack: `data` (one tile in the CB's format) joins the queue as the operand
+// of a copy from tile `tile` of `cb`, as FpuStep's capture copies a CB page
+// (llk_unpack_untilize's rows, which no CB page holds as they are).
+void capture_tile_data(uint32_t cb, uint32_t tile, const uint8_t* data, uint32_t size, void* site) {
+  t_site = reinterpret_cast<uintptr_t>(site);
+  auto& h = ho();
+  if (h.src_count == TriscHandover::kSrcDepth) wait_for(Wait::SrcSpace);
+  SrcOp& s = h.src[(h.src_head + h.src_count) % TriscHandover::kSrcDepth];
+  s.op = kFpuCopy;
+  s.tiles.assign(1, SrcOp::Tile{cb, tile, 0, size});
+  s.data.assign(data, data + size);
+  h.src_count++;
 }
 
 // The tile the op being executed reads: unpack's copy of that CB tile, else

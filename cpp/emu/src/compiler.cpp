@@ -786,14 +786,12 @@ std::string KernelBuilder::generated_source(const BuildSpec& s) const {
     out << "#define KERNEL_COMPILE_TIME_ARG_" << i << " " << s.compile_args[i] << "\n";
   if (!s.named_args.empty()) {
     out << "#define KERNEL_COMPILE_TIME_ARG_MAP ";
+    // A name is any string, as on tt-metal ("", "!@#$%^&*()"): a literal
+    // with its length, so that every byte (a NUL too) is part of it.
     for (size_t i = 0; i < s.named_args.size(); i++) {
       const std::string& n = s.named_args[i].first;
-      bool ident = !n.empty() && !std::isdigit(static_cast<unsigned char>(n[0]));
-      for (char c : n) ident = ident && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-      if (!ident)
-        throw Error("invalid_argument", "named compile arg \"" + n + "\" of the " + s.name +
-                                            " kernel is not a C identifier");
-      out << (i ? ", " : "") << "{\"" << n << "\", " << s.named_args[i].second << "u}";
+      out << (i ? ", " : "") << "{std::string_view(" << c_string_literal(n) << ", " << n.size() << "), "
+          << s.named_args[i].second << "u}";
     }
     out << "\n";
   }

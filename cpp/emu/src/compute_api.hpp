@@ -93,7 +93,17 @@ enum FpuOp : uint32_t {
   // Through ops: from CB to CB (tilize, untilize); math passes the operands
   // on to pack, which executes them.
   kFpuTilize, kFpuUntilize,
+  // llk_unpack_AB's operand pair: math's llk_math_eltwise_binary names the op.
+  kFpuLlkAB,
 };
+// Math: the op unpack queued next (waiting for one), for an LLK math call
+// that names no CB tile; a kFpuLlkAB pair becomes `as` (an add, sub or mul
+// kind). `site` is the kernel's call, for the deadlock table.
+const SrcOp& next_unpacked(FpuOp as, void* site);
+// Unpack: queues `data`, one tile in cb's format, as a copy's operand from
+// tile `tile` of `cb` (the rows llk_unpack_untilize gathers).
+void capture_tile_data(uint32_t cb, uint32_t tile, const uint8_t* data, uint32_t size, void* site);
+
 // `count` consecutive tiles of a CB from `tile` on.
 struct TileRef {
   uint32_t cb, tile, count = 1;

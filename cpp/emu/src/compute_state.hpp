@@ -41,6 +41,10 @@ struct ComputeState {
   // The tile llk_unpack_A named for the next llk_math_eltwise_unary_datacopy
   // (a CB and a tile from its front); unpack_a_cb is ~0u when none waits.
   uint32_t unpack_a_cb = ~0u, unpack_a_tile = 0;
+  // The pair llk_unpack_AB named for the next llk_math_eltwise_binary in the
+  // single build (CBs and tiles from their fronts); unpack_ab_cb0 is ~0u when
+  // none waits.
+  uint32_t unpack_ab_cb0 = ~0u, unpack_ab_cb1 = 0, unpack_ab_t0 = 0, unpack_ab_t1 = 0;
   // The block width of the runtime reduce_block_max_row calls (0: no
   // runtime init yet).
   uint32_t block_ct_dim = 0;

@@ -74,25 +74,27 @@ void test_dataflow_names(const std::string& cache) {
 ZYX_TEST(headers, test_dataflow_names);
 
 // api/compute/blank.h and the sentinel header by its path: a kernel that
-// includes them copies a tile as any compute kernel does.
+// includes them copies a tile as any compute kernel does; its CBs named by
+// the oldest names, tt::HlkOperand's (in0 is CB 0, out0 CB 16).
 const char* kComputeHeaders = R"(
 #include "api/compute/blank.h"
 #include "api/compute/sentinel/compute_kernel_sentinel.h"
 #include "api/compute/common.h"
 #include "api/compute/tile_move_copy.h"
 #include "api/compute/eltwise_unary/eltwise_unary.h"
+static_assert(tt::HlkOperand::param0 == 8 && tt::HlkOperand::intermed7 == 31, "HlkOperand's CB indices");
 void kernel_main() {
-  init_sfpu(0, 16);
-  cb_wait_front(0, 1);
+  init_sfpu(tt::HlkOperand::in0, tt::HlkOperand::out0);
+  cb_wait_front(tt::HlkOperand::in0, 1);
   tile_regs_acquire();
-  copy_tile(0, 0, 0);
+  copy_tile(tt::HlkOperand::in0, 0, 0);
   tile_regs_commit();
   tile_regs_wait();
-  cb_reserve_back(16, 1);
-  pack_tile(0, 16);
-  cb_push_back(16, 1);
+  cb_reserve_back(tt::HlkOperand::out0, 1);
+  pack_tile(0, tt::HlkOperand::out0);
+  cb_push_back(tt::HlkOperand::out0, 1);
   tile_regs_release();
-  cb_pop_front(0, 1);
+  cb_pop_front(tt::HlkOperand::in0, 1);
 }
 )";
 
@@ -275,6 +277,50 @@ void test_check_syntax_trisc_builds(const std::string& cache) {
   }
 }
 ZYX_TEST(triscs, test_check_syntax_trisc_builds);
+
+
+// DEVICE_PRINT's format rules, as tt-metal's device_print/failures tests
+// expect them: each bad format fails the build at its rule's function (the
+// name the sweep's classifier looks for); formats that keep the rules build.
+void test_device_print_rules(const std::string& cache) {
+  emu::KernelBuilder builder(cache, emu::board_preset("n150"));
+  auto check = [&](const std::string& call, bool* ok) {
+    std::string source = "#include \"api/debug/device_print.h\"\nvoid kernel_main() { " + call + " }\n";
+    std::map<std::string, std::string> defines;
+    emu::BuildSpec s;
+    s.name = "print_rules";
+    s.processor = 0;
+    s.source = &source;
+    s.defines = &defines;
+    return builder.check_syntax(s, {}, ok);
+  };
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"(DEVICE_PRINT("a {} b {0}\n", 1);)", "format_error_mixed_fields"},
+      {R"(DEVICE_PRINT("{n = {0}}}\n", 42);)", "format_error_placeholder_syntax"},
+      {R"(DEVICE_PRINT("{x}\n", 42);)", "format_error_placeholder_syntax"},
+      {R"(DEVICE_PRINT("n = {1}\n", 42);)", "format_error_index"},
+      {R"(DEVICE_PRINT("n = {0}, m = {0}\n", 42, 5);)", "format_error_unreferenced"},
+      {R"(DEVICE_PRINT("{} {}\n", 42);)", "format_error_field_count"},
+      {R"(DEVICE_PRINT("{} {}\n", 42, 5, 10);)", "format_error_field_count"},
+      {R"(DEVICE_PRINT("{\n", 42);)", "format_error_placeholder_syntax"},
+      {R"(DEVICE_PRINT("{:x\n", 42);)", "format_error_unbalanced_braces"},
+  };
+  for (const auto& [call, rule] : bad) {
+    bool ok = true;
+    std::string diag = check(call, &ok);
+    CHECK(!ok);
+    if (diag.find(rule) == std::string::npos) std::fprintf(stderr, "%s: want %s\n", call.c_str(), rule.c_str());
+    CHECK(diag.find(rule) != std::string::npos);
+  }
+  for (const char* call : {R"(DEVICE_PRINT("{1} {0} {1:x} {{}}\n", 1, 2);)", R"(DEVICE_PRINT("{} {:>4} {:08b}\n", 1, 2, 3);)",
+                           R"(DEVICE_PRINT("no fields }} {{\n");)"}) {
+    bool ok = false;
+    std::string diag = check(call, &ok);
+    if (!ok) std::fprintf(stderr, "%s: %s\n", call, diag.c_str());
+    CHECK(ok);
+  }
+}
+ZYX_TEST(headers, test_device_print_rules);
 
 // Runs the sweep's tool on path; its exit status.
 int run_tool(const std::string& args) {

@@ -116,7 +116,14 @@ std::string parse_options(int argc, char** argv, Options& o) {
       o.arg_overrides[index] = n;
     } else if (a == "--named" || a == "--define") {
       std::string v = value("NAME=VALUE");
-      if (!split_eq(v, &name, &val)) return a + ": \"" + v + "\" is not NAME=VALUE";
+      // A named arg's name is any string (the empty one, one with '=': its
+      // value, a number, follows the last '='); a define's is an identifier.
+      if (a == "--named" && v.rfind('=') != std::string::npos) {
+        name = v.substr(0, v.rfind('='));
+        val = v.substr(v.rfind('=') + 1);
+      } else if (!split_eq(v, &name, &val)) {
+        return a + ": \"" + v + "\" is not NAME=VALUE";
+      }
       uint32_t n = 0;
       if (a == "--define") {
         o.defines[name] = val;

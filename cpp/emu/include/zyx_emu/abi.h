@@ -154,6 +154,12 @@ enum zyx_emu_compute_special {
   ZYX_CS_TOPK_REBUILD = 18,           // a: dst, b: idir | stable << 1 | skip_second << 2, c: m_iter | logk << 16, d: k
   ZYX_CS_MAX_POOL_INIT = 19,          // a: DataLayout
   ZYX_CS_MAX_POOL = 20,               // a, b: values and indices dst, c: num_rows | layout << 8 | accumulate << 9, d: chunk
+  // tt-llk's per-thread calls (llk_api.h): the unpack build queues operands,
+  // the math build computes what unpack queued.
+  ZYX_CS_LLK_UNPACK_AB = 21,  // a, b: cbs, c, d: their tiles (a binary op's pair; math names the op)
+  ZYX_CS_LLK_BINARY = 22,     // a: dst, b: zyx_emu_binary_op, c: zyx_emu_bcast
+  ZYX_CS_LLK_MATMUL = 23,     // a: dst (the pair llk_unpack_AB_matmul queued)
+  ZYX_CS_LLK_UNTILIZE = 24,   // a: cb, b: tiles of the block, c: 0 both passes, 1 the first, 2 the second
 };
 
 // The SFPU's DST access for SFPI kernels (sfpu_dst). Addresses are DST rows

@@ -129,6 +129,14 @@ enum CB : uint8_t {
   c_out0 = 16, c_out1, c_out2, c_out3, c_out4, c_out5, c_out6, c_out7,
   c_intermed0 = 24, c_intermed1, c_intermed2, c_intermed3, c_intermed4, c_intermed5, c_intermed6, c_intermed7
 };
+// The oldest names (hostdevcommon/kernel_structs.h's HlkOperand, from which
+// CBs evolved): inputs 0-7, params 8-15, outputs 16-23, intermediates 24-31.
+enum HlkOperand : uint8_t {
+  in0 = 0, in1, in2, in3, in4, in5, in6, in7,
+  param0 = 8, param1, param2, param3, param4, param5, param6, param7,
+  out0 = 16, out1, out2, out3, out4, out5, out6, out7,
+  intermed0 = 24, intermed1, intermed2, intermed3, intermed4, intermed5, intermed6, intermed7
+};
 }  // namespace tt
 
 // tt-metal's make_array<T>(values...): a std::array of the values, each
@@ -175,14 +183,17 @@ struct NamedCompileArg {
   std::string_view name;
   uint32_t value;
 };
+// A name is any string, the empty one too, as on tt-metal.
 #ifdef KERNEL_COMPILE_TIME_ARG_MAP
 static constexpr NamedCompileArg named_compile_args[] = {KERNEL_COMPILE_TIME_ARG_MAP};
+static constexpr size_t num_named_compile_args = sizeof(named_compile_args) / sizeof(named_compile_args[0]);
 #else
 static constexpr NamedCompileArg named_compile_args[] = {{std::string_view(), 0}};
+static constexpr size_t num_named_compile_args = 0;
 #endif
 constexpr uint32_t named_compile_arg(std::string_view name) {
-  for (const auto& a : named_compile_args)
-    if (!a.name.empty() && a.name == name) return a.value;
+  for (size_t i = 0; i < num_named_compile_args; i++)
+    if (named_compile_args[i].name == name) return named_compile_args[i].value;
   throw "get_named_compile_time_arg_val: the kernel has no named compile-time arg of this name";
 }
 // Page size of each CB index on the kernel's cores, 0 where there is none

@@ -176,15 +176,22 @@ inline float bfp_element_to_float(uint8_t data, uint8_t shared_exp, uint32_t bit
 }
 
 // A format string whose fields are checked against the argument count at
-// compile time, as tt-metal's DEVICE_PRINT does.
+// compile time, by tt-metal's DEVICE_PRINT rules: a '{' not doubled opens a
+// field of an optional index and an optional ':' spec; indexed and plain
+// fields do not mix; an index names an argument and every argument is named;
+// plain fields match the arguments one for one. Each rule fails the build at
+// its own function's name.
 void format_error_unbalanced_braces();
+void format_error_placeholder_syntax();
 void format_error_field_count();
 void format_error_mixed_fields();
 void format_error_index();
+void format_error_unreferenced();
 
 consteval void check_format(const char* s, size_t nargs) {
   size_t plain = 0, max_index = 0;
-  bool indexed = false, any_indexed = false;
+  bool any_indexed = false;
+  unsigned long long referenced = 0;  // arguments 0-63 an index names
   for (size_t i = 0; s[i]; i++) {
     if (s[i] == '{') {
       if (s[i + 1] == '{') {
@@ -195,24 +202,27 @@ consteval void check_format(const char* s, size_t nargs) {
       bool has_index = false;
       size_t idx = 0;
       while (s[j] >= '0' && s[j] <= '9') idx = idx * 10 + size_t(s[j++] - '0'), has_index = true;
+      if (s[j] != '}' && s[j] != ':') format_error_placeholder_syntax();
       while (s[j] && s[j] != '}') j++;
       if (!s[j]) format_error_unbalanced_braces();
       if (has_index) {
         any_indexed = true;
         if (idx + 1 > max_index) max_index = idx + 1;
+        if (idx < 64) referenced |= 1ull << idx;
       } else {
         plain++;
       }
-      indexed = has_index;
       i = j;
     } else if (s[i] == '}') {
       if (s[i + 1] != '}') format_error_unbalanced_braces();
       i++;
     }
   }
-  (void)indexed;
   if (any_indexed && plain) format_error_mixed_fields();
   if (any_indexed && max_index > nargs) format_error_index();
+  if (any_indexed)
+    for (size_t a = 0; a < nargs && a < 64; a++)
+      if (!(referenced >> a & 1)) format_error_unreferenced();
   if (!any_indexed && plain != nargs) format_error_field_count();
 }
 

@@ -107,6 +107,10 @@ class Helpers(unittest.TestCase):
                     'arr[i] = get_named_compile_time_arg_val(names[i]); x = get_named_compile_time_arg_val("k");')
         self.assertEqual(ks.named_args(indirect), ["cb_a", "cb_b", "k"])
         self.assertEqual(ks.named_args("void kernel_main() {}"), [])
+        # Any string names a named arg, as on tt-metal; escapes are undone.
+        odd = ('a = get_named_compile_time_arg_val("!@#$%^&*()"); b = get_named_compile_time_arg_val("");\n'
+               'c = get_named_compile_time_arg_val(\n    "long_name"); d = get_named_compile_time_arg_val("q\\"x");')
+        self.assertEqual(ks.named_args(odd), ["", "!@#$%^&*()", "long_name", 'q"x'])
 
     def test_metal2_names(self):
         src = ('uint32_t a = get_arg(args::dst_addr); // args::dst_addr again\n'
@@ -170,6 +174,70 @@ class Helpers(unittest.TestCase):
         self.assertEqual(ks.listed_kernels(listed), {"a/k1.cpp", "b/k2.cpp"})
         earlier = self.write_temp(".json", '[{"rel": "a/k1.cpp", "ok": true}, {"rel": "b/k2.cpp", "ok": false}]')
         self.assertEqual(ks.listed_kernels(earlier), {"b/k2.cpp"})
+
+
+
+DP = "tests/tt_metal/tt_metal/test_kernels/device_print/failures/"
+FIELD_COUNT = ("k.cpp:5:5: error: call to non-'constexpr' function 'void zyx_emu_detail::format_error_field_count()'\n"
+               "In file included from kernel:1:\n" + EMU + ":200:3: note: declared here\n")
+MIXED = "k.cpp:5:5: error: call to non-'constexpr' function 'void zyx_emu_detail::format_error_mixed_fields()'\n"
+
+
+class Judge(unittest.TestCase):
+    def test_expected_rejections(self):
+        # Rejected by the rule tt-metal's test expects: the kernel builds correctly.
+        r = ks.judge(DP + "too_many_arguments.cpp", False, FIELD_COUNT)
+        self.assertTrue(r["ok"])
+        self.assertEqual(r["expected_rejection"], "Number of {} placeholders must match number of arguments")
+        # Rejected by another rule: a failure, classified as any.
+        r = ks.judge(DP + "too_many_arguments.cpp", False, MIXED)
+        self.assertFalse(r["ok"])
+        self.assertNotIn("expected_rejection", r)
+        self.assertEqual(r["category"], "other")
+        # Built: a failure, saying what tt-metal's test expects.
+        r = ks.judge(DP + "mixed_placeholders.cpp", True, "")
+        self.assertFalse(r["ok"])
+        self.assertEqual(r["category"], "other")
+        self.assertIn("expects it rejected: Cannot mix indexed", r["blocker"])
+        # Every tt-metal device_print failure test is listed, with its own rule.
+        self.assertEqual(len([k for k in ks.EXPECTED_REJECTIONS if k.startswith(DP)]), 6)
+        # Any other kernel that fails the same way fails.
+        r = ks.judge("tests/tt_metal/tt_metal/test_kernels/misc/print.cpp", False, FIELD_COUNT)
+        self.assertFalse(r["ok"])
+
+    def test_not_on_tt_metal(self):
+        rel = "tests/tt_metal/tt_metal/test_kernels/dataflow/reader_matmul_tile_layout_in0_sender_in1_sender.cpp"
+        diag = ("k.cpp:131:60: error: 'AddrSel' is not a member of 'experimental::CircularBuffer'\n")
+        r = ks.judge(rel, False, diag)
+        self.assertFalse(r["ok"])
+        self.assertEqual((r["category"], r["blocker"]), ("missing-name", "experimental::CircularBuffer::AddrSel"))
+        self.assertIn("AddrSelector", r["excluded"])
+        # Built after all: counted, not excluded.
+        self.assertNotIn("excluded", ks.judge(rel, True, ""))
+        # Another kernel with the same error is counted.
+        self.assertNotIn("excluded", ks.judge("tests/x/kernels/k.cpp", False, diag))
+
+    def test_report_counts(self):
+        results = [
+            {"rel": "a/kernels/ok.cpp", "group": "a", "multi": False, "ok": True},
+            {"rel": DP + "mixed_placeholders.cpp", "group": "a", "multi": False, "ok": True,
+             "expected_rejection": "Cannot mix"},
+            {"rel": "a/kernels/define.cpp", "group": "a", "multi": False, "ok": False, "category": "needs-define",
+             "blocker": "FOO"},
+            {"rel": "a/kernels/stale.cpp", "group": "a", "multi": False, "ok": False, "category": "missing-name",
+             "blocker": "x", "excluded": "evidence"},
+            {"rel": "a/kernels/fail.cpp", "group": "a", "multi": False, "ok": False, "category": "missing-name",
+             "blocker": "y"},
+        ]
+        import io
+        out = io.StringIO()
+        ks.report(results, 10, out)
+        text = out.getvalue()
+        self.assertIn("without the 1 that need a program-factory define and the 1 that do not build on tt-metal "
+                      "either: 2 of 3 (66.7 %)", text)
+        self.assertIn("1 of them rejected as tt-metal's tests expect", text)
+        # The excluded kernel's error is not a blocker.
+        self.assertNotIn(" x\n", text)
 
 
 if __name__ == "__main__":
