@@ -624,6 +624,54 @@ void test_int_copy(DeviceLayer& layer) {
 }
 ZYX_TEST(int, test_int_copy);
 
+// unpack_to_dest on integer tiles: tt-llk's unpacker writes DST directly
+// only for 32-bit data (is_32bit_input: Int32, UInt32, Float32); Int8, UInt8
+// and UInt16 with the mode set still go through SrcA and MOVA2D, so every
+// word is the one the copy without the mode gives: Int8 sign and magnitude,
+// UInt8 its eight bits, UInt16 its 16 bits, Int32 and UInt32 unchanged.
+void test_int_unpack_to_dest(DeviceLayer& layer) {
+  const int before = failures;
+  std::vector<uint8_t> b(1024);
+  for (int i = 0; i < 1024; i++) b[i] = static_cast<uint8_t>(i * 53 + 7);
+  b[0] = 0x80, b[1] = 0x85, b[2] = 0xff, b[3] = 0x7f;
+  std::vector<uint16_t> h(1024);
+  for (int i = 0; i < 1024; i++) h[i] = static_cast<uint16_t>(i * 4099 + 3);
+  h[0] = 0xffff, h[1] = 0x8000, h[2] = 0x0100;
+  std::vector<uint32_t> w(1024);
+  for (int i = 0; i < 1024; i++) w[i] = static_cast<uint32_t>(i) * 0x9e3779b9u;
+  w[0] = 0x80000000u, w[1] = 0xffffffffu;
+  struct Case {
+    const char* in;
+    std::vector<uint8_t> bytes;
+    const char* out;
+  };
+  const Case cases[] = {{"Int8", b, "Int32"}, {"Int8", b, "Int8"},     {"UInt8", b, "UInt32"}, {"UInt8", b, "UInt8"},
+                        {"UInt16", to_bytes(h), "UInt16"}, {"Int32", to_bytes(w), "Int32"}, {"UInt32", to_bytes(w), "UInt32"}};
+  for (const Case& c : cases) {
+    Run r = int_copy(c.in, c.bytes, c.out);
+    r.unpack_to_dest_fp32 = {0};
+    const std::vector<uint8_t> with = run(layer, r);
+    r.unpack_to_dest_fp32 = {};
+    const std::vector<uint8_t> without = run(layer, r);
+    if (with != without) throw Failure(std::string(c.in) + " to " + c.out + ": unpack_to_dest changes the words");
+    const std::string in = c.in, out = c.out;
+    if (out == "Int32" && in == "Int8") {
+      const std::vector<uint32_t> got = from_bytes<uint32_t>(with);
+      EXPECT(got[0], 0x80000000u);  // -0
+      EXPECT(got[1], 0x80000005u);
+      EXPECT(got[2], 0x8000007fu);
+      for (int i = 0; i < 1024; i++) EXPECT(got[i], int8_to_dst(b[i], false));
+    } else if (in == "UInt8" && out == "UInt32") {
+      const std::vector<uint32_t> got = from_bytes<uint32_t>(with);
+      for (int i = 0; i < 1024; i++) EXPECT(got[i], b[i]);
+    } else {
+      CHECK(with == c.bytes);  // the same format in and out: every word back
+    }
+  }
+  if (failures != before) throw Failure("unpack_to_dest: " + std::to_string(failures - before) + " word(s) differ");
+}
+ZYX_TEST(int, test_int_unpack_to_dest);
+
 // An int32 add on the SFPU (add_int_tile, tt-llk's raw INT32 loads and a
 // two's complement add): words of two's complement sums, wrapping at
 // INT32_MAX. UInt16 with a 16-bit DST wraps modulo 2^16 (LO16 stores).
