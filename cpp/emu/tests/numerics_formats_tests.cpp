@@ -672,6 +672,59 @@ void test_int_unpack_to_dest(DeviceLayer& layer) {
 }
 ZYX_TEST(int, test_int_unpack_to_dest);
 
+// A float DST packed to an integer format: the packer converts no float to
+// an integer but reads the DST word as an integer one (ttsim's packer). From
+// a 32-bit DST, Int32 gets the f32 bits, Int8 and UInt8 their sign and
+// clamped magnitude, UInt16 the high half; from a 16-bit DST, UInt16 gets
+// the register's storage of the bf16 (mantissa in bits 8-14, exponent in
+// bits 0-7).
+void test_float_dst_int_pack(DeviceLayer& layer) {
+  const int before = failures;
+  std::vector<uint32_t> f(1024);
+  std::mt19937 rng(29);
+  for (auto& x : f) x = rng();
+  const uint32_t special[] = {0x3f800000u, 0xbf800000u, 0, 0x80000000u, 0x00000005u, 0x80000064u, 0x7f800000u, 0x40490fdbu};
+  std::copy(std::begin(special), std::end(special), f.begin());
+  auto pack = [&](const std::string& out) {
+    Run r = int_copy("Float32", to_bytes(f), out);
+    r.unpack_to_dest_fp32 = {0};  // the f32 words reach DST whole
+    return run(layer, r);
+  };
+  const std::vector<uint32_t> i32 = from_bytes<uint32_t>(pack("Int32"));
+  const std::vector<uint8_t> i8 = pack("Int8"), u8 = pack("UInt8");
+  const std::vector<uint16_t> u16 = from_bytes<uint16_t>(pack("UInt16"));
+  for (int i = 0; i < 1024; i++) {
+    EXPECT(i32[i], f[i]);
+    EXPECT(i8[i], pack_int8(f[i], false));
+    EXPECT(u8[i], pack_int8(f[i], true));
+    EXPECT(u16[i], f[i] >> 16);
+  }
+  // Hand-worked: 1.0, -1.0, +0, -0, the denormal words 5 and -100, +inf, pi.
+  const uint8_t want_i8[] = {0x7f, 0xff, 0x00, 0x80, 0x05, 0xe4, 0x7f, 0x7f};
+  const uint8_t want_u8[] = {255, 0, 0, 0, 5, 0, 255, 255};
+  const uint16_t want_u16[] = {0x3f80, 0xbf80, 0, 0x8000, 0, 0x8000, 0x7f80, 0x4049};
+  for (size_t i = 0; i < std::size(special); i++) {
+    EXPECT(i8[i], want_i8[i]);
+    EXPECT(u8[i], want_u8[i]);
+    EXPECT(u16[i], want_u16[i]);
+  }
+  std::vector<uint16_t> h(1024);
+  for (auto& x : h) x = static_cast<uint16_t>(rng());
+  for (auto& x : h)
+    if ((x & 0x7f80) == 0 || (x & 0x7f80) == 0x7f80) x ^= 0x0400;  // no denormals or NaN: DST keeps the word
+  h[0] = 0x3f80, h[1] = 0xc020, h[2] = 0;  // 1.0, -2.5, +0
+  Run r = int_copy("Float16_b", to_bytes(h), "UInt16");
+  r.fp32 = false;
+  const std::vector<uint16_t> s = from_bytes<uint16_t>(run(layer, r));
+  EXPECT(s[0], 0x007f);
+  EXPECT(s[1], 0xa080);
+  EXPECT(s[2], 0);
+  for (int i = 0; i < 1024; i++)
+    EXPECT(s[i], (h[i] & 0x8000) | ((h[i] & 0x7f) << 8) | ((h[i] >> 7) & 0xff));
+  if (failures != before) throw Failure("float DST to integer packs: " + std::to_string(failures - before) + " word(s) differ");
+}
+ZYX_TEST(int, test_float_dst_int_pack);
+
 // An int32 add on the SFPU (add_int_tile, tt-llk's raw INT32 loads and a
 // two's complement add): words of two's complement sums, wrapping at
 // INT32_MAX. UInt16 with a 16-bit DST wraps modulo 2^16 (LO16 stores).
