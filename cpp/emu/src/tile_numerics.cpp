@@ -255,8 +255,10 @@ uint16_t dst16_storage_f16(uint16_t h) { return static_cast<uint16_t>((h & 0x800
 // float to an integer (tt-metal casts with typecast_tile first): it reads
 // the DST word as it reads an integer one. From a 32-bit DST, Int32 and
 // UInt32 get the word's bits, Int8 and UInt8 its sign-magnitude clamp
-// (pack_int8), UInt16 its high half; from a 16-bit DST UInt16 gets the 16
-// bits the register stores. Returns false for what ttsim does not model
+// (pack_int8), UInt16 the stored high half (a 32-bit DST word is kept as
+// two 16-bit halves, the high one in the bf16 storage layout, and UInt16
+// reads that half raw); from a 16-bit DST UInt16 gets the 16 bits the
+// register stores. Returns false for what ttsim does not model
 // (Int8/UInt8/Int32/UInt32 from a 16-bit DST, ReLU, L1 accumulation).
 bool pack_float_to_int(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
   const ComputeState& cs = cstate();
@@ -278,7 +280,7 @@ bool pack_float_to_int(const uint32_t* d, DstKind kind, uint8_t* out, Format f) 
       for (int i = 0; i < 1024; i++) out[i] = hw::pack_int8(d[i], f == Format::UInt8);
       return true;
     case Format::UInt16:
-      for (int i = 0; i < 1024; i++) o16[i] = static_cast<uint16_t>(d[i] >> 16);
+      for (int i = 0; i < 1024; i++) o16[i] = dst16_storage_bf16(static_cast<uint16_t>(d[i] >> 16));
       return true;
     default: return false;
   }
