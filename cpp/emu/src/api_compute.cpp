@@ -105,6 +105,15 @@ void pack_to(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
   tile_pack(src, kind, out, f);
 }
 
+void check_fpu_operand(uint32_t cb, const char* op) {
+  const Format f = cb_of(cb).format;
+  if (!core().hw_numerics || (f != Format::Int32 && f != Format::UInt32)) return;
+  kernel_fail(std::string(op) + ": cb " + std::to_string(cb) + " holds " + format_name(f) +
+              " tiles, which the card's unpacker cannot load into the FPU's source registers (32-bit integers "
+              "reach DST only through unpack_to_dest); compute on them with the SFPU's integer calls "
+              "(add_int_tile, sub_int_tile, mul_int32_tile, ...)");
+}
+
 // Reads DST tile i as floats (integers converted).
 void dst_floats(uint32_t i, float* out) {
   const uint32_t* d = dst_tile(i);
@@ -238,6 +247,8 @@ void binary_bcast(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint3
   if (bcast > ZYX_BC_SCALAR) kernel_fail("unknown broadcast " + std::to_string(bcast));
   FpuStep step(FpuOp((bcast == ZYX_BC_NONE ? kFpuAdd : kFpuAddBcast) + op), {{cb0, t0}, {cb1, t1}}, site);
   if (!step.execute()) return;
+  check_fpu_operand(cb0, "binary op");
+  check_fpu_operand(cb1, "binary op");
   uint32_t* d = dst_tile(dst);
   Format f0 = cb_of(cb0).format, f1 = cb_of(cb1).format;
   bool acc = cstate().acc_to_dest && op != ZYX_BIN_MUL;
@@ -490,6 +501,7 @@ void api_binary_reuse(uint32_t op, uint32_t reuse, uint32_t cb, uint32_t t, uint
   if (op > ZYX_BIN_MUL) kernel_fail("unknown binary op " + std::to_string(op));
   FpuStep step(kFpuReuse, {{cb, t}});
   if (!step.execute()) return;
+  check_fpu_operand(cb, "binary_dest_reuse_tiles");
   uint32_t* d = dst_tile(dst);
   DstKind dk = core().dst_kind[dst];
   const bool fp16 = cb_of(cb).format == Format::Float16, fp32 = core().fp32_dest_acc;

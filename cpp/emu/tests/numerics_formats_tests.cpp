@@ -886,6 +886,59 @@ void test_int8_fpu(DeviceLayer& layer) {
 }
 ZYX_TEST(int, test_int8_fpu);
 
+// FPU calls on Int32 and UInt32 tiles: the card's unpacker cannot load
+// 32-bit integers into SrcA/SrcB, so with hardware numerics add_tiles,
+// mul_tiles, a broadcast, binary_dest_reuse_tiles, matmul_tiles and
+// reduce_tile on them fail the run, naming the call and the SFPU's integer
+// calls. Exact mode adds them as integers.
+void test_int32_fpu_refused(DeviceLayer& layer) {
+  std::vector<int32_t> a(1024, 7), b(1024, -3);
+  const std::string cases = op_switch(
+      "case 0: add_tiles_init(0, 1); add_tiles(0, 1, 0, 0, 0); break;"
+      "case 1: mul_tiles_init(0, 1); mul_tiles(0, 1, 0, 0, 0); break;"
+      "case 2: add_bcast_rows_init_short(0, 1); add_tiles_bcast_rows(0, 1, 0, 0, 0); break;"
+      "case 3: mm_init(0, 1, 16); matmul_tiles(0, 1, 0, 0, 0); break;"
+      "case 4: reduce_init<PoolType::SUM, ReduceDim::REDUCE_COL>(0, 1, 16);"
+      "        reduce_tile<PoolType::SUM, ReduceDim::REDUCE_COL>(0, 1, 0, 0, 0); break;"
+      "case 5: copy_tile_init(0); copy_tile(0, 0, 0);"
+      "        binary_dest_reuse_tiles_init<EltwiseBinaryType::ELWADD, EltwiseBinaryReuseDestType::DEST_TO_SRCA>(1);"
+      "        binary_dest_reuse_tiles<EltwiseBinaryType::ELWADD, EltwiseBinaryReuseDestType::DEST_TO_SRCA>(1, 0, 0);"
+      "        break;");
+  const char* calls[] = {"binary op", "binary op", "binary op", "matmul_tiles", "reduce_tile", "binary_dest_reuse_tiles"};
+  for (const char* fmt : {"Int32", "UInt32"})
+    for (uint32_t op = 0; op < 6; op++) {
+      Run r;
+      r.formats = {fmt, fmt};
+      r.inputs = {to_bytes(a), to_bytes(b)};
+      r.compute = copy_op_kernel();
+      r.defines = {{"NIN", "2"}, {"COPY", "0"}, {"OP", cases}};
+      r.args = {op, 0, 0, 0};
+      r.out_format = fmt;
+      const std::string msg = expect_error("run_error", [&] { run(layer, r); });
+      if (msg.find(calls[op]) == std::string::npos || msg.find("source registers") == std::string::npos ||
+          msg.find("add_int_tile") == std::string::npos)
+        throw Failure(std::string(fmt) + " case " + std::to_string(op) + ": the error does not explain: " + msg);
+    }
+  Run r;
+  r.formats = {"Int32", "Int32"};
+  r.inputs = {to_bytes(a), to_bytes(b)};
+  r.compute = copy_op_kernel();
+  r.defines = {{"NIN", "2"}, {"COPY", "0"}, {"OP", cases}};
+  r.args = {0, 0, 0, 0};
+  r.out_format = "Int32";
+  setenv("ZYX_EMU_NUMERICS", "exact", 1);
+  std::vector<int32_t> sum;
+  try {
+    sum = from_bytes<int32_t>(run(layer, r));
+  } catch (...) {
+    unsetenv("ZYX_EMU_NUMERICS");
+    throw;
+  }
+  unsetenv("ZYX_EMU_NUMERICS");
+  for (int i = 0; i < 1024; i++) EXPECT(sum[i], 4);
+}
+ZYX_TEST(int, test_int32_fpu_refused);
+
 // sfpu_reduce's Int32 column max and min (INT32_2S_COMP loads, SFPSWAP in
 // sign-magnitude order): two's complement values compare as values, but
 // INT32_MIN loads as 0, so a column of negatives with INT32_MIN has the
