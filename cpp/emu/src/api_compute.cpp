@@ -96,11 +96,20 @@ void pack_to(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
       for (int i = 0; i < 1024; i++) tmp[i] = f2u(u2f(tmp[i]) + u2f(prev[i]));
     }
     src = tmp;
-  } else if (cs.l1_acc && kind == DstKind::Int) {
-    uint32_t prev[1024];
-    tile_unpack(out, f, prev, DstKind::Int);
-    for (int i = 0; i < 1024; i++) tmp[i] = d[i] + prev[i];
-    src = tmp;
+  } else if (kind == DstKind::Int) {
+    // The packer's ReLU on an Int32/UInt32 intermediate (ttsim: mode 1
+    // only) makes a word with bit 31 set 0. The other modes and the other
+    // integer intermediates are not modelled and pack without ReLU.
+    const bool relu = core().hw_numerics && mode == 1 && (f == Format::Int32 || f == Format::UInt32);
+    if (relu || cs.l1_acc) {
+      for (int i = 0; i < 1024; i++) tmp[i] = relu && (d[i] & 0x80000000u) ? 0 : d[i];
+      if (cs.l1_acc) {
+        uint32_t prev[1024];
+        tile_unpack(out, f, prev, DstKind::Int);
+        for (int i = 0; i < 1024; i++) tmp[i] += prev[i];
+      }
+      src = tmp;
+    }
   }
   tile_pack(src, kind, out, f);
 }

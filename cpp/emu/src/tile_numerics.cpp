@@ -258,11 +258,15 @@ uint16_t dst16_storage_f16(uint16_t h) { return static_cast<uint16_t>((h & 0x800
 // (pack_int8), UInt16 the stored high half (a 32-bit DST word is kept as
 // two 16-bit halves, the high one in the bf16 storage layout, and UInt16
 // reads that half raw); from a 16-bit DST UInt16 gets the 16 bits the
-// register stores. Returns false for what ttsim does not model
-// (Int8/UInt8/Int32/UInt32 from a 16-bit DST, ReLU, L1 accumulation).
+// register stores; ReLU mode 1 into Int32/UInt32 (from a 32-bit DST) makes
+// a word with bit 31 set 0. Returns false for what ttsim does not model
+// (Int8/UInt8/Int32/UInt32 from a 16-bit DST, the other ReLU modes and
+// intermediates, L1 accumulation).
 bool pack_float_to_int(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
   const ComputeState& cs = cstate();
-  if ((cs.relu & 0xf) || cs.l1_acc) return false;
+  const uint32_t relu = cs.relu & 0xf;
+  const bool int32_out = f == Format::Int32 || f == Format::UInt32;
+  if (cs.l1_acc || (relu && !(relu == 1 && kind == DstKind::F32 && int32_out))) return false;
   uint16_t* o16 = reinterpret_cast<uint16_t*>(out);
   if (kind != DstKind::F32) {
     if (f != Format::UInt16) return false;
@@ -274,7 +278,11 @@ bool pack_float_to_int(const uint32_t* d, DstKind kind, uint8_t* out, Format f) 
   }
   switch (f) {
     case Format::Int32:
-    case Format::UInt32: std::memcpy(out, d, 4096); return true;
+    case Format::UInt32: {
+      uint32_t* o = reinterpret_cast<uint32_t*>(out);
+      for (int i = 0; i < 1024; i++) o[i] = relu && (d[i] & 0x80000000u) ? 0 : d[i];
+      return true;
+    }
     case Format::Int8:
     case Format::UInt8:
       for (int i = 0; i < 1024; i++) out[i] = hw::pack_int8(d[i], f == Format::UInt8);

@@ -979,6 +979,52 @@ void test_int_reduce(DeviceLayer& layer) {
 }
 ZYX_TEST(int, test_int_reduce);
 
+// Integer ReLU. relu_min_tile_int32 is max(x, threshold) (tt-llk's SFPSWAP
+// on INT32_2S_COMP loads: INT32_MIN counts as 0); relu_max_tile_int32 takes
+// its threshold as a float's bits (tt-metal passes them), truncated to an
+// integer. The packer's ReLU (mode 1) into Int32 and UInt32 makes a word
+// with bit 31 set 0, from an integer DST and from a float one.
+void test_int_relu(DeviceLayer& layer) {
+  const int before = failures;
+  std::vector<int32_t> v = int32_words();  // 0, 1, -1, 5, -5, 127, 128, -127, -128, 200, 255, 256, -300, INT32_MIN, ...
+  auto sfpu = [&](const std::string& call, uint32_t p0) {
+    Run r = one_tile_op("Int32", to_bytes(v), call, p0);
+    r.unpack_to_dest_fp32 = {0};
+    return from_bytes<int32_t>(run(layer, r));
+  };
+  const std::vector<int32_t> lo = sfpu("relu_min_tile_init(); relu_min_tile_int32(0, p0)", uint32_t(-100));
+  for (int i = 0; i < 1024; i++) EXPECT(lo[i], std::max(v[i] == INT32_MIN ? 0 : v[i], -100));
+  EXPECT(lo[2], -1);    // -1 stays: above the threshold -100
+  EXPECT(lo[8], -100);  // -128 rises to -100
+  EXPECT(lo[12], -100);
+  EXPECT(lo[13], 0);  // INT32_MIN loads as 0
+  const std::vector<int32_t> lo5 = sfpu("relu_min_tile_init(); relu_min_tile_int32(0, p0)", 5);
+  for (int i = 0; i < 1024; i++) EXPECT(lo5[i], std::max(v[i], 5));
+  const std::vector<int32_t> hi = sfpu("relu_max_tile_init(); relu_max_tile_int32(0, p0)", 0x42c80000u);  // 100.0f
+  for (int i = 0; i < 1024; i++) EXPECT(hi[i], std::max(std::min(v[i], 100), 0));
+  EXPECT(hi[6], 100);
+  EXPECT(hi[4], 0);
+  const std::vector<int32_t> hi_frac = sfpu("relu_max_tile_init(); relu_max_tile_int32(0, p0)", 0x40f00000u);  // 7.5f
+  EXPECT(hi_frac[5], 7);
+  EXPECT(hi_frac[1], 1);
+  // The packer's ReLU.
+  Run r = int_copy("Int32", to_bytes(v), "Int32");
+  r.defines["INIT"] = "pack_relu_config(1)";
+  const std::vector<int32_t> packed = from_bytes<int32_t>(run(layer, r));
+  for (int i = 0; i < 1024; i++) EXPECT(packed[i], v[i] < 0 ? 0 : v[i]);
+  std::vector<uint32_t> f(1024);
+  for (int i = 0; i < 1024; i++) f[i] = uint32_t(v[i]) * 2654435761u;
+  f[0] = 0xbf800000u, f[1] = 0x3f800000u, f[2] = 0x80000000u;
+  r = int_copy("Float32", to_bytes(f), "UInt32");
+  r.unpack_to_dest_fp32 = {0};
+  r.defines["INIT"] = "pack_relu_config(1)";
+  const std::vector<uint32_t> fr = from_bytes<uint32_t>(run(layer, r));
+  for (int i = 0; i < 1024; i++) EXPECT(fr[i], (f[i] & 0x80000000u) ? 0 : f[i]);
+  EXPECT(fr[1], 0x3f800000u);
+  if (failures != before) throw Failure("integer ReLU: " + std::to_string(failures - before) + " word(s) differ");
+}
+ZYX_TEST(int, test_int_relu);
+
 // Int8 through tilize, untilize and pack_untilize: unpacked as sign and
 // magnitude and packed by the packer's conversion, every byte (-0 and
 // every negative value included) comes back unchanged.
