@@ -413,10 +413,31 @@ void api_transpose(uint32_t cb, uint32_t t, uint32_t dst) {
   mark(dst, k);
 }
 
+// typecast_tile between integer formats as tt-metal's Wormhole programs
+// compute it: UInt16 to UInt32/Int32 widens the 16 bits; UInt32 and UInt8
+// to UInt16 clamp at 65535; Int32 to UInt16 makes negative values 0 and
+// clamps at 65535 (SFPCAST, SFPSWAP with 0, SFP_STOCH_RND to uint16); Int32,
+// UInt32 and UInt16 to UInt8 keep the low byte ((v + 256) & 0xff, so -1
+// gives 255 and 300 gives 44). The other pairs (Int32 and UInt32 either
+// way, UInt8 to Int32/UInt32, any pair with Int8) have no program: DST
+// keeps its words.
+static void int_typecast(uint32_t* d, Format in, Format out) {
+  const bool from_uint = in == Format::Int32 || in == Format::UInt32 || in == Format::UInt16;
+  if (in == Format::UInt16 && (out == Format::UInt32 || out == Format::Int32))
+    for (int i = 0; i < 1024; i++) d[i] &= 0xffffu;
+  else if ((in == Format::UInt32 || in == Format::UInt8) && out == Format::UInt16)
+    for (int i = 0; i < 1024; i++) d[i] = std::min(d[i], 0xffffu);
+  else if (in == Format::Int32 && out == Format::UInt16)
+    for (int i = 0; i < 1024; i++) d[i] = static_cast<int32_t>(d[i]) < 0 ? 0 : std::min(d[i], 0xffffu);
+  else if (from_uint && out == Format::UInt8)
+    for (int i = 0; i < 1024; i++) d[i] = ((in == Format::UInt16 ? d[i] & 0xffffu : d[i]) + 256u) & 0xffu;
+}
+
 // typecast_tile as tt-llk's SFPU programs compute it (numerics.hpp), for
-// the conversions the model covers: float to Int32, UInt32 and UInt16, and
+// the conversions the model covers: float to Int32, UInt32 and UInt16,
 // Int32, UInt32 and UInt16 to Float32 (32-bit DST) and to Float16_b or
-// Bfp8_b. Returns false for the others, which keep the exact conversion.
+// Bfp8_b, and between integer formats (int_typecast). Returns false for the
+// others, which keep the exact conversion.
 static bool hw_typecast(uint32_t dst, DstKind cur, Format in, Format out) {
   uint32_t* d = dst_tile(dst);
   const bool fp32 = core().run->fp32_dest_acc;
@@ -429,6 +450,11 @@ static bool hw_typecast(uint32_t dst, DstKind cur, Format in, Format out) {
     return true;
   }
   if (cur != DstKind::Int) return false;
+  if (format_is_int(in) && format_is_int(out)) {
+    int_typecast(d, in, out);
+    mark(dst, DstKind::Int);
+    return true;
+  }
   uint32_t (*to_f32)(uint32_t) = in == Format::Int32    ? hw::sfpu_int32_to_f32
                                  : in == Format::UInt32 ? hw::sfpu_uint32_to_f32
                                  : in == Format::UInt16 ? hw::sfpu_uint16_to_f32

@@ -828,6 +828,69 @@ void test_int_typecast(DeviceLayer& layer) {
 }
 ZYX_TEST(int, test_int_typecast);
 
+// typecast_tile between integer formats as tt-metal's Wormhole programs
+// compute it: UInt16 widens; to UInt16 from UInt32/UInt8 clamps at 65535,
+// from Int32 negative values are 0; to UInt8 the low byte (wrapping, -1 is
+// 255); pairs without a program (Int32 to UInt32, Int8 to Int32) leave
+// the words as they are.
+void test_int_int_typecast(DeviceLayer& layer) {
+  const int before = failures;
+  auto cast = [&](const std::string& in, std::vector<uint8_t> bytes, const std::string& out) {
+    Run r = one_tile_op(in, std::move(bytes), "typecast_tile_init<(uint32_t)DataFormat::" + in + ", (uint32_t)DataFormat::" +
+                                                  out + ">(); typecast_tile<(uint32_t)DataFormat::" + in +
+                                                  ", (uint32_t)DataFormat::" + out + ">(0)");
+    r.out_format = out;
+    r.fp32 = true;
+    if (in == "Int32" || in == "UInt32") r.unpack_to_dest_fp32 = {0};
+    return run(layer, r);
+  };
+  std::vector<uint16_t> h(1024);
+  for (int i = 0; i < 1024; i++) h[i] = static_cast<uint16_t>(i * 7919 + 1);
+  h[0] = 0xffff, h[1] = 0x8000, h[2] = 0x1234;
+  const std::vector<int32_t> w = int32_words();  // 0, 1, -1, 5, -5, 127, 128, -127, -128, 200, 255, 256, -300, INT32_MIN, INT32_MAX, 65535, 65536, -65536
+  for (const char* out : {"UInt32", "Int32"}) {
+    const std::vector<uint32_t> got = from_bytes<uint32_t>(cast("UInt16", to_bytes(h), out));
+    for (int i = 0; i < 1024; i++) EXPECT(got[i], h[i]);
+  }
+  const std::vector<uint16_t> from_u32 = from_bytes<uint16_t>(cast("UInt32", to_bytes(w), "UInt16"));
+  const std::vector<uint16_t> from_i32 = from_bytes<uint16_t>(cast("Int32", to_bytes(w), "UInt16"));
+  const std::vector<uint8_t> u8_i32 = cast("Int32", to_bytes(w), "UInt8");
+  const std::vector<uint8_t> u8_u32 = cast("UInt32", to_bytes(w), "UInt8");
+  for (int i = 0; i < 1024; i++) {
+    const uint32_t x = uint32_t(w[i]);
+    EXPECT(from_u32[i], std::min(x, 0xffffu));
+    EXPECT(from_i32[i], w[i] < 0 ? 0 : std::min(x, 0xffffu));
+    EXPECT(u8_i32[i], x & 0xff);
+    EXPECT(u8_u32[i], x & 0xff);
+  }
+  EXPECT(from_u32[2], 0xffff);  // UInt32 0xffffffff
+  EXPECT(from_i32[2], 0);       // Int32 -1
+  EXPECT(from_i32[13], 0);      // INT32_MIN
+  EXPECT(from_i32[16], 0xffff);  // 65536
+  EXPECT(from_i32[12], 0);       // -300
+  EXPECT(from_i32[9], 200);
+  EXPECT(u8_i32[2], 0xff);   // -1
+  EXPECT(u8_i32[11], 0);     // 256
+  EXPECT(u8_i32[12], 0xd4);  // -300
+  const std::vector<uint8_t> u8_u16 = cast("UInt16", to_bytes(h), "UInt8");
+  for (int i = 0; i < 1024; i++) EXPECT(u8_u16[i], h[i] & 0xff);
+  EXPECT(u8_u16[2], 0x34);
+  std::vector<uint8_t> b(1024);
+  for (int i = 0; i < 1024; i++) b[i] = static_cast<uint8_t>(i * 31 + 5);
+  const std::vector<uint16_t> u16_u8 = from_bytes<uint16_t>(cast("UInt8", b, "UInt16"));
+  for (int i = 0; i < 1024; i++) EXPECT(u16_u8[i], b[i]);
+  // No program: the words stay. Int32 -5 packs to UInt32 as 0xfffffffb; an
+  // Int8 -5 (0x85) stays the sign-magnitude word 0x80000005.
+  const std::vector<uint32_t> same = from_bytes<uint32_t>(cast("Int32", to_bytes(w), "UInt32"));
+  for (int i = 0; i < 1024; i++) EXPECT(same[i], uint32_t(w[i]));
+  b[0] = 0x85;
+  const std::vector<uint32_t> i8 = from_bytes<uint32_t>(cast("Int8", b, "Int32"));
+  EXPECT(i8[0], 0x80000005u);
+  for (int i = 0; i < 1024; i++) EXPECT(i8[i], int8_to_dst(b[i], false));
+  if (failures != before) throw Failure("integer typecasts: " + std::to_string(failures - before) + " word(s) differ");
+}
+ZYX_TEST(int, test_int_int_typecast);
+
 // add_tiles, sub_tiles and mul_tiles on Int8 and UInt8 tiles: the FPU's
 // int8 datapath into sign-magnitude DST words, packed to Int32 (the words)
 // and Int8/UInt8 (the packer's clamp); mul_tiles by fidelity slices.
