@@ -248,8 +248,12 @@ bool pack_from_f16(const uint32_t* d, uint8_t* out, Format f) {
 // (ttsim's DST encoding): the sign in bit 15, the mantissa above the
 // exponent (bf16: mantissa in bits 8-14, exponent in 0-7; fp16: mantissa in
 // bits 5-14, exponent in 0-4).
-uint16_t dst16_storage_bf16(uint16_t h) { return static_cast<uint16_t>((h & 0x8000u) | ((h & 0x7fu) << 8) | ((h >> 7) & 0xffu)); }
-uint16_t dst16_storage_f16(uint16_t h) { return static_cast<uint16_t>((h & 0x8000u) | ((h & 0x3ffu) << 5) | ((h >> 10) & 0x1fu)); }
+uint16_t dst16_storage_bf16(uint16_t h) {
+  return static_cast<uint16_t>((h & 0x8000u) | ((h & 0x7fu) << 8) | ((h >> 7) & 0xffu));
+}
+uint16_t dst16_storage_f16(uint16_t h) {
+  return static_cast<uint16_t>((h & 0x8000u) | ((h & 0x3ffu) << 5) | ((h >> 10) & 0x1fu));
+}
 
 // A float DST tile packed to an integer format. The packer converts no
 // float to an integer (tt-metal casts with typecast_tile first): it reads

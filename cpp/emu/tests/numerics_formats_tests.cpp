@@ -645,8 +645,13 @@ void test_int_unpack_to_dest(DeviceLayer& layer) {
     std::vector<uint8_t> bytes;
     const char* out;
   };
-  const Case cases[] = {{"Int8", b, "Int32"}, {"Int8", b, "Int8"},     {"UInt8", b, "UInt32"}, {"UInt8", b, "UInt8"},
-                        {"UInt16", to_bytes(h), "UInt16"}, {"Int32", to_bytes(w), "Int32"}, {"UInt32", to_bytes(w), "UInt32"}};
+  const Case cases[] = {{"Int8", b, "Int32"},
+                        {"Int8", b, "Int8"},
+                        {"UInt8", b, "UInt32"},
+                        {"UInt8", b, "UInt8"},
+                        {"UInt16", to_bytes(h), "UInt16"},
+                        {"Int32", to_bytes(w), "Int32"},
+                        {"UInt32", to_bytes(w), "UInt32"}};
   for (const Case& c : cases) {
     Run r = int_copy(c.in, c.bytes, c.out);
     r.unpack_to_dest_fp32 = {0};
@@ -678,14 +683,17 @@ ZYX_TEST(int, test_int_unpack_to_dest);
 // clamped magnitude, UInt16 the high half as the register stores it; from a
 // 16-bit DST, UInt16 gets the register's storage of the bf16 (mantissa in
 // bits 8-14, exponent in bits 0-7).
-uint16_t dst16_storage(uint16_t h) { return static_cast<uint16_t>((h & 0x8000) | ((h & 0x7f) << 8) | ((h >> 7) & 0xff)); }
+uint16_t dst16_storage(uint16_t h) {
+  return static_cast<uint16_t>((h & 0x8000) | ((h & 0x7f) << 8) | ((h >> 7) & 0xff));
+}
 
 void test_float_dst_int_pack(DeviceLayer& layer) {
   const int before = failures;
   std::vector<uint32_t> f(1024);
   std::mt19937 rng(29);
   for (auto& x : f) x = rng();
-  const uint32_t special[] = {0x3f800000u, 0xbf800000u, 0, 0x80000000u, 0x00000005u, 0x80000064u, 0x7f800000u, 0x40490fdbu};
+  const uint32_t special[] = {0x3f800000u, 0xbf800000u, 0,           0x80000000u,
+                              0x00000005u, 0x80000064u, 0x7f800000u, 0x40490fdbu};
   std::copy(std::begin(special), std::end(special), f.begin());
   auto pack = [&](const std::string& out) {
     Run r = int_copy("Float32", to_bytes(f), out);
@@ -722,7 +730,8 @@ void test_float_dst_int_pack(DeviceLayer& layer) {
   EXPECT(s[1], 0xa080);
   EXPECT(s[2], 0);
   for (int i = 0; i < 1024; i++) EXPECT(s[i], dst16_storage(h[i]));
-  if (failures != before) throw Failure("float DST to integer packs: " + std::to_string(failures - before) + " word(s) differ");
+  if (failures != before)
+    throw Failure("float DST to integer packs: " + std::to_string(failures - before) + " word(s) differ");
 }
 ZYX_TEST(int, test_float_dst_int_pack);
 
@@ -836,9 +845,8 @@ ZYX_TEST(int, test_int_typecast);
 void test_int_int_typecast(DeviceLayer& layer) {
   const int before = failures;
   auto cast = [&](const std::string& in, std::vector<uint8_t> bytes, const std::string& out) {
-    Run r = one_tile_op(in, std::move(bytes), "typecast_tile_init<(uint32_t)DataFormat::" + in + ", (uint32_t)DataFormat::" +
-                                                  out + ">(); typecast_tile<(uint32_t)DataFormat::" + in +
-                                                  ", (uint32_t)DataFormat::" + out + ">(0)");
+    const std::string formats = "<(uint32_t)DataFormat::" + in + ", (uint32_t)DataFormat::" + out + ">";
+    Run r = one_tile_op(in, std::move(bytes), "typecast_tile_init" + formats + "(); typecast_tile" + formats + "(0)");
     r.out_format = out;
     r.fp32 = true;
     if (in == "Int32" || in == "UInt32") r.unpack_to_dest_fp32 = {0};
@@ -847,7 +855,8 @@ void test_int_int_typecast(DeviceLayer& layer) {
   std::vector<uint16_t> h(1024);
   for (int i = 0; i < 1024; i++) h[i] = static_cast<uint16_t>(i * 7919 + 1);
   h[0] = 0xffff, h[1] = 0x8000, h[2] = 0x1234;
-  const std::vector<int32_t> w = int32_words();  // 0, 1, -1, 5, -5, 127, 128, -127, -128, 200, 255, 256, -300, INT32_MIN, INT32_MAX, 65535, 65536, -65536
+  // 0, 1, -1, 5, -5, 127, 128, -127, -128, 200, 255, 256, -300, INT32_MIN, INT32_MAX, 65535, 65536, -65536, ...
+  const std::vector<int32_t> w = int32_words();
   for (const char* out : {"UInt32", "Int32"}) {
     const std::vector<uint32_t> got = from_bytes<uint32_t>(cast("UInt16", to_bytes(h), out));
     for (int i = 0; i < 1024; i++) EXPECT(got[i], h[i]);
@@ -967,7 +976,8 @@ void test_int32_fpu_refused(DeviceLayer& layer) {
       "        binary_dest_reuse_tiles_init<EltwiseBinaryType::ELWADD, EltwiseBinaryReuseDestType::DEST_TO_SRCA>(1);"
       "        binary_dest_reuse_tiles<EltwiseBinaryType::ELWADD, EltwiseBinaryReuseDestType::DEST_TO_SRCA>(1, 0, 0);"
       "        break;");
-  const char* calls[] = {"binary op", "binary op", "binary op", "matmul_tiles", "reduce_tile", "binary_dest_reuse_tiles"};
+  const char* calls[] = {"binary op",    "binary op",   "binary op",
+                         "matmul_tiles", "reduce_tile", "binary_dest_reuse_tiles"};
   for (const char* fmt : {"Int32", "UInt32"})
     for (uint32_t op = 0; op < 6; op++) {
       Run r;
