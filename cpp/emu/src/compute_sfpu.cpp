@@ -420,7 +420,7 @@ bool sfpu_unary_is_int(uint32_t op) {
 // A float's bits truncated toward zero to an int32 (the RISC-V cast of the
 // kernel's threshold); beyond the range it saturates, NaN gives 0.
 static int32_t float_bits_to_int32(uint32_t bits) {
-  const float f = u2f(bits);
+  const float f = std::bit_cast<float>(bits);
   if (std::isnan(f)) return 0;
   if (f >= 2147483648.0f) return INT32_MAX;
   if (f <= -2147483648.0f) return INT32_MIN;
