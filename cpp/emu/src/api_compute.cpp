@@ -96,13 +96,31 @@ void pack_to(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
       for (int i = 0; i < 1024; i++) tmp[i] = f2u(u2f(tmp[i]) + u2f(prev[i]));
     }
     src = tmp;
-  } else if (cs.l1_acc && kind == DstKind::Int) {
-    uint32_t prev[1024];
-    tile_unpack(out, f, prev, DstKind::Int);
-    for (int i = 0; i < 1024; i++) tmp[i] = d[i] + prev[i];
-    src = tmp;
+  } else if (kind == DstKind::Int) {
+    // The packer's ReLU on an Int32/UInt32 intermediate (ttsim: mode 1
+    // only) makes a word with bit 31 set 0. The other modes and the other
+    // integer intermediates are not modelled and pack without ReLU.
+    const bool relu = core().hw_numerics && mode == 1 && (f == Format::Int32 || f == Format::UInt32);
+    if (relu || cs.l1_acc) {
+      for (int i = 0; i < 1024; i++) tmp[i] = relu && (d[i] & 0x80000000u) ? 0 : d[i];
+      if (cs.l1_acc) {
+        uint32_t prev[1024];
+        tile_unpack(out, f, prev, DstKind::Int);
+        for (int i = 0; i < 1024; i++) tmp[i] += prev[i];
+      }
+      src = tmp;
+    }
   }
   tile_pack(src, kind, out, f);
+}
+
+void check_fpu_operand(uint32_t cb, const char* op) {
+  const Format f = cb_of(cb).format;
+  if (!core().hw_numerics || (f != Format::Int32 && f != Format::UInt32)) return;
+  kernel_fail(std::string(op) + ": cb " + std::to_string(cb) + " holds " + format_name(f) +
+              " tiles, which the card's unpacker cannot load into the FPU's source registers (32-bit integers "
+              "reach DST only through unpack_to_dest); compute on them with the SFPU's integer calls "
+              "(add_int_tile, sub_int_tile, mul_int32_tile, ...)");
 }
 
 // Reads DST tile i as floats (integers converted).
@@ -238,6 +256,8 @@ void binary_bcast(uint32_t op, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint3
   if (bcast > ZYX_BC_SCALAR) kernel_fail("unknown broadcast " + std::to_string(bcast));
   FpuStep step(FpuOp((bcast == ZYX_BC_NONE ? kFpuAdd : kFpuAddBcast) + op), {{cb0, t0}, {cb1, t1}}, site);
   if (!step.execute()) return;
+  check_fpu_operand(cb0, "binary op");
+  check_fpu_operand(cb1, "binary op");
   uint32_t* d = dst_tile(dst);
   Format f0 = cb_of(cb0).format, f1 = cb_of(cb1).format;
   bool acc = cstate().acc_to_dest && op != ZYX_BIN_MUL;
@@ -393,10 +413,31 @@ void api_transpose(uint32_t cb, uint32_t t, uint32_t dst) {
   mark(dst, k);
 }
 
+// typecast_tile between integer formats as tt-metal's Wormhole programs
+// compute it: UInt16 to UInt32/Int32 widens the 16 bits; UInt32 and UInt8
+// to UInt16 clamp at 65535; Int32 to UInt16 makes negative values 0 and
+// clamps at 65535 (SFPCAST, SFPSWAP with 0, SFP_STOCH_RND to uint16); Int32,
+// UInt32 and UInt16 to UInt8 keep the low byte ((v + 256) & 0xff, so -1
+// gives 255 and 300 gives 44). The other pairs (Int32 and UInt32 either
+// way, UInt8 to Int32/UInt32, any pair with Int8) have no program: DST
+// keeps its words.
+static void int_typecast(uint32_t* d, Format in, Format out) {
+  const bool from_uint = in == Format::Int32 || in == Format::UInt32 || in == Format::UInt16;
+  if (in == Format::UInt16 && (out == Format::UInt32 || out == Format::Int32))
+    for (int i = 0; i < 1024; i++) d[i] &= 0xffffu;
+  else if ((in == Format::UInt32 || in == Format::UInt8) && out == Format::UInt16)
+    for (int i = 0; i < 1024; i++) d[i] = std::min(d[i], 0xffffu);
+  else if (in == Format::Int32 && out == Format::UInt16)
+    for (int i = 0; i < 1024; i++) d[i] = static_cast<int32_t>(d[i]) < 0 ? 0 : std::min(d[i], 0xffffu);
+  else if (from_uint && out == Format::UInt8)
+    for (int i = 0; i < 1024; i++) d[i] = ((in == Format::UInt16 ? d[i] & 0xffffu : d[i]) + 256u) & 0xffu;
+}
+
 // typecast_tile as tt-llk's SFPU programs compute it (numerics.hpp), for
-// the conversions the model covers: float to Int32, UInt32 and UInt16, and
+// the conversions the model covers: float to Int32, UInt32 and UInt16,
 // Int32, UInt32 and UInt16 to Float32 (32-bit DST) and to Float16_b or
-// Bfp8_b. Returns false for the others, which keep the exact conversion.
+// Bfp8_b, and between integer formats (int_typecast). Returns false for the
+// others, which keep the exact conversion.
 static bool hw_typecast(uint32_t dst, DstKind cur, Format in, Format out) {
   uint32_t* d = dst_tile(dst);
   const bool fp32 = core().run->fp32_dest_acc;
@@ -409,6 +450,11 @@ static bool hw_typecast(uint32_t dst, DstKind cur, Format in, Format out) {
     return true;
   }
   if (cur != DstKind::Int) return false;
+  if (format_is_int(in) && format_is_int(out)) {
+    int_typecast(d, in, out);
+    mark(dst, DstKind::Int);
+    return true;
+  }
   uint32_t (*to_f32)(uint32_t) = in == Format::Int32    ? hw::sfpu_int32_to_f32
                                  : in == Format::UInt32 ? hw::sfpu_uint32_to_f32
                                  : in == Format::UInt16 ? hw::sfpu_uint16_to_f32
@@ -490,6 +536,7 @@ void api_binary_reuse(uint32_t op, uint32_t reuse, uint32_t cb, uint32_t t, uint
   if (op > ZYX_BIN_MUL) kernel_fail("unknown binary op " + std::to_string(op));
   FpuStep step(kFpuReuse, {{cb, t}});
   if (!step.execute()) return;
+  check_fpu_operand(cb, "binary_dest_reuse_tiles");
   uint32_t* d = dst_tile(dst);
   DstKind dk = core().dst_kind[dst];
   const bool fp16 = cb_of(cb).format == Format::Float16, fp32 = core().fp32_dest_acc;

@@ -149,6 +149,8 @@ void reduce_into(uint32_t op, uint32_t dim, const float* a, float scale, uint32_
 void api_matmul(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t dst, uint32_t transpose) {
   FpuStep step(kFpuMatmul, {{cb0, t0}, {cb1, t1}});
   if (!step.execute()) return;
+  check_fpu_operand(cb0, "matmul_tiles");
+  check_fpu_operand(cb1, "matmul_tiles");
   auto& c = core();
   if (dst >= dst_capacity()) dst_tile(dst);  // reports the bad index
   if (hw_path(cb_of(cb0).format, cb_of(cb1).format) &&
@@ -179,6 +181,8 @@ namespace {
 void reduce(uint32_t op, uint32_t dim, uint32_t cb, uint32_t scb, uint32_t t, uint32_t ts, uint32_t dst, void* site) {
   FpuStep step(kFpuReduce, {{cb, t}, {scb, ts}}, site);
   if (!step.execute()) return;
+  check_fpu_operand(cb, "reduce_tile");
+  check_fpu_operand(scb, "reduce_tile (scaler)");
   auto& c = core();
   // Not modelled for Float16: GMPOOL, and MOVD2B of fp16 from a 32-bit DST.
   const bool fp16 = cb_of(cb).format == Format::Float16;

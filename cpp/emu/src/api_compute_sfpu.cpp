@@ -42,6 +42,23 @@ void reduce_int32_max_min(uint32_t* d, bool max) {
     d[fidx(0, c)] = hw::sfpstore_int32_2s_comp(best);
   }
 }
+
+// relu_min_tile_int32 as tt-llk's Wormhole program computes it: the
+// threshold (two's complement) made sign-magnitude, each word loaded with
+// INT32_2S_COMP (INT32_MIN loads as 0), the larger in sign-magnitude order
+// kept (SFPSWAP) and stored back with INT32_2S_COMP. So the result is
+// max(x, threshold), except that INT32_MIN counts as 0 and a threshold of
+// INT32_MIN (-0 once made sign-magnitude) that wins stores as INT32_MIN.
+void relu_min_int32_wormhole(uint32_t* d, uint32_t threshold) {
+  const int32_t t = static_cast<int32_t>(threshold);
+  const uint32_t t_sm = t < 0 ? 0x80000000u | ((0u - threshold) & 0x7fffffffu) : threshold;
+  for (int i = 0; i < 1024; i++) {
+    const uint32_t x = hw::sfpload_int32_2s_comp(d[i]);
+    const uint32_t m = hw::sign_magnitude_order(x) >= hw::sign_magnitude_order(t_sm) ? x : t_sm;
+    d[i] = hw::sfpstore_int32_2s_comp(m);
+  }
+}
+
 }  // namespace
 
 // sfpu_reduce over the columns of a DST tile into row 0.
@@ -228,7 +245,10 @@ void api_sfpu_unary(uint32_t op, uint32_t dst, uint32_t p0, uint32_t p1, uint32_
   if (sfpu_unary_is_int(op)) {
     if (kind != DstKind::Int)  // float bits reinterpreted as the SFPU does: convert to integers first
       for (int i = 0; i < 1024; i++) d[i] = static_cast<uint32_t>(static_cast<int32_t>(u2f(d[i])));
-    for (int i = 0; i < 1024; i++) d[i] = sfpu_unary_i(op, d[i], p0, p1);
+    if (op == ZYX_SU_RELU_MIN_INT32 && core().hw_numerics && hw_config().wormhole)
+      relu_min_int32_wormhole(d, p0);
+    else
+      for (int i = 0; i < 1024; i++) d[i] = sfpu_unary_i(op, d[i], p0, p1);
     mark(dst, DstKind::Int);
     return;
   }

@@ -228,6 +228,14 @@ inline bool hw_path(Format a, Format b) {
   return hw_format(a) && hw_format(b);
 }
 inline bool hw_path(Format a) { return hw_path(a, a); }
+// With the card's numerics, an FPU call (element-wise op, broadcast, dest
+// reuse, matmul, reduce) on an Int32 or UInt32 tile fails the run: the
+// unpacker cannot load 32-bit integers into SrcA/SrcB (the ISA's unpacker
+// conversions: 32-bit integers reach DST only, with unpack_to_dest; tt-llk's
+// is_unpacker_format_conversion_supported rejects them; ttsim calls it
+// undefined), and tt-metal computes on them with the SFPU (add_int_tile,
+// mul_int32_tile, ...). Exact mode computes on them in integers.
+void check_fpu_operand(uint32_t cb, const char* op);
 // The FPU configuration of the core; fp16 for Float16 operands.
 hw::Config hw_config(bool fp16 = false);
 // A CB tile as source-register values (face order), as the unpacker makes them.

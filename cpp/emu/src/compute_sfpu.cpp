@@ -417,6 +417,16 @@ bool sfpu_unary_is_int(uint32_t op) {
   }
 }
 
+// A float's bits truncated toward zero to an int32 (the RISC-V cast of the
+// kernel's threshold); beyond the range it saturates, NaN gives 0.
+static int32_t float_bits_to_int32(uint32_t bits) {
+  const float f = std::bit_cast<float>(bits);
+  if (std::isnan(f)) return 0;
+  if (f >= 2147483648.0f) return INT32_MAX;
+  if (f <= -2147483648.0f) return INT32_MIN;
+  return static_cast<int32_t>(f);
+}
+
 uint32_t sfpu_unary_i(uint32_t op, uint32_t u, uint32_t p0, uint32_t p1) {
   int32_t x = static_cast<int32_t>(u), p = static_cast<int32_t>(p0), q = static_cast<int32_t>(p1);
   auto b = [](bool c) { return c ? 1u : 0u; };
@@ -442,8 +452,14 @@ uint32_t sfpu_unary_i(uint32_t op, uint32_t u, uint32_t p0, uint32_t p1) {
     case ZYX_SU_BITWISE_NOT: return ~u;
     case ZYX_SU_LEFT_SHIFT: return p0 >= 32 ? 0 : u << p0;
     case ZYX_SU_RIGHT_SHIFT: return static_cast<uint32_t>(p0 >= 32 ? (x < 0 ? -1 : 0) : (x >> p0));
-    case ZYX_SU_RELU_MAX_INT32: return static_cast<uint32_t>(x < 0 ? 0 : (x > p ? p : x));  // as RELU_MAX
-    case ZYX_SU_RELU_MIN_INT32: return static_cast<uint32_t>(std::max(std::max(x, p), 0));  // as RELU_MIN
+    case ZYX_SU_RELU_MAX_INT32: {
+      // tt-llk's threshold is the parameter's bits read as a float and
+      // truncated to an integer (tt-metal passes the float's bits); then
+      // min(x, t), and negative results 0.
+      const int32_t t = float_bits_to_int32(p0);
+      return static_cast<uint32_t>(std::max(std::min(x, t), 0));
+    }
+    case ZYX_SU_RELU_MIN_INT32: return static_cast<uint32_t>(std::max(x, p));  // tt-llk: max(x, threshold)
     case ZYX_SU_IDENTITY_INT: return u;
     case ZYX_SU_UNARY_EQ_INT32: return b(x == p);
     case ZYX_SU_UNARY_NE_INT32: return b(x != p);

@@ -243,9 +243,64 @@ bool pack_from_f16(const uint32_t* d, uint8_t* out, Format f) {
   }
   return true;
 }
+
+// 16-bit DST storage of a bf16 or fp16 value, as the register holds it
+// (ttsim's DST encoding): the sign in bit 15, the mantissa above the
+// exponent (bf16: mantissa in bits 8-14, exponent in 0-7; fp16: mantissa in
+// bits 5-14, exponent in 0-4).
+uint16_t dst16_storage_bf16(uint16_t h) {
+  return static_cast<uint16_t>((h & 0x8000u) | ((h & 0x7fu) << 8) | ((h >> 7) & 0xffu));
+}
+uint16_t dst16_storage_f16(uint16_t h) {
+  return static_cast<uint16_t>((h & 0x8000u) | ((h & 0x3ffu) << 5) | ((h >> 10) & 0x1fu));
+}
+
+// A float DST tile packed to an integer format. The packer converts no
+// float to an integer (tt-metal casts with typecast_tile first): it reads
+// the DST word as it reads an integer one. From a 32-bit DST, Int32 and
+// UInt32 get the word's bits, Int8 and UInt8 its sign-magnitude clamp
+// (pack_int8), UInt16 the stored high half (a 32-bit DST word is kept as
+// two 16-bit halves, the high one in the bf16 storage layout, and UInt16
+// reads that half raw); from a 16-bit DST UInt16 gets the 16 bits the
+// register stores; ReLU mode 1 into Int32/UInt32 (from a 32-bit DST) makes
+// a word with bit 31 set 0. Returns false for what ttsim does not model
+// (Int8/UInt8/Int32/UInt32 from a 16-bit DST, the other ReLU modes and
+// intermediates, L1 accumulation).
+bool pack_float_to_int(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
+  const ComputeState& cs = cstate();
+  const uint32_t relu = cs.relu & 0xf;
+  const bool int32_out = f == Format::Int32 || f == Format::UInt32;
+  if (cs.l1_acc || (relu && !(relu == 1 && kind == DstKind::F32 && int32_out))) return false;
+  uint16_t* o16 = reinterpret_cast<uint16_t*>(out);
+  if (kind != DstKind::F32) {
+    if (f != Format::UInt16) return false;
+    if (kind == DstKind::F16)
+      for (int i = 0; i < 1024; i++) o16[i] = dst16_storage_f16(hw::f16_bits(hw::f32_to_f16_word(d[i])));
+    else
+      for (int i = 0; i < 1024; i++) o16[i] = dst16_storage_bf16(static_cast<uint16_t>(d[i] >> 16));
+    return true;
+  }
+  switch (f) {
+    case Format::Int32:
+    case Format::UInt32: {
+      uint32_t* o = reinterpret_cast<uint32_t*>(out);
+      for (int i = 0; i < 1024; i++) o[i] = relu && (d[i] & 0x80000000u) ? 0 : d[i];
+      return true;
+    }
+    case Format::Int8:
+    case Format::UInt8:
+      for (int i = 0; i < 1024; i++) out[i] = hw::pack_int8(d[i], f == Format::UInt8);
+      return true;
+    case Format::UInt16:
+      for (int i = 0; i < 1024; i++) o16[i] = dst16_storage_bf16(static_cast<uint16_t>(d[i] >> 16));
+      return true;
+    default: return false;
+  }
+}
 }  // namespace
 
 ZYX_HOT bool hw_pack(const uint32_t* d, DstKind kind, uint8_t* out, Format f) {
+  if (kind != DstKind::Int && format_is_int(f)) return pack_float_to_int(d, kind, out, f);
   if (kind == DstKind::F16) return pack_from_f16(d, out, f);
   if (kind != DstKind::F32 && kind != DstKind::BF16) return false;
   const bool fp32 = kind == DstKind::F32;

@@ -528,8 +528,9 @@ void test_sfpu_ops(DeviceLayer& layer) {
     uint32_t p0 = 0, p1 = 0;
   };
   std::vector<IOp> iops = {
-      {"relu_max_tile_int32(0, p0)", [](int32_t x) { return int64_t(x < 0 ? 0 : std::min(x, 300)); }, 300},
-      {"relu_min_tile_int32(0, p0)", [](int32_t x) { return int64_t(std::max(std::max(x, 300), 0)); }, 300},
+      // relu_max's threshold is a float's bits (as tt-metal passes it), 300.0f here.
+      {"relu_max_tile_int32(0, p0)", [](int32_t x) { return int64_t(x < 0 ? 0 : std::min(x, 300)); }, 0x43960000u},
+      {"relu_min_tile_int32(0, p0)", [](int32_t x) { return int64_t(std::max(x, -300)); }, uint32_t(-300)},
       {"identity_tile_uint32(0)", [](int32_t x) { return int64_t(x); }},
       {"clamp_tile_int32(0, p0, p1)", [](int32_t x) { return int64_t(std::min(std::max(x, -200), 450)); },
        uint32_t(-200), 450},

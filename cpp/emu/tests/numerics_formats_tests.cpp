@@ -624,6 +624,117 @@ void test_int_copy(DeviceLayer& layer) {
 }
 ZYX_TEST(int, test_int_copy);
 
+// unpack_to_dest on integer tiles: tt-llk's unpacker writes DST directly
+// only for 32-bit data (is_32bit_input: Int32, UInt32, Float32); Int8, UInt8
+// and UInt16 with the mode set still go through SrcA and MOVA2D, so every
+// word is the one the copy without the mode gives: Int8 sign and magnitude,
+// UInt8 its eight bits, UInt16 its 16 bits, Int32 and UInt32 unchanged.
+void test_int_unpack_to_dest(DeviceLayer& layer) {
+  const int before = failures;
+  std::vector<uint8_t> b(1024);
+  for (int i = 0; i < 1024; i++) b[i] = static_cast<uint8_t>(i * 53 + 7);
+  b[0] = 0x80, b[1] = 0x85, b[2] = 0xff, b[3] = 0x7f;
+  std::vector<uint16_t> h(1024);
+  for (int i = 0; i < 1024; i++) h[i] = static_cast<uint16_t>(i * 4099 + 3);
+  h[0] = 0xffff, h[1] = 0x8000, h[2] = 0x0100;
+  std::vector<uint32_t> w(1024);
+  for (int i = 0; i < 1024; i++) w[i] = static_cast<uint32_t>(i) * 0x9e3779b9u;
+  w[0] = 0x80000000u, w[1] = 0xffffffffu;
+  struct Case {
+    const char* in;
+    std::vector<uint8_t> bytes;
+    const char* out;
+  };
+  const Case cases[] = {{"Int8", b, "Int32"},
+                        {"Int8", b, "Int8"},
+                        {"UInt8", b, "UInt32"},
+                        {"UInt8", b, "UInt8"},
+                        {"UInt16", to_bytes(h), "UInt16"},
+                        {"Int32", to_bytes(w), "Int32"},
+                        {"UInt32", to_bytes(w), "UInt32"}};
+  for (const Case& c : cases) {
+    Run r = int_copy(c.in, c.bytes, c.out);
+    r.unpack_to_dest_fp32 = {0};
+    const std::vector<uint8_t> with = run(layer, r);
+    r.unpack_to_dest_fp32 = {};
+    const std::vector<uint8_t> without = run(layer, r);
+    if (with != without) throw Failure(std::string(c.in) + " to " + c.out + ": unpack_to_dest changes the words");
+    const std::string in = c.in, out = c.out;
+    if (out == "Int32" && in == "Int8") {
+      const std::vector<uint32_t> got = from_bytes<uint32_t>(with);
+      EXPECT(got[0], 0x80000000u);  // -0
+      EXPECT(got[1], 0x80000005u);
+      EXPECT(got[2], 0x8000007fu);
+      for (int i = 0; i < 1024; i++) EXPECT(got[i], int8_to_dst(b[i], false));
+    } else if (in == "UInt8" && out == "UInt32") {
+      const std::vector<uint32_t> got = from_bytes<uint32_t>(with);
+      for (int i = 0; i < 1024; i++) EXPECT(got[i], b[i]);
+    } else {
+      CHECK(with == c.bytes);  // the same format in and out: every word back
+    }
+  }
+  if (failures != before) throw Failure("unpack_to_dest: " + std::to_string(failures - before) + " word(s) differ");
+}
+ZYX_TEST(int, test_int_unpack_to_dest);
+
+// A float DST packed to an integer format: the packer converts no float to
+// an integer but reads the DST word as an integer one (ttsim's packer). From
+// a 32-bit DST, Int32 gets the f32 bits, Int8 and UInt8 their sign and
+// clamped magnitude, UInt16 the high half as the register stores it; from a
+// 16-bit DST, UInt16 gets the register's storage of the bf16 (mantissa in
+// bits 8-14, exponent in bits 0-7).
+uint16_t dst16_storage(uint16_t h) {
+  return static_cast<uint16_t>((h & 0x8000) | ((h & 0x7f) << 8) | ((h >> 7) & 0xff));
+}
+
+void test_float_dst_int_pack(DeviceLayer& layer) {
+  const int before = failures;
+  std::vector<uint32_t> f(1024);
+  std::mt19937 rng(29);
+  for (auto& x : f) x = rng();
+  const uint32_t special[] = {0x3f800000u, 0xbf800000u, 0,           0x80000000u,
+                              0x00000005u, 0x80000064u, 0x7f800000u, 0x40490fdbu};
+  std::copy(std::begin(special), std::end(special), f.begin());
+  auto pack = [&](const std::string& out) {
+    Run r = int_copy("Float32", to_bytes(f), out);
+    r.unpack_to_dest_fp32 = {0};  // the f32 words reach DST whole
+    return run(layer, r);
+  };
+  const std::vector<uint32_t> i32 = from_bytes<uint32_t>(pack("Int32"));
+  const std::vector<uint8_t> i8 = pack("Int8"), u8 = pack("UInt8");
+  const std::vector<uint16_t> u16 = from_bytes<uint16_t>(pack("UInt16"));
+  for (int i = 0; i < 1024; i++) {
+    EXPECT(i32[i], f[i]);
+    EXPECT(i8[i], pack_int8(f[i], false));
+    EXPECT(u8[i], pack_int8(f[i], true));
+    EXPECT(u16[i], dst16_storage(static_cast<uint16_t>(f[i] >> 16)));
+  }
+  // Hand-worked: 1.0, -1.0, +0, -0, the denormal words 5 and -100, +inf, pi.
+  const uint8_t want_i8[] = {0x7f, 0xff, 0x00, 0x80, 0x05, 0xe4, 0x7f, 0x7f};
+  const uint8_t want_u8[] = {255, 0, 0, 0, 5, 0, 255, 255};
+  const uint16_t want_u16[] = {0x007f, 0x807f, 0, 0x8000, 0, 0x8000, 0x00ff, 0x4980};
+  for (size_t i = 0; i < std::size(special); i++) {
+    EXPECT(i8[i], want_i8[i]);
+    EXPECT(u8[i], want_u8[i]);
+    EXPECT(u16[i], want_u16[i]);
+  }
+  std::vector<uint16_t> h(1024);
+  for (auto& x : h) x = static_cast<uint16_t>(rng());
+  for (auto& x : h)
+    if ((x & 0x7f80) == 0 || (x & 0x7f80) == 0x7f80) x ^= 0x0400;  // no denormals or NaN: DST keeps the word
+  h[0] = 0x3f80, h[1] = 0xc020, h[2] = 0;  // 1.0, -2.5, +0
+  Run r = int_copy("Float16_b", to_bytes(h), "UInt16");
+  r.fp32 = false;
+  const std::vector<uint16_t> s = from_bytes<uint16_t>(run(layer, r));
+  EXPECT(s[0], 0x007f);
+  EXPECT(s[1], 0xa080);
+  EXPECT(s[2], 0);
+  for (int i = 0; i < 1024; i++) EXPECT(s[i], dst16_storage(h[i]));
+  if (failures != before)
+    throw Failure("float DST to integer packs: " + std::to_string(failures - before) + " word(s) differ");
+}
+ZYX_TEST(int, test_float_dst_int_pack);
+
 // An int32 add on the SFPU (add_int_tile, tt-llk's raw INT32 loads and a
 // two's complement add): words of two's complement sums, wrapping at
 // INT32_MAX. UInt16 with a 16-bit DST wraps modulo 2^16 (LO16 stores).
@@ -726,6 +837,69 @@ void test_int_typecast(DeviceLayer& layer) {
 }
 ZYX_TEST(int, test_int_typecast);
 
+// typecast_tile between integer formats as tt-metal's Wormhole programs
+// compute it: UInt16 widens; to UInt16 from UInt32/UInt8 clamps at 65535,
+// from Int32 negative values are 0; to UInt8 the low byte (wrapping, -1 is
+// 255); pairs without a program (Int32 to UInt32, Int8 to Int32) leave
+// the words as they are.
+void test_int_int_typecast(DeviceLayer& layer) {
+  const int before = failures;
+  auto cast = [&](const std::string& in, std::vector<uint8_t> bytes, const std::string& out) {
+    const std::string formats = "<(uint32_t)DataFormat::" + in + ", (uint32_t)DataFormat::" + out + ">";
+    Run r = one_tile_op(in, std::move(bytes), "typecast_tile_init" + formats + "(); typecast_tile" + formats + "(0)");
+    r.out_format = out;
+    r.fp32 = true;
+    if (in == "Int32" || in == "UInt32") r.unpack_to_dest_fp32 = {0};
+    return run(layer, r);
+  };
+  std::vector<uint16_t> h(1024);
+  for (int i = 0; i < 1024; i++) h[i] = static_cast<uint16_t>(i * 7919 + 1);
+  h[0] = 0xffff, h[1] = 0x8000, h[2] = 0x1234;
+  // 0, 1, -1, 5, -5, 127, 128, -127, -128, 200, 255, 256, -300, INT32_MIN, INT32_MAX, 65535, 65536, -65536, ...
+  const std::vector<int32_t> w = int32_words();
+  for (const char* out : {"UInt32", "Int32"}) {
+    const std::vector<uint32_t> got = from_bytes<uint32_t>(cast("UInt16", to_bytes(h), out));
+    for (int i = 0; i < 1024; i++) EXPECT(got[i], h[i]);
+  }
+  const std::vector<uint16_t> from_u32 = from_bytes<uint16_t>(cast("UInt32", to_bytes(w), "UInt16"));
+  const std::vector<uint16_t> from_i32 = from_bytes<uint16_t>(cast("Int32", to_bytes(w), "UInt16"));
+  const std::vector<uint8_t> u8_i32 = cast("Int32", to_bytes(w), "UInt8");
+  const std::vector<uint8_t> u8_u32 = cast("UInt32", to_bytes(w), "UInt8");
+  for (int i = 0; i < 1024; i++) {
+    const uint32_t x = uint32_t(w[i]);
+    EXPECT(from_u32[i], std::min(x, 0xffffu));
+    EXPECT(from_i32[i], w[i] < 0 ? 0 : std::min(x, 0xffffu));
+    EXPECT(u8_i32[i], x & 0xff);
+    EXPECT(u8_u32[i], x & 0xff);
+  }
+  EXPECT(from_u32[2], 0xffff);  // UInt32 0xffffffff
+  EXPECT(from_i32[2], 0);       // Int32 -1
+  EXPECT(from_i32[13], 0);      // INT32_MIN
+  EXPECT(from_i32[16], 0xffff);  // 65536
+  EXPECT(from_i32[12], 0);       // -300
+  EXPECT(from_i32[9], 200);
+  EXPECT(u8_i32[2], 0xff);   // -1
+  EXPECT(u8_i32[11], 0);     // 256
+  EXPECT(u8_i32[12], 0xd4);  // -300
+  const std::vector<uint8_t> u8_u16 = cast("UInt16", to_bytes(h), "UInt8");
+  for (int i = 0; i < 1024; i++) EXPECT(u8_u16[i], h[i] & 0xff);
+  EXPECT(u8_u16[2], 0x34);
+  std::vector<uint8_t> b(1024);
+  for (int i = 0; i < 1024; i++) b[i] = static_cast<uint8_t>(i * 31 + 5);
+  const std::vector<uint16_t> u16_u8 = from_bytes<uint16_t>(cast("UInt8", b, "UInt16"));
+  for (int i = 0; i < 1024; i++) EXPECT(u16_u8[i], b[i]);
+  // No program: the words stay. Int32 -5 packs to UInt32 as 0xfffffffb; an
+  // Int8 -5 (0x85) stays the sign-magnitude word 0x80000005.
+  const std::vector<uint32_t> same = from_bytes<uint32_t>(cast("Int32", to_bytes(w), "UInt32"));
+  for (int i = 0; i < 1024; i++) EXPECT(same[i], uint32_t(w[i]));
+  b[0] = 0x85;
+  const std::vector<uint32_t> i8 = from_bytes<uint32_t>(cast("Int8", b, "Int32"));
+  EXPECT(i8[0], 0x80000005u);
+  for (int i = 0; i < 1024; i++) EXPECT(i8[i], int8_to_dst(b[i], false));
+  if (failures != before) throw Failure("integer typecasts: " + std::to_string(failures - before) + " word(s) differ");
+}
+ZYX_TEST(int, test_int_int_typecast);
+
 // add_tiles, sub_tiles and mul_tiles on Int8 and UInt8 tiles: the FPU's
 // int8 datapath into sign-magnitude DST words, packed to Int32 (the words)
 // and Int8/UInt8 (the packer's clamp); mul_tiles by fidelity slices.
@@ -784,6 +958,60 @@ void test_int8_fpu(DeviceLayer& layer) {
 }
 ZYX_TEST(int, test_int8_fpu);
 
+// FPU calls on Int32 and UInt32 tiles: the card's unpacker cannot load
+// 32-bit integers into SrcA/SrcB, so with hardware numerics add_tiles,
+// mul_tiles, a broadcast, binary_dest_reuse_tiles, matmul_tiles and
+// reduce_tile on them fail the run, naming the call and the SFPU's integer
+// calls. Exact mode adds them as integers.
+void test_int32_fpu_refused(DeviceLayer& layer) {
+  std::vector<int32_t> a(1024, 7), b(1024, -3);
+  const std::string cases = op_switch(
+      "case 0: add_tiles_init(0, 1); add_tiles(0, 1, 0, 0, 0); break;"
+      "case 1: mul_tiles_init(0, 1); mul_tiles(0, 1, 0, 0, 0); break;"
+      "case 2: add_bcast_rows_init_short(0, 1); add_tiles_bcast_rows(0, 1, 0, 0, 0); break;"
+      "case 3: mm_init(0, 1, 16); matmul_tiles(0, 1, 0, 0, 0); break;"
+      "case 4: reduce_init<PoolType::SUM, ReduceDim::REDUCE_COL>(0, 1, 16);"
+      "        reduce_tile<PoolType::SUM, ReduceDim::REDUCE_COL>(0, 1, 0, 0, 0); break;"
+      "case 5: copy_tile_init(0); copy_tile(0, 0, 0);"
+      "        binary_dest_reuse_tiles_init<EltwiseBinaryType::ELWADD, EltwiseBinaryReuseDestType::DEST_TO_SRCA>(1);"
+      "        binary_dest_reuse_tiles<EltwiseBinaryType::ELWADD, EltwiseBinaryReuseDestType::DEST_TO_SRCA>(1, 0, 0);"
+      "        break;");
+  const char* calls[] = {"binary op",    "binary op",   "binary op",
+                         "matmul_tiles", "reduce_tile", "binary_dest_reuse_tiles"};
+  for (const char* fmt : {"Int32", "UInt32"})
+    for (uint32_t op = 0; op < 6; op++) {
+      Run r;
+      r.formats = {fmt, fmt};
+      r.inputs = {to_bytes(a), to_bytes(b)};
+      r.compute = copy_op_kernel();
+      r.defines = {{"NIN", "2"}, {"COPY", "0"}, {"OP", cases}};
+      r.args = {op, 0, 0, 0};
+      r.out_format = fmt;
+      const std::string msg = expect_error("run_error", [&] { run(layer, r); });
+      if (msg.find(calls[op]) == std::string::npos || msg.find("source registers") == std::string::npos ||
+          msg.find("add_int_tile") == std::string::npos)
+        throw Failure(std::string(fmt) + " case " + std::to_string(op) + ": the error does not explain: " + msg);
+    }
+  Run r;
+  r.formats = {"Int32", "Int32"};
+  r.inputs = {to_bytes(a), to_bytes(b)};
+  r.compute = copy_op_kernel();
+  r.defines = {{"NIN", "2"}, {"COPY", "0"}, {"OP", cases}};
+  r.args = {0, 0, 0, 0};
+  r.out_format = "Int32";
+  setenv("ZYX_EMU_NUMERICS", "exact", 1);
+  std::vector<int32_t> sum;
+  try {
+    sum = from_bytes<int32_t>(run(layer, r));
+  } catch (...) {
+    unsetenv("ZYX_EMU_NUMERICS");
+    throw;
+  }
+  unsetenv("ZYX_EMU_NUMERICS");
+  for (int i = 0; i < 1024; i++) EXPECT(sum[i], 4);
+}
+ZYX_TEST(int, test_int32_fpu_refused);
+
 // sfpu_reduce's Int32 column max and min (INT32_2S_COMP loads, SFPSWAP in
 // sign-magnitude order): two's complement values compare as values, but
 // INT32_MIN loads as 0, so a column of negatives with INT32_MIN has the
@@ -823,6 +1051,52 @@ void test_int_reduce(DeviceLayer& layer) {
   if (failures != before) throw Failure("sfpu_reduce Int32: " + std::to_string(failures - before) + " word(s) differ");
 }
 ZYX_TEST(int, test_int_reduce);
+
+// Integer ReLU. relu_min_tile_int32 is max(x, threshold) (tt-llk's SFPSWAP
+// on INT32_2S_COMP loads: INT32_MIN counts as 0); relu_max_tile_int32 takes
+// its threshold as a float's bits (tt-metal passes them), truncated to an
+// integer. The packer's ReLU (mode 1) into Int32 and UInt32 makes a word
+// with bit 31 set 0, from an integer DST and from a float one.
+void test_int_relu(DeviceLayer& layer) {
+  const int before = failures;
+  std::vector<int32_t> v = int32_words();  // 0, 1, -1, 5, -5, 127, 128, -127, -128, 200, 255, 256, -300, INT32_MIN, ...
+  auto sfpu = [&](const std::string& call, uint32_t p0) {
+    Run r = one_tile_op("Int32", to_bytes(v), call, p0);
+    r.unpack_to_dest_fp32 = {0};
+    return from_bytes<int32_t>(run(layer, r));
+  };
+  const std::vector<int32_t> lo = sfpu("relu_min_tile_init(); relu_min_tile_int32(0, p0)", uint32_t(-100));
+  for (int i = 0; i < 1024; i++) EXPECT(lo[i], std::max(v[i] == INT32_MIN ? 0 : v[i], -100));
+  EXPECT(lo[2], -1);    // -1 stays: above the threshold -100
+  EXPECT(lo[8], -100);  // -128 rises to -100
+  EXPECT(lo[12], -100);
+  EXPECT(lo[13], 0);  // INT32_MIN loads as 0
+  const std::vector<int32_t> lo5 = sfpu("relu_min_tile_init(); relu_min_tile_int32(0, p0)", 5);
+  for (int i = 0; i < 1024; i++) EXPECT(lo5[i], std::max(v[i], 5));
+  const std::vector<int32_t> hi = sfpu("relu_max_tile_init(); relu_max_tile_int32(0, p0)", 0x42c80000u);  // 100.0f
+  for (int i = 0; i < 1024; i++) EXPECT(hi[i], std::max(std::min(v[i], 100), 0));
+  EXPECT(hi[6], 100);
+  EXPECT(hi[4], 0);
+  const std::vector<int32_t> hi_frac = sfpu("relu_max_tile_init(); relu_max_tile_int32(0, p0)", 0x40f00000u);  // 7.5f
+  EXPECT(hi_frac[5], 7);
+  EXPECT(hi_frac[1], 1);
+  // The packer's ReLU.
+  Run r = int_copy("Int32", to_bytes(v), "Int32");
+  r.defines["INIT"] = "pack_relu_config(1)";
+  const std::vector<int32_t> packed = from_bytes<int32_t>(run(layer, r));
+  for (int i = 0; i < 1024; i++) EXPECT(packed[i], v[i] < 0 ? 0 : v[i]);
+  std::vector<uint32_t> f(1024);
+  for (int i = 0; i < 1024; i++) f[i] = uint32_t(v[i]) * 2654435761u;
+  f[0] = 0xbf800000u, f[1] = 0x3f800000u, f[2] = 0x80000000u;
+  r = int_copy("Float32", to_bytes(f), "UInt32");
+  r.unpack_to_dest_fp32 = {0};
+  r.defines["INIT"] = "pack_relu_config(1)";
+  const std::vector<uint32_t> fr = from_bytes<uint32_t>(run(layer, r));
+  for (int i = 0; i < 1024; i++) EXPECT(fr[i], (f[i] & 0x80000000u) ? 0 : f[i]);
+  EXPECT(fr[1], 0x3f800000u);
+  if (failures != before) throw Failure("integer ReLU: " + std::to_string(failures - before) + " word(s) differ");
+}
+ZYX_TEST(int, test_int_relu);
 
 // Int8 through tilize, untilize and pack_untilize: unpacked as sign and
 // magnitude and packed by the packer's conversion, every byte (-0 and
