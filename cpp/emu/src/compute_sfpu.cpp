@@ -213,7 +213,10 @@ bool activation(uint32_t op, const UnaryArgs& u, double& y) {
   switch (op) {
     case ZYX_SU_RELU: y = x > 0 ? x : 0; break;
     case ZYX_SU_RELU_MAX: y = x < 0 ? 0 : (x > a ? a : x); break;  // relu(min(x, upper))
-    case ZYX_SU_RELU_MIN: y = std::max(std::max(x, a), 0.0); break;  // relu(max(x, lower))
+    // max(x, lower), as tt-llk computes it (SFPSWAP on Wormhole, a compare
+    // on Blackhole): tt-metal documents lower > 0, where this is
+    // relu(max(x, lower)); below 0 the card does not clamp at 0.
+    case ZYX_SU_RELU_MIN: y = std::max(x, a); break;
     case ZYX_SU_LEAKY_RELU: y = x < 0 ? a * x : x; break;
     case ZYX_SU_ELU: y = x < 0 ? a * std::expm1(x) : x; break;
     case ZYX_SU_SELU: y = a * (x > 0 ? x : b * std::expm1(x)); break;  // (scale, alpha)

@@ -310,7 +310,10 @@ void test_sfpu_unary(DeviceLayer& layer) {
       {"identity_tile(0)", -3, 3, [](double x) { return x; }},
       {"relu_tile(0)", -3, 3, [](double x) { return x > 0 ? x : 0; }},
       {"relu_max_tile(0, p0)", -3, 3, [](double x) { return std::min(std::max(x, 0.0), 1.5); }, float_bits(1.5f)},
-      {"relu_min_tile(0, p0)", -3, 3, [](double x) { return std::max(std::max(x, 0.5), 0.0); }, float_bits(0.5f)},
+      {"relu_min_tile(0, p0)", -3, 3, [](double x) { return std::max(x, 0.5); }, float_bits(0.5f)},
+      // Below tt-metal's documented range (lower > 0) the card computes
+      // max(x, lower) all the same: no clamp at 0.
+      {"relu_min_tile(0, p0)", -3, 3, [](double x) { return std::max(x, -1.5); }, float_bits(-1.5f)},
       {"leaky_relu_tile(0, p0)", -3, 3, [](double x) { return x < 0 ? 0.1 * x : x; }, float_bits(0.1f)},
       {"elu_tile(0, p0)", -3, 3, [](double x) { return x < 0 ? 0.5 * std::expm1(x) : x; }, float_bits(0.5f)},
       {"selu_tile(0, p0, p1)", -3, 3,
