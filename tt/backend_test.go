@@ -403,9 +403,6 @@ func TestCompileValidation(t *testing.T) {
 		{"accessor in runtime args", func(p *driver.Program) {
 			k(p, 2).RuntimeArgs = append(k(p, 2).RuntimeArgs, tt.Arg{Kind: tt.ArgAccessor, Param: 3})
 		}, driver.ErrInvalidArgument, "they belong in compile_args or named_compile_args"},
-		{"named arg name", func(p *driver.Program) {
-			k(p, 0).NamedCompileArgs = []tt.NamedArg{{Name: "num tiles", Arg: tt.Const(1)}}
-		}, driver.ErrInvalidArgument, "must be a C identifier"},
 		{"named arg twice", func(p *driver.Program) {
 			k(p, 0).NamedCompileArgs = []tt.NamedArg{{Name: "n", Arg: tt.Const(1)}, {Name: "n", Arg: tt.Const(2)}}
 		}, driver.ErrInvalidArgument, "given twice"},

@@ -761,7 +761,6 @@ func badPrograms() []badCompile {
 		{"V5 define value with a line break", func(p *ttruntime.CompileRequest) { K(p, 0).Defines["X"] = "1\n#include <x>" }, inv, "compile.kernels[0].defines.X"},
 		{"V5 unpack_to_dest past the CBs", func(p *ttruntime.CompileRequest) { K(p, 1).ComputeConfig.UnpackToDestFP32 = []uint32{3, 32} }, inv, "compile.kernels[1].compute_config.unpack_to_dest_fp32[1]"},
 		{"A1 param out of range", func(p *ttruntime.CompileRequest) { K(p, 0).CompileArgs[0].Param = u32p(9) }, inv, "compile.kernels[0].compile_args[0].param"},
-		{"V5 named arg name", func(p *ttruntime.CompileRequest) { K(p, 0).NamedCompileArgs["num tiles"] = ttruntime.ConstEntry(1) }, inv, "compile.kernels[0].named_compile_args.num tiles"},
 		{"A2 param kind on a buffer", func(p *ttruntime.CompileRequest) { RT(p, 1).Param = u32p(0) }, inv, "compile.kernels[0].runtime_args[0].args[1].param"},
 		{"A2 buffer kind on a variable", func(p *ttruntime.CompileRequest) { RT(p, 0).Param = u32p(2) }, inv, "compile.kernels[0].runtime_args[0].args[0].param"},
 		{"A3 accessor in common_args", func(p *ttruntime.CompileRequest) { K(p, 0).CommonArgs[0].Kind = "accessor" }, inv, "compile.kernels[0].common_args[0].kind"},

@@ -444,8 +444,9 @@ type Kernel struct {
 	Defines map[string]string `json:"defines,omitempty"`
 	// positional compile-time args (`get_compile_time_arg_val`)
 	CompileArgs []ArgEntry `json:"compile_args,omitempty"`
-	// named compile-time args (`get_named_compile_time_arg_val`; names are C
-	// identifiers)
+	// named compile-time args (`get_named_compile_time_arg_val`; a name is any
+	// string, `""` and `"!@#$%^&*()"` too, as on tt-metal; a Metal 2.0
+	// kernel's are C identifiers, its `args::` names)
 	NamedCompileArgs map[string]ArgEntry `json:"named_compile_args,omitempty"`
 	// Metal 2.0 named runtime args: the names (C identifiers) of the first
 	// words of every core's `runtime_args`, in order; the kernel reads them as

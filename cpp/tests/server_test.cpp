@@ -618,8 +618,6 @@ std::vector<BadCase> bad_programs() {
        "invalid_argument", "compile.kernels[1].compute_config.unpack_to_dest_fp32[1]"},
       {"A1 param out of range", [K](json& p) { K(p, 0)["compile_args"][0]["param"] = 9; }, "invalid_argument",
        "compile.kernels[0].compile_args[0].param"},
-      {"V5 named arg name", [K](json& p) { K(p, 0)["named_compile_args"]["num tiles"] = arg("const", {{"value", 1}}); },
-       "invalid_argument", "compile.kernels[0].named_compile_args.num tiles"},
       {"V10 named runtime args not strings", [K](json& p) { K(p, 0)["named_runtime_args"] = {1}; }, "bad_request",
        "compile.kernels[0].named_runtime_args[0]"},
       {"V10 dfbs not an object", [K](json& p) { K(p, 0)["dfbs"] = json::array(); }, "bad_request", "compile.kernels[0].dfbs"},
@@ -725,6 +723,19 @@ void test_programs() {
     n++;
   }
   std::cerr << "bad programs: " << n << " cases\n";
+
+  // A named compile arg's name is any string, as on tt-metal (its tests
+  // name one "" and one "!@#$%^&*()"): the check passes it to the layer.
+  {
+    json p = good;
+    p["kernels"][0]["named_compile_args"]["num tiles"] = arg("const", {{"value", 7}});
+    p["kernels"][0]["named_compile_args"]["!@#$%^&*()"] = arg("const", {{"value", 8}});
+    h.ok(p);
+    size_t found = 0;
+    for (const auto& [name, e] : h.state->last_program.kernels[0].named_compile_args)
+      if ((name == "num tiles" && e.value == 7) || (name == "!@#$%^&*()" && e.value == 8)) found++;
+    CHECK(found == 2, "non-identifier named compile args did not reach the layer with their values");
+  }
 
   // Shard shapes tt-metal's ShardSpecBuffer takes, making the 4 shards of
   // the 4 cores of buffers[1] (8 x 4 pages; a CB sits on every core):
