@@ -359,7 +359,6 @@ var v2RuleCases = []v2Case{
 	{"cb page divides", []v2Edit{{`"total_bytes": "2 * 1088"`, `"total_bytes": 2000`}}, "tt.json", `compile.cbs[1].indices[0].page_bytes: 1088 does not divide total_bytes 2000`},
 	{"cb index twice", []v2Edit{{`{"index": 16, "format"`, `{"index": 2, "format"`}}, "tt.json", `compile.cbs`},
 	{"cb tile", []v2Edit{{`"tile": [16, 32]`, `"tile": [3, 32]`}}, "tt.json", `compile.cbs[3].indices[0].tile: [3, 32] is not a tile shape`},
-	{"named arg name", []v2Edit{{`"num_tiles": "tiles"`, `"1x": "tiles"`}}, "tt.json", `compile.kernels[0].named_compile_args.1x`},
 }
 
 // TestTTShorthandCompat: the reader/compute/writer form is the one-group
